@@ -1,0 +1,206 @@
+/**
+ * The main↔worker wire protocol (piscina tasks and their results). Counterpart of the CRI
+ * request/response shapes the kubelet sends to its runtime (k8s.io/cri-api), flattened to what
+ * one sync needs.
+ *
+ * Everything here crosses a worker_threads boundary by structured clone: plain JSON-safe data
+ * only (no classes, Maps or Dates); times are epoch milliseconds; errors travel as
+ * `SerializedError` because Node 20 drops an Error subclass's name and code on the way back.
+ */
+import type { Pod } from './api.js';
+
+/** Bumped whenever a task or result shape changes; the worker refuses a task of another version. */
+export const PROTOCOL_VERSION = 1;
+
+/** workerData of every pool thread. */
+export interface WorkerBootstrap {
+  protocol: number;
+  /** 'docker' talks to dockerd; 'fake' is the in-memory runtime for unit tests and benches. */
+  runtime: 'docker' | 'fake';
+  /** Path of the Docker Engine API unix socket, e.g. `/var/run/docker.sock`. */
+  dockerSocketPath: string;
+  /** This agent's node name: written to `kubelet-ts.node-name` on every container. */
+  nodeName: string;
+  /** --root-dir: emptyDir volumes live under `{rootDir}/pods/{uid}/volumes/`. */
+  rootDir: string;
+  /** --pod-infra-container-image. */
+  podInfraContainerImage: string;
+  /** pino level for the worker's own logger. */
+  logLevel: string;
+}
+
+/** Observed state of a container as Docker reports it (the CRI's ContainerStatus, flattened). */
+export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
+
+/** RuntimeContainer is one Docker container that carries our labels (sandbox or app container). */
+export interface RuntimeContainer {
+  /** Full Docker container ID (64 hex). */
+  id: string;
+  /** Container name in the pod spec; `POD` for the sandbox. */
+  name: string;
+  /** True for the sandbox (pause) container (`io.kubernetes.docker.type=podsandbox`). */
+  sandbox: boolean;
+  /** The `_<attempt>` of the Docker name; equals restartCount for app containers. */
+  attempt: number;
+  state: RuntimeContainerState;
+  /** `annotation.io.kubernetes.container.hash` label: hash of the container spec it was created from. */
+  hash: string;
+  /** `annotation.io.kubernetes.container.restartCount` label. */
+  restartCount: number;
+  /** Image as named in the spec, e.g. `busybox:latest`. */
+  image: string;
+  /** Docker image ID, `sha256:…`. */
+  imageId: string;
+  /** Epoch ms. */
+  createdAtMs: number;
+  /** Epoch ms; 0 if never started. */
+  startedAtMs: number;
+  /** Epoch ms; 0 while running or never started. */
+  finishedAtMs: number;
+  /** Exit code once exited. */
+  exitCode: number;
+  /** Docker's terminal reason mapped to Kubernetes words: `Completed`, `Error`, `OOMKilled`. */
+  reason: string;
+  /** Docker's error string, if any. */
+  message: string;
+  /** The sandbox this container belongs to (`io.kubernetes.sandbox.id`); '' for a sandbox. */
+  sandboxId: string;
+}
+
+/** RuntimePod is everything of one pod UID found in Docker (the kubecontainer.PodStatus). */
+export interface RuntimePod {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** Sandboxes, newest first. */
+  sandboxes: RuntimeContainer[];
+  /** App containers, newest first (several per name: current and dead attempts). */
+  containers: RuntimeContainer[];
+  /** Pod IP: '' with network `none`; the host's address for hostNetwork (filled by main). */
+  podIp: string;
+  /** The grace period recorded on the containers' label, used to stop a pod whose spec is gone. */
+  terminationGracePeriodSeconds: number;
+}
+
+/** Restart backoff state for one container key (flowcontrol.Backoff's entry). */
+export interface BackoffEntry {
+  /** The current backoff duration, milliseconds. */
+  backoffMs: number;
+  /** When the entry was last bumped, epoch ms. */
+  lastUpdateMs: number;
+}
+
+/** Why a container is not running, for ContainerStatus.state.waiting. */
+export interface WaitingReason {
+  reason: string;
+  message: string;
+}
+
+/** Result of one action taken by a sync (the kubelet's SyncResult: action, target, error). */
+export interface SyncStepResult {
+  action: 'CreatePodSandbox' | 'KillPodSandbox' | 'StartContainer' | 'KillContainer' | 'RemoveContainer' | 'PullImage' | 'Backoff';
+  /** Container name, or `POD` for the sandbox. */
+  target: string;
+  ok: boolean;
+  /** Kubernetes reason on failure (`ErrImageNeverPull`, `CrashLoopBackOff`, `CreateContainerError`, …). */
+  reason?: string;
+  message?: string;
+}
+
+/** A core/v1 Event the worker wants recorded (Created, Started, Killing, BackOff, Failed, …). */
+export interface PodEventRecord {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  /** `spec.containers{name}` style field path, if about one container. */
+  fieldPath?: string;
+}
+
+/**
+ * syncPod: make Docker match the desired pod (the kubelet's kubeGenericRuntimeManager.SyncPod
+ * driven by computePodActions). The worker reads the pod's containers from Docker itself at the
+ * start, so a stale cache on the main thread can never make it create a container twice.
+ */
+export interface SyncPodTask {
+  kind: 'syncPod';
+  protocol: number;
+  /** The desired pod: defaulted, validated, with metadata.uid set. */
+  pod: Pod;
+  /** Restart backoff entries of this pod's containers, keyed by `backoffKey()`. */
+  backoff: Record<string, BackoffEntry>;
+  /** The node's address, for hostNetwork pods' podIP and the status.hostIP. */
+  hostIp: string;
+  /** The task should finish its Docker calls by this time (epoch ms) and report what is left. */
+  deadlineMs: number;
+}
+
+/**
+ * killPod: stop every container of a pod within the grace period, then (if `remove`) remove the
+ * containers and the pod's volume directory (syncTerminatingPod followed by syncTerminatedPod).
+ */
+export interface KillPodTask {
+  kind: 'killPod';
+  protocol: number;
+  podUid: string;
+  /** Seconds; SIGTERM, then SIGKILL after this long (0 = SIGKILL at once). */
+  gracePeriodSeconds: number;
+  /** Also remove the containers and the pod directory under --root-dir. */
+  remove: boolean;
+}
+
+/** relist: list every container this node owns, for the PLEG (one Docker list call). */
+export interface RelistTask {
+  kind: 'relist';
+  protocol: number;
+}
+
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask;
+
+/** What a syncPod or killPod returns. */
+export interface PodSyncResult {
+  podUid: string;
+  steps: SyncStepResult[];
+  events: PodEventRecord[];
+  /** The pod as found in Docker after the sync (null if nothing of it is left). */
+  runtimePod: RuntimePod | null;
+  /** Waiting reasons of containers that are not running, by container name. */
+  waiting: Record<string, WaitingReason>;
+  /** Updated backoff entries (whole map for the pod; keys not present are dropped). */
+  backoff: Record<string, BackoffEntry>;
+  /** Ask the pod worker to sync again after this many milliseconds (backoff expiry); 0 = no. */
+  requeueAfterMs: number;
+}
+
+/** A container as seen by a relist: just enough to notice changes. */
+export interface RelistContainer {
+  id: string;
+  podUid: string;
+  name: string;
+  state: RuntimeContainerState;
+}
+
+export interface RelistResult {
+  containers: RelistContainer[];
+  /** Epoch ms when the list was taken. */
+  observedAtMs: number;
+}
+
+/** Errors as data (STYLE.md C5). */
+export interface SerializedError {
+  name: string;
+  code: string;
+  message: string;
+  retriable: boolean;
+  reason?: string;
+}
+
+export interface WorkerResultMap {
+  syncPod: PodSyncResult;
+  killPod: PodSyncResult;
+  relist: RelistResult;
+}
+
+/** Every task resolves to one of these; the worker entry never throws. */
+export type WorkerResult<K extends keyof WorkerResultMap = keyof WorkerResultMap> =
+  | { ok: true; kind: K; value: WorkerResultMap[K] }
+  | { ok: false; kind: K; error: SerializedError };
