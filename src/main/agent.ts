@@ -1,0 +1,320 @@
+/**
+ * Counterpart of pkg/kubelet/kubelet.go (Kubelet, syncLoop, HandlePodAdditions/Updates/Removes,
+ * HandlePodCleanups): the composition root. It wires sources → PodConfig merge → desired-state
+ * table → pod workers → worker pool, the PLEG, the status manager and the server, and decides
+ * what each pod needs next. It does no Docker I/O itself: every runtime call is a pool task.
+ */
+import { performance } from 'node:perf_hooks';
+import { podFullName } from '../shared/annotations.js';
+import type { Pod } from '../shared/api.js';
+import type { Logger } from '../shared/logging.js';
+import { podFields } from '../shared/logging.js';
+import { PROTOCOL_VERSION, type PodEventRecord, type PodSyncResult, type WorkerBootstrap } from '../shared/messages.js';
+import type { PodUpdate, SourceError } from '../shared/pod-update.js';
+import type { AgentHost } from '../server/agent-host.js';
+import { createServer, type AgentServer } from '../server/server.js';
+import type { AgentOptions } from './agent-options.js';
+import { newFileSource, type FileSource } from './config/source-file.js';
+import { newPodConfig, type PodConfig, type PodConfigChanges } from './config/pod-config.js';
+import { newGenericPleg, type Pleg } from './pleg/generic-pleg.js';
+import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
+import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
+import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
+import { generatePodStatus } from './status/generate.js';
+import { newStatusManager, type StatusManager } from './status/status-manager.js';
+
+/** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */
+export interface AgentDeps {
+  logger: Logger;
+  runner?: PodSyncRunner;
+  /** Start the HTTP server (default true). */
+  serve?: boolean;
+}
+
+/** Agent: one running node agent. */
+export interface Agent {
+  /** Starts the pool, the server, the PLEG and the sources; resolves when the first read of every source is in. */
+  start(): Promise<void>;
+  /**
+   * Stops everything this agent started and leaves the pods' containers running (an agent restart
+   * adopts them). Resolves when in-flight syncs have finished.
+   */
+  stop(): Promise<void>;
+  /** The server's port (after start), 0 if not serving. */
+  readonly port: number;
+  /** The pods with their status, as GET /pods answers. */
+  listPods(): Pod[];
+  readonly statusManager: StatusManager;
+  readonly podManager: PodManager;
+}
+
+/** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields. */
+const kSyncDeadlineMs = 120_000;
+/** Tasks each worker thread runs at once: they wait on dockerd, not on the CPU. */
+const kTasksPerWorker = 16;
+
+class AgentImpl implements Agent, AgentHost {
+  readonly podManager: PodManager;
+  readonly statusManager = newStatusManager();
+  readonly #config: PodConfig;
+  readonly #log: Logger;
+  #runner!: PodSyncRunner;
+  #podWorkers!: PodWorkers;
+  #pleg!: Pleg;
+  #server: AgentServer | null = null;
+  #fileSource: FileSource | null = null;
+  #resyncTimer?: NodeJS.Timeout;
+  #lastSyncLoopMs = Date.now();
+  /** Pods waiting for an older pod of the same full name to finish terminating (podWorkers.allowPodStart). */
+  readonly #blockedByFullName = new Map<string, Pod>();
+  #stopped = false;
+
+  constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
+    this.#log = deps.logger;
+    this.podManager = newPodManager(options.podShards);
+    const sources: PodUpdate['source'][] = [];
+    if (options.podManifestPath) sources.push('file');
+    this.#config = newPodConfig(sources);
+  }
+
+  get port(): number {
+    return this.#server?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    const o = this.options;
+    const bootstrap: WorkerBootstrap = {
+      protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
+      rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel,
+    };
+    this.#runner = this.deps.runner ?? newWorkerPool(bootstrap, { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker });
+    this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: this.#log, execute: (uid, work) => this.#execute(uid, work) });
+    this.#pleg = newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, {
+      runner: this.#runner,
+      logger: this.#log,
+      onEvents: (byPod) => this.#handlePlegEvents(byPod),
+      onRelist: (uids) => this.#handleOrphans(uids),
+    });
+    if (this.deps.serve !== false) {
+      this.#server = await createServer(this, { address: o.address, port: o.port, logger: this.#log.child({ component: 'server' }) });
+    }
+    this.#pleg.start();
+    if (o.podManifestPath) {
+      this.#fileSource = newFileSource(
+        { path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs },
+        { logger: this.#log.child({ component: 'file-source' }), onUpdate: (u) => this.#handleUpdate(u), onError: (e) => this.#handleSourceError(e) },
+      );
+      await this.#fileSource.start();
+    }
+    this.#resyncTimer = setInterval(() => this.#resyncAll(), o.syncFrequencyMs);
+    this.#resyncTimer.unref();
+    this.#log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearInterval(this.#resyncTimer);
+    await this.#fileSource?.stop();
+    await this.#pleg?.stop();
+    await this.#podWorkers?.stop();
+    this.#server?.close();
+    if (!this.deps.runner) await this.#runner?.close();
+    this.#log.info({}, 'Stopped kubelet-ts; pods keep running');
+  }
+
+  // ---- sources → merge → table (kubelet: syncLoopIteration on configCh) ----
+
+  #handleUpdate(update: PodUpdate): void {
+    this.#lastSyncLoopMs = Date.now();
+    const changes = this.#config.apply(update);
+    this.#log.debug({ source: update.source, op: update.op, adds: changes.adds.length, updates: changes.updates.length, removes: changes.removes.length }, 'SyncLoop config update');
+    this.#handleConflicts(changes);
+    for (const pod of changes.removes) this.#handlePodRemove(pod);
+    for (const pod of changes.updates) this.#handlePodUpdate(pod);
+    for (const pod of changes.adds) this.#handlePodAdd(pod);
+  }
+
+  #handleConflicts(changes: PodConfigChanges): void {
+    for (const c of changes.conflicts) {
+      this.#log.warn({ ...podFields(c.pod), source: c.source, heldBySource: c.heldBy.source, heldByUID: c.heldBy.uid },
+        'Rejected pod: another source already has a pod with this full name');
+    }
+  }
+
+  #handleSourceError(e: SourceError): void {
+    this.#log.warn({ source: e.source, file: e.origin, message: e.message }, 'Could not read pod manifests; keeping the last good pods');
+  }
+
+  #handlePodAdd(pod: Pod): void {
+    const uid = pod.metadata!.uid!;
+    const fullName = podFullName(pod);
+    const holder = this.podManager.getByFullName(fullName);
+    if (holder && holder.uid !== uid && holder.terminating) {
+      // Like podWorkers.allowPodStart: a pod may not start while an older pod with its full name is still stopping.
+      this.#blockedByFullName.set(fullName, pod);
+      this.#log.info({ ...podFields(pod), blockedBy: holder.uid }, 'Pod waits for the previous pod with its name to terminate');
+      return;
+    }
+    const active = this.#activePods();
+    const record: PodRecord = { uid, pod, runtimePod: null, waiting: {}, backoff: {}, startTimeMs: Date.now(), terminal: false, terminating: false };
+    this.podManager.set(record);
+    if (active >= this.options.maxPods) {
+      // kubelet admission (lifecycle.PredicateAdmitHandler): reject, never half-start.
+      record.terminal = true;
+      record.status = { phase: 'Failed', reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${active}, capacity: ${this.options.maxPods}`, startTime: new Date(record.startTimeMs).toISOString() };
+      this.statusManager.setPodStatus(pod, record.status);
+      this.#log.warn({ ...podFields(pod), maxPods: this.options.maxPods }, 'Rejected pod: node is at --max-pods');
+      return;
+    }
+    this.#log.info({ ...podFields(pod), source: pod.metadata?.annotations?.['kubernetes.io/config.source'] }, 'SyncLoop ADD');
+    this.#publishStatus(record);
+    this.#podWorkers.update(uid, { type: 'sync' });
+  }
+
+  #handlePodUpdate(pod: Pod): void {
+    const record = this.podManager.get(pod.metadata!.uid!);
+    if (!record) return this.#handlePodAdd(pod);
+    record.pod = pod;
+    this.#log.info(podFields(pod), 'SyncLoop UPDATE');
+    if (!record.terminal && !record.terminating) this.#podWorkers.update(record.uid, { type: 'sync' });
+  }
+
+  #handlePodRemove(pod: Pod): void {
+    const uid = pod.metadata!.uid!;
+    const blocked = this.#blockedByFullName.get(podFullName(pod));
+    if (blocked?.metadata?.uid === uid) this.#blockedByFullName.delete(podFullName(pod));
+    const record = this.podManager.get(uid);
+    if (!record) return;
+    this.#log.info(podFields(pod), 'SyncLoop REMOVE');
+    record.terminating = true;
+    this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds ?? 30, remove: true });
+  }
+
+  #activePods(): number {
+    let n = 0;
+    for (const r of this.podManager.all()) if (!r.terminal && !r.terminating) n++;
+    return n;
+  }
+
+  // ---- runtime events (kubelet: syncLoopIteration on plegCh, housekeeping) ----
+
+  #handlePlegEvents(byPod: Map<string, unknown[]>): void {
+    this.#lastSyncLoopMs = Date.now();
+    for (const uid of byPod.keys()) {
+      const record = this.podManager.get(uid);
+      if (record && !record.terminating && !record.terminal) this.#podWorkers.update(uid, { type: 'sync' });
+    }
+  }
+
+  /** HandlePodCleanups: kill containers of pods no source wants, once every source has reported. */
+  #handleOrphans(uids: Set<string>): void {
+    if (!this.#config.seenAllSources()) return;
+    for (const uid of uids) {
+      if (this.podManager.get(uid) || this.#podWorkers.busy(uid)) continue;
+      this.#log.info({ podUID: uid }, 'Cleaning up containers of a pod that is no longer desired');
+      // -1: use the grace period recorded on the containers' label (the spec is gone).
+      this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: -1, remove: true });
+    }
+  }
+
+  #resyncAll(): void {
+    this.#lastSyncLoopMs = Date.now();
+    for (const r of this.podManager.all()) if (!r.terminal && !r.terminating) this.#podWorkers.update(r.uid, { type: 'sync' });
+  }
+
+  // ---- pod worker bodies ----
+
+  async #execute(uid: string, work: PodWork): Promise<void> {
+    if (work.type === 'kill') return this.#kill(uid, work.gracePeriodSeconds, work.remove);
+    const record = this.podManager.get(uid);
+    if (!record || record.terminating || record.terminal) return;
+    const started = performance.now();
+    const result = await this.#runner.run({
+      kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.options.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
+    });
+    this.#applyResult(record, result);
+    this.#log.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
+    if (this.podManager.get(uid) !== record || record.terminating) return;
+    const phase = record.status?.phase;
+    if ((phase === 'Succeeded' || phase === 'Failed') && record.pod.spec?.restartPolicy !== 'Always') {
+      // The pod is done: stop its sandbox, keep the dead containers for their status and logs.
+      record.terminal = true;
+      this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? 30, remove: false });
+    } else if (result.requeueAfterMs > 0) {
+      this.#podWorkers.requeue(uid, result.requeueAfterMs);
+    }
+  }
+
+  async #kill(uid: string, gracePeriodSeconds: number, remove: boolean): Promise<void> {
+    const result = await this.#runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove });
+    const record = this.podManager.get(uid);
+    if (!remove) {
+      if (record) this.#applyResult(record, result);
+      return;
+    }
+    if (record) {
+      this.#logEvents(record.pod, result.events);
+      this.podManager.delete(uid);
+      this.statusManager.deletePodStatus(uid);
+      this.#log.info(podFields(record.pod), 'Pod removed');
+      const waiting = this.#blockedByFullName.get(podFullName(record.pod));
+      if (waiting) {
+        this.#blockedByFullName.delete(podFullName(record.pod));
+        this.#handlePodAdd(waiting);
+      }
+    }
+    this.#podWorkers.forget(uid);
+  }
+
+  #applyResult(record: PodRecord, result: PodSyncResult): void {
+    record.runtimePod = result.runtimePod;
+    record.waiting = result.waiting;
+    record.backoff = result.backoff;
+    this.#logEvents(record.pod, result.events);
+    this.#publishStatus(record);
+  }
+
+  #publishStatus(record: PodRecord): void {
+    record.status = generatePodStatus({
+      pod: record.pod, runtimePod: record.runtimePod, waiting: record.waiting, hostIp: this.options.nodeIp,
+      startTimeMs: record.startTimeMs, previous: record.status, terminal: record.terminal, nowMs: Date.now(),
+    });
+    this.statusManager.setPodStatus(record.pod, record.status);
+  }
+
+  #logEvents(pod: Pod, events: PodEventRecord[]): void {
+    for (const e of events) {
+      const level = e.type === 'Warning' ? 'warn' : 'info';
+      this.#log[level]({ ...podFields(pod), reason: e.reason, fieldPath: e.fieldPath, eventMessage: e.message }, 'Event');
+    }
+  }
+
+  // ---- AgentHost (the server's view of us) ----
+
+  listPods(): Pod[] {
+    const pods: Pod[] = [];
+    for (const r of this.podManager.all()) pods.push({ ...r.pod, status: r.status });
+    return pods;
+  }
+
+  getPod(namespace: string, name: string): Pod | undefined {
+    const r = this.podManager.getByFullName(`${namespace}/${name}`);
+    return r ? { ...r.pod, status: r.status } : undefined;
+  }
+
+  healthz(): { ok: boolean; checks: { name: string; ok: boolean; message?: string }[] } {
+    const pleg = this.#pleg?.healthy() ?? { ok: true };
+    const sinceLoop = Date.now() - this.#lastSyncLoopMs;
+    // kubelet: syncLoop health fails when the loop has not run for 2 × sync-frequency (min 5 min)
+    const loopThreshold = Math.max(2 * this.options.syncFrequencyMs, 300_000);
+    const loop = sinceLoop <= loopThreshold ? { ok: true } : { ok: false, message: `sync loop last active ${Math.round(sinceLoop / 1000)}s ago` };
+    const checks = [{ name: 'pleg', ...pleg }, { name: 'syncloop', ...loop }];
+    return { ok: checks.every((c) => c.ok), checks };
+  }
+}
+
+/** newAgent builds an agent from resolved options; nothing runs until start(). */
+export function newAgent(options: AgentOptions, deps: AgentDeps): Agent {
+  return new AgentImpl(options, deps);
+}

@@ -1,0 +1,171 @@
+/**
+ * Counterpart of pkg/kubelet/config/config.go (PodConfig / podStorage): merges the pods of every
+ * source into one desired set and turns each source's update into ADD / UPDATE / REMOVE changes
+ * keyed by pod UID.
+ *
+ * Sources always hand whole pods; a source may send SET (its complete set) or ADD / UPDATE /
+ * REMOVE (a delta). The same full name (`namespace/name`) from two places: the first one seen
+ * wins and the other is rejected with a warning (DESIGN.md §3); when the winner goes away the
+ * next candidate in arrival order takes its place.
+ */
+import { stableHash } from '../../shared/hash.js';
+import { ConfigSeenAnnotationKey, podFullName } from '../../shared/annotations.js';
+import type { Pod, PodSourceName } from '../../shared/api.js';
+import type { PodUpdate } from '../../shared/pod-update.js';
+
+/** The effect of one source update on the merged desired set. */
+export interface PodConfigChanges {
+  /** Pods new to the merged set. */
+  adds: Pod[];
+  /** Pods whose content changed under the same UID. */
+  updates: Pod[];
+  /** Pods gone from the merged set (the last version the merge held). */
+  removes: Pod[];
+  /** Pods refused because another pod already holds their full name. */
+  conflicts: { pod: Pod; source: PodSourceName; heldBy: { source: PodSourceName; uid: string } }[];
+}
+
+/** PodConfig: the merge. Main thread only; `apply` is synchronous and cheap per changed pod. */
+export interface PodConfig {
+  /** apply merges one source update and returns what changed in the merged set. */
+  apply(update: PodUpdate): PodConfigChanges;
+  /** seenAllSources: every source named at construction has delivered at least one update. */
+  seenAllSources(): boolean;
+  /** The merged desired pods. */
+  pods(): Pod[];
+  /** One merged pod by UID. */
+  get(uid: string): Pod | undefined;
+}
+
+interface Entry {
+  pod: Pod;
+  source: PodSourceName;
+  uid: string;
+  fullName: string;
+  /** Content hash, ignoring config.seen (which changes on every read). */
+  hash: string;
+  /** Arrival order: the earliest candidate for a full name wins. */
+  seq: number;
+}
+
+function contentHash(pod: Pod): string {
+  const annotations = { ...(pod.metadata?.annotations ?? {}) };
+  delete annotations[ConfigSeenAnnotationKey];
+  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations }, status: undefined });
+}
+
+class PodConfigImpl implements PodConfig {
+  readonly #bySource = new Map<PodSourceName, Map<string, Entry>>();
+  readonly #candidates = new Map<string, Map<string, Entry>>(); // fullName → `${source}/${uid}` → entry
+  readonly #owner = new Map<string, Entry>(); // fullName → winning entry
+  readonly #effective = new Map<string, Entry>(); // uid → winning entry
+  readonly #seen = new Set<PodSourceName>();
+  readonly #expected: PodSourceName[];
+  #seq = 0;
+
+  constructor(sources: PodSourceName[]) {
+    this.#expected = [...sources];
+  }
+
+  apply(update: PodUpdate): PodConfigChanges {
+    this.#seen.add(update.source);
+    let current = this.#bySource.get(update.source);
+    if (!current) this.#bySource.set(update.source, (current = new Map()));
+    const touched = new Set<string>();
+
+    const put = (pod: Pod) => {
+      const uid = pod.metadata?.uid ?? '';
+      const old = current!.get(uid);
+      const entry: Entry = { pod, source: update.source, uid, fullName: podFullName(pod), hash: contentHash(pod), seq: old?.seq ?? ++this.#seq };
+      if (old && old.fullName !== entry.fullName) this.#dropCandidate(old, touched);
+      current!.set(uid, entry);
+      let byName = this.#candidates.get(entry.fullName);
+      if (!byName) this.#candidates.set(entry.fullName, (byName = new Map()));
+      byName.set(`${entry.source}/${uid}`, entry);
+      touched.add(entry.fullName);
+    };
+    const drop = (uid: string) => {
+      const old = current!.get(uid);
+      if (!old) return;
+      current!.delete(uid);
+      this.#dropCandidate(old, touched);
+    };
+
+    switch (update.op) {
+      case 'SET': {
+        const keep = new Set(update.pods.map((p) => p.metadata?.uid ?? ''));
+        for (const uid of [...current.keys()]) if (!keep.has(uid)) drop(uid);
+        for (const pod of update.pods) put(pod);
+        break;
+      }
+      case 'ADD':
+      case 'UPDATE':
+        for (const pod of update.pods) put(pod);
+        break;
+      case 'REMOVE':
+        for (const pod of update.pods) drop(pod.metadata?.uid ?? '');
+        break;
+    }
+    return this.#resolve(touched);
+  }
+
+  #dropCandidate(entry: Entry, touched: Set<string>): void {
+    const byName = this.#candidates.get(entry.fullName);
+    byName?.delete(`${entry.source}/${entry.uid}`);
+    if (byName && byName.size === 0) this.#candidates.delete(entry.fullName);
+    touched.add(entry.fullName);
+  }
+
+  /** Re-decides the winner of each touched full name and diffs against the previous winner. */
+  #resolve(touched: Set<string>): PodConfigChanges {
+    const changes: PodConfigChanges = { adds: [], updates: [], removes: [], conflicts: [] };
+    for (const fullName of touched) {
+      const byName = this.#candidates.get(fullName);
+      const previous = this.#owner.get(fullName);
+      let winner: Entry | undefined;
+      if (byName) {
+        // The holder keeps its name while it is still offered (possibly updated).
+        winner = previous ? byName.get(`${previous.source}/${previous.uid}`) : undefined;
+        if (!winner) for (const e of byName.values()) if (!winner || e.seq < winner.seq) winner = e;
+      }
+      if (winner) this.#owner.set(fullName, winner);
+      else this.#owner.delete(fullName);
+
+      if (previous && (!winner || winner.uid !== previous.uid)) {
+        this.#effective.delete(previous.uid);
+        changes.removes.push(previous.pod);
+      }
+      if (winner) {
+        const before = this.#effective.get(winner.uid);
+        this.#effective.set(winner.uid, winner);
+        if (!before || !previous || previous.uid !== winner.uid) changes.adds.push(winner.pod);
+        else if (before.hash !== winner.hash) changes.updates.push(winner.pod);
+        for (const e of byName!.values()) {
+          if (e !== winner) changes.conflicts.push({ pod: e.pod, source: e.source, heldBy: { source: winner.source, uid: winner.uid } });
+        }
+      }
+    }
+    return changes;
+  }
+
+  seenAllSources(): boolean {
+    return this.#expected.every((s) => this.#seen.has(s));
+  }
+
+  pods(): Pod[] {
+    return [...this.#effective.values()].map((e) => e.pod);
+  }
+
+  get(uid: string): Pod | undefined {
+    return this.#effective.get(uid)?.pod;
+  }
+}
+
+/**
+ * newPodConfig creates the merge for the named sources (those that must report before
+ * `seenAllSources()` is true; the kubelet's housekeeping waits for it before it removes
+ * containers of pods it does not know).
+ */
+export function newPodConfig(sources: PodSourceName[]): PodConfig {
+  return new PodConfigImpl(sources);
+}

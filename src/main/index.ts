@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+/**
+ * Counterpart of cmd/kubelet/kubelet.go: the process entry of `kubelet-ts`. Parses the command
+ * line, starts the agent, and on SIGTERM/SIGINT stops it cleanly, leaving the pods' containers
+ * running (a restarted agent adopts them). A second signal exits at once.
+ */
+import { hideBin } from 'yargs/helpers';
+import { newLogger } from '../shared/logging.js';
+import { runCli } from './cli.js';
+import { newAgent } from './agent.js';
+import type { AgentOptions } from './agent-options.js';
+
+async function runAgent(options: AgentOptions): Promise<void> {
+  const logger = newLogger(options.logLevel);
+  const agent = newAgent(options, { logger });
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, 'Received signal, shutting down');
+    // Never wait forever: a wedged Docker call must not keep the process alive.
+    setTimeout(() => process.exit(0), 5_000).unref();
+    agent.stop().then(() => { logger.flush(); process.exit(0); }, (err) => { logger.error({ err }, 'Error while stopping'); process.exit(1); });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'Unhandled rejection'));
+  try {
+    await agent.start();
+  } catch (err) {
+    logger.fatal({ err }, 'Failed to start kubelet-ts');
+    logger.flush();
+    await agent.stop().catch(() => {});
+    process.exit(1);
+  }
+}
+
+await runCli(hideBin(process.argv), { runAgent });

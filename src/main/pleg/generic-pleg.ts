@@ -1,0 +1,147 @@
+/**
+ * Counterpart of pkg/kubelet/pleg/generic.go: the pod lifecycle event generator. Every
+ * `relistPeriodMs` it asks a worker for one list of this node's containers, diffs it against the
+ * previous list and reports, per pod UID, which containers started, died or went away. It also
+ * reports every pod UID that has containers, so housekeeping can find pods nobody wants.
+ *
+ * The list runs in the worker pool (no Docker I/O on the main thread); the diff is a pure function.
+ * Health follows the kubelet: unhealthy when no relist has finished for `healthThresholdMs`
+ * (kubelet: relistThreshold, 3 min).
+ */
+import type { Logger } from '../../shared/logging.js';
+import type { RelistContainer, RuntimeContainerState } from '../../shared/messages.js';
+import { PROTOCOL_VERSION } from '../../shared/messages.js';
+import type { PodSyncRunner } from '../pool/worker-pool.js';
+
+/** PodLifeCycleEventType, as pleg.PodLifeCycleEventType. */
+export type PodLifecycleEventType = 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged';
+
+/** PodLifecycleEvent: one container of one pod changed state between two relists. */
+export interface PodLifecycleEvent {
+  uid: string;
+  type: PodLifecycleEventType;
+  containerId: string;
+}
+
+/**
+ * diffRelist: the events between two relists (pure). `before`/`after` map container ID →
+ * container. A container seen for the first time running is ContainerStarted; running → exited is
+ * ContainerDied; gone is ContainerRemoved; any other change is ContainerChanged.
+ */
+export function diffRelist(before: Map<string, RelistContainer>, after: Map<string, RelistContainer>): PodLifecycleEvent[] {
+  const events: PodLifecycleEvent[] = [];
+  const kind = (from: RuntimeContainerState | undefined, to: RuntimeContainerState): PodLifecycleEventType | null => {
+    if (from === to) return null;
+    if (to === 'running') return 'ContainerStarted';
+    if (to === 'exited') return 'ContainerDied';
+    return 'ContainerChanged';
+  };
+  for (const [id, c] of after) {
+    const type = kind(before.get(id)?.state, c.state);
+    if (type) events.push({ uid: c.podUid, type, containerId: id });
+  }
+  for (const [id, c] of before) if (!after.has(id)) events.push({ uid: c.podUid, type: 'ContainerRemoved', containerId: id });
+  return events;
+}
+
+/** Options of `newGenericPleg` (milliseconds). */
+export interface GenericPlegOptions {
+  /** --relist-period. */
+  relistPeriodMs?: number;
+  /** No successful relist for this long makes the PLEG unhealthy. */
+  healthThresholdMs?: number;
+}
+
+export const kDefaultGenericPlegOptions: Required<GenericPlegOptions> = { relistPeriodMs: 1000, healthThresholdMs: 180_000 };
+
+export interface GenericPlegDeps {
+  runner: PodSyncRunner;
+  logger: Logger;
+  /** Called once per relist with the events grouped by pod UID (only pods that changed). */
+  onEvents(byPod: Map<string, PodLifecycleEvent[]>): void;
+  /** Called after every successful relist with every pod UID that has containers. */
+  onRelist(podUids: Set<string>): void;
+}
+
+/** The PLEG. */
+export interface Pleg {
+  start(): void;
+  /** Resolves when the relist in progress (if any) finished; no relist starts after. */
+  stop(): Promise<void>;
+  /** relist now (also what the timer calls); resolves when its events were delivered. */
+  relist(): Promise<void>;
+  /** healthy, as the kubelet's PLEG check in /healthz. */
+  healthy(): { ok: boolean; message?: string };
+  /** Duration of the last relist, milliseconds. */
+  lastRelistDurationMs(): number;
+}
+
+/** newGenericPleg creates the PLEG; call start() to begin relisting. */
+export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDeps): Pleg {
+  const opts = { ...kDefaultGenericPlegOptions, ...options };
+  const log = deps.logger.child({ component: 'pleg' });
+  let previous = new Map<string, RelistContainer>();
+  let lastOkMs = Date.now();
+  let lastDurationMs = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  let failing = false;
+
+  const relistOnce = async (): Promise<void> => {
+    const started = performance.now();
+    try {
+      const result = await deps.runner.run({ kind: 'relist', protocol: PROTOCOL_VERSION });
+      const current = new Map(result.containers.map((c) => [c.id, c]));
+      const events = diffRelist(previous, current);
+      previous = current;
+      lastOkMs = Date.now();
+      lastDurationMs = performance.now() - started;
+      if (failing) log.info({}, 'Relist succeeded again');
+      failing = false;
+      const byPod = new Map<string, PodLifecycleEvent[]>();
+      for (const e of events) {
+        let list = byPod.get(e.uid);
+        if (!list) byPod.set(e.uid, (list = []));
+        list.push(e);
+      }
+      if (byPod.size) deps.onEvents(byPod);
+      deps.onRelist(new Set(result.containers.map((c) => c.podUid)));
+    } catch (err) {
+      if (!failing) log.warn({ err }, 'Relist failed; keeping the last known containers');
+      failing = true;
+    }
+  };
+
+  const relist = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
+    running ??= relistOnce().finally(() => (running = null));
+    return running;
+  };
+
+  const loop = async () => {
+    await relist();
+    if (!stopped) {
+      timer = setTimeout(loop, opts.relistPeriodMs);
+      timer.unref();
+    }
+  };
+
+  return {
+    start() {
+      void loop();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+    relist,
+    healthy() {
+      const since = Date.now() - lastOkMs;
+      if (since > opts.healthThresholdMs) return { ok: false, message: `pleg was last seen active ${Math.round(since / 1000)}s ago; threshold is ${opts.healthThresholdMs / 1000}s` };
+      return { ok: true };
+    },
+    lastRelistDurationMs: () => lastDurationMs,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Counterpart of the kubelet's CRI client (pkg/kubelet/cri/remote): the one place the main thread
+ * hands runtime work to others. Here "others" are piscina worker threads that run
+ * src/workers/sync.worker.ts; this file is the project's only piscina user (STYLE.md §1).
+ */
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { Piscina } from 'piscina';
+import { AgentError, InvalidArgumentError, deserializeError } from '../../shared/errors.js';
+import type { WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+
+/** The task of kind K. */
+export type TaskOf<K extends WorkerTask['kind']> = Extract<WorkerTask, { kind: K }>;
+
+/**
+ * PodSyncRunner runs one worker task and resolves with its payload. Rejects with an AgentError
+ * (rehydrated from the worker's SerializedError) when the task failed. Called on the main thread;
+ * many tasks may be in flight at once. Tests and benches substitute a fake.
+ */
+export interface PodSyncRunner {
+  run<K extends WorkerTask['kind']>(task: TaskOf<K>): Promise<WorkerResultMap[K]>;
+  /** Pool figures for /metrics and benches. */
+  stats(): { threads: number; queueSize: number; completed: number; utilization: number };
+  /** Resolves when the threads have exited; tasks still queued are rejected. */
+  close(): Promise<void>;
+}
+
+/** Options of `newWorkerPool`. */
+export interface WorkerPoolOptions {
+  /** Worker threads (--workers). */
+  threads?: number;
+  /** Tasks one thread runs at once: they are I/O-bound (waiting on dockerd), so several. */
+  concurrentTasksPerWorker?: number;
+}
+
+export const kDefaultWorkerPoolOptions: Required<WorkerPoolOptions> = { threads: 2, concurrentTasksPerWorker: 16 };
+
+/**
+ * workerEntry returns the worker file that will really load: the `.ts` source when this module
+ * runs from source (tsx, vitest), else the compiled `.js` beside it in dist/ (ENVIRONMENT.md:
+ * piscina's `filename` must be the file that loads).
+ */
+export function workerEntry(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const filename = fileURLToPath(new URL(`../../workers/sync.worker.${fromSource ? 'ts' : 'js'}`, import.meta.url));
+  if (!existsSync(filename)) throw new AgentError('ERR_PROTOCOL', `worker entry ${filename} does not exist (build the project with npm run build)`);
+  // vitest does not pass its TypeScript loader to worker threads: register tsx there ourselves.
+  const execArgv = fromSource ? [...process.execArgv.filter((a) => !a.startsWith('--inspect')), '--import', 'tsx'] : [];
+  return { filename, execArgv };
+}
+
+/**
+ * newWorkerPool starts the piscina pool of sync workers. Each thread builds its own dockerode
+ * client from `bootstrap` (workerData).
+ * @throws InvalidArgumentError for a thread count or per-thread concurrency below 1.
+ */
+export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOptions = {}): PodSyncRunner {
+  const opts = { ...kDefaultWorkerPoolOptions, ...options };
+  if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new InvalidArgumentError(`--workers must be an integer >= 1, got ${opts.threads}`);
+  if (!Number.isInteger(opts.concurrentTasksPerWorker) || opts.concurrentTasksPerWorker < 1) {
+    throw new InvalidArgumentError(`options.concurrentTasksPerWorker must be an integer >= 1, got ${opts.concurrentTasksPerWorker}`);
+  }
+  const { filename, execArgv } = workerEntry();
+  const pool = new Piscina<WorkerTask, WorkerResult>({
+    filename,
+    execArgv,
+    minThreads: opts.threads,
+    maxThreads: opts.threads,
+    concurrentTasksPerWorker: opts.concurrentTasksPerWorker,
+    idleTimeout: Number.MAX_SAFE_INTEGER,
+    workerData: bootstrap,
+  });
+  return {
+    async run<K extends WorkerTask['kind']>(task: TaskOf<K>): Promise<WorkerResultMap[K]> {
+      const result = (await pool.run(task)) as WorkerResult<K>;
+      if (result.ok) return result.value;
+      throw deserializeError(result.error);
+    },
+    stats() {
+      return { threads: pool.threads.length, queueSize: pool.queueSize, completed: pool.completed, utilization: pool.utilization };
+    },
+    async close() {
+      await pool.close({ force: true });
+    },
+  };
+}

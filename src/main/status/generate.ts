@@ -1,0 +1,175 @@
+/**
+ * Counterpart of pkg/kubelet/kubelet_pods.go (generateAPIPodStatus, getPhase,
+ * convertToAPIContainerStatuses) and pkg/kubelet/status/generate.go (the Ready, ContainersReady,
+ * Initialized and PodReadyToStartContainers conditions): pure functions from what the runtime
+ * reported to a core/v1 PodStatus.
+ */
+import type { ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../shared/api.js';
+import type { RuntimeContainer, RuntimePod, WaitingReason } from '../../shared/messages.js';
+
+/** Inputs of `generatePodStatus`. Times are epoch milliseconds. */
+export interface PodStatusInputs {
+  pod: Pod;
+  /** What Docker has of the pod after the last sync, or null if nothing. */
+  runtimePod: RuntimePod | null;
+  /** Waiting reasons the last sync reported (CrashLoopBackOff, ErrImageNeverPull, …), by container name. */
+  waiting: Record<string, WaitingReason>;
+  /** The node's IP (status.hostIP; podIP of hostNetwork pods). */
+  hostIp: string;
+  /** When the agent first accepted the pod (status.startTime). */
+  startTimeMs: number;
+  /** The previous status, so that condition transition times only move on a real transition. */
+  previous?: PodStatus;
+  /** Set once the pod worker has decided the pod is finished (all containers stopped for good). */
+  terminal?: boolean;
+  /** Now, for transition times. */
+  nowMs: number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function terminatedState(c: RuntimeContainer): ContainerState {
+  return {
+    terminated: {
+      exitCode: c.exitCode,
+      reason: c.reason || (c.exitCode === 0 ? 'Completed' : 'Error'),
+      ...(c.message ? { message: c.message } : {}),
+      startedAt: c.startedAtMs ? iso(c.startedAtMs) : undefined,
+      finishedAt: c.finishedAtMs ? iso(c.finishedAtMs) : undefined,
+      containerID: `docker://${c.id}`,
+    },
+  };
+}
+
+/**
+ * containerStatus builds one ContainerStatus the way convertToAPIContainerStatuses does: the
+ * newest attempt gives `state`; a waiting reason from the sync (e.g. CrashLoopBackOff) turns a
+ * dead newest attempt into `waiting` with that attempt as `lastState`; otherwise the attempt
+ * before the newest is `lastState`. Without a readiness probe a running container is ready.
+ */
+export function containerStatus(name: string, image: string, attempts: RuntimeContainer[], waiting: WaitingReason | undefined): ContainerStatus {
+  const [newest, previousAttempt] = attempts;
+  if (!newest) {
+    return {
+      name, image, imageID: '', ready: false, restartCount: 0, started: false,
+      state: { waiting: waiting ?? { reason: 'ContainerCreating' } },
+      lastState: {},
+    };
+  }
+  const base = { name, image, imageID: newest.imageId ? `docker://${newest.imageId}` : '', containerID: `docker://${newest.id}`, restartCount: newest.restartCount };
+  if (newest.state === 'running') {
+    return {
+      ...base, ready: true, started: true,
+      state: { running: { startedAt: iso(newest.startedAtMs || newest.createdAtMs) } },
+      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt) : {},
+    };
+  }
+  if (newest.state === 'exited') {
+    if (waiting) return { ...base, ready: false, started: false, state: { waiting }, lastState: terminatedState(newest) };
+    return {
+      ...base, ready: false, started: false, state: terminatedState(newest),
+      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt) : {},
+    };
+  }
+  // created or unknown: not started yet.
+  return {
+    ...base, ready: false, started: false,
+    state: { waiting: waiting ?? { reason: 'ContainerCreating' } },
+    lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt) : {},
+  };
+}
+
+/**
+ * getPhase, as the kubelet's: Pending while any container waits to start for the first time;
+ * Running once all have started and one runs (or a restartPolicy Always / OnFailure pod is
+ * between restarts); Succeeded when all exited 0 and none will restart; Failed when all are
+ * done and one failed under restartPolicy Never (or the pod is terminal).
+ */
+export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolean): PodPhase {
+  let unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  const byName = new Map(statuses.map((s) => [s.name, s]));
+  for (const c of pod.spec?.containers ?? []) {
+    const s = byName.get(c.name);
+    if (!s) { unknown++; continue; }
+    if (s.state?.running) running++;
+    else if (s.state?.terminated) { stopped++; if (s.state.terminated.exitCode === 0) succeeded++; }
+    else if (s.state?.waiting) {
+      if (s.lastState?.terminated) { stopped++; if (s.lastState.terminated.exitCode === 0) succeeded++; }
+      else waiting++;
+    } else unknown++;
+  }
+  const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
+  if (waiting > 0) return 'Pending';
+  if (running > 0 && unknown === 0) return 'Running';
+  if (running === 0 && stopped > 0 && unknown === 0) {
+    if (terminal) return stopped === succeeded ? 'Succeeded' : 'Failed';
+    if (restartPolicy === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (restartPolicy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
+
+function condition(type: string, ok: boolean, previous: PodStatus | undefined, nowMs: number, reason?: string, message?: string): PodCondition {
+  const status = ok ? 'True' : 'False';
+  const before = previous?.conditions?.find((c) => c.type === type);
+  const lastTransitionTime = before && before.status === status && before.lastTransitionTime ? before.lastTransitionTime : iso(nowMs);
+  return { type, status, lastProbeTime: null as unknown as undefined, lastTransitionTime, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+}
+
+/**
+ * generatePodStatus: the whole PodStatus of one pod (generateAPIPodStatus): phase, conditions
+ * (PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled), containerStatuses
+ * in spec order, startTime, hostIP(s), podIP(s), qosClass.
+ */
+export function generatePodStatus(inp: PodStatusInputs): PodStatus {
+  const { pod, runtimePod, waiting, nowMs } = inp;
+  const containers = pod.spec?.containers ?? [];
+  const statuses = containers.map((c) =>
+    containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name]),
+  );
+  const phase = getPhase(pod, statuses, inp.terminal ?? false);
+  const done = phase === 'Succeeded' || phase === 'Failed';
+  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const containersReady = !done && unready.length === 0;
+  const notReadyMessage = unready.length ? `containers with unready status: [${unready.join(' ')}]` : undefined;
+  const notReadyReason = done ? 'PodCompleted' : 'ContainersNotReady';
+  const sandboxReady = runtimePod?.sandboxes[0]?.state === 'running';
+  const hostNetwork = pod.spec?.hostNetwork === true;
+  const podIp = hostNetwork ? inp.hostIp : (runtimePod?.podIp ?? '');
+  const conditions: PodCondition[] = [
+    condition('PodReadyToStartContainers', sandboxReady, inp.previous, nowMs),
+    condition('Initialized', true, inp.previous, nowMs),
+    condition('Ready', containersReady, inp.previous, nowMs, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMessage),
+    condition('ContainersReady', containersReady, inp.previous, nowMs, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMessage),
+    condition('PodScheduled', true, inp.previous, nowMs),
+  ];
+  return {
+    phase,
+    conditions,
+    hostIP: inp.hostIp,
+    hostIPs: [{ ip: inp.hostIp }],
+    ...(podIp ? { podIP: podIp, podIPs: [{ ip: podIp }] } : {}),
+    startTime: iso(inp.startTimeMs),
+    containerStatuses: statuses,
+    qosClass: qosClass(pod),
+  };
+}
+
+/** qosClass, as pkg/apis/core/v1/helper/qos: Guaranteed, Burstable or BestEffort. */
+export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const cs = pod.spec?.containers ?? [];
+  let any = false;
+  let guaranteed = cs.length > 0;
+  for (const c of cs) {
+    const req = c.resources?.requests ?? {};
+    const lim = c.resources?.limits ?? {};
+    if (Object.keys(req).length || Object.keys(lim).length) any = true;
+    for (const r of ['cpu', 'memory']) {
+      if (lim[r] === undefined || (req[r] !== undefined && String(req[r]) !== String(lim[r]))) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}

@@ -1,0 +1,76 @@
+/**
+ * Counterpart of pkg/kubelet/status/status_manager.go: the versioned cache of each pod's
+ * PodStatus. A status is stored only when it differs from the last one (ignoring nothing but
+ * object identity), and every stored change gets the next resourceVersion, which is what the
+ * WebSocket watch and the etcd writer follow. Main thread only.
+ */
+import { stableHash } from '../../shared/hash.js';
+import type { Pod, PodStatus } from '../../shared/api.js';
+
+/** A change the status manager publishes. `resourceVersion` increases by one per change. */
+export interface PodStatusChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  uid: string;
+  /** The pod with its status (for DELETED: the last one known). */
+  pod: Pod;
+  resourceVersion: number;
+}
+
+/** StatusManager: the cache plus its change feed. */
+export interface StatusManager {
+  /**
+   * setPodStatus stores `status` for `pod`; returns true if it differed from the stored one (a
+   * change was published). Also publishes ADDED the first time a pod is seen.
+   */
+  setPodStatus(pod: Pod, status: PodStatus): boolean;
+  /** getPodStatus returns the last stored status of `uid`. */
+  getPodStatus(uid: string): PodStatus | undefined;
+  /** deletePodStatus forgets `uid` and publishes DELETED. */
+  deletePodStatus(uid: string): void;
+  /** The current resourceVersion (the last change's, 0 before any). */
+  resourceVersion(): number;
+  /** subscribe calls `fn` synchronously for each change; returns the unsubscribe function. */
+  subscribe(fn: (change: PodStatusChange) => void): () => void;
+}
+
+interface Stored {
+  pod: Pod;
+  status: PodStatus;
+  hash: string;
+}
+
+/** newStatusManager creates an empty status manager. */
+export function newStatusManager(): StatusManager {
+  const stored = new Map<string, Stored>();
+  const listeners = new Set<(change: PodStatusChange) => void>();
+  let version = 0;
+  const publish = (type: PodStatusChange['type'], uid: string, pod: Pod) => {
+    version++;
+    for (const fn of listeners) fn({ type, uid, pod, resourceVersion: version });
+  };
+  return {
+    setPodStatus(pod, status) {
+      const uid = pod.metadata?.uid ?? '';
+      const hash = stableHash([pod.metadata, pod.spec, status]);
+      const before = stored.get(uid);
+      if (before && before.hash === hash) return false;
+      stored.set(uid, { pod, status, hash });
+      publish(before ? 'MODIFIED' : 'ADDED', uid, { ...pod, status });
+      return true;
+    },
+    getPodStatus(uid) {
+      return stored.get(uid)?.status;
+    },
+    deletePodStatus(uid) {
+      const before = stored.get(uid);
+      if (!before) return;
+      stored.delete(uid);
+      publish('DELETED', uid, { ...before.pod, status: before.status });
+    },
+    resourceVersion: () => version,
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+  };
+}

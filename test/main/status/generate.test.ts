@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { containerStatus, generatePodStatus, getPhase, qosClass } from '../../../src/main/status/generate.js';
+import type { Pod } from '../../../src/shared/api.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+
+const T = Date.parse('2026-11-30T00:00:00Z');
+function rc(name: string, state: RuntimeContainer['state'], exitCode = 0, restartCount = 0, extra: Partial<RuntimeContainer> = {}): RuntimeContainer {
+  return {
+    id: `${name}-${restartCount}`.padEnd(64, '0'), name, sandbox: name === 'POD', attempt: restartCount, state, hash: 'h', restartCount, image: 'img', imageId: 'sha256:abc',
+    createdAtMs: T + restartCount, startedAtMs: T + restartCount, finishedAtMs: state === 'exited' ? T + 1000 + restartCount : 0, exitCode,
+    reason: state === 'exited' ? (exitCode === 0 ? 'Completed' : 'Error') : '', message: '', sandboxId: 'sb', ...extra,
+  };
+}
+function pod(restartPolicy: 'Always' | 'OnFailure' | 'Never', names = ['a', 'b']): Pod {
+  return { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { restartPolicy, containers: names.map((name) => ({ name, image: 'img' })) } };
+}
+function runtimePod(containers: RuntimeContainer[], sandbox: RuntimeContainer['state'] = 'running'): RuntimePod {
+  return { uid: 'u', name: 'p', namespace: 'default', sandboxes: [rc('POD', sandbox)], containers, podIp: '', terminationGracePeriodSeconds: 30 };
+}
+const phaseOf = (p: Pod, containers: RuntimeContainer[], waiting = {}) =>
+  generatePodStatus({ pod: p, runtimePod: runtimePod(containers), waiting, hostIp: '127.0.0.1', startTimeMs: T, nowMs: T }).phase;
+
+describe('getPhase (kubelet getPhase)', () => {
+  it.each([
+    ['no containers yet', 'Always', [], {}, 'Pending'],
+    ['all running', 'Always', [rc('a', 'running'), rc('b', 'running')], {}, 'Running'],
+    ['one running, one not created', 'Always', [rc('a', 'running')], {}, 'Pending'],
+    ['all exited 0, Never', 'Never', [rc('a', 'exited'), rc('b', 'exited')], {}, 'Succeeded'],
+    ['one exited 1, Never', 'Never', [rc('a', 'exited'), rc('b', 'exited', 1)], {}, 'Failed'],
+    ['all exited 0, OnFailure', 'OnFailure', [rc('a', 'exited'), rc('b', 'exited')], {}, 'Succeeded'],
+    ['one exited 1, OnFailure (will restart)', 'OnFailure', [rc('a', 'exited'), rc('b', 'exited', 1)], {}, 'Running'],
+    ['all exited, Always (will restart)', 'Always', [rc('a', 'exited'), rc('b', 'exited')], {}, 'Running'],
+    ['crash loop, Always', 'Always', [rc('a', 'running'), rc('b', 'exited', 1, 3)], { b: { reason: 'CrashLoopBackOff', message: 'back-off' } }, 'Running'],
+    ['image never pulled', 'Always', [rc('a', 'running')], { b: { reason: 'ErrImageNeverPull', message: 'x' } }, 'Pending'],
+  ] as const)('%s → %s', (_name, policy, containers, waiting, want) => {
+    expect(phaseOf(pod(policy), [...containers], waiting)).toBe(want);
+  });
+
+  it('a terminal pod with a failure is Failed whatever the policy', () => {
+    expect(getPhase(pod('Always', ['a']), [containerStatus('a', 'img', [rc('a', 'exited', 2)], undefined)], true)).toBe('Failed');
+  });
+});
+
+describe('containerStatus', () => {
+  it('running with a previous failed attempt has lastState terminated and the restart count', () => {
+    const s = containerStatus('a', 'img', [rc('a', 'running', 0, 2), rc('a', 'exited', 1, 1)], undefined);
+    expect(s.state?.running?.startedAt).toBe('2026-11-30T00:00:00Z');
+    expect(s.lastState?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+    expect(s.restartCount).toBe(2);
+    expect(s.ready).toBe(true);
+    expect(s.containerID).toMatch(/^docker:\/\//);
+  });
+
+  it('a dead container in backoff is waiting CrashLoopBackOff with the dead attempt as lastState', () => {
+    const s = containerStatus('a', 'img', [rc('a', 'exited', 1, 4)], { reason: 'CrashLoopBackOff', message: 'back-off 2m40s' });
+    expect(s.state?.waiting).toEqual({ reason: 'CrashLoopBackOff', message: 'back-off 2m40s' });
+    expect(s.lastState?.terminated?.exitCode).toBe(1);
+    expect(s.ready).toBe(false);
+  });
+
+  it('OOMKilled keeps its reason', () => {
+    const s = containerStatus('a', 'img', [rc('a', 'exited', 137, 0, { reason: 'OOMKilled' })], undefined);
+    expect(s.state?.terminated?.reason).toBe('OOMKilled');
+  });
+
+  it('not created yet is waiting ContainerCreating', () => {
+    expect(containerStatus('a', 'img', [], undefined).state).toEqual({ waiting: { reason: 'ContainerCreating' } });
+  });
+});
+
+describe('conditions', () => {
+  it('Ready and ContainersReady name the unready containers; transition time moves only on change', () => {
+    const p = pod('Always');
+    const first = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '10.0.0.1', startTimeMs: T, nowMs: T });
+    const ready = first.conditions!.find((c) => c.type === 'Ready')!;
+    expect(ready).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [b]' });
+    expect(first.conditions!.map((c) => c.type)).toEqual(['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+    expect(first.hostIP).toBe('10.0.0.1');
+    expect(first.podIP).toBeUndefined();
+    const later = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '10.0.0.1', startTimeMs: T, nowMs: T + 5000, previous: first });
+    expect(later.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime).toBe(ready.lastTransitionTime);
+    const both = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running'), rc('b', 'running')]), waiting: {}, hostIp: '10.0.0.1', startTimeMs: T, nowMs: T + 9000, previous: later });
+    const nowReady = both.conditions!.find((c) => c.type === 'Ready')!;
+    expect(nowReady.status).toBe('True');
+    expect(nowReady.lastTransitionTime).toBe('2026-11-30T00:00:09Z');
+  });
+
+  it('hostNetwork pods get the host IP as pod IP', () => {
+    const p = pod('Always', ['a']);
+    p.spec!.hostNetwork = true;
+    const s = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '127.0.0.1', startTimeMs: T, nowMs: T });
+    expect(s.podIP).toBe('127.0.0.1');
+    expect(s.podIPs).toEqual([{ ip: '127.0.0.1' }]);
+  });
+
+  it.each([
+    [{}, 'BestEffort'],
+    [{ limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1', memory: '1Gi' } }, 'Guaranteed'],
+    [{ requests: { cpu: '100m' } }, 'Burstable'],
+  ])('qosClass(%j) = %s', (resources, want) => {
+    expect(qosClass({ spec: { containers: [{ name: 'a', resources }] } })).toBe(want);
+  });
+});
