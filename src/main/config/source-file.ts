@@ -1,0 +1,484 @@
+// Counterpart of pkg/kubelet/config/file.go and file_linux.go: static pods from --pod-manifest-path.
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import watcher from '@parcel/watcher';
+import type { AsyncSubscription, Event as WatchEvent } from '@parcel/watcher';
+import type { Pod } from '../../shared/api.js';
+import { ConfigSeenAnnotationKey, podFullName } from '../../shared/annotations.js';
+import { InvalidArgumentError } from '../../shared/errors.js';
+import { stableHash } from '../../shared/hash.js';
+import type { Logger } from '../../shared/logging.js';
+import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
+import { loadStaticPods } from '../../shared/static-pod.js';
+
+/**
+ * FileSourceOptions configures the file source (the kubelet's `--pod-manifest-path` and
+ * `--file-check-frequency`).
+ */
+export interface FileSourceOptions {
+  /** A manifest file, or a directory of manifest files (read non-recursively). Relative paths are resolved against the cwd. */
+  path: string;
+  /** This node's name: static pods are named `<name>-<nodeName>`. */
+  nodeName: string;
+  /** Milliseconds between full re-reads of the path, on top of the filesystem watch (kubelet default 20 s). */
+  checkFrequencyMs?: number;
+}
+
+/** kDefaultFileSourceOptions: the defaults of the optional FileSourceOptions (as the kubelet's flags). */
+export const kDefaultFileSourceOptions = { checkFrequencyMs: 20_000 } as const;
+
+/** FileSourceDeps: what the file source calls out to. Callbacks run on the main thread. */
+export interface FileSourceDeps {
+  logger: Logger;
+  /** Receives a `SET` of the complete current set of static pods (source `file`) whenever it changes, and once after the first read. */
+  onUpdate(update: PodUpdate): void;
+  /** Receives each distinct read/parse/validation problem once per change; the affected pods keep their last good version. */
+  onError(error: SourceError): void;
+}
+
+/** FileSource: the running file source. */
+export interface FileSource {
+  /**
+   * start subscribes to the filesystem watch, reads the path once and resolves after that first
+   * `SET` has been delivered (even an empty one, so the agent knows the source has been seen, as
+   * kubelet's seenAllSources). A missing path is not fatal: it is reported once and re-checked.
+   * Idempotent: a second call returns the same promise.
+   */
+  start(): Promise<void>;
+  /** stop unsubscribes and clears the timers; no callback runs once it has been called. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Wait this long after the last watch event before re-reading (a burst of writes gives one read). */
+const kDebounceMs = 100;
+/** ...but never longer than this after the first event of a burst. */
+const kDebounceMaxMs = 1_000;
+
+/** One manifest file: its last good pods and the state of its last read. */
+interface FileState {
+  /** Last good static pods from this file, in document order. */
+  pods: Pod[];
+  /** SHA-256 of the content last read, or undefined when the last read failed. */
+  contentHash?: string;
+  /** The error last reported for this file, if its last read/parse failed. */
+  error?: string;
+}
+
+/**
+ * isManifestFileName tells whether a directory entry is read as a manifest: names starting with
+ * `.` (as file.go's `[^.]*` glob) and editor leftovers ending in `~`, `.swp` or `.tmp` are ignored
+ * (DESIGN.md §3).
+ */
+export function isManifestFileName(name: string): boolean {
+  return !(name.startsWith('.') || name.endsWith('~') || name.endsWith('.swp') || name.endsWith('.tmp'));
+}
+
+/**
+ * newFileSource builds the static pod file source, as pkg/kubelet/config NewSourceFile: the path
+ * is watched (its parent directory, with @parcel/watcher, so the path itself may be created,
+ * deleted or replaced) and fully re-read every `checkFrequencyMs`. It always sends op `SET` with
+ * its complete set of pods. A file that fails to read, parse or validate keeps its last good pods;
+ * a deleted or emptied file removes its pods. Two pods with the same full name: the first in file
+ * name order wins and the other is reported.
+ * @throws InvalidArgumentError naming the option when `path`, `nodeName` or `checkFrequencyMs` is invalid.
+ */
+export function newFileSource(options: FileSourceOptions, deps: FileSourceDeps): FileSource {
+  if (typeof options.path !== 'string' || options.path === '') {
+    throw new InvalidArgumentError('options.path (--pod-manifest-path) must be a non-empty string');
+  }
+  if (typeof options.nodeName !== 'string' || options.nodeName === '') {
+    throw new InvalidArgumentError('options.nodeName must be a non-empty string');
+  }
+  const checkFrequencyMs = options.checkFrequencyMs ?? kDefaultFileSourceOptions.checkFrequencyMs;
+  if (!Number.isInteger(checkFrequencyMs) || checkFrequencyMs <= 0) {
+    throw new InvalidArgumentError(`options.checkFrequencyMs (--file-check-frequency) must be a positive integer, got ${String(checkFrequencyMs)}`);
+  }
+  return new FileSourceImpl({ path: path.resolve(options.path), nodeName: options.nodeName, checkFrequencyMs }, deps);
+}
+
+function errorCode(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isMissing(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+/** A pod's content hash without `config.seen`, which changes with every read but not the pod. */
+function podContentHash(pod: Pod): string {
+  const annotations = { ...(pod.metadata?.annotations ?? {}) };
+  delete annotations[ConfigSeenAnnotationKey];
+  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations } });
+}
+
+class FileSourceImpl implements FileSource {
+  private readonly path: string;
+  private readonly watchRoot: string;
+  private readonly nodeName: string;
+  private readonly checkFrequencyMs: number;
+  private readonly logger: Logger;
+
+  /** Manifest files by absolute path. */
+  private readonly files = new Map<string, FileState>();
+  /** Error slots (path, watch, duplicates) keyed by slot, holding the message last reported. */
+  private readonly reported = new Map<string, string>();
+  private lastSetKey: string | undefined;
+
+  private subscription: AsyncSubscription | undefined;
+  private watchedIno: number | undefined;
+  private interval: NodeJS.Timeout | undefined;
+  private debounceTimer: NodeJS.Timeout | undefined;
+  private debounceStartedAt = 0;
+  /** Work collected from watch events, moved to `pending*` when the debounce fires. */
+  private eventFull = false;
+  private readonly eventFiles = new Set<string>();
+  private pendingFull = false;
+  private readonly pendingFiles = new Set<string>();
+  private running: Promise<void> | undefined;
+  private started: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(options: { path: string; nodeName: string; checkFrequencyMs: number }, private readonly deps: FileSourceDeps) {
+    this.path = options.path;
+    this.watchRoot = path.dirname(options.path);
+    this.nodeName = options.nodeName;
+    this.checkFrequencyMs = options.checkFrequencyMs;
+    this.logger = deps.logger.child({ component: 'file-source', source: 'file', path: this.path });
+  }
+
+  start(): Promise<void> {
+    this.started ??= this.doStart();
+    return this.started;
+  }
+
+  private async doStart(): Promise<void> {
+    this.logger.info({ checkFrequencyMs: this.checkFrequencyMs }, 'Watching pod manifest path');
+    this.pendingFull = true;
+    this.kick();
+    await this.running;
+    if (this.stopped) return;
+    // A plain interval (no jitter), as the kubelet's wait.Until(listConfig, period).
+    this.interval = setInterval(() => {
+      this.pendingFull = true;
+      this.kick();
+    }, this.checkFrequencyMs);
+    this.interval.unref();
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.interval);
+    clearTimeout(this.debounceTimer);
+    await this.running?.catch(() => undefined);
+    await this.unsubscribe();
+    this.logger.info('Stopped watching pod manifest path');
+  }
+
+  // --- scheduling -------------------------------------------------------------------------
+
+  /** kick runs the pending work serially; a run in progress picks up work added meanwhile. */
+  private kick(): void {
+    if (this.running !== undefined || this.stopped) return;
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped && (this.pendingFull || this.pendingFiles.size > 0)) {
+      const full = this.pendingFull;
+      const files = [...this.pendingFiles].sort();
+      this.pendingFull = false;
+      this.pendingFiles.clear();
+      try {
+        if (full) await this.fullCheck();
+        else await this.recheckFiles(files);
+        this.sendIfChanged();
+      } catch (err) {
+        // Not expected: every filesystem error is handled where it happens.
+        this.logger.error({ err }, 'Pod manifest check failed');
+      }
+    }
+  }
+
+  private onWatchEvents(err: Error | null, events: WatchEvent[]): void {
+    if (this.stopped) return;
+    if (err) {
+      this.logger.warn({ err }, 'Watch of pod manifest path failed; re-reading it');
+      this.eventFull = true;
+    }
+    for (const e of events) {
+      if (e.path === this.path) {
+        this.eventFull = true;
+      } else if (path.dirname(e.path) === this.path && isManifestFileName(path.basename(e.path))) {
+        this.eventFiles.add(e.path);
+      }
+    }
+    if (!this.eventFull && this.eventFiles.size === 0) return;
+    const now = Date.now();
+    if (this.debounceTimer === undefined) this.debounceStartedAt = now;
+    clearTimeout(this.debounceTimer);
+    const delay = Math.max(0, Math.min(kDebounceMs, this.debounceStartedAt + kDebounceMaxMs - now));
+    this.debounceTimer = setTimeout(() => this.flushEvents(), delay);
+    this.debounceTimer.unref();
+  }
+
+  private flushEvents(): void {
+    this.debounceTimer = undefined;
+    if (this.eventFull) this.pendingFull = true;
+    for (const f of this.eventFiles) this.pendingFiles.add(f);
+    this.eventFull = false;
+    this.eventFiles.clear();
+    this.kick();
+  }
+
+  // --- watching ---------------------------------------------------------------------------
+
+  /**
+   * ensureWatch subscribes to the path's parent directory, filtered to the path and (for a
+   * directory) its direct children. The watch of a directory that is deleted dies silently, so a
+   * parent that is missing or was replaced (new inode) is re-subscribed on the next full check.
+   */
+  private async ensureWatch(): Promise<void> {
+    let ino: number | undefined;
+    try {
+      ino = (await fsp.stat(this.watchRoot)).ino;
+    } catch {
+      ino = undefined;
+    }
+    if (this.subscription !== undefined && ino === this.watchedIno) return;
+    await this.unsubscribe();
+    // A missing parent means a missing path: that error is the one reported; retry next check.
+    if (ino === undefined || this.stopped) return;
+    // Relative to the watch root: ignore everything but the path itself and its direct children.
+    const base = escapeRegExp(path.basename(this.path));
+    const ignore = new RegExp(`^(?!${base}(?:\\/[^/]*)?$)`);
+    try {
+      const subscription = await watcher.subscribe(this.watchRoot, (err, events) => this.onWatchEvents(err, events), { ignore: [ignore] });
+      if (this.stopped) {
+        await subscription.unsubscribe().catch(() => undefined);
+        return;
+      }
+      this.subscription = subscription;
+      this.watchedIno = ino;
+      this.clearReported('watch');
+      this.logger.debug({ dir: this.watchRoot }, 'Subscribed to pod manifest directory changes');
+    } catch (err) {
+      this.report('watch', this.path, `${this.path}: cannot watch ${this.watchRoot} for changes (will retry every ${this.checkFrequencyMs} ms): ${errorMessage(err)}`);
+    }
+  }
+
+  private async unsubscribe(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    this.watchedIno = undefined;
+    if (subscription === undefined) return;
+    try {
+      await subscription.unsubscribe();
+    } catch (err) {
+      this.logger.debug({ err }, 'Unsubscribing from pod manifest directory failed');
+    }
+  }
+
+  // --- reading ----------------------------------------------------------------------------
+
+  /** fullCheck re-reads the whole path, as file.go listConfig. */
+  private async fullCheck(): Promise<void> {
+    await this.ensureWatch();
+    await this.readPath();
+    this.logger.debug({ files: this.files.size }, 'Checked pod manifest path');
+  }
+
+  private async readPath(): Promise<void> {
+    let stat;
+    try {
+      stat = await fsp.stat(this.path);
+    } catch (err) {
+      if (isMissing(err)) {
+        // Everything that was there has been deleted: its pods go, like deleted files'.
+        this.files.clear();
+        this.report('path', this.path, `${this.path}: pod manifest path does not exist; checking again every ${this.checkFrequencyMs} ms`);
+      } else {
+        this.report('path', this.path, `${this.path}: cannot read pod manifest path: ${errorMessage(err)}`);
+      }
+      return;
+    }
+    if (stat.isDirectory()) {
+      await this.readDir();
+    } else if (stat.isFile()) {
+      this.clearReported('path');
+      for (const file of [...this.files.keys()]) if (file !== this.path) this.files.delete(file);
+      await this.readManifest(this.path);
+    } else {
+      this.files.clear();
+      this.report('path', this.path, `${this.path}: pod manifest path is not a directory or a regular file`);
+    }
+  }
+
+  /** readDir reads a directory's regular files, non-recursively, in name order (file.go extractFromDir). */
+  private async readDir(): Promise<void> {
+    let names: string[];
+    try {
+      names = await fsp.readdir(this.path);
+    } catch (err) {
+      // Keep the last good pods: an unreadable directory is not an empty one.
+      this.report('path', this.path, `${this.path}: cannot list pod manifest directory: ${errorMessage(err)}`);
+      return;
+    }
+    this.clearReported('path');
+    const present = new Set<string>();
+    for (const name of names.filter(isManifestFileName).sort()) {
+      const file = path.join(this.path, name);
+      if (await this.readManifest(file)) present.add(file);
+    }
+    for (const file of [...this.files.keys()]) if (!present.has(file)) this.files.delete(file);
+  }
+
+  /** recheckFiles re-reads the files named by watch events (directory mode). */
+  private async recheckFiles(files: string[]): Promise<void> {
+    let isDir = false;
+    try {
+      isDir = (await fsp.stat(this.path)).isDirectory();
+    } catch {
+      isDir = false;
+    }
+    if (!isDir) {
+      await this.fullCheck();
+      return;
+    }
+    for (const file of files) await this.readManifest(file);
+  }
+
+  /**
+   * readManifest (re)reads one file and updates its state. Returns false when the file is not
+   * (or no longer) a regular file, in which case its pods are dropped.
+   */
+  private async readManifest(file: string): Promise<boolean> {
+    let text: string;
+    try {
+      const stat = await fsp.stat(file);
+      if (!stat.isFile()) {
+        this.files.delete(file);
+        return false;
+      }
+      text = await fsp.readFile(file, 'utf8');
+    } catch (err) {
+      if (isMissing(err)) {
+        this.files.delete(file);
+        return false;
+      }
+      const prev = this.files.get(file);
+      const message = `${file}: cannot read pod manifest: ${errorMessage(err)}`;
+      this.files.set(file, { pods: prev?.pods ?? [], contentHash: undefined, error: message });
+      if (prev?.error !== message) this.reportFileError(file, message);
+      return true;
+    }
+    const contentHash = createHash('sha256').update(text).digest('hex');
+    const prev = this.files.get(file);
+    if (prev !== undefined && prev.contentHash === contentHash) return true; // unchanged: nothing to do, nothing to report again
+    let pods: Pod[];
+    try {
+      pods = this.parse(text, file);
+    } catch (err) {
+      let message = errorMessage(err);
+      if (!message.includes(file)) message = `${file}: ${message}`;
+      this.files.set(file, { pods: prev?.pods ?? [], contentHash, error: message });
+      this.reportFileError(file, message);
+      return true;
+    }
+    // Keep the previous object of an unchanged pod, so its config.seen time stays the first one.
+    const before = new Map((prev?.pods ?? []).map((p) => [p.metadata?.uid, p] as const));
+    pods = pods.map((pod) => {
+      const old = before.get(pod.metadata?.uid);
+      return old !== undefined && podContentHash(old) === podContentHash(pod) ? old : pod;
+    });
+    if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
+    this.files.set(file, { pods, contentHash });
+    return true;
+  }
+
+  /**
+   * parse turns a manifest's text into static pods: decode, then the static pod identity from
+   * the RAW pod (makeStaticPod: UID from the content, file path and node), then defaults and
+   * validation of the result (loadStaticPods), as file.go extractFromFile + applyDefaults.
+   * An empty file holds no pods, as the kubelet.
+   * @throws InvalidManifestError naming the file and every invalid field.
+   */
+  private parse(text: string, file: string): Pod[] {
+    if (text.trim() === '') return [];
+    const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
+    return loadStaticPods(text, { nodeName: this.nodeName, source: 'file', origin: file, seenAt: new Date(), format });
+  }
+
+  // --- sending ----------------------------------------------------------------------------
+
+  /**
+   * sendIfChanged assembles the current set in file name order, drops (and reports) pods whose
+   * full name an earlier file already holds, and sends a SET when the set's UIDs or content
+   * changed since the last one (always for the first).
+   */
+  private sendIfChanged(): void {
+    if (this.stopped) return;
+    const pods: Pod[] = [];
+    const owners = new Map<string, string>();
+    const duplicates = new Set<string>();
+    for (const file of [...this.files.keys()].sort()) {
+      for (const pod of this.files.get(file)!.pods) {
+        const fullName = podFullName(pod);
+        const owner = owners.get(fullName);
+        if (owner === undefined) {
+          owners.set(fullName, file);
+          pods.push(pod);
+          continue;
+        }
+        const slot = `duplicate:${file}:${fullName}`;
+        duplicates.add(slot);
+        const where = owner === file ? 'earlier in the same file' : `in ${owner}`;
+        this.report(slot, file, `${file}: static pod "${fullName}" is already defined ${where}; ignoring this one`);
+      }
+    }
+    for (const slot of [...this.reported.keys()]) {
+      if (slot.startsWith('duplicate:') && !duplicates.has(slot)) this.reported.delete(slot);
+    }
+    const key = stableHash(pods.map((p) => [p.metadata?.uid, podContentHash(p)]), 32);
+    if (key === this.lastSetKey) return;
+    this.lastSetKey = key;
+    this.logger.info({ op: 'SET', pods: pods.length }, 'Sending static pods from pod manifest path');
+    this.deps.onUpdate({ op: 'SET', source: 'file', pods });
+  }
+
+  private reportFileError(file: string, message: string): void {
+    if (this.stopped) return;
+    this.logger.warn({ file, detail: message }, 'Pod manifest is unreadable or invalid; keeping its last good pods');
+    this.deps.onError({ source: 'file', origin: file, message });
+  }
+
+  /** report sends an error for a slot unless that very message was the slot's last one. */
+  private report(slot: string, origin: string, message: string): void {
+    if (this.stopped || this.reported.get(slot) === message) return;
+    this.reported.set(slot, message);
+    this.logger.warn({ file: origin, detail: message }, 'Pod manifest path problem');
+    this.deps.onError({ source: 'file', origin, message });
+  }
+
+  private clearReported(slot: string): void {
+    this.reported.delete(slot);
+  }
+}

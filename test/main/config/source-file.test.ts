@@ -1,0 +1,380 @@
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isManifestFileName, newFileSource, type FileSource, type FileSourceOptions } from '../../../src/main/config/source-file.js';
+import type { Pod } from '../../../src/shared/api.js';
+import { ConfigSourceAnnotationKey } from '../../../src/shared/annotations.js';
+import type { PodUpdate, SourceError } from '../../../src/shared/pod-update.js';
+
+const kNode = 'node-a';
+const kWaitMs = 10_000;
+
+/** Records a source's callbacks and debug logs; waits on them instead of sleeping. */
+class Recorder {
+  readonly updates: PodUpdate[] = [];
+  readonly errors: SourceError[] = [];
+  readonly logs: Array<Record<string, unknown>> = [];
+  /** Completed full checks (periodic or initial), counted from the source's debug log. */
+  checks = 0;
+  private updateCursor = 0;
+  private errorCursor = 0;
+  private waiters = new Set<() => void>();
+
+  readonly logger = pino({ level: 'debug' }, {
+    write: (line: string) => {
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      this.logs.push(rec);
+      if (rec.msg === 'Checked pod manifest path') this.checks++;
+      this.notify();
+    },
+  });
+  readonly onUpdate = (u: PodUpdate): void => {
+    this.updates.push(u);
+    this.notify();
+  };
+  readonly onError = (e: SourceError): void => {
+    this.errors.push(e);
+    this.notify();
+  };
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  /** until resolves once `pred` returns a value other than undefined, or rejects after kWaitMs. */
+  until<T>(what: string, pred: () => T | undefined): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const v = pred();
+        if (v === undefined) return;
+        this.waiters.delete(check);
+        clearTimeout(timer);
+        resolve(v);
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`timed out waiting for ${what}; updates: ${JSON.stringify(this.updates.map(names))}, errors: ${JSON.stringify(this.errors)}`));
+      }, kWaitMs);
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  nextUpdate(): Promise<PodUpdate> {
+    return this.until('the next update', () => (this.updates.length > this.updateCursor ? this.updates[this.updateCursor++] : undefined));
+  }
+
+  nextError(): Promise<SourceError> {
+    return this.until('the next error', () => (this.errors.length > this.errorCursor ? this.errors[this.errorCursor++] : undefined));
+  }
+
+  /** moreChecks resolves after `n` more full checks have completed. */
+  async moreChecks(n: number): Promise<void> {
+    const target = this.checks + n;
+    await this.until(`${n} more checks`, () => (this.checks >= target ? true : undefined));
+  }
+}
+
+function names(u: PodUpdate): string[] {
+  return u.pods.map((p) => p.metadata?.name ?? '');
+}
+
+function image(pod: Pod | undefined): string | undefined {
+  return pod?.spec?.containers?.[0]?.image;
+}
+
+function byName(u: PodUpdate, name: string): Pod | undefined {
+  return u.pods.find((p) => p.metadata?.name === name);
+}
+
+function podYaml(name: string, img = 'kubelet-ts/busybox:1.35'): string {
+  return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: main\n    image: ${img}\n`;
+}
+
+function podJson(name: string, img = 'kubelet-ts/busybox:1.35'): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: img }] } });
+}
+
+describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
+  let tmp: string;
+  let dir: string;
+  const sources: FileSource[] = [];
+
+  beforeEach(async () => {
+    tmp = await mkdtemp(path.join(tmpdir(), 'kubelet-ts-file-source-'));
+    dir = path.join(tmp, 'manifests');
+    await mkdir(dir);
+  });
+
+  afterEach(async () => {
+    await Promise.all(sources.splice(0).map((s) => s.stop()));
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  async function startSource(options: Partial<FileSourceOptions> = {}): Promise<{ source: FileSource; rec: Recorder; first: PodUpdate }> {
+    const rec = new Recorder();
+    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs: 60_000, ...options }, rec);
+    sources.push(source);
+    await source.start();
+    // start() resolves after the first SET has been delivered.
+    expect(rec.updates.length).toBe(1);
+    const first = await rec.nextUpdate();
+    return { source, rec, first };
+  }
+
+  it('sends one SET of every static pod in a directory, in file name then document order', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), `${podYaml('web')}---\n${podYaml('db')}`);
+    await writeFile(path.join(dir, 'b.json'), podJson('cache'));
+    const { first, rec } = await startSource();
+    expect(first.op).toBe('SET');
+    expect(first.source).toBe('file');
+    expect(names(first)).toEqual([`web-${kNode}`, `db-${kNode}`, `cache-${kNode}`]);
+    for (const pod of first.pods) {
+      expect(pod.spec?.nodeName).toBe(kNode);
+      expect(pod.metadata?.uid).toBeTruthy();
+      expect(pod.metadata?.annotations?.[ConfigSourceAnnotationKey]).toBe('file');
+    }
+    expect(new Set(first.pods.map((p) => p.metadata?.uid)).size).toBe(3);
+    expect(rec.errors).toEqual([]);
+  });
+
+  it('reads regular files only, non-recursively, and ignores dot files and editor leftovers', async () => {
+    await writeFile(path.join(dir, 'good.yaml'), podYaml('good'));
+    await writeFile(path.join(dir, '.hidden.yaml'), podYaml('hidden'));
+    await writeFile(path.join(dir, 'backup.yaml~'), podYaml('backup'));
+    await writeFile(path.join(dir, 'good.yaml.swp'), podYaml('swap'));
+    await writeFile(path.join(dir, 'upload.tmp'), podYaml('upload'));
+    await mkdir(path.join(dir, 'sub'));
+    await writeFile(path.join(dir, 'sub', 'nested.yaml'), podYaml('nested'));
+    const { first, rec } = await startSource();
+    expect(names(first)).toEqual([`good-${kNode}`]);
+    expect(rec.errors).toEqual([]);
+  });
+
+  it.each([
+    ['good.yaml', true],
+    ['pod.json', true],
+    ['.pod.yaml', false],
+    ['pod.yaml~', false],
+    ['.pod.yaml.swp', false],
+    ['pod.yaml.swp', false],
+    ['pod.yaml.tmp', false],
+  ])('isManifestFileName(%j) is %s', (name, expected) => {
+    expect(isManifestFileName(name)).toBe(expected);
+  });
+
+  it('adds the pods of a new file', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    const { rec } = await startSource();
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    const u = await rec.nextUpdate();
+    expect(u.op).toBe('SET');
+    expect(names(u)).toEqual([`web-${kNode}`, `db-${kNode}`]);
+  });
+
+  it('updates the pods of a file edited in place', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web', 'kubelet-ts/busybox:1.35'));
+    const { rec, first } = await startSource();
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web', 'kubelet-ts/pause:1.0'));
+    const u = await rec.nextUpdate();
+    expect(names(u)).toEqual([`web-${kNode}`]);
+    expect(image(u.pods[0])).toBe('kubelet-ts/pause:1.0');
+    expect(u.pods[0].metadata?.uid).not.toBe(first.pods[0].metadata?.uid);
+    expect(rec.errors).toEqual([]);
+  });
+
+  it('updates the pods of a file replaced by rename, and never reads the temporary file', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web', 'kubelet-ts/busybox:1.35'));
+    const { rec } = await startSource();
+    await writeFile(path.join(dir, 'a.yaml.tmp'), podYaml('web', 'kubelet-ts/pause:1.0'));
+    await rename(path.join(dir, 'a.yaml.tmp'), path.join(dir, 'a.yaml'));
+    const u = await rec.nextUpdate();
+    expect(names(u)).toEqual([`web-${kNode}`]);
+    expect(image(u.pods[0])).toBe('kubelet-ts/pause:1.0');
+    expect(rec.errors).toEqual([]);
+  });
+
+  it('removes the pods of a deleted file', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    const { rec, first } = await startSource();
+    expect(names(first)).toEqual([`web-${kNode}`, `db-${kNode}`]);
+    await rm(path.join(dir, 'b.yaml'));
+    const u = await rec.nextUpdate();
+    expect(names(u)).toEqual([`web-${kNode}`]);
+  });
+
+  it('removes the pods of an emptied file, without an error', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    const { rec } = await startSource();
+    await writeFile(path.join(dir, 'b.yaml'), '');
+    const u = await rec.nextUpdate();
+    expect(names(u)).toEqual([`web-${kNode}`]);
+    expect(rec.errors).toEqual([]);
+  });
+
+  it('keeps the last good pods of a broken file, reports the error naming the file, and takes the fixed file', async () => {
+    const a = path.join(dir, 'a.yaml');
+    await writeFile(a, podYaml('web', 'kubelet-ts/busybox:1.35'));
+    const { rec } = await startSource();
+
+    // Invalid YAML.
+    await writeFile(a, 'apiVersion: v1\nkind: Pod\nmetadata: [unclosed\n');
+    const parseError = await rec.nextError();
+    expect(parseError.source).toBe('file');
+    expect(parseError.origin).toBe(a);
+    expect(parseError.message).toContain(a);
+    const warn = rec.logs.find((l) => l.level === 40 && l.file === a);
+    expect(warn).toBeDefined();
+
+    // Invalid fields: every error is listed, each with its field path.
+    await writeFile(a, `apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  restartPolicy: Sometimes\n  containers:\n  - name: main\n`);
+    const fieldError = await rec.nextError();
+    expect(fieldError.origin).toBe(a);
+    expect(fieldError.message).toContain(a);
+    expect(fieldError.message).toContain('spec.containers[0].image');
+    expect(fieldError.message).toContain('spec.restartPolicy');
+
+    // The broken file's pods are still in the set: the next SET (caused by another file) has them.
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    const u = await rec.nextUpdate();
+    expect(names(u)).toEqual([`web-${kNode}`, `db-${kNode}`]);
+    expect(image(byName(u, `web-${kNode}`))).toBe('kubelet-ts/busybox:1.35');
+
+    // Fixed: its pods update normally.
+    await writeFile(a, podYaml('web', 'kubelet-ts/pause:1.0'));
+    const fixed = await rec.nextUpdate();
+    expect(image(byName(fixed, `web-${kNode}`))).toBe('kubelet-ts/pause:1.0');
+    expect(rec.errors).toHaveLength(2);
+  });
+
+  it('reports a broken file once, not on every periodic re-check, and sends no SET when nothing changed', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    await writeFile(path.join(dir, 'b.yaml'), 'kind: Pod\nmetadata: {name: [x\n');
+    const { rec, first } = await startSource({ checkFrequencyMs: 200 });
+    expect(names(first)).toEqual([`web-${kNode}`]);
+    expect(rec.errors).toHaveLength(1);
+    expect(rec.errors[0].origin).toBe(path.join(dir, 'b.yaml'));
+    await rec.moreChecks(3);
+    expect(rec.updates).toHaveLength(1);
+    expect(rec.errors).toHaveLength(1);
+  });
+
+  it('reports a file that is still broken after a change again', async () => {
+    const b = path.join(dir, 'b.yaml');
+    await writeFile(b, 'kind: Pod\nmetadata: {name: [x\n');
+    const { rec } = await startSource();
+    const e1 = await rec.nextError();
+    await writeFile(b, 'kind: Pod\nmetadata: {name: [y\n');
+    const e2 = await rec.nextError();
+    expect(e1.origin).toBe(b);
+    expect(e2.origin).toBe(b);
+  });
+
+  it('keeps the first of two pods with the same full name, by file name order, and reports the other naming both files', async () => {
+    const a = path.join(dir, 'a.yaml');
+    const b = path.join(dir, 'b.yaml');
+    await writeFile(a, podYaml('web', 'kubelet-ts/busybox:1.35'));
+    await writeFile(b, podYaml('web', 'kubelet-ts/pause:1.0'));
+    const { rec, first } = await startSource();
+    expect(names(first)).toEqual([`web-${kNode}`]);
+    expect(image(first.pods[0])).toBe('kubelet-ts/busybox:1.35');
+    expect(rec.errors).toHaveLength(1);
+    expect(rec.errors[0].origin).toBe(b);
+    expect(rec.errors[0].message).toContain(a);
+    expect(rec.errors[0].message).toContain(b);
+
+    // Once the first file goes, the other one's pod is the one in the set.
+    await rm(a);
+    const u = await rec.nextUpdate();
+    expect(names(u)).toEqual([`web-${kNode}`]);
+    expect(image(u.pods[0])).toBe('kubelet-ts/pause:1.0');
+  });
+
+  it('watches a single file path: edit, delete and re-create', async () => {
+    const file = path.join(tmp, 'static.yaml');
+    await writeFile(file, podYaml('solo', 'kubelet-ts/busybox:1.35'));
+    await writeFile(path.join(tmp, 'neighbour.yaml'), podYaml('other'));
+    const { rec, first } = await startSource({ path: file });
+    expect(names(first)).toEqual([`solo-${kNode}`]);
+
+    await writeFile(file, podYaml('solo', 'kubelet-ts/pause:1.0'));
+    expect(image((await rec.nextUpdate()).pods[0])).toBe('kubelet-ts/pause:1.0');
+
+    await rm(file);
+    expect(names(await rec.nextUpdate())).toEqual([]);
+
+    await writeFile(file, podYaml('solo'));
+    expect(names(await rec.nextUpdate())).toEqual([`solo-${kNode}`]);
+  });
+
+  it('starts on a missing directory: reports it once, sends an empty SET, then takes it when created', async () => {
+    await rm(dir, { recursive: true });
+    const { rec, first } = await startSource();
+    expect(first.pods).toEqual([]);
+    expect(rec.errors).toHaveLength(1);
+    expect(rec.errors[0].origin).toBe(dir);
+    expect(rec.errors[0].message).toContain(dir);
+
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    const u = await rec.until('the pod of the created directory', () => rec.updates.find((x) => x.pods.length > 0));
+    expect(names(u)).toEqual([`web-${kNode}`]);
+    expect(rec.errors).toHaveLength(1);
+  });
+
+  it('starts on a path whose parent is missing too and takes it on a periodic check once created', async () => {
+    dir = path.join(tmp, 'etc', 'kubernetes', 'manifests');
+    const { rec, first } = await startSource({ checkFrequencyMs: 200 });
+    expect(first.pods).toEqual([]);
+    expect(rec.errors).toHaveLength(1);
+    await rec.moreChecks(2);
+    expect(rec.errors).toHaveLength(1);
+
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    const u = await rec.nextUpdate();
+    expect(names(u)).toEqual([`web-${kNode}`]);
+
+    // Now watched: a change shows up without waiting for the periodic check.
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    expect(names(await rec.nextUpdate())).toEqual([`web-${kNode}`, `db-${kNode}`]);
+  });
+
+  it('removes every pod when the directory is deleted, and watches it again when it is re-created', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    const { rec } = await startSource();
+    await rm(dir, { recursive: true });
+    expect(names(await rec.nextUpdate())).toEqual([]);
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    expect(names(await rec.nextUpdate())).toEqual([`db-${kNode}`]);
+  });
+
+  it('makes no callback once stop() has resolved', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    const { source, rec } = await startSource({ checkFrequencyMs: 200 });
+    await source.stop();
+    // A second source on the same directory shows when the change has been seen and re-checked.
+    const sentinel = await startSource({ checkFrequencyMs: 200 });
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    await writeFile(path.join(dir, 'c.yaml'), 'not: [valid\n');
+    expect(names(await sentinel.rec.nextUpdate())).toEqual([`web-${kNode}`, `db-${kNode}`]);
+    await sentinel.rec.moreChecks(2);
+    expect(rec.updates).toHaveLength(1);
+    expect(rec.errors).toHaveLength(0);
+  });
+
+  it.each([
+    [{ path: '' }, 'options.path'],
+    [{ nodeName: '' }, 'options.nodeName'],
+    [{ checkFrequencyMs: 0 }, 'options.checkFrequencyMs'],
+    [{ checkFrequencyMs: 1.5 }, 'options.checkFrequencyMs'],
+  ])('rejects the options %j naming %s', (bad, option) => {
+    const rec = new Recorder();
+    expect(() => newFileSource({ path: dir, nodeName: kNode, ...bad }, rec)).toThrow(option);
+  });
+});
