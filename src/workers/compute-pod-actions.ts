@@ -1,0 +1,253 @@
+/**
+ * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions (with
+ * runtimeutil.PodSandboxChanged, kubecontainer.ShouldContainerBeRestarted and the restart
+ * backoff check of doBackOff): PURE planning of one pod sync. sync-pod.ts carries the plan out.
+ */
+import type { Container, Pod } from '../shared/api.js';
+import { backoffKey, isInBackoffSince, kMaxBackoffMs, nextBackoff } from '../shared/backoff.js';
+import { formatDuration } from '../shared/duration.js';
+import { hashContainer } from '../shared/hash.js';
+import type { BackoffEntry, PodEventRecord, RuntimeContainer, RuntimePod, WaitingReason } from '../shared/messages.js';
+import { sandboxHash } from './labels.js';
+
+/** Why a container is (re)started. */
+export type StartReason =
+  /** No container of that name exists yet (or all were garbage collected). */
+  | 'NotPresent'
+  /** The running container was created from another spec (its hash differs). */
+  | 'HashChanged'
+  /** The container exited and the restart policy says restart it. */
+  | 'Restart'
+  /** The container exists but never ran (created) or its state is unknown. */
+  | 'NotStarted'
+  /** The pod gets a new sandbox: every container starts again inside it. */
+  | 'SandboxChanged';
+
+/** One container to start (in spec order). */
+export interface ContainerToStart {
+  /** Index in `spec.containers`. */
+  index: number;
+  name: string;
+  reason: StartReason;
+  /** hashContainer() of the spec: the new container's hash label. */
+  hash: string;
+  /** restartCount of the new container: previous attempt's + 1, or 0; also the `_<attempt>` of its name. */
+  restartCount: number;
+}
+
+/** One container to stop (containerToKillInfo). */
+export interface ContainerToKill {
+  id: string;
+  name: string;
+  /** Human-readable reason, as the kubelet's kill message (`Container web definition changed, will be restarted`). */
+  message: string;
+}
+
+/** PodActions: what one sync must do, in this order (kill → remove → sandbox → containers). */
+export interface PodActions {
+  /** Stop every container and sandbox of the pod first. */
+  killPod: boolean;
+  /** Create a new sandbox (attempt `attempt`) after killing the pod. */
+  createSandbox: boolean;
+  /** The running sandbox to start containers in ('' when createSandbox or none). */
+  sandboxId: string;
+  /** Attempt of the sandbox to create. */
+  attempt: number;
+  /** Containers to start, spec order (does not include those held back by restart backoff). */
+  containersToStart: ContainerToStart[];
+  /** Running containers to stop (hash changed, not in the spec any more, duplicates). */
+  containersToKill: ContainerToKill[];
+  /**
+   * Dead containers and sandboxes to remove (keep one dead per container name, as
+   * --maximum-dead-containers-per-container=1; older dead sandboxes when a new one is made).
+   */
+  containersToRemove: string[];
+  /** Containers held back by restart backoff: waiting reason `CrashLoopBackOff`. */
+  waiting: Record<string, WaitingReason>;
+  /** BackOff events for the containers held back. */
+  events: PodEventRecord[];
+  /** The pod's backoff map after this sync (entries bumped for containers restarted now). */
+  backoff: Record<string, BackoffEntry>;
+  /** Milliseconds until the earliest backoff expires (0 = nothing held back). */
+  requeueAfterMs: number;
+}
+
+/** `<pod>_<namespace>(<uid>)`, as the kubelet's format.Pod. */
+export function formatPod(pod: Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? 'default'}(${pod.metadata?.uid ?? ''})`;
+}
+
+function restartPolicy(pod: Pod): string {
+  return pod.spec?.restartPolicy ?? 'Always';
+}
+
+/** Newest container of `name` (containers are newest first). */
+function latest(runtimePod: RuntimePod | null, name: string): RuntimeContainer | undefined {
+  return runtimePod?.containers.find((c) => c.name === name);
+}
+
+/** containerSucceeded: its latest container exited with code 0 (kuberuntime containerSucceeded). */
+function containerSucceeded(runtimePod: RuntimePod | null, name: string): boolean {
+  const c = latest(runtimePod, name);
+  return c !== undefined && c.state === 'exited' && c.exitCode === 0;
+}
+
+/**
+ * shouldContainerBeRestarted, as kubecontainer.ShouldContainerBeRestarted: never for a pod being
+ * deleted; always when absent, created or unknown; for an exited one by restart policy
+ * (Never: no; OnFailure: only a non-zero exit; Always: yes).
+ */
+function shouldContainerBeRestarted(pod: Pod, c: RuntimeContainer | undefined): boolean {
+  if (pod.metadata?.deletionTimestamp) return false;
+  if (!c) return true;
+  if (c.state === 'running') return false;
+  if (c.state === 'unknown' || c.state === 'created') return true;
+  const policy = restartPolicy(pod);
+  if (policy === 'Never') return false;
+  if (policy === 'OnFailure' && c.exitCode === 0) return false;
+  return true;
+}
+
+/**
+ * podSandboxChanged, as runtimeutil.PodSandboxChanged: [create, attempt, existing sandbox ID].
+ * A new sandbox is needed when there is none, more than one is ready, the newest is not ready, or
+ * the newest's namespace settings (sandboxHash) differ from the spec.
+ */
+function podSandboxChanged(pod: Pod, runtimePod: RuntimePod | null): [boolean, number, string] {
+  const sandboxes = runtimePod?.sandboxes ?? [];
+  if (sandboxes.length === 0) return [true, 0, ''];
+  const newest = sandboxes[0];
+  const ready = sandboxes.filter((s) => s.state === 'running').length;
+  if (ready > 1 || newest.state !== 'running' || newest.hash !== sandboxHash(pod)) return [true, newest.attempt + 1, newest.id];
+  return [false, newest.attempt, newest.id];
+}
+
+function specContainers(pod: Pod): Container[] {
+  return pod.spec?.containers ?? [];
+}
+
+/**
+ * computePodActions plans one sync of `pod` against what the runtime holds (`runtimePod`, null =
+ * nothing), given the pod's restart backoff entries (`backoff`, keyed by backoffKey) at `nowMs`
+ * (epoch ms). Pure: no I/O, no clock.
+ *
+ * Follows the kubelet:
+ * - sandbox missing, dead, duplicated or changed → killPod + createSandbox (attempt + 1), and every
+ *   container starts again, except those that succeeded under OnFailure; but with restartPolicy
+ *   Never, once a sandbox existed and containers ran, the dead sandbox is NOT recreated (just kill);
+ *   nor when no container would start;
+ * - otherwise per spec container: not running → start if shouldContainerBeRestarted; running with
+ *   another hash → kill, then start; running containers whose name is not in the spec → kill;
+ * - nothing kept running and nothing to start → killPod (the sandbox stops);
+ * - a container to start whose last dead attempt finished less than its backoff ago is held back:
+ *   waiting `CrashLoopBackOff`, a BackOff event, and `requeueAfterMs`; one that does restart bumps
+ *   its entry with nextBackoff (as doBackOff).
+ * Init containers are not supported yet (validation rejects them); they are ignored here.
+ */
+export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backoff: Record<string, BackoffEntry>, nowMs: number): PodActions {
+  const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod);
+  const actions: PodActions = {
+    killPod: sandboxChanged,
+    createSandbox: sandboxChanged,
+    sandboxId: sandboxChanged ? '' : sandboxId,
+    attempt,
+    containersToStart: [],
+    containersToKill: [],
+    containersToRemove: [],
+    waiting: {},
+    events: [],
+    backoff: {},
+    requeueAfterMs: 0,
+  };
+  const containers = specContainers(pod);
+  const specNames = new Set(containers.map((c) => c.name));
+  const candidates: Array<{ index: number; reason: StartReason }> = [];
+
+  if (sandboxChanged) {
+    const policy = restartPolicy(pod);
+    if (policy === 'Never' && attempt !== 0 && (runtimePod?.containers.length ?? 0) !== 0) {
+      actions.createSandbox = false;
+    } else {
+      containers.forEach((c, index) => {
+        if (policy === 'OnFailure' && containerSucceeded(runtimePod, c.name)) return;
+        candidates.push({ index, reason: latest(runtimePod, c.name) ? 'SandboxChanged' : 'NotPresent' });
+      });
+      if (candidates.length === 0) actions.createSandbox = false;
+    }
+  } else {
+    let keepCount = 0;
+    containers.forEach((spec, index) => {
+      const c = latest(runtimePod, spec.name);
+      if (!c || c.state !== 'running') {
+        if (shouldContainerBeRestarted(pod, c)) {
+          candidates.push({ index, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
+          // An unknown container might still run: kill it before starting another one.
+          if (c?.state === 'unknown') actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} is in an unknown state, will be restarted` });
+        }
+        return;
+      }
+      if (c.hash !== hashContainer(spec)) {
+        actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} definition changed, will be restarted` });
+        candidates.push({ index, reason: 'HashChanged' });
+        return;
+      }
+      keepCount++;
+    });
+    // Running containers that are not (or no longer) the current attempt of a spec container.
+    for (const c of runtimePod?.containers ?? []) {
+      if (c.state !== 'running' || actions.containersToKill.some((k) => k.id === c.id)) continue;
+      if (!specNames.has(c.name)) {
+        actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} is not in the pod spec` });
+      } else if (latest(runtimePod, c.name)?.id !== c.id) {
+        actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} is an older attempt still running` });
+      }
+    }
+    if (keepCount === 0 && candidates.length === 0) actions.killPod = true;
+  }
+
+  // Restart backoff (doBackOff): decided per candidate from its newest exited attempt.
+  const keep: Record<string, BackoffEntry> = {};
+  for (const { index, reason } of candidates) {
+    const spec = containers[index];
+    const hash = hashContainer(spec);
+    const key = backoffKey(pod.metadata?.name ?? '', pod.metadata?.namespace ?? 'default', pod.metadata?.uid ?? '', spec.name, hash);
+    const entry = backoff[key];
+    const prev = latest(runtimePod, spec.name);
+    const lastExited = runtimePod?.containers.find((c) => c.name === spec.name && c.state === 'exited');
+    if (lastExited && isInBackoffSince(entry, lastExited.finishedAtMs, nowMs)) {
+      keep[key] = entry;
+      const msg = `back-off ${formatDuration(entry.backoffMs)} restarting failed container=${spec.name} pod=${formatPod(pod)}`;
+      actions.waiting[spec.name] = { reason: 'CrashLoopBackOff', message: msg };
+      actions.events.push({
+        type: 'Warning',
+        reason: 'BackOff',
+        message: `Back-off restarting failed container ${spec.name} in pod ${formatPod(pod)}`,
+        fieldPath: `spec.containers{${spec.name}}`,
+      });
+      const wait = Math.max(1, lastExited.finishedAtMs + entry.backoffMs - nowMs);
+      actions.requeueAfterMs = actions.requeueAfterMs === 0 ? wait : Math.min(actions.requeueAfterMs, wait);
+      continue;
+    }
+    if (lastExited) keep[key] = nextBackoff(entry, nowMs);
+    else if (entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;
+    actions.containersToStart.push({ index, name: spec.name, reason, hash, restartCount: prev ? prev.restartCount + 1 : 0 });
+    // Keep one dead attempt per container: the newest existing one stays (it becomes the
+    // "previous" container); any other that is not running goes.
+    for (const c of runtimePod?.containers ?? []) {
+      if (c.name === spec.name && c.id !== prev?.id && c.state !== 'running') actions.containersToRemove.push(c.id);
+    }
+  }
+  // Entries of containers not restarted now survive while the spec still has them and they are fresh.
+  for (const spec of containers) {
+    const key = backoffKey(pod.metadata?.name ?? '', pod.metadata?.namespace ?? 'default', pod.metadata?.uid ?? '', spec.name, hashContainer(spec));
+    const entry = backoff[key];
+    if (!(key in keep) && entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;
+  }
+  actions.backoff = keep;
+
+  // A new sandbox: dead sandboxes older than the newest one go.
+  if (actions.createSandbox) {
+    for (const s of (runtimePod?.sandboxes ?? []).slice(1)) if (s.state !== 'running') actions.containersToRemove.push(s.id);
+  }
+  return actions;
+}

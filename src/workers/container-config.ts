@@ -1,0 +1,321 @@
+/**
+ * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_container.go generateContainerConfig and
+ * kubelet_pods.go makeEnvironmentVariables / makeMounts, with dockershim's sandbox and container
+ * config (dockershim/docker_sandbox.go, docker_container.go): from a PodSpec to Docker create specs.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { chmod, mkdir, open, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Container, EnvVar, Pod, VolumeMount } from '../shared/api.js';
+import { AgentError } from '../shared/errors.js';
+import { expand, mappingFor } from '../shared/expansion.js';
+import { parseQuantity } from '../shared/quantity.js';
+import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
+import type { ContainerCreateSpec } from './runtime/runtime.js';
+
+/** What a container's config depends on besides its spec. */
+export interface ContainerConfigContext {
+  /** This node's name (spec.nodeName when the pod has none; `kubelet-ts.node-name`). */
+  nodeName: string;
+  /** --root-dir (absolute). */
+  rootDir: string;
+  /** The node's address: status.hostIP, and status.podIP for hostNetwork pods. */
+  hostIp: string;
+  /** The sandbox the container joins (`container:<id>` namespaces). */
+  sandboxId: string;
+}
+
+/** kubelet's CPU period for CFS quota, microseconds. */
+export const kCpuPeriodUs = 100_000;
+const kMinQuotaPeriodUs = 1000;
+const kMinShares = 2;
+const kSharesPerCpu = 1024;
+
+/** configError: an AgentError with reason `CreateContainerConfigError` (the spec cannot be turned into a container config). */
+export function configError(message: string): AgentError {
+  return new AgentError('ERR_INVALID_ARGUMENT', message, { reason: 'CreateContainerConfigError' });
+}
+
+/** A path segment that is safe to join under --root-dir (no separators, not `.`/`..`). */
+export function assertSafeSegment(s: string, what: string): string {
+  if (!s || s === '.' || s === '..' || s.includes('/') || s.includes('\\') || s.includes('\0')) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `${what}: ${JSON.stringify(s)} is not a valid path segment`);
+  }
+  return s;
+}
+
+/** podDir: `{rootDir}/pods/{uid}` — everything kubelet-ts keeps on disk for one pod. */
+export function podDir(rootDir: string, uid: string): string {
+  return path.join(rootDir, 'pods', assertSafeSegment(uid, 'metadata.uid'));
+}
+
+/** emptyDirPath: `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (as the kubelet's emptyDir plugin). */
+export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
+  return path.join(podDir(rootDir, uid), 'volumes', 'kubernetes.io~empty-dir', assertSafeSegment(volumeName, 'volume name'));
+}
+
+/** milliCpu of a quantity (cores → millicores), as resource.Quantity.MilliValue. */
+function milliCpu(q: string | number | undefined, field: string): number {
+  if (q === undefined) return 0;
+  return Math.ceil(parseQuantity(q, field) * 1000);
+}
+
+/**
+ * cpuSharesFromRequest, as the kubelet's MilliCPUToShares: milliCPU×1024/1000, at least 2 (also
+ * when there is no request).
+ */
+export function cpuSharesFromRequest(milli: number): number {
+  if (milli <= 0) return kMinShares;
+  return Math.max(kMinShares, Math.floor((milli * kSharesPerCpu) / 1000));
+}
+
+/** cpuQuotaFromLimit, as MilliCPUToQuota: milliCPU×period/1000, at least 1000 µs; 0 = no limit. */
+export function cpuQuotaFromLimit(milli: number, periodUs = kCpuPeriodUs): number {
+  if (milli <= 0) return 0;
+  return Math.max(kMinQuotaPeriodUs, Math.floor((milli * periodUs) / 1000));
+}
+
+function resourceQuantity(c: Container, which: 'limits' | 'requests', res: string): string | number | undefined {
+  return (c.resources?.[which] as Record<string, string | number> | undefined)?.[res];
+}
+
+/**
+ * resourceFieldValue, as the kubelet's containerResourceRuntimeValue: `limits.cpu` and
+ * `requests.cpu` as whole cores rounded up (after the divisor), memory and ephemeral storage in
+ * bytes rounded up. An unset limit reads the node's capacity (CPUs, total memory), as the kubelet
+ * reads node allocatable.
+ */
+export function resourceFieldValue(c: Container, resource: string, divisor: string | number | undefined, field: string): string {
+  const [which, res] = resource.split('.', 2) as ['limits' | 'requests', string];
+  if ((which !== 'limits' && which !== 'requests') || !['cpu', 'memory', 'ephemeral-storage'].includes(res)) {
+    throw configError(`${field}.resource: Unsupported value: ${JSON.stringify(resource)}`);
+  }
+  let q = resourceQuantity(c, which, res);
+  if (q === undefined && which === 'limits') q = res === 'cpu' ? os.availableParallelism() : res === 'memory' ? os.totalmem() : undefined;
+  if (res === 'cpu') {
+    const d = milliCpu(divisor ?? '1', `${field}.divisor`);
+    if (d <= 0) throw configError(`${field}.divisor: Invalid value: ${JSON.stringify(divisor)}`);
+    return String(Math.ceil(milliCpu(q, field) / d));
+  }
+  const d = parseQuantity(divisor ?? '1', `${field}.divisor`);
+  if (d <= 0) throw configError(`${field}.divisor: Invalid value: ${JSON.stringify(divisor)}`);
+  return String(Math.ceil((q === undefined ? 0 : parseQuantity(q, field)) / d));
+}
+
+const kLabelRefRe = /^metadata\.(labels|annotations)\['(.+)'\]$/;
+
+/** fieldRefValue, as podFieldSelectorRuntimeValue (the downward API for env). */
+export function fieldRefValue(pod: Pod, fieldPath: string, ctx: ContainerConfigContext, field: string): string {
+  const m = kLabelRefRe.exec(fieldPath);
+  if (m) return (m[1] === 'labels' ? pod.metadata?.labels : pod.metadata?.annotations)?.[m[2]] ?? '';
+  switch (fieldPath) {
+    case 'metadata.name':
+      return pod.metadata?.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata?.namespace ?? 'default';
+    case 'metadata.uid':
+      return pod.metadata?.uid ?? '';
+    case 'spec.nodeName':
+      return pod.spec?.nodeName || ctx.nodeName;
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName ?? '';
+    case 'status.hostIP':
+    case 'status.hostIPs':
+      return ctx.hostIp;
+    case 'status.podIP':
+    case 'status.podIPs':
+      return pod.spec?.hostNetwork ? ctx.hostIp : '';
+    default:
+      throw configError(`${field}.fieldPath: Unsupported value: ${JSON.stringify(fieldPath)}`);
+  }
+}
+
+/**
+ * makeEnvironmentVariables returns the container's env as ordered [name, value] pairs: `value`
+ * with `$(VAR)` expanded against the variables defined before it; `valueFrom.fieldRef` and
+ * `valueFrom.resourceFieldRef` resolved. configMapKeyRef/secretKeyRef need an API server: an
+ * optional one is skipped, a required one is a CreateContainerConfigError, as is envFrom.
+ * @throws AgentError with reason `CreateContainerConfigError`.
+ */
+export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: ContainerConfigContext, field: string): Array<[string, string]> {
+  const defined = new Map<string, string>();
+  const lookup = mappingFor(defined);
+  if (container.envFrom?.length) {
+    const refs = container.envFrom.filter((e) => !(e.configMapRef?.optional || e.secretRef?.optional));
+    if (refs.length) throw configError(`${field}.envFrom: Not supported: configMaps and secrets need an API server`);
+  }
+  (container.env ?? []).forEach((e: EnvVar, i) => {
+    const f = `${field}.env[${i}]`;
+    let value: string | undefined;
+    const vf = e.valueFrom;
+    if (vf?.fieldRef) value = fieldRefValue(pod, vf.fieldRef.fieldPath, ctx, `${f}.valueFrom.fieldRef`);
+    else if (vf?.resourceFieldRef) {
+      const ref = vf.resourceFieldRef;
+      const target = ref.containerName ? pod.spec?.containers?.find((c) => c.name === ref.containerName) : container;
+      if (!target) throw configError(`${f}.valueFrom.resourceFieldRef.containerName: Not found: ${JSON.stringify(ref.containerName)}`);
+      value = resourceFieldValue(target, ref.resource, ref.divisor, `${f}.valueFrom.resourceFieldRef`);
+    } else if (vf?.configMapKeyRef || vf?.secretKeyRef) {
+      if (vf.configMapKeyRef?.optional || vf.secretKeyRef?.optional) return;
+      throw configError(`${f}.valueFrom: Not supported: configMapKeyRef and secretKeyRef need an API server`);
+    } else value = expand(e.value ?? '', lookup);
+    defined.set(e.name, value);
+  });
+  return [...defined.entries()];
+}
+
+/** expandCommand, as ExpandContainerCommandAndArgs: `$(VAR)` in command and args from the final env. */
+export function expandCommand(container: Container, env: Array<[string, string]>): { command?: string[]; args?: string[] } {
+  const lookup = mappingFor(new Map(env));
+  return {
+    command: container.command?.length ? container.command.map((s) => expand(s, lookup)) : undefined,
+    args: container.args?.length ? container.args.map((s) => expand(s, lookup)) : undefined,
+  };
+}
+
+async function checkHostPath(p: string, type: string, field: string): Promise<void> {
+  const kind = await stat(p).catch(() => null);
+  const fail = (what: string) => configError(`${field}: hostPath type check failed: ${p} is not ${what}`);
+  switch (type) {
+    case '':
+      return;
+    case 'DirectoryOrCreate':
+      if (!kind) await mkdir(p, { recursive: true, mode: 0o755 });
+      else if (!kind.isDirectory()) throw fail('a directory');
+      return;
+    case 'Directory':
+      if (!kind?.isDirectory()) throw fail('a directory');
+      return;
+    case 'FileOrCreate':
+      if (!kind) {
+        await mkdir(path.dirname(p), { recursive: true, mode: 0o755 });
+        await (await open(p, fsConstants.O_CREAT | fsConstants.O_WRONLY, 0o644)).close();
+      } else if (!kind.isFile()) throw fail('a file');
+      return;
+    case 'File':
+      if (!kind?.isFile()) throw fail('a file');
+      return;
+    case 'Socket':
+      if (!kind?.isSocket()) throw fail('a socket file');
+      return;
+    case 'CharDevice':
+      if (!kind?.isCharacterDevice()) throw fail('a character device');
+      return;
+    case 'BlockDevice':
+      if (!kind?.isBlockDevice()) throw fail('a block device');
+      return;
+    default:
+      throw configError(`${field}.type: Unsupported value: ${JSON.stringify(type)}`);
+  }
+}
+
+/**
+ * makeMounts returns Docker binds (`host:container[:ro]`) for the container's volumeMounts,
+ * preparing the host side: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
+ * (created, mode 0777); hostPath → checked or created by its `type`. A subPath is joined below the
+ * volume (and created for emptyDir). Idempotent.
+ * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
+ * failed hostPath check, subPath escaping the volume).
+ */
+export async function makeMounts(pod: Pod, container: Container, rootDir: string, field: string): Promise<string[]> {
+  const uid = pod.metadata?.uid ?? '';
+  const binds: string[] = [];
+  for (const [i, m] of (container.volumeMounts ?? ([] as VolumeMount[])).entries()) {
+    const f = `${field}.volumeMounts[${i}]`;
+    const vol = pod.spec?.volumes?.find((v) => v.name === m.name);
+    if (!vol) throw configError(`${f}.name: Not found: ${JSON.stringify(m.name)}`);
+    let hostPath: string;
+    let isEmptyDir = false;
+    if (vol.emptyDir) {
+      hostPath = emptyDirPath(rootDir, uid, vol.name);
+      await mkdir(hostPath, { recursive: true });
+      await chmod(hostPath, 0o777);
+      isEmptyDir = true;
+    } else if (vol.hostPath) {
+      hostPath = vol.hostPath.path;
+      await checkHostPath(hostPath, vol.hostPath.type ?? '', `spec.volumes[${vol.name}].hostPath`);
+    } else {
+      throw configError(`spec.volumes[${vol.name}]: Not supported: only emptyDir and hostPath volumes are supported`);
+    }
+    if (m.subPath) {
+      const sub = path.normalize(m.subPath);
+      if (path.isAbsolute(sub) || sub === '..' || sub.startsWith('../')) throw configError(`${f}.subPath: Invalid value: ${JSON.stringify(m.subPath)}: must be a relative path not reaching outside the volume`);
+      hostPath = path.join(hostPath, sub);
+      if (isEmptyDir) await mkdir(hostPath, { recursive: true, mode: 0o777 });
+    }
+    binds.push(`${hostPath}:${m.mountPath}${m.readOnly ? ':ro' : ''}`);
+  }
+  return binds;
+}
+
+/**
+ * buildSandboxSpec: the sandbox (pause) container of `pod`, attempt `attempt` (dockershim
+ * makeSandboxDockerConfig): network `none` (or `host` with hostNetwork), hostname = pod name
+ * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID.
+ */
+export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string): ContainerCreateSpec {
+  const spec = pod.spec;
+  return {
+    name: buildSandboxName(pod, attempt),
+    image,
+    labels: sandboxLabels(pod, nodeName, attempt),
+    hostname: spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63),
+    hostConfig: {
+      networkMode: spec?.hostNetwork ? 'host' : 'none',
+      ipcMode: spec?.hostIPC ? 'host' : 'shareable',
+      pidMode: spec?.hostPID ? 'host' : undefined,
+    },
+  };
+}
+
+/**
+ * buildContainerSpec: the Docker create spec of spec container `index` (generateContainerConfig):
+ * Entrypoint = command, Cmd = args (`$(VAR)` expanded), env, working dir, exposed ports, binds,
+ * namespaces joined from the sandbox, memory/CPU limits and CPU shares, labels with `hash` and
+ * `restartCount` (also the name's attempt). Prepares volume directories (see makeMounts).
+ * @throws AgentError with reason `CreateContainerConfigError`.
+ */
+export async function buildContainerSpec(pod: Pod, index: number, hash: string, restartCount: number, image: string, ctx: ContainerConfigContext): Promise<ContainerCreateSpec> {
+  const container = pod.spec!.containers[index];
+  const field = `spec.containers[${index}]`;
+  const env = makeEnvironmentVariables(pod, container, ctx, field);
+  const { command, args } = expandCommand(container, env);
+  const binds = await makeMounts(pod, container, ctx.rootDir, field);
+  let memory = 0;
+  let cpuLimit = 0;
+  let cpuRequest = 0;
+  try {
+    const memLimit = resourceQuantity(container, 'limits', 'memory');
+    memory = memLimit === undefined ? 0 : Math.ceil(parseQuantity(memLimit, `${field}.resources.limits.memory`));
+    cpuLimit = milliCpu(resourceQuantity(container, 'limits', 'cpu'), `${field}.resources.limits.cpu`);
+    cpuRequest = milliCpu(resourceQuantity(container, 'requests', 'cpu'), `${field}.resources.requests.cpu`);
+  } catch (err) {
+    throw configError((err as Error).message);
+  }
+  if (cpuRequest === 0 && cpuLimit > 0) cpuRequest = cpuLimit; // request defaults to limit
+  const join = `container:${ctx.sandboxId}`;
+  const spec = pod.spec!;
+  return {
+    name: buildContainerName(container.name, pod, restartCount),
+    image,
+    labels: containerLabels(pod, container, ctx.nodeName, ctx.sandboxId, hash, restartCount),
+    entrypoint: command,
+    cmd: args,
+    env: env.map(([k, v]) => `${k}=${v}`),
+    workingDir: container.workingDir,
+    exposedPorts: (container.ports ?? []).map((p) => `${p.containerPort}/${(p.protocol ?? 'TCP').toLowerCase()}`),
+    tty: container.tty === true,
+    openStdin: container.stdin === true,
+    stdinOnce: container.stdinOnce === true,
+    hostConfig: {
+      networkMode: join,
+      ipcMode: spec.hostIPC ? 'host' : join,
+      pidMode: spec.hostPID ? 'host' : spec.shareProcessNamespace ? join : undefined,
+      binds,
+      memory,
+      cpuQuota: cpuQuotaFromLimit(cpuLimit),
+      cpuPeriod: cpuLimit > 0 ? kCpuPeriodUs : undefined,
+      cpuShares: cpuSharesFromRequest(cpuRequest),
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Counterpart of kuberuntime's KillPod / killPodWithSyncResult / killContainersWithSyncResult
+ * (kuberuntime_manager.go, kuberuntime_container.go) followed by syncTerminatedPod's cleanup:
+ * stop a pod's containers within the grace period, then its sandbox; optionally remove it all.
+ */
+import { rm } from 'node:fs/promises';
+import { isNotFound, isRetriable, serializeError } from '../shared/errors.js';
+import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '../shared/messages.js';
+import { podDir } from './container-config.js';
+import { getRuntimePod } from './runtime-pod.js';
+import type { SyncDeps } from './sync-pod.js';
+
+type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
+
+/** Seconds a sandbox gets to stop (dockershim's defaultSandboxGracePeriod); the pause process exits on SIGTERM at once. */
+export const kSandboxGracePeriodSeconds = 10;
+
+function failureMessage(err: unknown): string {
+  return serializeError(err).message;
+}
+
+/**
+ * stopContainers stops `containers` in parallel (Docker's stop: SIGTERM, SIGKILL after
+ * `gracePeriodSeconds`), recording a `KillContainer` (or `KillPodSandbox`) step for each and a
+ * Killing event (`Stopping container <name>`) for app containers. Exited ones are skipped; one
+ * that vanished counts as stopped. Resolves to true if anything was stopped.
+ * @throws AgentError when the runtime is unavailable (retriable): the rest is pointless.
+ */
+export async function stopContainers(deps: SyncDeps, containers: RuntimeContainer[], gracePeriodSeconds: number, out: StepSink): Promise<boolean> {
+  const live = containers.filter((c) => c.state !== 'exited');
+  const results = await Promise.allSettled(
+    live.map(async (c) => {
+      if (!c.sandbox) out.events.push({ type: 'Normal', reason: 'Killing', message: `Stopping container ${c.name}`, fieldPath: `spec.containers{${c.name}}` });
+      try {
+        await deps.runtime.stopContainer(c.id, gracePeriodSeconds);
+        out.steps.push({ action: c.sandbox ? 'KillPodSandbox' : 'KillContainer', target: c.name, ok: true });
+      } catch (err) {
+        if (isNotFound(err)) {
+          out.steps.push({ action: c.sandbox ? 'KillPodSandbox' : 'KillContainer', target: c.name, ok: true });
+          return;
+        }
+        out.steps.push({ action: c.sandbox ? 'KillPodSandbox' : 'KillContainer', target: c.name, ok: false, reason: c.sandbox ? 'KillPodSandboxError' : 'KillContainerError', message: failureMessage(err) });
+        throw err;
+      }
+    }),
+  );
+  const unavailable = results.find((r) => r.status === 'rejected' && isRetriable(r.reason) && (r.reason as { code?: string }).code === 'ERR_RUNTIME_UNAVAILABLE');
+  if (unavailable && unavailable.status === 'rejected') throw unavailable.reason;
+  return live.length > 0;
+}
+
+/**
+ * killRuntimePod stops every app container of `runtimePod` (in parallel, within the grace
+ * period), then its sandboxes, as killPodWithSyncResult. Resolves to true if anything was stopped.
+ */
+export async function killRuntimePod(deps: SyncDeps, runtimePod: RuntimePod, gracePeriodSeconds: number, out: StepSink): Promise<boolean> {
+  const a = await stopContainers(deps, runtimePod.containers, gracePeriodSeconds, out);
+  const b = await stopContainers(deps, runtimePod.sandboxes, kSandboxGracePeriodSeconds, out);
+  return a || b;
+}
+
+/**
+ * removeContainers removes the given containers (in parallel), one `RemoveContainer` step each;
+ * an already removed one counts as removed. Best effort: failures are recorded, not thrown,
+ * except runtime-unavailable.
+ */
+export async function removeContainers(deps: SyncDeps, containers: Array<Pick<RuntimeContainer, 'id' | 'name'>>, out: StepSink): Promise<boolean> {
+  let unavailable: unknown;
+  await Promise.all(
+    containers.map(async (c) => {
+      try {
+        await deps.runtime.removeContainer(c.id);
+        out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
+      } catch (err) {
+        if (isNotFound(err)) {
+          out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
+          return;
+        }
+        if ((err as { code?: string }).code === 'ERR_RUNTIME_UNAVAILABLE') unavailable = err;
+        out.steps.push({ action: 'RemoveContainer', target: c.name, ok: false, reason: 'RemoveContainerError', message: failureMessage(err) });
+      }
+    }),
+  );
+  if (unavailable) throw unavailable;
+  return containers.length > 0;
+}
+
+/**
+ * killPod carries out a KillPodTask: stops the pod's app containers in parallel with
+ * `gracePeriodSeconds` (SIGTERM, then SIGKILL), then its sandbox; with `remove`, removes every
+ * container of the pod and the directory `{rootDir}/pods/{uid}` (only that). Idempotent: a pod with
+ * nothing left resolves ok with `runtimePod` null. Runs on a worker thread.
+ * @throws AgentError (ERR_RUNTIME_UNAVAILABLE, or ERR_INVALID_ARGUMENT for an unsafe UID).
+ */
+export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyncResult> {
+  const dir = podDir(deps.rootDir, task.podUid); // validates the UID before anything is touched
+  const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
+  const grace = Math.max(0, Math.floor(task.gracePeriodSeconds));
+  let runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  let changed = false;
+  if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result);
+  if (task.remove) {
+    if (runtimePod) changed = (await removeContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
+    await rm(dir, { recursive: true, force: true });
+  }
+  if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  result.runtimePod = runtimePod;
+  deps.logger?.info({ podUID: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');
+  return result;
+}

@@ -1,0 +1,105 @@
+/**
+ * Counterpart of kuberuntime's GetPodStatus (kuberuntime_manager.go) with dockershim's
+ * ListContainers/ContainerStatus: everything of one pod UID found in the runtime, as a
+ * RuntimePod (the kubecontainer.PodStatus).
+ */
+import { isNotFound } from '../shared/errors.js';
+import type { RuntimeContainer, RuntimeContainerState, RuntimePod } from '../shared/messages.js';
+import {
+  kContainerHashLabel, kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kDefaultTerminationGracePeriodSeconds,
+  kPodNameLabel, kPodNamespaceLabel, kPodUidLabel, kRestartCountLabel, kSandboxIdLabel, kTerminationGracePeriodLabel, parseContainerName,
+} from './labels.js';
+import type { ContainerDetails, ContainerRuntime } from './runtime/runtime.js';
+import { ownerLabelFilter } from './labels.js';
+
+/** toRuntimeState maps Docker's state word to a RuntimeContainerState (dockershim toRuntimeAPIContainerState). */
+export function toRuntimeState(dockerState: string): RuntimeContainerState {
+  switch (dockerState) {
+    case 'running':
+    case 'paused':
+    case 'restarting':
+      return 'running';
+    case 'created':
+      return 'created';
+    case 'exited':
+    case 'dead':
+      return 'exited';
+    default:
+      return 'unknown';
+  }
+}
+
+function intLabel(v: string | undefined, fallback: number): number {
+  const n = Number(v);
+  return v !== undefined && v !== '' && Number.isSafeInteger(n) && n >= 0 ? n : fallback;
+}
+
+/**
+ * toRuntimeContainer maps an inspected container to a RuntimeContainer. Reason: `OOMKilled` if
+ * the kernel OOM-killed it, `Completed` on exit 0, `Error` otherwise (only once exited; '' before).
+ */
+export function toRuntimeContainer(c: ContainerDetails): RuntimeContainer {
+  const state = toRuntimeState(c.status);
+  const parsed = parseContainerName(c.name);
+  const sandbox = c.labels[kContainerTypeLabel] === kContainerTypeSandbox;
+  let reason = '';
+  if (state === 'exited') reason = c.oomKilled ? 'OOMKilled' : c.exitCode === 0 ? 'Completed' : 'Error';
+  const restartCount = intLabel(c.labels[kRestartCountLabel], parsed?.attempt ?? 0);
+  return {
+    id: c.id,
+    name: c.labels[kContainerNameLabel] ?? parsed?.containerName ?? '',
+    sandbox,
+    attempt: parsed?.attempt ?? restartCount,
+    state,
+    hash: c.labels[kContainerHashLabel] ?? '',
+    restartCount,
+    image: c.image,
+    imageId: c.imageId,
+    createdAtMs: c.createdAtMs,
+    startedAtMs: c.startedAtMs,
+    finishedAtMs: state === 'running' ? 0 : c.finishedAtMs,
+    exitCode: state === 'exited' ? c.exitCode : 0,
+    reason,
+    message: c.error,
+    sandboxId: sandbox ? '' : (c.labels[kSandboxIdLabel] ?? ''),
+  };
+}
+
+/** Newest first by createdAt; ties broken by attempt (higher first), then ID for stability. */
+function newestFirst(a: RuntimeContainer, b: RuntimeContainer): number {
+  return b.createdAtMs - a.createdAtMs || b.attempt - a.attempt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * getRuntimePod lists the containers of pod `uid` owned by `nodeName` (one list call), inspects
+ * each (in parallel) and returns them as a RuntimePod with sandboxes and app containers newest
+ * first; null when nothing of the pod exists. A container removed between list and inspect is
+ * skipped. `podIp` is left '' (filled by the main thread).
+ * @throws AgentError from the runtime (e.g. ERR_RUNTIME_UNAVAILABLE).
+ */
+export async function getRuntimePod(runtime: ContainerRuntime, nodeName: string, uid: string): Promise<RuntimePod | null> {
+  const list = await runtime.listContainers({ labels: ownerLabelFilter(nodeName, uid) });
+  const details = await Promise.all(
+    list.map(async (s) => {
+      try {
+        return await runtime.inspectContainer(s.id);
+      } catch (err) {
+        if (isNotFound(err)) return null;
+        throw err;
+      }
+    }),
+  );
+  const found = details.filter((d): d is ContainerDetails => d !== null && d.labels[kPodUidLabel] === uid);
+  if (found.length === 0) return null;
+  const all = found.map(toRuntimeContainer).sort(newestFirst);
+  const newest = found.slice().sort((a, b) => b.createdAtMs - a.createdAtMs)[0];
+  return {
+    uid,
+    name: newest.labels[kPodNameLabel] ?? '',
+    namespace: newest.labels[kPodNamespaceLabel] ?? '',
+    sandboxes: all.filter((c) => c.sandbox),
+    containers: all.filter((c) => !c.sandbox),
+    podIp: '',
+    terminationGracePeriodSeconds: intLabel(newest.labels[kTerminationGracePeriodLabel], kDefaultTerminationGracePeriodSeconds),
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * Counterpart of dockershim (pkg/kubelet/dockershim, removed in Kubernetes 1.24): the
+ * ContainerRuntime port over the Docker Engine API, through dockerode. The ONLY module that
+ * imports dockerode (STYLE.md §1).
+ *
+ * dockerode 5.0.1 sends unversioned paths, which dockerd 20.10 serves at API 1.41: no version
+ * is pinned here on purpose (pinning a newer one gets HTTP 400).
+ */
+import Docker from 'dockerode';
+import { AgentError } from '../../shared/errors.js';
+import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary } from './runtime.js';
+
+const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * dockerTimeMs converts a Docker RFC 3339 time (nanosecond precision allowed) to epoch ms;
+ * Docker's zero time `0001-01-01T00:00:00Z`, '' and anything unparsable give 0.
+ */
+export function dockerTimeMs(t: string | undefined | null): number {
+  if (!t || t.startsWith('0001-01-01')) return 0;
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+/**
+ * toAgentError maps a dockerode/HTTP error to an AgentError: socket errors → ERR_RUNTIME_UNAVAILABLE
+ * (retriable), 404 → ERR_NOT_FOUND, 409 → ERR_ALREADY_EXISTS, anything else → ERR_RUNTIME
+ * (retriable for 5xx). `what` names the operation, e.g. `create container k8s_web_…`.
+ */
+export function toAgentError(err: unknown, what: string): AgentError {
+  if (err instanceof AgentError) return err;
+  const e = err as { code?: unknown; statusCode?: unknown; json?: { message?: unknown } | null; message?: unknown };
+  const detail = typeof e?.json?.message === 'string' ? e.json.message : String(e?.message ?? err);
+  if (typeof e?.code === 'string' && kUnavailableCodes.has(e.code)) {
+    return new AgentError('ERR_RUNTIME_UNAVAILABLE', `${what}: container runtime is unavailable: ${detail}`, { retriable: true, cause: err });
+  }
+  switch (e?.statusCode) {
+    case 404:
+      return new AgentError('ERR_NOT_FOUND', `${what}: ${detail}`, { cause: err });
+    case 409:
+      return new AgentError('ERR_ALREADY_EXISTS', `${what}: ${detail}`, { cause: err });
+    default: {
+      const status = typeof e?.statusCode === 'number' ? e.statusCode : 0;
+      return new AgentError('ERR_RUNTIME', `${what}: ${detail}`, { retriable: status === 0 || status >= 500, cause: err });
+    }
+  }
+}
+
+function statusCode(err: unknown): unknown {
+  return (err as { statusCode?: unknown } | null)?.statusCode;
+}
+
+class DockerRuntime implements ContainerRuntime {
+  readonly #docker: Docker;
+
+  constructor(socketPath: string) {
+    this.#docker = new Docker({ socketPath });
+  }
+
+  async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
+    try {
+      const list = await this.#docker.listContainers({ all: true, filters: { label: filter.labels } });
+      return list.map((c) => ({
+        id: c.Id,
+        name: (c.Names?.[0] ?? '').replace(/^\//, ''),
+        labels: c.Labels ?? {},
+        state: c.State ?? 'unknown',
+        createdAtMs: (c.Created ?? 0) * 1000,
+      }));
+    } catch (err) {
+      throw toAgentError(err, 'list containers');
+    }
+  }
+
+  async inspectContainer(id: string): Promise<ContainerDetails> {
+    try {
+      const c = await this.#docker.getContainer(id).inspect();
+      return {
+        id: c.Id,
+        name: (c.Name ?? '').replace(/^\//, ''),
+        labels: c.Config?.Labels ?? {},
+        image: c.Config?.Image ?? '',
+        imageId: c.Image ?? '',
+        status: c.State?.Status ?? 'unknown',
+        running: c.State?.Running === true,
+        exitCode: c.State?.ExitCode ?? 0,
+        oomKilled: c.State?.OOMKilled === true,
+        error: c.State?.Error ?? '',
+        createdAtMs: dockerTimeMs(c.Created),
+        startedAtMs: dockerTimeMs(c.State?.StartedAt),
+        finishedAtMs: dockerTimeMs(c.State?.FinishedAt),
+        networkMode: c.HostConfig?.NetworkMode ?? '',
+      };
+    } catch (err) {
+      throw toAgentError(err, `inspect container ${id}`);
+    }
+  }
+
+  async createContainer(spec: ContainerCreateSpec): Promise<string> {
+    const hc = spec.hostConfig;
+    try {
+      const c = await this.#docker.createContainer({
+        name: spec.name,
+        Image: spec.image,
+        Labels: spec.labels,
+        Entrypoint: spec.entrypoint,
+        Cmd: spec.cmd,
+        Env: spec.env,
+        WorkingDir: spec.workingDir || undefined,
+        Hostname: spec.hostname || undefined,
+        ExposedPorts: spec.exposedPorts?.length ? Object.fromEntries(spec.exposedPorts.map((p) => [p, {}])) : undefined,
+        Tty: spec.tty,
+        OpenStdin: spec.openStdin,
+        StdinOnce: spec.stdinOnce,
+        HostConfig: {
+          NetworkMode: hc.networkMode,
+          IpcMode: hc.ipcMode,
+          PidMode: hc.pidMode,
+          Binds: hc.binds?.length ? hc.binds : undefined,
+          Memory: hc.memory || undefined,
+          CpuQuota: hc.cpuQuota || undefined,
+          CpuPeriod: hc.cpuPeriod || undefined,
+          CpuShares: hc.cpuShares || undefined,
+          // The kubelet restarts containers itself (restart backoff); Docker must not.
+          RestartPolicy: { Name: 'no' },
+        },
+      });
+      return c.id;
+    } catch (err) {
+      throw toAgentError(err, `create container ${spec.name}`);
+    }
+  }
+
+  async startContainer(id: string): Promise<void> {
+    try {
+      await this.#docker.getContainer(id).start();
+    } catch (err) {
+      if (statusCode(err) === 304) return; // already started
+      throw toAgentError(err, `start container ${id}`);
+    }
+  }
+
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    try {
+      await this.#docker.getContainer(id).stop({ t: Math.max(0, Math.floor(timeoutSeconds)) });
+    } catch (err) {
+      if (statusCode(err) === 304) return; // already stopped
+      throw toAgentError(err, `stop container ${id}`);
+    }
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    try {
+      await this.#docker.getContainer(id).remove({ force: true, v: true });
+    } catch (err) {
+      throw toAgentError(err, `remove container ${id}`);
+    }
+  }
+
+  async imageExists(ref: string): Promise<{ id: string } | null> {
+    try {
+      const img = await this.#docker.getImage(ref).inspect();
+      return { id: img.Id };
+    } catch (err) {
+      if (statusCode(err) === 404) return null;
+      throw toAgentError(err, `inspect image ${ref}`);
+    }
+  }
+
+  async pullImage(ref: string): Promise<void> {
+    try {
+      const stream = await this.#docker.pull(ref);
+      await new Promise<void>((resolve, reject) => {
+        this.#docker.modem.followProgress(stream, (err: Error | null, output: Array<{ error?: string }>) => {
+          const failed = output?.find((o) => typeof o?.error === 'string');
+          if (err) reject(err);
+          else if (failed) reject(new Error(failed.error));
+          else resolve();
+        });
+      });
+    } catch (err) {
+      const e = toAgentError(err, `pull image ${JSON.stringify(ref)}`);
+      if (e.code === 'ERR_RUNTIME_UNAVAILABLE') throw e;
+      throw new AgentError('ERR_RUNTIME', e.message, { retriable: true, reason: 'ErrImagePull', cause: err });
+    }
+  }
+}
+
+const runtimes = new Map<string, ContainerRuntime>();
+
+/**
+ * getDockerRuntime returns this thread's ContainerRuntime for the Docker socket at `socketPath`
+ * (one dockerode client per socket per thread: the exception to "no module singletons", STYLE.md C7).
+ */
+export function getDockerRuntime(socketPath: string): ContainerRuntime {
+  let rt = runtimes.get(socketPath);
+  if (!rt) {
+    rt = new DockerRuntime(socketPath);
+    runtimes.set(socketPath, rt);
+  }
+  return rt;
+}

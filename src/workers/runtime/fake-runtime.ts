@@ -1,0 +1,108 @@
+/**
+ * An in-memory ContainerRuntime (the kubelet's pkg/kubelet/container/testing FakeRuntime idea),
+ * selected with `--runtime fake`: lets benches and tests drive the whole agent without Docker.
+ * Containers never exit on their own; stop makes them exit with code 0.
+ */
+import { randomBytes } from 'node:crypto';
+import { AgentError } from '../../shared/errors.js';
+import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary } from './runtime.js';
+
+/** Options of newFakeRuntime. */
+export interface FakeRuntimeOptions {
+  /** Images present from the start; undefined = every image is present. */
+  images?: string[];
+  /** Clock, epoch ms (default Date.now). */
+  now?: () => number;
+}
+
+interface FakeContainer {
+  details: ContainerDetails;
+  spec: ContainerCreateSpec;
+}
+
+/** FakeRuntime: ContainerRuntime plus what tests want to look at. */
+export interface FakeRuntime extends ContainerRuntime {
+  /** Every call made, as `op:arg` (e.g. `create:k8s_web_…`, `stop:<id>`), in order. */
+  readonly calls: string[];
+  /** Makes a running container exit with `exitCode` (as if its process ended). */
+  exit(id: string, exitCode: number): void;
+  /** The create spec a container was made from. */
+  specOf(id: string): ContainerCreateSpec | undefined;
+}
+
+function matches(labels: Record<string, string>, filter: string[]): boolean {
+  return filter.every((f) => {
+    const eq = f.indexOf('=');
+    return eq === -1 ? f in labels : labels[f.slice(0, eq)] === f.slice(eq + 1);
+  });
+}
+
+/** newFakeRuntime builds an empty in-memory runtime. Not thread-shared: one per worker thread. */
+export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
+  const now = options.now ?? Date.now;
+  const images = options.images ? new Set(options.images) : null;
+  const containers = new Map<string, FakeContainer>();
+  const calls: string[] = [];
+  const get = (id: string): FakeContainer => {
+    const c = containers.get(id) ?? [...containers.values()].find((x) => x.details.name === id);
+    if (!c) throw new AgentError('ERR_NOT_FOUND', `No such container: ${id}`);
+    return c;
+  };
+  const finish = (c: FakeContainer, exitCode: number) => {
+    Object.assign(c.details, { status: 'exited', running: false, exitCode, finishedAtMs: now() });
+  };
+  return {
+    calls,
+    async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
+      calls.push('list');
+      return [...containers.values()]
+        .filter((c) => matches(c.details.labels, filter.labels))
+        .map((c) => ({ id: c.details.id, name: c.details.name, labels: { ...c.details.labels }, state: c.details.status, createdAtMs: c.details.createdAtMs }));
+    },
+    async inspectContainer(id: string): Promise<ContainerDetails> {
+      return { ...get(id).details, labels: { ...get(id).details.labels } };
+    },
+    async createContainer(spec: ContainerCreateSpec): Promise<string> {
+      calls.push(`create:${spec.name}`);
+      if ([...containers.values()].some((c) => c.details.name === spec.name)) throw new AgentError('ERR_ALREADY_EXISTS', `Conflict. The container name "/${spec.name}" is already in use`);
+      if (images && !images.has(spec.image)) throw new AgentError('ERR_NOT_FOUND', `No such image: ${spec.image}`);
+      const id = randomBytes(32).toString('hex');
+      containers.set(id, {
+        spec,
+        details: {
+          id, name: spec.name, labels: { ...spec.labels }, image: spec.image, imageId: `sha256:${'0'.repeat(64)}`, status: 'created', running: false,
+          exitCode: 0, oomKilled: false, error: '', createdAtMs: now(), startedAtMs: 0, finishedAtMs: 0, networkMode: spec.hostConfig.networkMode ?? '',
+        },
+      });
+      return id;
+    },
+    async startContainer(id: string): Promise<void> {
+      calls.push(`start:${id}`);
+      const c = get(id);
+      if (!c.details.running) Object.assign(c.details, { status: 'running', running: true, startedAtMs: now(), finishedAtMs: 0, exitCode: 0 });
+    },
+    async stopContainer(id: string): Promise<void> {
+      calls.push(`stop:${id}`);
+      const c = get(id);
+      if (c.details.running) finish(c, 0);
+    },
+    async removeContainer(id: string): Promise<void> {
+      calls.push(`remove:${id}`);
+      containers.delete(get(id).details.id);
+    },
+    async imageExists(ref: string) {
+      return !images || images.has(ref) ? { id: `sha256:${'0'.repeat(64)}` } : null;
+    },
+    async pullImage(ref: string): Promise<void> {
+      calls.push(`pull:${ref}`);
+      throw new AgentError('ERR_RUNTIME', `pull image ${JSON.stringify(ref)}: the fake runtime cannot pull`, { retriable: true, reason: 'ErrImagePull' });
+    },
+    exit(id: string, exitCode: number): void {
+      const c = get(id);
+      if (c.details.running) finish(c, exitCode);
+    },
+    specOf(id: string) {
+      return containers.get(id)?.spec;
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The one place that enforces DESIGN.md §4's ownership rule (what dockershim got for free by
+ * owning its engine): an agent lists and touches only containers that carry
+ * `io.kubernetes.pod.uid` AND its own `kubelet-ts.node-name`. Several agents (and tests) may
+ * share one Docker engine.
+ */
+import { AgentError } from '../../shared/errors.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../labels.js';
+import type { ContainerCreateSpec, ContainerListFilter, ContainerRuntime, ContainerSummary } from './runtime.js';
+
+class NodeScopedRuntime implements ContainerRuntime {
+  constructor(
+    private readonly inner: ContainerRuntime,
+    private readonly nodeName: string,
+  ) {}
+
+  async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
+    const labels = [...ownerLabelFilter(this.nodeName), ...filter.labels];
+    const list = await this.inner.listContainers({ labels: [...new Set(labels)] });
+    // Belt and braces: the engine applied the filter, check it anyway.
+    return list.filter((c) => isOwnedBy(c.labels, this.nodeName));
+  }
+
+  inspectContainer(id: string) {
+    return this.inner.inspectContainer(id);
+  }
+
+  async createContainer(spec: ContainerCreateSpec): Promise<string> {
+    if (!isOwnedBy(spec.labels, this.nodeName)) {
+      throw new AgentError('ERR_INVALID_ARGUMENT', `create container ${spec.name}: labels ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName} are required`);
+    }
+    return this.inner.createContainer(spec);
+  }
+
+  async startContainer(id: string): Promise<void> {
+    await this.#guard(id, 'start');
+    return this.inner.startContainer(id);
+  }
+
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    await this.#guard(id, 'stop');
+    return this.inner.stopContainer(id, timeoutSeconds);
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    await this.#guard(id, 'remove');
+    return this.inner.removeContainer(id);
+  }
+
+  imageExists(ref: string) {
+    return this.inner.imageExists(ref);
+  }
+
+  pullImage(ref: string) {
+    return this.inner.pullImage(ref);
+  }
+
+  /** Re-reads the labels of what we are about to touch; refuses anything not ours. */
+  async #guard(id: string, op: string): Promise<void> {
+    const c = await this.inner.inspectContainer(id);
+    if (!isOwnedBy(c.labels, this.nodeName)) {
+      throw new AgentError('ERR_INVALID_ARGUMENT', `refusing to ${op} container ${id} (${c.name}): it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName}`);
+    }
+  }
+}
+
+/**
+ * scopeToNode wraps a ContainerRuntime so that listContainers only ever returns containers owned
+ * by `nodeName`, createContainer requires the owner labels, and start/stop/remove first inspect
+ * the target and throw AgentError `ERR_INVALID_ARGUMENT` if it is not owned (ERR_NOT_FOUND if it
+ * is gone). Every worker code path goes through this wrapper.
+ * @throws AgentError ERR_INVALID_ARGUMENT if `nodeName` is empty.
+ */
+export function scopeToNode(runtime: ContainerRuntime, nodeName: string): ContainerRuntime {
+  if (!nodeName) throw new AgentError('ERR_INVALID_ARGUMENT', 'scopeToNode: nodeName must be a non-empty string');
+  return new NodeScopedRuntime(runtime, nodeName);
+}

@@ -1,0 +1,251 @@
+/**
+ * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod (with startContainer and
+ * the image puller of pkg/kubelet/images): carries out the PodActions that computePodActions
+ * planned, in the kubelet's order — kill, (garbage), sandbox, containers — and reports each step.
+ */
+import type { Container, Pod } from '../shared/api.js';
+import { AgentError, serializeError } from '../shared/errors.js';
+import type { Logger } from '../shared/logging.js';
+import type { PodSyncResult, RuntimePod, SyncPodTask } from '../shared/messages.js';
+import { computePodActions, type ContainerToStart } from './compute-pod-actions.js';
+import { buildContainerSpec, buildSandboxSpec } from './container-config.js';
+import { killRuntimePod, removeContainers, stopContainers } from './kill-pod.js';
+import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
+import { getRuntimePod } from './runtime-pod.js';
+import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
+
+/** What a sync needs besides its task (one per worker thread). */
+export interface SyncDeps {
+  /** The node-scoped runtime (see runtime/node-scope.ts). */
+  runtime: ContainerRuntime;
+  nodeName: string;
+  /** --root-dir, absolute. */
+  rootDir: string;
+  /** --pod-infra-container-image. */
+  podInfraContainerImage: string;
+  /** Epoch ms. */
+  now: () => number;
+  logger?: Logger;
+}
+
+/** Requeue delay when a sync stopped at its deadline with work left, milliseconds. */
+export const kDeadlineRequeueMs = 100;
+
+/** Requeue delay after a failed step (sandbox creation, image pull, create/start), milliseconds. */
+export const kFailedStepRequeueMs = 10_000;
+
+type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
+
+/** imagePullPolicy defaulted as core/v1 does: `Always` for `:latest` or no tag, else `IfNotPresent`. */
+export function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): PullPolicy {
+  const p = c.imagePullPolicy as PullPolicy | undefined;
+  if (p === 'Always' || p === 'IfNotPresent' || p === 'Never') return p;
+  const image = c.image ?? '';
+  if (image.includes('@')) return 'IfNotPresent';
+  const lastSlash = image.lastIndexOf('/');
+  const colon = image.indexOf(':', lastSlash + 1);
+  return colon === -1 || image.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+function isUnavailable(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'ERR_RUNTIME_UNAVAILABLE';
+}
+
+class PodSync {
+  readonly result: PodSyncResult;
+  changed = false;
+  constructor(
+    readonly deps: SyncDeps,
+    readonly task: SyncPodTask,
+    readonly pod: Pod,
+    runtimePod: RuntimePod | null,
+  ) {
+    this.result = { podUid: pod.metadata?.uid ?? '', steps: [], events: [], runtimePod, waiting: {}, backoff: {}, requeueAfterMs: 0 };
+  }
+
+  requeue(ms: number): void {
+    this.result.requeueAfterMs = this.result.requeueAfterMs === 0 ? ms : Math.min(this.result.requeueAfterMs, ms);
+  }
+
+  /** False (and a requeue) once the task's deadline has passed. */
+  inTime(): boolean {
+    if (this.deps.now() < this.task.deadlineMs) return true;
+    this.requeue(kDeadlineRequeueMs);
+    this.deps.logger?.debug({ podUID: this.result.podUid }, 'Sync deadline reached, requeueing');
+    return false;
+  }
+
+  /**
+   * ensureImage, as imageManager.EnsureImageExists: Never + absent → ErrImageNeverPull;
+   * IfNotPresent + absent, or Always → pull (ErrImagePull on failure). Resolves true when usable.
+   */
+  async ensureImage(image: string, policy: PullPolicy, target: string, fieldPath?: string): Promise<boolean> {
+    const present = await this.deps.runtime.imageExists(image);
+    if (present && policy !== 'Always') {
+      if (fieldPath) this.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
+      return true;
+    }
+    if (policy === 'Never') {
+      const message = `Container image "${image}" is not present with pull policy of Never`;
+      this.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'ErrImageNeverPull', message });
+      this.result.events.push({ type: 'Warning', reason: 'ErrImageNeverPull', message, fieldPath });
+      this.result.waiting[target] = { reason: 'ErrImageNeverPull', message };
+      return false;
+    }
+    this.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
+    try {
+      await this.deps.runtime.pullImage(image);
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      const message = `Failed to pull image "${image}": ${serializeError(err).message}`;
+      this.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'ErrImagePull', message });
+      this.result.events.push({ type: 'Warning', reason: 'Failed', message, fieldPath });
+      this.result.waiting[target] = { reason: 'ErrImagePull', message };
+      this.requeue(kFailedStepRequeueMs);
+      return false;
+    }
+    this.result.steps.push({ action: 'PullImage', target, ok: true });
+    this.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}"`, fieldPath });
+    return true;
+  }
+
+  /**
+   * create with dockershim's name-conflict recovery: if the name is taken by a dead container of
+   * this pod (e.g. a create that timed out but happened), remove it and create again, once.
+   */
+  async create(spec: ContainerCreateSpec): Promise<string> {
+    try {
+      return await this.deps.runtime.createContainer(spec);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'ERR_ALREADY_EXISTS') throw err;
+      const mine = await this.deps.runtime.listContainers({ labels: [`${kPodUidLabel}=${this.result.podUid}`] });
+      const taken = mine.find((c) => c.name === spec.name);
+      if (!taken || taken.state === 'running') throw err;
+      await this.deps.runtime.removeContainer(taken.id);
+      this.changed = true;
+      return await this.deps.runtime.createContainer(spec);
+    }
+  }
+
+  /** Creates and starts the sandbox; resolves to its ID, or '' on failure (recorded). */
+  async createSandbox(attempt: number): Promise<string> {
+    const image = this.deps.podInfraContainerImage;
+    try {
+      if (!(await this.ensureImage(image, 'IfNotPresent', 'POD'))) return '';
+      const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image);
+      const id = await this.create(spec);
+      this.changed = true;
+      await this.deps.runtime.startContainer(id);
+      this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: true });
+      return id;
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      const message = serializeError(err).message;
+      this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
+      this.result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
+      this.requeue(kFailedStepRequeueMs);
+      return '';
+    }
+  }
+
+  /** startContainer: image, config, create, start; failures become waiting reasons (recorded). */
+  async startContainer(c: ContainerToStart, sandboxId: string): Promise<void> {
+    const container = this.pod.spec!.containers[c.index];
+    const fieldPath = `spec.containers{${c.name}}`;
+    const fail = (reason: string, message: string, eventMessage = `Error: ${message}`) => {
+      this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason, message });
+      this.result.events.push({ type: 'Warning', reason: 'Failed', message: eventMessage, fieldPath });
+      this.result.waiting[c.name] = { reason, message };
+      this.requeue(kFailedStepRequeueMs);
+    };
+    const image = container.image ?? '';
+    if (!(await this.ensureImage(image, pullPolicyOf(container), c.name, fieldPath))) return;
+    let spec: ContainerCreateSpec;
+    try {
+      spec = await buildContainerSpec(this.pod, c.index, c.hash, c.restartCount, image, {
+        nodeName: this.deps.nodeName,
+        rootDir: this.deps.rootDir,
+        hostIp: this.task.hostIp,
+        sandboxId,
+      });
+    } catch (err) {
+      return fail('CreateContainerConfigError', serializeError(err).message);
+    }
+    let id: string;
+    try {
+      id = await this.create(spec);
+      this.changed = true;
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      return fail('CreateContainerError', serializeError(err).message);
+    }
+    this.result.events.push({ type: 'Normal', reason: 'Created', message: `Created container ${c.name}`, fieldPath });
+    try {
+      await this.deps.runtime.startContainer(id);
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      const message = serializeError(err).message;
+      return fail('RunContainerError', message, `Error: failed to start container "${c.name}": ${message}`);
+    }
+    this.result.steps.push({ action: 'StartContainer', target: c.name, ok: true });
+    this.result.events.push({ type: 'Normal', reason: 'Started', message: `Started container ${c.name}`, fieldPath });
+    this.deps.logger?.info({ podUID: this.result.podUid, containerName: c.name, containerID: id, reason: c.reason }, 'Started container');
+  }
+}
+
+/**
+ * syncPod carries out one SyncPodTask on a worker thread: reads the pod from the runtime,
+ * plans with computePodActions, then (1) kills the pod or the containers to kill (grace period
+ * from the spec, SIGTERM then SIGKILL), (2) removes dead attempts beyond one per container,
+ * (3) creates the sandbox when needed, (4) starts containers in spec order (image by pull policy,
+ * config, create, start). Each action is a step; failures become waiting reasons
+ * (`ErrImageNeverPull`, `ErrImagePull`, `CreateContainerConfigError`, `CreateContainerError`,
+ * `RunContainerError`) and events instead of throwing. Stops between steps once
+ * `task.deadlineMs` has passed and asks for a requeue. Re-reads the pod only if it changed
+ * something. Idempotent: a second call with nothing to do changes nothing.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE (retriable) when Docker cannot be reached;
+ * ERR_INVALID_ARGUMENT for a pod without metadata.uid.
+ */
+export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyncResult> {
+  const pod = task.pod;
+  const uid = pod?.metadata?.uid;
+  if (!uid) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.metadata.uid is required');
+  if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
+  const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
+  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now());
+  const s = new PodSync(deps, task, pod, runtimePod);
+  const r = s.result;
+  r.events.push(...actions.events);
+  Object.assign(r.waiting, actions.waiting);
+  r.backoff = actions.backoff;
+  r.requeueAfterMs = actions.requeueAfterMs;
+
+  await (async () => {
+    if (actions.killPod) {
+      if (runtimePod && (await killRuntimePod(deps, runtimePod, podGracePeriodSeconds(pod), r))) s.changed = true;
+      if (!actions.createSandbox) return;
+    } else if (actions.containersToKill.length && runtimePod) {
+      const byId = new Set(actions.containersToKill.map((k) => k.id));
+      if (await stopContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podGracePeriodSeconds(pod), r)) s.changed = true;
+    }
+    if (actions.containersToRemove.length && runtimePod) {
+      const byId = new Set(actions.containersToRemove);
+      const all = [...runtimePod.containers, ...runtimePod.sandboxes].filter((c) => byId.has(c.id));
+      if (await removeContainers(deps, all, r)) s.changed = true;
+    }
+    let sandboxId = actions.sandboxId;
+    if (actions.createSandbox) {
+      if (!s.inTime()) return;
+      sandboxId = await s.createSandbox(actions.attempt);
+      if (!sandboxId) return;
+    }
+    for (const c of actions.containersToStart) {
+      if (!s.inTime()) return;
+      await s.startContainer(c, sandboxId);
+    }
+  })();
+
+  if (s.changed) r.runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
+  deps.logger?.debug({ podUID: uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod');
+  return r;
+}

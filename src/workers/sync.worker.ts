@@ -1,0 +1,113 @@
+/**
+ * The Piscina worker entry: the worker-thread half of the kubelet's pod workers
+ * (pkg/kubelet/pod_workers.go → kuberuntime SyncPod/KillPod, and the PLEG's relist call).
+ * Each task is plain data (shared/messages.ts); the handler never throws (STYLE.md C5).
+ */
+import path from 'node:path';
+import { workerData } from 'node:worker_threads';
+import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
+import { newLogger, type Logger } from '../shared/logging.js';
+import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
+import { killPod } from './kill-pod.js';
+import { relist } from './relist.js';
+import { getDockerRuntime } from './runtime/docker-runtime.js';
+import { newFakeRuntime } from './runtime/fake-runtime.js';
+import { scopeToNode } from './runtime/node-scope.js';
+import type { ContainerRuntime } from './runtime/runtime.js';
+import { syncPod, type SyncDeps } from './sync-pod.js';
+
+/** A worker handler: one task in, one WorkerResult out; never rejects. */
+export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
+
+/** Extra dependencies for createWorkerHandler (tests). */
+export interface WorkerHandlerDeps {
+  /** Clock, epoch ms (default Date.now). */
+  now?: () => number;
+  /** Logger (default: pino at bootstrap.logLevel on stderr). */
+  logger?: Logger;
+}
+
+/**
+ * validateBootstrap checks a WorkerBootstrap (workerData).
+ * @throws InvalidArgumentError naming the bad `workerData.<field>`.
+ */
+export function validateBootstrap(b: unknown): WorkerBootstrap {
+  if (typeof b !== 'object' || b === null) throw new InvalidArgumentError('workerData must be a WorkerBootstrap object');
+  const w = b as Partial<WorkerBootstrap>;
+  if (w.protocol !== PROTOCOL_VERSION) throw new InvalidArgumentError(`workerData.protocol must be ${PROTOCOL_VERSION}, got ${JSON.stringify(w.protocol)}`);
+  if (w.runtime !== 'docker' && w.runtime !== 'fake') throw new InvalidArgumentError(`workerData.runtime must be 'docker' or 'fake', got ${JSON.stringify(w.runtime)}`);
+  if (w.runtime === 'docker' && (typeof w.dockerSocketPath !== 'string' || !w.dockerSocketPath)) throw new InvalidArgumentError('workerData.dockerSocketPath must be a non-empty string');
+  if (typeof w.nodeName !== 'string' || !w.nodeName) throw new InvalidArgumentError('workerData.nodeName must be a non-empty string');
+  if (typeof w.rootDir !== 'string' || !path.isAbsolute(w.rootDir)) throw new InvalidArgumentError(`workerData.rootDir must be an absolute path, got ${JSON.stringify(w.rootDir)}`);
+  if (typeof w.podInfraContainerImage !== 'string' || !w.podInfraContainerImage) throw new InvalidArgumentError('workerData.podInfraContainerImage must be a non-empty string');
+  return w as WorkerBootstrap;
+}
+
+let fakeRuntime: ContainerRuntime | undefined;
+
+/**
+ * createWorkerHandler builds the task handler for one thread from its bootstrap. The runtime is
+ * `runtime` if given, else this thread's Docker client (or in-memory fake) per
+ * `bootstrap.runtime`; either way wrapped by scopeToNode so only this node's containers are seen
+ * or touched. The handler checks `task.protocol`, dispatches on `task.kind` and returns
+ * `{ok:true, kind, value}` or `{ok:false, kind, error}` — it never rejects.
+ * @throws InvalidArgumentError for a bad bootstrap (see validateBootstrap).
+ */
+export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: ContainerRuntime, deps: WorkerHandlerDeps = {}): WorkerHandler {
+  const b = validateBootstrap(bootstrap);
+  const raw = runtime ?? (b.runtime === 'docker' ? getDockerRuntime(b.dockerSocketPath) : (fakeRuntime ??= newFakeRuntime()));
+  const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
+  const syncDeps: SyncDeps = {
+    runtime: scopeToNode(raw, b.nodeName),
+    nodeName: b.nodeName,
+    rootDir: b.rootDir,
+    podInfraContainerImage: b.podInfraContainerImage,
+    now: deps.now ?? Date.now,
+    logger,
+  };
+  return async (task: WorkerTask): Promise<WorkerResult> => {
+    const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;
+    try {
+      if (task?.protocol !== PROTOCOL_VERSION) {
+        throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
+      }
+      switch (task.kind) {
+        case 'syncPod':
+          return { ok: true, kind: 'syncPod', value: await syncPod(syncDeps, task) };
+        case 'killPod':
+          return { ok: true, kind: 'killPod', value: await killPod(syncDeps, task) };
+        case 'relist':
+          return { ok: true, kind: 'relist', value: await relist(syncDeps.runtime, b.nodeName, syncDeps.now) };
+        default:
+          throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify(kind)}`);
+      }
+    } catch (err) {
+      const error = serializeError(err);
+      logger.warn({ taskKind: kind, err: error }, 'Worker task failed');
+      return { ok: false, kind, error };
+    }
+  };
+}
+
+let defaultHandler: WorkerHandler | undefined;
+let bootstrapError: unknown;
+
+/**
+ * The piscina entry (`filename` of the pool): runs one task with the handler built from this
+ * thread's `workerData` (built on first use). Never throws: a bad bootstrap or task comes back as
+ * `{ok:false, kind, error}`.
+ */
+export default async function runTask(task: WorkerTask): Promise<WorkerResult> {
+  if (!defaultHandler && bootstrapError === undefined) {
+    try {
+      defaultHandler = createWorkerHandler(workerData as WorkerBootstrap);
+    } catch (err) {
+      bootstrapError = err;
+    }
+  }
+  if (!defaultHandler) {
+    const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;
+    return { ok: false, kind, error: serializeError(bootstrapError) };
+  }
+  return defaultHandler(task);
+}
