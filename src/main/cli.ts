@@ -1,0 +1,321 @@
+// Counterpart of cmd/kubelet/app/server.go NewKubeletCommand (flag parsing, --config loading, flag precedence).
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import yargs, { type Argv } from 'yargs';
+import { formatDuration, parseDuration } from '../shared/duration.js';
+import { InvalidArgumentError, isInvalidInput } from '../shared/errors.js';
+import { kDefaultAgentOptions, resolveAgentOptions, type AgentOptions } from './agent-options.js';
+import { loadKubeletConfig } from './kubelet-config.js';
+
+/**
+ * CliUsageError: the command line cannot be used (unknown flag, bad value, bad `--config` file).
+ * Its message is always one line; {@link runCli} prints it as `kubelet-ts: <message>` and exits 2.
+ * It is an InvalidArgumentError, so `isInvalidInput(err)` is true.
+ */
+export class CliUsageError extends InvalidArgumentError {
+  /** The process exit code for this error (2, as for a usage error). */
+  readonly exitCode = 2;
+  constructor(message: string) {
+    super(message.replace(/\s*\n\s*/g, '; ').trim());
+    this.name = 'CliUsageError';
+  }
+}
+
+/**
+ * CliInvocation: what a command line asks for. `agent` is the default command (run the node agent);
+ * `help` and `version` carry the text to print. Later subcommands (`get`, `apply`, …) add kinds.
+ */
+export type CliInvocation =
+  | { command: 'agent'; options: AgentOptions }
+  | { command: 'help' | 'version'; output: string };
+
+/** CliHandlers: what {@link runCli} calls for each command. */
+export interface CliHandlers {
+  /** Runs the node agent with resolved options; runCli resolves when it does. */
+  runAgent?: (options: AgentOptions) => Promise<void>;
+}
+
+/** CliIo: where {@link runCli} writes and how it exits (replaced in tests). */
+export interface CliIo {
+  /** Writes help/version text (with its newline). */
+  stdout(text: string): void;
+  /** Writes error text (with its newline). */
+  stderr(text: string): void;
+  /** Ends the process with `code`. */
+  exit(code: number): void;
+}
+
+const kProcessIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  exit: (code) => process.exit(code),
+};
+
+/** Scalar flags that take a number: parsed by yargs' number parsing, checked by resolveAgentOptions. */
+const kNumberFlags = {
+  port: 'port',
+  'max-pods': 'maxPods',
+  v: 'v',
+  workers: 'workers',
+  'pod-shards': 'podShards',
+  'maximum-dead-containers-per-container': 'maximumDeadContainersPerContainer',
+} as const satisfies Record<string, keyof AgentOptions>;
+
+/** Flags that take a Go duration string. */
+const kDurationFlags = {
+  'file-check-frequency': 'fileCheckFrequencyMs',
+  'http-check-frequency': 'httpCheckFrequencyMs',
+  'sync-frequency': 'syncFrequencyMs',
+  'node-status-update-frequency': 'nodeStatusUpdateFrequencyMs',
+  'relist-period': 'relistPeriodMs',
+} as const satisfies Record<string, keyof AgentOptions>;
+
+/** Flags that take a plain string. */
+const kStringFlags = {
+  'pod-manifest-path': 'podManifestPath',
+  'manifest-url': 'manifestUrl',
+  address: 'address',
+  'hostname-override': 'nodeName',
+  'root-dir': 'rootDir',
+  'docker-endpoint': 'dockerEndpoint',
+  'pod-infra-container-image': 'podInfraContainerImage',
+  'etcd-prefix': 'etcdPrefix',
+  runtime: 'runtime',
+  'node-ip': 'nodeIp',
+} as const satisfies Record<string, keyof AgentOptions>;
+
+const kKubeletGroup = 'Kubelet flags:';
+const kOurGroup = 'kubelet-ts flags:';
+const kOurFlags = new Set(['workers', 'runtime', 'relist-period', 'pod-shards']);
+
+function defaultText(key: keyof AgentOptions): string {
+  const d = kDefaultAgentOptions[key];
+  if (key.endsWith('Ms')) return formatDuration(d as number);
+  if (key === 'nodeName') return `this host's name (${JSON.stringify(d)})`;
+  if (Array.isArray(d)) return d.length === 0 ? 'none' : d.join(',');
+  if (d === '') return 'none';
+  return String(d);
+}
+
+const kDescriptions: Record<string, string> = {
+  config: `A KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given on the command line override its fields`,
+  'pod-manifest-path': 'Static pod manifests: a file, or a directory whose files are read (names starting with "." are ignored)',
+  'file-check-frequency': 'How often the static pod path is checked for new data (Go duration)',
+  'manifest-url': 'URL of static pod manifests',
+  'manifest-url-header': 'HTTP header for --manifest-url requests, as Name:Value; comma-separated and repeatable',
+  'http-check-frequency': 'How often --manifest-url is polled (Go duration)',
+  'sync-frequency': 'Maximum period between syncs of a running pod (Go duration)',
+  address: 'IP address the HTTP server serves on',
+  port: 'Port of the HTTP server (0 = any free port)',
+  'hostname-override': 'Node name to use instead of the host name',
+  'root-dir': 'Directory for the agent state (intake pods)',
+  'docker-endpoint': 'Docker Engine endpoint (unix://…)',
+  'pod-infra-container-image': 'Image of the pod sandbox (pause) container',
+  'max-pods': 'Number of pods this node can run',
+  'etcd-servers': 'etcd URLs (comma-separated, repeatable); enables the etcd source, status and node lease',
+  'etcd-prefix': 'Key prefix in etcd',
+  'node-status-update-frequency': 'How often the node status is posted (Go duration)',
+  'register-node': 'Register the node in etcd (--register-node=false to not)',
+  v: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)',
+  'node-ip': 'IP address of the node (hostNetwork pod IP and Node addresses)',
+  'maximum-dead-containers-per-container': 'Stopped instances kept per container',
+  workers: 'Worker threads that run pod syncs',
+  runtime: 'Container runtime: docker or fake (in-memory, for tests and benchmarks)',
+  'relist-period': 'PLEG relist period (Go duration)',
+  'pod-shards': 'Shards of the desired-state table',
+};
+
+/** The flags in --help order (DESIGN.md §7, then ours). */
+const kFlagOrder = [
+  'config', 'pod-manifest-path', 'file-check-frequency', 'manifest-url', 'manifest-url-header', 'http-check-frequency',
+  'sync-frequency', 'address', 'port', 'hostname-override', 'node-ip', 'root-dir', 'docker-endpoint',
+  'pod-infra-container-image', 'max-pods', 'maximum-dead-containers-per-container', 'etcd-servers', 'etcd-prefix',
+  'node-status-update-frequency', 'register-node', 'v', 'workers', 'runtime', 'relist-period', 'pod-shards',
+] as const;
+
+function defineAgentFlags(y: Argv): Argv {
+  for (const flag of kFlagOrder) {
+    const common = { describe: kDescriptions[flag], group: kOurFlags.has(flag) ? kOurGroup : kKubeletGroup };
+    if (flag in kNumberFlags) {
+      // No `type: 'number'`: yargs would turn "x" into NaN and lose what the user typed.
+      y.option(flag, { ...common, requiresArg: true, defaultDescription: defaultText(kNumberFlags[flag as keyof typeof kNumberFlags]) });
+    } else if (flag in kDurationFlags) {
+      y.option(flag, { ...common, type: 'string', requiresArg: true, defaultDescription: defaultText(kDurationFlags[flag as keyof typeof kDurationFlags]) });
+    } else if (flag in kStringFlags) {
+      y.option(flag, { ...common, type: 'string', requiresArg: true, defaultDescription: defaultText(kStringFlags[flag as keyof typeof kStringFlags]) });
+    } else if (flag === 'register-node') {
+      y.option(flag, { ...common, type: 'boolean', defaultDescription: 'true' });
+    } else {
+      y.option(flag, { ...common, type: 'string', requiresArg: true, defaultDescription: 'none' });
+    }
+  }
+  return y;
+}
+
+/** The last value of a scalar flag given several times (as pflag: the last one wins). */
+function last(value: unknown): unknown {
+  return Array.isArray(value) ? value[value.length - 1] : value;
+}
+
+function list(value: unknown): string[] {
+  const values = Array.isArray(value) ? value : [value];
+  return values.map(String).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+}
+
+/** parseHeaders: `Name:Value` items (comma-separated, repeatable), as cliflag.ColonSeparatedMultimapStringString. */
+function parseHeaders(value: unknown): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const item of list(value)) {
+    const colon = item.indexOf(':');
+    if (colon <= 0) throw new CliUsageError(`--manifest-url-header must be Name:Value, got ${JSON.stringify(item)}`);
+    const name = item.slice(0, colon).trim();
+    (out[name] ??= []).push(item.slice(colon + 1).trim());
+  }
+  return out;
+}
+
+/** flagOptions maps the flags the user actually gave (yargs sets no defaults) onto options. */
+function flagOptions(argv: Record<string, unknown>): Partial<AgentOptions> {
+  const out: Record<string, unknown> = {};
+  for (const [flag, key] of Object.entries({ ...kStringFlags, ...kNumberFlags })) {
+    if (argv[flag] !== undefined) out[key] = last(argv[flag]);
+  }
+  for (const [flag, key] of Object.entries(kDurationFlags)) {
+    const raw = last(argv[flag]);
+    if (raw !== undefined) out[key] = parseDuration(String(raw), `--${flag}`);
+  }
+  if (argv['register-node'] !== undefined) out.registerNode = last(argv['register-node']);
+  if (argv['manifest-url-header'] !== undefined) out.manifestUrlHeaders = parseHeaders(argv['manifest-url-header']);
+  if (argv['etcd-servers'] !== undefined) out.etcdServers = list(argv['etcd-servers']);
+  return out as Partial<AgentOptions>;
+}
+
+/** usageMessage rewrites yargs' messages to name flags as typed (`unknown flag: --foo`). */
+function usageMessage(msg: string, args: string[]): string {
+  const missing = /^Not enough arguments following: (.*)$/.exec(msg);
+  if (missing) return `${missing[1].length === 1 ? '-' : '--'}${missing[1]} needs a value (see --help)`;
+  const m = /^Unknown arguments?: (.*)$/.exec(msg);
+  if (!m) return msg;
+  const problems = new Set<string>();
+  for (const name of m[1].split(', ')) {
+    const asFlag = args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `-${name}` || a.startsWith(`-${name}=`));
+    if (asFlag) problems.add(`unknown flag: ${asFlag.split('=')[0]}`);
+    else if (args.includes(name)) problems.add(`unexpected argument: ${JSON.stringify(name)}`);
+    // else: a camelCase twin yargs made of a flag already listed.
+  }
+  return problems.size === 0 ? `${msg} (see --help)` : `${[...problems].join('; ')} (see --help)`;
+}
+
+let cachedVersion: string | undefined;
+/** The version in kubelet-ts' package.json, found upwards from this file (src/ or dist/src/). */
+function packageVersion(): string {
+  if (cachedVersion !== undefined) return cachedVersion;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'kubelet-ts' && typeof pkg.version === 'string') return (cachedVersion = pkg.version);
+    } catch {
+      // not here: keep walking up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return (cachedVersion = '0.0.0');
+    dir = parent;
+  }
+}
+
+type Selected = { command: 'agent'; argv: Record<string, unknown> };
+
+/** buildParser: the yargs definition. Later subcommands are added here with `.command(...)`. */
+function buildParser(args: string[], select: (s: Selected) => void): Argv {
+  return yargs(args)
+    .scriptName('kubelet-ts')
+    .locale('en')
+    .strict()
+    .exitProcess(false)
+    // pflag has no --no-<flag> negation: --register-node=false is how to say false.
+    .parserConfiguration({ 'duplicate-arguments-array': true, 'boolean-negation': false })
+    .version(packageVersion())
+    .help()
+    .wrap(Math.min(120, process.stdout.columns || 100))
+    .command(
+      '$0',
+      'Run the kubelet-ts node agent: keeps the containers of pods from static manifests, the HTTP intake and etcd running in Docker.',
+      (y) => defineAgentFlags(y),
+      (argv) => select({ command: 'agent', argv: argv as Record<string, unknown> }),
+    )
+    .fail((msg: string | null, err: Error | undefined) => {
+      throw err instanceof CliUsageError ? err : new CliUsageError(usageMessage(msg ?? err?.message ?? 'invalid command line', args));
+    });
+}
+
+/**
+ * parseCommandLine parses the arguments after the program name (e.g. `hideBin(process.argv)`).
+ * For the agent command it loads `--config` (if given) and applies the flags the user gave on top
+ * of it (flags win, as in the kubelet), then resolves and validates every option.
+ * @throws CliUsageError (one-line message) for an unknown flag or argument, a bad value, or a bad config file.
+ */
+export async function parseCommandLine(argv: string[]): Promise<CliInvocation> {
+  let selected: Selected | undefined;
+  const isHelp = argv.includes('--help');
+  const output = await new Promise<string>((resolve, reject) => {
+    try {
+      buildParser(argv, (s) => (selected = s)).parse(argv, {}, (err: Error | undefined, _argv: unknown, out: string) => {
+        if (err) reject(err instanceof CliUsageError ? err : new CliUsageError(err.message));
+        else resolve(out);
+      });
+    } catch (err) {
+      reject(err instanceof CliUsageError ? err : new CliUsageError((err as Error).message));
+    }
+  });
+  if (selected === undefined) return { command: isHelp ? 'help' : 'version', output };
+  try {
+    const flags = flagOptions(selected.argv);
+    const configPath = last(selected.argv.config);
+    const fromConfig = typeof configPath === 'string' && configPath !== '' ? await loadKubeletConfig(configPath) : {};
+    return { command: 'agent', options: resolveAgentOptions({ ...fromConfig, ...flags }) };
+  } catch (err) {
+    if (isInvalidInput(err) && !(err instanceof CliUsageError)) throw new CliUsageError((err as Error).message);
+    throw err;
+  }
+}
+
+/**
+ * parseCli parses a command line that runs the agent (the default command) into resolved options.
+ * @param argv the arguments after the program name (e.g. `hideBin(process.argv)`).
+ * @throws CliUsageError for an unknown flag, a bad value, a bad `--config` file, or a command line
+ *   that asks for something else (`--help`, `--version`).
+ */
+export async function parseCli(argv: string[]): Promise<AgentOptions> {
+  const invocation = await parseCommandLine(argv);
+  if (invocation.command !== 'agent') throw new CliUsageError(`${invocation.command} requested: no agent options to return`);
+  return invocation.options;
+}
+
+/**
+ * runCli is the process entry's CLI step. Help and version are printed to stdout and end the
+ * process with 0; a usage error prints `kubelet-ts: <message>` to stderr and ends it with 2.
+ * Otherwise it calls `handlers.runAgent(options)` (if given) and resolves with the options when
+ * that resolves. Errors other than usage errors (e.g. from runAgent) reject.
+ * @param argv the arguments after the program name (e.g. `hideBin(process.argv)`).
+ * @returns the agent options, or undefined when it printed help/version or a usage error.
+ */
+export async function runCli(argv: string[], handlers: CliHandlers = {}, io: CliIo = kProcessIo): Promise<AgentOptions | undefined> {
+  let invocation: CliInvocation;
+  try {
+    invocation = await parseCommandLine(argv);
+  } catch (err) {
+    if (!(err instanceof CliUsageError)) throw err;
+    io.stderr(`kubelet-ts: ${err.message}\n`);
+    io.exit(err.exitCode);
+    return undefined;
+  }
+  if (invocation.command !== 'agent') {
+    io.stdout(`${invocation.output}\n`);
+    io.exit(0);
+    return undefined;
+  }
+  if (handlers.runAgent) await handlers.runAgent(invocation.options);
+  return invocation.options;
+}
