@@ -1,0 +1,171 @@
+// Counterpart of pkg/kubelet/config/common.go tryDecodeSinglePod / tryDecodePodList: decoding pod manifests.
+/**
+ * Turns manifest text (a file, a URL's body, a request body) into Pod objects. YAML streams may
+ * hold several documents; a `List` or `PodList` expands to its items. Every problem of every
+ * document is collected and thrown together as one InvalidManifestError. Pure functions (no
+ * I/O), safe in any thread.
+ */
+import { parseAllDocuments } from 'yaml';
+import type { Pod } from './api.js';
+import { InvalidManifestError, type FieldError } from './errors.js';
+import { applyPodDefaults } from './defaults.js';
+import { validatePod } from './validation.js';
+import { isObj } from './validation-util.js';
+
+/** Manifest text formats. YAML also reads JSON; `json` parses strictly with JSON.parse. */
+export type ManifestFormat = 'yaml' | 'json';
+
+/**
+ * One pod found in a manifest, with `path`: the prefix that locates it in the text for error
+ * messages — `''` for a lone pod, `[1]` for the second document of a stream, `items[2]` for a
+ * List item, `[1].items[2]` for both.
+ */
+export interface ManifestEntry {
+  pod: Pod;
+  path: string;
+}
+
+function joinPath(prefix: string, field: string): string {
+  if (!prefix) return field;
+  if (!field) return prefix;
+  return field.startsWith('[') ? `${prefix}${field}` : `${prefix}.${field}`;
+}
+
+/** prefixFieldErrors: `errors` with each field path prefixed by `prefix` (see {@link ManifestEntry.path}). */
+export function prefixFieldErrors(prefix: string, errors: FieldError[]): FieldError[] {
+  return errors.map((e) => ({ ...e, field: joinPath(prefix, e.field) }));
+}
+
+/**
+ * parseManifestEntries is {@link parseManifests} keeping each pod's location in the text
+ * (for error paths). Same rules and errors.
+ */
+export function parseManifestEntries(text: string, origin: string, format: ManifestFormat = 'yaml'): ManifestEntry[] {
+  const errors: FieldError[] = [];
+  // Each document's value, or its syntax errors; handled in document order below.
+  const docs: { value?: unknown; syntaxErrors?: FieldError[]; index: number }[] = [];
+  let docCount: number;
+  if (format === 'json') {
+    docCount = 1;
+    if (text.trim() !== '') {
+      try {
+        docs.push({ value: JSON.parse(text) as unknown, index: 0 });
+      } catch (e) {
+        docs.push({ syntaxErrors: [{ field: '[0]', type: 'Invalid value', detail: `JSON syntax error: ${(e as Error).message}` }], index: 0 });
+      }
+    }
+  } else {
+    const parsed = parseAllDocuments(text);
+    const list = Array.isArray(parsed) ? parsed : [];
+    docCount = list.length;
+    list.forEach((doc, i) => {
+      if (doc.errors.length > 0) {
+        const syntaxErrors: FieldError[] = [];
+        for (const err of doc.errors) {
+          const pos = err.linePos?.[0];
+          const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+          // With prettyErrors (the default) the message ends in " at line L, column C:" and a snippet.
+          const message = err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+          syntaxErrors.push({ field: `[${i}]`, type: 'Invalid value', detail: `YAML syntax error${where}: ${message}` });
+        }
+        docs.push({ syntaxErrors, index: i });
+        return;
+      }
+      docs.push({ value: doc.toJS({ maxAliasCount: 100 }) as unknown, index: i });
+    });
+  }
+
+  const entries: ManifestEntry[] = [];
+  for (const { value, syntaxErrors, index } of docs) {
+    if (syntaxErrors) {
+      errors.push(...syntaxErrors);
+      continue;
+    }
+    if (value === null || value === undefined) continue; // an empty document
+    const docPath = docCount > 1 ? `[${index}]` : '';
+    if (!isObj(value)) {
+      errors.push({ field: `[${index}]`, type: 'Invalid value', value, detail: 'must be an object (a Pod, List or PodList)' });
+      continue;
+    }
+    if (value.kind === 'List' || value.kind === 'PodList') {
+      checkApiVersion(value, docPath, errors);
+      const itemsPath = joinPath(docPath, 'items');
+      if (value.items === undefined || value.items === null) continue; // an empty list
+      if (!Array.isArray(value.items)) {
+        errors.push({ field: itemsPath, type: 'Invalid value', value: value.items, detail: 'must be a list' });
+        continue;
+      }
+      value.items.forEach((item, j) => {
+        const itemPath = `${itemsPath}[${j}]`;
+        if (!isObj(item)) errors.push({ field: itemPath, type: 'Invalid value', value: item, detail: 'must be an object (a Pod)' });
+        else if (checkPod(item, itemPath, errors)) entries.push({ pod: item as Pod, path: itemPath });
+      });
+    } else if (checkPod(value, docPath, errors)) {
+      entries.push({ pod: value as Pod, path: docPath });
+    }
+  }
+  if (errors.length > 0) throw new InvalidManifestError(origin, errors);
+  return entries;
+}
+
+function checkApiVersion(o: Record<string, unknown>, path: string, errors: FieldError[]): boolean {
+  const field = joinPath(path, 'apiVersion');
+  if (o.apiVersion === undefined || o.apiVersion === null || o.apiVersion === '') {
+    errors.push({ field, type: 'Required value' });
+    return false;
+  }
+  if (o.apiVersion !== 'v1') {
+    errors.push({ field, type: 'Unsupported value', value: o.apiVersion, detail: 'supported values: "v1"' });
+    return false;
+  }
+  return true;
+}
+
+/** Reports a wrong apiVersion or kind; true when the object is a v1 Pod. */
+function checkPod(o: Record<string, unknown>, path: string, errors: FieldError[]): boolean {
+  const versionOk = checkApiVersion(o, path, errors);
+  const field = joinPath(path, 'kind');
+  if (o.kind === undefined || o.kind === null || o.kind === '') {
+    errors.push({ field, type: 'Required value' });
+    return false;
+  }
+  if (o.kind !== 'Pod') {
+    errors.push({ field, type: 'Unsupported value', value: o.kind, detail: 'supported values: "Pod"' });
+    return false;
+  }
+  return versionOk;
+}
+
+/**
+ * parseManifests decodes manifest text into raw pods (not yet defaulted or validated).
+ * - `format` `yaml` (default) reads a multi-document YAML stream (JSON is YAML too); `json`
+ *   reads one JSON value. Empty documents are skipped; empty text gives [].
+ * - A `List` or `PodList` (`apiVersion: v1`, with `items`) expands to its items.
+ * - Every object must be `apiVersion: v1`, `kind: Pod`.
+ * @param origin the file, URL or request the text came from; named in the error.
+ * @throws InvalidManifestError(origin, errors) listing ALL problems: syntax errors on the
+ *   document (`[1]: Invalid value: YAML syntax error at line 7, column 3: ...`), a wrong kind
+ *   (`[2].kind: Unsupported value: "Deployment": supported values: "Pod"`); paths are prefixed
+ *   by the document index when the stream holds several documents, and by `items[j]` in a list.
+ */
+export function parseManifests(text: string, origin: string, format?: ManifestFormat): Pod[] {
+  return parseManifestEntries(text, origin, format).map((e) => e.pod);
+}
+
+/**
+ * loadPods: parse, then applyPodDefaults and validatePod on each pod. All or nothing: returns
+ * the defaulted pods only when every one is valid (the caller decides what a bad file means).
+ * @throws InvalidManifestError(origin, errors) with every error of every pod, paths prefixed as
+ *   in {@link parseManifests} (e.g. `[1].spec.containers[0].image: Required value`).
+ */
+export function loadPods(text: string, origin: string, format?: ManifestFormat): Pod[] {
+  const entries = parseManifestEntries(text, origin, format);
+  const errors: FieldError[] = [];
+  const pods = entries.map(({ pod, path }) => {
+    const defaulted = applyPodDefaults(pod);
+    errors.push(...prefixFieldErrors(path, validatePod(defaulted)));
+    return defaulted;
+  });
+  if (errors.length > 0) throw new InvalidManifestError(origin, errors);
+  return pods;
+}

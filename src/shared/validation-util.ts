@@ -1,0 +1,160 @@
+// Counterpart of k8s.io/apimachinery/pkg/util/validation/field (path.go, errors.go): field paths and error lists.
+/**
+ * Helpers shared by validation.ts and validation-container.ts. Input is untyped JSON (what a
+ * manifest decoded to), so every read checks the JSON type first and reports a wrong one as an
+ * `Invalid value` instead of trusting the `kubernetes-types` declarations.
+ */
+import type { FieldError } from './errors.js';
+
+/** A decoded JSON object. */
+export type Obj = Record<string, unknown>;
+
+/** isObj: a plain JSON object (not null, not an array). */
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** child: `path.name` (just `name` at the root). */
+export function child(path: string, name: string): string {
+  return path ? `${path}.${name}` : name;
+}
+
+/** index: `path[i]`. */
+export function index(path: string, i: number | string): string {
+  return `${path}[${i}]`;
+}
+
+/**
+ * isZeroValue: absent, null, false, '', [] or {} — what Go's `omitempty` drops. An unsupported
+ * field holding only a zero value asks for nothing, so it is tolerated.
+ */
+export function isZeroValue(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (isObj(v)) return Object.keys(v).length === 0;
+  return false;
+}
+
+/** ErrorList accumulates FieldErrors with field.ErrorType words (field.Required, field.Invalid, ...). */
+export class ErrorList {
+  readonly errors: FieldError[] = [];
+
+  /** `Required value`. */
+  required(field: string, detail?: string): void {
+    this.errors.push(detail ? { field, type: 'Required value', detail } : { field, type: 'Required value' });
+  }
+  /** `Invalid value: <value>: <detail>`. */
+  invalid(field: string, value: unknown, detail?: string): void {
+    this.errors.push(detail ? { field, type: 'Invalid value', value, detail } : { field, type: 'Invalid value', value });
+  }
+  /** `Duplicate value: <value>`. */
+  duplicate(field: string, value: unknown): void {
+    this.errors.push({ field, type: 'Duplicate value', value });
+  }
+  /** `Unsupported value: <value>: supported values: "a", "b"` (field.NotSupported). */
+  unsupported(field: string, value: unknown, supported: readonly string[]): void {
+    this.errors.push({ field, type: 'Unsupported value', value, detail: `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}` });
+  }
+  /** `Forbidden: <detail>`. */
+  forbidden(field: string, detail: string): void {
+    this.errors.push({ field, type: 'Forbidden', detail });
+  }
+  /** `Not found: <value>`. */
+  notFound(field: string, value: unknown): void {
+    this.errors.push({ field, type: 'Not found', value });
+  }
+  /** `Too long: <detail>`. */
+  tooLong(field: string, detail: string): void {
+    this.errors.push({ field, type: 'Too long', detail });
+  }
+  /** `Not supported`: a field kubelet-ts does not implement (ours; Kubernetes would accept it). */
+  notSupported(field: string, detail?: string): void {
+    this.errors.push(detail ? { field, type: 'Not supported', detail } : { field, type: 'Not supported' });
+  }
+
+  /** The value as a string, or undefined when absent; reports a non-string. */
+  str(field: string, v: unknown): string | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'string') return v;
+    this.invalid(field, v, 'must be a string');
+    return undefined;
+  }
+  /** The value as an integer, or undefined when absent; reports a non-integer. */
+  int(field: string, v: unknown): number | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    this.invalid(field, v, 'must be an integer');
+    return undefined;
+  }
+  /** The value as a boolean, or undefined when absent; reports a non-boolean. */
+  bool(field: string, v: unknown): boolean | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'boolean') return v;
+    this.invalid(field, v, 'must be a boolean');
+    return undefined;
+  }
+  /** The value as an object, or undefined when absent; reports a non-object. */
+  obj(field: string, v: unknown): Obj | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (isObj(v)) return v;
+    this.invalid(field, v, 'must be an object');
+    return undefined;
+  }
+  /** The value as an array, or undefined when absent; reports a non-array. */
+  list(field: string, v: unknown): unknown[] | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (Array.isArray(v)) return v;
+    this.invalid(field, v, 'must be a list');
+    return undefined;
+  }
+  /** The value as a list of strings (e.g. `command`), or undefined when absent; reports each non-string. */
+  strList(field: string, v: unknown): string[] | undefined {
+    const l = this.list(field, v);
+    if (!l) return undefined;
+    l.forEach((s, i) => this.str(index(field, i), s));
+    return l.filter((s): s is string => typeof s === 'string');
+  }
+  /** A map of strings to strings (labels, annotations), or undefined; reports each non-string value. */
+  strMap(field: string, v: unknown): Record<string, string> | undefined {
+    const o = this.obj(field, v);
+    if (!o) return undefined;
+    const out: Record<string, string> = {};
+    for (const [k, val] of Object.entries(o)) {
+      if (typeof val === 'string') out[k] = val;
+      else this.invalid(index(field, k), val, 'must be a string');
+    }
+    return out;
+  }
+
+  /**
+   * checkFields reports every key of `o` outside `allowed` (and `ignored`) as `Not supported`,
+   * unless it holds only a zero value (see {@link isZeroValue}).
+   */
+  checkFields(path: string, o: Obj, allowed: readonly string[], ignored: readonly string[] = []): void {
+    for (const [k, v] of Object.entries(o)) {
+      if (allowed.includes(k) || ignored.includes(k) || isZeroValue(v)) continue;
+      this.notSupported(child(path, k));
+    }
+  }
+
+  /** nonNegative: `must be greater than or equal to 0` (ValidateNonnegativeField). */
+  nonNegative(field: string, v: unknown): void {
+    const n = this.int(field, v);
+    if (n !== undefined && n < 0) this.invalid(field, n, 'must be greater than or equal to 0');
+  }
+  /** atLeast: `must be greater than or equal to <min>`. */
+  atLeast(field: string, v: unknown, min: number): void {
+    const n = this.int(field, v);
+    if (n !== undefined && n < min) this.invalid(field, n, `must be greater than or equal to ${min}`);
+  }
+}
+
+/** isAbsolutePath: a POSIX absolute path. */
+export function isAbsolutePath(p: string): boolean {
+  return p.startsWith('/');
+}
+
+/** hasBacksteps: the path has a `..` element (validatePathNoBacksteps). */
+export function hasBacksteps(p: string): boolean {
+  return p.split('/').includes('..');
+}
