@@ -1,0 +1,26 @@
+// Pre-flight check of the container runtime before any suite runs; the role of the kubelet node e2e suite's runtime checks (test/e2e_node, SynchronizedBeforeSuite).
+import type { TestProject } from 'vitest/node';
+import { dockerProblem } from './docker.js';
+
+/**
+ * setup is vitest's globalSetup (runs once, in the main vitest process, before any test file).
+ * It checks that dockerd answers on /var/run/docker.sock and that kubelet-ts/pause:1.0 and
+ * kubelet-ts/busybox:1.35 exist, and provides `dockerAvailable: boolean` to the tests
+ * (`inject('dockerAvailable')`). Without Docker a plain `npx vitest run` still runs the unit tests
+ * (one notice on stderr); with KUBELET_TS_REQUIRE_DOCKER=1 (set by tools/test, so by CI) it throws
+ * instead, failing the run: CI must never skip Docker-backed suites silently.
+ * It returns no teardown, so nothing is printed after the reporters' final line.
+ */
+export default async function setup(project: TestProject): Promise<void> {
+  const problem = await dockerProblem();
+  if (problem !== undefined) {
+    if (process.env.KUBELET_TS_REQUIRE_DOCKER === '1') {
+      throw new Error(
+        `Docker is required (KUBELET_TS_REQUIRE_DOCKER=1) but not usable: ${problem}. ` +
+          'tools/test installs and starts dockerd and builds the local images; run it, or unset KUBELET_TS_REQUIRE_DOCKER to skip Docker-backed suites.',
+      );
+    }
+    process.stderr.write(`[global-setup] Docker not available (${problem}); Docker-backed suites will be skipped.\n`);
+  }
+  project.provide('dockerAvailable', problem === undefined);
+}

@@ -1,0 +1,241 @@
+# tools/lib/common.sh — shared shell functions for tools/up, tools/test and tools/down
+# (the role of Kubernetes' hack/lib/*.sh: install, start the runtime, build images, build the binary).
+#
+# Sourced, never executed. Callers run with `set -euo pipefail` and get:
+#   KTS_ROOT, RUN_DIR, DOCKER_SOCK, PAUSE_IMAGE, BUSYBOX_IMAGE  (read-only settings)
+#   say / warn / die                 progress and error output
+#   prepare                          everything tools/test needs: packages, npm, dockerd, images, build
+#   ensure_* / build_project         the single steps of prepare
+#   stop_pid_file FILE MATCH WHAT    stop a process we started, identified by its PID file
+#
+# Rules kept here: only processes whose PID we wrote into .run/*.pid are ever signalled, and only
+# while their command line still matches what we started (a reused PID is left alone). A dockerd
+# that already answers is used as it is, whoever started it.
+
+KTS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+RUN_DIR="$KTS_ROOT/.run"
+DOCKER_SOCK=/var/run/docker.sock
+PAUSE_IMAGE=kubelet-ts/pause:1.0
+BUSYBOX_IMAGE=kubelet-ts/busybox:1.35
+# Label on our local images: a hash of everything they are built from (see tools/lib/images.sh).
+SOURCE_HASH_LABEL=kubelet-ts.source-hash
+# Debian packages the environment needs (docker.io brings containerd, runc and tini).
+SYSTEM_PACKAGES=(docker.io busybox-static gcc libc6-dev)
+# dockerd flags: no bridge, no iptables/NAT rules (containers use network none, host or container:<sandbox>).
+DOCKERD_ARGS=(--bridge=none --iptables=false --ip-masq=false)
+
+say() { printf '==> %s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# as_root CMD... — run CMD as root (directly when we are root, else through passwordless sudo).
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo -n "$@"
+  else
+    die "need root for: $* (run as root, or set up passwordless sudo)"
+  fi
+}
+
+# dk ARGS... — the docker CLI pointed at the socket the agent and the tests use.
+dk() { docker -H "unix://$DOCKER_SOCK" "$@"; }
+
+# show_log_tail FILE [LINES] — print the end of a log to stderr (used before dying).
+show_log_tail() {
+  [ -f "$1" ] || return 0
+  printf -- '--- last lines of %s ---\n' "${1#"$KTS_ROOT"/}" >&2
+  tail -n "${2:-30}" "$1" >&2 || true
+  printf -- '---\n' >&2
+}
+
+# read_pid FILE — print the PID stored in FILE; fails if there is none.
+read_pid() {
+  [ -f "$1" ] || return 1
+  local pid
+  pid="$(tr -dc '0-9' <"$1")"
+  [ -n "$pid" ] || return 1
+  printf '%s\n' "$pid"
+}
+
+# pid_matches PID TEXT — true while PID is alive (not a zombie) and its command line contains TEXT.
+pid_matches() {
+  local cmdline
+  cmdline="$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline")" || return 1
+  [ -n "$cmdline" ] && [[ "$cmdline" == *"$2"* ]]
+}
+
+# stop_pid_file FILE MATCH WHAT [TIMEOUT_S] [KILL_AFTER] — SIGTERM the process recorded in FILE if it
+# is alive and its command line contains MATCH, wait up to TIMEOUT_S seconds (default 30) for it to
+# go; then SIGKILL it when KILL_AFTER is "kill", else fail. A stale or foreign PID is never signalled.
+stop_pid_file() {
+  local file=$1 match=$2 what=$3 timeout=${4:-30} kill_after=${5:-} pid i
+  if ! pid="$(read_pid "$file")"; then
+    rm -f "$file"
+    return 0
+  fi
+  if ! pid_matches "$pid" "$match"; then
+    rm -f "$file"
+    return 0
+  fi
+  say "stopping $what (pid $pid)"
+  as_root kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < timeout * 10; i++)); do
+    pid_matches "$pid" "$match" || { rm -f "$file"; return 0; }
+    sleep 0.1
+  done
+  if [ "$kill_after" = kill ]; then
+    warn "$what (pid $pid) did not stop within ${timeout} s after SIGTERM; sending SIGKILL"
+    as_root kill -KILL "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      pid_matches "$pid" "$match" || { rm -f "$file"; return 0; }
+      sleep 0.1
+    done
+  fi
+  die "$what (pid $pid) is still running"
+}
+
+# pkg_installed NAME — true if the Debian package NAME is installed.
+pkg_installed() {
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
+}
+
+# ensure_system_packages — apt-get install whichever of SYSTEM_PACKAGES is missing (apt-get update
+# once first). The packaged docker service is kept from starting during the install (policy-rc.d,
+# exit 101): it would run with a default bridge and iptables rules; ensure_dockerd starts our own.
+ensure_system_packages() {
+  local missing=() p
+  for p in "${SYSTEM_PACKAGES[@]}"; do
+    if [ "$p" = docker.io ] && command -v dockerd >/dev/null 2>&1 && command -v docker >/dev/null 2>&1; then
+      continue # another Docker engine package (e.g. docker-ce) serves as well
+    fi
+    pkg_installed "$p" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "missing packages: ${missing[*]}; no apt-get to install them (Debian 12 expected)"
+  mkdir -p "$RUN_DIR"
+  local log="$RUN_DIR/apt.log" policy=/usr/sbin/policy-rc.d made_policy=
+  export DEBIAN_FRONTEND=noninteractive
+  say "apt-get update"
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get update >"$log" 2>&1; then
+    show_log_tail "$log"
+    die "apt-get update failed (log: .run/apt.log)"
+  fi
+  if [ ! -e "$policy" ]; then
+    as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+    made_policy=1
+    trap 'as_root rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  say "installing ${missing[*]}"
+  local rc=0
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+    "${missing[@]}" >>"$log" 2>&1 || rc=$?
+  if [ -n "$made_policy" ]; then
+    as_root rm -f "$policy"
+    trap - EXIT
+  fi
+  if [ "$rc" -ne 0 ]; then
+    show_log_tail "$log"
+    die "apt-get install ${missing[*]} failed (log: .run/apt.log)"
+  fi
+}
+
+# ensure_node_modules — `npm ci` when node_modules is absent or older than package-lock.json. npm
+# writes node_modules/.package-lock.json last, so that file is the install's time stamp (the
+# directory itself can be a little older than the lockfile that produced it).
+ensure_node_modules() {
+  command -v node >/dev/null 2>&1 || die "node is not installed (Node 20 is needed)"
+  command -v npm >/dev/null 2>&1 || die "npm is not installed"
+  local stamp="$KTS_ROOT/node_modules/.package-lock.json"
+  [ -e "$stamp" ] || stamp="$KTS_ROOT/node_modules"
+  if [ -d "$KTS_ROOT/node_modules" ] && ! [ "$KTS_ROOT/package-lock.json" -nt "$stamp" ]; then
+    return 0
+  fi
+  mkdir -p "$RUN_DIR"
+  say "installing npm packages (npm ci)"
+  if ! (cd "$KTS_ROOT" && npm ci --no-audit --no-fund) >"$RUN_DIR/npm.log" 2>&1; then
+    show_log_tail "$RUN_DIR/npm.log"
+    die "npm ci failed (log: .run/npm.log)"
+  fi
+}
+
+# docker_answers — true if a Docker engine answers on DOCKER_SOCK (within 10 s).
+docker_answers() {
+  timeout 10 docker -H "unix://$DOCKER_SOCK" version --format '{{.Server.Version}}' >/dev/null 2>&1
+}
+
+# ensure_dockerd — use the dockerd that answers on DOCKER_SOCK, whoever started it; otherwise start
+# one (setsid, log .run/dockerd.log, PID in .run/dockerd.pid) and wait up to 30 s for it to answer.
+ensure_dockerd() {
+  if docker_answers; then
+    return 0
+  fi
+  command -v dockerd >/dev/null 2>&1 || die "dockerd not found (package docker.io)"
+  mkdir -p "$RUN_DIR"
+  local pidfile="$RUN_DIR/dockerd.pid" log="$RUN_DIR/dockerd.log" pid=""
+  if pid="$(read_pid "$pidfile")" && pid_matches "$pid" dockerd; then
+    say "waiting for dockerd (pid $pid, started earlier by tools/)"
+  else
+    say "starting dockerd (log: .run/dockerd.log)"
+    rm -f "$pidfile"
+    # The shell records its own PID, then becomes dockerd: the PID file names dockerd itself.
+    as_root setsid sh -c 'echo $$ > "$1"; shift; exec dockerd "$@"' sh "$pidfile" "${DOCKERD_ARGS[@]}" \
+      </dev/null >"$log" 2>&1 &
+    pid=""
+  fi
+  local deadline=$((SECONDS + 30)) polls=0
+  while ((SECONDS < deadline)); do
+    if docker_answers; then
+      say "dockerd is up"
+      return 0
+    fi
+    [ -n "$pid" ] || pid="$(read_pid "$pidfile" 2>/dev/null)" || pid=""
+    # (the first polls may come before the PID file is written)
+    if [ -n "$pid" ] && ((++polls > 5)) && ! pid_matches "$pid" dockerd; then
+      show_log_tail "$log"
+      die "dockerd exited before answering (log: .run/dockerd.log)"
+    fi
+    sleep 0.1
+  done
+  show_log_tail "$log"
+  die "dockerd did not answer on $DOCKER_SOCK within 30 s (log: .run/dockerd.log)"
+}
+
+# build_project — `npm run build` (tsc → dist/) unless dist/ is newer than every source, tsconfig and
+# package file (time stamp .run/build.stamp, taken before the build so edits made during it count).
+build_project() {
+  mkdir -p "$RUN_DIR"
+  local stamp="$RUN_DIR/build.stamp" inputs=() p
+  for p in src bench tsconfig.json package.json package-lock.json; do
+    [ -e "$KTS_ROOT/$p" ] && inputs+=("$KTS_ROOT/$p")
+  done
+  if [ -d "$KTS_ROOT/dist" ] && [ -f "$stamp" ] &&
+    [ -z "$(find "${inputs[@]}" -newer "$stamp" -print -quit 2>/dev/null)" ]; then
+    return 0
+  fi
+  say "building (npm run build, log: .run/build.log)"
+  touch "$stamp.new"
+  if ! (cd "$KTS_ROOT" && npm run build) >"$RUN_DIR/build.log" 2>&1; then
+    rm -f "$stamp.new"
+    show_log_tail "$RUN_DIR/build.log" 60
+    die "build failed (log: .run/build.log)"
+  fi
+  mv -f "$stamp.new" "$stamp"
+}
+
+# shellcheck source=tools/lib/images.sh
+. "$KTS_ROOT/tools/lib/images.sh"
+
+# prepare — the preparation shared by tools/up and tools/test: system packages, npm packages,
+# dockerd, the local images and the build. Idempotent; a second run does only checks.
+prepare() {
+  ensure_system_packages
+  ensure_node_modules
+  ensure_dockerd
+  ensure_images
+  build_project
+}
