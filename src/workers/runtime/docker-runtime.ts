@@ -181,7 +181,9 @@ class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       const e = toAgentError(err, `pull image ${JSON.stringify(ref)}`);
       if (e.code === 'ERR_RUNTIME_UNAVAILABLE') throw e;
-      throw new AgentError('ERR_RUNTIME', e.message, { retriable: true, reason: 'ErrImagePull', cause: err });
+      // The caller words it as the kubelet does: `Failed to pull image "X": <this message>`.
+      const detail = (err as { json?: { message?: unknown } } | null)?.json?.message;
+      throw new AgentError('ERR_RUNTIME', typeof detail === 'string' ? detail : String((err as Error)?.message ?? err), { retriable: true, reason: 'ErrImagePull', cause: err });
     }
   }
 }

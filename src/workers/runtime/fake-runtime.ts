@@ -95,7 +95,7 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
     },
     async pullImage(ref: string): Promise<void> {
       calls.push(`pull:${ref}`);
-      throw new AgentError('ERR_RUNTIME', `pull image ${JSON.stringify(ref)}: the fake runtime cannot pull`, { retriable: true, reason: 'ErrImagePull' });
+      throw new AgentError('ERR_RUNTIME', 'the fake runtime cannot pull images', { retriable: true, reason: 'ErrImagePull' });
     },
     exit(id: string, exitCode: number): void {
       const c = get(id);

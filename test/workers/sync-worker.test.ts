@@ -1,0 +1,133 @@
+/** The worker entry and syncPod driven in-process over the in-memory FakeRuntime (no Docker). */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Container, Pod } from '../../src/shared/api.js';
+import { PROTOCOL_VERSION, type PodSyncResult, type WorkerBootstrap, type WorkerTask } from '../../src/shared/messages.js';
+import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/labels.js';
+import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake-runtime.js';
+import { kDeadlineRequeueMs } from '../../src/workers/sync-pod.js';
+import runTask, { createWorkerHandler, type WorkerHandler } from '../../src/workers/sync.worker.js';
+
+const NODE = 'node-fake';
+let rootDir: string;
+let fake: FakeRuntime;
+let handler: WorkerHandler;
+let now: number;
+
+function bootstrap(over: Partial<WorkerBootstrap> = {}): WorkerBootstrap {
+  return { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: NODE, rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent', ...over };
+}
+
+function mkPod(containers: Container[], spec: Partial<Pod['spec']> = {}): Pod {
+  return { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 5, containers, ...spec } };
+}
+const app = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: 'busybox:1', imagePullPolicy: 'IfNotPresent', ...extra });
+
+async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncResult> {
+  const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: now + 60_000, ...over } as WorkerTask);
+  if (!r.ok) throw new Error(r.error.message);
+  return r.value as PodSyncResult;
+}
+
+beforeEach(() => {
+  rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-fake-'));
+  now = 1_700_000_000_000;
+  fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'], now: () => now });
+  handler = createWorkerHandler(bootstrap(), fake, { now: () => now });
+});
+afterEach(() => rmSync(rootDir, { recursive: true, force: true }));
+
+describe('sync.worker handler', () => {
+  it('refuses a task of another protocol version without throwing', async () => {
+    const r = await handler({ kind: 'relist', protocol: PROTOCOL_VERSION + 1 } as WorkerTask);
+    expect(r).toMatchObject({ ok: false, kind: 'relist', error: { code: 'ERR_PROTOCOL' } });
+  });
+
+  it('answers an unknown kind with ERR_PROTOCOL', async () => {
+    const r = await handler({ kind: 'bogus', protocol: PROTOCOL_VERSION } as unknown as WorkerTask);
+    expect(r).toMatchObject({ ok: false, kind: 'bogus', error: { code: 'ERR_PROTOCOL' } });
+  });
+
+  it('names the bad workerData field', () => {
+    expect(() => createWorkerHandler(bootstrap({ rootDir: 'relative' }))).toThrow(/workerData\.rootDir/);
+    expect(() => createWorkerHandler(bootstrap({ nodeName: '' }))).toThrow(/workerData\.nodeName/);
+    expect(() => createWorkerHandler(bootstrap({ protocol: 99 }))).toThrow(/workerData\.protocol/);
+  });
+
+  it('the default export returns an error result when there is no valid workerData (main thread)', async () => {
+    const r = await runTask({ kind: 'relist', protocol: PROTOCOL_VERSION });
+    expect(r).toMatchObject({ ok: false, kind: 'relist', error: { code: 'ERR_INVALID_ARGUMENT' } });
+  });
+
+  it('maps an unreachable Docker socket to a retriable ERR_RUNTIME_UNAVAILABLE', async () => {
+    const h = createWorkerHandler(bootstrap({ runtime: 'docker', dockerSocketPath: path.join(rootDir, 'no-such.sock') }));
+    const r = await h({ kind: 'relist', protocol: PROTOCOL_VERSION });
+    expect(r).toMatchObject({ ok: false, kind: 'relist', error: { code: 'ERR_RUNTIME_UNAVAILABLE', retriable: true } });
+  });
+
+  it('refuses a killPod whose UID is not a path segment, before touching anything', async () => {
+    const r = await handler({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: '../x', gracePeriodSeconds: 0, remove: true });
+    expect(r).toMatchObject({ ok: false, error: { code: 'ERR_INVALID_ARGUMENT' } });
+    expect(fake.calls).toEqual([]);
+  });
+});
+
+describe('syncPod over the fake runtime', () => {
+  it('creates the sandbox, then containers in spec order, with $(VAR) expansion', async () => {
+    const pod = mkPod([app('a', { command: ['echo', '$(GREETING)'], env: [{ name: 'GREETING', value: 'hi $(POD)' }, { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] }), app('b')]);
+    const r = await sync(pod);
+    expect(fake.calls.filter((c) => c.startsWith('create:'))).toEqual(['create:k8s_POD_web_default_uid-1_0', 'create:k8s_a_web_default_uid-1_0', 'create:k8s_b_web_default_uid-1_0']);
+    const a = r.runtimePod!.containers.find((c) => c.name === 'a')!;
+    expect(fake.specOf(a.id)).toMatchObject({ entrypoint: ['echo', 'hi $(POD)'], env: ['GREETING=hi $(POD)', 'POD=web'] });
+    expect(r.runtimePod!.sandboxes.map((s) => s.state)).toEqual(['running']);
+    expect(r.requeueAfterMs).toBe(0);
+  });
+
+  it('stops at the deadline and asks for a requeue instead of overrunning', async () => {
+    const r = await sync(mkPod([app('a')]), { deadlineMs: now - 1 } as Partial<WorkerTask>);
+    expect(r.steps).toEqual([]);
+    expect(r.requeueAfterMs).toBe(kDeadlineRequeueMs);
+    expect(fake.calls.some((c) => c.startsWith('create:'))).toBe(false);
+  });
+
+  it('reports CreateContainerConfigError for a hostPath Directory that does not exist, and starts the others', async () => {
+    const pod = mkPod([app('bad', { volumeMounts: [{ name: 'h', mountPath: '/h' }] }), app('good')], {
+      volumes: [{ name: 'h', hostPath: { path: path.join(rootDir, 'missing'), type: 'Directory' } }],
+    });
+    const r = await sync(pod);
+    expect(r.waiting.bad.reason).toBe('CreateContainerConfigError');
+    expect(r.waiting.bad.message).toMatch(/hostPath type check failed: .*missing is not a directory/);
+    expect(r.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'Failed', fieldPath: 'spec.containers{bad}' }));
+    expect(r.runtimePod!.containers.map((c) => c.name)).toEqual(['good']);
+  });
+
+  it('reports ErrImagePull when the image is absent and cannot be pulled', async () => {
+    const r = await sync(mkPod([app('a', { image: 'absent:1' })]));
+    expect(r.waiting.a.reason).toBe('ErrImagePull');
+    expect(fake.calls).toContain('pull:absent:1');
+  });
+
+  it('restarts an exited container under Always with restartCount + 1 and keeps one dead attempt', async () => {
+    const pod = mkPod([app('a')]);
+    let r = await sync(pod);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      fake.exit(r.runtimePod!.containers[0].id, 2);
+      now += 600_000; // past any backoff
+      r = await sync(pod, { backoff: r.backoff } as Partial<WorkerTask>);
+    }
+    expect(r.runtimePod!.containers.map((c) => [c.restartCount, c.state])).toEqual([[2, 'running'], [1, 'exited']]);
+    expect(fake.calls.filter((c) => c.startsWith('create:k8s_a'))).toEqual(['create:k8s_a_web_default_uid-1_0', 'create:k8s_a_web_default_uid-1_1', 'create:k8s_a_web_default_uid-1_2']);
+  });
+
+  it('never lists or touches containers of another node, even with the same pod UID', async () => {
+    const foreign = await fake.createContainer({ name: 'foreign', image: 'busybox:1', labels: { [kPodUidLabel]: 'uid-1', [kNodeNameLabel]: 'other' }, hostConfig: {} });
+    await fake.startContainer(foreign);
+    const r = await sync(mkPod([app('a')]));
+    expect(r.runtimePod!.containers.map((c) => c.name)).toEqual(['a']);
+    const k = await handler({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: 'uid-1', gracePeriodSeconds: 0, remove: true });
+    expect(k).toMatchObject({ ok: true, value: { runtimePod: null } });
+    expect((await fake.inspectContainer(foreign)).running).toBe(true);
+  });
+});
