@@ -105,6 +105,6 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
   }
   if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
   result.runtimePod = runtimePod;
-  deps.logger?.info({ podUID: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');
+  if (changed || task.remove) deps.logger?.info({ podUID: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');
   return result;
 }

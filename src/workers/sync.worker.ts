@@ -83,7 +83,8 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
       }
     } catch (err) {
       const error = serializeError(err);
-      logger.warn({ taskKind: kind, err: error }, 'Worker task failed');
+      if (error.retriable) logger.warn({ taskKind: kind, err }, 'Worker task failed');
+      else logger.error({ taskKind: kind, err }, 'Worker task failed');
       return { ok: false, kind, error };
     }
   };

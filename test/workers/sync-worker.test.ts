@@ -130,4 +130,27 @@ describe('syncPod over the fake runtime', () => {
     expect(k).toMatchObject({ ok: true, value: { runtimePod: null } });
     expect((await fake.inspectContainer(foreign)).running).toBe(true);
   });
+  it('recovers from a name conflict with a dead container of the same pod (created by a lost earlier call)', async () => {
+    const pod = mkPod([app('a')]);
+    let conflicted = false;
+    const racing: FakeRuntime = {
+      ...fake,
+      async createContainer(spec) {
+        if (!conflicted && spec.name.startsWith('k8s_a_')) {
+          conflicted = true;
+          // Another create of the same name landed (and died) just before ours.
+          const id = await fake.createContainer(spec);
+          await fake.startContainer(id);
+          fake.exit(id, 0);
+        }
+        return fake.createContainer(spec);
+      },
+    };
+    const h = createWorkerHandler(bootstrap(), racing, { now: () => now });
+    const r = await h({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: now + 60_000 });
+    expect(r.ok).toBe(true);
+    const v = (r as { value: PodSyncResult }).value;
+    expect(v.steps.filter((s) => !s.ok)).toEqual([]);
+    expect(v.runtimePod!.containers.map((c) => [c.name, c.state])).toEqual([['a', 'running']]);
+  });
 });
