@@ -1,6 +1,7 @@
 // Counterpart of cmd/kubelet/app/options (KubeletFlags + KubeletConfiguration defaults and ValidateKubeletConfiguration).
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
+import { resolve as resolvePath } from 'node:path';
 import { InvalidArgumentError } from '../shared/errors.js';
 import { verbosityToLevel } from '../shared/logging.js';
 
@@ -193,7 +194,10 @@ const checkers: Record<keyof AgentOptions, (label: string, value: unknown) => un
     if (name.length > 253 || !kDns1123Subdomain.test(name)) fail(l, 'must be a DNS-1123 subdomain (lowercase letters, digits, "-" and ".")', v);
     return name;
   },
-  podManifestPath: (l, v) => str(l, v, true),
+  podManifestPath: (l, v) => {
+    const s = str(l, v, true);
+    return s === '' ? '' : resolvePath(s);
+  },
   fileCheckFrequencyMs: positiveMs,
   manifestUrl: (l, v) => (v === '' ? '' : httpUrl(l, v)),
   manifestUrlHeaders: (l, v) => {
@@ -210,7 +214,8 @@ const checkers: Record<keyof AgentOptions, (label: string, value: unknown) => un
   syncFrequencyMs: positiveMs,
   address: ip,
   port: (l, v) => integerIn(l, v, 0, 65535, 'must be an integer in 1..65535 (or 0 for any free port)'),
-  rootDir: (l, v) => str(l, v, false),
+  // Resolved against the working directory: worker threads and dockerd need absolute paths.
+  rootDir: (l, v) => resolvePath(str(l, v, false)),
   dockerEndpoint: (l, v) => {
     const s = str(l, v, false);
     if (!s.startsWith('unix:///')) fail(l, 'must be a unix socket endpoint such as unix:///var/run/docker.sock', v);

@@ -1,0 +1,210 @@
+// End-to-end: static pods from a manifest directory run in the real dockerd through the whole agent
+// (file source → merge → pod workers → piscina pool → Docker → PLEG → status → GET /pods).
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { docker, BUSYBOX_IMAGE, PAUSE_IMAGE, waitFor } from '../support/docker.js';
+import { busyboxPod, containersOf, isRunningAndReady, kNodeLabel, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+
+const sharedVolumePod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: pair
+  labels: {app: pair}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: writer
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "echo from-writer > /data/msg; exec sleep 3600"]
+      volumeMounts: [{name: data, mountPath: /data}]
+    - name: reader
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "while [ ! -f /data/msg ]; do sleep 0.1; done; cp /data/msg /data/seen-by-reader; exec sleep 3600"]
+      volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+    - name: data
+      emptyDir: {}
+`;
+
+describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
+  const nodes: TestNode[] = [];
+  const start = async (...args: Parameters<typeof startTestNode>) => {
+    const node = await startTestNode(...args);
+    nodes.push(node);
+    return node;
+  };
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.cleanup()));
+  });
+
+  it('runs a two-container pod sharing an emptyDir, with the dockershim names and labels', async () => {
+    const node = await start();
+    await node.writeManifest('pair.yaml', sharedVolumePod);
+    const pod = await waitForPod(node, 'pair', isRunningAndReady);
+    const uid = pod.metadata!.uid!;
+    expect(pod.metadata!.annotations!['kubernetes.io/config.source']).toBe('file');
+    expect(pod.spec!.nodeName).toBe(node.nodeName);
+    expect(pod.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('True');
+
+    const containers = await containersOf(uid);
+    const names = containers.map((c) => c.Names[0].slice(1)).sort();
+    expect(names).toEqual([
+      `k8s_POD_pair-${node.nodeName}_default_${uid}_0`,
+      `k8s_reader_pair-${node.nodeName}_default_${uid}_0`,
+      `k8s_writer_pair-${node.nodeName}_default_${uid}_0`,
+    ]);
+    const sandbox = containers.find((c) => c.Labels['io.kubernetes.container.name'] === 'POD')!;
+    expect(sandbox.Image).toBe(PAUSE_IMAGE);
+    expect(sandbox.Labels['io.kubernetes.docker.type']).toBe('podsandbox');
+    for (const c of containers) {
+      expect(c.Labels).toMatchObject({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.pod.name': `pair-${node.nodeName}`, [kNodeLabel]: node.nodeName });
+      if (c !== sandbox) {
+        expect(c.Labels['io.kubernetes.sandbox.id']).toBe(sandbox.Id);
+        expect(c.Labels['annotation.io.kubernetes.container.hash']).toMatch(/.+/);
+        expect(c.HostConfig.NetworkMode).toBe(`container:${sandbox.Id}`);
+      }
+    }
+    // The reader saw the writer's file through the shared emptyDir, which lives under --root-dir.
+    const volume = join(node.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'data');
+    expect(await waitFor(() => readFile(join(volume, 'seen-by-reader'), 'utf8'))).toBe('from-writer\n');
+
+    // Removing the manifest stops and removes the pod: containers and volume directory.
+    await rm(join(node.manifestDir, 'pair.yaml'));
+    await waitFor(async () => (await node.pod('pair')) === undefined, { timeoutMs: 30_000, description: 'pod gone from /pods' });
+    expect(await containersOf(uid)).toEqual([]);
+    expect(existsSync(join(node.rootDir, 'pods', uid))).toBe(false);
+  });
+
+  it('adopts running containers after an agent restart without restarting them', async () => {
+    const node = await start();
+    await node.writeManifest('a.yaml', busyboxPod('sleeper', 'exec sleep 3600'));
+    const before = await waitForPod(node, 'sleeper', isRunningAndReady);
+    const idsBefore = (await containersOf(before.metadata!.uid!)).map((c) => c.Id).sort();
+    const startedBefore = before.status!.containerStatuses![0].state!.running!.startedAt;
+
+    await node.restart();
+    const after = await waitForPod(node, 'sleeper', isRunningAndReady);
+    expect(after.metadata!.uid).toBe(before.metadata!.uid);
+    expect(after.status!.containerStatuses![0].restartCount).toBe(0);
+    expect(after.status!.containerStatuses![0].state!.running!.startedAt).toBe(startedBefore);
+    // Give the new agent's PLEG and a resync a chance to do something wrong.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await containersOf(before.metadata!.uid!)).map((c) => c.Id).sort()).toEqual(idsBefore);
+  });
+
+  it('keeps the last good pod running when its manifest breaks, and replaces it when the manifest changes', async () => {
+    const node = await start();
+    await node.writeManifest('a.yaml', busyboxPod('steady', 'exec sleep 3600'));
+    const good = await waitForPod(node, 'steady', isRunningAndReady);
+    const ids = (await containersOf(good.metadata!.uid!)).map((c) => c.Id).sort();
+
+    await writeFile(join(node.manifestDir, 'a.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: steady\nspec: [');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await node.pod('steady'))?.metadata?.uid).toBe(good.metadata!.uid);
+    expect((await containersOf(good.metadata!.uid!)).map((c) => c.Id).sort()).toEqual(ids);
+
+    // A changed static pod is a new pod (new UID, as the kubelet's config hash): the old one goes, the new one runs.
+    await node.writeManifest('a.yaml', busyboxPod('steady', 'echo v2; exec sleep 3600'));
+    const next = await waitForPod(node, 'steady', (p) => p.metadata!.uid !== good.metadata!.uid && isRunningAndReady(p));
+    await waitFor(async () => (await containersOf(good.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'old pod containers removed' });
+    expect((await containersOf(next.metadata!.uid!)).length).toBe(2);
+  });
+
+  it.each([
+    ['Never', 0, 'Succeeded'],
+    ['Never', 1, 'Failed'],
+    ['OnFailure', 0, 'Succeeded'],
+  ] as const)('restartPolicy %s with exit %i ends %s and is not restarted', async (restartPolicy, code, phase) => {
+    const node = await start();
+    await node.writeManifest('job.yaml', busyboxPod('job', `exit ${code}`, { restartPolicy }));
+    const pod = await waitForPod(node, 'job', (p) => p.status?.phase === phase);
+    const cs = pod.status!.containerStatuses![0];
+    expect(cs.state!.terminated).toMatchObject({ exitCode: code, reason: code === 0 ? 'Completed' : 'Error' });
+    expect(cs.restartCount).toBe(0);
+    expect(pod.status!.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'PodCompleted' });
+    // The dead container is kept (its status and logs), the sandbox is stopped.
+    const containers = await waitFor(async () => {
+      const cs = await containersOf(pod.metadata!.uid!);
+      return cs.every((c) => c.State !== 'running') ? cs : undefined;
+    }, { description: 'sandbox stopped' });
+    expect(containers).toHaveLength(2);
+  });
+
+  it.each([
+    ['Always', 0],
+    ['Always', 1],
+    ['OnFailure', 1],
+  ] as const)('restartPolicy %s with exit %i restarts, then backs off (CrashLoopBackOff)', async (restartPolicy, code) => {
+    const node = await start();
+    await node.writeManifest('crash.yaml', busyboxPod('crash', `exit ${code}`, { restartPolicy }));
+    // First exit: restarted at once (restartCount 1); second exit: in the 10 s backoff window.
+    const pod = await waitForPod(node, 'crash', (p) => {
+      const cs = p.status?.containerStatuses?.[0];
+      return (cs?.restartCount ?? 0) >= 1 && cs?.state?.waiting?.reason === 'CrashLoopBackOff';
+    });
+    const cs = pod.status!.containerStatuses![0];
+    expect(cs.lastState!.terminated!.exitCode).toBe(code);
+    expect(cs.state!.waiting!.message).toMatch(/back-off 10s restarting failed container=main pod=crash-/);
+    expect(pod.status!.phase).toBe('Running');
+    // One dead container is kept per container (--maximum-dead-containers-per-container=1) besides the sandbox.
+    const dead = (await containersOf(pod.metadata!.uid!)).filter((c) => c.Labels['io.kubernetes.container.name'] === 'main');
+    expect(dead.length).toBeLessThanOrEqual(2);
+  });
+
+  it('leaves alone containers without our labels and containers of another node', async () => {
+    const foreignName = `e2e-foreign-${process.pid}-${Date.now()}`;
+    const foreign = await docker.createContainer({ name: foreignName, Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], HostConfig: { NetworkMode: 'none' } });
+    const otherNode = `e2e-other-${process.pid}`;
+    const other = await docker.createContainer({
+      name: `${foreignName}-other`, Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], HostConfig: { NetworkMode: 'none' },
+      Labels: { 'io.kubernetes.pod.uid': 'not-ours', 'io.kubernetes.container.name': 'x', [kNodeLabel]: otherNode },
+    });
+    try {
+      await foreign.start();
+      await other.start();
+      const node = await start();
+      await node.writeManifest('a.yaml', busyboxPod('mine', 'exec sleep 3600'));
+      await waitForPod(node, 'mine', isRunningAndReady);
+      await new Promise((r) => setTimeout(r, 1500)); // several relists and housekeeping passes
+      expect((await foreign.inspect()).State.Running).toBe(true);
+      expect((await other.inspect()).State.Running).toBe(true);
+    } finally {
+      await foreign.remove({ force: true });
+      await other.remove({ force: true });
+    }
+  });
+
+  it('reports ErrImageNeverPull for an absent image with pullPolicy Never and keeps running other pods', async () => {
+    const node = await start();
+    await node.writeManifest('bad.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: noimage}
+spec:
+  containers:
+    - {name: main, image: "kubelet-ts/absent:0.0", imagePullPolicy: Never}
+`);
+    await node.writeManifest('good.yaml', busyboxPod('fine', 'exec sleep 3600'));
+    const bad = await waitForPod(node, 'noimage', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ErrImageNeverPull');
+    expect(bad.status!.phase).toBe('Pending');
+    expect(bad.status!.containerStatuses![0].state!.waiting!.message).toContain('kubelet-ts/absent:0.0');
+    await waitForPod(node, 'fine', isRunningAndReady);
+  });
+
+  it('starts 50 pods at once, all Running, and removes them all', async () => {
+    const node = await start({ workers: 2 });
+    const docs = Array.from({ length: 50 }, (_, i) => busyboxPod(`many-${i}`, 'exec sleep 3600')).join('---\n');
+    await node.writeManifest('many.yaml', docs);
+    await waitFor(async () => {
+      const pods = (await node.pods()).filter((p) => p.metadata!.name!.startsWith('many-'));
+      return pods.length === 50 && pods.every(isRunningAndReady);
+    }, { timeoutMs: 120_000, intervalMs: 500, description: '50 pods Running' });
+    const running = await docker.listContainers({ filters: { label: [`${kNodeLabel}=${node.nodeName}`] } });
+    expect(running).toHaveLength(100);
+    await rm(join(node.manifestDir, 'many.yaml'));
+    await waitFor(async () => (await docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${node.nodeName}`] } })).length === 0,
+      { timeoutMs: 120_000, intervalMs: 500, description: 'all containers removed' });
+    expect(await node.pods()).toEqual([]);
+  }, 300_000);
+});

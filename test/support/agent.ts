@@ -1,0 +1,109 @@
+// Test harness that runs a whole kubelet-ts agent in-process against the real dockerd: the role of
+// the kubelet node e2e suite's framework (test/e2e_node) for our Docker-backed suites.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { newAgent, type Agent } from '../../src/main/agent.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
+import type { Pod, PodList } from '../../src/shared/api.js';
+import { docker, removeLabeledContainers, waitFor } from './docker.js';
+
+/** The label every agent puts on its containers; tests clean up by it. */
+export const kNodeLabel = 'kubelet-ts.node-name';
+
+/** TestNode: one agent with its own node name, manifest directory and root dir. */
+export interface TestNode {
+  nodeName: string;
+  manifestDir: string;
+  rootDir: string;
+  agent: Agent;
+  options: AgentOptions;
+  /** GET /pods from the agent's own server. */
+  pods(): Promise<Pod[]>;
+  /** The pod `<name>-<node>` (static pod naming) as /pods has it, or undefined. */
+  pod(name: string): Promise<Pod | undefined>;
+  /** Writes `examples`-style YAML into the manifest dir (atomically: tmp + rename). */
+  writeManifest(file: string, yaml: string): Promise<void>;
+  /** Stops the agent (containers keep running) and starts a new agent with the same settings. */
+  restart(): Promise<void>;
+  /** Stops the agent and removes every container of this node and its temp dirs. */
+  cleanup(): Promise<void>;
+}
+
+/** startTestNode starts an agent on a unique node name (`e2e-<random>`) with a temp manifest dir. */
+export async function startTestNode(overrides: Partial<AgentOptions> = {}): Promise<TestNode> {
+  const nodeName = overrides.nodeName ?? `e2e-${randomBytes(4).toString('hex')}`;
+  const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-e2e-'));
+  const manifestDir = join(base, 'manifests');
+  const rootDir = join(base, 'root');
+  await import('node:fs/promises').then((fs) => Promise.all([fs.mkdir(manifestDir), fs.mkdir(rootDir)]));
+  const options = resolveAgentOptions({
+    nodeName, podManifestPath: manifestDir, rootDir, port: 0, relistPeriodMs: 500, fileCheckFrequencyMs: 2_000, syncFrequencyMs: 10_000, workers: 1,
+    logLevel: process.env.KUBELET_TS_TEST_LOG ?? 'error',
+    ...overrides,
+  });
+  const logger = pino({ level: process.env.KUBELET_TS_TEST_LOG ?? 'silent' });
+  const node: TestNode = {
+    nodeName, manifestDir, rootDir, options,
+    agent: newAgent(options, { logger }),
+    async pods() {
+      const res = await fetch(`http://127.0.0.1:${node.agent.port}/pods`);
+      return ((await res.json()) as PodList).items;
+    },
+    async pod(name) {
+      return (await node.pods()).find((p) => p.metadata?.name === `${name}-${nodeName}`);
+    },
+    async writeManifest(file, yaml) {
+      const tmp = join(base, `.${file}.tmp`);
+      await writeFile(tmp, yaml);
+      await import('node:fs/promises').then((fs) => fs.rename(tmp, join(manifestDir, file)));
+    },
+    async restart() {
+      await node.agent.stop();
+      node.agent = newAgent(options, { logger });
+      await node.agent.start();
+    },
+    async cleanup() {
+      await node.agent.stop();
+      await removeLabeledContainers(kNodeLabel, nodeName);
+      await rm(base, { recursive: true, force: true });
+    },
+  };
+  await node.agent.start();
+  return node;
+}
+
+/** waitForPod polls /pods until `pred` holds for the pod `<name>-<node>` and returns it. */
+export async function waitForPod(node: TestNode, name: string, pred: (pod: Pod) => boolean, timeoutMs = 30_000): Promise<Pod> {
+  return waitFor(async () => {
+    const pod = await node.pod(name);
+    return pod && pred(pod) ? pod : undefined;
+  }, { timeoutMs, intervalMs: 200, description: `pod ${name} on ${node.nodeName}` });
+}
+
+/** isRunningAndReady: phase Running with every container ready. */
+export const isRunningAndReady = (pod: Pod): boolean =>
+  pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && pod.status.containerStatuses!.every((c) => c.ready);
+
+/** containersOf lists the Docker containers of one pod UID (sandbox and app containers). */
+export async function containersOf(uid: string) {
+  return docker.listContainers({ all: true, filters: { label: [`io.kubernetes.pod.uid=${uid}`] } });
+}
+
+/** busyboxPod renders a one-container busybox pod manifest. */
+export function busyboxPod(name: string, command: string, extra: { restartPolicy?: string } = {}): string {
+  return `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+spec:
+  restartPolicy: ${extra.restartPolicy ?? 'Always'}
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: kubelet-ts/busybox:1.35
+      command: ["sh", "-c", ${JSON.stringify(command)}]
+`;
+}
