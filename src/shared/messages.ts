@@ -142,7 +142,11 @@ export interface KillPodTask {
   kind: 'killPod';
   protocol: number;
   podUid: string;
-  /** Seconds; SIGTERM, then SIGKILL after this long (0 = SIGKILL at once). */
+  /**
+   * Seconds; SIGTERM, then SIGKILL after this long (0 = SIGKILL at once). Negative: use the grace
+   * period recorded on the containers' `annotation.io.kubernetes.pod.terminationGracePeriod` label
+   * (for pods whose spec is gone, e.g. removed while the agent was down).
+   */
   gracePeriodSeconds: number;
   /** Also remove the containers and the pod directory under --root-dir. */
   remove: boolean;

@@ -95,8 +95,11 @@ export async function removeContainers(deps: SyncDeps, containers: Array<Pick<Ru
 export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyncResult> {
   const dir = podDir(deps.rootDir, task.podUid); // validates the UID before anything is touched
   const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
-  const grace = Math.max(0, Math.floor(task.gracePeriodSeconds));
   let runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  // A negative grace period means "the spec is gone": use the one recorded on the containers'
+  // label, as the kubelet does when it kills a pod it only knows from the runtime.
+  const requested = task.gracePeriodSeconds < 0 ? (runtimePod?.terminationGracePeriodSeconds ?? 30) : task.gracePeriodSeconds;
+  const grace = Math.max(0, Math.floor(requested));
   let changed = false;
   if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result);
   if (task.remove) {

@@ -5,7 +5,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { DOCKER_SOCKET } from '../support/docker.js';
+import { DOCKER_SOCKET, waitFor } from '../support/docker.js';
 import { busyboxPod, containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 
 /** A unix-socket proxy to dockerd that can be cut (every connection dropped) and restored. */
@@ -69,6 +69,9 @@ describe.skipIf(!inject('dockerAvailable'))('Docker outage', () => {
     node = await startTestNode({ dockerEndpoint: `unix://${sock}` });
     await node.writeManifest('a.yaml', busyboxPod('late', 'exec sleep 3600'));
     await waitForPod(node, 'late', (p) => p.status?.phase === 'Pending');
+    // The agent really tried and failed (and said so), and keeps running.
+    await waitFor(() => node!.warnings.some((w) => w.msg === 'Error syncing pod, will retry'), { description: 'a failed sync logged' });
+    expect((await fetch(`http://127.0.0.1:${node.agent.port}/healthz`)).status).toBe(200);
     await dockerProxy(sock);
     await waitForPod(node, 'late', isRunningAndReady, 60_000);
   });

@@ -94,6 +94,23 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect((await containersOf(before.metadata!.uid!)).map((c) => c.Id).sort()).toEqual(idsBefore);
   });
 
+  it('removes the containers of a pod whose manifest went away while the agent was down', async () => {
+    const node = await start();
+    await node.writeManifest('gone.yaml', busyboxPod('gone', 'exec sleep 3600'));
+    await node.writeManifest('kept.yaml', busyboxPod('kept', 'exec sleep 3600'));
+    const gone = await waitForPod(node, 'gone', isRunningAndReady);
+    const kept = await waitForPod(node, 'kept', isRunningAndReady);
+    await node.agent.stop();
+    await rm(join(node.manifestDir, 'gone.yaml'));
+    expect((await containersOf(gone.metadata!.uid!)).filter((c) => c.State === 'running')).toHaveLength(2);
+    await node.restart();
+    // Housekeeping (once the file source has reported) kills and removes the orphan, and only it.
+    await waitFor(async () => (await containersOf(gone.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'orphan removed' });
+    const keptAfter = await waitForPod(node, 'kept', isRunningAndReady);
+    expect(keptAfter.status!.containerStatuses![0].restartCount).toBe(0);
+    expect(keptAfter.metadata!.uid).toBe(kept.metadata!.uid);
+  });
+
   it('keeps the last good pod running when its manifest breaks, and replaces it when the manifest changes', async () => {
     const node = await start();
     await node.writeManifest('a.yaml', busyboxPod('steady', 'exec sleep 3600'));

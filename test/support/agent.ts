@@ -30,6 +30,8 @@ export interface TestNode {
   restart(): Promise<void>;
   /** Stops the agent and removes every container of this node and its temp dirs. */
   cleanup(): Promise<void>;
+  /** The main thread's log records at warn and above (`msg`, fields), newest last. */
+  warnings: Record<string, unknown>[];
 }
 
 /** startTestNode starts an agent on a unique node name (`e2e-<random>`) with a temp manifest dir. */
@@ -44,9 +46,11 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
     logLevel: process.env.KUBELET_TS_TEST_LOG ?? 'error',
     ...overrides,
   });
-  const logger = pino({ level: process.env.KUBELET_TS_TEST_LOG ?? 'silent' });
+  const warnings: Record<string, unknown>[] = [];
+  const capture = { write: (line: string) => { warnings.push(JSON.parse(line)); if (process.env.KUBELET_TS_TEST_LOG) process.stderr.write(line); } };
+  const logger = pino({ level: process.env.KUBELET_TS_TEST_LOG ?? 'warn' }, capture);
   const node: TestNode = {
-    nodeName, manifestDir, rootDir, options,
+    nodeName, manifestDir, rootDir, options, warnings,
     agent: newAgent(options, { logger }),
     async pods() {
       const res = await fetch(`http://127.0.0.1:${node.agent.port}/pods`);
