@@ -9,7 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Pod } from './api.js';
 import { InvalidManifestError, type FieldError } from './errors.js';
 import { applyPodDefaults } from './defaults.js';
-import { validatePod } from './validation.js';
+import { validatePodForNode } from './validation.js';
 import { isObj } from './validation-util.js';
 
 /** Manifest text formats. YAML also reads JSON; `json` parses strictly with JSON.parse. */
@@ -163,7 +163,7 @@ export function loadPods(text: string, origin: string, format?: ManifestFormat):
   const errors: FieldError[] = [];
   const pods = entries.map(({ pod, path }) => {
     const defaulted = applyPodDefaults(pod);
-    errors.push(...prefixFieldErrors(path, validatePod(defaulted)));
+    errors.push(...prefixFieldErrors(path, validatePodForNode(defaulted)));
     return defaulted;
   });
   if (errors.length > 0) throw new InvalidManifestError(origin, errors);

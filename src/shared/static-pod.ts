@@ -10,7 +10,7 @@ import { applyPodDefaults } from './defaults.js';
 import { InvalidArgumentError, InvalidManifestError, type FieldError } from './errors.js';
 import { stableHash } from './hash.js';
 import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from './manifest.js';
-import { validatePod } from './validation.js';
+import { validatePodForNode } from './validation.js';
 
 /** Options of {@link makeStaticPod}. */
 export interface StaticPodOptions {
@@ -86,7 +86,7 @@ export function loadStaticPods(text: string, opts: StaticPodOptions & { format?:
   const errors: FieldError[] = [];
   const pods = entries.map(({ pod, path }) => {
     const staticPod = makeStaticPod(pod, opts);
-    errors.push(...prefixFieldErrors(path, validatePod(staticPod)));
+    errors.push(...prefixFieldErrors(path, validatePodForNode(staticPod)));
     return staticPod;
   });
   if (errors.length > 0) throw new InvalidManifestError(opts.origin, errors);

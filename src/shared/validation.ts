@@ -76,6 +76,47 @@ export function validatePod(pod: Pod): FieldError[] {
   return el.errors;
 }
 
+/**
+ * validatePodForNode: `validatePod` plus this node's own refusal of fields it cannot run yet
+ * (`kValidatedButNotYetRun`), as the kubelet's admit handlers refuse a pod the node cannot run.
+ * What every source calls before accepting a pod. Never throws.
+ */
+export function validatePodForNode(pod: Pod): FieldError[] {
+  const errors = validatePod(pod);
+  const el = new ErrorList();
+  const spec = (pod as unknown as { spec?: unknown }).spec;
+  if (isObj(spec)) rejectNotYetRun(el, spec);
+  return [...errors, ...el.errors];
+}
+
+/**
+ * Fields whose shape is validated above but which the sync engine does not act on yet: reported
+ * `Not supported` so that a pod relying on them is refused rather than run without them (a probe
+ * that never runs would be worse than an error). Remove an entry when the runtime implements it.
+ * Keys are PodSpec fields, or `containers[].<field>` for every container and init container.
+ */
+export const kValidatedButNotYetRun: readonly string[] = [
+  'initContainers', 'activeDeadlineSeconds',
+  'containers[].livenessProbe', 'containers[].readinessProbe', 'containers[].startupProbe', 'containers[].lifecycle',
+];
+
+function rejectNotYetRun(el: ErrorList, spec: Obj): void {
+  const detail = 'not run by this version of kubelet-ts';
+  for (const key of kValidatedButNotYetRun) {
+    if (!key.startsWith('containers[].')) {
+      if (spec[key] !== undefined && !(Array.isArray(spec[key]) && (spec[key] as unknown[]).length === 0)) el.notSupported(child('spec', key), detail);
+      continue;
+    }
+    const field = key.slice('containers[].'.length);
+    for (const list of ['containers', 'initContainers'] as const) {
+      const cs = Array.isArray(spec[list]) ? (spec[list] as unknown[]) : [];
+      cs.forEach((c, i) => {
+        if (isObj(c) && c[field] !== undefined) el.notSupported(`spec.${list}[${i}].${field}`, detail);
+      });
+    }
+  }
+}
+
 function validateObjectMeta(el: ErrorList, path: string, meta: Obj): void {
   el.checkFields(path, meta, kSupportedObjectMetaFields, kIgnoredObjectMetaFields);
   const namePath = child(path, 'name');

@@ -188,3 +188,24 @@ describe('validatePod', () => {
     expect(kSupportedContainerFields).not.toContain('stdin');
   });
 });
+
+describe('validatePodForNode', () => {
+  it('refuses fields that are validated but not run yet, naming each path', async () => {
+    const { validatePodForNode } = await import('../../src/shared/validation.js');
+    const { formatFieldError } = await import('../../src/shared/errors.js');
+    const { applyPodDefaults } = await import('../../src/shared/defaults.js');
+    const pod = applyPodDefaults({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' },
+      spec: {
+        activeDeadlineSeconds: 5,
+        containers: [{ name: 'a', image: 'i', livenessProbe: { exec: { command: ['true'] } } }],
+      },
+    } as never);
+    expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([
+      'spec.activeDeadlineSeconds: Not supported: not run by this version of kubelet-ts',
+      'spec.containers[0].livenessProbe: Not supported: not run by this version of kubelet-ts',
+    ]);
+    const plain = applyPodDefaults({ ...pod, spec: { containers: [{ name: 'a', image: 'i' }] } } as never);
+    expect(validatePodForNode(plain as never)).toEqual([]);
+  });
+});
