@@ -33,8 +33,9 @@ function plain<K extends keyof AgentOptions>(key: K): FieldMapper {
 const kConfigFields: Record<string, FieldMapper> = {
   // As configfiles.resolveRelativePaths: a relative staticPodPath is relative to the config file.
   staticPodPath: (value, label, configDir) => {
-    const path = checkAgentOption('podManifestPath', value, label);
-    return { podManifestPath: path === '' || isAbsolute(path) ? path : resolve(configDir, path) };
+    // Resolve against the config file's directory before the option check (which resolves against the cwd).
+    const raw = typeof value === 'string' && value !== '' && !isAbsolute(value) ? resolve(configDir, value) : value;
+    return { podManifestPath: checkAgentOption('podManifestPath', raw, label) };
   },
   staticPodURL: plain('manifestUrl'),
   staticPodURLHeader: plain('manifestUrlHeaders'),
