@@ -303,7 +303,9 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
     cmd: args,
     env: env.map(([k, v]) => `${k}=${v}`),
     workingDir: container.workingDir,
-    exposedPorts: (container.ports ?? []).map((p) => `${p.containerPort}/${(p.protocol ?? 'TCP').toLowerCase()}`),
+    // No ExposedPorts: Docker refuses them on a container that joins another's network
+    // (`container:<sandbox>`); as with dockershim, ports belong to the sandbox, and with network
+    // none or host there is nothing to publish.
     tty: container.tty === true,
     openStdin: container.stdin === true,
     stdinOnce: container.stdinOnce === true,

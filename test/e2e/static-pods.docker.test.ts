@@ -225,3 +225,23 @@ spec:
     expect(await node.pods()).toEqual([]);
   }, 300_000);
 });
+
+describe.skipIf(!inject('dockerAvailable'))('examples/', () => {
+  it('the hostNetwork busybox httpd example answers on 127.0.0.1', async () => {
+    const { createServer } = await import('node:net');
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+    });
+    const yaml = (await readFile(join(import.meta.dirname, '../../examples/web-hostnetwork.yaml'), 'utf8')).replaceAll('18080', String(port));
+    const node = await startTestNode();
+    try {
+      await node.writeManifest('web.yaml', yaml);
+      const pod = await waitForPod(node, 'web', isRunningAndReady);
+      expect(pod.status!.podIP).toBe('127.0.0.1');
+      const body = await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/`)).text(), { description: 'httpd answers' });
+      expect(body).toBe(`hello from web-${node.nodeName} on ${node.nodeName}\n`);
+    } finally {
+      await node.cleanup();
+    }
+  });
+});

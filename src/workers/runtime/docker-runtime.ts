@@ -108,7 +108,6 @@ class DockerRuntime implements ContainerRuntime {
         Env: spec.env,
         WorkingDir: spec.workingDir || undefined,
         Hostname: spec.hostname || undefined,
-        ExposedPorts: spec.exposedPorts?.length ? Object.fromEntries(spec.exposedPorts.map((p) => [p, {}])) : undefined,
         Tty: spec.tty,
         OpenStdin: spec.openStdin,
         StdinOnce: spec.stdinOnce,

@@ -78,8 +78,6 @@ export interface ContainerCreateSpec {
   env?: string[];
   workingDir?: string;
   hostname?: string;
-  /** Port keys like `80/tcp`. */
-  exposedPorts?: string[];
   tty?: boolean;
   openStdin?: boolean;
   stdinOnce?: boolean;
