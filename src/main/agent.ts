@@ -20,6 +20,7 @@ import { newGenericPleg, type Pleg } from './pleg/generic-pleg.js';
 import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
 import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
 import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
+import { newEventRecorder, type EventRecorder } from './events/recorder.js';
 import { generatePodStatus } from './status/generate.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 
@@ -46,6 +47,7 @@ export interface Agent {
   listPods(): Pod[];
   readonly statusManager: StatusManager;
   readonly podManager: PodManager;
+  readonly events: EventRecorder;
 }
 
 /** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields. */
@@ -56,6 +58,7 @@ const kTasksPerWorker = 16;
 class AgentImpl implements Agent, AgentHost {
   readonly podManager: PodManager;
   readonly statusManager = newStatusManager();
+  readonly events: EventRecorder;
   readonly #config: PodConfig;
   readonly #log: Logger;
   #runner!: PodSyncRunner;
@@ -72,6 +75,7 @@ class AgentImpl implements Agent, AgentHost {
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
     this.#log = deps.logger;
     this.podManager = newPodManager(options.podShards);
+    this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }) });
     const sources: PodUpdate['source'][] = [];
     if (options.podManifestPath) sources.push('file');
     this.#config = newPodConfig(sources);
@@ -137,8 +141,10 @@ class AgentImpl implements Agent, AgentHost {
 
   #handleConflicts(changes: PodConfigChanges): void {
     for (const c of changes.conflicts) {
-      this.#log.warn({ ...podFields(c.pod), source: c.source, heldBySource: c.heldBy.source, heldByUID: c.heldBy.uid },
-        'Rejected pod: another source already has a pod with this full name');
+      this.events.record(c.pod, {
+        type: 'Warning', reason: 'DuplicatePod',
+        message: `Rejected pod from source ${c.source}: ${podFullName(c.pod)} is already taken by a pod from source ${c.heldBy.source} (uid ${c.heldBy.uid})`,
+      });
     }
   }
 
@@ -284,10 +290,7 @@ class AgentImpl implements Agent, AgentHost {
   }
 
   #logEvents(pod: Pod, events: PodEventRecord[]): void {
-    for (const e of events) {
-      const level = e.type === 'Warning' ? 'warn' : 'info';
-      this.#log[level]({ ...podFields(pod), reason: e.reason, fieldPath: e.fieldPath, eventMessage: e.message }, 'Event');
-    }
+    for (const e of events) this.events.record(pod, e);
   }
 
   // ---- AgentHost (the server's view of us) ----

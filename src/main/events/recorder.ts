@@ -1,0 +1,78 @@
+/**
+ * Counterpart of k8s.io/client-go/tools/record (EventRecorder with its EventCorrelator): core/v1
+ * Events about pods, kept in a bounded ring on the main thread. A repeat of the same event (same
+ * object, reason, message, type and source) bumps `count` and `lastTimestamp` of the stored event
+ * instead of adding a new one, as the correlator's aggregation does. Every event is also logged.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Event, Pod } from '../../shared/api.js';
+import { InvalidArgumentError } from '../../shared/errors.js';
+import { podFields, type Logger } from '../../shared/logging.js';
+import type { PodEventRecord } from '../../shared/messages.js';
+
+/** EventRecorder: records and lists pod events. Main thread only. */
+export interface EventRecorder {
+  /** record stores (or counts again) one event about `pod` and logs it (Warning at warn, Normal at info). */
+  record(pod: Pod, event: PodEventRecord): void;
+  /** list returns the stored events, oldest first; optionally only those about one pod UID. */
+  list(filter?: { uid?: string; namespace?: string }): Event[];
+  /** subscribe calls `fn` for every recorded or re-counted event; returns the unsubscribe function. */
+  subscribe(fn: (event: Event) => void): () => void;
+}
+
+/** Options of `newEventRecorder`. */
+export interface EventRecorderOptions {
+  /** Most events kept; the oldest go first (default 1000). */
+  capacity?: number;
+  /** `source.component` of every event (default `kubelet`), `source.host` is the node. */
+  component?: string;
+  nodeName: string;
+}
+
+/** newEventRecorder creates an empty recorder. @throws InvalidArgumentError for a capacity below 1. */
+export function newEventRecorder(options: EventRecorderOptions, deps: { logger: Logger }): EventRecorder {
+  const capacity = options.capacity ?? 1000;
+  if (!Number.isInteger(capacity) || capacity < 1) throw new InvalidArgumentError(`options.capacity must be an integer >= 1, got ${capacity}`);
+  const component = options.component ?? 'kubelet';
+  // Insertion-ordered: re-counting an event moves it to the end, so eviction drops the stalest.
+  const events = new Map<string, Event>();
+  const listeners = new Set<(e: Event) => void>();
+  return {
+    record(pod, e) {
+      const meta = pod.metadata ?? {};
+      const key = [meta.uid, e.fieldPath ?? '', e.type, e.reason, e.message].join('\u0000');
+      const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      let event = events.get(key);
+      if (event) {
+        events.delete(key);
+        event = { ...event, count: (event.count ?? 1) + 1, lastTimestamp: now };
+      } else {
+        event = {
+          apiVersion: 'v1', kind: 'Event',
+          metadata: { name: `${meta.name}.${randomUUID().slice(0, 8)}`, namespace: meta.namespace ?? 'default' },
+          involvedObject: { kind: 'Pod', apiVersion: 'v1', name: meta.name, namespace: meta.namespace ?? 'default', uid: meta.uid, ...(e.fieldPath ? { fieldPath: e.fieldPath } : {}) },
+          reason: e.reason, message: e.message, type: e.type, count: 1, firstTimestamp: now, lastTimestamp: now,
+          source: { component, host: options.nodeName }, reportingComponent: component, reportingInstance: options.nodeName,
+        };
+      }
+      events.set(key, event);
+      if (events.size > capacity) events.delete(events.keys().next().value as string);
+      const level = e.type === 'Warning' ? 'warn' : 'info';
+      deps.logger[level]({ ...podFields(pod), reason: e.reason, fieldPath: e.fieldPath, eventMessage: e.message, count: event.count }, 'Event');
+      for (const fn of listeners) fn(event);
+    },
+    list(filter = {}) {
+      const out: Event[] = [];
+      for (const e of events.values()) {
+        if (filter.uid && e.involvedObject.uid !== filter.uid) continue;
+        if (filter.namespace && e.involvedObject.namespace !== filter.namespace) continue;
+        out.push(e);
+      }
+      return out;
+    },
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+  };
+}
