@@ -96,7 +96,7 @@ export function validatePodForNode(pod: Pod): FieldError[] {
  * Keys are PodSpec fields, or `containers[].<field>` for every container and init container.
  */
 export const kValidatedButNotYetRun: readonly string[] = [
-  'initContainers', 'activeDeadlineSeconds',
+  'activeDeadlineSeconds',
   'containers[].livenessProbe', 'containers[].readinessProbe', 'containers[].startupProbe', 'containers[].lifecycle',
 ];
 

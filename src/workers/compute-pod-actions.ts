@@ -25,8 +25,10 @@ export type StartReason =
 
 /** One container to start (in spec order). */
 export interface ContainerToStart {
-  /** Index in `spec.containers`. */
+  /** Index in `spec.containers`, or in `spec.initContainers` when `init`. */
   index: number;
+  /** True for an init container (including a sidecar: an init container with `restartPolicy: Always`). */
+  init?: boolean;
   name: string;
   reason: StartReason;
   /** hashContainer() of the spec: the new container's hash label. */
@@ -126,6 +128,87 @@ function specContainers(pod: Pod): Container[] {
   return pod.spec?.containers ?? [];
 }
 
+function specInitContainers(pod: Pod): Container[] {
+  return pod.spec?.initContainers ?? [];
+}
+
+/** isRestartableInitContainer: an init container with `restartPolicy: Always` (a sidecar), as podutil.IsRestartableInitContainer. */
+export function isRestartableInitContainer(c: Pick<Container, 'restartPolicy'>): boolean {
+  return (c as { restartPolicy?: string }).restartPolicy === 'Always';
+}
+
+/**
+ * hasAnyRegularContainerStarted: some app container of the pod exists in the runtime (running or
+ * dead), so the pod was initialized before (kuberuntime isPreviouslyInitialized): init containers
+ * are not run again while its sandbox lives, only sidecars are kept running.
+ */
+export function hasAnyRegularContainerCreated(pod: Pod, runtimePod: RuntimePod | null): boolean {
+  const names = new Set(specContainers(pod).map((c) => c.name));
+  return (runtimePod?.containers ?? []).some((c) => names.has(c.name) && c.state !== 'created');
+}
+
+interface Candidate {
+  index: number;
+  init: boolean;
+  reason: StartReason;
+}
+
+/**
+ * computeInitContainerActions, as kuberuntime's (the SidecarContainers flavour): walks the init
+ * containers in order and decides the next step of initialization. Returns true when the pod is
+ * initialized (every regular init container succeeded and every sidecar is started), so app
+ * containers may start. Otherwise pushes at most one init container to start, or sets killPod when
+ * a regular init container failed under restartPolicy Never (the pod fails). Once initialized
+ * before, only exited sidecars are restarted. Sidecars count as started once running (a startup
+ * probe is not considered here).
+ */
+function computeInitContainerActions(pod: Pod, runtimePod: RuntimePod | null, actions: PodActions, candidates: Candidate[]): boolean {
+  const inits = specInitContainers(pod);
+  if (inits.length === 0) return true;
+  const policy = restartPolicy(pod);
+  if (hasAnyRegularContainerCreated(pod, runtimePod)) {
+    inits.forEach((spec, index) => {
+      if (!isRestartableInitContainer(spec)) return;
+      const c = latest(runtimePod, spec.name);
+      if (c?.state === 'running') {
+        if (c.hash !== hashContainer(spec)) {
+          actions.containersToKill.push({ id: c.id, name: c.name, message: `Init container ${c.name} definition changed, will be restarted` });
+          candidates.push({ index, init: true, reason: 'HashChanged' });
+        }
+        return;
+      }
+      if (!pod.metadata?.deletionTimestamp) candidates.push({ index, init: true, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
+    });
+    return true;
+  }
+  for (const [index, spec] of inits.entries()) {
+    const c = latest(runtimePod, spec.name);
+    if (!c) {
+      candidates.push({ index, init: true, reason: 'NotPresent' });
+      return false;
+    }
+    if (isRestartableInitContainer(spec)) {
+      if (c.state === 'running') continue; // started: the next one may go
+      candidates.push({ index, init: true, reason: c.state === 'exited' ? 'Restart' : 'NotStarted' });
+      return false;
+    }
+    if (c.state === 'running') return false; // still initializing
+    if (c.state === 'exited') {
+      if (c.exitCode === 0) continue;
+      if (policy === 'Never') {
+        actions.killPod = true; // failed initialization: the pod fails (getPhase)
+        return false;
+      }
+      candidates.push({ index, init: true, reason: 'Restart' });
+      return false;
+    }
+    candidates.push({ index, init: true, reason: 'NotStarted' });
+    if (c.state === 'unknown') actions.containersToKill.push({ id: c.id, name: c.name, message: `Init container ${c.name} is in an unknown state, will be restarted` });
+    return false;
+  }
+  return true;
+}
+
 /**
  * computePodActions plans one sync of `pod` against what the runtime holds (`runtimePod`, null =
  * nothing), given the pod's restart backoff entries (`backoff`, keyed by backoffKey) at `nowMs`
@@ -142,7 +225,12 @@ function specContainers(pod: Pod): Container[] {
  * - a container to start whose last dead attempt finished less than its backoff ago is held back:
  *   waiting `CrashLoopBackOff`, a BackOff event, and `requeueAfterMs`; one that does restart bumps
  *   its entry with nextBackoff (as doBackOff).
- * Init containers are not supported yet (validation rejects them); they are ignored here.
+ * Init containers (computeInitContainerActions): a new sandbox starts with the first init
+ * container only; until the pod is initialized, one init container at a time runs, in order
+ * (sidecars — `restartPolicy: Always` — count as done once running and keep running); a regular
+ * init container that fails is restarted with backoff, or under restartPolicy Never the pod is
+ * killed (it fails). App containers start once initialized; exited sidecars are restarted beside
+ * them, and are stopped with the pod when no app container is left to run.
  */
 export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backoff: Record<string, BackoffEntry>, nowMs: number): PodActions {
   const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod);
@@ -160,27 +248,33 @@ export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backo
     requeueAfterMs: 0,
   };
   const containers = specContainers(pod);
-  const specNames = new Set(containers.map((c) => c.name));
-  const candidates: Array<{ index: number; reason: StartReason }> = [];
+  const inits = specInitContainers(pod);
+  const specNames = new Set([...containers, ...inits].map((c) => c.name));
+  const candidates: Candidate[] = [];
 
   if (sandboxChanged) {
     const policy = restartPolicy(pod);
     if (policy === 'Never' && attempt !== 0 && (runtimePod?.containers.length ?? 0) !== 0) {
       actions.createSandbox = false;
+    } else if (inits.length > 0) {
+      // A new sandbox runs initialization again from the first init container.
+      candidates.push({ index: 0, init: true, reason: latest(runtimePod, inits[0].name) ? 'SandboxChanged' : 'NotPresent' });
     } else {
       containers.forEach((c, index) => {
         if (policy === 'OnFailure' && containerSucceeded(runtimePod, c.name)) return;
-        candidates.push({ index, reason: latest(runtimePod, c.name) ? 'SandboxChanged' : 'NotPresent' });
+        candidates.push({ index, init: false, reason: latest(runtimePod, c.name) ? 'SandboxChanged' : 'NotPresent' });
       });
       if (candidates.length === 0) actions.createSandbox = false;
     }
+  } else if (!computeInitContainerActions(pod, runtimePod, actions, candidates)) {
+    // Not initialized yet: app containers wait (their status is PodInitializing).
   } else {
     let keepCount = 0;
     containers.forEach((spec, index) => {
       const c = latest(runtimePod, spec.name);
       if (!c || c.state !== 'running') {
         if (shouldContainerBeRestarted(pod, c)) {
-          candidates.push({ index, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
+          candidates.push({ index, init: false, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
           // An unknown container might still run: kill it before starting another one.
           if (c?.state === 'unknown') actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} is in an unknown state, will be restarted` });
         }
@@ -188,7 +282,7 @@ export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backo
       }
       if (c.hash !== hashContainer(spec)) {
         actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} definition changed, will be restarted` });
-        candidates.push({ index, reason: 'HashChanged' });
+        candidates.push({ index, init: false, reason: 'HashChanged' });
         return;
       }
       keepCount++;
@@ -202,13 +296,18 @@ export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backo
         actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} is an older attempt still running` });
       }
     }
-    if (keepCount === 0 && candidates.length === 0) actions.killPod = true;
+    if (keepCount === 0 && !candidates.some((c) => !c.init)) {
+      // Nothing of the app left to run: stop the pod, sidecars included (they must not keep it alive).
+      actions.killPod = true;
+      candidates.length = 0;
+    }
   }
 
   // Restart backoff (doBackOff): decided per candidate from its newest exited attempt.
   const keep: Record<string, BackoffEntry> = {};
-  for (const { index, reason } of candidates) {
-    const spec = containers[index];
+  for (const { index, init, reason } of candidates) {
+    const spec = init ? inits[index] : containers[index];
+    const fieldPath = init ? `spec.initContainers{${spec.name}}` : `spec.containers{${spec.name}}`;
     const hash = hashContainer(spec);
     const key = backoffKey(pod.metadata?.name ?? '', pod.metadata?.namespace ?? 'default', pod.metadata?.uid ?? '', spec.name, hash);
     const entry = backoff[key];
@@ -222,7 +321,7 @@ export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backo
         type: 'Warning',
         reason: 'BackOff',
         message: `Back-off restarting failed container ${spec.name} in pod ${formatPod(pod)}`,
-        fieldPath: `spec.containers{${spec.name}}`,
+        fieldPath,
       });
       const wait = Math.max(1, lastExited.finishedAtMs + entry.backoffMs - nowMs);
       actions.requeueAfterMs = actions.requeueAfterMs === 0 ? wait : Math.min(actions.requeueAfterMs, wait);
@@ -230,7 +329,7 @@ export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backo
     }
     if (lastExited) keep[key] = nextBackoff(entry, nowMs);
     else if (entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;
-    actions.containersToStart.push({ index, name: spec.name, reason, hash, restartCount: prev ? prev.restartCount + 1 : 0 });
+    actions.containersToStart.push({ index, ...(init ? { init } : {}), name: spec.name, reason, hash, restartCount: prev ? prev.restartCount + 1 : 0 });
     // Keep one dead attempt per container: the newest existing one stays (it becomes the
     // "previous" container); any other that is not running goes.
     for (const c of runtimePod?.containers ?? []) {
@@ -238,7 +337,7 @@ export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backo
     }
   }
   // Entries of containers not restarted now survive while the spec still has them and they are fresh.
-  for (const spec of containers) {
+  for (const spec of [...inits, ...containers]) {
     const key = backoffKey(pod.metadata?.name ?? '', pod.metadata?.namespace ?? 'default', pod.metadata?.uid ?? '', spec.name, hashContainer(spec));
     const entry = backoff[key];
     if (!(key in keep) && entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;

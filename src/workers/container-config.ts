@@ -273,11 +273,12 @@ export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, im
  * Entrypoint = command, Cmd = args (`$(VAR)` expanded), env, working dir, exposed ports, binds,
  * namespaces joined from the sandbox, memory/CPU limits and CPU shares, labels with `hash` and
  * `restartCount` (also the name's attempt). Prepares volume directories (see makeMounts).
+ * `init`: `index` is in `spec.initContainers` (field paths say so).
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
-export async function buildContainerSpec(pod: Pod, index: number, hash: string, restartCount: number, image: string, ctx: ContainerConfigContext): Promise<ContainerCreateSpec> {
-  const container = pod.spec!.containers[index];
-  const field = `spec.containers[${index}]`;
+export async function buildContainerSpec(pod: Pod, index: number, hash: string, restartCount: number, image: string, ctx: ContainerConfigContext, init = false): Promise<ContainerCreateSpec> {
+  const container = init ? pod.spec!.initContainers![index] : pod.spec!.containers[index];
+  const field = init ? `spec.initContainers[${index}]` : `spec.containers[${index}]`;
   const env = makeEnvironmentVariables(pod, container, ctx, field);
   const { command, args } = expandCommand(container, env);
   const binds = await makeMounts(pod, container, ctx.rootDir, field);

@@ -150,8 +150,8 @@ class PodSync {
 
   /** startContainer: image, config, create, start; failures become waiting reasons (recorded). */
   async startContainer(c: ContainerToStart, sandboxId: string): Promise<void> {
-    const container = this.pod.spec!.containers[c.index];
-    const fieldPath = `spec.containers{${c.name}}`;
+    const container = c.init ? this.pod.spec!.initContainers![c.index] : this.pod.spec!.containers[c.index];
+    const fieldPath = c.init ? `spec.initContainers{${c.name}}` : `spec.containers{${c.name}}`;
     const fail = (reason: string, message: string, eventMessage = `Error: ${message}`) => {
       this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason, message });
       this.result.events.push({ type: 'Warning', reason: 'Failed', message: eventMessage, fieldPath });
@@ -167,7 +167,7 @@ class PodSync {
         rootDir: this.deps.rootDir,
         hostIp: this.task.hostIp,
         sandboxId,
-      });
+      }, c.init === true);
     } catch (err) {
       return fail('CreateContainerConfigError', serializeError(err).message);
     }

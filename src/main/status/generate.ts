@@ -47,12 +47,12 @@ function terminatedState(c: RuntimeContainer): ContainerState {
  * dead newest attempt into `waiting` with that attempt as `lastState`; otherwise the attempt
  * before the newest is `lastState`. Without a readiness probe a running container is ready.
  */
-export function containerStatus(name: string, image: string, attempts: RuntimeContainer[], waiting: WaitingReason | undefined): ContainerStatus {
+export function containerStatus(name: string, image: string, attempts: RuntimeContainer[], waiting: WaitingReason | undefined, defaultWaitingReason = 'ContainerCreating'): ContainerStatus {
   const [newest, previousAttempt] = attempts;
   if (!newest) {
     return {
       name, image, imageID: '', ready: false, restartCount: 0, started: false,
-      state: { waiting: waiting ?? { reason: 'ContainerCreating' } },
+      state: { waiting: waiting ?? { reason: defaultWaitingReason } },
       lastState: {},
     };
   }
@@ -74,7 +74,7 @@ export function containerStatus(name: string, image: string, attempts: RuntimeCo
   // created or unknown: not started yet.
   return {
     ...base, ready: false, started: false,
-    state: { waiting: waiting ?? { reason: 'ContainerCreating' } },
+    state: { waiting: waiting ?? { reason: defaultWaitingReason } },
     lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt) : {},
   };
 }
@@ -83,11 +83,34 @@ export function containerStatus(name: string, image: string, attempts: RuntimeCo
  * getPhase, as the kubelet's: Pending while any container waits to start for the first time;
  * Running once all have started and one runs (or a restartPolicy Always / OnFailure pod is
  * between restarts); Succeeded when all exited 0 and none will restart; Failed when all are
- * done and one failed under restartPolicy Never (or the pod is terminal).
+ * done and one failed under restartPolicy Never (or the pod is terminal). Init containers
+ * (`initStatuses`): until an app container has started, Pending while one is pending or failed
+ * (retried), Failed when a regular one failed under restartPolicy Never.
  */
-export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolean): PodPhase {
+export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolean, initStatuses: ContainerStatus[] = []): PodPhase {
   let unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
   const byName = new Map(statuses.map((s) => [s.name, s]));
+  const restartPolicyOfPod = pod.spec?.restartPolicy ?? 'Always';
+  // Init containers (getPhase's pendingInitialization / failedInitialization). A pod whose app
+  // containers have started was initialized before: sidecars restarting do not make it Pending.
+  if (!hasAnyRegularContainerStarted(statuses)) {
+    let pendingInitialization = 0, failedInitialization = 0;
+    const initByName = new Map(initStatuses.map((s) => [s.name, s]));
+    for (const c of pod.spec?.initContainers ?? []) {
+      const s = initByName.get(c.name);
+      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') {
+        if (!s?.state?.running) pendingInitialization++;
+        continue;
+      }
+      if (!s) pendingInitialization++;
+      else if (s.state?.running) pendingInitialization++;
+      else if (s.state?.terminated) { if (s.state.terminated.exitCode !== 0) failedInitialization++; }
+      else if (s.state?.waiting && s.lastState?.terminated) { if (s.lastState.terminated.exitCode !== 0) failedInitialization++; }
+      else pendingInitialization++;
+    }
+    if (failedInitialization > 0 && restartPolicyOfPod === 'Never') return 'Failed';
+    if (pendingInitialization > 0 || failedInitialization > 0) return 'Pending';
+  }
   for (const c of pod.spec?.containers ?? []) {
     const s = byName.get(c.name);
     if (!s) { unknown++; continue; }
@@ -111,6 +134,27 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolea
   return 'Pending';
 }
 
+/** hasAnyRegularContainerStarted: some app container runs or ran (kubecontainer.HasAnyRegularContainerStarted). */
+function hasAnyRegularContainerStarted(statuses: ContainerStatus[]): boolean {
+  return statuses.some((s) => s.state?.running || s.state?.terminated || s.lastState?.terminated);
+}
+
+/**
+ * uninitializedContainers: the init containers not done, as GeneratePodInitializedCondition sees
+ * them: a regular one until it exited 0, a sidecar until it runs; none once an app container started.
+ */
+export function uninitializedContainers(pod: Pod, statuses: ContainerStatus[], initStatuses: ContainerStatus[]): string[] {
+  if (hasAnyRegularContainerStarted(statuses)) return [];
+  const byName = new Map(initStatuses.map((s) => [s.name, s]));
+  return (pod.spec?.initContainers ?? [])
+    .filter((c) => {
+      const s = byName.get(c.name);
+      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') return !s?.state?.running;
+      return s?.state?.terminated?.exitCode !== 0;
+    })
+    .map((c) => c.name);
+}
+
 function condition(type: string, ok: boolean, previous: PodStatus | undefined, nowMs: number, reason?: string, message?: string): PodCondition {
   const status = ok ? 'True' : 'False';
   const before = previous?.conditions?.find((c) => c.type === type);
@@ -126,12 +170,23 @@ function condition(type: string, ok: boolean, previous: PodStatus | undefined, n
 export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   const { pod, runtimePod, waiting, nowMs } = inp;
   const containers = pod.spec?.containers ?? [];
+  const initContainers = pod.spec?.initContainers ?? [];
+  // With init containers, a container not created yet waits with reason PodInitializing (convertToAPIContainerStatuses).
+  const defaultWaiting = initContainers.length > 0 ? 'PodInitializing' : 'ContainerCreating';
   const statuses = containers.map((c) =>
-    containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name]),
+    containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting),
   );
-  const phase = getPhase(pod, statuses, inp.terminal ?? false);
+  const initStatuses = initContainers.map((c) => {
+    const s = containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting);
+    // A regular init container is never "ready"; a sidecar is ready while it runs.
+    if ((c as { restartPolicy?: string }).restartPolicy !== 'Always') s.ready = false;
+    return s;
+  });
+  const phase = getPhase(pod, statuses, inp.terminal ?? false, initStatuses);
   const done = phase === 'Succeeded' || phase === 'Failed';
-  const unready = statuses.filter((s) => !s.ready).map((s) => s.name);
+  const uninitialized = uninitializedContainers(pod, statuses, initStatuses);
+  const sidecarStatuses = initStatuses.filter((_, i) => (initContainers[i] as { restartPolicy?: string }).restartPolicy === 'Always');
+  const unready = [...sidecarStatuses, ...statuses].filter((s) => !s.ready).map((s) => s.name);
   const containersReady = !done && unready.length === 0;
   const notReadyMessage = unready.length ? `containers with unready status: [${unready.join(' ')}]` : undefined;
   const notReadyReason = done ? 'PodCompleted' : 'ContainersNotReady';
@@ -140,7 +195,9 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   const podIp = hostNetwork ? inp.hostIp : (runtimePod?.podIp ?? '');
   const conditions: PodCondition[] = [
     condition('PodReadyToStartContainers', sandboxReady, inp.previous, nowMs),
-    condition('Initialized', true, inp.previous, nowMs),
+    condition('Initialized', uninitialized.length === 0, inp.previous, nowMs,
+      uninitialized.length ? 'ContainersNotInitialized' : undefined,
+      uninitialized.length ? `containers with incomplete status: [${uninitialized.join(' ')}]` : undefined),
     condition('Ready', containersReady, inp.previous, nowMs, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMessage),
     condition('ContainersReady', containersReady, inp.previous, nowMs, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMessage),
     condition('PodScheduled', true, inp.previous, nowMs),
@@ -152,6 +209,7 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
     hostIPs: [{ ip: inp.hostIp }],
     ...(podIp ? { podIP: podIp, podIPs: [{ ip: podIp }] } : {}),
     startTime: iso(inp.startTimeMs),
+    ...(initContainers.length ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
     qosClass: qosClass(pod),
   };

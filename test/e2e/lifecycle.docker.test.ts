@@ -1,0 +1,130 @@
+// End-to-end pod lifecycle against the real dockerd: init containers, sidecars, termination
+// (grace period, termination messages, OOMKilled, activeDeadlineSeconds) and runtime failures;
+// the role of test/e2e/common/node/init_container.go and runtime.go for kubelet-ts.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { Pod } from '../../src/shared/api.js';
+import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
+import { containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+
+const cond = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type);
+
+describe.skipIf(!inject('dockerAvailable'))('pod lifecycle in Docker', () => {
+  const nodes: TestNode[] = [];
+  const start = async (...args: Parameters<typeof startTestNode>) => {
+    const node = await startTestNode(...args);
+    nodes.push(node);
+    return node;
+  };
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.cleanup()));
+  });
+
+  it('runs init containers one at a time, in order, before the app container', async () => {
+    const node = await start();
+    await node.writeManifest('init.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: init}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+    - name: first
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "sleep 1; echo first >> /data/order"]
+      volumeMounts: [{name: data, mountPath: /data}]
+    - name: second
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "test -f /data/order && echo second >> /data/order"]
+      volumeMounts: [{name: data, mountPath: /data}]
+  containers:
+    - name: app
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "echo app >> /data/order; exec sleep 3600"]
+      volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, emptyDir: {}}]
+`);
+    const pending = await waitForPod(node, 'init', (p) => p.status?.initContainerStatuses?.[0]?.state?.running !== undefined);
+    expect(pending.status!.phase).toBe('Pending');
+    expect(cond(pending, 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [first second]' });
+    expect(pending.status!.containerStatuses![0].state!.waiting!.reason).toBe('PodInitializing');
+
+    const pod = await waitForPod(node, 'init', isRunningAndReady);
+    expect(cond(pod, 'Initialized')!.status).toBe('True');
+    expect(pod.status!.initContainerStatuses!.map((s) => [s.name, s.state!.terminated?.reason, s.state!.terminated?.exitCode])).toEqual([
+      ['first', 'Completed', 0], ['second', 'Completed', 0],
+    ]);
+    const order = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~empty-dir', 'data', 'order');
+    expect(await waitFor(async () => ((await readFile(order, 'utf8')).includes('app') ? readFile(order, 'utf8') : undefined))).toBe('first\nsecond\napp\n');
+  });
+
+  it('fails the pod when an init container fails under restartPolicy Never, without starting the app', async () => {
+    const node = await start();
+    await node.writeManifest('bad-init.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: bad-init}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  initContainers:
+    - {name: check, image: ${BUSYBOX_IMAGE}, command: ["sh", "-c", "exit 3"]}
+  containers:
+    - {name: app, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
+`);
+    const pod = await waitForPod(node, 'bad-init', (p) => p.status?.phase === 'Failed');
+    expect(pod.status!.initContainerStatuses![0].state!.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(cond(pod, 'Initialized')!.status).toBe('False');
+    const names = (await containersOf(pod.metadata!.uid!)).map((c) => c.Labels['io.kubernetes.container.name']).sort();
+    expect(names).toEqual(['POD', 'check']);
+  });
+
+  it('retries a failing init container with restart backoff under restartPolicy Always', async () => {
+    const node = await start();
+    await node.writeManifest('retry-init.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: retry-init}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+    - {name: check, image: ${BUSYBOX_IMAGE}, command: ["sh", "-c", "exit 1"]}
+  containers:
+    - {name: app, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
+`);
+    const pod = await waitForPod(node, 'retry-init', (p) => p.status?.initContainerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff');
+    expect(pod.status!.phase).toBe('Pending');
+    expect(pod.status!.initContainerStatuses![0].restartCount).toBeGreaterThanOrEqual(1);
+    expect(pod.status!.initContainerStatuses![0].lastState!.terminated!.exitCode).toBe(1);
+    expect(pod.status!.containerStatuses![0].state!.waiting!.reason).toBe('PodInitializing');
+  });
+
+  it('keeps a sidecar running beside the app container and restarts it when it exits', async () => {
+    const node = await start();
+    await node.writeManifest('sidecar.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: sidecar}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+    - name: proxy
+      image: ${BUSYBOX_IMAGE}
+      restartPolicy: Always
+      command: ["sh", "-c", "touch /data/proxy-up; exec sleep 3600"]
+      volumeMounts: [{name: data, mountPath: /data}]
+  containers:
+    - name: app
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "test -f /data/proxy-up || exit 1; exec sleep 3600"]
+      volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, emptyDir: {}}]
+`);
+    const pod = await waitForPod(node, 'sidecar', (p) => isRunningAndReady(p) && p.status?.initContainerStatuses?.[0]?.state?.running !== undefined);
+    expect(pod.status!.containerStatuses![0].restartCount).toBe(0);
+    expect(pod.status!.initContainerStatuses![0]).toMatchObject({ name: 'proxy', ready: true });
+    const proxy = (await containersOf(pod.metadata!.uid!)).find((c) => c.Labels['io.kubernetes.container.name'] === 'proxy')!;
+    await docker.getContainer(proxy.Id).kill();
+    const after = await waitForPod(node, 'sidecar', (p) => p.status?.initContainerStatuses?.[0]?.restartCount === 1 && p.status.initContainerStatuses[0].state?.running !== undefined);
+    expect(after.status!.phase).toBe('Running');
+    expect(after.status!.containerStatuses![0]).toMatchObject({ restartCount: 0, ready: true });
+    expect(cond(after, 'Initialized')!.status).toBe('True');
+  });
+});
