@@ -54,9 +54,41 @@ export interface GenericPlegOptions {
 
 export const kDefaultGenericPlegOptions: Required<GenericPlegOptions> = { relistPeriodMs: 1000, healthThresholdMs: 180_000 };
 
+/**
+ * PlegObserver: where the PLEG reports figures for /metrics (pleg-metrics.ts adapts it to
+ * prom-client: kubelet_pleg_relist_duration_seconds, kubelet_pleg_relist_interval_seconds,
+ * kubelet_evented_pleg_connection_latency_seconds). All values in seconds. Main thread.
+ */
+export interface PlegObserver {
+  /** One finished relist took `seconds` (list in the pool + diff on the main thread). */
+  relistDuration(seconds: number): void;
+  /** Time between the starts of two relists. */
+  relistInterval(seconds: number): void;
+  /** One Docker event reached the main thread `seconds` after dockerd emitted it (event PLEG only). */
+  eventLag?(seconds: number): void;
+  /** The Docker events stream was lost (event PLEG only). */
+  streamError?(): void;
+}
+
+/** PlegStats: plain figures for benches and tests (milliseconds). */
+export interface PlegStats {
+  relists: number;
+  lastRelistDurationMs: number;
+  /** Every relist's duration since start, newest last (bounded at 1000). */
+  relistDurationsMs: number[];
+  /** Docker event lags (event PLEG only), newest last (bounded at 10000). */
+  eventLagsMs: number[];
+  /** True while the Docker events stream is connected (event PLEG only; false for the generic PLEG). */
+  streaming: boolean;
+  /** The relist period in force now. */
+  relistPeriodMs: number;
+}
+
 export interface GenericPlegDeps {
   runner: PodSyncRunner;
   logger: Logger;
+  /** Optional metrics sink. */
+  observer?: PlegObserver;
   /** Called once per relist with the events grouped by pod UID (only pods that changed). */
   onEvents(byPod: Map<string, PodLifecycleEvent[]>): void;
   /** Called after every successful relist with every pod UID that has containers. */
@@ -74,11 +106,30 @@ export interface Pleg {
   healthy(): { ok: boolean; message?: string };
   /** Duration of the last relist, milliseconds. */
   lastRelistDurationMs(): number;
+  /** Figures for benches and tests. */
+  stats(): PlegStats;
+}
+
+/** GenericPleg: the relisting PLEG plus the hooks the event PLEG drives it with. */
+export interface GenericPleg extends Pleg {
+  /**
+   * setRelistPeriod changes the period from the next relist on (the evented PLEG lengthens it
+   * while its stream is up and shortens it when the stream is lost, as evented.go does).
+   */
+  setRelistPeriod(ms: number): void;
+  /**
+   * observe records a state change learned from elsewhere (a Docker event) in the relist cache, so
+   * the next relist does not report it again; `state` null = the container is gone.
+   */
+  observe(c: RelistContainer, state: RuntimeContainerState | null): void;
 }
 
 /** newGenericPleg creates the PLEG; call start() to begin relisting. */
-export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDeps): Pleg {
+export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDeps): GenericPleg {
   const opts = { ...kDefaultGenericPlegOptions, ...options };
+  const durations: number[] = [];
+  let relists = 0;
+  let lastStartMs = 0;
   const log = deps.logger.child({ component: 'pleg' });
   let previous = new Map<string, RelistContainer>();
   let lastOkMs = Date.now();
@@ -90,6 +141,8 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
 
   const relistOnce = async (): Promise<void> => {
     const started = performance.now();
+    if (lastStartMs) deps.observer?.relistInterval((started - lastStartMs) / 1000);
+    lastStartMs = started;
     try {
       const result = await deps.runner.run({ kind: 'relist', protocol: PROTOCOL_VERSION });
       const current = new Map(result.containers.map((c) => [c.id, c]));
@@ -97,6 +150,10 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       previous = current;
       lastOkMs = Date.now();
       lastDurationMs = performance.now() - started;
+      relists++;
+      durations.push(lastDurationMs);
+      if (durations.length > 1000) durations.shift();
+      deps.observer?.relistDuration(lastDurationMs / 1000);
       if (failing) log.info({}, 'Relist succeeded again');
       failing = false;
       const byPod = new Map<string, PodLifecycleEvent[]>();
@@ -119,12 +176,14 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
     return running;
   };
 
+  const schedule = () => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(loop, opts.relistPeriodMs);
+    timer.unref();
+  };
   const loop = async () => {
     await relist();
-    if (!stopped) {
-      timer = setTimeout(loop, opts.relistPeriodMs);
-      timer.unref();
-    }
+    if (!stopped) schedule();
   };
 
   return {
@@ -143,5 +202,15 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       return { ok: true };
     },
     lastRelistDurationMs: () => lastDurationMs,
+    stats: () => ({ relists, lastRelistDurationMs: lastDurationMs, relistDurationsMs: [...durations], eventLagsMs: [], streaming: false, relistPeriodMs: opts.relistPeriodMs }),
+    setRelistPeriod(ms: number) {
+      if (ms === opts.relistPeriodMs) return;
+      opts.relistPeriodMs = ms;
+      if (!stopped && timer && !running) schedule();
+    },
+    observe(c: RelistContainer, state: RuntimeContainerState | null) {
+      if (state === null) previous.delete(c.id);
+      else previous.set(c.id, { ...c, state });
+    },
   };
 }

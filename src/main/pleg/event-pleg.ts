@@ -1,0 +1,217 @@
+/**
+ * Counterpart of pkg/kubelet/pleg/evented.go (the Evented PLEG, KEP-3386): container lifecycle
+ * events from Docker's events stream become pod lifecycle events for just the pods concerned, so a
+ * container's death reaches the status manager without waiting for a relist. The generic PLEG
+ * keeps running underneath as the safety net, as upstream does:
+ *
+ * - while the stream is up, the relist runs every `relistPeriodMs` (long: it only catches what the
+ *   stream missed); upstream lengthens genericPlegRelistPeriod to 300 s in the same situation;
+ * - when the stream is lost (dockerd restarted, socket cut), the relist falls back to
+ *   `fallbackRelistPeriodMs` (1 s, the kubelet's genericPlegRelistPeriod) until it is back;
+ * - every (re)connect triggers a relist at once, so a transition that happened while the stream was
+ *   down is never lost.
+ *
+ * Events also update the generic PLEG's cache (GenericPleg.observe), so the next relist does not
+ * report them a second time. The stream lives in a dedicated worker_threads Worker
+ * (src/workers/docker-events.ts): no Docker I/O on the main thread, and the piscina pool keeps all
+ * its task slots for syncs. Main thread only.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { AgentError, InvalidArgumentError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logging.js';
+import type { DockerContainerEvent, DockerEventsBootstrap, DockerEventsMessage } from '../../shared/docker-events.js';
+import type { RuntimeContainerState } from '../../shared/messages.js';
+import type { PodSyncRunner } from '../pool/worker-pool.js';
+import { newGenericPleg, type GenericPleg, type Pleg, type PlegObserver, type PlegStats, type PodLifecycleEvent, type PodLifecycleEventType } from './generic-pleg.js';
+
+/** Options of `newEventedPleg` (milliseconds). */
+export interface EventedPlegOptions {
+  /** Relist period while the events stream is up (--relist-period). */
+  relistPeriodMs?: number;
+  /** Relist period while the stream is down (the kubelet's 1 s). */
+  fallbackRelistPeriodMs?: number;
+  /** No successful relist for this long makes the PLEG unhealthy (kubelet: 3 min). */
+  healthThresholdMs?: number;
+  /** Docker Engine API unix socket. */
+  dockerSocketPath: string;
+  /** Only this node's containers are watched. */
+  nodeName: string;
+}
+
+export const kDefaultEventedPlegOptions = { relistPeriodMs: 30_000, fallbackRelistPeriodMs: 1_000, healthThresholdMs: 180_000 } as const;
+
+/** EventSource: the events worker as the PLEG sees it (a Worker, or a fake in tests). */
+export interface DockerEventSource {
+  onMessage(handler: (m: DockerEventsMessage) => void): void;
+  /** Ends the stream; resolves when the source is gone. */
+  close(): Promise<void>;
+}
+
+/** Dependencies of `newEventedPleg`. */
+export interface EventedPlegDeps {
+  runner: PodSyncRunner;
+  logger: Logger;
+  /** As GenericPlegDeps.onEvents: pod lifecycle events grouped by pod UID. */
+  onEvents(byPod: Map<string, PodLifecycleEvent[]>): void;
+  /** As GenericPlegDeps.onRelist. */
+  onRelist(podUids: Set<string>): void;
+  observer?: PlegObserver;
+  /** Opens the events stream (default: a Worker running src/workers/docker-events.ts). */
+  openEventSource?(bootstrap: DockerEventsBootstrap): DockerEventSource;
+  /** Clock, epoch ms (default Date.now): event lag is now − the event's time. */
+  now?: () => number;
+}
+
+/**
+ * toLifecycleEvent maps a Docker container event to the pod lifecycle event it implies and the
+ * container state it leaves (pure): start → ContainerStarted/running, die → ContainerDied/exited,
+ * destroy → ContainerRemoved/gone, oom → ContainerChanged (the die that follows carries the state),
+ * create → no pod event (created/state only: the sync that created it already knows). Returns null
+ * for events without a pod UID.
+ */
+export function toLifecycleEvent(e: DockerContainerEvent): { event: PodLifecycleEvent | null; state: RuntimeContainerState | null | undefined } | null {
+  if (!e.podUid || !e.containerId) return null;
+  const ev = (type: PodLifecycleEventType): PodLifecycleEvent => ({ uid: e.podUid, type, containerId: e.containerId });
+  switch (e.action) {
+    case 'start':
+      return { event: ev('ContainerStarted'), state: 'running' };
+    case 'die':
+      return { event: ev('ContainerDied'), state: 'exited' };
+    case 'destroy':
+      return { event: ev('ContainerRemoved'), state: null };
+    case 'oom':
+      return { event: ev('ContainerChanged'), state: undefined };
+    case 'create':
+      return { event: null, state: 'created' };
+    default:
+      return null;
+  }
+}
+
+/**
+ * eventsWorkerEntry returns the events worker file that will really load (the `.ts` source under
+ * tsx/vitest, the `.js` beside it in dist/), and the execArgv that loads it.
+ * @throws AgentError ERR_PROTOCOL when the file is missing (not built).
+ */
+export function eventsWorkerEntry(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const filename = fileURLToPath(new URL(`../../workers/docker-events.${fromSource ? 'ts' : 'js'}`, import.meta.url));
+  if (!existsSync(filename)) throw new AgentError('ERR_PROTOCOL', `events worker ${filename} does not exist (build the project with npm run build)`);
+  const execArgv = fromSource ? process.execArgv.filter((a) => !a.startsWith('--inspect')) : [];
+  return { filename, execArgv };
+}
+
+/** openWorkerEventSource starts the events Worker (the default `openEventSource`). */
+export function openWorkerEventSource(bootstrap: DockerEventsBootstrap): DockerEventSource {
+  const { filename, execArgv } = eventsWorkerEntry();
+  // From source (tsx, vitest), register tsx's require hook in the Worker and require the .ts: an
+  // ESM import of a .ts from a plain Worker fails on Node 20 (ERR_UNKNOWN_FILE_EXTENSION) even
+  // with `--import tsx` in execArgv; piscina gets away with it because it require()s first.
+  const worker = filename.endsWith('.ts')
+    ? new Worker(`require(${JSON.stringify(createRequire(import.meta.url).resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(filename)});`, { eval: true, workerData: bootstrap, execArgv })
+    : new Worker(filename, { workerData: bootstrap, execArgv });
+  worker.unref();
+  let exited = false;
+  const gone = new Promise<void>((resolve) => worker.once('exit', () => { exited = true; resolve(); }));
+  return {
+    onMessage(handler) {
+      worker.on('message', handler);
+    },
+    async close() {
+      if (exited) return;
+      worker.postMessage({ type: 'stop' });
+      const timer = setTimeout(() => void worker.terminate(), 2000);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** EventedPleg: a Pleg whose stats say whether the stream is up. */
+export type EventedPleg = Pleg;
+
+/**
+ * newEventedPleg creates the event-driven PLEG over a generic PLEG; start() opens the stream and
+ * starts relisting (at the fallback period until the stream is up).
+ * @throws InvalidArgumentError for a relist period below 1 ms or a missing node name / socket.
+ */
+export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDeps): EventedPleg {
+  const opts = { ...kDefaultEventedPlegOptions, ...options };
+  for (const k of ['relistPeriodMs', 'fallbackRelistPeriodMs', 'healthThresholdMs'] as const) {
+    if (!Number.isFinite(opts[k]) || opts[k] < 1) throw new InvalidArgumentError(`options.${k} must be a positive number of milliseconds, got ${opts[k]}`);
+  }
+  if (!opts.nodeName) throw new InvalidArgumentError('options.nodeName must be a non-empty string');
+  if (!opts.dockerSocketPath) throw new InvalidArgumentError('options.dockerSocketPath must be a non-empty string');
+  const log = deps.logger.child({ component: 'pleg' });
+  const now = deps.now ?? Date.now;
+  const lags: number[] = [];
+  let streaming = false;
+  let source: DockerEventSource | null = null;
+  let stopped = false;
+  const generic: GenericPleg = newGenericPleg(
+    { relistPeriodMs: opts.fallbackRelistPeriodMs, healthThresholdMs: opts.healthThresholdMs },
+    { runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, onRelist: deps.onRelist, observer: deps.observer },
+  );
+
+  const handleEvents = (events: DockerContainerEvent[]) => {
+    const t = now();
+    const byPod = new Map<string, PodLifecycleEvent[]>();
+    for (const e of events) {
+      const lag = Math.max(0, t - e.timeMs);
+      lags.push(lag);
+      if (lags.length > 10_000) lags.shift();
+      deps.observer?.eventLag?.(lag / 1000);
+      const mapped = toLifecycleEvent(e);
+      if (!mapped) continue;
+      if (mapped.state !== undefined) generic.observe({ id: e.containerId, podUid: e.podUid, name: e.containerName, state: mapped.state ?? 'unknown' }, mapped.state);
+      if (!mapped.event) continue;
+      let list = byPod.get(e.podUid);
+      if (!list) byPod.set(e.podUid, (list = []));
+      list.push(mapped.event);
+    }
+    if (byPod.size) deps.onEvents(byPod);
+  };
+
+  const handleMessage = (m: DockerEventsMessage) => {
+    if (stopped) return;
+    switch (m.type) {
+      case 'connected':
+        streaming = true;
+        log.info({ relistPeriodMs: opts.relistPeriodMs }, 'Docker events stream connected; relisting to catch up');
+        generic.setRelistPeriod(opts.relistPeriodMs);
+        void generic.relist();
+        break;
+      case 'disconnected':
+        if (streaming) log.warn({ message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs }, 'Docker events stream lost; relisting at the fallback period until it returns');
+        streaming = false;
+        deps.observer?.streamError?.();
+        generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
+        break;
+      case 'events':
+        handleEvents(m.events);
+        break;
+    }
+  };
+
+  return {
+    start() {
+      const open = deps.openEventSource ?? openWorkerEventSource;
+      source = open({ kind: 'docker-events', dockerSocketPath: opts.dockerSocketPath, nodeName: opts.nodeName });
+      source.onMessage(handleMessage);
+      generic.start();
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all([source?.close(), generic.stop()]);
+    },
+    relist: () => generic.relist(),
+    healthy: () => generic.healthy(),
+    lastRelistDurationMs: () => generic.lastRelistDurationMs(),
+    stats(): PlegStats {
+      return { ...generic.stats(), eventLagsMs: [...lags], streaming };
+    },
+  };
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { newEventedPleg, toLifecycleEvent, type DockerEventSource } from '../../../src/main/pleg/event-pleg.js';
+import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
+import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
+import type { DockerContainerEvent, DockerEventsMessage } from '../../../src/shared/docker-events.js';
+import type { RelistContainer } from '../../../src/shared/messages.js';
+
+const ev = (action: string, containerId: string, podUid: string, timeMs = 1000): DockerContainerEvent => ({ action, containerId, podUid, containerName: 'main', timeMs });
+const c = (id: string, podUid: string, state: RelistContainer['state']): RelistContainer => ({ id, podUid, name: 'main', state });
+
+function fakeSource() {
+  let handler: ((m: DockerEventsMessage) => void) | null = null;
+  let closed = false;
+  const source: DockerEventSource = { onMessage: (h) => { handler = h; }, close: async () => { closed = true; } };
+  return { source, send: (m: DockerEventsMessage) => handler!(m), closed: () => closed };
+}
+
+/** A runner whose relist answers with `state.list`, counting calls. */
+function listRunner(state: { list: RelistContainer[]; calls: number }): PodSyncRunner {
+  return {
+    run: (async () => { state.calls++; return { containers: state.list, observedAtMs: Date.now() }; }) as PodSyncRunner['run'],
+    stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
+    close: async () => {},
+  };
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 20));
+
+describe('toLifecycleEvent', () => {
+  it.each([
+    ['start', 'ContainerStarted', 'running'],
+    ['die', 'ContainerDied', 'exited'],
+    ['destroy', 'ContainerRemoved', null],
+    ['oom', 'ContainerChanged', undefined],
+  ] as const)('maps %s to %s', (action, type, state) => {
+    expect(toLifecycleEvent(ev(action, 'c1', 'p1'))).toEqual({ event: { uid: 'p1', type, containerId: 'c1' }, state });
+  });
+  it('create updates the state only, and events without a pod UID are ignored', () => {
+    expect(toLifecycleEvent(ev('create', 'c1', 'p1'))).toEqual({ event: null, state: 'created' });
+    expect(toLifecycleEvent(ev('die', 'c1', ''))).toBeNull();
+  });
+});
+
+describe('evented PLEG', () => {
+  function setup(list: RelistContainer[] = []) {
+    const state = { list, calls: 0 };
+    const src = fakeSource();
+    const seen: Map<string, PodLifecycleEvent[]>[] = [];
+    const lags: number[] = [];
+    let errors = 0;
+    const pleg = newEventedPleg({ nodeName: 'n1', dockerSocketPath: '/nonexistent.sock', relistPeriodMs: 600_000, fallbackRelistPeriodMs: 600_000 }, {
+      runner: listRunner(state), logger: pino({ level: 'silent' }), now: () => 1250,
+      onEvents: (b) => seen.push(b), onRelist: () => {},
+      openEventSource: () => src.source,
+      observer: { relistDuration: () => {}, relistInterval: () => {}, eventLag: (s) => lags.push(s), streamError: () => errors++ },
+    });
+    return { state, src, seen, pleg, lags, errors: () => errors };
+  }
+
+  it('turns Docker events into pod lifecycle events for just the pods concerned, with their lag', async () => {
+    const t = setup();
+    t.pleg.start();
+    await flush();
+    t.src.send({ type: 'connected' });
+    t.src.send({ type: 'events', events: [ev('create', 'a', 'p1'), ev('start', 'a', 'p1'), ev('die', 'b', 'p2')] });
+    expect(t.seen.at(-1)).toEqual(new Map([
+      ['p1', [{ uid: 'p1', type: 'ContainerStarted', containerId: 'a' }]],
+      ['p2', [{ uid: 'p2', type: 'ContainerDied', containerId: 'b' }]],
+    ]));
+    expect(t.lags).toEqual([0.25, 0.25, 0.25]);
+    expect(t.pleg.stats().streaming).toBe(true);
+    await t.pleg.stop();
+    expect(t.src.closed()).toBe(true);
+  });
+
+  it('relists on every (re)connect, so a transition missed while the stream was down is reported', async () => {
+    const t = setup([c('a', 'p1', 'running')]);
+    t.pleg.start();
+    await flush();
+    t.src.send({ type: 'connected' });
+    await flush();
+    const before = t.state.calls;
+    t.src.send({ type: 'disconnected', message: 'events stream ended' });
+    expect(t.pleg.stats().streaming).toBe(false);
+    expect(t.errors()).toBe(1);
+    t.state.list = [c('a', 'p1', 'exited')]; // died while nobody listened
+    t.src.send({ type: 'connected' });
+    await flush();
+    expect(t.state.calls).toBe(before + 1);
+    expect(t.seen.at(-1)).toEqual(new Map([['p1', [{ uid: 'p1', type: 'ContainerDied', containerId: 'a' }]]]));
+    await t.pleg.stop();
+  });
+
+  it('a change already reported by an event is not reported again by the next relist', async () => {
+    const t = setup([c('a', 'p1', 'running')]);
+    t.pleg.start();
+    await flush();
+    t.src.send({ type: 'connected' });
+    await flush();
+    t.src.send({ type: 'events', events: [ev('die', 'a', 'p1')] });
+    const n = t.seen.length;
+    t.state.list = [c('a', 'p1', 'exited')];
+    await t.pleg.relist();
+    expect(t.seen.length).toBe(n);
+    await t.pleg.stop();
+  });
+
+  it('refuses a bad relist period', () => {
+    expect(() => newEventedPleg({ nodeName: 'n', dockerSocketPath: '/x', relistPeriodMs: 0 }, { runner: listRunner({ list: [], calls: 0 }), logger: pino({ level: 'silent' }), onEvents: () => {}, onRelist: () => {} }))
+      .toThrow(/relistPeriodMs must be a positive/);
+  });
+});

@@ -1,0 +1,63 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { eventsPath, parseDockerEvent, runEventsLoop } from '../../src/workers/docker-events.js';
+import type { DockerEventsMessage } from '../../src/shared/docker-events.js';
+
+const line = (action: string, extra: Record<string, string> = {}) => JSON.stringify({
+  Type: 'container', Action: action, Actor: { ID: 'c1', Attributes: { 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'main', ...extra } }, time: 1, timeNano: 1_500_000_000,
+});
+
+describe('parseDockerEvent', () => {
+  it('keeps container lifecycle actions with their pod labels', () => {
+    expect(parseDockerEvent(line('die', { exitCode: '137' }))).toEqual({ action: 'die', containerId: 'c1', podUid: 'p1', containerName: 'main', timeMs: 1500, exitCode: 137 });
+    expect(parseDockerEvent(line('start'))?.action).toBe('start');
+  });
+  it('drops other actions, other types and garbage', () => {
+    expect(parseDockerEvent(line('exec_start: sh'))).toBeNull();
+    expect(parseDockerEvent(JSON.stringify({ Type: 'network', Action: 'connect' }))).toBeNull();
+    expect(parseDockerEvent('not json')).toBeNull();
+  });
+  it('filters the stream to container events of this node', () => {
+    const q = decodeURIComponent(eventsPath('node-1').split('filters=')[1]);
+    expect(JSON.parse(q)).toEqual({ type: ['container'], label: ['kubelet-ts.node-name=node-1'] });
+  });
+});
+
+describe('runEventsLoop against a fake Engine API', () => {
+  let server: Server | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r) ?? r(null));
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('streams events, reports a lost stream and reconnects', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-events-'));
+    const sock = join(dir, 'docker.sock');
+    let connections = 0;
+    server = createServer((req, res) => {
+      connections++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Split a line across chunks: the loop must reassemble it.
+      const l = `${line('start')}\n${line('die', { exitCode: '1' })}\n`;
+      res.write(l.slice(0, 30));
+      setTimeout(() => {
+        res.write(l.slice(30));
+        if (connections === 1) setTimeout(() => res.end(), 20); // the first stream ends: must reconnect
+      }, 10);
+    });
+    await new Promise<void>((r) => server!.listen(sock, r));
+    const got: DockerEventsMessage[] = [];
+    const loop = runEventsLoop({ dockerSocketPath: sock, nodeName: 'n1', maxBackoffMs: 50 }, (m) => got.push(m));
+    await expect.poll(() => got.filter((m) => m.type === 'connected').length, { timeout: 5000 }).toBe(2);
+    loop.stop();
+    const types = got.map((m) => m.type);
+    expect(types.slice(0, 3)).toEqual(['connected', 'events', 'disconnected']);
+    const events = got.flatMap((m) => (m.type === 'events' ? m.events : []));
+    expect(events.slice(0, 2).map((e) => e.action)).toEqual(['start', 'die']);
+  });
+});
