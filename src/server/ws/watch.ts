@@ -1,0 +1,274 @@
+/**
+ * Counterpart of the apiserver's watch endpoint (k8s.io/apiserver/pkg/endpoints/handlers/watch.go,
+ * WebSocket form): `WS /watch/pods` on uWebSockets.js (DESIGN.md §5).
+ *
+ * Fan-out: the server holds one watch on the agent (the hub). Unfiltered clients that keep up are
+ * subscribed to one uWS pub/sub topic and get each frame through a single `app.publish`; clients
+ * with `namespace`/`labelSelector` filters, and clients that fell behind, get per-client sends.
+ *
+ * Slow clients: a client whose uWS buffered amount is above `highWaterBytes` is sent nothing more;
+ * its pending updates are coalesced to the latest event per pod (a Map uid → event, so its memory
+ * is bounded by the number of pods, never by the number of changes) and flushed in resourceVersion
+ * order when uWS reports `drain`. A coalesced pod shows its latest state (intermediate versions
+ * are skipped; an ADDED then DELETED pod is never shown). A fast client is never delayed by a slow
+ * one. Only if a socket's buffer still reaches `maxBackpressureBytes` (uWS would start dropping
+ * frames) is the client closed with code 4429 and a reason (re-watch with the last resourceVersion).
+ */
+import type uWS from 'uWebSockets.js';
+import { isInvalidInput } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logging.js';
+import type { AgentHost } from '../agent-host.js';
+import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
+import { statusLine } from '../reply.js';
+import { statusError } from '../status.js';
+import { watchFrame, type WatchCancel, type WatchEvent } from './watch-event.js';
+
+/** kWatchPath: the WebSocket path of the pods' watch. */
+export const kWatchPath = '/watch/pods';
+/** kWatchTopic: the uWS pub/sub topic of unfiltered clients that keep up. */
+export const kWatchTopic = 'watch/pods';
+/** kCloseTooSlow: close code for a client whose buffer reached maxBackpressureBytes (an application code, 4000–4999). */
+export const kCloseTooSlow = 4429;
+
+/** Options of `registerWatch` (bytes). */
+export interface WatchServerOptions {
+  /** Above this buffered amount a client is "slow": its updates are coalesced until drain. Default 1 MiB. */
+  highWaterBytes?: number;
+  /** uWS maxBackpressure; a client reaching it is closed with 4429. Default 64 MiB. */
+  maxBackpressureBytes?: number;
+}
+
+/** kDefaultWatchServerOptions: the defaults of WatchServerOptions. */
+export const kDefaultWatchServerOptions: Required<WatchServerOptions> = { highWaterBytes: 1 << 20, maxBackpressureBytes: 64 << 20 };
+
+/** WatchServer: what server.ts keeps of the watch endpoint. */
+export interface WatchServer {
+  /** Connected watch clients. */
+  clients(): number;
+  /** Clients currently coalescing (slow). */
+  slowClients(): number;
+  /** close cancels the hub watch; server.ts closes the sockets. Idempotent. */
+  close(): void;
+}
+
+interface ClientData {
+  namespace: string;
+  selector: LabelSelector;
+  filtered: boolean;
+  fromResourceVersion: number | undefined;
+  /** On the topic (unfiltered, keeping up). */
+  onTopic: boolean;
+  /** Pending coalesced events by uid ('' = BOOKMARK), insertion order = resourceVersion order. */
+  pending: Map<string, WatchEvent>;
+  closed: boolean;
+}
+
+type Ws = uWS.WebSocket<ClientData>;
+
+function parseQuery(query: URLSearchParams): Pick<ClientData, 'namespace' | 'selector' | 'fromResourceVersion'> {
+  const rv = query.get('resourceVersion') ?? '';
+  let fromResourceVersion: number | undefined;
+  if (rv !== '') {
+    if (!/^\d+$/.test(rv)) throw new TypeError(`resourceVersion: must be a non-negative integer, got ${JSON.stringify(rv)}`);
+    fromResourceVersion = Number(rv);
+  }
+  return { namespace: query.get('namespace') ?? '', selector: parseLabelSelector(query.get('labelSelector') ?? ''), fromResourceVersion };
+}
+
+/**
+ * coalesce puts `event` into a slow client's pending map, as the latest state of its pod:
+ * ADDED+MODIFIED → ADDED (latest object); ADDED+DELETED → nothing (the client never saw it);
+ * DELETED+ADDED → MODIFIED; otherwise the newer event. Re-inserted so the map stays in
+ * resourceVersion order.
+ */
+export function coalesce(pending: Map<string, WatchEvent>, event: WatchEvent): void {
+  const before = pending.get(event.uid);
+  pending.delete(event.uid);
+  if (!before) {
+    pending.set(event.uid, event);
+    return;
+  }
+  if (before.type === 'ADDED' && event.type === 'DELETED') return;
+  if (before.type === 'ADDED' && event.type === 'MODIFIED') {
+    pending.set(event.uid, { type: 'ADDED', object: event.object, resourceVersion: event.resourceVersion, uid: event.uid });
+    return;
+  }
+  if (before.type === 'DELETED' && event.type === 'ADDED') {
+    pending.set(event.uid, { type: 'MODIFIED', object: event.object, resourceVersion: event.resourceVersion, uid: event.uid });
+    return;
+  }
+  pending.set(event.uid, event);
+}
+
+/**
+ * registerWatch adds `WS /watch/pods` to `app` (DESIGN.md §5). Query: `resourceVersion` (resume),
+ * `namespace`, `labelSelector`; a bad value is answered before the upgrade with a 400 `Status`.
+ * Returns undefined (and registers nothing) when `host` has no `watch`. Main thread only.
+ */
+export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, options: WatchServerOptions = {}): WatchServer | undefined {
+  if (!host.watch) return undefined;
+  const watch = host.watch.bind(host);
+  const opts = { ...kDefaultWatchServerOptions, ...options };
+  const topicClients = new Set<Ws>();
+  const directClients = new Set<Ws>();
+  let hub: WatchCancel | null = null;
+  let sweepScheduled = false;
+  let closed = false;
+
+  const matches = (d: ClientData, e: WatchEvent): boolean => {
+    if (!d.filtered || e.uid === '') return true;
+    const meta = (e.object as { metadata?: { namespace?: string; labels?: Record<string, string> } }).metadata;
+    return (d.namespace === '' || (meta?.namespace ?? 'default') === d.namespace) && matchesLabelSelector(d.selector, meta?.labels);
+  };
+
+  const tooSlow = (ws: Ws) => {
+    const d = ws.getUserData();
+    logger.warn({ bufferedBytes: ws.getBufferedAmount() }, 'Closing a watch client that does not read');
+    d.closed = true;
+    ws.end(kCloseTooSlow, 'watch client too slow: watch again with ?resourceVersion= of the last event seen');
+  };
+
+  /** offer sends `e` to a direct client now, or coalesces it when the client is behind. */
+  const offer = (ws: Ws, e: WatchEvent) => {
+    const d = ws.getUserData();
+    if (d.closed || !matches(d, e)) return;
+    if (d.pending.size > 0 || ws.getBufferedAmount() >= opts.highWaterBytes) {
+      coalesce(d.pending, e);
+      return;
+    }
+    if (ws.send(watchFrame(e)) === 2) tooSlow(ws);
+  };
+
+  const toDirect = (ws: Ws) => {
+    const d = ws.getUserData();
+    if (d.onTopic) {
+      ws.unsubscribe(kWatchTopic);
+      topicClients.delete(ws);
+      d.onTopic = false;
+    }
+    directClients.add(ws);
+  };
+
+  const toTopicIfCaughtUp = (ws: Ws) => {
+    const d = ws.getUserData();
+    if (d.filtered || d.onTopic || d.pending.size > 0 || ws.getBufferedAmount() >= opts.highWaterBytes) return;
+    directClients.delete(ws);
+    ws.subscribe(kWatchTopic);
+    topicClients.add(ws);
+    d.onTopic = true;
+  };
+
+  /** After a tick of publishes: topic clients that fell behind leave the topic and coalesce from now on. */
+  const sweep = () => {
+    sweepScheduled = false;
+    for (const ws of topicClients) {
+      const buffered = ws.getBufferedAmount();
+      if (buffered >= opts.maxBackpressureBytes) {
+        topicClients.delete(ws);
+        tooSlow(ws);
+      } else if (buffered >= opts.highWaterBytes) {
+        toDirect(ws);
+      }
+    }
+  };
+
+  const onHubEvent = (e: WatchEvent) => {
+    if (topicClients.size > 0) {
+      app.publish(kWatchTopic, watchFrame(e));
+      if (!sweepScheduled) {
+        sweepScheduled = true;
+        setImmediate(sweep);
+      }
+    }
+    for (const ws of directClients) offer(ws, e);
+  };
+
+  const ensureHub = () => {
+    if (hub || closed) return;
+    let live = false;
+    hub = watch(undefined, (e) => {
+      if (live) onHubEvent(e);
+      else if (e.type === 'BOOKMARK') live = true; // the hub's own initial events are not for anyone
+    });
+  };
+
+  const flush = (ws: Ws) => {
+    const d = ws.getUserData();
+    if (d.closed) return;
+    for (const [uid, e] of d.pending) {
+      if (ws.getBufferedAmount() >= opts.highWaterBytes) return;
+      d.pending.delete(uid);
+      if (ws.send(watchFrame(e)) === 2) return tooSlow(ws);
+    }
+    toTopicIfCaughtUp(ws);
+  };
+
+  app.ws<ClientData>(kWatchPath, {
+    maxPayloadLength: 16 * 1024,
+    maxBackpressure: opts.maxBackpressureBytes,
+    closeOnBackpressureLimit: 0,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    upgrade(res, req, context) {
+      const query = new URLSearchParams(req.getQuery() ?? '');
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      let parsed: ReturnType<typeof parseQuery>;
+      try {
+        parsed = parseQuery(query);
+      } catch (err) {
+        if (!(err instanceof TypeError) && !isInvalidInput(err)) throw err;
+        const body = JSON.stringify(statusError(400, 'BadRequest', (err as Error).message));
+        res.cork(() => res.writeStatus(statusLine(400)).writeHeader('Content-Type', 'application/json').end(body));
+        return;
+      }
+      const data: ClientData = {
+        ...parsed, filtered: parsed.namespace !== '' || parsed.selector.length > 0, onTopic: false, pending: new Map(), closed: false,
+      };
+      res.upgrade(data, key, protocol, extensions, context);
+    },
+    open(ws) {
+      ensureHub();
+      const d = ws.getUserData();
+      let expired = false;
+      // The initial part arrives synchronously; cancel at once: live events come through the hub.
+      const cancel = watch(d.fromResourceVersion, (e) => {
+        if (e.type === 'ERROR') expired = true;
+        offer(ws, e);
+      });
+      cancel();
+      if (expired) {
+        d.closed = true;
+        ws.end(1000, 'resourceVersion too old');
+        return;
+      }
+      directClients.add(ws);
+      toTopicIfCaughtUp(ws);
+    },
+    drain(ws) {
+      flush(ws);
+    },
+    close(ws) {
+      const d = ws.getUserData();
+      d.closed = true;
+      d.pending.clear();
+      topicClients.delete(ws);
+      directClients.delete(ws);
+    },
+  });
+
+  return {
+    clients: () => topicClients.size + directClients.size,
+    slowClients: () => {
+      let n = 0;
+      for (const ws of directClients) if (ws.getUserData().pending.size > 0) n++;
+      return n;
+    },
+    close() {
+      closed = true;
+      hub?.();
+      hub = null;
+    },
+  };
+}

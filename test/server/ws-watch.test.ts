@@ -1,0 +1,209 @@
+// Tests of WS /watch/pods (src/server/ws/watch.ts) over a real uWebSockets.js server and `ws` clients.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { newStatusManager, type StatusManager } from '../../src/main/status/status-manager.js';
+import { newWatchCache, type WatchCache } from '../../src/main/watch/watch-cache.js';
+import type { AgentHost } from '../../src/server/agent-host.js';
+import { createServer, type AgentServer } from '../../src/server/server.js';
+import { coalesce, kCloseTooSlow } from '../../src/server/ws/watch.js';
+import type { WatchEvent } from '../../src/server/ws/watch-event.js';
+import type { Pod } from '../../src/shared/api.js';
+import { newLogger } from '../../src/shared/logging.js';
+
+interface Frame {
+  type: string;
+  object: Pod & { code?: number; reason?: string };
+}
+
+function pod(namespace: string, name: string, labels: Record<string, string> = {}, note = ''): Pod {
+  return {
+    metadata: { namespace, name, uid: `uid-${namespace}-${name}`, labels, annotations: note ? { note } : {} },
+    spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
+  };
+}
+
+let sm: StatusManager;
+let cache: WatchCache;
+let server: AgentServer;
+let base: string;
+const sockets: WebSocket[] = [];
+
+beforeAll(async () => {
+  sm = newStatusManager();
+  cache = newWatchCache(sm, { historySize: 50 });
+  const host: AgentHost = {
+    listPods: () => [],
+    getPod: () => undefined,
+    healthz: () => ({ ok: true, checks: [] }),
+    watch: (rv, fn) => cache.watch(rv, fn),
+  };
+  server = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent') });
+  base = `ws://127.0.0.1:${server.port}/watch/pods`;
+});
+afterEach(() => {
+  for (const s of sockets.splice(0)) if (s.readyState !== WebSocket.CONNECTING) s.terminate();
+});
+afterAll(() => server?.close());
+
+/** A watch client that records every frame. */
+function watch(query = ''): { ws: WebSocket; frames: Frame[]; until(pred: (f: Frame[]) => boolean, what: string): Promise<void>; closed: Promise<{ code: number; reason: string }> } {
+  const ws = new WebSocket(`${base}${query}`);
+  sockets.push(ws);
+  const frames: Frame[] = [];
+  const waiters = new Set<() => void>();
+  ws.on('message', (data) => {
+    frames.push(JSON.parse(String(data)) as Frame);
+    for (const w of waiters) w();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  return {
+    ws, frames, closed,
+    until(pred, what) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (pred(frames)) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`timed out waiting for ${what}; got ${frames.map((f) => f.type).join(',')}`));
+        }, 20_000);
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
+
+const rv = (f: Frame) => Number(f.object.metadata?.resourceVersion);
+const hasBookmark = (fs: Frame[]) => fs.some((f) => f.type === 'BOOKMARK');
+
+describe('WS /watch/pods', () => {
+  it('sends ADDED per existing pod, a BOOKMARK, then changes in resourceVersion order with metadata.resourceVersion set', async () => {
+    sm.setPodStatus(pod('default', 'a', { app: 'web' }), { phase: 'Pending' });
+    sm.setPodStatus(pod('default', 'b'), { phase: 'Pending' });
+    sm.setPodStatus(pod('default', 'a', { app: 'web' }), { phase: 'Running' });
+    const c = watch();
+    await c.until(hasBookmark, 'bookmark');
+    expect(c.frames.map((f) => `${f.type} ${f.object.metadata?.name ?? ''}`)).toEqual(['ADDED b', 'ADDED a', 'BOOKMARK ']);
+    expect(c.frames[1].object.status?.phase).toBe('Running');
+    expect(c.frames[1].object.kind).toBe('Pod');
+    expect(rv(c.frames[2])).toBe(sm.resourceVersion());
+    sm.setPodStatus(pod('default', 'b'), { phase: 'Running' });
+    sm.deletePodStatus('uid-default-a');
+    sm.setPodStatus(pod('default', 'c'), { phase: 'Pending' });
+    await c.until((fs) => fs.length === 6, 'three changes');
+    expect(c.frames.slice(3).map((f) => `${f.type} ${f.object.metadata?.name}`)).toEqual(['MODIFIED b', 'DELETED a', 'ADDED c']);
+    const versions = c.frames.slice(2).map(rv);
+    expect(versions).toEqual([...versions].sort((x, y) => x - y));
+    expect(new Set(versions).size).toBe(versions.length);
+  });
+
+  it('resumes from a resourceVersion in the history, replaying only the later changes', async () => {
+    const from = sm.resourceVersion();
+    sm.setPodStatus(pod('default', 'c'), { phase: 'Running' });
+    sm.setPodStatus(pod('default', 'd'), { phase: 'Pending' });
+    const c = watch(`?resourceVersion=${from}`);
+    await c.until(hasBookmark, 'bookmark');
+    expect(c.frames.map((f) => `${f.type} ${f.object.metadata?.name ?? ''}`)).toEqual(['MODIFIED c', 'ADDED d', 'BOOKMARK ']);
+    expect(rv(c.frames[0])).toBe(from + 1);
+  });
+
+  it('answers a resourceVersion older than the history with one ERROR carrying a 410 Status, then closes', async () => {
+    for (let i = 0; i < 60; i++) sm.setPodStatus(pod('churn', 'p'), { phase: 'Running', message: `m${i}` });
+    const c = watch('?resourceVersion=1');
+    const { code } = await c.closed;
+    expect(c.frames).toHaveLength(1);
+    expect(c.frames[0].type).toBe('ERROR');
+    expect(c.frames[0].object).toMatchObject({ kind: 'Status', status: 'Failure', code: 410, reason: 'Expired' });
+    expect(code).toBe(1000);
+  });
+
+  it('answers a resourceVersion from the future (an earlier agent run) with 410 too', async () => {
+    const c = watch(`?resourceVersion=${sm.resourceVersion() + 1000}`);
+    await c.closed;
+    expect(c.frames.map((f) => f.object.code)).toEqual([410]);
+  });
+
+  it('filters by namespace and labelSelector, for the initial list and for changes', async () => {
+    sm.setPodStatus(pod('team', 'x', { app: 'web', tier: 'front' }), { phase: 'Pending' });
+    sm.setPodStatus(pod('team', 'y', { app: 'db' }), { phase: 'Pending' });
+    const c = watch(`?namespace=team&labelSelector=${encodeURIComponent('app=web')}`);
+    await c.until(hasBookmark, 'bookmark');
+    sm.setPodStatus(pod('team', 'y', { app: 'db' }), { phase: 'Running' });
+    sm.setPodStatus(pod('default', 'z', { app: 'web' }), { phase: 'Running' });
+    sm.setPodStatus(pod('team', 'x', { app: 'web', tier: 'front' }), { phase: 'Running' });
+    await c.until((fs) => fs.length >= 3, 'the change of x');
+    expect(c.frames.map((f) => `${f.type} ${f.object.metadata?.name ?? ''}`)).toEqual(['ADDED x', 'BOOKMARK ', 'MODIFIED x']);
+  });
+
+  it('refuses a bad labelSelector or resourceVersion with HTTP 400 before the upgrade', async () => {
+    for (const query of ['?labelSelector=a%3D%3D%3Db', '?resourceVersion=abc']) {
+      const ws = new WebSocket(`${base}${query}`);
+      sockets.push(ws);
+      const status = await new Promise<number>((resolve) => {
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('open', () => resolve(101));
+      });
+      expect(status).toBe(400);
+    }
+  });
+
+  it.each([
+    ['filtered (per-client sends)', '?namespace=slow'],
+    ['unfiltered (pub/sub topic)', ''],
+  ])('keeps a fast client current while a slow one is coalesced to the latest state per pod: %s', async (_what, query) => {
+    const big = 'x'.repeat(100_000);
+    const uids = ['s0', 's1', 's2', 's3'];
+    for (const u of uids) sm.setPodStatus(pod('slow', u), { phase: 'Pending' });
+    const slow = watch(query);
+    const fast = watch(query);
+    await Promise.all([slow.until(hasBookmark, 'slow bookmark'), fast.until(hasBookmark, 'fast bookmark')]);
+    const initial = fast.frames.length;
+    // Stop reading on the slow client: the kernel buffers fill, then uWS's.
+    (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    const changes = 300;
+    // The fast client gets each change (100 kB frames, 30 MB in all) while the slow one is not reading.
+    for (let i = 1; i <= changes; i++) {
+      sm.setPodStatus(pod('slow', uids[i % uids.length], {}, big), { phase: 'Running', message: `v${i}` });
+      await fast.until((fs) => fs.length === initial + i, `change ${i} on the fast client`);
+    }
+    const lastMessage = (fs: Frame[], name: string) => [...fs].reverse().find((f) => f.object.metadata?.name === name)?.object.status?.message;
+    const fastVersions = fast.frames.slice(initial).map(rv);
+    expect(fastVersions).toEqual([...fastVersions].sort((x, y) => x - y));
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    await slow.until((fs) => uids.every((u, i) => lastMessage(fs, u) === lastMessage(fast.frames, uids[i])), 'the slow client to catch up');
+    // Coalesced: fewer frames than changes, still in resourceVersion order, ending in the latest state.
+    expect(slow.frames.length).toBeLessThan(initial + changes);
+    const slowVersions = slow.frames.slice(initial).map(rv);
+    expect(slowVersions).toEqual([...slowVersions].sort((x, y) => x - y));
+  });
+});
+
+describe('coalesce', () => {
+  const ev = (type: WatchEvent['type'], uid: string, resourceVersion: number): WatchEvent => ({ type, uid, resourceVersion, object: { metadata: { name: `${uid}@${resourceVersion}` } } });
+  it.each([
+    [['ADDED', 'MODIFIED'], ['ADDED@2']],
+    [['ADDED', 'DELETED'], []],
+    [['MODIFIED', 'MODIFIED'], ['MODIFIED@2']],
+    [['MODIFIED', 'DELETED'], ['DELETED@2']],
+    [['DELETED', 'ADDED'], ['MODIFIED@2']],
+  ] as const)('%j for one pod leaves %j', (types, want) => {
+    const pending = new Map<string, WatchEvent>();
+    types.forEach((t, i) => coalesce(pending, ev(t, 'p', i + 1)));
+    expect([...pending.values()].map((e) => `${e.type}@${e.resourceVersion}`)).toEqual(want);
+  });
+  it('keeps pending events in resourceVersion order when a pod changes again', () => {
+    const pending = new Map<string, WatchEvent>();
+    coalesce(pending, ev('MODIFIED', 'a', 1));
+    coalesce(pending, ev('MODIFIED', 'b', 2));
+    coalesce(pending, ev('MODIFIED', 'a', 3));
+    expect([...pending.values()].map((e) => e.resourceVersion)).toEqual([2, 3]);
+  });
+  it('names the close code for a client that does not read at all', () => {
+    expect(kCloseTooSlow).toBe(4429);
+  });
+});
