@@ -1,0 +1,147 @@
+// Counterpart of the kubelet's API-server wiring in pkg/kubelet/kubelet.go (NewMainKubelet: the apiserver pod source, the status manager's client, node registration and the node lease controller), over etcd.
+/**
+ * Cluster mode: everything the agent does with etcd, built from AgentOptions and started/stopped
+ * by the agent with one call each. One etcd3 client (src/main/etcd/client.ts) is shared by
+ *   - the etcd pod source (src/main/config/source-etcd.ts),
+ *   - the pod status writer (src/main/status/etcd-status-writer.ts),
+ *   - the node registration and lease heartbeat (src/main/node/node-lease.ts, skipped with --register-node=false).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Node, Pod } from '../../shared/api.js';
+import type { Logger } from '../../shared/logging.js';
+import type { PodEventRecord } from '../../shared/messages.js';
+import type { PodUpdate } from '../../shared/pod-update.js';
+import type { AgentOptions } from '../agent-options.js';
+import { newEtcdSource, type EtcdSource } from '../config/source-etcd.js';
+import { buildMinimalNode, newNodeLease, type NodeLease } from '../node/node-lease.js';
+import { newEtcdStatusWriter, type EtcdStatusWriter } from '../status/etcd-status-writer.js';
+import type { StatusManager } from '../status/status-manager.js';
+import { newEtcdClient, type Etcd3 } from './client.js';
+
+/**
+ * EtcdClusterOptions: the AgentOptions cluster mode reads (AgentOptions fits it). Optional fields
+ * default as their flags: TLS/auth none, `nodeLeaseDurationSeconds` 40, `etcdQps` 50, `etcdBurst` 100.
+ */
+export type EtcdClusterOptions = Pick<AgentOptions, 'nodeName' | 'nodeIp' | 'maxPods' | 'runtime' | 'etcdServers' | 'etcdPrefix' | 'registerNode' | 'nodeStatusUpdateFrequencyMs'> & {
+  etcdCafile?: string;
+  etcdCertfile?: string;
+  etcdKeyfile?: string;
+  etcdUsername?: string;
+  etcdPassword?: string;
+  nodeLeaseDurationSeconds?: number;
+  etcdQps?: number;
+  etcdBurst?: number;
+};
+
+/** EtcdClusterDeps: the agent's side of cluster mode. */
+export interface EtcdClusterDeps {
+  logger: Logger;
+  statusManager: StatusManager;
+  /** The pods with their status (their statuses are written once at start). */
+  listPods(): Pod[];
+  /** Where the etcd source's updates go (the agent's PodConfig merge). */
+  onUpdate(update: PodUpdate): void;
+  /** Records an event against a pod (bad values in etcd are reported this way). */
+  recordEvent(pod: Pod, event: PodEventRecord): void;
+  /** Builds the Node object to register; default: {@link buildMinimalNode} with `ready`. */
+  buildNode?(): Node;
+  /** The node's readiness for the minimal Node builder (runtime / PLEG health). */
+  ready?(): { ok: boolean; message?: string };
+}
+
+/** EtcdCluster: the running cluster mode. */
+export interface EtcdCluster {
+  /** Starts the writer, the node lease and the source; resolves after the source's first list attempt. */
+  start(): Promise<void>;
+  /** Revokes the node lease, flushes pending statuses (up to 2 s), stops the source, closes the client. */
+  stop(): Promise<void>;
+  /** ok while etcd answers; message says what fails (for /healthz). */
+  healthy(): { ok: boolean; message?: string };
+  readonly client: Etcd3;
+  readonly source: EtcdSource;
+  readonly statusWriter: EtcdStatusWriter;
+  /** Null with --register-node=false. */
+  readonly nodeLease: NodeLease | null;
+}
+
+let cachedVersion: string | undefined;
+/** kubelet-ts' version from its package.json (found upwards from this file), as `v<version>`. */
+export function kubeletVersion(): string {
+  if (cachedVersion) return cachedVersion;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'kubelet-ts' && pkg.version) return (cachedVersion = `v${pkg.version}`);
+    } catch {
+      // keep walking up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return (cachedVersion = 'v0.0.0');
+    dir = parent;
+  }
+}
+
+/**
+ * newEtcdCluster builds cluster mode for `o` (which must list `etcdServers`).
+ * @throws InvalidArgumentError for bad etcd options (see newEtcdClient).
+ */
+export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): EtcdCluster {
+  const log = deps.logger;
+  const client = newEtcdClient({
+    servers: o.etcdServers, caFile: o.etcdCafile || undefined, certFile: o.etcdCertfile || undefined, keyFile: o.etcdKeyfile || undefined,
+    username: o.etcdUsername || undefined, password: o.etcdPassword || undefined,
+  });
+  const statusWriter = newEtcdStatusWriter(
+    { nodeName: o.nodeName, prefix: o.etcdPrefix, qps: o.etcdQps, burst: o.etcdBurst },
+    { client, logger: log.child({ component: 'etcd-status' }), statusManager: deps.statusManager, listPods: deps.listPods },
+  );
+  const source = newEtcdSource({ nodeName: o.nodeName, prefix: o.etcdPrefix }, {
+    client,
+    logger: log.child({ component: 'etcd-source' }),
+    onUpdate: deps.onUpdate,
+    onProblem: (p) => {
+      if (p.message !== null) deps.recordEvent(p.pod, { type: 'Warning', reason: 'FailedToParse', message: `Invalid pod in etcd at ${p.key}: ${p.message}` });
+      statusWriter.writeProblem(p.namespace, p.name, p.message);
+    },
+  });
+  const createdAt = new Date();
+  const buildNode = deps.buildNode ?? (() => buildMinimalNode({
+    nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletVersion(),
+    containerRuntimeVersion: o.runtime === 'fake' ? 'fake://0.1.0' : 'docker://unknown', ready: deps.ready?.() ?? { ok: true }, createdAt,
+  }));
+  const nodeLease = o.registerNode
+    ? newNodeLease({ nodeName: o.nodeName, prefix: o.etcdPrefix, ttlSeconds: o.nodeLeaseDurationSeconds ?? 40, updateFrequencyMs: o.nodeStatusUpdateFrequencyMs }, {
+      client, logger: log.child({ component: 'node-lease' }), buildNode,
+    })
+    : null;
+  let stopped = false;
+  return {
+    client, source, statusWriter, nodeLease,
+    async start() {
+      statusWriter.start();
+      // Registration must not hold up the pods: it retries in the background when etcd is down.
+      void nodeLease?.start();
+      await source.start();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await nodeLease?.stop();
+      await source.stop();
+      await statusWriter.stop();
+      client.close();
+    },
+    healthy() {
+      const problems: string[] = [];
+      if (!source.connected()) problems.push('etcd source not connected');
+      const w = statusWriter.healthy();
+      if (!w.ok) problems.push(w.message!);
+      const l = nodeLease?.healthy();
+      if (l && !l.ok) problems.push(l.message!);
+      return problems.length === 0 ? { ok: true } : { ok: false, message: problems.join('; ') };
+    },
+  };
+}

@@ -1,0 +1,224 @@
+// Counterpart of pkg/kubelet/kubelet_node_status.go (registerWithAPIServer, syncNodeStatus) and pkg/kubelet/nodelease (the Lease heartbeat), over etcd.
+/**
+ * Node registration and heartbeat: the Node object is written to `{prefix}/nodes/{nodeName}`
+ * (DESIGN.md §6) attached to an etcd lease of `ttlSeconds`. Every `updateFrequencyMs` the lease is
+ * kept alive (the heartbeat, as the node lease controller renews its Lease) and the Node is
+ * rewritten when its content changed (conditions, capacity…; `lastHeartbeatTime` alone does not
+ * count, as the kubelet's nodeStatusReportFrequency). A stopped agent revokes its lease (the key
+ * goes at once); a dead one's key disappears when the lease expires.
+ *
+ * If etcd was unreachable for longer than the TTL, the lease is gone (etcd3 reports it "lost"):
+ * a new lease is granted and the Node written again. This file is the third home of etcd3 (through
+ * src/main/etcd/client.ts), next to the etcd source and the status writer.
+ */
+import { arch, release, cpus, totalmem, hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import type { Node } from '../../shared/api.js';
+import { stableHash } from '../../shared/hash.js';
+import type { Logger } from '../../shared/logging.js';
+import { EtcdLeaseInvalidError, etcdKeys, type Etcd3, type Lease } from '../etcd/client.js';
+
+/** NodeLeaseOptions (units in the names). */
+export interface NodeLeaseOptions {
+  nodeName: string;
+  /** Key prefix (`--etcd-prefix`), without a trailing slash. */
+  prefix: string;
+  /** Lease TTL in seconds (`--node-lease-duration-seconds`, 40). */
+  ttlSeconds: number;
+  /** Heartbeat period in milliseconds (`--node-status-update-frequency`, 10 s). */
+  updateFrequencyMs: number;
+}
+
+/** NodeLeaseDeps: the etcd client and the Node builder (called at each heartbeat). */
+export interface NodeLeaseDeps {
+  client: Etcd3;
+  logger: Logger;
+  buildNode(): Node;
+}
+
+/** NodeLease: the running registration. */
+export interface NodeLease {
+  /** start tries to register once (resolves either way) and starts the heartbeat. Idempotent. */
+  start(): Promise<void>;
+  /** stop ends the heartbeat and revokes the lease (the node key is deleted with it). */
+  stop(): Promise<void>;
+  /** ok while the last heartbeat reached etcd. */
+  healthy(): { ok: boolean; message?: string };
+  /** The current lease ID (decimal string), or '' when none is held. */
+  leaseId(): string;
+}
+
+/** newNodeLease builds the registration; nothing runs until start(). */
+export function newNodeLease(options: NodeLeaseOptions, deps: NodeLeaseDeps): NodeLease {
+  return new NodeLeaseImpl(options, deps);
+}
+
+/** Node content without the heartbeat timestamps, to tell a real change from a heartbeat. */
+function contentHash(node: Node): string {
+  const conditions = (node.status?.conditions ?? []).map((c) => ({ ...c, lastHeartbeatTime: undefined }));
+  return stableHash({ ...node, status: { ...node.status, conditions } });
+}
+
+class NodeLeaseImpl implements NodeLease {
+  readonly #key: string;
+  #lease: Lease | undefined;
+  #leaseId = '';
+  #lastHash = '';
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #started: Promise<void> | undefined;
+  #stopped = false;
+  #failure: string | undefined;
+  #needsWrite = true;
+
+  constructor(private readonly o: NodeLeaseOptions, private readonly deps: NodeLeaseDeps) {
+    this.#key = etcdKeys(o.prefix).node(o.nodeName);
+  }
+
+  leaseId(): string {
+    return this.#leaseId;
+  }
+
+  healthy(): { ok: boolean; message?: string } {
+    return this.#failure ? { ok: false, message: `node heartbeat to etcd failing: ${this.#failure}` } : { ok: true };
+  }
+
+  start(): Promise<void> {
+    this.#started ??= (async () => {
+      await this.#tick();
+      this.#timer = setInterval(() => {
+        if (!this.#running) this.#running = this.#tick().finally(() => (this.#running = undefined));
+      }, this.o.updateFrequencyMs);
+      this.#timer.unref();
+    })();
+    return this.#started;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    await this.#running;
+    const lease = this.#lease;
+    this.#lease = undefined;
+    if (lease) {
+      await lease.revoke({ deadline: Date.now() + 2_000 }).catch((err: Error) => this.deps.logger.warn({ err: err.message }, 'Could not revoke the node lease; the node key goes when it expires'));
+    }
+  }
+
+  async #grant(): Promise<void> {
+    const old = this.#lease;
+    old?.release();
+    const lease = this.deps.client.lease(this.o.ttlSeconds, { autoKeepAlive: false });
+    lease.on('lost', () => {});
+    this.#lease = lease;
+    this.#leaseId = '';
+    try {
+      this.#leaseId = await withTimeout(lease.grant(), 5_000, 'lease grant timed out');
+    } catch (err) {
+      // A failed grant leaves that Lease object unusable (etcd3 caches the rejection): drop it.
+      lease.release();
+      this.#lease = undefined;
+      throw err;
+    }
+    this.#needsWrite = true;
+    this.deps.logger.info({ lease: this.#leaseId, ttlSeconds: this.o.ttlSeconds }, 'Granted node lease');
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#stopped) return;
+    try {
+      if (!this.#lease || this.#lease.revoked()) await this.#grant();
+      else {
+        try {
+          await withTimeout(this.#lease.keepaliveOnce(), 5_000, 'lease keepalive timed out');
+        } catch (err) {
+          if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+          this.deps.logger.warn({ lease: this.#leaseId }, 'Node lease expired (etcd unreachable for longer than its TTL); granting a new one');
+          await this.#grant();
+        }
+      }
+      const node = this.deps.buildNode();
+      const hash = contentHash(node);
+      if (this.#needsWrite || hash !== this.#lastHash) {
+        await withTimeout(this.#lease!.put(this.#key).value(JSON.stringify(node)).exec(), 10_000, 'node put timed out');
+        if (this.#lastHash === '') this.deps.logger.info({ key: this.#key }, 'Registered node');
+        this.#lastHash = hash;
+        this.#needsWrite = false;
+      }
+      if (this.#failure) this.deps.logger.info({}, 'Node heartbeat reaches etcd again');
+      this.#failure = undefined;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (/lease not found|requested lease not found/i.test(message)) {
+        this.#lease?.release();
+        this.#lease = undefined;
+      }
+      if (!this.#failure) this.deps.logger.warn({ err: message }, 'Node heartbeat to etcd failed; retrying');
+      this.#failure = message;
+    }
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => { t = setTimeout(() => reject(new Error(message)), ms); })]).finally(() => clearTimeout(t));
+}
+
+function readOsImage(): string {
+  try {
+    const m = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(readFileSync('/etc/os-release', 'utf8'));
+    return m?.[1] ?? 'Linux';
+  } catch {
+    return 'Linux';
+  }
+}
+
+/** NodeConditionInput: what the minimal builder needs to know about this node's health. */
+export interface MinimalNodeInput {
+  nodeName: string;
+  nodeIp: string;
+  maxPods: number;
+  kubeletVersion: string;
+  /** `docker://<version>`, or `fake://…`. */
+  containerRuntimeVersion: string;
+  /** Ready condition: true when the runtime and PLEG are healthy. */
+  ready: { ok: boolean; message?: string };
+  /** When the agent started (creationTimestamp of the first write). */
+  createdAt: Date;
+}
+
+/**
+ * buildMinimalNode: a Node object for registration — conditions Ready, MemoryPressure,
+ * DiskPressure, PIDPressure; capacity and allocatable cpu, memory, pods; nodeInfo; addresses — as
+ * kubelet_node_status.go setNodeStatus. A stand-in until src/main/node/node-status.ts (buildNode)
+ * exists; the agent prefers that one.
+ */
+export function buildMinimalNode(input: MinimalNodeInput): Node {
+  const now = new Date().toISOString();
+  const cond = (type: string, ok: boolean, reason: string, message: string) => ({
+    type, status: ok ? 'True' : 'False', reason, message, lastHeartbeatTime: now, lastTransitionTime: input.createdAt.toISOString(),
+  });
+  const capacity = { cpu: String(cpus().length), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: String(input.maxPods) };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: input.nodeName, labels: { 'kubernetes.io/hostname': input.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch() }, creationTimestamp: input.createdAt.toISOString() },
+    spec: {},
+    status: {
+      conditions: [
+        cond('MemoryPressure', false, 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+        cond('DiskPressure', false, 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+        cond('PIDPressure', false, 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+        { ...cond('Ready', input.ready.ok, input.ready.ok ? 'KubeletReady' : 'KubeletNotReady', input.ready.ok ? 'kubelet is posting ready status' : (input.ready.message ?? 'not ready')) },
+      ],
+      capacity,
+      allocatable: { ...capacity },
+      addresses: [{ type: 'InternalIP', address: input.nodeIp }, { type: 'Hostname', address: hostname() }],
+      nodeInfo: {
+        machineID: '', systemUUID: '', bootID: '', kernelVersion: release(), osImage: readOsImage(), containerRuntimeVersion: input.containerRuntimeVersion,
+        kubeletVersion: input.kubeletVersion, kubeProxyVersion: '', operatingSystem: 'linux', architecture: arch() === 'x64' ? 'amd64' : arch(),
+      },
+    },
+  };
+}
