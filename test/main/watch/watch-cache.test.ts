@@ -1,0 +1,56 @@
+// Tests of the pods' watch history (src/main/watch/watch-cache.ts).
+import { describe, expect, it } from 'vitest';
+import { newStatusManager } from '../../../src/main/status/status-manager.js';
+import { newWatchCache } from '../../../src/main/watch/watch-cache.js';
+import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { Pod } from '../../../src/shared/api.js';
+
+const pod = (name: string): Pod => ({ metadata: { name, namespace: 'default', uid: `u-${name}` } });
+const show = (e: WatchEvent) => `${e.type}:${(e.object as Pod).metadata?.name ?? ''}@${(e.object as Pod).metadata?.resourceVersion ?? e.resourceVersion}`;
+
+describe('newWatchCache', () => {
+  it('lists current pods as ADDED at their latest resourceVersion (deleted ones left out), then a BOOKMARK', () => {
+    const sm = newStatusManager();
+    const cache = newWatchCache(sm, { historySize: 10 });
+    sm.setPodStatus(pod('a'), { phase: 'Pending' }); // 1
+    sm.setPodStatus(pod('b'), { phase: 'Pending' }); // 2
+    sm.setPodStatus(pod('a'), { phase: 'Running' }); // 3
+    sm.setPodStatus(pod('c'), { phase: 'Pending' }); // 4
+    sm.deletePodStatus('u-c'); // 5
+    const got: WatchEvent[] = [];
+    cache.watch(undefined, (e) => got.push(e));
+    expect(got.map(show)).toEqual(['ADDED:b@2', 'ADDED:a@3', 'BOOKMARK:@5']);
+    expect((got[1].object as Pod).status?.phase).toBe('Running');
+  });
+
+  it('resumes exactly at the edge of the ring and answers one step beyond it with a 410 ERROR', () => {
+    const sm = newStatusManager();
+    const cache = newWatchCache(sm, { historySize: 3 });
+    for (let i = 0; i < 5; i++) sm.setPodStatus(pod('a'), { phase: 'Running', message: `${i}` }); // rv 1..5, ring holds 3..5
+    expect(cache.oldestResumableVersion()).toBe(2);
+    const ok: WatchEvent[] = [];
+    cache.watch(2, (e) => ok.push(e));
+    expect(ok.map(show)).toEqual(['MODIFIED:a@3', 'MODIFIED:a@4', 'MODIFIED:a@5', 'BOOKMARK:@5']);
+    const gone: WatchEvent[] = [];
+    cache.watch(1, (e) => gone.push(e));
+    expect(gone).toHaveLength(1);
+    expect(gone[0]).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired', message: 'too old resource version: 1 (2)' } });
+  });
+
+  it('delivers live changes until cancelled', () => {
+    const sm = newStatusManager();
+    const cache = newWatchCache(sm);
+    const got: WatchEvent[] = [];
+    const cancel = cache.watch(0, (e) => got.push(e));
+    sm.setPodStatus(pod('a'), { phase: 'Pending' });
+    expect(cache.watchers()).toBe(1);
+    cancel();
+    sm.setPodStatus(pod('a'), { phase: 'Running' });
+    expect(got.map(show)).toEqual(['BOOKMARK:@0', 'ADDED:a@1']);
+    expect(cache.watchers()).toBe(0);
+  });
+
+  it('refuses a history size below 1', () => {
+    expect(() => newWatchCache(newStatusManager(), { historySize: 0 })).toThrow('historySize');
+  });
+});
