@@ -9,7 +9,7 @@
  * - Bounded: at most `maxQueue` keys wait; beyond that the oldest pending write is dropped (and
  *   counted) — the pod's next status change queues it again.
  * - A failed write (etcd unreachable) goes back to the queue unless a newer one arrived, and the
- *   writer waits (500 ms doubling to 5 s) before trying again: nothing is lost during an outage,
+ *   writer waits (250 ms doubling to 2 s) before trying again: nothing is lost during an outage,
  *   everything catches up when etcd returns.
  * - The status key of a deleted pod is removed.
  */
@@ -170,7 +170,7 @@ export function newEtcdStatusWriter(
       if (!queue.has(key)) queue.set(key, p); // a newer status, if any, wins
       if (!failing) log.warn({ err: (err as Error).message, queued: queue.size }, 'Could not write pod status to etcd; will retry (statuses queue up, latest per pod)');
       failing = (err as Error).message;
-      retryDelayMs = Math.min(5_000, retryDelayMs === 0 ? 500 : retryDelayMs * 2);
+      retryDelayMs = Math.min(2_000, retryDelayMs === 0 ? 250 : retryDelayMs * 2);
       inFlight.delete(key);
       schedule(retryDelayMs);
       return;
