@@ -14,6 +14,28 @@ describe('parseLabelSelector', () => {
     ]);
   });
 
+  it('parses set-based terms (in, notin) with sorted, de-duplicated values', () => {
+    expect(parseLabelSelector('env in (prod, qa,prod),tier notin (front),  !legacy ,app')).toEqual([
+      { key: 'env', operator: 'in', values: ['prod', 'qa'] },
+      { key: 'tier', operator: 'notin', values: ['front'] },
+      { key: 'legacy', operator: '!' },
+      { key: 'app', operator: 'exists' },
+    ]);
+  });
+
+  it('reads in/notin as values inside parentheses, and empty values as ""', () => {
+    expect(parseLabelSelector('a in (in,notin)')).toEqual([{ key: 'a', operator: 'in', values: ['in', 'notin'] }]);
+    expect(parseLabelSelector('a in ()')).toEqual([{ key: 'a', operator: 'in', values: [''] }]);
+    expect(parseLabelSelector('a in (,b)')).toEqual([{ key: 'a', operator: 'in', values: ['', 'b'] }]);
+  });
+
+  it('parses gt and lt with integer values', () => {
+    expect(parseLabelSelector('replicas>2,age<10')).toEqual([
+      { key: 'replicas', operator: 'gt', value: '2' },
+      { key: 'age', operator: 'lt', value: '10' },
+    ]);
+  });
+
   it('gives an empty selector for an empty string', () => {
     expect(parseLabelSelector('')).toEqual([]);
     expect(parseLabelSelector('  ')).toEqual([]);
@@ -24,13 +46,20 @@ describe('parseLabelSelector', () => {
   });
 
   it.each([
-    ['a in (b,c)', 'set-based'],
-    ['a=b,,c=d', 'empty requirement'],
+    ['a=b,,c=d', "found ',', expected: identifier after ','"],
+    ['a,', "found '', expected: identifier after ','"],
+    ['a b', "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"],
+    ['a in b', "unable to parse requirement: found 'b' expected: '('"],
+    ['a in (b', "found '', expected: ',' or ')'"],
+    ['a in (b c)', "found 'c', expected: ',' or ')'"],
+    ['a=b c', "found 'c', expected: ',' or 'end of string'"],
+    ['!', "unable to parse requirement: found '', expected: identifier"],
+    ['a>x', "for 'Gt', 'Lt' operators, the value must be an integer"],
     ['-a=b', 'invalid label key "-a"'],
-    ['a=b c', 'invalid label value "b c"'],
-    ['a=' + 'x'.repeat(64), 'invalid label value'],
+    ['a=' + 'x'.repeat(64), 'invalid label value: "xxxx'],
+    ['a in (b_)', 'invalid label value: "b_": at key: "a"'],
     ['Bad_Prefix/a=b', 'invalid label key'],
-  ])('rejects %j', (input, message) => {
+  ])('rejects %j with the parser message', (input, message) => {
     let err: unknown;
     try {
       parseLabelSelector(input);
@@ -38,13 +67,13 @@ describe('parseLabelSelector', () => {
       err = e;
     }
     expect(isInvalidInput(err)).toBe(true);
-    expect((err as Error).message).toContain('labelSelector');
+    expect((err as Error).message).toMatch(/^labelSelector: /);
     expect((err as Error).message).toContain(message);
   });
 });
 
 describe('matchesLabelSelector', () => {
-  const labels = { app: 'web', tier: 'front' };
+  const labels = { app: 'web', tier: 'front', replicas: '3' };
   it.each([
     ['', labels, true],
     ['', undefined, true],
@@ -60,6 +89,17 @@ describe('matchesLabelSelector', () => {
     ['!tier', labels, false],
     ['!other', labels, true],
     ['toString', {}, false],
+    ['app in (web,db)', labels, true],
+    ['app in (db)', labels, false],
+    ['missing in (x)', labels, false],
+    ['app notin (db)', labels, true],
+    ['app notin (web)', labels, false],
+    ['missing notin (x)', labels, true],
+    ['replicas>2', labels, true],
+    ['replicas>3', labels, false],
+    ['replicas<4', labels, true],
+    ['app>1', labels, false],
+    ['missing<4', labels, false],
   ])('%j on %j is %s', (selector, l, expected) => {
     expect(matchesLabelSelector(parseLabelSelector(selector), l)).toBe(expected);
   });
