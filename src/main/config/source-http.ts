@@ -69,7 +69,11 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
     throw new InvalidArgumentError(`options.url (--manifest-url) must be an http(s) URL, got ${JSON.stringify(options.url)}`);
   }
   if (typeof options.nodeName !== 'string' || options.nodeName === '') throw new InvalidArgumentError('options.nodeName must be a non-empty string');
-  const opts = { ...kDefaultHttpSourceOptions, ...options };
+  const opts = {
+    checkFrequencyMs: options.checkFrequencyMs ?? kDefaultHttpSourceOptions.checkFrequencyMs,
+    timeoutMs: options.timeoutMs ?? kDefaultHttpSourceOptions.timeoutMs,
+    maxBodyBytes: options.maxBodyBytes ?? kDefaultHttpSourceOptions.maxBodyBytes,
+  };
   for (const [k, v] of [['checkFrequencyMs', '--http-check-frequency'], ['timeoutMs', 'timeoutMs'], ['maxBodyBytes', 'maxBodyBytes']] as const) {
     if (!Number.isInteger(opts[k]) || opts[k] <= 0) throw new InvalidArgumentError(`options.${k} (${v}) must be a positive integer, got ${String(opts[k])}`);
   }

@@ -71,7 +71,7 @@ function bookmark(resourceVersion: number): WatchEvent {
  * @throws InvalidArgumentError when options.historySize is not an integer >= 1.
  */
 export function newWatchCache(statusManager: StatusManager, options: WatchCacheOptions = {}): WatchCache {
-  const opts = { ...kDefaultWatchCacheOptions, ...options };
+  const opts = { historySize: options.historySize ?? kDefaultWatchCacheOptions.historySize };
   if (!Number.isInteger(opts.historySize) || opts.historySize < 1) {
     throw new InvalidArgumentError(`options.historySize (--watch-history-size) must be an integer >= 1, got ${opts.historySize}`);
   }

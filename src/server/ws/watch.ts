@@ -108,7 +108,10 @@ export function coalesce(pending: Map<string, WatchEvent>, event: WatchEvent): v
 export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, options: WatchServerOptions = {}): WatchServer | undefined {
   if (!host.watch) return undefined;
   const watch = host.watch.bind(host);
-  const opts = { ...kDefaultWatchServerOptions, ...options };
+  const opts = {
+    highWaterBytes: options.highWaterBytes ?? kDefaultWatchServerOptions.highWaterBytes,
+    maxBackpressureBytes: options.maxBackpressureBytes ?? kDefaultWatchServerOptions.maxBackpressureBytes,
+  };
   const topicClients = new Set<Ws>();
   const directClients = new Set<Ws>();
   let hub: WatchCancel | null = null;
