@@ -14,6 +14,28 @@ export interface HttpReply {
   headers?: Record<string, string>;
   /** The body (already serialized). */
   body: string;
+  /**
+   * A streamed body (e.g. `GET /containerLogs?follow=true`): when set, server.ts writes the
+   * status and headers, ignores `body` and hands the response to `stream` as a ReplySink.
+   */
+  stream?: (sink: ReplySink) => void;
+}
+
+/**
+ * ReplySink: a streaming response, for a {@link HttpReply.stream}. Main thread; every call is
+ * safe after the client went away (it does nothing then).
+ */
+export interface ReplySink {
+  /** write sends a chunk; false means the socket is backpressured: wait for onWritable before writing more. */
+  write(chunk: string | Uint8Array): boolean;
+  /** onWritable: `fn` runs once when a backpressured socket drains. */
+  onWritable(fn: () => void): void;
+  /** end finishes the response. Idempotent. */
+  end(): void;
+  /** onClose: `fn` runs once when the client goes away before end(). */
+  onClose(fn: () => void): void;
+  /** True once the client went away or end() was called. */
+  readonly closed: boolean;
 }
 
 /** kStatusText: reason phrases for the status line (`200 OK`). */
@@ -23,16 +45,21 @@ export const kStatusText: Readonly<Record<number, string>> = {
   202: 'Accepted',
   204: 'No Content',
   400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
+  408: 'Request Timeout',
   409: 'Conflict',
   410: 'Gone',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 /** statusLine: `"<code> <reason phrase>"` for uWS `writeStatus`. */

@@ -22,6 +22,8 @@ export interface RouteContext {
   host: AgentHost;
   req: HttpRequestInfo;
   params: Record<string, string>;
+  /** The request body of POST/PUT/PATCH/DELETE, read in full and within the size limit by server.ts. */
+  body?: Buffer;
 }
 
 /** RouteHandler: answers one request; may be async (server.ts guards with onAborted and corks). */

@@ -15,7 +15,10 @@ export type StatusReason =
   | 'UnsupportedMediaType'
   | 'RequestEntityTooLarge'
   | 'InternalError'
-  | 'ServiceUnavailable';
+  | 'ServiceUnavailable'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'Timeout';
 
 /** StatusDetails: `metav1.StatusDetails` (name, kind of the object, field causes). */
 export type StatusDetails = NonNullable<Status['details']>;

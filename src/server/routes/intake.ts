@@ -1,0 +1,272 @@
+// Counterpart of the apiserver's create/update/delete handlers (k8s.io/apiserver/pkg/endpoints/handlers: create.go, update.go, delete.go) for the `api` pod source.
+import type { Pod, PodList, Status, StatusCause } from '../../shared/api.js';
+import { applyPodDefaults } from '../../shared/defaults.js';
+import { formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
+import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from '../../shared/manifest.js';
+import { validatePodForNode } from '../../shared/validation.js';
+import { jsonReply, statusReply, type HttpReply } from '../reply.js';
+import type { Route, RouteContext } from '../router.js';
+import { statusError, type StatusReason } from '../status.js';
+
+/** kIntakeMediaTypes: the Content-Types POST and PUT accept, and the manifest format each means. */
+export const kIntakeMediaTypes: Readonly<Record<string, ManifestFormat>> = Object.freeze({
+  'application/json': 'json',
+  'application/yaml': 'yaml',
+  'text/yaml': 'yaml',
+  'application/x-yaml': 'yaml',
+});
+
+/**
+ * kFieldErrorReasons: field.ErrorType words → the `StatusCause.reason` the apiserver sends
+ * (metav1.CauseType values, as errors.NewInvalid maps them).
+ */
+export const kFieldErrorReasons: Readonly<Record<string, string>> = Object.freeze({
+  'Required value': 'FieldValueRequired',
+  'Invalid value': 'FieldValueInvalid',
+  'Duplicate value': 'FieldValueDuplicate',
+  'Unsupported value': 'FieldValueNotSupported',
+  'Not supported': 'FieldValueNotSupported',
+  'Not found': 'FieldValueNotFound',
+  Forbidden: 'FieldValueForbidden',
+  'Too long': 'FieldValueTooLong',
+  'Too many': 'FieldValueTooMany',
+  'Internal error': 'InternalError',
+  'Type error': 'FieldValueTypeInvalid',
+});
+
+/** fieldErrorCause: one FieldError as a StatusCause `{field, reason, message}` (message as field.Error.Error()). */
+export function fieldErrorCause(e: FieldError): StatusCause {
+  return { field: e.field, reason: kFieldErrorReasons[e.type] ?? 'FieldValueInvalid', message: formatFieldError(e) };
+}
+
+/**
+ * invalidStatus: 422 `Invalid` as errors.NewInvalid builds it: `Pod "web" is invalid: <errors>`
+ * (a list in `[…]` when several), with one cause per invalid field.
+ */
+export function invalidStatus(name: string, errors: FieldError[], kind = 'Pod'): Status {
+  const text = errors.length === 1 ? formatFieldError(errors[0]) : `[${errors.map(formatFieldError).join(', ')}]`;
+  return statusError(422, 'Invalid', `${kind} "${name}" is invalid: ${text}`, { name, kind: kind === 'Pod' ? 'Pod' : kind, causes: errors.map(fieldErrorCause) });
+}
+
+/** mediaFormat: the manifest format of a Content-Type header (parameters ignored), or undefined when not accepted. */
+export function mediaFormat(contentType: string | undefined): ManifestFormat | undefined {
+  const base = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  return Object.hasOwn(kIntakeMediaTypes, base) ? kIntakeMediaTypes[base] : undefined;
+}
+
+function unsupportedMediaType(contentType: string | undefined): Status {
+  return statusError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format (Content-Type ${JSON.stringify(contentType ?? '')}) - accepted media types include: ${Object.keys(kIntakeMediaTypes).join(', ')}`,
+  );
+}
+
+/** A syntax error or a non-object document: the body is not a manifest at all (400, not 422). */
+function isUnparsable(e: FieldError): boolean {
+  return (typeof e.detail === 'string' && /^(YAML|JSON) syntax error/.test(e.detail)) || (typeof e.detail === 'string' && e.detail.startsWith('must be an object'));
+}
+
+/** ParsedBody: the pods of a request body, defaulted and valid, or the reply that refuses it. */
+type ParsedBody = { ok: true; pods: Pod[]; single: boolean } | { ok: false; reply: HttpReply };
+
+/**
+ * parsePodsBody decodes, defaults and validates a request body (Pod, List/PodList or multi-document
+ * YAML). All or nothing: 400 for an unparsable body, 415 for an unknown Content-Type, 422 with every
+ * invalid field of every pod (paths prefixed by document and item, e.g. `[1].spec.containers[0].image`).
+ */
+export function parsePodsBody(body: Buffer | undefined, contentType: string | undefined): ParsedBody {
+  const format = mediaFormat(contentType);
+  if (format === undefined) return { ok: false, reply: statusReply(unsupportedMediaType(contentType)) };
+  const text = (body ?? Buffer.alloc(0)).toString('utf8');
+  let entries: ReturnType<typeof parseManifestEntries>;
+  try {
+    entries = parseManifestEntries(text, 'request body', format);
+  } catch (err) {
+    if (!(err instanceof InvalidManifestError)) throw err;
+    const unparsable = err.errors.filter(isUnparsable);
+    if (unparsable.length > 0) {
+      return { ok: false, reply: statusReply(statusError(400, 'BadRequest', `the request body could not be decoded: ${unparsable.map(formatFieldError).join('; ')}`)) };
+    }
+    return { ok: false, reply: statusReply(invalidStatus(firstName(text, format), err.errors)) };
+  }
+  if (entries.length === 0) return { ok: false, reply: statusReply(statusError(400, 'BadRequest', 'the request body holds no pods')) };
+  const errors: FieldError[] = [];
+  const seen = new Map<string, string>();
+  const pods = entries.map(({ pod, path }) => {
+    const defaulted = applyPodDefaults(pod);
+    errors.push(...prefixFieldErrors(path, validatePodForNode(defaulted)));
+    const full = `${defaulted.metadata?.namespace ?? 'default'}/${defaulted.metadata?.name ?? ''}`;
+    const field = path ? `${path}.metadata.name` : 'metadata.name';
+    if (defaulted.metadata?.name && seen.has(full)) {
+      errors.push({ field, type: 'Duplicate value', value: defaulted.metadata.name, detail: `also at ${seen.get(full) || 'the first document'}` });
+    } else {
+      seen.set(full, path);
+    }
+    return defaulted;
+  });
+  if (errors.length > 0) {
+    const name = entries.length === 1 ? (entries[0].pod.metadata?.name ?? '') : 'request body';
+    return { ok: false, reply: statusReply(invalidStatus(name, errors)) };
+  }
+  const single = entries.length === 1 && entries[0].path === '';
+  return { ok: true, pods, single };
+}
+
+function firstName(text: string, format: ManifestFormat): string {
+  if (format === 'json') {
+    try {
+      const v = JSON.parse(text) as { metadata?: { name?: unknown } };
+      if (typeof v?.metadata?.name === 'string') return v.metadata.name;
+    } catch {
+      // fall through
+    }
+  }
+  return /^\s*name:\s*(\S+)/m.exec(text)?.[1] ?? '';
+}
+
+/**
+ * hostErrorStatus maps an error from an AgentHost intake method to a Status: `reason` first (when
+ * it is a Status reason such as `Forbidden` or `Conflict`), then the code: ERR_ALREADY_EXISTS →
+ * 409 AlreadyExists, ERR_NOT_FOUND → 404, ERR_INVALID_MANIFEST → 422, ERR_INVALID_ARGUMENT → 400.
+ * Anything else is rethrown (→ 500).
+ */
+export function hostErrorStatus(err: unknown, name: string): Status {
+  const e = err as { code?: unknown; reason?: unknown; message?: unknown; errors?: FieldError[] };
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  const byReason: Record<string, [number, StatusReason]> = { Forbidden: [403, 'Forbidden'], Conflict: [409, 'Conflict'], AlreadyExists: [409, 'AlreadyExists'], NotFound: [404, 'NotFound'] };
+  if (typeof e?.reason === 'string' && byReason[e.reason]) {
+    const [code, reason] = byReason[e.reason];
+    return statusError(code, reason, message, { name, kind: 'pods' });
+  }
+  switch (e?.code) {
+    case 'ERR_ALREADY_EXISTS':
+      return statusError(409, 'AlreadyExists', message, { name, kind: 'pods' });
+    case 'ERR_NOT_FOUND':
+      return statusError(404, 'NotFound', message, { name, kind: 'pods' });
+    case 'ERR_INVALID_MANIFEST':
+      return invalidStatus(name, e.errors ?? []);
+    case 'ERR_INVALID_ARGUMENT':
+      return statusError(400, 'BadRequest', message);
+    default:
+      throw err;
+  }
+}
+
+function notSupported(what: string): HttpReply {
+  return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not support ${what}`));
+}
+
+/**
+ * createPodsHandler answers `POST /pods`: 201 with the created Pod (a lone Pod in the body) or a
+ * PodList (a List, PodList or several documents); the whole batch is admitted or none of it.
+ */
+export async function createPodsHandler({ host, req, body }: RouteContext): Promise<HttpReply> {
+  if (!host.submitPods) return notSupported('POST /pods');
+  const parsed = parsePodsBody(body, req.headers['content-type']);
+  if (!parsed.ok) return parsed.reply;
+  try {
+    const created = await host.submitPods(parsed.pods);
+    if (parsed.single) return jsonReply(201, { apiVersion: 'v1', kind: 'Pod', ...created[0] });
+    const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: created.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p })) };
+    return jsonReply(201, list);
+  } catch (err) {
+    return statusReply(hostErrorStatus(err, parsed.pods.length === 1 ? (parsed.pods[0].metadata?.name ?? '') : ''));
+  }
+}
+
+/**
+ * replacePodHandler answers `PUT /pods/{namespace}/{name}`: the body is one Pod whose
+ * name/namespace, when given, must match the URL (400 otherwise); 200 with the stored pod (same
+ * UID; changed containers are restarted by the next sync).
+ */
+export async function replacePodHandler({ host, req, params, body }: RouteContext): Promise<HttpReply> {
+  if (!host.replacePod) return notSupported('PUT /pods/{namespace}/{name}');
+  const format = mediaFormat(req.headers['content-type']);
+  if (format === undefined) return statusReply(unsupportedMediaType(req.headers['content-type']));
+  // Fill a missing name/namespace from the URL before validation, as the apiserver's update does.
+  const parsed = parsePodsBody(fillIdentity(body ?? Buffer.alloc(0), format, params), req.headers['content-type']);
+  if (!parsed.ok) return parsed.reply;
+  if (parsed.pods.length !== 1 || !parsed.single) {
+    return statusReply(statusError(400, 'BadRequest', 'PUT /pods/{namespace}/{name} takes exactly one Pod'));
+  }
+  const pod = parsed.pods[0];
+  if (pod.metadata?.name !== params.name) {
+    return statusReply(statusError(400, 'BadRequest', `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`));
+  }
+  if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
+    return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+  }
+  try {
+    return jsonReply(200, { apiVersion: 'v1', kind: 'Pod', ...(await host.replacePod(params.namespace, params.name, pod)) });
+  } catch (err) {
+    return statusReply(hostErrorStatus(err, params.name));
+  }
+}
+
+/** Sets metadata.name/namespace from the URL when the body leaves them out (bodies that do not parse are left alone). */
+function fillIdentity(body: Buffer, format: ManifestFormat, params: Record<string, string>): Buffer {
+  if (format !== 'json') {
+    // YAML: re-serialising would lose the line numbers of errors; the handler compares instead.
+    return body;
+  }
+  try {
+    const v = JSON.parse(body.toString('utf8')) as Pod;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return body;
+    v.metadata ??= {};
+    if (typeof v.metadata === 'object' && v.metadata !== null) {
+      v.metadata.name ??= params.name;
+      v.metadata.namespace ??= params.namespace;
+    }
+    return Buffer.from(JSON.stringify(v));
+  } catch {
+    return body;
+  }
+}
+
+/**
+ * parseGracePeriod reads `?gracePeriodSeconds=` (or a DeleteOptions body's `gracePeriodSeconds`):
+ * a non-negative integer, seconds.
+ * @returns the value, undefined when absent, or a 400 Status naming the parameter.
+ */
+export function parseGracePeriod(query: URLSearchParams, body: Buffer | undefined): number | undefined | Status {
+  let raw: unknown = query.get('gracePeriodSeconds') ?? undefined;
+  if (raw === undefined && body && body.length > 0) {
+    try {
+      const opts = JSON.parse(body.toString('utf8')) as { gracePeriodSeconds?: unknown };
+      raw = opts?.gracePeriodSeconds;
+    } catch {
+      return statusError(400, 'BadRequest', 'the DeleteOptions body could not be decoded as JSON');
+    }
+  }
+  if (raw === undefined || raw === null) return undefined;
+  const n = typeof raw === 'number' ? raw : /^\d+$/.test(String(raw)) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < 0) {
+    return statusError(400, 'BadRequest', `gracePeriodSeconds must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/**
+ * deletePodHandler answers `DELETE /pods/{namespace}/{name}`: a graceful delete of an intake pod;
+ * `?gracePeriodSeconds=` overrides the pod's. 200 with the pod (deletionTimestamp set), 404 when
+ * absent, 403 for a pod of another source (a static pod is deleted by removing its manifest).
+ */
+export async function deletePodHandler({ host, req, params, body }: RouteContext): Promise<HttpReply> {
+  if (!host.deletePod) return notSupported('DELETE /pods/{namespace}/{name}');
+  const grace = parseGracePeriod(req.query, body);
+  if (typeof grace === 'object') return statusReply(grace);
+  try {
+    return jsonReply(200, { apiVersion: 'v1', kind: 'Pod', ...(await host.deletePod(params.namespace, params.name, grace)) });
+  } catch (err) {
+    return statusReply(hostErrorStatus(err, params.name));
+  }
+}
+
+/** intakeRoutes: POST /pods, PUT and DELETE /pods/{namespace}/{name} (merged with the GET routes by server.ts). */
+export function intakeRoutes(): Route[] {
+  return [
+    { path: '/pods', methods: { post: createPodsHandler } },
+    { path: '/pods/:namespace/:name', methods: { put: replacePodHandler, delete: deletePodHandler } },
+  ];
+}

@@ -1,0 +1,86 @@
+// Counterpart of the kubelet server's getContainerLogs (pkg/kubelet/server/server.go) with PodLogOptions (validation.ValidatePodLogOptions).
+import type { Status } from '../../shared/api.js';
+import type { ContainerLogsRequest } from '../agent-host.js';
+import { statusReply, type HttpReply } from '../reply.js';
+import type { Route, RouteContext } from '../router.js';
+import { statusError } from '../status.js';
+import { hostErrorStatus } from './intake.js';
+
+function bool(query: URLSearchParams, name: string): boolean | Status {
+  if (!query.has(name)) return false;
+  const v = query.get(name)!.toLowerCase();
+  if (v === '' || v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  return statusError(400, 'BadRequest', `${name} must be true or false, got ${JSON.stringify(query.get(name))}`);
+}
+
+function int(query: URLSearchParams, name: string, min: number): number | undefined | Status {
+  if (!query.has(name)) return undefined;
+  const raw = query.get(name)!;
+  if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) return statusError(400, 'BadRequest', `${name} must be an integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (n < min) return statusError(400, 'BadRequest', `${name} must be ${min === 0 ? 'greater than or equal to 0' : `greater than or equal to ${min}`}, got ${n}`);
+  return n;
+}
+
+/**
+ * parseLogOptions reads PodLogOptions from the query: `follow`, `previous`, `timestamps`
+ * (booleans), `tailLines` (>= 0), `sinceSeconds` (>= 1), `limitBytes` (>= 1). Pure.
+ * @returns the request, or a 400 Status naming the bad parameter.
+ */
+export function parseLogOptions(params: Record<string, string>, query: URLSearchParams): ContainerLogsRequest | Status {
+  const follow = bool(query, 'follow');
+  const previous = bool(query, 'previous');
+  const timestamps = bool(query, 'timestamps');
+  const tailLines = int(query, 'tailLines', 0);
+  const sinceSeconds = int(query, 'sinceSeconds', 1);
+  const limitBytes = int(query, 'limitBytes', 1);
+  for (const v of [follow, previous, timestamps, tailLines, sinceSeconds, limitBytes]) if (typeof v === 'object') return v;
+  if (query.has('sinceTime')) return statusError(400, 'BadRequest', 'sinceTime is not supported; use sinceSeconds');
+  const out: ContainerLogsRequest = {
+    namespace: params.namespace, pod: params.pod, container: params.container,
+    follow: follow as boolean, previous: previous as boolean, timestamps: timestamps as boolean,
+  };
+  if (tailLines !== undefined) out.tailLines = tailLines as number;
+  if (sinceSeconds !== undefined) out.sinceSeconds = sinceSeconds as number;
+  if (limitBytes !== undefined) out.limitBytes = limitBytes as number;
+  return out;
+}
+
+/**
+ * containerLogsHandler answers `GET /containerLogs/{namespace}/{pod}/{container}` with the log as
+ * `text/plain`, streamed: the host's LogStream is written chunk by chunk, paused while the socket
+ * is backpressured and cancelled when the client goes. With `follow` it lasts until the container
+ * stops. 404 for an unknown pod or container, 400 for bad options (or `previous` without a dead attempt).
+ */
+export async function containerLogsHandler({ host, req, params }: RouteContext): Promise<HttpReply> {
+  if (!host.containerLogs) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not serve container logs'));
+  const opts = parseLogOptions(params, req.query);
+  if ('kind' in opts) return statusReply(opts as Status);
+  let stream: Awaited<ReturnType<NonNullable<typeof host.containerLogs>>>;
+  try {
+    stream = await host.containerLogs(opts as ContainerLogsRequest);
+  } catch (err) {
+    return statusReply(hostErrorStatus(err, params.pod));
+  }
+  return {
+    status: 200,
+    contentType: 'text/plain; charset=utf-8',
+    body: '',
+    stream: (sink) => {
+      sink.onClose(() => stream.cancel());
+      stream.onData((chunk) => {
+        if (!sink.write(chunk)) {
+          stream.pause();
+          sink.onWritable(() => stream.resume());
+        }
+      });
+      stream.onEnd(() => sink.end());
+    },
+  };
+}
+
+/** logsRoutes: GET /containerLogs/{namespace}/{pod}/{container}. */
+export function logsRoutes(): Route[] {
+  return [{ path: '/containerLogs/:namespace/:pod/:container', methods: { get: containerLogsHandler } }];
+}
