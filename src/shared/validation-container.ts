@@ -30,9 +30,10 @@ export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPat
 export const kSupportedResourceRequirementsFields: readonly string[] = ['limits', 'requests'];
 /** Resource names kubelet-ts implements in limits and requests. */
 export const kSupportedResourceNames: readonly string[] = ['cpu', 'memory'];
-/** Probe fields kubelet-ts implements (grpc and terminationGracePeriodSeconds are not). */
+/** Probe fields kubelet-ts implements (grpc is not). */
 export const kSupportedProbeFields: readonly string[] = [
   'exec', 'httpGet', 'tcpSocket', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold',
+  'terminationGracePeriodSeconds',
 ];
 /** Lifecycle hook handler fields kubelet-ts implements (tcpSocket, which the kubelet ignores, and sleep are not). */
 export const kSupportedLifecycleHandlerFields: readonly string[] = ['exec', 'httpGet'];

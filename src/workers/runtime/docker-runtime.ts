@@ -8,7 +8,11 @@
  */
 import Docker from 'dockerode';
 import { AgentError } from '../../shared/errors.js';
-import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary } from './runtime.js';
+import { Writable } from 'node:stream';
+import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary, ExecResult } from './runtime.js';
+
+/** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
+const kMaxExecOutputBytes = 10 * 1024;
 
 const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 
@@ -90,6 +94,7 @@ class DockerRuntime implements ContainerRuntime {
         startedAtMs: dockerTimeMs(c.State?.StartedAt),
         finishedAtMs: dockerTimeMs(c.State?.FinishedAt),
         networkMode: c.HostConfig?.NetworkMode ?? '',
+        pid: c.State?.Pid ?? 0,
       };
     } catch (err) {
       throw toAgentError(err, `inspect container ${id}`);
@@ -183,6 +188,49 @@ class DockerRuntime implements ContainerRuntime {
       // The caller words it as the kubelet does: `Failed to pull image "X": <this message>`.
       const detail = (err as { json?: { message?: unknown } } | null)?.json?.message;
       throw new AgentError('ERR_RUNTIME', typeof detail === 'string' ? detail : String((err as Error)?.message ?? err), { retriable: true, reason: 'ErrImagePull', cause: err });
+    }
+  }
+
+  async execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    let exec: Docker.Exec;
+    try {
+      exec = await this.#docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Tty: false });
+    } catch (err) {
+      throw toAgentError(err, `exec in container ${id}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        if (size < kMaxExecOutputBytes) {
+          chunks.push(chunk.subarray(0, kMaxExecOutputBytes - size));
+          size += chunk.length;
+        }
+        cb();
+      },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    let stream: NodeJS.ReadWriteStream | undefined;
+    try {
+      stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream;
+      this.#docker.modem.demuxStream(stream, sink, sink);
+      const s = stream;
+      const finished = new Promise<boolean>((resolve, reject) => {
+        s.on('end', () => resolve(false));
+        s.on('close', () => resolve(false));
+        s.on('error', reject);
+      });
+      const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), Math.max(1, timeoutMs))));
+      const timedOut = await Promise.race([finished, expired]);
+      const output = Buffer.concat(chunks).toString('utf8');
+      if (timedOut) return { exitCode: -1, output, timedOut: true };
+      const info = await exec.inspect();
+      return { exitCode: typeof info.ExitCode === 'number' ? info.ExitCode : -1, output, timedOut: false };
+    } catch (err) {
+      throw toAgentError(err, `exec in container ${id}`);
+    } finally {
+      clearTimeout(timer);
+      (stream as unknown as { destroy?: () => void } | undefined)?.destroy?.();
     }
   }
 }

@@ -55,6 +55,11 @@ class NodeScopedRuntime implements ContainerRuntime {
     return this.inner.pullImage(ref);
   }
 
+  async execInContainer(id: string, cmd: string[], timeoutMs: number) {
+    await this.#guard(id, 'exec in');
+    return this.inner.execInContainer(id, cmd, timeoutMs);
+  }
+
   /** Re-reads the labels of what we are about to touch; refuses anything not ours. */
   async #guard(id: string, op: string): Promise<void> {
     const c = await this.inner.inspectContainer(id);

@@ -46,6 +46,18 @@ export interface ContainerDetails {
   finishedAtMs: number;
   /** HostConfig.NetworkMode, e.g. `none`, `host`, `container:<id>`. */
   networkMode: string;
+  /** Host PID of the container's init process while it runs (0 otherwise); used to enter its network namespace. */
+  pid?: number;
+}
+
+/** What an exec in a container returned (execInContainer). */
+export interface ExecResult {
+  /** The command's exit code; -1 when it did not finish within the timeout. */
+  exitCode: number;
+  /** Combined stdout and stderr, at most 10 KiB (the kubelet's probe output limit). */
+  output: string;
+  /** True when the timeout expired first (the command may still be running in the container). */
+  timedOut: boolean;
 }
 
 /** Mount and namespace settings of a new container (Docker HostConfig, the part we set). */
@@ -107,4 +119,10 @@ export interface ContainerRuntime {
   imageExists(ref: string): Promise<{ id: string } | null>;
   /** Pulls `ref` from its registry. @throws AgentError with reason `ErrImagePull` on failure. */
   pullImage(ref: string): Promise<void>;
+  /**
+   * Runs `cmd` in the running container `id` (docker exec, no TTY) and resolves with its exit code
+   * and output; stops waiting after `timeoutMs` milliseconds (`timedOut`). Used by exec probes and
+   * lifecycle hooks. @throws ERR_NOT_FOUND if the container is gone, ERR_RUNTIME if it is not running.
+   */
+  execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
 }
