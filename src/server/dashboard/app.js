@@ -28,6 +28,8 @@ let live = false;
 /** UIDs not yet confirmed by a fresh list (after a reconnect without resourceVersion). */
 let stale = null;
 let retryMs = 500;
+/** This node's name (GET /node, else the first pod's spec.nodeName): shown for pods without spec.nodeName. */
+let nodeName = '';
 
 // ---------------------------------------------------------------- watch connection
 
@@ -174,7 +176,7 @@ function upsertPod(uid, pod) {
     tbody.insertBefore(entry.row, next ? pods.get(next.split('\u0000')[1])?.row ?? null : null);
     const ns = pod.metadata.namespace ?? 'default';
     if (!namespaces.has(ns)) addNamespace(ns);
-    if (!$('node-name').textContent && pod.spec?.nodeName) $('node-name').textContent = `node ${pod.spec.nodeName}`;
+    if (!nodeName && pod.spec?.nodeName) setNodeName(pod.spec.nodeName);
   } else if (entry.phase !== displayPhase(pod) && entry.phase !== undefined) {
     entry.row.classList.remove('flash');
     void entry.row.offsetWidth; // restart the animation
@@ -197,14 +199,14 @@ function upsertPod(uid, pod) {
   cells.ready.classList.toggle('partial', ready < total && phase === 'Running');
   setText(cells.restarts, String(restarts));
   cells.restarts.classList.toggle('some', restarts > 0);
-  setText(cells.node, pod.spec?.nodeName ?? '');
+  setText(cells.node, pod.spec?.nodeName || nodeName);
   entry.created = Date.parse(pod.status?.startTime ?? pod.metadata.creationTimestamp ?? '') || entry.created || Date.now();
   setText(cells.age, age(entry.created));
   entry.ready = ready;
   entry.total = total;
   entry.restarts = restarts;
   const labels = Object.entries(pod.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
-  entry.haystack = `${pod.metadata.namespace} ${pod.metadata.name} ${phase} ${pod.spec?.nodeName ?? ''} ${labels} ${pod.status?.reason ?? ''}`.toLowerCase();
+  entry.haystack = `${pod.metadata.namespace} ${pod.metadata.name} ${phase} ${pod.spec?.nodeName || nodeName} ${labels} ${pod.status?.reason ?? ''}`.toLowerCase();
   renderEvent(uid, entry);
   applyFilter(entry);
   measureStart(uid, pod);
@@ -382,6 +384,24 @@ function eventTime(e) {
   return Date.parse(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? '') || 0;
 }
 
+function setNodeName(name) {
+  nodeName = name;
+  $('node-name').textContent = `node ${name}`;
+  for (const entry of pods.values()) if (!entry.pod.spec?.nodeName) setText(entry.cells.node, name);
+}
+
+async function loadNode() {
+  try {
+    const res = await fetch('/node', { headers: { Accept: 'application/json' } });
+    if (res.ok) {
+      const node = await res.json();
+      if (node?.metadata?.name) setNodeName(node.metadata.name);
+    }
+  } catch {
+    // no /node: the first pod's spec.nodeName names the node
+  }
+}
+
 setInterval(() => {
   for (const entry of pods.values()) if (!entry.row.hidden) setText(entry.cells.age, age(entry.created));
 }, 1000);
@@ -390,4 +410,5 @@ $('filter-namespace').addEventListener('change', applyAllFilters);
 $('filter-text').addEventListener('input', applyAllFilters);
 renderSummary();
 connect();
+void loadNode();
 void pollEvents();
