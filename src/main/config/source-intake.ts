@@ -1,0 +1,282 @@
+/**
+ * Counterpart of pkg/kubelet/config/apiserver.go (the kubelet's `api` pod source), fed by the
+ * server's intake (POST/PUT/DELETE /pods) instead of an apiserver watch, and persisted under
+ * `{--root-dir}/intake/` so that the pods survive an agent restart, also after `kill -9`
+ * (DESIGN.md §3: name as given, `metadata.uid` if set else a new UUID, source annotation `api`).
+ *
+ * Durability: every write is temp file → fsync → rename → fsync of the directory, and a request is
+ * answered only after that. A batch is all or nothing: every temp file is written and synced
+ * before the first rename; if a rename fails, the files already renamed are removed again.
+ * Operations are serialised (one at a time), so two requests for one name cannot both win.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, podFullName } from '../../shared/annotations.js';
+import type { Pod } from '../../shared/api.js';
+import { applyPodDefaults } from '../../shared/defaults.js';
+import { AgentError, formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
+import { stableHash } from '../../shared/hash.js';
+import { podFields, type Logger } from '../../shared/logging.js';
+import type { PodUpdate } from '../../shared/pod-update.js';
+import { validatePodForNode } from '../../shared/validation.js';
+
+/** kIntakeDirName: the directory under --root-dir that holds intake pods, one JSON file each. */
+export const kIntakeDirName = 'intake';
+
+/** A pod UID we accept from a client: it ends up in Docker labels and in `{rootDir}/pods/{uid}`. */
+const kUidRe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Options of {@link newIntakeSource}. */
+export interface IntakeSourceOptions {
+  /** --root-dir (absolute); pods are stored in `{rootDir}/intake/{namespace}_{name}.json`. */
+  rootDir: string;
+}
+
+/** Dependencies of {@link newIntakeSource}. */
+export interface IntakeSourceDeps {
+  logger: Logger;
+  /** Receives the source's updates (SET once at start, then ADD / UPDATE / REMOVE). Main thread. */
+  onUpdate: (update: PodUpdate) => void;
+  /**
+   * Who holds the full name `namespace/name` among the agent's pods (any source), if anyone:
+   * its UID and source. Used for 409 AlreadyExists and 403 on another source's pod.
+   */
+  holder: (fullName: string) => { uid: string; source: string } | undefined;
+  /** Clock for config.seen and creationTimestamp (default Date.now), epoch ms. */
+  now?: () => number;
+}
+
+/**
+ * IntakeSource: the `api` source. Methods run on the main thread, are serialised, and reject with
+ * AgentError: `ERR_ALREADY_EXISTS` (409), `ERR_NOT_FOUND` (404), `ERR_INVALID_MANIFEST` (422, a
+ * bad uid), `ERR_INVALID_ARGUMENT` with reason `Forbidden` (403: a pod of another source) or
+ * `Conflict` (409: a uid precondition that does not match).
+ */
+export interface IntakeSource {
+  /** start restores the stored pods and sends them as one SET (also when there are none). Resolves when sent. */
+  start(): Promise<void>;
+  /**
+   * submit admits new pods (defaulted and valid): assigns each its UID, sets the source
+   * annotations and creationTimestamp, persists all of them, then sends one ADD. All or nothing.
+   * @returns the pods as stored.
+   */
+  submit(pods: Pod[]): Promise<Pod[]>;
+  /** replace swaps the spec (and labels/annotations) of the intake pod `namespace/name`, keeping its UID; sends UPDATE. */
+  replace(namespace: string, name: string, pod: Pod): Promise<Pod>;
+  /** remove deletes the intake pod `namespace/name` from disk and sends REMOVE. @returns the pod removed. */
+  remove(namespace: string, name: string): Promise<Pod>;
+  /** get: the stored intake pod `namespace/name`, or undefined. */
+  get(namespace: string, name: string): Pod | undefined;
+  /** The stored pods. */
+  pods(): Pod[];
+}
+
+/** intakeFileName: `{namespace}_{name}.json` (both DNS-1123, so `_` cannot occur in either). */
+export function intakeFileName(pod: Pod): string {
+  return `${pod.metadata?.namespace ?? 'default'}_${pod.metadata?.name ?? ''}.json`;
+}
+
+function contentHash(pod: Pod): string {
+  const annotations = { ...(pod.metadata?.annotations ?? {}) };
+  delete annotations[ConfigSeenAnnotationKey];
+  delete annotations[ConfigHashAnnotationKey];
+  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations }, status: undefined }, 32);
+}
+
+/**
+ * writeFilesDurably writes several files all or nothing: temp files (same directory) written and
+ * fsynced first, then renamed over their targets, then the directory fsynced.
+ * @throws the first I/O error; temp files are removed and targets renamed so far are unlinked.
+ */
+export async function writeFilesDurably(dir: string, files: { name: string; content: string }[]): Promise<void> {
+  const temps: { tmp: string; target: string }[] = [];
+  try {
+    for (const f of files) {
+      const tmp = join(dir, `.${f.name}.${randomBytes(4).toString('hex')}.tmp`);
+      temps.push({ tmp, target: join(dir, f.name) });
+      const fh = await open(tmp, 'w', 0o600);
+      try {
+        await fh.writeFile(f.content);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    }
+  } catch (err) {
+    await Promise.all(temps.map((t) => unlink(t.tmp).catch(() => {})));
+    throw err;
+  }
+  const renamed: string[] = [];
+  try {
+    for (const t of temps) {
+      await rename(t.tmp, t.target);
+      renamed.push(t.target);
+    }
+  } catch (err) {
+    await Promise.all(temps.map((t) => unlink(t.tmp).catch(() => {})));
+    await Promise.all(renamed.map((r) => unlink(r).catch(() => {})));
+    throw err;
+  }
+  await syncDir(dir);
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}
+
+class IntakeSourceImpl implements IntakeSource {
+  readonly #dir: string;
+  readonly #pods = new Map<string, Pod>(); // fullName → pod
+  #chain: Promise<unknown> = Promise.resolve();
+  readonly #now: () => number;
+
+  constructor(options: IntakeSourceOptions, private readonly deps: IntakeSourceDeps) {
+    this.#dir = join(options.rootDir, kIntakeDirName);
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** Runs `fn` after every earlier operation (a mutex by promise chain). */
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(fn, fn);
+    this.#chain = run.catch(() => {});
+    return run;
+  }
+
+  async start(): Promise<void> {
+    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+    const pods: Pod[] = [];
+    for (const name of (await readdir(this.#dir)).sort()) {
+      const file = join(this.#dir, name);
+      if (name.startsWith('.')) {
+        // A temp file of a write that never finished (the agent died before its rename).
+        if (name.endsWith('.tmp')) await unlink(file).catch(() => {});
+        continue;
+      }
+      if (!name.endsWith('.json')) continue;
+      try {
+        const pod = applyPodDefaults(JSON.parse(await readFile(file, 'utf8')) as Pod);
+        const errors = validatePodForNode(pod);
+        if (errors.length > 0) throw new Error(errors.map(formatFieldError).join('; '));
+        if (!pod.metadata?.uid) throw new Error('metadata.uid: Required value');
+        this.#pods.set(podFullName(pod), pod);
+        pods.push(pod);
+      } catch (err) {
+        this.deps.logger.warn({ source: 'api', file, err: (err as Error).message }, 'Could not restore an intake pod; leaving its file in place');
+      }
+    }
+    this.deps.logger.info({ source: 'api', pods: pods.length, dir: this.#dir }, 'Restored intake pods');
+    this.deps.onUpdate({ op: 'SET', source: 'api', pods });
+  }
+
+  submit(pods: Pod[]): Promise<Pod[]> {
+    return this.#serial(async () => {
+      const errors: FieldError[] = [];
+      const stored: Pod[] = [];
+      const uids = new Set<string>();
+      const now = new Date(this.#now()).toISOString();
+      pods.forEach((input, i) => {
+        const pod = structuredClone(input) as Pod & { status?: unknown };
+        const meta = (pod.metadata ??= {}) as { -readonly [K in keyof NonNullable<Pod['metadata']>]: NonNullable<Pod['metadata']>[K] };
+        meta.namespace ??= 'default';
+        const fullName = podFullName(pod);
+        const held = this.deps.holder(fullName);
+        if (held || this.#pods.has(fullName)) {
+          throw new AgentError('ERR_ALREADY_EXISTS', `pods "${meta.name}" already exists${held && held.source !== 'api' ? ` (held by a pod from source ${held.source})` : ''}`);
+        }
+        const prefix = pods.length > 1 ? `[${i}].` : '';
+        if (meta.uid !== undefined && meta.uid !== '') {
+          if (!kUidRe.test(meta.uid)) {
+            errors.push({ field: `${prefix}metadata.uid`, type: 'Invalid value', value: meta.uid, detail: "must consist of alphanumeric characters, '-', '_' or '.', start with an alphanumeric character and be at most 128 characters" });
+          } else if (uids.has(meta.uid) || [...this.#pods.values()].some((p) => p.metadata?.uid === meta.uid)) {
+            throw new AgentError('ERR_ALREADY_EXISTS', `pods "${meta.name}" already exists: uid ${meta.uid} is taken`);
+          }
+        } else {
+          meta.uid = randomUUID();
+        }
+        uids.add(meta.uid);
+        meta.creationTimestamp = now;
+        meta.annotations = { ...(meta.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now };
+        meta.annotations[ConfigHashAnnotationKey] = contentHash(pod);
+        delete pod.status;
+        stored.push(pod);
+      });
+      if (errors.length > 0) throw new InvalidManifestError('request body', errors);
+      await writeFilesDurably(this.#dir, stored.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` })));
+      for (const p of stored) this.#pods.set(podFullName(p), p);
+      for (const p of stored) this.deps.logger.info({ ...podFields(p), source: 'api' }, 'Admitted intake pod');
+      this.deps.onUpdate({ op: 'ADD', source: 'api', pods: stored });
+      return stored;
+    });
+  }
+
+  replace(namespace: string, name: string, input: Pod): Promise<Pod> {
+    return this.#serial(async () => {
+      const fullName = `${namespace}/${name}`;
+      const old = this.#pods.get(fullName);
+      if (!old) throw this.#absent(fullName, name);
+      const uid = old.metadata!.uid!;
+      if (input.metadata?.uid && input.metadata.uid !== uid) {
+        throw new AgentError('ERR_INVALID_ARGUMENT', `Precondition failed: UID in precondition: ${input.metadata.uid}, UID in object meta: ${uid}`, { reason: 'Conflict' });
+      }
+      const pod = structuredClone(input) as Pod & { status?: unknown };
+      const now = new Date(this.#now()).toISOString();
+      pod.metadata = {
+        ...pod.metadata,
+        name, namespace, uid,
+        creationTimestamp: old.metadata?.creationTimestamp,
+        annotations: { ...(pod.metadata?.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now },
+      };
+      delete pod.status;
+      pod.metadata.annotations![ConfigHashAnnotationKey] = contentHash(pod);
+      await writeFilesDurably(this.#dir, [{ name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` }]);
+      this.#pods.set(fullName, pod);
+      this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Replaced intake pod');
+      this.deps.onUpdate({ op: 'UPDATE', source: 'api', pods: [pod] });
+      return pod;
+    });
+  }
+
+  remove(namespace: string, name: string): Promise<Pod> {
+    return this.#serial(async () => {
+      const fullName = `${namespace}/${name}`;
+      const pod = this.#pods.get(fullName);
+      if (!pod) throw this.#absent(fullName, name);
+      await unlink(join(this.#dir, intakeFileName(pod))).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
+      await syncDir(this.#dir);
+      this.#pods.delete(fullName);
+      this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Deleted intake pod');
+      this.deps.onUpdate({ op: 'REMOVE', source: 'api', pods: [pod] });
+      return pod;
+    });
+  }
+
+  /** The error for a full name that is not an intake pod: 403 if another source holds it, else 404. */
+  #absent(fullName: string, name: string): AgentError {
+    const held = this.deps.holder(fullName);
+    if (held && held.source !== 'api') {
+      return new AgentError('ERR_INVALID_ARGUMENT', `pods "${name}" is forbidden: it comes from source ${held.source}, not from the API; change its manifest instead`, { reason: 'Forbidden' });
+    }
+    return new AgentError('ERR_NOT_FOUND', `pods "${name}" not found`);
+  }
+
+  get(namespace: string, name: string): Pod | undefined {
+    return this.#pods.get(`${namespace}/${name}`);
+  }
+
+  pods(): Pod[] {
+    return [...this.#pods.values()];
+  }
+}
+
+/** newIntakeSource creates the `api` source; nothing is read until start(). */
+export function newIntakeSource(options: IntakeSourceOptions, deps: IntakeSourceDeps): IntakeSource {
+  return new IntakeSourceImpl(options, deps);
+}

@@ -1,0 +1,164 @@
+/**
+ * Counterpart of the kubelet server's HostInterface methods beyond pod listing
+ * (pkg/kubelet/server: GetContainerLogs, GetNode) plus the apiserver-side of pod create/update/
+ * delete for the `api` source: the agent's half of issue 4's intake and read API. agent.ts
+ * builds one and forwards the AgentHost methods to it; the logic lives here to keep agent.ts thin.
+ */
+import { podSource } from '../shared/annotations.js';
+import type { Event, Node, Pod } from '../shared/api.js';
+import { AgentError } from '../shared/errors.js';
+import type { Logger } from '../shared/logging.js';
+import type { PodUpdate } from '../shared/pod-update.js';
+import type { ContainerLogsRequest, HealthReport, LogStream } from '../server/agent-host.js';
+import { newIntakeSource, type IntakeSource } from './config/source-intake.js';
+import { newLogsClient, selectLogContainer, type LogsClient } from './logs/container-logs.js';
+import { buildNode, gatherNodeFacts, kubeletTsVersion } from './node/node-status.js';
+import type { PodManager } from './pod/pod-manager.js';
+
+/** Options of {@link newIntakeHost} (a subset of AgentOptions). */
+export interface IntakeHostOptions {
+  rootDir: string;
+  nodeName: string;
+  nodeIp: string;
+  maxPods: number;
+  runtime: 'docker' | 'fake';
+  dockerSocketPath: string;
+}
+
+/** Dependencies of {@link newIntakeHost}: the agent's parts it reads or feeds. */
+export interface IntakeHostDeps {
+  logger: Logger;
+  podManager: PodManager;
+  /** The agent's config update entry (PodConfig merge → SyncLoop ADD/UPDATE/REMOVE). Synchronous. */
+  onUpdate: (update: PodUpdate) => void;
+  /** The recorder's events, oldest first. */
+  listEvents: () => Event[];
+  healthz: () => HealthReport;
+  /** The HTTP server's port (0 when not serving). */
+  port: () => number;
+}
+
+/** IntakeHost: the AgentHost methods of issue 4 plus the grace-period hand-off to the agent. */
+export interface IntakeHost {
+  /** start restores the persisted intake pods (one SET of source `api`). */
+  start(): Promise<void>;
+  /** stop ends the logs worker. Pods and their files stay. */
+  stop(): Promise<void>;
+  submitPods(pods: Pod[]): Promise<Pod[]>;
+  replacePod(namespace: string, name: string, pod: Pod): Promise<Pod>;
+  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
+  listEvents(): Event[];
+  getNode(): Promise<Node>;
+  containerLogs(request: ContainerLogsRequest): Promise<LogStream>;
+  /**
+   * takeGraceOverride: the `?gracePeriodSeconds=` of a DELETE for pod `uid`, once (the agent's
+   * SyncLoop REMOVE uses it instead of the pod's terminationGracePeriodSeconds); undefined if none.
+   */
+  takeGraceOverride(uid: string): number | undefined;
+}
+
+class IntakeHostImpl implements IntakeHost {
+  readonly #intake: IntakeSource;
+  readonly #logs: LogsClient;
+  readonly #graceOverrides = new Map<string, number>();
+  #runtimeVersion: string | undefined;
+  #lastNode: Node | undefined;
+
+  constructor(private readonly options: IntakeHostOptions, private readonly deps: IntakeHostDeps) {
+    this.#intake = newIntakeSource({ rootDir: options.rootDir }, {
+      logger: deps.logger.child({ component: 'intake-source' }),
+      onUpdate: deps.onUpdate,
+      holder: (fullName) => {
+        const r = deps.podManager.getByFullName(fullName);
+        return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : undefined;
+      },
+    });
+    this.#logs = newLogsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
+  }
+
+  start(): Promise<void> {
+    return this.#intake.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#logs.close();
+  }
+
+  #withStatus(pod: Pod): Pod {
+    const r = this.deps.podManager.get(pod.metadata?.uid ?? '');
+    return r ? { ...r.pod, status: r.status } : pod;
+  }
+
+  async submitPods(pods: Pod[]): Promise<Pod[]> {
+    const stored = await this.#intake.submit(pods);
+    return stored.map((p) => this.#withStatus(p));
+  }
+
+  async replacePod(namespace: string, name: string, pod: Pod): Promise<Pod> {
+    return this.#withStatus(await this.#intake.replace(namespace, name, pod));
+  }
+
+  async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
+    const existing = this.#intake.get(namespace, name);
+    const uid = existing?.metadata?.uid;
+    if (uid !== undefined && gracePeriodSeconds !== undefined) this.#graceOverrides.set(uid, gracePeriodSeconds);
+    let removed: Pod;
+    try {
+      removed = await this.#intake.remove(namespace, name);
+    } catch (err) {
+      if (uid !== undefined) this.#graceOverrides.delete(uid);
+      throw err;
+    }
+    // The pod stays listed while it terminates: mark it as the apiserver marks a deleted pod.
+    const grace = gracePeriodSeconds ?? removed.spec?.terminationGracePeriodSeconds ?? 30;
+    const metadata = { ...removed.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), deletionGracePeriodSeconds: grace };
+    const record = this.deps.podManager.get(uid ?? '');
+    if (record) record.pod = { ...record.pod, metadata: { ...record.pod.metadata, ...metadata } };
+    this.#graceOverrides.delete(uid ?? '');
+    return { ...removed, metadata, ...(record?.status ? { status: record.status } : {}) };
+  }
+
+  takeGraceOverride(uid: string): number | undefined {
+    return this.#graceOverrides.get(uid);
+  }
+
+  listEvents(): Event[] {
+    return this.deps.listEvents();
+  }
+
+  async getNode(): Promise<Node> {
+    if (this.#runtimeVersion === undefined) {
+      try {
+        const v = await this.#logs.version();
+        this.#runtimeVersion = `${this.options.runtime}://${v.version}`;
+      } catch (err) {
+        this.deps.logger.warn({ err: (err as Error).message }, 'Could not read the container runtime version');
+      }
+    }
+    const health = this.deps.healthz();
+    const failing = health.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message ?? 'failed'}`);
+    this.#lastNode = buildNode({
+      nodeName: this.options.nodeName, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
+      kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
+      health: { ok: health.ok, message: failing.join('; ') || undefined }, port: this.deps.port(),
+      facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
+    });
+    return this.#lastNode;
+  }
+
+  async containerLogs(req: ContainerLogsRequest): Promise<LogStream> {
+    const record = this.deps.podManager.getByFullName(`${req.namespace}/${req.pod}`);
+    if (!record) throw new AgentError('ERR_NOT_FOUND', `pods "${req.pod}" not found`);
+    const containerId = selectLogContainer(record.pod, record.runtimePod, req.container, req.previous);
+    // A previous (dead) attempt has nothing more to follow.
+    return this.#logs.logs(containerId, {
+      follow: req.follow && !req.previous, timestamps: req.timestamps,
+      tailLines: req.tailLines, sinceSeconds: req.sinceSeconds, limitBytes: req.limitBytes,
+    });
+  }
+}
+
+/** newIntakeHost builds the agent's intake and read-API half; nothing runs until start(). */
+export function newIntakeHost(options: IntakeHostOptions, deps: IntakeHostDeps): IntakeHost {
+  return new IntakeHostImpl(options, deps);
+}

@@ -1,0 +1,193 @@
+/**
+ * Counterpart of the kubelet's GetContainerLogs (pkg/kubelet/kubelet_pods.go: validateContainerLogStatus
+ * picks the current or the previous attempt) and of its CRI Version call, on the main thread. The
+ * Docker reads happen in the container-logs worker (src/workers/container-logs.worker.ts), started
+ * on first use; this side chooses the container and turns the worker's messages into LogStreams.
+ */
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Pod } from '../../shared/api.js';
+import { AgentError, deserializeError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logging.js';
+import type { LogsOptions, LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../../shared/logs-protocol.js';
+import type { RuntimePod } from '../../shared/messages.js';
+import type { LogStream } from '../../server/agent-host.js';
+
+/** LogsClient: reads container logs and the runtime version through the logs worker. Main thread. */
+export interface LogsClient {
+  /** logs starts reading container `containerId`'s log; data flows once the stream's onData is set. */
+  logs(containerId: string, opts: LogsOptions): LogStream;
+  /** version: the container runtime's version, e.g. `{version: '20.10.24', apiVersion: '1.41'}`. */
+  version(): Promise<{ version: string; apiVersion: string }>;
+  /** close stops the worker (and every read). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link newLogsClient}. */
+export interface LogsClientOptions {
+  runtime: 'docker' | 'fake';
+  dockerSocketPath: string;
+  nodeName: string;
+}
+
+/**
+ * selectLogContainer picks the Docker container whose log `GET /containerLogs` serves, as the
+ * kubelet's validateContainerLogStatus: the newest attempt of `container`, or with `previous` the
+ * one before it (app containers in a RuntimePod are newest first).
+ * @throws AgentError ERR_NOT_FOUND when `container` is not in the pod's spec;
+ *   ERR_INVALID_ARGUMENT (400) when the container has not started yet
+ *   (`container "x" in pod "y" is waiting to start: ContainerCreating`) or has no previous attempt
+ *   (`previous terminated container "x" in pod "y" not found`).
+ */
+export function selectLogContainer(pod: Pod, runtimePod: RuntimePod | null, container: string, previous: boolean): string {
+  const podName = pod.metadata?.name ?? '';
+  const inSpec = (pod.spec?.containers ?? []).some((c) => c.name === container) || (pod.spec?.initContainers ?? []).some((c) => c.name === container);
+  if (!inSpec) throw new AgentError('ERR_NOT_FOUND', `container ${container} is not valid for pod ${podName}`);
+  const attempts = (runtimePod?.containers ?? []).filter((c) => c.name === container);
+  if (previous) {
+    if (attempts.length < 2) throw new AgentError('ERR_INVALID_ARGUMENT', `previous terminated container "${container}" in pod "${podName}" not found`);
+    return attempts[1].id;
+  }
+  if (attempts.length === 0) throw new AgentError('ERR_INVALID_ARGUMENT', `container "${container}" in pod "${podName}" is waiting to start: ContainerCreating`);
+  return attempts[0].id;
+}
+
+/** A LogStream that ends at once with no data (the fake runtime has no logs). */
+function emptyStream(): LogStream {
+  let ended = false;
+  return {
+    onData() {},
+    onEnd(fn) {
+      if (!ended) {
+        ended = true;
+        queueMicrotask(() => fn());
+      }
+    },
+    pause() {},
+    resume() {},
+    cancel() {},
+  };
+}
+
+function workerEntry(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const filename = fileURLToPath(new URL(`../../workers/container-logs.worker.${fromSource ? 'ts' : 'js'}`, import.meta.url));
+  const execArgv = fromSource ? [...process.execArgv.filter((a) => !a.startsWith('--inspect')), '--import', 'tsx'] : [];
+  return { filename, execArgv };
+}
+
+interface Pending {
+  onData?: (chunk: Uint8Array) => void;
+  onEnd?: (err?: Error) => void;
+  /** Messages that came before the server set its callbacks. */
+  early: LogsWorkerMessage[];
+  version?: { resolve: (v: { version: string; apiVersion: string }) => void; reject: (e: Error) => void };
+}
+
+/**
+ * newLogsClient creates the client; the worker starts on the first call and is kept (unref'd, so
+ * it never holds the process open). With the fake runtime, logs are empty and the version is `0.0.0`.
+ */
+export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger }): LogsClient {
+  let worker: Worker | undefined;
+  let nextId = 1;
+  const pending = new Map<number, Pending>();
+
+  const failAll = (err: Error) => {
+    for (const [id, p] of pending) {
+      pending.delete(id);
+      p.version?.reject(err);
+      if (p.onEnd) p.onEnd(err);
+      else p.early.push({ type: 'error', id, error: { name: 'Error', code: 'ERR_RUNTIME', message: err.message, retriable: true } });
+    }
+  };
+  const deliver = (p: Pending, m: LogsWorkerMessage) => {
+    if (m.type === 'data') p.onData?.(m.chunk);
+    else if (m.type === 'end') p.onEnd?.();
+    else if (m.type === 'error') p.onEnd?.(deserializeError(m.error));
+  };
+  const ensure = (): Worker => {
+    if (worker) return worker;
+    const { filename, execArgv } = workerEntry();
+    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName };
+    const w = new Worker(filename, { workerData: bootstrap, execArgv });
+    w.unref();
+    w.on('message', (m: LogsWorkerMessage) => {
+      const p = pending.get(m.id);
+      if (!p) return;
+      if (m.type === 'version') {
+        pending.delete(m.id);
+        p.version?.resolve({ version: m.version, apiVersion: m.apiVersion });
+        return;
+      }
+      if (m.type !== 'data') pending.delete(m.id);
+      if (m.type === 'error' && p.version) {
+        p.version.reject(deserializeError(m.error));
+        return;
+      }
+      if (!p.onData || !p.onEnd) p.early.push(m);
+      else deliver(p, m);
+    });
+    w.on('error', (err) => {
+      deps.logger.error({ err }, 'Container logs worker failed');
+      failAll(err);
+      worker = undefined;
+    });
+    w.on('exit', () => {
+      failAll(new Error('the container logs worker exited'));
+      worker = undefined;
+    });
+    worker = w;
+    return w;
+  };
+  const send = (msg: LogsWorkerRequest) => worker?.postMessage(msg);
+
+  return {
+    logs(containerId, opts) {
+      if (options.runtime === 'fake') return emptyStream();
+      const id = nextId++;
+      const p: Pending = { early: [] };
+      pending.set(id, p);
+      ensure().postMessage({ type: 'logs', id, containerId, ...opts } satisfies LogsWorkerRequest);
+      const flush = () => {
+        if (!p.onData || !p.onEnd) return;
+        for (const m of p.early.splice(0)) deliver(p, m);
+      };
+      return {
+        onData(fn) {
+          p.onData = fn;
+          flush();
+        },
+        onEnd(fn) {
+          let called = false;
+          p.onEnd = (err) => {
+            if (called) return;
+            called = true;
+            fn(err);
+          };
+          flush();
+        },
+        pause: () => send({ type: 'pause', id }),
+        resume: () => send({ type: 'resume', id }),
+        cancel: () => {
+          if (pending.delete(id)) send({ type: 'cancel', id });
+        },
+      };
+    },
+    version() {
+      if (options.runtime === 'fake') return Promise.resolve({ version: '0.0.0', apiVersion: '0' });
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { early: [], version: { resolve, reject } });
+        ensure().postMessage({ type: 'version', id } satisfies LogsWorkerRequest);
+      });
+    },
+    async close() {
+      const w = worker;
+      worker = undefined;
+      if (!w) return;
+      w.postMessage({ type: 'stop' } satisfies LogsWorkerRequest);
+      await w.terminate();
+    },
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * Counterpart of pkg/kubelet/kubelet_node_status.go and pkg/kubelet/nodestatus/setters.go: the
+ * Node object this agent reports (GET /node; the etcd node lease reuses it). `buildNode` is pure;
+ * `gatherNodeFacts` reads the machine (os module, /etc/os-release, /proc, statfs of --root-dir).
+ */
+import { readFileSync } from 'node:fs';
+import { readFile, statfs } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Node } from '../../shared/api.js';
+
+type NodeCondition = NonNullable<NonNullable<Node['status']>['conditions']>[number];
+
+/** kEvictionMemoryAvailableBytes: the kubelet's default hard eviction threshold `memory.available<100Mi`. */
+export const kEvictionMemoryAvailableBytes = 100 * 1024 * 1024;
+/** kEvictionNodefsAvailableFraction: the default `nodefs.available<10%`. */
+export const kEvictionNodefsAvailableFraction = 0.1;
+/** kPidPressureFraction: PIDPressure when more than this fraction of pid_max is in use. */
+export const kPidPressureFraction = 0.9;
+
+/** NodeFacts: what the machine looks like now (gatherNodeFacts fills it; tests build it by hand). */
+export interface NodeFacts {
+  /** Logical CPUs. */
+  cpus: number;
+  /** Bytes. */
+  memoryTotalBytes: number;
+  /** Bytes available (MemAvailable). */
+  memoryAvailableBytes: number;
+  /** Filesystem of --root-dir, bytes; undefined when it cannot be read. */
+  disk?: { totalBytes: number; availableBytes: number };
+  /** Processes running and the kernel's pid_max; undefined when unknown. */
+  pids?: { running: number; max: number };
+  /** `PRETTY_NAME` of /etc/os-release, e.g. `Debian GNU/Linux 12 (bookworm)`. */
+  osImage: string;
+  /** `uname -r`. */
+  kernelVersion: string;
+  /** GOARCH words: `amd64`, `arm64`, … */
+  architecture: string;
+  /** GOOS words: `linux`. */
+  operatingSystem: string;
+  machineID: string;
+  bootID: string;
+}
+
+/** NodeInputs: everything buildNode needs besides the facts. */
+export interface NodeInputs {
+  nodeName: string;
+  /** --node-ip: the InternalIP address. */
+  nodeIp: string;
+  /** --max-pods: capacity and allocatable `pods`. */
+  maxPods: number;
+  /** kubelet-ts's package version, as nodeInfo.kubeletVersion (`v0.1.0`). */
+  kubeletVersion: string;
+  /** `docker://<version>`, or '' when the runtime could not be asked. */
+  containerRuntimeVersion: string;
+  /** The agent's health (sync loop and PLEG): Ready is true when ok. */
+  health: { ok: boolean; message?: string };
+  /** The HTTP server's port (daemonEndpoints.kubeletEndpoint). */
+  port: number;
+  facts: NodeFacts;
+  /** When this status is taken, epoch ms. */
+  nowMs: number;
+  /** The Node built last time: a condition keeps its lastTransitionTime while its status stays. */
+  previous?: Node;
+}
+
+function ki(bytes: number): string {
+  return `${Math.max(0, Math.floor(bytes / 1024))}Ki`;
+}
+
+function condition(type: string, status: boolean, trueReason: string, trueMessage: string, falseReason: string, falseMessage: string, now: string, previous: Node | undefined): NodeCondition {
+  const s = status ? 'True' : 'False';
+  const prev = previous?.status?.conditions?.find((c) => c.type === type);
+  return {
+    type,
+    status: s,
+    reason: status ? trueReason : falseReason,
+    message: status ? trueMessage : falseMessage,
+    lastHeartbeatTime: now,
+    lastTransitionTime: prev && prev.status === s && prev.lastTransitionTime ? prev.lastTransitionTime : now,
+  };
+}
+
+/**
+ * buildNode builds this node as a core/v1 Node, as the kubelet's node status setters do:
+ * - conditions MemoryPressure (available memory below 100Mi), DiskPressure (--root-dir's
+ *   filesystem below 10% free), PIDPressure (over 90% of pid_max in use), Ready (the agent's
+ *   health; `KubeletReady` / `KubeletNotReady`), with the kubelet's reasons and messages;
+ * - capacity cpu, memory (Ki), pods (--max-pods), ephemeral-storage; allocatable = capacity minus
+ *   the hard eviction thresholds (memory 100Mi, ephemeral-storage 10%), as with no reservations;
+ * - nodeInfo (kubeletVersion, containerRuntimeVersion, osImage, kernelVersion, architecture,
+ *   operatingSystem, machineID, bootID); addresses InternalIP (--node-ip) and Hostname.
+ * Pure: every input is a parameter.
+ */
+export function buildNode(inputs: NodeInputs): Node {
+  const { facts } = inputs;
+  const now = new Date(inputs.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const memoryPressure = facts.memoryAvailableBytes < kEvictionMemoryAvailableBytes;
+  const diskPressure = facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes / facts.disk.totalBytes < kEvictionNodefsAvailableFraction;
+  const pidPressure = facts.pids !== undefined && facts.pids.max > 0 && facts.pids.running / facts.pids.max > kPidPressureFraction;
+  const capacity: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes), pods: String(inputs.maxPods) };
+  const allocatable: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes - kEvictionMemoryAvailableBytes), pods: String(inputs.maxPods) };
+  if (facts.disk) {
+    capacity['ephemeral-storage'] = ki(facts.disk.totalBytes);
+    allocatable['ephemeral-storage'] = ki(facts.disk.totalBytes * (1 - kEvictionNodefsAvailableFraction));
+  }
+  const p = inputs.previous;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: inputs.nodeName,
+      labels: {
+        'kubernetes.io/hostname': inputs.nodeName,
+        'kubernetes.io/os': facts.operatingSystem,
+        'kubernetes.io/arch': facts.architecture,
+        'beta.kubernetes.io/os': facts.operatingSystem,
+        'beta.kubernetes.io/arch': facts.architecture,
+      },
+      ...(p?.metadata?.creationTimestamp ? { creationTimestamp: p.metadata.creationTimestamp } : { creationTimestamp: now }),
+    },
+    spec: {},
+    status: {
+      capacity,
+      allocatable,
+      conditions: [
+        condition('MemoryPressure', memoryPressure, 'KubeletHasInsufficientMemory', 'kubelet has insufficient memory available', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available', now, p),
+        condition('DiskPressure', diskPressure, 'KubeletHasDiskPressure', 'kubelet has disk pressure', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure', now, p),
+        condition('PIDPressure', pidPressure, 'KubeletHasInsufficientPID', 'kubelet has insufficient PID available', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available', now, p),
+        condition('Ready', inputs.health.ok, 'KubeletReady', 'kubelet is posting ready status', 'KubeletNotReady', inputs.health.message ?? 'kubelet is not healthy', now, p),
+      ],
+      addresses: [
+        { type: 'InternalIP', address: inputs.nodeIp },
+        { type: 'Hostname', address: inputs.nodeName },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: inputs.port } },
+      nodeInfo: {
+        machineID: facts.machineID,
+        systemUUID: facts.machineID,
+        bootID: facts.bootID,
+        kernelVersion: facts.kernelVersion,
+        osImage: facts.osImage,
+        containerRuntimeVersion: inputs.containerRuntimeVersion,
+        kubeletVersion: inputs.kubeletVersion.startsWith('v') ? inputs.kubeletVersion : `v${inputs.kubeletVersion}`,
+        kubeProxyVersion: '',
+        operatingSystem: facts.operatingSystem,
+        architecture: facts.architecture,
+      },
+    },
+  };
+}
+
+const kArch: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * gatherNodeFacts reads the machine: CPUs and memory (MemAvailable from /proc/meminfo, else
+ * os.freemem), the filesystem of `rootDir` (statfs), processes in use (/proc/loadavg's running/total
+ * field) against /proc/sys/kernel/pid_max, /etc/os-release, the kernel release, machine and boot IDs.
+ * Never throws: what cannot be read is left undefined or ''.
+ */
+export async function gatherNodeFacts(rootDir: string): Promise<NodeFacts> {
+  const [meminfo, osRelease, loadavg, pidMax, machineId, bootId] = await Promise.all([
+    readText('/proc/meminfo'), readText('/etc/os-release'), readText('/proc/loadavg'), readText('/proc/sys/kernel/pid_max'),
+    readText('/etc/machine-id'), readText('/proc/sys/kernel/random/boot_id'),
+  ]);
+  const avail = /^MemAvailable:\s+(\d+) kB/m.exec(meminfo);
+  let disk: NodeFacts['disk'];
+  try {
+    const s = await statfs(rootDir);
+    disk = { totalBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize };
+  } catch {
+    disk = undefined;
+  }
+  const tasks = /\s\d+\/(\d+)\s/.exec(loadavg);
+  const max = Number(pidMax.trim());
+  return {
+    cpus: typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length,
+    memoryTotalBytes: os.totalmem(),
+    memoryAvailableBytes: avail ? Number(avail[1]) * 1024 : os.freemem(),
+    disk,
+    pids: tasks && max > 0 ? { running: Number(tasks[1]), max } : undefined,
+    osImage: /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(osRelease)?.[1] ?? os.type(),
+    kernelVersion: os.release(),
+    architecture: kArch[process.arch] ?? process.arch,
+    operatingSystem: process.platform,
+    machineID: machineId.trim(),
+    bootID: bootId.trim(),
+  };
+}
+
+let cachedVersion: string | undefined;
+
+/**
+ * kubeletTsVersion: the `version` of kubelet-ts's package.json (found upwards from this file, in
+ * src/ or dist/src/), e.g. `0.1.0`; `0.0.0` when it cannot be found. Cached after the first call.
+ */
+export function kubeletTsVersion(): string {
+  if (cachedVersion !== undefined) return cachedVersion;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'kubelet-ts' && typeof pkg.version === 'string') return (cachedVersion = pkg.version);
+    } catch {
+      // not here: keep walking up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return (cachedVersion = '0.0.0');
+    dir = parent;
+  }
+}

@@ -1,0 +1,148 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { intakeFileName, newIntakeSource, writeFilesDurably, type IntakeSource } from '../../../src/main/config/source-intake.js';
+import type { Pod } from '../../../src/shared/api.js';
+import { applyPodDefaults } from '../../../src/shared/defaults.js';
+import { newLogger } from '../../../src/shared/logging.js';
+import type { PodUpdate } from '../../../src/shared/pod-update.js';
+
+const pod = (name: string, uid?: string, image = 'kubelet-ts/busybox:1.35'): Pod =>
+  applyPodDefaults({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(uid ? { uid } : {}) }, spec: { containers: [{ name: 'main', image }] } });
+
+let root: string;
+let updates: PodUpdate[];
+let held: Map<string, { uid: string; source: string }>;
+
+function source(): IntakeSource {
+  return newIntakeSource({ rootDir: root }, { logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: (n) => held.get(n), now: () => Date.parse('2026-11-30T01:00:00Z') });
+}
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'intake-'));
+  updates = [];
+  held = new Map();
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('IntakeSource', () => {
+  it('sends an empty SET at start when nothing is stored', async () => {
+    await source().start();
+    expect(updates).toEqual([{ op: 'SET', source: 'api', pods: [] }]);
+  });
+
+  it('assigns a new UUID, keeps a given uid and the name, sets the api annotations, persists, then sends ADD', async () => {
+    const s = source();
+    await s.start();
+    const stored = await s.submit([pod('web'), pod('db', 'my-uid-1')]);
+    expect(stored[0].metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(stored[1].metadata?.uid).toBe('my-uid-1');
+    expect(stored[0].metadata?.name).toBe('web');
+    expect(stored[0].metadata?.annotations).toMatchObject({ 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.seen': '2026-11-30T01:00:00.000Z' });
+    expect(stored[0].metadata?.annotations?.['kubernetes.io/config.hash']).toMatch(/^[0-9a-f]{32}$/);
+    expect(stored[0].metadata?.creationTimestamp).toBe('2026-11-30T01:00:00.000Z');
+    expect(updates.at(-1)).toEqual({ op: 'ADD', source: 'api', pods: stored });
+    const files = await readdir(join(root, 'intake'));
+    expect(files.sort()).toEqual(['default_db.json', 'default_web.json']);
+    expect(JSON.parse(await readFile(join(root, 'intake', 'default_web.json'), 'utf8'))).toEqual(stored[0]);
+  });
+
+  it('restores the stored pods with the same UIDs after a restart', async () => {
+    const s = source();
+    await s.start();
+    const [web] = await s.submit([pod('web')]);
+    updates = [];
+    const again = source();
+    await again.start();
+    expect(updates).toEqual([{ op: 'SET', source: 'api', pods: [web] }]);
+    expect(again.get('default', 'web')?.metadata?.uid).toBe(web.metadata?.uid);
+  });
+
+  it('removes leftover temp files and skips a broken file at start (leaving it in place)', async () => {
+    const dir = join(root, 'intake');
+    const s = source();
+    await s.start();
+    await s.submit([pod('ok')]);
+    await writeFile(join(dir, '.default_x.json.abcd.tmp'), '{"half');
+    await writeFile(join(dir, 'default_broken.json'), '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "broken"}, "spec": {"containers": []}}');
+    updates = [];
+    await source().start();
+    expect((updates[0] as { pods: Pod[] }).pods.map((p) => p.metadata?.name)).toEqual(['ok']);
+    expect((await readdir(dir)).sort()).toEqual(['default_broken.json', 'default_ok.json']);
+  });
+
+  it('refuses a taken name with ERR_ALREADY_EXISTS and writes nothing of the batch (all or nothing)', async () => {
+    const s = source();
+    await s.start();
+    held.set('default/static-n1', { uid: 'u-static', source: 'file' });
+    await expect(s.submit([pod('fresh'), pod('static-n1')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: expect.stringContaining('source file') });
+    await s.submit([pod('web')]);
+    await expect(s.submit([pod('web')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
+    expect(await readdir(join(root, 'intake'))).toEqual(['default_web.json']);
+  });
+
+  it('refuses an unsafe uid with ERR_INVALID_MANIFEST naming metadata.uid, and a taken uid with ERR_ALREADY_EXISTS', async () => {
+    const s = source();
+    await s.start();
+    await expect(s.submit([pod('a', '../../etc')])).rejects.toMatchObject({ code: 'ERR_INVALID_MANIFEST', errors: [expect.objectContaining({ field: 'metadata.uid' })] });
+    await s.submit([pod('b', 'u1')]);
+    await expect(s.submit([pod('c', 'u1')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
+  });
+
+  it('serialises concurrent submits of one name: exactly one wins', async () => {
+    const s = source();
+    await s.start();
+    const results = await Promise.allSettled([s.submit([pod('race')]), s.submit([pod('race')])]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  });
+
+  it('replaces a pod keeping its UID and creationTimestamp, persists it, and sends UPDATE', async () => {
+    const s = source();
+    await s.start();
+    const [web] = await s.submit([pod('web')]);
+    const replaced = await s.replace('default', 'web', pod('web', undefined, 'kubelet-ts/busybox:1.36'));
+    expect(replaced.metadata?.uid).toBe(web.metadata?.uid);
+    expect(replaced.spec?.containers[0].image).toBe('kubelet-ts/busybox:1.36');
+    expect(replaced.metadata?.annotations?.['kubernetes.io/config.hash']).not.toBe(web.metadata?.annotations?.['kubernetes.io/config.hash']);
+    expect(updates.at(-1)).toEqual({ op: 'UPDATE', source: 'api', pods: [replaced] });
+    expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(web)), 'utf8')).spec.containers[0].image).toBe('kubelet-ts/busybox:1.36');
+  });
+
+  it('answers replace and remove of an unknown pod with ERR_NOT_FOUND, and of another source pod with Forbidden', async () => {
+    const s = source();
+    await s.start();
+    await expect(s.replace('default', 'nope', pod('nope'))).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
+    await expect(s.remove('default', 'nope')).rejects.toMatchObject({ code: 'ERR_NOT_FOUND', message: 'pods "nope" not found' });
+    held.set('default/static-n1', { uid: 'u', source: 'file' });
+    await expect(s.remove('default', 'static-n1')).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT', reason: 'Forbidden' });
+  });
+
+  it('refuses a replace whose uid differs (Conflict)', async () => {
+    const s = source();
+    await s.start();
+    await s.submit([pod('web')]);
+    await expect(s.replace('default', 'web', pod('web', 'other'))).rejects.toMatchObject({ reason: 'Conflict' });
+  });
+
+  it('removes a pod from disk and sends REMOVE', async () => {
+    const s = source();
+    await s.start();
+    const [web] = await s.submit([pod('web')]);
+    await s.remove('default', 'web');
+    expect(updates.at(-1)).toEqual({ op: 'REMOVE', source: 'api', pods: [web] });
+    expect(await readdir(join(root, 'intake'))).toEqual([]);
+    expect(s.get('default', 'web')).toBeUndefined();
+  });
+});
+
+describe('writeFilesDurably', () => {
+  it('leaves no file behind when one of the batch cannot be written', async () => {
+    const dir = join(root, 'd');
+    await import('node:fs/promises').then((fs) => fs.mkdir(dir));
+    await expect(writeFilesDurably(dir, [{ name: 'a.json', content: '1' }, { name: 'sub/b.json', content: '2' }])).rejects.toThrow();
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
