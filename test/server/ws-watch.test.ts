@@ -207,3 +207,34 @@ describe('coalesce', () => {
     expect(kCloseTooSlow).toBe(4429);
   });
 });
+
+describe('WS /watch/pods with --token-auth-file', () => {
+  it('refuses a missing or unknown token with 401 and accepts the Authorization header or the bearer subprotocol', async () => {
+    const { parseTokenFile } = await import('../../src/server/auth.js');
+    const auth = parseTokenFile('secret-token,alice,1001\n', 'tokens.csv');
+    const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
+    const secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth });
+    const url = `ws://127.0.0.1:${secured.port}/watch/pods`;
+    const outcome = (ws: WebSocket) =>
+      new Promise<number>((resolve) => {
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('open', () => resolve(101));
+      });
+    try {
+      const none = new WebSocket(url);
+      expect(await outcome(none)).toBe(401);
+      const wrong = new WebSocket(url, { headers: { Authorization: 'Bearer nope' } });
+      expect(await outcome(wrong)).toBe(401);
+      const header = new WebSocket(url, { headers: { Authorization: 'Bearer secret-token' } });
+      sockets.push(header);
+      expect(await outcome(header)).toBe(101);
+      const token = Buffer.from('secret-token').toString('base64url');
+      const proto = new WebSocket(url, [`base64url.bearer.authorization.k8s.io.${token}`, 'watch.kubelet-ts']);
+      sockets.push(proto);
+      expect(await outcome(proto)).toBe(101);
+      expect(proto.protocol).toBe('watch.kubelet-ts');
+    } finally {
+      secured.close();
+    }
+  });
+});
