@@ -153,7 +153,15 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   let stopped = false;
   const generic: GenericPleg = newGenericPleg(
     { relistPeriodMs: opts.fallbackRelistPeriodMs, healthThresholdMs: opts.healthThresholdMs },
-    { runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, onRelist: deps.onRelist, observer: deps.observer },
+    {
+      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer,
+      onRelist: (uids) => {
+        // Only a successful relist after a (re)connect lets the period grow: until then nothing
+        // guarantees that what happened while the stream was down has been seen.
+        if (streaming) generic.setRelistPeriod(opts.relistPeriodMs);
+        deps.onRelist(uids);
+      },
+    },
   );
 
   const handleEvents = (events: DockerContainerEvent[]) => {
@@ -181,7 +189,8 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
       case 'connected':
         streaming = true;
         log.info({ relistPeriodMs: opts.relistPeriodMs }, 'Docker events stream connected; relisting to catch up');
-        generic.setRelistPeriod(opts.relistPeriodMs);
+        // Catch up at once; stay at the fallback period until a relist succeeds (onRelist above).
+        generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
         void generic.relist();
         break;
       case 'disconnected':

@@ -1,0 +1,86 @@
+// The event-driven PLEG against the real dockerd: a container's death reaches the pod's status
+// through Docker's events stream (the relist and the resync are set to 10 minutes, so nothing else
+// can notice it), and a death while the stream is cut is caught when it reconnects.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { DOCKER_SOCKET, docker } from '../support/docker.js';
+import { busyboxPod, containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+
+/** A unix-socket proxy to dockerd that can be cut (every connection dropped) and restored. */
+async function dockerProxy(path: string) {
+  let server: Server | null = null;
+  const sockets = new Set<Socket>();
+  const open = () => new Promise<void>((resolve) => {
+    server = createServer((client) => {
+      const upstream = createConnection(DOCKER_SOCKET);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+    });
+    server.listen(path, resolve);
+  });
+  const cut = () => new Promise<void>((resolve) => {
+    for (const s of sockets) s.destroy();
+    server?.close(() => resolve());
+    server = null;
+  });
+  await open();
+  return { open, cut };
+}
+
+async function appContainerId(uid: string): Promise<string> {
+  const list = await containersOf(uid);
+  const app = list.find((c) => c.Labels['io.kubernetes.container.name'] === 'main' && c.State === 'running');
+  if (!app) throw new Error(`no running app container for pod ${uid}`);
+  return app.Id;
+}
+
+const kLong = 600_000;
+
+describe.skipIf(!inject('dockerAvailable'))('event-driven PLEG', () => {
+  let node: TestNode | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await node?.cleanup();
+    node = undefined;
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a killed container is noticed through the events stream and restarted', async () => {
+    node = await startTestNode({ relistPeriodMs: kLong, syncFrequencyMs: kLong });
+    await node.writeManifest('a.yaml', busyboxPod('victim', 'exec sleep 3600'));
+    const pod = await waitForPod(node, 'victim', isRunningAndReady);
+    await docker.getContainer(await appContainerId(pod.metadata!.uid!)).kill();
+    const after = await waitForPod(node, 'victim', (p) => isRunningAndReady(p) && p.status!.containerStatuses![0].restartCount === 1);
+    expect(after.status!.containerStatuses![0].lastState?.terminated?.exitCode).toBe(137);
+    expect(node.agent.pleg.stats().streaming).toBe(true);
+    expect(node.agent.pleg.stats().eventLagsMs.length).toBeGreaterThan(0);
+    const health = await fetch(`http://127.0.0.1:${node.agent.port}/healthz?verbose`);
+    expect(await health.text()).toContain('[+]pleg ok');
+  });
+
+  it('a death while the events stream is cut is caught once it reconnects', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-proxy-'));
+    const sock = join(dir, 'docker.sock');
+    const proxy = await dockerProxy(sock);
+    node = await startTestNode({ dockerEndpoint: `unix://${sock}`, relistPeriodMs: kLong, syncFrequencyMs: kLong });
+    await node.writeManifest('a.yaml', busyboxPod('cut', 'exec sleep 3600', { restartPolicy: 'Never' }));
+    const pod = await waitForPod(node, 'cut', isRunningAndReady);
+    await expect.poll(() => node!.agent.pleg.stats().streaming, { timeout: 10_000 }).toBe(true);
+
+    await proxy.cut();
+    await expect.poll(() => node!.agent.pleg.stats().streaming, { timeout: 10_000 }).toBe(false);
+    // Killed through the real socket: the agent's stream is down and cannot see it happen.
+    await docker.getContainer(await appContainerId(pod.metadata!.uid!)).kill();
+    await proxy.open();
+
+    const failed = await waitForPod(node, 'cut', (p) => p.status?.phase === 'Failed', 60_000);
+    expect(failed.status!.containerStatuses![0].state?.terminated?.exitCode).toBe(137);
+    expect(node.agent.pleg.stats().streaming).toBe(true);
+  });
+});
