@@ -1,0 +1,125 @@
+// bench probes: N static pods, each with a liveness and a readiness probe (period 1 s), against the
+// real dockerd; once every pod is Ready, measures the agent process's own CPU (process.cpuUsage:
+// main thread + worker threads) over --duration seconds, as % of one core. The issue's target:
+// under 25 % with 100 pods. Prints a table, writes bench/results/probes-*.json.
+//
+//   npm run bench -- probes [--pods 100] [--duration 60] [--workers 2] [--kind net|exec]
+//
+// --kind net (default): hostNetwork pods, each a busybox httpd on its own 127.0.0.1 port, with an
+//   httpGet readiness probe and a tcpSocket liveness probe (the probes dial from the worker pool).
+// --kind exec: network-none pods with exec probes (`true`): every probe is a `docker exec`, whose
+//   cost is mostly dockerd's and runc's (a few tens of ms of CPU each), not the agent's.
+// --kind none: the same pods as net without probes: the agent's baseline (PLEG, resyncs).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import Docker from 'dockerode';
+import { pino } from 'pino';
+import { newAgent } from '../src/main/agent.js';
+import { resolveAgentOptions } from '../src/main/agent-options.js';
+import type { Pod } from '../src/shared/api.js';
+import { progress, table, writeResult } from './lib.js';
+
+const { values: args } = parseArgs({
+  options: {
+    pods: { type: 'string', default: '100' }, duration: { type: 'string', default: '60' }, workers: { type: 'string', default: '2' },
+    kind: { type: 'string', default: 'net' },
+  },
+});
+const N = Number(args.pods);
+const durationS = Number(args.duration);
+const workers = Number(args.workers);
+const kind = args.kind;
+if (!Number.isInteger(N) || N < 1) throw new Error(`--pods must be an integer >= 1, got ${args.pods}`);
+if (!(durationS > 0)) throw new Error(`--duration must be > 0 seconds, got ${args.duration}`);
+if (kind !== 'net' && kind !== 'exec' && kind !== 'none') throw new Error(`--kind must be net, exec or none, got ${kind}`);
+const kBusybox = 'kubelet-ts/busybox:1.35';
+const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+const nodeName = `bench-probes-${randomBytes(3).toString('hex')}`;
+const basePort = 30_000 + Math.floor(Math.random() * 20_000);
+
+const ready = (pod: Pod) => pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && pod.status.containerStatuses!.every((c) => c.ready);
+
+function manifest(i: number): string {
+  if (kind === 'exec') {
+    return `apiVersion: v1
+kind: Pod
+metadata: {name: probes-${i}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: "${kBusybox}"
+      command: ["sleep", "3600"]
+      livenessProbe: {exec: {command: ["true"]}, periodSeconds: 1, timeoutSeconds: 5}
+      readinessProbe: {exec: {command: ["true"]}, periodSeconds: 1, timeoutSeconds: 5}
+`;
+  }
+  const port = basePort + i;
+  return `apiVersion: v1
+kind: Pod
+metadata: {name: probes-${i}}
+spec:
+  terminationGracePeriodSeconds: 1
+  hostNetwork: true
+  containers:
+    - name: main
+      image: "${kBusybox}"
+      command: ["sh", "-c", "mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 127.0.0.1:${port} -h /www"]
+${kind === 'none' ? '' : `      livenessProbe: {tcpSocket: {port: ${port}}, periodSeconds: 1, failureThreshold: 5}
+      readinessProbe: {httpGet: {path: /index.html, port: ${port}}, periodSeconds: 1}
+`}`;
+}
+
+const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
+const manifests = join(base, 'manifests');
+await import('node:fs/promises').then((fs) => fs.mkdir(manifests));
+const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), port: 0, workers, relistPeriodMs: 1000, syncFrequencyMs: 60_000, logLevel: 'warn' });
+const agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false });
+try {
+  await agent.start();
+  await writeFile(join(manifests, 'probes.yaml'), Array.from({ length: N }, (_, i) => manifest(i)).join('---\n'));
+  const bar = progress(`pods Ready (${kind} probes)`, N);
+  const t0 = Date.now();
+  for (;;) {
+    const n = agent.listPods().filter(ready).length;
+    bar.update(n);
+    if (n === N) break;
+    if (Date.now() - t0 > 15 * 60_000) throw new Error(`only ${n}/${N} pods became Ready within 15 minutes`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  bar.end();
+  const readyAfterS = (Date.now() - t0) / 1000;
+  const unhealthyBefore = agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0);
+  process.stderr.write(`measuring the agent's CPU for ${durationS} s...\n`);
+  const cpu0 = process.cpuUsage();
+  const w0 = performance.now();
+  await new Promise((r) => setTimeout(r, durationS * 1000));
+  const cpu = process.cpuUsage(cpu0);
+  const wallMs = performance.now() - w0;
+  const pods = agent.listPods();
+  const restarts = pods.reduce((n, p) => n + (p.status?.containerStatuses ?? []).reduce((m, c) => m + c.restartCount, 0), 0);
+  const stillReady = pods.filter(ready).length;
+  const unhealthy = agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0) - unhealthyBefore;
+  const cpuPct = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
+  const result = {
+    bench: 'probes', date: new Date().toISOString(), kind, pods: N, probesPerSecond: kind === 'none' ? 0 : 2 * N, workers, durationS, readyAfterS,
+    cpuPercentOfOneCore: Number(cpuPct.toFixed(2)), cpuUserMs: Math.round(cpu.user / 1000), cpuSystemMs: Math.round(cpu.system / 1000),
+    podsReadyAtEnd: stillReady, restarts, unhealthyEvents: unhealthy,
+  };
+  process.stdout.write(`${table([
+    ['pods', 'probe kind', 'probes/s (nominal)', 'agent CPU % of one core', 'user ms', 'system ms', 'ready at end', 'restarts', 'Unhealthy events'],
+    [N, kind, result.probesPerSecond, result.cpuPercentOfOneCore, result.cpuUserMs, result.cpuSystemMs, `${stillReady}/${N}`, restarts, unhealthy],
+  ])}\n`);
+  process.stdout.write(`wrote ${writeResult('probes', result)}\n`);
+} finally {
+  await rm(join(manifests, 'probes.yaml'), { force: true });
+  const t1 = Date.now();
+  while (agent.listPods().length > 0 && Date.now() - t1 < 120_000) await new Promise((r) => setTimeout(r, 500));
+  await agent.stop();
+  const left = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${nodeName}`] } });
+  await Promise.all(left.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await rm(base, { recursive: true, force: true });
+}
