@@ -140,6 +140,17 @@ describe('WS /watch/pods', () => {
     expect(c.frames.map((f) => `${f.type} ${f.object.metadata?.name ?? ''}`)).toEqual(['ADDED x', 'BOOKMARK ', 'MODIFIED x']);
   });
 
+  it('turns a pod leaving or entering the selector into DELETED or ADDED for a filtered client', async () => {
+    sm.setPodStatus(pod('move', 'm', { app: 'web' }), { phase: 'Running' });
+    const c = watch(`?labelSelector=${encodeURIComponent('app=web')}&namespace=move`);
+    await c.until(hasBookmark, 'bookmark');
+    sm.setPodStatus(pod('move', 'm', { app: 'db' }), { phase: 'Running' });
+    sm.setPodStatus(pod('move', 'm', { app: 'db' }), { phase: 'Failed' });
+    sm.setPodStatus(pod('move', 'm', { app: 'web' }), { phase: 'Failed' });
+    await c.until((fs) => fs.length >= 4, 'two transitions');
+    expect(c.frames.map((f) => `${f.type} ${f.object.metadata?.labels?.app ?? ''}`)).toEqual(['ADDED web', 'BOOKMARK ', 'DELETED db', 'ADDED web']);
+  });
+
   it('refuses a bad labelSelector or resourceVersion with HTTP 400 before the upgrade', async () => {
     for (const query of ['?labelSelector=a%3D%3D%3Db', '?resourceVersion=abc']) {
       const ws = new WebSocket(`${base}${query}`);

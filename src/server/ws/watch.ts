@@ -94,6 +94,8 @@ interface ClientData {
   onTopic: boolean;
   /** Pending coalesced events by uid ('' = BOOKMARK), insertion order = resourceVersion order. */
   pending: Map<string, WatchEvent>;
+  /** Filtered clients: UIDs of the pods the client has been shown (to turn filter transitions into ADDED/DELETED). */
+  visible: Set<string>;
   closed: boolean;
 }
 
@@ -158,6 +160,28 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
     return (d.namespace === '' || (meta?.namespace ?? 'default') === d.namespace) && matchesLabelSelector(d.selector, meta?.labels);
   };
 
+  /**
+   * throughFilter: the event a filtered client sees, as the apiserver's filtered watch: a pod that
+   * starts matching (labels changed) arrives as ADDED, one that stops matching as DELETED, others
+   * not at all. A DELETED of a matching pod always passes (a resumed client may hold it).
+   */
+  const throughFilter = (d: ClientData, e: WatchEvent): WatchEvent | undefined => {
+    if (e.uid === '') return e;
+    const match = matches(d, e);
+    const had = d.visible.has(e.uid);
+    if (e.type === 'DELETED') {
+      d.visible.delete(e.uid);
+      return had || match ? e : undefined;
+    }
+    if (match) {
+      d.visible.add(e.uid);
+      return had || e.type === 'ADDED' ? e : { type: 'ADDED', object: e.object, resourceVersion: e.resourceVersion, uid: e.uid };
+    }
+    if (!had) return undefined;
+    d.visible.delete(e.uid);
+    return { type: 'DELETED', object: e.object, resourceVersion: e.resourceVersion, uid: e.uid };
+  };
+
   const tooSlow = (ws: Ws) => {
     const d = ws.getUserData();
     logger.warn({ bufferedBytes: ws.getBufferedAmount() }, 'Closing a watch client that does not read');
@@ -166,9 +190,11 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
   };
 
   /** offer sends `e` to a direct client now, or coalesces it when the client is behind. */
-  const offer = (ws: Ws, e: WatchEvent) => {
+  const offer = (ws: Ws, event: WatchEvent) => {
     const d = ws.getUserData();
-    if (d.closed || !matches(d, e)) return;
+    if (d.closed) return;
+    const e = d.filtered ? throughFilter(d, event) : event;
+    if (!e) return;
     if (d.pending.size > 0 || ws.getBufferedAmount() >= opts.highWaterBytes) {
       coalesce(d.pending, e);
       return;
@@ -272,7 +298,7 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
         return;
       }
       const data: ClientData = {
-        ...parsed, filtered: parsed.namespace !== '' || parsed.selector.length > 0, onTopic: false, pending: new Map(), closed: false,
+        ...parsed, filtered: parsed.namespace !== '' || parsed.selector.length > 0, onTopic: false, pending: new Map(), visible: new Set(), closed: false,
       };
       res.upgrade(data, key, protocol, extensions, context);
     },
@@ -301,6 +327,7 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
       const d = ws.getUserData();
       d.closed = true;
       d.pending.clear();
+      d.visible.clear();
       topicClients.delete(ws);
       directClients.delete(ws);
     },
