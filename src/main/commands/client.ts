@@ -1,0 +1,140 @@
+/**
+ * Counterpart of k8s.io/cli-runtime (genericclioptions: --server, --token, --namespace) and of
+ * kubectl's REST client: what every client command (`get`, `apply`, `delete`, `logs`, `describe`)
+ * shares. The commands talk to the agent's HTTP API (DESIGN.md §5); an etcd-backed branch
+ * (`--etcd-servers`) can be added beside the API one in each command's `run`.
+ */
+import type { Argv } from 'yargs';
+import type { Status } from '../../shared/api.js';
+import type { CliIo } from '../cli.js';
+
+/** kDefaultServer: the agent's API address (`--address`/`--port` defaults). */
+export const kDefaultServer = 'http://127.0.0.1:10250';
+
+/** ClientRun: a parsed client command, run by runCli; resolves with the process exit code. */
+export type ClientRun = (io: CliIo) => Promise<number>;
+
+/** SelectClient: how a command module hands its parsed command to the CLI. */
+export type SelectClient = (s: { command: 'client'; run: ClientRun }) => void;
+
+/** ClientFlags: the connection flags every client command takes. */
+export interface ClientFlags {
+  /** `--server`: the agent's base URL. */
+  server: string;
+  /** `--token`: a bearer token (see --token-auth-file); '' for none. */
+  token: string;
+}
+
+/** addClientFlags adds `--server` and `--token` (env KUBELET_TS_SERVER / KUBELET_TS_TOKEN as defaults). */
+export function addClientFlags<T>(y: Argv<T>): Argv<T> {
+  return y
+    .option('server', { type: 'string', describe: 'Address of the kubelet-ts API', default: process.env.KUBELET_TS_SERVER ?? kDefaultServer, requiresArg: true, group: 'Connection:' })
+    .option('token', { type: 'string', describe: 'Bearer token for the API', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN or none' }) as Argv<T>;
+}
+
+/** clientFlags reads the connection flags from parsed argv (the last value when given twice). */
+export function clientFlags(argv: Record<string, unknown>): ClientFlags {
+  const last = (v: unknown) => (Array.isArray(v) ? v[v.length - 1] : v);
+  return { server: String(last(argv.server) ?? kDefaultServer).replace(/\/+$/, ''), token: String(last(argv.token) ?? '') };
+}
+
+/**
+ * ClientError: a failed API call or a bad argument, printed as `error: <message>` (kubectl's
+ * form, e.g. `error: pods "web" not found`) with exit code 1.
+ */
+export class ClientError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClientError';
+  }
+}
+
+/** ApiResponse: a response whose status was checked. */
+export interface ApiResponse {
+  status: number;
+  res: Response;
+}
+
+/**
+ * apiRequest calls the agent: `path` (with query) on `flags.server`, with the bearer token.
+ * @throws ClientError with the Status message for a non-2xx answer (`pods "web" not found`), or
+ *   `cannot reach the kubelet-ts API at <server>: <why>` when the connection fails.
+ */
+export async function apiRequest(flags: ClientFlags, method: string, path: string, body?: { contentType: string; data: string }): Promise<Response> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (flags.token) headers.Authorization = `Bearer ${flags.token}`;
+  if (body) headers['Content-Type'] = body.contentType;
+  let res: Response;
+  try {
+    res = await fetch(`${flags.server}${path}`, { method, headers, body: body?.data });
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}`);
+  }
+  if (res.ok) return res;
+  const text = await res.text();
+  let message = text.trim() || `${res.status} ${res.statusText}`;
+  try {
+    const status = JSON.parse(text) as Status;
+    if (status.kind === 'Status' && status.message) {
+      message = status.message;
+      const causes = status.details?.causes ?? [];
+      if (status.reason === 'Invalid' && causes.length > 1) message = `${status.message.split(':')[0]}:\n${causes.map((c) => `* ${c.message}`).join('\n')}`;
+    }
+  } catch {
+    // not a Status: keep the text
+  }
+  if (res.status === 401) message = `You must be logged in to the server (Unauthorized): pass --token`;
+  throw new ClientError(message);
+}
+
+/** apiJson: apiRequest, then the JSON body. */
+export async function apiJson<T>(flags: ClientFlags, method: string, path: string, body?: { contentType: string; data: string }): Promise<T> {
+  const res = await apiRequest(flags, method, path, body);
+  return (await res.json()) as T;
+}
+
+/**
+ * runClient wraps a command body: a ClientError (or any error) prints `error: <message>` to stderr
+ * and gives exit code 1; otherwise the body's code.
+ */
+export function runClient(body: (io: CliIo) => Promise<number>): ClientRun {
+  return async (io) => {
+    try {
+      return await body(io);
+    } catch (err) {
+      io.stderr(`error: ${(err as Error).message}\n`);
+      return 1;
+    }
+  };
+}
+
+/**
+ * formatAge renders a duration like kubectl's duration.HumanDuration: `45s`, `5m12s`, `3h`,
+ * `2d5h`, `12d`, `3y`. `ms` is milliseconds (negative → `0s`); `<unknown>` for NaN.
+ */
+export function formatAge(ms: number): string {
+  if (Number.isNaN(ms)) return '<unknown>';
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 120) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (minutes < 180) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (hours < 48) return `${hours}h`;
+  const days = Math.floor(hours / 24);
+  if (days < 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
+  if (days < 365 * 2) return `${days}d`;
+  const years = Math.floor(days / 365);
+  if (years < 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
+  return `${years}y`;
+}
+
+/** formatTable aligns columns as kubectl's printers do (tabwriter: columns padded by 3 spaces). */
+export function formatTable(rows: string[][]): string {
+  if (rows.length === 0) return '';
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] + 3))).join('').trimEnd()).join('\n') + '\n';
+}

@@ -1,0 +1,148 @@
+/**
+ * Counterpart of `kubectl describe pod` (k8s.io/kubectl/pkg/describe PodDescriber): a pod's
+ * identity, status, containers with their states, conditions, volumes and recent events.
+ */
+import type { Argv, CommandModule } from 'yargs';
+import type { ContainerState, Event, Pod } from '../../shared/api.js';
+import type { CliIo } from '../cli.js';
+import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, runClient, type ClientFlags, type SelectClient } from './client.js';
+
+function rfc1123(t: string | undefined): string {
+  if (!t) return '<unknown>';
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? t : d.toUTCString().replace('GMT', '+0000');
+}
+
+function kv(map: Record<string, string> | undefined, indent: string): string {
+  const entries = Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  if (entries.length === 0) return '<none>';
+  return entries.map(([k, v], i) => `${i === 0 ? '' : indent}${k}=${v}`).join('\n');
+}
+
+function stateLines(state: ContainerState | undefined, indent: string): string[] {
+  if (state?.running) return [`Running`, `${indent}  Started:      ${rfc1123(state.running.startedAt)}`];
+  if (state?.waiting) return [`Waiting`, `${indent}  Reason:       ${state.waiting.reason ?? ''}`, ...(state.waiting.message ? [`${indent}  Message:      ${state.waiting.message}`] : [])];
+  if (state?.terminated) {
+    const t = state.terminated;
+    return [
+      `Terminated`,
+      `${indent}  Reason:       ${t.reason ?? ''}`,
+      ...(t.message ? [`${indent}  Message:      ${t.message}`] : []),
+      `${indent}  Exit Code:    ${t.exitCode}`,
+      `${indent}  Started:      ${rfc1123(t.startedAt)}`,
+      `${indent}  Finished:     ${rfc1123(t.finishedAt)}`,
+    ];
+  }
+  return ['Waiting'];
+}
+
+/**
+ * describePod renders the pod and its events (those whose involvedObject is the pod, newest last)
+ * in kubectl's describe layout. Pure (`nowMs` for the event ages).
+ */
+export function describePod(pod: Pod, events: Event[], nowMs: number): string {
+  const m = pod.metadata ?? {};
+  const st = pod.status ?? {};
+  const out: string[] = [];
+  const line = (k: string, v: string) => out.push(`${`${k}:`.padEnd(18)}${v}`);
+  line('Name', m.name ?? '');
+  line('Namespace', m.namespace ?? 'default');
+  line('Priority', String(pod.spec?.priority ?? 0));
+  line('Node', `${pod.spec?.nodeName ?? '<none>'}${st.hostIP ? `/${st.hostIP}` : ''}`);
+  line('Start Time', rfc1123(st.startTime));
+  line('Labels', kv(m.labels, ' '.repeat(18)));
+  line('Annotations', Object.entries(m.annotations ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v], i) => `${i === 0 ? '' : ' '.repeat(18)}${k}: ${v}`).join('\n') || '<none>');
+  if (m.deletionTimestamp) line('Status', `Terminating (lasts ${formatAge(nowMs - Date.parse(m.deletionTimestamp))})`);
+  else line('Status', st.phase ?? 'Unknown');
+  if (m.deletionGracePeriodSeconds !== undefined) line('Termination Grace Period', `${m.deletionGracePeriodSeconds}s`);
+  if (st.reason) line('Reason', st.reason);
+  if (st.message) line('Message', st.message);
+  line('IP', st.podIP ?? '');
+  out.push('Containers:');
+  for (const c of pod.spec?.containers ?? []) {
+    const cs = (st.containerStatuses ?? []).find((s) => s.name === c.name);
+    const i = '    ';
+    out.push(`  ${c.name}:`);
+    out.push(`${i}Container ID:   ${cs?.containerID ?? ''}`);
+    out.push(`${i}Image:          ${c.image ?? ''}`);
+    out.push(`${i}Image ID:       ${cs?.imageID ?? ''}`);
+    if (c.command?.length) out.push(`${i}Command:\n${c.command.map((x) => `${i}  ${x}`).join('\n')}`);
+    if (c.args?.length) out.push(`${i}Args:\n${c.args.map((x) => `${i}  ${x}`).join('\n')}`);
+    const [first, ...rest] = stateLines(cs?.state, i);
+    out.push(`${i}State:          ${first}`, ...rest);
+    if (cs?.lastState && Object.keys(cs.lastState).length > 0) {
+      const [lf, ...lr] = stateLines(cs.lastState, i);
+      out.push(`${i}Last State:     ${lf}`, ...lr);
+    }
+    out.push(`${i}Ready:          ${cs?.ready ? 'True' : 'False'}`);
+    out.push(`${i}Restart Count:  ${cs?.restartCount ?? 0}`);
+    const env = (c.env ?? []).map((e) => `${i}  ${e.name}:  ${e.value ?? (e.valueFrom ? '<set from a reference>' : '')}`);
+    out.push(`${i}Environment:${env.length ? `\n${env.join('\n')}` : '    <none>'}`);
+  }
+  out.push('Conditions:');
+  const conds = st.conditions ?? [];
+  if (conds.length === 0) out.push('  <none>');
+  else out.push(formatTable([['Type', 'Status'], ...conds.map((c) => [c.type, c.status])]).trimEnd().split('\n').map((l) => `  ${l}`).join('\n'));
+  out.push('Volumes:');
+  const vols = pod.spec?.volumes ?? [];
+  if (vols.length === 0) out.push('  <none>');
+  for (const v of vols) {
+    out.push(`  ${v.name}:`);
+    if (v.emptyDir) out.push(`    Type:       EmptyDir (a temporary directory that shares a pod's lifetime)`, `    Medium:     ${v.emptyDir.medium ?? ''}`);
+    else if (v.hostPath) out.push(`    Type:          HostPath (bare host directory volume)`, `    Path:          ${v.hostPath.path}`);
+  }
+  const mine = events.filter((e) => e.involvedObject?.uid === m.uid || (e.involvedObject?.name === m.name && e.involvedObject?.namespace === (m.namespace ?? 'default')));
+  if (mine.length === 0) {
+    out.push('Events:            <none>');
+  } else {
+    out.push('Events:');
+    const rows = [['Type', 'Reason', 'Age', 'From', 'Message'], ['----', '------', '----', '----', '-------']];
+    for (const e of mine) {
+      const last = Date.parse(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? '');
+      const first = Date.parse(e.firstTimestamp ?? '');
+      let age = Number.isNaN(last) ? '<unknown>' : formatAge(nowMs - last);
+      if ((e.count ?? 1) > 1 && !Number.isNaN(first)) age = `${age} (x${e.count} over ${formatAge(nowMs - first)})`;
+      rows.push([e.type ?? '', e.reason ?? '', age, e.source?.component ?? e.reportingComponent ?? '', (e.message ?? '').trim()]);
+    }
+    out.push(formatTable(rows).trimEnd().split('\n').map((l) => `  ${l}`).join('\n'));
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** runDescribePod fetches the pod and /events and prints describePod. Resolves with the exit code. */
+export async function runDescribePod(flags: ClientFlags, namespace: string, name: string, io: CliIo): Promise<number> {
+  const pod = await apiJson<Pod>(flags, 'GET', `/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
+  let events: Event[] = [];
+  try {
+    events = (await apiJson<{ items: Event[] }>(flags, 'GET', `/events?namespace=${encodeURIComponent(namespace)}`)).items;
+  } catch {
+    // an agent without events still describes the pod
+  }
+  io.stdout(describePod(pod, events, Date.now()));
+  return 0;
+}
+
+/** describeCommand: the yargs module of `kubelet-ts describe pod NAME`. */
+export function describeCommand(select: SelectClient): CommandModule {
+  return {
+    command: 'describe <resource> <name>',
+    describe: 'Show a pod in detail with its recent events (kubectl describe pod)',
+    builder: (y: Argv) =>
+      addClientFlags(y)
+        .positional('resource', { type: 'string', describe: 'Resource type: pod' })
+        .positional('name', { type: 'string', describe: 'Pod name' })
+        .option('namespace', { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' }),
+    handler: (argv) => {
+      const a = argv as Record<string, unknown>;
+      select({
+        command: 'client',
+        run: runClient(async (io) => {
+          const resource = String(a.resource);
+          // TODO(issue-6): `describe node` goes here.
+          if (!['pod', 'pods', 'po'].includes(resource)) throw new ClientError(`the server doesn't have a resource type "${resource}"`);
+          return runDescribePod(clientFlags(a), String(a.namespace), String(a.name), io);
+        }),
+      });
+    },
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * Counterpart of `kubectl get pods` (k8s.io/kubectl/pkg/cmd/get and the pod table printer
+ * pkg/printers/internalversion printPod): lists the agent's pods as a table, wide table, JSON or YAML,
+ * optionally watching for changes.
+ */
+import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.js';
+import { runEtcdGetNodes, runEtcdGetPods } from './etcd-get.js';
+import type { Argv, CommandModule } from 'yargs';
+import { stringify as toYaml } from 'yaml';
+import type { Pod, PodList } from '../../shared/api.js';
+import type { CliIo } from '../cli.js';
+import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, runClient, type ClientFlags, type SelectClient } from './client.js';
+
+/** Output formats of `-o`. */
+export type GetOutput = 'table' | 'wide' | 'json' | 'yaml';
+
+/** GetPodsOptions: a parsed `get pods` command. */
+export interface GetPodsOptions {
+  /** One pod's name, or undefined for all. */
+  name?: string;
+  /** Namespace (`-n`, default `default`); '' with `-A` for every namespace. */
+  namespace: string;
+  /** Label selector (`-l`), passed to the API as `labelSelector`. */
+  selector: string;
+  output: GetOutput;
+  watch: boolean;
+  /** Omit the header row (`--no-headers`). */
+  noHeaders: boolean;
+}
+
+/**
+ * podStatusReason: the STATUS column as kubectl's printPod computes it: the phase (or
+ * status.reason), replaced by the last container's waiting reason (e.g. `CrashLoopBackOff`,
+ * `ContainerCreating`) or terminated reason (or `ExitCode:N` / `Signal:N`), `Running` again when a
+ * container still runs after one `Completed`, and `Terminating` once deletionTimestamp is set.
+ * Also returns the ready count, total restarts and the newest restart time (epoch ms or 0). Pure.
+ */
+export function podStatusReason(pod: Pod): { reason: string; ready: number; total: number; restarts: number; lastRestartMs: number } {
+  const statuses = pod.status?.containerStatuses ?? [];
+  let reason = pod.status?.reason || pod.status?.phase || 'Pending';
+  let ready = 0;
+  let restarts = 0;
+  let lastRestartMs = 0;
+  let hasRunning = false;
+  for (let i = statuses.length - 1; i >= 0; i--) {
+    const c = statuses[i];
+    restarts += c.restartCount ?? 0;
+    const finished = c.lastState?.terminated?.finishedAt;
+    if (finished) lastRestartMs = Math.max(lastRestartMs, Date.parse(finished) || 0);
+    const waiting = c.state?.waiting;
+    const terminated = c.state?.terminated;
+    if (waiting?.reason) reason = waiting.reason;
+    else if (terminated?.reason) reason = terminated.reason;
+    else if (terminated) reason = terminated.signal ? `Signal:${terminated.signal}` : `ExitCode:${terminated.exitCode}`;
+    else if (c.ready && c.state?.running) {
+      hasRunning = true;
+      ready++;
+    }
+  }
+  if (reason === 'Completed' && hasRunning) {
+    reason = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') ? 'Running' : 'NotReady';
+  }
+  if (pod.metadata?.deletionTimestamp) reason = 'Terminating';
+  return { reason, ready, total: pod.spec?.containers?.length ?? statuses.length, restarts, lastRestartMs };
+}
+
+/** podRow: one table row (NAME READY STATUS RESTARTS AGE, then IP NODE NOMINATED NODE READINESS GATES for wide). */
+export function podRow(pod: Pod, wide: boolean, nowMs: number, withNamespace: boolean): string[] {
+  const s = podStatusReason(pod);
+  const created = Date.parse(pod.metadata?.creationTimestamp ?? pod.status?.startTime ?? '');
+  const restarts = s.lastRestartMs > 0 ? `${s.restarts} (${formatAge(nowMs - s.lastRestartMs)} ago)` : String(s.restarts);
+  const row = [pod.metadata?.name ?? '', `${s.ready}/${s.total}`, s.reason, restarts, Number.isNaN(created) ? '<unknown>' : formatAge(nowMs - created)];
+  if (withNamespace) row.unshift(pod.metadata?.namespace ?? 'default');
+  if (wide) row.push(pod.status?.podIP || '<none>', pod.spec?.nodeName || '<none>', '<none>', '<none>');
+  return row;
+}
+
+/** podTableHeader: the header row matching podRow. */
+export function podTableHeader(wide: boolean, withNamespace: boolean): string[] {
+  const h = ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE'];
+  if (withNamespace) h.unshift('NAMESPACE');
+  if (wide) h.push('IP', 'NODE', 'NOMINATED NODE', 'READINESS GATES');
+  return h;
+}
+
+/** formatPods renders pods in `output` (json/yaml: the Pod for one name, else a `List`, as kubectl prints). */
+export function formatPods(pods: Pod[], opts: Pick<GetPodsOptions, 'output' | 'namespace' | 'name' | 'noHeaders'>, nowMs: number): string {
+  const objects = pods.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }));
+  if (opts.output === 'json' || opts.output === 'yaml') {
+    const value = opts.name ? objects[0] : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objects };
+    return opts.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value);
+  }
+  const wide = opts.output === 'wide';
+  const withNs = opts.namespace === '';
+  const rows = pods.map((p) => podRow(p, wide, nowMs, withNs));
+  return formatTable(opts.noHeaders ? rows : [podTableHeader(wide, withNs), ...rows]);
+}
+
+async function fetchPods(flags: ClientFlags, opts: GetPodsOptions): Promise<Pod[]> {
+  const q = new URLSearchParams();
+  if (opts.namespace) q.set('namespace', opts.namespace);
+  if (opts.selector) q.set('labelSelector', opts.selector);
+  const list = await apiJson<PodList>(flags, 'GET', `/pods${q.size > 0 ? `?${q}` : ''}`);
+  let pods = list.items;
+  if (opts.name) {
+    pods = pods.filter((p) => p.metadata?.name === opts.name);
+    if (pods.length === 0) throw new ClientError(`pods "${opts.name}" not found`);
+  }
+  return pods.sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`));
+}
+
+/**
+ * runGetPods prints the pods once, or with `watch` the table and then a row for every pod whose
+ * row changed (and its last row when it goes), as `kubectl get -w` does. Watching polls GET /pods
+ * every `pollMs` (1 s) until `signal` aborts; resolves with the exit code.
+ */
+export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: CliIo, signal?: AbortSignal, pollMs = 1000): Promise<number> {
+  const pods = await fetchPods(flags, opts);
+  if (!opts.watch) {
+    if (pods.length === 0 && (opts.output === 'table' || opts.output === 'wide')) {
+      io.stderr(opts.namespace ? `No resources found in ${opts.namespace} namespace.\n` : 'No resources found\n');
+      return 0;
+    }
+    io.stdout(formatPods(pods, opts, Date.now()));
+    return 0;
+  }
+  const wide = opts.output === 'wide';
+  const withNs = opts.namespace === '';
+  const rowOf = (p: Pod) => (opts.output === 'json' || opts.output === 'yaml' ? formatPods([p], { ...opts, name: 'x' }, Date.now()) : formatTable([podRow(p, wide, Date.now(), withNs)]));
+  const last = new Map<string, { key: string; pod: Pod }>();
+  // The change key leaves out AGE, which changes every second.
+  const keyOf = (p: Pod) => JSON.stringify([p.metadata?.resourceVersion, p.metadata?.deletionTimestamp, podStatusReason(p), p.status?.podIP]);
+  if (opts.output === 'table' || opts.output === 'wide') io.stdout(formatTable([podTableHeader(wide, withNs)]));
+  const show = (list: Pod[]) => {
+    const seen = new Set<string>();
+    for (const p of list) {
+      const uid = p.metadata?.uid ?? `${p.metadata?.namespace}/${p.metadata?.name}`;
+      seen.add(uid);
+      const key = keyOf(p);
+      if (last.get(uid)?.key !== key) io.stdout(rowOf(p));
+      last.set(uid, { key, pod: p });
+    }
+    for (const [uid, { pod }] of last) {
+      if (!seen.has(uid)) {
+        last.delete(uid);
+        io.stdout(rowOf({ ...pod, metadata: { ...pod.metadata, deletionTimestamp: pod.metadata?.deletionTimestamp ?? new Date().toISOString() } }));
+      }
+    }
+  };
+  show(pods);
+  while (!signal?.aborted) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, pollMs);
+      signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    });
+    if (signal?.aborted) break;
+    try {
+      show(await fetchPods(flags, { ...opts, name: undefined }).then((l) => (opts.name ? l.filter((p) => p.metadata?.name === opts.name) : l)));
+    } catch (err) {
+      if (!(err instanceof ClientError) || !/not found/.test(err.message)) throw err;
+      show([]);
+    }
+  }
+  return 0;
+}
+
+const kPodAliases = ['pods', 'pod', 'po'];
+
+/** getCommand: the yargs module of `kubelet-ts get pods [NAME]`. */
+export function getCommand(select: SelectClient): CommandModule {
+  return {
+    command: 'get <resource> [name]',
+    describe: 'Display pods of the agent (kubectl get pods)',
+    builder: (y: Argv) =>
+      addEtcdClientFlags(addClientFlags(y))
+        .positional('resource', { type: 'string', describe: 'Resource type: pods' })
+        .positional('name', { type: 'string', describe: 'A pod name' })
+        .option('namespace', { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' })
+        .option('all-namespaces', { alias: 'A', type: 'boolean', default: false, describe: 'List pods of every namespace' })
+        .option('selector', { alias: 'l', type: 'string', default: '', requiresArg: true, describe: 'Label selector, e.g. app=web,tier in (front,back)' })
+        .option('output', { alias: 'o', type: 'string', choices: ['wide', 'json', 'yaml'], requiresArg: true, describe: 'Output format' })
+        .option('watch', { alias: 'w', type: 'boolean', default: false, describe: 'After listing, watch for changes' })
+        .option('no-headers', { type: 'boolean', default: false, describe: 'Omit the header row' }),
+    handler: (argv) => {
+      const a = argv as Record<string, unknown>;
+      select({
+        command: 'client',
+        run: runClient(async (io) => {
+          const resource = String(a.resource);
+          if (isEtcdMode(a) && ['nodes', 'node', 'no'].includes(resource)) return runEtcdGetNodes(etcdClientFlags(a), String(a.output ?? ''), io);
+          if (isEtcdMode(a) && kPodAliases.includes(resource)) {
+            return runEtcdGetPods(etcdClientFlags(a), { namespace: a['all-namespaces'] ? '' : String(a.namespace), name: typeof a.name === 'string' ? a.name : undefined, output: String(a.output ?? '') }, io);
+          }
+          if (!kPodAliases.includes(resource)) throw new ClientError(`the server doesn't have a resource type "${resource}"`);
+          const opts: GetPodsOptions = {
+            name: typeof a.name === 'string' ? a.name : undefined,
+            namespace: a['all-namespaces'] ? '' : String(a.namespace),
+            selector: String(a.selector ?? ''),
+            output: (a.output as GetOutput | undefined) ?? 'table',
+            watch: Boolean(a.watch),
+            noHeaders: Boolean(a['no-headers']),
+          };
+          const ac = new AbortController();
+          const onSig = () => ac.abort();
+          process.once('SIGINT', onSig);
+          process.once('SIGTERM', onSig);
+          try {
+            return await runGetPods(clientFlags(a), opts, io, ac.signal);
+          } finally {
+            process.off('SIGINT', onSig);
+            process.off('SIGTERM', onSig);
+          }
+        }),
+      });
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { formatAge, formatTable } from '../../../src/main/commands/client.js';
+import { describePod } from '../../../src/main/commands/describe.js';
+import { formatPods, podRow, podStatusReason } from '../../../src/main/commands/get.js';
+import { sameDesiredState } from '../../../src/main/commands/apply.js';
+import type { Pod } from '../../../src/shared/api.js';
+import { applyPodDefaults } from '../../../src/shared/defaults.js';
+
+const now = Date.parse('2026-11-30T02:00:00Z');
+
+function pod(name: string, statuses: NonNullable<Pod['status']>['containerStatuses'], extra: Partial<Pod> = {}): Pod {
+  return {
+    metadata: { name, namespace: 'default', uid: `u-${name}`, creationTimestamp: '2026-11-30T01:55:00Z', ...extra.metadata },
+    spec: { nodeName: 'node1', containers: (statuses ?? []).map((s) => ({ name: s.name, image: 'busybox' })) },
+    status: { phase: 'Running', podIP: '', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: statuses, ...extra.status },
+  };
+}
+
+describe('formatAge (kubectl HumanDuration)', () => {
+  it.each([
+    [0, '0s'], [-5000, '0s'], [45_000, '45s'], [119_000, '119s'], [125_000, '2m5s'], [600_000, '10m'], [3 * 3600_000 - 1, '179m'],
+    [3 * 3600_000 + 60_000, '3h1m'], [10 * 3600_000, '10h'], [3 * 86400_000 + 3600_000, '3d1h'], [30 * 86400_000, '30d'], [800 * 86400_000, '2y70d'],
+  ])('%d ms is %s', (ms, text) => {
+    expect(formatAge(ms)).toBe(text);
+  });
+});
+
+describe('podStatusReason (kubectl printPod)', () => {
+  it('shows the waiting reason, e.g. CrashLoopBackOff, and counts restarts', () => {
+    const p = pod('crash', [{ name: 'main', image: 'b', imageID: '', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 3, finishedAt: '2026-11-30T01:59:00Z' } } }]);
+    expect(podStatusReason(p)).toMatchObject({ reason: 'CrashLoopBackOff', ready: 0, total: 1, restarts: 4 });
+    expect(podRow(p, false, now, false)).toEqual(['crash', '0/1', 'CrashLoopBackOff', '4 (60s ago)', '5m']);
+  });
+
+  it('shows Completed, ExitCode:N and Signal:N for terminated containers', () => {
+    const t = (terminated: object) => pod('t', [{ name: 'main', image: 'b', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, ...terminated } } }]);
+    expect(podStatusReason(t({ reason: 'Completed' })).reason).toBe('Completed');
+    expect(podStatusReason(t({ exitCode: 2 })).reason).toBe('ExitCode:2');
+    expect(podStatusReason(t({ exitCode: 137, signal: 9 })).reason).toBe('Signal:9');
+  });
+
+  it('shows Running when a container still runs next to a Completed one, and Terminating once deleted', () => {
+    const statuses = [
+      { name: 'a', image: 'b', imageID: '', ready: true, restartCount: 0, state: { running: {} } },
+      { name: 'b', image: 'b', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } },
+    ];
+    expect(podStatusReason(pod('mix', statuses))).toMatchObject({ reason: 'Running', ready: 1, total: 2 });
+    expect(podStatusReason(pod('del', statuses, { metadata: { name: 'del', deletionTimestamp: '2026-11-30T01:59:00Z' } })).reason).toBe('Terminating');
+  });
+});
+
+describe('formatPods', () => {
+  const running = pod('web', [{ name: 'main', image: 'b', imageID: '', ready: true, restartCount: 0, state: { running: {} } }]);
+  it('prints a kubectl table', () => {
+    expect(formatPods([running], { output: 'table', namespace: 'default', noHeaders: false }, now)).toBe('NAME   READY   STATUS    RESTARTS   AGE\nweb    1/1     Running   0          5m\n');
+  });
+  it('prints the wide columns and a NAMESPACE column for every namespace', () => {
+    const out = formatPods([running], { output: 'wide', namespace: '', noHeaders: false }, now);
+    expect(out.split('\n')[0].split(/\s{2,}/)).toEqual(['NAMESPACE', 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', 'IP', 'NODE', 'NOMINATED NODE', 'READINESS GATES']);
+    expect(out.split('\n')[1].split(/\s{2,}/)).toEqual(['default', 'web', '1/1', 'Running', '0', '5m', '<none>', 'node1', '<none>', '<none>']);
+  });
+  it('prints a List for json and the Pod for one name', () => {
+    expect(JSON.parse(formatPods([running], { output: 'json', namespace: 'default', noHeaders: false }, now))).toMatchObject({ kind: 'List', items: [{ kind: 'Pod', metadata: { name: 'web' } }] });
+    expect(formatPods([running], { output: 'yaml', namespace: 'default', name: 'web', noHeaders: false }, now)).toMatch(/^apiVersion: v1\nkind: Pod\n/);
+  });
+});
+
+describe('formatTable', () => {
+  it('pads columns by three spaces like kubectl', () => {
+    expect(formatTable([['A', 'BB'], ['CCC', 'D']])).toBe('A     BB\nCCC   D\n');
+  });
+});
+
+describe('describePod', () => {
+  it('shows status, container states, conditions and the pod events', () => {
+    const p = pod('web', [{ name: 'main', image: 'busybox', imageID: 'sha256:1', containerID: 'docker://abc', ready: false, restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container' } }, lastState: { terminated: { exitCode: 3, reason: 'Error', startedAt: '2026-11-30T01:58:00Z', finishedAt: '2026-11-30T01:59:00Z' } } }], { metadata: { name: 'web', labels: { app: 'web' } } });
+    const text = describePod(p, [
+      { metadata: { name: 'e1' }, involvedObject: { uid: 'u-web', name: 'web', namespace: 'default' }, type: 'Warning', reason: 'BackOff', message: 'Back-off restarting failed container', count: 3, firstTimestamp: '2026-11-30T01:56:00Z', lastTimestamp: '2026-11-30T01:59:00Z', source: { component: 'kubelet' } },
+      { metadata: { name: 'e2' }, involvedObject: { uid: 'other', name: 'other', namespace: 'default' }, type: 'Normal', reason: 'Pulled', message: 'not mine' },
+    ], now);
+    expect(text).toMatch(/^Name:\s+web\nNamespace:\s+default\n/);
+    expect(text).toMatch(/Labels:\s+app=web/);
+    expect(text).toMatch(/State:\s+Waiting\n\s+Reason:\s+CrashLoopBackOff/);
+    expect(text).toMatch(/Last State:\s+Terminated\n\s+Reason:\s+Error\n\s+Exit Code:\s+3/);
+    expect(text).toMatch(/Restart Count:\s+2/);
+    expect(text).toMatch(/Conditions:\n\s+Type\s+Status\n\s+Ready\s+True/);
+    expect(text).toMatch(/Warning\s+BackOff\s+60s \(x3 over 4m\)\s+kubelet\s+Back-off restarting failed container/);
+    expect(text).not.toContain('not mine');
+  });
+});
+
+describe('sameDesiredState (apply)', () => {
+  it('is true for the same manifest after server defaulting and false after a change', () => {
+    const local: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', labels: { x: '1' } }, spec: { containers: [{ name: 'm', image: 'busybox' }] } };
+    const remote = applyPodDefaults(structuredClone(local));
+    expect(sameDesiredState(local, remote)).toBe(true);
+    expect(sameDesiredState({ ...local, spec: { containers: [{ name: 'm', image: 'busybox:2' }] } }, remote)).toBe(false);
+    expect(sameDesiredState({ ...local, metadata: { name: 'a', labels: { x: '2' } } }, remote)).toBe(false);
+  });
+});
