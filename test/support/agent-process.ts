@@ -1,0 +1,84 @@
+// Test harness that runs kubelet-ts as a real child process (`node --import tsx src/main/index.ts`), for
+// tests that must kill it (SIGKILL) or drive it from the command line; the in-process harness is agent.ts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './docker.js';
+
+/** The repository root (where package.json is). */
+export const kRepoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** freePort: a TCP port on 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** AgentProcess: one running `kubelet-ts` agent process. */
+export interface AgentProcess {
+  child: ChildProcess;
+  port: number;
+  base: string;
+  /** stdout+stderr so far (pino JSON lines). */
+  output(): string;
+  /** Sends `signal` and resolves when the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * startAgentProcess spawns the agent with `args` (plus `--port <free port>` unless given) and
+ * resolves once GET /healthz answers 200.
+ */
+export async function startAgentProcess(args: string[], port?: number): Promise<AgentProcess> {
+  const p = port ?? (await freePort());
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const base = `http://127.0.0.1:${p}`;
+  await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}: ${out.slice(-2000)}`);
+    try {
+      return (await fetch(`${base}/healthz`)).status === 200;
+    } catch {
+      return false;
+    }
+  }, { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` });
+  return {
+    child, port: p, base,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** CliResult: what a client command printed and its exit code. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** runCliProcess runs `kubelet-ts <args>` as a child process and resolves when it exits (stdin from `input`). */
+export function runCliProcess(args: string[], input?: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', ...args], { cwd: kRepoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
+}
