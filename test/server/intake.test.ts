@@ -428,6 +428,42 @@ describe('limits', () => {
   });
 });
 
+describe('timeouts', () => {
+  it('answers 408 when the body does not arrive in time, and 504 when the handler is too slow', async () => {
+    const slowHost: AgentHost = {
+      listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
+      getNode: () => new Promise<Node>(() => {}),
+      submitPods: async (p) => p,
+    };
+    const s = await createServer(slowHost, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), limits: { bodyTimeoutMs: 300, handlerTimeoutMs: 300 } });
+    try {
+      const { createConnection } = await import('node:net');
+      const answer = await new Promise<string>((resolve, reject) => {
+        const sock = createConnection(s.port, '127.0.0.1', () => {
+          // Headers promise 100 bytes; only 10 come.
+          sock.write('POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"apiVersi');
+        });
+        let data = '';
+        sock.on('data', (d) => {
+          data += d;
+          if (data.includes('\r\n\r\n') && data.includes('}')) {
+            sock.destroy();
+            resolve(data);
+          }
+        });
+        sock.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout/);
+      expect(answer).toContain('"reason":"Timeout"');
+      const slow = await fetch(`http://127.0.0.1:${s.port}/node`);
+      expect(slow.status).toBe(504);
+      expect((await slow.json()).reason).toBe('Timeout');
+    } finally {
+      s.close();
+    }
+  });
+});
+
 describe('access control (--token-auth-file)', () => {
   it('serves /healthz without a token', async () => {
     const res = await fetch(`${authBase}/healthz`);
