@@ -177,10 +177,9 @@ function upsertPod(uid, pod) {
     const ns = pod.metadata.namespace ?? 'default';
     if (!namespaces.has(ns)) addNamespace(ns);
     if (!nodeName && pod.spec?.nodeName) setNodeName(pod.spec.nodeName);
-  } else if (entry.phase !== displayPhase(pod) && entry.phase !== undefined) {
-    entry.row.classList.remove('flash');
-    void entry.row.offsetWidth; // restart the animation
-    entry.row.classList.add('flash');
+  } else if (entry.phase !== displayPhase(pod) && entry.phase !== undefined && !entry.row.hidden) {
+    // Web Animations: no forced layout (a class toggle would need a reflow per row to restart).
+    entry.row.animate([{ backgroundColor: '#fefcbf' }, { backgroundColor: 'transparent' }], { duration: 1000, easing: 'ease-out' });
   }
   entry.pod = pod;
   const { cells } = entry;
