@@ -185,3 +185,40 @@ describe('newHttpSource', () => {
     expect(() => newHttpSource({ url, nodeName: 'n', ...bad }, { logger: newLogger('silent'), onUpdate: () => {}, onError: () => {} })).toThrow(flag);
   });
 });
+
+describe('--manifest-url wired into the agent (fake runtime)', () => {
+  it('runs the URL pods as static pods, replaces them when the URL changes, keeps them when it fails', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { newAgent } = await import('../../../src/main/agent.js');
+    const { resolveAgentOptions } = await import('../../../src/main/agent-options.js');
+    const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-http-source-'));
+    reply = { status: 200, body: podYaml('web'), etag: '"1"' };
+    const options = resolveAgentOptions({
+      nodeName: 'url-node', rootDir: base, port: 0, runtime: 'fake', workers: 1, manifestUrl: url, httpCheckFrequencyMs: 200, logLevel: 'silent',
+    });
+    const agent = newAgent(options, { logger: newLogger('silent'), serve: false });
+    const until = async (pred: () => boolean, what: string) => {
+      for (const started = Date.now(); !pred(); ) {
+        if (Date.now() - started > 30_000) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const running = () => agent.listPods().filter((p) => p.status?.phase === 'Running').map((p) => p.metadata?.name);
+    try {
+      await agent.start();
+      await until(() => running().includes('web-url-node'), 'web-url-node Running');
+      expect(agent.listPods()[0].metadata?.annotations?.['kubernetes.io/config.source']).toBe('http');
+      reply = { status: 200, body: podYaml('api'), etag: '"2"' };
+      await until(() => running().join() === 'api-url-node' && agent.listPods().length === 1, 'api replacing web');
+      reply = { status: 503, body: 'down' };
+      const seen = requests.length;
+      await until(() => requests.length >= seen + 3, 'three failed polls');
+      expect(running()).toEqual(['api-url-node']);
+    } finally {
+      await agent.stop();
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
