@@ -1,6 +1,14 @@
 // Shared bench helpers: percentiles, a progress line, results JSON. Not used by src/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { mkdir, mkdtemp, rename, rm as rmPath, writeFile as writeFileAsync } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { newAgent, type Agent, type AgentDeps } from '../src/main/agent.js';
+import { resolveAgentOptions, type AgentOptions } from '../src/main/agent-options.js';
+import type { Pod } from '../src/shared/api.js';
+import type { PodSyncRunner } from '../src/main/pool/worker-pool.js';
 
 /** percentile of `values` (milliseconds or any unit), p in 0..100, nearest-rank. */
 export function percentile(values: number[], p: number): number {
@@ -41,4 +49,126 @@ export function table(rows: (string | number)[][]): string {
   const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isInteger(c) ? String(c) : c.toFixed(2)) : c)));
   const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i]?.length ?? 0)));
   return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ')).join('\n');
+}
+
+// ---- agent helpers shared by the density, steady, relist and scale benches ----
+
+
+export const kBusybox = 'kubelet-ts/busybox:1.35';
+export const kPause = 'kubelet-ts/pause:1.0';
+
+/** parseIntList parses `1,2,4` (flag `name`) into positive integers. */
+export function parseIntList(name: string, text: string): number[] {
+  const out = text.split(',').map((s) => Number(s.trim()));
+  if (!out.length || out.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--${name} must be a comma-separated list of integers >= 1, got ${text}`);
+  return out;
+}
+
+/** positiveInt checks one integer flag. */
+export function positiveInt(name: string, text: string | undefined, min = 1): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${text}`);
+  return n;
+}
+
+/** podYaml: one busybox pod manifest (one `main` container sleeping), static pod style. */
+export function podYaml(name: string, opts: { restartPolicy?: string; image?: string } = {}): string {
+  return `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  restartPolicy: ${opts.restartPolicy ?? 'Always'}
+  terminationGracePeriodSeconds: 1
+  containers: [{name: main, image: "${opts.image ?? kBusybox}", command: ["sleep", "3600"]}]
+`;
+}
+
+/** isRunning: phase Running and every container ready. */
+export const isRunning = (pod: Pod): boolean =>
+  pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && (pod.status.containerStatuses ?? []).every((c) => c.ready);
+
+/** PodTimes: when each pod UID was accepted, first Running, and removed (performance.now() ms). */
+export interface PodTimes {
+  accepted: Map<string, number>;
+  running: Map<string, number>;
+  removed: Set<string>;
+  byName: Map<string, string>;
+}
+
+/** BenchAgent: an in-process agent with its own node name and manifest directory. */
+export interface BenchAgent {
+  agent: Agent;
+  nodeName: string;
+  manifests: string;
+  times: PodTimes;
+  /** Writes one manifest file atomically (tmp + rename). */
+  write(file: string, yaml: string): Promise<void>;
+  remove(file: string): Promise<void>;
+  /** Stops the agent and deletes its directories (containers are the caller's business). */
+  stop(): Promise<void>;
+}
+
+/**
+ * startBenchAgent starts an agent (no HTTP server) on `bench-<kind>-<random>` with a temp manifest
+ * dir; `makeRunner` may build the agent's pod sync runner from its resolved options (closed on stop).
+ */
+export async function startBenchAgent(
+  kind: string, overrides: Partial<AgentOptions> = {}, deps: Partial<AgentDeps> = {}, makeRunner?: (options: AgentOptions) => PodSyncRunner,
+): Promise<BenchAgent> {
+  const nodeName = `bench-${kind}-${randomBytes(3).toString('hex')}`;
+  const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
+  const manifests = join(base, 'manifests');
+  await mkdir(manifests);
+  const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), port: 0, fileCheckFrequencyMs: 60_000, ...overrides });
+  const runner = makeRunner?.(options);
+  const agent = newAgent(options, { logger: pino({ level: process.env.KUBELET_TS_BENCH_LOG ?? 'silent' }), serve: false, ...(runner ? { runner } : {}), ...deps });
+  const times: PodTimes = { accepted: new Map(), running: new Map(), removed: new Set(), byName: new Map() };
+  agent.statusManager.subscribe((change) => {
+    const t = performance.now();
+    if (change.type === 'ADDED' && !times.accepted.has(change.uid)) {
+      times.accepted.set(change.uid, t);
+      times.byName.set(change.pod.metadata?.name ?? '', change.uid);
+    }
+    if (change.type === 'DELETED') times.removed.add(change.uid);
+    else if (!times.running.has(change.uid) && isRunning(change.pod)) times.running.set(change.uid, t);
+  });
+  await agent.start();
+  return {
+    agent, nodeName, manifests, times,
+    async write(file, yaml) {
+      const tmp = join(base, `.${file}.tmp`);
+      await writeFileAsync(tmp, yaml);
+      await rename(tmp, join(manifests, file));
+    },
+    async remove(file) {
+      await rmPath(join(manifests, file), { force: true });
+    },
+    async stop() {
+      await agent.stop();
+      await runner?.close();
+      await rmPath(base, { recursive: true, force: true });
+    },
+  };
+}
+
+/** waitUntil polls `count()` every 100 ms, showing progress, until it reaches `total`. @throws after `timeoutMs`. */
+export async function waitUntil(label: string, total: number, count: () => number, timeoutMs = 15 * 60_000): Promise<number> {
+  const bar = progress(label, total);
+  const t0 = performance.now();
+  while (count() < total) {
+    if (performance.now() - t0 > timeoutMs) {
+      bar.end();
+      throw new Error(`${label}: only ${count()}/${total} after ${Math.round(timeoutMs / 1000)} s`);
+    }
+    bar.update(count());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  bar.update(total);
+  bar.end();
+  return performance.now() - t0;
+}
+
+/** stats of a sample (same unit as the input): p50, p90, p99, max. */
+export function summary(values: number[]): { n: number; p50: number; p90: number; p99: number; max: number } {
+  return { n: values.length, p50: percentile(values, 50), p90: percentile(values, 90), p99: percentile(values, 99), max: values.length ? Math.max(...values) : NaN };
 }

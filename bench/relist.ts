@@ -1,0 +1,78 @@
+// bench relist: with N pods running, the duration of a full PLEG relist (the list in a pool thread,
+// the diff on the main thread), and the status propagation delay from a container dying (docker
+// kill of one app container) to the pod's status change on the status manager — what a WebSocket
+// watch client is sent next — p50/p99. Prints a table, writes bench/results/relist-*.json.
+//
+//   npm run bench -- relist [--pods 100] [--samples 20] [--relists 10] [--workers 2]
+import { parseArgs } from 'node:util';
+import Docker from 'dockerode';
+import { podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult, progress } from './lib.js';
+
+const { values: args } = parseArgs({
+  options: {
+    pods: { type: 'string', default: '100' },
+    samples: { type: 'string', default: '20' },
+    relists: { type: 'string', default: '10' },
+    workers: { type: 'string', default: '2' },
+  },
+});
+const N = positiveInt('pods', args.pods);
+const samples = Math.min(positiveInt('samples', args.samples), N);
+const relists = positiveInt('relists', args.relists);
+const workers = positiveInt('workers', args.workers);
+const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+
+const b = await startBenchAgent('relist', { workers, syncFrequencyMs: 600_000 });
+try {
+  // restartPolicy Never: a killed container stays dead, so its status change is the death itself.
+  await Promise.all(Array.from({ length: N }, (_, i) => b.write(`relist-${i}.yaml`, podYaml(`relist-${i}`, { restartPolicy: 'Never' }))));
+  await waitUntil('pods Running', N, () => b.times.running.size);
+  await new Promise((r) => setTimeout(r, 2000));
+
+  const relistMs: number[] = [];
+  const bar = progress('full relists', relists);
+  for (let i = 0; i < relists; i++) {
+    const t = performance.now();
+    await b.agent.pleg.relist();
+    relistMs.push(performance.now() - t);
+    bar.update(i + 1);
+  }
+  bar.end();
+
+  const delays: number[] = [];
+  const bar2 = progress('container deaths observed', samples);
+  for (let i = 0; i < samples; i++) {
+    const uid = b.times.byName.get(`relist-${i}-${b.nodeName}`)!;
+    const [app] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, 'io.kubernetes.container.name=main'] } });
+    const seen = new Promise<number>((resolve) => {
+      const off = b.agent.statusManager.subscribe((change) => {
+        if (change.uid !== uid) return;
+        if (change.pod.status?.containerStatuses?.[0]?.state?.terminated) { off(); resolve(performance.now()); }
+      });
+    });
+    const t0 = performance.now();
+    await docker.getContainer(app.Id).kill();
+    delays.push((await seen) - t0);
+    bar2.update(i + 1);
+  }
+  bar2.end();
+  const pleg = b.agent.pleg.stats();
+  const result = {
+    date: new Date().toISOString(), pods: N, containers: 2 * N, workers,
+    relistMs: summary(relistMs), deathToStatusMs: summary(delays), eventLagMs: summary(pleg.eventLagsMs), streaming: pleg.streaming,
+  };
+  console.log(`\nrelist: ${N} running pods (${2 * N} containers), ${workers} worker threads, events stream ${pleg.streaming ? 'up' : 'down'}, ${result.date}`);
+  console.log(table([
+    ['measure (ms)', 'p50', 'p99', 'max', 'n'],
+    ['full relist', result.relistMs.p50, result.relistMs.p99, result.relistMs.max, result.relistMs.n],
+    ['container death → status', result.deathToStatusMs.p50, result.deathToStatusMs.p99, result.deathToStatusMs.max, result.deathToStatusMs.n],
+    ['Docker event lag', result.eventLagMs.p50, result.eventLagMs.p99, result.eventLagMs.max, result.eventLagMs.n],
+  ]));
+  console.log(`results: ${writeResult('relist', result)}`);
+} finally {
+  await Promise.all(Array.from({ length: N }, (_, i) => b.remove(`relist-${i}.yaml`)));
+  await waitUntil('pods removed', N, () => b.times.removed.size, 5 * 60_000).catch(() => {});
+  await b.stop();
+  const list = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } });
+  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+}

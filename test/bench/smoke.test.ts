@@ -1,0 +1,48 @@
+// Smoke runs of the bench scripts with tiny N and short windows, so the scripts keep working: each
+// runs as a child process (`tsx bench/run.ts NAME …`), must exit 0 and write its JSON. No timing
+// is asserted: these are figures, not tests.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const results = join(root, 'bench', 'results');
+
+function runBench(name: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', name, ...args], { cwd: root, env: { ...process.env, KUBELET_TS_BENCH_LOG: 'silent' } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+const resultsOf = (name: string) => new Set(readdirSync(results).filter((f) => f.startsWith(`${name}-`) && f.endsWith('.json')));
+
+async function expectBench(name: string, args: string[]) {
+  const before = resultsOf(name);
+  const { code, out } = await runBench(name, args);
+  expect(code, out).toBe(0);
+  expect(out).toContain('results: ');
+  expect([...resultsOf(name)].filter((f) => !before.has(f)).length).toBe(1);
+}
+
+describe('bench smoke runs', () => {
+  it('scale (fake runtime) runs and writes its JSON', async () => {
+    await expectBench('scale', ['--pods', '20', '--workers', '1,2', '--pods-per-file', '10']);
+  }, 120_000);
+
+  describe.skipIf(!inject('dockerAvailable'))('against Docker', () => {
+    it('density runs with one pod and the raw floor', async () => {
+      await expectBench('density', ['--pods', '1', '--raw-concurrency', '1', '--workers', '1']);
+    }, 180_000);
+    it('steady runs with one pod and a one-second window', async () => {
+      await expectBench('steady', ['--pods', '1', '--window', '1', '--workers', '1']);
+    }, 180_000);
+    it('relist runs with one pod and one death', async () => {
+      await expectBench('relist', ['--pods', '1', '--samples', '1', '--relists', '2', '--workers', '1']);
+    }, 180_000);
+  });
+});
