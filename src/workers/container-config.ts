@@ -55,6 +55,15 @@ export function emptyDirPath(rootDir: string, uid: string, volumeName: string): 
   return path.join(podDir(rootDir, uid), 'volumes', 'kubernetes.io~empty-dir', assertSafeSegment(volumeName, 'volume name'));
 }
 
+/**
+ * terminationMessageFile: `{rootDir}/pods/{uid}/containers/{name}/{restartCount}` — the host file
+ * bind-mounted at the container's terminationMessagePath (as the kubelet's
+ * `pods/{uid}/containers/{name}/{id}`), one per attempt so a restart never sees the old message.
+ */
+export function terminationMessageFile(rootDir: string, uid: string, containerName: string, restartCount: number): string {
+  return path.join(podDir(rootDir, uid), 'containers', assertSafeSegment(containerName, 'container name'), String(restartCount));
+}
+
 /** milliCpu of a quantity (cores → millicores), as resource.Quantity.MilliValue. */
 function milliCpu(q: string | number | undefined, field: string): number {
   if (q === undefined) return 0;
@@ -282,6 +291,14 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
   const env = makeEnvironmentVariables(pod, container, ctx, field);
   const { command, args } = expandCommand(container, env);
   const binds = await makeMounts(pod, container, ctx.rootDir, field);
+  if (container.terminationMessagePath) {
+    // The termination message file (kubelet makeMounts): created empty, writable by any user.
+    const file = terminationMessageFile(ctx.rootDir, pod.metadata?.uid ?? '', container.name, restartCount);
+    await mkdir(path.dirname(file), { recursive: true });
+    await (await open(file, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_TRUNC, 0o666)).close();
+    await chmod(file, 0o666);
+    binds.push(`${file}:${container.terminationMessagePath}`);
+  }
   let memory = 0;
   let cpuLimit = 0;
   let cpuRequest = 0;

@@ -27,6 +27,10 @@ export const kContainerHashLabel = 'annotation.io.kubernetes.container.hash';
 export const kRestartCountLabel = 'annotation.io.kubernetes.container.restartCount';
 /** `annotation.io.kubernetes.pod.terminationGracePeriod` (seconds). */
 export const kTerminationGracePeriodLabel = 'annotation.io.kubernetes.pod.terminationGracePeriod';
+/** `annotation.io.kubernetes.container.terminationMessagePath`: the container-side path of its termination message. */
+export const kTerminationMessagePathLabel = 'annotation.io.kubernetes.container.terminationMessagePath';
+/** `annotation.io.kubernetes.container.terminationMessagePolicy`: `File` or `FallbackToLogsOnError`. */
+export const kTerminationMessagePolicyLabel = 'annotation.io.kubernetes.container.terminationMessagePolicy';
 /** `kubelet-ts.node-name`: the agent (node) that owns the container. */
 export const kNodeNameLabel = 'kubelet-ts.node-name';
 
@@ -128,6 +132,8 @@ export function containerLabels(pod: Pod, container: Container, nodeName: string
     [kSandboxIdLabel]: sandboxId,
     [kContainerHashLabel]: hash,
     [kRestartCountLabel]: String(restartCount),
+    ...(container.terminationMessagePath ? { [kTerminationMessagePathLabel]: container.terminationMessagePath } : {}),
+    ...(container.terminationMessagePolicy ? { [kTerminationMessagePolicyLabel]: container.terminationMessagePolicy } : {}),
   };
 }
 

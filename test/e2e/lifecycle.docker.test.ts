@@ -8,9 +8,12 @@ import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 
+/** The machine is shared by several engineers' Docker suites: generous waits (never asserted on). */
+const kWaitMs = 90_000;
+
 const cond = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type);
 
-describe.skipIf(!inject('dockerAvailable'))('pod lifecycle in Docker', () => {
+describe.skipIf(!inject('dockerAvailable'))('pod lifecycle in Docker', { timeout: 240_000 }, () => {
   const nodes: TestNode[] = [];
   const start = async (...args: Parameters<typeof startTestNode>) => {
     const node = await startTestNode(...args);
@@ -44,12 +47,12 @@ spec:
       volumeMounts: [{name: data, mountPath: /data}]
   volumes: [{name: data, emptyDir: {}}]
 `);
-    const pending = await waitForPod(node, 'init', (p) => p.status?.initContainerStatuses?.[0]?.state?.running !== undefined);
+    const pending = await waitForPod(node, 'init', (p) => p.status?.initContainerStatuses?.[0]?.state?.running !== undefined, kWaitMs);
     expect(pending.status!.phase).toBe('Pending');
     expect(cond(pending, 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [first second]' });
     expect(pending.status!.containerStatuses![0].state!.waiting!.reason).toBe('PodInitializing');
 
-    const pod = await waitForPod(node, 'init', isRunningAndReady);
+    const pod = await waitForPod(node, 'init', isRunningAndReady, kWaitMs);
     expect(cond(pod, 'Initialized')!.status).toBe('True');
     expect(pod.status!.initContainerStatuses!.map((s) => [s.name, s.state!.terminated?.reason, s.state!.terminated?.exitCode])).toEqual([
       ['first', 'Completed', 0], ['second', 'Completed', 0],
@@ -71,7 +74,7 @@ spec:
   containers:
     - {name: app, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
 `);
-    const pod = await waitForPod(node, 'bad-init', (p) => p.status?.phase === 'Failed');
+    const pod = await waitForPod(node, 'bad-init', (p) => p.status?.phase === 'Failed', kWaitMs);
     expect(pod.status!.initContainerStatuses![0].state!.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(cond(pod, 'Initialized')!.status).toBe('False');
     const names = (await containersOf(pod.metadata!.uid!)).map((c) => c.Labels['io.kubernetes.container.name']).sort();
@@ -90,7 +93,7 @@ spec:
   containers:
     - {name: app, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
 `);
-    const pod = await waitForPod(node, 'retry-init', (p) => p.status?.initContainerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff');
+    const pod = await waitForPod(node, 'retry-init', (p) => p.status?.initContainerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', kWaitMs);
     expect(pod.status!.phase).toBe('Pending');
     expect(pod.status!.initContainerStatuses![0].restartCount).toBeGreaterThanOrEqual(1);
     expect(pod.status!.initContainerStatuses![0].lastState!.terminated!.exitCode).toBe(1);
@@ -117,14 +120,95 @@ spec:
       volumeMounts: [{name: data, mountPath: /data}]
   volumes: [{name: data, emptyDir: {}}]
 `);
-    const pod = await waitForPod(node, 'sidecar', (p) => isRunningAndReady(p) && p.status?.initContainerStatuses?.[0]?.state?.running !== undefined);
+    const pod = await waitForPod(node, 'sidecar', (p) => isRunningAndReady(p) && p.status?.initContainerStatuses?.[0]?.state?.running !== undefined, kWaitMs);
     expect(pod.status!.containerStatuses![0].restartCount).toBe(0);
     expect(pod.status!.initContainerStatuses![0]).toMatchObject({ name: 'proxy', ready: true });
     const proxy = (await containersOf(pod.metadata!.uid!)).find((c) => c.Labels['io.kubernetes.container.name'] === 'proxy')!;
     await docker.getContainer(proxy.Id).kill();
-    const after = await waitForPod(node, 'sidecar', (p) => p.status?.initContainerStatuses?.[0]?.restartCount === 1 && p.status.initContainerStatuses[0].state?.running !== undefined);
+    const after = await waitForPod(node, 'sidecar', (p) => p.status?.initContainerStatuses?.[0]?.restartCount === 1 && p.status.initContainerStatuses[0].state?.running !== undefined, kWaitMs);
     expect(after.status!.phase).toBe('Running');
     expect(after.status!.containerStatuses![0]).toMatchObject({ restartCount: 0, ready: true });
     expect(cond(after, 'Initialized')!.status).toBe('True');
+  });
+
+  it('fills state.terminated.message from the terminationMessagePath file', async () => {
+    const node = await start();
+    await node.writeManifest('msg.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: msg}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${BUSYBOX_IMAGE}
+      terminationMessagePath: /tmp/why
+      command: ["sh", "-c", "echo -n 'out of luck' > /tmp/why; exit 4"]
+`);
+    const pod = await waitForPod(node, 'msg', (p) => p.status?.phase === 'Failed', kWaitMs);
+    expect(pod.status!.containerStatuses![0].state!.terminated).toMatchObject({ exitCode: 4, reason: 'Error', message: 'out of luck' });
+  });
+
+  it('reports OOMKilled for a container killed by its memory limit', async () => {
+    const node = await start();
+    await node.writeManifest('oom.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: oom}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: hog
+      image: ${BUSYBOX_IMAGE}
+      resources: {limits: {memory: 16Mi}}
+      command: ["sh", "-c", "head -c 200m /dev/zero | tail"]
+`);
+    const pod = await waitForPod(node, 'oom', (p) => p.status?.phase === 'Failed', kWaitMs);
+    expect(pod.status!.containerStatuses![0].state!.terminated).toMatchObject({ reason: 'OOMKilled', exitCode: 137 });
+  });
+
+  it('fails a pod past its activeDeadlineSeconds with reason DeadlineExceeded and stops its containers', async () => {
+    const node = await start();
+    await node.writeManifest('deadline.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: deadline}
+spec:
+  activeDeadlineSeconds: 2
+  terminationGracePeriodSeconds: 1
+  containers:
+    - {name: main, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
+`);
+    const pod = await waitForPod(node, 'deadline', (p) => p.status?.phase === 'Failed' && p.status.containerStatuses?.[0]?.state?.terminated !== undefined, kWaitMs);
+    expect(pod.status).toMatchObject({ reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
+    // It ran, and was killed (sleep as PID 1 ignores SIGTERM: SIGKILL after the 1 s grace period).
+    expect(pod.status!.containerStatuses![0].state!.terminated!.exitCode).toBe(137);
+    const live = (await containersOf(pod.metadata!.uid!)).filter((c) => c.State === 'running');
+    expect(live).toEqual([]);
+    expect(node.agent.events.list().some((e) => e.reason === 'DeadlineExceeded')).toBe(true);
+  });
+
+  it('stops a container with SIGTERM first and SIGKILL after the grace period', async () => {
+    const node = await start();
+    const out = join(node.rootDir, 'grace-out');
+    await node.writeManifest('grace.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: grace}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+    - name: stubborn
+      image: ${BUSYBOX_IMAGE}
+      # Ignores SIGTERM (records it): only SIGKILL after the grace period ends it.
+      command: ["sh", "-c", "trap 'echo TERM >> /out/signals' TERM; echo up > /out/up; while true; do sleep 0.2; done"]
+      volumeMounts: [{name: out, mountPath: /out}]
+  volumes: [{name: out, hostPath: {path: ${JSON.stringify(out)}, type: DirectoryOrCreate}}]
+`);
+    const pod = await waitForPod(node, 'grace', isRunningAndReady, kWaitMs);
+    await waitFor(() => readFile(join(out, 'up'), 'utf8'));
+    const { rm } = await import('node:fs/promises');
+    await rm(join(node.manifestDir, 'grace.yaml'));
+    await waitFor(async () => (await containersOf(pod.metadata!.uid!)).length === 0, { timeoutMs: kWaitMs, description: 'containers removed' });
+    // It saw SIGTERM, survived it, and was still removed: SIGKILL ended it.
+    expect(await readFile(join(out, 'signals'), 'utf8')).toBe('TERM\n');
   });
 });
