@@ -241,11 +241,15 @@ class EtcdSourceImpl implements EtcdSource {
         this.#rev = Math.max(this.#rev, Number(res.header.revision));
         return;
       }
+      // One revision (e.g. a transaction deleting a whole prefix) may carry several events; etcd
+      // delivers a revision's events in one response, so compare against the revision applied
+      // before this response.
+      const applied = this.#rev;
       for (const ev of res.events) {
         const rev = Number(ev.kv.mod_revision);
-        if (rev <= this.#rev) continue; // already applied (replayed after a reconnect)
+        if (rev <= applied) continue; // already applied (replayed after a reconnect)
         this.#apply(ev.type, ev.kv);
-        this.#rev = rev;
+        this.#rev = Math.max(this.#rev, rev);
       }
     });
     w.on('error', (err: Error) => {

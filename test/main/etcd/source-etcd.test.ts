@@ -110,6 +110,18 @@ describe('etcd source (real etcd)', () => {
     expect(source.connected()).toBe(true);
   });
 
+  it('applies every event of one revision (a prefix deleted in one transaction)', async () => {
+    const prefix = uniquePrefix('src');
+    const keys = etcdKeys(prefix);
+    const { source, updates } = start(prefix, 'n1', [endpoints.single]);
+    await source.start();
+    for (const n of ['a', 'b', 'c']) await admin.put(keys.pod('n1', 'default', n)).value(podJson(n)).exec();
+    await until(() => desired(updates).size === 3 || undefined, 'three pods');
+    await admin.delete().prefix(keys.podsPrefix('n1')).exec();
+    await until(() => desired(updates).size === 0 || undefined, 'all three removed');
+    expect(updates.filter((u) => u.op === 'REMOVE')).toHaveLength(3);
+  });
+
   it('keeps the last good pod when its value turns bad', async () => {
     const prefix = uniquePrefix('src');
     const keys = etcdKeys(prefix);
