@@ -104,15 +104,20 @@ try {
   const stillReady = pods.filter(ready).length;
   const unhealthy = agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0) - unhealthyBefore;
   const cpuPct = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
+  // The distinct failure messages (e.g. timeouts under load), most frequent first.
+  const failures = new Map<string, number>();
+  for (const e of agent.events.list()) if (e.reason === 'Unhealthy') failures.set(e.message!.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, 'ADDR'), (failures.get(e.message!.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, 'ADDR')) ?? 0) + (e.count ?? 1));
+  const topFailures = [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([message, count]) => ({ message, count }));
   const result = {
     bench: 'probes', date: new Date().toISOString(), kind, pods: N, probesPerSecond: kind === 'none' ? 0 : 2 * N, workers, durationS, readyAfterS,
     cpuPercentOfOneCore: Number(cpuPct.toFixed(2)), cpuUserMs: Math.round(cpu.user / 1000), cpuSystemMs: Math.round(cpu.system / 1000),
-    podsReadyAtEnd: stillReady, restarts, unhealthyEvents: unhealthy,
+    podsReadyAtEnd: stillReady, restarts, unhealthyEvents: unhealthy, topFailures,
   };
   process.stdout.write(`${table([
     ['pods', 'probe kind', 'probes/s (nominal)', 'agent CPU % of one core', 'user ms', 'system ms', 'ready at end', 'restarts', 'Unhealthy events'],
     [N, kind, result.probesPerSecond, result.cpuPercentOfOneCore, result.cpuUserMs, result.cpuSystemMs, `${stillReady}/${N}`, restarts, unhealthy],
   ])}\n`);
+  for (const f of topFailures) process.stdout.write(`  ${f.count} × ${f.message}\n`);
   process.stdout.write(`wrote ${writeResult('probes', result)}\n`);
 } finally {
   await rm(join(manifests, 'probes.yaml'), { force: true });
