@@ -122,6 +122,7 @@ async function main(): Promise<void> {
     }
   };
   try {
+    const loadavgAtStart = (await import('node:os')).loadavg();
     const { port } = await next('ready');
     const base = `http://127.0.0.1:${port}`;
     const results: PhaseResult[] = [];
@@ -224,7 +225,9 @@ async function main(): Promise<void> {
       ['phase', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'event loop p99 ms'],
       ...results.map((r) => [r.phase, r.requests, r.requestsPerSec, r.p50Ms, r.p99Ms, r.errors, r.non2xx, r.eventLoopP99Ms]),
     ])}\n`);
-    const file = writeResult('api', { date: new Date().toISOString(), node: process.version, cpus: (await import('node:os')).cpus().length, args, results });
+    const os = await import('node:os');
+    // The load average says whether the figures were taken on a quiet machine (2 cores shared by other work skew them).
+    const file = writeResult('api', { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, loadavgAtStart, loadavgAtEnd: os.loadavg(), args, results });
     process.stdout.write(`wrote ${file}\n`);
   } finally {
     child.send({ type: 'stop' } satisfies ToChild);
