@@ -5,7 +5,7 @@
  * document is collected and thrown together as one InvalidManifestError. Pure functions (no
  * I/O), safe in any thread.
  */
-import { parseAllDocuments } from 'yaml';
+import { isScalar, parseAllDocuments, visit, YAMLParseError, type Document } from 'yaml';
 import type { Pod } from './api.js';
 import { InvalidManifestError, type FieldError } from './errors.js';
 import { applyPodDefaults } from './defaults.js';
@@ -55,10 +55,13 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
       }
     }
   } else {
-    const parsed = parseAllDocuments(text);
+    // uniqueKeys off: the yaml package checks it by comparing every key with every other one
+    // (quadratic: a 10 MB mapping took minutes); duplicateKeyErrors does it in one pass instead.
+    const parsed = parseAllDocuments(text, { uniqueKeys: false });
     const list = Array.isArray(parsed) ? parsed : [];
     docCount = list.length;
     list.forEach((doc, i) => {
+      if (doc.errors.length === 0) doc.errors.push(...duplicateKeyErrors(doc, text));
       if (doc.errors.length > 0) {
         const syntaxErrors: FieldError[] = [];
         for (const err of doc.errors) {
@@ -168,4 +171,33 @@ export function loadPods(text: string, origin: string, format?: ManifestFormat):
   });
   if (errors.length > 0) throw new InvalidManifestError(origin, errors);
   return pods;
+}
+
+/**
+ * duplicateKeyErrors finds keys that repeat within one mapping (YAML 1.2 forbids them, and the
+ * apiserver's strict decoding refuses them) in one pass per mapping, with the yaml package's own
+ * error type and position so that messages read `… at line L, column C: Map keys must be unique`.
+ */
+function duplicateKeyErrors(doc: Document.Parsed, text: string): Document.Parsed['errors'] {
+  const errors: Document.Parsed['errors'] = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const item of map.items) {
+        const key = isScalar(item.key) ? item.key.value : item.key;
+        if (!seen.has(key)) {
+          seen.add(key);
+          continue;
+        }
+        const range = (item.key as { range?: [number, number, number] } | null)?.range ?? [0, 0, 0];
+        errors.push(new YAMLParseError([range[0], range[1]], 'DUPLICATE_KEY', 'Map keys must be unique'));
+      }
+    },
+  });
+  for (const e of errors) {
+    const before = text.slice(0, e.pos[0]);
+    const line = before.split('\n').length;
+    e.linePos = [{ line, col: e.pos[0] - before.lastIndexOf('\n') }];
+  }
+  return errors;
 }

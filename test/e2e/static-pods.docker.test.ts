@@ -111,6 +111,19 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(keptAfter.metadata!.uid).toBe(kept.metadata!.uid);
   });
 
+  it('starts a pod again when its manifest is removed and restored while it is still stopping', async () => {
+    const node = await start();
+    const yaml = busyboxPod('flap', 'trap "sleep 2; exit 0" TERM; sleep 3600 & wait').replace('terminationGracePeriodSeconds: 1', 'terminationGracePeriodSeconds: 5');
+    await node.writeManifest('flap.yaml', yaml);
+    const before = await waitForPod(node, 'flap', isRunningAndReady);
+    await rm(join(node.manifestDir, 'flap.yaml'));
+    await waitFor(() => node.agent.podManager.get(before.metadata!.uid!)?.terminating, { timeoutMs: 30_000, description: 'old instance stopping' });
+    await node.writeManifest('flap.yaml', yaml);
+    // Same content, same UID: it comes back once the old instance has gone, with new containers.
+    const after = await waitForPod(node, 'flap', (p) => isRunningAndReady(p) && p.status!.containerStatuses![0].containerID !== before.status!.containerStatuses![0].containerID, 60_000);
+    expect(after.metadata!.uid).toBe(before.metadata!.uid);
+  });
+
   it('keeps the last good pod running when its manifest breaks, and replaces it when the manifest changes', async () => {
     const node = await start();
     await node.writeManifest('a.yaml', busyboxPod('steady', 'exec sleep 3600'));

@@ -80,7 +80,7 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
 }
 
 /** waitForPod polls /pods until `pred` holds for the pod `<name>-<node>` and returns it. */
-export async function waitForPod(node: TestNode, name: string, pred: (pod: Pod) => boolean, timeoutMs = 30_000): Promise<Pod> {
+export async function waitForPod(node: TestNode, name: string, pred: (pod: Pod) => boolean, timeoutMs = 90_000): Promise<Pod> {
   return waitFor(async () => {
     const pod = await node.pod(name);
     return pod && pred(pod) ? pod : undefined;

@@ -66,6 +66,12 @@ interface FileState {
 }
 
 /**
+ * kMaxManifestBytes: larger manifest files are refused (their last good pods stay). YAML is parsed
+ * on the main thread; the cap keeps a pathological file from stalling the sync loop for long.
+ */
+export const kMaxManifestBytes = 1024 * 1024;
+
+/**
  * isManifestFileName tells whether a directory entry is read as a manifest: names starting with
  * `.` (as file.go's `[^.]*` glob) and editor leftovers ending in `~`, `.swp` or `.tmp` are ignored
  * (DESIGN.md §3).
@@ -378,6 +384,7 @@ class FileSourceImpl implements FileSource {
         this.files.delete(file);
         return false;
       }
+      if (stat.size > kMaxManifestBytes) throw new Error(`file is ${stat.size} bytes; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
       text = await fsp.readFile(file, 'utf8');
     } catch (err) {
       if (isMissing(err)) {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isManifestFileName, newFileSource, type FileSource, type FileSourceOptions } from '../../../src/main/config/source-file.js';
+import { isManifestFileName, kMaxManifestBytes, newFileSource, type FileSource, type FileSourceOptions } from '../../../src/main/config/source-file.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { ConfigSourceAnnotationKey } from '../../../src/shared/annotations.js';
 import type { PodUpdate, SourceError } from '../../../src/shared/pod-update.js';
@@ -249,6 +249,19 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     const fixed = await rec.nextUpdate();
     expect(image(byName(fixed, `web-${kNode}`))).toBe('kubelet-ts/pause:1.0');
     expect(rec.errors).toHaveLength(2);
+  });
+
+  it('refuses a manifest larger than 1 MiB, naming the file, and keeps its last good pods', async () => {
+    const a = path.join(dir, 'a.yaml');
+    await writeFile(a, podYaml('web'));
+    const { rec } = await startSource();
+    await writeFile(a, `${podYaml('web')}# ${'x'.repeat(kMaxManifestBytes)}\n`);
+    const tooBig = await rec.nextError();
+    expect(tooBig.origin).toBe(a);
+    expect(tooBig.message).toContain(a);
+    expect(tooBig.message).toContain(`at most ${kMaxManifestBytes} bytes`);
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    expect(names(await rec.nextUpdate())).toEqual([`web-${kNode}`, `db-${kNode}`]);
   });
 
   it('reports a broken file once, not on every periodic re-check, and sends no SET when nothing changed', async () => {
