@@ -126,7 +126,7 @@ export function applyCommand(select: SelectClient): CommandModule {
     describe: 'Create or update pods from manifest files, a directory or stdin (kubectl apply -f)',
     builder: (y: Argv) =>
       addEtcdClientFlags(addClientFlags(y))
-        .option('filename', { alias: 'f', type: 'string', array: true, demandOption: 'apply needs -f FILE|DIR|-', requiresArg: true, describe: 'Manifest file, directory of manifests, or - for stdin (repeatable)' })
+        .option('filename', { alias: 'f', type: 'string', array: true, demandOption: 'apply needs -f FILE|DIR|-', describe: 'Manifest file, directory of manifests, or - for stdin (repeatable)' })
         .option('namespace', { alias: 'n', type: 'string', requiresArg: true, describe: 'Namespace for pods that name none' }),
     handler: (argv) => {
       const a = argv as Record<string, unknown>;
@@ -141,4 +141,21 @@ export function applyCommand(select: SelectClient): CommandModule {
       });
     },
   };
+}
+
+/**
+ * joinStdinFlag rewrites `-f -` / `--filename -` as `-f=-` / `--filename=-`: yargs-parser reads a
+ * lone `-` as a positional, not as the flag's value (kubectl's `apply -f -` means stdin). Pure.
+ */
+export function joinStdinFlag(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if ((args[i] === '-f' || args[i] === '--filename') && args[i + 1] === '-') {
+      out.push(`${args[i]}=-`);
+      i++;
+    } else {
+      out.push(args[i]);
+    }
+  }
+  return out;
 }

@@ -119,3 +119,12 @@ describe('client commands (in-process CLI against a server)', () => {
     expect(stderr).toMatch(/^error: cannot reach the kubelet-ts API at http:\/\/127\.0\.0\.1:9: /);
   });
 });
+
+describe('joinStdinFlag', () => {
+  it('turns -f - and --filename - into one argument, leaving the rest', async () => {
+    const { joinStdinFlag } = await import('../../../src/main/commands/apply.js');
+    expect(joinStdinFlag(['apply', '-f', '-', '-n', 'x'])).toEqual(['apply', '-f=-', '-n', 'x']);
+    expect(joinStdinFlag(['apply', '--filename', '-'])).toEqual(['apply', '--filename=-']);
+    expect(joinStdinFlag(['apply', '-f', 'a.yaml', '-'])).toEqual(['apply', '-f', 'a.yaml', '-']);
+  });
+});
