@@ -43,15 +43,15 @@ spec:
     - name: data
       hostPath: {path: ${dir}}
 `);
-    const p = await waitForPod(node, 'hooked', (x) => !!main(x)?.state?.running);
-    await waitFor(async () => (await readFile(join(dir, 'log'), 'utf8').catch(() => '')).includes('poststart'), { timeoutMs: 20_000 });
+    const p = await waitForPod(node, 'hooked', (x) => !!main(x)?.state?.running, 90_000);
+    await waitFor(async () => (await readFile(join(dir, 'log'), 'utf8').catch(() => '')).includes('poststart'), { timeoutMs: 60_000 });
     expect(main(p)!.restartCount).toBe(0);
     await unlink(join(node.manifestDir, 'hooked.yaml'));
-    await waitFor(async () => (await containersOf(p.metadata!.uid!)).length === 0, { timeoutMs: 40_000 });
+    await waitFor(async () => (await containersOf(p.metadata!.uid!)).length === 0, { timeoutMs: 90_000 });
     const log = (await readFile(join(dir, 'log'), 'utf8')).trim().split('\n');
     expect(log.filter((l) => l !== 'poststart' && l !== 'main')).toEqual(['prestop', 'prestop-done', 'term']);
     expect(log.indexOf('poststart')).toBeGreaterThanOrEqual(0);
-  }, 90_000);
+  }, 180_000);
 
   it('kills and restarts a container whose postStart hook fails (FailedPostStartHook)', async () => {
     await node.writeManifest('badhook.yaml', `apiVersion: v1
@@ -66,7 +66,7 @@ spec:
       lifecycle:
         postStart: {exec: {command: ["sh", "-c", "echo no >&2; exit 3"]}}
 `);
-    const p = await waitForPod(node, 'badhook', (x) => (main(x)?.restartCount ?? 0) >= 1, 60_000);
+    const p = await waitForPod(node, 'badhook', (x) => (main(x)?.restartCount ?? 0) >= 1, 90_000);
     const evs = events(p);
     const failed = evs.find((e) => e.reason === 'FailedPostStartHook');
     expect(failed).toMatchObject({ type: 'Warning', involvedObject: { fieldPath: 'spec.containers{main}' } });
@@ -75,7 +75,7 @@ spec:
     const c = main(p)!;
     expect(c.ready).toBe(false);
     // Between attempts the container waits with the hook error as its reason (the kubelet's reason cache).
-    const waiting = await waitForPod(node, 'badhook', (x) => main(x)?.state?.waiting?.reason === 'PostStartHookError' || main(x)?.state?.waiting?.reason === 'CrashLoopBackOff', 60_000);
+    const waiting = await waitForPod(node, 'badhook', (x) => main(x)?.state?.waiting?.reason === 'PostStartHookError' || main(x)?.state?.waiting?.reason === 'CrashLoopBackOff', 90_000);
     expect(main(waiting)!.lastState?.terminated).toBeDefined();
-  }, 90_000);
+  }, 180_000);
 });

@@ -43,65 +43,65 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     - name: main
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "exec sleep 3600"]
-      readinessProbe: {exec: {command: ["cat", "/tmp/ready"]}, periodSeconds: 1, failureThreshold: 1}
+      readinessProbe: {exec: {command: ["cat", "/tmp/ready"]}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1}
 `));
-    let p = await waitForPod(node, 'ready', (x) => x.status?.phase === 'Running' && !!main(x)?.state?.running);
+    let p = await waitForPod(node, 'ready', (x) => x.status?.phase === 'Running' && !!main(x)?.state?.running, 90_000);
     expect(main(p)!.ready).toBe(false);
     expect(main(p)!.started).toBe(true);
     expect(cond(p, 'Ready')).toBe('False');
     expect(cond(p, 'ContainersReady')).toBe('False');
-    await waitFor(() => events(p).find((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Readiness probe failed:')), { timeoutMs: 20_000 });
+    await waitFor(() => events(p).find((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Readiness probe failed:')), { timeoutMs: 60_000 });
     await execIn(p.metadata!.uid!, 'touch /tmp/ready');
-    p = await waitForPod(node, 'ready', (x) => main(x)?.ready === true);
+    p = await waitForPod(node, 'ready', (x) => main(x)?.ready === true, 90_000);
     expect(cond(p, 'Ready')).toBe('True');
     expect(cond(p, 'ContainersReady')).toBe('True');
     await execIn(p.metadata!.uid!, 'rm /tmp/ready');
-    p = await waitForPod(node, 'ready', (x) => main(x)?.ready === false);
+    p = await waitForPod(node, 'ready', (x) => main(x)?.ready === false, 90_000);
     expect(cond(p, 'Ready')).toBe('False');
     expect(main(p)!.restartCount).toBe(0);
     expect(main(p)!.state?.running).toBeTruthy();
-  }, 90_000);
+  }, 180_000);
 
   it('a failing liveness probe restarts the container (restartCount 1, Unhealthy and Killing events)', async () => {
     await node.writeManifest('live.yaml', pod('live', `  containers:
     - name: main
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "touch /tmp/healthy; exec sleep 3600"]
-      livenessProbe: {exec: {command: ["cat", "/tmp/healthy"]}, periodSeconds: 1, failureThreshold: 2}
+      livenessProbe: {exec: {command: ["cat", "/tmp/healthy"]}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 2}
 `));
-    let p = await waitForPod(node, 'live', (x) => !!main(x)?.state?.running);
+    let p = await waitForPod(node, 'live', (x) => !!main(x)?.state?.running, 90_000);
     const firstId = main(p)!.containerID;
     await execIn(p.metadata!.uid!, 'rm /tmp/healthy');
-    p = await waitForPod(node, 'live', (x) => main(x)?.restartCount === 1 && !!main(x)?.state?.running, 60_000);
+    p = await waitForPod(node, 'live', (x) => main(x)?.restartCount === 1 && !!main(x)?.state?.running, 90_000);
     expect(main(p)!.containerID).not.toBe(firstId);
     expect(main(p)!.lastState?.terminated?.containerID).toBe(firstId);
     const evs = events(p);
     expect(evs.find((e) => e.reason === 'Unhealthy')).toMatchObject({ type: 'Warning', message: expect.stringMatching(/^Liveness probe failed: /), involvedObject: { fieldPath: 'spec.containers{main}' } });
     expect(evs.find((e) => e.reason === 'Killing')).toMatchObject({ type: 'Normal', message: 'Container main failed liveness probe, will be restarted' });
     // The new container recreated /tmp/healthy: it stays up.
-    const again = await waitForPod(node, 'live', (x) => main(x)?.ready === true);
+    const again = await waitForPod(node, 'live', (x) => main(x)?.ready === true, 90_000);
     expect(main(again)!.restartCount).toBe(1);
-  }, 90_000);
+  }, 180_000);
 
   it('a startup probe holds the liveness probe back until it succeeds', async () => {
     await node.writeManifest('slow.yaml', pod('slow', `  containers:
     - name: main
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "exec sleep 3600"]
-      startupProbe: {exec: {command: ["cat", "/tmp/started"]}, periodSeconds: 1, failureThreshold: 60}
-      livenessProbe: {exec: {command: ["cat", "/tmp/alive"]}, periodSeconds: 1, failureThreshold: 1}
+      startupProbe: {exec: {command: ["cat", "/tmp/started"]}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 120}
+      livenessProbe: {exec: {command: ["cat", "/tmp/alive"]}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 1}
 `));
-    let p = await waitForPod(node, 'slow', (x) => !!main(x)?.state?.running);
+    let p = await waitForPod(node, 'slow', (x) => !!main(x)?.state?.running, 90_000);
     expect(main(p)!.started).toBe(false);
     expect(main(p)!.ready).toBe(false);
     // The startup probe fails a few times; the liveness probe (which would fail at once) must not run.
-    await waitFor(() => events(p).filter((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Startup probe failed:')).some((e) => (e.count ?? 1) >= 3), { timeoutMs: 30_000 });
+    await waitFor(() => events(p).filter((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Startup probe failed:')).some((e) => (e.count ?? 1) >= 2), { timeoutMs: 60_000 });
     expect(events(p).some((e) => e.message?.startsWith('Liveness probe failed'))).toBe(false);
     await execIn(p.metadata!.uid!, 'touch /tmp/alive /tmp/started');
-    p = await waitForPod(node, 'slow', (x) => main(x)?.started === true && main(x)?.ready === true);
+    p = await waitForPod(node, 'slow', (x) => main(x)?.started === true && main(x)?.ready === true, 90_000);
     expect(main(p)!.restartCount).toBe(0);
     expect(cond(p, 'Ready')).toBe('True');
-  }, 90_000);
+  }, 180_000);
 
   it('httpGet (named port) and tcpSocket probes reach a server inside a network-none sandbox', async () => {
     await node.writeManifest('web.yaml', pod('web', `  containers:
@@ -109,27 +109,27 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 8080 -h /www"]
       ports: [{name: http, containerPort: 8080}]
-      readinessProbe: {httpGet: {path: /index.html, port: http, httpHeaders: [{name: X-Probe, value: "1"}]}, periodSeconds: 1}
-      livenessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 1}
+      readinessProbe: {httpGet: {path: /index.html, port: http, httpHeaders: [{name: X-Probe, value: "1"}]}, periodSeconds: 1, timeoutSeconds: 5}
+      livenessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 3}
     - name: other
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "exec sleep 3600"]
       readinessProbe: {httpGet: {path: /missing, port: 8080}, periodSeconds: 1, failureThreshold: 1}
       livenessProbe: {tcpSocket: {port: 9999}, periodSeconds: 1, failureThreshold: 1}
 `));
-    const p = await waitForPod(node, 'web', (x) => main(x)?.ready === true);
+    const p = await waitForPod(node, 'web', (x) => main(x)?.ready === true, 90_000);
     expect(p.status!.podIP).toBeUndefined(); // network none: no pod IP, yet the probe got in
     const other = await waitFor(async () => {
       const x = await node.pod('web');
       const o = x?.status?.containerStatuses?.find((c) => c.name === 'other');
       return o && o.restartCount >= 1 ? { pod: x!, o } : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: 90_000 });
     expect(other.o.ready).toBe(false);
     const evs = events(p);
     expect(evs.some((e) => e.message === 'Readiness probe failed: HTTP probe failed with statuscode: 404')).toBe(true);
     expect(evs.some((e) => e.reason === 'Unhealthy' && /^Liveness probe failed: dial tcp 127\.0\.0\.1:9999: .*refused/.test(e.message!))).toBe(true);
     expect(main(other.pod)!.restartCount).toBe(0);
-  }, 90_000);
+  }, 180_000);
 
   it('httpGet and tcpSocket probes of a hostNetwork pod go to the node address', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -138,12 +138,12 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     - name: main
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 127.0.0.1:${port} -h /www"]
-      readinessProbe: {httpGet: {path: /index.html, port: ${port}}, periodSeconds: 1}
-      livenessProbe: {tcpSocket: {port: ${port}}, periodSeconds: 1, failureThreshold: 3}
+      readinessProbe: {httpGet: {path: /index.html, port: ${port}}, periodSeconds: 1, timeoutSeconds: 5}
+      livenessProbe: {tcpSocket: {port: ${port}}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 3}
 `));
-    const p = await waitForPod(node, 'hostweb', (x) => main(x)?.ready === true);
+    const p = await waitForPod(node, 'hostweb', (x) => main(x)?.ready === true, 90_000);
     expect(p.status!.podIP).toBe('127.0.0.1');
     expect(cond(p, 'Ready')).toBe('True');
     expect(main(p)!.restartCount).toBe(0);
-  }, 90_000);
+  }, 180_000);
 });
