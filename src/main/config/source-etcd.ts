@@ -69,6 +69,8 @@ export interface EtcdSource {
   connected(): boolean;
   /** The last revision applied (0 before the first list). */
   revision(): number;
+  /** Whether `{prefix}/pods/{nodeName}/{namespace}/{name}` exists as far as the source knows (valid or not). */
+  hasKey(namespace: string, name: string): boolean;
 }
 
 /**
@@ -159,6 +161,10 @@ class EtcdSourceImpl implements EtcdSource {
 
   revision(): number {
     return this.#rev;
+  }
+
+  hasKey(namespace: string, name: string): boolean {
+    return this.#state.has(this.#keys.pod(this.options.nodeName, namespace, name));
   }
 
   start(): Promise<void> {

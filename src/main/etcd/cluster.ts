@@ -46,7 +46,7 @@ export interface EtcdClusterDeps {
   /** Records an event against a pod (bad values in etcd are reported this way). */
   recordEvent(pod: Pod, event: PodEventRecord): void;
   /** Builds the Node object to register; default: {@link buildMinimalNode} with `ready`. */
-  buildNode?(): Node;
+  buildNode?(): Node | Promise<Node>;
   /** The node's readiness for the minimal Node builder (runtime / PLEG health). */
   ready?(): { ok: boolean; message?: string };
 }
@@ -98,10 +98,19 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
     { nodeName: o.nodeName, prefix: o.etcdPrefix, qps: o.etcdQps, burst: o.etcdBurst },
     { client, logger: log.child({ component: 'etcd-status' }), statusManager: deps.statusManager, listPods: deps.listPods },
   );
-  const source = newEtcdSource({ nodeName: o.nodeName, prefix: o.etcdPrefix }, {
+  let reconciled = false;
+  const source: EtcdSource = newEtcdSource({ nodeName: o.nodeName, prefix: o.etcdPrefix }, {
     client,
     logger: log.child({ component: 'etcd-source' }),
-    onUpdate: deps.onUpdate,
+    onUpdate: (u) => {
+      deps.onUpdate(u);
+      if (u.op !== 'SET' || reconciled) return;
+      // After the first list the desired set is known: drop status keys of pods deleted meanwhile.
+      reconciled = true;
+      const live = new Set(deps.listPods().map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`));
+      statusWriter.reconcile((ns, name) => live.has(`${ns}/${name}`) || source.hasKey(ns, name))
+        .catch((err: Error) => log.warn({ err: err.message }, 'Could not clean up stale pod status keys'));
+    },
     onProblem: (p) => {
       if (p.message !== null) deps.recordEvent(p.pod, { type: 'Warning', reason: 'FailedToParse', message: `Invalid pod in etcd at ${p.key}: ${p.message}` });
       statusWriter.writeProblem(p.namespace, p.name, p.message);

@@ -33,7 +33,7 @@ export interface NodeLeaseOptions {
 export interface NodeLeaseDeps {
   client: Etcd3;
   logger: Logger;
-  buildNode(): Node;
+  buildNode(): Node | Promise<Node>;
 }
 
 /** NodeLease: the running registration. */
@@ -138,7 +138,9 @@ class NodeLeaseImpl implements NodeLease {
           await this.#grant();
         }
       }
-      const node = this.deps.buildNode();
+      const wasFailing = this.#failure;
+      this.#failure = undefined; // etcd answered: the Node built now must not report the outage
+      const node = await this.deps.buildNode();
       const hash = contentHash(node);
       if (this.#needsWrite || hash !== this.#lastHash) {
         await withTimeout(this.#lease!.put(this.#key).value(JSON.stringify(node)).exec(), 10_000, 'node put timed out');
@@ -146,8 +148,7 @@ class NodeLeaseImpl implements NodeLease {
         this.#lastHash = hash;
         this.#needsWrite = false;
       }
-      if (this.#failure) this.deps.logger.info({}, 'Node heartbeat reaches etcd again');
-      this.#failure = undefined;
+      if (wasFailing) this.deps.logger.info({}, 'Node heartbeat reaches etcd again');
     } catch (err) {
       const message = (err as Error).message;
       if (/lease not found|requested lease not found/i.test(message)) {

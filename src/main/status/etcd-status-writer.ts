@@ -64,6 +64,13 @@ export interface EtcdStatusWriter {
   healthy(): { ok: boolean; message?: string };
   /** Resolves once nothing is pending or in flight (tests and the bench). */
   idle(): Promise<void>;
+  /**
+   * reconcile removes this node's status keys of pods that are gone — e.g. deleted while the agent
+   * was down (the status manager's orphaned-status cleanup). `live(namespace, name)` says which
+   * pods still exist; keys with a pending write are left alone. Resolves with the keys queued for
+   * deletion. @throws the etcd error when the keys cannot be listed.
+   */
+  reconcile(live: (namespace: string, name: string) => boolean): Promise<number>;
 }
 
 type Pending = { op: 'put'; value: string } | { op: 'delete' };
@@ -202,6 +209,18 @@ export function newEtcdStatusWriter(
     },
     stats: () => ({ ...stats, queued: queue.size }),
     healthy: () => (failing ? { ok: false, message: `etcd status writes failing (${queue.size} queued): ${failing}` } : { ok: true }),
+    async reconcile(live) {
+      const existing = await deps.client.getAll().prefix(keys.podStatusPrefix(options.nodeName)).keys();
+      let n = 0;
+      for (const key of existing) {
+        const where = keys.parsePodKey(key, 'podstatus');
+        if (!where || queue.has(key) || inFlight.has(key) || live(where.namespace, where.name)) continue;
+        enqueue(key, { op: 'delete' });
+        n++;
+      }
+      if (n > 0) log.info({ removed: n }, 'Removing status keys of pods that no longer exist');
+      return n;
+    },
     idle() {
       if (queue.size === 0 && inFlight.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));

@@ -12,7 +12,7 @@ function podJson(name: string, image = 'kubelet-ts/busybox:1.35', extra: Record<
   return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...extra }, spec: { containers: [{ name: 'main', image, command: ['sleep', '3600'] }] } });
 }
 
-async function until<T>(fn: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+async function until<T>(fn: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = fn();

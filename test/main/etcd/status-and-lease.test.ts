@@ -14,7 +14,7 @@ function pod(name: string, uid = `uid-${name}`): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'i' }] } };
 }
 
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -64,6 +64,20 @@ describe('etcd status writer and node lease (real etcd)', () => {
     await writer.idle();
     const broken = JSON.parse((await admin.get(keys.podStatus('n1', 'default', 'broken')).string())!) as PodStatus;
     expect(broken).toMatchObject({ reason: 'InvalidPod', message: 'spec.containers: Required value' });
+  });
+
+  it('reconcile removes the status keys of pods that no longer exist and keeps the others', async () => {
+    const prefix = uniquePrefix('status');
+    const keys = etcdKeys(prefix);
+    const client = newEtcdClient({ servers: [endpoints.single] });
+    const writer = newEtcdStatusWriter({ nodeName: 'n1', prefix }, { client, logger, statusManager: newStatusManager() });
+    cleanups.push(async () => { await writer.stop(0); client.close(); await admin.delete().prefix(prefix).exec(); });
+    for (const name of ['gone', 'live']) await admin.put(keys.podStatus('n1', 'default', name)).value('{}').exec();
+    await admin.put(keys.podStatus('n2', 'default', 'gone')).value('{}').exec();
+    writer.start();
+    expect(await writer.reconcile((ns, name) => name === 'live')).toBe(1);
+    await writer.idle();
+    expect(Object.keys(await admin.getAll().prefix(keys.allPodStatusPrefix()).strings()).sort()).toEqual([keys.podStatus('n1', 'default', 'live'), keys.podStatus('n2', 'default', 'gone')]);
   });
 
   it('queues statuses while etcd is unreachable (latest per pod) and writes them when it returns', async () => {
@@ -126,10 +140,10 @@ describe('etcd status writer and node lease (real etcd)', () => {
     await lease.start();
     const first = lease.leaseId();
     await proxy.cut();
-    await until(async () => (await admin.get(keys.node('n1')).string()) === null || undefined, 'node key expired with the lease', 15_000);
+    await until(async () => (await admin.get(keys.node('n1')).string()) === null || undefined, 'node key expired with the lease', 30_000);
     expect(lease.healthy().ok).toBe(false);
     await proxy.restore();
-    await until(async () => (await admin.get(keys.node('n1')).string()) !== null || undefined, 'node registered again', 15_000);
+    await until(async () => (await admin.get(keys.node('n1')).string()) !== null || undefined, 'node registered again', 30_000);
     expect(lease.leaseId()).not.toBe(first);
     await until(() => lease.healthy().ok || undefined, 'heartbeat healthy again');
   });
