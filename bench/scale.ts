@@ -4,7 +4,7 @@
 // (perf_hooks.monitorEventLoopDelay) while it converges. Prints a table, writes
 // bench/results/scale-*.json.
 //
-//   npm run bench -- scale [--pods 10000] [--workers 1,2,4] [--latency create=5ms,start=5ms] [--failure-rate start=0.01]
+//   npm run bench -- scale [--pods 10000] [--workers 1,2,4] [--pods-per-file 2000] [--latency create=5ms,start=5ms] [--failure-rate start=0.01]
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { newPinnedWorkerPool } from '../src/main/pool/pinned-pool.js';
@@ -19,14 +19,14 @@ const { values: args } = parseArgs({
     latency: { type: 'string', default: 'create=5ms,start=5ms,list=1ms,inspect=1ms' },
     'failure-rate': { type: 'string', default: '' },
     'tasks-per-worker': { type: 'string', default: '16' },
-    'pods-per-file': { type: 'string', default: '1000' },
+    'pods-per-file': { type: 'string', default: '2000' },
   },
 });
 const N = positiveInt('pods', args.pods);
 const workerCounts = parseIntList('workers', args.workers!);
 const tuning = { latencyMs: parseFakeLatencies(args.latency!), failureRate: parseFakeFailureRates(args['failure-rate']!) };
 const tasksPerWorker = positiveInt('tasks-per-worker', args['tasks-per-worker']);
-const perFile = positiveInt('pods-per-file', args['pods-per-file']);
+const perFile = positiveInt('pods-per-file', args['pods-per-file']); // the file source takes at most 1 MiB per file
 
 function manifest(from: number, to: number): string {
   const docs: string[] = [];

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 import { InvalidArgumentError } from '../shared/errors.js';
 import { verbosityToLevel } from '../shared/logging.js';
+import { parseFakeFailureRates, parseFakeLatencies } from '../shared/fake-runtime-tuning.js';
 
 /**
  * AgentOptions: the resolved settings of one kubelet-ts agent, every field present and checked.
@@ -47,6 +48,22 @@ export interface AgentOptions {
   nodeStatusUpdateFrequencyMs: number;
   /** Register this node (write its Node object) in etcd (`--register-node`, true). */
   registerNode: boolean;
+  /** PEM CA bundle for https etcd URLs (`--etcd-cafile`); `''` = none. */
+  etcdCafile: string;
+  /** PEM client certificate for etcd (`--etcd-certfile`, with `--etcd-keyfile`); `''` = none. */
+  etcdCertfile: string;
+  /** PEM client key for etcd (`--etcd-keyfile`); `''` = none. */
+  etcdKeyfile: string;
+  /** etcd user for password auth (`--etcd-username`, with `--etcd-password`); `''` = no auth. */
+  etcdUsername: string;
+  /** etcd password (`--etcd-password`); `''` = none. */
+  etcdPassword: string;
+  /** TTL of the node's etcd lease, in seconds (`--node-lease-duration-seconds`, 40). */
+  nodeLeaseDurationSeconds: number;
+  /** Sustained pod status writes per second to etcd (`--etcd-qps`, 50; as --kube-api-qps). */
+  etcdQps: number;
+  /** Status writes allowed in a burst above `etcdQps` (`--etcd-burst`, 100; as --kube-api-burst). */
+  etcdBurst: number;
   /** pino level (derived from `v` by verbosityToLevel unless given). */
   logLevel: string;
   /** klog verbosity (`--v`, 0). */
@@ -55,14 +72,32 @@ export interface AgentOptions {
   workers: number;
   /** Container runtime: Docker, or the in-memory fake (`--runtime`, docker; kubelet-ts only). */
   runtime: 'docker' | 'fake';
-  /** PLEG relist period, in milliseconds (`--relist-period`, 1s; kubelet's fixed genericPlegRelistPeriod). */
+  /**
+   * PLEG relist period while Docker's events stream is up, in milliseconds (`--relist-period`, 10s;
+   * the safety net under the event-driven PLEG, as the kubelet's Evented PLEG lengthens its relist;
+   * the relist falls back to 1s while the stream is down). The fake runtime relists at this period.
+   */
   relistPeriodMs: number;
+  /** Per-operation latencies of the fake runtime, e.g. `create=5ms,start=5ms` (`--fake-runtime-latency`; kubelet-ts only, '' = none). */
+  fakeRuntimeLatency: string;
+  /** Per-operation failure rates of the fake runtime, e.g. `start=0.01` (`--fake-runtime-failure-rate`; kubelet-ts only, '' = none). */
+  fakeRuntimeFailureRate: string;
   /** Shards of the desired-state table (`--pod-shards`, 16; kubelet-ts only). */
   podShards: number;
   /** The node's IP, reported as pod IP for hostNetwork pods and in Node addresses (`--node-ip`, 127.0.0.1). */
   nodeIp: string;
   /** Dead containers kept per container for logs (`--maximum-dead-containers-per-container`, 1). */
   maximumDeadContainersPerContainer: number;
+  /**
+   * Node-level registry credentials (`--image-pull-credentials`): a Docker `config.json` whose
+   * `auths` map gives credentials per registry host (as the kubelet's old Docker config keyring);
+   * `''` = anonymous pulls.
+   */
+  imagePullCredentials: string;
+  /** Static token file (`--token-auth-file`, CSV `token,user,uid,"group1,group2"`); `''` = no authentication. */
+  tokenAuthFile: string;
+  /** Largest HTTP request body, bytes (`--max-request-body-bytes`, 1 MiB; kubelet-ts only). */
+  maxRequestBodyBytes: number;
 }
 
 /** kDefaultAgentOptions: every default, as `--help` shows them. `nodeName` is this host's name. */
@@ -85,14 +120,27 @@ export const kDefaultAgentOptions: Readonly<AgentOptions> = Object.freeze({
   etcdPrefix: '/registry',
   nodeStatusUpdateFrequencyMs: 10_000,
   registerNode: true,
+  etcdCafile: '',
+  etcdCertfile: '',
+  etcdKeyfile: '',
+  etcdUsername: '',
+  etcdPassword: '',
+  nodeLeaseDurationSeconds: 40,
+  etcdQps: 50,
+  etcdBurst: 100,
   logLevel: 'info',
   v: 0,
   workers: 2,
   runtime: 'docker',
-  relistPeriodMs: 1_000,
+  relistPeriodMs: 10_000,
+  fakeRuntimeLatency: '',
+  fakeRuntimeFailureRate: '',
   podShards: 16,
   nodeIp: '127.0.0.1',
   maximumDeadContainersPerContainer: 1,
+  imagePullCredentials: '',
+  tokenAuthFile: '',
+  maxRequestBodyBytes: 1024 * 1024,
 });
 
 /**
@@ -118,14 +166,27 @@ export const kOptionFlags: Readonly<Record<keyof AgentOptions, string>> = Object
   etcdPrefix: '--etcd-prefix',
   nodeStatusUpdateFrequencyMs: '--node-status-update-frequency',
   registerNode: '--register-node',
+  etcdCafile: '--etcd-cafile',
+  etcdCertfile: '--etcd-certfile',
+  etcdKeyfile: '--etcd-keyfile',
+  etcdUsername: '--etcd-username',
+  etcdPassword: '--etcd-password',
+  nodeLeaseDurationSeconds: '--node-lease-duration-seconds',
+  etcdQps: '--etcd-qps',
+  etcdBurst: '--etcd-burst',
   logLevel: '--v',
   v: '--v',
   workers: '--workers',
   runtime: '--runtime',
   relistPeriodMs: '--relist-period',
+  fakeRuntimeLatency: '--fake-runtime-latency',
+  fakeRuntimeFailureRate: '--fake-runtime-failure-rate',
   podShards: '--pod-shards',
   nodeIp: '--node-ip',
   maximumDeadContainersPerContainer: '--maximum-dead-containers-per-container',
+  imagePullCredentials: '--image-pull-credentials',
+  tokenAuthFile: '--token-auth-file',
+  maxRequestBodyBytes: '--max-request-body-bytes',
 });
 
 const kLogLevels = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -246,6 +307,17 @@ const checkers: Record<keyof AgentOptions, (label: string, value: unknown) => un
     if (typeof v !== 'boolean') fail(l, 'must be true or false', v);
     return v;
   },
+  etcdCafile: (l, v) => { const s = str(l, v, true); return s === '' ? '' : resolvePath(s); },
+  etcdCertfile: (l, v) => { const s = str(l, v, true); return s === '' ? '' : resolvePath(s); },
+  etcdKeyfile: (l, v) => { const s = str(l, v, true); return s === '' ? '' : resolvePath(s); },
+  etcdUsername: (l, v) => str(l, v, true),
+  etcdPassword: (l, v) => str(l, v, true),
+  nodeLeaseDurationSeconds: (l, v) => integerIn(l, v, 1, 3600),
+  etcdQps: (l, v) => {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) fail(l, 'must be a positive number', v);
+    return v;
+  },
+  etcdBurst: (l, v) => integerIn(l, v, 1, Number.MAX_SAFE_INTEGER),
   logLevel: (l, v) => {
     if (typeof v !== 'string' || !kLogLevels.has(v)) fail(l, `must be one of ${[...kLogLevels].join(', ')}`, v);
     return v;
@@ -257,9 +329,20 @@ const checkers: Record<keyof AgentOptions, (label: string, value: unknown) => un
     return v;
   },
   relistPeriodMs: positiveMs,
+  fakeRuntimeLatency: (l, v) => { const s = str(l, v, true); parseFakeLatencies(s); return s; },
+  fakeRuntimeFailureRate: (l, v) => { const s = str(l, v, true); parseFakeFailureRates(s); return s; },
   podShards: (l, v) => integerIn(l, v, 1, 4096),
   nodeIp: ip,
   maximumDeadContainersPerContainer: (l, v) => integerIn(l, v, 0, Number.MAX_SAFE_INTEGER),
+  imagePullCredentials: (l, v) => {
+    const s = str(l, v, true);
+    return s === '' ? '' : resolvePath(s);
+  },
+  tokenAuthFile: (l, v) => {
+    const s = str(l, v, true);
+    return s === '' ? '' : resolvePath(s);
+  },
+  maxRequestBodyBytes: (l, v) => integerIn(l, v, 1024, 1024 * 1024 * 1024, 'must be an integer in 1024..1073741824 (bytes)'),
 };
 
 /**

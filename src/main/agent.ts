@@ -13,16 +13,32 @@ import { PROTOCOL_VERSION, type PodEventRecord, type PodSyncResult, type WorkerB
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 import type { AgentHost } from '../server/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';
+import type { ContainerLogsRequest, LogStream } from '../server/agent-host.js';
+import { loadTokenFile } from '../server/auth.js';
+import type { Event, Node } from '../shared/api.js';
+import { newIntakeHost, type IntakeHost } from './intake-host.js';
 import type { AgentOptions } from './agent-options.js';
 import { newFileSource, type FileSource } from './config/source-file.js';
 import { newPodConfig, type PodConfig, type PodConfigChanges } from './config/pod-config.js';
 import { newGenericPleg, type Pleg } from './pleg/generic-pleg.js';
+import { newEventedPleg } from './pleg/event-pleg.js';
+import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
+import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
 import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
 import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
+import { newPinnedWorkerPool } from './pool/pinned-pool.js';
+import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { newEventRecorder, type EventRecorder } from './events/recorder.js';
 import { generatePodStatus } from './status/generate.js';
+import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
+import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
+import { newHttpSource, type HttpSource } from './config/source-http.js';
+import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
+import { newAgentRegistry } from './metrics/registry.js';
+import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
+import type { WatchCancel, WatchEvent } from '../server/ws/watch-event.js';
 
 /** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */
 export interface AgentDeps {
@@ -30,6 +46,8 @@ export interface AgentDeps {
   runner?: PodSyncRunner;
   /** Start the HTTP server (default true). */
   serve?: boolean;
+  /** Changes kept for WS /watch/pods resumes (`?resourceVersion=`); default 10000. */
+  watchHistorySize?: number;
 }
 
 /** Agent: one running node agent. */
@@ -48,6 +66,8 @@ export interface Agent {
   readonly statusManager: StatusManager;
   readonly podManager: PodManager;
   readonly events: EventRecorder;
+  /** The PLEG (after start): relist figures for benches, health for /healthz. */
+  readonly pleg: Pleg;
 }
 
 /** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields. */
@@ -64,13 +84,22 @@ class AgentImpl implements Agent, AgentHost {
   #runner!: PodSyncRunner;
   #podWorkers!: PodWorkers;
   #pleg!: Pleg;
+  #prober!: ProberManager;
   #server: AgentServer | null = null;
   #fileSource: FileSource | null = null;
+  /** Intake (`api` source), logs and node status: the AgentHost methods of issue 4. */
+  readonly #api: IntakeHost;
+  #etcd: EtcdCluster | null = null;
+  #httpSource: HttpSource | null = null;
+  readonly #watchCache: WatchCache;
+  readonly #metrics: KubeletMetrics;
   #resyncTimer?: NodeJS.Timeout;
   #lastSyncLoopMs = Date.now();
   /** Pods waiting for an older pod of the same full name to finish terminating (podWorkers.allowPodStart). */
   readonly #blockedByFullName = new Map<string, Pod>();
   #stopped = false;
+  /** Pods the agent failed itself (DeadlineExceeded), with the status reason and message. */
+  readonly #failures = new WeakMap<PodRecord, { reason: string; message: string }>();
 
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
     this.#log = deps.logger;
@@ -78,6 +107,18 @@ class AgentImpl implements Agent, AgentHost {
     this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }) });
     const sources: PodUpdate['source'][] = [];
     if (options.podManifestPath) sources.push('file');
+    if (options.etcdServers.length > 0) sources.push('etcd');
+    if (options.manifestUrl) sources.push('http');
+    sources.push('api');
+    this.#api = newIntakeHost(options, {
+      logger: deps.logger, podManager: this.podManager, onUpdate: (u) => this.#handleUpdate(u),
+      listEvents: () => this.events.list(), healthz: () => this.healthz(), port: () => this.port,
+    });
+    this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize });
+    this.#metrics = newKubeletMetrics(newAgentRegistry(), {
+      pods: () => this.podManager.all(), runnerStats: () => this.#runner?.stats(), podWorkerStats: () => this.#podWorkers?.stats(),
+    });
+    this.statusManager.subscribe((change) => this.#metrics.observeStatusChange(change));
     this.#config = newPodConfig(sources);
   }
 
@@ -85,22 +126,35 @@ class AgentImpl implements Agent, AgentHost {
     return this.#server?.port ?? 0;
   }
 
+  get pleg(): Pleg {
+    return this.#pleg;
+  }
+
   async start(): Promise<void> {
     const o = this.options;
-    const bootstrap: WorkerBootstrap = {
+    const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
-      rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel,
+      rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
+      fakeRuntime: o.runtime === 'fake' ? { latencyMs: parseFakeLatencies(o.fakeRuntimeLatency), failureRate: parseFakeFailureRates(o.fakeRuntimeFailureRate) } : undefined,
     };
-    this.#runner = this.deps.runner ?? newWorkerPool(bootstrap, { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker });
-    this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: this.#log, execute: (uid, work) => this.#execute(uid, work) });
-    this.#pleg = newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, {
-      runner: this.#runner,
-      logger: this.#log,
-      onEvents: (byPod) => this.#handlePlegEvents(byPod),
-      onRelist: (uids) => this.#handleOrphans(uids),
+    // The fake runtime keeps one in-memory state per thread: pin each pod to one thread (pinned-pool.ts).
+    const poolOptions = { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker };
+    this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? (o.runtime === 'fake' ? newPinnedWorkerPool(bootstrap, poolOptions) : newWorkerPool(bootstrap, poolOptions)));
+    this.#prober = newProberManager({ hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) }, {
+      runner: { run: (t) => (t.kind === 'execProbe' ? this.#runner.run<'execProbe'>(t) : this.#runner.run<'netProbe'>(t)) },
+      recordEvent: (pod, e) => this.events.record(pod, e), logger: this.#log.child({ component: 'prober' }),
+      onStatusChange: (uid) => { const r = this.podManager.get(uid); if (r && !r.terminal) this.#publishStatus(r); },
+      onKill: (uid) => { const r = this.podManager.get(uid); if (r && !r.terminal && !r.terminating) this.#podWorkers.update(uid, { type: 'sync' }); },
     });
+    this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: this.#log, execute: this.#metrics.timePodWork((uid, work) => this.#execute(uid, work)) });
+    const plegDeps = { runner: this.#runner, logger: this.#log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, unknown[]>) => this.#handlePlegEvents(byPod), onRelist: (uids: Set<string>) => this.#handleOrphans(uids) };
+    // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
+    this.#pleg = o.runtime === 'docker' && !this.deps.runner
+      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
+      : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     if (this.deps.serve !== false) {
-      this.#server = await createServer(this, { address: o.address, port: o.port, logger: this.#log.child({ component: 'server' }) });
+      const auth = o.tokenAuthFile ? await loadTokenFile(o.tokenAuthFile, (m) => this.#log.warn({ file: o.tokenAuthFile }, m)) : undefined;
+      this.#server = await createServer(this, { address: o.address, port: o.port, logger: this.#log.child({ component: 'server' }), auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
     }
     this.#pleg.start();
     if (o.podManifestPath) {
@@ -110,6 +164,21 @@ class AgentImpl implements Agent, AgentHost {
       );
       await this.#fileSource.start();
     }
+    if (o.manifestUrl) {
+      this.#httpSource = newHttpSource(
+        { url: o.manifestUrl, nodeName: o.nodeName, headers: o.manifestUrlHeaders, checkFrequencyMs: o.httpCheckFrequencyMs },
+        { logger: this.#log, onUpdate: (u) => this.#handleUpdate(u), onError: (e) => this.#handleSourceError(e) },
+      );
+      await this.#httpSource.start();
+    }
+    if (o.etcdServers.length > 0) {
+      this.#etcd = newEtcdCluster(o, {
+        logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u),
+        recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.getNode(),
+      });
+      await this.#etcd.start();
+    }
+    await this.#api.start();
     this.#resyncTimer = setInterval(() => this.#resyncAll(), o.syncFrequencyMs);
     this.#resyncTimer.unref();
     this.#log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
@@ -119,11 +188,17 @@ class AgentImpl implements Agent, AgentHost {
     if (this.#stopped) return;
     this.#stopped = true;
     clearInterval(this.#resyncTimer);
+    await this.#etcd?.stop();
     await this.#fileSource?.stop();
+    await this.#api.stop();
+    await this.#httpSource?.stop();
     await this.#pleg?.stop();
+    await this.#prober?.stop();
     await this.#podWorkers?.stop();
     this.#server?.close();
     if (!this.deps.runner) await this.#runner?.close();
+    this.#watchCache.stop();
+    this.#metrics.stop();
     this.#log.info({}, 'Stopped kubelet-ts; pods keep running');
   }
 
@@ -156,8 +231,10 @@ class AgentImpl implements Agent, AgentHost {
     const uid = pod.metadata!.uid!;
     const fullName = podFullName(pod);
     const holder = this.podManager.getByFullName(fullName);
-    if (holder && holder.uid !== uid && holder.terminating) {
-      // Like podWorkers.allowPodStart: a pod may not start while an older pod with its full name is still stopping.
+    if (holder && holder.terminating) {
+      // Like podWorkers.allowPodStart: a pod may not start while an older pod with its full name
+      // is still stopping. The same UID coming back (a manifest removed and restored) is the
+      // kubelet's static pod restartRequested: it starts again once the old instance is gone.
       this.#blockedByFullName.set(fullName, pod);
       this.#log.info({ ...podFields(pod), blockedBy: holder.uid }, 'Pod waits for the previous pod with its name to terminate');
       return;
@@ -194,7 +271,8 @@ class AgentImpl implements Agent, AgentHost {
     if (!record) return;
     this.#log.info(podFields(pod), 'SyncLoop REMOVE');
     record.terminating = true;
-    this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds ?? 30, remove: true });
+    this.#prober?.removePod(uid);
+    this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: this.#api.takeGraceOverride(uid) ?? pod.spec?.terminationGracePeriodSeconds ?? 30, remove: true });
   }
 
   #activePods(): number {
@@ -235,10 +313,18 @@ class AgentImpl implements Agent, AgentHost {
     if (work.type === 'kill') return this.#kill(uid, work.gracePeriodSeconds, work.remove);
     const record = this.podManager.get(uid);
     if (!record || record.terminating || record.terminal) return;
+    const deadlineLeftMs = activeDeadlineRemainingMs(record.pod, record.startTimeMs, Date.now());
+    if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
     const started = performance.now();
     const result = await this.#runner.run({
       kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.options.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
+      livenessFailed: this.#prober.probeKills(uid),
+    }).catch((err: unknown) => {
+      // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
+      this.events.record(record.pod, { type: 'Warning', reason: 'FailedSync', message: `error syncing pod: ${(err as Error)?.message ?? String(err)}` });
+      throw err;
     });
+    if (deadlineLeftMs !== null) result.requeueAfterMs = result.requeueAfterMs > 0 ? Math.min(result.requeueAfterMs, deadlineLeftMs) : deadlineLeftMs;
     this.#applyResult(record, result);
     this.#log.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
     if (this.podManager.get(uid) !== record || record.terminating) return;
@@ -252,13 +338,30 @@ class AgentImpl implements Agent, AgentHost {
     }
   }
 
+  /**
+   * #failPod: the kubelet fails the pod itself (activeDeadlineHandler): phase Failed with
+   * `reason`/`message`, an event, and its containers killed within the grace period (kept for logs).
+   */
+  #failPod(record: PodRecord, reason: string, message: string): void {
+    record.terminal = true;
+    this.#failures.set(record, { reason, message });
+    this.events.record(record.pod, { type: 'Normal', reason, message });
+    this.#log.info({ ...podFields(record.pod), reason }, 'Failing pod');
+    this.#publishStatus(record);
+    this.#podWorkers.update(record.uid, { type: 'kill', gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? 30, remove: false });
+  }
+
   async #kill(uid: string, gracePeriodSeconds: number, remove: boolean): Promise<void> {
-    const result = await this.#runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove });
+    const known = this.podManager.get(uid)?.pod;
+    this.#prober?.removePod(uid);
+    const result = await this.#runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove, hostIp: this.options.nodeIp, ...(known ? { pod: known } : {}) });
     const record = this.podManager.get(uid);
     if (!remove) {
       if (record) this.#applyResult(record, result);
       return;
     }
+    // Forget first: a pod that was waiting for this one may have the same UID and needs its sync.
+    this.#podWorkers.forget(uid);
     if (record) {
       this.#logEvents(record.pod, result.events);
       this.podManager.delete(uid);
@@ -270,7 +373,6 @@ class AgentImpl implements Agent, AgentHost {
         this.#handlePodAdd(waiting);
       }
     }
-    this.#podWorkers.forget(uid);
   }
 
   #applyResult(record: PodRecord, result: PodSyncResult): void {
@@ -278,13 +380,16 @@ class AgentImpl implements Agent, AgentHost {
     record.waiting = result.waiting;
     record.backoff = result.backoff;
     this.#logEvents(record.pod, result.events);
+    if (record.terminal || record.terminating) this.#prober?.removePod(record.uid);
+    else this.#prober?.updatePod(record.pod, record.runtimePod, record.runtimePod?.podIp ?? '');
     this.#publishStatus(record);
   }
 
   #publishStatus(record: PodRecord): void {
     record.status = generatePodStatus({
       pod: record.pod, runtimePod: record.runtimePod, waiting: record.waiting, hostIp: this.options.nodeIp,
-      startTimeMs: record.startTimeMs, previous: record.status, terminal: record.terminal, nowMs: Date.now(),
+      startTimeMs: record.startTimeMs, previous: record.status, terminal: record.terminal, nowMs: Date.now(), failure: this.#failures.get(record),
+      probeStatus: (name, id) => this.#prober?.probeStatus(record.uid, name, id),
     });
     this.statusManager.setPodStatus(record.pod, record.status);
   }
@@ -306,6 +411,42 @@ class AgentImpl implements Agent, AgentHost {
     return r ? { ...r.pod, status: r.status } : undefined;
   }
 
+  submitPods(pods: Pod[]): Promise<Pod[]> {
+    return this.#api.submitPods(pods);
+  }
+
+  replacePod(namespace: string, name: string, pod: Pod): Promise<Pod> {
+    return this.#api.replacePod(namespace, name, pod);
+  }
+
+  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
+    return this.#api.deletePod(namespace, name, gracePeriodSeconds);
+  }
+
+  listEvents(): Event[] {
+    return this.#api.listEvents();
+  }
+
+  getNode(): Promise<Node> {
+    return this.#api.getNode();
+  }
+
+  containerLogs(request: ContainerLogsRequest): Promise<LogStream> {
+    return this.#api.containerLogs(request);
+  }
+
+  watch(fromResourceVersion: number | undefined, onEvent: (event: WatchEvent) => void): WatchCancel {
+    return this.#watchCache.watch(fromResourceVersion, onEvent);
+  }
+
+  metrics(): Promise<{ contentType: string; body: string }> {
+    return this.#metrics.text();
+  }
+
+  observeHttpRequest(method: string, path: string, code: number, seconds: number): void {
+    this.#metrics.observeHttpRequest(method, path, code, seconds);
+  }
+
   healthz(): { ok: boolean; checks: { name: string; ok: boolean; message?: string }[] } {
     const pleg = this.#pleg?.healthy() ?? { ok: true };
     const sinceLoop = Date.now() - this.#lastSyncLoopMs;
@@ -313,6 +454,7 @@ class AgentImpl implements Agent, AgentHost {
     const loopThreshold = Math.max(2 * this.options.syncFrequencyMs, 300_000);
     const loop = sinceLoop <= loopThreshold ? { ok: true } : { ok: false, message: `sync loop last active ${Math.round(sinceLoop / 1000)}s ago` };
     const checks = [{ name: 'pleg', ...pleg }, { name: 'syncloop', ...loop }];
+    if (this.#etcd) checks.push({ name: 'etcd', ...this.#etcd.healthy() });
     return { ok: checks.every((c) => c.ok), checks };
   }
 }

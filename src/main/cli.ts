@@ -7,6 +7,12 @@ import { formatDuration, parseDuration } from '../shared/duration.js';
 import { InvalidArgumentError, isInvalidInput } from '../shared/errors.js';
 import { kDefaultAgentOptions, resolveAgentOptions, type AgentOptions } from './agent-options.js';
 import { loadKubeletConfig } from './kubelet-config.js';
+import type { ClientRun, SelectClient } from './commands/client.js';
+import { getCommand } from './commands/get.js';
+import { applyCommand, joinStdinFlag } from './commands/apply.js';
+import { deleteCommand } from './commands/delete.js';
+import { logsCommand } from './commands/logs.js';
+import { describeCommand } from './commands/describe.js';
 
 /**
  * CliUsageError: the command line cannot be used (unknown flag, bad value, bad `--config` file).
@@ -28,6 +34,7 @@ export class CliUsageError extends InvalidArgumentError {
  */
 export type CliInvocation =
   | { command: 'agent'; options: AgentOptions }
+  | { command: 'client'; run: ClientRun }
   | { command: 'help' | 'version'; output: string };
 
 /** CliHandlers: what {@link runCli} calls for each command. */
@@ -60,6 +67,10 @@ const kNumberFlags = {
   workers: 'workers',
   'pod-shards': 'podShards',
   'maximum-dead-containers-per-container': 'maximumDeadContainersPerContainer',
+  'max-request-body-bytes': 'maxRequestBodyBytes',
+  'node-lease-duration-seconds': 'nodeLeaseDurationSeconds',
+  'etcd-qps': 'etcdQps',
+  'etcd-burst': 'etcdBurst',
 } as const satisfies Record<string, keyof AgentOptions>;
 
 /** Flags that take a Go duration string. */
@@ -83,11 +94,20 @@ const kStringFlags = {
   'etcd-prefix': 'etcdPrefix',
   runtime: 'runtime',
   'node-ip': 'nodeIp',
+  'token-auth-file': 'tokenAuthFile',
+  'image-pull-credentials': 'imagePullCredentials',
+  'etcd-cafile': 'etcdCafile',
+  'etcd-certfile': 'etcdCertfile',
+  'etcd-keyfile': 'etcdKeyfile',
+  'etcd-username': 'etcdUsername',
+  'etcd-password': 'etcdPassword',
+  'fake-runtime-latency': 'fakeRuntimeLatency',
+  'fake-runtime-failure-rate': 'fakeRuntimeFailureRate',
 } as const satisfies Record<string, keyof AgentOptions>;
 
 const kKubeletGroup = 'Kubelet flags:';
 const kOurGroup = 'kubelet-ts flags:';
-const kOurFlags = new Set(['workers', 'runtime', 'relist-period', 'pod-shards']);
+const kOurFlags = new Set(['workers', 'runtime', 'relist-period', 'pod-shards', 'max-request-body-bytes', 'fake-runtime-latency', 'fake-runtime-failure-rate']);
 
 function defaultText(key: keyof AgentOptions): string {
   const d = kDefaultAgentOptions[key];
@@ -115,23 +135,38 @@ const kDescriptions: Record<string, string> = {
   'max-pods': 'Number of pods this node can run',
   'etcd-servers': 'etcd URLs (comma-separated, repeatable); enables the etcd source, status and node lease',
   'etcd-prefix': 'Key prefix in etcd',
+  'etcd-cafile': 'PEM CA bundle for https etcd URLs',
+  'etcd-certfile': 'PEM client certificate for etcd (with --etcd-keyfile)',
+  'etcd-keyfile': 'PEM client key for etcd',
+  'etcd-username': 'etcd user name (password auth, with --etcd-password)',
+  'etcd-password': 'etcd password',
+  'etcd-qps': 'Pod status writes per second to etcd (token bucket rate)',
+  'etcd-burst': 'Pod status writes allowed in a burst to etcd',
+  'node-lease-duration-seconds': 'TTL of the node key\'s etcd lease, in seconds',
   'node-status-update-frequency': 'How often the node status is posted (Go duration)',
   'register-node': 'Register the node in etcd (--register-node=false to not)',
   v: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)',
   'node-ip': 'IP address of the node (hostNetwork pod IP and Node addresses)',
+  'image-pull-credentials': 'Docker config.json with registry credentials (its "auths" map) used for image pulls',
+  'token-auth-file': 'Static token file (CSV token,user,uid,"group1,group2"): requires a bearer token on every path but /healthz; group kubelet-ts:read-only may only GET',
+  'max-request-body-bytes': 'Largest HTTP request body in bytes (larger: 413)',
   'maximum-dead-containers-per-container': 'Stopped instances kept per container',
   workers: 'Worker threads that run pod syncs',
   runtime: 'Container runtime: docker or fake (in-memory, for tests and benchmarks)',
   'relist-period': 'PLEG relist period (Go duration)',
   'pod-shards': 'Shards of the desired-state table',
+  'fake-runtime-latency': 'With --runtime fake: latency per operation (list, inspect, create, start, stop, remove), e.g. create=5ms,start=5ms',
+  'fake-runtime-failure-rate': 'With --runtime fake: failure probability per operation, e.g. start=0.01',
 };
 
 /** The flags in --help order (DESIGN.md §7, then ours). */
 const kFlagOrder = [
   'config', 'pod-manifest-path', 'file-check-frequency', 'manifest-url', 'manifest-url-header', 'http-check-frequency',
-  'sync-frequency', 'address', 'port', 'hostname-override', 'node-ip', 'root-dir', 'docker-endpoint',
-  'pod-infra-container-image', 'max-pods', 'maximum-dead-containers-per-container', 'etcd-servers', 'etcd-prefix',
-  'node-status-update-frequency', 'register-node', 'v', 'workers', 'runtime', 'relist-period', 'pod-shards',
+  'sync-frequency', 'address', 'port', 'token-auth-file', 'max-request-body-bytes', 'hostname-override', 'node-ip', 'root-dir', 'docker-endpoint',
+  'pod-infra-container-image', 'image-pull-credentials', 'max-pods', 'maximum-dead-containers-per-container', 'etcd-servers', 'etcd-prefix',
+  'etcd-cafile', 'etcd-certfile', 'etcd-keyfile', 'etcd-username', 'etcd-password', 'etcd-qps', 'etcd-burst',
+  'node-lease-duration-seconds', 'node-status-update-frequency', 'register-node', 'v', 'workers', 'runtime', 'relist-period', 'pod-shards',
+  'fake-runtime-latency', 'fake-runtime-failure-rate',
 ] as const;
 
 function defineAgentFlags(y: Argv): Argv {
@@ -225,7 +260,7 @@ function packageVersion(): string {
   }
 }
 
-type Selected = { command: 'agent'; argv: Record<string, unknown> };
+type Selected = { command: 'agent'; argv: Record<string, unknown> } | Parameters<SelectClient>[0];
 
 /** buildParser: the yargs definition. Later subcommands are added here with `.command(...)`. */
 function buildParser(args: string[], select: (s: Selected) => void): Argv {
@@ -245,6 +280,11 @@ function buildParser(args: string[], select: (s: Selected) => void): Argv {
       (y) => defineAgentFlags(y),
       (argv) => select({ command: 'agent', argv: argv as Record<string, unknown> }),
     )
+    .command(getCommand(select))
+    .command(applyCommand(select))
+    .command(deleteCommand(select))
+    .command(logsCommand(select))
+    .command(describeCommand(select))
     .fail((msg: string | null, err: Error | undefined) => {
       throw err instanceof CliUsageError ? err : new CliUsageError(usageMessage(msg ?? err?.message ?? 'invalid command line', args));
     });
@@ -257,6 +297,7 @@ function buildParser(args: string[], select: (s: Selected) => void): Argv {
  * @throws CliUsageError (one-line message) for an unknown flag or argument, a bad value, or a bad config file.
  */
 export async function parseCommandLine(argv: string[]): Promise<CliInvocation> {
+  argv = joinStdinFlag(argv);
   let selected: Selected | undefined;
   const isHelp = argv.includes('--help');
   const output = await new Promise<string>((resolve, reject) => {
@@ -270,6 +311,7 @@ export async function parseCommandLine(argv: string[]): Promise<CliInvocation> {
     }
   });
   if (selected === undefined) return { command: isHelp ? 'help' : 'version', output };
+  if (selected.command === 'client') return { command: 'client', run: selected.run };
   try {
     const flags = flagOptions(selected.argv);
     const configPath = last(selected.argv.config);
@@ -309,6 +351,10 @@ export async function runCli(argv: string[], handlers: CliHandlers = {}, io: Cli
     if (!(err instanceof CliUsageError)) throw err;
     io.stderr(`kubelet-ts: ${err.message}\n`);
     io.exit(err.exitCode);
+    return undefined;
+  }
+  if (invocation.command === 'client') {
+    io.exit(await invocation.run(io));
     return undefined;
   }
   if (invocation.command !== 'agent') {

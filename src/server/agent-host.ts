@@ -1,5 +1,6 @@
 // Counterpart of pkg/kubelet/server's HostInterface: what the HTTP server may ask of the agent.
-import type { Pod } from '../shared/api.js';
+import type { Event, Node, Pod } from '../shared/api.js';
+import type { WatchCancel, WatchEvent } from './ws/watch-event.js';
 
 /** HealthCheck: one named check of `AgentHost.healthz()`, as a healthz.HealthChecker's result. */
 export interface HealthCheck {
@@ -30,4 +31,78 @@ export interface AgentHost {
   getPod(namespace: string, name: string): Pod | undefined;
   /** healthz: the agent's health checks (e.g. sync loop and PLEG freshness), as /healthz reports them. */
   healthz(): HealthReport;
+  /**
+   * watch: the pods' watch (WS /watch/pods). Delivers the initial part synchronously during the
+   * call — one ADDED per pod then a BOOKMARK when `fromResourceVersion` is undefined or 0; the
+   * changes after N then a BOOKMARK for a resume from N; or a single ERROR event with a 410 Status
+   * when N is no longer in the bounded history (nothing follows an ERROR) — then every change as it
+   * happens, in resourceVersion order, until the returned function is called. Optional: without
+   * it the server does not offer /watch/pods.
+   */
+  watch?(fromResourceVersion: number | undefined, onEvent: (event: WatchEvent) => void): WatchCancel;
+  /** metrics: the Prometheus text exposition of the agent's registry (GET /metrics). Optional: 404 without it. */
+  metrics?(): Promise<{ contentType: string; body: string }>;
+  /**
+   * observeHttpRequest: called once per answered HTTP request with its method (upper case), the
+   * route's first path segment (e.g. `pods`), the status code and the duration in seconds; feeds
+   * kubelet_http_requests_total / kubelet_http_requests_duration_seconds. Must be cheap.
+   */
+  observeHttpRequest?(method: string, path: string, code: number, seconds: number): void;
+
+  // ---- issue 4: intake and read API. Optional so that read-only hosts (tests, benches) need not
+  // implement them; the server answers 405 MethodNotAllowed when a host lacks one. These may be
+  // async and reject with an AgentError: ERR_ALREADY_EXISTS → 409, ERR_NOT_FOUND → 404,
+  // ERR_INVALID_MANIFEST → 422, ERR_INVALID_ARGUMENT → 400 (its `reason` may name another
+  // Status reason, e.g. `Forbidden` → 403 or `Conflict` → 409).
+  /**
+   * submitPods: admit pods pushed through `POST /pods` (source `api`): all or nothing. The pods
+   * are parsed, defaulted and validated already; the host assigns UIDs, persists them durably and
+   * resolves with the pods as stored (annotations, uid) once they are on disk.
+   */
+  submitPods?(pods: Pod[]): Promise<Pod[]>;
+  /** replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID. */
+  replacePod?(namespace: string, name: string, pod: Pod): Promise<Pod>;
+  /**
+   * deletePod: gracefully delete the intake pod `namespace/name` (`DELETE`); `gracePeriodSeconds`
+   * overrides the pod's terminationGracePeriodSeconds. Resolves with the pod (deletionTimestamp set).
+   */
+  deletePod?(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
+  /** listEvents: the recent core/v1 Events, oldest first (`GET /events`). */
+  listEvents?(): Event[];
+  /** getNode: this node as a core/v1 Node (`GET /node`). */
+  getNode?(): Promise<Node>;
+  /** containerLogs: a container's log as a stream of bytes (`GET /containerLogs/...`). */
+  containerLogs?(request: ContainerLogsRequest): Promise<LogStream>;
+}
+
+/** ContainerLogsRequest: `GET /containerLogs/{namespace}/{pod}/{container}` with its query (PodLogOptions). */
+export interface ContainerLogsRequest {
+  namespace: string;
+  pod: string;
+  container: string;
+  /** Keep streaming until the container stops or the client goes. */
+  follow: boolean;
+  /** The previous (dead) attempt of the container instead of the current one. */
+  previous: boolean;
+  /** Prefix each line with its RFC 3339 time. */
+  timestamps: boolean;
+  /** Only the last N lines. */
+  tailLines?: number;
+  /** Only lines newer than this many seconds. */
+  sinceSeconds?: number;
+  /** Stop after this many bytes. */
+  limitBytes?: number;
+}
+
+/**
+ * LogStream: the bytes of a container log, pushed to the server (main thread). `onData` and
+ * `onEnd` are set once by the server before data flows; `pause`/`resume` carry the socket's
+ * backpressure to the producer; `cancel` stops it (the client went away). `onEnd` runs exactly once.
+ */
+export interface LogStream {
+  onData(fn: (chunk: Uint8Array) => void): void;
+  onEnd(fn: (err?: Error) => void): void;
+  pause(): void;
+  resume(): void;
+  cancel(): void;
 }

@@ -7,9 +7,21 @@ import { statusLine, statusReply, type HttpReply } from './reply.js';
 import { newRouter, type HttpRequestInfo, type Route, type Router } from './router.js';
 import { healthzHandler } from './routes/healthz.js';
 import { getPodHandler, listPodsHandler } from './routes/pods.js';
+import { instrumentRoutes, metricsHandler } from './routes/metrics.js';
+import { dashboardAssetHandler, dashboardIndexHandler } from './dashboard/serve.js';
+import { registerWatch } from './ws/watch.js';
 import { statusError } from './status.js';
+import { checkAccess, type TokenAuthenticator } from './auth.js';
+import { checkPathParams, headerBytes, kDefaultRequestLimits, tooLarge, type RequestLimits } from './request-limits.js';
+import { intakeRoutes } from './routes/intake.js';
+import { logsRoutes } from './routes/logs.js';
+import { eventsRoutes } from './routes/events.js';
+import { nodeRoutes } from './routes/node.js';
 
 /** kUwsNativeBinary: the native build of uWebSockets.js for Linux x64 / Node 20 (ABI 115). */
+/** uWS ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT. */
+const kListenExclusivePort = 1;
+
 export const kUwsNativeBinary = 'uws_linux_x64_115.node';
 
 /** AgentServerOptions: where to listen and how to log. */
@@ -20,6 +32,10 @@ export interface AgentServerOptions {
   port: number;
   /** Logger; the server logs with `{component: 'server'}`. */
   logger: Logger;
+  /** Bearer-token authentication (`--token-auth-file`); undefined = every request is allowed. */
+  auth?: TokenAuthenticator;
+  /** Size limits and timeouts (defaults: kDefaultRequestLimits). */
+  limits?: RequestLimits;
 }
 
 /** AgentServer: a listening server. */
@@ -56,14 +72,138 @@ function routes(): Route[] {
     { path: '/healthz', methods: { get: healthzHandler } },
     { path: '/pods', methods: { get: listPodsHandler } },
     { path: '/pods/:namespace/:name', methods: { get: getPodHandler } },
+    ...intakeRoutes(),
+    ...logsRoutes(),
+    ...eventsRoutes(),
+    ...nodeRoutes(),
+    { path: '/metrics', methods: { get: metricsHandler } },
+    { path: '/', methods: { get: dashboardIndexHandler } },
+    { path: '/dashboard/:file', methods: { get: dashboardAssetHandler } },
   ];
 }
 
-function writeReply(res: uWS.HttpResponse, reply: HttpReply): void {
+/** mergeRoutes folds routes with the same path into one (their methods together). */
+function mergeRoutes(list: Route[]): Route[] {
+  const byPath = new Map<string, Route>();
+  for (const r of list) {
+    const prev = byPath.get(r.path);
+    byPath.set(r.path, prev ? { path: r.path, methods: { ...prev.methods, ...r.methods } } : { path: r.path, methods: { ...r.methods } });
+  }
+  return [...byPath.values()];
+}
+
+/** RequestState: what a request's callbacks share (uWS allows one onAborted per response). */
+interface RequestState {
+  aborted: boolean;
+  onAbort: (() => void)[];
+}
+
+function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: RequestState): void {
   res.writeStatus(statusLine(reply.status));
   res.writeHeader('Content-Type', reply.contentType);
   if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
+  if (reply.stream && state) return startStream(res, reply.stream, state);
   res.end(reply.body);
+}
+
+/**
+ * startStream hands a streaming reply a ReplySink over `res`: writes after the first are corked
+ * (they come from other events), `write` reports backpressure and `onWritable` waits for a drain.
+ */
+function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['stream']>, state: RequestState): void {
+  let ended = false;
+  let inCallback = true;
+  let writable: (() => void) | undefined;
+  const closeFns: (() => void)[] = [];
+  state.onAbort.push(() => {
+    for (const fn of closeFns.splice(0)) fn();
+  });
+  const corked = (fn: () => void) => (inCallback ? fn() : res.cork(fn));
+  res.onWritable(() => {
+    const fn = writable;
+    writable = undefined;
+    fn?.();
+    return true;
+  });
+  stream({
+    get closed() {
+      return ended || state.aborted;
+    },
+    write(chunk) {
+      if (ended || state.aborted) return false;
+      let ok = true;
+      corked(() => {
+        ok = res.write(chunk);
+      });
+      return ok;
+    },
+    onWritable(fn) {
+      writable = fn;
+    },
+    end() {
+      if (ended || state.aborted) return;
+      ended = true;
+      corked(() => res.end());
+    },
+    onClose(fn) {
+      if (state.aborted) fn();
+      else closeFns.push(fn);
+    },
+  });
+  inCallback = false;
+}
+
+/**
+ * readBody collects the request body with `res.onData`, refusing it with 413 as soon as it
+ * passes `limit` bytes and with 408 when the client takes longer than `timeoutMs`.
+ * Must be called inside the uWS request callback.
+ */
+function readBody(res: uWS.HttpResponse, limit: number, timeoutMs: number, state: RequestState): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const timer = setTimeout(() => {
+      if (done) return;
+      done = true;
+      reject(statusError(408, 'Timeout', `the request body was not received within ${timeoutMs} ms`));
+    }, timeoutMs);
+    timer.unref();
+    state.onAbort.push(() => {
+      done = true;
+      clearTimeout(timer);
+    });
+    res.onData((ab, isLast) => {
+      if (done) return;
+      size += ab.byteLength;
+      if (size > limit) {
+        done = true;
+        clearTimeout(timer);
+        reject(tooLarge(limit));
+        return;
+      }
+      // uWS reuses the ArrayBuffer after this callback: copy it.
+      chunks.push(Buffer.from(new Uint8Array(ab.slice(0))));
+      if (isLast) {
+        done = true;
+        clearTimeout(timer);
+        resolve(Buffer.concat(chunks, size));
+      }
+    });
+  });
+}
+
+function isStatus(v: unknown): v is import('../shared/api.js').Status {
+  return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'Status';
+}
+
+/** ServerContext: what dispatch needs besides the request. */
+interface ServerContext {
+  router: Router;
+  host: AgentHost;
+  logger: Logger;
+  auth?: TokenAuthenticator;
+  limits: Required<RequestLimits>;
 }
 
 function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): HttpReply {
@@ -71,13 +211,34 @@ function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): Http
   return statusReply(statusError(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
 }
 
-/** dispatch answers one request; everything it reads from `req` is read before any await. */
-function dispatch(router: Router, host: AgentHost, logger: Logger, res: uWS.HttpResponse, ureq: uWS.HttpRequest): void {
+/**
+ * dispatch answers one request: header limit, authentication and authorization (auth.ts), route
+ * match, path parameter checks, the body (POST/PUT/PATCH/DELETE, within the size limit), then the
+ * handler, guarded by a timeout. Everything it reads from `ureq` is read before any await; writes
+ * after an await are corked; `onAborted` is always registered.
+ */
+function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpRequest): void {
+  const { router, host, logger, limits } = ctx;
   const headers: Record<string, string> = {};
   ureq.forEach((name, value) => {
     headers[name] = value;
   });
   const req: HttpRequestInfo = { method: ureq.getMethod(), path: ureq.getUrl(), query: new URLSearchParams(ureq.getQuery() ?? ''), headers };
+  const state: RequestState = { aborted: false, onAbort: [] };
+  res.onAborted(() => {
+    state.aborted = true;
+    for (const fn of state.onAbort.splice(0)) fn();
+  });
+  const fail = (status: import('../shared/api.js').Status, extra?: Record<string, string>) => writeReply(res, statusReply(status, extra));
+  if (headerBytes(headers) > limits.maxHeaderBytes) {
+    return fail(statusError(431, 'BadRequest', `request headers are too large: limit is ${limits.maxHeaderBytes} bytes`));
+  }
+  const access = checkAccess(ctx.auth, req.method, req.path, headers.authorization ?? '');
+  if (!access.ok) {
+    // Never log the token itself.
+    logger.warn({ method: req.method, path: req.path, code: access.status.code, reason: access.reason }, access.status.code === 401 ? 'Unauthorized request' : 'Forbidden request');
+    return fail(access.status, access.status.code === 401 ? { 'WWW-Authenticate': 'Bearer realm="kubelet-ts"' } : undefined);
+  }
   const match = router.match(req.method, req.path);
   let reply: HttpReply | Promise<HttpReply>;
   switch (match.kind) {
@@ -92,27 +253,56 @@ function dispatch(router: Router, host: AgentHost, logger: Logger, res: uWS.Http
         Allow: match.allow.join(', '),
       });
       break;
-    case 'handler':
-      try {
-        reply = match.handler({ host, req, params: match.params });
-      } catch (err) {
-        reply = internalError(logger, req, err);
+    case 'handler': {
+      const bad = checkPathParams(match.params);
+      if (bad) {
+        reply = statusReply(bad);
+        break;
+      }
+      const wantsBody = req.method === 'post' || req.method === 'put' || req.method === 'patch' || req.method === 'delete';
+      // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3).
+      const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
+      if (wantsBody && !hasBody) {
+        try {
+          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0) });
+        } catch (err) {
+          reply = internalError(logger, req, err);
+        }
+      } else if (wantsBody) {
+        const declared = Number(headers['content-length'] ?? '0');
+        if (Number.isFinite(declared) && declared > limits.maxRequestBodyBytes) {
+          reply = statusReply(tooLarge(limits.maxRequestBodyBytes));
+          break;
+        }
+        reply = readBody(res, limits.maxRequestBodyBytes, limits.bodyTimeoutMs, state).then(
+          (body) => match.handler({ host, req, params: match.params, body }),
+          (err: unknown) => (isStatus(err) ? statusReply(err) : Promise.reject(err)),
+        );
+      } else {
+        try {
+          reply = match.handler({ host, req, params: match.params });
+        } catch (err) {
+          reply = internalError(logger, req, err);
+        }
       }
       break;
+    }
   }
   if (!(reply instanceof Promise)) {
     // Still inside the uWS callback: the response is corked already.
-    writeReply(res, reply);
+    writeReply(res, reply, state);
     return;
   }
-  let aborted = false;
-  res.onAborted(() => {
-    aborted = true;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<HttpReply>((resolve) => {
+    timer = setTimeout(() => resolve(statusReply(statusError(504, 'Timeout', `the server was unable to return a response in the time allotted (${limits.handlerTimeoutMs} ms)`))), limits.handlerTimeoutMs);
+    timer.unref();
   });
-  reply
+  Promise.race([reply, timeout])
     .catch((err: unknown) => internalError(logger, req, err))
     .then((r) => {
-      if (!aborted) res.cork(() => writeReply(res, r));
+      clearTimeout(timer);
+      if (!state.aborted) res.cork(() => writeReply(res, r, state));
     });
 }
 
@@ -126,11 +316,16 @@ function dispatch(router: Router, host: AgentHost, logger: Logger, res: uWS.Http
 export async function createServer(host: AgentHost, options: AgentServerOptions): Promise<AgentServer> {
   checkNativeUws(loadedSharedObjects());
   const logger = options.logger.child({ component: 'server' });
-  const router = newRouter(routes());
+  const router = newRouter(instrumentRoutes(mergeRoutes(routes()), host));
   const app = uWS.App();
-  app.any('/*', (res, req) => dispatch(router, host, logger, res, req));
+  const watchServer = registerWatch(app, host, logger, { auth: options.auth });
+  const ctx: ServerContext = { router, host, logger, auth: options.auth, limits: { ...kDefaultRequestLimits, ...options.limits } };
+  app.any('/*', (res, req) => dispatch(ctx, res, req));
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    app.listen(options.address, options.port, (socket) => {
+    // Exclusive: without it uSockets sets SO_REUSEPORT and a second agent on the same port would
+    // silently share it. (The 4-argument host form exists at runtime but not in the bundled types.)
+    const listen = app.listen as unknown as (host: string, port: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void;
+    listen.call(app, options.address, options.port, kListenExclusivePort, (socket) => {
       if (socket) resolve(socket);
       else reject(new Error(`cannot listen on ${options.address}:${options.port} (--address/--port): address in use or not available`));
     });
@@ -143,6 +338,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
     close() {
       if (closed) return;
       closed = true;
+      watchServer?.close();
       uWS.us_listen_socket_close(listenSocket);
       // App.close (uWS ≥ 20.28, missing from the bundled types) also drops keep-alive connections.
       const closeAll = (app as unknown as { close?: () => void }).close;

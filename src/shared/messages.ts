@@ -25,6 +25,8 @@ export interface WorkerBootstrap {
   rootDir: string;
   /** --pod-infra-container-image. */
   podInfraContainerImage: string;
+  /** --image-pull-credentials: a Docker config.json with registry credentials; '' or absent = none. */
+  imagePullCredentials?: string;
   /** pino level for the worker's own logger. */
   logLevel: string;
 }
@@ -132,6 +134,24 @@ export interface SyncPodTask {
   hostIp: string;
   /** The task should finish its Docker calls by this time (epoch ms) and report what is left. */
   deadlineMs: number;
+  /**
+   * Running containers the probe manager found failing their liveness or startup probe: killed
+   * (after their preStop hook) and restarted per restartPolicy, as computePodActions does with
+   * the liveness/startup results managers. Optional; absent = none.
+   */
+  livenessFailed?: ProbeKill[];
+}
+
+/** One container the probe manager wants killed (failed liveness or startup probe). */
+export interface ProbeKill {
+  /** Container name in the spec. */
+  name: string;
+  /** The Docker container ID that failed; a newer attempt is left alone. */
+  containerId: string;
+  /** Kill message, e.g. `Container web failed liveness probe`. */
+  message: string;
+  /** The probe-level terminationGracePeriodSeconds, seconds, if the probe sets it (overrides the pod's). */
+  gracePeriodSeconds?: number;
 }
 
 /**
@@ -150,6 +170,53 @@ export interface KillPodTask {
   gracePeriodSeconds: number;
   /** Also remove the containers and the pod directory under --root-dir. */
   remove: boolean;
+  /** The pod's spec when known, so that preStop hooks can run before the containers stop. */
+  pod?: Pod;
+  /** The node's address, for httpGet preStop hooks of hostNetwork pods. */
+  hostIp?: string;
+}
+
+/**
+ * execProbe: run a probe's (or hook's) command in a running container with `docker exec`
+ * (kubelet prober.runProbe for Exec); exit code 0 is success.
+ */
+export interface ExecProbeTask {
+  kind: 'execProbe';
+  protocol: number;
+  containerId: string;
+  command: string[];
+  /** timeoutSeconds in milliseconds: a command still running then is a failure. */
+  timeoutMs: number;
+}
+
+/**
+ * netProbe: an httpGet or tcpSocket probe (kubelet pkg/probe/http and pkg/probe/tcp). With
+ * `sandboxId`, it runs inside that sandbox's network namespace (pods with network `none`, which
+ * have no address reachable from the host); otherwise it connects from the node to `host`.
+ */
+export interface NetProbeTask {
+  kind: 'netProbe';
+  protocol: number;
+  mode: 'http' | 'tcp';
+  /** Address to connect to (an IP, or a name for httpGet.host). */
+  host: string;
+  port: number;
+  /** http only: `HTTP` or `HTTPS` (HTTPS certificates are not verified, as the kubelet). */
+  scheme?: 'HTTP' | 'HTTPS';
+  /** http only: path with query, e.g. `/healthz`. */
+  path?: string;
+  /** http only: extra request headers (httpHeaders). */
+  headers?: Array<{ name: string; value: string }>;
+  /** Enter the network namespace of this sandbox container first. */
+  sandboxId?: string;
+  timeoutMs: number;
+}
+
+/** What a probe returned: `unknown` when it could not be run (an error, not a verdict). */
+export interface ProbeOutcome {
+  result: 'success' | 'failure' | 'unknown';
+  /** Probe output or the reason of a failure, e.g. `HTTP probe failed with statuscode: 500`. */
+  output: string;
 }
 
 /** relist: list every container this node owns, for the PLEG (one Docker list call). */
@@ -158,7 +225,7 @@ export interface RelistTask {
   protocol: number;
 }
 
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask;
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {
@@ -202,6 +269,8 @@ export interface WorkerResultMap {
   syncPod: PodSyncResult;
   killPod: PodSyncResult;
   relist: RelistResult;
+  execProbe: ProbeOutcome;
+  netProbe: ProbeOutcome;
 }
 
 /** Every task resolves to one of these; the worker entry never throws. */

@@ -96,8 +96,6 @@ export function validatePodForNode(pod: Pod): FieldError[] {
  * Keys are PodSpec fields, or `containers[].<field>` for every container and init container.
  */
 export const kValidatedButNotYetRun: readonly string[] = [
-  'activeDeadlineSeconds',
-  'containers[].livenessProbe', 'containers[].readinessProbe', 'containers[].startupProbe', 'containers[].lifecycle',
 ];
 
 function rejectNotYetRun(el: ErrorList, spec: Obj): void {

@@ -7,7 +7,7 @@ import type { Container, Pod } from '../shared/api.js';
 import { backoffKey, isInBackoffSince, kMaxBackoffMs, nextBackoff } from '../shared/backoff.js';
 import { formatDuration } from '../shared/duration.js';
 import { hashContainer } from '../shared/hash.js';
-import type { BackoffEntry, PodEventRecord, RuntimeContainer, RuntimePod, WaitingReason } from '../shared/messages.js';
+import type { BackoffEntry, PodEventRecord, ProbeKill, RuntimeContainer, RuntimePod, WaitingReason } from '../shared/messages.js';
 import { sandboxHash } from './labels.js';
 
 /** Why a container is (re)started. */
@@ -21,7 +21,9 @@ export type StartReason =
   /** The container exists but never ran (created) or its state is unknown. */
   | 'NotStarted'
   /** The pod gets a new sandbox: every container starts again inside it. */
-  | 'SandboxChanged';
+  | 'SandboxChanged'
+  /** The running container failed its liveness or startup probe (SyncPodTask.livenessFailed). */
+  | 'ProbeFailed';
 
 /** One container to start (in spec order). */
 export interface ContainerToStart {
@@ -43,6 +45,10 @@ export interface ContainerToKill {
   name: string;
   /** Human-readable reason, as the kubelet's kill message (`Container web definition changed, will be restarted`). */
   message: string;
+  /** Grace period override, seconds (a probe's terminationGracePeriodSeconds); absent = the pod's. */
+  gracePeriodSeconds?: number;
+  /** True for a liveness/startup probe kill: the Killing event carries `message`. */
+  probeFailed?: boolean;
 }
 
 /** PodActions: what one sync must do, in this order (kill → remove → sandbox → containers). */
@@ -220,7 +226,9 @@ function computeInitContainerActions(pod: Pod, runtimePod: RuntimePod | null, ac
  *   Never, once a sandbox existed and containers ran, the dead sandbox is NOT recreated (just kill);
  *   nor when no container would start;
  * - otherwise per spec container: not running → start if shouldContainerBeRestarted; running with
- *   another hash → kill, then start; running containers whose name is not in the spec → kill;
+ *   another hash → kill, then start; running but in `livenessFailed` (its liveness or startup probe
+ *   failed) → kill (`Container X failed liveness probe, will be restarted`), then start unless
+ *   restartPolicy is Never; running containers whose name is not in the spec → kill;
  * - nothing kept running and nothing to start → killPod (the sandbox stops);
  * - a container to start whose last dead attempt finished less than its backoff ago is held back:
  *   waiting `CrashLoopBackOff`, a BackOff event, and `requeueAfterMs`; one that does restart bumps
@@ -232,7 +240,9 @@ function computeInitContainerActions(pod: Pod, runtimePod: RuntimePod | null, ac
  * killed (it fails). App containers start once initialized; exited sidecars are restarted beside
  * them, and are stopped with the pod when no app container is left to run.
  */
-export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backoff: Record<string, BackoffEntry>, nowMs: number): PodActions {
+export function computePodActions(
+  pod: Pod, runtimePod: RuntimePod | null, backoff: Record<string, BackoffEntry>, nowMs: number, livenessFailed: readonly ProbeKill[] = [],
+): PodActions {
   const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod);
   const actions: PodActions = {
     killPod: sandboxChanged,
@@ -283,6 +293,17 @@ export function computePodActions(pod: Pod, runtimePod: RuntimePod | null, backo
       if (c.hash !== hashContainer(spec)) {
         actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} definition changed, will be restarted` });
         candidates.push({ index, init: false, reason: 'HashChanged' });
+        return;
+      }
+      const failed = livenessFailed.find((k) => k.containerId === c.id);
+      if (failed) {
+        // kuberuntime: a liveness/startup failure kills the container; it restarts unless restartPolicy is Never.
+        const restart = restartPolicy(pod) !== 'Never';
+        actions.containersToKill.push({
+          id: c.id, name: c.name, message: restart ? `${failed.message}, will be restarted` : failed.message, probeFailed: true,
+          ...(failed.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: failed.gracePeriodSeconds } : {}),
+        });
+        if (restart) candidates.push({ index, init: false, reason: 'ProbeFailed' });
         return;
       }
       keepCount++;

@@ -5,9 +5,12 @@
  */
 import { rm } from 'node:fs/promises';
 import { isNotFound, isRetriable, serializeError } from '../shared/errors.js';
+import type { Pod } from '../shared/api.js';
 import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '../shared/messages.js';
 import { podDir } from './container-config.js';
+import { runPreStopHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
+import { fillTerminationMessages } from './termination-message.js';
 import type { SyncDeps } from './sync-pod.js';
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
@@ -26,13 +29,16 @@ function failureMessage(err: unknown): string {
  * that vanished counts as stopped. Resolves to true if anything was stopped.
  * @throws AgentError when the runtime is unavailable (retriable): the rest is pointless.
  */
-export async function stopContainers(deps: SyncDeps, containers: RuntimeContainer[], gracePeriodSeconds: number, out: StepSink): Promise<boolean> {
+export async function stopContainers(deps: SyncDeps, containers: RuntimeContainer[], gracePeriodSeconds: number, out: StepSink, opts: StopOptions = {}): Promise<boolean> {
   const live = containers.filter((c) => c.state !== 'exited');
   const results = await Promise.allSettled(
     live.map(async (c) => {
-      if (!c.sandbox) out.events.push({ type: 'Normal', reason: 'Killing', message: `Stopping container ${c.name}`, fieldPath: `spec.containers{${c.name}}` });
+      if (!c.sandbox) out.events.push({ type: 'Normal', reason: 'Killing', message: opts.messages?.[c.id] ?? `Stopping container ${c.name}`, fieldPath: `spec.containers{${c.name}}` });
       try {
-        await deps.runtime.stopContainer(c.id, gracePeriodSeconds);
+        let grace = opts.gracePeriods?.[c.id] ?? gracePeriodSeconds;
+        // preStop runs first and shares the grace period (hooks.ts runPreStopHook).
+        if (!c.sandbox && c.state === 'running' && opts.pod) grace = await runPreStopHook(deps.runtime, opts.pod, c, grace, opts.hostIp ?? '127.0.0.1', out, deps.now);
+        await deps.runtime.stopContainer(c.id, grace);
         out.steps.push({ action: c.sandbox ? 'KillPodSandbox' : 'KillContainer', target: c.name, ok: true });
       } catch (err) {
         if (isNotFound(err)) {
@@ -50,11 +56,24 @@ export async function stopContainers(deps: SyncDeps, containers: RuntimeContaine
 }
 
 /**
- * killRuntimePod stops every app container of `runtimePod` (in parallel, within the grace
- * period), then its sandboxes, as killPodWithSyncResult. Resolves to true if anything was stopped.
+ * Extras of stopContainers (all optional): with `pod`, containers whose spec has a preStop hook
+ * run it before SIGTERM (`hostIp` serves httpGet hooks of hostNetwork pods); `messages` replace
+ * the Killing event's message and `gracePeriods` the grace period (seconds), by container ID.
  */
-export async function killRuntimePod(deps: SyncDeps, runtimePod: RuntimePod, gracePeriodSeconds: number, out: StepSink): Promise<boolean> {
-  const a = await stopContainers(deps, runtimePod.containers, gracePeriodSeconds, out);
+export interface StopOptions {
+  pod?: Pod;
+  hostIp?: string;
+  messages?: Record<string, string>;
+  gracePeriods?: Record<string, number>;
+}
+
+/**
+ * killRuntimePod stops every app container of `runtimePod` (in parallel, within the grace
+ * period, each after its preStop hook when `opts.pod` is given), then its sandboxes, as
+ * killPodWithSyncResult. Resolves to true if anything was stopped.
+ */
+export async function killRuntimePod(deps: SyncDeps, runtimePod: RuntimePod, gracePeriodSeconds: number, out: StepSink, opts: StopOptions = {}): Promise<boolean> {
+  const a = await stopContainers(deps, runtimePod.containers, gracePeriodSeconds, out, opts);
   const b = await stopContainers(deps, runtimePod.sandboxes, kSandboxGracePeriodSeconds, out);
   return a || b;
 }
@@ -101,12 +120,13 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
   const requested = task.gracePeriodSeconds < 0 ? (runtimePod?.terminationGracePeriodSeconds ?? 30) : task.gracePeriodSeconds;
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
-  if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result);
+  if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp });
   if (task.remove) {
     if (runtimePod) changed = (await removeContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
     await rm(dir, { recursive: true, force: true });
   }
   if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  if (!task.remove) await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
   result.runtimePod = runtimePod;
   if (changed || task.remove) deps.logger?.info({ podUID: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');
   return result;

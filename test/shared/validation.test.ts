@@ -190,8 +190,8 @@ describe('validatePod', () => {
 });
 
 describe('validatePodForNode', () => {
-  it('refuses fields that are validated but not run yet, naming each path', async () => {
-    const { validatePodForNode } = await import('../../src/shared/validation.js');
+  it('accepts probes, lifecycle hooks and activeDeadlineSeconds now that the runtime runs them', async () => {
+    const { validatePodForNode, kValidatedButNotYetRun } = await import('../../src/shared/validation.js');
     const { formatFieldError } = await import('../../src/shared/errors.js');
     const { applyPodDefaults } = await import('../../src/shared/defaults.js');
     const pod = applyPodDefaults({
@@ -201,10 +201,20 @@ describe('validatePodForNode', () => {
         containers: [{ name: 'a', image: 'i', livenessProbe: { exec: { command: ['true'] } } }],
       },
     } as never);
-    expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([
-      'spec.activeDeadlineSeconds: Not supported: not run by this version of kubelet-ts',
-      'spec.containers[0].livenessProbe: Not supported: not run by this version of kubelet-ts',
-    ]);
+    expect(kValidatedButNotYetRun).toEqual([]);
+    expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([]);
+    const hooked = applyPodDefaults({
+      ...pod,
+      spec: {
+        containers: [{
+          name: 'a', image: 'i', ports: [{ name: 'http', containerPort: 80 }],
+          readinessProbe: { httpGet: { path: '/', port: 'http' } }, startupProbe: { tcpSocket: { port: 80 }, failureThreshold: 30 },
+          livenessProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 5 },
+          lifecycle: { postStart: { exec: { command: ['true'] } }, preStop: { httpGet: { path: '/stop', port: 80 } } },
+        }],
+      },
+    } as never);
+    expect(validatePodForNode(hooked as never).map(formatFieldError)).toEqual([]);
     const plain = applyPodDefaults({ ...pod, spec: { containers: [{ name: 'a', image: 'i' }] } } as never);
     expect(validatePodForNode(plain as never)).toEqual([]);
   });

@@ -4,7 +4,7 @@
  * Initialized and PodReadyToStartContainers conditions): pure functions from what the runtime
  * reported to a core/v1 PodStatus.
  */
-import type { ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../shared/api.js';
+import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../shared/api.js';
 import type { RuntimeContainer, RuntimePod, WaitingReason } from '../../shared/messages.js';
 
 /** Inputs of `generatePodStatus`. Times are epoch milliseconds. */
@@ -24,6 +24,17 @@ export interface PodStatusInputs {
   terminal?: boolean;
   /** Now, for transition times. */
   nowMs: number;
+  /**
+   * The probe manager's view of a running container (readiness → `ready`, startup probe →
+   * `started`), by container name and Docker ID; undefined = no readiness/startup probe results.
+   * Absent: a running container is ready and started unless its spec has such a probe.
+   */
+  probeStatus?: (containerName: string, containerId: string) => { ready: boolean; started: boolean } | undefined;
+  /**
+   * The kubelet failed the pod itself (e.g. activeDeadlineSeconds passed: reason
+   * `DeadlineExceeded`): phase Failed with this status reason and message, whatever the containers say.
+   */
+  failure?: { reason: string; message: string };
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -163,6 +174,29 @@ function condition(type: string, ok: boolean, previous: PodStatus | undefined, n
 }
 
 /**
+ * applyProbeStatus sets `ready` and `started` of a running container from its probes, as the
+ * kubelet's status manager does with the readiness and startup results (SetContainerReadiness,
+ * SetContainerStartup): with a startup probe, started only once it succeeded; with a readiness
+ * probe, ready only once it succeeded (and started). Containers without those probes keep
+ * "running ⇒ ready". Mutates `status`.
+ */
+export function applyProbeStatus(
+  container: Container, status: ContainerStatus,
+  probeStatus: ((containerName: string, containerId: string) => { ready: boolean; started: boolean } | undefined) | undefined,
+): void {
+  if (!status.state?.running) return;
+  const id = (status.containerID ?? '').replace(/^docker:\/\//, '');
+  const p = probeStatus?.(container.name, id);
+  if (p) {
+    status.started = p.started;
+    status.ready = p.ready && p.started;
+  } else if (container.readinessProbe || container.startupProbe) {
+    status.started = !container.startupProbe;
+    status.ready = false;
+  }
+}
+
+/**
  * generatePodStatus: the whole PodStatus of one pod (generateAPIPodStatus): phase, conditions
  * (PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled), containerStatuses
  * in spec order, startTime, hostIP(s), podIP(s), qosClass.
@@ -182,7 +216,8 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
     if ((c as { restartPolicy?: string }).restartPolicy !== 'Always') s.ready = false;
     return s;
   });
-  const phase = getPhase(pod, statuses, inp.terminal ?? false, initStatuses);
+  containers.forEach((c, i) => applyProbeStatus(c, statuses[i], inp.probeStatus));
+  const phase = inp.failure ? 'Failed' : getPhase(pod, statuses, inp.terminal ?? false, initStatuses);
   const done = phase === 'Succeeded' || phase === 'Failed';
   const uninitialized = uninitializedContainers(pod, statuses, initStatuses);
   const sidecarStatuses = initStatuses.filter((_, i) => (initContainers[i] as { restartPolicy?: string }).restartPolicy === 'Always');
@@ -204,6 +239,7 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   ];
   return {
     phase,
+    ...(inp.failure ? { reason: inp.failure.reason, message: inp.failure.message } : {}),
     conditions,
     hostIP: inp.hostIp,
     hostIPs: [{ ip: inp.hostIp }],

@@ -9,7 +9,7 @@
 import Docker from 'dockerode';
 import { AgentError } from '../../shared/errors.js';
 import { Writable } from 'node:stream';
-import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary, ExecResult } from './runtime.js';
+import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary, ExecResult, RegistryAuth } from './runtime.js';
 
 /** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
 const kMaxExecOutputBytes = 10 * 1024;
@@ -171,9 +171,9 @@ class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  async pullImage(ref: string): Promise<void> {
+  async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
     try {
-      const stream = await this.#docker.pull(ref);
+      const stream = await this.#docker.pull(ref, auth ? { authconfig: auth } : {});
       await new Promise<void>((resolve, reject) => {
         this.#docker.modem.followProgress(stream, (err: Error | null, output: Array<{ error?: string }>) => {
           const failed = output?.find((o) => typeof o?.error === 'string');

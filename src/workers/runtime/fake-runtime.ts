@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AgentError } from '../../shared/errors.js';
-import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary } from './runtime.js';
+import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary, ExecResult } from './runtime.js';
 
 /** Options of newFakeRuntime. */
 export interface FakeRuntimeOptions {
@@ -13,6 +13,8 @@ export interface FakeRuntimeOptions {
   images?: string[];
   /** Clock, epoch ms (default Date.now). */
   now?: () => number;
+  /** Record every call in `calls` (default true; the worker's fake turns it off to hold 10,000 pods). */
+  recordCalls?: boolean;
 }
 
 interface FakeContainer {
@@ -28,6 +30,8 @@ export interface FakeRuntime extends ContainerRuntime {
   exit(id: string, exitCode: number): void;
   /** The create spec a container was made from. */
   specOf(id: string): ContainerCreateSpec | undefined;
+  /** Sets what execInContainer answers for container `id` (default: exit code 0, no output). */
+  setExecResult(id: string, result: ExecResult): void;
 }
 
 function matches(labels: Record<string, string>, filter: string[]): boolean {
@@ -43,8 +47,15 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
   const images = options.images ? new Set(options.images) : null;
   const containers = new Map<string, FakeContainer>();
   const calls: string[] = [];
+  const recordCalls = options.recordCalls ?? true;
+  const rec = (call: string) => { if (recordCalls) calls.push(call); };
+  const execResults = new Map<string, ExecResult>();
+  // Indexes so that one fake can hold 10,000 pods: by name, and by pod UID for the per-pod list every sync makes.
+  const byName = new Map<string, FakeContainer>();
+  const byPod = new Map<string, Set<FakeContainer>>();
+  const kUid = 'io.kubernetes.pod.uid';
   const get = (id: string): FakeContainer => {
-    const c = containers.get(id) ?? [...containers.values()].find((x) => x.details.name === id);
+    const c = containers.get(id) ?? byName.get(id);
     if (!c) throw new AgentError('ERR_NOT_FOUND', `No such container: ${id}`);
     return c;
   };
@@ -54,8 +65,10 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
   return {
     calls,
     async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
-      calls.push('list');
-      return [...containers.values()]
+      rec('list');
+      const uidFilter = filter.labels.find((f) => f.startsWith(`${kUid}=`));
+      const candidates = uidFilter ? [...(byPod.get(uidFilter.slice(kUid.length + 1)) ?? [])] : [...containers.values()];
+      return candidates
         .filter((c) => matches(c.details.labels, filter.labels))
         .map((c) => ({ id: c.details.id, name: c.details.name, labels: { ...c.details.labels }, state: c.details.status, createdAtMs: c.details.createdAtMs }));
     },
@@ -63,39 +76,61 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       return { ...get(id).details, labels: { ...get(id).details.labels } };
     },
     async createContainer(spec: ContainerCreateSpec): Promise<string> {
-      calls.push(`create:${spec.name}`);
-      if ([...containers.values()].some((c) => c.details.name === spec.name)) throw new AgentError('ERR_ALREADY_EXISTS', `Conflict. The container name "/${spec.name}" is already in use`);
+      rec(`create:${spec.name}`);
+      if (byName.has(spec.name)) throw new AgentError('ERR_ALREADY_EXISTS', `Conflict. The container name "/${spec.name}" is already in use`);
       if (images && !images.has(spec.image)) throw new AgentError('ERR_NOT_FOUND', `No such image: ${spec.image}`);
       const id = randomBytes(32).toString('hex');
-      containers.set(id, {
+      const created: FakeContainer = {
         spec,
         details: {
           id, name: spec.name, labels: { ...spec.labels }, image: spec.image, imageId: `sha256:${'0'.repeat(64)}`, status: 'created', running: false,
           exitCode: 0, oomKilled: false, error: '', createdAtMs: now(), startedAtMs: 0, finishedAtMs: 0, networkMode: spec.hostConfig.networkMode ?? '',
         },
-      });
+      };
+      containers.set(id, created);
+      byName.set(spec.name, created);
+      const uid = spec.labels[kUid];
+      if (uid !== undefined) {
+        let set = byPod.get(uid);
+        if (!set) byPod.set(uid, (set = new Set()));
+        set.add(created);
+      }
       return id;
     },
     async startContainer(id: string): Promise<void> {
-      calls.push(`start:${id}`);
+      rec(`start:${id}`);
       const c = get(id);
       if (!c.details.running) Object.assign(c.details, { status: 'running', running: true, startedAtMs: now(), finishedAtMs: 0, exitCode: 0 });
     },
     async stopContainer(id: string): Promise<void> {
-      calls.push(`stop:${id}`);
+      rec(`stop:${id}`);
       const c = get(id);
       if (c.details.running) finish(c, 0);
     },
     async removeContainer(id: string): Promise<void> {
-      calls.push(`remove:${id}`);
-      containers.delete(get(id).details.id);
+      rec(`remove:${id}`);
+      const c = get(id);
+      containers.delete(c.details.id);
+      byName.delete(c.details.name);
+      const set = byPod.get(c.details.labels[kUid]);
+      set?.delete(c);
+      if (set?.size === 0) byPod.delete(c.details.labels[kUid]);
     },
     async imageExists(ref: string) {
       return !images || images.has(ref) ? { id: `sha256:${'0'.repeat(64)}` } : null;
     },
     async pullImage(ref: string): Promise<void> {
-      calls.push(`pull:${ref}`);
+      rec(`pull:${ref}`);
       throw new AgentError('ERR_RUNTIME', 'the fake runtime cannot pull images', { retriable: true, reason: 'ErrImagePull' });
+    },
+    async execInContainer(id: string, cmd: string[]): Promise<ExecResult> {
+      rec(`exec:${id}:${cmd.join(' ')}`);
+      const c = get(id);
+      if (!c.details.running) throw new AgentError('ERR_RUNTIME', `container ${id} is not running`);
+      return execResults.get(c.details.id) ?? { exitCode: 0, output: '', timedOut: false };
+    },
+    setExecResult(id: string, result: ExecResult): void {
+      execResults.set(id, result);
     },
     exit(id: string, exitCode: number): void {
       const c = get(id);

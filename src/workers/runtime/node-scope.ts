@@ -6,7 +6,7 @@
  */
 import { AgentError } from '../../shared/errors.js';
 import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../labels.js';
-import type { ContainerCreateSpec, ContainerListFilter, ContainerRuntime, ContainerSummary } from './runtime.js';
+import type { ContainerCreateSpec, ContainerListFilter, ContainerRuntime, ContainerSummary, RegistryAuth } from './runtime.js';
 
 class NodeScopedRuntime implements ContainerRuntime {
   constructor(
@@ -51,8 +51,8 @@ class NodeScopedRuntime implements ContainerRuntime {
     return this.inner.imageExists(ref);
   }
 
-  pullImage(ref: string) {
-    return this.inner.pullImage(ref);
+  pullImage(ref: string, auth?: RegistryAuth) {
+    return this.inner.pullImage(ref, auth);
   }
 
   async execInContainer(id: string, cmd: string[], timeoutMs: number) {

@@ -60,6 +60,14 @@ export interface ExecResult {
   timedOut: boolean;
 }
 
+/** Registry credentials for one pull (Docker's AuthConfig). */
+export interface RegistryAuth {
+  username: string;
+  password: string;
+  /** Registry host, e.g. `127.0.0.1:5056`. */
+  serveraddress: string;
+}
+
 /** Mount and namespace settings of a new container (Docker HostConfig, the part we set). */
 export interface ContainerHostConfig {
   networkMode?: string;
@@ -117,8 +125,11 @@ export interface ContainerRuntime {
   removeContainer(id: string): Promise<void>;
   /** The local image's ID, or null when `ref` is not present locally. */
   imageExists(ref: string): Promise<{ id: string } | null>;
-  /** Pulls `ref` from its registry. @throws AgentError with reason `ErrImagePull` on failure. */
-  pullImage(ref: string): Promise<void>;
+  /**
+   * Pulls `ref` from its registry, with `auth` when given (Docker's X-Registry-Auth).
+   * @throws AgentError with reason `ErrImagePull` on failure.
+   */
+  pullImage(ref: string, auth?: RegistryAuth): Promise<void>;
   /**
    * Runs `cmd` in the running container `id` (docker exec, no TTY) and resolves with its exit code
    * and output; stops waiting after `timeoutMs` milliseconds (`timedOut`). Used by exec probes and
