@@ -82,6 +82,8 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     await writeFile(join(mdir, 'beta.yml'), manifest('beta', 'echo changed; exec sleep 3600', 'app: beta, tier: back'));
     expect((await inproc('apply', '-f', join(mdir, 'beta.yml'))).stdout).toBe('pod/beta configured\n');
     await waitRunning('alpha');
+    // The changed container is restarted (restartCount 1) with the new command.
+    await waitFor(async () => (await inproc('logs', 'beta')).stdout === 'changed\n', { timeoutMs: kWaitMs, intervalMs: 500, description: 'beta restarted' });
     await waitRunning('beta');
   }, kTestMs);
 
@@ -101,7 +103,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     expect(lines[0]).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/);
     expect(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 4))).toEqual([
       ['alpha', '1/1', 'Running', '0'],
-      ['beta', '1/1', 'Running', '0'],
+      ['beta', '1/1', 'Running', '1'],
       ['gamma', '1/1', 'Running', '0'],
     ]);
     const selected = await inproc('get', 'pods', '-l', 'tier in (front,back),app!=beta', '--no-headers');

@@ -99,7 +99,8 @@ export async function runApply(flags: ClientFlags, sources: { origin: string; te
       try {
         existing = await apiJson<Pod>(flags, 'GET', `/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`);
       } catch (err) {
-        if (!(err instanceof ClientError) || !/not found/.test(err.message)) throw err;
+        // 404: a new pod; 400: a name the server refuses in a path (POST reports it as 422 Invalid).
+        if (!(err instanceof ClientError) || (err.status !== 404 && err.status !== 400)) throw err;
       }
       const body = { contentType: 'application/json', data: JSON.stringify(pod) };
       if (!existing) {

@@ -43,9 +43,12 @@ export function clientFlags(argv: Record<string, unknown>): ClientFlags {
  * form, e.g. `error: pods "web" not found`) with exit code 1.
  */
 export class ClientError extends Error {
-  constructor(message: string) {
+  /** The HTTP status of the failed call, if the server answered. */
+  readonly status?: number;
+  constructor(message: string, status?: number) {
     super(message);
     this.name = 'ClientError';
+    if (status !== undefined) this.status = status;
   }
 }
 
@@ -85,7 +88,7 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
     // not a Status: keep the text
   }
   if (res.status === 401) message = `You must be logged in to the server (Unauthorized): pass --token`;
-  throw new ClientError(message);
+  throw new ClientError(message, res.status);
 }
 
 /** apiJson: apiRequest, then the JSON body. */

@@ -79,6 +79,14 @@ describe('client commands (in-process CLI against a server)', () => {
     expect(await run('apply', '-f', join(dir, 'missing.yaml'))).toMatchObject({ code: 1, stderr: `error: the path "${join(dir, 'missing.yaml')}" does not exist\n` });
   });
 
+  it('apply reports an invalid pod with the server 422 message', async () => {
+    const f = join(dir, 'invalid.yaml');
+    await writeFile(f, yaml('Bad_Name'));
+    const res = await run('apply', '-f', f);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^error: Pod "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name"/);
+  });
+
   it('apply reports a file that does not parse before sending anything', async () => {
     const f = join(dir, 'bad.yaml');
     await writeFile(f, 'apiVersion: v1\nkind: Pod\nmetadata: {name: x\n');
