@@ -91,28 +91,33 @@ export function validatePodForNode(pod: Pod): FieldError[] {
 
 /**
  * Fields whose shape is validated above but which the sync engine does not act on yet: reported
- * `Not supported` so that a pod relying on them is refused rather than run without them (a probe
- * that never runs would be worse than an error). Remove an entry when the runtime implements it.
- * Keys are PodSpec fields, or `containers[].<field>` for every container and init container.
+ * `Not supported` so that a pod relying on them is refused rather than run without them (data
+ * meant for a tmpfs silently landing on disk would be worse than an error). Remove an entry when
+ * the runtime implements it. Keys are paths under `spec`; `containers[]` means every container
+ * and init container, `volumes[]` every volume. Empty values (`''`, `[]`) count as unset.
  */
 export const kValidatedButNotYetRun: readonly string[] = [
+  'volumes[].emptyDir.medium', 'volumes[].emptyDir.sizeLimit',
 ];
 
 function rejectNotYetRun(el: ErrorList, spec: Obj): void {
   const detail = 'not run by this version of kubelet-ts';
-  for (const key of kValidatedButNotYetRun) {
-    if (!key.startsWith('containers[].')) {
-      if (spec[key] !== undefined && !(Array.isArray(spec[key]) && (spec[key] as unknown[]).length === 0)) el.notSupported(child('spec', key), detail);
-      continue;
+  const isSet = (v: unknown) => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
+  const walk = (value: unknown, parts: string[], path: string): void => {
+    if (parts.length === 0) {
+      if (isSet(value)) el.notSupported(path, detail);
+      return;
     }
-    const field = key.slice('containers[].'.length);
-    for (const list of ['containers', 'initContainers'] as const) {
-      const cs = Array.isArray(spec[list]) ? (spec[list] as unknown[]) : [];
-      cs.forEach((c, i) => {
-        if (isObj(c) && c[field] !== undefined) el.notSupported(`spec.${list}[${i}].${field}`, detail);
-      });
+    if (!isObj(value)) return;
+    const [head, ...rest] = parts;
+    if (!head.endsWith('[]')) return walk(value[head], rest, child(path, head));
+    const lists = head === 'containers[]' ? ['containers', 'initContainers'] : [head.slice(0, -2)];
+    for (const list of lists) {
+      const items = value[list];
+      if (Array.isArray(items)) items.forEach((item, i) => walk(item, rest, `${child(path, list)}[${i}]`));
     }
-  }
+  };
+  for (const key of kValidatedButNotYetRun) walk(spec, key.split('.'), 'spec');
 }
 
 function validateObjectMeta(el: ErrorList, path: string, meta: Obj): void {

@@ -201,7 +201,7 @@ describe('validatePodForNode', () => {
         containers: [{ name: 'a', image: 'i', livenessProbe: { exec: { command: ['true'] } } }],
       },
     } as never);
-    expect(kValidatedButNotYetRun).toEqual([]);
+    expect(kValidatedButNotYetRun).toEqual(['volumes[].emptyDir.medium', 'volumes[].emptyDir.sizeLimit']);
     expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([]);
     const hooked = applyPodDefaults({
       ...pod,
@@ -217,5 +217,24 @@ describe('validatePodForNode', () => {
     expect(validatePodForNode(hooked as never).map(formatFieldError)).toEqual([]);
     const plain = applyPodDefaults({ ...pod, spec: { containers: [{ name: 'a', image: 'i' }] } } as never);
     expect(validatePodForNode(plain as never)).toEqual([]);
+  });
+});
+
+describe('validatePodForNode refusals', () => {
+  it('refuses an emptyDir medium or sizeLimit (not run yet) naming each volume, and accepts a plain emptyDir', async () => {
+    const { validatePodForNode } = await import('../../src/shared/validation.js');
+    const { formatFieldError } = await import('../../src/shared/errors.js');
+    const { applyPodDefaults } = await import('../../src/shared/defaults.js');
+    const pod = applyPodDefaults({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' },
+      spec: {
+        containers: [{ name: 'a', image: 'i' }],
+        volumes: [{ name: 'plain', emptyDir: {} }, { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }],
+      },
+    } as never);
+    expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([
+      'spec.volumes[1].emptyDir.medium: Not supported: not run by this version of kubelet-ts',
+      'spec.volumes[1].emptyDir.sizeLimit: Not supported: not run by this version of kubelet-ts',
+    ]);
   });
 });
