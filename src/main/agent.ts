@@ -154,13 +154,13 @@ class AgentImpl implements Agent, AgentHost {
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     if (this.deps.serve !== false) {
       const auth = o.tokenAuthFile ? await loadTokenFile(o.tokenAuthFile, (m) => this.#log.warn({ file: o.tokenAuthFile }, m)) : undefined;
-      this.#server = await createServer(this, { address: o.address, port: o.port, logger: this.#log.child({ component: 'server' }), auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
+      this.#server = await createServer(this, { address: o.address, port: o.port, logger: this.#log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
     }
     this.#pleg.start();
     if (o.podManifestPath) {
       this.#fileSource = newFileSource(
         { path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs },
-        { logger: this.#log.child({ component: 'file-source' }), onUpdate: (u) => this.#handleUpdate(u), onError: (e) => this.#handleSourceError(e) },
+        { logger: this.#log, onUpdate: (u) => this.#handleUpdate(u), onError: (e) => this.#handleSourceError(e) },
       );
       await this.#fileSource.start();
     }
@@ -224,7 +224,9 @@ class AgentImpl implements Agent, AgentHost {
   }
 
   #handleSourceError(e: SourceError): void {
-    this.#log.warn({ source: e.source, file: e.origin, message: e.message }, 'Could not read pod manifests; keeping the last good pods');
+    // The source has already logged it (at warn, once per change); what it does with the pods
+    // (keep the last good ones, or drop a vanished path's) is the source's rule, not ours.
+    this.#log.debug({ source: e.source, origin: e.origin, detail: e.message }, 'Source reported an error');
   }
 
   #handlePodAdd(pod: Pod): void {
