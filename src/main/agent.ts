@@ -4,6 +4,7 @@
  * table → pod workers → worker pool, the PLEG, the status manager and the server, and decides
  * what each pod needs next. It does no Docker I/O itself: every runtime call is a pool task.
  */
+import { availableParallelism, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { podFullName } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
@@ -23,6 +24,7 @@ import { newPodConfig, type PodConfig, type PodConfigChanges } from './config/po
 import { newGenericPleg, type Pleg } from './pleg/generic-pleg.js';
 import { newEventedPleg } from './pleg/event-pleg.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
+import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
 import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
 import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
@@ -97,6 +99,11 @@ class AgentImpl implements Agent, AgentHost {
   #lastSyncLoopMs = Date.now();
   /** Pods waiting for an older pod of the same full name to finish terminating (podWorkers.allowPodStart). */
   readonly #blockedByFullName = new Map<string, Pod>();
+  /** Allocatable for admission: --max-pods, this machine's cores and memory (no reservations). */
+  readonly #capacity: NodeCapacity;
+  /** What admitted, still active pods request; kept up to date by admission and #release. */
+  #used: PodUsage = { pods: 0, cpuMilli: 0, memoryBytes: 0 };
+  readonly #admitted = new WeakMap<PodRecord, { cpuMilli: number; memoryBytes: number }>();
   #stopped = false;
   /** Pods the agent failed itself (DeadlineExceeded), with the status reason and message. */
   readonly #failures = new WeakMap<PodRecord, { reason: string; message: string }>();
@@ -104,6 +111,7 @@ class AgentImpl implements Agent, AgentHost {
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
     this.#log = deps.logger;
     this.podManager = newPodManager(options.podShards);
+    this.#capacity = { pods: options.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() };
     this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }) });
     const sources: PodUpdate['source'][] = [];
     if (options.podManifestPath) sources.push('file');
@@ -241,17 +249,20 @@ class AgentImpl implements Agent, AgentHost {
       this.#log.info({ ...podFields(pod), blockedBy: holder.uid }, 'Pod waits for the previous pod with its name to terminate');
       return;
     }
-    const active = this.#activePods();
     const record: PodRecord = { uid, pod, runtimePod: null, waiting: {}, backoff: {}, startTimeMs: Date.now(), terminal: false, terminating: false };
+    const admitted = admitPod(pod, this.#used, this.#capacity);
     this.podManager.set(record);
-    if (active >= this.options.maxPods) {
-      // kubelet admission (lifecycle.PredicateAdmitHandler): reject, never half-start.
+    if (!admitted.admit) {
+      // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.
       record.terminal = true;
-      record.status = { phase: 'Failed', reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${active}, capacity: ${this.options.maxPods}`, startTime: new Date(record.startTimeMs).toISOString() };
+      record.status = { phase: 'Failed', reason: admitted.reason, message: admitted.message, startTime: new Date(record.startTimeMs).toISOString() };
       this.statusManager.setPodStatus(pod, record.status);
-      this.#log.warn({ ...podFields(pod), maxPods: this.options.maxPods }, 'Rejected pod: node is at --max-pods');
+      this.events.record(pod, { type: 'Warning', reason: admitted.reason, message: admitted.message });
       return;
     }
+    const req = podRequests(pod);
+    this.#admitted.set(record, req);
+    this.#used = { pods: this.#used.pods + 1, cpuMilli: this.#used.cpuMilli + req.cpuMilli, memoryBytes: this.#used.memoryBytes + req.memoryBytes };
     this.#log.info({ ...podFields(pod), source: pod.metadata?.annotations?.['kubernetes.io/config.source'] }, 'SyncLoop ADD');
     this.#publishStatus(record);
     this.#podWorkers.update(uid, { type: 'sync' });
@@ -273,14 +284,17 @@ class AgentImpl implements Agent, AgentHost {
     if (!record) return;
     this.#log.info(podFields(pod), 'SyncLoop REMOVE');
     record.terminating = true;
+    this.#release(record);
     this.#prober?.removePod(uid);
     this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: this.#api.takeGraceOverride(uid) ?? pod.spec?.terminationGracePeriodSeconds ?? 30, remove: true });
   }
 
-  #activePods(): number {
-    let n = 0;
-    for (const r of this.podManager.all()) if (!r.terminal && !r.terminating) n++;
-    return n;
+  /** #release gives back an admitted pod's share of the node once it stops being active (idempotent). */
+  #release(record: PodRecord): void {
+    const req = this.#admitted.get(record);
+    if (!req) return;
+    this.#admitted.delete(record);
+    this.#used = { pods: this.#used.pods - 1, cpuMilli: this.#used.cpuMilli - req.cpuMilli, memoryBytes: this.#used.memoryBytes - req.memoryBytes };
   }
 
   // ---- runtime events (kubelet: syncLoopIteration on plegCh, housekeeping) ----
@@ -334,6 +348,7 @@ class AgentImpl implements Agent, AgentHost {
     if ((phase === 'Succeeded' || phase === 'Failed') && record.pod.spec?.restartPolicy !== 'Always') {
       // The pod is done: stop its sandbox, keep the dead containers for their status and logs.
       record.terminal = true;
+      this.#release(record);
       this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? 30, remove: false });
     } else if (result.requeueAfterMs > 0) {
       this.#podWorkers.requeue(uid, result.requeueAfterMs);
@@ -346,6 +361,7 @@ class AgentImpl implements Agent, AgentHost {
    */
   #failPod(record: PodRecord, reason: string, message: string): void {
     record.terminal = true;
+    this.#release(record);
     this.#failures.set(record, { reason, message });
     this.events.record(record.pod, { type: 'Normal', reason, message });
     this.#log.info({ ...podFields(record.pod), reason }, 'Failing pod');
@@ -366,6 +382,7 @@ class AgentImpl implements Agent, AgentHost {
     this.#podWorkers.forget(uid);
     if (record) {
       this.#logEvents(record.pod, result.events);
+      this.#release(record);
       this.podManager.delete(uid);
       this.statusManager.deletePodStatus(uid);
       this.#log.info(podFields(record.pod), 'Pod removed');

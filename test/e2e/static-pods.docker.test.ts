@@ -222,6 +222,22 @@ spec:
     await waitForPod(node, 'fine', isRunningAndReady);
   });
 
+  it('rejects a pod that asks for more cpu than the node has (OutOfcpu) without creating anything, and runs the next one', async () => {
+    const node = await start();
+    await node.writeManifest('big.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec:
+  containers:
+    - {name: main, image: ${BUSYBOX_IMAGE}, command: [sleep, "3600"], resources: {requests: {cpu: "1000"}}}
+`);
+    await node.writeManifest('small.yaml', busyboxPod('small', 'exec sleep 3600'));
+    const big = await waitForPod(node, 'big', (p) => p.status?.phase === 'Failed');
+    expect(big.status).toMatchObject({ reason: 'OutOfcpu', message: expect.stringMatching(/^Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/) });
+    await waitForPod(node, 'small', isRunningAndReady);
+    expect(await containersOf(big.metadata!.uid!)).toEqual([]);
+  });
+
   it('starts 50 pods at once, all Running, and removes them all', async () => {
     const node = await start({ workers: 2 });
     const docs = Array.from({ length: 50 }, (_, i) => busyboxPod(`many-${i}`, 'exec sleep 3600')).join('---\n');
