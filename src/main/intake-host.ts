@@ -65,7 +65,7 @@ class IntakeHostImpl implements IntakeHost {
   #lastNode: Node | undefined;
 
   constructor(private readonly options: IntakeHostOptions, private readonly deps: IntakeHostDeps) {
-    this.#intake = newIntakeSource({ rootDir: options.rootDir }, {
+    this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName }, {
       logger: deps.logger.child({ component: 'intake-source' }),
       onUpdate: deps.onUpdate,
       holder: (fullName) => {

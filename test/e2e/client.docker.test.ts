@@ -125,7 +125,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     await waitFor(async () => ((await podJson('brief'))?.status?.containerStatuses ?? []).some((c) => c.state?.running || c.state?.terminated), { timeoutMs: kWaitMs, intervalMs: 200 });
     const followed = await cli('logs', 'brief', '-f');
     expect(followed).toMatchObject({ code: 0, stdout: 'one\ntwo\n' });
-  }, kTestMs);
+  }, 2 * kTestMs);
 
   it('describe pod shows status, containers, conditions and events', async () => {
     const { code, stdout } = await cli('describe', 'pod', 'alpha');
@@ -152,7 +152,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
   }, kTestMs);
 
   it('delete pod waits until the pod is gone', async () => {
-    const res = await cli('delete', 'pod', 'beta', '--grace-period', '0');
+    const res = await cli('delete', 'pod', 'beta', '--grace-period', '0', '--timeout', '600');
     expect(res).toMatchObject({ code: 0, stdout: 'pod "beta" deleted\n' });
     expect(await podJson('beta')).toBeUndefined();
     const again = await inproc('delete', 'pod', 'beta');

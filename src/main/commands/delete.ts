@@ -72,7 +72,7 @@ export function deleteCommand(select: SelectClient): CommandModule {
         .option('namespace', { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' })
         .option('grace-period', { type: 'number', default: -1, requiresArg: true, describe: 'Seconds the pod gets to stop; -1 keeps its own, 0 kills at once' })
         .option('wait', { type: 'boolean', default: true, describe: 'Wait until the pod is gone (--wait=false to not)' })
-        .option('timeout', { type: 'number', default: 0, requiresArg: true, describe: 'Seconds to wait (0: the grace period plus 60 s)' }),
+        .option('timeout', { type: 'number', default: 0, requiresArg: true, describe: 'Seconds to wait (0: the grace period plus 120 s)' }),
     handler: (argv) => {
       const a = argv as Record<string, unknown>;
       select({
@@ -90,7 +90,7 @@ export function deleteCommand(select: SelectClient): CommandModule {
             namespace: String(a.namespace),
             gracePeriodSeconds: grace < 0 ? undefined : grace,
             wait: a.wait !== false,
-            timeoutMs: (timeout > 0 ? timeout : Math.max(grace, 30) + 60) * 1000,
+            timeoutMs: (timeout > 0 ? timeout : Math.max(grace, 30) + 120) * 1000,
           }, io);
         }),
       });

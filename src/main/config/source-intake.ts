@@ -31,6 +31,8 @@ const kUidRe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export interface IntakeSourceOptions {
   /** --root-dir (absolute); pods are stored in `{rootDir}/intake/{namespace}_{name}.json`. */
   rootDir: string;
+  /** This node's name: set as spec.nodeName of pods that name no node (they are bound to this node, as by a scheduler). */
+  nodeName?: string;
 }
 
 /** Dependencies of {@link newIntakeSource}. */
@@ -135,9 +137,11 @@ class IntakeSourceImpl implements IntakeSource {
   readonly #pods = new Map<string, Pod>(); // fullName → pod
   #chain: Promise<unknown> = Promise.resolve();
   readonly #now: () => number;
+  readonly #nodeName: string;
 
   constructor(options: IntakeSourceOptions, private readonly deps: IntakeSourceDeps) {
     this.#dir = join(options.rootDir, kIntakeDirName);
+    this.#nodeName = options.nodeName ?? '';
     this.#now = deps.now ?? Date.now;
   }
 
@@ -200,6 +204,7 @@ class IntakeSourceImpl implements IntakeSource {
           meta.uid = randomUUID();
         }
         uids.add(meta.uid);
+        if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
         meta.creationTimestamp = now;
         meta.annotations = { ...(meta.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now };
         meta.annotations[ConfigHashAnnotationKey] = contentHash(pod);
@@ -226,6 +231,7 @@ class IntakeSourceImpl implements IntakeSource {
       }
       const pod = structuredClone(input) as Pod & { status?: unknown };
       const now = new Date(this.#now()).toISOString();
+      if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
       pod.metadata = {
         ...pod.metadata,
         name, namespace, uid,

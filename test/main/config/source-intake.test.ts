@@ -16,7 +16,7 @@ let updates: PodUpdate[];
 let held: Map<string, { uid: string; source: string }>;
 
 function source(): IntakeSource {
-  return newIntakeSource({ rootDir: root }, { logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: (n) => held.get(n), now: () => Date.parse('2026-11-30T01:00:00Z') });
+  return newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: (n) => held.get(n), now: () => Date.parse('2026-11-30T01:00:00Z') });
 }
 
 beforeEach(async () => {
@@ -44,6 +44,7 @@ describe('IntakeSource', () => {
     expect(stored[0].metadata?.annotations).toMatchObject({ 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.seen': '2026-11-30T01:00:00.000Z' });
     expect(stored[0].metadata?.annotations?.['kubernetes.io/config.hash']).toMatch(/^[0-9a-f]{32}$/);
     expect(stored[0].metadata?.creationTimestamp).toBe('2026-11-30T01:00:00.000Z');
+    expect(stored[0].spec?.nodeName).toBe('node1');
     expect(updates.at(-1)).toEqual({ op: 'ADD', source: 'api', pods: stored });
     const files = await readdir(join(root, 'intake'));
     expect(files.sort()).toEqual(['default_db.json', 'default_web.json']);
