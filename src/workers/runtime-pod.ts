@@ -36,14 +36,20 @@ function intLabel(v: string | undefined, fallback: number): number {
 
 /**
  * toRuntimeContainer maps an inspected container to a RuntimeContainer. Reason: `OOMKilled` if
- * the kernel OOM-killed it, `Completed` on exit 0, `Error` otherwise (only once exited; '' before).
+ * the kernel OOM-killed it, `Completed` on exit 0, `Error` otherwise (only once exited; '' before),
+ * `StartError` for a container whose start failed (exit code as Docker reports it, else 128).
  */
 export function toRuntimeContainer(c: ContainerDetails): RuntimeContainer {
-  const state = toRuntimeState(c.status);
+  // A container whose start failed stays `created` in Docker with State.Error set; containerd
+  // reports it exited with reason StartError (exit 128), and so do we, so that restart backoff
+  // (CrashLoopBackOff) applies to it instead of a new attempt on every sync.
+  const startFailed = c.status === 'created' && c.error !== '';
+  const state = startFailed ? 'exited' : toRuntimeState(c.status);
   const parsed = parseContainerName(c.name);
   const sandbox = c.labels[kContainerTypeLabel] === kContainerTypeSandbox;
   let reason = '';
-  if (state === 'exited') reason = c.oomKilled ? 'OOMKilled' : c.exitCode === 0 ? 'Completed' : 'Error';
+  if (startFailed) reason = 'StartError';
+  else if (state === 'exited') reason = c.oomKilled ? 'OOMKilled' : c.exitCode === 0 ? 'Completed' : 'Error';
   const restartCount = intLabel(c.labels[kRestartCountLabel], parsed?.attempt ?? 0);
   return {
     id: c.id,
@@ -57,8 +63,8 @@ export function toRuntimeContainer(c: ContainerDetails): RuntimeContainer {
     imageId: c.imageId,
     createdAtMs: c.createdAtMs,
     startedAtMs: c.startedAtMs,
-    finishedAtMs: state === 'running' ? 0 : c.finishedAtMs,
-    exitCode: state === 'exited' ? c.exitCode : 0,
+    finishedAtMs: state === 'running' ? 0 : startFailed ? c.finishedAtMs || c.createdAtMs : c.finishedAtMs,
+    exitCode: startFailed ? c.exitCode || 128 : state === 'exited' ? c.exitCode : 0,
     reason,
     message: c.error,
     sandboxId: sandbox ? '' : (c.labels[kSandboxIdLabel] ?? ''),

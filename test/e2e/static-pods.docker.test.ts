@@ -183,6 +183,23 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(dead.length).toBeLessThanOrEqual(2);
   });
 
+  it('backs off a container whose start fails (StartError, then CrashLoopBackOff) instead of retrying on every sync', async () => {
+    const node = await start();
+    await node.writeManifest('nostart.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: nostart}
+spec:
+  containers:
+    - {name: main, image: ${BUSYBOX_IMAGE}, command: [/no/such/binary]}
+`);
+    const pod = await waitForPod(node, 'nostart', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff');
+    const cs = pod.status!.containerStatuses![0];
+    expect(cs.lastState!.terminated!.reason).toBe('StartError');
+    expect(cs.lastState!.terminated!.exitCode).toBeGreaterThan(0); // Docker's (127 here); containerd says 128
+    expect(cs.lastState!.terminated!.message).toMatch(/no such file/);
+    expect(cs.restartCount).toBeLessThanOrEqual(2);
+  });
+
   it('leaves alone containers without our labels and containers of another node', async () => {
     const foreignName = `e2e-foreign-${process.pid}-${Date.now()}`;
     const foreign = await docker.createContainer({ name: foreignName, Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], HostConfig: { NetworkMode: 'none' } });
