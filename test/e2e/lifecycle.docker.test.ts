@@ -211,4 +211,39 @@ spec:
     // It saw SIGTERM, survived it, and was still removed: SIGKILL ended it.
     expect(await readFile(join(out, 'signals'), 'utf8')).toBe('TERM\n');
   });
+
+  it('reports CreateContainerConfigError for a bad pod without stalling a good one, and recreates a container removed behind its back', async () => {
+    const node = await start();
+    await node.writeManifest('bad.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: bad}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${BUSYBOX_IMAGE}
+      command: ["sleep", "3600"]
+      volumeMounts: [{name: f, mountPath: /f}]
+  volumes: [{name: f, hostPath: {path: ${JSON.stringify(join(node.rootDir, 'no-such-file'))}, type: File}}]
+`);
+    await node.writeManifest('good.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: good}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - {name: main, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
+`);
+    const good = await waitForPod(node, 'good', isRunningAndReady, kWaitMs);
+    const bad = await waitForPod(node, 'bad', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError', kWaitMs);
+    expect(bad.status!.phase).toBe('Pending');
+    expect(bad.status!.containerStatuses![0].state!.waiting!.message).toContain('is not a file');
+    expect(node.agent.events.list().some((e) => e.reason === 'Failed' && e.involvedObject?.name === bad.metadata!.name)).toBe(true);
+
+    // Someone removes the good pod's container: the agent notices (PLEG) and starts it again.
+    const victim = (await containersOf(good.metadata!.uid!)).find((c) => c.Labels['io.kubernetes.container.name'] === 'main')!;
+    await docker.getContainer(victim.Id).remove({ force: true });
+    const back = await waitForPod(node, 'good', (p) => isRunningAndReady(p) && p.status?.containerStatuses?.[0]?.containerID !== `docker://${victim.Id}`, kWaitMs);
+    expect(back.status!.phase).toBe('Running');
+  });
 });
