@@ -246,4 +246,47 @@ spec:
     const back = await waitForPod(node, 'good', (p) => isRunningAndReady(p) && p.status?.containerStatuses?.[0]?.containerID !== `docker://${victim.Id}`, kWaitMs);
     expect(back.status!.phase).toBe('Running');
   });
+
+  it('fills downward API env from labels, annotations, node and pod fields and resource limits', async () => {
+    const node = await start();
+    await node.writeManifest('downward.yaml', `apiVersion: v1
+kind: Pod
+metadata:
+  name: downward
+  labels: {tier: backend}
+  annotations: {owner: team-a}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${BUSYBOX_IMAGE}
+      resources: {limits: {memory: 64Mi, cpu: 500m}}
+      terminationMessagePath: /tmp/env
+      command: ["sh", "-c", "env | grep '^DW_' | sort > /tmp/env"]
+      env:
+        - {name: DW_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+        - {name: DW_NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
+        - {name: DW_UID, valueFrom: {fieldRef: {fieldPath: metadata.uid}}}
+        - {name: DW_LABEL, valueFrom: {fieldRef: {fieldPath: "metadata.labels['tier']"}}}
+        - {name: DW_ANNOTATION, valueFrom: {fieldRef: {fieldPath: "metadata.annotations['owner']"}}}
+        - {name: DW_NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+        - {name: DW_HOST_IP, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}
+        - {name: DW_MEM_MI, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}}
+        - {name: DW_CPU_M, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1m}}}
+`);
+    const pod = await waitForPod(node, 'downward', (p) => p.status?.phase === 'Succeeded', kWaitMs);
+    const env = pod.status!.containerStatuses![0].state!.terminated!.message!;
+    expect(env.trim().split('\n')).toEqual([
+      `DW_ANNOTATION=team-a`,
+      `DW_CPU_M=500`,
+      `DW_HOST_IP=${node.options.nodeIp}`,
+      `DW_LABEL=backend`,
+      `DW_MEM_MI=64`,
+      `DW_NAME=downward-${node.nodeName}`,
+      `DW_NAMESPACE=default`,
+      `DW_NODE=${node.nodeName}`,
+      `DW_UID=${pod.metadata!.uid}`,
+    ]);
+  });
 });
