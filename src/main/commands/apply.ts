@@ -51,11 +51,17 @@ export async function readManifestSources(paths: string[], stdin: () => Promise<
   return out;
 }
 
-/** sameDesiredState: true when `local` (as read) would not change `remote` (as stored): spec, labels and annotations we set. */
+/**
+ * sameDesiredState: true when `local` (as read) would not change `remote` (as stored): the
+ * defaulted spec and the labels. A spec.nodeName the server filled in (the pod is bound to the
+ * node) does not count as a difference when the manifest names no node.
+ */
 export function sameDesiredState(local: Pod, remote: Pod): boolean {
   const l = applyPodDefaults(local);
-  const pick = (p: Pod) => ({ spec: p.spec, labels: p.metadata?.labels ?? {} });
-  return stableHash(pick(l)) === stableHash(pick(remote));
+  const remoteSpec = { ...remote.spec };
+  if (!l.spec?.nodeName) delete remoteSpec.nodeName;
+  const pick = (spec: Pod['spec'], p: Pod) => ({ spec, labels: p.metadata?.labels ?? {} });
+  return stableHash(pick(l.spec, l)) === stableHash(pick(remoteSpec as Pod['spec'], remote));
 }
 
 async function readStdin(): Promise<string> {

@@ -94,6 +94,8 @@ describe('sameDesiredState (apply)', () => {
     const local: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', labels: { x: '1' } }, spec: { containers: [{ name: 'm', image: 'busybox' }] } };
     const remote = applyPodDefaults(structuredClone(local));
     expect(sameDesiredState(local, remote)).toBe(true);
+    expect(sameDesiredState(local, { ...remote, spec: { ...remote.spec!, nodeName: 'node1' } })).toBe(true);
+    expect(sameDesiredState({ ...local, spec: { ...local.spec!, nodeName: 'other' } }, { ...remote, spec: { ...remote.spec!, nodeName: 'node1' } })).toBe(false);
     expect(sameDesiredState({ ...local, spec: { containers: [{ name: 'm', image: 'busybox:2' }] } }, remote)).toBe(false);
     expect(sameDesiredState({ ...local, metadata: { name: 'a', labels: { x: '2' } } }, remote)).toBe(false);
   });
