@@ -6,12 +6,15 @@
 import type { Container, Pod } from '../shared/api.js';
 import { AgentError, serializeError } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
-import type { PodSyncResult, RuntimePod, SyncPodTask } from '../shared/messages.js';
-import { computePodActions, type ContainerToStart } from './compute-pod-actions.js';
+import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
+import { computePodActions, type ContainerToKill, type ContainerToStart } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec } from './container-config.js';
-import { killRuntimePod, removeContainers, stopContainers } from './kill-pod.js';
+import { killRuntimePod, removeContainers, stopContainers, type StopOptions } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
+import { hasHook, runLifecycleHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
+import { fillTerminationMessages } from './termination-message.js';
+import { isInPullBackoff, nextPullBackoff, pullBackoffKey, type ImagePuller } from './image-puller.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
 
 /** What a sync needs besides its task (one per worker thread). */
@@ -26,6 +29,8 @@ export interface SyncDeps {
   /** Epoch ms. */
   now: () => number;
   logger?: Logger;
+  /** The thread's serialized image puller (one pull per image at a time, credentials); default: plain runtime pulls. */
+  imagePuller?: ImagePuller;
 }
 
 /** Requeue delay when a sync stopped at its deadline with work left, milliseconds. */
@@ -77,7 +82,10 @@ class PodSync {
 
   /**
    * ensureImage, as imageManager.EnsureImageExists: Never + absent → ErrImageNeverPull;
-   * IfNotPresent + absent, or Always → pull (ErrImagePull on failure). Resolves true when usable.
+   * IfNotPresent + absent, or Always → pull (ErrImagePull on failure, then ImagePullBackOff while
+   * the pod's pull backoff for the image runs: 10 s doubling to 300 s, a BackOff event and a
+   * requeue at its expiry). Pulls go through the thread's ImagePuller (one at a time per image).
+   * Events as the kubelet words them: Pulling, Pulled, Failed, BackOff. Resolves true when usable.
    */
   async ensureImage(image: string, policy: PullPolicy, target: string, fieldPath?: string): Promise<boolean> {
     const present = await this.deps.runtime.imageExists(image);
@@ -92,20 +100,39 @@ class PodSync {
       this.result.waiting[target] = { reason: 'ErrImageNeverPull', message };
       return false;
     }
+    const key = pullBackoffKey(this.result.podUid, image);
+    const entry = this.task.backoff?.[key];
+    const now = this.deps.now();
+    if (isInPullBackoff(entry, now)) {
+      const message = `Back-off pulling image "${image}"`;
+      this.result.backoff[key] = entry!;
+      this.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'ImagePullBackOff', message });
+      this.result.events.push({ type: 'Normal', reason: 'BackOff', message, fieldPath });
+      this.result.events.push({ type: 'Warning', reason: 'Failed', message: 'Error: ImagePullBackOff', fieldPath });
+      this.result.waiting[target] = { reason: 'ImagePullBackOff', message };
+      this.requeue(Math.max(1, entry!.lastUpdateMs + entry!.backoffMs - now));
+      return false;
+    }
     this.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
+    const started = this.deps.now();
     try {
-      await this.deps.runtime.pullImage(image);
+      if (this.deps.imagePuller) await this.deps.imagePuller.pull(image, { ifNotPresent: policy === 'IfNotPresent' });
+      else await this.deps.runtime.pullImage(image);
     } catch (err) {
       if (isUnavailable(err)) throw err;
       const message = `Failed to pull image "${image}": ${serializeError(err).message}`;
+      const next = nextPullBackoff(entry, now);
+      this.result.backoff[key] = next;
       this.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'ErrImagePull', message });
       this.result.events.push({ type: 'Warning', reason: 'Failed', message, fieldPath });
+      this.result.events.push({ type: 'Warning', reason: 'Failed', message: 'Error: ErrImagePull', fieldPath });
       this.result.waiting[target] = { reason: 'ErrImagePull', message };
-      this.requeue(kFailedStepRequeueMs);
+      this.requeue(next.backoffMs);
       return false;
     }
+    const secs = ((this.deps.now() - started) / 1000).toFixed(3).replace(/\.?0+$/, '');
     this.result.steps.push({ action: 'PullImage', target, ok: true });
-    this.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}"`, fieldPath });
+    this.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}" in ${secs}s`, fieldPath });
     return true;
   }
 
@@ -190,7 +217,37 @@ class PodSync {
     this.result.steps.push({ action: 'StartContainer', target: c.name, ok: true });
     this.result.events.push({ type: 'Normal', reason: 'Started', message: `Started container ${c.name}`, fieldPath });
     this.deps.logger?.info({ podUID: this.result.podUid, containerName: c.name, containerID: id, reason: c.reason }, 'Started container');
+    if (hasHook(container, 'postStart')) await this.postStart(container, c, id, sandboxId, fieldPath);
   }
+
+  /**
+   * postStart runs the container's postStart hook right after it started (kuberuntime
+   * startContainer step 4). On failure: a `FailedPostStartHook` event, the container is killed
+   * (Killing `FailedPostStartHook`, after its preStop hook) and the step fails with
+   * `PostStartHookError` — the container's waiting reason when it is to be restarted.
+   */
+  async postStart(container: Container, c: ContainerToStart, id: string, sandboxId: string, fieldPath: string): Promise<void> {
+    const timeoutMs = Math.max(1_000, this.task.deadlineMs - this.deps.now());
+    const msg = await runLifecycleHook(this.deps.runtime, this.pod, container, id, 'postStart', { hostIp: this.task.hostIp, podIp: '', sandboxId }, timeoutMs);
+    if (!msg) return;
+    this.result.events.push({ type: 'Warning', reason: 'FailedPostStartHook', message: msg, fieldPath });
+    const running = { id, name: c.name, sandbox: false, state: 'running', sandboxId } as RuntimeContainer;
+    await stopContainers(this.deps, [running], podGracePeriodSeconds(this.pod), this.result, { pod: this.pod, hostIp: this.task.hostIp, messages: { [id]: 'FailedPostStartHook' } });
+    this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason: 'PostStartHookError', message: msg });
+    if ((this.pod.spec?.restartPolicy ?? 'Always') !== 'Never') this.result.waiting[c.name] = { reason: 'PostStartHookError', message: msg };
+    this.requeue(kFailedStepRequeueMs);
+  }
+}
+
+/** killOptions: preStop hooks, and the probe kills' Killing messages and grace periods (kuberuntime killContainer). */
+function killOptions(pod: Pod, task: SyncPodTask, kills: ContainerToKill[]): StopOptions {
+  const messages: Record<string, string> = {};
+  const gracePeriods: Record<string, number> = {};
+  for (const k of kills) {
+    if (k.probeFailed) messages[k.id] = k.message;
+    if (k.gracePeriodSeconds !== undefined) gracePeriods[k.id] = k.gracePeriodSeconds;
+  }
+  return { pod, hostIp: task.hostIp, messages, gracePeriods };
 }
 
 /**
@@ -212,7 +269,8 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   if (!uid) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.metadata.uid is required');
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
   const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
-  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now());
+  await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
+  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? []);
   const s = new PodSync(deps, task, pod, runtimePod);
   const r = s.result;
   r.events.push(...actions.events);
@@ -222,11 +280,11 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
 
   await (async () => {
     if (actions.killPod) {
-      if (runtimePod && (await killRuntimePod(deps, runtimePod, podGracePeriodSeconds(pod), r))) s.changed = true;
+      if (runtimePod && (await killRuntimePod(deps, runtimePod, podGracePeriodSeconds(pod), r, { pod, hostIp: task.hostIp }))) s.changed = true;
       if (!actions.createSandbox) return;
     } else if (actions.containersToKill.length && runtimePod) {
       const byId = new Set(actions.containersToKill.map((k) => k.id));
-      if (await stopContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podGracePeriodSeconds(pod), r)) s.changed = true;
+      if (await stopContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podGracePeriodSeconds(pod), r, killOptions(pod, task, actions.containersToKill))) s.changed = true;
     }
     if (actions.containersToRemove.length && runtimePod) {
       const byId = new Set(actions.containersToRemove);
@@ -245,7 +303,10 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
     }
   })();
 
-  if (s.changed) r.runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
+  if (s.changed) {
+    r.runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
+    await fillTerminationMessages(deps.rootDir, r.runtimePod, deps.runtime);
+  }
   deps.logger?.debug({ podUID: uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod');
   return r;
 }

@@ -8,13 +8,18 @@ import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
 import { newLogger, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
+import { runExecProbe } from './exec-probe.js';
 import { killPod } from './kill-pod.js';
+import { runNetProbe } from './net-probe.js';
 import { relist } from './relist.js';
 import { getDockerRuntime } from './runtime/docker-runtime.js';
 import { newFakeRuntime } from './runtime/fake-runtime.js';
+import { withFakeTuning } from './runtime/fake-tuning.js';
+import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
+import { newImagePuller } from './image-puller.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
@@ -55,15 +60,17 @@ let fakeRuntime: ContainerRuntime | undefined;
  */
 export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: ContainerRuntime, deps: WorkerHandlerDeps = {}): WorkerHandler {
   const b = validateBootstrap(bootstrap);
-  const raw = runtime ?? (b.runtime === 'docker' ? getDockerRuntime(b.dockerSocketPath) : (fakeRuntime ??= newFakeRuntime()));
+  const raw = runtime ?? (b.runtime === 'docker' ? getDockerRuntime(b.dockerSocketPath) : (fakeRuntime ??= withFakeTuning(newFakeRuntime({ recordCalls: false }), (b as FakeWorkerBootstrap).fakeRuntime)));
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
+  const scoped = scopeToNode(raw, b.nodeName);
   const syncDeps: SyncDeps = {
-    runtime: scopeToNode(raw, b.nodeName),
+    runtime: scoped,
     nodeName: b.nodeName,
     rootDir: b.rootDir,
     podInfraContainerImage: b.podInfraContainerImage,
     now: deps.now ?? Date.now,
     logger,
+    imagePuller: newImagePuller(scoped, { rootDir: b.rootDir, credentialsFile: b.imagePullCredentials ?? '' }),
   };
   return async (task: WorkerTask): Promise<WorkerResult> => {
     const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;
@@ -78,6 +85,10 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
           return { ok: true, kind: 'killPod', value: await killPod(syncDeps, task) };
         case 'relist':
           return { ok: true, kind: 'relist', value: await relist(syncDeps.runtime, b.nodeName, syncDeps.now) };
+        case 'execProbe':
+          return { ok: true, kind: 'execProbe', value: await runExecProbe(syncDeps.runtime, task) };
+        case 'netProbe':
+          return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
         default:
           throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify(kind)}`);
       }
