@@ -149,6 +149,28 @@ spec:
     expect(pod.status!.containerStatuses![0].state!.terminated).toMatchObject({ exitCode: 4, reason: 'Error', message: 'out of luck' });
   });
 
+  it('fills state.terminated.message from the log tail with FallbackToLogsOnError when the file is empty', async () => {
+    const node = await start();
+    await node.writeManifest('fallback.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: fallback}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${BUSYBOX_IMAGE}
+      terminationMessagePolicy: FallbackToLogsOnError
+      command: ["sh", "-c", "echo first line; echo 'last words' >&2; exit 3"]
+`);
+    const pod = await waitForPod(node, 'fallback', (p) => p.status?.phase === 'Failed', kWaitMs);
+    const terminated = pod.status!.containerStatuses![0].state!.terminated!;
+    expect(terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    // stdout and stderr both count; their relative order is not kept by Docker's two pipes.
+    expect(terminated.message).toContain('first line\n');
+    expect(terminated.message).toContain('last words\n');
+  });
+
   it('reports OOMKilled for a container killed by its memory limit', async () => {
     const node = await start();
     await node.writeManifest('oom.yaml', `apiVersion: v1

@@ -191,6 +191,24 @@ class DockerRuntime implements ContainerRuntime {
     }
   }
 
+  async tailLogs(id: string, lines: number, bytes: number): Promise<string> {
+    let raw: Buffer;
+    try {
+      raw = (await this.#docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false })) as unknown as Buffer;
+    } catch (err) {
+      throw toAgentError(err, `read the log of container ${id}`);
+    }
+    // Non-follow logs of a non-TTY container are multiplexed frames: [stream, 0, 0, 0, size(4, BE)] + payload.
+    const parts: Buffer[] = [];
+    for (let i = 0; i + 8 <= raw.length; ) {
+      const size = raw.readUInt32BE(i + 4);
+      parts.push(raw.subarray(i + 8, i + 8 + size));
+      i += 8 + size;
+    }
+    const all = Buffer.concat(parts);
+    return all.subarray(Math.max(0, all.length - bytes)).toString('utf8');
+  }
+
   async execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
     let exec: Docker.Exec;
     try {

@@ -60,6 +60,12 @@ class NodeScopedRuntime implements ContainerRuntime {
     return this.inner.execInContainer(id, cmd, timeoutMs);
   }
 
+  async tailLogs(id: string, lines: number, bytes: number): Promise<string> {
+    if (!this.inner.tailLogs) return '';
+    await this.#guard(id, 'read the log of');
+    return this.inner.tailLogs(id, lines, bytes);
+  }
+
   /** Re-reads the labels of what we are about to touch; refuses anything not ours. */
   async #guard(id: string, op: string): Promise<void> {
     const c = await this.inner.inspectContainer(id);

@@ -136,4 +136,9 @@ export interface ContainerRuntime {
    * lifecycle hooks. @throws ERR_NOT_FOUND if the container is gone, ERR_RUNTIME if it is not running.
    */
   execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult>;
+  /**
+   * tailLogs (optional; the fake has none): the last `lines` lines of a container's stdout and
+   * stderr, at most `bytes` bytes from the end, for terminationMessagePolicy FallbackToLogsOnError.
+   */
+  tailLogs?(id: string, lines: number, bytes: number): Promise<string>;
 }
