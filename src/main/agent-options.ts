@@ -88,6 +88,10 @@ export interface AgentOptions {
   nodeIp: string;
   /** Dead containers kept per container for logs (`--maximum-dead-containers-per-container`, 1). */
   maximumDeadContainersPerContainer: number;
+  /** Disk usage (percent of the filesystem of Docker's root) at which image GC starts (`--image-gc-high-threshold`, 85; imageGCHighThresholdPercent). */
+  imageGcHighThresholdPercent: number;
+  /** Disk usage image GC frees down to (`--image-gc-low-threshold`, 80; imageGCLowThresholdPercent); must not exceed the high threshold. */
+  imageGcLowThresholdPercent: number;
   /**
    * Node-level registry credentials (`--image-pull-credentials`): a Docker `config.json` whose
    * `auths` map gives credentials per registry host (as the kubelet's old Docker config keyring);
@@ -138,6 +142,8 @@ export const kDefaultAgentOptions: Readonly<AgentOptions> = Object.freeze({
   podShards: 16,
   nodeIp: '127.0.0.1',
   maximumDeadContainersPerContainer: 1,
+  imageGcHighThresholdPercent: 85,
+  imageGcLowThresholdPercent: 80,
   imagePullCredentials: '',
   tokenAuthFile: '',
   maxRequestBodyBytes: 1024 * 1024,
@@ -184,6 +190,8 @@ export const kOptionFlags: Readonly<Record<keyof AgentOptions, string>> = Object
   podShards: '--pod-shards',
   nodeIp: '--node-ip',
   maximumDeadContainersPerContainer: '--maximum-dead-containers-per-container',
+  imageGcHighThresholdPercent: '--image-gc-high-threshold',
+  imageGcLowThresholdPercent: '--image-gc-low-threshold',
   imagePullCredentials: '--image-pull-credentials',
   tokenAuthFile: '--token-auth-file',
   maxRequestBodyBytes: '--max-request-body-bytes',
@@ -334,6 +342,8 @@ const checkers: Record<keyof AgentOptions, (label: string, value: unknown) => un
   podShards: (l, v) => integerIn(l, v, 1, 4096),
   nodeIp: ip,
   maximumDeadContainersPerContainer: (l, v) => integerIn(l, v, 0, Number.MAX_SAFE_INTEGER),
+  imageGcHighThresholdPercent: (l, v) => integerIn(l, v, 0, 100),
+  imageGcLowThresholdPercent: (l, v) => integerIn(l, v, 0, 100),
   imagePullCredentials: (l, v) => {
     const s = str(l, v, true);
     return s === '' ? '' : resolvePath(s);
@@ -368,6 +378,10 @@ export function resolveAgentOptions(partial: Partial<AgentOptions> = {}): AgentO
     out[key] = checkAgentOption(key, merged[key]);
   }
   out.dockerSocketPath = (out.dockerEndpoint as string).slice('unix://'.length);
+  // As the kubelet's validation: imageGCLowThresholdPercent must not exceed imageGCHighThresholdPercent.
+  if ((out.imageGcLowThresholdPercent as number) > (out.imageGcHighThresholdPercent as number)) {
+    throw new InvalidArgumentError(`--image-gc-low-threshold (${out.imageGcLowThresholdPercent}) must not exceed --image-gc-high-threshold (${out.imageGcHighThresholdPercent})`);
+  }
   out.logLevel = given.logLevel !== undefined ? checkAgentOption('logLevel', given.logLevel) : verbosityToLevel(out.v as number);
   return out as unknown as AgentOptions;
 }

@@ -29,6 +29,7 @@ import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manage
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
 import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
 import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
+import { newGcManager, type GcManager } from './gc/gc-manager.js';
 import { newPinnedWorkerPool } from './pool/pinned-pool.js';
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { newEventRecorder, type EventRecorder } from './events/recorder.js';
@@ -96,6 +97,8 @@ class AgentImpl implements Agent, AgentHost {
   readonly #watchCache: WatchCache;
   readonly #metrics: KubeletMetrics;
   #resyncTimer?: NodeJS.Timeout;
+  /** Container and image garbage collection (gc/gc-manager.ts). */
+  #gc?: GcManager;
   #lastSyncLoopMs = Date.now();
   /** Pods waiting for an older pod of the same full name to finish terminating (podWorkers.allowPodStart). */
   readonly #blockedByFullName = new Map<string, Pod>();
@@ -189,6 +192,11 @@ class AgentImpl implements Agent, AgentHost {
     await this.#api.start();
     this.#resyncTimer = setInterval(() => this.#resyncAll(), o.syncFrequencyMs);
     this.#resyncTimer.unref();
+    this.#gc = newGcManager(
+      { maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer, imageGcHighThresholdPercent: o.imageGcHighThresholdPercent, imageGcLowThresholdPercent: o.imageGcLowThresholdPercent },
+      { run: (t) => this.#runner.run<'gc'>(t), activePodUids: () => [...this.podManager.all()].map((r) => r.uid), logger: this.#log.child({ component: 'gc' }) },
+    );
+    this.#gc.start();
     this.#log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
   }
 
@@ -196,6 +204,7 @@ class AgentImpl implements Agent, AgentHost {
     if (this.#stopped) return;
     this.#stopped = true;
     clearInterval(this.#resyncTimer);
+    await this.#gc?.stop();
     await this.#etcd?.stop();
     await this.#fileSource?.stop();
     await this.#api.stop();

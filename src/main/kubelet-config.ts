@@ -45,6 +45,8 @@ const kConfigFields: Record<string, FieldMapper> = {
   address: plain('address'),
   port: plain('port'),
   maxPods: plain('maxPods'),
+  imageGCHighThresholdPercent: plain('imageGcHighThresholdPercent'),
+  imageGCLowThresholdPercent: plain('imageGcLowThresholdPercent'),
   nodeStatusUpdateFrequency: duration('nodeStatusUpdateFrequencyMs'),
   registerNode: plain('registerNode'),
   podInfraContainerImage: plain('podInfraContainerImage'),

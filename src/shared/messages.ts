@@ -225,7 +225,34 @@ export interface RelistTask {
   protocol: number;
 }
 
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask;
+/**
+ * gc: container and image garbage collection (kuberuntime_gc.go, image_gc_manager.go), run
+ * periodically by the main thread's GC manager. See src/workers/gc.ts.
+ */
+export interface GcTask {
+  kind: 'gc';
+  protocol: number;
+  /** --maximum-dead-containers-per-container: dead containers kept per (pod, container name). */
+  maximumDeadContainersPerContainer: number;
+  /** UIDs of the pods the agent knows; dead containers of other pods (of this node) are all removed. Absent = all known. */
+  activePodUids?: string[];
+  /** Image GC thresholds, percent of the disk holding Docker's root; absent = no image GC. */
+  imageGc?: { highThresholdPercent: number; lowThresholdPercent: number };
+}
+
+/** What a gc task removed. */
+export interface GcResult {
+  removedContainers: string[];
+  removedSandboxes: string[];
+  /** Image IDs. */
+  removedImages: string[];
+  /** One line per removal that failed. */
+  errors: string[];
+  /** Usage of the disk holding Docker's root, percent, when image GC looked at it. */
+  diskUsagePercent?: number;
+}
+
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {
@@ -271,6 +298,7 @@ export interface WorkerResultMap {
   relist: RelistResult;
   execProbe: ProbeOutcome;
   netProbe: ProbeOutcome;
+  gc: GcResult;
 }
 
 /** Every task resolves to one of these; the worker entry never throws. */

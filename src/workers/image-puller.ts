@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { recordPulledImage } from './gc.js';
 import type { BackoffEntry } from '../shared/messages.js';
 import type { ContainerRuntime, RegistryAuth } from './runtime/runtime.js';
 
@@ -164,6 +165,9 @@ class ImagePullerImpl implements ImagePuller {
     try {
       if (ifNotPresent && (await this.runtime.imageExists(ref))) return;
       await this.runtime.pullImage(ref, await this.#auth(ref));
+      // Image GC removes only images this agent pulled (gc.ts): remember this one.
+      const pulled = await this.runtime.imageExists(ref).catch(() => null);
+      if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id).catch(() => undefined);
     } finally {
       await rm(lock, { force: true });
     }

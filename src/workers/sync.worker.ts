@@ -20,6 +20,7 @@ import { scopeToNode } from './runtime/node-scope.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
 import { newImagePuller } from './image-puller.js';
+import { runGc } from './gc.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
@@ -89,6 +90,8 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
           return { ok: true, kind: 'execProbe', value: await runExecProbe(syncDeps.runtime, task) };
         case 'netProbe':
           return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
+        case 'gc':
+          return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, dockerSocketPath: b.runtime === 'docker' && !runtime ? b.dockerSocketPath : '' }, task) };
         default:
           throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify(kind)}`);
       }
