@@ -1,12 +1,10 @@
 // Counterpart of cmd/kubelet/app/server.go NewKubeletCommand (flag parsing, --config loading, flag precedence).
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
 import { formatDuration, parseDuration } from '../shared/duration.js';
 import { InvalidArgumentError, isInvalidInput } from '../shared/errors.js';
 import { kDefaultAgentOptions, resolveAgentOptions, type AgentOptions } from './agent-options.js';
 import { loadKubeletConfig } from './kubelet-config.js';
+import { kubeletTsVersion } from './node/node-status.js';
 import type { ClientRun, SelectClient } from './commands/client.js';
 import { getCommand } from './commands/get.js';
 import { applyCommand, joinStdinFlag } from './commands/apply.js';
@@ -246,24 +244,6 @@ function usageMessage(msg: string, args: string[]): string {
   return problems.size === 0 ? `${msg} (see --help)` : `${[...problems].join('; ')} (see --help)`;
 }
 
-let cachedVersion: string | undefined;
-/** The version in kubelet-ts' package.json, found upwards from this file (src/ or dist/src/). */
-function packageVersion(): string {
-  if (cachedVersion !== undefined) return cachedVersion;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'kubelet-ts' && typeof pkg.version === 'string') return (cachedVersion = pkg.version);
-    } catch {
-      // not here: keep walking up
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return (cachedVersion = '0.0.0');
-    dir = parent;
-  }
-}
-
 type Selected = { command: 'agent'; argv: Record<string, unknown> } | Parameters<SelectClient>[0];
 
 /** buildParser: the yargs definition. Later subcommands are added here with `.command(...)`. */
@@ -275,7 +255,7 @@ function buildParser(args: string[], select: (s: Selected) => void): Argv {
     .exitProcess(false)
     // pflag has no --no-<flag> negation: --register-node=false is how to say false.
     .parserConfiguration({ 'duplicate-arguments-array': true, 'boolean-negation': false })
-    .version(packageVersion())
+    .version(kubeletTsVersion())
     .help()
     .wrap(Math.min(120, process.stdout.columns || 100))
     .command(

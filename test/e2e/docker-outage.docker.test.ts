@@ -1,36 +1,12 @@
 // Docker going away under a running agent, without touching the shared dockerd: the agent talks to
 // dockerd through a unix-socket proxy that the test closes and reopens.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { DOCKER_SOCKET, waitFor } from '../support/docker.js';
+import { waitFor } from '../support/docker.js';
+import { dockerProxy } from '../support/docker-proxy.js';
 import { busyboxPod, containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
-
-/** A unix-socket proxy to dockerd that can be cut (every connection dropped) and restored. */
-async function dockerProxy(path: string) {
-  let server: Server | null = null;
-  const sockets = new Set<Socket>();
-  const open = () => new Promise<void>((resolve) => {
-    server = createServer((client) => {
-      const upstream = createConnection(DOCKER_SOCKET);
-      sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
-    });
-    server.listen(path, resolve);
-  });
-  const cut = () => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    server?.close(() => resolve());
-    server = null;
-  });
-  await open();
-  return { open, cut };
-}
 
 describe.skipIf(!inject('dockerAvailable'))('Docker outage', () => {
   let node: TestNode | undefined;

@@ -28,7 +28,7 @@ async function removeImage(ref: string): Promise<void> {
 async function pushUnique(registry: string): Promise<string> {
   const repo = `${registry}/kubelet-ts/e2e-${randomBytes(4).toString('hex')}`;
   await docker.getImage(BUSYBOX_IMAGE).tag({ repo, tag: '1' });
-  const stream = await docker.getImage(`${repo}:1`).push({ authconfig: { serveraddress: registry } } as never);
+  const stream = (await docker.getImage(`${repo}:1`).push({ authconfig: { serveraddress: registry } } as never)) as unknown as NodeJS.ReadableStream;
   await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
     const failed = out?.find((o) => o.error);
     if (err || failed) reject(err ?? new Error(failed!.error));

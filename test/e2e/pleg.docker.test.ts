@@ -2,36 +2,12 @@
 // through Docker's events stream (the relist and the resync are set to 10 minutes, so nothing else
 // can notice it), and a death while the stream is cut is caught when it reconnects.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { DOCKER_SOCKET, docker } from '../support/docker.js';
+import { docker } from '../support/docker.js';
+import { dockerProxy } from '../support/docker-proxy.js';
 import { busyboxPod, containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
-
-/** A unix-socket proxy to dockerd that can be cut (every connection dropped) and restored. */
-async function dockerProxy(path: string) {
-  let server: Server | null = null;
-  const sockets = new Set<Socket>();
-  const open = () => new Promise<void>((resolve) => {
-    server = createServer((client) => {
-      const upstream = createConnection(DOCKER_SOCKET);
-      sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
-    });
-    server.listen(path, resolve);
-  });
-  const cut = () => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    server?.close(() => resolve());
-    server = null;
-  });
-  await open();
-  return { open, cut };
-}
 
 async function appContainerId(uid: string): Promise<string> {
   const list = await containersOf(uid);

@@ -3,7 +3,7 @@ import type { Pod } from '../../src/shared/api.js';
 import { applyPodDefaults, defaultImagePullPolicy } from '../../src/shared/defaults.js';
 
 function pod(spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'p' }): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata, spec } as Pod;
+  return { apiVersion: 'v1', kind: 'Pod', metadata, spec } as unknown as Pod;
 }
 
 describe('applyPodDefaults', () => {
@@ -65,7 +65,7 @@ describe('applyPodDefaults', () => {
 
   it.each(['livenessProbe', 'readinessProbe', 'startupProbe'])('fills %s defaults, httpGet path and scheme', (probe) => {
     const out = applyPodDefaults(pod({ containers: [{ name: 'c', image: 'i:1', [probe]: { httpGet: { port: 80 } } }] }));
-    expect((out.spec!.containers[0] as Record<string, unknown>)[probe]).toEqual({
+    expect((out.spec!.containers[0] as unknown as Record<string, unknown>)[probe]).toEqual({
       httpGet: { port: 80, path: '/', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3,
     });
   });
