@@ -52,6 +52,17 @@ export class ClientError extends Error {
   }
 }
 
+/** The names kubectl accepts for pods. */
+export const kPodAliases: readonly string[] = ['pods', 'pod', 'po'];
+
+/**
+ * requirePods checks a command's `<resource>` argument names pods, as kubectl does.
+ * @throws ClientError `the server doesn't have a resource type "x"` otherwise.
+ */
+export function requirePods(resource: string): void {
+  if (!kPodAliases.includes(resource)) throw new ClientError(`the server doesn't have a resource type "${resource}"`);
+}
+
 /** ApiResponse: a response whose status was checked. */
 export interface ApiResponse {
   status: number;

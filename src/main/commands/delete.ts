@@ -6,7 +6,7 @@ import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.j
 import { runEtcdDeletePods } from './etcd-delete.js';
 import type { Argv, CommandModule } from 'yargs';
 import type { CliIo } from '../cli.js';
-import { addClientFlags, apiRequest, ClientError, clientFlags, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiRequest, ClientError, clientFlags, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 /** DeleteOptions: a parsed `delete pod` command. */
 export interface DeletePodOptions {
@@ -79,7 +79,7 @@ export function deleteCommand(select: SelectClient): CommandModule {
         command: 'client',
         run: runClient(async (io) => {
           const resource = String(a.resource);
-          if (!['pod', 'pods', 'po'].includes(resource)) throw new ClientError(`the server doesn't have a resource type "${resource}"`);
+          requirePods(resource);
           const grace = Number(a['grace-period']);
           if (!Number.isInteger(grace) || grace < -1) throw new ClientError(`--grace-period must be an integer >= -1, got ${JSON.stringify(a['grace-period'])}`);
           const timeout = Number(a.timeout);

@@ -5,7 +5,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { ContainerState, Event, Pod } from '../../shared/api.js';
 import type { CliIo } from '../cli.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 function rfc1123(t: string | undefined): string {
   if (!t) return '<unknown>';
@@ -139,7 +139,7 @@ export function describeCommand(select: SelectClient): CommandModule {
         run: runClient(async (io) => {
           const resource = String(a.resource);
           // TODO(issue-6): `describe node` goes here.
-          if (!['pod', 'pods', 'po'].includes(resource)) throw new ClientError(`the server doesn't have a resource type "${resource}"`);
+          requirePods(resource);
           return runDescribePod(clientFlags(a), String(a.namespace), String(a.name), io);
         }),
       });

@@ -9,7 +9,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { stringify as toYaml } from 'yaml';
 import type { Pod, PodList } from '../../shared/api.js';
 import type { CliIo } from '../cli.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 /** Output formats of `-o`. */
 export type GetOutput = 'table' | 'wide' | 'json' | 'yaml';
@@ -164,7 +164,6 @@ export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: C
   return 0;
 }
 
-const kPodAliases = ['pods', 'pod', 'po'];
 
 /** getCommand: the yargs module of `kubelet-ts get pods [NAME]`. */
 export function getCommand(select: SelectClient): CommandModule {
@@ -191,7 +190,7 @@ export function getCommand(select: SelectClient): CommandModule {
           if (isEtcdMode(a) && kPodAliases.includes(resource)) {
             return runEtcdGetPods(etcdClientFlags(a), { namespace: a['all-namespaces'] ? '' : String(a.namespace), name: typeof a.name === 'string' ? a.name : undefined, output: String(a.output ?? '') }, io);
           }
-          if (!kPodAliases.includes(resource)) throw new ClientError(`the server doesn't have a resource type "${resource}"`);
+          requirePods(resource);
           const opts: GetPodsOptions = {
             name: typeof a.name === 'string' ? a.name : undefined,
             namespace: a['all-namespaces'] ? '' : String(a.namespace),
