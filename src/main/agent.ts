@@ -10,7 +10,7 @@ import { podFullName } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
 import type { Logger } from '../shared/logging.js';
 import { podFields } from '../shared/logging.js';
-import { PROTOCOL_VERSION, type PodEventRecord, type PodSyncResult, type WorkerBootstrap } from '../shared/messages.js';
+import { PROTOCOL_VERSION, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 import type { AgentHost } from '../server/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';

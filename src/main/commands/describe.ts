@@ -5,7 +5,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { ContainerState, Event, Pod } from '../../shared/api.js';
 import type { CliIo } from '../cli.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 function rfc1123(t: string | undefined): string {
   if (!t) return '<unknown>';

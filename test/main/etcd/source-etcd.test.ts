@@ -2,7 +2,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { newEtcdClient, etcdKeys, type Etcd3 } from '../../../src/main/etcd/client.js';
-import { newEtcdSource, podFromEtcd, podUidForEtcd, type EtcdPodProblem, type EtcdSource } from '../../../src/main/config/source-etcd.js';
+import { newEtcdSource, podFromEtcd, podUidForEtcd, type EtcdPodProblem } from '../../../src/main/config/source-etcd.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
 import { etcdEndpoints, startProxy, uniquePrefix, type TcpProxy } from './etcd-support.js';
 
