@@ -321,7 +321,7 @@ class AgentImpl implements Agent, AgentHost {
     if (!this.#config.seenAllSources()) return;
     for (const uid of uids) {
       if (this.podManager.get(uid) || this.#podWorkers.busy(uid)) continue;
-      this.#log.info({ podUID: uid }, 'Cleaning up containers of a pod that is no longer desired');
+      this.#log.info({ uid }, 'Cleaning up containers of a pod that is no longer desired');
       // -1: use the grace period recorded on the containers' label (the spec is gone).
       this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: -1, remove: true });
     }

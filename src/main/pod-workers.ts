@@ -147,7 +147,7 @@ class PodWorkersImpl implements PodWorkers {
       await this.deps.execute(uid, work);
     } catch (err) {
       const delay = Math.round(this.opts.errorBackoffMs * (0.5 + Math.random()));
-      this.deps.logger.warn({ podUID: uid, workType: work.type, err, retriable: isRetriable(err), delayMs: delay }, 'Error syncing pod, will retry');
+      this.deps.logger.warn({ uid, workType: work.type, err, retriable: isRetriable(err), delayMs: delay }, 'Error syncing pod, will retry');
       // A failed kill is retried as a kill (never downgraded to a sync); a waiting kill wins anyway.
       if (!this.#stopped) this.requeue(uid, delay, work);
     } finally {

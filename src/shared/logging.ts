@@ -1,6 +1,9 @@
 /**
  * pino factory and the fixed field names of our logs (STYLE.md C10): messages are constant
- * capitalised sentences; context goes in fields.
+ * capitalised sentences; context goes in fields. A pod is named by `pod`, `namespace` and `uid`
+ * (podFields), a container by `container` and `containerID` — the names users grep for (issue #2
+ * asked for exactly these; STYLE.md's `podUID`/`containerName` were not used so that one name
+ * means one thing everywhere). Others: `source`, `op`, `workType`, `taskKind`, `durationMs`, `err`.
  */
 import { pino, type Logger } from 'pino';
 import type { Pod } from './api.js';

@@ -128,6 +128,6 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
   if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
   if (!task.remove) await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
   result.runtimePod = runtimePod;
-  if (changed || task.remove) deps.logger?.info({ podUID: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');
+  if (changed || task.remove) deps.logger?.info({ uid: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');
   return result;
 }

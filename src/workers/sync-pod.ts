@@ -5,7 +5,7 @@
  */
 import type { Container, Pod } from '../shared/api.js';
 import { AgentError, serializeError } from '../shared/errors.js';
-import type { Logger } from '../shared/logging.js';
+import { podFields, type Logger } from '../shared/logging.js';
 import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
 import { computePodActions, type ContainerToKill, type ContainerToStart } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec } from './container-config.js';
@@ -76,7 +76,7 @@ class PodSync {
   inTime(): boolean {
     if (this.deps.now() < this.task.deadlineMs) return true;
     this.requeue(kDeadlineRequeueMs);
-    this.deps.logger?.debug({ podUID: this.result.podUid }, 'Sync deadline reached, requeueing');
+    this.deps.logger?.debug(podFields(this.pod), 'Sync deadline reached, requeueing');
     return false;
   }
 
@@ -216,7 +216,7 @@ class PodSync {
     }
     this.result.steps.push({ action: 'StartContainer', target: c.name, ok: true });
     this.result.events.push({ type: 'Normal', reason: 'Started', message: `Started container ${c.name}`, fieldPath });
-    this.deps.logger?.info({ podUID: this.result.podUid, containerName: c.name, containerID: id, reason: c.reason }, 'Started container');
+    this.deps.logger?.info({ ...podFields(this.pod), container: c.name, containerID: id, reason: c.reason }, 'Started container');
     if (hasHook(container, 'postStart')) await this.postStart(container, c, id, sandboxId, fieldPath);
   }
 
@@ -307,6 +307,6 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
     r.runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
     await fillTerminationMessages(deps.rootDir, r.runtimePod, deps.runtime);
   }
-  deps.logger?.debug({ podUID: uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod');
+  deps.logger?.debug({ uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod');
   return r;
 }

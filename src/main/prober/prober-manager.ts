@@ -209,12 +209,12 @@ class ProberManagerImpl implements ProberManager {
     if (outcome.result === 'failure') {
       this.deps.recordEvent(pod, { type: 'Warning', reason: 'Unhealthy', message: `${kTitle[w.type]} probe failed: ${outcome.output.trim()}`, fieldPath: `spec.containers{${w.containerName}}` });
     } else if (outcome.result === 'unknown') {
-      this.deps.logger.debug({ ...podFields(pod), containerName: w.containerName, probeType: w.type, output: outcome.output }, 'Probe could not run');
+      this.deps.logger.debug({ ...podFields(pod), container: w.containerName, probeType: w.type, output: outcome.output }, 'Probe could not run');
     }
     const t = applyProbeResult(w.state, outcome.result, { successThreshold: w.probe.successThreshold ?? 1, failureThreshold: w.probe.failureThreshold ?? 3 });
-    if (t.changed) this.deps.logger.info({ ...podFields(pod), containerName: w.containerName, containerID: containerId, probeType: w.type, result: w.state.result }, 'Probe result changed');
+    if (t.changed) this.deps.logger.info({ ...podFields(pod), container: w.containerName, containerID: containerId, probeType: w.type, result: w.state.result }, 'Probe result changed');
     if (t.kill) {
-      this.deps.logger.info({ ...podFields(pod), containerName: w.containerName, containerID: containerId, probeType: w.type }, `Container failed ${w.type} probe, will be restarted`);
+      this.deps.logger.info({ ...podFields(pod), container: w.containerName, containerID: containerId, probeType: w.type }, `Container failed ${w.type} probe, will be restarted`);
       this.deps.onKill(w.uid);
     }
     if (t.changed && (w.type === 'readiness' || w.type === 'startup')) this.deps.onStatusChange(w.uid);
