@@ -6,42 +6,42 @@
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
+
 import { podFullName } from '../shared/annotations.js';
-import type { Pod } from '../shared/api.js';
-import type { Logger } from '../shared/logging.js';
-import { podFields } from '../shared/logging.js';
+import type { Event, Node, Pod } from '../shared/api.js';
+import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
+import { podFields, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
-import type { AgentHost } from '../server/agent-host.js';
-import { createServer, type AgentServer } from '../server/server.js';
-import type { ContainerLogsRequest, LogStream } from '../server/agent-host.js';
+
+import type { AgentHost, ContainerLogsRequest, LogStream } from '../server/agent-host.js';
 import { loadTokenFile } from '../server/auth.js';
-import type { Event, Node } from '../shared/api.js';
-import { newIntakeHost, type IntakeHost } from './intake-host.js';
+import { createServer, type AgentServer } from '../server/server.js';
+import type { WatchCancel, WatchEvent } from '../server/ws/watch-event.js';
+
 import type { AgentOptions } from './agent-options.js';
-import { newFileSource, type FileSource } from './config/source-file.js';
 import { newPodConfig, type PodConfig, type PodConfigChanges } from './config/pod-config.js';
-import { newGenericPleg, type Pleg } from './pleg/generic-pleg.js';
-import { newEventedPleg } from './pleg/event-pleg.js';
-import { newPlegMetrics } from './pleg/pleg-metrics.js';
-import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
-import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
-import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
-import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
-import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
-import { newGcManager, type GcManager } from './gc/gc-manager.js';
-import { newPinnedWorkerPool } from './pool/pinned-pool.js';
-import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
-import { newEventRecorder, type EventRecorder } from './events/recorder.js';
-import { generatePodStatus } from './status/generate.js';
-import { newProberManager, type ProberManager } from './prober/prober-manager.js';
-import { newStatusManager, type StatusManager } from './status/status-manager.js';
-import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
+import { newFileSource, type FileSource } from './config/source-file.js';
 import { newHttpSource, type HttpSource } from './config/source-http.js';
+import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
+import { newEventRecorder, type EventRecorder } from './events/recorder.js';
+import { newGcManager, type GcManager } from './gc/gc-manager.js';
+import { newIntakeHost, type IntakeHost } from './intake-host.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newAgentRegistry } from './metrics/registry.js';
+import { newEventedPleg } from './pleg/event-pleg.js';
+import { newGenericPleg, type Pleg } from './pleg/generic-pleg.js';
+import { newPlegMetrics } from './pleg/pleg-metrics.js';
+import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
+import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
+import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
+import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
+import { newPinnedWorkerPool } from './pool/pinned-pool.js';
+import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
+import { newProberManager, type ProberManager } from './prober/prober-manager.js';
+import { generatePodStatus } from './status/generate.js';
+import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
-import type { WatchCancel, WatchEvent } from '../server/ws/watch-event.js';
 
 /** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */
 export interface AgentDeps {
