@@ -2,7 +2,7 @@
 // runs as a child process (`tsx bench/run.ts NAME …`), must exit 0 and write its JSON. No timing
 // is asserted: these are figures, not tests.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 
@@ -19,7 +19,9 @@ function runBench(name: string, args: string[]): Promise<{ code: number | null; 
   });
 }
 
-const resultsOf = (name: string) => new Set(readdirSync(results).filter((f) => f.startsWith(`${name}-`) && f.endsWith('.json')));
+// bench/results/ is not in git: a fresh clone has none until the first bench writes there.
+const resultsOf = (name: string) =>
+  new Set(existsSync(results) ? readdirSync(results).filter((f) => f.startsWith(`${name}-`) && f.endsWith('.json')) : []);
 
 async function expectBench(name: string, args: string[]) {
   const before = resultsOf(name);
