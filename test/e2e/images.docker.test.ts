@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker } from '../support/docker.js';
-import { isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { isRunningAndReady, waitForPod, useTestNodes } from '../support/agent.js';
 
 /** .run/registry.env, written by tools/lib/registry.sh (tools/test starts the registries). */
 function registryEnv(): Record<string, string> | null {
@@ -46,17 +46,13 @@ function podYaml(name: string, image: string, policy: string, containers = 1): s
 const waitingOf = (p: Pod) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason;
 
 describe.skipIf(!inject('dockerAvailable') || !env)('image pulls from a local registry', { timeout: 240_000 }, () => {
-  const nodes: TestNode[] = [];
   const images: string[] = [];
   afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.cleanup()));
     await Promise.all(images.splice(0).map(removeImage));
   });
-  const start = async (...args: Parameters<typeof startTestNode>) => {
-    const node = await startTestNode(...args);
-    nodes.push(node);
-    return node;
-  };
+  // Registered after the image hook, so it runs first (vitest runs afterEach hooks as a stack):
+  // the nodes' containers go before their images.
+  const start = useTestNodes();
 
   it('pulls an image once for several pods and containers that want it at the same time', async () => {
     const image = await pushUnique(env!.KUBELET_TS_REGISTRY);

@@ -3,10 +3,10 @@
 // the role of test/e2e/common/node/init_container.go and runtime.go for kubelet-ts.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
-import { containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { containersOf, isRunningAndReady, waitForPod, useTestNodes } from '../support/agent.js';
 
 /** The machine is shared by several engineers' Docker suites: generous waits (never asserted on). */
 const kWaitMs = 90_000;
@@ -14,15 +14,7 @@ const kWaitMs = 90_000;
 const cond = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type);
 
 describe.skipIf(!inject('dockerAvailable'))('pod lifecycle in Docker', { timeout: 240_000 }, () => {
-  const nodes: TestNode[] = [];
-  const start = async (...args: Parameters<typeof startTestNode>) => {
-    const node = await startTestNode(...args);
-    nodes.push(node);
-    return node;
-  };
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.cleanup()));
-  });
+  const start = useTestNodes();
 
   it('runs init containers one at a time, in order, before the app container', async () => {
     const node = await start();

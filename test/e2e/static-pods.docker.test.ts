@@ -3,9 +3,9 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { docker, BUSYBOX_IMAGE, PAUSE_IMAGE, waitFor } from '../support/docker.js';
-import { busyboxPod, containersOf, isRunningAndReady, kNodeLabel, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { busyboxPod, containersOf, isRunningAndReady, kNodeLabel, waitForPod, startTestNode, useTestNodes } from '../support/agent.js';
 
 const sharedVolumePod = `apiVersion: v1
 kind: Pod
@@ -29,15 +29,7 @@ spec:
 `;
 
 describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
-  const nodes: TestNode[] = [];
-  const start = async (...args: Parameters<typeof startTestNode>) => {
-    const node = await startTestNode(...args);
-    nodes.push(node);
-    return node;
-  };
-  afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.cleanup()));
-  });
+  const start = useTestNodes();
 
   it('runs a two-container pod sharing an emptyDir, with the dockershim names and labels', async () => {
     const node = await start();

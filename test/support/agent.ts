@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
+import { afterEach } from 'vitest';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
@@ -77,6 +78,22 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   };
   await node.agent.start();
   return node;
+}
+
+/**
+ * useTestNodes registers, in the calling describe block, an afterEach that cleans up every node
+ * the returned `start` started during the test (containers, temp dirs), and returns `start`.
+ */
+export function useTestNodes(): (overrides?: Partial<AgentOptions>) => Promise<TestNode> {
+  const nodes: TestNode[] = [];
+  afterEach(async () => {
+    await Promise.all(nodes.splice(0).map((n) => n.cleanup()));
+  });
+  return async (overrides) => {
+    const node = await startTestNode(overrides);
+    nodes.push(node);
+    return node;
+  };
 }
 
 /** waitForPod polls /pods until `pred` holds for the pod `<name>-<node>` and returns it. */
