@@ -29,8 +29,8 @@ import { newGcManager, type GcManager } from './gc/gc-manager.js';
 import { newIntakeHost, type IntakeHost } from './intake-host.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newAgentRegistry } from './metrics/registry.js';
-import { newEventedPleg } from './pleg/event-pleg.js';
-import { newGenericPleg, type Pleg } from './pleg/generic-pleg.js';
+import { applyContainerExit, newEventedPleg } from './pleg/event-pleg.js';
+import { newGenericPleg, type Pleg, type PodLifecycleEvent } from './pleg/generic-pleg.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
@@ -158,7 +158,7 @@ class AgentImpl implements Agent, AgentHost {
       onKill: (uid) => { const r = this.podManager.get(uid); if (r && !r.terminal && !r.terminating) this.#podWorkers.update(uid, { type: 'sync' }); },
     });
     this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: this.#log, execute: this.#metrics.timePodWork((uid, work) => this.#execute(uid, work)) });
-    const plegDeps = { runner: this.#runner, logger: this.#log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, unknown[]>) => this.#handlePlegEvents(byPod), onRelist: (uids: Set<string>) => this.#handleOrphans(uids) };
+    const plegDeps = { runner: this.#runner, logger: this.#log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => this.#handlePlegEvents(byPod), onRelist: (uids: Set<string>) => this.#handleOrphans(uids) };
     // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
     this.#pleg = o.runtime === 'docker' && !this.deps.runner
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
@@ -308,11 +308,20 @@ class AgentImpl implements Agent, AgentHost {
 
   // ---- runtime events (kubelet: syncLoopIteration on plegCh, housekeeping) ----
 
-  #handlePlegEvents(byPod: Map<string, unknown[]>): void {
+  #handlePlegEvents(byPod: Map<string, PodLifecycleEvent[]>): void {
     this.#lastSyncLoopMs = Date.now();
-    for (const uid of byPod.keys()) {
+    for (const [uid, events] of byPod) {
       const record = this.podManager.get(uid);
-      if (record && !record.terminating && !record.terminal) this.#podWorkers.update(uid, { type: 'sync' });
+      if (!record || record.terminating || record.terminal) continue;
+      // A death the event itself describes is published now, before the sync (evented.go updates
+      // the pod cache from the event); the sync that follows publishes the authoritative status.
+      let patched = false;
+      for (const e of events) {
+        const next = e.exit && record.runtimePod ? applyContainerExit(record.runtimePod, e.containerId, e.exit) : null;
+        if (next) { record.runtimePod = next; patched = true; }
+      }
+      if (patched) this.#publishStatus(record);
+      this.#podWorkers.update(uid, { type: 'sync' });
     }
   }
 

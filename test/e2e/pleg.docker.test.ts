@@ -40,6 +40,28 @@ describe.skipIf(!inject('dockerAvailable'))('event-driven PLEG', () => {
     expect(await health.text()).toContain('[+]pleg ok');
   });
 
+  it('a death is published from the die event itself, before the sync that restarts the container', async () => {
+    node = await startTestNode({ relistPeriodMs: kLong, syncFrequencyMs: kLong });
+    await node.writeManifest('a.yaml', busyboxPod('fast', 'exec sleep 3600'));
+    const pod = await waitForPod(node, 'fast', isRunningAndReady);
+    const uid = pod.metadata!.uid!;
+    // The sync restarts the container before it publishes (the first restart has no backoff), so
+    // only a status built from the event shows the terminated state of restart 0.
+    const seen: string[] = [];
+    const off = node.agent.statusManager.subscribe((change) => {
+      const cs = change.uid === uid ? change.pod.status?.containerStatuses?.[0] : undefined;
+      if (cs) seen.push(`${cs.restartCount}:${cs.state?.terminated ? `terminated/${cs.state.terminated.reason}/${cs.state.terminated.exitCode}` : Object.keys(cs.state ?? {})[0]}`);
+    });
+    try {
+      await docker.getContainer(await appContainerId(uid)).kill();
+      await waitForPod(node, 'fast', (p) => isRunningAndReady(p) && p.status!.containerStatuses![0].restartCount === 1);
+    } finally {
+      off();
+    }
+    expect(seen).toContain('0:terminated/Error/137');
+    expect(seen.at(-1)).toBe('1:running');
+  });
+
   it('a death while the events stream is cut is caught once it reconnects', async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-proxy-'));
     const sock = join(dir, 'docker.sock');

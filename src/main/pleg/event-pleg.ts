@@ -23,9 +23,9 @@ import { Worker } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { DockerContainerEvent, DockerEventsBootstrap, DockerEventsMessage } from '../../shared/docker-events.js';
-import type { RuntimeContainerState } from '../../shared/messages.js';
+import type { RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
-import { newGenericPleg, type GenericPleg, type Pleg, type PlegObserver, type PlegStats, type PodLifecycleEvent, type PodLifecycleEventType } from './generic-pleg.js';
+import { newGenericPleg, type ContainerExit, type GenericPleg, type Pleg, type PlegObserver, type PlegStats, type PodLifecycleEvent, type PodLifecycleEventType } from './generic-pleg.js';
 
 /** Options of `newEventedPleg` (milliseconds). */
 export interface EventedPlegOptions {
@@ -69,17 +69,21 @@ export interface EventedPlegDeps {
  * toLifecycleEvent maps a Docker container event to the pod lifecycle event it implies and the
  * container state it leaves (pure): start → ContainerStarted/running, die → ContainerDied/exited,
  * destroy → ContainerRemoved/gone, oom → ContainerChanged (the die that follows carries the state),
- * create → no pod event (created/state only: the sync that created it already knows). Returns null
+ * create → no pod event (created/state only: the sync that created it already knows). A `die` with an
+ * exit code carries it as `event.exit` (`oomKilled` says whether an `oom` came first). Returns null
  * for events without a pod UID.
  */
-export function toLifecycleEvent(e: DockerContainerEvent): { event: PodLifecycleEvent | null; state: RuntimeContainerState | null | undefined } | null {
+export function toLifecycleEvent(e: DockerContainerEvent, oomKilled = false): { event: PodLifecycleEvent | null; state: RuntimeContainerState | null | undefined } | null {
   if (!e.podUid || !e.containerId) return null;
   const ev = (type: PodLifecycleEventType): PodLifecycleEvent => ({ uid: e.podUid, type, containerId: e.containerId });
   switch (e.action) {
     case 'start':
       return { event: ev('ContainerStarted'), state: 'running' };
-    case 'die':
-      return { event: ev('ContainerDied'), state: 'exited' };
+    case 'die': {
+      const event = ev('ContainerDied');
+      if (e.exitCode !== undefined && Number.isInteger(e.exitCode)) event.exit = { exitCode: e.exitCode, finishedAtMs: e.timeMs, oomKilled };
+      return { event, state: 'exited' };
+    }
     case 'destroy':
       return { event: ev('ContainerRemoved'), state: null };
     case 'oom':
@@ -89,6 +93,29 @@ export function toLifecycleEvent(e: DockerContainerEvent): { event: PodLifecycle
     default:
       return null;
   }
+}
+
+/**
+ * applyContainerExit returns `pod` with container `containerId` marked exited as `exit` says, or
+ * null when the pod has no such running container (pure; the input is not changed). The agent
+ * publishes a status from the result at once, so a container's death reaches watchers without
+ * waiting for the sync that follows (the sync's own result then replaces it): evented.go's
+ * processCRIEvents likewise updates the pod cache from the event before the pod worker runs.
+ * The reason follows Docker's: `OOMKilled` after an `oom` event, else `Completed` for exit code 0
+ * and `Error` otherwise (dockershim's container status).
+ */
+export function applyContainerExit(pod: RuntimePod, containerId: string, exit: ContainerExit): RuntimePod | null {
+  const patch = <T extends { id: string; state: RuntimeContainerState }>(list: T[]): T[] | null => {
+    const i = list.findIndex((c) => c.id === containerId);
+    if (i < 0 || list[i].state !== 'running') return null;
+    const copy = [...list];
+    copy[i] = { ...list[i], state: 'exited', exitCode: exit.exitCode, finishedAtMs: exit.finishedAtMs, reason: exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error' };
+    return copy;
+  };
+  const containers = patch(pod.containers);
+  if (containers) return { ...pod, containers };
+  const sandboxes = patch(pod.sandboxes);
+  return sandboxes ? { ...pod, sandboxes } : null;
 }
 
 /**
@@ -148,6 +175,8 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   const log = deps.logger.child({ component: 'pleg' });
   const now = deps.now ?? Date.now;
   const lags: number[] = [];
+  /** Containers whose `oom` event came and whose `die` has not yet (bounded: one per dying container). */
+  const oomKilled = new Set<string>();
   let streaming = false;
   let source: DockerEventSource | null = null;
   let stopped = false;
@@ -172,7 +201,9 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
       lags.push(lag);
       if (lags.length > 10_000) lags.shift();
       deps.observer?.eventLag?.(lag / 1000);
-      const mapped = toLifecycleEvent(e);
+      if (e.action === 'oom' && e.containerId) oomKilled.add(e.containerId);
+      const mapped = toLifecycleEvent(e, oomKilled.has(e.containerId));
+      if (e.action === 'die' || e.action === 'destroy') oomKilled.delete(e.containerId);
       if (!mapped) continue;
       if (mapped.state !== undefined) generic.observe({ id: e.containerId, podUid: e.podUid, name: e.containerName, state: mapped.state ?? 'unknown' }, mapped.state);
       if (!mapped.event) continue;
@@ -196,6 +227,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
       case 'disconnected':
         if (streaming) log.warn({ message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs }, 'Docker events stream lost; relisting at the fallback period until it returns');
         streaming = false;
+        oomKilled.clear();
         deps.observer?.streamError?.();
         generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
         break;

@@ -16,11 +16,26 @@ import type { PodSyncRunner } from '../pool/worker-pool.js';
 /** PodLifeCycleEventType, as pleg.PodLifeCycleEventType. */
 export type PodLifecycleEventType = 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged';
 
+/**
+ * ContainerExit: what a container's death event says about it (the evented PLEG only), enough to
+ * publish the terminated state before any runtime call, as evented.go fills the pod cache from the
+ * CRI event's own ContainerStatus.
+ */
+export interface ContainerExit {
+  exitCode: number;
+  /** When dockerd reported the death, epoch milliseconds. */
+  finishedAtMs: number;
+  /** An `oom` event for the container came before its `die`. */
+  oomKilled: boolean;
+}
+
 /** PodLifecycleEvent: one container of one pod changed state between two relists. */
 export interface PodLifecycleEvent {
   uid: string;
   type: PodLifecycleEventType;
   containerId: string;
+  /** For ContainerDied from a Docker event (as pleg.PodLifecycleEvent.Data): the exit it reported. */
+  exit?: ContainerExit;
 }
 
 /**

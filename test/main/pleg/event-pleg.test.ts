@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newEventedPleg, toLifecycleEvent, type DockerEventSource } from '../../../src/main/pleg/event-pleg.js';
+import { applyContainerExit, newEventedPleg, toLifecycleEvent, type DockerEventSource } from '../../../src/main/pleg/event-pleg.js';
 import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
 import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
 import type { DockerContainerEvent, DockerEventsMessage } from '../../../src/shared/docker-events.js';
-import type { RelistContainer } from '../../../src/shared/messages.js';
+import type { RelistContainer, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 
 const ev = (action: string, containerId: string, podUid: string, timeMs = 1000): DockerContainerEvent => ({ action, containerId, podUid, containerName: 'main', timeMs });
 const c = (id: string, podUid: string, state: RelistContainer['state']): RelistContainer => ({ id, podUid, name: 'main', state });
@@ -35,6 +35,10 @@ describe('toLifecycleEvent', () => {
     ['oom', 'ContainerChanged', undefined],
   ] as const)('maps %s to %s', (action, type, state) => {
     expect(toLifecycleEvent(ev(action, 'c1', 'p1'))).toEqual({ event: { uid: 'p1', type, containerId: 'c1' }, state });
+  });
+  it('a die with an exit code carries the exit, OOMKilled when an oom came first', () => {
+    expect(toLifecycleEvent({ ...ev('die', 'c1', 'p1', 5000), exitCode: 137 }, true)?.event?.exit).toEqual({ exitCode: 137, finishedAtMs: 5000, oomKilled: true });
+    expect(toLifecycleEvent({ ...ev('die', 'c1', 'p1'), exitCode: 0 })?.event?.exit).toEqual({ exitCode: 0, finishedAtMs: 1000, oomKilled: false });
   });
   it('create updates the state only, and events without a pod UID are ignored', () => {
     expect(toLifecycleEvent(ev('create', 'c1', 'p1'))).toEqual({ event: null, state: 'created' });
@@ -106,8 +110,45 @@ describe('evented PLEG', () => {
     await t.pleg.stop();
   });
 
+  it('remembers an oom until the die that follows it, for that container only', async () => {
+    const t = setup();
+    t.pleg.start();
+    await flush();
+    t.src.send({ type: 'connected' });
+    t.src.send({ type: 'events', events: [ev('oom', 'a', 'p1'), { ...ev('die', 'a', 'p1'), exitCode: 137 }, { ...ev('die', 'b', 'p1'), exitCode: 1 }] });
+    const exits = t.seen.at(-1)!.get('p1')!.filter((e) => e.type === 'ContainerDied').map((e) => [e.containerId, e.exit?.oomKilled]);
+    expect(exits).toEqual([['a', true], ['b', false]]);
+    t.src.send({ type: 'events', events: [{ ...ev('die', 'a', 'p1'), exitCode: 137 }] });
+    expect(t.seen.at(-1)!.get('p1')![0].exit?.oomKilled).toBe(false);
+    await t.pleg.stop();
+  });
+
   it('refuses a bad relist period', () => {
     expect(() => newEventedPleg({ nodeName: 'n', dockerSocketPath: '/x', relistPeriodMs: 0 }, { runner: listRunner({ list: [], calls: 0 }), logger: pino({ level: 'silent' }), onEvents: () => {}, onRelist: () => {} }))
       .toThrow(/relistPeriodMs must be a positive/);
+  });
+});
+
+describe('applyContainerExit', () => {
+  const running: RuntimeContainer = {
+    id: 'c1', name: 'main', sandbox: false, attempt: 0, state: 'running', hash: 'h', restartCount: 0, image: 'i', imageId: '', createdAtMs: 1, startedAtMs: 1,
+    finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 's',
+  };
+  const pod: RuntimePod = { uid: 'u', name: 'p', namespace: 'default', sandboxes: [{ ...running, id: 's', name: 'POD', sandbox: true }], containers: [running], podIp: '', terminationGracePeriodSeconds: 30 };
+
+  it.each([
+    [0, false, 'Completed'],
+    [2, false, 'Error'],
+    [137, true, 'OOMKilled'],
+  ] as const)('exit code %i (oom %s) marks the running container exited with reason %s, leaving the input alone', (exitCode, oomKilled, reason) => {
+    const out = applyContainerExit(pod, 'c1', { exitCode, finishedAtMs: 9000, oomKilled });
+    expect(out?.containers[0]).toMatchObject({ id: 'c1', state: 'exited', exitCode, finishedAtMs: 9000, reason });
+    expect(pod.containers[0].state).toBe('running');
+  });
+
+  it('is null for an unknown or already exited container', () => {
+    expect(applyContainerExit(pod, 'nope', { exitCode: 1, finishedAtMs: 1, oomKilled: false })).toBeNull();
+    const dead = applyContainerExit(pod, 'c1', { exitCode: 1, finishedAtMs: 1, oomKilled: false })!;
+    expect(applyContainerExit(dead, 'c1', { exitCode: 1, finishedAtMs: 2, oomKilled: false })).toBeNull();
   });
 });
