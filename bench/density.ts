@@ -1,6 +1,6 @@
 // bench density: N static pods through the manifest directory against the real dockerd, all at once
 // (burst) or arriving at --rate pods/s (paced, as the upstream density tests do); per-pod startup
-// latency (accepted → all containers running, seen on the status manager) p50/p90/p99/max, time to
+// latency (accepted → all containers running, both as a WebSocket watch client saw them) p50/p90/p99/max, time to
 // all Running, time to all removed; and, in the same run, the raw floor: dockerode creating and
 // starting the same sandbox + container pairs at each of --raw-concurrency, the best one kept,
 // with the ratio to it. Prints a table, writes bench/results/density-*.json.

@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, rename, rm as rmPath, writeFile as writeFileAsync } fro
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
+import WebSocket from 'ws';
 import { newAgent, type Agent, type AgentDeps } from '../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../src/main/agent-options.js';
 import type { Pod } from '../src/shared/api.js';
@@ -87,7 +88,10 @@ spec:
 export const isRunning = (pod: Pod): boolean =>
   pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && (pod.status.containerStatuses ?? []).every((c) => c.ready);
 
-/** PodTimes: when each pod UID was accepted, first Running, and removed (performance.now() ms). */
+/**
+ * PodTimes: when each pod UID was accepted, first Running, and removed, as a WebSocket watch client
+ * of the agent received them (performance.now() ms).
+ */
 export interface PodTimes {
   accepted: Map<string, number>;
   running: Map<string, number>;
@@ -95,12 +99,20 @@ export interface PodTimes {
   byName: Map<string, string>;
 }
 
-/** BenchAgent: an in-process agent with its own node name and manifest directory. */
+/** WatchFrame: one `WS /watch/pods` frame as the bench's client decoded it. */
+export interface WatchFrame {
+  type: string;
+  object: Pod;
+}
+
+/** BenchAgent: an in-process agent with its own node name, manifest directory and a watch client. */
 export interface BenchAgent {
   agent: Agent;
   nodeName: string;
   manifests: string;
   times: PodTimes;
+  /** Calls `fn` with every watch frame when it arrives (performance.now() ms); returns the unsubscribe. */
+  onFrame(fn: (frame: WatchFrame, atMs: number) => void): () => void;
   /** Writes one manifest file atomically (tmp + rename). */
   write(file: string, yaml: string): Promise<void>;
   remove(file: string): Promise<void>;
@@ -109,8 +121,11 @@ export interface BenchAgent {
 }
 
 /**
- * startBenchAgent starts an agent (no HTTP server) on `bench-<kind>-<random>` with a temp manifest
- * dir; `makeRunner` may build the agent's pod sync runner from its resolved options (closed on stop).
+ * startBenchAgent starts an agent on `bench-<kind>-<random>` with a temp manifest dir and its HTTP
+ * server on a free loopback port, and connects a `ws` client to `/watch/pods`: every time a bench
+ * reports is when a watch client was told, as a user watching the agent would be. `makeRunner` may
+ * build the agent's pod sync runner from its resolved options (closed on stop). The worker threads
+ * log at `KUBELET_TS_BENCH_LOG` (default silent).
  */
 export async function startBenchAgent(
   kind: string, overrides: Partial<AgentOptions> = {}, deps: Partial<AgentDeps> = {}, makeRunner?: (options: AgentOptions) => PodSyncRunner,
@@ -119,22 +134,39 @@ export async function startBenchAgent(
   const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
   const manifests = join(base, 'manifests');
   await mkdir(manifests);
-  const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), port: 0, fileCheckFrequencyMs: 60_000, ...overrides });
-  const runner = makeRunner?.(options);
-  const agent = newAgent(options, { logger: pino({ level: process.env.KUBELET_TS_BENCH_LOG ?? 'silent' }), serve: false, ...(runner ? { runner } : {}), ...deps });
-  const times: PodTimes = { accepted: new Map(), running: new Map(), removed: new Set(), byName: new Map() };
-  agent.statusManager.subscribe((change) => {
-    const t = performance.now();
-    if (change.type === 'ADDED' && !times.accepted.has(change.uid)) {
-      times.accepted.set(change.uid, t);
-      times.byName.set(change.pod.metadata?.name ?? '', change.uid);
-    }
-    if (change.type === 'DELETED') times.removed.add(change.uid);
-    else if (!times.running.has(change.uid) && isRunning(change.pod)) times.running.set(change.uid, t);
+  const level = process.env.KUBELET_TS_BENCH_LOG ?? 'silent';
+  const options = resolveAgentOptions({
+    nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, fileCheckFrequencyMs: 60_000, logLevel: level, ...overrides,
   });
+  const runner = makeRunner?.(options);
+  const agent = newAgent(options, { logger: pino({ level }), ...(runner ? { runner } : {}), ...deps });
+  const times: PodTimes = { accepted: new Map(), running: new Map(), removed: new Set(), byName: new Map() };
+  const listeners = new Set<(frame: WatchFrame, atMs: number) => void>();
   await agent.start();
+  const ws = new WebSocket(`ws://127.0.0.1:${agent.port}/watch/pods`, { perMessageDeflate: false });
+  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  ws.on('message', (data: Buffer) => {
+    const t = performance.now();
+    const frame = JSON.parse(data.toString('utf8')) as WatchFrame;
+    const uid = frame.object?.metadata?.uid;
+    if (!uid) return;
+    if (frame.type === 'ADDED' && !times.accepted.has(uid)) {
+      times.accepted.set(uid, t);
+      times.byName.set(frame.object.metadata?.name ?? '', uid);
+    }
+    if (frame.type === 'DELETED') times.removed.add(uid);
+    else if (!times.running.has(uid) && isRunning(frame.object)) times.running.set(uid, t);
+    for (const fn of listeners) fn(frame, t);
+  });
+  ws.on('close', (code: number) => {
+    if (code !== 1000 && code !== 1005) process.stderr.write(`bench: the watch closed with code ${code}; figures after this point are missing\n`);
+  });
   return {
     agent, nodeName, manifests, times,
+    onFrame(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
     async write(file, yaml) {
       const tmp = join(base, `.${file}.tmp`);
       await writeFileAsync(tmp, yaml);
@@ -144,6 +176,7 @@ export async function startBenchAgent(
       await rmPath(join(manifests, file), { force: true });
     },
     async stop() {
+      ws.close(1000);
       await agent.stop();
       await runner?.close();
       await rmPath(base, { recursive: true, force: true });

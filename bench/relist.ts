@@ -1,7 +1,7 @@
 // bench relist: with N pods running, the duration of a full PLEG relist (the list in a pool thread,
 // the diff on the main thread), and the status propagation delay from a container dying (docker
-// kill of one app container) to the pod's status change on the status manager — what a WebSocket
-// watch client is sent next — p50/p99. Prints a table, writes bench/results/relist-*.json.
+// kill of one app container) to the frame with its terminated state reaching a WebSocket watch
+// client of the agent, p50/p99. Prints a table, writes bench/results/relist-*.json.
 //
 //   npm run bench -- relist [--pods 100] [--samples 20] [--relists 10] [--workers 2]
 import { parseArgs } from 'node:util';
@@ -63,9 +63,9 @@ try {
     const [app] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, 'io.kubernetes.container.name=main'] } });
     let seenEpochMs = 0;
     const seen = new Promise<number>((resolve) => {
-      const off = b.agent.statusManager.subscribe((change) => {
-        if (change.uid !== uid) return;
-        if (change.pod.status?.containerStatuses?.[0]?.state?.terminated) { off(); seenEpochMs = Date.now(); resolve(performance.now()); }
+      const off = b.onFrame((frame, atMs) => {
+        if (frame.object.metadata?.uid !== uid) return;
+        if (frame.object.status?.containerStatuses?.[0]?.state?.terminated) { off(); seenEpochMs = Date.now(); resolve(atMs); }
       });
     });
     const t0 = performance.now();
@@ -81,14 +81,14 @@ try {
   const pleg = b.agent.pleg.stats();
   const result = {
     date: new Date().toISOString(), pods: N, containers: 2 * N, workers,
-    relistMs: summary(relistMs), deathToStatusMs: summary(delays), dieEventToStatusMs: summary(dieToStatus), eventLagMs: summary(pleg.eventLagsMs), streaming: pleg.streaming,
+    relistMs: summary(relistMs), killCallToWatchMs: summary(delays), dieEventToWatchMs: summary(dieToStatus), eventLagMs: summary(pleg.eventLagsMs), streaming: pleg.streaming,
   };
   console.log(`\nrelist: ${N} running pods (${2 * N} containers), ${workers} worker threads, events stream ${pleg.streaming ? 'up' : 'down'}, ${result.date}`);
   console.log(table([
     ['measure (ms)', 'p50', 'p99', 'max', 'n'],
     ['full relist', result.relistMs.p50, result.relistMs.p99, result.relistMs.max, result.relistMs.n],
-    ['docker kill call → status', result.deathToStatusMs.p50, result.deathToStatusMs.p99, result.deathToStatusMs.max, result.deathToStatusMs.n],
-    ['container death (die event) → status', result.dieEventToStatusMs.p50, result.dieEventToStatusMs.p99, result.dieEventToStatusMs.max, result.dieEventToStatusMs.n],
+    ['docker kill call → WebSocket frame', result.killCallToWatchMs.p50, result.killCallToWatchMs.p99, result.killCallToWatchMs.max, result.killCallToWatchMs.n],
+    ['container death (die event) → WebSocket frame', result.dieEventToWatchMs.p50, result.dieEventToWatchMs.p99, result.dieEventToWatchMs.max, result.dieEventToWatchMs.n],
     ['Docker event lag', result.eventLagMs.p50, result.eventLagMs.p99, result.eventLagMs.max, result.eventLagMs.n],
   ]));
   console.log(`results: ${writeResult('relist', result)}`);
