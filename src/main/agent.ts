@@ -443,6 +443,10 @@ class AgentImpl implements Agent, AgentHost {
     return pods;
   }
 
+  resourceVersion(): number {
+    return this.#watchCache.resourceVersion();
+  }
+
   getPod(namespace: string, name: string): Pod | undefined {
     const r = this.podManager.getByFullName(`${namespace}/${name}`);
     return r ? { ...r.pod, status: r.status } : undefined;

@@ -27,6 +27,17 @@ export interface HealthReport {
 export interface AgentHost {
   /** listPods: every pod the agent manages, each with its latest PodStatus from the status manager. */
   listPods(): Pod[];
+  /**
+   * resourceVersion: the current resourceVersion of the pods' watch (the status manager's
+   * counter, 0 before any change): it grows by one on every change of a listed pod's status,
+   * including a pod's first status (ADDED) and its removal (DELETED), and is what a watch resumes
+   * from. GET /pods reports it as the PodList's `metadata.resourceVersion`, and reuses the
+   * serialized unfiltered list while it and the listed pod objects are unchanged — so a host that
+   * offers it must replace a pod's `metadata`/`spec` objects rather than mutate them in place, and
+   * must bump it whenever a status changes. Optional: without it the list has no resourceVersion
+   * and is serialized on every request.
+   */
+  resourceVersion?(): number;
   /** getPod: one pod with its status, or undefined if the agent has no pod `namespace/name`. */
   getPod(namespace: string, name: string): Pod | undefined;
   /** healthz: the agent's health checks (e.g. sync loop and PLEG freshness), as /healthz reports them. */
