@@ -1,11 +1,14 @@
 /**
  * Counterpart of k8s.io/apiserver/pkg/authentication/token/tokenfile (the static token file,
- * `--token-auth-file`) and of the kubelet server's authn/authz filter (pkg/kubelet/server/auth.go),
- * reduced to one rule: the group {@link kReadOnlyGroup} may only read.
+ * `--token-auth-file`), of the apiserver's WebSocket bearer-token authenticator
+ * (k8s.io/apiserver/pkg/authentication/request/websocket/protocol.go) and of the kubelet server's
+ * authn/authz filter (pkg/kubelet/server/auth.go), reduced to one rule: the group
+ * {@link kReadOnlyGroup} may only read.
  */
 import { readFile } from 'node:fs/promises';
 import type { Status } from '../shared/api.js';
 import { InvalidArgumentError } from '../shared/errors.js';
+import { kDashboardAssetPaths } from './dashboard/serve.js';
 import { statusError } from './status.js';
 
 /**
@@ -143,25 +146,27 @@ export type AccessDecision =
 /** Paths served without authentication (the kubelet's /healthz is probed by anyone). */
 const kUnauthenticatedPaths = new Set(['/healthz', '/healthz/']);
 
+/**
+ * The dashboard's static files (page, script, stylesheet) are served to GET/HEAD without a token:
+ * they hold no data, and a browser cannot send a bearer header when it loads a page. The page asks
+ * for the token itself when an API call answers 401 (as the apiserver serves its discovery and
+ * OpenAPI documents to everyone while the data needs a token).
+ */
+const kPublicReadPaths = new Set(kDashboardAssetPaths);
+
 const kReadMethods = new Set(['get', 'head']);
 
+function unauthorized(reason: string): AccessDecision {
+  return { ok: false, reason, status: statusError(401, 'Unauthorized', 'Unauthorized') };
+}
+
 /**
- * checkAccess authenticates (`Authorization: Bearer <token>`) and authorizes one request.
- * With `auth` undefined every request is allowed. `/healthz` never needs a token. A missing or
- * unknown token → 401 `Unauthorized`; a member of {@link kReadOnlyGroup} using a method other
- * than GET/HEAD → 403 `Forbidden`. Pure; the WebSocket upgrade of the watch uses it too.
- * @param method lowercased HTTP method.
- * @param path the request path (without query).
- * @param authorization the `Authorization` header value ('' if none).
+ * authorizeToken authenticates the bearer `token` and authorizes `method` on `path` for its user
+ * (401 for an unknown token, 403 for a read-only user's write). Pure.
  */
-export function checkAccess(auth: TokenAuthenticator | undefined, method: string, path: string, authorization: string): AccessDecision {
-  if (auth === undefined || kUnauthenticatedPaths.has(path)) return { ok: true };
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!m) {
-    return { ok: false, reason: authorization === '' ? 'no bearer token' : 'malformed Authorization header', status: statusError(401, 'Unauthorized', 'Unauthorized') };
-  }
-  const user = auth.authenticateToken(m[1]);
-  if (!user) return { ok: false, reason: 'invalid bearer token', status: statusError(401, 'Unauthorized', 'Unauthorized') };
+function authorizeToken(auth: TokenAuthenticator, method: string, path: string, token: string): AccessDecision {
+  const user = auth.authenticateToken(token);
+  if (!user) return unauthorized('invalid bearer token');
   if (!kReadMethods.has(method) && user.groups.includes(kReadOnlyGroup)) {
     return {
       ok: false,
@@ -170,4 +175,97 @@ export function checkAccess(auth: TokenAuthenticator | undefined, method: string
     };
   }
   return { ok: true, user };
+}
+
+/**
+ * checkAccess authenticates (`Authorization: Bearer <token>`) and authorizes one request.
+ * With `auth` undefined every request is allowed. `/healthz` never needs a token, nor do GET and
+ * HEAD of the dashboard's static files ({@link kDashboardAssetPaths}). A missing or unknown token
+ * → 401 `Unauthorized`; a member of {@link kReadOnlyGroup} using a method other than GET/HEAD →
+ * 403 `Forbidden`. Pure; the WebSocket upgrade of the watch goes through {@link checkWebSocketAccess}.
+ * @param method lowercased HTTP method.
+ * @param path the request path (without query).
+ * @param authorization the `Authorization` header value ('' if none).
+ */
+export function checkAccess(auth: TokenAuthenticator | undefined, method: string, path: string, authorization: string): AccessDecision {
+  if (auth === undefined || kUnauthenticatedPaths.has(path)) return { ok: true };
+  if (kReadMethods.has(method) && kPublicReadPaths.has(path)) return { ok: true };
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!m) return unauthorized(authorization === '' ? 'no bearer token' : 'malformed Authorization header');
+  return authorizeToken(auth, method, path, m[1]);
+}
+
+/** kBearerProtocolPrefix: the apiserver's WebSocket subprotocol prefix that carries a bearer token. */
+export const kBearerProtocolPrefix = 'base64url.bearer.authorization.k8s.io.';
+
+/**
+ * ProtocolToken: what a `Sec-WebSocket-Protocol` header offers: the bearer token ('' when no
+ * bearer subprotocol was offered) and the other subprotocols in the client's order; or why the
+ * bearer subprotocol is refused.
+ */
+export type ProtocolToken = { ok: true; token: string; protocols: string[] } | { ok: false; reason: string };
+
+const kUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * bearerTokenFromProtocols reads the bearer token a browser sends as the subprotocol
+ * `base64url.bearer.authorization.k8s.io.<base64url, no padding, of the token>`, as the
+ * apiserver's websocket.ProtocolAuthenticator: entries are comma-separated and trimmed; more than
+ * one bearer entry, an encoding that is not unpadded base64url, a token that is not UTF-8, or a
+ * token offered without any other subprotocol (the server must be able to echo one back that is
+ * not the token) are refused. The other entries are returned without the bearer one, so the token
+ * is never echoed. Pure.
+ */
+export function bearerTokenFromProtocols(header: string): ProtocolToken {
+  let token = '';
+  let sawToken = false;
+  const protocols: string[] = [];
+  for (const raw of header.split(',')) {
+    const p = raw.trim();
+    if (p === '') continue;
+    if (!p.startsWith(kBearerProtocolPrefix)) {
+      protocols.push(p);
+      continue;
+    }
+    if (sawToken) return { ok: false, reason: 'multiple base64url.bearer.authorization tokens specified' };
+    sawToken = true;
+    const encoded = p.slice(kBearerProtocolPrefix.length);
+    // Go's base64.RawURLEncoding: the URL-safe alphabet, no padding, never 4n+1 characters.
+    if (!/^[A-Za-z0-9_-]*$/.test(encoded) || encoded.length % 4 === 1) {
+      return { ok: false, reason: 'invalid base64url.bearer.authorization token encoding' };
+    }
+    try {
+      token = kUtf8.decode(Buffer.from(encoded, 'base64url'));
+    } catch {
+      return { ok: false, reason: 'invalid base64url.bearer.authorization token' };
+    }
+  }
+  if (token !== '' && protocols.length === 0) return { ok: false, reason: 'missing additional subprotocol' };
+  return { ok: true, token, protocols };
+}
+
+/** WebSocketAccess: the decision for a WebSocket upgrade and the subprotocol to answer with ('' = none). */
+export interface WebSocketAccess {
+  access: AccessDecision;
+  protocol: string;
+}
+
+/**
+ * checkWebSocketAccess authenticates and authorizes a WebSocket upgrade (a GET of `path`) as the
+ * apiserver's union of its bearer-header and WebSocket-protocol authenticators: the
+ * `Authorization` header's token is tried first, then the token of a
+ * `base64url.bearer.authorization.k8s.io.` subprotocol; either one authenticating is enough. The
+ * subprotocol answered is the first other one the client offered ('' if none), never the token's.
+ * With `auth` undefined the upgrade is allowed and a bearer subprotocol is ignored. Pure.
+ * @param authorization the `Authorization` header value ('' if none).
+ * @param protocolHeader the `Sec-WebSocket-Protocol` header value ('' if none).
+ */
+export function checkWebSocketAccess(auth: TokenAuthenticator | undefined, path: string, authorization: string, protocolHeader: string): WebSocketAccess {
+  const offered = bearerTokenFromProtocols(protocolHeader);
+  const protocol = offered.ok ? (offered.protocols[0] ?? '') : (protocolHeader.split(',').map((p) => p.trim()).find((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix)) ?? '');
+  const byHeader = checkAccess(auth, 'get', path, authorization);
+  if (byHeader.ok || byHeader.status.code !== 401) return { access: byHeader, protocol };
+  if (!offered.ok) return { access: unauthorized(offered.reason), protocol };
+  if (offered.token === '' || auth === undefined) return { access: byHeader, protocol };
+  return { access: authorizeToken(auth, 'get', path, offered.token), protocol };
 }

@@ -1,8 +1,10 @@
 // End-to-end: the dashboard (GET /) in a real browser — Debian's chromium driven by playwright-core —
 // follows a pod created through the agent's API in the real dockerd until it runs, and drops it
-// after the delete. The role of the Kubernetes Dashboard's e2e (cypress) tests, for one node.
+// after the delete; and, with --token-auth-file, asks for a bearer token before it shows pods.
+// The role of the Kubernetes Dashboard's e2e (cypress) tests, for one node.
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -74,4 +76,51 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     await expect.poll(() => row.count(), { timeout: 90_000, interval: 250 }).toBe(0);
     expect(pageErrors).toEqual([]);
   }, 240_000);
+
+  it('with --token-auth-file loads the page without a token, asks for one and then shows the pods', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-dash-auth-'));
+    const tokenFile = join(dir, 'tokens.csv');
+    await writeFile(tokenFile, 'admin-token,admin,1\nviewer-token,viewer,2,"kubelet-ts:read-only"\n');
+    // The fake runtime: this case is about the page and the server, not Docker.
+    const secured = await startTestNode({ tokenAuthFile: tokenFile, runtime: 'fake' });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const authPage = await context.newPage();
+      authPage.on('pageerror', (err) => pageErrors.push(err.message));
+      await secured.writeManifest('dash-auth.yaml', busyboxPod('dash-auth', 'exec sleep 3600'));
+      const base = `http://127.0.0.1:${secured.agent.port}`;
+      const loaded = await authPage.goto(`${base}/`);
+      expect(loaded?.status()).toBe(200);
+      // The API answers 401: the prompt is shown and the watch waits for a token.
+      await authPage.locator('#token-form').waitFor({ state: 'visible', timeout: 30_000 });
+      await authPage.locator('#conn[data-state="auth"]').waitFor({ timeout: 30_000 });
+
+      await authPage.fill('#token-input', 'wrong-token');
+      await authPage.click('#token-form button[type="submit"]');
+      await expect.poll(() => authPage.locator('#token-error').textContent(), { timeout: 30_000 }).toContain('refused');
+      expect(await authPage.locator('#token-form').isVisible()).toBe(true);
+
+      // A read-only token is enough to watch.
+      await authPage.fill('#token-input', 'viewer-token');
+      await authPage.click('#token-form button[type="submit"]');
+      await authPage.locator('#conn[data-state="live"]').waitFor({ timeout: 30_000 });
+      expect(await authPage.locator('#token-form').isHidden()).toBe(true);
+      const name = `dash-auth-${secured.nodeName}`;
+      const row = authPage.locator('#pod-rows tr', { has: authPage.locator('td.col-name', { hasText: new RegExp(`^${name}$`) }) });
+      await row.waitFor({ timeout: 30_000 });
+      expect(await row.locator('td.col-node').textContent()).toBe(secured.nodeName);
+      expect(await authPage.evaluate(() => sessionStorage.getItem('kubelet-ts.token'))).toBe('viewer-token');
+
+      // A reload keeps the token for this tab: no prompt, the row comes back.
+      await authPage.reload();
+      await authPage.locator('#conn[data-state="live"]').waitFor({ timeout: 30_000 });
+      await row.waitFor({ timeout: 30_000 });
+      expect(await authPage.locator('#token-form').isHidden()).toBe(true);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await context.close();
+      await secured.cleanup();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

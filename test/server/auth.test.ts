@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkAccess, kReadOnlyGroup, parseCsv, parseTokenFile } from '../../src/server/auth.js';
+import { bearerTokenFromProtocols, checkAccess, checkWebSocketAccess, kBearerProtocolPrefix, kReadOnlyGroup, parseCsv, parseTokenFile } from '../../src/server/auth.js';
+import { kDashboardAssetPaths } from '../../src/server/dashboard/serve.js';
 
 describe('parseCsv', () => {
   it('reads quoted fields with commas, doubled quotes and newlines, skips blank lines, accepts CRLF', () => {
@@ -58,5 +59,65 @@ describe('checkAccess', () => {
       expect(d.status.code).toBe(code);
       expect(d.reason).not.toContain('view');
     }
+  });
+});
+
+describe('bearerTokenFromProtocols (the apiserver websocket.ProtocolAuthenticator)', () => {
+  const b64 = (t: string) => Buffer.from(t).toString('base64url');
+  it('finds the token, trims entries and returns the other subprotocols in order', () => {
+    expect(bearerTokenFromProtocols(` v1.watch , ${kBearerProtocolPrefix}${b64('tök€n')},other`)).toEqual({ ok: true, token: 'tök€n', protocols: ['v1.watch', 'other'] });
+    expect(bearerTokenFromProtocols('v1.watch')).toEqual({ ok: true, token: '', protocols: ['v1.watch'] });
+    expect(bearerTokenFromProtocols('')).toEqual({ ok: true, token: '', protocols: [] });
+  });
+
+  it.each([
+    ['two bearer entries', `${kBearerProtocolPrefix}${b64('a')},${kBearerProtocolPrefix}${b64('b')},p`, 'multiple base64url.bearer.authorization tokens specified'],
+    ['padding', `${kBearerProtocolPrefix}${Buffer.from('pad-token-x').toString('base64')},p`, 'invalid base64url.bearer.authorization token encoding'],
+    ['the standard alphabet', `${kBearerProtocolPrefix}${Buffer.from([0xfb, 0xff]).toString('base64').replace(/=+$/, '')},p`, 'invalid base64url.bearer.authorization token encoding'],
+    ['a length of 4n+1', `${kBearerProtocolPrefix}abcde,p`, 'invalid base64url.bearer.authorization token encoding'],
+    ['a token that is not UTF-8', `${kBearerProtocolPrefix}${Buffer.from([0xff, 0xfe]).toString('base64url')},p`, 'invalid base64url.bearer.authorization token'],
+    ['no other subprotocol', `${kBearerProtocolPrefix}${b64('t')}`, 'missing additional subprotocol'],
+  ])('refuses %s', (_what, header, reason) => {
+    expect(bearerTokenFromProtocols(header)).toEqual({ ok: false, reason });
+  });
+});
+
+describe('checkWebSocketAccess', () => {
+  const auth = parseTokenFile(`admin,admin,1\nview,viewer,2,"${kReadOnlyGroup}"\n`, 'f');
+  const proto = (t: string) => `${kBearerProtocolPrefix}${Buffer.from(t).toString('base64url')}, watch.kubelet-ts`;
+  it.each([
+    ['the header', 'Bearer admin', '', 200],
+    ['the subprotocol', '', proto('admin'), 200],
+    ['a read-only token in the subprotocol', '', proto('view'), 200],
+    ['a bad header but a good subprotocol', 'Bearer wrong', proto('admin'), 200],
+    ['a bad subprotocol token', '', proto('wrong'), 401],
+    ['neither', '', 'watch.kubelet-ts', 401],
+  ])('with %s → %s', (_what, header, protocols, code) => {
+    const { access, protocol } = checkWebSocketAccess(auth, '/watch/pods', header, protocols);
+    expect(access.ok ? 200 : access.status.code).toBe(code);
+    expect(protocol).toBe(protocols === '' ? '' : 'watch.kubelet-ts');
+  });
+
+  it('without auth allows the upgrade and still never selects the token subprotocol', () => {
+    expect(checkWebSocketAccess(undefined, '/watch/pods', '', `${kBearerProtocolPrefix}eA, v1`)).toEqual({ access: { ok: true }, protocol: 'v1' });
+    expect(checkWebSocketAccess(undefined, '/watch/pods', '', `${kBearerProtocolPrefix}eA`)).toEqual({ access: { ok: true }, protocol: '' });
+  });
+});
+
+describe('checkAccess for the dashboard files', () => {
+  const auth = parseTokenFile('admin,admin,1\n', 'f');
+  it.each(['/', '/dashboard/index.html', '/dashboard/app.js', '/dashboard/style.css'])('serves GET %s without a token', (path) => {
+    expect(kDashboardAssetPaths).toContain(path);
+    expect(checkAccess(auth, 'get', path, '').ok).toBe(true);
+    expect(checkAccess(auth, 'head', path, '').ok).toBe(true);
+  });
+  it.each([
+    ['post', '/'],
+    ['get', '/dashboard/other.js'],
+    ['get', '/events'],
+    ['get', '/node'],
+  ])('still needs a token for %s %s', (method, path) => {
+    const d = checkAccess(auth, method, path, '');
+    expect(d.ok ? 200 : d.status.code).toBe(401);
   });
 });

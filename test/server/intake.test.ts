@@ -470,6 +470,17 @@ describe('access control (--token-auth-file)', () => {
     expect(res.status).toBe(200);
   });
 
+  it('serves the dashboard\'s static files without a token, but not its data', async () => {
+    for (const [path, type] of [['/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/style.css', 'text/css']]) {
+      const res = await fetch(`${authBase}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toContain(type);
+    }
+    expect((await fetch(`${authBase}/dashboard/nope.js`)).status).toBe(401);
+    expect((await fetch(`${authBase}/events`)).status).toBe(401);
+    expect((await fetch(`${authBase}/`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).status).toBe(401);
+  });
+
   it.each([
     ['no Authorization header', {}],
     ['an unknown token', { Authorization: 'Bearer nope' }],

@@ -248,4 +248,59 @@ describe('WS /watch/pods with --token-auth-file', () => {
       secured.close();
     }
   });
+
+  describe('the bearer subprotocol (base64url.bearer.authorization.k8s.io.)', () => {
+    let secured: AgentServer;
+    let url: string;
+    const b64 = (t: string) => Buffer.from(t).toString('base64url');
+    beforeAll(async () => {
+      const { parseTokenFile } = await import('../../src/server/auth.js');
+      const auth = parseTokenFile('secret-token,alice,1001\nviewer-token,viewer,1002,"kubelet-ts:read-only"\npad-token-x,carol,1003\n', 'tokens.csv');
+      const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
+      secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth });
+      url = `ws://127.0.0.1:${secured.port}/watch/pods`;
+    });
+    afterAll(() => secured?.close());
+
+    /** Opens a watch offering `protocols`: 101 and the selected protocol, or the refusing status and its body. */
+    const attempt = (protocols: string[]) =>
+      new Promise<{ status: number; protocol?: string; body?: { kind?: string; code?: number; reason?: string } }>((resolve) => {
+        const ws = new WebSocket(url, protocols);
+        sockets.push(ws);
+        ws.on('unexpected-response', (_req, res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += String(c)));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        });
+        ws.on('open', () => resolve({ status: 101, protocol: ws.protocol }));
+        ws.on('error', () => resolve({ status: -1 })); // e.g. the handshake selected no subprotocol
+      });
+
+    it('accepts a valid token and echoes the other subprotocol, never the token one', async () => {
+      expect(await attempt([`base64url.bearer.authorization.k8s.io.${b64('secret-token')}`, 'watch.kubelet-ts'])).toEqual({ status: 101, protocol: 'watch.kubelet-ts' });
+      expect(await attempt(['v1.watch', `base64url.bearer.authorization.k8s.io.${b64('secret-token')}`])).toEqual({ status: 101, protocol: 'v1.watch' });
+    });
+
+    it('lets a member of the read-only group watch', async () => {
+      const res = await attempt([`base64url.bearer.authorization.k8s.io.${b64('viewer-token')}`, 'watch.kubelet-ts']);
+      expect(res.status).toBe(101);
+    });
+
+    it('decodes unpadded base64url (a padded form is refused: auth.test.ts; `=` is no subprotocol character anyway)', async () => {
+      expect(b64('pad-token-x')).not.toContain('=');
+      expect((await attempt([`base64url.bearer.authorization.k8s.io.${b64('pad-token-x')}`, 'watch.kubelet-ts'])).status).toBe(101);
+    });
+
+    it.each([
+      ['an unknown token', [`base64url.bearer.authorization.k8s.io.${b64('nope')}`, 'watch.kubelet-ts']],
+      ['a token that is not base64url', ['base64url.bearer.authorization.k8s.io.c2VjcmV0LXRva2Vu!', 'watch.kubelet-ts']],
+      ['two bearer subprotocols', [`base64url.bearer.authorization.k8s.io.${b64('other')}`, `base64url.bearer.authorization.k8s.io.${b64('secret-token')}`, 'watch.kubelet-ts']],
+      ['a valid token offered without another subprotocol', [`base64url.bearer.authorization.k8s.io.${b64('secret-token')}`]],
+      ['no token at all', ['watch.kubelet-ts']],
+    ])('refuses %s with a 401 Status before the upgrade', async (_what, protocols) => {
+      const res = await attempt(protocols);
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ kind: 'Status', code: 401, reason: 'Unauthorized' });
+    });
+  });
 });

@@ -1,6 +1,9 @@
 // kubelet-ts live dashboard (plain ES module, no build step): watches WS /watch/pods and keeps one
 // table row per pod UID up to date. Events are queued per pod and applied once per animation
 // frame (keyed row updates, never a full re-render), so 500 pods and bursts of changes stay cheap.
+// With --token-auth-file the page itself loads without a token; when an API call answers 401 it
+// asks for a bearer token, keeps it in sessionStorage, sends it as `Authorization: Bearer` on
+// fetch and as the apiserver's `base64url.bearer.authorization.k8s.io.` subprotocol on the watch.
 
 const $ = (id) => document.getElementById(id);
 const kPhases = ['Running', 'Pending', 'Succeeded', 'Failed', 'Unknown'];
@@ -31,17 +34,82 @@ let retryMs = 500;
 /** This node's name (GET /node, else the first pod's spec.nodeName): shown for pods without spec.nodeName. */
 let nodeName = '';
 
+// ---------------------------------------------------------------- bearer token (--token-auth-file)
+
+const kTokenKey = 'kubelet-ts.token';
+/** The subprotocol offered beside the token's: the server echoes it back (a browser needs one). */
+const kWatchProtocol = 'watch.kubelet-ts';
+const kBearerProtocolPrefix = 'base64url.bearer.authorization.k8s.io.';
+let token = sessionStorage.getItem(kTokenKey) ?? '';
+/** True while the token prompt is shown: the watch waits for a token instead of retrying. */
+let waitingForToken = false;
+
+/** fetch of an API path with the token; a 401 shows the prompt. `used` is the token sent. */
+async function api(path) {
+  const used = token;
+  const res = await fetch(path, { headers: { Accept: 'application/json', ...(used ? { Authorization: `Bearer ${used}` } : {}) } });
+  if (res.status === 401) askForToken(used);
+  return res;
+}
+
+/** base64url without padding of the token's UTF-8 bytes (Go's base64.RawURLEncoding). */
+function base64url(text) {
+  let bin = '';
+  for (const b of new TextEncoder().encode(text)) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** askForToken shows the prompt after a 401 answered to a request sent with `used` ('' = none). */
+function askForToken(used) {
+  if (used !== token) return; // a newer token was entered meanwhile
+  if (used) {
+    token = '';
+    sessionStorage.removeItem(kTokenKey);
+    $('token-error').textContent = 'That token was refused.';
+  }
+  if (waitingForToken) return;
+  waitingForToken = true;
+  setConn('auth', 'token needed');
+  $('token-form').hidden = false;
+  $('token-input').focus();
+}
+
+$('token-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const value = $('token-input').value.trim();
+  if (!value) return;
+  token = value;
+  sessionStorage.setItem(kTokenKey, token);
+  $('token-input').value = '';
+  $('token-error').textContent = '';
+  $('token-form').hidden = true;
+  waitingForToken = false;
+  retryMs = 500;
+  clearTimeout(retryTimer);
+  connect();
+  void loadNode();
+});
+
 // ---------------------------------------------------------------- watch connection
 
+/** The watch socket while it is connecting or open. */
+let socket = null;
+let retryTimer;
+
 function connect() {
+  if (waitingForToken || socket) return;
   const url = new URL('/watch/pods', location.href);
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
   if (resourceVersion) url.searchParams.set('resourceVersion', resourceVersion);
   else stale = new Set(pods.keys());
   live = false;
   setConn('connecting', 'connecting…');
-  const ws = new WebSocket(url);
+  const used = token;
+  const ws = new WebSocket(url, used ? [`${kBearerProtocolPrefix}${base64url(used)}`, kWatchProtocol] : []);
+  socket = ws;
+  let opened = false;
   ws.onopen = () => {
+    opened = true;
     retryMs = 500;
   };
   ws.onmessage = (msg) => {
@@ -53,11 +121,26 @@ function connect() {
     }
     onEvent(event);
   };
-  ws.onclose = () => {
+  ws.onclose = async () => {
+    socket = null;
+    // A refused handshake does not tell the page why: ask an API path whether a token is needed.
+    if (!opened) await needsToken(used);
+    if (waitingForToken) return; // the prompt's submit reconnects
     setConn('down', `disconnected — retrying in ${Math.round(retryMs / 1000)}s`);
-    setTimeout(connect, retryMs);
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(connect, retryMs);
     retryMs = Math.min(retryMs * 2, 10_000);
   };
+}
+
+/** needsToken asks GET /node with `used`: a 401 shows the prompt (unless a newer token was entered). */
+async function needsToken(used) {
+  try {
+    const res = await fetch('/node', { headers: { Accept: 'application/json', ...(used ? { Authorization: `Bearer ${used}` } : {}) } });
+    if (res.status === 401) askForToken(used);
+  } catch {
+    // the agent is down: retry as usual
+  }
 }
 
 function onEvent(event) {
@@ -360,8 +443,8 @@ function renderEvent(uid, entry) {
 
 async function pollEvents() {
   try {
-    const res = await fetch('/events', { headers: { Accept: 'application/json' } });
-    if (res.ok) {
+    const res = waitingForToken ? undefined : await api('/events');
+    if (res?.ok) {
       const list = await res.json();
       lastEvents.clear();
       const items = [...(list.items ?? [])].sort((a, b) => eventTime(a) - eventTime(b));
@@ -391,7 +474,7 @@ function setNodeName(name) {
 
 async function loadNode() {
   try {
-    const res = await fetch('/node', { headers: { Accept: 'application/json' } });
+    const res = await api('/node');
     if (res.ok) {
       const node = await res.json();
       if (node?.metadata?.name) setNodeName(node.metadata.name);

@@ -21,6 +21,12 @@ const kAssets: Readonly<Record<string, string>> = {
   'style.css': 'text/css; charset=utf-8',
 };
 
+/**
+ * kDashboardAssetPaths: every request path that serves one of the page's static files (`GET /` and
+ * `GET /dashboard/{file}`). They hold no data, so auth.ts serves them without a token.
+ */
+export const kDashboardAssetPaths: readonly string[] = Object.freeze(['/', ...Object.keys(kAssets).map((name) => `/dashboard/${name}`)]);
+
 const cache = new Map<string, HttpReply>();
 
 function asset(name: string): HttpReply {

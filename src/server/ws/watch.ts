@@ -18,7 +18,7 @@ import type uWS from 'uWebSockets.js';
 import { isInvalidInput } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { AgentHost } from '../agent-host.js';
-import { checkAccess, type TokenAuthenticator } from '../auth.js';
+import { checkWebSocketAccess, type TokenAuthenticator } from '../auth.js';
 import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
 import { statusLine } from '../reply.js';
 import { statusError } from '../status.js';
@@ -40,36 +40,10 @@ export interface WatchServerOptions {
   /**
    * Bearer-token authentication (`--token-auth-file`), checked before the upgrade as for every
    * HTTP path: `Authorization: Bearer <token>`, or — for browsers, which cannot set headers on a
-   * WebSocket — the apiserver's subprotocol `base64url.bearer.authorization.k8s.io.<base64url token>`.
+   * WebSocket — the apiserver's subprotocol `base64url.bearer.authorization.k8s.io.<base64url token>`
+   * offered beside another subprotocol, which the server echoes back (auth.ts, checkWebSocketAccess).
    */
   auth?: TokenAuthenticator;
-}
-
-/** kBearerProtocolPrefix: the apiserver's WebSocket subprotocol that carries a bearer token. */
-export const kBearerProtocolPrefix = 'base64url.bearer.authorization.k8s.io.';
-
-/**
- * bearerFromProtocols splits a `Sec-WebSocket-Protocol` header into the token carried by a
- * `base64url.bearer.authorization.k8s.io.` entry (decoded; '' if none or undecodable) and the
- * first other protocol, which the server echoes back (a browser fails the connection when it
- * offered protocols and none is selected).
- */
-export function bearerFromProtocols(header: string): { token: string; selected: string } {
-  let token = '';
-  let selected = '';
-  for (const raw of header.split(',')) {
-    const p = raw.trim();
-    if (p.startsWith(kBearerProtocolPrefix)) {
-      try {
-        token = Buffer.from(p.slice(kBearerProtocolPrefix.length), 'base64url').toString('utf8');
-      } catch {
-        token = '';
-      }
-    } else if (p !== '' && selected === '') {
-      selected = p;
-    }
-  }
-  return { token, selected };
 }
 
 /** kDefaultWatchServerOptions: the defaults of WatchServerOptions. */
@@ -275,17 +249,19 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
     upgrade(res, req, context) {
       const query = new URLSearchParams(req.getQuery() ?? '');
       const key = req.getHeader('sec-websocket-key');
-      const offered = bearerFromProtocols(req.getHeader('sec-websocket-protocol'));
-      const protocol = offered.selected;
       const extensions = req.getHeader('sec-websocket-extensions');
-      let authorization = req.getHeader('authorization');
-      if (authorization === '' && offered.token !== '') authorization = `Bearer ${offered.token}`;
-      const access = checkAccess(options.auth, 'get', kWatchPath, authorization);
+      // The token's subprotocol is never echoed: `protocol` is the first other one offered.
+      const { access, protocol } = checkWebSocketAccess(options.auth, kWatchPath, req.getHeader('authorization'), req.getHeader('sec-websocket-protocol'));
       if (!access.ok) {
         // Never log the token itself.
         logger.warn({ method: 'GET', path: kWatchPath, code: access.status.code, reason: access.reason }, 'Unauthorized watch request');
         const body = JSON.stringify(access.status);
-        res.cork(() => res.writeStatus(statusLine(access.status.code ?? 401)).writeHeader('Content-Type', 'application/json').end(body));
+        const code = access.status.code ?? 401;
+        res.cork(() => {
+          res.writeStatus(statusLine(code)).writeHeader('Content-Type', 'application/json');
+          if (code === 401) res.writeHeader('WWW-Authenticate', 'Bearer realm="kubelet-ts"');
+          res.end(body);
+        });
         return;
       }
       let parsed: ReturnType<typeof parseQuery>;
