@@ -4,11 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { newEtcdClient, etcdKeys, type Etcd3 } from '../../src/main/etcd/client.js';
+import { etcdKeys } from '../../src/main/etcd/client.js';
 import type { Node, Pod, PodStatus } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
-import { etcdEndpoints, startMember, stopMember, uniquePrefix } from '../main/etcd/etcd-support.js';
+import { startMember, stopMember, useEtcd } from '../support/etcd.js';
 
 const kRoot = join(import.meta.dirname, '../..');
 
@@ -26,15 +26,15 @@ async function runningContainerIds(uid: string): Promise<string[]> {
 }
 
 describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd cluster', () => {
-  let servers: string[];
-  let admin: Etcd3;
-  let prefix: string;
-  let keys: ReturnType<typeof etcdKeys>;
+  // First, so that its afterAll (deleting the prefix, closing the admin client) runs after ours.
+  const etcd = useEtcd({ cluster: true });
+  const prefix = etcd.prefix('e2e');
+  const keys = etcdKeys(prefix);
   const nodes: TestNode[] = [];
   const memberDown = new Set<string>();
 
   const statusOf = async (node: string, name: string): Promise<PodStatus | undefined> => {
-    const s = await admin.get(keys.podStatus(node, 'default', name)).string();
+    const s = await etcd.admin.get(keys.podStatus(node, 'default', name)).string();
     return s ? (JSON.parse(s) as PodStatus) : undefined;
   };
   const running = (node: string, name: string) => waitFor(async () => {
@@ -44,25 +44,19 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
   const agentPod = async (n: TestNode, name: string): Promise<Pod | undefined> => (await n.pods()).find((p) => p.metadata?.name === name);
 
   beforeAll(async () => {
-    servers = etcdEndpoints().cluster;
-    admin = newEtcdClient({ servers });
-    prefix = uniquePrefix('e2e');
-    keys = etcdKeys(prefix);
     for (let i = 0; i < 3; i++) {
-      nodes.push(await startTestNode({ etcdServers: servers, etcdPrefix: prefix, nodeStatusUpdateFrequencyMs: 1_000, nodeLeaseDurationSeconds: 10 } as never));
+      nodes.push(await startTestNode({ etcdServers: etcd.servers, etcdPrefix: prefix, nodeStatusUpdateFrequencyMs: 1_000, nodeLeaseDurationSeconds: 10 } as never));
     }
   }, 120_000);
 
   afterAll(async () => {
     for (const m of memberDown) startMember(m);
     await Promise.all(nodes.map((n) => n.cleanup()));
-    await admin?.delete().prefix(prefix).exec().catch(() => {});
-    admin?.close();
   }, 120_000);
 
   it('each agent runs only its own node\'s pods, writes their status and its node key, and follows put, change and delete', async () => {
     const [a, b, c] = nodes as [TestNode, TestNode, TestNode];
-    for (const n of nodes) await admin.put(keys.pod(n.nodeName, 'default', `web-${n.nodeName}`)).value(podJson(`web-${n.nodeName}`)).exec();
+    for (const n of nodes) await etcd.admin.put(keys.pod(n.nodeName, 'default', `web-${n.nodeName}`)).value(podJson(`web-${n.nodeName}`)).exec();
     const statuses = await Promise.all(nodes.map((n) => running(n.nodeName, `web-${n.nodeName}`)));
     expect(statuses[0]!.containerStatuses![0]).toMatchObject({ name: 'main', ready: true, restartCount: 0 });
     expect(statuses[0]!.conditions?.find((x) => x.type === 'Ready')?.status).toBe('True');
@@ -74,7 +68,7 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
       const containers = await docker.listContainers({ all: true, filters: { label: [`io.kubernetes.pod.uid=${pods[0]!.metadata!.uid}`] } });
       expect(containers.length).toBeGreaterThanOrEqual(2); // sandbox + main
       expect(containers.every((x) => x.Labels['kubelet-ts.node-name'] === n.nodeName)).toBe(true);
-      const node = JSON.parse((await admin.get(keys.node(n.nodeName)).string())!) as Node;
+      const node = JSON.parse((await etcd.admin.get(keys.node(n.nodeName)).string())!) as Node;
       expect(node).toMatchObject({ kind: 'Node', metadata: { name: n.nodeName } });
       expect(node.status?.conditions?.find((x) => x.type === 'Ready')?.status).toBe('True');
       expect(node.status?.nodeInfo?.kubeletVersion).toMatch(/^v/);
@@ -84,7 +78,7 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
     const bIds = await runningContainerIds((await agentPod(b, `web-${b.nodeName}`))!.metadata!.uid!);
     const aUid = (await agentPod(a, `web-${a.nodeName}`))!.metadata!.uid!;
     const aBefore = (await statusOf(a.nodeName, `web-${a.nodeName}`))!.containerStatuses![0]!.containerID;
-    await admin.put(keys.pod(a.nodeName, 'default', `web-${a.nodeName}`)).value(podJson(`web-${a.nodeName}`, 'echo v2; exec sleep 3600')).exec();
+    await etcd.admin.put(keys.pod(a.nodeName, 'default', `web-${a.nodeName}`)).value(podJson(`web-${a.nodeName}`, 'echo v2; exec sleep 3600')).exec();
     await waitFor(async () => {
       const s = await statusOf(a.nodeName, `web-${a.nodeName}`);
       const cs = s?.containerStatuses?.[0];
@@ -95,7 +89,7 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
 
     // Delete c's pod: containers removed, status key removed.
     const cUid = (await agentPod(c, `web-${c.nodeName}`))!.metadata!.uid!;
-    await admin.delete().key(keys.pod(c.nodeName, 'default', `web-${c.nodeName}`)).exec();
+    await etcd.admin.delete().key(keys.pod(c.nodeName, 'default', `web-${c.nodeName}`)).exec();
     await waitFor(async () => (await runningContainerIds(cUid)).length === 0 && (await statusOf(c.nodeName, `web-${c.nodeName}`)) === undefined,
       { timeoutMs: 60_000, intervalMs: 200, description: 'c\'s pod and status key removed' });
     expect(await runningContainerIds((await agentPod(b, `web-${b.nodeName}`))!.metadata!.uid!)).toEqual(bIds);
@@ -109,13 +103,13 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
 
     stopMember('c1', true);
     memberDown.add('c1');
-    await admin.put(keys.pod(a.nodeName, 'default', 'after-kill')).value(podJson('after-kill')).exec();
+    await etcd.admin.put(keys.pod(a.nodeName, 'default', 'after-kill')).value(podJson('after-kill')).exec();
     await running(a.nodeName, 'after-kill');
     expect(await Promise.all(uids.map(runningContainerIds))).toEqual(idsBefore);
 
     // A change made while the agents still reach the two surviving members, then the rest goes down
     // at once: whether or not an agent saw it before, it must be applied after the outage.
-    await admin.put(keys.pod(b.nodeName, 'default', 'before-outage')).value(podJson('before-outage')).exec();
+    await etcd.admin.put(keys.pod(b.nodeName, 'default', 'before-outage')).value(podJson('before-outage')).exec();
     stopMember('c2');
     memberDown.add('c2');
     stopMember('c3');
@@ -133,13 +127,13 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
     }
 
     await running(b.nodeName, 'before-outage');
-    await admin.put(keys.pod(a.nodeName, 'default', 'after-outage')).value(podJson('after-outage')).exec();
+    await etcd.admin.put(keys.pod(a.nodeName, 'default', 'after-outage')).value(podJson('after-outage')).exec();
     await running(a.nodeName, 'after-outage');
     expect(await Promise.all(uids.map(runningContainerIds))).toEqual(idsBefore);
     for (const [i, n] of [a, b].entries()) {
       const s = await statusOf(n.nodeName, `web-${n.nodeName}`);
       expect(s?.containerStatuses?.[0]?.restartCount).toBe(restartsBefore[i]);
-      await waitFor(async () => (await admin.get(keys.node(n.nodeName)).string()) !== null, { timeoutMs: 30_000, intervalMs: 200, description: `node key of ${n.nodeName} back` });
+      await waitFor(async () => (await etcd.admin.get(keys.node(n.nodeName)).string()) !== null, { timeoutMs: 30_000, intervalMs: 200, description: `node key of ${n.nodeName} back` });
     }
     await waitFor(async () => (await fetch(`http://127.0.0.1:${a.agent.port}/healthz`)).status === 200, { timeoutMs: 30_000, intervalMs: 200, description: 'healthz ok again' });
   }, 180_000);
@@ -149,20 +143,20 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
     const root = await mkdtemp(join(tmpdir(), 'kubelet-ts-kill9-'));
     let child: ChildProcess | undefined = spawn(process.execPath, [
       '--import', 'tsx', join(kRoot, 'src/main/index.ts'), '--runtime', 'fake', '--port', '0', '--root-dir', root,
-      '--hostname-override', node, '--etcd-servers', servers.join(','), '--etcd-prefix', prefix,
+      '--hostname-override', node, '--etcd-servers', etcd.servers.join(','), '--etcd-prefix', prefix,
       '--node-lease-duration-seconds', '5', '--node-status-update-frequency', '1s',
     ], { cwd: kRoot, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
     try {
-      await waitFor(async () => (await admin.get(keys.node(node)).string()) !== null, { timeoutMs: 60_000, intervalMs: 200, description: `node key of the child agent (stderr: ${stderr.slice(-500)})` });
-      const leaseId = (await admin.kv.range({ key: Buffer.from(keys.node(node)) })).kvs[0]!.lease;
-      const ttl = await admin.leaseClient.leaseTimeToLive({ ID: leaseId });
+      await waitFor(async () => (await etcd.admin.get(keys.node(node)).string()) !== null, { timeoutMs: 60_000, intervalMs: 200, description: `node key of the child agent (stderr: ${stderr.slice(-500)})` });
+      const leaseId = (await etcd.admin.kv.range({ key: Buffer.from(keys.node(node)) })).kvs[0]!.lease;
+      const ttl = await etcd.admin.leaseClient.leaseTimeToLive({ ID: leaseId });
       expect(Number(ttl.grantedTTL)).toBe(5);
       child.kill('SIGKILL');
       await new Promise((r) => child!.once('exit', r));
       child = undefined;
-      await waitFor(async () => (await admin.get(keys.node(node)).string()) === null, { timeoutMs: 30_000, intervalMs: 200, description: 'node key gone after the lease TTL' });
+      await waitFor(async () => (await etcd.admin.get(keys.node(node)).string()) === null, { timeoutMs: 30_000, intervalMs: 200, description: 'node key gone after the lease TTL' });
     } finally {
       child?.kill('SIGKILL');
       await rm(root, { recursive: true, force: true });

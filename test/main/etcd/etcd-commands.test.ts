@@ -1,12 +1,12 @@
 // Tests of the cluster-mode client commands (src/main/commands/etcd-*.ts: kubectl apply/delete/get against etcd) on the real etcd single member.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newEtcdClient, etcdKeys, type Etcd3 } from '../../../src/main/etcd/client.js';
+import { describe, expect, it } from 'vitest';
+import { etcdKeys } from '../../../src/main/etcd/client.js';
 import { etcdClientFlags, humanAge } from '../../../src/main/commands/etcd-client.js';
 import { runEtcdApply } from '../../../src/main/commands/etcd-apply.js';
 import { runEtcdDeletePods } from '../../../src/main/commands/etcd-delete.js';
 import { runEtcdGetNodes, runEtcdGetPods } from '../../../src/main/commands/etcd-get.js';
 import type { CliIo } from '../../../src/main/cli.js';
-import { etcdEndpoints, uniquePrefix } from './etcd-support.js';
+import { useEtcd } from '../../support/etcd.js';
 
 function io(): CliIo & { out: string; err: string } {
   const o = { out: '', err: '', stdout: (t: string) => void (o.out += t), stderr: (t: string) => void (o.err += t), exit: () => {} };
@@ -21,25 +21,18 @@ spec:
 `;
 
 describe('etcd client commands (real etcd)', () => {
-  let admin: Etcd3;
-  let server: string;
-  const prefix = uniquePrefix('cmd');
+  const etcd = useEtcd();
+  // One prefix for the whole suite (taken outside a test, so deleted after the suite): the tests
+  // run in order on the same pod — apply creates it, get reads it, delete removes it.
+  const prefix = etcd.prefix('cmd');
   const keys = etcdKeys(prefix);
-  beforeAll(() => {
-    server = etcdEndpoints().single;
-    admin = newEtcdClient({ servers: [server] });
-  });
-  afterAll(async () => {
-    await admin.delete().prefix(prefix).exec();
-    admin.close();
-  });
-  const flags = (node = '') => etcdClientFlags({ 'etcd-servers': server, 'etcd-prefix': prefix, ...(node ? { node } : {}) });
+  const flags = (node = '') => etcdClientFlags({ 'etcd-servers': etcd.endpoints.single, 'etcd-prefix': prefix, ...(node ? { node } : {}) });
 
   it('apply writes the pod under the node (created, then unchanged, then configured) and refuses invalid pods or a missing --node', async () => {
     let o = io();
     expect(await runEtcdApply(flags('n1'), [{ origin: 'web.yaml', text: manifest }], undefined, o)).toBe(0);
     expect(o.out).toBe('pod/web created\n');
-    const stored = JSON.parse((await admin.get(keys.pod('n1', 'default', 'web')).string())!);
+    const stored = JSON.parse((await etcd.admin.get(keys.pod('n1', 'default', 'web')).string())!);
     expect(stored).toMatchObject({ kind: 'Pod', metadata: { name: 'web', namespace: 'default' } });
     o = io();
     await runEtcdApply(flags('n1'), [{ origin: 'web.yaml', text: manifest }], undefined, o);
@@ -52,8 +45,8 @@ describe('etcd client commands (real etcd)', () => {
   });
 
   it('get pods shows desired pods with their written-back status; get nodes lists registered nodes with their pod count', async () => {
-    await admin.put(keys.podStatus('n1', 'default', 'web')).value(JSON.stringify({ phase: 'Running', startTime: new Date().toISOString(), containerStatuses: [{ name: 'main', ready: true, restartCount: 2, image: 'x', imageID: '', state: { running: {} } }] })).exec();
-    await admin.put(keys.node('n1')).value(JSON.stringify({ kind: 'Node', metadata: { name: 'n1', creationTimestamp: new Date(Date.now() - 300_000).toISOString() }, status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v0.1.0' } } })).exec();
+    await etcd.admin.put(keys.podStatus('n1', 'default', 'web')).value(JSON.stringify({ phase: 'Running', startTime: new Date().toISOString(), containerStatuses: [{ name: 'main', ready: true, restartCount: 2, image: 'x', imageID: '', state: { running: {} } }] })).exec();
+    await etcd.admin.put(keys.node('n1')).value(JSON.stringify({ kind: 'Node', metadata: { name: 'n1', creationTimestamp: new Date(Date.now() - 300_000).toISOString() }, status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v0.1.0' } } })).exec();
     let o = io();
     await runEtcdGetPods(flags('n1'), { namespace: 'default', output: '' }, o);
     const lines = o.out.trim().split('\n');
@@ -74,7 +67,7 @@ describe('etcd client commands (real etcd)', () => {
     expect(await runEtcdDeletePods(flags('n1'), { names: ['web', 'nope'], namespace: 'default', wait: false, timeoutMs: 0 }, o)).toBe(1);
     expect(o.out).toBe('pod "web" deleted\n');
     expect(o.err).toBe('Error from server (NotFound): pods "nope" not found\n');
-    expect(await admin.get(keys.pod('n1', 'default', 'web')).string()).toBeNull();
+    expect(await etcd.admin.get(keys.pod('n1', 'default', 'web')).string()).toBeNull();
   });
 
   it('humanAge renders kubectl-style ages', () => {

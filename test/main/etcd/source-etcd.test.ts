@@ -1,25 +1,15 @@
 // Tests of src/main/config/source-etcd.ts (pkg/kubelet/config apiserver source over etcd) against the real etcd single member started by tools/lib/etcd.sh.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newEtcdClient, etcdKeys, type Etcd3 } from '../../../src/main/etcd/client.js';
+import { etcdKeys } from '../../../src/main/etcd/client.js';
 import { newEtcdSource, podFromEtcd, podUidForEtcd, type EtcdPodProblem } from '../../../src/main/config/source-etcd.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
-import { etcdEndpoints, startProxy, uniquePrefix, type TcpProxy } from './etcd-support.js';
+import { useEtcd, waitForEtcd } from '../../support/etcd.js';
 
 const logger = pino({ level: 'silent' });
 
 function podJson(name: string, image = 'kubelet-ts/busybox:1.35', extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...extra }, spec: { containers: [{ name: 'main', image, command: ['sleep', '3600'] }] } });
-}
-
-async function until<T>(fn: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('podFromEtcd', () => {
@@ -45,25 +35,15 @@ describe('podFromEtcd', () => {
 });
 
 describe('etcd source (real etcd)', () => {
-  let endpoints: ReturnType<typeof etcdEndpoints>;
-  let admin: Etcd3;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const etcd = useEtcd();
 
-  beforeAll(() => {
-    endpoints = etcdEndpoints();
-    admin = newEtcdClient({ servers: [endpoints.single] });
-  });
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!().catch(() => {});
-  });
-  afterAll(() => admin?.close());
-
-  function start(prefix: string, node: string, servers: string[]) {
-    const client = newEtcdClient({ servers });
+  /** start builds an etcd source for `node` under `prefix` on `servers` (default: the single member), stopped after the test. */
+  function start(prefix: string, node: string, servers?: string[]) {
+    const client = etcd.client(servers);
     const updates: PodUpdate[] = [];
     const problems: EtcdPodProblem[] = [];
     const source = newEtcdSource({ nodeName: node, prefix, retryMs: 200 }, { client, logger, onUpdate: (u) => updates.push(u), onProblem: (p) => problems.push(p) });
-    cleanups.push(async () => { await source.stop(); client.close(); await admin.delete().prefix(prefix).exec(); });
+    etcd.defer(() => source.stop());
     return { source, updates, problems };
   }
 
@@ -80,12 +60,12 @@ describe('etcd source (real etcd)', () => {
   }
 
   it('lists this node\'s pods into a SET, reports a bad value without disturbing the others, then follows puts and deletes', async () => {
-    const prefix = uniquePrefix('src');
+    const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    await admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
-    await admin.put(keys.pod('n1', 'default', 'bad')).value('{not json').exec();
-    await admin.put(keys.pod('n2', 'default', 'other-node')).value(podJson('other-node')).exec();
-    const { source, updates, problems } = start(prefix, 'n1', [endpoints.single]);
+    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    await etcd.admin.put(keys.pod('n1', 'default', 'bad')).value('{not json').exec();
+    await etcd.admin.put(keys.pod('n2', 'default', 'other-node')).value(podJson('other-node')).exec();
+    const { source, updates, problems } = start(prefix, 'n1');
     await source.start();
     expect(updates[0]?.op).toBe('SET');
     expect(updates[0]?.pods.map((p) => p.metadata?.name)).toEqual(['a']);
@@ -94,80 +74,78 @@ describe('etcd source (real etcd)', () => {
     expect(problems[0]!.message).toBeTruthy();
 
     const uidA = updates[0]!.pods[0]!.metadata!.uid!;
-    await admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
-    await until(() => desired(updates).has('b'), 'ADD b');
-    await admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a', 'kubelet-ts/busybox:1.35', { labels: { v: '2' } })).exec();
-    const upd = await until(() => updates.find((u) => u.op === 'UPDATE'), 'UPDATE a');
+    await etcd.admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
+    await waitForEtcd(() => desired(updates).has('b'), 'ADD b');
+    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a', 'kubelet-ts/busybox:1.35', { labels: { v: '2' } })).exec();
+    const upd = await waitForEtcd(() => updates.find((u) => u.op === 'UPDATE'), 'UPDATE a');
     expect(upd.pods[0]!.metadata!.uid).toBe(uidA); // same key, same create revision → same UID
     expect(upd.pods[0]!.metadata!.labels).toEqual({ v: '2' });
-    await admin.put(keys.pod('n1', 'default', 'bad')).value(podJson('bad')).exec();
-    await until(() => desired(updates).has('bad'), 'fixed pod added');
-    await until(() => problems.find((p) => p.name === 'bad' && p.message === null), 'problem cleared');
-    await admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
-    await until(() => !desired(updates).has('a') || undefined, 'REMOVE a');
+    await etcd.admin.put(keys.pod('n1', 'default', 'bad')).value(podJson('bad')).exec();
+    await waitForEtcd(() => desired(updates).has('bad'), 'fixed pod added');
+    await waitForEtcd(() => problems.find((p) => p.name === 'bad' && p.message === null), 'problem cleared');
+    await etcd.admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
+    await waitForEtcd(() => !desired(updates).has('a'), 'REMOVE a');
     expect([...desired(updates).keys()].sort()).toEqual(['b', 'bad']);
     expect(updates.every((u) => u.source === 'etcd')).toBe(true);
     expect(source.connected()).toBe(true);
   });
 
   it('applies every event of one revision (a prefix deleted in one transaction)', async () => {
-    const prefix = uniquePrefix('src');
+    const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    const { source, updates } = start(prefix, 'n1', [endpoints.single]);
+    const { source, updates } = start(prefix, 'n1');
     await source.start();
-    for (const n of ['a', 'b', 'c']) await admin.put(keys.pod('n1', 'default', n)).value(podJson(n)).exec();
-    await until(() => desired(updates).size === 3 || undefined, 'three pods');
-    await admin.delete().prefix(keys.podsPrefix('n1')).exec();
-    await until(() => desired(updates).size === 0 || undefined, 'all three removed');
+    for (const n of ['a', 'b', 'c']) await etcd.admin.put(keys.pod('n1', 'default', n)).value(podJson(n)).exec();
+    await waitForEtcd(() => desired(updates).size === 3, 'three pods');
+    await etcd.admin.delete().prefix(keys.podsPrefix('n1')).exec();
+    await waitForEtcd(() => desired(updates).size === 0, 'all three removed');
     expect(updates.filter((u) => u.op === 'REMOVE')).toHaveLength(3);
   });
 
   it('keeps the last good pod when its value turns bad', async () => {
-    const prefix = uniquePrefix('src');
+    const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    await admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
-    const { source, updates, problems } = start(prefix, 'n1', [endpoints.single]);
+    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    const { source, updates, problems } = start(prefix, 'n1');
     await source.start();
-    await admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a', '')).exec();
-    await until(() => problems.find((p) => p.name === 'a' && p.message), 'problem reported');
+    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a', '')).exec();
+    await waitForEtcd(() => problems.find((p) => p.name === 'a' && p.message), 'problem reported');
     expect(desired(updates).has('a')).toBe(true);
     expect(updates.filter((u) => u.op === 'REMOVE')).toHaveLength(0);
   });
 
   it('sends no SET while etcd is unreachable at start, then lists when it answers', async () => {
-    const prefix = uniquePrefix('src');
+    const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    await admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
-    const proxy: TcpProxy = await startProxy(endpoints.single);
-    cleanups.push(() => proxy.close());
+    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    const proxy = await etcd.proxy();
     await proxy.cut();
     const { source, updates } = start(prefix, 'n1', [proxy.url]);
     await source.start();
     expect(updates).toHaveLength(0);
     expect(source.connected()).toBe(false);
     await proxy.restore();
-    const set = await until(() => updates.find((u) => u.op === 'SET'), 'SET after etcd returns');
+    const set = await waitForEtcd(() => updates.find((u) => u.op === 'SET'), 'SET after etcd returns');
     expect(set.pods.map((p) => p.metadata?.name)).toEqual(['a']);
   });
 
   it('resumes the watch after a disconnect from the last applied revision: every change made meanwhile arrives exactly once', async () => {
-    const prefix = uniquePrefix('src');
+    const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    const proxy = await startProxy(endpoints.single);
-    cleanups.push(() => proxy.close());
+    const proxy = await etcd.proxy();
     const { source, updates } = start(prefix, 'n1', [proxy.url]);
     await source.start();
-    await admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
-    await until(() => desired(updates).has('a'), 'ADD a');
+    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    await waitForEtcd(() => desired(updates).has('a'), 'ADD a');
     await proxy.cut();
-    await until(() => !source.connected() || undefined, 'disconnected');
-    await admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
-    await admin.put(keys.pod('n1', 'default', 'c')).value(podJson('c')).exec();
-    await admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
+    await waitForEtcd(() => !source.connected(), 'disconnected');
+    await etcd.admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
+    await etcd.admin.put(keys.pod('n1', 'default', 'c')).value(podJson('c')).exec();
+    await etcd.admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
     await proxy.restore();
-    await until(() => desired(updates).has('c') && !desired(updates).has('a'), 'changes made while disconnected');
-    await admin.put(keys.pod('n1', 'default', 'd')).value(podJson('d')).exec();
-    await until(() => desired(updates).has('d'), 'ADD d after the resume');
+    await waitForEtcd(() => desired(updates).has('c') && !desired(updates).has('a'), 'changes made while disconnected');
+    await etcd.admin.put(keys.pod('n1', 'default', 'd')).value(podJson('d')).exec();
+    await waitForEtcd(() => desired(updates).has('d'), 'ADD d after the resume');
     const adds = updates.filter((u) => u.op === 'ADD').map((u) => u.pods[0]!.metadata!.name);
     expect(adds).toEqual(['a', 'b', 'c', 'd']); // none missed, none twice
     expect(updates.filter((u) => u.op === 'REMOVE')).toHaveLength(1);
@@ -175,23 +153,22 @@ describe('etcd source (real etcd)', () => {
   });
 
   it('lists again and sends a SET when the revision it would resume from was compacted', async () => {
-    const prefix = uniquePrefix('src');
+    const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    const proxy = await startProxy(endpoints.single);
-    cleanups.push(() => proxy.close());
-    await admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    const proxy = await etcd.proxy();
+    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
     const { source, updates } = start(prefix, 'n1', [proxy.url]);
     await source.start();
     await proxy.cut();
-    await until(() => !source.connected() || undefined, 'disconnected');
-    await admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
-    await admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
-    const res = await admin.put(`${prefix}/filler`).value('x').exec();
-    await admin.kv.compact({ revision: res.header.revision, physical: true });
+    await waitForEtcd(() => !source.connected(), 'disconnected');
+    await etcd.admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
+    await etcd.admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
+    const res = await etcd.admin.put(`${prefix}/filler`).value('x').exec();
+    await etcd.admin.kv.compact({ revision: res.header.revision, physical: true });
     await proxy.restore();
-    await until(() => updates.filter((u) => u.op === 'SET').length === 2 || undefined, 'second SET');
+    await waitForEtcd(() => updates.filter((u) => u.op === 'SET').length === 2, 'second SET');
     expect([...desired(updates).keys()]).toEqual(['b']);
-    await admin.put(keys.pod('n1', 'default', 'c')).value(podJson('c')).exec();
-    await until(() => desired(updates).has('c'), 'watch after the relist');
+    await etcd.admin.put(keys.pod('n1', 'default', 'c')).value(podJson('c')).exec();
+    await waitForEtcd(() => desired(updates).has('c'), 'watch after the relist');
   });
 });

@@ -1,12 +1,12 @@
 // Tests of src/main/status/etcd-status-writer.ts (status manager → etcd, rate-limited) and src/main/node/node-lease.ts (node registration and lease heartbeat) against the real etcd single member.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newEtcdClient, etcdKeys, type Etcd3 } from '../../../src/main/etcd/client.js';
+import { etcdKeys } from '../../../src/main/etcd/client.js';
 import { newEtcdStatusWriter } from '../../../src/main/status/etcd-status-writer.js';
 import { newStatusManager } from '../../../src/main/status/status-manager.js';
 import { buildMinimalNode, newNodeLease } from '../../../src/main/node/node-lease.js';
 import type { Node, Pod, PodStatus } from '../../../src/shared/api.js';
-import { etcdEndpoints, startProxy, uniquePrefix } from './etcd-support.js';
+import { useEtcd, waitForEtcd } from '../../support/etcd.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -14,37 +14,17 @@ function pod(name: string, uid = `uid-${name}`): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'i' }] } };
 }
 
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('etcd status writer and node lease (real etcd)', () => {
-  let endpoints: ReturnType<typeof etcdEndpoints>;
-  let admin: Etcd3;
-  const cleanups: (() => Promise<unknown>)[] = [];
-  beforeAll(() => {
-    endpoints = etcdEndpoints();
-    admin = newEtcdClient({ servers: [endpoints.single] });
-  });
-  afterEach(async () => {
-    while (cleanups.length) await cleanups.pop()!().catch(() => {});
-  });
-  afterAll(() => admin?.close());
+  const etcd = useEtcd();
 
   it('writes each pod\'s latest status to its podstatus key, coalescing a burst to few writes, and removes the key of a deleted pod', async () => {
-    const prefix = uniquePrefix('status');
+    const prefix = etcd.prefix('status');
     const keys = etcdKeys(prefix);
-    const client = newEtcdClient({ servers: [endpoints.single] });
+    const client = etcd.client();
     const sm = newStatusManager();
     // 2 writes per second, burst 1: a burst of 50 changes for 2 pods must coalesce.
     const writer = newEtcdStatusWriter({ nodeName: 'n1', prefix, qps: 2, burst: 1 }, { client, logger, statusManager: sm });
-    cleanups.push(async () => { await writer.stop(0); client.close(); await admin.delete().prefix(prefix).exec(); });
+    etcd.defer(() => writer.stop(0));
     writer.start();
     for (let i = 0; i < 50; i++) {
       sm.setPodStatus(pod('a'), { phase: 'Pending', message: `a-${i}` });
@@ -52,65 +32,65 @@ describe('etcd status writer and node lease (real etcd)', () => {
     }
     sm.setPodStatus(pod('a'), { phase: 'Running' });
     await writer.idle();
-    const a = JSON.parse((await admin.get(keys.podStatus('n1', 'default', 'a')).string())!) as PodStatus;
-    const b = JSON.parse((await admin.get(keys.podStatus('n1', 'default', 'b')).string())!) as PodStatus;
+    const a = JSON.parse((await etcd.admin.get(keys.podStatus('n1', 'default', 'a')).string())!) as PodStatus;
+    const b = JSON.parse((await etcd.admin.get(keys.podStatus('n1', 'default', 'b')).string())!) as PodStatus;
     expect(a.phase).toBe('Running');
     expect(b.message).toBe('b-49');
     expect(writer.stats().puts).toBeLessThanOrEqual(6); // 101 changes, 2 pods: latest wins
     sm.deletePodStatus('uid-a');
-    await until(async () => (await admin.get(keys.podStatus('n1', 'default', 'a')).string()) === null || undefined, 'status key removed');
+    await waitForEtcd(async () => (await etcd.admin.get(keys.podStatus('n1', 'default', 'a')).string()) === null, 'status key removed');
     expect(writer.stats().deletes).toBe(1);
     writer.writeProblem('default', 'broken', 'spec.containers: Required value');
     await writer.idle();
-    const broken = JSON.parse((await admin.get(keys.podStatus('n1', 'default', 'broken')).string())!) as PodStatus;
+    const broken = JSON.parse((await etcd.admin.get(keys.podStatus('n1', 'default', 'broken')).string())!) as PodStatus;
     expect(broken).toMatchObject({ reason: 'InvalidPod', message: 'spec.containers: Required value' });
   });
 
   it('reconcile removes the status keys of pods that no longer exist and keeps the others', async () => {
-    const prefix = uniquePrefix('status');
+    const prefix = etcd.prefix('status');
     const keys = etcdKeys(prefix);
-    const client = newEtcdClient({ servers: [endpoints.single] });
+    const client = etcd.client();
     const writer = newEtcdStatusWriter({ nodeName: 'n1', prefix }, { client, logger, statusManager: newStatusManager() });
-    cleanups.push(async () => { await writer.stop(0); client.close(); await admin.delete().prefix(prefix).exec(); });
-    for (const name of ['gone', 'live']) await admin.put(keys.podStatus('n1', 'default', name)).value('{}').exec();
-    await admin.put(keys.podStatus('n2', 'default', 'gone')).value('{}').exec();
+    etcd.defer(() => writer.stop(0));
+    for (const name of ['gone', 'live']) await etcd.admin.put(keys.podStatus('n1', 'default', name)).value('{}').exec();
+    await etcd.admin.put(keys.podStatus('n2', 'default', 'gone')).value('{}').exec();
     writer.start();
     expect(await writer.reconcile((ns, name) => name === 'live')).toBe(1);
     await writer.idle();
-    expect(Object.keys(await admin.getAll().prefix(keys.allPodStatusPrefix()).strings()).sort()).toEqual([keys.podStatus('n1', 'default', 'live'), keys.podStatus('n2', 'default', 'gone')]);
+    expect(Object.keys(await etcd.admin.getAll().prefix(keys.allPodStatusPrefix()).strings()).sort()).toEqual([keys.podStatus('n1', 'default', 'live'), keys.podStatus('n2', 'default', 'gone')]);
   });
 
   it('queues statuses while etcd is unreachable (latest per pod) and writes them when it returns', async () => {
-    const prefix = uniquePrefix('status');
+    const prefix = etcd.prefix('status');
     const keys = etcdKeys(prefix);
-    const proxy = await startProxy(endpoints.single);
-    const client = newEtcdClient({ servers: [proxy.url] });
+    const proxy = await etcd.proxy();
+    const client = etcd.client([proxy.url]);
     const sm = newStatusManager();
     const writer = newEtcdStatusWriter({ nodeName: 'n1', prefix }, { client, logger, statusManager: sm });
-    cleanups.push(async () => { await writer.stop(0); client.close(); await proxy.close(); await admin.delete().prefix(prefix).exec(); });
+    etcd.defer(() => writer.stop(0));
     writer.start();
     await proxy.cut();
     for (let i = 0; i < 20; i++) sm.setPodStatus(pod(`p${i % 5}`), { phase: 'Pending', message: `m${i}` });
-    await until(() => writer.healthy().ok === false || undefined, 'writer reports the failure');
+    await waitForEtcd(() => writer.healthy().ok === false, 'writer reports the failure');
     expect(writer.stats().queued).toBeLessThanOrEqual(5);
     await proxy.restore();
     await writer.idle();
     expect(writer.healthy().ok).toBe(true);
-    const all = await admin.getAll().prefix(keys.podStatusPrefix('n1')).strings();
+    const all = await etcd.admin.getAll().prefix(keys.podStatusPrefix('n1')).strings();
     expect(Object.keys(all)).toHaveLength(5);
     expect(JSON.parse(all[keys.podStatus('n1', 'default', 'p4')]!).message).toBe('m19');
   });
 
   it('registers the node on a lease, rewrites it when its conditions change, and revokes the lease on stop', async () => {
-    const prefix = uniquePrefix('lease');
+    const prefix = etcd.prefix('lease');
     const keys = etcdKeys(prefix);
-    const client = newEtcdClient({ servers: [endpoints.single] });
+    const client = etcd.client();
     let ready = true;
     const build = (): Node => buildMinimalNode({ nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: 'v0.1.0', containerRuntimeVersion: 'docker://20.10', ready: { ok: ready, message: 'PLEG is not healthy' }, createdAt: new Date() });
     const lease = newNodeLease({ nodeName: 'n1', prefix, ttlSeconds: 5, updateFrequencyMs: 200 }, { client, logger, buildNode: build });
-    cleanups.push(async () => { await lease.stop(); client.close(); await admin.delete().prefix(prefix).exec(); });
+    etcd.defer(() => lease.stop());
     await lease.start();
-    const node = JSON.parse((await admin.get(keys.node('n1')).string())!) as Node;
+    const node = JSON.parse((await etcd.admin.get(keys.node('n1')).string())!) as Node;
     expect(node.kind).toBe('Node');
     expect(node.metadata?.name).toBe('n1');
     expect(node.status?.conditions?.map((c) => c.type).sort()).toEqual(['DiskPressure', 'MemoryPressure', 'PIDPressure', 'Ready']);
@@ -121,30 +101,30 @@ describe('etcd status writer and node lease (real etcd)', () => {
     expect(Number(ttl.TTL)).toBeGreaterThan(0);
     expect(ttl.keys.map((k) => k.toString())).toEqual([keys.node('n1')]);
     ready = false;
-    await until(async () => {
-      const n = JSON.parse((await admin.get(keys.node('n1')).string())!) as Node;
-      return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False' || undefined;
+    await waitForEtcd(async () => {
+      const n = JSON.parse((await etcd.admin.get(keys.node('n1')).string())!) as Node;
+      return n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'False';
     }, 'Ready=False written');
     await lease.stop();
-    expect(await admin.get(keys.node('n1')).string()).toBeNull();
+    expect(await etcd.admin.get(keys.node('n1')).string()).toBeNull();
   });
 
   it('grants a new lease and registers again after an outage longer than the TTL', async () => {
-    const prefix = uniquePrefix('lease');
+    const prefix = etcd.prefix('lease');
     const keys = etcdKeys(prefix);
-    const proxy = await startProxy(endpoints.single);
-    const client = newEtcdClient({ servers: [proxy.url] });
+    const proxy = await etcd.proxy();
+    const client = etcd.client([proxy.url]);
     const build = () => buildMinimalNode({ nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 10, kubeletVersion: 'v0', containerRuntimeVersion: 'fake://0', ready: { ok: true }, createdAt: new Date() });
     const lease = newNodeLease({ nodeName: 'n1', prefix, ttlSeconds: 2, updateFrequencyMs: 300 }, { client, logger, buildNode: build });
-    cleanups.push(async () => { await lease.stop(); client.close(); await proxy.close(); await admin.delete().prefix(prefix).exec(); });
+    etcd.defer(() => lease.stop());
     await lease.start();
     const first = lease.leaseId();
     await proxy.cut();
-    await until(async () => (await admin.get(keys.node('n1')).string()) === null || undefined, 'node key expired with the lease', 30_000);
+    await waitForEtcd(async () => (await etcd.admin.get(keys.node('n1')).string()) === null, 'node key expired with the lease');
     expect(lease.healthy().ok).toBe(false);
     await proxy.restore();
-    await until(async () => (await admin.get(keys.node('n1')).string()) !== null || undefined, 'node registered again', 30_000);
+    await waitForEtcd(async () => (await etcd.admin.get(keys.node('n1')).string()) !== null, 'node registered again');
     expect(lease.leaseId()).not.toBe(first);
-    await until(() => lease.healthy().ok || undefined, 'heartbeat healthy again');
+    await waitForEtcd(() => lease.healthy().ok, 'heartbeat healthy again');
   });
 });
