@@ -3,11 +3,12 @@
  * the image puller of pkg/kubelet/images): carries out the PodActions that computePodActions
  * planned, in the kubelet's order — kill, (garbage), sandbox, containers — and reports each step.
  */
-import type { Container, Pod } from '../shared/api.js';
+import type { Container, Pod, PullPolicy } from '../shared/api.js';
+import { defaultImagePullPolicy } from '../shared/defaults.js';
 import { AgentError, serializeError } from '../shared/errors.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
-import { computePodActions, type ContainerToKill, type ContainerToStart } from './compute-pod-actions.js';
+import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec } from './container-config.js';
 import { killRuntimePod, removeContainers, stopContainers, type StopOptions } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
@@ -39,17 +40,15 @@ export const kDeadlineRequeueMs = 100;
 /** Requeue delay after a failed step (sandbox creation, image pull, create/start), milliseconds. */
 export const kFailedStepRequeueMs = 10_000;
 
-type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
-
-/** imagePullPolicy defaulted as core/v1 does: `Always` for `:latest` or no tag, else `IfNotPresent`. */
-export function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): PullPolicy {
+/**
+ * pullPolicyOf: the container's imagePullPolicy. Pods reach the worker defaulted (every source runs
+ * applyPodDefaults, and validation refuses other values); an unset policy falls back to the same
+ * default, {@link defaultImagePullPolicy} (SetDefaults_Container).
+ */
+function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): PullPolicy {
   const p = c.imagePullPolicy as PullPolicy | undefined;
   if (p === 'Always' || p === 'IfNotPresent' || p === 'Never') return p;
-  const image = c.image ?? '';
-  if (image.includes('@')) return 'IfNotPresent';
-  const lastSlash = image.lastIndexOf('/');
-  const colon = image.indexOf(':', lastSlash + 1);
-  return colon === -1 || image.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
+  return defaultImagePullPolicy(c.image ?? '');
 }
 
 function isUnavailable(err: unknown): boolean {
@@ -250,6 +249,11 @@ function killOptions(pod: Pod, task: SyncPodTask, kills: ContainerToKill[]): Sto
   return { pod, hostIp: task.hostIp, messages, gracePeriods };
 }
 
+/** isNothingToDo: the plan kills, removes, creates and starts nothing. */
+function isNothingToDo(a: PodActions): boolean {
+  return !a.killPod && !a.createSandbox && a.containersToKill.length === 0 && a.containersToRemove.length === 0 && a.containersToStart.length === 0;
+}
+
 /**
  * syncPod carries out one SyncPodTask on a worker thread: reads the pod from the runtime,
  * plans with computePodActions, then (1) kills the pod or the containers to kill (grace period
@@ -259,7 +263,9 @@ function killOptions(pod: Pod, task: SyncPodTask, kills: ContainerToKill[]): Sto
  * (`ErrImageNeverPull`, `ErrImagePull`, `CreateContainerConfigError`, `CreateContainerError`,
  * `RunContainerError`) and events instead of throwing. Stops between steps once
  * `task.deadlineMs` has passed and asks for a requeue. Re-reads the pod only if it changed
- * something. Idempotent: a second call with nothing to do changes nothing.
+ * something. Idempotent: a second call with nothing to do changes nothing. With
+ * `task.cachedRuntimePod` it plans from that first and, when nothing is to be done, returns it
+ * without reading the runtime.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE (retriable) when Docker cannot be reached;
  * ERR_INVALID_ARGUMENT for a pod without metadata.uid.
  */
@@ -268,6 +274,15 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   const uid = pod?.metadata?.uid;
   if (!uid) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.metadata.uid is required');
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
+  if (task.cachedRuntimePod) {
+    // The periodic resync of a pod nothing happened to: plan from the main thread's cache and
+    // stop there when nothing is to be done (no Docker call at all).
+    const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? []);
+    if (isNothingToDo(planned)) {
+      deps.logger?.debug({ uid, requeueAfterMs: planned.requeueAfterMs }, 'Synced pod from the cached runtime state');
+      return { podUid: uid, steps: [], events: planned.events, runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
+    }
+  }
   const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
   await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
   const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? []);
