@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify as stringifyYaml } from 'yaml';
 import type { AgentHost, ContainerLogsRequest, HealthReport, LogStream } from '../../src/server/agent-host.js';
 import { parseTokenFile } from '../../src/server/auth.js';
 import { createServer, type AgentServer } from '../../src/server/server.js';
@@ -279,6 +280,49 @@ describe('PUT /pods/{namespace}/{name}', () => {
 
   it('answers 415 for an unknown Content-Type', async () => {
     expect((await call('PUT', '/pods/default/one', JSON.stringify(podJson('one')), 'text/plain')).status).toBe(415);
+  });
+
+  describe('a YAML body is completed from the URL and checked against it exactly as a JSON one', () => {
+    const spec = { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.37' }] };
+    beforeAll(async () => {
+      expect((await call('POST', '/pods', JSON.stringify({ ...podJson('yput'), metadata: { name: 'yput', namespace: 'other' } }))).status).toBe(201);
+    });
+    it.each([
+      ['without metadata', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', spec }, 200],
+      ['with metadata but no name', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { app: 'one' } }, spec }, 200],
+      ['with a null name and namespace', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', metadata: { name: null, namespace: null }, spec }, 200],
+      ['without a namespace, in another namespace', '/pods/other/yput', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'yput' }, spec }, 200],
+      ['without name and namespace, in another namespace', '/pods/other/yput', { apiVersion: 'v1', kind: 'Pod', spec }, 200],
+      ['naming another pod', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'two' }, spec }, 400],
+      ['naming another namespace', '/pods/other/yput', { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default' }, spec }, 400],
+      ['with an invalid spec and no name', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', spec: { containers: [] } }, 422],
+      ['of another kind and no name', '/pods/default/one', { apiVersion: 'v1', kind: 'Deployment', spec }, 422],
+    ])('PUT %s', async (_what, path, object, code) => {
+      const asJson = await call('PUT', path, JSON.stringify(object), 'application/json');
+      const asYaml = await call('PUT', path, stringifyYaml(object), 'application/yaml');
+      expect(asJson.status).toBe(code);
+      expect(asYaml.status).toBe(code);
+      expect(asYaml.body).toEqual(asJson.body);
+      if (code === 200) {
+        const [, , namespace, name] = path.split('/');
+        expect(asYaml.body.metadata).toMatchObject({ name, namespace });
+        expect(asYaml.body.spec.containers[0].image).toBe('kubelet-ts/busybox:1.37');
+      } else {
+        expect(asYaml.body).toMatchObject({ kind: 'Status', code });
+      }
+    });
+
+    it('names the URL\'s pod in the 422 of a YAML body without a name', async () => {
+      const { body } = await call('PUT', '/pods/default/one', 'apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n', 'application/yaml');
+      expect(body).toMatchObject({ code: 422, reason: 'Invalid', details: { name: 'one' } });
+      expect(body.message).toMatch(/^Pod "one" is invalid: /);
+    });
+
+    it('keeps the 400 of a YAML body naming another pod', async () => {
+      const { status, body } = await call('PUT', '/pods/default/one', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\nspec:\n  containers: [{name: main, image: kubelet-ts/busybox:1.35}]\n', 'application/yaml');
+      expect(status).toBe(400);
+      expect(body.message).toBe('the name of the object (two) does not match the name on the URL (one)');
+    });
   });
 });
 

@@ -70,12 +70,22 @@ function isUnparsable(e: FieldError): boolean {
 /** ParsedBody: the pods of a request body, defaulted and valid, or the reply that refuses it. */
 type ParsedBody = { ok: true; pods: Pod[]; single: boolean } | { ok: false; reply: HttpReply };
 
+/** PodIdentity: the namespace and name a request URL names (`PUT /pods/{namespace}/{name}`). */
+export interface PodIdentity {
+  namespace: string;
+  name: string;
+}
+
 /**
  * parsePodsBody decodes, defaults and validates a request body (Pod, List/PodList or multi-document
  * YAML). All or nothing: 400 for an unparsable body, 415 for an unknown Content-Type, 422 with every
  * invalid field of every pod (paths prefixed by document and item, e.g. `[1].spec.containers[0].image`).
+ * @param fromUrl when given and the body is one lone Pod, a `metadata.name` / `metadata.namespace`
+ *   the body leaves out (absent or null) is taken from it before defaulting and validation, as the
+ *   apiserver's update fills the object's namespace from the request; the same for JSON and YAML.
+ *   A value the body does give is kept (the caller compares it with the URL).
  */
-export function parsePodsBody(body: Buffer | undefined, contentType: string | undefined): ParsedBody {
+export function parsePodsBody(body: Buffer | undefined, contentType: string | undefined, fromUrl?: PodIdentity): ParsedBody {
   const format = mediaFormat(contentType);
   if (format === undefined) return { ok: false, reply: statusReply(unsupportedMediaType(contentType)) };
   const text = (body ?? Buffer.alloc(0)).toString('utf8');
@@ -88,9 +98,10 @@ export function parsePodsBody(body: Buffer | undefined, contentType: string | un
     if (unparsable.length > 0) {
       return { ok: false, reply: statusReply(statusError(400, 'BadRequest', `the request body could not be decoded: ${unparsable.map(formatFieldError).join('; ')}`)) };
     }
-    return { ok: false, reply: statusReply(invalidStatus(firstName(text, format), err.errors)) };
+    return { ok: false, reply: statusReply(invalidStatus(firstName(text, format) || (fromUrl?.name ?? ''), err.errors)) };
   }
   if (entries.length === 0) return { ok: false, reply: statusReply(statusError(400, 'BadRequest', 'the request body holds no pods')) };
+  if (fromUrl && entries.length === 1 && entries[0].path === '') fillIdentity(entries[0].pod, fromUrl);
   const errors: FieldError[] = [];
   const seen = new Map<string, string>();
   const pods = entries.map(({ pod, path }) => {
@@ -182,10 +193,8 @@ export async function createPodsHandler({ host, req, body }: RouteContext): Prom
  */
 export async function replacePodHandler({ host, req, params, body }: RouteContext): Promise<HttpReply> {
   if (!host.replacePod) return notSupported('PUT /pods/{namespace}/{name}');
-  const format = mediaFormat(req.headers['content-type']);
-  if (format === undefined) return statusReply(unsupportedMediaType(req.headers['content-type']));
   // Fill a missing name/namespace from the URL before validation, as the apiserver's update does.
-  const parsed = parsePodsBody(fillIdentity(body ?? Buffer.alloc(0), format, params), req.headers['content-type']);
+  const parsed = parsePodsBody(body, req.headers['content-type'], { namespace: params.namespace, name: params.name });
   if (!parsed.ok) return parsed.reply;
   if (parsed.pods.length !== 1 || !parsed.single) {
     return statusReply(statusError(400, 'BadRequest', 'PUT /pods/{namespace}/{name} takes exactly one Pod'));
@@ -204,24 +213,18 @@ export async function replacePodHandler({ host, req, params, body }: RouteContex
   }
 }
 
-/** Sets metadata.name/namespace from the URL when the body leaves them out (bodies that do not parse are left alone). */
-function fillIdentity(body: Buffer, format: ManifestFormat, params: Record<string, string>): Buffer {
-  if (format !== 'json') {
-    // YAML: re-serialising would lose the line numbers of errors; the handler compares instead.
-    return body;
-  }
-  try {
-    const v = JSON.parse(body.toString('utf8')) as Pod;
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return body;
-    v.metadata ??= {};
-    if (typeof v.metadata === 'object' && v.metadata !== null) {
-      v.metadata.name ??= params.name;
-      v.metadata.namespace ??= params.namespace;
-    }
-    return Buffer.from(JSON.stringify(v));
-  } catch {
-    return body;
-  }
+/**
+ * fillIdentity sets `metadata.name` / `metadata.namespace` of a decoded (not yet defaulted) pod from
+ * the URL where the body leaves them absent or null; a `metadata` that is not an object is left
+ * for validation to report. Mutates `pod`.
+ */
+function fillIdentity(pod: Pod, fromUrl: PodIdentity): void {
+  const raw = pod as { metadata?: unknown };
+  raw.metadata ??= {};
+  if (typeof raw.metadata !== 'object' || raw.metadata === null || Array.isArray(raw.metadata)) return;
+  const meta = raw.metadata as { name?: unknown; namespace?: unknown };
+  meta.name ??= fromUrl.name;
+  meta.namespace ??= fromUrl.namespace;
 }
 
 /**
