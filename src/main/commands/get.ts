@@ -1,7 +1,7 @@
 /**
  * Counterpart of `kubectl get pods` (k8s.io/kubectl/pkg/cmd/get and the pod table printer
  * pkg/printers/internalversion printPod): lists the agent's pods as a table, wide table, JSON or YAML,
- * optionally watching for changes.
+ * optionally watching for changes through the agent's WebSocket watch (pod-watch.ts).
  */
 import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.js';
 import { runEtcdGetNodes, runEtcdGetPods } from './etcd-get.js';
@@ -10,6 +10,7 @@ import { stringify as toYaml } from 'yaml';
 import type { Pod, PodList } from '../../shared/api.js';
 import type { CliIo } from '../cli.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
 
 /** Output formats of `-o`. */
 export type GetOutput = 'table' | 'wide' | 'json' | 'yaml';
@@ -96,7 +97,19 @@ export function formatPods(pods: Pod[], opts: Pick<GetPodsOptions, 'output' | 'n
   return formatTable(opts.noHeaders ? rows : [podTableHeader(wide, withNs), ...rows]);
 }
 
-async function fetchPods(flags: ClientFlags, opts: GetPodsOptions): Promise<Pod[]> {
+/** A listed set of pods with the list's resourceVersion ('' when the agent does not report one). */
+interface PodListing {
+  pods: Pod[];
+  resourceVersion: string;
+}
+
+/**
+ * listPods: GET /pods with the namespace and selector, sorted by namespace/name; with `opts.name`
+ * only that pod.
+ * @throws ClientError `pods "x" not found` when a named pod is absent and `allowMissing` is false,
+ *   or apiRequest's errors.
+ */
+async function listPods(flags: ClientFlags, opts: GetPodsOptions, allowMissing = false): Promise<PodListing> {
   const q = new URLSearchParams();
   if (opts.namespace) q.set('namespace', opts.namespace);
   if (opts.selector) q.set('labelSelector', opts.selector);
@@ -104,66 +117,134 @@ async function fetchPods(flags: ClientFlags, opts: GetPodsOptions): Promise<Pod[
   let pods = list.items;
   if (opts.name) {
     pods = pods.filter((p) => p.metadata?.name === opts.name);
-    if (pods.length === 0) throw new ClientError(`pods "${opts.name}" not found`);
+    if (pods.length === 0 && !allowMissing) throw new ClientError(`pods "${opts.name}" not found`);
   }
-  return pods.sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`));
+  pods.sort((a, b) => `${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.metadata?.namespace}/${b.metadata?.name}`));
+  return { pods, resourceVersion: list.metadata?.resourceVersion ?? '' };
+}
+
+/** GetWatchOptions: tuning of `get pods -w` (tests shorten the backoff). */
+export interface GetWatchOptions {
+  /** Delays before re-watching after a lost connection (milliseconds). */
+  backoff?: WatchBackoffOptions;
 }
 
 /**
- * runGetPods prints the pods once, or with `watch` the table and then a row for every pod whose
- * row changed (and its last row when it goes), as `kubectl get -w` does. Watching polls GET /pods
- * every `pollMs` (1 s) until `signal` aborts; resolves with the exit code.
+ * runGetPods prints the pods once; with `watch` (`-w`), as `kubectl get -w`, it prints the list
+ * (header and rows) and then follows the agent's WebSocket watch (`WS /watch/pods`) from the
+ * list's resourceVersion, printing one row per ADDED/MODIFIED/DELETED event (a DELETED pod's
+ * last row shows `Terminating`), until `signal` aborts. As client-go's reflector:
+ * - an ERROR with a 410 `Status` (resourceVersion too old, or the agent restarted) relists —
+ *   printing a row only for pods whose row changed or that went — and watches from the new list;
+ * - a lost connection (agent stopped, network) is reported on stderr and the watch is resumed
+ *   from the last resourceVersion seen after a backoff (1 s doubling to 30 s, reset once a watch
+ *   connects), relisting when that answers 410.
+ * Resolves with the exit code (0 once aborted).
+ * @throws ClientError for the first list's errors and for a watch the server refuses (401, 403, 404).
  */
-export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: CliIo, signal?: AbortSignal, pollMs = 1000): Promise<number> {
-  const pods = await fetchPods(flags, opts);
+export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: CliIo, signal?: AbortSignal, watchOptions: GetWatchOptions = {}): Promise<number> {
+  const first = await listPods(flags, opts);
   if (!opts.watch) {
-    if (pods.length === 0 && (opts.output === 'table' || opts.output === 'wide')) {
+    if (first.pods.length === 0 && (opts.output === 'table' || opts.output === 'wide')) {
       io.stderr(opts.namespace ? `No resources found in ${opts.namespace} namespace.\n` : 'No resources found\n');
       return 0;
     }
-    io.stdout(formatPods(pods, opts, Date.now()));
+    io.stdout(formatPods(first.pods, opts, Date.now()));
     return 0;
   }
   const wide = opts.output === 'wide';
   const withNs = opts.namespace === '';
   const rowOf = (p: Pod) => (opts.output === 'json' || opts.output === 'yaml' ? formatPods([p], { ...opts, name: 'x' }, Date.now()) : formatTable([podRow(p, wide, Date.now(), withNs)]));
+  const uidOf = (p: Pod) => p.metadata?.uid ?? `${p.metadata?.namespace}/${p.metadata?.name}`;
+  const gone = (p: Pod): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: p.metadata?.deletionTimestamp ?? new Date().toISOString() } });
+  /** What was last printed per pod; the key leaves out AGE (it changes every second) and the resourceVersion. */
   const last = new Map<string, { key: string; pod: Pod }>();
-  // The change key leaves out AGE, which changes every second.
-  const keyOf = (p: Pod) => JSON.stringify([p.metadata?.resourceVersion, p.metadata?.deletionTimestamp, podStatusReason(p), p.status?.podIP]);
-  if (opts.output === 'table' || opts.output === 'wide') io.stdout(formatTable([podTableHeader(wide, withNs)]));
-  const show = (list: Pod[]) => {
+  const keyOf = (p: Pod) => JSON.stringify([p.metadata?.deletionTimestamp, podStatusReason(p), p.status?.podIP, p.spec?.nodeName]);
+  /** showList prints the rows of `pods` that differ from what was printed last, and a last row for pods that went. */
+  const showList = (pods: Pod[]) => {
     const seen = new Set<string>();
-    for (const p of list) {
-      const uid = p.metadata?.uid ?? `${p.metadata?.namespace}/${p.metadata?.name}`;
+    for (const p of pods) {
+      const uid = uidOf(p);
       seen.add(uid);
       const key = keyOf(p);
       if (last.get(uid)?.key !== key) io.stdout(rowOf(p));
       last.set(uid, { key, pod: p });
     }
     for (const [uid, { pod }] of last) {
-      if (!seen.has(uid)) {
-        last.delete(uid);
-        io.stdout(rowOf({ ...pod, metadata: { ...pod.metadata, deletionTimestamp: pod.metadata?.deletionTimestamp ?? new Date().toISOString() } }));
-      }
+      if (seen.has(uid)) continue;
+      last.delete(uid);
+      io.stdout(rowOf(gone(pod)));
     }
   };
-  show(pods);
-  while (!signal?.aborted) {
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, pollMs);
-      signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-    });
-    if (signal?.aborted) break;
-    try {
-      show(await fetchPods(flags, { ...opts, name: undefined }).then((l) => (opts.name ? l.filter((p) => p.metadata?.name === opts.name) : l)));
-    } catch (err) {
-      if (!(err instanceof ClientError) || !/not found/.test(err.message)) throw err;
-      show([]);
+  if (opts.output === 'table' || opts.output === 'wide') io.stdout(formatTable([podTableHeader(wide, withNs)]));
+  showList(first.pods);
+
+  const backoff = newWatchBackoff(watchOptions.backoff);
+  let resourceVersion = first.resourceVersion;
+  /** Before the first BOOKMARK of a watch without a resourceVersion, its ADDED events repeat the list: print only changed rows. */
+  let replaying = resourceVersion === '';
+  const onEvent = (e: PodWatchEvent) => {
+    resourceVersion = e.object.metadata?.resourceVersion ?? resourceVersion;
+    if (e.type === 'BOOKMARK') {
+      replaying = false;
+      return;
     }
+    const p = e.object;
+    if (opts.name && p.metadata?.name !== opts.name) return;
+    const uid = uidOf(p);
+    if (e.type === 'DELETED') {
+      last.delete(uid);
+      io.stdout(rowOf(gone(p)));
+      return;
+    }
+    const key = keyOf(p);
+    const unchanged = last.get(uid)?.key === key;
+    last.set(uid, { key, pod: p });
+    if (!(replaying && unchanged)) io.stdout(rowOf(p));
+  };
+  const sleep = (ms: number) => new Promise<void>((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+  const lost = async (reason: string) => {
+    const delay = backoff.next();
+    io.stderr(`watch of pods lost: ${reason}; retrying in ${formatAge(delay)}\n`);
+    await sleep(delay);
+  };
+  let needList = false;
+  while (!signal?.aborted) {
+    if (needList) {
+      let listing: PodListing;
+      try {
+        listing = await listPods(flags, opts, true);
+      } catch (err) {
+        // The agent is unreachable (no HTTP status): keep trying; an answer with an error is final.
+        if (!(err instanceof ClientError) || err.status !== undefined) throw err;
+        await lost(err.message);
+        continue;
+      }
+      showList(listing.pods);
+      resourceVersion = listing.resourceVersion;
+      replaying = resourceVersion === '';
+      needList = false;
+    }
+    const end = await watchPods(flags, { namespace: opts.namespace, selector: opts.selector, resourceVersion }, onEvent, signal);
+    if (end.kind === 'aborted') break;
+    if (end.kind === 'expired') {
+      // kubelet-ts restarts resourceVersions at 1 with the agent: a fresh list is the only way back.
+      needList = true;
+      continue;
+    }
+    if (end.opened) backoff.reset();
+    await lost(end.reason);
   }
   return 0;
 }
-
 
 /** getCommand: the yargs module of `kubelet-ts get pods [NAME]`. */
 export function getCommand(select: SelectClient): CommandModule {
