@@ -30,7 +30,7 @@ import { newIntakeHost, type IntakeHost } from './intake-host.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newAgentRegistry } from './metrics/registry.js';
 import { applyContainerExit, newEventedPleg } from './pleg/event-pleg.js';
-import { newGenericPleg, type Pleg, type PodLifecycleEvent } from './pleg/generic-pleg.js';
+import { newGenericPleg, type ContainerExit, type Pleg, type PodLifecycleEvent } from './pleg/generic-pleg.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
@@ -110,6 +110,8 @@ class AgentImpl implements Agent, AgentHost {
   #stopped = false;
   /** Pods the agent failed itself (DeadlineExceeded), with the status reason and message. */
   readonly #failures = new WeakMap<PodRecord, { reason: string; message: string }>();
+  /** Deaths learned from Docker events while the pod's sync ran, re-applied to that sync's (older) result. */
+  readonly #exitsDuringSync = new Map<string, { containerId: string; exit: ContainerExit }[]>();
 
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
     this.#log = deps.logger;
@@ -313,10 +315,14 @@ class AgentImpl implements Agent, AgentHost {
     for (const [uid, events] of byPod) {
       const record = this.podManager.get(uid);
       if (!record || record.terminating || record.terminal) continue;
+      // Any event makes the cached runtime state stale until a sync reads Docker again.
+      record.plegGeneration = (record.plegGeneration ?? 0) + 1;
+      record.runtimePodCurrent = false;
       // A death the event itself describes is published now, before the sync (evented.go updates
       // the pod cache from the event); the sync that follows publishes the authoritative status.
       let patched = false;
       for (const e of events) {
+        if (e.exit) this.#exitsDuringSync.get(uid)?.push({ containerId: e.containerId, exit: e.exit });
         const next = e.exit && record.runtimePod ? applyContainerExit(record.runtimePod, e.containerId, e.exit) : null;
         if (next) { record.runtimePod = next; patched = true; }
       }
@@ -350,14 +356,25 @@ class AgentImpl implements Agent, AgentHost {
     const deadlineLeftMs = activeDeadlineRemainingMs(record.pod, record.startTimeMs, Date.now());
     if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
     const started = performance.now();
+    const generation = record.plegGeneration ?? 0;
+    const exitsDuringSync: { containerId: string; exit: ContainerExit }[] = [];
+    this.#exitsDuringSync.set(uid, exitsDuringSync);
     const result = await this.#runner.run({
       kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.options.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
       livenessFailed: this.#prober.probeKills(uid),
+      ...(record.runtimePodCurrent && record.runtimePod ? { cachedRuntimePod: record.runtimePod } : {}),
     }).catch((err: unknown) => {
       // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
       this.events.record(record.pod, { type: 'Warning', reason: 'FailedSync', message: `error syncing pod: ${(err as Error)?.message ?? String(err)}` });
       throw err;
-    });
+    }).finally(() => this.#exitsDuringSync.delete(uid));
+    // A death published from its event while this sync ran must not be undone by the sync's
+    // older view of the container.
+    for (const { containerId, exit } of exitsDuringSync) {
+      if (result.runtimePod) result.runtimePod = applyContainerExit(result.runtimePod, containerId, exit) ?? result.runtimePod;
+    }
+    // The result is the pod's current runtime state only if no PLEG event came while it ran.
+    record.runtimePodCurrent = (record.plegGeneration ?? 0) === generation;
     if (deadlineLeftMs !== null) result.requeueAfterMs = result.requeueAfterMs > 0 ? Math.min(result.requeueAfterMs, deadlineLeftMs) : deadlineLeftMs;
     this.#applyResult(record, result);
     this.#log.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');

@@ -140,6 +140,12 @@ export interface SyncPodTask {
    * the liveness/startup results managers. Optional; absent = none.
    */
   livenessFailed?: ProbeKill[];
+  /**
+   * The pod as the main thread last knew it from the runtime, when no PLEG event has arrived
+   * since: the sync plans from it and, if there is nothing to do, answers without a Docker call.
+   * Any action makes the sync read the runtime as usual. Optional.
+   */
+  cachedRuntimePod?: RuntimePod;
 }
 
 /** One container the probe manager wants killed (failed liveness or startup probe). */

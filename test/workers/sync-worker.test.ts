@@ -154,3 +154,37 @@ describe('syncPod over the fake runtime', () => {
     expect(v.runtimePod!.containers.map((c) => [c.name, c.state])).toEqual([['a', 'running']]);
   });
 });
+
+describe('syncPod with the main thread\'s cached runtime state', () => {
+  it('answers from the cache without a runtime call when there is nothing to do', async () => {
+    const pod = mkPod([app('a')]);
+    const first = await sync(pod);
+    fake.calls.length = 0;
+    const r = await sync(pod, { cachedRuntimePod: first.runtimePod! });
+    expect(fake.calls).toEqual([]);
+    expect(r.steps).toEqual([]);
+    expect(r.runtimePod).toEqual(first.runtimePod);
+  });
+
+  it('reads the runtime and acts when the cache shows work (a dead container to restart)', async () => {
+    const pod = mkPod([app('a')]);
+    const first = await sync(pod);
+    fake.exit(first.runtimePod!.containers[0].id, 1);
+    const dead = { ...first.runtimePod!, containers: first.runtimePod!.containers.map((c) => ({ ...c, state: 'exited' as const, exitCode: 1 })) };
+    fake.calls.length = 0;
+    const r = await sync(pod, { cachedRuntimePod: dead });
+    expect(fake.calls).toContain('list');
+    expect(r.steps.filter((s) => s.action === 'StartContainer' && s.ok)).toHaveLength(1);
+    expect(r.runtimePod!.containers[0].restartCount).toBe(1);
+  });
+
+  it('a spec change is planned from the cache but carried out after reading the runtime', async () => {
+    const pod = mkPod([app('a')]);
+    const first = await sync(pod);
+    fake.calls.length = 0;
+    const changed = mkPod([app('a', { command: ['sleep', '1'] })]);
+    const r = await sync(changed, { cachedRuntimePod: first.runtimePod! });
+    expect(fake.calls).toContain('list');
+    expect(r.steps.some((s) => s.action === 'KillContainer')).toBe(true);
+  });
+});

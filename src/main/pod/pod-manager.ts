@@ -16,8 +16,16 @@ export interface PodRecord {
   uid: string;
   /** The desired pod (defaulted, validated). */
   pod: Pod;
-  /** What Docker had of it after the last sync. */
+  /** What Docker had of it after the last sync (patched by death events in between). */
   runtimePod: RuntimePod | null;
+  /**
+   * `runtimePod` is known to match the runtime: set by a sync result when no PLEG event for the
+   * pod arrived while that sync ran, cleared by every PLEG event. Lets a periodic resync plan from
+   * it without reading Docker (the kubelet's syncPod reads the PLEG's pod cache likewise).
+   */
+  runtimePodCurrent?: boolean;
+  /** Counts the PLEG events of the pod; a sync compares it before and after to set runtimePodCurrent. */
+  plegGeneration?: number;
   /** Waiting reasons of the last sync, by container name. */
   waiting: Record<string, WaitingReason>;
   /** Restart backoff entries of its containers (see shared/backoff.ts). */

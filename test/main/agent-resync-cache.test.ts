@@ -1,0 +1,68 @@
+// The agent's periodic resync plans from its cached runtime state (SyncPodTask.cachedRuntimePod)
+// only while no PLEG event has arrived for the pod since the sync that read it; after an event
+// the next sync reads the runtime again. In-process: the worker handler over the fake runtime.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { newAgent, type Agent } from '../../src/main/agent.js';
+import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
+import { PROTOCOL_VERSION, type SyncPodTask, type WorkerTask } from '../../src/shared/messages.js';
+import { newFakeRuntime } from '../../src/workers/runtime/fake-runtime.js';
+import { createWorkerHandler } from '../../src/workers/sync.worker.js';
+
+let agent: Agent | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('resync from the cached runtime state', () => {
+  it('is used for a pod nothing happened to, and dropped after a PLEG event', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-resync-'));
+    const manifests = join(dir, 'manifests');
+    await rm(manifests, { recursive: true, force: true });
+    await import('node:fs/promises').then((fs) => fs.mkdir(manifests));
+    const options = resolveAgentOptions({
+      nodeName: 'resync-cache', podManifestPath: manifests, rootDir: join(dir, 'root'), runtime: 'fake', port: 0, logLevel: 'silent',
+      syncFrequencyMs: 1000, relistPeriodMs: 600_000, podInfraContainerImage: 'pause:1',
+    });
+    const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
+    const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: options.nodeName, rootDir: options.rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, fake);
+    const syncs: SyncPodTask[] = [];
+    const runner: PodSyncRunner = {
+      run: (async (task: WorkerTask) => {
+        if (task.kind === 'syncPod') syncs.push(task);
+        const r = await handler(task);
+        if (!r.ok) throw Object.assign(new Error(r.error.message), r.error);
+        return r.value;
+      }) as PodSyncRunner['run'],
+      stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
+      close: async () => {},
+    };
+    agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
+    await agent.start();
+    await writeFile(join(manifests, 'web.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n');
+    const running = () => agent!.listPods().find((p) => p.status?.containerStatuses?.[0]?.state?.running);
+    await expect.poll(running, { timeout: 15_000 }).toBeTruthy();
+
+    // A resync of the running pod carries the cache and makes no runtime call.
+    const n = syncs.length;
+    await expect.poll(() => syncs.slice(n).some((t) => t.cachedRuntimePod), { timeout: 10_000 }).toBe(true);
+    fake.calls.length = 0;
+    await expect.poll(() => syncs.length, { timeout: 10_000 }).toBeGreaterThan(n + 1);
+    expect(fake.calls.filter((c) => c !== 'list')).toEqual([]);
+
+    // The container dies; the relist reports it; the sync that follows reads the runtime and restarts it.
+    const id = running()!.status!.containerStatuses![0].containerID!.replace(/^docker:\/\//, '');
+    fake.exit(id, 1);
+    const m = syncs.length;
+    await agent.pleg.relist();
+    await expect.poll(() => agent!.listPods()[0]?.status?.containerStatuses?.[0]?.restartCount, { timeout: 15_000 }).toBe(1);
+    expect(syncs[m].cachedRuntimePod).toBeUndefined();
+  });
+});
