@@ -136,7 +136,9 @@ export async function startBenchAgent(
   await mkdir(manifests);
   const level = process.env.KUBELET_TS_BENCH_LOG ?? 'silent';
   const options = resolveAgentOptions({
-    nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, fileCheckFrequencyMs: 60_000, logLevel: level, ...overrides,
+    nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, fileCheckFrequencyMs: 60_000, logLevel: level,
+    // Benches size the node for their N: --max-pods' kubelet default (110) would refuse the rest.
+    maxPods: 1_000_000, ...overrides,
   });
   const runner = makeRunner?.(options);
   const agent = newAgent(options, { logger: pino({ level }), ...(runner ? { runner } : {}), ...deps });
