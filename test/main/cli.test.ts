@@ -50,7 +50,7 @@ describe('parseCli defaults', () => {
       logLevel: 'info',
       workers: 2,
       runtime: 'docker',
-      relistPeriodMs: 10_000,
+      relistPeriodMs: 60_000,
       podShards: 16,
       nodeIp: '127.0.0.1',
       maximumDeadContainersPerContainer: 1,

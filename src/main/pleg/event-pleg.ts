@@ -41,7 +41,7 @@ export interface EventedPlegOptions {
   nodeName: string;
 }
 
-export const kDefaultEventedPlegOptions = { relistPeriodMs: 30_000, fallbackRelistPeriodMs: 1_000, healthThresholdMs: 180_000 } as const;
+export const kDefaultEventedPlegOptions = { relistPeriodMs: 60_000, fallbackRelistPeriodMs: 1_000, healthThresholdMs: 180_000 } as const;
 
 /** EventSource: the events worker as the PLEG sees it (a Worker, or a fake in tests). */
 export interface DockerEventSource {
