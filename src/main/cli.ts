@@ -148,7 +148,7 @@ const kDescriptions: Record<string, string> = {
   v: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)',
   'node-ip': 'IP address of the node (hostNetwork pod IP and Node addresses)',
   'image-pull-credentials': 'Docker config.json with registry credentials (its "auths" map) used for image pulls',
-  'token-auth-file': 'Static token file (CSV token,user,uid,"group1,group2"): requires a bearer token on every path but /healthz and the dashboard's static files; group kubelet-ts:read-only may only GET',
+  'token-auth-file': 'Static token file (CSV token,user,uid,"group1,group2"): requires a bearer token on every path but /healthz and the dashboard static files; group kubelet-ts:read-only may only GET',
   'max-request-body-bytes': 'Largest HTTP request body in bytes (larger: 413)',
   'maximum-dead-containers-per-container': 'Stopped instances kept per container',
   'image-gc-high-threshold': 'Disk usage percent (of Docker\'s root) at or above which image garbage collection runs',
