@@ -258,7 +258,41 @@ export interface GcResult {
   diskUsagePercent?: number;
 }
 
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask;
+/**
+ * loadStaticPods: decode one manifest file's text into static pods (shared/static-pod.ts
+ * loadStaticPods: parse, static pod identity, defaults, validation), so that the file source's
+ * YAML parsing runs off the main thread. Pure: it needs no runtime and no bootstrap, so any sync
+ * worker thread answers it (see src/workers/sync.worker.ts). An invalid manifest comes back as
+ * `{ok:false}` with the InvalidManifestError's message (the file and every bad field).
+ */
+export interface LoadStaticPodsTask {
+  kind: 'loadStaticPods';
+  protocol: number;
+  /** The manifest's text; the caller enforces the size cap and skips an empty text. */
+  text: string;
+  /** `json` for `.json` files (JSON.parse), else `yaml`. */
+  format: 'yaml' | 'json';
+  /** The manifest's path (or URL): named in errors and part of each pod's UID. */
+  origin: string;
+  /** This node's name (static pods are named `<name>-<nodeName>`). */
+  nodeName: string;
+  source: 'file' | 'http';
+  /** When the source read this version (`kubernetes.io/config.seen`), epoch ms. */
+  seenAtMs: number;
+}
+
+/** What a loadStaticPods task returns. */
+export interface LoadStaticPodsResult {
+  /** The static pods, defaulted and valid, in document order. */
+  pods: Pod[];
+  /**
+   * staticPodContentHash of each pod, in the same order: the file source compares versions of a
+   * pod by these without hashing on the main thread.
+   */
+  contentHashes: string[];
+}
+
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask | LoadStaticPodsTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {
@@ -305,6 +339,7 @@ export interface WorkerResultMap {
   execProbe: ProbeOutcome;
   netProbe: ProbeOutcome;
   gc: GcResult;
+  loadStaticPods: LoadStaticPodsResult;
 }
 
 /** Every task resolves to one of these; the worker entry never throws. */

@@ -92,3 +92,16 @@ export function loadStaticPods(text: string, opts: StaticPodOptions & { format?:
   if (errors.length > 0) throw new InvalidManifestError(opts.origin, errors);
   return pods;
 }
+
+/**
+ * staticPodContentHash: a stable hash of a static pod without its `kubernetes.io/config.seen`
+ * annotation (which changes with every read, not the pod). The file source keeps a pod's previous
+ * object when a re-read gives the same hash (so config.seen stays the first time the pod was
+ * seen) and sends a SET only when some pod's hash changed. Pure; computed in the worker that
+ * loads the manifest (LoadStaticPodsResult.contentHashes).
+ */
+export function staticPodContentHash(pod: Pod): string {
+  const annotations = { ...(pod.metadata?.annotations ?? {}) };
+  delete annotations[ConfigSeenAnnotationKey];
+  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations } });
+}

@@ -5,12 +5,14 @@ import path from 'node:path';
 import watcher from '@parcel/watcher';
 import type { AsyncSubscription, Event as WatchEvent } from '@parcel/watcher';
 import type { Pod } from '../../shared/api.js';
-import { ConfigSeenAnnotationKey, podFullName } from '../../shared/annotations.js';
+import { podFullName } from '../../shared/annotations.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { stableHash } from '../../shared/hash.js';
 import type { Logger } from '../../shared/logging.js';
+import { PROTOCOL_VERSION, type WorkerResult } from '../../shared/messages.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
-import { loadStaticPods } from '../../shared/static-pod.js';
+import { staticPodContentHash } from '../../shared/static-pod.js';
+import { newManifestLoader, type ManifestLoader } from '../pool/worker-pool.js';
 
 /**
  * FileSourceOptions configures the file source (the kubelet's `--pod-manifest-path` and
@@ -35,6 +37,11 @@ export interface FileSourceDeps {
   onUpdate(update: PodUpdate): void;
   /** Receives each distinct read/parse/validation problem once per change; the affected pods keep their last good version. */
   onError(error: SourceError): void;
+  /**
+   * Starts the thread that decodes manifest files (default newManifestLoader); called once, at
+   * the first non-empty file, and closed by stop(). Tests substitute a fake.
+   */
+  newManifestLoader?: () => ManifestLoader;
 }
 
 /** FileSource: the running file source. */
@@ -67,7 +74,8 @@ interface FileState {
 
 /**
  * kMaxManifestBytes: larger manifest files are refused (their last good pods stay). YAML is parsed
- * on the main thread; the cap keeps a pathological file from stalling the sync loop for long.
+ * on the file source's worker thread; the cap bounds what crosses to it and back, and how long a
+ * pathological file can hold that thread.
  */
 export const kMaxManifestBytes = 1024 * 1024;
 
@@ -87,6 +95,17 @@ export function isManifestFileName(name: string): boolean {
  * its complete set of pods. A file that fails to read, parse or validate keeps its last good pods;
  * a deleted or emptied file removes its pods. Two pods with the same full name: the first in file
  * name order wins and the other is reported.
+ *
+ * Files are stat'ed and read (asynchronously) on the main thread, which also enforces the size
+ * cap and skips unchanged content by its SHA-256; decoding a changed file — YAML parsing, static
+ * pod identity, defaults and validation (loadStaticPods), several hundred milliseconds for a file
+ * of 2,000 pods — runs on one worker thread of the source's own (newManifestLoader, task
+ * `loadStaticPods`), which hands back the pods, or the manifest's error message, by structured
+ * clone. Its own thread rather than a task on the agent's sync pool: a parse never waits behind
+ * queued syncs nor holds a sync thread, and the agent needs no wiring for it. The thread is
+ * started at the first non-empty file and stopped by stop(). A thread that fails to answer (it
+ * died) is reported like a bad file, keeps the file's last good pods, and the file is parsed again
+ * at the next check.
  * @throws InvalidArgumentError naming the option when `path`, `nodeName` or `checkFrequencyMs` is invalid.
  */
 export function newFileSource(options: FileSourceOptions, deps: FileSourceDeps): FileSource {
@@ -122,11 +141,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** A pod's content hash without `config.seen`, which changes with every read but not the pod. */
-function podContentHash(pod: Pod): string {
-  const annotations = { ...(pod.metadata?.annotations ?? {}) };
-  delete annotations[ConfigSeenAnnotationKey];
-  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations } });
-}
+const podContentHash = staticPodContentHash;
 
 class FileSourceImpl implements FileSource {
   private readonly path: string;
@@ -137,6 +152,8 @@ class FileSourceImpl implements FileSource {
 
   /** Manifest files by absolute path. */
   private readonly files = new Map<string, FileState>();
+  /** The manifest decoding thread, started at the first non-empty file. */
+  private loader: ManifestLoader | undefined;
   /** Error slots (path, watch, duplicates) keyed by slot, holding the message last reported. */
   private readonly reported = new Map<string, string>();
   private lastSetKey: string | undefined;
@@ -194,6 +211,8 @@ class FileSourceImpl implements FileSource {
     clearTimeout(this.debounceTimer);
     await this.running?.catch(() => undefined);
     await this.unsubscribe();
+    await this.loader?.close().catch((err: unknown) => this.logger.debug({ err }, 'Stopping the pod manifest thread failed'));
+    this.loader = undefined;
     this.logger.info('Stopped watching pod manifest path');
   }
 
@@ -400,16 +419,17 @@ class FileSourceImpl implements FileSource {
     const contentHash = createHash('sha256').update(text).digest('hex');
     const prev = this.files.get(file);
     if (prev !== undefined && prev.contentHash === contentHash) return true; // unchanged: nothing to do, nothing to report again
-    let pods: Pod[];
-    try {
-      pods = this.parse(text, file);
-    } catch (err) {
-      let message = errorMessage(err);
+    const parsed = await this.parse(text, file);
+    if ('error' in parsed) {
+      let message = parsed.error;
       if (!message.includes(file)) message = `${file}: ${message}`;
-      this.files.set(file, { pods: prev?.pods ?? [], contentHash, error: message });
-      this.reportFileError(file, message);
+      // A thread that did not answer says nothing about the content: forget the hash so that the
+      // next check parses the file again, and report the same failure only once.
+      this.files.set(file, { pods: prev?.pods ?? [], contentHash: parsed.retry ? undefined : contentHash, error: message });
+      if (!parsed.retry || prev?.error !== message) this.reportFileError(file, message);
       return true;
     }
+    let pods = parsed.pods;
     // Keep the previous object of an unchanged pod, so its config.seen time stays the first one.
     const before = new Map((prev?.pods ?? []).map((p) => [p.metadata?.uid, p] as const));
     pods = pods.map((pod) => {
@@ -422,16 +442,27 @@ class FileSourceImpl implements FileSource {
   }
 
   /**
-   * parse turns a manifest's text into static pods: decode, then the static pod identity from
-   * the RAW pod (makeStaticPod: UID from the content, file path and node), then defaults and
-   * validation of the result (loadStaticPods), as file.go extractFromFile + applyDefaults.
-   * An empty file holds no pods, as the kubelet.
-   * @throws InvalidManifestError naming the file and every invalid field.
+   * parse turns a manifest's text into static pods on the loader's thread: decode, then the
+   * static pod identity from the RAW pod (makeStaticPod: UID from the content, file path and
+   * node), then defaults and validation of the result (loadStaticPods), as file.go
+   * extractFromFile + applyDefaults. An empty file holds no pods, as the kubelet (no thread
+   * needed). Never rejects: `error` is the InvalidManifestError's message (the file and every
+   * invalid field), or with `retry` the reason the thread could not answer.
    */
-  private parse(text: string, file: string): Pod[] {
-    if (text.trim() === '') return [];
+  private async parse(text: string, file: string): Promise<{ pods: Pod[] } | { error: string; retry: boolean }> {
+    if (text.trim() === '') return { pods: [] };
     const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
-    return loadStaticPods(text, { nodeName: this.nodeName, source: 'file', origin: file, seenAt: new Date(), format });
+    // Stopping: start no thread that stop() would not close (nothing is reported any more).
+    if (this.stopped) return { error: 'the file source is stopping', retry: true };
+    let result: WorkerResult<'loadStaticPods'>;
+    try {
+      this.loader ??= (this.deps.newManifestLoader ?? newManifestLoader)();
+      result = await this.loader.load({ kind: 'loadStaticPods', protocol: PROTOCOL_VERSION, text, format, origin: file, nodeName: this.nodeName, source: 'file', seenAtMs: Date.now() });
+    } catch (err) {
+      return { error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${errorMessage(err)}`, retry: true };
+    }
+    if (!result.ok) return { error: result.error.message, retry: false };
+    return { pods: result.value.pods };
   }
 
   // --- sending ----------------------------------------------------------------------------

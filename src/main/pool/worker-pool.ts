@@ -84,3 +84,50 @@ export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOpt
     },
   };
 }
+
+/**
+ * ManifestLoader: the file source's own worker thread for decoding manifest files (task
+ * `loadStaticPods`). Main thread only.
+ */
+export interface ManifestLoader {
+  /**
+   * load runs one task and resolves with its WorkerResult: `{ok:true}` with the pods, or
+   * `{ok:false}` with the manifest's error as data. Rejects only when the thread could not answer
+   * (it died, or the loader is closed): a failure worth retrying, unlike a bad manifest.
+   */
+  load(task: TaskOf<'loadStaticPods'>): Promise<WorkerResult<'loadStaticPods'>>;
+  /** close stops the thread; a load in flight rejects. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * newManifestLoader starts one sync-worker thread (src/workers/sync.worker.ts) for the file
+ * source's `loadStaticPods` tasks. Its own thread rather than the agent's pool: a file of 2,000
+ * pods takes ~0.5 s to parse, which would hold a sync thread (and, with the fake runtime, every pod
+ * pinned to it) that long, and would queue behind every pending sync. The thread gets no
+ * bootstrap (workerData), so it builds no runtime; any other task kind comes back as the
+ * bootstrap error. It starts at once and stays until close(): starting one takes longer than the
+ * ~100 ms within which a manifest edit should be seen.
+ * @throws AgentError ERR_PROTOCOL when the worker entry file does not exist (see workerEntry).
+ */
+export function newManifestLoader(): ManifestLoader {
+  const { filename, execArgv } = workerEntry();
+  const pool = new Piscina<WorkerTask, WorkerResult>({
+    filename,
+    execArgv,
+    minThreads: 1,
+    maxThreads: 1,
+    concurrentTasksPerWorker: 1,
+    idleTimeout: Number.MAX_SAFE_INTEGER,
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    async load(task) {
+      return (await pool.run(task)) as WorkerResult<'loadStaticPods'>;
+    },
+    close() {
+      closing ??= pool.close({ force: true });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,183 @@
+// The file source decodes manifests on its own worker thread (task loadStaticPods), never on the main thread.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { newFileSource, type FileSource, type FileSourceDeps } from '../../../src/main/config/source-file.js';
+import { newManifestLoader, type ManifestLoader } from '../../../src/main/pool/worker-pool.js';
+import type { Pod } from '../../../src/shared/api.js';
+import { ConfigSeenAnnotationKey } from '../../../src/shared/annotations.js';
+import type { PodUpdate, SourceError } from '../../../src/shared/pod-update.js';
+import * as staticPod from '../../../src/shared/static-pod.js';
+
+// The main thread's loadStaticPods refuses to run: every pod must come from the worker thread
+// (which loads the real module: vitest's mocks do not reach worker threads).
+vi.mock('../../../src/shared/static-pod.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../../src/shared/static-pod.js')>();
+  return {
+    ...actual,
+    real: actual,
+    loadStaticPods: vi.fn(() => {
+      throw new Error('loadStaticPods ran on the main thread');
+    }),
+  };
+});
+const real = (staticPod as unknown as { real: typeof staticPod }).real;
+
+const kNode = 'node-a';
+const kWaitMs = 10_000;
+
+/** Records a source's callbacks; `until` waits on them instead of sleeping. */
+class Recorder {
+  readonly updates: PodUpdate[] = [];
+  readonly errors: SourceError[] = [];
+  private waiters = new Set<() => void>();
+  readonly logger = pino({ level: 'silent' });
+  readonly onUpdate = (u: PodUpdate): void => {
+    this.updates.push(u);
+    this.notify();
+  };
+  readonly onError = (e: SourceError): void => {
+    this.errors.push(e);
+    this.notify();
+  };
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+  until<T>(what: string, pred: () => T | undefined): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const v = pred();
+        if (v === undefined) return;
+        this.waiters.delete(check);
+        clearTimeout(timer);
+        resolve(v);
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`timed out waiting for ${what}; updates: ${this.updates.length}, errors: ${JSON.stringify(this.errors)}`));
+      }, kWaitMs);
+      this.waiters.add(check);
+      check();
+    });
+  }
+}
+
+function podYaml(name: string, img = 'kubelet-ts/busybox:1.35'): string {
+  return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: main\n    image: ${img}\n`;
+}
+
+/** The pod without its config.seen annotation (the time of the read). */
+function unseen(pod: Pod): Pod {
+  const annotations = { ...pod.metadata?.annotations };
+  delete annotations[ConfigSeenAnnotationKey];
+  return { ...pod, metadata: { ...pod.metadata, annotations } };
+}
+
+describe('file source: manifests are decoded on a worker thread', { timeout: 30_000 }, () => {
+  let tmp: string;
+  let dir: string;
+  const sources: FileSource[] = [];
+
+  beforeEach(async () => {
+    vi.mocked(staticPod.loadStaticPods).mockClear();
+    tmp = await mkdtemp(path.join(tmpdir(), 'kubelet-ts-file-source-worker-'));
+    dir = path.join(tmp, 'manifests');
+    await mkdir(dir);
+  });
+
+  afterEach(async () => {
+    await Promise.all(sources.splice(0).map((s) => s.stop()));
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  async function startSource(checkFrequencyMs = 60_000, extra: Partial<FileSourceDeps> = {}): Promise<{ source: FileSource; rec: Recorder }> {
+    const rec = new Recorder();
+    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs }, { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, ...extra });
+    sources.push(source);
+    await source.start();
+    return { source, rec };
+  }
+
+  it('sends the pods loadStaticPods makes of each file, without running it on the main thread', async () => {
+    const yamlText = `${podYaml('web')}---\n${podYaml('db')}`;
+    const jsonText = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'cache' }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } });
+    await writeFile(path.join(dir, 'a.yaml'), yamlText);
+    await writeFile(path.join(dir, 'b.json'), jsonText);
+    const { rec } = await startSource();
+    expect(rec.errors).toEqual([]);
+    const expected = [
+      ...real.loadStaticPods(yamlText, { nodeName: kNode, source: 'file', origin: path.join(dir, 'a.yaml') }),
+      ...real.loadStaticPods(jsonText, { nodeName: kNode, source: 'file', origin: path.join(dir, 'b.json'), format: 'json' }),
+    ];
+    expect(rec.updates[0].pods.map(unseen)).toEqual(expected.map(unseen));
+    expect(rec.updates[0].pods[0].metadata?.annotations?.[ConfigSeenAnnotationKey]).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(staticPod.loadStaticPods).not.toHaveBeenCalled();
+  });
+
+  it("reports an invalid manifest with exactly loadStaticPods's message", async () => {
+    const file = path.join(dir, 'a.yaml');
+    const text = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  restartPolicy: Sometimes\n  containers:\n  - name: main\n`;
+    await writeFile(file, text);
+    const { rec } = await startSource();
+    let expected = '';
+    try {
+      real.loadStaticPods(text, { nodeName: kNode, source: 'file', origin: file });
+    } catch (err) {
+      expected = (err as Error).message;
+    }
+    expect(expected).toContain('spec.restartPolicy');
+    expect(expected).toContain('spec.containers[0].image');
+    expect(rec.errors).toEqual([{ source: 'file', origin: file, message: expected }]);
+    expect(staticPod.loadStaticPods).not.toHaveBeenCalled();
+  });
+
+  it('keeps the last good pods when the thread fails to answer, reports that once, and parses the file again at the next check', async () => {
+    const file = path.join(dir, 'a.yaml');
+    await writeFile(file, podYaml('web', 'kubelet-ts/busybox:1.35'));
+    let failures = 0;
+    let closed = 0;
+    const newLoader = (): ManifestLoader => {
+      const loader = newManifestLoader();
+      return {
+        load: (task) => (failures-- > 0 ? Promise.reject(new Error('worker thread exited')) : loader.load(task)),
+        close: () => {
+          closed++;
+          return loader.close();
+        },
+      };
+    };
+    const { source, rec } = await startSource(200, { newManifestLoader: newLoader });
+    expect(rec.updates[0].pods.map((p) => p.spec?.containers[0].image)).toEqual(['kubelet-ts/busybox:1.35']);
+
+    failures = 3;
+    await writeFile(file, podYaml('web', 'kubelet-ts/pause:1.0'));
+    const u = await rec.until('the edited pod', () => rec.updates.find((x) => x.pods[0]?.spec?.containers[0].image === 'kubelet-ts/pause:1.0'));
+    expect(u.pods).toHaveLength(1);
+    // The pod never went away while the thread failed, and the failure was reported once.
+    expect(rec.updates.every((x) => x.pods.length === 1)).toBe(true);
+    expect(rec.errors).toHaveLength(1);
+    expect(rec.errors[0].origin).toBe(file);
+    expect(rec.errors[0].message).toContain(file);
+    expect(rec.errors[0].message).toContain('worker thread exited');
+
+    await source.stop();
+    expect(closed).toBe(1);
+  });
+
+  it('starts no thread for empty files', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), '');
+    await writeFile(path.join(dir, 'b.yaml'), '\n\n');
+    let started = 0;
+    const { rec } = await startSource(60_000, {
+      newManifestLoader: () => {
+        started++;
+        return newManifestLoader();
+      },
+    });
+    expect(rec.updates[0].pods).toEqual([]);
+    expect(rec.errors).toEqual([]);
+    expect(started).toBe(0);
+  });
+});
