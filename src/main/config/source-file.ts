@@ -140,9 +140,6 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-/** A pod's content hash without `config.seen`, which changes with every read but not the pod. */
-const podContentHash = staticPodContentHash;
-
 class FileSourceImpl implements FileSource {
   private readonly path: string;
   private readonly watchRoot: string;
@@ -154,6 +151,12 @@ class FileSourceImpl implements FileSource {
   private readonly files = new Map<string, FileState>();
   /** The manifest decoding thread, started at the first non-empty file. */
   private loader: ManifestLoader | undefined;
+  /**
+   * staticPodContentHash of the pods this source holds, by object: pods are replaced, never
+   * mutated in place (src/server/agent-host.ts), so each pod is hashed once — by the loader's
+   * thread, for every pod it decodes — however often it is compared.
+   */
+  private readonly contentHashes = new WeakMap<Pod, string>();
   /** Error slots (path, watch, duplicates) keyed by slot, holding the message last reported. */
   private readonly reported = new Map<string, string>();
   private lastSetKey: string | undefined;
@@ -434,7 +437,7 @@ class FileSourceImpl implements FileSource {
     const before = new Map((prev?.pods ?? []).map((p) => [p.metadata?.uid, p] as const));
     pods = pods.map((pod) => {
       const old = before.get(pod.metadata?.uid);
-      return old !== undefined && podContentHash(old) === podContentHash(pod) ? old : pod;
+      return old !== undefined && this.contentHash(old) === this.contentHash(pod) ? old : pod;
     });
     if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
     this.files.set(file, { pods, contentHash });
@@ -462,7 +465,18 @@ class FileSourceImpl implements FileSource {
       return { error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${errorMessage(err)}`, retry: true };
     }
     if (!result.ok) return { error: result.error.message, retry: false };
-    return { pods: result.value.pods };
+    const { pods, contentHashes } = result.value;
+    pods.forEach((pod, i) => {
+      if (typeof contentHashes[i] === 'string') this.contentHashes.set(pod, contentHashes[i]);
+    });
+    return { pods };
+  }
+
+  /** contentHash: a pod's staticPodContentHash (config.seen left out), computed once per object. */
+  private contentHash(pod: Pod): string {
+    let hash = this.contentHashes.get(pod);
+    if (hash === undefined) this.contentHashes.set(pod, (hash = staticPodContentHash(pod)));
+    return hash;
   }
 
   // --- sending ----------------------------------------------------------------------------
@@ -470,7 +484,8 @@ class FileSourceImpl implements FileSource {
   /**
    * sendIfChanged assembles the current set in file name order, drops (and reports) pods whose
    * full name an earlier file already holds, and sends a SET when the set's UIDs or content
-   * changed since the last one (always for the first).
+   * changed since the last one (always for the first). Pods are compared by their content hashes,
+   * computed once per pod object (contentHash), so an unchanged set costs no hashing of pods.
    */
   private sendIfChanged(): void {
     if (this.stopped) return;
@@ -495,7 +510,7 @@ class FileSourceImpl implements FileSource {
     for (const slot of [...this.reported.keys()]) {
       if (slot.startsWith('duplicate:') && !duplicates.has(slot)) this.reported.delete(slot);
     }
-    const key = stableHash(pods.map((p) => [p.metadata?.uid, podContentHash(p)]), 32);
+    const key = stableHash(pods.map((p) => [p.metadata?.uid, this.contentHash(p)]), 32);
     if (key === this.lastSetKey) return;
     this.lastSetKey = key;
     this.logger.info({ op: 'SET', pods: pods.length }, 'Sending static pods from pod manifest path');

@@ -20,7 +20,12 @@ export interface PodStatusChange {
 export interface StatusManager {
   /**
    * setPodStatus stores `status` for `pod`; returns true if it differed from the stored one (a
-   * change was published). Also publishes ADDED the first time a pod is seen.
+   * change was published). Also publishes ADDED the first time a pod is seen. "Differed" is by
+   * content: the pod's metadata and spec and the status are compared by stable hash, so an equal
+   * status in a new object is no change. The caller must replace a pod's `metadata`/`spec`
+   * objects rather than mutate them in place (AgentHost.resourceVersion's contract,
+   * src/server/agent-host.ts): when they are the same objects as last time, only the status is
+   * hashed again.
    */
   setPodStatus(pod: Pod, status: PodStatus): boolean;
   /** getPodStatus returns the last stored status of `uid`. */
@@ -36,7 +41,10 @@ export interface StatusManager {
 interface Stored {
   pod: Pod;
   status: PodStatus;
-  hash: string;
+  /** stableHash of `[pod.metadata, pod.spec]`: computed again only when either object is replaced. */
+  podHash: string;
+  /** stableHash of `status`. */
+  statusHash: string;
 }
 
 /** newStatusManager creates an empty status manager. */
@@ -51,10 +59,16 @@ export function newStatusManager(): StatusManager {
   return {
     setPodStatus(pod, status) {
       const uid = pod.metadata?.uid ?? '';
-      const hash = stableHash([pod.metadata, pod.spec, status]);
       const before = stored.get(uid);
-      if (before && before.hash === hash) return false;
-      stored.set(uid, { pod, status, hash });
+      const samePod = before !== undefined && before.pod.metadata === pod.metadata && before.pod.spec === pod.spec;
+      const podHash = samePod ? before.podHash : stableHash([pod.metadata, pod.spec]);
+      const statusHash = stableHash(status);
+      if (before && before.podHash === podHash && before.statusHash === statusHash) {
+        // Equal content in new objects: keep the newer ones, so that the next call finds them identical.
+        before.pod = pod;
+        return false;
+      }
+      stored.set(uid, { pod, status, podHash, statusHash });
       publish(before ? 'MODIFIED' : 'ADDED', uid, { ...pod, status });
       return true;
     },

@@ -21,6 +21,7 @@ vi.mock('../../../src/shared/static-pod.js', async (importOriginal) => {
     loadStaticPods: vi.fn(() => {
       throw new Error('loadStaticPods ran on the main thread');
     }),
+    staticPodContentHash: vi.fn(actual.staticPodContentHash),
   };
 });
 const real = (staticPod as unknown as { real: typeof staticPod }).real;
@@ -82,6 +83,7 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
 
   beforeEach(async () => {
     vi.mocked(staticPod.loadStaticPods).mockClear();
+    vi.mocked(staticPod.staticPodContentHash).mockClear();
     tmp = await mkdtemp(path.join(tmpdir(), 'kubelet-ts-file-source-worker-'));
     dir = path.join(tmp, 'manifests');
     await mkdir(dir);
@@ -164,6 +166,32 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
 
     await source.stop();
     expect(closed).toBe(1);
+  });
+
+  it('compares pods by the hashes the thread computed: no pod is hashed on the main thread, however often the set is checked', async () => {
+    const a = path.join(dir, 'a.yaml');
+    await writeFile(a, `${podYaml('web')}---\n${podYaml('db')}`);
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('cache'));
+    const { rec } = await startSource(200);
+    const first = rec.updates[0];
+    expect(first.pods).toHaveLength(3);
+
+    // The same pods in other words: read and decoded again, but no SET, and the pods keep their
+    // first objects (and config.seen).
+    await writeFile(a, `# reformatted\n${podYaml('web')}---\n${podYaml('db')}`);
+    await writeFile(path.join(dir, 'c.yaml'), podYaml('later'));
+    const u = await rec.until('the SET with c.yaml', () => rec.updates.find((x) => x.pods.length === 4));
+    expect(rec.updates).toHaveLength(2);
+    expect(u.pods.slice(0, 3)).toEqual(first.pods);
+    for (let i = 0; i < 3; i++) expect(u.pods[i]).toBe(first.pods[i]);
+
+    // A real edit is a new pod.
+    await writeFile(a, `${podYaml('web', 'kubelet-ts/pause:1.0')}---\n${podYaml('db')}`);
+    const edited = await rec.until('the edited pod', () => rec.updates.find((x) => x.pods[0].spec?.containers[0].image === 'kubelet-ts/pause:1.0'));
+    expect(edited.pods[0].metadata?.uid).not.toBe(first.pods[0].metadata?.uid);
+    expect(edited.pods[1]).toBe(first.pods[1]);
+    expect(rec.updates).toHaveLength(3);
+    expect(staticPod.staticPodContentHash).not.toHaveBeenCalled();
   });
 
   it('starts no thread for empty files', async () => {

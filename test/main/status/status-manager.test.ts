@@ -1,0 +1,86 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { newStatusManager, type PodStatusChange } from '../../../src/main/status/status-manager.js';
+import type { Pod, PodStatus } from '../../../src/shared/api.js';
+import { stableHash } from '../../../src/shared/hash.js';
+
+// Counts what the status manager hashes (the real hash, spied on).
+vi.mock('../../../src/shared/hash.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('../../../src/shared/hash.js')>();
+  return { ...actual, stableHash: vi.fn(actual.stableHash) };
+});
+
+const mkPod = (uid: string, image = 'busybox:1'): Pod => ({
+  metadata: { name: `p-${uid}`, namespace: 'default', uid },
+  spec: { containers: [{ name: 'main', image }] },
+});
+const running = (): PodStatus => ({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
+const pending = (): PodStatus => ({ phase: 'Pending' });
+
+describe('status manager', () => {
+  beforeEach(() => vi.mocked(stableHash).mockClear());
+
+  it('stores a status only when it differs by content, publishing ADDED then MODIFIED with the next resourceVersion', () => {
+    const m = newStatusManager();
+    const changes: PodStatusChange[] = [];
+    m.subscribe((c) => changes.push(c));
+    const pod = mkPod('a');
+    expect(m.setPodStatus(pod, pending())).toBe(true);
+    expect(m.setPodStatus(pod, pending())).toBe(false); // an equal status in a new object
+    expect(m.setPodStatus(pod, running())).toBe(true);
+    expect(m.setPodStatus(pod, running())).toBe(false);
+    expect(changes.map((c) => [c.type, c.resourceVersion, c.pod.status?.phase])).toEqual([['ADDED', 1, 'Pending'], ['MODIFIED', 2, 'Running']]);
+    expect(m.getPodStatus('a')).toEqual(running());
+    expect(m.resourceVersion()).toBe(2);
+  });
+
+  it('compares a replaced pod by content: equal metadata and spec in new objects are no change, a changed spec is one', () => {
+    const m = newStatusManager();
+    const changes: PodStatusChange[] = [];
+    m.subscribe((c) => changes.push(c));
+    m.setPodStatus(mkPod('a'), running());
+    expect(m.setPodStatus(mkPod('a'), running())).toBe(false);
+    expect(m.setPodStatus(mkPod('a', 'busybox:2'), running())).toBe(true);
+    expect(changes.map((c) => [c.type, c.pod.spec?.containers[0].image])).toEqual([['ADDED', 'busybox:1'], ['MODIFIED', 'busybox:2']]);
+    const labelled = mkPod('a', 'busybox:2');
+    labelled.metadata!.labels = { app: 'web' };
+    expect(m.setPodStatus(labelled, running())).toBe(true);
+  });
+
+  it('hashes only the status when the pod is the same object as last time', () => {
+    const m = newStatusManager();
+    const pod = mkPod('a');
+    m.setPodStatus(pod, pending());
+    vi.mocked(stableHash).mockClear();
+    expect(m.setPodStatus(pod, pending())).toBe(false);
+    expect(m.setPodStatus(pod, running())).toBe(true);
+    const hashed = vi.mocked(stableHash).mock.calls.map(([v]) => v);
+    expect(hashed).toHaveLength(2);
+    // Neither the spec nor the metadata (nor anything holding them) was hashed again.
+    for (const v of hashed) {
+      expect(v).not.toBe(pod.spec);
+      expect(Array.isArray(v) && (v.includes(pod.spec) || v.includes(pod.metadata))).toBe(false);
+    }
+  });
+
+  it('hashes a pod with equal content in new objects once, then only its status', () => {
+    const m = newStatusManager();
+    m.setPodStatus(mkPod('a'), pending());
+    const replacement = mkPod('a');
+    expect(m.setPodStatus(replacement, pending())).toBe(false);
+    vi.mocked(stableHash).mockClear();
+    expect(m.setPodStatus(replacement, pending())).toBe(false);
+    expect(vi.mocked(stableHash).mock.calls.map(([v]) => v)).toEqual([pending()]);
+  });
+
+  it('publishes DELETED with the last status and forgets the pod', () => {
+    const m = newStatusManager();
+    const changes: PodStatusChange[] = [];
+    m.subscribe((c) => changes.push(c));
+    m.setPodStatus(mkPod('a'), running());
+    m.deletePodStatus('a');
+    m.deletePodStatus('a');
+    expect(changes.map((c) => [c.type, c.pod.status?.phase])).toEqual([['ADDED', 'Running'], ['DELETED', 'Running']]);
+    expect(m.getPodStatus('a')).toBeUndefined();
+    expect(m.setPodStatus(mkPod('a'), running())).toBe(true);
+  });
+});
