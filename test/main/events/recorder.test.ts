@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { newEventRecorder } from '../../../src/main/events/recorder.js';
 import type { Pod } from '../../../src/shared/api.js';
+import type { Logger } from '../../../src/shared/logging.js';
 
 const pod = (uid: string): Pod => ({ metadata: { name: `p-${uid}`, namespace: 'ns', uid } });
 const logger = pino({ level: 'silent' });
@@ -25,6 +26,35 @@ describe('event recorder', () => {
     r.record(pod('b'), { type: 'Normal', reason: 'Three', message: '3' });
     expect(r.list().map((e) => e.reason)).toEqual(['One', 'Three']);
     expect(r.list({ uid: 'b' }).map((e) => e.reason)).toEqual(['Three']);
+  });
+
+  it('logs each event with the pod fields, Warning at warn and Normal at info, only where that level is enabled', () => {
+    const lines: Array<[string, Record<string, unknown>, string]> = [];
+    const fake = (enabled: string[]) => ({
+      isLevelEnabled: (level: string) => enabled.includes(level),
+      info: vi.fn((o: Record<string, unknown>, msg: string) => lines.push(['info', o, msg])),
+      warn: vi.fn((o: Record<string, unknown>, msg: string) => lines.push(['warn', o, msg])),
+    });
+    const all = fake(['info', 'warn']);
+    const r = newEventRecorder({ nodeName: 'n1' }, { logger: all as unknown as Logger });
+    r.record(pod('a'), { type: 'Normal', reason: 'Started', message: 'Started container c', fieldPath: 'spec.containers{c}' });
+    r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off' });
+    r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off' });
+    expect(lines).toEqual([
+      ['info', { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'Started', fieldPath: 'spec.containers{c}', eventMessage: 'Started container c', count: 1 }, 'Event'],
+      ['warn', { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'BackOff', fieldPath: undefined, eventMessage: 'Back-off', count: 1 }, 'Event'],
+      ['warn', { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'BackOff', fieldPath: undefined, eventMessage: 'Back-off', count: 2 }, 'Event'],
+    ]);
+
+    // With info off (e.g. a silent logger), a Normal event builds no log line at all.
+    lines.length = 0;
+    const warnOnly = fake(['warn']);
+    const q = newEventRecorder({ nodeName: 'n1' }, { logger: warnOnly as unknown as Logger });
+    q.record(pod('b'), { type: 'Normal', reason: 'Pulled', message: 'x' });
+    q.record(pod('b'), { type: 'Warning', reason: 'Failed', message: 'y' });
+    expect(warnOnly.info).not.toHaveBeenCalled();
+    expect(lines.map(([level, o]) => [level, o.reason])).toEqual([['warn', 'Failed']]);
+    expect(q.list().map((e) => e.reason)).toEqual(['Pulled', 'Failed']);
   });
 
   it('tells subscribers', () => {
