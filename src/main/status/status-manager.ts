@@ -24,8 +24,8 @@ export interface StatusManager {
    * content: the pod's metadata and spec and the status are compared by stable hash, so an equal
    * status in a new object is no change. The caller must replace a pod's `metadata`/`spec`
    * objects rather than mutate them in place (AgentHost.resourceVersion's contract,
-   * src/server/agent-host.ts): when they are the same objects as last time, only the status is
-   * hashed again.
+   * src/server/agent-host.ts): when they are the same objects as last time (and when the pod is
+   * first seen), only the status is hashed.
    */
   setPodStatus(pod: Pod, status: PodStatus): boolean;
   /** getPodStatus returns the last stored status of `uid`. */
@@ -41,8 +41,11 @@ export interface StatusManager {
 interface Stored {
   pod: Pod;
   status: PodStatus;
-  /** stableHash of `[pod.metadata, pod.spec]`: computed again only when either object is replaced. */
-  podHash: string;
+  /**
+   * stableHash of `[pod.metadata, pod.spec]`, computed on demand: only when a later call brings
+   * other metadata/spec objects (so never for a pod whose objects stay the same).
+   */
+  podHash?: string;
   /** stableHash of `status`. */
   statusHash: string;
 }
@@ -60,16 +63,22 @@ export function newStatusManager(): StatusManager {
     setPodStatus(pod, status) {
       const uid = pod.metadata?.uid ?? '';
       const before = stored.get(uid);
-      const samePod = before !== undefined && before.pod.metadata === pod.metadata && before.pod.spec === pod.spec;
-      const podHash = samePod ? before.podHash : stableHash([pod.metadata, pod.spec]);
       const statusHash = stableHash(status);
-      if (before && before.podHash === podHash && before.statusHash === statusHash) {
+      if (!before) {
+        stored.set(uid, { pod, status, statusHash });
+        publish('ADDED', uid, { ...pod, status });
+        return true;
+      }
+      const samePod = before.pod.metadata === pod.metadata && before.pod.spec === pod.spec;
+      const podHash = samePod ? before.podHash : stableHash([pod.metadata, pod.spec]);
+      const podUnchanged = samePod || podHash === (before.podHash ??= stableHash([before.pod.metadata, before.pod.spec]));
+      if (podUnchanged && before.statusHash === statusHash) {
         // Equal content in new objects: keep the newer ones, so that the next call finds them identical.
         before.pod = pod;
         return false;
       }
       stored.set(uid, { pod, status, podHash, statusHash });
-      publish(before ? 'MODIFIED' : 'ADDED', uid, { ...pod, status });
+      publish('MODIFIED', uid, { ...pod, status });
       return true;
     },
     getPodStatus(uid) {

@@ -62,6 +62,18 @@ describe('status manager', () => {
     }
   });
 
+  it('hashes only the status of a pod it sees for the first time, and of a pod that keeps its objects', () => {
+    const m = newStatusManager();
+    const pod = mkPod('a');
+    expect(m.setPodStatus(pod, pending())).toBe(true);
+    expect(m.setPodStatus(pod, running())).toBe(true);
+    expect(vi.mocked(stableHash).mock.calls.map(([v]) => v)).toEqual([pending(), running()]);
+    // A replaced pod is then compared by content: both versions are hashed once.
+    vi.mocked(stableHash).mockClear();
+    expect(m.setPodStatus(mkPod('a', 'busybox:2'), running())).toBe(true);
+    expect(vi.mocked(stableHash).mock.calls.map(([v]) => v)).toEqual([running(), [mkPod('a', 'busybox:2').metadata, mkPod('a', 'busybox:2').spec], [pod.metadata, pod.spec]]);
+  });
+
   it('hashes a pod with equal content in new objects once, then only its status', () => {
     const m = newStatusManager();
     m.setPodStatus(mkPod('a'), pending());
