@@ -80,7 +80,8 @@ const kTasksPerWorker = 16;
 
 class AgentImpl implements Agent, AgentHost {
   readonly podManager: PodManager;
-  readonly statusManager = newStatusManager();
+  // Versions above any an earlier run of the agent handed out (see StatusManagerOptions).
+  readonly statusManager = newStatusManager({ initialResourceVersion: Date.now() * 1000 });
   readonly events: EventRecorder;
   readonly #config: PodConfig;
   readonly #log: Logger;

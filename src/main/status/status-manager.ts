@@ -50,11 +50,22 @@ interface Stored {
   statusHash: string;
 }
 
+/** Options of `newStatusManager`. */
+export interface StatusManagerOptions {
+  /**
+   * The resourceVersion before the first change (default 0). The agent passes its start time in
+   * epoch ms × 1000, so a restarted agent's versions are above any an earlier instance handed out
+   * (fewer than 1,000 changes per millisecond assumed) and a watch resumed from one of those gets
+   * 410 Gone and relists, as the apiserver's versions, which etcd keeps across restarts, allow.
+   */
+  initialResourceVersion?: number;
+}
+
 /** newStatusManager creates an empty status manager. */
-export function newStatusManager(): StatusManager {
+export function newStatusManager(options: StatusManagerOptions = {}): StatusManager {
   const stored = new Map<string, Stored>();
   const listeners = new Set<(change: PodStatusChange) => void>();
-  let version = 0;
+  let version = options.initialResourceVersion ?? 0;
   const publish = (type: PodStatusChange['type'], uid: string, pod: Pod) => {
     version++;
     for (const fn of listeners) fn({ type, uid, pod, resourceVersion: version });

@@ -28,8 +28,9 @@ export interface WatchCache {
    * - N > 0 still covered by the ring (N >= current - historySize and N <= current): every change
    *   after N in order, then a BOOKMARK at the current resourceVersion;
    * - otherwise one ERROR event whose object is a 410 `Status` (reason `Expired`) and nothing more.
-   *   A resourceVersion above the current one is also "expired": resourceVersions restart at 1
-   *   when the agent restarts, so it comes from an earlier run.
+   *   A resourceVersion above the current one is also "expired" (it cannot come from this run);
+   *   one from an earlier run of the agent is below this run's first (the agent starts its
+   *   versions at its start time, see StatusManagerOptions), so it gets 410 and the client relists.
    * After the initial part every change is delivered as it happens, in resourceVersion order,
    * until the returned function is called.
    */

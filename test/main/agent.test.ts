@@ -1,7 +1,8 @@
-// The agent's periodic resync plans from its cached runtime state (SyncPodTask.cachedRuntimePod)
-// only while no PLEG event has arrived for the pod since the sync that read it; after an event
-// the next sync reads the runtime again. In-process: the worker handler over the fake runtime.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+// Agent-level behaviour, in-process over the fake runtime:
+// - the periodic resync plans from the cached runtime state (SyncPodTask.cachedRuntimePod) only
+//   while no PLEG event has arrived for the pod since the sync that read it;
+// - a restarted agent's resourceVersions are above the previous run's.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -25,8 +26,7 @@ describe('resync from the cached runtime state', () => {
   it('is used for a pod nothing happened to, and dropped after a PLEG event', async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-resync-'));
     const manifests = join(dir, 'manifests');
-    await rm(manifests, { recursive: true, force: true });
-    await import('node:fs/promises').then((fs) => fs.mkdir(manifests));
+    await mkdir(manifests);
     const options = resolveAgentOptions({
       nodeName: 'resync-cache', podManifestPath: manifests, rootDir: join(dir, 'root'), runtime: 'fake', port: 0, logLevel: 'silent',
       syncFrequencyMs: 1000, relistPeriodMs: 600_000, podInfraContainerImage: 'pause:1',
@@ -64,5 +64,23 @@ describe('resync from the cached runtime state', () => {
     await agent.pleg.relist();
     await expect.poll(() => agent!.listPods()[0]?.status?.containerStatuses?.[0]?.restartCount, { timeout: 15_000 }).toBe(1);
     expect(syncs[m].cachedRuntimePod).toBeUndefined();
+  });
+});
+
+describe('resourceVersions across agent restarts', () => {
+  it('a restarted agent hands out versions above the previous run\'s (so an old watch position is expired, not replayed)', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-rv-'));
+    const manifests = join(dir, 'manifests');
+    await mkdir(manifests);
+    await writeFile(join(manifests, 'a.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n');
+    const opts = resolveAgentOptions({ nodeName: 'rv-node', podManifestPath: manifests, rootDir: join(dir, 'root'), runtime: 'fake', workers: 1, port: 0, logLevel: 'silent' });
+    const first = newAgent(opts, { logger: pino({ level: 'silent' }), serve: false });
+    await first.start();
+    const initial = first.statusManager.resourceVersion();
+    await expect.poll(() => first.statusManager.resourceVersion() - initial, { timeout: 10_000 }).toBeGreaterThan(0);
+    const before = first.statusManager.resourceVersion();
+    await first.stop();
+    agent = newAgent(opts, { logger: pino({ level: 'silent' }), serve: false });
+    expect(agent.statusManager.resourceVersion()).toBeGreaterThan(before);
   });
 });
