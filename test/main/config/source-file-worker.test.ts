@@ -2,13 +2,12 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newFileSource, type FileSource, type FileSourceDeps } from '../../../src/main/config/source-file.js';
 import { newManifestLoader, type ManifestLoader } from '../../../src/main/pool/worker-pool.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { ConfigSeenAnnotationKey } from '../../../src/shared/annotations.js';
-import type { PodUpdate, SourceError } from '../../../src/shared/pod-update.js';
+import { SourceRecorder as Recorder } from '../../support/source-recorder.js';
 import * as staticPod from '../../../src/shared/static-pod.js';
 
 // The main thread's loadStaticPods refuses to run: every pod must come from the worker thread
@@ -27,43 +26,6 @@ vi.mock('../../../src/shared/static-pod.js', async (importOriginal) => {
 const real = (staticPod as unknown as { real: typeof staticPod }).real;
 
 const kNode = 'node-a';
-const kWaitMs = 10_000;
-
-/** Records a source's callbacks; `until` waits on them instead of sleeping. */
-class Recorder {
-  readonly updates: PodUpdate[] = [];
-  readonly errors: SourceError[] = [];
-  private waiters = new Set<() => void>();
-  readonly logger = pino({ level: 'silent' });
-  readonly onUpdate = (u: PodUpdate): void => {
-    this.updates.push(u);
-    this.notify();
-  };
-  readonly onError = (e: SourceError): void => {
-    this.errors.push(e);
-    this.notify();
-  };
-  private notify(): void {
-    for (const w of [...this.waiters]) w();
-  }
-  until<T>(what: string, pred: () => T | undefined): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
-        const v = pred();
-        if (v === undefined) return;
-        this.waiters.delete(check);
-        clearTimeout(timer);
-        resolve(v);
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        reject(new Error(`timed out waiting for ${what}; updates: ${this.updates.length}, errors: ${JSON.stringify(this.errors)}`));
-      }, kWaitMs);
-      this.waiters.add(check);
-      check();
-    });
-  }
-}
 
 function podYaml(name: string, img = 'kubelet-ts/busybox:1.35'): string {
   return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: main\n    image: ${img}\n`;
