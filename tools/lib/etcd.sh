@@ -146,6 +146,15 @@ etcd_up() {
       fi
       sleep 0.2
     done
+    # Healthy endpoints are not enough: another etcd (another checkout's) may hold the ports while
+    # ours exited. The tests stop and start members by our PID files, so ours must be the ones up.
+    for m in "${ETCD_MEMBERS[@]}"; do
+      n="${m%%:*}"
+      if ! _etcd_alive "$n"; then
+        show_log_tail "$ETCD_DIR/$n.log"
+        die "etcd member $n exited (log: .run/etcd/$n.log); if its port is held by another etcd (another checkout's tools/lib/etcd.sh up), stop that one first"
+      fi
+    done
     say "etcd is up"
   fi
   printf 'KUBELET_TS_ETCD_SINGLE=%s\nKUBELET_TS_ETCD_CLUSTER=%s\n' "$single" "$cluster" >"$ETCD_ENV"
