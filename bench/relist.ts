@@ -24,8 +24,10 @@ const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 
 const b = await startBenchAgent('relist', { workers, syncFrequencyMs: 600_000 });
 try {
-  // restartPolicy Never: a killed container stays dead, so its status change is the death itself.
-  await Promise.all(Array.from({ length: N }, (_, i) => b.write(`relist-${i}.yaml`, podYaml(`relist-${i}`, { restartPolicy: 'Never' }))));
+  // restartPolicy Always (the usual case): a killed container is restarted; the frame measured is
+  // the first one showing it terminated. (A death that ends the pod — restartPolicy Never — is
+  // published by the sync that reads its termination message, not from the event.)
+  await Promise.all(Array.from({ length: N }, (_, i) => b.write(`relist-${i}.yaml`, podYaml(`relist-${i}`))));
   await waitUntil('pods Running', N, () => b.times.running.size);
   await new Promise((r) => setTimeout(r, 2000));
 

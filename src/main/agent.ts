@@ -319,12 +319,13 @@ class AgentImpl implements Agent, AgentHost {
       // Any event makes the cached runtime state stale until a sync reads Docker again.
       record.plegGeneration = (record.plegGeneration ?? 0) + 1;
       record.runtimePodCurrent = false;
-      // A death the event itself describes is published now, before the sync (evented.go updates
-      // the pod cache from the event); the sync that follows publishes the authoritative status.
+      // The death of a container that will restart is published now, from the event itself, before
+      // the sync (evented.go updates the pod cache from the event); the sync that follows publishes
+      // the authoritative status. A death that ends the pod waits for the sync's termination message.
       let patched = false;
       for (const e of events) {
         if (e.exit) this.#exitsDuringSync.get(uid)?.push({ containerId: e.containerId, exit: e.exit });
-        const next = e.exit && record.runtimePod ? applyContainerExit(record.runtimePod, e.containerId, e.exit) : null;
+        const next = e.exit && record.runtimePod ? applyContainerExit(record.runtimePod, record.pod, e.containerId, e.exit) : null;
         if (next) { record.runtimePod = next; patched = true; }
       }
       if (patched) this.#publishStatus(record);
@@ -372,7 +373,7 @@ class AgentImpl implements Agent, AgentHost {
     // A death published from its event while this sync ran must not be undone by the sync's
     // older view of the container.
     for (const { containerId, exit } of exitsDuringSync) {
-      if (result.runtimePod) result.runtimePod = applyContainerExit(result.runtimePod, containerId, exit) ?? result.runtimePod;
+      if (result.runtimePod) result.runtimePod = applyContainerExit(result.runtimePod, record.pod, containerId, exit) ?? result.runtimePod;
     }
     // The result is the pod's current runtime state only if no PLEG event came while it ran.
     record.runtimePodCurrent = (record.plegGeneration ?? 0) === generation;

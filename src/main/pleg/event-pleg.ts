@@ -23,6 +23,7 @@ import { Worker } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { DockerContainerEvent, DockerEventsBootstrap, DockerEventsMessage } from '../../shared/docker-events.js';
+import type { Pod } from '../../shared/api.js';
 import type { RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
 import { newGenericPleg, type ContainerExit, type GenericPleg, type Pleg, type PlegObserver, type PlegStats, type PodLifecycleEvent, type PodLifecycleEventType } from './generic-pleg.js';
@@ -96,26 +97,28 @@ export function toLifecycleEvent(e: DockerContainerEvent, oomKilled = false): { 
 }
 
 /**
- * applyContainerExit returns `pod` with container `containerId` marked exited as `exit` says, or
- * null when the pod has no such running container (pure; the input is not changed). The agent
- * publishes a status from the result at once, so a container's death reaches watchers without
- * waiting for the sync that follows (the sync's own result then replaces it): evented.go's
- * processCRIEvents likewise updates the pod cache from the event before the pod worker runs.
- * The reason follows Docker's: `OOMKilled` after an `oom` event, else `Completed` for exit code 0
- * and `Error` otherwise (dockershim's container status).
+ * applyContainerExit returns `runtimePod` with app container `containerId` marked exited as `exit`
+ * says, or null when nothing is to be published from the event (pure; the input is not changed):
+ * the container is unknown or not running, it is not an app container of `pod` (init containers,
+ * sidecars and the sandbox are left to the sync), or its death ends it for good — restartPolicy
+ * Never, or OnFailure with exit code 0 (kuberuntime ShouldContainerBeRestarted). A final status
+ * must carry the termination message, which only the sync reads (file or log tail), so those
+ * deaths are published by the sync as before. The agent publishes a status from the result at
+ * once, so a restarting container's death reaches watchers without waiting for the sync that
+ * follows (whose result then replaces it): evented.go's processCRIEvents likewise updates the pod
+ * cache from the event before the pod worker runs. The reason follows Docker's: `OOMKilled` after
+ * an `oom` event, else `Completed` for exit code 0 and `Error` otherwise.
  */
-export function applyContainerExit(pod: RuntimePod, containerId: string, exit: ContainerExit): RuntimePod | null {
-  const patch = <T extends { id: string; state: RuntimeContainerState }>(list: T[]): T[] | null => {
-    const i = list.findIndex((c) => c.id === containerId);
-    if (i < 0 || list[i].state !== 'running') return null;
-    const copy = [...list];
-    copy[i] = { ...list[i], state: 'exited', exitCode: exit.exitCode, finishedAtMs: exit.finishedAtMs, reason: exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error' };
-    return copy;
-  };
-  const containers = patch(pod.containers);
-  if (containers) return { ...pod, containers };
-  const sandboxes = patch(pod.sandboxes);
-  return sandboxes ? { ...pod, sandboxes } : null;
+export function applyContainerExit(runtimePod: RuntimePod, pod: Pod, containerId: string, exit: ContainerExit): RuntimePod | null {
+  const i = runtimePod.containers.findIndex((c) => c.id === containerId);
+  if (i < 0 || runtimePod.containers[i].state !== 'running') return null;
+  const c = runtimePod.containers[i];
+  if (!pod.spec?.containers?.some((s) => s.name === c.name)) return null;
+  const policy = pod.spec.restartPolicy ?? 'Always';
+  if (policy === 'Never' || (policy === 'OnFailure' && exit.exitCode === 0)) return null;
+  const containers = [...runtimePod.containers];
+  containers[i] = { ...c, state: 'exited', exitCode: exit.exitCode, finishedAtMs: exit.finishedAtMs, reason: exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error' };
+  return { ...runtimePod, containers };
 }
 
 /**

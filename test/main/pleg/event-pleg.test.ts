@@ -4,6 +4,7 @@ import { applyContainerExit, newEventedPleg, toLifecycleEvent, type DockerEventS
 import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
 import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
 import type { DockerContainerEvent, DockerEventsMessage } from '../../../src/shared/docker-events.js';
+import type { Pod } from '../../../src/shared/api.js';
 import type { RelistContainer, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 
 const ev = (action: string, containerId: string, podUid: string, timeMs = 1000): DockerContainerEvent => ({ action, containerId, podUid, containerName: 'main', timeMs });
@@ -134,21 +135,34 @@ describe('applyContainerExit', () => {
     id: 'c1', name: 'main', sandbox: false, attempt: 0, state: 'running', hash: 'h', restartCount: 0, image: 'i', imageId: '', createdAtMs: 1, startedAtMs: 1,
     finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 's',
   };
-  const pod: RuntimePod = { uid: 'u', name: 'p', namespace: 'default', sandboxes: [{ ...running, id: 's', name: 'POD', sandbox: true }], containers: [running], podIp: '', terminationGracePeriodSeconds: 30 };
+  const runtimePod: RuntimePod = { uid: 'u', name: 'p', namespace: 'default', sandboxes: [{ ...running, id: 's', name: 'POD', sandbox: true }], containers: [running], podIp: '', terminationGracePeriodSeconds: 30 };
+  const pod = (restartPolicy: string): Pod => ({ metadata: { name: 'p', uid: 'u' }, spec: { restartPolicy, containers: [{ name: 'main', image: 'i' }] } }) as Pod;
 
   it.each([
-    [0, false, 'Completed'],
-    [2, false, 'Error'],
-    [137, true, 'OOMKilled'],
-  ] as const)('exit code %i (oom %s) marks the running container exited with reason %s, leaving the input alone', (exitCode, oomKilled, reason) => {
-    const out = applyContainerExit(pod, 'c1', { exitCode, finishedAtMs: 9000, oomKilled });
+    [0, false, 'Completed', 'Always'],
+    [2, false, 'Error', 'Always'],
+    [137, true, 'OOMKilled', 'Always'],
+    [2, false, 'Error', 'OnFailure'],
+  ] as const)('exit code %i (oom %s) of a container that restarts: exited with reason %s (restartPolicy %s), input left alone', (exitCode, oomKilled, reason, policy) => {
+    const out = applyContainerExit(runtimePod, pod(policy), 'c1', { exitCode, finishedAtMs: 9000, oomKilled });
     expect(out?.containers[0]).toMatchObject({ id: 'c1', state: 'exited', exitCode, finishedAtMs: 9000, reason });
-    expect(pod.containers[0].state).toBe('running');
+    expect(runtimePod.containers[0].state).toBe('running');
   });
 
-  it('is null for an unknown or already exited container', () => {
-    expect(applyContainerExit(pod, 'nope', { exitCode: 1, finishedAtMs: 1, oomKilled: false })).toBeNull();
-    const dead = applyContainerExit(pod, 'c1', { exitCode: 1, finishedAtMs: 1, oomKilled: false })!;
-    expect(applyContainerExit(dead, 'c1', { exitCode: 1, finishedAtMs: 2, oomKilled: false })).toBeNull();
+  it.each([
+    ['Never', 1],
+    ['OnFailure', 0],
+  ] as const)('is null for a death that ends the container for good (restartPolicy %s, exit %i): the sync publishes it with its message', (policy, exitCode) => {
+    expect(applyContainerExit(runtimePod, pod(policy), 'c1', { exitCode, finishedAtMs: 1, oomKilled: false })).toBeNull();
+  });
+
+  it('is null for an unknown or already exited container, the sandbox, or a container not in spec.containers', () => {
+    const always = pod('Always');
+    expect(applyContainerExit(runtimePod, always, 'nope', { exitCode: 1, finishedAtMs: 1, oomKilled: false })).toBeNull();
+    expect(applyContainerExit(runtimePod, always, 's', { exitCode: 1, finishedAtMs: 1, oomKilled: false })).toBeNull();
+    const dead = applyContainerExit(runtimePod, always, 'c1', { exitCode: 1, finishedAtMs: 1, oomKilled: false })!;
+    expect(applyContainerExit(dead, always, 'c1', { exitCode: 1, finishedAtMs: 2, oomKilled: false })).toBeNull();
+    const init = { ...always, spec: { ...always.spec!, containers: [{ name: 'other', image: 'i' }], initContainers: [{ name: 'main', image: 'i' }] } } as Pod;
+    expect(applyContainerExit(runtimePod, init, 'c1', { exitCode: 1, finishedAtMs: 1, oomKilled: false })).toBeNull();
   });
 });
