@@ -318,7 +318,6 @@ class AgentImpl implements Agent, AgentHost {
       if (!record || record.terminating || record.terminal) continue;
       // Any event makes the cached runtime state stale until a sync reads Docker again.
       record.plegGeneration = (record.plegGeneration ?? 0) + 1;
-      record.runtimePodCurrent = false;
       // The death of a container that will restart is published now, from the event itself, before
       // the sync (evented.go updates the pod cache from the event); the sync that follows publishes
       // the authoritative status. A death that ends the pod waits for the sync's termination message.
@@ -359,12 +358,13 @@ class AgentImpl implements Agent, AgentHost {
     if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
     const started = performance.now();
     const generation = record.plegGeneration ?? 0;
+    const cacheIsCurrent = record.runtimePod !== null && record.runtimePodGeneration === generation;
     const exitsDuringSync: { containerId: string; exit: ContainerExit }[] = [];
     this.#exitsDuringSync.set(uid, exitsDuringSync);
     const result = await this.#runner.run({
       kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.options.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
       livenessFailed: this.#prober.probeKills(uid),
-      ...(record.runtimePodCurrent && record.runtimePod ? { cachedRuntimePod: record.runtimePod } : {}),
+      ...(cacheIsCurrent ? { cachedRuntimePod: record.runtimePod! } : {}),
     }).catch((err: unknown) => {
       // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
       this.events.record(record.pod, { type: 'Warning', reason: 'FailedSync', message: `error syncing pod: ${(err as Error)?.message ?? String(err)}` });
@@ -375,8 +375,9 @@ class AgentImpl implements Agent, AgentHost {
     for (const { containerId, exit } of exitsDuringSync) {
       if (result.runtimePod) result.runtimePod = applyContainerExit(result.runtimePod, record.pod, containerId, exit) ?? result.runtimePod;
     }
-    // The result is the pod's current runtime state only if no PLEG event came while it ran.
-    record.runtimePodCurrent = (record.plegGeneration ?? 0) === generation;
+    // The result is the pod's current runtime state as of `generation`: current while no PLEG
+    // event came (one that came while the sync ran has already moved plegGeneration on).
+    record.runtimePodGeneration = generation;
     if (deadlineLeftMs !== null) result.requeueAfterMs = result.requeueAfterMs > 0 ? Math.min(result.requeueAfterMs, deadlineLeftMs) : deadlineLeftMs;
     this.#applyResult(record, result);
     this.#log.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');

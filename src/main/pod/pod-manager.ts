@@ -18,14 +18,14 @@ export interface PodRecord {
   pod: Pod;
   /** What Docker had of it after the last sync (patched by death events in between). */
   runtimePod: RuntimePod | null;
+  /** Counts the PLEG events of the pod (0 when absent). */
+  plegGeneration?: number;
   /**
-   * `runtimePod` is known to match the runtime: set by a sync result when no PLEG event for the
-   * pod arrived while that sync ran, cleared by every PLEG event. Lets a periodic resync plan from
+   * The plegGeneration at which the last sync read the runtime. While it equals plegGeneration no
+   * event has come since, so `runtimePod` matches the runtime and a periodic resync may plan from
    * it without reading Docker (the kubelet's syncPod reads the PLEG's pod cache likewise).
    */
-  runtimePodCurrent?: boolean;
-  /** Counts the PLEG events of the pod; a sync compares it before and after to set runtimePodCurrent. */
-  plegGeneration?: number;
+  runtimePodGeneration?: number;
   /** Waiting reasons of the last sync, by container name. */
   waiting: Record<string, WaitingReason>;
   /** Restart backoff entries of its containers (see shared/backoff.ts). */
