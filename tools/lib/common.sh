@@ -170,24 +170,55 @@ docker_answers() {
 
 # ensure_dockerd — use the dockerd that answers on DOCKER_SOCK, whoever started it; otherwise start
 # one (setsid, log .run/dockerd.log, PID in .run/dockerd.pid) and wait up to 30 s for it to answer.
+#
+# A dockerd that exits before answering is started again, up to DOCKERD_START_ATTEMPTS times in all.
+# The case this is for: dockerd gives the containerd it supervises a fixed 15 s to come up
+# (libcontainerd/supervisor startupTimeout) and exits with "timeout waiting for containerd to start"
+# when containerd is slower. containerd is slow after an unclean stop of an earlier dockerd: at boot
+# it deletes every task that earlier run left in /var/run/docker/containerd (~50 ms each; a few
+# hundred took 14 s on the first CI machine). That cleanup is kept across attempts, so the next
+# start is quick. Each attempt's log is kept as .run/dockerd.log.N.
+DOCKERD_START_ATTEMPTS=3
 ensure_dockerd() {
   if docker_answers; then
     return 0
   fi
   command -v dockerd >/dev/null 2>&1 || die "dockerd not found (package docker.io)"
   mkdir -p "$RUN_DIR"
-  local pidfile="$RUN_DIR/dockerd.pid" log="$RUN_DIR/dockerd.log" pid=""
+  local pidfile="$RUN_DIR/dockerd.pid" log="$RUN_DIR/dockerd.log" pid="" attempt
   if pid="$(read_pid "$pidfile")" && pid_matches "$pid" dockerd; then
     say "waiting for dockerd (pid $pid, started earlier by tools/)"
-  else
-    say "starting dockerd (log: .run/dockerd.log)"
+    wait_for_dockerd "$pid" && return 0
+    show_log_tail "$log"
+    die "dockerd (pid $pid) did not answer on $DOCKER_SOCK (log: .run/dockerd.log)"
+  fi
+  for ((attempt = 1; attempt <= DOCKERD_START_ATTEMPTS; attempt++)); do
+    say "starting dockerd (attempt $attempt of $DOCKERD_START_ATTEMPTS, log: .run/dockerd.log)"
     rm -f "$pidfile"
     # The shell records its own PID, then becomes dockerd: the PID file names dockerd itself.
     as_root setsid sh -c 'echo $$ > "$1"; shift; exec dockerd "$@"' sh "$pidfile" "${DOCKERD_ARGS[@]}" \
       </dev/null >"$log" 2>&1 &
-    pid=""
-  fi
-  local deadline=$((SECONDS + 30)) polls=0
+    if wait_for_dockerd ""; then
+      return 0
+    fi
+    cp -f "$log" "$log.$attempt"
+    show_log_tail "$log" 15
+    if pid="$(read_pid "$pidfile" 2>/dev/null)" && pid_matches "$pid" dockerd; then
+      die "dockerd (pid $pid) is running but did not answer on $DOCKER_SOCK within 30 s (log: .run/dockerd.log)"
+    fi
+    if grep -q 'timeout waiting for containerd' "$log"; then
+      warn "dockerd exited: its containerd took longer than dockerd's 15 s to start (cleaning up tasks of an earlier run); starting it again"
+    else
+      warn "dockerd exited before answering (log: .run/dockerd.log.$attempt)"
+    fi
+  done
+  die "dockerd exited before answering, $DOCKERD_START_ATTEMPTS times (logs: .run/dockerd.log.1 to .$DOCKERD_START_ATTEMPTS)"
+}
+
+# wait_for_dockerd PID — poll DOCKER_SOCK for up to 30 s; true once dockerd answers, false at the
+# deadline or as soon as the dockerd (PID, else the one named in .run/dockerd.pid) has exited.
+wait_for_dockerd() {
+  local pid=$1 pidfile="$RUN_DIR/dockerd.pid" deadline=$((SECONDS + 30)) polls=0
   while ((SECONDS < deadline)); do
     if docker_answers; then
       say "dockerd is up"
@@ -195,14 +226,16 @@ ensure_dockerd() {
     fi
     [ -n "$pid" ] || pid="$(read_pid "$pidfile" 2>/dev/null)" || pid=""
     # (the first polls may come before the PID file is written)
-    if [ -n "$pid" ] && ((++polls > 5)) && ! pid_matches "$pid" dockerd; then
-      show_log_tail "$log"
-      die "dockerd exited before answering (log: .run/dockerd.log)"
+    ((++polls))
+    if [ -n "$pid" ] && ((polls > 5)) && ! pid_matches "$pid" dockerd; then
+      return 1
+    fi
+    if [ -z "$pid" ] && ((polls > 50)); then
+      return 1
     fi
     sleep 0.1
   done
-  show_log_tail "$log"
-  die "dockerd did not answer on $DOCKER_SOCK within 30 s (log: .run/dockerd.log)"
+  return 1
 }
 
 # build_project — `npm run build` (tsc → dist/) unless dist/ is newer than every source, tsconfig and
