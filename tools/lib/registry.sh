@@ -76,7 +76,15 @@ _registry_start() {
       </dev/null >>"$REGISTRY_DIR/$name.log" 2>&1 &
   fi
   for ((i = 0; i < 100; i++)); do
-    _registry_answers "$port" && return 0
+    if _registry_answers "$port"; then
+      # An answer is not enough: another checkout's registry may hold the port while ours exited
+      # ("address already in use"), and we would push to, and test against, a registry we do not own.
+      # Give ours a moment to fail its bind before trusting the answer.
+      sleep 0.3
+      _registry_alive "$name" && return 0
+      show_log_tail "$REGISTRY_DIR/$name.log"
+      die "registry $name exited while 127.0.0.1:$port answers: another registry (another checkout's tools/lib/registry.sh up?) holds the port; stop that one first (log: .run/registry/$name.log)"
+    fi
     sleep 0.1
   done
   show_log_tail "$REGISTRY_DIR/$name.log"
