@@ -1,13 +1,13 @@
 /**
- * Counterpart of pkg/kubelet/kubelet.go (Kubelet, syncLoop, HandlePodAdditions/Updates/Removes,
- * HandlePodCleanups): the composition root. It wires sources → PodConfig merge → desired-state
- * table → pod workers → worker pool, the PLEG, the status manager and the server, and decides
- * what each pod needs next. It does no Docker I/O itself: every runtime call is a pool task.
+ * Counterpart of pkg/kubelet/kubelet.go (Kubelet, syncLoop, HandlePodCleanups): the composition
+ * root. It wires sources → PodConfig merge → desired-state table → pod workers → worker pool, the
+ * PLEG, the status manager and the server; it holds the pod worker bodies (sync, kill, fail) and
+ * the server's view of the agent (AgentHost). SyncLoop ADD / UPDATE / REMOVE and admission live in
+ * pod/pod-lifecycle.ts. It does no Docker I/O itself: every runtime call is a pool task.
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
-import { podFullName } from '../shared/annotations.js';
 import type { Event, Node, Pod } from '../shared/api.js';
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { podFields, type Logger } from '../shared/logging.js';
@@ -20,7 +20,7 @@ import { createServer, type AgentServer } from '../server/server.js';
 import type { WatchCancel, WatchEvent } from '../server/ws/watch-event.js';
 
 import type { AgentOptions } from './agent-options.js';
-import { newPodConfig, type PodConfig, type PodConfigChanges } from './config/pod-config.js';
+import { newPodConfig, type PodConfig } from './config/pod-config.js';
 import { newFileSource, type FileSource } from './config/source-file.js';
 import { newHttpSource, type HttpSource } from './config/source-http.js';
 import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
@@ -34,7 +34,8 @@ import { newGenericPleg, type ContainerExit, type Pleg, type PodLifecycleEvent }
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodWorkers, type PodWork, type PodWorkers } from './pod-workers.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
-import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
+import type { NodeCapacity } from './pod/admission.js';
+import { newPodLifecycle, type PodLifecycle } from './pod/pod-lifecycle.js';
 import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
 import { newPinnedWorkerPool } from './pool/pinned-pool.js';
 import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
@@ -101,13 +102,10 @@ class AgentImpl implements Agent, AgentHost {
   /** Container and image garbage collection (gc/gc-manager.ts). */
   #gc?: GcManager;
   #lastSyncLoopMs = Date.now();
-  /** Pods waiting for an older pod of the same full name to finish terminating (podWorkers.allowPodStart). */
-  readonly #blockedByFullName = new Map<string, Pod>();
   /** Allocatable for admission: --max-pods, this machine's cores and memory (no reservations). */
   readonly #capacity: NodeCapacity;
-  /** What admitted, still active pods request; kept up to date by admission and #release. */
-  #used: PodUsage = { pods: 0, cpuMilli: 0, memoryBytes: 0 };
-  readonly #admitted = new WeakMap<PodRecord, { cpuMilli: number; memoryBytes: number }>();
+  /** SyncLoop ADD / UPDATE / REMOVE and admission (pod/pod-lifecycle.ts); built in start(). */
+  #lifecycle!: PodLifecycle;
   #stopped = false;
   /** Pods the agent failed itself (DeadlineExceeded), with the status reason and message. */
   readonly #failures = new WeakMap<PodRecord, { reason: string; message: string }>();
@@ -161,6 +159,11 @@ class AgentImpl implements Agent, AgentHost {
       onKill: (uid) => { const r = this.podManager.get(uid); if (r && !r.terminal && !r.terminating) this.#podWorkers.update(uid, { type: 'sync' }); },
     });
     this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: this.#log, execute: this.#metrics.timePodWork((uid, work) => this.#execute(uid, work)) });
+    this.#lifecycle = newPodLifecycle({
+      logger: this.#log, config: this.#config, podManager: this.podManager, statusManager: this.statusManager, events: this.events,
+      podWorkers: this.#podWorkers, prober: this.#prober, capacity: this.#capacity,
+      publishStatus: (r) => this.#publishStatus(r), takeGraceOverride: (uid) => this.#api.takeGraceOverride(uid),
+    });
     const plegDeps = { runner: this.#runner, logger: this.#log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => this.#handlePlegEvents(byPod), onRelist: (uids: Set<string>) => this.#handleOrphans(uids) };
     // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
     this.#pleg = o.runtime === 'docker' && !this.deps.runner
@@ -226,87 +229,13 @@ class AgentImpl implements Agent, AgentHost {
 
   #handleUpdate(update: PodUpdate): void {
     this.#lastSyncLoopMs = Date.now();
-    const changes = this.#config.apply(update);
-    this.#log.debug({ source: update.source, op: update.op, adds: changes.adds.length, updates: changes.updates.length, removes: changes.removes.length }, 'SyncLoop config update');
-    this.#handleConflicts(changes);
-    for (const pod of changes.removes) this.#handlePodRemove(pod);
-    for (const pod of changes.updates) this.#handlePodUpdate(pod);
-    for (const pod of changes.adds) this.#handlePodAdd(pod);
-  }
-
-  #handleConflicts(changes: PodConfigChanges): void {
-    for (const c of changes.conflicts) {
-      this.events.record(c.pod, {
-        type: 'Warning', reason: 'DuplicatePod',
-        message: `Rejected pod from source ${c.source}: ${podFullName(c.pod)} is already taken by a pod from source ${c.heldBy.source} (uid ${c.heldBy.uid})`,
-      });
-    }
+    this.#lifecycle.handleUpdate(update);
   }
 
   #handleSourceError(e: SourceError): void {
     // The source has already logged it (at warn, once per change); what it does with the pods
     // (keep the last good ones, or drop a vanished path's) is the source's rule, not ours.
     this.#log.debug({ source: e.source, origin: e.origin, detail: e.message }, 'Source reported an error');
-  }
-
-  #handlePodAdd(pod: Pod): void {
-    const uid = pod.metadata!.uid!;
-    const fullName = podFullName(pod);
-    const holder = this.podManager.getByFullName(fullName);
-    if (holder && holder.terminating) {
-      // Like podWorkers.allowPodStart: a pod may not start while an older pod with its full name
-      // is still stopping. The same UID coming back (a manifest removed and restored) is the
-      // kubelet's static pod restartRequested: it starts again once the old instance is gone.
-      this.#blockedByFullName.set(fullName, pod);
-      this.#log.info({ ...podFields(pod), blockedBy: holder.uid }, 'Pod waits for the previous pod with its name to terminate');
-      return;
-    }
-    const record: PodRecord = { uid, pod, runtimePod: null, waiting: {}, backoff: {}, startTimeMs: Date.now(), terminal: false, terminating: false };
-    const admitted = admitPod(pod, this.#used, this.#capacity);
-    this.podManager.set(record);
-    if (!admitted.admit) {
-      // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.
-      record.terminal = true;
-      record.status = { phase: 'Failed', reason: admitted.reason, message: admitted.message, startTime: new Date(record.startTimeMs).toISOString() };
-      this.statusManager.setPodStatus(pod, record.status);
-      this.events.record(pod, { type: 'Warning', reason: admitted.reason, message: admitted.message });
-      return;
-    }
-    const req = podRequests(pod);
-    this.#admitted.set(record, req);
-    this.#used = { pods: this.#used.pods + 1, cpuMilli: this.#used.cpuMilli + req.cpuMilli, memoryBytes: this.#used.memoryBytes + req.memoryBytes };
-    this.#log.info({ ...podFields(pod), source: pod.metadata?.annotations?.['kubernetes.io/config.source'] }, 'SyncLoop ADD');
-    this.#publishStatus(record);
-    this.#podWorkers.update(uid, { type: 'sync' });
-  }
-
-  #handlePodUpdate(pod: Pod): void {
-    const record = this.podManager.get(pod.metadata!.uid!);
-    if (!record) return this.#handlePodAdd(pod);
-    record.pod = pod;
-    this.#log.info(podFields(pod), 'SyncLoop UPDATE');
-    if (!record.terminal && !record.terminating) this.#podWorkers.update(record.uid, { type: 'sync' });
-  }
-
-  #handlePodRemove(pod: Pod): void {
-    const uid = pod.metadata!.uid!;
-    const blocked = this.#blockedByFullName.get(podFullName(pod));
-    if (blocked?.metadata?.uid === uid) this.#blockedByFullName.delete(podFullName(pod));
-    const record = this.podManager.get(uid);
-    if (!record) return;
-    this.#log.info(podFields(pod), 'SyncLoop REMOVE');
-    record.terminating = true;
-    this.#release(record);
-    this.#prober?.removePod(uid);
-    this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: this.#api.takeGraceOverride(uid) ?? pod.spec?.terminationGracePeriodSeconds ?? 30, remove: true });
-  }
-
-  /** #release gives back an admitted pod's share of the node once it stops being active (idempotent). */
-  #release(record: PodRecord): void {
-    const req = this.#admitted.get(record);
-    if (!req) return;
-    this.#admitted.delete(record);
-    this.#used = { pods: this.#used.pods - 1, cpuMilli: this.#used.cpuMilli - req.cpuMilli, memoryBytes: this.#used.memoryBytes - req.memoryBytes };
   }
 
   // ---- runtime events (kubelet: syncLoopIteration on plegCh, housekeeping) ----
@@ -386,7 +315,7 @@ class AgentImpl implements Agent, AgentHost {
     if ((phase === 'Succeeded' || phase === 'Failed') && record.pod.spec?.restartPolicy !== 'Always') {
       // The pod is done: stop its sandbox, keep the dead containers for their status and logs.
       record.terminal = true;
-      this.#release(record);
+      this.#lifecycle.release(record);
       this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? 30, remove: false });
     } else if (result.requeueAfterMs > 0) {
       this.#podWorkers.requeue(uid, result.requeueAfterMs);
@@ -399,7 +328,7 @@ class AgentImpl implements Agent, AgentHost {
    */
   #failPod(record: PodRecord, reason: string, message: string): void {
     record.terminal = true;
-    this.#release(record);
+    this.#lifecycle.release(record);
     this.#failures.set(record, { reason, message });
     this.events.record(record.pod, { type: 'Normal', reason, message });
     this.#log.info({ ...podFields(record.pod), reason }, 'Failing pod');
@@ -420,15 +349,11 @@ class AgentImpl implements Agent, AgentHost {
     this.#podWorkers.forget(uid);
     if (record) {
       this.#logEvents(record.pod, result.events);
-      this.#release(record);
+      this.#lifecycle.release(record);
       this.podManager.delete(uid);
       this.statusManager.deletePodStatus(uid);
       this.#log.info(podFields(record.pod), 'Pod removed');
-      const waiting = this.#blockedByFullName.get(podFullName(record.pod));
-      if (waiting) {
-        this.#blockedByFullName.delete(podFullName(record.pod));
-        this.#handlePodAdd(waiting);
-      }
+      this.#lifecycle.podRemoved(record.pod);
     }
   }
 
