@@ -192,6 +192,8 @@ ensure_dockerd() {
     show_log_tail "$log"
     die "dockerd (pid $pid) did not answer on $DOCKER_SOCK (log: .run/dockerd.log)"
   fi
+  remove_stale_pid_file /var/run/docker.pid dockerd
+  remove_stale_pid_file /var/run/docker/containerd/containerd.pid containerd
   for ((attempt = 1; attempt <= DOCKERD_START_ATTEMPTS; attempt++)); do
     say "starting dockerd (attempt $attempt of $DOCKERD_START_ATTEMPTS, log: .run/dockerd.log)"
     rm -f "$pidfile"
@@ -213,6 +215,22 @@ ensure_dockerd() {
     fi
   done
   die "dockerd exited before answering, $DOCKERD_START_ATTEMPTS times (logs: .run/dockerd.log.1 to .$DOCKERD_START_ATTEMPTS)"
+}
+
+# remove_stale_pid_file FILE TEXT — delete a PID file that dockerd or its containerd left behind
+# when the process it names is gone, or is now another program (its PID reused). Only called before
+# we start a dockerd ourselves. Needed because /run is on disk here, so it outlives the machine's
+# processes: dockerd refuses to start while /var/run/docker.pid names a live process ("pid file
+# found, ensure docker is not running"), and believes a reused PID in containerd.pid is its
+# containerd, which it would then signal.
+remove_stale_pid_file() {
+  local file=$1 text=$2 pid
+  [ -e "$file" ] || return 0
+  if pid="$(read_pid "$file")" && pid_matches "$pid" "$text"; then
+    return 0
+  fi
+  say "removing $file (it names no running $text)"
+  as_root rm -f "$file"
 }
 
 # wait_for_dockerd PID — poll DOCKER_SOCK for up to 30 s; true once dockerd answers, false at the
