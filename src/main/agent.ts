@@ -196,11 +196,13 @@ class AgentImpl implements Agent, AgentHost {
       await this.#etcd.start();
     }
     await this.#api.start();
+    // The first reads are in once they are handled too (a big SET is handled in chunks).
+    await this.#lifecycle.settled();
     this.#resyncTimer = setInterval(() => this.#resyncAll(), o.syncFrequencyMs);
     this.#resyncTimer.unref();
     this.#gc = newGcManager(
       { maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer, imageGcHighThresholdPercent: o.imageGcHighThresholdPercent, imageGcLowThresholdPercent: o.imageGcLowThresholdPercent },
-      { run: (t) => this.#runner.run<'gc'>(t), activePodUids: () => [...this.podManager.all()].map((r) => r.uid), logger: this.#log.child({ component: 'gc' }) },
+      { run: (t) => this.#runner.run<'gc'>(t), activePodUids: () => this.#activePodUids(), logger: this.#log.child({ component: 'gc' }) },
     );
     this.#gc.start();
     this.#log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
@@ -209,6 +211,7 @@ class AgentImpl implements Agent, AgentHost {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#lifecycle?.stop();
     clearInterval(this.#resyncTimer);
     await this.#gc?.stop();
     await this.#etcd?.stop();
@@ -227,9 +230,10 @@ class AgentImpl implements Agent, AgentHost {
 
   // ---- sources → merge → table (kubelet: syncLoopIteration on configCh) ----
 
-  #handleUpdate(update: PodUpdate): void {
+  /** #handleUpdate resolves once the update's changes are handled (pod-lifecycle.ts chunks big ones). */
+  #handleUpdate(update: PodUpdate): Promise<void> {
     this.#lastSyncLoopMs = Date.now();
-    this.#lifecycle.handleUpdate(update);
+    return this.#lifecycle.handleUpdate(update);
   }
 
   #handleSourceError(e: SourceError): void {
@@ -263,13 +267,21 @@ class AgentImpl implements Agent, AgentHost {
 
   /** HandlePodCleanups: kill containers of pods no source wants, once every source has reported. */
   #handleOrphans(uids: Set<string>): void {
-    if (!this.#config.seenAllSources()) return;
+    // Pods whose ADD is still queued are not in the pod manager yet: wait until it is all handled.
+    if (!this.#config.seenAllSources() || this.#lifecycle.pending) return;
     for (const uid of uids) {
       if (this.podManager.get(uid) || this.#podWorkers.busy(uid)) continue;
       this.#log.info({ uid }, 'Cleaning up containers of a pod that is no longer desired');
       // -1: use the grace period recorded on the containers' label (the spec is gone).
       this.#podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: -1, remove: true });
     }
+  }
+
+  /** UIDs the garbage collector must keep: the pod manager's, plus the merge's while changes are queued. */
+  #activePodUids(): string[] {
+    const uids = [...this.podManager.all()].map((r) => r.uid);
+    if (this.#lifecycle.pending) for (const pod of this.#config.pods()) uids.push(pod.metadata?.uid ?? '');
+    return uids;
   }
 
   #resyncAll(): void {

@@ -29,8 +29,12 @@ export interface IntakeHostOptions {
 export interface IntakeHostDeps {
   logger: Logger;
   podManager: PodManager;
-  /** The agent's config update entry (PodConfig merge → SyncLoop ADD/UPDATE/REMOVE). Synchronous. */
-  onUpdate: (update: PodUpdate) => void;
+  /**
+   * The agent's config update entry (PodConfig merge → SyncLoop ADD/UPDATE/REMOVE). Returns a
+   * promise that resolves once the update's changes are handled (a big one is handled in chunks,
+   * pod-lifecycle.ts); the intake methods wait for it before they answer.
+   */
+  onUpdate: (update: PodUpdate) => Promise<void> | void;
   /** The recorder's events, oldest first. */
   listEvents: () => Event[];
   healthz: () => HealthReport;
@@ -61,13 +65,17 @@ class IntakeHostImpl implements IntakeHost {
   readonly #intake: IntakeSource;
   readonly #logs: LogsClient;
   readonly #graceOverrides = new Map<string, number>();
+  /** Completion of the last update handed to the agent: the intake methods' answers wait for it. */
+  #applied: Promise<void> | void = undefined;
   #runtimeVersion: string | undefined;
   #lastNode: Node | undefined;
 
   constructor(private readonly options: IntakeHostOptions, private readonly deps: IntakeHostDeps) {
     this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName }, {
       logger: deps.logger.child({ component: 'intake-source' }),
-      onUpdate: deps.onUpdate,
+      onUpdate: (update) => {
+        this.#applied = deps.onUpdate(update);
+      },
       holder: (fullName) => {
         const r = deps.podManager.getByFullName(fullName);
         return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : undefined;
@@ -91,11 +99,14 @@ class IntakeHostImpl implements IntakeHost {
 
   async submitPods(pods: Pod[]): Promise<Pod[]> {
     const stored = await this.#intake.submit(pods);
+    await this.#applied;
     return stored.map((p) => this.#withStatus(p));
   }
 
   async replacePod(namespace: string, name: string, pod: Pod): Promise<Pod> {
-    return this.#withStatus(await this.#intake.replace(namespace, name, pod));
+    const stored = await this.#intake.replace(namespace, name, pod);
+    await this.#applied;
+    return this.#withStatus(stored);
   }
 
   async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
@@ -105,6 +116,8 @@ class IntakeHostImpl implements IntakeHost {
     let removed: Pod;
     try {
       removed = await this.#intake.remove(namespace, name);
+      // SyncLoop REMOVE takes the grace override: keep it until the removal has been handled.
+      await this.#applied;
     } catch (err) {
       if (uid !== undefined) this.#graceOverrides.delete(uid);
       throw err;

@@ -1,13 +1,16 @@
 // Agent-level behaviour, in-process over the fake runtime:
 // - the periodic resync plans from the cached runtime state (SyncPodTask.cachedRuntimePod) only
 //   while no PLEG event has arrived for the pod since the sync that read it;
-// - a restarted agent's resourceVersions are above the previous run's.
+// - a restarted agent's resourceVersions are above the previous run's;
+// - housekeeping kills no containers of pods whose ADD is still queued behind a big update.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { newAgent, type Agent } from '../../src/main/agent.js';
+import type { AgentHost } from '../../src/server/agent-host.js';
+import type { Pod } from '../../src/shared/api.js';
 import { resolveAgentOptions } from '../../src/main/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
 import { PROTOCOL_VERSION, type SyncPodTask, type WorkerTask } from '../../src/shared/messages.js';
@@ -82,5 +85,48 @@ describe('resourceVersions across agent restarts', () => {
     await first.stop();
     agent = newAgent(opts, { logger: pino({ level: 'silent' }), serve: false });
     expect(agent.statusManager.resourceVersion()).toBeGreaterThan(before);
+  });
+});
+
+describe('housekeeping while a big update is being handled', () => {
+  it('kills no containers of pods whose ADD is still queued (they are not in the pod manager yet)', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-orphans-'));
+    const options = resolveAgentOptions({
+      nodeName: 'orphans', rootDir: join(dir, 'root'), runtime: 'fake', port: 0, logLevel: 'silent',
+      relistPeriodMs: 600_000, syncFrequencyMs: 600_000, podInfraContainerImage: 'pause:1', maxPods: 2000,
+    });
+    const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: options.nodeName, rootDir: options.rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, newFakeRuntime({ images: ['pause:1', 'busybox:1'] }));
+    const pods: Pod[] = Array.from({ length: 1000 }, (_, i) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}`, namespace: 'default', uid: `orphan-guard-${i}` },
+      spec: { containers: [{ name: 'main', image: 'busybox:1' }] },
+    }));
+    // Once the 1,000-pod ADD has started to be handled (the first sync), a relist reports
+    // containers for every one of the pods, as after an agent restart.
+    let reportAll = false;
+    const kills: string[] = [];
+    const runner: PodSyncRunner = {
+      run: (async (task: WorkerTask) => {
+        if (task.kind === 'relist') {
+          return { containers: reportAll ? pods.map((p, i) => ({ id: `c${i}`, podUid: p.metadata!.uid!, name: 'main', state: 'running' })) : [], observedAtMs: Date.now() };
+        }
+        if (task.kind === 'killPod') kills.push(task.podUid);
+        if (task.kind === 'syncPod' && !reportAll) {
+          reportAll = true;
+          void agent!.pleg.relist();
+        }
+        const r = await handler(task);
+        if (!r.ok) throw Object.assign(new Error(r.error.message), r.error);
+        return r.value;
+      }) as PodSyncRunner['run'],
+      stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
+      close: async () => {},
+    };
+    agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
+    await agent.start();
+    await (agent as unknown as AgentHost).submitPods!(pods);
+    expect(reportAll).toBe(true);
+    expect(agent.listPods()).toHaveLength(1000);
+    await agent.pleg.relist();
+    expect(kills).toEqual([]);
   });
 });

@@ -1,0 +1,81 @@
+// The intake methods of src/main/intake-host.ts answer once the agent has handled their update: a
+// big update ahead of them is handled in chunks (src/main/pod/pod-lifecycle.ts), so the agent's
+// onUpdate returns a promise, and the answers (status, the DELETE's grace period) wait for it.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { newIntakeHost, type IntakeHost } from '../../src/main/intake-host.js';
+import { newPodManager } from '../../src/main/pod/pod-manager.js';
+import type { Pod } from '../../src/shared/api.js';
+import type { PodUpdate } from '../../src/shared/pod-update.js';
+
+const macrotasks = async (n: number) => { for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r)); };
+
+let host: IntakeHost | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await host?.stop();
+  host = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** An agent stand-in: every update waits until the test handles it (handleNext). */
+async function setup() {
+  dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-host-'));
+  const podManager = newPodManager(2);
+  const waiting: { update: PodUpdate; handle: () => void }[] = [];
+  host = newIntakeHost({ rootDir: dir, nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, runtime: 'fake', dockerSocketPath: '' }, {
+    logger: pino({ level: 'silent' }), podManager, listEvents: () => [], healthz: () => ({ ok: true, checks: [] }), port: () => 0,
+    onUpdate: (update) => new Promise<void>((resolve) => { waiting.push({ update, handle: resolve }); }),
+  });
+  const started = host.start();
+  await expect.poll(() => waiting.length).toBe(1);
+  waiting.shift()!.handle();
+  await started;
+  return { podManager, waiting };
+}
+
+const web: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'img:1' }] } };
+
+describe('intake host: answers wait for the agent to handle the update', () => {
+  it('submitPods answers after the ADD is handled, with the status the agent gave the pod', async () => {
+    const { podManager, waiting } = await setup();
+    let answered: Pod[] | undefined;
+    const submitted = host!.submitPods([web]).then((p) => { answered = p; });
+    await expect.poll(() => waiting.length).toBe(1);
+    await macrotasks(5);
+    expect(answered).toBeUndefined();
+    const { update, handle } = waiting.shift()!;
+    expect(update.op).toBe('ADD');
+    const pod = update.pods[0];
+    podManager.set({ uid: pod.metadata!.uid!, pod, runtimePod: null, waiting: {}, backoff: {}, startTimeMs: 0, terminal: false, terminating: false, status: { phase: 'Pending' } });
+    handle();
+    await submitted;
+    expect(answered![0].status?.phase).toBe('Pending');
+  });
+
+  it('deletePod keeps its grace period for SyncLoop REMOVE until the removal is handled', async () => {
+    const { podManager, waiting } = await setup();
+    const submitted = host!.submitPods([web]);
+    await expect.poll(() => waiting.length).toBe(1);
+    const add = waiting.shift()!;
+    const uid = add.update.pods[0].metadata!.uid!;
+    podManager.set({ uid, pod: add.update.pods[0], runtimePod: null, waiting: {}, backoff: {}, startTimeMs: 0, terminal: false, terminating: false });
+    add.handle();
+    await submitted;
+
+    const deleted = host!.deletePod('default', 'web', 3);
+    await expect.poll(() => waiting.length).toBe(1);
+    await macrotasks(5);
+    const remove = waiting.shift()!;
+    expect(remove.update.op).toBe('REMOVE');
+    // What the agent's SyncLoop REMOVE reads when it gets to the pod:
+    expect(host!.takeGraceOverride(uid)).toBe(3);
+    remove.handle();
+    const answer = await deleted;
+    expect(answer.metadata?.deletionGracePeriodSeconds).toBe(3);
+    expect(host!.takeGraceOverride(uid)).toBeUndefined();
+  });
+});

@@ -1,0 +1,126 @@
+// SyncLoop ADD / UPDATE / REMOVE (src/main/pod/pod-lifecycle.ts) over the real PodConfig merge and
+// pod manager, with the pod workers and the prober faked: a big update is handled in chunks, one
+// per macrotask, strictly in arrival order; small ones with nothing queued are handled at once.
+import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { newPodConfig } from '../../../src/main/config/pod-config.js';
+import { newEventRecorder } from '../../../src/main/events/recorder.js';
+import type { PodWork, PodWorkers } from '../../../src/main/pod-workers.js';
+import { kChangesPerChunk, newPodLifecycle, type PodLifecycle } from '../../../src/main/pod/pod-lifecycle.js';
+import { newPodManager, type PodManager } from '../../../src/main/pod/pod-manager.js';
+import type { ProberManager } from '../../../src/main/prober/prober-manager.js';
+import { newStatusManager } from '../../../src/main/status/status-manager.js';
+import type { Pod } from '../../../src/shared/api.js';
+
+function pod(name: string, uid = `uid-${name}`): Pod {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'img:1' }] } };
+}
+const pods = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => pod(`${prefix}-${i}`));
+const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+interface Harness {
+  lifecycle: PodLifecycle;
+  podManager: PodManager;
+  /** Every piece of work asked of the pod workers, in order, as `<type> <uid>`. */
+  work: string[];
+}
+
+function harness(): Harness {
+  const logger = pino({ level: 'silent' });
+  const work: string[] = [];
+  const podWorkers: PodWorkers = {
+    update: (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); },
+    requeue: () => {}, forget: () => {}, busy: () => false,
+    stats: () => ({ inFlight: 0, waiting: 0, timers: 0 }), stop: async () => {},
+  };
+  const prober = { removePod: () => {} } as unknown as ProberManager;
+  const podManager = newPodManager(4);
+  const statusManager = newStatusManager();
+  const lifecycle = newPodLifecycle({
+    logger, config: newPodConfig(['file', 'api']), podManager, statusManager,
+    events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
+    capacity: { pods: 100_000, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 },
+    publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
+    takeGraceOverride: () => undefined,
+  });
+  return { lifecycle, podManager, work };
+}
+const count = (pm: PodManager) => [...pm.all()].length;
+
+describe('pod lifecycle: handling config updates', () => {
+  it('handles a small update with nothing queued before handleUpdate returns', async () => {
+    const h = harness();
+    const done = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: pods(3, 'small') });
+    expect(count(h.podManager)).toBe(3);
+    expect(h.work).toEqual(['sync uid-small-0', 'sync uid-small-1', 'sync uid-small-2']);
+    expect(h.lifecycle.pending).toBe(false);
+    await done;
+  });
+
+  it('handles a 1,000-pod SET across several macrotasks, in order, and resolves when all is handled', async () => {
+    const h = harness();
+    const set = pods(1000, 'big');
+    let resolved = false;
+    const done = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: set }).then(() => { resolved = true; });
+    // Merged now, handled from the next macrotask on, one chunk each: the thread is given back in between.
+    expect(count(h.podManager)).toBe(0);
+    expect(h.lifecycle.pending).toBe(true);
+    await macrotask();
+    const first = count(h.podManager);
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(kChangesPerChunk);
+    await macrotask();
+    const second = count(h.podManager);
+    expect(second).toBeGreaterThan(first);
+    expect(second).toBeLessThan(1000);
+    expect(resolved).toBe(false);
+    await done;
+    expect(count(h.podManager)).toBe(1000);
+    expect(h.lifecycle.pending).toBe(false);
+    expect(h.work).toEqual(set.map((p) => `sync ${p.metadata!.uid}`));
+  });
+
+  it('applies an update that arrives while a big one is being handled only after it, even a small one', async () => {
+    const h = harness();
+    const set = pods(1000, 'first');
+    const order: string[] = [];
+    const first = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: set }).then(() => order.push('first'));
+    // A small ADD from another source, and the removal of a pod of the big SET.
+    const late = pod('late');
+    const second = h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [late] }).then(() => order.push('second'));
+    expect(h.podManager.get('uid-late')).toBeUndefined();
+    const third = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: set.slice(1) }).then(() => order.push('third'));
+    await Promise.all([first, second, third]);
+    expect(order).toEqual(['first', 'second', 'third']);
+    expect(h.work).toEqual([...set.map((p) => `sync ${p.metadata!.uid}`), 'sync uid-late', 'kill uid-first-0']);
+    expect(h.podManager.get('uid-first-0')?.terminating).toBe(true);
+  });
+
+  it('settled() resolves once everything queued so far is handled', async () => {
+    const h = harness();
+    void h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: pods(700, 'a') });
+    void h.lifecycle.handleUpdate({ op: 'SET', source: 'api', pods: pods(300, 'b') });
+    await h.lifecycle.settled();
+    expect(count(h.podManager)).toBe(1000);
+    expect(h.lifecycle.pending).toBe(false);
+  });
+
+  it('stop() drops the change sets not yet handled, resolves their promises and ignores later updates', async () => {
+    const h = harness();
+    const done = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: pods(1000, 'x') });
+    const queued = h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [pod('y')] });
+    await macrotask();
+    const handled = count(h.podManager);
+    expect(handled).toBeGreaterThan(0);
+    expect(handled).toBeLessThan(1000);
+    h.lifecycle.stop();
+    await Promise.all([done, queued]);
+    await macrotask();
+    await macrotask();
+    expect(count(h.podManager)).toBe(handled);
+    expect(h.lifecycle.pending).toBe(false);
+    await h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [pod('after-stop')] });
+    expect(h.podManager.get('uid-after-stop')).toBeUndefined();
+    expect(h.work).toHaveLength(handled);
+  });
+});
