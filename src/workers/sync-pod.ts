@@ -255,11 +255,26 @@ function isNothingToDo(a: PodActions): boolean {
 }
 
 /**
+ * isFinishedPodKill: the plan's only kill is the sandbox of a pod that has finished — restartPolicy
+ * Never or OnFailure, the sandbox unchanged, and every container of it exited. Such a pod's status
+ * (phase Succeeded or Failed, getPhase) is final; the agent publishes it and then stops the sandbox
+ * with a separate kill (agent.ts: "The pod is done"). syncPod leaves that kill out so the final
+ * status is not held back by a `docker stop` of the sandbox: the kubelet's order too, where SyncPod
+ * sets the status before any runtime call and SyncTerminatingPod stops the pod afterwards.
+ */
+function isFinishedPodKill(pod: Pod, runtimePod: RuntimePod | null, a: PodActions): boolean {
+  if (!a.killPod || a.createSandbox || a.sandboxId === '' || !runtimePod) return false;
+  if ((pod.spec?.restartPolicy ?? 'Always') === 'Always') return false;
+  return runtimePod.containers.length > 0 && runtimePod.containers.every((c) => c.state === 'exited');
+}
+
+/**
  * syncPod carries out one SyncPodTask on a worker thread: reads the pod from the runtime,
  * plans with computePodActions, then (1) kills the pod or the containers to kill (grace period
  * from the spec, SIGTERM then SIGKILL), (2) removes dead attempts beyond one per container,
  * (3) creates the sandbox when needed, (4) starts containers in spec order (image by pull policy,
- * config, create, start). Each action is a step; failures become waiting reasons
+ * config, create, start). A finished pod's sandbox is not stopped here (isFinishedPodKill): the
+ * agent does it once it has published the final status. Each action is a step; failures become waiting reasons
  * (`ErrImageNeverPull`, `ErrImagePull`, `CreateContainerConfigError`, `CreateContainerError`,
  * `RunContainerError`) and events instead of throwing. Stops between steps once
  * `task.deadlineMs` has passed and asks for a requeue. Re-reads the pod only if it changed
@@ -294,6 +309,10 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   r.requeueAfterMs = actions.requeueAfterMs;
 
   await (async () => {
+    if (isFinishedPodKill(pod, runtimePod, actions)) {
+      deps.logger?.debug({ uid }, 'Pod finished: its sandbox is left for the agent to stop after the final status');
+      return;
+    }
     if (actions.killPod) {
       if (runtimePod && (await killRuntimePod(deps, runtimePod, podGracePeriodSeconds(pod), r, { pod, hostIp: task.hostIp }))) s.changed = true;
       if (!actions.createSandbox) return;

@@ -155,17 +155,23 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     expect(again.runtimePod!.containers.map((c) => c.id).sort()).toEqual(rp.containers.map((c) => c.id).sort());
   });
 
-  it('does not restart a restartPolicy Never container that exited 1, and stops the sandbox', async () => {
+  it('does not restart a restartPolicy Never container that exited 1; leaves the sandbox to the kill that follows the final status', async () => {
     const pod = mkPod([ctr('once', 'exit 1')], { restartPolicy: 'Never' });
     const uid = pod.metadata!.uid!;
     await sync(pod);
     await waitFor('the container to exit', async () => current(await readPod(uid), 'once')?.state === 'exited');
+    // The pod has finished: the sync reports it at once and does not stop the sandbox itself
+    // (the agent publishes the final status, then sends killPod, as SyncTerminatingPod does).
     const r = await sync(pod);
-    expect(r.steps.map((s) => s.action)).toEqual(['KillPodSandbox']);
-    const rp = r.runtimePod!;
-    expect(rp.containers).toHaveLength(1);
-    expect(rp.containers[0]).toMatchObject({ state: 'exited', exitCode: 1, reason: 'Error', restartCount: 0 });
-    expect(rp.sandboxes[0].state).toBe('exited');
+    expect(r.steps).toEqual([]);
+    expect(r.runtimePod!.containers).toHaveLength(1);
+    expect(r.runtimePod!.containers[0]).toMatchObject({ state: 'exited', exitCode: 1, reason: 'Error', restartCount: 0 });
+    expect(r.runtimePod!.sandboxes[0].state).toBe('running');
+    const k = await kill(uid, false);
+    expect(k.steps.map((s) => s.action)).toEqual(['KillPodSandbox']);
+    const after = (await readPod(uid))!;
+    expect(after.sandboxes.map((s) => s.state)).toEqual(['exited']);
+    expect(after.containers.map((c) => c.state)).toEqual(['exited']);
     // The dead sandbox is not recreated either.
     const r3 = await sync(pod);
     expect(r3.steps).toEqual([]);
