@@ -4,6 +4,11 @@
 // client of the agent, p50/p99. Prints a table, writes bench/results/relist-*.json.
 //
 //   npm run bench -- relist [--pods 100] [--samples 20] [--relists 10] [--workers 2]
+//                           [--restart-policy Always|Never]
+//
+// restartPolicy Always (the default, the usual case): the killed container will restart, so the
+// PLEG publishes its death straight from Docker's `die` event. Never: the death ends the container
+// for good, so the sync that reads its termination message publishes it (a longer path).
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult, progress } from './lib.js';
@@ -14,8 +19,13 @@ const { values: args } = parseArgs({
     samples: { type: 'string', default: '20' },
     relists: { type: 'string', default: '10' },
     workers: { type: 'string', default: '2' },
+    'restart-policy': { type: 'string', default: 'Always' },
   },
 });
+const restartPolicy = args['restart-policy'];
+if (restartPolicy !== 'Always' && restartPolicy !== 'Never') {
+  throw new Error(`--restart-policy: want Always or Never, got ${JSON.stringify(restartPolicy)}`);
+}
 const N = positiveInt('pods', args.pods);
 const samples = Math.min(positiveInt('samples', args.samples), N);
 const relists = positiveInt('relists', args.relists);
@@ -24,10 +34,8 @@ const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 
 const b = await startBenchAgent('relist', { workers, syncFrequencyMs: 600_000 });
 try {
-  // restartPolicy Always (the usual case): a killed container is restarted; the frame measured is
-  // the first one showing it terminated. (A death that ends the pod — restartPolicy Never — is
-  // published by the sync that reads its termination message, not from the event.)
-  await Promise.all(Array.from({ length: N }, (_, i) => b.write(`relist-${i}.yaml`, podYaml(`relist-${i}`))));
+  // The frame measured is the first one showing the killed container terminated (see the header).
+  await Promise.all(Array.from({ length: N }, (_, i) => b.write(`relist-${i}.yaml`, podYaml(`relist-${i}`, { restartPolicy }))));
   await waitUntil('pods Running', N, () => b.times.running.size);
   await new Promise((r) => setTimeout(r, 2000));
 
@@ -82,10 +90,10 @@ try {
   events.destroy();
   const pleg = b.agent.pleg.stats();
   const result = {
-    date: new Date().toISOString(), pods: N, containers: 2 * N, workers,
+    date: new Date().toISOString(), pods: N, containers: 2 * N, workers, restartPolicy,
     relistMs: summary(relistMs), killCallToWatchMs: summary(delays), dieEventToWatchMs: summary(dieToStatus), eventLagMs: summary(pleg.eventLagsMs), streaming: pleg.streaming,
   };
-  console.log(`\nrelist: ${N} running pods (${2 * N} containers), ${workers} worker threads, events stream ${pleg.streaming ? 'up' : 'down'}, ${result.date}`);
+  console.log(`\nrelist: ${N} running pods (${2 * N} containers, restartPolicy ${restartPolicy}), ${workers} worker threads, events stream ${pleg.streaming ? 'up' : 'down'}, ${result.date}`);
   console.log(table([
     ['measure (ms)', 'p50', 'p99', 'max', 'n'],
     ['full relist', result.relistMs.p50, result.relistMs.p99, result.relistMs.max, result.relistMs.n],
