@@ -123,7 +123,7 @@ class AgentImpl implements Agent, AgentHost {
     if (options.manifestUrl) sources.push('http');
     sources.push('api');
     this.#api = newIntakeHost(options, {
-      logger: deps.logger, podManager: this.podManager, onUpdate: (u) => this.#handleUpdate(u),
+      logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), onUpdate: (u) => this.#handleUpdate(u),
       listEvents: () => this.events.list(), healthz: () => this.healthz(), port: () => this.port,
     });
     this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize });

@@ -30,6 +30,11 @@ export interface IntakeHostDeps {
   logger: Logger;
   podManager: PodManager;
   /**
+   * The merge's holder of a full name (PodConfig.owner): asked when the pod manager has none, for
+   * pods whose SyncLoop ADD is still queued behind a big update.
+   */
+  mergedOwner?: (fullName: string) => { uid: string; source: string } | undefined;
+  /**
    * The agent's config update entry (PodConfig merge → SyncLoop ADD/UPDATE/REMOVE). Returns a
    * promise that resolves once the update's changes are handled (a big one is handled in chunks,
    * pod-lifecycle.ts); the intake methods wait for it before they answer.
@@ -78,7 +83,7 @@ class IntakeHostImpl implements IntakeHost {
       },
       holder: (fullName) => {
         const r = deps.podManager.getByFullName(fullName);
-        return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : undefined;
+        return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : deps.mergedOwner?.(fullName);
       },
     });
     this.#logs = newLogsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });

@@ -21,13 +21,17 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** An agent stand-in: every update waits until the test handles it (handleNext). */
-async function setup() {
+/**
+ * An agent stand-in: every update waits until the test handles it (handleNext). `merged` plays the
+ * PodConfig merge's holders of full names (pods whose ADD the agent has not handled yet).
+ */
+async function setup(merged: Record<string, { uid: string; source: string }> = {}) {
   dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-host-'));
   const podManager = newPodManager(2);
   const waiting: { update: PodUpdate; handle: () => void }[] = [];
   host = newIntakeHost({ rootDir: dir, nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, runtime: 'fake', dockerSocketPath: '' }, {
     logger: pino({ level: 'silent' }), podManager, listEvents: () => [], healthz: () => ({ ok: true, checks: [] }), port: () => 0,
+    mergedOwner: (fullName) => merged[fullName],
     onUpdate: (update) => new Promise<void>((resolve) => { waiting.push({ update, handle: resolve }); }),
   });
   const started = host.start();
@@ -77,5 +81,11 @@ describe('intake host: answers wait for the agent to handle the update', () => {
     const answer = await deleted;
     expect(answer.metadata?.deletionGracePeriodSeconds).toBe(3);
     expect(host!.takeGraceOverride(uid)).toBeUndefined();
+  });
+
+  it('refuses a name that a pod still queued for SyncLoop ADD holds in the merge (409, and 403 on DELETE)', async () => {
+    await setup({ 'default/web': { uid: 'f1', source: 'file' } });
+    await expect(host!.submitPods([web])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: expect.stringContaining('held by a pod from source file') });
+    await expect(host!.deletePod('default', 'web')).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT', reason: 'Forbidden' });
   });
 });

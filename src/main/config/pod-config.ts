@@ -35,6 +35,12 @@ export interface PodConfig {
   pods(): Pod[];
   /** One merged pod by UID. */
   get(uid: string): Pod | undefined;
+  /**
+   * owner: which merged pod holds the full name `namespace/name`, if any: its UID and source. The
+   * merge is ahead of the pod manager while the agent still handles a big update in chunks
+   * (pod/pod-lifecycle.ts), so this answers for pods whose SyncLoop ADD is still queued.
+   */
+  owner(fullName: string): { uid: string; source: PodSourceName } | undefined;
 }
 
 interface Entry {
@@ -171,6 +177,11 @@ class PodConfigImpl implements PodConfig {
 
   get(uid: string): Pod | undefined {
     return this.#effective.get(uid)?.pod;
+  }
+
+  owner(fullName: string): { uid: string; source: PodSourceName } | undefined {
+    const e = this.#owner.get(fullName);
+    return e ? { uid: e.uid, source: e.source } : undefined;
   }
 }
 

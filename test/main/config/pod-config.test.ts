@@ -55,6 +55,18 @@ describe('PodConfig merge', () => {
     expect(names(freed.adds)).toEqual(['a1']);
   });
 
+  it('owner names the merged holder of a full name, and none once it is gone', () => {
+    const config = newPodConfig(['file', 'api']);
+    config.apply({ op: 'SET', source: 'file', pods: [pod('a', 'f1')] });
+    config.apply({ op: 'ADD', source: 'api', pods: [pod('a', 'a1')] });
+    expect(config.owner('default/a')).toEqual({ uid: 'f1', source: 'file' });
+    expect(config.owner('other/a')).toBeUndefined();
+    config.apply({ op: 'SET', source: 'file', pods: [] });
+    expect(config.owner('default/a')).toEqual({ uid: 'a1', source: 'api' });
+    config.apply({ op: 'REMOVE', source: 'api', pods: [pod('a', 'a1')] });
+    expect(config.owner('default/a')).toBeUndefined();
+  });
+
   it('the same name in two namespaces is no conflict', () => {
     const config = newPodConfig(['file']);
     const changes = config.apply({ op: 'SET', source: 'file', pods: [pod('a', 'u1', 'i', 'ns1'), pod('a', 'u2', 'i', 'ns2')] });
