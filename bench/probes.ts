@@ -38,7 +38,14 @@ if (kind !== 'net' && kind !== 'exec' && kind !== 'none') throw new Error(`--kin
 const kBusybox = 'kubelet-ts/busybox:1.35';
 const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const nodeName = `bench-probes-${randomBytes(3).toString('hex')}`;
-const basePort = 30_000 + Math.floor(Math.random() * 20_000);
+// Each pod's httpd listens on its own port, between the test services (etcd 23790–23801, the
+// registries 5055–5056) and Linux's ephemeral range (32768 and up): an ephemeral port there may be
+// taken by any outgoing loopback connection (the probes' own among them), and an httpd that finds
+// its port taken exits and crash-loops.
+const kFirstPort = 24_000;
+const kEphemeralStart = 32_768;
+if (N > kEphemeralStart - kFirstPort) throw new Error(`--pods ${N}: at most ${kEphemeralStart - kFirstPort} pods, one port each below ${kEphemeralStart}`);
+const basePort = kFirstPort + Math.floor(Math.random() * (kEphemeralStart - kFirstPort - N + 1));
 
 const ready = (pod: Pod) => pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && pod.status.containerStatuses!.every((c) => c.ready);
 

@@ -132,7 +132,8 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
   }, 180_000);
 
   it('httpGet and tcpSocket probes of a hostNetwork pod go to the node address', async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // Below Linux's ephemeral ports (32768+), which any outgoing loopback connection may hold, and above etcd's 23790–23801.
+    const port = 24_000 + Math.floor(Math.random() * 8_000);
     await node.writeManifest('hostweb.yaml', pod('hostweb', `  hostNetwork: true
   containers:
     - name: main
