@@ -72,6 +72,8 @@ export interface Agent {
   readonly events: EventRecorder;
   /** The PLEG (after start): relist figures for benches, health for /healthz. */
   readonly pleg: Pleg;
+  /** The Prometheus exposition, as GET /metrics answers (benches read counters from it). */
+  metrics(): Promise<{ contentType: string; body: string }>;
 }
 
 /** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields. */
