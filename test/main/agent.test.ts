@@ -11,11 +11,30 @@ import { pino } from 'pino';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import type { AgentHost } from '../../src/server/agent-host.js';
 import type { Pod } from '../../src/shared/api.js';
-import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
 import { PROTOCOL_VERSION, type SyncPodTask, type WorkerTask } from '../../src/shared/messages.js';
-import { newFakeRuntime } from '../../src/workers/runtime/fake-runtime.js';
+import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake-runtime.js';
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
+
+/**
+ * inProcessRunner: a PodSyncRunner that runs every task on this thread with the worker's own
+ * handler over `fake`. `intercept` sees each task first; a value it returns answers the task instead.
+ */
+function inProcessRunner(options: AgentOptions, fake: FakeRuntime, intercept: (task: WorkerTask) => unknown): PodSyncRunner {
+  const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: options.nodeName, rootDir: options.rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, fake);
+  return {
+    run: (async (task: WorkerTask) => {
+      const answer = intercept(task);
+      if (answer !== undefined) return answer;
+      const r = await handler(task);
+      if (!r.ok) throw Object.assign(new Error(r.error.message), r.error);
+      return r.value;
+    }) as PodSyncRunner['run'],
+    stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
+    close: async () => {},
+  };
+}
 
 let agent: Agent | undefined;
 let dir: string | undefined;
@@ -35,18 +54,11 @@ describe('resync from the cached runtime state', () => {
       syncFrequencyMs: 1000, relistPeriodMs: 600_000, podInfraContainerImage: 'pause:1',
     });
     const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
-    const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: options.nodeName, rootDir: options.rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, fake);
     const syncs: SyncPodTask[] = [];
-    const runner: PodSyncRunner = {
-      run: (async (task: WorkerTask) => {
-        if (task.kind === 'syncPod') syncs.push(task);
-        const r = await handler(task);
-        if (!r.ok) throw Object.assign(new Error(r.error.message), r.error);
-        return r.value;
-      }) as PodSyncRunner['run'],
-      stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
-      close: async () => {},
-    };
+    const runner = inProcessRunner(options, fake, (task) => {
+      if (task.kind === 'syncPod') syncs.push(task);
+      return undefined;
+    });
     agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
     await agent.start();
     await writeFile(join(manifests, 'web.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n');
@@ -95,7 +107,6 @@ describe('housekeeping while a big update is being handled', () => {
       nodeName: 'orphans', rootDir: join(dir, 'root'), runtime: 'fake', port: 0, logLevel: 'silent',
       relistPeriodMs: 600_000, syncFrequencyMs: 600_000, podInfraContainerImage: 'pause:1', maxPods: 2000,
     });
-    const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: options.nodeName, rootDir: options.rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, newFakeRuntime({ images: ['pause:1', 'busybox:1'] }));
     const pods: Pod[] = Array.from({ length: 1000 }, (_, i) => ({
       apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}`, namespace: 'default', uid: `orphan-guard-${i}` },
       spec: { containers: [{ name: 'main', image: 'busybox:1' }] },
@@ -104,23 +115,17 @@ describe('housekeeping while a big update is being handled', () => {
     // containers for every one of the pods, as after an agent restart.
     let reportAll = false;
     const kills: string[] = [];
-    const runner: PodSyncRunner = {
-      run: (async (task: WorkerTask) => {
-        if (task.kind === 'relist') {
-          return { containers: reportAll ? pods.map((p, i) => ({ id: `c${i}`, podUid: p.metadata!.uid!, name: 'main', state: 'running' })) : [], observedAtMs: Date.now() };
-        }
-        if (task.kind === 'killPod') kills.push(task.podUid);
-        if (task.kind === 'syncPod' && !reportAll) {
-          reportAll = true;
-          void agent!.pleg.relist();
-        }
-        const r = await handler(task);
-        if (!r.ok) throw Object.assign(new Error(r.error.message), r.error);
-        return r.value;
-      }) as PodSyncRunner['run'],
-      stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
-      close: async () => {},
-    };
+    const runner = inProcessRunner(options, newFakeRuntime({ images: ['pause:1', 'busybox:1'] }), (task) => {
+      if (task.kind === 'relist') {
+        return { containers: reportAll ? pods.map((p, i) => ({ id: `c${i}`, podUid: p.metadata!.uid!, name: 'main', state: 'running' })) : [], observedAtMs: Date.now() };
+      }
+      if (task.kind === 'killPod') kills.push(task.podUid);
+      if (task.kind === 'syncPod' && !reportAll) {
+        reportAll = true;
+        void agent!.pleg.relist();
+      }
+      return undefined;
+    });
     agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
     await agent.start();
     await (agent as unknown as AgentHost).submitPods!(pods);
