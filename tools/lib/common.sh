@@ -169,7 +169,8 @@ docker_answers() {
 }
 
 # ensure_dockerd — use the dockerd that answers on DOCKER_SOCK, whoever started it; otherwise start
-# one (setsid, log .run/dockerd.log, PID in .run/dockerd.pid) and wait up to 30 s for it to answer.
+# one (setsid, log .run/dockerd.log, PID in .run/dockerd.pid) and wait up to 90 s for it to answer
+# (after an unclean stop it first cleans up the earlier run's containers, which takes a while).
 #
 # A dockerd that exits before answering is started again, up to DOCKERD_START_ATTEMPTS times in all.
 # The case this is for: dockerd gives the containerd it supervises a fixed 15 s to come up
@@ -206,7 +207,7 @@ ensure_dockerd() {
     cp -f "$log" "$log.$attempt"
     show_log_tail "$log" 15
     if pid="$(read_pid "$pidfile" 2>/dev/null)" && pid_matches "$pid" dockerd; then
-      die "dockerd (pid $pid) is running but did not answer on $DOCKER_SOCK within 30 s (log: .run/dockerd.log)"
+      die "dockerd (pid $pid) is running but did not answer on $DOCKER_SOCK within 90 s (log: .run/dockerd.log)"
     fi
     if grep -q 'timeout waiting for containerd' "$log"; then
       warn "dockerd exited: its containerd took longer than dockerd's 15 s to start (cleaning up tasks of an earlier run); starting it again"
@@ -233,10 +234,10 @@ remove_stale_pid_file() {
   as_root rm -f "$file"
 }
 
-# wait_for_dockerd PID — poll DOCKER_SOCK for up to 30 s; true once dockerd answers, false at the
+# wait_for_dockerd PID — poll DOCKER_SOCK for up to 90 s; true once dockerd answers, false at the
 # deadline or as soon as the dockerd (PID, else the one named in .run/dockerd.pid) has exited.
 wait_for_dockerd() {
-  local pid=$1 pidfile="$RUN_DIR/dockerd.pid" deadline=$((SECONDS + 30)) polls=0
+  local pid=$1 pidfile="$RUN_DIR/dockerd.pid" deadline=$((SECONDS + 90)) polls=0
   while ((SECONDS < deadline)); do
     if docker_answers; then
       say "dockerd is up"
