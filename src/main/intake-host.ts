@@ -8,6 +8,7 @@ import { podSource } from '../shared/annotations.js';
 import type { Event, Node, Pod } from '../shared/api.js';
 import { AgentError } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
+import type { RuntimePod } from '../shared/messages.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 import type { ContainerLogsRequest, HealthReport, LogStream } from '../server/agent-host.js';
 import { newIntakeSource, type IntakeSource } from './config/source-intake.js';
@@ -40,6 +41,8 @@ export interface IntakeHostDeps {
    * pod-lifecycle.ts); the intake methods wait for it before they answer.
    */
   onUpdate: (update: PodUpdate) => Promise<void> | void;
+  /** What Docker last showed of pod `uid` (PodCache.get), to pick a container's log. */
+  runtimePod: (uid: string) => RuntimePod | null;
   /** The recorder's events, oldest first. */
   listEvents: () => Event[];
   healthz: () => HealthReport;
@@ -59,17 +62,11 @@ export interface IntakeHost {
   listEvents(): Event[];
   getNode(): Promise<Node>;
   containerLogs(request: ContainerLogsRequest): Promise<LogStream>;
-  /**
-   * takeGraceOverride: the `?gracePeriodSeconds=` of a DELETE for pod `uid`, once (the agent's
-   * SyncLoop REMOVE uses it instead of the pod's terminationGracePeriodSeconds); undefined if none.
-   */
-  takeGraceOverride(uid: string): number | undefined;
 }
 
 class IntakeHostImpl implements IntakeHost {
   readonly #intake: IntakeSource;
   readonly #logs: LogsClient;
-  readonly #graceOverrides = new Map<string, number>();
   /** Completion of the last update handed to the agent: the intake methods' answers wait for it. */
   #applied: Promise<void> | void = undefined;
   #runtimeVersion: string | undefined;
@@ -115,29 +112,11 @@ class IntakeHostImpl implements IntakeHost {
   }
 
   async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
-    const existing = this.#intake.get(namespace, name);
-    const uid = existing?.metadata?.uid;
-    if (uid !== undefined && gracePeriodSeconds !== undefined) this.#graceOverrides.set(uid, gracePeriodSeconds);
-    let removed: Pod;
-    try {
-      removed = await this.#intake.remove(namespace, name);
-      // SyncLoop REMOVE takes the grace override: keep it until the removal has been handled.
-      await this.#applied;
-    } catch (err) {
-      if (uid !== undefined) this.#graceOverrides.delete(uid);
-      throw err;
-    }
-    // The pod stays listed while it terminates: mark it as the apiserver marks a deleted pod.
-    const grace = gracePeriodSeconds ?? removed.spec?.terminationGracePeriodSeconds ?? 30;
-    const metadata = { ...removed.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), deletionGracePeriodSeconds: grace };
-    const record = this.deps.podManager.get(uid ?? '');
-    if (record) record.pod = { ...record.pod, metadata: { ...record.pod.metadata, ...metadata } };
-    this.#graceOverrides.delete(uid ?? '');
-    return { ...removed, metadata, ...(record?.status ? { status: record.status } : {}) };
-  }
-
-  takeGraceOverride(uid: string): number | undefined {
-    return this.#graceOverrides.get(uid);
+    const removed = await this.#intake.remove(namespace, name, gracePeriodSeconds);
+    await this.#applied;
+    // The pod stays listed while it terminates (SyncLoop REMOVE puts the same deletion marks on it).
+    const record = this.deps.podManager.get(removed.metadata?.uid ?? '');
+    return record?.status ? { ...removed, status: record.status } : removed;
   }
 
   listEvents(): Event[] {
@@ -167,7 +146,7 @@ class IntakeHostImpl implements IntakeHost {
   async containerLogs(req: ContainerLogsRequest): Promise<LogStream> {
     const record = this.deps.podManager.getByFullName(`${req.namespace}/${req.pod}`);
     if (!record) throw new AgentError('ERR_NOT_FOUND', `pods "${req.pod}" not found`);
-    const containerId = selectLogContainer(record.pod, record.runtimePod, req.container, req.previous);
+    const containerId = selectLogContainer(record.pod, this.deps.runtimePod(record.uid), req.container, req.previous);
     // A previous (dead) attempt has nothing more to follow.
     return this.#logs.logs(containerId, {
       follow: req.follow && !req.previous, timestamps: req.timestamps,

@@ -5,8 +5,15 @@
  * pool's capacity), in arrival order: a pod that waits here, not in piscina's queue, can still be
  * coalesced.
  *
- * The pod workers only order and time the work; what a sync or kill does is the `execute`
- * callback's business (the agent's). Main thread only.
+ * Each pod also has a lifecycle, as pod_workers.go's podSyncStatus: it syncs until a kill is asked
+ * (the pod finished, failed its deadline, or left the desired set), is terminating while the kill
+ * runs, and is terminated once it ran; a pod that left the desired set is then forgotten. Syncs
+ * asked for a pod whose termination was requested are dropped, so no caller needs to check first;
+ * the other loops ask the queries (`isPodTerminationRequested`, `isPodTerminal`,
+ * `shouldPodContentBeRemoved`) instead of keeping flags of their own.
+ *
+ * The pod workers only order and time the work; what a sync or kill does is the {@link PodSyncer}'s
+ * business (pod-syncer.ts). Main thread only.
  */
 import { InvalidArgumentError, isRetriable } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
@@ -27,27 +34,80 @@ export interface PodWorkersOptions {
 
 export const kDefaultPodWorkersOptions: Required<PodWorkersOptions> = { maxInFlight: 32, errorBackoffMs: 10_000 };
 
+/** SyncPodOutcome: what one syncPod tells the pod workers to do next. */
+export interface SyncPodOutcome {
+  /** The pod is done (Succeeded, Failed, or failed by the agent): stop it within this grace period, keep it listed. */
+  terminal?: { gracePeriodSeconds: number };
+  /** Sync again after this many milliseconds (restart backoff expiry, active deadline); 0 or absent = no. */
+  requeueAfterMs?: number;
+}
+
+/**
+ * PodSyncer: what the pod workers call, as pod_workers.go's podSyncer (SyncPod, SyncTerminatingPod,
+ * SyncTerminatedPod). Each may reject; the pod workers then retry the same work after the error
+ * backoff (a kill stays a kill).
+ */
+export interface PodSyncer {
+  /** syncPod brings pod `uid` to its desired state once; not called once its termination was requested. */
+  syncPod(uid: string): Promise<SyncPodOutcome>;
+  /**
+   * syncTerminatingPod stops pod `uid`'s containers within `gracePeriodSeconds` (-1: the grace
+   * period recorded on the containers, for a pod whose spec is gone); `remove` also removes them.
+   */
+  syncTerminatingPod(uid: string, gracePeriodSeconds: number, remove: boolean): Promise<void>;
+  /**
+   * syncTerminatedPod: pod `uid` left the desired set and its containers are gone; forget what the
+   * agent keeps of it. Called after the pod workers forgot `uid`, so it may add a pod of that UID again.
+   */
+  syncTerminatedPod(uid: string): void;
+}
+
 /** Dependencies of `newPodWorkers`. */
 export interface PodWorkersDeps {
   logger: Logger;
-  /** Does the work; rejects on failure (the pod is then retried after errorBackoffMs). */
-  execute(uid: string, work: PodWork): Promise<void>;
+  syncer: PodSyncer;
+  /** Wraps every piece of work (metrics: kubelet_pod_worker_duration_seconds); default none. */
+  instrument?(run: (uid: string, work: PodWork) => Promise<void>): (uid: string, work: PodWork) => Promise<void>;
 }
 
 /** PodWorkers: the scheduler of per-pod work. */
 export interface PodWorkers {
-  /** update asks for `work` on pod `uid`; coalesces with work already waiting. */
+  /**
+   * update asks for `work` on pod `uid`; coalesces with work already waiting. A kill marks the pod
+   * terminating at once (the queries below answer so before it runs); a sync of a pod whose
+   * termination was requested is dropped.
+   */
   update(uid: string, work: PodWork): void;
   /** requeue asks for `work` (default a sync) on `uid` after `delayMs` (backoff expiry, retry); replaces an earlier timer. */
   requeue(uid: string, delayMs: number, work?: PodWork): void;
-  /** forget drops every waiting piece and timer of `uid` (after it was removed). */
+  /** forget drops every waiting piece, timer and the lifecycle of `uid` (after it was removed). */
   forget(uid: string): void;
   /** True while `uid` has work in flight or waiting. */
   busy(uid: string): boolean;
+  /** isPodTerminationRequested: a kill was asked for `uid` (it is terminating or terminated). */
+  isPodTerminationRequested(uid: string): boolean;
+  /** isPodTerminal: `uid` was stopped because it finished (kept listed, never started again). */
+  isPodTerminal(uid: string): boolean;
+  /** shouldPodContentBeRemoved: `uid` left the desired set; its containers, volumes and record go once it stopped. */
+  shouldPodContentBeRemoved(uid: string): boolean;
+  /**
+   * setTerminated marks `uid` terminal and terminated without any work: a pod admission rejected,
+   * which never started and has nothing to stop. Later syncs are dropped; a kill still runs.
+   */
+  setTerminated(uid: string): void;
   /** Figures for metrics and benches. */
   stats(): { inFlight: number; waiting: number; timers: number };
   /** Resolves once nothing is in flight; new work is refused after stop(). */
   stop(): Promise<void>;
+}
+
+/** A pod's lifecycle once a kill was asked (absent while it syncs). */
+interface Termination {
+  state: 'terminating' | 'terminated';
+  /** A kill with remove: false came: the pod finished. */
+  terminal: boolean;
+  /** A kill with remove: true came: the pod left the desired set. */
+  remove: boolean;
 }
 
 interface WorkerState {
@@ -70,13 +130,40 @@ function merge(waiting: PodWork | null, next: PodWork): PodWork {
 
 class PodWorkersImpl implements PodWorkers {
   readonly #states = new Map<string, WorkerState>();
+  /** Pods whose termination was requested; small next to #states' peak (only pods being stopped or finished). */
+  readonly #terminations = new Map<string, Termination>();
+  readonly #execute: (uid: string, work: PodWork) => Promise<void>;
   readonly #ready: string[] = [];
   #readyHead = 0;
   #inFlight = 0;
   #stopped = false;
   #idle: (() => void) | null = null;
 
-  constructor(private readonly opts: Required<PodWorkersOptions>, private readonly deps: PodWorkersDeps) {}
+  constructor(private readonly opts: Required<PodWorkersOptions>, private readonly deps: PodWorkersDeps) {
+    const run = (uid: string, work: PodWork) => this.#dispatch(uid, work);
+    this.#execute = deps.instrument ? deps.instrument(run) : run;
+  }
+
+  /** #dispatch runs one piece of work through the syncer and moves the pod's lifecycle on. */
+  async #dispatch(uid: string, work: PodWork): Promise<void> {
+    const { syncer } = this.deps;
+    if (work.type === 'sync') {
+      if (this.#terminations.has(uid)) return;
+      const outcome = await syncer.syncPod(uid);
+      // A kill asked while the sync ran wins over what the sync concluded.
+      if (this.#terminations.has(uid)) return;
+      if (outcome.terminal) this.update(uid, { type: 'kill', gracePeriodSeconds: outcome.terminal.gracePeriodSeconds, remove: false });
+      else if (outcome.requeueAfterMs && outcome.requeueAfterMs > 0) this.requeue(uid, outcome.requeueAfterMs);
+      return;
+    }
+    await syncer.syncTerminatingPod(uid, work.gracePeriodSeconds, work.remove);
+    const t = this.#terminations.get(uid);
+    if (t && !this.#states.get(uid)?.pending) t.state = 'terminated';
+    if (!work.remove) return;
+    // Forget first: a pod that was waiting for this one may have the same UID and needs its sync.
+    this.forget(uid);
+    syncer.syncTerminatedPod(uid);
+  }
 
   #state(uid: string): WorkerState {
     let s = this.#states.get(uid);
@@ -86,6 +173,18 @@ class PodWorkersImpl implements PodWorkers {
 
   update(uid: string, work: PodWork): void {
     if (this.#stopped) return;
+    if (work.type === 'kill') {
+      const t = this.#terminations.get(uid);
+      if (t) {
+        t.state = 'terminating';
+        t.terminal ||= !work.remove;
+        t.remove ||= work.remove;
+      } else {
+        this.#terminations.set(uid, { state: 'terminating', terminal: !work.remove, remove: work.remove });
+      }
+    } else if (this.#terminations.has(uid)) {
+      return;
+    }
     const s = this.#state(uid);
     s.pending = merge(s.pending, work);
     if (!s.inFlight && !s.queued) {
@@ -110,6 +209,7 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   forget(uid: string): void {
+    this.#terminations.delete(uid);
     const s = this.#states.get(uid);
     if (!s) return;
     if (s.timer) clearTimeout(s.timer);
@@ -121,6 +221,22 @@ class PodWorkersImpl implements PodWorkers {
   busy(uid: string): boolean {
     const s = this.#states.get(uid);
     return !!s && (s.inFlight !== null || s.pending !== null);
+  }
+
+  isPodTerminationRequested(uid: string): boolean {
+    return this.#terminations.has(uid);
+  }
+
+  isPodTerminal(uid: string): boolean {
+    return this.#terminations.get(uid)?.terminal ?? false;
+  }
+
+  shouldPodContentBeRemoved(uid: string): boolean {
+    return this.#terminations.get(uid)?.remove ?? false;
+  }
+
+  setTerminated(uid: string): void {
+    if (!this.#terminations.has(uid)) this.#terminations.set(uid, { state: 'terminated', terminal: true, remove: false });
   }
 
   #pump(): void {
@@ -144,7 +260,7 @@ class PodWorkersImpl implements PodWorkers {
 
   async #run(uid: string, s: WorkerState, work: PodWork): Promise<void> {
     try {
-      await this.deps.execute(uid, work);
+      await this.#execute(uid, work);
     } catch (err) {
       const delay = Math.round(this.opts.errorBackoffMs * (0.5 + Math.random()));
       this.deps.logger.warn({ uid, workType: work.type, err, retriable: isRetriable(err), delayMs: delay }, 'Error syncing pod, will retry');

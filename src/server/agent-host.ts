@@ -20,9 +20,12 @@ export interface HealthReport {
 
 /**
  * AgentHost is the only way the server reaches the agent: src/main implements it and passes it to
- * `createServer`; the server never imports src/main. Every method runs on the main thread, is
- * synchronous and cheap (it reads the agent's in-memory caches), and must not throw for a normal
- * "not found" (return undefined).
+ * `createServer`; the server never imports src/main. Every method runs on the main thread. The
+ * reads (`listPods`, `getPod`, `resourceVersion`, `healthz`, `listEvents`, `watch`) are
+ * synchronous and cheap (they read the agent's in-memory caches); the writes and `getNode`,
+ * `containerLogs` and `metrics` return promises. None throws for a normal "not found" of a read
+ * (it returns undefined); the promise-returning ones reject with an AgentError whose code the
+ * server maps to a Status.
  */
 export interface AgentHost {
   /** listPods: every pod the agent manages, each with its latest PodStatus from the status manager. */

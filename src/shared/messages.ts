@@ -315,6 +315,9 @@ export interface RelistContainer {
   podUid: string;
   name: string;
   state: RuntimeContainerState;
+  /** `io.kubernetes.pod.namespace` / `io.kubernetes.pod.name` labels (absent for containers learned from an event). */
+  podNamespace?: string;
+  podName?: string;
 }
 
 export interface RelistResult {

@@ -3,7 +3,7 @@
  * one list call for every container this node owns; the PLEG on the main thread diffs the result.
  */
 import type { RelistResult } from '../shared/messages.js';
-import { kContainerNameLabel, kPodUidLabel, ownerLabelFilter } from './labels.js';
+import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel, ownerLabelFilter } from './labels.js';
 import { toRuntimeState } from './runtime-pod.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 
@@ -23,6 +23,8 @@ export async function relist(runtime: ContainerRuntime, nodeName: string, now: (
       podUid: c.labels[kPodUidLabel] ?? '',
       name: c.labels[kContainerNameLabel] ?? '',
       state: toRuntimeState(c.state),
+      podNamespace: c.labels[kPodNamespaceLabel] ?? '',
+      podName: c.labels[kPodNameLabel] ?? '',
     })),
   };
 }

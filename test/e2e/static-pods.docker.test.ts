@@ -109,7 +109,7 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     await node.writeManifest('flap.yaml', yaml);
     const before = await waitForPod(node, 'flap', isRunningAndReady);
     await rm(join(node.manifestDir, 'flap.yaml'));
-    await waitFor(() => node.agent.podManager.get(before.metadata!.uid!)?.terminating, { timeoutMs: 30_000, description: 'old instance stopping' });
+    await waitFor(() => node.agent.podWorkers.shouldPodContentBeRemoved(before.metadata!.uid!), { timeoutMs: 30_000, description: 'old instance stopping' });
     await node.writeManifest('flap.yaml', yaml);
     // Same content, same UID: it comes back once the old instance has gone, with new containers.
     const after = await waitForPod(node, 'flap', (p) => isRunningAndReady(p) && p.status!.containerStatuses![0].containerID !== before.status!.containerStatuses![0].containerID, 60_000);

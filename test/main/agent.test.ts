@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { newAgent, type Agent } from '../../src/main/agent.js';
-import type { AgentHost } from '../../src/server/agent-host.js';
 import type { Pod } from '../../src/shared/api.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
@@ -122,16 +121,18 @@ describe('housekeeping while a big update is being handled', () => {
       if (task.kind === 'killPod') kills.push(task.podUid);
       if (task.kind === 'syncPod' && !reportAll) {
         reportAll = true;
-        void agent!.pleg.relist();
+        // Housekeeping runs while the rest of the ADD is still queued.
+        void agent!.pleg.relist().then(() => agent!.syncLoop.iteration({ kind: 'housekeeping' }));
       }
       return undefined;
     });
     agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
     await agent.start();
-    await (agent as unknown as AgentHost).submitPods!(pods);
+    await agent.host.submitPods!(pods);
     expect(reportAll).toBe(true);
     expect(agent.listPods()).toHaveLength(1000);
     await agent.pleg.relist();
+    await agent.syncLoop.iteration({ kind: 'housekeeping' });
     expect(kills).toEqual([]);
   });
 });

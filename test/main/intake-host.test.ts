@@ -30,7 +30,7 @@ async function setup(merged: Record<string, { uid: string; source: string }> = {
   const podManager = newPodManager(2);
   const waiting: { update: PodUpdate; handle: () => void }[] = [];
   host = newIntakeHost({ rootDir: dir, nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, runtime: 'fake', dockerSocketPath: '' }, {
-    logger: pino({ level: 'silent' }), podManager, listEvents: () => [], healthz: () => ({ ok: true, checks: [] }), port: () => 0,
+    logger: pino({ level: 'silent' }), podManager, runtimePod: () => null, listEvents: () => [], healthz: () => ({ ok: true, checks: [] }), port: () => 0,
     mergedOwner: (fullName) => merged[fullName],
     onUpdate: (update) => new Promise<void>((resolve) => { waiting.push({ update, handle: resolve }); }),
   });
@@ -54,19 +54,19 @@ describe('intake host: answers wait for the agent to handle the update', () => {
     const { update, handle } = waiting.shift()!;
     expect(update.op).toBe('ADD');
     const pod = update.pods[0];
-    podManager.set({ uid: pod.metadata!.uid!, pod, runtimePod: null, waiting: {}, backoff: {}, startTimeMs: 0, terminal: false, terminating: false, status: { phase: 'Pending' } });
+    podManager.set({ uid: pod.metadata!.uid!, pod, waiting: {}, backoff: {}, startTimeMs: 0, status: { phase: 'Pending' } });
     handle();
     await submitted;
     expect(answered![0].status?.phase).toBe('Pending');
   });
 
-  it('deletePod keeps its grace period for SyncLoop REMOVE until the removal is handled', async () => {
+  it('deletePod carries its grace period to SyncLoop REMOVE in the REMOVE itself, and answers once it is handled', async () => {
     const { podManager, waiting } = await setup();
     const submitted = host!.submitPods([web]);
     await expect.poll(() => waiting.length).toBe(1);
     const add = waiting.shift()!;
     const uid = add.update.pods[0].metadata!.uid!;
-    podManager.set({ uid, pod: add.update.pods[0], runtimePod: null, waiting: {}, backoff: {}, startTimeMs: 0, terminal: false, terminating: false });
+    podManager.set({ uid, pod: add.update.pods[0], waiting: {}, backoff: {}, startTimeMs: 0 });
     add.handle();
     await submitted;
 
@@ -76,11 +76,15 @@ describe('intake host: answers wait for the agent to handle the update', () => {
     const remove = waiting.shift()!;
     expect(remove.update.op).toBe('REMOVE');
     // What the agent's SyncLoop REMOVE reads when it gets to the pod:
-    expect(host!.takeGraceOverride(uid)).toBe(3);
+    expect(remove.update.pods[0].metadata?.deletionGracePeriodSeconds).toBe(3);
+    expect(remove.update.pods[0].metadata?.uid).toBe(uid);
+    let answered = false;
+    void deleted.then(() => { answered = true; });
+    await macrotasks(5);
+    expect(answered).toBe(false);
     remove.handle();
     const answer = await deleted;
     expect(answer.metadata?.deletionGracePeriodSeconds).toBe(3);
-    expect(host!.takeGraceOverride(uid)).toBeUndefined();
   });
 
   it('refuses a name that a pod still queued for SyncLoop ADD holds in the merge (409, and 403 on DELETE)', async () => {

@@ -1,23 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newPodWorkers, type PodWork } from '../../src/main/pod-workers.js';
+import { newPodWorkers, type PodSyncer, type PodWork, type SyncPodOutcome } from '../../src/main/pod-workers.js';
 
 const logger = pino({ level: 'silent' });
 
-/** A controllable execute(): each call waits until the test releases it. */
+/**
+ * A controllable pod syncer: each syncPod / syncTerminatingPod call is recorded as the work it
+ * carries out and waits until the test releases it (with an error, or, for a sync, an outcome).
+ */
 function gate() {
-  const calls: { uid: string; work: PodWork; release: (err?: Error) => void }[] = [];
-  const execute = (uid: string, work: PodWork) => new Promise<void>((resolve, reject) => {
-    calls.push({ uid, work, release: (err) => (err ? reject(err) : resolve()) });
+  const calls: { uid: string; work: PodWork; release: (err?: Error, outcome?: SyncPodOutcome) => void }[] = [];
+  const terminated: string[] = [];
+  const wait = <T>(uid: string, work: PodWork, value: (o?: SyncPodOutcome) => T) => new Promise<T>((resolve, reject) => {
+    calls.push({ uid, work, release: (err, outcome) => (err ? reject(err) : resolve(value(outcome))) });
   });
-  return { calls, execute };
+  const syncer: PodSyncer = {
+    syncPod: (uid) => wait(uid, { type: 'sync' }, (o) => o ?? {}),
+    syncTerminatingPod: (uid, gracePeriodSeconds, remove) => wait(uid, { type: 'kill', gracePeriodSeconds, remove }, () => undefined),
+    syncTerminatedPod: (uid) => { terminated.push(uid); },
+  };
+  return { calls, syncer, terminated };
 }
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('pod workers', () => {
   it('runs one piece of work per pod at a time and coalesces waiting updates (latest wins)', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, execute: g.execute });
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
     workers.update('p1', { type: 'sync' });
     workers.update('p1', { type: 'sync' });
     workers.update('p1', { type: 'sync' });
@@ -34,7 +43,7 @@ describe('pod workers', () => {
 
   it('a kill waiting is never replaced by a sync', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, execute: g.execute });
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
     workers.update('p1', { type: 'sync' });
     await tick();
     workers.update('p1', { type: 'kill', gracePeriodSeconds: 30, remove: true });
@@ -46,7 +55,7 @@ describe('pod workers', () => {
 
   it('two kills merge to the shorter grace period', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, execute: g.execute });
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
     workers.update('p1', { type: 'sync' });
     await tick();
     workers.update('p1', { type: 'kill', gracePeriodSeconds: 30, remove: false });
@@ -58,7 +67,7 @@ describe('pod workers', () => {
 
   it('different pods run in parallel up to maxInFlight, the rest in arrival order', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, execute: g.execute });
+    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, syncer: g.syncer });
     for (const uid of ['a', 'b', 'c', 'd']) workers.update(uid, { type: 'sync' });
     await tick();
     expect(g.calls.map((c) => c.uid)).toEqual(['a', 'b']);
@@ -70,7 +79,7 @@ describe('pod workers', () => {
 
   it('a failed sync is retried after the error backoff', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 2, errorBackoffMs: 1 }, { logger, execute: g.execute });
+    const workers = newPodWorkers({ maxInFlight: 2, errorBackoffMs: 1 }, { logger, syncer: g.syncer });
     workers.update('p1', { type: 'sync' });
     await tick();
     g.calls[0].release(new Error('docker down'));
@@ -81,16 +90,66 @@ describe('pod workers', () => {
 
   it('forget drops a waiting timer', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, execute: g.execute });
+    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, syncer: g.syncer });
     workers.requeue('p1', 5);
     workers.forget('p1');
     await new Promise((r) => setTimeout(r, 20));
     expect(g.calls).toHaveLength(0);
   });
 
+  it('a kill marks the pod terminating at once; later syncs are dropped; after a kill with remove it is forgotten and syncTerminatedPod runs', async () => {
+    const g = gate();
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: 30, remove: false });
+    expect(workers.isPodTerminationRequested('p1')).toBe(true);
+    expect(workers.isPodTerminal('p1')).toBe(true);
+    expect(workers.shouldPodContentBeRemoved('p1')).toBe(false);
+    await tick();
+    g.calls[0].release();
+    await tick();
+    workers.update('p1', { type: 'sync' });
+    await tick();
+    expect(g.calls).toHaveLength(1); // the sync of a terminated pod was dropped
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: 5, remove: true });
+    expect(workers.shouldPodContentBeRemoved('p1')).toBe(true);
+    expect(workers.isPodTerminal('p1')).toBe(true); // it finished before it was removed
+    await tick();
+    expect(g.calls[1].work).toEqual({ type: 'kill', gracePeriodSeconds: 5, remove: true });
+    g.calls[1].release();
+    await tick();
+    expect(g.terminated).toEqual(['p1']);
+    expect(workers.isPodTerminationRequested('p1')).toBe(false);
+    expect(workers.busy('p1')).toBe(false);
+  });
+
+  it('a terminal sync outcome becomes a kill without remove; a requeue outcome syncs again later', async () => {
+    const g = gate();
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
+    workers.update('done', { type: 'sync' });
+    workers.update('backoff', { type: 'sync' });
+    await tick();
+    g.calls[0].release(undefined, { terminal: { gracePeriodSeconds: 7 } });
+    g.calls[1].release(undefined, { requeueAfterMs: 5 });
+    await tick();
+    expect(g.calls[2]).toMatchObject({ uid: 'done', work: { type: 'kill', gracePeriodSeconds: 7, remove: false } });
+    expect(workers.isPodTerminal('done')).toBe(true);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(g.calls[3]).toMatchObject({ uid: 'backoff', work: { type: 'sync' } });
+  });
+
+  it('setTerminated (a pod admission rejected) drops its syncs without running anything', async () => {
+    const g = gate();
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
+    workers.setTerminated('rejected');
+    workers.update('rejected', { type: 'sync' });
+    await tick();
+    expect(g.calls).toHaveLength(0);
+    expect(workers.isPodTerminal('rejected')).toBe(true);
+  });
+
   it('stop waits for work in flight and refuses new work', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, execute: g.execute });
+    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, syncer: g.syncer });
     workers.update('p1', { type: 'sync' });
     await tick();
     let stopped = false;

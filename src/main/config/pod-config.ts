@@ -97,9 +97,11 @@ class PodConfigImpl implements PodConfig {
       byName.set(`${entry.source}/${uid}`, entry);
       touched.add(entry.fullName);
     };
-    const drop = (uid: string) => {
+    /** `deleted`: the REMOVE's own version of the pod; when it carries a deletionTimestamp (a DELETE's, with deletionGracePeriodSeconds) `removes` reports it. */
+    const drop = (uid: string, deleted?: Pod) => {
       const old = current!.get(uid);
       if (!old) return;
+      if (deleted?.metadata?.deletionTimestamp) old.pod = deleted;
       current!.delete(uid);
       this.#dropCandidate(old, touched);
     };
@@ -116,7 +118,7 @@ class PodConfigImpl implements PodConfig {
         for (const pod of update.pods) put(pod);
         break;
       case 'REMOVE':
-        for (const pod of update.pods) drop(pod.metadata?.uid ?? '');
+        for (const pod of update.pods) drop(pod.metadata?.uid ?? '', pod);
         break;
     }
     return this.#resolve(touched);

@@ -66,8 +66,13 @@ export interface IntakeSource {
   submit(pods: Pod[]): Promise<Pod[]>;
   /** replace swaps the spec (and labels/annotations) of the intake pod `namespace/name`, keeping its UID; sends UPDATE. */
   replace(namespace: string, name: string, pod: Pod): Promise<Pod>;
-  /** remove deletes the intake pod `namespace/name` from disk and sends REMOVE. @returns the pod removed. */
-  remove(namespace: string, name: string): Promise<Pod>;
+  /**
+   * remove deletes the intake pod `namespace/name` from disk and sends REMOVE with the pod marked
+   * as the apiserver marks a deleted one: `metadata.deletionTimestamp` and
+   * `deletionGracePeriodSeconds` (`gracePeriodSeconds`, else the pod's, else 30; seconds).
+   * @returns the pod removed, so marked.
+   */
+  remove(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
   /** get: the stored intake pod `namespace/name`, or undefined. */
   get(namespace: string, name: string): Pod | undefined;
   /** The stored pods. */
@@ -248,7 +253,7 @@ class IntakeSourceImpl implements IntakeSource {
     });
   }
 
-  remove(namespace: string, name: string): Promise<Pod> {
+  remove(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
     return this.#serial(async () => {
       const fullName = `${namespace}/${name}`;
       const pod = this.#pods.get(fullName);
@@ -259,8 +264,11 @@ class IntakeSourceImpl implements IntakeSource {
       await syncDir(this.#dir);
       this.#pods.delete(fullName);
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Deleted intake pod');
-      this.deps.onUpdate({ op: 'REMOVE', source: 'api', pods: [pod] });
-      return pod;
+      // As the apiserver marks a deleted pod: the REMOVE itself carries the grace period.
+      const grace = gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+      const deleted: Pod = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), deletionGracePeriodSeconds: grace } };
+      this.deps.onUpdate({ op: 'REMOVE', source: 'api', pods: [deleted] });
+      return deleted;
     });
   }
 

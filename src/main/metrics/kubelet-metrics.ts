@@ -11,15 +11,15 @@
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { WorkerResultMap, WorkerTask, SyncStepResult } from '../../shared/messages.js';
-import type { PodRecord } from '../pod/pod-manager.js';
+import type { RuntimePod } from '../../shared/messages.js';
 import type { PodWork } from '../pod-workers.js';
 import type { PodSyncRunner, TaskOf } from '../pool/worker-pool.js';
 import type { PodStatusChange } from '../status/status-manager.js';
 
 /** What the metrics read when scraped. */
 export interface KubeletMetricsSources {
-  /** Every pod record (podManager.all()). */
-  pods(): Iterable<PodRecord>;
+  /** What Docker last showed of every pod (PodCache.runtimePods()). */
+  runtimePods(): Iterable<RuntimePod | null>;
   /** The worker pool's figures, or undefined before start. */
   runnerStats(): ReturnType<PodSyncRunner['stats']> | undefined;
   /** The pod workers' figures, or undefined before start. */
@@ -69,7 +69,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers,
     collect() {
       let n = 0;
-      for (const r of sources.pods()) if (r.runtimePod?.sandboxes.some((s) => s.state === 'running')) n++;
+      for (const p of sources.runtimePods()) if (p?.sandboxes.some((s) => s.state === 'running')) n++;
       this.set(n);
     },
   });
@@ -77,7 +77,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     name: 'kubelet_running_containers', help: 'Number of containers currently running', labelNames: ['container_state'] as const, registers,
     collect() {
       const counts: Record<string, number> = { created: 0, running: 0, exited: 0, unknown: 0 };
-      for (const r of sources.pods()) for (const c of r.runtimePod?.containers ?? []) counts[c.state] = (counts[c.state] ?? 0) + 1;
+      for (const p of sources.runtimePods()) for (const c of p?.containers ?? []) counts[c.state] = (counts[c.state] ?? 0) + 1;
       for (const [state, n] of Object.entries(counts)) this.labels(state).set(n);
     },
   });

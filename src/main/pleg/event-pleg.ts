@@ -254,6 +254,9 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
     relist: () => generic.relist(),
     healthy: () => generic.healthy(),
     lastRelistDurationMs: () => generic.lastRelistDurationMs(),
+    runtimePodUids: () => generic.runtimePodUids(),
+    podUidsByFullName: (fullName) => generic.podUidsByFullName(fullName),
+    observePodRemoved: (uid) => generic.observePodRemoved(uid),
     stats(): PlegStats {
       return { ...generic.stats(), eventLagsMs: [...lags], streaming };
     },

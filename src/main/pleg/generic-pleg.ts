@@ -123,6 +123,19 @@ export interface Pleg {
   lastRelistDurationMs(): number;
   /** Figures for benches and tests. */
   stats(): PlegStats;
+  /**
+   * runtimePodUids: every pod UID this node has containers of, as the PLEG sees the runtime now
+   * (the last relist, kept current by the events observed since). Housekeeping's orphan list.
+   */
+  runtimePodUids(): Set<string>;
+  /** podUidsByFullName: the pod UIDs with containers of full name `namespace/name` in the last relist. */
+  podUidsByFullName(fullName: string): readonly string[];
+  /**
+   * observePodRemoved: a kill with remove of pod `uid` finished, so the runtime has no container of
+   * it; the two views above leave it out until a relist that started later says otherwise (so
+   * housekeeping does not kill it again, nor does a new pod wait for it).
+   */
+  observePodRemoved(uid: string): void;
 }
 
 /** GenericPleg: the relisting PLEG plus the hooks the event PLEG drives it with. */
@@ -139,6 +152,19 @@ export interface GenericPleg extends Pleg {
   observe(c: RelistContainer, state: RuntimeContainerState | null): void;
 }
 
+/** indexByFullName maps each `namespace/name` of a relist to the pod UIDs holding it (pure). */
+function indexByFullName(containers: RelistContainer[]): Map<string, string[]> {
+  const index = new Map<string, string[]>();
+  for (const c of containers) {
+    if (!c.podName) continue;
+    const key = `${c.podNamespace}/${c.podName}`;
+    const uids = index.get(key);
+    if (!uids) index.set(key, [c.podUid]);
+    else if (!uids.includes(c.podUid)) uids.push(c.podUid);
+  }
+  return index;
+}
+
 /** newGenericPleg creates the PLEG; call start() to begin relisting. */
 export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDeps): GenericPleg {
   const opts = { ...kDefaultGenericPlegOptions, ...options };
@@ -147,6 +173,9 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
   let lastStartMs = 0;
   const log = deps.logger.child({ component: 'pleg' });
   let previous = new Map<string, RelistContainer>();
+  let byFullName = new Map<string, string[]>();
+  /** Pods observePodRemoved was told of, with when (epoch ms): left out of the views until a later relist. */
+  const removed = new Map<string, number>();
   let lastOkMs = Date.now();
   let lastDurationMs = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -163,6 +192,8 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       const current = new Map(result.containers.map((c) => [c.id, c]));
       const events = diffRelist(previous, current);
       previous = current;
+      byFullName = indexByFullName(result.containers);
+      for (const [uid, atMs] of removed) if (atMs < result.observedAtMs) removed.delete(uid);
       lastOkMs = Date.now();
       lastDurationMs = performance.now() - started;
       relists++;
@@ -217,6 +248,18 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       return { ok: true };
     },
     lastRelistDurationMs: () => lastDurationMs,
+    runtimePodUids() {
+      const uids = new Set<string>();
+      for (const c of previous.values()) if (!removed.has(c.podUid)) uids.add(c.podUid);
+      return uids;
+    },
+    podUidsByFullName: (fullName) => {
+      const uids = byFullName.get(fullName) ?? [];
+      return removed.size === 0 ? uids : uids.filter((u) => !removed.has(u));
+    },
+    observePodRemoved(uid: string) {
+      removed.set(uid, Date.now());
+    },
     stats: () => ({ relists, lastRelistDurationMs: lastDurationMs, relistDurationsMs: [...durations], eventLagsMs: [], streaming: false, relistPeriodMs: opts.relistPeriodMs }),
     setRelistPeriod(ms: number) {
       if (ms === opts.relistPeriodMs) return;

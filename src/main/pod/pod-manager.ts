@@ -1,31 +1,24 @@
 /**
  * Counterpart of pkg/kubelet/pod/pod_manager.go: the desired-state table. Holds, per pod UID, the
- * desired pod and what the agent last learned of it (runtime view, waiting reasons, restart
- * backoff, status). Sharded by UID (DESIGN.md §1) so that sweeps such as the periodic resync can
+ * desired pod and what its last sync decided (waiting reasons, restart backoff, status). Sharded by UID (DESIGN.md §1) so that sweeps such as the periodic resync can
  * walk one shard at a time and no single Map grows to every pod of a 10,000-pod node.
  *
  * Main thread only; every method is synchronous.
  */
 import { podFullName } from '../../shared/annotations.js';
 import type { Pod, PodStatus } from '../../shared/api.js';
-import type { BackoffEntry, RuntimePod, WaitingReason } from '../../shared/messages.js';
+import type { BackoffEntry, WaitingReason } from '../../shared/messages.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 
-/** PodRecord: one pod in the table. Times are epoch milliseconds. */
+/**
+ * PodRecord: one pod in the table. Times are epoch milliseconds. What Docker shows of the pod is
+ * in the pod cache (pleg/pod-cache.ts) and its lifecycle (terminating, terminal) in the pod
+ * workers, each kept in one place.
+ */
 export interface PodRecord {
   uid: string;
   /** The desired pod (defaulted, validated). */
   pod: Pod;
-  /** What Docker had of it after the last sync (patched by death events in between). */
-  runtimePod: RuntimePod | null;
-  /** Counts the PLEG events of the pod (0 when absent). */
-  plegGeneration?: number;
-  /**
-   * The plegGeneration at which the last sync read the runtime. While it equals plegGeneration no
-   * event has come since, so `runtimePod` matches the runtime and a periodic resync may plan from
-   * it without reading Docker (the kubelet's syncPod reads the PLEG's pod cache likewise).
-   */
-  runtimePodGeneration?: number;
   /** Waiting reasons of the last sync, by container name. */
   waiting: Record<string, WaitingReason>;
   /** Restart backoff entries of its containers (see shared/backoff.ts). */
@@ -34,10 +27,6 @@ export interface PodRecord {
   startTimeMs: number;
   /** The last PodStatus generated for it, if any sync finished yet. */
   status?: PodStatus;
-  /** The pod has reached Succeeded or Failed; its containers will not be started again. */
-  terminal: boolean;
-  /** The pod left the desired set (or is being deleted) and is being stopped. */
-  terminating: boolean;
 }
 
 /** PodManager: the sharded table. */

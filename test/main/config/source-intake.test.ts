@@ -128,12 +128,13 @@ describe('IntakeSource', () => {
     await expect(s.replace('default', 'web', pod('web', 'other'))).rejects.toMatchObject({ reason: 'Conflict' });
   });
 
-  it('removes a pod from disk and sends REMOVE', async () => {
+  it('removes a pod from disk and sends REMOVE with the pod marked deleted, carrying its grace period', async () => {
     const s = source();
     await s.start();
     const [web] = await s.submit([pod('web')]);
-    await s.remove('default', 'web');
-    expect(updates.at(-1)).toEqual({ op: 'REMOVE', source: 'api', pods: [web] });
+    await s.remove('default', 'web', 4);
+    const deleted = { ...web, metadata: { ...web.metadata, deletionTimestamp: expect.stringMatching(/Z$/), deletionGracePeriodSeconds: 4 } };
+    expect(updates.at(-1)).toEqual({ op: 'REMOVE', source: 'api', pods: [deleted] });
     expect(await readdir(join(root, 'intake'))).toEqual([]);
     expect(s.get('default', 'web')).toBeUndefined();
   });

@@ -2,25 +2,21 @@
 import { describe, expect, it } from 'vitest';
 import { newKubeletMetrics, snakeCase } from '../../../src/main/metrics/kubelet-metrics.js';
 import { newAgentRegistry } from '../../../src/main/metrics/registry.js';
-import type { PodRecord } from '../../../src/main/pod/pod-manager.js';
 import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
 import { createServer } from '../../../src/server/server.js';
 import { newLogger } from '../../../src/shared/logging.js';
-import type { RuntimeContainer } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 
 const container = (state: RuntimeContainer['state'], sandbox = false) => ({ state, sandbox }) as RuntimeContainer;
 
-function record(uid: string, sandboxRunning: boolean, states: RuntimeContainer['state'][]): PodRecord {
-  return {
-    uid, pod: { metadata: { uid } }, waiting: {}, backoff: {}, startTimeMs: 0, terminal: false, terminating: false,
-    runtimePod: { uid, name: uid, namespace: 'default', sandboxes: [container(sandboxRunning ? 'running' : 'exited', true)], containers: states.map((s) => container(s)), podIp: '', terminationGracePeriodSeconds: 30 },
-  };
+function record(uid: string, sandboxRunning: boolean, states: RuntimeContainer['state'][]): RuntimePod {
+  return { uid, name: uid, namespace: 'default', sandboxes: [container(sandboxRunning ? 'running' : 'exited', true)], containers: states.map((s) => container(s)), podIp: '', terminationGracePeriodSeconds: 30 };
 }
 
 function setup() {
   const records = [record('a', true, ['running', 'running']), record('b', true, ['exited']), record('c', false, ['created'])];
   const metrics = newKubeletMetrics(newAgentRegistry(), {
-    pods: () => records,
+    runtimePods: () => records,
     runnerStats: () => ({ threads: 2, queueSize: 3, completed: 7, utilization: 0.5 }),
     podWorkerStats: () => ({ inFlight: 1, waiting: 2, timers: 0 }),
   });

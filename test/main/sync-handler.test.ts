@@ -1,16 +1,16 @@
-// SyncLoop ADD / UPDATE / REMOVE (src/main/pod/pod-lifecycle.ts) over the real PodConfig merge and
+// SyncLoop ADD / UPDATE / REMOVE (src/main/sync-handler.ts) over the real PodConfig merge and
 // pod manager, with the pod workers and the prober faked: a big update is handled in chunks, one
 // per macrotask, strictly in arrival order; small ones with nothing queued are handled at once.
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newPodConfig } from '../../../src/main/config/pod-config.js';
-import { newEventRecorder } from '../../../src/main/events/recorder.js';
-import type { PodWork, PodWorkers } from '../../../src/main/pod-workers.js';
-import { kChangesPerChunk, newPodLifecycle, type PodLifecycle } from '../../../src/main/pod/pod-lifecycle.js';
-import { newPodManager, type PodManager } from '../../../src/main/pod/pod-manager.js';
-import type { ProberManager } from '../../../src/main/prober/prober-manager.js';
-import { newStatusManager } from '../../../src/main/status/status-manager.js';
-import type { Pod } from '../../../src/shared/api.js';
+import { newPodConfig } from '../../src/main/config/pod-config.js';
+import { newEventRecorder } from '../../src/main/events/recorder.js';
+import type { PodWork, PodWorkers } from '../../src/main/pod-workers.js';
+import { kChangesPerChunk, newSyncHandler, type SyncHandler } from '../../src/main/sync-handler.js';
+import { newPodManager, type PodManager } from '../../src/main/pod/pod-manager.js';
+import type { ProberManager } from '../../src/main/prober/prober-manager.js';
+import { newStatusManager } from '../../src/main/status/status-manager.js';
+import type { Pod } from '../../src/shared/api.js';
 
 function pod(name: string, uid = `uid-${name}`): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'img:1' }] } };
@@ -19,7 +19,9 @@ const pods = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => 
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Harness {
-  lifecycle: PodLifecycle;
+  lifecycle: SyncHandler;
+  /** UIDs the pod workers were asked to kill with remove (what shouldPodContentBeRemoved answers). */
+  removing: Set<string>;
   podManager: PodManager;
   /** Every piece of work asked of the pod workers, in order, as `<type> <uid>`. */
   work: string[];
@@ -28,26 +30,25 @@ interface Harness {
 function harness(): Harness {
   const logger = pino({ level: 'silent' });
   const work: string[] = [];
-  const podWorkers: PodWorkers = {
-    update: (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); },
-    requeue: () => {}, forget: () => {}, busy: () => false,
-    stats: () => ({ inFlight: 0, waiting: 0, timers: 0 }), stop: async () => {},
+  const removing = new Set<string>();
+  const podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated' | 'busy'> = {
+    update: (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); if (w.type === 'kill' && w.remove) removing.add(uid); },
+    shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {}, busy: () => false,
   };
   const prober = { removePod: () => {} } as unknown as ProberManager;
   const podManager = newPodManager(4);
   const statusManager = newStatusManager();
-  const lifecycle = newPodLifecycle({
+  const lifecycle = newSyncHandler({
     logger, config: newPodConfig(['file', 'api']), podManager, statusManager,
     events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
     capacity: { pods: 100_000, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 },
     publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
-    takeGraceOverride: () => undefined,
   });
-  return { lifecycle, podManager, work };
+  return { lifecycle, podManager, work, removing };
 }
 const count = (pm: PodManager) => [...pm.all()].length;
 
-describe('pod lifecycle: handling config updates', () => {
+describe('sync handler: handling config updates', () => {
   it('handles a small update with nothing queued before handleUpdate returns', async () => {
     const h = harness();
     const done = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: pods(3, 'small') });
@@ -93,7 +94,7 @@ describe('pod lifecycle: handling config updates', () => {
     await Promise.all([first, second, third]);
     expect(order).toEqual(['first', 'second', 'third']);
     expect(h.work).toEqual([...set.map((p) => `sync ${p.metadata!.uid}`), 'sync uid-late', 'kill uid-first-0']);
-    expect(h.podManager.get('uid-first-0')?.terminating).toBe(true);
+    expect(h.removing.has('uid-first-0')).toBe(true);
   });
 
   it('settled() resolves once everything queued so far is handled', async () => {

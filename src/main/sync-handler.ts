@@ -1,7 +1,8 @@
 /**
- * Counterpart of pkg/kubelet/kubelet.go HandlePodAdditions / HandlePodUpdates / HandlePodRemoves
- * (the configCh branch of syncLoopIteration) with the admission bookkeeping of canAdmitPod: turns
- * one source update into SyncLoop ADD / UPDATE / REMOVE on the desired-state table.
+ * Counterpart of pkg/kubelet/kubelet.go's SyncHandler for config changes — HandlePodAdditions /
+ * HandlePodUpdates / HandlePodRemoves (the configCh branch of syncLoopIteration) — with the
+ * admission bookkeeping of canAdmitPod: turns one source update into SyncLoop ADD / UPDATE / REMOVE
+ * on the desired-state table.
  *
  * A big update (a 2,000-pod SET from the file source) is handled in chunks of
  * {@link kChangesPerChunk} pods with a macrotask (setImmediate) between them, so the main thread
@@ -11,24 +12,26 @@
  *
  * What it owns: the queue of change sets not yet handled, the node's admitted usage (what
  * admitted, still active pods request) and the pods waiting for an older pod of the same full
- * name to finish terminating. What it may touch: the PodConfig merge (apply), the pod manager
- * (records are created here; the agent deletes them), the status manager (only for a pod
- * admission rejects), events, the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE) and the
- * prober (forget a removed pod). It runs no pod worker task and reads no runtime state: the pod
- * worker bodies stay in agent.ts. Main thread only.
+ * name to finish terminating — one this agent knows, or one found only in the runtime (a static
+ * pod edited while the agent was down: its old copy is killed first, so two never run side by
+ * side). What it may touch: the PodConfig merge (apply), the pod manager (records are created
+ * here; the pod syncer deletes them), the status manager (only for a pod admission rejects),
+ * events, the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE and of an old runtime copy) and
+ * the prober (forget a removed pod). It runs no pod worker task itself (pod-syncer.ts does).
+ * Main thread only.
  */
-import { podFullName } from '../../shared/annotations.js';
-import type { Pod } from '../../shared/api.js';
-import { podFields, type Logger } from '../../shared/logging.js';
-import type { PodUpdate } from '../../shared/pod-update.js';
+import { podFullName } from '../shared/annotations.js';
+import type { Pod } from '../shared/api.js';
+import { podFields, type Logger } from '../shared/logging.js';
+import type { PodUpdate } from '../shared/pod-update.js';
 
-import type { PodConfig, PodConfigChanges } from '../config/pod-config.js';
-import type { EventRecorder } from '../events/recorder.js';
-import type { PodWorkers } from '../pod-workers.js';
-import type { ProberManager } from '../prober/prober-manager.js';
-import type { StatusManager } from '../status/status-manager.js';
-import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './admission.js';
-import type { PodManager, PodRecord } from './pod-manager.js';
+import type { PodConfig, PodConfigChanges } from './config/pod-config.js';
+import type { EventRecorder } from './events/recorder.js';
+import type { PodWorkers } from './pod-workers.js';
+import type { ProberManager } from './prober/prober-manager.js';
+import type { StatusManager } from './status/status-manager.js';
+import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
+import type { PodManager, PodRecord } from './pod/pod-manager.js';
 
 /**
  * kChangesPerChunk: pod changes (conflict events, removes, updates, adds) handled per macrotask
@@ -39,26 +42,29 @@ import type { PodManager, PodRecord } from './pod-manager.js';
  */
 export const kChangesPerChunk = 50;
 
-/** Dependencies of {@link newPodLifecycle}: the agent's subsystems it feeds. */
-export interface PodLifecycleDeps {
+/** Dependencies of {@link newSyncHandler}: the agent's subsystems it feeds. */
+export interface SyncHandlerDeps {
   logger: Logger;
   /** The merge of every source; `handleUpdate` applies each update to it. */
   config: PodConfig;
   podManager: PodManager;
   statusManager: StatusManager;
   events: EventRecorder;
-  podWorkers: PodWorkers;
+  podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated' | 'busy'>;
   prober: ProberManager;
   /** Allocatable for admission: --max-pods, cores (millicores) and memory (bytes). */
   capacity: NodeCapacity;
-  /** Generates and publishes the pod's status from its record (the agent's #publishStatus). */
+  /** Generates and publishes the pod's status from its record (KubeletPodSyncer.publishStatus). */
   publishStatus(record: PodRecord): void;
-  /** A DELETE's `?gracePeriodSeconds=` for the pod's UID, if any (IntakeHost.takeGraceOverride). */
-  takeGraceOverride(uid: string): number | undefined;
+  /**
+   * UIDs of pods with containers of full name `namespace/name` in the runtime as the PLEG last
+   * listed it (Pleg.runtimePodUids); default none.
+   */
+  runtimePodUids?(fullName: string): readonly string[];
 }
 
-/** PodLifecycle: SyncLoop ADD / UPDATE / REMOVE and admission. Main thread only. */
-export interface PodLifecycle {
+/** SyncHandler: SyncLoop ADD / UPDATE / REMOVE and admission. Main thread only. */
+export interface SyncHandler {
   /**
    * handleUpdate merges one source update (PodConfig.apply, at once) and handles what changed, in
    * this order: a DuplicatePod warning event per conflict, then REMOVE, UPDATE and ADD per pod.
@@ -85,10 +91,10 @@ export interface PodLifecycle {
    */
   release(record: PodRecord): void;
   /**
-   * podRemoved: the agent calls it after it deleted a removed pod's record. A pod that waited for
-   * this one's full name (podWorkers.allowPodStart) is added now.
+   * podRemoved: the pod syncer calls it once pod `uid` is gone (its record deleted, or an old
+   * runtime copy's containers removed). A pod that waited for it (podWorkers.allowPodStart) is added now.
    */
-  podRemoved(pod: Pod): void;
+  podRemoved(uid: string): void;
 }
 
 /** One change of a change set, in the order it is handled. */
@@ -113,19 +119,29 @@ function flatten(changes: PodConfigChanges): Change[] {
   return out;
 }
 
-class PodLifecycleImpl implements PodLifecycle {
+/** The grace period of a REMOVE: the DELETE's (metadata.deletionGracePeriodSeconds), else the pod's, else 30 s. */
+function removalGracePeriodSeconds(pod: Pod): number {
+  return pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+}
+
+class SyncHandlerImpl implements SyncHandler {
   /** Change sets not yet (fully) handled, oldest first. */
   readonly #queue: QueuedChanges[] = [];
   /** The next chunk, while one is scheduled. */
   #immediate: NodeJS.Immediate | undefined;
   #stopped = false;
-  /** Pods waiting for an older pod of the same full name to finish terminating (podWorkers.allowPodStart). */
-  readonly #blockedByFullName = new Map<string, Pod>();
+  /**
+   * Pods waiting for an older pod of the same full name to finish terminating
+   * (podWorkers.allowPodStart), by full name, with the UID they wait for.
+   */
+  readonly #blockedByFullName = new Map<string, { pod: Pod; blockedBy: string }>();
+  /** The full name each blocking UID holds up, to find the waiting pod when it is gone. */
+  readonly #blocking = new Map<string, string>();
   /** What admitted, still active pods request; kept up to date by admission and release. */
   #used: PodUsage = { pods: 0, cpuMilli: 0, memoryBytes: 0 };
   readonly #admitted = new WeakMap<PodRecord, { cpuMilli: number; memoryBytes: number }>();
 
-  constructor(private readonly deps: PodLifecycleDeps) {}
+  constructor(private readonly deps: SyncHandlerDeps) {}
 
   handleUpdate(update: PodUpdate): Promise<void> {
     if (this.#stopped) return Promise.resolve();
@@ -202,12 +218,19 @@ class PodLifecycleImpl implements PodLifecycle {
     this.#used = { pods: this.#used.pods - 1, cpuMilli: this.#used.cpuMilli - req.cpuMilli, memoryBytes: this.#used.memoryBytes - req.memoryBytes };
   }
 
-  podRemoved(pod: Pod): void {
-    const waiting = this.#blockedByFullName.get(podFullName(pod));
-    if (waiting) {
-      this.#blockedByFullName.delete(podFullName(pod));
-      this.#handlePodAdd(waiting);
-    }
+  podRemoved(uid: string): void {
+    const fullName = this.#blocking.get(uid);
+    if (fullName === undefined) return;
+    this.#blocking.delete(uid);
+    const waiting = this.#blockedByFullName.get(fullName);
+    if (waiting?.blockedBy !== uid) return;
+    this.#blockedByFullName.delete(fullName);
+    this.#handlePodAdd(waiting.pod);
+  }
+
+  #block(fullName: string, pod: Pod, blockedBy: string): void {
+    this.#blockedByFullName.set(fullName, { pod, blockedBy });
+    this.#blocking.set(blockedBy, fullName);
   }
 
   #handleConflict(c: PodConfigChanges['conflicts'][number]): void {
@@ -222,20 +245,21 @@ class PodLifecycleImpl implements PodLifecycle {
     const uid = pod.metadata!.uid!;
     const fullName = podFullName(pod);
     const holder = podManager.getByFullName(fullName);
-    if (holder && holder.terminating) {
+    if (holder && this.deps.podWorkers.shouldPodContentBeRemoved(holder.uid)) {
       // Like podWorkers.allowPodStart: a pod may not start while an older pod with its full name
       // is still stopping. The same UID coming back (a manifest removed and restored) is the
       // kubelet's static pod restartRequested: it starts again once the old instance is gone.
-      this.#blockedByFullName.set(fullName, pod);
+      this.#block(fullName, pod, holder.uid);
       logger.info({ ...podFields(pod), blockedBy: holder.uid }, 'Pod waits for the previous pod with its name to terminate');
       return;
     }
-    const record: PodRecord = { uid, pod, runtimePod: null, waiting: {}, backoff: {}, startTimeMs: Date.now(), terminal: false, terminating: false };
+    if (!holder && this.#killOldRuntimeCopies(fullName, pod)) return;
+    const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: Date.now() };
     const admitted = admitPod(pod, this.#used, this.deps.capacity);
     podManager.set(record);
     if (!admitted.admit) {
       // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.
-      record.terminal = true;
+      this.deps.podWorkers.setTerminated(uid);
       record.status = { phase: 'Failed', reason: admitted.reason, message: admitted.message, startTime: new Date(record.startTimeMs).toISOString() };
       this.deps.statusManager.setPodStatus(pod, record.status);
       this.deps.events.record(pod, { type: 'Warning', reason: admitted.reason, message: admitted.message });
@@ -254,27 +278,45 @@ class PodLifecycleImpl implements PodLifecycle {
     if (!record) return this.#handlePodAdd(pod);
     record.pod = pod;
     this.deps.logger.info(podFields(pod), 'SyncLoop UPDATE');
-    if (!record.terminal && !record.terminating) this.deps.podWorkers.update(record.uid, { type: 'sync' });
+    this.deps.podWorkers.update(record.uid, { type: 'sync' });
+  }
+
+  /**
+   * #killOldRuntimeCopies: the runtime holds containers of `fullName` under another UID that no
+   * source wants (a static pod edited while the agent was down keeps its old UID's containers).
+   * They are killed now, with the grace period on their labels, and `pod` waits for the first of
+   * them to be gone, so the old and the new copy never run side by side. The kubelet leaves this to
+   * HandlePodCleanups, which runs the two side by side until its next tick.
+   * @returns true when `pod` now waits.
+   */
+  #killOldRuntimeCopies(fullName: string, pod: Pod): boolean {
+    const old = (this.deps.runtimePodUids?.(fullName) ?? []).filter((u) => u !== pod.metadata!.uid && !this.deps.podManager.get(u));
+    if (old.length === 0) return false;
+    for (const u of old) this.deps.podWorkers.update(u, { type: 'kill', gracePeriodSeconds: -1, remove: true });
+    this.#block(fullName, pod, old[0]);
+    this.deps.logger.info({ ...podFields(pod), blockedBy: old[0] }, 'Pod waits for an old copy with its name, found in the runtime, to terminate');
+    return true;
   }
 
   #handlePodRemove(pod: Pod): void {
     const uid = pod.metadata!.uid!;
     const blocked = this.#blockedByFullName.get(podFullName(pod));
-    if (blocked?.metadata?.uid === uid) this.#blockedByFullName.delete(podFullName(pod));
+    if (blocked?.pod.metadata?.uid === uid) this.#blockedByFullName.delete(podFullName(pod));
     const record = this.deps.podManager.get(uid);
     if (!record) return;
     this.deps.logger.info(podFields(pod), 'SyncLoop REMOVE');
-    record.terminating = true;
+    // A DELETE's version carries deletionTimestamp and deletionGracePeriodSeconds: list it so.
+    if (pod.metadata?.deletionTimestamp) record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionTimestamp: pod.metadata.deletionTimestamp, deletionGracePeriodSeconds: pod.metadata.deletionGracePeriodSeconds } };
     this.release(record);
     this.deps.prober.removePod(uid);
-    this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: this.deps.takeGraceOverride(uid) ?? pod.spec?.terminationGracePeriodSeconds ?? 30, remove: true });
+    this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: removalGracePeriodSeconds(pod), remove: true });
   }
 }
 
 /**
- * newPodLifecycle builds the SyncLoop ADD / UPDATE / REMOVE handlers over the agent's subsystems.
+ * newSyncHandler builds the SyncLoop ADD / UPDATE / REMOVE handlers over the agent's subsystems.
  * The agent builds it in start(), once the pod workers and the prober exist.
  */
-export function newPodLifecycle(deps: PodLifecycleDeps): PodLifecycle {
-  return new PodLifecycleImpl(deps);
+export function newSyncHandler(deps: SyncHandlerDeps): SyncHandler {
+  return new SyncHandlerImpl(deps);
 }

@@ -1,0 +1,130 @@
+/**
+ * Counterpart of pkg/kubelet/container/cache.go (container.Cache): the one runtime pod cache. Per
+ * pod UID it holds what Docker last showed of the pod (a `RuntimePod`), versioned by a per-pod
+ * generation that every PLEG event moves on — the role of the kubelet cache's timestamps, without
+ * a clock: a sync reads the cache at a generation, and what it then writes back is "as of" that
+ * generation, so a newer observation is never overwritten by an older one.
+ *
+ * Two kinds of write, each in one method here (the merge rule lives nowhere else):
+ * - {@link PodCache.observeEvent}, from the PLEG's events (sync-loop.ts): the pod is no longer known
+ *   to match the runtime; a container death the event fully describes is applied at once (as
+ *   evented.go fills the cache from the CRI event's own status), so watchers see it before the sync;
+ * - {@link PodCache.set}, from the pod syncer with what its runtime read returned: it replaces the
+ *   entry, except deaths observed by events after the read's generation, which stay (an older read
+ *   that still shows the container running must not bring it back to life).
+ * The kubelet's PLEG is the only writer because its PLEG does the runtime reads; ours are done by
+ * the sync task in the worker pool (the sync reads Docker anyway), and handed here with the
+ * generation they were read at.
+ *
+ * Readers: the status generator, the probe manager, the logs endpoint, metrics, and the next sync
+ * (which plans from the cache without reading Docker only while {@link PodCacheSnapshot.current}).
+ * Main thread only; every method is synchronous and O(containers of the pod).
+ */
+import type { Pod } from '../../shared/api.js';
+import type { RuntimePod } from '../../shared/messages.js';
+import { applyContainerExit } from './event-pleg.js';
+import type { PodLifecycleEvent } from './generic-pleg.js';
+
+/** PodCacheSnapshot: one pod's entry as a sync reads it before it runs. */
+export interface PodCacheSnapshot {
+  /** What Docker last showed of the pod (null before the first read, or nothing of it is left). */
+  runtimePod: RuntimePod | null;
+  /** The pod's generation now: pass it back to {@link PodCache.set} with the read's result. */
+  generation: number;
+  /** True when no PLEG event came since the last read, so `runtimePod` still matches the runtime. */
+  current: boolean;
+}
+
+/** PodCache: the runtime pod cache (see the file comment for who writes it and how). */
+export interface PodCache {
+  /** get returns what Docker last showed of pod `uid`, or null when nothing is cached. */
+  get(uid: string): RuntimePod | null;
+  /** snapshot returns the entry of `uid` with its generation (an empty one for an unknown UID). */
+  snapshot(uid: string): PodCacheSnapshot;
+  /**
+   * set stores the result of a runtime read of `uid` taken at `generation` (from {@link snapshot}
+   * before the read). Deaths applied by {@link observeEvent} after that generation are kept on top
+   * of it. The entry is current again only when no event came since `generation`.
+   */
+  set(uid: string, runtimePod: RuntimePod | null, generation: number): void;
+  /**
+   * observeEvent records one PLEG event of pod `uid`: the entry is no longer current, and a
+   * `ContainerDied` with its exit is applied when `desired` says the container will restart
+   * (applyContainerExit: a death that ends the container waits for the sync's termination message).
+   * @returns true when the cached runtime pod changed (publish a status from it).
+   */
+  observeEvent(uid: string, desired: Pod, event: PodLifecycleEvent): boolean;
+  /** delete forgets `uid` (its record was removed). */
+  delete(uid: string): void;
+  /** runtimePods: every cached runtime pod (for metrics). */
+  runtimePods(): IterableIterator<RuntimePod | null>;
+}
+
+interface Entry {
+  runtimePod: RuntimePod | null;
+  /** Moved on by every event of the pod. */
+  generation: number;
+  /** The generation the last set() was read at (-1: never read). */
+  readAt: number;
+  /** Deaths applied from events, by container ID, with the generation they came at. */
+  exits: Map<string, { generation: number; event: PodLifecycleEvent; desired: Pod }> | undefined;
+}
+
+class PodCacheImpl implements PodCache {
+  readonly #entries = new Map<string, Entry>();
+
+  #entry(uid: string): Entry {
+    let e = this.#entries.get(uid);
+    if (!e) this.#entries.set(uid, (e = { runtimePod: null, generation: 0, readAt: -1, exits: undefined }));
+    return e;
+  }
+
+  get(uid: string): RuntimePod | null {
+    return this.#entries.get(uid)?.runtimePod ?? null;
+  }
+
+  snapshot(uid: string): PodCacheSnapshot {
+    const e = this.#entries.get(uid);
+    if (!e) return { runtimePod: null, generation: 0, current: false };
+    return { runtimePod: e.runtimePod, generation: e.generation, current: e.runtimePod !== null && e.readAt === e.generation };
+  }
+
+  set(uid: string, runtimePod: RuntimePod | null, generation: number): void {
+    const e = this.#entry(uid);
+    let pod = runtimePod;
+    if (e.exits) {
+      for (const [id, x] of e.exits) {
+        if (x.generation <= generation) e.exits.delete(id);
+        else if (pod) pod = applyContainerExit(pod, x.desired, id, x.event.exit!) ?? pod;
+      }
+      if (e.exits.size === 0) e.exits = undefined;
+    }
+    e.runtimePod = pod;
+    e.readAt = generation;
+  }
+
+  observeEvent(uid: string, desired: Pod, event: PodLifecycleEvent): boolean {
+    const e = this.#entry(uid);
+    e.generation++;
+    if (!event.exit) return false;
+    // Kept until a read at this generation or later: a sync in flight may bring back an older view.
+    (e.exits ??= new Map()).set(event.containerId, { generation: e.generation, event, desired });
+    const next = e.runtimePod ? applyContainerExit(e.runtimePod, desired, event.containerId, event.exit) : null;
+    if (!next) return false;
+    e.runtimePod = next;
+    return true;
+  }
+
+  delete(uid: string): void {
+    this.#entries.delete(uid);
+  }
+
+  *runtimePods(): IterableIterator<RuntimePod | null> {
+    for (const e of this.#entries.values()) yield e.runtimePod;
+  }
+}
+
+/** newPodCache creates an empty pod cache. */
+export function newPodCache(): PodCache {
+  return new PodCacheImpl();
+}

@@ -1,0 +1,177 @@
+/**
+ * Counterpart of the kubelet's podSyncer (pkg/kubelet/kubelet.go SyncPod, SyncTerminatingPod,
+ * SyncTerminatedPod, behind pod_workers.go's podSyncer interface): the bodies the pod workers run.
+ *
+ * - syncPod: fails a pod past its activeDeadlineSeconds (activeDeadlineHandler), else runs one
+ *   `syncPod` task in the worker pool (from the pod cache when nothing happened since the last
+ *   read), stores what it read in the pod cache and publishes the status; tells the pod workers
+ *   whether the pod is now terminal and when to sync again.
+ * - syncTerminatingPod: one `killPod` task (preStop hooks, SIGTERM, SIGKILL after the grace period;
+ *   `remove` also removes the containers and the pod directory).
+ * - syncTerminatedPod: forgets a removed pod — record, cache, status, admission share — and lets a
+ *   pod that waited for its full name start.
+ *
+ * What it may touch: the pod manager's records (never creates one), the pod cache (the syncer's
+ * runtime reads), the status manager (through publishStatus), events, the prober (which probes run)
+ * and the sync handler's admission bookkeeping. It schedules nothing: the pod workers do.
+ * Main thread only; every Docker call is a pool task.
+ */
+import { performance } from 'node:perf_hooks';
+
+import type { Pod } from '../shared/api.js';
+import { podFields, type Logger } from '../shared/logging.js';
+import { PROTOCOL_VERSION, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
+
+import type { EventRecorder } from './events/recorder.js';
+import type { PodCache } from './pleg/pod-cache.js';
+import type { PodSyncer, PodWorkers, SyncPodOutcome } from './pod-workers.js';
+import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
+import type { PodManager, PodRecord } from './pod/pod-manager.js';
+import type { PodSyncRunner } from './pool/worker-pool.js';
+import type { ProberManager } from './prober/prober-manager.js';
+import { generatePodStatus } from './status/generate.js';
+import type { StatusManager } from './status/status-manager.js';
+
+/** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields (milliseconds). */
+export const kSyncDeadlineMs = 120_000;
+/** kDefaultGracePeriodSeconds: the apiserver's default terminationGracePeriodSeconds. */
+const kDefaultGracePeriodSeconds = 30;
+
+/** Dependencies of {@link newPodSyncer}. */
+export interface PodSyncerDeps {
+  logger: Logger;
+  /** The node's address (--node-ip): hostIP in statuses, probe and hook target of hostNetwork pods. */
+  nodeIp: string;
+  runner: PodSyncRunner;
+  podManager: PodManager;
+  podCache: PodCache;
+  /** Asked for the pod's lifecycle (terminal, terminating); the syncer never schedules through it. */
+  podWorkers: Pick<PodWorkers, 'isPodTerminal' | 'isPodTerminationRequested'>;
+  prober: ProberManager;
+  statusManager: StatusManager;
+  events: EventRecorder;
+  /** The PLEG's view of the runtime: told when a removal finished (Pleg.observePodRemoved). */
+  runtimeView: { observePodRemoved(uid: string): void };
+  /** The sync handler's admission bookkeeping (sync-handler.ts): give back a share, start a waiting pod. */
+  admission: { release(record: PodRecord): void; podRemoved(uid: string): void };
+}
+
+/** KubeletPodSyncer: the {@link PodSyncer} plus the status publication the other loops share. */
+export interface KubeletPodSyncer extends PodSyncer {
+  /**
+   * publishStatus generates pod `record`'s PodStatus from its spec, the pod cache, the probe results
+   * and its lifecycle (generateAPIPodStatus) and hands it to the status manager (which stores it
+   * only when it changed). Synchronous.
+   */
+  publishStatus(record: PodRecord): void;
+}
+
+class PodSyncerImpl implements KubeletPodSyncer {
+  /** Pods the agent failed itself (DeadlineExceeded), with the status reason and message. */
+  readonly #failures = new WeakMap<PodRecord, { reason: string; message: string }>();
+
+  constructor(private readonly deps: PodSyncerDeps) {}
+
+  async syncPod(uid: string): Promise<SyncPodOutcome> {
+    const { podManager, podCache, runner, events } = this.deps;
+    const record = podManager.get(uid);
+    if (!record) return {};
+    const deadlineLeftMs = activeDeadlineRemainingMs(record.pod, record.startTimeMs, Date.now());
+    if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
+    const started = performance.now();
+    const cached = podCache.snapshot(uid);
+    const result = await runner.run({
+      kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
+      livenessFailed: this.deps.prober.probeKills(uid),
+      ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
+    }).catch((err: unknown) => {
+      // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
+      events.record(record.pod, { type: 'Warning', reason: 'FailedSync', message: `error syncing pod: ${(err as Error)?.message ?? String(err)}` });
+      throw err;
+    });
+    podCache.set(uid, result.runtimePod, cached.generation);
+    this.#applyResult(record, result);
+    this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
+    if (podManager.get(uid) !== record) return {};
+    const phase = record.status?.phase;
+    if ((phase === 'Succeeded' || phase === 'Failed') && record.pod.spec?.restartPolicy !== 'Always') {
+      // The pod is done: stop its sandbox, keep the dead containers for their status and logs.
+      this.deps.admission.release(record);
+      return { terminal: { gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? kDefaultGracePeriodSeconds } };
+    }
+    let requeueAfterMs = result.requeueAfterMs;
+    if (deadlineLeftMs !== null) requeueAfterMs = requeueAfterMs > 0 ? Math.min(requeueAfterMs, deadlineLeftMs) : deadlineLeftMs;
+    return { requeueAfterMs };
+  }
+
+  /**
+   * #failPod: the kubelet fails the pod itself (activeDeadlineHandler): phase Failed with
+   * `reason`/`message`, an event, and its containers killed within the grace period (kept for logs).
+   */
+  #failPod(record: PodRecord, reason: string, message: string): SyncPodOutcome {
+    this.deps.admission.release(record);
+    this.#failures.set(record, { reason, message });
+    this.deps.events.record(record.pod, { type: 'Normal', reason, message });
+    this.deps.logger.info({ ...podFields(record.pod), reason }, 'Failing pod');
+    this.publishStatus(record, true);
+    return { terminal: { gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? kDefaultGracePeriodSeconds } };
+  }
+
+  async syncTerminatingPod(uid: string, gracePeriodSeconds: number, remove: boolean): Promise<void> {
+    const { podManager, podCache, prober, runner } = this.deps;
+    const known = podManager.get(uid)?.pod;
+    prober.removePod(uid);
+    const generation = podCache.snapshot(uid).generation;
+    const result = await runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove, hostIp: this.deps.nodeIp, ...(known ? { pod: known } : {}) });
+    const record = podManager.get(uid);
+    if (!record) return;
+    if (remove) {
+      this.#logEvents(record.pod, result.events);
+      return;
+    }
+    podCache.set(uid, result.runtimePod, generation);
+    this.#applyResult(record, result);
+  }
+
+  syncTerminatedPod(uid: string): void {
+    const record = this.deps.podManager.get(uid);
+    this.deps.podCache.delete(uid);
+    this.deps.runtimeView.observePodRemoved(uid);
+    if (record) {
+      this.deps.admission.release(record);
+      this.deps.podManager.delete(uid);
+      this.deps.statusManager.deletePodStatus(uid);
+      this.deps.logger.info(podFields(record.pod), 'Pod removed');
+    }
+    // Also for a pod known only to the runtime (housekeeping's orphans): one may wait for it.
+    this.deps.admission.podRemoved(uid);
+  }
+
+  #applyResult(record: PodRecord, result: PodSyncResult): void {
+    record.waiting = result.waiting;
+    record.backoff = result.backoff;
+    this.#logEvents(record.pod, result.events);
+    const runtimePod = this.deps.podCache.get(record.uid);
+    if (this.deps.podWorkers.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
+    else this.deps.prober.updatePod(record.pod, runtimePod, runtimePod?.podIp ?? '');
+    this.publishStatus(record);
+  }
+
+  publishStatus(record: PodRecord, terminal = this.deps.podWorkers.isPodTerminal(record.uid)): void {
+    record.status = generatePodStatus({
+      pod: record.pod, runtimePod: this.deps.podCache.get(record.uid), waiting: record.waiting, hostIp: this.deps.nodeIp,
+      startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: Date.now(), failure: this.#failures.get(record),
+      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id),
+    });
+    this.deps.statusManager.setPodStatus(record.pod, record.status);
+  }
+
+  #logEvents(pod: Pod, events: PodEventRecord[]): void {
+    for (const e of events) this.deps.events.record(pod, e);
+  }
+}
+
+/** newPodSyncer builds the pod syncer over the agent's subsystems; it runs nothing by itself. */
+export function newPodSyncer(deps: PodSyncerDeps): KubeletPodSyncer {
+  return new PodSyncerImpl(deps);
+}
