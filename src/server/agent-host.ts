@@ -63,7 +63,7 @@ export interface AgentHost {
    */
   observeHttpRequest?(method: string, path: string, code: number, seconds: number): void;
 
-  // ---- issue 4: intake and read API. Optional so that read-only hosts (tests, benches) need not
+  // ---- Intake and read API. Optional so that read-only hosts (tests, benches) need not
   // implement them; the server answers 405 MethodNotAllowed when a host lacks one. These may be
   // async and reject with an AgentError: ERR_ALREADY_EXISTS → 409, ERR_NOT_FOUND → 404,
   // ERR_INVALID_MANIFEST → 422, ERR_INVALID_ARGUMENT → 400 (its `reason` may name another

@@ -1,0 +1,90 @@
+// The runtime pod cache (src/main/pleg/pod-cache.ts): generations instead of a per-sync replay of
+// exits. A sync's read is stored "as of" the generation it was taken at; a death observed from an
+// event after that generation is never undone by the older read.
+import { describe, expect, it } from 'vitest';
+import { newPodCache } from '../../../src/main/pleg/pod-cache.js';
+import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
+import type { Pod } from '../../../src/shared/api.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+
+const running = (id: string, name = 'main'): RuntimeContainer => ({
+  id, name, sandbox: false, attempt: 0, state: 'running', hash: 'h', restartCount: 0, image: 'i', imageId: '', createdAtMs: 1, startedAtMs: 1,
+  finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 's',
+});
+const runtimePod = (...containers: RuntimeContainer[]): RuntimePod => ({
+  uid: 'u', name: 'p', namespace: 'default', sandboxes: [{ ...running('s', 'POD'), sandbox: true, sandboxId: '' }], containers, podIp: '', terminationGracePeriodSeconds: 30,
+});
+const pod = (restartPolicy = 'Always'): Pod => ({ metadata: { name: 'p', uid: 'u' }, spec: { restartPolicy, containers: [{ name: 'main', image: 'i' }, { name: 'side', image: 'i' }] } }) as Pod;
+const died = (containerId: string, exitCode = 1): PodLifecycleEvent => ({ uid: 'u', type: 'ContainerDied', containerId, exit: { exitCode, finishedAtMs: 5, oomKilled: false } });
+const started = (containerId: string): PodLifecycleEvent => ({ uid: 'u', type: 'ContainerStarted', containerId });
+
+describe('pod cache', () => {
+  it('is empty and not current for an unknown pod', () => {
+    const cache = newPodCache();
+    expect(cache.get('u')).toBeNull();
+    expect(cache.snapshot('u')).toEqual({ runtimePod: null, generation: 0, current: false });
+  });
+
+  it('is current after a read until an event comes; any event makes it stale', () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(running('c1')), cache.snapshot('u').generation);
+    expect(cache.snapshot('u').current).toBe(true);
+    expect(cache.observeEvent('u', pod(), started('c2'))).toBe(false);
+    expect(cache.snapshot('u')).toMatchObject({ current: false, generation: 1 });
+    cache.set('u', runtimePod(running('c1'), running('c2', 'side')), 1);
+    expect(cache.snapshot('u').current).toBe(true);
+  });
+
+  it('applies a restarting container\'s death from its event at once (publish it), but not one that ends the container', () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(running('c1')), 0);
+    expect(cache.observeEvent('u', pod('Always'), died('c1'))).toBe(true);
+    expect(cache.get('u')!.containers[0]).toMatchObject({ state: 'exited', exitCode: 1, reason: 'Error' });
+
+    const never = newPodCache();
+    never.set('u', runtimePod(running('c1')), 0);
+    expect(never.observeEvent('u', pod('Never'), died('c1'))).toBe(false);
+    expect(never.get('u')!.containers[0].state).toBe('running');
+  });
+
+  it('keeps a death seen after a sync began when that sync\'s older read comes back showing the container running', () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(running('c1')), 0);
+    const before = cache.snapshot('u'); // a sync starts here, reading at generation 0
+    cache.observeEvent('u', pod(), died('c1')); // the container dies while the sync runs
+    // The sync's read predates the death; it also started a new container the cache did not know.
+    cache.set('u', runtimePod(running('c1'), running('c2', 'side')), before.generation);
+    const after = cache.get('u')!;
+    expect(after.containers.find((c) => c.id === 'c1')).toMatchObject({ state: 'exited', exitCode: 1 });
+    expect(after.containers.find((c) => c.id === 'c2')?.state).toBe('running');
+    expect(cache.snapshot('u').current).toBe(false); // an event came after the read
+  });
+
+  it('keeps a death of a container the cache did not yet hold (created by the sync in flight)', () => {
+    const cache = newPodCache();
+    const before = cache.snapshot('u');
+    cache.observeEvent('u', pod(), died('c9'));
+    cache.set('u', runtimePod(running('c9')), before.generation);
+    expect(cache.get('u')!.containers[0]).toMatchObject({ id: 'c9', state: 'exited' });
+  });
+
+  it('takes a read at or after the death\'s generation as it is (the read saw it)', () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(running('c1')), 0);
+    cache.observeEvent('u', pod(), died('c1'));
+    // A read taken after the event: the container was restarted meanwhile, the read is the truth.
+    cache.set('u', runtimePod({ ...running('c1'), state: 'running', startedAtMs: 9 }), cache.snapshot('u').generation);
+    expect(cache.get('u')!.containers[0].state).toBe('running');
+    expect(cache.snapshot('u').current).toBe(true);
+  });
+
+  it('forgets a deleted pod and lists the cached runtime pods', () => {
+    const cache = newPodCache();
+    cache.set('a', runtimePod(running('c1')), 0);
+    cache.set('b', null, 0);
+    expect([...cache.runtimePods()]).toHaveLength(2);
+    cache.delete('a');
+    expect(cache.get('a')).toBeNull();
+    expect([...cache.runtimePods()]).toEqual([null]);
+  });
+});
