@@ -5,12 +5,8 @@ import { InvalidArgumentError, isInvalidInput } from '../shared/errors.js';
 import { kDefaultAgentOptions, resolveAgentOptions, type AgentOptions } from './agent-options.js';
 import { loadKubeletConfig } from './kubelet-config.js';
 import { kubeletTsVersion } from './node/node-status.js';
-import type { ClientRun, SelectClient } from './commands/client.js';
-import { getCommand } from './commands/get.js';
-import { applyCommand, joinStdinFlag } from './commands/apply.js';
-import { deleteCommand } from './commands/delete.js';
-import { logsCommand } from './commands/logs.js';
-import { describeCommand } from './commands/describe.js';
+// The one import of src/cli from src/main: the kubectl-like client's subcommands.
+import { clientCommands, joinStdinFlag, type CliIo, type ClientRun, type SelectClient } from '../cli/cmd.js';
 
 /**
  * CliUsageError: the command line cannot be used (unknown flag, bad value, bad `--config` file).
@@ -41,15 +37,8 @@ export interface CliHandlers {
   runAgent?: (options: AgentOptions) => Promise<void>;
 }
 
-/** CliIo: where {@link runCli} writes and how it exits (replaced in tests). */
-export interface CliIo {
-  /** Writes help/version text (with its newline). */
-  stdout(text: string): void;
-  /** Writes error text (with its newline). */
-  stderr(text: string): void;
-  /** Ends the process with `code`. */
-  exit(code: number): void;
-}
+/** CliIo: where {@link runCli} writes and how it exits (replaced in tests); defined in src/cli/io.ts. */
+export type { CliIo };
 
 const kProcessIo: CliIo = {
   stdout: (text) => process.stdout.write(text),
@@ -264,11 +253,7 @@ function buildParser(args: string[], select: (s: Selected) => void): Argv {
       (y) => defineAgentFlags(y),
       (argv) => select({ command: 'agent', argv: argv as Record<string, unknown> }),
     )
-    .command(getCommand(select))
-    .command(applyCommand(select))
-    .command(deleteCommand(select))
-    .command(logsCommand(select))
-    .command(describeCommand(select))
+    .command(clientCommands(select))
     .fail((msg: string | null, err: Error | undefined) => {
       throw err instanceof CliUsageError ? err : new CliUsageError(usageMessage(msg ?? err?.message ?? 'invalid command line', args));
     });

@@ -5,7 +5,7 @@
 import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.js';
 import { runEtcdDeletePods } from './etcd-delete.js';
 import type { Argv, CommandModule } from 'yargs';
-import type { CliIo } from '../cli.js';
+import type { CliIo } from './io.js';
 import { addClientFlags, apiRequest, ClientError, clientFlags, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 /** DeleteOptions: a parsed `delete pod` command. */
