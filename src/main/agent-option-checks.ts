@@ -58,6 +58,15 @@ export function str(allowEmpty: boolean): OptionCheck<string> {
   };
 }
 
+/** nonEmptyWhere: a non-empty string that passes `ok`; otherwise `<label> <rule>, got <value>`. */
+export function nonEmptyWhere(ok: (s: string) => boolean, rule: string): OptionCheck<string> {
+  return (label, value) => {
+    const s = str(false)(label, value);
+    if (!ok(s)) failOption(label, rule, value);
+    return s;
+  };
+}
+
 /** optionalPath: a string; `''` stays `''` (unset), anything else is resolved against the working directory. */
 export const optionalPath: OptionCheck<string> = (label, value) => {
   const s = str(true)(label, value);

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
 import { parseFakeFailureRates, parseFakeLatencies } from '../shared/fake-runtime-tuning.js';
 import {
-  boolean, failOption, httpUrl, integerIn, ipAddress, oneOf, optionalPath, positiveMs, positiveNumber, str, type OptionCheck,
+  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, positiveNumber, str, type OptionCheck,
 } from './agent-option-checks.js';
 
 /**
@@ -138,31 +138,18 @@ export const kAgentOptionDescriptors = {
   /** Docker Engine endpoint (`--docker-endpoint`); only `unix://` endpoints are supported. */
   dockerEndpoint: option({
     flag: 'docker-endpoint', parse: 'string', default: 'unix:///var/run/docker.sock',
-    check: (l, v) => {
-      const s = str(false)(l, v);
-      if (!s.startsWith('unix:///')) failOption(l, 'must be a unix socket endpoint such as unix:///var/run/docker.sock', v);
-      return s;
-    },
+    check: nonEmptyWhere((s) => s.startsWith('unix:///'), 'must be a unix socket endpoint such as unix:///var/run/docker.sock'),
     help: 'Docker Engine endpoint (unix://…)',
   }),
   /** The socket path of `dockerEndpoint` (derived), as handed to workers in `WorkerBootstrap`. */
   dockerSocketPath: option({
-    flag: 'docker-endpoint', parse: 'derived', default: '/var/run/docker.sock',
-    check: (l, v) => {
-      const s = str(false)(l, v);
-      if (!s.startsWith('/')) failOption(l, 'must be an absolute socket path', v);
-      return s;
-    },
+    flag: 'docker-endpoint', parse: 'derived', default: '/var/run/docker.sock', check: nonEmptyWhere((s) => s.startsWith('/'), 'must be an absolute socket path'),
     help: '',
   }),
   /** Image of every pod's sandbox (infra/pause) container (`--pod-infra-container-image`). Upstream a flag only; we accept it in the config file too. */
   podInfraContainerImage: option({
     flag: 'pod-infra-container-image', parse: 'string', config: { field: 'podInfraContainerImage' }, default: 'kubelet-ts/pause:1.0',
-    check: (l, v) => {
-      const s = str(false)(l, v);
-      if (/\s/.test(s)) failOption(l, 'must be an image reference', v);
-      return s;
-    },
+    check: nonEmptyWhere((s) => !/\s/.test(s), 'must be an image reference'),
     help: 'Image of the pod sandbox (pause) container',
   }),
   /**
@@ -202,11 +189,7 @@ export const kAgentOptionDescriptors = {
   /** Key prefix in etcd (`--etcd-prefix`, /registry), without a trailing slash (DESIGN.md §6). */
   etcdPrefix: option({
     flag: 'etcd-prefix', parse: 'string', default: '/registry',
-    check: (l, v) => {
-      const s = str(false)(l, v);
-      if (!s.startsWith('/')) failOption(l, 'must start with "/"', v);
-      return s.replace(/\/+$/, '');
-    },
+    check: (l, v) => nonEmptyWhere((s) => s.startsWith('/'), 'must start with "/"')(l, v).replace(/\/+$/, ''),
     help: 'Key prefix in etcd',
   }),
   /** PEM CA bundle for https etcd URLs (`--etcd-cafile`); `''` = none. */
