@@ -2,15 +2,12 @@
 import yargs, { type Argv } from 'yargs';
 import { formatDuration, parseDuration } from '../shared/duration.js';
 import { InvalidArgumentError, isInvalidInput } from '../shared/errors.js';
-import { kDefaultAgentOptions, resolveAgentOptions, type AgentOptions } from './agent-options.js';
+import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
+import { resolveAgentOptions, type AgentOptions } from './agent-options.js';
 import { loadKubeletConfig } from './kubelet-config.js';
 import { kubeletTsVersion } from './node/node-status.js';
-import type { ClientRun, SelectClient } from './commands/client.js';
-import { getCommand } from './commands/get.js';
-import { applyCommand, joinStdinFlag } from './commands/apply.js';
-import { deleteCommand } from './commands/delete.js';
-import { logsCommand } from './commands/logs.js';
-import { describeCommand } from './commands/describe.js';
+// The one import of src/cli from src/main: the kubectl-like client's subcommands.
+import { clientCommands, joinStdinFlag, type CliIo, type ClientRun, type SelectClient } from '../cli/cmd.js';
 
 /**
  * CliUsageError: the command line cannot be used (unknown flag, bad value, bad `--config` file).
@@ -41,15 +38,8 @@ export interface CliHandlers {
   runAgent?: (options: AgentOptions) => Promise<void>;
 }
 
-/** CliIo: where {@link runCli} writes and how it exits (replaced in tests). */
-export interface CliIo {
-  /** Writes help/version text (with its newline). */
-  stdout(text: string): void;
-  /** Writes error text (with its newline). */
-  stderr(text: string): void;
-  /** Ends the process with `code`. */
-  exit(code: number): void;
-}
+/** CliIo: where {@link runCli} writes and how it exits (replaced in tests); defined in src/cli/io.ts. */
+export type { CliIo };
 
 const kProcessIo: CliIo = {
   stdout: (text) => process.stdout.write(text),
@@ -57,135 +47,35 @@ const kProcessIo: CliIo = {
   exit: (code) => process.exit(code),
 };
 
-/** Scalar flags that take a number: parsed by yargs' number parsing, checked by resolveAgentOptions. */
-const kNumberFlags = {
-  port: 'port',
-  'max-pods': 'maxPods',
-  v: 'v',
-  workers: 'workers',
-  'pod-shards': 'podShards',
-  'maximum-dead-containers-per-container': 'maximumDeadContainersPerContainer',
-  'image-gc-high-threshold': 'imageGcHighThresholdPercent',
-  'image-gc-low-threshold': 'imageGcLowThresholdPercent',
-  'max-request-body-bytes': 'maxRequestBodyBytes',
-  'node-lease-duration-seconds': 'nodeLeaseDurationSeconds',
-  'etcd-qps': 'etcdQps',
-  'etcd-burst': 'etcdBurst',
-} as const satisfies Record<string, keyof AgentOptions>;
-
-/** Flags that take a Go duration string. */
-const kDurationFlags = {
-  'file-check-frequency': 'fileCheckFrequencyMs',
-  'http-check-frequency': 'httpCheckFrequencyMs',
-  'sync-frequency': 'syncFrequencyMs',
-  'node-status-update-frequency': 'nodeStatusUpdateFrequencyMs',
-  'relist-period': 'relistPeriodMs',
-} as const satisfies Record<string, keyof AgentOptions>;
-
-/** Flags that take a plain string. */
-const kStringFlags = {
-  'pod-manifest-path': 'podManifestPath',
-  'manifest-url': 'manifestUrl',
-  address: 'address',
-  'hostname-override': 'nodeName',
-  'root-dir': 'rootDir',
-  'docker-endpoint': 'dockerEndpoint',
-  'pod-infra-container-image': 'podInfraContainerImage',
-  'etcd-prefix': 'etcdPrefix',
-  runtime: 'runtime',
-  'node-ip': 'nodeIp',
-  'token-auth-file': 'tokenAuthFile',
-  'image-pull-credentials': 'imagePullCredentials',
-  'etcd-cafile': 'etcdCafile',
-  'etcd-certfile': 'etcdCertfile',
-  'etcd-keyfile': 'etcdKeyfile',
-  'etcd-username': 'etcdUsername',
-  'etcd-password': 'etcdPassword',
-  'fake-runtime-latency': 'fakeRuntimeLatency',
-  'fake-runtime-failure-rate': 'fakeRuntimeFailureRate',
-} as const satisfies Record<string, keyof AgentOptions>;
-
 const kKubeletGroup = 'Kubelet flags:';
 const kOurGroup = 'kubelet-ts flags:';
-const kOurFlags = new Set(['workers', 'runtime', 'relist-period', 'pod-shards', 'max-request-body-bytes', 'fake-runtime-latency', 'fake-runtime-failure-rate']);
 
-function defaultText(key: keyof AgentOptions): string {
-  const d = kDefaultAgentOptions[key];
-  if (key.endsWith('Ms')) return formatDuration(d as number);
-  if (key === 'nodeName') return `this host's name (${JSON.stringify(d)})`;
-  if (Array.isArray(d)) return d.length === 0 ? 'none' : d.join(',');
-  if (d === '') return 'none';
-  return String(d);
+/** The `[default: …]` text of an option in --help: Go durations, `none` for an empty value. */
+function defaultText(d: AgentOptionDescriptor<unknown>): string {
+  if (d.defaultText !== undefined) return d.defaultText;
+  const v = d.default;
+  if (d.parse === 'duration') return formatDuration(v as number);
+  if (Array.isArray(v)) return v.length === 0 ? 'none' : v.join(',');
+  if (typeof v === 'object' && v !== null) return Object.keys(v).length === 0 ? 'none' : JSON.stringify(v);
+  if (v === '') return 'none';
+  return String(v);
 }
 
-const kDescriptions: Record<string, string> = {
-  config: `A KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given on the command line override its fields`,
-  'pod-manifest-path': 'Static pod manifests: a file, or a directory whose files are read (names starting with "." are ignored)',
-  'file-check-frequency': 'How often the static pod path is checked for new data (Go duration)',
-  'manifest-url': 'URL of static pod manifests',
-  'manifest-url-header': 'HTTP header for --manifest-url requests, as Name:Value; comma-separated and repeatable',
-  'http-check-frequency': 'How often --manifest-url is polled (Go duration)',
-  'sync-frequency': 'Maximum period between syncs of a running pod (Go duration)',
-  address: 'IP address the HTTP server serves on',
-  port: 'Port of the HTTP server (0 = any free port)',
-  'hostname-override': 'Node name to use instead of the host name',
-  'root-dir': 'Directory for the agent state (intake pods)',
-  'docker-endpoint': 'Docker Engine endpoint (unix://…)',
-  'pod-infra-container-image': 'Image of the pod sandbox (pause) container',
-  'max-pods': 'Number of pods this node can run',
-  'etcd-servers': 'etcd URLs (comma-separated, repeatable); enables the etcd source, status and node lease',
-  'etcd-prefix': 'Key prefix in etcd',
-  'etcd-cafile': 'PEM CA bundle for https etcd URLs',
-  'etcd-certfile': 'PEM client certificate for etcd (with --etcd-keyfile)',
-  'etcd-keyfile': 'PEM client key for etcd',
-  'etcd-username': 'etcd user name (password auth, with --etcd-password)',
-  'etcd-password': 'etcd password',
-  'etcd-qps': 'Pod status writes per second to etcd (token bucket rate)',
-  'etcd-burst': 'Pod status writes allowed in a burst to etcd',
-  'node-lease-duration-seconds': 'TTL of the node key\'s etcd lease, in seconds',
-  'node-status-update-frequency': 'How often the node status is posted (Go duration)',
-  'register-node': 'Register the node in etcd (--register-node=false to not)',
-  v: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)',
-  'node-ip': 'IP address of the node (hostNetwork pod IP and Node addresses)',
-  'image-pull-credentials': 'Docker config.json with registry credentials (its "auths" map) used for image pulls',
-  'token-auth-file': 'Static token file (CSV token,user,uid,"group1,group2"): requires a bearer token on every path but /healthz and the dashboard static files; group kubelet-ts:read-only may only GET',
-  'max-request-body-bytes': 'Largest HTTP request body in bytes (larger: 413)',
-  'maximum-dead-containers-per-container': 'Stopped instances kept per container',
-  'image-gc-high-threshold': 'Disk usage percent (of Docker\'s root) at or above which image garbage collection runs',
-  'image-gc-low-threshold': 'Disk usage percent image garbage collection frees down to',
-  workers: 'Worker threads that run pod syncs',
-  runtime: 'Container runtime: docker or fake (in-memory, for tests and benchmarks)',
-  'relist-period': 'PLEG relist period (Go duration)',
-  'pod-shards': 'Shards of the desired-state table',
-  'fake-runtime-latency': 'With --runtime fake: latency per operation (list, inspect, create, start, stop, remove), e.g. create=5ms,start=5ms',
-  'fake-runtime-failure-rate': 'With --runtime fake: failure probability per operation, e.g. start=0.01',
-};
+/** The options that have a flag of their own, in --help order. */
+const kFlagOptions = (Object.entries(kAgentOptionDescriptors) as [keyof AgentOptions, AgentOptionDescriptor<unknown>][]).filter(([, d]) => d.parse !== 'derived');
 
-/** The flags in --help order (DESIGN.md §7, then ours). */
-const kFlagOrder = [
-  'config', 'pod-manifest-path', 'file-check-frequency', 'manifest-url', 'manifest-url-header', 'http-check-frequency',
-  'sync-frequency', 'address', 'port', 'token-auth-file', 'max-request-body-bytes', 'hostname-override', 'node-ip', 'root-dir', 'docker-endpoint',
-  'pod-infra-container-image', 'image-pull-credentials', 'max-pods', 'maximum-dead-containers-per-container', 'image-gc-high-threshold', 'image-gc-low-threshold', 'etcd-servers', 'etcd-prefix',
-  'etcd-cafile', 'etcd-certfile', 'etcd-keyfile', 'etcd-username', 'etcd-password', 'etcd-qps', 'etcd-burst',
-  'node-lease-duration-seconds', 'node-status-update-frequency', 'register-node', 'v', 'workers', 'runtime', 'relist-period', 'pod-shards',
-  'fake-runtime-latency', 'fake-runtime-failure-rate',
-] as const;
-
+/** defineAgentFlags: `--config`, then one yargs option per descriptor (DESIGN.md §7, then ours). */
 function defineAgentFlags(y: Argv): Argv {
-  for (const flag of kFlagOrder) {
-    const common = { describe: kDescriptions[flag], group: kOurFlags.has(flag) ? kOurGroup : kKubeletGroup };
-    if (flag in kNumberFlags) {
-      // No `type: 'number'`: yargs would turn "x" into NaN and lose what the user typed.
-      y.option(flag, { ...common, requiresArg: true, defaultDescription: defaultText(kNumberFlags[flag as keyof typeof kNumberFlags]) });
-    } else if (flag in kDurationFlags) {
-      y.option(flag, { ...common, type: 'string', requiresArg: true, defaultDescription: defaultText(kDurationFlags[flag as keyof typeof kDurationFlags]) });
-    } else if (flag in kStringFlags) {
-      y.option(flag, { ...common, type: 'string', requiresArg: true, defaultDescription: defaultText(kStringFlags[flag as keyof typeof kStringFlags]) });
-    } else if (flag === 'register-node') {
-      y.option(flag, { ...common, type: 'boolean', defaultDescription: 'true' });
-    } else {
-      y.option(flag, { ...common, type: 'string', requiresArg: true, defaultDescription: 'none' });
-    }
+  y.option('config', {
+    describe: `A KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given on the command line override its fields`,
+    group: kKubeletGroup, type: 'string', requiresArg: true, defaultDescription: 'none',
+  });
+  for (const [, d] of kFlagOptions) {
+    const common = { describe: d.help, group: d.ours ? kOurGroup : kKubeletGroup, defaultDescription: defaultText(d) };
+    // No `type: 'number'`: yargs would turn "x" into NaN and lose what the user typed.
+    if (d.parse === 'number') y.option(d.flag, { ...common, requiresArg: true });
+    else if (d.parse === 'boolean') y.option(d.flag, { ...common, type: 'boolean' });
+    else y.option(d.flag, { ...common, type: 'string', requiresArg: true });
   }
   return y;
 }
@@ -215,16 +105,14 @@ function parseHeaders(value: unknown): Record<string, string[]> {
 /** flagOptions maps the flags the user actually gave (yargs sets no defaults) onto options. */
 function flagOptions(argv: Record<string, unknown>): Partial<AgentOptions> {
   const out: Record<string, unknown> = {};
-  for (const [flag, key] of Object.entries({ ...kStringFlags, ...kNumberFlags })) {
-    if (argv[flag] !== undefined) out[key] = last(argv[flag]);
+  for (const [key, d] of kFlagOptions) {
+    const raw = argv[d.flag];
+    if (raw === undefined) continue;
+    if (d.parse === 'duration') out[key] = parseDuration(String(last(raw)), `--${d.flag}`);
+    else if (d.parse === 'headers') out[key] = parseHeaders(raw);
+    else if (d.parse === 'list') out[key] = list(raw);
+    else out[key] = last(raw);
   }
-  for (const [flag, key] of Object.entries(kDurationFlags)) {
-    const raw = last(argv[flag]);
-    if (raw !== undefined) out[key] = parseDuration(String(raw), `--${flag}`);
-  }
-  if (argv['register-node'] !== undefined) out.registerNode = last(argv['register-node']);
-  if (argv['manifest-url-header'] !== undefined) out.manifestUrlHeaders = parseHeaders(argv['manifest-url-header']);
-  if (argv['etcd-servers'] !== undefined) out.etcdServers = list(argv['etcd-servers']);
   return out as Partial<AgentOptions>;
 }
 
@@ -264,11 +152,7 @@ function buildParser(args: string[], select: (s: Selected) => void): Argv {
       (y) => defineAgentFlags(y),
       (argv) => select({ command: 'agent', argv: argv as Record<string, unknown> }),
     )
-    .command(getCommand(select))
-    .command(applyCommand(select))
-    .command(deleteCommand(select))
-    .command(logsCommand(select))
-    .command(describeCommand(select))
+    .command(clientCommands(select))
     .fail((msg: string | null, err: Error | undefined) => {
       throw err instanceof CliUsageError ? err : new CliUsageError(usageMessage(msg ?? err?.message ?? 'invalid command line', args));
     });

@@ -4,6 +4,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { InvalidArgumentError } from '../shared/errors.js';
 import { parseDuration } from '../shared/duration.js';
+import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
 import { checkAgentOption, type AgentOptions } from './agent-options.js';
 
 /** kKubeletConfigApiVersion: the only `apiVersion` accepted in a `--config` file. */
@@ -13,44 +14,37 @@ export const kKubeletConfigKind = 'KubeletConfiguration';
 
 type FieldMapper = (value: unknown, label: string, configDir: string) => Partial<AgentOptions>;
 
-function duration(key: 'fileCheckFrequencyMs' | 'httpCheckFrequencyMs' | 'syncFrequencyMs' | 'nodeStatusUpdateFrequencyMs'): FieldMapper {
-  return (value, label) => {
-    if (typeof value !== 'string' && typeof value !== 'number') {
-      throw new InvalidArgumentError(`${label} must be a duration such as "20s", got ${JSON.stringify(value)}`);
-    }
-    return { [key]: checkAgentOption(key, parseDuration(value, label), label) };
-  };
-}
-
-function plain<K extends keyof AgentOptions>(key: K): FieldMapper {
+/** fieldMapper: how one KubeletConfiguration field is read into its option, from the option's descriptor. */
+function fieldMapper<K extends keyof AgentOptions>(key: K, parse: 'duration' | 'path' | undefined): FieldMapper {
+  if (parse === 'duration') {
+    return (value, label) => {
+      if (typeof value !== 'string' && typeof value !== 'number') {
+        throw new InvalidArgumentError(`${label} must be a duration such as "20s", got ${JSON.stringify(value)}`);
+      }
+      return { [key]: checkAgentOption(key, parseDuration(value, label), label) };
+    };
+  }
+  if (parse === 'path') {
+    // As configfiles.resolveRelativePaths: a relative path is relative to the config file. Resolve
+    // against the config file's directory before the option check (which resolves against the cwd).
+    return (value, label, configDir) => {
+      const raw = typeof value === 'string' && value !== '' && !isAbsolute(value) ? resolve(configDir, value) : value;
+      return { [key]: checkAgentOption(key, raw, label) };
+    };
+  }
   return (value, label) => ({ [key]: checkAgentOption(key, value, label) });
 }
 
 /**
  * kConfigFields: the KubeletConfiguration (v1beta1) fields kubelet-ts understands, and how each
- * maps onto AgentOptions. `podInfraContainerImage` is a flag only upstream; we accept it here too.
+ * maps onto AgentOptions, generated from the descriptors' `config` (agent-option-descriptors.ts).
+ * `podInfraContainerImage` is a flag only upstream; we accept it here too.
  */
-const kConfigFields: Record<string, FieldMapper> = {
-  // As configfiles.resolveRelativePaths: a relative staticPodPath is relative to the config file.
-  staticPodPath: (value, label, configDir) => {
-    // Resolve against the config file's directory before the option check (which resolves against the cwd).
-    const raw = typeof value === 'string' && value !== '' && !isAbsolute(value) ? resolve(configDir, value) : value;
-    return { podManifestPath: checkAgentOption('podManifestPath', raw, label) };
-  },
-  staticPodURL: plain('manifestUrl'),
-  staticPodURLHeader: plain('manifestUrlHeaders'),
-  fileCheckFrequency: duration('fileCheckFrequencyMs'),
-  httpCheckFrequency: duration('httpCheckFrequencyMs'),
-  syncFrequency: duration('syncFrequencyMs'),
-  address: plain('address'),
-  port: plain('port'),
-  maxPods: plain('maxPods'),
-  imageGCHighThresholdPercent: plain('imageGcHighThresholdPercent'),
-  imageGCLowThresholdPercent: plain('imageGcLowThresholdPercent'),
-  nodeStatusUpdateFrequency: duration('nodeStatusUpdateFrequencyMs'),
-  registerNode: plain('registerNode'),
-  podInfraContainerImage: plain('podInfraContainerImage'),
-};
+const kConfigFields: Record<string, FieldMapper> = Object.fromEntries(
+  (Object.entries(kAgentOptionDescriptors) as [keyof AgentOptions, AgentOptionDescriptor<unknown>][])
+    .filter(([, d]) => d.config !== undefined)
+    .map(([key, d]) => [d.config!.field, fieldMapper(key, d.config!.parse)]),
+);
 
 /**
  * loadKubeletConfig reads a `--config` file: one YAML (or JSON) document with

@@ -66,8 +66,8 @@ export interface AgentHost {
   // ---- Intake and read API. Optional so that read-only hosts (tests, benches) need not
   // implement them; the server answers 405 MethodNotAllowed when a host lacks one. These may be
   // async and reject with an AgentError: ERR_ALREADY_EXISTS → 409, ERR_NOT_FOUND → 404,
-  // ERR_INVALID_MANIFEST → 422, ERR_INVALID_ARGUMENT → 400 (its `reason` may name another
-  // Status reason, e.g. `Forbidden` → 403 or `Conflict` → 409).
+  // ERR_INVALID_MANIFEST → 422, ERR_INVALID_ARGUMENT → 400, ERR_FORBIDDEN → 403, ERR_CONFLICT →
+  // 409 (an error's `statusReason`, when set, names the Status reason instead).
   /**
    * submitPods: admit pods pushed through `POST /pods` (source `api`): all or nothing. The pods
    * are parsed, defaulted and validated already; the host assigns UIDs, persists them durably and

@@ -1,24 +1,8 @@
 // Counterpart of k8s.io/apimachinery/pkg/api/errors (StatusError): errors as metav1.Status objects.
-import type { Status } from '../shared/api.js';
+import type { Status, StatusReason } from '../shared/api.js';
 
-/** StatusReason: the Kubernetes `metav1.StatusReason` values this server uses. */
-export type StatusReason =
-  | 'BadRequest'
-  | 'NotFound'
-  | 'MethodNotAllowed'
-  | 'AlreadyExists'
-  | 'Conflict'
-  | 'Invalid'
-  | 'Expired'
-  | 'Gone'
-  | 'NotAcceptable'
-  | 'UnsupportedMediaType'
-  | 'RequestEntityTooLarge'
-  | 'InternalError'
-  | 'ServiceUnavailable'
-  | 'Unauthorized'
-  | 'Forbidden'
-  | 'Timeout';
+/** StatusReason: the Kubernetes `metav1.StatusReason` values this server uses (defined in shared/api.ts). */
+export type { StatusReason };
 
 /** StatusDetails: `metav1.StatusDetails` (name, kind of the object, field causes). */
 export type StatusDetails = NonNullable<Status['details']>;

@@ -30,6 +30,29 @@ export type ObjectMeta = meta.ObjectMeta;
 export type Status = meta.Status;
 export type StatusCause = meta.StatusCause;
 
+/**
+ * StatusReason: the `metav1.StatusReason` values kubelet-ts answers with (the `reason` of an HTTP
+ * `Status`, apimachinery's api/errors). Not a container's waiting reason: see `ContainerReason`
+ * in errors.ts.
+ */
+export type StatusReason =
+  | 'BadRequest'
+  | 'NotFound'
+  | 'MethodNotAllowed'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Invalid'
+  | 'Expired'
+  | 'Gone'
+  | 'NotAcceptable'
+  | 'UnsupportedMediaType'
+  | 'RequestEntityTooLarge'
+  | 'InternalError'
+  | 'ServiceUnavailable'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'Timeout';
+
 /** PodPhase values (core/v1 PodPhase). */
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 

@@ -8,6 +8,7 @@
  * `SerializedError` because Node 20 drops an Error subclass's name and code on the way back.
  */
 import type { Pod } from './api.js';
+import type { FieldError } from './errors.js';
 
 /** Bumped whenever a task or result shape changes; the worker refuses a task of another version. */
 export const PROTOCOL_VERSION = 1;
@@ -326,13 +327,25 @@ export interface RelistResult {
   observedAtMs: number;
 }
 
-/** Errors as data (STYLE.md C5). */
+/**
+ * SerializedError: an error as data (STYLE.md C5), made by `serializeError` in a worker and turned
+ * back into an AgentError by `deserializeError` on the main thread.
+ */
 export interface SerializedError {
+  /** The error's `name`, e.g. `InvalidManifestError` (kept across the boundary). */
   name: string;
+  /** An AgentErrorCode such as `ERR_NOT_FOUND`, or a Node code (`ECONNREFUSED`) of a foreign error. */
   code: string;
   message: string;
   retriable: boolean;
+  /** Container waiting reason (`ErrImagePull`, `CreateContainerConfigError`, …). */
   reason?: string;
+  /** HTTP Status reason (`Forbidden`, `Conflict`, …) when it is not the code's own. */
+  statusReason?: string;
+  /** The file, URL or request of an InvalidManifestError. */
+  source?: string;
+  /** Every invalid field of an InvalidManifestError (`{field, type, value?, detail?}`). */
+  errors?: FieldError[];
 }
 
 export interface WorkerResultMap {

@@ -4,7 +4,7 @@
  * stop a pod's containers within the grace period, then its sandbox; optionally remove it all.
  */
 import { rm } from 'node:fs/promises';
-import { isNotFound, isRetriable, serializeError } from '../shared/errors.js';
+import { isNotFound, isRetriable, isUnavailable, serializeError } from '../shared/errors.js';
 import type { Pod } from '../shared/api.js';
 import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '../shared/messages.js';
 import { podDir } from './container-config.js';
@@ -50,7 +50,7 @@ export async function stopContainers(deps: SyncDeps, containers: RuntimeContaine
       }
     }),
   );
-  const unavailable = results.find((r) => r.status === 'rejected' && isRetriable(r.reason) && (r.reason as { code?: string }).code === 'ERR_RUNTIME_UNAVAILABLE');
+  const unavailable = results.find((r) => r.status === 'rejected' && isRetriable(r.reason) && isUnavailable(r.reason));
   if (unavailable && unavailable.status === 'rejected') throw unavailable.reason;
   return live.length > 0;
 }
@@ -95,7 +95,7 @@ export async function removeContainers(deps: SyncDeps, containers: Array<Pick<Ru
           out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
           return;
         }
-        if ((err as { code?: string }).code === 'ERR_RUNTIME_UNAVAILABLE') unavailable = err;
+        if (isUnavailable(err)) unavailable = err;
         out.steps.push({ action: 'RemoveContainer', target: c.name, ok: false, reason: 'RemoveContainerError', message: failureMessage(err) });
       }
     }),

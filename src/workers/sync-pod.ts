@@ -5,7 +5,7 @@
  */
 import type { Container, Pod, PullPolicy } from '../shared/api.js';
 import { defaultImagePullPolicy } from '../shared/defaults.js';
-import { AgentError, serializeError } from '../shared/errors.js';
+import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../shared/errors.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
 import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
@@ -49,10 +49,6 @@ function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): PullPoli
   const p = c.imagePullPolicy as PullPolicy | undefined;
   if (p === 'Always' || p === 'IfNotPresent' || p === 'Never') return p;
   return defaultImagePullPolicy(c.image ?? '');
-}
-
-function isUnavailable(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 'ERR_RUNTIME_UNAVAILABLE';
 }
 
 class PodSync {
@@ -143,7 +139,7 @@ class PodSync {
     try {
       return await this.deps.runtime.createContainer(spec);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'ERR_ALREADY_EXISTS') throw err;
+      if (!isAlreadyExists(err)) throw err;
       const mine = await this.deps.runtime.listContainers({ labels: [`${kPodUidLabel}=${this.result.podUid}`] });
       const taken = mine.find((c) => c.name === spec.name);
       if (!taken || taken.state === 'running') throw err;

@@ -90,6 +90,6 @@ describe('intake host: answers wait for the agent to handle the update', () => {
   it('refuses a name that a pod still queued for SyncLoop ADD holds in the merge (409, and 403 on DELETE)', async () => {
     await setup({ 'default/web': { uid: 'f1', source: 'file' } });
     await expect(host!.submitPods([web])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: expect.stringContaining('held by a pod from source file') });
-    await expect(host!.deletePod('default', 'web')).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT', reason: 'Forbidden' });
+    await expect(host!.deletePod('default', 'web')).rejects.toMatchObject({ code: 'ERR_FORBIDDEN', statusReason: 'Forbidden' });
   });
 });

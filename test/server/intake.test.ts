@@ -4,7 +4,7 @@ import type { AgentHost, ContainerLogsRequest, HealthReport, LogStream } from '.
 import { parseTokenFile } from '../../src/server/auth.js';
 import { createServer, type AgentServer } from '../../src/server/server.js';
 import type { Event, Node, Pod } from '../../src/shared/api.js';
-import { AgentError, InvalidManifestError } from '../../src/shared/errors.js';
+import { AgentError, ForbiddenError, InvalidManifestError } from '../../src/shared/errors.js';
 import { newLogger } from '../../src/shared/logging.js';
 
 /** A host that keeps pods in a map and records what the server asked of it. */
@@ -38,7 +38,7 @@ class FakeIntakeHost implements AgentHost {
   }
   async replacePod(namespace: string, name: string, pod: Pod): Promise<Pod> {
     const key = `${namespace}/${name}`;
-    if (this.static.has(key)) throw new AgentError('ERR_INVALID_ARGUMENT', `pods "${name}" is forbidden`, { reason: 'Forbidden' });
+    if (this.static.has(key)) throw new ForbiddenError(`pods "${name}" is forbidden`);
     const old = this.pods.get(key);
     if (!old) throw new AgentError('ERR_NOT_FOUND', `pods "${name}" not found`);
     const stored = { ...pod, metadata: { ...pod.metadata, uid: old.metadata?.uid } };

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, podFullName } from '../../shared/annotations.js';
 import type { Pod } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
-import { AgentError, formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
+import { AgentError, ConflictError, ForbiddenError, formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
 import { stableHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
@@ -52,8 +52,8 @@ export interface IntakeSourceDeps {
 /**
  * IntakeSource: the `api` source. Methods run on the main thread, are serialised, and reject with
  * AgentError: `ERR_ALREADY_EXISTS` (409), `ERR_NOT_FOUND` (404), `ERR_INVALID_MANIFEST` (422, a
- * bad uid), `ERR_INVALID_ARGUMENT` with reason `Forbidden` (403: a pod of another source) or
- * `Conflict` (409: a uid precondition that does not match).
+ * bad uid), ForbiddenError `ERR_FORBIDDEN` (403: a pod of another source) or ConflictError
+ * `ERR_CONFLICT` (409: a uid precondition that does not match).
  */
 export interface IntakeSource {
   /** start restores the stored pods and sends them as one SET (also when there are none). Resolves when sent. */
@@ -232,7 +232,7 @@ class IntakeSourceImpl implements IntakeSource {
       if (!old) throw this.#absent(fullName, name);
       const uid = old.metadata!.uid!;
       if (input.metadata?.uid && input.metadata.uid !== uid) {
-        throw new AgentError('ERR_INVALID_ARGUMENT', `Precondition failed: UID in precondition: ${input.metadata.uid}, UID in object meta: ${uid}`, { reason: 'Conflict' });
+        throw new ConflictError(`Precondition failed: UID in precondition: ${input.metadata.uid}, UID in object meta: ${uid}`);
       }
       const pod = structuredClone(input) as Pod & { status?: unknown };
       const now = new Date(this.#now()).toISOString();
@@ -276,7 +276,7 @@ class IntakeSourceImpl implements IntakeSource {
   #absent(fullName: string, name: string): AgentError {
     const held = this.deps.holder(fullName);
     if (held && held.source !== 'api') {
-      return new AgentError('ERR_INVALID_ARGUMENT', `pods "${name}" is forbidden: it comes from source ${held.source}, not from the API; change its manifest instead`, { reason: 'Forbidden' });
+      return new ForbiddenError(`pods "${name}" is forbidden: it comes from source ${held.source}, not from the API; change its manifest instead`);
     }
     return new AgentError('ERR_NOT_FOUND', `pods "${name}" not found`);
   }

@@ -1,7 +1,7 @@
 // Counterpart of the apiserver's create/update/delete handlers (k8s.io/apiserver/pkg/endpoints/handlers: create.go, update.go, delete.go) for the `api` pod source.
 import type { Pod, PodList, Status, StatusCause } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
-import { formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
+import { formatFieldError, InvalidManifestError, statusReasonOf, type FieldError } from '../../shared/errors.js';
 import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from '../../shared/manifest.js';
 import { validatePodForNode } from '../../shared/validation.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
@@ -136,32 +136,26 @@ function firstName(text: string, format: ManifestFormat): string {
   return /^\s*name:\s*(\S+)/m.exec(text)?.[1] ?? '';
 }
 
+/** The Status reasons an intake error answers with, their HTTP codes, and whether the Status names the pod. */
+const kHostErrorStatus: Partial<Record<StatusReason, [code: number, namesPod: boolean]>> = {
+  Forbidden: [403, true], Conflict: [409, true], AlreadyExists: [409, true], NotFound: [404, true], BadRequest: [400, false],
+};
+
 /**
- * hostErrorStatus maps an error from an AgentHost intake method to a Status: `reason` first (when
- * it is a Status reason such as `Forbidden` or `Conflict`), then the code: ERR_ALREADY_EXISTS →
- * 409 AlreadyExists, ERR_NOT_FOUND → 404, ERR_INVALID_MANIFEST → 422, ERR_INVALID_ARGUMENT → 400.
+ * hostErrorStatus maps an error from an AgentHost intake method to a Status by its Status reason
+ * ({@link statusReasonOf}: the error's `statusReason`, else its code's): ERR_FORBIDDEN → 403
+ * Forbidden, ERR_CONFLICT → 409 Conflict, ERR_ALREADY_EXISTS → 409 AlreadyExists, ERR_NOT_FOUND →
+ * 404, ERR_INVALID_MANIFEST → 422 with its field causes, ERR_INVALID_ARGUMENT → 400 BadRequest.
  * Anything else is rethrown (→ 500).
  */
 export function hostErrorStatus(err: unknown, name: string): Status {
-  const e = err as { code?: unknown; reason?: unknown; message?: unknown; errors?: FieldError[] };
-  const message = typeof e?.message === 'string' ? e.message : String(err);
-  const byReason: Record<string, [number, StatusReason]> = { Forbidden: [403, 'Forbidden'], Conflict: [409, 'Conflict'], AlreadyExists: [409, 'AlreadyExists'], NotFound: [404, 'NotFound'] };
-  if (typeof e?.reason === 'string' && byReason[e.reason]) {
-    const [code, reason] = byReason[e.reason];
-    return statusError(code, reason, message, { name, kind: 'pods' });
-  }
-  switch (e?.code) {
-    case 'ERR_ALREADY_EXISTS':
-      return statusError(409, 'AlreadyExists', message, { name, kind: 'pods' });
-    case 'ERR_NOT_FOUND':
-      return statusError(404, 'NotFound', message, { name, kind: 'pods' });
-    case 'ERR_INVALID_MANIFEST':
-      return invalidStatus(name, e.errors ?? []);
-    case 'ERR_INVALID_ARGUMENT':
-      return statusError(400, 'BadRequest', message);
-    default:
-      throw err;
-  }
+  const message = typeof (err as { message?: unknown })?.message === 'string' ? (err as Error).message : String(err);
+  const reason = statusReasonOf(err);
+  if (reason === 'Invalid') return invalidStatus(name, (err as { errors?: FieldError[] }).errors ?? []);
+  const mapped = reason === undefined ? undefined : kHostErrorStatus[reason];
+  if (reason === undefined || mapped === undefined) throw err;
+  const [code, namesPod] = mapped;
+  return namesPod ? statusError(code, reason, message, { name, kind: 'pods' }) : statusError(code, reason, message);
 }
 
 function notSupported(what: string): HttpReply {

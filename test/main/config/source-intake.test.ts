@@ -118,14 +118,14 @@ describe('IntakeSource', () => {
     await expect(s.replace('default', 'nope', pod('nope'))).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
     await expect(s.remove('default', 'nope')).rejects.toMatchObject({ code: 'ERR_NOT_FOUND', message: 'pods "nope" not found' });
     held.set('default/static-n1', { uid: 'u', source: 'file' });
-    await expect(s.remove('default', 'static-n1')).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT', reason: 'Forbidden' });
+    await expect(s.remove('default', 'static-n1')).rejects.toMatchObject({ code: 'ERR_FORBIDDEN', statusReason: 'Forbidden' });
   });
 
   it('refuses a replace whose uid differs (Conflict)', async () => {
     const s = source();
     await s.start();
     await s.submit([pod('web')]);
-    await expect(s.replace('default', 'web', pod('web', 'other'))).rejects.toMatchObject({ reason: 'Conflict' });
+    await expect(s.replace('default', 'web', pod('web', 'other'))).rejects.toMatchObject({ code: 'ERR_CONFLICT', statusReason: 'Conflict' });
   });
 
   it('removes a pod from disk and sends REMOVE with the pod marked deleted, carrying its grace period', async () => {

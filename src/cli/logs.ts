@@ -3,9 +3,9 @@
  * GET /containerLogs/{namespace}/{pod}/{container}, streaming it with -f.
  */
 import type { Argv, CommandModule } from 'yargs';
-import type { Pod } from '../../shared/api.js';
-import { parseDuration } from '../../shared/duration.js';
-import type { CliIo } from '../cli.js';
+import type { Pod } from '../shared/api.js';
+import { parseDuration } from '../shared/duration.js';
+import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 /** LogsOptions of the command. */

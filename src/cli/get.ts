@@ -7,8 +7,8 @@ import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.j
 import { runEtcdGetNodes, runEtcdGetPods } from './etcd-get.js';
 import type { Argv, CommandModule } from 'yargs';
 import { stringify as toYaml } from 'yaml';
-import type { Pod, PodList } from '../../shared/api.js';
-import type { CliIo } from '../cli.js';
+import type { Pod, PodList } from '../shared/api.js';
+import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
 

@@ -2,12 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, type CliIo } from '../../../src/main/cli.js';
-import type { AgentHost } from '../../../src/server/agent-host.js';
-import { createServer, type AgentServer } from '../../../src/server/server.js';
-import type { Pod } from '../../../src/shared/api.js';
-import { AgentError } from '../../../src/shared/errors.js';
-import { newLogger } from '../../../src/shared/logging.js';
+import { runCli, type CliIo } from '../../src/main/cli.js';
+import type { AgentHost } from '../../src/server/agent-host.js';
+import { createServer, type AgentServer } from '../../src/server/server.js';
+import type { Pod } from '../../src/shared/api.js';
+import { AgentError } from '../../src/shared/errors.js';
+import { newLogger } from '../../src/shared/logging.js';
 
 const pods = new Map<string, Pod>();
 const calls: string[] = [];
@@ -130,7 +130,7 @@ describe('client commands (in-process CLI against a server)', () => {
 
 describe('joinStdinFlag', () => {
   it('turns -f - and --filename - into one argument, leaving the rest', async () => {
-    const { joinStdinFlag } = await import('../../../src/main/commands/apply.js');
+    const { joinStdinFlag } = await import('../../src/cli/apply.js');
     expect(joinStdinFlag(['apply', '-f', '-', '-n', 'x'])).toEqual(['apply', '-f=-', '-n', 'x']);
     expect(joinStdinFlag(['apply', '--filename', '-'])).toEqual(['apply', '--filename=-']);
     expect(joinStdinFlag(['apply', '-f', 'a.yaml', '-'])).toEqual(['apply', '-f', 'a.yaml', '-']);

@@ -1,7 +1,7 @@
 // Counterpart of `kubectl get nodes` / `kubectl get pods` in cluster mode: reads Node objects and desired pods with their written-back PodStatus from etcd.
 import { stringify as toYaml } from 'yaml';
-import type { Node, Pod, PodStatus } from '../../shared/api.js';
-import type { CliIo } from '../cli.js';
+import type { Node, Pod, PodStatus } from '../shared/api.js';
+import type { CliIo } from './io.js';
 import { formatRows as formatTable, humanAge as formatAge, withEtcd, type EtcdClientFlags } from './etcd-client.js';
 
 /** podRow: NAME READY STATUS RESTARTS AGE from a pod and its written-back status (STATUS as kubectl: a waiting/terminated reason wins over the phase). */

@@ -1,17 +1,17 @@
-// Tests of `get pods -w` (src/main/commands/get.ts, pod-watch.ts) in-process against a real uWS
+// Tests of `get pods -w` (src/cli/get.ts, pod-watch.ts) in-process against a real uWS
 // server whose host the test steers: relist on 410, resume with backoff after a lost connection.
 import { createServer as netServer, connect, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runGetPods, type GetPodsOptions } from '../../../src/main/commands/get.js';
-import { newWatchBackoff, watchUrl } from '../../../src/main/commands/pod-watch.js';
-import { newStatusManager } from '../../../src/main/status/status-manager.js';
-import { expiredStatus, newWatchCache } from '../../../src/main/watch/watch-cache.js';
-import type { AgentHost } from '../../../src/server/agent-host.js';
-import { createServer, type AgentServer } from '../../../src/server/server.js';
-import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
-import type { Pod } from '../../../src/shared/api.js';
-import { newLogger } from '../../../src/shared/logging.js';
-import { waitFor } from '../../support/docker.js';
+import { runGetPods, type GetPodsOptions } from '../../src/cli/get.js';
+import { newWatchBackoff, watchUrl } from '../../src/cli/pod-watch.js';
+import { newStatusManager } from '../../src/main/status/status-manager.js';
+import { expiredStatus, newWatchCache } from '../../src/main/watch/watch-cache.js';
+import type { AgentHost } from '../../src/server/agent-host.js';
+import { createServer, type AgentServer } from '../../src/server/server.js';
+import type { WatchEvent } from '../../src/server/ws/watch-event.js';
+import type { Pod } from '../../src/shared/api.js';
+import { newLogger } from '../../src/shared/logging.js';
+import { waitFor } from '../support/docker.js';
 
 function pod(name: string, phase: string, labels: Record<string, string> = { app: 'w' }): Pod {
   return {

@@ -4,7 +4,8 @@
  * commands read and write etcd directly (DESIGN.md §6) instead of one agent's HTTP API.
  */
 import type { Argv } from 'yargs';
-import { etcdKeys, newEtcdClient, type Etcd3, type EtcdKeys } from '../etcd/client.js';
+import { AgentError, type AgentErrorCode } from '../shared/errors.js';
+import { etcdKeys, newEtcdClient, type Etcd3, type EtcdKeys } from '../main/etcd/client.js';
 
 /** EtcdClientFlags: the parsed `--etcd-*` and `--node` flags. */
 export interface EtcdClientFlags {
@@ -65,10 +66,13 @@ export async function withEtcd<T>(flags: EtcdClientFlags, fn: (client: Etcd3, ke
   }
 }
 
-/** EtcdCommandError: a bad argument or failed etcd call of a client command (printed as `error: <message>`, exit 1). */
-export class EtcdCommandError extends Error {
-  constructor(message: string) {
-    super(message);
+/**
+ * EtcdCommandError: a bad argument or failed etcd call of a client command (printed as
+ * `error: <message>`, exit 1). An AgentError with code `ERR_INVALID_ARGUMENT` unless given.
+ */
+export class EtcdCommandError extends AgentError {
+  constructor(message: string, code: AgentErrorCode = 'ERR_INVALID_ARGUMENT') {
+    super(code, message);
     this.name = 'EtcdCommandError';
   }
 }

@@ -8,12 +8,12 @@ import { runEtcdApply } from './etcd-apply.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import type { Pod } from '../../shared/api.js';
-import { applyPodDefaults } from '../../shared/defaults.js';
-import { InvalidManifestError, formatFieldError } from '../../shared/errors.js';
-import { stableHash } from '../../shared/hash.js';
-import { parseManifests } from '../../shared/manifest.js';
-import type { CliIo } from '../cli.js';
+import type { Pod } from '../shared/api.js';
+import { applyPodDefaults } from '../shared/defaults.js';
+import { InvalidManifestError, formatFieldError } from '../shared/errors.js';
+import { stableHash } from '../shared/hash.js';
+import { parseManifests } from '../shared/manifest.js';
+import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 /** kManifestExtensions: the files of a directory that `apply -f DIR` reads (as kubectl: .json, .yaml, .yml). */

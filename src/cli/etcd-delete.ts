@@ -1,5 +1,5 @@
 // Counterpart of `kubectl delete pod NAME` in cluster mode: removes the desired pod's key; the node's agent then stops the pod and removes its status key.
-import type { CliIo } from '../cli.js';
+import type { CliIo } from './io.js';
 import { EtcdCommandError as ClientError, withEtcd, type EtcdClientFlags } from './etcd-client.js';
 
 /**

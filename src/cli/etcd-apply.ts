@@ -1,11 +1,11 @@
 // Counterpart of `kubectl apply -f` in cluster mode: writes desired pods to {prefix}/pods/{node}/{namespace}/{name} (DESIGN.md §6).
-import type { Pod } from '../../shared/api.js';
-import { applyPodDefaults } from '../../shared/defaults.js';
-import { formatFieldError, InvalidManifestError } from '../../shared/errors.js';
-import { stableHash } from '../../shared/hash.js';
-import { parseManifests } from '../../shared/manifest.js';
-import { validatePodForNode } from '../../shared/validation.js';
-import type { CliIo } from '../cli.js';
+import type { Pod } from '../shared/api.js';
+import { applyPodDefaults } from '../shared/defaults.js';
+import { formatFieldError, InvalidManifestError } from '../shared/errors.js';
+import { stableHash } from '../shared/hash.js';
+import { parseManifests } from '../shared/manifest.js';
+import { validatePodForNode } from '../shared/validation.js';
+import type { CliIo } from './io.js';
 import { EtcdCommandError as ClientError, withEtcd, type EtcdClientFlags } from './etcd-client.js';
 
 /**

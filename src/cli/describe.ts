@@ -3,8 +3,8 @@
  * identity, status, containers with their states, conditions, volumes and recent events.
  */
 import type { Argv, CommandModule } from 'yargs';
-import type { ContainerState, Event, Pod } from '../../shared/api.js';
-import type { CliIo } from '../cli.js';
+import type { ContainerState, Event, Pod } from '../shared/api.js';
+import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 function rfc1123(t: string | undefined): string {

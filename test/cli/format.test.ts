@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { formatAge, formatTable } from '../../../src/main/commands/client.js';
-import { describePod } from '../../../src/main/commands/describe.js';
-import { formatPods, podRow, podStatusReason } from '../../../src/main/commands/get.js';
-import { sameDesiredState } from '../../../src/main/commands/apply.js';
-import type { Pod } from '../../../src/shared/api.js';
-import { applyPodDefaults } from '../../../src/shared/defaults.js';
+import { formatAge, formatTable } from '../../src/cli/client.js';
+import { describePod } from '../../src/cli/describe.js';
+import { formatPods, podRow, podStatusReason } from '../../src/cli/get.js';
+import { sameDesiredState } from '../../src/cli/apply.js';
+import type { Pod } from '../../src/shared/api.js';
+import { applyPodDefaults } from '../../src/shared/defaults.js';
 
 const now = Date.parse('2026-11-30T02:00:00Z');
 

@@ -5,8 +5,9 @@
  * (`--etcd-servers`) can be added beside the API one in each command's `run`.
  */
 import type { Argv } from 'yargs';
-import type { Status } from '../../shared/api.js';
-import type { CliIo } from '../cli.js';
+import type { Status } from '../shared/api.js';
+import { AgentError, type AgentErrorCode } from '../shared/errors.js';
+import type { CliIo } from './io.js';
 
 /** kDefaultServer: the agent's API address (`--address`/`--port` defaults). */
 export const kDefaultServer = 'http://127.0.0.1:10250';
@@ -39,14 +40,31 @@ export function clientFlags(argv: Record<string, unknown>): ClientFlags {
 }
 
 /**
- * ClientError: a failed API call or a bad argument, printed as `error: <message>` (kubectl's
- * form, e.g. `error: pods "web" not found`) with exit code 1.
+ * codeForHttpStatus: the AgentErrorCode of a failed API call's HTTP status, as apimachinery's
+ * errors.FromObject classifies a Status: 400 → ERR_INVALID_ARGUMENT, 422 → ERR_INVALID_MANIFEST,
+ * 401 and 403 → ERR_FORBIDDEN, 404 → ERR_NOT_FOUND, 409 → ERR_CONFLICT, 502/503/504 →
+ * ERR_UNAVAILABLE, another status → ERR_RUNTIME; no status (a bad argument) → ERR_INVALID_ARGUMENT.
  */
-export class ClientError extends Error {
+export function codeForHttpStatus(status?: number): AgentErrorCode {
+  if (status === undefined) return 'ERR_INVALID_ARGUMENT';
+  const byStatus: Record<number, AgentErrorCode> = {
+    400: 'ERR_INVALID_ARGUMENT', 401: 'ERR_FORBIDDEN', 403: 'ERR_FORBIDDEN', 404: 'ERR_NOT_FOUND', 409: 'ERR_CONFLICT',
+    422: 'ERR_INVALID_MANIFEST', 502: 'ERR_UNAVAILABLE', 503: 'ERR_UNAVAILABLE', 504: 'ERR_UNAVAILABLE',
+  };
+  return byStatus[status] ?? 'ERR_RUNTIME';
+}
+
+/**
+ * ClientError: a failed API call or a bad argument, printed as `error: <message>` (kubectl's
+ * form, e.g. `error: pods "web" not found`) with exit code 1. An AgentError: its code comes from
+ * the HTTP status ({@link codeForHttpStatus}) unless given, so `isNotFound(err)` and friends
+ * classify it; `ERR_UNAVAILABLE` (the API cannot be reached) is retriable.
+ */
+export class ClientError extends AgentError {
   /** The HTTP status of the failed call, if the server answered. */
   readonly status?: number;
-  constructor(message: string, status?: number) {
-    super(message);
+  constructor(message: string, status?: number, code: AgentErrorCode = codeForHttpStatus(status)) {
+    super(code, message, { retriable: code === 'ERR_UNAVAILABLE' });
     this.name = 'ClientError';
     if (status !== undefined) this.status = status;
   }
@@ -83,13 +101,16 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
     res = await fetch(`${flags.server}${path}`, { method, headers, body: body?.data });
   } catch (err) {
     const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}`);
+    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}`, undefined, 'ERR_UNAVAILABLE');
   }
   if (res.ok) return res;
   const text = await res.text();
   let message = text.trim() || `${res.status} ${res.statusText}`;
+  let code: AgentErrorCode | undefined;
   try {
     const status = JSON.parse(text) as Status;
+    // 409 is Conflict or AlreadyExists: the Status reason tells them apart.
+    if (status.kind === 'Status' && status.reason === 'AlreadyExists') code = 'ERR_ALREADY_EXISTS';
     if (status.kind === 'Status' && status.message) {
       message = status.message;
       const causes = status.details?.causes ?? [];
@@ -99,7 +120,7 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
     // not a Status: keep the text
   }
   if (res.status === 401) message = `You must be logged in to the server (Unauthorized): pass --token`;
-  throw new ClientError(message, res.status);
+  throw new ClientError(message, res.status, code);
 }
 
 /** apiJson: apiRequest, then the JSON body. */

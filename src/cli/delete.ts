@@ -5,7 +5,8 @@
 import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.js';
 import { runEtcdDeletePods } from './etcd-delete.js';
 import type { Argv, CommandModule } from 'yargs';
-import type { CliIo } from '../cli.js';
+import { isNotFound } from '../shared/errors.js';
+import type { CliIo } from './io.js';
 import { addClientFlags, apiRequest, ClientError, clientFlags, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
 
 /** DeleteOptions: a parsed `delete pod` command. */
@@ -45,7 +46,7 @@ export async function runDeletePods(flags: ClientFlags, opts: DeletePodOptions, 
         try {
           await apiRequest(flags, 'GET', `/pods/${encodeURIComponent(opts.namespace)}/${encodeURIComponent(name)}`);
         } catch (err) {
-          if (err instanceof ClientError && /not found/.test(err.message)) break;
+          if (err instanceof ClientError && isNotFound(err)) break;
           throw err;
         }
         if (Date.now() > deadline) {

@@ -1,12 +1,12 @@
-// Tests of the cluster-mode client commands (src/main/commands/etcd-*.ts: kubectl apply/delete/get against etcd) on the real etcd single member.
+// Tests of the cluster-mode client commands (src/cli/etcd-*.ts: kubectl apply/delete/get against etcd) on the real etcd single member.
 import { describe, expect, it } from 'vitest';
-import { etcdKeys } from '../../../src/main/etcd/client.js';
-import { etcdClientFlags, humanAge } from '../../../src/main/commands/etcd-client.js';
-import { runEtcdApply } from '../../../src/main/commands/etcd-apply.js';
-import { runEtcdDeletePods } from '../../../src/main/commands/etcd-delete.js';
-import { runEtcdGetNodes, runEtcdGetPods } from '../../../src/main/commands/etcd-get.js';
-import type { CliIo } from '../../../src/main/cli.js';
-import { useEtcd } from '../../support/etcd.js';
+import { etcdKeys } from '../../src/main/etcd/client.js';
+import { etcdClientFlags, humanAge } from '../../src/cli/etcd-client.js';
+import { runEtcdApply } from '../../src/cli/etcd-apply.js';
+import { runEtcdDeletePods } from '../../src/cli/etcd-delete.js';
+import { runEtcdGetNodes, runEtcdGetPods } from '../../src/cli/etcd-get.js';
+import type { CliIo } from '../../src/cli/io.js';
+import { useEtcd } from '../support/etcd.js';
 
 function io(): CliIo & { out: string; err: string } {
   const o = { out: '', err: '', stdout: (t: string) => void (o.out += t), stderr: (t: string) => void (o.err += t), exit: () => {} };

@@ -8,7 +8,7 @@
  * WebSocket: the `ws` package, loaded on first use (Node 20 has no global WebSocket without
  * `--experimental-websocket`).
  */
-import type { Pod, Status } from '../../shared/api.js';
+import type { Pod, Status } from '../shared/api.js';
 import { ClientError, type ClientFlags } from './client.js';
 
 /** PodWatchEvent: one watch frame `{"type", "object"}`; BOOKMARK carries only `object.metadata.resourceVersion`. */

@@ -1,0 +1,256 @@
+// Counterpart of cmd/kubelet/app/options (KubeletFlags.AddFlags and the KubeletConfiguration defaults): one descriptor per option.
+/**
+ * kAgentOptionDescriptors is the one table of the agent's options, as piscina keeps
+ * `kDefaultOptions` beside one resolved options type. Everything else is generated from it:
+ * the AgentOptions type, kDefaultAgentOptions, the flag names in errors and the checks
+ * (agent-options.ts), the yargs definition and `--help` (cli.ts), and the `--config` field
+ * mapping (kubelet-config.ts). Its order is the `--help` order (DESIGN.md §7, then ours).
+ */
+import { hostname } from 'node:os';
+import { resolve as resolvePath } from 'node:path';
+import { parseFakeFailureRates, parseFakeLatencies } from '../shared/fake-runtime-tuning.js';
+import {
+  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, positiveNumber, str, type OptionCheck,
+} from './agent-option-checks.js';
+
+/**
+ * How a flag's text becomes a value: `number` (yargs' number parsing, checked after), `string`,
+ * `duration` (a Go duration such as `1m30s`, in ms), `boolean` (`--flag` or `--flag=false`),
+ * `list` (comma-separated and repeatable), `headers` (`Name:Value` items, comma-separated and
+ * repeatable), or `derived` (no flag of its own: resolveAgentOptions computes it).
+ */
+export type FlagParse = 'number' | 'string' | 'duration' | 'boolean' | 'list' | 'headers' | 'derived';
+
+/**
+ * AgentOptionDescriptor: everything about one option.
+ * - `flag`: the command-line flag without dashes (`sync-frequency`); a derived option names the
+ *   flag it comes from, so its errors name that flag.
+ * - `parse`: how the flag's text is read ({@link FlagParse}).
+ * - `config`: the KubeletConfiguration (v1beta1) field that sets it, if any; `parse: 'duration'`
+ *   reads a Go duration, `'path'` resolves a relative path against the config file's directory.
+ * - `default`: the value when neither flag nor file sets it; `defaultText` overrides its
+ *   `[default: …]` text in `--help`.
+ * - `check`: validates and normalises a value, throwing InvalidArgumentError naming `label`.
+ * - `help`: the `--help` description (empty for a derived option); `ours`: a kubelet-ts flag
+ *   (listed under "kubelet-ts flags:" in `--help`).
+ */
+export interface AgentOptionDescriptor<T> {
+  flag: string;
+  parse: FlagParse;
+  config?: { field: string; parse?: 'duration' | 'path' };
+  default: T;
+  defaultText?: string;
+  check: OptionCheck<T>;
+  help: string;
+  ours?: boolean;
+}
+
+function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
+  return d;
+}
+
+// DNS-1123 subdomain, as a Node's name must be (validation.IsDNS1123Subdomain).
+const kDns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+// An HTTP header name (RFC 7230 token).
+const kHeaderName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const kHostName = hostname().trim().toLowerCase();
+
+/**
+ * kAgentOptionDescriptors: one {@link AgentOptionDescriptor} per AgentOptions field, keyed by the
+ * field. Durations are in milliseconds (`…Ms`); flags and the config file take Go duration strings.
+ */
+export const kAgentOptionDescriptors = {
+  /** Static pod manifests: a file or a directory (`--pod-manifest-path`, `staticPodPath`); `''` = no file source. */
+  podManifestPath: option({
+    flag: 'pod-manifest-path', parse: 'string', config: { field: 'staticPodPath', parse: 'path' }, default: '', check: optionalPath,
+    help: 'Static pod manifests: a file, or a directory whose files are read (names starting with "." are ignored)',
+  }),
+  /** How often the file source re-lists `podManifestPath`, in milliseconds (`--file-check-frequency`, 20s). */
+  fileCheckFrequencyMs: option({
+    flag: 'file-check-frequency', parse: 'duration', config: { field: 'fileCheckFrequency', parse: 'duration' }, default: 20_000, check: positiveMs,
+    help: 'How often the static pod path is checked for new data (Go duration)',
+  }),
+  /** URL of static pod manifests (`--manifest-url`, `staticPodURL`); `''` = no http source. */
+  manifestUrl: option({
+    flag: 'manifest-url', parse: 'string', config: { field: 'staticPodURL' }, default: '', check: (l, v) => (v === '' ? '' : httpUrl(l, v)),
+    help: 'URL of static pod manifests',
+  }),
+  /** Headers sent with every manifest URL request (`--manifest-url-header`, `staticPodURLHeader`). */
+  manifestUrlHeaders: option<Record<string, string[]>>({
+    flag: 'manifest-url-header', parse: 'headers', config: { field: 'staticPodURLHeader' }, default: {},
+    check: (l, v) => {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) failOption(l, 'must map header names to lists of values', v);
+      const out: Record<string, string[]> = {};
+      for (const [name, values] of Object.entries(v)) {
+        if (!kHeaderName.test(name)) failOption(l, 'must name valid HTTP headers', name);
+        if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) failOption(`${l} ${name}`, 'must be a list of strings', values);
+        out[name] = [...(values as string[])];
+      }
+      return out;
+    },
+    help: 'HTTP header for --manifest-url requests, as Name:Value; comma-separated and repeatable',
+  }),
+  /** How often the http source polls `manifestUrl`, in milliseconds (`--http-check-frequency`, 20s). */
+  httpCheckFrequencyMs: option({
+    flag: 'http-check-frequency', parse: 'duration', config: { field: 'httpCheckFrequency', parse: 'duration' }, default: 20_000, check: positiveMs,
+    help: 'How often --manifest-url is polled (Go duration)',
+  }),
+  /** Periodic resync of every pod, in milliseconds (`--sync-frequency`, 1m as the kubelet's). */
+  syncFrequencyMs: option({
+    flag: 'sync-frequency', parse: 'duration', config: { field: 'syncFrequency', parse: 'duration' }, default: 60_000, check: positiveMs,
+    help: 'Maximum period between syncs of a running pod (Go duration)',
+  }),
+  /** IP address the HTTP server binds (`--address`, 127.0.0.1; kubelet's default is 0.0.0.0). */
+  address: option({ flag: 'address', parse: 'string', config: { field: 'address' }, default: '127.0.0.1', check: ipAddress, help: 'IP address the HTTP server serves on' }),
+  /** TCP port of the HTTP server (`--port`, 10250). 0 picks a free port (kubelet-ts extension, for tests). */
+  port: option({
+    flag: 'port', parse: 'number', config: { field: 'port' }, default: 10250, check: integerIn(0, 65535, 'must be an integer in 1..65535 (or 0 for any free port)'),
+    help: 'Port of the HTTP server (0 = any free port)',
+  }),
+  /** Static token file (`--token-auth-file`, CSV `token,user,uid,"group1,group2"`); `''` = no authentication. */
+  tokenAuthFile: option({
+    flag: 'token-auth-file', parse: 'string', default: '', check: optionalPath,
+    help: 'Static token file (CSV token,user,uid,"group1,group2"): requires a bearer token on every path but /healthz and the dashboard static files; group kubelet-ts:read-only may only GET',
+  }),
+  /** Largest HTTP request body, bytes (`--max-request-body-bytes`, 1 MiB; kubelet-ts only). */
+  maxRequestBodyBytes: option({
+    flag: 'max-request-body-bytes', parse: 'number', ours: true, default: 1024 * 1024,
+    check: integerIn(1024, 1024 * 1024 * 1024, 'must be an integer in 1024..1073741824 (bytes)'), help: 'Largest HTTP request body in bytes (larger: 413)',
+  }),
+  /** This node's name (`--hostname-override`, default `os.hostname()`), lowercased as nodeutil.GetHostname does. */
+  nodeName: option({
+    flag: 'hostname-override', parse: 'string', default: kHostName, defaultText: `this host's name (${JSON.stringify(kHostName)})`,
+    check: (l, v) => {
+      const name = str(false)(l, v).trim().toLowerCase();
+      if (name.length > 253 || !kDns1123Subdomain.test(name)) failOption(l, 'must be a DNS-1123 subdomain (lowercase letters, digits, "-" and ".")', v);
+      return name;
+    },
+    help: 'Node name to use instead of the host name',
+  }),
+  /** The node's IP, reported as pod IP for hostNetwork pods and in Node addresses (`--node-ip`, 127.0.0.1). */
+  nodeIp: option({ flag: 'node-ip', parse: 'string', default: '127.0.0.1', check: ipAddress, help: 'IP address of the node (hostNetwork pod IP and Node addresses)' }),
+  /** Directory for the agent's state, e.g. intake pods (`--root-dir`, /var/lib/kubelet-ts). */
+  rootDir: option({
+    // Resolved against the working directory: worker threads and dockerd need absolute paths.
+    flag: 'root-dir', parse: 'string', default: '/var/lib/kubelet-ts', check: (l, v) => resolvePath(str(false)(l, v)),
+    help: 'Directory for the agent state (intake pods)',
+  }),
+  /** Docker Engine endpoint (`--docker-endpoint`); only `unix://` endpoints are supported. */
+  dockerEndpoint: option({
+    flag: 'docker-endpoint', parse: 'string', default: 'unix:///var/run/docker.sock',
+    check: nonEmptyWhere((s) => s.startsWith('unix:///'), 'must be a unix socket endpoint such as unix:///var/run/docker.sock'),
+    help: 'Docker Engine endpoint (unix://…)',
+  }),
+  /** The socket path of `dockerEndpoint` (derived), as handed to workers in `WorkerBootstrap`. */
+  dockerSocketPath: option({
+    flag: 'docker-endpoint', parse: 'derived', default: '/var/run/docker.sock', check: nonEmptyWhere((s) => s.startsWith('/'), 'must be an absolute socket path'),
+    help: '',
+  }),
+  /** Image of every pod's sandbox (infra/pause) container (`--pod-infra-container-image`). Upstream a flag only; we accept it in the config file too. */
+  podInfraContainerImage: option({
+    flag: 'pod-infra-container-image', parse: 'string', config: { field: 'podInfraContainerImage' }, default: 'kubelet-ts/pause:1.0',
+    check: nonEmptyWhere((s) => !/\s/.test(s), 'must be an image reference'),
+    help: 'Image of the pod sandbox (pause) container',
+  }),
+  /**
+   * Node-level registry credentials (`--image-pull-credentials`): a Docker `config.json` whose
+   * `auths` map gives credentials per registry host (as the kubelet's old Docker config keyring);
+   * `''` = anonymous pulls.
+   */
+  imagePullCredentials: option({
+    flag: 'image-pull-credentials', parse: 'string', default: '', check: optionalPath,
+    help: 'Docker config.json with registry credentials (its "auths" map) used for image pulls',
+  }),
+  /** Most pods this node admits (`--max-pods`, 110). */
+  maxPods: option({ flag: 'max-pods', parse: 'number', config: { field: 'maxPods' }, default: 110, check: integerIn(1, Number.MAX_SAFE_INTEGER), help: 'Number of pods this node can run' }),
+  /** Dead containers kept per container for logs (`--maximum-dead-containers-per-container`, 1). */
+  maximumDeadContainersPerContainer: option({
+    flag: 'maximum-dead-containers-per-container', parse: 'number', default: 1, check: integerIn(0, Number.MAX_SAFE_INTEGER), help: 'Stopped instances kept per container',
+  }),
+  /** Disk usage (percent of the filesystem of Docker's root) at which image GC starts (`--image-gc-high-threshold`, 85; imageGCHighThresholdPercent). */
+  imageGcHighThresholdPercent: option({
+    flag: 'image-gc-high-threshold', parse: 'number', config: { field: 'imageGCHighThresholdPercent' }, default: 85, check: integerIn(0, 100),
+    help: 'Disk usage percent (of Docker\'s root) at or above which image garbage collection runs',
+  }),
+  /** Disk usage image GC frees down to (`--image-gc-low-threshold`, 80; imageGCLowThresholdPercent); must not exceed the high threshold. */
+  imageGcLowThresholdPercent: option({
+    flag: 'image-gc-low-threshold', parse: 'number', config: { field: 'imageGCLowThresholdPercent' }, default: 80, check: integerIn(0, 100),
+    help: 'Disk usage percent image garbage collection frees down to',
+  }),
+  /** etcd client URLs (`--etcd-servers`); empty = no etcd source, no status or lease writes. */
+  etcdServers: option<string[]>({
+    flag: 'etcd-servers', parse: 'list', default: [],
+    check: (l, v) => {
+      if (!Array.isArray(v)) failOption(l, 'must be a list of URLs', v);
+      return v.map((u) => httpUrl(l, u));
+    },
+    help: 'etcd URLs (comma-separated, repeatable); enables the etcd source, status and node lease',
+  }),
+  /** Key prefix in etcd (`--etcd-prefix`, /registry), without a trailing slash (DESIGN.md §6). */
+  etcdPrefix: option({
+    flag: 'etcd-prefix', parse: 'string', default: '/registry',
+    check: (l, v) => nonEmptyWhere((s) => s.startsWith('/'), 'must start with "/"')(l, v).replace(/\/+$/, ''),
+    help: 'Key prefix in etcd',
+  }),
+  /** PEM CA bundle for https etcd URLs (`--etcd-cafile`); `''` = none. */
+  etcdCafile: option({ flag: 'etcd-cafile', parse: 'string', default: '', check: optionalPath, help: 'PEM CA bundle for https etcd URLs' }),
+  /** PEM client certificate for etcd (`--etcd-certfile`, with `--etcd-keyfile`); `''` = none. */
+  etcdCertfile: option({ flag: 'etcd-certfile', parse: 'string', default: '', check: optionalPath, help: 'PEM client certificate for etcd (with --etcd-keyfile)' }),
+  /** PEM client key for etcd (`--etcd-keyfile`); `''` = none. */
+  etcdKeyfile: option({ flag: 'etcd-keyfile', parse: 'string', default: '', check: optionalPath, help: 'PEM client key for etcd' }),
+  /** etcd user for password auth (`--etcd-username`, with `--etcd-password`); `''` = no auth. */
+  etcdUsername: option({ flag: 'etcd-username', parse: 'string', default: '', check: str(true), help: 'etcd user name (password auth, with --etcd-password)' }),
+  /** etcd password (`--etcd-password`); `''` = none. */
+  etcdPassword: option({ flag: 'etcd-password', parse: 'string', default: '', check: str(true), help: 'etcd password' }),
+  /** Sustained pod status writes per second to etcd (`--etcd-qps`, 50; as --kube-api-qps). */
+  etcdQps: option({ flag: 'etcd-qps', parse: 'number', default: 50, check: positiveNumber, help: 'Pod status writes per second to etcd (token bucket rate)' }),
+  /** Status writes allowed in a burst above `etcdQps` (`--etcd-burst`, 100; as --kube-api-burst). */
+  etcdBurst: option({ flag: 'etcd-burst', parse: 'number', default: 100, check: integerIn(1, Number.MAX_SAFE_INTEGER), help: 'Pod status writes allowed in a burst to etcd' }),
+  /** TTL of the node's etcd lease, in seconds (`--node-lease-duration-seconds`, 40). */
+  nodeLeaseDurationSeconds: option({
+    flag: 'node-lease-duration-seconds', parse: 'number', default: 40, check: integerIn(1, 3600), help: 'TTL of the node key\'s etcd lease, in seconds',
+  }),
+  /** How often node status is written, in milliseconds (`--node-status-update-frequency`, 10s). */
+  nodeStatusUpdateFrequencyMs: option({
+    flag: 'node-status-update-frequency', parse: 'duration', config: { field: 'nodeStatusUpdateFrequency', parse: 'duration' }, default: 10_000, check: positiveMs,
+    help: 'How often the node status is posted (Go duration)',
+  }),
+  /** Register this node (write its Node object) in etcd (`--register-node`, true). */
+  registerNode: option({
+    flag: 'register-node', parse: 'boolean', config: { field: 'registerNode' }, default: true, check: boolean,
+    help: 'Register the node in etcd (--register-node=false to not)',
+  }),
+  /** pino level (derived from `v` by verbosityToLevel unless given). */
+  logLevel: option({ flag: 'v', parse: 'derived', default: 'info', check: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), help: '' }),
+  /** klog verbosity (`--v`, 0). */
+  v: option({ flag: 'v', parse: 'number', default: 0, check: integerIn(0, 10), help: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)' }),
+  /** Worker threads that run sync tasks (`--workers`, 2; kubelet-ts only). */
+  workers: option({ flag: 'workers', parse: 'number', ours: true, default: 2, check: integerIn(1, 256), help: 'Worker threads that run pod syncs' }),
+  /** Container runtime: Docker, or the in-memory fake (`--runtime`, docker; kubelet-ts only). */
+  runtime: option<'docker' | 'fake'>({
+    flag: 'runtime', parse: 'string', ours: true, default: 'docker', check: oneOf(['docker', 'fake'] as const),
+    help: 'Container runtime: docker or fake (in-memory, for tests and benchmarks)',
+  }),
+  /**
+   * PLEG relist period while Docker's events stream is up, in milliseconds (`--relist-period`, 60s;
+   * the safety net under the event-driven PLEG, as the kubelet's Evented PLEG lengthens its relist
+   * to 300s; the relist falls back to 1s while the stream is down). 60s rather than 10s: at 300
+   * pods it took the idle agent from 2.1 % to 1.75 % of a core (README, Performance). The fake
+   * runtime relists at this period.
+   */
+  relistPeriodMs: option({ flag: 'relist-period', parse: 'duration', ours: true, default: 60_000, check: positiveMs, help: 'PLEG relist period (Go duration)' }),
+  /** Shards of the desired-state table (`--pod-shards`, 16; kubelet-ts only). */
+  podShards: option({ flag: 'pod-shards', parse: 'number', ours: true, default: 16, check: integerIn(1, 4096), help: 'Shards of the desired-state table' }),
+  /** Per-operation latencies of the fake runtime, e.g. `create=5ms,start=5ms` (`--fake-runtime-latency`; kubelet-ts only, '' = none). */
+  fakeRuntimeLatency: option({
+    flag: 'fake-runtime-latency', parse: 'string', ours: true, default: '',
+    check: (l, v) => { const s = str(true)(l, v); parseFakeLatencies(s); return s; },
+    help: 'With --runtime fake: latency per operation (list, inspect, create, start, stop, remove), e.g. create=5ms,start=5ms',
+  }),
+  /** Per-operation failure rates of the fake runtime, e.g. `start=0.01` (`--fake-runtime-failure-rate`; kubelet-ts only, '' = none). */
+  fakeRuntimeFailureRate: option({
+    flag: 'fake-runtime-failure-rate', parse: 'string', ours: true, default: '',
+    check: (l, v) => { const s = str(true)(l, v); parseFakeFailureRates(s); return s; },
+    help: 'With --runtime fake: failure probability per operation, e.g. start=0.01',
+  }),
+} as const;
