@@ -29,16 +29,16 @@ const kPendingExceptions = [
 
 const notTypeOnly = { dependencyTypesNot: ['type-only'] };
 
+/** importsOnly: a rule that files under src/FOLDER import no src folder but `allowed` (and FOLDER). */
+function importsOnly(name, folder, allowed, comment) {
+  const ok = [...new Set([folder, ...allowed])].join('|');
+  return { name, comment, severity: 'error', from: { path: `^src/${folder}/` }, to: { path: '^src/', pathNot: `^src/(${ok})/` } };
+}
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'shared-is-a-leaf',
-      comment: 'src/shared imports no other src folder.',
-      severity: 'error',
-      from: { path: '^src/shared/' },
-      to: { path: '^src/', pathNot: '^src/shared/' },
-    },
+    importsOnly('shared-is-a-leaf', 'shared', [], 'src/shared imports no other src folder.'),
     {
       name: 'shared-loads-no-library-runtime',
       comment: 'src/shared is safe in every thread: type-only imports of the heavy libraries only.',
@@ -46,34 +46,10 @@ module.exports = {
       from: { path: '^src/shared/' },
       to: { path: 'node_modules/(piscina|dockerode|uWebSockets\\.js|etcd3)/', ...notTypeOnly },
     },
-    {
-      name: 'workers-import-only-shared',
-      comment: 'src/workers (piscina threads) imports only src/shared.',
-      severity: 'error',
-      from: { path: '^src/workers/' },
-      to: { path: '^src/', pathNot: '^src/(shared|workers)/' },
-    },
-    {
-      name: 'server-imports-only-shared',
-      comment: 'src/server imports only src/shared; main implements the AgentHost it declares.',
-      severity: 'error',
-      from: { path: '^src/server/' },
-      to: { path: '^src/', pathNot: '^src/(shared|server)/' },
-    },
-    {
-      name: 'main-reaches-workers-only-through-piscina',
-      comment: 'src/main imports shared and server (and cli); workers run from their file name.',
-      severity: 'error',
-      from: { path: '^src/main/' },
-      to: { path: '^src/', pathNot: '^src/(shared|server|main|cli)/' },
-    },
-    {
-      name: 'cli-imports-shared-and-server',
-      comment: 'the kubectl-like client (src/cli) imports shared and server (types).',
-      severity: 'error',
-      from: { path: '^src/cli/' },
-      to: { path: '^src/', pathNot: '^src/(shared|server|cli)/' },
-    },
+    importsOnly('workers-import-only-shared', 'workers', ['shared'], 'src/workers (piscina threads) imports only src/shared.'),
+    importsOnly('server-imports-only-shared', 'server', ['shared'], 'src/server imports only src/shared; main implements the AgentHost it declares.'),
+    importsOnly('main-reaches-workers-only-through-piscina', 'main', ['shared', 'server', 'cli'], 'src/main imports shared and server (and cli); workers run from their file name.'),
+    importsOnly('cli-imports-shared-and-server', 'cli', ['shared', 'server'], 'the kubectl-like client (src/cli) imports shared and server (types).'),
     {
       name: 'src-imports-no-tooling',
       comment: 'nothing in src/ imports bench/, tools/ or test/.',
