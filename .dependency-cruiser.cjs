@@ -1,5 +1,5 @@
 // .dependency-cruiser.cjs — `npm run lint`: the import direction and the library homes of the
-// module map (STYLE.md §1; docs/contracts.md "Source layout"):
+// module map (STYLE.md §1 of the design notes; README "Architecture"):
 //
 //   src/main ──► src/server ──► src/shared ◄── src/workers        (src/cli: shared and server)
 //
