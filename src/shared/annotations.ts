@@ -10,8 +10,6 @@ export const ConfigSourceAnnotationKey = 'kubernetes.io/config.source';
 export const ConfigHashAnnotationKey = 'kubernetes.io/config.hash';
 /** `kubernetes.io/config.seen`: RFC 3339 time the source first saw this version of the pod. */
 export const ConfigSeenAnnotationKey = 'kubernetes.io/config.seen';
-/** `kubernetes.io/config.mirror`: set on a static pod's mirror pod. */
-export const ConfigMirrorAnnotationKey = 'kubernetes.io/config.mirror';
 
 /** podFullName returns `namespace/name`, the key sources dedupe on (DESIGN.md §3). */
 export function podFullName(pod: Pod): string {

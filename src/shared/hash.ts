@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import type { Container } from './api.js';
+import { ConfigSeenAnnotationKey } from './annotations.js';
+import type { Container, Pod } from './api.js';
 
 /** stableHash: hex SHA-256 (first `length` chars) of the canonical JSON of `value`. */
 export function stableHash(value: unknown, length = 16): string {
@@ -18,4 +19,23 @@ export function stableHash(value: unknown, length = 16): string {
  */
 export function hashContainer(container: Container): string {
   return stableHash(container, 8);
+}
+
+/**
+ * podContentHash: hex SHA-256 (first `length` chars, default 16) of a pod's content, the one pod
+ * hash every source and the merge compare versions with: the canonical JSON of the whole `Pod`
+ * without `status` (the agent owns it; accepted and ignored on input) and without the
+ * `kubernetes.io/config.seen` annotation (it changes with every read, not the pod). Every other
+ * annotation, `kubernetes.io/config.hash` included, is content. Key order does not matter.
+ *
+ * Callers: PodConfig (is an update of a UID a real change), the file source and its decoding
+ * worker (keep the previous object of an unchanged static pod), the intake source (the value of
+ * its pods' `config.hash`, computed without the old `config.hash`, 32 chars). Pure, any thread.
+ * Not a static pod's UID: that is podUidForStatic (src/shared/static-pod.ts), a hash of the pod as
+ * read, the node and the manifest's origin. Upstream: the md5 of the pod in config/common.go.
+ */
+export function podContentHash(pod: Pod, length = 16): string {
+  const annotations = { ...(pod.metadata?.annotations ?? {}) };
+  delete annotations[ConfigSeenAnnotationKey];
+  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations }, status: undefined }, length);
 }

@@ -8,7 +8,7 @@ import type { Pod, PodSourceName } from './api.js';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey } from './annotations.js';
 import { applyPodDefaults } from './defaults.js';
 import { InvalidArgumentError, InvalidManifestError, type FieldError } from './errors.js';
-import { stableHash } from './hash.js';
+import { podContentHash, stableHash } from './hash.js';
 import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from './manifest.js';
 import { validatePodForNode } from './validation.js';
 
@@ -94,14 +94,10 @@ export function loadStaticPods(text: string, opts: StaticPodOptions & { format?:
 }
 
 /**
- * staticPodContentHash: a stable hash of a static pod without its `kubernetes.io/config.seen`
- * annotation (which changes with every read, not the pod). The file source keeps a pod's previous
- * object when a re-read gives the same hash (so config.seen stays the first time the pod was
- * seen) and sends a SET only when some pod's hash changed. Pure; computed in the worker that
- * loads the manifest (LoadStaticPodsResult.contentHashes).
+ * staticPodContentHash: the file source's name for {@link podContentHash} (the one pod content
+ * hash, 16 chars: the pod without `status` and `kubernetes.io/config.seen`). The file source keeps
+ * a pod's previous object when a re-read gives the same hash (so config.seen stays the first time
+ * the pod was seen) and sends a SET only when some pod's hash changed; computed in the worker that
+ * loads the manifest (LoadStaticPodsResult.contentHashes). Pure. Not the UID: see podUidForStatic.
  */
-export function staticPodContentHash(pod: Pod): string {
-  const annotations = { ...(pod.metadata?.annotations ?? {}) };
-  delete annotations[ConfigSeenAnnotationKey];
-  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations } });
-}
+export const staticPodContentHash: (pod: Pod) => string = (pod) => podContentHash(pod);

@@ -43,8 +43,6 @@ export const kSupportedPodSpecFields: readonly string[] = [
 ];
 /** Volume fields kubelet-ts implements: exactly one source, emptyDir or hostPath. Other sources are `Not supported`. */
 export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath'];
-/** The volume sources kubelet-ts implements. */
-export const kSupportedVolumeSources: readonly string[] = ['emptyDir', 'hostPath'];
 
 const kRestartPolicies = ['Always', 'OnFailure', 'Never'];
 const kDNSPolicies = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default'];

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { formatFieldError, InvalidManifestError } from '../../src/shared/errors.js';
 import { parseManifests } from '../../src/shared/manifest.js';
-import { loadStaticPods, makeStaticPod, podUidForStatic } from '../../src/shared/static-pod.js';
+import { podContentHash } from '../../src/shared/hash.js';
+import { loadStaticPods, makeStaticPod, podUidForStatic, staticPodContentHash } from '../../src/shared/static-pod.js';
 import { validatePod } from '../../src/shared/validation.js';
 
 const yamlA = `apiVersion: v1
@@ -31,6 +32,21 @@ apiVersion: v1
 
 const opts = { nodeName: 'Node-1', source: 'file' as const, origin: '/etc/kubelet.d/web.yaml', seenAt: new Date('2024-05-01T10:00:00.000Z') };
 const read = (text: string): Pod => parseManifests(text, 'web.yaml')[0];
+
+// Golden values computed at commit 4e876e0, before the pod content hash was shared: a changed
+// static pod UID would restart every running static pod on upgrade.
+describe('static pod identity across versions', () => {
+  it('keeps the UID of a known manifest bit-identical', () => {
+    expect(podUidForStatic(read(yamlA), 'node-1', opts.origin)).toBe('30a947c6816cd96193c26c6352f41dea');
+    expect(makeStaticPod(read(yamlA), opts).metadata!.uid).toBe('30a947c6816cd96193c26c6352f41dea');
+  });
+
+  it('hashes its content as PodConfig and the file source did (staticPodContentHash is podContentHash)', () => {
+    const pod = makeStaticPod(read(yamlA), opts);
+    expect(podContentHash(pod)).toBe('55cce6ea932ac4d3');
+    expect(staticPodContentHash(pod)).toBe('55cce6ea932ac4d3');
+  });
+});
 
 describe('makeStaticPod', () => {
   it('names, places and annotates the pod, and defaults it', () => {

@@ -13,11 +13,19 @@
 #   KUBELET_TS_ETCD_SINGLE=http://127.0.0.1:23790
 #   KUBELET_TS_ETCD_CLUSTER=http://127.0.0.1:23791,http://127.0.0.1:23792,http://127.0.0.1:23793
 # PIDs are in .run/etcd/NAME.pid; only those PIDs are ever signalled, and only while their command
-# line is still etcd's with our --name.
+# line is still etcd's with our --name. ETCD_PORT_BASE (default 23790) moves every port.
 
 ETCD_PACKAGES=(etcd-server etcd-client)
+# Client ports ETCD_PORT_BASE (s1) and +1..+3 (c1-c3), peer ports +10..+13. Default 23790; another
+# checkout on the same machine (or a check of these scripts) sets another base.
+ETCD_PORT_BASE=${ETCD_PORT_BASE:-23790}
 # name:client-port:peer-port:cluster
-ETCD_MEMBERS=(s1:23790:23800:single c1:23791:23801:cluster c2:23792:23802:cluster c3:23793:23803:cluster)
+ETCD_MEMBERS=(
+  "s1:$ETCD_PORT_BASE:$((ETCD_PORT_BASE + 10)):single"
+  "c1:$((ETCD_PORT_BASE + 1)):$((ETCD_PORT_BASE + 11)):cluster"
+  "c2:$((ETCD_PORT_BASE + 2)):$((ETCD_PORT_BASE + 12)):cluster"
+  "c3:$((ETCD_PORT_BASE + 3)):$((ETCD_PORT_BASE + 13)):cluster"
+)
 
 _etcd_lib_init() {
   if [ -z "${KTS_ROOT:-}" ]; then
@@ -115,6 +123,15 @@ etcd_down() {
   rm -f "$ETCD_DIR/dataroot" "$ETCD_ENV"
 }
 
+# etcd_running — true when every member started here (by its PID file) is running.
+etcd_running() {
+  _etcd_lib_init
+  local m
+  for m in "${ETCD_MEMBERS[@]}"; do
+    _etcd_alive "${m%%:*}" || return 1
+  done
+}
+
 # etcd_up — install etcd if missing; (re)start the single member and the three-member cluster unless
 # they already answer; write .run/etcd.env. Idempotent.
 etcd_up() {
@@ -125,8 +142,9 @@ etcd_up() {
     (SYSTEM_PACKAGES=("${ETCD_PACKAGES[@]}") && ensure_system_packages) || die "could not install ${ETCD_PACKAGES[*]}"
   fi
   mkdir -p "$ETCD_DIR"
-  local single="http://127.0.0.1:23790"
-  local cluster="http://127.0.0.1:23791,http://127.0.0.1:23792,http://127.0.0.1:23793"
+  local b=$ETCD_PORT_BASE
+  local single="http://127.0.0.1:$b"
+  local cluster="http://127.0.0.1:$((b + 1)),http://127.0.0.1:$((b + 2)),http://127.0.0.1:$((b + 3))"
   local all_alive=1 m n
   for m in "${ETCD_MEMBERS[@]}"; do
     n="${m%%:*}"
@@ -136,7 +154,7 @@ etcd_up() {
     etcd_down
     mkdir -p "$ETCD_DIR"
     mktemp -d "$ETCD_DIR/data.XXXXXX" >"$ETCD_DIR/dataroot"
-    say "starting etcd: one member on 23790, a three-member cluster on 23791-23793 (logs: .run/etcd/)"
+    say "starting etcd: one member on $b, a three-member cluster on $((b + 1))-$((b + 3)) (logs: .run/etcd/)"
     for m in "${ETCD_MEMBERS[@]}"; do etcd_start_member "${m%%:*}"; done
     local deadline=$((SECONDS + 30))
     until _etcd_healthy "$single,$cluster"; do
@@ -168,6 +186,6 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     down) etcd_down ;;
     start-member) etcd_start_member "${2:?member name}" ;;
     stop-member) etcd_stop_member "${2:?member name}" "${3:-}" ;;
-    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 fi

@@ -71,8 +71,10 @@ _registry_start() {
   local name=$1 port=$2 auth=$3 i
   if ! _registry_alive "$name"; then
     _registry_config "$name" "$port" "$auth"
+    # Distribution reads REGISTRY_<SECTION>_<KEY> variables as config overrides: our own
+    # REGISTRY_PORT / REGISTRY_AUTH_PORT (e.g. `auth.port`) must not reach it.
     setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$REGISTRY_DIR/$name.pid" \
-      docker-registry serve "$REGISTRY_DIR/$name/config.yml" \
+      env -u REGISTRY_PORT -u REGISTRY_AUTH_PORT docker-registry serve "$REGISTRY_DIR/$name/config.yml" \
       </dev/null >>"$REGISTRY_DIR/$name.log" 2>&1 &
   fi
   for ((i = 0; i < 100; i++)); do
@@ -129,12 +131,24 @@ ENV
   say "registries up on 127.0.0.1:$REGISTRY_PORT and 127.0.0.1:$REGISTRY_AUTH_PORT (auth)"
 }
 
+# registry_running NAME — true while the registry NAME (open, auth) started here runs.
+registry_running() {
+  _registry_lib_init
+  _registry_alive "$1"
+}
+
+# registry_stop NAME — stop one registry (open, auth) by its PID file; its data is kept.
+registry_stop() {
+  _registry_lib_init
+  stop_pid_file "$REGISTRY_DIR/$1.pid" "$REGISTRY_DIR/$1/config.yml" "registry $1" 10 kill
+}
+
 # registry_down — stop both registries (only the PIDs recorded here) and remove their data.
 registry_down() {
   _registry_lib_init
   local name
   for name in open auth; do
-    stop_pid_file "$REGISTRY_DIR/$name.pid" "$REGISTRY_DIR/$name/config.yml" "registry $name" 10 kill
+    registry_stop "$name"
   done
   rm -rf "$REGISTRY_DIR" "$REGISTRY_ENV"
 }

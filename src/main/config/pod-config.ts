@@ -8,8 +8,8 @@
  * wins and the other is rejected with a warning (DESIGN.md §3); when the winner goes away the
  * next candidate in arrival order takes its place.
  */
-import { stableHash } from '../../shared/hash.js';
-import { ConfigSeenAnnotationKey, podFullName } from '../../shared/annotations.js';
+import { podContentHash } from '../../shared/hash.js';
+import { podFullName } from '../../shared/annotations.js';
 import type { Pod, PodSourceName } from '../../shared/api.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 
@@ -52,12 +52,6 @@ interface Entry {
   seq: number;
 }
 
-function contentHash(pod: Pod): string {
-  const annotations = { ...(pod.metadata?.annotations ?? {}) };
-  delete annotations[ConfigSeenAnnotationKey];
-  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations }, status: undefined });
-}
-
 class PodConfigImpl implements PodConfig {
   readonly #bySource = new Map<PodSourceName, Map<string, Entry>>();
   readonly #candidates = new Map<string, Map<string, Entry>>(); // fullName → `${source}/${uid}` → entry
@@ -67,7 +61,7 @@ class PodConfigImpl implements PodConfig {
   readonly #expected: PodSourceName[];
   #seq = 0;
   /**
-   * contentHash (config.seen ignored) by pod object, computed only when a pod must be compared
+   * podContentHash (config.seen and status ignored) by pod object, computed only when a pod must be compared
    * with the previous version of its UID. Sources replace pods, never mutate them in place
    * (src/server/agent-host.ts), so an object is hashed at most once, and the very object handed
    * over again needs no hash at all: the file source sends its unchanged pods as the same objects
@@ -126,7 +120,7 @@ class PodConfigImpl implements PodConfig {
 
   #contentHash(pod: Pod): string {
     let hash = this.#hashes.get(pod);
-    if (hash === undefined) this.#hashes.set(pod, (hash = contentHash(pod)));
+    if (hash === undefined) this.#hashes.set(pod, (hash = podContentHash(pod)));
     return hash;
   }
 

@@ -16,7 +16,7 @@ import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotatio
 import type { Pod } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
 import { AgentError, ConflictError, ForbiddenError, formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
-import { stableHash } from '../../shared/hash.js';
+import { podContentHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import { validatePodForNode } from '../../shared/validation.js';
@@ -84,11 +84,14 @@ export function intakeFileName(pod: Pod): string {
   return `${pod.metadata?.namespace ?? 'default'}_${pod.metadata?.name ?? ''}.json`;
 }
 
-function contentHash(pod: Pod): string {
-  const annotations = { ...(pod.metadata?.annotations ?? {}) };
-  delete annotations[ConfigSeenAnnotationKey];
-  delete annotations[ConfigHashAnnotationKey];
-  return stableHash({ ...pod, metadata: { ...pod.metadata, annotations }, status: undefined }, 32);
+/**
+ * configHashOf: the value of an intake pod's `kubernetes.io/config.hash`: podContentHash (32 chars)
+ * of the pod without its own old `config.hash` (a pod read back with GET and PUT again hashes the
+ * same). Unchanged from before podContentHash was shared, so stored intake pods keep their hash.
+ */
+function configHashOf(pod: Pod): string {
+  const { [ConfigHashAnnotationKey]: _old, ...annotations } = pod.metadata?.annotations ?? {};
+  return podContentHash({ ...pod, metadata: { ...pod.metadata, annotations } }, 32);
 }
 
 /**
@@ -212,7 +215,7 @@ class IntakeSourceImpl implements IntakeSource {
         if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
         meta.creationTimestamp = now;
         meta.annotations = { ...(meta.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now };
-        meta.annotations[ConfigHashAnnotationKey] = contentHash(pod);
+        meta.annotations[ConfigHashAnnotationKey] = configHashOf(pod);
         delete pod.status;
         stored.push(pod);
       });
@@ -244,7 +247,7 @@ class IntakeSourceImpl implements IntakeSource {
         annotations: { ...(pod.metadata?.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now },
       };
       delete pod.status;
-      pod.metadata.annotations![ConfigHashAnnotationKey] = contentHash(pod);
+      pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
       await writeFilesDurably(this.#dir, [{ name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` }]);
       this.#pods.set(fullName, pod);
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Replaced intake pod');

@@ -6,16 +6,14 @@
  *   - the pod status writer (src/main/status/etcd-status-writer.ts),
  *   - the node registration and lease heartbeat (src/main/node/node-lease.ts, skipped with --register-node=false).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Node, Pod } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import type { AgentOptions } from '../agent-options.js';
 import { newEtcdSource, type EtcdSource } from '../config/source-etcd.js';
-import { buildMinimalNode, newNodeLease, type NodeLease } from '../node/node-lease.js';
+import { newNodeLease, type NodeLease } from '../node/node-lease.js';
+import { buildNode as buildNodeObject, gatherNodeFacts, kubeletTsVersion } from '../node/node-status.js';
 import { newEtcdStatusWriter, type EtcdStatusWriter } from '../status/etcd-status-writer.js';
 import type { StatusManager } from '../status/status-manager.js';
 import { newEtcdClient, type Etcd3 } from './client.js';
@@ -24,7 +22,7 @@ import { newEtcdClient, type Etcd3 } from './client.js';
  * EtcdClusterOptions: the AgentOptions cluster mode reads (AgentOptions fits it). Optional fields
  * default as their flags: TLS/auth none, `nodeLeaseDurationSeconds` 40, `etcdQps` 50, `etcdBurst` 100.
  */
-export type EtcdClusterOptions = Pick<AgentOptions, 'nodeName' | 'nodeIp' | 'maxPods' | 'runtime' | 'etcdServers' | 'etcdPrefix' | 'registerNode' | 'nodeStatusUpdateFrequencyMs'> & {
+export type EtcdClusterOptions = Pick<AgentOptions, 'nodeName' | 'nodeIp' | 'maxPods' | 'runtime' | 'rootDir' | 'port' | 'etcdServers' | 'etcdPrefix' | 'registerNode' | 'nodeStatusUpdateFrequencyMs'> & {
   etcdCafile?: string;
   etcdCertfile?: string;
   etcdKeyfile?: string;
@@ -45,9 +43,12 @@ export interface EtcdClusterDeps {
   onUpdate(update: PodUpdate): void;
   /** Records an event against a pod (bad values in etcd are reported this way). */
   recordEvent(pod: Pod, event: PodEventRecord): void;
-  /** Builds the Node object to register; default: {@link buildMinimalNode} with `ready`. */
+  /**
+   * Builds the Node object to register (the agent passes its GET /node one); default:
+   * src/main/node/node-status.ts buildNode over gatherNodeFacts(rootDir), Ready from `ready`.
+   */
   buildNode?(): Node | Promise<Node>;
-  /** The node's readiness for the minimal Node builder (runtime / PLEG health). */
+  /** The node's readiness (runtime / PLEG health) for the default Node builder. */
   ready?(): { ok: boolean; message?: string };
 }
 
@@ -64,24 +65,6 @@ export interface EtcdCluster {
   readonly statusWriter: EtcdStatusWriter;
   /** Null with --register-node=false. */
   readonly nodeLease: NodeLease | null;
-}
-
-let cachedVersion: string | undefined;
-/** kubelet-ts' version from its package.json (found upwards from this file), as `v<version>`. */
-export function kubeletVersion(): string {
-  if (cachedVersion) return cachedVersion;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'kubelet-ts' && pkg.version) return (cachedVersion = `v${pkg.version}`);
-    } catch {
-      // keep walking up
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return (cachedVersion = 'v0.0.0');
-    dir = parent;
-  }
 }
 
 /**
@@ -116,11 +99,12 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
       statusWriter.writeProblem(p.namespace, p.name, p.message);
     },
   });
-  const createdAt = new Date();
-  const buildNode = deps.buildNode ?? (() => buildMinimalNode({
-    nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletVersion(),
-    containerRuntimeVersion: o.runtime === 'fake' ? 'fake://0.1.0' : 'docker://unknown', ready: deps.ready?.() ?? { ok: true }, createdAt,
-  }));
+  let previousNode: Node | undefined;
+  const buildNode = deps.buildNode ?? (async () => (previousNode = buildNodeObject({
+    nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletTsVersion(),
+    containerRuntimeVersion: o.runtime === 'fake' ? 'fake://0.1.0' : 'docker://unknown', health: deps.ready?.() ?? { ok: true },
+    port: o.port, facts: await gatherNodeFacts(o.rootDir), nowMs: Date.now(), previous: previousNode,
+  })));
   const nodeLease = o.registerNode
     ? newNodeLease({ nodeName: o.nodeName, prefix: o.etcdPrefix, ttlSeconds: o.nodeLeaseDurationSeconds ?? 40, updateFrequencyMs: o.nodeStatusUpdateFrequencyMs }, {
       client, logger: log.child({ component: 'node-lease' }), buildNode,

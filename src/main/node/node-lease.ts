@@ -11,8 +11,6 @@
  * a new lease is granted and the Node written again. This file is the third home of etcd3 (through
  * src/main/etcd/client.ts), next to the etcd source and the status writer.
  */
-import { arch, release, cpus, totalmem, hostname } from 'node:os';
-import { readFileSync } from 'node:fs';
 import type { Node } from '../../shared/api.js';
 import { stableHash } from '../../shared/hash.js';
 import type { Logger } from '../../shared/logging.js';
@@ -29,7 +27,10 @@ export interface NodeLeaseOptions {
   updateFrequencyMs: number;
 }
 
-/** NodeLeaseDeps: the etcd client and the Node builder (called at each heartbeat). */
+/**
+ * NodeLeaseDeps: the etcd client and the Node builder (called at each heartbeat; the agent's is
+ * src/main/node/node-status.ts buildNode, the one Node builder).
+ */
 export interface NodeLeaseDeps {
   client: Etcd3;
   logger: Logger;
@@ -164,62 +165,4 @@ class NodeLeaseImpl implements NodeLease {
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let t: NodeJS.Timeout | undefined;
   return Promise.race([p, new Promise<never>((_, reject) => { t = setTimeout(() => reject(new Error(message)), ms); })]).finally(() => clearTimeout(t));
-}
-
-function readOsImage(): string {
-  try {
-    const m = /^PRETTY_NAME="?([^"\n]*)"?/m.exec(readFileSync('/etc/os-release', 'utf8'));
-    return m?.[1] ?? 'Linux';
-  } catch {
-    return 'Linux';
-  }
-}
-
-/** NodeConditionInput: what the minimal builder needs to know about this node's health. */
-export interface MinimalNodeInput {
-  nodeName: string;
-  nodeIp: string;
-  maxPods: number;
-  kubeletVersion: string;
-  /** `docker://<version>`, or `fake://…`. */
-  containerRuntimeVersion: string;
-  /** Ready condition: true when the runtime and PLEG are healthy. */
-  ready: { ok: boolean; message?: string };
-  /** When the agent started (creationTimestamp of the first write). */
-  createdAt: Date;
-}
-
-/**
- * buildMinimalNode: a Node object for registration — conditions Ready, MemoryPressure,
- * DiskPressure, PIDPressure; capacity and allocatable cpu, memory, pods; nodeInfo; addresses — as
- * kubelet_node_status.go setNodeStatus. A stand-in until src/main/node/node-status.ts (buildNode)
- * exists; the agent prefers that one.
- */
-export function buildMinimalNode(input: MinimalNodeInput): Node {
-  const now = new Date().toISOString();
-  const cond = (type: string, ok: boolean, reason: string, message: string) => ({
-    type, status: ok ? 'True' : 'False', reason, message, lastHeartbeatTime: now, lastTransitionTime: input.createdAt.toISOString(),
-  });
-  const capacity = { cpu: String(cpus().length), memory: `${Math.floor(totalmem() / 1024)}Ki`, pods: String(input.maxPods) };
-  return {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name: input.nodeName, labels: { 'kubernetes.io/hostname': input.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch() }, creationTimestamp: input.createdAt.toISOString() },
-    spec: {},
-    status: {
-      conditions: [
-        cond('MemoryPressure', false, 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
-        cond('DiskPressure', false, 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
-        cond('PIDPressure', false, 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
-        { ...cond('Ready', input.ready.ok, input.ready.ok ? 'KubeletReady' : 'KubeletNotReady', input.ready.ok ? 'kubelet is posting ready status' : (input.ready.message ?? 'not ready')) },
-      ],
-      capacity,
-      allocatable: { ...capacity },
-      addresses: [{ type: 'InternalIP', address: input.nodeIp }, { type: 'Hostname', address: hostname() }],
-      nodeInfo: {
-        machineID: '', systemUUID: '', bootID: '', kernelVersion: release(), osImage: readOsImage(), containerRuntimeVersion: input.containerRuntimeVersion,
-        kubeletVersion: input.kubeletVersion, kubeProxyVersion: '', operatingSystem: 'linux', architecture: arch() === 'x64' ? 'amd64' : arch(),
-      },
-    },
-  };
 }

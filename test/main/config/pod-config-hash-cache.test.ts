@@ -14,6 +14,11 @@ vi.mock('../../../src/shared/hash.js', async (importOriginal) => {
       hashed.calls++;
       return actual.stableHash(...args);
     },
+    // PodConfig hashes through podContentHash (one call = one hash of a pod).
+    podContentHash: (...args: Parameters<typeof actual.podContentHash>) => {
+      hashed.calls++;
+      return actual.podContentHash(...args);
+    },
   };
 });
 const { newPodConfig } = await import('../../../src/main/config/pod-config.js');

@@ -4,11 +4,22 @@ import { pino } from 'pino';
 import { etcdKeys } from '../../../src/main/etcd/client.js';
 import { newEtcdStatusWriter } from '../../../src/main/status/etcd-status-writer.js';
 import { newStatusManager } from '../../../src/main/status/status-manager.js';
-import { buildMinimalNode, newNodeLease } from '../../../src/main/node/node-lease.js';
+import { newNodeLease } from '../../../src/main/node/node-lease.js';
+import { buildNode, type NodeFacts, type NodeInputs } from '../../../src/main/node/node-status.js';
 import type { Node, Pod, PodStatus } from '../../../src/shared/api.js';
 import { useEtcd, waitForEtcd } from '../../support/etcd.js';
 
 const logger = pino({ level: 'silent' });
+// The node lease registers what src/main/node/node-status.ts buildNode builds (the one Node builder).
+const facts: NodeFacts = {
+  cpus: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 4 * 1024 ** 3,
+  disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 50 * 1024 ** 3 }, pids: { running: 100, max: 32768 },
+  osImage: 'Debian GNU/Linux 12 (bookworm)', kernelVersion: '6.1.0', architecture: 'amd64', operatingSystem: 'linux', machineID: 'm1', bootID: 'b1',
+};
+const nodeInputs = (over: Partial<NodeInputs>): NodeInputs => ({
+  nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: 'v0.1.0', containerRuntimeVersion: '', health: { ok: true },
+  port: 10250, facts, nowMs: Date.now(), ...over,
+});
 
 function pod(name: string, uid = `uid-${name}`): Pod {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'i' }] } };
@@ -86,7 +97,7 @@ describe('etcd status writer and node lease (real etcd)', () => {
     const keys = etcdKeys(prefix);
     const client = etcd.client();
     let ready = true;
-    const build = (): Node => buildMinimalNode({ nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: 'v0.1.0', containerRuntimeVersion: 'docker://20.10', ready: { ok: ready, message: 'PLEG is not healthy' }, createdAt: new Date() });
+    const build = (): Node => buildNode(nodeInputs({ maxPods: 110, kubeletVersion: 'v0.1.0', containerRuntimeVersion: 'docker://20.10', health: { ok: ready, message: 'PLEG is not healthy' } }));
     const lease = newNodeLease({ nodeName: 'n1', prefix, ttlSeconds: 5, updateFrequencyMs: 200 }, { client, logger, buildNode: build });
     etcd.defer(() => lease.stop());
     await lease.start();
@@ -114,7 +125,7 @@ describe('etcd status writer and node lease (real etcd)', () => {
     const keys = etcdKeys(prefix);
     const proxy = await etcd.proxy();
     const client = etcd.client([proxy.url]);
-    const build = () => buildMinimalNode({ nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 10, kubeletVersion: 'v0', containerRuntimeVersion: 'fake://0', ready: { ok: true }, createdAt: new Date() });
+    const build = () => buildNode(nodeInputs({ maxPods: 10, kubeletVersion: 'v0', containerRuntimeVersion: 'fake://0', health: { ok: true } }));
     const lease = newNodeLease({ nodeName: 'n1', prefix, ttlSeconds: 2, updateFrequencyMs: 300 }, { client, logger, buildNode: build });
     etcd.defer(() => lease.stop());
     await lease.start();

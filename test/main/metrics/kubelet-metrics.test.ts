@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { newKubeletMetrics, snakeCase } from '../../../src/main/metrics/kubelet-metrics.js';
 import { newAgentRegistry } from '../../../src/main/metrics/registry.js';
-import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
+import type { PodSyncResult, RelistResult } from '../../../src/shared/messages.js';
+import { newFakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 import { createServer } from '../../../src/server/server.js';
 import { newLogger } from '../../../src/shared/logging.js';
 import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
@@ -47,20 +48,14 @@ describe('newKubeletMetrics', () => {
 
   it('counts runtime operations, their errors, started pods and containers through the runner decorator', async () => {
     const { metrics } = setup();
-    let fail = false;
-    const runner = {
-      async run(task: { kind: string }) {
-        if (fail) throw new Error('docker down');
-        if (task.kind === 'relist') return { containers: [] };
-        return { steps: [{ action: 'CreatePodSandbox', target: 'p', ok: true }, { action: 'StartContainer', target: 'main', ok: true }, { action: 'StartContainer', target: 'side', ok: false, reason: 'CreateContainerError' }] };
-      },
-      stats: () => ({ threads: 1, queueSize: 0, completed: 0, utilization: 0 }),
-      close: async () => {},
-    } as unknown as PodSyncRunner;
+    const runner = newFakePodSyncRunner({
+      relist: { containers: [] } as unknown as RelistResult,
+      syncPod: { steps: [{ action: 'CreatePodSandbox', target: 'p', ok: true }, { action: 'StartContainer', target: 'main', ok: true }, { action: 'StartContainer', target: 'side', ok: false, reason: 'CreateContainerError' }] } as unknown as PodSyncResult,
+    }, { threads: 1 });
     const wrapped = metrics.instrumentRunner(runner);
     await wrapped.run({ kind: 'syncPod' } as never);
     await wrapped.run({ kind: 'relist' } as never);
-    fail = true;
+    runner.err = new Error('docker down');
     await expect(wrapped.run({ kind: 'relist' } as never)).rejects.toThrow('docker down');
     const { body } = await metrics.text();
     expect(value(body, 'kubelet_runtime_operations_total{operation_type="sync_pod"}')).toBe(1);

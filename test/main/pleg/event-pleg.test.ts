@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { applyContainerExit, newEventedPleg, toLifecycleEvent, type DockerEventSource } from '../../../src/main/pleg/event-pleg.js';
 import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
-import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
 import type { DockerContainerEvent, DockerEventsMessage } from '../../../src/shared/docker-events.js';
 import type { Pod } from '../../../src/shared/api.js';
 import type { RelistContainer, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import { flush } from '../../fakes/fake-clock.js';
+import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
 const ev = (action: string, containerId: string, podUid: string, timeMs = 1000): DockerContainerEvent => ({ action, containerId, podUid, containerName: 'main', timeMs });
 const c = (id: string, podUid: string, state: RelistContainer['state']): RelistContainer => ({ id, podUid, name: 'main', state });
@@ -17,16 +18,11 @@ function fakeSource() {
   return { source, send: (m: DockerEventsMessage) => handler!(m), closed: () => closed };
 }
 
-/** A runner whose relist answers with `state.list`, counting calls. */
-function listRunner(state: { list: RelistContainer[]; calls: number }): PodSyncRunner {
-  return {
-    run: (async () => { state.calls++; return { containers: state.list, observedAtMs: Date.now() }; }) as PodSyncRunner['run'],
-    stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
-    close: async () => {},
-  };
+/** A runner whose relist answers with `state.list`; `state.calls` counts the tasks it ran. */
+function listRunner(state: { list: RelistContainer[] }): FakePodSyncRunner {
+  return newFakePodSyncRunner({ relist: () => ({ containers: state.list, observedAtMs: Date.now() }) });
 }
 
-const flush = () => new Promise((r) => setTimeout(r, 20));
 
 describe('toLifecycleEvent', () => {
   it.each([
@@ -49,13 +45,14 @@ describe('toLifecycleEvent', () => {
 
 describe('evented PLEG', () => {
   function setup(list: RelistContainer[] = []) {
-    const state = { list, calls: 0 };
+    const state = { list, get calls() { return runner.calls.length; } };
+    const runner = listRunner(state);
     const src = fakeSource();
     const seen: Map<string, PodLifecycleEvent[]>[] = [];
     const lags: number[] = [];
     let errors = 0;
     const pleg = newEventedPleg({ nodeName: 'n1', dockerSocketPath: '/nonexistent.sock', relistPeriodMs: 600_000, fallbackRelistPeriodMs: 600_000 }, {
-      runner: listRunner(state), logger: pino({ level: 'silent' }), now: () => 1250,
+      runner, logger: pino({ level: 'silent' }), now: () => 1250,
       onEvents: (b) => seen.push(b), onRelist: () => {},
       openEventSource: () => src.source,
       observer: { relistDuration: () => {}, relistInterval: () => {}, eventLag: (s) => lags.push(s), streamError: () => errors++ },
@@ -125,7 +122,7 @@ describe('evented PLEG', () => {
   });
 
   it('refuses a bad relist period', () => {
-    expect(() => newEventedPleg({ nodeName: 'n', dockerSocketPath: '/x', relistPeriodMs: 0 }, { runner: listRunner({ list: [], calls: 0 }), logger: pino({ level: 'silent' }), onEvents: () => {}, onRelist: () => {} }))
+    expect(() => newEventedPleg({ nodeName: 'n', dockerSocketPath: '/x', relistPeriodMs: 0 }, { runner: listRunner({ list: [] }), logger: pino({ level: 'silent' }), onEvents: () => {}, onRelist: () => {} }))
       .toThrow(/relistPeriodMs must be a positive/);
   });
 });

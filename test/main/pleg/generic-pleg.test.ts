@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { diffRelist, newGenericPleg } from '../../../src/main/pleg/generic-pleg.js';
-import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
 import type { RelistContainer } from '../../../src/shared/messages.js';
+import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
 const c = (id: string, podUid: string, state: RelistContainer['state']): RelistContainer => ({ id, podUid, name: 'x', state });
 const m = (...cs: RelistContainer[]) => new Map(cs.map((x) => [x.id, x]));
@@ -21,17 +21,15 @@ describe('diffRelist', () => {
 });
 
 describe('generic PLEG', () => {
-  function runner(lists: RelistContainer[][]): PodSyncRunner {
-    let i = 0;
-    return {
-      run: (async () => {
-        const list = lists[Math.min(i++, lists.length - 1)];
-        if (!list) throw new Error('docker down');
+  /** A runner whose n-th relist answers lists[n] (the last one from then on); a missing list is Docker down. */
+  function runner(lists: RelistContainer[][]): FakePodSyncRunner {
+    return newFakePodSyncRunner({
+      relist: (_task, n) => {
+        const list = lists[Math.min(n, lists.length - 1)];
+        if (!list) return new Error('docker down');
         return { containers: list, observedAtMs: Date.now() };
-      }) as PodSyncRunner['run'],
-      stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
-      close: async () => {},
-    };
+      },
+    });
   }
 
   it('groups events by pod and reports every pod with containers', async () => {
@@ -53,9 +51,7 @@ describe('generic PLEG', () => {
   it('a failed relist keeps the last known containers (no spurious removals)', async () => {
     const seen: string[][] = [];
     const lists = [[c('1', 'p1', 'running')], undefined as unknown as RelistContainer[], [c('1', 'p1', 'running')]];
-    let i = 0;
-    const r = runner([]);
-    r.run = (async () => { const l = lists[i++]; if (!l) throw new Error('down'); return { containers: l, observedAtMs: 0 }; }) as PodSyncRunner['run'];
+    const r = newFakePodSyncRunner({ relist: (_task, n) => (lists[n] ? { containers: lists[n], observedAtMs: 0 } : new Error('down')) });
     const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: (b) => seen.push([...b.keys()]), onRelist: () => {} });
     await pleg.relist();
     await pleg.relist();

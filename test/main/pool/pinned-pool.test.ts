@@ -1,29 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import { newPinnedWorkerPool, shardOf } from '../../../src/main/pool/pinned-pool.js';
-import type { PodSyncRunner } from '../../../src/main/pool/worker-pool.js';
-import type { WorkerTask } from '../../../src/shared/messages.js';
+import type { PodSyncResult } from '../../../src/shared/messages.js';
+import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
-function shard(id: number, seen: string[]): PodSyncRunner {
-  return {
-    run: (async (task: WorkerTask) => {
-      seen.push(`${id}:${task.kind}:${task.kind === 'syncPod' ? task.pod.metadata?.uid : (task as { podUid?: string }).podUid ?? ''}`);
-      if (task.kind === 'relist') return { containers: [{ id: `c${id}`, podUid: `p${id}`, name: 'main', state: 'running' }], observedAtMs: 100 + id };
-      return { podUid: '', steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
-    }) as PodSyncRunner['run'],
-    stats: () => ({ threads: 1, queueSize: 0, completed: 0, utilization: 0 }),
-    close: async () => {},
-  };
+const kSynced: PodSyncResult = { podUid: '', steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 } as unknown as PodSyncResult;
+
+/** One pinned thread: a fake runner whose relist reports one container of its own. */
+function shard(id: number): FakePodSyncRunner {
+  return newFakePodSyncRunner({
+    relist: { containers: [{ id: `c${id}`, podUid: `p${id}`, name: 'main', state: 'running' }], observedAtMs: 100 + id },
+    syncPod: kSynced,
+    killPod: kSynced,
+  }, { threads: 1 });
+}
+
+/** `thread:kind:podUid` of every task each shard received. */
+function seenBy(shards: FakePodSyncRunner[]): string[] {
+  return shards.flatMap((s, id) => s.calls.map((task) => `${id}:${task.kind}:${task.kind === 'syncPod' ? task.pod.metadata?.uid : (task as { podUid?: string }).podUid ?? ''}`));
 }
 
 describe('pinned worker pool (fake runtime: one in-memory state per thread)', () => {
   it('sends every task of a pod to the same thread and relists every thread', async () => {
-    const seen: string[] = [];
-    const pool = newPinnedWorkerPool({} as never, {}, [shard(0, seen), shard(1, seen), shard(2, seen)]);
+    const shards = [shard(0), shard(1), shard(2)];
+    const pool = newPinnedWorkerPool({} as never, {}, shards);
     const uids = Array.from({ length: 30 }, (_, i) => `uid-${i}`);
     for (const uid of uids) {
       await pool.run({ kind: 'syncPod', protocol: 1, pod: { metadata: { uid } }, backoff: {}, hostIp: '', deadlineMs: 0 } as never);
       await pool.run({ kind: 'killPod', protocol: 1, podUid: uid, gracePeriodSeconds: 0, remove: true });
     }
+    const seen = seenBy(shards);
     for (const uid of uids) {
       const threads = new Set(seen.filter((s) => s.endsWith(`:${uid}`)).map((s) => s.split(':')[0]));
       expect(threads).toEqual(new Set([String(shardOf(uid, 3))]));

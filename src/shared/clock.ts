@@ -1,0 +1,32 @@
+// Counterpart of k8s.io/utils/clock (clock.Clock / clock.RealClock): the time and timers a component uses.
+/**
+ * The clock a subsystem is given in its `deps` (STYLE.md C7, C13), so that its tests drive time
+ * with test/fakes/fake-clock.ts instead of sleeping. Times are epoch milliseconds, delays ms.
+ * Pure interface plus the real implementation; safe in any thread.
+ */
+
+/** TimerHandle: what a Clock's setTimeout / setInterval return; only good for its own clear calls. */
+export type TimerHandle = unknown;
+
+/**
+ * Clock: the current time and timers. `setTimeout` / `setInterval` call `fn` after `delayMs`
+ * (every `periodMs`) until cleared; the real clock unrefs its timers (a pending timer never keeps
+ * the process alive). Clearing an unknown or already fired handle is a no-op.
+ */
+export interface Clock {
+  /** now: epoch milliseconds. */
+  now(): number;
+  setTimeout(fn: () => void, delayMs: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+  setInterval(fn: () => void, periodMs: number): TimerHandle;
+  clearInterval(handle: TimerHandle): void;
+}
+
+/** realClock: Date.now and Node's unref'd timers. */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, delayMs) => setTimeout(fn, delayMs).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  setInterval: (fn, periodMs) => setInterval(fn, periodMs).unref(),
+  clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
+};
