@@ -4,7 +4,7 @@
 // (perf_hooks.monitorEventLoopDelay) while it converges. Prints a table, writes
 // bench/results/scale-*.json.
 //
-//   npm run bench -- scale [--pods 10000] [--workers 1,2,4] [--pods-per-file 2000] [--pod-shards 16] [--tasks-per-worker 16]
+//   npm run bench -- scale [--pods 10000] [--workers 1,2,4] [--pods-per-file 2000] [--tasks-per-worker 16]
 //                          [--latency create=5ms,start=5ms] [--failure-rate start=0.01]
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -21,7 +21,6 @@ const { values: args } = parseArgs({
     'failure-rate': { type: 'string', default: '' },
     'tasks-per-worker': { type: 'string', default: '16' },
     'pods-per-file': { type: 'string', default: '2000' },
-    'pod-shards': { type: 'string', default: '16' },
   },
 });
 const N = positiveInt('pods', args.pods);
@@ -29,7 +28,6 @@ const workerCounts = parseIntList('workers', args.workers!);
 const tuning = { latencyMs: parseFakeLatencies(args.latency!), failureRate: parseFakeFailureRates(args['failure-rate']!) };
 const tasksPerWorker = positiveInt('tasks-per-worker', args['tasks-per-worker']);
 const perFile = positiveInt('pods-per-file', args['pods-per-file']); // the file source takes at most 1 MiB per file
-const podShards = positiveInt('pod-shards', args['pod-shards']);
 
 function manifest(from: number, to: number): string {
   const docs: string[] = [];
@@ -43,7 +41,7 @@ async function once(workers: number) {
   global.gc?.();
   const rss0 = process.memoryUsage().rss;
   const heap0 = process.memoryUsage().heapUsed;
-  const b = await startBenchAgent('scale', { workers, runtime: 'fake', maxPods: N + 1, syncFrequencyMs: 600_000, relistPeriodMs: 10_000, podShards }, {}, (o) => {
+  const b = await startBenchAgent('scale', { workers, runtime: 'fake', maxPods: N + 1, syncFrequencyMs: 600_000, relistPeriodMs: 10_000 }, {}, (o) => {
     // The agent would build this pool itself for --runtime fake; the bench builds it to add the tuning.
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName, rootDir: o.rootDir,
@@ -74,9 +72,9 @@ async function once(workers: number) {
 const runs = [];
 for (const w of workerCounts) runs.push(await once(w));
 const date = new Date().toISOString();
-console.log(`\nscale: ${N} pods on the fake runtime (latency ${args.latency || 'none'}${args['failure-rate'] ? `, failure rate ${args['failure-rate']}` : ''}), ${tasksPerWorker} tasks per worker, ${podShards} pod shards, ${date}`);
+console.log(`\nscale: ${N} pods on the fake runtime (latency ${args.latency || 'none'}${args['failure-rate'] ? `, failure rate ${args['failure-rate']}` : ''}), ${tasksPerWorker} tasks per worker, ${date}`);
 console.log(table([
   ['workers', 'converge (s)', 'pods/s', 'startup p99 (s)', 'event-loop delay p99 (ms)', 'max (ms)', 'RSS/pod (KiB)', 'main heap/pod (KiB)', 'relist (ms)'],
   ...runs.map((r) => [r.workers, r.convergeMs / 1000, r.podsPerSecond, r.startupMs.p99 / 1000, r.eventLoopDelayMs.p99, r.eventLoopDelayMs.max, r.rssPerPodKiB, r.heapPerPodKiB, r.relistMs]),
 ]));
-console.log(`results: ${writeResult('scale', { date, pods: N, tuning, tasksPerWorker, podShards, runs })}`);
+console.log(`results: ${writeResult('scale', { date, pods: N, tuning, tasksPerWorker, runs })}`);

@@ -239,8 +239,6 @@ export const kAgentOptionDescriptors = {
    * runtime relists at this period.
    */
   relistPeriodMs: option({ flag: 'relist-period', parse: 'duration', ours: true, default: 60_000, check: positiveMs, help: 'PLEG relist period (Go duration)' }),
-  /** Shards of the desired-state table (`--pod-shards`, 16; kubelet-ts only). */
-  podShards: option({ flag: 'pod-shards', parse: 'number', ours: true, default: 16, check: integerIn(1, 4096), help: 'Shards of the desired-state table' }),
   /** Per-operation latencies of the fake runtime, e.g. `create=5ms,start=5ms` (`--fake-runtime-latency`; kubelet-ts only, '' = none). */
   fakeRuntimeLatency: option({
     flag: 'fake-runtime-latency', parse: 'string', ours: true, default: '',

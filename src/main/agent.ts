@@ -118,7 +118,7 @@ class AgentImpl implements Agent {
 
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
     this.#log = deps.logger;
-    this.podManager = newPodManager(options.podShards);
+    this.podManager = newPodManager();
     this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }) });
     const sources: PodUpdate['source'][] = [];
     if (options.podManifestPath) sources.push('file');

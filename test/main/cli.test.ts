@@ -51,7 +51,6 @@ describe('parseCli defaults', () => {
       workers: 2,
       runtime: 'docker',
       relistPeriodMs: 60_000,
-      podShards: 16,
       nodeIp: '127.0.0.1',
       maximumDeadContainersPerContainer: 1,
     });
@@ -77,7 +76,6 @@ describe('parseCli defaults', () => {
       '--maximum-dead-containers-per-container', '0',
       '--workers', '4',
       '--runtime', 'fake',
-      '--pod-shards', '8',
     ]);
     expect(o).toMatchObject({
       podManifestPath: '/etc/kubelet-ts/manifests',
@@ -98,7 +96,6 @@ describe('parseCli defaults', () => {
       maximumDeadContainersPerContainer: 0,
       workers: 4,
       runtime: 'fake',
-      podShards: 8,
     });
   });
 
@@ -248,7 +245,7 @@ describe('help and version', () => {
     const inv = await parseCommandLine(['--help']);
     expect(inv.command).toBe('help');
     const text = inv.command === 'help' ? inv.output : '';
-    for (const flag of ['--config', '--pod-manifest-path', '--manifest-url-header', '--sync-frequency', '--hostname-override', '--etcd-servers', '--register-node', '--workers', '--runtime', '--relist-period', '--pod-shards', '--node-ip']) {
+    for (const flag of ['--config', '--pod-manifest-path', '--manifest-url-header', '--sync-frequency', '--hostname-override', '--etcd-servers', '--register-node', '--workers', '--runtime', '--relist-period', '--node-ip']) {
       expect(text).toContain(flag);
     }
     expect(text).toMatch(/--sync-frequency[\s\S]*?\[default: 1m\]/);

@@ -27,7 +27,7 @@ afterEach(async () => {
  */
 async function setup(merged: Record<string, { uid: string; source: string }> = {}) {
   dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-host-'));
-  const podManager = newPodManager(2);
+  const podManager = newPodManager();
   const waiting: { update: PodUpdate; handle: () => void }[] = [];
   host = newIntakeHost({ rootDir: dir, nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, runtime: 'fake', dockerSocketPath: '' }, {
     logger: pino({ level: 'silent' }), podManager, runtimePod: () => null, listEvents: () => [], healthz: () => ({ ok: true, checks: [] }), port: () => 0,

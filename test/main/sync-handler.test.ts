@@ -36,7 +36,7 @@ function harness(): Harness {
     shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {}, busy: () => false,
   };
   const prober = { removePod: () => {} } as unknown as ProberManager;
-  const podManager = newPodManager(4);
+  const podManager = newPodManager();
   const statusManager = newStatusManager();
   const lifecycle = newSyncHandler({
     logger, config: newPodConfig(['file', 'api']), podManager, statusManager,

@@ -1,14 +1,12 @@
 /**
  * Counterpart of pkg/kubelet/pod/pod_manager.go: the desired-state table. Holds, per pod UID, the
- * desired pod and what its last sync decided (waiting reasons, restart backoff, status). Sharded by UID (DESIGN.md §1) so that sweeps such as the periodic resync can
- * walk one shard at a time and no single Map grows to every pod of a 10,000-pod node.
+ * desired pod and what its last sync decided (waiting reasons, restart backoff, status).
  *
  * Main thread only; every method is synchronous.
  */
 import { podFullName } from '../../shared/annotations.js';
 import type { Pod, PodStatus } from '../../shared/api.js';
 import type { BackoffEntry, WaitingReason } from '../../shared/messages.js';
-import { InvalidArgumentError } from '../../shared/errors.js';
 
 /**
  * PodRecord: one pod in the table. Times are epoch milliseconds. What Docker shows of the pod is
@@ -29,7 +27,7 @@ export interface PodRecord {
   status?: PodStatus;
 }
 
-/** PodManager: the sharded table. */
+/** PodManager: the table, by UID and by full name. */
 export interface PodManager {
   get(uid: string): PodRecord | undefined;
   /** The record holding `namespace/name`, if any (the newest one set). */
@@ -37,34 +35,17 @@ export interface PodManager {
   /** Inserts or replaces a record. */
   set(record: PodRecord): void;
   delete(uid: string): void;
-  /** All records, shard by shard. */
+  /** All records, in insertion order. */
   all(): IterableIterator<PodRecord>;
   readonly size: number;
-  /** Records per shard, for benches. */
-  shardSizes(): number[];
-}
-
-/** FNV-1a over the UID's characters: cheap and well spread for hex and UUID strings. */
-function shardOf(uid: string, shards: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < uid.length; i++) {
-    h ^= uid.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0) % shards;
 }
 
 class PodManagerImpl implements PodManager {
-  readonly #shards: Map<string, PodRecord>[];
+  readonly #byUid = new Map<string, PodRecord>();
   readonly #byFullName = new Map<string, string>();
-  #size = 0;
-
-  constructor(shards: number) {
-    this.#shards = Array.from({ length: shards }, () => new Map());
-  }
 
   get(uid: string): PodRecord | undefined {
-    return this.#shards[shardOf(uid, this.#shards.length)].get(uid);
+    return this.#byUid.get(uid);
   }
 
   getByFullName(fullName: string): PodRecord | undefined {
@@ -73,40 +54,28 @@ class PodManagerImpl implements PodManager {
   }
 
   set(record: PodRecord): void {
-    const shard = this.#shards[shardOf(record.uid, this.#shards.length)];
-    if (!shard.has(record.uid)) this.#size++;
-    shard.set(record.uid, record);
+    this.#byUid.set(record.uid, record);
     this.#byFullName.set(podFullName(record.pod), record.uid);
   }
 
   delete(uid: string): void {
-    const shard = this.#shards[shardOf(uid, this.#shards.length)];
-    const record = shard.get(uid);
+    const record = this.#byUid.get(uid);
     if (!record) return;
-    shard.delete(uid);
-    this.#size--;
+    this.#byUid.delete(uid);
     const fullName = podFullName(record.pod);
     if (this.#byFullName.get(fullName) === uid) this.#byFullName.delete(fullName);
   }
 
-  *all(): IterableIterator<PodRecord> {
-    for (const shard of this.#shards) yield* shard.values();
+  all(): IterableIterator<PodRecord> {
+    return this.#byUid.values();
   }
 
   get size(): number {
-    return this.#size;
-  }
-
-  shardSizes(): number[] {
-    return this.#shards.map((s) => s.size);
+    return this.#byUid.size;
   }
 }
 
-/**
- * newPodManager creates an empty table with `shards` shards (--pod-shards).
- * @throws InvalidArgumentError if `shards` is not an integer ≥ 1.
- */
-export function newPodManager(shards = 16): PodManager {
-  if (!Number.isInteger(shards) || shards < 1) throw new InvalidArgumentError(`--pod-shards must be an integer >= 1, got ${shards}`);
-  return new PodManagerImpl(shards);
+/** newPodManager creates an empty table. */
+export function newPodManager(): PodManager {
+  return new PodManagerImpl();
 }
