@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventsPath, parseDockerEvent, runEventsLoop } from '../../src/workers/docker-events.js';
+import { eventsPath, parseDockerEvent, runEventsLoop } from '../../src/workers/docker-events.worker.js';
 import type { DockerEventsMessage } from '../../src/shared/docker-events.js';
 
 const line = (action: string, extra: Record<string, string> = {}) => JSON.stringify({
