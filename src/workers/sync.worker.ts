@@ -14,11 +14,9 @@ import { runExecProbe } from './exec-probe.js';
 import { killPod } from './kill-pod.js';
 import { runNetProbe } from './net-probe.js';
 import { relist } from './relist.js';
-import { getDockerRuntime } from './runtime/docker-runtime.js';
-import { newFakeRuntime } from './runtime/fake-runtime.js';
-import { withFakeTuning } from './runtime/fake-tuning.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
+import { getRuntime } from './runtime/runtime-service.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
 import { newImagePuller } from './image-puller.js';
@@ -51,19 +49,17 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
   return w as WorkerBootstrap;
 }
 
-let fakeRuntime: ContainerRuntime | undefined;
-
 /**
  * createWorkerHandler builds the task handler for one thread from its bootstrap. The runtime is
- * `runtime` if given, else this thread's Docker client (or in-memory fake) per
- * `bootstrap.runtime`; either way wrapped by scopeToNode so only this node's containers are seen
+ * `runtime` if given, else this thread's runtime per `bootstrap.runtime` (getRuntime); either way
+ * wrapped by scopeToNode so only this node's containers are seen
  * or touched. The handler checks `task.protocol`, dispatches on `task.kind` and returns
  * `{ok:true, kind, value}` or `{ok:false, kind, error}` — it never rejects.
  * @throws InvalidArgumentError for a bad bootstrap (see validateBootstrap).
  */
 export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: ContainerRuntime, deps: WorkerHandlerDeps = {}): WorkerHandler {
   const b = validateBootstrap(bootstrap);
-  const raw = runtime ?? (b.runtime === 'docker' ? getDockerRuntime(b.dockerSocketPath) : (fakeRuntime ??= withFakeTuning(newFakeRuntime({ recordCalls: false }), (b as FakeWorkerBootstrap).fakeRuntime)));
+  const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
   const scoped = scopeToNode(raw, b.nodeName);
   const syncDeps: SyncDeps = {
@@ -93,7 +89,7 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
         case 'netProbe':
           return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
         case 'gc':
-          return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, dockerSocketPath: b.runtime === 'docker' && !runtime ? b.dockerSocketPath : '' }, task) };
+          return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, imageRuntime: raw }, task) };
         case 'loadStaticPods':
           return { ok: true, kind: 'loadStaticPods', value: runLoadStaticPods(task) };
         default:
