@@ -52,23 +52,6 @@ export function selectLogContainer(pod: Pod, runtimePod: RuntimePod | null, cont
   return attempts[0].id;
 }
 
-/** A LogStream that ends at once with no data (the fake runtime has no logs). */
-function emptyStream(): LogStream {
-  let ended = false;
-  return {
-    onData() {},
-    onEnd(fn) {
-      if (!ended) {
-        ended = true;
-        queueMicrotask(() => fn());
-      }
-    },
-    pause() {},
-    resume() {},
-    cancel() {},
-  };
-}
-
 interface Pending {
   onData?: (chunk: Uint8Array) => void;
   onEnd?: (err?: Error) => void;
@@ -79,7 +62,8 @@ interface Pending {
 
 /**
  * newLogsClient creates the client; the worker starts on the first call and is kept (unref'd, so
- * it never holds the process open). With the fake runtime, logs are empty and the version is `0.0.0`.
+ * it never holds the process open). The worker reads through the runtime `options.runtime` names:
+ * with the fake one, logs are empty and the version is `0.0.0`.
  */
 export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger }): LogsClient {
   let worker: Worker | undefined;
@@ -101,7 +85,7 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
   };
   const ensure = (): Worker => {
     if (worker) return worker;
-    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName };
+    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName };
     const w = startWorker('container-logs', bootstrap);
     w.unref();
     w.on('message', (m: LogsWorkerMessage) => {
@@ -136,7 +120,6 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
 
   return {
     logs(containerId, opts) {
-      if (options.runtime === 'fake') return emptyStream();
       const id = nextId++;
       const p: Pending = { early: [] };
       pending.set(id, p);
@@ -167,7 +150,6 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
       };
     },
     version() {
-      if (options.runtime === 'fake') return Promise.resolve({ version: '0.0.0', apiVersion: '0' });
       const id = nextId++;
       return new Promise((resolve, reject) => {
         pending.set(id, { early: [], version: { resolve, reject } });
