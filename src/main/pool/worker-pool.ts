@@ -5,7 +5,7 @@
  */
 import { Piscina } from 'piscina';
 import { InvalidArgumentError, deserializeError } from '../../shared/errors.js';
-import type { WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+import type { LoadStaticPodsTask, WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
 import { piscinaEntry } from './worker-entry.js';
 
 /** The task of kind K. */
@@ -71,8 +71,9 @@ export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOpt
 }
 
 /**
- * ManifestLoader: the file source's own worker thread for decoding manifest files (task
- * `loadStaticPods`). Main thread only.
+ * ManifestLoader: a static pod source's own worker thread for decoding manifests (task
+ * `loadStaticPods`, src/workers/manifest.worker.ts). The file source and the URL source each
+ * start one. Main thread only.
  */
 export interface ManifestLoader {
   /**
@@ -80,24 +81,23 @@ export interface ManifestLoader {
    * `{ok:false}` with the manifest's error as data. Rejects only when the thread could not answer
    * (it died, or the loader is closed): a failure worth retrying, unlike a bad manifest.
    */
-  load(task: TaskOf<'loadStaticPods'>): Promise<WorkerResult<'loadStaticPods'>>;
+  load(task: LoadStaticPodsTask): Promise<WorkerResult<'loadStaticPods'>>;
   /** close stops the thread; a load in flight rejects. Idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * newManifestLoader starts one sync-worker thread (src/workers/sync.worker.ts) for the file
+ * newManifestLoader starts one manifest thread (src/workers/manifest.worker.ts) for a static pod
  * source's `loadStaticPods` tasks. Its own thread rather than the agent's pool: a file of 2,000
  * pods takes ~0.5 s to parse, which would hold a sync thread (and, with the fake runtime, every pod
- * pinned to it) that long, and would queue behind every pending sync. The thread gets no
- * bootstrap (workerData), so it builds no runtime; any other task kind comes back as the
- * bootstrap error. It starts at once and stays until close(): starting one takes longer than the
- * ~100 ms within which a manifest edit should be seen.
+ * pinned to it) that long, and would queue behind every pending sync. The thread needs no
+ * bootstrap (workerData) and builds no runtime. It starts at once and stays until close():
+ * starting one takes longer than the ~100 ms within which a manifest edit should be seen.
  * @throws AgentError ERR_PROTOCOL when the worker entry file does not exist (see piscinaEntry).
  */
 export function newManifestLoader(): ManifestLoader {
-  const { filename, execArgv } = piscinaEntry('sync');
-  const pool = new Piscina<WorkerTask, WorkerResult>({
+  const { filename, execArgv } = piscinaEntry('manifest');
+  const pool = new Piscina<LoadStaticPodsTask, WorkerResult<'loadStaticPods'>>({
     filename,
     execArgv,
     minThreads: 1,
@@ -107,8 +107,8 @@ export function newManifestLoader(): ManifestLoader {
   });
   let closing: Promise<void> | undefined;
   return {
-    async load(task) {
-      return (await pool.run(task)) as WorkerResult<'loadStaticPods'>;
+    load(task) {
+      return pool.run(task);
     },
     close() {
       closing ??= pool.close({ force: true });

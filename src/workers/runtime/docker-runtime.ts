@@ -1,7 +1,8 @@
 /**
  * Counterpart of dockershim (pkg/kubelet/dockershim, removed in Kubernetes 1.24): the
- * ContainerRuntime port over the Docker Engine API, through dockerode. The ONLY module that
- * imports dockerode (STYLE.md §1).
+ * ContainerRuntime port over the Docker Engine API, through dockerode. With its streaming half
+ * (docker-streams.ts), the only module that imports dockerode (STYLE.md §1: dockerode lives under
+ * src/workers/runtime/ only).
  *
  * dockerode 5.0.1 sends unversioned paths, which dockerd 20.10 serves at API 1.41: no version
  * is pinned here on purpose (pinning a newer one gets HTTP 400).
