@@ -37,8 +37,8 @@ import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededR
 import type { NodeCapacity } from './pod/admission.js';
 import { newPodLifecycle, type PodLifecycle } from './pod/pod-lifecycle.js';
 import { newPodManager, type PodManager, type PodRecord } from './pod/pod-manager.js';
-import { newPinnedWorkerPool } from './pool/pinned-pool.js';
-import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
+import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
+import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { generatePodStatus } from './status/generate.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
@@ -153,7 +153,7 @@ class AgentImpl implements Agent, AgentHost {
     };
     // The fake runtime keeps one in-memory state per thread: pin each pod to one thread (pinned-pool.ts).
     const poolOptions = { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker };
-    this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? (o.runtime === 'fake' ? newPinnedWorkerPool(bootstrap, poolOptions) : newWorkerPool(bootstrap, poolOptions)));
+    this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? newRuntimeWorkerPool(bootstrap, poolOptions));
     this.#prober = newProberManager({ hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) }, {
       runner: { run: (t) => (t.kind === 'execProbe' ? this.#runner.run<'execProbe'>(t) : this.#runner.run<'netProbe'>(t)) },
       recordEvent: (pod, e) => this.events.record(pod, e), logger: this.#log.child({ component: 'prober' }),
