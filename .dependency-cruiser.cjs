@@ -17,16 +17,6 @@ const kLibraryHomes = [
   { library: 'etcd3', home: '^src/main/etcd/' },
 ];
 
-/**
- * Imports that break a rule today only because another branch of issue 10 has not landed yet.
- * Each entry names the file; delete it when that branch is merged.
- */
-const kPendingExceptions = [
-  // dockerode in the GC worker: moves behind the ContainerRuntime interface
-  // until the runtime-seam branch lands.
-  'src/workers/gc\\.ts',
-];
-
 const notTypeOnly = { dependencyTypesNot: ['type-only'] };
 
 /**
@@ -65,7 +55,7 @@ module.exports = {
       name: `one-home-for-${library.replace(/\\/g, '')}`,
       comment: `${library.replace(/\\/g, '')} is loaded only under ${home.slice(1)} (type-only imports are allowed anywhere).`,
       severity: 'error',
-      from: { path: '^src/', pathNot: [home, ...kPendingExceptions] },
+      from: { path: '^src/', pathNot: home },
       to: { path: `node_modules/${library}/`, ...notTypeOnly },
     })),
   ],

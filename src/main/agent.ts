@@ -40,8 +40,8 @@ import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodSyncer } from './pod-syncer.js';
 import { newPodWorkers, type PodWorkers } from './pod-workers.js';
 import { newPodManager, type PodManager } from './pod/pod-manager.js';
-import { newPinnedWorkerPool } from './pool/pinned-pool.js';
-import { newWorkerPool, type PodSyncRunner } from './pool/worker-pool.js';
+import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
+import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { listPods, newServerHost } from './server-host.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
@@ -164,7 +164,7 @@ class AgentImpl implements Agent {
     };
     // The fake runtime keeps one in-memory state per thread: pin each pod to one thread (pinned-pool.ts).
     const poolOptions = { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker };
-    const runner = this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? (o.runtime === 'fake' ? newPinnedWorkerPool(bootstrap, poolOptions) : newWorkerPool(bootstrap, poolOptions)));
+    const runner = this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? newRuntimeWorkerPool(bootstrap, poolOptions));
     const loop = (event: Parameters<SyncLoop['iteration']>[0]) => this.#syncLoop.iteration(event);
     this.#prober = newProberManager({ hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) }, {
       runner: { run: (t) => (t.kind === 'execProbe' ? runner.run<'execProbe'>(t) : runner.run<'netProbe'>(t)) },

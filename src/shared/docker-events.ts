@@ -1,5 +1,5 @@
 /**
- * The wire protocol of the Docker events worker (src/workers/docker-events.ts ↔
+ * The wire protocol of the Docker events worker (src/workers/docker-events.worker.ts ↔
  * src/main/pleg/event-pleg.ts): the counterpart of the CRI's GetContainerEvents stream messages
  * (k8s.io/cri-api ContainerEventResponse), flattened. Not a piscina task: the stream is
  * long-lived, so it runs in a dedicated Worker owned by the event PLEG, which posts these plain
@@ -9,6 +9,8 @@
 /** workerData of the Docker events worker. */
 export interface DockerEventsBootstrap {
   kind: 'docker-events';
+  /** The runtime the worker watches (getRuntime): 'docker' (default) or 'fake' (its own, empty, in-memory runtime). */
+  runtime?: 'docker' | 'fake';
   /** Docker Engine API unix socket, e.g. `/var/run/docker.sock`. */
   dockerSocketPath: string;
   /** Only containers labelled `kubelet-ts.node-name=<nodeName>` are reported. */

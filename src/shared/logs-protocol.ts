@@ -9,6 +9,8 @@ import type { SerializedError } from './messages.js';
 /** workerData of the container-logs worker. */
 export interface LogsWorkerBootstrap {
   kind: 'container-logs';
+  /** The runtime the worker reads (getRuntime): 'docker' (default) or 'fake' (empty logs, version 0.0.0). */
+  runtime?: 'docker' | 'fake';
   /** Docker Engine API unix socket, e.g. `/var/run/docker.sock`. */
   dockerSocketPath: string;
   /** Only containers labelled `kubelet-ts.node-name=<nodeName>` (and a pod UID) may be read. */

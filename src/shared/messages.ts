@@ -262,8 +262,9 @@ export interface GcResult {
 /**
  * loadStaticPods: decode one manifest file's text into static pods (shared/static-pod.ts
  * loadStaticPods: parse, static pod identity, defaults, validation), so that the file source's
- * YAML parsing runs off the main thread. Pure: it needs no runtime and no bootstrap, so any sync
- * worker thread answers it (see src/workers/sync.worker.ts). An invalid manifest comes back as
+ * YAML parsing runs off the main thread. Pure: it needs no runtime and no bootstrap; the manifest
+ * thread answers it (src/workers/manifest.worker.ts), for the file and the URL source alike, and
+ * it is not a WorkerTask of the sync pool. An invalid manifest comes back as
  * `{ok:false}` with the InvalidManifestError's message (the file and every bad field).
  */
 export interface LoadStaticPodsTask {
@@ -293,7 +294,7 @@ export interface LoadStaticPodsResult {
   contentHashes: string[];
 }
 
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask | LoadStaticPodsTask;
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {

@@ -7,14 +7,13 @@
  * - image GC only ever removes images this agent pulled itself (recorded by the image puller in
  *   `{rootDir}/images/pulled.json`) and never an image any container of any owner uses.
  */
-import { mkdir, readFile, rename, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import Docker from 'dockerode';
 import { isNotFound } from '../shared/errors.js';
 import type { GcResult, GcTask, RuntimeContainerState } from '../shared/messages.js';
 import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodUidLabel, kSandboxIdLabel, ownerLabelFilter, parseContainerName } from './labels.js';
 import { toRuntimeState } from './runtime-pod.js';
-import type { ContainerRuntime } from './runtime/runtime.js';
+import type { ContainerRuntime, ImageFsInfo } from './runtime/runtime.js';
 
 /** One container as container GC sees it (from a list call; no inspect needed). */
 export interface GcContainer {
@@ -240,11 +239,16 @@ export async function recordPulledImage(rootDir: string, ref: string, imageId: s
 export interface GcDeps {
   /** The node-scoped runtime (scopeToNode): it refuses to remove anything not owned by this node. */
   runtime: ContainerRuntime;
+  /**
+   * The same runtime NOT scoped to the node, for image GC: images are shared by every owner of the
+   * engine, and an image any owner's container uses must be kept, so image GC lists every
+   * container. It never removes a container. A runtime without an image filesystem
+   * (imageFsInfo() null: the fake) gets no image GC.
+   */
+  imageRuntime: ContainerRuntime;
   nodeName: string;
   rootDir: string;
   podInfraContainerImage: string;
-  /** Docker socket for image GC; '' = no image GC (the fake runtime). */
-  dockerSocketPath: string;
   now: () => number;
 }
 
@@ -253,13 +257,6 @@ function withDefaultTag(ref: string): string {
   if (ref.includes('@')) return ref;
   const last = ref.slice(ref.lastIndexOf('/') + 1);
   return last.includes(':') ? ref : `${ref}:latest`;
-}
-
-const dockers = new Map<string, Docker>();
-function dockerFor(socketPath: string): Docker {
-  let d = dockers.get(socketPath);
-  if (!d) dockers.set(socketPath, (d = new Docker({ socketPath })));
-  return d;
 }
 
 function toGcContainer(c: { id: string; name: string; labels: Record<string, string>; state: string; createdAtMs: number }): GcContainer {
@@ -280,8 +277,8 @@ function toGcContainer(c: { id: string; name: string; labels: Record<string, str
 /**
  * runGc is the `gc` task: container GC (one list call of this node's containers, then removals
  * through the node-scoped runtime; app containers before sandboxes, as kuberuntime_gc.go), then,
- * if `task.imageGc` is set and a Docker socket is known, image GC on the filesystem of Docker's
- * root (`docker info` DockerRootDir, `statfs`). A removal that fails is reported in `errors` and
+ * if `task.imageGc` is set and the runtime has an image filesystem (imageFsInfo: Docker's root dir,
+ * `statfs`), image GC on it. A removal that fails is reported in `errors` and
  * the rest goes on; a container already gone counts as removed.
  * @throws AgentError from the runtime when the list call fails (e.g. ERR_RUNTIME_UNAVAILABLE).
  */
@@ -303,9 +300,10 @@ export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
   };
   for (const id of plan.containers) await remove(id, result.removedContainers);
   for (const id of plan.sandboxes) await remove(id, result.removedSandboxes);
-  if (task.imageGc && deps.dockerSocketPath) {
+  if (task.imageGc) {
     try {
-      await imageGc(deps, task.imageGc, result);
+      const fs = await deps.imageRuntime.imageFsInfo();
+      if (fs) await imageGc(deps, task.imageGc, fs, result);
     } catch (err) {
       result.errors.push(`image gc: ${(err as Error).message}`);
     }
@@ -313,15 +311,12 @@ export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
   return result;
 }
 
-async function imageGc(deps: GcDeps, policy: NonNullable<GcTask['imageGc']>, result: GcResult): Promise<void> {
-  const docker = dockerFor(deps.dockerSocketPath);
-  const info = (await docker.info()) as { DockerRootDir?: string };
-  const st = await statfs(info.DockerRootDir || '/var/lib/docker');
-  const capacityBytes = st.blocks * st.bsize;
-  const availableBytes = st.bavail * st.bsize;
+async function imageGc(deps: GcDeps, policy: NonNullable<GcTask['imageGc']>, fs: ImageFsInfo, result: GcResult): Promise<void> {
+  const rt = deps.imageRuntime;
+  const { capacityBytes, availableBytes } = fs;
   // Every container of every owner: an image any of them uses is never removed.
-  const containers = await docker.listContainers({ all: true });
-  const inUse = new Set(containers.map((c) => c.ImageID));
+  const containers = await rt.listContainers({ labels: [] });
+  const inUse = new Set(containers.map((c) => c.imageId));
   const pulled = await readPulledImages(deps.rootDir);
   // As image_gc_manager detectImages: images in use are "last used" now.
   const now = deps.now();
@@ -332,7 +327,7 @@ async function imageGc(deps: GcDeps, policy: NonNullable<GcTask['imageGc']>, res
       touched = true;
     }
   }
-  const images = (await docker.listImages()).map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], sizeBytes: i.Size, createdAtMs: i.Created * 1000 }));
+  const images: GcImage[] = await rt.listImages();
   const protectedIds = new Set(images.filter((i) => i.repoTags.includes(deps.podInfraContainerImage) || i.id === deps.podInfraContainerImage).map((i) => i.id));
   const plan = selectImagesToRemove({
     capacityBytes, availableBytes, highThresholdPercent: policy.highThresholdPercent, lowThresholdPercent: policy.lowThresholdPercent,
@@ -346,10 +341,11 @@ async function imageGc(deps: GcDeps, policy: NonNullable<GcTask['imageGc']>, res
     let ok = refs.length > 0;
     for (const ref of refs) {
       try {
-        await docker.getImage(ref).remove();
+        await rt.removeImage(ref);
       } catch (err) {
         ok = false;
-        result.errors.push(`remove image ${ref}: ${(err as Error).message}`);
+        // The runtime's message already starts with `remove image <ref>: `.
+        result.errors.push((err as Error).message);
       }
     }
     if (ok) {

@@ -8,17 +8,13 @@ import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
 import { newLogger, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
-import type { LoadStaticPodsResult, LoadStaticPodsTask } from '../shared/messages.js';
-import { loadStaticPods, staticPodContentHash } from '../shared/static-pod.js';
 import { runExecProbe } from './exec-probe.js';
 import { killPod } from './kill-pod.js';
 import { runNetProbe } from './net-probe.js';
 import { relist } from './relist.js';
-import { getDockerRuntime } from './runtime/docker-runtime.js';
-import { newFakeRuntime } from './runtime/fake-runtime.js';
-import { withFakeTuning } from './runtime/fake-tuning.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
+import { getRuntime } from './runtime/runtime-service.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
 import { newImagePuller } from './image-puller.js';
@@ -51,19 +47,17 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
   return w as WorkerBootstrap;
 }
 
-let fakeRuntime: ContainerRuntime | undefined;
-
 /**
  * createWorkerHandler builds the task handler for one thread from its bootstrap. The runtime is
- * `runtime` if given, else this thread's Docker client (or in-memory fake) per
- * `bootstrap.runtime`; either way wrapped by scopeToNode so only this node's containers are seen
+ * `runtime` if given, else this thread's runtime per `bootstrap.runtime` (getRuntime); either way
+ * wrapped by scopeToNode so only this node's containers are seen
  * or touched. The handler checks `task.protocol`, dispatches on `task.kind` and returns
  * `{ok:true, kind, value}` or `{ok:false, kind, error}` — it never rejects.
  * @throws InvalidArgumentError for a bad bootstrap (see validateBootstrap).
  */
 export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: ContainerRuntime, deps: WorkerHandlerDeps = {}): WorkerHandler {
   const b = validateBootstrap(bootstrap);
-  const raw = runtime ?? (b.runtime === 'docker' ? getDockerRuntime(b.dockerSocketPath) : (fakeRuntime ??= withFakeTuning(newFakeRuntime({ recordCalls: false }), (b as FakeWorkerBootstrap).fakeRuntime)));
+  const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
   const scoped = scopeToNode(raw, b.nodeName);
   const syncDeps: SyncDeps = {
@@ -93,9 +87,7 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
         case 'netProbe':
           return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
         case 'gc':
-          return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, dockerSocketPath: b.runtime === 'docker' && !runtime ? b.dockerSocketPath : '' }, task) };
-        case 'loadStaticPods':
-          return { ok: true, kind: 'loadStaticPods', value: runLoadStaticPods(task) };
+          return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, imageRuntime: raw }, task) };
         default:
           throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify(kind)}`);
       }
@@ -108,29 +100,6 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
   };
 }
 
-/**
- * runLoadStaticPods answers a `loadStaticPods` task: loadStaticPods on the manifest's text (as
- * the file source did on the main thread) and each pod's staticPodContentHash. Pure and
- * synchronous: it needs no runtime, so runTask answers it even on a thread without a bootstrap.
- * @throws InvalidManifestError(task.origin, errors) for a manifest that does not parse or validate.
- */
-export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResult {
-  const pods = loadStaticPods(task.text, { nodeName: task.nodeName, source: task.source, origin: task.origin, seenAt: new Date(task.seenAtMs), format: task.format });
-  return { pods, contentHashes: pods.map(staticPodContentHash) };
-}
-
-/** answerLoadStaticPods: runLoadStaticPods as a WorkerResult (errors as data, STYLE.md C5); never throws. */
-function answerLoadStaticPods(task: LoadStaticPodsTask): WorkerResult<'loadStaticPods'> {
-  try {
-    if (task.protocol !== PROTOCOL_VERSION) {
-      throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
-    }
-    return { ok: true, kind: 'loadStaticPods', value: runLoadStaticPods(task) };
-  } catch (err) {
-    return { ok: false, kind: 'loadStaticPods', error: serializeError(err) };
-  }
-}
-
 let defaultHandler: WorkerHandler | undefined;
 let bootstrapError: unknown;
 
@@ -140,9 +109,6 @@ let bootstrapError: unknown;
  * `{ok:false, kind, error}`.
  */
 export default async function runTask(task: WorkerTask): Promise<WorkerResult> {
-  // A pure task needs no runtime: answered before (and without) the bootstrap, so the file
-  // source's manifest thread (newManifestLoader, started without workerData) can run it.
-  if ((task as { kind?: unknown } | null)?.kind === 'loadStaticPods') return answerLoadStaticPods(task as LoadStaticPodsTask);
   if (!defaultHandler && bootstrapError === undefined) {
     try {
       defaultHandler = createWorkerHandler(workerData as WorkerBootstrap);

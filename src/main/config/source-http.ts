@@ -3,8 +3,9 @@ import { createHash } from 'node:crypto';
 import type { Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
+import { PROTOCOL_VERSION, type WorkerResult } from '../../shared/messages.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
-import { loadStaticPods } from '../../shared/static-pod.js';
+import { newManifestLoader, type ManifestLoader } from '../pool/worker-pool.js';
 
 /** HttpSourceOptions: the kubelet's `--manifest-url`, `--manifest-url-header`, `--http-check-frequency`. */
 export interface HttpSourceOptions {
@@ -34,6 +35,11 @@ export interface HttpSourceDeps {
   onError(error: SourceError): void;
   /** The fetch to use (tests); default the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * Starts the thread that decodes manifests (default newManifestLoader, the same manifest worker
+   * as the file source's); called once, at the first non-empty body, and closed by stop().
+   */
+  newManifestLoader?: () => ManifestLoader;
 }
 
 /** HttpSource: the running manifest-URL source. */
@@ -51,7 +57,9 @@ export interface HttpSource {
  * `checkFrequencyMs` with the configured headers and `If-None-Match: <last ETag>`; 304 changes
  * nothing. A 200 body is parsed (JSON when Content-Type says so, else YAML, which also reads JSON)
  * into static pods with `loadStaticPods` (source `http`, origin = the URL, names `<name>-<node>`,
- * deterministic UIDs: DESIGN.md §3) and sent as a `SET` when its content changed. An empty 200 body
+ * deterministic UIDs: DESIGN.md §3) on the source's manifest thread (newManifestLoader: the
+ * 10 MiB a body may hold is never parsed on the main thread) and sent as a `SET` when its content
+ * changed; a thread that fails to answer is a failed poll, and the body is parsed again at the next. An empty 200 body
  * is an empty set, as http.go ("zero-length data"). A non-2xx answer, a network error, a timeout,
  * an oversized or an invalid body keeps the last good pods and is reported through `onError`
  * (all-or-nothing: one invalid pod rejects the whole document). The first poll always ends with a
@@ -98,6 +106,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
   let running: Promise<void> | undefined;
   let started: Promise<void> | undefined;
   let stopped = false;
+  let loader: ManifestLoader | undefined;
 
   const fail = (message: string) => {
     if (stopped) return;
@@ -151,13 +160,26 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       lastError = undefined;
       return;
     }
-    let pods: Pod[];
-    try {
-      pods = text.trim() === '' ? [] : loadStaticPods(text, { nodeName: options.nodeName, source: 'http', origin: url.href, format: /json/i.test(contentType) ? 'json' : 'yaml' });
-    } catch (err) {
-      // Forget the ETag: the server must send the body again once it is fixed.
-      etag = undefined;
-      return fail((err as Error).message);
+    let pods: Pod[] = [];
+    if (text.trim() !== '') {
+      let result: WorkerResult<'loadStaticPods'>;
+      try {
+        loader ??= (deps.newManifestLoader ?? newManifestLoader)();
+        result = await loader.load({
+          kind: 'loadStaticPods', protocol: PROTOCOL_VERSION, text, format: /json/i.test(contentType) ? 'json' : 'yaml',
+          origin: url.href, nodeName: options.nodeName, source: 'http', seenAtMs: Date.now(),
+        });
+      } catch (err) {
+        etag = undefined;
+        return fail(`${url.href}: cannot parse pod manifests: the manifest thread failed (parsing again at the next poll): ${(err as Error).message}`);
+      }
+      if (stopped) return;
+      if (!result.ok) {
+        // Forget the ETag: the server must send the body again once it is fixed.
+        etag = undefined;
+        return fail(result.error.message);
+      }
+      pods = result.value.pods;
     }
     etag = newEtag;
     lastBodyHash = bodyHash;
@@ -194,6 +216,9 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       stopped = true;
       clearTimeout(timer);
       await running?.catch(() => undefined);
+      const l = loader;
+      loader = undefined;
+      await l?.close().catch((err: unknown) => log.debug({ err }, 'Stopping the pod manifest thread failed'));
     },
     poll,
   };

@@ -4,15 +4,14 @@
  * Docker reads happen in the container-logs worker (src/workers/container-logs.worker.ts), started
  * on first use; this side chooses the container and turns the worker's messages into LogStreams.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Pod } from '../../shared/api.js';
 import { AgentError, deserializeError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { LogsOptions, LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../../shared/logs-protocol.js';
 import type { RuntimePod } from '../../shared/messages.js';
 import type { LogStream } from '../../server/agent-host.js';
+import { startWorker } from '../pool/worker-entry.js';
 
 /** LogsClient: reads container logs and the runtime version through the logs worker. Main thread. */
 export interface LogsClient {
@@ -53,42 +52,6 @@ export function selectLogContainer(pod: Pod, runtimePod: RuntimePod | null, cont
   return attempts[0].id;
 }
 
-/** A LogStream that ends at once with no data (the fake runtime has no logs). */
-function emptyStream(): LogStream {
-  let ended = false;
-  return {
-    onData() {},
-    onEnd(fn) {
-      if (!ended) {
-        ended = true;
-        queueMicrotask(() => fn());
-      }
-    },
-    pause() {},
-    resume() {},
-    cancel() {},
-  };
-}
-
-function workerEntry(): { filename: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const filename = fileURLToPath(new URL(`../../workers/container-logs.worker.${fromSource ? 'ts' : 'js'}`, import.meta.url));
-  const execArgv = fromSource ? process.execArgv.filter((a) => !a.startsWith('--inspect')) : [];
-  return { filename, execArgv };
-}
-
-/**
- * startWorker starts the logs Worker. From source (tsx, vitest) an ESM import of a .ts file from a
- * plain Worker fails on Node 20 (ERR_UNKNOWN_FILE_EXTENSION) even with `--import tsx`; so the
- * Worker registers tsx's require hook and require()s the .ts (as the event PLEG's worker does).
- */
-function startWorker(bootstrap: LogsWorkerBootstrap): Worker {
-  const { filename, execArgv } = workerEntry();
-  if (!filename.endsWith('.ts')) return new Worker(filename, { workerData: bootstrap, execArgv });
-  const tsxCjs = createRequire(import.meta.url).resolve('tsx/cjs/api');
-  return new Worker(`require(${JSON.stringify(tsxCjs)}).register(); require(${JSON.stringify(filename)});`, { eval: true, workerData: bootstrap, execArgv });
-}
-
 interface Pending {
   onData?: (chunk: Uint8Array) => void;
   onEnd?: (err?: Error) => void;
@@ -99,7 +62,8 @@ interface Pending {
 
 /**
  * newLogsClient creates the client; the worker starts on the first call and is kept (unref'd, so
- * it never holds the process open). With the fake runtime, logs are empty and the version is `0.0.0`.
+ * it never holds the process open). The worker reads through the runtime `options.runtime` names:
+ * with the fake one, logs are empty and the version is `0.0.0`.
  */
 export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger }): LogsClient {
   let worker: Worker | undefined;
@@ -121,8 +85,8 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
   };
   const ensure = (): Worker => {
     if (worker) return worker;
-    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName };
-    const w = startWorker(bootstrap);
+    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName };
+    const w = startWorker('container-logs', bootstrap);
     w.unref();
     w.on('message', (m: LogsWorkerMessage) => {
       const p = pending.get(m.id);
@@ -156,7 +120,6 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
 
   return {
     logs(containerId, opts) {
-      if (options.runtime === 'fake') return emptyStream();
       const id = nextId++;
       const p: Pending = { early: [] };
       pending.set(id, p);
@@ -187,7 +150,6 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
       };
     },
     version() {
-      if (options.runtime === 'fake') return Promise.resolve({ version: '0.0.0', apiVersion: '0' });
       const id = nextId++;
       return new Promise((resolve, reject) => {
         pending.set(id, { early: [], version: { resolve, reject } });

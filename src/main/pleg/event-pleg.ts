@@ -13,19 +13,16 @@
  *
  * Events also update the generic PLEG's cache (GenericPleg.observe), so the next relist does not
  * report them a second time. The stream lives in a dedicated worker_threads Worker
- * (src/workers/docker-events.ts): no Docker I/O on the main thread, and the piscina pool keeps all
+ * (src/workers/docker-events.worker.ts): no Docker I/O on the main thread, and the piscina pool keeps all
  * its task slots for syncs. Main thread only.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { AgentError, InvalidArgumentError } from '../../shared/errors.js';
+import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { DockerContainerEvent, DockerEventsBootstrap, DockerEventsMessage } from '../../shared/docker-events.js';
 import type { Pod } from '../../shared/api.js';
 import type { RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
+import { startWorker } from '../pool/worker-entry.js';
 import { newGenericPleg, type ContainerExit, type GenericPleg, type Pleg, type PlegObserver, type PlegStats, type PodLifecycleEvent, type PodLifecycleEventType } from './generic-pleg.js';
 
 /** Options of `newEventedPleg` (milliseconds). */
@@ -60,7 +57,7 @@ export interface EventedPlegDeps {
   /** As GenericPlegDeps.onRelist. */
   onRelist(podUids: Set<string>): void;
   observer?: PlegObserver;
-  /** Opens the events stream (default: a Worker running src/workers/docker-events.ts). */
+  /** Opens the events stream (default: a Worker running src/workers/docker-events.worker.ts). */
   openEventSource?(bootstrap: DockerEventsBootstrap): DockerEventSource;
   /** Clock, epoch ms (default Date.now): event lag is now − the event's time. */
   now?: () => number;
@@ -121,28 +118,9 @@ export function applyContainerExit(runtimePod: RuntimePod, pod: Pod, containerId
   return { ...runtimePod, containers };
 }
 
-/**
- * eventsWorkerEntry returns the events worker file that will really load (the `.ts` source under
- * tsx/vitest, the `.js` beside it in dist/), and the execArgv that loads it.
- * @throws AgentError ERR_PROTOCOL when the file is missing (not built).
- */
-export function eventsWorkerEntry(): { filename: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const filename = fileURLToPath(new URL(`../../workers/docker-events.${fromSource ? 'ts' : 'js'}`, import.meta.url));
-  if (!existsSync(filename)) throw new AgentError('ERR_PROTOCOL', `events worker ${filename} does not exist (build the project with npm run build)`);
-  const execArgv = fromSource ? process.execArgv.filter((a) => !a.startsWith('--inspect')) : [];
-  return { filename, execArgv };
-}
-
 /** openWorkerEventSource starts the events Worker (the default `openEventSource`). */
 export function openWorkerEventSource(bootstrap: DockerEventsBootstrap): DockerEventSource {
-  const { filename, execArgv } = eventsWorkerEntry();
-  // From source (tsx, vitest), register tsx's require hook in the Worker and require the .ts: an
-  // ESM import of a .ts from a plain Worker fails on Node 20 (ERR_UNKNOWN_FILE_EXTENSION) even
-  // with `--import tsx` in execArgv; piscina gets away with it because it require()s first.
-  const worker = filename.endsWith('.ts')
-    ? new Worker(`require(${JSON.stringify(createRequire(import.meta.url).resolve('tsx/cjs/api'))}).register(); require(${JSON.stringify(filename)});`, { eval: true, workerData: bootstrap, execArgv })
-    : new Worker(filename, { workerData: bootstrap, execArgv });
+  const worker = startWorker('docker-events', bootstrap);
   worker.unref();
   let exited = false;
   const gone = new Promise<void>((resolve) => worker.once('exit', () => { exited = true; resolve(); }));

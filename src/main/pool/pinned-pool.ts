@@ -65,3 +65,13 @@ export function newPinnedWorkerPool(bootstrap: WorkerBootstrap, options: WorkerP
     },
   };
 }
+
+/**
+ * newRuntimeWorkerPool starts the pool `bootstrap.runtime` needs: one shared piscina pool for
+ * Docker (dockerd is the shared state), a pinned pool (newPinnedWorkerPool) for the fake runtime,
+ * whose state is per thread. So the agent picks no pool by runtime itself.
+ * @throws InvalidArgumentError for a thread count or per-thread concurrency below 1.
+ */
+export function newRuntimeWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOptions = {}): PodSyncRunner {
+  return bootstrap.runtime === 'fake' ? newPinnedWorkerPool(bootstrap, options) : newWorkerPool(bootstrap, options);
+}

@@ -3,11 +3,10 @@
  * hands runtime work to others. Here "others" are piscina worker threads that run
  * src/workers/sync.worker.ts; this file is the project's only piscina user (STYLE.md §1).
  */
-import { fileURLToPath } from 'node:url';
-import { existsSync } from 'node:fs';
 import { Piscina } from 'piscina';
-import { AgentError, InvalidArgumentError, deserializeError } from '../../shared/errors.js';
-import type { WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+import { InvalidArgumentError, deserializeError } from '../../shared/errors.js';
+import type { LoadStaticPodsTask, WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+import { piscinaEntry } from './worker-entry.js';
 
 /** The task of kind K. */
 export type TaskOf<K extends WorkerTask['kind']> = Extract<WorkerTask, { kind: K }>;
@@ -36,20 +35,6 @@ export interface WorkerPoolOptions {
 export const kDefaultWorkerPoolOptions: Required<WorkerPoolOptions> = { threads: 2, concurrentTasksPerWorker: 16 };
 
 /**
- * workerEntry returns the worker file that will really load: the `.ts` source when this module
- * runs from source (tsx, vitest), else the compiled `.js` beside it in dist/ (ENVIRONMENT.md:
- * piscina's `filename` must be the file that loads).
- */
-export function workerEntry(): { filename: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const filename = fileURLToPath(new URL(`../../workers/sync.worker.${fromSource ? 'ts' : 'js'}`, import.meta.url));
-  if (!existsSync(filename)) throw new AgentError('ERR_PROTOCOL', `worker entry ${filename} does not exist (build the project with npm run build)`);
-  // vitest does not pass its TypeScript loader to worker threads: register tsx there ourselves.
-  const execArgv = fromSource ? [...process.execArgv.filter((a) => !a.startsWith('--inspect')), '--import', 'tsx'] : [];
-  return { filename, execArgv };
-}
-
-/**
  * newWorkerPool starts the piscina pool of sync workers. Each thread builds its own dockerode
  * client from `bootstrap` (workerData).
  * @throws InvalidArgumentError for a thread count or per-thread concurrency below 1.
@@ -60,7 +45,7 @@ export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOpt
   if (!Number.isInteger(opts.concurrentTasksPerWorker) || opts.concurrentTasksPerWorker < 1) {
     throw new InvalidArgumentError(`options.concurrentTasksPerWorker must be an integer >= 1, got ${opts.concurrentTasksPerWorker}`);
   }
-  const { filename, execArgv } = workerEntry();
+  const { filename, execArgv } = piscinaEntry('sync');
   const pool = new Piscina<WorkerTask, WorkerResult>({
     filename,
     execArgv,
@@ -86,8 +71,9 @@ export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOpt
 }
 
 /**
- * ManifestLoader: the file source's own worker thread for decoding manifest files (task
- * `loadStaticPods`). Main thread only.
+ * ManifestLoader: a static pod source's own worker thread for decoding manifests (task
+ * `loadStaticPods`, src/workers/manifest.worker.ts). The file source and the URL source each
+ * start one. Main thread only.
  */
 export interface ManifestLoader {
   /**
@@ -95,24 +81,23 @@ export interface ManifestLoader {
    * `{ok:false}` with the manifest's error as data. Rejects only when the thread could not answer
    * (it died, or the loader is closed): a failure worth retrying, unlike a bad manifest.
    */
-  load(task: TaskOf<'loadStaticPods'>): Promise<WorkerResult<'loadStaticPods'>>;
+  load(task: LoadStaticPodsTask): Promise<WorkerResult<'loadStaticPods'>>;
   /** close stops the thread; a load in flight rejects. Idempotent. */
   close(): Promise<void>;
 }
 
 /**
- * newManifestLoader starts one sync-worker thread (src/workers/sync.worker.ts) for the file
+ * newManifestLoader starts one manifest thread (src/workers/manifest.worker.ts) for a static pod
  * source's `loadStaticPods` tasks. Its own thread rather than the agent's pool: a file of 2,000
  * pods takes ~0.5 s to parse, which would hold a sync thread (and, with the fake runtime, every pod
- * pinned to it) that long, and would queue behind every pending sync. The thread gets no
- * bootstrap (workerData), so it builds no runtime; any other task kind comes back as the
- * bootstrap error. It starts at once and stays until close(): starting one takes longer than the
- * ~100 ms within which a manifest edit should be seen.
- * @throws AgentError ERR_PROTOCOL when the worker entry file does not exist (see workerEntry).
+ * pinned to it) that long, and would queue behind every pending sync. The thread needs no
+ * bootstrap (workerData) and builds no runtime. It starts at once and stays until close():
+ * starting one takes longer than the ~100 ms within which a manifest edit should be seen.
+ * @throws AgentError ERR_PROTOCOL when the worker entry file does not exist (see piscinaEntry).
  */
 export function newManifestLoader(): ManifestLoader {
-  const { filename, execArgv } = workerEntry();
-  const pool = new Piscina<WorkerTask, WorkerResult>({
+  const { filename, execArgv } = piscinaEntry('manifest');
+  const pool = new Piscina<LoadStaticPodsTask, WorkerResult<'loadStaticPods'>>({
     filename,
     execArgv,
     minThreads: 1,
@@ -122,8 +107,8 @@ export function newManifestLoader(): ManifestLoader {
   });
   let closing: Promise<void> | undefined;
   return {
-    async load(task) {
-      return (await pool.run(task)) as WorkerResult<'loadStaticPods'>;
+    load(task) {
+      return pool.run(task);
     },
     close() {
       closing ??= pool.close({ force: true });

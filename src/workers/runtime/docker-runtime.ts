@@ -1,15 +1,21 @@
 /**
  * Counterpart of dockershim (pkg/kubelet/dockershim, removed in Kubernetes 1.24): the
- * ContainerRuntime port over the Docker Engine API, through dockerode. The ONLY module that
- * imports dockerode (STYLE.md §1).
+ * ContainerRuntime port over the Docker Engine API, through dockerode. With its streaming half
+ * (docker-streams.ts), the only module that imports dockerode (STYLE.md §1: dockerode lives under
+ * src/workers/runtime/ only).
  *
  * dockerode 5.0.1 sends unversioned paths, which dockerd 20.10 serves at API 1.41: no version
  * is pinned here on purpose (pinning a newer one gets HTTP 400).
  */
+import { statfs } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { AgentError } from '../../shared/errors.js';
-import { Writable } from 'node:stream';
-import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary, ExecResult, RegistryAuth } from './runtime.js';
+import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
+import type {
+  ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
+  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ImageFsInfo, ImageSummary, RegistryAuth, RuntimeVersion,
+} from './runtime.js';
 
 /** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
 const kMaxExecOutputBytes = 10 * 1024;
@@ -70,6 +76,7 @@ class DockerRuntime implements ContainerRuntime {
         labels: c.Labels ?? {},
         state: c.State ?? 'unknown',
         createdAtMs: (c.Created ?? 0) * 1000,
+        imageId: c.ImageID ?? '',
       }));
     } catch (err) {
       throw toAgentError(err, 'list containers');
@@ -207,6 +214,61 @@ class DockerRuntime implements ContainerRuntime {
     }
     const all = Buffer.concat(parts);
     return all.subarray(Math.max(0, all.length - bytes)).toString('utf8');
+  }
+
+  async readContainerLogs(id: string, opts: ContainerLogOptions, handlers: ContainerLogHandlers): Promise<ContainerLogReader> {
+    let tty: boolean;
+    try {
+      // A TTY container's log is raw bytes, not multiplexed frames.
+      tty = (await this.#docker.getContainer(id).inspect()).Config?.Tty === true;
+    } catch (err) {
+      throw toAgentError(err, `inspect container ${id}`);
+    }
+    try {
+      return await readDockerLogs(this.#docker, id, tty, opts, handlers);
+    } catch (err) {
+      throw toAgentError(err, `logs of container ${id}`);
+    }
+  }
+
+  watchContainerEvents(filter: ContainerListFilter, handlers: ContainerEventHandlers): ContainerEventWatch {
+    return watchDockerEvents(this.#docker, filter, handlers);
+  }
+
+  async listImages(): Promise<ImageSummary[]> {
+    try {
+      return (await this.#docker.listImages()).map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], sizeBytes: i.Size, createdAtMs: i.Created * 1000 }));
+    } catch (err) {
+      throw toAgentError(err, 'list images');
+    }
+  }
+
+  async removeImage(ref: string): Promise<void> {
+    try {
+      await this.#docker.getImage(ref).remove();
+    } catch (err) {
+      throw toAgentError(err, `remove image ${ref}`);
+    }
+  }
+
+  async imageFsInfo(): Promise<ImageFsInfo> {
+    let root: string;
+    try {
+      root = ((await this.#docker.info()) as { DockerRootDir?: string }).DockerRootDir || '/var/lib/docker';
+    } catch (err) {
+      throw toAgentError(err, 'docker info');
+    }
+    const st = await statfs(root);
+    return { mountpoint: root, capacityBytes: st.blocks * st.bsize, availableBytes: st.bavail * st.bsize };
+  }
+
+  async version(): Promise<RuntimeVersion> {
+    try {
+      const v = (await this.#docker.version()) as { Version?: string; ApiVersion?: string };
+      return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
+    } catch (err) {
+      throw toAgentError(err, 'docker version');
+    }
   }
 
   async execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {

@@ -1,11 +1,17 @@
 /**
  * An in-memory ContainerRuntime (the kubelet's pkg/kubelet/container/testing FakeRuntime idea),
  * selected with `--runtime fake`: lets benches and tests drive the whole agent without Docker.
- * Containers never exit on their own; stop makes them exit with code 0.
+ * Containers never exit on their own; stop makes them exit with code 0. It implements the whole
+ * port: logs are empty, the version is its own (`fake` 0.0.0), the events stream emits this
+ * fake's own container changes, and it has no image filesystem (so no image GC). One fake per
+ * thread: a thread sees only the containers created through its own fake.
  */
 import { randomBytes } from 'node:crypto';
 import { AgentError } from '../../shared/errors.js';
-import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary, ExecResult } from './runtime.js';
+import type {
+  ContainerCreateSpec, ContainerDetails, ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogReader,
+  ContainerLogHandlers, ContainerRuntime, ContainerSummary, ExecResult, ImageSummary, RuntimeVersion,
+} from './runtime.js';
 
 /** Options of newFakeRuntime. */
 export interface FakeRuntimeOptions {
@@ -59,8 +65,18 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
     if (!c) throw new AgentError('ERR_NOT_FOUND', `No such container: ${id}`);
     return c;
   };
+  // Open event watches (watchContainerEvents): empty unless someone watches, so 10,000 pods cost nothing.
+  const watches = new Set<{ labels: string[]; h: ContainerEventHandlers }>();
+  const emit = (c: FakeContainer, action: string, exitCode?: number) => {
+    if (watches.size === 0) return;
+    const l = c.details.labels;
+    const e: ContainerEvent = { action, containerId: c.details.id, podUid: l[kUid] ?? '', containerName: l['io.kubernetes.container.name'] ?? '', timeMs: now() };
+    if (exitCode !== undefined) e.exitCode = exitCode;
+    for (const w of watches) if (matches(l, w.labels)) w.h.onEvents([e]);
+  };
   const finish = (c: FakeContainer, exitCode: number) => {
     Object.assign(c.details, { status: 'exited', running: false, exitCode, finishedAtMs: now() });
+    emit(c, 'die', exitCode);
   };
   return {
     calls,
@@ -70,7 +86,7 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       const candidates = uidFilter ? [...(byPod.get(uidFilter.slice(kUid.length + 1)) ?? [])] : [...containers.values()];
       return candidates
         .filter((c) => matches(c.details.labels, filter.labels))
-        .map((c) => ({ id: c.details.id, name: c.details.name, labels: { ...c.details.labels }, state: c.details.status, createdAtMs: c.details.createdAtMs }));
+        .map((c) => ({ id: c.details.id, name: c.details.name, labels: { ...c.details.labels }, state: c.details.status, createdAtMs: c.details.createdAtMs, imageId: c.details.imageId }));
     },
     async inspectContainer(id: string): Promise<ContainerDetails> {
       return { ...get(id).details, labels: { ...get(id).details.labels } };
@@ -95,12 +111,15 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
         if (!set) byPod.set(uid, (set = new Set()));
         set.add(created);
       }
+      emit(created, 'create');
       return id;
     },
     async startContainer(id: string): Promise<void> {
       rec(`start:${id}`);
       const c = get(id);
-      if (!c.details.running) Object.assign(c.details, { status: 'running', running: true, startedAtMs: now(), finishedAtMs: 0, exitCode: 0 });
+      if (c.details.running) return;
+      Object.assign(c.details, { status: 'running', running: true, startedAtMs: now(), finishedAtMs: 0, exitCode: 0 });
+      emit(c, 'start');
     },
     async stopContainer(id: string): Promise<void> {
       rec(`stop:${id}`);
@@ -115,6 +134,7 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       const set = byPod.get(c.details.labels[kUid]);
       set?.delete(c);
       if (set?.size === 0) byPod.delete(c.details.labels[kUid]);
+      emit(c, 'destroy');
     },
     async imageExists(ref: string) {
       return !images || images.has(ref) ? { id: `sha256:${'0'.repeat(64)}` } : null;
@@ -128,6 +148,36 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       const c = get(id);
       if (!c.details.running) throw new AgentError('ERR_RUNTIME', `container ${id} is not running`);
       return execResults.get(c.details.id) ?? { exitCode: 0, output: '', timedOut: false };
+    },
+    async readContainerLogs(id: string, _opts: unknown, h: ContainerLogHandlers): Promise<ContainerLogReader> {
+      rec(`logs:${id}`);
+      // An empty log, for any ID: the logs worker's fake holds no containers of the pool's threads.
+      let cancelled = false;
+      queueMicrotask(() => { if (!cancelled) h.onEnd(); });
+      return { pause() {}, resume() {}, cancel() { cancelled = true; } };
+    },
+    watchContainerEvents(filter: ContainerListFilter, h: ContainerEventHandlers): ContainerEventWatch {
+      const w = { labels: [...filter.labels], h };
+      let closed = false;
+      queueMicrotask(() => {
+        if (closed) return;
+        watches.add(w);
+        h.onOpen();
+      });
+      return { close() { closed = true; watches.delete(w); } };
+    },
+    async listImages(): Promise<ImageSummary[]> {
+      return [...(images ?? [])].map((ref) => ({ id: `sha256:${'0'.repeat(64)}`, repoTags: [ref], sizeBytes: 0, createdAtMs: 0 }));
+    },
+    async removeImage(ref: string): Promise<void> {
+      rec(`removeImage:${ref}`);
+      if (images && !images.delete(ref)) throw new AgentError('ERR_NOT_FOUND', `No such image: ${ref}`);
+    },
+    async imageFsInfo() {
+      return null;
+    },
+    async version(): Promise<RuntimeVersion> {
+      return { runtimeName: 'fake', version: '0.0.0', apiVersion: '0' };
     },
     setExecResult(id: string, result: ExecResult): void {
       execResults.set(id, result);

@@ -4,9 +4,21 @@
  * `io.kubernetes.pod.uid` AND its own `kubelet-ts.node-name`. Several agents (and tests) may
  * share one Docker engine.
  */
-import { AgentError } from '../../shared/errors.js';
+import { AgentError, isNotFound } from '../../shared/errors.js';
 import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../labels.js';
-import type { ContainerCreateSpec, ContainerListFilter, ContainerRuntime, ContainerSummary, RegistryAuth } from './runtime.js';
+import type {
+  ContainerCreateSpec, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
+  ContainerRuntime, ContainerSummary, RegistryAuth,
+} from './runtime.js';
+
+/**
+ * nodeEventsFilter: the label filter of this node's events stream, `kubelet-ts.node-name=<node>`
+ * plus `filter`'s labels (an event without a pod UID label is delivered with podUid '' and the
+ * PLEG ignores it, so the pod UID label is not required here). Pure.
+ */
+export function nodeEventsFilter(nodeName: string, filter: ContainerListFilter): ContainerListFilter {
+  return { labels: [...new Set([`${kNodeNameLabel}=${nodeName}`, ...filter.labels])] };
+}
 
 class NodeScopedRuntime implements ContainerRuntime {
   constructor(
@@ -66,9 +78,43 @@ class NodeScopedRuntime implements ContainerRuntime {
     return this.inner.tailLogs(id, lines, bytes);
   }
 
-  /** Re-reads the labels of what we are about to touch; refuses anything not ours. */
-  async #guard(id: string, op: string): Promise<void> {
-    const c = await this.inner.inspectContainer(id);
+  async readContainerLogs(id: string, opts: ContainerLogOptions, handlers: ContainerLogHandlers): Promise<ContainerLogReader> {
+    // A container the runtime does not know is left to it to answer: Docker says ERR_NOT_FOUND,
+    // the fake (whose thread holds no pods) an empty log. One that exists must be ours.
+    await this.#guard(id, 'read the logs of', true);
+    return this.inner.readContainerLogs(id, opts, handlers);
+  }
+
+  watchContainerEvents(filter: ContainerListFilter, handlers: ContainerEventHandlers): ContainerEventWatch {
+    return this.inner.watchContainerEvents(nodeEventsFilter(this.nodeName, filter), handlers);
+  }
+
+  // Images are shared by every owner of the engine: the node scope applies to containers only.
+  listImages() {
+    return this.inner.listImages();
+  }
+
+  removeImage(ref: string) {
+    return this.inner.removeImage(ref);
+  }
+
+  imageFsInfo() {
+    return this.inner.imageFsInfo();
+  }
+
+  version() {
+    return this.inner.version();
+  }
+
+  /** Re-reads the labels of what we are about to touch; refuses anything not ours (and, with `allowMissing`, lets a missing one through). */
+  async #guard(id: string, op: string, allowMissing = false): Promise<void> {
+    let c;
+    try {
+      c = await this.inner.inspectContainer(id);
+    } catch (err) {
+      if (allowMissing && isNotFound(err)) return;
+      throw err;
+    }
     if (!isOwnedBy(c.labels, this.nodeName)) {
       throw new AgentError('ERR_INVALID_ARGUMENT', `refusing to ${op} container ${id} (${c.name}): it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName}`);
     }

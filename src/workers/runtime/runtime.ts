@@ -1,13 +1,16 @@
 /**
  * Counterpart of the CRI RuntimeService/ImageService (k8s.io/cri-api) as the kubelet's
- * kuberuntime manager uses it: the worker-side port to a container engine. Kept small on purpose;
- * `docker-runtime.ts` implements it over dockerode, `fake-runtime.ts` in memory, and
- * `node-scope.ts` wraps either so that only this node's containers can be listed or touched.
+ * kuberuntime manager uses it: the worker-side port to a container engine, and the ONE way any
+ * worker reaches it (syncs, relist, probes, GC, the events worker and the logs worker), as
+ * virtual-kubelet's single provider interface. `docker-runtime.ts` implements it over dockerode,
+ * `fake-runtime.ts` in memory, and `node-scope.ts` wraps either so that only this node's
+ * containers can be listed or touched; `runtime-service.ts` picks one from a worker's bootstrap.
  *
  * Errors: implementations throw AgentError — `ERR_RUNTIME_UNAVAILABLE` (retriable) when the engine
  * cannot be reached, `ERR_NOT_FOUND` for a missing container or image, `ERR_ALREADY_EXISTS` for a
  * name conflict, `ERR_RUNTIME` for anything else.
  */
+import type { DockerContainerEvent } from '../../shared/docker-events.js';
 
 /** A container as a list call reports it (no inspect). */
 export interface ContainerSummary {
@@ -19,6 +22,8 @@ export interface ContainerSummary {
   state: string;
   /** Epoch ms. */
   createdAtMs: number;
+  /** Image ID the container runs, `sha256:…` (Docker's `ImageID`); image GC keeps every image in use. */
+  imageId: string;
 }
 
 /** A container as inspect reports it (the part we read). */
@@ -109,6 +114,88 @@ export interface ContainerListFilter {
   labels: string[];
 }
 
+/** One local image (CRI Image, the part image GC reads). */
+export interface ImageSummary {
+  /** Image ID, `sha256:…`. */
+  id: string;
+  /** `repo:tag` references, e.g. `busybox:latest` (empty for a dangling image). */
+  repoTags: string[];
+  /** Bytes. */
+  sizeBytes: number;
+  /** Epoch ms. */
+  createdAtMs: number;
+}
+
+/** The filesystem that holds the runtime's images (CRI ImageFsInfo), bytes. */
+export interface ImageFsInfo {
+  /** Where it is mounted (Docker's root dir, e.g. `/var/lib/docker`). */
+  mountpoint: string;
+  capacityBytes: number;
+  availableBytes: number;
+}
+
+/** The runtime's name and version (CRI VersionResponse: runtime_name, runtime_version, runtime_api_version). */
+export interface RuntimeVersion {
+  /** `docker`, or `fake`. */
+  runtimeName: string;
+  /** e.g. `20.10.24`. */
+  version: string;
+  /** e.g. `1.41`. */
+  apiVersion: string;
+}
+
+/**
+ * One container lifecycle event (CRI ContainerEventResponse, flattened): the same shape the events
+ * worker posts to the event PLEG (shared/docker-events.ts). Actions: `create`, `start`, `die`,
+ * `oom`, `destroy`; others (exec_*, attach, kill, stop…) are not state changes and never delivered.
+ */
+export type ContainerEvent = DockerContainerEvent;
+
+/** Callbacks of watchContainerEvents. Each runs on the worker thread that opened the watch. */
+export interface ContainerEventHandlers {
+  /** The stream is open: every event from now on is delivered. Called once per watch. */
+  onOpen(): void;
+  /** A batch of events in stream order (never empty). */
+  onEvents(events: ContainerEvent[]): void;
+  /** The stream ended or failed (once; never after close()); `message` says why. */
+  onClose(message: string): void;
+}
+
+/** An open events stream. */
+export interface ContainerEventWatch {
+  /** Closes the stream; no callback runs afterwards. Idempotent. */
+  close(): void;
+}
+
+/** What part of a container's log to read (CRI LogOptions; PodLogOptions once `previous` chose the container). */
+export interface ContainerLogOptions {
+  /** Keep reading while the container runs (`kubectl logs -f`). */
+  follow: boolean;
+  /** Prefix each line with its RFC 3339 time. */
+  timestamps: boolean;
+  /** Only the last N lines; undefined = all. */
+  tailLines?: number;
+  /** Only lines newer than this many seconds. */
+  sinceSeconds?: number;
+}
+
+/** Callbacks of readContainerLogs. */
+export interface ContainerLogHandlers {
+  /** Log bytes, stdout and stderr merged in order as the kubelet serves them (multiplexed frames already split). */
+  onData(chunk: Buffer): void;
+  /** The log ended (a non-follow read is done, or the followed container stopped), or failed with `err`. Once; never after cancel(). */
+  onEnd(err?: Error): void;
+}
+
+/** A log read in progress. */
+export interface ContainerLogReader {
+  /** Stops reading the engine's stream until resume() (the HTTP client's backpressure). */
+  pause(): void;
+  resume(): void;
+  /** Ends the read; no callback runs afterwards. Idempotent. */
+  cancel(): void;
+}
+
 /** ContainerRuntime is the port every sync goes through (one instance per worker thread). */
 export interface ContainerRuntime {
   /** All containers (running or not) carrying every label of `filter`. */
@@ -141,4 +228,30 @@ export interface ContainerRuntime {
    * stderr, at most `bytes` bytes from the end, for terminationMessagePolicy FallbackToLogsOnError.
    */
   tailLogs?(id: string, lines: number, bytes: number): Promise<string>;
+  /**
+   * readContainerLogs starts reading container `id`'s log (CRI ReadLogs / dockershim
+   * GetContainerLogs) and resolves once the engine answered, with the reader; data then flows to
+   * `handlers` (the caller applies limitBytes and cancels). The fake answers an empty log.
+   * @throws ERR_NOT_FOUND if the container does not exist; ERR_RUNTIME_UNAVAILABLE.
+   */
+  readContainerLogs(id: string, opts: ContainerLogOptions, handlers: ContainerLogHandlers): Promise<ContainerLogReader>;
+  /**
+   * watchContainerEvents opens a container events stream (CRI GetContainerEvents) of the containers
+   * carrying every label of `filter`; one stream, no reconnect (the caller reconnects after
+   * onClose). Never throws: a failure to open is an onClose. The fake emits its own container
+   * changes.
+   */
+  watchContainerEvents(filter: ContainerListFilter, handlers: ContainerEventHandlers): ContainerEventWatch;
+  /** listImages: every local image (CRI ListImages). */
+  listImages(): Promise<ImageSummary[]>;
+  /**
+   * removeImage untags `ref` (CRI RemoveImage, never forced): the image itself goes with its last
+   * tag, and an image a container uses is refused by the engine.
+   * @throws ERR_NOT_FOUND if `ref` is not a local image; ERR_ALREADY_EXISTS (409) if it is in use.
+   */
+  removeImage(ref: string): Promise<void>;
+  /** imageFsInfo: the filesystem holding the images (CRI ImageFsInfo), or null when there is none (the in-memory fake: no image GC). */
+  imageFsInfo(): Promise<ImageFsInfo | null>;
+  /** version: the runtime's name and version (CRI Version); the fake answers `fake` `0.0.0` API `0`. */
+  version(): Promise<RuntimeVersion>;
 }

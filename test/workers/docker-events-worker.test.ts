@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventsPath, parseDockerEvent, runEventsLoop } from '../../src/workers/docker-events.js';
+import { runEventsLoop } from '../../src/workers/docker-events.worker.js';
+import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker-streams.js';
+import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
 import type { DockerEventsMessage } from '../../src/shared/docker-events.js';
 
 const line = (action: string, extra: Record<string, string> = {}) => JSON.stringify({
@@ -21,8 +23,8 @@ describe('parseDockerEvent', () => {
     expect(parseDockerEvent('not json')).toBeNull();
   });
   it('filters the stream to container events of this node', () => {
-    const q = decodeURIComponent(eventsPath('node-1').split('filters=')[1]);
-    expect(JSON.parse(q)).toEqual({ type: ['container'], label: ['kubelet-ts.node-name=node-1'] });
+    // The node-scoped runtime adds this node's label; the Docker runtime sends it as the `filters` query.
+    expect(eventsFilters(nodeEventsFilter('node-1', { labels: [] }))).toEqual({ type: ['container'], label: ['kubelet-ts.node-name=node-1'] });
   });
 });
 
@@ -59,5 +61,25 @@ describe('runEventsLoop against a fake Engine API', () => {
     expect(types.slice(0, 3)).toEqual(['connected', 'events', 'disconnected']);
     const events = got.flatMap((m) => (m.type === 'events' ? m.events : []));
     expect(events.slice(0, 2).map((e) => e.action)).toEqual(['start', 'die']);
+  });
+});
+
+describe('runEventsLoop over the fake runtime', () => {
+  it('connects at once and forwards the fake runtime\'s own container changes of this node only', async () => {
+    const { newFakeRuntime } = await import('../../src/workers/runtime/fake-runtime.js');
+    const { scopeToNode } = await import('../../src/workers/runtime/node-scope.js');
+    const fake = newFakeRuntime();
+    const got: DockerEventsMessage[] = [];
+    const loop = runEventsLoop({ dockerSocketPath: '', nodeName: 'n1', runtime: 'fake' }, (m) => got.push(m), scopeToNode(fake, 'n1'));
+    await expect.poll(() => got.length).toBe(1);
+    expect(got[0]).toEqual({ type: 'connected' });
+    const labels = (node: string) => ({ 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'main', 'kubelet-ts.node-name': node });
+    const mine = await fake.createContainer({ name: 'k8s_main_a', image: 'i:1', labels: labels('n1'), hostConfig: {} });
+    await fake.createContainer({ name: 'k8s_main_b', image: 'i:1', labels: labels('other'), hostConfig: {} });
+    await fake.startContainer(mine);
+    fake.exit(mine, 3);
+    loop.stop();
+    const events = got.flatMap((m) => (m.type === 'events' ? m.events : []));
+    expect(events.map((e) => [e.action, e.containerId, e.podUid, e.exitCode])).toEqual([['create', mine, 'p1', undefined], ['start', mine, 'p1', undefined], ['die', mine, 'p1', 3]]);
   });
 });

@@ -1,8 +1,8 @@
-/** The worker entry's loadStaticPods task: pure, answered without a bootstrap (the file source's manifest thread). */
+/** The manifest worker's loadStaticPods task: pure, answered without a bootstrap (the file and URL sources' manifest thread). */
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type LoadStaticPodsTask, type WorkerTask } from '../../src/shared/messages.js';
+import { PROTOCOL_VERSION, type LoadStaticPodsTask } from '../../src/shared/messages.js';
 import { loadStaticPods, staticPodContentHash } from '../../src/shared/static-pod.js';
-import runTask from '../../src/workers/sync.worker.js';
+import decodeManifest from '../../src/workers/manifest.worker.js';
 
 const origin = '/etc/kubernetes/manifests/web.yaml';
 const text = `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: main, image: "kubelet-ts/busybox:1.35"}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: db}\nspec:\n  containers: [{name: main, image: "kubelet-ts/busybox:1.35"}]\n`;
@@ -11,10 +11,10 @@ function task(over: Partial<LoadStaticPodsTask> = {}): LoadStaticPodsTask {
   return { kind: 'loadStaticPods', protocol: PROTOCOL_VERSION, text, format: 'yaml', origin, nodeName: 'Node-A', source: 'file', seenAtMs: Date.UTC(2026, 0, 2, 3, 4, 5), ...over };
 }
 
-describe('sync.worker loadStaticPods', () => {
-  // On the main thread there is no workerData: any other task fails with the bootstrap error.
+describe('manifest.worker loadStaticPods', () => {
+  // No workerData is needed; any other task kind fails.
   it('answers without a bootstrap, with the pods of loadStaticPods and their content hashes', async () => {
-    const r = await runTask(task());
+    const r = await decodeManifest(task());
     const expected = loadStaticPods(text, { nodeName: 'Node-A', source: 'file', origin, seenAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) });
     expect(r).toEqual({ ok: true, kind: 'loadStaticPods', value: { pods: expected, contentHashes: expected.map(staticPodContentHash) } });
     expect(expected.map((p) => p.metadata?.name)).toEqual(['web-node-a', 'db-node-a']);
@@ -22,15 +22,15 @@ describe('sync.worker loadStaticPods', () => {
 
   it('returns an invalid manifest as an error result with the InvalidManifestError message', async () => {
     const bad = 'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  restartPolicy: Sometimes\n  containers: [{name: main}]\n';
-    const r = await runTask(task({ text: bad }));
+    const r = await decodeManifest(task({ text: bad }));
     expect(r).toMatchObject({ ok: false, kind: 'loadStaticPods', error: { code: 'ERR_INVALID_MANIFEST' } });
     expect(() => loadStaticPods(bad, { nodeName: 'Node-A', source: 'file', origin })).toThrow((r as { error: { message: string } }).error.message);
     expect((r as { error: { message: string } }).error.message).toContain(`${origin}: `);
   });
 
-  it('refuses another protocol version, and still needs a bootstrap for every other kind', async () => {
-    expect(await runTask(task({ protocol: PROTOCOL_VERSION + 1 }))).toMatchObject({ ok: false, kind: 'loadStaticPods', error: { code: 'ERR_PROTOCOL' } });
-    const other = await runTask({ kind: 'relist', protocol: PROTOCOL_VERSION } as WorkerTask);
+  it('refuses another protocol version, and every other kind', async () => {
+    expect(await decodeManifest(task({ protocol: PROTOCOL_VERSION + 1 }))).toMatchObject({ ok: false, kind: 'loadStaticPods', error: { code: 'ERR_PROTOCOL' } });
+    const other = await decodeManifest({ kind: 'relist', protocol: PROTOCOL_VERSION } as unknown as LoadStaticPodsTask);
     expect(other).toMatchObject({ ok: false, kind: 'relist' });
   });
 

@@ -1,0 +1,34 @@
+// Counterpart of the kubelet's runtime client construction (pkg/kubelet/cri/remote NewRemoteRuntimeService on --container-runtime-endpoint): the one place a worker thread picks its runtime.
+/**
+ * Every worker entry (sync.worker.ts, docker-events.worker.ts, container-logs.worker.ts) gets its
+ * ContainerRuntime here from its bootstrap's `runtime` word, so none of them branches on it.
+ * Worker threads only.
+ */
+import type { FakeRuntimeTuning } from '../../shared/fake-runtime-tuning.js';
+import { getDockerRuntime } from './docker-runtime.js';
+import { newFakeRuntime } from './fake-runtime.js';
+import { withFakeTuning } from './fake-tuning.js';
+import type { ContainerRuntime } from './runtime.js';
+
+/** The part of a worker's bootstrap (workerData) that chooses its runtime. */
+export interface RuntimeBootstrap {
+  /** 'docker' (default) talks to dockerd; 'fake' is the in-memory runtime. */
+  runtime?: 'docker' | 'fake';
+  /** Docker Engine API unix socket (runtime 'docker'). */
+  dockerSocketPath: string;
+  /** Latency and failure injection of the fake runtime (`--fake-runtime-latency`, `--fake-runtime-failure-rate`). */
+  fakeRuntime?: FakeRuntimeTuning;
+}
+
+let fakeRuntime: ContainerRuntime | undefined;
+
+/**
+ * getRuntime returns this thread's runtime for `b`: the Docker runtime of `b.dockerSocketPath`
+ * (one dockerode client per socket per thread), or this thread's one in-memory fake (call
+ * recording off, so it can hold 10,000 pods; tuned by `b.fakeRuntime` when first built). Not
+ * scoped to a node: wrap it with scopeToNode (node-scope.ts) before touching containers.
+ */
+export function getRuntime(b: RuntimeBootstrap): ContainerRuntime {
+  if ((b.runtime ?? 'docker') === 'docker') return getDockerRuntime(b.dockerSocketPath);
+  return (fakeRuntime ??= withFakeTuning(newFakeRuntime({ recordCalls: false }), b.fakeRuntime));
+}
