@@ -30,8 +30,9 @@ import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
 import { newEventRecorder, type EventRecorder } from './events/recorder.js';
 import { newGcManager, type GcManager } from './gc/gc-manager.js';
 import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
-import { newIntakeHost, type IntakeHost } from './intake-host.js';
+import { newIntakeApi, type IntakeApi } from './intake-api.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
+import { newNodeApi, type NodeApi } from './node/node-api.js';
 import { newAgentRegistry } from './metrics/registry.js';
 import { newEventedPleg } from './pleg/event-pleg.js';
 import { newGenericPleg, type Pleg, type PodLifecycleEvent } from './pleg/generic-pleg.js';
@@ -98,8 +99,10 @@ class AgentImpl implements Agent {
   readonly #podCache = newPodCache();
   readonly #config: PodConfig;
   readonly #log: Logger;
-  /** Intake (`api` source), logs, the Node object and events for the server. */
-  readonly #intake: IntakeHost;
+  /** The `api` source's pod writes (POST / PUT / DELETE /pods). */
+  readonly #intake: IntakeApi;
+  /** GET /node and GET /containerLogs. */
+  readonly #nodeApi: NodeApi;
   readonly #watchCache: WatchCache;
   readonly #metrics: KubeletMetrics;
   readonly host: AgentHost;
@@ -126,16 +129,20 @@ class AgentImpl implements Agent {
     if (options.manifestUrl) sources.push('http');
     sources.push('api');
     this.#config = newPodConfig(sources);
-    this.#intake = newIntakeHost(options, {
+    this.#intake = newIntakeApi(options, {
       logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), onUpdate: (u) => this.#handleUpdate(u),
-      runtimePod: (uid) => this.#podCache.get(uid), listEvents: () => this.events.list(), healthz: () => this.healthz(), port: () => this.port,
+    });
+    this.#nodeApi = newNodeApi(options, {
+      logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
     });
     this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize });
     this.#metrics = newKubeletMetrics(newAgentRegistry(), {
       runtimePods: () => this.#podCache.runtimePods(), runnerStats: () => this.#runner?.stats(), podWorkerStats: () => this.#podWorkers?.stats(),
     });
     this.statusManager.subscribe((change) => this.#metrics.observeStatusChange(change));
-    this.host = newServerHost({ podManager: this.podManager, intake: this.#intake, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz() });
+    this.host = newServerHost({
+      podManager: this.podManager, intake: this.#intake, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
+    });
   }
 
   get port(): number {
@@ -234,7 +241,7 @@ class AgentImpl implements Agent {
     if (o.etcdServers.length > 0) {
       this.#etcd = newEtcdCluster(o, {
         logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u),
-        recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.#intake.getNode(),
+        recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.#nodeApi.getNode(),
       });
       await this.#etcd.start();
     }
@@ -248,7 +255,7 @@ class AgentImpl implements Agent {
     await this.#gc?.stop();
     await this.#etcd?.stop();
     await this.#fileSource?.stop();
-    await this.#intake.stop();
+    await this.#nodeApi.stop();
     await this.#httpSource?.stop();
     await this.#pleg?.stop();
     await this.#prober?.stop();

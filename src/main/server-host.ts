@@ -1,22 +1,27 @@
 /**
  * Counterpart of pkg/kubelet/server's HostInterface as the kubelet implements it: the server's view
  * of the agent ({@link AgentHost}), composed from the parts that answer each request — the pod
- * manager and status manager for reads, the intake host for the `api` source's writes, logs, the
- * Node object and events, the watch cache, the metrics and the health checks. It holds no state of
+ * manager and status manager for reads, the intake API for the `api` source's writes, the node API
+ * for the Node object and logs, the event recorder, the watch cache, the metrics and the health
+ * checks. It holds no state of
  * its own and touches nothing: every method reads or forwards. Main thread only.
  */
 import type { Pod } from '../shared/api.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
-import type { IntakeHost } from './intake-host.js';
+import type { EventRecorder } from './events/recorder.js';
+import type { IntakeApi } from './intake-api.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
+import type { NodeApi } from './node/node-api.js';
 import type { PodManager } from './pod/pod-manager.js';
 import type { WatchCache } from './watch/watch-cache.js';
 
 /** The parts {@link newServerHost} composes. */
 export interface ServerHostParts {
   podManager: PodManager;
-  intake: IntakeHost;
+  intake: IntakeApi;
+  nodeApi: NodeApi;
+  events: EventRecorder;
   watchCache: WatchCache;
   metrics: KubeletMetrics;
   healthz(): HealthReport;
@@ -46,8 +51,8 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     submitPods: (pods) => intake.submitPods(pods),
     replacePod: (namespace, name, pod) => intake.replacePod(namespace, name, pod),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
-    listEvents: () => intake.listEvents(),
-    getNode: () => intake.getNode(),
-    containerLogs: (request) => intake.containerLogs(request),
+    listEvents: () => parts.events.list(),
+    getNode: () => parts.nodeApi.getNode(),
+    containerLogs: (request) => parts.nodeApi.containerLogs(request),
   };
 }

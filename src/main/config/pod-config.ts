@@ -38,7 +38,7 @@ export interface PodConfig {
   /**
    * owner: which merged pod holds the full name `namespace/name`, if any: its UID and source. The
    * merge is ahead of the pod manager while the agent still handles a big update in chunks
-   * (pod/pod-lifecycle.ts), so this answers for pods whose SyncLoop ADD is still queued.
+   * (sync-handler.ts), so this answers for pods whose SyncLoop ADD is still queued.
    */
   owner(fullName: string): { uid: string; source: PodSourceName } | undefined;
 }

@@ -1,22 +1,21 @@
-// The intake methods of src/main/intake-host.ts answer once the agent has handled their update: a
-// big update ahead of them is handled in chunks (src/main/pod/pod-lifecycle.ts), so the agent's
+// The intake methods of src/main/intake-api.ts answer once the agent has handled their update: a
+// big update ahead of them is handled in chunks (src/main/sync-handler.ts), so the agent's
 // onUpdate returns a promise, and the answers (status, the DELETE's grace period) wait for it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newIntakeHost, type IntakeHost } from '../../src/main/intake-host.js';
+import { newIntakeApi, type IntakeApi } from '../../src/main/intake-api.js';
 import { newPodManager } from '../../src/main/pod/pod-manager.js';
 import type { Pod } from '../../src/shared/api.js';
 import type { PodUpdate } from '../../src/shared/pod-update.js';
 
 const macrotasks = async (n: number) => { for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r)); };
 
-let host: IntakeHost | undefined;
+let host: IntakeApi | undefined;
 let dir: string | undefined;
 afterEach(async () => {
-  await host?.stop();
   host = undefined;
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -29,8 +28,8 @@ async function setup(merged: Record<string, { uid: string; source: string }> = {
   dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-host-'));
   const podManager = newPodManager();
   const waiting: { update: PodUpdate; handle: () => void }[] = [];
-  host = newIntakeHost({ rootDir: dir, nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, runtime: 'fake', dockerSocketPath: '' }, {
-    logger: pino({ level: 'silent' }), podManager, runtimePod: () => null, listEvents: () => [], healthz: () => ({ ok: true, checks: [] }), port: () => 0,
+  host = newIntakeApi({ rootDir: dir, nodeName: 'n1' }, {
+    logger: pino({ level: 'silent' }), podManager,
     mergedOwner: (fullName) => merged[fullName],
     onUpdate: (update) => new Promise<void>((resolve) => { waiting.push({ update, handle: resolve }); }),
   });
@@ -43,7 +42,7 @@ async function setup(merged: Record<string, { uid: string; source: string }> = {
 
 const web: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'img:1' }] } };
 
-describe('intake host: answers wait for the agent to handle the update', () => {
+describe('intake API: answers wait for the agent to handle the update', () => {
   it('submitPods answers after the ADD is handled, with the status the agent gave the pod', async () => {
     const { podManager, waiting } = await setup();
     let answered: Pod[] | undefined;

@@ -1,0 +1,109 @@
+/**
+ * Counterpart of the apiserver's side of pod create / update / delete, for the `api` source
+ * (POST / PUT / DELETE /pods): the intake source persists the pods (config/source-intake.ts), and
+ * each answer waits until the agent has handled the update it sent (SyncLoop ADD / UPDATE /
+ * REMOVE), so it carries the pod's status. What it may touch: the intake source; it reads the pod
+ * manager and the merge's holders of full names. Main thread only.
+ */
+import { podSource } from '../shared/annotations.js';
+import type { Pod } from '../shared/api.js';
+import type { Logger } from '../shared/logging.js';
+import type { PodUpdate } from '../shared/pod-update.js';
+import { newIntakeSource, type IntakeSource } from './config/source-intake.js';
+import type { PodManager } from './pod/pod-manager.js';
+
+/** Options of {@link newIntakeApi} (a subset of AgentOptions). */
+export interface IntakeApiOptions {
+  rootDir: string;
+  nodeName: string;
+}
+
+/** Dependencies of {@link newIntakeApi}: the agent's parts it reads or feeds. */
+export interface IntakeApiDeps {
+  logger: Logger;
+  podManager: PodManager;
+  /**
+   * The merge's holder of a full name (PodConfig.owner): asked when the pod manager has none, for
+   * pods whose SyncLoop ADD is still queued behind a big update.
+   */
+  mergedOwner?: (fullName: string) => { uid: string; source: string } | undefined;
+  /**
+   * The agent's config update entry (the sync loop's `config` event). Returns a promise that
+   * resolves once the update's changes are handled (a big one is handled in chunks,
+   * sync-handler.ts); the intake methods wait for it before they answer.
+   */
+  onUpdate: (update: PodUpdate) => Promise<void> | void;
+}
+
+/**
+ * IntakeApi: the AgentHost's pod writes. Each rejects with the intake source's AgentError
+ * (ERR_ALREADY_EXISTS, ERR_CONFLICT, ERR_FORBIDDEN, ERR_NOT_FOUND, ERR_INVALID_MANIFEST) or an I/O
+ * error; nothing is changed then.
+ */
+export interface IntakeApi {
+  /** start restores the persisted intake pods (one SET of source `api`); resolves once it was handled. */
+  start(): Promise<void>;
+  /** submitPods stores and adds `pods` all or nothing; resolves with them and their statuses. */
+  submitPods(pods: Pod[]): Promise<Pod[]>;
+  /** replacePod replaces intake pod `namespace/name` (same UID); resolves with it and its status. */
+  replacePod(namespace: string, name: string, pod: Pod): Promise<Pod>;
+  /**
+   * deletePod removes intake pod `namespace/name`; the REMOVE carries `gracePeriodSeconds`
+   * (seconds; default the pod's). Resolves with the pod marked deleted, and its status.
+   */
+  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
+}
+
+class IntakeApiImpl implements IntakeApi {
+  readonly #intake: IntakeSource;
+  /** Completion of the last update handed to the agent: the intake methods' answers wait for it. */
+  #applied: Promise<void> | void = undefined;
+
+  constructor(options: IntakeApiOptions, private readonly deps: IntakeApiDeps) {
+    this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName }, {
+      logger: deps.logger.child({ component: 'intake-source' }),
+      onUpdate: (update) => {
+        this.#applied = deps.onUpdate(update);
+      },
+      holder: (fullName) => {
+        const r = deps.podManager.getByFullName(fullName);
+        return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : deps.mergedOwner?.(fullName);
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.#intake.start();
+    await this.#applied;
+  }
+
+  #withStatus(pod: Pod): Pod {
+    const r = this.deps.podManager.get(pod.metadata?.uid ?? '');
+    return r ? { ...r.pod, status: r.status } : pod;
+  }
+
+  async submitPods(pods: Pod[]): Promise<Pod[]> {
+    const stored = await this.#intake.submit(pods);
+    await this.#applied;
+    return stored.map((p) => this.#withStatus(p));
+  }
+
+  async replacePod(namespace: string, name: string, pod: Pod): Promise<Pod> {
+    const stored = await this.#intake.replace(namespace, name, pod);
+    await this.#applied;
+    return this.#withStatus(stored);
+  }
+
+  async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
+    const removed = await this.#intake.remove(namespace, name, gracePeriodSeconds);
+    await this.#applied;
+    // The pod stays listed while it terminates (SyncLoop REMOVE puts the same deletion marks on it).
+    const record = this.deps.podManager.get(removed.metadata?.uid ?? '');
+    return record?.status ? { ...removed, status: record.status } : removed;
+  }
+}
+
+/** newIntakeApi builds the intake's API half; nothing runs until start(). */
+export function newIntakeApi(options: IntakeApiOptions, deps: IntakeApiDeps): IntakeApi {
+  return new IntakeApiImpl(options, deps);
+}

@@ -1,0 +1,103 @@
+/**
+ * Counterpart of the kubelet server's HostInterface reads that need the runtime
+ * (pkg/kubelet/server: GetNode, GetContainerLogs): this node as a `Node` object (GET /node, the
+ * etcd node key) and a container's log (GET /containerLogs). Both go through the logs worker
+ * (logs/container-logs.ts), which also answers the runtime's version. What it may touch: the logs
+ * worker; it reads the pod manager, the pod cache and the health checks. Main thread only.
+ */
+import type { Node } from '../../shared/api.js';
+import { AgentError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logging.js';
+import type { RuntimePod } from '../../shared/messages.js';
+import type { ContainerLogsRequest, HealthReport, LogStream } from '../../server/agent-host.js';
+import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/container-logs.js';
+import type { PodManager } from '../pod/pod-manager.js';
+import { buildNode, gatherNodeFacts, kubeletTsVersion } from './node-status.js';
+
+/** Options of {@link newNodeApi} (a subset of AgentOptions). */
+export interface NodeApiOptions {
+  rootDir: string;
+  nodeName: string;
+  nodeIp: string;
+  maxPods: number;
+  runtime: 'docker' | 'fake';
+  dockerSocketPath: string;
+}
+
+/** Dependencies of {@link newNodeApi}. */
+export interface NodeApiDeps {
+  logger: Logger;
+  podManager: PodManager;
+  /** What Docker last showed of pod `uid` (PodCache.get), to pick a container's log. */
+  runtimePod: (uid: string) => RuntimePod | null;
+  healthz: () => HealthReport;
+  /** The HTTP server's port (0 when not serving). */
+  port: () => number;
+}
+
+/** NodeApi: GET /node and GET /containerLogs. */
+export interface NodeApi {
+  /**
+   * getNode builds this node's Node object: conditions from the health checks, capacity and
+   * allocatable, nodeInfo with the runtime's version (asked once; '' while the runtime does not
+   * answer), addresses. Never rejects for a runtime that is down.
+   */
+  getNode(): Promise<Node>;
+  /**
+   * containerLogs opens the log of `request`'s container (its previous attempt with `previous`).
+   * @throws AgentError ERR_NOT_FOUND when the pod or container is unknown; the logs worker's errors.
+   */
+  containerLogs(request: ContainerLogsRequest): Promise<LogStream>;
+  /** stop ends the logs worker. */
+  stop(): Promise<void>;
+}
+
+class NodeApiImpl implements NodeApi {
+  readonly #logs: LogsClient;
+  #runtimeVersion: string | undefined;
+  #lastNode: Node | undefined;
+
+  constructor(private readonly options: NodeApiOptions, private readonly deps: NodeApiDeps) {
+    this.#logs = newLogsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
+  }
+
+  stop(): Promise<void> {
+    return this.#logs.close();
+  }
+
+  async getNode(): Promise<Node> {
+    if (this.#runtimeVersion === undefined) {
+      try {
+        const v = await this.#logs.version();
+        this.#runtimeVersion = `${this.options.runtime}://${v.version}`;
+      } catch (err) {
+        this.deps.logger.warn({ err: (err as Error).message }, 'Could not read the container runtime version');
+      }
+    }
+    const health = this.deps.healthz();
+    const failing = health.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message ?? 'failed'}`);
+    this.#lastNode = buildNode({
+      nodeName: this.options.nodeName, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
+      kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
+      health: { ok: health.ok, message: failing.join('; ') || undefined }, port: this.deps.port(),
+      facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
+    });
+    return this.#lastNode;
+  }
+
+  async containerLogs(req: ContainerLogsRequest): Promise<LogStream> {
+    const record = this.deps.podManager.getByFullName(`${req.namespace}/${req.pod}`);
+    if (!record) throw new AgentError('ERR_NOT_FOUND', `pods "${req.pod}" not found`);
+    const containerId = selectLogContainer(record.pod, this.deps.runtimePod(record.uid), req.container, req.previous);
+    // A previous (dead) attempt has nothing more to follow.
+    return this.#logs.logs(containerId, {
+      follow: req.follow && !req.previous, timestamps: req.timestamps,
+      tailLines: req.tailLines, sinceSeconds: req.sinceSeconds, limitBytes: req.limitBytes,
+    });
+  }
+}
+
+/** newNodeApi builds GET /node and GET /containerLogs; the logs worker starts on first use. */
+export function newNodeApi(options: NodeApiOptions, deps: NodeApiDeps): NodeApi {
+  return new NodeApiImpl(options, deps);
+}
