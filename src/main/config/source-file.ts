@@ -2,17 +2,18 @@
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import watcher from '@parcel/watcher';
-import type { AsyncSubscription, Event as WatchEvent } from '@parcel/watcher';
 import type { Pod } from '../../shared/api.js';
-import { podFullName } from '../../shared/annotations.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { stableHash } from '../../shared/hash.js';
 import type { Logger } from '../../shared/logging.js';
-import { PROTOCOL_VERSION, type WorkerResult } from '../../shared/messages.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import { staticPodContentHash } from '../../shared/static-pod.js';
-import { newManifestLoader, type ManifestLoader } from '../pool/worker-pool.js';
+import type { ManifestLoader } from '../pool/worker-pool.js';
+import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
+import { assembleFileSet, isManifestFileName, kMaxManifestBytes } from './manifest-files.js';
+import { newManifestWatch, type ManifestWatch } from './manifest-watch.js';
+
+export { isManifestFileName, kMaxManifestBytes };
 
 /**
  * FileSourceOptions configures the file source (the kubelet's `--pod-manifest-path` and
@@ -57,11 +58,6 @@ export interface FileSource {
   stop(): Promise<void>;
 }
 
-/** Wait this long after the last watch event before re-reading (a burst of writes gives one read). */
-const kDebounceMs = 100;
-/** ...but never longer than this after the first event of a burst. */
-const kDebounceMaxMs = 1_000;
-
 /** One manifest file: its last good pods and the state of its last read. */
 interface FileState {
   /** Last good static pods from this file, in document order. */
@@ -70,22 +66,6 @@ interface FileState {
   contentHash?: string;
   /** The error last reported for this file, if its last read/parse failed. */
   error?: string;
-}
-
-/**
- * kMaxManifestBytes: larger manifest files are refused (their last good pods stay). YAML is parsed
- * on the file source's worker thread; the cap bounds what crosses to it and back, and how long a
- * pathological file can hold that thread.
- */
-export const kMaxManifestBytes = 1024 * 1024;
-
-/**
- * isManifestFileName tells whether a directory entry is read as a manifest: names starting with
- * `.` (as file.go's `[^.]*` glob) and editor leftovers ending in `~`, `.swp` or `.tmp` are ignored
- * (DESIGN.md §3).
- */
-export function isManifestFileName(name: string): boolean {
-  return !(name.startsWith('.') || name.endsWith('~') || name.endsWith('.swp') || name.endsWith('.tmp'));
 }
 
 /**
@@ -136,13 +116,8 @@ function isMissing(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-}
-
 class FileSourceImpl implements FileSource {
   private readonly path: string;
-  private readonly watchRoot: string;
   private readonly nodeName: string;
   private readonly checkFrequencyMs: number;
   private readonly logger: Logger;
@@ -150,7 +125,7 @@ class FileSourceImpl implements FileSource {
   /** Manifest files by absolute path. */
   private readonly files = new Map<string, FileState>();
   /** The manifest decoding thread, started at the first non-empty file. */
-  private loader: ManifestLoader | undefined;
+  private readonly decoder: ManifestDecoder;
   /**
    * staticPodContentHash of the pods this source holds, by object: pods are replaced, never
    * mutated in place (src/server/agent-host.ts), so each pod is hashed once — by the loader's
@@ -161,14 +136,9 @@ class FileSourceImpl implements FileSource {
   private readonly reported = new Map<string, string>();
   private lastSetKey: string | undefined;
 
-  private subscription: AsyncSubscription | undefined;
-  private watchedIno: number | undefined;
+  /** Change notifications of the path (manifest-watch.ts): they add to the pending work. */
+  private readonly watch: ManifestWatch;
   private interval: NodeJS.Timeout | undefined;
-  private debounceTimer: NodeJS.Timeout | undefined;
-  private debounceStartedAt = 0;
-  /** Work collected from watch events, moved to `pending*` when the debounce fires. */
-  private eventFull = false;
-  private readonly eventFiles = new Set<string>();
   private pendingFull = false;
   private readonly pendingFiles = new Set<string>();
   private running: Promise<void> | undefined;
@@ -178,10 +148,18 @@ class FileSourceImpl implements FileSource {
 
   constructor(options: { path: string; nodeName: string; checkFrequencyMs: number }, private readonly deps: FileSourceDeps) {
     this.path = options.path;
-    this.watchRoot = path.dirname(options.path);
     this.nodeName = options.nodeName;
     this.checkFrequencyMs = options.checkFrequencyMs;
     this.logger = deps.logger.child({ component: 'file-source', source: 'file', path: this.path });
+    this.decoder = newManifestDecoder(deps.newManifestLoader);
+    this.watch = newManifestWatch({
+      path: this.path, isManifest: isManifestFileName, logger: this.logger,
+      onChange: ({ full, files }) => {
+        if (full) this.pendingFull = true;
+        for (const f of files) this.pendingFiles.add(f);
+        this.kick();
+      },
+    });
   }
 
   start(): Promise<void> {
@@ -211,11 +189,9 @@ class FileSourceImpl implements FileSource {
   private async doStop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.interval);
-    clearTimeout(this.debounceTimer);
     await this.running?.catch(() => undefined);
-    await this.unsubscribe();
-    await this.loader?.close().catch((err: unknown) => this.logger.debug({ err }, 'Stopping the pod manifest thread failed'));
-    this.loader = undefined;
+    await this.watch.close();
+    await this.decoder.close().catch((err: unknown) => this.logger.debug({ err }, 'Stopping the pod manifest thread failed'));
     this.logger.info('Stopped watching pod manifest path');
   }
 
@@ -246,90 +222,13 @@ class FileSourceImpl implements FileSource {
     }
   }
 
-  private onWatchEvents(err: Error | null, events: WatchEvent[]): void {
-    if (this.stopped) return;
-    if (err) {
-      this.logger.warn({ err }, 'Watch of pod manifest path failed; re-reading it');
-      this.eventFull = true;
-    }
-    for (const e of events) {
-      if (e.path === this.path) {
-        this.eventFull = true;
-      } else if (path.dirname(e.path) === this.path && isManifestFileName(path.basename(e.path))) {
-        this.eventFiles.add(e.path);
-      }
-    }
-    if (!this.eventFull && this.eventFiles.size === 0) return;
-    const now = Date.now();
-    if (this.debounceTimer === undefined) this.debounceStartedAt = now;
-    clearTimeout(this.debounceTimer);
-    const delay = Math.max(0, Math.min(kDebounceMs, this.debounceStartedAt + kDebounceMaxMs - now));
-    this.debounceTimer = setTimeout(() => this.flushEvents(), delay);
-    this.debounceTimer.unref();
-  }
-
-  private flushEvents(): void {
-    this.debounceTimer = undefined;
-    if (this.eventFull) this.pendingFull = true;
-    for (const f of this.eventFiles) this.pendingFiles.add(f);
-    this.eventFull = false;
-    this.eventFiles.clear();
-    this.kick();
-  }
-
-  // --- watching ---------------------------------------------------------------------------
-
-  /**
-   * ensureWatch subscribes to the path's parent directory, filtered to the path and (for a
-   * directory) its direct children. The watch of a directory that is deleted dies silently, so a
-   * parent that is missing or was replaced (new inode) is re-subscribed on the next full check.
-   */
-  private async ensureWatch(): Promise<void> {
-    let ino: number | undefined;
-    try {
-      ino = (await fsp.stat(this.watchRoot)).ino;
-    } catch {
-      ino = undefined;
-    }
-    if (this.subscription !== undefined && ino === this.watchedIno) return;
-    await this.unsubscribe();
-    // A missing parent means a missing path: that error is the one reported; retry next check.
-    if (ino === undefined || this.stopped) return;
-    // Relative to the watch root: ignore everything but the path itself and its direct children.
-    const base = escapeRegExp(path.basename(this.path));
-    const ignore = new RegExp(`^(?!${base}(?:\\/[^/]*)?$)`);
-    try {
-      const subscription = await watcher.subscribe(this.watchRoot, (err, events) => this.onWatchEvents(err, events), { ignore: [ignore] });
-      if (this.stopped) {
-        await subscription.unsubscribe().catch(() => undefined);
-        return;
-      }
-      this.subscription = subscription;
-      this.watchedIno = ino;
-      this.clearReported('watch');
-      this.logger.debug({ dir: this.watchRoot }, 'Subscribed to pod manifest directory changes');
-    } catch (err) {
-      this.report('watch', this.path, `${this.path}: cannot watch ${this.watchRoot} for changes (will retry every ${this.checkFrequencyMs} ms): ${errorMessage(err)}`);
-    }
-  }
-
-  private async unsubscribe(): Promise<void> {
-    const subscription = this.subscription;
-    this.subscription = undefined;
-    this.watchedIno = undefined;
-    if (subscription === undefined) return;
-    try {
-      await subscription.unsubscribe();
-    } catch (err) {
-      this.logger.debug({ err }, 'Unsubscribing from pod manifest directory failed');
-    }
-  }
-
   // --- reading ----------------------------------------------------------------------------
 
   /** fullCheck re-reads the whole path, as file.go listConfig. */
   private async fullCheck(): Promise<void> {
-    await this.ensureWatch();
+    const watched = await this.watch.ensure();
+    if (watched === 'subscribed') this.clearReported('watch');
+    else if (watched) this.report('watch', this.path, `${this.path}: cannot watch ${watched.dir} for changes (will retry every ${this.checkFrequencyMs} ms): ${watched.message}`);
     await this.readPath();
     this.logger.debug({ files: this.files.size }, 'Checked pod manifest path');
   }
@@ -453,23 +352,15 @@ class FileSourceImpl implements FileSource {
    * invalid field), or with `retry` the reason the thread could not answer.
    */
   private async parse(text: string, file: string): Promise<{ pods: Pod[] } | { error: string; retry: boolean }> {
-    if (text.trim() === '') return { pods: [] };
-    const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
     // Stopping: start no thread that stop() would not close (nothing is reported any more).
     if (this.stopped) return { error: 'the file source is stopping', retry: true };
-    let result: WorkerResult<'loadStaticPods'>;
-    try {
-      this.loader ??= (this.deps.newManifestLoader ?? newManifestLoader)();
-      result = await this.loader.load({ kind: 'loadStaticPods', protocol: PROTOCOL_VERSION, text, format, origin: file, nodeName: this.nodeName, source: 'file', seenAtMs: Date.now() });
-    } catch (err) {
-      return { error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${errorMessage(err)}`, retry: true };
-    }
-    if (!result.ok) return { error: result.error.message, retry: false };
-    const { pods, contentHashes } = result.value;
-    pods.forEach((pod, i) => {
-      if (typeof contentHashes[i] === 'string') this.contentHashes.set(pod, contentHashes[i]);
+    const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
+    const decoded = await this.decoder.decode({ text, format, origin: file, nodeName: this.nodeName, source: 'file', seenAtMs: Date.now() });
+    if ('error' in decoded) return decoded.retry ? { error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${decoded.error}`, retry: true } : decoded;
+    decoded.pods.forEach((pod, i) => {
+      if (typeof decoded.contentHashes[i] === 'string') this.contentHashes.set(pod, decoded.contentHashes[i]);
     });
-    return { pods };
+    return { pods: decoded.pods };
   }
 
   /** contentHash: a pod's staticPodContentHash (config.seen left out), computed once per object. */
@@ -489,26 +380,17 @@ class FileSourceImpl implements FileSource {
    */
   private sendIfChanged(): void {
     if (this.stopped) return;
-    const pods: Pod[] = [];
-    const owners = new Map<string, string>();
-    const duplicates = new Set<string>();
-    for (const file of [...this.files.keys()].sort()) {
-      for (const pod of this.files.get(file)!.pods) {
-        const fullName = podFullName(pod);
-        const owner = owners.get(fullName);
-        if (owner === undefined) {
-          owners.set(fullName, file);
-          pods.push(pod);
-          continue;
-        }
-        const slot = `duplicate:${file}:${fullName}`;
-        duplicates.add(slot);
-        const where = owner === file ? 'earlier in the same file' : `in ${owner}`;
-        this.report(slot, file, `${file}: static pod "${fullName}" is already defined ${where}; ignoring this one`);
-      }
+    const files = [...this.files.keys()].sort();
+    const { pods, duplicates } = assembleFileSet(files.map((file) => ({ file, pods: this.files.get(file)!.pods })));
+    const slots = new Set<string>();
+    for (const d of duplicates) {
+      const slot = `duplicate:${d.file}:${d.fullName}`;
+      slots.add(slot);
+      const where = d.heldBy === d.file ? 'earlier in the same file' : `in ${d.heldBy}`;
+      this.report(slot, d.file, `${d.file}: static pod "${d.fullName}" is already defined ${where}; ignoring this one`);
     }
     for (const slot of [...this.reported.keys()]) {
-      if (slot.startsWith('duplicate:') && !duplicates.has(slot)) this.reported.delete(slot);
+      if (slot.startsWith('duplicate:') && !slots.has(slot)) this.reported.delete(slot);
     }
     const key = stableHash(pods.map((p) => [p.metadata?.uid, this.contentHash(p)]), 32);
     if (key === this.lastSetKey) return;

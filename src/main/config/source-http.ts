@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import type { Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import { PROTOCOL_VERSION, type WorkerResult } from '../../shared/messages.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
-import { newManifestLoader, type ManifestLoader } from '../pool/worker-pool.js';
+import type { ManifestLoader } from '../pool/worker-pool.js';
+import { newManifestDecoder } from './manifest-decoder.js';
 
 /** HttpSourceOptions: the kubelet's `--manifest-url`, `--manifest-url-header`, `--http-check-frequency`. */
 export interface HttpSourceOptions {
@@ -106,7 +106,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
   let running: Promise<void> | undefined;
   let started: Promise<void> | undefined;
   let stopped = false;
-  let loader: ManifestLoader | undefined;
+  const decoder = newManifestDecoder(deps.newManifestLoader);
 
   const fail = (message: string) => {
     if (stopped) return;
@@ -160,27 +160,14 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       lastError = undefined;
       return;
     }
-    let pods: Pod[] = [];
-    if (text.trim() !== '') {
-      let result: WorkerResult<'loadStaticPods'>;
-      try {
-        loader ??= (deps.newManifestLoader ?? newManifestLoader)();
-        result = await loader.load({
-          kind: 'loadStaticPods', protocol: PROTOCOL_VERSION, text, format: /json/i.test(contentType) ? 'json' : 'yaml',
-          origin: url.href, nodeName: options.nodeName, source: 'http', seenAtMs: Date.now(),
-        });
-      } catch (err) {
-        etag = undefined;
-        return fail(`${url.href}: cannot parse pod manifests: the manifest thread failed (parsing again at the next poll): ${(err as Error).message}`);
-      }
-      if (stopped) return;
-      if (!result.ok) {
-        // Forget the ETag: the server must send the body again once it is fixed.
-        etag = undefined;
-        return fail(result.error.message);
-      }
-      pods = result.value.pods;
+    const decoded = await decoder.decode({ text, format: /json/i.test(contentType) ? 'json' : 'yaml', origin: url.href, nodeName: options.nodeName, source: 'http', seenAtMs: Date.now() });
+    if (stopped) return;
+    if ('error' in decoded) {
+      // Forget the ETag: the server must send the body again (once it is fixed, or to parse again).
+      etag = undefined;
+      return fail(decoded.retry ? `${url.href}: cannot parse pod manifests: the manifest thread failed (parsing again at the next poll): ${decoded.error}` : decoded.error);
     }
+    const pods = decoded.pods;
     etag = newEtag;
     lastBodyHash = bodyHash;
     if (lastError !== undefined) log.info({ pods: pods.length }, 'Read pod manifests from URL again');
@@ -216,9 +203,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       stopped = true;
       clearTimeout(timer);
       await running?.catch(() => undefined);
-      const l = loader;
-      loader = undefined;
-      await l?.close().catch((err: unknown) => log.debug({ err }, 'Stopping the pod manifest thread failed'));
+      await decoder.close().catch((err: unknown) => log.debug({ err }, 'Stopping the pod manifest thread failed'));
     },
     poll,
   };
