@@ -160,7 +160,13 @@ class IntakeSourceImpl implements IntakeSource {
     return run;
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    // In the chain, so a write that arrives before the restore is done waits for it (the restore
+    // deletes leftover temp files, and its SET must come before the write's ADD).
+    return this.#serial(() => this.#restore());
+  }
+
+  async #restore(): Promise<void> {
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     const pods: Pod[] = [];
     for (const name of (await readdir(this.#dir)).sort()) {

@@ -128,6 +128,16 @@ describe('IntakeSource', () => {
     await expect(s.replace('default', 'web', pod('web', 'other'))).rejects.toMatchObject({ code: 'ERR_CONFLICT', statusReason: 'Conflict' });
   });
 
+  it('a submit that arrives while start() restores waits for it: its file is not taken for a leftover temp file, its ADD follows the SET', async () => {
+    const s = source();
+    const started = s.start();
+    const [early] = await s.submit([pod('early')]);
+    await started;
+    expect(updates.map((u) => u.op)).toEqual(['SET', 'ADD']);
+    expect(await readdir(join(root, 'intake'))).toEqual([`default_early.json`]);
+    expect(s.get('default', 'early')?.metadata?.uid).toBe(early.metadata?.uid);
+  });
+
   it('removes a pod from disk and sends REMOVE with the pod marked deleted, carrying its grace period', async () => {
     const s = source();
     await s.start();
