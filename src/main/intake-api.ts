@@ -36,7 +36,8 @@ export interface IntakeApiDeps {
 }
 
 /**
- * IntakeApi: the AgentHost's pod writes. Each rejects with the intake source's AgentError
+ * IntakeApi: the AgentHost's pod writes. Each waits until start() has restored the stored pods,
+ * then rejects with the intake source's AgentError
  * (ERR_ALREADY_EXISTS, ERR_CONFLICT, ERR_FORBIDDEN, ERR_NOT_FOUND, ERR_INVALID_MANIFEST) or an I/O
  * error; nothing is changed then.
  */
@@ -58,8 +59,15 @@ class IntakeApiImpl implements IntakeApi {
   readonly #intake: IntakeSource;
   /** Completion of the last update handed to the agent: the intake methods' answers wait for it. */
   #applied: Promise<void> | void = undefined;
+  /**
+   * Resolved once start() restored the stored pods: the server answers before the sources start
+   * (the first relist comes first), and a write that arrives meanwhile waits for it.
+   */
+  readonly #started: Promise<void>;
+  #markStarted!: () => void;
 
   constructor(options: IntakeApiOptions, private readonly deps: IntakeApiDeps) {
+    this.#started = new Promise<void>((resolve) => { this.#markStarted = resolve; });
     this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName }, {
       logger: deps.logger.child({ component: 'intake-source' }),
       onUpdate: (update) => {
@@ -75,6 +83,7 @@ class IntakeApiImpl implements IntakeApi {
   async start(): Promise<void> {
     await this.#intake.start();
     await this.#applied;
+    this.#markStarted();
   }
 
   #withStatus(pod: Pod): Pod {
@@ -83,18 +92,21 @@ class IntakeApiImpl implements IntakeApi {
   }
 
   async submitPods(pods: Pod[]): Promise<Pod[]> {
+    await this.#started;
     const stored = await this.#intake.submit(pods);
     await this.#applied;
     return stored.map((p) => this.#withStatus(p));
   }
 
   async replacePod(namespace: string, name: string, pod: Pod): Promise<Pod> {
+    await this.#started;
     const stored = await this.#intake.replace(namespace, name, pod);
     await this.#applied;
     return this.#withStatus(stored);
   }
 
   async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
+    await this.#started;
     const removed = await this.#intake.remove(namespace, name, gracePeriodSeconds);
     await this.#applied;
     // The pod stays listed while it terminates (SyncLoop REMOVE puts the same deletion marks on it).

@@ -86,6 +86,22 @@ describe('intake API: answers wait for the agent to handle the update', () => {
     expect(answer.metadata?.deletionGracePeriodSeconds).toBe(3);
   });
 
+  it('a write that comes before start() (the server answers before the sources start) waits for the restore, then succeeds', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-host-'));
+    const updates: PodUpdate[] = [];
+    host = newIntakeApi({ rootDir: join(dir, 'root-not-yet-created'), nodeName: 'n1' }, {
+      logger: pino({ level: 'silent' }), podManager: newPodManager(), onUpdate: (u) => { updates.push(u); },
+    });
+    let answered = false;
+    const submitted = host.submitPods([web]).then(() => { answered = true; });
+    await macrotasks(5);
+    expect(answered).toBe(false);
+    expect(updates).toEqual([]);
+    await host.start();
+    await submitted;
+    expect(updates.map((u) => u.op)).toEqual(['SET', 'ADD']);
+  });
+
   it('refuses a name that a pod still queued for SyncLoop ADD holds in the merge (409, and 403 on DELETE)', async () => {
     await setup({ 'default/web': { uid: 'f1', source: 'file' } });
     await expect(host!.submitPods([web])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: expect.stringContaining('held by a pod from source file') });
