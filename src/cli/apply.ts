@@ -14,7 +14,7 @@ import { InvalidManifestError, formatFieldError } from '../shared/errors.js';
 import { stableHash } from '../shared/hash.js';
 import { parseManifests } from '../shared/manifest.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, clientHandler, type ClientFlags, type SelectClient } from './client.js';
 
 /** kManifestExtensions: the files of a directory that `apply -f DIR` reads (as kubectl: .json, .yaml, .yml). */
 export const kManifestExtensions = ['.json', '.yaml', '.yml'];
@@ -135,18 +135,12 @@ export function applyCommand(select: SelectClient): CommandModule {
       addEtcdClientFlags(addClientFlags(y))
         .option('filename', { alias: 'f', type: 'string', array: true, demandOption: 'apply needs -f FILE|DIR|-', describe: 'Manifest file, directory of manifests, or - for stdin (repeatable)' })
         .option('namespace', { alias: 'n', type: 'string', requiresArg: true, describe: 'Namespace for pods that name none' }),
-    handler: (argv) => {
-      const a = argv as Record<string, unknown>;
-      select({
-        command: 'client',
-        run: runClient(async (io) => {
-          const sources = await readManifestSources((a.filename as string[]).map(String), readStdin);
-          const ns = a.namespace === undefined ? undefined : String(a.namespace);
-          if (isEtcdMode(a)) return runEtcdApply(etcdClientFlags(a), sources, ns, io);
-          return runApply(clientFlags(a), sources, ns, io);
-        }),
-      });
-    },
+    handler: clientHandler(select, async (a, io) => {
+      const sources = await readManifestSources((a.filename as string[]).map(String), readStdin);
+      const ns = a.namespace === undefined ? undefined : String(a.namespace);
+      if (isEtcdMode(a)) return runEtcdApply(etcdClientFlags(a), sources, ns, io);
+      return runApply(clientFlags(a), sources, ns, io);
+    }),
   };
 }
 

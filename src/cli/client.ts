@@ -145,6 +145,17 @@ export function runClient(body: (io: CliIo) => Promise<number>): ClientRun {
 }
 
 /**
+ * clientHandler: a yargs command handler that selects `body` as the client command to run, with
+ * the parsed flags (`a`) and its I/O; errors print as runClient prints them (exit status 1).
+ */
+export function clientHandler(select: SelectClient, body: (a: Record<string, unknown>, io: CliIo) => Promise<number>): (argv: unknown) => void {
+  return (argv) => select({ command: 'client', run: runClient((io) => body(argv as Record<string, unknown>, io)) });
+}
+
+/** kNamespaceOption: the `-n/--namespace` flag of the client commands (default `default`). */
+export const kNamespaceOption = { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' } as const;
+
+/**
  * formatAge renders a duration like kubectl's duration.HumanDuration: `45s`, `5m12s`, `3h`,
  * `2d5h`, `12d`, `3y`. `ms` is milliseconds (negative → `0s`); `<unknown>` for NaN.
  */

@@ -7,7 +7,7 @@ import { runEtcdDeletePods } from './etcd-delete.js';
 import type { Argv, CommandModule } from 'yargs';
 import { isNotFound } from '../shared/errors.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiRequest, ClientError, clientFlags, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiRequest, ClientError, clientFlags, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 
 /** DeleteOptions: a parsed `delete pod` command. */
 export interface DeletePodOptions {
@@ -70,31 +70,25 @@ export function deleteCommand(select: SelectClient): CommandModule {
       addEtcdClientFlags(addClientFlags(y))
         .positional('resource', { type: 'string', describe: 'Resource type: pod' })
         .positional('names', { type: 'string', array: true, describe: 'Pod names' })
-        .option('namespace', { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' })
+        .option('namespace', kNamespaceOption)
         .option('grace-period', { type: 'number', default: -1, requiresArg: true, describe: 'Seconds the pod gets to stop; -1 keeps its own, 0 kills at once' })
         .option('wait', { type: 'boolean', default: true, describe: 'Wait until the pod is gone (--wait=false to not)' })
         .option('timeout', { type: 'number', default: 0, requiresArg: true, describe: 'Seconds to wait (0: the grace period plus 120 s)' }),
-    handler: (argv) => {
-      const a = argv as Record<string, unknown>;
-      select({
-        command: 'client',
-        run: runClient(async (io) => {
-          const resource = String(a.resource);
-          requirePods(resource);
-          const grace = Number(a['grace-period']);
-          if (!Number.isInteger(grace) || grace < -1) throw new ClientError(`--grace-period must be an integer >= -1, got ${JSON.stringify(a['grace-period'])}`);
-          const timeout = Number(a.timeout);
-          if (!Number.isFinite(timeout) || timeout < 0) throw new ClientError(`--timeout must be a number of seconds >= 0, got ${JSON.stringify(a.timeout)}`);
-          if (isEtcdMode(a)) return runEtcdDeletePods(etcdClientFlags(a), { names: (a.names as unknown[]).map(String), namespace: String(a.namespace), wait: a.wait !== false, timeoutMs: (timeout > 0 ? timeout : 90) * 1000 }, io);
-          return runDeletePods(clientFlags(a), {
-            names: (a.names as unknown[]).map(String),
-            namespace: String(a.namespace),
-            gracePeriodSeconds: grace < 0 ? undefined : grace,
-            wait: a.wait !== false,
-            timeoutMs: (timeout > 0 ? timeout : Math.max(grace, 30) + 120) * 1000,
-          }, io);
-        }),
-      });
-    },
+    handler: clientHandler(select, async (a, io) => {
+      const resource = String(a.resource);
+      requirePods(resource);
+      const grace = Number(a['grace-period']);
+      if (!Number.isInteger(grace) || grace < -1) throw new ClientError(`--grace-period must be an integer >= -1, got ${JSON.stringify(a['grace-period'])}`);
+      const timeout = Number(a.timeout);
+      if (!Number.isFinite(timeout) || timeout < 0) throw new ClientError(`--timeout must be a number of seconds >= 0, got ${JSON.stringify(a.timeout)}`);
+      if (isEtcdMode(a)) return runEtcdDeletePods(etcdClientFlags(a), { names: (a.names as unknown[]).map(String), namespace: String(a.namespace), wait: a.wait !== false, timeoutMs: (timeout > 0 ? timeout : 90) * 1000 }, io);
+      return runDeletePods(clientFlags(a), {
+        names: (a.names as unknown[]).map(String),
+        namespace: String(a.namespace),
+        gracePeriodSeconds: grace < 0 ? undefined : grace,
+        wait: a.wait !== false,
+        timeoutMs: (timeout > 0 ? timeout : Math.max(grace, 30) + 120) * 1000,
+      }, io);
+    }),
   };
 }

@@ -5,7 +5,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { ContainerState, Event, Pod } from '../shared/api.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 
 function rfc1123(t: string | undefined): string {
   if (!t) return '<unknown>';
@@ -131,18 +131,12 @@ export function describeCommand(select: SelectClient): CommandModule {
       addClientFlags(y)
         .positional('resource', { type: 'string', describe: 'Resource type: pod' })
         .positional('name', { type: 'string', describe: 'Pod name' })
-        .option('namespace', { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' }),
-    handler: (argv) => {
-      const a = argv as Record<string, unknown>;
-      select({
-        command: 'client',
-        run: runClient(async (io) => {
-          const resource = String(a.resource);
-          // TODO(issue-6): `describe node` goes here.
-          requirePods(resource);
-          return runDescribePod(clientFlags(a), String(a.namespace), String(a.name), io);
-        }),
-      });
-    },
+        .option('namespace', kNamespaceOption),
+    handler: clientHandler(select, async (a, io) => {
+      const resource = String(a.resource);
+      // TODO(issue-6): `describe node` goes here.
+      requirePods(resource);
+      return runDescribePod(clientFlags(a), String(a.namespace), String(a.name), io);
+    }),
   };
 }

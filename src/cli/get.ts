@@ -9,7 +9,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { stringify as toYaml } from 'yaml';
 import type { Pod, PodList } from '../shared/api.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
 
 /** Output formats of `-o`. */
@@ -255,43 +255,37 @@ export function getCommand(select: SelectClient): CommandModule {
       addEtcdClientFlags(addClientFlags(y))
         .positional('resource', { type: 'string', describe: 'Resource type: pods' })
         .positional('name', { type: 'string', describe: 'A pod name' })
-        .option('namespace', { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' })
+        .option('namespace', kNamespaceOption)
         .option('all-namespaces', { alias: 'A', type: 'boolean', default: false, describe: 'List pods of every namespace' })
         .option('selector', { alias: 'l', type: 'string', default: '', requiresArg: true, describe: 'Label selector, e.g. app=web,tier in (front,back)' })
         .option('output', { alias: 'o', type: 'string', choices: ['wide', 'json', 'yaml'], requiresArg: true, describe: 'Output format' })
         .option('watch', { alias: 'w', type: 'boolean', default: false, describe: 'After listing, watch for changes' })
         .option('no-headers', { type: 'boolean', default: false, describe: 'Omit the header row' }),
-    handler: (argv) => {
-      const a = argv as Record<string, unknown>;
-      select({
-        command: 'client',
-        run: runClient(async (io) => {
-          const resource = String(a.resource);
-          if (isEtcdMode(a) && ['nodes', 'node', 'no'].includes(resource)) return runEtcdGetNodes(etcdClientFlags(a), String(a.output ?? ''), io);
-          if (isEtcdMode(a) && kPodAliases.includes(resource)) {
-            return runEtcdGetPods(etcdClientFlags(a), { namespace: a['all-namespaces'] ? '' : String(a.namespace), name: typeof a.name === 'string' ? a.name : undefined, output: String(a.output ?? '') }, io);
-          }
-          requirePods(resource);
-          const opts: GetPodsOptions = {
-            name: typeof a.name === 'string' ? a.name : undefined,
-            namespace: a['all-namespaces'] ? '' : String(a.namespace),
-            selector: String(a.selector ?? ''),
-            output: (a.output as GetOutput | undefined) ?? 'table',
-            watch: Boolean(a.watch),
-            noHeaders: Boolean(a['no-headers']),
-          };
-          const ac = new AbortController();
-          const onSig = () => ac.abort();
-          process.once('SIGINT', onSig);
-          process.once('SIGTERM', onSig);
-          try {
-            return await runGetPods(clientFlags(a), opts, io, ac.signal);
-          } finally {
-            process.off('SIGINT', onSig);
-            process.off('SIGTERM', onSig);
-          }
-        }),
-      });
-    },
+    handler: clientHandler(select, async (a, io) => {
+      const resource = String(a.resource);
+      if (isEtcdMode(a) && ['nodes', 'node', 'no'].includes(resource)) return runEtcdGetNodes(etcdClientFlags(a), String(a.output ?? ''), io);
+      if (isEtcdMode(a) && kPodAliases.includes(resource)) {
+        return runEtcdGetPods(etcdClientFlags(a), { namespace: a['all-namespaces'] ? '' : String(a.namespace), name: typeof a.name === 'string' ? a.name : undefined, output: String(a.output ?? '') }, io);
+      }
+      requirePods(resource);
+      const opts: GetPodsOptions = {
+        name: typeof a.name === 'string' ? a.name : undefined,
+        namespace: a['all-namespaces'] ? '' : String(a.namespace),
+        selector: String(a.selector ?? ''),
+        output: (a.output as GetOutput | undefined) ?? 'table',
+        watch: Boolean(a.watch),
+        noHeaders: Boolean(a['no-headers']),
+      };
+      const ac = new AbortController();
+      const onSig = () => ac.abort();
+      process.once('SIGINT', onSig);
+      process.once('SIGTERM', onSig);
+      try {
+        return await runGetPods(clientFlags(a), opts, io, ac.signal);
+      } finally {
+        process.off('SIGINT', onSig);
+        process.off('SIGTERM', onSig);
+      }
+    }),
   };
 }

@@ -6,7 +6,7 @@ import type { Argv, CommandModule } from 'yargs';
 import type { Pod } from '../shared/api.js';
 import { parseDuration } from '../shared/duration.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, runClient, type ClientFlags, type SelectClient } from './client.js';
+import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 
 /** LogsOptions of the command. */
 export interface LogsCommandOptions {
@@ -61,35 +61,29 @@ export function logsCommand(select: SelectClient): CommandModule {
     builder: (y: Argv) =>
       addClientFlags(y)
         .positional('pod', { type: 'string', describe: 'Pod name' })
-        .option('namespace', { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' })
+        .option('namespace', kNamespaceOption)
         .option('container', { alias: 'c', type: 'string', requiresArg: true, describe: 'Container name' })
         .option('follow', { alias: 'f', type: 'boolean', default: false, describe: 'Stream the log until the container stops' })
         .option('previous', { alias: 'p', type: 'boolean', default: false, describe: 'The previous (dead) instance of the container' })
         .option('timestamps', { type: 'boolean', default: false, describe: 'Prefix lines with their time' })
         .option('tail', { type: 'number', default: -1, requiresArg: true, describe: 'Lines from the end to show (-1: all)' })
         .option('since', { type: 'string', requiresArg: true, describe: 'Only lines newer than this duration, e.g. 5s, 2m, 3h' }),
-    handler: (argv) => {
-      const a = argv as Record<string, unknown>;
-      select({
-        command: 'client',
-        run: runClient(async (io) => {
-          const tail = Number(a.tail);
-          if (!Number.isInteger(tail) || tail < -1) throw new ClientError(`--tail must be an integer >= -1, got ${JSON.stringify(a.tail)}`);
-          let sinceSeconds: number | undefined;
-          if (a.since !== undefined) {
-            try {
-              sinceSeconds = Math.max(1, Math.ceil(parseDuration(String(a.since), '--since') / 1000));
-            } catch (err) {
-              throw new ClientError((err as Error).message);
-            }
-          }
-          return runLogs(clientFlags(a), {
-            pod: String(a.pod), namespace: String(a.namespace), container: a.container === undefined ? undefined : String(a.container),
-            follow: Boolean(a.follow), previous: Boolean(a.previous), timestamps: Boolean(a.timestamps),
-            tail: tail >= 0 ? tail : undefined, sinceSeconds,
-          }, io);
-        }),
-      });
-    },
+    handler: clientHandler(select, async (a, io) => {
+      const tail = Number(a.tail);
+      if (!Number.isInteger(tail) || tail < -1) throw new ClientError(`--tail must be an integer >= -1, got ${JSON.stringify(a.tail)}`);
+      let sinceSeconds: number | undefined;
+      if (a.since !== undefined) {
+        try {
+          sinceSeconds = Math.max(1, Math.ceil(parseDuration(String(a.since), '--since') / 1000));
+        } catch (err) {
+          throw new ClientError((err as Error).message);
+        }
+      }
+      return runLogs(clientFlags(a), {
+        pod: String(a.pod), namespace: String(a.namespace), container: a.container === undefined ? undefined : String(a.container),
+        follow: Boolean(a.follow), previous: Boolean(a.previous), timestamps: Boolean(a.timestamps),
+        tail: tail >= 0 ? tail : undefined, sinceSeconds,
+      }, io);
+    }),
   };
 }
