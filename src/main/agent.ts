@@ -145,21 +145,10 @@ class AgentImpl implements Agent {
     });
   }
 
-  get port(): number {
-    return this.#server?.port ?? 0;
-  }
-
-  get pleg(): Pleg {
-    return this.#pleg;
-  }
-
-  get podWorkers(): PodWorkers {
-    return this.#podWorkers;
-  }
-
-  get syncLoop(): SyncLoop {
-    return this.#syncLoop;
-  }
+  get port(): number { return this.#server?.port ?? 0; }
+  get pleg(): Pleg { return this.#pleg; }
+  get podWorkers(): PodWorkers { return this.#podWorkers; }
+  get syncLoop(): SyncLoop { return this.#syncLoop; }
 
   async start(): Promise<void> {
     const o = this.options;
@@ -186,7 +175,7 @@ class AgentImpl implements Agent {
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
       get podWorkers() { return podWorkers; },
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
-      publishStatus: (r) => syncer.publishStatus(r), runtimePodUids: (fullName) => this.#pleg.podUidsByFullName(fullName),
+      publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
     });
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
@@ -201,7 +190,7 @@ class AgentImpl implements Agent {
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, publishStatus: (r) => syncer.publishStatus(r),
     });
-    const plegDeps = { runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }), onRelist: () => {} };
+    const plegDeps = { runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }) };
     // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
     this.#pleg = o.runtime === 'docker' && !this.deps.runner
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
@@ -229,7 +218,9 @@ class AgentImpl implements Agent {
   /** #startSources starts each configured source and waits for its first read. */
   async #startSources(): Promise<void> {
     const o = this.options;
-    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onError: (e: SourceError) => this.#handleSourceError(e) };
+    // A source has logged its errors already (at warn, once per change), and decides what becomes of its pods.
+    const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: e.message }, 'Source reported an error');
+    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onError };
     if (o.podManifestPath) {
       this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, sourceDeps);
       await this.#fileSource.start();
@@ -270,12 +261,6 @@ class AgentImpl implements Agent {
   /** #handleUpdate: a source's update enters the sync loop; resolves once its changes are handled. */
   #handleUpdate(update: PodUpdate): Promise<void> {
     return this.#syncLoop.iteration({ kind: 'config', update });
-  }
-
-  #handleSourceError(e: SourceError): void {
-    // The source has already logged it (at warn, once per change); what it does with the pods
-    // (keep the last good ones, or drop a vanished path's) is the source's rule, not ours.
-    this.#log.debug({ source: e.source, origin: e.origin, detail: e.message }, 'Source reported an error');
   }
 
   /** UIDs the garbage collector must keep: the pod manager's, plus the merge's while changes are queued. */

@@ -57,10 +57,10 @@ export interface SyncHandlerDeps {
   /** Generates and publishes the pod's status from its record (KubeletPodSyncer.publishStatus). */
   publishStatus(record: PodRecord): void;
   /**
-   * UIDs of pods with containers of full name `namespace/name` in the runtime as the PLEG last
-   * listed it (Pleg.runtimePodUids); default none.
+   * UIDs other than `uid` with containers of full name `namespace/name` in the runtime, found at
+   * start (Pleg.oldRuntimeCopies); default none.
    */
-  runtimePodUids?(fullName: string): readonly string[];
+  oldRuntimeCopies?(fullName: string, uid: string): string[];
 }
 
 /** SyncHandler: SyncLoop ADD / UPDATE / REMOVE and admission. Main thread only. */
@@ -290,7 +290,7 @@ class SyncHandlerImpl implements SyncHandler {
    * @returns true when `pod` now waits.
    */
   #killOldRuntimeCopies(fullName: string, pod: Pod): boolean {
-    const old = (this.deps.runtimePodUids?.(fullName) ?? []).filter((u) => u !== pod.metadata!.uid && !this.deps.podManager.get(u));
+    const old = (this.deps.oldRuntimeCopies?.(fullName, pod.metadata!.uid!) ?? []).filter((u) => !this.deps.podManager.get(u));
     if (old.length === 0) return false;
     for (const u of old) this.deps.podWorkers.update(u, { type: 'kill', gracePeriodSeconds: -1, remove: true });
     this.#block(fullName, pod, old[0]);

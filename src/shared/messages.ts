@@ -230,6 +230,12 @@ export interface ProbeOutcome {
 export interface RelistTask {
   kind: 'relist';
   protocol: number;
+  /**
+   * Also return each container's pod namespace and name (RelistContainer.podNamespace/podName).
+   * The PLEG asks for them in its first relist only: they let a new pod wait for an old runtime
+   * copy of its name found at start, and cost clone time and memory on every later relist.
+   */
+  withPodNames?: boolean;
 }
 
 /**
@@ -317,7 +323,7 @@ export interface RelistContainer {
   podUid: string;
   name: string;
   state: RuntimeContainerState;
-  /** `io.kubernetes.pod.namespace` / `io.kubernetes.pod.name` labels (absent for containers learned from an event). */
+  /** `io.kubernetes.pod.namespace` / `io.kubernetes.pod.name` labels, with RelistTask.withPodNames only. */
   podNamespace?: string;
   podName?: string;
 }

@@ -81,7 +81,7 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
         case 'killPod':
           return { ok: true, kind: 'killPod', value: await killPod(syncDeps, task) };
         case 'relist':
-          return { ok: true, kind: 'relist', value: await relist(syncDeps.runtime, b.nodeName, syncDeps.now) };
+          return { ok: true, kind: 'relist', value: await relist(syncDeps.runtime, b.nodeName, syncDeps.now, task.withPodNames) };
         case 'execProbe':
           return { ok: true, kind: 'execProbe', value: await runExecProbe(syncDeps.runtime, task) };
         case 'netProbe':

@@ -54,8 +54,8 @@ export interface EventedPlegDeps {
   logger: Logger;
   /** As GenericPlegDeps.onEvents: pod lifecycle events grouped by pod UID. */
   onEvents(byPod: Map<string, PodLifecycleEvent[]>): void;
-  /** As GenericPlegDeps.onRelist. */
-  onRelist(podUids: Set<string>): void;
+  /** As GenericPlegDeps.onRelist (optional). */
+  onRelist?(podUids: Set<string>): void;
   observer?: PlegObserver;
   /** Opens the events stream (default: a Worker running src/workers/docker-events.worker.ts). */
   openEventSource?(bootstrap: DockerEventsBootstrap): DockerEventSource;
@@ -164,12 +164,11 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   const generic: GenericPleg = newGenericPleg(
     { relistPeriodMs: opts.fallbackRelistPeriodMs, healthThresholdMs: opts.healthThresholdMs },
     {
-      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer,
-      onRelist: (uids) => {
+      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer, onRelist: deps.onRelist,
+      relisted: () => {
         // Only a successful relist after a (re)connect lets the period grow: until then nothing
         // guarantees that what happened while the stream was down has been seen.
         if (streaming) generic.setRelistPeriod(opts.relistPeriodMs);
-        deps.onRelist(uids);
       },
     },
   );
@@ -233,7 +232,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
     healthy: () => generic.healthy(),
     lastRelistDurationMs: () => generic.lastRelistDurationMs(),
     runtimePodUids: () => generic.runtimePodUids(),
-    podUidsByFullName: (fullName) => generic.podUidsByFullName(fullName),
+    oldRuntimeCopies: (fullName, uid) => generic.oldRuntimeCopies(fullName, uid),
     observePodRemoved: (uid) => generic.observePodRemoved(uid),
     stats(): PlegStats {
       return { ...generic.stats(), eventLagsMs: [...lags], streaming };

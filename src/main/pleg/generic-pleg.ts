@@ -106,8 +106,10 @@ export interface GenericPlegDeps {
   observer?: PlegObserver;
   /** Called once per relist with the events grouped by pod UID (only pods that changed). */
   onEvents(byPod: Map<string, PodLifecycleEvent[]>): void;
-  /** Called after every successful relist with every pod UID that has containers. */
-  onRelist(podUids: Set<string>): void;
+  /** Called after every successful relist with every pod UID that has containers (the Set is built only for it). */
+  onRelist?(podUids: Set<string>): void;
+  /** Called after every successful relist (the evented PLEG lengthens its period from here). */
+  relisted?(): void;
 }
 
 /** The PLEG. */
@@ -128,8 +130,14 @@ export interface Pleg {
    * (the last relist, kept current by the events observed since). Housekeeping's orphan list.
    */
   runtimePodUids(): Set<string>;
-  /** podUidsByFullName: the pod UIDs with containers of full name `namespace/name` in the last relist. */
-  podUidsByFullName(fullName: string): readonly string[];
+  /**
+   * oldRuntimeCopies: the pod UIDs other than `uid` that had containers of full name
+   * `namespace/name` in the first relist (the only one that asks for pod names:
+   * RelistTask.withPodNames), less those observePodRemoved was told of. `uid` is dropped from that
+   * index: the caller now owns it. Only pods found at start need this; the index shrinks as they
+   * are claimed or removed.
+   */
+  oldRuntimeCopies(fullName: string, uid: string): string[];
   /**
    * observePodRemoved: a kill with remove of pod `uid` finished, so the runtime has no container of
    * it; the two views above leave it out until a relist that started later says otherwise (so
@@ -188,11 +196,12 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
     if (lastStartMs) deps.observer?.relistInterval((started - lastStartMs) / 1000);
     lastStartMs = started;
     try {
-      const result = await deps.runner.run({ kind: 'relist', protocol: PROTOCOL_VERSION });
+      const first = relists === 0;
+      const result = await deps.runner.run({ kind: 'relist', protocol: PROTOCOL_VERSION, ...(first ? { withPodNames: true } : {}) });
       const current = new Map(result.containers.map((c) => [c.id, c]));
       const events = diffRelist(previous, current);
       previous = current;
-      byFullName = indexByFullName(result.containers);
+      if (first) byFullName = indexByFullName(result.containers);
       for (const [uid, atMs] of removed) if (atMs < result.observedAtMs) removed.delete(uid);
       lastOkMs = Date.now();
       lastDurationMs = performance.now() - started;
@@ -209,7 +218,8 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
         list.push(e);
       }
       if (byPod.size) deps.onEvents(byPod);
-      deps.onRelist(new Set(result.containers.map((c) => c.podUid)));
+      deps.relisted?.();
+      deps.onRelist?.(new Set(result.containers.map((c) => c.podUid)));
     } catch (err) {
       if (!failing) log.warn({ err }, 'Relist failed; keeping the last known containers');
       failing = true;
@@ -253,9 +263,11 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       for (const c of previous.values()) if (!removed.has(c.podUid)) uids.add(c.podUid);
       return uids;
     },
-    podUidsByFullName: (fullName) => {
-      const uids = byFullName.get(fullName) ?? [];
-      return removed.size === 0 ? uids : uids.filter((u) => !removed.has(u));
+    oldRuntimeCopies(fullName: string, uid: string) {
+      const uids = byFullName.get(fullName)?.filter((u) => u !== uid && !removed.has(u)) ?? [];
+      if (uids.length === 0) byFullName.delete(fullName);
+      else byFullName.set(fullName, uids);
+      return uids;
     },
     observePodRemoved(uid: string) {
       removed.set(uid, Date.now());
