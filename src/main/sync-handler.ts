@@ -50,7 +50,7 @@ export interface SyncHandlerDeps {
   podManager: PodManager;
   statusManager: StatusManager;
   events: EventRecorder;
-  podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated' | 'busy'>;
+  podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated'>;
   prober: ProberManager;
   /** Allocatable for admission: --max-pods, cores (millicores) and memory (bytes). */
   capacity: NodeCapacity;
@@ -92,7 +92,8 @@ export interface SyncHandler {
   release(record: PodRecord): void;
   /**
    * podRemoved: the pod syncer calls it once pod `uid` is gone (its record deleted, or an old
-   * runtime copy's containers removed). A pod that waited for it (podWorkers.allowPodStart) is added now.
+   * runtime copy's containers removed), after it told the PLEG (Pleg.observePodRemoved, so the
+   * copy is not found again). A pod that waited for it (podWorkers.allowPodStart) is added now.
    */
   podRemoved(uid: string): void;
 }

@@ -27,13 +27,13 @@ interface Harness {
   work: string[];
 }
 
-function harness(): Harness {
+function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[]): Harness {
   const logger = pino({ level: 'silent' });
   const work: string[] = [];
   const removing = new Set<string>();
-  const podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated' | 'busy'> = {
+  const podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated'> = {
     update: (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); if (w.type === 'kill' && w.remove) removing.add(uid); },
-    shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {}, busy: () => false,
+    shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {},
   };
   const prober = { removePod: () => {} } as unknown as ProberManager;
   const podManager = newPodManager();
@@ -43,6 +43,7 @@ function harness(): Harness {
     events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
     capacity: { pods: 100_000, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 },
     publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
+    oldRuntimeCopies,
   });
   return { lifecycle, podManager, work, removing };
 }
@@ -123,5 +124,20 @@ describe('sync handler: handling config updates', () => {
     await h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [pod('after-stop')] });
     expect(h.podManager.get('uid-after-stop')).toBeUndefined();
     expect(h.work).toHaveLength(handled);
+  });
+
+  it('a pod whose name an old runtime copy holds (edited while the agent was down) waits until that copy is killed and gone', async () => {
+    // The PLEG's index of copies found at start; the pod syncer tells it a copy is gone (observePodRemoved) before podRemoved.
+    const gone = new Set<string>();
+    const h = harness((fullName, uid) => (fullName === 'default/edited' && uid !== 'uid-old' && !gone.has('uid-old') ? ['uid-old'] : []));
+    await h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: [pod('edited', 'uid-new'), pod('other')] });
+    expect(h.work).toEqual(['kill uid-old', 'sync uid-other']);
+    expect(h.podManager.get('uid-new')).toBeUndefined();
+    h.lifecycle.podRemoved('uid-unrelated');
+    expect(h.podManager.get('uid-new')).toBeUndefined();
+    gone.add('uid-old');
+    h.lifecycle.podRemoved('uid-old');
+    expect(h.podManager.get('uid-new')).toBeDefined();
+    expect(h.work).toEqual(['kill uid-old', 'sync uid-other', 'sync uid-new']);
   });
 });
