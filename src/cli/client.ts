@@ -1,8 +1,8 @@
 /**
  * Counterpart of k8s.io/cli-runtime (genericclioptions: --server, --token, --namespace) and of
  * kubectl's REST client: what every client command (`get`, `apply`, `delete`, `logs`, `describe`)
- * shares. The commands talk to the agent's HTTP API (DESIGN.md §5); an etcd-backed branch
- * (`--etcd-servers`) can be added beside the API one in each command's `run`.
+ * shares. The commands talk to the agent's HTTP API (docs/contracts.md "HTTP API"); apply, delete
+ * and get also have an etcd branch (`--etcd-servers`, etcd-client.ts).
  */
 import type { Argv } from 'yargs';
 import type { Status } from '../shared/api.js';

@@ -1,4 +1,4 @@
-// Counterpart of `kubectl apply -f` in cluster mode: writes desired pods to {prefix}/pods/{node}/{namespace}/{name} (DESIGN.md §6).
+// Counterpart of `kubectl apply -f` in cluster mode: writes desired pods to {prefix}/pods/{node}/{namespace}/{name} (docs/contracts.md "etcd keys").
 import type { Pod } from '../shared/api.js';
 import { applyPodDefaults } from '../shared/defaults.js';
 import { formatFieldError, InvalidManifestError } from '../shared/errors.js';

@@ -1,7 +1,7 @@
 // Counterpart of kubectl's connection flags (genericclioptions) for cluster mode: the client commands' `--etcd-*` flags and their etcd connection.
 /**
  * Shared by `kubelet-ts apply|delete|get … --etcd-servers …`: with `--etcd-servers` the client
- * commands read and write etcd directly (DESIGN.md §6) instead of one agent's HTTP API.
+ * commands read and write etcd directly (docs/contracts.md "etcd keys") instead of one agent's HTTP API.
  */
 import type { Argv } from 'yargs';
 import { AgentError, type AgentErrorCode } from '../shared/errors.js';

@@ -1,9 +1,9 @@
 /**
  * Counterpart of client-go's watch client (rest.Request.Watch and the reflector's watch handling in
  * k8s.io/client-go/tools/cache/reflector.go): one WebSocket watch of the agent's pods
- * (`WS /watch/pods`, DESIGN.md §5) for the client's `get pods -w`, and the reflector's retry
+ * (`WS /watch/pods`, docs/contracts.md "HTTP API") for the client's `get pods -w`, and the reflector's retry
  * backoff. It reports each event and tells how the watch ended; deciding to relist or rewatch is
- * the caller's (commands/get.ts).
+ * the caller's (get.ts).
  *
  * WebSocket: the `ws` package, loaded on first use (Node 20 has no global WebSocket without
  * `--experimental-websocket`).

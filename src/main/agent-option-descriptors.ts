@@ -4,7 +4,7 @@
  * `kDefaultOptions` beside one resolved options type. Everything else is generated from it:
  * the AgentOptions type, kDefaultAgentOptions, the flag names in errors and the checks
  * (agent-options.ts), the yargs definition and `--help` (cli.ts), and the `--config` field
- * mapping (kubelet-config.ts). Its order is the `--help` order (DESIGN.md §7, then ours).
+ * mapping (kubelet-config.ts). Its order is the `--help` order (docs/contracts.md "Flags", then ours).
  */
 import { hostname } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
@@ -158,7 +158,7 @@ export const kAgentOptionDescriptors = {
    * `''` = anonymous pulls.
    */
   imagePullCredentials: option({
-    flag: 'image-pull-credentials', parse: 'string', default: '', check: optionalPath,
+    flag: 'image-pull-credentials', parse: 'string', ours: true, default: '', check: optionalPath,
     help: 'Docker config.json with registry credentials (its "auths" map) used for image pulls',
   }),
   /** Most pods this node admits (`--max-pods`, 110). */
@@ -186,7 +186,7 @@ export const kAgentOptionDescriptors = {
     },
     help: 'etcd URLs (comma-separated, repeatable); enables the etcd source, status and node lease',
   }),
-  /** Key prefix in etcd (`--etcd-prefix`, /registry), without a trailing slash (DESIGN.md §6). */
+  /** Key prefix in etcd (`--etcd-prefix`, /registry), without a trailing slash (docs/contracts.md "etcd keys"). */
   etcdPrefix: option({
     flag: 'etcd-prefix', parse: 'string', default: '/registry',
     check: (l, v) => nonEmptyWhere((s) => s.startsWith('/'), 'must start with "/"')(l, v).replace(/\/+$/, ''),

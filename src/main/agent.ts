@@ -8,7 +8,8 @@
  *   (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
  *   feeds the watch cache, metrics and etcd; the server gets the AgentHost of server-host.ts.
  *
- * It decides nothing about pods and does no Docker I/O: every runtime call is a pool task.
+ * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
+ * (a pool task, or the dedicated events and logs threads).
  */
 import { availableParallelism, totalmem } from 'node:os';
 
@@ -186,6 +187,7 @@ class AgentImpl implements Agent {
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
       isDesired: (uid) => podManager.get(uid) !== undefined, runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
+      desiredPodUids: () => [...podManager.all()].map((r) => r.uid), mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
     });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, publishStatus: (r) => syncer.publishStatus(r),
@@ -209,7 +211,7 @@ class AgentImpl implements Agent {
     this.#syncLoop.start();
     this.#gc = newGcManager(
       { maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer, imageGcHighThresholdPercent: o.imageGcHighThresholdPercent, imageGcLowThresholdPercent: o.imageGcLowThresholdPercent },
-      { run: (t) => runner.run<'gc'>(t), activePodUids: () => this.#activePodUids(handler.pending), logger: log.child({ component: 'gc' }) },
+      { run: (t) => runner.run<'gc'>(t), activePodUids: () => housekeeping.activePodUids(), logger: log.child({ component: 'gc' }) },
     );
     this.#gc.start();
     log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
@@ -261,13 +263,6 @@ class AgentImpl implements Agent {
   /** #handleUpdate: a source's update enters the sync loop; resolves once its changes are handled. */
   #handleUpdate(update: PodUpdate): Promise<void> {
     return this.#syncLoop.iteration({ kind: 'config', update });
-  }
-
-  /** UIDs the garbage collector must keep: the pod manager's, plus the merge's while changes are queued. */
-  #activePodUids(changesPending: boolean): string[] {
-    const uids = [...this.podManager.all()].map((r) => r.uid);
-    if (changesPending) for (const pod of this.#config.pods()) uids.push(pod.metadata?.uid ?? '');
-    return uids;
   }
 
   listPods(): Pod[] {

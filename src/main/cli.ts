@@ -64,7 +64,7 @@ function defaultText(d: AgentOptionDescriptor<unknown>): string {
 /** The options that have a flag of their own, in --help order. */
 const kFlagOptions = (Object.entries(kAgentOptionDescriptors) as [keyof AgentOptions, AgentOptionDescriptor<unknown>][]).filter(([, d]) => d.parse !== 'derived');
 
-/** defineAgentFlags: `--config`, then one yargs option per descriptor (DESIGN.md §7, then ours). */
+/** defineAgentFlags: `--config`, then one yargs option per descriptor (docs/contracts.md "Flags", then ours). */
 function defineAgentFlags(y: Argv): Argv {
   y.option('config', {
     describe: `A KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given on the command line override its fields`,

@@ -23,6 +23,10 @@ export interface HousekeepingDeps {
   changesPending(): boolean;
   /** True when the pod manager holds `uid`. */
   isDesired(uid: string): boolean;
+  /** Every UID the pod manager holds. */
+  desiredPodUids(): Iterable<string>;
+  /** Every UID the PodConfig merge holds (PodConfig.pods), some not yet in the pod manager while changes are queued. */
+  mergedPodUids(): Iterable<string>;
   /** Every pod UID the runtime has containers of (Pleg.runtimePodUids). */
   runtimePodUids(): Set<string>;
   podWorkers: {
@@ -40,6 +44,11 @@ export interface Housekeeping {
    * @returns the UIDs it asked to kill (for tests and logs).
    */
   handlePodCleanups(): string[];
+  /**
+   * activePodUids: the UIDs garbage collection must keep (gc-manager.ts): the pod manager's, plus
+   * the merge's while changes are queued (their pods are not in the pod manager yet).
+   */
+  activePodUids(): string[];
 }
 
 /** newHousekeeping builds HandlePodCleanups over the agent's parts; the sync loop ticks it. */
@@ -56,6 +65,11 @@ export function newHousekeeping(deps: HousekeepingDeps): Housekeeping {
         killed.push(uid);
       }
       return killed;
+    },
+    activePodUids() {
+      const uids = [...deps.desiredPodUids()];
+      if (deps.changesPending()) uids.push(...deps.mergedPodUids());
+      return uids;
     },
   };
 }

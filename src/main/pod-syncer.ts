@@ -13,7 +13,8 @@
  *
  * What it may touch: the pod manager's records (never creates one), the pod cache (the syncer's
  * runtime reads), the status manager (through publishStatus), events, the prober (which probes run)
- * and the sync handler's admission bookkeeping. It schedules nothing: the pod workers do.
+ * the sync handler's admission bookkeeping, and the PLEG's view of the runtime (told when a removal
+ * finished). It schedules nothing: the pod workers do.
  * Main thread only; every Docker call is a pool task.
  */
 import { performance } from 'node:perf_hooks';

@@ -32,6 +32,7 @@ export interface PodWorkersOptions {
   errorBackoffMs?: number;
 }
 
+/** kDefaultPodWorkersOptions: 32 pieces of work in flight, 10 s error backoff (the kubelet's backOffPeriod). */
 export const kDefaultPodWorkersOptions: Required<PodWorkersOptions> = { maxInFlight: 32, errorBackoffMs: 10_000 };
 
 /** SyncPodOutcome: what one syncPod tells the pod workers to do next. */

@@ -1,7 +1,7 @@
 /**
  * Counterpart of pkg/kubelet/server's HostInterface as the kubelet implements it: the server's view
  * of the agent ({@link AgentHost}), composed from the parts that answer each request — the pod
- * manager and status manager for reads, the intake API for the `api` source's writes, the node API
+ * manager (records with their last status) and the watch cache for reads, the intake API for the `api` source's writes, the node API
  * for the Node object and logs, the event recorder, the watch cache, the metrics and the health
  * checks. It holds no state of
  * its own and touches nothing: every method reads or forwards. Main thread only.

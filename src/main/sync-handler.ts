@@ -15,7 +15,8 @@
  * name to finish terminating — one this agent knows, or one found only in the runtime (a static
  * pod edited while the agent was down: its old copy is killed first, so two never run side by
  * side). What it may touch: the PodConfig merge (apply), the pod manager (records are created
- * here; the pod syncer deletes them), the status manager (only for a pod admission rejects),
+ * here; the pod syncer deletes them), the status manager (a pod admission rejects; every admitted
+ * pod's first status goes through publishStatus),
  * events, the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE and of an old runtime copy) and
  * the prober (forget a removed pod). It runs no pod worker task itself (pod-syncer.ts does).
  * Main thread only.

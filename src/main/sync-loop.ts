@@ -10,8 +10,9 @@
  * - `resync`: every `--sync-frequency`, every pod is synced;
  * - `housekeeping`: every 2 s, HandlePodCleanups (housekeeping.ts).
  *
- * It never awaits Docker: handlers only ask the pod workers for work. It also answers the
- * `syncloop` health check (/healthz), as the kubelet's syncLoop health. Main thread only.
+ * It never awaits Docker. What it may touch: the pod workers (work), the pod cache (events) and
+ * status publication; everything else through the sync handler and housekeeping. It also answers
+ * the `syncloop` health check (/healthz), as the kubelet's syncLoop health. Main thread only.
  */
 import type { Pod } from '../shared/api.js';
 import type { Logger } from '../shared/logging.js';

@@ -66,7 +66,7 @@ function loadedSharedObjects(): string[] {
   return report.sharedObjects ?? [];
 }
 
-/** The routes of the server (DESIGN.md §5); later issues add intake, logs, events, node, metrics, watch. */
+/** The routes of the server (docs/contracts.md "HTTP API") */
 function routes(): Route[] {
   return [
     { path: '/healthz', methods: { get: healthzHandler } },
@@ -307,7 +307,7 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
 }
 
 /**
- * createServer starts the HTTP server on `options.address:options.port` (DESIGN.md §5):
+ * createServer starts the HTTP server on `options.address:options.port` (docs/contracts.md "HTTP API"):
  * `GET /healthz`, `GET /pods`, `GET /pods/{namespace}/{name}`; unknown paths get a 404 `Status`
  * and known paths with another method a 405 `Status` with `Allow`. It reaches the agent only
  * through `host`. Called once by the agent on the main thread; resolves when listening.

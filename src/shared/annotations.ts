@@ -11,7 +11,7 @@ export const ConfigHashAnnotationKey = 'kubernetes.io/config.hash';
 /** `kubernetes.io/config.seen`: RFC 3339 time the source first saw this version of the pod. */
 export const ConfigSeenAnnotationKey = 'kubernetes.io/config.seen';
 
-/** podFullName returns `namespace/name`, the key sources dedupe on (DESIGN.md §3). */
+/** podFullName returns `namespace/name`, the key sources dedupe on (docs/contracts.md "Pod sources and pod identity"). */
 export function podFullName(pod: Pod): string {
   return `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`;
 }

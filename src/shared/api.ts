@@ -62,5 +62,5 @@ export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
 /** PullPolicy values (core/v1 PullPolicy). */
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
-/** Where a pod came from: the `kubernetes.io/config.source` annotation (DESIGN.md §3). */
+/** Where a pod came from: the `kubernetes.io/config.source` annotation (docs/contracts.md "Pod sources and pod identity"). */
 export type PodSourceName = 'file' | 'http' | 'api' | 'etcd';

@@ -300,6 +300,10 @@ export interface LoadStaticPodsResult {
   contentHashes: string[];
 }
 
+/**
+ * WorkerTask: every task of the sync pool (sync.worker.ts), discriminated by `kind`. LoadStaticPodsTask
+ * is not one of them: it goes to a source's own manifest thread (manifest.worker.ts).
+ */
 export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask;
 
 /** What a syncPod or killPod returns. */
@@ -328,6 +332,7 @@ export interface RelistContainer {
   podName?: string;
 }
 
+/** RelistResult: what one relist listed (RelistContainer each). */
 export interface RelistResult {
   containers: RelistContainer[];
   /** Epoch ms when the list was taken. */
@@ -355,6 +360,7 @@ export interface SerializedError {
   errors?: FieldError[];
 }
 
+/** WorkerResultMap: the answer's payload by task kind (loadStaticPods: the manifest thread's). */
 export interface WorkerResultMap {
   syncPod: PodSyncResult;
   killPod: PodSyncResult;

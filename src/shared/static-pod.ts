@@ -2,7 +2,7 @@
 /**
  * A static pod is named `<name>-<nodeName>` and gets a UID derived from its content, so the same
  * manifest on the same node is the same pod across agent restarts, and an edited manifest is a
- * new pod (DESIGN.md §3). Pure functions, safe in any thread.
+ * new pod (docs/contracts.md "Pod sources and pod identity"). Pure functions, safe in any thread.
  */
 import type { Pod, PodSourceName } from './api.js';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey } from './annotations.js';

@@ -11,7 +11,7 @@
  *
  * Messages to the parent ({@link DockerEventsMessage}): `connected` every time the stream is (re)opened —
  * the PLEG relists then, so a transition that happened while it was down is never lost —,
- * `event` per container event, `disconnected` when the stream ends or fails. It reconnects by
+ * `events` with a batch of container events, `disconnected` when the stream ends or fails. It reconnects by
  * itself with a capped backoff (250 ms doubling to `maxBackoffMs`) until the parent posts `stop`.
  */
 import { parentPort, workerData } from 'node:worker_threads';

@@ -1,6 +1,6 @@
 /**
  * Counterpart of pkg/kubelet/kuberuntime/labels.go and dockershim's naming.go: the Docker labels
- * and container names that tie a Docker container to a pod (DESIGN.md §4).
+ * and container names that tie a Docker container to a pod (docs/contracts.md "Docker names and labels").
  *
  * Names: sandbox `k8s_POD_<pod>_<namespace>_<uid>_<attempt>`, app container
  * `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`. Pod names, namespaces and container names
@@ -139,7 +139,7 @@ export function containerLabels(pod: Pod, container: Container, nodeName: string
 
 /**
  * isOwnedBy: true when `labels` mark a container this node's agent may touch: a non-empty
- * `io.kubernetes.pod.uid` AND `kubelet-ts.node-name` equal to `nodeName` (DESIGN.md §4).
+ * `io.kubernetes.pod.uid` AND `kubelet-ts.node-name` equal to `nodeName` (docs/contracts.md "Docker names and labels").
  */
 export function isOwnedBy(labels: Record<string, string> | undefined | null, nodeName: string): boolean {
   if (!labels || !nodeName) return false;

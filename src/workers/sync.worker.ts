@@ -1,6 +1,8 @@
 /**
  * The Piscina worker entry: the worker-thread half of the kubelet's pod workers
- * (pkg/kubelet/pod_workers.go → kuberuntime SyncPod/KillPod, and the PLEG's relist call).
+ * (pkg/kubelet/pod_workers.go → kuberuntime SyncPod/KillPod), plus the PLEG's relist, the
+ * prober's exec and network probes and container/image GC: task kinds syncPod, killPod, relist,
+ * execProbe, netProbe, gc.
  * Each task is plain data (shared/messages.ts); the handler never throws (STYLE.md C5).
  */
 import path from 'node:path';

@@ -25,7 +25,7 @@ afterEach(async () => {
  * PodConfig merge's holders of full names (pods whose ADD the agent has not handled yet).
  */
 async function setup(merged: Record<string, { uid: string; source: string }> = {}) {
-  dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-host-'));
+  dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-api-'));
   const podManager = newPodManager();
   const waiting: { update: PodUpdate; handle: () => void }[] = [];
   host = newIntakeApi({ rootDir: dir, nodeName: 'n1' }, {
@@ -87,7 +87,7 @@ describe('intake API: answers wait for the agent to handle the update', () => {
   });
 
   it('a write that comes before start() (the server answers before the sources start) waits for the restore, then succeeds', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-host-'));
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-api-'));
     const updates: PodUpdate[] = [];
     host = newIntakeApi({ rootDir: join(dir, 'root-not-yet-created'), nodeName: 'n1' }, {
       logger: pino({ level: 'silent' }), podManager: newPodManager(), onUpdate: (u) => { updates.push(u); },

@@ -16,7 +16,7 @@ export const kMaxManifestBytes = 1024 * 1024;
 /**
  * isManifestFileName tells whether a directory entry is read as a manifest: names starting with
  * `.` (as file.go's `[^.]*` glob) and editor leftovers ending in `~`, `.swp` or `.tmp` are ignored
- * (DESIGN.md §3).
+ * (docs/contracts.md "Pod sources and pod identity").
  */
 export function isManifestFileName(name: string): boolean {
   return !(name.startsWith('.') || name.endsWith('~') || name.endsWith('.swp') || name.endsWith('.tmp'));

@@ -5,7 +5,7 @@
  *
  * Sources always hand whole pods; a source may send SET (its complete set) or ADD / UPDATE /
  * REMOVE (a delta). The same full name (`namespace/name`) from two places: the first one seen
- * wins and the other is rejected with a warning (DESIGN.md §3); when the winner goes away the
+ * wins and the other is rejected with a warning (docs/contracts.md "Pod sources and pod identity"); when the winner goes away the
  * next candidate in arrival order takes its place.
  */
 import { podContentHash } from '../../shared/hash.js';

@@ -1,7 +1,7 @@
 // Counterpart of pkg/kubelet/config/apiserver.go (NewSourceApiserver: a list+watch of this node's pods) over etcd instead of the API server.
 /**
  * The etcd source (`--etcd-servers`): desired pods stored under `{prefix}/pods/{nodeName}/`
- * (DESIGN.md §6). Like the kubelet's apiserver source it does a list (a range read of the prefix)
+ * (docs/contracts.md "etcd keys"). Like the kubelet's apiserver source it does a list (a range read of the prefix)
  * and then watches from the revision after the list, so nothing between the two is missed.
  *
  * Revisions: the source remembers the last revision it applied (the list's revision, then each
@@ -75,7 +75,7 @@ export interface EtcdSource {
 
 /**
  * podUidForEtcd: the UID of an etcd pod without `metadata.uid`: 32 hex characters of a stable hash
- * of its key and create revision (DESIGN.md §3) — stable across updates of the value and agent
+ * of its key and create revision (docs/contracts.md "Pod sources and pod identity") — stable across updates of the value and agent
  * restarts, new when the key is deleted and created again.
  */
 export function podUidForEtcd(key: string, createRevision: string | number): string {

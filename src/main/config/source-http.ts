@@ -57,7 +57,7 @@ export interface HttpSource {
  * `checkFrequencyMs` with the configured headers and `If-None-Match: <last ETag>`; 304 changes
  * nothing. A 200 body is parsed (JSON when Content-Type says so, else YAML, which also reads JSON)
  * into static pods with `loadStaticPods` (source `http`, origin = the URL, names `<name>-<node>`,
- * deterministic UIDs: DESIGN.md §3) on the source's manifest thread (newManifestLoader: the
+ * deterministic UIDs: docs/contracts.md "Pod sources and pod identity") on the source's manifest thread (newManifestLoader: the
  * 10 MiB a body may hold is never parsed on the main thread) and sent as a `SET` when its content
  * changed; a thread that fails to answer is a failed poll, and the body is parsed again at the next. An empty 200 body
  * is an empty set, as http.go ("zero-length data"). A non-2xx answer, a network error, a timeout,

@@ -2,7 +2,7 @@
  * Counterpart of pkg/kubelet/config/apiserver.go (the kubelet's `api` pod source), fed by the
  * server's intake (POST/PUT/DELETE /pods) instead of an apiserver watch, and persisted under
  * `{--root-dir}/intake/` so that the pods survive an agent restart, also after `kill -9`
- * (DESIGN.md §3: name as given, `metadata.uid` if set else a new UUID, source annotation `api`).
+ * (docs/contracts.md "Pod sources and pod identity": name as given, `metadata.uid` if set else a new UUID, source annotation `api`).
  *
  * Durability: every write is temp file → fsync → rename → fsync of the directory, and a request is
  * answered only after that. A batch is all or nothing: every temp file is written and synced

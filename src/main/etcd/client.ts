@@ -1,4 +1,4 @@
-// Counterpart of staging/src/k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go (newETCD3Client) and the key layout of DESIGN.md §6.
+// Counterpart of staging/src/k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go (newETCD3Client) and the key layout of docs/contracts.md "etcd keys".
 /**
  * The one place that constructs an etcd3 client. The etcd source, the status writer and the node
  * lease get their client from here, so TLS, auth and fault handling are set once.
@@ -115,7 +115,7 @@ export function newEtcdClient(options: EtcdClientOptions): Etcd3 {
   return new Etcd3(opts);
 }
 
-/** EtcdKeys: the keys of DESIGN.md §6 under one prefix (no trailing slash), e.g. `/registry`. */
+/** EtcdKeys: the keys of docs/contracts.md "etcd keys" under one prefix (no trailing slash), e.g. `/registry`. */
 export interface EtcdKeys {
   /** `{prefix}/pods/{node}/` — every desired pod of `node`. */
   podsPrefix(node: string): string;

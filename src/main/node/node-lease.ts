@@ -1,7 +1,7 @@
 // Counterpart of pkg/kubelet/kubelet_node_status.go (registerWithAPIServer, syncNodeStatus) and pkg/kubelet/nodelease (the Lease heartbeat), over etcd.
 /**
  * Node registration and heartbeat: the Node object is written to `{prefix}/nodes/{nodeName}`
- * (DESIGN.md §6) attached to an etcd lease of `ttlSeconds`. Every `updateFrequencyMs` the lease is
+ * (docs/contracts.md "etcd keys") attached to an etcd lease of `ttlSeconds`. Every `updateFrequencyMs` the lease is
  * kept alive (the heartbeat, as the node lease controller renews its Lease) and the Node is
  * rewritten when its content changed (conditions, capacity…; `lastHeartbeatTime` alone does not
  * count, as the kubelet's nodeStatusReportFrequency). A stopped agent revokes its lease (the key

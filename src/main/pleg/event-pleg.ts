@@ -39,9 +39,10 @@ export interface EventedPlegOptions {
   nodeName: string;
 }
 
+/** kDefaultEventedPlegOptions: relist every 60 s while streaming, every 1 s while the stream is down, unhealthy after 3 min. */
 export const kDefaultEventedPlegOptions = { relistPeriodMs: 60_000, fallbackRelistPeriodMs: 1_000, healthThresholdMs: 180_000 } as const;
 
-/** EventSource: the events worker as the PLEG sees it (a Worker, or a fake in tests). */
+/** DockerEventSource: the events worker as the PLEG sees it (a Worker, or a fake in tests). */
 export interface DockerEventSource {
   onMessage(handler: (m: DockerEventsMessage) => void): void;
   /** Ends the stream; resolves when the source is gone. */
@@ -200,7 +201,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
       case 'connected':
         streaming = true;
         log.info({ relistPeriodMs: opts.relistPeriodMs }, 'Docker events stream connected; relisting to catch up');
-        // Catch up at once; stay at the fallback period until a relist succeeds (onRelist above).
+        // Catch up at once; stay at the fallback period until a relist succeeds (relisted above).
         generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
         void generic.relist();
         break;

@@ -1,8 +1,8 @@
 /**
  * Counterpart of pkg/kubelet/pleg/generic.go: the pod lifecycle event generator. Every
  * `relistPeriodMs` it asks a worker for one list of this node's containers, diffs it against the
- * previous list and reports, per pod UID, which containers started, died or went away. It also
- * reports every pod UID that has containers, so housekeeping can find pods nobody wants.
+ * previous list and reports, per pod UID, which containers started, died or went away. It keeps
+ * the UIDs that have containers (runtimePodUids), which housekeeping reads to find pods nobody wants.
  *
  * The list runs in the worker pool (no Docker I/O on the main thread); the diff is a pure function.
  * Health follows the kubelet: unhealthy when no relist has finished for `healthThresholdMs`
@@ -67,12 +67,13 @@ export interface GenericPlegOptions {
   healthThresholdMs?: number;
 }
 
+/** kDefaultGenericPlegOptions: relist every 1 s (genericPlegRelistPeriod), unhealthy after 3 min without one (relistThreshold). */
 export const kDefaultGenericPlegOptions: Required<GenericPlegOptions> = { relistPeriodMs: 1000, healthThresholdMs: 180_000 };
 
 /**
  * PlegObserver: where the PLEG reports figures for /metrics (pleg-metrics.ts adapts it to
  * prom-client: kubelet_pleg_relist_duration_seconds, kubelet_pleg_relist_interval_seconds,
- * kubelet_evented_pleg_connection_latency_seconds). All values in seconds. Main thread.
+ * kubelet_pleg_event_lag_seconds, kubelet_evented_pleg_connection_error_count). All values in seconds. Main thread.
  */
 export interface PlegObserver {
   /** One finished relist took `seconds` (list in the pool + diff on the main thread). */
@@ -99,6 +100,7 @@ export interface PlegStats {
   relistPeriodMs: number;
 }
 
+/** Dependencies of {@link newGenericPleg}. */
 export interface GenericPlegDeps {
   runner: PodSyncRunner;
   logger: Logger;

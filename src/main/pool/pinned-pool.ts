@@ -1,5 +1,6 @@
 /**
- * A PodSyncRunner that pins every pod to one worker thread, for the fake runtime (`--runtime fake`).
+ * A PodSyncRunner that pins every pod to one worker thread, for the fake runtime (`--runtime fake`),
+ * and newRuntimeWorkerPool, which picks the pool a runtime needs (this one, or worker-pool.ts's).
  * Counterpart of nothing upstream: the kubelet has one runtime process, we have one fake per thread.
  *
  * Why: each piscina thread holds its own in-memory fake runtime (src/workers/runtime/fake-runtime.ts),

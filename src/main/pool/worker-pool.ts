@@ -1,7 +1,8 @@
 /**
- * Counterpart of the kubelet's CRI client (pkg/kubelet/cri/remote): the one place the main thread
- * hands runtime work to others. Here "others" are piscina worker threads that run
- * src/workers/sync.worker.ts; this file is the project's only piscina user (STYLE.md §1).
+ * Counterpart of the kubelet's CRI client (pkg/kubelet/cri/remote): the piscina pools the main
+ * thread hands work to — the sync pool (threads run src/workers/sync.worker.ts) and each static
+ * source's manifest thread (src/workers/manifest.worker.ts). The events and logs threads are plain
+ * Workers started through worker-entry.ts. With pinned-pool.ts, the project's only piscina user.
  */
 import { Piscina } from 'piscina';
 import { InvalidArgumentError, deserializeError } from '../../shared/errors.js';
@@ -32,11 +33,12 @@ export interface WorkerPoolOptions {
   concurrentTasksPerWorker?: number;
 }
 
+/** kDefaultWorkerPoolOptions: 2 threads (--workers), 16 tasks each (they wait on dockerd, not the CPU). */
 export const kDefaultWorkerPoolOptions: Required<WorkerPoolOptions> = { threads: 2, concurrentTasksPerWorker: 16 };
 
 /**
- * newWorkerPool starts the piscina pool of sync workers. Each thread builds its own dockerode
- * client from `bootstrap` (workerData).
+ * newWorkerPool starts the piscina pool of sync workers. Each thread picks its own runtime from
+ * `bootstrap` (workerData: Docker, or the fake) through getRuntime.
  * @throws InvalidArgumentError for a thread count or per-thread concurrency below 1.
  */
 export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOptions = {}): PodSyncRunner {

@@ -1,6 +1,6 @@
 // Counterpart of pkg/kubelet/status/status_manager.go syncBatch/syncPod (writing PodStatus to the API server) with client-go's token-bucket rate limiter (--kube-api-qps/--kube-api-burst), writing to etcd.
 /**
- * Writes each pod's PodStatus to `{prefix}/podstatus/{nodeName}/{namespace}/{name}` (DESIGN.md §6).
+ * Writes each pod's PodStatus to `{prefix}/podstatus/{nodeName}/{namespace}/{name}` (docs/contracts.md "etcd keys").
  *
  * - Coalesced per pod: the queue holds at most one pending write per key; a newer status replaces
  *   the pending one (latest wins), as the status manager's podStatusChannel drains to the latest.

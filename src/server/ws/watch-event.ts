@@ -6,7 +6,7 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
 
 /**
  * WatchEvent: one change of the pods' watch, as the agent's watch cache hands it to the server.
- * The wire frame is `{"type": type, "object": object}` (DESIGN.md §5); `object.metadata.resourceVersion`
+ * The wire frame is `{"type": type, "object": object}` (docs/contracts.md "HTTP API"); `object.metadata.resourceVersion`
  * is `String(resourceVersion)` for pod events and BOOKMARKs. Treat an event as immutable: the same
  * object is shared by every watcher and by the history ring.
  */

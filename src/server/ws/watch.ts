@@ -1,6 +1,6 @@
 /**
  * Counterpart of the apiserver's watch endpoint (k8s.io/apiserver/pkg/endpoints/handlers/watch.go,
- * WebSocket form): `WS /watch/pods` on uWebSockets.js (DESIGN.md §5).
+ * WebSocket form): `WS /watch/pods` on uWebSockets.js (docs/contracts.md "HTTP API").
  *
  * Fan-out: the server holds one watch on the agent (the hub). Unfiltered clients that keep up are
  * subscribed to one uWS pub/sub topic and get each frame through a single `app.publish`; clients
@@ -111,7 +111,7 @@ export function coalesce(pending: Map<string, WatchEvent>, event: WatchEvent): v
 }
 
 /**
- * registerWatch adds `WS /watch/pods` to `app` (DESIGN.md §5). Query: `resourceVersion` (resume),
+ * registerWatch adds `WS /watch/pods` to `app` (docs/contracts.md "HTTP API"). Query: `resourceVersion` (resume),
  * `namespace`, `labelSelector`; a bad value is answered before the upgrade with a 400 `Status`.
  * Returns undefined (and registers nothing) when `host` has no `watch`. Main thread only.
  */

@@ -2,7 +2,7 @@
  * An in-memory ContainerRuntime (the kubelet's pkg/kubelet/container/testing FakeRuntime idea),
  * selected with `--runtime fake`: lets benches and tests drive the whole agent without Docker.
  * Containers never exit on their own; stop makes them exit with code 0. It implements the whole
- * port: logs are empty, the version is its own (`fake` 0.0.0), the events stream emits this
+ * port but the optional tailLogs: logs are empty, the version is its own (`fake` 0.0.0), the events stream emits this
  * fake's own container changes, and it has no image filesystem (so no image GC). One fake per
  * thread: a thread sees only the containers created through its own fake.
  */

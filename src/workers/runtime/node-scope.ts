@@ -1,5 +1,5 @@
 /**
- * The one place that enforces DESIGN.md §4's ownership rule (what dockershim got for free by
+ * The one place that enforces the ownership rule of docs/contracts.md "Docker names and labels" (what dockershim got for free by
  * owning its engine): an agent lists and touches only containers that carry
  * `io.kubernetes.pod.uid` AND its own `kubelet-ts.node-name`. Several agents (and tests) may
  * share one Docker engine.
