@@ -201,6 +201,7 @@ ensure_dockerd() {
     # The shell records its own PID, then becomes dockerd: the PID file names dockerd itself.
     as_root setsid sh -c 'echo $$ > "$1"; shift; exec dockerd "$@"' sh "$pidfile" "${DOCKERD_ARGS[@]}" \
       </dev/null >"$log" 2>&1 &
+    disown # not a job of the calling shell: its end is never reported after tools/test's last line
     if wait_for_dockerd ""; then
       return 0
     fi

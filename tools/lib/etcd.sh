@@ -80,6 +80,8 @@ etcd_start_member() {
     --initial-cluster-token "kubelet-ts-$m_group" --heartbeat-interval 100 --election-timeout 1000 \
     --logger zap --log-level warn \
     </dev/null >>"$ETCD_DIR/$m_name.log" 2>&1 &
+  # Not a job of the calling shell: its end is never reported ("Killed …") after tools/test's last line.
+  disown
   local i
   for ((i = 0; i < 50; i++)); do
     [ -s "$ETCD_DIR/$m_name.pid" ] && return 0

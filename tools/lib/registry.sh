@@ -76,6 +76,7 @@ _registry_start() {
     setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$REGISTRY_DIR/$name.pid" \
       env -u REGISTRY_PORT -u REGISTRY_AUTH_PORT docker-registry serve "$REGISTRY_DIR/$name/config.yml" \
       </dev/null >>"$REGISTRY_DIR/$name.log" 2>&1 &
+    disown # not a job of the calling shell (see etcd.sh)
   fi
   for ((i = 0; i < 100; i++)); do
     if _registry_answers "$port"; then
