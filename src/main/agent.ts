@@ -131,7 +131,8 @@ class AgentImpl implements Agent {
     sources.push('api');
     this.#config = newPodConfig(sources);
     this.#intake = newIntakeApi(options, {
-      logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), onUpdate: (u) => this.#handleUpdate(u),
+      logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), mergedPod: (uid) => this.#config.get(uid),
+      onUpdate: (u) => this.#handleUpdate(u),
     });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,

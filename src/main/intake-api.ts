@@ -5,7 +5,7 @@
  * REMOVE), so it carries the pod's status. What it may touch: the intake source; it reads the pod
  * manager and the merge's holders of full names. Main thread only.
  */
-import { podSource } from '../shared/annotations.js';
+import { podFullName, podSource } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
 import type { Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
@@ -27,6 +27,8 @@ export interface IntakeApiDeps {
    * pods whose SyncLoop ADD is still queued behind a big update.
    */
   mergedOwner?: (fullName: string) => { uid: string; source: string } | undefined;
+  /** The merge's pod of a UID, any source (PodConfig.get): a POSTed pod may not take its UID. */
+  mergedPod?: (uid: string) => Pod | undefined;
   /**
    * The agent's config update entry (the sync loop's `config` event). Returns a promise that
    * resolves once the update's changes are handled (a big one is handled in chunks,
@@ -76,6 +78,10 @@ class IntakeApiImpl implements IntakeApi {
       holder: (fullName) => {
         const r = deps.podManager.getByFullName(fullName);
         return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : deps.mergedOwner?.(fullName);
+      },
+      uidHolder: (uid) => {
+        const pod = deps.podManager.get(uid)?.pod ?? deps.mergedPod?.(uid);
+        return pod ? { fullName: podFullName(pod), source: podSource(pod) ?? 'unknown' } : undefined;
       },
     });
   }

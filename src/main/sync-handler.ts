@@ -236,10 +236,8 @@ class SyncHandlerImpl implements SyncHandler {
   }
 
   #handleConflict(c: PodConfigChanges['conflicts'][number]): void {
-    this.deps.events.record(c.pod, {
-      type: 'Warning', reason: 'DuplicatePod',
-      message: `Rejected pod from source ${c.source}: ${podFullName(c.pod)} is already taken by a pod from source ${c.heldBy.source} (uid ${c.heldBy.uid})`,
-    });
+    const taken = c.uid ? `its uid ${c.heldBy.uid} is already taken by a pod from source ${c.heldBy.source}` : `${podFullName(c.pod)} is already taken by a pod from source ${c.heldBy.source} (uid ${c.heldBy.uid})`;
+    this.deps.events.record(c.pod, { type: 'Warning', reason: 'DuplicatePod', message: `Rejected pod from source ${c.source}: ${taken}` });
   }
 
   #handlePodAdd(pod: Pod): void {

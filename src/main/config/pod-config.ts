@@ -6,7 +6,9 @@
  * Sources always hand whole pods; a source may send SET (its complete set) or ADD / UPDATE /
  * REMOVE (a delta). The same full name (`namespace/name`) from two places: the first one seen
  * wins and the other is rejected with a warning (docs/contracts.md "Pod sources and pod identity"); when the winner goes away the
- * next candidate in arrival order takes its place.
+ * next candidate in arrival order takes its place. A pod UID belongs to one source: a pod whose UID
+ * another source's pod holds is refused, as a conflict too (two pods may never share a UID; the
+ * kubelet keys everything by it).
  */
 import { podContentHash } from '../../shared/hash.js';
 import { podFullName } from '../../shared/annotations.js';
@@ -21,8 +23,11 @@ export interface PodConfigChanges {
   updates: Pod[];
   /** Pods gone from the merged set (the last version the merge held). */
   removes: Pod[];
-  /** Pods refused because another pod already holds their full name. */
-  conflicts: { pod: Pod; source: PodSourceName; heldBy: { source: PodSourceName; uid: string } }[];
+  /**
+   * Pods refused because another pod already holds their full name or (`uid: true`) their UID,
+   * with the holder's source and UID.
+   */
+  conflicts: { pod: Pod; source: PodSourceName; heldBy: { source: PodSourceName; uid: string }; uid?: boolean }[];
 }
 
 /** PodConfig: the merge. Main thread only; `apply` is synchronous and cheap per changed pod. */
@@ -57,6 +62,7 @@ class PodConfigImpl implements PodConfig {
   readonly #candidates = new Map<string, Map<string, Entry>>(); // fullName → `${source}/${uid}` → entry
   readonly #owner = new Map<string, Entry>(); // fullName → winning entry
   readonly #effective = new Map<string, Entry>(); // uid → winning entry
+  readonly #uidSource = new Map<string, PodSourceName>(); // uid → the one source that holds it
   readonly #seen = new Set<PodSourceName>();
   readonly #expected: PodSourceName[];
   #seq = 0;
@@ -79,9 +85,16 @@ class PodConfigImpl implements PodConfig {
     let current = this.#bySource.get(update.source);
     if (!current) this.#bySource.set(update.source, (current = new Map()));
     const touched = new Set<string>();
+    const uidConflicts: PodConfigChanges['conflicts'] = [];
 
     const put = (pod: Pod) => {
       const uid = pod.metadata?.uid ?? '';
+      const holder = this.#uidSource.get(uid);
+      if (holder !== undefined && holder !== update.source) {
+        uidConflicts.push({ pod, source: update.source, heldBy: { source: holder, uid }, uid: true });
+        return;
+      }
+      this.#uidSource.set(uid, update.source);
       const old = current!.get(uid);
       const entry: Entry = { pod, source: update.source, uid, fullName: podFullName(pod), seq: old?.seq ?? ++this.#seq };
       if (old && old.fullName !== entry.fullName) this.#dropCandidate(old, touched);
@@ -97,6 +110,7 @@ class PodConfigImpl implements PodConfig {
       if (!old) return;
       if (deleted?.metadata?.deletionTimestamp) old.pod = deleted;
       current!.delete(uid);
+      this.#uidSource.delete(uid);
       this.#dropCandidate(old, touched);
     };
 
@@ -115,7 +129,9 @@ class PodConfigImpl implements PodConfig {
         for (const pod of update.pods) drop(pod.metadata?.uid ?? '', pod);
         break;
     }
-    return this.#resolve(touched);
+    const changes = this.#resolve(touched);
+    changes.conflicts.push(...uidConflicts);
+    return changes;
   }
 
   #contentHash(pod: Pod): string {

@@ -45,6 +45,11 @@ export interface IntakeSourceDeps {
    * its UID and source. Used for 409 AlreadyExists and 403 on another source's pod.
    */
   holder: (fullName: string) => { uid: string; source: string } | undefined;
+  /**
+   * Who holds the pod UID `uid` among the agent's pods of the other sources, if anyone: its full
+   * name and source. A POSTed pod may not take another pod's UID (409; default: nobody).
+   */
+  uidHolder?: (uid: string) => { fullName: string; source: string } | undefined;
   /** Clock for config.seen and creationTimestamp (default Date.now), epoch ms. */
   now?: () => number;
 }
@@ -213,6 +218,9 @@ class IntakeSourceImpl implements IntakeSource {
             errors.push({ field: `${prefix}metadata.uid`, type: 'Invalid value', value: meta.uid, detail: "must consist of alphanumeric characters, '-', '_' or '.', start with an alphanumeric character and be at most 128 characters" });
           } else if (uids.has(meta.uid) || [...this.#pods.values()].some((p) => p.metadata?.uid === meta.uid)) {
             throw new AgentError('ERR_ALREADY_EXISTS', `pods "${meta.name}" already exists: uid ${meta.uid} is taken`);
+          } else {
+            const other = this.deps.uidHolder?.(meta.uid);
+            if (other) throw new AgentError('ERR_ALREADY_EXISTS', `pods "${meta.name}" already exists: uid ${meta.uid} is taken by pod ${other.fullName} from source ${other.source}`);
           }
         } else {
           meta.uid = randomUUID();

@@ -55,6 +55,20 @@ describe('PodConfig merge', () => {
     expect(names(freed.adds)).toEqual(['a1']);
   });
 
+  it('refuses a pod whose UID another source\'s pod holds, under any name, and changes nothing else (issue 11: UID takeover)', () => {
+    const config = newPodConfig(['file', 'api']);
+    config.apply({ op: 'SET', source: 'file', pods: [pod('static-node', 'f1')] });
+    const takeover = config.apply({ op: 'ADD', source: 'api', pods: [pod('web', 'f1')] });
+    expect(takeover).toMatchObject({ adds: [], updates: [], removes: [] });
+    expect(takeover.conflicts).toEqual([expect.objectContaining({ source: 'api', heldBy: { source: 'file', uid: 'f1' }, uid: true })]);
+    expect(config.get('f1')?.metadata?.name).toBe('static-node');
+    expect(config.pods()).toHaveLength(1);
+    // The refused pod's REMOVE does not touch the holder; once the holder is gone, its UID is free.
+    expect(config.apply({ op: 'REMOVE', source: 'api', pods: [pod('web', 'f1')] }).removes).toEqual([]);
+    config.apply({ op: 'SET', source: 'file', pods: [] });
+    expect(names(config.apply({ op: 'ADD', source: 'api', pods: [pod('web', 'f1')] }).adds)).toEqual(['f1']);
+  });
+
   it('owner names the merged holder of a full name, and none once it is gone', () => {
     const config = newPodConfig(['file', 'api']);
     config.apply({ op: 'SET', source: 'file', pods: [pod('a', 'f1')] });
