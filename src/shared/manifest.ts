@@ -6,6 +6,7 @@
  * I/O), safe in any thread.
  */
 import { isScalar, parseAllDocuments, visit, YAMLParseError, type Document } from 'yaml';
+import { kMaxManifestDepth, manifestDepth } from './manifest-depth.js';
 import type { Pod } from './api.js';
 import { InvalidManifestError, type FieldError } from './errors.js';
 import { applyPodDefaults } from './defaults.js';
@@ -42,6 +43,11 @@ export function prefixFieldErrors(prefix: string, errors: FieldError[]): FieldEr
  */
 export function parseManifestEntries(text: string, origin: string, format: ManifestFormat = 'yaml'): ManifestEntry[] {
   const errors: FieldError[] = [];
+  // Before any parser: they recurse, and a deep enough text overflowed the stack, then crashed the process.
+  if (manifestDepth(text, format) > kMaxManifestDepth) {
+    const syntax = format === 'json' ? 'JSON' : 'YAML';
+    throw new InvalidManifestError(origin, [{ field: '[0]', type: 'Invalid value', detail: `${syntax} syntax error: nested more than ${kMaxManifestDepth} levels deep` }]);
+  }
   // Each document's value, or its syntax errors; handled in document order below.
   const docs: { value?: unknown; syntaxErrors?: FieldError[]; index: number }[] = [];
   let docCount: number;
@@ -74,7 +80,12 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
         docs.push({ syntaxErrors, index: i });
         return;
       }
-      docs.push({ value: doc.toJS({ maxAliasCount: 100 }) as unknown, index: i });
+      try {
+        docs.push({ value: doc.toJS({ maxAliasCount: 100 }) as unknown, index: i });
+      } catch (e) {
+        // An unresolved alias, or too many (a "billion laughs" alias bomb): bad input, not a crash.
+        docs.push({ syntaxErrors: [{ field: `[${i}]`, type: 'Invalid value', detail: `YAML syntax error: ${(e as Error).message}` }], index: i });
+      }
     });
   }
 

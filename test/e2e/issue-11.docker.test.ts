@@ -1,4 +1,6 @@
 // Regression tests of issue 11 (break test findings), against the real agent and dockerd.
+// Finding 1, crash: two POSTs of a 2 KB YAML body of 1,000 nested `[` killed the agent (the yaml
+// parser overflowed the stack, then V8's regexp compiler ran out of memory).
 // Finding 2, UID takeover: a POSTed pod with a static pod's metadata.uid got 201, took over the
 // static pod's containers, and its DELETE removed them. Two pods may never share a UID.
 import { describe, expect, inject, it } from 'vitest';
@@ -29,5 +31,20 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: break-test findings', () 
     expect((await fetch(`http://127.0.0.1:${node.agent.port}/pods/default/thief`, { method: 'DELETE' })).status).toBe(404);
     expect((await containersOf(uid)).map((c) => c.Id).sort()).toEqual(before);
     expect((await waitForPod(node, 'held', isRunningAndReady)).status!.containerStatuses![0].restartCount).toBe(0);
+  });
+
+  it.each([
+    ['1,000 nested [ (YAML)', '['.repeat(1000), 'application/yaml'],
+    ['JSON nested 100,000 deep', '['.repeat(100_000) + ']'.repeat(100_000), 'application/json'],
+    ['an undefined alias', 'apiVersion: v1\nkind: Pod\nmetadata: {name: *nope}\n', 'application/yaml'],
+    ['a billion-laughs alias bomb', 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n', 'application/yaml'],
+  ])('finding 1: a body of %s answers 400 with a Status, twice, and the agent stays healthy', async (_what, body, contentType) => {
+    const node = await start();
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`http://127.0.0.1:${node.agent.port}/pods`, { method: 'POST', headers: { 'Content-Type': contentType }, body });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+    }
+    expect((await fetch(`http://127.0.0.1:${node.agent.port}/healthz`)).status).toBe(200);
   });
 });
