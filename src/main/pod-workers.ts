@@ -97,7 +97,7 @@ export interface PodWorkers {
    */
   setTerminated(uid: string): void;
   /** Figures for metrics and benches. */
-  stats(): { inFlight: number; waiting: number; timers: number };
+  stats(): { inFlight: number; waiting: number; timers: number; terminating: number; terminated: number };
   /** Resolves once nothing is in flight; new work is refused after stop(). */
   stop(): Promise<void>;
 }
@@ -291,7 +291,9 @@ class PodWorkersImpl implements PodWorkers {
       if (s.timer) timers++;
       if (s.pending) waiting++;
     }
-    return { inFlight: this.#inFlight, waiting, timers };
+    let terminating = 0;
+    for (const t of this.#terminations.values()) if (t.state === 'terminating') terminating++;
+    return { inFlight: this.#inFlight, waiting, timers, terminating, terminated: this.#terminations.size - terminating };
   }
 
   async stop(): Promise<void> {

@@ -102,11 +102,13 @@ describe('pod workers', () => {
     const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
     workers.update('p1', { type: 'kill', gracePeriodSeconds: 30, remove: false });
     expect(workers.isPodTerminationRequested('p1')).toBe(true);
+    expect(workers.stats()).toMatchObject({ terminating: 1, terminated: 0 });
     expect(workers.isPodTerminal('p1')).toBe(true);
     expect(workers.shouldPodContentBeRemoved('p1')).toBe(false);
     await tick();
     g.calls[0].release();
     await tick();
+    expect(workers.stats()).toMatchObject({ terminating: 0, terminated: 1 });
     workers.update('p1', { type: 'sync' });
     await tick();
     expect(g.calls).toHaveLength(1); // the sync of a terminated pod was dropped

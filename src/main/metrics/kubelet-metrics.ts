@@ -23,7 +23,7 @@ export interface KubeletMetricsSources {
   /** The worker pool's figures, or undefined before start. */
   runnerStats(): ReturnType<PodSyncRunner['stats']> | undefined;
   /** The pod workers' figures, or undefined before start. */
-  podWorkerStats?(): { inFlight: number; waiting: number; timers: number } | undefined;
+  podWorkerStats?(): { inFlight: number; waiting: number; timers: number; terminating?: number; terminated?: number } | undefined;
 }
 
 /** KubeletMetrics: the metrics plus the hooks that feed them. */
@@ -123,13 +123,15 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     },
   });
   new Gauge({
-    name: 'kubelet_ts_pod_workers', help: 'Pod workers by state: in_flight (a sync or kill running), waiting (coalesced work queued), timers (backoff or resync requeues)',
+    name: 'kubelet_ts_pod_workers', help: 'Pod workers by state: in_flight (a sync or kill running), waiting (coalesced work queued), timers (backoff or resync requeues), terminating and terminated (pods whose kill was asked, as kubelet_working_pods{lifecycle})',
     labelNames: ['state'] as const, registers,
     collect() {
       const s = sources.podWorkerStats?.();
       this.labels('in_flight').set(s?.inFlight ?? 0);
       this.labels('waiting').set(s?.waiting ?? 0);
       this.labels('timers').set(s?.timers ?? 0);
+      this.labels('terminating').set(s?.terminating ?? 0);
+      this.labels('terminated').set(s?.terminated ?? 0);
     },
   });
   const loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
