@@ -14,7 +14,6 @@
  * status publication; everything else through the sync handler and housekeeping. It also answers
  * the `syncloop` health check (/healthz), as the kubelet's syncLoop health. Main thread only.
  */
-import type { Pod } from '../shared/api.js';
 import type { Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
@@ -107,7 +106,7 @@ class SyncLoopImpl implements SyncLoop {
       const record = podManager.get(uid);
       if (!record || podWorkers.isPodTerminationRequested(uid)) continue;
       let changed = false;
-      for (const e of events) changed = podCache.observeEvent(uid, record.pod as Pod, e) || changed;
+      for (const e of events) changed = podCache.observeEvent(uid, record.pod, e) || changed;
       // The death of a container that will restart is published now, from the event itself, before
       // the sync (evented.go updates the pod cache from the event); the sync that follows publishes
       // the authoritative status. A death that ends the pod waits for the sync's termination message.
