@@ -58,4 +58,23 @@ describe('generic PLEG', () => {
     await pleg.relist();
     expect(seen).toEqual([['p1']]);
   });
+
+  it('asks for pod names in the first relist only; old runtime copies shrink as pods claim their names or are removed', async () => {
+    const named = (id: string, podUid: string, podName: string): RelistContainer => ({ ...c(id, podUid, 'running'), podNamespace: 'default', podName });
+    const r = runner([[named('1', 'old', 'web'), named('2', 'old', 'web'), named('3', 'db1', 'db')]]);
+    const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: () => {} });
+    await pleg.relist();
+    await pleg.relist();
+    expect(r.callsOf('relist').map((t) => t.withPodNames ?? false)).toEqual([true, false]);
+    expect(pleg.runtimePodUids()).toEqual(new Set(['old', 'db1']));
+    // A new web pod finds the old copy; db1 claims its own name, which leaves the index.
+    expect(pleg.oldRuntimeCopies('default/web', 'new')).toEqual(['old']);
+    expect(pleg.oldRuntimeCopies('default/db', 'db1')).toEqual([]);
+    expect(pleg.oldRuntimeCopies('default/db', 'other')).toEqual([]);
+    // Once its removal is observed, the old copy is found neither by name nor by housekeeping.
+    pleg.observePodRemoved('old');
+    expect(pleg.oldRuntimeCopies('default/web', 'new')).toEqual([]);
+    expect(pleg.runtimePodUids()).toEqual(new Set(['db1']));
+  });
 });
+
