@@ -21,6 +21,12 @@ export interface TestNode {
   rootDir: string;
   agent: Agent;
   options: AgentOptions;
+  /**
+   * api fetches `path` (e.g. `/pods?labelSelector=a`) from the agent's own server as the node's
+   * administrator: new tests send every request through it, so they keep working when the server
+   * asks for an identity. Same shape as fetch; never throws for an HTTP error status.
+   */
+  api(path: string, init?: RequestInit): Promise<Response>;
   /** GET /pods from the agent's own server. */
   pods(): Promise<Pod[]>;
   /** The pod `<name>-<node>` (static pod naming) as /pods has it, or undefined. */
@@ -53,8 +59,11 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   const node: TestNode = {
     nodeName, manifestDir, rootDir, options, warnings,
     agent: newAgent(options, { logger }),
+    api(path, init) {
+      return fetch(`http://127.0.0.1:${node.agent.port}${path}`, init);
+    },
     async pods() {
-      const res = await fetch(`http://127.0.0.1:${node.agent.port}/pods`);
+      const res = await node.api('/pods');
       return ((await res.json()) as PodList).items;
     },
     async pod(name) {
