@@ -117,6 +117,27 @@ export const kAgentOptionDescriptors = {
     flag: 'max-request-body-bytes', parse: 'number', ours: true, default: 1024 * 1024,
     check: integerIn(1024, 1024 * 1024 * 1024, 'must be an integer in 1024..1073741824 (bytes)'), help: 'Largest HTTP request body in bytes (larger: 413)',
   }),
+  /**
+   * Bytes of pod changes the watch history keeps for `WS /watch/pods?resourceVersion=` resumes
+   * (`--watch-history-bytes`, 64 MiB; kubelet-ts only): the sum of their frames' UTF-8 sizes, beside
+   * the count bound of 10,000 changes (the apiserver's watch cache capacity). Past it the oldest
+   * changes are dropped and a resume from before them gets 410 Gone (watch/watch-cache.ts).
+   */
+  watchHistoryBytes: option({
+    flag: 'watch-history-bytes', parse: 'number', ours: true, default: 64 * 1024 * 1024,
+    check: integerIn(1024, Number.MAX_SAFE_INTEGER, 'must be an integer >= 1024 (bytes)'),
+    help: 'Bytes of pod changes kept for watch resumes (older ones: 410 Gone)',
+  }),
+  /**
+   * Bytes the intake store (`{--root-dir}/intake/`, the POSTed pods' files) may hold
+   * (`--intake-store-bytes`, 64 MiB; kubelet-ts only): a POST or PUT that would take it past this
+   * is refused whole with 403 `exceeded quota` before anything is written (config/source-intake.ts).
+   */
+  intakeStoreBytes: option({
+    flag: 'intake-store-bytes', parse: 'number', ours: true, default: 64 * 1024 * 1024,
+    check: integerIn(1024, Number.MAX_SAFE_INTEGER, 'must be an integer >= 1024 (bytes)'),
+    help: 'Bytes the stored POSTed pods may total (more: 403 exceeded quota)',
+  }),
   /** This node's name (`--hostname-override`, default `os.hostname()`), lowercased as nodeutil.GetHostname does. */
   nodeName: option({
     flag: 'hostname-override', parse: 'string', default: kHostName, defaultText: `this host's name (${JSON.stringify(kHostName)})`,

@@ -137,7 +137,7 @@ class AgentImpl implements Agent {
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
     });
-    this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize });
+    this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize, historyBytes: options.watchHistoryBytes });
     this.#metrics = newKubeletMetrics(newAgentRegistry(), {
       runtimePods: () => this.#podCache.runtimePods(), runnerStats: () => this.#runner?.stats(), podWorkerStats: () => this.#podWorkers?.stats(),
     });

@@ -1,23 +1,37 @@
 /**
  * Counterpart of k8s.io/apiserver/pkg/storage/cacher (watchCache): the pods' watch history. It
  * follows the status manager's change feed, keeps each pod's latest object and a bounded ring of
- * the last `historySize` changes, and serves watches that start from "now" (initial ADDED events,
- * then a BOOKMARK) or resume from a resourceVersion still in the ring (else one ERROR with a 410
- * Status, as the apiserver's "too old resource version"). Main thread only.
+ * the last changes, and serves watches that start from "now" (initial ADDED events, then a
+ * BOOKMARK) or resume from a resourceVersion still in the ring (else one ERROR with a 410 Status,
+ * as the apiserver's "too old resource version"). Main thread only.
+ *
+ * The ring is bounded twice: by count (`historySize`, as the apiserver's watch cache capacity) and
+ * by bytes (`historyBytes`, ours: the apiserver's cache holds small objects, ours may hold pods
+ * near the 1 MiB body limit, and 720 changes of 200 KB pods held 270 MiB by count alone). A
+ * change's size is the UTF-8 length of its wire frame (`watchFrame`), serialized once when it
+ * enters the ring and reused for every watcher. When either bound is passed the oldest changes
+ * are dropped, so a byte bound only compacts earlier: a resume from before the oldest change held
+ * still gets the 410.
  */
 import type { Pod, Status } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
-import type { WatchCancel, WatchEvent } from '../../server/ws/watch-event.js';
+import { watchFrame, type WatchCancel, type WatchEvent } from '../../server/ws/watch-event.js';
 import type { PodStatusChange, StatusManager } from '../status/status-manager.js';
 
 /** Options of `newWatchCache`. */
 export interface WatchCacheOptions {
   /** Changes kept for `?resourceVersion=` resumes (the ring's capacity); default 10000. */
   historySize?: number;
+  /**
+   * Bytes the changes kept may total (`--watch-history-bytes`, default 64 MiB): the sum of their
+   * frames' UTF-8 lengths. The newest change is always kept, whatever its size (a resume from just
+   * before it still works); older ones are dropped oldest first while the sum is above the bound.
+   */
+  historyBytes?: number;
 }
 
-/** kDefaultWatchCacheOptions: the defaults of WatchCacheOptions. */
-export const kDefaultWatchCacheOptions: Required<WatchCacheOptions> = { historySize: 10_000 };
+/** kDefaultWatchCacheOptions: the defaults of WatchCacheOptions (64 MiB of history). */
+export const kDefaultWatchCacheOptions: Required<WatchCacheOptions> = { historySize: 10_000, historyBytes: 64 * 1024 * 1024 };
 
 /** WatchCache: the history plus the live fan-out to watchers. */
 export interface WatchCache {
@@ -39,6 +53,8 @@ export interface WatchCache {
   resourceVersion(): number;
   /** The oldest resourceVersion a watch can resume from (current - number of changes held). */
   oldestResumableVersion(): number;
+  /** The changes held and their frames' total UTF-8 bytes (for metrics and the bench). */
+  historyUsage(): { changes: number; bytes: number };
   /** Number of live watchers (for metrics). */
   watchers(): number;
   /** stop unsubscribes from the status manager; later watchers get no live events. Idempotent. */
@@ -69,15 +85,24 @@ function bookmark(resourceVersion: number): WatchEvent {
 /**
  * newWatchCache subscribes to `statusManager` at once (construct it before the first status is
  * set, so the ring and the latest-object table see every change).
- * @throws InvalidArgumentError when options.historySize is not an integer >= 1.
+ * @throws InvalidArgumentError when options.historySize or options.historyBytes is not an integer >= 1.
  */
 export function newWatchCache(statusManager: StatusManager, options: WatchCacheOptions = {}): WatchCache {
-  const opts = { historySize: options.historySize ?? kDefaultWatchCacheOptions.historySize };
+  const opts = {
+    historySize: options.historySize ?? kDefaultWatchCacheOptions.historySize,
+    historyBytes: options.historyBytes ?? kDefaultWatchCacheOptions.historyBytes,
+  };
   if (!Number.isInteger(opts.historySize) || opts.historySize < 1) {
-    throw new InvalidArgumentError(`options.historySize (--watch-history-size) must be an integer >= 1, got ${opts.historySize}`);
+    throw new InvalidArgumentError(`options.historySize must be an integer >= 1, got ${opts.historySize}`);
+  }
+  if (!Number.isInteger(opts.historyBytes) || opts.historyBytes < 1) {
+    throw new InvalidArgumentError(`options.historyBytes (--watch-history-bytes) must be an integer >= 1, got ${opts.historyBytes}`);
   }
   const ring: (WatchEvent | undefined)[] = new Array(opts.historySize);
+  /** Frame bytes of each ring slot's change (same index as `ring`). */
+  const sizes = new Float64Array(opts.historySize);
   let held = 0; // changes in the ring
+  let heldBytes = 0; // their frames' UTF-8 bytes
   let current = statusManager.resourceVersion();
   /** Latest event per live pod UID; Map order = insertion, re-inserted on change, so resourceVersion order. */
   const latest = new Map<string, WatchEvent>();
@@ -94,8 +119,20 @@ export function newWatchCache(statusManager: StatusManager, options: WatchCacheO
   const unsubscribe = statusManager.subscribe((change) => {
     const event = toEvent(change);
     current = change.resourceVersion;
-    ring[current % opts.historySize] = event;
-    if (held < opts.historySize) held++;
+    const slot = current % opts.historySize;
+    if (held === opts.historySize) heldBytes -= sizes[slot]; // the count bound drops the oldest
+    else held++;
+    ring[slot] = event;
+    sizes[slot] = Buffer.byteLength(watchFrame(event));
+    heldBytes += sizes[slot];
+    while (heldBytes > opts.historyBytes && held > 1) {
+      // The byte bound drops the oldest changes; resumes from before them get 410 (oldest() moves up).
+      const oldestSlot = (current - held + 1) % opts.historySize;
+      heldBytes -= sizes[oldestSlot];
+      sizes[oldestSlot] = 0;
+      ring[oldestSlot] = undefined;
+      held--;
+    }
     latest.delete(change.uid);
     if (change.type !== 'DELETED') latest.set(change.uid, event);
     for (const fn of watchers) fn(event);
@@ -122,6 +159,7 @@ export function newWatchCache(statusManager: StatusManager, options: WatchCacheO
     },
     resourceVersion: () => current,
     oldestResumableVersion: oldest,
+    historyUsage: () => ({ changes: held, bytes: heldBytes }),
     watchers: () => watchers.size,
     stop() {
       unsubscribe();

@@ -50,6 +50,51 @@ describe('newWatchCache', () => {
     expect(cache.watchers()).toBe(0);
   });
 
+  it('drops the oldest changes once their frames pass historyBytes, and answers a resume from before them with 410', () => {
+    const sm = newStatusManager();
+    const cache = newWatchCache(sm, { historySize: 100, historyBytes: 20_000 });
+    const big = 'x'.repeat(6_000); // each change's frame is a little over 6,000 bytes
+    for (let i = 0; i < 10; i++) sm.setPodStatus(pod('a'), { phase: 'Running', message: `${i}${big}` }); // rv 1..10
+    // 3 frames fit in 20,000 bytes: the ring holds rv 8..10, far below its count bound of 100.
+    expect(cache.historyUsage().changes).toBe(3);
+    expect(cache.historyUsage().bytes).toBeLessThanOrEqual(20_000);
+    expect(cache.oldestResumableVersion()).toBe(7);
+    const ok: WatchEvent[] = [];
+    cache.watch(7, (e) => ok.push(e));
+    expect(ok.map(show)).toEqual(['MODIFIED:a@8', 'MODIFIED:a@9', 'MODIFIED:a@10', 'BOOKMARK:@10']);
+    expect((ok[0].object as Pod).status?.message).toBe(`7${big}`);
+    const gone: WatchEvent[] = [];
+    cache.watch(6, (e) => gone.push(e));
+    expect(gone).toEqual([expect.objectContaining({ type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired', message: 'too old resource version: 6 (7)' }) })]);
+  });
+
+  it('always keeps the newest change, even one larger than historyBytes', () => {
+    const sm = newStatusManager();
+    const cache = newWatchCache(sm, { historySize: 10, historyBytes: 1_000 });
+    sm.setPodStatus(pod('a'), { phase: 'Pending' }); // 1
+    sm.setPodStatus(pod('a'), { phase: 'Running', message: 'y'.repeat(5_000) }); // 2
+    expect(cache.historyUsage().changes).toBe(1);
+    const got: WatchEvent[] = [];
+    cache.watch(1, (e) => got.push(e));
+    expect(got.map(show)).toEqual(['MODIFIED:a@2', 'BOOKMARK:@2']);
+  });
+
+  it('keeps byte accounting right when the count bound drops the oldest change', () => {
+    const sm = newStatusManager();
+    const cache = newWatchCache(sm, { historySize: 2, historyBytes: 1_000_000 });
+    for (let i = 0; i < 5; i++) sm.setPodStatus(pod('a'), { phase: 'Running', message: `${i}` });
+    const { changes, bytes } = cache.historyUsage();
+    expect(changes).toBe(2);
+    const one: WatchEvent[] = [];
+    cache.watch(4, (e) => one.push(e));
+    expect(bytes).toBeGreaterThan(Buffer.byteLength(JSON.stringify({ type: one[0].type, object: one[0].object })));
+    expect(bytes).toBeLessThan(3 * Buffer.byteLength(JSON.stringify({ type: one[0].type, object: one[0].object })));
+  });
+
+  it('refuses historyBytes below 1', () => {
+    expect(() => newWatchCache(newStatusManager(), { historyBytes: 0 })).toThrow('--watch-history-bytes');
+  });
+
   it('refuses a history size below 1', () => {
     expect(() => newWatchCache(newStatusManager(), { historySize: 0 })).toThrow('historySize');
   });
