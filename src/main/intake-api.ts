@@ -16,6 +16,8 @@ import type { PodManager } from './pod/pod-manager.js';
 export interface IntakeApiOptions {
   rootDir: string;
   nodeName: string;
+  /** --intake-store-bytes: bytes the stored intake pods' files may total (IntakeSourceOptions.maxStoreBytes). */
+  intakeStoreBytes?: number;
 }
 
 /** Dependencies of {@link newIntakeApi}: the agent's parts it reads or feeds. */
@@ -35,6 +37,8 @@ export interface IntakeApiDeps {
    * sync-handler.ts); the intake methods wait for it before they answer.
    */
   onUpdate: (update: PodUpdate) => Promise<void> | void;
+  /** Pods the node can still admit (SyncHandler.freePodSlots); a POST of more is refused whole with 403. Default unbounded. */
+  freePodSlots?: () => number;
 }
 
 /**
@@ -70,8 +74,9 @@ class IntakeApiImpl implements IntakeApi {
 
   constructor(options: IntakeApiOptions, private readonly deps: IntakeApiDeps) {
     this.#started = new Promise<void>((resolve) => { this.#markStarted = resolve; });
-    this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName }, {
+    this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName, maxStoreBytes: options.intakeStoreBytes }, {
       logger: deps.logger.child({ component: 'intake-source' }),
+      freePodSlots: deps.freePodSlots,
       onUpdate: (update) => {
         this.#applied = deps.onUpdate(update);
       },

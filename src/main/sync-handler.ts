@@ -23,7 +23,7 @@
  */
 import { podFullName } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
-import { podFields, type Logger } from '../shared/logging.js';
+import { boundedErr, podFields, type Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
 import type { PodConfig, PodConfigChanges } from './config/pod-config.js';
@@ -92,6 +92,13 @@ export interface SyncHandler {
    */
   release(record: PodRecord): void;
   /**
+   * freePodSlots: pods the node can still admit — --max-pods minus the admitted, still active
+   * pods, the pods whose ADD is queued and not yet handled, and the pods waiting for an older
+   * pod of their name to terminate (never below 0). The intake refuses a batch that needs more
+   * (config/source-intake.ts); admission itself still decides each pod (OutOfpods).
+   */
+  freePodSlots(): number;
+  /**
    * podRemoved: the pod syncer calls it once pod `uid` is gone (its record deleted, or an old
    * runtime copy's containers removed), after it told the PLEG (Pleg.observePodRemoved, so the
    * copy is not found again). A pod that waited for it (podWorkers.allowPodStart) is added now.
@@ -142,6 +149,8 @@ class SyncHandlerImpl implements SyncHandler {
   /** What admitted, still active pods request; kept up to date by admission and release. */
   #used: PodUsage = { pods: 0, cpuMilli: 0, memoryBytes: 0 };
   readonly #admitted = new WeakMap<PodRecord, { cpuMilli: number; memoryBytes: number }>();
+  /** ADD changes queued in the FIFO and not yet handled (they will each want a pod slot). */
+  #queuedAdds = 0;
 
   constructor(private readonly deps: SyncHandlerDeps) {}
 
@@ -158,6 +167,7 @@ class SyncHandlerImpl implements SyncHandler {
     let resolve!: () => void;
     const done = new Promise<void>((r) => { resolve = r; });
     this.#queue.push({ changes, next: 0, done, resolve });
+    this.#queuedAdds += merged.adds.length;
     // Nothing ahead of it: start with the next macrotask (this one already paid for the merge).
     if (queued === 0) this.#immediate = setImmediate(() => this.#handleChunk());
     return done;
@@ -176,6 +186,7 @@ class SyncHandlerImpl implements SyncHandler {
     if (this.#immediate) clearImmediate(this.#immediate);
     this.#immediate = undefined;
     const dropped = this.#queue.splice(0);
+    this.#queuedAdds = 0;
     if (dropped.length > 0) this.deps.logger.info({ changeSets: dropped.length, changes: dropped.reduce((n, q) => n + q.changes.length - q.next, 0) }, 'Dropping pod changes not yet handled: the agent stops');
     for (const q of dropped) q.resolve();
   }
@@ -188,7 +199,11 @@ class SyncHandlerImpl implements SyncHandler {
       const head = this.#queue[0];
       const start = head.next;
       const end = Math.min(head.changes.length, start + budget);
-      while (head.next < end) this.#handleChange(head.changes[head.next++]);
+      while (head.next < end) {
+        const change = head.changes[head.next++];
+        if (change.op === 'add') this.#queuedAdds--;
+        this.#handleChange(change);
+      }
       budget -= end - start;
       if (head.next === head.changes.length) {
         this.#queue.shift();
@@ -209,7 +224,7 @@ class SyncHandlerImpl implements SyncHandler {
     } catch (err) {
       // A bug, not bad input (sources validate): skip this pod, keep the loop and the agent going.
       const pod = change.op === 'conflict' ? change.conflict.pod : change.pod;
-      this.deps.logger.error({ ...podFields(pod), op: change.op, err }, 'Failed to handle a pod change');
+      this.deps.logger.error({ ...podFields(pod), op: change.op, err: boundedErr(err) }, 'Failed to handle a pod change');
     }
   }
 
@@ -218,6 +233,10 @@ class SyncHandlerImpl implements SyncHandler {
     if (!req) return;
     this.#admitted.delete(record);
     this.#used = { pods: this.#used.pods - 1, cpuMilli: this.#used.cpuMilli - req.cpuMilli, memoryBytes: this.#used.memoryBytes - req.memoryBytes };
+  }
+
+  freePodSlots(): number {
+    return Math.max(0, this.deps.capacity.pods - this.#used.pods - this.#queuedAdds - this.#blockedByFullName.size);
   }
 
   podRemoved(uid: string): void {

@@ -27,7 +27,7 @@ interface Harness {
   work: string[];
 }
 
-function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[]): Harness {
+function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[], maxPods = 100_000): Harness {
   const logger = pino({ level: 'silent' });
   const work: string[] = [];
   const removing = new Set<string>();
@@ -41,7 +41,7 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[])
   const lifecycle = newSyncHandler({
     logger, config: newPodConfig(['file', 'api']), podManager, statusManager,
     events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
-    capacity: { pods: 100_000, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 },
+    capacity: { pods: maxPods, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 },
     publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
     oldRuntimeCopies,
   });
@@ -139,5 +139,22 @@ describe('sync handler: handling config updates', () => {
     h.lifecycle.podRemoved('uid-old');
     expect(h.podManager.get('uid-new')).toBeDefined();
     expect(h.work).toEqual(['kill uid-old', 'sync uid-other', 'sync uid-new']);
+  });
+});
+
+describe('sync handler: free pod slots (issue #11 finding 4)', () => {
+  it('counts --max-pods minus admitted active pods and queued ADDs, and gives a slot back on release', async () => {
+    const h = harness(undefined, 200);
+    expect(h.lifecycle.freePodSlots()).toBe(200);
+    await h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: pods(3, 'small') });
+    expect(h.lifecycle.freePodSlots()).toBe(197);
+    // A big update is queued: its ADDs count before they are handled.
+    const done = h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: pods(120, 'big') });
+    expect(count(h.podManager)).toBe(3);
+    expect(h.lifecycle.freePodSlots()).toBe(77);
+    await done;
+    expect(h.lifecycle.freePodSlots()).toBe(77);
+    h.lifecycle.release(h.podManager.get('uid-small-0')!);
+    expect(h.lifecycle.freePodSlots()).toBe(78);
   });
 });

@@ -8,6 +8,13 @@
  * answered only after that. A batch is all or nothing: every temp file is written and synced
  * before the first rename; if a rename fails, the files already renamed are removed again.
  * Operations are serialised (one at a time), so two requests for one name cannot both win.
+ *
+ * Bounds (issue #11 finding 4), both checked before anything is written, so a refused request
+ * leaves the store as it was: a batch needs a free pod slot per pod (`freePodSlots`: --max-pods
+ * minus the active pods, the kubelet's admission counted up front: a batch that cannot be admitted
+ * whole is refused whole instead of being stored as Failed/OutOfpods pods), and the store's files
+ * may total at most `maxStoreBytes`. Both refusals are ForbiddenError (403), as the apiserver's
+ * ResourceQuota admission answers `exceeded quota`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
@@ -17,7 +24,7 @@ import type { Pod } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
 import { AgentError, ConflictError, ForbiddenError, formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
 import { podContentHash } from '../../shared/hash.js';
-import { podFields, type Logger } from '../../shared/logging.js';
+import { boundedField, podFields, type Logger } from '../../shared/logging.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import { validatePodForNode } from '../../shared/validation.js';
 
@@ -33,6 +40,11 @@ export interface IntakeSourceOptions {
   rootDir: string;
   /** This node's name: set as spec.nodeName of pods that name no node (they are bound to this node, as by a scheduler). */
   nodeName?: string;
+  /**
+   * Bytes the store's pod files may total (`--intake-store-bytes`; default unbounded): a submit or
+   * replace that would pass it is refused with ForbiddenError before anything is written.
+   */
+  maxStoreBytes?: number;
 }
 
 /** Dependencies of {@link newIntakeSource}. */
@@ -52,13 +64,19 @@ export interface IntakeSourceDeps {
   uidHolder?: (uid: string) => { fullName: string; source: string } | undefined;
   /** Clock for config.seen and creationTimestamp (default Date.now), epoch ms. */
   now?: () => number;
+  /**
+   * Pods the node can still admit (--max-pods minus the active pods and those waiting to be
+   * admitted; SyncHandler.freePodSlots); default unbounded. A submit of more pods is refused whole.
+   */
+  freePodSlots?: () => number;
 }
 
 /**
  * IntakeSource: the `api` source. Methods run on the main thread, are serialised, and reject with
  * AgentError: `ERR_ALREADY_EXISTS` (409), `ERR_NOT_FOUND` (404), `ERR_INVALID_MANIFEST` (422, a
- * bad uid), ForbiddenError `ERR_FORBIDDEN` (403: a pod of another source) or ConflictError
- * `ERR_CONFLICT` (409: a uid precondition that does not match).
+ * bad uid), ForbiddenError `ERR_FORBIDDEN` (403: a pod of another source, more pods than free
+ * slots, or a store past maxStoreBytes) or ConflictError `ERR_CONFLICT` (409: a uid precondition
+ * that does not match).
  */
 export interface IntakeSource {
   /** start restores the stored pods and sends them as one SET (also when there are none). Resolves when sent. */
@@ -148,6 +166,10 @@ async function syncDir(dir: string): Promise<void> {
 class IntakeSourceImpl implements IntakeSource {
   readonly #dir: string;
   readonly #pods = new Map<string, Pod>(); // fullName → pod
+  /** UTF-8 bytes of each stored pod's file, by full name; `#storeBytes` is their sum. */
+  readonly #fileBytes = new Map<string, number>();
+  #storeBytes = 0;
+  readonly #maxStoreBytes: number;
   #chain: Promise<unknown> = Promise.resolve();
   readonly #now: () => number;
   readonly #nodeName: string;
@@ -156,6 +178,26 @@ class IntakeSourceImpl implements IntakeSource {
     this.#dir = join(options.rootDir, kIntakeDirName);
     this.#nodeName = options.nodeName ?? '';
     this.#now = deps.now ?? Date.now;
+    this.#maxStoreBytes = options.maxStoreBytes ?? Infinity;
+  }
+
+  /** #setFileBytes records the size of `fullName`'s file (undefined: the file is gone). */
+  #setFileBytes(fullName: string, bytes: number | undefined): void {
+    this.#storeBytes += (bytes ?? 0) - (this.#fileBytes.get(fullName) ?? 0);
+    if (bytes === undefined) this.#fileBytes.delete(fullName);
+    else this.#fileBytes.set(fullName, bytes);
+  }
+
+  /**
+   * #checkStoreBytes refuses a write of `files` (replacing those of `replacing`) that would take
+   * the store past maxStoreBytes, as ResourceQuota's `exceeded quota` (403).
+   */
+  #checkStoreBytes(what: string, files: { content: string }[], replacing: string[] = []): void {
+    const requested = files.reduce((n, f) => n + Buffer.byteLength(f.content), 0);
+    const used = this.#storeBytes - replacing.reduce((n, f) => n + (this.#fileBytes.get(f) ?? 0), 0);
+    if (used + requested > this.#maxStoreBytes) {
+      throw new ForbiddenError(`${what} is forbidden: exceeded quota: intake store, requested: ${requested} bytes, used: ${used} bytes, limited: ${this.#maxStoreBytes} bytes (--intake-store-bytes)`);
+    }
   }
 
   /** Runs `fn` after every earlier operation (a mutex by promise chain). */
@@ -182,15 +224,20 @@ class IntakeSourceImpl implements IntakeSource {
         continue;
       }
       if (!name.endsWith('.json')) continue;
+      let text: string | undefined;
       try {
-        const pod = applyPodDefaults(JSON.parse(await readFile(file, 'utf8')) as Pod);
+        text = await readFile(file, 'utf8');
+        const pod = applyPodDefaults(JSON.parse(text) as Pod);
         const errors = validatePodForNode(pod);
         if (errors.length > 0) throw new Error(errors.map(formatFieldError).join('; '));
         if (!pod.metadata?.uid) throw new Error('metadata.uid: Required value');
         this.#pods.set(podFullName(pod), pod);
+        this.#setFileBytes(podFullName(pod), Buffer.byteLength(text));
         pods.push(pod);
       } catch (err) {
-        this.deps.logger.warn({ source: 'api', file, err: (err as Error).message }, 'Could not restore an intake pod; leaving its file in place');
+        // A file left in place still takes its room in the store.
+        if (text !== undefined) this.#storeBytes += Buffer.byteLength(text);
+        this.deps.logger.warn({ source: 'api', file, err: boundedField((err as Error).message) }, 'Could not restore an intake pod; leaving its file in place');
       }
     }
     this.deps.logger.info({ source: 'api', pods: pods.length, dir: this.#dir }, 'Restored intake pods');
@@ -234,8 +281,20 @@ class IntakeSourceImpl implements IntakeSource {
         stored.push(pod);
       });
       if (errors.length > 0) throw new InvalidManifestError('request body', errors);
-      await writeFilesDurably(this.#dir, stored.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` })));
-      for (const p of stored) this.#pods.set(podFullName(p), p);
+      const what = stored.length === 1 ? `pods "${stored[0].metadata?.name}"` : 'pods';
+      const free = Math.max(0, this.deps.freePodSlots?.() ?? Infinity);
+      if (stored.length > free) {
+        // As ResourceQuota's `exceeded quota` (403), before anything is written: the kubelet would
+        // admit the first `free` and fail the rest with OutOfpods, but nothing would free them.
+        throw new ForbiddenError(`${what} is forbidden: exceeded quota: node pod capacity (--max-pods), requested: pods=${stored.length}, free: pods=${free}; ${free} of the ${stored.length} would fit`);
+      }
+      const files = stored.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` }));
+      this.#checkStoreBytes(what, files);
+      await writeFilesDurably(this.#dir, files);
+      stored.forEach((p, i) => {
+        this.#pods.set(podFullName(p), p);
+        this.#setFileBytes(podFullName(p), Buffer.byteLength(files[i].content));
+      });
       for (const p of stored) this.deps.logger.info({ ...podFields(p), source: 'api' }, 'Admitted intake pod');
       this.deps.onUpdate({ op: 'ADD', source: 'api', pods: stored });
       return stored;
@@ -262,8 +321,11 @@ class IntakeSourceImpl implements IntakeSource {
       };
       delete pod.status;
       pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
-      await writeFilesDurably(this.#dir, [{ name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` }]);
+      const file = { name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` };
+      this.#checkStoreBytes(`pods "${name}"`, [file], [fullName]);
+      await writeFilesDurably(this.#dir, [file]);
       this.#pods.set(fullName, pod);
+      this.#setFileBytes(fullName, Buffer.byteLength(file.content));
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Replaced intake pod');
       this.deps.onUpdate({ op: 'UPDATE', source: 'api', pods: [pod] });
       return pod;
@@ -280,6 +342,7 @@ class IntakeSourceImpl implements IntakeSource {
       });
       await syncDir(this.#dir);
       this.#pods.delete(fullName);
+      this.#setFileBytes(fullName, undefined);
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Deleted intake pod');
       // As the apiserver marks a deleted pod: the REMOVE itself carries the grace period.
       const grace = gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;

@@ -158,3 +158,49 @@ describe('writeFilesDurably', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 });
+
+// Issue #11 finding 4: a batch that cannot be admitted, or that would pass the store's byte
+// limit, is refused whole with 403 before anything is written.
+describe('IntakeSource bounds', () => {
+  const bounded = (opts: { free?: number; maxStoreBytes?: number }) =>
+    newIntakeSource({ rootDir: root, nodeName: 'node1', maxStoreBytes: opts.maxStoreBytes }, {
+      logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: () => undefined, freePodSlots: opts.free === undefined ? undefined : () => opts.free!,
+    });
+
+  it('refuses a batch needing more pods than the free slots with 403 exceeded quota saying how many fit, and writes nothing', async () => {
+    const s = bounded({ free: 3 });
+    await s.start();
+    updates = [];
+    const err = await s.submit(['a', 'b', 'c', 'd'].map((n) => pod(n))).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ERR_FORBIDDEN', statusReason: 'Forbidden' });
+    expect((err as Error).message).toMatch(/exceeded quota.*requested: pods=4, free: pods=3; 3 of the 4 would fit/);
+    expect(await readdir(join(root, 'intake'))).toEqual([]);
+    expect(updates).toEqual([]);
+    expect(s.pods()).toEqual([]);
+    // A batch that fits is admitted.
+    expect(await s.submit(['a', 'b', 'c'].map((n) => pod(n)))).toHaveLength(3);
+  });
+
+  it('refuses a write that would take the store past maxStoreBytes, counting restored files, replaced files and deletes', async () => {
+    const one = Buffer.byteLength(`${JSON.stringify(pod('a'), null, 2)}\n`);
+    const s = bounded({ maxStoreBytes: 2 * one + 800 }); // room for two small pods (with their annotations), not three
+    await s.start();
+    await s.submit([pod('a'), pod('b')]);
+    updates = [];
+    const err = await s.submit([pod('c')]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ERR_FORBIDDEN' });
+    expect((err as Error).message).toMatch(/pods "c" is forbidden: exceeded quota: intake store, requested: \d+ bytes, used: \d+ bytes, limited: \d+ bytes \(--intake-store-bytes\)/);
+    expect((await readdir(join(root, 'intake'))).sort()).toEqual(['default_a.json', 'default_b.json']);
+    expect(updates).toEqual([]);
+    // A replace by a much bigger pod is refused too; the stored one stays.
+    const huge = pod('a', undefined, `kubelet-ts/busybox:${'1'.repeat(2 * one)}`);
+    await expect(s.replace('default', 'a', huge)).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
+    expect(s.get('default', 'a')?.spec?.containers[0].image).toBe('kubelet-ts/busybox:1.35');
+    // After a restart the stored files count; after a delete there is room again.
+    const again = bounded({ maxStoreBytes: 2 * one + 800 });
+    await again.start();
+    await expect(again.submit([pod('c')])).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
+    await again.remove('default', 'b');
+    expect(await again.submit([pod('c')])).toHaveLength(1);
+  });
+});
