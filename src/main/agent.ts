@@ -15,7 +15,7 @@ import { availableParallelism, totalmem } from 'node:os';
 
 import type { Pod } from '../shared/api.js';
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
-import type { Logger } from '../shared/logging.js';
+import { boundedField, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION } from '../shared/messages.js';
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
@@ -47,7 +47,7 @@ import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { listPods, newServerHost } from './server-host.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
-import { newSyncHandler } from './sync-handler.js';
+import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
 
@@ -112,6 +112,8 @@ class AgentImpl implements Agent {
   #pleg!: Pleg;
   #prober!: ProberManager;
   #syncLoop!: SyncLoop;
+  /** The sync handler (after start): the intake asks it for free pod slots. */
+  #syncHandler: SyncHandler | undefined;
   #server: AgentServer | null = null;
   #fileSource: FileSource | null = null;
   #etcd: EtcdCluster | null = null;
@@ -133,6 +135,7 @@ class AgentImpl implements Agent {
     this.#intake = newIntakeApi(options, {
       logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), mergedPod: (uid) => this.#config.get(uid),
       onUpdate: (u) => this.#handleUpdate(u),
+      freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
     });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
@@ -173,7 +176,7 @@ class AgentImpl implements Agent {
     const { podManager, statusManager, events } = this;
     // The pod workers and the pod syncer call each other (as the kubelet's podWorkers and podSyncer).
     let podWorkers!: PodWorkers;
-    const handler = newSyncHandler({
+    const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
       get podWorkers() { return podWorkers; },
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
@@ -222,7 +225,7 @@ class AgentImpl implements Agent {
   async #startSources(): Promise<void> {
     const o = this.options;
     // A source has logged its errors already (at warn, once per change), and decides what becomes of its pods.
-    const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: e.message }, 'Source reported an error');
+    const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
     const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onError };
     if (o.podManifestPath) {
       this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, sourceDeps);

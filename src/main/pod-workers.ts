@@ -16,7 +16,7 @@
  * business (pod-syncer.ts). Main thread only.
  */
 import { InvalidArgumentError, isRetriable } from '../shared/errors.js';
-import type { Logger } from '../shared/logging.js';
+import { boundedErr, type Logger } from '../shared/logging.js';
 
 /** PodWork: what a pod worker is asked to do. */
 export type PodWork =
@@ -264,7 +264,7 @@ class PodWorkersImpl implements PodWorkers {
       await this.#execute(uid, work);
     } catch (err) {
       const delay = Math.round(this.opts.errorBackoffMs * (0.5 + Math.random()));
-      this.deps.logger.warn({ uid, workType: work.type, err, retriable: isRetriable(err), delayMs: delay }, 'Error syncing pod, will retry');
+      this.deps.logger.warn({ uid, workType: work.type, err: boundedErr(err), retriable: isRetriable(err), delayMs: delay }, 'Error syncing pod, will retry');
       // A failed kill is retried as a kill (never downgraded to a sync); a waiting kill wins anyway.
       if (!this.#stopped) this.requeue(uid, delay, work);
     } finally {

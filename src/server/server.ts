@@ -1,7 +1,7 @@
 // Counterpart of pkg/kubelet/server/server.go (the kubelet's HTTP server), on uWebSockets.js.
 // This is the only file that imports uWebSockets.js (STYLE.md §1: one home per library).
 import uWS from 'uWebSockets.js';
-import type { Logger } from '../shared/logging.js';
+import { boundedErr, boundedField, type Logger } from '../shared/logging.js';
 import type { AgentHost } from './agent-host.js';
 import { statusLine, statusReply, type HttpReply } from './reply.js';
 import { newRouter, type HttpRequestInfo, type Route, type Router } from './router.js';
@@ -207,7 +207,7 @@ interface ServerContext {
 }
 
 function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): HttpReply {
-  logger.error({ err, method: req.method, path: req.path }, 'HTTP handler failed');
+  logger.error({ err: boundedErr(err), method: req.method, path: boundedField(req.path) }, 'HTTP handler failed');
   return statusReply(statusError(500, 'InternalError', `Internal error occurred: ${err instanceof Error ? err.message : String(err)}`));
 }
 

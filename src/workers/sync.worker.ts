@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
-import { newLogger, type Logger } from '../shared/logging.js';
+import { boundedErr, newLogger, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
 import { runExecProbe } from './exec-probe.js';
 import { killPod } from './kill-pod.js';
@@ -95,8 +95,9 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
       }
     } catch (err) {
       const error = serializeError(err);
-      if (error.retriable) logger.warn({ taskKind: kind, err }, 'Worker task failed');
-      else logger.error({ taskKind: kind, err }, 'Worker task failed');
+      // Error messages quote pod-provided text (image names): logged bounded (logging.ts).
+      if (error.retriable) logger.warn({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
+      else logger.error({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
       return { ok: false, kind, error };
     }
   };

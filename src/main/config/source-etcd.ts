@@ -15,7 +15,7 @@ import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotatio
 import { applyPodDefaults } from '../../shared/defaults.js';
 import { formatFieldError, InvalidArgumentError } from '../../shared/errors.js';
 import { stableHash } from '../../shared/hash.js';
-import type { Logger } from '../../shared/logging.js';
+import { boundedField, type Logger } from '../../shared/logging.js';
 import { parseManifests } from '../../shared/manifest.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import { validatePodForNode } from '../../shared/validation.js';
@@ -319,7 +319,7 @@ class EtcdSourceImpl implements EtcdSource {
     const where = this.#keys.parsePodKey(key);
     const namespace = where?.namespace ?? 'default';
     const name = where?.name ?? key;
-    if (message !== null) this.#log.warn({ key, message }, 'Invalid pod in etcd; other pods are not affected');
+    if (message !== null) this.#log.warn({ key, message: boundedField(message) }, 'Invalid pod in etcd; other pods are not affected');
     this.deps.onProblem({
       key, namespace, name, message,
       pod: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: podUidForEtcd(key, createRevision) } },

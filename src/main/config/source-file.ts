@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { stableHash } from '../../shared/hash.js';
-import type { Logger } from '../../shared/logging.js';
+import { boundedField, type Logger } from '../../shared/logging.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import { staticPodContentHash } from '../../shared/static-pod.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
@@ -401,7 +401,7 @@ class FileSourceImpl implements FileSource {
 
   private reportFileError(file: string, message: string): void {
     if (this.stopped) return;
-    this.logger.warn({ file, detail: message }, 'Pod manifest is unreadable or invalid; keeping its last good pods');
+    this.logger.warn({ file, detail: boundedField(message) }, 'Pod manifest is unreadable or invalid; keeping its last good pods');
     this.deps.onError({ source: 'file', origin: file, message });
   }
 
@@ -409,7 +409,7 @@ class FileSourceImpl implements FileSource {
   private report(slot: string, origin: string, message: string): void {
     if (this.stopped || this.reported.get(slot) === message) return;
     this.reported.set(slot, message);
-    this.logger.warn({ file: origin, detail: message }, 'Pod manifest path problem');
+    this.logger.warn({ file: origin, detail: boundedField(message) }, 'Pod manifest path problem');
     this.deps.onError({ source: 'file', origin, message });
   }
 

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logging.js';
+import { boundedField, type Logger } from '../../shared/logging.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder } from './manifest-decoder.js';
@@ -112,7 +112,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
     if (stopped) return;
     if (message !== lastError) {
       lastError = message;
-      log.warn({ message }, 'Could not read pod manifests from URL; keeping the last good pods');
+      log.warn({ message: boundedField(message) }, 'Could not read pod manifests from URL; keeping the last good pods');
       deps.onError({ source: 'http', origin: url.href, message });
     }
     if (!sentFirst) send([]);

@@ -3,12 +3,20 @@
  * Events about pods, kept in a bounded ring on the main thread. A repeat of the same event (same
  * object, reason, message, type and source) bumps `count` and `lastTimestamp` of the stored event
  * instead of adding a new one, as the correlator's aggregation does. Every event is also logged.
+ * A message is kept to {@link kMaxEventMessageBytes} (it often quotes pod-provided text such as an
+ * image name: a 900 KB one made every stored and logged event 900 KB, issue #11 finding 4).
  */
 import { randomUUID } from 'node:crypto';
 import type { Event, Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
-import { podFields, type Logger } from '../../shared/logging.js';
+import { boundedField, podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
+
+/**
+ * kMaxEventMessageBytes: the UTF-8 bytes an event's message keeps (1 KiB, the events.k8s.io/v1
+ * `note` limit); the rest is replaced by `…(N more bytes)` (boundedField).
+ */
+export const kMaxEventMessageBytes = 1024;
 
 /** EventRecorder: records and lists pod events. Main thread only. */
 export interface EventRecorder {
@@ -38,7 +46,8 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
   const events = new Map<string, Event>();
   const listeners = new Set<(e: Event) => void>();
   return {
-    record(pod, e) {
+    record(pod, input) {
+      const e = input.message.length * 3 > kMaxEventMessageBytes ? { ...input, message: boundedField(input.message, kMaxEventMessageBytes) } : input;
       const meta = pod.metadata ?? {};
       const key = [meta.uid, e.fieldPath ?? '', e.type, e.reason, e.message].join('\u0000');
       const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
