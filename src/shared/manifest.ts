@@ -38,6 +38,29 @@ export function prefixFieldErrors(prefix: string, errors: FieldError[]): FieldEr
 }
 
 /**
+ * describeValue names what a value that is not a manifest object is — its type and size, never its
+ * content: a file that is not a manifest at all (a symlink to /proc/self/environ, a key file) is a
+ * string document, and quoting it put the file's content in the agent's log (issue #11 finding
+ * 4). As the kubelet's decoder, whose errors name the Go type it could not decode into.
+ */
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `a string (${Buffer.byteLength(value)} bytes)`;
+  if (Array.isArray(value)) return `a list (${value.length} items)`;
+  return value === null ? 'null' : `a ${typeof value}`;
+}
+
+/**
+ * jsonSyntaxError: the detail of a JSON.parse error without V8's quote of the text (Node 20
+ * quotes up to a few dozen characters of it: `Unexpected token 'S', "{"x": SECRET}" is not valid
+ * JSON`); the position is kept when V8 gives one.
+ */
+function jsonSyntaxError(err: Error): string {
+  const at = /at position (\d+)/.exec(err.message);
+  if (at) return `JSON syntax error at position ${at[1]}`;
+  return err.message.includes('"') || err.message.includes("'") ? 'JSON syntax error: not valid JSON' : `JSON syntax error: ${err.message}`;
+}
+
+/**
  * parseManifestEntries is {@link parseManifests} keeping each pod's location in the text
  * (for error paths). Same rules and errors.
  */
@@ -57,7 +80,7 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
       try {
         docs.push({ value: JSON.parse(text) as unknown, index: 0 });
       } catch (e) {
-        docs.push({ syntaxErrors: [{ field: '[0]', type: 'Invalid value', detail: `JSON syntax error: ${(e as Error).message}` }], index: 0 });
+        docs.push({ syntaxErrors: [{ field: '[0]', type: 'Invalid value', detail: jsonSyntaxError(e as Error) }], index: 0 });
       }
     }
   } else {
@@ -98,7 +121,7 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
     if (value === null || value === undefined) continue; // an empty document
     const docPath = docCount > 1 ? `[${index}]` : '';
     if (!isObj(value)) {
-      errors.push({ field: `[${index}]`, type: 'Invalid value', value, detail: 'must be an object (a Pod, List or PodList)' });
+      errors.push({ field: `[${index}]`, type: 'Invalid value', detail: `must be an object (a Pod, List or PodList), not ${describeValue(value)}` });
       continue;
     }
     if (value.kind === 'List' || value.kind === 'PodList') {
@@ -106,12 +129,12 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
       const itemsPath = joinPath(docPath, 'items');
       if (value.items === undefined || value.items === null) continue; // an empty list
       if (!Array.isArray(value.items)) {
-        errors.push({ field: itemsPath, type: 'Invalid value', value: value.items, detail: 'must be a list' });
+        errors.push({ field: itemsPath, type: 'Invalid value', detail: `must be a list, not ${describeValue(value.items)}` });
         continue;
       }
       value.items.forEach((item, j) => {
         const itemPath = `${itemsPath}[${j}]`;
-        if (!isObj(item)) errors.push({ field: itemPath, type: 'Invalid value', value: item, detail: 'must be an object (a Pod)' });
+        if (!isObj(item)) errors.push({ field: itemPath, type: 'Invalid value', detail: `must be an object (a Pod), not ${describeValue(item)}` });
         else if (checkPod(item, itemPath, errors)) entries.push({ pod: item as Pod, path: itemPath });
       });
     } else if (checkPod(value, docPath, errors)) {

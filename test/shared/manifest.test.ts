@@ -52,14 +52,18 @@ describe('parseManifests', () => {
   it.each<[string, string, 'yaml' | 'json' | undefined, (string | RegExp)[]]>([
     ['a YAML syntax error, naming the document and line', `${podYaml('a')}---\nkind: Pod\nmetadata: {name: b\n`, undefined, [/^\[1\]: Invalid value: YAML syntax error at line \d+, column \d+: /]],
     ['a duplicate key', 'apiVersion: v1\nkind: Pod\nkind: Pod\n', undefined, [/^\[0\]: Invalid value: YAML syntax error at line 3, column 1: Map keys must be unique/]],
-    ['a JSON syntax error', '{"apiVersion": "v1",', 'json', [/^\[0\]: Invalid value: JSON syntax error: /]],
+    ['a JSON syntax error', '{"apiVersion": "v1",', 'json', [/^\[0\]: Invalid value: JSON syntax error/]],
+    // Issue #11 finding 4: a file that is no manifest (a symlink to a secret) is never quoted.
+    ['a secret-looking string document', 'AWS_SECRET_ACCESS_KEY=hunter2\0PATH=/bin\n', undefined, ['[0]: Invalid value: must be an object (a Pod, List or PodList), not a string (39 bytes)']],
+    ['a JSON syntax error next to a secret', '{"token": hunter2}', 'json', [/^\[0\]: Invalid value: JSON syntax error(?!.*hunter2)/]],
+    ['a list item that is a secret string', JSON.stringify({ apiVersion: 'v1', kind: 'List', items: ['hunter2'] }), undefined, ['items[0]: Invalid value: must be an object (a Pod), not a string (7 bytes)']],
     ['a wrong kind', podYaml('a').replace('kind: Pod', 'kind: Deployment'), undefined, ['kind: Unsupported value: "Deployment": supported values: "Pod"']],
     ['a missing kind', podYaml('a').replace('kind: Pod\n', ''), undefined, ['kind: Required value']],
     ['a wrong apiVersion', podYaml('a').replace('apiVersion: v1', 'apiVersion: apps/v1'), undefined, ['apiVersion: Unsupported value: "apps/v1": supported values: "v1"']],
-    ['a scalar document', 'hello\n', undefined, ['[0]: Invalid value: "hello": must be an object (a Pod, List or PodList)']],
+    ['a scalar document', 'hello\n', undefined, ['[0]: Invalid value: must be an object (a Pod, List or PodList), not a string (5 bytes)']],
     ['a wrong kind in the second document', `${podYaml('a')}---\n${podYaml('b').replace('kind: Pod', 'kind: Service')}`, undefined, ['[1].kind: Unsupported value: "Service": supported values: "Pod"']],
     ['a wrong kind in a list item', JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [podJson('a'), { apiVersion: 'v1', kind: 'Secret' }] }), undefined, ['items[1].kind: Unsupported value: "Secret": supported values: "Pod"']],
-    ['items that are not a list', 'apiVersion: v1\nkind: PodList\nitems: 3\n', undefined, ['items: Invalid value: 3: must be a list']],
+    ['items that are not a list', 'apiVersion: v1\nkind: PodList\nitems: 3\n', undefined, ['items: Invalid value: must be a list, not a number']],
     ['every problem of every document', `kind: Job\napiVersion: batch/v1\n---\n${podYaml('b')}---\n: : :\n`, undefined, [
       '[0].apiVersion: Unsupported value: "batch/v1": supported values: "v1"',
       '[0].kind: Unsupported value: "Job": supported values: "Pod"',
