@@ -1,0 +1,97 @@
+// Regression tests of issue 11 finding 4 (memory bounds), against the real agent and dockerd:
+// a POSTed batch that cannot be admitted, or that would pass the intake store's byte limit, is
+// refused whole with a 403 Status before anything is written; log lines carry bounded fields (a
+// 900 KB image name wrote 54 MB of log in a minute); the file source never copies a manifest's
+// content into the log (a symlink to /proc/self/environ printed the agent's environment).
+// The watch history's byte bound is tested beside its module (test/main/watch/watch-cache.test.ts).
+import { readdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import type { Pod, PodList, Status } from '../../src/shared/api.js';
+import { waitFor } from '../support/docker.js';
+import { useTestNodes } from '../support/agent.js';
+
+const intakePod = (name: string, extra: Partial<Pod['metadata']> = {}, image = 'kubelet-ts/busybox:1.35'): Pod => ({
+  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { test: 'issue-11-bounds' }, ...extra },
+  spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image, command: ['sleep', '3600'] }] },
+});
+const list = (items: Pod[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+const json = { 'Content-Type': 'application/json' };
+
+describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds', () => {
+  const start = useTestNodes();
+
+  it('a List of --max-pods + 1 pods is refused whole with 403 exceeded quota saying how many fit; nothing is listed or written', async () => {
+    const node = await start({ maxPods: 2 });
+    const podsBefore = ((await (await node.api('/pods')).json()) as PodList).items;
+    const intakeDir = join(node.rootDir, 'intake');
+    const filesBefore = await readdir(intakeDir);
+
+    const res = await node.api('/pods', { method: 'POST', headers: json, body: list(['a', 'b', 'c'].map((n) => intakePod(n))) });
+    expect(res.status).toBe(403);
+    const status = (await res.json()) as Status;
+    expect(status).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403 });
+    expect(status.message).toContain('exceeded quota');
+    expect(status.message).toContain('2 of the 3 would fit');
+
+    expect(((await (await node.api('/pods')).json()) as PodList).items).toEqual(podsBefore);
+    expect(await readdir(intakeDir)).toEqual(filesBefore);
+    expect(node.agent.events.list().filter((e) => e.reason === 'OutOfpods')).toEqual([]);
+
+    // The two that fit are admitted; a third one alone is then refused the same way.
+    expect((await node.api('/pods', { method: 'POST', headers: json, body: list([intakePod('a'), intakePod('b')]) })).status).toBe(201);
+    const third = await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(intakePod('c')) });
+    expect(third.status).toBe(403);
+    expect(((await third.json()) as Status).message).toContain('pods "c" is forbidden: exceeded quota');
+    expect((await readdir(intakeDir)).sort()).toEqual(['default_a.json', 'default_b.json']);
+  });
+
+  it('a POST that would take the intake store past --intake-store-bytes is refused with 403 and writes nothing', async () => {
+    const node = await start({ intakeStoreBytes: 8 * 1024 });
+    expect((await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(intakePod('small')) })).status).toBe(201);
+    const big = intakePod('big', { annotations: { blob: 'x'.repeat(10 * 1024) } });
+    const res = await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(big) });
+    expect(res.status).toBe(403);
+    const status = (await res.json()) as Status;
+    expect(status).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
+    expect(status.message).toContain('--intake-store-bytes');
+    expect(await readdir(join(node.rootDir, 'intake'))).toEqual(['default_small.json']);
+    expect((await node.pods()).map((p) => p.metadata?.name)).toEqual(['small']);
+  });
+
+  it('a 900 KB image name is logged in bounded fields: no log record near the image\'s size', async () => {
+    const node = await start();
+    const image = `kubelet-ts/${'a'.repeat(900 * 1024)}:1`;
+    const res = await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(intakePod('huge-image', {}, image)) });
+    expect(res.status).toBe(201);
+    // The pull fails (the name is no valid reference): wait for the warnings that say so.
+    await waitFor(() => node.warnings.some((w) => JSON.stringify(w).includes('huge-image')) || undefined, { timeoutMs: 60_000, intervalMs: 200, description: 'a warning about pod huge-image' });
+    const sizes = node.warnings.map((w) => JSON.stringify(w).length);
+    expect(Math.max(...sizes)).toBeLessThan(16 * 1024);
+    expect(node.warnings.some((w) => JSON.stringify(w).includes('more bytes)'))).toBe(true);
+    // The event stored for it is bounded as well (GET /events).
+    const events = (await (await node.api('/events')).json()) as { items: { message?: string }[] };
+    expect(Math.max(0, ...events.items.map((e) => e.message?.length ?? 0))).toBeLessThan(16 * 1024);
+  });
+
+  it('a manifest symlinked to a file with secret-looking content never shows that content in the warnings', async () => {
+    const node = await start();
+    const secretFile = join(node.rootDir, 'environ');
+    const secret = 'AWS_SECRET_ACCESS_KEY=hunter2-do-not-log-me';
+    await writeFile(secretFile, `${secret}\0PATH=/usr/bin\0HOME=/root\0`);
+    await symlink(secretFile, join(node.manifestDir, 'environ.yaml'));
+    const secretPem = join(node.rootDir, 'key.pem');
+    await writeFile(secretPem, '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-do-not-log-me\n-----END PRIVATE KEY-----\n');
+    await symlink(secretPem, join(node.manifestDir, 'key.yaml'));
+    await waitFor(() => {
+      const files = node.warnings.map((w) => String(w.file ?? ''));
+      return (files.some((f) => f.endsWith('environ.yaml')) && files.some((f) => f.endsWith('key.yaml'))) || undefined;
+    }, { timeoutMs: 30_000, intervalMs: 100, description: 'warnings about both manifests' });
+    const text = JSON.stringify(node.warnings);
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('do-not-log-me');
+    expect(text).not.toContain('PATH=/usr/bin');
+    expect(text).toContain('must be an object');
+    expect(node.agent.listPods()).toEqual([]);
+  });
+});
