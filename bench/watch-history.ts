@@ -2,7 +2,7 @@
 // size (default 720 changes of 200 KB pods, issue #11 finding 4), with one watcher connected (the
 // server then serializes each change's frame once, as WS /watch/pods does). A figure, not a test.
 //
-//   node --expose-gc --import tsx bench/watch-history.ts [--changes 720] [--pod-kb 200] [--pods 10]
+//   NODE_OPTIONS=--expose-gc npm run bench -- watch-history [--changes 720] [--pod-kb 200] [--pods 10]
 //        [--history-bytes 67108864] [--src DIR]
 //
 // --src runs the same scenario against another checkout's src/ (e.g. --src /work/main to measure
@@ -26,7 +26,7 @@ const podKb = positiveInt('pod-kb', args['pod-kb']);
 const pods = positiveInt('pods', args.pods);
 const historyBytes = positiveInt('history-bytes', args['history-bytes']);
 const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with node --expose-gc --import tsx bench/watch-history.ts');
+if (!gc) throw new Error('run with NODE_OPTIONS=--expose-gc npm run bench -- watch-history (the heap is measured after a full GC)');
 
 type StatusManagerModule = typeof import('../src/main/status/status-manager.js');
 type WatchCacheModule = typeof import('../src/main/watch/watch-cache.js');
