@@ -3,10 +3,11 @@
 // refused whole with a 403 Status before anything is written; log lines carry bounded fields (a
 // 900 KB image name wrote 54 MB of log in a minute); the file source never copies a manifest's
 // content into the log (a symlink to /proc/self/environ printed the agent's environment).
-// The watch history's byte bound is tested beside its module (test/main/watch/watch-cache.test.ts).
+// The watch history is bounded by bytes as well as by count (720 changes of 200 KB pods held 270 MiB).
 import { readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import WebSocket from 'ws';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import { waitFor } from '../support/docker.js';
 import { useTestNodes } from '../support/agent.js';
@@ -18,8 +19,44 @@ const intakePod = (name: string, extra: Partial<Pod['metadata']> = {}, image = '
 const list = (items: Pod[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 const json = { 'Content-Type': 'application/json' };
 
+/** watchFrames opens WS /watch/pods with `query` and collects its frames. */
+function watchFrames(port: number, query = '') {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/watch/pods${query}`);
+  const frames: { type: string; object: Pod & Partial<Status> }[] = [];
+  ws.on('message', (data) => frames.push(JSON.parse(String(data)) as (typeof frames)[number]));
+  return { ws, frames };
+}
+
 describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds', () => {
   const start = useTestNodes();
+
+  it('the watch history drops its oldest changes past --watch-history-bytes: a resume from before them gets 410, a recent one resumes', async () => {
+    const node = await start({ watchHistoryBytes: 24 * 1024 });
+    const live = watchFrames(node.agent.port);
+    await waitFor(() => live.frames.some((f) => f.type === 'BOOKMARK') || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'first bookmark' });
+    // Each change of these pods is a frame of over 8 KB: the history holds two of them, not 10,000.
+    const blob = 'x'.repeat(8 * 1024);
+    const body = list(['w1', 'w2'].map((n) => intakePod(n, { annotations: { blob } })));
+    expect((await node.api('/pods', { method: 'POST', headers: json, body })).status).toBe(201);
+    const changes = () => live.frames.filter((f) => f.type !== 'BOOKMARK');
+    await waitFor(() => changes().length >= 4 || undefined, { timeoutMs: 60_000, intervalMs: 100, description: 'four changes of the two pods' });
+    live.ws.close();
+    const versions = changes().map((f) => Number(f.object.metadata?.resourceVersion));
+
+    const old = watchFrames(node.agent.port, `?resourceVersion=${versions[0]}`);
+    await waitFor(() => old.frames.length > 0 || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'the answer to an old resume' });
+    old.ws.close();
+    expect(old.frames[0]).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
+
+    // The newest change is always held: a resume from the current resourceVersion still works.
+    const fresh = watchFrames(node.agent.port);
+    const mark = await waitFor(() => fresh.frames.find((f) => f.type === 'BOOKMARK'), { timeoutMs: 10_000, intervalMs: 50, description: 'a bookmark' });
+    fresh.ws.close();
+    const recent = watchFrames(node.agent.port, `?resourceVersion=${mark.object.metadata?.resourceVersion}`);
+    await waitFor(() => recent.frames.length > 0 || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'a recent resume' });
+    recent.ws.close();
+    expect(recent.frames.map((f) => f.type)).not.toContain('ERROR');
+  });
 
   it('a List of --max-pods + 1 pods is refused whole with 403 exceeded quota saying how many fit; nothing is listed or written', async () => {
     const node = await start({ maxPods: 2 });
