@@ -1,7 +1,10 @@
 // Bounded log fields (src/shared/logging.ts), issue #11 finding 4: a 900 KB image name wrote 54 MB
 // of log in a minute.
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { boundedErr, boundedField, kMaxLogFieldBytes } from '../../src/shared/logging.js';
+import { boundedErr, boundedField, kMaxLogFieldBytes, newLogger } from '../../src/shared/logging.js';
 
 describe('boundedField', () => {
   it.each([
@@ -32,5 +35,36 @@ describe('boundedErr', () => {
 
   it('logs a non-Error as a bounded message', () => {
     expect(boundedErr('x'.repeat(10), 4)).toEqual({ type: 'string', message: 'xxxx…(6 more bytes)' });
+  });
+});
+
+describe('newLogger', () => {
+  it('bounds every string field and err of a record, also when the call site did not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'logging-'));
+    let fd = -1;
+    try {
+      const file = join(dir, 'log.jsonl');
+      fd = openSync(file, 'w');
+      const logger = newLogger('info', fd);
+      const image = 'a'.repeat(900 * 1024);
+      logger.warn({ image, err: new Error(`pull ${image} failed`) }, 'Failed to pull image');
+      // The destination writes asynchronously (sync: false): wait for the line, then close.
+      let text = '';
+      for (let i = 0; i < 200 && !text.endsWith('\n'); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        text = readFileSync(file, 'utf8');
+      }
+      const line = text.trim();
+      expect(line.length).toBeLessThan(4 * kMaxLogFieldBytes);
+      const record = JSON.parse(line) as { msg: string; image: string; err: { message: string; stack: string } };
+      expect(record.msg).toBe('Failed to pull image');
+      expect(record.image).toMatch(/…\(\d+ more bytes\)$/);
+      expect(record.err.message).toMatch(/more bytes\)$/);
+      expect(record.err.stack).toMatch(/more bytes\)$/);
+    } finally {
+      await new Promise((r) => setTimeout(r, 20));
+      try { closeSync(fd); } catch { /* already closed */ }
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
