@@ -9,7 +9,7 @@
  * a pod or a manifest controls (image names, messages, error messages that quote them) is logged
  * through {@link boundedField} / {@link boundedErr}, and newLogger bounds every string field and
  * `err` again as a safety net. klog has no per-field limit; the bound follows the Kubernetes API's
- * own limits for such text (events.k8s.io/v1 `note`: 1 KiB; a termination message: 4 KiB).
+ * own limits for such text (an event message: 1 KiB, NoteLengthLimit; a termination message: 4 KiB).
  */
 import { pino, stdSerializers, type Logger } from 'pino';
 import type { Pod } from './api.js';

@@ -13,8 +13,10 @@ import { boundedField, podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 
 /**
- * kMaxEventMessageBytes: the UTF-8 bytes an event's message keeps (1 KiB, the events.k8s.io/v1
- * `note` limit); the rest is replaced by `…(N more bytes)` (boundedField).
+ * kMaxEventMessageBytes: the UTF-8 bytes an event's message keeps: 1 KiB, the apiserver's event
+ * validation limit (pkg/apis/core/validation/events.go NoteLengthLimit), to which the scheduler
+ * also truncates its messages (truncateMessage). The rest is replaced by `…(N more bytes)`
+ * (boundedField).
  */
 export const kMaxEventMessageBytes = 1024;
 
