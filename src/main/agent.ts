@@ -20,7 +20,6 @@ import { PROTOCOL_VERSION } from '../shared/messages.js';
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
-import { loadTokenFile } from '../server/auth.js';
 import { createServer, type AgentServer } from '../server/server.js';
 
 import type { AgentOptions } from './agent-options.js';
@@ -46,6 +45,7 @@ import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { listPods, newServerHost } from './server-host.js';
+import { loadServerAuth } from './server-auth.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler } from './sync-handler.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
@@ -199,7 +199,7 @@ class AgentImpl implements Agent {
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     if (this.deps.serve !== false) {
-      const auth = o.tokenAuthFile ? await loadTokenFile(o.tokenAuthFile, (m) => log.warn({ file: o.tokenAuthFile }, m)) : undefined;
+      const auth = await loadServerAuth(o, log);
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
     }
     this.#pleg.start();
