@@ -44,6 +44,14 @@ export interface TestNode {
   warnings: Record<string, unknown>[];
 }
 
+/**
+ * adminAuthorization: the `Authorization` header of the admin token an agent wrote under
+ * `rootDir` (for tests that start an agent without startTestNode). Read at call time.
+ */
+export function adminAuthorization(rootDir: string): { Authorization: string } {
+  return { Authorization: `Bearer ${readFileSync(join(rootDir, 'admin.token'), 'utf8').trim()}` };
+}
+
 /** startTestNode starts an agent on a unique node name (`e2e-<random>`) with a temp manifest dir. */
 export async function startTestNode(overrides: Partial<AgentOptions> = {}): Promise<TestNode> {
   const nodeName = overrides.nodeName ?? `e2e-${randomBytes(4).toString('hex')}`;
