@@ -155,6 +155,8 @@ class AgentImpl implements Agent {
   async start(): Promise<void> {
     const o = this.options;
     const log = this.#log;
+    // First: an unsafe admin token file stops the start before anything runs.
+    const auth = this.deps.serve !== false ? await loadServerAuth(o, log) : undefined;
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
       rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
@@ -198,8 +200,7 @@ class AgentImpl implements Agent {
     this.#pleg = o.runtime === 'docker' && !this.deps.runner
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
-    if (this.deps.serve !== false) {
-      const auth = await loadServerAuth(o, log);
+    if (auth) {
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
     }
     this.#pleg.start();
