@@ -68,8 +68,16 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     await expect.poll(() => row.isVisible()).toBe(true);
 
     if (viaApi) {
-      const deleted = await node.api('/pods/default/dash-web?gracePeriodSeconds=1', { method: 'DELETE' });
-      expect(deleted.status).toBe(200);
+      // The row's Delete is a write: anonymously it answers 401, the page asks for a token and the
+      // (anonymous) watch stays live; with the admin token the pod is deleted.
+      await row.locator('button.delete').click();
+      await page.locator('#token-form').waitFor({ state: 'visible', timeout: 30_000 });
+      expect(await page.locator('#conn').getAttribute('data-state')).toBe('live');
+      expect(await row.locator('button.delete').textContent()).toBe('Sign in to delete');
+      await page.fill('#token-input', node.adminToken());
+      await page.click('#token-form button[type="submit"]');
+      await row.locator('button.delete').click();
+      await expect.poll(() => row.locator('button.delete').textContent(), { timeout: 30_000 }).toBe('Deleting…');
     } else {
       await rm(join(node.manifestDir, 'dash-web.yaml'));
     }
