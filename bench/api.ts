@@ -10,7 +10,7 @@
 //
 //   npm run bench -- api [--pods 500] [--clients 200] [--burst 500] [--duration 10] [--posts 1000] [--connections 10]
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,7 +38,7 @@ const int = (name: keyof typeof args) => {
 };
 
 type ToChild = { type: 'burst'; n: number } | { type: 'stop' };
-type ToParent = { type: 'ready'; port: number } | { type: 'burst-done'; published: Record<string, number> };
+type ToParent = { type: 'ready'; port: number; /** the admin token, for the writes (never printed) */ token: string } | { type: 'burst-done'; published: Record<string, number> };
 
 const nowMs = () => performance.timeOrigin + performance.now();
 
@@ -70,7 +70,7 @@ async function serve(): Promise<void> {
     unsubscribe();
     send({ type: 'burst-done', published });
   });
-  send({ type: 'ready', port: agent.port });
+  send({ type: 'ready', port: agent.port, token: (await readFile(join(options.rootDir, 'admin.token'), 'utf8')).trim() });
 }
 
 const podJson = (name: string) => ({
@@ -123,7 +123,8 @@ async function main(): Promise<void> {
   };
   try {
     const loadavgAtStart = (await import('node:os')).loadavg();
-    const { port } = await next('ready');
+    const { port, token } = await next('ready');
+    const authorization = `Bearer ${token}`;
     const base = `http://127.0.0.1:${port}`;
     const results: PhaseResult[] = [];
 
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
     let intake = true;
     for (let i = 0; i < N; i += 100) {
       const items = Array.from({ length: Math.min(100, N - i) }, (_, j) => podJson(`known-${i + j}`));
-      const res = await fetch(`${base}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+      const res = await fetch(`${base}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: authorization }, body: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
       if (res.status === 404 || res.status === 405) {
         intake = false;
         break;
@@ -156,7 +157,7 @@ async function main(): Promise<void> {
     results.push(await cannon(base, 'POST /pods (1 pod each)', {
       amount: int('posts'),
       requests: [{
-        method: 'POST', path: '/pods', headers: { 'content-type': 'application/json' },
+        method: 'POST', path: '/pods', headers: { 'content-type': 'application/json', authorization },
         setupRequest: (req) => ({ ...req, body: JSON.stringify(podJson(`posted-${seq++}`)) }),
       }],
     }));

@@ -4,9 +4,12 @@
  * shares. The commands talk to the agent's HTTP API (docs/contracts.md "HTTP API"); apply, delete
  * and get also have an etcd branch (`--etcd-servers`, etcd-client.ts).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Argv } from 'yargs';
 import type { Status } from '../shared/api.js';
 import { AgentError, type AgentErrorCode } from '../shared/errors.js';
+import { isLoopbackHost } from '../shared/loopback.js';
 import type { CliIo } from './io.js';
 
 /** kDefaultServer: the agent's API address (`--address`/`--port` defaults). */
@@ -18,25 +21,80 @@ export type ClientRun = (io: CliIo) => Promise<number>;
 /** SelectClient: how a command module hands its parsed command to the CLI. */
 export type SelectClient = (s: { command: 'client'; run: ClientRun }) => void;
 
+/** kDefaultRootDir: the agent's default `--root-dir`, where it writes `admin.token`. */
+export const kDefaultRootDir = '/var/lib/kubelet-ts';
+
 /** ClientFlags: the connection flags every client command takes. */
 export interface ClientFlags {
   /** `--server`: the agent's base URL. */
   server: string;
-  /** `--token`: a bearer token (see --token-auth-file); '' for none. */
+  /** The bearer token sent: `--token`, else the agent's admin token (see {@link findAdminToken}); '' for none. */
   token: string;
+  /** The admin token file the token was read from, when it was not given (for the 401 message). */
+  tokenFile?: string;
+  /** `--root-dir`: the agent's root dir, where the admin token is looked for. */
+  rootDir: string;
 }
 
-/** addClientFlags adds `--server` and `--token` (env KUBELET_TS_SERVER / KUBELET_TS_TOKEN as defaults). */
+/**
+ * addClientFlags adds `--server`, `--token` and `--root-dir` (env KUBELET_TS_SERVER,
+ * KUBELET_TS_TOKEN and KUBELET_TS_ROOT_DIR as defaults).
+ */
 export function addClientFlags<T>(y: Argv<T>): Argv<T> {
   return y
     .option('server', { type: 'string', describe: 'Address of the kubelet-ts API', default: process.env.KUBELET_TS_SERVER ?? kDefaultServer, requiresArg: true, group: 'Connection:' })
-    .option('token', { type: 'string', describe: 'Bearer token for the API', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN or none' }) as Argv<T>;
+    .option('token', { type: 'string', describe: 'Bearer token for the API (default: the agent\'s <root-dir>/admin.token when --server is a loopback address and the file is readable)', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN, else the admin token' })
+    .option('root-dir', { type: 'string', describe: 'The agent\'s --root-dir, where its admin.token is read from', default: process.env.KUBELET_TS_ROOT_DIR ?? kDefaultRootDir, requiresArg: true, group: 'Connection:', defaultDescription: `$KUBELET_TS_ROOT_DIR or ${kDefaultRootDir}` }) as Argv<T>;
 }
 
-/** clientFlags reads the connection flags from parsed argv (the last value when given twice). */
+/**
+ * findAdminToken reads the agent's admin token from `<rootDir>/admin.token` for a client that was
+ * given no token, as kubectl run on a control-plane node finds /etc/kubernetes/admin.conf when
+ * pointed at it: only when `server` is a loopback URL (the file belongs to the agent on this
+ * machine; a token is never sent to another host because a local file had one) and the file is
+ * readable by this user (root, as the agent runs). Synchronous (once per command).
+ * @returns the token and its file, or undefined (not loopback, no file, not readable, empty).
+ */
+export function findAdminToken(server: string, rootDir: string): { token: string; file: string } | undefined {
+  let host: string;
+  try {
+    host = new URL(server).hostname;
+  } catch {
+    return undefined;
+  }
+  if (!isLoopbackHost(host)) return undefined;
+  const file = join(rootDir, 'admin.token');
+  try {
+    const token = readFileSync(file, 'utf8').trim();
+    return token === '' || /\s/.test(token) ? undefined : { token, file };
+  } catch {
+    return undefined; // missing or not readable by this user: no token
+  }
+}
+
+/**
+ * clientFlags reads the connection flags from parsed argv (the last value when given twice). With
+ * no `--token` (nor KUBELET_TS_TOKEN) the admin token is looked up ({@link findAdminToken}).
+ */
 export function clientFlags(argv: Record<string, unknown>): ClientFlags {
   const last = (v: unknown) => (Array.isArray(v) ? v[v.length - 1] : v);
-  return { server: String(last(argv.server) ?? kDefaultServer).replace(/\/+$/, ''), token: String(last(argv.token) ?? '') };
+  const server = String(last(argv.server) ?? kDefaultServer).replace(/\/+$/, '');
+  const rootDir = String(last(argv['root-dir']) ?? kDefaultRootDir);
+  const token = String(last(argv.token) ?? '');
+  if (token !== '') return { server, token, rootDir };
+  const found = findAdminToken(server, rootDir);
+  return found ? { server, token: found.token, tokenFile: found.file, rootDir } : { server, token: '', rootDir };
+}
+
+/**
+ * unauthorizedMessage: what the client prints for a 401, saying which token was refused or how
+ * to get one (kubectl's "You must be logged in to the server (Unauthorized)").
+ */
+export function unauthorizedMessage(flags: ClientFlags): string {
+  const base = 'You must be logged in to the server (Unauthorized)';
+  if (flags.tokenFile) return `${base}: the admin token of ${flags.tokenFile} was refused; pass --token`;
+  if (flags.token) return `${base}: the token was refused; check --token`;
+  return `${base}: pass --token, or run as root (who can read ${join(flags.rootDir, 'admin.token')}; see --root-dir)`;
 }
 
 /**
@@ -119,7 +177,7 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
   } catch {
     // not a Status: keep the text
   }
-  if (res.status === 401) message = `You must be logged in to the server (Unauthorized): pass --token`;
+  if (res.status === 401) message = unauthorizedMessage(flags);
   throw new ClientError(message, res.status, code);
 }
 

@@ -9,7 +9,7 @@
  * `--experimental-websocket`).
  */
 import type { Pod, Status } from '../shared/api.js';
-import { ClientError, type ClientFlags } from './client.js';
+import { ClientError, unauthorizedMessage, type ClientFlags } from './client.js';
 
 /** PodWatchEvent: one watch frame `{"type", "object"}`; BOOKMARK carries only `object.metadata.resourceVersion`. */
 export interface PodWatchEvent {
@@ -106,7 +106,7 @@ export async function watchPods(flags: ClientFlags, request: PodWatchRequest, on
         } catch {
           // not a Status: keep the text
         }
-        if (code === 401) message = 'You must be logged in to the server (Unauthorized): pass --token';
+        if (code === 401) message = unauthorizedMessage(flags);
         if (code >= 500) finish({ kind: 'lost', reason: `the watch was answered ${code}: ${message}`, opened });
         else finish(new ClientError(message, code));
       });

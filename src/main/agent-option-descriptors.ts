@@ -107,10 +107,26 @@ export const kAgentOptionDescriptors = {
     flag: 'port', parse: 'number', config: { field: 'port' }, default: 10250, check: integerIn(0, 65535, 'must be an integer in 1..65535 (or 0 for any free port)'),
     help: 'Port of the HTTP server (0 = any free port)',
   }),
-  /** Static token file (`--token-auth-file`, CSV `token,user,uid,"group1,group2"`); `''` = no authentication. */
+  /**
+   * Static token file (`--token-auth-file`, CSV `token,user,uid,"group1,group2"`): tokens accepted
+   * beside the admin token of `<root-dir>/admin.token`; `''` = the admin token only.
+   */
   tokenAuthFile: option({
     flag: 'token-auth-file', parse: 'string', default: '', check: optionalPath,
-    help: 'Static token file (CSV token,user,uid,"group1,group2"): requires a bearer token on every path but /healthz and the dashboard static files; group kubelet-ts:read-only may only GET',
+    help: 'Static token file (CSV token,user,uid,"group1,group2") of bearer tokens accepted beside <root-dir>/admin.token; group kubelet-ts:read-only may only GET',
+  }),
+  /**
+   * Serve requests without credentials as `system:anonymous` (`--anonymous-auth`, the kubelet's
+   * flag): they may only read (GET/HEAD of pods, status, events, node, metrics, logs, the watch);
+   * writes and streams into containers always need a token. Default: true while `--address` is a
+   * loopback address, false on any other address unless given (resolveAgentOptions), following
+   * the kubelet's KubeletConfiguration default (`authentication.anonymous.enabled: false`) for a
+   * port the network can reach. `false` → every request but /healthz and the dashboard's static
+   * files needs a token (401).
+   */
+  anonymousAuth: option({
+    flag: 'anonymous-auth', parse: 'boolean', default: true, defaultText: 'true on a loopback --address, else false', check: boolean,
+    help: 'Serve requests without a bearer token as system:anonymous, allowed only to read (pods, status, events, metrics, logs, the watch); writes and exec/attach/port-forward always need a token',
   }),
   /** Largest HTTP request body, bytes (`--max-request-body-bytes`, 1 MiB; kubelet-ts only). */
   maxRequestBodyBytes: option({
@@ -150,11 +166,11 @@ export const kAgentOptionDescriptors = {
   }),
   /** The node's IP, reported as pod IP for hostNetwork pods and in Node addresses (`--node-ip`, 127.0.0.1). */
   nodeIp: option({ flag: 'node-ip', parse: 'string', default: '127.0.0.1', check: ipAddress, help: 'IP address of the node (hostNetwork pod IP and Node addresses)' }),
-  /** Directory for the agent's state, e.g. intake pods (`--root-dir`, /var/lib/kubelet-ts). */
+  /** Directory for the agent's state: intake pods, the admin token `admin.token` (`--root-dir`, /var/lib/kubelet-ts). */
   rootDir: option({
     // Resolved against the working directory: worker threads and dockerd need absolute paths.
     flag: 'root-dir', parse: 'string', default: '/var/lib/kubelet-ts', check: (l, v) => resolvePath(str(false)(l, v)),
-    help: 'Directory for the agent state (intake pods)',
+    help: 'Directory for the agent state (intake pods, the admin bearer token admin.token)',
   }),
   /** Docker Engine endpoint (`--docker-endpoint`); only `unix://` endpoints are supported. */
   dockerEndpoint: option({

@@ -5,6 +5,7 @@
  */
 import { InvalidArgumentError } from '../shared/errors.js';
 import { verbosityToLevel } from '../shared/logging.js';
+import { isLoopbackHost } from '../shared/loopback.js';
 import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
 
 type Descriptors = typeof kAgentOptionDescriptors;
@@ -53,7 +54,8 @@ export function checkAgentOption<K extends keyof AgentOptions>(key: K, value: un
  * resolveAgentOptions fills defaults ({@link kDefaultAgentOptions}) into `partial` and validates
  * every field, as the kubelet's ValidateKubeletConfiguration does. Derived fields:
  * `dockerSocketPath` comes from `dockerEndpoint` (a `dockerSocketPath` given alone sets the endpoint),
- * and `logLevel` from `v` unless given. Pure; called on the main thread by the CLI and by tests.
+ * `logLevel` from `v` unless given, and `anonymousAuth` is false on a non-loopback `address` unless
+ * given (the kubelet's config default, anonymous off, for a port the network can reach). Pure; called on the main thread by the CLI and by tests.
  * @throws InvalidArgumentError naming the flag, e.g. `--port must be an integer in 1..65535 …, got "x"`,
  *   or `unknown option "…"` for a key that AgentOptions does not have.
  */
@@ -76,6 +78,8 @@ export function resolveAgentOptions(partial: Partial<AgentOptions> = {}): AgentO
   if ((out.imageGcLowThresholdPercent as number) > (out.imageGcHighThresholdPercent as number)) {
     throw new InvalidArgumentError(`--image-gc-low-threshold (${out.imageGcLowThresholdPercent}) must not exceed --image-gc-high-threshold (${out.imageGcHighThresholdPercent})`);
   }
+  // A port the network can reach serves no anonymous reads unless the user asks for them (docs/contracts.md).
+  if (given.anonymousAuth === undefined && !isLoopbackHost(out.address as string)) out.anonymousAuth = false;
   out.logLevel = given.logLevel !== undefined ? checkAgentOption('logLevel', given.logLevel) : verbosityToLevel(out.v as number);
   return out as unknown as AgentOptions;
 }

@@ -20,7 +20,6 @@ import { PROTOCOL_VERSION } from '../shared/messages.js';
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
-import { loadTokenFile } from '../server/auth.js';
 import { createServer, type AgentServer } from '../server/server.js';
 
 import type { AgentOptions } from './agent-options.js';
@@ -46,6 +45,7 @@ import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { listPods, newServerHost } from './server-host.js';
+import { loadServerAuth } from './server-auth.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
@@ -158,6 +158,8 @@ class AgentImpl implements Agent {
   async start(): Promise<void> {
     const o = this.options;
     const log = this.#log;
+    // First: an unsafe admin token file stops the start before anything runs.
+    const auth = this.deps.serve !== false ? await loadServerAuth(o, log) : undefined;
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
       rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
@@ -201,8 +203,7 @@ class AgentImpl implements Agent {
     this.#pleg = o.runtime === 'docker' && !this.deps.runner
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
-    if (this.deps.serve !== false) {
-      const auth = o.tokenAuthFile ? await loadTokenFile(o.tokenAuthFile, (m) => log.warn({ file: o.tokenAuthFile }, m)) : undefined;
+    if (auth) {
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
     }
     this.#pleg.start();

@@ -1,9 +1,12 @@
 /**
  * Counterpart of k8s.io/apiserver/pkg/authentication/token/tokenfile (the static token file,
  * `--token-auth-file`), of the apiserver's WebSocket bearer-token authenticator
- * (k8s.io/apiserver/pkg/authentication/request/websocket/protocol.go) and of the kubelet server's
- * authn/authz filter (pkg/kubelet/server/auth.go), reduced to one rule: the group
- * {@link kReadOnlyGroup} may only read.
+ * (k8s.io/apiserver/pkg/authentication/request/websocket/protocol.go), of its anonymous
+ * authenticator (request/anonymous: `system:anonymous`, group `system:unauthenticated`, joined
+ * with union.NewFailOnError so a wrong token is refused, never downgraded to anonymous) and of the
+ * kubelet server's authn/authz filter (pkg/kubelet/server/auth.go), reduced to these rules:
+ * anonymous requests may only read (and only while `--anonymous-auth` allows them), streams into a
+ * container need an identity, and the group {@link kReadOnlyGroup} may only read.
  */
 import { readFile } from 'node:fs/promises';
 import type { Status } from '../shared/api.js';
@@ -138,6 +141,59 @@ export async function loadTokenFile(path: string, warn?: (message: string) => vo
   return parseTokenFile(text, path, warn);
 }
 
+/**
+ * kAdminUser: who the agent's own admin token (`<root-dir>/admin.token`) stands for. The group is
+ * the apiserver's superuser group `system:masters`, so a reader who knows Kubernetes sees at once
+ * that this identity may do everything.
+ */
+export const kAdminUser: Readonly<TokenUser> = Object.freeze({ name: 'kubelet-ts:admin', uid: 'kubelet-ts:admin', groups: Object.freeze(['system:masters']) as string[] });
+
+/** kAnonymousUser: the user of a request without credentials (request/anonymous's user.Anonymous). */
+export const kAnonymousUser: Readonly<TokenUser> = Object.freeze({ name: 'system:anonymous', uid: '', groups: Object.freeze(['system:unauthenticated']) as string[] });
+
+/**
+ * newAdminTokenAuthenticator: an authenticator that knows one token, the agent's admin token,
+ * as {@link kAdminUser}. Pure lookup; the token is compared, never logged.
+ * @param origin names the token file in logs (e.g. `/var/lib/kubelet-ts/admin.token`).
+ * @throws InvalidArgumentError if `token` is empty.
+ */
+export function newAdminTokenAuthenticator(token: string, origin: string): TokenAuthenticator {
+  if (token === '') throw new InvalidArgumentError(`${origin}: the admin token is empty`);
+  return { origin, size: 1, authenticateToken: (t) => (t === token ? kAdminUser : undefined) };
+}
+
+/**
+ * unionTokenAuthenticators: the first authenticator that knows a token wins (the apiserver's
+ * union of token authenticators). The admin token goes first, so a `--token-auth-file` entry with
+ * the same token cannot demote it. Pure.
+ */
+export function unionTokenAuthenticators(...list: TokenAuthenticator[]): TokenAuthenticator {
+  return {
+    origin: list.map((a) => a.origin).join(', '),
+    size: list.reduce((n, a) => n + a.size, 0),
+    authenticateToken(token) {
+      for (const a of list) {
+        const user = a.authenticateToken(token);
+        if (user) return user;
+      }
+      return undefined;
+    },
+  };
+}
+
+/**
+ * ServerAuth: how the server authenticates and authorizes (the kubelet's
+ * KubeletAuthentication/KubeletAuthorization, reduced).
+ * - `tokens`: the bearer tokens it knows (the admin token and `--token-auth-file`).
+ * - `anonymous`: whether a request without credentials is served as {@link kAnonymousUser}
+ *   (`--anonymous-auth`); an anonymous user may only read, never write or open a stream into a
+ *   container.
+ */
+export interface ServerAuth {
+  tokens: TokenAuthenticator;
+  anonymous: boolean;
+}
+
 /** AccessDecision: the request may go on as `user` (undefined when auth is off), or gets `status`. */
 export type AccessDecision =
   | { ok: true; user?: TokenUser }
@@ -154,20 +210,64 @@ const kUnauthenticatedPaths = new Set(['/healthz', '/healthz/']);
  */
 const kPublicReadPaths = new Set(kDashboardAssetPaths);
 
+/**
+ * kStreamingPathPrefixes: the kubelet's streaming endpoints (exec, attach, run, port-forward). They
+ * reach into a container, so even their GET (a WebSocket upgrade) needs an authenticated user who
+ * may write: the kubelet authorizes them as `create` on nodes/proxy whatever the method, since a
+ * GET upgrade runs commands as surely as a POST does. `follow` logs and the watch are reads (the
+ * same data a plain GET returns) and stay open to anonymous readers.
+ */
+export const kStreamingPathPrefixes: readonly string[] = Object.freeze(['/exec/', '/attach/', '/run/', '/portForward/']);
+
 const kReadMethods = new Set(['get', 'head']);
+
+/** isWrite: the request changes state or opens a stream into a container (needs an identity that may write). */
+function isWrite(method: string, path: string): boolean {
+  return !kReadMethods.has(method) || kStreamingPathPrefixes.some((p) => path.startsWith(p));
+}
 
 function unauthorized(reason: string): AccessDecision {
   return { ok: false, reason, status: statusError(401, 'Unauthorized', 'Unauthorized') };
 }
 
 /**
- * authorizeToken authenticates the bearer `token` and authorizes `method` on `path` for its user
- * (401 for an unknown token, 403 for a read-only user's write). Pure.
+ * duplicateCredentials: the 400 answer to a request with more than one `Authorization` header.
+ * Which one a server, a proxy or a log reads differs (Go's Header.Get takes the first, a JS map
+ * the last), so the request is refused before either is looked at.
  */
-function authorizeToken(auth: TokenAuthenticator, method: string, path: string, token: string): AccessDecision {
-  const user = auth.authenticateToken(token);
+export function duplicateCredentials(count: number): AccessDecision {
+  return {
+    ok: false,
+    reason: `${count} Authorization headers`,
+    status: statusError(400, 'BadRequest', `a request may carry one Authorization header, got ${count}`),
+  };
+}
+
+/**
+ * authorizationHeaders reads every `Authorization` header of a request (uWS's `req.forEach`
+ * passes repeated headers one by one, lowercased), so the caller can refuse more than one with
+ * {@link duplicateCredentials}. Must run inside the uWS request callback.
+ * @returns the first value ('' if none) and how many there were.
+ */
+export function authorizationHeaders(req: { forEach(cb: (name: string, value: string) => void): void }): { value: string; count: number } {
+  let value = '';
+  let count = 0;
+  req.forEach((name, v) => {
+    if (name !== 'authorization') return;
+    if (count === 0) value = v;
+    count++;
+  });
+  return { value, count };
+}
+
+/**
+ * authorizeToken authenticates the bearer `token` and authorizes `method` on `path` for its user
+ * (401 for an unknown token, 403 for a read-only user's write or stream). Pure.
+ */
+function authorizeToken(tokens: TokenAuthenticator, method: string, path: string, token: string): AccessDecision {
+  const user = tokens.authenticateToken(token);
   if (!user) return unauthorized('invalid bearer token');
-  if (!kReadMethods.has(method) && user.groups.includes(kReadOnlyGroup)) {
+  if (isWrite(method, path) && user.groups.includes(kReadOnlyGroup)) {
     return {
       ok: false,
       reason: `user in group ${kReadOnlyGroup} may only read`,
@@ -178,21 +278,38 @@ function authorizeToken(auth: TokenAuthenticator, method: string, path: string, 
 }
 
 /**
- * checkAccess authenticates (`Authorization: Bearer <token>`) and authorizes one request.
- * With `auth` undefined every request is allowed. `/healthz` never needs a token, nor do GET and
- * HEAD of the dashboard's static files ({@link kDashboardAssetPaths}). A missing or unknown token
- * → 401 `Unauthorized`; a member of {@link kReadOnlyGroup} using a method other than GET/HEAD →
- * 403 `Forbidden`. Pure; the WebSocket upgrade of the watch goes through {@link checkWebSocketAccess}.
+ * authorizeAnonymous decides a request that carries no credentials: with `auth.anonymous` a read
+ * (GET/HEAD outside the streaming paths) goes on as {@link kAnonymousUser}; everything else → 401,
+ * so the client knows to send a token. Pure.
+ */
+function authorizeAnonymous(auth: ServerAuth, method: string, path: string): AccessDecision {
+  if (!auth.anonymous) return unauthorized('no bearer token (anonymous requests are off: --anonymous-auth=false)');
+  if (isWrite(method, path)) return unauthorized(`no bearer token (anonymous requests may only read; ${method} ${path} needs an identity)`);
+  return { ok: true, user: kAnonymousUser };
+}
+
+/**
+ * checkAccess authenticates (`Authorization: Bearer <token>`) and authorizes one request, as the
+ * kubelet's filter does after the apiserver's authenticators. With `auth` undefined (only
+ * in-process tests start a server so) every request is allowed. `/healthz` never needs a token,
+ * nor do GET and HEAD of the dashboard's static files ({@link kDashboardAssetPaths}). A request
+ * without an `Authorization` header is anonymous: allowed to read while `auth.anonymous`, else
+ * 401. A malformed header or an unknown token → 401 (never anonymous); a member of
+ * {@link kReadOnlyGroup} writing or opening a stream → 403 `Forbidden`. "Writing" is any method
+ * but GET/HEAD, and any method on {@link kStreamingPathPrefixes}. Pure; the WebSocket upgrade of
+ * the watch goes through {@link checkWebSocketAccess}; a second `Authorization` header is refused
+ * before this by the caller ({@link duplicateCredentials}).
  * @param method lowercased HTTP method.
  * @param path the request path (without query).
  * @param authorization the `Authorization` header value ('' if none).
  */
-export function checkAccess(auth: TokenAuthenticator | undefined, method: string, path: string, authorization: string): AccessDecision {
+export function checkAccess(auth: ServerAuth | undefined, method: string, path: string, authorization: string): AccessDecision {
   if (auth === undefined || kUnauthenticatedPaths.has(path)) return { ok: true };
   if (kReadMethods.has(method) && kPublicReadPaths.has(path)) return { ok: true };
+  if (authorization === '') return authorizeAnonymous(auth, method, path);
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (!m) return unauthorized(authorization === '' ? 'no bearer token' : 'malformed Authorization header');
-  return authorizeToken(auth, method, path, m[1]);
+  if (!m) return unauthorized('malformed Authorization header');
+  return authorizeToken(auth.tokens, method, path, m[1]);
 }
 
 /** kBearerProtocolPrefix: the apiserver's WebSocket subprotocol prefix that carries a bearer token. */
@@ -254,18 +371,21 @@ export interface WebSocketAccess {
  * checkWebSocketAccess authenticates and authorizes a WebSocket upgrade (a GET of `path`) as the
  * apiserver's union of its bearer-header and WebSocket-protocol authenticators: the
  * `Authorization` header's token is tried first, then the token of a
- * `base64url.bearer.authorization.k8s.io.` subprotocol; either one authenticating is enough. The
- * subprotocol answered is the first other one the client offered ('' if none), never the token's.
- * With `auth` undefined the upgrade is allowed and a bearer subprotocol is ignored. Pure.
+ * `base64url.bearer.authorization.k8s.io.` subprotocol; either one authenticating is enough. A
+ * request offering neither is anonymous ({@link checkAccess}); a token offered and refused is 401,
+ * never anonymous. The subprotocol answered is the first other one the client offered ('' if
+ * none), never the token's. With `auth` undefined the upgrade is allowed and a bearer subprotocol
+ * is ignored. Pure.
  * @param authorization the `Authorization` header value ('' if none).
  * @param protocolHeader the `Sec-WebSocket-Protocol` header value ('' if none).
  */
-export function checkWebSocketAccess(auth: TokenAuthenticator | undefined, path: string, authorization: string, protocolHeader: string): WebSocketAccess {
+export function checkWebSocketAccess(auth: ServerAuth | undefined, path: string, authorization: string, protocolHeader: string): WebSocketAccess {
   const offered = bearerTokenFromProtocols(protocolHeader);
   const protocol = offered.ok ? (offered.protocols[0] ?? '') : (protocolHeader.split(',').map((p) => p.trim()).find((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix)) ?? '');
-  const byHeader = checkAccess(auth, 'get', path, authorization);
-  if (byHeader.ok || byHeader.status.code !== 401) return { access: byHeader, protocol };
+  if (auth === undefined) return { access: { ok: true }, protocol };
+  const byHeader = authorization === '' ? undefined : checkAccess(auth, 'get', path, authorization);
+  if (byHeader && (byHeader.ok || byHeader.status.code !== 401)) return { access: byHeader, protocol };
   if (!offered.ok) return { access: unauthorized(offered.reason), protocol };
-  if (offered.token === '' || auth === undefined) return { access: byHeader, protocol };
-  return { access: authorizeToken(auth, 'get', path, offered.token), protocol };
+  if (offered.token !== '') return { access: authorizeToken(auth.tokens, 'get', path, offered.token), protocol };
+  return { access: byHeader ?? checkAccess(auth, 'get', path, ''), protocol };
 }

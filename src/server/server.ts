@@ -11,7 +11,7 @@ import { instrumentRoutes, metricsHandler } from './routes/metrics.js';
 import { dashboardAssetHandler, dashboardIndexHandler } from './dashboard/serve.js';
 import { registerWatch } from './ws/watch.js';
 import { statusError } from './status.js';
-import { checkAccess, type TokenAuthenticator } from './auth.js';
+import { authorizationHeaders, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
 import { checkPathParams, headerBytes, kDefaultRequestLimits, tooLarge, type RequestLimits } from './request-limits.js';
 import { intakeRoutes } from './routes/intake.js';
 import { logsRoutes } from './routes/logs.js';
@@ -32,8 +32,12 @@ export interface AgentServerOptions {
   port: number;
   /** Logger; the server logs with `{component: 'server'}`. */
   logger: Logger;
-  /** Bearer-token authentication (`--token-auth-file`); undefined = every request is allowed. */
-  auth?: TokenAuthenticator;
+  /**
+   * Authentication and authorization (auth.ts): the bearer tokens (the admin token and
+   * `--token-auth-file`) and whether anonymous reads are allowed (`--anonymous-auth`). The agent
+   * always passes it; undefined = every request is allowed, for in-process tests of other parts.
+   */
+  auth?: ServerAuth;
   /** Size limits and timeouts (defaults: kDefaultRequestLimits). */
   limits?: RequestLimits;
 }
@@ -202,7 +206,7 @@ interface ServerContext {
   router: Router;
   host: AgentHost;
   logger: Logger;
-  auth?: TokenAuthenticator;
+  auth?: ServerAuth;
   limits: Required<RequestLimits>;
 }
 
@@ -212,7 +216,8 @@ function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): Http
 }
 
 /**
- * dispatch answers one request: header limit, authentication and authorization (auth.ts), route
+ * dispatch answers one request: header limit, one Authorization header at most (400 otherwise),
+ * authentication and authorization (auth.ts), route
  * match, path parameter checks, the body (POST/PUT/PATCH/DELETE, within the size limit), then the
  * handler, guarded by a timeout. Everything it reads from `ureq` is read before any await; writes
  * after an await are corked; `onAborted` is always registered.
@@ -233,10 +238,13 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
   if (headerBytes(headers) > limits.maxHeaderBytes) {
     return fail(statusError(431, 'BadRequest', `request headers are too large: limit is ${limits.maxHeaderBytes} bytes`));
   }
-  const access = checkAccess(ctx.auth, req.method, req.path, headers.authorization ?? '');
+  // `headers` keeps the last of repeated headers: the Authorization ones are counted apart.
+  const authorization = authorizationHeaders(ureq);
+  const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checkAccess(ctx.auth, req.method, req.path, authorization.value);
   if (!access.ok) {
     // Never log the token itself.
-    logger.warn({ method: req.method, path: req.path, code: access.status.code, reason: access.reason }, access.status.code === 401 ? 'Unauthorized request' : 'Forbidden request');
+    const code = access.status.code;
+    logger.warn({ method: req.method, path: req.path, code, reason: access.reason }, code === 401 ? 'Unauthorized request' : code === 403 ? 'Forbidden request' : 'Bad credentials in request');
     return fail(access.status, access.status.code === 401 ? { 'WWW-Authenticate': 'Bearer realm="kubelet-ts"' } : undefined);
   }
   const match = router.match(req.method, req.path);

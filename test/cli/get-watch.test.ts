@@ -65,7 +65,7 @@ function startWatch(server: string, backoffMs = 20) {
   const ac = new AbortController();
   const out = { stdout: '', stderr: '' };
   const io = { stdout: (t: string) => (out.stdout += t), stderr: (t: string) => (out.stderr += t), exit: () => {} };
-  const done = runGetPods({ server, token: '' }, opts, io, ac.signal, { backoff: { initialMs: backoffMs, maxMs: backoffMs * 4 } });
+  const done = runGetPods({ server, token: '', rootDir: '/nonexistent' }, opts, io, ac.signal, { backoff: { initialMs: backoffMs, maxMs: backoffMs * 4 } });
   return { out, done, stop: () => ac.abort() };
 }
 

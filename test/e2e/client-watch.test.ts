@@ -10,6 +10,7 @@ import { resolveAgentOptions } from '../../src/main/agent-options.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import { waitFor } from '../support/docker.js';
 import { kRepoRoot } from '../support/agent-process.js';
+import { adminAuthorization } from '../support/agent.js';
 
 const kWaitMs = 60_000;
 
@@ -32,7 +33,7 @@ describe('get pods -w against an agent', () => {
 
   const create = async (name: string) => {
     const body = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'watched' } }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } });
-    const res = await fetch(`${server}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    const res = await fetch(`${server}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...adminAuthorization(dir) }, body });
     expect(res.status).toBe(201);
   };
   /** GET requests the agent answered on /pods… (kubelet_http_requests_total{method="GET",path="pods"}). */
@@ -57,7 +58,7 @@ describe('get pods -w against an agent', () => {
       await waitFor(() => /\nlate\s+1\/1\s+Running/.test(out), { timeoutMs: kWaitMs, intervalMs: 100, description: `rows of late (stdout ${JSON.stringify(out)})` });
       // Polling would have needed a second GET /pods to see `late` at all.
       expect(await podGets()).toBe(before + 1);
-      expect((await fetch(`${server}/pods/default/late?gracePeriodSeconds=0`, { method: 'DELETE' })).status).toBe(200);
+      expect((await fetch(`${server}/pods/default/late?gracePeriodSeconds=0`, { method: 'DELETE', headers: adminAuthorization(dir) })).status).toBe(200);
       await waitFor(() => /\nlate\s+\S+\s+Terminating/.test(out), { timeoutMs: kWaitMs, intervalMs: 100, description: 'Terminating row of late' });
     } finally {
       child.kill('SIGINT');

@@ -37,7 +37,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-client-'));
     await writeFile(join(dir, 'tokens.csv'), 'secret-admin,admin,1\nsecret-view,viewer,2,"kubelet-ts:read-only"\n');
     node = await startTestNode({ podManifestPath: '' });
-    authNode = await startTestNode({ podManifestPath: '', tokenAuthFile: join(dir, 'tokens.csv'), runtime: 'fake' });
+    authNode = await startTestNode({ podManifestPath: '', tokenAuthFile: join(dir, 'tokens.csv'), anonymousAuth: false, runtime: 'fake' });
     server = `http://127.0.0.1:${node.agent.port}`;
   }, kTestMs);
   afterAll(async () => {
@@ -48,10 +48,11 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
 
   // A real child process (`kubelet-ts …`) for the main path of each command; on this shared
   // 2-core machine each costs seconds, so variations run the same CLI code in-process (inproc).
-  const cli = (...args: string[]) => runCliProcess([...args, '--server', server]);
+  // The client finds the node's admin token itself (KUBELET_TS_ROOT_DIR, --root-dir).
+  const cli = (...args: string[]) => runCliProcess([...args, '--server', server], undefined, { KUBELET_TS_ROOT_DIR: node.rootDir });
   const inproc = async (...args: string[]): Promise<CliResult> => {
     const r = { code: -1, stdout: '', stderr: '' };
-    await runCli([...args, '--server', server], {}, { stdout: (t) => (r.stdout += t), stderr: (t) => (r.stderr += t), exit: (c) => (r.code = c) });
+    await runCli([...args, '--server', server, '--root-dir', node.rootDir], {}, { stdout: (t) => (r.stdout += t), stderr: (t) => (r.stderr += t), exit: (c) => (r.code = c) });
     return r;
   };
   const runCliOn = async (at: string, ...args: string[]): Promise<CliResult> => {
@@ -60,7 +61,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     return r;
   };
   const podJson = async (name: string) => {
-    const res = await fetch(`${server}/pods/default/${name}`);
+    const res = await node.api(`/pods/default/${name}`);
     return res.status === 200 ? ((await res.json()) as Pod) : undefined;
   };
   const waitRunning = (name: string) =>
@@ -88,9 +89,9 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
   }, kTestMs);
 
   it('apply -f - reads stdin and reports a bad manifest with the server message', async () => {
-    const ok = await runCliProcess(['apply', '-f', '-', '--server', server], manifest('gamma', 'exec sleep 3600'));
+    const ok = await runCliProcess(['apply', '-f', '-', '--server', server, '--root-dir', node.rootDir], manifest('gamma', 'exec sleep 3600'));
     expect(ok).toMatchObject({ code: 0, stdout: 'pod/gamma created\n' });
-    const bad = await runCliProcess(['apply', '-f', '-', '--server', server], 'apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name}\nspec: {containers: [{name: m, image: x}]}\n');
+    const bad = await runCliProcess(['apply', '-f', '-', '--server', server, '--root-dir', node.rootDir], 'apiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name}\nspec: {containers: [{name: m, image: x}]}\n');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('Pod "Bad_Name" is invalid: metadata.name: Invalid value');
   }, kTestMs);
@@ -121,7 +122,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     await waitFor(async () => (await inproc('logs', 'alpha')).stdout === 'alpha-1\nalpha-2\n', { timeoutMs: kWaitMs, intervalMs: 500 });
     expect((await cli('logs', 'alpha', '--tail', '1')).stdout).toBe('alpha-2\n');
     expect((await inproc('logs', 'alpha', '-c', 'nope')).code).toBe(1);
-    await runCliProcess(['apply', '-f', '-', '--server', server], manifest('brief', 'echo one; sleep 2; echo two; exit 0').replace('terminationGracePeriodSeconds: 1', 'terminationGracePeriodSeconds: 1\n  restartPolicy: Never'));
+    await runCliProcess(['apply', '-f', '-', '--server', server, '--root-dir', node.rootDir], manifest('brief', 'echo one; sleep 2; echo two; exit 0').replace('terminationGracePeriodSeconds: 1', 'terminationGracePeriodSeconds: 1\n  restartPolicy: Never'));
     await waitFor(async () => ((await podJson('brief'))?.status?.containerStatuses ?? []).some((c) => c.state?.running || c.state?.terminated), { timeoutMs: kWaitMs, intervalMs: 200 });
     const followed = await cli('logs', 'brief', '-f');
     expect(followed).toMatchObject({ code: 0, stdout: 'one\ntwo\n' });
@@ -143,7 +144,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     child.stdout.on('data', (d) => (out += d));
     try {
       await waitFor(() => /gamma\s+1\/1\s+Running/.test(out), { timeoutMs: kWaitMs, intervalMs: 200, description: 'initial row' });
-      expect((await fetch(`${server}/pods/default/gamma?gracePeriodSeconds=0`, { method: 'DELETE' })).status).toBe(200);
+      expect((await node.api('/pods/default/gamma?gracePeriodSeconds=0', { method: 'DELETE' })).status).toBe(200);
       await waitFor(() => /gamma\s+\S+\s+Terminating/.test(out), { timeoutMs: kWaitMs, intervalMs: 200, description: 'Terminating row' });
     } finally {
       child.kill('SIGINT');
@@ -160,9 +161,10 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     expect(again.stderr).toBe('Error from server: pods "beta" not found\n');
   }, kTestMs);
 
-  it('sends --token; the read-only group may get but not apply', async () => {
+  it('sends --token; the read-only group may get but not apply (--anonymous-auth=false)', async () => {
     const authServer = `http://127.0.0.1:${authNode.agent.port}`;
-    const anonymous = await runCliProcess(['get', 'pods', '--server', authServer]);
+    // `dir` holds no admin.token: the client has no token to find.
+    const anonymous = await runCliProcess(['get', 'pods', '--server', authServer, '--root-dir', dir]);
     expect(anonymous.code).toBe(1);
     expect(anonymous.stderr).toContain('Unauthorized');
     expect((await runCliProcess(['get', 'pods', '--server', authServer, '--token', 'secret-view'])).code).toBe(0);

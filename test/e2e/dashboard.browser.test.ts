@@ -47,7 +47,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       apiVersion: 'v1', kind: 'Pod', metadata: { name: 'dash-web', namespace: 'default', labels: { app: 'dash' } },
       spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] }] },
     };
-    const created = await fetch(`${base}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(manifest) });
+    const created = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(manifest) });
     // Without the intake API (an agent built without it), fall back to a static pod from the manifest directory.
     const viaApi = created.status === 201;
     if (!viaApi) await node.writeManifest('dash-web.yaml', busyboxPod('dash-web', 'exec sleep 3600'));
@@ -68,8 +68,16 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     await expect.poll(() => row.isVisible()).toBe(true);
 
     if (viaApi) {
-      const deleted = await fetch(`${base}/pods/default/dash-web?gracePeriodSeconds=1`, { method: 'DELETE' });
-      expect(deleted.status).toBe(200);
+      // The row's Delete is a write: anonymously it answers 401, the page asks for a token and the
+      // (anonymous) watch stays live; with the admin token the pod is deleted.
+      await row.locator('button.delete').click();
+      await page.locator('#token-form').waitFor({ state: 'visible', timeout: 30_000 });
+      expect(await page.locator('#conn').getAttribute('data-state')).toBe('live');
+      expect(await row.locator('button.delete').textContent()).toBe('Sign in to delete');
+      await page.fill('#token-input', node.adminToken());
+      await page.click('#token-form button[type="submit"]');
+      await row.locator('button.delete').click();
+      await expect.poll(() => row.locator('button.delete').textContent(), { timeout: 30_000 }).toBe('Deleting…');
     } else {
       await rm(join(node.manifestDir, 'dash-web.yaml'));
     }
@@ -77,12 +85,12 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     expect(pageErrors).toEqual([]);
   }, 240_000);
 
-  it('with --token-auth-file loads the page without a token, asks for one and then shows the pods', async () => {
+  it('with --token-auth-file and --anonymous-auth=false loads the page without a token, asks for one and then shows the pods', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-dash-auth-'));
     const tokenFile = join(dir, 'tokens.csv');
     await writeFile(tokenFile, 'admin-token,admin,1\nviewer-token,viewer,2,"kubelet-ts:read-only"\n');
     // The fake runtime: this case is about the page and the server, not Docker.
-    const secured = await startTestNode({ tokenAuthFile: tokenFile, runtime: 'fake' });
+    const secured = await startTestNode({ tokenAuthFile: tokenFile, anonymousAuth: false, runtime: 'fake' });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const authPage = await context.newPage();

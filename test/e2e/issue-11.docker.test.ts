@@ -18,7 +18,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: break-test findings', () 
     const before = (await containersOf(uid)).map((c) => c.Id).sort();
 
     const takeover: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'thief', namespace: 'default', uid }, spec: { containers: [{ name: 'main', image: staticPod.spec!.containers[0].image, command: ['sleep', '3600'] }] } };
-    const res = await fetch(`http://127.0.0.1:${node.agent.port}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(takeover) });
+    const res = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(takeover) });
     expect(res.status).toBe(409);
     const status = (await res.json()) as Status;
     expect(status).toMatchObject({ kind: 'Status', reason: 'AlreadyExists', code: 409 });
@@ -28,7 +28,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: break-test findings', () 
     expect(pods.find((p) => p.metadata?.uid === uid)?.metadata?.name).toBe(staticPod.metadata!.name);
     expect(pods.some((p) => p.metadata?.name === 'thief')).toBe(false);
     // A DELETE of the refused name finds nothing to delete; the static pod's containers are the same.
-    expect((await fetch(`http://127.0.0.1:${node.agent.port}/pods/default/thief`, { method: 'DELETE' })).status).toBe(404);
+    expect((await node.api('/pods/default/thief', { method: 'DELETE' })).status).toBe(404);
     expect((await containersOf(uid)).map((c) => c.Id).sort()).toEqual(before);
     expect((await waitForPod(node, 'held', isRunningAndReady)).status!.containerStatuses![0].restartCount).toBe(0);
   });
@@ -41,10 +41,10 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: break-test findings', () 
   ])('finding 1: a body of %s answers 400 with a Status, twice, and the agent stays healthy', async (_what, body, contentType) => {
     const node = await start();
     for (let i = 0; i < 2; i++) {
-      const res = await fetch(`http://127.0.0.1:${node.agent.port}/pods`, { method: 'POST', headers: { 'Content-Type': contentType }, body });
+      const res = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': contentType }, body });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
     }
-    expect((await fetch(`http://127.0.0.1:${node.agent.port}/healthz`)).status).toBe(200);
+    expect((await node.api('/healthz')).status).toBe(200);
   });
 });

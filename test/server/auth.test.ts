@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { bearerTokenFromProtocols, checkAccess, checkWebSocketAccess, kBearerProtocolPrefix, kReadOnlyGroup, parseCsv, parseTokenFile } from '../../src/server/auth.js';
+import {
+  authorizationHeaders, bearerTokenFromProtocols, checkAccess, checkWebSocketAccess, duplicateCredentials, kAdminUser, kAnonymousUser, kBearerProtocolPrefix, kReadOnlyGroup,
+  newAdminTokenAuthenticator, parseCsv, parseTokenFile, unionTokenAuthenticators, type ServerAuth,
+} from '../../src/server/auth.js';
 import { kDashboardAssetPaths } from '../../src/server/dashboard/serve.js';
 
 describe('parseCsv', () => {
@@ -39,8 +42,8 @@ describe('parseTokenFile', () => {
   });
 });
 
-describe('checkAccess', () => {
-  const auth = parseTokenFile(`admin,admin,1\nview,viewer,2,"${kReadOnlyGroup}"\n`, 'f');
+describe('checkAccess (--anonymous-auth=false)', () => {
+  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1\nview,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
   it.each([
     [undefined, 'post', '/pods', '', true, undefined],
     [auth, 'get', '/healthz', '', true, undefined],
@@ -82,8 +85,8 @@ describe('bearerTokenFromProtocols (the apiserver websocket.ProtocolAuthenticato
   });
 });
 
-describe('checkWebSocketAccess', () => {
-  const auth = parseTokenFile(`admin,admin,1\nview,viewer,2,"${kReadOnlyGroup}"\n`, 'f');
+describe('checkWebSocketAccess (--anonymous-auth=false)', () => {
+  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1\nview,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
   const proto = (t: string) => `${kBearerProtocolPrefix}${Buffer.from(t).toString('base64url')}, watch.kubelet-ts`;
   it.each([
     ['the header', 'Bearer admin', '', 200],
@@ -104,8 +107,8 @@ describe('checkWebSocketAccess', () => {
   });
 });
 
-describe('checkAccess for the dashboard files', () => {
-  const auth = parseTokenFile('admin,admin,1\n', 'f');
+describe('checkAccess for the dashboard files (--anonymous-auth=false)', () => {
+  const auth: ServerAuth = { tokens: parseTokenFile('admin,admin,1\n', 'f'), anonymous: false };
   it.each(['/', '/dashboard/index.html', '/dashboard/app.js', '/dashboard/style.css'])('serves GET %s without a token', (path) => {
     expect(kDashboardAssetPaths).toContain(path);
     expect(checkAccess(auth, 'get', path, '').ok).toBe(true);
@@ -119,5 +122,69 @@ describe('checkAccess for the dashboard files', () => {
   ])('still needs a token for %s %s', (method, path) => {
     const d = checkAccess(auth, method, path, '');
     expect(d.ok ? 200 : d.status.code).toBe(401);
+  });
+});
+
+describe('checkAccess with anonymous reads (the default on a loopback --address)', () => {
+  const admin = newAdminTokenAuthenticator('a'.repeat(43), '/root/admin.token');
+  const auth: ServerAuth = { tokens: unionTokenAuthenticators(admin, parseTokenFile(`view,viewer,2,"${kReadOnlyGroup}"\nother,admin-lookalike,3\n`, 'f')), anonymous: true };
+  const bearer = `Bearer ${'a'.repeat(43)}`;
+  it.each([
+    ['get', '/pods', '', 200, 'system:anonymous'],
+    ['head', '/pods', '', 200, 'system:anonymous'],
+    ['get', '/events', '', 200, 'system:anonymous'],
+    ['get', '/metrics', '', 200, 'system:anonymous'],
+    ['get', '/containerLogs/default/a/main', '', 200, 'system:anonymous'],
+    ['post', '/pods', '', 401, undefined],
+    ['put', '/pods/default/a', '', 401, undefined],
+    ['patch', '/pods/default/a', '', 401, undefined],
+    ['delete', '/pods/default/a', '', 401, undefined],
+    ['get', '/exec/default/a/main', '', 401, undefined],
+    ['get', '/attach/default/a/main', '', 401, undefined],
+    ['get', '/portForward/default/a', '', 401, undefined],
+    ['post', '/run/default/a/main', '', 401, undefined],
+    ['get', '/pods', 'Bearer wrong', 401, undefined],
+    ['get', '/pods', 'Basic YTpi', 401, undefined],
+    ['post', '/pods', bearer, 200, 'kubelet-ts:admin'],
+    ['get', '/exec/default/a/main', bearer, 200, 'kubelet-ts:admin'],
+    ['get', '/exec/default/a/main', 'Bearer view', 403, undefined],
+    ['post', '/pods', 'Bearer view', 403, undefined],
+  ])('%s %s with %j → %s as %s', (method, path, header, code, user) => {
+    const d = checkAccess(auth, method, path, header);
+    expect(d.ok ? 200 : d.status.code).toBe(code);
+    if (d.ok) expect(d.user?.name).toBe(user);
+    else expect(d.status).toMatchObject({ kind: 'Status', status: 'Failure', code });
+  });
+
+  it('gives the admin token the admin user in system:masters, and a file entry with another token cannot take that name', () => {
+    expect(checkAccess(auth, 'post', '/pods', bearer)).toEqual({ ok: true, user: kAdminUser });
+    expect(kAdminUser.groups).toEqual(['system:masters']);
+    expect(kAnonymousUser).toMatchObject({ name: 'system:anonymous', groups: ['system:unauthenticated'] });
+  });
+
+  it('serves a WebSocket upgrade without credentials as anonymous, but refuses a wrong token in either place', () => {
+    const proto = (t: string) => `${kBearerProtocolPrefix}${Buffer.from(t).toString('base64url')}, watch.kubelet-ts`;
+    expect(checkWebSocketAccess(auth, '/watch/pods', '', 'watch.kubelet-ts').access).toEqual({ ok: true, user: kAnonymousUser });
+    expect(checkWebSocketAccess(auth, '/watch/pods', '', proto('wrong')).access.ok).toBe(false);
+    expect(checkWebSocketAccess(auth, '/watch/pods', 'Bearer wrong', 'watch.kubelet-ts').access.ok).toBe(false);
+    expect(checkWebSocketAccess(auth, '/exec/default/a/main', '', 'v5.channel.k8s.io').access.ok).toBe(false);
+  });
+
+  it('refuses an empty admin token', () => {
+    expect(() => newAdminTokenAuthenticator('', '/root/admin.token')).toThrow('/root/admin.token: the admin token is empty');
+  });
+});
+
+describe('authorizationHeaders and duplicateCredentials (finding 9: two Authorization headers)', () => {
+  const req = (headers: [string, string][]) => ({ forEach: (cb: (k: string, v: string) => void) => headers.forEach(([k, v]) => cb(k, v)) });
+  it('reads the first Authorization header and counts them all', () => {
+    expect(authorizationHeaders(req([]))).toEqual({ value: '', count: 0 });
+    expect(authorizationHeaders(req([['host', 'x'], ['authorization', 'Bearer a']]))).toEqual({ value: 'Bearer a', count: 1 });
+    expect(authorizationHeaders(req([['authorization', 'Bearer a'], ['accept', '*'], ['authorization', 'Bearer b']]))).toEqual({ value: 'Bearer a', count: 2 });
+  });
+  it('answers 400 BadRequest naming the count', () => {
+    const d = duplicateCredentials(2);
+    expect(d.ok).toBe(false);
+    if (!d.ok) expect(d.status).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest', message: 'a request may carry one Authorization header, got 2' });
   });
 });

@@ -112,7 +112,7 @@ let authBase: string;
 
 beforeAll(async () => {
   server = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), limits: { maxRequestBodyBytes: 4096 } });
-  authServer = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: tokens });
+  authServer = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: { tokens, anonymous: false } });
   base = `http://127.0.0.1:${server.port}`;
   authBase = `http://127.0.0.1:${authServer.port}`;
 });

@@ -11,6 +11,7 @@ import { listPodsHandler } from '../../src/server/routes/pods.js';
 import type { RouteContext } from '../../src/server/router.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { waitFor } from '../support/docker.js';
+import { adminAuthorization } from '../support/agent.js';
 
 function pod(name: string, image = 'kubelet-ts/busybox:1.35'): Pod {
   return {
@@ -168,7 +169,7 @@ describe('GET /pods on an agent (fake runtime)', () => {
     JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', labels }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } });
 
   it('shows a PUT and a DELETE in the very next GET, and repeats identical bytes in between', async () => {
-    expect((await fetch(`${base}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: manifest({ v: 'one' }) })).status).toBe(201);
+    expect((await fetch(`${base}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...adminAuthorization(dir) }, body: manifest({ v: 'one' }) })).status).toBe(201);
     await waitFor(async () => {
       const l = JSON.parse((await getList()).text) as PodList;
       return l.items[0]?.status?.phase === 'Running' ? true : undefined;
@@ -179,11 +180,11 @@ describe('GET /pods on an agent (fake runtime)', () => {
     if (JSON.parse(a.text).metadata.resourceVersion === JSON.parse(b.text).metadata.resourceVersion) expect(b.text).toBe(a.text);
     expect(Number(JSON.parse(b.text).metadata.resourceVersion)).toBeGreaterThan(0);
 
-    expect((await fetch(`${base}/pods/default/web`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: manifest({ v: 'two' }) })).status).toBe(200);
+    expect((await fetch(`${base}/pods/default/web`, { method: 'PUT', headers: { 'Content-Type': 'application/json', ...adminAuthorization(dir) }, body: manifest({ v: 'two' }) })).status).toBe(200);
     const afterPut = JSON.parse((await getList()).text) as PodList;
     expect(afterPut.items[0].metadata?.labels).toEqual({ v: 'two' });
 
-    expect((await fetch(`${base}/pods/default/web?gracePeriodSeconds=30`, { method: 'DELETE' })).status).toBe(200);
+    expect((await fetch(`${base}/pods/default/web?gracePeriodSeconds=30`, { method: 'DELETE', headers: adminAuthorization(dir) })).status).toBe(200);
     const afterDelete = JSON.parse((await getList()).text) as PodList;
     expect(afterDelete.items.length === 0 || afterDelete.items[0].metadata?.deletionTimestamp !== undefined).toBe(true);
   });

@@ -224,7 +224,7 @@ describe('WS /watch/pods with --token-auth-file', () => {
     const { parseTokenFile } = await import('../../src/server/auth.js');
     const auth = parseTokenFile('secret-token,alice,1001\n', 'tokens.csv');
     const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
-    const secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth });
+    const secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: { tokens: auth, anonymous: false } });
     const url = `ws://127.0.0.1:${secured.port}/watch/pods`;
     const outcome = (ws: WebSocket) =>
       new Promise<number>((resolve) => {
@@ -257,7 +257,7 @@ describe('WS /watch/pods with --token-auth-file', () => {
       const { parseTokenFile } = await import('../../src/server/auth.js');
       const auth = parseTokenFile('secret-token,alice,1001\nviewer-token,viewer,1002,"kubelet-ts:read-only"\npad-token-x,carol,1003\n', 'tokens.csv');
       const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
-      secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth });
+      secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: { tokens: auth, anonymous: false } });
       url = `ws://127.0.0.1:${secured.port}/watch/pods`;
     });
     afterAll(() => secured?.close());

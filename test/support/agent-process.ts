@@ -2,7 +2,8 @@
 // tests that must kill it (SIGKILL) or drive it from the command line; the in-process harness is agent.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './docker.js';
 
@@ -26,6 +27,13 @@ export interface AgentProcess {
   child: ChildProcess;
   port: number;
   base: string;
+  /** The agent's `--root-dir` (from its args; the agent's default when not given). */
+  rootDir: string;
+  /**
+   * api fetches `path` from the agent as its administrator: `Authorization: Bearer` with the token
+   * of `<rootDir>/admin.token`, unless `init.headers` sets an Authorization header of its own.
+   */
+  api(path: string, init?: RequestInit): Promise<Response>;
   /** stdout+stderr so far (pino JSON lines). */
   output(): string;
   /** Sends `signal` and resolves when the process has exited. */
@@ -52,8 +60,15 @@ export async function startAgentProcess(args: string[], port?: number): Promise<
       return false;
     }
   }, { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` });
+  const rootIndex = args.lastIndexOf('--root-dir');
+  const rootDir = rootIndex >= 0 ? resolve(kRepoRoot, args[rootIndex + 1]) : '/var/lib/kubelet-ts';
   return {
-    child, port: p, base,
+    child, port: p, base, rootDir,
+    async api(path, init) {
+      const headers = new Headers(init?.headers);
+      if (!headers.has('authorization')) headers.set('authorization', `Bearer ${(await readFile(join(rootDir, 'admin.token'), 'utf8')).trim()}`);
+      return fetch(`${base}${path}`, { ...init, headers });
+    },
     output: () => out,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
@@ -69,10 +84,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** runCliProcess runs `kubelet-ts <args>` as a child process and resolves when it exits (stdin from `input`). */
-export function runCliProcess(args: string[], input?: string): Promise<CliResult> {
+/**
+ * runCliProcess runs `kubelet-ts <args>` as a child process and resolves when it exits (stdin from
+ * `input`). `env` is added to this process's environment (e.g. `KUBELET_TS_ROOT_DIR`, where the
+ * client looks for the admin token).
+ */
+export function runCliProcess(args: string[], input?: string, env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', ...args], { cwd: kRepoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', ...args], { cwd: kRepoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

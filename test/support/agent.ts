@@ -1,5 +1,6 @@
 // Test harness that runs a whole kubelet-ts agent in-process against the real dockerd: the role of
 // the kubelet node e2e suite's framework (test/e2e_node) for our Docker-backed suites.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,10 +24,12 @@ export interface TestNode {
   options: AgentOptions;
   /**
    * api fetches `path` (e.g. `/pods?labelSelector=a`) from the agent's own server as the node's
-   * administrator: new tests send every request through it, so they keep working when the server
-   * asks for an identity. Same shape as fetch; never throws for an HTTP error status.
+   * administrator: it sends `Authorization: Bearer <the admin token>` unless `init.headers` sets an
+   * Authorization header of its own. Same shape as fetch; never throws for an HTTP error status.
    */
   api(path: string, init?: RequestInit): Promise<Response>;
+  /** The admin token the agent wrote to `<rootDir>/admin.token` (read after start). */
+  adminToken(): string;
   /** GET /pods from the agent's own server. */
   pods(): Promise<Pod[]>;
   /** The pod `<name>-<node>` (static pod naming) as /pods has it, or undefined. */
@@ -39,6 +42,14 @@ export interface TestNode {
   cleanup(): Promise<void>;
   /** The main thread's log records at warn and above (`msg`, fields), newest last. */
   warnings: Record<string, unknown>[];
+}
+
+/**
+ * adminAuthorization: the `Authorization` header of the admin token an agent wrote under
+ * `rootDir` (for tests that start an agent without startTestNode). Read at call time.
+ */
+export function adminAuthorization(rootDir: string): { Authorization: string } {
+  return { Authorization: `Bearer ${readFileSync(join(rootDir, 'admin.token'), 'utf8').trim()}` };
 }
 
 /** startTestNode starts an agent on a unique node name (`e2e-<random>`) with a temp manifest dir. */
@@ -56,11 +67,18 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   const warnings: Record<string, unknown>[] = [];
   const capture = { write: (line: string) => { warnings.push(JSON.parse(line)); if (process.env.KUBELET_TS_TEST_LOG) process.stderr.write(line); } };
   const logger = pino({ level: process.env.KUBELET_TS_TEST_LOG ?? 'warn' }, capture);
+  let adminToken: string | undefined;
   const node: TestNode = {
     nodeName, manifestDir, rootDir, options, warnings,
     agent: newAgent(options, { logger }),
     api(path, init) {
-      return fetch(`http://127.0.0.1:${node.agent.port}${path}`, init);
+      const headers = new Headers(init?.headers);
+      if (!headers.has('authorization')) headers.set('authorization', `Bearer ${node.adminToken()}`);
+      return fetch(`http://127.0.0.1:${node.agent.port}${path}`, { ...init, headers });
+    },
+    adminToken() {
+      adminToken ??= readFileSync(join(rootDir, 'admin.token'), 'utf8').trim();
+      return adminToken;
     },
     async pods() {
       const res = await node.api('/pods');

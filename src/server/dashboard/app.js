@@ -1,9 +1,11 @@
 // kubelet-ts live dashboard (plain ES module, no build step): watches WS /watch/pods and keeps one
 // table row per pod UID up to date. Events are queued per pod and applied once per animation
 // frame (keyed row updates, never a full re-render), so 500 pods and bursts of changes stay cheap.
-// With --token-auth-file the page itself loads without a token; when an API call answers 401 it
-// asks for a bearer token, keeps it in sessionStorage, sends it as `Authorization: Bearer` on
-// fetch and as the apiserver's `base64url.bearer.authorization.k8s.io.` subprotocol on the watch.
+// The page itself loads without a token. Reads work anonymously on a loopback agent; when an API
+// call answers 401 (a write such as a row's Delete, or any read under --anonymous-auth=false) it
+// asks for a bearer token (e.g. the agent's <root-dir>/admin.token), keeps it in sessionStorage,
+// sends it as `Authorization: Bearer` on fetch and as the apiserver's
+// `base64url.bearer.authorization.k8s.io.` subprotocol on the watch.
 
 const $ = (id) => document.getElementById(id);
 const kPhases = ['Running', 'Pending', 'Succeeded', 'Failed', 'Unknown'];
@@ -52,6 +54,33 @@ async function api(path) {
   return res;
 }
 
+/**
+ * deletePod: the row's Delete action, `DELETE /pods/{ns}/{name}` with the token. A 401 shows the
+ * prompt without stopping the (anonymous) watch; the user signs in and clicks Delete again. Other
+ * failures (403 for a read-only token, 404 for a static pod) show the Status message on the button.
+ */
+async function deletePod(namespace, name, button) {
+  const used = token;
+  button.disabled = true;
+  try {
+    const res = await fetch(`/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`, {
+      method: 'DELETE', headers: { Accept: 'application/json', ...(used ? { Authorization: `Bearer ${used}` } : {}) },
+    });
+    if (res.ok) {
+      button.textContent = 'Deleting…';
+      return;
+    }
+    if (res.status === 401) askForToken(used, { write: true });
+    const status = await res.json().catch(() => ({}));
+    button.title = status.message ?? `${res.status}`;
+    button.textContent = res.status === 401 ? 'Sign in to delete' : `Refused (${res.status})`;
+  } catch {
+    button.textContent = 'Agent unreachable';
+  } finally {
+    button.disabled = false;
+  }
+}
+
 /** base64url without padding of the token's UTF-8 bytes (Go's base64.RawURLEncoding). */
 function base64url(text) {
   let bin = '';
@@ -59,13 +88,21 @@ function base64url(text) {
   return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-/** askForToken shows the prompt after a 401 answered to a request sent with `used` ('' = none). */
-function askForToken(used) {
+/**
+ * askForToken shows the prompt after a 401 answered to a request sent with `used` ('' = none).
+ * For a write (`write: true`) the watch keeps running: anonymous reads may still be allowed.
+ */
+function askForToken(used, { write = false } = {}) {
   if (used !== token) return; // a newer token was entered meanwhile
   if (used) {
     token = '';
     sessionStorage.removeItem(kTokenKey);
     $('token-error').textContent = 'That token was refused.';
+  }
+  if (write) {
+    $('token-form').hidden = false;
+    $('token-input').focus();
+    return;
   }
   if (waitingForToken) return;
   waitingForToken = true;
@@ -225,7 +262,7 @@ function newRow(uid) {
   const row = document.createElement('tr');
   row.dataset.uid = uid;
   const cells = {};
-  for (const name of ['namespace', 'name', 'phase', 'ready', 'restarts', 'age', 'node', 'event']) {
+  for (const name of ['namespace', 'name', 'phase', 'ready', 'restarts', 'age', 'node', 'event', 'actions']) {
     const td = document.createElement('td');
     td.className = `col-${name}`;
     row.appendChild(td);
@@ -235,6 +272,15 @@ function newRow(uid) {
   badge.className = 'phase';
   cells.phase.appendChild(badge);
   cells.badge = badge;
+  const del = document.createElement('button');
+  del.type = 'button';
+  del.className = 'delete';
+  del.textContent = 'Delete';
+  del.addEventListener('click', () => {
+    const pod = pods.get(uid)?.pod;
+    if (pod) void deletePod(pod.metadata.namespace ?? 'default', pod.metadata.name, del);
+  });
+  cells.actions.appendChild(del);
   return { row, cells };
 }
 

@@ -18,7 +18,7 @@ import type uWS from 'uWebSockets.js';
 import { isInvalidInput } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { AgentHost } from '../agent-host.js';
-import { checkWebSocketAccess, type TokenAuthenticator } from '../auth.js';
+import { authorizationHeaders, checkWebSocketAccess, duplicateCredentials, type ServerAuth } from '../auth.js';
 import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
 import { statusLine } from '../reply.js';
 import { statusError } from '../status.js';
@@ -38,12 +38,13 @@ export interface WatchServerOptions {
   /** uWS maxBackpressure; a client reaching it is closed with 4429. Default 64 MiB. */
   maxBackpressureBytes?: number;
   /**
-   * Bearer-token authentication (`--token-auth-file`), checked before the upgrade as for every
-   * HTTP path: `Authorization: Bearer <token>`, or — for browsers, which cannot set headers on a
+   * Authentication (the admin token, `--token-auth-file`, `--anonymous-auth`), checked before the
+   * upgrade as for every HTTP path; undefined = every upgrade allowed (in-process tests only). A
+   * token comes as `Authorization: Bearer <token>`, or — for browsers, which cannot set headers on a
    * WebSocket — the apiserver's subprotocol `base64url.bearer.authorization.k8s.io.<base64url token>`
    * offered beside another subprotocol, which the server echoes back (auth.ts, checkWebSocketAccess).
    */
-  auth?: TokenAuthenticator;
+  auth?: ServerAuth;
 }
 
 /** kDefaultWatchServerOptions: the defaults of WatchServerOptions. */
@@ -251,7 +252,10 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
       const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
       // The token's subprotocol is never echoed: `protocol` is the first other one offered.
-      const { access, protocol } = checkWebSocketAccess(options.auth, kWatchPath, req.getHeader('authorization'), req.getHeader('sec-websocket-protocol'));
+      const authorization = authorizationHeaders(req);
+      const checked = checkWebSocketAccess(options.auth, kWatchPath, authorization.value, req.getHeader('sec-websocket-protocol'));
+      const { protocol } = checked;
+      const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checked.access;
       if (!access.ok) {
         // Never log the token itself.
         logger.warn({ method: 'GET', path: kWatchPath, code: access.status.code, reason: access.reason }, 'Unauthorized watch request');
