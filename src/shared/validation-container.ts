@@ -256,7 +256,10 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
     for (const [name, q] of Object.entries(list)) {
       const qp = index(kp, name);
       if (!kSupportedResourceNames.includes(name)) el.notSupported(qp);
-      else if (quantityError(q)) el.invalid(qp, q, quantityError(q)!);
+      else if (quantityError(q)) {
+        // A request defaulted from its limit (applyPodDefaults) repeats the limit's value: reported once.
+        if (!(kind === 'requests' && isObj(r.limits) && r.limits[name] === q)) el.invalid(qp, q, quantityError(q)!);
+      }
       else {
         const value = parseQuantity(q as string | number, qp);
         if (value < 0) el.invalid(qp, String(q), 'must be greater than or equal to 0');

@@ -36,8 +36,10 @@ export function validateRuntimeLimits(el: ErrorList, spec: Obj): void {
         const rl = c.resources[kind];
         if (!isObj(rl)) continue;
         const kPath = child(rPath, kind);
+        // A request defaulted from its limit (applyPodDefaults) repeats the limit's value: reported once.
+        const sameAsLimit = kind === 'requests' && isObj(c.resources.limits) && c.resources.limits.memory === rl.memory;
         const memory = value(rl.memory);
-        if (memory !== undefined && memory >= kMaxMemoryBytes) {
+        if (memory !== undefined && memory >= kMaxMemoryBytes && !sameAsLimit) {
           el.invalid(index(kPath, 'memory'), String(rl.memory), 'must be less than 8Ei (2^63 bytes), the most the container runtime takes');
         }
         const cpu = value(rl.cpu);
