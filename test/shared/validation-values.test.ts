@@ -94,6 +94,8 @@ describe('quantities', () => {
     ['memory limit 1e20', (p) => { c0(p).resources = { limits: { memory: '1e20' } }; }, [`spec.containers[0].resources.limits[memory]: Invalid value: "1e20": ${MEM}`]],
     ['memory limit 8Ei', (p) => { c0(p).resources = { limits: { memory: '8Ei' } }; }, [`spec.containers[0].resources.limits[memory]: Invalid value: "8Ei": ${MEM}`]],
     ['memory limit 7Ei', (p) => { c0(p).resources = { limits: { memory: '7Ei' } }; }, []],
+    ['memory limit 4Mi', (p) => { c0(p).resources = { limits: { memory: '4Mi' } }; }, ['spec.containers[0].resources.limits[memory]: Invalid value: "4Mi": must be 0 (no limit) or at least 6Mi, the least the container runtime takes']],
+    ['memory limit 6Mi and 0', (p) => { c0(p).resources = { limits: { memory: '6Mi' } }; p.spec.initContainers = [{ name: 'i', image: 'i:1', resources: { limits: { memory: '0' } } }]; }, []],
     ['memory request 1e19 (a number)', (p) => { c0(p).resources = { requests: { memory: 1e19 } }; }, [`spec.containers[0].resources.requests[memory]: Invalid value: "10000000000000000000": ${MEM}`]],
     ['init container memory limit 1e20', (p) => { p.spec.initContainers = [{ name: 'init', image: 'i:1', resources: { limits: { memory: '1e20' } } }]; }, [`spec.initContainers[0].resources.limits[memory]: Invalid value: "1e20": ${MEM}`]],
     ['cpu limit 1e12', (p) => { c0(p).resources = { limits: { cpu: '1e12' } }; }, [`spec.containers[0].resources.limits[cpu]: Invalid value: "1e12": ${CPU}`]],
