@@ -17,6 +17,7 @@
  */
 import { InvalidArgumentError, isRetriable } from '../shared/errors.js';
 import { boundedErr, type Logger } from '../shared/logging.js';
+import { setLongTimeout, type LongTimeout } from '../shared/long-timeout.js';
 
 /** PodWork: what a pod worker is asked to do. */
 export type PodWork =
@@ -115,7 +116,8 @@ interface WorkerState {
   inFlight: PodWork | null;
   pending: PodWork | null;
   queued: boolean;
-  timer?: NodeJS.Timeout;
+  /** A long timeout: a requeue delay may come from a pod field (activeDeadlineSeconds) beyond Node's 2^31-1 ms. */
+  timer?: LongTimeout;
   timerWork?: PodWork;
 }
 
@@ -198,10 +200,10 @@ class PodWorkersImpl implements PodWorkers {
   requeue(uid: string, delayMs: number, work: PodWork = { type: 'sync' }): void {
     if (this.#stopped) return;
     const s = this.#state(uid);
-    if (s.timer) clearTimeout(s.timer);
+    s.timer?.clear();
     const queued = merge(s.timerWork ?? null, work);
     s.timerWork = queued;
-    s.timer = setTimeout(() => {
+    s.timer = setLongTimeout(() => {
       s.timer = undefined;
       s.timerWork = undefined;
       this.update(uid, queued);
@@ -213,7 +215,7 @@ class PodWorkersImpl implements PodWorkers {
     this.#terminations.delete(uid);
     const s = this.#states.get(uid);
     if (!s) return;
-    if (s.timer) clearTimeout(s.timer);
+    s.timer?.clear();
     s.timer = undefined;
     s.pending = null;
     if (!s.inFlight) this.#states.delete(uid);
@@ -298,7 +300,7 @@ class PodWorkersImpl implements PodWorkers {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const s of this.#states.values()) if (s.timer) clearTimeout(s.timer);
+    for (const s of this.#states.values()) s.timer?.clear();
     if (this.#inFlight === 0) return;
     await new Promise<void>((resolve) => (this.#idle = resolve));
   }

@@ -7,7 +7,7 @@ import { labelValueErrors, qualifiedNameErrors } from '../shared/names.js';
  * - `=` (also written `==`) and `!=` compare one value; `key!=value` also matches objects without the label.
  * - `in` / `notin` test membership in a set; `notin` also matches objects without the label.
  * - `exists` (`key`) and `!` (`!key`) test presence.
- * - `gt` / `lt` (`key>1`, `key<5`) compare the label, read as an integer, with an integer.
+ * - `gt` / `lt` (`key>1`, `key<5`) compare the label, read as an int64, with an int64 (exactly, as bigints).
  */
 export type LabelRequirement =
   | { key: string; operator: '=' | '!='; value: string }
@@ -133,7 +133,7 @@ class Parser {
       case '>':
       case '<': {
         const value = this.parseExactValue();
-        if (!/^-?\d+$/.test(value)) throw new Error(`for 'Gt', 'Lt' operators, the value must be an integer`);
+        if (parseInt64(value) === null) throw new Error(`for 'Gt', 'Lt' operators, the value must be an integer`);
         return { key, operator: op.tok === '>' ? 'gt' : 'lt', value };
       }
       default:
@@ -193,6 +193,20 @@ class Parser {
   }
 }
 
+const kMinInt64 = -(2n ** 63n);
+const kMaxInt64 = 2n ** 63n - 1n;
+
+/**
+ * parseInt64: `s` as strconv.ParseInt(s, 10, 64) reads it (an optional sign, decimal digits, in
+ * the int64 range), exactly, as a bigint; null otherwise. A plain number would round
+ * `9007199254740993` and accept `1e400`-sized digit strings as Infinity.
+ */
+function parseInt64(s: string): bigint | null {
+  if (!/^[+-]?\d+$/.test(s)) return null;
+  const n = BigInt(s);
+  return n < kMinInt64 || n > kMaxInt64 ? null : n;
+}
+
 function checkKey(key: string): string {
   const errs = qualifiedNameErrors(key);
   if (errs.length > 0) throw new Error(`invalid label key "${key}": ${errs.join('; ')}`);
@@ -249,9 +263,10 @@ export function matchesLabelSelector(selector: LabelSelector, labels: Readonly<R
         break;
       case 'gt':
       case 'lt': {
-        if (!has || !/^-?\d+$/.test(value!)) return false;
-        const n = Number(value);
-        const bound = Number(req.value);
+        // A label that is not an int64 never matches (Requirement.Matches' ParseInt failure).
+        const n = has ? parseInt64(value!) : null;
+        const bound = parseInt64(req.value);
+        if (n === null || bound === null) return false;
         if (req.operator === 'gt' ? !(n > bound) : !(n < bound)) return false;
         break;
       }

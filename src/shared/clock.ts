@@ -4,6 +4,7 @@
  * with test/fakes/fake-clock.ts instead of sleeping. Times are epoch milliseconds, delays ms.
  * Pure interface plus the real implementation; safe in any thread.
  */
+import { setLongTimeout, type LongTimeout } from './long-timeout.js';
 
 /** TimerHandle: what a Clock's setTimeout / setInterval return; only good for its own clear calls. */
 export type TimerHandle = unknown;
@@ -22,11 +23,11 @@ export interface Clock {
   clearInterval(handle: TimerHandle): void;
 }
 
-/** realClock: Date.now and Node's unref'd timers. */
+/** realClock: Date.now and Node's unref'd timers; a timeout may be longer than 2^31-1 ms (see long-timeout.ts). */
 export const realClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (fn, delayMs) => setTimeout(fn, delayMs).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  setTimeout: (fn, delayMs) => setLongTimeout(fn, delayMs).unref(),
+  clearTimeout: (handle) => (handle as LongTimeout | undefined)?.clear(),
   setInterval: (fn, periodMs) => setInterval(fn, periodMs).unref(),
   clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
 };

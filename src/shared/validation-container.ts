@@ -4,7 +4,7 @@
  * resources, volume mounts, probes, lifecycle hooks, and the fields kubelet-ts does not
  * implement. Pure functions over decoded JSON, safe in any thread.
  */
-import { isQuantity, parseQuantity } from './quantity.js';
+import { parseQuantity, quantityError } from './quantity.js';
 import { dns1123LabelErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
 import { child, ErrorList, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
@@ -50,7 +50,6 @@ const kTerminationMessagePolicies = ['File', 'FallbackToLogsOnError'];
 const kSchemes = ['HTTP', 'HTTPS'];
 const kCpuDivisors = [1e-3, 1];
 const kMemoryDivisors = ['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', '1Pi', '1Ei'];
-const kQuantityDetail = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
 /** What container checks need to know about the rest of the pod. */
 export interface PodContext {
@@ -157,11 +156,11 @@ function validatePorts(el: ErrorList, path: string, v: unknown, ctx: PodContext)
       portNames.add(name);
     }
     const cpPath = child(p, 'containerPort');
-    const containerPort = el.int(cpPath, port.containerPort);
+    const containerPort = el.int(cpPath, port.containerPort, 'int32');
     if (port.containerPort === undefined || port.containerPort === null || containerPort === 0) el.required(cpPath);
     else if (containerPort !== undefined && (containerPort < 1 || containerPort > 65535)) el.invalid(cpPath, containerPort, inclusiveRangeError(1, 65535));
     const hpPath = child(p, 'hostPort');
-    const hostPort = el.int(hpPath, port.hostPort);
+    const hostPort = el.int(hpPath, port.hostPort, 'int32');
     if (hostPort !== undefined && hostPort !== 0 && (hostPort < 1 || hostPort > 65535)) el.invalid(hpPath, hostPort, inclusiveRangeError(1, 65535));
     const protoPath = child(p, 'protocol');
     enumField(el, protoPath, port.protocol, kProtocols);
@@ -234,7 +233,8 @@ function validateEnvVarSource(el: ErrorList, path: string, vf: Obj, value: strin
     else if (!kSupportedEnvResources.includes(res)) el.unsupported(resPath, res, kSupportedEnvResources);
     const divPath = child(rfPath, 'divisor');
     if (rf.divisor !== undefined && rf.divisor !== null && res) {
-      if (!isQuantity(rf.divisor)) el.invalid(divPath, rf.divisor, kQuantityDetail);
+      const why = quantityError(rf.divisor);
+      if (why) el.invalid(divPath, rf.divisor, why);
       else if (res.endsWith('.cpu') && !kCpuDivisors.includes(parseQuantity(rf.divisor as string))) {
         el.invalid(divPath, String(rf.divisor), "only divisor's values 1m and 1 are supported with the cpu resource");
       } else if (res.endsWith('.memory') && !kMemoryDivisors.some((d) => parseQuantity(d) === parseQuantity(rf.divisor as string))) {
@@ -256,9 +256,12 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
     for (const [name, q] of Object.entries(list)) {
       const qp = index(kp, name);
       if (!kSupportedResourceNames.includes(name)) el.notSupported(qp);
-      else if ((typeof q !== 'string' && typeof q !== 'number') || !isQuantity(q)) el.invalid(qp, q, kQuantityDetail);
+      else if (quantityError(q)) {
+        // A request defaulted from its limit (applyPodDefaults) repeats the limit's value: reported once.
+        if (!(kind === 'requests' && isObj(r.limits) && r.limits[name] === q)) el.invalid(qp, q, quantityError(q)!);
+      }
       else {
-        const value = parseQuantity(q, qp);
+        const value = parseQuantity(q as string | number, qp);
         if (value < 0) el.invalid(qp, String(q), 'must be greater than or equal to 0');
         else parsed[kind].set(name, { raw: q, value });
       }
@@ -302,8 +305,12 @@ function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne
   if (!probe) return;
   el.checkFields(path, probe, kSupportedProbeFields);
   validateHandler(el, path, probe, ['exec', 'httpGet', 'tcpSocket'], ['grpc']);
-  el.nonNegative(child(path, 'initialDelaySeconds'), probe.initialDelaySeconds);
-  for (const f of ['timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) el.atLeast(child(path, f), probe[f], 1);
+  // The timings and thresholds are int32 (seconds); the probe's grace period is an int64 and, when set, positive.
+  el.nonNegative(child(path, 'initialDelaySeconds'), probe.initialDelaySeconds, 'int32');
+  for (const f of ['timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) el.atLeast(child(path, f), probe[f], 1, 'int32');
+  const tgpPath = child(path, 'terminationGracePeriodSeconds');
+  const tgp = el.int(tgpPath, probe.terminationGracePeriodSeconds);
+  if (tgp !== undefined && tgp <= 0) el.invalid(tgpPath, tgp, 'must be greater than 0');
   if (successMustBeOne && typeof probe.successThreshold === 'number' && probe.successThreshold !== 1) {
     el.invalid(child(path, 'successThreshold'), probe.successThreshold, 'must be 1');
   }

@@ -6,6 +6,19 @@
  */
 import type { FieldError } from './errors.js';
 
+/**
+ * IntType: the Go type of an integer API field. `int32` is exact (Go's json decoding refuses a
+ * number outside [-2^31, 2^31-1]); `int64` is bounded by the integers a JSON number decoded to
+ * a JavaScript number holds exactly (±(2^53-1)), since a larger one has already lost digits.
+ */
+export type IntType = 'int32' | 'int64';
+
+/** kIntRange: the inclusive bounds of each {@link IntType}. */
+export const kIntRange: Readonly<Record<IntType, { min: number; max: number }>> = {
+  int32: { min: -(2 ** 31), max: 2 ** 31 - 1 },
+  int64: { min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER },
+};
+
 /** A decoded JSON object. */
 export type Obj = Record<string, unknown>;
 
@@ -79,12 +92,24 @@ export class ErrorList {
     this.invalid(field, v, 'must be a string');
     return undefined;
   }
-  /** The value as an integer, or undefined when absent; reports a non-integer. */
-  int(field: string, v: unknown): number | undefined {
+  /**
+   * The value as an integer of Go type `type` (default int64), or undefined when absent; reports
+   * a non-integer (`must be an integer`) and one outside the type's range (as the apiserver's
+   * decoder refuses `1e308` or `2^64` for an int64 field): `must be an integer between -2147483648
+   * and 2147483647, inclusive (int32)`.
+   */
+  int(field: string, v: unknown, type: IntType = 'int64'): number | undefined {
     if (v === undefined || v === null) return undefined;
-    if (typeof v === 'number' && Number.isInteger(v)) return v;
-    this.invalid(field, v, 'must be an integer');
-    return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v)) {
+      this.invalid(field, v, 'must be an integer');
+      return undefined;
+    }
+    const { min, max } = kIntRange[type];
+    if (v < min || v > max) {
+      this.invalid(field, v, `must be an integer between ${min} and ${max}, inclusive (${type})`);
+      return undefined;
+    }
+    return v;
   }
   /** The value as a boolean, or undefined when absent; reports a non-boolean. */
   bool(field: string, v: unknown): boolean | undefined {
@@ -107,11 +132,17 @@ export class ErrorList {
     this.invalid(field, v, 'must be a list');
     return undefined;
   }
-  /** The value as a list of strings (e.g. `command`), or undefined when absent; reports each non-string. */
+  /**
+   * The value as a list of strings (e.g. `command`), or undefined when absent; reports each
+   * element that is not a string, null included (`command: [null]` would reach Docker as a null
+   * argument): `spec.containers[0].command[0]: Invalid value: null: must be a string`.
+   */
   strList(field: string, v: unknown): string[] | undefined {
     const l = this.list(field, v);
     if (!l) return undefined;
-    l.forEach((s, i) => this.str(index(field, i), s));
+    l.forEach((s, i) => {
+      if (typeof s !== 'string') this.invalid(index(field, i), s, 'must be a string');
+    });
     return l.filter((s): s is string => typeof s === 'string');
   }
   /** A map of strings to strings (labels, annotations), or undefined; reports each non-string value. */
@@ -137,14 +168,14 @@ export class ErrorList {
     }
   }
 
-  /** nonNegative: `must be greater than or equal to 0` (ValidateNonnegativeField). */
-  nonNegative(field: string, v: unknown): void {
-    const n = this.int(field, v);
+  /** nonNegative: an integer of Go type `type`, `must be greater than or equal to 0` (ValidateNonnegativeField). */
+  nonNegative(field: string, v: unknown, type: IntType = 'int64'): void {
+    const n = this.int(field, v, type);
     if (n !== undefined && n < 0) this.invalid(field, n, 'must be greater than or equal to 0');
   }
-  /** atLeast: `must be greater than or equal to <min>`. */
-  atLeast(field: string, v: unknown, min: number): void {
-    const n = this.int(field, v);
+  /** atLeast: an integer of Go type `type`, `must be greater than or equal to <min>`. */
+  atLeast(field: string, v: unknown, min: number, type: IntType = 'int64'): void {
+    const n = this.int(field, v, type);
     if (n !== undefined && n < min) this.invalid(field, n, `must be greater than or equal to ${min}`);
   }
 }

@@ -11,9 +11,10 @@
 import type { FieldError } from './errors.js';
 import type { Pod } from './api.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors, inclusiveRangeError } from './names.js';
-import { isQuantity, parseQuantity } from './quantity.js';
+import { parseQuantity, quantityError } from './quantity.js';
 import { kAllVolumeSourceFields } from './defaults.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
+import { validateRuntimeLimits } from './validation-runtime-limits.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
 export {
@@ -76,14 +77,18 @@ export function validatePod(pod: Pod): FieldError[] {
 
 /**
  * validatePodForNode: `validatePod` plus this node's own refusal of fields it cannot run yet
- * (`kValidatedButNotYetRun`), as the kubelet's admit handlers refuse a pod the node cannot run.
+ * (`kValidatedButNotYetRun`) and of resource quantities the container runtime cannot take
+ * (validation-runtime-limits.ts), as the kubelet's admit handlers refuse a pod the node cannot run.
  * What every source calls before accepting a pod. Never throws.
  */
 export function validatePodForNode(pod: Pod): FieldError[] {
   const errors = validatePod(pod);
   const el = new ErrorList();
   const spec = (pod as unknown as { spec?: unknown }).spec;
-  if (isObj(spec)) rejectNotYetRun(el, spec);
+  if (isObj(spec)) {
+    rejectNotYetRun(el, spec);
+    validateRuntimeLimits(el, spec);
+  }
   return [...errors, ...el.errors];
 }
 
@@ -184,7 +189,7 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   const hnPath = child(path, 'hostname');
   const hostname = el.str(hnPath, spec.hostname);
   if (hostname) for (const m of dns1123LabelErrors(hostname)) el.invalid(hnPath, hostname, m);
-  el.int(child(path, 'priority'), spec.priority);
+  el.int(child(path, 'priority'), spec.priority, 'int32');
 
   const scPath = child(path, 'securityContext');
   const sc = el.obj(scPath, spec.securityContext);
@@ -220,8 +225,9 @@ function validateVolumes(el: ErrorList, path: string, v: unknown): Set<string> {
       if (medium !== undefined && !kEmptyDirMedia.includes(medium)) el.unsupported(child(edPath, 'medium'), medium, kEmptyDirMedia);
       const slPath = child(edPath, 'sizeLimit');
       if (ed.sizeLimit !== undefined && ed.sizeLimit !== null) {
-        if ((typeof ed.sizeLimit !== 'string' && typeof ed.sizeLimit !== 'number') || !isQuantity(ed.sizeLimit)) el.invalid(slPath, ed.sizeLimit, 'must be a valid quantity');
-        else if (parseQuantity(ed.sizeLimit, slPath) < 0) el.invalid(slPath, String(ed.sizeLimit), 'must be greater than or equal to 0');
+        const why = quantityError(ed.sizeLimit);
+        if (why) el.invalid(slPath, ed.sizeLimit, why);
+        else if (parseQuantity(ed.sizeLimit as string | number, slPath) < 0) el.invalid(slPath, String(ed.sizeLimit), 'must be greater than or equal to 0');
       }
     }
     const hpPath = child(p, 'hostPath');

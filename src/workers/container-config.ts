@@ -30,6 +30,8 @@ export interface ContainerConfigContext {
 export const kCpuPeriodUs = 100_000;
 const kMinQuotaPeriodUs = 1000;
 const kMinShares = 2;
+/** The kubelet's maxShares: runc refuses more (`the maximum allowed cpu-shares is 262144`). */
+const kMaxShares = 262_144;
 const kSharesPerCpu = 1024;
 
 /** configError: an AgentError with reason `CreateContainerConfigError` (the spec cannot be turned into a container config). */
@@ -72,11 +74,11 @@ function milliCpu(q: string | number | undefined, field: string): number {
 
 /**
  * cpuSharesFromRequest, as the kubelet's MilliCPUToShares: milliCPU×1024/1000, at least 2 (also
- * when there is no request).
+ * when there is no request) and at most 262144 (a request of 256 cpus or more).
  */
 export function cpuSharesFromRequest(milli: number): number {
   if (milli <= 0) return kMinShares;
-  return Math.max(kMinShares, Math.floor((milli * kSharesPerCpu) / 1000));
+  return Math.min(kMaxShares, Math.max(kMinShares, Math.floor((milli * kSharesPerCpu) / 1000)));
 }
 
 /** cpuQuotaFromLimit, as MilliCPUToQuota: milliCPU×period/1000, at least 1000 µs; 0 = no limit. */

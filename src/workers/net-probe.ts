@@ -18,6 +18,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serializeError } from '../shared/errors.js';
+import { setLongTimeout } from '../shared/long-timeout.js';
 import type { NetProbeTask, ProbeOutcome } from '../shared/messages.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 
@@ -74,15 +75,15 @@ function runHelper(netnsPath: string, args: string[], input: string, timeoutMs: 
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     // The helper bounds itself by timeoutMs; this is a backstop against a stuck process.
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs + 2_000);
+    const timer = setLongTimeout(() => child.kill('SIGKILL'), timeoutMs + 2_000);
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) => {
-      clearTimeout(timer);
+      timer.clear();
       reject(e);
     });
     child.on('close', (code) => {
-      clearTimeout(timer);
+      timer.clear();
       resolve({ code: code ?? -1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8').trim() });
     });
     child.stdin.on('error', () => {});
@@ -107,18 +108,24 @@ const directHttp: Dialer = (host, port, req, timeoutMs) =>
   new Promise((resolve, reject) => {
     const mod = req.scheme === 'HTTPS' ? https : http;
     const agent = req.scheme === 'HTTPS' ? kHttpsAgent : kHttpAgent;
-    const r = mod.request({ host, port, path: req.path, method: 'GET', headers: req.headers, timeout: timeoutMs, agent, rejectUnauthorized: false }, (res) => {
+    // The whole request is bounded (Go's http.Client.Timeout), by a timer that outlasts Node's
+    // 2^31-1 ms: the `timeout` option is a socket idle timer, which fires at once past that.
+    const timer = setLongTimeout(() => r.destroy(new Error(`Get "${req.scheme.toLowerCase()}://${host}:${port}${req.path}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)), timeoutMs);
+    const settle = <T>(f: (v: T) => void) => (v: T) => {
+      timer.clear();
+      f(v);
+    };
+    const r = mod.request({ host, port, path: req.path, method: 'GET', headers: req.headers, agent, rejectUnauthorized: false }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (b: Buffer) => {
         if (size < kMaxBodyBytes) chunks.push(b);
         size += b.length;
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks).subarray(0, kMaxBodyBytes).toString('utf8') }));
-      res.on('error', reject);
+      res.on('end', settle(() => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks).subarray(0, kMaxBodyBytes).toString('utf8') })));
+      res.on('error', settle(reject));
     });
-    r.on('timeout', () => r.destroy(new Error(`Get "${req.scheme.toLowerCase()}://${host}:${port}${req.path}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
-    r.on('error', reject);
+    r.on('error', settle(reject));
     r.end();
   });
 
@@ -179,12 +186,17 @@ async function httpProbe(task: NetProbeTask, dial: Dialer): Promise<ProbeOutcome
 function directTcp(host: string, port: number, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const s = net.connect({ host, port });
-    s.setTimeout(timeoutMs, () => s.destroy(new Error(`dial tcp ${host}:${port}: i/o timeout`)));
+    // Not s.setTimeout: Node's timers fire at once past 2^31-1 ms, and timeoutSeconds may be longer.
+    const timer = setLongTimeout(() => s.destroy(new Error(`dial tcp ${host}:${port}: i/o timeout`)), timeoutMs);
     s.once('connect', () => {
+      timer.clear();
       s.destroy();
       resolve();
     });
-    s.once('error', (e: NodeJS.ErrnoException) => reject(new Error(`dial tcp ${host}:${port}: connect: ${e.code === 'ECONNREFUSED' ? 'connection refused' : e.message}`)));
+    s.once('error', (e: NodeJS.ErrnoException) => {
+      timer.clear();
+      reject(new Error(`dial tcp ${host}:${port}: connect: ${e.code === 'ECONNREFUSED' ? 'connection refused' : e.message}`));
+    });
   });
 }
 

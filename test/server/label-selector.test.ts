@@ -26,6 +26,10 @@ describe('parseLabelSelector', () => {
   it('reads in/notin as values inside parentheses, and empty values as ""', () => {
     expect(parseLabelSelector('a in (in,notin)')).toEqual([{ key: 'a', operator: 'in', values: ['in', 'notin'] }]);
     expect(parseLabelSelector('a in ()')).toEqual([{ key: 'a', operator: 'in', values: [''] }]);
+    // As labels.Parse: `()` is the set {""} (its docs' own example `z notin ()`), not an empty
+    // set, so `a in ()` is valid and matches an empty value only.
+    expect(matchesLabelSelector(parseLabelSelector('a in ()'), { a: '' })).toBe(true);
+    expect(matchesLabelSelector(parseLabelSelector('a in ()'), { a: 'x' })).toBe(false);
     expect(parseLabelSelector('a in (,b)')).toEqual([{ key: 'a', operator: 'in', values: ['', 'b'] }]);
   });
 
@@ -55,6 +59,11 @@ describe('parseLabelSelector', () => {
     ['a=b c', "found 'c', expected: ',' or 'end of string'"],
     ['!', "unable to parse requirement: found '', expected: identifier"],
     ['a>x', "for 'Gt', 'Lt' operators, the value must be an integer"],
+    // Oversized numbers: strconv.ParseInt(v, 10, 64) refuses anything outside the int64 range.
+    ['a>9223372036854775808', "for 'Gt', 'Lt' operators, the value must be an integer"],
+    ['a<-9223372036854775809', "for 'Gt', 'Lt' operators, the value must be an integer"],
+    ['a>1' + '0'.repeat(400), "for 'Gt', 'Lt' operators, the value must be an integer"],
+    ['a>1e3', "for 'Gt', 'Lt' operators, the value must be an integer"],
     ['-a=b', 'invalid label key "-a"'],
     ['a=' + 'x'.repeat(64), 'invalid label value: "xxxx'],
     ['a in (b_)', 'invalid label value: "b_": at key: "a"'],
@@ -100,6 +109,12 @@ describe('matchesLabelSelector', () => {
     ['replicas<4', labels, true],
     ['app>1', labels, false],
     ['missing<4', labels, false],
+    // int64 compared exactly (not as rounded doubles); a label outside int64 never matches.
+    ['n>9007199254740992', { n: '9007199254740993' }, true],
+    ['n<9223372036854775807', { n: '9223372036854775806' }, true],
+    ['n>-9223372036854775808', { n: '9223372036854775807' }, true],
+    ['n>1', { n: '9223372036854775808' }, false],
+    ['n>1', { n: '+5' }, true],
   ])('%j on %j is %s', (selector, l, expected) => {
     expect(matchesLabelSelector(parseLabelSelector(selector), l)).toBe(expected);
   });

@@ -81,6 +81,8 @@ describe('makeEnvironmentVariables (makeEnvironmentVariables / downward API)', (
 describe('container resources (kubelet cm helpers)', () => {
   it.each([
     [0, 2], [1, 2], [100, 102], [250, 256], [1000, 1024], [2500, 2560],
+    // Capped at the kubelet's maxShares: runc refuses more than 262144.
+    [256_000, 262_144], [1e15, 262_144],
   ])('requests.cpu %im → cpu shares %i', (milli, shares) => expect(cpuSharesFromRequest(milli)).toBe(shares));
   it.each([
     [0, 0], [1, 1000], [500, 50_000], [1500, 150_000],

@@ -15,6 +15,10 @@ describe('httpGet and tcpSocket probes dialled from the node', () => {
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       seen.push(req.headers);
+      if (req.url === '/slow') {
+        setTimeout(() => res.end('body of /slow'), 100);
+        return;
+      }
       const routes: Record<string, [number, Record<string, string>?]> = {
         '/ok': [200], '/missing': [404], '/err': [500], '/moved': [302, { location: '/missing' }],
         '/away': [301, { location: 'http://example.invalid/x' }], '/found': [302, { location: '/ok' }],
@@ -40,6 +44,13 @@ describe('httpGet and tcpSocket probes dialled from the node', () => {
     ['/away', 'success', 'Probe terminated redirects, Response body: body of /away'],
   ])('GET %s → %s (200–399 succeed; same-host redirects are followed, others end the probe)', async (path, result, output) => {
     expect(await runNetProbe(rt, task(path))).toEqual({ result, output });
+  });
+
+  // Node's timers hold at most 2^31-1 ms; a longer timeout fired after 1 ms before the fix.
+  it('a timeoutSeconds past 2^31-1 ms (2147484 s) waits for a slow answer; a short one still times out', async () => {
+    expect(await runNetProbe(rt, task('/slow', { timeoutMs: 2_147_484_000 }))).toEqual({ result: 'success', output: 'body of /slow' });
+    expect(await runNetProbe(rt, { ...task(''), mode: 'tcp', timeoutMs: 2_147_484_000 })).toEqual({ result: 'success', output: '' });
+    expect(await runNetProbe(rt, task('/slow', { timeoutMs: 20 }))).toMatchObject({ result: 'failure', output: expect.stringContaining('context deadline exceeded') });
   });
 
   it('sends the kubelet User-Agent and httpHeaders, a Host header overriding the target', async () => {

@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -44,8 +45,10 @@ static long long now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* left_ms: ms to the deadline, at most INT_MAX (poll's int; wait_for polls again past it). */
 static int left_ms(void) {
   long long left = deadline_ms - now_ms();
+  if (left > INT_MAX) return INT_MAX;
   return left > 0 ? (int)left : 0;
 }
 
@@ -62,7 +65,10 @@ static int wait_for(int fd, short events) {
     if (ms == 0) return 0;
     int n = poll(&p, 1, ms);
     if (n > 0) return 1;
-    if (n == 0) return 0;
+    if (n == 0) {
+      if (left_ms() > 0) continue;
+      return 0;
+    }
     if (errno != EINTR) return -1;
   }
 }

@@ -244,6 +244,17 @@ class IntakeSourceImpl implements IntakeSource {
     this.deps.onUpdate({ op: 'SET', source: 'api', pods });
   }
 
+  /**
+   * A pod bound to another node (spec.nodeName set and not this node's) can never run here: the
+   * kubelet's NodeName admission predicate would reject it. The intake refuses it at the door
+   * instead (a 422 naming the field), so that nothing is stored under a name it would hold.
+   */
+  #otherNode(pod: Pod, field: string): FieldError | null {
+    const bound = pod.spec?.nodeName;
+    if (!this.#nodeName || typeof bound !== 'string' || bound === '' || bound === this.#nodeName) return null;
+    return { field, type: 'Invalid value', value: bound, detail: `must be empty or this node's name "${this.#nodeName}": the pod is bound to another node` };
+  }
+
   submit(pods: Pod[]): Promise<Pod[]> {
     return this.#serial(async () => {
       const errors: FieldError[] = [];
@@ -273,6 +284,8 @@ class IntakeSourceImpl implements IntakeSource {
           meta.uid = randomUUID();
         }
         uids.add(meta.uid);
+        const bound = this.#otherNode(pod, `${prefix}spec.nodeName`);
+        if (bound) errors.push(bound);
         if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
         meta.creationTimestamp = now;
         meta.annotations = { ...(meta.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now };
@@ -311,6 +324,8 @@ class IntakeSourceImpl implements IntakeSource {
         throw new ConflictError(`Precondition failed: UID in precondition: ${input.metadata.uid}, UID in object meta: ${uid}`);
       }
       const pod = structuredClone(input) as Pod & { status?: unknown };
+      const bound = this.#otherNode(pod, 'spec.nodeName');
+      if (bound) throw new InvalidManifestError('request body', [bound]);
       const now = new Date(this.#now()).toISOString();
       if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
       pod.metadata = {

@@ -5,6 +5,7 @@
  * at most `maxInFlight` probes run at once (the rest wait in arrival order). Main thread only.
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
+import { setLongTimeout, type LongTimeout } from '../../shared/long-timeout.js';
 
 /** Clock and timer of the scheduler (tests pass a fake). Times are epoch milliseconds. */
 export interface SchedulerClock {
@@ -13,15 +14,14 @@ export interface SchedulerClock {
   clearTimer(handle: unknown): void;
 }
 
-/** The real clock: Date.now and unref'd setTimeout. */
+/**
+ * The real clock: Date.now and an unref'd timer that keeps waiting past Node's 2^31-1 ms limit
+ * (a probe's periodSeconds or initialDelaySeconds may be up to 2^31-1 seconds).
+ */
 export const kRealClock: SchedulerClock = {
   now: () => Date.now(),
-  setTimer: (fn, delayMs) => {
-    const t = setTimeout(fn, delayMs);
-    t.unref();
-    return t;
-  },
-  clearTimer: (h) => clearTimeout(h as NodeJS.Timeout),
+  setTimer: (fn, delayMs) => setLongTimeout(fn, delayMs).unref(),
+  clearTimer: (h) => (h as LongTimeout).clear(),
 };
 
 /** Options of newProbeScheduler. */

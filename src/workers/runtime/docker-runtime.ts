@@ -11,6 +11,7 @@ import { statfs } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { AgentError } from '../../shared/errors.js';
+import { setLongTimeout, type LongTimeout } from '../../shared/long-timeout.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
   ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
@@ -153,7 +154,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
     try {
-      await this.#docker.getContainer(id).stop({ t: Math.max(0, Math.floor(timeoutSeconds)) });
+      await this.#docker.getContainer(id).stop({ t: stopTimeoutSeconds(timeoutSeconds) });
     } catch (err) {
       if (statusCode(err) === 304) return; // already stopped
       throw toAgentError(err, `stop container ${id}`);
@@ -289,7 +290,7 @@ class DockerRuntime implements ContainerRuntime {
         cb();
       },
     });
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimeout | undefined;
     let stream: NodeJS.ReadWriteStream | undefined;
     try {
       stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream;
@@ -300,7 +301,7 @@ class DockerRuntime implements ContainerRuntime {
         s.on('close', () => resolve(false));
         s.on('error', reject);
       });
-      const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), Math.max(1, timeoutMs))));
+      const expired = new Promise<boolean>((resolve) => (timer = setLongTimeout(() => resolve(true), Math.max(1, timeoutMs))));
       const timedOut = await Promise.race([finished, expired]);
       const output = Buffer.concat(chunks).toString('utf8');
       if (timedOut) return { exitCode: -1, output, timedOut: true };
@@ -309,10 +310,24 @@ class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       (stream as unknown as { destroy?: () => void } | undefined)?.destroy?.();
     }
   }
+}
+
+/**
+ * kMaxStopTimeoutSeconds: the longest `t` (seconds) sent to Docker's container stop. The engine
+ * turns it into a Go time.Duration (int64 nanoseconds), which wraps past about 292 years and would
+ * kill at once; a grace period is an int64 of seconds, so it is capped here at 2^31-1 s (68 years,
+ * no different from waiting forever) instead.
+ */
+export const kMaxStopTimeoutSeconds = 2 ** 31 - 1;
+
+/** stopTimeoutSeconds: a grace period (seconds) as Docker's stop `t`: whole seconds in [0, kMaxStopTimeoutSeconds]. */
+export function stopTimeoutSeconds(gracePeriodSeconds: number): number {
+  if (!(gracePeriodSeconds > 0)) return 0;
+  return Math.min(kMaxStopTimeoutSeconds, Math.floor(gracePeriodSeconds));
 }
 
 const runtimes = new Map<string, ContainerRuntime>();

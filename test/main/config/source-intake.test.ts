@@ -51,6 +51,21 @@ describe('IntakeSource', () => {
     expect(JSON.parse(await readFile(join(root, 'intake', 'default_web.json'), 'utf8'))).toEqual(stored[0]);
   });
 
+  it('refuses a pod bound to another node (spec.nodeName), storing nothing, and accepts its own name or none', async () => {
+    const s = source();
+    await s.start();
+    const other = (name: string, nodeName: string): Pod => ({ ...pod(name), spec: { ...pod(name).spec!, nodeName } });
+    await expect(s.submit([pod('web'), other('db', 'other-node')])).rejects.toMatchObject({
+      errors: [{ field: '[1].spec.nodeName', type: 'Invalid value', value: 'other-node', detail: 'must be empty or this node\'s name "node1": the pod is bound to another node' }],
+    });
+    expect(s.pods()).toEqual([]);
+    await expect(readdir(join(root, 'intake'))).resolves.toEqual([]);
+    const [mine] = await s.submit([other('db', 'node1')]);
+    expect(mine.spec?.nodeName).toBe('node1');
+    await expect(s.replace('default', 'db', other('db', 'other-node'))).rejects.toMatchObject({ errors: [{ field: 'spec.nodeName', value: 'other-node' }] });
+    expect(s.get('default', 'db')?.spec?.nodeName).toBe('node1');
+  });
+
   it('restores the stored pods with the same UIDs after a restart', async () => {
     const s = source();
     await s.start();
