@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, podFullName } from '../../shared/annotations.js';
 import type { Pod } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
-import { AgentError, ConflictError, ForbiddenError, formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
+import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno, type FieldError } from '../../shared/errors.js';
+import { failpoint } from '../../shared/failpoints.js';
 import { podContentHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
@@ -165,6 +166,22 @@ class IntakeSourceImpl implements IntakeSource {
     return run;
   }
 
+  /**
+   * Stores `pods` with writeFilesDurably (all or nothing). A full file system (ENOSPC, EDQUOT) is
+   * logged as one warning line without a stack and rethrown as ERR_INSUFFICIENT_STORAGE (the
+   * server's 507); nothing was stored then. Other I/O errors are rethrown as they are.
+   */
+  async #write(pods: Pod[]): Promise<void> {
+    try {
+      await writeFilesDurably(this.#dir, pods.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` })));
+    } catch (err) {
+      if (!isNoSpaceErrno(err)) throw err;
+      const wrapped = insufficientStorageError(err, this.#dir);
+      this.deps.logger.warn({ source: 'api', dir: this.#dir, pods: pods.length, errno: (err as NodeJS.ErrnoException).code }, `Could not store intake pods: ${wrapped.message}`);
+      throw wrapped;
+    }
+  }
+
   start(): Promise<void> {
     // In the chain, so a write that arrives before the restore is done waits for it (the restore
     // deletes leftover temp files, and its SET must come before the write's ADD).
@@ -234,7 +251,9 @@ class IntakeSourceImpl implements IntakeSource {
         stored.push(pod);
       });
       if (errors.length > 0) throw new InvalidManifestError('request body', errors);
-      await writeFilesDurably(this.#dir, stored.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` })));
+      failpoint('before-intake-write');
+      await this.#write(stored);
+      failpoint('after-intake-write');
       for (const p of stored) this.#pods.set(podFullName(p), p);
       for (const p of stored) this.deps.logger.info({ ...podFields(p), source: 'api' }, 'Admitted intake pod');
       this.deps.onUpdate({ op: 'ADD', source: 'api', pods: stored });
@@ -262,7 +281,9 @@ class IntakeSourceImpl implements IntakeSource {
       };
       delete pod.status;
       pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
-      await writeFilesDurably(this.#dir, [{ name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` }]);
+      failpoint('before-intake-write');
+      await this.#write([pod]);
+      failpoint('after-intake-write');
       this.#pods.set(fullName, pod);
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Replaced intake pod');
       this.deps.onUpdate({ op: 'UPDATE', source: 'api', pods: [pod] });
