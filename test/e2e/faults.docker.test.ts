@@ -9,12 +9,14 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, expect as globalExpect, inject, it, type ExpectStatic } from 'vitest';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import type { FailpointName } from '../../src/shared/failpoints.js';
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';
 import { kNodeLabel, isRunningAndReady, useTestNodes } from '../support/agent.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
+import { dockerdAvailable, startOwnDockerd, type OwnDockerd } from '../support/own-dockerd.js';
+import type Docker from 'dockerode';
 
 const kWaitMs = 180_000;
 const kTestMs = 300_000;
@@ -39,52 +41,51 @@ interface FaultNode {
   pods(): Promise<Pod[]>;
 }
 
-function useFaultNodes(): () => Promise<FaultNode> {
-  const made: { node: FaultNode; base: string }[] = [];
-  afterEach(async () => {
-    for (const { node, base } of made.splice(0)) {
-      await node.agent?.stop('SIGKILL');
-      await removeLabeledContainers(kNodeLabel, node.nodeName);
-      await rm(base, { recursive: true, force: true });
-    }
-  }, kTestMs);
-  return async () => {
-    const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-faults-'));
-    const rootDir = join(base, 'root');
-    await mkdir(rootDir);
-    const node: FaultNode = {
-      nodeName: `e2e-fault-${randomBytes(3).toString('hex')}`,
-      rootDir,
-      async start(env, extraArgs = []) {
-        node.agent = await startAgentProcess(['--hostname-override', node.nodeName, '--root-dir', rootDir, '--relist-period', '1s', '--sync-frequency', '10s', ...extraArgs], undefined, { env });
-        return node.agent;
-      },
-      api(path, init = {}) {
-        const tokenFile = join(rootDir, 'admin.token');
-        const headers = new Headers(init.headers);
-        if (existsSync(tokenFile)) headers.set('Authorization', `Bearer ${readFileSync(tokenFile, 'utf8').trim()}`);
-        return fetch(`${node.agent!.base}${path}`, { ...init, headers });
-      },
-      async pods() {
-        return ((await (await node.api('/pods')).json()) as PodList).items;
-      },
-    };
-    made.push({ node, base });
-    return node;
+/**
+ * newFaultNode makes a node name and root dir and registers, on the calling test (`onTestFinished`,
+ * so concurrent tests clean up only their own), the kill of its last agent, the removal of its
+ * containers (by its node label) and of its temp dir.
+ */
+async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: number) => void): Promise<FaultNode> {
+  const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-faults-'));
+  const rootDir = join(base, 'root');
+  await mkdir(rootDir);
+  const node: FaultNode = {
+    nodeName: `e2e-fault-${randomBytes(3).toString('hex')}`,
+    rootDir,
+    async start(env, extraArgs = []) {
+      node.agent = await startAgentProcess(['--hostname-override', node.nodeName, '--root-dir', rootDir, '--relist-period', '1s', '--sync-frequency', '10s', ...extraArgs], undefined, { env });
+      return node.agent;
+    },
+    api(path, init = {}) {
+      const tokenFile = join(rootDir, 'admin.token');
+      const headers = new Headers(init.headers);
+      if (existsSync(tokenFile)) headers.set('Authorization', `Bearer ${readFileSync(tokenFile, 'utf8').trim()}`);
+      return fetch(`${node.agent!.base}${path}`, { ...init, headers });
+    },
+    async pods() {
+      return ((await (await node.api('/pods')).json()) as PodList).items;
+    },
   };
+  onTestFinished(async () => {
+    await node.agent?.stop('SIGKILL');
+    await removeLabeledContainers(kNodeLabel, node.nodeName);
+    await rm(base, { recursive: true, force: true });
+  }, kTestMs);
+  return node;
 }
 
-/** The node's containers in Docker (by its node label), running or not. */
-async function nodeContainers(nodeName: string) {
-  return docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${nodeName}`] } });
+/** The node's containers in Docker (by its node label), running or not; `engine` default: the shared dockerd. */
+async function nodeContainers(nodeName: string, engine: Docker = docker) {
+  return engine.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${nodeName}`] } });
 }
 
 /**
  * expectNoDuplicates: per pod UID, exactly one running sandbox and exactly one running container
  * per container name, and never two containers (of any state) of one attempt (the same Docker name).
  */
-async function expectNoDuplicates(nodeName: string): Promise<void> {
-  const all = await nodeContainers(nodeName);
+async function expectNoDuplicates(nodeName: string, engine: Docker = docker, expect: ExpectStatic = globalExpect): Promise<void> {
+  const all = await nodeContainers(nodeName, engine);
   const running = new Map<string, number>();
   for (const c of all.filter((c) => c.State === 'running')) {
     const key = `${c.Labels['io.kubernetes.pod.uid']}/${c.Labels['io.kubernetes.container.name']}`;
@@ -98,11 +99,11 @@ async function expectNoDuplicates(nodeName: string): Promise<void> {
 const post = (node: FaultNode, body: unknown) => node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 describe.skipIf(!inject('dockerAvailable'))('issue 11: fault suite (agent processes, kill -9 at each failpoint)', () => {
-  const newNode = useFaultNodes();
 
   // The intake failpoints first: before the write, the pod was never stored (and never answered):
   // it must not appear. From the write on it was stored, so it must come back and run.
-  it.each<[FailpointName, boolean]>([
+  // Concurrent: each case is mostly waiting for Docker, and each has its own node and root dir.
+  it.for<[FailpointName, boolean]>([
     ['before-intake-write', false],
     ['after-intake-write', true],
     ['before-intake-reply', true],
@@ -112,8 +113,8 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: fault suite (agent proces
     ['before-container-create', true],
     ['after-container-create', true],
     ['after-container-start', true],
-  ])('kill -9 at %s, restart on the same root dir: the pod is there (%s), Running, no duplicates', async (point, kept) => {
-    const node = await newNode();
+  ])('kill -9 at %s, restart on the same root dir: the pod is there (%s), Running, no duplicates', { concurrent: true, timeout: kTestMs }, async ([point, kept], { expect, onTestFinished }) => {
+    const node = await newFaultNode(onTestFinished);
     const dying = await node.start({ KUBELET_TS_FAILPOINTS: point });
     // The POST may be answered (a sync failpoint fires after the 201) or cut (an intake one fires before it).
     await post(node, podJson('victim')).catch(() => undefined);
@@ -133,11 +134,11 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: fault suite (agent proces
     }, { timeoutMs: kWaitMs, intervalMs: 300, description: `pod victim Running after a kill at ${point}` });
     expect(pod.metadata?.annotations?.['kubernetes.io/config.source']).toBe('api');
     expect((await node.api('/pods/default/victim')).status).toBe(200);
-    await expectNoDuplicates(node.nodeName);
-  }, kTestMs);
+    await expectNoDuplicates(node.nodeName, docker, expect);
+  });
 
-  it('SIGTERM with 40 pods running, restart: every pod comes back with the same containers and 0 restarts', async () => {
-    const node = await newNode();
+  it('SIGTERM with 40 pods running, restart: every pod comes back with the same containers and 0 restarts', async ({ onTestFinished }) => {
+    const node = await newFaultNode(onTestFinished);
     await node.start(undefined, ['--workers', '2']);
     const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: Array.from({ length: 40 }, (_, i) => podJson(`many-${i}`)) } as PodList;
     expect((await post(node, list)).status).toBe(201);
@@ -227,5 +228,51 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 9: disk full on th
       const p = (await node.pods()).find((x) => x.metadata?.name === 'late');
       return p && isRunningAndReady(p) ? p : undefined;
     }, { timeoutMs: kWaitMs, intervalMs: 300, description: 'pod late Running after space was freed' });
+  }, kTestMs);
+});
+
+const kOwnDockerdProblem = dockerdAvailable();
+
+if (kOwnDockerdProblem) console.warn(`faults.docker.test.ts: skipping the own-dockerd cases: ${kOwnDockerdProblem}`);
+
+describe.skipIf(!inject('dockerAvailable') || kOwnDockerdProblem !== undefined)('issue 11: a dockerd of the test\'s own stopped mid-burst', () => {
+  const start = useTestNodes();
+  let own: OwnDockerd | undefined;
+  afterEach(async () => {
+    await own?.remove();
+    own = undefined;
+  }, kTestMs);
+
+  it.each([
+    [true, 'running containers survive and none is restarted'],
+    [false, 'containers die with the daemon and the pods converge to Running again (restarts expected)'],
+  ])('--live-restore=%s: 20 pods, dockerd stopped (SIGTERM) and started again: %s; no duplicates', async (liveRestore) => {
+    own = await startOwnDockerd({ liveRestore });
+    const node = await start({ dockerEndpoint: own.endpoint, workers: 2 });
+    const list = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: Array.from({ length: 20 }, (_, i) => podJson(`burst-${i}`)) };
+    expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(list) })).status).toBe(201);
+    // Mid-burst: some app containers run, not all yet.
+    await waitFor(async () => (await nodeContainers(node.nodeName, own!.docker)).filter((c) => c.State === 'running' && c.Labels['io.kubernetes.container.name'] === 'main').length >= 3,
+      { timeoutMs: kWaitMs, intervalMs: 100, description: 'the burst under way' });
+    const runningBefore = (await nodeContainers(node.nodeName, own.docker)).filter((c) => c.State === 'running').map((c) => c.Id);
+    await own.stop();
+    await own.start();
+
+    const allRunning = async () => {
+      const pods = (await node.pods()).filter((p) => p.metadata?.name?.startsWith('burst-'));
+      return pods.length === 20 && pods.every(isRunningAndReady) ? pods : undefined;
+    };
+    const pods = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: '20 pods Running after the daemon restart' });
+    await expectNoDuplicates(node.nodeName, own.docker);
+    const runningAfter = new Set((await nodeContainers(node.nodeName, own.docker)).filter((c) => c.State === 'running').map((c) => c.Id));
+    if (liveRestore) {
+      // Every container that ran before the stop is the one running now, and no pod counted a restart.
+      expect(runningBefore.filter((id) => !runningAfter.has(id))).toEqual([]);
+      expect(pods.flatMap((p) => p.status!.containerStatuses!.map((c) => c.restartCount)).filter((n) => n !== 0)).toEqual([]);
+    } else {
+      // Without live-restore the daemon's stop killed them: each pod runs again, in new containers.
+      expect(runningBefore.filter((id) => runningAfter.has(id))).toEqual([]);
+    }
+    expect(node.agent.listPods().filter((p) => p.metadata?.name?.startsWith('burst-'))).toHaveLength(20);
   }, kTestMs);
 });
