@@ -60,7 +60,10 @@ export async function startAgentProcess(args: string[], port?: number, options: 
     } catch {
       return false;
     }
-  }, { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` });
+  }, { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` }).catch((err: unknown) => {
+    child.kill('SIGKILL'); // never leave a half-started agent behind
+    throw err;
+  });
   return {
     child, port: p, base, exited,
     output: () => out,

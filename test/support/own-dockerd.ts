@@ -2,7 +2,7 @@
 // the containerd it starts under its exec root), so a test can stop and restart a Docker engine
 // without touching the shared one at /var/run/docker.sock. Stopped only by its own PIDs.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +132,22 @@ export async function startOwnDockerd(options: { liveRestore: boolean }): Promis
       }
       // The containerd our dockerd started (its PID file is under our exec root): live-restore leaves it up.
       await stopPid(pidFromFile(join(dir, 'exec', 'containerd', 'containerd.pid')));
+      // Shims of containers that outlived a --live-restore stop: ours by the containerd socket they name.
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        let cmd = '';
+        try {
+          cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        } catch {
+          continue;
+        }
+        if (cmd.includes('containerd-shim') && cmd.includes(`${dir}/exec/containerd/`)) {
+          try {
+            process.kill(Number(pid), 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+      }
       const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]).filter((m) => m?.startsWith(`${dir}/`));
       for (const m of mounts.sort((a, b) => b.length - a.length)) {
         try {
