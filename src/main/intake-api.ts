@@ -7,6 +7,7 @@
  */
 import { podFullName, podSource } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
+import { failpoint } from '../shared/failpoints.js';
 import type { Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 import { newIntakeSource, type IntakeSource } from './config/source-intake.js';
@@ -106,6 +107,7 @@ class IntakeApiImpl implements IntakeApi {
     await this.#started;
     const stored = await this.#intake.submit(pods);
     await this.#applied;
+    failpoint('before-intake-reply');
     return stored.map((p) => this.#withStatus(p));
   }
 

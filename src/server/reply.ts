@@ -60,6 +60,7 @@ export const kStatusText: Readonly<Record<number, string>> = {
   500: 'Internal Server Error',
   503: 'Service Unavailable',
   504: 'Gateway Timeout',
+  507: 'Insufficient Storage',
 };
 
 /** statusLine: `"<code> <reason phrase>"` for uWS `writeStatus`. */

@@ -18,12 +18,14 @@ export type AgentErrorCode =
   | 'ERR_UNAVAILABLE'
   | 'ERR_RUNTIME'
   | 'ERR_RUNTIME_UNAVAILABLE'
-  | 'ERR_PROTOCOL';
+  | 'ERR_PROTOCOL'
+  | 'ERR_INSUFFICIENT_STORAGE';
 
 /** kAgentErrorCodes: every {@link AgentErrorCode}, e.g. to check a code that came as data. */
 export const kAgentErrorCodes: readonly AgentErrorCode[] = Object.freeze([
   'ERR_INVALID_ARGUMENT', 'ERR_INVALID_MANIFEST', 'ERR_NOT_FOUND', 'ERR_ALREADY_EXISTS', 'ERR_CONFLICT',
   'ERR_FORBIDDEN', 'ERR_UNAVAILABLE', 'ERR_RUNTIME', 'ERR_RUNTIME_UNAVAILABLE', 'ERR_PROTOCOL',
+  'ERR_INSUFFICIENT_STORAGE',
 ] as const);
 
 /**
@@ -190,6 +192,31 @@ export function isForbidden(err: unknown): boolean {
 export function isUnavailable(err: unknown): boolean {
   const code = codeOf(err);
   return code === 'ERR_RUNTIME_UNAVAILABLE' || code === 'ERR_UNAVAILABLE';
+}
+
+/**
+ * isInsufficientStorage: a write failed because the file system is full (`ERR_INSUFFICIENT_STORAGE`,
+ * made from ENOSPC / EDQUOT by {@link insufficientStorageError}); the server answers it with 507.
+ */
+export function isInsufficientStorage(err: unknown): boolean {
+  return codeOf(err) === 'ERR_INSUFFICIENT_STORAGE';
+}
+
+/** isNoSpaceErrno: a Node.js I/O error of a full file system or an exhausted quota (`ENOSPC`, `EDQUOT`). */
+export function isNoSpaceErrno(err: unknown): boolean {
+  const code = codeOf(err);
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * insufficientStorageError wraps a Node.js ENOSPC / EDQUOT error of a write under `dir` as
+ * AgentError `ERR_INSUFFICIENT_STORAGE` (retriable: freeing space helps), the message naming the
+ * directory and the errno, e.g. `no space left on device (ENOSPC) writing /var/lib/kubelet-ts/intake`.
+ */
+export function insufficientStorageError(err: unknown, dir: string): AgentError {
+  const code = String(codeOf(err) ?? 'ENOSPC');
+  const what = code === 'EDQUOT' ? 'disk quota exceeded' : 'no space left on device';
+  return new AgentError('ERR_INSUFFICIENT_STORAGE', `${what} (${code}) writing ${dir}`, { retriable: true, cause: err });
 }
 
 /** isInvalidInput: bad input from a user; retrying the same input will not help. */

@@ -6,6 +6,7 @@
 import type { Container, Pod, PullPolicy } from '../shared/api.js';
 import { defaultImagePullPolicy } from '../shared/defaults.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../shared/errors.js';
+import { failpoint } from '../shared/failpoints.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
 import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
@@ -155,9 +156,12 @@ class PodSync {
     try {
       if (!(await this.ensureImage(image, 'IfNotPresent', 'POD'))) return '';
       const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image);
+      failpoint('before-sandbox-create');
       const id = await this.create(spec);
       this.changed = true;
+      failpoint('after-sandbox-create');
       await this.deps.runtime.startContainer(id);
+      failpoint('after-sandbox-start');
       this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: true });
       return id;
     } catch (err) {
@@ -195,8 +199,10 @@ class PodSync {
     }
     let id: string;
     try {
+      failpoint('before-container-create');
       id = await this.create(spec);
       this.changed = true;
+      failpoint('after-container-create');
     } catch (err) {
       if (isUnavailable(err)) throw err;
       return fail('CreateContainerError', serializeError(err).message);
@@ -204,6 +210,7 @@ class PodSync {
     this.result.events.push({ type: 'Normal', reason: 'Created', message: `Created container ${c.name}`, fieldPath });
     try {
       await this.deps.runtime.startContainer(id);
+      failpoint('after-container-start');
     } catch (err) {
       if (isUnavailable(err)) throw err;
       const message = serializeError(err).message;

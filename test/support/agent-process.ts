@@ -38,19 +38,28 @@ export interface AgentProcess {
   output(): string;
   /** Sends `signal` and resolves when the process has exited. */
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Resolves when the process has exited (by itself or by a signal), with its exit code or signal. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** AgentProcessOptions: extra settings of {@link startAgentProcess}. */
+export interface AgentProcessOptions {
+  /** Variables added to the child's environment (e.g. `KUBELET_TS_FAILPOINTS`). */
+  env?: Record<string, string>;
 }
 
 /**
- * startAgentProcess spawns the agent with `args` (plus `--port <free port>` unless given) and
- * resolves once GET /healthz answers 200.
+ * startAgentProcess spawns the agent with `args` (plus `--port <free port>` unless given; the
+ * environment plus `options.env`) and resolves once GET /healthz answers 200.
  */
-export async function startAgentProcess(args: string[], port?: number): Promise<AgentProcess> {
+export async function startAgentProcess(args: string[], port?: number, options: AgentProcessOptions = {}): Promise<AgentProcess> {
   const p = port ?? (await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = options.env ? { ...process.env, ...options.env } : process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const base = `http://127.0.0.1:${p}`;
   await waitFor(async () => {
     if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}: ${out.slice(-2000)}`);
@@ -59,11 +68,14 @@ export async function startAgentProcess(args: string[], port?: number): Promise<
     } catch {
       return false;
     }
-  }, { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` });
+  }, { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` }).catch((err: unknown) => {
+    child.kill('SIGKILL'); // never leave a half-started agent behind
+    throw err;
+  });
   const rootIndex = args.lastIndexOf('--root-dir');
   const rootDir = rootIndex >= 0 ? resolve(kRepoRoot, args[rootIndex + 1]) : '/var/lib/kubelet-ts';
   return {
-    child, port: p, base, rootDir,
+    child, port: p, base, rootDir, exited,
     async api(path, init) {
       const headers = new Headers(init?.headers);
       if (!headers.has('authorization')) headers.set('authorization', `Bearer ${(await readFile(join(rootDir, 'admin.token'), 'utf8')).trim()}`);

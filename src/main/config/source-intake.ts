@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, podFullName } from '../../shared/annotations.js';
 import type { Pod } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
-import { AgentError, ConflictError, ForbiddenError, formatFieldError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
+import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno, type FieldError } from '../../shared/errors.js';
+import { failpoint } from '../../shared/failpoints.js';
 import { podContentHash } from '../../shared/hash.js';
 import { boundedField, podFields, type Logger } from '../../shared/logging.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
@@ -207,6 +208,22 @@ class IntakeSourceImpl implements IntakeSource {
     return run;
   }
 
+  /**
+   * Stores `pods` with writeFilesDurably (all or nothing). A full file system (ENOSPC, EDQUOT) is
+   * logged as one warning line without a stack and rethrown as ERR_INSUFFICIENT_STORAGE (the
+   * server's 507); nothing was stored then. Other I/O errors are rethrown as they are.
+   */
+  async #write(files: { name: string; content: string }[]): Promise<void> {
+    try {
+      await writeFilesDurably(this.#dir, files);
+    } catch (err) {
+      if (!isNoSpaceErrno(err)) throw err;
+      const wrapped = insufficientStorageError(err, this.#dir);
+      this.deps.logger.warn({ source: 'api', dir: this.#dir, pods: files.length, errno: (err as NodeJS.ErrnoException).code }, `Could not store intake pods: ${wrapped.message}`);
+      throw wrapped;
+    }
+  }
+
   start(): Promise<void> {
     // In the chain, so a write that arrives before the restore is done waits for it (the restore
     // deletes leftover temp files, and its SET must come before the write's ADD).
@@ -303,7 +320,9 @@ class IntakeSourceImpl implements IntakeSource {
       }
       const files = stored.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` }));
       this.#checkStoreBytes(what, files);
-      await writeFilesDurably(this.#dir, files);
+      failpoint('before-intake-write');
+      await this.#write(files);
+      failpoint('after-intake-write');
       stored.forEach((p, i) => {
         this.#pods.set(podFullName(p), p);
         this.#setFileBytes(podFullName(p), Buffer.byteLength(files[i].content));
@@ -338,7 +357,9 @@ class IntakeSourceImpl implements IntakeSource {
       pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
       const file = { name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` };
       this.#checkStoreBytes(`pods "${name}"`, [file], [fullName]);
-      await writeFilesDurably(this.#dir, [file]);
+      failpoint('before-intake-write');
+      await this.#write([file]);
+      failpoint('after-intake-write');
       this.#pods.set(fullName, pod);
       this.#setFileBytes(fullName, Buffer.byteLength(file.content));
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Replaced intake pod');

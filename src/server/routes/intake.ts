@@ -1,7 +1,7 @@
 // Counterpart of the apiserver's create/update/delete handlers (k8s.io/apiserver/pkg/endpoints/handlers: create.go, update.go, delete.go) for the `api` pod source.
 import type { Pod, PodList, Status, StatusCause } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
-import { formatFieldError, InvalidManifestError, statusReasonOf, type FieldError } from '../../shared/errors.js';
+import { formatFieldError, InvalidManifestError, isInsufficientStorage, statusReasonOf, type FieldError } from '../../shared/errors.js';
 import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from '../../shared/manifest.js';
 import { validatePodForNode } from '../../shared/validation.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
@@ -142,14 +142,27 @@ const kHostErrorStatus: Partial<Record<StatusReason, [code: number, namesPod: bo
 };
 
 /**
+ * insufficientStorageStatus: 507 for a write the file system had no room for. Kubernetes has no
+ * StatusReason of its own for 507: the apiserver answers etcd's "mvcc: database space exceeded"
+ * as an internal error (errors.NewInternalError), and a client that gets a bare 507 reads it as
+ * `InternalError` (errors.NewGenericServerResponse: any code ≥ 500). So the Status is built as
+ * NewInternalError builds it — reason `InternalError`, `Internal error occurred: <message>`, one
+ * cause with the message — with the HTTP code that says what went wrong: 507 Insufficient Storage.
+ */
+export function insufficientStorageStatus(message: string): Status {
+  return statusError(507, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+}
+
+/**
  * hostErrorStatus maps an error from an AgentHost intake method to a Status by its Status reason
  * ({@link statusReasonOf}: the error's `statusReason`, else its code's): ERR_FORBIDDEN → 403
  * Forbidden, ERR_CONFLICT → 409 Conflict, ERR_ALREADY_EXISTS → 409 AlreadyExists, ERR_NOT_FOUND →
- * 404, ERR_INVALID_MANIFEST → 422 with its field causes, ERR_INVALID_ARGUMENT → 400 BadRequest.
- * Anything else is rethrown (→ 500).
+ * 404, ERR_INVALID_MANIFEST → 422 with its field causes, ERR_INVALID_ARGUMENT → 400 BadRequest,
+ * ERR_INSUFFICIENT_STORAGE → 507 ({@link insufficientStorageStatus}). Anything else is rethrown (→ 500).
  */
 export function hostErrorStatus(err: unknown, name: string): Status {
   const message = typeof (err as { message?: unknown })?.message === 'string' ? (err as Error).message : String(err);
+  if (isInsufficientStorage(err)) return insufficientStorageStatus(message);
   const reason = statusReasonOf(err);
   if (reason === 'Invalid') return invalidStatus(name, (err as { errors?: FieldError[] }).errors ?? []);
   const mapped = reason === undefined ? undefined : kHostErrorStatus[reason];
