@@ -100,31 +100,36 @@ class RuntimeStateImpl implements RuntimeState {
   async check(): Promise<void> {
     if (this.#running || this.#stopped) return;
     this.#running = true;
-    let timeout: TimerHandle | undefined;
-    try {
-      await Promise.race([
-        this.deps.check(),
-        new Promise((_, reject) => {
-          timeout = this.#clock.setTimeout(() => reject(new Error(`no answer in ${this.o.checkTimeoutMs} ms`)), this.o.checkTimeoutMs);
-        }),
-      ]);
-      if (this.#stopped) return;
-      this.#lastSyncMs = this.#clock.now();
-      if (this.#failing) {
-        this.#failing = false;
-        this.#lastError = '';
-        this.deps.logger.info({}, 'Container runtime is up again');
-        this.deps.onRuntimeUp?.();
-      }
-    } catch (err) {
-      if (this.#stopped) return;
-      this.#lastError = (err as Error)?.message ?? String(err);
-      if (!this.#failing) this.deps.logger.warn({ err: this.#lastError }, 'Container runtime status check failed');
-      this.#failing = true;
-    } finally {
-      if (timeout !== undefined) this.#clock.clearTimeout(timeout);
-      this.#running = false;
-    }
+    let timer: TimerHandle | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = this.#clock.setTimeout(() => resolve('timeout'), this.o.checkTimeoutMs);
+    });
+    // A slow answer still counts when it comes: the timeout only lets the next check start.
+    const answered = this.deps.check().then(
+      () => { this.#succeeded(); return 'answered' as const; },
+      (err: unknown) => { this.#failed((err as Error)?.message ?? String(err)); return 'failed' as const; },
+    );
+    const outcome = await Promise.race([answered, timedOut]);
+    this.#clock.clearTimeout(timer);
+    if (outcome === 'timeout') this.#failed(`no answer in ${this.o.checkTimeoutMs} ms`);
+    this.#running = false;
+  }
+
+  #succeeded(): void {
+    if (this.#stopped) return;
+    this.#lastSyncMs = this.#clock.now();
+    if (!this.#failing) return;
+    this.#failing = false;
+    this.#lastError = '';
+    this.deps.logger.info({}, 'Container runtime is up again');
+    this.deps.onRuntimeUp?.();
+  }
+
+  #failed(message: string): void {
+    if (this.#stopped) return;
+    this.#lastError = message;
+    if (!this.#failing) this.deps.logger.warn({ err: message }, 'Container runtime status check failed');
+    this.#failing = true;
   }
 
   runtimeErrors(): string[] {

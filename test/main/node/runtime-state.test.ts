@@ -67,3 +67,23 @@ describe('runtime state', () => {
     expect(() => newRuntimeState({ thresholdMs: 0 }, { logger: pino({ level: 'silent' }), check: async () => {} })).toThrow(/options\.thresholdMs/);
   });
 });
+
+describe('runtime state, slow answers', () => {
+  it('counts an answer that comes after the check timed out', async () => {
+    const clock = new FakeClock(0);
+    let answer: (() => void) | undefined;
+    let ups = 0;
+    const state = newRuntimeState({}, {
+      clock, logger: pino({ level: 'silent' }), onRuntimeUp: () => ups++,
+      check: () => (answer ? Promise.resolve() : new Promise<void>((resolve) => (answer = resolve))),
+    });
+    state.start();
+    await clock.advance(6_000); // the first check timed out and is still open
+    answer!();
+    await flush();
+    expect(ups).toBe(1);
+    await clock.advance(40_000);
+    expect(state.healthy()).toEqual({ ok: true });
+    state.stop();
+  });
+});
