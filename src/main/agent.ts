@@ -33,6 +33,7 @@ import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newNodeApi, type NodeApi } from './node/node-api.js';
+import { newRuntimeState, type RuntimeState } from './node/runtime-state.js';
 import { newAgentRegistry } from './metrics/registry.js';
 import { newEventedPleg } from './pleg/event-pleg.js';
 import { newGenericPleg, type Pleg, type PodLifecycleEvent } from './pleg/generic-pleg.js';
@@ -114,6 +115,8 @@ class AgentImpl implements Agent {
   #syncLoop!: SyncLoop;
   /** The sync handler (after start): the intake asks it for free pod slots. */
   #syncHandler: SyncHandler | undefined;
+  /** Is the container runtime up (updateRuntimeUp): the `runtime` check and the node's Ready. */
+  #runtimeState?: RuntimeState;
   #server: AgentServer | null = null;
   #fileSource: FileSource | null = null;
   #etcd: EtcdCluster | null = null;
@@ -206,6 +209,12 @@ class AgentImpl implements Agent {
     if (auth) {
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
     }
+    this.#runtimeState = newRuntimeState({}, {
+      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }), logger: log.child({ component: 'runtime-state' }),
+      // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
+      onRuntimeUp: () => void loop({ kind: 'resync' }),
+    });
+    this.#runtimeState.start();
     this.#pleg.start();
     // The first relist is in before any source's pods are handled: an old runtime copy of a pod
     // (edited while the agent was down) is then known before the new copy could start beside it.
@@ -250,6 +259,7 @@ class AgentImpl implements Agent {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#syncLoop?.stop();
+    this.#runtimeState?.stop();
     await this.#gc?.stop();
     await this.#etcd?.stop();
     await this.#fileSource?.stop();
@@ -279,7 +289,11 @@ class AgentImpl implements Agent {
   }
 
   healthz(): HealthReport {
-    const checks = [{ name: 'pleg', ...(this.#pleg?.healthy() ?? { ok: true }) }, { name: 'syncloop', ...(this.#syncLoop?.healthy() ?? { ok: true }) }];
+    const checks = [
+      { name: 'runtime', ...(this.#runtimeState?.healthy() ?? { ok: true }) },
+      { name: 'pleg', ...(this.#pleg?.healthy() ?? { ok: true }) },
+      { name: 'syncloop', ...(this.#syncLoop?.healthy() ?? { ok: true }) },
+    ];
     if (this.#etcd) checks.push({ name: 'etcd', ...this.#etcd.healthy() });
     return { ok: checks.every((c) => c.ok), checks };
   }

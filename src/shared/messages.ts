@@ -239,6 +239,22 @@ export interface RelistTask {
 }
 
 /**
+ * runtimeStatus: is the container runtime up (ContainerRuntime.status: Docker `GET /_ping`)? The
+ * main thread's runtime state (src/main/node/runtime-state.ts) sends it every 5 s, as the
+ * kubelet's updateRuntimeUp asks the CRI Status. A failure comes back as `{ok:false}`.
+ */
+export interface RuntimeStatusTask {
+  kind: 'runtimeStatus';
+  protocol: number;
+}
+
+/** What a runtimeStatus task returns when the runtime answered. */
+export interface RuntimeStatusResult {
+  /** Epoch ms when the runtime answered. */
+  observedAtMs: number;
+}
+
+/**
  * gc: container and image garbage collection (kuberuntime_gc.go, image_gc_manager.go), run
  * periodically by the main thread's GC manager. See src/workers/gc.ts.
  */
@@ -304,7 +320,7 @@ export interface LoadStaticPodsResult {
  * WorkerTask: every task of the sync pool (sync.worker.ts), discriminated by `kind`. LoadStaticPodsTask
  * is not one of them: it goes to a source's own manifest thread (manifest.worker.ts).
  */
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask;
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask | RuntimeStatusTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {
@@ -368,6 +384,7 @@ export interface WorkerResultMap {
   execProbe: ProbeOutcome;
   netProbe: ProbeOutcome;
   gc: GcResult;
+  runtimeStatus: RuntimeStatusResult;
   loadStaticPods: LoadStaticPodsResult;
 }
 

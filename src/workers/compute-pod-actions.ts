@@ -35,7 +35,7 @@ export interface ContainerToStart {
   reason: StartReason;
   /** hashContainer() of the spec: the new container's hash label. */
   hash: string;
-  /** restartCount of the new container: previous attempt's + 1, or 0; also the `_<attempt>` of its name. */
+  /** restartCount of the new container: that of the newest container of the name that ran + 1, or 0 (a created-never-started one is no attempt); also the `_<attempt>` of its name. */
   restartCount: number;
 }
 
@@ -157,6 +157,15 @@ interface Candidate {
   index: number;
   init: boolean;
   reason: StartReason;
+}
+
+/**
+ * latestThatRan: the newest container of `name` that was ever started (running or dead). A
+ * container in state `created` never ran (the agent died between create and start): it is not an
+ * attempt, so it is neither the "previous" container nor counted in restartCount.
+ */
+function latestThatRan(runtimePod: RuntimePod | null, name: string): RuntimeContainer | undefined {
+  return runtimePod?.containers.find((c) => c.name === name && c.state !== 'created');
 }
 
 /**
@@ -332,7 +341,9 @@ export function computePodActions(
     const hash = hashContainer(spec);
     const key = backoffKey(pod.metadata?.name ?? '', pod.metadata?.namespace ?? 'default', pod.metadata?.uid ?? '', spec.name, hash);
     const entry = backoff[key];
-    const prev = latest(runtimePod, spec.name);
+    // A created-never-started container is removed below and its attempt made again: restartCount
+    // counts only containers that ran (the created one's name is free again once it is removed).
+    const prev = latestThatRan(runtimePod, spec.name);
     const lastExited = runtimePod?.containers.find((c) => c.name === spec.name && c.state === 'exited');
     if (lastExited && isInBackoffSince(entry, lastExited.finishedAtMs, nowMs)) {
       keep[key] = entry;
@@ -351,8 +362,8 @@ export function computePodActions(
     if (lastExited) keep[key] = nextBackoff(entry, nowMs);
     else if (entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;
     actions.containersToStart.push({ index, ...(init ? { init } : {}), name: spec.name, reason, hash, restartCount: prev ? prev.restartCount + 1 : 0 });
-    // Keep one dead attempt per container: the newest existing one stays (it becomes the
-    // "previous" container); any other that is not running goes.
+    // Keep one dead attempt per container: the newest one that ran stays (it becomes the
+    // "previous" container); any other that is not running goes, a created-never-started one too.
     for (const c of runtimePod?.containers ?? []) {
       if (c.name === spec.name && c.id !== prev?.id && c.state !== 'running') actions.containersToRemove.push(c.id);
     }
@@ -365,9 +376,11 @@ export function computePodActions(
   }
   actions.backoff = keep;
 
-  // A new sandbox: dead sandboxes older than the newest one go.
+  // A new sandbox: dead sandboxes older than the newest one go, and a newest one that never ran.
   if (actions.createSandbox) {
-    for (const s of (runtimePod?.sandboxes ?? []).slice(1)) if (s.state !== 'running') actions.containersToRemove.push(s.id);
+    (runtimePod?.sandboxes ?? []).forEach((s, i) => {
+      if (s.state !== 'running' && (i > 0 || s.state === 'created')) actions.containersToRemove.push(s.id);
+    });
   }
   return actions;
 }

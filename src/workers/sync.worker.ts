@@ -1,8 +1,8 @@
 /**
  * The Piscina worker entry: the worker-thread half of the kubelet's pod workers
  * (pkg/kubelet/pod_workers.go → kuberuntime SyncPod/KillPod), plus the PLEG's relist, the
- * prober's exec and network probes and container/image GC: task kinds syncPod, killPod, relist,
- * execProbe, netProbe, gc.
+ * prober's exec and network probes, container/image GC and the runtime status check: task kinds
+ * syncPod, killPod, relist, execProbe, netProbe, gc, runtimeStatus.
  * Each task is plain data (shared/messages.ts); the handler never throws (STYLE.md C5).
  */
 import path from 'node:path';
@@ -90,13 +90,18 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
           return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
         case 'gc':
           return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, imageRuntime: raw }, task) };
+        case 'runtimeStatus':
+          await raw.status();
+          return { ok: true, kind: 'runtimeStatus', value: { observedAtMs: syncDeps.now() } };
         default:
           throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify(kind)}`);
       }
     } catch (err) {
       const error = serializeError(err);
-      // Error messages quote pod-provided text (image names): logged bounded (logging.ts).
-      if (error.retriable) logger.warn({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
+      // Error messages quote pod-provided text (image names): logged bounded (logging.ts). The main
+      // thread's runtime state logs the runtime going down and coming back, once each.
+      if (kind === 'runtimeStatus') logger.debug({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
+      else if (error.retriable) logger.warn({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
       else logger.error({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
       return { ok: false, kind, error };
     }

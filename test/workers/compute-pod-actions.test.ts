@@ -171,6 +171,29 @@ describe('computePodActions', () => {
     expect(a.containersToRemove.sort()).toEqual([older.id, oldest.id].sort());
   });
 
+  // Issue 11 finding 8: the agent killed between create and start leaves a container in state created.
+  it.each([
+    ['the first attempt', [] as number[], 0],
+    ['a later attempt (the previous one ran and exited)', [1], 2],
+  ])('removes a created-never-started container of %s and makes that attempt again (no restart counted)', (_what, ran, expected) => {
+    const pod = always;
+    const dead = ran.map((n) => exited(pod, 'b', 1, { restartCount: n, attempt: n, createdAtMs: NOW - 20_000, finishedAtMs: NOW - 400_000 }));
+    const created = rc(pod, 'b', { state: 'created', restartCount: expected, attempt: expected, startedAtMs: 0, createdAtMs: NOW - 5_000 });
+    const a = computePodActions(pod, rp(pod, [sb(pod)], [rc(pod, 'a'), created, ...dead]), {}, NOW);
+    expect(a.containersToStart.map((s) => [s.name, s.restartCount, s.reason])).toEqual([['b', expected, 'NotStarted']]);
+    expect(a.containersToRemove).toEqual([created.id]);
+  });
+
+  it('removes a created-never-started sandbox when it makes a new one', () => {
+    const pod = always;
+    const created = sb(pod, { id: 'sb-created', state: 'created', attempt: 1, startedAtMs: 0, createdAtMs: NOW - 1_000 });
+    const old = sb(pod, { id: 'sb-old', state: 'exited', attempt: 0, createdAtMs: NOW - 60_000 });
+    const a = computePodActions(pod, rp(pod, [created, old], []), {}, NOW);
+    expect(a.createSandbox).toBe(true);
+    expect(a.attempt).toBe(2);
+    expect(a.containersToRemove.sort()).toEqual(['sb-created', 'sb-old']);
+  });
+
   it('drops backoff entries of containers no longer in the spec', () => {
     const pod = always;
     const stale = backoffKey('web', 'default', UID, 'b', 'oldhash');

@@ -9,10 +9,11 @@ import type { Node } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimePod } from '../../shared/messages.js';
-import type { ContainerLogsRequest, HealthReport, LogStream } from '../../server/agent-host.js';
+import type { ContainerLogsRequest, HealthCheck, HealthReport, LogStream } from '../../server/agent-host.js';
 import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/container-logs.js';
 import type { PodManager } from '../pod/pod-manager.js';
 import { buildNode, gatherNodeFacts, kubeletTsVersion } from './node-status.js';
+import { kRuntimeDownMessage } from './runtime-state.js';
 
 /** Options of {@link newNodeApi} (a subset of AgentOptions). */
 export interface NodeApiOptions {
@@ -52,6 +53,17 @@ export interface NodeApi {
   stop(): Promise<void>;
 }
 
+/**
+ * readyMessage: a failing health check as a part of the Ready condition's message, in the kubelet's
+ * words (runtime.go runtimeErrors): `container runtime is down`, `PLEG is not healthy: …`; other
+ * checks as `name: message`. The parts are joined with `, `, as nodestatus.ReadyCondition does.
+ */
+export function readyMessage(check: HealthCheck): string {
+  if (check.name === 'runtime') return kRuntimeDownMessage;
+  if (check.name === 'pleg') return `PLEG is not healthy: ${check.message ?? 'failed'}`;
+  return `${check.name}: ${check.message ?? 'failed'}`;
+}
+
 class NodeApiImpl implements NodeApi {
   readonly #logs: LogsClient;
   #runtimeVersion: string | undefined;
@@ -75,11 +87,11 @@ class NodeApiImpl implements NodeApi {
       }
     }
     const health = this.deps.healthz();
-    const failing = health.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.message ?? 'failed'}`);
+    const failing = health.checks.filter((c) => !c.ok).map(readyMessage);
     this.#lastNode = buildNode({
       nodeName: this.options.nodeName, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
       kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
-      health: { ok: health.ok, message: failing.join('; ') || undefined }, port: this.deps.port(),
+      health: { ok: health.ok, message: failing.join(', ') || undefined }, port: this.deps.port(),
       facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
     });
     return this.#lastNode;

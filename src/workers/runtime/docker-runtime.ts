@@ -272,6 +272,14 @@ class DockerRuntime implements ContainerRuntime {
     }
   }
 
+  async status(): Promise<void> {
+    try {
+      await this.#docker.ping();
+    } catch (err) {
+      throw toAgentError(err, 'docker ping');
+    }
+  }
+
   async execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
     let exec: Docker.Exec;
     try {

@@ -179,6 +179,8 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
     async version(): Promise<RuntimeVersion> {
       return { runtimeName: 'fake', version: '0.0.0', apiVersion: '0' };
     },
+    // Not recorded in `calls`: the agent asks every few seconds, tests look at pod work.
+    async status(): Promise<void> {},
     setExecResult(id: string, result: ExecResult): void {
       execResults.set(id, result);
     },

@@ -106,6 +106,10 @@ class NodeScopedRuntime implements ContainerRuntime {
     return this.inner.version();
   }
 
+  status() {
+    return this.inner.status();
+  }
+
   /** Re-reads the labels of what we are about to touch; refuses anything not ours (and, with `allowMissing`, lets a missing one through). */
   async #guard(id: string, op: string, allowMissing = false): Promise<void> {
     let c;

@@ -254,4 +254,12 @@ export interface ContainerRuntime {
   imageFsInfo(): Promise<ImageFsInfo | null>;
   /** version: the runtime's name and version (CRI Version); the fake answers `fake` `0.0.0` API `0`. */
   version(): Promise<RuntimeVersion>;
+  /**
+   * status: resolves when the runtime answers and is ready (CRI Status with RuntimeReady true; for
+   * Docker, `GET /_ping`, the cheapest call the engine has). The kubelet's updateRuntimeUp asks it
+   * every 5 s. The fake is always ready.
+   * @throws AgentError ERR_RUNTIME_UNAVAILABLE (retriable) when the engine cannot be reached;
+   * ERR_RUNTIME when it answers but is not ready (an HTTP error).
+   */
+  status(): Promise<void>;
 }
