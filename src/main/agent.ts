@@ -47,7 +47,7 @@ import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { listPods, newServerHost } from './server-host.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
-import { newSyncHandler } from './sync-handler.js';
+import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
 
@@ -112,6 +112,8 @@ class AgentImpl implements Agent {
   #pleg!: Pleg;
   #prober!: ProberManager;
   #syncLoop!: SyncLoop;
+  /** SyncLoop ADD / UPDATE / REMOVE (sync-handler.ts), built in start(). */
+  #syncHandler: SyncHandler | undefined;
   #server: AgentServer | null = null;
   #fileSource: FileSource | null = null;
   #etcd: EtcdCluster | null = null;
@@ -133,6 +135,7 @@ class AgentImpl implements Agent {
     this.#intake = newIntakeApi(options, {
       logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), mergedPod: (uid) => this.#config.get(uid),
       onUpdate: (u) => this.#handleUpdate(u),
+      shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
     });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
@@ -179,6 +182,7 @@ class AgentImpl implements Agent {
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
     });
+    this.#syncHandler = handler;
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
       runtimeView: { observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid) },
