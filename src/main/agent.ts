@@ -229,7 +229,11 @@ class AgentImpl implements Agent {
     const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: e.message }, 'Source reported an error');
     const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onError };
     if (o.podManifestPath) {
-      this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, sourceDeps);
+      this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, {
+        ...sourceDeps,
+        // The kubelet's event for a pod left out for its duplicate name (config.go filterInvalidPods).
+        onDuplicate: (pod, message) => this.events.record(pod, { type: 'Warning', reason: 'FailedValidation', message: `Error validating pod from source file due to duplicate pod name, ignoring: ${message}` }),
+      });
       await this.#fileSource.start();
     }
     if (o.manifestUrl) {
