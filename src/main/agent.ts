@@ -113,7 +113,7 @@ class AgentImpl implements Agent {
   #pleg!: Pleg;
   #prober!: ProberManager;
   #syncLoop!: SyncLoop;
-  /** The sync handler (after start): the intake asks it for free pod slots. */
+  /** SyncLoop ADD / UPDATE / REMOVE (sync-handler.ts), built in start(); the intake asks it for free pod slots and shortened deletes. */
   #syncHandler: SyncHandler | undefined;
   /** Is the container runtime up (updateRuntimeUp): the `runtime` check and the node's Ready. */
   #runtimeState?: RuntimeState;
@@ -139,6 +139,7 @@ class AgentImpl implements Agent {
       logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), mergedPod: (uid) => this.#config.get(uid),
       onUpdate: (u) => this.#handleUpdate(u),
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
+      shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
     });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
@@ -187,6 +188,7 @@ class AgentImpl implements Agent {
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
     });
+    this.#syncHandler = handler;
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
       runtimeView: { observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid) },
@@ -238,7 +240,11 @@ class AgentImpl implements Agent {
     const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
     const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onError };
     if (o.podManifestPath) {
-      this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, sourceDeps);
+      this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, {
+        ...sourceDeps,
+        // The kubelet's event for a pod left out for its duplicate name (config.go filterInvalidPods).
+        onDuplicate: (pod, message) => this.events.record(pod, { type: 'Warning', reason: 'FailedValidation', message: `Error validating pod from source file due to duplicate pod name, ignoring: ${message}` }),
+      });
       await this.#fileSource.start();
     }
     if (o.manifestUrl) {

@@ -2,7 +2,8 @@
  * Counterpart of pkg/kubelet/kubelet_pods.go HandlePodCleanups, run from the sync loop's
  * housekeeping tick (kubelet: housekeepingPeriod, 2 s): kills and removes the containers of pods
  * that no source wants any more — e.g. a static pod whose manifest was deleted while the agent was
- * down — using the grace period recorded on their labels (the spec is gone).
+ * down — using the grace period recorded on their labels (the spec is gone), at most 30 s
+ * (workers/kill-pod.ts kOrphanMaxGracePeriodSeconds).
  *
  * It waits until every source has reported once (PodConfig.seenAllSources, as the kubelet) and
  * while config changes are still queued (a big update handled in chunks: its pods are not in the

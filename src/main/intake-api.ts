@@ -8,6 +8,7 @@
 import { podFullName, podSource } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
 import { failpoint } from '../shared/failpoints.js';
+import { isNotFound } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 import { newIntakeSource, type IntakeSource } from './config/source-intake.js';
@@ -40,6 +41,12 @@ export interface IntakeApiDeps {
   onUpdate: (update: PodUpdate) => Promise<void> | void;
   /** Pods the node can still admit (SyncHandler.freePodSlots); a POST of more is refused whole with 403. Default unbounded. */
   freePodSlots?: () => number;
+  /**
+   * A DELETE of an intake pod that a DELETE already removed and that still terminates
+   * (SyncHandler.shortenDeletion): may shorten its grace period; returns the pod as listed, or
+   * undefined when `uid` is no such pod. Absent = such a DELETE answers 404.
+   */
+  shortenDeletion?: (uid: string, gracePeriodSeconds: number | undefined) => Pod | undefined;
 }
 
 /**
@@ -57,7 +64,10 @@ export interface IntakeApi {
   replacePod(namespace: string, name: string, pod: Pod): Promise<Pod>;
   /**
    * deletePod removes intake pod `namespace/name`; the REMOVE carries `gracePeriodSeconds`
-   * (seconds; default the pod's). Resolves with the pod marked deleted, and its status.
+   * (seconds; default the pod's). Resolves with the pod marked deleted, and its status. A pod that
+   * an earlier DELETE removed and that is still terminating answers again, as the apiserver's
+   * delete of an object with a deletionTimestamp: a shorter `gracePeriodSeconds` shortens its grace
+   * period (IntakeApiDeps.shortenDeletion), anything else leaves it as it is.
    */
   deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
 }
@@ -118,9 +128,24 @@ class IntakeApiImpl implements IntakeApi {
     return this.#withStatus(stored);
   }
 
+  /** #deleteAgain: the terminating intake pod `namespace/name` after a repeated DELETE, or undefined when there is none. */
+  #deleteAgain(namespace: string, name: string, gracePeriodSeconds: number | undefined): Pod | undefined {
+    const record = this.deps.podManager.getByFullName(`${namespace}/${name}`);
+    if (!record || podSource(record.pod) !== 'api') return undefined;
+    const pod = this.deps.shortenDeletion?.(record.uid, gracePeriodSeconds);
+    return pod && (record.status ? { ...pod, status: record.status } : pod);
+  }
+
   async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {
     await this.#started;
-    const removed = await this.#intake.remove(namespace, name, gracePeriodSeconds);
+    let removed: Pod;
+    try {
+      removed = await this.#intake.remove(namespace, name, gracePeriodSeconds);
+    } catch (err) {
+      const again = isNotFound(err) ? this.#deleteAgain(namespace, name, gracePeriodSeconds) : undefined;
+      if (again === undefined) throw err;
+      return again;
+    }
     await this.#applied;
     // The pod stays listed while it terminates (SyncLoop REMOVE puts the same deletion marks on it).
     const record = this.deps.podManager.get(removed.metadata?.uid ?? '');

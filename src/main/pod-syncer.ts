@@ -134,6 +134,18 @@ class PodSyncerImpl implements KubeletPodSyncer {
     this.#applyResult(record, result);
   }
 
+  /**
+   * shortenTermination: one `killPod` task (remove: false, no preStop hook) stopping pod `uid`'s
+   * containers within `gracePeriodSeconds` (seconds), beside the kill in flight that used a longer
+   * one (PodWorkers: a second DELETE with a shorter `gracePeriodSeconds`). Its events are recorded;
+   * the status is left to the kill in flight. Rejects with the task's error.
+   */
+  async shortenTermination(uid: string, gracePeriodSeconds: number): Promise<void> {
+    const result = await this.deps.runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: false, hostIp: this.deps.nodeIp });
+    const record = this.deps.podManager.get(uid);
+    if (record) this.#logEvents(record.pod, result.events);
+  }
+
   syncTerminatedPod(uid: string): void {
     const record = this.deps.podManager.get(uid);
     this.deps.podCache.delete(uid);

@@ -62,6 +62,16 @@ export interface PodSyncer {
    * agent keeps of it. Called after the pod workers forgot `uid`, so it may add a pod of that UID again.
    */
   syncTerminatedPod(uid: string): void;
+  /**
+   * shortenTermination: a kill of pod `uid` is in flight with a longer grace period than the
+   * `gracePeriodSeconds` (seconds, >= 0) just asked. Stops the pod's containers again with the
+   * shorter one (no preStop hook, nothing removed), so that the kill in flight ends sooner. The
+   * counterpart of the kubelet's cancelling the pod worker's context when a kill shortens the grace
+   * period (pod_workers.go UpdatePod): a Docker stop in progress cannot be cancelled, a second stop
+   * with a shorter timeout SIGKILLs sooner. Optional: without it the shorter kill waits its turn.
+   * May reject; the pod workers log it (the kill in flight goes on either way).
+   */
+  shortenTermination?(uid: string, gracePeriodSeconds: number): Promise<void>;
 }
 
 /** Dependencies of `newPodWorkers`. */
@@ -121,12 +131,24 @@ interface WorkerState {
   timerWork?: PodWork;
 }
 
+/**
+ * effectiveGracePeriod: the grace period (seconds) that holds when kills asking `a` and `b` meet —
+ * the shorter one, as pod_workers.go calculateEffectiveGracePeriod (a grace period can only ever be
+ * shortened while a pod terminates). A negative one ("the one on the containers' labels", for a pod
+ * whose spec is gone) is not a number of seconds: any explicit grace period is shorter.
+ */
+export function effectiveGracePeriod(a: number, b: number): number {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return Math.min(a, b);
+}
+
 /** merge: the piece of work that survives when `next` arrives while `waiting` has not started. */
 function merge(waiting: PodWork | null, next: PodWork): PodWork {
   if (!waiting) return next;
   if (waiting.type === 'kill' && next.type === 'sync') return waiting; // kill is never dropped
   if (waiting.type === 'kill' && next.type === 'kill') {
-    return { type: 'kill', gracePeriodSeconds: Math.min(waiting.gracePeriodSeconds, next.gracePeriodSeconds), remove: waiting.remove || next.remove };
+    return { type: 'kill', gracePeriodSeconds: effectiveGracePeriod(waiting.gracePeriodSeconds, next.gracePeriodSeconds), remove: waiting.remove || next.remove };
   }
   return next;
 }
@@ -189,12 +211,32 @@ class PodWorkersImpl implements PodWorkers {
       return;
     }
     const s = this.#state(uid);
+    if (work.type === 'kill') this.#shortenInFlightKill(uid, s, work.gracePeriodSeconds);
     s.pending = merge(s.pending, work);
     if (!s.inFlight && !s.queued) {
       s.queued = true;
       this.#ready.push(uid);
     }
     this.#pump();
+  }
+
+  /**
+   * #shortenInFlightKill: a kill asking `gracePeriodSeconds` arrived while a kill with a longer one
+   * runs. The kubelet cancels the running termination and starts again with the shorter grace
+   * period (pod_workers.go UpdatePod: gracePeriodShortened → cancelFn); here the syncer stops the
+   * containers again with it (PodSyncer.shortenTermination), and the kill in flight remembers the
+   * shorter grace period so that the same request repeated does not stop them once more.
+   */
+  #shortenInFlightKill(uid: string, s: WorkerState, gracePeriodSeconds: number): void {
+    const running = s.inFlight;
+    if (running?.type !== 'kill' || !this.deps.syncer.shortenTermination) return;
+    const shorter = effectiveGracePeriod(running.gracePeriodSeconds, gracePeriodSeconds);
+    if (shorter === running.gracePeriodSeconds || shorter < 0) return;
+    s.inFlight = { ...running, gracePeriodSeconds: shorter };
+    this.deps.logger.info({ uid, gracePeriodSeconds: shorter, was: running.gracePeriodSeconds }, 'Pod termination grace period shortened');
+    this.deps.syncer.shortenTermination(uid, shorter).catch((err: unknown) => {
+      this.deps.logger.warn({ uid, err, gracePeriodSeconds: shorter }, 'Failed to stop the containers of a terminating pod with its shortened grace period; the running kill goes on');
+    });
   }
 
   requeue(uid: string, delayMs: number, work: PodWork = { type: 'sync' }): void {
@@ -268,7 +310,8 @@ class PodWorkersImpl implements PodWorkers {
       const delay = Math.round(this.opts.errorBackoffMs * (0.5 + Math.random()));
       this.deps.logger.warn({ uid, workType: work.type, err: boundedErr(err), retriable: isRetriable(err), delayMs: delay }, 'Error syncing pod, will retry');
       // A failed kill is retried as a kill (never downgraded to a sync); a waiting kill wins anyway.
-      if (!this.#stopped) this.requeue(uid, delay, work);
+      // (With the grace period as shortened meanwhile, see #shortenInFlightKill.)
+      if (!this.#stopped) this.requeue(uid, delay, s.inFlight ?? work);
     } finally {
       s.inFlight = null;
       this.#inFlight--;

@@ -104,6 +104,18 @@ export interface SyncHandler {
    * copy is not found again). A pod that waited for it (podWorkers.allowPodStart) is added now.
    */
   podRemoved(uid: string): void;
+  /**
+   * shortenDeletion: another DELETE of pod `uid`, which a DELETE already removed and which is still
+   * terminating (its record is kept until its containers are gone). As the apiserver's graceful
+   * delete of an object that already has a deletionTimestamp (rest.BeforeDelete), the grace period
+   * may only be shortened: when `gracePeriodSeconds` (seconds; undefined = the pod's own) is below
+   * the pod's `deletionGracePeriodSeconds`, the record's pod shows the shorter one and the pod
+   * workers get a kill with it (they take the minimum and stop the containers again at once, as the
+   * kubelet's pod workers: calculateEffectiveGracePeriod). Otherwise nothing changes.
+   * @returns the pod as now listed (with deletionGracePeriodSeconds), or undefined when `uid` is
+   *   not a pod being deleted (not known, or never deleted, or stopped because it finished).
+   */
+  shortenDeletion(uid: string, gracePeriodSeconds: number | undefined): Pod | undefined;
 }
 
 /** One change of a change set, in the order it is handled. */
@@ -247,6 +259,18 @@ class SyncHandlerImpl implements SyncHandler {
     if (waiting?.blockedBy !== uid) return;
     this.#blockedByFullName.delete(fullName);
     this.#handlePodAdd(waiting.pod);
+  }
+
+  shortenDeletion(uid: string, gracePeriodSeconds: number | undefined): Pod | undefined {
+    const record = this.deps.podManager.get(uid);
+    if (!record?.pod.metadata?.deletionTimestamp || !this.deps.podWorkers.shouldPodContentBeRemoved(uid)) return undefined;
+    const current = removalGracePeriodSeconds(record.pod);
+    if (gracePeriodSeconds === undefined || gracePeriodSeconds >= current) return record.pod;
+    // A new object: the pod list cache (server/routes/pods.ts) compares pod fields by identity.
+    record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionGracePeriodSeconds: gracePeriodSeconds } };
+    this.deps.logger.info({ ...podFields(record.pod), gracePeriodSeconds, was: current }, 'SyncLoop DELETE shortens the grace period');
+    this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds, remove: true });
+    return record.pod;
   }
 
   #block(fullName: string, pod: Pod, blockedBy: string): void {

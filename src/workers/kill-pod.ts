@@ -15,6 +15,19 @@ import type { SyncDeps } from './sync-pod.js';
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
 
+/**
+ * kOrphanMaxGracePeriodSeconds: the most a pod whose spec is gone (housekeeping's leftovers, old
+ * runtime copies; a kill with a negative grace period) gets to stop: the grace period on its
+ * containers' label, at most this (seconds). A label is whatever the spec said when the container
+ * was made, and 30 days would keep a leftover running for 30 days. The kubelet is harsher: it kills
+ * such orphans with a 1 s override (kubelet_pods.go HandlePodCleanups, "Clean up orphaned pod
+ * containers"), which killContainer raises to minimumGracePeriodInSeconds (2 s). We keep the label
+ * below the cap (a static pod whose manifest went away while the agent was down still gets the
+ * graceful stop it asked for) and use the apiserver's default terminationGracePeriodSeconds (30 s),
+ * what a pod that never said gets, as the cap.
+ */
+export const kOrphanMaxGracePeriodSeconds = 30;
+
 /** Seconds a sandbox gets to stop (dockershim's defaultSandboxGracePeriod); the pause process exits on SIGTERM at once. */
 export const kSandboxGracePeriodSeconds = 10;
 
@@ -106,7 +119,8 @@ export async function removeContainers(deps: SyncDeps, containers: Array<Pick<Ru
 
 /**
  * killPod carries out a KillPodTask: stops the pod's app containers in parallel with
- * `gracePeriodSeconds` (SIGTERM, then SIGKILL), then its sandbox; with `remove`, removes every
+ * `gracePeriodSeconds` (SIGTERM, then SIGKILL; a negative one: the grace period on the containers'
+ * label, at most kOrphanMaxGracePeriodSeconds), then its sandbox; with `remove`, removes every
  * container of the pod and the directory `{rootDir}/pods/{uid}` (only that). Idempotent: a pod with
  * nothing left resolves ok with `runtimePod` null. Runs on a worker thread.
  * @throws AgentError (ERR_RUNTIME_UNAVAILABLE, or ERR_INVALID_ARGUMENT for an unsafe UID).
@@ -116,8 +130,8 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
   const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
   let runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
   // A negative grace period means "the spec is gone": use the one recorded on the containers'
-  // label, as the kubelet does when it kills a pod it only knows from the runtime.
-  const requested = task.gracePeriodSeconds < 0 ? (runtimePod?.terminationGracePeriodSeconds ?? 30) : task.gracePeriodSeconds;
+  // label, as the kubelet's killContainer does for a pod it only knows from the runtime, capped.
+  const requested = task.gracePeriodSeconds < 0 ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
   if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp });

@@ -164,3 +164,36 @@ describe('pod workers', () => {
     expect(g.calls.map((c) => c.uid)).toEqual(['p1']);
   });
 });
+
+describe('pod workers: a kill with a shorter grace period while a kill runs (issue #11 finding 6)', () => {
+  it('stops the containers again at once with the shorter grace period, once per shortening, and retries with it', async () => {
+    const g = gate();
+    const shortened: { uid: string; gracePeriodSeconds: number }[] = [];
+    const syncer: PodSyncer = { ...g.syncer, shortenTermination: async (uid, gracePeriodSeconds) => { shortened.push({ uid, gracePeriodSeconds }); } };
+    const workers = newPodWorkers({ maxInFlight: 10, errorBackoffMs: 0 }, { logger, syncer });
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: 300, remove: true });
+    await tick();
+    expect(g.calls).toHaveLength(1);
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: 0, remove: true });
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: 0, remove: true }); // the same DELETE again
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: 10, remove: true }); // longer: no effect
+    await tick();
+    expect(shortened).toEqual([{ uid: 'p1', gracePeriodSeconds: 0 }]);
+    // The kill in flight fails: it is retried with the grace period as shortened, not the 300 s.
+    g.calls[0].release(new Error('docker hiccup'));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(g.calls[1]?.work).toEqual({ type: 'kill', gracePeriodSeconds: 0, remove: true });
+  });
+
+  it('takes any explicit grace period over "the one on the labels" (-1) when kills merge', async () => {
+    const g = gate();
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
+    workers.update('p1', { type: 'sync' });
+    await tick();
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: 0, remove: true });
+    workers.update('p1', { type: 'kill', gracePeriodSeconds: -1, remove: true });
+    g.calls[0].release();
+    await tick();
+    expect(g.calls[1].work).toEqual({ type: 'kill', gracePeriodSeconds: 0, remove: true });
+  });
+});

@@ -158,3 +158,31 @@ describe('sync handler: free pod slots (issue #11 finding 4)', () => {
     expect(h.lifecycle.freePodSlots()).toBe(78);
   });
 });
+
+describe('sync handler: another DELETE of a terminating pod (issue #11 finding 6)', () => {
+  const deleted = (p: Pod, grace: number): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-12-01T00:00:00Z', deletionGracePeriodSeconds: grace } });
+
+  it('shortens the grace period shown and asks the pod workers for a kill with it; a longer or absent one changes nothing', async () => {
+    const h = harness();
+    const p = { ...pod('slow'), spec: { ...pod('slow').spec!, terminationGracePeriodSeconds: 300 } };
+    await h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [p] });
+    await h.lifecycle.handleUpdate({ op: 'REMOVE', source: 'api', pods: [deleted(p, 300)] });
+    expect(h.work).toEqual(['sync uid-slow', 'kill uid-slow']);
+
+    expect(h.lifecycle.shortenDeletion('uid-slow', undefined)?.metadata?.deletionGracePeriodSeconds).toBe(300);
+    expect(h.lifecycle.shortenDeletion('uid-slow', 400)?.metadata?.deletionGracePeriodSeconds).toBe(300);
+    expect(h.work).toHaveLength(2);
+    const shortened = h.lifecycle.shortenDeletion('uid-slow', 0);
+    expect(shortened?.metadata).toMatchObject({ deletionGracePeriodSeconds: 0, deletionTimestamp: '2026-12-01T00:00:00Z' });
+    expect(h.podManager.get('uid-slow')?.pod).toBe(shortened);
+    expect(h.work).toEqual(['sync uid-slow', 'kill uid-slow', 'kill uid-slow']);
+  });
+
+  it('answers undefined for a pod that is not being deleted, or not known', async () => {
+    const h = harness();
+    await h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [pod('alive')] });
+    expect(h.lifecycle.shortenDeletion('uid-alive', 0)).toBeUndefined();
+    expect(h.lifecycle.shortenDeletion('uid-nobody', 0)).toBeUndefined();
+    expect(h.work).toEqual(['sync uid-alive']);
+  });
+});

@@ -39,6 +39,12 @@ export interface FileSourceDeps {
   /** Receives each distinct read/parse/validation problem once per change; the affected pods keep their last good version. */
   onError(error: SourceError): void;
   /**
+   * Receives each static pod left out because another pod of the source holds its full name
+   * (manifest-files.ts assembleFileSet), once per change, with the message also logged: the agent
+   * records the kubelet's Warning event for it (FailedValidation, as PodConfig filterInvalidPods).
+   */
+  onDuplicate?(pod: Pod, message: string): void;
+  /**
    * Starts the thread that decodes manifest files (default newManifestLoader); called once, at
    * the first non-empty file, and closed by stop(). Tests substitute a fake.
    */
@@ -58,6 +64,22 @@ export interface FileSource {
   stop(): Promise<void>;
 }
 
+/**
+ * kSettleMs: a known file read with new content is read again after this long (milliseconds),
+ * until two reads agree (see readSettled)...
+ */
+export const kSettleMs = 50;
+/** ...at most this many times more; a file still changing then keeps its last good pods and is read again. */
+export const kMaxSettleReads = 10;
+
+/** One read of a manifest file: its text, the text's SHA-256, and what stat said after it was read. */
+interface FileRead {
+  text: string;
+  hash: string;
+  /** inode, size and mtime (ns) after the read: a write since changes it. */
+  stat: string;
+}
+
 /** One manifest file: its last good pods and the state of its last read. */
 interface FileState {
   /** Last good static pods from this file, in document order. */
@@ -73,8 +95,10 @@ interface FileState {
  * is watched (its parent directory, with @parcel/watcher, so the path itself may be created,
  * deleted or replaced) and fully re-read every `checkFrequencyMs`. It always sends op `SET` with
  * its complete set of pods. A file that fails to read, parse or validate keeps its last good pods;
- * a deleted or emptied file removes its pods. Two pods with the same full name: the first in file
- * name order wins and the other is reported.
+ * a deleted or emptied file removes its pods — a file changed in place only once two reads agree
+ * (readSettled), so a read between a truncation and the write removes nothing. Two pods with the
+ * same full name: the one the source already sent keeps the name, else the first in file name
+ * order wins; the other is reported (log, onError, onDuplicate).
  *
  * Files are stat'ed and read (asynchronously) on the main thread, which also enforces the size
  * cap and skips unchanged content by its SHA-256; decoding a changed file — YAML parsing, static
@@ -135,6 +159,8 @@ class FileSourceImpl implements FileSource {
   /** Error slots (path, watch, duplicates) keyed by slot, holding the message last reported. */
   private readonly reported = new Map<string, string>();
   private lastSetKey: string | undefined;
+  /** Who held each full name in the last set sent (full name → file): it keeps the name (assembleFileSet). */
+  private owners = new Map<string, string>();
 
   /** Change notifications of the path (manifest-watch.ts): they add to the pending work. */
   private readonly watch: ManifestWatch;
@@ -299,27 +325,32 @@ class FileSourceImpl implements FileSource {
    */
   private async readManifest(file: string): Promise<boolean> {
     let text: string;
+    let contentHash: string;
+    const prev = this.files.get(file);
     try {
-      const stat = await fsp.stat(file);
-      if (!stat.isFile()) {
+      const read = await this.readSettled(file, prev);
+      if (read === 'not a file') {
         this.files.delete(file);
         return false;
       }
-      if (stat.size > kMaxManifestBytes) throw new Error(`file is ${stat.size} bytes; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
-      text = await fsp.readFile(file, 'utf8');
+      if (read === 'unsettled') {
+        // Still being written: keep its last good pods and look again once this check is done.
+        this.logger.info({ file, reads: kMaxSettleReads + 1 }, 'Pod manifest keeps changing while it is read; keeping its last good pods and reading it again');
+        if (file === this.path) this.pendingFull = true;
+        else this.pendingFiles.add(file);
+        return true;
+      }
+      ({ text, hash: contentHash } = read);
     } catch (err) {
       if (isMissing(err)) {
         this.files.delete(file);
         return false;
       }
-      const prev = this.files.get(file);
       const message = `${file}: cannot read pod manifest: ${errorMessage(err)}`;
       this.files.set(file, { pods: prev?.pods ?? [], contentHash: undefined, error: message });
       if (prev?.error !== message) this.reportFileError(file, message);
       return true;
     }
-    const contentHash = createHash('sha256').update(text).digest('hex');
-    const prev = this.files.get(file);
     if (prev !== undefined && prev.contentHash === contentHash) return true; // unchanged: nothing to do, nothing to report again
     const parsed = await this.parse(text, file);
     if ('error' in parsed) {
@@ -341,6 +372,33 @@ class FileSourceImpl implements FileSource {
     if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
     this.files.set(file, { pods, contentHash });
     return true;
+  }
+
+  /**
+   * readSettled reads `file` once and, when it is a file this source already read (`prev`) and the
+   * content is new, again every kSettleMs until two reads in a row agree on the content and on
+   * stat's inode, size and mtime — or until a read finds the content last accepted again. A file
+   * rewritten in place (opened with O_TRUNC, then written) can be read between the truncation and
+   * the write, empty or cut short; taken at its word, that read would remove or change pods that
+   * nobody removed or changed. The kubelet's file source reads once (file.go); we read until the
+   * writer is done. A first read of a file is taken as it is (no pods of it run yet).
+   * @returns the read, `'not a file'` (not a regular file), or `'unsettled'` when the reads still
+   *   disagreed after kMaxSettleReads more (or the source stopped meanwhile).
+   * @throws the filesystem's error (ENOENT for a file deleted meanwhile), or an Error naming the
+   *   size when the file is larger than kMaxManifestBytes.
+   */
+  private async readSettled(file: string, prev: FileState | undefined): Promise<FileRead | 'not a file' | 'unsettled'> {
+    let last = await readManifestFile(file);
+    if (last === 'not a file' || prev === undefined || last.hash === prev.contentHash) return last;
+    for (let i = 0; i < kMaxSettleReads; i++) {
+      await new Promise((resolve) => setTimeout(resolve, kSettleMs));
+      if (this.stopped) return 'unsettled';
+      const next = await readManifestFile(file);
+      if (next === 'not a file' || next.hash === prev.contentHash) return next;
+      if (next.hash === last.hash && next.stat === last.stat) return next;
+      last = next;
+    }
+    return 'unsettled';
   }
 
   /**
@@ -381,13 +439,15 @@ class FileSourceImpl implements FileSource {
   private sendIfChanged(): void {
     if (this.stopped) return;
     const files = [...this.files.keys()].sort();
-    const { pods, duplicates } = assembleFileSet(files.map((file) => ({ file, pods: this.files.get(file)!.pods })));
+    const { pods, duplicates, owners } = assembleFileSet(files.map((file) => ({ file, pods: this.files.get(file)!.pods })), this.owners);
+    this.owners = owners;
     const slots = new Set<string>();
     for (const d of duplicates) {
       const slot = `duplicate:${d.file}:${d.fullName}`;
       slots.add(slot);
-      const where = d.heldBy === d.file ? 'earlier in the same file' : `in ${d.heldBy}`;
-      this.report(slot, d.file, `${d.file}: static pod "${d.fullName}" is already defined ${where}; ignoring this one`);
+      const where = d.heldBy === d.file ? 'in another document of the same file' : `in ${d.heldBy}`;
+      const message = `${d.file}: static pod "${d.fullName}" is already defined ${where}; ignoring this one`;
+      if (this.report(slot, d.file, message)) this.deps.onDuplicate?.(d.pod, message);
     }
     for (const slot of [...this.reported.keys()]) {
       if (slot.startsWith('duplicate:') && !slots.has(slot)) this.reported.delete(slot);
@@ -405,15 +465,30 @@ class FileSourceImpl implements FileSource {
     this.deps.onError({ source: 'file', origin: file, message });
   }
 
-  /** report sends an error for a slot unless that very message was the slot's last one. */
-  private report(slot: string, origin: string, message: string): void {
-    if (this.stopped || this.reported.get(slot) === message) return;
+  /** report sends an error for a slot unless that very message was the slot's last one; returns true if it sent it. */
+  private report(slot: string, origin: string, message: string): boolean {
+    if (this.stopped || this.reported.get(slot) === message) return false;
     this.reported.set(slot, message);
     this.logger.warn({ file: origin, detail: boundedField(message) }, 'Pod manifest path problem');
     this.deps.onError({ source: 'file', origin, message });
+    return true;
   }
 
   private clearReported(slot: string): void {
     this.reported.delete(slot);
   }
+}
+
+/**
+ * readManifestFile: one read of a manifest file, with stat's inode, size and mtime taken after it.
+ * @returns the read, or `'not a file'` when `file` is not a regular file.
+ * @throws the filesystem's error, or an Error naming the size when it exceeds kMaxManifestBytes.
+ */
+async function readManifestFile(file: string): Promise<FileRead | 'not a file'> {
+  const before = await fsp.stat(file);
+  if (!before.isFile()) return 'not a file';
+  if (before.size > kMaxManifestBytes) throw new Error(`file is ${before.size} bytes; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
+  const text = await fsp.readFile(file, 'utf8');
+  const after = await fsp.stat(file, { bigint: true });
+  return { text, hash: createHash('sha256').update(text).digest('hex'), stat: `${after.ino}:${after.size}:${after.mtimeNs}` };
 }
