@@ -8,7 +8,7 @@ import { stringify } from 'yaml';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import { formatFieldError } from '../../src/shared/errors.js';
 import { validatePodForNode } from '../../src/shared/validation.js';
-import { edgeNumber, invalidUtf8, jsonText, labelSelector, mutatedPod, name, podArbitrary, queryString, yamlText } from './arbitraries.js';
+import { edgeNumber, invalidUtf8, jsonText, labelSelector, mutatedPod, name, podArbitrary, queryString, validishPodArbitrary, yamlText } from './arbitraries.js';
 
 /** ApiRequest: one generated request (path with its query; body as text or bytes). */
 export interface ApiRequest {
@@ -38,19 +38,22 @@ const pathArbitrary: fc.Arbitrary<string> = fc.oneof(
   labelSelector.map((s) => `/pods?labelSelector=${encodeURIComponent(s)}`),
 );
 
-/** A pod body: random, mutated, or valid with a name from a small pool (so names collide: 409s, PUTs that match). */
-const podBody: fc.Arbitrary<unknown> = fc.tuple(fc.oneof(podArbitrary(kFuzzNamespace), mutatedPod(kFuzzNamespace)), fc.option(fc.constantFrom(...kPodNames), { nil: undefined }))
-  .map(([pod, poolName]) => {
+/** A pod: mostly valid, or random, or a valid one mutated; `poolName` (when given) replaces its metadata.name. */
+const podBody = (poolName: fc.Arbitrary<string | undefined>): fc.Arbitrary<unknown> => fc
+  .tuple(fc.oneof({ weight: 3, arbitrary: validishPodArbitrary(kFuzzNamespace) }, { weight: 1, arbitrary: podArbitrary(kFuzzNamespace) }, { weight: 2, arbitrary: mutatedPod(kFuzzNamespace) }), poolName)
+  .map(([pod, n]) => {
     const meta = (pod as { metadata?: unknown } | null)?.metadata;
-    if (poolName && meta && typeof meta === 'object' && !Array.isArray(meta)) (meta as Record<string, unknown>).name = poolName;
+    if (n && meta && typeof meta === 'object' && !Array.isArray(meta)) (meta as Record<string, unknown>).name = n;
     return pod;
   });
+const anyPoolName = fc.option(fc.constantFrom(...kPodNames), { nil: undefined });
 
-const bodyArbitrary: fc.Arbitrary<{ body: string | Buffer; type: string }> = fc.oneof(
-  { weight: 4, arbitrary: podBody.map((p) => ({ body: JSON.stringify(p), type: 'application/json' })) },
-  { weight: 2, arbitrary: podBody.map((p) => ({ body: stringify(p), type: 'application/yaml' })) },
-  { weight: 1, arbitrary: fc.array(podBody, { maxLength: 3 }).map((items) => ({ body: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), type: 'application/json' })) },
-  { weight: 1, arbitrary: fc.array(podBody, { minLength: 2, maxLength: 3 }).map((docs) => ({ body: docs.map((d) => stringify(d)).join('---\n'), type: 'text/yaml' })) },
+/** A body in any of the forms POST and PUT take (and forms they refuse), with its proper Content-Type. */
+const bodyArbitrary = (pod: fc.Arbitrary<unknown>): fc.Arbitrary<{ body: string | Buffer; type: string }> => fc.oneof(
+  { weight: 6, arbitrary: pod.map((p) => ({ body: JSON.stringify(p), type: 'application/json' })) },
+  { weight: 3, arbitrary: pod.map((p) => ({ body: stringify(p), type: 'application/yaml' })) },
+  { weight: 1, arbitrary: fc.array(pod, { maxLength: 3 }).map((items) => ({ body: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), type: 'application/json' })) },
+  { weight: 1, arbitrary: fc.array(pod, { minLength: 2, maxLength: 3 }).map((docs) => ({ body: docs.map((d) => stringify(d)).join('---\n'), type: 'text/yaml' })) },
   { weight: 1, arbitrary: yamlText.map((t) => ({ body: t, type: 'application/yaml' })) },
   { weight: 1, arbitrary: jsonText.map((t) => ({ body: t, type: 'application/json' })) },
   { weight: 1, arbitrary: invalidUtf8.map((b) => ({ body: b, type: 'application/json' })) },
@@ -58,26 +61,31 @@ const bodyArbitrary: fc.Arbitrary<{ body: string | Buffer; type: string }> = fc.
 );
 
 const contentType = (t: string) => fc.oneof(
-  { weight: 5, arbitrary: fc.constant(t) },
+  { weight: 8, arbitrary: fc.constant(t) },
   { weight: 1, arbitrary: fc.constantFrom('', 'text/plain', 'application/json; charset=utf-16', 'APPLICATION/YAML', 'application/vnd.kubernetes.protobuf', 'multipart/form-data; boundary=x', ';;;', 'application/json;q=') },
+);
+
+const extraHeaders = fc.dictionary(fc.constantFrom('accept', 'x-fuzz', 'accept-encoding', 'if-none-match', 'origin'), fc.constantFrom('*/*', 'application/json', 'gzip', '"x"', 'null', '\t'), { maxKeys: 2 });
+const deleteQuery = queryString(['gracePeriodSeconds', 'dryRun', 'propagationPolicy']);
+
+/** [method, path, body?]: each method mostly to its own routes (POST /pods, PUT and DELETE a pool pod), sometimes anywhere. */
+const target: fc.Arbitrary<{ method: string; path: string; body?: { body: string | Buffer; type: string } }> = fc.oneof(
+  { weight: 4, arbitrary: fc.tuple(fc.oneof({ weight: 6, arbitrary: fc.constant('/pods') }, { weight: 1, arbitrary: pathArbitrary }), bodyArbitrary(podBody(anyPoolName))).map(([path, body]) => ({ method: 'POST', path, body })) },
+  { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...kPodNames), fc.boolean(), deleteQuery).chain(([n, keep, q]) => bodyArbitrary(podBody(fc.constant(keep ? n : undefined))).map((body) => ({ method: 'PUT', path: `/pods/${kFuzzNamespace}/${n}${q}`, body }))) },
+  { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...kPodNames), deleteQuery, fc.option(bodyArbitrary(podBody(anyPoolName)), { nil: undefined, freq: 3 })).map(([n, q, body]) => ({ method: 'DELETE', path: `/pods/${kFuzzNamespace}/${n}${q}`, ...(body ? { body } : {}) })) },
+  { weight: 3, arbitrary: pathArbitrary.map((path) => ({ method: 'GET', path })) },
+  { weight: 2, arbitrary: fc.tuple(fc.constantFrom('POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'), pathArbitrary, fc.option(bodyArbitrary(podBody(anyPoolName)), { nil: undefined })).map(([method, path, body]) => ({ method, path, ...(body ? { body } : {}) })) },
 );
 
 /** apiRequest: one random request to any route with any method, random query, headers and body. */
 export const apiRequest: fc.Arbitrary<ApiRequest> = fc
-  .record({
-    method: fc.oneof({ weight: 3, arbitrary: fc.constantFrom('POST', 'PUT') }, { weight: 2, arbitrary: fc.constantFrom('GET', 'DELETE') }, { weight: 1, arbitrary: fc.constantFrom('PATCH', 'HEAD', 'OPTIONS') }),
-    path: pathArbitrary,
-    postPath: fc.boolean(),
-    body: fc.option(bodyArbitrary, { nil: undefined, freq: 6 }),
-    extra: fc.dictionary(fc.constantFrom('accept', 'x-fuzz', 'accept-encoding', 'if-none-match', 'origin'), fc.constantFrom('*/*', 'application/json', 'gzip', '"x"', 'null', '\t'), { maxKeys: 2 }),
-  })
-  .chain((r) => (r.body ? contentType(r.body.type) : fc.constant('')).map((ct) => ({ ...r, ct })))
+  .tuple(target, extraHeaders)
+  .chain(([t, extra]) => (t.body ? contentType(t.body.type) : fc.constant('')).map((ct) => ({ ...t, extra, ct })))
   .map((r) => {
-    const path = r.method === 'POST' && r.postPath ? '/pods' : r.path;
     const headers: Record<string, string> = { ...r.extra };
     const canHaveBody = r.method !== 'GET' && r.method !== 'HEAD';
     if (r.body && canHaveBody && r.ct) headers['content-type'] = r.ct;
-    return { method: r.method, path, headers, ...(r.body && canHaveBody ? { body: r.body.body } : {}) };
+    return { method: r.method, path: r.path, headers, ...(r.body && canHaveBody ? { body: r.body.body } : {}) };
   });
 
 /** describe: a request in one line for failure messages. */
