@@ -110,6 +110,8 @@ export interface BenchAgent {
   agent: Agent;
   nodeName: string;
   manifests: string;
+  /** The agent's --root-dir (intake pods, admin.token). */
+  rootDir: string;
   times: PodTimes;
   /** Calls `fn` with every watch frame when it arrives (performance.now() ms); returns the unsubscribe. */
   onFrame(fn: (frame: WatchFrame, atMs: number) => void): () => void;
@@ -164,7 +166,7 @@ export async function startBenchAgent(
     if (code !== 1000 && code !== 1005) process.stderr.write(`bench: the watch closed with code ${code}; figures after this point are missing\n`);
   });
   return {
-    agent, nodeName, manifests, times,
+    agent, nodeName, manifests, rootDir: options.rootDir, times,
     onFrame(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);

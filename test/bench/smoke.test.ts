@@ -36,6 +36,10 @@ describe('bench smoke runs', () => {
     await expectBench('scale', ['--pods', '20', '--workers', '1,2', '--pods-per-file', '10']);
   }, 120_000);
 
+  it('fuzz (fake runtime) runs a few rounds and writes its JSON', async () => {
+    await expectBench('fuzz', ['--minutes', '0.05', '--runs-per-round', '10', '--seed', '1']);
+  }, 120_000);
+
   describe.skipIf(!inject('dockerAvailable'))('against Docker', () => {
     it('density runs with one pod and the raw floor', async () => {
       await expectBench('density', ['--pods', '1', '--raw-concurrency', '1', '--workers', '1']);

@@ -69,7 +69,7 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   const logger = pino({ level: process.env.KUBELET_TS_TEST_LOG ?? 'warn' }, capture);
   let adminToken: string | undefined;
   const node: TestNode = {
-    nodeName, manifestDir, rootDir, options, warnings,
+    nodeName, manifestDir, rootDir: options.rootDir, options, warnings,
     agent: newAgent(options, { logger }),
     api(path, init) {
       const headers = new Headers(init?.headers);
@@ -77,7 +77,7 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
       return fetch(`http://127.0.0.1:${node.agent.port}${path}`, { ...init, headers });
     },
     adminToken() {
-      adminToken ??= readFileSync(join(rootDir, 'admin.token'), 'utf8').trim();
+      adminToken ??= readFileSync(join(options.rootDir, 'admin.token'), 'utf8').trim();
       return adminToken;
     },
     async pods() {
