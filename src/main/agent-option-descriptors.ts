@@ -117,6 +117,14 @@ export const kAgentOptionDescriptors = {
     flag: 'max-request-body-bytes', parse: 'number', ours: true, default: 1024 * 1024,
     check: integerIn(1024, 1024 * 1024 * 1024, 'must be an integer in 1024..1073741824 (bytes)'), help: 'Largest HTTP request body in bytes (larger: 413)',
   }),
+  /**
+   * Heap of the API's body decoder thread, MiB (`--body-decoder-max-heap-mb`, 256; kubelet-ts only):
+   * a POST/PUT body whose decoding needs more ends that thread (413) and a new one takes its place.
+   */
+  bodyDecoderMaxHeapMb: option({
+    flag: 'body-decoder-max-heap-mb', parse: 'number', ours: true, default: 256,
+    check: integerIn(8, 16384, 'must be an integer in 8..16384 (MiB)'), help: 'Heap limit of the thread that decodes POST/PUT /pods bodies, MiB (a body that needs more: 413)',
+  }),
   /** This node's name (`--hostname-override`, default `os.hostname()`), lowercased as nodeutil.GetHostname does. */
   nodeName: option({
     flag: 'hostname-override', parse: 'string', default: kHostName, defaultText: `this host's name (${JSON.stringify(kHostName)})`,
