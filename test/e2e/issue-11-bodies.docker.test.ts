@@ -79,6 +79,8 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: request bodies and protoc
     expect(JSON.parse(two.body)).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
     expect(JSON.parse(two.body).message).toMatch(/Content-Length/);
     expect(node.agent.listPods().some((p) => p.metadata?.name === 'cl-twice')).toBe(false);
+    const same = parseResponse(await rawRequest(node, `POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length}`, body));
+    expect(same.code).toBe(201);
   });
 
   it('finding 9: a body that does not arrive in time answers 408 with a Status (not a silent close)', async () => {
