@@ -2,11 +2,13 @@
 // the real agent (in process) and dockerd.
 // Finding 1: bodies are decoded off the main thread; a body that exhausts the decoder thread
 // answers 413 and the next body gets a fresh thread. Finding 9: conflicting Content-Length
-// headers answer 400; a slow upload answers the README's 408 Status.
+// headers answer 400; a slow upload answers the README's 408 Status; a sandbox name taken by a
+// foreign container gets an event and a pod status that say so.
+import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
-import type { Status } from '../../src/shared/api.js';
-import { BUSYBOX_IMAGE } from '../support/docker.js';
+import type { Event, Pod } from '../../src/shared/api.js';
+import { BUSYBOX_IMAGE, docker, PAUSE_IMAGE, waitFor } from '../support/docker.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';
 
 const smallPod = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }] } });
@@ -89,5 +91,31 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: request bodies and protoc
     const slow = parseResponse(await rawRequest(node, 'POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100', '{"apiVersi'));
     expect(slow.code).toBe(408);
     expect(JSON.parse(slow.body)).toMatchObject({ kind: 'Status', reason: 'Timeout', code: 408 });
+  });
+
+  it('finding 9: a pod whose sandbox name is taken by a foreign container gets an event and container statuses that say so, and the foreign container is left alone', async () => {
+    const node = await start();
+    const uid = randomUUID();
+    // The name the agent will give the pod's first sandbox (DESIGN.md §4), held by a container of this test's own.
+    const foreign = await docker.createContainer({ name: `k8s_POD_squatted_default_${uid}_0`, Image: PAUSE_IMAGE, Labels: { 'kubelet-ts-test.issue-11-bodies': node.nodeName } });
+    try {
+      const body = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'squatted', uid }, spec: { containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }] } });
+      expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status).toBe(201);
+      const event = await waitFor(async () => {
+        const list = (await (await node.api('/events')).json()) as { items: Event[] };
+        return list.items.find((e) => e.involvedObject?.name === 'squatted' && e.reason === 'FailedCreatePodSandBox');
+      }, { timeoutMs: 60_000 });
+      expect(event.message).toContain('did not create');
+      expect(event.message).toContain(`k8s_POD_squatted_default_${uid}_0`);
+      const pod = await waitFor(async () => {
+        const p = (await (await node.api('/pods/default/squatted')).json()) as Pod;
+        return p.status?.containerStatuses?.[0]?.state?.waiting?.message ? p : undefined;
+      }, { timeoutMs: 60_000 });
+      expect(pod.status!.containerStatuses![0].state!.waiting).toMatchObject({ reason: 'ContainerCreating', message: expect.stringContaining('did not create') });
+      // Untouched: still there, never started.
+      expect((await foreign.inspect()).State.Status).toBe('created');
+    } finally {
+      await foreign.remove({ force: true });
+    }
   });
 });

@@ -171,19 +171,23 @@ export function newBodyDecoderPool(options: BodyDecoderPoolOptions = {}): BodyDe
     minThreads: opts.threads,
     maxThreads: opts.threads,
     concurrentTasksPerWorker: 1,
-    maxQueue: opts.maxQueue,
     idleTimeout: Number.MAX_SAFE_INTEGER,
     resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb, maxYoungGenerationSizeMb: Math.max(4, Math.round(opts.maxHeapMb / 16)), stackSizeMb: opts.stackSizeMb },
   });
   let closing: Promise<void> | undefined;
+  // Bodies running or waiting: a semaphore as the apiserver's max-in-flight filter keeps (piscina's
+  // own maxQueue does not hold while its threads start).
+  let inFlight = 0;
   return {
     async run(task, signal) {
+      if (inFlight >= opts.threads + opts.maxQueue) {
+        throw new AgentError('ERR_UNAVAILABLE', `all ${opts.threads} body decoder thread(s) are busy and ${opts.maxQueue} bodies wait`, { statusReason: 'TooManyRequests' });
+      }
+      inFlight++;
       try {
         return await pool.run(task, signal ? { signal } : {});
-      } catch (err) {
-        // Piscina's own refusal of a full queue carries no code: give it ours.
-        if (err instanceof Error && err.message === 'Task queue is at limit') throw new AgentError('ERR_UNAVAILABLE', `all ${opts.threads} body decoder thread(s) are busy and ${opts.maxQueue} bodies wait`, { statusReason: 'TooManyRequests' });
-        throw err;
+      } finally {
+        inFlight--;
       }
     },
     close() {
