@@ -154,6 +154,14 @@ export const kAgentOptionDescriptors = {
     check: integerIn(1024, Number.MAX_SAFE_INTEGER, 'must be an integer >= 1024 (bytes)'),
     help: 'Bytes the stored POSTed pods may total (more: 403 exceeded quota)',
   }),
+  /**
+   * Heap of the API's body decoder thread, MiB (`--body-decoder-max-heap-mb`, 256; kubelet-ts only):
+   * a POST/PUT body whose decoding needs more ends that thread (413) and a new one takes its place.
+   */
+  bodyDecoderMaxHeapMb: option({
+    flag: 'body-decoder-max-heap-mb', parse: 'number', ours: true, default: 256,
+    check: integerIn(8, 16384, 'must be an integer in 8..16384 (MiB)'), help: 'Heap limit of the thread that decodes POST/PUT /pods bodies, MiB (a body that needs more: 413)',
+  }),
   /** This node's name (`--hostname-override`, default `os.hostname()`), lowercased as nodeutil.GetHostname does. */
   nodeName: option({
     flag: 'hostname-override', parse: 'string', default: kHostName, defaultText: `this host's name (${JSON.stringify(kHostName)})`,

@@ -46,6 +46,7 @@ import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { listPods, newServerHost } from './server-host.js';
+import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
@@ -107,6 +108,8 @@ class AgentImpl implements Agent {
   readonly #nodeApi: NodeApi;
   readonly #watchCache: WatchCache;
   readonly #metrics: KubeletMetrics;
+  /** POST/PUT /pods bodies are decoded on its thread, never on this one (issue 11, finding 1). */
+  readonly #bodyDecoder: BodyDecoder;
   readonly host: AgentHost;
   #runner!: PodSyncRunner;
   #podWorkers!: PodWorkers;
@@ -149,8 +152,9 @@ class AgentImpl implements Agent {
       runtimePods: () => this.#podCache.runtimePods(), runnerStats: () => this.#runner?.stats(), podWorkerStats: () => this.#podWorkers?.stats(),
     });
     this.statusManager.subscribe((change) => this.#metrics.observeStatusChange(change));
+    this.#bodyDecoder = newBodyDecoder({ maxHeapMb: options.bodyDecoderMaxHeapMb }, deps.logger.child({ component: 'body-decoder' }));
     this.host = newServerHost({
-      podManager: this.podManager, intake: this.#intake, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
+      podManager: this.podManager, intake: this.#intake, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
     });
   }
 
@@ -274,6 +278,7 @@ class AgentImpl implements Agent {
     await this.#prober?.stop();
     await this.#podWorkers?.stop();
     this.#server?.close();
+    await this.#bodyDecoder.close();
     if (!this.deps.runner) await this.#runner?.close();
     this.#watchCache.stop();
     this.#metrics.stop();

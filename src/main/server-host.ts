@@ -1,7 +1,7 @@
 /**
  * Counterpart of pkg/kubelet/server's HostInterface as the kubelet implements it: the server's view
  * of the agent ({@link AgentHost}), composed from the parts that answer each request — the pod
- * manager (records with their last status) and the watch cache for reads, the intake API for the `api` source's writes, the node API
+ * manager (records with their last status) and the watch cache for reads, the intake API for the `api` source's writes, the body decoder for their bodies, the node API
  * for the Node object and logs, the event recorder, the watch cache, the metrics and the health
  * checks. It holds no state of
  * its own and touches nothing: every method reads or forwards. Main thread only.
@@ -9,6 +9,7 @@
 import type { Pod } from '../shared/api.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
+import type { BodyDecoder } from './body-decoder.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { IntakeApi } from './intake-api.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
@@ -20,6 +21,8 @@ import type { WatchCache } from './watch/watch-cache.js';
 export interface ServerHostParts {
   podManager: PodManager;
   intake: IntakeApi;
+  /** Decodes POST/PUT /pods bodies off the main thread; absent = the server decodes them itself (tests). */
+  bodyDecoder?: BodyDecoder;
   nodeApi: NodeApi;
   events: EventRecorder;
   watchCache: WatchCache;
@@ -48,6 +51,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     watch: (from, onEvent) => watchCache.watch(from, onEvent),
     metrics: () => metrics.text(),
     observeHttpRequest: (method, path, code, seconds) => metrics.observeHttpRequest(method, path, code, seconds),
+    decodePodsBody: parts.bodyDecoder ? (request) => parts.bodyDecoder!.decode(request) : undefined,
     submitPods: (pods) => intake.submitPods(pods),
     replacePod: (namespace, name, pod) => intake.replacePod(namespace, name, pod),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),

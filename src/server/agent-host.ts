@@ -1,5 +1,6 @@
 // Counterpart of pkg/kubelet/server's HostInterface: what the HTTP server may ask of the agent.
 import type { Event, Node, Pod } from '../shared/api.js';
+import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
 import type { WatchCancel, WatchEvent } from './ws/watch-event.js';
 
 /** HealthCheck: one named check of `AgentHost.healthz()`, as a healthz.HealthChecker's result. */
@@ -74,6 +75,14 @@ export interface AgentHost {
    * resolves with the pods as stored (annotations, uid) once they are on disk.
    */
   submitPods?(pods: Pod[]): Promise<Pod[]>;
+  /**
+   * decodePodsBody: parse, default and validate a POST/PUT /pods body off the main thread (the
+   * agent's body decoder thread, src/main/body-decoder.ts) and resolve with the pods or the
+   * refusal (shared/pods-body.ts DecodedPodsBody: 400, 422, 413 when the thread ran out of memory
+   * or time and was replaced, 429 when its queue is full). Never rejects. Optional: without it the
+   * server decodes in its own thread (tests and benches only).
+   */
+  decodePodsBody?(request: DecodePodsBodyRequest): Promise<DecodedPodsBody>;
   /** replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID. */
   replacePod?(namespace: string, name: string, pod: Pod): Promise<Pod>;
   /**

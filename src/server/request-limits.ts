@@ -14,7 +14,12 @@ export interface RequestLimits {
   maxRequestBodyBytes?: number;
   /** Largest total size of the request headers (names + values), bytes (default 16 KiB); larger → 431. */
   maxHeaderBytes?: number;
-  /** How long a client may take to send its body, milliseconds (default 30 s); slower → 408. */
+  /**
+   * How long a client may take to send its body, milliseconds (default 7 s, at most
+   * kMaxBodyTimeoutMs); slower → 408. uWebSockets.js itself drops a connection whose request is
+   * not in within its idle timeout (10 s, checked every 4 s: 8 to 12 s, body data does not reset
+   * it), silently: a longer limit would never answer, so a larger value is lowered to 7 s.
+   */
   bodyTimeoutMs?: number;
   /** How long a non-streaming handler may take, milliseconds (default 60 s); slower → 504. */
   handlerTimeoutMs?: number;
@@ -24,9 +29,32 @@ export interface RequestLimits {
 export const kDefaultRequestLimits: Readonly<Required<RequestLimits>> = Object.freeze({
   maxRequestBodyBytes: 1024 * 1024,
   maxHeaderBytes: 16 * 1024,
-  bodyTimeoutMs: 30_000,
+  bodyTimeoutMs: 7_000,
   handlerTimeoutMs: 60_000,
 });
+
+/** kMaxBodyTimeoutMs: the longest body timeout that still answers before uWebSockets.js drops the connection (8 s at the earliest), milliseconds. */
+export const kMaxBodyTimeoutMs = 7_000;
+
+/**
+ * conflictingContentLength checks the Content-Length values of one request (every header line's,
+ * and each comma-separated member): they must all be the same decimal number. RFC 9112 §6.3 makes
+ * a message with differing ones unframeable (a request-smuggling vector); Go's net/http, which
+ * serves the kubelet and the apiserver, answers 400 to it, and so do we. Pure.
+ * @param values the raw values in arrival order (absent header: empty list).
+ * @returns undefined when consistent, else a 400 `BadRequest` Status naming the header.
+ */
+export function conflictingContentLength(values: readonly string[]): Status | undefined {
+  const members = values.flatMap((v) => v.split(',').map((m) => m.trim()));
+  if (members.length === 0) return undefined;
+  if (members.some((m) => !/^\d+$/.test(m))) {
+    return statusError(400, 'BadRequest', `invalid Content-Length header ${JSON.stringify(values.join(', '))}: must be a decimal number of bytes`);
+  }
+  if (new Set(members.map((m) => String(Number(m)))).size > 1) {
+    return statusError(400, 'BadRequest', `conflicting Content-Length headers ${JSON.stringify(values.join(', '))}: a request may carry only one length`);
+  }
+  return undefined;
+}
 
 /** tooLarge: 413 `RequestEntityTooLarge` as the apiserver words it. */
 export function tooLarge(limit: number): Status {

@@ -12,7 +12,7 @@ import { dashboardAssetHandler, dashboardIndexHandler } from './dashboard/serve.
 import { registerWatch } from './ws/watch.js';
 import { statusError } from './status.js';
 import { authorizationHeaders, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
-import { checkPathParams, headerBytes, kDefaultRequestLimits, tooLarge, type RequestLimits } from './request-limits.js';
+import { checkPathParams, conflictingContentLength, headerBytes, kDefaultRequestLimits, kMaxBodyTimeoutMs, tooLarge, type RequestLimits } from './request-limits.js';
 import { intakeRoutes } from './routes/intake.js';
 import { logsRoutes } from './routes/logs.js';
 import { eventsRoutes } from './routes/events.js';
@@ -100,14 +100,17 @@ function mergeRoutes(list: Route[]): Route[] {
 interface RequestState {
   aborted: boolean;
   onAbort: (() => void)[];
+  /** True while a body is announced but not all in (the reply then closes the connection: its rest is no request). */
+  bodyPending?: boolean;
 }
 
-function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: RequestState): void {
+/** writeReply writes `reply` on `res`; `close` ends the connection after it (`Connection: close`). */
+function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: RequestState, close = false): void {
   res.writeStatus(statusLine(reply.status));
   res.writeHeader('Content-Type', reply.contentType);
   if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
   if (reply.stream && state) return startStream(res, reply.stream, state);
-  res.end(reply.body);
+  res.end(reply.body, close);
 }
 
 /**
@@ -225,8 +228,10 @@ function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): Http
 function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpRequest): void {
   const { router, host, logger, limits } = ctx;
   const headers: Record<string, string> = {};
+  const contentLengths: string[] = [];
   ureq.forEach((name, value) => {
     headers[name] = value;
+    if (name === 'content-length') contentLengths.push(value);
   });
   const req: HttpRequestInfo = { method: ureq.getMethod(), path: ureq.getUrl(), query: new URLSearchParams(ureq.getQuery() ?? ''), headers };
   const state: RequestState = { aborted: false, onAbort: [] };
@@ -235,6 +240,12 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
     for (const fn of state.onAbort.splice(0)) fn();
   });
   const fail = (status: import('../shared/api.js').Status, extra?: Record<string, string>) => writeReply(res, statusReply(status, extra));
+  const badLength = conflictingContentLength(contentLengths);
+  if (badLength) {
+    // The body's framing is unknown: answer, then close, so no byte of it is read as a next request.
+    writeReply(res, statusReply(badLength), undefined, true);
+    return;
+  }
   if (headerBytes(headers) > limits.maxHeaderBytes) {
     return fail(statusError(431, 'BadRequest', `request headers are too large: limit is ${limits.maxHeaderBytes} bytes`));
   }
@@ -282,8 +293,12 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
           reply = statusReply(tooLarge(limits.maxRequestBodyBytes));
           break;
         }
+        state.bodyPending = true;
         reply = readBody(res, limits.maxRequestBodyBytes, limits.bodyTimeoutMs, state).then(
-          (body) => match.handler({ host, req, params: match.params, body }),
+          (body) => {
+            state.bodyPending = false;
+            return match.handler({ host, req, params: match.params, body });
+          },
           (err: unknown) => (isStatus(err) ? statusReply(err) : Promise.reject(err)),
         );
       } else {
@@ -310,7 +325,7 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
     .catch((err: unknown) => internalError(logger, req, err))
     .then((r) => {
       clearTimeout(timer);
-      if (!state.aborted) res.cork(() => writeReply(res, r, state));
+      if (!state.aborted) res.cork(() => writeReply(res, r, state, state.bodyPending === true));
     });
 }
 
@@ -327,7 +342,10 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const router = newRouter(instrumentRoutes(mergeRoutes(routes()), host));
   const app = uWS.App();
   const watchServer = registerWatch(app, host, logger, { auth: options.auth });
-  const ctx: ServerContext = { router, host, logger, auth: options.auth, limits: { ...kDefaultRequestLimits, ...options.limits } };
+  const limits = { ...kDefaultRequestLimits, ...options.limits };
+  // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
+  limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);
+  const ctx: ServerContext = { router, host, logger, auth: options.auth, limits };
   app.any('/*', (res, req) => dispatch(ctx, res, req));
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     // Exclusive: without it uSockets sets SO_REUSEPORT and a second agent on the same port would

@@ -49,6 +49,7 @@ export type StatusReason =
   | 'RequestEntityTooLarge'
   | 'InternalError'
   | 'ServiceUnavailable'
+  | 'TooManyRequests'
   | 'Unauthorized'
   | 'Forbidden'
   | 'Timeout';

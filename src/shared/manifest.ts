@@ -5,7 +5,7 @@
  * document is collected and thrown together as one InvalidManifestError. Pure functions (no
  * I/O), safe in any thread.
  */
-import { isScalar, parseAllDocuments, visit, YAMLParseError, type Document } from 'yaml';
+import { isCollection, isScalar, parseAllDocuments, visit, YAMLParseError, type Document } from 'yaml';
 import { kMaxManifestDepth, manifestDepth } from './manifest-depth.js';
 import type { Pod } from './api.js';
 import { InvalidManifestError, type FieldError } from './errors.js';
@@ -90,7 +90,7 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
     const list = Array.isArray(parsed) ? parsed : [];
     docCount = list.length;
     list.forEach((doc, i) => {
-      if (doc.errors.length === 0) doc.errors.push(...duplicateKeyErrors(doc, text));
+      if (doc.errors.length === 0) doc.errors.push(...duplicateKeyErrors(doc, text), ...recursiveAliasErrors(doc, text));
       if (doc.errors.length > 0) {
         const syntaxErrors: FieldError[] = [];
         for (const err of doc.errors) {
@@ -233,5 +233,27 @@ function duplicateKeyErrors(doc: Document.Parsed, text: string): Document.Parsed
     const line = before.split('\n').length;
     e.linePos = [{ line, col: e.pos[0] - before.lastIndexOf('\n') }];
   }
+  return errors;
+}
+
+/**
+ * recursiveAliasErrors finds aliases inside the very node their anchor names (`a: &a [*a]`): the
+ * yaml package would build a cyclic object from them, which is no manifest and which nothing
+ * downstream (validation, JSON, hashing) can walk. go-yaml, which the apiserver's sigs.k8s.io/yaml
+ * decodes with, refuses them likewise ("anchor 'a' value contains itself"). One walk of the document.
+ */
+function recursiveAliasErrors(doc: Document.Parsed, text: string): Document.Parsed['errors'] {
+  const errors: Document.Parsed['errors'] = [];
+  visit(doc, {
+    Alias(_, alias, path) {
+      const inside = path.some((n) => isCollection(n) && n.anchor === alias.source);
+      if (!inside) return;
+      const start = alias.range?.[0] ?? 0;
+      const e = new YAMLParseError([start, alias.range?.[1] ?? start], 'BAD_ALIAS', `anchor "${alias.source}" value contains itself`);
+      const before = text.slice(0, start);
+      e.linePos = [{ line: before.split('\n').length, col: start - before.lastIndexOf('\n') }];
+      errors.push(e);
+    },
+  });
   return errors;
 }

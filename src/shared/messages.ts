@@ -9,6 +9,7 @@
  */
 import type { Pod } from './api.js';
 import type { FieldError } from './errors.js';
+import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
 
 /** Bumped whenever a task or result shape changes; the worker refuses a task of another version. */
 export const PROTOCOL_VERSION = 1;
@@ -305,6 +306,18 @@ export interface LoadStaticPodsTask {
   seenAtMs: number;
 }
 
+/**
+ * decodePodsBody: decode one POST/PUT /pods request body (shared/pods-body.ts decodePodsBody:
+ * parse, defaults, validation) on the agent's body decoder thread (src/workers/manifest.worker.ts,
+ * started by src/main/body-decoder.ts), so that a hostile body can exhaust only that thread.
+ * Not a WorkerTask of the sync pool. The answer is always `{ok:true}` with a DecodedPodsBody: a
+ * bad body is an answer (`value.ok` false), not an error.
+ */
+export interface DecodePodsBodyTask extends DecodePodsBodyRequest {
+  kind: 'decodePodsBody';
+  protocol: number;
+}
+
 /** What a loadStaticPods task returns. */
 export interface LoadStaticPodsResult {
   /** The static pods, defaulted and valid, in document order. */
@@ -386,6 +399,7 @@ export interface WorkerResultMap {
   gc: GcResult;
   runtimeStatus: RuntimeStatusResult;
   loadStaticPods: LoadStaticPodsResult;
+  decodePodsBody: DecodedPodsBody;
 }
 
 /** Every task resolves to one of these; the worker entry never throws. */

@@ -1,15 +1,18 @@
 // Counterpart of the decoding half of pkg/kubelet/config/file.go and http.go (extractFromFile, extractFromURL → tryDecodeSinglePod/PodList, applyDefaults): static pod manifests decoded off the main thread.
 /**
- * The piscina entry of the manifest thread (newManifestLoader in src/main/pool/worker-pool.ts),
- * used by both static pod sources: the file source (`--pod-manifest-path`) and the URL source
- * (`--manifest-url`). One task kind, `loadStaticPods` (shared/messages.ts): YAML/JSON decoding,
- * static pod identity, defaults and validation of one manifest (shared/static-pod.ts) — several
- * hundred milliseconds for 2,000 pods — plus each pod's content hash. Pure: no runtime and no
- * bootstrap (workerData). Never throws: an invalid manifest or a bad task comes back as
- * `{ok:false, kind, error}` (STYLE.md C5).
+ * The piscina entry of the manifest threads: each static pod source's (newManifestLoader in
+ * src/main/pool/worker-pool.ts: the file source `--pod-manifest-path` and the URL source
+ * `--manifest-url`) and the API's body decoder (newBodyDecoderPool, for POST/PUT /pods). Two task
+ * kinds (shared/messages.ts): `loadStaticPods` — YAML/JSON decoding, static pod identity, defaults
+ * and validation of one manifest (shared/static-pod.ts), several hundred milliseconds for 2,000
+ * pods, plus each pod's content hash — and `decodePodsBody` (shared/pods-body.ts). Pure: no
+ * runtime and no bootstrap (workerData). Never throws: an invalid manifest or a bad task comes
+ * back as `{ok:false, kind, error}` (STYLE.md C5); a bad request body is a `{ok:true}` answer
+ * whose value says why it is refused.
  */
 import { AgentError, serializeError } from '../shared/errors.js';
-import { PROTOCOL_VERSION, type LoadStaticPodsResult, type LoadStaticPodsTask, type WorkerResult } from '../shared/messages.js';
+import { PROTOCOL_VERSION, type DecodePodsBodyTask, type LoadStaticPodsResult, type LoadStaticPodsTask, type WorkerResult } from '../shared/messages.js';
+import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticPods, staticPodContentHash } from '../shared/static-pod.js';
 
 /**
@@ -23,17 +26,19 @@ export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResul
 }
 
 /**
- * The piscina entry: one `loadStaticPods` task in, its WorkerResult out. Another protocol version
- * or another task kind is an `ERR_PROTOCOL` error result (under the task's own kind).
+ * The piscina entry: one `loadStaticPods` or `decodePodsBody` task in, its WorkerResult out.
+ * Another protocol version or another task kind is an `ERR_PROTOCOL` error result (under the
+ * task's own kind).
  */
-export default async function decodeManifest(task: LoadStaticPodsTask): Promise<WorkerResult<'loadStaticPods'>> {
-  const kind = (task as { kind?: unknown } | null)?.kind as 'loadStaticPods';
+export default async function decodeManifest(task: LoadStaticPodsTask | DecodePodsBodyTask): Promise<WorkerResult<'loadStaticPods' | 'decodePodsBody'>> {
+  const kind = (task as { kind?: unknown } | null)?.kind as 'loadStaticPods' | 'decodePodsBody';
   try {
     if (task?.protocol !== PROTOCOL_VERSION) {
       throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
     }
-    if (kind !== 'loadStaticPods') throw new AgentError('ERR_PROTOCOL', `the manifest worker answers only loadStaticPods tasks, got ${JSON.stringify(kind)}`);
-    return { ok: true, kind, value: runLoadStaticPods(task) };
+    if (task.kind === 'loadStaticPods') return { ok: true, kind: 'loadStaticPods', value: runLoadStaticPods(task) };
+    if (task.kind === 'decodePodsBody') return { ok: true, kind: 'decodePodsBody', value: decodePodsBody(task) };
+    throw new AgentError('ERR_PROTOCOL', `the manifest worker answers only loadStaticPods and decodePodsBody tasks, got ${JSON.stringify(kind)}`);
   } catch (err) {
     return { ok: false, kind, error: serializeError(err) };
   }

@@ -143,7 +143,11 @@ class PodSync {
       if (!isAlreadyExists(err)) throw err;
       const mine = await this.deps.runtime.listContainers({ labels: [`${kPodUidLabel}=${this.result.podUid}`] });
       const taken = mine.find((c) => c.name === spec.name);
-      if (!taken || taken.state === 'running') throw err;
+      if (!taken) {
+        // Not ours (no label of this pod): never touched (DESIGN.md §4); say so rather than pass Docker's bare 409 on.
+        throw new AgentError('ERR_ALREADY_EXISTS', `the container name "${spec.name}" is taken by a container that kubelet-ts did not create (it has no ${kPodUidLabel}=${this.result.podUid} label); kubelet-ts leaves it alone: remove or rename it (${serializeError(err).message})`);
+      }
+      if (taken.state === 'running') throw err;
       await this.deps.runtime.removeContainer(taken.id);
       this.changed = true;
       return await this.deps.runtime.createContainer(spec);
@@ -169,6 +173,12 @@ class PodSync {
       const message = serializeError(err).message;
       this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
       this.result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
+      // The containers wait for the sandbox: their status says why (the reason stays ContainerCreating, as the kubelet's).
+      const inits = this.pod.spec?.initContainers ?? [];
+      for (const c of [...inits, ...(this.pod.spec?.containers ?? [])]) {
+        const reason = inits.length > 0 && !inits.includes(c) ? 'PodInitializing' : 'ContainerCreating';
+        this.result.waiting[c.name] ??= { reason, message: `Failed to create pod sandbox: ${message}` };
+      }
       this.requeue(kFailedStepRequeueMs);
       return '';
     }

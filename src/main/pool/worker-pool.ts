@@ -1,12 +1,12 @@
 /**
  * Counterpart of the kubelet's CRI client (pkg/kubelet/cri/remote): the piscina pools the main
  * thread hands work to — the sync pool (threads run src/workers/sync.worker.ts) and each static
- * source's manifest thread (src/workers/manifest.worker.ts). The events and logs threads are plain
+ * source's manifest thread and the API's body decoder threads (src/workers/manifest.worker.ts). The events and logs threads are plain
  * Workers started through worker-entry.ts. With pinned-pool.ts, the project's only piscina user.
  */
 import { Piscina } from 'piscina';
-import { InvalidArgumentError, deserializeError } from '../../shared/errors.js';
-import type { LoadStaticPodsTask, WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+import { AgentError, InvalidArgumentError, deserializeError } from '../../shared/errors.js';
+import type { DecodePodsBodyTask, LoadStaticPodsTask, WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
 import { piscinaEntry } from './worker-entry.js';
 
 /** The task of kind K. */
@@ -111,6 +111,84 @@ export function newManifestLoader(): ManifestLoader {
   return {
     load(task) {
       return pool.run(task);
+    },
+    close() {
+      closing ??= pool.close({ force: true });
+      return closing;
+    },
+  };
+}
+
+/** Options of {@link newBodyDecoderPool}. */
+export interface BodyDecoderPoolOptions {
+  /** Decoder threads (default 1: bodies are small; a second core stays for the rest of the agent). */
+  threads?: number;
+  /** Bodies waiting for a thread beyond the ones being decoded (default 32); more → `run` rejects (ERR_UNAVAILABLE, status reason TooManyRequests). */
+  maxQueue?: number;
+  /** Each thread's V8 old generation, MiB (`--body-decoder-max-heap-mb`, default 256). */
+  maxHeapMb?: number;
+  /** Each thread's stack, MiB (default 4, as Node's). */
+  stackSizeMb?: number;
+}
+
+/** kDefaultBodyDecoderPoolOptions: the defaults of {@link BodyDecoderPoolOptions}. */
+export const kDefaultBodyDecoderPoolOptions: Readonly<Required<BodyDecoderPoolOptions>> = Object.freeze({ threads: 1, maxQueue: 32, maxHeapMb: 256, stackSizeMb: 4 });
+
+/** BodyDecoderPool: the threads that decode API request bodies (task `decodePodsBody`). Main thread only. */
+export interface BodyDecoderPool {
+  /**
+   * run decodes one body; aborting `signal` ends the thread that runs it (a new one replaces it).
+   * Rejects when the thread could not answer: AgentError `ERR_UNAVAILABLE` with statusReason
+   * `TooManyRequests` (every thread busy and the queue full, nothing started), or the thread's own end — Node's `ERR_WORKER_OUT_OF_MEMORY`
+   * when it passed its heap limit, an `AbortError` when `signal` fired, or another error when it
+   * died. Piscina starts a new thread in place of one that ended.
+   */
+  run(task: DecodePodsBodyTask, signal?: AbortSignal): Promise<WorkerResult<'decodePodsBody'>>;
+  /** close stops the threads; runs in flight reject. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * newBodyDecoderPool starts the API's body decoder threads (src/workers/manifest.worker.ts, task
+ * `decodePodsBody`), each with V8 resourceLimits (old generation `maxHeapMb`, young generation a
+ * sixteenth of it, stack `stackSizeMb`): a body that exhausts a thread's memory or stack ends
+ * that thread only, never the agent (issue 11, finding 1). One body per thread at a time (the
+ * work is CPU-bound) and a bounded queue, so that a flood of bodies cannot grow memory without
+ * limit: the apiserver's max-in-flight filter likewise refuses what is past its limit at once
+ * rather than queueing it (k8s.io/apiserver/pkg/server/filters/maxinflight.go).
+ * @throws InvalidArgumentError for a thread count, queue length or limit out of range.
+ * @throws AgentError ERR_PROTOCOL when the worker entry file does not exist (see piscinaEntry).
+ */
+export function newBodyDecoderPool(options: BodyDecoderPoolOptions = {}): BodyDecoderPool {
+  const opts = { ...kDefaultBodyDecoderPoolOptions, ...options };
+  for (const [key, min] of [['threads', 1], ['maxQueue', 0], ['maxHeapMb', 8], ['stackSizeMb', 1]] as const) {
+    if (!Number.isInteger(opts[key]) || opts[key] < min) throw new InvalidArgumentError(`options.${key} must be an integer >= ${min}, got ${opts[key]}`);
+  }
+  const { filename, execArgv } = piscinaEntry('manifest');
+  const pool = new Piscina<DecodePodsBodyTask, WorkerResult<'decodePodsBody'>>({
+    filename,
+    execArgv,
+    minThreads: opts.threads,
+    maxThreads: opts.threads,
+    concurrentTasksPerWorker: 1,
+    idleTimeout: Number.MAX_SAFE_INTEGER,
+    resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb, maxYoungGenerationSizeMb: Math.max(4, Math.round(opts.maxHeapMb / 16)), stackSizeMb: opts.stackSizeMb },
+  });
+  let closing: Promise<void> | undefined;
+  // Bodies running or waiting: a semaphore as the apiserver's max-in-flight filter keeps (piscina's
+  // own maxQueue does not hold while its threads start).
+  let inFlight = 0;
+  return {
+    async run(task, signal) {
+      if (inFlight >= opts.threads + opts.maxQueue) {
+        throw new AgentError('ERR_UNAVAILABLE', `all ${opts.threads} body decoder thread(s) are busy and ${opts.maxQueue} bodies wait`, { statusReason: 'TooManyRequests' });
+      }
+      inFlight++;
+      try {
+        return await pool.run(task, signal ? { signal } : {});
+      } finally {
+        inFlight--;
+      }
     },
     close() {
       closing ??= pool.close({ force: true });

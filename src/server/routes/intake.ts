@@ -1,9 +1,9 @@
 // Counterpart of the apiserver's create/update/delete handlers (k8s.io/apiserver/pkg/endpoints/handlers: create.go, update.go, delete.go) for the `api` pod source.
 import type { Pod, PodList, Status, StatusCause } from '../../shared/api.js';
-import { applyPodDefaults } from '../../shared/defaults.js';
-import { formatFieldError, InvalidManifestError, isInsufficientStorage, statusReasonOf, type FieldError } from '../../shared/errors.js';
-import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from '../../shared/manifest.js';
-import { validatePodForNode } from '../../shared/validation.js';
+import { formatFieldError, isInsufficientStorage, statusReasonOf, type FieldError } from '../../shared/errors.js';
+import type { ManifestFormat } from '../../shared/manifest.js';
+import { decodePodsBody, type DecodedPodsBody, type PodIdentity } from '../../shared/pods-body.js';
+import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { statusError, type StatusReason } from '../status.js';
@@ -62,78 +62,41 @@ function unsupportedMediaType(contentType: string | undefined): Status {
   );
 }
 
-/** A syntax error or a non-object document: the body is not a manifest at all (400, not 422). */
-function isUnparsable(e: FieldError): boolean {
-  return (typeof e.detail === 'string' && /^(YAML|JSON) syntax error/.test(e.detail)) || (typeof e.detail === 'string' && e.detail.startsWith('must be an object'));
-}
-
 /** ParsedBody: the pods of a request body, defaulted and valid, or the reply that refuses it. */
 type ParsedBody = { ok: true; pods: Pod[]; single: boolean } | { ok: false; reply: HttpReply };
 
-/** PodIdentity: the namespace and name a request URL names (`PUT /pods/{namespace}/{name}`). */
-export interface PodIdentity {
-  namespace: string;
-  name: string;
+export type { PodIdentity };
+
+/**
+ * refusalReply maps a decoder refusal to its Status: `unparsable` → 400 BadRequest, `invalid` →
+ * 422 Invalid with one cause per field, `tooLarge` → 413 RequestEntityTooLarge, `busy` → 429
+ * TooManyRequests with `Retry-After` (seconds), as the apiserver's max-in-flight filter answers
+ * (k8s.io/apiserver/pkg/server/filters/maxinflight.go, tooManyRequests).
+ */
+function refusalReply(r: Exclude<DecodedPodsBody, { ok: true }>): HttpReply {
+  switch (r.kind) {
+    case 'unparsable': return statusReply(statusError(400, 'BadRequest', r.message));
+    case 'invalid': return statusReply(invalidStatus(r.name, r.errors));
+    case 'tooLarge': return statusReply(statusError(413, 'RequestEntityTooLarge', r.message));
+    case 'busy': return statusReply(statusError(429, 'TooManyRequests', r.message, { retryAfterSeconds: r.retryAfterSeconds }), { 'Retry-After': String(r.retryAfterSeconds) });
+  }
 }
 
 /**
  * parsePodsBody decodes, defaults and validates a request body (Pod, List/PodList or multi-document
- * YAML). All or nothing: 400 for an unparsable body, 415 for an unknown Content-Type, 422 with every
- * invalid field of every pod (paths prefixed by document and item, e.g. `[1].spec.containers[0].image`).
- * @param fromUrl when given and the body is one lone Pod, a `metadata.name` / `metadata.namespace`
- *   the body leaves out (absent or null) is taken from it before defaulting and validation, as the
- *   apiserver's update fills the object's namespace from the request; the same for JSON and YAML.
- *   A value the body does give is kept (the caller compares it with the URL).
+ * YAML) through the host's decoder thread (`AgentHost.decodePodsBody`; in this thread only for a
+ * host without one: tests and benches). All or nothing: 415 for an unknown Content-Type (decided
+ * here, before any decoding), then the Status of {@link refusalReply}, e.g. 422 with every invalid
+ * field of every pod (paths prefixed by document and item, e.g. `[1].spec.containers[0].image`).
+ * @param fromUrl PUT: the URL's identity, filled into a lone Pod that leaves it out (shared/pods-body.ts).
+ * Never rejects unless the host's decoder does (→ 500).
  */
-export function parsePodsBody(body: Buffer | undefined, contentType: string | undefined, fromUrl?: PodIdentity): ParsedBody {
+export async function parsePodsBody(host: AgentHost, body: Buffer | undefined, contentType: string | undefined, fromUrl?: PodIdentity): Promise<ParsedBody> {
   const format = mediaFormat(contentType);
   if (format === undefined) return { ok: false, reply: statusReply(unsupportedMediaType(contentType)) };
-  const text = (body ?? Buffer.alloc(0)).toString('utf8');
-  let entries: ReturnType<typeof parseManifestEntries>;
-  try {
-    entries = parseManifestEntries(text, 'request body', format);
-  } catch (err) {
-    if (!(err instanceof InvalidManifestError)) throw err;
-    const unparsable = err.errors.filter(isUnparsable);
-    if (unparsable.length > 0) {
-      return { ok: false, reply: statusReply(statusError(400, 'BadRequest', `the request body could not be decoded: ${unparsable.map(formatFieldError).join('; ')}`)) };
-    }
-    return { ok: false, reply: statusReply(invalidStatus(firstName(text, format) || (fromUrl?.name ?? ''), err.errors)) };
-  }
-  if (entries.length === 0) return { ok: false, reply: statusReply(statusError(400, 'BadRequest', 'the request body holds no pods')) };
-  if (fromUrl && entries.length === 1 && entries[0].path === '') fillIdentity(entries[0].pod, fromUrl);
-  const errors: FieldError[] = [];
-  const seen = new Map<string, string>();
-  const pods = entries.map(({ pod, path }) => {
-    const defaulted = applyPodDefaults(pod);
-    errors.push(...prefixFieldErrors(path, validatePodForNode(defaulted)));
-    const full = `${defaulted.metadata?.namespace ?? 'default'}/${defaulted.metadata?.name ?? ''}`;
-    const field = path ? `${path}.metadata.name` : 'metadata.name';
-    if (defaulted.metadata?.name && seen.has(full)) {
-      errors.push({ field, type: 'Duplicate value', value: defaulted.metadata.name, detail: `also at ${seen.get(full) || 'the first document'}` });
-    } else {
-      seen.set(full, path);
-    }
-    return defaulted;
-  });
-  if (errors.length > 0) {
-    const name = entries.length === 1 ? (entries[0].pod.metadata?.name ?? '') : 'request body';
-    return { ok: false, reply: statusReply(invalidStatus(name, errors)) };
-  }
-  const single = entries.length === 1 && entries[0].path === '';
-  return { ok: true, pods, single };
-}
-
-function firstName(text: string, format: ManifestFormat): string {
-  if (format === 'json') {
-    try {
-      const v = JSON.parse(text) as { metadata?: { name?: unknown } };
-      if (typeof v?.metadata?.name === 'string') return v.metadata.name;
-    } catch {
-      // fall through
-    }
-  }
-  return /^\s*name:\s*(\S+)/m.exec(text)?.[1] ?? '';
+  const request = { text: (body ?? Buffer.alloc(0)).toString('utf8'), format, fromUrl };
+  const decoded = host.decodePodsBody ? await host.decodePodsBody(request) : decodePodsBody(request);
+  return decoded.ok ? decoded : { ok: false, reply: refusalReply(decoded) };
 }
 
 /** The Status reasons an intake error answers with, their HTTP codes, and whether the Status names the pod. */
@@ -181,7 +144,7 @@ function notSupported(what: string): HttpReply {
  */
 export async function createPodsHandler({ host, req, body }: RouteContext): Promise<HttpReply> {
   if (!host.submitPods) return notSupported('POST /pods');
-  const parsed = parsePodsBody(body, req.headers['content-type']);
+  const parsed = await parsePodsBody(host, body, req.headers['content-type']);
   if (!parsed.ok) return parsed.reply;
   try {
     const created = await host.submitPods(parsed.pods);
@@ -201,7 +164,7 @@ export async function createPodsHandler({ host, req, body }: RouteContext): Prom
 export async function replacePodHandler({ host, req, params, body }: RouteContext): Promise<HttpReply> {
   if (!host.replacePod) return notSupported('PUT /pods/{namespace}/{name}');
   // Fill a missing name/namespace from the URL before validation, as the apiserver's update does.
-  const parsed = parsePodsBody(body, req.headers['content-type'], { namespace: params.namespace, name: params.name });
+  const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: params.name });
   if (!parsed.ok) return parsed.reply;
   if (parsed.pods.length !== 1 || !parsed.single) {
     return statusReply(statusError(400, 'BadRequest', 'PUT /pods/{namespace}/{name} takes exactly one Pod'));
@@ -218,20 +181,6 @@ export async function replacePodHandler({ host, req, params, body }: RouteContex
   } catch (err) {
     return statusReply(hostErrorStatus(err, params.name));
   }
-}
-
-/**
- * fillIdentity sets `metadata.name` / `metadata.namespace` of a decoded (not yet defaulted) pod from
- * the URL where the body leaves them absent or null; a `metadata` that is not an object is left
- * for validation to report. Mutates `pod`.
- */
-function fillIdentity(pod: Pod, fromUrl: PodIdentity): void {
-  const raw = pod as { metadata?: unknown };
-  raw.metadata ??= {};
-  if (typeof raw.metadata !== 'object' || raw.metadata === null || Array.isArray(raw.metadata)) return;
-  const meta = raw.metadata as { name?: unknown; namespace?: unknown };
-  meta.name ??= fromUrl.name;
-  meta.namespace ??= fromUrl.namespace;
 }
 
 /**
