@@ -20,6 +20,8 @@ import type Docker from 'dockerode';
 
 const kWaitMs = 180_000;
 const kTestMs = 300_000;
+/** Pods of the burst the own dockerd is stopped in: enough that some run and some are starting (a 2-core machine). */
+const kBurstPods = 12;
 
 /** podJson: a one-container busybox pod that sleeps (an intake pod, named as given). */
 function podJson(name: string): Pod {
@@ -246,10 +248,10 @@ describe.skipIf(!inject('dockerAvailable') || kOwnDockerdProblem !== undefined)(
   it.each([
     [true, 'running containers survive and none is restarted'],
     [false, 'containers die with the daemon and the pods converge to Running again (restarts expected)'],
-  ])('--live-restore=%s: 20 pods, dockerd stopped (SIGTERM) and started again: %s; no duplicates', async (liveRestore) => {
+  ])('--live-restore=%s: 12 pods, dockerd stopped (SIGTERM) and started again: %s; no duplicates', async (liveRestore) => {
     own = await startOwnDockerd({ liveRestore });
     const node = await start({ dockerEndpoint: own.endpoint, workers: 2 });
-    const list = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: Array.from({ length: 20 }, (_, i) => podJson(`burst-${i}`)) };
+    const list = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: Array.from({ length: kBurstPods }, (_, i) => podJson(`burst-${i}`)) };
     expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(list) })).status).toBe(201);
     // Mid-burst: some app containers run, not all yet.
     await waitFor(async () => (await nodeContainers(node.nodeName, own!.docker)).filter((c) => c.State === 'running' && c.Labels['io.kubernetes.container.name'] === 'main').length >= 3,
@@ -264,9 +266,9 @@ describe.skipIf(!inject('dockerAvailable') || kOwnDockerdProblem !== undefined)(
 
     const allRunning = async () => {
       const pods = (await node.pods()).filter((p) => p.metadata?.name?.startsWith('burst-'));
-      return pods.length === 20 && pods.every(isRunningAndReady) ? pods : undefined;
+      return pods.length === kBurstPods && pods.every(isRunningAndReady) ? pods : undefined;
     };
-    const pods = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: '20 pods Running after the daemon restart' });
+    const pods = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: `${kBurstPods} pods Running after the daemon restart` });
     await expectNoDuplicates(node.nodeName, own.docker);
     const runningAfter = new Set((await nodeContainers(node.nodeName, own.docker)).filter((c) => c.State === 'running').map((c) => c.Id));
     if (liveRestore) {
@@ -279,6 +281,6 @@ describe.skipIf(!inject('dockerAvailable') || kOwnDockerdProblem !== undefined)(
       // Without live-restore the daemon's stop killed them: each pod runs again, in new containers.
       expect(runningBefore.filter((id) => runningAfter.has(id))).toEqual([]);
     }
-    expect(node.agent.listPods().filter((p) => p.metadata?.name?.startsWith('burst-'))).toHaveLength(20);
+    expect(node.agent.listPods().filter((p) => p.metadata?.name?.startsWith('burst-'))).toHaveLength(kBurstPods);
   }, kTestMs);
 });

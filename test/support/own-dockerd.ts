@@ -148,15 +148,25 @@ export async function startOwnDockerd(options: { liveRestore: boolean }): Promis
           }
         }
       }
-      const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]).filter((m) => m?.startsWith(`${dir}/`));
-      for (const m of mounts.sort((a, b) => b.length - a.length)) {
+      // A dying shim may still hold (or the daemon's last act may add) an overlay mount: unmount what
+      // is mounted under our dir and remove it, a few times, until nothing is busy.
+      for (let attempt = 1; ; attempt++) {
+        const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]).filter((m) => m?.startsWith(`${dir}/`));
+        for (const m of mounts.sort((a, b) => b.length - a.length)) {
+          try {
+            execFileSync('umount', ['-l', m], { stdio: 'ignore' });
+          } catch {
+            // already gone
+          }
+        }
         try {
-          execFileSync('umount', ['-l', m], { stdio: 'ignore' });
-        } catch {
-          // already gone
+          await rm(dir, { recursive: true, force: true });
+          return;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || attempt >= 20) throw err;
+          await new Promise((r) => setTimeout(r, 500));
         }
       }
-      await rm(dir, { recursive: true, force: true });
     },
   };
   try {
