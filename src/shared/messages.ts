@@ -7,7 +7,7 @@
  * only (no classes, Maps or Dates); times are epoch milliseconds; errors travel as
  * `SerializedError` because Node 20 drops an Error subclass's name and code on the way back.
  */
-import type { Pod } from './api.js';
+import type { ConfigMap, Pod, Secret } from './api.js';
 import type { FieldError } from './errors.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
 
@@ -148,6 +148,23 @@ export interface SyncPodTask {
    * Any action makes the sync read the runtime as usual. Optional.
    */
   cachedRuntimePod?: RuntimePod;
+  /**
+   * The ConfigMaps and Secrets the pod references (volumes, projected sources, env, envFrom,
+   * imagePullSecrets), as the main thread's object store holds them when the task is made. Optional;
+   * absent = the pod references none.
+   */
+  configObjects?: PodConfigObjects;
+}
+
+/**
+ * PodConfigObjects: the objects one pod references, by name within the pod's namespace; `null` =
+ * referenced but not found (the sync decides: `CreateContainerConfigError`, or nothing when the
+ * reference is `optional`). The role of the kubelet's configmap and secret managers' Get.
+ * Structured-cloneable; Secret `data` stays base64 as on the wire.
+ */
+export interface PodConfigObjects {
+  configMaps: Record<string, ConfigMap | null>;
+  secrets: Record<string, Secret | null>;
 }
 
 /** One container the probe manager wants killed (failed liveness or startup probe). */
