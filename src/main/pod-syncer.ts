@@ -83,7 +83,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
     const cached = podCache.snapshot(uid);
     const result = await runner.run({
       kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
-      livenessFailed: this.deps.prober.probeKills(uid),
+      livenessFailed: this.deps.prober.probeKills(uid), startedSidecars: this.deps.prober.startedSidecars(uid),
       ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
     }).catch((err: unknown) => {
       // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.

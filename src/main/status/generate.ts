@@ -212,8 +212,10 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   );
   const initStatuses = initContainers.map((c) => {
     const s = containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting);
-    // A regular init container is never "ready"; a sidecar is ready while it runs.
-    if ((c as { restartPolicy?: string }).restartPolicy !== 'Always') s.ready = false;
+    // As the probe manager's UpdatePodStatus: a regular init container is ready once it exited 0
+    // (and never while it runs); a sidecar's started and ready come from its probes, as an app container's.
+    if ((c as { restartPolicy?: string }).restartPolicy !== 'Always') s.ready = s.state?.terminated?.exitCode === 0;
+    else applyProbeStatus(c, s, inp.probeStatus);
     return s;
   });
   containers.forEach((c, i) => applyProbeStatus(c, statuses[i], inp.probeStatus));
