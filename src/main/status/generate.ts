@@ -110,7 +110,8 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolea
     for (const c of pod.spec?.initContainers ?? []) {
       const s = initByName.get(c.name);
       if ((c as { restartPolicy?: string }).restartPolicy === 'Always') {
-        if (!s?.state?.running) pendingInitialization++;
+        // A sidecar initializes once it runs and is started (its startup probe passed, if any).
+        if (!s?.state?.running || s.started !== true) pendingInitialization++;
         continue;
       }
       if (!s) pendingInitialization++;
@@ -152,7 +153,8 @@ function hasAnyRegularContainerStarted(statuses: ContainerStatus[]): boolean {
 
 /**
  * uninitializedContainers: the init containers not done, as GeneratePodInitializedCondition sees
- * them: a regular one until it exited 0, a sidecar until it runs; none once an app container started.
+ * them: a regular one until it exited 0, a sidecar until it runs and is started (its startup probe
+ * passed: `started`); none once an app container started.
  */
 export function uninitializedContainers(pod: Pod, statuses: ContainerStatus[], initStatuses: ContainerStatus[]): string[] {
   if (hasAnyRegularContainerStarted(statuses)) return [];
@@ -160,7 +162,7 @@ export function uninitializedContainers(pod: Pod, statuses: ContainerStatus[], i
   return (pod.spec?.initContainers ?? [])
     .filter((c) => {
       const s = byName.get(c.name);
-      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') return !s?.state?.running;
+      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') return !s?.state?.running || s.started !== true;
       return s?.state?.terminated?.exitCode !== 0;
     })
     .map((c) => c.name);

@@ -168,5 +168,9 @@ describe('init container statuses (generatePodStatus)', () => {
     const pod = mkPod([ctr('proxy', { restartPolicy: 'Always', startupProbe: exec('start') } as Partial<Container>)]);
     const s = status(pod, [rc(pod, 'proxy')]);
     expect(s.initContainerStatuses![0]).toMatchObject({ started: false, ready: false });
+    expect(s.phase).toBe('Pending');
+    expect(s.conditions!.find((c) => c.type === 'Initialized')).toMatchObject({ status: 'False', message: 'containers with incomplete status: [proxy]' });
+    const started = status(pod, [rc(pod, 'proxy')], () => ({ ready: true, started: true }));
+    expect(started.conditions!.find((c) => c.type === 'Initialized')!.status).toBe('True');
   });
 });
