@@ -352,7 +352,10 @@ function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodC
 function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne: boolean): void {
   const probe = el.obj(path, v);
   if (!probe) return;
-  el.checkFields(path, probe, kSupportedProbeFields);
+  if (probe.grpc !== undefined && probe.grpc !== null) {
+    el.notSupported(child(path, 'grpc'), 'grpc probes are not run by this version of kubelet-ts; use an exec probe (e.g. grpc_health_probe), httpGet or tcpSocket');
+  }
+  el.checkFields(path, probe, kSupportedProbeFields, ['grpc']);
   validateHandler(el, path, probe, ['exec', 'httpGet', 'tcpSocket'], ['grpc']);
   // The timings and thresholds are int32 (seconds); the probe's grace period is an int64 and, when set, positive.
   el.nonNegative(child(path, 'initialDelaySeconds'), probe.initialDelaySeconds, 'int32');

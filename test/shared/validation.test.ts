@@ -144,7 +144,7 @@ describe('validatePod', () => {
     // probes and lifecycle
     ['probe without handler', (p) => { c0(p).livenessProbe = { periodSeconds: 5 }; }, ['spec.containers[0].livenessProbe: Required value: must specify a handler type']],
     ['probe with two handlers', (p) => { c0(p).readinessProbe.tcpSocket = { port: 8080 }; }, ['spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type']],
-    ['grpc probe', (p) => { c0(p).livenessProbe = { grpc: { port: 9000 } }; }, ['spec.containers[0].livenessProbe.grpc: Not supported']],
+    ['grpc probe', (p) => { c0(p).livenessProbe = { grpc: { port: 9000 } }; }, ['spec.containers[0].livenessProbe.grpc: Not supported: grpc probes are not run by this version of kubelet-ts; use an exec probe (e.g. grpc_health_probe), httpGet or tcpSocket']],
     ['liveness successThreshold', (p) => { c0(p).livenessProbe = { exec: { command: ['true'] }, successThreshold: 2 }; }, ['spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1']],
     ['startup successThreshold', (p) => { c0(p).startupProbe = { exec: { command: ['true'] }, successThreshold: 3 }; }, ['spec.containers[0].startupProbe.successThreshold: Invalid value: 3: must be 1']],
     ['readiness successThreshold may be more', (p) => { c0(p).readinessProbe.successThreshold = 3; }, []],
