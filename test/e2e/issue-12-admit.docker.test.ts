@@ -2,6 +2,11 @@
 // node admission (nodeSelector / node affinity against --node-labels, extended resources), tty
 // containers' logs, and the refusals that remain. One agent for the whole file; the pods start
 // together in beforeAll, each test then reads its own pod.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Node, Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker } from '../support/docker.js';
@@ -35,8 +40,14 @@ ${extra}`;
 
 describe.skipIf(!inject('dockerAvailable'))('issue #12: sidecar probes and node admission in Docker', { timeout: 120_000 }, () => {
   let node: TestNode;
+  /** A directory bind-mounted on itself and made a shared mount (as a real node's / is), for mountPropagation. */
+  let shared = '';
+  const sh = promisify(execFile);
 
   beforeAll(async () => {
+    shared = await mkdtemp(join(tmpdir(), 'kubelet-ts-e2e-propagation-'));
+    await sh('mount', ['--bind', shared, shared]);
+    await sh('mount', ['--make-shared', shared]);
     node = await startTestNode({ nodeLabels: { disktype: 'ssd', 'example.com/tier': 'gold' } });
     const n = node.nodeName;
     await Promise.all([
@@ -72,6 +83,12 @@ ${sleeper('main', `      resources: {limits: {ephemeral-storage: 1Gi, memory: 64
 ${sleeper()}`)),
       node.writeManifest('gpu.yaml', pod('gpu', `  containers:
 ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
+      node.writeManifest('propagation.yaml', pod('propagation', `  containers:
+    - name: main
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "until grep -q ' /host/late ' /proc/self/mountinfo; do sleep 0.2; done; echo saw the host mount; exec sleep 3600"]
+      volumeMounts: [{name: host, mountPath: /host, mountPropagation: HostToContainer}]
+  volumes: [{name: host, hostPath: {path: ${shared}, type: Directory}}]`)),
       node.writeManifest('tty.yaml', pod('tty', `  containers:
     - name: main
       image: ${BUSYBOX_IMAGE}
@@ -84,6 +101,11 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
 
   afterAll(async () => {
     await node?.cleanup();
+    if (shared) {
+      await sh('umount', [join(shared, 'late')]).catch(() => {});
+      await sh('umount', [shared]).catch(() => {});
+      await rm(shared, { recursive: true, force: true });
+    }
   });
 
   it('reports a completed init container ready, and gates the app on the sidecar startup probe, then on its readiness', async () => {
@@ -136,6 +158,18 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     }
     expect(text).toContain('hello from a tty');
     expect(text).toContain('stdin and stdout are terminals');
+  });
+
+  it('propagates a mount made on the host after start into a HostToContainer (rslave) volume mount', async () => {
+    const p = await waitForPod(node, 'propagation', (x) => app(x)?.state?.running !== undefined, kWaitMs);
+    await mkdir(join(shared, 'late'));
+    await sh('mount', ['-t', 'tmpfs', 'tmpfs', join(shared, 'late')]);
+    let text = '';
+    for (let i = 0; i < 100 && !text.includes('saw the host mount'); i++) {
+      text = await (await node.api(`/containerLogs/default/${p.metadata!.name}/main`)).text();
+      if (!text.includes('saw the host mount')) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(text).toContain('saw the host mount');
   });
 
   it('shows --node-labels beside the well-known labels on GET /node', async () => {
