@@ -53,13 +53,19 @@ describe.skipIf(!inject('dockerAvailable'))('issue #12: sidecar probes and node 
     await Promise.all([
       // A regular init container, then a sidecar whose startup probe gates the app container and
       // whose readiness probe decides the pod's Ready condition.
+      // Also a first sidecar whose liveness probe the test makes fail: that sidecar alone is restarted.
       node.writeManifest('sidecar.yaml', pod('sidecar', `  initContainers:
+    - name: live
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "touch /tmp/alive; exec sleep 3600"]
+      restartPolicy: Always
+      livenessProbe: {exec: {command: ["test", "-f", "/tmp/alive"]}, periodSeconds: 1, timeoutSeconds: 20, failureThreshold: 1, terminationGracePeriodSeconds: 1}
     - name: setup
       image: ${BUSYBOX_IMAGE}
       command: ["true"]
 ${sleeper('proxy', `      restartPolicy: Always
-      startupProbe: {exec: {command: ["test", "-f", "/tmp/started"]}, periodSeconds: 1, failureThreshold: 600}
-      readinessProbe: {exec: {command: ["test", "-f", "/tmp/ready"]}, periodSeconds: 1}`)}
+      startupProbe: {exec: {command: ["test", "-f", "/tmp/started"]}, periodSeconds: 1, timeoutSeconds: 20, failureThreshold: 600}
+      readinessProbe: {exec: {command: ["test", "-f", "/tmp/ready"]}, periodSeconds: 1, timeoutSeconds: 20}`)}
   containers:
 ${sleeper('app')}`)),
       node.writeManifest('selected.yaml', pod('selected', `  nodeSelector: {disktype: ssd}
@@ -77,25 +83,23 @@ ${sleeper('app')}`)),
   topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ScheduleAnyway}]
   automountServiceAccountToken: false
   containers:
-${sleeper('main', `      resources: {limits: {ephemeral-storage: 1Gi, memory: 64Mi}}`)}`)),
+${sleeper('main', `      resources: {limits: {ephemeral-storage: 1Gi, memory: 64Mi}}`)}
+    - name: tty
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "echo hello from a tty; [ -t 0 ] && [ -t 1 ] && echo stdin and stdout are terminals; exec sleep 3600"]
+      stdin: true
+      stdinOnce: false
+      tty: true
+    - name: propagation
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "until grep -q ' /host/late ' /proc/self/mountinfo; do sleep 0.2; done; echo saw the host mount; exec sleep 3600"]
+      volumeMounts: [{name: host, mountPath: /host, mountPropagation: HostToContainer}]
+  volumes: [{name: host, hostPath: {path: ${shared}, type: Directory}}]`)),
       node.writeManifest('unselected.yaml', pod('unselected', `  nodeSelector: {disktype: hdd}
   containers:
 ${sleeper()}`)),
       node.writeManifest('gpu.yaml', pod('gpu', `  containers:
 ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
-      node.writeManifest('propagation.yaml', pod('propagation', `  containers:
-    - name: main
-      image: ${BUSYBOX_IMAGE}
-      command: ["sh", "-c", "until grep -q ' /host/late ' /proc/self/mountinfo; do sleep 0.2; done; echo saw the host mount; exec sleep 3600"]
-      volumeMounts: [{name: host, mountPath: /host, mountPropagation: HostToContainer}]
-  volumes: [{name: host, hostPath: {path: ${shared}, type: Directory}}]`)),
-      node.writeManifest('tty.yaml', pod('tty', `  containers:
-    - name: main
-      image: ${BUSYBOX_IMAGE}
-      command: ["sh", "-c", "echo hello from a tty; [ -t 0 ] && [ -t 1 ] && echo stdin and stdout are terminals; exec sleep 3600"]
-      stdin: true
-      stdinOnce: false
-      tty: true`)),
     ]);
   }, 60_000);
 
@@ -130,9 +134,22 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     expect(ready.status!.phase).toBe('Running');
   });
 
+  it('restarts a sidecar that fails its liveness probe, alone', async () => {
+    const up = await waitForPod(node, 'sidecar', (p) => app(p)?.state?.running !== undefined && init(p, 'live')?.state?.running !== undefined, kWaitMs);
+    const appId = app(up)!.containerID;
+    const proxyId = init(up, 'proxy')!.containerID;
+    const before = init(up, 'live')!;
+    await execIn(up.metadata!.uid!, 'live', 'rm /tmp/alive');
+    const restarted = await waitForPod(node, 'sidecar', (p) => init(p, 'live')!.restartCount > before.restartCount && init(p, 'live')?.state?.running !== undefined, kWaitMs);
+    expect(app(restarted)!.containerID).toBe(appId);
+    expect(init(restarted, 'proxy')!.containerID).toBe(proxyId);
+    expect(restarted.status!.phase).toBe('Running');
+    expect(node.agent.events.list({ uid: up.metadata!.uid }).some((e) => e.reason === 'Killing' && e.involvedObject?.fieldPath === 'spec.initContainers{live}' && /Init container live failed liveness probe/.test(e.message ?? ''))).toBe(true);
+  });
+
   it('admits a pod whose nodeSelector and required node affinity match --node-labels and the node name', async () => {
-    const p = await waitForPod(node, 'selected', (x) => app(x)?.state?.running !== undefined, kWaitMs);
-    expect(p.status!.phase).toBe('Running');
+    const p = await waitForPod(node, 'selected', (x) => x.status?.phase === 'Running', kWaitMs);
+    expect(p.status!.containerStatuses!.map((c) => c.name)).toEqual(['main', 'tty', 'propagation']);
   });
 
   it('fails a pod whose nodeSelector does not match, with the kubelet reason and message', async () => {
@@ -147,13 +164,13 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
   });
 
   it('runs a tty container and reads its logs through GET /containerLogs', async () => {
-    const p = await waitForPod(node, 'tty', (x) => app(x)?.state?.running !== undefined, kWaitMs);
-    const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${p.metadata!.uid}`, 'io.kubernetes.container.name=main'] } });
+    const p = await waitForPod(node, 'selected', (x) => x.status?.phase === 'Running', kWaitMs);
+    const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${p.metadata!.uid}`, 'io.kubernetes.container.name=tty'] } });
     const inspect = await docker.getContainer(c.Id).inspect();
     expect(inspect.Config).toMatchObject({ Tty: true, OpenStdin: true, StdinOnce: false });
     let text = '';
     for (let i = 0; i < 50 && !text.includes('terminals'); i++) {
-      text = await (await node.api(`/containerLogs/default/${p.metadata!.name}/main`)).text();
+      text = await (await node.api(`/containerLogs/default/${p.metadata!.name}/tty`)).text();
       if (!text.includes('terminals')) await new Promise((r) => setTimeout(r, 200));
     }
     expect(text).toContain('hello from a tty');
@@ -161,12 +178,12 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
   });
 
   it('propagates a mount made on the host after start into a HostToContainer (rslave) volume mount', async () => {
-    const p = await waitForPod(node, 'propagation', (x) => app(x)?.state?.running !== undefined, kWaitMs);
+    const p = await waitForPod(node, 'selected', (x) => x.status?.phase === 'Running', kWaitMs);
     await mkdir(join(shared, 'late'));
     await sh('mount', ['-t', 'tmpfs', 'tmpfs', join(shared, 'late')]);
     let text = '';
     for (let i = 0; i < 100 && !text.includes('saw the host mount'); i++) {
-      text = await (await node.api(`/containerLogs/default/${p.metadata!.name}/main`)).text();
+      text = await (await node.api(`/containerLogs/default/${p.metadata!.name}/propagation`)).text();
       if (!text.includes('saw the host mount')) await new Promise((r) => setTimeout(r, 200));
     }
     expect(text).toContain('saw the host mount');
