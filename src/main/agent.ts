@@ -253,7 +253,7 @@ class AgentImpl implements Agent {
     const o = this.options;
     // A source has logged its errors already (at warn, once per change), and decides what becomes of its pods.
     const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
-    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onError };
+    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onObjects: (u: ConfigObjectUpdate) => this.handleObjectUpdate(u), onError };
     if (o.podManifestPath) {
       this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, {
         ...sourceDeps,
