@@ -94,8 +94,13 @@ describe('validatePod', () => {
     ['missing env name', (p) => { c0(p).env.push({ value: 'v' }); }, ['spec.containers[0].env[1].name: Required value']],
     ['value and valueFrom', (p) => { c0(p).env[0].value = 'x'; }, ['spec.containers[0].env[0].valueFrom: Invalid value: "": may not be specified when `value` is not empty']],
     ['empty valueFrom', (p) => { c0(p).env[0].valueFrom = { fieldRef: null }; }, ['spec.containers[0].env[0].valueFrom: Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`']],
-    ['secretKeyRef', (p) => { c0(p).env[0].valueFrom = { secretKeyRef: { name: 's', key: 'k' } }; }, ['spec.containers[0].env[0].valueFrom.secretKeyRef: Not supported']],
-    ['envFrom', (p) => { c0(p).envFrom = [{ configMapRef: { name: 'x' } }]; }, ['spec.containers[0].envFrom: Not supported']],
+    ['secretKeyRef', (p) => { c0(p).env[0].valueFrom = { secretKeyRef: { name: 's', key: 'k' } }; }, []],
+    ['secretKeyRef without key', (p) => { c0(p).env[0].valueFrom = { secretKeyRef: { name: 's' } }; }, ['spec.containers[0].env[0].valueFrom.secretKeyRef.key: Required value']],
+    ['configMapKeyRef with a bad key', (p) => { c0(p).env[0].valueFrom = { configMapKeyRef: { name: 'c', key: 'a b' } }; }, [expect.stringMatching(/^spec\.containers\[0\]\.env\[0\]\.valueFrom\.configMapKeyRef\.key: Invalid value: "a b": a valid config key/) as unknown as string]],
+    ['envFrom', (p) => { c0(p).envFrom = [{ configMapRef: { name: 'x' }, prefix: 'P_' }, { secretRef: { name: 's', optional: true } }]; }, []],
+    ['envFrom with both refs', (p) => { c0(p).envFrom = [{ configMapRef: { name: 'x' }, secretRef: { name: 's' } }]; }, ['spec.containers[0].envFrom[0]: Invalid value: "": may not have more than one field specified at a time']],
+    ['envFrom without a name', (p) => { c0(p).envFrom = [{ configMapRef: {} }]; }, ['spec.containers[0].envFrom[0].configMapRef.name: Required value']],
+    ['envFrom with a bad prefix', (p) => { c0(p).envFrom = [{ configMapRef: { name: 'x' }, prefix: '1-' }]; }, [expect.stringMatching(/^spec\.containers\[0\]\.envFrom\[0\]\.prefix: Invalid value: "1-"/) as unknown as string]],
     ['unsupported fieldPath', (p) => { c0(p).env[0].valueFrom.fieldRef.fieldPath = 'spec.schedulerName'; }, [`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.schedulerName": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.podIP", "metadata.labels['<KEY>']", "metadata.annotations['<KEY>']"`]],
     ['label fieldPath', (p) => { c0(p).env[0].valueFrom.fieldRef.fieldPath = "metadata.labels['app']"; }, []],
     ['bad label key in fieldPath', (p) => { c0(p).env[0].valueFrom.fieldRef.fieldPath = "metadata.labels['-x']"; }, [`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "-x": ${QN}`]],
@@ -212,7 +217,7 @@ describe('validatePod', () => {
     expect(kSupportedPodSpecFields).toContain('affinity');
     expect(kSupportedPodSpecFields).not.toContain('resourceClaims');
     expect(kSupportedContainerFields).toContain('stdin');
-    expect(kSupportedContainerFields).not.toContain('envFrom');
+    expect(kSupportedContainerFields).not.toContain('volumeDevices');
   });
 });
 
