@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { waitFor } from '../support/docker.js';
 import { newPodWorkers, type PodSyncer, type PodWork, type SyncPodOutcome } from '../../src/main/pod-workers.js';
 
 const logger = pino({ level: 'silent' });
@@ -83,7 +84,8 @@ describe('pod workers', () => {
     workers.update('p1', { type: 'sync' });
     await tick();
     g.calls[0].release(new Error('docker down'));
-    await new Promise((r) => setTimeout(r, 20));
+    // The retry is on a 1 ms timer: wait for it, however loaded the machine (the assertion is that it comes).
+    await waitFor(() => g.calls.length >= 2, { timeoutMs: 10_000, intervalMs: 5, description: 'the retry' });
     expect(g.calls).toHaveLength(2);
     expect(g.calls[1].work.type).toBe('sync');
   });
