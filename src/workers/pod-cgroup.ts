@@ -174,3 +174,31 @@ export async function removePodCgroup(uid: string, cgroupRoot: string, mount = k
   }
   return errors;
 }
+
+/** How old an orphan pod cgroup must be before GC removes it, milliseconds (a pod being started has its cgroup before its sandbox). */
+export const kOrphanPodCgroupMinAgeMs = 60_000;
+
+/**
+ * removeOrphanPodCgroups, as the kubelet's cleanupOrphanedPodCgroups (housekeeping): removes the
+ * pod cgroups under `{cgroupRoot}/kubepods` (every QoS tier, every hierarchy) whose pod has no
+ * container at all in the engine (`liveUids`: the pod UIDs of every container, of every agent —
+ * several agents share one engine and one cgroup root) and that are older than `minAgeMs`.
+ * Only empty cgroups can go (rmdir); a busy one stays. Resolves to the UIDs removed; never rejects.
+ * Runs on a worker thread, from the periodic GC.
+ */
+export async function removeOrphanPodCgroups(cgroupRoot: string, liveUids: ReadonlySet<string>, nowMs: number, minAgeMs = kOrphanPodCgroupMinAgeMs, mount = kCgroupMount): Promise<string[]> {
+  const removed: string[] = [];
+  for (const tier of ['', 'burstable', 'besteffort']) {
+    const dir = path.join(mount, 'pids', cgroupRoot, 'kubepods', tier);
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      if (!e.isDirectory() || !e.name.startsWith('pod')) continue;
+      const uid = e.name.slice(3);
+      if (liveUids.has(uid)) continue;
+      const st = await stat(path.join(dir, e.name)).catch(() => null);
+      if (!st || nowMs - st.mtimeMs < minAgeMs) continue;
+      if ((await removePodCgroup(uid, cgroupRoot, mount)).length === 0) removed.push(uid);
+    }
+  }
+  return removed;
+}

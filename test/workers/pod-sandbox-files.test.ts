@@ -102,3 +102,24 @@ describe('the pod cgroup (ResourceConfigForPod)', () => {
     expect(resourceConfigForPod(p, -1)).toMatchObject({ cpuQuotaUs: 100000, memoryBytes: 1024 ** 3 });
   });
 });
+
+describe('removeOrphanPodCgroups (cleanupOrphanedPodCgroups)', () => {
+  it('removes old pod cgroups without any container, in every hierarchy; keeps live and new ones', async () => {
+    const { mkdtemp, mkdir, utimes } = await import('node:fs/promises');
+    const { existsSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const { removeOrphanPodCgroups } = await import('../../src/workers/pod-cgroup.js');
+    const mount = await mkdtemp(path.join(tmpdir(), 'cgroup-'));
+    const dir = (h: string, tier: string, uid: string) => path.join(mount, h, 'kubelet-ts', 'kubepods', tier, `pod${uid}`);
+    for (const h of ['pids', 'memory']) for (const [tier, uid] of [['besteffort', 'old'], ['', 'live'], ['burstable', 'new']]) await mkdir(path.join(dir(h, tier, uid), 'child'), { recursive: true });
+    const now = Date.now();
+    const past = new Date(now - 120_000);
+    for (const [tier, uid] of [['besteffort', 'old'], ['', 'live']]) await utimes(dir('pids', tier, uid), past, past);
+    expect(await removeOrphanPodCgroups('/kubelet-ts', new Set(['live']), now, 60_000, mount)).toEqual(['old']);
+    expect(existsSync(dir('pids', 'besteffort', 'old'))).toBe(false);
+    expect(existsSync(dir('memory', 'besteffort', 'old'))).toBe(false);
+    expect(existsSync(dir('pids', '', 'live'))).toBe(true);
+    expect(existsSync(dir('pids', 'burstable', 'new'))).toBe(true);
+  });
+});
