@@ -5,9 +5,9 @@
 // Three pods started together on one node; each container checks one thing and exits.
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Event, Pod } from '../../src/shared/api.js';
-import { containersOf, useTestNodes, type TestNode } from '../support/agent.js';
+import { containersOf, startTestNode, type TestNode } from '../support/agent.js';
 import { docker, waitFor } from '../support/docker.js';
 
 const kImage = 'kubelet-ts/busybox:1.35';
@@ -45,10 +45,16 @@ async function logs(node: TestNode, podName: string, container: string): Promise
 }
 
 describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS, namespaces, QoS and node safety', () => {
-  const start = useTestNodes();
+  // One node for the file (the suite's time budget): started once, cleaned up after the last test.
+  let node: TestNode;
+  beforeAll(async () => {
+    node = await startTestNode({ podPidsLimit: 123, containerLogMaxSize: '256Ki', containerLogMaxFiles: 5 });
+  }, 60_000);
+  afterAll(async () => {
+    await node?.cleanup();
+  });
 
   it('runs the sandbox fields and the node safety settings as the kubelet does', async () => {
-    const node = await start({ podPidsLimit: 123, containerLogMaxSize: '256Ki', containerLogMaxFiles: 5 });
     const memoryCapacity = totalmem();
     const net = pod('net', {
       hostname: 'web', subdomain: 'sub', setHostnameAsFQDN: true, hostPID: true, hostIPC: true,
@@ -133,15 +139,15 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
     expect(existsSync(`/sys/fs/cgroup/pids/kubelet-ts/kubepods/burstable/pod${bPod.metadata!.uid}`)).toBe(true);
     expect(existsSync(`/sys/fs/cgroup/pids/kubelet-ts/kubepods/besteffort/pod${netPod.metadata!.uid}`)).toBe(true);
 
-    // Deleted: the pod cgroup goes with it.
-    expect((await node.api('/pods/default/guaranteed', { method: 'DELETE' })).status).toBe(200);
-    await waitFor(async () => ((await node.api('/pods/default/guaranteed')).status === 404 && !existsSync(`/sys/fs/cgroup/pids/${gCgroup}`)) || undefined,
-      { timeoutMs: 30_000, intervalMs: 250, description: 'guaranteed pod and its cgroup gone' });
-    expect(existsSync(`/sys/fs/cgroup/memory/${gCgroup}`)).toBe(false);
+    // Deleted: the pod cgroups go with them.
+    const cgroups = [gCgroup, `kubelet-ts/kubepods/burstable/pod${bPod.metadata!.uid}`, `kubelet-ts/kubepods/besteffort/pod${netPod.metadata!.uid}`];
+    for (const name of ['guaranteed', 'burstable', 'net']) expect((await node.api(`/pods/default/${name}`, { method: 'DELETE' })).status).toBe(200);
+    await waitFor(async () => cgroups.every((cg) => !existsSync(`/sys/fs/cgroup/pids/${cg}`)) || undefined,
+      { timeoutMs: 30_000, intervalMs: 250, description: 'the pods\' cgroups gone' });
+    for (const cg of cgroups) for (const h of ['memory', 'cpu']) expect(existsSync(`/sys/fs/cgroup/${h}/${cg}`)).toBe(false);
   }, 90_000);
 
   it('refuses what it cannot run, naming the field and the reason', async () => {
-    const node = await start();
     const cases: Array<[object, string, string]> = [
       [{ priorityClassName: 'high' }, 'spec.priorityClassName', 'no PriorityClass with name high was found'],
       [{ priorityClassName: 'system-node-critical', priority: 5 }, 'spec.priority', 'priority admission controller computed 2000001000'],
