@@ -8,6 +8,7 @@
  * `SerializedError` because Node 20 drops an Error subclass's name and code on the way back.
  */
 import type { ConfigMap, Pod, Secret } from './api.js';
+import type { ConfigObject } from './config-objects.js';
 import type { FieldError } from './errors.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
 
@@ -173,6 +174,13 @@ export interface SyncPodTask {
    * the liveness/startup results managers. Optional; absent = none.
    */
   livenessFailed?: ProbeKill[];
+  /**
+   * Docker IDs of the running sidecars (init containers with `restartPolicy: Always`) whose startup
+   * probe has succeeded. A sidecar with a startup probe counts as started — so the next init
+   * container or the app containers may start — only when listed here, as kuberuntime's
+   * computeInitContainerActions asks the startup results manager. Optional; absent = none.
+   */
+  startedSidecars?: string[];
   /**
    * The pod as the main thread last knew it from the runtime, when no PLEG event has arrived
    * since: the sync plans from it and, if there is nothing to do, answers without a Docker call.
@@ -375,6 +383,8 @@ export interface LoadStaticPodsResult {
    * pod by these without hashing on the main thread.
    */
   contentHashes: string[];
+  /** The ConfigMaps and Secrets beside the pods (checked and normalised; not static pods: names as given). */
+  objects?: ConfigObject[];
 }
 
 /**

@@ -5,16 +5,18 @@
  * implement. Pure functions over decoded JSON, safe in any thread.
  */
 import { parseQuantity, quantityError } from './quantity.js';
-import { dns1123LabelErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
+import { configKeyErrors } from './config-objects.js';
+import { dns1123LabelErrors, dns1123SubdomainErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
 import { child, ErrorList, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
 /**
- * Container fields kubelet-ts implements. Anything else (securityContext, stdin, stdinOnce, tty,
- * envFrom, volumeDevices, resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
+ * Container fields kubelet-ts implements. Anything else (securityContext, volumeDevices,
+ * resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
  * allowed on init containers only, with the value `Always` (a sidecar).
  */
 export const kSupportedContainerFields: readonly string[] = [
-  'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'resources', 'volumeMounts',
+  'stdin', 'stdinOnce', 'tty',
+  'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'envFrom', 'resources', 'volumeMounts',
   'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
   'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy',
 ];
@@ -22,14 +24,40 @@ export const kSupportedContainerFields: readonly string[] = [
 export const kSupportedContainerPortFields: readonly string[] = ['name', 'containerPort', 'hostPort', 'protocol'];
 /** EnvVar fields kubelet-ts implements. */
 export const kSupportedEnvVarFields: readonly string[] = ['name', 'value', 'valueFrom'];
-/** EnvVarSource fields kubelet-ts implements: no apiserver, so no configMapKeyRef / secretKeyRef. */
-export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'resourceFieldRef'];
-/** VolumeMount fields kubelet-ts implements (subPath, subPathExpr, mountPropagation are not). */
-export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly'];
+/** EnvVarSource fields kubelet-ts implements (configMapKeyRef / secretKeyRef read the node's ConfigMaps and Secrets). */
+export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'];
+/**
+ * VolumeMount fields kubelet-ts implements (subPath, subPathExpr are not). `mountPropagation`
+ * maps to Docker's bind propagation as dockershim did: None → Docker's default (rprivate),
+ * HostToContainer → `rslave`, Bidirectional → `rshared` (privileged containers only).
+ */
+export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly', 'mountPropagation'];
+/** The core/v1 MountPropagationMode values. */
+export const kMountPropagationModes: readonly string[] = ['None', 'HostToContainer', 'Bidirectional'];
 /** ResourceRequirements fields kubelet-ts implements (claims is not). */
 export const kSupportedResourceRequirementsFields: readonly string[] = ['limits', 'requests'];
-/** Resource names kubelet-ts implements in limits and requests. */
-export const kSupportedResourceNames: readonly string[] = ['cpu', 'memory'];
+/**
+ * Resource names kubelet-ts implements in limits and requests. `ephemeral-storage` is accepted and
+ * not enforced (no local-storage eviction of container writable layers). Extended resources
+ * (`example.com/foo`, `nvidia.com/gpu`: {@link isExtendedResourceName}) and `hugepages-<size>` are
+ * validated as upstream and then refused at admission (src/main/pod/admission.ts: `OutOf<name>`,
+ * as the kubelet's predicate admit handler when no device plugin offers them).
+ */
+export const kSupportedResourceNames: readonly string[] = ['cpu', 'memory', 'ephemeral-storage'];
+
+/**
+ * isExtendedResourceName, as v1helper.IsExtendedResourceName: a qualified name with a domain
+ * prefix outside `kubernetes.io/` (a native resource), not starting with `requests.`. Pure.
+ */
+export function isExtendedResourceName(name: string): boolean {
+  if (!name.includes('/') || name.includes('kubernetes.io/') || name.startsWith('requests.')) return false;
+  return qualifiedNameErrors(name).length === 0;
+}
+
+/** isHugePageResourceName, as v1helper.IsHugePageResourceName: `hugepages-<size>` (e.g. `hugepages-2Mi`). */
+export function isHugePageResourceName(name: string): boolean {
+  return name.startsWith('hugepages-') && quantityError(name.slice('hugepages-'.length)) === null;
+}
 /** Probe fields kubelet-ts implements (grpc is not). */
 export const kSupportedProbeFields: readonly string[] = [
   'exec', 'httpGet', 'tcpSocket', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold',
@@ -103,8 +131,10 @@ function validateContainer(el: ErrorList, path: string, c: Obj, init: boolean, c
 
   validatePorts(el, child(path, 'ports'), c.ports, ctx);
   validateEnv(el, child(path, 'env'), c.env, ctx);
+  validateEnvFrom(el, child(path, 'envFrom'), c.envFrom);
   validateResources(el, child(path, 'resources'), c.resources);
-  validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx);
+  validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx, isObj(c.securityContext) && c.securityContext.privileged === true);
+  for (const f of ['stdin', 'stdinOnce', 'tty']) el.bool(child(path, f), c[f]);
 
   const rpPath = child(path, 'restartPolicy');
   const restartPolicy = el.str(rpPath, c.restartPolicy);
@@ -194,6 +224,48 @@ function validateEnv(el: ErrorList, path: string, v: unknown, ctx: PodContext): 
   });
 }
 
+/**
+ * validateObjectRef: a `{name, optional}` reference to a ConfigMap or Secret (envFrom's
+ * configMapRef/secretRef; with `key`, a configMapKeyRef/secretKeyRef), as validateConfigMapEnvSource
+ * and validateSecretKeySelector: the name required and a DNS-1123 subdomain, the key required and
+ * a config key (IsConfigMapKey).
+ */
+function validateObjectRef(el: ErrorList, path: string, ref: Obj, withKey: boolean): void {
+  el.checkFields(path, ref, withKey ? ['name', 'key', 'optional'] : ['name', 'optional']);
+  const namePath = child(path, 'name');
+  const name = el.str(namePath, ref.name);
+  if (!name) el.required(namePath);
+  else for (const m of dns1123SubdomainErrors(name)) el.invalid(namePath, name, m);
+  el.bool(child(path, 'optional'), ref.optional);
+  if (!withKey) return;
+  const keyPath = child(path, 'key');
+  const key = el.str(keyPath, ref.key);
+  if (!key) el.required(keyPath);
+  else for (const m of configKeyErrors(key)) el.invalid(keyPath, key, m);
+}
+
+/** validateEnvFrom: each envFrom source (validateEnvFrom upstream): exactly one of configMapRef/secretRef, an optional `prefix` that is a valid variable name. */
+function validateEnvFrom(el: ErrorList, path: string, v: unknown): void {
+  const list = el.list(path, v);
+  if (!list) return;
+  list.forEach((raw, i) => {
+    const p = index(path, i);
+    const e = el.obj(p, raw);
+    if (!e) return;
+    el.checkFields(p, e, ['prefix', 'configMapRef', 'secretRef']);
+    const prefixPath = child(p, 'prefix');
+    const prefix = el.str(prefixPath, e.prefix);
+    if (prefix) for (const m of envVarNameErrors(prefix)) el.invalid(prefixPath, prefix, m);
+    const refs = ['configMapRef', 'secretRef'].filter((k) => e[k] !== undefined && e[k] !== null);
+    if (refs.length === 0) el.invalid(p, '', 'must specify one of: `configMapRef` or `secretRef`');
+    if (refs.length > 1) el.invalid(p, '', 'may not have more than one field specified at a time');
+    for (const k of refs) {
+      const ref = el.obj(child(p, k), e[k]);
+      if (ref) validateObjectRef(el, child(p, k), ref, false);
+    }
+  });
+}
+
 function validateEnvVarSource(el: ErrorList, path: string, vf: Obj, value: string, ctx: PodContext): void {
   el.checkFields(path, vf, kSupportedEnvVarSourceFields);
   const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'].filter((k) => vf[k] !== undefined && vf[k] !== null);
@@ -218,6 +290,11 @@ function validateEnvVarSource(el: ErrorList, path: string, vf: Obj, value: strin
         el.unsupported(fpPath, fp, [...kSupportedEnvFieldPaths, "metadata.labels['<KEY>']", "metadata.annotations['<KEY>']"]);
       }
     }
+  }
+
+  for (const k of ['configMapKeyRef', 'secretKeyRef']) {
+    const ref = el.obj(child(path, k), vf[k]);
+    if (ref) validateObjectRef(el, child(path, k), ref, true);
   }
 
   const rfPath = child(path, 'resourceFieldRef');
@@ -255,7 +332,7 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
     if (!list) continue;
     for (const [name, q] of Object.entries(list)) {
       const qp = index(kp, name);
-      if (!kSupportedResourceNames.includes(name)) el.notSupported(qp);
+      if (!kSupportedResourceNames.includes(name) && !isExtendedResourceName(name) && !isHugePageResourceName(name)) el.notSupported(qp);
       else if (quantityError(q)) {
         // A request defaulted from its limit (applyPodDefaults) repeats the limit's value: reported once.
         if (!(kind === 'requests' && isObj(r.limits) && r.limits[name] === q)) el.invalid(qp, q, quantityError(q)!);
@@ -269,13 +346,27 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
   }
   for (const [name, req] of parsed.requests) {
     const lim = parsed.limits.get(name);
-    if (lim && req.value > lim.value) {
-      el.invalid(index(child(path, 'requests'), name), String(req.raw), `must be less than or equal to ${name} limit of ${String(lim.raw)}`);
+    const rp = index(child(path, 'requests'), name);
+    if (isExtendedResourceName(name) || isHugePageResourceName(name)) {
+      // Not overcommitable (ValidateResourceRequirements): the request must equal the limit.
+      if (!lim) el.forbidden(rp, 'Limit must be set for non overcommitable resources');
+      else if (req.value !== lim.value) el.invalid(rp, String(req.raw), `must be equal to ${name} limit of ${String(lim.raw)}`);
+    } else if (lim && req.value > lim.value) {
+      el.invalid(rp, String(req.raw), `must be less than or equal to ${name} limit of ${String(lim.raw)}`);
     }
+  }
+  for (const kind of ['limits', 'requests'] as const) {
+    for (const [name, q] of parsed[kind]) {
+      if (isExtendedResourceName(name) && !Number.isInteger(q.value)) el.invalid(index(child(path, kind), name), String(q.raw), 'must be an integer');
+    }
+  }
+  const hugePages = [...parsed.limits.keys()].some(isHugePageResourceName);
+  if (hugePages && !parsed.limits.has('cpu') && !parsed.limits.has('memory') && !parsed.requests.has('cpu') && !parsed.requests.has('memory')) {
+    el.forbidden(path, 'HugePages require cpu or memory');
   }
 }
 
-function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodContext): void {
+function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodContext, privileged: boolean): void {
   const mounts = el.list(path, v);
   if (!mounts) return;
   const paths = new Set<string>();
@@ -297,13 +388,23 @@ function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodC
       paths.add(mp);
     }
     el.bool(child(p, 'readOnly'), m.readOnly);
+    // validateMountPropagation: a known mode; Bidirectional only for a privileged container.
+    const mpropPath = child(p, 'mountPropagation');
+    const mprop = el.str(mpropPath, m.mountPropagation);
+    if (mprop !== undefined && mprop !== '') {
+      if (!kMountPropagationModes.includes(mprop)) el.unsupported(mpropPath, mprop, kMountPropagationModes);
+      else if (mprop === 'Bidirectional' && !privileged) el.forbidden(mpropPath, 'Bidirectional mount propagation is available only to privileged containers');
+    }
   });
 }
 
 function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne: boolean): void {
   const probe = el.obj(path, v);
   if (!probe) return;
-  el.checkFields(path, probe, kSupportedProbeFields);
+  if (probe.grpc !== undefined && probe.grpc !== null) {
+    el.notSupported(child(path, 'grpc'), 'grpc probes are not run by this version of kubelet-ts; use an exec probe (e.g. grpc_health_probe), httpGet or tcpSocket');
+  }
+  el.checkFields(path, probe, kSupportedProbeFields, ['grpc']);
   validateHandler(el, path, probe, ['exec', 'httpGet', 'tcpSocket'], ['grpc']);
   // The timings and thresholds are int32 (seconds); the probe's grace period is an int64 and, when set, positive.
   el.nonNegative(child(path, 'initialDelaySeconds'), probe.initialDelaySeconds, 'int32');

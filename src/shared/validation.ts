@@ -16,6 +16,7 @@ import { kAllVolumeSourceFields } from './defaults.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
 import { kSupportedPodSandboxFields, rejectForeignOS, validatePodSandboxFields } from './validation-sandbox.js';
+import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
 export {
@@ -39,9 +40,10 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
  * must be empty. `priority` is recorded only.
  */
 export const kSupportedPodSpecFields: readonly string[] = [
+  ...kSchedulingPodSpecFields,
   'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
-  'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations',
+  'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets',
   ...kSupportedPodSandboxFields,
 ];
 /** Volume fields kubelet-ts implements: exactly one source, emptyDir or hostPath. Other sources are `Not supported`. */
@@ -151,8 +153,22 @@ function validateObjectMeta(el: ErrorList, path: string, meta: Obj): void {
   if (total > kTotalAnnotationSizeLimitBytes) el.tooLong(annPath, `must have at most ${kTotalAnnotationSizeLimitBytes} bytes`);
 }
 
+/** imagePullSecrets: LocalObjectReferences (`{name}`) to Secrets of the pod's namespace, each name a DNS-1123 subdomain. */
+function validateImagePullSecrets(el: ErrorList, path: string, v: unknown): void {
+  el.list(path, v)?.forEach((raw, i) => {
+    const p = `${path}[${i}]`;
+    const ref = el.obj(p, raw);
+    if (!ref) return;
+    el.checkFields(p, ref, ['name']);
+    const name = el.str(child(p, 'name'), ref.name);
+    if (!name) el.required(child(p, 'name'));
+    else for (const m of dns1123SubdomainErrors(name)) el.invalid(child(p, 'name'), name, m);
+  });
+}
+
 function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   el.checkFields(path, spec, kSupportedPodSpecFields);
+  validateImagePullSecrets(el, child(path, 'imagePullSecrets'), spec.imagePullSecrets);
 
   const volumeNames = validateVolumes(el, child(path, 'volumes'), spec.volumes);
   const hostNetwork = el.bool(child(path, 'hostNetwork'), spec.hostNetwork) ?? false;
@@ -195,6 +211,7 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   const sc = el.obj(scPath, spec.securityContext);
   if (sc) el.checkFields(scPath, sc, []);
   validateTolerations(el, child(path, 'tolerations'), spec.tolerations);
+  validateSchedulingFields(el, path, spec);
 }
 
 /** Validates spec.volumes; returns the set of volume names. */
@@ -204,7 +221,11 @@ function validateVolumes(el: ErrorList, path: string, v: unknown): Set<string> {
     const p = index(path, i);
     const vol = el.obj(p, raw);
     if (!vol) return;
-    el.checkFields(p, vol, kSupportedVolumeFields);
+    // No PersistentVolume controller binds a claim on a lone node: refused with the reason.
+    if (vol.persistentVolumeClaim !== undefined && vol.persistentVolumeClaim !== null) {
+      el.notSupported(child(p, 'persistentVolumeClaim'), 'there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir');
+    }
+    el.checkFields(p, vol, kSupportedVolumeFields, ['persistentVolumeClaim']);
     const namePath = child(p, 'name');
     const name = el.str(namePath, vol.name);
     if (!name) el.required(namePath);

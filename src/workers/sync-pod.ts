@@ -17,7 +17,7 @@ import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
 import { fillTerminationMessages } from './termination-message.js';
-import { isInPullBackoff, nextPullBackoff, pullBackoffKey, type ImagePuller } from './image-puller.js';
+import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths, type ImagePuller } from './image-puller.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
 
 /** What a sync needs besides its task (one per worker thread). */
@@ -117,11 +117,16 @@ class PodSync {
       this.requeue(Math.max(1, entry!.lastUpdateMs + entry!.backoffMs - now));
       return false;
     }
+    const secrets = pullSecretAuths(this.pod, this.task.configObjects, image);
+    if (secrets.missing.length > 0) {
+      // kubelet getPullSecretsForPod: pull anyway, with a warning on the pod.
+      this.result.events.push({ type: 'Warning', reason: 'FailedToRetrieveImagePullSecret', message: `Unable to retrieve some image pull secrets (${secrets.missing.join(', ')}); attempting to pull the image may not succeed.` });
+    }
     this.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
     const started = this.deps.now();
     try {
-      if (this.deps.imagePuller) await this.deps.imagePuller.pull(image, { ifNotPresent: policy === 'IfNotPresent' });
-      else await this.deps.runtime.pullImage(image);
+      if (this.deps.imagePuller) await this.deps.imagePuller.pull(image, { ifNotPresent: policy === 'IfNotPresent', pullSecrets: secrets.auths });
+      else await this.deps.runtime.pullImage(image, secrets.auths[0]);
     } catch (err) {
       if (isUnavailable(err)) throw err;
       const message = `Failed to pull image "${image}": ${serializeError(err).message}`;
@@ -229,6 +234,8 @@ class PodSync {
         hostIp: this.task.hostIp,
         sandboxId,
         podSandbox: await this.podSandbox(),
+        configObjects: this.task.configObjects,
+        warn: (reason, message) => this.result.events.push({ type: 'Warning', reason, message }),
       }, c.init === true);
     } catch (err) {
       return fail('CreateContainerConfigError', serializeError(err).message);
@@ -331,7 +338,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   if (task.cachedRuntimePod) {
     // The periodic resync of a pod nothing happened to: plan from the main thread's cache and
     // stop there when nothing is to be done (no Docker call at all).
-    const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? []);
+    const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
     if (isNothingToDo(planned)) {
       deps.logger?.debug({ uid, requeueAfterMs: planned.requeueAfterMs }, 'Synced pod from the cached runtime state');
       return { podUid: uid, steps: [], events: planned.events, runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
@@ -339,7 +346,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   }
   const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
   await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
-  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? []);
+  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
   const s = new PodSync(deps, task, pod, runtimePod);
   const r = s.result;
   r.events.push(...actions.events);
