@@ -56,6 +56,7 @@ import { newStatusManager, type StatusManager } from './status/status-manager.js
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
+import { parseQuantity } from '../shared/quantity.js';
 
 /** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */
 export interface AgentDeps {
@@ -183,6 +184,10 @@ class AgentImpl implements Agent {
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
       rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
+      sandbox: {
+        clusterDNS: o.clusterDNS, clusterDomain: o.clusterDomain, resolvConf: o.resolvConf, cgroupsPerQOS: o.cgroupsPerQOS, cgroupRoot: o.cgroupRoot,
+        podPidsLimit: o.podPidsLimit, containerLogMaxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize)), containerLogMaxFiles: o.containerLogMaxFiles,
+      },
       fakeRuntime: o.runtime === 'fake' ? { latencyMs: parseFakeLatencies(o.fakeRuntimeLatency), failureRate: parseFakeFailureRates(o.fakeRuntimeFailureRate) } : undefined,
     };
     // The fake runtime keeps one in-memory state per thread: pin each pod to one thread (pinned-pool.ts).

@@ -6,6 +6,7 @@
  * leaves that part alone and lets validation report it. Pure functions, safe in any thread.
  */
 import type { Pod, Probe } from './api.js';
+import { kSystemPriorityClasses } from './qos.js';
 
 /** The `spec.schedulerName` default (v1.DefaultSchedulerName). */
 export const kDefaultSchedulerName = 'default-scheduler';
@@ -118,6 +119,8 @@ function defaultContainer(c: Obj, hostNetwork: boolean): void {
  * - metadata.namespace `default`;
  * - spec: restartPolicy `Always`, dnsPolicy `ClusterFirst`, terminationGracePeriodSeconds 30
  *   (seconds), schedulerName `default-scheduler`, securityContext `{}`, enableServiceLinks true;
+ *   with priorityClassName `system-node-critical` / `system-cluster-critical`, priority (2000001000 /
+ *   2000000000) and preemptionPolicy `PreemptLowerPriority`, as the Priority admission plugin sets them;
  * - each container and init container: imagePullPolicy (see {@link defaultImagePullPolicy}),
  *   terminationMessagePath `/dev/termination-log`, terminationMessagePolicy `File`,
  *   ports[].protocol `TCP` (and hostPort = containerPort with hostNetwork), env
@@ -144,6 +147,13 @@ export function applyPodDefaults(pod: Pod): Pod {
   if (unset(spec.schedulerName)) spec.schedulerName = kDefaultSchedulerName;
   if (spec.securityContext === undefined || spec.securityContext === null) spec.securityContext = {};
   if (spec.enableServiceLinks === undefined || spec.enableServiceLinks === null) spec.enableServiceLinks = true;
+  // The Priority admission plugin: a known PriorityClass gives priority and preemptionPolicy
+  // (a pod that sets a different priority is refused by validation, as the plugin refuses it).
+  const pcn = spec.priorityClassName;
+  if (typeof pcn === 'string' && Object.hasOwn(kSystemPriorityClasses, pcn)) {
+    if (spec.priority === undefined || spec.priority === null) spec.priority = kSystemPriorityClasses[pcn];
+    if (unset(spec.preemptionPolicy)) spec.preemptionPolicy = 'PreemptLowerPriority';
+  }
   const hostNetwork = spec.hostNetwork === true;
   for (const c of objects(spec.initContainers)) defaultContainer(c, hostNetwork);
   for (const c of objects(spec.containers)) defaultContainer(c, hostNetwork);

@@ -32,7 +32,38 @@ export interface WorkerBootstrap {
   imagePullCredentials?: string;
   /** pino level for the worker's own logger. */
   logLevel: string;
+  /** The node's pod sandbox settings (DNS, cgroups, pids, log rotation); absent = kDefaultNodeSandboxSettings. */
+  sandbox?: Partial<NodeSandboxSettings>;
 }
+
+/**
+ * NodeSandboxSettings: the node flags a sync needs to build a pod's sandbox and containers
+ * (issue 12 items 6 and 7), as the kubelet's KubeletConfiguration fields of the same names.
+ */
+export interface NodeSandboxSettings {
+  /** --cluster-dns: cluster DNS server IPs; [] = none (ClusterFirst falls back to Default). */
+  clusterDNS: string[];
+  /** --cluster-domain: e.g. `cluster.local`; '' = none. */
+  clusterDomain: string;
+  /** --resolv-conf: the node's resolver file, the base of Default and ClusterFirst; '' = none. */
+  resolvConf: string;
+  /** --cgroups-per-qos: give each pod its own cgroup (kubepods/…/pod<uid>) as the containers' CgroupParent. */
+  cgroupsPerQOS: boolean;
+  /** --cgroup-root: the absolute cgroup path the kubepods tree goes under. */
+  cgroupRoot: string;
+  /** --pod-max-pids: pids.max of each pod; -1 = unlimited. */
+  podPidsLimit: number;
+  /** --container-log-max-size, bytes: Docker json-file `max-size` of every container. */
+  containerLogMaxSizeBytes: number;
+  /** --container-log-max-files: Docker json-file `max-file` of every container. */
+  containerLogMaxFiles: number;
+}
+
+/** kDefaultNodeSandboxSettings: the kubelet's defaults (cgroup root ours: `/kubelet-ts`). */
+export const kDefaultNodeSandboxSettings: Readonly<NodeSandboxSettings> = {
+  clusterDNS: [], clusterDomain: '', resolvConf: '/etc/resolv.conf', cgroupsPerQOS: true, cgroupRoot: '/kubelet-ts',
+  podPidsLimit: -1, containerLogMaxSizeBytes: 10 * 1024 * 1024, containerLogMaxFiles: 5,
+};
 
 /** Observed state of a container as Docker reports it (the CRI's ContainerStatus, flattened). */
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';

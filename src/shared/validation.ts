@@ -15,6 +15,7 @@ import { parseQuantity, quantityError } from './quantity.js';
 import { kAllVolumeSourceFields } from './defaults.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
+import { kSupportedPodSandboxFields, rejectForeignOS, validatePodSandboxFields } from './validation-sandbox.js';
 import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
@@ -43,12 +44,12 @@ export const kSupportedPodSpecFields: readonly string[] = [
   'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
   'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets',
+  ...kSupportedPodSandboxFields,
 ];
 /** Volume fields kubelet-ts implements: exactly one source, emptyDir or hostPath. Other sources are `Not supported`. */
 export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath'];
 
 const kRestartPolicies = ['Always', 'OnFailure', 'Never'];
-const kDNSPolicies = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default'];
 const kHostPathTypes = ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'];
 const kEmptyDirMedia = ['', 'Memory'];
 const kTotalAnnotationSizeLimitBytes = 256 * 1024;
@@ -89,6 +90,7 @@ export function validatePodForNode(pod: Pod): FieldError[] {
   const spec = (pod as unknown as { spec?: unknown }).spec;
   if (isObj(spec)) {
     rejectNotYetRun(el, spec);
+    rejectForeignOS(el, 'spec', spec);
     validateRuntimeLimits(el, spec);
   }
   return [...errors, ...el.errors];
@@ -187,9 +189,7 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   validateContainerList(el, icPath, initContainers, true, ctx, seen);
 
   enumField(el, child(path, 'restartPolicy'), spec.restartPolicy, kRestartPolicies);
-  const dnsPath = child(path, 'dnsPolicy');
-  if (spec.dnsPolicy === 'None') el.notSupported(dnsPath, '"None" needs dnsConfig, which is not supported');
-  else enumField(el, dnsPath, spec.dnsPolicy, kDNSPolicies);
+  validatePodSandboxFields(el, path, spec);
 
   const tgpPath = child(path, 'terminationGracePeriodSeconds');
   el.nonNegative(tgpPath, spec.terminationGracePeriodSeconds);

@@ -12,7 +12,8 @@ import { AgentError } from '../shared/errors.js';
 import { expand, mappingFor } from '../shared/expansion.js';
 import { parseQuantity } from '../shared/quantity.js';
 import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
-import type { ContainerCreateSpec } from './runtime/runtime.js';
+import { containerOOMScoreAdjust, kPodInfraOOMAdj } from '../shared/qos.js';
+import type { ContainerCreateSpec, ContainerHostConfig } from './runtime/runtime.js';
 import type { PodConfigObjects } from '../shared/messages.js';
 import { envVarNameErrors } from '../shared/names.js';
 
@@ -26,10 +27,35 @@ export interface ContainerConfigContext {
   hostIp: string;
   /** The sandbox the container joins (`container:<id>` namespaces). */
   sandboxId: string;
+  /** The pod-level settings shared by the sandbox and every container (absent: none of them, as in unit tests). */
+  podSandbox?: PodSandboxConfig;
   /** The ConfigMaps and Secrets the pod references (SyncPodTask.configObjects); absent = none known. */
   configObjects?: PodConfigObjects;
   /** Receives a Warning event on the pod (e.g. `InvalidEnvironmentVariableNames`); absent = dropped. */
   warn?: (reason: string, message: string) => void;
+}
+
+/**
+ * PodSandboxConfig: what the sync prepared for the whole pod before its containers start
+ * (pod-sandbox.ts): the kubelet-managed /etc/hosts and resolv.conf files, the pod cgroup, the
+ * node's pids limit and log rotation, and the node memory the oom_score_adj is scaled by.
+ */
+export interface PodSandboxConfig {
+  /** The sandbox's hostname (the FQDN with setHostnameAsFQDN); undefined for hostNetwork. */
+  hostname?: string;
+  /** Host path mounted at /etc/hosts ('' = none). */
+  etcHostsFile: string;
+  /** Host path mounted at /etc/resolv.conf ('' = none). */
+  resolvConfFile: string;
+  /** CgroupParent of every container of the pod ('' = Docker's default). */
+  cgroupParent: string;
+  /** Docker PidsLimit of each container (used when there is no pod cgroup to hold --pod-max-pids); ≤ 0 = none. */
+  containerPidsLimit: number;
+  logRotation?: { maxSizeBytes: number; maxFiles: number };
+  /** Node memory capacity, bytes (GetContainerOOMScoreAdjust's memoryCapacity). */
+  memoryCapacityBytes: number;
+  /** The lowest oom_score_adj the engine can set from here (see oomScoreAdjFloor in pod-sandbox.ts); lower values are raised to it. */
+  oomScoreAdjFloor: number;
 }
 
 /** kubelet's CPU period for CFS quota, microseconds. */
@@ -336,19 +362,44 @@ export function bindPropagation(mode: string | undefined): string[] {
  * makeSandboxDockerConfig): network `none` (or `host` with hostNetwork), hostname = pod name
  * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID.
  */
-export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string): ContainerCreateSpec {
+export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string, podSandbox?: PodSandboxConfig): ContainerCreateSpec {
   const spec = pod.spec;
+  const defaultHostname = spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63);
   return {
     name: buildSandboxName(pod, attempt),
     image,
     labels: sandboxLabels(pod, nodeName, attempt),
-    hostname: spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63),
+    hostname: podSandbox ? podSandbox.hostname : defaultHostname,
     hostConfig: {
       networkMode: spec?.hostNetwork ? 'host' : 'none',
       ipcMode: spec?.hostIPC ? 'host' : 'shareable',
       pidMode: spec?.hostPID ? 'host' : undefined,
+      ...(podSandbox ? sandboxHostConfig(podSandbox, kPodInfraOOMAdj) : {}),
     },
   };
+}
+
+/** sandboxHostConfig: the pod-level HostConfig of the sandbox and of each container (cgroup parent, pids, log rotation, oom_score_adj). */
+function sandboxHostConfig(p: PodSandboxConfig, oomScoreAdj: number): Partial<ContainerHostConfig> {
+  return {
+    oomScoreAdj: Math.max(oomScoreAdj, p.oomScoreAdjFloor),
+    cgroupParent: p.cgroupParent || undefined,
+    pidsLimit: p.containerPidsLimit > 0 ? p.containerPidsLimit : undefined,
+    logRotation: p.logRotation,
+  };
+}
+
+/**
+ * podFileBinds: the kubelet-managed /etc/hosts and /etc/resolv.conf of a container, unless it
+ * mounts a volume at that path itself (as makeMounts skips the hosts file then).
+ */
+function podFileBinds(container: Container, p: PodSandboxConfig | undefined): string[] {
+  if (!p) return [];
+  const mounted = new Set((container.volumeMounts ?? []).map((m) => path.posix.normalize(m.mountPath)));
+  const out: string[] = [];
+  if (p.etcHostsFile && !mounted.has('/etc/hosts')) out.push(`${p.etcHostsFile}:/etc/hosts`);
+  if (p.resolvConfFile && !mounted.has('/etc/resolv.conf')) out.push(`${p.resolvConfFile}:/etc/resolv.conf`);
+  return out;
 }
 
 /**
@@ -365,6 +416,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
   const env = makeEnvironmentVariables(pod, container, ctx, field);
   const { command, args } = expandCommand(container, env);
   const binds = await makeMounts(pod, container, ctx.rootDir, field);
+  binds.push(...podFileBinds(container, ctx.podSandbox));
   if (container.terminationMessagePath) {
     // The termination message file (kubelet makeMounts): created empty, writable by any user.
     const file = terminationMessageFile(ctx.rootDir, pod.metadata?.uid ?? '', container.name, restartCount);
@@ -410,6 +462,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
       cpuQuota: cpuQuotaFromLimit(cpuLimit),
       cpuPeriod: cpuLimit > 0 ? kCpuPeriodUs : undefined,
       cpuShares: cpuSharesFromRequest(cpuRequest),
+      ...(ctx.podSandbox ? sandboxHostConfig(ctx.podSandbox, containerOOMScoreAdjust(pod, container, ctx.podSandbox.memoryCapacityBytes)) : {}),
     },
   };
 }

@@ -10,10 +10,11 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isNotFound } from '../shared/errors.js';
-import type { GcResult, GcTask, RuntimeContainerState } from '../shared/messages.js';
+import type { GcResult, GcTask, NodeSandboxSettings, RuntimeContainerState } from '../shared/messages.js';
 import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodUidLabel, kSandboxIdLabel, ownerLabelFilter, parseContainerName } from './labels.js';
 import { toRuntimeState } from './runtime-pod.js';
 import type { ContainerRuntime, ImageFsInfo } from './runtime/runtime.js';
+import { removeOrphanPodCgroups } from './pod-cgroup.js';
 
 /** One container as container GC sees it (from a list call; no inspect needed). */
 export interface GcContainer {
@@ -250,6 +251,8 @@ export interface GcDeps {
   rootDir: string;
   podInfraContainerImage: string;
   now: () => number;
+  /** The node's sandbox settings: with `cgroupsPerQOS`, orphan pod cgroups are removed too. Absent (the fake runtime): not. */
+  sandbox?: NodeSandboxSettings;
 }
 
 /** `busybox` → `busybox:latest` (Docker's RepoTags spelling); a ref with a tag or digest is unchanged. */
@@ -300,6 +303,15 @@ export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
   };
   for (const id of plan.containers) await remove(id, result.removedContainers);
   for (const id of plan.sandboxes) await remove(id, result.removedSandboxes);
+  if (deps.sandbox?.cgroupsPerQOS) {
+    // Pod cgroups left by pods removed without the agent (e.g. containers removed by hand).
+    try {
+      const all = await deps.imageRuntime.listContainers({ labels: [kPodUidLabel] });
+      await removeOrphanPodCgroups(deps.sandbox.cgroupRoot, new Set(all.map((c) => c.labels[kPodUidLabel])), deps.now());
+    } catch (err) {
+      result.errors.push(`pod cgroups: ${(err as Error).message}`);
+    }
+  }
   if (task.imageGc) {
     try {
       const fs = await deps.imageRuntime.imageFsInfo();

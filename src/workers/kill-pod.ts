@@ -8,6 +8,7 @@ import { isNotFound, isRetriable, isUnavailable, serializeError } from '../share
 import type { Pod } from '../shared/api.js';
 import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '../shared/messages.js';
 import { podDir } from './container-config.js';
+import { removePodCgroup } from './pod-cgroup.js';
 import { runPreStopHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
 import { fillTerminationMessages } from './termination-message.js';
@@ -140,6 +141,11 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
   if (task.remove) {
     if (runtimePod) changed = (await removeContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
     await rm(dir, { recursive: true, force: true });
+    // The pod cgroup goes with its last container (pod_container_manager Destroy).
+    if (deps.sandbox?.cgroupsPerQOS) {
+      const left = await removePodCgroup(task.podUid, deps.sandbox.cgroupRoot);
+      if (left.length) deps.logger?.warn({ uid: task.podUid, errors: left.slice(0, 3) }, 'Failed to remove the pod cgroup');
+    }
   }
   if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
   if (!task.remove) await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);

@@ -91,13 +91,18 @@ export function podGracePeriodSeconds(pod: Pod): number {
 
 /**
  * sandboxHash: the hash written on the sandbox's `annotation.io.kubernetes.container.hash`. It
- * covers what a running sandbox cannot change (its namespaces), so a change makes
+ * covers what a running sandbox cannot change (its namespaces, its FQDN hostname), so a change makes
  * computePodActions recreate the sandbox, as runtimeutil.PodSandboxChanged does when the
  * network namespace mode changes.
  */
 export function sandboxHash(pod: Pod): string {
   const spec = pod.spec;
-  return stableHash({ hostNetwork: spec?.hostNetwork === true, hostIPC: spec?.hostIPC === true, hostPID: spec?.hostPID === true }, 8);
+  // subdomain and setHostnameAsFQDN (the sandbox's hostname) count only when set, so that the hash
+  // of every pod without them stays what it was (an agent upgrade restarts no sandbox).
+  return stableHash({
+    hostNetwork: spec?.hostNetwork === true, hostIPC: spec?.hostIPC === true, hostPID: spec?.hostPID === true,
+    subdomain: spec?.subdomain || undefined, setHostnameAsFQDN: spec?.setHostnameAsFQDN === true ? true : undefined,
+  }, 8);
 }
 
 /** Labels common to the sandbox and the app containers of `pod`. */

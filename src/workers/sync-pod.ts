@@ -8,9 +8,10 @@ import { defaultImagePullPolicy } from '../shared/defaults.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../shared/errors.js';
 import { failpoint } from '../shared/failpoints.js';
 import { podFields, type Logger } from '../shared/logging.js';
-import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
+import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
 import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
-import { buildContainerSpec, buildSandboxSpec } from './container-config.js';
+import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
+import { preparePodSandbox } from './pod-sandbox.js';
 import { killRuntimePod, removeContainers, stopContainers, type StopOptions } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
@@ -33,6 +34,11 @@ export interface SyncDeps {
   logger?: Logger;
   /** The thread's serialized image puller (one pull per image at a time, credentials); default: plain runtime pulls. */
   imagePuller?: ImagePuller;
+  /**
+   * The node's sandbox settings (DNS, pod cgroups, pids, log rotation). Absent (unit tests, the
+   * fake runtime): no hosts/resolv.conf files, no pod cgroup, no oom_score_adj or log options.
+   */
+  sandbox?: NodeSandboxSettings;
 }
 
 /** Requeue delay when a sync stopped at its deadline with work left, milliseconds. */
@@ -55,6 +61,8 @@ function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): PullPoli
 class PodSync {
   readonly result: PodSyncResult;
   changed = false;
+  #podSandbox?: PodSandboxConfig;
+  #sandboxEvents: PodEventRecord[] = [];
   constructor(
     readonly deps: SyncDeps,
     readonly task: SyncPodTask,
@@ -159,12 +167,29 @@ class PodSync {
     }
   }
 
+  /**
+   * podSandbox: the pod-level config shared by the sandbox and its containers (preparePodSandbox),
+   * prepared once per sync; undefined without `deps.sandbox`. Rejects as preparePodSandbox does.
+   */
+  async podSandbox(): Promise<PodSandboxConfig | undefined> {
+    if (!this.deps.sandbox) return undefined;
+    if (!this.#podSandbox) {
+      const { config, events } = await preparePodSandbox(this.deps.rootDir, this.deps.sandbox, this.pod, [], this.deps.logger);
+      this.#podSandbox = config;
+      this.#sandboxEvents = events;
+    }
+    return this.#podSandbox;
+  }
+
   /** Creates and starts the sandbox; resolves to its ID, or '' on failure (recorded). */
   async createSandbox(attempt: number): Promise<string> {
     const image = this.deps.podInfraContainerImage;
     try {
       if (!(await this.ensureImage(image, 'IfNotPresent', 'POD'))) return '';
-      const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image);
+      const podSandbox = await this.podSandbox();
+      // The DNS events come with the sandbox, as the kubelet's GetPodDNS runs in generatePodSandboxConfig.
+      this.result.events.push(...this.#sandboxEvents);
+      const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image, podSandbox);
       failpoint('before-sandbox-create');
       const id = await this.create(spec);
       this.changed = true;
@@ -208,6 +233,7 @@ class PodSync {
         rootDir: this.deps.rootDir,
         hostIp: this.task.hostIp,
         sandboxId,
+        podSandbox: await this.podSandbox(),
         configObjects: this.task.configObjects,
         warn: (reason, message) => this.result.events.push({ type: 'Warning', reason, message }),
       }, c.init === true);

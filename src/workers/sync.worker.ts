@@ -9,7 +9,7 @@ import path from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
 import { boundedErr, newLogger, type Logger } from '../shared/logging.js';
-import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
+import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
 import { runExecProbe } from './exec-probe.js';
 import { killPod } from './kill-pod.js';
 import { runNetProbe } from './net-probe.js';
@@ -70,6 +70,8 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
     now: deps.now ?? Date.now,
     logger,
     imagePuller: newImagePuller(scoped, { rootDir: b.rootDir, credentialsFile: b.imagePullCredentials ?? '' }),
+    // Host files, cgroups and Docker options only for real containers (the fake runtime has none).
+    sandbox: b.runtime === 'docker' ? { ...kDefaultNodeSandboxSettings, ...b.sandbox } : undefined,
   };
   return async (task: WorkerTask): Promise<WorkerResult> => {
     const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;

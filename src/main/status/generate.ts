@@ -6,6 +6,7 @@
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../shared/api.js';
 import type { RuntimeContainer, RuntimePod, WaitingReason } from '../../shared/messages.js';
+import { getPodQOS, type PodQOSClass } from '../../shared/qos.js';
 
 /** Inputs of `generatePodStatus`. Times are epoch milliseconds. */
 export interface PodStatusInputs {
@@ -255,19 +256,10 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   };
 }
 
-/** qosClass, as pkg/apis/core/v1/helper/qos: Guaranteed, Burstable or BestEffort. */
-export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const cs = pod.spec?.containers ?? [];
-  let any = false;
-  let guaranteed = cs.length > 0;
-  for (const c of cs) {
-    const req = c.resources?.requests ?? {};
-    const lim = c.resources?.limits ?? {};
-    if (Object.keys(req).length || Object.keys(lim).length) any = true;
-    for (const r of ['cpu', 'memory']) {
-      if (lim[r] === undefined || (req[r] !== undefined && String(req[r]) !== String(lim[r]))) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
+/**
+ * qosClass, as pkg/apis/core/v1/helper/qos GetPodQOS: Guaranteed, Burstable or BestEffort (see
+ * getPodQOS in shared/qos.ts, which the worker also uses for oom_score_adj and the pod cgroup).
+ */
+export function qosClass(pod: Pod): PodQOSClass {
+  return getPodQOS(pod);
 }

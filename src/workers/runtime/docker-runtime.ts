@@ -133,6 +133,10 @@ class DockerRuntime implements ContainerRuntime {
           CpuQuota: hc.cpuQuota || undefined,
           CpuPeriod: hc.cpuPeriod || undefined,
           CpuShares: hc.cpuShares || undefined,
+          OomScoreAdj: hc.oomScoreAdj,
+          CgroupParent: hc.cgroupParent || undefined,
+          PidsLimit: hc.pidsLimit && hc.pidsLimit > 0 ? hc.pidsLimit : undefined,
+          LogConfig: hc.logRotation ? { Type: 'json-file', Config: { 'max-size': String(hc.logRotation.maxSizeBytes), 'max-file': String(hc.logRotation.maxFiles) } } : undefined,
           // The kubelet restarts containers itself (restart backoff); Docker must not.
           RestartPolicy: { Name: 'no' },
         },

@@ -88,6 +88,14 @@ export interface ContainerHostConfig {
   cpuPeriod?: number;
   /** Relative CPU weight (cgroup cpu.shares). */
   cpuShares?: number;
+  /** oom_score_adj of the container's processes, -1000..1000 (Docker OomScoreAdj). */
+  oomScoreAdj?: number;
+  /** The cgroup the container's cgroup goes under (Docker CgroupParent, cgroupfs path); undefined = Docker's. */
+  cgroupParent?: string;
+  /** pids.max of the container (Docker PidsLimit); undefined or ≤ 0 = unlimited. */
+  pidsLimit?: number;
+  /** json-file log rotation (Docker LogConfig `max-size` bytes and `max-file`); undefined = Docker's default. */
+  logRotation?: { maxSizeBytes: number; maxFiles: number };
 }
 
 /** Everything needed to create one container. */
