@@ -24,8 +24,8 @@ export const kSupportedContainerPortFields: readonly string[] = ['name', 'contai
 export const kSupportedEnvVarFields: readonly string[] = ['name', 'value', 'valueFrom'];
 /** EnvVarSource fields kubelet-ts implements: no apiserver, so no configMapKeyRef / secretKeyRef. */
 export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'resourceFieldRef'];
-/** VolumeMount fields kubelet-ts implements (subPath, subPathExpr, mountPropagation are not). */
-export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly'];
+/** VolumeMount fields kubelet-ts implements (mountPropagation, recursiveReadOnly are not). */
+export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly', 'subPath', 'subPathExpr'];
 /** ResourceRequirements fields kubelet-ts implements (claims is not). */
 export const kSupportedResourceRequirementsFields: readonly string[] = ['limits', 'requests'];
 /** Resource names kubelet-ts implements in limits and requests. */
@@ -297,7 +297,20 @@ function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodC
       paths.add(mp);
     }
     el.bool(child(p, 'readOnly'), m.readOnly);
+    // As ValidateVolumeMounts: subPath and subPathExpr are local descending paths, and exclusive.
+    const sp = el.str(child(p, 'subPath'), m.subPath);
+    const spe = el.str(child(p, 'subPathExpr'), m.subPathExpr);
+    if (sp && spe) el.invalid(child(p, 'subPathExpr'), spe, 'subPathExpr and subPath are mutually exclusive');
+    if (sp) validateSubPath(el, child(p, 'subPath'), sp);
+    if (spe) validateSubPath(el, child(p, 'subPathExpr'), spe);
   });
+}
+
+/** A subPath or subPathExpr: relative, no `..` component (validateLocalDescendingPath). */
+function validateSubPath(el: ErrorList, field: string, p: string): void {
+  if (isAbsolutePath(p)) el.invalid(field, p, 'must be a relative path');
+  if (p.split('/').includes('..')) el.invalid(field, p, "must not contain '..'");
+  else if (p.startsWith('..')) el.invalid(field, p, "must not start with '..'");
 }
 
 function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne: boolean): void {
