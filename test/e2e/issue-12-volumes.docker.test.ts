@@ -4,10 +4,10 @@
 // volume, and a subPath that is a symlink out of the volume is refused (CreateContainerConfigError,
 // no container made); a disk emptyDir over its sizeLimit gets the pod Evicted.
 import { readFile } from 'node:fs/promises';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { waitFor } from '../support/docker.js';
-import { containersOf, useTestNodes, type TestNode } from '../support/agent.js';
+import { containersOf, startTestNode, type TestNode } from '../support/agent.js';
 
 const kImage = 'kubelet-ts/busybox:1.35';
 const kWaitMs = 60_000;
@@ -55,11 +55,27 @@ function volumesPod(labels: Record<string, string>): Pod {
   };
 }
 
+const fillPod: Pod = {
+  apiVersion: 'v1', kind: 'Pod', metadata: { name: 'fill', namespace: 'default' },
+  spec: {
+    terminationGracePeriodSeconds: 1, restartPolicy: 'Never',
+    volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }],
+    containers: [{ name: 'main', image: kImage, volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }], command: ['sh', '-c', 'dd if=/dev/zero of=/scratch/big bs=1024 count=3072 && sleep 3600'] }],
+  },
+};
+
+// One node for the file; the eviction pod runs beside the others and is checked last.
 describe.skipIf(!inject('dockerAvailable'))('issue 12: volumes', () => {
-  const start = useTestNodes();
+  let node: TestNode;
+  beforeAll(async () => {
+    node = await startTestNode({ podManifestPath: '', syncFrequencyMs: 2_000 });
+    expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(fillPod) })).status).toBe(201);
+  }, 60_000);
+  afterAll(async () => {
+    await node?.cleanup();
+  }, 60_000);
 
   it('memory emptyDir is a tmpfs of its sizeLimit, unmounted after delete; downwardAPI labels update without a restart; subPath stays inside the volume', async () => {
-    const node = await start({ syncFrequencyMs: 2_000 });
     const created = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(volumesPod({ app: 'vols', tier: 'one' })) });
     expect(created.status).toBe(201);
     const pod = await waitFor(async () => {
@@ -103,16 +119,6 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: volumes', () => {
   }, 120_000);
 
   it('a disk emptyDir over its sizeLimit: the pod is Evicted at the next sync', async () => {
-    const node = await start({ syncFrequencyMs: 2_000 });
-    const body: Pod = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'fill', namespace: 'default' },
-      spec: {
-        terminationGracePeriodSeconds: 1, restartPolicy: 'Never',
-        volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }],
-        containers: [{ name: 'main', image: kImage, volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }], command: ['sh', '-c', 'dd if=/dev/zero of=/scratch/big bs=1024 count=3072 && sleep 3600'] }],
-      },
-    };
-    expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).status).toBe(201);
     const pod = await waitFor(async () => {
       const p = await getPod(node, 'fill');
       return p?.status?.phase === 'Failed' ? p : undefined;
