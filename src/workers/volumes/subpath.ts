@@ -7,7 +7,7 @@
  * Docker. Worker thread; the agent runs as root.
  */
 import { constants as fsConstants } from 'node:fs';
-import { mkdir, open, realpath, writeFile, type FileHandle } from 'node:fs/promises';
+import { chmod, mkdir, open, realpath, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError } from '../../shared/errors.js';
 import { bindMountFd, mountPointInfo, unmount } from './mount.js';
@@ -52,16 +52,18 @@ async function openNoFollow(parent: FileHandle, name: string, display: string): 
 /**
  * resolveSubPath resolves `subPath` inside `volumeRoot` as PrepareSafeSubpath does: links are
  * evaluated, and a result outside the volume is refused (`subpath "…" not within volume path "…"`);
- * a missing subPath is created as a directory (mode `dirMode`) component by component, as
+ * a missing subPath is created as a directory (mode `dirMode`, default the volume root's) component by component, as
  * SafeMakeDir, never through a link. Then each component of the resolved path is opened with
  * O_NOFOLLOW from the volume's root (doSafeOpen), so a component swapped for a link in between is
  * refused. Resolves to an open O_PATH handle of the final inode (the caller closes it) and whether
  * it is a directory.
  * @throws AgentError with reason CreateContainerConfigError.
  */
-export async function resolveSubPath(volumeRoot: string, subPath: string, dirMode = 0o777): Promise<{ handle: FileHandle; isDir: boolean }> {
+export async function resolveSubPath(volumeRoot: string, subPath: string, dirMode?: number): Promise<{ handle: FileHandle; isDir: boolean }> {
   checkSubPath(subPath);
   const root = await realpath(volumeRoot);
+  // As makeMounts: a created subPath directory gets the volume root's permissions.
+  const mode = dirMode ?? (await stat(root)).mode & 0o7777;
   const comps = subPath.split('/').filter((c) => c !== '' && c !== '.');
   // The longest prefix that exists, links evaluated.
   let k = comps.length;
@@ -85,7 +87,8 @@ export async function resolveSubPath(volumeRoot: string, subPath: string, dirMod
     for (const c of comps.slice(k)) {
       // SafeMakeDir: the missing rest, created below the checked fd; EEXIST (a dangling link) is refused.
       try {
-        await mkdir(`/proc/self/fd/${handle.fd}/${c}`, { mode: dirMode });
+        await mkdir(`/proc/self/fd/${handle.fd}/${c}`, { mode });
+        await chmod(`/proc/self/fd/${handle.fd}/${c}`, mode); // past the umask
       } catch (err) {
         throw configError(`error creating subPath directory ${JSON.stringify(subPath)}: ${(err as Error).message}`);
       }
@@ -119,7 +122,7 @@ export function subPathMountPath(podDir: string, volumeName: string, containerNa
  * gets. Idempotent.
  * @throws AgentError with reason CreateContainerConfigError (escape, bad path), ERR_RUNTIME (mount).
  */
-export async function prepareSubPath(volumeRoot: string, subPath: string, target: string, dirMode = 0o777): Promise<string> {
+export async function prepareSubPath(volumeRoot: string, subPath: string, target: string, dirMode?: number): Promise<string> {
   const { handle, isDir } = await resolveSubPath(volumeRoot, subPath, dirMode);
   try {
     while (await mountPointInfo(target)) await unmount(target);
