@@ -142,7 +142,11 @@ export function validateVolumes(el: ErrorList, path: string, v: unknown): Set<st
     const p = index(path, i);
     const vol = el.obj(p, raw);
     if (!vol) return;
-    el.checkFields(p, vol, kSupportedVolumeFields);
+    // No PersistentVolume controller binds a claim on a lone node: refused with the reason.
+    if (vol.persistentVolumeClaim !== undefined && vol.persistentVolumeClaim !== null) {
+      el.notSupported(child(p, 'persistentVolumeClaim'), 'there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir');
+    }
+    el.checkFields(p, vol, kSupportedVolumeFields, ['persistentVolumeClaim']);
     const namePath = child(p, 'name');
     const name = el.str(namePath, vol.name);
     if (!name) el.required(namePath);

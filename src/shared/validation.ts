@@ -15,6 +15,7 @@ import { parseQuantity, quantityError } from './quantity.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
 import { validateVolumes } from './validation-volumes.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
+import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
 export {
@@ -38,6 +39,7 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
  * must be empty. `priority` is recorded only.
  */
 export const kSupportedPodSpecFields: readonly string[] = [
+  ...kSchedulingPodSpecFields,
   'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
   'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets',
@@ -204,6 +206,7 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   const sc = el.obj(scPath, spec.securityContext);
   if (sc) el.checkFields(scPath, sc, []);
   validateTolerations(el, child(path, 'tolerations'), spec.tolerations);
+  validateSchedulingFields(el, path, spec);
 }
 
 /** validateTolerations: the shape only (validateTolerations upstream); tolerations have no effect here. */

@@ -282,14 +282,14 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
 }
 
 /**
- * makeMounts returns Docker binds (`host:container[:ro]`) for the container's volumeMounts, as the
- * kubelet's makeMounts: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
+ * makeMounts returns Docker binds (`host:container[:ro][,rslave|rshared]`) for the container's
+ * volumeMounts, as the kubelet's makeMounts: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
  * (created, mode 0777; a `medium: Memory` one is already a tmpfs, see volumes/pod-volumes.ts);
  * hostPath → checked or created by its `type`; configMap, secret, downwardAPI and projected → their
  * AtomicWriter directory, always read-only (ReadOnlyAPIDataVolumes). `subPath`, or `subPathExpr`
  * expanded from the container's env (`env`, as ExpandContainerVolumeMounts: a `$(VAR)` without a
  * value is an error), is resolved safely inside the volume and bind-mounted (volumes/subpath.ts),
- * created as a directory when missing. Idempotent.
+ * created as a directory when missing. `mountPropagation` → bindPropagation. Idempotent.
  * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
  * failed hostPath check, subPath absolute, with `..`, or reaching outside the volume).
  */
@@ -325,7 +325,8 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
         throw configError(`${f}: ${(err as Error).message}`);
       }
     }
-    binds.push(`${hostPath}:${m.mountPath}${readOnly ? ':ro' : ''}`);
+    const opts = [...(readOnly ? ['ro'] : []), ...bindPropagation(m.mountPropagation)];
+    binds.push(`${hostPath}:${m.mountPath}${opts.length ? `:${opts.join(',')}` : ''}`);
   }
   return binds;
 }
@@ -345,6 +346,18 @@ export function expandSubPathExpr(expr: string, env: Array<[string, string]>, fi
   });
   if (missing.size) throw configError(`${field}: missing value for ${[...missing].sort().join(', ')}`);
   return out;
+}
+
+/**
+ * bindPropagation: the Docker bind option for a volumeMount's `mountPropagation`, as dockershim's
+ * generateMountBindings: HostToContainer → `rslave`, Bidirectional → `rshared`, None or unset →
+ * none (Docker's default, rprivate). Docker refuses `rslave`/`rshared` when the source is not on a
+ * shared (or, for rslave, slave) mount; that error reaches the container's status as Docker words it.
+ */
+export function bindPropagation(mode: string | undefined): string[] {
+  if (mode === 'HostToContainer') return ['rslave'];
+  if (mode === 'Bidirectional') return ['rshared'];
+  return [];
 }
 
 /**
