@@ -73,7 +73,7 @@ export interface KubeletPodSyncer extends PodSyncer {
 }
 
 class PodSyncerImpl implements KubeletPodSyncer {
-  /** Pods the agent failed itself (DeadlineExceeded), with the status reason and message. */
+  /** Pods the agent failed itself (DeadlineExceeded, Evicted), with the status reason and message. */
   readonly #failures = new WeakMap<PodRecord, { reason: string; message: string }>();
 
   constructor(private readonly deps: PodSyncerDeps) {}
@@ -98,6 +98,11 @@ class PodSyncerImpl implements KubeletPodSyncer {
       throw err;
     });
     podCache.set(uid, result.runtimePod, cached.generation);
+    if (result.evict && podManager.get(uid) === record) {
+      // The eviction manager's verdict (local storage): Failed/Evicted, then killed (pod workers).
+      this.#logEvents(record.pod, result.events);
+      return this.#failPod(record, result.evict.reason, result.evict.message, 'Warning');
+    }
     this.#applyResult(record, result);
     this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};
@@ -116,10 +121,10 @@ class PodSyncerImpl implements KubeletPodSyncer {
    * #failPod: the kubelet fails the pod itself (activeDeadlineHandler): phase Failed with
    * `reason`/`message`, an event, and its containers killed within the grace period (kept for logs).
    */
-  #failPod(record: PodRecord, reason: string, message: string): SyncPodOutcome {
+  #failPod(record: PodRecord, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): SyncPodOutcome {
     this.deps.admission.release(record);
     this.#failures.set(record, { reason, message });
-    this.deps.events.record(record.pod, { type: 'Normal', reason, message });
+    this.deps.events.record(record.pod, { type, reason, message });
     this.deps.logger.info({ ...podFields(record.pod), reason }, 'Failing pod');
     this.publishStatus(record, true);
     return { terminal: { gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? kDefaultGracePeriodSeconds } };

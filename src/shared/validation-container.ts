@@ -27,11 +27,11 @@ export const kSupportedEnvVarFields: readonly string[] = ['name', 'value', 'valu
 /** EnvVarSource fields kubelet-ts implements (configMapKeyRef / secretKeyRef read the node's ConfigMaps and Secrets). */
 export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'];
 /**
- * VolumeMount fields kubelet-ts implements (subPath, subPathExpr are not). `mountPropagation`
+ * VolumeMount fields kubelet-ts implements (recursiveReadOnly is not). `mountPropagation`
  * maps to Docker's bind propagation as dockershim did: None → Docker's default (rprivate),
  * HostToContainer → `rslave`, Bidirectional → `rshared` (privileged containers only).
  */
-export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly', 'mountPropagation'];
+export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly', 'subPath', 'subPathExpr', 'mountPropagation'];
 /** The core/v1 MountPropagationMode values. */
 export const kMountPropagationModes: readonly string[] = ['None', 'HostToContainer', 'Bidirectional'];
 /** ResourceRequirements fields kubelet-ts implements (claims is not). */
@@ -388,6 +388,12 @@ function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodC
       paths.add(mp);
     }
     el.bool(child(p, 'readOnly'), m.readOnly);
+    // As ValidateVolumeMounts: subPath and subPathExpr are local descending paths, and exclusive.
+    const sp = el.str(child(p, 'subPath'), m.subPath);
+    const spe = el.str(child(p, 'subPathExpr'), m.subPathExpr);
+    if (sp && spe) el.invalid(child(p, 'subPathExpr'), spe, 'subPathExpr and subPath are mutually exclusive');
+    if (sp) validateSubPath(el, child(p, 'subPath'), sp);
+    if (spe) validateSubPath(el, child(p, 'subPathExpr'), spe);
     // validateMountPropagation: a known mode; Bidirectional only for a privileged container.
     const mpropPath = child(p, 'mountPropagation');
     const mprop = el.str(mpropPath, m.mountPropagation);
@@ -396,6 +402,13 @@ function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodC
       else if (mprop === 'Bidirectional' && !privileged) el.forbidden(mpropPath, 'Bidirectional mount propagation is available only to privileged containers');
     }
   });
+}
+
+/** A subPath or subPathExpr: relative, no `..` component (validateLocalDescendingPath). */
+function validateSubPath(el: ErrorList, field: string, p: string): void {
+  if (isAbsolutePath(p)) el.invalid(field, p, 'must be a relative path');
+  if (p.split('/').includes('..')) el.invalid(field, p, "must not contain '..'");
+  else if (p.startsWith('..')) el.invalid(field, p, "must not start with '..'");
 }
 
 function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne: boolean): void {

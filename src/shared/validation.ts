@@ -12,8 +12,8 @@ import type { FieldError } from './errors.js';
 import type { Pod } from './api.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors, inclusiveRangeError } from './names.js';
 import { parseQuantity, quantityError } from './quantity.js';
-import { kAllVolumeSourceFields } from './defaults.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
+import { validateVolumes } from './validation-volumes.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
 import { kSupportedPodSandboxFields, rejectForeignOS, validatePodSandboxFields } from './validation-sandbox.js';
 import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
@@ -46,12 +46,9 @@ export const kSupportedPodSpecFields: readonly string[] = [
   'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets',
   ...kSupportedPodSandboxFields,
 ];
-/** Volume fields kubelet-ts implements: exactly one source, emptyDir or hostPath. Other sources are `Not supported`. */
-export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath'];
+export { kSupportedVolumeFields, kSupportedProjectionFields } from './validation-volumes.js';
 
 const kRestartPolicies = ['Always', 'OnFailure', 'Never'];
-const kHostPathTypes = ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'];
-const kEmptyDirMedia = ['', 'Memory'];
 const kTotalAnnotationSizeLimitBytes = 256 * 1024;
 const kMaxInt32 = 2147483647;
 
@@ -103,9 +100,7 @@ export function validatePodForNode(pod: Pod): FieldError[] {
  * the runtime implements it. Keys are paths under `spec`; `containers[]` means every container
  * and init container, `volumes[]` every volume. Empty values (`''`, `[]`) count as unset.
  */
-export const kValidatedButNotYetRun: readonly string[] = [
-  'volumes[].emptyDir.medium', 'volumes[].emptyDir.sizeLimit',
-];
+export const kValidatedButNotYetRun: readonly string[] = [];
 
 function rejectNotYetRun(el: ErrorList, spec: Obj): void {
   const detail = 'not run by this version of kubelet-ts';
@@ -212,62 +207,6 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   if (sc) el.checkFields(scPath, sc, []);
   validateTolerations(el, child(path, 'tolerations'), spec.tolerations);
   validateSchedulingFields(el, path, spec);
-}
-
-/** Validates spec.volumes; returns the set of volume names. */
-function validateVolumes(el: ErrorList, path: string, v: unknown): Set<string> {
-  const names = new Set<string>();
-  el.list(path, v)?.forEach((raw, i) => {
-    const p = index(path, i);
-    const vol = el.obj(p, raw);
-    if (!vol) return;
-    // No PersistentVolume controller binds a claim on a lone node: refused with the reason.
-    if (vol.persistentVolumeClaim !== undefined && vol.persistentVolumeClaim !== null) {
-      el.notSupported(child(p, 'persistentVolumeClaim'), 'there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir');
-    }
-    el.checkFields(p, vol, kSupportedVolumeFields, ['persistentVolumeClaim']);
-    const namePath = child(p, 'name');
-    const name = el.str(namePath, vol.name);
-    if (!name) el.required(namePath);
-    else {
-      for (const m of dns1123LabelErrors(name)) el.invalid(namePath, name, m);
-      if (names.has(name)) el.duplicate(namePath, name);
-      names.add(name);
-    }
-    const sources = kAllVolumeSourceFields.filter((k) => vol[k] !== undefined && vol[k] !== null);
-    if (sources.length === 0) el.required(p, 'must specify a volume type');
-    for (const k of sources.slice(1)) el.forbidden(child(p, k), 'may not specify more than 1 volume type');
-
-    const edPath = child(p, 'emptyDir');
-    const ed = el.obj(edPath, vol.emptyDir);
-    if (ed) {
-      el.checkFields(edPath, ed, ['medium', 'sizeLimit']);
-      const medium = el.str(child(edPath, 'medium'), ed.medium);
-      if (medium !== undefined && !kEmptyDirMedia.includes(medium)) el.unsupported(child(edPath, 'medium'), medium, kEmptyDirMedia);
-      const slPath = child(edPath, 'sizeLimit');
-      if (ed.sizeLimit !== undefined && ed.sizeLimit !== null) {
-        const why = quantityError(ed.sizeLimit);
-        if (why) el.invalid(slPath, ed.sizeLimit, why);
-        else if (parseQuantity(ed.sizeLimit as string | number, slPath) < 0) el.invalid(slPath, String(ed.sizeLimit), 'must be greater than or equal to 0');
-      }
-    }
-    const hpPath = child(p, 'hostPath');
-    const hp = el.obj(hpPath, vol.hostPath);
-    if (hp) {
-      el.checkFields(hpPath, hp, ['path', 'type']);
-      const pathPath = child(hpPath, 'path');
-      const hostPath = el.str(pathPath, hp.path);
-      if (!hostPath) el.required(pathPath);
-      else {
-        if (!isAbsolutePath(hostPath)) el.invalid(pathPath, hostPath, 'must be an absolute path');
-        if (hasBacksteps(hostPath)) el.invalid(pathPath, hostPath, "must not contain '..'");
-      }
-      const typePath = child(hpPath, 'type');
-      const type = el.str(typePath, hp.type);
-      if (type !== undefined && !kHostPathTypes.includes(type)) el.unsupported(typePath, type, kHostPathTypes);
-    }
-  });
-  return names;
 }
 
 /** validateTolerations: the shape only (validateTolerations upstream); tolerations have no effect here. */

@@ -14,6 +14,8 @@ import { parseQuantity } from '../shared/quantity.js';
 import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
 import { containerOOMScoreAdjust, kPodInfraOOMAdj } from '../shared/qos.js';
 import type { ContainerCreateSpec, ContainerHostConfig } from './runtime/runtime.js';
+import { apiVolumePath } from './volumes/pod-volumes.js';
+import { checkSubPath, prepareSubPath, subPathMountPath } from './volumes/subpath.js';
 import type { PodConfigObjects } from '../shared/messages.js';
 import { envVarNameErrors } from '../shared/names.js';
 
@@ -306,14 +308,18 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
 }
 
 /**
- * makeMounts returns Docker binds (`host:container[:ro][,rslave|rshared]`) for the container's volumeMounts,
- * preparing the host side: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
- * (created, mode 0777); hostPath → checked or created by its `type`. A subPath is joined below the
- * volume (and created for emptyDir). Idempotent.
+ * makeMounts returns Docker binds (`host:container[:ro][,rslave|rshared]`) for the container's
+ * volumeMounts, as the kubelet's makeMounts: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
+ * (created, mode 0777; a `medium: Memory` one is already a tmpfs, see volumes/pod-volumes.ts);
+ * hostPath → checked or created by its `type`; configMap, secret, downwardAPI and projected → their
+ * AtomicWriter directory, always read-only (ReadOnlyAPIDataVolumes). `subPath`, or `subPathExpr`
+ * expanded from the container's env (`env`, as ExpandContainerVolumeMounts: a `$(VAR)` without a
+ * value is an error), is resolved safely inside the volume and bind-mounted (volumes/subpath.ts),
+ * created as a directory when missing. `mountPropagation` → bindPropagation. Idempotent.
  * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
- * failed hostPath check, subPath escaping the volume).
+ * failed hostPath check, subPath absolute, with `..`, or reaching outside the volume).
  */
-export async function makeMounts(pod: Pod, container: Container, rootDir: string, field: string): Promise<string[]> {
+export async function makeMounts(pod: Pod, container: Container, rootDir: string, field: string, env: Array<[string, string]> = []): Promise<string[]> {
   const uid = pod.metadata?.uid ?? '';
   const binds: string[] = [];
   for (const [i, m] of (container.volumeMounts ?? ([] as VolumeMount[])).entries()) {
@@ -321,28 +327,51 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
     const vol = pod.spec?.volumes?.find((v) => v.name === m.name);
     if (!vol) throw configError(`${f}.name: Not found: ${JSON.stringify(m.name)}`);
     let hostPath: string;
-    let isEmptyDir = false;
+    let readOnly = m.readOnly === true;
     if (vol.emptyDir) {
       hostPath = emptyDirPath(rootDir, uid, vol.name);
       await mkdir(hostPath, { recursive: true });
       await chmod(hostPath, 0o777);
-      isEmptyDir = true;
     } else if (vol.hostPath) {
       hostPath = vol.hostPath.path;
       await checkHostPath(hostPath, vol.hostPath.type ?? '', `spec.volumes[${vol.name}].hostPath`);
     } else {
-      throw configError(`spec.volumes[${vol.name}]: Not supported: only emptyDir and hostPath volumes are supported`);
+      const apiPath = apiVolumePath(rootDir, uid, vol);
+      if (!apiPath) throw configError(`spec.volumes[${vol.name}]: Not supported: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported`);
+      hostPath = apiPath;
+      readOnly = true;
     }
-    if (m.subPath) {
-      const sub = path.normalize(m.subPath);
-      if (path.isAbsolute(sub) || sub === '..' || sub.startsWith('../')) throw configError(`${f}.subPath: Invalid value: ${JSON.stringify(m.subPath)}: must be a relative path not reaching outside the volume`);
-      hostPath = path.join(hostPath, sub);
-      if (isEmptyDir) await mkdir(hostPath, { recursive: true, mode: 0o777 });
+    let subPath = m.subPath ?? '';
+    if (m.subPathExpr) subPath = expandSubPathExpr(m.subPathExpr, env, `${f}.subPathExpr`);
+    if (subPath) {
+      try {
+        checkSubPath(subPath);
+        hostPath = await prepareSubPath(hostPath, subPath, subPathMountPath(podDir(rootDir, uid), vol.name, container.name, i));
+      } catch (err) {
+        throw configError(`${f}: ${(err as Error).message}`);
+      }
     }
-    const opts = [...(m.readOnly ? ['ro'] : []), ...bindPropagation(m.mountPropagation)];
+    const opts = [...(readOnly ? ['ro'] : []), ...bindPropagation(m.mountPropagation)];
     binds.push(`${hostPath}:${m.mountPath}${opts.length ? `:${opts.join(',')}` : ''}`);
   }
   return binds;
+}
+
+/**
+ * expandSubPathExpr, as ExpandContainerVolumeMounts: `$(VAR)` from the container's env; a variable
+ * without a value is `missing value for VAR`. Pure.
+ * @throws AgentError with reason `CreateContainerConfigError`.
+ */
+export function expandSubPathExpr(expr: string, env: Array<[string, string]>, field: string): string {
+  const values = new Map(env);
+  const missing = new Set<string>();
+  const out = expand(expr, (name: string) => {
+    const v = values.get(name);
+    if (!v) missing.add(name);
+    return v ?? '';
+  });
+  if (missing.size) throw configError(`${field}: missing value for ${[...missing].sort().join(', ')}`);
+  return out;
 }
 
 /**
@@ -415,7 +444,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
   const field = init ? `spec.initContainers[${index}]` : `spec.containers[${index}]`;
   const env = makeEnvironmentVariables(pod, container, ctx, field);
   const { command, args } = expandCommand(container, env);
-  const binds = await makeMounts(pod, container, ctx.rootDir, field);
+  const binds = await makeMounts(pod, container, ctx.rootDir, field, env);
   binds.push(...podFileBinds(container, ctx.podSandbox));
   if (container.terminationMessagePath) {
     // The termination message file (kubelet makeMounts): created empty, writable by any user.

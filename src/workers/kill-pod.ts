@@ -13,6 +13,7 @@ import { runPreStopHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
 import { fillTerminationMessages } from './termination-message.js';
 import type { SyncDeps } from './sync-pod.js';
+import { unmountUnder } from './volumes/mount.js';
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
 
@@ -124,7 +125,8 @@ export async function removeContainers(deps: SyncDeps, containers: Array<Pick<Ru
  * killPod carries out a KillPodTask: stops the pod's app containers in parallel with
  * `gracePeriodSeconds` (SIGTERM, then SIGKILL; a negative one: the grace period on the containers'
  * label, at most kOrphanMaxGracePeriodSeconds), then its sandbox; with `remove`, removes every
- * container of the pod and the directory `{rootDir}/pods/{uid}` (only that). Idempotent: a pod with
+ * container of the pod, unmounts what is mounted below `{rootDir}/pods/{uid}` (tmpfs volumes,
+ * subPath binds) and removes that directory (only that). Idempotent: a pod with
  * nothing left resolves ok with `runtimePod` null. Runs on a worker thread.
  * @throws AgentError (ERR_RUNTIME_UNAVAILABLE, or ERR_INVALID_ARGUMENT for an unsafe UID).
  */
@@ -140,6 +142,9 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
   if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp });
   if (task.remove) {
     if (runtimePod) changed = (await removeContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
+    // The volumes' tmpfs and subPath bind mounts are unmounted first: a removal must never reach
+    // into a mounted tmpfs, nor leave one mounted behind (the kubelet unmounts before it cleans up).
+    await unmountUnder(dir);
     await rm(dir, { recursive: true, force: true });
     // The pod cgroup goes with its last container (pod_container_manager Destroy).
     if (deps.sandbox?.cgroupsPerQOS) {

@@ -19,6 +19,7 @@ import { getRuntimePod } from './runtime-pod.js';
 import { fillTerminationMessages } from './termination-message.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths, type ImagePuller } from './image-puller.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
+import { setUpPodVolumes, type PodVolumesResult } from './volumes/pod-volumes.js';
 
 /** What a sync needs besides its task (one per worker thread). */
 export interface SyncDeps {
@@ -295,6 +296,22 @@ function killOptions(pod: Pod, task: SyncPodTask, kills: ContainerToKill[]): Sto
   return { pod, hostIp: task.hostIp, messages, gracePeriods };
 }
 
+/**
+ * waitForVolumes, as WaitForAttachAndMount failing in the kubelet's SyncPod: while a volume of the
+ * pod was never set up, no sandbox is created and no container started; the containers wait with
+ * reason `ContainerCreating` (the FailedMount event says why) and the pod is synced again after
+ * kFailedStepRequeueMs. Returns true when the pod must wait.
+ */
+function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult, s: PodSync): boolean {
+  const names = Object.keys(volumes.unmounted);
+  if (names.length === 0 || (!actions.createSandbox && actions.containersToStart.length === 0)) return false;
+  const message = `Unable to attach or mount volumes: unmounted volumes=[${names.join(' ')}]: ${volumes.unmounted[names[0]]}`;
+  const waitingFor = actions.createSandbox ? [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name) : actions.containersToStart.map((c) => c.name);
+  for (const name of waitingFor) s.result.waiting[name] = { reason: 'ContainerCreating', message };
+  s.requeue(kFailedStepRequeueMs);
+  return true;
+}
+
 /** isNothingToDo: the plan kills, removes, creates and starts nothing. */
 function isNothingToDo(a: PodActions): boolean {
   return !a.killPod && !a.createSandbox && a.containersToKill.length === 0 && a.containersToRemove.length === 0 && a.containersToStart.length === 0;
@@ -335,13 +352,21 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   const uid = pod?.metadata?.uid;
   if (!uid) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.metadata.uid is required');
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
+  // The volume manager's part of every sync (also the periodic one): volumes set up, their files
+  // refreshed from the current objects and labels, disk emptyDirs measured against their sizeLimit.
+  const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp, sandboxId: '' });
+  if (volumes.evictMessage) {
+    // The eviction manager's local-storage eviction: the main thread fails the pod (Evicted) and kills it.
+    const runtimePod = task.cachedRuntimePod ?? null;
+    return { podUid: uid, steps: [], events: volumes.events, runtimePod, waiting: {}, backoff: task.backoff ?? {}, requeueAfterMs: 0, evict: { reason: 'Evicted', message: volumes.evictMessage } };
+  }
   if (task.cachedRuntimePod) {
     // The periodic resync of a pod nothing happened to: plan from the main thread's cache and
     // stop there when nothing is to be done (no Docker call at all).
     const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
     if (isNothingToDo(planned)) {
       deps.logger?.debug({ uid, requeueAfterMs: planned.requeueAfterMs }, 'Synced pod from the cached runtime state');
-      return { podUid: uid, steps: [], events: planned.events, runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
+      return { podUid: uid, steps: [], events: [...volumes.events, ...planned.events], runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
     }
   }
   const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
@@ -349,7 +374,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
   const s = new PodSync(deps, task, pod, runtimePod);
   const r = s.result;
-  r.events.push(...actions.events);
+  r.events.push(...volumes.events, ...actions.events);
   Object.assign(r.waiting, actions.waiting);
   r.backoff = actions.backoff;
   r.requeueAfterMs = actions.requeueAfterMs;
@@ -371,6 +396,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
       const all = [...runtimePod.containers, ...runtimePod.sandboxes].filter((c) => byId.has(c.id));
       if (await removeContainers(deps, all, r)) s.changed = true;
     }
+    if (waitForVolumes(pod, actions, volumes, s)) return;
     let sandboxId = actions.sandboxId;
     if (actions.createSandbox) {
       if (!s.inTime()) return;

@@ -150,7 +150,15 @@ describe('validatePod', () => {
     ['duplicate volume', (p) => { p.spec.volumes.push({ name: 'data', emptyDir: {} }); }, ['spec.volumes[1].name: Duplicate value: "data"']],
     ['bad volume name', (p) => { p.spec.volumes.push({ name: 'Data', emptyDir: {} }); }, [`spec.volumes[1].name: Invalid value: "Data": ${L63}`]],
     ['two volume sources', (p) => { p.spec.volumes[0].hostPath = { path: '/tmp' }; }, ['spec.volumes[0].emptyDir: Forbidden: may not specify more than 1 volume type']],
-    ['configMap volume', (p) => { p.spec.volumes.push({ name: 'cm', configMap: { name: 'x' } }); }, ['spec.volumes[1].configMap: Not supported']],
+    ['configMap volume', (p) => { p.spec.volumes.push({ name: 'cm', configMap: { name: 'x', items: [{ key: 'k', path: 'a/k', mode: 0o400 }], defaultMode: 0o644, optional: true } }); }, []],
+    ['configMap item path with ..', (p) => { p.spec.volumes.push({ name: 'cm', configMap: { name: 'x', items: [{ key: 'k', path: '../k' }] } }); }, ['spec.volumes[1].configMap.items[0].path: Invalid value: "../k": must not contain \'..\'']],
+    ['configMap without name, bad mode', (p) => { p.spec.volumes.push({ name: 'cm', configMap: { defaultMode: 0o1777 } }); }, ['spec.volumes[1].configMap.name: Required value', 'spec.volumes[1].configMap.defaultMode: Invalid value: 1023: must be a number between 0 and 0777 (octal), both inclusive']],
+    ['secret volume', (p) => { p.spec.volumes.push({ name: 's', secret: { secretName: 'x', items: [{ key: 'k', path: 'k' }] } }); }, []],
+    ['downwardAPI volume', (p) => { p.spec.volumes.push({ name: 'd', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'mem', resourceFieldRef: { containerName: 'web', resource: 'limits.memory' } }] } }); }, []],
+    ['downwardAPI bad fieldPath and no containerName', (p) => { p.spec.volumes.push({ name: 'd', downwardAPI: { items: [{ path: 'n', fieldRef: { fieldPath: 'spec.nodeName' } }, { path: 'm', resourceFieldRef: { resource: 'limits.memory' } }] } }); }, ['spec.volumes[1].downwardAPI.items[0].fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: "metadata.name", "metadata.namespace", "metadata.labels", "metadata.annotations", "metadata.uid"', 'spec.volumes[1].downwardAPI.items[1].resourceFieldRef.containerName: Required value']],
+    ['projected volume', (p) => { p.spec.volumes.push({ name: 'pr', projected: { defaultMode: 0o440, sources: [{ configMap: { name: 'c' } }, { secret: { name: 's' } }, { downwardAPI: { items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' } }] } }] } }); }, []],
+    ['projected serviceAccountToken', (p) => { p.spec.volumes.push({ name: 'pr', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }); }, ['spec.volumes[1].projected.sources[0].serviceAccountToken: Not supported: there is no apiserver on a lone node to sign or issue it']],
+    ['projected duplicate paths', (p) => { p.spec.volumes.push({ name: 'pr', projected: { sources: [{ configMap: { name: 'c', items: [{ key: 'a', path: 'x' }] } }, { secret: { name: 's', items: [{ key: 'b', path: 'x' }] } }] } }); }, ['spec.volumes[1].projected.sources[1].secret.items[0].path: Invalid value: "x": conflicting duplicate paths']],
     ['hostPath relative and with ..', (p) => { p.spec.volumes.push({ name: 'h', hostPath: { path: 'a/../b' } }); }, ['spec.volumes[1].hostPath.path: Invalid value: "a/../b": must be an absolute path', 'spec.volumes[1].hostPath.path: Invalid value: "a/../b": must not contain \'..\'']],
     ['hostPath without path', (p) => { p.spec.volumes.push({ name: 'h', hostPath: { type: 'Directory' } }); }, ['spec.volumes[1].hostPath.path: Required value']],
     ['bad hostPath type', (p) => { p.spec.volumes.push({ name: 'h', hostPath: { path: '/x', type: 'Pipe' } }); }, ['spec.volumes[1].hostPath.type: Unsupported value: "Pipe": supported values: "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"']],
@@ -159,7 +167,10 @@ describe('validatePod', () => {
     ['duplicate mountPath', (p) => { c0(p).volumeMounts.push({ name: 'data', mountPath: '/data', readOnly: true }); }, ['spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/data": must be unique']],
     ['relative mountPath', (p) => { c0(p).volumeMounts[0].mountPath = 'data'; }, ['spec.containers[0].volumeMounts[0].mountPath: Invalid value: "data": must be an absolute path']],
     ['missing mountPath', (p) => { delete c0(p).volumeMounts[0].mountPath; }, ['spec.containers[0].volumeMounts[0].mountPath: Required value']],
-    ['subPath', (p) => { c0(p).volumeMounts[0].subPath = 'x'; }, ['spec.containers[0].volumeMounts[0].subPath: Not supported']],
+    ['subPath', (p) => { c0(p).volumeMounts[0].subPath = 'x/y'; }, []],
+    ['subPathExpr', (p) => { c0(p).volumeMounts[0].subPathExpr = '$(POD_NAME)'; }, []],
+    ['subPath and subPathExpr', (p) => { c0(p).volumeMounts[0].subPath = 'x'; c0(p).volumeMounts[0].subPathExpr = 'y'; }, ['spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "y": subPathExpr and subPath are mutually exclusive']],
+    ['absolute subPath, subPath with ..', (p) => { c0(p).volumeMounts[0].subPath = '/x'; c0(p).volumeMounts.push({ name: 'data', mountPath: '/d2', subPath: 'a/../..' }); }, ['spec.containers[0].volumeMounts[0].subPath: Invalid value: "/x": must be a relative path', 'spec.containers[0].volumeMounts[1].subPath: Invalid value: "a/../..": must not contain \'..\'']],
     ['mountPropagation HostToContainer', (p) => { c0(p).volumeMounts[0].mountPropagation = 'HostToContainer'; }, []],
     ['bad mountPropagation', (p) => { c0(p).volumeMounts[0].mountPropagation = 'Shared'; }, ['spec.containers[0].volumeMounts[0].mountPropagation: Unsupported value: "Shared": supported values: "None", "HostToContainer", "Bidirectional"']],
     ['Bidirectional needs a privileged container', (p) => { c0(p).volumeMounts[0].mountPropagation = 'Bidirectional'; }, ['spec.containers[0].volumeMounts[0].mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers']],
@@ -258,7 +269,7 @@ describe('validatePodForNode', () => {
         containers: [{ name: 'a', image: 'i', livenessProbe: { exec: { command: ['true'] } } }],
       },
     } as never);
-    expect(kValidatedButNotYetRun).toEqual(['volumes[].emptyDir.medium', 'volumes[].emptyDir.sizeLimit']);
+    expect(kValidatedButNotYetRun).toEqual([]);
     expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([]);
     const hooked = applyPodDefaults({
       ...pod,
@@ -278,7 +289,7 @@ describe('validatePodForNode', () => {
 });
 
 describe('validatePodForNode refusals', () => {
-  it('refuses an emptyDir medium or sizeLimit (not run yet) naming each volume, and accepts a plain emptyDir', async () => {
+  it('accepts an emptyDir medium and sizeLimit now that the volume manager runs them (issue 12)', async () => {
     const { validatePodForNode } = await import('../../src/shared/validation.js');
     const { formatFieldError } = await import('../../src/shared/errors.js');
     const { applyPodDefaults } = await import('../../src/shared/defaults.js');
@@ -289,9 +300,6 @@ describe('validatePodForNode refusals', () => {
         volumes: [{ name: 'plain', emptyDir: {} }, { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }],
       },
     } as never);
-    expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([
-      'spec.volumes[1].emptyDir.medium: Not supported: not run by this version of kubelet-ts',
-      'spec.volumes[1].emptyDir.sizeLimit: Not supported: not run by this version of kubelet-ts',
-    ]);
+    expect(validatePodForNode(pod as never).map(formatFieldError)).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import { newAgent, type Agent } from '../../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { docker, removeLabeledContainers, waitFor } from './docker.js';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 
 /** The label every agent puts on its containers; tests clean up by it. */
 export const kNodeLabel = 'kubelet-ts.node-name';
@@ -100,6 +101,9 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
     async cleanup() {
       await node.agent.stop();
       await removeLabeledContainers(kNodeLabel, nodeName);
+      // A pod left running keeps its tmpfs volumes and subPath binds mounted (as the kubelet on stop):
+      // unmount them, or the removal stops at a busy mount point and leaves it behind.
+      await unmountUnder(base).catch(() => undefined);
       await rm(base, { recursive: true, force: true });
     },
   };

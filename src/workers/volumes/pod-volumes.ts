@@ -1,0 +1,180 @@
+/**
+ * Counterpart of the kubelet's volume manager as syncPod uses it (pkg/kubelet/volumemanager
+ * WaitForAttachAndMount, the reconciler's periodic remount of configMap/secret/downwardAPI/projected
+ * volumes) with the emptyDir plugin (pkg/volume/emptydir: tmpfs for `medium: Memory`, sized as
+ * calculateEmptyDirMemorySize) and the eviction manager's local-storage check of emptyDir
+ * `sizeLimit` (pkg/kubelet/eviction emptyDirLimitEviction). Runs at every sync of a pod, also the
+ * periodic one, so a changed ConfigMap, Secret or label reaches the files of a running container
+ * without a restart. Worker thread.
+ */
+import { lstat, mkdir, readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Container, Pod, Volume } from '../../shared/api.js';
+import { serializeError } from '../../shared/errors.js';
+import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
+import { parseQuantity } from '../../shared/quantity.js';
+import { assertSafeSegment, emptyDirPath, podDir, type ContainerConfigContext } from '../container-config.js';
+import { hasPayload, writePayload } from './atomic-writer.js';
+import { mountTmpfs } from './mount.js';
+import { volumePayload } from './payloads.js';
+
+/** The plugin directory names under `pods/{uid}/volumes/` (the kubelet's `kubernetes.io~…`). */
+const kPluginDirs = { configMap: 'kubernetes.io~configmap', secret: 'kubernetes.io~secret', downwardAPI: 'kubernetes.io~downward-api', projected: 'kubernetes.io~projected' } as const;
+
+/**
+ * apiVolumePath: the host directory of a configMap, secret, downwardAPI or projected volume,
+ * `{rootDir}/pods/{uid}/volumes/kubernetes.io~{plugin}/{name}`; null for other kinds. Pure.
+ */
+export function apiVolumePath(rootDir: string, uid: string, vol: Volume): string | null {
+  const kind = (Object.keys(kPluginDirs) as Array<keyof typeof kPluginDirs>).find((k) => vol[k]);
+  if (!kind) return null;
+  return path.join(podDir(rootDir, uid), 'volumes', kPluginDirs[kind], assertSafeSegment(vol.name, 'volume name'));
+}
+
+/** isMemoryBacked: the volume lives on a tmpfs — emptyDir `medium: Memory`, secret and projected (as the kubelet's wrappers). */
+export function isMemoryBacked(vol: Volume): boolean {
+  return vol.emptyDir?.medium === 'Memory' || vol.secret !== undefined || vol.projected !== undefined;
+}
+
+function memoryLimit(c: Container): number | undefined {
+  const q = (c.resources?.limits as Record<string, string | number> | undefined)?.memory;
+  if (q === undefined) return undefined;
+  try {
+    const n = parseQuantity(q, 'memory');
+    return n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * podMemoryLimitBytes: the pod's memory limit when every container has one (as resourcehelper
+ * PodLimits: the sum of the app containers' and sidecars' limits, at least the largest regular init
+ * container's); undefined when one container is unbounded. Pure.
+ */
+export function podMemoryLimitBytes(pod: Pod): number | undefined {
+  let sum = 0;
+  for (const c of pod.spec?.containers ?? []) {
+    const l = memoryLimit(c);
+    if (l === undefined) return undefined;
+    sum += l;
+  }
+  let initMax = 0;
+  for (const c of pod.spec?.initContainers ?? []) {
+    const l = memoryLimit(c);
+    if (l === undefined) return undefined;
+    if (c.restartPolicy === 'Always') sum += l;
+    else initMax = Math.max(initMax, l);
+  }
+  return Math.max(sum, initMax);
+}
+
+/**
+ * memoryVolumeSizeBytes, as emptydir calculateEmptyDirMemorySize (SizeMemoryBackedVolumes): the
+ * node's memory, lowered to the pod's memory limit when it has one, lowered to the volume's
+ * `emptyDir.sizeLimit` when set and positive. Bytes. Pure apart from os.totalmem().
+ */
+export function memoryVolumeSizeBytes(pod: Pod, vol: Volume, nodeMemoryBytes = os.totalmem()): number {
+  let size = nodeMemoryBytes;
+  const podLimit = podMemoryLimitBytes(pod);
+  if (podLimit !== undefined && podLimit < size) size = podLimit;
+  const sl = vol.emptyDir?.sizeLimit;
+  if (sl !== undefined && sl !== null) {
+    const n = parseQuantity(sl as string | number, 'sizeLimit');
+    if (n > 0 && n < size) size = n;
+  }
+  return size;
+}
+
+/**
+ * diskUsageBytes: the bytes the files below `dir` take on disk (st_blocks × 512, as `du`), links
+ * not followed, other filesystems not entered; stops counting after `maxEntries` entries. Never throws.
+ */
+export async function diskUsageBytes(dir: string, maxEntries = 100_000): Promise<number> {
+  let total = 0;
+  let seen = 0;
+  const root = await lstat(dir).catch(() => null);
+  if (!root) return 0;
+  const walk = async (d: string): Promise<void> => {
+    const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      if (++seen > maxEntries) return;
+      const p = path.join(d, e.name);
+      const st = await lstat(p).catch(() => null);
+      if (!st) continue;
+      total += st.blocks * 512;
+      if (st.isDirectory() && st.dev === root.dev) await walk(p);
+    }
+  };
+  await walk(dir);
+  return total;
+}
+
+/** What setUpPodVolumes did. */
+export interface PodVolumesResult {
+  /** Volumes not set up yet, by name, with the FailedMount message: no container may start. */
+  unmounted: Record<string, string>;
+  /** FailedMount events (also for a remount that failed on a volume that was set up before). */
+  events: PodEventRecord[];
+  /** Set when a disk emptyDir is over its sizeLimit: the eviction message (the pod is to be evicted). */
+  evictMessage?: string;
+}
+
+/**
+ * setUpPodVolumes sets up and refreshes the pod's volumes, as the volume manager before syncPod
+ * starts containers and its reconciler afterwards: emptyDir directories (tmpfs of
+ * memoryVolumeSizeBytes for `medium: Memory`); configMap, secret, downwardAPI and projected
+ * volumes written by the AtomicWriter (secret and projected on a tmpfs, never on disk), rewritten
+ * when their content changed; then the disk emptyDirs with a `sizeLimit` are measured and one
+ * over its limit yields `evictMessage` (`Usage of EmptyDir volume "x" exceeds the limit "1Mi".`).
+ * A volume that fails is reported with `MountVolume.SetUp failed for volume "x" : …` (a FailedMount
+ * event); it blocks the pod's containers only when it was never set up (a running container keeps
+ * the last good files). Idempotent. Never throws for a volume's failure.
+ */
+export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | undefined, ctx: ContainerConfigContext): Promise<PodVolumesResult> {
+  const uid = pod.metadata?.uid ?? '';
+  const out: PodVolumesResult = { unmounted: {}, events: [] };
+  const fsGroup = (pod.spec?.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
+  const volumes = pod.spec?.volumes ?? [];
+  for (const [i, vol] of volumes.entries()) {
+    const field = `spec.volumes[${i}]`;
+    let dir: string | null = null;
+    try {
+      if (vol.emptyDir) {
+        dir = emptyDirPath(ctx.rootDir, uid, vol.name);
+        await mkdir(dir, { recursive: true, mode: 0o777 });
+        if (vol.emptyDir.medium === 'Memory') await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o777);
+        continue;
+      }
+      dir = apiVolumePath(ctx.rootDir, uid, vol);
+      if (!dir) continue;
+      const payload = volumePayload(vol, pod, objects, ctx, field);
+      if (!payload) continue;
+      await mkdir(dir, { recursive: true, mode: 0o755 });
+      if (isMemoryBacked(vol)) await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o755);
+      await writePayload(dir, payload, fsGroup === undefined ? {} : { fsGroup });
+    } catch (err) {
+      const message = `MountVolume.SetUp failed for volume ${JSON.stringify(vol.name)} : ${serializeError(err).message}`;
+      out.events.push({ type: 'Warning', reason: 'FailedMount', message });
+      if (vol.emptyDir || !dir || !(await hasPayload(dir))) out.unmounted[vol.name] = message;
+    }
+  }
+  for (const vol of volumes) {
+    const sl = vol.emptyDir?.sizeLimit;
+    if (!vol.emptyDir || vol.emptyDir.medium === 'Memory' || sl === undefined || sl === null) continue;
+    let limit: number;
+    try {
+      limit = parseQuantity(sl as string | number, 'sizeLimit');
+    } catch {
+      continue;
+    }
+    if (!(limit > 0)) continue; // a positive limit only, as emptyDirLimitEviction
+    const used = await diskUsageBytes(emptyDirPath(ctx.rootDir, uid, vol.name));
+    if (used > limit) {
+      out.evictMessage = `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(sl))}.`;
+      break;
+    }
+  }
+  return out;
+}
