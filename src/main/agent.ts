@@ -80,6 +80,8 @@ export interface Agent {
   /** The pods with their status, as GET /pods answers. */
   listPods(): Pod[];
   readonly statusManager: StatusManager;
+  /** The ConfigMaps and Secrets of every source (config/object-store.ts). */
+  readonly objects: ObjectStore;
   readonly podManager: PodManager;
   /** The pod workers' lifecycle queries (after start): which pods are terminating, terminal, being removed. */
   readonly podWorkers: Pick<PodWorkers, 'isPodTerminationRequested' | 'isPodTerminal' | 'shouldPodContentBeRemoved'>;
