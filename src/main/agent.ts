@@ -270,7 +270,7 @@ class AgentImpl implements Agent {
     }
     if (o.etcdServers.length > 0) {
       this.#etcd = newEtcdCluster(o, {
-        logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u),
+        logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u), onObjects: (u) => this.handleObjectUpdate(u),
         recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.#nodeApi.getNode(),
       });
       await this.#etcd.start();

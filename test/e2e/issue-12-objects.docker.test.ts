@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { docker, waitFor } from '../support/docker.js';
 import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { useEtcd } from '../support/etcd.js';
+import { etcdKeys } from '../../src/main/etcd/client.js';
 
 const kWaitMs = 60_000;
 const secretValue = `s3cr3t-${randomBytes(6).toString('hex')}`;
@@ -159,5 +161,30 @@ spec:
       expect(t).not.toContain(secretValue);
       expect(t).not.toContain(b64(secretValue));
     }
+  });
+});
+
+describe.skipIf(!inject('dockerAvailable'))('issue 12: ConfigMaps and Secrets from etcd', { timeout: 90_000 }, () => {
+  // First, so that its afterAll (deleting the prefix, closing the admin client) runs after ours.
+  const etcd = useEtcd();
+  const prefix = etcd.prefix('objects');
+  let node: TestNode;
+  beforeAll(async () => {
+    node = await startTestNode({ etcdServers: etcd.servers, etcdPrefix: prefix, podManifestPath: '' } as never);
+  }, 60_000);
+  afterAll(async () => {
+    await node?.cleanup();
+  });
+
+  it('a pod from etcd waits on a ConfigMap missing under {prefix}/configmaps/, then runs with it; a Secret under {prefix}/secrets/ is read too', async () => {
+    const keys = etcdKeys(prefix);
+    await etcd.admin.put(`${prefix}/secrets/default/etcd-secret`).value(JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'etcd-secret' }, data: { S: b64('from-etcd') } })).exec();
+    await etcd.admin.put(keys.pod(node.nodeName, 'default', 'etcd-env')).value(JSON.stringify(printer('etcd-env', 'echo "C=$C S=$S"', {
+      env: [{ name: 'C', valueFrom: { configMapKeyRef: { name: 'etcd-config', key: 'C' } } }, { name: 'S', valueFrom: { secretKeyRef: { name: 'etcd-secret', key: 'S' } } }],
+    }))).exec();
+    await intakePod(node, 'etcd-env', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.message === 'configmap "etcd-config" not found');
+    await etcd.admin.put(`${prefix}/configmaps/default/etcd-config`).value(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'etcd-config' }, data: { C: 'watched' } })).exec();
+    await intakePod(node, 'etcd-env', succeeded);
+    expect((await (await node.api('/containerLogs/default/etcd-env/main')).text()).trim()).toBe('C=watched S=from-etcd');
   });
 });
