@@ -82,6 +82,8 @@ export interface Agent {
   /** The pods with their status, as GET /pods answers. */
   listPods(): Pod[];
   readonly statusManager: StatusManager;
+  /** The ConfigMaps and Secrets of every source (config/object-store.ts). */
+  readonly objects: ObjectStore;
   readonly podManager: PodManager;
   /** The pod workers' lifecycle queries (after start): which pods are terminating, terminal, being removed. */
   readonly podWorkers: Pick<PodWorkers, 'isPodTerminationRequested' | 'isPodTerminal' | 'shouldPodContentBeRemoved'>;
@@ -275,7 +277,7 @@ class AgentImpl implements Agent {
     }
     if (o.etcdServers.length > 0) {
       this.#etcd = newEtcdCluster(o, {
-        logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u),
+        logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u), onObjects: (u) => this.handleObjectUpdate(u),
         recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.#nodeApi.getNode(),
       });
       await this.#etcd.start();

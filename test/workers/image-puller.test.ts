@@ -117,3 +117,23 @@ describe('image puller with IfNotPresent', () => {
     }
   });
 });
+
+describe('pullSecretAuths (imagePullSecrets, credentialprovider/secrets)', () => {
+  it('takes the dockerconfigjson entry for the image\'s registry, names the missing and the unusable ones', async () => {
+    const { pullSecretAuths } = await import('../../src/workers/image-puller.js');
+    const cfg = (host: string) => Buffer.from(JSON.stringify({ auths: { [host]: { auth: Buffer.from('u:p').toString('base64') } } })).toString('base64');
+    const pod = { spec: { containers: [], imagePullSecrets: [{ name: 'gone' }, { name: 'other-reg' }, { name: 'ok' }, { name: 'opaque' }] } } as never;
+    const objects = {
+      configMaps: {},
+      secrets: {
+        gone: null,
+        'other-reg': { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': cfg('elsewhere:5000') } },
+        ok: { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': cfg('127.0.0.1:5056') } },
+        opaque: { type: 'Opaque', data: { x: 'eA==' } },
+      },
+    } as never;
+    expect(pullSecretAuths(pod, objects, '127.0.0.1:5056/kubelet-ts/busybox:1.35')).toEqual({
+      auths: [{ username: 'u', password: 'p', serveraddress: '127.0.0.1:5056' }], missing: ['gone'], invalid: ['opaque'],
+    });
+  });
+});

@@ -16,7 +16,7 @@ describe('manifest.worker loadStaticPods', () => {
   it('answers without a bootstrap, with the pods of loadStaticPods and their content hashes', async () => {
     const r = await decodeManifest(task());
     const expected = loadStaticPods(text, { nodeName: 'Node-A', source: 'file', origin, seenAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) });
-    expect(r).toEqual({ ok: true, kind: 'loadStaticPods', value: { pods: expected, contentHashes: expected.map(staticPodContentHash) } });
+    expect(r).toEqual({ ok: true, kind: 'loadStaticPods', value: { pods: expected, contentHashes: expected.map(staticPodContentHash), objects: [] } });
     expect(expected.map((p) => p.metadata?.name)).toEqual(['web-node-a', 'db-node-a']);
   });
 

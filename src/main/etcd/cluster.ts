@@ -12,6 +12,8 @@ import type { PodEventRecord } from '../../shared/messages.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import type { AgentOptions } from '../agent-options.js';
 import { newEtcdSource, type EtcdSource } from '../config/source-etcd.js';
+import { newEtcdObjectSource } from '../config/source-etcd-objects.js';
+import type { ConfigObjectUpdate } from '../config/object-store.js';
 import { newNodeLease, type NodeLease } from '../node/node-lease.js';
 import { buildNode as buildNodeObject, gatherNodeFacts, kubeletTsVersion } from '../node/node-status.js';
 import { newEtcdStatusWriter, type EtcdStatusWriter } from '../status/etcd-status-writer.js';
@@ -41,6 +43,8 @@ export interface EtcdClusterDeps {
   listPods(): Pod[];
   /** Where the etcd source's updates go (the agent's PodConfig merge). */
   onUpdate(update: PodUpdate): void;
+  /** Receives the ConfigMaps and Secrets under `{prefix}/configmaps/` and `{prefix}/secrets/` (source `etcd`); absent = not read. */
+  onObjects?(update: ConfigObjectUpdate): void;
   /** Records an event against a pod (bad values in etcd are reported this way). */
   recordEvent(pod: Pod, event: PodEventRecord): void;
   /**
@@ -99,6 +103,9 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
       statusWriter.writeProblem(p.namespace, p.name, p.message);
     },
   });
+  const objectSource = deps.onObjects
+    ? newEtcdObjectSource({ client, prefix: o.etcdPrefix, logger: log.child({ component: 'etcd-objects' }), onObjects: (u) => deps.onObjects!(u) })
+    : undefined;
   let previousNode: Node | undefined;
   const buildNode = deps.buildNode ?? (async () => (previousNode = buildNodeObject({
     nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletTsVersion(),
@@ -117,6 +124,8 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
       statusWriter.start();
       // Registration must not hold up the pods: it retries in the background when etcd is down.
       void nodeLease?.start();
+      // The objects first, so that the pods' first syncs find them.
+      await objectSource?.start();
       await source.start();
     },
     async stop() {
@@ -124,6 +133,7 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
       stopped = true;
       await nodeLease?.stop();
       await source.stop();
+      await objectSource?.stop();
       await statusWriter.stop();
       client.close();
     },
