@@ -50,6 +50,7 @@ import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
+import { detectHostSecurity } from './pod/security-admission.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
 
@@ -190,6 +191,7 @@ class AgentImpl implements Agent {
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
       get podWorkers() { return podWorkers; },
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
+      security: detectHostSecurity(o.allowedUnsafeSysctls),
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
     });
     const syncer = newPodSyncer({

@@ -7,16 +7,17 @@
 import { parseQuantity, quantityError } from './quantity.js';
 import { dns1123LabelErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
 import { child, ErrorList, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
+import { validateContainerSecurityContext } from './security-context.js';
 
 /**
- * Container fields kubelet-ts implements. Anything else (securityContext, stdin, stdinOnce, tty,
+ * Container fields kubelet-ts implements (securityContext: security-context.ts's fields). Anything else (stdin, stdinOnce, tty,
  * envFrom, volumeDevices, resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
  * allowed on init containers only, with the value `Always` (a sidecar).
  */
 export const kSupportedContainerFields: readonly string[] = [
   'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'resources', 'volumeMounts',
   'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
-  'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy',
+  'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy', 'securityContext',
 ];
 /** ContainerPort fields kubelet-ts implements (hostIP is not). */
 export const kSupportedContainerPortFields: readonly string[] = ['name', 'containerPort', 'hostPort', 'protocol'];
@@ -105,6 +106,7 @@ function validateContainer(el: ErrorList, path: string, c: Obj, init: boolean, c
   validateEnv(el, child(path, 'env'), c.env, ctx);
   validateResources(el, child(path, 'resources'), c.resources);
   validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx);
+  validateContainerSecurityContext(el, child(path, 'securityContext'), c.securityContext);
 
   const rpPath = child(path, 'restartPolicy');
   const restartPolicy = el.str(rpPath, c.restartPolicy);

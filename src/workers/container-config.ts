@@ -13,6 +13,7 @@ import { expand, mappingFor } from '../shared/expansion.js';
 import { parseQuantity } from '../shared/quantity.js';
 import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
 import type { ContainerCreateSpec } from './runtime/runtime.js';
+import { containerSecurityConfig, setVolumeOwnership, type DockerSecurityConfig } from './security-context.js';
 
 /** What a container's config depends on besides its spec. */
 export interface ContainerConfigContext {
@@ -24,6 +25,8 @@ export interface ContainerConfigContext {
   hostIp: string;
   /** The sandbox the container joins (`container:<id>` namespaces). */
   sandboxId: string;
+  /** The image's configured user (Docker `Config.User`; '' or absent = unset, i.e. root): for runAsNonRoot and runAsGroup. */
+  imageUser?: string;
 }
 
 /** kubelet's CPU period for CFS quota, microseconds. */
@@ -223,7 +226,8 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
 /**
  * makeMounts returns Docker binds (`host:container[:ro]`) for the container's volumeMounts,
  * preparing the host side: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
- * (created, mode 0777); hostPath → checked or created by its `type`. A subPath is joined below the
+ * (created, mode 0777; with the pod's fsGroup, group-owned by it with setgid, as SetVolumeOwnership);
+ * hostPath → checked or created by its `type` (never chowned, as the kubelet). A subPath is joined below the
  * volume (and created for emptyDir). Idempotent.
  * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
  * failed hostPath check, subPath escaping the volume).
@@ -241,6 +245,8 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
       hostPath = emptyDirPath(rootDir, uid, vol.name);
       await mkdir(hostPath, { recursive: true });
       await chmod(hostPath, 0o777);
+      const fsGroup = pod.spec?.securityContext?.fsGroup;
+      if (fsGroup !== undefined) await setVolumeOwnership(hostPath, fsGroup, pod.spec?.securityContext?.fsGroupChangePolicy);
       isEmptyDir = true;
     } else if (vol.hostPath) {
       hostPath = vol.hostPath.path;
@@ -262,16 +268,19 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
 /**
  * buildSandboxSpec: the sandbox (pause) container of `pod`, attempt `attempt` (dockershim
  * makeSandboxDockerConfig): network `none` (or `host` with hostNetwork), hostname = pod name
- * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID.
+ * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID;
+ * `security`: the pod-level user, groups, seccomp and sysctls (security-context.ts sandboxSecurityConfig).
  */
-export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string): ContainerCreateSpec {
+export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string, security?: DockerSecurityConfig): ContainerCreateSpec {
   const spec = pod.spec;
   return {
     name: buildSandboxName(pod, attempt),
     image,
     labels: sandboxLabels(pod, nodeName, attempt),
     hostname: spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63),
+    user: security?.user,
     hostConfig: {
+      ...security?.hostConfig,
       networkMode: spec?.hostNetwork ? 'host' : 'none',
       ipcMode: spec?.hostIPC ? 'host' : 'shareable',
       pidMode: spec?.hostPID ? 'host' : undefined,
@@ -283,7 +292,9 @@ export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, im
  * buildContainerSpec: the Docker create spec of spec container `index` (generateContainerConfig):
  * Entrypoint = command, Cmd = args (`$(VAR)` expanded), env, working dir, exposed ports, binds,
  * namespaces joined from the sandbox, memory/CPU limits and CPU shares, labels with `hash` and
- * `restartCount` (also the name's attempt). Prepares volume directories (see makeMounts).
+ * `restartCount` (also the name's attempt), and the securityContext's Docker settings
+ * (containerSecurityConfig: user, groups, privileged, read-only root, capabilities, seccomp…,
+ * after the runAsNonRoot check). Prepares volume directories (see makeMounts).
  * `init`: `index` is in `spec.initContainers` (field paths say so).
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
@@ -292,6 +303,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
   const field = init ? `spec.initContainers[${index}]` : `spec.containers[${index}]`;
   const env = makeEnvironmentVariables(pod, container, ctx, field);
   const { command, args } = expandCommand(container, env);
+  const security = await containerSecurityConfig(pod, container, ctx.imageUser ?? '', ctx.rootDir, field);
   const binds = await makeMounts(pod, container, ctx.rootDir, field);
   if (container.terminationMessagePath) {
     // The termination message file (kubelet makeMounts): created empty, writable by any user.
@@ -323,6 +335,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
     cmd: args,
     env: env.map(([k, v]) => `${k}=${v}`),
     workingDir: container.workingDir,
+    user: security.user,
     // No ExposedPorts: Docker refuses them on a container that joins another's network
     // (`container:<sandbox>`); as with dockershim, ports belong to the sandbox, and with network
     // none or host there is nothing to publish.
@@ -330,6 +343,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
     openStdin: container.stdin === true,
     stdinOnce: container.stdinOnce === true,
     hostConfig: {
+      ...security.hostConfig,
       networkMode: join,
       ipcMode: spec.hostIPC ? 'host' : join,
       pidMode: spec.hostPID ? 'host' : spec.shareProcessNamespace ? join : undefined,

@@ -11,6 +11,7 @@ import { podFields, type Logger } from '../shared/logging.js';
 import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
 import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec } from './container-config.js';
+import { sandboxSecurityConfig } from './security-context.js';
 import { killRuntimePod, removeContainers, stopContainers, type StopOptions } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
@@ -159,7 +160,7 @@ class PodSync {
     const image = this.deps.podInfraContainerImage;
     try {
       if (!(await this.ensureImage(image, 'IfNotPresent', 'POD'))) return '';
-      const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image);
+      const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image, await sandboxSecurityConfig(this.pod, this.deps.rootDir));
       failpoint('before-sandbox-create');
       const id = await this.create(spec);
       this.changed = true;
@@ -198,13 +199,17 @@ class PodSync {
     if (!(await this.ensureImage(image, pullPolicyOf(container), c.name, fieldPath))) return;
     let spec: ContainerCreateSpec;
     try {
+      // The image's user, for runAsNonRoot and a runAsGroup without runAsUser (kuberuntime getImageUser).
+      const imageUser = container.securityContext || this.pod.spec?.securityContext ? (await this.deps.runtime.imageExists(image))?.user ?? '' : '';
       spec = await buildContainerSpec(this.pod, c.index, c.hash, c.restartCount, image, {
         nodeName: this.deps.nodeName,
         rootDir: this.deps.rootDir,
         hostIp: this.task.hostIp,
         sandboxId,
+        imageUser,
       }, c.init === true);
     } catch (err) {
+      if (isUnavailable(err)) throw err;
       return fail('CreateContainerConfigError', serializeError(err).message);
     }
     let id: string;

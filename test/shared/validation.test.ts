@@ -149,8 +149,10 @@ describe('validatePod', () => {
     // unsupported fields
     ['spec.affinity', (p) => { p.spec.affinity = { nodeAffinity: {} }; }, ['spec.affinity: Not supported']],
     ['container stdin', (p) => { c0(p).stdin = true; }, ['spec.containers[0].stdin: Not supported']],
-    ['container securityContext', (p) => { c0(p).securityContext = { privileged: true }; }, ['spec.containers[0].securityContext: Not supported']],
-    ['pod securityContext fields', (p) => { p.spec.securityContext = { runAsUser: 1000 }; }, ['spec.securityContext.runAsUser: Not supported']],
+    ['container securityContext (run since issue #12)', (p) => { c0(p).securityContext = { privileged: true }; }, []],
+    ['pod securityContext fields (run since issue #12)', (p) => { p.spec.securityContext = { runAsUser: 1000 }; }, []],
+    ['container securityContext typo', (p) => { c0(p).securityContext = { runAsUsr: 1000 }; }, ['spec.containers[0].securityContext.runAsUsr: Not supported']],
+    ['pod securityContext seLinuxChangePolicy', (p) => { p.spec.securityContext = { seLinuxChangePolicy: 'Recursive' }; }, ['spec.securityContext.seLinuxChangePolicy: Not supported']],
     ['a top-level typo', (p) => { p.sepc = { hostNetwork: true }; p.spec.containers[0].imagee = 'x'; }, ['sepc: Not supported', 'spec.containers[0].imagee: Not supported']],
     ['zero values of unsupported fields are tolerated', (p) => { Object.assign(c0(p), { stdin: false, tty: false, envFrom: [], securityContext: {} }); p.spec.hostPID = false; }, []],
     ['status is ignored', (p) => { p.status = { phase: 'Bogus' }; }, []],
