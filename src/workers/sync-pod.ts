@@ -12,6 +12,7 @@ import type { PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '.
 import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec } from './container-config.js';
 import { sandboxSecurityConfig } from './security-context.js';
+import { effectiveSecurityContext } from '../shared/security-context.js';
 import { killRuntimePod, removeContainers, stopContainers, type StopOptions } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
@@ -200,7 +201,9 @@ class PodSync {
     let spec: ContainerCreateSpec;
     try {
       // The image's user, for runAsNonRoot and a runAsGroup without runAsUser (kuberuntime getImageUser).
-      const imageUser = container.securityContext || this.pod.spec?.securityContext ? (await this.deps.runtime.imageExists(image))?.user ?? '' : '';
+      const sc = effectiveSecurityContext(this.pod, container);
+      const needsImageUser = sc.runAsNonRoot === true || (sc.runAsGroup !== undefined && sc.runAsUser === undefined);
+      const imageUser = needsImageUser ? (await this.deps.runtime.imageExists(image))?.user ?? '' : '';
       spec = await buildContainerSpec(this.pod, c.index, c.hash, c.restartCount, image, {
         nodeName: this.deps.nodeName,
         rootDir: this.deps.rootDir,

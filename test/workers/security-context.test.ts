@@ -120,3 +120,16 @@ describe('security admission (sysctl allow-list, AppArmor, SELinux)', () => {
     expect(checkAllowedUnsafeSysctls(['kernel.*'])).toMatch(/not known to be namespaced/);
   });
 });
+
+describe('sandboxHash and the pod securityContext', () => {
+  it('is unchanged for a pod without pod-level security settings, and changes with its sysctls or user', async () => {
+    const { sandboxHash } = await import('../../src/workers/labels.js');
+    const { stableHash } = await import('../../src/shared/hash.js');
+    const plain = mkPod([{ name: 'a', image: 'i' }], { securityContext: {} });
+    expect(sandboxHash(plain)).toBe(stableHash({ hostNetwork: false, hostIPC: false, hostPID: false }, 8));
+    expect(sandboxHash(mkPod([{ name: 'a', image: 'i' }], { securityContext: { supplementalGroups: [] } }))).toBe(sandboxHash(plain));
+    const sysctl = mkPod([{ name: 'a', image: 'i' }], { securityContext: { sysctls: [{ name: 'kernel.shm_rmid_forced', value: '1' }] } });
+    const user = mkPod([{ name: 'a', image: 'i' }], { securityContext: { runAsUser: 7 } });
+    expect(new Set([sandboxHash(plain), sandboxHash(sysctl), sandboxHash(user)]).size).toBe(3);
+  });
+});
