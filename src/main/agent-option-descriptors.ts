@@ -219,7 +219,7 @@ export const kAgentOptionDescriptors = {
     check: (l, v) => {
       if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) failOption(l, 'must be a list of sysctl names or patterns', v);
       const bad = checkAllowedUnsafeSysctls(v as string[]);
-      if (bad) failOption(l, bad.replace(/^--allowed-unsafe-sysctls: /, ''), v);
+      if (bad) failOption(l, `must list namespaced sysctls only (${bad.replace(/^--allowed-unsafe-sysctls: the sysctl /, '')})`, v);
       return [...(v as string[])];
     },
     help: 'Comma-separated unsafe sysctls or patterns (ending in *) pods may set besides the safe ones',
