@@ -15,6 +15,7 @@ import { parseQuantity, quantityError } from './quantity.js';
 import { kAllVolumeSourceFields } from './defaults.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
+import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 import { appArmorFromAnnotation, kAppArmorAnnotationPrefix, rejectUnrunnableSecurity, validatePodSecurityContext } from './security-context.js';
 
@@ -40,6 +41,7 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
  * by validatePodForNode (no per-pod user namespace with Docker).
  */
 export const kSupportedPodSpecFields: readonly string[] = [
+  ...kSchedulingPodSpecFields,
   'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
   'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets', 'hostUsers',
@@ -212,6 +214,7 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   el.bool(child(path, 'hostUsers'), spec.hostUsers);
   validatePodSecurityContext(el, child(path, 'securityContext'), spec.securityContext, { hostNetwork, hostIPC: spec.hostIPC === true });
   validateTolerations(el, child(path, 'tolerations'), spec.tolerations);
+  validateSchedulingFields(el, path, spec);
 }
 
 /**
@@ -241,7 +244,11 @@ function validateVolumes(el: ErrorList, path: string, v: unknown): Set<string> {
     const p = index(path, i);
     const vol = el.obj(p, raw);
     if (!vol) return;
-    el.checkFields(p, vol, kSupportedVolumeFields);
+    // No PersistentVolume controller binds a claim on a lone node: refused with the reason.
+    if (vol.persistentVolumeClaim !== undefined && vol.persistentVolumeClaim !== null) {
+      el.notSupported(child(p, 'persistentVolumeClaim'), 'there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir');
+    }
+    el.checkFields(p, vol, kSupportedVolumeFields, ['persistentVolumeClaim']);
     const namePath = child(p, 'name');
     const name = el.str(namePath, vol.name);
     if (!name) el.required(namePath);
