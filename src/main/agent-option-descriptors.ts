@@ -11,6 +11,7 @@ import { isQualifiedName, isValidLabelValue } from '../shared/names.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseFakeFailureRates, parseFakeLatencies } from '../shared/fake-runtime-tuning.js';
 import { parseQuantity, quantityError } from '../shared/quantity.js';
+import { checkAllowedUnsafeSysctls } from './pod/security-admission.js';
 import {
   boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, positiveNumber, str, type OptionCheck,
 } from './agent-option-checks.js';
@@ -244,6 +245,21 @@ export const kAgentOptionDescriptors = {
   }),
   /** Most pods this node admits (`--max-pods`, 110). */
   maxPods: option({ flag: 'max-pods', parse: 'number', config: { field: 'maxPods' }, default: 110, check: integerIn(1, Number.MAX_SAFE_INTEGER), help: 'Number of pods this node can run' }),
+  /**
+   * Unsafe sysctls pods may set beyond the kubelet's safe set (`--allowed-unsafe-sysctls`,
+   * allowedUnsafeSysctls): names or `prefix*` patterns, each of a namespaced sysctl (net.*, the IPC
+   * ones); the rest are refused at admission with `SysctlForbidden`.
+   */
+  allowedUnsafeSysctls: option<string[]>({
+    flag: 'allowed-unsafe-sysctls', parse: 'list', config: { field: 'allowedUnsafeSysctls' }, default: [],
+    check: (l, v) => {
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) failOption(l, 'must be a list of sysctl names or patterns', v);
+      const bad = checkAllowedUnsafeSysctls(v as string[]);
+      if (bad) failOption(l, `must list namespaced sysctls only (${bad.replace(/^--allowed-unsafe-sysctls: the sysctl /, '')})`, v);
+      return [...(v as string[])];
+    },
+    help: 'Comma-separated unsafe sysctls or patterns (ending in *) pods may set besides the safe ones',
+  }),
   /** Dead containers kept per container for logs (`--maximum-dead-containers-per-container`, 1). */
   maximumDeadContainersPerContainer: option({
     flag: 'maximum-dead-containers-per-container', parse: 'number', default: 1, check: integerIn(0, Number.MAX_SAFE_INTEGER), help: 'Stopped instances kept per container',

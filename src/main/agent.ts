@@ -54,6 +54,7 @@ import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
+import { detectHostSecurity } from './pod/security-admission.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
 import { parseQuantity } from '../shared/quantity.js';
@@ -209,6 +210,7 @@ class AgentImpl implements Agent {
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
       get podWorkers() { return podWorkers; },
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
+      security: detectHostSecurity(o.allowedUnsafeSysctls),
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
     });

@@ -1,6 +1,7 @@
 // Counterpart of the apiserver's path routing (go-restful WebService routes): path patterns to handlers.
 import type { AgentHost } from './agent-host.js';
 import type { HttpReply } from './reply.js';
+import type { TokenUser } from './auth.js';
 
 /**
  * HttpRequestInfo: what a handler may know of a request. server.ts copies it out of the uWS
@@ -24,6 +25,8 @@ export interface RouteContext {
   params: Record<string, string>;
   /** The request body of POST/PUT/PATCH/DELETE, read in full and within the size limit by server.ts. */
   body?: Buffer;
+  /** The authenticated user (auth.ts checkAccess); undefined when the server runs without auth (in-process tests). */
+  user?: TokenUser;
 }
 
 /** RouteHandler: answers one request; may be async (server.ts guards with onAborted and corks). */

@@ -285,7 +285,7 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
       const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
       if (wantsBody && !hasBody) {
         try {
-          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0) });
+          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user });
         } catch (err) {
           reply = internalError(logger, req, err);
         }
@@ -299,13 +299,13 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
         reply = readBody(res, limits.maxRequestBodyBytes, limits.bodyTimeoutMs, state).then(
           (body) => {
             state.bodyPending = false;
-            return match.handler({ host, req, params: match.params, body });
+            return match.handler({ host, req, params: match.params, body, user: access.user });
           },
           (err: unknown) => (isStatus(err) ? statusReply(err) : Promise.reject(err)),
         );
       } else {
         try {
-          reply = match.handler({ host, req, params: match.params });
+          reply = match.handler({ host, req, params: match.params, user: access.user });
         } catch (err) {
           reply = internalError(logger, req, err);
         }

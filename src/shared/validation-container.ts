@@ -8,17 +8,18 @@ import { parseQuantity, quantityError } from './quantity.js';
 import { configKeyErrors } from './config-objects.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
 import { child, ErrorList, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
+import { validateContainerSecurityContext } from './security-context.js';
 
 /**
- * Container fields kubelet-ts implements. Anything else (securityContext, volumeDevices,
- * resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
+ * Container fields kubelet-ts implements (securityContext: security-context.ts's fields). Anything
+ * else (volumeDevices, resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
  * allowed on init containers only, with the value `Always` (a sidecar).
  */
 export const kSupportedContainerFields: readonly string[] = [
   'stdin', 'stdinOnce', 'tty',
   'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'envFrom', 'resources', 'volumeMounts',
   'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
-  'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy',
+  'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy', 'securityContext',
 ];
 /** ContainerPort fields kubelet-ts implements (hostIP is not). */
 export const kSupportedContainerPortFields: readonly string[] = ['name', 'containerPort', 'hostPort', 'protocol'];
@@ -134,6 +135,7 @@ function validateContainer(el: ErrorList, path: string, c: Obj, init: boolean, c
   validateEnvFrom(el, child(path, 'envFrom'), c.envFrom);
   validateResources(el, child(path, 'resources'), c.resources);
   validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx, isObj(c.securityContext) && c.securityContext.privileged === true);
+  validateContainerSecurityContext(el, child(path, 'securityContext'), c.securityContext);
   for (const f of ['stdin', 'stdinOnce', 'tty']) el.bool(child(path, f), c[f]);
 
   const rpPath = child(path, 'restartPolicy');

@@ -18,6 +18,7 @@ import { validateRuntimeLimits } from './validation-runtime-limits.js';
 import { kSupportedPodSandboxFields, rejectForeignOS, validatePodSandboxFields } from './validation-sandbox.js';
 import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
+import { appArmorFromAnnotation, kAppArmorAnnotationPrefix, rejectUnrunnableSecurity, validatePodSecurityContext } from './security-context.js';
 
 export {
   kSupportedContainerFields, kSupportedContainerPortFields, kSupportedEnvVarFields, kSupportedEnvVarSourceFields,
@@ -37,13 +38,14 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
 /**
  * PodSpec fields kubelet-ts implements. `tolerations` is accepted (and its shape validated) but
  * ignored: on a single node without taints-based eviction it has no effect. `securityContext`
- * must be empty. `priority` is recorded only.
+ * holds security-context.ts's fields. `priority` is recorded only. `hostUsers: false` is refused
+ * by validatePodForNode (no per-pod user namespace with Docker).
  */
 export const kSupportedPodSpecFields: readonly string[] = [
   ...kSchedulingPodSpecFields,
   'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
-  'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets',
+  'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets', 'hostUsers',
   ...kSupportedPodSandboxFields,
 ];
 export { kSupportedVolumeFields, kSupportedProjectionFields } from './validation-volumes.js';
@@ -72,6 +74,7 @@ export function validatePod(pod: Pod): FieldError[] {
   const spec = el.obj('spec', p.spec);
   if (!spec) el.required('spec');
   else validatePodSpec(el, 'spec', spec);
+  if (meta && spec) validateAppArmorAnnotations(el, meta, spec);
   return el.errors;
 }
 
@@ -88,6 +91,7 @@ export function validatePodForNode(pod: Pod): FieldError[] {
   if (isObj(spec)) {
     rejectNotYetRun(el, spec);
     rejectForeignOS(el, 'spec', spec);
+    rejectUnrunnableSecurity(el, spec);
     validateRuntimeLimits(el, spec);
   }
   return [...errors, ...el.errors];
@@ -202,11 +206,30 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   if (hostname) for (const m of dns1123LabelErrors(hostname)) el.invalid(hnPath, hostname, m);
   el.int(child(path, 'priority'), spec.priority, 'int32');
 
-  const scPath = child(path, 'securityContext');
-  const sc = el.obj(scPath, spec.securityContext);
-  if (sc) el.checkFields(scPath, sc, []);
+  el.bool(child(path, 'hostUsers'), spec.hostUsers);
+  validatePodSecurityContext(el, child(path, 'securityContext'), spec.securityContext, { hostNetwork, hostIPC: spec.hostIPC === true });
   validateTolerations(el, child(path, 'tolerations'), spec.tolerations);
   validateSchedulingFields(el, path, spec);
+}
+
+/**
+ * validateAppArmorAnnotations: each legacy `container.apparmor.security.beta.kubernetes.io/<name>`
+ * annotation names a container of the pod and holds `runtime/default`, `unconfined` or
+ * `localhost/<profile>` (ValidateAppArmorProfileFormat and the container-name check).
+ */
+function validateAppArmorAnnotations(el: ErrorList, meta: Obj, spec: Obj): void {
+  if (!isObj(meta.annotations)) return;
+  const names = new Set<string>();
+  for (const list of ['containers', 'initContainers']) {
+    const items = spec[list];
+    if (Array.isArray(items)) for (const c of items) if (isObj(c) && typeof c.name === 'string') names.add(c.name);
+  }
+  for (const [k, v] of Object.entries(meta.annotations)) {
+    if (!k.startsWith(kAppArmorAnnotationPrefix) || typeof v !== 'string') continue;
+    const path = `metadata.annotations[${k}]`;
+    if (!names.has(k.slice(kAppArmorAnnotationPrefix.length))) el.invalid(path, k, 'container not found');
+    else if (!appArmorFromAnnotation(v)) el.invalid(path, v, 'invalid AppArmor profile name: must be "runtime/default", "unconfined" or "localhost/<profile>"');
+  }
 }
 
 /** validateTolerations: the shape only (validateTolerations upstream); tolerations have no effect here. */

@@ -16,6 +16,7 @@ import { containerOOMScoreAdjust, kPodInfraOOMAdj } from '../shared/qos.js';
 import type { ContainerCreateSpec, ContainerHostConfig } from './runtime/runtime.js';
 import { apiVolumePath } from './volumes/pod-volumes.js';
 import { checkSubPath, prepareSubPath, subPathMountPath } from './volumes/subpath.js';
+import { containerSecurityConfig, setVolumeOwnership, type DockerSecurityConfig } from './security-context.js';
 import type { PodConfigObjects } from '../shared/messages.js';
 import { envVarNameErrors } from '../shared/names.js';
 
@@ -31,6 +32,8 @@ export interface ContainerConfigContext {
   sandboxId: string;
   /** The pod-level settings shared by the sandbox and every container (absent: none of them, as in unit tests). */
   podSandbox?: PodSandboxConfig;
+  /** The image's configured user (Docker `Config.User`; '' or absent = unset, i.e. root): for runAsNonRoot and runAsGroup. */
+  imageUser?: string;
   /** The ConfigMaps and Secrets the pod references (SyncPodTask.configObjects); absent = none known. */
   configObjects?: PodConfigObjects;
   /** Receives a Warning event on the pod (e.g. `InvalidEnvironmentVariableNames`); absent = dropped. */
@@ -310,8 +313,9 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
 /**
  * makeMounts returns Docker binds (`host:container[:ro][,rslave|rshared]`) for the container's
  * volumeMounts, as the kubelet's makeMounts: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
- * (created, mode 0777; a `medium: Memory` one is already a tmpfs, see volumes/pod-volumes.ts);
- * hostPath → checked or created by its `type`; configMap, secret, downwardAPI and projected → their
+ * (created, mode 0777; a `medium: Memory` one is already a tmpfs, see volumes/pod-volumes.ts; with the
+ * pod's fsGroup, group-owned by it with setgid, as SetVolumeOwnership);
+ * hostPath → checked or created by its `type` (never chowned, as the kubelet); configMap, secret, downwardAPI and projected → their
  * AtomicWriter directory, always read-only (ReadOnlyAPIDataVolumes). `subPath`, or `subPathExpr`
  * expanded from the container's env (`env`, as ExpandContainerVolumeMounts: a `$(VAR)` without a
  * value is an error), is resolved safely inside the volume and bind-mounted (volumes/subpath.ts),
@@ -332,6 +336,8 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
       hostPath = emptyDirPath(rootDir, uid, vol.name);
       await mkdir(hostPath, { recursive: true });
       await chmod(hostPath, 0o777);
+      const fsGroup = pod.spec?.securityContext?.fsGroup;
+      if (fsGroup !== undefined) await setVolumeOwnership(hostPath, fsGroup, pod.spec?.securityContext?.fsGroupChangePolicy);
     } else if (vol.hostPath) {
       hostPath = vol.hostPath.path;
       await checkHostPath(hostPath, vol.hostPath.type ?? '', `spec.volumes[${vol.name}].hostPath`);
@@ -389,9 +395,10 @@ export function bindPropagation(mode: string | undefined): string[] {
 /**
  * buildSandboxSpec: the sandbox (pause) container of `pod`, attempt `attempt` (dockershim
  * makeSandboxDockerConfig): network `none` (or `host` with hostNetwork), hostname = pod name
- * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID.
+ * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID;
+ * `security`: the pod-level user, groups, seccomp and sysctls (security-context.ts sandboxSecurityConfig).
  */
-export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string, podSandbox?: PodSandboxConfig): ContainerCreateSpec {
+export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string, podSandbox?: PodSandboxConfig, security?: DockerSecurityConfig): ContainerCreateSpec {
   const spec = pod.spec;
   const defaultHostname = spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63);
   return {
@@ -399,7 +406,9 @@ export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, im
     image,
     labels: sandboxLabels(pod, nodeName, attempt),
     hostname: podSandbox ? podSandbox.hostname : defaultHostname,
+    user: security?.user,
     hostConfig: {
+      ...security?.hostConfig,
       networkMode: spec?.hostNetwork ? 'host' : 'none',
       ipcMode: spec?.hostIPC ? 'host' : 'shareable',
       pidMode: spec?.hostPID ? 'host' : undefined,
@@ -435,7 +444,9 @@ function podFileBinds(container: Container, p: PodSandboxConfig | undefined): st
  * buildContainerSpec: the Docker create spec of spec container `index` (generateContainerConfig):
  * Entrypoint = command, Cmd = args (`$(VAR)` expanded), env, working dir, exposed ports, binds,
  * namespaces joined from the sandbox, memory/CPU limits and CPU shares, labels with `hash` and
- * `restartCount` (also the name's attempt). Prepares volume directories (see makeMounts).
+ * `restartCount` (also the name's attempt), and the securityContext's Docker settings
+ * (containerSecurityConfig: user, groups, privileged, read-only root, capabilities, seccomp…,
+ * after the runAsNonRoot check). Prepares volume directories (see makeMounts).
  * `init`: `index` is in `spec.initContainers` (field paths say so).
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
@@ -444,6 +455,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
   const field = init ? `spec.initContainers[${index}]` : `spec.containers[${index}]`;
   const env = makeEnvironmentVariables(pod, container, ctx, field);
   const { command, args } = expandCommand(container, env);
+  const security = await containerSecurityConfig(pod, container, ctx.imageUser ?? '', ctx.rootDir, field);
   const binds = await makeMounts(pod, container, ctx.rootDir, field, env);
   binds.push(...podFileBinds(container, ctx.podSandbox));
   if (container.terminationMessagePath) {
@@ -476,6 +488,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
     cmd: args,
     env: env.map(([k, v]) => `${k}=${v}`),
     workingDir: container.workingDir,
+    user: security.user,
     // No ExposedPorts: Docker refuses them on a container that joins another's network
     // (`container:<sandbox>`); as with dockershim, ports belong to the sandbox, and with network
     // none or host there is nothing to publish.
@@ -483,6 +496,7 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
     openStdin: container.stdin === true,
     stdinOnce: container.stdinOnce === true,
     hostConfig: {
+      ...security.hostConfig,
       networkMode: join,
       ipcMode: spec.hostIPC ? 'host' : join,
       pidMode: spec.hostPID ? 'host' : spec.shareProcessNamespace ? join : undefined,

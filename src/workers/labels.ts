@@ -91,18 +91,25 @@ export function podGracePeriodSeconds(pod: Pod): number {
 
 /**
  * sandboxHash: the hash written on the sandbox's `annotation.io.kubernetes.container.hash`. It
- * covers what a running sandbox cannot change (its namespaces, its FQDN hostname), so a change makes
+ * covers what a running sandbox cannot change (its namespaces, its FQDN hostname, its pod-level security settings), so a change makes
  * computePodActions recreate the sandbox, as runtimeutil.PodSandboxChanged does when the
  * network namespace mode changes.
  */
 export function sandboxHash(pod: Pod): string {
   const spec = pod.spec;
-  // subdomain and setHostnameAsFQDN (the sandbox's hostname) count only when set, so that the hash
-  // of every pod without them stays what it was (an agent upgrade restarts no sandbox).
-  return stableHash({
+  const base: Record<string, unknown> = {
     hostNetwork: spec?.hostNetwork === true, hostIPC: spec?.hostIPC === true, hostPID: spec?.hostPID === true,
+    // subdomain and setHostnameAsFQDN (the sandbox's hostname) count only when set, so that the hash
+    // of every pod without them stays what it was (an agent upgrade restarts no sandbox).
     subdomain: spec?.subdomain || undefined, setHostnameAsFQDN: spec?.setHostnameAsFQDN === true ? true : undefined,
-  }, 8);
+  };
+  // What the sandbox itself is given from the pod's securityContext (its user, groups, seccomp
+  // profile and the pod's sysctls): a change recreates it. Only when set, so the hash of a pod
+  // without them is what it was before securityContext ran.
+  const psc = spec?.securityContext;
+  const security = psc && { runAsUser: psc.runAsUser, runAsGroup: psc.runAsGroup, supplementalGroups: psc.supplementalGroups, fsGroup: psc.fsGroup, seccompProfile: psc.seccompProfile, sysctls: psc.sysctls };
+  if (security && Object.values(security).some((v) => v !== undefined && !(Array.isArray(v) && v.length === 0))) base.security = security;
+  return stableHash(base, 8);
 }
 
 /** Labels common to the sandbox and the app containers of `pod`. */

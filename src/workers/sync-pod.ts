@@ -12,6 +12,8 @@ import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContain
 import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
 import { preparePodSandbox } from './pod-sandbox.js';
+import { sandboxSecurityConfig } from './security-context.js';
+import { effectiveSecurityContext } from '../shared/security-context.js';
 import { killRuntimePod, removeContainers, stopContainers, type StopOptions } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
@@ -190,7 +192,7 @@ class PodSync {
       const podSandbox = await this.podSandbox();
       // The DNS events come with the sandbox, as the kubelet's GetPodDNS runs in generatePodSandboxConfig.
       this.result.events.push(...this.#sandboxEvents);
-      const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image, podSandbox);
+      const spec = buildSandboxSpec(this.pod, attempt, this.deps.nodeName, image, podSandbox, await sandboxSecurityConfig(this.pod, this.deps.rootDir));
       failpoint('before-sandbox-create');
       const id = await this.create(spec);
       this.changed = true;
@@ -229,16 +231,22 @@ class PodSync {
     if (!(await this.ensureImage(image, pullPolicyOf(container), c.name, fieldPath))) return;
     let spec: ContainerCreateSpec;
     try {
+      // The image's user, for runAsNonRoot and a runAsGroup without runAsUser (kuberuntime getImageUser).
+      const sc = effectiveSecurityContext(this.pod, container);
+      const needsImageUser = sc.runAsNonRoot === true || (sc.runAsGroup !== undefined && sc.runAsUser === undefined);
+      const imageUser = needsImageUser ? (await this.deps.runtime.imageExists(image))?.user ?? '' : '';
       spec = await buildContainerSpec(this.pod, c.index, c.hash, c.restartCount, image, {
         nodeName: this.deps.nodeName,
         rootDir: this.deps.rootDir,
         hostIp: this.task.hostIp,
         sandboxId,
         podSandbox: await this.podSandbox(),
+        imageUser,
         configObjects: this.task.configObjects,
         warn: (reason, message) => this.result.events.push({ type: 'Warning', reason, message }),
       }, c.init === true);
     } catch (err) {
+      if (isUnavailable(err)) throw err;
       return fail('CreateContainerConfigError', serializeError(err).message);
     }
     let id: string;

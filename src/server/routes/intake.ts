@@ -7,6 +7,8 @@ import type { AgentHost } from '../agent-host.js';
 import { redactConfigObject, type ConfigObject } from '../../shared/config-objects.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
+import { privilegedPodFields } from '../../shared/security-context.js';
+import type { TokenUser } from '../auth.js';
 import { statusError, type StatusReason } from '../status.js';
 
 /** kIntakeMediaTypes: the Content-Types POST and PUT accept, and the manifest format each means. */
@@ -135,6 +137,29 @@ export function hostErrorStatus(err: unknown, name: string): Status {
   return namesPod ? statusError(code, reason, message, { name, kind: 'pods' }) : statusError(code, reason, message);
 }
 
+/** The apiserver's superuser group: the only identities that may ask for {@link privilegedPodFields} through the API. */
+export const kPrivilegedGroup = 'system:masters';
+
+/**
+ * forbidPrivilegedFields: 403 Forbidden naming the first field of `pods` that only a member of
+ * `system:masters` may ask for (privileged, added capabilities beyond Docker's default set,
+ * hostPath, hostNetwork, hostPID, hostIPC), when `user` is not one; undefined when allowed. As the
+ * apiserver's Pod Security admission (baseline level) forbids them to ordinary users. `user`
+ * undefined (a server without auth: in-process tests) allows everything. The static pod sources
+ * (file, URL) and etcd never pass here: the kubelet trusts its own sources.
+ */
+export function forbidPrivilegedFields(pods: Pod[], user: TokenUser | undefined): HttpReply | undefined {
+  if (!user || user.groups.includes(kPrivilegedGroup)) return undefined;
+  for (const pod of pods) {
+    const fields = privilegedPodFields(pod);
+    if (fields.length === 0) continue;
+    const name = pod.metadata?.name ?? '';
+    const message = `pods ${JSON.stringify(name)} is forbidden: ${fields.join(', ')}: only a user in group "${kPrivilegedGroup}" may ask for this (user ${JSON.stringify(user.name)} is not in it)`;
+    return statusReply(statusError(403, 'Forbidden', message, { name, kind: 'pods', causes: fields.map((field) => ({ field, reason: 'FieldValueForbidden', message: `Forbidden: needs group ${kPrivilegedGroup}` })) }));
+  }
+  return undefined;
+}
+
 function notSupported(what: string): HttpReply {
   return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not support ${what}`));
 }
@@ -147,10 +172,12 @@ function notSupported(what: string): HttpReply {
  * body with objects and pods with a `List` of both. Secrets are answered without their data
  * (redactConfigObject). When the pods are refused after their objects were stored, the objects stay.
  */
-export async function createPodsHandler({ host, req, body }: RouteContext): Promise<HttpReply> {
+export async function createPodsHandler({ host, req, body, user }: RouteContext): Promise<HttpReply> {
   if (!host.submitPods) return notSupported('POST /pods');
   const parsed = await parsePodsBody(host, body, req.headers['content-type']);
   if (!parsed.ok) return parsed.reply;
+  const forbidden = forbidPrivilegedFields(parsed.pods, user);
+  if (forbidden) return forbidden;
   let objects: ConfigObject[] = [];
   if (parsed.objects.length > 0) {
     if (!host.submitObjects) return notSupported('ConfigMaps and Secrets');
@@ -180,7 +207,7 @@ export async function createPodsHandler({ host, req, body }: RouteContext): Prom
  * name/namespace, when given, must match the URL (400 otherwise); 200 with the stored pod (same
  * UID; changed containers are restarted by the next sync).
  */
-export async function replacePodHandler({ host, req, params, body }: RouteContext): Promise<HttpReply> {
+export async function replacePodHandler({ host, req, params, body, user }: RouteContext): Promise<HttpReply> {
   if (!host.replacePod) return notSupported('PUT /pods/{namespace}/{name}');
   // Fill a missing name/namespace from the URL before validation, as the apiserver's update does.
   const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: params.name });
@@ -189,6 +216,8 @@ export async function replacePodHandler({ host, req, params, body }: RouteContex
     return statusReply(statusError(400, 'BadRequest', 'PUT /pods/{namespace}/{name} takes exactly one Pod'));
   }
   const pod = parsed.pods[0];
+  const forbidden = forbidPrivilegedFields([pod], user);
+  if (forbidden) return forbidden;
   if (pod.metadata?.name !== params.name) {
     return statusReply(statusError(400, 'BadRequest', `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`));
   }

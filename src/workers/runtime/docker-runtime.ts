@@ -120,6 +120,7 @@ class DockerRuntime implements ContainerRuntime {
         Cmd: spec.cmd,
         Env: spec.env,
         WorkingDir: spec.workingDir || undefined,
+        User: spec.user || undefined,
         Hostname: spec.hostname || undefined,
         Tty: spec.tty,
         OpenStdin: spec.openStdin,
@@ -137,6 +138,13 @@ class DockerRuntime implements ContainerRuntime {
           CgroupParent: hc.cgroupParent || undefined,
           PidsLimit: hc.pidsLimit && hc.pidsLimit > 0 ? hc.pidsLimit : undefined,
           LogConfig: hc.logRotation ? { Type: 'json-file', Config: { 'max-size': String(hc.logRotation.maxSizeBytes), 'max-file': String(hc.logRotation.maxFiles) } } : undefined,
+          Privileged: hc.privileged || undefined,
+          ReadonlyRootfs: hc.readonlyRootfs || undefined,
+          CapAdd: hc.capAdd?.length ? hc.capAdd : undefined,
+          CapDrop: hc.capDrop?.length ? hc.capDrop : undefined,
+          SecurityOpt: hc.securityOpt?.length ? hc.securityOpt : undefined,
+          Sysctls: hc.sysctls && Object.keys(hc.sysctls).length ? hc.sysctls : undefined,
+          GroupAdd: hc.groupAdd?.length ? hc.groupAdd : undefined,
           // The kubelet restarts containers itself (restart backoff); Docker must not.
           RestartPolicy: { Name: 'no' },
         },
@@ -173,10 +181,10 @@ class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  async imageExists(ref: string): Promise<{ id: string } | null> {
+  async imageExists(ref: string): Promise<{ id: string; user?: string } | null> {
     try {
       const img = await this.#docker.getImage(ref).inspect();
-      return { id: img.Id };
+      return { id: img.Id, user: img.Config?.User ?? '' };
     } catch (err) {
       if (statusCode(err) === 404) return null;
       throw toAgentError(err, `inspect image ${ref}`);

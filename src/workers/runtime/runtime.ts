@@ -96,6 +96,19 @@ export interface ContainerHostConfig {
   pidsLimit?: number;
   /** json-file log rotation (Docker LogConfig `max-size` bytes and `max-file`); undefined = Docker's default. */
   logRotation?: { maxSizeBytes: number; maxFiles: number };
+  /** Docker `Privileged`: every capability and device, no seccomp/AppArmor confinement. */
+  privileged?: boolean;
+  /** Docker `ReadonlyRootfs`: the root filesystem mounted read-only (readOnlyRootFilesystem). */
+  readonlyRootfs?: boolean;
+  /** Capabilities added / dropped, Docker's names (`NET_ADMIN`, `ALL`). */
+  capAdd?: string[];
+  capDrop?: string[];
+  /** Docker `SecurityOpt`: `no-new-privileges`, `seccomp=unconfined` or `seccomp=<profile JSON>`, `apparmor=<profile>`, `label=…`. */
+  securityOpt?: string[];
+  /** Docker `Sysctls` (namespaced sysctls of the container's own namespaces; the sandbox's). */
+  sysctls?: Record<string, string>;
+  /** Docker `GroupAdd`: supplemental group IDs, as decimal strings. */
+  groupAdd?: string[];
 }
 
 /** Everything needed to create one container. */
@@ -110,6 +123,8 @@ export interface ContainerCreateSpec {
   /** `NAME=value` pairs. */
   env?: string[];
   workingDir?: string;
+  /** Docker `User`: `uid` or `uid:gid` (runAsUser/runAsGroup); undefined keeps the image's. */
+  user?: string;
   hostname?: string;
   tty?: boolean;
   openStdin?: boolean;
@@ -218,8 +233,11 @@ export interface ContainerRuntime {
   stopContainer(id: string, timeoutSeconds: number): Promise<void>;
   /** Removes a container (force: a running one is killed first) with its anonymous volumes. */
   removeContainer(id: string): Promise<void>;
-  /** The local image's ID, or null when `ref` is not present locally. */
-  imageExists(ref: string): Promise<{ id: string } | null>;
+  /**
+   * The local image's ID and its configured user (`Config.User`: `''` when unset, else `name`,
+   * `uid`, `uid:gid`, …), or null when `ref` is not present locally.
+   */
+  imageExists(ref: string): Promise<{ id: string; user?: string } | null>;
   /**
    * Pulls `ref` from its registry, with `auth` when given (Docker's X-Registry-Auth).
    * @throws AgentError with reason `ErrImagePull` on failure.
