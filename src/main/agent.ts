@@ -31,6 +31,9 @@ import { newEventRecorder, type EventRecorder } from './events/recorder.js';
 import { newGcManager, type GcManager } from './gc/gc-manager.js';
 import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
+import { newObjectStore, type ConfigObjectUpdate, type ObjectStore } from './config/object-store.js';
+import { newIntakeObjectSource, type IntakeObjectSource } from './config/source-intake-objects.js';
+import { podObjectKeys } from '../shared/config-objects.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newNodeApi, type NodeApi } from './node/node-api.js';
 import { newRuntimeState, type RuntimeState } from './node/runtime-state.js';
@@ -104,6 +107,10 @@ class AgentImpl implements Agent {
   readonly #log: Logger;
   /** The `api` source's pod writes (POST / PUT / DELETE /pods). */
   readonly #intake: IntakeApi;
+  /** The ConfigMaps and Secrets of every source (config/object-store.ts); each sync task gets its pod's. */
+  readonly objects: ObjectStore = newObjectStore();
+  /** The intake's ConfigMaps and Secrets (POST /pods, PUT/DELETE /configmaps|secrets/…). */
+  readonly #intakeObjects: IntakeObjectSource;
   /** GET /node and GET /containerLogs. */
   readonly #nodeApi: NodeApi;
   readonly #watchCache: WatchCache;
@@ -144,6 +151,10 @@ class AgentImpl implements Agent {
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
       shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
     });
+    this.#intakeObjects = newIntakeObjectSource({
+      rootDir: options.rootDir, logger: deps.logger.child({ component: 'intake-objects' }),
+      onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
+    });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
     });
@@ -154,7 +165,7 @@ class AgentImpl implements Agent {
     this.statusManager.subscribe((change) => this.#metrics.observeStatusChange(change));
     this.#bodyDecoder = newBodyDecoder({ maxHeapMb: options.bodyDecoderMaxHeapMb }, deps.logger.child({ component: 'body-decoder' }));
     this.host = newServerHost({
-      podManager: this.podManager, intake: this.#intake, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
+      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
     });
   }
 
@@ -196,6 +207,7 @@ class AgentImpl implements Agent {
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
       runtimeView: { observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid) },
       get podWorkers() { return podWorkers; },
+      configObjects: (pod) => this.objects.configObjectsFor(pod),
     });
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
@@ -241,7 +253,7 @@ class AgentImpl implements Agent {
     const o = this.options;
     // A source has logged its errors already (at warn, once per change), and decides what becomes of its pods.
     const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
-    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onError };
+    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onObjects: (u: ConfigObjectUpdate) => this.handleObjectUpdate(u), onError };
     if (o.podManifestPath) {
       this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, {
         ...sourceDeps,
@@ -261,6 +273,7 @@ class AgentImpl implements Agent {
       });
       await this.#etcd.start();
     }
+    await this.#intakeObjects.start();
     await this.#intake.start();
   }
 
@@ -288,6 +301,24 @@ class AgentImpl implements Agent {
   /** #handleUpdate: a source's update enters the sync loop; resolves once its changes are handled. */
   #handleUpdate(update: PodUpdate): Promise<void> {
     return this.#syncLoop.iteration({ kind: 'config', update });
+  }
+
+  /**
+   * handleObjectUpdate: a source's ConfigMaps/Secrets enter the object store; the pods that
+   * reference a key whose object appeared, changed or went are synced again (the sync loop's
+   * `objects` event), as the kubelet's watch-based managers trigger a pod resync. A duplicate
+   * from another source is logged (kind/namespace/name only, never contents). Main thread.
+   */
+  handleObjectUpdate(update: ConfigObjectUpdate): void {
+    const { changed, conflicts } = this.objects.apply(update);
+    for (const c of conflicts) this.#log.warn({ source: c.source, object: c.key, heldBy: c.heldBy }, 'Ignoring an object another source already gives');
+    if (changed.length === 0) return;
+    this.#log.info({ source: update.source, op: update.op, objects: changed }, 'ConfigMaps or Secrets changed');
+    if (!this.#syncLoop) return;
+    const keys = new Set(changed);
+    const uids: string[] = [];
+    for (const r of this.podManager.all()) if (podObjectKeys(r.pod).some((k) => keys.has(k))) uids.push(r.uid);
+    if (uids.length > 0) void this.#syncLoop.iteration({ kind: 'objects', uids });
   }
 
   listPods(): Pod[] {

@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 
 import type { Pod } from '../shared/api.js';
 import { podFields, type Logger } from '../shared/logging.js';
-import { PROTOCOL_VERSION, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
+import { PROTOCOL_VERSION, type PodConfigObjects, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
 
 import type { EventRecorder } from './events/recorder.js';
 import type { PodCache } from './pleg/pod-cache.js';
@@ -53,6 +53,11 @@ export interface PodSyncerDeps {
   events: EventRecorder;
   /** The PLEG's view of the runtime: told when a removal finished (Pleg.observePodRemoved). */
   runtimeView: { observePodRemoved(uid: string): void };
+  /**
+   * The ConfigMaps and Secrets `pod` references (ObjectStore.configObjectsFor), put into its sync
+   * task as `configObjects`; absent = none (the kubelet's configmap/secret managers' Get).
+   */
+  configObjects?: (pod: Pod) => PodConfigObjects | undefined;
   /** The sync handler's admission bookkeeping (sync-handler.ts): give back a share, start a waiting pod. */
   admission: { release(record: PodRecord): void; podRemoved(uid: string): void };
 }
@@ -81,10 +86,12 @@ class PodSyncerImpl implements KubeletPodSyncer {
     if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
     const started = performance.now();
     const cached = podCache.snapshot(uid);
+    const configObjects = this.deps.configObjects?.(record.pod);
     const result = await runner.run({
       kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
       livenessFailed: this.deps.prober.probeKills(uid),
       ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
+      ...(configObjects ? { configObjects } : {}),
     }).catch((err: unknown) => {
       // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
       events.record(record.pod, { type: 'Warning', reason: 'FailedSync', message: `error syncing pod: ${(err as Error)?.message ?? String(err)}` });

@@ -12,6 +12,7 @@ import type { AgentHost, HealthReport } from '../server/agent-host.js';
 import type { BodyDecoder } from './body-decoder.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { IntakeApi } from './intake-api.js';
+import type { IntakeObjectSource } from './config/source-intake-objects.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { NodeApi } from './node/node-api.js';
 import type { PodManager } from './pod/pod-manager.js';
@@ -21,6 +22,8 @@ import type { WatchCache } from './watch/watch-cache.js';
 export interface ServerHostParts {
   podManager: PodManager;
   intake: IntakeApi;
+  /** The intake's ConfigMaps and Secrets (POST /pods beside pods, PUT/DELETE /configmaps|secrets/…). */
+  intakeObjects?: IntakeObjectSource;
   /** Decodes POST/PUT /pods bodies off the main thread; absent = the server decodes them itself (tests). */
   bodyDecoder?: BodyDecoder;
   nodeApi: NodeApi;
@@ -53,6 +56,9 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     observeHttpRequest: (method, path, code, seconds) => metrics.observeHttpRequest(method, path, code, seconds),
     decodePodsBody: parts.bodyDecoder ? (request) => parts.bodyDecoder!.decode(request) : undefined,
     submitPods: (pods) => intake.submitPods(pods),
+    submitObjects: parts.intakeObjects ? (objects) => parts.intakeObjects!.create(objects) : undefined,
+    replaceObject: parts.intakeObjects ? (object) => parts.intakeObjects!.replace(object) : undefined,
+    deleteObject: parts.intakeObjects ? (kind, namespace, name) => parts.intakeObjects!.remove(kind, namespace, name) : undefined,
     replacePod: (namespace, name, pod) => intake.replacePod(namespace, name, pod),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
     listEvents: () => parts.events.list(),

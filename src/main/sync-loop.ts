@@ -8,6 +8,8 @@
  *   published at once) and the pod is synced;
  * - `probe`: a probe result changed a pod's readiness (`status`: publish) or asks a restart (`kill`: sync);
  * - `resync`: every `--sync-frequency`, every pod is synced;
+ * - `objects`: a ConfigMap or Secret the pods `uids` reference appeared, changed or went
+ *   (config/object-store.ts) → those pods are synced (a pod waiting on a missing one starts);
  * - `housekeeping`: every 2 s, HandlePodCleanups (housekeeping.ts).
  *
  * It never awaits Docker. What it may touch: the pod workers (work), the pod cache (events) and
@@ -30,6 +32,7 @@ export type LoopEvent =
   | { kind: 'pleg'; byPod: Map<string, PodLifecycleEvent[]> }
   | { kind: 'probe'; uid: string; result: 'status' | 'kill' }
   | { kind: 'resync' }
+  | { kind: 'objects'; uids: string[] }
   | { kind: 'housekeeping' };
 
 /** Options of {@link newSyncLoop} (milliseconds). */
@@ -92,6 +95,9 @@ class SyncLoopImpl implements SyncLoop {
         break;
       case 'resync':
         for (const r of this.deps.podManager.all()) this.deps.podWorkers.update(r.uid, { type: 'sync' });
+        break;
+      case 'objects':
+        for (const uid of event.uids) if (this.deps.podManager.get(uid)) this.deps.podWorkers.update(uid, { type: 'sync' });
         break;
       case 'housekeeping':
         this.deps.housekeeping.handlePodCleanups();

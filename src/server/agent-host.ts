@@ -1,6 +1,7 @@
 // Counterpart of pkg/kubelet/server's HostInterface: what the HTTP server may ask of the agent.
 import type { Event, Node, Pod } from '../shared/api.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
+import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
 import type { WatchCancel, WatchEvent } from './ws/watch-event.js';
 
 /** HealthCheck: one named check of `AgentHost.healthz()`, as a healthz.HealthChecker's result. */
@@ -83,6 +84,16 @@ export interface AgentHost {
    * server decodes in its own thread (tests and benches only).
    */
   decodePodsBody?(request: DecodePodsBodyRequest): Promise<DecodedPodsBody>;
+  /**
+   * submitObjects: store new ConfigMaps and Secrets given to the intake (`POST /pods` beside or
+   * without pods; checked and normalised already), all or nothing; resolves once stored and handed
+   * to the object store. ERR_ALREADY_EXISTS when any of them exists (any source).
+   */
+  submitObjects?(objects: ConfigObject[]): Promise<ConfigObject[]>;
+  /** replaceObject: replace an intake ConfigMap or Secret (`PUT /configmaps|secrets/{namespace}/{name}`). */
+  replaceObject?(object: ConfigObject): Promise<ConfigObject>;
+  /** deleteObject: delete an intake ConfigMap or Secret (`DELETE /configmaps|secrets/{namespace}/{name}`). */
+  deleteObject?(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject>;
   /** replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID. */
   replacePod?(namespace: string, name: string, pod: Pod): Promise<Pod>;
   /**

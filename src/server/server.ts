@@ -14,6 +14,7 @@ import { statusError } from './status.js';
 import { authorizationHeaders, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
 import { checkPathParams, conflictingContentLength, headerBytes, kDefaultRequestLimits, kMaxBodyTimeoutMs, tooLarge, type RequestLimits } from './request-limits.js';
 import { intakeRoutes } from './routes/intake.js';
+import { objectRoutes } from './routes/objects.js';
 import { logsRoutes } from './routes/logs.js';
 import { eventsRoutes } from './routes/events.js';
 import { nodeRoutes } from './routes/node.js';
@@ -77,6 +78,7 @@ function routes(): Route[] {
     { path: '/pods', methods: { get: listPodsHandler } },
     { path: '/pods/:namespace/:name', methods: { get: getPodHandler } },
     ...intakeRoutes(),
+    ...objectRoutes(),
     ...logsRoutes(),
     ...eventsRoutes(),
     ...nodeRoutes(),

@@ -12,6 +12,7 @@ import { InvalidManifestError, type FieldError } from './errors.js';
 import { applyPodDefaults } from './defaults.js';
 import { validatePodForNode } from './validation.js';
 import { isObj } from './validation-util.js';
+import { isConfigObjectKind, normalizeConfigObject, type ConfigObject } from './config-objects.js';
 
 /** Manifest text formats. YAML also reads JSON; `json` parses strictly with JSON.parse. */
 export type ManifestFormat = 'yaml' | 'json';
@@ -60,12 +61,34 @@ function jsonSyntaxError(err: Error): string {
   return err.message.includes('"') || err.message.includes("'") ? 'JSON syntax error: not valid JSON' : `JSON syntax error: ${err.message}`;
 }
 
+/** ObjectEntry: one ConfigMap or Secret document found in a manifest (raw, not yet checked), with its path as in {@link ManifestEntry}. */
+export interface ObjectEntry {
+  object: Record<string, unknown>;
+  path: string;
+}
+
 /**
  * parseManifestEntries is {@link parseManifests} keeping each pod's location in the text
- * (for error paths). Same rules and errors.
+ * (for error paths). Same rules and errors: a ConfigMap or Secret is refused (`kind: Unsupported
+ * value`); the sources that take them beside pods use {@link parseManifestDocuments}.
  */
 export function parseManifestEntries(text: string, origin: string, format: ManifestFormat = 'yaml'): ManifestEntry[] {
+  return parseDocuments(text, origin, format, false).pods;
+}
+
+/**
+ * parseManifestDocuments is {@link parseManifestEntries} that also takes `kind: ConfigMap` and
+ * `kind: Secret` documents (alone, in a List, or in a multi-document stream) beside the pods, as
+ * `podman kube play` and `kubectl apply -f` take a file mixing them. Same errors; the supported
+ * kinds named in a wrong kind's error are then "Pod", "ConfigMap", "Secret".
+ */
+export function parseManifestDocuments(text: string, origin: string, format: ManifestFormat = 'yaml'): { pods: ManifestEntry[]; objects: ObjectEntry[] } {
+  return parseDocuments(text, origin, format, true);
+}
+
+function parseDocuments(text: string, origin: string, format: ManifestFormat, allowObjects: boolean): { pods: ManifestEntry[]; objects: ObjectEntry[] } {
   const errors: FieldError[] = [];
+  const objects: ObjectEntry[] = [];
   // Before any parser: they recurse, and a deep enough text overflowed the stack, then crashed the process.
   if (manifestDepth(text, format) > kMaxManifestDepth) {
     const syntax = format === 'json' ? 'JSON' : 'YAML';
@@ -135,14 +158,17 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
       value.items.forEach((item, j) => {
         const itemPath = `${itemsPath}[${j}]`;
         if (!isObj(item)) errors.push({ field: itemPath, type: 'Invalid value', detail: `must be an object (a Pod), not ${describeValue(item)}` });
-        else if (checkPod(item, itemPath, errors)) entries.push({ pod: item as Pod, path: itemPath });
+        else if (allowObjects && isConfigObjectKind(item.kind)) objects.push({ object: item, path: itemPath });
+        else if (checkPod(item, itemPath, errors, allowObjects)) entries.push({ pod: item as Pod, path: itemPath });
       });
-    } else if (checkPod(value, docPath, errors)) {
+    } else if (allowObjects && isConfigObjectKind(value.kind)) {
+      objects.push({ object: value, path: docPath });
+    } else if (checkPod(value, docPath, errors, allowObjects)) {
       entries.push({ pod: value as Pod, path: docPath });
     }
   }
   if (errors.length > 0) throw new InvalidManifestError(origin, errors);
-  return entries;
+  return { pods: entries, objects };
 }
 
 function checkApiVersion(o: Record<string, unknown>, path: string, errors: FieldError[]): boolean {
@@ -158,8 +184,8 @@ function checkApiVersion(o: Record<string, unknown>, path: string, errors: Field
   return true;
 }
 
-/** Reports a wrong apiVersion or kind; true when the object is a v1 Pod. */
-function checkPod(o: Record<string, unknown>, path: string, errors: FieldError[]): boolean {
+/** Reports a wrong apiVersion or kind; true when the object is a v1 Pod. `withObjects`: ConfigMap and Secret are named as supported too. */
+function checkPod(o: Record<string, unknown>, path: string, errors: FieldError[], withObjects = false): boolean {
   const versionOk = checkApiVersion(o, path, errors);
   const field = joinPath(path, 'kind');
   if (o.kind === undefined || o.kind === null || o.kind === '') {
@@ -167,7 +193,7 @@ function checkPod(o: Record<string, unknown>, path: string, errors: FieldError[]
     return false;
   }
   if (o.kind !== 'Pod') {
-    errors.push({ field, type: 'Unsupported value', value: o.kind, detail: 'supported values: "Pod"' });
+    errors.push({ field, type: 'Unsupported value', value: o.kind, detail: withObjects ? 'supported values: "Pod", "ConfigMap", "Secret"' : 'supported values: "Pod"' });
     return false;
   }
   return versionOk;
@@ -205,6 +231,32 @@ export function loadPods(text: string, origin: string, format?: ManifestFormat):
   });
   if (errors.length > 0) throw new InvalidManifestError(origin, errors);
   return pods;
+}
+
+/**
+ * normalizeObjectEntries checks and normalises each ConfigMap/Secret entry (normalizeConfigObject)
+ * and refuses two with the same kind and `namespace/name` in one manifest (`Duplicate value`).
+ * @returns the objects, and every error with its path prefixed as in {@link parseManifests}.
+ */
+export function normalizeObjectEntries(entries: ObjectEntry[]): { objects: ConfigObject[]; errors: FieldError[] } {
+  const objects: ConfigObject[] = [];
+  const errors: FieldError[] = [];
+  const seen = new Map<string, string>();
+  for (const { object, path } of entries) {
+    const r = normalizeConfigObject(object);
+    if (r.errors) {
+      errors.push(...prefixFieldErrors(path, r.errors));
+      continue;
+    }
+    const key = `${r.object.kind}/${r.object.metadata?.namespace}/${r.object.metadata?.name}`;
+    if (seen.has(key)) {
+      errors.push({ field: joinPath(path, 'metadata.name'), type: 'Duplicate value', value: r.object.metadata?.name, detail: `also at ${seen.get(key) || 'the first document'}` });
+      continue;
+    }
+    seen.set(key, path);
+    objects.push(r.object);
+  }
+  return { objects, errors };
 }
 
 /**

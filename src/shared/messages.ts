@@ -8,6 +8,7 @@
  * `SerializedError` because Node 20 drops an Error subclass's name and code on the way back.
  */
 import type { ConfigMap, Pod, Secret } from './api.js';
+import type { ConfigObject } from './config-objects.js';
 import type { FieldError } from './errors.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
 
@@ -344,6 +345,8 @@ export interface LoadStaticPodsResult {
    * pod by these without hashing on the main thread.
    */
   contentHashes: string[];
+  /** The ConfigMaps and Secrets beside the pods (checked and normalised; not static pods: names as given). */
+  objects?: ConfigObject[];
 }
 
 /**

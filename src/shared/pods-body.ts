@@ -10,7 +10,8 @@
 import type { Pod } from './api.js';
 import { applyPodDefaults } from './defaults.js';
 import { InvalidManifestError, formatFieldError, type FieldError } from './errors.js';
-import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from './manifest.js';
+import { normalizeObjectEntries, parseManifestDocuments, prefixFieldErrors, type ManifestFormat } from './manifest.js';
+import type { ConfigObject } from './config-objects.js';
 import { validatePodForNode } from './validation.js';
 
 /** PodIdentity: the namespace and name a request URL names (`PUT /pods/{namespace}/{name}`). */
@@ -30,8 +31,9 @@ export interface DecodePodsBodyRequest {
 }
 
 /**
- * DecodedPodsBody: the pods, defaulted and valid, with `single` true when the body was one lone Pod
- * (not a List or a stream); or why not, as data the server maps to a Status:
+ * DecodedPodsBody: the pods, defaulted and valid, and the ConfigMaps and Secrets beside them
+ * (checked and normalised: shared/config-objects.ts normalizeConfigObject), with `single` true
+ * when the body was one lone document, a Pod or an object (not a List or a stream); or why not, as data the server maps to a Status:
  * - `unparsable` (400 BadRequest): not a manifest at all (syntax, nesting, aliases, a non-object), or empty;
  * - `invalid` (422 Invalid): every invalid field of every pod, paths prefixed by document and item;
  * - `tooLarge` (413 RequestEntityTooLarge): decoding it needed more memory or time than the decoder thread may use;
@@ -39,7 +41,7 @@ export interface DecodePodsBodyRequest {
  * The last two come from the main thread's decoder (src/main/body-decoder.ts), never from decodePodsBody.
  */
 export type DecodedPodsBody =
-  | { ok: true; pods: Pod[]; single: boolean }
+  | { ok: true; pods: Pod[]; objects: ConfigObject[]; single: boolean }
   | { ok: false; kind: 'unparsable'; message: string }
   | { ok: false; kind: 'invalid'; name: string; errors: FieldError[] }
   | { ok: false; kind: 'tooLarge'; message: string }
@@ -59,9 +61,10 @@ function isUnparsable(e: FieldError): boolean {
  * (the caller compares it with the URL).
  */
 export function decodePodsBody({ text, format, fromUrl }: DecodePodsBodyRequest): DecodedPodsBody {
-  let entries: ReturnType<typeof parseManifestEntries>;
+  let entries: ReturnType<typeof parseManifestDocuments>['pods'];
+  let objectEntries: ReturnType<typeof parseManifestDocuments>['objects'];
   try {
-    entries = parseManifestEntries(text, 'request body', format);
+    ({ pods: entries, objects: objectEntries } = parseManifestDocuments(text, 'request body', format));
   } catch (err) {
     if (!(err instanceof InvalidManifestError)) {
       return { ok: false, kind: 'unparsable', message: `the request body could not be decoded: ${err instanceof Error ? err.message : String(err)}` };
@@ -70,9 +73,13 @@ export function decodePodsBody({ text, format, fromUrl }: DecodePodsBodyRequest)
     if (unparsable.length > 0) return { ok: false, kind: 'unparsable', message: `the request body could not be decoded: ${unparsable.map(formatFieldError).join('; ')}` };
     return { ok: false, kind: 'invalid', name: firstName(text, format) || (fromUrl?.name ?? ''), errors: err.errors };
   }
-  if (entries.length === 0) return { ok: false, kind: 'unparsable', message: 'the request body holds no pods' };
-  if (fromUrl && entries.length === 1 && entries[0].path === '') fillIdentity(entries[0].pod, fromUrl);
-  const errors: FieldError[] = [];
+  if (entries.length === 0 && objectEntries.length === 0) return { ok: false, kind: 'unparsable', message: 'the request body holds no pods' };
+  if (fromUrl && entries.length + objectEntries.length === 1) {
+    if (entries.length === 1 && entries[0].path === '') fillIdentity(entries[0].pod, fromUrl);
+    if (objectEntries.length === 1 && objectEntries[0].path === '') fillIdentity(objectEntries[0].object as Pod, fromUrl);
+  }
+  const normalized = normalizeObjectEntries(objectEntries);
+  const errors: FieldError[] = [...normalized.errors];
   const seen = new Map<string, string>();
   const pods = entries.map(({ pod, path }) => {
     const defaulted = applyPodDefaults(pod);
@@ -86,8 +93,12 @@ export function decodePodsBody({ text, format, fromUrl }: DecodePodsBodyRequest)
     }
     return defaulted;
   });
-  if (errors.length > 0) return { ok: false, kind: 'invalid', name: entries.length === 1 ? (entries[0].pod.metadata?.name ?? '') : 'request body', errors };
-  return { ok: true, pods, single: entries.length === 1 && entries[0].path === '' };
+  const lone = entries.length + objectEntries.length === 1;
+  if (errors.length > 0) {
+    const loneName = entries.length === 1 ? entries[0].pod.metadata?.name : (objectEntries[0]?.object.metadata as { name?: unknown } | undefined)?.name;
+    return { ok: false, kind: 'invalid', name: lone ? (typeof loneName === 'string' ? loneName : '') : 'request body', errors };
+  }
+  return { ok: true, pods, objects: normalized.objects, single: lone && (entries[0] ?? objectEntries[0]).path === '' };
 }
 
 function firstName(text: string, format: ManifestFormat): string {

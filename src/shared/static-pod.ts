@@ -9,7 +9,8 @@ import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotatio
 import { applyPodDefaults } from './defaults.js';
 import { InvalidArgumentError, InvalidManifestError, type FieldError } from './errors.js';
 import { podContentHash, stableHash } from './hash.js';
-import { parseManifestEntries, prefixFieldErrors, type ManifestFormat } from './manifest.js';
+import { normalizeObjectEntries, parseManifestDocuments, parseManifestEntries, prefixFieldErrors, type ManifestFormat } from './manifest.js';
+import type { ConfigObject } from './config-objects.js';
 import { validatePodForNode } from './validation.js';
 
 /** Options of {@link makeStaticPod}. */
@@ -82,15 +83,28 @@ export function makeStaticPod(pod: Pod, opts: StaticPodOptions): Pod {
  *   paths prefixed by document / list item (see parseManifests).
  */
 export function loadStaticPods(text: string, opts: StaticPodOptions & { format?: ManifestFormat }): Pod[] {
-  const entries = parseManifestEntries(text, opts.origin, opts.format);
-  const errors: FieldError[] = [];
+  return loadStaticManifest(text, opts, false).pods;
+}
+
+/**
+ * loadStaticManifest: {@link loadStaticPods} for a manifest that may also hold ConfigMaps and
+ * Secrets beside its pods (`withObjects`): those are checked and normalised
+ * (normalizeObjectEntries) and returned as they are — an object is no static pod: it keeps its
+ * name (no node-name suffix) and namespace. All or nothing, every error of pods and objects together.
+ * @throws InvalidManifestError(opts.origin, errors).
+ */
+export function loadStaticManifest(text: string, opts: StaticPodOptions & { format?: ManifestFormat }, withObjects = true): { pods: Pod[]; objects: ConfigObject[] } {
+  const docs = withObjects ? parseManifestDocuments(text, opts.origin, opts.format) : { pods: parseManifestEntries(text, opts.origin, opts.format), objects: [] };
+  const entries = docs.pods;
+  const normalized = normalizeObjectEntries(docs.objects);
+  const errors: FieldError[] = [...normalized.errors];
   const pods = entries.map(({ pod, path }) => {
     const staticPod = makeStaticPod(pod, opts);
     errors.push(...prefixFieldErrors(path, validatePodForNode(staticPod)));
     return staticPod;
   });
   if (errors.length > 0) throw new InvalidManifestError(opts.origin, errors);
-  return pods;
+  return { pods, objects: normalized.objects };
 }
 
 /**

@@ -5,16 +5,17 @@
  * implement. Pure functions over decoded JSON, safe in any thread.
  */
 import { parseQuantity, quantityError } from './quantity.js';
-import { dns1123LabelErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
+import { configKeyErrors } from './config-objects.js';
+import { dns1123LabelErrors, dns1123SubdomainErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
 import { child, ErrorList, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
 /**
  * Container fields kubelet-ts implements. Anything else (securityContext, stdin, stdinOnce, tty,
- * envFrom, volumeDevices, resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
+ * volumeDevices, resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
  * allowed on init containers only, with the value `Always` (a sidecar).
  */
 export const kSupportedContainerFields: readonly string[] = [
-  'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'resources', 'volumeMounts',
+  'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'envFrom', 'resources', 'volumeMounts',
   'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
   'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy',
 ];
@@ -22,8 +23,8 @@ export const kSupportedContainerFields: readonly string[] = [
 export const kSupportedContainerPortFields: readonly string[] = ['name', 'containerPort', 'hostPort', 'protocol'];
 /** EnvVar fields kubelet-ts implements. */
 export const kSupportedEnvVarFields: readonly string[] = ['name', 'value', 'valueFrom'];
-/** EnvVarSource fields kubelet-ts implements: no apiserver, so no configMapKeyRef / secretKeyRef. */
-export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'resourceFieldRef'];
+/** EnvVarSource fields kubelet-ts implements (configMapKeyRef / secretKeyRef read the node's ConfigMaps and Secrets). */
+export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'];
 /** VolumeMount fields kubelet-ts implements (subPath, subPathExpr, mountPropagation are not). */
 export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly'];
 /** ResourceRequirements fields kubelet-ts implements (claims is not). */
@@ -103,6 +104,7 @@ function validateContainer(el: ErrorList, path: string, c: Obj, init: boolean, c
 
   validatePorts(el, child(path, 'ports'), c.ports, ctx);
   validateEnv(el, child(path, 'env'), c.env, ctx);
+  validateEnvFrom(el, child(path, 'envFrom'), c.envFrom);
   validateResources(el, child(path, 'resources'), c.resources);
   validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx);
 
@@ -194,6 +196,48 @@ function validateEnv(el: ErrorList, path: string, v: unknown, ctx: PodContext): 
   });
 }
 
+/**
+ * validateObjectRef: a `{name, optional}` reference to a ConfigMap or Secret (envFrom's
+ * configMapRef/secretRef; with `key`, a configMapKeyRef/secretKeyRef), as validateConfigMapEnvSource
+ * and validateSecretKeySelector: the name required and a DNS-1123 subdomain, the key required and
+ * a config key (IsConfigMapKey).
+ */
+function validateObjectRef(el: ErrorList, path: string, ref: Obj, withKey: boolean): void {
+  el.checkFields(path, ref, withKey ? ['name', 'key', 'optional'] : ['name', 'optional']);
+  const namePath = child(path, 'name');
+  const name = el.str(namePath, ref.name);
+  if (!name) el.required(namePath);
+  else for (const m of dns1123SubdomainErrors(name)) el.invalid(namePath, name, m);
+  el.bool(child(path, 'optional'), ref.optional);
+  if (!withKey) return;
+  const keyPath = child(path, 'key');
+  const key = el.str(keyPath, ref.key);
+  if (!key) el.required(keyPath);
+  else for (const m of configKeyErrors(key)) el.invalid(keyPath, key, m);
+}
+
+/** validateEnvFrom: each envFrom source (validateEnvFrom upstream): exactly one of configMapRef/secretRef, an optional `prefix` that is a valid variable name. */
+function validateEnvFrom(el: ErrorList, path: string, v: unknown): void {
+  const list = el.list(path, v);
+  if (!list) return;
+  list.forEach((raw, i) => {
+    const p = index(path, i);
+    const e = el.obj(p, raw);
+    if (!e) return;
+    el.checkFields(p, e, ['prefix', 'configMapRef', 'secretRef']);
+    const prefixPath = child(p, 'prefix');
+    const prefix = el.str(prefixPath, e.prefix);
+    if (prefix) for (const m of envVarNameErrors(prefix)) el.invalid(prefixPath, prefix, m);
+    const refs = ['configMapRef', 'secretRef'].filter((k) => e[k] !== undefined && e[k] !== null);
+    if (refs.length === 0) el.invalid(p, '', 'must specify one of: `configMapRef` or `secretRef`');
+    if (refs.length > 1) el.invalid(p, '', 'may not have more than one field specified at a time');
+    for (const k of refs) {
+      const ref = el.obj(child(p, k), e[k]);
+      if (ref) validateObjectRef(el, child(p, k), ref, false);
+    }
+  });
+}
+
 function validateEnvVarSource(el: ErrorList, path: string, vf: Obj, value: string, ctx: PodContext): void {
   el.checkFields(path, vf, kSupportedEnvVarSourceFields);
   const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'].filter((k) => vf[k] !== undefined && vf[k] !== null);
@@ -218,6 +262,11 @@ function validateEnvVarSource(el: ErrorList, path: string, vf: Obj, value: strin
         el.unsupported(fpPath, fp, [...kSupportedEnvFieldPaths, "metadata.labels['<KEY>']", "metadata.annotations['<KEY>']"]);
       }
     }
+  }
+
+  for (const k of ['configMapKeyRef', 'secretKeyRef']) {
+    const ref = el.obj(child(path, k), vf[k]);
+    if (ref) validateObjectRef(el, child(path, k), ref, true);
   }
 
   const rfPath = child(path, 'resourceFieldRef');

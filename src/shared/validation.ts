@@ -40,7 +40,7 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
 export const kSupportedPodSpecFields: readonly string[] = [
   'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
-  'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations',
+  'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets',
 ];
 /** Volume fields kubelet-ts implements: exactly one source, emptyDir or hostPath. Other sources are `Not supported`. */
 export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath'];
@@ -149,8 +149,22 @@ function validateObjectMeta(el: ErrorList, path: string, meta: Obj): void {
   if (total > kTotalAnnotationSizeLimitBytes) el.tooLong(annPath, `must have at most ${kTotalAnnotationSizeLimitBytes} bytes`);
 }
 
+/** imagePullSecrets: LocalObjectReferences (`{name}`) to Secrets of the pod's namespace, each name a DNS-1123 subdomain. */
+function validateImagePullSecrets(el: ErrorList, path: string, v: unknown): void {
+  el.list(path, v)?.forEach((raw, i) => {
+    const p = `${path}[${i}]`;
+    const ref = el.obj(p, raw);
+    if (!ref) return;
+    el.checkFields(p, ref, ['name']);
+    const name = el.str(child(p, 'name'), ref.name);
+    if (!name) el.required(child(p, 'name'));
+    else for (const m of dns1123SubdomainErrors(name)) el.invalid(child(p, 'name'), name, m);
+  });
+}
+
 function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   el.checkFields(path, spec, kSupportedPodSpecFields);
+  validateImagePullSecrets(el, child(path, 'imagePullSecrets'), spec.imagePullSecrets);
 
   const volumeNames = validateVolumes(el, child(path, 'volumes'), spec.volumes);
   const hostNetwork = el.bool(child(path, 'hostNetwork'), spec.hostNetwork) ?? false;

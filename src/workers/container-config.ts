@@ -13,6 +13,8 @@ import { expand, mappingFor } from '../shared/expansion.js';
 import { parseQuantity } from '../shared/quantity.js';
 import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
 import type { ContainerCreateSpec } from './runtime/runtime.js';
+import type { PodConfigObjects } from '../shared/messages.js';
+import { envVarNameErrors } from '../shared/names.js';
 
 /** What a container's config depends on besides its spec. */
 export interface ContainerConfigContext {
@@ -24,6 +26,10 @@ export interface ContainerConfigContext {
   hostIp: string;
   /** The sandbox the container joins (`container:<id>` namespaces). */
   sandboxId: string;
+  /** The ConfigMaps and Secrets the pod references (SyncPodTask.configObjects); absent = none known. */
+  configObjects?: PodConfigObjects;
+  /** Receives a Warning event on the pod (e.g. `InvalidEnvironmentVariableNames`); absent = dropped. */
+  warn?: (reason: string, message: string) => void;
 }
 
 /** kubelet's CPU period for CFS quota, microseconds. */
@@ -143,20 +149,63 @@ export function fieldRefValue(pod: Pod, fieldPath: string, ctx: ContainerConfigC
 }
 
 /**
- * makeEnvironmentVariables returns the container's env as ordered [name, value] pairs: `value`
- * with `$(VAR)` expanded against the variables defined before it; `valueFrom.fieldRef` and
- * `valueFrom.resourceFieldRef` resolved. configMapKeyRef/secretKeyRef need an API server: an
- * optional one is skipped, a required one is a CreateContainerConfigError, as is envFrom.
+ * envObject: the ConfigMap or Secret `name` of the pod's namespace from the task's objects, as a
+ * map of keys to string values (a Secret's base64 `data` decoded; a ConfigMap's `data` only, as the
+ * kubelet reads no binaryData into env), or undefined when absent.
+ */
+function envObject(ctx: ContainerConfigContext, kind: 'configmap' | 'secret', name: string): Record<string, string> | undefined {
+  if (kind === 'configmap') {
+    const cm = ctx.configObjects?.configMaps[name];
+    return cm ? { ...(cm.data ?? {}) } : undefined;
+  }
+  const secret = ctx.configObjects?.secrets[name];
+  if (!secret) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
+  return out;
+}
+
+/**
+ * makeEnvironmentVariables returns the container's env as ordered [name, value] pairs, as
+ * kubelet_pods.go makeEnvironmentVariables: first each `envFrom` source's keys (`prefix` put in
+ * front; a key that is no valid variable name is skipped and named in one Warning event
+ * `InvalidEnvironmentVariableNames`: `Keys [a, b] from the EnvFrom configMap ns/x were skipped
+ * since they are considered invalid environment variable names.`), then `env` in order, a later
+ * one overriding: `value` with `$(VAR)` expanded against the variables defined before it;
+ * `valueFrom.fieldRef` and `resourceFieldRef` resolved; `configMapKeyRef` / `secretKeyRef` read
+ * from `ctx.configObjects`. A missing object or key that is not `optional` is a
+ * CreateContainerConfigError with the kubelet's message (`configmap "x" not found`, `couldn't
+ * find key k in ConfigMap ns/x`, the same for `secret`/`Secret`); an optional one is skipped.
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
 export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: ContainerConfigContext, field: string): Array<[string, string]> {
   const defined = new Map<string, string>();
   const lookup = mappingFor(defined);
-  if (container.envFrom?.length) {
-    const refs = container.envFrom.filter((e) => !(e.configMapRef?.optional || e.secretRef?.optional));
-    if (refs.length) throw configError(`${field}.envFrom: Not supported: configMaps and secrets need an API server`);
+  const ns = pod.metadata?.namespace || 'default';
+  for (const from of container.envFrom ?? []) {
+    const ref = from.configMapRef ?? from.secretRef;
+    const kind = from.configMapRef ? 'configmap' : 'secret';
+    if (!ref) continue;
+    const values = envObject(ctx, kind, ref.name ?? '');
+    if (!values) {
+      if (ref.optional) continue;
+      throw configError(`${kind} "${ref.name}" not found`);
+    }
+    const invalid: string[] = [];
+    for (const [k, v] of Object.entries(values)) {
+      const name = `${from.prefix ?? ''}${k}`;
+      if (envVarNameErrors(name).length > 0) {
+        invalid.push(name);
+        continue;
+      }
+      defined.set(name, v);
+    }
+    if (invalid.length > 0) {
+      invalid.sort();
+      ctx.warn?.('InvalidEnvironmentVariableNames', `Keys [${invalid.join(', ')}] from the EnvFrom ${kind === 'configmap' ? 'configMap' : 'secret'} ${ns}/${ref.name} were skipped since they are considered invalid environment variable names.`);
+    }
   }
-  (container.env ?? []).forEach((e: EnvVar, i) => {
+  for (const [i, e] of (container.env ?? []).entries()) {
     const f = `${field}.env[${i}]`;
     let value: string | undefined;
     const vf = e.valueFrom;
@@ -167,11 +216,21 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: Co
       if (!target) throw configError(`${f}.valueFrom.resourceFieldRef.containerName: Not found: ${JSON.stringify(ref.containerName)}`);
       value = resourceFieldValue(target, ref.resource, ref.divisor, `${f}.valueFrom.resourceFieldRef`);
     } else if (vf?.configMapKeyRef || vf?.secretKeyRef) {
-      if (vf.configMapKeyRef?.optional || vf.secretKeyRef?.optional) return;
-      throw configError(`${f}.valueFrom: Not supported: configMapKeyRef and secretKeyRef need an API server`);
+      const ref = (vf.configMapKeyRef ?? vf.secretKeyRef)!;
+      const kind = vf.configMapKeyRef ? 'configmap' : 'secret';
+      const values = envObject(ctx, kind, ref.name ?? '');
+      if (!values) {
+        if (ref.optional) continue;
+        throw configError(`${kind} "${ref.name}" not found`);
+      }
+      if (!Object.hasOwn(values, ref.key)) {
+        if (ref.optional) continue;
+        throw configError(`couldn't find key ${ref.key} in ${kind === 'configmap' ? 'ConfigMap' : 'Secret'} ${ns}/${ref.name}`);
+      }
+      value = values[ref.key];
     } else value = expand(e.value ?? '', lookup);
     defined.set(e.name, value);
-  });
+  }
   return [...defined.entries()];
 }
 

@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { recordPulledImage } from './gc.js';
-import type { BackoffEntry } from '../shared/messages.js';
+import type { BackoffEntry, PodConfigObjects } from '../shared/messages.js';
+import type { Pod } from '../shared/api.js';
 import type { ContainerRuntime, RegistryAuth } from './runtime/runtime.js';
 
 /** Initial image pull backoff, milliseconds (kubelet: 10 s). */
@@ -113,7 +114,42 @@ export interface ImagePuller {
    * so a pull that finished meanwhile is not repeated.
    * @throws the runtime's error (AgentError, reason ErrImagePull) when the pull fails.
    */
-  pull(ref: string, opts?: { ifNotPresent?: boolean }): Promise<void>;
+  pull(ref: string, opts?: { ifNotPresent?: boolean; pullSecrets?: RegistryAuth[] }): Promise<void>;
+}
+
+/**
+ * pullSecretAuths: the credentials the pod's `imagePullSecrets` give for `ref`'s registry, as the
+ * kubelet's getPullSecretsForPod and its secret keyring (credentialprovider/secrets): each Secret of
+ * type `kubernetes.io/dockerconfigjson` (`.dockerconfigjson`) or `kubernetes.io/dockercfg`
+ * (`.dockercfg`) that has an entry for the registry, in the pod's order. `missing`: the names
+ * referenced but absent (the kubelet warns `FailedToRetrieveImagePullSecret` and pulls without
+ * them); `invalid`: names of Secrets of another type or with unreadable content. Never throws;
+ * never puts a credential in a message.
+ */
+export function pullSecretAuths(pod: Pod, objects: PodConfigObjects | undefined, ref: string): { auths: RegistryAuth[]; missing: string[]; invalid: string[] } {
+  const out = { auths: [] as RegistryAuth[], missing: [] as string[], invalid: [] as string[] };
+  const host = registryHost(ref);
+  for (const s of pod.spec?.imagePullSecrets ?? []) {
+    const name = s?.name ?? '';
+    const secret = objects?.secrets[name];
+    if (!secret) {
+      out.missing.push(name);
+      continue;
+    }
+    const key = secret.type === 'kubernetes.io/dockercfg' ? '.dockercfg' : '.dockerconfigjson';
+    const raw = secret.data?.[key];
+    if ((secret.type !== 'kubernetes.io/dockerconfigjson' && secret.type !== 'kubernetes.io/dockercfg') || !raw) {
+      out.invalid.push(name);
+      continue;
+    }
+    try {
+      const auth = parseDockerConfig(Buffer.from(raw, 'base64').toString('utf8'), `secret ${name}`).get(host);
+      if (auth) out.auths.push(auth);
+    } catch {
+      out.invalid.push(name);
+    }
+  }
+  return out;
 }
 
 class ImagePullerImpl implements ImagePuller {
@@ -121,11 +157,13 @@ class ImagePullerImpl implements ImagePuller {
   #credentials: { mtimeMs: number; map: Map<string, RegistryAuth> } | null = null;
   constructor(private readonly runtime: ContainerRuntime, private readonly opts: ImagePullerOptions) {}
 
-  pull(ref: string, opts: { ifNotPresent?: boolean } = {}): Promise<void> {
-    let p = this.#inFlight.get(ref);
+  pull(ref: string, opts: { ifNotPresent?: boolean; pullSecrets?: RegistryAuth[] } = {}): Promise<void> {
+    // A pull with a pod's own credentials joins only a pull with the same ones.
+    const key = opts.pullSecrets?.length ? `${ref}\0${JSON.stringify(opts.pullSecrets)}` : ref;
+    let p = this.#inFlight.get(key);
     if (!p) {
-      p = this.#pullLocked(ref, opts.ifNotPresent === true).finally(() => this.#inFlight.delete(ref));
-      this.#inFlight.set(ref, p);
+      p = this.#pullLocked(ref, opts.ifNotPresent === true, opts.pullSecrets ?? []).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, p);
     }
     return p;
   }
@@ -140,7 +178,7 @@ class ImagePullerImpl implements ImagePuller {
     return this.#credentials.map.get(registryHost(ref));
   }
 
-  async #pullLocked(ref: string, ifNotPresent: boolean): Promise<void> {
+  async #pullLocked(ref: string, ifNotPresent: boolean, pullSecrets: RegistryAuth[]): Promise<void> {
     const dir = path.join(this.opts.rootDir, 'image-locks');
     const lock = path.join(dir, createHash('sha256').update(ref).digest('hex'));
     await mkdir(dir, { recursive: true });
@@ -164,7 +202,20 @@ class ImagePullerImpl implements ImagePuller {
     }
     try {
       if (ifNotPresent && (await this.runtime.imageExists(ref))) return;
-      await this.runtime.pullImage(ref, await this.#auth(ref));
+      // As the kubelet's puller: each of the pod's pull secrets' credentials in turn, then the node's
+      // (or none); the last error when every one fails.
+      let lastErr: unknown;
+      let pulledOk = false;
+      for (const auth of [...pullSecrets, await this.#auth(ref)]) {
+        try {
+          await this.runtime.pullImage(ref, auth);
+          pulledOk = true;
+          break;
+        } catch (err) {
+          lastErr = err;
+        }
+      }
+      if (!pulledOk) throw lastErr;
       // Image GC removes only images this agent pulled (gc.ts): remember this one.
       const pulled = await this.runtime.imageExists(ref).catch(() => null);
       if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id).catch(() => undefined);

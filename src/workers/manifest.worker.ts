@@ -13,7 +13,7 @@
 import { AgentError, serializeError } from '../shared/errors.js';
 import { PROTOCOL_VERSION, type DecodePodsBodyTask, type LoadStaticPodsResult, type LoadStaticPodsTask, type WorkerResult } from '../shared/messages.js';
 import { decodePodsBody } from '../shared/pods-body.js';
-import { loadStaticPods, staticPodContentHash } from '../shared/static-pod.js';
+import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
 
 /**
  * runLoadStaticPods answers a `loadStaticPods` task: loadStaticPods on the manifest's text and
@@ -21,8 +21,8 @@ import { loadStaticPods, staticPodContentHash } from '../shared/static-pod.js';
  * @throws InvalidManifestError(task.origin, errors) for a manifest that does not parse or validate.
  */
 export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResult {
-  const pods = loadStaticPods(task.text, { nodeName: task.nodeName, source: task.source, origin: task.origin, seenAt: new Date(task.seenAtMs), format: task.format });
-  return { pods, contentHashes: pods.map(staticPodContentHash) };
+  const { pods, objects } = loadStaticManifest(task.text, { nodeName: task.nodeName, source: task.source, origin: task.origin, seenAt: new Date(task.seenAtMs), format: task.format });
+  return { pods, contentHashes: pods.map(staticPodContentHash), objects };
 }
 
 /**

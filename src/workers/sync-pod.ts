@@ -16,7 +16,7 @@ import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
 import { fillTerminationMessages } from './termination-message.js';
-import { isInPullBackoff, nextPullBackoff, pullBackoffKey, type ImagePuller } from './image-puller.js';
+import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths, type ImagePuller } from './image-puller.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
 
 /** What a sync needs besides its task (one per worker thread). */
@@ -109,11 +109,16 @@ class PodSync {
       this.requeue(Math.max(1, entry!.lastUpdateMs + entry!.backoffMs - now));
       return false;
     }
+    const secrets = pullSecretAuths(this.pod, this.task.configObjects, image);
+    if (secrets.missing.length > 0) {
+      // kubelet getPullSecretsForPod: pull anyway, with a warning on the pod.
+      this.result.events.push({ type: 'Warning', reason: 'FailedToRetrieveImagePullSecret', message: `Unable to retrieve some image pull secrets (${secrets.missing.join(', ')}); attempting to pull the image may not succeed.` });
+    }
     this.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
     const started = this.deps.now();
     try {
-      if (this.deps.imagePuller) await this.deps.imagePuller.pull(image, { ifNotPresent: policy === 'IfNotPresent' });
-      else await this.deps.runtime.pullImage(image);
+      if (this.deps.imagePuller) await this.deps.imagePuller.pull(image, { ifNotPresent: policy === 'IfNotPresent', pullSecrets: secrets.auths });
+      else await this.deps.runtime.pullImage(image, secrets.auths[0]);
     } catch (err) {
       if (isUnavailable(err)) throw err;
       const message = `Failed to pull image "${image}": ${serializeError(err).message}`;
@@ -203,6 +208,8 @@ class PodSync {
         rootDir: this.deps.rootDir,
         hostIp: this.task.hostIp,
         sandboxId,
+        configObjects: this.task.configObjects,
+        warn: (reason, message) => this.result.events.push({ type: 'Warning', reason, message }),
       }, c.init === true);
     } catch (err) {
       return fail('CreateContainerConfigError', serializeError(err).message);

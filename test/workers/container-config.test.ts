@@ -64,7 +64,8 @@ describe('makeEnvironmentVariables (makeEnvironmentVariables / downward API)', (
 
   it.each([
     ['an unsupported fieldPath', { name: 'X', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }, /spec\.containers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath: Unsupported value/],
-    ['a required secretKeyRef', { name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }, /spec\.containers\[0\]\.env\[0\]\.valueFrom: Not supported/],
+    ['a required secretKeyRef of a missing Secret', { name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }, /^secret "s" not found$/],
+    ['a required configMapKeyRef of a missing ConfigMap', { name: 'X', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }, /^configmap "c" not found$/],
   ])('rejects %s with CreateContainerConfigError', (_n, env, msg) => {
     const c: Container = { name: 'a', env: [env] };
     let err: unknown;
@@ -75,6 +76,48 @@ describe('makeEnvironmentVariables (makeEnvironmentVariables / downward API)', (
     }
     expect(err).toMatchObject({ reason: 'CreateContainerConfigError' });
     expect((err as Error).message).toMatch(msg);
+  });
+});
+
+describe('makeEnvironmentVariables with ConfigMaps and Secrets (kubelet_pods.go)', () => {
+  const b64 = (v: string) => Buffer.from(v).toString('base64');
+  const objects = {
+    configMaps: { cm: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'prod' }, data: { A: 'a', 'bad key': 'x', '1st': 'y', B: 'b' } }, gone: null },
+    secrets: { sec: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec', namespace: 'prod' }, data: { PASS: b64('pw'), 'no.t': b64('z') } } },
+  } as const;
+  const objCtx = (warnings: string[]) => ({ ...ctx, configObjects: objects as never, warn: (reason: string, message: string) => warnings.push(`${reason}: ${message}`) });
+
+  it('envFrom (with prefix) first, then env overriding; invalid keys skipped with the kubelet\'s event', () => {
+    const warnings: string[] = [];
+    const c: Container = {
+      name: 'a',
+      envFrom: [{ configMapRef: { name: 'cm' } }, { secretRef: { name: 'sec' }, prefix: 'S_' }, { configMapRef: { name: 'gone', optional: true } }],
+      env: [
+        { name: 'B', value: 'override $(A)' },
+        { name: 'K', valueFrom: { configMapKeyRef: { name: 'cm', key: 'A' } } },
+        { name: 'P', valueFrom: { secretKeyRef: { name: 'sec', key: 'PASS' } } },
+        { name: 'OPT', valueFrom: { secretKeyRef: { name: 'sec', key: 'nokey', optional: true } } },
+        { name: 'OPT2', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k', optional: true } } },
+      ],
+    };
+    expect(makeEnvironmentVariables(mkPod([c]), c, objCtx(warnings), 'spec.containers[0]')).toEqual([
+      ['A', 'a'], ['B', 'override a'], ['S_PASS', 'pw'], ['S_no.t', 'z'], ['K', 'a'], ['P', 'pw'],
+    ]);
+    expect(warnings).toEqual(['InvalidEnvironmentVariableNames: Keys [1st, bad key] from the EnvFrom configMap prod/cm were skipped since they are considered invalid environment variable names.']);
+  });
+
+  it.each([
+    ['a missing key of a ConfigMap', { name: 'X', valueFrom: { configMapKeyRef: { name: 'cm', key: 'nope' } } }, "couldn't find key nope in ConfigMap prod/cm"],
+    ['a missing key of a Secret', { name: 'X', valueFrom: { secretKeyRef: { name: 'sec', key: 'nope' } } }, "couldn't find key nope in Secret prod/sec"],
+    ['a ConfigMap referenced but absent', { name: 'X', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k' } } }, 'configmap "gone" not found'],
+  ])('refuses %s with CreateContainerConfigError and the kubelet\'s message', (_n, env, message) => {
+    const c: Container = { name: 'a', env: [env] };
+    expect(() => makeEnvironmentVariables(mkPod([c]), c, objCtx([]), 'spec.containers[0]')).toThrow(expect.objectContaining({ reason: 'CreateContainerConfigError', message }));
+  });
+
+  it('a required envFrom of a missing Secret is refused', () => {
+    const c: Container = { name: 'a', envFrom: [{ secretRef: { name: 'other' } }] };
+    expect(() => makeEnvironmentVariables(mkPod([c]), c, objCtx([]), 'spec.containers[0]')).toThrow('secret "other" not found');
   });
 });
 

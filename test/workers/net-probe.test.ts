@@ -11,10 +11,11 @@ import type { Pod } from '../../src/shared/api.js';
 describe('httpGet and tcpSocket probes dialled from the node', () => {
   let server: http.Server;
   let port: number;
-  const seen: http.IncomingHttpHeaders[] = [];
+  /** The headers of each request, by path (a timed-out /slow request may still arrive during a later test). */
+  const seen: { url: string; headers: http.IncomingHttpHeaders }[] = [];
   beforeAll(async () => {
     server = http.createServer((req, res) => {
-      seen.push(req.headers);
+      seen.push({ url: req.url ?? '', headers: req.headers });
       if (req.url === '/slow') {
         setTimeout(() => res.end('body of /slow'), 100);
         return;
@@ -56,7 +57,8 @@ describe('httpGet and tcpSocket probes dialled from the node', () => {
   it('sends the kubelet User-Agent and httpHeaders, a Host header overriding the target', async () => {
     seen.length = 0;
     await runNetProbe(rt, task('/ok', { headers: [{ name: 'X-Probe', value: 'yes' }, { name: 'Host', value: 'web.local' }] }));
-    expect(seen[0]).toMatchObject({ 'user-agent': 'kube-probe/1.30', 'x-probe': 'yes', host: 'web.local' });
+    expect(seen.filter((r) => r.url === '/ok').map((r) => r.headers)).toHaveLength(1);
+    expect(seen.find((r) => r.url === '/ok')!.headers).toMatchObject({ 'user-agent': 'kube-probe/1.30', 'x-probe': 'yes', host: 'web.local' });
   });
 
   it('tcpSocket: an open port succeeds, a closed one fails with the dial error', async () => {

@@ -6,6 +6,7 @@
  * Main thread only; the thread starts at the first non-empty text and stays until close().
  */
 import type { Pod } from '../../shared/api.js';
+import type { ConfigObject } from '../../shared/config-objects.js';
 import { PROTOCOL_VERSION, type LoadStaticPodsTask, type WorkerResult } from '../../shared/messages.js';
 import { newManifestLoader, type ManifestLoader } from '../pool/worker-pool.js';
 
@@ -17,7 +18,7 @@ export type ManifestText = Omit<LoadStaticPodsTask, 'kind' | 'protocol'>;
  * `error` is the InvalidManifestError's message (the origin and every invalid field); with
  * `retry` it is why the thread could not answer, which says nothing about the text (decode it again later).
  */
-export type DecodedManifest = { pods: Pod[]; contentHashes: string[] } | { error: string; retry: boolean };
+export type DecodedManifest = { pods: Pod[]; contentHashes: string[]; objects?: ConfigObject[] } | { error: string; retry: boolean };
 
 /** ManifestDecoder: one source's manifest thread. */
 export interface ManifestDecoder {

@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
+import { keyOf, type ConfigObject } from '../../shared/config-objects.js';
+import type { ConfigObjectUpdate } from './object-store.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { stableHash } from '../../shared/hash.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
@@ -36,6 +38,12 @@ export interface FileSourceDeps {
   logger: Logger;
   /** Receives a `SET` of the complete current set of static pods (source `file`) whenever it changes, and once after the first read. */
   onUpdate(update: PodUpdate): void;
+  /**
+   * Receives a `SET` of every ConfigMap and Secret in the manifests (source `file`) whenever it
+   * changes, and once before the first pods' SET; the first file in name order gives a name that
+   * two files give. Absent = such documents are kept out of the pods and dropped.
+   */
+  onObjects?(update: ConfigObjectUpdate): void;
   /** Receives each distinct read/parse/validation problem once per change; the affected pods keep their last good version. */
   onError(error: SourceError): void;
   /**
@@ -84,6 +92,8 @@ interface FileRead {
 interface FileState {
   /** Last good static pods from this file, in document order. */
   pods: Pod[];
+  /** Last good ConfigMaps and Secrets from this file (not static pods: names as given). */
+  objects?: ConfigObject[];
   /** SHA-256 of the content last read, or undefined when the last read failed. */
   contentHash?: string;
   /** The error last reported for this file, if its last read/parse failed. */
@@ -159,6 +169,8 @@ class FileSourceImpl implements FileSource {
   /** Error slots (path, watch, duplicates) keyed by slot, holding the message last reported. */
   private readonly reported = new Map<string, string>();
   private lastSetKey: string | undefined;
+  /** The key of the last objects' SET sent (sendObjectsIfChanged). */
+  private lastObjectsKey: string | undefined;
   /** Who held each full name in the last set sent (full name → file): it keeps the name (assembleFileSet). */
   private owners = new Map<string, string>();
 
@@ -347,7 +359,7 @@ class FileSourceImpl implements FileSource {
         return false;
       }
       const message = `${file}: cannot read pod manifest: ${errorMessage(err)}`;
-      this.files.set(file, { pods: prev?.pods ?? [], contentHash: undefined, error: message });
+      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: undefined, error: message });
       if (prev?.error !== message) this.reportFileError(file, message);
       return true;
     }
@@ -358,7 +370,7 @@ class FileSourceImpl implements FileSource {
       if (!message.includes(file)) message = `${file}: ${message}`;
       // A thread that did not answer says nothing about the content: forget the hash so that the
       // next check parses the file again, and report the same failure only once.
-      this.files.set(file, { pods: prev?.pods ?? [], contentHash: parsed.retry ? undefined : contentHash, error: message });
+      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: parsed.retry ? undefined : contentHash, error: message });
       if (!parsed.retry || prev?.error !== message) this.reportFileError(file, message);
       return true;
     }
@@ -370,7 +382,7 @@ class FileSourceImpl implements FileSource {
       return old !== undefined && this.contentHash(old) === this.contentHash(pod) ? old : pod;
     });
     if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
-    this.files.set(file, { pods, contentHash });
+    this.files.set(file, { pods, objects: parsed.objects, contentHash });
     return true;
   }
 
@@ -409,7 +421,7 @@ class FileSourceImpl implements FileSource {
    * needed). Never rejects: `error` is the InvalidManifestError's message (the file and every
    * invalid field), or with `retry` the reason the thread could not answer.
    */
-  private async parse(text: string, file: string): Promise<{ pods: Pod[] } | { error: string; retry: boolean }> {
+  private async parse(text: string, file: string): Promise<{ pods: Pod[]; objects?: ConfigObject[] } | { error: string; retry: boolean }> {
     // Stopping: start no thread that stop() would not close (nothing is reported any more).
     if (this.stopped) return { error: 'the file source is stopping', retry: true };
     const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
@@ -418,7 +430,7 @@ class FileSourceImpl implements FileSource {
     decoded.pods.forEach((pod, i) => {
       if (typeof decoded.contentHashes[i] === 'string') this.contentHashes.set(pod, decoded.contentHashes[i]);
     });
-    return { pods: decoded.pods };
+    return { pods: decoded.pods, objects: decoded.objects };
   }
 
   /** contentHash: a pod's staticPodContentHash (config.seen left out), computed once per object. */
@@ -452,11 +464,25 @@ class FileSourceImpl implements FileSource {
     for (const slot of [...this.reported.keys()]) {
       if (slot.startsWith('duplicate:') && !slots.has(slot)) this.reported.delete(slot);
     }
+    this.sendObjectsIfChanged(files);
     const key = stableHash(pods.map((p) => [p.metadata?.uid, this.contentHash(p)]), 32);
     if (key === this.lastSetKey) return;
     this.lastSetKey = key;
     this.logger.info({ op: 'SET', pods: pods.length }, 'Sending static pods from pod manifest path');
     this.deps.onUpdate({ op: 'SET', source: 'file', pods });
+  }
+
+  /** sendObjectsIfChanged: a SET of the files' ConfigMaps and Secrets (first file wins a name) when it changed since the last one (always the first). */
+  private sendObjectsIfChanged(files: string[]): void {
+    if (!this.deps.onObjects) return;
+    const byKey = new Map<string, ConfigObject>();
+    for (const file of files) for (const o of this.files.get(file)!.objects ?? []) if (!byKey.has(keyOf(o))) byKey.set(keyOf(o), o);
+    const objects = [...byKey.values()];
+    const key = stableHash(objects, 32);
+    if (key === this.lastObjectsKey) return;
+    this.lastObjectsKey = key;
+    this.logger.info({ op: 'SET', objects: objects.length }, 'Sending ConfigMaps and Secrets from pod manifest path');
+    this.deps.onObjects({ op: 'SET', source: 'file', objects });
   }
 
   private reportFileError(file: string, message: string): void {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
+import type { ConfigObjectUpdate } from './object-store.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder } from './manifest-decoder.js';
@@ -31,6 +32,11 @@ export interface HttpSourceDeps {
   logger: Logger;
   /** Receives `SET` (source `http`) with the complete set of pods whenever it changes, and once after the first poll even if it failed. */
   onUpdate(update: PodUpdate): void;
+  /**
+   * Receives a `SET` (source `http`) of the ConfigMaps and Secrets in the body, before each pods'
+   * SET the body gives (the last good ones stay while a fetch fails). Absent = they are dropped.
+   */
+  onObjects?(update: ConfigObjectUpdate): void;
   /** Receives each distinct fetch/parse/validation problem once (until a good fetch); the last good pods stay. */
   onError(error: SourceError): void;
   /** The fetch to use (tests); default the global fetch. */
@@ -168,6 +174,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       return fail(decoded.retry ? `${url.href}: cannot parse pod manifests: the manifest thread failed (parsing again at the next poll): ${decoded.error}` : decoded.error);
     }
     const pods = decoded.pods;
+    deps.onObjects?.({ op: 'SET', source: 'http', objects: decoded.objects ?? [] });
     etag = newEtag;
     lastBodyHash = bodyHash;
     if (lastError !== undefined) log.info({ pods: pods.length }, 'Read pod manifests from URL again');

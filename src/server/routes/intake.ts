@@ -4,6 +4,7 @@ import { formatFieldError, isInsufficientStorage, statusReasonOf, type FieldErro
 import type { ManifestFormat } from '../../shared/manifest.js';
 import { decodePodsBody, type DecodedPodsBody, type PodIdentity } from '../../shared/pods-body.js';
 import type { AgentHost } from '../agent-host.js';
+import { redactConfigObject, type ConfigObject } from '../../shared/config-objects.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { statusError, type StatusReason } from '../status.js';
@@ -62,8 +63,8 @@ function unsupportedMediaType(contentType: string | undefined): Status {
   );
 }
 
-/** ParsedBody: the pods of a request body, defaulted and valid, or the reply that refuses it. */
-type ParsedBody = { ok: true; pods: Pod[]; single: boolean } | { ok: false; reply: HttpReply };
+/** ParsedBody: the pods (and ConfigMaps/Secrets) of a request body, defaulted and valid, or the reply that refuses it. */
+type ParsedBody = { ok: true; pods: Pod[]; objects: ConfigObject[]; single: boolean } | { ok: false; reply: HttpReply };
 
 export type { PodIdentity };
 
@@ -140,14 +141,32 @@ function notSupported(what: string): HttpReply {
 
 /**
  * createPodsHandler answers `POST /pods`: 201 with the created Pod (a lone Pod in the body) or a
- * PodList (a List, PodList or several documents); the whole batch is admitted or none of it.
+ * PodList (a List, PodList or several documents); the whole batch of pods is admitted or none of
+ * it. ConfigMaps and Secrets in the body are stored first (AgentHost.submitObjects; 409 when one
+ * exists), so that the pods find them at their first sync; a lone object answers with itself, a
+ * body with objects and pods with a `List` of both. Secrets are answered without their data
+ * (redactConfigObject). When the pods are refused after their objects were stored, the objects stay.
  */
 export async function createPodsHandler({ host, req, body }: RouteContext): Promise<HttpReply> {
   if (!host.submitPods) return notSupported('POST /pods');
   const parsed = await parsePodsBody(host, body, req.headers['content-type']);
   if (!parsed.ok) return parsed.reply;
+  let objects: ConfigObject[] = [];
+  if (parsed.objects.length > 0) {
+    if (!host.submitObjects) return notSupported('ConfigMaps and Secrets');
+    try {
+      objects = (await host.submitObjects(parsed.objects)).map(redactConfigObject);
+    } catch (err) {
+      return statusReply(hostErrorStatus(err, parsed.objects.length === 1 ? (parsed.objects[0].metadata?.name ?? '') : ''));
+    }
+    if (parsed.pods.length === 0) {
+      if (parsed.single) return jsonReply(201, objects[0]);
+      return jsonReply(201, { apiVersion: 'v1', kind: 'List', metadata: {}, items: objects });
+    }
+  }
   try {
     const created = await host.submitPods(parsed.pods);
+    if (objects.length > 0) return jsonReply(201, { apiVersion: 'v1', kind: 'List', metadata: {}, items: [...objects, ...created.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }))] });
     if (parsed.single) return jsonReply(201, { apiVersion: 'v1', kind: 'Pod', ...created[0] });
     const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: created.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p })) };
     return jsonReply(201, list);

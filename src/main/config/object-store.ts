@@ -1,0 +1,153 @@
+/**
+ * Counterpart of the kubelet's configmap and secret managers (pkg/kubelet/configmap,
+ * pkg/kubelet/secret over pkg/kubelet/util/manager/watch_based_manager.go): the ConfigMaps and
+ * Secrets the node knows, merged from every source, and the lookup a pod's sync uses.
+ *
+ * Where the kubelet watches each object a registered pod references through the apiserver, this
+ * store is fed by the sources themselves (a manifest file or URL, the intake, etcd) and holds every
+ * object they give; a sync task gets exactly the objects its pod references ({@link
+ * ObjectStore.configObjectsFor}), `null` for one referenced but absent (the managers' Get returning
+ * NotFound). The same `kind/namespace/name` from two sources: the first one seen wins and keeps it
+ * while its source still offers it (as PodConfig does for pods); the others are conflicts.
+ *
+ * Contents are never logged here (keys and sources only). Main thread only; synchronous.
+ */
+import type { PodSourceName } from '../../shared/api.js';
+import { keyOf, podObjectRefs, type ConfigObject } from '../../shared/config-objects.js';
+import type { Pod } from '../../shared/api.js';
+import type { PodConfigObjects } from '../../shared/messages.js';
+import { configObjectKey } from '../../shared/config-objects.js';
+
+/**
+ * ConfigObjectUpdate: one source's change of its objects, as PodUpdate for pods: SET (its complete
+ * set), ADD / UPDATE (these objects, new or replaced) or REMOVE (these objects, by kind and name).
+ */
+export interface ConfigObjectUpdate {
+  source: PodSourceName;
+  op: 'SET' | 'ADD' | 'UPDATE' | 'REMOVE';
+  objects: ConfigObject[];
+}
+
+/** ObjectStoreChanges: the keys (`kind/namespace/name`) whose winning object appeared, changed or went, and the refused duplicates. */
+export interface ObjectStoreChanges {
+  changed: string[];
+  /** Objects of this update that another source's object of the same key holds. */
+  conflicts: { key: string; source: PodSourceName; heldBy: PodSourceName }[];
+}
+
+/** ObjectStore: the merged ConfigMaps and Secrets. Main thread only. */
+export interface ObjectStore {
+  /** apply merges one source's update; returns which keys' winning object changed. */
+  apply(update: ConfigObjectUpdate): ObjectStoreChanges;
+  /** get: the winning object of `kind/namespace/name`, or undefined. */
+  get(kind: ConfigObject['kind'], namespace: string, name: string): ConfigObject | undefined;
+  /** owner: which source holds `kind/namespace/name`, or undefined. */
+  owner(kind: ConfigObject['kind'], namespace: string, name: string): PodSourceName | undefined;
+  /**
+   * configObjectsFor: the objects `pod` references (podObjectRefs), by name, `null` for those
+   * absent; undefined when it references none (SyncPodTask.configObjects is then left out).
+   */
+  configObjectsFor(pod: Pod): PodConfigObjects | undefined;
+  /** The number of objects held (winners), for tests and metrics. */
+  size(): number;
+}
+
+interface Entry {
+  object: ConfigObject;
+  source: PodSourceName;
+  seq: number;
+  /** JSON of the object, to tell a real change from the same object sent again. */
+  json: string;
+}
+
+class ObjectStoreImpl implements ObjectStore {
+  /** source → key → its entry. */
+  readonly #bySource = new Map<PodSourceName, Map<string, Entry>>();
+  /** key → the winning entry. */
+  readonly #winner = new Map<string, Entry>();
+  #seq = 0;
+
+  apply(update: ConfigObjectUpdate): ObjectStoreChanges {
+    let current = this.#bySource.get(update.source);
+    if (!current) this.#bySource.set(update.source, (current = new Map()));
+    const touched = new Set<string>();
+    const put = (o: ConfigObject) => {
+      const key = keyOf(o);
+      const old = current!.get(key);
+      current!.set(key, { object: o, source: update.source, seq: old?.seq ?? ++this.#seq, json: JSON.stringify(o) });
+      touched.add(key);
+    };
+    switch (update.op) {
+      case 'SET': {
+        const keep = new Set(update.objects.map(keyOf));
+        for (const key of [...current.keys()]) {
+          if (!keep.has(key)) {
+            current.delete(key);
+            touched.add(key);
+          }
+        }
+        for (const o of update.objects) put(o);
+        break;
+      }
+      case 'ADD':
+      case 'UPDATE':
+        for (const o of update.objects) put(o);
+        break;
+      case 'REMOVE':
+        for (const o of update.objects) {
+          const key = keyOf(o);
+          if (current.delete(key)) touched.add(key);
+        }
+        break;
+    }
+    const changes: ObjectStoreChanges = { changed: [], conflicts: [] };
+    for (const key of touched) {
+      const previous = this.#winner.get(key);
+      let winner: Entry | undefined = previous ? this.#bySource.get(previous.source)?.get(key) : undefined;
+      if (!winner) {
+        for (const m of this.#bySource.values()) {
+          const e = m.get(key);
+          if (e && (!winner || e.seq < winner.seq)) winner = e;
+        }
+      }
+      if (winner) this.#winner.set(key, winner);
+      else this.#winner.delete(key);
+      if (previous?.json !== winner?.json) changes.changed.push(key);
+      const mine = current.get(key);
+      if (winner && mine && winner.source !== update.source) changes.conflicts.push({ key, source: update.source, heldBy: winner.source });
+    }
+    return changes;
+  }
+
+  get(kind: ConfigObject['kind'], namespace: string, name: string): ConfigObject | undefined {
+    return this.#winner.get(configObjectKey(kind, namespace, name))?.object;
+  }
+
+  owner(kind: ConfigObject['kind'], namespace: string, name: string): PodSourceName | undefined {
+    return this.#winner.get(configObjectKey(kind, namespace, name))?.source;
+  }
+
+  configObjectsFor(pod: Pod): PodConfigObjects | undefined {
+    const refs = podObjectRefs(pod);
+    if (refs.configMaps.length === 0 && refs.secrets.length === 0) return undefined;
+    const out: PodConfigObjects = { configMaps: {}, secrets: {} };
+    for (const n of refs.configMaps) {
+      const o = this.get('ConfigMap', refs.namespace, n);
+      out.configMaps[n] = o?.kind === 'ConfigMap' ? o : null;
+    }
+    for (const n of refs.secrets) {
+      const o = this.get('Secret', refs.namespace, n);
+      out.secrets[n] = o?.kind === 'Secret' ? o : null;
+    }
+    return out;
+  }
+
+  size(): number {
+    return this.#winner.size;
+  }
+}
+
+/** newObjectStore creates an empty store. */
+export function newObjectStore(): ObjectStore {
+  return new ObjectStoreImpl();
+}

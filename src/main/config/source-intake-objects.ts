@@ -1,0 +1,172 @@
+/**
+ * Counterpart of the apiserver's create / update / delete of ConfigMaps and Secrets (its
+ * registry/core/configmap and registry/core/secret storage), for the intake: the objects posted
+ * beside pods (`POST /pods`) or through `PUT` / `DELETE /configmaps|secrets/{namespace}/{name}`,
+ * persisted under `{--root-dir}/intake-objects/` (one JSON file each, mode 0600, written durably
+ * as the intake's pods are: writeFilesDurably) and restored at start, fed to the object store as
+ * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
+ * Main thread only.
+ */
+import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PodSourceName } from '../../shared/api.js';
+import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
+import { AgentError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
+import { boundedField, type Logger } from '../../shared/logging.js';
+import type { ConfigObjectUpdate } from './object-store.js';
+import { writeFilesDurably } from './source-intake.js';
+
+/** kIntakeObjectsDirName: the directory under --root-dir that holds intake ConfigMaps and Secrets. */
+export const kIntakeObjectsDirName = 'intake-objects';
+
+/** resourceOf: the API resource name of a kind (`configmaps`, `secrets`), as Status messages name it. */
+export function resourceOf(kind: ConfigObjectKind): string {
+  return kind === 'ConfigMap' ? 'configmaps' : 'secrets';
+}
+
+/** intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`). */
+export function intakeObjectFileName(o: ConfigObject): string {
+  return `${o.kind.toLowerCase()}_${o.metadata?.namespace ?? 'default'}_${o.metadata?.name ?? ''}.json`;
+}
+
+/** Options and dependencies of {@link newIntakeObjectSource}. */
+export interface IntakeObjectSourceDeps {
+  /** --root-dir (absolute). */
+  rootDir: string;
+  logger: Logger;
+  /** Receives the source's updates (SET once at start, then ADD / UPDATE / REMOVE). */
+  onUpdate: (update: ConfigObjectUpdate) => void;
+  /** Which source holds `kind/namespace/name` in the object store, if any (ObjectStore.owner). */
+  owner: (kind: ConfigObjectKind, namespace: string, name: string) => PodSourceName | undefined;
+  /** Clock for creationTimestamp (default Date.now), epoch ms. */
+  now?: () => number;
+}
+
+/**
+ * IntakeObjectSource: the intake's ConfigMaps and Secrets. Every method rejects with an AgentError
+ * and changes nothing then: ERR_ALREADY_EXISTS (`configmaps "x" already exists`, 409),
+ * ERR_NOT_FOUND (`configmaps "x" not found`, 404), ForbiddenError (403: an object of another
+ * source), InvalidManifestError (422: an update an `immutable` object or a Secret's type forbids),
+ * or ERR_INSUFFICIENT_STORAGE.
+ */
+export interface IntakeObjectSource {
+  /** start restores the stored objects and sends them as one SET. */
+  start(): Promise<void>;
+  /** create stores new objects (checked and normalised already) all or nothing; sends ADD. */
+  create(objects: ConfigObject[]): Promise<ConfigObject[]>;
+  /** replace stores `object` over the intake object of its kind and name; sends UPDATE. */
+  replace(object: ConfigObject): Promise<ConfigObject>;
+  /** remove deletes the intake object `kind namespace/name`; sends REMOVE. */
+  remove(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject>;
+}
+
+class IntakeObjectSourceImpl implements IntakeObjectSource {
+  readonly #dir: string;
+  readonly #objects = new Map<string, ConfigObject>();
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: IntakeObjectSourceDeps) {
+    this.#dir = join(deps.rootDir, kIntakeObjectsDirName);
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(fn, fn);
+    this.#chain = run.catch(() => {});
+    return run;
+  }
+
+  start(): Promise<void> {
+    return this.#serial(async () => {
+      await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+      for (const name of (await readdir(this.#dir)).sort()) {
+        const file = join(this.#dir, name);
+        if (name.startsWith('.')) {
+          if (name.endsWith('.tmp')) await unlink(file).catch(() => {});
+          continue;
+        }
+        if (!name.endsWith('.json')) continue;
+        try {
+          const r = normalizeConfigObject(JSON.parse(await readFile(file, 'utf8')) as unknown);
+          if (r.errors) throw new Error(r.errors.map(formatFieldError).join('; '));
+          this.#objects.set(keyOf(r.object), r.object);
+        } catch (err) {
+          // The message names fields and keys only (normalizeConfigObject never quotes a value).
+          this.deps.logger.warn({ source: 'api', file, err: boundedField((err as Error).message) }, 'Could not restore an intake object; leaving its file in place');
+        }
+      }
+      this.deps.logger.info({ source: 'api', objects: this.#objects.size, dir: this.#dir }, 'Restored intake ConfigMaps and Secrets');
+      this.deps.onUpdate({ source: 'api', op: 'SET', objects: [...this.#objects.values()] });
+    });
+  }
+
+  async #write(objects: ConfigObject[]): Promise<void> {
+    try {
+      await writeFilesDurably(this.#dir, objects.map((o) => ({ name: intakeObjectFileName(o), content: JSON.stringify(o) })));
+    } catch (err) {
+      throw isNoSpaceErrno(err) ? insufficientStorageError(err, this.#dir) : err;
+    }
+  }
+
+  create(objects: ConfigObject[]): Promise<ConfigObject[]> {
+    return this.#serial(async () => {
+      const now = new Date((this.deps.now ?? Date.now)()).toISOString();
+      const stored: ConfigObject[] = [];
+      for (const o of objects) {
+        const ns = o.metadata?.namespace ?? 'default';
+        const name = o.metadata?.name ?? '';
+        if (this.#objects.has(keyOf(o)) || this.deps.owner(o.kind, ns, name) !== undefined) {
+          throw new AgentError('ERR_ALREADY_EXISTS', `${resourceOf(o.kind)} "${name}" already exists`);
+        }
+        stored.push({ ...o, metadata: { ...o.metadata, creationTimestamp: o.metadata?.creationTimestamp ?? now } } as ConfigObject);
+      }
+      await this.#write(stored);
+      for (const o of stored) this.#objects.set(keyOf(o), o);
+      this.deps.logger.info({ source: 'api', objects: stored.map(keyOf) }, 'Stored intake objects');
+      this.deps.onUpdate({ source: 'api', op: 'ADD', objects: stored });
+      return stored;
+    });
+  }
+
+  replace(object: ConfigObject): Promise<ConfigObject> {
+    return this.#serial(async () => {
+      const ns = object.metadata?.namespace ?? 'default';
+      const name = object.metadata?.name ?? '';
+      const prev = this.#objects.get(keyOf(object));
+      if (!prev) {
+        const owner = this.deps.owner(object.kind, ns, name);
+        if (owner) throw new ForbiddenError(`${resourceOf(object.kind)} "${name}" is forbidden: it comes from the ${owner} source; change it there`);
+        throw new AgentError('ERR_NOT_FOUND', `${resourceOf(object.kind)} "${name}" not found`);
+      }
+      const errors = validateConfigObjectUpdate(object, prev);
+      if (errors.length > 0) throw new InvalidManifestError(`${object.kind} "${name}"`, errors);
+      const stored = { ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid } } as ConfigObject;
+      await this.#write([stored]);
+      this.#objects.set(keyOf(stored), stored);
+      this.deps.logger.info({ source: 'api', object: keyOf(stored) }, 'Replaced intake object');
+      this.deps.onUpdate({ source: 'api', op: 'UPDATE', objects: [stored] });
+      return stored;
+    });
+  }
+
+  remove(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject> {
+    return this.#serial(async () => {
+      const key = `${kind}/${namespace}/${name}`;
+      const prev = this.#objects.get(key);
+      if (!prev) {
+        const owner = this.deps.owner(kind, namespace, name);
+        if (owner) throw new ForbiddenError(`${resourceOf(kind)} "${name}" is forbidden: it comes from the ${owner} source; remove it there`);
+        throw new AgentError('ERR_NOT_FOUND', `${resourceOf(kind)} "${name}" not found`);
+      }
+      await unlink(join(this.#dir, intakeObjectFileName(prev)));
+      this.#objects.delete(key);
+      this.deps.logger.info({ source: 'api', object: key }, 'Removed intake object');
+      this.deps.onUpdate({ source: 'api', op: 'REMOVE', objects: [prev] });
+      return prev;
+    });
+  }
+}
+
+/** newIntakeObjectSource builds the source; nothing is read until start(). */
+export function newIntakeObjectSource(deps: IntakeObjectSourceDeps): IntakeObjectSource {
+  return new IntakeObjectSourceImpl(deps);
+}
