@@ -1,49 +1,28 @@
 // Issue #12, "Done when" point 2, without Docker: every example manifest under examples/k8s-docs
 // (the Kubernetes documentation's Pod examples) and examples/kubeadm (kubeadm's static pods) decodes
 // with the agent's own manifest parser and passes validation after the defaults
-// (applyPodDefaults + validatePodForNode, as src/shared/pods-body.ts does for POST /pods), so the
+// (decodePodsBody, what POST /pods does: defaults, then validatePodForNode), so the
 // examples cannot rot. KUBELET_TS_EXAMPLES_REPORT=1 prints every refusal, file by file, instead of
 // stopping at the first failing file.
 import { describe, expect, it } from 'vitest';
-import type { FieldError } from '../../src/shared/errors.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { formatFieldError } from '../../src/shared/errors.js';
-import { applyPodDefaults } from '../../src/shared/defaults.js';
-import { parseManifestEntries } from '../../src/shared/manifest.js';
-import { validatePodForNode } from '../../src/shared/validation.js';
-import { isPodDocument, kDocsExamplesDir, kKubeadmExamplesDir, listYamlFiles, readExample, type ExampleObject } from '../support/examples.js';
+import { decodePodsBody } from '../../src/shared/pods-body.js';
+import { kDocsExamplesDir, kKubeadmExamplesDir, listYamlFiles, readExample } from '../support/examples.js';
 
-/** podErrors: what the agent refuses in one Pod document's text (parse errors included). */
-function podErrors(text: string, origin: string): string[] {
-  try {
-    return parseManifestEntries(text, origin).flatMap(({ pod }) => validatePodForNode(applyPodDefaults(pod))).map((e: FieldError) => formatFieldError(e));
-  } catch (err) {
-    const errors = (err as { errors?: FieldError[] }).errors;
-    return errors ? errors.map((e) => formatFieldError(e)) : [String(err)];
-  }
-}
-
-/** objectErrors: the shape a ConfigMap or Secret document must have (name; data/stringData maps of strings). */
-function objectErrors(d: ExampleObject): string[] {
-  const out: string[] = [];
-  if (d.apiVersion !== 'v1') out.push(`apiVersion: must be v1, not ${JSON.stringify(d.apiVersion)}`);
-  if (d.kind !== 'ConfigMap' && d.kind !== 'Secret') return [...out, `kind: ${JSON.stringify(d.kind)} is neither Pod, ConfigMap nor Secret`];
-  if (typeof d.metadata?.name !== 'string' || !d.metadata.name) out.push('metadata.name: Required value');
-  for (const field of ['data', 'stringData']) {
-    const m = d[field];
-    if (m === undefined) continue;
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) out.push(`${field}: must be a map`);
-    else for (const [k, v] of Object.entries(m)) if (typeof v !== 'string') out.push(`${field}[${k}]: must be a string`);
-  }
-  return out;
-}
-
-/** exampleErrors: every refusal in one example file, each prefixed by its document's index. */
+/**
+ * exampleErrors: every refusal of one example file, as `POST /pods` decodes a body
+ * (decodePodsBody: the agent's own parser, ConfigMaps and Secrets beside the pods, the defaults,
+ * validatePodForNode) — for a documentation example, its `# needs:` files first in the same body,
+ * as `kubectl apply -f needs... -f file` sends them.
+ */
 function exampleErrors(dir: string, path: string): string[] {
   const file = readExample(dir, path);
-  return file.documents.flatMap((d, i) => {
-    const errs = isPodDocument(d) ? podErrors(file.texts[i], `${path}[${i}]`) : objectErrors(d);
-    return errs.map((e) => `[${i}] ${e}`);
-  });
+  const text = [...file.needs, path].map((p) => readFileSync(join(dir, p), 'utf8')).join('\n---\n');
+  const decoded = decodePodsBody({ text, format: 'yaml' });
+  if (decoded.ok) return [];
+  return decoded.kind === 'invalid' ? decoded.errors.map((e) => formatFieldError(e)) : [decoded.message];
 }
 
 const docs = listYamlFiles(kDocsExamplesDir);
