@@ -36,6 +36,7 @@ import { newIntakeObjectSource, type IntakeObjectSource } from './config/source-
 import { podObjectKeys } from '../shared/config-objects.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newNodeApi, type NodeApi } from './node/node-api.js';
+import { nodeLabels } from './node/node-status.js';
 import { newRuntimeState, type RuntimeState } from './node/runtime-state.js';
 import { newAgentRegistry } from './metrics/registry.js';
 import { newEventedPleg } from './pleg/event-pleg.js';
@@ -201,6 +202,7 @@ class AgentImpl implements Agent {
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
       get podWorkers() { return podWorkers; },
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
+      node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
     });
     const syncer = newPodSyncer({

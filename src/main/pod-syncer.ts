@@ -89,7 +89,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
     const configObjects = this.deps.configObjects?.(record.pod);
     const result = await runner.run({
       kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
-      livenessFailed: this.deps.prober.probeKills(uid),
+      livenessFailed: this.deps.prober.probeKills(uid), startedSidecars: this.deps.prober.startedSidecars(uid),
       ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
       ...(configObjects ? { configObjects } : {}),
     }).catch((err: unknown) => {

@@ -32,6 +32,7 @@ import type { PodWorkers } from './pod-workers.js';
 import type { ProberManager } from './prober/prober-manager.js';
 import type { StatusManager } from './status/status-manager.js';
 import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
+import type { NodeIdentity } from './pod/node-affinity.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
 
 /**
@@ -55,6 +56,8 @@ export interface SyncHandlerDeps {
   prober: ProberManager;
   /** Allocatable for admission: --max-pods, cores (millicores) and memory (bytes). */
   capacity: NodeCapacity;
+  /** This node's name and labels (well-known plus --node-labels), for nodeSelector / node affinity at admission; absent = not checked. */
+  node?: NodeIdentity;
   /** Generates and publishes the pod's status from its record (KubeletPodSyncer.publishStatus). */
   publishStatus(record: PodRecord): void;
   /**
@@ -298,7 +301,7 @@ class SyncHandlerImpl implements SyncHandler {
     }
     if (!holder && this.#killOldRuntimeCopies(fullName, pod)) return;
     const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: Date.now() };
-    const admitted = admitPod(pod, this.#used, this.deps.capacity);
+    const admitted = admitPod(pod, this.#used, this.deps.capacity, this.deps.node);
     podManager.set(record);
     if (!admitted.admit) {
       // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.

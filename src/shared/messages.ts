@@ -144,6 +144,13 @@ export interface SyncPodTask {
    */
   livenessFailed?: ProbeKill[];
   /**
+   * Docker IDs of the running sidecars (init containers with `restartPolicy: Always`) whose startup
+   * probe has succeeded. A sidecar with a startup probe counts as started — so the next init
+   * container or the app containers may start — only when listed here, as kuberuntime's
+   * computeInitContainerActions asks the startup results manager. Optional; absent = none.
+   */
+  startedSidecars?: string[];
+  /**
    * The pod as the main thread last knew it from the runtime, when no PLEG event has arrived
    * since: the sync plans from it and, if there is nothing to do, answers without a Docker call.
    * Any action makes the sync read the runtime as usual. Optional.

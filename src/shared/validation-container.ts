@@ -10,11 +10,12 @@ import { dns1123LabelErrors, dns1123SubdomainErrors, envVarNameErrors, httpHeade
 import { child, ErrorList, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
 /**
- * Container fields kubelet-ts implements. Anything else (securityContext, stdin, stdinOnce, tty,
- * volumeDevices, resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
+ * Container fields kubelet-ts implements. Anything else (securityContext, volumeDevices,
+ * resizePolicy, ...) is reported as `Not supported`. `restartPolicy` is
  * allowed on init containers only, with the value `Always` (a sidecar).
  */
 export const kSupportedContainerFields: readonly string[] = [
+  'stdin', 'stdinOnce', 'tty',
   'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'envFrom', 'resources', 'volumeMounts',
   'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
   'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy',
@@ -25,12 +26,38 @@ export const kSupportedContainerPortFields: readonly string[] = ['name', 'contai
 export const kSupportedEnvVarFields: readonly string[] = ['name', 'value', 'valueFrom'];
 /** EnvVarSource fields kubelet-ts implements (configMapKeyRef / secretKeyRef read the node's ConfigMaps and Secrets). */
 export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'];
-/** VolumeMount fields kubelet-ts implements (subPath, subPathExpr, mountPropagation are not). */
-export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly'];
+/**
+ * VolumeMount fields kubelet-ts implements (subPath, subPathExpr are not). `mountPropagation`
+ * maps to Docker's bind propagation as dockershim did: None → Docker's default (rprivate),
+ * HostToContainer → `rslave`, Bidirectional → `rshared` (privileged containers only).
+ */
+export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly', 'mountPropagation'];
+/** The core/v1 MountPropagationMode values. */
+export const kMountPropagationModes: readonly string[] = ['None', 'HostToContainer', 'Bidirectional'];
 /** ResourceRequirements fields kubelet-ts implements (claims is not). */
 export const kSupportedResourceRequirementsFields: readonly string[] = ['limits', 'requests'];
-/** Resource names kubelet-ts implements in limits and requests. */
-export const kSupportedResourceNames: readonly string[] = ['cpu', 'memory'];
+/**
+ * Resource names kubelet-ts implements in limits and requests. `ephemeral-storage` is accepted and
+ * not enforced (no local-storage eviction of container writable layers). Extended resources
+ * (`example.com/foo`, `nvidia.com/gpu`: {@link isExtendedResourceName}) and `hugepages-<size>` are
+ * validated as upstream and then refused at admission (src/main/pod/admission.ts: `OutOf<name>`,
+ * as the kubelet's predicate admit handler when no device plugin offers them).
+ */
+export const kSupportedResourceNames: readonly string[] = ['cpu', 'memory', 'ephemeral-storage'];
+
+/**
+ * isExtendedResourceName, as v1helper.IsExtendedResourceName: a qualified name with a domain
+ * prefix outside `kubernetes.io/` (a native resource), not starting with `requests.`. Pure.
+ */
+export function isExtendedResourceName(name: string): boolean {
+  if (!name.includes('/') || name.includes('kubernetes.io/') || name.startsWith('requests.')) return false;
+  return qualifiedNameErrors(name).length === 0;
+}
+
+/** isHugePageResourceName, as v1helper.IsHugePageResourceName: `hugepages-<size>` (e.g. `hugepages-2Mi`). */
+export function isHugePageResourceName(name: string): boolean {
+  return name.startsWith('hugepages-') && quantityError(name.slice('hugepages-'.length)) === null;
+}
 /** Probe fields kubelet-ts implements (grpc is not). */
 export const kSupportedProbeFields: readonly string[] = [
   'exec', 'httpGet', 'tcpSocket', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold',
@@ -106,7 +133,8 @@ function validateContainer(el: ErrorList, path: string, c: Obj, init: boolean, c
   validateEnv(el, child(path, 'env'), c.env, ctx);
   validateEnvFrom(el, child(path, 'envFrom'), c.envFrom);
   validateResources(el, child(path, 'resources'), c.resources);
-  validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx);
+  validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx, isObj(c.securityContext) && c.securityContext.privileged === true);
+  for (const f of ['stdin', 'stdinOnce', 'tty']) el.bool(child(path, f), c[f]);
 
   const rpPath = child(path, 'restartPolicy');
   const restartPolicy = el.str(rpPath, c.restartPolicy);
@@ -304,7 +332,7 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
     if (!list) continue;
     for (const [name, q] of Object.entries(list)) {
       const qp = index(kp, name);
-      if (!kSupportedResourceNames.includes(name)) el.notSupported(qp);
+      if (!kSupportedResourceNames.includes(name) && !isExtendedResourceName(name) && !isHugePageResourceName(name)) el.notSupported(qp);
       else if (quantityError(q)) {
         // A request defaulted from its limit (applyPodDefaults) repeats the limit's value: reported once.
         if (!(kind === 'requests' && isObj(r.limits) && r.limits[name] === q)) el.invalid(qp, q, quantityError(q)!);
@@ -318,13 +346,27 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
   }
   for (const [name, req] of parsed.requests) {
     const lim = parsed.limits.get(name);
-    if (lim && req.value > lim.value) {
-      el.invalid(index(child(path, 'requests'), name), String(req.raw), `must be less than or equal to ${name} limit of ${String(lim.raw)}`);
+    const rp = index(child(path, 'requests'), name);
+    if (isExtendedResourceName(name) || isHugePageResourceName(name)) {
+      // Not overcommitable (ValidateResourceRequirements): the request must equal the limit.
+      if (!lim) el.forbidden(rp, 'Limit must be set for non overcommitable resources');
+      else if (req.value !== lim.value) el.invalid(rp, String(req.raw), `must be equal to ${name} limit of ${String(lim.raw)}`);
+    } else if (lim && req.value > lim.value) {
+      el.invalid(rp, String(req.raw), `must be less than or equal to ${name} limit of ${String(lim.raw)}`);
     }
+  }
+  for (const kind of ['limits', 'requests'] as const) {
+    for (const [name, q] of parsed[kind]) {
+      if (isExtendedResourceName(name) && !Number.isInteger(q.value)) el.invalid(index(child(path, kind), name), String(q.raw), 'must be an integer');
+    }
+  }
+  const hugePages = [...parsed.limits.keys()].some(isHugePageResourceName);
+  if (hugePages && !parsed.limits.has('cpu') && !parsed.limits.has('memory') && !parsed.requests.has('cpu') && !parsed.requests.has('memory')) {
+    el.forbidden(path, 'HugePages require cpu or memory');
   }
 }
 
-function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodContext): void {
+function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodContext, privileged: boolean): void {
   const mounts = el.list(path, v);
   if (!mounts) return;
   const paths = new Set<string>();
@@ -346,13 +388,23 @@ function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodC
       paths.add(mp);
     }
     el.bool(child(p, 'readOnly'), m.readOnly);
+    // validateMountPropagation: a known mode; Bidirectional only for a privileged container.
+    const mpropPath = child(p, 'mountPropagation');
+    const mprop = el.str(mpropPath, m.mountPropagation);
+    if (mprop !== undefined && mprop !== '') {
+      if (!kMountPropagationModes.includes(mprop)) el.unsupported(mpropPath, mprop, kMountPropagationModes);
+      else if (mprop === 'Bidirectional' && !privileged) el.forbidden(mpropPath, 'Bidirectional mount propagation is available only to privileged containers');
+    }
   });
 }
 
 function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne: boolean): void {
   const probe = el.obj(path, v);
   if (!probe) return;
-  el.checkFields(path, probe, kSupportedProbeFields);
+  if (probe.grpc !== undefined && probe.grpc !== null) {
+    el.notSupported(child(path, 'grpc'), 'grpc probes are not run by this version of kubelet-ts; use an exec probe (e.g. grpc_health_probe), httpGet or tcpSocket');
+  }
+  el.checkFields(path, probe, kSupportedProbeFields, ['grpc']);
   validateHandler(el, path, probe, ['exec', 'httpGet', 'tcpSocket'], ['grpc']);
   // The timings and thresholds are int32 (seconds); the probe's grace period is an int64 and, when set, positive.
   el.nonNegative(child(path, 'initialDelaySeconds'), probe.initialDelaySeconds, 'int32');

@@ -15,6 +15,7 @@ import { parseQuantity, quantityError } from './quantity.js';
 import { kAllVolumeSourceFields } from './defaults.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
+import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 
 export {
@@ -38,6 +39,7 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
  * must be empty. `priority` is recorded only.
  */
 export const kSupportedPodSpecFields: readonly string[] = [
+  ...kSchedulingPodSpecFields,
   'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
   'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets',
@@ -209,6 +211,7 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   const sc = el.obj(scPath, spec.securityContext);
   if (sc) el.checkFields(scPath, sc, []);
   validateTolerations(el, child(path, 'tolerations'), spec.tolerations);
+  validateSchedulingFields(el, path, spec);
 }
 
 /** Validates spec.volumes; returns the set of volume names. */
@@ -218,7 +221,11 @@ function validateVolumes(el: ErrorList, path: string, v: unknown): Set<string> {
     const p = index(path, i);
     const vol = el.obj(p, raw);
     if (!vol) return;
-    el.checkFields(p, vol, kSupportedVolumeFields);
+    // No PersistentVolume controller binds a claim on a lone node: refused with the reason.
+    if (vol.persistentVolumeClaim !== undefined && vol.persistentVolumeClaim !== null) {
+      el.notSupported(child(p, 'persistentVolumeClaim'), 'there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir');
+    }
+    el.checkFields(p, vol, kSupportedVolumeFields, ['persistentVolumeClaim']);
     const namePath = child(p, 'name');
     const name = el.str(namePath, vol.name);
     if (!name) el.required(namePath);

@@ -174,13 +174,29 @@ function latestThatRan(runtimePod: RuntimePod | null, name: string): RuntimeCont
  * initialized (every regular init container succeeded and every sidecar is started), so app
  * containers may start. Otherwise pushes at most one init container to start, or sets killPod when
  * a regular init container failed under restartPolicy Never (the pod fails). Once initialized
- * before, only exited sidecars are restarted. Sidecars count as started once running (a startup
- * probe is not considered here).
+ * before, only exited sidecars are restarted. A running sidecar counts as started once running,
+ * or, with a startup probe, once its ID is in `started` (the startup results manager's Success).
+ * A running sidecar in `livenessFailed` (liveness or startup probe failed) is killed and restarted
+ * whatever the pod's restartPolicy (`Init container X failed liveness probe`); its liveness probe
+ * does not hold back the next init container.
  */
-function computeInitContainerActions(pod: Pod, runtimePod: RuntimePod | null, actions: PodActions, candidates: Candidate[]): boolean {
+function computeInitContainerActions(
+  pod: Pod, runtimePod: RuntimePod | null, actions: PodActions, candidates: Candidate[], livenessFailed: readonly ProbeKill[], started: readonly string[],
+): boolean {
   const inits = specInitContainers(pod);
   if (inits.length === 0) return true;
   const policy = restartPolicy(pod);
+  /** A running sidecar failed a probe: kill it and start it again (true when so). */
+  const restartOnProbeFailure = (c: RuntimeContainer, index: number): boolean => {
+    const failed = livenessFailed.find((k) => k.containerId === c.id);
+    if (!failed) return false;
+    actions.containersToKill.push({
+      id: c.id, name: c.name, message: `${failed.message}, will be restarted`, probeFailed: true,
+      ...(failed.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: failed.gracePeriodSeconds } : {}),
+    });
+    candidates.push({ index, init: true, reason: 'ProbeFailed' });
+    return true;
+  };
   if (hasAnyRegularContainerCreated(pod, runtimePod)) {
     inits.forEach((spec, index) => {
       if (!isRestartableInitContainer(spec)) return;
@@ -189,7 +205,7 @@ function computeInitContainerActions(pod: Pod, runtimePod: RuntimePod | null, ac
         if (c.hash !== hashContainer(spec)) {
           actions.containersToKill.push({ id: c.id, name: c.name, message: `Init container ${c.name} definition changed, will be restarted` });
           candidates.push({ index, init: true, reason: 'HashChanged' });
-        }
+        } else restartOnProbeFailure(c, index);
         return;
       }
       if (!pod.metadata?.deletionTimestamp) candidates.push({ index, init: true, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
@@ -203,7 +219,11 @@ function computeInitContainerActions(pod: Pod, runtimePod: RuntimePod | null, ac
       return false;
     }
     if (isRestartableInitContainer(spec)) {
-      if (c.state === 'running') continue; // started: the next one may go
+      if (c.state === 'running') {
+        if (restartOnProbeFailure(c, index)) return false;
+        if (spec.startupProbe && !started.includes(c.id)) return false; // not started yet: wait for its startup probe
+        continue; // started: the next one may go
+      }
       candidates.push({ index, init: true, reason: c.state === 'exited' ? 'Restart' : 'NotStarted' });
       return false;
     }
@@ -244,13 +264,16 @@ function computeInitContainerActions(pod: Pod, runtimePod: RuntimePod | null, ac
  *   its entry with nextBackoff (as doBackOff).
  * Init containers (computeInitContainerActions): a new sandbox starts with the first init
  * container only; until the pod is initialized, one init container at a time runs, in order
- * (sidecars — `restartPolicy: Always` — count as done once running and keep running); a regular
+ * (sidecars — `restartPolicy: Always` — count as done once running, or once their startup probe
+ * succeeded (`startedSidecars`: Docker IDs), and keep running; a sidecar failing its liveness or
+ * startup probe is restarted); a regular
  * init container that fails is restarted with backoff, or under restartPolicy Never the pod is
  * killed (it fails). App containers start once initialized; exited sidecars are restarted beside
  * them, and are stopped with the pod when no app container is left to run.
  */
 export function computePodActions(
   pod: Pod, runtimePod: RuntimePod | null, backoff: Record<string, BackoffEntry>, nowMs: number, livenessFailed: readonly ProbeKill[] = [],
+  startedSidecars: readonly string[] = [],
 ): PodActions {
   const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod);
   const actions: PodActions = {
@@ -285,7 +308,7 @@ export function computePodActions(
       });
       if (candidates.length === 0) actions.createSandbox = false;
     }
-  } else if (!computeInitContainerActions(pod, runtimePod, actions, candidates)) {
+  } else if (!computeInitContainerActions(pod, runtimePod, actions, candidates, livenessFailed, startedSidecars)) {
     // Not initialized yet: app containers wait (their status is PodInitializing).
   } else {
     let keepCount = 0;

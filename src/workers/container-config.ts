@@ -280,7 +280,7 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
 }
 
 /**
- * makeMounts returns Docker binds (`host:container[:ro]`) for the container's volumeMounts,
+ * makeMounts returns Docker binds (`host:container[:ro][,rslave|rshared]`) for the container's volumeMounts,
  * preparing the host side: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
  * (created, mode 0777); hostPath → checked or created by its `type`. A subPath is joined below the
  * volume (and created for emptyDir). Idempotent.
@@ -313,9 +313,22 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
       hostPath = path.join(hostPath, sub);
       if (isEmptyDir) await mkdir(hostPath, { recursive: true, mode: 0o777 });
     }
-    binds.push(`${hostPath}:${m.mountPath}${m.readOnly ? ':ro' : ''}`);
+    const opts = [...(m.readOnly ? ['ro'] : []), ...bindPropagation(m.mountPropagation)];
+    binds.push(`${hostPath}:${m.mountPath}${opts.length ? `:${opts.join(',')}` : ''}`);
   }
   return binds;
+}
+
+/**
+ * bindPropagation: the Docker bind option for a volumeMount's `mountPropagation`, as dockershim's
+ * generateMountBindings: HostToContainer → `rslave`, Bidirectional → `rshared`, None or unset →
+ * none (Docker's default, rprivate). Docker refuses `rslave`/`rshared` when the source is not on a
+ * shared (or, for rslave, slave) mount; that error reaches the container's status as Docker words it.
+ */
+export function bindPropagation(mode: string | undefined): string[] {
+  if (mode === 'HostToContainer') return ['rslave'];
+  if (mode === 'Bidirectional') return ['rshared'];
+  return [];
 }
 
 /**

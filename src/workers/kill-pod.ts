@@ -46,7 +46,9 @@ export async function stopContainers(deps: SyncDeps, containers: RuntimeContaine
   const live = containers.filter((c) => c.state !== 'exited');
   const results = await Promise.allSettled(
     live.map(async (c) => {
-      if (!c.sandbox) out.events.push({ type: 'Normal', reason: 'Killing', message: opts.messages?.[c.id] ?? `Stopping container ${c.name}`, fieldPath: `spec.containers{${c.name}}` });
+      // An init container's (a sidecar's) events name spec.initContainers, as the kubelet's container ref.
+      const list = opts.pod?.spec?.initContainers?.some((i) => i.name === c.name) ? 'initContainers' : 'containers';
+      if (!c.sandbox) out.events.push({ type: 'Normal', reason: 'Killing', message: opts.messages?.[c.id] ?? `Stopping container ${c.name}`, fieldPath: `spec.${list}{${c.name}}` });
       try {
         let grace = opts.gracePeriods?.[c.id] ?? gracePeriodSeconds;
         // preStop runs first and shares the grace period (hooks.ts runPreStopHook).

@@ -312,7 +312,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   if (task.cachedRuntimePod) {
     // The periodic resync of a pod nothing happened to: plan from the main thread's cache and
     // stop there when nothing is to be done (no Docker call at all).
-    const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? []);
+    const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
     if (isNothingToDo(planned)) {
       deps.logger?.debug({ uid, requeueAfterMs: planned.requeueAfterMs }, 'Synced pod from the cached runtime state');
       return { podUid: uid, steps: [], events: planned.events, runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
@@ -320,7 +320,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   }
   const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
   await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
-  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? []);
+  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
   const s = new PodSync(deps, task, pod, runtimePod);
   const r = s.result;
   r.events.push(...actions.events);

@@ -96,8 +96,8 @@ describe('loadPods', () => {
   });
 
   it('prefixes list items, and rejects the whole list for one bad pod', () => {
-    const text = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [podJson('a'), { ...podJson('b'), spec: { containers: [{ name: 'x', image: 'i:1', tty: true }] } }] });
-    expect(thrown(() => loadPods(text, 'm.json', 'json')).errors).toEqual(['items[1].spec.containers[0].tty: Not supported']);
+    const text = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [podJson('a'), { ...podJson('b'), spec: { containers: [{ name: 'x', image: 'i:1', volumeDevices: [{ name: 'd', devicePath: '/dev/x' }] }] } }] });
+    expect(thrown(() => loadPods(text, 'm.json', 'json')).errors).toEqual(['items[1].spec.containers[0].volumeDevices: Not supported']);
   });
 
   it('lists the errors of every pod', () => {

@@ -114,7 +114,13 @@ describe('validatePod', () => {
     ['negative quantity', (p) => { c0(p).resources.requests.cpu = '-1'; }, ['spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0']],
     ['requests above limits', (p) => { c0(p).resources.requests.cpu = '1'; }, ['spec.containers[0].resources.requests[cpu]: Invalid value: "1": must be less than or equal to cpu limit of 500m']],
     ['numeric quantities compare by value', (p) => { c0(p).resources = { limits: { cpu: 1, memory: '1Gi' }, requests: { cpu: '1000m', memory: '1024Mi' } }; }, []],
-    ['unsupported resource', (p) => { c0(p).resources.limits['ephemeral-storage'] = '1Gi'; }, ['spec.containers[0].resources.limits[ephemeral-storage]: Not supported', 'spec.containers[0].resources.requests[ephemeral-storage]: Not supported']],
+    ['unsupported resource', (p) => { c0(p).resources.limits.storage = '1Gi'; }, ['spec.containers[0].resources.limits[storage]: Not supported', 'spec.containers[0].resources.requests[storage]: Not supported']],
+    ['ephemeral-storage is accepted (issue #12)', (p) => { c0(p).resources.limits['ephemeral-storage'] = '1Gi'; }, []],
+    ['extended resources validate, refused later at admission', (p) => { c0(p).resources.limits['example.com/foo'] = '2'; }, []],
+    ['extended resource request must equal its limit', (p) => { c0(p).resources.limits['example.com/foo'] = '2'; c0(p).resources.requests['example.com/foo'] = '1'; }, ['spec.containers[0].resources.requests[example.com/foo]: Invalid value: "1": must be equal to example.com/foo limit of 2']],
+    ['extended resource request needs a limit', (p) => { c0(p).resources.requests['nvidia.com/gpu'] = '1'; }, ['spec.containers[0].resources.requests[nvidia.com/gpu]: Forbidden: Limit must be set for non overcommitable resources']],
+    ['extended resource must be an integer', (p) => { c0(p).resources.limits['example.com/foo'] = '500m'; }, ['spec.containers[0].resources.limits[example.com/foo]: Invalid value: "500m": must be an integer', 'spec.containers[0].resources.requests[example.com/foo]: Invalid value: "500m": must be an integer']],
+    ['hugepages validate', (p) => { c0(p).resources.limits['hugepages-2Mi'] = '4Mi'; }, []],
     // volumes and mounts
     ['duplicate volume', (p) => { p.spec.volumes.push({ name: 'data', emptyDir: {} }); }, ['spec.volumes[1].name: Duplicate value: "data"']],
     ['bad volume name', (p) => { p.spec.volumes.push({ name: 'Data', emptyDir: {} }); }, [`spec.volumes[1].name: Invalid value: "Data": ${L63}`]],
@@ -129,6 +135,10 @@ describe('validatePod', () => {
     ['relative mountPath', (p) => { c0(p).volumeMounts[0].mountPath = 'data'; }, ['spec.containers[0].volumeMounts[0].mountPath: Invalid value: "data": must be an absolute path']],
     ['missing mountPath', (p) => { delete c0(p).volumeMounts[0].mountPath; }, ['spec.containers[0].volumeMounts[0].mountPath: Required value']],
     ['subPath', (p) => { c0(p).volumeMounts[0].subPath = 'x'; }, ['spec.containers[0].volumeMounts[0].subPath: Not supported']],
+    ['mountPropagation HostToContainer', (p) => { c0(p).volumeMounts[0].mountPropagation = 'HostToContainer'; }, []],
+    ['bad mountPropagation', (p) => { c0(p).volumeMounts[0].mountPropagation = 'Shared'; }, ['spec.containers[0].volumeMounts[0].mountPropagation: Unsupported value: "Shared": supported values: "None", "HostToContainer", "Bidirectional"']],
+    ['Bidirectional needs a privileged container', (p) => { c0(p).volumeMounts[0].mountPropagation = 'Bidirectional'; }, ['spec.containers[0].volumeMounts[0].mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers']],
+    ['persistentVolumeClaim is refused with the reason', (p) => { p.spec.volumes.push({ name: 'pvc', persistentVolumeClaim: { claimName: 'data' } }); }, ['spec.volumes[1].persistentVolumeClaim: Not supported: there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir']],
     // pod-level numbers and names
     ['negative grace period', (p) => { p.spec.terminationGracePeriodSeconds = -1; }, ['spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0']],
     ['zero activeDeadlineSeconds', (p) => { p.spec.activeDeadlineSeconds = 0; }, ['spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive']],
@@ -139,7 +149,7 @@ describe('validatePod', () => {
     // probes and lifecycle
     ['probe without handler', (p) => { c0(p).livenessProbe = { periodSeconds: 5 }; }, ['spec.containers[0].livenessProbe: Required value: must specify a handler type']],
     ['probe with two handlers', (p) => { c0(p).readinessProbe.tcpSocket = { port: 8080 }; }, ['spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type']],
-    ['grpc probe', (p) => { c0(p).livenessProbe = { grpc: { port: 9000 } }; }, ['spec.containers[0].livenessProbe.grpc: Not supported']],
+    ['grpc probe', (p) => { c0(p).livenessProbe = { grpc: { port: 9000 } }; }, ['spec.containers[0].livenessProbe.grpc: Not supported: grpc probes are not run by this version of kubelet-ts; use an exec probe (e.g. grpc_health_probe), httpGet or tcpSocket']],
     ['liveness successThreshold', (p) => { c0(p).livenessProbe = { exec: { command: ['true'] }, successThreshold: 2 }; }, ['spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1']],
     ['startup successThreshold', (p) => { c0(p).startupProbe = { exec: { command: ['true'] }, successThreshold: 3 }; }, ['spec.containers[0].startupProbe.successThreshold: Invalid value: 3: must be 1']],
     ['readiness successThreshold may be more', (p) => { c0(p).readinessProbe.successThreshold = 3; }, []],
@@ -152,8 +162,23 @@ describe('validatePod', () => {
     ['empty lifecycle hook', (p) => { c0(p).lifecycle = { preStop: { } }; }, ['spec.containers[0].lifecycle.preStop: Required value: must specify a handler type']],
     ['lifecycle sleep', (p) => { c0(p).lifecycle = { preStop: { sleep: { seconds: 5 } } }; }, ['spec.containers[0].lifecycle.preStop.sleep: Not supported']],
     // unsupported fields
-    ['spec.affinity', (p) => { p.spec.affinity = { nodeAffinity: {} }; }, ['spec.affinity: Not supported']],
-    ['container stdin', (p) => { c0(p).stdin = true; }, ['spec.containers[0].stdin: Not supported']],
+    ['spec.affinity (issue #12: validated, matched at admission)', (p) => { p.spec.affinity = { nodeAffinity: {}, podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [] } }; }, []],
+    ['required node affinity without terms', (p) => { p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } }; }, ['spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value: must have at least one node selector term']],
+    ['bad node selector requirements', (p) => {
+      p.spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{
+        matchExpressions: [{ key: 'a', operator: 'In' }, { key: 'b', operator: 'Exists', values: ['x'] }, { key: 'c', operator: 'Gt', values: ['1', '2'] }, { key: 'd', operator: 'Near' }],
+        matchFields: [{ key: 'metadata.labels', operator: 'In', values: ['n'] }],
+      }] } } };
+    }, [
+      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[2].values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
+      'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[3].operator: Unsupported value: "Near": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"',
+      'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].key: Unsupported value: "metadata.labels": supported values: "metadata.name"',
+    ]],
+    ['bad nodeSelector', (p) => { p.spec.nodeSelector = { 'a b': 'c' }; }, [expect.stringMatching(/^spec\.nodeSelector: Invalid value: "a b": /)]],
+    ['container stdin and tty (issue #12: run)', (p) => { Object.assign(c0(p), { stdin: true, stdinOnce: true, tty: true }); }, []],
+    ['automountServiceAccountToken and topologySpreadConstraints are accepted', (p) => { p.spec.automountServiceAccountToken = true; p.spec.topologySpreadConstraints = [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' }]; }, []],
     ['container securityContext', (p) => { c0(p).securityContext = { privileged: true }; }, ['spec.containers[0].securityContext: Not supported']],
     ['pod securityContext fields', (p) => { p.spec.securityContext = { runAsUser: 1000 }; }, ['spec.securityContext.runAsUser: Not supported']],
     ['a top-level typo', (p) => { p.sepc = { hostNetwork: true }; p.spec.containers[0].imagee = 'x'; }, ['sepc: Not supported', 'spec.containers[0].imagee: Not supported']],
@@ -171,11 +196,11 @@ describe('validatePod', () => {
       p.metadata.name = '';
       p.spec.containers.push({ name: 'web' });
       p.spec.affinity = {};
-      p.spec.nodeSelector = { a: 'b' };
+      p.spec.resourceClaims = [{ name: 'gpu' }];
     });
     expect(errs).toEqual([
       'metadata.name: Required value: name or generateName is required',
-      'spec.nodeSelector: Not supported',
+      'spec.resourceClaims: Not supported',
       'spec.containers[1].name: Duplicate value: "web"',
       'spec.containers[1].image: Required value',
     ]);
@@ -189,8 +214,10 @@ describe('validatePod', () => {
 
   it('exports allow-lists for the README', () => {
     expect(kSupportedPodSpecFields).toContain('tolerations');
-    expect(kSupportedPodSpecFields).not.toContain('affinity');
-    expect(kSupportedContainerFields).not.toContain('stdin');
+    expect(kSupportedPodSpecFields).toContain('affinity');
+    expect(kSupportedPodSpecFields).not.toContain('resourceClaims');
+    expect(kSupportedContainerFields).toContain('stdin');
+    expect(kSupportedContainerFields).not.toContain('volumeDevices');
   });
 });
 

@@ -19,6 +19,8 @@ import { kRuntimeDownMessage } from './runtime-state.js';
 export interface NodeApiOptions {
   rootDir: string;
   nodeName: string;
+  /** `--node-labels` (over the well-known labels); absent = none. */
+  nodeLabels?: Readonly<Record<string, string>>;
   nodeIp: string;
   maxPods: number;
   runtime: 'docker' | 'fake';
@@ -89,7 +91,7 @@ class NodeApiImpl implements NodeApi {
     const health = this.deps.healthz();
     const failing = health.checks.filter((c) => !c.ok).map(readyMessage);
     this.#lastNode = buildNode({
-      nodeName: this.options.nodeName, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
+      nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
       kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
       health: { ok: health.ok, message: failing.join(', ') || undefined }, port: this.deps.port(),
       facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,

@@ -46,6 +46,8 @@ export interface NodeFacts {
 /** NodeInputs: everything buildNode needs besides the facts. */
 export interface NodeInputs {
   nodeName: string;
+  /** `--node-labels`: set on top of the well-known labels (a key given there wins). Absent = none. */
+  nodeLabels?: Readonly<Record<string, string>>;
   /** --node-ip: the InternalIP address. */
   nodeIp: string;
   /** --max-pods: capacity and allocatable `pods`. */
@@ -111,13 +113,7 @@ export function buildNode(inputs: NodeInputs): Node {
     kind: 'Node',
     metadata: {
       name: inputs.nodeName,
-      labels: {
-        'kubernetes.io/hostname': inputs.nodeName,
-        'kubernetes.io/os': facts.operatingSystem,
-        'kubernetes.io/arch': facts.architecture,
-        'beta.kubernetes.io/os': facts.operatingSystem,
-        'beta.kubernetes.io/arch': facts.architecture,
-      },
+      labels: nodeLabels(inputs.nodeName, facts.operatingSystem, facts.architecture, inputs.nodeLabels),
       ...(p?.metadata?.creationTimestamp ? { creationTimestamp: p.metadata.creationTimestamp } : { creationTimestamp: now }),
     },
     spec: {},
@@ -148,6 +144,23 @@ export function buildNode(inputs: NodeInputs): Node {
         architecture: facts.architecture,
       },
     },
+  };
+}
+
+/**
+ * nodeLabels: the labels of this Node, as the kubelet's initialNode sets them: the well-known
+ * `kubernetes.io/hostname` (the node name), `kubernetes.io/os`, `kubernetes.io/arch` and their
+ * `beta.` forms, then `--node-labels` over them (the kubelet logs and lets the flag win).
+ * `os`/`arch` default to this process's, in GOOS/GOARCH words. Pure apart from those defaults.
+ */
+export function nodeLabels(nodeName: string, osName = process.platform as string, arch = kArch[process.arch] ?? process.arch, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    'kubernetes.io/hostname': nodeName,
+    'kubernetes.io/os': osName,
+    'kubernetes.io/arch': arch,
+    'beta.kubernetes.io/os': osName,
+    'beta.kubernetes.io/arch': arch,
+    ...extra,
   };
 }
 

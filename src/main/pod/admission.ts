@@ -1,11 +1,14 @@
 /**
  * Counterpart of pkg/kubelet/lifecycle/predicate.go (PredicateAdmitHandler with the scheduler's
- * noderesources fit check): decides, before a pod starts, whether this node can take it. A pod
- * that does not fit is rejected whole — phase Failed with reason `OutOfpods`, `OutOfcpu` or
- * `OutOfmemory` — and never half-started. Pure functions; main thread.
+ * AdmissionCheck: noderesources fit, then node affinity): decides, before a pod starts, whether
+ * this node can take it. A pod that does not fit is rejected whole — phase Failed with reason
+ * `OutOfpods`, `OutOfcpu`, `OutOfmemory`, `OutOf<extended resource>` or `NodeAffinity` — and never
+ * half-started. Pure functions; main thread.
  */
 import type { Pod } from '../../shared/api.js';
 import { parseQuantity } from '../../shared/quantity.js';
+import { isExtendedResourceName, isHugePageResourceName } from '../../shared/validation-container.js';
+import { kNodeAffinityMessage, kNodeAffinityReason, podMatchesNodeAffinity, type NodeIdentity } from './node-affinity.js';
 
 /** NodeCapacity: what the node offers to pods (allocatable): cpu in millicores, memory in bytes. */
 export interface NodeCapacity {
@@ -21,8 +24,11 @@ export interface PodUsage {
   memoryBytes: number;
 }
 
-/** Admission result: admitted, or the kubelet's reason and message. */
-export type AdmitResult = { admit: true } | { admit: false; reason: 'OutOfpods' | 'OutOfcpu' | 'OutOfmemory'; message: string };
+/**
+ * Admission result: admitted, or the kubelet's reason and message. `reason` is `OutOfpods`,
+ * `OutOfcpu`, `OutOfmemory`, `OutOf<name>` for an extended or hugepages resource, or `NodeAffinity`.
+ */
+export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string };
 
 function request(resources: Record<string, unknown> | undefined, name: 'cpu' | 'memory'): number {
   const v = resources?.[name];
@@ -54,11 +60,40 @@ export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number }
 }
 
 /**
- * admitPod checks `pod` against the node's capacity given what admitted pods already use
- * (`used`). Message text as the kubelet's: `Node didn't have enough resource: cpu, requested:
- * 1000000, used: 0, capacity: 2000`.
+ * podScalarRequests: the pod's requests of extended (`example.com/foo`, integer counts) and
+ * hugepages (`hugepages-2Mi`, bytes) resources, by name, summed as podRequests sums cpu (app
+ * containers and sidecars, or the largest init container's). Never throws on a validated pod.
  */
-export function admitPod(pod: Pod, used: PodUsage, capacity: NodeCapacity): AdmitResult {
+export function podScalarRequests(pod: Pod): Map<string, number> {
+  const sum = new Map<string, number>();
+  const initMax = new Map<string, number>();
+  const each = (c: { resources?: { requests?: Record<string, unknown> } }, into: Map<string, number>, max: boolean) => {
+    for (const [name, q] of Object.entries(c.resources?.requests ?? {})) {
+      if (!isExtendedResourceName(name) && !isHugePageResourceName(name)) continue;
+      const v = Math.ceil(parseQuantity(q as string | number));
+      into.set(name, max ? Math.max(into.get(name) ?? 0, v) : (into.get(name) ?? 0) + v);
+    }
+  };
+  for (const c of pod.spec?.containers ?? []) each(c, sum, false);
+  for (const c of pod.spec?.initContainers ?? []) each(c, c.restartPolicy === 'Always' ? sum : initMax, c.restartPolicy !== 'Always');
+  for (const [name, v] of initMax) sum.set(name, Math.max(sum.get(name) ?? 0, v));
+  return sum;
+}
+
+/**
+ * admitPod checks `pod` against the node's capacity given what admitted pods already use
+ * (`used`), then against the node's labels and name (`node`: nodeSelector and required node
+ * affinity), in the order of the kubelet's generalFilter: pods, cpu, memory, extended resources,
+ * then NodeAffinity; the first failure is the answer. Message text as the kubelet's: `Node didn't
+ * have enough resource: cpu, requested: 1000000, used: 0, capacity: 2000`; `Predicate NodeAffinity
+ * failed: node(s) didn't match Pod's node affinity/selector`. The node offers no extended or
+ * hugepages resources (no device plugins; capacity 0), so any request of one is refused with
+ * `OutOf<name>` — where upstream would drop a resource the node does not list from a static pod
+ * and run it without the device (predicate.go removeMissingExtendedResources, which its own
+ * comment calls a caveat), this agent refuses rather than run it silently without. `node`
+ * absent: no affinity check.
+ */
+export function admitPod(pod: Pod, used: PodUsage, capacity: NodeCapacity, node?: NodeIdentity): AdmitResult {
   if (used.pods + 1 > capacity.pods) {
     return { admit: false, reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${used.pods}, capacity: ${capacity.pods}` };
   }
@@ -69,5 +104,9 @@ export function admitPod(pod: Pod, used: PodUsage, capacity: NodeCapacity): Admi
   if (req.memoryBytes > 0 && used.memoryBytes + req.memoryBytes > capacity.memoryBytes) {
     return { admit: false, reason: 'OutOfmemory', message: `Node didn't have enough resource: memory, requested: ${req.memoryBytes}, used: ${used.memoryBytes}, capacity: ${capacity.memoryBytes}` };
   }
+  for (const [name, requested] of [...podScalarRequests(pod)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (requested > 0) return { admit: false, reason: `OutOf${name}`, message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: 0, capacity: 0` };
+  }
+  if (node && !podMatchesNodeAffinity(pod, node)) return { admit: false, reason: kNodeAffinityReason, message: kNodeAffinityMessage };
   return { admit: true };
 }

@@ -11,6 +11,10 @@
  * - every failed probe is recorded as an `Unhealthy` Warning event (`Liveness probe failed: …`).
  * Workers start when a container of that name runs (its ID is known) and are reset when its ID
  * changes; they go with the container, the spec entry or the pod.
+ * Sidecars (init containers with `restartPolicy: Always`) are probed as app containers are, as the
+ * kubelet's AddPod does for restartable init containers: their readiness counts for the pod's Ready
+ * condition, a liveness or startup failure restarts them, and their startup probe's success is what
+ * lets the next init container (or the app containers) start (`startedSidecars`, onSync).
  */
 import type { Container, Pod, Probe } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
@@ -42,7 +46,10 @@ export interface ProberManagerDeps {
   logger: Logger;
   /** A readiness or startup result changed: the pod's status should be generated again. */
   onStatusChange(uid: string): void;
-  /** A liveness or startup probe failed for good: the pod should be synced (probeKills has it). */
+  /**
+   * The pod should be synced: a liveness or startup probe failed for good (probeKills has it), or a
+   * sidecar's startup probe succeeded (startedSidecars has it: the next container may start).
+   */
   onKill(uid: string): void;
   /** Clock and timers (tests pass a fake); default the real ones. */
   clock?: SchedulerClock;
@@ -73,6 +80,11 @@ export interface ProberManager {
   probeStatus(uid: string, containerName: string, containerId: string): ContainerProbeStatus | undefined;
   /** probeKills: the containers of pod `uid` whose liveness or startup probe failed and which still run. */
   probeKills(uid: string): ProbeKill[];
+  /**
+   * startedSidecars: the Docker IDs of pod `uid`'s running sidecars whose startup probe has
+   * succeeded (the kubelet's startupManager.Get(id) == Success), for SyncPodTask.startedSidecars.
+   */
+  startedSidecars(uid: string): string[];
   /** Figures: probe workers, and the scheduler's. */
   stats(): { workers: number; jobs: number; inFlight: number; waiting: number; timers: number };
   /** Stops probing; resolves when the probes in flight have returned. */
@@ -89,6 +101,8 @@ interface ProbeWorker {
   key: string;
   uid: string;
   containerName: string;
+  /** True for a sidecar (an init container with `restartPolicy: Always`). */
+  sidecar: boolean;
   type: ProbeType;
   probe: Probe;
   state: ProbeWorkerState;
@@ -106,6 +120,14 @@ interface PodProbes {
 }
 
 const sec = (v: number | undefined, dflt: number): number => (typeof v === 'number' && v >= 0 ? v : dflt);
+
+/** probedContainers: the app containers and the sidecars (restartable init containers) of `pod`, with which is which. */
+function probedContainers(pod: Pod): Array<{ c: Container; sidecar: boolean }> {
+  return [
+    ...(pod.spec?.containers ?? []).map((c) => ({ c, sidecar: false })),
+    ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => ({ c, sidecar: true })),
+  ];
+}
 
 class ProberManagerImpl implements ProberManager {
   readonly #pods = new Map<string, PodProbes>();
@@ -126,7 +148,7 @@ class ProberManagerImpl implements ProberManager {
     const sandbox = runtimePod?.sandboxes[0];
     const sandboxId = sandbox && sandbox.state === 'running' ? sandbox.id : '';
     const wanted = new Set<string>();
-    for (const c of pod.spec?.containers ?? []) {
+    for (const { c, sidecar } of probedContainers(pod)) {
       for (const type of kTypes) {
         const probe = c[kProbeField[type]];
         if (!probe) continue;
@@ -137,7 +159,7 @@ class ProberManagerImpl implements ProberManager {
         const running = newest?.state === 'running' ? newest : undefined;
         let w = pp.workers.get(key);
         if (!w) {
-          w = { key, uid, containerName: c.name, type, probe, state: newProbeWorkerState(type, running?.id ?? ''), startedAtMs: running?.startedAtMs ?? 0, scheduled: false };
+          w = { key, uid, containerName: c.name, sidecar, type, probe, state: newProbeWorkerState(type, running?.id ?? ''), startedAtMs: running?.startedAtMs ?? 0, scheduled: false };
           pp.workers.set(key, w);
         }
         w.probe = probe;
@@ -201,13 +223,13 @@ class ProberManagerImpl implements ProberManager {
     }
     if (this.#clock.now() < w.startedAtMs + sec(w.probe.initialDelaySeconds, 0) * 1000) return;
     const containerId = w.state.containerId;
-    const container = (pp.pod.spec?.containers ?? []).find((c) => c.name === w.containerName);
+    const container = probedContainers(pp.pod).find((e) => e.c.name === w.containerName)?.c;
     if (!container) return;
     const outcome = await this.#runProbe(pp, container, w.probe, containerId);
     if (!this.#current(w) || w.state.containerId !== containerId || this.#stopped) return;
     const pod = pp.pod;
     if (outcome.result === 'failure') {
-      this.deps.recordEvent(pod, { type: 'Warning', reason: 'Unhealthy', message: `${kTitle[w.type]} probe failed: ${outcome.output.trim()}`, fieldPath: `spec.containers{${w.containerName}}` });
+      this.deps.recordEvent(pod, { type: 'Warning', reason: 'Unhealthy', message: `${kTitle[w.type]} probe failed: ${outcome.output.trim()}`, fieldPath: `spec.${w.sidecar ? 'initContainers' : 'containers'}{${w.containerName}}` });
     } else if (outcome.result === 'unknown') {
       this.deps.logger.debug({ ...podFields(pod), container: w.containerName, probeType: w.type, output: outcome.output }, 'Probe could not run');
     }
@@ -218,6 +240,8 @@ class ProberManagerImpl implements ProberManager {
       this.deps.onKill(w.uid);
     }
     if (t.changed && (w.type === 'readiness' || w.type === 'startup')) this.deps.onStatusChange(w.uid);
+    // A sidecar that started lets the next init container (or the app containers) start: sync now.
+    if (t.changed && w.type === 'startup' && w.sidecar && w.state.result === 'success') this.deps.onKill(w.uid);
   }
 
   async #runProbe(pp: PodProbes, container: Container, probe: Probe, containerId: string): Promise<ProbeOutcome> {
@@ -255,9 +279,19 @@ class ProberManagerImpl implements ProberManager {
       if ((w.type !== 'liveness' && w.type !== 'startup') || !w.state.onHold || w.state.result !== 'failure' || !w.state.containerId) continue;
       const grace = w.probe.terminationGracePeriodSeconds;
       out.push({
-        name: w.containerName, containerId: w.state.containerId, message: `Container ${w.containerName} failed ${w.type} probe`,
+        name: w.containerName, containerId: w.state.containerId, message: `${w.sidecar ? 'Init container' : 'Container'} ${w.containerName} failed ${w.type} probe`,
         ...(typeof grace === 'number' && grace >= 0 ? { gracePeriodSeconds: grace } : {}),
       });
+    }
+    return out;
+  }
+
+  startedSidecars(uid: string): string[] {
+    const pp = this.#pods.get(uid);
+    if (!pp) return [];
+    const out: string[] = [];
+    for (const w of pp.workers.values()) {
+      if (w.sidecar && w.type === 'startup' && w.state.containerId && w.state.result === 'success') out.push(w.state.containerId);
     }
     return out;
   }

@@ -110,7 +110,8 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolea
     for (const c of pod.spec?.initContainers ?? []) {
       const s = initByName.get(c.name);
       if ((c as { restartPolicy?: string }).restartPolicy === 'Always') {
-        if (!s?.state?.running) pendingInitialization++;
+        // A sidecar initializes once it runs and is started (its startup probe passed, if any).
+        if (!s?.state?.running || s.started !== true) pendingInitialization++;
         continue;
       }
       if (!s) pendingInitialization++;
@@ -152,7 +153,8 @@ function hasAnyRegularContainerStarted(statuses: ContainerStatus[]): boolean {
 
 /**
  * uninitializedContainers: the init containers not done, as GeneratePodInitializedCondition sees
- * them: a regular one until it exited 0, a sidecar until it runs; none once an app container started.
+ * them: a regular one until it exited 0, a sidecar until it runs and is started (its startup probe
+ * passed: `started`); none once an app container started.
  */
 export function uninitializedContainers(pod: Pod, statuses: ContainerStatus[], initStatuses: ContainerStatus[]): string[] {
   if (hasAnyRegularContainerStarted(statuses)) return [];
@@ -160,7 +162,7 @@ export function uninitializedContainers(pod: Pod, statuses: ContainerStatus[], i
   return (pod.spec?.initContainers ?? [])
     .filter((c) => {
       const s = byName.get(c.name);
-      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') return !s?.state?.running;
+      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') return !s?.state?.running || s.started !== true;
       return s?.state?.terminated?.exitCode !== 0;
     })
     .map((c) => c.name);
@@ -212,8 +214,10 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   );
   const initStatuses = initContainers.map((c) => {
     const s = containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting);
-    // A regular init container is never "ready"; a sidecar is ready while it runs.
-    if ((c as { restartPolicy?: string }).restartPolicy !== 'Always') s.ready = false;
+    // As the probe manager's UpdatePodStatus: a regular init container is ready once it exited 0
+    // (and never while it runs); a sidecar's started and ready come from its probes, as an app container's.
+    if ((c as { restartPolicy?: string }).restartPolicy !== 'Always') s.ready = s.state?.terminated?.exitCode === 0;
+    else applyProbeStatus(c, s, inp.probeStatus);
     return s;
   });
   containers.forEach((c, i) => applyProbeStatus(c, statuses[i], inp.probeStatus));
