@@ -23,7 +23,7 @@ import { kDefaultAgentOptions, type AgentOptions } from '../../src/main/agent-op
 import type { Pod, Status } from '../../src/shared/api.js';
 import { docker, waitFor } from '../support/docker.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';
-import { applyBody, exampleNamespace, isPodDocument, kDocsExamplesDir, kKubeadmExamplesDir, listYamlFiles, readExample } from '../support/examples.js';
+import { applyBody, exampleNamespace, isPodDocument, kDocsExamplesDir, kKubeadmExamplesDir, kRefusedExamples, listYamlFiles, readExample } from '../support/examples.js';
 
 /**
  * How long every example together may take to reach its state: generous, for a loaded machine; a
@@ -71,9 +71,6 @@ const kDocs: Record<string, Expectation> = {
   } },
   'pods/security/security-context-5.yaml': { state: 'Running', observe: async (x) => {
     expect(await cmdOut(x, 'sec-ctx-demo', 'id')).toMatch(/uid=1000 gid=3000 groups=.*\b4000\b/);
-  } },
-  'pods/security/security-context-6.yaml': { state: 'Running', observe: async (x) => {
-    expect(await cmdOut(x, 'sec-ctx-demo', 'id')).toMatch(/uid=1000 gid=3000 groups=3000,4000$/m);
   } },
   'pods/security/seccomp/ga/default-pod.yaml': { state: 'Running', observe: async (x) => {
     expect(await cmdOut(x, 'test-container', 'grep "^Seccomp:" /proc/1/status')).toMatch(/Seccomp:\s*2/);
@@ -241,7 +238,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: the documentation\'s Pod 
 
       // The documentation's examples, one namespace per file, posted as a user applies them.
       const files = listYamlFiles(kDocsExamplesDir).filter((f) => readExample(kDocsExamplesDir, f).documents.some(isPodDocument));
-      expect(files.sort()).toEqual(Object.keys(kDocs).sort());
+      expect(files.filter((f) => !(f in kRefusedExamples)).sort()).toEqual(Object.keys(kDocs).sort());
       const posted = new Map<string, { namespace: string; name: string }>();
       const post = async (file: string): Promise<void> => {
         const ex = readExample(kDocsExamplesDir, file);
@@ -256,6 +253,8 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: the documentation\'s Pod 
         }
         posted.set(file, { namespace, name: doc.metadata!.name! });
       };
+      // Refused on purpose (test/shared/issue-12-examples.test.ts checks the refusal and its reason).
+      for (const f of Object.keys(kRefusedExamples)) files.splice(files.indexOf(f), 1);
       const queue = files.filter((f) => f !== kAfterQosDemo);
       await Promise.all(Array.from({ length: 6 }, async () => { for (let f = queue.shift(); f; f = queue.shift()) await post(f); }));
       timing.push(`${Date.now() - t0} ms: ${posted.size} bodies posted`);

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatFieldError } from '../../src/shared/errors.js';
 import { decodePodsBody } from '../../src/shared/pods-body.js';
-import { kDocsExamplesDir, kKubeadmExamplesDir, listYamlFiles, readExample } from '../support/examples.js';
+import { kDocsExamplesDir, kKubeadmExamplesDir, kRefusedExamples, listYamlFiles, readExample } from '../support/examples.js';
 
 /**
  * exampleErrors: every refusal of one example file, as `POST /pods` decodes a body
@@ -51,8 +51,14 @@ describe('issue 12: the example manifests are accepted as they are', () => {
     });
   }
 
-  it.each(docs)('examples/k8s-docs/%s parses and validates', (path) => {
+  it.each(docs.filter((p) => !(p in kRefusedExamples)))('examples/k8s-docs/%s parses and validates', (path) => {
     expect(exampleErrors(kDocsExamplesDir, path)).toEqual([]);
+  });
+
+  it.each(Object.entries(kRefusedExamples))('examples/k8s-docs/%s is refused for %s alone, with the reason', (path, field) => {
+    const errors = exampleErrors(kDocsExamplesDir, path);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatch(new RegExp(`^${field.replace(/[.[\]]/g, '\\$&')}: Not supported: \\S`));
   });
 
   it.each(kubeadm)('examples/kubeadm/%s parses and validates', (path) => {

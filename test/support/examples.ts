@@ -13,6 +13,15 @@ export const kDocsExamplesDir = join(kExamplesDir, 'k8s-docs');
 /** examples/kubeadm: kubeadm's four static pods. */
 export const kKubeadmExamplesDir = join(kExamplesDir, 'kubeadm');
 
+/**
+ * Examples the agent refuses on purpose, each with the only field it may refuse (the README says
+ * why): supplementalGroupsPolicy Strict cannot be run by Docker, which always adds the groups the
+ * image's /etc/group gives the user.
+ */
+export const kRefusedExamples: Record<string, string> = {
+  'pods/security/security-context-6.yaml': 'spec.securityContext.supplementalGroupsPolicy',
+};
+
 /** One YAML document of an example file, as plain data (a Pod, ConfigMap or Secret). */
 export type ExampleObject = Record<string, unknown> & { kind?: string; metadata?: { name?: string; namespace?: string } };
 
