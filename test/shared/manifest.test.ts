@@ -28,6 +28,14 @@ function thrown(fn: () => unknown): { origin: string; errors: string[]; message:
 }
 
 describe('parseManifests', () => {
+  it('reads a leading-zero integer as octal, as YAML 1.1 and kubectl do (defaultMode: 0644 is 420); quoted and 0o forms as YAML 1.2', () => {
+    const text = 'apiVersion: v1\nkind: Pod\nmetadata: {name: m}\nspec:\n  containers: [{name: c, image: i}]\n  volumes:\n  - {name: a, secret: {secretName: s, defaultMode: 0644, items: [{key: k, path: p, mode: 0400}]}}\n  - {name: b, configMap: {name: c, defaultMode: 0o755}}\n';
+    const [pod] = parseManifests(text, 'm.yaml');
+    expect(pod.spec!.volumes![0].secret).toMatchObject({ defaultMode: 420, items: [{ mode: 256 }] });
+    expect(pod.spec!.volumes![1].configMap!.defaultMode).toBe(493);
+    expect(parseManifests(text.replace('0400', '"0400"'), 'm.yaml')[0].spec!.volumes![0].secret!.items![0].mode).toBe('0400');
+  });
+
   it.each<[string, string, 'yaml' | 'json' | undefined, string[]]>([
     ['one YAML pod', podYaml('a'), undefined, ['a']],
     ['JSON read as YAML', JSON.stringify(podJson('a')), undefined, ['a']],
