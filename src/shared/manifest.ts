@@ -93,7 +93,7 @@ export function parseManifestDocuments(text: string, origin: string, format: Man
  * documentation's `defaultMode: 0644` / `mode: 0400` must mean what they mean to Kubernetes. Only
  * this rule of 1.1 is taken; `0o644` (1.2) still works, a quoted "0644" stays a string.
  */
-const kYaml11Octal: ScalarTag = {
+export const kYaml11Octal: ScalarTag = {
   identify: (v) => typeof v === 'number',
   default: true,
   tag: 'tag:yaml.org,2002:int',

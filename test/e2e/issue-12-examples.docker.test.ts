@@ -21,7 +21,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { kDefaultAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { Pod, Status } from '../../src/shared/api.js';
-import { docker, waitFor } from '../support/docker.js';
+import { docker, kOomFloor, waitFor } from '../support/docker.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';
 import { applyBody, exampleNamespace, isPodDocument, kDocsExamplesDir, kKubeadmExamplesDir, kRefusedExamples, listYamlFiles, readExample } from '../support/examples.js';
 
@@ -143,7 +143,7 @@ const kDocs: Record<string, Expectation> = {
   'pods/probe/pod-with-tcp-socket-healthcheck.yaml': { state: 'Running' },
   'pods/qos/qos-pod.yaml': { state: 'Running', observe: async (x) => {
     expect(x.pod.status?.qosClass).toBe('Guaranteed');
-    expect(await x.exec('qos-demo-ctr', ['cat', '/proc/1/oom_score_adj'])).toBe('-997\n');
+    expect(await x.exec('qos-demo-ctr', ['cat', '/proc/1/oom_score_adj'])).toBe(`${Math.max(-997, kOomFloor)}\n`);
   } },
   'pods/qos/qos-pod-2.yaml': { state: 'Running', observe: async (x) => {
     expect(x.pod.status?.qosClass).toBe('Burstable');

@@ -8,13 +8,9 @@ import { totalmem } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Event, Pod } from '../../src/shared/api.js';
 import { containersOf, startTestNode, type TestNode } from '../support/agent.js';
-import { docker, waitFor } from '../support/docker.js';
+import { docker, kOomFloor, waitFor } from '../support/docker.js';
 
 const kImage = 'kubelet-ts/busybox:1.35';
-// Without CAP_SYS_RESOURCE (this project's CI machine) no negative oom_score_adj can be set: the
-// agent raises -997/-998 to its own value (pod-sandbox.ts oomScoreAdjFloor).
-const kCanLowerOom = ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 24n) & 1n) === 1n;
-const kOomFloor = kCanLowerOom ? -1000 : Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim());
 const sh = (name: string, script: string, resources?: object) => ({ name, image: kImage, command: ['sh', '-c', script], ...(resources ? { resources } : {}) });
 
 function pod(name: string, spec: object): Pod {

@@ -1,5 +1,6 @@
 // Test helpers for Docker-backed suites; the role of Kubernetes' test/e2e_node container and polling helpers (framework.Gomega().Eventually).
 import Docker from 'dockerode';
+import { readFileSync } from 'node:fs';
 
 /** DOCKER_SOCKET is the Docker engine socket every suite (and the agent by default) talks to. */
 export const DOCKER_SOCKET = '/var/run/docker.sock';
@@ -151,3 +152,12 @@ function statusCode(err: unknown): number | undefined {
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * kOomFloor: the lowest oom_score_adj the agent can give a container here. Without CAP_SYS_RESOURCE
+ * (this project's CI machine) the kernel refuses any value below the agent's own, and the agent
+ * raises -997/-998 to it (pod-sandbox.ts oomScoreAdjFloor); with it, -1000.
+ */
+export const kOomFloor = ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 24n) & 1n) === 1n
+  ? -1000
+  : Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim());
