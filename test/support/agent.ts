@@ -12,6 +12,7 @@ import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-opt
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { docker, removeLabeledContainers, waitFor } from './docker.js';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
+import { removePodCgroup } from '../../src/workers/pod-cgroup.js';
 
 /** The label every agent puts on its containers; tests clean up by it. */
 export const kNodeLabel = 'kubelet-ts.node-name';
@@ -100,7 +101,12 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
     },
     async cleanup() {
       await node.agent.stop();
+      // The pods' cgroups (pod-cgroup.ts) outlive their containers when nothing deletes the pods:
+      // remove them after the containers, by the UIDs on those containers.
+      const uids = new Set((await docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${nodeName}`] } }))
+        .map((c) => c.Labels['io.kubernetes.pod.uid']).filter((u): u is string => !!u));
       await removeLabeledContainers(kNodeLabel, nodeName);
+      await Promise.all([...uids].map((uid) => removePodCgroup(uid, options.cgroupRoot)));
       // A pod left running keeps its tmpfs volumes and subPath binds mounted (as the kubelet on stop):
       // unmount them, or the removal stops at a busy mount point and leaves it behind.
       await unmountUnder(base).catch(() => undefined);
