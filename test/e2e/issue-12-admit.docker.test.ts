@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Node, Pod } from '../../src/shared/api.js';
-import { BUSYBOX_IMAGE, docker } from '../support/docker.js';
+import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 
 /** Generous waits on a shared machine (never asserted on). */
@@ -126,7 +126,9 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     expect(init(unready, 'proxy')!.ready).toBe(false);
     expect(init(unready, 'setup')!.ready).toBe(true);
     expect(cond(unready, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [proxy]' });
-    expect(node.agent.events.list({ uid }).some((e) => e.reason === 'Unhealthy' && e.involvedObject?.fieldPath === 'spec.initContainers{proxy}')).toBe(true);
+    // Readiness probes start once the startup probe passed: the first failure (and its event) may come after the status above.
+    await waitFor(() => node.agent.events.list({ uid }).some((e) => e.reason === 'Unhealthy' && e.involvedObject?.fieldPath === 'spec.initContainers{proxy}'),
+      { timeoutMs: kWaitMs, description: 'an Unhealthy event for the sidecar proxy' });
 
     await execIn(uid, 'proxy', 'touch /tmp/ready');
     const ready = await waitForPod(node, 'sidecar', (p) => cond(p, 'Ready')?.status === 'True', kWaitMs);
