@@ -6,9 +6,10 @@ import CountsReporter from './test/support/reporter.js';
  * Two projects. `shared`: every file not listed below, two files at a time (most of an e2e file's
  * time is spent waiting on Docker, not on a core: two at once nearly halve the wall time on 2
  * cores; each file names its own node, ports, root dir, etcd prefix and labels, so two can meet).
- * `alone`: the two files that load the machine most — the fault suite (a dockerd of its own stopped
- * and started, a 40-pod burst) and the examples' 49-pod burst — which vitest runs one at a time
- * after the shared ones (a project with one worker and the default groupOrder gets a sequential
+ * `alone`: the files that load the machine or time something shared — the fault suite (a dockerd
+ * of its own stopped and started, a 40-pod burst), the examples' 49-pod burst, etcd-cluster (all
+ * members down for 20 s; it failed once beside another file) and the two outage suites (Docker cut
+ * away for 30 s) — which vitest runs one at a time after the shared ones (a project with one worker and the default groupOrder gets a sequential
  * group of its own, run last). With both in the pool of two, the fault suite's cleanup hooks timed
  * out beside the examples' burst.
  * KUBELET_TS_TEST_WORKERS=1 runs the shared files one at a time too.
@@ -16,6 +17,9 @@ import CountsReporter from './test/support/reporter.js';
 const kAlone: readonly string[] = [
   'test/e2e/faults.docker.test.ts',
   'test/e2e/issue-12-examples.docker.test.ts',
+  'test/e2e/etcd-cluster.docker.test.ts',
+  'test/e2e/issue-11-outage.docker.test.ts',
+  'test/e2e/docker-outage.docker.test.ts',
 ];
 const kWorkers = Math.max(1, Number(process.env.KUBELET_TS_TEST_WORKERS ?? 2) || 1);
 

@@ -43,16 +43,18 @@ function validateKeyToPaths(el: ErrorList, path: string, v: unknown, paths: Set<
     if (!it) return;
     el.checkFields(p, it, ['key', 'path', 'mode']);
     if (!el.str(child(p, 'key'), it.key)) el.required(child(p, 'key'));
-    const pp = child(p, 'path');
-    const rel = el.str(pp, it.path);
-    if (!rel) el.required(pp);
-    else {
-      validateLocalDescendingPath(el, pp, rel);
-      if (paths.has(rel)) el.invalid(pp, rel, 'conflicting duplicate paths');
-      paths.add(rel);
-    }
+    validateItemPath(el, child(p, 'path'), it.path, paths);
     validateMode(el, child(p, 'mode'), it.mode);
   });
+}
+
+/** validateItemPath: an item's `path` is required, a local descending path, and unique within the volume (`paths`, shared by a projected volume's sources). */
+function validateItemPath(el: ErrorList, pp: string, v: unknown, paths: Set<string>): void {
+  const rel = el.str(pp, v);
+  if (!rel) return el.required(pp);
+  validateLocalDescendingPath(el, pp, rel);
+  if (paths.has(rel)) el.invalid(pp, rel, 'conflicting duplicate paths');
+  paths.add(rel);
 }
 
 function validateObjectRefSource(el: ErrorList, path: string, src: Obj, nameField: string, extra: string[], paths: Set<string>): void {
@@ -72,14 +74,7 @@ function validateDownwardAPIItems(el: ErrorList, path: string, v: unknown, paths
     const it = el.obj(p, raw);
     if (!it) return;
     el.checkFields(p, it, ['path', 'fieldRef', 'resourceFieldRef', 'mode']);
-    const pp = child(p, 'path');
-    const rel = el.str(pp, it.path);
-    if (!rel) el.required(pp);
-    else {
-      validateLocalDescendingPath(el, pp, rel);
-      if (paths.has(rel)) el.invalid(pp, rel, 'conflicting duplicate paths');
-      paths.add(rel);
-    }
+    validateItemPath(el, child(p, 'path'), it.path, paths);
     validateMode(el, child(p, 'mode'), it.mode);
     const fr = el.obj(child(p, 'fieldRef'), it.fieldRef);
     const rr = el.obj(child(p, 'resourceFieldRef'), it.resourceFieldRef);
