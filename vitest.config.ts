@@ -9,8 +9,8 @@ import CountsReporter from './test/support/reporter.js';
  * `alone`: the files that load the machine or time something shared — the fault suite (a dockerd
  * of its own stopped and started, a 40-pod burst), the examples' 49-pod burst, etcd-cluster (all
  * members down for 20 s; it failed once beside another file) and the two outage suites (Docker cut
- * away for 30 s) — which vitest runs one at a time after the shared ones (a project with one worker and the default groupOrder gets a sequential
- * group of its own, run last). With both in the pool of two, the fault suite's cleanup hooks timed
+ * away for 30 s) — which vitest runs one at a time after the shared ones (a project with one
+ * worker and the default groupOrder gets a sequential group of its own, run last). With both in the pool of two, the fault suite's cleanup hooks timed
  * out beside the examples' burst.
  * KUBELET_TS_TEST_WORKERS=1 runs the shared files one at a time too.
  */
