@@ -19,13 +19,14 @@ export type AgentErrorCode =
   | 'ERR_RUNTIME'
   | 'ERR_RUNTIME_UNAVAILABLE'
   | 'ERR_PROTOCOL'
-  | 'ERR_INSUFFICIENT_STORAGE';
+  | 'ERR_INSUFFICIENT_STORAGE'
+  | 'ERR_NETWORK';
 
 /** kAgentErrorCodes: every {@link AgentErrorCode}, e.g. to check a code that came as data. */
 export const kAgentErrorCodes: readonly AgentErrorCode[] = Object.freeze([
   'ERR_INVALID_ARGUMENT', 'ERR_INVALID_MANIFEST', 'ERR_NOT_FOUND', 'ERR_ALREADY_EXISTS', 'ERR_CONFLICT',
   'ERR_FORBIDDEN', 'ERR_UNAVAILABLE', 'ERR_RUNTIME', 'ERR_RUNTIME_UNAVAILABLE', 'ERR_PROTOCOL',
-  'ERR_INSUFFICIENT_STORAGE',
+  'ERR_INSUFFICIENT_STORAGE', 'ERR_NETWORK',
 ] as const);
 
 /**

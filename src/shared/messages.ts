@@ -34,7 +34,32 @@ export interface WorkerBootstrap {
   logLevel: string;
   /** The node's pod sandbox settings (DNS, cgroups, pids, log rotation); absent = kDefaultNodeSandboxSettings. */
   sandbox?: Partial<NodeSandboxSettings>;
+  /** The pod network (issue 13); absent = kNoPodNetwork (sandboxes keep network `none`, no pod IP). */
+  network?: NodeNetworkSettings;
 }
+
+/**
+ * NodeNetworkSettings: how sandboxes get their network, as the kubelet's network plugin flags
+ * (`--network-plugin`, `--cni-bin-dir`, `--cni-conf-dir`, `--cni-cache-dir`) resolved by the main
+ * thread at start. With `plugin: 'cni'` every sandbox that is not hostNetwork is created with
+ * network `none` and then joined to the network of `confFile` by CNI ADD (dockershim's
+ * SetUpPod), before any container of the pod starts.
+ */
+export interface NodeNetworkSettings {
+  /** 'cni': the CNI plugin chain of `confFile`; 'none': no pod network (sandbox `none`, podIP ''). */
+  plugin: 'cni' | 'none';
+  /** --cni-bin-dir split on `:` (CNI_PATH), absolute directories searched in order. */
+  binDirs: string[];
+  /** The network configuration in use, absolute: a `.conflist`, `.conf` or `.json` (the first by name in --cni-conf-dir, or the agent's own default under `<root-dir>/cni/net.d`). */
+  confFile: string;
+  /** Where the CNI results of set-up sandboxes are kept (libcni's cache dir): `<root-dir>/cni/cache`. */
+  cacheDir: string;
+  /** The address hostPorts are published on (portmap's hostIP): --node-ip, e.g. `127.0.0.1`. */
+  hostPortIp: string;
+}
+
+/** kNoPodNetwork: no pod network (the fake runtime; `--network-plugin none`). */
+export const kNoPodNetwork: Readonly<NodeNetworkSettings> = { plugin: 'none', binDirs: [], confFile: '', cacheDir: '', hostPortIp: '' };
 
 /**
  * NodeSandboxSettings: the node flags a sync needs to build a pod's sandbox and containers

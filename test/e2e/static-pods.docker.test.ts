@@ -262,6 +262,9 @@ spec:
     await rm(join(node.manifestDir, 'many.yaml'));
     await waitFor(async () => (await docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${node.nodeName}`] } })).length === 0,
       { timeoutMs: 120_000, intervalMs: 500, description: 'all containers removed' });
+    // The pod leaves the API after its worker reports the kill, which may land after the last
+    // container is gone (seen in CI): wait for it rather than read once.
+    await waitFor(async () => (await node.pods()).length === 0, { timeoutMs: 60_000, intervalMs: 500, description: 'no pods listed' });
     expect(await node.pods()).toEqual([]);
   }, 300_000);
 });
