@@ -67,10 +67,12 @@ export interface PodNetwork {
    */
   podNetworkStatus(sandboxId: string): Promise<PodNetworkStatus | null>;
   /**
-   * checkPod: false when a set-up sandbox has lost its network (CNI CHECK fails, or its host-side
-   * interface is gone); the sync then recreates the sandbox (`SandboxChanged`). True when not set up.
+   * checkPod: false when a set-up sandbox has lost its network; the sync then recreates the
+   * sandbox (`SandboxChanged`). `quick`: the cached result is there and its host-side interface
+   * still exists (a stat, no plugin run: for every periodic sync); `full`: also CNI CHECK of the
+   * chain (for a sandbox adopted after an agent restart). True when the network is disabled.
    */
-  checkPod(t: PodNetworkTarget, netnsPath: string): Promise<boolean>;
+  checkPod(t: PodNetworkTarget, netnsPath: string, mode: 'quick' | 'full'): Promise<boolean>;
   /**
    * reconcile: every cached result and every IPAM lease whose sandbox is not in `liveSandboxIds`
    * is released by DEL (an agent killed mid-ADD or mid-DEL leaks nothing). Resolves to the sandbox

@@ -1,0 +1,19 @@
+/**
+ * newPodNetwork: the worker thread's PodNetwork from its bootstrap's NodeNetworkSettings — the
+ * CNI plugin chain for `plugin: 'cni'`, else the no-op network (as runtime-service.ts picks the
+ * runtime).
+ */
+import type { Logger } from '../../shared/logging.js';
+import type { NodeNetworkSettings } from '../../shared/messages.js';
+import { kNoopPodNetwork, type PodNetwork } from './pod-network.js';
+
+/**
+ * newPodNetwork builds the PodNetwork for `settings` (absent or `plugin: 'none'` → kNoopPodNetwork).
+ * @throws AgentError ERR_INVALID_ARGUMENT for a `cni` settings without confFile or cacheDir.
+ */
+export function newPodNetwork(settings: NodeNetworkSettings | undefined, logger?: Logger): PodNetwork {
+  void logger;
+  if (!settings || settings.plugin === 'none') return kNoopPodNetwork;
+  // Issue 13: the CNI implementation (cni-pod-network.ts) goes here.
+  return kNoopPodNetwork;
+}
