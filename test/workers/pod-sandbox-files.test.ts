@@ -105,7 +105,7 @@ describe('the pod cgroup (ResourceConfigForPod)', () => {
 
 describe('removeOrphanPodCgroups (cleanupOrphanedPodCgroups)', () => {
   it('removes old pod cgroups without any container, in every hierarchy; keeps live and new ones', async () => {
-    const { mkdtemp, mkdir, utimes } = await import('node:fs/promises');
+    const { mkdtemp, mkdir, utimes, rm } = await import('node:fs/promises');
     const { existsSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const path = await import('node:path');
@@ -116,10 +116,14 @@ describe('removeOrphanPodCgroups (cleanupOrphanedPodCgroups)', () => {
     const now = Date.now();
     const past = new Date(now - 120_000);
     for (const [tier, uid] of [['besteffort', 'old'], ['', 'live']]) await utimes(dir('pids', tier, uid), past, past);
-    expect(await removeOrphanPodCgroups('/kubelet-ts', new Set(['live']), now, 60_000, mount)).toEqual(['old']);
-    expect(existsSync(dir('pids', 'besteffort', 'old'))).toBe(false);
-    expect(existsSync(dir('memory', 'besteffort', 'old'))).toBe(false);
-    expect(existsSync(dir('pids', '', 'live'))).toBe(true);
-    expect(existsSync(dir('pids', 'burstable', 'new'))).toBe(true);
+    try {
+      expect(await removeOrphanPodCgroups('/kubelet-ts', new Set(['live']), now, 60_000, mount)).toEqual(['old']);
+      expect(existsSync(dir('pids', 'besteffort', 'old'))).toBe(false);
+      expect(existsSync(dir('memory', 'besteffort', 'old'))).toBe(false);
+      expect(existsSync(dir('pids', '', 'live'))).toBe(true);
+      expect(existsSync(dir('pids', 'burstable', 'new'))).toBe(true);
+    } finally {
+      await rm(mount, { recursive: true, force: true });
+    }
   });
 });
