@@ -7,14 +7,14 @@
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
  * Main thread only.
  */
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
+import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
 import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { AgentError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
-import { writeFilesDurably } from './source-intake.js';
+import { storedJsonFiles, writeFilesDurably } from './source-intake.js';
 
 /** kIntakeObjectsDirName: the directory under --root-dir that holds intake ConfigMaps and Secrets. */
 export const kIntakeObjectsDirName = 'intake-objects';
@@ -77,14 +77,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
 
   start(): Promise<void> {
     return this.#serial(async () => {
-      await mkdir(this.#dir, { recursive: true, mode: 0o700 });
-      for (const name of (await readdir(this.#dir)).sort()) {
-        const file = join(this.#dir, name);
-        if (name.startsWith('.')) {
-          if (name.endsWith('.tmp')) await unlink(file).catch(() => {});
-          continue;
-        }
-        if (!name.endsWith('.json')) continue;
+      for (const file of await storedJsonFiles(this.#dir)) {
         try {
           const r = normalizeConfigObject(JSON.parse(await readFile(file, 'utf8')) as unknown);
           if (r.errors) throw new Error(r.errors.map(formatFieldError).join('; '));

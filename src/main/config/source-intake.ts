@@ -119,6 +119,27 @@ function configHashOf(pod: Pod): string {
 }
 
 /**
+ * storedJsonFiles: the `*.json` files of a store directory written by {@link writeFilesDurably},
+ * in name order, as absolute paths. The directory is created (0700) when missing; temp files of a
+ * write that never finished (`.…tmp`: the agent died before its rename) are deleted; other names
+ * starting with `.` and non-JSON names are skipped.
+ * @throws the fs error of mkdir or readdir.
+ */
+export async function storedJsonFiles(dir: string): Promise<string[]> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const files: string[] = [];
+  for (const name of (await readdir(dir)).sort()) {
+    const file = join(dir, name);
+    if (name.startsWith('.')) {
+      if (name.endsWith('.tmp')) await unlink(file).catch(() => {});
+    } else if (name.endsWith('.json')) {
+      files.push(file);
+    }
+  }
+  return files;
+}
+
+/**
  * writeFilesDurably writes several files all or nothing: temp files (same directory) written and
  * fsynced first, then renamed over their targets, then the directory fsynced.
  * @throws the first I/O error; temp files are removed and targets renamed so far are unlinked.
@@ -231,16 +252,8 @@ class IntakeSourceImpl implements IntakeSource {
   }
 
   async #restore(): Promise<void> {
-    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
     const pods: Pod[] = [];
-    for (const name of (await readdir(this.#dir)).sort()) {
-      const file = join(this.#dir, name);
-      if (name.startsWith('.')) {
-        // A temp file of a write that never finished (the agent died before its rename).
-        if (name.endsWith('.tmp')) await unlink(file).catch(() => {});
-        continue;
-      }
-      if (!name.endsWith('.json')) continue;
+    for (const file of await storedJsonFiles(this.#dir)) {
       let text: string | undefined;
       try {
         text = await readFile(file, 'utf8');
