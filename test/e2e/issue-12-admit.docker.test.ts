@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Node, Pod } from '../../src/shared/api.js';
-import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
+import { BUSYBOX_IMAGE, docker, execInPod, waitFor } from '../support/docker.js';
 import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 
 /** Generous waits on a shared machine (never asserted on). */
@@ -18,14 +18,6 @@ const kWaitMs = 60_000;
 const cond = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type);
 const init = (pod: Pod, name: string) => pod.status?.initContainerStatuses?.find((c) => c.name === name);
 const app = (pod: Pod) => pod.status?.containerStatuses?.[0];
-
-/** Runs `sh -c cmd` in the running container `container` of pod `uid` (a test's kubectl exec). */
-async function execIn(uid: string, container: string, cmd: string): Promise<void> {
-  const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, `io.kubernetes.container.name=${container}`], status: ['running'] } });
-  const exec = await docker.getContainer(c.Id).exec({ Cmd: ['sh', '-c', cmd], AttachStdout: true, AttachStderr: true });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  await new Promise((resolve) => { stream.on('end', resolve); stream.on('close', resolve); stream.resume(); });
-}
 
 const pod = (name: string, body: string) => `apiVersion: v1
 kind: Pod
@@ -120,7 +112,7 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     expect(cond(waitingForStartup, 'Initialized')).toMatchObject({ status: 'False', message: 'containers with incomplete status: [proxy]' });
 
     const uid = waitingForStartup.metadata!.uid!;
-    await execIn(uid, 'proxy', 'touch /tmp/started');
+    await execInPod(uid, 'proxy', ['sh', '-c', 'touch /tmp/started']);
     // Started: the app container runs, but the sidecar's readiness probe still fails.
     const unready = await waitForPod(node, 'sidecar', (p) => app(p)?.state?.running !== undefined && init(p, 'proxy')?.started === true, kWaitMs);
     expect(init(unready, 'proxy')!.ready).toBe(false);
@@ -130,7 +122,7 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     await waitFor(() => node.agent.events.list({ uid }).some((e) => e.reason === 'Unhealthy' && e.involvedObject?.fieldPath === 'spec.initContainers{proxy}'),
       { timeoutMs: kWaitMs, description: 'an Unhealthy event for the sidecar proxy' });
 
-    await execIn(uid, 'proxy', 'touch /tmp/ready');
+    await execInPod(uid, 'proxy', ['sh', '-c', 'touch /tmp/ready']);
     const ready = await waitForPod(node, 'sidecar', (p) => cond(p, 'Ready')?.status === 'True', kWaitMs);
     expect(init(ready, 'proxy')).toMatchObject({ ready: true, started: true });
     expect(ready.status!.phase).toBe('Running');
@@ -141,7 +133,7 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     const appId = app(up)!.containerID;
     const proxyId = init(up, 'proxy')!.containerID;
     const before = init(up, 'live')!;
-    await execIn(up.metadata!.uid!, 'live', 'rm /tmp/alive');
+    await execInPod(up.metadata!.uid!, 'live', ['sh', '-c', 'rm /tmp/alive']);
     const restarted = await waitForPod(node, 'sidecar', (p) => init(p, 'live')!.restartCount > before.restartCount && init(p, 'live')?.state?.running !== undefined, kWaitMs);
     expect(app(restarted)!.containerID).toBe(appId);
     expect(init(restarted, 'proxy')!.containerID).toBe(proxyId);

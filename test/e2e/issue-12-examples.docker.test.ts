@@ -16,12 +16,11 @@ import { existsSync, statSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { kDefaultAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { Pod, Status } from '../../src/shared/api.js';
-import { docker, kOomFloor, waitFor } from '../support/docker.js';
+import { execInPod, kOomFloor, waitFor } from '../support/docker.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';
 import { applyBody, exampleNamespace, isPodDocument, kDocsExamplesDir, kKubeadmExamplesDir, kRefusedExamples, listYamlFiles, readExample } from '../support/examples.js';
 
@@ -198,19 +197,6 @@ function describePod(pod: Pod | undefined): string {
   return `phase ${pod.status?.phase} ${pod.status?.reason ?? ''} ${pod.status?.message ?? ''}; ${states.join('; ')}`;
 }
 
-async function execIn(uid: string, container: string, cmd: string[]): Promise<string> {
-  const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, `io.kubernetes.container.name=${container}`], status: ['running'] } });
-  if (!c) throw new Error(`no running container ${container}`);
-  const exec = await docker.getContainer(c.Id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  const out = new PassThrough();
-  const chunks: Buffer[] = [];
-  out.on('data', (b: Buffer) => chunks.push(b));
-  docker.modem.demuxStream(stream, out, out);
-  await new Promise<void>((resolve, reject) => { stream.on('end', resolve); stream.on('error', reject); });
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 describe.skipIf(!inject('dockerAvailable'))('issue 12: the documentation\'s Pod examples and kubeadm\'s static pods run', () => {
   const start = useTestNodes();
 
@@ -278,7 +264,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: the documentation\'s Pod 
         const ctx: Ctx = {
           pod: last,
           logs: async (c = first) => (await node.api(`/containerLogs/${ns}/${name}/${c}`)).text(),
-          exec: (c, cmd) => execIn(uid, c, cmd),
+          exec: (c, cmd) => execInPod(uid, c, cmd),
         };
         try {
           await expectation.observe(ctx);

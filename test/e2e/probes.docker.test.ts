@@ -4,19 +4,11 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
-import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
+import { BUSYBOX_IMAGE, execInPod, waitFor } from '../support/docker.js';
 import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 
 const cond = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type)?.status;
 const main = (pod: Pod) => pod.status?.containerStatuses?.find((c) => c.name === 'main');
-
-/** Runs `sh -c cmd` in the running `main` container of pod `uid` (as a test's kubectl exec). */
-async function execIn(uid: string, cmd: string, container = 'main'): Promise<void> {
-  const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, `io.kubernetes.container.name=${container}`], status: ['running'] } });
-  const exec = await docker.getContainer(c.Id).exec({ Cmd: ['sh', '-c', cmd], AttachStdout: true, AttachStderr: true });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  await new Promise((resolve) => { stream.on('end', resolve); stream.on('close', resolve); stream.resume(); });
-}
 
 const pod = (name: string, body: string) => `apiVersion: v1
 kind: Pod
@@ -51,11 +43,11 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     expect(cond(p, 'Ready')).toBe('False');
     expect(cond(p, 'ContainersReady')).toBe('False');
     await waitFor(() => events(p).find((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Readiness probe failed:')), { timeoutMs: 60_000 });
-    await execIn(p.metadata!.uid!, 'touch /tmp/ready');
+    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'touch /tmp/ready']);
     p = await waitForPod(node, 'ready', (x) => main(x)?.ready === true, 90_000);
     expect(cond(p, 'Ready')).toBe('True');
     expect(cond(p, 'ContainersReady')).toBe('True');
-    await execIn(p.metadata!.uid!, 'rm /tmp/ready');
+    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'rm /tmp/ready']);
     p = await waitForPod(node, 'ready', (x) => main(x)?.ready === false, 90_000);
     expect(cond(p, 'Ready')).toBe('False');
     expect(main(p)!.restartCount).toBe(0);
@@ -71,7 +63,7 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
 `));
     let p = await waitForPod(node, 'live', (x) => !!main(x)?.state?.running, 90_000);
     const firstId = main(p)!.containerID;
-    await execIn(p.metadata!.uid!, 'rm /tmp/healthy');
+    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'rm /tmp/healthy']);
     p = await waitForPod(node, 'live', (x) => main(x)?.restartCount === 1 && !!main(x)?.state?.running, 90_000);
     expect(main(p)!.containerID).not.toBe(firstId);
     expect(main(p)!.lastState?.terminated?.containerID).toBe(firstId);
@@ -97,7 +89,7 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     // The startup probe fails a few times; the liveness probe (which would fail at once) must not run.
     await waitFor(() => events(p).filter((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Startup probe failed:')).some((e) => (e.count ?? 1) >= 2), { timeoutMs: 60_000 });
     expect(events(p).some((e) => e.message?.startsWith('Liveness probe failed'))).toBe(false);
-    await execIn(p.metadata!.uid!, 'touch /tmp/alive /tmp/started');
+    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'touch /tmp/alive /tmp/started']);
     p = await waitForPod(node, 'slow', (x) => main(x)?.started === true && main(x)?.ready === true, 90_000);
     expect(main(p)!.restartCount).toBe(0);
     expect(cond(p, 'Ready')).toBe('True');

@@ -1,6 +1,7 @@
 // Test helpers for Docker-backed suites; the role of Kubernetes' test/e2e_node container and polling helpers (framework.Gomega().Eventually).
 import Docker from 'dockerode';
 import { readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 
 /** DOCKER_SOCKET is the Docker engine socket every suite (and the agent by default) talks to. */
 export const DOCKER_SOCKET = '/var/run/docker.sock';
@@ -27,6 +28,25 @@ declare module 'vitest' {
  * dockerode 5 talks unversioned API paths; the daemon answers at API 1.41.
  */
 export const docker = new Docker({ socketPath: DOCKER_SOCKET });
+
+/**
+ * execInPod runs `cmd` (argv; `['sh', '-c', …]` for a shell line) in the running container
+ * `container` of pod `uid` through Docker, as a test's `kubectl exec`, and resolves to its combined
+ * stdout and stderr once it exits.
+ * @throws Error when the pod has no running container of that name.
+ */
+export async function execInPod(uid: string, container: string, cmd: string[]): Promise<string> {
+  const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, `io.kubernetes.container.name=${container}`], status: ['running'] } });
+  if (!c) throw new Error(`pod ${uid} has no running container ${container}`);
+  const exec = await docker.getContainer(c.Id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (b: Buffer) => chunks.push(b));
+  docker.modem.demuxStream(stream, out, out);
+  await new Promise<void>((resolve, reject) => { stream.on('end', resolve); stream.on('close', resolve); stream.on('error', reject); });
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /**
  * dockerProblem checks that dockerd answers on {@link DOCKER_SOCKET} and that {@link PAUSE_IMAGE}
