@@ -1,5 +1,4 @@
 // Counterpart of pkg/kubelet/config/file.go and file_linux.go: static pods from --pod-manifest-path.
-import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
@@ -13,6 +12,7 @@ import { staticPodContentHash } from '../../shared/static-pod.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
 import { assembleFileSet, isManifestFileName, kMaxManifestBytes } from './manifest-files.js';
+import { kMaxSettleReads, readSettled } from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch } from './manifest-watch.js';
 
 export { isManifestFileName, kMaxManifestBytes };
@@ -70,22 +70,6 @@ export interface FileSource {
   start(): Promise<void>;
   /** stop unsubscribes and clears the timers; no callback runs once it has been called. Idempotent. */
   stop(): Promise<void>;
-}
-
-/**
- * kSettleMs: a known file read with new content is read again after this long (milliseconds),
- * until two reads agree (see readSettled)...
- */
-export const kSettleMs = 50;
-/** ...at most this many times more; a file still changing then keeps its last good pods and is read again. */
-export const kMaxSettleReads = 10;
-
-/** One read of a manifest file: its text, the text's SHA-256, and what stat said after it was read. */
-interface FileRead {
-  text: string;
-  hash: string;
-  /** inode, size and mtime (ns) after the read: a write since changes it. */
-  stat: string;
 }
 
 /** One manifest file: its last good pods and the state of its last read. */
@@ -340,7 +324,7 @@ class FileSourceImpl implements FileSource {
     let contentHash: string;
     const prev = this.files.get(file);
     try {
-      const read = await this.readSettled(file, prev);
+      const read = await readSettled(file, prev, () => this.stopped);
       if (read === 'not a file') {
         this.files.delete(file);
         return false;
@@ -384,33 +368,6 @@ class FileSourceImpl implements FileSource {
     if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
     this.files.set(file, { pods, objects: parsed.objects, contentHash });
     return true;
-  }
-
-  /**
-   * readSettled reads `file` once and, when it is a file this source already read (`prev`) and the
-   * content is new, again every kSettleMs until two reads in a row agree on the content and on
-   * stat's inode, size and mtime — or until a read finds the content last accepted again. A file
-   * rewritten in place (opened with O_TRUNC, then written) can be read between the truncation and
-   * the write, empty or cut short; taken at its word, that read would remove or change pods that
-   * nobody removed or changed. The kubelet's file source reads once (file.go); we read until the
-   * writer is done. A first read of a file is taken as it is (no pods of it run yet).
-   * @returns the read, `'not a file'` (not a regular file), or `'unsettled'` when the reads still
-   *   disagreed after kMaxSettleReads more (or the source stopped meanwhile).
-   * @throws the filesystem's error (ENOENT for a file deleted meanwhile), or an Error naming the
-   *   size when the file is larger than kMaxManifestBytes.
-   */
-  private async readSettled(file: string, prev: FileState | undefined): Promise<FileRead | 'not a file' | 'unsettled'> {
-    let last = await readManifestFile(file);
-    if (last === 'not a file' || prev === undefined || last.hash === prev.contentHash) return last;
-    for (let i = 0; i < kMaxSettleReads; i++) {
-      await new Promise((resolve) => setTimeout(resolve, kSettleMs));
-      if (this.stopped) return 'unsettled';
-      const next = await readManifestFile(file);
-      if (next === 'not a file' || next.hash === prev.contentHash) return next;
-      if (next.hash === last.hash && next.stat === last.stat) return next;
-      last = next;
-    }
-    return 'unsettled';
   }
 
   /**
@@ -503,18 +460,4 @@ class FileSourceImpl implements FileSource {
   private clearReported(slot: string): void {
     this.reported.delete(slot);
   }
-}
-
-/**
- * readManifestFile: one read of a manifest file, with stat's inode, size and mtime taken after it.
- * @returns the read, or `'not a file'` when `file` is not a regular file.
- * @throws the filesystem's error, or an Error naming the size when it exceeds kMaxManifestBytes.
- */
-async function readManifestFile(file: string): Promise<FileRead | 'not a file'> {
-  const before = await fsp.stat(file);
-  if (!before.isFile()) return 'not a file';
-  if (before.size > kMaxManifestBytes) throw new Error(`file is ${before.size} bytes; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
-  const text = await fsp.readFile(file, 'utf8');
-  const after = await fsp.stat(file, { bigint: true });
-  return { text, hash: createHash('sha256').update(text).digest('hex'), stat: `${after.ino}:${after.size}:${after.mtimeNs}` };
 }

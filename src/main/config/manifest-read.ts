@@ -1,0 +1,66 @@
+/**
+ * How the file source reads one manifest file (pkg/kubelet/config/file.go reads it once; we read
+ * until the writer is done): a read with stat's inode, size and mtime, and readSettled, which reads
+ * again until two reads agree. Main thread; asynchronous fs calls only.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import { kMaxManifestBytes } from './manifest-files.js';
+
+/**
+ * kSettleMs: a known file read with new content is read again after this long (milliseconds),
+ * until two reads agree (see readSettled)...
+ */
+export const kSettleMs = 50;
+/** ...at most this many times more; a file still changing then keeps its last good pods and is read again. */
+export const kMaxSettleReads = 10;
+
+/** One read of a manifest file: its text, the text's SHA-256, and what stat said after it was read. */
+export interface FileRead {
+  text: string;
+  hash: string;
+  /** inode, size and mtime (ns) after the read: a write since changes it. */
+  stat: string;
+}
+
+/**
+ * readSettled reads `file` once and, when it is a file the source already read (`prev`, whose
+ * `contentHash` is the SHA-256 of the content last accepted, undefined after a failed read) and
+ * the content is new, again every kSettleMs until two reads in a row agree on the content and on
+ * stat's inode, size and mtime — or until a read finds the content last accepted again. A file
+ * rewritten in place (opened with O_TRUNC, then written) can be read between the truncation and
+ * the write, empty or cut short; taken at its word, that read would remove or change pods that
+ * nobody removed or changed. The kubelet's file source reads once (file.go); we read until the
+ * writer is done. A first read of a file is taken as it is (no pods of it run yet).
+ * @returns the read, `'not a file'` (not a regular file), or `'unsettled'` when the reads still
+ *   disagreed after kMaxSettleReads more (or `stopped()` turned true meanwhile).
+ * @throws the filesystem's error (ENOENT for a file deleted meanwhile), or an Error naming the
+ *   size when the file is larger than kMaxManifestBytes.
+ */
+export async function readSettled(file: string, prev: { contentHash?: string } | undefined, stopped: () => boolean): Promise<FileRead | 'not a file' | 'unsettled'> {
+  let last = await readManifestFile(file);
+  if (last === 'not a file' || prev === undefined || last.hash === prev.contentHash) return last;
+  for (let i = 0; i < kMaxSettleReads; i++) {
+    await new Promise((resolve) => setTimeout(resolve, kSettleMs));
+    if (stopped()) return 'unsettled';
+    const next = await readManifestFile(file);
+    if (next === 'not a file' || next.hash === prev.contentHash) return next;
+    if (next.hash === last.hash && next.stat === last.stat) return next;
+    last = next;
+  }
+  return 'unsettled';
+}
+
+/**
+ * readManifestFile: one read of a manifest file, with stat's inode, size and mtime taken after it.
+ * @returns the read, or `'not a file'` when `file` is not a regular file.
+ * @throws the filesystem's error, or an Error naming the size when it exceeds kMaxManifestBytes.
+ */
+export async function readManifestFile(file: string): Promise<FileRead | 'not a file'> {
+  const before = await fsp.stat(file);
+  if (!before.isFile()) return 'not a file';
+  if (before.size > kMaxManifestBytes) throw new Error(`file is ${before.size} bytes; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
+  const text = await fsp.readFile(file, 'utf8');
+  const after = await fsp.stat(file, { bigint: true });
+  return { text, hash: createHash('sha256').update(text).digest('hex'), stat: `${after.ino}:${after.size}:${after.mtimeNs}` };
+}
