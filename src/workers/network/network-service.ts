@@ -5,15 +5,14 @@
  */
 import type { Logger } from '../../shared/logging.js';
 import type { NodeNetworkSettings } from '../../shared/messages.js';
+import { newCniPodNetwork } from './cni-pod-network.js';
 import { kNoopPodNetwork, type PodNetwork } from './pod-network.js';
 
 /**
  * newPodNetwork builds the PodNetwork for `settings` (absent or `plugin: 'none'` → kNoopPodNetwork).
- * @throws AgentError ERR_INVALID_ARGUMENT for a `cni` settings without confFile or cacheDir.
+ * @throws AgentError ERR_INVALID_ARGUMENT for a `cni` settings without an absolute confFile or cacheDir, or without binDirs.
  */
 export function newPodNetwork(settings: NodeNetworkSettings | undefined, logger?: Logger): PodNetwork {
-  void logger;
   if (!settings || settings.plugin === 'none') return kNoopPodNetwork;
-  // Issue 13: the CNI implementation (cni-pod-network.ts) goes here.
-  return kNoopPodNetwork;
+  return newCniPodNetwork(settings, logger?.child({ component: 'cni' }));
 }
