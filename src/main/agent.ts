@@ -165,6 +165,10 @@ class AgentImpl implements Agent {
     });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
+      network: () => {
+        const n = this.#network;
+        return n && n.settings.plugin === 'cni' ? { ready: n.status().ready, message: n.nodeMessage() } : undefined;
+      },
     });
     this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize, historyBytes: options.watchHistoryBytes });
     this.#metrics = newKubeletMetrics(newAgentRegistry(), {
@@ -221,6 +225,7 @@ class AgentImpl implements Agent {
       get podWorkers() { return podWorkers; },
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       security: detectHostSecurity(o.allowedUnsafeSysctls),
+      podNetwork: network.settings.plugin === 'cni',
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
     });
@@ -229,6 +234,7 @@ class AgentImpl implements Agent {
       runtimeView: { observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid) },
       get podWorkers() { return podWorkers; },
       configObjects: (pod) => this.objects.configObjectsFor(pod),
+      networkError: () => network.nodeMessage(),
     });
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
