@@ -267,7 +267,8 @@ async function withClaimLock<T>(dir: string, pid: number, fn: () => Promise<T>):
  *   ({@link findHostCollision}); claimed unless a live agent with another rootDir holds it.
  * - else `previous` (the subnet of the conflist this agent wrote before), when it is still free:
  *   adopted sandboxes keep their IPs.
- * - else the first /24 of `pool` that collides with nothing of the host and no live claim.
+ * - else the first /24 of `pool` that collides with nothing of the host (its `kts-` bridge left up
+ *   by a stopped agent included: that agent's pods may still hold its addresses) and no live claim.
  * @throws InvalidArgumentError naming --pod-cidr and the colliding route, address or agent; or
  *   when the pool has no free /24 left.
  */
@@ -316,7 +317,9 @@ export async function claimPodCidr(o: ClaimPodCidrOptions, deps: ClaimPodCidrDep
     const count = pool.prefixLength >= 24 ? 1 : 2 ** (24 - pool.prefixLength);
     for (let i = 0; i < count; i++) {
       const c = cidrOf(`${numberToIpv4(pool.network + i * 256)}/24`)!;
-      if (findHostCollision(c, host)) continue;
+      // Here a range's own bridge counts too: one that is still up belongs to an agent that stopped
+      // (claim released) and left its pods running with addresses of that range.
+      if (findHostCollision(c, host, '')) continue;
       if ((await tryClaim(c)) === null) return claimed(c);
     }
     throw new InvalidArgumentError(`--pod-cidr: no free /24 left in ${pool.text} (the host or other agents use them all); give one with --pod-cidr`);

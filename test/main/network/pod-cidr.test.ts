@@ -95,6 +95,12 @@ describe('claimPodCidr', () => {
     expect(c.cidr.text).toBe('10.222.2.0/24');
   });
 
+  it('skips a /24 whose bridge a stopped agent left up (its pods may hold the addresses), yet a restart keeps its own', async () => {
+    const left = { hostNetworks: async () => [entry('10.222.0.0/24', 'kts-0ade0000')] };
+    expect((await claimPodCidr(opts('/r/new'), left)).cidr.text).toBe('10.222.1.0/24');
+    expect((await claimPodCidr(opts('/r/old', '', '10.222.0.0/24'), left)).cidr.text).toBe('10.222.0.0/24');
+  });
+
   it('gives two agents (started at once) different CIDRs', async () => {
     const [a, b, c] = await Promise.all(['/r/a', '/r/b', '/r/c'].map((r) => claimPodCidr(opts(r), noHost)));
     expect(new Set([a.cidr.text, b.cidr.text, c.cidr.text]).size).toBe(3);
