@@ -2,7 +2,8 @@
  * Counterpart of the kubelet's podSyncer (pkg/kubelet/kubelet.go SyncPod, SyncTerminatingPod,
  * SyncTerminatedPod, behind pod_workers.go's podSyncer interface): the bodies the pod workers run.
  *
- * - syncPod: fails a pod past its activeDeadlineSeconds (activeDeadlineHandler), else runs one
+ * - syncPod: fails a pod past its activeDeadlineSeconds (activeDeadlineHandler); waits (an error,
+ *   a NetworkNotReady event) while the pod network is not ready for a pod that is not hostNetwork; else runs one
  *   `syncPod` task in the worker pool (from the pod cache when nothing happened since the last
  *   read), stores what it read in the pod cache and publishes the status; tells the pod workers
  *   whether the pod is now terminal and when to sync again.
@@ -20,12 +21,14 @@
 import { performance } from 'node:perf_hooks';
 
 import type { Pod } from '../shared/api.js';
+import { AgentError } from '../shared/errors.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type PodConfigObjects, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
 
 import type { EventRecorder } from './events/recorder.js';
 import type { PodCache } from './pleg/pod-cache.js';
 import type { PodSyncer, PodWorkers, SyncPodOutcome } from './pod-workers.js';
+import { kNetworkNotReadyErrorMsg } from './network/network-setup.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
@@ -58,6 +61,11 @@ export interface PodSyncerDeps {
    * task as `configObjects`; absent = none (the kubelet's configmap/secret managers' Get).
    */
   configObjects?: (pod: Pod) => PodConfigObjects | undefined;
+  /**
+   * The pod network's error while it is not ready (NodeNetwork.nodeMessage), '' when ready; absent
+   * = always ready. Pods that are not hostNetwork are not synced meanwhile.
+   */
+  networkError?: () => string;
   /** The sync handler's admission bookkeeping (sync-handler.ts): give back a share, start a waiting pod. */
   admission: { release(record: PodRecord): void; podRemoved(uid: string): void };
 }
@@ -84,6 +92,8 @@ class PodSyncerImpl implements KubeletPodSyncer {
     if (!record) return {};
     const deadlineLeftMs = activeDeadlineRemainingMs(record.pod, record.startTimeMs, Date.now());
     if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
+    const networkError = record.pod.spec?.hostNetwork ? '' : this.deps.networkError?.() ?? '';
+    if (networkError !== '') return this.#waitForNetwork(record, networkError);
     const started = performance.now();
     const cached = podCache.snapshot(uid);
     const configObjects = this.deps.configObjects?.(record.pod);
@@ -115,6 +125,21 @@ class PodSyncerImpl implements KubeletPodSyncer {
     let requeueAfterMs = result.requeueAfterMs;
     if (deadlineLeftMs !== null) requeueAfterMs = requeueAfterMs > 0 ? Math.min(requeueAfterMs, deadlineLeftMs) : deadlineLeftMs;
     return { requeueAfterMs };
+  }
+
+  /**
+   * #waitForNetwork: as the kubelet's SyncPod while runtimeState.networkErrors() is set, a pod that
+   * is not hostNetwork is not synced: a Warning `NetworkNotReady` event
+   * (`network is not ready: <error>`, NetworkNotReadyErrorMsg), its status published as it is
+   * (Pending, containers waiting ContainerCreating when nothing ran yet), and the sync fails so the
+   * pod worker retries it; the agent also resyncs every pod when the network becomes ready.
+   * @throws AgentError ERR_NETWORK with that message.
+   */
+  #waitForNetwork(record: PodRecord, networkError: string): never {
+    const message = `${kNetworkNotReadyErrorMsg}: ${networkError}`;
+    this.deps.events.record(record.pod, { type: 'Warning', reason: 'NetworkNotReady', message });
+    this.publishStatus(record);
+    throw new AgentError('ERR_NETWORK', message);
   }
 
   /**

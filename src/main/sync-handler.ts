@@ -31,7 +31,7 @@ import type { EventRecorder } from './events/recorder.js';
 import type { PodWorkers } from './pod-workers.js';
 import type { ProberManager } from './prober/prober-manager.js';
 import type { StatusManager } from './status/status-manager.js';
-import { admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
+import { admitHostPorts, admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
 import { admitPodSecurity, type NodeSecurity } from './pod/security-admission.js';
 import type { NodeIdentity } from './pod/node-affinity.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
@@ -59,6 +59,8 @@ export interface SyncHandlerDeps {
   capacity: NodeCapacity;
   /** The host's AppArmor/SELinux and --allowed-unsafe-sysctls, for the security admit handlers; absent = no sysctls beyond the safe set, neither LSM. */
   security?: NodeSecurity;
+  /** The node has a pod network (--network-plugin cni): hostPorts are published; false refuses them at admission (admitHostPorts). Default true. */
+  podNetwork?: boolean;
   /** This node's name and labels (well-known plus --node-labels), for nodeSelector / node affinity at admission; absent = not checked. */
   node?: NodeIdentity;
   /** Generates and publishes the pod's status from its record (KubeletPodSyncer.publishStatus). */
@@ -305,7 +307,8 @@ class SyncHandlerImpl implements SyncHandler {
     if (!holder && this.#killOldRuntimeCopies(fullName, pod)) return;
     const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: Date.now() };
     const secure = admitPodSecurity(pod, this.deps.security ?? { allowedUnsafeSysctls: [], appArmorEnabled: false, seLinuxEnabled: false });
-    const admitted = secure.admit ? admitPod(pod, this.#used, this.deps.capacity, this.deps.node) : secure;
+    const ports = secure.admit ? admitHostPorts(pod, this.deps.podNetwork ?? true) : secure;
+    const admitted = ports.admit ? admitPod(pod, this.#used, this.deps.capacity, this.deps.node) : ports;
     podManager.set(record);
     if (!admitted.admit) {
       // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.

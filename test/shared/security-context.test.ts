@@ -44,7 +44,7 @@ describe('securityContext validation', () => {
 });
 
 describe('validatePodForNode security refusals', () => {
-  it('refuses what Docker cannot run here, by name with the reason', () => {
+  it('refuses what Docker cannot run here, by name with the reason (a hostPort is admission\'s: main/pod/admission.ts)', () => {
     const p = pod({
       hostUsers: false,
       securityContext: { supplementalGroupsPolicy: 'Strict', windowsOptions: { runAsUserName: 'x' } },
@@ -55,7 +55,6 @@ describe('validatePodForNode security refusals', () => {
       "spec.securityContext.supplementalGroupsPolicy: Not supported: Strict: Docker always adds the groups the image's /etc/group gives the user; only Merge can be run",
       'spec.securityContext.windowsOptions: Not supported: this is a Linux node',
       'spec.containers[0].securityContext.procMount: Not supported: Unmasked needs a user namespace (hostUsers: false), which this node cannot run',
-      'spec.containers[0].ports[0].hostPort: Not supported: hostPort needs the pod network (not yet run); use hostNetwork: true, where hostPort equals containerPort',
     ]);
   });
 

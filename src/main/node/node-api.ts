@@ -34,6 +34,8 @@ export interface NodeApiDeps {
   /** What Docker last showed of pod `uid` (PodCache.get), to pick a container's log. */
   runtimePod: (uid: string) => RuntimePod | null;
   healthz: () => HealthReport;
+  /** The pod network's readiness (NodeNetwork.status with its nodeMessage); undefined = no pod network (none plugin, not started). */
+  network?: () => { ready: boolean; message: string } | undefined;
   /** The HTTP server's port (0 when not serving). */
   port: () => number;
 }
@@ -93,7 +95,7 @@ class NodeApiImpl implements NodeApi {
     this.#lastNode = buildNode({
       nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
       kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
-      health: { ok: health.ok, message: failing.join(', ') || undefined }, port: this.deps.port(),
+      health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(),
       facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
     });
     return this.#lastNode;

@@ -58,6 +58,12 @@ export interface NodeInputs {
   containerRuntimeVersion: string;
   /** The agent's health (sync loop and PLEG): Ready is true when ok. */
   health: { ok: boolean; message?: string };
+  /**
+   * The pod network's readiness (network/network-setup.ts), absent with `--network-plugin none`:
+   * while not ready, Ready is False with `message` (the kubelet's `container runtime network not
+   * ready: NetworkReady=false …`) and NetworkUnavailable is True.
+   */
+  network?: { ready: boolean; message: string };
   /** The HTTP server's port (daemonEndpoints.kubeletEndpoint). */
   port: number;
   facts: NodeFacts;
@@ -84,11 +90,20 @@ function condition(type: string, status: boolean, trueReason: string, trueMessag
   };
 }
 
+/** kNetworkUnavailableReason: NetworkUnavailable True's reason while the pod network is not ready (containerd's NetworkReady reason). */
+export const kNetworkUnavailableReason = 'NetworkPluginNotReady';
+/** kNetworkAvailableReason: NetworkUnavailable False's reason (as CNI daemons such as Calico set it: `<Plugin>IsUp`). */
+export const kNetworkAvailableReason = 'CniPluginIsUp';
+/** kNetworkAvailableMessage: NetworkUnavailable False's message. */
+export const kNetworkAvailableMessage = 'the CNI network configuration and its plugins are in place';
+
 /**
  * buildNode builds this node as a core/v1 Node, as the kubelet's node status setters do:
  * - conditions MemoryPressure (available memory below 100Mi), DiskPressure (--root-dir's
  *   filesystem below 10% free), PIDPressure (over 90% of pid_max in use), Ready (the agent's
- *   health; `KubeletReady` / `KubeletNotReady`), with the kubelet's reasons and messages;
+ *   health and the pod network's readiness; `KubeletReady` / `KubeletNotReady`), with the kubelet's
+ *   reasons and messages; with a pod network also NetworkUnavailable (True while the network is not
+ *   ready: `NetworkPluginNotReady` and the network's message; False: `CniPluginIsUp`);
  * - capacity cpu, memory (Ki), pods (--max-pods), ephemeral-storage; allocatable = capacity minus
  *   the hard eviction thresholds (memory 100Mi, ephemeral-storage 10%), as with no reservations;
  * - nodeInfo (kubeletVersion, containerRuntimeVersion, osImage, kernelVersion, architecture,
@@ -108,6 +123,10 @@ export function buildNode(inputs: NodeInputs): Node {
     allocatable['ephemeral-storage'] = ki(facts.disk.totalBytes * (1 - kEvictionNodefsAvailableFraction));
   }
   const p = inputs.previous;
+  const net = inputs.network;
+  // As nodestatus.ReadyCondition: the runtime's and the network's errors together make Ready False.
+  const ready = inputs.health.ok && (net?.ready ?? true);
+  const notReadyMessage = [inputs.health.ok ? '' : inputs.health.message ?? 'kubelet is not healthy', net && !net.ready ? net.message : ''].filter((m) => m !== '').join(', ');
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -124,7 +143,8 @@ export function buildNode(inputs: NodeInputs): Node {
         condition('MemoryPressure', memoryPressure, 'KubeletHasInsufficientMemory', 'kubelet has insufficient memory available', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available', now, p),
         condition('DiskPressure', diskPressure, 'KubeletHasDiskPressure', 'kubelet has disk pressure', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure', now, p),
         condition('PIDPressure', pidPressure, 'KubeletHasInsufficientPID', 'kubelet has insufficient PID available', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available', now, p),
-        condition('Ready', inputs.health.ok, 'KubeletReady', 'kubelet is posting ready status', 'KubeletNotReady', inputs.health.message ?? 'kubelet is not healthy', now, p),
+        condition('Ready', ready, 'KubeletReady', 'kubelet is posting ready status', 'KubeletNotReady', notReadyMessage || 'kubelet is not healthy', now, p),
+        ...(net ? [condition('NetworkUnavailable', !net.ready, kNetworkUnavailableReason, net.message, kNetworkAvailableReason, kNetworkAvailableMessage, now, p)] : []),
       ],
       addresses: [
         { type: 'InternalIP', address: inputs.nodeIp },

@@ -110,3 +110,32 @@ export function admitPod(pod: Pod, used: PodUsage, capacity: NodeCapacity, node?
   if (node && !podMatchesNodeAffinity(pod, node)) return { admit: false, reason: kNodeAffinityReason, message: kNodeAffinityMessage };
   return { admit: true };
 }
+
+/** kHostPortReason: the admission reason of a hostPort pod on a node without a pod network. */
+export const kHostPortReason = 'HostPortNotSupported';
+
+/**
+ * admitHostPorts: a pod that is not hostNetwork and declares a `hostPort` needs the pod network
+ * (the CNI portmap plugin publishes it on --node-ip); with `--network-plugin none` nothing would
+ * listen, so it is refused whole with {@link kHostPortReason} and a message naming the first such
+ * port and what to do — where the kubelet has no such check because a cluster always has a network.
+ * `podNetwork` true: every hostPort is admitted (ports clashing between pods are left to portmap,
+ * whose rules the later pod wins; the scheduler's NodePorts filter is not run here). Pure.
+ */
+export function admitHostPorts(pod: Pod, podNetwork: boolean): AdmitResult {
+  if (podNetwork || pod.spec?.hostNetwork === true) return { admit: true };
+  const lists = [['initContainers', pod.spec?.initContainers], ['containers', pod.spec?.containers]] as const;
+  for (const [field, list] of lists) {
+    for (const [i, c] of (list ?? []).entries()) {
+      for (const [j, port] of (c.ports ?? []).entries()) {
+        if (typeof port.hostPort === 'number' && port.hostPort !== 0) {
+          return {
+            admit: false, reason: kHostPortReason,
+            message: `spec.${field}[${i}].ports[${j}].hostPort ${port.hostPort}: hostPort needs the pod network, and this node runs with --network-plugin none; use hostNetwork: true (where hostPort equals containerPort) or --network-plugin cni`,
+          };
+        }
+      }
+    }
+  }
+  return { admit: true };
+}

@@ -51,6 +51,19 @@ describe('buildNode', () => {
     expect(cond(n, 'Ready')).toMatchObject({ status: 'False', reason: 'KubeletNotReady', message: 'pleg: relist stuck' });
   });
 
+  it('is NotReady with NetworkUnavailable True while the pod network is not ready, and lists it False once ready', () => {
+    const message = 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
+    const down = buildNode(inputs({ network: { ready: false, message } }));
+    expect(cond(down, 'Ready')).toMatchObject({ status: 'False', reason: 'KubeletNotReady', message });
+    expect(cond(down, 'NetworkUnavailable')).toMatchObject({ status: 'True', reason: 'NetworkPluginNotReady', message });
+    const both = buildNode(inputs({ network: { ready: false, message }, health: { ok: false, message: 'container runtime is down' } }));
+    expect(cond(both, 'Ready')?.message).toBe(`container runtime is down, ${message}`);
+    const up = buildNode(inputs({ network: { ready: true, message: '' } }));
+    expect(cond(up, 'Ready')).toMatchObject({ status: 'True', reason: 'KubeletReady' });
+    expect(cond(up, 'NetworkUnavailable')).toMatchObject({ status: 'False', reason: 'CniPluginIsUp' });
+    expect(cond(buildNode(inputs()), 'NetworkUnavailable')).toBeUndefined();
+  });
+
   it('keeps lastTransitionTime while a condition holds and moves it when it flips', () => {
     const first = buildNode(inputs());
     const same = buildNode(inputs({ nowMs: Date.parse('2026-11-30T01:05:00Z'), previous: first }));

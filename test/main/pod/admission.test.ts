@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { admitPod, podRequests } from '../../../src/main/pod/admission.js';
+import { admitHostPorts, admitPod, podRequests } from '../../../src/main/pod/admission.js';
 import type { Pod } from '../../../src/shared/api.js';
 
 const pod = (requests: Record<string, string>[], init: { requests: Record<string, string>; sidecar?: boolean }[] = []): Pod => ({
@@ -27,5 +27,27 @@ describe('pod admission', () => {
   it('counts the largest init container or the sum of app containers and sidecars, whichever is more', () => {
     expect(podRequests(pod([{ cpu: '100m' }, { cpu: '200m' }], [{ requests: { cpu: '1' } }]))).toEqual({ cpuMilli: 1000, memoryBytes: 0 });
     expect(podRequests(pod([{ cpu: '100m' }], [{ requests: { cpu: '50m' } }, { requests: { cpu: '300m' }, sidecar: true }]))).toEqual({ cpuMilli: 400, memoryBytes: 0 });
+  });
+});
+
+describe('admitHostPorts', () => {
+  const withPort = (extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' },
+    spec: { containers: [{ name: 'a', image: 'i' }, { name: 'b', image: 'i', ports: [{ containerPort: 80 }, { containerPort: 81, hostPort: 8081 }] }], ...extra },
+  }) as Pod;
+
+  it('admits a hostPort with the pod network (portmap publishes it) and with hostNetwork', () => {
+    expect(admitHostPorts(withPort(), true)).toEqual({ admit: true });
+    expect(admitHostPorts(withPort({ hostNetwork: true }), false)).toEqual({ admit: true });
+  });
+
+  it('refuses a hostPort with --network-plugin none, naming the port and the flag', () => {
+    expect(admitHostPorts(withPort(), false)).toEqual({
+      admit: false, reason: 'HostPortNotSupported',
+      message: 'spec.containers[1].ports[1].hostPort 8081: hostPort needs the pod network, and this node runs with --network-plugin none; use hostNetwork: true (where hostPort equals containerPort) or --network-plugin cni',
+    });
+    const noHostPort = withPort();
+    noHostPort.spec!.containers[1].ports = [{ containerPort: 80 }];
+    expect(admitHostPorts(noHostPort, false)).toEqual({ admit: true });
   });
 });
