@@ -14,6 +14,7 @@ import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import type { FailpointName } from '../../src/shared/failpoints.js';
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';
 import { kNodeLabel, isRunningAndReady, useTestNodes } from '../support/agent.js';
+import { releaseNodeNetwork } from '../support/network.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { dockerdAvailable, startOwnDockerd, type OwnDockerd } from '../support/own-dockerd.js';
 import type Docker from 'dockerode';
@@ -72,6 +73,7 @@ async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: 
   onTestFinished(async () => {
     await node.agent?.stop('SIGKILL');
     await removeLabeledContainers(kNodeLabel, node.nodeName);
+    await releaseNodeNetwork(rootDir);
     await rm(base, { recursive: true, force: true });
   }, kTestMs);
   return node;

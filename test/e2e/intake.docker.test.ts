@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, removeLabeledContainers, waitFor } from '../support/docker.js';
 import { containersOf, kNodeLabel } from '../support/agent.js';
+import { releaseNodeNetwork } from '../support/network.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 
 const podYaml = (name: string, command: string, restartPolicy = 'Always') => `apiVersion: v1
@@ -45,6 +46,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
   afterAll(async () => {
     await agent?.stop('SIGKILL');
     await removeLabeledContainers(kNodeLabel, nodeName);
+    await releaseNodeNetwork(rootDir);
     await rm(base, { recursive: true, force: true });
   }, kTestMs);
 

@@ -54,6 +54,9 @@ export interface AgentProcessOptions {
  */
 export async function startAgentProcess(args: string[], port?: number, options: AgentProcessOptions = {}): Promise<AgentProcess> {
   const p = port ?? (await freePort());
+  // Its own default network, never the host's /etc/cni/net.d (a conf dir that does not exist has no config).
+  const rootArg = args.lastIndexOf('--root-dir');
+  if (rootArg >= 0 && !args.includes('--cni-conf-dir')) args = [...args, '--cni-conf-dir', join(args[rootArg + 1], 'cni', 'test-conf-dir')];
   const env = options.env ? { ...process.env, ...options.env } : process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';

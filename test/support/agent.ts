@@ -13,7 +13,7 @@ import type { Pod, PodList } from '../../src/shared/api.js';
 import { docker, removeLabeledContainers, waitFor } from './docker.js';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { removePodCgroup } from '../../src/workers/pod-cgroup.js';
-import { removeDefaultNetworkBridge } from './network.js';
+import { releaseNodeNetwork } from './network.js';
 
 /** The label every agent puts on its containers; tests clean up by it. */
 export const kNodeLabel = 'kubelet-ts.node-name';
@@ -110,8 +110,8 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
         .map((c) => c.Labels['io.kubernetes.pod.uid']).filter((u): u is string => !!u));
       await removeLabeledContainers(kNodeLabel, nodeName);
       await Promise.all([...uids].map((uid) => removePodCgroup(uid, options.cgroupRoot)));
-      // Its default network's bridge, once no container of it is left (network.ts).
-      await removeDefaultNetworkBridge(options.rootDir);
+      // Its default network's leases, iptables rules and bridge, once no container of it is left (network.ts).
+      await releaseNodeNetwork(options.rootDir);
       // A pod left running keeps its tmpfs volumes and subPath binds mounted (as the kubelet on stop):
       // unmount them, or the removal stops at a busy mount point and leaves it behind.
       await unmountUnder(base).catch(() => undefined);

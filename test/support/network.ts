@@ -1,9 +1,12 @@
 // Test helpers for the pod network (issue 13): what a test node leaves on the host and how it is removed.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { defaultConfFileOf } from '../../src/main/network/network-setup.js';
 import { claimPodCidr } from '../../src/main/network/pod-cidr.js';
+import { newPodNetwork } from '../../src/workers/network/network-service.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -44,4 +47,19 @@ export async function removeDefaultNetworkBridge(rootDir: string): Promise<void>
   } finally {
     await claim.release();
   }
+}
+
+/**
+ * releaseNodeNetwork undoes what the default network of a stopped agent on `rootDir` left on the
+ * host once its containers are gone: every pod's CNI DEL (reconcile with no live sandbox: the IPAM
+ * leases, the veths, portmap's per-pod iptables chains — a container removed by force is never
+ * torn down by its agent), then the bridge (removeDefaultNetworkBridge). For test cleanup: the
+ * agent's cache dir must be the default `<root-dir>/cni/cache`. Never throws.
+ */
+export async function releaseNodeNetwork(rootDir: string): Promise<void> {
+  const confFile = defaultConfFileOf(rootDir);
+  if (!existsSync(confFile)) return;
+  const network = newPodNetwork({ plugin: 'cni', binDirs: ['/usr/lib/cni', '/opt/cni/bin'], confFile, cacheDir: join(rootDir, 'cni', 'cache'), hostPortIp: '127.0.0.1' });
+  await network.reconcile(new Set()).catch(() => undefined);
+  await removeDefaultNetworkBridge(rootDir);
 }
