@@ -1,7 +1,7 @@
 // Shared bench helpers: percentiles, a progress line, results JSON. Not used by src/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mkdir, mkdtemp, rename, rm as rmPath, writeFile as writeFileAsync } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm as rmPath, writeFile as writeFileAsync } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
@@ -10,6 +10,7 @@ import { newAgent, type Agent, type AgentDeps } from '../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../src/main/agent-options.js';
 import type { Pod } from '../src/shared/api.js';
 import type { PodSyncRunner } from '../src/main/pool/worker-pool.js';
+import { releaseNodeNetwork } from '../test/support/network.js';
 
 /** percentile of `values` (milliseconds or any unit), p in 0..100, nearest-rank. */
 export function percentile(values: number[], p: number): number {
@@ -118,7 +119,9 @@ export interface BenchAgent {
   /** Writes one manifest file atomically (tmp + rename). */
   write(file: string, yaml: string): Promise<void>;
   remove(file: string): Promise<void>;
-  /** Stops the agent and deletes its directories (containers are the caller's business). */
+  /** The IP leases of the agent's default pod network's IPAM (host-local) now: 0 once every pod's network was torn down. */
+  ipamLeases(): Promise<number>;
+  /** Stops the agent, releases its default network (leases, iptables rules, bridge) and deletes its directories (containers are the caller's business). */
   stop(): Promise<void>;
 }
 
@@ -139,6 +142,8 @@ export async function startBenchAgent(
   const level = process.env.KUBELET_TS_BENCH_LOG ?? 'silent';
   const options = resolveAgentOptions({
     nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, fileCheckFrequencyMs: 60_000, logLevel: level,
+    // Its own default pod network (bridge, CIDR), never the host's /etc/cni/net.d.
+    cniConfDir: join(base, 'cni-conf'),
     // Benches size the node for their N: --max-pods' kubelet default (110) would refuse the rest.
     maxPods: 1_000_000, ...overrides,
   });
@@ -179,10 +184,16 @@ export async function startBenchAgent(
     async remove(file) {
       await rmPath(join(manifests, file), { force: true });
     },
+    async ipamLeases() {
+      const dir = join(options.rootDir, 'cni', 'networks', 'kubelet-ts');
+      const names = await readdir(dir).catch(() => [] as string[]);
+      return names.filter((n) => /^[0-9.]+$/.test(n)).length;
+    },
     async stop() {
       ws.close(1000);
       await agent.stop();
       await runner?.close();
+      await releaseNodeNetwork(options.rootDir);
       await rmPath(base, { recursive: true, force: true });
     },
   };
