@@ -52,7 +52,7 @@ export async function resourceMetricsText(summary: Summary | undefined, scrapeEr
       if (p.cpu?.usageCoreNanoSeconds !== undefined) pCpu(pl, ns2s(p.cpu.usageCoreNanoSeconds));
       if (p.memory?.workingSetBytes !== undefined) pMem(pl, p.memory.workingSetBytes);
       for (const c of p.containers) {
-        const cl = { ...pl, container: c.name };
+        const cl = { container: c.name, ...pl };
         if (c.cpu?.usageCoreNanoSeconds !== undefined) cCpu(cl, ns2s(c.cpu.usageCoreNanoSeconds));
         if (c.memory?.workingSetBytes !== undefined) cMem(cl, c.memory.workingSetBytes);
         cStart(cl, iso2s(c.startTime));
