@@ -97,6 +97,8 @@ export interface Agent {
   readonly syncLoop: Pick<SyncLoop, 'iteration'>;
   /** The PLEG (after start): relist figures for benches, health for /healthz. */
   readonly pleg: Pleg;
+  /** The stats collector (Summary API, resource metrics): `bench stats` drives it and reads its cost. */
+  readonly stats: StatsProvider;
   /** The Prometheus exposition, as GET /metrics answers (benches read counters from it). */
   metrics(): Promise<{ contentType: string; body: string }>;
 }
