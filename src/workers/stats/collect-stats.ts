@@ -102,8 +102,8 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
         const d = await deps.runtime.inspectContainer(c.id);
         const cg = version === 0 || !d.pid ? null : await cgroupOfProcess(d.pid, version, procRoot);
         info = { startedAtMs: d.startedAtMs, image: d.image, logPath: d.logPath ?? '', cgroup: cg };
-        // Only a found cgroup is cached: a container between create and start has no PID yet.
-        if (cg || version === 0) inspected.set(c.id, info);
+        // Listed as running, so it has its PID: its cgroup (named by the container ID) stays the same for its life.
+        inspected.set(c.id, info);
       } catch (err) {
         errors.push(`container ${c.id.slice(0, 12)}: ${(err as Error).message}`);
         return;
