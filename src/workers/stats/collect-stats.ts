@@ -8,7 +8,7 @@
  * code's diskUsageBytes), the node's /proc/stat and /proc/meminfo, and statfs of the root dir and of
  * Docker's root dir. No Docker stats stream. Never throws for one container: its error is listed.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
@@ -44,18 +44,24 @@ interface CachedContainer {
 /** Per-thread cache: container ID → what its inspect and /proc/<pid>/cgroup said. Pruned at each collection. */
 const inspected = new Map<string, CachedContainer>();
 let cgroupVersion: Promise<0 | 1 | 2> | undefined;
+/** Per-thread cache: pod UID → its pod cgroup (found once; pruned with the pod). */
+const podCgroups = new Map<string, CgroupRef>();
 let imageFsMount: string | null | undefined;
 
-/** Bytes of a json-file log and its rotated siblings (`<LogPath>.1`, …). Never throws. */
-async function logBytes(logPath: string): Promise<number> {
+/** Docker's json-file rotation keeps at most this many files (--container-log-max-files is validated lower). */
+const kMaxLogFiles = 64;
+
+/**
+ * Bytes of a json-file log and its rotated siblings (`<LogPath>.1`, `.2`, … up to the first
+ * missing one; Docker compresses none by default). Synchronous stats: see cgroup.ts `read`. Never throws.
+ */
+function logBytes(logPath: string): number {
   if (!logPath) return 0;
-  const dir = path.dirname(logPath);
-  const base = path.basename(logPath);
-  const names = await readdir(dir).catch(() => [] as string[]);
   let total = 0;
-  for (const n of names) {
-    if (n !== base && !n.startsWith(`${base}.`)) continue;
-    total += (await stat(path.join(dir, n)).catch(() => null))?.size ?? 0;
+  for (let i = 0; i < kMaxLogFiles; i++) {
+    const st = statSync(i === 0 ? logPath : `${logPath}.${i}`, { throwIfNoEntry: false });
+    if (!st) break;
+    total += st.size;
   }
   return total;
 }
@@ -63,13 +69,18 @@ async function logBytes(logPath: string): Promise<number> {
 /** The emptyDir volumes of pod `uid` with their usage. Never throws. */
 async function emptyDirs(rootDir: string, uid: string): Promise<VolumeSample[]> {
   const dir = path.join(rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir');
-  const names = await readdir(dir).catch(() => [] as string[]);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir); // most pods have none: one failing syscall, not a promise chain
+  } catch {
+    return [];
+  }
   const out: VolumeSample[] = [];
   for (const name of names) {
-    let inodes = 0;
     const usedBytes = await diskUsageBytes(path.join(dir, name));
-    // diskUsageBytes counts blocks only; one readdir gives the top-level entry count as an inode floor.
-    inodes = (await readdir(path.join(dir, name)).catch(() => [])).length;
+    // diskUsageBytes counts blocks only; the top-level entry count stands in as a floor of inodes used.
+    let inodes = 0;
+    try { inodes = readdirSync(path.join(dir, name)).length; } catch { /* gone */ }
     out.push({ name, usedBytes, inodesUsed: inodes });
   }
   return out;
@@ -117,17 +128,24 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     const usage = info.cgroup ? await readCgroupUsage(info.cgroup, root) : null;
     if (info.cgroup && !usage) errors.push(`container ${c.id.slice(0, 12)}: cgroup not readable`);
     const sample: ContainerSample = {
-      id: c.id, dockerName: c.name, cgroupPath: !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path, name: c.labels[kContainerNameLabel] ?? '', image: info.image, startedAtMs: info.startedAtMs, cgroup: usage, logsUsedBytes: await logBytes(info.logPath),
+      id: c.id, dockerName: c.name, cgroupPath: !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path, name: c.labels[kContainerNameLabel] ?? '', image: info.image, startedAtMs: info.startedAtMs, cgroup: usage, logsUsedBytes: logBytes(info.logPath),
     };
     pod.containers.push(sample);
   }));
+  for (const uid of podCgroups.keys()) if (!pods.has(uid)) podCgroups.delete(uid);
   const out: PodSample[] = [];
   for (const pod of pods.values()) {
     pod.containers.sort((a, b) => a.name.localeCompare(b.name));
     if (!pod.startedAtMs) pod.startedAtMs = Math.min(...pod.containers.map((c) => c.startedAtMs).filter((t) => t > 0), deps.now());
     if (version !== 0 && deps.cgroupRoot) {
-      const ref = await findPodCgroup(pod.uid, deps.cgroupRoot, version, root);
+      let ref = deps.cgroupFsRoot ? undefined : podCgroups.get(pod.uid);
+      if (!ref) {
+        const found = await findPodCgroup(pod.uid, deps.cgroupRoot, version, root);
+        if (found && !deps.cgroupFsRoot) podCgroups.set(pod.uid, found);
+        ref = found ?? undefined;
+      }
       if (ref) pod.cgroup = await readCgroupUsage(ref, root);
+      if (ref && !pod.cgroup) podCgroups.delete(pod.uid);
     }
     if (task.withVolumes !== false) pod.volumes = await emptyDirs(deps.rootDir, pod.uid);
     out.push(pod);
