@@ -1,7 +1,7 @@
 // Counterpart of k8s.io/kubectl/pkg/cmd/cmd.go (NewKubectlCommand): the kubectl-like client's subcommands.
 /**
  * The one module of src/cli that the agent's command line (src/main/cli.ts) imports: it adds the
- * client's subcommands (`get`, `apply`, `delete`, `logs`, `describe`) to the `kubelet-ts` parser.
+ * client's subcommands (`get`, `apply`, `delete`, `logs`, `describe`, `top`) to the `kubelet-ts` parser.
  * Nothing in src/cli imports src/main/cli.ts; the commands write through {@link CliIo} (io.ts).
  */
 import type { CommandModule } from 'yargs';
@@ -11,6 +11,7 @@ import { deleteCommand } from './delete.js';
 import { describeCommand } from './describe.js';
 import { getCommand } from './get.js';
 import { logsCommand } from './logs.js';
+import { topCommand } from './top.js';
 
 export { joinStdinFlag } from './apply.js';
 export type { ClientRun, SelectClient } from './client.js';
@@ -21,5 +22,5 @@ export type { CliIo } from './io.js';
  * parsed command (`{command: 'client', run}`) when one of them matches; runCli then runs it.
  */
 export function clientCommands(select: SelectClient): CommandModule[] {
-  return [getCommand(select), applyCommand(select), deleteCommand(select), logsCommand(select), describeCommand(select)];
+  return [getCommand(select), applyCommand(select), deleteCommand(select), logsCommand(select), describeCommand(select), topCommand(select)];
 }

@@ -448,6 +448,13 @@ export const kAgentOptionDescriptors = {
    * runtime relists at this period.
    */
   relistPeriodMs: option({ flag: 'relist-period', parse: 'duration', ours: true, default: 60_000, check: positiveMs, help: 'PLEG relist period (Go duration)' }),
+  /**
+   * Period of the stats collector, milliseconds (`--housekeeping-interval`, 10s: the cAdvisor flag
+   * the kubelet registers, at the kubelet's 10 s). One `stats` task per period reads every
+   * container's cgroup (src/main/stats/stats-provider.ts); /stats/summary's usageNanoCores is the
+   * rate over the last period.
+   */
+  housekeepingIntervalMs: option({ flag: 'housekeeping-interval', parse: 'duration', default: 10_000, check: positiveMs, help: 'Interval between container stats collections (Go duration)' }),
   /** Per-operation latencies of the fake runtime, e.g. `create=5ms,start=5ms` (`--fake-runtime-latency`; kubelet-ts only, '' = none). */
   fakeRuntimeLatency: option({
     flag: 'fake-runtime-latency', parse: 'string', ours: true, default: '',

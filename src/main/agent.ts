@@ -29,6 +29,8 @@ import { newHttpSource, type HttpSource } from './config/source-http.js';
 import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
 import { newEventRecorder, type EventRecorder } from './events/recorder.js';
 import { newGcManager, type GcManager } from './gc/gc-manager.js';
+import { newStatsProvider, type StatsProvider } from './stats/stats-provider.js';
+import { newProbeMetrics, type ProbeMetrics } from './stats/probe-metrics.js';
 import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
 import { newObjectStore, type ConfigObjectUpdate, type ObjectStore } from './config/object-store.js';
@@ -96,6 +98,8 @@ export interface Agent {
   readonly syncLoop: Pick<SyncLoop, 'iteration'>;
   /** The PLEG (after start): relist figures for benches, health for /healthz. */
   readonly pleg: Pleg;
+  /** The stats collector (Summary API, resource metrics): `bench stats` drives it and reads its cost. */
+  readonly stats: StatsProvider;
   /** The Prometheus exposition, as GET /metrics answers (benches read counters from it). */
   metrics(): Promise<{ contentType: string; body: string }>;
 }
@@ -141,6 +145,9 @@ class AgentImpl implements Agent {
   #gc?: GcManager;
   /** The pod network (network/network-setup.ts): settings for the workers, readiness for the Node and the pod syncer. */
   #network?: NodeNetwork;
+  /** The stats collector (stats/stats-provider.ts) and the probe results counter (stats/probe-metrics.ts). */
+  #stats: StatsProvider;
+  #probeMetrics: ProbeMetrics;
   #stopped = false;
 
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
@@ -176,13 +183,20 @@ class AgentImpl implements Agent {
     });
     this.statusManager.subscribe((change) => this.#metrics.observeStatusChange(change));
     this.#bodyDecoder = newBodyDecoder({ maxHeapMb: options.bodyDecoderMaxHeapMb }, deps.logger.child({ component: 'body-decoder' }));
+    this.#probeMetrics = newProbeMetrics();
+    this.#stats = newStatsProvider({ periodMs: options.housekeepingIntervalMs, nodeName: options.nodeName }, {
+      run: (t) => { if (!this.#runner) throw new Error('the worker pool is not started'); return this.#runner.run<'stats'>(t); }, logger: deps.logger.child({ component: 'stats' }),
+    });
     this.host = newServerHost({
+      stats: this.#stats, probeMetrics: this.#probeMetrics,
       podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
     });
   }
 
   get port(): number { return this.#server?.port ?? 0; }
   get pleg(): Pleg { return this.#pleg; }
+  /** The stats collector (benches read its cost). */
+  get stats(): StatsProvider { return this.#stats; }
   get podWorkers(): PodWorkers { return this.#podWorkers; }
   get syncLoop(): SyncLoop { return this.#syncLoop; }
 
@@ -216,6 +230,7 @@ class AgentImpl implements Agent {
       recordEvent: (pod, e) => this.events.record(pod, e), logger: log.child({ component: 'prober' }),
       onStatusChange: (uid) => void loop({ kind: 'probe', uid, result: 'status' }),
       onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),
+      probeMetrics: this.#probeMetrics,
     });
     const { podManager, statusManager, events } = this;
     // The pod workers and the pod syncer call each other (as the kubelet's podWorkers and podSyncer).
@@ -273,6 +288,7 @@ class AgentImpl implements Agent {
       { run: (t) => runner.run<'gc'>(t), activePodUids: () => housekeeping.activePodUids(), logger: log.child({ component: 'gc' }) },
     );
     this.#gc.start();
+    this.#stats.start();
     log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
   }
 
@@ -311,6 +327,7 @@ class AgentImpl implements Agent {
     this.#syncLoop?.stop();
     this.#runtimeState?.stop();
     await this.#gc?.stop();
+    await this.#stats.stop();
     await this.#etcd?.stop();
     await this.#fileSource?.stop();
     await this.#nodeApi.stop();

@@ -17,6 +17,8 @@ import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { NodeApi } from './node/node-api.js';
 import type { PodManager } from './pod/pod-manager.js';
 import type { WatchCache } from './watch/watch-cache.js';
+import type { StatsProvider } from './stats/stats-provider.js';
+import type { ProbeMetrics } from './stats/probe-metrics.js';
 
 /** The parts {@link newServerHost} composes. */
 export interface ServerHostParts {
@@ -30,6 +32,10 @@ export interface ServerHostParts {
   events: EventRecorder;
   watchCache: WatchCache;
   metrics: KubeletMetrics;
+  /** The stats collector (Summary API, /metrics/resource, /metrics/cadvisor); absent = those paths answer 404. */
+  stats?: StatsProvider;
+  /** prober_probe_total (/metrics/probes). */
+  probeMetrics?: ProbeMetrics;
   healthz(): HealthReport;
 }
 
@@ -53,6 +59,10 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     healthz: () => parts.healthz(),
     watch: (from, onEvent) => watchCache.watch(from, onEvent),
     metrics: () => metrics.text(),
+    statsSummary: parts.stats ? () => parts.stats!.summary() : undefined,
+    resourceMetrics: parts.stats ? () => parts.stats!.resourceMetrics() : undefined,
+    cadvisorMetrics: parts.stats ? () => parts.stats!.cadvisorMetrics() : undefined,
+    probeMetrics: parts.probeMetrics ? () => parts.probeMetrics!.text() : undefined,
     observeHttpRequest: (method, path, code, seconds) => metrics.observeHttpRequest(method, path, code, seconds),
     decodePodsBody: parts.bodyDecoder ? (request) => parts.bodyDecoder!.decode(request) : undefined,
     submitPods: (pods) => intake.submitPods(pods),

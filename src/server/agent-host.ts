@@ -2,6 +2,7 @@
 import type { Event, Node, Pod } from '../shared/api.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
 import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
+import type { Summary } from '../shared/stats.js';
 import type { WatchCancel, WatchEvent } from './ws/watch-event.js';
 
 /** HealthCheck: one named check of `AgentHost.healthz()`, as a healthz.HealthChecker's result. */
@@ -58,6 +59,17 @@ export interface AgentHost {
   watch?(fromResourceVersion: number | undefined, onEvent: (event: WatchEvent) => void): WatchCancel;
   /** metrics: the Prometheus text exposition of the agent's registry (GET /metrics). Optional: 404 without it. */
   metrics?(): Promise<{ contentType: string; body: string }>;
+  /**
+   * statsSummary: the Summary API (stats/v1alpha1) of the latest stats collection (GET
+   * /stats/summary), undefined before the first one (503). Optional: 404 without it.
+   */
+  statsSummary?(): Summary | undefined;
+  /** resourceMetrics: the text of GET /metrics/resource (kubelet resource metrics). Optional: 404 without it. */
+  resourceMetrics?(): Promise<{ contentType: string; body: string }>;
+  /** cadvisorMetrics: the text of GET /metrics/cadvisor (cAdvisor's names and labels). Optional: 404 without it. */
+  cadvisorMetrics?(): Promise<{ contentType: string; body: string }>;
+  /** probeMetrics: the text of GET /metrics/probes (prober_probe_total). Optional: 404 without it. */
+  probeMetrics?(): Promise<{ contentType: string; body: string }>;
   /**
    * observeHttpRequest: called once per answered HTTP request with its method (upper case), the
    * route's first path segment (e.g. `pods`), the status code and the duration in seconds; feeds

@@ -8,6 +8,7 @@ import { newRouter, type HttpRequestInfo, type Route, type Router } from './rout
 import { healthzHandler } from './routes/healthz.js';
 import { getPodHandler, listPodsHandler } from './routes/pods.js';
 import { instrumentRoutes, metricsHandler } from './routes/metrics.js';
+import { statsRoutes } from './routes/stats.js';
 import { dashboardAssetHandler, dashboardIndexHandler } from './dashboard/serve.js';
 import { registerWatch } from './ws/watch.js';
 import { statusError } from './status.js';
@@ -83,6 +84,7 @@ function routes(): Route[] {
     ...eventsRoutes(),
     ...nodeRoutes(),
     { path: '/metrics', methods: { get: metricsHandler } },
+    ...statsRoutes(),
     { path: '/', methods: { get: dashboardIndexHandler } },
     { path: '/dashboard/:file', methods: { get: dashboardAssetHandler } },
   ];

@@ -11,6 +11,7 @@ import type { ConfigMap, Pod, Secret } from './api.js';
 import type { ConfigObject } from './config-objects.js';
 import type { FieldError } from './errors.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
+import type { StatsSample } from './stats.js';
 
 /** Bumped whenever a task or result shape changes; the worker refuses a task of another version. */
 export const PROTOCOL_VERSION = 1;
@@ -364,6 +365,18 @@ export interface GcResult {
 }
 
 /**
+ * stats: one collection of the node's resource figures (the kubelet's cAdvisor housekeeping, read
+ * from the cgroups directly), sent every --stats-period by the main thread's stats provider
+ * (src/main/stats). See src/workers/stats/collect-stats.ts; the answer is a StatsSample (shared/stats.ts).
+ */
+export interface StatsTask {
+  kind: 'stats';
+  protocol: number;
+  /** Also measure emptyDir volumes (a walk of each); default true. */
+  withVolumes?: boolean;
+}
+
+/**
  * loadStaticPods: decode one manifest file's text into static pods (shared/static-pod.ts
  * loadStaticPods: parse, static pod identity, defaults, validation), so that the file source's
  * YAML parsing runs off the main thread. Pure: it needs no runtime and no bootstrap; the manifest
@@ -416,7 +429,7 @@ export interface LoadStaticPodsResult {
  * WorkerTask: every task of the sync pool (sync.worker.ts), discriminated by `kind`. LoadStaticPodsTask
  * is not one of them: it goes to a source's own manifest thread (manifest.worker.ts).
  */
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask | RuntimeStatusTask;
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask | RuntimeStatusTask | StatsTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {
@@ -487,6 +500,7 @@ export interface WorkerResultMap {
   netProbe: ProbeOutcome;
   gc: GcResult;
   runtimeStatus: RuntimeStatusResult;
+  stats: StatsSample;
   loadStaticPods: LoadStaticPodsResult;
   decodePodsBody: DecodedPodsBody;
 }

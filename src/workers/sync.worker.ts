@@ -1,8 +1,8 @@
 /**
  * The Piscina worker entry: the worker-thread half of the kubelet's pod workers
  * (pkg/kubelet/pod_workers.go → kuberuntime SyncPod/KillPod), plus the PLEG's relist, the
- * prober's exec and network probes, container/image GC and the runtime status check: task kinds
- * syncPod, killPod, relist, execProbe, netProbe, gc, runtimeStatus.
+ * prober's exec and network probes, container/image GC, the runtime status check and the stats
+ * collection: task kinds syncPod, killPod, relist, execProbe, netProbe, gc, runtimeStatus, stats.
  * Each task is plain data (shared/messages.ts); the handler never throws (STYLE.md C5).
  */
 import path from 'node:path';
@@ -21,6 +21,7 @@ import type { ContainerRuntime } from './runtime/runtime.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
 import { newImagePuller } from './image-puller.js';
 import { runGc } from './gc.js';
+import { collectStats } from './stats/collect-stats.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
@@ -92,6 +93,8 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
           return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
         case 'gc':
           return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, imageRuntime: raw }, task) };
+        case 'stats':
+          return { ok: true, kind: 'stats', value: await collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: b.runtime === 'docker' && syncDeps.sandbox?.cgroupsPerQOS ? syncDeps.sandbox.cgroupRoot : '', now: syncDeps.now }, task) };
         case 'runtimeStatus':
           await raw.status();
           return { ok: true, kind: 'runtimeStatus', value: { observedAtMs: syncDeps.now() } };

@@ -12,6 +12,7 @@
  * pod (none today) go to thread 0. Docker does not need this (dockerd is the shared state).
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
+import type { StatsSample } from '../../shared/stats.js';
 import type { RelistResult, WorkerBootstrap, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
 import { newWorkerPool, type PodSyncRunner, type TaskOf, type WorkerPoolOptions } from './worker-pool.js';
 
@@ -47,6 +48,12 @@ export function newPinnedWorkerPool(bootstrap: WorkerBootstrap, options: WorkerP
       if (task.kind === 'relist') {
         const parts = (await Promise.all(shards.map((s) => s.run(task as TaskOf<'relist'>)))) as RelistResult[];
         const merged: RelistResult = { containers: parts.flatMap((p) => p.containers), observedAtMs: Math.min(...parts.map((p) => p.observedAtMs)) };
+        return merged as WorkerResultMap[K];
+      }
+      if (task.kind === 'stats' && shards.length > 1) {
+        // Every thread holds its own fake pods: each samples its own; the node's figures are the first's.
+        const parts = (await Promise.all(shards.map((s) => s.run(task as TaskOf<'stats'>)))) as StatsSample[];
+        const merged: StatsSample = { ...parts[0], pods: parts.flatMap((p) => p.pods), errors: parts.flatMap((p) => p.errors) };
         return merged as WorkerResultMap[K];
       }
       const uid = podUidOf(task);

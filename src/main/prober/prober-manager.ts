@@ -53,6 +53,11 @@ export interface ProberManagerDeps {
   onKill(uid: string): void;
   /** Clock and timers (tests pass a fake); default the real ones. */
   clock?: SchedulerClock;
+  /** Counts every probe's result (prober_probe_total at /metrics/probes, main/stats/probe-metrics.ts) and drops a removed pod's series. Optional. */
+  probeMetrics?: {
+    observe(type: ProbeType, result: ProbeOutcome['result'], pod: { uid: string; name: string; namespace: string }, container: string): void;
+    forgetPod(uid: string): void;
+  };
 }
 
 /** Readiness and startedness of one container as its probes say. */
@@ -187,6 +192,7 @@ class ProberManagerImpl implements ProberManager {
 
   removePod(uid: string): void {
     const pp = this.#pods.get(uid);
+    this.deps.probeMetrics?.forgetPod(uid);
     if (!pp) return;
     for (const w of pp.workers.values()) this.#unschedule(w);
     this.#pods.delete(uid);
@@ -228,6 +234,7 @@ class ProberManagerImpl implements ProberManager {
     const outcome = await this.#runProbe(pp, container, w.probe, containerId);
     if (!this.#current(w) || w.state.containerId !== containerId || this.#stopped) return;
     const pod = pp.pod;
+    this.deps.probeMetrics?.observe(w.type, outcome.result, { uid: w.uid, name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '' }, w.containerName);
     if (outcome.result === 'failure') {
       this.deps.recordEvent(pod, { type: 'Warning', reason: 'Unhealthy', message: `${kTitle[w.type]} probe failed: ${outcome.output.trim()}`, fieldPath: `spec.${w.sidecar ? 'initContainers' : 'containers'}{${w.containerName}}` });
     } else if (outcome.result === 'unknown') {

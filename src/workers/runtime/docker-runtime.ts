@@ -103,6 +103,7 @@ class DockerRuntime implements ContainerRuntime {
         finishedAtMs: dockerTimeMs(c.State?.FinishedAt),
         networkMode: c.HostConfig?.NetworkMode ?? '',
         pid: c.State?.Pid ?? 0,
+        logPath: c.LogPath ?? '',
       };
     } catch (err) {
       throw toAgentError(err, `inspect container ${id}`);

@@ -53,6 +53,8 @@ export interface ContainerDetails {
   networkMode: string;
   /** Host PID of the container's init process while it runs (0 otherwise); used to enter its network namespace. */
   pid?: number;
+  /** The json-file log's host path (Docker's `LogPath`); '' when the log driver has none (or the fake). */
+  logPath?: string;
 }
 
 /** What an exec in a container returned (execInContainer). */
