@@ -61,10 +61,12 @@ export async function openDockerStream(
         statusCodes: { 200: true, 101: true, 404: 'no such exec', 409: 'container is not running' }, options: { Detach: false, Tty: opts.tty },
       })) as Socket;
     } else {
-      const q = `stream=1&stdin=${opts.stdin ? 1 : 0}&stdout=${opts.stdout ? 1 : 0}&stderr=${opts.stderr ? 1 : 0}`;
+      // As dockerode's attach: the options are the query and also the (ignored) body, whose write
+      // flushes the request (the modem never ends a request that keeps stdin open).
       sock = (await dial({
-        path: `/containers/${id}/attach?${q}`, method: 'POST', hijack: true, openStdin: opts.stdin, isStream: true,
-        statusCodes: { 200: true, 101: true, 404: 'no such container', 409: 'container is not running' }, options: {},
+        path: `/containers/${id}/attach?`, method: 'POST', hijack: true, openStdin: opts.stdin, isStream: true,
+        statusCodes: { 200: true, 101: true, 404: 'no such container', 409: 'container is not running' },
+        options: { stream: true, stdin: opts.stdin, stdout: opts.stdout, stderr: opts.stderr },
       })) as Socket;
     }
   } catch (err) {
