@@ -148,7 +148,8 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
           if (d.closed) return;
           d.idle?.touch();
           const channel = d.req.tty || fd === 1 ? kStdoutChannel : kStderrChannel;
-          if ((channel === kStdoutChannel && d.req.stdout) || (channel === kStderrChannel && d.req.stderr)) send(ws, channel, chunk);
+          // Output arrives from the worker's port, outside any uWS callback: cork the send.
+          if ((channel === kStdoutChannel && d.req.stdout) || (channel === kStderrChannel && d.req.stderr)) ws.cork(() => send(ws, channel, chunk));
           if (d.heldAck > 0 || ws.getBufferedAmount() >= kHighWaterBytes) d.heldAck += chunk.byteLength;
           else s.ack(chunk.byteLength);
         });
