@@ -145,6 +145,20 @@ export const kAgentOptionDescriptors = {
     flag: 'sync-frequency', parse: 'duration', config: { field: 'syncFrequency', parse: 'duration' }, default: 60_000, check: positiveMs,
     help: 'Maximum period between syncs of a running pod (Go duration)',
   }),
+  /**
+   * A streaming connection (exec, attach, run) with no data for this long is closed, in
+   * milliseconds (`--streaming-connection-idle-timeout`, streamingConnectionIdleTimeout, 4h as the
+   * kubelet's); 0 = never.
+   */
+  streamingConnectionIdleTimeoutMs: option({
+    flag: 'streaming-connection-idle-timeout', parse: 'duration', config: { field: 'streamingConnectionIdleTimeout', parse: 'duration' }, default: 4 * 3600_000,
+    defaultText: '4h',
+    check: (label, value) => {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) failOption(label, 'must be a duration >= 0', value);
+      return value;
+    },
+    help: 'Close an exec/attach/run stream after this long without data (Go duration; 0: never)',
+  }),
   /** IP address the HTTP server binds (`--address`, 127.0.0.1; kubelet's default is 0.0.0.0). */
   address: option({ flag: 'address', parse: 'string', config: { field: 'address' }, default: '127.0.0.1', check: ipAddress, help: 'IP address the HTTP server serves on' }),
   /** TCP port of the HTTP server (`--port`, 10250). 0 picks a free port (kubelet-ts extension, for tests). */

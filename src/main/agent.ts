@@ -266,7 +266,9 @@ class AgentImpl implements Agent {
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     if (auth) {
-      this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes } });
+      this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
+        streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
+      });
     }
     this.#runtimeState = newRuntimeState({}, {
       check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }), logger: log.child({ component: 'runtime-state' }),

@@ -7,7 +7,7 @@ import { resolveAgentOptions, type AgentOptions } from './agent-options.js';
 import { loadKubeletConfig } from './kubelet-config.js';
 import { kubeletTsVersion } from './node/node-status.js';
 // The one import of src/cli from src/main: the kubectl-like client's subcommands.
-import { clientCommands, joinStdinFlag, type CliIo, type ClientRun, type SelectClient } from '../cli/cmd.js';
+import { clientCommands, joinStdinFlag, processTerminal, type CliIo, type ClientRun, type SelectClient } from '../cli/cmd.js';
 
 /**
  * CliUsageError: the command line cannot be used (unknown flag, bad value, bad `--config` file).
@@ -45,6 +45,9 @@ const kProcessIo: CliIo = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   exit: (code) => process.exit(code),
+  get terminal() {
+    return processTerminal();
+  },
 };
 
 const kKubeletGroup = 'Kubelet flags:';

@@ -74,5 +74,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     listEvents: () => parts.events.list(),
     getNode: () => parts.nodeApi.getNode(),
     containerLogs: (request) => parts.nodeApi.containerLogs(request),
+    streamTarget: (namespace, pod, container) => parts.nodeApi.streamTarget(namespace, pod, container),
+    openContainerStream: (spec) => parts.nodeApi.openContainerStream(spec),
   };
 }

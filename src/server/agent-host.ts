@@ -3,6 +3,7 @@ import type { Event, Node, Pod } from '../shared/api.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
 import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
 import type { Summary } from '../shared/stats.js';
+import type { ContainerStreamSpec, TerminalSize } from '../shared/streams-protocol.js';
 import type { WatchCancel, WatchEvent } from './ws/watch-event.js';
 
 /** HealthCheck: one named check of `AgentHost.healthz()`, as a healthz.HealthChecker's result. */
@@ -119,6 +120,53 @@ export interface AgentHost {
   getNode?(): Promise<Node>;
   /** containerLogs: a container's log as a stream of bytes (`GET /containerLogs/...`). */
   containerLogs?(request: ContainerLogsRequest): Promise<LogStream>;
+  /**
+   * streamTarget: the running container an exec, attach or run of `namespace/pod/container`
+   * enters (the kubelet's findContainer), from the pod manager and the pod cache; synchronous.
+   * @throws AgentError ERR_NOT_FOUND for an unknown pod or a container not in its spec;
+   *   ERR_INVALID_ARGUMENT when the container is not running.
+   */
+  streamTarget?(namespace: string, pod: string, container: string): StreamTarget;
+  /**
+   * openContainerStream: starts an exec or attach (the streams worker); returns at once, the
+   * session reports `started`, output and one `exit`. Optional: without it (or streamTarget) the
+   * server answers 405 on /exec, /attach and /run.
+   */
+  openContainerStream?(spec: ContainerStreamSpec): ContainerStreamSession;
+}
+
+/** StreamTarget: the container a stream enters. */
+export interface StreamTarget {
+  /** Docker container ID. */
+  containerId: string;
+  /** The pod's UID (streams are counted per pod). */
+  podUid: string;
+}
+
+/** ContainerStreamExit: how a stream ended: the exec's exit code (null: attach, or unknown), or the error that ended it. */
+export interface ContainerStreamExit {
+  exitCode: number | null;
+  error?: Error;
+}
+
+/**
+ * ContainerStreamSession: one exec or attach, on the main thread. The server sets the callbacks
+ * once, right after opening; `onExit` runs exactly once (also after close(), with no error).
+ * Output is credit-based: the server acks each chunk's length once the client's socket took it.
+ */
+export interface ContainerStreamSession {
+  onStarted(fn: () => void): void;
+  onOutput(fn: (fd: 1 | 2, chunk: Uint8Array) => void): void;
+  onExit(fn: (exit: ContainerStreamExit) => void): void;
+  /** writeStdin forwards stdin; false once more than kStreamMaxStdinBufferedBytes wait for the container (the caller closes). */
+  writeStdin(chunk: Uint8Array): boolean;
+  /** endStdin closes the process's stdin. */
+  endStdin(): void;
+  resize(size: TerminalSize): void;
+  /** ack returns `bytes` of output credit (shared/streams-protocol.ts). */
+  ack(bytes: number): void;
+  /** close tears the stream down. Idempotent. */
+  close(): void;
 }
 
 /** ContainerLogsRequest: `GET /containerLogs/{namespace}/{pod}/{container}` with its query (PodLogOptions). */

@@ -27,6 +27,8 @@ export interface RouteContext {
   body?: Buffer;
   /** The authenticated user (auth.ts checkAccess); undefined when the server runs without auth (in-process tests). */
   user?: TokenUser;
+  /** onAborted: `fn` runs if the client goes away before the answer (long handlers such as POST /run cancel their work). */
+  onAborted?: (fn: () => void) => void;
 }
 
 /** RouteHandler: answers one request; may be async (server.ts guards with onAborted and corks). */

@@ -19,6 +19,9 @@ import { objectRoutes } from './routes/objects.js';
 import { logsRoutes } from './routes/logs.js';
 import { eventsRoutes } from './routes/events.js';
 import { nodeRoutes } from './routes/node.js';
+import { streamingRoutes } from './routes/run.js';
+import { registerStreaming } from './streaming/exec-ws.js';
+import { newStreamLimiter, type StreamingOptions, type StreamLimiter } from './streaming/stream-limits.js';
 
 /** kUwsNativeBinary: the native build of uWebSockets.js for Linux x64 / Node 20 (ABI 115). */
 /** uWS ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT. */
@@ -42,6 +45,8 @@ export interface AgentServerOptions {
   auth?: ServerAuth;
   /** Size limits and timeouts (defaults: kDefaultRequestLimits). */
   limits?: RequestLimits;
+  /** Bounds of exec, attach and run (streaming/stream-limits.ts: idle timeout, streams per pod and per node). */
+  streaming?: StreamingOptions;
 }
 
 /** AgentServer: a listening server. */
@@ -73,8 +78,9 @@ function loadedSharedObjects(): string[] {
 }
 
 /** The routes of the server (docs/contracts.md "HTTP API") */
-function routes(): Route[] {
+function routes(limiter: StreamLimiter): Route[] {
   return [
+    ...streamingRoutes(limiter),
     { path: '/healthz', methods: { get: healthzHandler } },
     { path: '/pods', methods: { get: listPodsHandler } },
     { path: '/pods/:namespace/:name', methods: { get: getPodHandler } },
@@ -287,7 +293,7 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
       const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
       if (wantsBody && !hasBody) {
         try {
-          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user });
+          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user, onAborted: (fn) => state.onAbort.push(fn) });
         } catch (err) {
           reply = internalError(logger, req, err);
         }
@@ -301,7 +307,7 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
         reply = readBody(res, limits.maxRequestBodyBytes, limits.bodyTimeoutMs, state).then(
           (body) => {
             state.bodyPending = false;
-            return match.handler({ host, req, params: match.params, body, user: access.user });
+            return match.handler({ host, req, params: match.params, body, user: access.user, onAborted: (fn) => state.onAbort.push(fn) });
           },
           (err: unknown) => (isStatus(err) ? statusReply(err) : Promise.reject(err)),
         );
@@ -343,9 +349,11 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
 export async function createServer(host: AgentHost, options: AgentServerOptions): Promise<AgentServer> {
   checkNativeUws(loadedSharedObjects());
   const logger = options.logger.child({ component: 'server' });
-  const router = newRouter(instrumentRoutes(mergeRoutes(routes()), host));
+  const limiter = newStreamLimiter(options.streaming);
+  const router = newRouter(instrumentRoutes(mergeRoutes(routes(limiter)), host));
   const app = uWS.App();
   const watchServer = registerWatch(app, host, logger, { auth: options.auth });
+  registerStreaming(app, host, logger, limiter, options.auth);
   const limits = { ...kDefaultRequestLimits, ...options.limits };
   // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);

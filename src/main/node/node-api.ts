@@ -9,7 +9,9 @@ import type { Node } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimePod } from '../../shared/messages.js';
-import type { ContainerLogsRequest, HealthCheck, HealthReport, LogStream } from '../../server/agent-host.js';
+import type { ContainerStreamSpec } from '../../shared/streams-protocol.js';
+import type { ContainerLogsRequest, ContainerStreamSession, HealthCheck, HealthReport, LogStream, StreamTarget } from '../../server/agent-host.js';
+import { newStreamsClient, streamTargetOf, type StreamsClient } from '../streams/container-streams.js';
 import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/container-logs.js';
 import type { PodManager } from '../pod/pod-manager.js';
 import { buildNode, gatherNodeFacts, kubeletTsVersion } from './node-status.js';
@@ -53,7 +55,11 @@ export interface NodeApi {
    * @throws AgentError ERR_NOT_FOUND when the pod or container is unknown; the logs worker's errors.
    */
   containerLogs(request: ContainerLogsRequest): Promise<LogStream>;
-  /** stop ends the logs worker. */
+  /** streamTarget: the running container of an exec/attach/run (streams/container-streams.ts selectStreamContainer). */
+  streamTarget(namespace: string, pod: string, container: string): StreamTarget;
+  /** openContainerStream: an exec or attach through the streams worker (started on first use). */
+  openContainerStream(spec: ContainerStreamSpec): ContainerStreamSession;
+  /** stop ends the logs and streams workers (and every stream). */
   stop(): Promise<void>;
 }
 
@@ -70,15 +76,23 @@ export function readyMessage(check: HealthCheck): string {
 
 class NodeApiImpl implements NodeApi {
   readonly #logs: LogsClient;
+  readonly #streams: StreamsClient;
+  readonly streamTarget: NodeApi['streamTarget'];
   #runtimeVersion: string | undefined;
   #lastNode: Node | undefined;
 
   constructor(private readonly options: NodeApiOptions, private readonly deps: NodeApiDeps) {
     this.#logs = newLogsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
+    this.#streams = newStreamsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
+    this.streamTarget = streamTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
   }
 
-  stop(): Promise<void> {
-    return this.#logs.close();
+  async stop(): Promise<void> {
+    await Promise.all([this.#logs.close(), this.#streams.close()]);
+  }
+
+  openContainerStream(spec: ContainerStreamSpec): ContainerStreamSession {
+    return this.#streams.open(spec);
   }
 
   async getNode(): Promise<Node> {

@@ -12,9 +12,10 @@ import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { AgentError } from '../../shared/errors.js';
 import { setLongTimeout, type LongTimeout } from '../../shared/long-timeout.js';
+import { openDockerStream } from './docker-attach.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
-  ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
+  ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
   ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ImageFsInfo, ImageSummary, RegistryAuth, RuntimeVersion,
 } from './runtime.js';
 
@@ -243,6 +244,10 @@ class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       throw toAgentError(err, `logs of container ${id}`);
     }
+  }
+
+  openContainerStream(id: string, opts: ContainerStreamOptions, handlers: ContainerStreamHandlers): Promise<ContainerStream> {
+    return openDockerStream(this.#docker, id, opts, handlers, toAgentError);
   }
 
   watchContainerEvents(filter: ContainerListFilter, handlers: ContainerEventHandlers): ContainerEventWatch {

@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { AgentError } from '../../shared/errors.js';
 import type {
   ContainerCreateSpec, ContainerDetails, ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogReader,
-  ContainerLogHandlers, ContainerRuntime, ContainerSummary, ExecResult, ImageSummary, RuntimeVersion,
+  ContainerLogHandlers, ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, ExecResult, ImageSummary,
+  RuntimeVersion,
 } from './runtime.js';
 
 /** Options of newFakeRuntime. */
@@ -45,6 +46,61 @@ function matches(labels: Record<string, string>, filter: string[]): boolean {
     const eq = f.indexOf('=');
     return eq === -1 ? f in labels : labels[f.slice(0, eq)] === f.slice(eq + 1);
   });
+}
+
+/**
+ * fakeEchoStream: the fake's exec/attach, for any container ID (the streams worker's fake holds no
+ * containers of the pool's threads). With stdin, every stdin chunk comes back on stdout and the
+ * stream exits 0 when stdin ends (as `cat`); an exec without stdin prints its arguments after the
+ * first, space-joined, with a newline (as `echo`) and exits 0. `resize:WxH` is recorded.
+ */
+export function fakeEchoStream(opts: ContainerStreamOptions, h: ContainerStreamHandlers, rec: (call: string) => void = () => {}): ContainerStream {
+  let closed = false;
+  let exited = false;
+  let paused = false;
+  const held: Buffer[] = [];
+  const out = (b: Buffer) => {
+    if (closed || exited) return;
+    if (paused) held.push(b);
+    else h.onOutput(1, b);
+  };
+  const exit = () => {
+    if (closed || exited) return;
+    if (paused) return void held.push(Buffer.alloc(0));
+    exited = true;
+    h.onExit(opts.kind === 'exec' ? 0 : null);
+  };
+  if (!opts.stdin) {
+    queueMicrotask(() => {
+      if (opts.kind === 'exec') out(Buffer.from(`${opts.command.slice(1).join(' ')}\n`));
+      exit();
+    });
+  }
+  return {
+    writeStdin(chunk, done) {
+      out(Buffer.from(chunk));
+      queueMicrotask(done);
+    },
+    endStdin() {
+      queueMicrotask(exit);
+    },
+    async resize(width, height) {
+      rec(`resize:${width}x${height}`);
+    },
+    pause() {
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      for (const b of held.splice(0)) {
+        if (b.length === 0) exit();
+        else out(b);
+      }
+    },
+    close() {
+      closed = true;
+    },
+  };
 }
 
 /** newFakeRuntime builds an empty in-memory runtime. Not thread-shared: one per worker thread. */
@@ -155,6 +211,10 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       let cancelled = false;
       queueMicrotask(() => { if (!cancelled) h.onEnd(); });
       return { pause() {}, resume() {}, cancel() { cancelled = true; } };
+    },
+    async openContainerStream(id: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> {
+      rec(`${opts.kind}:${id}:${opts.command.join(' ')}`);
+      return fakeEchoStream(opts, h, rec);
     },
     watchContainerEvents(filter: ContainerListFilter, h: ContainerEventHandlers): ContainerEventWatch {
       const w = { labels: [...filter.labels], h };

@@ -8,7 +8,7 @@ import { AgentError, isNotFound } from '../../shared/errors.js';
 import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../labels.js';
 import type {
   ContainerCreateSpec, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
-  ContainerRuntime, ContainerSummary, RegistryAuth,
+  ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, RegistryAuth,
 } from './runtime.js';
 
 /**
@@ -83,6 +83,12 @@ class NodeScopedRuntime implements ContainerRuntime {
     // the fake (whose thread holds no pods) an empty log. One that exists must be ours.
     await this.#guard(id, 'read the logs of', true);
     return this.inner.readContainerLogs(id, opts, handlers);
+  }
+
+  async openContainerStream(id: string, opts: ContainerStreamOptions, handlers: ContainerStreamHandlers): Promise<ContainerStream> {
+    // As for logs: a container the runtime does not know is its to refuse (Docker: ERR_NOT_FOUND; the fake echoes).
+    await this.#guard(id, `${opts.kind} in`, true);
+    return this.inner.openContainerStream(id, opts, handlers);
   }
 
   watchContainerEvents(filter: ContainerListFilter, handlers: ContainerEventHandlers): ContainerEventWatch {

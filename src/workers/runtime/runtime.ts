@@ -221,6 +221,45 @@ export interface ContainerLogReader {
   cancel(): void;
 }
 
+/** What to open with openContainerStream (CRI ExecRequest / AttachRequest). */
+export interface ContainerStreamOptions {
+  /** `exec` runs `command` in the container; `attach` joins its main process's stdio. */
+  kind: 'exec' | 'attach';
+  /** The command of an exec (argv, never through a shell); ignored by attach. */
+  command: string[];
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  /** A TTY: raw bytes, no stdout/stderr split; resizable. */
+  tty: boolean;
+}
+
+/** Callbacks of openContainerStream; they run on the thread that opened the stream. */
+export interface ContainerStreamHandlers {
+  /** Output bytes of fd 1 (stdout) or 2 (stderr); a TTY's output is all fd 1. */
+  onOutput(fd: 1 | 2, chunk: Buffer): void;
+  /**
+   * The stream ended (once; never after close()): `exitCode` is the exec's exit code, null for
+   * attach or when the engine could not say; `err` when the stream failed.
+   */
+  onExit(exitCode: number | null, err?: Error): void;
+}
+
+/** An open exec or attach stream (the engine's hijacked connection). */
+export interface ContainerStream {
+  /** writeStdin sends bytes to the process's stdin; `done` runs once the engine's socket took them. */
+  writeStdin(chunk: Buffer, done: () => void): void;
+  /** endStdin closes the process's stdin (half-close); output keeps flowing. Idempotent. */
+  endStdin(): void;
+  /** resize sets the TTY's size in cells (Docker exec resize, or container resize for attach). */
+  resize(width: number, height: number): Promise<void>;
+  /** pause/resume reading the engine's output (backpressure of the reader). */
+  pause(): void;
+  resume(): void;
+  /** close tears the stream down (the process of an exec may outlive it, as with the kubelet); no callback runs afterwards. Idempotent. */
+  close(): void;
+}
+
 /** ContainerRuntime is the port every sync goes through (one instance per worker thread). */
 export interface ContainerRuntime {
   /** All containers (running or not) carrying every label of `filter`. */
@@ -270,6 +309,14 @@ export interface ContainerRuntime {
    * changes.
    */
   watchContainerEvents(filter: ContainerListFilter, handlers: ContainerEventHandlers): ContainerEventWatch;
+  /**
+   * openContainerStream starts an exec in, or attaches to, the running container `id` (CRI Exec /
+   * Attach, streamed as dockershim did over the engine's hijacked connection) and resolves once
+   * the engine accepted it; output then flows to `handlers`. The fake answers an echo (fake-runtime.ts).
+   * @throws ERR_NOT_FOUND if the container does not exist; ERR_INVALID_ARGUMENT if it is not
+   *   running; ERR_RUNTIME_UNAVAILABLE; ERR_RUNTIME for an engine refusal.
+   */
+  openContainerStream(id: string, opts: ContainerStreamOptions, handlers: ContainerStreamHandlers): Promise<ContainerStream>;
   /** listImages: every local image (CRI ListImages). */
   listImages(): Promise<ImageSummary[]>;
   /**

@@ -1,0 +1,160 @@
+/**
+ * Counterpart of the kubelet's CRI streaming server (pkg/kubelet/cri/streaming: ServeExec,
+ * ServeAttach and their Executor/Attacher over the runtime) as dockershim ran it: a worker_threads
+ * entry that opens exec and attach streams through the node-scoped ContainerRuntime
+ * (openContainerStream) that getRuntime picks from its bootstrap, and relays their bytes.
+ *
+ * Why a dedicated Worker, as the logs worker: a stream lasts as long as the user's shell, so it
+ * would pin a pool slot that syncs need; one small long-lived Worker multiplexes every stream and
+ * keeps the engine's sockets off the main thread. Each stream has its own MessagePort (sent in the
+ * `open` request); the byte-credit flow control of shared/streams-protocol.ts bounds what either
+ * thread buffers: the engine's socket is paused while more than kStreamOutputWindowBytes of output
+ * are unacknowledged, and each stdin chunk is acknowledged only once the engine's socket took it.
+ * Resizes and stdin are applied in arrival order (stdin waits for a resize in flight), so a shell
+ * reads its input at the size sent before it.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { AgentError, serializeError } from '../shared/errors.js';
+import { kStreamOutputWindowBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../shared/streams-protocol.js';
+import { scopeToNode } from './runtime/node-scope.js';
+import type { ContainerRuntime, ContainerStream } from './runtime/runtime.js';
+import { getRuntime } from './runtime/runtime-service.js';
+
+/** The part of a MessagePort a stream uses (tests pass a MessageChannel's port). */
+export interface StreamPort {
+  postMessage(m: StreamOutbound): void;
+  on(event: 'message', fn: (m: StreamInbound) => void): unknown;
+  close(): void;
+}
+
+interface Open {
+  stream?: ContainerStream;
+  closed: boolean;
+  port: StreamPort;
+}
+
+/** StreamsWorker: the request handler, separated from the thread's port for tests. */
+export class StreamsWorker {
+  readonly #streams = new Map<number, Open>();
+  readonly #runtime: ContainerRuntime;
+
+  /** `runtime` defaults to this thread's runtime for `bootstrap` (getRuntime), scoped to its node. */
+  constructor(bootstrap: StreamsWorkerBootstrap, runtime?: ContainerRuntime) {
+    this.#runtime = runtime ?? scopeToNode(getRuntime(bootstrap), bootstrap.nodeName);
+  }
+
+  /** open starts stream `id` on `port`; every later message of the stream flows on that port. */
+  open(id: number, port: StreamPort, spec: ContainerStreamSpec): void {
+    const s: Open = { closed: false, port };
+    this.#streams.set(id, s);
+    let unacked = 0;
+    let paused = false;
+    let chain: Promise<void> = Promise.resolve();
+    const early: StreamInbound[] = [];
+    const end = (m: StreamOutbound) => {
+      if (s.closed) return;
+      s.closed = true;
+      this.#streams.delete(id);
+      port.postMessage(m);
+      port.close();
+    };
+    const teardown = () => {
+      if (s.closed) return;
+      s.closed = true;
+      this.#streams.delete(id);
+      s.stream?.close();
+      port.close();
+    };
+    const apply = (m: StreamInbound) => {
+      const st = s.stream;
+      if (!st || s.closed) return;
+      switch (m.t) {
+        case 'stdin': {
+          const data = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
+          chain = chain.then(() => new Promise<void>((resolve) => {
+            st.writeStdin(data, () => {
+              if (!s.closed) port.postMessage({ t: 'stdinAck', bytes: data.length });
+              resolve();
+            });
+            // The ack waits for the engine; the next write need not.
+            resolve();
+          }));
+          break;
+        }
+        case 'stdinEnd':
+          chain = chain.then(() => st.endStdin());
+          break;
+        case 'resize':
+          chain = chain.then(() => st.resize(m.width, m.height).catch(() => {}));
+          break;
+        case 'ack':
+          unacked -= m.bytes;
+          if (paused && unacked < kStreamOutputWindowBytes) {
+            paused = false;
+            st.resume();
+          }
+          break;
+        case 'close':
+          teardown();
+          break;
+      }
+    };
+    port.on('message', (m: StreamInbound) => {
+      if (m.t === 'close' && !s.stream) return teardown();
+      if (!s.stream) early.push(m);
+      else apply(m);
+    });
+    if (!/^[0-9a-f]{12,64}$/.test(spec.containerId)) {
+      end({ t: 'exit', exitCode: null, error: serializeError(new AgentError('ERR_INVALID_ARGUMENT', `container ID ${JSON.stringify(spec.containerId)} is not a Docker ID`)) });
+      return;
+    }
+    this.#runtime.openContainerStream(spec.containerId, spec, {
+      onOutput: (fd, chunk) => {
+        if (s.closed) return;
+        unacked += chunk.length;
+        port.postMessage({ t: 'out', fd, data: new Uint8Array(chunk) });
+        if (!paused && unacked >= kStreamOutputWindowBytes) {
+          paused = true;
+          s.stream?.pause();
+        }
+      },
+      onExit: (exitCode, err) => end({ t: 'exit', exitCode, error: err ? serializeError(err) : undefined }),
+    }).then(
+      (stream) => {
+        if (s.closed) return stream.close();
+        s.stream = stream;
+        port.postMessage({ t: 'started' });
+        if (spec.tty && spec.size) apply({ t: 'resize', width: spec.size.width, height: spec.size.height });
+        for (const m of early.splice(0)) apply(m);
+      },
+      (err) => end({ t: 'exit', exitCode: null, error: serializeError(err) }),
+    );
+  }
+
+  /** stop tears every stream down. */
+  stop(): void {
+    for (const s of [...this.#streams.values()]) {
+      s.closed = true;
+      s.stream?.close();
+      s.port.close();
+    }
+    this.#streams.clear();
+  }
+
+  /** How many streams are open (tests). */
+  get size(): number {
+    return this.#streams.size;
+  }
+}
+
+if (parentPort && (workerData as StreamsWorkerBootstrap | undefined)?.kind === 'container-streams') {
+  const port = parentPort;
+  const worker = new StreamsWorker(workerData as StreamsWorkerBootstrap);
+  port.on('message', (msg: StreamsWorkerRequest) => {
+    if (msg.type === 'open') worker.open(msg.id, msg.port as unknown as StreamPort, msg.spec);
+    else if (msg.type === 'stop') {
+      worker.stop();
+      port.close();
+    }
+  });
+}
