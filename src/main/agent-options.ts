@@ -3,6 +3,7 @@
  * The agent's resolved options, generated from the one descriptor table
  * (agent-option-descriptors.ts), as piscina derives its resolved options from `kDefaultOptions`.
  */
+import { join } from 'node:path';
 import { InvalidArgumentError } from '../shared/errors.js';
 import { verbosityToLevel } from '../shared/logging.js';
 import { isLoopbackHost } from '../shared/loopback.js';
@@ -54,7 +55,7 @@ export function checkAgentOption<K extends keyof AgentOptions>(key: K, value: un
  * resolveAgentOptions fills defaults ({@link kDefaultAgentOptions}) into `partial` and validates
  * every field, as the kubelet's ValidateKubeletConfiguration does. Derived fields:
  * `dockerSocketPath` comes from `dockerEndpoint` (a `dockerSocketPath` given alone sets the endpoint),
- * `logLevel` from `v` unless given, and `anonymousAuth` is false on a non-loopback `address` unless
+ * `logLevel` from `v` unless given, `cniCacheDir` is `<rootDir>/cni/cache` unless given, and `anonymousAuth` is false on a non-loopback `address` unless
  * given (the kubelet's config default, anonymous off, for a port the network can reach). Pure; called on the main thread by the CLI and by tests.
  * @throws InvalidArgumentError naming the flag, e.g. `--port must be an integer in 1..65535 …, got "x"`,
  *   or `unknown option "…"` for a key that AgentOptions does not have.
@@ -74,6 +75,7 @@ export function resolveAgentOptions(partial: Partial<AgentOptions> = {}): AgentO
     out[key] = checkAgentOption(key, merged[key]);
   }
   out.dockerSocketPath = (out.dockerEndpoint as string).slice('unix://'.length);
+  if (given.cniCacheDir === undefined) out.cniCacheDir = join(out.rootDir as string, 'cni', 'cache');
   // As the kubelet's validation: imageGCLowThresholdPercent must not exceed imageGCHighThresholdPercent.
   if ((out.imageGcLowThresholdPercent as number) > (out.imageGcHighThresholdPercent as number)) {
     throw new InvalidArgumentError(`--image-gc-low-threshold (${out.imageGcLowThresholdPercent}) must not exceed --image-gc-high-threshold (${out.imageGcHighThresholdPercent})`);

@@ -56,6 +56,7 @@ import { newStatusManager, type StatusManager } from './status/status-manager.js
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { detectHostSecurity } from './pod/security-admission.js';
 import { newSyncLoop, type SyncLoop } from './sync-loop.js';
+import { setUpNodeNetwork, type NodeNetwork } from './network/network-setup.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
 import { parseQuantity } from '../shared/quantity.js';
 
@@ -138,6 +139,8 @@ class AgentImpl implements Agent {
   #httpSource: HttpSource | null = null;
   /** Container and image garbage collection (gc/gc-manager.ts). */
   #gc?: GcManager;
+  /** The pod network (network/network-setup.ts): settings for the workers, readiness for the Node and the pod syncer. */
+  #network?: NodeNetwork;
   #stopped = false;
 
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
@@ -184,9 +187,16 @@ class AgentImpl implements Agent {
     const log = this.#log;
     // First: an unsafe admin token file stops the start before anything runs.
     const auth = this.deps.serve !== false ? await loadServerAuth(o, log) : undefined;
+    // The pod network before the workers: they get its settings; a colliding --pod-cidr stops the start here.
+    const network = this.#network = await setUpNodeNetwork(o, {
+      logger: log.child({ component: 'network' }),
+      // Pods that waited for the network are synced as soon as it is ready (not at the next resync).
+      onChange: (s) => { if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' }); },
+    });
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
       rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
+      network: network.settings,
       sandbox: {
         clusterDNS: o.clusterDNS, clusterDomain: o.clusterDomain, resolvConf: o.resolvConf, cgroupsPerQOS: o.cgroupsPerQOS, cgroupRoot: o.cgroupRoot,
         podPidsLimit: o.podPidsLimit, containerLogMaxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize)), containerLogMaxFiles: o.containerLogMaxFiles,
@@ -243,6 +253,7 @@ class AgentImpl implements Agent {
       onRuntimeUp: () => void loop({ kind: 'resync' }),
     });
     this.#runtimeState.start();
+    network.start();
     this.#pleg.start();
     // The first relist is in before any source's pods are handled: an old runtime copy of a pod
     // (edited while the agent was down) is then known before the new copy could start beside it.
@@ -304,6 +315,7 @@ class AgentImpl implements Agent {
     this.#server?.close();
     await this.#bodyDecoder.close();
     if (!this.deps.runner) await this.#runner?.close();
+    await this.#network?.stop();
     this.#watchCache.stop();
     this.#metrics.stop();
     this.#log.info({}, 'Stopped kubelet-ts; pods keep running');

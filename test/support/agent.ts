@@ -13,6 +13,7 @@ import type { Pod, PodList } from '../../src/shared/api.js';
 import { docker, removeLabeledContainers, waitFor } from './docker.js';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { removePodCgroup } from '../../src/workers/pod-cgroup.js';
+import { removeDefaultNetworkBridge } from './network.js';
 
 /** The label every agent puts on its containers; tests clean up by it. */
 export const kNodeLabel = 'kubelet-ts.node-name';
@@ -60,9 +61,11 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-e2e-'));
   const manifestDir = join(base, 'manifests');
   const rootDir = join(base, 'root');
-  await import('node:fs/promises').then((fs) => Promise.all([fs.mkdir(manifestDir), fs.mkdir(rootDir)]));
+  // Its own empty --cni-conf-dir: the node uses its own default network (bridge and pod CIDR), never the host's /etc/cni/net.d.
+  const cniConfDir = join(base, 'cni-conf');
+  await import('node:fs/promises').then((fs) => Promise.all([fs.mkdir(manifestDir), fs.mkdir(rootDir), fs.mkdir(cniConfDir)]));
   const options = resolveAgentOptions({
-    nodeName, podManifestPath: manifestDir, rootDir, port: 0, relistPeriodMs: 500, fileCheckFrequencyMs: 2_000, syncFrequencyMs: 10_000, workers: 1,
+    nodeName, podManifestPath: manifestDir, rootDir, cniConfDir, port: 0, relistPeriodMs: 500, fileCheckFrequencyMs: 2_000, syncFrequencyMs: 10_000, workers: 1,
     logLevel: process.env.KUBELET_TS_TEST_LOG ?? 'error',
     ...overrides,
   });
@@ -107,6 +110,8 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
         .map((c) => c.Labels['io.kubernetes.pod.uid']).filter((u): u is string => !!u));
       await removeLabeledContainers(kNodeLabel, nodeName);
       await Promise.all([...uids].map((uid) => removePodCgroup(uid, options.cgroupRoot)));
+      // Its default network's bridge, once no container of it is left (network.ts).
+      await removeDefaultNetworkBridge(options.rootDir);
       // A pod left running keeps its tmpfs volumes and subPath binds mounted (as the kubelet on stop):
       // unmount them, or the removal stops at a busy mount point and leaves it behind.
       await unmountUnder(base).catch(() => undefined);
