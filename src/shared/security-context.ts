@@ -237,8 +237,8 @@ function allContainers(spec: Obj): Array<{ path: string; c: Obj }> {
  * cannot run whatever the host: `hostUsers: false` (Docker's user namespaces are the daemon-wide
  * userns-remap, not per pod), `supplementalGroupsPolicy: Strict` (Docker always adds the groups
  * the image's /etc/group gives the user), `procMount: Unmasked` (upstream needs hostUsers: false
- * for it), `windowsOptions` (a Linux node), and `hostPort` without hostNetwork (item 8 of issue
- * #12: nothing would listen until the pod network runs CNI portmap). `false` for hostUsers is a
+ * for it) and `windowsOptions` (a Linux node). A `hostPort` without hostNetwork is run since issue
+ * 13 (CNI portmap on the pod network). `false` for hostUsers is a
  * request, not an unset value, so it is refused although it is a zero value.
  */
 export function rejectUnrunnableSecurity(el: ErrorList, spec: Obj): void {
@@ -248,17 +248,10 @@ export function rejectUnrunnableSecurity(el: ErrorList, spec: Obj): void {
     el.notSupported('spec.securityContext.supplementalGroupsPolicy', 'Strict: Docker always adds the groups the image\'s /etc/group gives the user; only Merge can be run');
   }
   if (psc && isObj(psc.windowsOptions) && Object.keys(psc.windowsOptions).length) el.notSupported('spec.securityContext.windowsOptions', 'this is a Linux node');
-  const hostNetwork = spec.hostNetwork === true;
   for (const { path, c } of allContainers(spec)) {
     const sc = isObj(c.securityContext) ? c.securityContext : undefined;
     if (sc?.procMount === 'Unmasked') el.notSupported(`${path}.securityContext.procMount`, 'Unmasked needs a user namespace (hostUsers: false), which this node cannot run');
     if (sc && isObj(sc.windowsOptions) && Object.keys(sc.windowsOptions).length) el.notSupported(`${path}.securityContext.windowsOptions`, 'this is a Linux node');
-    if (hostNetwork || !Array.isArray(c.ports)) continue;
-    c.ports.forEach((p, i) => {
-      if (isObj(p) && typeof p.hostPort === 'number' && p.hostPort !== 0) {
-        el.notSupported(`${path}.ports[${i}].hostPort`, 'hostPort needs the pod network (not yet run); use hostNetwork: true, where hostPort equals containerPort');
-      }
-    });
   }
 }
 

@@ -156,9 +156,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 part A: securityContext ru
       expect(p.status?.message).toMatch(/^Cannot enforce AppArmor: AppArmor is not enabled on the host/);
     }
 
-    const hostPort = await post(podOf('hostport', { containers: [sh('c', 'true', undefined, { ports: [{ containerPort: 80, hostPort: 8080 }] })] }));
-    expect(hostPort.status).toBe(422);
-    expect(JSON.stringify(await hostPort.json())).toContain('hostPort needs the pod network (not yet run)');
+    // A hostPort without hostNetwork is run since issue 13 (portmap): issue-13-network.docker.test.ts.
     const userns = await post(podOf('userns', { hostUsers: false, containers: [sh('c', 'true')] }));
     expect(userns.status).toBe(422);
     expect(JSON.stringify(await userns.json())).toContain('spec.hostUsers');

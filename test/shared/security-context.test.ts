@@ -55,7 +55,6 @@ describe('validatePodForNode security refusals', () => {
       "spec.securityContext.supplementalGroupsPolicy: Not supported: Strict: Docker always adds the groups the image's /etc/group gives the user; only Merge can be run",
       'spec.securityContext.windowsOptions: Not supported: this is a Linux node',
       'spec.containers[0].securityContext.procMount: Not supported: Unmasked needs a user namespace (hostUsers: false), which this node cannot run',
-      'spec.containers[0].ports[0].hostPort: Not supported: hostPort needs the pod network (not yet run); use hostNetwork: true, where hostPort equals containerPort',
     ]);
   });
 
