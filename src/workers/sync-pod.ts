@@ -4,17 +4,16 @@
  * planned, in the kubelet's order — kill, (garbage), sandbox, containers — and reports each step.
  */
 import type { Container, Pod, PullPolicy } from '../shared/api.js';
-import { defaultImagePullPolicy } from '../shared/defaults.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../shared/errors.js';
 import { failpoint } from '../shared/failpoints.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
-import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
+import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
 import { preparePodSandbox } from './pod-sandbox.js';
 import { sandboxSecurityConfig } from './security-context.js';
 import { effectiveSecurityContext } from '../shared/security-context.js';
-import { killRuntimePod, networkTeardownFailed, removeContainers, stopContainers, tearDownSandboxes, type StopOptions } from './kill-pod.js';
+import { killRuntimePod, networkTeardownFailed, removeContainers, stopContainers, tearDownSandboxes } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
@@ -22,6 +21,7 @@ import { fillTerminationMessages } from './termination-message.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths, type ImagePuller } from './image-puller.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
 import { setUpPodVolumes, type PodVolumesResult } from './volumes/pod-volumes.js';
+import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, usesPodIp } from './sync-pod-plan.js';
 import type { PodNetwork } from './network/pod-network.js';
 import { podPortMappings, sandboxNetnsPath, setUpFailureMessage, usesPodNetwork } from './sandbox-network.js';
 import { markSandboxChecked, sandboxNetworkState } from './sandbox-check.js';
@@ -60,17 +60,6 @@ export const kDeadlineRequeueMs = 100;
 
 /** Requeue delay after a failed step (sandbox creation, image pull, create/start), milliseconds. */
 export const kFailedStepRequeueMs = 10_000;
-
-/**
- * pullPolicyOf: the container's imagePullPolicy. Pods reach the worker defaulted (every source runs
- * applyPodDefaults, and validation refuses other values); an unset policy falls back to the same
- * default, {@link defaultImagePullPolicy} (SetDefaults_Container).
- */
-function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): PullPolicy {
-  const p = c.imagePullPolicy as PullPolicy | undefined;
-  if (p === 'Always' || p === 'IfNotPresent' || p === 'Never') return p;
-  return defaultImagePullPolicy(c.image ?? '');
-}
 
 class PodSync {
   readonly result: PodSyncResult;
@@ -386,22 +375,6 @@ class PodSync {
   }
 }
 
-/** usesPodIp: the container's env reads status.podIP or status.podIPs (downward API). */
-function usesPodIp(c: Container): boolean {
-  return (c.env ?? []).some((e) => e.valueFrom?.fieldRef?.fieldPath === 'status.podIP' || e.valueFrom?.fieldRef?.fieldPath === 'status.podIPs');
-}
-
-/** killOptions: preStop hooks, and the probe kills' Killing messages and grace periods (kuberuntime killContainer). */
-function killOptions(pod: Pod, task: SyncPodTask, kills: ContainerToKill[], podIp: string): StopOptions {
-  const messages: Record<string, string> = {};
-  const gracePeriods: Record<string, number> = {};
-  for (const k of kills) {
-    if (k.probeFailed) messages[k.id] = k.message;
-    if (k.gracePeriodSeconds !== undefined) gracePeriods[k.id] = k.gracePeriodSeconds;
-  }
-  return { pod, hostIp: task.hostIp, podIp, messages, gracePeriods };
-}
-
 /**
  * waitForVolumes, as WaitForAttachAndMount failing in the kubelet's SyncPod: while a volume of the
  * pod was never set up, no sandbox is created and no container started; the containers wait with
@@ -416,25 +389,6 @@ function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult
   for (const name of waitingFor) s.result.waiting[name] = { reason: 'ContainerCreating', message };
   s.requeue(kFailedStepRequeueMs);
   return true;
-}
-
-/** isNothingToDo: the plan kills, removes, creates and starts nothing. */
-function isNothingToDo(a: PodActions): boolean {
-  return !a.killPod && !a.createSandbox && a.containersToKill.length === 0 && a.containersToRemove.length === 0 && a.containersToStart.length === 0;
-}
-
-/**
- * isFinishedPodKill: the plan's only kill is the sandbox of a pod that has finished — restartPolicy
- * Never or OnFailure, the sandbox unchanged, and every container of it exited. Such a pod's status
- * (phase Succeeded or Failed, getPhase) is final; the agent publishes it and then stops the sandbox
- * with a separate kill (agent.ts: "The pod is done"). syncPod leaves that kill out so the final
- * status is not held back by a `docker stop` of the sandbox: the kubelet's order too, where SyncPod
- * sets the status before any runtime call and SyncTerminatingPod stops the pod afterwards.
- */
-function isFinishedPodKill(pod: Pod, runtimePod: RuntimePod | null, a: PodActions): boolean {
-  if (!a.killPod || a.createSandbox || a.sandboxId === '' || !runtimePod) return false;
-  if ((pod.spec?.restartPolicy ?? 'Always') === 'Always') return false;
-  return runtimePod.containers.length > 0 && runtimePod.containers.every((c) => c.state === 'exited');
 }
 
 /**

@@ -52,7 +52,7 @@ async function running(node: TestNode, name: string): Promise<Pod> {
   return waitFor(async () => {
     const p = last = await get(node, name);
     return p.status?.phase === 'Running' && p.status.podIP && (p.status.containerStatuses ?? []).every((c) => c.state?.running) ? p : undefined;
-  }, { timeoutMs: 30_000, intervalMs: 200, description: `pod ${name} running with an IP` }).catch((err: Error) => {
+  }, { timeoutMs: 60_000, intervalMs: 200, description: `pod ${name} running with an IP` }).catch((err: Error) => {
     throw new Error(`${err.message}; status: ${JSON.stringify(last?.status)}`);
   });
 }
@@ -154,5 +154,5 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: pod network', () => {
     expect(inSubnet(moved.status!.podIP!, net.subnet)).toBe(true);
     const events = (await (await node.api('/events')).json()) as { items: { reason?: string; message?: string; involvedObject?: { name?: string } }[] };
     expect(events.items.filter((e) => e.involvedObject?.name === 'server' && e.reason === 'SandboxChanged').map((e) => e.message)).toContain('Pod sandbox changed, it will be killed and re-created.');
-  }, 60_000);
+  }, 150_000);
 });
