@@ -34,7 +34,8 @@ const hostnet = pod('hostnet', {
 
 function client(ip: string): Pod {
   return pod('client', {
-    containers: [{ name: 'wget', image: BUSYBOX_IMAGE, command: ['sh', '-c', `until wget -qO- -T 2 http://${ip}:8080/; do sleep 0.3; done; exec sleep 3600`] }],
+    // No `-T`: this busybox's wget segfaults with a timeout option.
+    containers: [{ name: 'wget', image: BUSYBOX_IMAGE, command: ['sh', '-c', `until wget -qO- http://${ip}:8080/; do sleep 0.3; done; exec sleep 3600`] }],
   });
 }
 
