@@ -291,6 +291,10 @@ class AgentImpl implements Agent {
     );
     this.#gc.start();
     this.#stats.start();
+    // One run at start, right after adoption (the first relist and the sources' pods are in): the
+    // pod network's leases of sandboxes that went away while the agent was down (a kill -9 mid-ADD
+    // or mid-DEL, containers removed by hand) are released now, not a GC period later (issue 13).
+    this.#gc.runOnce().catch((err: unknown) => log.warn({ err }, 'Garbage collection failed'));
     log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
   }
 

@@ -22,6 +22,8 @@
  * - `before-sandbox-create`, `after-sandbox-create` (created, not started), `after-sandbox-start`,
  *   `before-container-create`, `after-container-create` (created, not started),
  *   `after-container-start`: the steps of syncPod on a worker thread (workers/sync-pod.ts).
+ * - `before-network-setup` (the sandbox runs, no CNI ADD yet), `after-network-setup` (ADD done,
+ *   the hosts file not yet rewritten): the pod network's ADD in syncPod (issue 13).
  */
 export const kFailpointNames = [
   'before-intake-write',
@@ -30,6 +32,8 @@ export const kFailpointNames = [
   'before-sandbox-create',
   'after-sandbox-create',
   'after-sandbox-start',
+  'before-network-setup',
+  'after-network-setup',
   'before-container-create',
   'after-container-create',
   'after-container-start',

@@ -4,6 +4,7 @@
  * resources, volume mounts, probes, lifecycle hooks, and the fields kubelet-ts does not
  * implement. Pure functions over decoded JSON, safe in any thread.
  */
+import { isIP } from 'node:net';
 import { parseQuantity, quantityError } from './quantity.js';
 import { configKeyErrors } from './config-objects.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
@@ -21,8 +22,8 @@ export const kSupportedContainerFields: readonly string[] = [
   'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
   'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy', 'securityContext',
 ];
-/** ContainerPort fields kubelet-ts implements (hostIP is not). */
-export const kSupportedContainerPortFields: readonly string[] = ['name', 'containerPort', 'hostPort', 'protocol'];
+/** ContainerPort fields kubelet-ts implements (hostIP: the address portmap publishes a hostPort on, issue 13). */
+export const kSupportedContainerPortFields: readonly string[] = ['name', 'containerPort', 'hostPort', 'protocol', 'hostIP'];
 /** EnvVar fields kubelet-ts implements. */
 export const kSupportedEnvVarFields: readonly string[] = ['name', 'value', 'valueFrom'];
 /** EnvVarSource fields kubelet-ts implements (configMapKeyRef / secretKeyRef read the node's ConfigMaps and Secrets). */
@@ -196,6 +197,11 @@ function validatePorts(el: ErrorList, path: string, v: unknown, ctx: PodContext)
     if (hostPort !== undefined && hostPort !== 0 && (hostPort < 1 || hostPort > 65535)) el.invalid(hpPath, hostPort, inclusiveRangeError(1, 65535));
     const protoPath = child(p, 'protocol');
     enumField(el, protoPath, port.protocol, kProtocols);
+    // hostIP, as validateContainerPorts: a valid IP address when set (used with a hostPort: portmap's hostIP).
+    if (port.hostIP !== undefined && port.hostIP !== null && port.hostIP !== '') {
+      const hipPath = child(p, 'hostIP');
+      if (typeof port.hostIP !== 'string' || isIP(port.hostIP) === 0) el.invalid(hipPath, port.hostIP, 'must be a valid IP address');
+    }
     if (ctx.hostNetwork && containerPort !== undefined && hostPort !== containerPort) {
       el.invalid(hpPath, hostPort ?? 0, 'must match `containerPort` when `hostNetwork` is true');
     }

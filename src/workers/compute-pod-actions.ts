@@ -117,16 +117,30 @@ function shouldContainerBeRestarted(pod: Pod, c: RuntimeContainer | undefined): 
 }
 
 /**
+ * SandboxNetworkState: what the sync knows of the newest sandbox's pod network, for
+ * podSandboxChanged (computePodActions' last argument).
+ */
+export interface SandboxNetworkState {
+  /** The node has a pod network (PodNetwork.enabled); the pod's sandbox needs an IP unless hostNetwork. */
+  enabled: boolean;
+  /** The newest sandbox's network check (PodNetwork.checkPod) failed: it lost its network. */
+  lost?: boolean;
+}
+
+/**
  * podSandboxChanged, as runtimeutil.PodSandboxChanged: [create, attempt, existing sandbox ID].
  * A new sandbox is needed when there is none, more than one is ready, the newest is not ready, or
- * the newest's namespace settings (sandboxHash) differ from the spec.
+ * the newest's namespace settings (sandboxHash) differ from the spec; with a pod network, also
+ * when the newest sandbox of a pod that is not hostNetwork has no IP (the kubelet's "Sandbox for
+ * pod has no IP address. Need to start a new one": an ADD that never finished) or lost its network.
  */
-function podSandboxChanged(pod: Pod, runtimePod: RuntimePod | null): [boolean, number, string] {
+function podSandboxChanged(pod: Pod, runtimePod: RuntimePod | null, net: SandboxNetworkState): [boolean, number, string] {
   const sandboxes = runtimePod?.sandboxes ?? [];
   if (sandboxes.length === 0) return [true, 0, ''];
   const newest = sandboxes[0];
   const ready = sandboxes.filter((s) => s.state === 'running').length;
   if (ready > 1 || newest.state !== 'running' || newest.hash !== sandboxHash(pod)) return [true, newest.attempt + 1, newest.id];
+  if (net.enabled && pod.spec?.hostNetwork !== true && (runtimePod?.podIp === '' || net.lost === true)) return [true, newest.attempt + 1, newest.id];
   return [false, newest.attempt, newest.id];
 }
 
@@ -250,7 +264,8 @@ function computeInitContainerActions(
  * (epoch ms). Pure: no I/O, no clock.
  *
  * Follows the kubelet:
- * - sandbox missing, dead, duplicated or changed → killPod + createSandbox (attempt + 1), and every
+ * - sandbox missing, dead, duplicated or changed (or, with `network.enabled`, without a pod IP or
+ *   with `network.lost`, for a pod that is not hostNetwork) → killPod + createSandbox (attempt + 1), and every
  *   container starts again, except those that succeeded under OnFailure; but with restartPolicy
  *   Never, once a sandbox existed and containers ran, the dead sandbox is NOT recreated (just kill);
  *   nor when no container would start;
@@ -273,9 +288,9 @@ function computeInitContainerActions(
  */
 export function computePodActions(
   pod: Pod, runtimePod: RuntimePod | null, backoff: Record<string, BackoffEntry>, nowMs: number, livenessFailed: readonly ProbeKill[] = [],
-  startedSidecars: readonly string[] = [],
+  startedSidecars: readonly string[] = [], network: SandboxNetworkState = { enabled: false },
 ): PodActions {
-  const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod);
+  const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod, network);
   const actions: PodActions = {
     killPod: sandboxChanged,
     createSandbox: sandboxChanged,

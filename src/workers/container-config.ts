@@ -28,6 +28,12 @@ export interface ContainerConfigContext {
   rootDir: string;
   /** The node's address: status.hostIP, and status.podIP for hostNetwork pods. */
   hostIp: string;
+  /**
+   * status.podIP of a pod that is not hostNetwork: its sandbox's address on the pod network (CNI
+   * ADD result; '' or absent = none, network `none`), as the kubelet's podIPs argument of
+   * generateContainerConfig.
+   */
+  podIp?: string;
   /** The sandbox the container joins (`container:<id>` namespaces). */
   sandboxId: string;
   /** The pod-level settings shared by the sandbox and every container (absent: none of them, as in unit tests). */
@@ -173,7 +179,7 @@ export function fieldRefValue(pod: Pod, fieldPath: string, ctx: ContainerConfigC
       return ctx.hostIp;
     case 'status.podIP':
     case 'status.podIPs':
-      return pod.spec?.hostNetwork ? ctx.hostIp : '';
+      return pod.spec?.hostNetwork ? ctx.hostIp : (ctx.podIp ?? '');
     default:
       throw configError(`${field}.fieldPath: Unsupported value: ${JSON.stringify(fieldPath)}`);
   }

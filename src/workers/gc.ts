@@ -15,6 +15,10 @@ import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodUi
 import { toRuntimeState } from './runtime-pod.js';
 import type { ContainerRuntime, ImageFsInfo } from './runtime/runtime.js';
 import { removeOrphanPodCgroups } from './pod-cgroup.js';
+import type { Logger } from '../shared/logging.js';
+import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
+import { tearDownSandboxNetwork } from './sandbox-network.js';
+import { kPodNameLabel, kPodNamespaceLabel } from './labels.js';
 
 /** One container as container GC sees it (from a list call; no inspect needed). */
 export interface GcContainer {
@@ -253,6 +257,9 @@ export interface GcDeps {
   now: () => number;
   /** The node's sandbox settings: with `cgroupsPerQOS`, orphan pod cgroups are removed too. Absent (the fake runtime): not. */
   sandbox?: NodeSandboxSettings;
+  /** The thread's pod network: sandboxes are torn down before removal, leases of gone sandboxes reconciled. Absent: kNoopPodNetwork. */
+  network?: PodNetwork;
+  logger?: Logger;
 }
 
 /** `busybox` → `busybox:latest` (Docker's RepoTags spelling); a ref with a tag or digest is unchanged. */
@@ -282,7 +289,14 @@ function toGcContainer(c: { id: string; name: string; labels: Record<string, str
  * through the node-scoped runtime; app containers before sandboxes, as kuberuntime_gc.go), then,
  * if `task.imageGc` is set and the runtime has an image filesystem (imageFsInfo: Docker's root dir,
  * `statfs`), image GC on it. A removal that fails is reported in `errors` and
- * the rest goes on; a container already gone counts as removed.
+ * the rest goes on; a container already gone counts as removed. With a pod network: a sandbox's
+ * network is torn down (idempotent DEL, netns '' — it is dead) before it is removed, and one whose
+ * DEL fails is kept for the next run (StopPodSandbox before RemovePodSandbox); then
+ * `network.reconcile` gets every sandbox of this node still in the runtime (any state), so the
+ * cache entries and IPAM leases of sandboxes gone behind the agent's back (kill -9 mid-ADD or
+ * mid-DEL, a `docker rm`) are released. A sandbox created after the list whose ADD finished before
+ * reconcile read its leases would lose its lease: its next sync finds no IP and re-creates it
+ * (SandboxChanged), so nothing stays broken.
  * @throws AgentError from the runtime when the list call fails (e.g. ERR_RUNTIME_UNAVAILABLE).
  */
 export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
@@ -302,7 +316,27 @@ export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
     }
   };
   for (const id of plan.containers) await remove(id, result.removedContainers);
-  for (const id of plan.sandboxes) await remove(id, result.removedSandboxes);
+  const network = deps.network ?? kNoopPodNetwork;
+  const byId = new Map(list.map((c) => [c.id, c]));
+  for (const id of plan.sandboxes) {
+    if (network.enabled) {
+      const c = byId.get(id);
+      const labels = c?.labels ?? {};
+      try {
+        await tearDownSandboxNetwork(deps.runtime, network, { id, state: 'exited' }, { uid: labels[kPodUidLabel] ?? '', name: labels[kPodNameLabel] ?? '', namespace: labels[kPodNamespaceLabel] ?? '' });
+      } catch (err) {
+        result.errors.push(`tear down the network of sandbox ${id}: ${(err as Error).message}`);
+        continue;
+      }
+    }
+    await remove(id, result.removedSandboxes);
+  }
+  if (network.enabled) {
+    const removed = new Set(result.removedSandboxes);
+    const live = new Set(list.filter((c) => c.labels[kContainerTypeLabel] === kContainerTypeSandbox && !removed.has(c.id)).map((c) => c.id));
+    const { released } = await network.reconcile(live);
+    if (released.length > 0) deps.logger?.info({ released: released.length }, 'Released the pod network of sandboxes that are gone');
+  }
   if (deps.sandbox?.cgroupsPerQOS) {
     // Pod cgroups left by pods removed without the agent (e.g. containers removed by hand).
     try {

@@ -67,16 +67,17 @@ export interface HookEventSink {
  * and `gracePeriodSeconds` > 0), waiting at most the grace period, and resolves the grace period
  * left for SIGTERM→SIGKILL: the time the hook took is subtracted, with at least
  * kMinimumGracePeriodSeconds left (kuberuntime killContainer + executePreStopHook). A failed hook
- * is a `FailedPreStopHook` Warning event; the stop goes on either way. Never rejects.
+ * is a `FailedPreStopHook` Warning event; the stop goes on either way. `podIp`: status.podIP (the
+ * target of an httpGet hook without a host; '' = inside the sandbox's netns). Never rejects.
  */
 export async function runPreStopHook(
   runtime: ContainerRuntime, pod: Pod, c: Pick<RuntimeContainer, 'id' | 'name' | 'sandboxId'>, gracePeriodSeconds: number, hostIp: string, out: HookEventSink,
-  now: () => number = Date.now,
+  now: () => number = Date.now, podIp = '',
 ): Promise<number> {
   const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === c.name);
   if (!spec || !hasHook(spec, 'preStop') || !(gracePeriodSeconds > 0)) return gracePeriodSeconds;
   const started = now();
-  const msg = await runLifecycleHook(runtime, pod, spec, c.id, 'preStop', { hostIp, podIp: '', sandboxId: c.sandboxId }, gracePeriodSeconds * 1000);
+  const msg = await runLifecycleHook(runtime, pod, spec, c.id, 'preStop', { hostIp, podIp, sandboxId: c.sandboxId }, gracePeriodSeconds * 1000);
   const fieldPath = `spec.${(pod.spec?.containers ?? []).includes(spec) ? 'containers' : 'initContainers'}{${c.name}}`;
   if (msg) out.events.push({ type: 'Warning', reason: 'FailedPreStopHook', message: msg, fieldPath });
   const elapsed = Math.floor((now() - started) / 1000);

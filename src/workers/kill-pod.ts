@@ -4,7 +4,7 @@
  * stop a pod's containers within the grace period, then its sandbox; optionally remove it all.
  */
 import { rm } from 'node:fs/promises';
-import { isNotFound, isRetriable, isUnavailable, serializeError } from '../shared/errors.js';
+import { AgentError, isNotFound, isRetriable, isUnavailable, serializeError } from '../shared/errors.js';
 import type { Pod } from '../shared/api.js';
 import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '../shared/messages.js';
 import { podDir } from './container-config.js';
@@ -14,6 +14,8 @@ import { getRuntimePod } from './runtime-pod.js';
 import { fillTerminationMessages } from './termination-message.js';
 import type { SyncDeps } from './sync-pod.js';
 import { unmountUnder } from './volumes/mount.js';
+import { tearDownSandboxNetwork } from './sandbox-network.js';
+import { forgetCheckedSandbox } from './sandbox-check.js';
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
 
@@ -54,7 +56,7 @@ export async function stopContainers(deps: SyncDeps, containers: RuntimeContaine
       try {
         let grace = opts.gracePeriods?.[c.id] ?? gracePeriodSeconds;
         // preStop runs first and shares the grace period (hooks.ts runPreStopHook).
-        if (!c.sandbox && c.state === 'running' && opts.pod) grace = await runPreStopHook(deps.runtime, opts.pod, c, grace, opts.hostIp ?? '127.0.0.1', out, deps.now);
+        if (!c.sandbox && c.state === 'running' && opts.pod) grace = await runPreStopHook(deps.runtime, opts.pod, c, grace, opts.hostIp ?? '127.0.0.1', out, deps.now, opts.podIp ?? '');
         await deps.runtime.stopContainer(c.id, grace);
         out.steps.push({ action: c.sandbox ? 'KillPodSandbox' : 'KillContainer', target: c.name, ok: true });
       } catch (err) {
@@ -75,11 +77,13 @@ export async function stopContainers(deps: SyncDeps, containers: RuntimeContaine
 /**
  * Extras of stopContainers (all optional): with `pod`, containers whose spec has a preStop hook
  * run it before SIGTERM (`hostIp` serves httpGet hooks of hostNetwork pods); `messages` replace
- * the Killing event's message and `gracePeriods` the grace period (seconds), by container ID.
+ * the Killing event's message and `gracePeriods` the grace period (seconds), by container ID;
+ * `podIp` (status.podIP) is where httpGet hooks of a pod on the pod network go.
  */
 export interface StopOptions {
   pod?: Pod;
   hostIp?: string;
+  podIp?: string;
   messages?: Record<string, string>;
   gracePeriods?: Record<string, number>;
 }
@@ -87,12 +91,50 @@ export interface StopOptions {
 /**
  * killRuntimePod stops every app container of `runtimePod` (in parallel, within the grace
  * period, each after its preStop hook when `opts.pod` is given), then its sandboxes, as
- * killPodWithSyncResult. Resolves to true if anything was stopped.
+ * killPodWithSyncResult; each sandbox that is not exited has its pod network torn down first
+ * (StopPodSandbox: TearDownPod, then the container stop; a DEL failure is a failed
+ * `KillPodSandbox` step with reason {@link kTearDownNetworkError} and the sandbox is stopped all
+ * the same, as dockershim). Pods with `hostNetwork: true` (known from `opts.pod`) skip the
+ * network. Resolves to true if anything was stopped.
+ * @throws AgentError when the runtime is unavailable.
  */
 export async function killRuntimePod(deps: SyncDeps, runtimePod: RuntimePod, gracePeriodSeconds: number, out: StepSink, opts: StopOptions = {}): Promise<boolean> {
   const a = await stopContainers(deps, runtimePod.containers, gracePeriodSeconds, out, opts);
+  if (opts.pod?.spec?.hostNetwork !== true) await tearDownSandboxes(deps, runtimePod, runtimePod.sandboxes.filter((s) => s.state !== 'exited'), out);
   const b = await stopContainers(deps, runtimePod.sandboxes, kSandboxGracePeriodSeconds, out);
   return a || b;
+}
+
+/** kTearDownNetworkError: the reason of a `KillPodSandbox` step whose pod network DEL failed (the kill is retried). */
+export const kTearDownNetworkError = 'KillPodSandboxError';
+
+/** networkTeardownFailed: a step of `out` is a failed teardown of a sandbox's network (killRuntimePod, tearDownSandboxes). */
+export function networkTeardownFailed(out: StepSink): boolean {
+  return out.steps.some((s) => !s.ok && s.action === 'KillPodSandbox' && s.reason === kTearDownNetworkError && s.message?.startsWith('networkPlugin cni failed to teardown') === true);
+}
+
+/**
+ * tearDownSandboxes: the pod network's TearDownPod of each of `sandboxes` (of `runtimePod`), one
+ * at a time, each idempotent (sandbox-network.ts tearDownSandboxNetwork). A failure is a failed
+ * `KillPodSandbox` step (reason {@link kTearDownNetworkError}, the kubelet's teardown wording); the
+ * IDs torn down are returned. No-op with the network disabled. Runs on a worker thread.
+ * @throws AgentError when the runtime is unavailable.
+ */
+export async function tearDownSandboxes(deps: SyncDeps, runtimePod: RuntimePod, sandboxes: readonly RuntimeContainer[], out: StepSink): Promise<Set<string>> {
+  const done = new Set<string>();
+  if (!deps.network.enabled) return done;
+  for (const s of sandboxes) {
+    try {
+      await tearDownSandboxNetwork(deps.runtime, deps.network, s, runtimePod);
+      forgetCheckedSandbox(deps.network, s.id);
+      done.add(s.id);
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      out.steps.push({ action: 'KillPodSandbox', target: 'POD', ok: false, reason: kTearDownNetworkError, message: failureMessage(err) });
+      deps.logger?.warn({ podUID: runtimePod.uid, containerID: s.id, err }, 'Failed to tear down the pod network');
+    }
+  }
+  return done;
 }
 
 /**
@@ -126,20 +168,31 @@ export async function removeContainers(deps: SyncDeps, containers: Array<Pick<Ru
  * `gracePeriodSeconds` (SIGTERM, then SIGKILL; a negative one: the grace period on the containers'
  * label, at most kOrphanMaxGracePeriodSeconds), then its sandbox; with `remove`, removes every
  * container of the pod, unmounts what is mounted below `{rootDir}/pods/{uid}` (tmpfs volumes,
- * subPath binds) and removes that directory (only that). Idempotent: a pod with
+ * subPath binds) and removes that directory (only that). The pod network of each sandbox is torn
+ * down before it stops (killRuntimePod) or, already exited, before it is removed; a DEL failure
+ * leaves the sandboxes in place and rejects (retried). Idempotent: a pod with
  * nothing left resolves ok with `runtimePod` null. Runs on a worker thread.
- * @throws AgentError (ERR_RUNTIME_UNAVAILABLE, or ERR_INVALID_ARGUMENT for an unsafe UID).
+ * @throws AgentError (ERR_RUNTIME_UNAVAILABLE, ERR_NETWORK (retriable) when a sandbox's network
+ * DEL failed, or ERR_INVALID_ARGUMENT for an unsafe UID).
  */
 export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyncResult> {
   const dir = podDir(deps.rootDir, task.podUid); // validates the UID before anything is touched
   const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
-  let runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  let runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid, deps.network);
   // A negative grace period means "the spec is gone": use the one recorded on the containers'
   // label, as the kubelet's killContainer does for a pod it only knows from the runtime, capped.
   const requested = task.gracePeriodSeconds < 0 ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
-  if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp });
+  if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });
+  if (task.remove && runtimePod && task.pod?.spec?.hostNetwork !== true) {
+    // Sandboxes that were already exited were not torn down by the kill: RemovePodSandbox does it (idempotent).
+    await tearDownSandboxes(deps, runtimePod, runtimePod.sandboxes.filter((s) => s.state === 'exited'), result);
+  }
+  if (networkTeardownFailed(result)) {
+    // StopPodSandbox failed: the sandboxes stay (stopped) and the kill is retried (the pod worker's requeue).
+    throw new AgentError('ERR_NETWORK', result.steps.find((s) => !s.ok && s.reason === kTearDownNetworkError)?.message ?? 'pod network teardown failed', { retriable: true });
+  }
   if (task.remove) {
     if (runtimePod) changed = (await removeContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
     // The volumes' tmpfs and subPath bind mounts are unmounted first: a removal must never reach
@@ -152,7 +205,7 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
       if (left.length) deps.logger?.warn({ uid: task.podUid, errors: left.slice(0, 3) }, 'Failed to remove the pod cgroup');
     }
   }
-  if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid, deps.network);
   if (!task.remove) await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
   result.runtimePod = runtimePod;
   if (changed || task.remove) deps.logger?.info({ uid: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');

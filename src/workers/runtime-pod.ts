@@ -11,6 +11,7 @@ import {
 } from './labels.js';
 import type { ContainerDetails, ContainerRuntime } from './runtime/runtime.js';
 import { ownerLabelFilter } from './labels.js';
+import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
 
 /** toRuntimeState maps Docker's state word to a RuntimeContainerState (dockershim toRuntimeAPIContainerState). */
 export function toRuntimeState(dockerState: string): RuntimeContainerState {
@@ -80,10 +81,12 @@ function newestFirst(a: RuntimeContainer, b: RuntimeContainer): number {
  * getRuntimePod lists the containers of pod `uid` owned by `nodeName` (one list call), inspects
  * each (in parallel) and returns them as a RuntimePod with sandboxes and app containers newest
  * first; null when nothing of the pod exists. A container removed between list and inspect is
- * skipped. `podIp` is left '' (filled by the main thread).
- * @throws AgentError from the runtime (e.g. ERR_RUNTIME_UNAVAILABLE).
+ * skipped. `podIp`: with an enabled `network`, the first IP of the newest sandbox's network status
+ * when that sandbox is running (kuberuntime GetPodStatus: determinePodSandboxIPs of the newest
+ * sandbox, only when SANDBOX_READY), else '' (no network, hostNetwork — main reports the host's).
+ * @throws AgentError from the runtime (e.g. ERR_RUNTIME_UNAVAILABLE); the network's read errors.
  */
-export async function getRuntimePod(runtime: ContainerRuntime, nodeName: string, uid: string): Promise<RuntimePod | null> {
+export async function getRuntimePod(runtime: ContainerRuntime, nodeName: string, uid: string, network: PodNetwork = kNoopPodNetwork): Promise<RuntimePod | null> {
   const list = await runtime.listContainers({ labels: ownerLabelFilter(nodeName, uid) });
   const details = await Promise.all(
     list.map(async (s) => {
@@ -99,13 +102,16 @@ export async function getRuntimePod(runtime: ContainerRuntime, nodeName: string,
   if (found.length === 0) return null;
   const all = found.map(toRuntimeContainer).sort(newestFirst);
   const newest = found.slice().sort((a, b) => b.createdAtMs - a.createdAtMs)[0];
+  const sandboxes = all.filter((c) => c.sandbox);
+  let podIp = '';
+  if (network.enabled && sandboxes[0]?.state === 'running') podIp = (await network.podNetworkStatus(sandboxes[0].id))?.ips[0] ?? '';
   return {
     uid,
     name: newest.labels[kPodNameLabel] ?? '',
     namespace: newest.labels[kPodNamespaceLabel] ?? '',
-    sandboxes: all.filter((c) => c.sandbox),
+    sandboxes,
     containers: all.filter((c) => !c.sandbox),
-    podIp: '',
+    podIp,
     terminationGracePeriodSeconds: intLabel(newest.labels[kTerminationGracePeriodLabel], kDefaultTerminationGracePeriodSeconds),
   };
 }

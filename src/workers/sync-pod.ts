@@ -4,17 +4,16 @@
  * planned, in the kubelet's order — kill, (garbage), sandbox, containers — and reports each step.
  */
 import type { Container, Pod, PullPolicy } from '../shared/api.js';
-import { defaultImagePullPolicy } from '../shared/defaults.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../shared/errors.js';
 import { failpoint } from '../shared/failpoints.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
-import { computePodActions, type ContainerToKill, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
+import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
 import { preparePodSandbox } from './pod-sandbox.js';
 import { sandboxSecurityConfig } from './security-context.js';
 import { effectiveSecurityContext } from '../shared/security-context.js';
-import { killRuntimePod, removeContainers, stopContainers, type StopOptions } from './kill-pod.js';
+import { killRuntimePod, networkTeardownFailed, removeContainers, stopContainers, tearDownSandboxes } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { getRuntimePod } from './runtime-pod.js';
@@ -22,6 +21,11 @@ import { fillTerminationMessages } from './termination-message.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths, type ImagePuller } from './image-puller.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
 import { setUpPodVolumes, type PodVolumesResult } from './volumes/pod-volumes.js';
+import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, usesPodIp } from './sync-pod-plan.js';
+import type { PodNetwork } from './network/pod-network.js';
+import { podPortMappings, sandboxNetnsPath, setUpFailureMessage, usesPodNetwork } from './sandbox-network.js';
+import { markSandboxChecked, sandboxNetworkState } from './sandbox-check.js';
+import { ensureHostsFile } from './etc-hosts.js';
 
 /** What a sync needs besides its task (one per worker thread). */
 export interface SyncDeps {
@@ -42,6 +46,13 @@ export interface SyncDeps {
    * fake runtime): no hosts/resolv.conf files, no pod cgroup, no oom_score_adj or log options.
    */
   sandbox?: NodeSandboxSettings;
+  /**
+   * The thread's pod network (newPodNetwork for the docker runtime, kNoopPodNetwork for the fake
+   * one): ADD after a sandbox of a pod that is not hostNetwork starts, DEL before it stops.
+   */
+  network: PodNetwork;
+  /** Where hostPorts without a hostIP are published (NodeNetworkSettings.hostPortIp, --node-ip); absent: the task's hostIp. */
+  hostPortIp?: string;
 }
 
 /** Requeue delay when a sync stopped at its deadline with work left, milliseconds. */
@@ -50,22 +61,15 @@ export const kDeadlineRequeueMs = 100;
 /** Requeue delay after a failed step (sandbox creation, image pull, create/start), milliseconds. */
 export const kFailedStepRequeueMs = 10_000;
 
-/**
- * pullPolicyOf: the container's imagePullPolicy. Pods reach the worker defaulted (every source runs
- * applyPodDefaults, and validation refuses other values); an unset policy falls back to the same
- * default, {@link defaultImagePullPolicy} (SetDefaults_Container).
- */
-function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): PullPolicy {
-  const p = c.imagePullPolicy as PullPolicy | undefined;
-  if (p === 'Always' || p === 'IfNotPresent' || p === 'Never') return p;
-  return defaultImagePullPolicy(c.image ?? '');
-}
-
 class PodSync {
   readonly result: PodSyncResult;
   changed = false;
   #podSandbox?: PodSandboxConfig;
   #sandboxEvents: PodEventRecord[] = [];
+  /** The pod's IPs (status.podIPs): from the runtime's read, or from the ADD of a new sandbox. */
+  podIps: string[];
+  /** The ADD of a new sandbox's network, under way: resolves true once set up, false when it failed (recorded). */
+  #networkGate: Promise<boolean> = Promise.resolve(true);
   constructor(
     readonly deps: SyncDeps,
     readonly task: SyncPodTask,
@@ -73,6 +77,12 @@ class PodSync {
     runtimePod: RuntimePod | null,
   ) {
     this.result = { podUid: pod.metadata?.uid ?? '', steps: [], events: [], runtimePod, waiting: {}, backoff: {}, requeueAfterMs: 0 };
+    this.podIps = runtimePod?.podIp && pod.spec?.hostNetwork !== true ? [runtimePod.podIp] : [];
+  }
+
+  /** networkReady: waits for the ADD of a new sandbox (true at once when there is none); false when it failed. */
+  networkReady(): Promise<boolean> {
+    return this.#networkGate;
   }
 
   requeue(ms: number): void {
@@ -177,14 +187,81 @@ class PodSync {
   async podSandbox(): Promise<PodSandboxConfig | undefined> {
     if (!this.deps.sandbox) return undefined;
     if (!this.#podSandbox) {
-      const { config, events } = await preparePodSandbox(this.deps.rootDir, this.deps.sandbox, this.pod, [], this.deps.logger);
+      const { config, events } = await preparePodSandbox(this.deps.rootDir, this.deps.sandbox, this.pod, this.podIps, this.deps.logger);
       this.#podSandbox = config;
       this.#sandboxEvents = events;
     }
     return this.#podSandbox;
   }
 
-  /** Creates and starts the sandbox; resolves to its ID, or '' on failure (recorded). */
+  /**
+   * sandboxFailed records a failed sandbox creation: the `CreatePodSandbox` step fails with
+   * `CreatePodSandboxError`, the kubelet's `FailedCreatePodSandBox` event, every container waits
+   * (ContainerCreating / PodInitializing) and the pod is requeued after kFailedStepRequeueMs.
+   */
+  sandboxFailed(message: string): void {
+    this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
+    this.result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
+    // The containers wait for the sandbox: their status says why (the reason stays ContainerCreating, as the kubelet's).
+    const inits = this.pod.spec?.initContainers ?? [];
+    for (const c of [...inits, ...(this.pod.spec?.containers ?? [])]) {
+      const reason = inits.length > 0 && !inits.includes(c) ? 'PodInitializing' : 'ContainerCreating';
+      this.result.waiting[c.name] ??= { reason, message: `Failed to create pod sandbox: ${message}` };
+    }
+    this.requeue(kFailedStepRequeueMs);
+  }
+
+  /**
+   * setUpNetwork is dockershim RunPodSandbox's SetUpPod for the started sandbox `id`: its netns
+   * (`/proc/<pid>/ns/net`), CNI ADD with the pod's hostPorts, then the pod's /etc/hosts rewritten
+   * with the pod IP (before any container starts: the file is bind-mounted at a container's start).
+   * On failure the sandbox is stopped and removed, and the sandbox step fails with the kubelet's
+   * wording (sandboxFailed). Resolves true when set up. Rejects only when the runtime is unavailable.
+   */
+  async setUpNetwork(id: string): Promise<boolean> {
+    const name = this.pod.metadata?.name ?? '';
+    const namespace = this.pod.metadata?.namespace ?? 'default';
+    try {
+      const netnsPath = await sandboxNetnsPath(this.deps.runtime, id);
+      if (!netnsPath) throw new AgentError('ERR_NETWORK', 'the sandbox container is not running (no network namespace)');
+      failpoint('before-network-setup');
+      const status = await this.deps.network.setUpPod({
+        sandboxId: id, podUid: this.result.podUid, podName: name, podNamespace: namespace, netnsPath,
+        portMappings: podPortMappings(this.pod, this.hostPortIp()),
+      });
+      failpoint('after-network-setup');
+      markSandboxChecked(this.deps.network, id);
+      this.podIps = status.ips;
+      if (this.deps.sandbox) await ensureHostsFile(this.deps.rootDir, this.pod, this.podIps, this.deps.sandbox.clusterDomain);
+      this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: true });
+      return true;
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      this.deps.logger?.warn({ ...podFields(this.pod), containerID: id, err }, 'Failed to set up the pod network');
+      // RunPodSandbox on a failed SetUpPod: the sandbox is stopped and removed (its network torn down first: DEL is idempotent).
+      const rp: RuntimePod = { uid: this.result.podUid, name, namespace, sandboxes: [], containers: [], podIp: '', terminationGracePeriodSeconds: 0 };
+      const sandbox = { id, name: 'POD', sandbox: true, state: 'running' } as RuntimeContainer;
+      await tearDownSandboxes(this.deps, rp, [sandbox], { steps: [], events: [] });
+      await this.deps.runtime.stopContainer(id, 0).catch((e: unknown) => { if (isUnavailable(e)) throw e; });
+      await this.deps.runtime.removeContainer(id).catch((e: unknown) => { if (isUnavailable(e)) throw e; });
+      this.sandboxFailed(setUpFailureMessage(id, name, namespace, err));
+      return false;
+    }
+  }
+
+  /** hostPortIp: the address hostPorts without a hostIP are published on (NodeNetworkSettings.hostPortIp, else the task's hostIp). */
+  hostPortIp(): string {
+    return this.deps.hostPortIp || this.task.hostIp || '';
+  }
+
+  /**
+   * Creates and starts the sandbox; resolves to its ID, or '' on failure (recorded). For a pod on
+   * the pod network (not hostNetwork, network enabled) the ADD (setUpNetwork) is started here and
+   * NOT awaited: it runs while the sync goes on with the first container's image check or pull,
+   * its config (unless its env needs status.podIP) and its create; every container start waits for
+   * it (networkReady). The kubelet runs them one after the other (RunPodSandbox returns after
+   * SetUpPod); the order that matters — ADD before any container starts — is kept.
+   */
   async createSandbox(attempt: number): Promise<string> {
     const image = this.deps.podInfraContainerImage;
     try {
@@ -199,20 +276,17 @@ class PodSync {
       failpoint('after-sandbox-create');
       await this.deps.runtime.startContainer(id);
       failpoint('after-sandbox-start');
-      this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: true });
+      if (usesPodNetwork(this.pod, this.deps.network)) {
+        this.podIps = [];
+        const gate = this.setUpNetwork(id);
+        // A rejection (runtime unavailable) is rethrown by whoever awaits the gate; never unhandled.
+        gate.catch(() => undefined);
+        this.#networkGate = gate;
+      } else this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: true });
       return id;
     } catch (err) {
       if (isUnavailable(err)) throw err;
-      const message = serializeError(err).message;
-      this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
-      this.result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
-      // The containers wait for the sandbox: their status says why (the reason stays ContainerCreating, as the kubelet's).
-      const inits = this.pod.spec?.initContainers ?? [];
-      for (const c of [...inits, ...(this.pod.spec?.containers ?? [])]) {
-        const reason = inits.length > 0 && !inits.includes(c) ? 'PodInitializing' : 'ContainerCreating';
-        this.result.waiting[c.name] ??= { reason, message: `Failed to create pod sandbox: ${message}` };
-      }
-      this.requeue(kFailedStepRequeueMs);
+      this.sandboxFailed(serializeError(err).message);
       return '';
     }
   }
@@ -229,6 +303,8 @@ class PodSync {
     };
     const image = container.image ?? '';
     if (!(await this.ensureImage(image, pullPolicyOf(container), c.name, fieldPath))) return;
+    // A container whose env reads status.podIP(s) needs the ADD's result in its config.
+    if (usesPodIp(container) && !(await this.networkReady())) return;
     let spec: ContainerCreateSpec;
     try {
       // The image's user, for runAsNonRoot and a runAsGroup without runAsUser (kuberuntime getImageUser).
@@ -239,6 +315,7 @@ class PodSync {
         nodeName: this.deps.nodeName,
         rootDir: this.deps.rootDir,
         hostIp: this.task.hostIp,
+        podIp: this.podIps[0] ?? '',
         sandboxId,
         podSandbox: await this.podSandbox(),
         imageUser,
@@ -260,6 +337,11 @@ class PodSync {
       return fail('CreateContainerError', serializeError(err).message);
     }
     this.result.events.push({ type: 'Normal', reason: 'Created', message: `Created container ${c.name}`, fieldPath });
+    if (!(await this.networkReady())) {
+      // The sandbox is gone (its ADD failed): the container created meanwhile goes too.
+      await this.deps.runtime.removeContainer(id).catch((e: unknown) => { if (isUnavailable(e)) throw e; });
+      return;
+    }
     try {
       await this.deps.runtime.startContainer(id);
       failpoint('after-container-start');
@@ -282,26 +364,15 @@ class PodSync {
    */
   async postStart(container: Container, c: ContainerToStart, id: string, sandboxId: string, fieldPath: string): Promise<void> {
     const timeoutMs = Math.max(1_000, this.task.deadlineMs - this.deps.now());
-    const msg = await runLifecycleHook(this.deps.runtime, this.pod, container, id, 'postStart', { hostIp: this.task.hostIp, podIp: '', sandboxId }, timeoutMs);
+    const msg = await runLifecycleHook(this.deps.runtime, this.pod, container, id, 'postStart', { hostIp: this.task.hostIp, podIp: this.podIps[0] ?? '', sandboxId }, timeoutMs);
     if (!msg) return;
     this.result.events.push({ type: 'Warning', reason: 'FailedPostStartHook', message: msg, fieldPath });
     const running = { id, name: c.name, sandbox: false, state: 'running', sandboxId } as RuntimeContainer;
-    await stopContainers(this.deps, [running], podGracePeriodSeconds(this.pod), this.result, { pod: this.pod, hostIp: this.task.hostIp, messages: { [id]: 'FailedPostStartHook' } });
+    await stopContainers(this.deps, [running], podGracePeriodSeconds(this.pod), this.result, { pod: this.pod, hostIp: this.task.hostIp, podIp: this.podIps[0] ?? '', messages: { [id]: 'FailedPostStartHook' } });
     this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason: 'PostStartHookError', message: msg });
     if ((this.pod.spec?.restartPolicy ?? 'Always') !== 'Never') this.result.waiting[c.name] = { reason: 'PostStartHookError', message: msg };
     this.requeue(kFailedStepRequeueMs);
   }
-}
-
-/** killOptions: preStop hooks, and the probe kills' Killing messages and grace periods (kuberuntime killContainer). */
-function killOptions(pod: Pod, task: SyncPodTask, kills: ContainerToKill[]): StopOptions {
-  const messages: Record<string, string> = {};
-  const gracePeriods: Record<string, number> = {};
-  for (const k of kills) {
-    if (k.probeFailed) messages[k.id] = k.message;
-    if (k.gracePeriodSeconds !== undefined) gracePeriods[k.id] = k.gracePeriodSeconds;
-  }
-  return { pod, hostIp: task.hostIp, messages, gracePeriods };
 }
 
 /**
@@ -318,25 +389,6 @@ function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult
   for (const name of waitingFor) s.result.waiting[name] = { reason: 'ContainerCreating', message };
   s.requeue(kFailedStepRequeueMs);
   return true;
-}
-
-/** isNothingToDo: the plan kills, removes, creates and starts nothing. */
-function isNothingToDo(a: PodActions): boolean {
-  return !a.killPod && !a.createSandbox && a.containersToKill.length === 0 && a.containersToRemove.length === 0 && a.containersToStart.length === 0;
-}
-
-/**
- * isFinishedPodKill: the plan's only kill is the sandbox of a pod that has finished — restartPolicy
- * Never or OnFailure, the sandbox unchanged, and every container of it exited. Such a pod's status
- * (phase Succeeded or Failed, getPhase) is final; the agent publishes it and then stops the sandbox
- * with a separate kill (agent.ts: "The pod is done"). syncPod leaves that kill out so the final
- * status is not held back by a `docker stop` of the sandbox: the kubelet's order too, where SyncPod
- * sets the status before any runtime call and SyncTerminatingPod stops the pod afterwards.
- */
-function isFinishedPodKill(pod: Pod, runtimePod: RuntimePod | null, a: PodActions): boolean {
-  if (!a.killPod || a.createSandbox || a.sandboxId === '' || !runtimePod) return false;
-  if ((pod.spec?.restartPolicy ?? 'Always') === 'Always') return false;
-  return runtimePod.containers.length > 0 && runtimePod.containers.every((c) => c.state === 'exited');
 }
 
 /**
@@ -371,18 +423,24 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   if (task.cachedRuntimePod) {
     // The periodic resync of a pod nothing happened to: plan from the main thread's cache and
     // stop there when nothing is to be done (no Docker call at all).
-    const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
+    // The network check here is the quick one without an inspect (a cache file read and stats of
+    // the host-side interfaces): still no Docker call on this path.
+    const net = await sandboxNetworkState(null, deps.network, pod, task.cachedRuntimePod, deps.logger);
+    const planned = computePodActions(pod, task.cachedRuntimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
     if (isNothingToDo(planned)) {
       deps.logger?.debug({ uid, requeueAfterMs: planned.requeueAfterMs }, 'Synced pod from the cached runtime state');
       return { podUid: uid, steps: [], events: [...volumes.events, ...planned.events], runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
     }
   }
-  const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
+  const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid, deps.network);
   await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
-  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? []);
+  const net = await sandboxNetworkState(deps.runtime, deps.network, pod, runtimePod, deps.logger);
+  const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
   const s = new PodSync(deps, task, pod, runtimePod);
   const r = s.result;
   r.events.push(...volumes.events, ...actions.events);
+  // The kubelet's SyncPod: a sandbox to re-create (one existed) is announced before the kill.
+  if (actions.createSandbox && (runtimePod?.sandboxes.length ?? 0) > 0) r.events.push({ type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.' });
   Object.assign(r.waiting, actions.waiting);
   r.backoff = actions.backoff;
   r.requeueAfterMs = actions.requeueAfterMs;
@@ -393,15 +451,30 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
       return;
     }
     if (actions.killPod) {
-      if (runtimePod && (await killRuntimePod(deps, runtimePod, podGracePeriodSeconds(pod), r, { pod, hostIp: task.hostIp }))) s.changed = true;
+      if (runtimePod && (await killRuntimePod(deps, runtimePod, podGracePeriodSeconds(pod), r, { pod, hostIp: task.hostIp, podIp: runtimePod.podIp }))) s.changed = true;
+      // KillPod failed (a sandbox's network DEL): no new sandbox now, the next sync retries (SyncPod returns on a KillPod error).
+      if (networkTeardownFailed(r)) {
+        s.requeue(kFailedStepRequeueMs);
+        return;
+      }
       if (!actions.createSandbox) return;
     } else if (actions.containersToKill.length && runtimePod) {
       const byId = new Set(actions.containersToKill.map((k) => k.id));
-      if (await stopContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podGracePeriodSeconds(pod), r, killOptions(pod, task, actions.containersToKill))) s.changed = true;
+      if (await stopContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podGracePeriodSeconds(pod), r, killOptions(pod, task, actions.containersToKill, runtimePod.podIp))) s.changed = true;
     }
     if (actions.containersToRemove.length && runtimePod) {
       const byId = new Set(actions.containersToRemove);
       const all = [...runtimePod.containers, ...runtimePod.sandboxes].filter((c) => byId.has(c.id));
+      // A dead sandbox still set up (it died on its own) has its network torn down before removal (RemovePodSandbox).
+      if (pod.spec?.hostNetwork !== true && deps.network.enabled) {
+        const setUp = [];
+        for (const sb of all) if (sb.sandbox && (await deps.network.podNetworkStatus(sb.id)) !== null) setUp.push(sb);
+        const torn = await tearDownSandboxes(deps, runtimePod, setUp, r);
+        if (torn.size < setUp.length) {
+          const keep = new Set(setUp.filter((x) => !torn.has(x.id)).map((x) => x.id));
+          all.splice(0, all.length, ...all.filter((x) => !keep.has(x.id)));
+        }
+      }
       if (await removeContainers(deps, all, r)) s.changed = true;
     }
     if (waitForVolumes(pod, actions, volumes, s)) return;
@@ -411,14 +484,20 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
       sandboxId = await s.createSandbox(actions.attempt);
       if (!sandboxId) return;
     }
-    for (const c of actions.containersToStart) {
-      if (!s.inTime()) return;
-      await s.startContainer(c, sandboxId);
+    try {
+      for (const c of actions.containersToStart) {
+        if (!s.inTime()) return;
+        await s.startContainer(c, sandboxId);
+        if (!(await s.networkReady())) return;
+      }
+    } finally {
+      // The ADD of a new sandbox always finishes within the sync (it may fail, recorded).
+      await s.networkReady();
     }
   })();
 
   if (s.changed) {
-    r.runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid);
+    r.runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid, deps.network);
     await fillTerminationMessages(deps.rootDir, r.runtimePod, deps.runtime);
   }
   deps.logger?.debug({ uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod');

@@ -22,6 +22,8 @@ import { syncPod, type SyncDeps } from './sync-pod.js';
 import { newImagePuller } from './image-puller.js';
 import { runGc } from './gc.js';
 import { collectStats } from './stats/collect-stats.js';
+import { newPodNetwork } from './network/network-service.js';
+import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
@@ -32,6 +34,8 @@ export interface WorkerHandlerDeps {
   now?: () => number;
   /** Logger (default: pino at bootstrap.logLevel on stderr). */
   logger?: Logger;
+  /** The pod network (default: newPodNetwork(bootstrap.network) for the docker runtime, kNoopPodNetwork for the fake). */
+  network?: PodNetwork;
 }
 
 /**
@@ -73,6 +77,9 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
     imagePuller: newImagePuller(scoped, { rootDir: b.rootDir, credentialsFile: b.imagePullCredentials ?? '' }),
     // Host files, cgroups and Docker options only for real containers (the fake runtime has none).
     sandbox: b.runtime === 'docker' ? { ...kDefaultNodeSandboxSettings, ...b.sandbox } : undefined,
+    // The pod network only for real sandboxes (the fake runtime has no netns): CNI per b.network.
+    network: deps.network ?? (b.runtime === 'docker' ? newPodNetwork(b.network, logger) : kNoopPodNetwork),
+    ...(b.network?.hostPortIp ? { hostPortIp: b.network.hostPortIp } : {}),
   };
   return async (task: WorkerTask): Promise<WorkerResult> => {
     const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;

@@ -157,7 +157,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 part A: securityContext ru
     }
 
     // hostPort without hostNetwork: admitted with the pod network (issue 13), refused at admission
-    // with --network-plugin none (test/e2e/issue-13-readiness.docker.test.ts).
+    // with --network-plugin none (issue-13-readiness.docker.test.ts); run by portmap: issue-13-network.docker.test.ts.
     const userns = await post(podOf('userns', { hostUsers: false, containers: [sh('c', 'true')] }));
     expect(userns.status).toBe(422);
     expect(JSON.stringify(await userns.json())).toContain('spec.hostUsers');

@@ -113,7 +113,8 @@ describe('validatePod', () => {
     ['duplicate hostPort', (p) => { c0(p).ports[0].hostPort = 80; p.spec.containers.push({ name: 'b', image: 'i:1', ports: [{ containerPort: 81, hostPort: 80 }] }); }, ['spec.containers[1].ports[0].hostPort: Duplicate value: "80/TCP"']],
     ['hostNetwork hostPort mismatch', (p) => { p.spec.hostNetwork = true; c0(p).ports[0].hostPort = 80; }, ['spec.containers[0].ports[0].hostPort: Invalid value: 80: must match `containerPort` when `hostNetwork` is true']],
     ['hostNetwork defaults hostPort', (p) => { p.spec.hostNetwork = true; }, []],
-    ['hostIP', (p) => { c0(p).ports[0].hostIP = '127.0.0.1'; }, ['spec.containers[0].ports[0].hostIP: Not supported']],
+    ['hostIP', (p) => { c0(p).ports[0].hostIP = '127.0.0.1'; }, []],
+    ['hostIP not an IP', (p) => { c0(p).ports[0].hostIP = 'localhost'; }, ['spec.containers[0].ports[0].hostIP: Invalid value: "localhost": must be a valid IP address']],
     // env
     ['bad env name', (p) => { c0(p).env.push({ name: '1X', value: 'v' }); }, [expect.stringMatching(/^spec\.containers\[0\]\.env\[1\]\.name: Invalid value: "1X": a valid environment variable name must consist of/) as unknown as string]],
     ['missing env name', (p) => { c0(p).env.push({ value: 'v' }); }, ['spec.containers[0].env[1].name: Required value']],
