@@ -294,9 +294,8 @@ function toGcContainer(c: { id: string; name: string; labels: Record<string, str
  * DEL fails is kept for the next run (StopPodSandbox before RemovePodSandbox); then
  * `network.reconcile` gets every sandbox of this node still in the runtime (any state), so the
  * cache entries and IPAM leases of sandboxes gone behind the agent's back (kill -9 mid-ADD or
- * mid-DEL, a `docker rm`) are released. A sandbox created after the list whose ADD finished before
- * reconcile read its leases would lose its lease: its next sync finds no IP and re-creates it
- * (SandboxChanged), so nothing stays broken.
+ * mid-DEL, a `docker rm`) are released. That list is a second one, taken after reconcile read the
+ * leases, so a sandbox whose ADD is under way is always in it.
  * @throws AgentError from the runtime when the list call fails (e.g. ERR_RUNTIME_UNAVAILABLE).
  */
 export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
@@ -332,8 +331,9 @@ export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
     await remove(id, result.removedSandboxes);
   }
   if (network.enabled) {
-    const removed = new Set(result.removedSandboxes);
-    const live = new Set(list.filter((c) => c.labels[kContainerTypeLabel] === kContainerTypeSandbox && !removed.has(c.id)).map((c) => c.id));
+    // The live sandboxes from a list taken after reconcile read its leases (PodNetwork.reconcile).
+    const live = async () => new Set((await deps.runtime.listContainers({ labels: ownerLabelFilter(deps.nodeName) }))
+      .filter((c) => c.labels[kContainerTypeLabel] === kContainerTypeSandbox).map((c) => c.id));
     const { released } = await network.reconcile(live);
     if (released.length > 0) deps.logger?.info({ released: released.length }, 'Released the pod network of sandboxes that are gone');
   }

@@ -58,7 +58,8 @@ export function newFakePodNetwork(calls: string[] = []): FakePodNetwork {
       calls.push(`net:check:${t.sandboxId}:${mode}`);
       return net.ips.has(t.sandboxId) && !net.lost.has(t.sandboxId);
     },
-    async reconcile(live: ReadonlySet<string>): Promise<{ released: string[] }> {
+    async reconcile(liveSet: ReadonlySet<string> | (() => Promise<ReadonlySet<string>>)): Promise<{ released: string[] }> {
+      const live = typeof liveSet === 'function' ? await liveSet() : liveSet;
       calls.push(`net:reconcile:${live.size}`);
       const released = [...net.ips.keys()].filter((id) => !live.has(id));
       for (const id of released) net.ips.delete(id);

@@ -207,12 +207,12 @@ export class CniPodNetwork implements PodNetwork {
   /**
    * reconcile: DEL (CNI_NETNS '') of every cache entry whose sandbox is not live, then of every
    * host-local lease of the configured list whose container ID is not live (a kill -9 mid-ADD or
-   * mid-DEL). `liveSandboxIds` must include every sandbox being set up meanwhile (an entry or a
-   * lease of an ADD under way would be released). Assumes the network is the agent's own (as the
+   * mid-DEL). Entries and leases are read first, then `liveSandboxIds()` (see PodNetwork.reconcile:
+   * so an ADD under way is never released). Assumes the network is the agent's own (as the
    * kubelet assumes one runtime per node). Each release is logged; a failed one is logged and left
    * for the next call. Never rejects (a broken conf file: logged, nothing released).
    */
-  async reconcile(liveSandboxIds: ReadonlySet<string>): Promise<{ released: string[] }> {
+  async reconcile(liveSandboxIds: ReadonlySet<string> | (() => Promise<ReadonlySet<string>>)): Promise<{ released: string[] }> {
     const released: string[] = [];
     let list: NetworkConfigList;
     try {
@@ -221,9 +221,13 @@ export class CniPodNetwork implements PodNetwork {
       this.logger?.warn({ err: e }, 'CNI reconcile skipped');
       return { released };
     }
+    const entries = await listCacheEntries(this.settings.cacheDir, list.name);
+    const leases = [];
+    for (const dataDir of hostLocalDataDirs(list)) leases.push(...(await listHostLocalLeases(dataDir, list.name)));
+    const live = typeof liveSandboxIds === 'function' ? await liveSandboxIds() : liveSandboxIds;
     const attempted = new Set<string>();
-    for (const e of await listCacheEntries(this.settings.cacheDir, list.name)) {
-      if (liveSandboxIds.has(e.containerId)) continue;
+    for (const e of entries) {
+      if (live.has(e.containerId)) continue;
       attempted.add(e.containerId);
       try {
         await this.release(e, list, e.containerId, '', e.ifName, e.cniArgs);
@@ -233,18 +237,16 @@ export class CniPodNetwork implements PodNetwork {
         this.logger?.warn({ containerID: e.containerId, err }, 'CNI DEL of a sandbox that is gone failed');
       }
     }
-    for (const dataDir of hostLocalDataDirs(list)) {
-      for (const l of await listHostLocalLeases(dataDir, list.name)) {
-        if (liveSandboxIds.has(l.containerId) || attempted.has(l.containerId)) continue;
-        attempted.add(l.containerId);
-        const args = cniArgsString([['IgnoreUnknown', '1'], ['K8S_POD_INFRA_CONTAINER_ID', l.containerId]]);
-        try {
-          await this.release(undefined, list, l.containerId, '', l.ifName || kPodInterface, args);
-          released.push(l.containerId);
-          this.logger?.info({ containerID: l.containerId, ip: l.ip }, 'Released an IP lease of a sandbox that is gone');
-        } catch (err) {
-          this.logger?.warn({ containerID: l.containerId, ip: l.ip, err }, 'CNI DEL of a leaked IP lease failed');
-        }
+    for (const l of leases) {
+      if (live.has(l.containerId) || attempted.has(l.containerId)) continue;
+      attempted.add(l.containerId);
+      const args = cniArgsString([['IgnoreUnknown', '1'], ['K8S_POD_INFRA_CONTAINER_ID', l.containerId]]);
+      try {
+        await this.release(undefined, list, l.containerId, '', l.ifName || kPodInterface, args);
+        released.push(l.containerId);
+        this.logger?.info({ containerID: l.containerId, ip: l.ip }, 'Released an IP lease of a sandbox that is gone');
+      } catch (err) {
+        this.logger?.warn({ containerID: l.containerId, ip: l.ip, err }, 'CNI DEL of a leaked IP lease failed');
       }
     }
     return { released };

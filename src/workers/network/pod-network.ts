@@ -74,11 +74,14 @@ export interface PodNetwork {
    */
   checkPod(t: PodNetworkTarget, netnsPath: string, mode: 'quick' | 'full'): Promise<boolean>;
   /**
-   * reconcile: every cached result and every IPAM lease whose sandbox is not in `liveSandboxIds`
-   * is released by DEL (an agent killed mid-ADD or mid-DEL leaks nothing). Resolves to the sandbox
-   * IDs released. Never rejects for one failed DEL (it is logged and retried at the next call).
+   * reconcile: every cached result and every IPAM lease whose sandbox is not live is released by
+   * DEL (an agent killed mid-ADD or mid-DEL leaks nothing). The cache entries and leases are read
+   * FIRST, then `liveSandboxIds()` is called: a sandbox container exists before its ADD starts, so
+   * every entry or lease read belongs to a sandbox the later list sees (an ADD under way is never
+   * released). A set is taken as it is (tests, cleanup). Resolves to the sandbox IDs released.
+   * Never rejects for one failed DEL (it is logged and retried at the next call).
    */
-  reconcile(liveSandboxIds: ReadonlySet<string>): Promise<{ released: string[] }>;
+  reconcile(liveSandboxIds: ReadonlySet<string> | (() => Promise<ReadonlySet<string>>)): Promise<{ released: string[] }>;
 }
 
 /** kNoopPodNetwork: no pod network (kNoPodNetwork settings, the fake runtime). */
