@@ -3,7 +3,7 @@
 // pod's /etc/hosts line; a hostPort on 127.0.0.1 answers from the host; a hostNetwork pod keeps the
 // host's IP; the pod's only route is the bridge's subnet and the host has no MASQUERADE for the pod
 // CIDR; an agent restart keeps the IPs and restarts nothing; a lost network (the host veth deleted)
-// → SandboxChanged and a new IP. Every address talked to is a pod IP on the node's bridge or loopback.
+// → SandboxChanged and a new IP; httpGet and tcpSocket probes reach the pod IP. Every address talked to is a pod IP on the node's bridge or loopback.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -23,6 +23,9 @@ const server = pod('server', {
   containers: [{
     name: 'httpd', image: BUSYBOX_IMAGE, ports: [{ containerPort: 8080, hostPort: kHostPort, hostIP: '127.0.0.1' }],
     env: [{ name: 'MY_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+    // Probes of a pod with an IP go straight to it (no netns helper): its readiness says they got in.
+    readinessProbe: { httpGet: { path: '/index.html', port: 8080 }, periodSeconds: 1 },
+    livenessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1, failureThreshold: 3 },
     command: ['sh', '-c', 'echo "ip=$MY_IP"; echo "iflink=$(cat /sys/class/net/eth0/iflink)"; cat /proc/net/route | sed "s/^/route /"; grep server /etc/hosts | sed "s/^/hosts /"; mkdir -p /www; echo hello-from-server > /www/index.html; exec httpd -f -p 8080 -h /www'],
   }],
 });
@@ -95,6 +98,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: pod network', () => {
     await post(node, server);
     await post(node, hostnet);
     const s = await running(node, 'server');
+    await waitFor(async () => (await get(node, 'server')).status?.containerStatuses?.[0]?.ready === true, { timeoutMs: 30_000, intervalMs: 200, description: 'server Ready by its probes to the pod IP' });
     const ip = s.status!.podIP!;
     const net = (await defaultNetworkOf(node.rootDir))!;
     expect(net, 'the node wrote its own default network').toBeDefined();
