@@ -8,6 +8,9 @@ import { runEtcdGetNodes, runEtcdGetPods } from './etcd-get.js';
 import type { Argv, CommandModule } from 'yargs';
 import { stringify as toYaml } from 'yaml';
 import type { Pod, PodList } from '../shared/api.js';
+import { podStatusReason } from '../shared/pod-printer.js';
+
+export { podStatusReason };
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
@@ -27,42 +30,6 @@ export interface GetPodsOptions {
   watch: boolean;
   /** Omit the header row (`--no-headers`). */
   noHeaders: boolean;
-}
-
-/**
- * podStatusReason: the STATUS column as kubectl's printPod computes it: the phase (or
- * status.reason), replaced by the last container's waiting reason (e.g. `CrashLoopBackOff`,
- * `ContainerCreating`) or terminated reason (or `ExitCode:N` / `Signal:N`), `Running` again when a
- * container still runs after one `Completed`, and `Terminating` once deletionTimestamp is set.
- * Also returns the ready count, total restarts and the newest restart time (epoch ms or 0). Pure.
- */
-export function podStatusReason(pod: Pod): { reason: string; ready: number; total: number; restarts: number; lastRestartMs: number } {
-  const statuses = pod.status?.containerStatuses ?? [];
-  let reason = pod.status?.reason || pod.status?.phase || 'Pending';
-  let ready = 0;
-  let restarts = 0;
-  let lastRestartMs = 0;
-  let hasRunning = false;
-  for (let i = statuses.length - 1; i >= 0; i--) {
-    const c = statuses[i];
-    restarts += c.restartCount ?? 0;
-    const finished = c.lastState?.terminated?.finishedAt;
-    if (finished) lastRestartMs = Math.max(lastRestartMs, Date.parse(finished) || 0);
-    const waiting = c.state?.waiting;
-    const terminated = c.state?.terminated;
-    if (waiting?.reason) reason = waiting.reason;
-    else if (terminated?.reason) reason = terminated.reason;
-    else if (terminated) reason = terminated.signal ? `Signal:${terminated.signal}` : `ExitCode:${terminated.exitCode}`;
-    else if (c.ready && c.state?.running) {
-      hasRunning = true;
-      ready++;
-    }
-  }
-  if (reason === 'Completed' && hasRunning) {
-    reason = (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True') ? 'Running' : 'NotReady';
-  }
-  if (pod.metadata?.deletionTimestamp) reason = 'Terminating';
-  return { reason, ready, total: pod.spec?.containers?.length ?? statuses.length, restarts, lastRestartMs };
 }
 
 /** podRow: one table row (NAME READY STATUS RESTARTS AGE, then IP NODE NOMINATED NODE READINESS GATES for wide). */
