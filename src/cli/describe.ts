@@ -4,6 +4,7 @@
  */
 import type { Argv, CommandModule } from 'yargs';
 import type { ContainerState, Event, Pod } from '../shared/api.js';
+import { getPodQOS } from '../shared/qos.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 
@@ -37,7 +38,9 @@ function stateLines(state: ContainerState | undefined, indent: string): string[]
 }
 
 /**
- * describePod renders the pod and its events (those whose involvedObject is the pod, newest last)
+ * describePod renders the pod and its events (those whose involvedObject.uid is the pod's — by name
+ * and namespace only for a pod without a uid; newest last), with each container's ports, limits,
+ * requests and mounts and the pod's QoS class,
  * in kubectl's describe layout. Pure (`nowMs` for the event ages).
  */
 export function describePod(pod: Pod, events: Event[], nowMs: number): string {
@@ -66,6 +69,10 @@ export function describePod(pod: Pod, events: Event[], nowMs: number): string {
     out.push(`${i}Container ID:   ${cs?.containerID ?? ''}`);
     out.push(`${i}Image:          ${c.image ?? ''}`);
     out.push(`${i}Image ID:       ${cs?.imageID ?? ''}`);
+    const ports = (c.ports ?? []).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`);
+    const hostPorts = (c.ports ?? []).map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`);
+    out.push(`${i}${ports.length > 1 ? 'Ports:' : 'Port:'}`.padEnd(20) + (ports.join(', ') || '<none>'));
+    out.push(`${i}${hostPorts.length > 1 ? 'Host Ports:' : 'Host Port:'}`.padEnd(20) + (hostPorts.join(', ') || '<none>'));
     if (c.command?.length) out.push(`${i}Command:\n${c.command.map((x) => `${i}  ${x}`).join('\n')}`);
     if (c.args?.length) out.push(`${i}Args:\n${c.args.map((x) => `${i}  ${x}`).join('\n')}`);
     const [first, ...rest] = stateLines(cs?.state, i);
@@ -77,7 +84,13 @@ export function describePod(pod: Pod, events: Event[], nowMs: number): string {
     out.push(`${i}Ready:          ${cs?.ready ? 'True' : 'False'}`);
     out.push(`${i}Restart Count:  ${cs?.restartCount ?? 0}`);
     const env = (c.env ?? []).map((e) => `${i}  ${e.name}:  ${e.value ?? (e.valueFrom ? '<set from a reference>' : '')}`);
+    for (const [title, list] of [['Limits', c.resources?.limits], ['Requests', c.resources?.requests]] as const) {
+      const entries = Object.entries(list ?? {}).sort(([a], [b]) => a.localeCompare(b));
+      if (entries.length > 0) out.push(`${i}${title}:`, ...entries.map(([k, v]) => `${i}  ${`${k}:`.padEnd(10)}${String(v)}`));
+    }
     out.push(`${i}Environment:${env.length ? `\n${env.join('\n')}` : '    <none>'}`);
+    const mounts = (c.volumeMounts ?? []).map((v) => `${i}  ${v.mountPath} from ${v.name}${v.subPath ? ` (${v.readOnly ? 'ro' : 'rw'},path="${v.subPath}")` : ` (${v.readOnly ? 'ro' : 'rw'})`}`);
+    out.push(`${i}Mounts:${mounts.length ? `\n${mounts.join('\n')}` : '         <none>'}`);
   }
   out.push('Conditions:');
   const conds = st.conditions ?? [];
@@ -91,7 +104,11 @@ export function describePod(pod: Pod, events: Event[], nowMs: number): string {
     if (v.emptyDir) out.push(`    Type:       EmptyDir (a temporary directory that shares a pod's lifetime)`, `    Medium:     ${v.emptyDir.medium ?? ''}`);
     else if (v.hostPath) out.push(`    Type:          HostPath (bare host directory volume)`, `    Path:          ${v.hostPath.path}`);
   }
-  const mine = events.filter((e) => e.involvedObject?.uid === m.uid || (e.involvedObject?.name === m.name && e.involvedObject?.namespace === (m.namespace ?? 'default')));
+  out.push(`${'QoS Class:'.padEnd(18)}${getPodQOS(pod)}`);
+  // kubectl asks for involvedObject.name, .namespace and .uid: an earlier pod of the same name is not this one.
+  const mine = events.filter((e) =>
+    m.uid ? e.involvedObject?.uid === m.uid : e.involvedObject?.name === m.name && e.involvedObject?.namespace === (m.namespace ?? 'default'),
+  );
   if (mine.length === 0) {
     out.push('Events:            <none>');
   } else {

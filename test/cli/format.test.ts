@@ -71,6 +71,31 @@ describe('formatTable', () => {
   });
 });
 
+describe('podStatusReason with init containers (printPod)', () => {
+  const withInit = (init: NonNullable<Pod['status']>['initContainerStatuses'], sidecar = false, initialized = false): Pod => ({
+    metadata: { name: 'i', namespace: 'default', uid: 'u-i' },
+    spec: { containers: [{ name: 'main', image: 'b' }], initContainers: [{ name: 'a', image: 'b', ...(sidecar ? { restartPolicy: 'Always' } : {}) }, { name: 'b', image: 'b' }] },
+    status: {
+      phase: 'Pending',
+      conditions: [{ type: 'Initialized', status: initialized ? 'True' : 'False' }],
+      initContainerStatuses: init,
+      containerStatuses: [{ name: 'main', image: 'b', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
+    },
+  });
+  const done = { name: 'a', image: 'b', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } };
+  it('counts Init:i/n while an init container runs, and names its failure or wait', () => {
+    expect(podStatusReason(withInit([done, { name: 'b', image: 'b', imageID: '', ready: false, restartCount: 0, state: { running: {} } }])).reason).toBe('Init:1/2');
+    expect(podStatusReason(withInit([done, { name: 'b', image: 'b', imageID: '', ready: false, restartCount: 2, state: { terminated: { exitCode: 1, reason: 'Error' } } }]))).toMatchObject({ reason: 'Init:Error', restarts: 2 });
+    expect(podStatusReason(withInit([done, { name: 'b', image: 'b', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 7 } } }])).reason).toBe('Init:ExitCode:7');
+    expect(podStatusReason(withInit([{ ...done, state: { waiting: { reason: 'ImagePullBackOff' } } }])).reason).toBe('Init:ImagePullBackOff');
+  });
+  it('passes a started sidecar, counts it in READY, and reads the app containers once initialized', () => {
+    const sidecar = { name: 'a', image: 'b', imageID: '', ready: true, started: true, restartCount: 1, state: { running: {} } };
+    const b = { ...done, name: 'b' };
+    expect(podStatusReason(withInit([sidecar, b], true, true))).toMatchObject({ reason: 'PodInitializing', ready: 1, total: 2, restarts: 1 });
+  });
+});
+
 describe('describePod', () => {
   it('shows status, container states, conditions and the pod events', () => {
     const p = pod('web', [{ name: 'main', image: 'busybox', imageID: 'sha256:1', containerID: 'docker://abc', ready: false, restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 20s restarting failed container' } }, lastState: { terminated: { exitCode: 3, reason: 'Error', startedAt: '2026-11-30T01:58:00Z', finishedAt: '2026-11-30T01:59:00Z' } } }], { metadata: { name: 'web', labels: { app: 'web' } } });
@@ -86,6 +111,26 @@ describe('describePod', () => {
     expect(text).toMatch(/Conditions:\n\s+Type\s+Status\n\s+Ready\s+True/);
     expect(text).toMatch(/Warning\s+BackOff\s+60s \(x3 over 4m\)\s+kubelet\s+Back-off restarting failed container/);
     expect(text).not.toContain('not mine');
+    expect(text).toMatch(/QoS Class:\s+BestEffort/);
+  });
+
+  it('shows ports, limits, requests and mounts, and only the events of this UID (not an earlier pod of the same name)', () => {
+    const p = pod('db', [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: '2026-11-30T01:58:00Z' } } }]);
+    p.spec!.containers[0] = {
+      name: 'main', image: 'busybox', ports: [{ containerPort: 80 }, { containerPort: 53, protocol: 'UDP', hostPort: 5353 }],
+      resources: { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '250m', memory: '128Mi' } },
+      volumeMounts: [{ name: 'data', mountPath: '/data' }, { name: 'cfg', mountPath: '/etc/x', readOnly: true, subPath: 'x' }],
+    };
+    const text = describePod(p, [
+      { metadata: { name: 'old' }, involvedObject: { uid: 'u-earlier', name: 'db', namespace: 'default' }, type: 'Normal', reason: 'Killing', message: 'the earlier pod' },
+      { metadata: { name: 'new' }, involvedObject: { uid: 'u-db', name: 'db', namespace: 'default' }, type: 'Normal', reason: 'Started', message: 'this pod' },
+    ], now);
+    expect(text).toMatch(/Ports:\s+80\/TCP, 53\/UDP\n\s+Host Ports:\s+0\/TCP, 5353\/UDP/);
+    expect(text).toMatch(/Limits:\n\s+cpu:\s+500m\n\s+memory:\s+128Mi\n\s+Requests:\n\s+cpu:\s+250m/);
+    expect(text).toMatch(/Mounts:\n\s+\/data from data \(rw\)\n\s+\/etc\/x from cfg \(ro,path="x"\)/);
+    expect(text).toMatch(/QoS Class:\s+Burstable/);
+    expect(text).toContain('this pod');
+    expect(text).not.toContain('the earlier pod');
   });
 });
 
