@@ -64,7 +64,8 @@ export function sameDesiredState(local: Pod, remote: Pod): boolean {
   return stableHash(pick(l.spec, l)) === stableHash(pick(remoteSpec as Pod['spec'], remote));
 }
 
-async function readStdin(): Promise<string> {
+/** readStdin reads all of stdin as UTF-8 (`-f -`). */
+export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8');

@@ -158,7 +158,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     expect(await podJson('beta')).toBeUndefined();
     const again = await inproc('delete', 'pod', 'beta');
     expect(again.code).toBe(1);
-    expect(again.stderr).toBe('Error from server: pods "beta" not found\n');
+    expect(again.stderr).toBe('Error from server (NotFound): pods "beta" not found\n');
   }, kTestMs);
 
   it('sends --token; the read-only group may get but not apply (--anonymous-auth=false)', async () => {
