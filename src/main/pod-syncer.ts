@@ -78,6 +78,13 @@ export interface KubeletPodSyncer extends PodSyncer {
    * only when it changed). Synchronous.
    */
   publishStatus(record: PodRecord): void;
+  /**
+   * evictPod fails pod `uid` for the eviction manager (as killPodNow with Evict): phase Failed
+   * with `reason`/`message` kept from now on, a Warning event `reason` with `message`, its share of
+   * the node given back and the status published as terminal. The caller then kills it through the
+   * pod workers. Returns false when the pod is not known (nothing done).
+   */
+  evictPod(uid: string, reason: string, message: string): boolean;
 }
 
 class PodSyncerImpl implements KubeletPodSyncer {
@@ -153,6 +160,13 @@ class PodSyncerImpl implements KubeletPodSyncer {
     this.deps.logger.info({ ...podFields(record.pod), reason }, 'Failing pod');
     this.publishStatus(record, true);
     return { terminal: { gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? kDefaultGracePeriodSeconds } };
+  }
+
+  evictPod(uid: string, reason: string, message: string): boolean {
+    const record = this.deps.podManager.get(uid);
+    if (!record) return false;
+    this.#failPod(record, reason, message, 'Warning');
+    return true;
   }
 
   async syncTerminatingPod(uid: string, gracePeriodSeconds: number, remove: boolean): Promise<void> {

@@ -40,6 +40,8 @@ export interface NodeApiDeps {
   network?: () => { ready: boolean; message: string } | undefined;
   /** The HTTP server's port (0 when not serving). */
   port: () => number;
+  /** The eviction manager's MemoryPressure / DiskPressure (NodeInputs.pressure); absent = the fixed defaults on the machine's facts. */
+  pressure?: () => { memory: boolean; disk: boolean };
 }
 
 /** NodeApi: GET /node and GET /containerLogs. */
@@ -109,7 +111,7 @@ class NodeApiImpl implements NodeApi {
     this.#lastNode = buildNode({
       nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
       kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
-      health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(),
+      health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(), pressure: this.deps.pressure?.(),
       facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
     });
     return this.#lastNode;

@@ -64,6 +64,12 @@ export interface NodeInputs {
    * ready: NetworkReady=false …`) and NetworkUnavailable is True.
    */
   network?: { ready: boolean; message: string };
+  /**
+   * The eviction manager's pressure conditions (eviction/eviction-manager.ts): when given, they
+   * decide MemoryPressure and DiskPressure (its thresholds and transition period) instead of the
+   * fixed defaults on `facts`.
+   */
+  pressure?: { memory: boolean; disk: boolean };
   /** The HTTP server's port (daemonEndpoints.kubeletEndpoint). */
   port: number;
   facts: NodeFacts;
@@ -113,8 +119,9 @@ export const kNetworkAvailableMessage = 'the CNI network configuration and its p
 export function buildNode(inputs: NodeInputs): Node {
   const { facts } = inputs;
   const now = new Date(inputs.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const memoryPressure = facts.memoryAvailableBytes < kEvictionMemoryAvailableBytes;
-  const diskPressure = facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes / facts.disk.totalBytes < kEvictionNodefsAvailableFraction;
+  const memoryPressure = inputs.pressure ? inputs.pressure.memory : facts.memoryAvailableBytes < kEvictionMemoryAvailableBytes;
+  const diskPressure = inputs.pressure ? inputs.pressure.disk
+    : facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes / facts.disk.totalBytes < kEvictionNodefsAvailableFraction;
   const pidPressure = facts.pids !== undefined && facts.pids.max > 0 && facts.pids.running / facts.pids.max > kPidPressureFraction;
   const capacity: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes), pods: String(inputs.maxPods) };
   const allocatable: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes - kEvictionMemoryAvailableBytes), pods: String(inputs.maxPods) };

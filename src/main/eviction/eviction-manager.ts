@@ -1,0 +1,213 @@
+/**
+ * Counterpart of pkg/kubelet/eviction/eviction_manager.go (managerImpl): the eviction manager.
+ * Every monitoring interval (the kubelet's 10 s; `--eviction-monitoring-interval` here) one
+ * `synchronize` pass:
+ *   observe the signals from the stats provider's latest Summary → thresholds met (soft ones only
+ *   once their grace period has passed) → node conditions MemoryPressure / DiskPressure, kept True
+ *   for `--eviction-pressure-transition-period` after the last observation → if a threshold with
+ *   fresh stats is met: rank the active pods for its resource and evict ONE (the first that is not
+ *   critical), then wait for it to be cleaned up (30 s at most, polled every second) and take fresh
+ *   stats before the next pass.
+ * Evicting is the deps' `evictPod` (the agent fails the pod with phase Failed, reason `Evicted`
+ * and the message, records the `Evicted` event, and kills it through the pod workers); this file
+ * decides. Critical pods (static pods, mirror pods, priority ≥ 2000000000: kubetypes.IsCriticalPod)
+ * are never evicted and always admitted, as upstream. Not done here: node-level reclaim before
+ * evicting (image / container GC on disk pressure), `--eviction-minimum-reclaim`, and the memcg
+ * threshold notifier. Main thread only.
+ */
+import type { Pod } from '../../shared/api.js';
+import type { Logger } from '../../shared/logging.js';
+import { podFields } from '../../shared/logging.js';
+import { getPodQOS, isCriticalPod } from '../../shared/qos.js';
+import type { Summary } from '../../shared/stats.js';
+import {
+  admitUnderPressure, cachedStatsFunc, evictionMessage, makeSignalObservations, nodeConditions, nodeConditionsLastObservedAt,
+  nodeConditionsObservedSince, rankPods, sortByEvictionPriority, thresholdsFirstObservedAt, thresholdsMet, thresholdsMetGracePeriod,
+  thresholdsUpdatedStats, type PressureCondition, type SignalObservations,
+} from './helpers.js';
+import { kSignalToResource, type Threshold } from './thresholds.js';
+
+/** kDefaultEvictionMonitoringIntervalMs: the kubelet's evictionMonitoringPeriod (10 s). */
+export const kDefaultEvictionMonitoringIntervalMs = 10_000;
+/** kImmediateEvictionGracePeriodSeconds: the grace period of a hard eviction, seconds (upstream immediateEvictionGracePeriodSeconds, 1). */
+export const kImmediateEvictionGracePeriodSeconds = 1;
+/** kPodCleanupTimeoutMs: how long a pass waits for the evicted pod to be cleaned up (podCleanupTimeout, 30 s). */
+export const kPodCleanupTimeoutMs = 30_000;
+
+/** EvictionConfig: the manager's settings (eviction.Config). Times in milliseconds, grace periods in seconds. */
+export interface EvictionConfig {
+  thresholds: Threshold[];
+  /** --eviction-pressure-transition-period, ms (default 5 min). */
+  pressureTransitionPeriodMs: number;
+  /** --eviction-max-pod-grace-period, seconds; <= 0 = the pod's own terminationGracePeriodSeconds for soft evictions. */
+  maxPodGracePeriodSeconds: number;
+  /** Period of synchronize, ms (default kDefaultEvictionMonitoringIntervalMs). */
+  monitoringIntervalMs?: number;
+}
+
+/** An active pod: one with its spec, not terminal and not being stopped (GetActivePods). */
+export interface ActivePod {
+  pod: Pod;
+}
+
+/** Dependencies of newEvictionManager. */
+export interface EvictionManagerDeps {
+  logger: Logger;
+  /** The stats provider's latest Summary (undefined before the first collection). */
+  summary(): Summary | undefined;
+  /** Collects now (fresh stats after an eviction); may reject. */
+  collect(): Promise<unknown>;
+  /** MemTotal, bytes: memory.available's capacity. */
+  memoryCapacityBytes: number;
+  /** The pods that may be evicted (not terminal, termination not requested). */
+  activePods(): Pod[];
+  /**
+   * evictPod fails pod `uid` (phase Failed, reason `Evicted`, `message`), records the `Evicted`
+   * event with `annotations` and kills it within `gracePeriodSeconds` (seconds). Returns false
+   * when the pod is gone already.
+   */
+  evictPod(pod: Pod, e: { message: string; gracePeriodSeconds: number; annotations: Record<string, string> }): boolean;
+  /** True once pod `uid`'s containers are stopped (the kill has finished) or the pod is gone. */
+  podCleanedUp(uid: string): boolean;
+  /** Counts an eviction (`kubelet_evictions{eviction_signal}`). */
+  onEviction?(signal: string): void;
+  /** Clock, epoch ms (default Date.now). */
+  now?: () => number;
+}
+
+/** EvictionManager: pressure, admission and the periodic eviction pass. Main thread only. */
+export interface EvictionManager {
+  /** Starts the periodic pass (a first one at once). Idempotent. */
+  start(): void;
+  /** Stops the periodic pass and waits for one in progress. */
+  stop(): Promise<void>;
+  /**
+   * synchronize runs one pass now (joins one in progress) and resolves with the evicted pod, or
+   * null. Never rejects: errors are logged.
+   */
+  synchronize(): Promise<Pod | null>;
+  /** The pressure conditions now True (MemoryPressure, DiskPressure), for the Node and admission. */
+  conditions(): PressureCondition[];
+  /** Admission while under pressure (the eviction manager's PodAdmitHandler). */
+  admit(pod: Pod): { admit: true } | { admit: false; reason: string; message: string };
+}
+
+class EvictionManagerImpl implements EvictionManager {
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<Pod | null> | null = null;
+  #conditions: PressureCondition[] = [];
+  #conditionsLastObservedAt = new Map<PressureCondition, number>();
+  #thresholdsFirstObservedAt = new Map<string, number>();
+  #lastObservations: SignalObservations = {};
+  /** The pod evicted last, until it is cleaned up (waitForPodsCleanup), with the deadline. */
+  #cleanup: { uid: string; untilMs: number } | null = null;
+  #stopped = false;
+  readonly #now: () => number;
+
+  constructor(private readonly config: EvictionConfig, private readonly deps: EvictionManagerDeps) {
+    this.#now = deps.now ?? Date.now;
+  }
+
+  start(): void {
+    if (this.#timer || this.#stopped) return;
+    void this.synchronize();
+    this.#timer = setInterval(() => void this.synchronize(), this.config.monitoringIntervalMs ?? kDefaultEvictionMonitoringIntervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running;
+  }
+
+  conditions(): PressureCondition[] {
+    return [...this.#conditions];
+  }
+
+  admit(pod: Pod) {
+    const r = admitUnderPressure(pod, this.#conditions, getPodQOS(pod), isCriticalPod(pod));
+    if (!r.admit) this.deps.logger.info({ ...podFields(pod), nodeCondition: this.#conditions }, 'Failed to admit pod to node');
+    return r;
+  }
+
+  synchronize(): Promise<Pod | null> {
+    if (this.#running) return this.#running;
+    this.#running = this.#pass().catch((err: unknown) => {
+      this.deps.logger.warn({ err }, 'Eviction manager: failed to synchronize');
+      return null;
+    }).finally(() => { this.#running = null; });
+    return this.#running;
+  }
+
+  async #pass(): Promise<Pod | null> {
+    const { config, deps } = this;
+    if (config.thresholds.length === 0 || this.#stopped) return null;
+    if (this.#cleanup) {
+      // waitForPodsCleanup: no decision while the pod evicted last is still being stopped.
+      if (!deps.podCleanedUp(this.#cleanup.uid) && this.#now() < this.#cleanup.untilMs) return null;
+      if (!deps.podCleanedUp(this.#cleanup.uid)) deps.logger.info({ uid: this.#cleanup.uid }, 'Eviction manager: timed out waiting for pods to be cleaned up');
+      this.#cleanup = null;
+      // The kubelet takes the next Summary with updateStats: figures taken after the pod went.
+      await deps.collect().catch(() => undefined);
+    }
+    const summary = deps.summary();
+    if (!summary) return null;
+    const now = this.#now();
+    const observations = makeSignalObservations(summary, deps.memoryCapacityBytes);
+    const met = thresholdsMet(config.thresholds, observations);
+    const firstObservedAt = thresholdsFirstObservedAt(met, this.#thresholdsFirstObservedAt, now);
+    const lastObservedAt = nodeConditionsLastObservedAt(nodeConditions(met), this.#conditionsLastObservedAt, now);
+    const conditions = nodeConditionsObservedSince(lastObservedAt, config.pressureTransitionPeriodMs, now);
+    const due = thresholdsMetGracePeriod(met, firstObservedAt, now);
+    const changed = conditions.join() !== this.#conditions.join();
+    this.#conditions = conditions;
+    this.#thresholdsFirstObservedAt = firstObservedAt;
+    this.#conditionsLastObservedAt = lastObservedAt;
+    const fresh = thresholdsUpdatedStats(due, observations, this.#lastObservations);
+    this.#lastObservations = observations;
+    if (changed) deps.logger.info({ nodeConditions: conditions }, 'Eviction manager: node conditions changed');
+    if (fresh.length === 0) return null;
+    const [toReclaim] = sortByEvictionPriority(fresh);
+    const resource = kSignalToResource[toReclaim.signal];
+    deps.logger.info({ resourceName: resource, signal: toReclaim.signal }, 'Eviction manager: attempting to reclaim');
+    const active = deps.activePods();
+    if (active.length === 0) {
+      deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: eviction thresholds have been met, but no pods are active to evict');
+      return null;
+    }
+    const stats = cachedStatsFunc(summary);
+    const ranked = rankPods(active, stats, resource);
+    deps.logger.info({ pods: ranked.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'Eviction manager: pods ranked for eviction');
+    // At most one pod per pass; a critical pod is skipped (evictPod refuses it upstream).
+    for (const pod of ranked) {
+      if (isCriticalPod(pod)) {
+        deps.logger.warn(podFields(pod), 'Eviction manager: cannot evict a critical pod');
+        continue;
+      }
+      const { message, annotations } = evictionMessage(resource, pod, stats, fresh, observations);
+      const podGrace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+      const gracePeriodSeconds = !toReclaim.soft ? kImmediateEvictionGracePeriodSeconds
+        : config.maxPodGracePeriodSeconds > 0 ? Math.min(config.maxPodGracePeriodSeconds, podGrace) : podGrace;
+      if (!deps.evictPod(pod, { message, gracePeriodSeconds, annotations })) continue;
+      deps.onEviction?.(toReclaim.signal);
+      deps.logger.info({ ...podFields(pod), signal: toReclaim.signal, gracePeriodSeconds, message }, 'Eviction manager: pod is evicted');
+      this.#cleanup = { uid: pod.metadata?.uid ?? '', untilMs: this.#now() + kPodCleanupTimeoutMs };
+      return pod;
+    }
+    deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: unable to evict any pods from the node');
+    return null;
+  }
+}
+
+/**
+ * newEvictionManager builds the manager (see file doc); nothing runs until start().
+ * @throws RangeError for a monitoring interval below 1 ms or a negative transition period.
+ */
+export function newEvictionManager(config: EvictionConfig, deps: EvictionManagerDeps): EvictionManager {
+  const interval = config.monitoringIntervalMs ?? kDefaultEvictionMonitoringIntervalMs;
+  if (!(interval >= 1)) throw new RangeError(`--eviction-monitoring-interval must be > 0, got ${interval} ms`);
+  if (!(config.pressureTransitionPeriodMs >= 0)) throw new RangeError(`--eviction-pressure-transition-period must be >= 0, got ${config.pressureTransitionPeriodMs} ms`);
+  return new EvictionManagerImpl(config, deps);
+}
