@@ -47,7 +47,8 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
   const evictions = new Counter({
     name: 'kubelet_evictions', help: 'Cumulative number of pod evictions by eviction signal', labelNames: ['eviction_signal'], registers: [deps.registry],
   });
-  const { podManager, podWorkers } = deps;
+  const { podManager } = deps;
+  // deps.podWorkers is read at each call: the agent builds the pod workers after this manager.
   return newEvictionManager({
     thresholds: evictionThresholds(o),
     pressureTransitionPeriodMs: o.evictionPressureTransitionPeriodMs,
@@ -61,7 +62,7 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
     activePods: () => {
       const out = [];
       for (const r of podManager.all()) {
-        if (podWorkers.isPodTerminationRequested(r.uid)) continue;
+        if (deps.podWorkers.isPodTerminationRequested(r.uid)) continue;
         const phase = r.status?.phase;
         if (phase === 'Succeeded' || phase === 'Failed') continue;
         out.push(r.pod);
@@ -70,11 +71,11 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
     },
     evictPod: (pod, e) => {
       const uid = pod.metadata?.uid ?? '';
-      if (podWorkers.isPodTerminationRequested(uid) || !deps.evictPod(uid, 'Evicted', e.message)) return false;
-      podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: e.gracePeriodSeconds, remove: false });
+      if (deps.podWorkers.isPodTerminationRequested(uid) || !deps.evictPod(uid, 'Evicted', e.message)) return false;
+      deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: e.gracePeriodSeconds, remove: false });
       return true;
     },
-    podCleanedUp: (uid) => !podManager.get(uid) || (podWorkers.isPodTerminal(uid) && !podWorkers.busy(uid)),
+    podCleanedUp: (uid) => !podManager.get(uid) || (deps.podWorkers.isPodTerminal(uid) && !deps.podWorkers.busy(uid)),
     onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
   });
 }
