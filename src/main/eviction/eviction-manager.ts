@@ -8,6 +8,9 @@
  *   fresh stats is met: rank the active pods for its resource and evict ONE (the first that is not
  *   critical), then wait for it to be cleaned up (30 s at most, polled every second) and take fresh
  *   stats before the next pass.
+ * Before the thresholds, every pass also evicts the pods over a local storage limit (an emptyDir
+ * `sizeLimit`, the pod's or a container's `ephemeral-storage` limit: local-storage.ts), as the
+ * kubelet's localStorageEviction with LocalStorageCapacityIsolation on (its default).
  * Evicting is the deps' `evictPod` (the agent fails the pod with phase Failed, reason `Evicted`
  * and the message, records the `Evicted` event, and kills it through the pod workers); this file
  * decides. Critical pods (static pods, mirror pods, priority ≥ 2000000000: kubetypes.IsCriticalPod)
@@ -23,8 +26,9 @@ import type { Summary } from '../../shared/stats.js';
 import {
   admitUnderPressure, cachedStatsFunc, evictionMessage, makeSignalObservations, nodeConditions, nodeConditionsLastObservedAt,
   nodeConditionsObservedSince, rankPods, sortByEvictionPriority, thresholdsFirstObservedAt, thresholdsMet, thresholdsMetGracePeriod,
-  thresholdsUpdatedStats, type PressureCondition, type SignalObservations,
+  thresholdsUpdatedStats, type PressureCondition, type SignalObservations, type StatsFunc,
 } from './helpers.js';
+import { localStorageViolation } from './local-storage.js';
 import { kSignalToResource, type Threshold } from './thresholds.js';
 
 /** kDefaultEvictionMonitoringIntervalMs: the kubelet's evictionMonitoringPeriod (10 s). */
@@ -100,7 +104,7 @@ class EvictionManagerImpl implements EvictionManager {
   #thresholdsFirstObservedAt = new Map<string, number>();
   #lastObservations: SignalObservations = {};
   /** The pod evicted last, until it is cleaned up (waitForPodsCleanup), with the deadline. */
-  #cleanup: { uid: string; untilMs: number } | null = null;
+  #cleanup: { uids: string[]; untilMs: number } | null = null;
   #stopped = false;
   readonly #now: () => number;
 
@@ -143,11 +147,12 @@ class EvictionManagerImpl implements EvictionManager {
 
   async #pass(): Promise<Pod | null> {
     const { config, deps } = this;
-    if (config.thresholds.length === 0 || this.#stopped) return null;
+    if (this.#stopped) return null;
     if (this.#cleanup) {
-      // waitForPodsCleanup: no decision while the pod evicted last is still being stopped.
-      if (!deps.podCleanedUp(this.#cleanup.uid) && this.#now() < this.#cleanup.untilMs) return null;
-      if (!deps.podCleanedUp(this.#cleanup.uid)) deps.logger.info({ uid: this.#cleanup.uid }, 'Eviction manager: timed out waiting for pods to be cleaned up');
+      // waitForPodsCleanup: no decision while the pods evicted last are still being stopped.
+      const done = this.#cleanup.uids.every((uid) => deps.podCleanedUp(uid));
+      if (!done && this.#now() < this.#cleanup.untilMs) return null;
+      if (!done) deps.logger.info({ uids: this.#cleanup.uids }, 'Eviction manager: timed out waiting for pods to be cleaned up');
       this.#cleanup = null;
       // The kubelet takes the next Summary with updateStats: figures taken after the pod went.
       await deps.collect().catch(() => undefined);
@@ -168,16 +173,19 @@ class EvictionManagerImpl implements EvictionManager {
     const fresh = thresholdsUpdatedStats(due, observations, this.#lastObservations);
     this.#lastObservations = observations;
     if (changed) deps.logger.info({ nodeConditions: conditions }, 'Eviction manager: node conditions changed');
+    const active = deps.activePods();
+    const stats = cachedStatsFunc(summary);
+    // localStorageEviction first: pods over an emptyDir sizeLimit or an ephemeral-storage limit, all at once.
+    const local = this.#localStorageEviction(active, stats);
+    if (local.length > 0) return local[0];
     if (fresh.length === 0) return null;
     const [toReclaim] = sortByEvictionPriority(fresh);
     const resource = kSignalToResource[toReclaim.signal];
     deps.logger.info({ resourceName: resource, signal: toReclaim.signal }, 'Eviction manager: attempting to reclaim');
-    const active = deps.activePods();
     if (active.length === 0) {
       deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: eviction thresholds have been met, but no pods are active to evict');
       return null;
     }
-    const stats = cachedStatsFunc(summary);
     const ranked = rankPods(active, stats, resource);
     deps.logger.info({ pods: ranked.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'Eviction manager: pods ranked for eviction');
     // At most one pod per pass; a critical pod is skipped (evictPod refuses it upstream).
@@ -193,11 +201,31 @@ class EvictionManagerImpl implements EvictionManager {
       if (!deps.evictPod(pod, { message, gracePeriodSeconds, annotations })) continue;
       deps.onEviction?.(toReclaim.signal);
       deps.logger.info({ ...podFields(pod), signal: toReclaim.signal, gracePeriodSeconds, message }, 'Eviction manager: pod is evicted');
-      this.#cleanup = { uid: pod.metadata?.uid ?? '', untilMs: this.#now() + kPodCleanupTimeoutMs };
+      this.#cleanup = { uids: [pod.metadata?.uid ?? ''], untilMs: this.#now() + kPodCleanupTimeoutMs };
       return pod;
     }
     deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: unable to evict any pods from the node');
     return null;
+  }
+
+  /**
+   * #localStorageEviction (localStorageEviction): evicts, with the immediate grace period, every
+   * active pod over a local storage limit (local-storage.ts), except critical ones; the pass then
+   * waits for them all. Returns the evicted pods.
+   */
+  #localStorageEviction(active: Pod[], stats: StatsFunc): Pod[] {
+    const { deps } = this;
+    const evicted: Pod[] = [];
+    for (const pod of active) {
+      const v = localStorageViolation(pod, stats(pod));
+      if (!v || isCriticalPod(pod)) continue;
+      if (!deps.evictPod(pod, { message: v.message, gracePeriodSeconds: kImmediateEvictionGracePeriodSeconds, annotations: {} })) continue;
+      deps.onEviction?.(v.signal);
+      deps.logger.info({ ...podFields(pod), signal: v.signal, message: v.message }, 'Eviction manager: pod is evicted');
+      evicted.push(pod);
+    }
+    if (evicted.length > 0) this.#cleanup = { uids: evicted.map((p) => p.metadata?.uid ?? ''), untilMs: this.#now() + kPodCleanupTimeoutMs };
+    return evicted;
   }
 }
 

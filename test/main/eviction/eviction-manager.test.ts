@@ -10,6 +10,7 @@ import {
 } from '../../../src/main/eviction/helpers.js';
 import { newEvictionManager, type EvictionManagerDeps } from '../../../src/main/eviction/eviction-manager.js';
 import { parseThresholdConfig } from '../../../src/main/eviction/thresholds.js';
+import { localStorageViolation } from '../../../src/main/eviction/local-storage.js';
 
 const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
@@ -201,5 +202,44 @@ describe('eviction manager', () => {
     state.summary = summary(11, 0, [podStats(stat, 0, 500 * Mi)], { avail: 5 * Gi, cap: 100 * Gi });
     expect(await m.synchronize()).toBeNull();
     expect(state.evicted).toHaveLength(1);
+  });
+});
+
+describe('local storage eviction', () => {
+  const withVolume = (name: string, sizeLimit: string): Pod => {
+    const p = pod(name);
+    p.spec!.volumes = [{ name: 'scratch', emptyDir: { sizeLimit } }];
+    return p;
+  };
+  const withLimit = (name: string, limit: string): Pod => {
+    const p = pod(name);
+    p.spec!.containers[0].resources = { limits: { 'ephemeral-storage': limit } };
+    return p;
+  };
+
+  it('finds an emptyDir over its sizeLimit, a pod over its containers\' ephemeral-storage limits, a container\'s logs over its limit', () => {
+    const v = withVolume('v', '1Mi');
+    const vs = { ...podStats(v, 0), volume: [{ name: 'scratch', time: 't', usedBytes: 2 * Mi }] };
+    expect(localStorageViolation(v, vs)).toEqual({ signal: 'emptydirfs.limit', message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ' });
+    expect(localStorageViolation(v, { ...vs, volume: [{ name: 'scratch', time: 't', usedBytes: Mi / 2 }] })).toBeNull();
+    const l = withLimit('l', '10Mi');
+    const ls = podStats(l, 0, 5 * Mi);
+    expect(localStorageViolation(l, ls)).toBeNull();
+    expect(localStorageViolation(l, { ...ls, 'ephemeral-storage': { time: 't', usedBytes: 11 * Mi } })).toEqual({ signal: 'ephemeralpodfs.limit', message: 'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ' });
+    expect(localStorageViolation(l, { ...podStats(l, 0, 12 * Mi), 'ephemeral-storage': { time: 't', usedBytes: 9 * Mi } }))
+      .toEqual({ signal: 'ephemeralcontainerfs.limit', message: 'Container l-c exceeded its local ephemeral storage limit "10Mi". ' });
+    expect(localStorageViolation(l, undefined)).toBeNull();
+  });
+
+  it('evicts such pods whatever the pressure, with the immediate grace period, and counts them by their own signal', async () => {
+    const { m, state } = harness({});
+    const v = withVolume('v', '1Mi');
+    const ok = pod('ok');
+    state.pods = [v, ok];
+    state.summary = summary(1, 0, [{ ...podStats(v, 0), volume: [{ name: 'scratch', time: 't', usedBytes: 2 * Mi }] }, podStats(ok, 0)]);
+    expect((await m.synchronize())?.metadata?.name).toBe('v');
+    expect(state.evicted).toEqual([{ name: 'v', grace: 1, message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ' }]);
+    expect(state.signals).toEqual(['emptydirfs.limit']);
+    expect(m.conditions()).toEqual([]);
   });
 });
