@@ -68,6 +68,7 @@ describe.skipIf(!inject('dockerAvailable'))('eviction (issue 14)', () => {
     expect(evicted.status?.reason).toBe('Evicted');
     expect(evicted.status?.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: \w+, available: \w+\. Container idle was using \w+, request is 0, has larger consumption of memory\. $/);
     expect(evicted.status?.message).toContain(`Threshold quantity: ${formatQuantity(thresholdMiB * kMiB)},`);
+    expect(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({ status: 'True', reason: 'TerminationByKubelet', message: evicted.status?.message });
 
     // The first eviction is the BestEffort pod's (the Guaranteed one, within its requests, may follow later).
     const events = (await (await node.api('/events')).json()) as { items: Event[] };
