@@ -1,5 +1,9 @@
 // Eviction thresholds and their flags, as pkg/kubelet/eviction helpers_test.go's TestParseThresholdConfig.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadKubeletConfig } from '../../../src/main/kubelet-config.js';
 import {
   checkGracePeriodMap, checkThresholdMap, formatQuantity, parseThresholdConfig, thresholdQuantity,
 } from '../../../src/main/eviction/thresholds.js';
@@ -59,5 +63,30 @@ describe('eviction thresholds', () => {
     expect(formatQuantity(1000)).toBe('1k');
     expect(formatQuantity(500)).toBe('500');
     expect(formatQuantity(5000, false)).toBe('5k');
+  });
+
+  it('are read from the KubeletConfiguration fields (maps and durations), a bad value naming the file and field', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-eviction-'));
+    try {
+      const good = join(dir, 'good.yaml');
+      await writeFile(good, `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+evictionHard: {memory.available: 500Mi, nodefs.inodesFree: 5%}
+evictionSoft: {memory.available: 1Gi}
+evictionSoftGracePeriod: {memory.available: 1m30s}
+evictionPressureTransitionPeriod: 30s
+evictionMaxPodGracePeriod: 60
+`);
+      const o = resolveAgentOptions(await loadKubeletConfig(good));
+      expect(o).toMatchObject({
+        evictionHard: { 'memory.available': '500Mi', 'nodefs.inodesFree': '5%' }, evictionSoft: { 'memory.available': '1Gi' },
+        evictionSoftGracePeriodMs: { 'memory.available': 90_000 }, evictionPressureTransitionPeriodMs: 30_000, evictionMaxPodGracePeriodSeconds: 60,
+      });
+      const bad = join(dir, 'bad.yaml');
+      await writeFile(bad, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard: {memory.avail: 1Gi}\n');
+      await expect(loadKubeletConfig(bad)).rejects.toThrow(/bad\.yaml: evictionHard: unsupported eviction signal "memory\.avail"/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
