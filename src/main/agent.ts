@@ -63,6 +63,7 @@ import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
 import { parseQuantity } from '../shared/quantity.js';
 import type { EvictionManager } from './eviction/eviction-manager.js';
 import { newNodeEvictionManager } from './eviction/node-eviction.js';
+import { hardEvictionReservation } from './eviction/eviction-options.js';
 
 /** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */
 export interface AgentDeps {
@@ -184,6 +185,7 @@ class AgentImpl implements Agent {
         const c = this.#eviction?.conditions() ?? [];
         return { memory: c.includes('MemoryPressure'), disk: c.includes('DiskPressure') };
       },
+      hardEviction: hardEvictionReservation(options.evictionHard),
     });
     this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize, historyBytes: options.watchHistoryBytes });
     this.#metrics = newKubeletMetrics(newAgentRegistry(), {

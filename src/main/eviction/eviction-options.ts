@@ -8,7 +8,7 @@
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { AgentOptionDescriptor } from '../agent-option-descriptors.js';
 import { integerIn, positiveMs } from '../agent-option-checks.js';
-import { checkGracePeriodMap, checkThresholdMap, kDefaultEvictionHard, parseThresholdConfig, type Threshold } from './thresholds.js';
+import { checkGracePeriodMap, checkThresholdMap, kDefaultEvictionHard, parseThresholdConfig, thresholdQuantity, type Threshold } from './thresholds.js';
 
 function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
   return d;
@@ -62,4 +62,19 @@ export const kEvictionOptionDescriptors = {
  */
 export function evictionThresholds(o: { evictionHard: Record<string, string>; evictionSoft: Record<string, string>; evictionSoftGracePeriodMs: Record<string, number> }): Threshold[] {
   return parseThresholdConfig(o.evictionHard, o.evictionSoft, o.evictionSoftGracePeriodMs);
+}
+
+/**
+ * hardEvictionReservation, as GetNodeAllocatableReservation's eviction part: what the hard
+ * `memory.available` and `nodefs.available` thresholds reserve from allocatable, in bytes of a
+ * resource of `capacity` bytes (a percentage of it, or the quantity); 0 without that threshold.
+ * `evictionHard` is the checked map of the flag.
+ */
+export function hardEvictionReservation(evictionHard: Record<string, string>): { memoryBytes: (capacity: number) => number; nodefsBytes: (capacity: number) => number } {
+  const t = parseThresholdConfig(evictionHard, {}, {});
+  const of = (signal: string) => (capacity: number) => {
+    const found = t.find((x) => x.signal === signal);
+    return found ? thresholdQuantity(found.value, capacity) : 0;
+  };
+  return { memoryBytes: of('memory.available'), nodefsBytes: of('nodefs.available') };
 }

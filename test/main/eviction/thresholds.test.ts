@@ -8,6 +8,8 @@ import {
   checkGracePeriodMap, checkThresholdMap, formatQuantity, parseThresholdConfig, thresholdQuantity,
 } from '../../../src/main/eviction/thresholds.js';
 import { resolveAgentOptions } from '../../../src/main/agent-options.js';
+import { hardEvictionReservation } from '../../../src/main/eviction/eviction-options.js';
+import { buildNode } from '../../../src/main/node/node-status.js';
 import { parseCli } from '../../../src/main/cli.js';
 
 describe('eviction thresholds', () => {
@@ -88,5 +90,21 @@ evictionMaxPodGracePeriod: 60
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('reserve the hard memory.available and nodefs.available thresholds from the node\'s allocatable', () => {
+    const r = hardEvictionReservation({ 'memory.available': '1Gi', 'nodefs.available': '20%' });
+    expect(r.memoryBytes(8 * 1024 ** 3)).toBe(1024 ** 3);
+    expect(r.nodefsBytes(1000)).toBe(200);
+    expect(hardEvictionReservation({}).memoryBytes(1000)).toBe(0);
+    const n = buildNode({
+      nodeName: 'n', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: '0.1.0', containerRuntimeVersion: '', health: { ok: true }, port: 1, nowMs: 0,
+      facts: { cpus: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 1, disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 1 }, osImage: '', kernelVersion: '', architecture: 'amd64', operatingSystem: 'linux', machineID: '', bootID: '' },
+      hardEviction: r, pressure: { memory: false, disk: true },
+    });
+    expect(n.status?.allocatable).toMatchObject({ memory: `${7 * 1024 * 1024}Ki`, 'ephemeral-storage': `${80 * 1024 * 1024}Ki` });
+    // The eviction manager's conditions win over the facts (1 byte available would be pressure by the defaults).
+    expect(n.status?.conditions?.find((c) => c.type === 'MemoryPressure')?.status).toBe('False');
+    expect(n.status?.conditions?.find((c) => c.type === 'DiskPressure')).toMatchObject({ status: 'True', reason: 'KubeletHasDiskPressure' });
   });
 });
