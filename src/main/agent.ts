@@ -265,6 +265,11 @@ class AgentImpl implements Agent {
     this.#eviction = newNodeEvictionManager(o, {
       logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, get podWorkers() { return podWorkers; },
       evictPod: (uid, reason, message) => syncer.evictPod(uid, reason, message), registry: this.#metrics.registry,
+      // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
+      reclaimDisk: () => runner.run<'gc'>({
+        kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
+        activePodUids: housekeeping.activePodUids(), imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
+      }).then(() => undefined),
     });
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({

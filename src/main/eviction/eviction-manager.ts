@@ -14,9 +14,10 @@
  * Evicting is the deps' `evictPod` (the agent fails the pod with phase Failed, reason `Evicted`
  * and the message, records the `Evicted` event, and kills it through the pod workers); this file
  * decides. Critical pods (static pods, mirror pods, priority ≥ 2000000000: kubetypes.IsCriticalPod)
- * are never evicted and always admitted, as upstream. Not done here: node-level reclaim before
- * evicting (image / container GC on disk pressure), `--eviction-minimum-reclaim`, and the memcg
- * threshold notifier. Main thread only.
+ * are never evicted and always admitted, as upstream. For a filesystem signal the node-level
+ * reclaim runs first (`reclaimDisk`: dead containers and unused images, then fresh stats; no
+ * eviction if no threshold is met any more), as reclaimNodeLevelResources. Not done here:
+ * `--eviction-minimum-reclaim` and the memcg threshold notifier. Main thread only.
  */
 import type { Pod } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
@@ -73,6 +74,11 @@ export interface EvictionManagerDeps {
   evictPod(pod: Pod, e: { message: string; gracePeriodSeconds: number; annotations: Record<string, string> }): boolean;
   /** True once pod `uid`'s containers are stopped (the kill has finished) or the pod is gone. */
   podCleanedUp(uid: string): boolean;
+  /**
+   * Reclaims node-level disk space before pods are evicted for a filesystem signal
+   * (reclaimNodeLevelResources: dead containers and every unused image); absent = none. May reject (logged).
+   */
+  reclaimDisk?(): Promise<void>;
   /** Counts an eviction (`kubelet_evictions{eviction_signal}`). */
   onEviction?(signal: string): void;
   /** Clock, epoch ms (default Date.now). */
@@ -173,8 +179,8 @@ class EvictionManagerImpl implements EvictionManager {
     const fresh = thresholdsUpdatedStats(due, observations, this.#lastObservations);
     this.#lastObservations = observations;
     if (changed) deps.logger.info({ nodeConditions: conditions }, 'Eviction manager: node conditions changed');
-    const active = deps.activePods();
-    const stats = cachedStatsFunc(summary);
+    let active = deps.activePods();
+    let stats = cachedStatsFunc(summary);
     // localStorageEviction first: pods over an emptyDir sizeLimit or an ephemeral-storage limit, all at once.
     const local = this.#localStorageEviction(active, stats);
     if (local.length > 0) return local[0];
@@ -182,6 +188,16 @@ class EvictionManagerImpl implements EvictionManager {
     const [toReclaim] = sortByEvictionPriority(fresh);
     const resource = kSignalToResource[toReclaim.signal];
     deps.logger.info({ resourceName: resource, signal: toReclaim.signal }, 'Eviction manager: attempting to reclaim');
+    if (resource !== 'memory' && deps.reclaimDisk) {
+      // reclaimNodeLevelResources: GC first; no eviction when that relieved every threshold.
+      const after = await this.#reclaimDisk();
+      if (after === null) {
+        deps.logger.info({ resourceName: resource }, 'Eviction manager: able to reduce resource pressure without evicting pods.');
+        return null;
+      }
+      active = deps.activePods();
+      if (after) stats = cachedStatsFunc(after);
+    }
     if (active.length === 0) {
       deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: eviction thresholds have been met, but no pods are active to evict');
       return null;
@@ -206,6 +222,19 @@ class EvictionManagerImpl implements EvictionManager {
     }
     deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: unable to evict any pods from the node');
     return null;
+  }
+
+  /**
+   * #reclaimDisk: runs the disk reclaim, takes fresh stats and answers null when no threshold is
+   * met any more (grace periods ignored, as upstream), else the fresh Summary.
+   */
+  async #reclaimDisk(): Promise<Summary | undefined | null> {
+    const { deps } = this;
+    await deps.reclaimDisk!().catch((err: unknown) => deps.logger.warn({ err }, 'Eviction manager: unexpected error when attempting to reduce resource pressure'));
+    await deps.collect().catch(() => undefined);
+    const fresh = deps.summary();
+    if (!fresh) return undefined;
+    return thresholdsMet(this.config.thresholds, makeSignalObservations(fresh, deps.memoryCapacityBytes)).length === 0 ? null : fresh;
   }
 
   /**

@@ -31,6 +31,8 @@ export interface NodeEvictionDeps {
   podWorkers: Pick<PodWorkers, 'update' | 'busy' | 'isPodTerminal' | 'isPodTerminationRequested'>;
   /** Fails a pod (KubeletPodSyncer.evictPod): Failed/Evicted, event, status. */
   evictPod(uid: string, reason: string, message: string): boolean;
+  /** Node-level disk reclaim before evicting for a filesystem signal (EvictionManagerDeps.reclaimDisk). */
+  reclaimDisk?: () => Promise<void>;
   /** The agent's metrics registry: `kubelet_evictions{eviction_signal}` is registered there. */
   registry: Registry;
 }
@@ -77,5 +79,6 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
     },
     podCleanedUp: (uid) => !podManager.get(uid) || (deps.podWorkers.isPodTerminal(uid) && !deps.podWorkers.busy(uid)),
     onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
+    ...(deps.reclaimDisk ? { reclaimDisk: deps.reclaimDisk } : {}),
   });
 }

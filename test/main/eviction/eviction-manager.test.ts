@@ -116,7 +116,7 @@ function harness(hard: Record<string, string>, soft: Record<string, string> = {}
     onEviction: (s) => state.signals.push(s),
   };
   const m = newEvictionManager({ thresholds: parseThresholdConfig(hard, soft, grace), pressureTransitionPeriodMs: extra.transitionMs ?? 60_000, maxPodGracePeriodSeconds: extra.maxPodGrace ?? 0 }, deps);
-  return { m, state };
+  return { m, state, deps };
 }
 
 describe('eviction manager', () => {
@@ -202,6 +202,40 @@ describe('eviction manager', () => {
     state.summary = summary(11, 0, [podStats(stat, 0, 500 * Mi)], { avail: 5 * Gi, cap: 100 * Gi });
     expect(await m.synchronize()).toBeNull();
     expect(state.evicted).toHaveLength(1);
+  });
+});
+
+describe('node-level reclaim on disk pressure', () => {
+  it('runs the disk reclaim first and evicts nothing when it relieved the threshold; evicts when it did not', async () => {
+    const { m, state, deps } = harness({ 'imagefs.available': '15%' });
+    const p = pod('p');
+    state.pods = [p];
+    let reclaims = 0;
+    let freed = false;
+    deps.reclaimDisk = async () => { reclaims++; if (freed) state.summary = summary(2, 0, [podStats(p, 0, Mi)], { avail: 50 * Gi, cap: 100 * Gi }); };
+    deps.collect = async () => undefined;
+    freed = true;
+    state.summary = summary(1, 0, [podStats(p, 0, Mi)], { avail: 10 * Gi, cap: 100 * Gi });
+    expect(await m.synchronize()).toBeNull();
+    expect(reclaims).toBe(1);
+    expect(state.evicted).toEqual([]);
+    // The condition was observed (it holds for the transition period).
+    expect(m.conditions()).toEqual(['DiskPressure']);
+    freed = false;
+    state.nowMs += 10_000;
+    state.summary = summary(11, 0, [podStats(p, 0, Mi)], { avail: 10 * Gi, cap: 100 * Gi });
+    expect((await m.synchronize())?.metadata?.name).toBe('p');
+    expect(reclaims).toBe(2);
+  });
+
+  it('does not reclaim disk for memory pressure', async () => {
+    const { m, state, deps } = harness({ 'memory.available': '1Gi' });
+    let reclaims = 0;
+    deps.reclaimDisk = async () => { reclaims++; };
+    state.pods = [pod('p')];
+    state.summary = summary(1, 3.5 * Gi, [podStats(state.pods[0], Mi)]);
+    expect((await m.synchronize())?.metadata?.name).toBe('p');
+    expect(reclaims).toBe(0);
   });
 });
 
