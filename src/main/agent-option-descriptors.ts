@@ -13,6 +13,7 @@ import { parseFakeFailureRates, parseFakeLatencies } from '../shared/fake-runtim
 import { parseQuantity, quantityError } from '../shared/quantity.js';
 import { checkAllowedUnsafeSysctls } from './pod/security-admission.js';
 import { parsePodCidr } from './network/pod-cidr.js';
+import { kEvictionOptionDescriptors } from './eviction/eviction-options.js';
 import {
   boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, positiveNumber, str, type OptionCheck,
 } from './agent-option-checks.js';
@@ -469,6 +470,8 @@ export const kAgentOptionDescriptors = {
    * rate over the last period.
    */
   housekeepingIntervalMs: option({ flag: 'housekeeping-interval', parse: 'duration', default: 10_000, check: positiveMs, help: 'Interval between container stats collections (Go duration)' }),
+  /** The eviction manager's options (eviction/eviction-options.ts). */
+  ...kEvictionOptionDescriptors,
   /** Per-operation latencies of the fake runtime, e.g. `create=5ms,start=5ms` (`--fake-runtime-latency`; kubelet-ts only, '' = none). */
   fakeRuntimeLatency: option({
     flag: 'fake-runtime-latency', parse: 'string', ours: true, default: '',

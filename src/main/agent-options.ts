@@ -8,6 +8,7 @@ import { InvalidArgumentError } from '../shared/errors.js';
 import { verbosityToLevel } from '../shared/logging.js';
 import { isLoopbackHost } from '../shared/loopback.js';
 import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
+import { evictionThresholds } from './eviction/eviction-options.js';
 
 type Descriptors = typeof kAgentOptionDescriptors;
 
@@ -80,6 +81,8 @@ export function resolveAgentOptions(partial: Partial<AgentOptions> = {}): AgentO
   if ((out.imageGcLowThresholdPercent as number) > (out.imageGcHighThresholdPercent as number)) {
     throw new InvalidArgumentError(`--image-gc-low-threshold (${out.imageGcLowThresholdPercent}) must not exceed --image-gc-high-threshold (${out.imageGcHighThresholdPercent})`);
   }
+  // As ParseThresholdConfig: every soft eviction threshold needs its grace period.
+  evictionThresholds(out as unknown as AgentOptions);
   // A port the network can reach serves no anonymous reads unless the user asks for them (docs/contracts.md).
   if (given.anonymousAuth === undefined && !isLoopbackHost(out.address as string)) out.anonymousAuth = false;
   out.logLevel = given.logLevel !== undefined ? checkAgentOption('logLevel', given.logLevel) : verbosityToLevel(out.v as number);

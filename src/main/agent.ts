@@ -61,6 +61,9 @@ import { newSyncLoop, type SyncLoop } from './sync-loop.js';
 import { setUpNodeNetwork, type NodeNetwork } from './network/network-setup.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
 import { parseQuantity } from '../shared/quantity.js';
+import type { EvictionManager } from './eviction/eviction-manager.js';
+import { newNodeEvictionManager } from './eviction/node-eviction.js';
+import { hardEvictionReservation } from './eviction/eviction-options.js';
 
 /** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */
 export interface AgentDeps {
@@ -148,6 +151,8 @@ class AgentImpl implements Agent {
   /** The stats collector (stats/stats-provider.ts) and the probe results counter (stats/probe-metrics.ts). */
   #stats: StatsProvider;
   #probeMetrics: ProbeMetrics;
+  /** The eviction manager (eviction/): pressure conditions, admission under pressure, evictions; built in start(). */
+  #eviction?: EvictionManager;
   #stopped = false;
 
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
@@ -176,6 +181,11 @@ class AgentImpl implements Agent {
         const n = this.#network;
         return n && n.settings.plugin === 'cni' ? { ready: n.status().ready, message: n.nodeMessage() } : undefined;
       },
+      pressure: () => {
+        const c = this.#eviction?.conditions() ?? [];
+        return { memory: c.includes('MemoryPressure'), disk: c.includes('DiskPressure') };
+      },
+      hardEviction: hardEvictionReservation(options.evictionHard),
     });
     this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize, historyBytes: options.watchHistoryBytes });
     this.#metrics = newKubeletMetrics(newAgentRegistry(), {
@@ -243,6 +253,7 @@ class AgentImpl implements Agent {
       podNetwork: network.settings.plugin === 'cni',
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
+      evictionAdmit: (pod) => this.#eviction?.admit(pod) ?? { admit: true },
     });
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
@@ -250,6 +261,15 @@ class AgentImpl implements Agent {
       get podWorkers() { return podWorkers; },
       configObjects: (pod) => this.objects.configObjectsFor(pod),
       networkError: () => network.nodeMessage(),
+    });
+    this.#eviction = newNodeEvictionManager(o, {
+      logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, get podWorkers() { return podWorkers; },
+      evictPod: (uid, reason, message) => syncer.evictPod(uid, reason, message), registry: this.#metrics.registry,
+      // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
+      reclaimDisk: () => runner.run<'gc'>({
+        kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
+        activePodUids: housekeeping.activePodUids(), imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
+      }).then(() => undefined),
     });
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
@@ -291,6 +311,7 @@ class AgentImpl implements Agent {
     );
     this.#gc.start();
     this.#stats.start();
+    this.#eviction.start();
     // One run at start, right after adoption (the first relist and the sources' pods are in): the
     // pod network's leases of sandboxes that went away while the agent was down (a kill -9 mid-ADD
     // or mid-DEL, containers removed by hand) are released now, not a GC period later (issue 13).
@@ -333,6 +354,7 @@ class AgentImpl implements Agent {
     this.#syncLoop?.stop();
     this.#runtimeState?.stop();
     await this.#gc?.stop();
+    await this.#eviction?.stop();
     await this.#stats.stop();
     await this.#etcd?.stop();
     await this.#fileSource?.stop();

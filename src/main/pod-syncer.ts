@@ -78,11 +78,19 @@ export interface KubeletPodSyncer extends PodSyncer {
    * only when it changed). Synchronous.
    */
   publishStatus(record: PodRecord): void;
+  /**
+   * evictPod fails pod `uid` for the eviction manager (as killPodNow with Evict): phase Failed
+   * with `reason`/`message` kept from now on and the condition `DisruptionTarget` True (reason
+   * `TerminationByKubelet`, as PodDisruptionConditions), a Warning event `reason` with `message`, its share of
+   * the node given back and the status published as terminal. The caller then kills it through the
+   * pod workers. Returns false when the pod is not known (nothing done).
+   */
+  evictPod(uid: string, reason: string, message: string): boolean;
 }
 
 class PodSyncerImpl implements KubeletPodSyncer {
   /** Pods the agent failed itself (DeadlineExceeded, Evicted), with the status reason and message. */
-  readonly #failures = new WeakMap<PodRecord, { reason: string; message: string }>();
+  readonly #failures = new WeakMap<PodRecord, { reason: string; message: string; condition?: { type: string; reason: string; message: string } }>();
 
   constructor(private readonly deps: PodSyncerDeps) {}
 
@@ -146,13 +154,20 @@ class PodSyncerImpl implements KubeletPodSyncer {
    * #failPod: the kubelet fails the pod itself (activeDeadlineHandler): phase Failed with
    * `reason`/`message`, an event, and its containers killed within the grace period (kept for logs).
    */
-  #failPod(record: PodRecord, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): SyncPodOutcome {
+  #failPod(record: PodRecord, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', condition?: { type: string; reason: string; message: string }): SyncPodOutcome {
     this.deps.admission.release(record);
-    this.#failures.set(record, { reason, message });
+    this.#failures.set(record, { reason, message, ...(condition ? { condition } : {}) });
     this.deps.events.record(record.pod, { type, reason, message });
     this.deps.logger.info({ ...podFields(record.pod), reason }, 'Failing pod');
     this.publishStatus(record, true);
     return { terminal: { gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? kDefaultGracePeriodSeconds } };
+  }
+
+  evictPod(uid: string, reason: string, message: string): boolean {
+    const record = this.deps.podManager.get(uid);
+    if (!record) return false;
+    this.#failPod(record, reason, message, 'Warning', { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message });
+    return true;
   }
 
   async syncTerminatingPod(uid: string, gracePeriodSeconds: number, remove: boolean): Promise<void> {

@@ -31,7 +31,7 @@ import type { EventRecorder } from './events/recorder.js';
 import type { PodWorkers } from './pod-workers.js';
 import type { ProberManager } from './prober/prober-manager.js';
 import type { StatusManager } from './status/status-manager.js';
-import { admitHostPorts, admitPod, podRequests, type NodeCapacity, type PodUsage } from './pod/admission.js';
+import { admitHostPorts, admitPod, podRequests, type AdmitResult, type NodeCapacity, type PodUsage } from './pod/admission.js';
 import { admitPodSecurity, type NodeSecurity } from './pod/security-admission.js';
 import type { NodeIdentity } from './pod/node-affinity.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
@@ -63,6 +63,8 @@ export interface SyncHandlerDeps {
   podNetwork?: boolean;
   /** This node's name and labels (well-known plus --node-labels), for nodeSelector / node affinity at admission; absent = not checked. */
   node?: NodeIdentity;
+  /** The eviction manager's admit handler (refuses pods while the node is under pressure); absent = none. */
+  evictionAdmit?(pod: Pod): AdmitResult;
   /** Generates and publishes the pod's status from its record (KubeletPodSyncer.publishStatus). */
   publishStatus(record: PodRecord): void;
   /**
@@ -308,7 +310,8 @@ class SyncHandlerImpl implements SyncHandler {
     const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: Date.now() };
     const secure = admitPodSecurity(pod, this.deps.security ?? { allowedUnsafeSysctls: [], appArmorEnabled: false, seLinuxEnabled: false });
     const ports = secure.admit ? admitHostPorts(pod, this.deps.podNetwork ?? true) : secure;
-    const admitted = ports.admit ? admitPod(pod, this.#used, this.deps.capacity, this.deps.node) : ports;
+    const fits = ports.admit ? admitPod(pod, this.#used, this.deps.capacity, this.deps.node) : ports;
+    const admitted = fits.admit && this.deps.evictionAdmit ? this.deps.evictionAdmit(pod) : fits;
     podManager.set(record);
     if (!admitted.admit) {
       // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.

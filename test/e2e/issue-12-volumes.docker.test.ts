@@ -196,6 +196,6 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: volumes', () => {
       return p?.status?.phase === 'Failed' ? p : undefined;
     }, { timeoutMs: kWaitMs, intervalMs: 300, description: 'fill evicted' });
     expect(pod.status!.reason).toBe('Evicted');
-    expect(pod.status!.message).toBe('Usage of EmptyDir volume "scratch" exceeds the limit "1Mi".');
+    expect(pod.status!.message).toBe('Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ');
   }, 150_000);
 });

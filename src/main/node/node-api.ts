@@ -14,7 +14,7 @@ import type { ContainerLogsRequest, ContainerStreamSession, HealthCheck, HealthR
 import { newStreamsClient, streamTargetOf, type StreamsClient } from '../streams/container-streams.js';
 import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/container-logs.js';
 import type { PodManager } from '../pod/pod-manager.js';
-import { buildNode, gatherNodeFacts, kubeletTsVersion } from './node-status.js';
+import { buildNode, gatherNodeFacts, kubeletTsVersion, type NodeInputs } from './node-status.js';
 import { kRuntimeDownMessage } from './runtime-state.js';
 
 /** Options of {@link newNodeApi} (a subset of AgentOptions). */
@@ -40,6 +40,10 @@ export interface NodeApiDeps {
   network?: () => { ready: boolean; message: string } | undefined;
   /** The HTTP server's port (0 when not serving). */
   port: () => number;
+  /** The eviction manager's MemoryPressure / DiskPressure (NodeInputs.pressure); absent = the fixed defaults on the machine's facts. */
+  pressure?: () => { memory: boolean; disk: boolean };
+  /** The hard eviction thresholds reserved from allocatable (NodeInputs.hardEviction); absent = the defaults. */
+  hardEviction?: NodeInputs['hardEviction'];
 }
 
 /** NodeApi: GET /node and GET /containerLogs. */
@@ -109,7 +113,7 @@ class NodeApiImpl implements NodeApi {
     this.#lastNode = buildNode({
       nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
       kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
-      health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(),
+      health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(), pressure: this.deps.pressure?.(), hardEviction: this.deps.hardEviction,
       facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
     });
     return this.#lastNode;

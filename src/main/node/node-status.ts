@@ -64,6 +64,18 @@ export interface NodeInputs {
    * ready: NetworkReady=false …`) and NetworkUnavailable is True.
    */
   network?: { ready: boolean; message: string };
+  /**
+   * The eviction manager's pressure conditions (eviction/eviction-manager.ts): when given, they
+   * decide MemoryPressure and DiskPressure (its thresholds and transition period) instead of the
+   * fixed defaults on `facts`.
+   */
+  pressure?: { memory: boolean; disk: boolean };
+  /**
+   * The hard eviction thresholds reserved from allocatable (GetNodeAllocatableReservation):
+   * `memory.available` in bytes and `nodefs.available` as bytes of a filesystem of `capacity`
+   * bytes; absent = the kubelet's defaults (100Mi, 10%).
+   */
+  hardEviction?: { memoryBytes: (capacity: number) => number; nodefsBytes: (capacity: number) => number };
   /** The HTTP server's port (daemonEndpoints.kubeletEndpoint). */
   port: number;
   facts: NodeFacts;
@@ -99,13 +111,13 @@ export const kNetworkAvailableMessage = 'the CNI network configuration and its p
 
 /**
  * buildNode builds this node as a core/v1 Node, as the kubelet's node status setters do:
- * - conditions MemoryPressure (available memory below 100Mi), DiskPressure (--root-dir's
- *   filesystem below 10% free), PIDPressure (over 90% of pid_max in use), Ready (the agent's
+ * - conditions MemoryPressure and DiskPressure (the eviction manager's, `pressure`; without it
+ *   available memory below 100Mi, --root-dir's filesystem below 10% free), PIDPressure (over 90% of pid_max in use), Ready (the agent's
  *   health and the pod network's readiness; `KubeletReady` / `KubeletNotReady`), with the kubelet's
  *   reasons and messages; with a pod network also NetworkUnavailable (True while the network is not
  *   ready: `NetworkPluginNotReady` and the network's message; False: `CniPluginIsUp`);
  * - capacity cpu, memory (Ki), pods (--max-pods), ephemeral-storage; allocatable = capacity minus
- *   the hard eviction thresholds (memory 100Mi, ephemeral-storage 10%), as with no reservations;
+ *   the hard eviction thresholds (`hardEviction`; default memory 100Mi, ephemeral-storage 10%), as with no reservations;
  * - nodeInfo (kubeletVersion, containerRuntimeVersion, osImage, kernelVersion, architecture,
  *   operatingSystem, machineID, bootID); addresses InternalIP (--node-ip) and Hostname.
  * Pure: every input is a parameter.
@@ -113,14 +125,17 @@ export const kNetworkAvailableMessage = 'the CNI network configuration and its p
 export function buildNode(inputs: NodeInputs): Node {
   const { facts } = inputs;
   const now = new Date(inputs.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const memoryPressure = facts.memoryAvailableBytes < kEvictionMemoryAvailableBytes;
-  const diskPressure = facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes / facts.disk.totalBytes < kEvictionNodefsAvailableFraction;
+  const memoryPressure = inputs.pressure ? inputs.pressure.memory : facts.memoryAvailableBytes < kEvictionMemoryAvailableBytes;
+  const diskPressure = inputs.pressure ? inputs.pressure.disk
+    : facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes / facts.disk.totalBytes < kEvictionNodefsAvailableFraction;
   const pidPressure = facts.pids !== undefined && facts.pids.max > 0 && facts.pids.running / facts.pids.max > kPidPressureFraction;
   const capacity: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes), pods: String(inputs.maxPods) };
-  const allocatable: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes - kEvictionMemoryAvailableBytes), pods: String(inputs.maxPods) };
+  const reservedMemory = inputs.hardEviction ? inputs.hardEviction.memoryBytes(facts.memoryTotalBytes) : kEvictionMemoryAvailableBytes;
+  const allocatable: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes - reservedMemory), pods: String(inputs.maxPods) };
   if (facts.disk) {
     capacity['ephemeral-storage'] = ki(facts.disk.totalBytes);
-    allocatable['ephemeral-storage'] = ki(facts.disk.totalBytes * (1 - kEvictionNodefsAvailableFraction));
+    const reservedDisk = inputs.hardEviction ? inputs.hardEviction.nodefsBytes(facts.disk.totalBytes) : facts.disk.totalBytes * kEvictionNodefsAvailableFraction;
+    allocatable['ephemeral-storage'] = ki(facts.disk.totalBytes - reservedDisk);
   }
   const p = inputs.previous;
   const net = inputs.network;

@@ -34,8 +34,9 @@ export interface PodStatusInputs {
   /**
    * The kubelet failed the pod itself (e.g. activeDeadlineSeconds passed: reason
    * `DeadlineExceeded`): phase Failed with this status reason and message, whatever the containers say.
+   * `condition`, when given, is added True (an eviction's `DisruptionTarget` / `TerminationByKubelet`).
    */
-  failure?: { reason: string; message: string };
+  failure?: { reason: string; message: string; condition?: { type: string; reason: string; message: string } };
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -242,6 +243,8 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
     condition('ContainersReady', containersReady, inp.previous, nowMs, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMessage),
     condition('PodScheduled', true, inp.previous, nowMs),
   ];
+  const fc = inp.failure?.condition;
+  if (fc) conditions.push(condition(fc.type, true, inp.previous, nowMs, fc.reason, fc.message));
   return {
     phase,
     ...(inp.failure ? { reason: inp.failure.reason, message: inp.failure.message } : {}),

@@ -127,7 +127,8 @@ export interface PodVolumesResult {
  * memoryVolumeSizeBytes for `medium: Memory`); configMap, secret, downwardAPI and projected
  * volumes written by the AtomicWriter (secret and projected on a tmpfs, never on disk), rewritten
  * when their content changed; then the disk emptyDirs with a `sizeLimit` are measured and one
- * over its limit yields `evictMessage` (`Usage of EmptyDir volume "x" exceeds the limit "1Mi".`).
+ * over its limit yields `evictMessage` (`Usage of EmptyDir volume "x" exceeds the limit "1Mi". `, with upstream's
+ * emptyDirMessageFmt's trailing space; the eviction manager's local storage check gives the same text).
  * A volume that fails is reported with `MountVolume.SetUp failed for volume "x" : …` (a FailedMount
  * event); it blocks the pod's containers only when it was never set up (a running container keeps
  * the last good files). Idempotent. Never throws for a volume's failure.
@@ -172,7 +173,7 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
     if (!(limit > 0)) continue; // a positive limit only, as emptyDirLimitEviction
     const used = await diskUsageBytes(emptyDirPath(ctx.rootDir, uid, vol.name));
     if (used > limit) {
-      out.evictMessage = `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(sl))}.`;
+      out.evictMessage = `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(sl))}. `;
       break;
     }
   }

@@ -1,0 +1,84 @@
+/**
+ * The eviction manager wired to the agent's subsystems, as pkg/kubelet/kubelet.go's NewMainKubelet
+ * wires eviction.NewManager (killPodNow through the pod workers, GetActivePods, the Summary
+ * provider, the `kubelet_evictions` counter of pkg/kubelet/metrics). Kept out of agent.ts, which
+ * only calls newNodeEvictionManager.
+ */
+import { totalmem } from 'node:os';
+import { Counter, type Registry } from 'prom-client';
+import type { Logger } from '../../shared/logging.js';
+import type { StatsProvider } from '../stats/stats-provider.js';
+import type { PodManager } from '../pod/pod-manager.js';
+import type { PodWorkers } from '../pod-workers.js';
+import { newEvictionManager, type EvictionManager } from './eviction-manager.js';
+import { evictionThresholds } from './eviction-options.js';
+
+/** The eviction settings of AgentOptions (eviction-options.ts), milliseconds and seconds as named. */
+export interface NodeEvictionOptions {
+  evictionHard: Record<string, string>;
+  evictionSoft: Record<string, string>;
+  evictionSoftGracePeriodMs: Record<string, number>;
+  evictionPressureTransitionPeriodMs: number;
+  evictionMaxPodGracePeriodSeconds: number;
+  evictionMonitoringIntervalMs: number;
+}
+
+/** Dependencies of newNodeEvictionManager. */
+export interface NodeEvictionDeps {
+  logger: Logger;
+  stats: Pick<StatsProvider, 'summary' | 'collect'>;
+  podManager: PodManager;
+  podWorkers: Pick<PodWorkers, 'update' | 'busy' | 'isPodTerminal' | 'isPodTerminationRequested'>;
+  /** Fails a pod (KubeletPodSyncer.evictPod): Failed/Evicted, event, status. */
+  evictPod(uid: string, reason: string, message: string): boolean;
+  /** Node-level disk reclaim before evicting for a filesystem signal (EvictionManagerDeps.reclaimDisk). */
+  reclaimDisk?: () => Promise<void>;
+  /** The agent's metrics registry: `kubelet_evictions{eviction_signal}` is registered there. */
+  registry: Registry;
+}
+
+/**
+ * newNodeEvictionManager builds the eviction manager over the agent's subsystems: active pods are
+ * the pod manager's pods whose termination was not requested and whose phase is not Succeeded or
+ * Failed; evicting fails the pod (reason `Evicted`) and kills it through the pod workers within
+ * the grace period the manager chose (contents kept: an evicted pod stays listed as Failed); a pod
+ * is cleaned up once its kill has finished or it is gone.
+ * @throws InvalidArgumentError for a soft threshold without a grace period; RangeError for a bad interval.
+ */
+export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictionDeps): EvictionManager {
+  const evictions = new Counter({
+    name: 'kubelet_evictions', help: 'Cumulative number of pod evictions by eviction signal', labelNames: ['eviction_signal'], registers: [deps.registry],
+  });
+  const { podManager } = deps;
+  // deps.podWorkers is read at each call: the agent builds the pod workers after this manager.
+  return newEvictionManager({
+    thresholds: evictionThresholds(o),
+    pressureTransitionPeriodMs: o.evictionPressureTransitionPeriodMs,
+    maxPodGracePeriodSeconds: o.evictionMaxPodGracePeriodSeconds,
+    monitoringIntervalMs: o.evictionMonitoringIntervalMs,
+  }, {
+    logger: deps.logger,
+    summary: () => deps.stats.summary(),
+    collect: () => deps.stats.collect(),
+    memoryCapacityBytes: totalmem(),
+    activePods: () => {
+      const out = [];
+      for (const r of podManager.all()) {
+        if (deps.podWorkers.isPodTerminationRequested(r.uid)) continue;
+        const phase = r.status?.phase;
+        if (phase === 'Succeeded' || phase === 'Failed') continue;
+        out.push(r.pod);
+      }
+      return out;
+    },
+    evictPod: (pod, e) => {
+      const uid = pod.metadata?.uid ?? '';
+      if (deps.podWorkers.isPodTerminationRequested(uid) || !deps.evictPod(uid, 'Evicted', e.message)) return false;
+      deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: e.gracePeriodSeconds, remove: false });
+      return true;
+    },
+    podCleanedUp: (uid) => !podManager.get(uid) || (deps.podWorkers.isPodTerminal(uid) && !deps.podWorkers.busy(uid)),
+    onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
+    ...(deps.reclaimDisk ? { reclaimDisk: deps.reclaimDisk } : {}),
+  });
+}
