@@ -2,7 +2,8 @@
  * Counterpart of the kubelet's CRI streaming server (pkg/kubelet/cri/streaming: ServeExec,
  * ServeAttach and their Executor/Attacher over the runtime) as dockershim ran it: a worker_threads
  * entry that opens exec and attach streams through the node-scoped ContainerRuntime
- * (openContainerStream) that getRuntime picks from its bootstrap, and relays their bytes.
+ * (openContainerStream) that getRuntime picks from its bootstrap, and relays their bytes; it also
+ * runs port-forward connections (port-forward.ts: the CRI's PortForward).
  *
  * Why a dedicated Worker, as the logs worker: a stream lasts as long as the user's shell, so it
  * would pin a pool slot that syncs need; one small long-lived Worker multiplexes every stream and
