@@ -258,7 +258,8 @@ spec:
 
   it('the client: `kubelet-ts port-forward POD :8080 LOCAL:8080` prints where it listens and forwards many connections', async () => {
     const local = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'port-forward', nonePod, ':8080', `${local}:8080`,
+    const closedPort = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'port-forward', nonePod, ':8080', `${local}:8080`, `:${closedPort}`,
       '--server', `http://127.0.0.1:${node.agent.port}`, '--root-dir', node.rootDir], { cwd: kRepoRoot });
     let out = '';
     let err = '';
@@ -266,7 +267,7 @@ spec:
     child.stderr.on('data', (c) => (err += c));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const lines = await waitFor(() => out.split('\n').filter((l) => l.startsWith('Forwarding from')).length === 2 && out, { timeoutMs: 30_000, description: `the client's Forwarding lines (stderr: ${err})` });
+      const lines = await waitFor(() => out.split('\n').filter((l) => l.startsWith('Forwarding from')).length === 3 && out, { timeoutMs: 30_000, description: `the client's Forwarding lines (stderr: ${err})` });
       const picked = Number(/Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(lines)![1]);
       expect(lines).toContain(`Forwarding from 127.0.0.1:${local} -> 8080`);
       const talk = (port: number, i: number) => new Promise<string>((resolve, reject) => {
@@ -282,6 +283,12 @@ spec:
       const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => talk(i % 2 ? picked : local, i)));
       expect(replies).toEqual(Array.from({ length: 20 }, (_, i) => `hello ${i}\n`));
       expect(out).toContain(`Handling connection for ${local}`);
+      // A port nothing listens on in the pod: that connection is closed and the error printed; the rest go on.
+      const toClosed = Number(new RegExp(`Forwarding from 127\\.0\\.0\\.1:(\\d+) -> ${closedPort}`).exec(out)![1]);
+      expect(await talk(toClosed, 99)).toBe('');
+      await waitFor(() => err.includes(`-> ${closedPort}: error forwarding port ${closedPort} to pod`), { timeoutMs: 20_000, description: `the client's error (stderr: ${err})` });
+      expect(err).toContain('connect: connection refused');
+      expect(await talk(local, 100)).toBe('hello 100\n');
     } finally {
       child.kill('SIGINT');
     }
