@@ -295,3 +295,45 @@ spec:
     expect(await exited).toBe(0);
   }, kTestMs);
 });
+
+describe.skipIf(!inject('dockerAvailable'))('port-forward to a pod on the node\'s bridge (issue 14)', () => {
+  let node: TestNode;
+
+  beforeAll(async () => {
+    node = await startTestNode(); // the default pod network: a bridge and a pod IP per pod
+    await node.writeManifest('lo.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: pflo}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: web
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "echo hello-from-localhost > /tmp/index.html; exec httpd -f -p 127.0.0.1:8080 -h /tmp"]
+      readinessProbe: {exec: {command: ["wget", "-q", "-O-", "http://127.0.0.1:8080/index.html"]}, periodSeconds: 1}
+`);
+    await waitForPod(node, 'pflo', isRunningAndReady, 90_000);
+  }, kTestMs);
+  afterAll(async () => {
+    await node?.cleanup();
+  }, kTestMs);
+
+  it('reaches a server bound to the pod\'s own 127.0.0.1 (inside its namespace, not at the pod IP); the pod closing ends the stream', async () => {
+    const p = await node.pod('pflo');
+    expect(p?.status?.podIP).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    const ws = new WebSocket(`ws://127.0.0.1:${node.agent.port}/portForward/default/pflo-${node.nodeName}?port=8080`, ['v4.channel.k8s.io'], { headers: { Authorization: `Bearer ${node.adminToken()}` } });
+    const seen = new Set<number>();
+    let body = '';
+    ws.on('message', (m: Buffer) => {
+      if (!seen.has(m[0])) return void seen.add(m[0]);
+      if (m[0] === 0) body += m.subarray(1).toString();
+    });
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+    ws.send(Buffer.from('\x00GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n'));
+    // httpd answers and closes: the helper ends, and so does the stream.
+    expect(await closed).toBe(1000);
+    expect(body).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(body).toContain('hello-from-localhost');
+  }, kTestMs);
+});
