@@ -76,5 +76,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     containerLogs: (request) => parts.nodeApi.containerLogs(request),
     streamTarget: (namespace, pod, container) => parts.nodeApi.streamTarget(namespace, pod, container),
     openContainerStream: (spec) => parts.nodeApi.openContainerStream(spec),
+    portForwardTarget: (namespace, pod) => parts.nodeApi.portForwardTarget(namespace, pod),
+    openPortForward: (spec) => parts.nodeApi.openPortForward(spec),
   };
 }

@@ -4,6 +4,8 @@ import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body
 import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
 import type { Summary } from '../shared/stats.js';
 import type { ContainerStreamSpec, TerminalSize } from '../shared/streams-protocol.js';
+import type { PortForwardSpec } from '../shared/port-forward-protocol.js';
+import type { PortForwardSession, PortForwardTarget } from './streaming/port-forward-host.js';
 import type { WatchCancel, WatchEvent } from './ws/watch-event.js';
 
 /** HealthCheck: one named check of `AgentHost.healthz()`, as a healthz.HealthChecker's result. */
@@ -133,6 +135,17 @@ export interface AgentHost {
    * server answers 405 on /exec, /attach and /run.
    */
   openContainerStream?(spec: ContainerStreamSpec): ContainerStreamSession;
+  /**
+   * portForwardTarget: the running sandbox of pod `namespace/pod` and how to reach its ports
+   * (the kubelet's GetPortForward); synchronous.
+   * @throws AgentError ERR_NOT_FOUND for an unknown pod; ERR_INVALID_ARGUMENT when its sandbox is not running.
+   */
+  portForwardTarget?(namespace: string, pod: string): PortForwardTarget;
+  /**
+   * openPortForward: one connection to a pod's port (the streams worker); returns at once.
+   * Optional: without it (or portForwardTarget) the server answers 405 on /portForward.
+   */
+  openPortForward?(spec: PortForwardSpec): PortForwardSession;
 }
 
 /** StreamTarget: the container a stream enters. */

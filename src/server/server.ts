@@ -21,6 +21,7 @@ import { eventsRoutes } from './routes/events.js';
 import { nodeRoutes } from './routes/node.js';
 import { streamingRoutes } from './routes/run.js';
 import { registerStreaming } from './streaming/exec-ws.js';
+import { kDefaultPortForwardLimits, portForwardRoutes, registerPortForward } from './streaming/port-forward-ws.js';
 import { newStreamLimiter, type StreamingOptions, type StreamLimiter } from './streaming/stream-limits.js';
 
 /** kUwsNativeBinary: the native build of uWebSockets.js for Linux x64 / Node 20 (ABI 115). */
@@ -47,6 +48,8 @@ export interface AgentServerOptions {
   limits?: RequestLimits;
   /** Bounds of exec, attach and run (streaming/stream-limits.ts: idle timeout, streams per pod and per node). */
   streaming?: StreamingOptions;
+  /** Bounds of port-forward (connections per pod and per node; default kDefaultPortForwardLimits; the idle timeout is `streaming`'s). */
+  portForward?: Omit<StreamingOptions, 'idleTimeoutMs'>;
 }
 
 /** AgentServer: a listening server. */
@@ -81,6 +84,7 @@ function loadedSharedObjects(): string[] {
 function routes(limiter: StreamLimiter): Route[] {
   return [
     ...streamingRoutes(limiter),
+    ...portForwardRoutes(),
     { path: '/healthz', methods: { get: healthzHandler } },
     { path: '/pods', methods: { get: listPodsHandler } },
     { path: '/pods/:namespace/:name', methods: { get: getPodHandler } },
@@ -354,6 +358,12 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const app = uWS.App();
   const watchServer = registerWatch(app, host, logger, { auth: options.auth });
   registerStreaming(app, host, logger, limiter, options.auth);
+  const portForwardLimiter = newStreamLimiter({
+    maxStreamsPerPod: options.portForward?.maxStreamsPerPod ?? kDefaultPortForwardLimits.maxStreamsPerPod,
+    maxStreamsPerNode: options.portForward?.maxStreamsPerNode ?? kDefaultPortForwardLimits.maxStreamsPerNode,
+    idleTimeoutMs: limiter.options.idleTimeoutMs,
+  });
+  registerPortForward(app, host, logger, portForwardLimiter, options.auth);
   const limits = { ...kDefaultRequestLimits, ...options.limits };
   // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);

@@ -15,6 +15,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { SerializedError } from './messages.js';
+import type { PortForwardSpec } from './port-forward-protocol.js';
 
 /** kStreamOutputWindowBytes: output bytes (stdout + stderr) in flight to the main thread before the worker pauses the engine's socket. */
 export const kStreamOutputWindowBytes = 256 * 1024;
@@ -55,8 +56,14 @@ export interface ContainerStreamSpec {
   size?: TerminalSize;
 }
 
-/** Requests on the worker's own port: `open` a stream on the transferred `port`; `stop` ends every stream and the worker. */
-export type StreamsWorkerRequest = { type: 'open'; id: number; port: MessagePort; spec: ContainerStreamSpec } | { type: 'stop' };
+/**
+ * Requests on the worker's own port: `open` a stream on the transferred `port`; `portForward` one
+ * forwarded connection on it (port-forward-protocol.ts); `stop` ends every stream and the worker.
+ */
+export type StreamsWorkerRequest =
+  | { type: 'open'; id: number; port: MessagePort; spec: ContainerStreamSpec }
+  | { type: 'portForward'; id: number; port: MessagePort; spec: PortForwardSpec }
+  | { type: 'stop' };
 
 /**
  * StreamInbound: main → worker on a stream's port. `stdin` bytes; `stdinEnd` closes the process's

@@ -2,7 +2,8 @@
  * Counterpart of the kubelet's CRI streaming server (pkg/kubelet/cri/streaming: ServeExec,
  * ServeAttach and their Executor/Attacher over the runtime) as dockershim ran it: a worker_threads
  * entry that opens exec and attach streams through the node-scoped ContainerRuntime
- * (openContainerStream) that getRuntime picks from its bootstrap, and relays their bytes.
+ * (openContainerStream) that getRuntime picks from its bootstrap, and relays their bytes; it also
+ * runs port-forward connections (port-forward.ts: the CRI's PortForward).
  *
  * Why a dedicated Worker, as the logs worker: a stream lasts as long as the user's shell, so it
  * would pin a pool slot that syncs need; one small long-lived Worker multiplexes every stream and
@@ -15,10 +16,12 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { AgentError, serializeError } from '../shared/errors.js';
+import type { PortForwardSpec } from '../shared/port-forward-protocol.js';
 import { kStreamOutputWindowBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../shared/streams-protocol.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import type { ContainerRuntime, ContainerStream } from './runtime/runtime.js';
 import { getRuntime } from './runtime/runtime-service.js';
+import { startPortForward, type PortForwardPort } from './port-forward.js';
 
 /** The part of a MessagePort a stream uses (tests pass a MessageChannel's port). */
 export interface StreamPort {
@@ -36,11 +39,25 @@ interface Open {
 /** StreamsWorker: the request handler, separated from the thread's port for tests. */
 export class StreamsWorker {
   readonly #streams = new Map<number, Open>();
+  readonly #forwards = new Map<number, () => void>();
   readonly #runtime: ContainerRuntime;
+  readonly #nodeName: string;
 
   /** `runtime` defaults to this thread's runtime for `bootstrap` (getRuntime), scoped to its node. */
   constructor(bootstrap: StreamsWorkerBootstrap, runtime?: ContainerRuntime) {
     this.#runtime = runtime ?? scopeToNode(getRuntime(bootstrap), bootstrap.nodeName);
+    this.#nodeName = bootstrap.nodeName;
+  }
+
+  /** portForward starts forwarded connection `id` on `port` (port-forward.ts); every later message flows on that port. */
+  portForward(id: number, port: PortForwardPort, spec: PortForwardSpec): void {
+    const stop = startPortForward(this.#runtime, this.#nodeName, port, spec, () => this.#forwards.delete(id));
+    this.#forwards.set(id, stop);
+  }
+
+  /** How many forwarded connections are open (tests). */
+  get forwards(): number {
+    return this.#forwards.size;
   }
 
   /** open starts stream `id` on `port`; every later message of the stream flows on that port. */
@@ -133,6 +150,7 @@ export class StreamsWorker {
 
   /** stop tears every stream down. */
   stop(): void {
+    for (const stop of [...this.#forwards.values()]) stop();
     for (const s of [...this.#streams.values()]) {
       s.closed = true;
       s.stream?.close();
@@ -152,6 +170,7 @@ if (parentPort && (workerData as StreamsWorkerBootstrap | undefined)?.kind === '
   const worker = new StreamsWorker(workerData as StreamsWorkerBootstrap);
   port.on('message', (msg: StreamsWorkerRequest) => {
     if (msg.type === 'open') worker.open(msg.id, msg.port as unknown as StreamPort, msg.spec);
+    else if (msg.type === 'portForward') worker.portForward(msg.id, msg.port as unknown as PortForwardPort, msg.spec);
     else if (msg.type === 'stop') {
       worker.stop();
       port.close();

@@ -11,8 +11,16 @@
  *   kubelet-ts-netns-probe NETNS_PATH raw HOST PORT TIMEOUT_MS
  *       connect, write stdin (a complete HTTP/1.1 request with `Connection: close`) to the socket,
  *       copy the reply to stdout (at most 64 KiB) until the peer closes or 64 KiB arrived.
+ *   kubelet-ts-netns-probe NETNS_PATH relay HOST PORT TIMEOUT_MS
+ *       port-forward (the kubelet's PortForward as the CRI runtimes run it: setns, then dial
+ *       localhost): connect, then relay stdin -> socket and socket -> stdout until both ways have
+ *       ended. Half-close aware: EOF on stdin becomes shutdown(SHUT_WR) of the socket, the peer's
+ *       EOF closes stdout; once one way has ended the other gets RELAY_GRACE_MS (1 s, as
+ *       containerd's PortForward and socat's -t) to end too, then the helper exits. HOST
+ *       `localhost` dials 127.0.0.1, then ::1 when that is refused (as containerd). TIMEOUT_MS
+ *       bounds the connect only; the relay itself has no deadline (the agent bounds its idle time).
  * NETNS_PATH is e.g. /proc/<sandbox pid>/ns/net. HOST is a numeric IPv4 or IPv6 address.
- * TIMEOUT_MS bounds the whole run.
+ * TIMEOUT_MS bounds the whole run (tcp, raw).
  *
  * Exit status: 0 success; 1 the probe failed (refused, unreachable, timed out; reason on stderr);
  * 2 the probe could not be run (bad arguments, cannot enter the namespace; reason on stderr).
@@ -30,12 +38,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_REPLY (64 * 1024)
 #define MAX_REQUEST (16 * 1024)
+#define RELAY_BUFFER (64 * 1024)
+#define RELAY_GRACE_MS 1000
 
 static long long deadline_ms;
 
@@ -73,12 +84,143 @@ static int wait_for(int fd, short events) {
   }
 }
 
+
+/* lower_first: strerror's text as Go writes it ("connection refused"), in a static buffer. */
+static const char *go_error(int err) {
+  static char text[128];
+  snprintf(text, sizeof text, "%s", strerror(err));
+  if (text[0] >= 'A' && text[0] <= 'Z') text[0] = (char)(text[0] - 'A' + 'a');
+  return text;
+}
+
+/*
+ * dial: a connected non-blocking TCP socket to numeric `host`:`port` within the deadline, or -1
+ * with `*err` set (errno; ETIMEDOUT for the deadline) and *bad = 1 when `host` is not numeric.
+ */
+static int dial(const char *host, long port, int *err, int *bad) {
+  struct sockaddr_storage addr;
+  socklen_t addrlen;
+  memset(&addr, 0, sizeof addr);
+  struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
+  struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
+  *bad = 0;
+  if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((unsigned short)port);
+    addrlen = sizeof *a4;
+  } else if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons((unsigned short)port);
+    addrlen = sizeof *a6;
+  } else {
+    *bad = 1;
+    return -1;
+  }
+  int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *err = errno;
+    return -1;
+  }
+  if (connect(fd, (struct sockaddr *)&addr, addrlen) != 0) {
+    if (errno != EINPROGRESS) {
+      *err = errno;
+      close(fd);
+      return -1;
+    }
+    int r = wait_for(fd, POLLOUT);
+    if (r <= 0) {
+      *err = r == 0 ? ETIMEDOUT : errno;
+      close(fd);
+      return -1;
+    }
+    int e = 0;
+    socklen_t len = sizeof e;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len);
+    if (e != 0) {
+      *err = e;
+      close(fd);
+      return -1;
+    }
+  }
+  return fd;
+}
+
+/* write_all: write n bytes to fd (blocking); 0 or -1 with errno. */
+static int write_all(int fd, const char *buf, size_t n, int sock) {
+  while (n > 0) {
+    ssize_t k = sock ? send(fd, buf, n, MSG_NOSIGNAL) : write(fd, buf, n);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    buf += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* relay: the relay mode's copy loop on the connected socket `fd` (see the usage above). */
+static int relay(int fd, const char *where) {
+  signal(SIGPIPE, SIG_IGN);
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  static char buf[RELAY_BUFFER];
+  int in_open = 1, out_open = 1;
+  long long grace_end = 0;
+  while (in_open || out_open) {
+    struct pollfd p[2];
+    int n = 0, in_i = -1, sock_i = -1;
+    if (in_open) { p[n].fd = 0; p[n].events = POLLIN; p[n].revents = 0; in_i = n++; }
+    if (out_open) { p[n].fd = fd; p[n].events = POLLIN; p[n].revents = 0; sock_i = n++; }
+    int ms = -1;
+    if (grace_end) {
+      long long left = grace_end - now_ms();
+      if (left <= 0) break;
+      ms = left > INT_MAX ? INT_MAX : (int)left;
+    }
+    int r = poll(p, (nfds_t)n, ms);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return fail(1, "poll", go_error(errno));
+    }
+    if (in_i >= 0 && p[in_i].revents) {
+      ssize_t k = read(0, buf, sizeof buf);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) {
+        in_open = 0;
+        shutdown(fd, SHUT_WR);
+        if (!grace_end) grace_end = now_ms() + RELAY_GRACE_MS;
+      } else if (write_all(fd, buf, (size_t)k, 1) != 0) {
+        fprintf(stderr, "write tcp %s: %s\n", where, go_error(errno));
+        return 1;
+      }
+    }
+    if (sock_i >= 0 && p[sock_i].revents) {
+      ssize_t k = recv(fd, buf, sizeof buf, 0);
+      if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (k < 0) {
+        fprintf(stderr, "read tcp %s: %s\n", where, go_error(errno));
+        return 1;
+      }
+      if (k == 0) {
+        out_open = 0;
+        close(1);
+        if (!grace_end) grace_end = now_ms() + RELAY_GRACE_MS;
+      } else if (write_all(1, buf, (size_t)k, 0) != 0) {
+        return 0; /* the agent closed our stdout: the stream is gone */
+      }
+    }
+  }
+  close(fd);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 6) return fail(2, "usage", "kubelet-ts-netns-probe NETNS_PATH tcp|raw HOST PORT TIMEOUT_MS");
+  if (argc != 6) return fail(2, "usage", "kubelet-ts-netns-probe NETNS_PATH tcp|raw|relay HOST PORT TIMEOUT_MS");
   const char *netns = argv[1], *mode = argv[2], *host = argv[3];
   long port = strtol(argv[4], NULL, 10), timeout = strtol(argv[5], NULL, 10);
-  int raw = strcmp(mode, "raw") == 0;
-  if (!raw && strcmp(mode, "tcp") != 0) return fail(2, "mode", "must be tcp or raw");
+  int raw = strcmp(mode, "raw") == 0, relay_mode = strcmp(mode, "relay") == 0;
+  if (!raw && !relay_mode && strcmp(mode, "tcp") != 0) return fail(2, "mode", "must be tcp, raw or relay");
   if (port < 1 || port > 65535) return fail(2, "port", "must be 1-65535");
   if (timeout < 1) return fail(2, "timeout", "must be >= 1 ms");
   deadline_ms = now_ms() + timeout;
@@ -100,6 +242,25 @@ int main(int argc, char **argv) {
   if (nsfd < 0) return fail(2, netns, strerror(errno));
   if (setns(nsfd, CLONE_NEWNET) != 0) return fail(2, "setns", strerror(errno));
   close(nsfd);
+
+  if (relay_mode) {
+    int err = 0, bad = 0, fd;
+    const char *v4 = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+    char where[96];
+    snprintf(where, sizeof where, "%s:%ld", v4, port);
+    fd = dial(v4, port, &err, &bad);
+    if (fd < 0 && bad) return fail(2, host, "not a numeric IP address or localhost");
+    if (fd < 0 && strcmp(host, "localhost") == 0 && err == ECONNREFUSED) {
+      int err6 = 0;
+      fd = dial("::1", port, &err6, &bad);
+      if (fd >= 0) snprintf(where, sizeof where, "[::1]:%ld", port);
+    }
+    if (fd < 0) {
+      fprintf(stderr, "dial tcp %s: connect: %s\n", where, err == ETIMEDOUT ? "i/o timeout" : go_error(err));
+      return 1;
+    }
+    return relay(fd, where);
+  }
 
   struct sockaddr_storage addr;
   socklen_t addrlen;

@@ -12,6 +12,9 @@ import type { RuntimePod } from '../../shared/messages.js';
 import type { ContainerStreamSpec } from '../../shared/streams-protocol.js';
 import type { ContainerLogsRequest, ContainerStreamSession, HealthCheck, HealthReport, LogStream, StreamTarget } from '../../server/agent-host.js';
 import { newStreamsClient, streamTargetOf, type StreamsClient } from '../streams/container-streams.js';
+import { portForwardTargetOf } from '../streams/port-forward.js';
+import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
+import type { PortForwardSession, PortForwardTarget } from '../../server/streaming/port-forward-host.js';
 import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/container-logs.js';
 import type { PodManager } from '../pod/pod-manager.js';
 import { buildNode, gatherNodeFacts, kubeletTsVersion, type NodeInputs } from './node-status.js';
@@ -63,6 +66,10 @@ export interface NodeApi {
   streamTarget(namespace: string, pod: string, container: string): StreamTarget;
   /** openContainerStream: an exec or attach through the streams worker (started on first use). */
   openContainerStream(spec: ContainerStreamSpec): ContainerStreamSession;
+  /** portForwardTarget: the running sandbox of a port-forward (streams/port-forward.ts selectPortForwardTarget). */
+  portForwardTarget(namespace: string, pod: string): PortForwardTarget;
+  /** openPortForward: one forwarded connection through the streams worker (started on first use). */
+  openPortForward(spec: PortForwardSpec): PortForwardSession;
   /** stop ends the logs and streams workers (and every stream). */
   stop(): Promise<void>;
 }
@@ -82,6 +89,7 @@ class NodeApiImpl implements NodeApi {
   readonly #logs: LogsClient;
   readonly #streams: StreamsClient;
   readonly streamTarget: NodeApi['streamTarget'];
+  readonly portForwardTarget: NodeApi['portForwardTarget'];
   #runtimeVersion: string | undefined;
   #lastNode: Node | undefined;
 
@@ -89,6 +97,11 @@ class NodeApiImpl implements NodeApi {
     this.#logs = newLogsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
     this.#streams = newStreamsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
     this.streamTarget = streamTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
+    this.portForwardTarget = portForwardTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
+  }
+
+  openPortForward(spec: PortForwardSpec): PortForwardSession {
+    return this.#streams.openPortForward(spec);
   }
 
   async stop(): Promise<void> {

@@ -12,6 +12,9 @@ import type { Logger } from '../../shared/logging.js';
 import type { RuntimePod } from '../../shared/messages.js';
 import { kStreamMaxStdinBufferedBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../../shared/streams-protocol.js';
 import type { ContainerStreamExit, ContainerStreamSession, StreamTarget } from '../../server/agent-host.js';
+import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
+import type { PortForwardSession } from '../../server/streaming/port-forward-host.js';
+import { portForwardSession } from './port-forward.js';
 import { startWorker } from '../pool/worker-entry.js';
 
 /**
@@ -34,7 +37,9 @@ export function selectStreamContainer(pod: Pod, runtimePod: RuntimePod | null, c
 export interface StreamsClient {
   /** open starts a stream; the session's callbacks may be set right after (nothing arrives before the next turn). */
   open(spec: ContainerStreamSpec): ContainerStreamSession;
-  /** How many streams are open. */
+  /** openPortForward starts one forwarded connection (port-forward.ts); callbacks may be set right after. */
+  openPortForward(spec: PortForwardSpec): PortForwardSession;
+  /** How many streams (and forwarded connections) are open. */
   readonly size: number;
   /** close stops the worker and every stream. Idempotent. */
   close(): Promise<void>;
@@ -135,6 +140,18 @@ export function newStreamsClient(options: StreamsClientOptions, deps: { logger: 
           finish({ exitCode: null });
         },
       };
+    },
+    openPortForward(spec) {
+      const id = nextId++;
+      const { port1, port2 } = new MessageChannel();
+      const session = portForwardSession(port1, () => open.delete(id));
+      open.set(id, (err) => session.fail(err));
+      try {
+        ensure().postMessage({ type: 'portForward', id, port: port2 as unknown as MessagePort, spec } satisfies StreamsWorkerRequest, [port2 as unknown as MessagePort]);
+      } catch (err) {
+        queueMicrotask(() => session.fail(err as Error));
+      }
+      return session;
     },
     async close() {
       const w = worker;

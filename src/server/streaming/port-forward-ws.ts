@@ -1,0 +1,273 @@
+/**
+ * Counterpart of the kubelet server's getPortForward (pkg/kubelet/server/server.go) with the CRI
+ * streaming server's WebSocket port-forward (pkg/kubelet/cri/streaming/portforward/websocket.go),
+ * on uWebSockets.js: `WS /portForward/{namespace}/{pod}[/{uid}]?port=N[&port=M…]`.
+ *
+ * Before the upgrade, as the kubelet: authentication and authorization (auth.ts: an identity that
+ * may write, never anonymous), the `port` query (400), the sub-protocol (400 when none offered is
+ * served; portforward.ts), the pod (404 `pod does not exist`, or `pod not found` when the uid does
+ * not match; 400 when its sandbox is not running) and the bounds (429). After it: per port, the
+ * port number as the first frame of its data and error channels, then one connection to the pod's
+ * port (src/main/streams/port-forward.ts picks how it is reached), relayed both ways; an error
+ * ends that port with its text on the error channel. Once every port's connection has ended the
+ * WebSocket is closed (1000), as the kubelet's handler returns; closing the WebSocket tears every
+ * connection down; an idle one is closed after `--streaming-connection-idle-timeout`.
+ *
+ * Backpressure: pod → client, output is acked to the worker only once the socket took it without
+ * backpressure (or on drain), so a slow client stops the reading of the pod's socket, not memory;
+ * client → pod, bytes the pod has not taken are counted and a client past 8 MiB is cut off
+ * (uWebSockets.js cannot pause reading a WebSocket).
+ *
+ * Bounds: every forwarded connection (one per port of a request) counts against its own limiter,
+ * apart from exec/attach: {@link kDefaultPortForwardLimits}. The kubelet bounds only the idle time;
+ * the caps are ours (a connection holds the client's socket and, for a pod network namespace, a
+ * helper process with three pipes).
+ */
+import type uWS from 'uWebSockets.js';
+import type { Status } from '../../shared/api.js';
+import type { Logger } from '../../shared/logging.js';
+import type { AgentHost } from '../agent-host.js';
+import { authorizationHeaders, checkWebSocketAccess, duplicateCredentials, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
+import { statusLine } from '../reply.js';
+import { checkPathParams } from '../request-limits.js';
+import { hostErrorStatus } from '../routes/intake.js';
+import type { Route } from '../router.js';
+import { statusReply } from '../reply.js';
+import { statusError } from '../status.js';
+import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
+import { kPortForwardProtocols, negotiatePortForwardProtocol, parsePortForwardQuery, portForwardError, portPrefix } from './portforward.js';
+import { decodeFrame, encodeFrame, type NegotiatedProtocol } from './remotecommand.js';
+import { newIdleTimer, type IdleTimer, type StreamingOptions, type StreamLimiter } from './stream-limits.js';
+
+/** Above this many buffered bytes output credit is held back until the socket drains. */
+const kHighWaterBytes = 256 * 1024;
+
+/**
+ * kDefaultPortForwardLimits: 64 forwarded connections per pod (a browser opens 6 per origin, a
+ * load test dozens), 512 per node (about 2,000 fds at ~4 each, of the agent's 20,000).
+ */
+export const kDefaultPortForwardLimits: Required<Pick<StreamingOptions, 'maxStreamsPerPod' | 'maxStreamsPerNode'>> = { maxStreamsPerPod: 64, maxStreamsPerNode: 512 };
+
+interface PortState {
+  port: number;
+  session?: PortForwardSession;
+  heldAck: number;
+  done: boolean;
+}
+
+interface PfData {
+  path: string;
+  protocol: NegotiatedProtocol;
+  target: PortForwardTarget;
+  ports: PortState[];
+  releases: (() => void)[];
+  idle?: IdleTimer;
+  closed: boolean;
+}
+
+type Ws = uWS.WebSocket<PfData>;
+
+function refuse(res: uWS.HttpResponse, status: Status): void {
+  const body = JSON.stringify(status);
+  const code = status.code ?? 500;
+  res.cork(() => {
+    res.writeStatus(statusLine(code)).writeHeader('Content-Type', 'application/json');
+    if (code === 401) res.writeHeader('WWW-Authenticate', 'Bearer realm="kubelet-ts"');
+    if (code === 429) res.writeHeader('Retry-After', '1');
+    res.end(body);
+  });
+}
+
+/** portForwardRoutes: the plain-HTTP answer of /portForward (400: upgrade required; SPDY is not served). */
+export function portForwardRoutes(): Route[] {
+  const upgradeRequired = () => statusReply(statusError(400, 'BadRequest', `Upgrade request required: open /portForward as a WebSocket (sub-protocol ${kPortForwardProtocols.join(' or ')}); SPDY is not served`));
+  return [
+    { path: '/portForward/:namespace/:pod', methods: { get: upgradeRequired, post: upgradeRequired } },
+    { path: '/portForward/:namespace/:pod/:uid', methods: { get: upgradeRequired, post: upgradeRequired } },
+  ];
+}
+
+/**
+ * registerPortForward adds `WS /portForward/…` to `app`, bounded by `limiter` (one count per
+ * forwarded port). With a host lacking portForwardTarget/openPortForward the upgrade answers 405.
+ * Main thread only.
+ */
+export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined): void {
+  const log = logger.child({ component: 'port-forward' });
+  const send = (ws: Ws, channel: number, data: Uint8Array): void => {
+    const d = ws.getUserData();
+    if (d.closed) return;
+    const frame = encodeFrame(d.protocol, channel, data);
+    ws.send(frame, typeof frame !== 'string');
+  };
+  const teardown = (d: PfData) => {
+    d.closed = true;
+    d.idle?.stop();
+    for (const p of d.ports) p.session?.close();
+    for (const release of d.releases.splice(0)) release();
+  };
+  /** end closes the WebSocket (not corked: callers outside a uWS callback cork around it). */
+  const end = (ws: Ws, code: number, reason: string) => {
+    const d = ws.getUserData();
+    if (d.closed) return;
+    teardown(d);
+    ws.end(code, reason);
+  };
+  /** portEnded: the port's forwarding ended with `cause`; the WebSocket closes once every port has ended. */
+  const portEnded = (ws: Ws, i: number, cause: string | undefined) => {
+    const d = ws.getUserData();
+    const p = d.ports[i];
+    if (d.closed || p.done) return;
+    p.done = true;
+    ws.cork(() => {
+      if (cause !== undefined) {
+        log.info({ path: d.path, port: p.port, err: cause }, 'Port-forward connection failed');
+        send(ws, 2 * i + 1, portForwardError(p.port, d.target.sandboxId, d.target.podUid, cause));
+      }
+      if (d.ports.every((x) => x.done)) end(ws, 1000, '');
+    });
+  };
+
+  const behavior: uWS.WebSocketBehavior<PfData> = {
+    maxPayloadLength: 1 << 20,
+    maxBackpressure: 16 << 20,
+    closeOnBackpressureLimit: 0,
+    idleTimeout: 0,
+    upgrade(res, ureq, context) {
+      const path = ureq.getUrl();
+      const raw = [ureq.getParameter(0) ?? '', ureq.getParameter(1) ?? '', ureq.getParameter(2)];
+      const query = new URLSearchParams(ureq.getQuery() ?? '');
+      const key = ureq.getHeader('sec-websocket-key');
+      const extensions = ureq.getHeader('sec-websocket-extensions');
+      const protocolHeader = ureq.getHeader('sec-websocket-protocol');
+      const authorization = authorizationHeaders(ureq);
+      const checked = checkWebSocketAccess(auth, path, authorization.value, protocolHeader);
+      const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checked.access;
+      if (!access.ok) {
+        log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused port-forward request');
+        return refuse(res, access.status);
+      }
+      if (!host.portForwardTarget || !host.openPortForward) return refuse(res, statusError(405, 'MethodNotAllowed', 'this agent does not serve port-forward'));
+      let params: Record<string, string>;
+      try {
+        params = { namespace: decodeURIComponent(raw[0]), pod: decodeURIComponent(raw[1]) };
+        if (raw[2] !== undefined && raw[2] !== '') params.uid = decodeURIComponent(raw[2]);
+      } catch {
+        return refuse(res, statusError(400, 'BadRequest', `malformed percent-encoding in path ${JSON.stringify(path)}`));
+      }
+      const bad = checkPathParams(params);
+      if (bad) return refuse(res, bad);
+      const ports = parsePortForwardQuery(query);
+      if (!Array.isArray(ports)) return refuse(res, ports);
+      const offered = protocolHeader.split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
+      const protocol = negotiatePortForwardProtocol(offered);
+      if (!protocol) {
+        return refuse(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kPortForwardProtocols.join(', ')}`));
+      }
+      let target: PortForwardTarget;
+      try {
+        target = host.portForwardTarget(params.namespace, params.pod);
+      } catch (err) {
+        let status: Status;
+        try {
+          status = hostErrorStatus(err, params.pod);
+        } catch {
+          status = statusError(500, 'InternalError', `port-forward: ${(err as Error)?.message ?? String(err)}`);
+        }
+        return refuse(res, status);
+      }
+      if (params.uid !== undefined && params.uid !== target.podUid) return refuse(res, statusError(404, 'NotFound', 'pod not found'));
+      const over = overBound(limiter, target.podUid, ports.length);
+      if (over) return refuse(res, over);
+      const data: PfData = { path, protocol, target, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
+      res.upgrade(data, key, protocol.name, extensions, context);
+    },
+    open(ws) {
+      const d = ws.getUserData();
+      // Counted at open (the upgrade only checked): another request may have taken the room since.
+      for (let i = 0; i < d.ports.length; i++) {
+        const over = limiter.check(d.target.podUid);
+        if (over) {
+          ws.cork(() => {
+            send(ws, 1, portForwardError(d.ports[0].port, d.target.sandboxId, d.target.podUid, over.message ?? 'too many streams'));
+            end(ws, 1000, 'too many streams');
+          });
+          return;
+        }
+        d.releases.push(limiter.acquire(d.target.podUid));
+      }
+      d.idle = newIdleTimer(limiter.options.idleTimeoutMs, () => {
+        log.info({ path: d.path, idleMs: limiter.options.idleTimeoutMs }, 'Closing an idle port-forward');
+        ws.cork(() => end(ws, 1000, `idle for ${limiter.options.idleTimeoutMs} ms (--streaming-connection-idle-timeout)`));
+      });
+      ws.cork(() => {
+        d.ports.forEach((p, i) => {
+          send(ws, 2 * i, portPrefix(p.port));
+          send(ws, 2 * i + 1, portPrefix(p.port));
+        });
+      });
+      d.ports.forEach((p, i) => {
+        const s = host.openPortForward!({ reach: d.target.reach, port: p.port });
+        p.session = s;
+        s.onData((chunk) => {
+          if (d.closed || p.done) return;
+          d.idle?.touch();
+          // Data arrives from the worker's port, outside any uWS callback: cork the send.
+          ws.cork(() => send(ws, 2 * i, chunk));
+          if (p.heldAck > 0 || ws.getBufferedAmount() >= kHighWaterBytes) p.heldAck += chunk.byteLength;
+          else s.ack(chunk.byteLength);
+        });
+        s.onEnd((error) => portEnded(ws, i, error));
+      });
+    },
+    message(ws, message) {
+      const d = ws.getUserData();
+      if (d.closed) return;
+      const frame = decodeFrame(d.protocol, message);
+      if (!frame) return;
+      d.idle?.touch();
+      const i = frame.channel >> 1;
+      if (i >= d.ports.length) return end(ws, 1002, `frame ${frame.channel} is not a valid channel`);
+      if (frame.channel % 2 === 1) return; // an error channel: the server's to write
+      const p = d.ports[i];
+      if (p.done || !p.session || frame.data.byteLength === 0) return;
+      if (!p.session.write(frame.data)) {
+        p.session.close();
+        portEnded(ws, i, 'the pod does not read its connection as fast as data is sent (8 MiB waiting); connection closed');
+      }
+    },
+    drain(ws) {
+      const d = ws.getUserData();
+      if (ws.getBufferedAmount() >= kHighWaterBytes) return;
+      for (const p of d.ports) {
+        if (p.heldAck > 0) {
+          const n = p.heldAck;
+          p.heldAck = 0;
+          p.session?.ack(n);
+        }
+      }
+    },
+    close(ws) {
+      teardown(ws.getUserData());
+    },
+  };
+  app.ws<PfData>('/portForward/:namespace/:pod', behavior);
+  app.ws<PfData>('/portForward/:namespace/:pod/:uid', behavior);
+}
+
+/** overBound: the 429 Status when `n` more connections into pod `podUid` do not fit, else undefined. */
+function overBound(limiter: StreamLimiter, podUid: string, n: number): Status | undefined {
+  const first = limiter.check(podUid);
+  if (first || n === 1) return first;
+  const held: (() => void)[] = [];
+  try {
+    for (let k = 0; k < n; k++) {
+      const over = limiter.check(podUid);
+      if (over) return over;
+      held.push(limiter.acquire(podUid));
+    }
+    return undefined;
+  } finally {
+    for (const release of held) release();
+  }
+}
