@@ -69,6 +69,16 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     expect(await r.locator('td.col-status .status').getAttribute('data-tone')).toBe('bad');
     expect(await r.locator('td.col-ready').textContent()).toBe('0/1');
     expect(Number((await r.locator('td.col-restarts').textContent())?.split(' ')[0])).toBeGreaterThanOrEqual(1);
+
+    // Sort by restarts puts it above a quiet pod that comes first by name; by name again, below.
+    await create(pod('dash-aaa', 'exec sleep 3600'));
+    await expect.poll(() => row('dash-aaa').locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 }).toBe('Running');
+    const names = () => page.locator('#pod-rows tr td.col-name').allTextContents();
+    expect((await names()).indexOf('dash-aaa')).toBeLessThan((await names()).indexOf('dash-crash'));
+    await page.selectOption('#sort', 'restarts');
+    expect((await names())[0]).toBe('dash-crash');
+    await page.selectOption('#sort', 'name');
+    expect((await names()).indexOf('dash-aaa')).toBeLessThan((await names()).indexOf('dash-crash'));
   }, 120_000);
 
   it('opens the detail of a row: the container, only this UID\'s events, the YAML and the log line the container wrote', async () => {
@@ -160,7 +170,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     expect(await page.locator('#detail-status').textContent()).toBe('Deleted');
     await page.click('#detail-close');
     expect(await page.locator('#detail').isHidden()).toBe(true);
-    for (const name of ['dash-crash', ...(process.env.KUBELET_TS_SCREENSHOT === '1' ? ['dash-web', 'dash-cache'] : [])]) {
+    for (const name of ['dash-crash', 'dash-aaa', ...(process.env.KUBELET_TS_SCREENSHOT === '1' ? ['dash-web', 'dash-cache'] : [])]) {
       await remove(name);
       await expect.poll(() => row(name).count(), { timeout: 90_000, interval: 250 }).toBe(0);
     }
