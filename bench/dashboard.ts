@@ -9,7 +9,7 @@
 // checks that the rows were updated in place (the same <tr> elements). Prints a table, writes
 // bench/results/dashboard-*.json. A figure, not a test: it asserts nothing about speed.
 //
-//   npm run bench -- dashboard [--pods 300] [--bursts 20] [--sort name|cpu|memory|restarts]
+//   npm run bench -- dashboard [--pods 300] [--bursts 20] [--sort name|cpu|memory|restarts] [--screenshot FILE.png]
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -22,7 +22,7 @@ import type { RouteContext } from '../src/server/router.js';
 import { percentile, positiveInt, table, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
-  options: { pods: { type: 'string', default: '300' }, bursts: { type: 'string', default: '20' }, sort: { type: 'string', default: 'name' } },
+  options: { pods: { type: 'string', default: '300' }, bursts: { type: 'string', default: '20' }, sort: { type: 'string', default: 'name' }, screenshot: { type: 'string' } },
 });
 const N = positiveInt('pods', args.pods);
 const R = positiveInt('bursts', args.bursts);
@@ -121,6 +121,7 @@ try {
     const after = await read();
     rows.push({ burst: round, applyMs: after.end - after.first, frames: after.batches - before.batches, domWorkMs: after.total - before.total, maxFrameWorkMs: after.work });
   }
+  if (args.screenshot) await page.screenshot({ path: args.screenshot });
   const kept = await page.evaluate(() => [...document.querySelectorAll('#pod-rows tr')].filter((tr) => (tr as HTMLElement & { benchTag?: number }).benchTag !== undefined).length);
   const crash = await page.locator('#pod-rows td.col-status[data-status="CrashLoopBackOff"]').count();
   const apply = rows.map((r) => r.applyMs);

@@ -52,7 +52,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     if (process.env.KUBELET_TS_SCREENSHOT === '1') {
       // A fuller table for the picture: two more pods, one holding some memory.
       await create(pod('dash-web', 'exec sleep 3600'));
-      await create(pod('dash-cache', 'x=$(head -c 30000000 /dev/zero | tr "\\\\0" a); sleep 3600'));
+      await create(pod('dash-cache', 'head -c 30000000 /dev/zero > /dev/shm/fill; exec sleep 3600'));
     }
   }, 120_000);
 

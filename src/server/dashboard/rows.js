@@ -116,6 +116,7 @@ function upsertPod(uid, pod) {
     if (!namespaces.has(ns)) addNamespace(ns);
     if (!nodeName && pod.spec?.nodeName) setNodeName(pod.spec.nodeName);
     if (uid === selectedUid) entry.row.classList.add('selected');
+    renderRowStats(entry);
   } else if (entry.summary.reason !== summary.reason && !entry.row.hidden) {
     // Web Animations: no forced layout (a class toggle would need a reflow per row to restart).
     entry.row.animate([{ backgroundColor: '#fefcbf' }, { backgroundColor: 'transparent' }], { duration: 1000, easing: 'ease-out' });
@@ -169,15 +170,18 @@ export function select(uid) {
 
 /** renderStats writes the CPU and memory cells and sparklines of the visible rows (after a stats poll); resorts when sorted by them. */
 export function renderStats() {
-  for (const entry of pods.values()) {
-    const u = usage.get(entry.uid);
-    setText(entry.cells.cpuText, formatCpu(latest(u?.cpu)));
-    setText(entry.cells.memoryText, formatMemory(latest(u?.mem)));
-    if (entry.row.hidden) continue;
-    drawSparkline(entry.cells.cpuSpark, u?.cpu ?? [], '#326ce5');
-    drawSparkline(entry.cells.memorySpark, u?.mem ?? [], '#805ad5');
-  }
+  for (const entry of pods.values()) renderRowStats(entry);
   if (sortMode === 'cpu' || sortMode === 'memory') resort();
+}
+
+/** renderRowStats writes one row's CPU and memory figures, and its sparklines when the row is shown. */
+function renderRowStats(entry) {
+  const u = usage.get(entry.uid);
+  setText(entry.cells.cpuText, formatCpu(latest(u?.cpu)));
+  setText(entry.cells.memoryText, formatMemory(latest(u?.mem)));
+  if (entry.row.hidden || !u) return;
+  drawSparkline(entry.cells.cpuSpark, u.cpu, '#326ce5', 5);
+  drawSparkline(entry.cells.memorySpark, u.mem, '#805ad5', 4 * 1024 * 1024);
 }
 
 function renderEvent(entry) {

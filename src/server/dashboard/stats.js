@@ -105,10 +105,11 @@ export function pollStats(onUpdate) {
 }
 
 /**
- * drawSparkline draws `values` (oldest first, up to 30 polls) as a line across the canvas, scaled to their range;
+ * drawSparkline draws `values` (oldest first, up to 30 polls) as a line across the canvas, scaled to
+ * their range or `minSpan` (same unit as the values: millicores, bytes) if that is larger;
  * an empty list clears it. Device-pixel-ratio aware.
  */
-export function drawSparkline(canvas, values, color) {
+export function drawSparkline(canvas, values, color, minSpan) {
   const dpr = window.devicePixelRatio || 1;
   const w = 56;
   const h = 18;
@@ -120,10 +121,10 @@ export function drawSparkline(canvas, values, color) {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, w, h);
   if (values.length === 0) return;
-  // Scaled to its own range (the figure beside it gives the value); a flat series is a middle line.
-  const max = Math.max(...values);
+  // Scaled to its own range, but at least `minSpan` (noise of a few KiB is no curve); the figure beside it gives the value.
   const min = Math.min(...values);
-  const y = (v) => (max === min ? h / 2 : h - 2 - ((v - min) / (max - min)) * (h - 4));
+  const span = Math.max(Math.max(...values) - min, minSpan);
+  const y = (v) => h - 2 - ((v - min) / span) * (h - 4);
   const step = values.length > 1 ? w / (values.length - 1) : 0;
   ctx.beginPath();
   values.forEach((v, i) => {
