@@ -70,6 +70,14 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     expect(await r.locator('td.col-ready').textContent()).toBe('0/1');
     expect(Number((await r.locator('td.col-restarts').textContent())?.split(' ')[0])).toBeGreaterThanOrEqual(1);
 
+    // Its detail: the container waits in CrashLoopBackOff; the last termination's exit code is 3.
+    await r.locator('td.col-name').click();
+    const container = page.locator('#detail-containers tr[data-container="main"]');
+    await expect.poll(() => container.locator('td').allTextContents(), { timeout: 30_000 }).toEqual(expect.arrayContaining(['Waiting', 'CrashLoopBackOff', 'Error (exit 3)']));
+    await expect.poll(() => page.locator('#detail-status').textContent(), { timeout: 30_000 }).toBe('CrashLoopBackOff');
+    await page.click('#detail-close');
+    expect(await page.locator('#detail').isHidden()).toBe(true);
+
     // Sort by restarts puts it above a quiet pod that comes first by name; by name again, below.
     await create(pod('dash-aaa', 'exec sleep 3600'));
     await expect.poll(() => row('dash-aaa').locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 }).toBe('Running');
