@@ -6,6 +6,8 @@
 // the detail and the terminal open is written to docs/dashboard.png (when KUBELET_TS_SCREENSHOT=1).
 // The role of the Kubernetes Dashboard's e2e (cypress) tests, for one node.
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE } from '../support/docker.js';
@@ -119,11 +121,13 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     await page.click('#detail .tabs button[data-tab="yaml"]');
     await expect.poll(() => page.locator('#detail-yaml').textContent(), { timeout: 10_000 }).toContain('kind: Pod');
     expect(await page.locator('#detail-yaml').textContent()).toContain(`uid: ${second}`);
+    if (process.env.KUBELET_TS_SCREENSHOT === '1') await page.screenshot({ path: join(tmpdir(), 'dashboard-yaml.png') });
 
     await page.click('#detail .tabs button[data-tab="logs"]');
     await expect.poll(() => page.locator('#detail-logs').textContent(), { timeout: 30_000 }).toContain('detail-log-marker-42');
     expect(await page.locator('#detail-logs').textContent()).not.toContain('first-life');
     expect(await page.locator('#logs-state').textContent()).toBe('following');
+    if (process.env.KUBELET_TS_SCREENSHOT === '1') await page.screenshot({ path: join(tmpdir(), 'dashboard-logs.png') });
     expect(pageErrors).toEqual([]);
   }, 240_000);
 
@@ -160,7 +164,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
       await page.waitForFunction((u) => (window as unknown as { kubeletTsDashboard: { samples(uid: string): number } }).kubeletTsDashboard.samples(u!) >= 4, uid, { timeout: 60_000, polling: 500 });
       await page.screenshot({ path: 'docs/dashboard.png' });
       await page.click('#detail .tabs button[data-tab="overview"]');
-      await page.screenshot({ path: '/tmp/dashboard-overview.png' });
+      await page.screenshot({ path: join(tmpdir(), 'dashboard-overview.png') });
       await page.click('#detail .tabs button[data-tab="terminal"]');
       await page.locator('#terminal .xterm').click();
     }
@@ -173,6 +177,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     await page.click('#detail-delete');
     await page.locator('#confirm-dialog[open]').waitFor({ timeout: 10_000 });
     expect(await page.locator('#confirm-name').textContent()).toBe('default/dash-detail');
+    if (process.env.KUBELET_TS_SCREENSHOT === '1') await page.screenshot({ path: join(tmpdir(), 'dashboard-confirm.png') });
     await page.click('#confirm-delete');
     await expect.poll(() => row('dash-detail').count(), { timeout: 90_000, interval: 250 }).toBe(0);
     expect(await page.locator('#detail-status').textContent()).toBe('Deleted');

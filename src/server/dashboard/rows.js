@@ -213,7 +213,10 @@ function applyFilter(entry) {
   const ns = $('filter-namespace').value;
   const text = $('filter-text').value.trim().toLowerCase();
   const show = (!ns || (entry.pod.metadata.namespace ?? 'default') === ns) && (!text || text.split(/\s+/).every((t) => entry.haystack.includes(t)));
-  if (entry.row.hidden === show) entry.row.hidden = !show;
+  if (entry.row.hidden === show) {
+    entry.row.hidden = !show;
+    if (show) renderRowStats(entry); // hidden rows' sparklines are not drawn
+  }
 }
 
 /** applyAllFilters re-applies the namespace and text filters to every row. */
