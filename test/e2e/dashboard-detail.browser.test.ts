@@ -99,7 +99,8 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     const first = await node.pods().then((ps) => ps.find((p) => p.metadata?.name === 'dash-detail')?.metadata?.uid);
     await remove('dash-detail');
     await expect.poll(() => r.count(), { timeout: 60_000, interval: 250 }).toBe(0);
-    await create(pod('dash-detail', 'echo detail-log-marker-42; exec sleep 3600'));
+    // A line at start, then one every second (so the log tail can be seen following).
+    await create(pod('dash-detail', 'echo detail-log-marker-42; i=0; while sleep 1; do i=$((i+1)); echo tick-$i; done'));
     await expect.poll(() => r.locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 }).toBe('Running');
     const second = await node.pods().then((ps) => ps.find((p) => p.metadata?.name === 'dash-detail')?.metadata?.uid);
     expect(second).not.toBe(first);
@@ -125,6 +126,9 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
 
     await page.click('#detail .tabs button[data-tab="logs"]');
     await expect.poll(() => page.locator('#detail-logs').textContent(), { timeout: 30_000 }).toContain('detail-log-marker-42');
+    const lastTick = async () => Math.max(0, ...[...((await page.locator('#detail-logs').textContent()) ?? '').matchAll(/^tick-(\d+)$/gm)].map((m) => Number(m[1])));
+    const seen = await lastTick();
+    await expect.poll(lastTick, { timeout: 30_000 }).toBeGreaterThanOrEqual(seen + 2);
     expect(await page.locator('#detail-logs').textContent()).not.toContain('first-life');
     expect(await page.locator('#logs-state').textContent()).toBe('following');
     if (process.env.KUBELET_TS_SCREENSHOT === '1') await page.screenshot({ path: join(tmpdir(), 'dashboard-logs.png') });
