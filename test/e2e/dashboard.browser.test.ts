@@ -55,7 +55,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
 
     const row = page.locator('#pod-rows tr', { has: page.locator('td.col-name', { hasText: new RegExp(`^${name}$`) }) });
     await row.waitFor({ timeout: 30_000 });
-    await expect.poll(() => row.locator('td.col-phase').getAttribute('data-phase'), { timeout: 90_000, interval: 250 }).toBe('Running');
+    await expect.poll(() => row.locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 }).toBe('Running');
     await expect.poll(() => row.locator('td.col-ready').textContent(), { timeout: 30_000, interval: 250 }).toBe('1/1');
     expect(await row.locator('td.col-namespace').textContent()).toBe('default');
     expect(await row.locator('td.col-node').textContent()).toBe(node.nodeName);
@@ -70,13 +70,23 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     if (viaApi) {
       // The row's Delete is a write: anonymously it answers 401, the page asks for a token and the
       // (anonymous) watch stays live; with the admin token the pod is deleted.
+      // Delete asks first: Cancel keeps the pod (nothing is sent).
       await row.locator('button.delete').click();
+      await page.locator('#confirm-dialog[open]').waitFor({ timeout: 10_000 });
+      expect(await page.locator('#confirm-name').textContent()).toBe(`default/${name}`);
+      await page.click('#confirm-cancel');
+      await page.locator('#confirm-dialog').waitFor({ state: 'hidden', timeout: 10_000 });
+      expect(await row.locator('button.delete').textContent()).toBe('Delete');
+      expect(await page.locator('#token-form').isHidden()).toBe(true);
+      await row.locator('button.delete').click();
+      await page.click('#confirm-delete');
       await page.locator('#token-form').waitFor({ state: 'visible', timeout: 30_000 });
       expect(await page.locator('#conn').getAttribute('data-state')).toBe('live');
       expect(await row.locator('button.delete').textContent()).toBe('Sign in to delete');
       await page.fill('#token-input', node.adminToken());
       await page.click('#token-form button[type="submit"]');
       await row.locator('button.delete').click();
+      await page.click('#confirm-delete');
       await expect.poll(() => row.locator('button.delete').textContent(), { timeout: 30_000 }).toBe('Deleting…');
     } else {
       await rm(join(node.manifestDir, 'dash-web.yaml'));

@@ -1,4 +1,5 @@
 // Counterpart of the kubelet server's /pods endpoint (pkg/kubelet/server getPods) and the apiserver's pod GET.
+import { stringify as toYaml } from 'yaml';
 import type { Pod, PodList } from '../../shared/api.js';
 import { isInvalidInput } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
@@ -91,9 +92,25 @@ function cachedPodListBody(host: AgentHost, resourceVersion: number, items: Pod[
   return body;
 }
 
-/** getPodHandler answers `GET /pods/{namespace}/{name}`: the Pod (with `apiVersion`/`kind`), or 404 `NotFound`. */
-export function getPodHandler({ host, params }: RouteContext): HttpReply {
+/**
+ * getPodHandler answers `GET /pods/{namespace}/{name}`: the Pod (with `apiVersion`/`kind`), or 404
+ * `NotFound`. JSON, or YAML (`application/yaml`) when the `Accept` header asks for YAML before
+ * JSON — the apiserver's content negotiation, which the dashboard's YAML tab uses (`kubectl get -o yaml`).
+ */
+export function getPodHandler({ host, params, req }: RouteContext): HttpReply {
   const pod = host.getPod(params.namespace, params.name);
   if (pod === undefined) return statusReply(notFound('pods', params.name));
-  return jsonReply(200, { apiVersion: 'v1', kind: 'Pod', ...pod });
+  const object = { apiVersion: 'v1', kind: 'Pod', ...pod };
+  if (prefersYaml(req.headers.accept ?? '')) return { status: 200, contentType: 'application/yaml', body: toYaml(object) };
+  return jsonReply(200, object);
+}
+
+/** prefersYaml: true when `accept` lists a YAML media type and no JSON one before it (q-values are not weighed). */
+export function prefersYaml(accept: string): boolean {
+  for (const part of accept.split(',')) {
+    const type = part.split(';')[0].trim().toLowerCase();
+    if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') return true;
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return false;
+  }
+  return false;
 }
