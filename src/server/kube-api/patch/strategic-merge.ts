@@ -1,0 +1,158 @@
+/**
+ * Counterpart of k8s.io/apimachinery/pkg/util/strategicpatch (patch.go: StrategicMergePatch,
+ * mergeMap, mergeSlice, the `$patch`, `$retainKeys`, `$setElementOrder/` and
+ * `$deleteFromPrimitiveList/` directives): applies a strategic merge patch to a JSON object, with
+ * the list strategies of {@link PatchMeta}. Pure; never mutates its inputs; any thread.
+ */
+import { badRequest, clone, deepEqual, isObject, setKey, type Json, type JsonObject } from './json.js';
+import { childMeta, type PatchMeta } from './pod-strategies.js';
+
+const kDeleteFromPrimitiveList = '$deleteFromPrimitiveList/';
+const kSetElementOrder = '$setElementOrder/';
+
+/**
+ * strategicMerge returns `original` with `patch` applied as a strategic merge patch, or undefined
+ * when the patch deletes the whole object (`$patch: delete` at the top). `meta` gives the list
+ * strategies (e.g. kPodPatchMeta); `path` names the place in messages (`spec.containers`).
+ * As strategicpatch: a null value deletes the key; objects merge key by key; a list with a merge
+ * key merges its items by that key (`$patch: delete` in an item removes it, `$patch: replace` in
+ * an item replaces the list); a primitive list with the merge strategy is merged by union; every
+ * other list is replaced. Throws ERR_INVALID_ARGUMENT (BadRequest) naming the field for an unknown
+ * `$patch` value, an unknown `$` directive, an item without its merge key or a directive of the
+ * wrong shape.
+ */
+export function strategicMerge(original: JsonObject, patch: JsonObject, meta: PatchMeta | undefined, path = ''): JsonObject | undefined {
+  const directive = patch.$patch;
+  if (directive !== undefined) {
+    if (directive === 'delete') return undefined;
+    if (directive === 'replace') {
+      const rest: JsonObject = {};
+      for (const [k, v] of Object.entries(patch)) if (k !== '$patch') setKey(rest, k, v);
+      return strategicMerge({}, rest, meta, path);
+    }
+    if (directive !== 'merge') throw badRequest(`${where(path)}unknown patch type ${JSON.stringify(directive)} in $patch (want replace, delete or merge)`);
+  }
+  const out = clone(original);
+  const retain = patch.$retainKeys;
+  if (retain !== undefined) {
+    if (!Array.isArray(retain) || !retain.every((k) => typeof k === 'string')) throw badRequest(`${where(path)}$retainKeys must be a list of field names`);
+    for (const k of Object.keys(out)) if (!retain.includes(k)) delete out[k];
+  }
+  const orders: Array<[string, Json[]]> = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === '$patch' || key === '$retainKeys') continue;
+    if (key.startsWith(kDeleteFromPrimitiveList)) {
+      const field = key.slice(kDeleteFromPrimitiveList.length);
+      if (!Array.isArray(value)) throw badRequest(`${where(join(path, field))}${kDeleteFromPrimitiveList}${field} must be a list`);
+      const have = out[field];
+      if (Array.isArray(have)) out[field] = have.filter((x) => !value.some((d) => deepEqual(d, x)));
+      continue;
+    }
+    if (key.startsWith(kSetElementOrder)) {
+      const field = key.slice(kSetElementOrder.length);
+      if (!Array.isArray(value)) throw badRequest(`${where(join(path, field))}${kSetElementOrder}${field} must be a list`);
+      orders.push([field, value]);
+      continue;
+    }
+    if (key.startsWith('$')) throw badRequest(`${where(path)}unknown strategic merge patch directive ${JSON.stringify(key)}`);
+    const sub = join(path, key);
+    const m = childMeta(meta, key);
+    if (value === null) {
+      delete out[key];
+      continue;
+    }
+    const have = Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined;
+    const merged = mergeValue(have, value, m, sub);
+    if (merged === undefined) delete out[key];
+    else setKey(out, key, merged);
+  }
+  for (const [field, order] of orders) {
+    const list = out[field];
+    if (Array.isArray(list)) out[field] = applyElementOrder(list, order, childMeta(meta, field)?.mergeKey);
+  }
+  return out;
+}
+
+/** mergeValue merges one patch value into the original's value of the same field (undefined: absent). */
+function mergeValue(have: Json | undefined, value: Json, meta: PatchMeta | undefined, path: string): Json | undefined {
+  if (isObject(value)) {
+    return strategicMerge(isObject(have) ? have : {}, value, meta?.items ?? meta, path);
+  }
+  if (Array.isArray(value)) return mergeList(Array.isArray(have) ? have : [], value, meta, path);
+  return value;
+}
+
+/** mergeList: mergeSlice of strategicpatch, by the list's strategy in `meta`. */
+function mergeList(original: Json[], patch: Json[], meta: PatchMeta | undefined, path: string): Json[] {
+  const replaceAt = patch.findIndex((x) => isObject(x) && x.$patch === 'replace');
+  if (meta?.mergeKey !== undefined) {
+    const key = meta.mergeKey;
+    if (replaceAt >= 0) {
+      return patch.filter((_, i) => i !== replaceAt).map((x, i) => {
+        if (!isObject(x)) throw badRequest(`${where(`${path}[${i}]`)}an item of a list merged by "${key}" must be an object`);
+        return strategicMerge({}, x, meta.items, `${path}[${i}]`) ?? {};
+      });
+    }
+    const out = original.map((x) => clone(x));
+    patch.forEach((item, i) => {
+      const at = `${path}[${i}]`;
+      if (!isObject(item)) throw badRequest(`${where(at)}an item of a list merged by "${key}" must be an object`);
+      if (!Object.prototype.hasOwnProperty.call(item, key) || item[key] === null) {
+        throw badRequest(`${where(at)}the item does not contain the merge key "${key}"`);
+      }
+      const id = item[key];
+      const idx = out.findIndex((x) => isObject(x) && deepEqual(x[key], id));
+      if (item.$patch === 'delete') {
+        for (let j = out.length - 1; j >= 0; j--) {
+          const x = out[j];
+          if (isObject(x) && deepEqual(x[key], id)) out.splice(j, 1);
+        }
+        return;
+      }
+      const base = idx >= 0 ? out[idx] : undefined;
+      const merged = strategicMerge(isObject(base) ? base : {}, item, meta.items, `${path}[${String(JSON.stringify(id))}]`);
+      if (merged === undefined) {
+        if (idx >= 0) out.splice(idx, 1);
+      } else if (idx >= 0) out[idx] = merged;
+      else out.push(merged);
+    });
+    return out;
+  }
+  if (meta?.primitiveMerge === true) {
+    if (replaceAt >= 0) return patch.filter((_, i) => i !== replaceAt);
+    const out = original.map((x) => clone(x));
+    for (const x of patch) if (!out.some((y) => deepEqual(x, y))) out.push(clone(x));
+    return out;
+  }
+  if (replaceAt >= 0) return patch.filter((_, i) => i !== replaceAt);
+  return patch.map((x) => clone(x));
+}
+
+/**
+ * applyElementOrder reorders `list` by `$setElementOrder`'s `order` (items given by their merge key,
+ * or scalars): the items named in `order` take, in that order, the positions the named items hold;
+ * items the order does not name (the server's own) keep their positions. A simplification of
+ * strategicpatch's normalizeElementOrder, which interleaves server-only items by their original
+ * index; both agree whenever the order names every item (what `kubectl apply` sends).
+ */
+function applyElementOrder(list: Json[], order: Json[], mergeKey: string | undefined): Json[] {
+  const idOf = (x: Json): Json | undefined => (mergeKey === undefined ? x : isObject(x) ? x[mergeKey] : undefined);
+  const rank = (x: Json): number => {
+    const id = idOf(x);
+    return id === undefined ? -1 : order.findIndex((o) => deepEqual(mergeKey === undefined ? o : isObject(o) ? o[mergeKey] : undefined, id));
+  };
+  const named = list.map((x, i) => ({ x, i, r: rank(x) })).filter((e) => e.r >= 0);
+  const slots = named.map((e) => e.i);
+  const sorted = [...named].sort((a, b) => a.r - b.r || a.i - b.i);
+  const out = [...list];
+  slots.forEach((slot, j) => { out[slot] = sorted[j].x; });
+  return out;
+}
+
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function where(path: string): string {
+  return path === '' ? '' : `${path}: `;
+}
