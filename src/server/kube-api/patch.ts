@@ -4,7 +4,7 @@
  * the stored Pod, calls {@link patchPod}, then validates and stores the result as for an update
  * (resourceVersion preconditions, spec mutability, the status manager are the route's). Pure; any thread.
  */
-import YAML from 'yaml';
+import { isCollection, parseAllDocuments, visit, type Document } from 'yaml';
 import type { Pod } from '../../shared/api.js';
 import { AgentError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
 import { kMaxManifestDepth, manifestDepth } from '../../shared/manifest-depth.js';
@@ -104,14 +104,36 @@ function patchPodUnchecked(current: Pod, contentType: string, body: string, quer
 function parseBody(body: string, yaml: boolean): Json {
   try {
     if (!yaml) return JSON.parse(body) as Json;
-    const docs = YAML.parseAllDocuments(body, { prettyErrors: false });
+    // uniqueKeys off: the yaml package's check is quadratic in a mapping's size (a duplicate key: the last wins).
+    const docs = parseAllDocuments(body, { prettyErrors: false, uniqueKeys: false });
     if (!Array.isArray(docs) || docs.length !== 1) throw new Error('want exactly one YAML document');
     const [doc] = docs;
     if (doc.errors.length > 0) throw new Error(doc.errors[0].message);
+    const recursive = recursiveAlias(doc);
+    if (recursive !== undefined) throw new Error(`anchor "${recursive}" value contains itself`);
     return doc.toJS({ maxAliasCount: 100 }) as Json;
   } catch (err) {
     throw badRequest(`${yaml ? 'apply' : 'patch'}: the body does not parse as ${yaml ? 'YAML' : 'JSON'}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * recursiveAlias: the name of an anchor whose value contains an alias to itself (`&a [*a]`), else
+ * undefined. The yaml package would expand it into a cyclic value, spending seconds on an 11-byte
+ * body before maxAliasCount stops it; go-yaml (the apiserver's) refuses it likewise.
+ */
+function recursiveAlias(doc: Document.Parsed): string | undefined {
+  let found: string | undefined;
+  visit(doc, {
+    Alias(_, alias, path) {
+      if (path.some((n) => isCollection(n) && n.anchor === alias.source)) {
+        found = alias.source;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 /** An apply configuration must say what it is: apiVersion v1, kind Pod, and the Pod's own name. */

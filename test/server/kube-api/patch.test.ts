@@ -81,6 +81,8 @@ describe('patchPod: content types and bad bodies', () => {
     ['application/apply-patch+yaml', 'a: [1', 'does not parse as YAML'],
     ['application/apply-patch+yaml', 'a: 1\n---\nb: 2\n', 'exactly one YAML document'],
     [SMP, '['.repeat(500), 'nests deeper than'],
+    ['application/apply-patch+yaml', '&a [*a, *a]', 'anchor "a" value contains itself'],
+    ['application/apply-patch+yaml', `a: &a [x,x,x,x,x,x,x,x,x,x]\n${['b', 'c', 'd', 'e', 'f'].map((n, i) => `${n}: &${n} [${Array(10).fill(`*${'abcde'[i]}`).join(',')}]`).join('\n')}\n`, 'Excessive alias count'],
   ])('%s %j → ERR_INVALID_ARGUMENT (%s)', (type, body, words) => {
     const err = thrown(() => patchPod(pod(), type, body, { fieldManager: 'm' }));
     expect(err.code).toBe('ERR_INVALID_ARGUMENT');

@@ -98,47 +98,123 @@ export function fromFieldsV1(v: unknown): FieldSet {
   return out;
 }
 
-/** Where a path element points inside a value: the field, item index, or nothing. */
-function step(v: Json | undefined, pe: string): { found: boolean; value?: Json; container?: JsonObject | Json[]; at?: string | number } {
-  if (pe.startsWith('f:') && isObject(v)) {
-    const k = pe.slice(2);
-    return Object.prototype.hasOwnProperty.call(v, k) ? { found: true, value: v[k], container: v, at: k } : { found: false };
+/** Per list, the index of its items by their path element (`k:{...}` or `v:...`): built once per lookup kind. */
+const kItemIndex = new WeakMap<Json[], Map<string, number>>();
+
+/** itemPe: the path element of `item` in a list whose items are named like `sample` (`k:` with the same key fields, or `v:`). */
+function itemPe(item: Json, sample: string, keys: string[] | undefined): string | undefined {
+  if (sample.startsWith('v:')) return `v:${JSON.stringify(item)}`;
+  if (!isObject(item) || keys === undefined) return undefined;
+  const key: JsonObject = {};
+  for (const k of keys) {
+    if (item[k] === undefined) return undefined;
+    setKey(key, k, item[k]);
   }
-  if (Array.isArray(v) && (pe.startsWith('k:') || pe.startsWith('v:'))) {
-    let want: unknown;
-    try { want = JSON.parse(pe.slice(2)); } catch { return { found: false }; }
-    const i = pe.startsWith('v:')
-      ? v.findIndex((x) => deepEqual(x, want))
-      : v.findIndex((x) => isObject(x) && isObject(want) && Object.entries(want).every(([k, w]) => deepEqual(x[k], w)));
-    return i >= 0 ? { found: true, value: v[i], container: v, at: i } : { found: false };
-  }
-  return { found: false };
+  return `k:${JSON.stringify(key)}`;
 }
 
-/** valueAt: the value at `path` in `obj`, or undefined when it is absent. */
+function keysOf(pe: string): string[] | undefined {
+  if (!pe.startsWith('k:')) return undefined;
+  try {
+    const key: unknown = JSON.parse(pe.slice(2));
+    return isObject(key) ? Object.keys(key) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * findItem: the index of the item named by `pe` in `list`, or -1. The list is indexed once (never
+ * a scan per lookup); a hit is checked against the item, and a stale index (the list changed) is rebuilt.
+ */
+function findItem(list: Json[], pe: string): number {
+  const keys = keysOf(pe);
+  const kind = `#${pe.slice(0, 2)}${JSON.stringify(keys ?? null)}`;
+  const build = (): Map<string, number> => {
+    const index = new Map<string, number>([[kind, -1], ['#length', list.length]]);
+    list.forEach((item, i) => {
+      const name = itemPe(item, pe, keys);
+      if (name !== undefined && !index.has(name)) index.set(name, i);
+    });
+    kItemIndex.set(list, index);
+    return index;
+  };
+  let index = kItemIndex.get(list);
+  if (index === undefined || !index.has(kind) || index.get('#length') !== list.length) index = build();
+  const i = index.get(pe) ?? -1;
+  return i >= 0 && itemPe(list[i], pe, keys) !== pe ? (build().get(pe) ?? -1) : i;
+}
+
+/** valueAt: the value at `path` in `obj`, or undefined when it is absent. Read-only: `obj` must not change between calls. */
 export function valueAt(obj: JsonObject, path: FieldPath): Json | undefined {
   let v: Json | undefined = obj;
   for (const pe of path) {
-    const s = step(v, pe);
-    if (!s.found) return undefined;
-    v = s.value;
+    if (pe.startsWith('f:') && isObject(v)) {
+      const k = pe.slice(2);
+      if (!Object.prototype.hasOwnProperty.call(v, k)) return undefined;
+      v = v[k];
+    } else if (Array.isArray(v) && (pe.startsWith('k:') || pe.startsWith('v:'))) {
+      const i = findItem(v, pe);
+      if (i < 0) return undefined;
+      v = v[i];
+    } else return undefined;
   }
   return v;
 }
 
-/** removeAt deletes the field or list item at `path` from `obj` (in place); absent: no change. */
-export function removeAt(obj: JsonObject, path: FieldPath): void {
-  let v: Json | undefined = obj;
-  for (let i = 0; i < path.length; i++) {
-    const s = step(v, path[i]);
-    if (!s.found) return;
-    if (i === path.length - 1) {
-      if (Array.isArray(s.container)) s.container.splice(s.at as number, 1);
-      else if (s.container !== undefined) delete s.container[s.at as string];
-      return;
+/**
+ * removeAll deletes from `obj` (in place) every field and list item named by `paths`, in one walk
+ * (a list is filtered once, however many of its items go). A path under one that is removed, or
+ * that names nothing, changes nothing.
+ */
+export function removeAll(obj: JsonObject, paths: Iterable<FieldPath>): void {
+  interface Node { remove: boolean; children: Map<string, Node> }
+  const root: Node = { remove: false, children: new Map() };
+  for (const p of paths) {
+    let node = root;
+    for (const pe of p) {
+      let next = node.children.get(pe);
+      if (next === undefined) {
+        next = { remove: false, children: new Map() };
+        node.children.set(pe, next);
+      }
+      node = next;
     }
-    v = s.value;
+    node.remove = true;
   }
+  const walk = (v: Json, node: Node): void => {
+    if (isObject(v)) {
+      for (const [pe, child] of node.children) {
+        if (!pe.startsWith('f:')) continue;
+        const k = pe.slice(2);
+        if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
+        if (child.remove) delete v[k];
+        else walk(v[k], child);
+      }
+    } else if (Array.isArray(v)) {
+      const byName = new Map<string, Node>();
+      let sample: string | undefined;
+      for (const [pe, child] of node.children) {
+        if (pe.startsWith('k:') || pe.startsWith('v:')) {
+          byName.set(pe, child);
+          sample ??= pe;
+        }
+      }
+      if (sample === undefined) return;
+      const keys = keysOf(sample);
+      const keep: Json[] = [];
+      for (const item of v) {
+        const name = itemPe(item, sample, keys);
+        const child = name === undefined ? undefined : byName.get(name);
+        if (child?.remove === true) continue;
+        if (child !== undefined) walk(item, child);
+        keep.push(item);
+      }
+      v.length = 0;
+      for (const x of keep) v.push(x);
+    }
+  };
+  walk(obj, root);
 }
 
 /**

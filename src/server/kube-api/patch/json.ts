@@ -72,3 +72,13 @@ export function rejectProtoKeys(v: Json, what: string): void {
     }
   }
 }
+
+/**
+ * canonical: a text that is equal for deep-equal JSON values (object keys sorted), to index
+ * values in a Map (merge keys, set members) instead of comparing every pair.
+ */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'undefined';
+}

@@ -35,11 +35,21 @@ export function readManagers(obj: JsonObject): Manager[] {
   return out;
 }
 
-/** writeManagers sets `obj.metadata.managedFields` (in place) from `managers`, dropping those that own nothing. */
+/**
+ * writeManagers sets `obj.metadata.managedFields` (in place) from `managers`, dropping those that
+ * own nothing, in the fieldmanager's order: Apply entries before Update ones, then by time, then
+ * by manager name.
+ */
 export function writeManagers(obj: JsonObject, managers: Manager[]): void {
   if (!isObject(obj.metadata)) obj.metadata = {};
   const meta = obj.metadata as JsonObject;
-  const entries: Json[] = managers.filter((m) => m.fields.size > 0).map((m) => {
+  const seconds = (m: Manager): number => (m.time === undefined ? 0 : Math.floor(Date.parse(m.time) / 1000) || 0);
+  const sorted = managers.filter((m) => m.fields.size > 0).sort((p, q) => {
+    if (p.operation !== q.operation) return p.operation < q.operation ? -1 : 1;
+    if (seconds(p) !== seconds(q)) return seconds(p) - seconds(q);
+    return p.manager < q.manager ? -1 : p.manager > q.manager ? 1 : 0;
+  });
+  const entries: Json[] = sorted.map((m) => {
     const e: JsonObject = { manager: m.manager, operation: m.operation, apiVersion: m.apiVersion };
     if (m.time !== undefined) e.time = m.time;
     e.fieldsType = 'FieldsV1';

@@ -15,7 +15,7 @@
  */
 import { ConflictError } from '../../../shared/errors.js';
 import { badRequest, clone, deepEqual, isObject, type JsonObject } from './json.js';
-import { removeAt, renderPath, valueAt, type FieldPath, type FieldSet } from './field-set.js';
+import { removeAll, renderPath, valueAt, type FieldPath, type FieldSet } from './field-set.js';
 import { nowRfc3339, ownedFieldSet, readManagers, writeManagers, type Manager } from './managed-fields.js';
 import type { PatchMeta } from './pod-strategies.js';
 import { strategicMerge } from './strategic-merge.js';
@@ -63,8 +63,7 @@ export function serverSideApply(live: JsonObject, applied: JsonObject, meta: Pat
   const ownedByOthers = new Set<string>();
   for (const o of others) for (const k of o.fields.keys()) ownedByOthers.add(k);
   const removed = [...prev].filter(([k]) => !newSet.has(k) && !ownedByOthers.has(k)).map(([, p]) => p);
-  removed.sort((a, b) => b.length - a.length);
-  for (const p of removed) removeAt(merged, p);
+  removeAll(merged, removed);
 
   const mine: Manager = { manager, operation: 'Apply', apiVersion: 'v1', time: nowRfc3339(), fields: newSet };
   const still = ownedFieldSet(merged, meta);

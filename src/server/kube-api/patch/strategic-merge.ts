@@ -4,7 +4,7 @@
  * `$deleteFromPrimitiveList/` directives): applies a strategic merge patch to a JSON object, with
  * the list strategies of {@link PatchMeta}. Pure; never mutates its inputs; any thread.
  */
-import { badRequest, clone, deepEqual, isObject, setKey, type Json, type JsonObject } from './json.js';
+import { badRequest, canonical, clone, isObject, setKey, type Json, type JsonObject } from './json.js';
 import { childMeta, type PatchMeta } from './pod-strategies.js';
 
 const kDeleteFromPrimitiveList = '$deleteFromPrimitiveList/';
@@ -45,7 +45,8 @@ export function strategicMerge(original: JsonObject, patch: JsonObject, meta: Pa
       const field = key.slice(kDeleteFromPrimitiveList.length);
       if (!Array.isArray(value)) throw badRequest(`${where(join(path, field))}${kDeleteFromPrimitiveList}${field} must be a list`);
       const have = out[field];
-      if (Array.isArray(have)) out[field] = have.filter((x) => !value.some((d) => deepEqual(d, x)));
+      const drop = new Set(value.map(canonical));
+      if (Array.isArray(have)) out[field] = have.filter((x) => !drop.has(canonical(x)));
       continue;
     }
     if (key.startsWith(kSetElementOrder)) {
@@ -93,35 +94,53 @@ function mergeList(original: Json[], patch: Json[], meta: PatchMeta | undefined,
         return strategicMerge({}, x, meta.items, `${path}[${i}]`) ?? {};
       });
     }
-    const out = original.map((x) => clone(x));
+    // Items by the canonical text of their merge key (undefined: deleted), so a long list merges in linear time.
+    const out: Array<Json | undefined> = original.map((x) => clone(x));
+    const index = new Map<string, number[]>();
+    const remember = (x: Json | undefined, i: number): void => {
+      if (!isObject(x)) return;
+      const k = canonical(x[key]);
+      const at = index.get(k);
+      if (at === undefined) index.set(k, [i]);
+      else at.push(i);
+    };
+    out.forEach(remember);
     patch.forEach((item, i) => {
       const at = `${path}[${i}]`;
       if (!isObject(item)) throw badRequest(`${where(at)}an item of a list merged by "${key}" must be an object`);
       if (!Object.prototype.hasOwnProperty.call(item, key) || item[key] === null) {
         throw badRequest(`${where(at)}the item does not contain the merge key "${key}"`);
       }
-      const id = item[key];
-      const idx = out.findIndex((x) => isObject(x) && deepEqual(x[key], id));
+      const id = canonical(item[key]);
+      const live = (index.get(id) ?? []).filter((j) => out[j] !== undefined);
       if (item.$patch === 'delete') {
-        for (let j = out.length - 1; j >= 0; j--) {
-          const x = out[j];
-          if (isObject(x) && deepEqual(x[key], id)) out.splice(j, 1);
-        }
+        for (const j of live) out[j] = undefined;
         return;
       }
+      const idx = live.length > 0 ? live[0] : -1;
       const base = idx >= 0 ? out[idx] : undefined;
-      const merged = strategicMerge(isObject(base) ? base : {}, item, meta.items, `${path}[${String(JSON.stringify(id))}]`);
+      const merged = strategicMerge(isObject(base) ? base : {}, item, meta.items, `${path}[${id}]`);
       if (merged === undefined) {
-        if (idx >= 0) out.splice(idx, 1);
+        if (idx >= 0) out[idx] = undefined;
       } else if (idx >= 0) out[idx] = merged;
-      else out.push(merged);
+      else {
+        out.push(merged);
+        remember(merged, out.length - 1);
+      }
     });
-    return out;
+    return out.filter((x): x is Json => x !== undefined);
   }
   if (meta?.primitiveMerge === true) {
     if (replaceAt >= 0) return patch.filter((_, i) => i !== replaceAt);
     const out = original.map((x) => clone(x));
-    for (const x of patch) if (!out.some((y) => deepEqual(x, y))) out.push(clone(x));
+    const seen = new Set(out.map(canonical));
+    for (const x of patch) {
+      const k = canonical(x);
+      if (!seen.has(k)) {
+        seen.add(k);
+        out.push(clone(x));
+      }
+    }
     return out;
   }
   if (replaceAt >= 0) return patch.filter((_, i) => i !== replaceAt);
@@ -136,16 +155,24 @@ function mergeList(original: Json[], patch: Json[], meta: PatchMeta | undefined,
  * index; both agree whenever the order names every item (what `kubectl apply` sends).
  */
 function applyElementOrder(list: Json[], order: Json[], mergeKey: string | undefined): Json[] {
-  const idOf = (x: Json): Json | undefined => (mergeKey === undefined ? x : isObject(x) ? x[mergeKey] : undefined);
-  const rank = (x: Json): number => {
-    const id = idOf(x);
-    return id === undefined ? -1 : order.findIndex((o) => deepEqual(mergeKey === undefined ? o : isObject(o) ? o[mergeKey] : undefined, id));
+  const idOf = (x: Json): string | undefined => {
+    if (mergeKey === undefined) return canonical(x);
+    return isObject(x) && x[mergeKey] !== undefined ? canonical(x[mergeKey]) : undefined;
   };
-  const named = list.map((x, i) => ({ x, i, r: rank(x) })).filter((e) => e.r >= 0);
-  const slots = named.map((e) => e.i);
+  const rankOf = new Map<string, number>();
+  order.forEach((o, r) => {
+    const id = idOf(o);
+    if (id !== undefined && !rankOf.has(id)) rankOf.set(id, r);
+  });
+  const named: Array<{ x: Json; i: number; r: number }> = [];
+  list.forEach((x, i) => {
+    const id = idOf(x);
+    const r = id === undefined ? undefined : rankOf.get(id);
+    if (r !== undefined) named.push({ x, i, r });
+  });
   const sorted = [...named].sort((a, b) => a.r - b.r || a.i - b.i);
   const out = [...list];
-  slots.forEach((slot, j) => { out[slot] = sorted[j].x; });
+  named.forEach((e, j) => { out[e.i] = sorted[j].x; });
   return out;
 }
 
