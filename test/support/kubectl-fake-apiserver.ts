@@ -26,7 +26,7 @@ export interface FakeApiServer {
 const kCodeByReason: Record<string, number> = { BadRequest: 400, NotFound: 404, Conflict: 409, Invalid: 422, UnsupportedMediaType: 415, NotAcceptable: 406, Forbidden: 403 };
 
 function send(res: ServerResponse, code: number, body: unknown, type = 'application/json'): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { AgentError } from '../../shared/errors.js';
 import { openApiV3Paths } from './openapi-paths.js';
+import { openApiV2Protobuf } from './openapi-v2-proto.js';
 
 type Json = Record<string, unknown>;
 
@@ -26,7 +27,7 @@ const kDataUrl = import.meta.url.endsWith('.ts')
   ? new URL('./openapi/core-v1.json', import.meta.url)
   : new URL('../../../../src/server/kube-api/openapi/core-v1.json', import.meta.url);
 
-interface Documents { v2: string; v3: string; v3Hash: string; index: string }
+interface Documents { v2: string; v2Doc: Json; v2Proto?: Buffer; v3: string; v3Hash: string; index: string }
 let documents: Documents | undefined;
 
 function load(): Documents {
@@ -37,8 +38,8 @@ function load(): Documents {
   // The apiserver's hash: the SHA-512 of the document, upper-case hex (handler3's ETag and ?hash=).
   const v3Hash = createHash('sha512').update(v3).digest('hex').toUpperCase();
   const index = JSON.stringify({ paths: { 'api/v1': { serverRelativeURL: `/openapi/v3/api/v1?hash=${v3Hash}` } } });
-  const v2 = JSON.stringify(toV2(v3Doc));
-  documents = { v2, v3, v3Hash, index };
+  const v2Doc = toV2(v3Doc);
+  documents = { v2: JSON.stringify(v2Doc), v2Doc, v3, v3Hash, index };
   return documents;
 }
 
@@ -47,14 +48,21 @@ function load(): Documents {
  * request's Accept header: `/openapi/v2` (Swagger 2.0 JSON), `/openapi/v3` (the index: `paths` →
  * `{serverRelativeURL}` carrying the document's hash) and `/openapi/v3/api/v1` (the core/v1
  * OpenAPI 3.0 document: `components.schemas` and the served paths); undefined for any other path.
- * JSON only: an Accept that names only the protobuf forms (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`,
- * which kubectl's discovery client asks for first) gets an AgentError with statusReason
- * `NotAcceptable` (HTTP 406), as kube-openapi answers an unsupported type; clients then fall back
- * or fail with that message. Never throws otherwise.
+ * `/openapi/v2` also as protobuf (the gnostic openapi.v2.Document of its definitions, see
+ * openapi-v2-proto.ts) when the Accept names `application/com.github.proto-openapi.spec.v2@v1.0+protobuf`,
+ * the only form kubectl's discovery client asks for. Any other Accept that allows no JSON (e.g. the
+ * v3 protobuf form) gets an AgentError with statusReason `NotAcceptable` (HTTP 406), as
+ * kube-openapi answers an unsupported type. Never throws otherwise.
  */
 export function openApi(path: string, accept: string): OpenApiAnswer | undefined {
   const p = String(path ?? '').split('?')[0].replace(/\/+$/, '');
   if (p !== '/openapi/v2' && p !== '/openapi/v3' && p !== '/openapi/v3/api/v1') return undefined;
+  if (p === '/openapi/v2' && String(accept ?? '').toLowerCase().includes(kV2Protobuf)) {
+    const docs = load();
+    docs.v2Proto ??= openApiV2Protobuf(docs.v2Doc);
+    // As kube-openapi answers: `@` may not appear in a Content-Type (Go's mime parser refuses it), so `.v1.0`.
+    return { contentType: `${kV2Protobuf}.v1.0+protobuf`, body: docs.v2Proto };
+  }
   if (!acceptsJson(String(accept ?? ''))) {
     const proto = p === '/openapi/v2' ? kV2Protobuf : kV3Protobuf;
     throw new AgentError('ERR_INVALID_ARGUMENT', `only application/json is supported for ${p} (not ${proto} protobuf)`, { statusReason: 'NotAcceptable' });

@@ -76,6 +76,14 @@ describe.skipIf(!hasKubectl)('kubectl v1.32 against the OpenAPI documents and pa
     expect(server.requests.some((r) => r.url.startsWith('/openapi/v3/api/v1?hash='))).toBe(true);
   });
 
+  it('explain --output plaintext-openapiv2 reads the protobuf /openapi/v2', async () => {
+    const out = await kubectl('explain', 'pod.spec.containers', '--output', 'plaintext-openapiv2');
+    expect(out.stderr).toBe('');
+    expect(out.stdout).toContain('RESOURCE: containers <[]Object>');
+    expect(out.stdout).toContain('List of containers belonging to the pod.');
+    expect(server.requests.some((r) => r.url.startsWith('/openapi/v2') && r.accept.includes('protobuf'))).toBe(true);
+  });
+
   it('apply -f creates, then a changed command sends a strategic merge patch that changes only that container', async () => {
     const created = await kubectl('apply', '-f', file('pod.yaml', manifest('3600')));
     expect(created.stdout.trim()).toBe('pod/web created');

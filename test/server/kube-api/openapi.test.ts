@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { AgentError, statusReasonOf } from '../../../src/shared/errors.js';
 import { openApi } from '../../../src/server/kube-api/openapi.js';
@@ -84,18 +85,53 @@ describe('openApi', () => {
     expect(patch.consumes).toContain('application/strategic-merge-patch+json');
   });
 
-  it('answers the protobuf-only Accept kubectl sends for /openapi/v2 with a 406 NotAcceptable error', () => {
+  it('answers the protobuf Accept kubectl sends for /openapi/v2 with an openapi.v2.Document of the definitions', () => {
+    const answer = openApi('/openapi/v2', kKubectlV2Accept);
+    expect(answer?.contentType).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
+    // The subset of gnostic's OpenAPIv2.proto we write, to decode it with protobufjs.
+    const root = protobuf.Root.fromJSON({ nested: {
+      Document: { fields: { swagger: { type: 'string', id: 1 }, info: { type: 'Info', id: 2 }, definitions: { type: 'Definitions', id: 9 } } },
+      Info: { fields: { title: { type: 'string', id: 1 }, version: { type: 'string', id: 2 } } },
+      Definitions: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
+      NamedSchema: { fields: { name: { type: 'string', id: 1 }, value: { type: 'Schema', id: 2 } } },
+      NamedAny: { fields: { name: { type: 'string', id: 1 }, value: { type: 'Any', id: 2 } } },
+      Any: { fields: { yaml: { type: 'string', id: 2 } } },
+      Schema: { fields: {
+        ref: { type: 'string', id: 1 }, description: { type: 'string', id: 4 }, required: { rule: 'repeated', type: 'string', id: 19 },
+        type: { type: 'TypeItem', id: 22 }, items: { type: 'ItemsItem', id: 23 }, properties: { type: 'Properties', id: 25 },
+        vendorExtension: { rule: 'repeated', type: 'NamedAny', id: 31 },
+      } },
+      TypeItem: { fields: { value: { rule: 'repeated', type: 'string', id: 1 } } },
+      ItemsItem: { fields: { schema: { rule: 'repeated', type: 'Schema', id: 1 } } },
+      Properties: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
+    } });
+    const doc = root.lookupType('Document').decode(answer?.body as Buffer).toJSON() as Json;
+    expect(doc.swagger).toBe('2.0');
+    const defs = doc.definitions.additionalProperties as Json[];
+    expect(defs.length).toBe(Object.keys(json('/openapi/v2').definitions).length);
+    const pod = defs.find((d) => d.name === 'io.k8s.api.core.v1.Pod')?.value as Json;
+    expect(pod.type.value).toEqual(['object']);
+    expect(pod.vendorExtension).toEqual([{ name: 'x-kubernetes-group-version-kind', value: { yaml: '[{"group":"","kind":"Pod","version":"v1"}]' } }]);
+    const spec = (pod.properties.additionalProperties as Json[]).find((p) => p.name === 'spec')?.value as Json;
+    expect(spec.ref).toBe('#/definitions/io.k8s.api.core.v1.PodSpec');
+    const podSpec = defs.find((d) => d.name === 'io.k8s.api.core.v1.PodSpec')?.value as Json;
+    expect(podSpec.required).toEqual(['containers']);
+    const containers = (podSpec.properties.additionalProperties as Json[]).find((p) => p.name === 'containers')?.value as Json;
+    expect(containers.items.schema[0].ref).toBe('#/definitions/io.k8s.api.core.v1.Container');
+  });
+
+  it('answers an Accept that allows no JSON (but the v2 protobuf) with a 406 NotAcceptable error', () => {
     let err: unknown;
     try {
-      openApi('/openapi/v2', kKubectlV2Accept);
+      openApi('/openapi/v3/api/v1', 'application/com.github.proto-openapi.spec.v3@v1.0+protobuf');
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(AgentError);
     expect(statusReasonOf(err)).toBe('NotAcceptable');
-    expect(openApi('/openapi/v2', `${kKubectlV2Accept}, application/json;q=0.5`)?.contentType).toBe('application/json');
     expect(() => openApi('/openapi/v3', 'application/json;q=0')).toThrow(AgentError);
     expect(openApi('/openapi/v3', '')?.contentType).toBe('application/json');
+    expect(openApi('/openapi/v2', 'application/json, */*')?.contentType).toBe('application/json');
   });
 
   it('the committed schema data stays small (the trimmed core/v1 + meta/v1: under 300 KB)', () => {
