@@ -258,6 +258,16 @@ describe('patchPod: the patch bodies kubectl v1.32 sends (test/fixtures/kubectl-
     ]);
   });
 
+  it('kubectl edit: both containers edited, the patch carries only the changed fields', () => {
+    const out = apply(created(), 'edit');
+    expect(containers(out).map((c) => [c.name, c.image, c.command])).toEqual([
+      ['main', 'busybox:1.37', ['sleep', '3600']],
+      ['side', 'busybox:1.37', ['sleep', '2000']],
+    ]);
+    expect(containers(out)[0].env).toEqual([{ name: 'A', value: '1' }]);
+    expect(out.metadata?.managedFields?.map((m) => [m.manager, m.operation])).toEqual([['kubectl-edit', 'Update']]);
+  });
+
   it('kubectl patch --type strategic, merge and json', () => {
     const a = apply(created(), 'patch-strategic');
     expect(containers(a).map((c) => c.image)).toEqual(['busybox:1.37', 'busybox:1.36']);
