@@ -89,7 +89,7 @@ function patchPodUnchecked(current: Pod, contentType: string, body: string, quer
       break;
     default:
       if (!isObject(patch)) throw badRequest('apply: the body must be a YAML or JSON object');
-      checkApplyIdentity(live, patch);
+      checkApplyIdentity(patch);
       out = serverSideApply(live, patch, kPodPatchMeta, query?.fieldManager, query?.force === true);
   }
   if (!isObject(out)) throw badRequest('the patched object is not an object');
@@ -137,14 +137,13 @@ function recursiveAlias(doc: Document.Parsed): string | undefined {
 }
 
 /** An apply configuration must say what it is: apiVersion v1, kind Pod, and the Pod's own name. */
-function checkApplyIdentity(live: JsonObject, applied: JsonObject): void {
+function checkApplyIdentity(applied: JsonObject): void {
   const errors: FieldError[] = [];
   if (applied.apiVersion !== 'v1') errors.push({ field: 'apiVersion', type: 'Invalid value', value: applied.apiVersion ?? null, detail: 'must be "v1"' });
   if (applied.kind !== 'Pod') errors.push({ field: 'kind', type: 'Invalid value', value: applied.kind ?? null, detail: 'must be "Pod"' });
   const meta = isObject(applied.metadata) ? applied.metadata : undefined;
   if (meta === undefined || typeof meta.name !== 'string' || meta.name === '') errors.push({ field: 'metadata.name', type: 'Required value' });
   if (errors.length > 0) throw new InvalidManifestError('apply', errors);
-  void live;
 }
 
 /** The identity of the object may not change through a patch (the apiserver's ValidateObjectMetaUpdate and name checks). */

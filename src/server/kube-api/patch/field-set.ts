@@ -4,7 +4,7 @@
  * for the Pod's list types of {@link PatchMeta}: which fields an object sets, as a set of paths.
  * Pure; any thread.
  */
-import { deepEqual, isObject, setKey, type Json, type JsonObject } from './json.js';
+import { isObject, setKey, type Json, type JsonObject } from './json.js';
 import { childMeta, type PatchMeta } from './pod-strategies.js';
 
 /**
