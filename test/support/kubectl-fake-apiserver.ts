@@ -2,13 +2,14 @@
  * A test-only, in-process stand-in for the apiserver routes (the real ones live in
  * src/server/kube-api/ on another branch): just enough discovery, the OpenAPI documents of
  * src/server/kube-api/openapi.ts, and one namespace of Pods (get, create, patch through
- * patchPod), so that /usr/bin/kubectl can be driven against the two pure modules. It records
+ * patchPod; `fieldValidation=Strict` checked with unknownFields), so that /usr/bin/kubectl can be driven against the two pure modules. It records
  * every request (method, URL, Content-Type, Accept, body). Listens on 127.0.0.1 only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pod } from '../../src/shared/api.js';
 import { statusReasonOf } from '../../src/shared/errors.js';
+import { strictDecodingMessage, unknownFields } from '../../src/server/kube-api/field-validation.js';
 import { openApi } from '../../src/server/kube-api/openapi.js';
 import { patchPod } from '../../src/server/kube-api/patch.js';
 
@@ -72,8 +73,15 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/.exec(p);
     if (m === null) return status(res, 404, 'NotFound', `the server could not find the requested resource (${p})`);
     const [, ns, name] = m;
+    const strict = u.searchParams.get('fieldValidation') === 'Strict';
+    const refuseUnknown = (obj: unknown): boolean => {
+      const unknown = strict ? unknownFields(obj, 'Pod') : [];
+      if (unknown.length > 0) status(res, 400, 'BadRequest', `Pod in version "v1" cannot be handled as a Pod: ${strictDecodingMessage(unknown)}`);
+      return unknown.length > 0;
+    };
     if (name === undefined && r.method === 'POST') {
       const pod = JSON.parse(r.body) as Pod;
+      if (refuseUnknown(pod)) return;
       const key = `${ns}/${pod.metadata?.name ?? ''}`;
       if (pods.has(key)) return status(res, 409, 'AlreadyExists', `pods "${pod.metadata?.name}" already exists`);
       const stored: Pod = { ...pod, metadata: { ...pod.metadata, namespace: ns, uid: `uid-${rv}`, resourceVersion: String(++rv) } };
@@ -88,6 +96,7 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
     if (r.method === 'PATCH') {
       const force = u.searchParams.get('force');
       const next = patchPod(cur, r.contentType, r.body, { fieldManager: u.searchParams.get('fieldManager') ?? undefined, force: force === 'true' });
+      if (refuseUnknown(next)) return;
       next.metadata = { ...next.metadata, resourceVersion: String(++rv) };
       pods.set(key, next);
       return send(res, 200, next);

@@ -100,6 +100,13 @@ describe.skipIf(!hasKubectl)('kubectl v1.32 against the OpenAPI documents and pa
     expect(stored()?.spec?.containers[1]).toEqual(side);
   });
 
+  it('apply -f with a misspelt field is refused by the server-side field validation kubectl asks for', async () => {
+    const typo = await kubectl('apply', '-f', file('typo.yaml', manifest('7200').replace('    image: busybox:1.36\n    command: ["sleep", "1000"]', '    imagee: busybox:1.36\n    command: ["sleep", "1000"]')));
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toContain('strict decoding error: unknown field "spec.containers[1].imagee"');
+    expect(stored()?.spec?.containers[1].image).toBe('busybox:1.36');
+  });
+
   it('patch --type strategic, merge and json', async () => {
     expect((await kubectl('patch', 'pod', 'web', '--type', 'strategic', '-p', '{"spec":{"containers":[{"name":"side","image":"busybox:1.37"}]}}')).stdout.trim()).toBe('pod/web patched');
     expect((await kubectl('patch', 'pod', 'web', '--type', 'merge', '-p', '{"metadata":{"labels":{"m":"1"}}}')).code).toBe(0);
