@@ -189,6 +189,8 @@ describe('patchPod: strategic merge patch with the Pod patch strategies', () => 
   it('$patch: replace on a list item replaces the whole list; on a map replaces the map', () => {
     const a = smp({ spec: { containers: [{ $patch: 'replace' }, { name: 'solo', image: 'x' }] } });
     expect(containers(a)).toEqual([{ name: 'solo', image: 'x' }]);
+    const item = smp({ spec: { containers: [{ name: 'main', $patch: 'replace', image: 'only' }] } });
+    expect(containers(item)).toEqual([{ name: 'main', image: 'only' }, containers(pod())[1]]);
     const b = smp({ metadata: { labels: { $patch: 'replace', only: 'me' } } });
     expect(b.metadata?.labels).toEqual({ only: 'me' });
   });

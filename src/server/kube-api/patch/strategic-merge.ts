@@ -85,7 +85,9 @@ function mergeValue(have: Json | undefined, value: Json, meta: PatchMeta | undef
 
 /** mergeList: mergeSlice of strategicpatch, by the list's strategy in `meta`. */
 function mergeList(original: Json[], patch: Json[], meta: PatchMeta | undefined, path: string): Json[] {
-  const replaceAt = patch.findIndex((x) => isObject(x) && x.$patch === 'replace');
+  // The list-level directive is an item of its own, `{"$patch": "replace"}`; an item that also has
+  // its merge key and `$patch: replace` replaces only that item (strategicMerge does that).
+  const replaceAt = patch.findIndex((x) => isObject(x) && x.$patch === 'replace' && (meta?.mergeKey === undefined || !Object.prototype.hasOwnProperty.call(x, meta.mergeKey)));
   if (meta?.mergeKey !== undefined) {
     const key = meta.mergeKey;
     if (replaceAt >= 0) {
