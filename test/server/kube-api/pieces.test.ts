@@ -52,7 +52,7 @@ describe('field selectors (fields.ParseSelector and the pod field labels)', () =
     expect(parseListFilter(new URLSearchParams('labelSelector=a%20in'), Object.keys(f))).toMatchObject({ code: 400, reason: 'BadRequest' });
   });
   it('offers the involvedObject labels of events that kubectl describe uses', () => {
-    const f = eventFields({ involvedObject: { kind: 'Pod', name: 'web', namespace: 'default', uid: 'u1' }, reason: 'Started', type: 'Normal' });
+    const f = eventFields({ metadata: {}, involvedObject: { kind: 'Pod', name: 'web', namespace: 'default', uid: 'u1' }, reason: 'Started', type: 'Normal' });
     expect(matchesFieldSelector(parseFieldSelector('involvedObject.name=web,involvedObject.namespace=default,involvedObject.uid=u1,involvedObject.kind=Pod'), f)).toBe(true);
     expect(matchesFieldSelector(parseFieldSelector('involvedObject.uid=u2'), f)).toBe(false);
   });
