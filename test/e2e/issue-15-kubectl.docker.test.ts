@@ -183,6 +183,56 @@ spec:
     expect(events).toMatch(/^MODIFIED\s+web\s+2\/2\s+Running/m);
   }, 240_000);
 
+  it('exec -it runs under a pty, logs --previous shows the dead attempt, and plain HTTP only reads', async () => {
+    const file = join(dir, 'crash.yaml');
+    await writeFile(file, `apiVersion: v1
+kind: Pod
+metadata: {name: crash, labels: {test: ${label}-crash}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - {name: main, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, command: [sh, -c, "echo attempt-$RANDOM$RANDOM; sleep 1; exit 1"]}
+    - {name: shell, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, command: [sleep, "3600"]}
+`);
+    expect((await kubectl(['create', '-f', file, '--validate=false'])).code).toBe(0);
+    // `script` gives kubectl a terminal, so -t is honoured (kubectl drops -t without one).
+    const cmd = `${kKubectl} ${flags(node.adminToken()).join(' ')} exec -it crash -c shell -- sh -c 'tty; exit 4'`;
+    const pty = await waitFor(async () => {
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { env: { PATH: process.env.PATH ?? '', HOME: dir, TERM: 'dumb' }, stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      return /\/dev\/pts\/\d+/.test(out) ? { code, out } : undefined;
+    }, { timeoutMs: 60_000 });
+    expect(pty.out).toContain('command terminated with exit code 4');
+    expect(pty.code).toBe(4);
+    const previous = await waitFor(async () => {
+      const r = await kubectl(['logs', 'crash', '-c', 'main', '--previous']);
+      return r.code === 0 && /^attempt-\d+\n$/.test(r.stdout) ? r : undefined;
+    }, { timeoutMs: 60_000 });
+    const current = await kubectl(['logs', 'crash', '-c', 'main']);
+    expect(current.stdout).not.toBe(previous.stdout);
+    const anon = ['--server', `http://127.0.0.1:${node.agent.port}`];
+    const read = await new Promise<Run>((resolve) => {
+      const c = spawn(kKubectl, [...anon, 'get', 'pod', 'crash', '-o', 'name'], { env: { PATH: process.env.PATH ?? '', HOME: dir } });
+      let stdout = '';
+      let stderr = '';
+      c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      c.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(read.stdout).toBe('pod/crash\n');
+    const write = await new Promise<Run>((resolve) => {
+      const c = spawn(kKubectl, [...anon, 'delete', 'pod', 'crash'], { env: { PATH: process.env.PATH ?? '', HOME: dir } });
+      let stderr = '';
+      c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      c.on('close', (code) => resolve({ code, stdout: '', stderr }));
+    });
+    expect(write.code).toBe(1);
+    expect(write.stderr).toContain('Unauthorized');
+    expect((await kubectl(['delete', 'pod', 'crash', '--grace-period=1'])).code).toBe(0);
+  }, 180_000);
+
   it('delete -l removes only the selected pods', async () => {
     await createPod('sel-a');
     await createPod('sel-b');
