@@ -149,7 +149,6 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (dry) return dry;
     const current = host.getPod(params.namespace, params.name);
     if (!current) return statusReply(notFound('pods', params.name));
-    if (isStatus(current)) return statusReply(current);
     if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'patch'));
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const force = (req.query.get('force') ?? '').toLowerCase();

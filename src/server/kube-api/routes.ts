@@ -26,6 +26,9 @@ export interface KubeApi {
 }
 
 function notServed({ params }: RouteContext): HttpReply {
+  if (params.sub) {
+    return statusReply(statusError(404, 'NotFound', `the server could not find the requested resource: subresource ${JSON.stringify(params.sub)} of ${JSON.stringify(params.resource)} is not served (${kServedSummary})`, { kind: params.resource }));
+  }
   const what = params.resource ? `${JSON.stringify(params.resource)}${params.group ? ` in group ${JSON.stringify(params.group)}` : ''}` : params.group ? `group ${JSON.stringify(params.group)}` : 'this path';
   return statusReply(statusError(404, 'NotFound', `the server could not find the requested resource: ${what} is not served (${kServedSummary})`, params.resource ? { kind: params.resource } : undefined));
 }

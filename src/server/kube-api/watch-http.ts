@@ -16,6 +16,9 @@ import { presentPod } from './present.js';
 import { matchesFilter, type ListFilter } from './request.js';
 import { kPodPrinter, toTable, type IncludeObject } from './table.js';
 
+/** kMaxWatchBacklogBytes: a watcher whose socket holds more than this unsent is closed (bytes, 16 MiB). */
+export const kMaxWatchBacklogBytes = 16 << 20;
+
 /** PodWatchRequest: a parsed pod watch. */
 export interface PodWatchRequest {
   /** Only this namespace (undefined: all). */
@@ -71,6 +74,8 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest): HttpReply 
       // Resuming: the client has listed the pods that match now; a change of one of them is MODIFIED.
       if (req.fromResourceVersion !== undefined) for (const p of host.listPods()) if (matches(req, p)) visible.add(p.metadata?.uid ?? '');
       let done = false;
+      /** Bytes written since the socket reported backpressure (uWS holds them); 0 while it keeps up. */
+      let backlog = 0;
       let cancel: (() => void) | undefined;
       let timer: NodeJS.Timeout | undefined;
       const finish = () => {
@@ -88,7 +93,14 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest): HttpReply 
           // row separators when later ones leave them out (checked with `kubectl get -w`).
           out = toTable(kPodPrinter, [object as Pod], { include: req.table.include, nowMs: Date.now() });
         }
-        sink.write(`{"type":${JSON.stringify(type)},"object":${JSON.stringify(out)}}\n`);
+        const line = `{"type":${JSON.stringify(type)},"object":${JSON.stringify(out)}}\n`;
+        const ok = sink.write(line);
+        if (!ok || backlog > 0) {
+          if (backlog === 0) sink.onWritable(() => (backlog = 0));
+          backlog += line.length;
+          // As the apiserver drops a watcher that cannot keep up: the client re-watches from its last resourceVersion.
+          if (backlog > kMaxWatchBacklogBytes) finish();
+        }
       };
       const onEvent = (e: WatchEvent) => {
         if (done) return;
