@@ -233,6 +233,26 @@ spec:
     expect((await kubectl(['delete', 'pod', 'crash', '--grace-period=1'])).code).toBe(0);
   }, 180_000);
 
+  it('attach -i reaches the container\'s stdin, and delete -f removes what create -f made', async () => {
+    const file = join(dir, 'att.yaml');
+    await writeFile(file, `apiVersion: v1
+kind: Pod
+metadata: {name: att, labels: {test: ${label}-att}}
+spec:
+  terminationGracePeriodSeconds: 1
+  restartPolicy: Never
+  containers:
+    - {name: main, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, stdin: true, stdinOnce: true, command: [sh, -c, "while read l; do echo got:$l; done; echo bye"]}
+`);
+    expect((await kubectl(['create', '-f', file, '--validate=false'])).code).toBe(0);
+    await kubectl(['wait', '--for=condition=Ready', 'pod/att', '--timeout=90s']);
+    const r = await kubectl(['attach', '-i', 'att', '-c', 'main'], { input: 'one\ntwo\n' });
+    expect(r.stdout).toContain('got:one\ngot:two\n');
+    const d = await kubectl(['delete', '-f', file, '--grace-period=1']);
+    expect(d.stdout).toBe('pod "att" deleted\n');
+    expect((await kubectl(['get', '-f', file])).stderr).toContain('pods "att" not found');
+  }, kTestMs);
+
   it('delete -l removes only the selected pods', async () => {
     await createPod('sel-a');
     await createPod('sel-b');
