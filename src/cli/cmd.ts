@@ -1,7 +1,7 @@
 // Counterpart of k8s.io/kubectl/pkg/cmd/cmd.go (NewKubectlCommand): the kubectl-like client's subcommands.
 /**
  * The one module of src/cli that the agent's command line (src/main/cli.ts) imports: it adds the
- * client's subcommands (`get`, `apply`, `delete`, `logs`, `describe`, `top`, `exec`, `attach`, `port-forward`) to the `kubelet-ts` parser.
+ * client's subcommands (`get`, `apply`, `delete`, `logs`, `describe`, `top`, `exec`, `attach`, `port-forward`, `kubeconfig`) to the `kubelet-ts` parser.
  * Nothing in src/cli imports src/main/cli.ts; the commands write through {@link CliIo} (io.ts).
  */
 import type { CommandModule } from 'yargs';
@@ -12,6 +12,7 @@ import { describeCommand } from './describe.js';
 import { attachCommand, execCommand } from './exec.js';
 import { getCommand } from './get.js';
 import { logsCommand } from './logs.js';
+import { kubeconfigCommand } from './kubeconfig.js';
 import { portForwardCommand } from './port-forward.js';
 import { topCommand } from './top.js';
 
@@ -25,5 +26,5 @@ export { processTerminal } from './io.js';
  * parsed command (`{command: 'client', run}`) when one of them matches; runCli then runs it.
  */
 export function clientCommands(select: SelectClient): CommandModule[] {
-  return [getCommand(select), applyCommand(select), deleteCommand(select), logsCommand(select), describeCommand(select), topCommand(select), execCommand(select), attachCommand(select), portForwardCommand(select)];
+  return [getCommand(select), applyCommand(select), deleteCommand(select), logsCommand(select), describeCommand(select), topCommand(select), execCommand(select), attachCommand(select), portForwardCommand(select), kubeconfigCommand(select)];
 }

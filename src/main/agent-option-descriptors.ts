@@ -168,6 +168,19 @@ export const kAgentOptionDescriptors = {
     help: 'Port of the HTTP server (0 = any free port)',
   }),
   /**
+   * Port of the HTTPS server (`--tls-port`; kubelet-ts only: the kubelet serves HTTPS on --port),
+   * the same API as --port over TLS, for kubectl: kubectl sends a bearer token only over TLS.
+   * -1 = off (the default), 0 = any free port (tests).
+   */
+  tlsPort: option({
+    flag: 'tls-port', parse: 'number', ours: true, default: -1, check: integerIn(-1, 65535, 'must be an integer in 1..65535, 0 for any free port, or -1 for none'),
+    help: 'Port of the HTTPS server (the same API over TLS, for kubectl; -1 = none, 0 = any free port)',
+  }),
+  /** The serving certificate of --tls-port (`--tls-cert-file`, PEM); '' = a self-signed one under `<root-dir>/pki`, made at first start. */
+  tlsCertFile: option({ flag: 'tls-cert-file', parse: 'string', default: '', check: optionalPath, help: 'PEM certificate of the HTTPS server (default: a self-signed one in <root-dir>/pki)' }),
+  /** The key of --tls-cert-file (`--tls-private-key-file`, PEM). */
+  tlsPrivateKeyFile: option({ flag: 'tls-private-key-file', parse: 'string', default: '', check: optionalPath, help: 'PEM private key of --tls-cert-file' }),
+  /**
    * Static token file (`--token-auth-file`, CSV `token,user,uid,"group1,group2"`): tokens accepted
    * beside the admin token of `<root-dir>/admin.token`; `''` = the admin token only.
    */

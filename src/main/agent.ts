@@ -54,6 +54,7 @@ import { newProberManager, type ProberManager } from './prober/prober-manager.js
 import { listPods, newServerHost } from './server-host.js';
 import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
+import { ensureServingCert } from './serving-cert.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { detectHostSecurity } from './pod/security-admission.js';
@@ -86,6 +87,8 @@ export interface Agent {
   stop(): Promise<void>;
   /** The server's port (after start), 0 if not serving. */
   readonly port: number;
+  /** The HTTPS server's port (`--tls-port`, after start), 0 if not serving TLS. */
+  readonly tlsPort: number;
   /** The pods with their status, as GET /pods answers. */
   listPods(): Pod[];
   readonly statusManager: StatusManager;
@@ -198,12 +201,13 @@ class AgentImpl implements Agent {
       run: (t) => { if (!this.#runner) throw new Error('the worker pool is not started'); return this.#runner.run<'stats'>(t); }, logger: deps.logger.child({ component: 'stats' }),
     });
     this.host = newServerHost({
-      stats: this.#stats, probeMetrics: this.#probeMetrics,
+      stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects,
       podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
     });
   }
 
   get port(): number { return this.#server?.port ?? 0; }
+  get tlsPort(): number { return this.#server?.tlsPort ?? 0; }
   get pleg(): Pleg { return this.#pleg; }
   /** The stats collector (benches read its cost). */
   get stats(): StatsProvider { return this.#stats; }
@@ -286,7 +290,9 @@ class AgentImpl implements Agent {
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     if (auth) {
+      const cert = o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
+        ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
         streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
       });
     }

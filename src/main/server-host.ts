@@ -19,6 +19,7 @@ import type { PodManager } from './pod/pod-manager.js';
 import type { WatchCache } from './watch/watch-cache.js';
 import type { StatsProvider } from './stats/stats-provider.js';
 import type { ProbeMetrics } from './stats/probe-metrics.js';
+import type { ObjectStore } from './config/object-store.js';
 
 /** The parts {@link newServerHost} composes. */
 export interface ServerHostParts {
@@ -37,6 +38,8 @@ export interface ServerHostParts {
   /** prober_probe_total (/metrics/probes). */
   probeMetrics?: ProbeMetrics;
   healthz(): HealthReport;
+  /** The merged ConfigMaps and Secrets (GET /api/v1/…/configmaps|secrets); absent = those answer 405. */
+  objects?: ObjectStore;
 }
 
 /** listPods: every pod of the pod manager with the status last generated for it. */
@@ -71,6 +74,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     deleteObject: parts.intakeObjects ? (kind, namespace, name) => parts.intakeObjects!.remove(kind, namespace, name) : undefined,
     replacePod: (namespace, name, pod) => intake.replacePod(namespace, name, pod),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
+    listObjects: parts.objects ? (kind) => parts.objects!.list(kind) : undefined,
     listEvents: () => parts.events.list(),
     getNode: () => parts.nodeApi.getNode(),
     containerLogs: (request) => parts.nodeApi.containerLogs(request),

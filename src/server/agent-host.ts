@@ -116,6 +116,12 @@ export interface AgentHost {
    * overrides the pod's terminationGracePeriodSeconds. Resolves with the pod (deletionTimestamp set).
    */
   deletePod?(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
+  /**
+   * listObjects: the ConfigMaps and Secrets the agent holds (every source's winners), with their
+   * data (the server redacts Secrets); `kind` keeps one kind. Synchronous; for the Kubernetes
+   * API's GET of configmaps and secrets (kube-api/resources.ts). Optional: 405 without it.
+   */
+  listObjects?(kind?: ConfigObjectKind): ConfigObject[];
   /** listEvents: the recent core/v1 Events, oldest first (`GET /events`). */
   listEvents?(): Event[];
   /** getNode: this node as a core/v1 Node (`GET /node`). */

@@ -221,9 +221,51 @@ export const kStreamingPathPrefixes: readonly string[] = Object.freeze(['/exec/'
 
 const kReadMethods = new Set(['get', 'head']);
 
+/**
+ * kKubeStreamingPath: the Kubernetes API's streaming subresources of a pod (exec, attach,
+ * portforward, proxy): like {@link kStreamingPathPrefixes}, even their GET needs an identity that may write.
+ */
+export const kKubeStreamingPath = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/(exec|attach|portforward|proxy)\/?$/;
+
+/**
+ * kSelfReviewPaths: the self reviews (`kubectl auth whoami`, `kubectl auth can-i`): a POST that
+ * changes nothing and that the apiserver lets every identity make, so they count as reads.
+ */
+export const kSelfReviewPaths: ReadonlySet<string> = new Set([
+  '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+  '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+  '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews',
+]);
+
 /** isWrite: the request changes state or opens a stream into a container (needs an identity that may write). */
 function isWrite(method: string, path: string): boolean {
-  return !kReadMethods.has(method) || kStreamingPathPrefixes.some((p) => path.startsWith(p));
+  if (method === 'post' && kSelfReviewPaths.has(path)) return false;
+  return !kReadMethods.has(method) || kStreamingPathPrefixes.some((p) => path.startsWith(p)) || kKubeStreamingPath.test(path);
+}
+
+/** kReadVerbs: the Kubernetes verbs that only read. */
+const kReadVerbs = new Set(['get', 'list', 'watch']);
+/** kStreamingSubresources: pod subresources that enter a container whatever the verb. */
+const kStreamingSubresources = new Set(['exec', 'attach', 'portforward', 'proxy']);
+
+/**
+ * authorizeAttributes decides a Kubernetes verb on a resource for `user` by the same rules as
+ * {@link checkAccess} (for SelfSubjectAccessReview, `kubectl auth can-i`): anyone authenticated
+ * but a member of {@link kReadOnlyGroup} may do everything; the read-only group and the anonymous
+ * user (only present while `--anonymous-auth` allows it) may only get, list and watch, never a
+ * streaming subresource. `user` undefined (auth off) may do everything. Pure.
+ * @returns whether it is allowed and the reason, as an authorizer's decision text.
+ */
+export function authorizeAttributes(user: TokenUser | undefined, verb: string, subresource = ''): { allowed: boolean; reason: string } {
+  if (user === undefined) return { allowed: true, reason: 'authorization is off' };
+  const reads = kReadVerbs.has(verb) && !kStreamingSubresources.has(subresource);
+  if (user.name === kAnonymousUser.name) {
+    return reads ? { allowed: true, reason: 'anonymous requests may read (--anonymous-auth)' } : { allowed: false, reason: 'anonymous requests may only read' };
+  }
+  if (user.groups.includes(kReadOnlyGroup)) {
+    return reads ? { allowed: true, reason: `group "${kReadOnlyGroup}" may read` } : { allowed: false, reason: `group "${kReadOnlyGroup}" may only get, list and watch` };
+  }
+  return { allowed: true, reason: user.groups.includes('system:masters') ? 'group "system:masters" may do everything' : 'an authenticated user may do everything' };
 }
 
 function unauthorized(reason: string): AccessDecision {

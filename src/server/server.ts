@@ -23,6 +23,8 @@ import { streamingRoutes } from './routes/run.js';
 import { registerStreaming } from './streaming/exec-ws.js';
 import { kDefaultPortForwardLimits, portForwardRoutes, registerPortForward } from './streaming/port-forward-ws.js';
 import { newStreamLimiter, type StreamingOptions, type StreamLimiter } from './streaming/stream-limits.js';
+import { newKubeApi } from './kube-api/routes.js';
+import type { KubeApiOptions } from './kube-api/options.js';
 
 /** kUwsNativeBinary: the native build of uWebSockets.js for Linux x64 / Node 20 (ABI 115). */
 /** uWS ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT. */
@@ -50,12 +52,21 @@ export interface AgentServerOptions {
   streaming?: StreamingOptions;
   /** Bounds of port-forward (connections per pod and per node; default kDefaultPortForwardLimits; the idle timeout is `streaming`'s). */
   portForward?: Omit<StreamingOptions, 'idleTimeoutMs'>;
+  /**
+   * A second listener: the same routes over TLS (`--tls-port`), for kubectl, which sends a bearer
+   * token only over TLS. `port` 0 picks a free port (see `AgentServer.tlsPort`); the files are PEM.
+   */
+  tls?: { port: number; certFile: string; keyFile: string };
+  /** The Kubernetes API slice's seams (kube-api/options.ts: PATCH of pods, OpenAPI documents); defaults when absent. */
+  kubeApi?: KubeApiOptions;
 }
 
 /** AgentServer: a listening server. */
 export interface AgentServer {
   /** The port actually bound (the ephemeral one when 0 was asked for). */
   readonly port: number;
+  /** The TLS listener's port (AgentServerOptions.tls), or 0 without one. */
+  readonly tlsPort: number;
   /** close stops listening and drops open connections. Idempotent; returns at once. */
   close(): void;
 }
@@ -81,8 +92,9 @@ function loadedSharedObjects(): string[] {
 }
 
 /** The routes of the server (docs/contracts.md "HTTP API") */
-function routes(limiter: StreamLimiter): Route[] {
+function routes(limiter: StreamLimiter, kubeApi: Route[]): Route[] {
   return [
+    ...kubeApi,
     ...streamingRoutes(limiter),
     ...portForwardRoutes(),
     { path: '/healthz', methods: { get: healthzHandler } },
@@ -354,44 +366,77 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   checkNativeUws(loadedSharedObjects());
   const logger = options.logger.child({ component: 'server' });
   const limiter = newStreamLimiter(options.streaming);
-  const router = newRouter(instrumentRoutes(mergeRoutes(routes(limiter)), host));
-  const app = uWS.App();
-  const watchServer = registerWatch(app, host, logger, { auth: options.auth });
-  registerStreaming(app, host, logger, limiter, options.auth);
+  const kubeApi = newKubeApi(options.kubeApi);
+  const router = newRouter(instrumentRoutes(mergeRoutes(routes(limiter, kubeApi.routes)), host));
   const portForwardLimiter = newStreamLimiter({
     maxStreamsPerPod: options.portForward?.maxStreamsPerPod ?? kDefaultPortForwardLimits.maxStreamsPerPod,
     maxStreamsPerNode: options.portForward?.maxStreamsPerNode ?? kDefaultPortForwardLimits.maxStreamsPerNode,
     idleTimeoutMs: limiter.options.idleTimeoutMs,
   });
-  registerPortForward(app, host, logger, portForwardLimiter, options.auth);
   const limits = { ...kDefaultRequestLimits, ...options.limits };
   // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);
   const ctx: ServerContext = { router, host, logger, auth: options.auth, limits };
-  app.any('/*', (res, req) => dispatch(ctx, res, req));
-  const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    // Exclusive: without it uSockets sets SO_REUSEPORT and a second agent on the same port would
-    // silently share it. (The 4-argument host form exists at runtime but not in the bundled types.)
-    const listen = app.listen as unknown as (host: string, port: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void;
-    listen.call(app, options.address, options.port, kListenExclusivePort, (socket) => {
-      if (socket) resolve(socket);
-      else reject(new Error(`cannot listen on ${options.address}:${options.port} (--address/--port): address in use or not available`));
-    });
-  });
+  /** mount registers every route on one uWS app (the HTTP one and, with `tls`, the HTTPS one). */
+  const mount = (app: uWS.TemplatedApp) => {
+    const watchServer = registerWatch(app, host, logger, { auth: options.auth });
+    registerStreaming(app, host, logger, limiter, options.auth);
+    registerPortForward(app, host, logger, portForwardLimiter, options.auth);
+    app.any('/*', (res, req) => dispatch(ctx, res, req));
+    return watchServer;
+  };
+  const app = uWS.App();
+  const watchServers = [mount(app)];
+  const listenSocket = await listenOn(app, options.address, options.port, '--address/--port');
   const port = uWS.us_socket_local_port(listenSocket as uWS.us_socket);
   logger.info({ address: options.address, port }, 'Started HTTP server');
+  let tls: { app: uWS.TemplatedApp; socket: uWS.us_listen_socket; port: number } | undefined;
+  if (options.tls) {
+    const tlsApp = uWS.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile });
+    watchServers.push(mount(tlsApp));
+    try {
+      const socket = await listenOn(tlsApp, options.address, options.tls.port, '--address/--tls-port');
+      tls = { app: tlsApp, socket, port: uWS.us_socket_local_port(socket as uWS.us_socket) };
+    } catch (err) {
+      uWS.us_listen_socket_close(listenSocket);
+      throw err;
+    }
+    logger.info({ address: options.address, port: tls.port }, 'Started HTTPS server');
+  }
   let closed = false;
+  const closeApp = (a: uWS.TemplatedApp, socket: uWS.us_listen_socket) => {
+    uWS.us_listen_socket_close(socket);
+    // App.close (uWS ≥ 20.28, missing from the bundled types) also drops keep-alive connections.
+    const closeAll = (a as unknown as { close?: () => void }).close;
+    if (typeof closeAll === 'function') closeAll.call(a);
+  };
   return {
     port,
+    tlsPort: tls?.port ?? 0,
     close() {
       if (closed) return;
       closed = true;
-      watchServer?.close();
-      uWS.us_listen_socket_close(listenSocket);
-      // App.close (uWS ≥ 20.28, missing from the bundled types) also drops keep-alive connections.
-      const closeAll = (app as unknown as { close?: () => void }).close;
-      if (typeof closeAll === 'function') closeAll.call(app);
+      for (const w of watchServers) w?.close();
+      kubeApi.close();
+      closeApp(app, listenSocket);
+      if (tls) closeApp(tls.app, tls.socket);
       logger.info({ address: options.address, port }, 'Stopped HTTP server');
     },
   };
+}
+
+/**
+ * listenOn binds `app` to `address:port` exclusively: without it uSockets sets SO_REUSEPORT and a
+ * second agent on the same port would silently share it. (The 4-argument host form exists at
+ * runtime but not in the bundled types.)
+ * @throws Error naming `flags` when the address/port cannot be bound.
+ */
+function listenOn(app: uWS.TemplatedApp, address: string, port: number, flags: string): Promise<uWS.us_listen_socket> {
+  return new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    const listen = app.listen as unknown as (host: string, port: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void;
+    listen.call(app, address, port, kListenExclusivePort, (socket) => {
+      if (socket) resolve(socket);
+      else reject(new Error(`cannot listen on ${address}:${port} (${flags}): address in use or not available`));
+    });
+  });
 }

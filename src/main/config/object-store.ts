@@ -48,6 +48,8 @@ export interface ObjectStore {
    * absent; undefined when it references none (SyncPodTask.configObjects is then left out).
    */
   configObjectsFor(pod: Pod): PodConfigObjects | undefined;
+  /** list: the winning objects, `kind` only when given, in key order. */
+  list(kind?: ConfigObject['kind']): ConfigObject[];
   /** The number of objects held (winners), for tests and metrics. */
   size(): number;
 }
@@ -138,6 +140,15 @@ class ObjectStoreImpl implements ObjectStore {
     for (const n of refs.secrets) {
       const o = this.get('Secret', refs.namespace, n);
       out.secrets[n] = o?.kind === 'Secret' ? o : null;
+    }
+    return out;
+  }
+
+  list(kind?: ConfigObject['kind']): ConfigObject[] {
+    const out: ConfigObject[] = [];
+    for (const key of [...this.#winner.keys()].sort()) {
+      const o = this.#winner.get(key)!.object;
+      if (kind === undefined || o.kind === kind) out.push(o);
     }
     return out;
   }

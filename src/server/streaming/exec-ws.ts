@@ -27,6 +27,7 @@ import {
   negotiateProtocol, parseResize, parseStreamQuery, statusPayload, streamResultStatus, type NegotiatedProtocol, type StreamRequest,
 } from './remotecommand.js';
 import { newIdleTimer, type IdleTimer, type StreamLimiter } from './stream-limits.js';
+import { isKubeStreamPattern, kStreamPatterns, kubeStreamContainer } from '../kube-api/stream-paths.js';
 
 /** Above this many buffered bytes output credit is held back until the socket drains. */
 const kHighWaterBytes = 256 * 1024;
@@ -81,16 +82,18 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
     });
   };
 
-  for (const kind of ['exec', 'attach'] as const) {
-    app.ws<StreamData>(`/${kind}/:namespace/:pod/:container`, {
+  // The kubelet's paths, then the Kubernetes API's (kubectl 1.32: `…/pods/{pod}/exec?container=…`; kube-api/stream-paths.ts).
+  for (const [kind, pattern] of kStreamPatterns) {
+    app.ws<StreamData>(pattern, {
       maxPayloadLength: 1 << 20,
       maxBackpressure: 16 << 20,
       closeOnBackpressureLimit: 0,
       idleTimeout: 0,
       upgrade(res, ureq, context) {
         const path = ureq.getUrl();
-        const raw = [ureq.getParameter(0) ?? '', ureq.getParameter(1) ?? '', ureq.getParameter(2) ?? ''];
         const query = new URLSearchParams(ureq.getQuery() ?? '');
+        const raw = [ureq.getParameter(0) ?? '', ureq.getParameter(1) ?? '', ureq.getParameter(2) ?? ''];
+        if (isKubeStreamPattern(pattern)) raw[2] = kubeStreamContainer(host, raw[0], raw[1], query);
         const key = ureq.getHeader('sec-websocket-key');
         const extensions = ureq.getHeader('sec-websocket-extensions');
         const protocolHeader = ureq.getHeader('sec-websocket-protocol');

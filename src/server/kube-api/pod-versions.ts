@@ -1,0 +1,35 @@
+/**
+ * The resourceVersion of each pod, as the apiserver keeps one per object (etcd's mod revision):
+ * here the resourceVersion of the pod's last change in the agent's watch history (AgentHost.watch),
+ * followed through one watch of the server's own. GET and LIST report it as
+ * `metadata.resourceVersion`; DELETE preconditions and PUT compare against it.
+ */
+import type { AgentHost } from '../agent-host.js';
+
+/** PodVersions: uid → resourceVersion of the pod's last change. Main thread. */
+export interface PodVersions {
+  /** get: the pod's resourceVersion, or undefined before its first change was seen. */
+  get(uid: string): number | undefined;
+  /** close cancels the watch. Idempotent. */
+  close(): void;
+}
+
+/** newPodVersions follows `host.watch` from the start (one ADDED per pod, then changes); a host without watch knows no versions. */
+export function newPodVersions(host: AgentHost): PodVersions {
+  const versions = new Map<string, number>();
+  const cancel = host.watch?.(undefined, (e) => {
+    if (e.uid === '') return;
+    if (e.type === 'DELETED') versions.delete(e.uid);
+    else versions.set(e.uid, e.resourceVersion);
+  });
+  let closed = false;
+  return {
+    get: (uid) => versions.get(uid),
+    close() {
+      if (closed) return;
+      closed = true;
+      cancel?.();
+      versions.clear();
+    },
+  };
+}

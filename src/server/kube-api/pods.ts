@@ -1,0 +1,240 @@
+/**
+ * Counterpart of the apiserver's pod REST storage as a one-node API (pkg/registry/core/pod/storage:
+ * get, list, watch, create, update, patch, delete, deletecollection, and the `status` and `log`
+ * subresources), over this agent's pods: reads from AgentHost.listPods/getPod/watch, writes
+ * through the intake (AgentHost.submitPods/replacePod/deletePod: the `api` source). A static pod
+ * reads as a mirror pod and refuses writes (present.ts). Errors are the apiserver's Statuses.
+ */
+import type { Pod, PodList, Status } from '../../shared/api.js';
+import { isStaticPod } from '../../shared/annotations.js';
+import type { AgentHost } from '../agent-host.js';
+import { jsonReply, statusReply, type HttpReply } from '../reply.js';
+import type { Route, RouteContext } from '../router.js';
+import { containerLogsHandler } from '../routes/logs.js';
+import { forbidPrivilegedFields, parsePodsBody } from '../routes/intake.js';
+import { notFound, statusError } from '../status.js';
+import { parseDeleteOptions, checkPreconditions } from './delete-options.js';
+import { podFields } from './field-selector.js';
+import type { KubeApiOptions } from './options.js';
+import { patchPod as strategicPatchPod } from './patch.js';
+import type { PodVersions } from './pod-versions.js';
+import { mirrorPodWriteRefused, presentPod } from './present.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
+import { kPodPrinter, toTable } from './table.js';
+import { parseWatchParams, podWatchReply } from './watch-http.js';
+
+/** kPodFieldLabels: the field selectors pods support (PodToSelectableFields). */
+export const kPodFieldLabels: readonly string[] = Object.freeze(Object.keys(podFields({})));
+
+/** PodRouteDeps: the per-server state the pod routes read (the pods' resourceVersions). */
+export interface PodRouteDeps {
+  versions(host: AgentHost): PodVersions;
+}
+
+function conflict(name: string, detail: string): Status {
+  return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(name)}: ${detail}`, { name, kind: 'pods' });
+}
+
+/** refuseDryRun: 400 for `?dryRun=` (not served: a dry run would need admission without the write). */
+function refuseDryRun(query: URLSearchParams): HttpReply | undefined {
+  if (!query.has('dryRun')) return undefined;
+  return statusReply(statusError(400, 'BadRequest', 'dryRun is not supported by this node (omit --dry-run=server)'));
+}
+
+function respond(req: RouteContext['req'], objects: Pod[], single: boolean, resourceVersion: string | undefined): HttpReply {
+  if (wantsTable(req.headers.accept)) {
+    const include = parseIncludeObject(req.query);
+    if (isStatus(include)) return statusReply(include);
+    return jsonReply(200, toTable(kPodPrinter, objects, { include, nowMs: Date.now(), resourceVersion }));
+  }
+  if (single) return jsonReply(200, objects[0]);
+  return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : { resourceVersion }, items: objects } satisfies PodList);
+}
+
+export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route[] {
+  const present = (host: AgentHost, pod: Pod) => presentPod(pod, deps.versions(host).get(pod.metadata?.uid ?? ''));
+  const patchPod = options.patchPod ?? strategicPatchPod;
+
+  /** list and watch, in one namespace or (namespace undefined) all. */
+  const list = (all: boolean) => ({ host, req, params }: RouteContext): HttpReply => {
+    const namespace = all ? undefined : params.namespace;
+    const filter = parseListFilter(req.query, kPodFieldLabels);
+    if (isStatus(filter)) return statusReply(filter);
+    const watch = (req.query.get('watch') ?? '').toLowerCase();
+    if (watch === 'true' || watch === '1') {
+      const w = parseWatchParams(req.query);
+      if (isStatus(w)) return statusReply(w);
+      let table: { include: 'None' | 'Metadata' | 'Object' } | undefined;
+      if (wantsTable(req.headers.accept)) {
+        const include = parseIncludeObject(req.query);
+        if (isStatus(include)) return statusReply(include);
+        table = { include };
+      }
+      const r = podWatchReply(host, { namespace, filter, ...w, table });
+      return isStatus(r) ? statusReply(r) : r;
+    }
+    const rv = host.resourceVersion?.();
+    const pods = host.listPods()
+      .filter((p) => (namespace === undefined || (p.metadata?.namespace ?? 'default') === namespace) && matchesFilter(filter, p.metadata?.labels, podFields(p)))
+      .map((p) => present(host, p));
+    return respond(req, pods, false, rv === undefined ? undefined : String(rv));
+  };
+
+  const get = ({ host, req, params }: RouteContext): HttpReply => {
+    const pod = host.getPod(params.namespace, params.name);
+    if (!pod) return statusReply(notFound('pods', params.name));
+    return respond(req, [present(host, pod)], true, undefined);
+  };
+
+  const create = async ({ host, req, params, body, user }: RouteContext): Promise<HttpReply> => {
+    if (!host.submitPods) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create pods'));
+    const dry = refuseDryRun(req.query);
+    if (dry) return dry;
+    const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: '' });
+    if (!parsed.ok) return parsed.reply;
+    if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0) {
+      return statusReply(statusError(400, 'BadRequest', `POST /api/v1/namespaces/${params.namespace}/pods takes exactly one Pod`));
+    }
+    const pod = parsed.pods[0];
+    if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
+      return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+    }
+    const forbidden = forbidPrivilegedFields([pod], user);
+    if (forbidden) return forbidden;
+    try {
+      const [created] = await host.submitPods([pod]);
+      return jsonReply(201, present(host, created));
+    } catch (err) {
+      return statusReply(kubeErrorStatus(err, 'pods', pod.metadata?.name ?? ''));
+    }
+  };
+
+  /** store: the PUT path (also a PATCH's result): validate, check the name, namespace and resourceVersion, then AgentHost.replacePod. */
+  const store = async (ctx: RouteContext, text: string, contentType: string | undefined): Promise<HttpReply> => {
+    const { host, params, user } = ctx;
+    if (!host.replacePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not update pods'));
+    const current = host.getPod(params.namespace, params.name);
+    if (!current) return statusReply(notFound('pods', params.name));
+    if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, ctx.req.method === 'patch' ? 'patch' : 'update'));
+    const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name: params.name });
+    if (!parsed.ok) return parsed.reply;
+    if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0) return statusReply(statusError(400, 'BadRequest', 'the body must be exactly one Pod'));
+    const pod = parsed.pods[0];
+    if (pod.metadata?.name !== params.name) {
+      return statusReply(statusError(400, 'BadRequest', `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`));
+    }
+    if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
+      return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+    }
+    const rv = pod.metadata?.resourceVersion;
+    const have = deps.versions(host).get(current.metadata?.uid ?? '');
+    if (rv !== undefined && rv !== '' && have !== undefined && rv !== String(have)) {
+      return statusReply(conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'));
+    }
+    const uid = pod.metadata?.uid;
+    if (uid && uid !== current.metadata?.uid) return statusReply(conflict(params.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`));
+    const forbidden = forbidPrivilegedFields([pod], user);
+    if (forbidden) return forbidden;
+    try {
+      return jsonReply(200, present(host, await host.replacePod(params.namespace, params.name, pod)));
+    } catch (err) {
+      return statusReply(kubeErrorStatus(err, 'pods', params.name));
+    }
+  };
+
+  const update = (ctx: RouteContext): Promise<HttpReply> | HttpReply => refuseDryRun(ctx.req.query) ?? store(ctx, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), ctx.req.headers['content-type']);
+
+  const patch = (ctx: RouteContext): Promise<HttpReply> | HttpReply => {
+    const { host, req, params, body } = ctx;
+    const dry = refuseDryRun(req.query);
+    if (dry) return dry;
+    const current = host.getPod(params.namespace, params.name);
+    if (!current) return statusReply(notFound('pods', params.name));
+    if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'patch'));
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const force = (req.query.get('force') ?? '').toLowerCase();
+    let patched: Pod;
+    try {
+      patched = patchPod(present(host, current), contentType, (body ?? Buffer.alloc(0)).toString('utf8'), {
+        ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
+        ...(force === 'true' || force === '1' ? { force: true } : {}),
+      });
+    } catch (err) {
+      return statusReply(kubeErrorStatus(err, 'pods', params.name));
+    }
+    return store(ctx, JSON.stringify(patched), 'application/json');
+  };
+
+  const remove = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
+    if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
+    const dry = refuseDryRun(req.query);
+    if (dry) return dry;
+    const opts = parseDeleteOptions(req.query, body);
+    if (isStatus(opts)) return statusReply(opts);
+    const current = host.getPod(params.namespace, params.name);
+    if (!current) return statusReply(notFound('pods', params.name));
+    if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'delete'));
+    const failed = checkPreconditions(opts, 'pods', params.name, current.metadata?.uid, deps.versions(host).get(current.metadata?.uid ?? ''));
+    if (failed) return statusReply(failed);
+    try {
+      return jsonReply(200, present(host, await host.deletePod(params.namespace, params.name, opts.gracePeriodSeconds)));
+    } catch (err) {
+      return statusReply(kubeErrorStatus(err, 'pods', params.name));
+    }
+  };
+
+  /** deletecollection: every matching pod of the namespace that the API may delete (static pods are skipped), as a PodList. */
+  const removeCollection = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
+    if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
+    const dry = refuseDryRun(req.query);
+    if (dry) return dry;
+    const filter = parseListFilter(req.query, kPodFieldLabels);
+    if (isStatus(filter)) return statusReply(filter);
+    const opts = parseDeleteOptions(req.query, body);
+    if (isStatus(opts)) return statusReply(opts);
+    const targets = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === params.namespace && !isStaticPod(p) && !p.metadata?.deletionTimestamp && matchesFilter(filter, p.metadata?.labels, podFields(p)));
+    const items: Pod[] = [];
+    for (const p of targets) {
+      try {
+        items.push(present(host, await host.deletePod(params.namespace, p.metadata?.name ?? '', opts.gracePeriodSeconds)));
+      } catch (err) {
+        const s = kubeErrorStatus(err, 'pods', p.metadata?.name ?? '');
+        if (s.code !== 404) return statusReply(s);
+      }
+    }
+    return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items } satisfies PodList);
+  };
+
+  /** log: the kubelet-style log route with `?container=` (defaulted when the pod has one container). */
+  const log = (ctx: RouteContext): HttpReply | Promise<HttpReply> => {
+    const { host, req, params } = ctx;
+    const pod = host.getPod(params.namespace, params.name);
+    if (!pod) return statusReply(notFound('pods', params.name));
+    let container = req.query.get('container') ?? '';
+    if (container === '') {
+      const names = (pod.spec?.containers ?? []).map((c) => c.name);
+      if (names.length !== 1) {
+        return statusReply(statusError(400, 'BadRequest', `a container name must be specified for pod ${params.name}, choose one of: [${names.join(' ')}]`));
+      }
+      container = names[0];
+    }
+    if (req.query.has('sinceTime')) {
+      const t = Date.parse(req.query.get('sinceTime')!);
+      if (Number.isNaN(t)) return statusReply(statusError(400, 'BadRequest', `sinceTime: Invalid value: ${JSON.stringify(req.query.get('sinceTime'))}: must be an RFC 3339 time`));
+      const query = new URLSearchParams(req.query);
+      query.delete('sinceTime');
+      query.set('sinceSeconds', String(Math.max(1, Math.ceil((Date.now() - t) / 1000))));
+      return containerLogsHandler({ ...ctx, req: { ...req, query }, params: { namespace: params.namespace, pod: params.name, container } });
+    }
+    return containerLogsHandler({ ...ctx, params: { namespace: params.namespace, pod: params.name, container } });
+  };
+
+  const base = '/api/v1/namespaces/:namespace/pods';
+  return [
+    { path: '/api/v1/pods', methods: { get: list(true) } },
+    { path: base, methods: { get: list(false), post: create, delete: removeCollection } },
+    { path: `${base}/:name`, methods: { get, put: update, patch, delete: remove } },
+    { path: `${base}/:name/status`, methods: { get } },
+    { path: `${base}/:name/log`, methods: { get: log } },
+  ];
+}

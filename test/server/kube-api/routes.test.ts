@@ -1,0 +1,230 @@
+// In-process tests of the kube-API routes on a real uWS server with a fake host: discovery, the
+// Status shapes (404, 409, 415, 403, 400), create/update/patch/delete with preconditions, static
+// (mirror) pods, deletecollection, the chunked HTTP watch (and 410), the OpenAPI and PATCH seams,
+// the Tables, and the identities (anonymous reviews, streams and writes).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentHost, HealthReport } from '../../../src/server/agent-host.js';
+import { parseTokenFile } from '../../../src/server/auth.js';
+import { createServer, type AgentServer } from '../../../src/server/server.js';
+import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { Pod } from '../../../src/shared/api.js';
+import { AgentError } from '../../../src/shared/errors.js';
+import { newLogger } from '../../../src/shared/logging.js';
+
+const kTable = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+
+/** A host with a few pods, a tiny watch history and recorded writes. */
+class FakeHost implements AgentHost {
+  rv = 3;
+  pods = new Map<string, Pod>();
+  watchers = new Set<(e: WatchEvent) => void>();
+  deleted: { name: string; grace?: number }[] = [];
+  constructor() {
+    this.put({ metadata: { name: 'web', namespace: 'default', uid: 'u-web', labels: { app: 'web' } }, spec: { nodeName: 'n1', containers: [{ name: 'main', image: 'x' }] }, status: { phase: 'Running' } });
+    this.put({ metadata: { name: 'db', namespace: 'prod', uid: 'u-db', labels: { app: 'db' } }, spec: { nodeName: 'n1', containers: [{ name: 'main', image: 'x' }] }, status: { phase: 'Pending' } });
+    this.put({ metadata: { name: 'st-n1', namespace: 'default', uid: 'u-st', annotations: { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'h1' } }, spec: { nodeName: 'n1', containers: [{ name: 'main', image: 'x' }] }, status: { phase: 'Running' } });
+  }
+  put(p: Pod) { this.pods.set(`${p.metadata?.namespace}/${p.metadata?.name}`, p); }
+  listPods() { return [...this.pods.values()]; }
+  getPod(ns: string, name: string) { return this.pods.get(`${ns}/${name}`); }
+  resourceVersion() { return this.rv; }
+  healthz(): HealthReport { return { ok: true, checks: [] }; }
+  emit(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod) {
+    this.rv++;
+    const e: WatchEvent = { type, object: { ...pod, metadata: { ...pod.metadata, resourceVersion: String(this.rv) } }, resourceVersion: this.rv, uid: pod.metadata?.uid ?? '' };
+    for (const w of this.watchers) w(e);
+  }
+  watch(from: number | undefined, onEvent: (e: WatchEvent) => void) {
+    if (from !== undefined && from > 0 && from < 2) {
+      onEvent({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: `too old resource version: ${from} (2)` }, resourceVersion: 0, uid: '' });
+      return () => {};
+    }
+    if (!from) for (const [i, p] of this.listPods().entries()) onEvent({ type: 'ADDED', object: { ...p, metadata: { ...p.metadata, resourceVersion: String(i + 1) } }, resourceVersion: i + 1, uid: p.metadata?.uid ?? '' });
+    onEvent({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) } }, resourceVersion: this.rv, uid: '' });
+    this.watchers.add(onEvent);
+    return () => this.watchers.delete(onEvent);
+  }
+  async submitPods(pods: Pod[]) {
+    for (const p of pods) if (this.pods.has(`${p.metadata?.namespace}/${p.metadata?.name}`)) throw new AgentError('ERR_ALREADY_EXISTS', `pods "${p.metadata?.name}" already exists`);
+    return pods.map((p) => { const s = { ...p, metadata: { ...p.metadata, uid: `u-${p.metadata?.name}` } }; this.put(s); return s; });
+  }
+  async replacePod(_ns: string, _name: string, pod: Pod) { this.put(pod); return pod; }
+  async deletePod(ns: string, name: string, grace?: number) {
+    const p = this.pods.get(`${ns}/${name}`);
+    if (!p) throw new AgentError('ERR_NOT_FOUND', `pods "${name}" not found`);
+    this.deleted.push({ name, grace });
+    return { ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-12-02T00:00:00Z' } };
+  }
+  listEvents() { return [{ metadata: { name: 'web.1', namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'web', namespace: 'default', uid: 'u-web' }, reason: 'Started', type: 'Normal', message: 'Started' }]; }
+  listObjects() { return [{ kind: 'Secret' as const, metadata: { name: 's1', namespace: 'default' }, data: { pw: 'c2VjcmV0' }, type: 'Opaque' }]; }
+}
+
+let host: FakeHost;
+let server: AgentServer;
+let authServer: AgentServer;
+let base: string;
+let authBase: string;
+const patched: { contentType: string; body: string; fieldManager?: string }[] = [];
+
+beforeAll(async () => {
+  host = new FakeHost();
+  const logger = newLogger('silent');
+  server = await createServer(host, {
+    address: '127.0.0.1', port: 0, logger,
+    kubeApi: {
+      patchPod: (current, contentType, body, query) => {
+        patched.push({ contentType, body, fieldManager: query.fieldManager });
+        if (contentType === 'application/json-patch+json') throw new AgentError('ERR_INVALID_ARGUMENT', 'the patch is not a list', { statusReason: 'BadRequest' });
+        return { ...current, metadata: { ...current.metadata, labels: { ...current.metadata?.labels, patched: 'yes' } } };
+      },
+      openApi: (path) => (path === '/openapi/v2' ? { contentType: 'application/json', body: '{"swagger":"2.0"}' } : undefined),
+    },
+  });
+  const tokens = parseTokenFile('admin-token-0123456789abcdef0123456789,admin,1,system:masters\nview-token-0123456789abcdef0123456789,viewer,2,kubelet-ts:read-only\n', 'tokens');
+  authServer = await createServer(host, { address: '127.0.0.1', port: 0, logger, auth: { tokens, anonymous: true } });
+  base = `http://127.0.0.1:${server.port}`;
+  authBase = `http://127.0.0.1:${authServer.port}`;
+});
+afterAll(() => {
+  server?.close();
+  authServer?.close();
+});
+
+const json = async (path: string, init?: RequestInit) => {
+  const res = await fetch(`${base}${path}`, init);
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+};
+
+describe('discovery and version', () => {
+  it('serves /version, /api, /api/v1 and /apis', async () => {
+    expect((await json('/version')).body).toMatchObject({ major: '1', minor: '32' });
+    expect((await json('/api')).body).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
+    const v1 = (await json('/api/v1')).body;
+    expect(v1.resources.find((r: { name: string }) => r.name === 'pods')).toMatchObject({ namespaced: true, kind: 'Pod', shortNames: ['po'], verbs: expect.arrayContaining(['watch', 'deletecollection']) });
+    const apis = (await json('/apis', { headers: { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' } }));
+    expect(apis.body).toMatchObject({ kind: 'APIGroupList' });
+    expect(apis.body.groups.map((g: { name: string }) => g.name)).toContain('metrics.k8s.io');
+  });
+  it('answers 404 Statuses that say what the node serves for unknown resources and groups', async () => {
+    const dep = await json('/apis/apps/v1/namespaces/default/deployments');
+    expect(dep.status).toBe(404);
+    expect(dep.body).toMatchObject({ kind: 'Status', reason: 'NotFound', message: expect.stringContaining('"deployments" in group "apps" is not served (this node serves only pods') });
+    expect((await json('/api/v1/namespaces/default/services', { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } })).status).toBe(404);
+  });
+});
+
+describe('pods', () => {
+  it('lists with label and field selectors, all namespaces, and as a Table', async () => {
+    const list = await json('/api/v1/namespaces/default/pods?labelSelector=app%3Dweb');
+    expect(list.body).toMatchObject({ kind: 'PodList', metadata: { resourceVersion: String(host.rv) } });
+    expect(list.body.items.map((p: Pod) => p.metadata?.name)).toEqual(['web']);
+    const all = await json('/api/v1/pods?fieldSelector=status.phase%3DPending');
+    expect(all.body.items.map((p: Pod) => p.metadata?.name)).toEqual(['db']);
+    const bad = await json('/api/v1/pods?fieldSelector=spec.image%3Dx');
+    expect(bad).toMatchObject({ status: 400, body: { kind: 'Status', reason: 'BadRequest', message: 'field label not supported: spec.image' } });
+    const table = await json('/api/v1/namespaces/default/pods', { headers: { Accept: kTable } });
+    expect(table.body).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1' });
+    expect(table.body.rows.map((r: { cells: unknown[] }) => r.cells[0])).toEqual(['web', 'st-n1']);
+  });
+  it('gets a pod with its resourceVersion, a static pod as a mirror pod, and 404s as the apiserver', async () => {
+    const got = await json('/api/v1/namespaces/default/pods/web');
+    expect(got.body).toMatchObject({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'web', resourceVersion: '1' } });
+    expect((await json('/api/v1/namespaces/default/pods/st-n1/status')).body.metadata.annotations).toMatchObject({ 'kubernetes.io/config.mirror': 'h1' });
+    expect(await json('/api/v1/namespaces/default/pods/nope')).toEqual({ status: 404, body: expect.objectContaining({ kind: 'Status', status: 'Failure', reason: 'NotFound', message: 'pods "nope" not found', details: { name: 'nope', kind: 'pods' }, code: 404 }) });
+  });
+  it('creates (201), refuses a duplicate (409 AlreadyExists) and a namespace mismatch (400)', async () => {
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'new1' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+    const created = await json('/api/v1/namespaces/default/pods', { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+    expect(created).toMatchObject({ status: 201, body: { kind: 'Pod', metadata: { name: 'new1', namespace: 'default', uid: 'u-new1' } } });
+    const again = await json('/api/v1/namespaces/default/pods', { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+    expect(again).toMatchObject({ status: 409, body: { reason: 'AlreadyExists', details: { name: 'new1', kind: 'pods' } } });
+    const other = await json('/api/v1/namespaces/prod/pods', { method: 'POST', body: JSON.stringify({ ...JSON.parse(body), metadata: { name: 'x', namespace: 'default' } }), headers: { 'Content-Type': 'application/json' } });
+    expect(other).toMatchObject({ status: 400, body: { reason: 'BadRequest', message: expect.stringContaining('does not match the namespace sent on the request') } });
+  });
+  it('updates with a stale resourceVersion → 409 Conflict; a static pod → 403', async () => {
+    const pod = (await json('/api/v1/namespaces/default/pods/web')).body;
+    const stale = await json('/api/v1/namespaces/default/pods/web', { method: 'PUT', body: JSON.stringify({ ...pod, metadata: { ...pod.metadata, resourceVersion: '999' } }), headers: { 'Content-Type': 'application/json' } });
+    expect(stale).toMatchObject({ status: 409, body: { reason: 'Conflict', message: 'Operation cannot be fulfilled on pods "web": the object has been modified; please apply your changes to the latest version and try again' } });
+    const ok = await json('/api/v1/namespaces/default/pods/web', { method: 'PUT', body: JSON.stringify(pod), headers: { 'Content-Type': 'application/json' } });
+    expect(ok.status).toBe(200);
+    const st = (await json('/api/v1/namespaces/default/pods/st-n1')).body;
+    expect((await json('/api/v1/namespaces/default/pods/st-n1', { method: 'PUT', body: JSON.stringify(st), headers: { 'Content-Type': 'application/json' } })).body).toMatchObject({ code: 403, reason: 'Forbidden', message: expect.stringContaining('cannot update a mirror pod') });
+  });
+  it('patches through the injected patcher (its errors are Statuses) and stores the result as a PUT', async () => {
+    const r = await json('/api/v1/namespaces/default/pods/web?fieldManager=kubectl-patch', { method: 'PATCH', body: '{"metadata":{"labels":{"patched":"yes"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(r).toMatchObject({ status: 200, body: { metadata: { labels: { app: 'web', patched: 'yes' } } } });
+    expect(patched.at(-1)).toEqual({ contentType: 'application/merge-patch+json', body: '{"metadata":{"labels":{"patched":"yes"}}}', fieldManager: 'kubectl-patch' });
+    expect((await json('/api/v1/namespaces/default/pods/web', { method: 'PATCH', body: '{}', headers: { 'Content-Type': 'application/json-patch+json' } }))).toMatchObject({ status: 400, body: { message: 'the patch is not a list' } });
+  });
+  it('with the default patcher (patch.ts) a merge patch applies and an unknown patch type answers 415', async () => {
+    const headers = (ct: string) => ({ 'Content-Type': ct, Authorization: 'Bearer admin-token-0123456789abcdef0123456789' });
+    const ok = await fetch(`${authBase}/api/v1/namespaces/default/pods/web`, { method: 'PATCH', body: '{"metadata":{"labels":{"merged":"yes"}}}', headers: headers('application/merge-patch+json') });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { metadata: { labels: Record<string, string> } }).metadata.labels).toMatchObject({ merged: 'yes' });
+    const res = await fetch(`${authBase}/api/v1/namespaces/default/pods/web`, { method: 'PATCH', body: '{}', headers: headers('application/x-yaml-diff') });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toMatchObject({ reason: 'UnsupportedMediaType' });
+  });
+  it('deletes with a grace period, checks preconditions, refuses a static pod, and deletes a collection', async () => {
+    const pre = await json('/api/v1/namespaces/default/pods/web', { method: 'DELETE', body: '{"preconditions":{"uid":"other"}}', headers: { 'Content-Type': 'application/json' } });
+    expect(pre).toMatchObject({ status: 409, body: { reason: 'Conflict', message: expect.stringContaining('Precondition failed: UID in precondition: other, UID in object meta: u-web') } });
+    const del = await json('/api/v1/namespaces/default/pods/web?gracePeriodSeconds=2', { method: 'DELETE' });
+    expect(del).toMatchObject({ status: 200, body: { kind: 'Pod', metadata: { deletionTimestamp: expect.any(String) } } });
+    expect(host.deleted.at(-1)).toEqual({ name: 'web', grace: 2 });
+    expect((await json('/api/v1/namespaces/default/pods/st-n1', { method: 'DELETE' })).body).toMatchObject({ code: 403, message: expect.stringContaining('cannot delete a mirror pod') });
+    host.deleted.length = 0;
+    const coll = await json('/api/v1/namespaces/default/pods?labelSelector=app', { method: 'DELETE' });
+    expect(coll.body).toMatchObject({ kind: 'PodList' });
+    expect(host.deleted.map((d) => d.name)).toEqual(['web']);
+  });
+  it('serves ?watch=true as a chunked stream of watch events, with selectors and 410 for an expired version', async () => {
+    const res = await fetch(`${base}/api/v1/namespaces/default/pods?watch=true&labelSelector=app%3Dweb&allowWatchBookmarks=true`);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    const reader = res.body!.getReader();
+    let text = '';
+    const lines = async (n: number) => {
+      while (text.split('\n').filter((l) => l !== '').length < n) text += new TextDecoder().decode((await reader.read()).value);
+      return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { type: string; object: Pod });
+    };
+    expect((await lines(2)).map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK']);
+    const web = host.getPod('default', 'web')!;
+    host.emit('MODIFIED', { ...web, metadata: { ...web.metadata, labels: { app: 'web', v: '2' } } });
+    host.emit('MODIFIED', host.getPod('prod', 'db')!);
+    host.emit('MODIFIED', { ...web, metadata: { ...web.metadata, labels: {} } });
+    const events = await lines(4);
+    expect(events.slice(2).map((e) => [e.type, e.object.metadata?.name])).toEqual([['MODIFIED', 'web'], ['DELETED', 'web']]);
+    await reader.cancel();
+    const gone = await fetch(`${base}/api/v1/pods?watch=1&resourceVersion=1`);
+    expect(gone.status).toBe(200);
+    expect(JSON.parse((await gone.text()).trim())).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+  });
+});
+
+describe('the rest of the node, seams and identities', () => {
+  it('serves namespaces, events by involvedObject, and secrets without their data', async () => {
+    const ns = (await json('/api/v1/namespaces')).body.items.map((n: { metadata: { name: string } }) => n.metadata.name);
+    expect(ns).toEqual(expect.arrayContaining(['default', 'kube-system', 'kube-public', 'prod']));
+    expect((await json('/api/v1/namespaces/prod')).body).toMatchObject({ kind: 'Namespace', status: { phase: 'Active' } });
+    expect((await json('/api/v1/namespaces/default/events?fieldSelector=involvedObject.uid%3Du-web')).body.items).toHaveLength(1);
+    expect((await json('/api/v1/namespaces/default/events?fieldSelector=involvedObject.uid%3Dother')).body.items).toHaveLength(0);
+    const secret = (await json('/api/v1/namespaces/default/secrets/s1')).body;
+    expect(secret).toMatchObject({ kind: 'Secret', apiVersion: 'v1' });
+    expect(secret).not.toHaveProperty('data');
+    expect((await json('/api/v1/namespaces/default/secrets', { headers: { Accept: kTable } })).body.rows[0].cells.slice(0, 3)).toEqual(['s1', 'Opaque', 1]);
+  });
+  it('serves the OpenAPI seam, 404 without a document', async () => {
+    expect(await (await fetch(`${base}/openapi/v2`)).text()).toBe('{"swagger":"2.0"}');
+    expect((await fetch(`${base}/openapi/v3`)).status).toBe(404);
+  });
+  it('lets anyone review themselves, but streams and writes need an identity that may write', async () => {
+    const who = await fetch(`${authBase}/apis/authentication.k8s.io/v1/selfsubjectreviews`, { method: 'POST', body: '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}', headers: { 'Content-Type': 'application/json' } });
+    expect(who.status).toBe(201);
+    expect(await who.json()).toMatchObject({ status: { userInfo: { username: 'system:anonymous' } } });
+    const viewer = { Authorization: 'Bearer view-token-0123456789abcdef0123456789', 'Content-Type': 'application/json' };
+    const can = await fetch(`${authBase}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, { method: 'POST', headers: viewer, body: '{"spec":{"resourceAttributes":{"verb":"delete","resource":"pods"}}}' });
+    expect(await can.json()).toMatchObject({ status: { allowed: false, denied: true } });
+    expect((await fetch(`${authBase}/api/v1/namespaces/default/pods/web`, { method: 'DELETE', headers: viewer })).status).toBe(403);
+    expect((await fetch(`${authBase}/api/v1/namespaces/default/pods/web/exec?command=sh`)).status).toBe(401);
+    expect((await fetch(`${authBase}/api/v1/namespaces/default/pods/web/exec?command=sh`, { headers: viewer })).status).toBe(403);
+  });
+});
