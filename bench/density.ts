@@ -9,10 +9,22 @@
 // DEL at removal; the raw floor has network none, so the ratio counts the network work as the
 // agent's. The table says how many IPAM leases were left after the removal (0 expected).
 //
-//   npm run bench -- density [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none]
+// Where the time goes: the agent talks to Docker through a counting proxy in a child process
+// (bench/docker-calls.ts), so the table gives the Engine API calls per pod start and per removal
+// (the raw floor makes 4 per start: create and start of the sandbox and of the container) with the
+// routes behind them, and the agent's CPU per pod while the pods start: the whole process
+// (process.cpuUsage: main thread + worker threads + this bench's watch client and file writes) and
+// the main thread alone (event-loop utilisation × elapsed). `--no-count-calls` talks to dockerd
+// directly (the proxy adds a hop per call; the floor never has one).
+//
+//   npm run bench -- density [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none] [--no-count-calls]
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
+import { tmpdir } from 'node:os';
+import { performance as perfHooks } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
 import { kBusybox, kPause, parseIntList, podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult, progress } from './lib.js';
 
 const { values: args } = parseArgs({
@@ -23,6 +35,7 @@ const { values: args } = parseArgs({
     'raw-concurrency': { type: 'string', default: '8,16,32' },
     'no-raw': { type: 'boolean', default: false },
     'network-plugin': { type: 'string', default: 'cni' },
+    'no-count-calls': { type: 'boolean', default: false },
   },
 });
 const N = positiveInt('pods', args.pods);
@@ -43,9 +56,18 @@ async function removeByLabel(label: string): Promise<number> {
 
 let agentNode = '';
 
-async function agentRun() {
-  const b = await startBenchAgent('density', { workers, syncFrequencyMs: 60_000, networkPlugin });
+/** The calls of one phase per pod, and the routes that made them (most first). */
+function perPod(calls: { byRoute: DockerCallCounts; total: number }) {
+  const routes = Object.entries(calls.byRoute).sort((a, b) => b[1] - a[1]).map(([route, n]) => ({ route, perPod: n / N }));
+  return { total: calls.total, perPod: calls.total / N, routes };
+}
+
+async function agentRun(counter: RemoteDockerCallCounter | undefined) {
+  const b = await startBenchAgent('density', { workers, syncFrequencyMs: 60_000, networkPlugin, ...(counter ? { dockerEndpoint: `unix://${counter.socketPath}` } : {}) });
   agentNode = b.nodeName;
+  await counter?.reset();
+  const cpu0 = process.cpuUsage();
+  const elu0 = perfHooks.eventLoopUtilization();
   const t0 = performance.now();
   if (rate === 0) {
     await Promise.all(Array.from({ length: N }, (_, i) => b.write(`density-${i}.yaml`, podYaml(`density-${i}`))));
@@ -60,18 +82,28 @@ async function agentRun() {
   }
   await waitUntil('agent: pods Running', N, () => b.times.running.size);
   const allRunningMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const elu = perfHooks.eventLoopUtilization(elu0);
+  const startCalls = counter ? perPod(await counter.counts()) : undefined;
+  await counter?.reset();
   const latencies = [...b.times.running].map(([uid, t]) => t - (b.times.accepted.get(uid) ?? t0));
   const t1 = performance.now();
   await Promise.all(Array.from({ length: N }, (_, i) => b.remove(`density-${i}.yaml`)));
   await waitUntil('agent: pods removed', N, () => b.times.removed.size);
   const allRemovedMs = performance.now() - t1;
+  const removeCalls = counter ? perPod(await counter.counts()) : undefined;
   // Every pod's network torn down with it: the IPAM holds no lease (counted once the containers are gone).
   for (let i = 0; i < 600 && (await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } })).length > 0; i++) await new Promise((r) => setTimeout(r, 200));
   const ipamLeasesAfter = await b.ipamLeases();
   const pleg = b.agent.pleg.stats();
   await b.stop();
   await removeByLabel(`kubelet-ts.node-name=${b.nodeName}`);
-  return { allRunningMs, allRemovedMs, ipamLeasesAfter, startupMs: summary(latencies), relistMs: summary(pleg.relistDurationsMs), eventLagMs: summary(pleg.eventLagsMs) };
+  const cpuMsPerPod = (cpu.user + cpu.system) / 1000 / N;
+  const mainThreadCpuMsPerPod = elu.active / N;
+  return {
+    allRunningMs, allRemovedMs, ipamLeasesAfter, cpuMsPerPod, mainThreadCpuMsPerPod,
+    dockerCallsPerPod: startCalls?.perPod, startCalls, removeCalls, startupMs: summary(latencies), relistMs: summary(pleg.relistDurationsMs), eventLagMs: summary(pleg.eventLagsMs),
+  };
 }
 
 async function rawRun(concurrency: number) {
@@ -99,8 +131,9 @@ async function rawRun(concurrency: number) {
   return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1 };
 }
 
+const counter = args['no-count-calls'] ? undefined : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`));
 try {
-  const agent = await agentRun();
+  const agent = await agentRun(counter);
   const raws = [];
   if (!args['no-raw']) for (const c of rawConcurrencies) raws.push(await rawRun(c));
   const raw = raws.length ? raws.reduce((a, b) => (b.allRunningMs < a.allRunningMs ? b : a)) : null;
@@ -117,11 +150,17 @@ try {
     ['pod startup p99', s(agent.startupMs.p99), '', ''],
     ['pod startup max', s(agent.startupMs.max), '', ''],
     ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
+    ['agent CPU per pod start, ms (process / main thread)', `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`, '', ''],
+    ...(agent.startCalls ? [['Docker calls per pod start', agent.startCalls.perPod, 4, agent.startCalls.perPod / 4]] : []),
+    ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
+    ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
+    ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
     ...raws.map((r) => [`raw, concurrency ${r.concurrency}`, '', s(r.allRunningMs), '']),
   ]));
-  const file = writeResult('density', { date: new Date().toISOString(), pods: N, rate, workers, networkPlugin, agent, raw: raws, best: raw, ratioAllRunning: ratio });
+  const file = writeResult('density', { date: new Date().toISOString(), pods: N, rate, workers, networkPlugin, countedCalls: counter !== undefined, agent, raw: raws, best: raw, ratioAllRunning: ratio });
   console.log(`ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}\nresults: ${file}`);
 } finally {
+  await counter?.close();
   if (agentNode) await removeByLabel(`kubelet-ts.node-name=${agentNode}`);
   await removeByLabel(`kubelet-ts.bench=${runId}`);
 }

@@ -44,13 +44,20 @@ export interface PodCache {
   /**
    * set stores the result of a runtime read of `uid` taken at `generation` (from {@link snapshot}
    * before the read). Deaths applied by {@link observeEvent} after that generation are kept on top
-   * of it. The entry is current again only when no event came since `generation`.
+   * of it. The entry is current again only when no event came since `generation` — or only
+   * ContainerStarted events of containers `runtimePod` shows running (it was read after them).
    */
   set(uid: string, runtimePod: RuntimePod | null, generation: number): void;
   /**
    * observeEvent records one PLEG event of pod `uid`: the entry is no longer current, and a
    * `ContainerDied` with its exit is applied when `desired` says the container will restart
    * (applyContainerExit: a death that ends the container waits for the sync's termination message).
+   * Except a `ContainerStarted` the current entry already shows (the sync that started the
+   * container read it back running; the engine's event comes after): it says nothing new, so the
+   * entry stays current and the sync it triggers plans from the cache without a Docker call
+   * (upstream's pod cache compares the event's timestamp with the entry's; ours compares state).
+   * Likewise {@link set}: a read taken while only ContainerStarted events came, that shows each of
+   * those containers running, is current — the starts a sync makes itself cost no second read.
    * @returns true when the cached runtime pod changed (publish a status from it).
    */
   observeEvent(uid: string, desired: Pod, event: PodLifecycleEvent): boolean;
@@ -68,6 +75,16 @@ interface Entry {
   readAt: number;
   /** Deaths applied from events, by container ID, with the generation they came at. */
   exits: Map<string, { generation: number; event: PodLifecycleEvent; desired: Pod }> | undefined;
+  /** ContainerStarted events by container ID, with the generation they came at (until a read covers them). */
+  starts: Map<string, number> | undefined;
+  /** The generation of the latest event that was not a ContainerStarted (0: none). */
+  otherAt: number;
+}
+
+/** shows: true when `pod` has container (or sandbox) `id` running. */
+function showsRunning(pod: RuntimePod | null, id: string): boolean {
+  const c = pod?.containers.find((x) => x.id === id) ?? pod?.sandboxes.find((x) => x.id === id);
+  return c?.state === 'running';
 }
 
 class PodCacheImpl implements PodCache {
@@ -75,7 +92,7 @@ class PodCacheImpl implements PodCache {
 
   #entry(uid: string): Entry {
     let e = this.#entries.get(uid);
-    if (!e) this.#entries.set(uid, (e = { runtimePod: null, generation: 0, readAt: -1, exits: undefined }));
+    if (!e) this.#entries.set(uid, (e = { runtimePod: null, generation: 0, readAt: -1, exits: undefined, starts: undefined, otherAt: 0 }));
     return e;
   }
 
@@ -101,11 +118,22 @@ class PodCacheImpl implements PodCache {
     }
     e.runtimePod = pod;
     e.readAt = generation;
+    if (e.starts) {
+      for (const [id, g] of e.starts) if (g <= generation) e.starts.delete(id);
+      // Only starts came since the read's generation, and the read shows each of them running: it
+      // was taken after them, so it is as new as the events — current (no re-read for them).
+      if (e.otherAt <= generation && [...e.starts.keys()].every((id) => showsRunning(runtimePod, id))) e.readAt = e.generation;
+      if (e.starts.size === 0 || e.readAt === e.generation) e.starts = undefined;
+    }
   }
 
   observeEvent(uid: string, desired: Pod, event: PodLifecycleEvent): boolean {
     const e = this.#entry(uid);
+    const isStart = event.type === 'ContainerStarted' && !event.exit;
+    if (isStart && e.readAt === e.generation && !e.exits && showsRunning(e.runtimePod, event.containerId)) return false;
     e.generation++;
+    if (isStart) (e.starts ??= new Map()).set(event.containerId, e.generation);
+    else e.otherAt = e.generation;
     if (!event.exit) return false;
     // Kept until a read at this generation or later: a sync in flight may bring back an older view.
     (e.exits ??= new Map()).set(event.containerId, { generation: e.generation, event, desired });

@@ -62,8 +62,20 @@ function statusCode(err: unknown): unknown {
   return (err as { statusCode?: unknown } | null)?.statusCode;
 }
 
+/**
+ * kImagePresenceTtlMs: how long (milliseconds) a positive image inspect is reused for the same
+ * reference. A burst of pods of one image (hundreds on a dense node) then costs one inspect per
+ * image per worker thread per this period instead of one per container start (the kubelet's image
+ * manager asks the runtime's ImageStatus on every start). A pull or a removal through this runtime
+ * forgets the reference at once; an image removed behind our back within the period makes the
+ * create fail (CreateContainerError), which the next sync retries with a fresh inspect.
+ */
+export const kImagePresenceTtlMs = 2000;
+
 class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
+  /** ref → the inspect of an image (in flight, or answered positively) and when it was asked (performance.now() ms). */
+  readonly #imagePresence = new Map<string, { at: number; image: Promise<{ id: string; user: string } | null> }>();
 
   constructor(socketPath: string) {
     this.#docker = new Docker({ socketPath });
@@ -184,6 +196,28 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async imageExists(ref: string): Promise<{ id: string; user?: string } | null> {
+    const now = performance.now();
+    const known = this.#imagePresence.get(ref);
+    if (known && now - known.at < kImagePresenceTtlMs) {
+      const shared = await known.image;
+      return shared && { ...shared };
+    }
+    // One inspect in flight per reference: the pods of a burst that ask at once share it.
+    const image = this.#inspectImage(ref);
+    for (const [r, e] of this.#imagePresence) if (now - e.at >= kImagePresenceTtlMs) this.#imagePresence.delete(r);
+    const entry = { at: now, image };
+    this.#imagePresence.set(ref, entry);
+    try {
+      const found = await image;
+      if (!found && this.#imagePresence.get(ref) === entry) this.#imagePresence.delete(ref);
+      return found && { ...found };
+    } catch (err) {
+      if (this.#imagePresence.get(ref) === entry) this.#imagePresence.delete(ref);
+      throw err;
+    }
+  }
+
+  async #inspectImage(ref: string): Promise<{ id: string; user: string } | null> {
     try {
       const img = await this.#docker.getImage(ref).inspect();
       return { id: img.Id, user: img.Config?.User ?? '' };
@@ -194,6 +228,7 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
+    this.#imagePresence.delete(ref);
     try {
       const stream = await this.#docker.pull(ref, auth ? { authconfig: auth } : {});
       await new Promise<void>((resolve, reject) => {
@@ -263,6 +298,8 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async removeImage(ref: string): Promise<void> {
+    // A reference or an ID: either way, nothing cached may outlive a removal.
+    this.#imagePresence.clear();
     try {
       await this.#docker.getImage(ref).remove();
     } catch (err) {

@@ -20,17 +20,39 @@ export function nodeEventsFilter(nodeName: string, filter: ContainerListFilter):
   return { labels: [...new Set([`${kNodeNameLabel}=${nodeName}`, ...filter.labels])] };
 }
 
+/** A full Docker container ID (64 hex digits): only these are remembered as ours — a name can be reused by another container. */
+const kFullId = /^[0-9a-f]{64}$/;
+
+/** How many verified IDs a scope remembers before it forgets them all (one worker's share of a dense node, with room). */
+export const kMaxOwnedIds = 20_000;
+
 class NodeScopedRuntime implements ContainerRuntime {
+  /**
+   * Full IDs known to be ours: created through this scope, or seen with our labels in a list or
+   * an inspect. A container's labels cannot change after its create and an ID is never reused, so
+   * an ID once verified stays ours; the guard's inspect is spared for it (two Docker calls per pod
+   * start, four per removal). Forgotten on remove; cleared when it outgrows kMaxOwnedIds.
+   */
+  readonly #owned = new Set<string>();
+
   constructor(
     private readonly inner: ContainerRuntime,
     private readonly nodeName: string,
   ) {}
 
+  #remember(id: string): void {
+    if (!kFullId.test(id)) return;
+    if (this.#owned.size >= kMaxOwnedIds) this.#owned.clear();
+    this.#owned.add(id);
+  }
+
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
     const labels = [...ownerLabelFilter(this.nodeName), ...filter.labels];
     const list = await this.inner.listContainers({ labels: [...new Set(labels)] });
     // Belt and braces: the engine applied the filter, check it anyway.
-    return list.filter((c) => isOwnedBy(c.labels, this.nodeName));
+    const mine = list.filter((c) => isOwnedBy(c.labels, this.nodeName));
+    for (const c of mine) this.#remember(c.id);
+    return mine;
   }
 
   inspectContainer(id: string) {
@@ -41,7 +63,9 @@ class NodeScopedRuntime implements ContainerRuntime {
     if (!isOwnedBy(spec.labels, this.nodeName)) {
       throw new AgentError('ERR_INVALID_ARGUMENT', `create container ${spec.name}: labels ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName} are required`);
     }
-    return this.inner.createContainer(spec);
+    const id = await this.inner.createContainer(spec);
+    this.#remember(id);
+    return id;
   }
 
   async startContainer(id: string): Promise<void> {
@@ -56,7 +80,8 @@ class NodeScopedRuntime implements ContainerRuntime {
 
   async removeContainer(id: string): Promise<void> {
     await this.#guard(id, 'remove');
-    return this.inner.removeContainer(id);
+    await this.inner.removeContainer(id);
+    this.#owned.delete(id);
   }
 
   imageExists(ref: string) {
@@ -116,8 +141,13 @@ class NodeScopedRuntime implements ContainerRuntime {
     return this.inner.status();
   }
 
-  /** Re-reads the labels of what we are about to touch; refuses anything not ours (and, with `allowMissing`, lets a missing one through). */
+  /**
+   * Re-reads the labels of what we are about to touch, unless its ID is already known to be ours
+   * (#owned); refuses anything not ours (and, with `allowMissing`, lets a missing one through). A
+   * known ID that is gone meanwhile gets the engine's own not-found from the call itself.
+   */
   async #guard(id: string, op: string, allowMissing = false): Promise<void> {
+    if (this.#owned.has(id)) return;
     let c;
     try {
       c = await this.inner.inspectContainer(id);
@@ -128,6 +158,7 @@ class NodeScopedRuntime implements ContainerRuntime {
     if (!isOwnedBy(c.labels, this.nodeName)) {
       throw new AgentError('ERR_INVALID_ARGUMENT', `refusing to ${op} container ${id} (${c.name}): it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName}`);
     }
+    if (c.id === id) this.#remember(id);
   }
 }
 
@@ -135,7 +166,8 @@ class NodeScopedRuntime implements ContainerRuntime {
  * scopeToNode wraps a ContainerRuntime so that listContainers only ever returns containers owned
  * by `nodeName`, createContainer requires the owner labels, and start/stop/remove first inspect
  * the target and throw AgentError `ERR_INVALID_ARGUMENT` if it is not owned (ERR_NOT_FOUND if it
- * is gone). Every worker code path goes through this wrapper.
+ * is gone) — except a full ID this scope already verified (created, listed or inspected as ours),
+ * which needs no second look. Every worker code path goes through this wrapper.
  * @throws AgentError ERR_INVALID_ARGUMENT if `nodeName` is empty.
  */
 export function scopeToNode(runtime: ContainerRuntime, nodeName: string): ContainerRuntime {

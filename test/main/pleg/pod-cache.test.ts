@@ -35,6 +35,43 @@ describe('pod cache', () => {
     expect(cache.snapshot('u').current).toBe(true);
   });
 
+  it('stays current for a ContainerStarted it already shows running (the sync read it back), and only then', () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(running('c1')), 0);
+    expect(cache.observeEvent('u', pod(), started('c1'))).toBe(false);
+    expect(cache.observeEvent('u', pod(), started('s'))).toBe(false);
+    expect(cache.snapshot('u')).toMatchObject({ current: true, generation: 0 });
+    // Shown exited (a death applied from its event): the start of the same ID is news — stale.
+    cache.set('u', runtimePod({ ...running('c1'), state: 'exited' }), 0);
+    cache.observeEvent('u', pod(), started('c1'));
+    expect(cache.snapshot('u')).toMatchObject({ current: false, generation: 1 });
+    // An entry already stale stays so (its view may predate the start).
+    cache.observeEvent('u', pod(), started('c1'));
+    expect(cache.snapshot('u').generation).toBe(2);
+  });
+
+  it('takes a read made while only ContainerStarted events came as current when it shows them running', () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(), 0);
+    const g = cache.snapshot('u').generation;
+    // A sync in flight starts c1 and c2; their events come before it reads back.
+    cache.observeEvent('u', pod(), started('c1'));
+    cache.observeEvent('u', pod(), started('c2'));
+    cache.set('u', runtimePod(running('c1'), running('c2', 'side')), g);
+    expect(cache.snapshot('u')).toMatchObject({ current: true, generation: 2 });
+    // A read that misses one of the started containers is not.
+    const g2 = cache.snapshot('u').generation;
+    cache.observeEvent('u', pod(), started('c3'));
+    cache.set('u', runtimePod(running('c1')), g2);
+    expect(cache.snapshot('u').current).toBe(false);
+    // Nor one taken while another kind of event came.
+    const g3 = cache.snapshot('u').generation;
+    cache.observeEvent('u', pod(), started('c4'));
+    cache.observeEvent('u', pod(), { uid: 'u', type: 'ContainerRemoved', containerId: 'c0' });
+    cache.set('u', runtimePod(running('c4')), g3);
+    expect(cache.snapshot('u').current).toBe(false);
+  });
+
   it('applies a restarting container\'s death from its event at once (publish it), but not one that ends the container', () => {
     const cache = newPodCache();
     cache.set('u', runtimePod(running('c1')), 0);

@@ -1,0 +1,170 @@
+// A counting proxy to dockerd for benches: the agent under test talks to Docker through a unix
+// socket of ours, and every Engine API request that passes is counted by its route (`POST
+// /containers/create`, `GET /containers/{id}/json`, …), so a bench can say how many Docker calls a
+// pod start makes and which ones. Requests are forwarded unchanged (bodies and streamed answers
+// piped both ways; upgraded/hijacked connections relayed raw). Not used by src/ or by tests.
+// KUBELET_TS_BENCH_DOCKER_TRACE=1 prints every request line to stderr (to see which step makes it).
+//
+// The proxy runs in a child process of its own (spawnDockerCallCounter), so that relaying the
+// agent's Docker traffic costs the bench process — where the in-process agent's main thread runs —
+// nothing; it answers `counts` / `reset` lines on its stdin with one JSON line on its stdout.
+import { spawn } from 'node:child_process';
+import { request, createServer, type IncomingMessage, type Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** DockerCallCounter: the proxy's socket, its counts, and how to stop it. */
+export interface DockerCallCounter {
+  /** The unix socket path to hand the agent as `unix://<path>`. */
+  readonly socketPath: string;
+  /** Calls counted since the last reset (or the start), by route. */
+  counts(): Map<string, number>;
+  /** The sum of {@link counts}. */
+  total(): number;
+  /** Forgets the counts (starts a new window). */
+  reset(): void;
+  /** Stops listening and drops every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * dockerRoute names a request by its route: the API version prefix and the query dropped, a
+ * container, exec, image, network or volume reference replaced by `{id}` (images: `{name}`).
+ * Pure. E.g. `POST /v1.43/containers/abc…/start?x=1` → `POST /containers/{id}/start`.
+ */
+export function dockerRoute(method: string, url: string): string {
+  let path = url.split('?')[0]!.replace(/^\/v\d+\.\d+/, '');
+  path = path.replace(/^\/(containers|exec|networks|volumes)\/(?!create$|json$|prune$)[^/]+/, '/$1/{id}');
+  // An image reference may hold slashes (`kubelet-ts/busybox:1.35`): the name is all up to the action.
+  const image = /^\/images\/(.+?)(\/(?:json|history|push|tag|get))?$/.exec(path);
+  if (image && !['create', 'json', 'prune', 'load', 'search', 'get'].includes(image[1]!)) path = `/images/{name}${image[2] ?? ''}`;
+  return `${method} ${path}`;
+}
+
+/**
+ * startDockerCallCounter listens on `socketPath` (removed first if it exists) and forwards to the
+ * engine at `upstreamSocket`. Resolves once listening.
+ */
+export async function startDockerCallCounter(socketPath: string, upstreamSocket = '/var/run/docker.sock'): Promise<DockerCallCounter> {
+  let counts = new Map<string, number>();
+  const open = new Set<Socket>();
+  const trace = process.env.KUBELET_TS_BENCH_DOCKER_TRACE === '1';
+  const count = (req: IncomingMessage) => {
+    const route = dockerRoute(req.method ?? 'GET', req.url ?? '/');
+    if (trace) process.stderr.write(`docker: ${req.method} ${req.url}\n`);
+    counts.set(route, (counts.get(route) ?? 0) + 1);
+  };
+  const server: Server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+    count(req);
+    const up = request({ socketPath: upstreamSocket, method: req.method, path: req.url, headers: req.headers }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    res.on('close', () => up.destroy());
+    req.pipe(up);
+  });
+  // Hijacked streams (attach, exec start, Connection: Upgrade): relay the raw bytes both ways.
+  server.on('upgrade', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    count(req);
+    const upstream = connect(upstreamSocket, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      client.pipe(upstream).pipe(client);
+    });
+    const drop = () => { client.destroy(); upstream.destroy(); };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+  });
+  server.on('connection', (s: Socket) => {
+    open.add(s);
+    s.on('close', () => open.delete(s));
+  });
+  await rm(socketPath, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  return {
+    socketPath,
+    counts: () => new Map(counts),
+    total: () => [...counts.values()].reduce((a, b) => a + b, 0),
+    reset() {
+      counts = new Map();
+    },
+    close: () => new Promise<void>((resolve) => {
+      for (const s of open) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** DockerCallCounts: what the child proxy answers: calls by route since the last reset. */
+export type DockerCallCounts = Record<string, number>;
+
+/** RemoteDockerCallCounter: the proxy in its child process. */
+export interface RemoteDockerCallCounter {
+  readonly socketPath: string;
+  /** The calls since the last reset, by route, and their sum. */
+  counts(): Promise<{ byRoute: DockerCallCounts; total: number }>;
+  reset(): Promise<void>;
+  /** Stops the child (SIGTERM to its PID) and waits for its exit. */
+  close(): Promise<void>;
+}
+
+/**
+ * spawnDockerCallCounter starts the counting proxy in a child process (`tsx bench/docker-calls.ts
+ * SOCKET`) listening on `socketPath`; resolves once it listens.
+ * @throws Error when the child exits before it says it listens.
+ */
+export async function spawnDockerCallCounter(socketPath: string): Promise<RemoteDockerCallCounter> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), socketPath], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const waiting: { resolve: (line: string) => void; reject: (err: Error) => void }[] = [];
+  lines.on('line', (line) => waiting.shift()?.resolve(line));
+  child.on('exit', (code) => {
+    for (const w of waiting.splice(0)) w.reject(new Error(`docker call counter exited (${code})`));
+  });
+  const next = () => new Promise<string>((resolve, reject) => {
+    if (child.exitCode !== null) return reject(new Error(`docker call counter exited (${child.exitCode})`));
+    waiting.push({ resolve, reject });
+  });
+  const ask = async (cmd: string) => {
+    const answer = next();
+    child.stdin!.write(`${cmd}\n`);
+    return answer;
+  };
+  await next(); // "listening"
+  return {
+    socketPath,
+    async counts() {
+      const byRoute = JSON.parse(await ask('counts')) as DockerCallCounts;
+      return { byRoute, total: Object.values(byRoute).reduce((a, b) => a + b, 0) };
+    },
+    async reset() {
+      await ask('reset');
+    },
+    close: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+// As a child process: `tsx bench/docker-calls.ts SOCKET`.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const counter = await startDockerCallCounter(process.argv[2]!);
+  process.stdout.write('listening\n');
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    if (line === 'reset') counter.reset();
+    process.stdout.write(`${line === 'counts' ? JSON.stringify(Object.fromEntries(counter.counts())) : 'ok'}\n`);
+  });
+  const stop = () => void counter.close().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.stdin.on('end', stop);
+}
