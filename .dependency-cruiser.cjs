@@ -15,8 +15,9 @@ const kLibraryHomes = [
   // STYLE.md names source-etcd.ts and etcd-status-writer.ts; the real home is the client wrapper
   // src/main/etcd/ (client.ts), which those two use. No other file loads etcd3.
   { library: 'etcd3', home: '^src/main/etcd/' },
-  // The Kubernetes protobuf envelope of request bodies kubectl's typed clients send (kube-api/protobuf.ts).
   { library: 'selfsigned', home: '^src/main/serving-cert\\.ts$' },
+  // The Kubernetes protobuf envelope of request bodies kubectl's typed clients send, and the wire
+  // Writer of the /openapi/v2 protobuf (kube-api/protobuf.ts).
   { library: 'protobufjs', home: '^src/server/kube-api/protobuf\\.ts$' },
 ];
 

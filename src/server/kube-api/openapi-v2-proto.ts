@@ -5,10 +5,10 @@
  * document's `info` and `definitions` (paths are left empty: kubectl reads the definitions and
  * their `x-kubernetes-*` extensions) with protobufjs's wire Writer. Pure; any thread.
  */
-import protobuf from 'protobufjs/minimal.js';
+import { newProtobufWriter, type ProtobufWriter } from './protobuf.js';
 
 type Json = Record<string, unknown>;
-type Writer = protobuf.Writer;
+type Writer = ProtobufWriter;
 
 /** Field numbers of gnostic's openapi.v2 messages (OpenAPIv2.proto) that we write. */
 const kDocument = { swagger: 1, info: 2, paths: 8, definitions: 9 } as const;
@@ -64,7 +64,7 @@ function schema(w: Writer, s: Json): void {
  * `definitions`) as the bytes of an openapi.v2.Document. Pure.
  */
 export function openApiV2Protobuf(doc: Json): Buffer {
-  const w = protobuf.Writer.create();
+  const w = newProtobufWriter();
   str(w, kDocument.swagger, String(doc.swagger ?? '2.0'));
   const info = (doc.info ?? {}) as Json;
   msg(w, kDocument.info, (v) => {

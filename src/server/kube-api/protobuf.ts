@@ -9,6 +9,14 @@
 import protobuf from 'protobufjs/minimal.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 
+/** ProtobufWriter: protobufjs's wire Writer, for the encoders of this folder (openapi-v2-proto.ts); protobufjs lives here only. */
+export type ProtobufWriter = protobuf.Writer;
+
+/** newProtobufWriter: an empty protobufjs Writer. */
+export function newProtobufWriter(): ProtobufWriter {
+  return protobuf.Writer.create();
+}
+
 /** kProtobufMediaType: the Kubernetes protobuf media type. */
 export const kProtobufMediaType = 'application/vnd.kubernetes.protobuf';
 const kMagic = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
