@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Argv } from 'yargs';
 import type { Status } from '../shared/api.js';
 import { AgentError, type AgentErrorCode } from '../shared/errors.js';
+import { humanDuration } from '../shared/human-duration.js';
 import { isLoopbackHost } from '../shared/loopback.js';
 import type { CliIo } from './io.js';
 
@@ -214,26 +215,10 @@ export function clientHandler(select: SelectClient, body: (a: Record<string, unk
 export const kNamespaceOption = { alias: 'n', type: 'string', default: 'default', requiresArg: true, describe: 'Namespace' } as const;
 
 /**
- * formatAge renders a duration like kubectl's duration.HumanDuration: `45s`, `5m12s`, `3h`,
- * `2d5h`, `12d`, `3y`. `ms` is milliseconds (negative → `0s`); `<unknown>` for NaN.
+ * formatAge renders `ms` milliseconds like kubectl's duration.HumanDuration (`45s`, `5m12s`, `3h`,
+ * `2d5h`, `12d`, `3y`; negative → `0s`, NaN → `<unknown>`): the shared humanDuration.
  */
-export function formatAge(ms: number): string {
-  if (Number.isNaN(ms)) return '<unknown>';
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  if (seconds < 120) return `${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (minutes < 180) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (hours < 48) return `${hours}h`;
-  const days = Math.floor(hours / 24);
-  if (days < 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
-  if (days < 365 * 2) return `${days}d`;
-  const years = Math.floor(days / 365);
-  if (years < 8) return days % 365 === 0 ? `${years}y` : `${years}y${days % 365}d`;
-  return `${years}y`;
-}
+export const formatAge: (ms: number) => string = humanDuration;
 
 /** formatTable aligns columns as kubectl's printers do (tabwriter: columns padded by 3 spaces). */
 export function formatTable(rows: string[][]): string {

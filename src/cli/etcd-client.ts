@@ -83,17 +83,3 @@ export function formatRows(rows: string[][]): string {
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n') + '\n';
 }
-
-/** humanAge: kubectl's HumanDuration subset for `ms` milliseconds: `45s`, `5m12s`, `3h4m`, `2d5h`. */
-export function humanAge(ms: number): string {
-  if (Number.isNaN(ms)) return '<unknown>';
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 120) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 10) return s % 60 === 0 ? `${m}m` : `${m}m${s % 60}s`;
-  if (m < 180) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return m % 60 === 0 ? `${h}h` : `${h}h${m % 60}m`;
-  const d = Math.floor(h / 24);
-  return h % 24 === 0 || d >= 8 ? `${d}d` : `${d}d${h % 24}h`;
-}

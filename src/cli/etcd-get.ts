@@ -2,7 +2,8 @@
 import { stringify as toYaml } from 'yaml';
 import type { Node, Pod, PodStatus } from '../shared/api.js';
 import type { CliIo } from './io.js';
-import { formatRows as formatTable, humanAge as formatAge, withEtcd, type EtcdClientFlags } from './etcd-client.js';
+import { humanDuration as formatAge } from '../shared/human-duration.js';
+import { formatRows as formatTable, withEtcd, type EtcdClientFlags } from './etcd-client.js';
 
 /** podRow: NAME READY STATUS RESTARTS AGE from a pod and its written-back status (STATUS as kubectl: a waiting/terminated reason wins over the phase). */
 export function etcdPodRow(pod: Pod, nowMs: number): string[] {

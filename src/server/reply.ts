@@ -1,4 +1,5 @@
 // Counterpart of k8s.io/apiserver/pkg/endpoints/handlers/responsewriters: replies as plain data.
+import type uWS from 'uWebSockets.js';
 import type { Status } from '../shared/api.js';
 
 /**
@@ -82,4 +83,20 @@ export function textReply(status: number, text: string): HttpReply {
 /** statusReply: a `Status` object as JSON, with the HTTP status taken from `status.code`. */
 export function statusReply(status: Status, headers?: Record<string, string>): HttpReply {
   return jsonReply(status.code ?? 500, status, headers);
+}
+
+/**
+ * refuseUpgrade answers a WebSocket upgrade (exec, attach, port-forward) that is refused before
+ * it happens: `status` as JSON with its code, `WWW-Authenticate` on 401 and `Retry-After: 1` on
+ * 429 (a stream bound), corked. Main thread (uWS).
+ */
+export function refuseUpgrade(res: uWS.HttpResponse, status: Status): void {
+  const body = JSON.stringify(status);
+  const code = status.code ?? 500;
+  res.cork(() => {
+    res.writeStatus(statusLine(code)).writeHeader('Content-Type', 'application/json');
+    if (code === 401) res.writeHeader('WWW-Authenticate', 'Bearer realm="kubelet-ts"');
+    if (code === 429) res.writeHeader('Retry-After', '1');
+    res.end(body);
+  });
 }

@@ -1,7 +1,8 @@
 // Tests of the cluster-mode client commands (src/cli/etcd-*.ts: kubectl apply/delete/get against etcd) on the real etcd single member.
 import { describe, expect, it } from 'vitest';
 import { etcdKeys } from '../../src/main/etcd/client.js';
-import { etcdClientFlags, humanAge } from '../../src/cli/etcd-client.js';
+import { etcdClientFlags } from '../../src/cli/etcd-client.js';
+import { humanDuration as humanAge } from '../../src/shared/human-duration.js';
 import { runEtcdApply } from '../../src/cli/etcd-apply.js';
 import { runEtcdDeletePods } from '../../src/cli/etcd-delete.js';
 import { runEtcdGetNodes, runEtcdGetPods } from '../../src/cli/etcd-get.js';
@@ -70,7 +71,7 @@ describe('etcd client commands (real etcd)', () => {
     expect(await etcd.admin.get(keys.pod('n1', 'default', 'web')).string()).toBeNull();
   });
 
-  it('humanAge renders kubectl-style ages', () => {
+  it('the ages of etcd get are kubectl-style (the shared humanDuration)', () => {
     expect(humanAge(45_000)).toBe('45s');
     expect(humanAge(312_000)).toBe('5m12s');
     expect(humanAge(3 * 3600_000 + 4 * 60_000)).toBe('3h4m');

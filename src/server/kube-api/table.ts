@@ -8,7 +8,7 @@
 import type { Event, Node, Pod } from '../../shared/api.js';
 import type { ConfigObject } from '../../shared/config-objects.js';
 import { podStatusReason } from '../../shared/pod-printer.js';
-import { humanDuration, since } from './human-duration.js';
+import { humanDuration, since } from '../../shared/human-duration.js';
 
 /** TableColumn: meta/v1 TableColumnDefinition; `priority` 0 columns are the default view, 1 adds `-o wide`. */
 export interface TableColumn {

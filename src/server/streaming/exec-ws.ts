@@ -18,7 +18,7 @@ import type { Status } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import type { ContainerStreamSession, AgentHost } from '../agent-host.js';
 import { authorizationHeaders, checkWebSocketAccess, duplicateCredentials, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
-import { statusLine } from '../reply.js';
+import { refuseUpgrade } from '../reply.js';
 import { checkPathParams } from '../request-limits.js';
 import { hostErrorStatus } from '../routes/intake.js';
 import { statusError } from '../status.js';
@@ -47,17 +47,6 @@ interface StreamData {
 }
 
 type Ws = uWS.WebSocket<StreamData>;
-
-function refuse(res: uWS.HttpResponse, status: Status): void {
-  const body = JSON.stringify(status);
-  const code = status.code ?? 500;
-  res.cork(() => {
-    res.writeStatus(statusLine(code)).writeHeader('Content-Type', 'application/json');
-    if (code === 401) res.writeHeader('WWW-Authenticate', 'Bearer realm="kubelet-ts"');
-    if (code === 429) res.writeHeader('Retry-After', '1');
-    res.end(body);
-  });
-}
 
 /**
  * registerStreaming adds `WS /exec/…` and `WS /attach/…` to `app`. With a host lacking
@@ -102,33 +91,33 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
         const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checked.access;
         if (!access.ok) {
           log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused stream request');
-          return refuse(res, access.status);
+          return refuseUpgrade(res, access.status);
         }
-        if (!host.streamTarget || !host.openContainerStream) return refuse(res, statusError(405, 'MethodNotAllowed', `this agent does not serve ${kind}`));
+        if (!host.streamTarget || !host.openContainerStream) return refuseUpgrade(res, statusError(405, 'MethodNotAllowed', `this agent does not serve ${kind}`));
         let params: Record<string, string>;
         try {
           params = { namespace: decodeURIComponent(raw[0]), pod: decodeURIComponent(raw[1]), container: decodeURIComponent(raw[2]) };
         } catch {
-          return refuse(res, statusError(400, 'BadRequest', `malformed percent-encoding in path ${JSON.stringify(path)}`));
+          return refuseUpgrade(res, statusError(400, 'BadRequest', `malformed percent-encoding in path ${JSON.stringify(path)}`));
         }
         const bad = checkPathParams(params);
-        if (bad) return refuse(res, bad);
+        if (bad) return refuseUpgrade(res, bad);
         const parsed = parseStreamQuery(kind, query);
-        if ('kind' in parsed) return refuse(res, parsed as Status);
+        if ('kind' in parsed) return refuseUpgrade(res, parsed as Status);
         const req = parsed as StreamRequest;
         const offered = protocolHeader.split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
         const protocol = negotiateProtocol(offered);
         if (!protocol) {
-          return refuse(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kStreamProtocols.join(', ')}`));
+          return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kStreamProtocols.join(', ')}`));
         }
         let target;
         try {
           target = host.streamTarget(params.namespace, params.pod, params.container);
         } catch (err) {
-          return refuse(res, hostErrorStatus(err, params.pod));
+          return refuseUpgrade(res, hostErrorStatus(err, params.pod));
         }
         const over = limiter.check(target.podUid);
-        if (over) return refuse(res, over);
+        if (over) return refuseUpgrade(res, over);
         const data: StreamData = { kind, path, req, protocol, containerId: target.containerId, podUid: target.podUid, heldAck: 0, closed: false };
         res.upgrade(data, key, protocol.name, extensions, context);
       },

@@ -28,11 +28,10 @@ import type { Status } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import type { AgentHost } from '../agent-host.js';
 import { authorizationHeaders, checkWebSocketAccess, duplicateCredentials, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
-import { statusLine } from '../reply.js';
+import { refuseUpgrade, statusReply } from '../reply.js';
 import { checkPathParams } from '../request-limits.js';
 import { hostErrorStatus } from '../routes/intake.js';
 import type { Route } from '../router.js';
-import { statusReply } from '../reply.js';
 import { statusError } from '../status.js';
 import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
 import { kPortForwardProtocols, negotiatePortForwardProtocol, parsePortForwardQuery, portForwardError, portPrefix } from './portforward.js';
@@ -66,17 +65,6 @@ interface PfData {
 }
 
 type Ws = uWS.WebSocket<PfData>;
-
-function refuse(res: uWS.HttpResponse, status: Status): void {
-  const body = JSON.stringify(status);
-  const code = status.code ?? 500;
-  res.cork(() => {
-    res.writeStatus(statusLine(code)).writeHeader('Content-Type', 'application/json');
-    if (code === 401) res.writeHeader('WWW-Authenticate', 'Bearer realm="kubelet-ts"');
-    if (code === 429) res.writeHeader('Retry-After', '1');
-    res.end(body);
-  });
-}
 
 /** portForwardRoutes: the plain-HTTP answer of /portForward (400: upgrade required; SPDY is not served). */
 export function portForwardRoutes(): Route[] {
@@ -145,24 +133,24 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
       const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checked.access;
       if (!access.ok) {
         log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused port-forward request');
-        return refuse(res, access.status);
+        return refuseUpgrade(res, access.status);
       }
-      if (!host.portForwardTarget || !host.openPortForward) return refuse(res, statusError(405, 'MethodNotAllowed', 'this agent does not serve port-forward'));
+      if (!host.portForwardTarget || !host.openPortForward) return refuseUpgrade(res, statusError(405, 'MethodNotAllowed', 'this agent does not serve port-forward'));
       let params: Record<string, string>;
       try {
         params = { namespace: decodeURIComponent(raw[0]), pod: decodeURIComponent(raw[1]) };
         if (raw[2] !== undefined && raw[2] !== '') params.uid = decodeURIComponent(raw[2]);
       } catch {
-        return refuse(res, statusError(400, 'BadRequest', `malformed percent-encoding in path ${JSON.stringify(path)}`));
+        return refuseUpgrade(res, statusError(400, 'BadRequest', `malformed percent-encoding in path ${JSON.stringify(path)}`));
       }
       const bad = checkPathParams(params);
-      if (bad) return refuse(res, bad);
+      if (bad) return refuseUpgrade(res, bad);
       const ports = parsePortForwardQuery(query);
-      if (!Array.isArray(ports)) return refuse(res, ports);
+      if (!Array.isArray(ports)) return refuseUpgrade(res, ports);
       const offered = protocolHeader.split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
       const protocol = negotiatePortForwardProtocol(offered);
       if (!protocol) {
-        return refuse(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kPortForwardProtocols.join(', ')}`));
+        return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kPortForwardProtocols.join(', ')}`));
       }
       let target: PortForwardTarget;
       try {
@@ -174,11 +162,11 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
         } catch {
           status = statusError(500, 'InternalError', `port-forward: ${(err as Error)?.message ?? String(err)}`);
         }
-        return refuse(res, status);
+        return refuseUpgrade(res, status);
       }
-      if (params.uid !== undefined && params.uid !== target.podUid) return refuse(res, statusError(404, 'NotFound', 'pod not found'));
+      if (params.uid !== undefined && params.uid !== target.podUid) return refuseUpgrade(res, statusError(404, 'NotFound', 'pod not found'));
       const over = overBound(limiter, target.podUid, ports.length);
-      if (over) return refuse(res, over);
+      if (over) return refuseUpgrade(res, over);
       const data: PfData = { path, protocol, target, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
       res.upgrade(data, key, protocol.name, extensions, context);
     },

@@ -6,7 +6,7 @@ import type { Pod } from '../../../src/shared/api.js';
 import { kAdminUser, kAnonymousUser, kReadOnlyGroup } from '../../../src/server/auth.js';
 import { checkPreconditions, parseDeleteOptions } from '../../../src/server/kube-api/delete-options.js';
 import { checkFieldLabels, eventFields, matchesFieldSelector, parseFieldSelector, podFields } from '../../../src/server/kube-api/field-selector.js';
-import { humanDuration, since } from '../../../src/server/kube-api/human-duration.js';
+import { humanDuration, since } from '../../../src/shared/human-duration.js';
 import { mirrorPodWriteRefused, presentPod } from '../../../src/server/kube-api/present.js';
 import { decodeReviewBody } from '../../../src/server/kube-api/protobuf.js';
 import { kubeErrorStatus, parseIncludeObject, parseListFilter, wantsTable } from '../../../src/server/kube-api/request.js';

@@ -1,6 +1,7 @@
 /**
  * Counterpart of k8s.io/apimachinery/pkg/util/duration (HumanDuration) and of the apiserver
- * printers' translateTimestampSince: the AGE and LAST SEEN cells of the Tables. Pure.
+ * printers' translateTimestampSince: the AGE and LAST SEEN cells of the API's Tables and of the
+ * client's tables (the one implementation: src/cli and src/server/kube-api both use it). Pure.
  */
 
 /**
