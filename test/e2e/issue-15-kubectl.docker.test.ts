@@ -285,6 +285,12 @@ spec:
       expect(await kubectl(['patch', 'pod', 'ap', '--type', type, '-p', patch])).toMatchObject({ code: 0, stdout: 'pod/ap patched\n' });
       expect((await kubectl(['get', 'pod', 'ap', '-o', 'jsonpath={.metadata.labels.kind}'])).stdout).toBe(type);
     }
+    // kubectl's default --validate=strict asks the server (fieldValidation=Strict): a misspelt field is refused by name.
+    const typo = join(dir, 'typo.yaml');
+    await writeFile(typo, podYaml('typo').replace('imagePullPolicy: Never', 'imagePullPolicyy: Never'));
+    const refused = await kubectl(['apply', '-f', typo]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('unknown field "spec.containers[0].imagePullPolicyy"');
     const bad = await kubectl(['patch', 'pod', 'ap', '--type', 'json', '-p', '{"op":"add"}']);
     expect(bad.code).not.toBe(0);
     expect((await kubectl(['delete', 'pod', 'ap', '--grace-period=1'])).code).toBe(0);

@@ -15,6 +15,7 @@ import { forbidPrivilegedFields, parsePodsBody } from '../routes/intake.js';
 import { notFound, statusError } from '../status.js';
 import { parseDeleteOptions, checkPreconditions } from './delete-options.js';
 import { podFields } from './field-selector.js';
+import { strictDecodingMessage, unknownFields } from './field-validation.js';
 import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
@@ -49,6 +50,29 @@ function respond(req: RouteContext['req'], objects: Pod[], single: boolean, reso
   }
   if (single) return jsonReply(200, objects[0]);
   return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : { resourceVersion }, items: objects } satisfies PodList);
+}
+
+/**
+ * strictFieldsRefusal: the apiserver's `fieldValidation=Strict` (what kubectl 1.32 sends by
+ * default, `--validate=strict`, instead of checking the schema itself), at decode time as the
+ * apiserver's strict decoder: a 400 BadRequest naming every field of the JSON `body` the served
+ * core/v1 Pod schema does not define (`strict decoding error: unknown field
+ * "spec.containers[0].imagee"`), else undefined. A body that is not a JSON object is left to the
+ * usual decoder (YAML, or its own error). `Warn` and `Ignore` (and no parameter) go on to the
+ * validation, which refuses unknown container fields as 422 on its own; the apiserver's Warn would
+ * add a Warning header, which we do not send.
+ */
+function strictFieldsRefusal(query: URLSearchParams, body: Buffer | string | undefined): HttpReply | undefined {
+  if (query.get('fieldValidation') !== 'Strict' || body === undefined) return undefined;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return undefined;
+  const unknown = unknownFields(obj, 'Pod');
+  return unknown.length > 0 ? statusReply(statusError(400, 'BadRequest', strictDecodingMessage(unknown))) : undefined;
 }
 
 export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route[] {
@@ -90,6 +114,8 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (!host.submitPods) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create pods'));
     const dry = refuseDryRun(req.query);
     if (dry) return dry;
+    const strict = strictFieldsRefusal(req.query, body);
+    if (strict) return strict;
     const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: '' });
     if (!parsed.ok) return parsed.reply;
     if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0) {
@@ -116,6 +142,8 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const current = host.getPod(params.namespace, params.name);
     if (!current) return statusReply(notFound('pods', params.name));
     if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, ctx.req.method === 'patch' ? 'patch' : 'update'));
+    const strict = strictFieldsRefusal(ctx.req.query, text);
+    if (strict) return strict;
     const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name: params.name });
     if (!parsed.ok) return parsed.reply;
     if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0) return statusReply(statusError(400, 'BadRequest', 'the body must be exactly one Pod'));

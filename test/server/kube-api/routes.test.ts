@@ -141,6 +141,17 @@ describe('pods', () => {
     const other = await json('/api/v1/namespaces/prod/pods', { method: 'POST', body: JSON.stringify({ ...JSON.parse(body), metadata: { name: 'x', namespace: 'default' } }), headers: { 'Content-Type': 'application/json' } });
     expect(other).toMatchObject({ status: 400, body: { reason: 'BadRequest', message: expect.stringContaining('does not match the namespace sent on the request') } });
   });
+  it('fieldValidation=Strict (kubectl\'s default) refuses unknown fields at decode time (400); without it the validation answers 422', async () => {
+    const pod = (extra: Record<string, unknown>) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'strict1' }, spec: { containers: [{ name: 'c', image: 'busybox', ...extra }] } });
+    const post = (query: string, body: string) => json(`/api/v1/namespaces/default/pods${query}`, { method: 'POST', body, headers: { 'Content-Type': 'application/json' } });
+    expect(await post('?fieldValidation=Strict', pod({ imagee: 'x' }))).toMatchObject({ status: 400, body: { reason: 'BadRequest', message: 'strict decoding error: unknown field "spec.containers[0].imagee"' } });
+    expect(await post('?fieldValidation=Ignore', pod({ imagee: 'x' }))).toMatchObject({ status: 422, body: { message: expect.stringContaining('spec.containers[0].imagee: Not supported') } });
+    expect((await json('/api/v1/namespaces/default/pods/strict1')).status).toBe(404);
+    expect((await post('?fieldValidation=Strict', pod({}))).status).toBe(201);
+    const created = (await json('/api/v1/namespaces/default/pods/strict1')).body;
+    const put = await json('/api/v1/namespaces/default/pods/strict1?fieldValidation=Strict', { method: 'PUT', body: JSON.stringify({ ...created, spec: { ...created.spec, nodeNam: 'n' } }), headers: { 'Content-Type': 'application/json' } });
+    expect(put).toMatchObject({ status: 400, body: { message: 'strict decoding error: unknown field "spec.nodeNam"' } });
+  });
   it('updates with a stale resourceVersion → 409 Conflict; a static pod → 403', async () => {
     const pod = (await json('/api/v1/namespaces/default/pods/web')).body;
     const stale = await json('/api/v1/namespaces/default/pods/web', { method: 'PUT', body: JSON.stringify({ ...pod, metadata: { ...pod.metadata, resourceVersion: '999' } }), headers: { 'Content-Type': 'application/json' } });
