@@ -81,7 +81,7 @@ interface Entry {
   otherAt: number;
 }
 
-/** shows: true when `pod` has container (or sandbox) `id` running. */
+/** showsRunning: true when `pod` has container (or sandbox) `id` running. */
 function showsRunning(pod: RuntimePod | null, id: string): boolean {
   const c = pod?.containers.find((x) => x.id === id) ?? pod?.sandboxes.find((x) => x.id === id);
   return c?.state === 'running';
