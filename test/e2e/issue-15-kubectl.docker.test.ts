@@ -291,6 +291,20 @@ spec:
     const refused = await kubectl(['apply', '-f', typo]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('unknown field "spec.containers[0].imagePullPolicyy"');
+    // edit: kubectl GETs the pod, runs $EDITOR on it and PATCHes what changed (a strategic merge patch).
+    const editor = join(dir, 'editor.sh');
+    await writeFile(editor, '#!/bin/sh\nsed -i \'s/^    kind: json$/    kind: edited/\' "$1"\n', { mode: 0o755 });
+    const edited = await start(['edit', 'pod', 'ap'], { env: { EDITOR: editor, KUBE_EDITOR: editor } }).done;
+    expect(edited).toMatchObject({ code: 0, stdout: 'pod/ap edited\n' });
+    expect((await kubectl(['get', 'pod', 'ap', '-o', 'jsonpath={.metadata.labels.kind}'])).stdout).toBe('edited');
+    // apply --server-side: the agent keeps managedFields per manager; another manager's field is a conflict until forced.
+    const ssa = join(dir, 'ssa.yaml');
+    await writeFile(ssa, `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ap\n  labels: {kind: ssa}\n`);
+    const conflict = await kubectl(['apply', '--server-side', '-f', ssa]);
+    expect(conflict.code).not.toBe(0);
+    expect(conflict.stderr).toContain('conflict');
+    expect(await kubectl(['apply', '--server-side', '--force-conflicts', '-f', ssa])).toMatchObject({ code: 0, stdout: 'pod/ap serverside-applied\n' });
+    expect((await kubectl(['get', 'pod', 'ap', '-o', 'jsonpath={.metadata.labels.kind}'])).stdout).toBe('ssa');
     const bad = await kubectl(['patch', 'pod', 'ap', '--type', 'json', '-p', '{"op":"add"}']);
     expect(bad.code).not.toBe(0);
     expect((await kubectl(['delete', 'pod', 'ap', '--grace-period=1'])).code).toBe(0);
