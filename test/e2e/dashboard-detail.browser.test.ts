@@ -50,13 +50,17 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     page = await browser.newPage({ viewport: { width: 1600, height: 860 } });
     page.on('pageerror', (err) => pageErrors.push(err.message));
     await page.goto(`http://127.0.0.1:${node.agent.port}/`);
-    await page.locator('#conn[data-state="live"]').waitFor({ timeout: 30_000 });
+    // Up to 60 s (a loaded CI machine starts Chromium slowly); on failure, say what the page showed.
+    await page.locator('#conn[data-state="live"]').waitFor({ timeout: 60_000 }).catch(async (err: unknown) => {
+      const conn = await page.locator('#conn').textContent().catch(() => '?');
+      throw new Error(`the dashboard's watch never went live (status line: ${JSON.stringify(conn)}; page errors: ${JSON.stringify(pageErrors)})`, { cause: err });
+    });
     if (process.env.KUBELET_TS_SCREENSHOT === '1') {
       // A fuller table for the picture: two more pods, one holding some memory.
       await create(pod('dash-web', 'exec sleep 3600'));
       await create(pod('dash-cache', 'head -c 30000000 /dev/zero > /dev/shm/fill; exec sleep 3600'));
     }
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
