@@ -72,6 +72,20 @@ export async function readStdin(): Promise<string> {
 }
 
 /**
+ * parseManifestSource decodes one `-f` source into its raw pods (parseManifests), for apply and
+ * delete -f. Pure.
+ * @throws ClientError `error parsing <origin>: <field errors>` for a source that does not decode.
+ */
+export function parseManifestSource(s: { origin: string; text: string }): Pod[] {
+  try {
+    return parseManifests(s.text, s.origin);
+  } catch (err) {
+    if (err instanceof InvalidManifestError) throw new ClientError(`error parsing ${s.origin}: ${err.errors.map(formatFieldError).join('; ')}`);
+    throw err;
+  }
+}
+
+/**
  * runApply applies every pod of the sources: POST when the pod does not exist, PUT when it
  * differs, nothing when it is the same; prints `pod/<name> created|configured|unchanged` per pod.
  * A parse error of any file stops before anything is sent. Resolves with the exit code (1 when
@@ -79,14 +93,7 @@ export async function readStdin(): Promise<string> {
  */
 export async function runApply(flags: ClientFlags, sources: { origin: string; text: string }[], namespace: string | undefined, io: CliIo): Promise<number> {
   const pods: Pod[] = [];
-  for (const s of sources) {
-    try {
-      pods.push(...parseManifests(s.text, s.origin));
-    } catch (err) {
-      if (err instanceof InvalidManifestError) throw new ClientError(`error parsing ${s.origin}: ${err.errors.map(formatFieldError).join('; ')}`);
-      throw err;
-    }
-  }
+  for (const s of sources) pods.push(...parseManifestSource(s));
   if (pods.length === 0) throw new ClientError('no objects passed to apply');
   let failed = 0;
   for (const pod of pods) {

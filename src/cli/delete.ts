@@ -8,10 +8,8 @@ import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.j
 import { runEtcdDeletePods } from './etcd-delete.js';
 import type { Argv, CommandModule } from 'yargs';
 import { isNotFound } from '../shared/errors.js';
-import type { Pod, PodList } from '../shared/api.js';
-import { InvalidManifestError, formatFieldError } from '../shared/errors.js';
-import { parseManifests } from '../shared/manifest.js';
-import { readManifestSources, readStdin } from './apply.js';
+import type { PodList } from '../shared/api.js';
+import { parseManifestSource, readManifestSources, readStdin } from './apply.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 
@@ -92,14 +90,7 @@ export async function runDeletePods(flags: ClientFlags, opts: DeletePodOptions, 
 export function podsOfManifests(sources: { origin: string; text: string }[], namespace: string | undefined): PodRef[] {
   const out: PodRef[] = [];
   for (const s of sources) {
-    let pods: Pod[];
-    try {
-      pods = parseManifests(s.text, s.origin);
-    } catch (err) {
-      if (err instanceof InvalidManifestError) throw new ClientError(`error parsing ${s.origin}: ${err.errors.map(formatFieldError).join('; ')}`);
-      throw err;
-    }
-    for (const [i, pod] of pods.entries()) {
+    for (const [i, pod] of parseManifestSource(s).entries()) {
       const name = pod.metadata?.name;
       if (!name) throw new ClientError(`error parsing ${s.origin}: [${i}].metadata.name: Required value`);
       const own = pod.metadata?.namespace;
