@@ -12,10 +12,11 @@ import { resolve as resolvePath } from 'node:path';
 import { parseFakeFailureRates, parseFakeLatencies } from '../shared/fake-runtime-tuning.js';
 import { parseQuantity, quantityError } from '../shared/quantity.js';
 import { checkAllowedUnsafeSysctls } from './pod/security-admission.js';
-import { parsePodCidr } from './network/pod-cidr.js';
 import { kEvictionOptionDescriptors } from './eviction/eviction-options.js';
+import { kNetworkOptionDescriptors } from './network/network-options.js';
+import { kEtcdOptionDescriptors } from './etcd/etcd-options.js';
 import {
-  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, positiveNumber, str, type OptionCheck,
+  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
 } from './agent-option-checks.js';
 
 /**
@@ -59,13 +60,6 @@ const kDns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 // An HTTP header name (RFC 7230 token).
 const kHeaderName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const kHostName = hostname().trim().toLowerCase();
-
-/** cniBinDirCheck: `--cni-bin-dir`, `:`-separated absolute directories (kept as given, empty items dropped). */
-function cniBinDirCheck(l: string, v: unknown): string {
-  const dirs = str(false)(l, v).split(':').filter((d) => d !== '');
-  if (dirs.length === 0 || dirs.some((d) => !d.startsWith('/'))) failOption(l, 'must be absolute directories separated by ":"', v);
-  return dirs.join(':');
-}
 
 /** The kubernetes.io / k8s.io label keys a kubelet may set on its node (kubeletapis.IsKubeletLabel). */
 const kKubeletLabels = new Set([
@@ -253,47 +247,8 @@ export const kAgentOptionDescriptors = {
     flag: 'root-dir', parse: 'string', default: '/var/lib/kubelet-ts', check: (l, v) => resolvePath(str(false)(l, v)),
     help: 'Directory for the agent state (intake pods, the admin bearer token admin.token)',
   }),
-  /**
-   * How sandboxes get a network (`--network-plugin`, cni; the kubelet's old dockershim flag): `cni`
-   * joins every sandbox that is not hostNetwork to the CNI network of `--cni-conf-dir` (or the
-   * agent's default bridge), `none` keeps the sandboxes on network `none` with no pod IP (the
-   * behaviour before issue 13). The fake runtime never has a pod network.
-   */
-  networkPlugin: option<'cni' | 'none'>({
-    flag: 'network-plugin', parse: 'string', default: 'cni', check: oneOf(['cni', 'none'] as const),
-    help: 'Pod network: cni (CNI plugins, the conf of --cni-conf-dir or the agent\'s own bridge) or none (no pod IP)',
-  }),
-  /** Where the CNI plugin binaries are searched, `:`-separated absolute dirs in order (`--cni-bin-dir`, /usr/lib/cni:/opt/cni/bin). */
-  cniBinDir: option({
-    flag: 'cni-bin-dir', parse: 'string', default: '/usr/lib/cni:/opt/cni/bin', check: cniBinDirCheck,
-    help: 'Directories of the CNI plugin binaries, separated by ":" (searched in order)',
-  }),
-  /** Where the network configuration is read (`--cni-conf-dir`, /etc/cni/net.d): the first valid *.conf/*.conflist/*.json by name. */
-  cniConfDir: option({
-    flag: 'cni-conf-dir', parse: 'string', default: '/etc/cni/net.d', check: (l, v) => resolvePath(str(false)(l, v)),
-    help: 'Directory of CNI network configurations; the first valid one by name is used, none: the agent writes its own under --root-dir',
-  }),
-  /** libcni's cache of set-up sandboxes' results (`--cni-cache-dir`); not given = `<root-dir>/cni/cache` (resolveAgentOptions). */
-  cniCacheDir: option({
-    flag: 'cni-cache-dir', parse: 'string', default: '/var/lib/kubelet-ts/cni/cache', defaultText: '<root-dir>/cni/cache', check: (l, v) => resolvePath(str(false)(l, v)),
-    help: 'Directory of the CNI results cache',
-  }),
-  /**
-   * The pods' IPv4 range of the agent's default network (`--pod-cidr`, podCIDR), /8 to /28; `''` =
-   * chosen at start: the subnet the agent used before, else the first /24 of 10.222.0.0/16 that
-   * no route or address of the host and no other agent on this machine has (network/pod-cidr.ts).
-   * Unused when --cni-conf-dir has a configuration of its own.
-   */
-  podCIDR: option({
-    flag: 'pod-cidr', parse: 'string', config: { field: 'podCIDR' }, default: '', defaultText: 'a free /24 of 10.222.0.0/16',
-    check: (l, v) => { const s = str(true)(l, v).trim(); if (s !== '') parsePodCidr(s, l); return s; },
-    help: 'IPv4 CIDR of the pods of the default network (/8 to /28); refused if the host routes or has an address in it',
-  }),
-  /** Masquerade pod traffic that leaves the node (`--pod-masquerade`, false): the default bridge's ipMasq. Off: no pod traffic leaves the node. */
-  podMasquerade: option({
-    flag: 'pod-masquerade', parse: 'boolean', ours: true, default: false, check: boolean,
-    help: 'Masquerade (SNAT) pod traffic leaving the node on the default bridge network (off: pods reach only the node and each other)',
-  }),
+  /** The pod network options (network/network-options.ts). */
+  ...kNetworkOptionDescriptors,
   /** Docker Engine endpoint (`--docker-endpoint`); only `unix://` endpoints are supported. */
   dockerEndpoint: option({
     flag: 'docker-endpoint', parse: 'string', default: 'unix:///var/run/docker.sock',
@@ -404,35 +359,8 @@ export const kAgentOptionDescriptors = {
     flag: 'image-gc-low-threshold', parse: 'number', config: { field: 'imageGCLowThresholdPercent' }, default: 80, check: integerIn(0, 100),
     help: 'Disk usage percent image garbage collection frees down to',
   }),
-  /** etcd client URLs (`--etcd-servers`); empty = no etcd source, no status or lease writes. */
-  etcdServers: option<string[]>({
-    flag: 'etcd-servers', parse: 'list', default: [],
-    check: (l, v) => {
-      if (!Array.isArray(v)) failOption(l, 'must be a list of URLs', v);
-      return v.map((u) => httpUrl(l, u));
-    },
-    help: 'etcd URLs (comma-separated, repeatable); enables the etcd source, status and node lease',
-  }),
-  /** Key prefix in etcd (`--etcd-prefix`, /registry), without a trailing slash (docs/contracts.md "etcd keys"). */
-  etcdPrefix: option({
-    flag: 'etcd-prefix', parse: 'string', default: '/registry',
-    check: (l, v) => nonEmptyWhere((s) => s.startsWith('/'), 'must start with "/"')(l, v).replace(/\/+$/, ''),
-    help: 'Key prefix in etcd',
-  }),
-  /** PEM CA bundle for https etcd URLs (`--etcd-cafile`); `''` = none. */
-  etcdCafile: option({ flag: 'etcd-cafile', parse: 'string', default: '', check: optionalPath, help: 'PEM CA bundle for https etcd URLs' }),
-  /** PEM client certificate for etcd (`--etcd-certfile`, with `--etcd-keyfile`); `''` = none. */
-  etcdCertfile: option({ flag: 'etcd-certfile', parse: 'string', default: '', check: optionalPath, help: 'PEM client certificate for etcd (with --etcd-keyfile)' }),
-  /** PEM client key for etcd (`--etcd-keyfile`); `''` = none. */
-  etcdKeyfile: option({ flag: 'etcd-keyfile', parse: 'string', default: '', check: optionalPath, help: 'PEM client key for etcd' }),
-  /** etcd user for password auth (`--etcd-username`, with `--etcd-password`); `''` = no auth. */
-  etcdUsername: option({ flag: 'etcd-username', parse: 'string', default: '', check: str(true), help: 'etcd user name (password auth, with --etcd-password)' }),
-  /** etcd password (`--etcd-password`); `''` = none. */
-  etcdPassword: option({ flag: 'etcd-password', parse: 'string', default: '', check: str(true), help: 'etcd password' }),
-  /** Sustained pod status writes per second to etcd (`--etcd-qps`, 50; as --kube-api-qps). */
-  etcdQps: option({ flag: 'etcd-qps', parse: 'number', default: 50, check: positiveNumber, help: 'Pod status writes per second to etcd (token bucket rate)' }),
-  /** Status writes allowed in a burst above `etcdQps` (`--etcd-burst`, 100; as --kube-api-burst). */
-  etcdBurst: option({ flag: 'etcd-burst', parse: 'number', default: 100, check: integerIn(1, Number.MAX_SAFE_INTEGER), help: 'Pod status writes allowed in a burst to etcd' }),
+  /** The etcd client options (etcd/etcd-options.ts). */
+  ...kEtcdOptionDescriptors,
   /** TTL of the node's etcd lease, in seconds (`--node-lease-duration-seconds`, 40). */
   nodeLeaseDurationSeconds: option({
     flag: 'node-lease-duration-seconds', parse: 'number', default: 40, check: integerIn(1, 3600), help: 'TTL of the node key\'s etcd lease, in seconds',
