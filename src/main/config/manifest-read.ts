@@ -14,6 +14,12 @@ import { kMaxManifestBytes } from './manifest-files.js';
 export const kSettleMs = 50;
 /** ...at most this many times more; a file still changing then keeps its last good pods and is read again. */
 export const kMaxSettleReads = 10;
+/**
+ * kEmptySettleReads: an empty read of a file that held content must be seen this many times in a
+ * row (kEmptySettleReads × kSettleMs = 300 ms) before it is taken: an in-place rewrite is empty from
+ * its O_TRUNC to its first write, and on a loaded machine that gap can outlast one kSettleMs.
+ */
+export const kEmptySettleReads = 6;
 
 /** One read of a manifest file: its text, the text's SHA-256, and what stat said after it was read. */
 export interface FileRead {
@@ -30,7 +36,7 @@ export interface FileRead {
  * stat's inode, size and mtime — or until a read finds the content last accepted again. A file
  * rewritten in place (opened with O_TRUNC, then written) can be read between the truncation and
  * the write, empty or cut short; taken at its word, that read would remove or change pods that
- * nobody removed or changed. The kubelet's file source reads once (file.go); we read until the
+ * nobody removed or changed. An empty read must agree kEmptySettleReads times in a row, not two. The kubelet's file source reads once (file.go); we read until the
  * writer is done. A first read of a file is taken as it is (no pods of it run yet).
  * @returns the read, `'not a file'` (not a regular file), or `'unsettled'` when the reads still
  *   disagreed after kMaxSettleReads more (or `stopped()` turned true meanwhile).
@@ -40,12 +46,14 @@ export interface FileRead {
 export async function readSettled(file: string, prev: { contentHash?: string } | undefined, stopped: () => boolean): Promise<FileRead | 'not a file' | 'unsettled'> {
   let last = await readManifestFile(file);
   if (last === 'not a file' || prev === undefined || last.hash === prev.contentHash) return last;
+  let agreeing = 1;
   for (let i = 0; i < kMaxSettleReads; i++) {
     await new Promise((resolve) => setTimeout(resolve, kSettleMs));
     if (stopped()) return 'unsettled';
     const next = await readManifestFile(file);
     if (next === 'not a file' || next.hash === prev.contentHash) return next;
-    if (next.hash === last.hash && next.stat === last.stat) return next;
+    agreeing = next.hash === last.hash && next.stat === last.stat ? agreeing + 1 : 1;
+    if (agreeing >= (next.text.length === 0 ? kEmptySettleReads : 2)) return next;
     last = next;
   }
   return 'unsettled';
