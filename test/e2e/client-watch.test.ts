@@ -46,7 +46,7 @@ describe('get pods -w against an agent', () => {
   it('prints a row for a pod created after it started, having listed only once (the watch, not polling)', async () => {
     await create('early');
     const before = await podGets();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'get', 'pods', '-w', '-l', 'app=watched', '--server', server], { cwd: kRepoRoot });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'get', 'pods', '-w', '-l', 'app=watched', '--server', server, '--root-dir', dir], { cwd: kRepoRoot });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

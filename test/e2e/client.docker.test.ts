@@ -139,11 +139,13 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
   }, kTestMs);
 
   it('get pods --watch prints the table and then a row for each change', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'get', 'pods', '-w', '-l', 'app=gamma', '--server', server], { cwd: kRepoRoot });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'get', 'pods', '-w', '-l', 'app=gamma', '--server', server, '--root-dir', node.rootDir], { cwd: kRepoRoot });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
     try {
-      await waitFor(() => /gamma\s+1\/1\s+Running/.test(out), { timeoutMs: kWaitMs, intervalMs: 200, description: 'initial row' });
+      await waitFor(() => /gamma\s+1\/1\s+Running/.test(out), { timeoutMs: kWaitMs, intervalMs: 200, description: `initial row (stderr ${JSON.stringify(err)})` });
       expect((await node.api('/pods/default/gamma?gracePeriodSeconds=0', { method: 'DELETE' })).status).toBe(200);
       await waitFor(() => /gamma\s+\S+\s+Terminating/.test(out), { timeoutMs: kWaitMs, intervalMs: 200, description: 'Terminating row' });
     } finally {
