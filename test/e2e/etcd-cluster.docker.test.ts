@@ -68,7 +68,9 @@ describe.skipIf(!inject('dockerAvailable'))('cluster mode on a three-member etcd
       const containers = await docker.listContainers({ all: true, filters: { label: [`io.kubernetes.pod.uid=${pods[0]!.metadata!.uid}`] } });
       expect(containers.length).toBeGreaterThanOrEqual(2); // sandbox + main
       expect(containers.every((x) => x.Labels['kubelet-ts.node-name'] === n.nodeName)).toBe(true);
-      const node = JSON.parse((await etcd.admin.get(keys.node(n.nodeName)).string())!) as Node;
+      // The node key is written by the node status loop, which may come after the pod's first status write.
+      const nodeText = await waitFor(() => etcd.admin.get(keys.node(n.nodeName)).string().then((t) => t ?? undefined), { timeoutMs: 60_000, description: `node key of ${n.nodeName}` });
+      const node = JSON.parse(nodeText) as Node;
       expect(node).toMatchObject({ kind: 'Node', metadata: { name: n.nodeName } });
       expect(node.status?.conditions?.find((x) => x.type === 'Ready')?.status).toBe('True');
       expect(node.status?.nodeInfo?.kubeletVersion).toMatch(/^v/);
