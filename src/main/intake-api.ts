@@ -11,7 +11,7 @@ import { failpoint } from '../shared/failpoints.js';
 import { isNotFound } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
-import { newIntakeSource, type IntakeSource } from './config/source-intake.js';
+import { newIntakeSource, type IntakeSource, type IntakeWrite } from './config/source-intake.js';
 import type { PodManager } from './pod/pod-manager.js';
 
 /** Options of {@link newIntakeApi} (a subset of AgentOptions). */
@@ -58,10 +58,16 @@ export interface IntakeApiDeps {
 export interface IntakeApi {
   /** start restores the persisted intake pods (one SET of source `api`); resolves once it was handled. */
   start(): Promise<void>;
-  /** submitPods stores and adds `pods` all or nothing; resolves with them and their statuses. */
-  submitPods(pods: Pod[]): Promise<Pod[]>;
-  /** replacePod replaces intake pod `namespace/name` (same UID); resolves with it and its status. */
-  replacePod(namespace: string, name: string, pod: Pod): Promise<Pod>;
+  /**
+   * submitPods stores and adds `pods` all or nothing; resolves with them and their statuses.
+   * `write.dryRun`: checked and answered as stored (no status yet), nothing stored or added.
+   */
+  submitPods(pods: Pod[], write?: IntakeWrite): Promise<Pod[]>;
+  /**
+   * replacePod replaces intake pod `namespace/name` (same UID); resolves with it and its status.
+   * `write.dryRun`: checked and answered as it would be stored, with the current status; nothing changes.
+   */
+  replacePod(namespace: string, name: string, pod: Pod, write?: IntakeWrite): Promise<Pod>;
   /**
    * deletePod removes intake pod `namespace/name`; the REMOVE carries `gracePeriodSeconds`
    * (seconds; default the pod's). Resolves with the pod marked deleted, and its status. A pod that
@@ -113,17 +119,22 @@ class IntakeApiImpl implements IntakeApi {
     return r ? { ...r.pod, status: r.status } : pod;
   }
 
-  async submitPods(pods: Pod[]): Promise<Pod[]> {
+  async submitPods(pods: Pod[], write: IntakeWrite = {}): Promise<Pod[]> {
     await this.#started;
-    const stored = await this.#intake.submit(pods);
+    const stored = await this.#intake.submit(pods, write);
+    if (write.dryRun) return stored;
     await this.#applied;
     failpoint('before-intake-reply');
     return stored.map((p) => this.#withStatus(p));
   }
 
-  async replacePod(namespace: string, name: string, pod: Pod): Promise<Pod> {
+  async replacePod(namespace: string, name: string, pod: Pod, write: IntakeWrite = {}): Promise<Pod> {
     await this.#started;
-    const stored = await this.#intake.replace(namespace, name, pod);
+    const stored = await this.#intake.replace(namespace, name, pod, write);
+    if (write.dryRun) {
+      const status = this.deps.podManager.get(stored.metadata?.uid ?? '')?.status;
+      return status ? { ...stored, status } : stored;
+    }
     await this.#applied;
     return this.#withStatus(stored);
   }

@@ -88,9 +88,11 @@ export interface AgentHost {
   /**
    * submitPods: admit pods pushed through `POST /pods` (source `api`): all or nothing. The pods
    * are parsed, defaulted and validated already; the host assigns UIDs, persists them durably and
-   * resolves with the pods as stored (annotations, uid) once they are on disk.
+   * resolves with the pods as stored (annotations, uid) once they are on disk. With
+   * `write.dryRun` (the Kubernetes API's `?dryRun=All`) every check runs and the answer is the pods
+   * as they would be stored, but nothing is stored or started.
    */
-  submitPods?(pods: Pod[]): Promise<Pod[]>;
+  submitPods?(pods: Pod[], write?: { dryRun?: boolean }): Promise<Pod[]>;
   /**
    * decodePodsBody: parse, default and validate a POST/PUT /pods body off the main thread (the
    * agent's body decoder thread, src/main/body-decoder.ts) and resolve with the pods or the
@@ -109,8 +111,11 @@ export interface AgentHost {
   replaceObject?(object: ConfigObject): Promise<ConfigObject>;
   /** deleteObject: delete an intake ConfigMap or Secret (`DELETE /configmaps|secrets/{namespace}/{name}`). */
   deleteObject?(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject>;
-  /** replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID. */
-  replacePod?(namespace: string, name: string, pod: Pod): Promise<Pod>;
+  /**
+   * replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID.
+   * `write.dryRun`: checked and answered as it would be stored; nothing changes.
+   */
+  replacePod?(namespace: string, name: string, pod: Pod, write?: { dryRun?: boolean }): Promise<Pod>;
   /**
    * deletePod: gracefully delete the intake pod `namespace/name` (`DELETE`); `gracePeriodSeconds`
    * overrides the pod's terminationGracePeriodSeconds. Resolves with the pod (deletionTimestamp set).

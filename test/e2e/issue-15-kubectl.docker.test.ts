@@ -265,7 +265,7 @@ spec:
     expect((await kubectl(['delete', 'pod', 'sel-b', '--grace-period=1'])).code).toBe(0);
   }, kTestMs);
 
-  it('explain reads the OpenAPI; apply -f, a changed command and the three patch kinds go through PATCH', async () => {
+  it('explain reads the OpenAPI; apply -f, a changed command and the three patch kinds go through PATCH; --dry-run=server changes nothing', async () => {
     const ex = await kubectl(['explain', 'pod.spec.containers.command']);
     expect(ex).toMatchObject({ code: 0 });
     expect(ex.stdout).toContain('FIELD: command');
@@ -307,6 +307,19 @@ spec:
     expect((await kubectl(['get', 'pod', 'ap', '-o', 'jsonpath={.metadata.labels.kind}'])).stdout).toBe('ssa');
     const bad = await kubectl(['patch', 'pod', 'ap', '--type', 'json', '-p', '{"op":"add"}']);
     expect(bad.code).not.toBe(0);
+    // --dry-run=server (dryRun=All): the answers of a create, a changed apply and a delete, and nothing changes.
+    const uid = JSON.parse((await kubectl(['get', 'pod', 'ap', '-o', 'json'])).stdout).metadata.uid as string;
+    await writeFile(file, podYaml('ap').replace('echo main-started;', 'echo main-dry;'));
+    expect(await kubectl(['apply', '--dry-run=server', '-f', file])).toMatchObject({ code: 0, stdout: 'pod/ap configured (server dry run)\n' });
+    const dryNew = join(dir, 'dry-new.yaml');
+    await writeFile(dryNew, podYaml('dry-new'));
+    expect(await kubectl(['apply', '--dry-run=server', '-f', dryNew])).toMatchObject({ code: 0, stdout: 'pod/dry-new created (server dry run)\n' });
+    expect(await kubectl(['delete', 'pod', 'ap', '--dry-run=server'])).toMatchObject({ code: 0, stdout: 'pod "ap" deleted (server dry run)\n' });
+    const still = JSON.parse((await kubectl(['get', 'pod', 'ap', '-o', 'json'])).stdout) as Pod;
+    expect(still.metadata).toMatchObject({ uid });
+    expect(still.metadata?.deletionTimestamp).toBeUndefined();
+    expect(still.spec!.containers.find((c) => c.name === 'main')!.command!.join(' ')).toContain('echo main-applied;');
+    expect((await kubectl(['get', 'pod', 'dry-new'])).stderr).toContain('pods "dry-new" not found');
     expect((await kubectl(['delete', 'pod', 'ap', '--grace-period=1'])).code).toBe(0);
   }, kTestMs);
 

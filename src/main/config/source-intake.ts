@@ -73,6 +73,14 @@ export interface IntakeSourceDeps {
 }
 
 /**
+ * IntakeWrite: how a write is made. `dryRun`: run every check and answer with the result, but
+ * change nothing (no file, no update to the agent) — the apiserver's `?dryRun=All`.
+ */
+export interface IntakeWrite {
+  dryRun?: boolean;
+}
+
+/**
  * IntakeSource: the `api` source. Methods run on the main thread, are serialised, and reject with
  * AgentError: `ERR_ALREADY_EXISTS` (409), `ERR_NOT_FOUND` (404), `ERR_INVALID_MANIFEST` (422, a
  * bad uid), ForbiddenError `ERR_FORBIDDEN` (403: a pod of another source, more pods than free
@@ -85,11 +93,17 @@ export interface IntakeSource {
   /**
    * submit admits new pods (defaulted and valid): assigns each its UID, sets the source
    * annotations and creationTimestamp, persists all of them, then sends one ADD. All or nothing.
+   * With `write.dryRun` every check runs (names, UIDs, node, --max-pods, the store quota) and the
+   * pods are answered as they would be stored, but nothing is written or sent (the apiserver's
+   * `dryRun=All`).
    * @returns the pods as stored.
    */
-  submit(pods: Pod[]): Promise<Pod[]>;
-  /** replace swaps the spec (and labels/annotations) of the intake pod `namespace/name`, keeping its UID; sends UPDATE. */
-  replace(namespace: string, name: string, pod: Pod): Promise<Pod>;
+  submit(pods: Pod[], write?: IntakeWrite): Promise<Pod[]>;
+  /**
+   * replace swaps the spec (and labels/annotations) of the intake pod `namespace/name`, keeping its
+   * UID; sends UPDATE. `write.dryRun`: checked and answered, neither written nor sent.
+   */
+  replace(namespace: string, name: string, pod: Pod, write?: IntakeWrite): Promise<Pod>;
   /**
    * remove deletes the intake pod `namespace/name` from disk and sends REMOVE with the pod marked
    * as the apiserver marks a deleted one: `metadata.deletionTimestamp` and
@@ -285,7 +299,7 @@ class IntakeSourceImpl implements IntakeSource {
     return { field, type: 'Invalid value', value: bound, detail: `must be empty or this node's name "${this.#nodeName}": the pod is bound to another node` };
   }
 
-  submit(pods: Pod[]): Promise<Pod[]> {
+  submit(pods: Pod[], write: IntakeWrite = {}): Promise<Pod[]> {
     return this.#serial(async () => {
       const errors: FieldError[] = [];
       const stored: Pod[] = [];
@@ -333,6 +347,7 @@ class IntakeSourceImpl implements IntakeSource {
       }
       const files = stored.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` }));
       this.#checkStoreBytes(what, files);
+      if (write.dryRun) return stored;
       failpoint('before-intake-write');
       await this.#write(files);
       failpoint('after-intake-write');
@@ -346,7 +361,7 @@ class IntakeSourceImpl implements IntakeSource {
     });
   }
 
-  replace(namespace: string, name: string, input: Pod): Promise<Pod> {
+  replace(namespace: string, name: string, input: Pod, write: IntakeWrite = {}): Promise<Pod> {
     return this.#serial(async () => {
       const fullName = `${namespace}/${name}`;
       const old = this.#pods.get(fullName);
@@ -370,6 +385,7 @@ class IntakeSourceImpl implements IntakeSource {
       pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
       const file = { name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` };
       this.#checkStoreBytes(`pods "${name}"`, [file], [fullName]);
+      if (write.dryRun) return pod;
       failpoint('before-intake-write');
       await this.#write([file]);
       failpoint('after-intake-write');

@@ -13,6 +13,8 @@ export interface DeleteOptions {
   /** Orphan, Background or Foreground: a pod has no dependents here, so all three delete the same way. */
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** The body's `dryRun: ["All"]` (kubectl's `delete --dry-run=server` sends it there, not in the query). */
+  dryRun?: boolean;
 }
 
 const kPolicies = ['Orphan', 'Background', 'Foreground'];
@@ -23,7 +25,7 @@ function bad(field: string, value: unknown, detail: string): Status {
 
 /**
  * parseDeleteOptions reads `gracePeriodSeconds`, `propagationPolicy` and `orphanDependents` from the
- * query, else a DeleteOptions JSON body (`{"gracePeriodSeconds":0,"preconditions":{"uid":…}}`). Pure.
+ * query, else a DeleteOptions JSON body (which also carries `dryRun` and `preconditions`) (`{"gracePeriodSeconds":0,"preconditions":{"uid":…}}`). Pure.
  * @returns the options, or a 400 Status naming the bad field.
  */
 export function parseDeleteOptions(query: URLSearchParams, body: Buffer | undefined): DeleteOptions | Status {
@@ -53,6 +55,11 @@ export function parseDeleteOptions(query: URLSearchParams, body: Buffer | undefi
   const orphan: unknown = query.get('orphanDependents') ?? raw.orphanDependents;
   if (orphan !== undefined && orphan !== null && out.propagationPolicy !== undefined) {
     return bad('propagationPolicy', out.propagationPolicy, 'orphanDependents and propagationPolicy cannot both be set');
+  }
+  const dry = raw.dryRun;
+  if (dry !== undefined && dry !== null) {
+    if (!Array.isArray(dry) || dry.some((v) => v !== 'All')) return bad('dryRun', dry, 'supported values: "All"');
+    if (dry.length > 0) out.dryRun = true;
   }
   const pre = raw.preconditions;
   if (pre !== undefined && pre !== null) {

@@ -1,8 +1,8 @@
 /**
  * Counterpart of the apiserver's pod REST storage as a one-node API (pkg/registry/core/pod/storage:
- * get, list, watch, create, update, patch, delete, deletecollection, and the `status` and `log`
- * subresources), over this agent's pods: reads from AgentHost.listPods/getPod/watch, writes
- * through the intake (AgentHost.submitPods/replacePod/deletePod: the `api` source). A static pod
+ * get, list, watch, create, update, patch, delete, deletecollection, and the `status`, `log` and
+ * `eviction` subresources; `?dryRun=All` on every write), over this agent's pods: reads from
+ * AgentHost.listPods/getPod/watch, writes through the intake (AgentHost.submitPods/replacePod/deletePod: the `api` source). A static pod
  * reads as a mirror pod and refuses writes (present.ts). Errors are the apiserver's Statuses.
  */
 import type { Pod, PodList, Status } from '../../shared/api.js';
@@ -13,7 +13,8 @@ import type { Route, RouteContext } from '../router.js';
 import { containerLogsHandler } from '../routes/logs.js';
 import { forbidPrivilegedFields, parsePodsBody } from '../routes/intake.js';
 import { notFound, statusError } from '../status.js';
-import { parseDeleteOptions, checkPreconditions } from './delete-options.js';
+import { parseDeleteOptions, checkPreconditions, type DeleteOptions } from './delete-options.js';
+import { parseEviction } from './eviction.js';
 import { podFields } from './field-selector.js';
 import { strictDecodingMessage, unknownFields } from './field-validation.js';
 import type { KubeApiOptions } from './options.js';
@@ -36,10 +37,26 @@ function conflict(name: string, detail: string): Status {
   return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(name)}: ${detail}`, { name, kind: 'pods' });
 }
 
-/** refuseDryRun: 400 for `?dryRun=` (not served: a dry run would need admission without the write). */
-function refuseDryRun(query: URLSearchParams): HttpReply | undefined {
-  if (!query.has('dryRun')) return undefined;
-  return statusReply(statusError(400, 'BadRequest', 'dryRun is not supported by this node (omit --dry-run=server)'));
+/**
+ * parseDryRun reads `?dryRun=` as the apiserver does (every value must be `All`; kubectl's
+ * `--dry-run=server` sends `dryRun=All`): true for a dry run, false without the parameter, a 400
+ * Status naming the parameter for any other value. A dry-run write runs every check of the real
+ * one (decode, validation, names, UIDs, --max-pods, the intake store quota, preconditions, static
+ * pods) and answers with the object as it would be, but stores, starts and stops nothing.
+ */
+function parseDryRun(query: URLSearchParams): boolean | Status {
+  const values = query.getAll('dryRun');
+  if (values.length === 0) return false;
+  const bad = values.find((v) => v !== 'All');
+  if (bad !== undefined) return statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(bad)}: supported values: "All"`);
+  return true;
+}
+
+/** markedDeleted: `pod` as a DELETE with `gracePeriodSeconds` would mark it (a dry-run delete's answer); a terminating pod stays as it is. */
+function markedDeleted(pod: Pod, gracePeriodSeconds: number | undefined): Pod {
+  if (pod.metadata?.deletionTimestamp) return pod;
+  const grace = gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+  return { ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), deletionGracePeriodSeconds: grace } };
 }
 
 function respond(req: RouteContext['req'], objects: Pod[], single: boolean, resourceVersion: string | undefined): HttpReply {
@@ -112,8 +129,8 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
 
   const create = async ({ host, req, params, body, user }: RouteContext): Promise<HttpReply> => {
     if (!host.submitPods) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create pods'));
-    const dry = refuseDryRun(req.query);
-    if (dry) return dry;
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
     const strict = strictFieldsRefusal(req.query, body);
     if (strict) return strict;
     const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: '' });
@@ -128,7 +145,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const forbidden = forbidPrivilegedFields([pod], user);
     if (forbidden) return forbidden;
     try {
-      const [created] = await host.submitPods([pod]);
+      const [created] = await host.submitPods([pod], { dryRun });
       return jsonReply(201, present(host, created));
     } catch (err) {
       return statusReply(kubeErrorStatus(err, 'pods', pod.metadata?.name ?? ''));
@@ -139,6 +156,8 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const store = async (ctx: RouteContext, text: string, contentType: string | undefined): Promise<HttpReply> => {
     const { host, params, user } = ctx;
     if (!host.replacePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not update pods'));
+    const dryRun = parseDryRun(ctx.req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
     const current = host.getPod(params.namespace, params.name);
     if (!current) return statusReply(notFound('pods', params.name));
     if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, ctx.req.method === 'patch' ? 'patch' : 'update'));
@@ -164,18 +183,18 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const forbidden = forbidPrivilegedFields([pod], user);
     if (forbidden) return forbidden;
     try {
-      return jsonReply(200, present(host, await host.replacePod(params.namespace, params.name, pod)));
+      return jsonReply(200, present(host, await host.replacePod(params.namespace, params.name, pod, { dryRun })));
     } catch (err) {
       return statusReply(kubeErrorStatus(err, 'pods', params.name));
     }
   };
 
-  const update = (ctx: RouteContext): Promise<HttpReply> | HttpReply => refuseDryRun(ctx.req.query) ?? store(ctx, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), ctx.req.headers['content-type']);
+  const update = (ctx: RouteContext): Promise<HttpReply> => store(ctx, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), ctx.req.headers['content-type']);
 
   const patch = (ctx: RouteContext): Promise<HttpReply> | HttpReply => {
     const { host, req, params, body } = ctx;
-    const dry = refuseDryRun(req.query);
-    if (dry) return dry;
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
     const current = host.getPod(params.namespace, params.name);
     if (!current) return statusReply(notFound('pods', params.name));
     if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'patch'));
@@ -193,34 +212,62 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     return store(ctx, JSON.stringify(patched), 'application/json');
   };
 
+  /**
+   * deleteOne: the checks and the delete both DELETE and eviction make: the pod exists, is no
+   * static pod, its preconditions hold; a dry run answers with the pod as the delete would mark
+   * it. Resolves with the pod (deletionTimestamp set) or the refusal.
+   */
+  const deleteOne = async (host: AgentHost, namespace: string, name: string, opts: DeleteOptions, dryRun: boolean): Promise<Pod | Status> => {
+    const current = host.getPod(namespace, name);
+    if (!current) return notFound('pods', name);
+    if (isStaticPod(current)) return mirrorPodWriteRefused(name, 'delete');
+    const failed = checkPreconditions(opts, 'pods', name, current.metadata?.uid, deps.versions(host).get(current.metadata?.uid ?? ''));
+    if (failed) return failed;
+    if (dryRun || !host.deletePod) return present(host, markedDeleted(current, opts.gracePeriodSeconds));
+    try {
+      return present(host, await host.deletePod(namespace, name, opts.gracePeriodSeconds));
+    } catch (err) {
+      return kubeErrorStatus(err, 'pods', name);
+    }
+  };
+
   const remove = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
     if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
-    const dry = refuseDryRun(req.query);
-    if (dry) return dry;
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
-    const current = host.getPod(params.namespace, params.name);
-    if (!current) return statusReply(notFound('pods', params.name));
-    if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'delete'));
-    const failed = checkPreconditions(opts, 'pods', params.name, current.metadata?.uid, deps.versions(host).get(current.metadata?.uid ?? ''));
-    if (failed) return statusReply(failed);
-    try {
-      return jsonReply(200, present(host, await host.deletePod(params.namespace, params.name, opts.gracePeriodSeconds)));
-    } catch (err) {
-      return statusReply(kubeErrorStatus(err, 'pods', params.name));
-    }
+    const r = await deleteOne(host, params.namespace, params.name, opts, dryRun || opts.dryRun === true);
+    return isStatus(r) ? statusReply(r) : jsonReply(200, r);
+  };
+
+  /**
+   * evict: `POST …/pods/{name}/eviction` (policy/v1 Eviction, what `kubectl drain` sends): a delete
+   * with the Eviction's deleteOptions, answered as the apiserver answers an eviction that went
+   * through: 201 with a Success Status. No PodDisruptionBudget exists here, so none refuses it.
+   */
+  const evict = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
+    if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
+    const eviction = parseEviction(body, params.name);
+    if (isStatus(eviction)) return statusReply(eviction);
+    const r = await deleteOne(host, params.namespace, params.name, eviction.options, dryRun || eviction.dryRun);
+    if (isStatus(r)) return statusReply(r);
+    return jsonReply(201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } satisfies Status);
   };
 
   /** deletecollection: every matching pod of the namespace that the API may delete (static pods are skipped), as a PodList. */
   const removeCollection = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
     if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
-    const dry = refuseDryRun(req.query);
-    if (dry) return dry;
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
     const filter = parseListFilter(req.query, kPodFieldLabels);
     if (isStatus(filter)) return statusReply(filter);
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
     const targets = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === params.namespace && !isStaticPod(p) && !p.metadata?.deletionTimestamp && matchesFilter(filter, p.metadata?.labels, podFields(p)));
+    if (dryRun || opts.dryRun) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: targets.map((p) => present(host, markedDeleted(p, opts.gracePeriodSeconds))) } satisfies PodList);
     const items: Pod[] = [];
     for (const p of targets) {
       try {
@@ -264,5 +311,6 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     { path: `${base}/:name`, methods: { get, put: update, patch, delete: remove } },
     { path: `${base}/:name/status`, methods: { get } },
     { path: `${base}/:name/log`, methods: { get: log } },
+    { path: `${base}/:name/eviction`, methods: { post: evict } },
   ];
 }

@@ -127,6 +127,23 @@ describe('IntakeSource', () => {
     expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(web)), 'utf8')).spec.containers[0].image).toBe('kubelet-ts/busybox:1.36');
   });
 
+  it('a dry-run submit or replace (dryRun=All) answers as stored and runs the checks, but writes no file and sends no update', async () => {
+    const s = source();
+    await s.start();
+    const [web] = await s.submit([pod('web')]);
+    const files = await readdir(join(root, 'intake'));
+    updates = [];
+    const [dry] = await s.submit([pod('dry')], { dryRun: true });
+    expect(dry.metadata).toMatchObject({ name: 'dry', uid: expect.any(String), annotations: { 'kubernetes.io/config.source': 'api' } });
+    await expect(s.submit([pod('web')], { dryRun: true })).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
+    const replaced = await s.replace('default', 'web', pod('web', undefined, 'kubelet-ts/busybox:1.36'), { dryRun: true });
+    expect(replaced).toMatchObject({ metadata: { uid: web.metadata?.uid }, spec: { containers: [{ image: 'kubelet-ts/busybox:1.36' }] } });
+    expect(await readdir(join(root, 'intake'))).toEqual(files);
+    expect(updates).toEqual([]);
+    expect(s.get('default', 'dry')).toBeUndefined();
+    expect(s.get('default', 'web')).toEqual(web);
+  });
+
   it('answers replace and remove of an unknown pod with ERR_NOT_FOUND, and of another source pod with Forbidden', async () => {
     const s = source();
     await s.start();

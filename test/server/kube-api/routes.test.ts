@@ -44,11 +44,11 @@ class FakeHost implements AgentHost {
     this.watchers.add(onEvent);
     return () => this.watchers.delete(onEvent);
   }
-  async submitPods(pods: Pod[]) {
+  async submitPods(pods: Pod[], write?: { dryRun?: boolean }) {
     for (const p of pods) if (this.pods.has(`${p.metadata?.namespace}/${p.metadata?.name}`)) throw new AgentError('ERR_ALREADY_EXISTS', `pods "${p.metadata?.name}" already exists`);
-    return pods.map((p) => { const s = { ...p, metadata: { ...p.metadata, uid: `u-${p.metadata?.name}` } }; this.put(s); return s; });
+    return pods.map((p) => { const s = { ...p, metadata: { ...p.metadata, uid: `u-${p.metadata?.name}` } }; if (!write?.dryRun) this.put(s); return s; });
   }
-  async replacePod(_ns: string, _name: string, pod: Pod) { this.put(pod); return pod; }
+  async replacePod(_ns: string, _name: string, pod: Pod, write?: { dryRun?: boolean }) { if (!write?.dryRun) this.put(pod); return pod; }
   async deletePod(ns: string, name: string, grace?: number) {
     const p = this.pods.get(`${ns}/${name}`);
     if (!p) throw new AgentError('ERR_NOT_FOUND', `pods "${name}" not found`);
@@ -175,6 +175,47 @@ describe('pods', () => {
     const res = await fetch(`${authBase}/api/v1/namespaces/default/pods/web`, { method: 'PATCH', body: '{}', headers: headers('application/x-yaml-diff') });
     expect(res.status).toBe(415);
     expect(await res.json()).toMatchObject({ reason: 'UnsupportedMediaType' });
+  });
+  it('dryRun=All runs create, update, patch, delete and deletecollection through their checks, answers as the write would, and changes nothing', async () => {
+    const post = (body: unknown) => json('/api/v1/namespaces/default/pods?dryRun=All', { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+    const dryPod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'dry1' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+    expect(await post(dryPod)).toMatchObject({ status: 201, body: { kind: 'Pod', metadata: { name: 'dry1', uid: 'u-dry1' } } });
+    expect(host.getPod('default', 'dry1')).toBeUndefined();
+    expect(await post({ ...dryPod, metadata: { name: 'web' } })).toMatchObject({ status: 409, body: { reason: 'AlreadyExists' } });
+    const before = structuredClone(host.getPod('default', 'web'));
+    const web = (await json('/api/v1/namespaces/default/pods/web')).body;
+    const put = await json('/api/v1/namespaces/default/pods/web?dryRun=All', { method: 'PUT', body: JSON.stringify({ ...web, metadata: { ...web.metadata, labels: { app: 'web', dry: 'put' } } }), headers: { 'Content-Type': 'application/json' } });
+    expect(put).toMatchObject({ status: 200, body: { metadata: { labels: { dry: 'put' } } } });
+    const patch = await json('/api/v1/namespaces/default/pods/web?dryRun=All', { method: 'PATCH', body: '{"metadata":{"labels":{"patched":"yes"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(patch).toMatchObject({ status: 200, body: { metadata: { labels: { patched: 'yes' } } } });
+    expect(host.getPod('default', 'web')).toEqual(before);
+    const deleted = host.deleted.length;
+    expect(await json('/api/v1/namespaces/default/pods/web?dryRun=All&gracePeriodSeconds=3', { method: 'DELETE' })).toMatchObject({ status: 200, body: { metadata: { name: 'web', deletionTimestamp: expect.any(String), deletionGracePeriodSeconds: 3 } } });
+    // kubectl delete --dry-run=server sends the dry run in the DeleteOptions body.
+    expect(await json('/api/v1/namespaces/default/pods/web', { method: 'DELETE', body: '{"dryRun":["All"],"gracePeriodSeconds":5}', headers: { 'Content-Type': 'application/json' } })).toMatchObject({ status: 200, body: { metadata: { deletionGracePeriodSeconds: 5 } } });
+    expect(await json('/api/v1/namespaces/default/pods/web', { method: 'DELETE', body: '{"dryRun":["Some"]}', headers: { 'Content-Type': 'application/json' } })).toMatchObject({ status: 400, body: { message: expect.stringContaining('dryRun') } });
+    expect((await json('/api/v1/namespaces/default/pods/st-n1?dryRun=All', { method: 'DELETE' })).body).toMatchObject({ code: 403, message: expect.stringContaining('cannot delete a mirror pod') });
+    expect(await json('/api/v1/namespaces/default/pods?dryRun=All&labelSelector=app', { method: 'DELETE' })).toMatchObject({ status: 200, body: { kind: 'PodList', items: [{ metadata: { name: 'web' } }] } });
+    expect(host.deleted.length).toBe(deleted);
+    expect(await json('/api/v1/namespaces/default/pods/web?dryRun=Some', { method: 'DELETE' })).toMatchObject({ status: 400, body: { reason: 'BadRequest', message: 'dryRun: Unsupported value: "Some": supported values: "All"' } });
+    expect(host.getPod('default', 'web')).toEqual(before);
+  });
+  it('pods/eviction deletes with the Eviction\'s deleteOptions (201 Success), refuses a name mismatch and a static pod, and honours dryRun', async () => {
+    const evict = (name: string, body: unknown, query = '') => json(`/api/v1/namespaces/default/pods/${name}/eviction${query}`, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+    const eviction = (name: string, deleteOptions: unknown = {}) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'default' }, deleteOptions });
+    host.deleted.length = 0;
+    expect(await evict('web', eviction('web', { dryRun: ['All'] }))).toMatchObject({ status: 201, body: { kind: 'Status', status: 'Success', code: 201 } });
+    expect(await evict('web', eviction('web'), '?dryRun=All')).toMatchObject({ status: 201 });
+    expect(host.deleted).toEqual([]);
+    expect(await evict('web', eviction('db'))).toMatchObject({ status: 400, body: { message: 'name in URL does not match name in Eviction object' } });
+    expect(await evict('web', { ...eviction('web'), kind: 'Pod' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('must be an Eviction') } });
+    expect(await evict('web', eviction('web', { gracePeriodSeconds: 'soon' }))).toMatchObject({ status: 400, body: { message: expect.stringContaining('gracePeriodSeconds') } });
+    expect(await evict('st-n1', eviction('st-n1'))).toMatchObject({ status: 403, body: { message: expect.stringContaining('cannot delete a mirror pod') } });
+    expect(await evict('nope', eviction('nope'))).toMatchObject({ status: 404 });
+    expect(await evict('web', eviction('web', { gracePeriodSeconds: 4 }))).toMatchObject({ status: 201, body: { status: 'Success' } });
+    expect(host.deleted).toEqual([{ name: 'web', grace: 4 }]);
+    const discovery = (await json('/api/v1')).body as { resources: { name: string; group?: string; version?: string }[] };
+    expect(discovery.resources.find((r) => r.name === 'pods/eviction')).toMatchObject({ group: 'policy', version: 'v1' });
   });
   it('deletes with a grace period, checks preconditions, refuses a static pod, and deletes a collection', async () => {
     const pre = await json('/api/v1/namespaces/default/pods/web', { method: 'DELETE', body: '{"preconditions":{"uid":"other"}}', headers: { 'Content-Type': 'application/json' } });
