@@ -18,6 +18,19 @@ export interface PodUpdate {
 }
 
 /**
+ * markPodDeleted: `pod` as the apiserver marks a deleted one (and as the intake's REMOVE carries
+ * it): `metadata.deletionTimestamp` at `nowMs` (RFC 3339, seconds) and `deletionGracePeriodSeconds`
+ * = `gracePeriodSeconds` (seconds), else the pod's terminationGracePeriodSeconds, else 30. A pod
+ * already marked is returned as it is. Pure.
+ */
+export function markPodDeleted(pod: Pod, gracePeriodSeconds: number | undefined, nowMs: number): Pod {
+  if (pod.metadata?.deletionTimestamp) return pod;
+  const grace = gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+  const deletionTimestamp = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { ...pod, metadata: { ...pod.metadata, deletionTimestamp, deletionGracePeriodSeconds: grace } };
+}
+
+/**
  * SourceError: a source could not read (part of) its input. The pods it last read from that
  * place stay as they were; the error is reported (log, event, API) and never read as "removed".
  */

@@ -265,7 +265,7 @@ spec:
     expect((await kubectl(['delete', 'pod', 'sel-b', '--grace-period=1'])).code).toBe(0);
   }, kTestMs);
 
-  it('explain reads the OpenAPI; apply -f, a changed command and the three patch kinds go through PATCH; --dry-run=server changes nothing', async () => {
+  it('explain reads the OpenAPI; apply -f, a changed command and the three patch kinds go through PATCH; --dry-run=server changes nothing; eviction deletes', async () => {
     const ex = await kubectl(['explain', 'pod.spec.containers.command']);
     expect(ex).toMatchObject({ code: 0 });
     expect(ex.stdout).toContain('FIELD: command');
@@ -320,7 +320,13 @@ spec:
     expect(still.metadata?.deletionTimestamp).toBeUndefined();
     expect(still.spec!.containers.find((c) => c.name === 'main')!.command!.join(' ')).toContain('echo main-applied;');
     expect((await kubectl(['get', 'pod', 'dry-new'])).stderr).toContain('pods "dry-new" not found');
-    expect((await kubectl(['delete', 'pod', 'ap', '--grace-period=1'])).code).toBe(0);
+    // pods/eviction (what kubectl drain posts), through kubectl's raw POST: 201 Success, and the pod goes.
+    const evictionFile = join(dir, 'eviction.json');
+    await writeFile(evictionFile, JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'ap', namespace: 'default' }, deleteOptions: { gracePeriodSeconds: 1 } }));
+    const evicted = await kubectl(['create', '--raw', '/api/v1/namespaces/default/pods/ap/eviction', '-f', evictionFile]);
+    expect(evicted.code).toBe(0);
+    expect(JSON.parse(evicted.stdout)).toMatchObject({ kind: 'Status', status: 'Success', code: 201 });
+    expect(await kubectl(['wait', '--for=delete', 'pod/ap', '--timeout=90s'])).toMatchObject({ code: 0 });
   }, kTestMs);
 
   it('nodes, namespaces and events', async () => {

@@ -26,7 +26,7 @@ import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficie
 import { failpoint } from '../../shared/failpoints.js';
 import { podContentHash } from '../../shared/hash.js';
 import { boundedField, podFields, type Logger } from '../../shared/logging.js';
-import type { PodUpdate } from '../../shared/pod-update.js';
+import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
 import { validatePodForNode } from '../../shared/validation.js';
 
 /** kIntakeDirName: the directory under --root-dir that holds intake pods, one JSON file each. */
@@ -410,8 +410,7 @@ class IntakeSourceImpl implements IntakeSource {
       this.#setFileBytes(fullName, undefined);
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Deleted intake pod');
       // As the apiserver marks a deleted pod: the REMOVE itself carries the grace period.
-      const grace = gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
-      const deleted: Pod = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), deletionGracePeriodSeconds: grace } };
+      const deleted = markPodDeleted(pod, gracePeriodSeconds, Date.now());
       this.deps.onUpdate({ op: 'REMOVE', source: 'api', pods: [deleted] });
       return deleted;
     });

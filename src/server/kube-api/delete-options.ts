@@ -25,8 +25,9 @@ function bad(field: string, value: unknown, detail: string): Status {
 
 /**
  * parseDeleteOptions reads `gracePeriodSeconds`, `propagationPolicy` and `orphanDependents` from the
- * query, else a DeleteOptions JSON body (which also carries `dryRun` and `preconditions`) (`{"gracePeriodSeconds":0,"preconditions":{"uid":…}}`). Pure.
- * @returns the options, or a 400 Status naming the bad field.
+ * query, else a DeleteOptions JSON body (`{"gracePeriodSeconds":0,"preconditions":{"uid":…},"dryRun":["All"]}`),
+ * as {@link readDeleteOptions}. Pure.
+ * @returns the options, or a 400 Status naming the bad field (or saying the body is no JSON object).
  */
 export function parseDeleteOptions(query: URLSearchParams, body: Buffer | undefined): DeleteOptions | Status {
   let raw: Record<string, unknown> = {};
@@ -39,6 +40,17 @@ export function parseDeleteOptions(query: URLSearchParams, body: Buffer | undefi
       return statusError(400, 'BadRequest', 'the DeleteOptions body could not be decoded as JSON');
     }
   }
+  return readDeleteOptions(query, raw);
+}
+
+/**
+ * readDeleteOptions checks a decoded DeleteOptions object `raw` (a DELETE's body, an Eviction's
+ * `deleteOptions`); the query's `gracePeriodSeconds`, `propagationPolicy` and `orphanDependents`
+ * win over the object's. `dryRun` must be a list of `All` (kubectl's `delete --dry-run=server`
+ * sends it here, not in the query). Pure.
+ * @returns the options, or a 400 Status naming the bad field.
+ */
+export function readDeleteOptions(query: URLSearchParams, raw: Record<string, unknown>): DeleteOptions | Status {
   const out: DeleteOptions = {};
   const grace: unknown = query.get('gracePeriodSeconds') ?? raw.gracePeriodSeconds;
   if (grace !== undefined && grace !== null) {

@@ -7,26 +7,18 @@
  */
 import type { Status } from '../../shared/api.js';
 import { statusError } from '../status.js';
-import { parseDeleteOptions, type DeleteOptions } from './delete-options.js';
-import { isStatus } from './request.js';
-
-/** Eviction: what an eviction asked for: the delete options and whether it is a dry run. */
-export interface Eviction {
-  options: DeleteOptions;
-  /** `deleteOptions.dryRun: ["All"]` (the query's `dryRun` is read by the caller). */
-  dryRun: boolean;
-}
+import { readDeleteOptions, type DeleteOptions } from './delete-options.js';
 
 const kEvictionVersions = new Set(['policy/v1', 'policy/v1beta1']);
 
 /**
  * parseEviction decodes an Eviction JSON body for the pod `name` of the URL.
- * @returns the eviction, or a 400 BadRequest Status naming what is wrong: not a JSON object, a
- * kind or apiVersion that is not policy's Eviction, `metadata.name` other than the URL's (the
- * apiserver's "name in URL does not match name in Eviction object"), or a bad `deleteOptions`
- * field (as a DELETE's, delete-options.ts, which also reads `deleteOptions.dryRun`).
+ * @returns its delete options (`dryRun` set for `deleteOptions.dryRun: ["All"]`), or a 400
+ * BadRequest Status naming what is wrong: not a JSON object, a kind or apiVersion that is not
+ * policy's Eviction, `metadata.name` other than the URL's (the apiserver's "name in URL does not
+ * match name in Eviction object"), or a bad `deleteOptions` field (as a DELETE's, delete-options.ts).
  */
-export function parseEviction(body: Buffer | undefined, name: string): Eviction | Status {
+export function parseEviction(body: Buffer | undefined, name: string): DeleteOptions | Status {
   let raw: unknown;
   try {
     raw = JSON.parse((body ?? Buffer.alloc(0)).toString('utf8'));
@@ -41,9 +33,7 @@ export function parseEviction(body: Buffer | undefined, name: string): Eviction 
   }
   const bodyName = e.metadata?.name;
   if (bodyName !== undefined && bodyName !== '' && bodyName !== name) return statusError(400, 'BadRequest', 'name in URL does not match name in Eviction object');
-  const d = e.deleteOptions;
-  if (d !== undefined && d !== null && (typeof d !== 'object' || Array.isArray(d))) return statusError(400, 'BadRequest', 'deleteOptions: Invalid value: must be a DeleteOptions object');
-  const options = parseDeleteOptions(new URLSearchParams(), Buffer.from(JSON.stringify(d ?? {})));
-  if (isStatus(options)) return options;
-  return { options, dryRun: options.dryRun === true };
+  const d = e.deleteOptions ?? {};
+  if (typeof d !== 'object' || Array.isArray(d)) return statusError(400, 'BadRequest', 'deleteOptions: Invalid value: must be a DeleteOptions object');
+  return readDeleteOptions(new URLSearchParams(), d as Record<string, unknown>);
 }

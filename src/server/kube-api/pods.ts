@@ -2,10 +2,12 @@
  * Counterpart of the apiserver's pod REST storage as a one-node API (pkg/registry/core/pod/storage:
  * get, list, watch, create, update, patch, delete, deletecollection, and the `status`, `log` and
  * `eviction` subresources; `?dryRun=All` on every write), over this agent's pods: reads from
- * AgentHost.listPods/getPod/watch, writes through the intake (AgentHost.submitPods/replacePod/deletePod: the `api` source). A static pod
- * reads as a mirror pod and refuses writes (present.ts). Errors are the apiserver's Statuses.
+ * AgentHost.listPods/getPod/watch, writes through the intake (AgentHost.submitPods/replacePod/
+ * deletePod: the `api` source). A static pod reads as a mirror pod and refuses writes
+ * (present.ts). Errors are the apiserver's Statuses.
  */
 import type { Pod, PodList, Status } from '../../shared/api.js';
+import { markPodDeleted } from '../../shared/pod-update.js';
 import { isStaticPod } from '../../shared/annotations.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
@@ -50,13 +52,6 @@ function parseDryRun(query: URLSearchParams): boolean | Status {
   const bad = values.find((v) => v !== 'All');
   if (bad !== undefined) return statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(bad)}: supported values: "All"`);
   return true;
-}
-
-/** markedDeleted: `pod` as a DELETE with `gracePeriodSeconds` would mark it (a dry-run delete's answer); a terminating pod stays as it is. */
-function markedDeleted(pod: Pod, gracePeriodSeconds: number | undefined): Pod {
-  if (pod.metadata?.deletionTimestamp) return pod;
-  const grace = gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
-  return { ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), deletionGracePeriodSeconds: grace } };
 }
 
 function respond(req: RouteContext['req'], objects: Pod[], single: boolean, resourceVersion: string | undefined): HttpReply {
@@ -193,8 +188,6 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
 
   const patch = (ctx: RouteContext): Promise<HttpReply> | HttpReply => {
     const { host, req, params, body } = ctx;
-    const dryRun = parseDryRun(req.query);
-    if (isStatus(dryRun)) return statusReply(dryRun);
     const current = host.getPod(params.namespace, params.name);
     if (!current) return statusReply(notFound('pods', params.name));
     if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'patch'));
@@ -218,12 +211,13 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
    * it. Resolves with the pod (deletionTimestamp set) or the refusal.
    */
   const deleteOne = async (host: AgentHost, namespace: string, name: string, opts: DeleteOptions, dryRun: boolean): Promise<Pod | Status> => {
+    if (!host.deletePod) return statusError(405, 'MethodNotAllowed', 'this agent does not delete pods');
     const current = host.getPod(namespace, name);
     if (!current) return notFound('pods', name);
     if (isStaticPod(current)) return mirrorPodWriteRefused(name, 'delete');
     const failed = checkPreconditions(opts, 'pods', name, current.metadata?.uid, deps.versions(host).get(current.metadata?.uid ?? ''));
     if (failed) return failed;
-    if (dryRun || !host.deletePod) return present(host, markedDeleted(current, opts.gracePeriodSeconds));
+    if (dryRun) return present(host, markPodDeleted(current, opts.gracePeriodSeconds, Date.now()));
     try {
       return present(host, await host.deletePod(namespace, name, opts.gracePeriodSeconds));
     } catch (err) {
@@ -232,7 +226,6 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   };
 
   const remove = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
-    if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
     const opts = parseDeleteOptions(req.query, body);
@@ -247,12 +240,11 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
    * through: 201 with a Success Status. No PodDisruptionBudget exists here, so none refuses it.
    */
   const evict = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
-    if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
-    const eviction = parseEviction(body, params.name);
-    if (isStatus(eviction)) return statusReply(eviction);
-    const r = await deleteOne(host, params.namespace, params.name, eviction.options, dryRun || eviction.dryRun);
+    const opts = parseEviction(body, params.name);
+    if (isStatus(opts)) return statusReply(opts);
+    const r = await deleteOne(host, params.namespace, params.name, opts, dryRun || opts.dryRun === true);
     if (isStatus(r)) return statusReply(r);
     return jsonReply(201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } satisfies Status);
   };
@@ -267,7 +259,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
     const targets = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === params.namespace && !isStaticPod(p) && !p.metadata?.deletionTimestamp && matchesFilter(filter, p.metadata?.labels, podFields(p)));
-    if (dryRun || opts.dryRun) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: targets.map((p) => present(host, markedDeleted(p, opts.gracePeriodSeconds))) } satisfies PodList);
+    if (dryRun || opts.dryRun) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: targets.map((p) => present(host, markPodDeleted(p, opts.gracePeriodSeconds, Date.now()))) } satisfies PodList);
     const items: Pod[] = [];
     for (const p of targets) {
       try {
