@@ -35,10 +35,15 @@ export interface PortForwardSpec {
   port: number;
 }
 
-/** PortForwardInbound: main → worker on a connection's port: bytes for the pod, output credit returned, or the end. */
+/**
+ * PortForwardInbound: main → worker on a connection's port: bytes for the pod, output credit
+ * returned, `closeWrite` (the client sends nothing more: the pod's side is half-closed after the
+ * bytes before it, as containerd's PortForward does on the client stream's EOF), or the end.
+ */
 export type PortForwardInbound =
   | { t: 'data'; data: Uint8Array }
   | { t: 'ack'; bytes: number }
+  | { t: 'closeWrite' }
   | { t: 'close' };
 
 /**

@@ -45,6 +45,8 @@ export interface PortForwardPort {
 /** What the relay needs of either kind of pod side. */
 interface PodSide {
   write(data: Buffer, done: () => void): void;
+  /** closeWrite half-closes the pod's side once what was written is sent (FIN / the helper's stdin EOF). */
+  closeWrite(): void;
   pause(): void;
   resume(): void;
   destroy(): void;
@@ -107,7 +109,8 @@ export function startPortForward(
         paused = false;
         side.resume();
       }
-    } else if (m.t === 'close') finish(undefined, false);
+    } else if (m.t === 'closeWrite') side.closeWrite();
+    else if (m.t === 'close') finish(undefined, false);
   };
   port.on('message', (m) => {
     if (m.t === 'close') return finish(undefined, false);
@@ -174,6 +177,11 @@ function directSide(host: string, port: number, fromPod: (b: Buffer) => void, fi
     write: (data, done) => {
       if (!s.destroyed) s.write(data, () => done());
     },
+    closeWrite: () => {
+      if (s.destroyed) return;
+      s.end();
+      startGrace();
+    },
     pause: () => s.pause(),
     resume: () => s.resume(),
     destroy: () => {
@@ -204,6 +212,9 @@ function netnsSide(helper: string, netnsPath: string, port: number, fromPod: (b:
   return {
     write: (data, done) => {
       if (child.stdin.writable) child.stdin.write(data, () => done());
+    },
+    closeWrite: () => {
+      if (child.stdin.writable) child.stdin.end();
     },
     pause: () => child.stdout.pause(),
     resume: () => child.stdout.resume(),

@@ -91,6 +91,22 @@ describe('port-forward connection (worker side)', () => {
     c.port.close();
   });
 
+  /** halfCloseServer: reads until the client's FIN, then answers with what it read and closes. */
+  const halfCloseServer = () => listen((s) => {
+    const got: Buffer[] = [];
+    s.on('data', (d: Buffer) => got.push(d));
+    s.on('end', () => s.end(Buffer.concat([Buffer.from('after-eof:'), ...got])));
+  });
+
+  it('direct: closeWrite half-closes the pod side after the bytes before it; the pod answers and the connection ends cleanly', async () => {
+    const c = open({ reach: { kind: 'direct', host: '127.0.0.1' }, port: await halfCloseServer() });
+    c.port.postMessage({ t: 'data', data: new TextEncoder().encode('abc') });
+    c.port.postMessage({ t: 'closeWrite' });
+    await waitFor(() => c.got.end, { timeoutMs: 10_000, description: 'end' });
+    expect(c.got.data.toString()).toBe('after-eof:abc');
+    expect(c.got.end).toEqual({ error: undefined });
+  });
+
   const helper = existsSync(netnsProbeHelperPath());
   describe.skipIf(!helper)('netns (the helper, entering this process\'s own namespace)', () => {
     const netns = (port: number, details: Record<string, unknown> = { labels: owned, running: true, pid: process.pid }) =>
@@ -105,6 +121,15 @@ describe('port-forward connection (worker side)', () => {
       expect(c.got.written).toBe(4);
       expect(c.got.end).toEqual({ error: undefined });
       c.port.close();
+    });
+
+    it('closeWrite reaches the pod as EOF through the helper (its stdin closed)', async () => {
+      const c = netns(await halfCloseServer());
+      c.port.postMessage({ t: 'data', data: new TextEncoder().encode('xyz') });
+      c.port.postMessage({ t: 'closeWrite' });
+      await waitFor(() => c.got.end, { timeoutMs: 10_000, description: 'end' });
+      expect(c.got.data.toString()).toBe('after-eof:xyz');
+      expect(c.got.end).toEqual({ error: undefined });
     });
 
     it('a refused port ends with the helper\'s dial error', async () => {

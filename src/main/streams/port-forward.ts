@@ -89,6 +89,7 @@ export function portForwardSession(port: MessagePort, onGone: () => void): PortF
       return true;
     },
     ack: (bytes) => send({ t: 'ack', bytes }),
+    closeWrite: () => send({ t: 'closeWrite' }),
     close() {
       if (done) return;
       send({ t: 'close' });

@@ -29,6 +29,8 @@ export interface PortForwardSession {
   write(chunk: Uint8Array): boolean;
   /** ack returns `bytes` of output credit. */
   ack(bytes: number): void;
+  /** closeWrite: the client sends nothing more; the pod's side is half-closed after what was written. */
+  closeWrite(): void;
   /** close tears the connection down. Idempotent. */
   close(): void;
 }

@@ -3,22 +3,10 @@
 // read, invalid channels, a client running past the pending bound, and errors on the error channel.
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { AgentHost } from '../../../src/server/agent-host.js';
 import { createServer, type AgentServer } from '../../../src/server/server.js';
-import type { PortForwardSession } from '../../../src/server/streaming/port-forward-host.js';
-import type { PortForwardSpec } from '../../../src/shared/port-forward-protocol.js';
 import { newLogger } from '../../../src/shared/logging.js';
 import { waitFor } from '../../support/docker.js';
-
-interface FakeSession {
-  spec: PortForwardSpec;
-  written: Buffer[];
-  acked: number;
-  closed: boolean;
-  push(b: Buffer): void;
-  end(error?: string): void;
-  refuseWrites: boolean;
-}
+import { fakePortForwardHost } from '../../support/fake-port-forward.js';
 
 let server: AgentServer | undefined;
 afterEach(() => {
@@ -27,36 +15,7 @@ afterEach(() => {
 });
 
 async function start(opts: { idleTimeoutMs?: number; maxStreamsPerPod?: number } = {}) {
-  const sessions: FakeSession[] = [];
-  const host: AgentHost = {
-    listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
-    portForwardTarget: (_ns, pod) => {
-      if (pod !== 'web') throw Object.assign(new Error('pod does not exist'), { code: 'ERR_NOT_FOUND' });
-      return { podUid: 'uid-1', sandboxId: 'sb1', reach: { kind: 'direct', host: '127.0.0.1' } };
-    },
-    openPortForward: (spec) => {
-      let onData: ((c: Uint8Array) => void) | undefined;
-      let onEnd: ((e?: string) => void) | undefined;
-      const f: FakeSession = {
-        spec, written: [], acked: 0, closed: false, refuseWrites: false,
-        push: (b) => onData?.(new Uint8Array(b)),
-        end: (e) => onEnd?.(e),
-      };
-      sessions.push(f);
-      const s: PortForwardSession = {
-        onData: (fn) => { onData = fn; },
-        onEnd: (fn) => { onEnd = fn; },
-        write: (c) => {
-          if (f.refuseWrites) return false;
-          f.written.push(Buffer.from(c));
-          return true;
-        },
-        ack: (n) => { f.acked += n; },
-        close: () => { f.closed = true; },
-      };
-      return s;
-    },
-  };
+  const { host, sessions } = fakePortForwardHost();
   server = await createServer(host, {
     address: '127.0.0.1', port: 0, logger: newLogger('silent'),
     streaming: { idleTimeoutMs: opts.idleTimeoutMs }, portForward: { maxStreamsPerPod: opts.maxStreamsPerPod },
