@@ -410,6 +410,17 @@ export interface WebSocketAccess {
 }
 
 /**
+ * checkUpgradeAccess: {@link checkWebSocketAccess} on an upgrade request as uWS gives it (its
+ * Authorization headers, counted: more than one is a 400, and its Sec-WebSocket-Protocol). Read
+ * synchronously in the upgrade handler, as uWS requires. Pure.
+ */
+export function checkUpgradeAccess(auth: ServerAuth | undefined, path: string, req: { forEach(cb: (name: string, value: string) => void): void; getHeader(name: string): string }): WebSocketAccess {
+  const authorization = authorizationHeaders(req);
+  const checked = checkWebSocketAccess(auth, path, authorization.value, req.getHeader('sec-websocket-protocol'));
+  return authorization.count > 1 ? { access: duplicateCredentials(authorization.count), protocol: checked.protocol } : checked;
+}
+
+/**
  * checkWebSocketAccess authenticates and authorizes a WebSocket upgrade (a GET of `path`) as the
  * apiserver's union of its bearer-header and WebSocket-protocol authenticators: the
  * `Authorization` header's token is tried first, then the token of a

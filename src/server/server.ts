@@ -21,6 +21,7 @@ import { eventsRoutes } from './routes/events.js';
 import { nodeRoutes } from './routes/node.js';
 import { streamingRoutes } from './routes/run.js';
 import { registerStreaming } from './streaming/exec-ws.js';
+import { registerPortForwardTunnel } from './streaming/port-forward-tunnel.js';
 import { kDefaultPortForwardLimits, portForwardRoutes, registerPortForward } from './streaming/port-forward-ws.js';
 import { newStreamLimiter, type StreamingOptions, type StreamLimiter } from './streaming/stream-limits.js';
 import { newKubeApi } from './kube-api/routes.js';
@@ -382,6 +383,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
     const watchServer = registerWatch(app, host, logger, { auth: options.auth });
     registerStreaming(app, host, logger, limiter, options.auth);
     registerPortForward(app, host, logger, portForwardLimiter, options.auth);
+    registerPortForwardTunnel(app, host, logger, portForwardLimiter, options.auth);
     app.any('/*', (res, req) => dispatch(ctx, res, req));
     return watchServer;
   };

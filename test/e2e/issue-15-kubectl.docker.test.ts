@@ -4,7 +4,6 @@
 // describe, logs, exec, delete, nodes, events, auth whoami / can-i, top, a static pod shown as a
 // mirror pod that refuses a delete, and `kubelet-ts kubeconfig`.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,24 +12,11 @@ import { runCli } from '../../src/main/cli.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { kHaveKubectl, kKubectl, kubectlFor, type KubectlRun } from '../support/kubectl.js';
 import type { Pod } from '../../src/shared/api.js';
 
-const kKubectl = '/usr/bin/kubectl';
-const kHaveKubectl = existsSync(kKubectl);
 const kTestMs = 120_000;
 if (!kHaveKubectl) console.warn(`issue-15-kubectl: skipped: ${kKubectl} is not installed`);
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A running kubectl (get -w, logs -f): its output so far, and stop(). */
-interface Running {
-  out(): string;
-  stop(): Promise<Run>;
-}
 
 describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('the real kubectl drives the node (issue 15)', () => {
   let node: TestNode;
@@ -38,22 +24,7 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('the real kubectl d
   let staticPod: string;
   const label = `kubectl-${process.pid}`;
 
-  const flags = (token: string) => ['--server', `https://127.0.0.1:${node.agent.tlsPort}`, '--certificate-authority', join(node.rootDir, 'pki', 'kubelet-ts.crt'), '--token', token, '--request-timeout', '60s'];
-  const start = (args: string[], opts: { token?: string; input?: string; env?: Record<string, string> } = {}) => {
-    const child = spawn(kKubectl, [...flags(opts.token ?? node.adminToken()), ...args], { env: { PATH: process.env.PATH ?? '', HOME: dir, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdin.end(opts.input ?? '');
-    const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-    return { child, done, out: () => stdout };
-  };
-  const kubectl = (args: string[], opts: { token?: string; input?: string } = {}): Promise<Run> => start(args, opts).done;
-  const background = (args: string[]): Running => {
-    const r = start(args);
-    return { out: r.out, stop: () => { r.child.kill('SIGTERM'); return r.done; } };
-  };
+  const { flags, start, kubectl, background } = kubectlFor(() => node, () => dir);
   const podYaml = (name: string, extra = '') => `apiVersion: v1
 kind: Pod
 metadata:
@@ -214,7 +185,7 @@ spec:
     const current = await kubectl(['logs', 'crash', '-c', 'main']);
     expect(current.stdout).not.toBe(previous.stdout);
     const anon = ['--server', `http://127.0.0.1:${node.agent.port}`];
-    const read = await new Promise<Run>((resolve) => {
+    const read = await new Promise<KubectlRun>((resolve) => {
       const c = spawn(kKubectl, [...anon, 'get', 'pod', 'crash', '-o', 'name'], { env: { PATH: process.env.PATH ?? '', HOME: dir } });
       let stdout = '';
       let stderr = '';
@@ -223,7 +194,7 @@ spec:
       c.on('close', (code) => resolve({ code, stdout, stderr }));
     });
     expect(read.stdout).toBe('pod/crash\n');
-    const write = await new Promise<Run>((resolve) => {
+    const write = await new Promise<KubectlRun>((resolve) => {
       const c = spawn(kKubectl, [...anon, 'delete', 'pod', 'crash'], { env: { PATH: process.env.PATH ?? '', HOME: dir } });
       let stderr = '';
       c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

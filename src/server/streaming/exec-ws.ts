@@ -17,7 +17,7 @@ import type uWS from 'uWebSockets.js';
 import type { Status } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import type { ContainerStreamSession, AgentHost } from '../agent-host.js';
-import { authorizationHeaders, checkWebSocketAccess, duplicateCredentials, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
+import { checkUpgradeAccess, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
 import { refuseUpgrade } from '../reply.js';
 import { checkPathParams } from '../request-limits.js';
 import { hostErrorStatus } from '../routes/intake.js';
@@ -26,7 +26,7 @@ import {
   decodeFrame, encodeFrame, kCloseChannel, kErrorChannel, kResizeChannel, kStdinChannel, kStdoutChannel, kStderrChannel, kStreamProtocols,
   negotiateProtocol, parseResize, parseStreamQuery, statusPayload, streamResultStatus, type NegotiatedProtocol, type StreamRequest,
 } from './remotecommand.js';
-import { newIdleTimer, type IdleTimer, type StreamLimiter } from './stream-limits.js';
+import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter } from './stream-limits.js';
 import { isKubeStreamPattern, kStreamPatterns, kubeStreamContainer } from '../kube-api/stream-paths.js';
 
 /** Above this many buffered bytes output credit is held back until the socket drains. */
@@ -74,10 +74,7 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
   // The kubelet's paths, then the Kubernetes API's (kubectl 1.32: `…/pods/{pod}/exec?container=…`; kube-api/stream-paths.ts).
   for (const [kind, pattern] of kStreamPatterns) {
     app.ws<StreamData>(pattern, {
-      maxPayloadLength: 1 << 20,
-      maxBackpressure: 16 << 20,
-      closeOnBackpressureLimit: 0,
-      idleTimeout: 0,
+      ...kStreamSocketLimits,
       upgrade(res, ureq, context) {
         const path = ureq.getUrl();
         const query = new URLSearchParams(ureq.getQuery() ?? '');
@@ -86,9 +83,7 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
         const key = ureq.getHeader('sec-websocket-key');
         const extensions = ureq.getHeader('sec-websocket-extensions');
         const protocolHeader = ureq.getHeader('sec-websocket-protocol');
-        const authorization = authorizationHeaders(ureq);
-        const checked = checkWebSocketAccess(auth, path, authorization.value, protocolHeader);
-        const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checked.access;
+        const { access } = checkUpgradeAccess(auth, path, ureq);
         if (!access.ok) {
           log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused stream request');
           return refuseUpgrade(res, access.status);

@@ -27,7 +27,7 @@ import type uWS from 'uWebSockets.js';
 import type { Status } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import type { AgentHost } from '../agent-host.js';
-import { authorizationHeaders, checkWebSocketAccess, duplicateCredentials, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
+import { checkUpgradeAccess, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
 import { refuseUpgrade, statusReply } from '../reply.js';
 import { checkPathParams } from '../request-limits.js';
 import { hostErrorStatus } from '../routes/intake.js';
@@ -36,7 +36,7 @@ import { statusError } from '../status.js';
 import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
 import { kPortForwardProtocols, negotiatePortForwardProtocol, parsePortForwardQuery, portForwardError, portPrefix } from './portforward.js';
 import { decodeFrame, encodeFrame, type NegotiatedProtocol } from './remotecommand.js';
-import { newIdleTimer, type IdleTimer, type StreamingOptions, type StreamLimiter } from './stream-limits.js';
+import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamingOptions, type StreamLimiter } from './stream-limits.js';
 
 /** Above this many buffered bytes output credit is held back until the socket drains. */
 const kHighWaterBytes = 256 * 1024;
@@ -66,12 +66,14 @@ interface PfData {
 
 type Ws = uWS.WebSocket<PfData>;
 
-/** portForwardRoutes: the plain-HTTP answer of /portForward (400: upgrade required; SPDY is not served). */
+/** portForwardRoutes: the plain-HTTP answers of /portForward and of pods/portforward (400: upgrade required; a SPDY upgrade is not served). */
 export function portForwardRoutes(): Route[] {
+  const tunnelRequired = () => statusReply(statusError(400, 'BadRequest', 'Upgrade request required: open pods/portforward as a WebSocket with sub-protocol SPDY/3.1+portforward.k8s.io (kubectl 1.31 and later); a SPDY upgrade is not served'));
   const upgradeRequired = () => statusReply(statusError(400, 'BadRequest', `Upgrade request required: open /portForward as a WebSocket (sub-protocol ${kPortForwardProtocols.join(' or ')}); SPDY is not served`));
   return [
     { path: '/portForward/:namespace/:pod', methods: { get: upgradeRequired, post: upgradeRequired } },
     { path: '/portForward/:namespace/:pod/:uid', methods: { get: upgradeRequired, post: upgradeRequired } },
+    { path: '/api/v1/namespaces/:namespace/pods/:pod/portforward', methods: { get: tunnelRequired, post: tunnelRequired } },
   ];
 }
 
@@ -117,54 +119,17 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
   };
 
   const behavior: uWS.WebSocketBehavior<PfData> = {
-    maxPayloadLength: 1 << 20,
-    maxBackpressure: 16 << 20,
-    closeOnBackpressureLimit: 0,
-    idleTimeout: 0,
+    ...kStreamSocketLimits,
     upgrade(res, ureq, context) {
-      const path = ureq.getUrl();
-      const raw = [ureq.getParameter(0) ?? '', ureq.getParameter(1) ?? '', ureq.getParameter(2)];
-      const query = new URLSearchParams(ureq.getQuery() ?? '');
-      const key = ureq.getHeader('sec-websocket-key');
-      const extensions = ureq.getHeader('sec-websocket-extensions');
-      const protocolHeader = ureq.getHeader('sec-websocket-protocol');
-      const authorization = authorizationHeaders(ureq);
-      const checked = checkWebSocketAccess(auth, path, authorization.value, protocolHeader);
-      const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checked.access;
-      if (!access.ok) {
-        log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused port-forward request');
-        return refuseUpgrade(res, access.status);
-      }
-      if (!host.portForwardTarget || !host.openPortForward) return refuseUpgrade(res, statusError(405, 'MethodNotAllowed', 'this agent does not serve port-forward'));
-      let params: Record<string, string>;
-      try {
-        params = { namespace: decodeURIComponent(raw[0]), pod: decodeURIComponent(raw[1]) };
-        if (raw[2] !== undefined && raw[2] !== '') params.uid = decodeURIComponent(raw[2]);
-      } catch {
-        return refuseUpgrade(res, statusError(400, 'BadRequest', `malformed percent-encoding in path ${JSON.stringify(path)}`));
-      }
-      const bad = checkPathParams(params);
-      if (bad) return refuseUpgrade(res, bad);
+      const checked = checkPortForwardUpgrade(ureq, host, auth, log);
+      if (!checked.ok) return refuseUpgrade(res, checked.status);
+      const { path, query, offered, target, key, extensions } = checked;
       const ports = parsePortForwardQuery(query);
       if (!Array.isArray(ports)) return refuseUpgrade(res, ports);
-      const offered = protocolHeader.split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
       const protocol = negotiatePortForwardProtocol(offered);
       if (!protocol) {
         return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kPortForwardProtocols.join(', ')}`));
       }
-      let target: PortForwardTarget;
-      try {
-        target = host.portForwardTarget(params.namespace, params.pod);
-      } catch (err) {
-        let status: Status;
-        try {
-          status = hostErrorStatus(err, params.pod);
-        } catch {
-          status = statusError(500, 'InternalError', `port-forward: ${(err as Error)?.message ?? String(err)}`);
-        }
-        return refuseUpgrade(res, status);
-      }
-      if (params.uid !== undefined && params.uid !== target.podUid) return refuseUpgrade(res, statusError(404, 'NotFound', 'pod not found'));
       const over = overBound(limiter, target.podUid, ports.length);
       if (over) return refuseUpgrade(res, over);
       const data: PfData = { path, protocol, target, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
@@ -258,4 +223,63 @@ function overBound(limiter: StreamLimiter, podUid: string, n: number): Status | 
   } finally {
     for (const release of held) release();
   }
+}
+
+/** PortForwardUpgrade: what both port-forward WebSockets read of an upgrade request once it passed {@link checkPortForwardUpgrade}. */
+export interface PortForwardUpgrade {
+  ok: true;
+  path: string;
+  query: URLSearchParams;
+  /** The sub-protocols offered, bearer-token protocols removed. */
+  offered: string[];
+  target: PortForwardTarget;
+  key: string;
+  extensions: string;
+}
+
+/**
+ * checkPortForwardUpgrade: the checks every port-forward upgrade makes before its own (the
+ * kubelet's getPortForward and the apiserver's pod portforward REST): an identity that may write
+ * (auth.ts; refusals are logged), a host that serves port-forward (405), the path's namespace,
+ * pod and optional uid (parameters 0–2: 400 on bad encoding or names), the running pod (404 `pod
+ * does not exist`, 404 `pod not found` for another uid, 400 without a running sandbox). Reads
+ * `ureq` synchronously, as uWS requires. Never throws.
+ * @returns the request's parts, or `{ ok: false, status }`: the Status to refuse the upgrade with.
+ */
+export function checkPortForwardUpgrade(ureq: uWS.HttpRequest, host: AgentHost, auth: ServerAuth | undefined, log: Logger): PortForwardUpgrade | { ok: false; status: Status } {
+  const refuse = (status: Status) => ({ ok: false as const, status });
+  const path = ureq.getUrl();
+  const raw = [ureq.getParameter(0) ?? '', ureq.getParameter(1) ?? '', ureq.getParameter(2)];
+  const query = new URLSearchParams(ureq.getQuery() ?? '');
+  const key = ureq.getHeader('sec-websocket-key');
+  const extensions = ureq.getHeader('sec-websocket-extensions');
+  const protocolHeader = ureq.getHeader('sec-websocket-protocol');
+  const { access } = checkUpgradeAccess(auth, path, ureq);
+  if (!access.ok) {
+    log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused port-forward request');
+    return refuse(access.status);
+  }
+  if (!host.portForwardTarget || !host.openPortForward) return refuse(statusError(405, 'MethodNotAllowed', 'this agent does not serve port-forward'));
+  let params: Record<string, string>;
+  try {
+    params = { namespace: decodeURIComponent(raw[0]), pod: decodeURIComponent(raw[1]) };
+    if (raw[2] !== undefined && raw[2] !== '') params.uid = decodeURIComponent(raw[2]);
+  } catch {
+    return refuse(statusError(400, 'BadRequest', `malformed percent-encoding in path ${JSON.stringify(path)}`));
+  }
+  const bad = checkPathParams(params);
+  if (bad) return refuse(bad);
+  const offered = protocolHeader.split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
+  let target: PortForwardTarget;
+  try {
+    target = host.portForwardTarget(params.namespace, params.pod);
+  } catch (err) {
+    try {
+      return refuse(hostErrorStatus(err, params.pod));
+    } catch {
+      return refuse(statusError(500, 'InternalError', `port-forward: ${(err as Error)?.message ?? String(err)}`));
+    }
+  }
+  if (params.uid !== undefined && params.uid !== target.podUid) return refuse(statusError(404, 'NotFound', 'pod not found'));
+  return { ok: true, path, query, offered, target, key, extensions };
 }

@@ -18,8 +18,9 @@ import type { NegotiatedProtocol } from './remotecommand.js';
 /**
  * kPortForwardProtocols: the sub-protocols of the kubelet's WebSocket port-forward, most preferred
  * first; a client offering none gets the binary protocol named '' (wsstream's ""). Upstream's
- * `portforward.k8s.io` is the SPDY upgrade's name (and `SPDY/3.1+portforward.k8s.io` the
- * apiserver's tunnel): the kubelet refuses it on a WebSocket, and so do we.
+ * `portforward.k8s.io` is the SPDY upgrade's name: the kubelet refuses it on a WebSocket, and
+ * so does `/portForward`. `SPDY/3.1+portforward.k8s.io`, the apiserver's tunnel, is served on the
+ * Kubernetes API's pods/portforward path (port-forward-tunnel.ts).
  */
 export const kPortForwardProtocols: readonly string[] = Object.freeze(['v4.channel.k8s.io', 'v4.base64.channel.k8s.io']);
 

@@ -64,6 +64,14 @@ export function newStreamLimiter(options: StreamingOptions = {}): StreamLimiter 
 }
 
 /**
+ * kStreamSocketLimits: the uWS WebSocket settings of every stream endpoint (exec, attach,
+ * port-forward): messages up to 1 MiB, up to 16 MiB buffered for a slow client before sends are
+ * dropped (the endpoints hold their own output back long before, by credits), never closed for
+ * backpressure, and no uWS idle timeout (the endpoints run `--streaming-connection-idle-timeout`).
+ */
+export const kStreamSocketLimits = Object.freeze({ maxPayloadLength: 1 << 20, maxBackpressure: 16 << 20, closeOnBackpressureLimit: 0, idleTimeout: 0 });
+
+/**
  * IdleTimer: fires `onIdle` once no `touch()` came for `idleMs` (one timer per stream, re-armed
  * lazily: a touch only records the time). `idleMs` 0 never fires.
  */

@@ -18,7 +18,7 @@ import type uWS from 'uWebSockets.js';
 import { isInvalidInput } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { AgentHost } from '../agent-host.js';
-import { authorizationHeaders, checkWebSocketAccess, duplicateCredentials, type ServerAuth } from '../auth.js';
+import { checkUpgradeAccess, type ServerAuth } from '../auth.js';
 import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
 import { statusLine } from '../reply.js';
 import { statusError } from '../status.js';
@@ -252,10 +252,7 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
       const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
       // The token's subprotocol is never echoed: `protocol` is the first other one offered.
-      const authorization = authorizationHeaders(req);
-      const checked = checkWebSocketAccess(options.auth, kWatchPath, authorization.value, req.getHeader('sec-websocket-protocol'));
-      const { protocol } = checked;
-      const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checked.access;
+      const { access, protocol } = checkUpgradeAccess(options.auth, kWatchPath, req);
       if (!access.ok) {
         // Never log the token itself.
         logger.warn({ method: 'GET', path: kWatchPath, code: access.status.code, reason: access.reason }, 'Unauthorized watch request');

@@ -1,0 +1,147 @@
+/**
+ * A SPDY/3.1 server session carried in the binary messages of a WebSocket: the far end of
+ * client-go's SPDY-over-WebSocket tunnel (k8s.io/client-go/tools/portforward tunneling_dialer.go
+ * and tunneling_connection.go; the apiserver's end is apiserver/pkg/util/proxy streamtunnel.go).
+ * Each WebSocket binary message is a run of bytes of one SPDY byte stream, in order, with no
+ * framing of its own; SPDY frames may span messages. The SPDY framing, header compression, PING,
+ * SETTINGS and per-stream and session flow control are spdy-transport's (npm), the library
+ * node-spdy is built on; this module only joins it to a WebSocket.
+ *
+ * One adjustment to the library: spdy-transport reads SPDY as the HTTP layering of the SPDY/3
+ * draft and refuses a SYN_STREAM without `:method` and `:path`; Kubernetes' streams (Go's
+ * moby/spdystream) are raw SPDY streams whose header block is only their own headers
+ * (`streamtype`, `port`, `requestid`). {@link installRawStreamHeaders} gives such a block the two
+ * pseudo-headers the library wants (`:method POST`, `:path /`) before the library checks them; a
+ * block that has them is untouched. It patches the library's SPDY parser once per process;
+ * nothing else in the agent uses spdy-transport.
+ *
+ * A second one: Kubernetes' SPDY stack implements no flow control. spdystream never sends
+ * WINDOW_UPDATE (nor waits for one), so a sender that keeps to SPDY's 64 KiB stream window stalls
+ * for good after 64 KiB (kubectl port-forward of a larger answer hung so before this). The
+ * tunnel's streams therefore send without a window, as the kubelet's own SPDY server does
+ * ({@link unlimitSendWindow}); the WebSocket's TCP connection is the flow control, as upstream.
+ *
+ * Backpressure, server → client: a write into the session completes once the WebSocket took the
+ * bytes without backpressure (or on its next drain), so a slow client holds back spdy-transport,
+ * whose stream writes then hold back their writers. Client → server: the library's receive
+ * window (1 MiB) is returned as a stream's data is read; the reader reads at once.
+ */
+import { Duplex } from 'node:stream';
+import transport, { type SpdyConnection, type SpdyStream } from 'spdy-transport';
+
+export type { SpdyStream } from 'spdy-transport';
+
+/** kTunnelHighWaterBytes: buffered WebSocket bytes above which the session's writes wait for drain. */
+const kTunnelHighWaterBytes = 256 * 1024;
+
+let patched = false;
+
+/**
+ * installRawStreamHeaders patches spdy-transport's SPDY parser (idempotent) so that a header block
+ * without `:method` (a raw stream's) reads as one with `:method: POST` and `:path: /`; see the
+ * module comment.
+ */
+function installRawStreamHeaders(): void {
+  if (patched) return;
+  const proto = Object.getPrototypeOf(transport.protocol.spdy.parser.create({})) as { parseKVs: (buffer: unknown, cb: (err: Error | null, h?: Record<string, unknown>) => void) => void };
+  const parseKVs = proto.parseKVs;
+  proto.parseKVs = function (this: unknown, buffer, callback) {
+    return parseKVs.call(this, buffer, (err, headers) => {
+      if (!err && headers && headers[':method'] === undefined && headers[':path'] === undefined) {
+        headers[':method'] = 'POST';
+        headers[':path'] = '/';
+      }
+      callback(err, headers);
+    });
+  };
+  patched = true;
+}
+
+/** The send side of a spdy-transport flow-control window (window.js Side), as far as it is touched here. */
+interface WindowSide {
+  current: number;
+  max: number;
+  limit: number;
+}
+
+/**
+ * unlimitSendWindow: `stream` (and, for SPDY/3.1, its session) may send without waiting for
+ * WINDOW_UPDATE; see the module comment. Reaches into spdy-transport's stream state, which has no
+ * option for it.
+ */
+function unlimitSendWindow(stream: SpdyStream): void {
+  const state = (stream as unknown as { _spdyState?: { window?: { send?: WindowSide }; sessionWindow?: { send?: WindowSide } } })._spdyState;
+  for (const side of [state?.window?.send, state?.sessionWindow?.send]) {
+    if (!side) continue;
+    side.limit = Number.MAX_SAFE_INTEGER;
+    side.max = Number.MAX_SAFE_INTEGER;
+    side.current = Number.MAX_SAFE_INTEGER;
+  }
+}
+
+/** What a tunnel needs of its WebSocket. */
+export interface TunnelSocket {
+  /** send writes `bytes` as one binary message; the caller corks. */
+  send(bytes: Uint8Array): void;
+  /** bufferedAmount: bytes the WebSocket holds unsent. */
+  bufferedAmount(): number;
+}
+
+/** SpdyTunnel: the server end of one tunnel; the caller feeds it the WebSocket's events. */
+export interface SpdyTunnel {
+  /** receive passes one binary message's bytes (copied: uWS reuses the buffer after the callback). */
+  receive(message: ArrayBuffer): void;
+  /** drained: the WebSocket's buffer went down; held writes go on. */
+  drained(): void;
+  /** close: the WebSocket is gone; every stream is destroyed. Idempotent. */
+  close(): void;
+}
+
+/**
+ * openSpdyTunnel starts a SPDY/3.1 server session over `socket`. `onStream` gets each stream the
+ * client opens (SYN_STREAM), before any reply: it answers with `stream.respond(200, {})` (SYN_REPLY)
+ * or `stream.abort()`. `onError` gets a session-level error (a malformed frame, a compression
+ * error): the session is then unusable and the caller closes the WebSocket. Never throws.
+ */
+export function openSpdyTunnel(socket: TunnelSocket, onStream: (stream: SpdyStream) => void, onError: (err: Error) => void): SpdyTunnel {
+  installRawStreamHeaders();
+  let closed = false;
+  const held: (() => void)[] = [];
+  const duplex = new Duplex({
+    read() {},
+    write(chunk: Buffer, _encoding, callback) {
+      if (closed) return callback();
+      socket.send(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      if (socket.bufferedAmount() >= kTunnelHighWaterBytes) held.push(() => callback());
+      else callback();
+    },
+  });
+  duplex.on('error', () => {}); // a destroyed duplex's late writes: the session is over anyway
+  const connection: SpdyConnection = transport.connection.create(duplex, { protocol: 'spdy', isServer: true });
+  connection.on('error', (err: Error) => {
+    if (!closed) onError(err);
+  });
+  connection.on('stream', (stream: SpdyStream) => {
+    stream.on('error', () => {}); // a reset stream; its 'close' tells the owner
+    unlimitSendWindow(stream);
+    onStream(stream);
+  });
+  return {
+    receive(message) {
+      if (closed) return;
+      duplex.push(Buffer.from(message.slice(0)));
+    },
+    drained() {
+      if (socket.bufferedAmount() >= kTunnelHighWaterBytes) return;
+      for (const go of held.splice(0)) go();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const go of held.splice(0)) go();
+      connection.destroyStreams(new Error('the tunnel closed'));
+      duplex.push(null);
+      duplex.destroy();
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// The real kubectl (/usr/bin/kubectl, v1.32) pointed at a test agent over TLS (kubectl sends a
+// bearer token only over TLS): one-shot runs and background runs (get -w, logs -f, port-forward).
+// Used by the issue-15 kubectl suites; each child gets HOME set to the suite's own directory and
+// only PATH from this environment, so nothing of the machine's kubeconfig is read.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestNode } from './agent.js';
+
+export const kKubectl = '/usr/bin/kubectl';
+export const kHaveKubectl = existsSync(kKubectl);
+
+/** KubectlRun: a finished kubectl. */
+export interface KubectlRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** KubectlRunning: a kubectl still running (get -w, logs -f, port-forward): its output so far, and stop() (SIGTERM). */
+export interface KubectlRunning {
+  out(): string;
+  err(): string;
+  stop(): Promise<KubectlRun>;
+}
+
+/** KubectlOptions: the token (default: the node's admin token), stdin, extra environment. */
+export interface KubectlOptions {
+  token?: string;
+  input?: string;
+  env?: Record<string, string>;
+}
+
+/**
+ * kubectlFor: kubectl against `node()`'s TLS port (`tlsPort: 0` in startTestNode), with `home()` as
+ * HOME. Both are read at each run, so a suite may build the runner before its beforeAll.
+ */
+export function kubectlFor(node: () => TestNode, home: () => string) {
+  const flags = (token: string) => ['--server', `https://127.0.0.1:${node().agent.tlsPort}`, '--certificate-authority', join(node().rootDir, 'pki', 'kubelet-ts.crt'), '--token', token, '--request-timeout', '60s'];
+  const start = (args: string[], opts: KubectlOptions = {}) => {
+    const child = spawn(kKubectl, [...flags(opts.token ?? node().adminToken()), ...args], { env: { PATH: process.env.PATH ?? '', HOME: home(), ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.end(opts.input ?? '');
+    const done = new Promise<KubectlRun>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+    return { child, done, out: () => stdout, err: () => stderr };
+  };
+  return {
+    flags,
+    start,
+    /** kubectl runs kubectl to its end. */
+    kubectl: (args: string[], opts: KubectlOptions = {}): Promise<KubectlRun> => start(args, opts).done,
+    /** background starts kubectl and leaves it running. */
+    background: (args: string[], opts: KubectlOptions = {}): KubectlRunning => {
+      const r = start(args, opts);
+      return { out: r.out, err: r.err, stop: () => { r.child.kill('SIGTERM'); return r.done; } };
+    },
+  };
+}
