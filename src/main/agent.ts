@@ -35,6 +35,7 @@ import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
 import { newObjectStore, type ConfigObjectUpdate, type ObjectStore } from './config/object-store.js';
 import { newIntakeObjectSource, type IntakeObjectSource } from './config/source-intake-objects.js';
+import { newNamespaceStore, type NamespaceStore } from './namespace-store.js';
 import { podObjectKeys } from '../shared/config-objects.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newNodeApi, type NodeApi } from './node/node-api.js';
@@ -127,6 +128,7 @@ class AgentImpl implements Agent {
   readonly objects: ObjectStore = newObjectStore();
   /** The intake's ConfigMaps and Secrets (POST /pods, PUT/DELETE /configmaps|secrets/…). */
   readonly #intakeObjects: IntakeObjectSource;
+  readonly #namespaces: NamespaceStore;
   /** GET /node and GET /containerLogs. */
   readonly #nodeApi: NodeApi;
   readonly #watchCache: WatchCache;
@@ -174,6 +176,7 @@ class AgentImpl implements Agent {
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
       shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
     });
+    this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }));
     this.#intakeObjects = newIntakeObjectSource({
       rootDir: options.rootDir, logger: deps.logger.child({ component: 'intake-objects' }),
       onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
@@ -201,7 +204,7 @@ class AgentImpl implements Agent {
       run: (t) => { if (!this.#runner) throw new Error('the worker pool is not started'); return this.#runner.run<'stats'>(t); }, logger: deps.logger.child({ component: 'stats' }),
     });
     this.host = newServerHost({
-      stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects,
+      stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects, namespaces: this.#namespaces,
       podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
     });
   }
@@ -215,6 +218,7 @@ class AgentImpl implements Agent {
   get syncLoop(): SyncLoop { return this.#syncLoop; }
 
   async start(): Promise<void> {
+    await this.#namespaces.load(); // before the server answers a GET of namespaces
     const o = this.options;
     const log = this.#log;
     // First: an unsafe admin token file stops the start before anything runs.

@@ -20,6 +20,7 @@ import type { WatchCache } from './watch/watch-cache.js';
 import type { StatsProvider } from './stats/stats-provider.js';
 import type { ProbeMetrics } from './stats/probe-metrics.js';
 import type { ObjectStore } from './config/object-store.js';
+import type { NamespaceStore } from './namespace-store.js';
 
 /** The parts {@link newServerHost} composes. */
 export interface ServerHostParts {
@@ -40,6 +41,8 @@ export interface ServerHostParts {
   healthz(): HealthReport;
   /** The merged ConfigMaps and Secrets (GET /api/v1/…/configmaps|secrets); absent = those answer 405. */
   objects?: ObjectStore;
+  /** The namespaces created through the API; absent = namespace writes answer 405. */
+  namespaces?: NamespaceStore;
 }
 
 /** listPods: every pod of the pod manager with the status last generated for it. */
@@ -75,6 +78,9 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     replacePod: (namespace, name, pod, write) => intake.replacePod(namespace, name, pod, write),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
     listObjects: parts.objects ? (kind) => parts.objects!.list(kind) : undefined,
+    createdNamespaces: parts.namespaces ? () => parts.namespaces!.list() : undefined,
+    createNamespace: parts.namespaces ? (ns) => parts.namespaces!.add(ns) : undefined,
+    deleteNamespace: parts.namespaces ? (name) => parts.namespaces!.remove(name) : undefined,
     listEvents: () => parts.events.list(),
     getNode: () => parts.nodeApi.getNode(),
     containerLogs: (request) => parts.nodeApi.containerLogs(request),

@@ -24,6 +24,16 @@ export interface HealthReport {
   checks: HealthCheck[];
 }
 
+/** CreatedNamespace: a namespace made through the Kubernetes API (src/main/namespace-store.ts keeps them). */
+export interface CreatedNamespace {
+  name: string;
+  uid: string;
+  /** RFC 3339, seconds. */
+  creationTimestamp: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
 /**
  * AgentHost is the only way the server reaches the agent: src/main implements it and passes it to
  * `createServer`; the server never imports src/main. Every method runs on the main thread. The
@@ -129,6 +139,15 @@ export interface AgentHost {
   listObjects?(kind?: ConfigObjectKind): ConfigObject[];
   /** listEvents: the recent core/v1 Events, oldest first (`GET /events`). */
   listEvents?(): Event[];
+  /**
+   * createdNamespaces: the namespaces made through the API (namespace-store.ts), beside those in use.
+   * Optional, with createNamespace and deleteNamespace: without them namespace writes answer 405.
+   */
+  createdNamespaces?(): CreatedNamespace[];
+  /** createNamespace stores a new empty namespace; resolves with it once it is on disk. @throws Error if it cannot be written. */
+  createNamespace?(ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }): Promise<CreatedNamespace>;
+  /** deleteNamespace drops a created namespace; false if none of that name was created. @throws Error if the file cannot be written. */
+  deleteNamespace?(name: string): Promise<boolean>;
   /** getNode: this node as a core/v1 Node (`GET /node`). */
   getNode?(): Promise<Node>;
   /** containerLogs: a container's log as a stream of bytes (`GET /containerLogs/...`). */

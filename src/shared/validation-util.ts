@@ -27,6 +27,11 @@ export function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** isStringMap: a plain object whose every value is a string (labels, annotations). */
+export function isStringMap(v: unknown): v is Record<string, string> {
+  return isObj(v) && Object.values(v).every((x) => typeof x === 'string');
+}
+
 /** child: `path.name` (just `name` at the root). */
 export function child(path: string, name: string): string {
   return path ? `${path}.${name}` : name;

@@ -310,6 +310,16 @@ spec:
     const ns = await kubectl(['get', 'ns']);
     expect(ns.stdout).toMatch(/^default\s+Active/m);
     expect(ns.stdout).toMatch(/^kube-system\s+Active/m);
+    // An empty namespace: created, listed, deleted (kubectl then waits for it to be gone); the system ones stay.
+    // kubectl's typed client sends this create as protobuf.
+    expect(await kubectl(['create', 'namespace', 'team-a'])).toMatchObject({ code: 0, stdout: 'namespace/team-a created\n' });
+    await writeFile(join(dir, 'ns.yaml'), 'apiVersion: v1\nkind: Namespace\nmetadata: {name: team-b, labels: {team: b}}\n');
+    expect(await kubectl(['apply', '-f', join(dir, 'ns.yaml')])).toMatchObject({ code: 0, stdout: 'namespace/team-b created\n' });
+    expect((await kubectl(['get', 'ns', '-l', 'team=b', '-o', 'name'])).stdout).toBe('namespace/team-b\n');
+    expect((await kubectl(['get', 'ns', 'team-a'])).stdout).toMatch(/^team-a\s+Active\s+\d+s$/m);
+    expect(await kubectl(['delete', 'namespace', 'team-a', 'team-b'])).toMatchObject({ code: 0, stdout: 'namespace "team-a" deleted\nnamespace "team-b" deleted\n' });
+    expect((await kubectl(['get', 'ns', 'team-a'])).stderr).toBe('Error from server (NotFound): namespaces "team-a" not found\n');
+    expect((await kubectl(['delete', 'ns', 'default'])).stderr).toContain('namespaces "default" is forbidden: this namespace may not be deleted');
     const ev = await kubectl(['get', 'events', '--field-selector', `involvedObject.name=${staticPod}`]);
     expect(ev.stdout).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE/);
     expect(ev.stdout).toMatch(new RegExp(`Normal\\s+Started\\s+pod/${staticPod}\\s+Started container main`));

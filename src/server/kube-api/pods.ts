@@ -23,7 +23,7 @@ import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
-import { isStatus, kubeErrorStatus, matchesFilter, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
 
@@ -37,21 +37,6 @@ export interface PodRouteDeps {
 
 function conflict(name: string, detail: string): Status {
   return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(name)}: ${detail}`, { name, kind: 'pods' });
-}
-
-/**
- * parseDryRun reads `?dryRun=` as the apiserver does (every value must be `All`; kubectl's
- * `--dry-run=server` sends `dryRun=All`): true for a dry run, false without the parameter, a 400
- * Status naming the parameter for any other value. A dry-run write runs every check of the real
- * one (decode, validation, names, UIDs, --max-pods, the intake store quota, preconditions, static
- * pods) and answers with the object as it would be, but stores, starts and stops nothing.
- */
-function parseDryRun(query: URLSearchParams): boolean | Status {
-  const values = query.getAll('dryRun');
-  if (values.length === 0) return false;
-  const bad = values.find((v) => v !== 'All');
-  if (bad !== undefined) return statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(bad)}: supported values: "All"`);
-  return true;
 }
 
 function respond(req: RouteContext['req'], objects: Pod[], single: boolean, resourceVersion: string | undefined): HttpReply {

@@ -99,3 +99,34 @@ export function decodeReviewBody(body: Uint8Array): Record<string, unknown> {
     throw new InvalidArgumentError(`the protobuf ${kind || 'object'} could not be decoded: ${(err as Error).message}`);
   }
 }
+
+/** stringMap: a protobuf map<string, string> field (repeated entries of key 1, value 2). */
+function stringMap(f: Fields, n: number): Record<string, string> | undefined {
+  const entries = f.get(n);
+  if (!entries) return undefined;
+  const out: Record<string, string> = {};
+  for (const e of entries) {
+    if (!(e instanceof Uint8Array)) continue;
+    const kv = readFields(e);
+    out[str(kv, 1) ?? ''] = str(kv, 2) ?? '';
+  }
+  return out;
+}
+
+/**
+ * decodeNamespaceBody: a protobuf core/v1 Namespace (what `kubectl create namespace` sends) as its
+ * JSON form `{apiVersion, kind, metadata: {name?, generateName?, labels?, annotations?}}`: the
+ * ObjectMeta fields a create reads (generated.proto: name 1, generateName 2, labels 11, annotations 12).
+ * @throws InvalidArgumentError for a malformed body.
+ */
+export function decodeNamespaceBody(body: Uint8Array): Record<string, unknown> {
+  const { apiVersion, kind, raw } = decodeEnvelope(body);
+  try {
+    const meta = msg(readFields(raw), 1);
+    if (!meta) return { apiVersion, kind, metadata: {} };
+    const fields: [string, unknown][] = [['name', str(meta, 1)], ['generateName', str(meta, 2)], ['labels', stringMap(meta, 11)], ['annotations', stringMap(meta, 12)]];
+    return { apiVersion, kind, metadata: Object.fromEntries(fields.filter(([, v]) => v !== undefined && v !== '')) };
+  } catch (err) {
+    throw new InvalidArgumentError(`the protobuf ${kind || 'object'} could not be decoded: ${(err as Error).message}`);
+  }
+}

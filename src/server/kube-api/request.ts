@@ -115,6 +115,21 @@ export function kubeErrorStatus(err: unknown, resource: string, name: string): S
   }
 }
 
+/**
+ * parseDryRun reads `?dryRun=` as the apiserver does (every value must be `All`; kubectl's
+ * `--dry-run=server` sends `dryRun=All`): true for a dry run, false without the parameter, a 400
+ * Status naming the parameter for any other value. A dry-run write runs every check of the real
+ * one (decode, validation, names, UIDs, --max-pods, the intake store quota, preconditions, static
+ * pods) and answers with the object as it would be, but stores, starts and stops nothing.
+ */
+export function parseDryRun(query: URLSearchParams): boolean | Status {
+  const values = query.getAll('dryRun');
+  if (values.length === 0) return false;
+  const bad = values.find((v) => v !== 'All');
+  if (bad !== undefined) return statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(bad)}: supported values: "All"`);
+  return true;
+}
+
 /** objectReply: 200 (or `code`) with `object` as JSON. */
 export function objectReply(object: unknown, code = 200): HttpReply {
   return jsonReply(code, object);

@@ -1,39 +1,22 @@
 /**
  * Counterpart of the apiserver's read storage for the rest of what a one-node cluster shows
  * (pkg/registry/core: node, namespace, event, configmap, secret): this node (AgentHost.getNode),
- * the namespaces in use plus `default`, `kube-system` and `kube-public`, the agent's recent events
+ * the namespaces (namespaces.ts, which also creates and deletes empty ones), the agent's recent events
  * (AgentHost.listEvents, with the event registry's field selectors `involvedObject.*` that
  * `kubectl describe` uses) and the ConfigMaps and Secrets the agent holds (AgentHost.listObjects).
- * Each answers a Table when Accept asks for one (table.ts). Read only.
+ * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces.
  */
 import type { Event, Node } from '../../shared/api.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import type { TokenUser } from '../auth.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
+import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound, statusError } from '../status.js';
 import { configObjectFields, eventFields, namespaceFields, nodeFields, type FieldSet } from './field-selector.js';
+import { createNamespace, deleteNamespace, namespaceObjects } from './namespaces.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
 import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kSecretPrinter, toTable, type NamespaceObject, type TablePrinter } from './table.js';
-
-/** kSystemNamespaces: the namespaces every cluster has, listed even when empty. */
-export const kSystemNamespaces: readonly string[] = Object.freeze(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
-
-/** The time this module was loaded: the namespaces' creationTimestamp (they exist since the server started). */
-const kStartedAt = new Date().toISOString();
-
-/** namespaceObjects: the Namespaces this node shows: the system ones and every namespace a pod, object or event uses, sorted by name. */
-export function namespaceObjects(host: AgentHost): NamespaceObject[] {
-  const names = new Set(kSystemNamespaces);
-  for (const p of host.listPods()) names.add(p.metadata?.namespace ?? 'default');
-  for (const o of host.listObjects?.() ?? []) names.add(o.metadata?.namespace ?? 'default');
-  return [...names].sort().map((name) => ({
-    apiVersion: 'v1', kind: 'Namespace',
-    metadata: { name, creationTimestamp: kStartedAt, labels: { 'kubernetes.io/metadata.name': name } },
-    spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' },
-  }));
-}
 
 /** ResourceKind: how one read-only resource is listed, found, filtered and printed. */
 interface ResourceKind<T> {
@@ -109,6 +92,11 @@ export function resourceRoutes(): Route[] {
     ...routesOf<ConfigObject>({ resource: 'configmaps', kind: 'ConfigMap', namespaced: true, printer: kConfigMapPrinter, fields: configObjectFields, list: objects('ConfigMap') }),
     ...routesOf<ConfigObject>({ resource: 'secrets', kind: 'Secret', namespaced: true, printer: kSecretPrinter, fields: configObjectFields, list: objects('Secret') }),
   ];
-  // GET /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
-  return routes.map((r) => (r.path === '/api/v1/namespaces/:name' ? { path: '/api/v1/namespaces/:namespace', methods: { get: (ctx: RouteContext) => r.methods.get!({ ...ctx, params: { name: ctx.params.namespace } }) } } : r));
+  // GET and DELETE /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
+  const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });
+  return routes.map((r) => {
+    if (r.path === '/api/v1/namespaces') return { ...r, methods: { ...r.methods, post: createNamespace } };
+    if (r.path === '/api/v1/namespaces/:name') return { path: '/api/v1/namespaces/:namespace', methods: { get: asName(r.methods.get!), delete: asName(deleteNamespace) } };
+    return r;
+  });
 }

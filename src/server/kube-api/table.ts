@@ -143,7 +143,7 @@ export const kEventPrinter: TablePrinter<Event> = {
 export interface NamespaceObject {
   apiVersion: 'v1';
   kind: 'Namespace';
-  metadata: { name: string; uid?: string; creationTimestamp?: string; labels?: Record<string, string> };
+  metadata: { name: string; uid?: string; creationTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: { finalizers: string[] };
   status: { phase: 'Active' | 'Terminating' };
 }

@@ -3,7 +3,7 @@
 // (mirror) pods, deletecollection, the chunked HTTP watch (and 410), the OpenAPI and PATCH seams,
 // the Tables, and the identities (anonymous reviews, streams and writes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentHost, HealthReport } from '../../../src/server/agent-host.js';
+import type { AgentHost, CreatedNamespace, HealthReport } from '../../../src/server/agent-host.js';
 import { parseTokenFile } from '../../../src/server/auth.js';
 import { createServer, type AgentServer } from '../../../src/server/server.js';
 import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
@@ -57,6 +57,18 @@ class FakeHost implements AgentHost {
   }
   listEvents() { return [{ metadata: { name: 'web.1', namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'web', namespace: 'default', uid: 'u-web' }, reason: 'Started', type: 'Normal', message: 'Started' }]; }
   listObjects() { return [{ kind: 'Secret' as const, metadata: { name: 's1', namespace: 'default' }, data: { pw: 'c2VjcmV0' }, type: 'Opaque' }]; }
+  created: CreatedNamespace[] = [];
+  createdNamespaces() { return this.created; }
+  async createNamespace(ns: { name: string; labels?: Record<string, string> }) {
+    const c = { ...ns, uid: `u-ns-${ns.name}`, creationTimestamp: '2026-12-03T00:00:00Z' };
+    this.created.push(c);
+    return c;
+  }
+  async deleteNamespace(name: string) {
+    const before = this.created.length;
+    this.created = this.created.filter((n) => n.name !== name);
+    return this.created.length < before;
+  }
 }
 
 let host: FakeHost;
@@ -263,6 +275,40 @@ describe('the rest of the node, seams and identities', () => {
     expect(secret).toMatchObject({ kind: 'Secret', apiVersion: 'v1' });
     expect(secret).not.toHaveProperty('data');
     expect((await json('/api/v1/namespaces/default/secrets', { headers: { Accept: kTable } })).body.rows[0].cells.slice(0, 3)).toEqual(['s1', 'Opaque', 1]);
+  });
+  it('creates an empty namespace and deletes it; refuses bad names, taken names, system and non-empty namespaces', async () => {
+    const post = (body: unknown, q = '') => json(`/api/v1/namespaces${q}`, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+    const del = (name: string, q = '') => json(`/api/v1/namespaces/${name}${q}`, { method: 'DELETE' });
+    expect((await post({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dry' } }, '?dryRun=All')).status).toBe(201);
+    expect(host.created).toHaveLength(0);
+    const made = await post({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } } });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ kind: 'Namespace', metadata: { name: 'team-a', uid: 'u-ns-team-a', labels: { team: 'a', 'kubernetes.io/metadata.name': 'team-a' } }, status: { phase: 'Active' } });
+    expect((await json('/api/v1/namespaces')).body.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toContain('team-a');
+    expect((await json('/api/v1/namespaces/team-a', { headers: { Accept: kTable } })).body.rows[0].cells.slice(0, 2)).toEqual(['team-a', 'Active']);
+    expect(await post({ metadata: { name: 'team-a' } })).toMatchObject({ status: 409, body: { reason: 'AlreadyExists', message: 'namespaces "team-a" already exists' } });
+    expect(await post({ metadata: { name: 'prod' } })).toMatchObject({ status: 409 }); // in use by a pod
+    expect(await post({ metadata: { name: 'Bad_Name' } })).toMatchObject({ status: 422, body: { reason: 'Invalid', details: { causes: [{ field: 'metadata.name' }] } } });
+    expect(await post({ metadata: { name: 'x', labels: { a: 1 } } })).toMatchObject({ status: 422, body: { details: { causes: [{ field: 'metadata.labels' }] } } });
+    expect(await post({ kind: 'Pod', metadata: { name: 'y' } })).toMatchObject({ status: 400 });
+    expect((await post({ metadata: {} })).status).toBe(422);
+    expect((await json('/api/v1/namespaces', { method: 'POST', body: '{not json' })).status).toBe(400);
+
+    expect(await del('default')).toMatchObject({ status: 403, body: { message: 'namespaces "default" is forbidden: this namespace may not be deleted' } });
+    expect(await del('prod')).toMatchObject({ status: 409, body: { reason: 'Conflict' } });
+    expect((await del('prod')).body.message).toContain('holds 1 pod(s)');
+    expect(await del('nowhere')).toMatchObject({ status: 404, body: { message: 'namespaces "nowhere" not found' } });
+    expect((await del('team-a', '?dryRun=All')).status).toBe(200);
+    expect(host.created).toHaveLength(1);
+    expect(await del('team-a')).toMatchObject({ status: 200, body: { kind: 'Namespace', metadata: { name: 'team-a' } } });
+    expect(host.created).toHaveLength(0);
+    expect((await json('/api/v1/namespaces/team-a')).status).toBe(404);
+    // The protobuf body `kubectl create namespace team-a` sent (kubectl -v=8).
+    const proto = Buffer.from('6b3873000a0f0a02763112094e616d657370616365121e0a160a067465616d2d6112001a0022002a00320038004200120' + '01a020a001a002200', 'hex');
+    const viaProto = await json('/api/v1/namespaces', { method: 'POST', body: proto, headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' } });
+    expect(viaProto).toMatchObject({ status: 201, body: { metadata: { name: 'team-a' } } });
+    expect((await json('/api/v1/namespaces', { method: 'POST', body: Buffer.from('k8s\0garbage'), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' } })).status).toBe(400);
+    expect((await del('team-a')).status).toBe(200);
   });
   it('serves the OpenAPI seam, 404 without a document', async () => {
     expect(await (await fetch(`${base}/openapi/v2`)).text()).toBe('{"swagger":"2.0"}');

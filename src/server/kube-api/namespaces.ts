@@ -1,0 +1,160 @@
+/**
+ * Namespaces on the Kubernetes API, as the apiserver's namespace registry and its lifecycle
+ * admission answer them (pkg/registry/core/namespace, plugin/pkg/admission/namespace/lifecycle),
+ * on a node where namespaces also exist by use:
+ *
+ * - Shown (`GET`): the system ones (`default`, `kube-node-lease`, `kube-public`, `kube-system`),
+ *   every namespace a pod, ConfigMap or Secret uses, and the empty ones created here.
+ * - `POST /api/v1/namespaces` (`kubectl create namespace`, a Namespace in `apply -f`): a
+ *   core/v1 Namespace with `metadata.name` a DNS-1123 label (422 naming the field otherwise), string
+ *   maps of labels and annotations; 409 AlreadyExists for a name already shown; 201 with the
+ *   Namespace once it is on disk (src/main/namespace-store.ts). `?dryRun=All` checks and stores nothing.
+ * - `DELETE /api/v1/namespaces/{name}`: 403 for the system ones (the apiserver's `this namespace
+ *   may not be deleted`); 404 for a name neither created nor in use; 200 with the Namespace, now
+ *   gone, for an empty created one. A namespace that still holds pods, ConfigMaps or Secrets is
+ *   refused with 409 naming what it holds: the apiserver would instead mark it Terminating and
+ *   delete its contents, but here static pods and file-source objects cannot be deleted through
+ *   the API, so the agent asks the user to delete them first.
+ *
+ * Handlers only; resources.ts mounts them beside the GETs.
+ */
+import type { Status } from '../../shared/api.js';
+import { dns1123LabelErrors } from '../../shared/names.js';
+import { isStringMap } from '../../shared/validation-util.js';
+import type { AgentHost, CreatedNamespace } from '../agent-host.js';
+import type { HttpReply } from '../reply.js';
+import type { RouteContext } from '../router.js';
+import { statusError } from '../status.js';
+import { decodeNamespaceBody, kProtobufMediaType } from './protobuf.js';
+import { isStatus, objectReply, parseDryRun, statusReply } from './request.js';
+import type { NamespaceObject } from './table.js';
+
+/** kSystemNamespaces: the namespaces every cluster has, listed even when empty; they cannot be deleted. */
+export const kSystemNamespaces: readonly string[] = Object.freeze(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
+
+/** The time this module was loaded: the creationTimestamp of namespaces that exist by use (they exist since the server started). */
+const kStartedAt = new Date().toISOString();
+
+function toObject(name: string, created?: CreatedNamespace): NamespaceObject {
+  return {
+    apiVersion: 'v1', kind: 'Namespace',
+    metadata: {
+      name, creationTimestamp: created?.creationTimestamp ?? kStartedAt, ...(created ? { uid: created.uid } : {}),
+      labels: { ...created?.labels, 'kubernetes.io/metadata.name': name }, ...(created?.annotations ? { annotations: created.annotations } : {}),
+    },
+    spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' },
+  };
+}
+
+/** usage: how many pods and ConfigMaps/Secrets each namespace in use holds. */
+function usage(host: AgentHost): Map<string, { pods: number; objects: number }> {
+  const used = new Map<string, { pods: number; objects: number }>();
+  const at = (ns: string | undefined) => {
+    const name = ns ?? 'default';
+    let u = used.get(name);
+    if (!u) used.set(name, (u = { pods: 0, objects: 0 }));
+    return u;
+  };
+  for (const p of host.listPods()) at(p.metadata?.namespace).pods++;
+  for (const o of host.listObjects?.() ?? []) at(o.metadata?.namespace).objects++;
+  return used;
+}
+
+/** namespaceObjects: the Namespaces this node shows (see the module comment), sorted by name. */
+export function namespaceObjects(host: AgentHost): NamespaceObject[] {
+  const created = new Map((host.createdNamespaces?.() ?? []).map((n) => [n.name, n]));
+  const names = new Set([...kSystemNamespaces, ...usage(host).keys(), ...created.keys()]);
+  return [...names].sort().map((name) => toObject(name, created.get(name)));
+}
+
+const notServed = () => statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create or delete namespaces'));
+
+function invalid(name: string, field: string, message: string): Status {
+  return statusError(422, 'Invalid', `Namespace ${JSON.stringify(name)} is invalid: ${field}: ${message}`, {
+    name, kind: 'Namespace', causes: [{ reason: 'FieldValueInvalid', field, message }],
+  });
+}
+
+/**
+ * parseNamespace decodes a create's body: JSON, or protobuf (`application/vnd.kubernetes.protobuf`,
+ * which kubectl's typed client sends for `create namespace`).
+ * @returns the name, labels and annotations, or a 400/422 Status naming what is wrong.
+ */
+function parseNamespace(body: Buffer | undefined, contentType: string | undefined): { name: string; labels?: Record<string, string>; annotations?: Record<string, string> } | Status {
+  let raw: unknown;
+  if ((contentType ?? '').split(';')[0].trim().toLowerCase() === kProtobufMediaType) {
+    try {
+      raw = decodeNamespaceBody(body ?? Buffer.alloc(0));
+    } catch (err) {
+      return statusError(400, 'BadRequest', (err as Error).message);
+    }
+  } else {
+    try {
+      raw = JSON.parse((body ?? Buffer.alloc(0)).toString('utf8'));
+    } catch {
+      return statusError(400, 'BadRequest', 'the Namespace body could not be decoded as JSON');
+    }
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return statusError(400, 'BadRequest', 'the Namespace body must be a JSON object');
+  const ns = raw as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; generateName?: unknown; labels?: unknown; annotations?: unknown } };
+  if (ns.kind !== undefined && ns.kind !== 'Namespace') return statusError(400, 'BadRequest', `kind: Invalid value: ${JSON.stringify(ns.kind)}: the body of POST /api/v1/namespaces must be a Namespace`);
+  if (ns.apiVersion !== undefined && ns.apiVersion !== 'v1') return statusError(400, 'BadRequest', `apiVersion: Invalid value: ${JSON.stringify(ns.apiVersion)}: must be "v1"`);
+  const m = ns.metadata ?? {};
+  if (typeof m !== 'object' || Array.isArray(m)) return statusError(400, 'BadRequest', 'metadata: Invalid value: must be an object');
+  const name = m.name;
+  if (name === undefined || name === '') {
+    return statusError(422, 'Invalid', 'Namespace "" is invalid: metadata.name: Required value: name is required (generateName is not served for namespaces)', {
+      kind: 'Namespace', causes: [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value' }],
+    });
+  }
+  if (typeof name !== 'string') return invalid(String(name), 'metadata.name', 'must be a string');
+  const errors = dns1123LabelErrors(name);
+  if (errors.length > 0) return invalid(name, 'metadata.name', `Invalid value: ${JSON.stringify(name)}: ${errors.join('; ')}`);
+  if (m.labels !== undefined && !isStringMap(m.labels)) return invalid(name, 'metadata.labels', 'must be a map of strings');
+  if (m.annotations !== undefined && !isStringMap(m.annotations)) return invalid(name, 'metadata.annotations', 'must be a map of strings');
+  return { name, ...(m.labels ? { labels: m.labels } : {}), ...(m.annotations ? { annotations: m.annotations } : {}) };
+}
+
+/** createNamespace: `POST /api/v1/namespaces`. */
+export async function createNamespace({ host, req, body }: RouteContext): Promise<HttpReply> {
+  if (!host.createNamespace) return notServed();
+  const dryRun = parseDryRun(req.query);
+  if (isStatus(dryRun)) return statusReply(dryRun);
+  const ns = parseNamespace(body, req.headers['content-type']);
+  if (isStatus(ns)) return statusReply(ns);
+  if (namespaceObjects(host).some((n) => n.metadata.name === ns.name)) {
+    return statusReply(statusError(409, 'AlreadyExists', `namespaces "${ns.name}" already exists`, { name: ns.name, kind: 'namespaces' }));
+  }
+  if (dryRun) return objectReply(toObject(ns.name, { ...ns, uid: '', creationTimestamp: new Date().toISOString() }), 201);
+  try {
+    return objectReply(toObject(ns.name, await host.createNamespace(ns)), 201);
+  } catch (err) {
+    return statusReply(statusError(500, 'InternalError', `Internal error occurred: cannot store namespace "${ns.name}": ${(err as Error)?.message ?? String(err)}`));
+  }
+}
+
+/** deleteNamespace: `DELETE /api/v1/namespaces/{name}`. */
+export async function deleteNamespace({ host, req, params }: RouteContext): Promise<HttpReply> {
+  if (!host.deleteNamespace) return notServed();
+  const dryRun = parseDryRun(req.query);
+  if (isStatus(dryRun)) return statusReply(dryRun);
+  const name = params.name;
+  if (kSystemNamespaces.includes(name)) {
+    return statusReply(statusError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces' }));
+  }
+  const created = host.createdNamespaces?.().find((n) => n.name === name);
+  const inUse = usage(host).get(name);
+  if (inUse) {
+    const held = [inUse.pods ? `${inUse.pods} pod(s)` : '', inUse.objects ? `${inUse.objects} ConfigMap(s)/Secret(s)` : ''].filter(Boolean).join(' and ');
+    return statusReply(statusError(409, 'Conflict', `namespace "${name}" is not empty: it holds ${held}; delete them first (this node does not delete a namespace's contents)`, { name, kind: 'namespaces' }));
+  }
+  if (!created) return statusReply(statusError(404, 'NotFound', `namespaces "${name}" not found`, { name, kind: 'namespaces' }));
+  const object = toObject(name, created);
+  if (dryRun) return objectReply(object);
+  try {
+    await host.deleteNamespace(name);
+  } catch (err) {
+    return statusReply(statusError(500, 'InternalError', `Internal error occurred: cannot delete namespace "${name}": ${(err as Error)?.message ?? String(err)}`));
+  }
+  return objectReply(object);
+}
