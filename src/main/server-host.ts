@@ -83,6 +83,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     deleteNamespace: parts.namespaces ? (name) => parts.namespaces!.remove(name) : undefined,
     listEvents: () => parts.events.list(),
     getNode: () => parts.nodeApi.getNode(),
+    setNodeUnschedulable: (value) => parts.nodeApi.setUnschedulable(value),
     containerLogs: (request) => parts.nodeApi.containerLogs(request),
     streamTarget: (namespace, pod, container) => parts.nodeApi.streamTarget(namespace, pod, container),
     openContainerStream: (spec) => parts.nodeApi.openContainerStream(spec),

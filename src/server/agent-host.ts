@@ -150,6 +150,12 @@ export interface AgentHost {
   deleteNamespace?(name: string): Promise<boolean>;
   /** getNode: this node as a core/v1 Node (`GET /node`). */
   getNode?(): Promise<Node>;
+  /**
+   * setNodeUnschedulable cordons (true) or uncordons this node (`kubectl cordon`, a PATCH of
+   * spec.unschedulable) and resolves with the Node as it now is. Optional: without it, PATCH of
+   * the node answers 405. @throws Error when the change cannot be stored.
+   */
+  setNodeUnschedulable?(value: boolean): Promise<Node>;
   /** containerLogs: a container's log as a stream of bytes (`GET /containerLogs/...`). */
   containerLogs?(request: ContainerLogsRequest): Promise<LogStream>;
   /**

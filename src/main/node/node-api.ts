@@ -19,6 +19,7 @@ import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/cont
 import type { PodManager } from '../pod/pod-manager.js';
 import { buildNode, gatherNodeFacts, kubeletTsVersion, type NodeInputs } from './node-status.js';
 import { kRuntimeDownMessage } from './runtime-state.js';
+import { newNodeSpecStore, type NodeSpecStore } from './node-spec.js';
 
 /** Options of {@link newNodeApi} (a subset of AgentOptions). */
 export interface NodeApiOptions {
@@ -58,6 +59,11 @@ export interface NodeApi {
    */
   getNode(): Promise<Node>;
   /**
+   * setUnschedulable cordons (true) or uncordons the node (node-spec.ts) and resolves with the
+   * Node as it now is. @throws Error when the node spec cannot be written.
+   */
+  setUnschedulable(value: boolean): Promise<Node>;
+  /**
    * containerLogs opens the log of `request`'s container (its previous attempt with `previous`).
    * @throws AgentError ERR_NOT_FOUND when the pod or container is unknown; the logs worker's errors.
    */
@@ -92,12 +98,19 @@ class NodeApiImpl implements NodeApi {
   readonly portForwardTarget: NodeApi['portForwardTarget'];
   #runtimeVersion: string | undefined;
   #lastNode: Node | undefined;
+  readonly #spec: NodeSpecStore;
 
   constructor(private readonly options: NodeApiOptions, private readonly deps: NodeApiDeps) {
     this.#logs = newLogsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
     this.#streams = newStreamsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
     this.streamTarget = streamTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
     this.portForwardTarget = portForwardTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
+    this.#spec = newNodeSpecStore(options.rootDir, deps.logger);
+  }
+
+  async setUnschedulable(value: boolean): Promise<Node> {
+    await this.#spec.setUnschedulable(value);
+    return this.getNode();
   }
 
   openPortForward(spec: PortForwardSpec): PortForwardSession {
@@ -124,7 +137,7 @@ class NodeApiImpl implements NodeApi {
     const health = this.deps.healthz();
     const failing = health.checks.filter((c) => !c.ok).map(readyMessage);
     this.#lastNode = buildNode({
-      nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
+      nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, unschedulable: await this.#spec.unschedulable(), nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
       kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
       health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(), pressure: this.deps.pressure?.(), hardEviction: this.deps.hardEviction,
       facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,

@@ -46,6 +46,11 @@ export interface NodeFacts {
 /** NodeInputs: everything buildNode needs besides the facts. */
 export interface NodeInputs {
   nodeName: string;
+  /**
+   * The node is cordoned (node-spec.ts): `spec.unschedulable` and the taint the node lifecycle
+   * controller adds for it (`node.kubernetes.io/unschedulable:NoSchedule`). Absent = not cordoned.
+   */
+  unschedulable?: boolean;
   /** `--node-labels`: set on top of the well-known labels (a key given there wins). Absent = none. */
   nodeLabels?: Readonly<Record<string, string>>;
   /** --node-ip: the InternalIP address. */
@@ -109,6 +114,11 @@ export const kNetworkAvailableReason = 'CniPluginIsUp';
 /** kNetworkAvailableMessage: NetworkUnavailable False's message. */
 export const kNetworkAvailableMessage = 'the CNI network configuration and its plugins are in place';
 
+/** unschedulableSince: when the unschedulable taint was added: kept from the previous Node, else `now`. */
+function unschedulableSince(previous: Node | undefined, now: string): string {
+  return previous?.spec?.taints?.find((t) => t.key === 'node.kubernetes.io/unschedulable')?.timeAdded ?? now;
+}
+
 /**
  * buildNode builds this node as a core/v1 Node, as the kubelet's node status setters do:
  * - conditions MemoryPressure and DiskPressure (the eviction manager's, `pressure`; without it
@@ -150,7 +160,7 @@ export function buildNode(inputs: NodeInputs): Node {
       labels: nodeLabels(inputs.nodeName, facts.operatingSystem, facts.architecture, inputs.nodeLabels),
       ...(p?.metadata?.creationTimestamp ? { creationTimestamp: p.metadata.creationTimestamp } : { creationTimestamp: now }),
     },
-    spec: {},
+    spec: inputs.unschedulable ? { unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: unschedulableSince(p, now) }] } : {},
     status: {
       capacity,
       allocatable,

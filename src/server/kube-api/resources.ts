@@ -4,7 +4,8 @@
  * the namespaces (namespaces.ts, which also creates and deletes empty ones), the agent's recent events
  * (AgentHost.listEvents, with the event registry's field selectors `involvedObject.*` that
  * `kubectl describe` uses) and the ConfigMaps and Secrets the agent holds (AgentHost.listObjects).
- * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces.
+ * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces and a
+ * node's cordon (nodes.ts).
  */
 import type { Event, Node } from '../../shared/api.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
@@ -15,6 +16,7 @@ import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound, statusError } from '../status.js';
 import { configObjectFields, eventFields, namespaceFields, nodeFields, type FieldSet } from './field-selector.js';
 import { createNamespace, deleteNamespace, namespaceObjects } from './namespaces.js';
+import { patchNode } from './nodes.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
 import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kSecretPrinter, toTable, type NamespaceObject, type TablePrinter } from './table.js';
 
@@ -96,6 +98,7 @@ export function resourceRoutes(): Route[] {
   const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });
   return routes.map((r) => {
     if (r.path === '/api/v1/namespaces') return { ...r, methods: { ...r.methods, post: createNamespace } };
+    if (r.path === '/api/v1/nodes/:name') return { ...r, methods: { ...r.methods, patch: patchNode } };
     if (r.path === '/api/v1/namespaces/:name') return { path: '/api/v1/namespaces/:namespace', methods: { get: asName(r.methods.get!), delete: asName(deleteNamespace) } };
     return r;
   });

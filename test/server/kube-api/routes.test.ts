@@ -7,7 +7,7 @@ import type { AgentHost, CreatedNamespace, HealthReport } from '../../../src/ser
 import { parseTokenFile } from '../../../src/server/auth.js';
 import { createServer, type AgentServer } from '../../../src/server/server.js';
 import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
-import type { Pod } from '../../../src/shared/api.js';
+import type { Node, Pod } from '../../../src/shared/api.js';
 import { AgentError } from '../../../src/shared/errors.js';
 import { newLogger } from '../../../src/shared/logging.js';
 
@@ -57,6 +57,18 @@ class FakeHost implements AgentHost {
   }
   listEvents() { return [{ metadata: { name: 'web.1', namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'web', namespace: 'default', uid: 'u-web' }, reason: 'Started', type: 'Normal', message: 'Started' }]; }
   listObjects() { return [{ kind: 'Secret' as const, metadata: { name: 's1', namespace: 'default' }, data: { pw: 'c2VjcmV0' }, type: 'Opaque' }]; }
+  unschedulable = false;
+  async getNode(): Promise<Node> {
+    return {
+      apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', labels: { 'kubernetes.io/hostname': 'n1' } },
+      spec: this.unschedulable ? { unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] } : {},
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+  }
+  async setNodeUnschedulable(v: boolean) {
+    this.unschedulable = v;
+    return this.getNode();
+  }
   created: CreatedNamespace[] = [];
   createdNamespaces() { return this.created; }
   async createNamespace(ns: { name: string; labels?: Record<string, string> }) {
@@ -309,6 +321,29 @@ describe('the rest of the node, seams and identities', () => {
     expect(viaProto).toMatchObject({ status: 201, body: { metadata: { name: 'team-a' } } });
     expect((await json('/api/v1/namespaces', { method: 'POST', body: Buffer.from('k8s\0garbage'), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' } })).status).toBe(400);
     expect((await del('team-a')).status).toBe(200);
+  });
+  it('cordons and uncordons the node by a patch of spec.unschedulable, and refuses any other change', async () => {
+    const patch = (body: unknown, type = 'application/strategic-merge-patch+json', name = 'n1', q = '') =>
+      json(`/api/v1/nodes/${name}${q}`, { method: 'PATCH', body: JSON.stringify(body), headers: { 'Content-Type': type } });
+    expect((await patch({ spec: { unschedulable: true } }, undefined, 'n1', '?dryRun=All')).body.spec.unschedulable).toBe(true);
+    expect(host.unschedulable).toBe(false);
+    expect(await patch({ spec: { unschedulable: true } })).toMatchObject({ status: 200, body: { spec: { unschedulable: true } } });
+    expect(host.unschedulable).toBe(true);
+    expect((await json('/api/v1/nodes', { headers: { Accept: kTable } })).body.rows[0].cells[1]).toBe('Ready,SchedulingDisabled');
+    expect(await patch({ spec: { unschedulable: null } })).toMatchObject({ status: 200, body: { spec: {} } });
+    expect(host.unschedulable).toBe(false);
+    expect(await patch([{ op: 'add', path: '/spec/unschedulable', value: true }], 'application/json-patch+json')).toMatchObject({ status: 200 });
+    expect(host.unschedulable).toBe(true);
+    expect(await patch({ spec: { unschedulable: false } }, 'application/merge-patch+json')).toMatchObject({ status: 200 });
+    expect(host.unschedulable).toBe(false);
+    const labels = await patch({ metadata: { labels: { team: 'x' } } });
+    expect(labels).toMatchObject({ status: 422, body: { reason: 'Invalid', details: { causes: [{ field: 'metadata.labels.team' }] } } });
+    expect((await patch({ spec: { podCIDR: '10.0.0.0/24', unschedulable: true } })).status).toBe(422);
+    expect(host.unschedulable).toBe(false);
+    expect((await patch({ spec: { unschedulable: 'yes' } })).status).toBe(422);
+    expect((await patch({ spec: { unschedulable: true } }, undefined, 'other')).status).toBe(404);
+    expect((await patch({ spec: { unschedulable: true } }, 'text/plain')).status).toBe(415);
+    expect((await json('/api/v1/nodes/n1', { method: 'PATCH', body: '{oops', headers: { 'Content-Type': 'application/merge-patch+json' } })).status).toBe(400);
   });
   it('serves the OpenAPI seam, 404 without a document', async () => {
     expect(await (await fetch(`${base}/openapi/v2`)).text()).toBe('{"swagger":"2.0"}');

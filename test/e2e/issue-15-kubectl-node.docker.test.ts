@@ -2,7 +2,8 @@
 // WebSocket, sub-protocol SPDY/3.1+portforward.k8s.io) against a test agent whose pods have no
 // network at all (--network-plugin none): HTTP to a server bound to the pod's own 127.0.0.1,
 // an echo with a half-close both ways, several connections at once, the kubelet's error text for
-// a port nothing listens on, and a read-only identity refused.
+// a port nothing listens on, and a read-only identity refused; then `kubectl cordon`, `uncordon`
+// and `drain` (cordon, then evict the pod) against the same node, last, as drain removes the pod.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -16,7 +17,7 @@ import { kHaveKubectl, kKubectl, kubectlFor, type KubectlRunning } from '../supp
 
 const kTestMs = 120_000;
 const kViewerToken = 'view-token-0123456789abcdef0123456789';
-if (!kHaveKubectl) console.warn(`issue-15-kubectl-portforward: skipped: ${kKubectl} is not installed`);
+if (!kHaveKubectl) console.warn(`issue-15-kubectl-node: skipped: ${kKubectl} is not installed`);
 
 /** get: one HTTP GET on its own connection (no keep-alive), its status and body. */
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -40,7 +41,7 @@ function echo(port: number, data: Buffer): Promise<Buffer> {
   });
 }
 
-describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('kubectl port-forward into a network-none pod (issue 15)', () => {
+describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('kubectl port-forward into a network-none pod, cordon and drain (issue 15)', () => {
   let node: TestNode;
   let dir: string;
   const running: KubectlRunning[] = [];
@@ -124,4 +125,29 @@ spec:
     expect(r.stdout).not.toContain('Forwarding from');
     expect(r.stderr).toMatch(/forbidden|403/i);
   }, kTestMs);
+
+  it('cordon and uncordon change spec.unschedulable; drain cordons and evicts the pod', async () => {
+    const name = node.nodeName;
+    expect(await kubectl(['cordon', name])).toMatchObject({ code: 0, stdout: `node/${name} cordoned\n` });
+    expect((await kubectl(['get', 'nodes'])).stdout).toMatch(new RegExp(`^${name}\\s+Ready,SchedulingDisabled\\s`, 'm'));
+    expect((await kubectl(['get', 'node', name, '-o', 'jsonpath={.spec.taints[0].key}'])).stdout).toBe('node.kubernetes.io/unschedulable');
+    // The pod keeps running: a cordon only keeps a scheduler away, and the kubelet admits bound pods.
+    expect((await kubectl(['get', 'pod', 'pf', '-o', 'jsonpath={.status.phase}'])).stdout).toBe('Running');
+    expect(await kubectl(['uncordon', name])).toMatchObject({ code: 0, stdout: `node/${name} uncordoned\n` });
+    expect((await kubectl(['get', 'nodes'])).stdout).toMatch(new RegExp(`^${name}\\s+Ready\\s`, 'm'));
+    const viewer = await kubectl(['cordon', name], { token: kViewerToken });
+    // kubectl cordon prints the refusal but exits 0 (it reports per node); the node stays schedulable.
+    expect(viewer.stderr).toContain(`unable to cordon node "${name}": forbidden`);
+    expect((await kubectl(['get', 'node', name, '-o', 'jsonpath={.spec.unschedulable}'])).stdout).toBe('');
+
+    for (const pf of running.splice(0)) await pf.stop(); // drain waits for the pod; forwards would hold it
+    const drain = await kubectl(['drain', name, '--force', '--timeout=90s']);
+    expect(drain.stderr).toBe('Warning: deleting Pods that declare no controller: default/pf\n'); // --force's warning, as with an apiserver
+    expect(drain.stdout).toContain(`node/${name} cordoned`);
+    expect(drain.stdout).toContain('evicting pod default/pf');
+    expect(drain.stdout).toContain(`node/${name} drained`);
+    expect(drain.code).toBe(0);
+    expect((await kubectl(['get', 'pod', 'pf'])).stderr).toContain('pods "pf" not found');
+    expect((await kubectl(['get', 'node', name, '-o', 'jsonpath={.spec.unschedulable}'])).stdout).toBe('true');
+  }, 180_000);
 });
