@@ -113,6 +113,7 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
     }
     if (p.error?.writable) p.error.end();
     if (p.data?.writable) p.data.end();
+    p.data?.resume(); // a data stream never forwarded (the pair timed out): drop what still comes
   };
   const failPair = (d: TunnelData, p: StreamPair, cause: string) =>
     endPair(d, p, Buffer.from(portForwardError(p.port, d.target.sandboxId, d.target.podUid, cause)).toString('utf8'));
@@ -176,6 +177,7 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
       const msg = `error processing stream for request ${requestId}: ${type} stream already assigned`;
       log.info({ path: d.path, requestId }, msg);
       if (pair.error?.writable) pair.error.write(Buffer.from(msg));
+      stream.resume(); // nothing reads it: drop what the client sends on it
       stream.end();
       return;
     }

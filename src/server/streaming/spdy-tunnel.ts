@@ -21,6 +21,12 @@
  * tunnel's streams therefore send without a window, as the kubelet's own SPDY server does
  * ({@link unlimitSendWindow}); the WebSocket's TCP connection is the flow control, as upstream.
  *
+ * Bounds against a hostile client (found by test/server/streaming/port-forward-tunnel-fuzz.test.ts):
+ * a header block may inflate to {@link kMaxHeaderBlockBytes} (else the session fails), a stream may
+ * hold {@link kMaxStreamBufferBytes} unread (else it is reset), and a client may send
+ * {@link kMaxInboundWhileHeldBytes} while it leaves the session's answers unread (else the session
+ * fails); the caller bounds the number of streams.
+ *
  * Backpressure, server → client: a write into the session completes once the WebSocket took the
  * bytes without backpressure (or on its next drain), so a slow client holds back spdy-transport,
  * whose stream writes then hold back their writers. Client → server: the library's receive
@@ -33,6 +39,19 @@ export type { SpdyStream } from 'spdy-transport';
 
 /** kTunnelHighWaterBytes: buffered WebSocket bytes above which the session's writes wait for drain. */
 const kTunnelHighWaterBytes = 256 * 1024;
+/** kMaxHeaderBlockBytes: the most a stream's header block may inflate to (kubectl's are under 100 bytes). */
+export const kMaxHeaderBlockBytes = 64 * 1024;
+/**
+ * kMaxStreamBufferBytes: client bytes a stream may hold unread (its reader not attached yet, or
+ * a stream nobody reads); past it the stream is reset with FLOW_CONTROL_ERROR. spdy-transport
+ * does not enforce its own receive window (1 MiB), and Kubernetes' clients do not keep to one.
+ */
+export const kMaxStreamBufferBytes = 1024 * 1024;
+/**
+ * kMaxInboundWhileHeldBytes: bytes a client may send while the session's output waits for it to
+ * read (each PING or bad frame is answered, and the answers queue); past it the session fails.
+ */
+export const kMaxInboundWhileHeldBytes = 8 * 1024 * 1024;
 
 let patched = false;
 
@@ -45,8 +64,25 @@ function installRawStreamHeaders(): void {
   if (patched) return;
   const proto = Object.getPrototypeOf(transport.protocol.spdy.parser.create({})) as { parseKVs: (buffer: unknown, cb: (err: Error | null, h?: Record<string, unknown>) => void) => void };
   const parseKVs = proto.parseKVs;
-  proto.parseKVs = function (this: unknown, buffer, callback) {
+  proto.parseKVs = function (this: { decompress?: { stream?: NodeJS.EventEmitter & { destroy(): void } } }, buffer, callback) {
+    // A header block is zlib-compressed: a few KiB on the wire may inflate to gigabytes. Past
+    // kMaxHeaderBlockBytes the inflater is stopped and the session fails (the caller closes it).
+    const inflate = this.decompress?.stream;
+    let inflated = 0;
+    let failed = false;
+    const count = (chunk: Buffer) => {
+      inflated += chunk.length;
+      if (failed || inflated <= kMaxHeaderBlockBytes) return;
+      failed = true;
+      inflate?.removeListener('data', count);
+      inflate?.on('error', () => {}); // destroyed on purpose; the session fails below
+      inflate?.destroy();
+      callback(new Error(`a SPDY header block inflates past ${kMaxHeaderBlockBytes} bytes`));
+    };
+    inflate?.on('data', count);
     return parseKVs.call(this, buffer, (err, headers) => {
+      inflate?.removeListener('data', count);
+      if (failed) return;
       if (!err && headers && headers[':method'] === undefined && headers[':path'] === undefined) {
         headers[':method'] = 'POST';
         headers[':path'] = '/';
@@ -77,6 +113,16 @@ function unlimitSendWindow(stream: SpdyStream): void {
     side.max = Number.MAX_SAFE_INTEGER;
     side.current = Number.MAX_SAFE_INTEGER;
   }
+}
+
+/** boundUnreadBytes: `stream` is reset (FLOW_CONTROL_ERROR) once more than kMaxStreamBufferBytes of its data wait unread. */
+function boundUnreadBytes(stream: SpdyStream): void {
+  const push = stream.push.bind(stream);
+  stream.push = (chunk: unknown, encoding?: BufferEncoding) => {
+    const more = push(chunk, encoding);
+    if (stream.readableLength > kMaxStreamBufferBytes) stream.abort('FLOW_CONTROL_ERROR');
+    return more;
+  };
 }
 
 /** What a tunnel needs of its WebSocket. */
@@ -124,15 +170,22 @@ export function openSpdyTunnel(socket: TunnelSocket, onStream: (stream: SpdyStre
   connection.on('stream', (stream: SpdyStream) => {
     stream.on('error', () => {}); // a reset stream; its 'close' tells the owner
     unlimitSendWindow(stream);
+    boundUnreadBytes(stream);
     onStream(stream);
   });
+  let inboundWhileHeld = 0;
   return {
     receive(message) {
       if (closed) return;
+      if (held.length > 0) {
+        inboundWhileHeld += message.byteLength;
+        if (inboundWhileHeld > kMaxInboundWhileHeldBytes) return onError(new Error(`the client sent ${inboundWhileHeld} bytes without reading the answers`));
+      }
       duplex.push(Buffer.from(message.slice(0)));
     },
     drained() {
       if (socket.bufferedAmount() >= kTunnelHighWaterBytes) return;
+      inboundWhileHeld = 0;
       for (const go of held.splice(0)) go();
     },
     close() {

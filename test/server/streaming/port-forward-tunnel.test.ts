@@ -4,9 +4,6 @@
 // the error stream in the kubelet's words, rejected and duplicate streams, the upgrade's refusals,
 // and garbage in place of SPDY.
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import { Duplex } from 'node:stream';
-import transport from 'spdy-transport';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createServer, type AgentServer } from '../../../src/server/server.js';
@@ -14,47 +11,7 @@ import { kPortForwardTunnelProtocol } from '../../../src/server/streaming/port-f
 import { newLogger } from '../../../src/shared/logging.js';
 import { waitFor } from '../../support/docker.js';
 import { fakePortForwardHost } from '../../support/fake-port-forward.js';
-
-/** The client's half of spdy-transport, which spdy-transport.d.ts leaves out. */
-interface ClientStream extends Duplex {
-  id: number;
-}
-interface ClientConnection {
-  start(version: number): void;
-  request(options: { method: string; path: string; headers: Record<string, string> }, cb: (err: Error | null, stream: ClientStream) => void): ClientStream;
-  on(event: string, fn: (...args: unknown[]) => void): void;
-}
-
-/**
- * openWs: a client WebSocket offering `protocols` verbatim. `ws` refuses `SPDY/3.1+portforward.k8s.io`
- * as a sub-protocol ('/' is not a token character; Go's client sends it anyway), so the handshake is
- * made here with node:http and the upgraded socket handed to `ws` as a client (masking its frames).
- * Resolves with the WebSocket, or with the refusal's status code and body.
- */
-function openWs(url: string, protocols: string[]): Promise<WebSocket | { code: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url.replace(/^ws:/, 'http:'), {
-      headers: {
-        Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': randomBytes(16).toString('base64'), ...(protocols.length ? { 'Sec-WebSocket-Protocol': protocols.join(', ') } : {}),
-      },
-    });
-    req.on('upgrade', (res, socket, head) => {
-      if (res.headers['sec-websocket-protocol'] !== protocols[0]) return reject(new Error(`negotiated ${res.headers['sec-websocket-protocol']}`));
-      const ws = new WebSocket(null as unknown as string, undefined, { autoPong: true });
-      (ws as unknown as { _isServer: boolean })._isServer = false; // a client: mask what it sends
-      (ws as unknown as { setSocket(s: unknown, h: Buffer, o: object): void }).setSocket(socket, head, { maxPayload: 0 });
-      resolve(ws);
-    });
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ code: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { openWs, spdyClient } from '../../support/spdy-tunnel-client.js';
 
 let server: AgentServer | undefined;
 afterEach(() => {
@@ -70,40 +27,8 @@ async function start() {
   const dial = async (pod = 'web') => {
     const ws = await openWs(url(pod), [kPortForwardTunnelProtocol]);
     if (!(ws instanceof WebSocket)) throw new Error(`upgrade refused: ${ws.code} ${ws.body}`);
-    const duplex = new Duplex({
-      read() {},
-      write(chunk: Buffer, _e, cb) {
-        if (ws.readyState === WebSocket.OPEN) ws.send(chunk, cb);
-        else cb();
-      },
-    });
-    ws.on('message', (m: Buffer) => duplex.push(Buffer.from(m)));
-    const closed = new Promise<number>((resolve) => ws.on('close', (code) => { duplex.push(null); resolve(code); }));
-    const conn = (transport as unknown as { connection: { create(s: Duplex, o: object): ClientConnection } }).connection.create(duplex, { protocol: 'spdy', isServer: false });
-    conn.on('error', () => {});
-    conn.start(3.1);
-    const open = (headers: Record<string, string>) => {
-      let markSent: () => void = () => {};
-      const sent = new Promise<void>((resolve) => (markSent = resolve));
-      // The SYN_STREAM goes out on a later tick: wait for it (sent) before ending a stream, or a
-      // FIN of the next request could overtake it, and SPDY drops a stream ID lower than one seen.
-      const stream = conn.request({ method: 'POST', path: '/', headers }, () => markSent());
-      stream.on('error', () => {});
-      let text = '';
-      stream.on('data', (c: Buffer) => (text += c.toString()));
-      const ended = new Promise<void>((resolve) => stream.on('end', () => resolve()));
-      const gone = new Promise<void>((resolve) => stream.on('close', () => resolve()));
-      return { stream, sent, text: () => text, ended, gone };
-    };
-    /** pair opens request `id`'s error stream (which the client closes at once, as kubectl) and its data stream. */
-    const pair = async (id: string, port = '80') => {
-      const error = open({ streamtype: 'error', port, requestid: id });
-      await error.sent;
-      error.stream.end();
-      const data = open({ streamtype: 'data', port, requestid: id });
-      await data.sent;
-      return { error, data };
-    };
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    const { open, pair } = spdyClient(ws, closed);
     return { ws, closed, open, pair };
   };
   const upgradeStatus = async (protocols: string[], pod = 'web') => {
