@@ -115,8 +115,9 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
     if (p.data?.writable) p.data.end();
     p.data?.resume(); // a data stream never forwarded (the pair timed out): drop what still comes
   };
+  /** failPair: endPair with `cause` on the error stream in the kubelet's words (portForwardError). */
   const failPair = (d: TunnelData, p: StreamPair, cause: string) =>
-    endPair(d, p, Buffer.from(portForwardError(p.port, d.target.sandboxId, d.target.podUid, cause)).toString('utf8'));
+    endPair(d, p, new TextDecoder().decode(portForwardError(p.port, d.target.sandboxId, d.target.podUid, cause)));
 
   /** forward: both streams are there: open the pod connection and relay it to the data stream. */
   const forward = (d: TunnelData, p: StreamPair, data: SpdyStream) => {
@@ -155,7 +156,7 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
     const type = header(stream, 'streamtype');
     const portText = header(stream, 'port');
     if ((type !== 'error' && type !== 'data') || !/^[0-9]{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
-      log.info({ path: d.path, streamType: type, port: portText }, 'Port-forward stream rejected');
+      log.info({ path: d.path, streamType: type.slice(0, 64), port: portText.slice(0, 64) }, 'Port-forward stream rejected');
       return stream.abort();
     }
     d.streams++;

@@ -1,7 +1,9 @@
 /**
  * Counterpart of the kubelet server's getPortForward (pkg/kubelet/server/server.go) with the CRI
  * streaming server's WebSocket port-forward (pkg/kubelet/cri/streaming/portforward/websocket.go),
- * on uWebSockets.js: `WS /portForward/{namespace}/{pod}[/{uid}]?port=N[&port=M…]`.
+ * on uWebSockets.js: `WS /portForward/{namespace}/{pod}[/{uid}]?port=N[&port=M…]`. kubectl's own
+ * port-forward (the Kubernetes API path, SPDY in WebSocket messages) is port-forward-tunnel.ts;
+ * both share {@link checkPortForwardUpgrade}, the plain-HTTP answers and the port-forward limiter.
  *
  * Before the upgrade, as the kubelet: authentication and authorization (auth.ts: an identity that
  * may write, never anonymous), the `port` query (400), the sub-protocol (400 when none offered is
