@@ -102,8 +102,9 @@ spec:
     const many = await Promise.all(Array.from({ length: 6 }, () => get(local.get(8080)!, '/index.html')));
     expect(many.every((r) => r.status === 200 && r.body === 'pf-body\n')).toBe(true);
     // The client's FIN reaches `cat` as EOF; it exits, and its end comes back as the stream's end.
-    // 256 KiB is past SPDY's 64 KiB stream window, which kubectl never replenishes (spdy-tunnel.ts).
-    const payloads = Array.from({ length: 4 }, (_, i) => randomBytes(i === 0 ? 256 * 1024 : 1000 + i));
+    // 4 MiB: past SPDY's 64 KiB stream window, which kubectl never replenishes, and past the 1 MiB at
+    // which an upload once broke the agent's TLS (both in spdy-tunnel.ts).
+    const payloads = Array.from({ length: 4 }, (_, i) => randomBytes(i === 0 ? 4 << 20 : 1000 + i));
     const echoed = await Promise.all(payloads.map((p) => echo(local.get(9090)!, p)));
     echoed.forEach((e, i) => expect(e.equals(payloads[i])).toBe(true));
     expect(pf.err()).toBe('');

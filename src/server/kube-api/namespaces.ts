@@ -115,6 +115,11 @@ function parseNamespace(body: Buffer | undefined, contentType: string | undefine
   return { name, ...(m.labels ? { labels: m.labels } : {}), ...(m.annotations ? { annotations: m.annotations } : {}) };
 }
 
+/** updateNamespace: `PUT`/`PATCH /api/v1/namespaces/{name}` (`kubectl label ns`, `annotate ns`): not served, and the 405 says so. */
+export function updateNamespace(): HttpReply {
+  return statusReply(statusError(405, 'MethodNotAllowed', 'namespaces on this node are created and deleted, not updated or patched (kubectl label/annotate namespace is not served): give the labels when creating it'));
+}
+
 /** createNamespace: `POST /api/v1/namespaces`. */
 export async function createNamespace({ host, req, body }: RouteContext): Promise<HttpReply> {
   if (!host.createNamespace) return notServed();

@@ -15,7 +15,7 @@ import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound, statusError } from '../status.js';
 import { configObjectFields, eventFields, namespaceFields, nodeFields, type FieldSet } from './field-selector.js';
-import { createNamespace, deleteNamespace, namespaceObjects } from './namespaces.js';
+import { createNamespace, deleteNamespace, namespaceObjects, updateNamespace } from './namespaces.js';
 import { patchNode } from './nodes.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
 import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kSecretPrinter, toTable, type NamespaceObject, type TablePrinter } from './table.js';
@@ -99,7 +99,7 @@ export function resourceRoutes(): Route[] {
   return routes.map((r) => {
     if (r.path === '/api/v1/namespaces') return { ...r, methods: { ...r.methods, post: createNamespace } };
     if (r.path === '/api/v1/nodes/:name') return { ...r, methods: { ...r.methods, patch: patchNode } };
-    if (r.path === '/api/v1/namespaces/:name') return { path: '/api/v1/namespaces/:namespace', methods: { get: asName(r.methods.get!), delete: asName(deleteNamespace) } };
+    if (r.path === '/api/v1/namespaces/:name') return { path: '/api/v1/namespaces/:namespace', methods: { get: asName(r.methods.get!), delete: asName(deleteNamespace), put: updateNamespace, patch: updateNamespace } };
     return r;
   });
 }

@@ -127,7 +127,7 @@ function boundUnreadBytes(stream: SpdyStream): void {
 
 /** What a tunnel needs of its WebSocket. */
 export interface TunnelSocket {
-  /** send writes `bytes` as one binary message; the caller corks. */
+  /** send writes `bytes` as one binary message (it is called outside uWS callbacks: the implementation corks). */
   send(bytes: Uint8Array): void;
   /** bufferedAmount: bytes the WebSocket holds unsent. */
   bufferedAmount(): number;
@@ -135,7 +135,7 @@ export interface TunnelSocket {
 
 /** SpdyTunnel: the server end of one tunnel; the caller feeds it the WebSocket's events. */
 export interface SpdyTunnel {
-  /** receive passes one binary message's bytes (copied: uWS reuses the buffer after the callback). */
+  /** receive passes one binary message's bytes (copied: uWS reuses the buffer after the callback); the session reads them on the next turn. */
   receive(message: ArrayBuffer): void;
   /** drained: the WebSocket's buffer went down; held writes go on. */
   drained(): void;
@@ -181,7 +181,14 @@ export function openSpdyTunnel(socket: TunnelSocket, onStream: (stream: SpdyStre
         inboundWhileHeld += message.byteLength;
         if (inboundWhileHeld > kMaxInboundWhileHeldBytes) return onError(new Error(`the client sent ${inboundWhileHeld} bytes without reading the answers`));
       }
-      duplex.push(Buffer.from(message.slice(0)));
+      // The session runs on a later turn, never inside uWS's message callback: run there, its
+      // answers (WINDOW_UPDATEs, the pod's bytes) were written from inside uWS's TLS read, and an
+      // upload of 1 MiB or more through kubectl over TLS got a TLS alert ("protocol version not
+      // supported") from uWS. setImmediate keeps the messages in order.
+      const bytes = Buffer.from(message.slice(0));
+      setImmediate(() => {
+        if (!closed) duplex.push(bytes);
+      });
     },
     drained() {
       if (socket.bufferedAmount() >= kTunnelHighWaterBytes) return;

@@ -306,6 +306,8 @@ describe('the rest of the node, seams and identities', () => {
     expect((await post({ metadata: {} })).status).toBe(422);
     expect((await json('/api/v1/namespaces', { method: 'POST', body: '{not json' })).status).toBe(400);
 
+    const label = await json('/api/v1/namespaces/team-a', { method: 'PATCH', body: '{"metadata":{"labels":{"x":"y"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(label).toMatchObject({ status: 405, body: { message: expect.stringContaining('not updated or patched') } });
     expect(await del('default')).toMatchObject({ status: 403, body: { message: 'namespaces "default" is forbidden: this namespace may not be deleted' } });
     expect(await del('prod')).toMatchObject({ status: 409, body: { reason: 'Conflict' } });
     expect((await del('prod')).body.message).toContain('holds 1 pod(s)');
