@@ -7,16 +7,17 @@
  * (kube-api/namespaces.ts); this module stores. Main thread only.
  *
  * The file is a JSON array of `{name, uid, creationTimestamp, labels?, annotations?}`, written
- * whole through a temporary file and a rename, so a crash leaves the old list or the new one. A
+ * whole (serial-file.ts: a crash leaves the old list or the new one). A
  * file that cannot be read as such a list is renamed `namespaces.json.broken` (kept for a person
  * to look at) and the store starts empty, with a warning; it never stops the agent.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CreatedNamespace } from '../server/agent-host.js';
 import type { Logger } from '../shared/logging.js';
 import { isStringMap } from '../shared/validation-util.js';
+import { newSerialFile } from './serial-file.js';
 
 export type { CreatedNamespace } from '../server/agent-host.js';
 
@@ -46,17 +47,8 @@ function isCreatedNamespace(v: unknown): v is CreatedNamespace {
 export function newNamespaceStore(rootDir: string, logger: Logger): NamespaceStore {
   const file = join(rootDir, 'namespaces.json');
   const byName = new Map<string, CreatedNamespace>();
-  // Writes run one at a time, in order: each writes the whole list as it is when it runs.
-  let chain: Promise<void> = Promise.resolve();
-  const persist = (): Promise<void> => {
-    const next = chain.then(async () => {
-      const tmp = `${file}.tmp`;
-      await writeFile(tmp, JSON.stringify([...byName.values()], null, 1));
-      await rename(tmp, file);
-    });
-    chain = next.catch(() => undefined);
-    return next;
-  };
+  const out = newSerialFile(file);
+  const persist = () => out.write(JSON.stringify([...byName.values()], null, 1));
   return {
     async load() {
       try {

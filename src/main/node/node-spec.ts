@@ -7,9 +7,10 @@
  * the kubelet admits pods bound to a cordoned node, and every pod given to this agent is bound to
  * it. A file that cannot be read counts as not cordoned, with a warning. Main thread only.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logging.js';
+import { newSerialFile } from '../serial-file.js';
 
 /** NodeSpecStore: the node's stored spec. */
 export interface NodeSpecStore {
@@ -34,7 +35,7 @@ export function newNodeSpecStore(rootDir: string, logger: Logger): NodeSpecStore
     if (err.code !== 'ENOENT') logger.warn({ file, err: err.message }, 'Cannot read the node spec; the node is not cordoned');
     return value;
   }));
-  let chain: Promise<void> = Promise.resolve();
+  const out = newSerialFile(file);
   return {
     unschedulable: async () => {
       await load();
@@ -42,14 +43,8 @@ export function newNodeSpecStore(rootDir: string, logger: Logger): NodeSpecStore
     },
     async setUnschedulable(next) {
       await load();
-      const write = chain.then(async () => {
-        const tmp = `${file}.tmp`;
-        await writeFile(tmp, JSON.stringify({ unschedulable: next }));
-        await rename(tmp, file);
-        value = next;
-      });
-      chain = write.catch(() => undefined);
-      await write;
+      await out.write(JSON.stringify({ unschedulable: next }));
+      value = next;
     },
   };
 }
