@@ -17,7 +17,15 @@
 // the main thread alone (event-loop utilisation × elapsed). `--no-count-calls` talks to dockerd
 // directly (the proxy adds a hop per call; the floor never has one).
 //
+// Docker admission (issue #16): the agent's worker threads admit creates, starts and removes through
+// an adaptive limit (src/workers/runtime/docker-admission.ts). `--fixed-limit 32` adds runs of the
+// same agent with each thread's limit fixed at 32 (KUBELET_TS_DOCKER_CONCURRENCY) to compare.
+// `--engine-cpus 0.5` runs everything (agent and floor) against a dockerd of the bench's own whose
+// daemon and containerd get 0.5 cores (bench/slow-engine.ts): the slow engine. `--reps 2` repeats
+// the agent runs and the floors interleaved and keeps the best of each (the machine is noisy).
+//
 //   npm run bench -- density [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none] [--no-count-calls]
+//                            [--fixed-limit N,…] [--engine-cpus X] [--reps 1]
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
@@ -25,6 +33,8 @@ import { tmpdir } from 'node:os';
 import { performance as perfHooks } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
+import { startSlowEngine } from './slow-engine.js';
+import { kFixedLimitEnv } from '../src/workers/runtime/docker-admission.js';
 import { kBusybox, kPause, parseIntList, podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult, progress } from './lib.js';
 
 const { values: args } = parseArgs({
@@ -36,6 +46,9 @@ const { values: args } = parseArgs({
     'no-raw': { type: 'boolean', default: false },
     'network-plugin': { type: 'string', default: 'cni' },
     'no-count-calls': { type: 'boolean', default: false },
+    'fixed-limit': { type: 'string', default: '' },
+    'engine-cpus': { type: 'string', default: '' },
+    reps: { type: 'string', default: '1' },
   },
 });
 const N = positiveInt('pods', args.pods);
@@ -45,7 +58,14 @@ if (!Number.isFinite(rate) || rate < 0) throw new Error(`--rate must be a number
 const networkPlugin = args['network-plugin'] as 'cni' | 'none';
 if (networkPlugin !== 'cni' && networkPlugin !== 'none') throw new Error(`--network-plugin must be cni or none, got ${networkPlugin}`);
 const rawConcurrencies = parseIntList('raw-concurrency', args['raw-concurrency']!);
-const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+const fixedLimits = args['fixed-limit'] ? parseIntList('fixed-limit', args['fixed-limit']) : [];
+const reps = positiveInt('reps', args.reps);
+const engineCpus = args['engine-cpus'] ? Number(args['engine-cpus']) : undefined;
+if (engineCpus !== undefined && !(engineCpus > 0 && engineCpus <= 64)) throw new Error(`--engine-cpus must be a number of cores > 0, got ${args['engine-cpus']}`);
+if (process.env[kFixedLimitEnv]) throw new Error(`unset ${kFixedLimitEnv}: this bench sets it itself for --fixed-limit runs`);
+const engine = engineCpus !== undefined ? await startSlowEngine(engineCpus) : undefined;
+const engineSocket = engine?.socketPath ?? '/var/run/docker.sock';
+const docker = new Docker({ socketPath: engineSocket });
 const runId = randomBytes(3).toString('hex');
 
 async function removeByLabel(label: string): Promise<number> {
@@ -62,8 +82,12 @@ function perPod(calls: { byRoute: DockerCallCounts; total: number }) {
   return { total: calls.total, perPod: calls.total / N, routes };
 }
 
-async function agentRun(counter: RemoteDockerCallCounter | undefined) {
-  const b = await startBenchAgent('density', { workers, syncFrequencyMs: 60_000, networkPlugin, ...(counter ? { dockerEndpoint: `unix://${counter.socketPath}` } : {}) });
+/** One agent run; `fixedLimit` fixes each worker thread's Docker admission limit (else adaptive). */
+async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit?: number) {
+  if (fixedLimit !== undefined) process.env[kFixedLimitEnv] = String(fixedLimit);
+  else delete process.env[kFixedLimitEnv];
+  const b = await startBenchAgent('density', { workers, syncFrequencyMs: 60_000, networkPlugin, dockerEndpoint: `unix://${counter?.socketPath ?? engineSocket}` });
+  delete process.env[kFixedLimitEnv]; // the worker threads took their copy of the environment
   agentNode = b.nodeName;
   await counter?.reset();
   const cpu0 = process.cpuUsage();
@@ -131,19 +155,34 @@ async function rawRun(concurrency: number) {
   return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1 };
 }
 
-const counter = args['no-count-calls'] ? undefined : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`));
+const counter = args['no-count-calls'] ? undefined : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`), engineSocket);
+type AgentResult = Awaited<ReturnType<typeof agentRun>>;
+const best = <T extends { allRunningMs: number }>(xs: T[]): T => xs.reduce((a, b) => (b.allRunningMs < a.allRunningMs ? b : a));
 try {
-  const agent = await agentRun(counter);
-  const raws = [];
-  if (!args['no-raw']) for (const c of rawConcurrencies) raws.push(await rawRun(c));
-  const raw = raws.length ? raws.reduce((a, b) => (b.allRunningMs < a.allRunningMs ? b : a)) : null;
+  // Interleaved: each rep runs the adaptive agent, each fixed-limit agent, then each floor.
+  const adaptiveRuns: AgentResult[] = [];
+  const fixedRuns = new Map<number, AgentResult[]>(fixedLimits.map((l) => [l, []]));
+  const rawRuns = new Map<number, Awaited<ReturnType<typeof rawRun>>[]>(rawConcurrencies.map((c) => [c, []]));
+  for (let rep = 1; rep <= reps; rep++) {
+    if (reps > 1) process.stderr.write(`rep ${rep}/${reps}\n`);
+    adaptiveRuns.push(await agentRun(counter));
+    for (const l of fixedLimits) fixedRuns.get(l)!.push(await agentRun(counter, l));
+    if (!args['no-raw']) for (const c of rawConcurrencies) rawRuns.get(c)!.push(await rawRun(c));
+  }
+  const agent = best(adaptiveRuns);
+  const fixed = fixedLimits.map((l) => ({ limit: l, best: best(fixedRuns.get(l)!), runsMs: fixedRuns.get(l)!.map((r) => r.allRunningMs) }));
+  const raws = args['no-raw'] ? [] : rawConcurrencies.map((c) => ({ ...best(rawRuns.get(c)!), runsMs: rawRuns.get(c)!.map((r) => r.allRunningMs) }));
+  const raw = raws.length ? best(raws) : null;
   const ratio = raw ? agent.allRunningMs / raw.allRunningMs : NaN;
   const s = (ms: number) => ms / 1000;
   const mode = rate === 0 ? 'burst' : `paced at ${rate} pods/s`;
-  console.log(`\ndensity: ${N} pods (sandbox + 1 container each), ${mode}, ${workers} worker threads, pod network ${networkPlugin}, ${new Date().toISOString()}`);
+  const engineWord = engine ? `own dockerd limited to ${engineCpus} cores` : 'the shared dockerd';
+  console.log(`\ndensity: ${N} pods (sandbox + 1 container each), ${mode}, ${workers} worker threads, pod network ${networkPlugin}, ${engineWord}, best of ${reps}, ${new Date().toISOString()}`);
   console.log(table([
-    ['measure', 'agent (s)', `raw floor (s)${raw ? `, concurrency ${raw.concurrency}` : ''}`, 'ratio'],
+    ['measure', 'agent, adaptive admission (s)', `raw floor (s)${raw ? `, concurrency ${raw.concurrency}` : ''}`, 'ratio'],
     ['time to all Running', s(agent.allRunningMs), raw ? s(raw.allRunningMs) : '-', raw ? ratio : '-'],
+    ...fixed.map((f) => [`  agent, limit fixed at ${f.limit} per thread`, s(f.best.allRunningMs), '', raw ? f.best.allRunningMs / raw.allRunningMs : '-']),
+    ...(reps > 1 ? [['  every run, adaptive', adaptiveRuns.map((r) => s(r.allRunningMs).toFixed(2)).join(' '), '', '']] : []),
     ['time to all removed', s(agent.allRemovedMs), raw ? s(raw.allRemovedMs) : '-', raw ? agent.allRemovedMs / raw.allRemovedMs : '-'],
     ['pod startup p50', s(agent.startupMs.p50), '', ''],
     ['pod startup p90', s(agent.startupMs.p90), '', ''],
@@ -155,12 +194,16 @@ try {
     ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
     ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
     ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
-    ...raws.map((r) => [`raw, concurrency ${r.concurrency}`, '', s(r.allRunningMs), '']),
+    ...raws.map((r) => [`raw, concurrency ${r.concurrency}`, '', reps > 1 ? r.runsMs.map((m) => s(m).toFixed(2)).join(' ') : s(r.allRunningMs), '']),
   ]));
-  const file = writeResult('density', { date: new Date().toISOString(), pods: N, rate, workers, networkPlugin, countedCalls: counter !== undefined, agent, raw: raws, best: raw, ratioAllRunning: ratio });
+  const file = writeResult('density', {
+    date: new Date().toISOString(), pods: N, rate, workers, networkPlugin, engineCpus: engineCpus ?? null, reps, countedCalls: counter !== undefined,
+    agent, adaptiveRunsMs: adaptiveRuns.map((r) => r.allRunningMs), fixed, raw: raws, best: raw, ratioAllRunning: ratio,
+  });
   console.log(`ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}\nresults: ${file}`);
 } finally {
   await counter?.close();
   if (agentNode) await removeByLabel(`kubelet-ts.node-name=${agentNode}`);
   await removeByLabel(`kubelet-ts.bench=${runId}`);
+  await engine?.remove();
 }

@@ -118,11 +118,12 @@ export interface RemoteDockerCallCounter {
 
 /**
  * spawnDockerCallCounter starts the counting proxy in a child process (`tsx bench/docker-calls.ts
- * SOCKET`) listening on `socketPath`; resolves once it listens.
+ * SOCKET UPSTREAM`) listening on `socketPath` and forwarding to the engine at `upstreamSocket`;
+ * resolves once it listens.
  * @throws Error when the child exits before it says it listens.
  */
-export async function spawnDockerCallCounter(socketPath: string): Promise<RemoteDockerCallCounter> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), socketPath], { stdio: ['pipe', 'pipe', 'inherit'] });
+export async function spawnDockerCallCounter(socketPath: string, upstreamSocket = '/var/run/docker.sock'): Promise<RemoteDockerCallCounter> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), socketPath, upstreamSocket], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const waiting: { resolve: (line: string) => void; reject: (err: Error) => void }[] = [];
   lines.on('line', (line) => waiting.shift()?.resolve(line));
@@ -156,9 +157,9 @@ export async function spawnDockerCallCounter(socketPath: string): Promise<Remote
   };
 }
 
-// As a child process: `tsx bench/docker-calls.ts SOCKET`.
+// As a child process: `tsx bench/docker-calls.ts SOCKET [UPSTREAM]`.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const counter = await startDockerCallCounter(process.argv[2]!);
+  const counter = await startDockerCallCounter(process.argv[2]!, process.argv[3]);
   process.stdout.write('listening\n');
   createInterface({ input: process.stdin }).on('line', (line) => {
     if (line === 'reset') counter.reset();

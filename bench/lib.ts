@@ -24,7 +24,9 @@ export function progress(label: string, total: number): { update(done: number): 
   const tty = process.stderr.isTTY;
   let last = 0;
   let lastDone = -1;
+  let latest = 0;
   const draw = (done: number, force = false) => {
+    latest = done;
     const now = Date.now();
     if (!force && (done === lastDone || now - last < (tty ? 100 : 1000))) return;
     last = now;
@@ -34,7 +36,7 @@ export function progress(label: string, total: number): { update(done: number): 
     const line = `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`;
     process.stderr.write(tty ? `\r${line}` : `${line}\n`);
   };
-  return { update: (done) => draw(done), end: () => { draw(lastDone < 0 ? 0 : lastDone, true); if (tty) process.stderr.write('\n'); } };
+  return { update: (done) => draw(done), end: () => { draw(latest, true); if (tty) process.stderr.write('\n'); } };
 }
 
 /** writeResult writes `data` to bench/results/<name>-<ISO time>.json and returns the path. */

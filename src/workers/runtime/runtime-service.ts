@@ -5,6 +5,7 @@
  * Worker threads only.
  */
 import type { FakeRuntimeTuning } from '../../shared/fake-runtime-tuning.js';
+import { limitFromEnv, withDockerAdmission } from './docker-admission.js';
 import { getDockerRuntime } from './docker-runtime.js';
 import { newFakeRuntime } from './fake-runtime.js';
 import { withFakeTuning } from './fake-tuning.js';
@@ -21,14 +22,20 @@ export interface RuntimeBootstrap {
 }
 
 let fakeRuntime: ContainerRuntime | undefined;
+const admittedDocker = new Map<string, ContainerRuntime>();
 
 /**
  * getRuntime returns this thread's runtime for `b`: the Docker runtime of `b.dockerSocketPath`
- * (one dockerode client per socket per thread), or this thread's one in-memory fake (call
+ * (one dockerode client per socket per thread) behind this thread's adaptive admission of creates,
+ * starts and removes (docker-admission.ts), or this thread's one in-memory fake (call
  * recording off, so it can hold 10,000 pods; tuned by `b.fakeRuntime` when first built). Not
  * scoped to a node: wrap it with scopeToNode (node-scope.ts) before touching containers.
  */
 export function getRuntime(b: RuntimeBootstrap): ContainerRuntime {
-  if ((b.runtime ?? 'docker') === 'docker') return getDockerRuntime(b.dockerSocketPath);
+  if ((b.runtime ?? 'docker') === 'docker') {
+    let rt = admittedDocker.get(b.dockerSocketPath);
+    if (!rt) admittedDocker.set(b.dockerSocketPath, (rt = withDockerAdmission(getDockerRuntime(b.dockerSocketPath), limitFromEnv())));
+    return rt;
+  }
   return (fakeRuntime ??= withFakeTuning(newFakeRuntime({ recordCalls: false }), b.fakeRuntime));
 }

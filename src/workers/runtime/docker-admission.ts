@@ -1,0 +1,70 @@
+/**
+ * Admission of Docker-bound operations (issue #16): a worker thread's container creates, starts and
+ * removes wait for a slot of an {@link AdaptiveConcurrencyLimit}, so the thread keeps Docker at its
+ * knee instead of running every sync's calls at once (the pod workers run up to 32 syncs). The
+ * kubelet has no such gate (it relies on the runtime's gRPC server); this is ours, for dense nodes.
+ *
+ * Gated: `createContainer`, `startContainer`, `removeContainer` — the calls that make dockerd,
+ * containerd and runc work. Not gated: reads (list, inspect: cheap, and a relist must not queue
+ * behind a burst of starts), `stopContainer` (its latency is the container's grace period, not the
+ * engine's), streams, images, exec. Worker threads only; one limit per thread per engine.
+ */
+import { AgentError } from '../../shared/errors.js';
+import { AdaptiveConcurrencyLimit, type Release } from './adaptive-limit.js';
+import type { ContainerRuntime } from './runtime.js';
+
+/**
+ * kFixedLimitEnv: `KUBELET_TS_DOCKER_CONCURRENCY=<n>` fixes each worker thread's limit at n
+ * (bench A/B comparisons only: `bench density` runs the agent with and without it). Unset: adaptive.
+ */
+export const kFixedLimitEnv = 'KUBELET_TS_DOCKER_CONCURRENCY';
+
+/** outcomeOf: how a failed call counts for the limit: an engine that timed out or stopped answering is overload. */
+function outcomeOf(err: unknown): 'error' | 'overload' {
+  return err instanceof AgentError && err.code === 'ERR_RUNTIME_UNAVAILABLE' ? 'overload' : 'error';
+}
+
+async function admitted<T>(limit: AdaptiveConcurrencyLimit, op: string, call: () => Promise<T>): Promise<T> {
+  const release: Release = await limit.acquire(op);
+  try {
+    const out = await call();
+    release('ok');
+    return out;
+  } catch (err) {
+    release(outcomeOf(err));
+    throw err;
+  }
+}
+
+/**
+ * limitFromEnv: the limit for a new engine client: fixed at `env[kFixedLimitEnv]` when that is an
+ * integer >= 1, else adaptive (initial 4, bounds 2..32 per thread).
+ * @throws RangeError when the variable is set to anything else (names the variable and value).
+ */
+export function limitFromEnv(env: NodeJS.ProcessEnv = process.env): AdaptiveConcurrencyLimit {
+  const fixed = env[kFixedLimitEnv];
+  if (fixed === undefined || fixed === '') return new AdaptiveConcurrencyLimit();
+  const n = Number(fixed);
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`${kFixedLimitEnv} must be an integer >= 1, got ${JSON.stringify(fixed)}`);
+  return new AdaptiveConcurrencyLimit({ initialLimit: n, minLimit: n, maxLimit: n });
+}
+
+/**
+ * withDockerAdmission returns `runtime` with its create/start/remove calls admitted by `limit`
+ * (every other method passes through, bound to `runtime`). Errors pass unchanged.
+ */
+export function withDockerAdmission(runtime: ContainerRuntime, limit: AdaptiveConcurrencyLimit): ContainerRuntime {
+  const overrides: Partial<ContainerRuntime> = {
+    createContainer: (spec) => admitted(limit, 'create', () => runtime.createContainer(spec)),
+    startContainer: (id) => admitted(limit, 'start', () => runtime.startContainer(id)),
+    removeContainer: (id) => admitted(limit, 'remove', () => runtime.removeContainer(id)),
+  };
+  return new Proxy(runtime, {
+    get(target, prop) {
+      const own = overrides[prop as keyof ContainerRuntime];
+      if (own) return own;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
