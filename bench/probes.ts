@@ -8,7 +8,7 @@
 //   npm run bench -- probes [--pods 100] [--duration 60] [--workers 2] [--kind net|exec]
 //
 // --kind net (default): hostNetwork pods, each a busybox httpd on its own 127.0.0.1 port, with an
-//   httpGet readiness probe and a tcpSocket liveness probe (the probes dial from the worker pool).
+//   httpGet readiness probe and a tcpSocket liveness probe (dialled from the main thread, no worker hop).
 // --kind exec: network-none pods with exec probes (`true`): every probe is a `docker exec`, whose
 //   cost is mostly dockerd's and runc's (a few tens of ms of CPU each), not the agent's.
 // --kind none: the same pods as net without probes: the agent's baseline (PLEG, resyncs).

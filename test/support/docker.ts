@@ -12,17 +12,6 @@ export const BUSYBOX_IMAGE = 'kubelet-ts/busybox:1.35';
 /** PAUSE_IMAGE is the local sandbox (infra container) image built by tools/ from tools/pause/pause.c. */
 export const PAUSE_IMAGE = 'kubelet-ts/pause:1.0';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /**
-     * dockerAvailable is true when test/support/global-setup.ts found dockerd answering on
-     * {@link DOCKER_SOCKET} and both local images present. Docker-backed suites use
-     * `describe.skipIf(!inject('dockerAvailable'))`. Under tools/test it is always true (or the run fails).
-     */
-    dockerAvailable: boolean;
-  }
-}
-
 /**
  * docker is a dockerode client on {@link DOCKER_SOCKET} for tests (creating it opens no connection).
  * dockerode 5 talks unversioned API paths; the daemon answers at API 1.41.

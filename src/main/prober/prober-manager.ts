@@ -2,7 +2,9 @@
  * Counterpart of pkg/kubelet/prober/prober_manager.go, worker.go and prober.go: the probe manager.
  * One probe worker per (pod UID, container, liveness|readiness|startup), all timed by ONE shared
  * scheduler (scheduler.ts: a min-heap and one timer, bounded probes in flight). The probes
- * themselves run on the worker pool (`execProbe`, `netProbe` tasks), so the main thread only keeps
+ * themselves run on the worker pool (`execProbe`, and `netProbe` of pods without a pod IP), except
+ * httpGet/tcpSocket probes of an address the node reaches (hostNetwork, pod IP), which this thread
+ * dials itself (shared/http-probe.ts: a raw-socket GET, no worker hop); the main thread otherwise keeps
  * counters:
  * - readiness drives ContainerStatus.ready and the Ready/ContainersReady conditions (probeStatus);
  * - a startup probe holds liveness and readiness back until it succeeds, and sets `started`;
@@ -20,6 +22,7 @@ import type { Container, Pod, Probe } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
 import { PROTOCOL_VERSION, type ExecProbeTask, type NetProbeTask, type ProbeKill, type ProbeOutcome, type RuntimePod } from '../../shared/messages.js';
+import { runDirectNetProbe } from '../../shared/http-probe.js';
 import { netProbeTarget, type HttpGetAction, type TcpSocketAction } from '../../shared/probe-target.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import { applyProbeResult, newProbeWorkerState, type ProbeType, type ProbeWorkerState } from './results-manager.js';
@@ -41,6 +44,11 @@ export interface ProberManagerOptions {
 /** Dependencies of newProberManager. */
 export interface ProberManagerDeps {
   runner: ProbeRunner;
+  /**
+   * Runs an httpGet/tcpSocket probe of a directly reachable target on this thread; default
+   * runDirectNetProbe (shared/http-probe.ts). Tests pass a fake.
+   */
+  directProbe?: (task: NetProbeTask) => Promise<ProbeOutcome>;
   /** Records Unhealthy events (the agent's event recorder). */
   recordEvent(pod: Pod, event: PodEventRecord): void;
   logger: Logger;
@@ -261,7 +269,10 @@ class ProberManagerImpl implements ProberManager {
       if (!mode) return { result: 'unknown', output: 'probe has no handler' };
       const action = (probe.httpGet ?? probe.tcpSocket) as HttpGetAction | TcpSocketAction;
       const target = netProbeTarget(pp.pod, container, mode, action, { hostIp: this.opts.hostIp, podIp: pp.podIp, sandboxId: pp.sandboxId });
-      return await this.deps.runner.run({ kind: 'netProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs });
+      const task = { kind: 'netProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs } as const;
+      // A target the node reaches directly is dialled from this thread (no worker-pool hop, issue
+      // #16); a pod without a pod IP is probed inside its netns by a worker's helper.
+      return await (task.sandboxId ? this.deps.runner.run(task) : (this.deps.directProbe ?? runDirectNetProbe)(task));
     } catch (err) {
       return { result: 'unknown', output: (err as Error)?.message ?? String(err) };
     }

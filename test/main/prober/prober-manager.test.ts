@@ -39,6 +39,7 @@ function runtimePod(...containers: RuntimeContainer[]): RuntimePod {
 function fakeRunner() {
   const tasks: Array<ExecProbeTask | NetProbeTask> = [];
   const verdicts = new Map<string, ProbeOutcome['result']>();
+  const direct: NetProbeTask[] = [];
   const runner: ProbeRunner = {
     async run(task) {
       tasks.push(task);
@@ -47,23 +48,28 @@ function fakeRunner() {
       return { result, output: result === 'failure' ? `${key} failed` : '' };
     },
   };
-  return { runner, tasks, verdicts };
+  // Direct probes (no sandbox netns) run on the main thread: recorded in `tasks` too (and in `direct`), answered alike.
+  const directProbe = (task: NetProbeTask) => {
+    direct.push(task);
+    return runner.run(task);
+  };
+  return { runner, tasks, verdicts, direct, directProbe };
 }
 
 function setup(hostIp = '127.0.0.1') {
   const clock = new FakeClock();
   clock.t = T0;
-  const { runner, tasks, verdicts } = fakeRunner();
+  const { runner, tasks, verdicts, direct, directProbe } = fakeRunner();
   const events: PodEventRecord[] = [];
   const statusChanges: string[] = [];
   const kills: string[] = [];
   const m = newProberManager({ hostIp, maxInFlight: 4 }, {
-    runner, clock, logger: pino({ level: 'silent' }),
+    runner, directProbe, clock, logger: pino({ level: 'silent' }),
     recordEvent: (_pod, e) => events.push(e),
     onStatusChange: (uid) => statusChanges.push(uid),
     onKill: (uid) => kills.push(uid),
   });
-  return { clock, m, tasks, verdicts, events, statusChanges, kills };
+  return { clock, m, tasks, verdicts, direct, events, statusChanges, kills };
 }
 
 const exec = (cmd: string, p: Partial<Probe> = {}): Probe => ({ exec: { command: cmd.split(' ') }, periodSeconds: 1, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3, ...p });
@@ -209,9 +215,11 @@ describe('probe manager', () => {
       [{ hostNetwork: true }, '', { host: '10.0.0.5' }],
       [{}, '172.17.0.9', { host: '172.17.0.9' }],
     ] as const) {
-      const { clock, m, tasks } = setup('10.0.0.5');
+      const { clock, m, tasks, direct } = setup('10.0.0.5');
       m.updatePod(pod({ liveness: http, readiness: tcp }, extra), runtimePod(container('c1')), podIp);
       await clock.advance(1_500);
+      // Only the netns probes take the worker-pool hop; the others are dialled by the main thread.
+      expect(direct.length > 0).toBe(!('sandboxId' in want));
       const h = tasks.find((t) => t.kind === 'netProbe' && t.mode === 'http') as NetProbeTask;
       const t = tasks.find((x) => x.kind === 'netProbe' && x.mode === 'tcp') as NetProbeTask;
       expect(h).toEqual({ kind: 'netProbe', protocol: 1, mode: 'http', port: 8080, scheme: 'HTTP', path: '/healthz', headers: [{ name: 'X-A', value: 'b' }], timeoutMs: 2000, ...want });
