@@ -50,13 +50,15 @@ if (N > kEphemeralStart - kFirstPort) throw new Error(`--pods ${N}: at most ${kE
 const basePort = kFirstPort + Math.floor(Math.random() * (kEphemeralStart - kFirstPort - N + 1));
 
 /**
- * probesRun: probes the agent has run so far — its kubelet_runtime_operations_total for the
- * net_probe and exec_probe worker tasks (every probe is one task), read from its /metrics text.
+ * probesRun: probes the agent has run so far — the sum of its prober_probe_total (GET
+ * /metrics/probes, every result counted; readable without a token, as /metrics). Since issue #16
+ * direct probes no longer pass through the worker pool, so kubelet_runtime_operations_total no
+ * longer counts them (upstream's counts only runtime calls either).
  */
 async function probesRun(): Promise<number> {
-  const { body } = await agent.metrics();
+  const body = await (await fetch(`http://127.0.0.1:${agent.port}/metrics/probes`)).text();
   let n = 0;
-  for (const m of body.matchAll(/^kubelet_runtime_operations_total\{[^}]*operation_type="(?:net|exec)_probe"[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  for (const m of body.matchAll(/^prober_probe_total\{[^}]*\} (\d+(?:\.\d+)?(?:e\+\d+)?)$/gm)) n += Number(m[1]);
   return n;
 }
 
@@ -96,8 +98,9 @@ ${kind === 'none' ? '' : `      livenessProbe: {tcpSocket: {port: ${port}}, peri
 const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
 const manifests = join(base, 'manifests');
 await import('node:fs/promises').then((fs) => fs.mkdir(manifests));
-const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), port: 0, workers, relistPeriodMs: 1000, syncFrequencyMs: 60_000, logLevel: 'warn' });
-const agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false });
+const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, workers, relistPeriodMs: 1000, syncFrequencyMs: 60_000, logLevel: 'warn' });
+// Served (on a free loopback port) only so probesRun can read GET /metrics/probes; nothing else asks it.
+const agent = newAgent(options, { logger: pino({ level: 'silent' }) });
 // Interrupted (Ctrl-C, timeout): still remove this node's containers and the temp dir.
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {

@@ -12,6 +12,7 @@
 import { AgentError } from '../../shared/errors.js';
 import { AdaptiveConcurrencyLimit, type Release } from './adaptive-limit.js';
 import type { ContainerRuntime } from './runtime.js';
+import { withOverrides } from './override.js';
 
 /**
  * kFixedLimitEnv: `KUBELET_TS_DOCKER_CONCURRENCY=<n>` fixes each worker thread's limit at n
@@ -59,12 +60,5 @@ export function withDockerAdmission(runtime: ContainerRuntime, limit: AdaptiveCo
     startContainer: (id) => admitted(limit, 'start', () => runtime.startContainer(id)),
     removeContainer: (id) => admitted(limit, 'remove', () => runtime.removeContainer(id)),
   };
-  return new Proxy(runtime, {
-    get(target, prop) {
-      const own = overrides[prop as keyof ContainerRuntime];
-      if (own) return own;
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
+  return withOverrides(runtime, overrides);
 }

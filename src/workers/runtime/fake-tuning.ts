@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentError } from '../../shared/errors.js';
 import type { FakeRuntimeOp, FakeRuntimeTuning } from '../../shared/fake-runtime-tuning.js';
 import type { ContainerRuntime } from './runtime.js';
+import { withOverrides } from './override.js';
 
 /**
  * withFakeTuning returns `runtime` with `tuning` applied: before each list/inspect/create/start/
@@ -33,13 +34,5 @@ export function withFakeTuning(runtime: ContainerRuntime, tuning: FakeRuntimeTun
     stopContainer: async (id, t) => { await gate('stop', `stop container ${id}`); return runtime.stopContainer(id, t); },
     removeContainer: async (id) => { await gate('remove', `remove container ${id}`); return runtime.removeContainer(id); },
   };
-  // Every other method (exec, images, logs…) passes through, bound to the real runtime.
-  return new Proxy(runtime, {
-    get(target, prop) {
-      const own = overrides[prop as keyof ContainerRuntime];
-      if (own) return own;
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
+  return withOverrides(runtime, overrides);
 }

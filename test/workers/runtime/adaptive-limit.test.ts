@@ -9,6 +9,7 @@ import { AdaptiveConcurrencyLimit } from '../../../src/workers/runtime/adaptive-
 import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../src/workers/runtime/docker-admission.js';
 import { AgentError } from '../../../src/shared/errors.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake-runtime.js';
+import { withOverrides } from '../../../src/workers/runtime/override.js';
 
 interface EngineModel {
   /** Operations the engine works on at once without queueing. */
@@ -142,11 +143,10 @@ describe('withDockerAdmission', () => {
   it('gates create/start/remove, passes other calls through, and counts an unavailable engine as overload', async () => {
     const fake = newFakeRuntime();
     let failStart = false;
-    const flaky = new Proxy(fake, {
-      get(target, prop) {
-        if (prop === 'startContainer' && failStart) return async () => { throw new AgentError('ERR_RUNTIME_UNAVAILABLE', 'start: container runtime is unavailable', { retriable: true }); };
-        const v = Reflect.get(target, prop, target) as unknown;
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    const flaky = withOverrides(fake, {
+      startContainer: async (id) => {
+        if (failStart) throw new AgentError('ERR_RUNTIME_UNAVAILABLE', 'start: container runtime is unavailable', { retriable: true });
+        return fake.startContainer(id);
       },
     });
     const limit = new AdaptiveConcurrencyLimit({ initialLimit: 8, minLimit: 2, maxLimit: 8 });
