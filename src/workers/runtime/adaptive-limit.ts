@@ -15,12 +15,17 @@
  * as the lowest latency of that kind over the last two epochs of `epochSamples` samples (so it
  * follows an engine that became slower or faster for good), and each sample contributes the ratio
  * `rttNoLoad[op] / rtt`. The limit changes at most once per window of `max(limit, 4)` samples,
- * from the window's mean ratio (one change per "round trip", as Vegas does per RTT), by
- * `max(1, log10(limit))` up or down (alpha = 3·log10(limit), beta = 6·log10(limit), Netflix's defaults); far past the knee it drops at
- * once to `limit × ratio + alpha` (what the engine works on, plus alpha queued), within [minLimit, maxLimit]; it grows only when at least half
- * of it was in use during the window (an idle node's limit stays where the last burst left it). A failed operation is not a
- * latency sample (a name conflict answers fast and says nothing about load) — except a timeout or
- * an engine that stopped answering, which halves the limit (the multiplicative decrease of AIMD).
+ * from the window's mean ratio (one change per "round trip", as Vegas does per RTT), within
+ * [minLimit, maxLimit]:
+ * - fewer than alpha = 3·log10(limit) queued (Netflix's default): up by `max(1, log10(limit))`,
+ *   but only when at least half of the limit was in use during the window (an idle node's limit
+ *   stays where the last burst left it);
+ * - more than beta = 6·log10(limit): down by that step, or at once to `limit × ratio + alpha` (what
+ *   the engine works on, plus alpha queued) when that is lower — Vegas alone takes about `limit`
+ *   windows to come down from a limit far too high.
+ * A failed operation is not a latency sample (a name conflict answers fast and says nothing about
+ * load), except an engine that stopped answering (ERR_RUNTIME_UNAVAILABLE), which halves the limit
+ * (the multiplicative decrease of AIMD).
  */
 
 /** AdaptiveLimitOptions: bounds and tuning; every field optional. */

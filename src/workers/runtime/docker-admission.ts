@@ -25,8 +25,16 @@ function outcomeOf(err: unknown): 'error' | 'overload' {
   return err instanceof AgentError && err.code === 'ERR_RUNTIME_UNAVAILABLE' ? 'overload' : 'error';
 }
 
-async function admitted<T>(limit: AdaptiveConcurrencyLimit, op: string, call: () => Promise<T>): Promise<T> {
+/**
+ * kMaxSlotHoldMs: a call still unanswered after this many milliseconds gives its slot back (counted
+ * as overload) and goes on without one, so calls an engine never answers (a daemon stopping, a
+ * wedged containerd) cannot hold the thread's slots for good; the Docker client has no timeout.
+ */
+export const kMaxSlotHoldMs = 30_000;
+
+async function admitted<T>(limit: AdaptiveConcurrencyLimit, op: string, call: () => Promise<T>, maxHoldMs: number): Promise<T> {
   const release: Release = await limit.acquire(op);
+  const hold = setTimeout(() => release('overload'), maxHoldMs);
   try {
     const out = await call();
     release('ok');
@@ -34,6 +42,8 @@ async function admitted<T>(limit: AdaptiveConcurrencyLimit, op: string, call: ()
   } catch (err) {
     release(outcomeOf(err));
     throw err;
+  } finally {
+    clearTimeout(hold);
   }
 }
 
@@ -52,13 +62,14 @@ export function limitFromEnv(env: NodeJS.ProcessEnv = process.env): AdaptiveConc
 
 /**
  * withDockerAdmission returns `runtime` with its create/start/remove calls admitted by `limit`
- * (every other method passes through, bound to `runtime`). Errors pass unchanged.
+ * (every other method passes through, bound to `runtime`). A call holds its slot at most
+ * `maxHoldMs` milliseconds (default {@link kMaxSlotHoldMs}). Errors pass unchanged.
  */
-export function withDockerAdmission(runtime: ContainerRuntime, limit: AdaptiveConcurrencyLimit): ContainerRuntime {
+export function withDockerAdmission(runtime: ContainerRuntime, limit: AdaptiveConcurrencyLimit, maxHoldMs = kMaxSlotHoldMs): ContainerRuntime {
   const overrides: Partial<ContainerRuntime> = {
-    createContainer: (spec) => admitted(limit, 'create', () => runtime.createContainer(spec)),
-    startContainer: (id) => admitted(limit, 'start', () => runtime.startContainer(id)),
-    removeContainer: (id) => admitted(limit, 'remove', () => runtime.removeContainer(id)),
+    createContainer: (spec) => admitted(limit, 'create', () => runtime.createContainer(spec), maxHoldMs),
+    startContainer: (id) => admitted(limit, 'start', () => runtime.startContainer(id), maxHoldMs),
+    removeContainer: (id) => admitted(limit, 'remove', () => runtime.removeContainer(id), maxHoldMs),
   };
   return withOverrides(runtime, overrides);
 }

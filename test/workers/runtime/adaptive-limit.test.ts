@@ -164,6 +164,19 @@ describe('withDockerAdmission', () => {
     expect(limit.snapshot()).toMatchObject({ inFlight: 0, samples: 3 });
   });
 
+  it('a call the engine never answers gives its slot back after maxHoldMs and the others go on', async () => {
+    const fake = newFakeRuntime();
+    const hung = withOverrides(fake, { startContainer: () => new Promise<void>(() => {}) });
+    const limit = new AdaptiveConcurrencyLimit({ initialLimit: 2, minLimit: 1, maxLimit: 2 });
+    const rt = withDockerAdmission(hung, limit, 50);
+    void rt.startContainer('a');
+    void rt.startContainer('b');
+    expect(limit.snapshot()).toMatchObject({ inFlight: 2 });
+    const id = await rt.createContainer({ name: 'k8s_after', image: 'busybox', labels: {}, hostConfig: {} });
+    expect(id).toBeTruthy();
+    expect(limit.snapshot()).toMatchObject({ inFlight: 0, limit: 1 });
+  });
+
   it(`${kFixedLimitEnv} fixes the limit; a bad value names the variable`, () => {
     expect(limitFromEnv({ [kFixedLimitEnv]: '6' }).snapshot()).toMatchObject({ limit: 6 });
     expect(limitFromEnv({}).limit).toBe(4);
