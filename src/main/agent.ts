@@ -265,7 +265,11 @@ class AgentImpl implements Agent {
     });
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
-      runtimeView: { observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid) },
+      runtimeView: {
+        observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid),
+        lastRelistObservedAtMs: () => this.#pleg.lastRelistObservedAtMs(),
+        hasContainersOf: (uid) => this.#pleg.hasContainersOf(uid),
+      },
       get podWorkers() { return podWorkers; },
       configObjects: (pod) => this.objects.configObjectsFor(pod),
       networkError: () => network.nodeMessage(),

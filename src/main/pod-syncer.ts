@@ -18,6 +18,7 @@
  * finished). It schedules nothing: the pod workers do.
  * Main thread only; every Docker call is a pool task.
  */
+import { PodAbsence, type RuntimeView } from './pod-absence.js';
 import { performance } from 'node:perf_hooks';
 
 import type { Pod } from '../shared/api.js';
@@ -54,8 +55,11 @@ export interface PodSyncerDeps {
   prober: ProberManager;
   statusManager: StatusManager;
   events: EventRecorder;
-  /** The PLEG's view of the runtime: told when a removal finished (Pleg.observePodRemoved). */
-  runtimeView: { observePodRemoved(uid: string): void };
+  /**
+   * The PLEG's view of the runtime: told when a removal finished (Pleg.observePodRemoved); asked
+   * whether a new pod has containers (pod-absence.ts).
+   */
+  runtimeView: RuntimeView & { observePodRemoved(uid: string): void };
   /**
    * The ConfigMaps and Secrets `pod` references (ObjectStore.configObjectsFor), put into its sync
    * task as `configObjects`; absent = none (the kubelet's configmap/secret managers' Get).
@@ -92,7 +96,12 @@ class PodSyncerImpl implements KubeletPodSyncer {
   /** Pods the agent failed itself (DeadlineExceeded, Evicted), with the status reason and message. */
   readonly #failures = new WeakMap<PodRecord, { reason: string; message: string; condition?: { type: string; reason: string; message: string } }>();
 
-  constructor(private readonly deps: PodSyncerDeps) {}
+  /** Which pods have no container for certain (their sync task's knownAbsent); every task runs through it. */
+  readonly #absence: PodAbsence;
+
+  constructor(private readonly deps: PodSyncerDeps) {
+    this.#absence = new PodAbsence(deps.runtimeView);
+  }
 
   async syncPod(uid: string): Promise<SyncPodOutcome> {
     const { podManager, podCache, runner, events } = this.deps;
@@ -105,12 +114,14 @@ class PodSyncerImpl implements KubeletPodSyncer {
     const started = performance.now();
     const cached = podCache.snapshot(uid);
     const configObjects = this.deps.configObjects?.(record.pod);
-    const result = await runner.run({
+    const knownAbsent = !cached.runtimePod && this.#absence.isKnownAbsent(uid);
+    const result = await this.#absence.run(uid, () => runner.run({
       kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
       livenessFailed: this.deps.prober.probeKills(uid), startedSidecars: this.deps.prober.startedSidecars(uid),
       ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
       ...(configObjects ? { configObjects } : {}),
-    }).catch((err: unknown) => {
+      ...(knownAbsent ? { knownAbsent } : {}),
+    })).catch((err: unknown) => {
       // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
       events.record(record.pod, { type: 'Warning', reason: 'FailedSync', message: `error syncing pod: ${(err as Error)?.message ?? String(err)}` });
       throw err;
@@ -175,7 +186,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
     const known = podManager.get(uid)?.pod;
     prober.removePod(uid);
     const generation = podCache.snapshot(uid).generation;
-    const result = await runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove, hostIp: this.deps.nodeIp, ...(known ? { pod: known } : {}) });
+    const result = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove, hostIp: this.deps.nodeIp, ...(known ? { pod: known } : {}) }));
     const record = podManager.get(uid);
     if (!record) return;
     if (remove) {
@@ -193,7 +204,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
    * the status is left to the kill in flight. Rejects with the task's error.
    */
   async shortenTermination(uid: string, gracePeriodSeconds: number): Promise<void> {
-    const result = await this.deps.runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: false, hostIp: this.deps.nodeIp });
+    const result = await this.#absence.run(uid, () => this.deps.runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: false, hostIp: this.deps.nodeIp }));
     const record = this.deps.podManager.get(uid);
     if (record) this.#logEvents(record.pod, result.events);
   }

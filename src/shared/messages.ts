@@ -214,6 +214,14 @@ export interface SyncPodTask {
    */
   cachedRuntimePod?: RuntimePod;
   /**
+   * True when the main thread knows the runtime has no container of the pod: a relist that began
+   * after the pod's last sync or kill task ended showed none, and no event since added one (the
+   * kubelet's pod cache answers GetNewerThan the same way for a pod it has no entry of, from the
+   * global timestamp of its last relist). The sync then starts from nothing without a list call.
+   * Optional; absent = read the runtime.
+   */
+  knownAbsent?: boolean;
+  /**
    * The ConfigMaps and Secrets the pod references (volumes, projected sources, env, envFrom,
    * imagePullSecrets), as the main thread's object store holds them when the task is made. Optional;
    * absent = the pod references none.

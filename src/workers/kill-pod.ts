@@ -10,7 +10,8 @@ import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '.
 import { podDir } from './container-config.js';
 import { removePodCgroup } from './pod-cgroup.js';
 import { runPreStopHook } from './hooks.js';
-import { getRuntimePod } from './runtime-pod.js';
+import { assembleRuntimePod, readPodDetails } from './runtime-pod.js';
+import { recordSyncChanges } from './sync-read-back.js';
 import { fillTerminationMessages } from './termination-message.js';
 import type { SyncDeps } from './sync-pod.js';
 import { unmountUnder } from './volumes/mount.js';
@@ -178,7 +179,11 @@ export async function removeContainers(deps: SyncDeps, containers: Array<Pick<Ru
 export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyncResult> {
   const dir = podDir(deps.rootDir, task.podUid); // validates the UID before anything is touched
   const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
-  let runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid, deps.network);
+  // What the kill does is recorded, so the read after it inspects only what it touched (sync-read-back.ts).
+  const recorder = recordSyncChanges(deps.runtime);
+  deps = { ...deps, runtime: recorder.runtime };
+  const first = await readPodDetails(deps.runtime, deps.nodeName, task.podUid);
+  let runtimePod = await assembleRuntimePod(task.podUid, first, deps.network);
   // A negative grace period means "the spec is gone": use the one recorded on the containers'
   // label, as the kubelet's killContainer does for a pod it only knows from the runtime, capped.
   const requested = task.gracePeriodSeconds < 0 ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
@@ -205,8 +210,12 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
       if (left.length) deps.logger?.warn({ uid: task.podUid, errors: left.slice(0, 3) }, 'Failed to remove the pod cgroup');
     }
   }
-  if (changed) runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, task.podUid, deps.network);
-  if (!task.remove) await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
+  let details = first;
+  if (changed) {
+    details = (await recorder.readBack(first)) ?? (await readPodDetails(deps.runtime, deps.nodeName, task.podUid));
+    runtimePod = await assembleRuntimePod(task.podUid, details, deps.network);
+  }
+  if (!task.remove) await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime, details);
   result.runtimePod = runtimePod;
   if (changed || task.remove) deps.logger?.info({ uid: task.podUid, remove: task.remove, gracePeriodSeconds: grace, left: runtimePod ? runtimePod.containers.length + runtimePod.sandboxes.length : 0 }, 'Killed pod');
   return result;

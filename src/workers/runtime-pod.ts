@@ -79,26 +79,46 @@ function newestFirst(a: RuntimeContainer, b: RuntimeContainer): number {
 
 /**
  * getRuntimePod lists the containers of pod `uid` owned by `nodeName` (one list call), inspects
- * each (in parallel) and returns them as a RuntimePod with sandboxes and app containers newest
- * first; null when nothing of the pod exists. A container removed between list and inspect is
- * skipped. `podIp`: with an enabled `network`, the first IP of the newest sandbox's network status
- * when that sandbox is running (kuberuntime GetPodStatus: determinePodSandboxIPs of the newest
- * sandbox, only when SANDBOX_READY), else '' (no network, hostNetwork — main reports the host's).
+ * each (in parallel) and returns them as a RuntimePod (assembleRuntimePod); null when nothing of
+ * the pod exists. A container removed between list and inspect is skipped.
  * @throws AgentError from the runtime (e.g. ERR_RUNTIME_UNAVAILABLE); the network's read errors.
  */
 export async function getRuntimePod(runtime: ContainerRuntime, nodeName: string, uid: string, network: PodNetwork = kNoopPodNetwork): Promise<RuntimePod | null> {
+  return assembleRuntimePod(uid, await readPodDetails(runtime, nodeName, uid), network);
+}
+
+/**
+ * readPodDetails: the inspect of every container of pod `uid` owned by `nodeName` — one list call,
+ * then one inspect per container in parallel; a container removed between the two is skipped.
+ * @throws AgentError from the runtime (e.g. ERR_RUNTIME_UNAVAILABLE).
+ */
+export async function readPodDetails(runtime: ContainerRuntime, nodeName: string, uid: string): Promise<ContainerDetails[]> {
   const list = await runtime.listContainers({ labels: ownerLabelFilter(nodeName, uid) });
-  const details = await Promise.all(
-    list.map(async (s) => {
-      try {
-        return await runtime.inspectContainer(s.id);
-      } catch (err) {
-        if (isNotFound(err)) return null;
-        throw err;
-      }
-    }),
-  );
-  const found = details.filter((d): d is ContainerDetails => d !== null && d.labels[kPodUidLabel] === uid);
+  const details = await Promise.all(list.map((s) => inspectIfPresent(runtime, s.id)));
+  return details.filter((d): d is ContainerDetails => d !== null);
+}
+
+/** inspectIfPresent: the inspect of container `id`, null when it is gone. @throws AgentError from the runtime but not-found. */
+export async function inspectIfPresent(runtime: ContainerRuntime, id: string): Promise<ContainerDetails | null> {
+  try {
+    return await runtime.inspectContainer(id);
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * assembleRuntimePod: the RuntimePod of pod `uid` from the inspects of its containers (others'
+ * are ignored), sandboxes and app containers newest first; null when none is of the pod. Name,
+ * namespace and grace period come from the newest container's labels. `podIp`: with an enabled
+ * `network`, the first IP of the newest sandbox's network status when that sandbox is running
+ * (kuberuntime GetPodStatus: determinePodSandboxIPs of the newest sandbox, only when
+ * SANDBOX_READY), else '' (no network, hostNetwork — main reports the host's).
+ * @throws the network's read errors.
+ */
+export async function assembleRuntimePod(uid: string, details: ContainerDetails[], network: PodNetwork = kNoopPodNetwork): Promise<RuntimePod | null> {
+  const found = details.filter((d) => d.labels[kPodUidLabel] === uid);
   if (found.length === 0) return null;
   const all = found.map(toRuntimeContainer).sort(newestFirst);
   const newest = found.slice().sort((a, b) => b.createdAtMs - a.createdAtMs)[0];

@@ -5,7 +5,8 @@
  * the PodNetwork (network/pod-network.ts) for ONE sandbox container.
  */
 import type { Pod } from '../shared/api.js';
-import { AgentError, isNotFound, serializeError } from '../shared/errors.js';
+import { AgentError, serializeError } from '../shared/errors.js';
+import { inspectIfPresent } from './runtime-pod.js';
 import type { RuntimeContainer } from '../shared/messages.js';
 import type { PodNetwork, PodNetworkTarget, PortMapping } from './network/pod-network.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
@@ -47,13 +48,8 @@ export function networkTargetOf(sandboxId: string, pod: { uid: string; name: str
  * @throws AgentError from the runtime other than not-found (e.g. ERR_RUNTIME_UNAVAILABLE).
  */
 export async function sandboxNetnsPath(runtime: ContainerRuntime, sandboxId: string): Promise<string> {
-  try {
-    const d = await runtime.inspectContainer(sandboxId);
-    return d.pid && d.pid > 0 ? `/proc/${d.pid}/ns/net` : '';
-  } catch (err) {
-    if (isNotFound(err)) return '';
-    throw err;
-  }
+  const d = await inspectIfPresent(runtime, sandboxId);
+  return d?.pid && d.pid > 0 ? `/proc/${d.pid}/ns/net` : '';
 }
 
 /**

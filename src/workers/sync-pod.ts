@@ -16,7 +16,8 @@ import { effectiveSecurityContext } from '../shared/security-context.js';
 import { killRuntimePod, networkTeardownFailed, removeContainers, stopContainers, tearDownSandboxes } from './kill-pod.js';
 import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
-import { getRuntimePod } from './runtime-pod.js';
+import { assembleRuntimePod, readPodDetails } from './runtime-pod.js';
+import { recordSyncChanges } from './sync-read-back.js';
 import { fillTerminationMessages } from './termination-message.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths, type ImagePuller } from './image-puller.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
@@ -400,8 +401,9 @@ function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult
  * agent does it once it has published the final status. Each action is a step; failures become waiting reasons
  * (`ErrImageNeverPull`, `ErrImagePull`, `CreateContainerConfigError`, `CreateContainerError`,
  * `RunContainerError`) and events instead of throwing. Stops between steps once
- * `task.deadlineMs` has passed and asks for a requeue. Re-reads the pod only if it changed
- * something. Idempotent: a second call with nothing to do changes nothing. With
+ * `task.deadlineMs` has passed and asks for a requeue. Reads the pod first (one list, an inspect
+ * per container) unless `task.knownAbsent`; after a change it reads back only the containers it
+ * touched (sync-read-back.ts). Idempotent: a second call with nothing to do changes nothing. With
  * `task.cachedRuntimePod` it plans from that first and, when nothing is to be done, returns it
  * without reading the runtime.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE (retriable) when Docker cannot be reached;
@@ -432,8 +434,13 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
       return { podUid: uid, steps: [], events: [...volumes.events, ...planned.events], runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
     }
   }
-  const runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid, deps.network);
-  await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime);
+  // Everything the sync does to the runtime from here on is recorded for its read-back (sync-read-back.ts).
+  const recorder = recordSyncChanges(deps.runtime);
+  deps = { ...deps, runtime: recorder.runtime };
+  // A pod the main thread knows has no container (the PLEG's view since its last task) needs no read.
+  const first = task.knownAbsent ? [] : await readPodDetails(deps.runtime, deps.nodeName, uid);
+  const runtimePod = await assembleRuntimePod(uid, first, deps.network);
+  await fillTerminationMessages(deps.rootDir, runtimePod, deps.runtime, first);
   const net = await sandboxNetworkState(deps.runtime, deps.network, pod, runtimePod, deps.logger);
   const actions = computePodActions(pod, runtimePod, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
   const s = new PodSync(deps, task, pod, runtimePod);
@@ -497,8 +504,9 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   })();
 
   if (s.changed) {
-    r.runtimePod = await getRuntimePod(deps.runtime, deps.nodeName, uid, deps.network);
-    await fillTerminationMessages(deps.rootDir, r.runtimePod, deps.runtime);
+    const after = (await recorder.readBack(first)) ?? (await readPodDetails(deps.runtime, deps.nodeName, uid));
+    r.runtimePod = await assembleRuntimePod(uid, after, deps.network);
+    await fillTerminationMessages(deps.rootDir, r.runtimePod, deps.runtime, after);
   }
   deps.logger?.debug({ uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod');
   return r;

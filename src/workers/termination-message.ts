@@ -8,7 +8,7 @@ import { open } from 'node:fs/promises';
 import type { RuntimePod } from '../shared/messages.js';
 import { terminationMessageFile } from './container-config.js';
 import { kTerminationMessagePolicyLabel } from './labels.js';
-import type { ContainerRuntime } from './runtime/runtime.js';
+import type { ContainerDetails, ContainerRuntime } from './runtime/runtime.js';
 
 /** Most bytes of a termination message file read (kubelet: maxTerminationMessageLength... 4096 per container). */
 export const kMaxTerminationMessageBytes = 4096;
@@ -46,9 +46,11 @@ export interface LogTailer {
  * the content of its termination message file under `rootDir` when not empty; else, when its
  * `annotation.io.kubernetes.container.terminationMessagePolicy` label says FallbackToLogsOnError
  * and it exited non-zero, the tail of its log (if `runtime` can tail logs); else what the runtime
- * said (Docker's error string). Never throws (a missing file is an empty message).
+ * said (Docker's error string). The policy label is read from `known` (the inspects the runtime
+ * pod was assembled from) when the container is there, else from an inspect. Never throws (a
+ * missing file is an empty message).
  */
-export async function fillTerminationMessages(rootDir: string, runtimePod: RuntimePod | null, runtime: ContainerRuntime): Promise<void> {
+export async function fillTerminationMessages(rootDir: string, runtimePod: RuntimePod | null, runtime: ContainerRuntime, known: readonly ContainerDetails[] = []): Promise<void> {
   if (!runtimePod) return;
   const tailer = runtime as Partial<LogTailer>;
   await Promise.all(
@@ -58,8 +60,8 @@ export async function fillTerminationMessages(rootDir: string, runtimePod: Runti
         let msg = await readHead(terminationMessageFile(rootDir, runtimePod.uid, c.name, c.attempt), kMaxTerminationMessageBytes);
         if (!msg && c.exitCode !== 0 && typeof tailer.tailLogs === 'function') {
           try {
-            const details = await runtime.inspectContainer(c.id);
-            if (details.labels[kTerminationMessagePolicyLabel] === 'FallbackToLogsOnError') msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes);
+            const labels = known.find((d) => d.id === c.id)?.labels ?? (await runtime.inspectContainer(c.id)).labels;
+            if (labels[kTerminationMessagePolicyLabel] === 'FallbackToLogsOnError') msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes);
           } catch {
             // gone meanwhile: no message
           }

@@ -204,6 +204,26 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     expect(r3.runtimePod!.containers.map((c) => c.restartCount)).toEqual([1, 0]);
   });
 
+  it('what a sync and a kill read back of what they touched is what a full read shows (a new pod known absent, a restart, a stop)', async () => {
+    const pod = mkPod([ctr('stay', kForever), ctr('crash', 'exit 3')], { restartPolicy: 'OnFailure' });
+    const uid = pod.metadata!.uid!;
+    const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000, knownAbsent: true });
+    if (!r.ok) throw new Error(r.error.message);
+    const r1 = r.value as PodSyncResult;
+    // `crash` may have exited already by the full read: compare everything but its state.
+    const noCrashState = (rp: RuntimePod | null) => ({ ...rp, containers: rp?.containers.map((c) => (c.name === 'crash' ? { ...c, state: '', finishedAtMs: 0, exitCode: 0, reason: '' } : c)) });
+    expect(r1.steps.filter((s) => !s.ok)).toEqual([]);
+    expect(noCrashState(r1.runtimePod)).toEqual(noCrashState(await readPod(uid)));
+    await waitFor('crash to exit', async () => current(await readPod(uid), 'crash')?.state === 'exited');
+    const r2 = await sync(pod, r1.backoff);
+    expect(r2.steps.map((s) => `${s.action}:${s.target}:${s.ok}`)).toEqual(['StartContainer:crash:true']);
+    expect(noCrashState(r2.runtimePod)).toEqual(noCrashState(await readPod(uid)));
+    expect(r2.runtimePod!.containers.filter((c) => c.name === 'crash').map((c) => c.restartCount)).toEqual([1, 0]);
+    const k = await kill(uid, false);
+    expect(k.runtimePod!.containers.map((c) => c.state)).toEqual(['exited', 'exited', 'exited']);
+    expect(k.runtimePod).toEqual(await readPod(uid));
+  });
+
   it('recreates only the container whose command changed', async () => {
     const pod = mkPod([ctr('stay', kForever), ctr('change', kForever)]);
     const r1 = await sync(pod);

@@ -235,6 +235,8 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
     runtimePodUids: () => generic.runtimePodUids(),
     oldRuntimeCopies: (fullName, uid) => generic.oldRuntimeCopies(fullName, uid),
     observePodRemoved: (uid) => generic.observePodRemoved(uid),
+    lastRelistObservedAtMs: () => generic.lastRelistObservedAtMs(),
+    hasContainersOf: (uid) => generic.hasContainersOf(uid),
     stats(): PlegStats {
       return { ...generic.stats(), eventLagsMs: [...lags], streaming };
     },

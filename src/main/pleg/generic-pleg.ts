@@ -146,6 +146,16 @@ export interface Pleg {
    * housekeeping does not kill it again, nor does a new pod wait for it).
    */
   observePodRemoved(uid: string): void;
+  /**
+   * lastRelistObservedAtMs: when the last successful relist asked the runtime (epoch ms, its
+   * RelistResult.observedAtMs); 0 before the first.
+   */
+  lastRelistObservedAtMs(): number;
+  /**
+   * hasContainersOf: true when the runtime view (the last relist, kept current by the events
+   * observed since) holds a container of pod `uid`. O(1).
+   */
+  hasContainersOf(uid: string): boolean;
 }
 
 /** GenericPleg: the relisting PLEG plus the hooks the event PLEG drives it with. */
@@ -183,6 +193,14 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
   let lastStartMs = 0;
   const log = deps.logger.child({ component: 'pleg' });
   let previous = new Map<string, RelistContainer>();
+  /** Pod UID → how many containers of it `previous` holds. */
+  let perPod = new Map<string, number>();
+  const countIn = (counts: Map<string, number>, uid: string, by: number) => {
+    const n = (counts.get(uid) ?? 0) + by;
+    if (n <= 0) counts.delete(uid);
+    else counts.set(uid, n);
+  };
+  let lastObservedAtMs = 0;
   let byFullName = new Map<string, string[]>();
   /** Pods observePodRemoved was told of, with when (epoch ms): left out of the views until a later relist. */
   const removed = new Map<string, number>();
@@ -203,6 +221,9 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       const current = new Map(result.containers.map((c) => [c.id, c]));
       const events = diffRelist(previous, current);
       previous = current;
+      perPod = new Map();
+      for (const c of result.containers) countIn(perPod, c.podUid, 1);
+      lastObservedAtMs = Math.max(lastObservedAtMs, result.observedAtMs);
       if (first) byFullName = indexByFullName(result.containers);
       for (const [uid, atMs] of removed) if (atMs < result.observedAtMs) removed.delete(uid);
       lastOkMs = Date.now();
@@ -280,9 +301,16 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       opts.relistPeriodMs = ms;
       if (!stopped && timer && !running) schedule();
     },
+    lastRelistObservedAtMs: () => lastObservedAtMs,
+    hasContainersOf: (uid) => perPod.has(uid),
     observe(c: RelistContainer, state: RuntimeContainerState | null) {
-      if (state === null) previous.delete(c.id);
-      else previous.set(c.id, { ...c, state });
+      const known = previous.get(c.id);
+      if (state === null) {
+        if (known && previous.delete(c.id)) countIn(perPod, known.podUid, -1);
+      } else {
+        if (!known) countIn(perPod, c.podUid, 1);
+        previous.set(c.id, { ...c, state });
+      }
     },
   };
 }

@@ -48,6 +48,25 @@ describe('generic PLEG', () => {
     expect(pleg.healthy().ok).toBe(true);
   });
 
+  it('hasContainersOf follows the relists and the events observed between them; lastRelistObservedAtMs the last relist', async () => {
+    const r = newFakePodSyncRunner({ relist: (_task, n) => ({ containers: n === 0 ? [c('1', 'p1', 'running'), c('2', 'p1', 'running')] : [], observedAtMs: 1000 + n }) });
+    const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: () => {} });
+    expect(pleg.lastRelistObservedAtMs()).toBe(0);
+    await pleg.relist();
+    expect(pleg.lastRelistObservedAtMs()).toBe(1000);
+    expect([pleg.hasContainersOf('p1'), pleg.hasContainersOf('p2')]).toEqual([true, false]);
+    pleg.observe(c('1', 'p1', 'running'), null);
+    expect(pleg.hasContainersOf('p1')).toBe(true);
+    pleg.observe(c('2', 'p1', 'running'), null);
+    pleg.observe(c('2', 'p1', 'running'), null); // a second destroy of the same container counts once
+    expect(pleg.hasContainersOf('p1')).toBe(false);
+    pleg.observe(c('3', 'p2', 'created'), 'created');
+    pleg.observe(c('3', 'p2', 'created'), 'running');
+    expect(pleg.hasContainersOf('p2')).toBe(true);
+    await pleg.relist();
+    expect([pleg.hasContainersOf('p1'), pleg.hasContainersOf('p2'), pleg.lastRelistObservedAtMs()]).toEqual([false, false, 1001]);
+  });
+
   it('a failed relist keeps the last known containers (no spurious removals)', async () => {
     const seen: string[][] = [];
     const lists = [[c('1', 'p1', 'running')], undefined as unknown as RelistContainer[], [c('1', 'p1', 'running')]];
