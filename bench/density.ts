@@ -24,8 +24,13 @@
 // daemon and containerd get 0.5 cores (bench/slow-engine.ts): the slow engine. `--reps 2` repeats
 // the agent runs and the floors interleaved and keeps the best of each (the machine is noisy).
 //
+// At density (issue #16 item 4): `--steady 30` adds, once every pod is Running, bench/at-density.ts's
+// figures — RSS per pod, idle CPU, relist p99, container death → watch frame (`--deaths 20`), GET
+// /pods — as rows of the same table. `--pods 1000 --network-plugin none --no-raw --steady 30` is the
+// 1,000-pod table (the CNI bridge's /24 holds 254 pods).
+//
 //   npm run bench -- density [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none] [--no-count-calls]
-//                            [--fixed-limit N,…] [--engine-cpus X] [--reps 1]
+//                            [--fixed-limit N,…] [--engine-cpus X] [--reps 1] [--steady 0 (s) --deaths 20]
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
@@ -34,6 +39,7 @@ import { performance as perfHooks } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
 import { startSlowEngine } from './slow-engine.js';
+import { measureAtDensity, type AtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker-admission.js';
 import { kBusybox, kPause, parseIntList, podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult, progress } from './lib.js';
 
@@ -49,6 +55,8 @@ const { values: args } = parseArgs({
     'fixed-limit': { type: 'string', default: '' },
     'engine-cpus': { type: 'string', default: '' },
     reps: { type: 'string', default: '1' },
+    steady: { type: 'string', default: '0' },
+    deaths: { type: 'string', default: '20' },
   },
 });
 const N = positiveInt('pods', args.pods);
@@ -60,12 +68,18 @@ if (networkPlugin !== 'cni' && networkPlugin !== 'none') throw new Error(`--netw
 const rawConcurrencies = parseIntList('raw-concurrency', args['raw-concurrency']!);
 const fixedLimits = args['fixed-limit'] ? parseIntList('fixed-limit', args['fixed-limit']) : [];
 const reps = positiveInt('reps', args.reps);
+const steadySeconds = Number(args.steady);
+if (!Number.isInteger(steadySeconds) || steadySeconds < 0) throw new Error(`--steady must be a whole number of seconds >= 0 (0 = no at-density phase), got ${args.steady}`);
+const deaths = positiveInt('deaths', args.deaths);
 const engineCpus = args['engine-cpus'] ? Number(args['engine-cpus']) : undefined;
 if (engineCpus !== undefined && !(engineCpus > 0 && engineCpus <= 64)) throw new Error(`--engine-cpus must be a number of cores > 0, got ${args['engine-cpus']}`);
 if (process.env[kFixedLimitEnv]) throw new Error(`unset ${kFixedLimitEnv}: this bench sets it itself for --fixed-limit runs`);
 const engine = engineCpus !== undefined ? await startSlowEngine(engineCpus) : undefined;
 const engineSocket = engine?.socketPath ?? '/var/run/docker.sock';
 const docker = new Docker({ socketPath: engineSocket });
+await docker.ping().catch((err: unknown) => {
+  throw new Error(`bench density: Docker does not answer on ${engineSocket} (${(err as Error).message}); start it with tools/up`);
+});
 const runId = randomBytes(3).toString('hex');
 
 async function removeByLabel(label: string): Promise<number> {
@@ -89,6 +103,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const b = await startBenchAgent('density', { workers, syncFrequencyMs: 60_000, networkPlugin, dockerEndpoint: `unix://${counter?.socketPath ?? engineSocket}` });
   delete process.env[kFixedLimitEnv]; // the worker threads took their copy of the environment
   agentNode = b.nodeName;
+  const rssBefore = process.memoryUsage().rss;
   await counter?.reset();
   const cpu0 = process.cpuUsage();
   const elu0 = perfHooks.eventLoopUtilization();
@@ -110,6 +125,8 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const elu = perfHooks.eventLoopUtilization(elu0);
   const startCalls = counter ? perPod(await counter.counts()) : undefined;
   await counter?.reset();
+  const atDensity = steadySeconds > 0 && fixedLimit === undefined ? await measureAtDensity(b, docker, N, rssBefore, steadySeconds, deaths) : undefined;
+  await counter?.reset();
   const latencies = [...b.times.running].map(([uid, t]) => t - (b.times.accepted.get(uid) ?? t0));
   const t1 = performance.now();
   await Promise.all(Array.from({ length: N }, (_, i) => b.remove(`density-${i}.yaml`)));
@@ -126,8 +143,20 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const mainThreadCpuMsPerPod = elu.active / N;
   return {
     allRunningMs, allRemovedMs, ipamLeasesAfter, cpuMsPerPod, mainThreadCpuMsPerPod,
-    dockerCallsPerPod: startCalls?.perPod, startCalls, removeCalls, startupMs: summary(latencies), relistMs: summary(pleg.relistDurationsMs), eventLagMs: summary(pleg.eventLagsMs),
+    dockerCallsPerPod: startCalls?.perPod, startCalls, removeCalls, atDensity, startupMs: summary(latencies), relistMs: summary(pleg.relistDurationsMs), eventLagMs: summary(pleg.eventLagsMs),
   };
+}
+
+/** The at-density rows of the table (see bench/at-density.ts). */
+function atDensityRows(d: AtDensity): (string | number)[][] {
+  const ms = (x: number) => x.toFixed(1);
+  return [
+    [`at ${d.pods} pods: agent RSS per pod, MiB (process RSS ${Math.round(d.rssMiB)} MiB)`, d.rssMiBPerPod, '', ''],
+    [`at ${d.pods} pods: idle CPU over ${Math.round(d.idleSeconds)} s, % of a core`, d.idleCpuPercentOfCore, '', ''],
+    [`at ${d.pods} pods: relist p50 / p99 / max, ms (${d.relistMs.n} asked; period ${d.relistPeriodMs / 1000} s)`, `${ms(d.relistMs.p50)} / ${ms(d.relistMs.p99)} / ${ms(d.relistMs.max)}`, '', ''],
+    [`at ${d.pods} pods: container death → watch frame p50 / p99 / max, ms (${d.deathToFrameMs.n} deaths)`, `${ms(d.deathToFrameMs.p50)} / ${ms(d.deathToFrameMs.p99)} / ${ms(d.deathToFrameMs.max)}`, '', ''],
+    [`at ${d.pods} pods: GET /pods req/s, p50 / p99 ms (${Math.round(d.getPods.bytesPerResponse / 1024)} KiB each)`, `${d.getPods.requestsPerSec}, ${d.getPods.p50Ms} / ${d.getPods.p99Ms}`, '', ''],
+  ];
 }
 
 async function rawRun(concurrency: number) {
@@ -194,6 +223,7 @@ try {
     ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
     ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
     ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
+    ...(agent.atDensity ? atDensityRows(agent.atDensity) : []),
     ...raws.map((r) => [`raw, concurrency ${r.concurrency}`, '', reps > 1 ? r.runsMs.map((m) => s(m).toFixed(2)).join(' ') : s(r.allRunningMs), '']),
   ]));
   const file = writeResult('density', {
