@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { Pod } from '../src/shared/api.js';
 import { kContainerNameLabel, kNodeNameLabel, kPodUidLabel } from '../src/workers/labels.js';
-import { summary, type BenchAgent } from './lib.js';
+import { summary, watchDieEvents, type BenchAgent } from './lib.js';
 
 const run = promisify(execFile);
 
@@ -82,23 +82,7 @@ export async function measureAtDensity(b: BenchAgent, docker: Docker, pods: numb
   });
   const lags: number[] = [];
   // Docker's `die` events of this node's containers: when each died, epoch ms by Docker's clock.
-  const died = new Map<string, number>();
-  const events = (await docker.getEvents({ filters: { type: ['container'], event: ['die'], label: [`${kNodeNameLabel}=${b.nodeName}`] } })) as NodeJS.ReadableStream & { destroy(): void };
-  let buffered = '';
-  events.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      try {
-        const e = JSON.parse(line) as { id?: string; timeNano?: number };
-        if (e.id && e.timeNano) died.set(e.id, e.timeNano / 1e6);
-      } catch {
-        // not a whole event
-      }
-    }
-  });
+  const { died, close } = await watchDieEvents(docker, b.nodeName);
   try {
     const apps = await docker.listContainers({ filters: { label: [`${kNodeNameLabel}=${b.nodeName}`, `${kContainerNameLabel}=main`] } });
     const step = Math.max(1, Math.floor(apps.length / deaths));
@@ -119,7 +103,7 @@ export async function measureAtDensity(b: BenchAgent, docker: Docker, pods: numb
     }
   } finally {
     off();
-    events.destroy();
+    close();
   }
 
   process.stderr.write('at density: GET /pods, autocannon 4 connections for 5 s\n');

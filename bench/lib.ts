@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import WebSocket from 'ws';
+import type Docker from 'dockerode';
 import { newAgent, type Agent, type AgentDeps } from '../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../src/main/agent-options.js';
 import type { Pod } from '../src/shared/api.js';
@@ -199,6 +200,32 @@ export async function startBenchAgent(
       await rmPath(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * watchDieEvents opens a Docker events stream of the `die` events of node `nodeName`'s containers
+ * and records when each container died by dockerd's own clock (the event's timeNano, as epoch ms).
+ * `died` fills as events come; `close()` ends the stream.
+ */
+export async function watchDieEvents(docker: Docker, nodeName: string): Promise<{ died: Map<string, number>; close(): void }> {
+  const died = new Map<string, number>();
+  const events = (await docker.getEvents({ filters: { type: ['container'], event: ['die'], label: [`kubelet-ts.node-name=${nodeName}`] } })) as NodeJS.ReadableStream & { destroy(): void };
+  let buffered = '';
+  events.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try {
+        const e = JSON.parse(line) as { id?: string; timeNano?: number };
+        if (e.id && e.timeNano) died.set(e.id, e.timeNano / 1e6);
+      } catch {
+        // not a whole event
+      }
+    }
+  });
+  return { died, close: () => events.destroy() };
 }
 
 /** waitUntil polls `count()` every 100 ms, showing progress, until it reaches `total`. @throws after `timeoutMs`. */

@@ -11,7 +11,7 @@
 // for good, so the sync that reads its termination message publishes it (a longer path).
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import { podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult, progress } from './lib.js';
+import { podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, watchDieEvents, writeResult, progress } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,21 +50,7 @@ try {
   bar.end();
 
   // dockerd's own time of each death (the `die` event's timeNano), from a bench-side events stream.
-  const dieAtMs = new Map<string, number>();
-  const events = (await docker.getEvents({ filters: { type: ['container'], event: ['die'], label: [`kubelet-ts.node-name=${b.nodeName}`] } })) as NodeJS.ReadableStream & { destroy(): void };
-  let buf = '';
-  events.on('data', (chunk: Buffer) => {
-    buf += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      try {
-        const e = JSON.parse(line) as { id?: string; timeNano?: number };
-        if (e.id && e.timeNano) dieAtMs.set(e.id, e.timeNano / 1e6);
-      } catch { /* partial line */ }
-    }
-  });
+  const { died: dieAtMs, close: closeDieEvents } = await watchDieEvents(docker, b.nodeName);
   const delays: number[] = [];
   const dieToStatus: number[] = [];
   const bar2 = progress('container deaths observed', samples);
@@ -87,7 +73,7 @@ try {
     bar2.update(i + 1);
   }
   bar2.end();
-  events.destroy();
+  closeDieEvents();
   const pleg = b.agent.pleg.stats();
   const result = {
     date: new Date().toISOString(), pods: N, containers: 2 * N, workers, restartPolicy,
