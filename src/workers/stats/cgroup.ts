@@ -48,17 +48,35 @@ export function parseProcCgroup(text: string): { unified?: string; cpuacct?: str
   return out;
 }
 
-/** parseFlatKeyed parses a flat-keyed file (`key value` per line: memory.stat, cpu.stat). Non-numeric values are skipped. Pure. */
-export function parseFlatKeyed(text: string): Map<string, number> {
+/**
+ * parseFlatKeyed parses a flat-keyed file (`key value` per line: memory.stat, cpu.stat) into a
+ * map; with `keys`, only those keys are kept (and only their values converted: memory.stat has
+ * ~70 lines of which the figures need 4, read for every cgroup at every collection).
+ * Non-numeric values are skipped. Pure.
+ */
+export function parseFlatKeyed(text: string, keys?: ReadonlySet<string>): Map<string, number> {
   const m = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const [k, v] = line.trim().split(/\s+/);
-    if (!k || v === undefined) continue;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end).trim();
+    start = end + 1;
+    const sp = line.search(/\s/);
+    if (sp <= 0) continue;
+    const k = line.slice(0, sp);
+    if (keys && !keys.has(k)) continue;
+    const v = line.slice(sp + 1).trim().split(/\s+/)[0];
     const n = Number(v);
-    if (Number.isFinite(n)) m.set(k, n);
+    if (v !== '' && Number.isFinite(n)) m.set(k, n);
   }
   return m;
 }
+
+/** The memory.stat keys usageFromV1 and usageFromV2 read. */
+const kV1MemStatKeys: ReadonlySet<string> = new Set(['total_inactive_file', 'total_rss', 'total_pgfault', 'total_pgmajfault']);
+const kV2MemStatKeys: ReadonlySet<string> = new Set(['inactive_file', 'anon', 'pgfault', 'pgmajfault']);
+const kCpuStatKeys: ReadonlySet<string> = new Set(['usage_usec']);
 
 function num(text: string | null): number | undefined {
   if (text === null) return undefined;
@@ -91,7 +109,7 @@ export function usageFromV1(files: { cpuacctUsage: string | null; memUsage: stri
   const cpu = num(files.cpuacctUsage);
   const usage = num(files.memUsage);
   if (cpu === undefined && usage === undefined) return null;
-  const stat = parseFlatKeyed(files.memStat ?? '');
+  const stat = parseFlatKeyed(files.memStat ?? '', kV1MemStatKeys);
   const out: CgroupUsage = {};
   if (cpu !== undefined) out.cpuUsageNs = cpu;
   if (usage !== undefined) {
@@ -112,11 +130,11 @@ export function usageFromV1(files: { cpuacctUsage: string | null; memUsage: stri
  * (anon, inactive_file, pgfault, pgmajfault). Pure.
  */
 export function usageFromV2(files: { cpuStat: string | null; memCurrent: string | null; memMax: string | null; memStat: string | null }): CgroupUsage | null {
-  const cpuStat = files.cpuStat === null ? undefined : parseFlatKeyed(files.cpuStat);
+  const cpuStat = files.cpuStat === null ? undefined : parseFlatKeyed(files.cpuStat, kCpuStatKeys);
   const usage = num(files.memCurrent);
   const usec = cpuStat?.get('usage_usec');
   if (usec === undefined && usage === undefined) return null;
-  const stat = parseFlatKeyed(files.memStat ?? '');
+  const stat = parseFlatKeyed(files.memStat ?? '', kV2MemStatKeys);
   const out: CgroupUsage = {};
   if (usec !== undefined) out.cpuUsageNs = usec * 1000;
   if (usage !== undefined) {
@@ -149,22 +167,29 @@ export async function cgroupOfProcess(pid: number, version: 1 | 2, procRoot = '/
 
 /**
  * readCgroupUsage reads the figures of cgroup `ref` under the mount `root` (v1: `root/cpuacct/…`,
- * `root/memory/…`; v2: `root/…`). Null when nothing was readable (the cgroup is gone). Never throws.
+ * `root/memory/…`; v2: `root/…`). `knownLimit`: the cgroup's memory limit as an earlier read gave
+ * it (bytes, undefined = unlimited); when given, the limit file is not read and this is reported
+ * (a container's limit is fixed at its create: the agent never updates it). Null when nothing was
+ * readable (the cgroup is gone). Never throws.
  */
-export async function readCgroupUsage(ref: CgroupRef, root = kCgroupFsRoot): Promise<CgroupUsage | null> {
+export async function readCgroupUsage(ref: CgroupRef, root = kCgroupFsRoot, knownLimit?: { memoryLimitBytes: number | undefined }): Promise<CgroupUsage | null> {
+  let usage: CgroupUsage | null;
   if (ref.version === 1) {
     const c = path.join(root, 'cpuacct', ref.cpuacct);
     const m = path.join(root, 'memory', ref.memory);
     const [cpuacctUsage, memUsage, memLimit, memStat] = await Promise.all([
-      read(path.join(c, 'cpuacct.usage')), read(path.join(m, 'memory.usage_in_bytes')), read(path.join(m, 'memory.limit_in_bytes')), read(path.join(m, 'memory.stat')),
+      read(path.join(c, 'cpuacct.usage')), read(path.join(m, 'memory.usage_in_bytes')), knownLimit ? null : read(path.join(m, 'memory.limit_in_bytes')), read(path.join(m, 'memory.stat')),
     ]);
-    return usageFromV1({ cpuacctUsage, memUsage, memLimit, memStat });
+    usage = usageFromV1({ cpuacctUsage, memUsage, memLimit, memStat });
+  } else {
+    const d = path.join(root, ref.path);
+    const [cpuStat, memCurrent, memMax, memStat] = await Promise.all([
+      read(path.join(d, 'cpu.stat')), read(path.join(d, 'memory.current')), knownLimit ? null : read(path.join(d, 'memory.max')), read(path.join(d, 'memory.stat')),
+    ]);
+    usage = usageFromV2({ cpuStat, memCurrent, memMax, memStat });
   }
-  const d = path.join(root, ref.path);
-  const [cpuStat, memCurrent, memMax, memStat] = await Promise.all([
-    read(path.join(d, 'cpu.stat')), read(path.join(d, 'memory.current')), read(path.join(d, 'memory.max')), read(path.join(d, 'memory.stat')),
-  ]);
-  return usageFromV2({ cpuStat, memCurrent, memMax, memStat });
+  if (usage && knownLimit?.memoryLimitBytes !== undefined) usage.memoryLimitBytes = knownLimit.memoryLimitBytes;
+  return usage;
 }
 
 /**

@@ -3,7 +3,8 @@
  * cadvisor_stats_provider.go ListPodStats, with cAdvisor's housekeeping reading each container's
  * cgroup): one `stats` task lists this node's running containers (one Docker list call), finds each
  * one's cgroup from its init process's /proc/<pid>/cgroup (the PID from one inspect, cached per
- * container ID on this thread), reads the cgroup files directly (v1 or v2, detected), the pod
+ * container ID on this thread), reads the cgroup files directly (v1 or v2, detected; a container's
+ * memory limit only at its first read: Docker sets it at create and the agent never updates it), the pod
  * cgroup when the pod has one, the json-file log's size, the emptyDir volumes' usage (the volume
  * code's diskUsageBytes), the node's /proc/stat and /proc/meminfo, and statfs of the root dir and of
  * Docker's root dir. No Docker stats stream. Never throws for one container: its error is listed.
@@ -39,6 +40,8 @@ interface CachedContainer {
   image: string;
   logPath: string;
   cgroup: CgroupRef | null;
+  /** The cgroup's memory limit from its first read (bytes; undefined = unlimited), unset until one succeeded. */
+  limit?: { memoryLimitBytes: number | undefined };
 }
 
 /** Per-thread cache: container ID → what its inspect and /proc/<pid>/cgroup said. Pruned at each collection. */
@@ -125,7 +128,8 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
       pod.startedAtMs = info.startedAtMs;
       return;
     }
-    const usage = info.cgroup ? await readCgroupUsage(info.cgroup, root) : null;
+    const usage = info.cgroup ? await readCgroupUsage(info.cgroup, root, info.limit) : null;
+    if (usage && !info.limit) info.limit = { memoryLimitBytes: usage.memoryLimitBytes };
     if (info.cgroup && !usage) errors.push(`container ${c.id.slice(0, 12)}: cgroup not readable`);
     const sample: ContainerSample = {
       id: c.id, dockerName: c.name, cgroupPath: !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path, name: c.labels[kContainerNameLabel] ?? '', image: info.image, startedAtMs: info.startedAtMs, cgroup: usage, logsUsedBytes: logBytes(info.logPath),

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatsTask } from '../../../src/shared/messages.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/messages.js';
-import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, parseProcCgroup, readCgroupUsage, usageFromV1, usageFromV2 } from '../../../src/workers/stats/cgroup.js';
+import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, parseFlatKeyed, parseProcCgroup, readCgroupUsage, usageFromV1, usageFromV2 } from '../../../src/workers/stats/cgroup.js';
 import { collectStats } from '../../../src/workers/stats/collect-stats.js';
 import { parseMeminfo, parseProcStat } from '../../../src/workers/stats/node.js';
 import type { ContainerDetails, ContainerRuntime, ContainerSummary } from '../../../src/workers/runtime/runtime.js';
@@ -51,6 +51,20 @@ describe('cgroup readers', () => {
     expect(await cgroupOfProcess(99999, 1, v1.proc)).toBeNull();
     expect(await cgroupOfProcess(4343, 1, v2.proc)).toBeNull();
     expect(await readCgroupUsage({ version: 2, path: '/gone' }, v2.cgroup)).toBeNull();
+  });
+
+  it('reports a known memory limit without reading the limit file, and an unlimited one as none', async () => {
+    const ref = await cgroupOfProcess(4242, 1, v1.proc);
+    expect(await readCgroupUsage(ref!, v1.cgroup, { memoryLimitBytes: 7 })).toMatchObject({ cpuUsageNs: 5e9, memoryLimitBytes: 7 });
+    expect(await readCgroupUsage(ref!, v1.cgroup, { memoryLimitBytes: undefined })).not.toHaveProperty('memoryLimitBytes');
+    const v2ref = await cgroupOfProcess(4343, 2, v2.proc);
+    expect(await readCgroupUsage(v2ref!, v2.cgroup, { memoryLimitBytes: 9 })).toMatchObject({ cpuUsageNs: 2.5e9, memoryLimitBytes: 9 });
+  });
+
+  it('parses flat-keyed files whole or for the keys asked, skipping garbage', () => {
+    const text = 'rss 5\ntotal_rss 10\n  total_pgfault   3  \nbad\ntotal_inactive_file x\n\nlast 4';
+    expect([...parseFlatKeyed(text)]).toEqual([['rss', 5], ['total_rss', 10], ['total_pgfault', 3], ['last', 4]]);
+    expect([...parseFlatKeyed(text, new Set(['total_rss', 'total_inactive_file', 'last']))]).toEqual([['total_rss', 10], ['last', 4]]);
   });
 
   it('keeps the working set at 0 when inactive_file exceeds usage, and ignores garbage', () => {
@@ -123,6 +137,27 @@ describe('collectStats', () => {
     expect(pod.volumes[0].usedBytes).toBeGreaterThanOrEqual(64 * 1024);
     expect(s.node).toMatchObject({ cpuUsageNs: 123_456_789, memoryCapacityBytes: 16_384_000 * 1024, memoryWorkingSetBytes: (12_288_000 - 2_048_000) * 1024, bootTimeMs: 1_700_000_000_000, imageFs: null });
     expect(s.node.fs?.capacityBytes).toBeGreaterThan(0);
+  });
+
+  it('reads the memory limit of a container at its first collection only (Docker sets it at create)', async () => {
+    const cg = await mkdtemp(path.join(tmpdir(), 'kubelet-ts-cgroup-'));
+    try {
+      const dir = path.join(cg, 'system.slice', 'docker-bbb.scope');
+      await mkdir(dir, { recursive: true });
+      await writeFile(path.join(cg, 'cgroup.controllers'), 'cpu memory\n');
+      await writeFile(path.join(dir, 'cpu.stat'), 'usage_usec 1\n');
+      await writeFile(path.join(dir, 'memory.current'), '100\n');
+      await writeFile(path.join(dir, 'memory.stat'), 'anon 1\n');
+      await writeFile(path.join(dir, 'memory.max'), '1000\n');
+      const runtime = listingRuntime([{ id: 'c-limit', name: 'k8s_app_lim_default_u9_0', labels: labels('u9', 'app'), state: 'running', createdAtMs: 1, imageId: '', pid: 4343, logPath: '' }]);
+      const deps = { runtime, rootDir, cgroupRoot: '', now: () => 3, cgroupFsRoot: cg, procRoot: v2.proc };
+      expect((await collectStats(deps, task)).pods[0].containers[0].cgroup).toMatchObject({ cpuUsageNs: 1000, memoryLimitBytes: 1000 });
+      await writeFile(path.join(dir, 'memory.max'), '2000\n');
+      await writeFile(path.join(dir, 'cpu.stat'), 'usage_usec 2\n');
+      expect((await collectStats(deps, task)).pods[0].containers[0].cgroup).toMatchObject({ cpuUsageNs: 2000, memoryLimitBytes: 1000 });
+    } finally {
+      await rm(cg, { recursive: true, force: true });
+    }
   });
 
   it('reads the v2 fixture and reports a container whose inspect fails as an error, not a throw', async () => {
