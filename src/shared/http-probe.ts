@@ -5,8 +5,8 @@
  * {@link runDirectNetProbe} — no worker-pool hop (issue #16) — and the worker's net-probe.ts runs
  * the netns ones (pods with network `none`) with {@link httpProbe} over its helper.
  *
- * The direct HTTP client is a minimal HTTP/1.1 one on a raw socket, as a probe needs no more: it
- * writes one `GET` with `Connection: close`, reads the status line and headers, keeps at most
+ * The direct HTTP client is a minimal HTTP/1.1 one on a one-shot connection (probe-socket.ts), as a
+ * probe needs no more: it writes one `GET` with `Connection: close`, reads the status line and headers, keeps at most
  * 10 KiB of body (the kubelet's maxProbeOutputLength) and closes the connection as soon as it has
  * the body (Content-Length reached, the last chunk seen, 10 KiB read, or the server closed).
  * HTTPS certificates are not verified, as the kubelet's prober.
@@ -15,7 +15,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { NetProbeTask, ProbeOutcome } from './messages.js';
 import { serializeError } from './errors.js';
-import { setLongTimeout } from './long-timeout.js';
+import { exchange, ProbeSocketError } from './probe-socket.js';
 
 /** Most body bytes kept for the probe's output (maxProbeOutputLength 10 KiB). */
 export const kMaxProbeBodyBytes = 10 * 1024;
@@ -105,40 +105,38 @@ function bodyComplete(raw: Buffer, end: number): boolean {
   return false;
 }
 
+/** replyComplete: whether a probe has read enough of `raw`: the body it keeps, or a head too long to be one. */
+function replyComplete(raw: Buffer): boolean {
+  const end = headEnd(raw);
+  return end === -1 ? raw.length > kMaxHeadBytes : bodyComplete(raw, end);
+}
+
 /**
- * directHttp: one GET on a raw TCP (or TLS, unverified) socket from this thread. Bounded as a
- * whole by `timeoutMs` (Go's http.Client.Timeout). Rejects with Go's wording:
+ * directHttp: one GET on its own connection from this thread (probe-socket.ts: Node's TCP handle
+ * for an IP address, a net.Socket for a name, tls unverified for HTTPS). Bounded as a whole by
+ * `timeoutMs` (Go's http.Client.Timeout). Rejects with Go's wording:
  * `Get "<url>": dial tcp …: connect: connection refused`, `… context deadline exceeded …`.
  */
-export const directHttp: Dialer = (host, port, req, timeoutMs) =>
-  new Promise((resolve, reject) => {
-    const url = `${req.scheme.toLowerCase()}://${host.includes(':') ? `[${host}]` : host}:${port}${req.path}`;
-    const s = req.scheme === 'HTTPS' ? tls.connect({ host, port, rejectUnauthorized: false, servername: net.isIP(host) ? undefined : host }) : net.connect({ host, port });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (err: Error | null) => {
-      if (done) return;
-      done = true;
-      timer.clear();
-      s.destroy();
-      if (err) return reject(err);
-      const reply = parseHttpReply(Buffer.concat(chunks));
-      if (!reply) return reject(new Error(`Get "${url}": malformed HTTP response`));
-      resolve(reply);
-    };
-    const timer = setLongTimeout(() => finish(new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)), timeoutMs);
-    s.once(req.scheme === 'HTTPS' ? 'secureConnect' : 'connect', () => s.write(requestHead(req)));
-    s.on('data', (b: Buffer) => {
-      chunks.push(b);
-      size += b.length;
-      const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      const end = headEnd(raw);
-      if (end === -1 ? size > kMaxHeadBytes : bodyComplete(raw, end)) finish(end === -1 ? new Error(`Get "${url}": malformed HTTP response (head over ${kMaxHeadBytes} bytes)`) : null);
-    });
-    s.once('end', () => finish(size > 0 ? null : new Error(`Get "${url}": EOF`)));
-    s.once('error', (e: NodeJS.ErrnoException) => finish(new Error(`Get "${url}": dial tcp ${host}:${port}: connect: ${e.code === 'ECONNREFUSED' ? 'connection refused' : e.message}`)));
-  });
+export const directHttp: Dialer = async (host, port, req, timeoutMs) => {
+  const url = `${req.scheme.toLowerCase()}://${host.includes(':') ? `[${host}]` : host}:${port}${req.path}`;
+  const tlsDial = req.scheme === 'HTTPS'
+    ? { connect: () => tls.connect({ host, port, rejectUnauthorized: false, servername: net.isIP(host) ? undefined : host }), connectEvent: 'secureConnect' }
+    : {};
+  let raw: Buffer;
+  try {
+    raw = await exchange({ host, port, send: requestHead(req), complete: replyComplete, timeoutMs, ...tlsDial });
+  } catch (err) {
+    if (!(err instanceof ProbeSocketError)) throw err;
+    if (err.phase === 'timeout') throw new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
+    if (err.phase === 'read') throw new Error(`Get "${url}": read tcp ${host}:${port}: ${err.detail}`);
+    throw new Error(`Get "${url}": dial tcp ${host}:${port}: connect: ${err.detail}`);
+  }
+  if (raw.length === 0) throw new Error(`Get "${url}": EOF`);
+  if (headEnd(raw) === -1 && raw.length > kMaxHeadBytes) throw new Error(`Get "${url}": malformed HTTP response (head over ${kMaxHeadBytes} bytes)`);
+  const reply = parseHttpReply(raw);
+  if (!reply) throw new Error(`Get "${url}": malformed HTTP response`);
+  return reply;
+};
 
 /**
  * httpProbe, as pkg/probe/http DoHTTPProbe: GET through `dial`, following redirects to the same
@@ -180,21 +178,13 @@ export async function httpProbe(task: NetProbeTask, dial: Dialer): Promise<Probe
 }
 
 /** directTcp: a TCP connect, closed at once (pkg/probe/tcp DoTCPProbe). Rejects with Go's dial wording. */
-export function directTcp(host: string, port: number, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect({ host, port });
-    // Not s.setTimeout: Node's timers fire at once past 2^31-1 ms, and timeoutSeconds may be longer.
-    const timer = setLongTimeout(() => s.destroy(new Error(`dial tcp ${host}:${port}: i/o timeout`)), timeoutMs);
-    s.once('connect', () => {
-      timer.clear();
-      s.destroy();
-      resolve();
-    });
-    s.once('error', (e: NodeJS.ErrnoException) => {
-      timer.clear();
-      reject(new Error(`dial tcp ${host}:${port}: connect: ${e.code === 'ECONNREFUSED' ? 'connection refused' : e.message}`));
-    });
-  });
+export async function directTcp(host: string, port: number, timeoutMs: number): Promise<void> {
+  try {
+    await exchange({ host, port, timeoutMs });
+  } catch (err) {
+    if (!(err instanceof ProbeSocketError)) throw err;
+    throw new Error(`dial tcp ${host}:${port}: ${err.phase === 'timeout' ? 'i/o timeout' : `connect: ${err.detail}`}`);
+  }
 }
 
 /**
