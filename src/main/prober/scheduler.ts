@@ -3,6 +3,15 @@
  * goroutine and ticker; one timer per probe in Node would mean a timer storm at hundreds of pods.
  * Here every probe of the node shares ONE min-heap ordered by due time and ONE armed timer, and
  * at most `maxInFlight` probes run at once (the rest wait in arrival order). Main thread only.
+ *
+ * The timer fires on a grid of `tickMs` (default 100 ms), as a timer wheel's slots: every job due
+ * within one tick runs at the tick's end, together. A job runs at most one tick late, and its
+ * period is kept exactly (the next run is due one period after this one was due, not after it
+ * ran). Probes of 100 pods at 1 s are 200 wake-ups a second one by one, and 10 with a 100 ms
+ * tick: one wake-up, one timer and one turn of the event loop then serve about 20 probes, whose
+ * connections complete in the same turns (issue #16: about 40 % less CPU per probe, measured in
+ * `bench probes`). The kubelet's own workers run on independent tickers; what upstream promises
+ * is a probe every periodSeconds (at least 1 s), which a 100 ms grid keeps.
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { setLongTimeout, type LongTimeout } from '../../shared/long-timeout.js';
@@ -28,6 +37,8 @@ export const kRealClock: SchedulerClock = {
 export interface ProbeSchedulerOptions {
   /** Probes running at once, across all pods (default 16). */
   maxInFlight?: number;
+  /** The timer's grid, milliseconds (default 100): jobs due within one tick run together at its end. 1 runs each job when due. */
+  tickMs?: number;
 }
 
 /** ProbeScheduler runs each registered periodic job on its period, all on one timer. */
@@ -123,7 +134,7 @@ class ProbeSchedulerImpl implements ProbeScheduler {
   #stopped = false;
   #idle: (() => void) | null = null;
 
-  constructor(private readonly maxInFlight: number, private readonly clock: SchedulerClock) {}
+  constructor(private readonly maxInFlight: number, private readonly tickMs: number, private readonly clock: SchedulerClock) {}
 
   add(key: string, firstDueMs: number, periodMs: number, run: () => Promise<void>): void {
     if (this.#stopped) return;
@@ -178,17 +189,20 @@ class ProbeSchedulerImpl implements ProbeScheduler {
       this.#timerDueMs = Infinity;
       return;
     }
-    if (this.#timer !== null && this.#timerDueMs <= top.dueMs) return;
+    // The end of the tick the earliest job is due in (a timer wheel's slot).
+    const fireAtMs = Math.ceil(top.dueMs / this.tickMs) * this.tickMs;
+    if (this.#timer !== null && this.#timerDueMs <= fireAtMs) return;
     if (this.#timer !== null) this.clock.clearTimer(this.#timer);
-    this.#timerDueMs = top.dueMs;
-    this.#timer = this.clock.setTimer(() => this.#fire(), Math.max(0, top.dueMs - this.clock.now()));
+    this.#timerDueMs = fireAtMs;
+    this.#timer = this.clock.setTimer(() => this.#fire(), Math.max(0, fireAtMs - this.clock.now()));
   }
 
   #fire(): void {
+    // Everything due up to the end of this tick (Date.now may read a millisecond behind the timer).
+    const until = Math.max(this.clock.now(), this.#timerDueMs);
     this.#timer = null;
     this.#timerDueMs = Infinity;
-    const now = this.clock.now();
-    for (let top = this.#heap.peek(); top && top.dueMs <= now; top = this.#heap.peek()) {
+    for (let top = this.#heap.peek(); top && top.dueMs <= until; top = this.#heap.peek()) {
       this.#heap.pop();
       if (top.job.removed || top.gen !== top.job.gen) continue;
       this.#waiting.push(top.job);
@@ -247,10 +261,12 @@ class ProbeSchedulerImpl implements ProbeScheduler {
 
 /**
  * newProbeScheduler creates the node's probe scheduler.
- * @throws InvalidArgumentError for a maxInFlight below 1.
+ * @throws InvalidArgumentError for a maxInFlight or tickMs that is not an integer >= 1.
  */
 export function newProbeScheduler(options: ProbeSchedulerOptions = {}, clock: SchedulerClock = kRealClock): ProbeScheduler {
   const maxInFlight = options.maxInFlight ?? 16;
+  const tickMs = options.tickMs ?? 100;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new InvalidArgumentError(`options.maxInFlight must be an integer >= 1, got ${maxInFlight}`);
-  return new ProbeSchedulerImpl(maxInFlight, clock);
+  if (!Number.isInteger(tickMs) || tickMs < 1) throw new InvalidArgumentError(`options.tickMs must be an integer >= 1 (milliseconds), got ${tickMs}`);
+  return new ProbeSchedulerImpl(maxInFlight, tickMs, clock);
 }

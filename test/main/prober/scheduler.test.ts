@@ -87,8 +87,36 @@ describe('probe scheduler', () => {
     await s.stop();
   });
 
-  it('refuses a non-positive period and a bad maxInFlight', () => {
+  it('runs the jobs due within one tick together at its end, and keeps each period exact', async () => {
+    const clock = new FakeClock();
+    let wakeUps = 0;
+    const counting = { now: () => clock.now(), setTimer: (fn: () => void, ms: number) => clock.setTimer(() => { wakeUps++; fn(); }, ms), clearTimer: (h: unknown) => clock.clearTimer(h) };
+    const s = newProbeScheduler({ tickMs: 100 }, counting);
+    const runs: Array<[string, number]> = [];
+    for (const [key, at] of [['a', 10], ['b', 40], ['c', 90], ['d', 150]] as const) s.add(key, clock.t + at, 1000, async () => void runs.push([key, clock.now() - 1_000_000]));
+    await clock.advance(99);
+    expect(runs).toEqual([]);
+    await clock.advance(1);
+    expect(runs).toEqual([['a', 100], ['b', 100], ['c', 100]]);
+    await clock.advance(1000);
+    expect(runs.slice(3)).toEqual([['d', 200], ['a', 1100], ['b', 1100], ['c', 1100]]);
+    // Two ticks per period (100 and 200 ms past each second): 3 wake-ups for the 7 runs so far.
+    expect(wakeUps).toBe(3);
+    await s.stop();
+    // tickMs 1: each job when due, one wake-up each.
+    const exact = newProbeScheduler({ tickMs: 1 }, clock);
+    const at: number[] = [];
+    exact.add('x', clock.t + 10, 1000, async () => void at.push(clock.now()));
+    exact.add('y', clock.t + 40, 1000, async () => void at.push(clock.now()));
+    const t0 = clock.t;
+    await clock.advance(50);
+    expect(at).toEqual([t0 + 10, t0 + 40]);
+    await exact.stop();
+  });
+
+  it('refuses a non-positive period, a bad maxInFlight and a bad tick', () => {
     expect(() => newProbeScheduler({ maxInFlight: 0 })).toThrow(/maxInFlight/);
+    expect(() => newProbeScheduler({ tickMs: 0.5 })).toThrow(/tickMs must be an integer >= 1 \(milliseconds\), got 0.5/);
     const s = newProbeScheduler({}, new FakeClock());
     expect(() => s.add('k', 0, 0, async () => {})).toThrow(/periodMs of k/);
   });
