@@ -1,17 +1,19 @@
 // bench probes: N static pods, each with a liveness and a readiness probe (period 1 s), against the
-// real dockerd; once every pod is Ready, measures the agent process's own CPU (process.cpuUsage:
-// main thread + worker threads) over --duration seconds, as % of one core. The issue's target:
-// under 25 % with 100 pods. Also counts the probes actually run in the window (from the agent's
-// kubelet_runtime_operations_total), so a run where probes fell behind their period shows it, and
-// the CPU per probe. Prints a table, writes bench/results/probes-*.json.
+// real dockerd and the agent with its default settings; once every pod is Ready, measures the agent
+// process's own CPU (process.cpuUsage: main thread + worker threads) over --duration seconds, as %
+// of one core. First, unless --skip-baseline, the same agent runs the same pods without probes for
+// the same window: the baseline (PLEG, resyncs, housekeeping, stats), so the table shows both the
+// CPU per probe of the whole agent (the issue's figure) and what probing adds above the baseline.
+// Counts the probes actually run in the window (the agent's prober_probe_total), so a run where
+// probes fell behind their period shows it. Prints a table, writes bench/results/probes-*.json.
 //
-//   npm run bench -- probes [--pods 100] [--duration 60] [--workers 2] [--kind net|exec]
+//   npm run bench -- probes [--pods 100] [--duration 60] [--workers 2] [--kind net|exec|none] [--skip-baseline]
 //
 // --kind net (default): hostNetwork pods, each a busybox httpd on its own 127.0.0.1 port, with an
 //   httpGet readiness probe and a tcpSocket liveness probe (dialled from the main thread, no worker hop).
 // --kind exec: network-none pods with exec probes (`true`): every probe is a `docker exec`, whose
 //   cost is mostly dockerd's and runc's (a few tens of ms of CPU each), not the agent's.
-// --kind none: the same pods as net without probes: the agent's baseline (PLEG, resyncs).
+// --kind none: the same pods as net without probes: the baseline alone.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +29,7 @@ import { progress, table, writeResult } from './lib.js';
 const { values: args } = parseArgs({
   options: {
     pods: { type: 'string', default: '100' }, duration: { type: 'string', default: '60' }, workers: { type: 'string', default: '2' },
-    kind: { type: 'string', default: 'net' },
+    kind: { type: 'string', default: 'net' }, 'skip-baseline': { type: 'boolean', default: false },
   },
 });
 const N = Number(args.pods);
@@ -64,7 +66,7 @@ async function probesRun(): Promise<number> {
 
 const ready = (pod: Pod) => pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && pod.status.containerStatuses!.every((c) => c.ready);
 
-function manifest(i: number): string {
+function manifest(i: number, kind: string): string {
   if (kind === 'exec') {
     return `apiVersion: v1
 kind: Pod
@@ -98,7 +100,8 @@ ${kind === 'none' ? '' : `      livenessProbe: {tcpSocket: {port: ${port}}, peri
 const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
 const manifests = join(base, 'manifests');
 await import('node:fs/promises').then((fs) => fs.mkdir(manifests));
-const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, workers, relistPeriodMs: 1000, syncFrequencyMs: 60_000, logLevel: 'warn' });
+// The agent's defaults otherwise (relist every 60 s, resync every 60 s, stats every 10 s), as a user runs it.
+const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, workers, logLevel: 'warn' });
 // Served (on a free loopback port) only so probesRun can read GET /metrics/probes; nothing else asks it.
 const agent = newAgent(options, { logger: pino({ level: 'silent' }) });
 // Interrupted (Ctrl-C, timeout): still remove this node's containers and the temp dir.
@@ -112,9 +115,28 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     })();
   });
 }
-try {
-  await agent.start();
-  await writeFile(join(manifests, 'probes.yaml'), Array.from({ length: N }, (_, i) => manifest(i)).join('---\n'));
+/** One window's figures: the agent's CPU over `durationS` with N Ready pods of `kind`. */
+interface Window {
+  kind: string;
+  readyAfterS: number;
+  wallMs: number;
+  probesRunPerSecond: number;
+  probesInWindow: number;
+  cpuMs: number;
+  cpuUserMs: number;
+  cpuSystemMs: number;
+  cpuPercentOfOneCore: number;
+  podsReadyAtEnd: number;
+  restarts: number;
+  unhealthyEvents: number;
+  topFailures: Array<{ message: string; count: number }>;
+}
+
+const unhealthyCount = () => agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0);
+
+/** measure starts N pods of `kind`, waits until they are Ready, measures one window, removes them. */
+async function measure(kind: string): Promise<Window> {
+  await writeFile(join(manifests, 'probes.yaml'), Array.from({ length: N }, (_, i) => manifest(i, kind)).join('---\n'));
   const bar = progress(`pods Ready (${kind} probes)`, N);
   const t0 = Date.now();
   for (;;) {
@@ -126,8 +148,8 @@ try {
   }
   bar.end();
   const readyAfterS = (Date.now() - t0) / 1000;
-  const unhealthyBefore = agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0);
-  process.stderr.write(`measuring the agent's CPU for ${durationS} s...\n`);
+  const unhealthyBefore = unhealthyCount();
+  process.stderr.write(`measuring the agent's CPU for ${durationS} s (${kind} probes)...\n`);
   const probes0 = await probesRun();
   const cpu0 = process.cpuUsage();
   const w0 = performance.now();
@@ -138,24 +160,47 @@ try {
   const pods = agent.listPods();
   const restarts = pods.reduce((n, p) => n + (p.status?.containerStatuses ?? []).reduce((m, c) => m + c.restartCount, 0), 0);
   const stillReady = pods.filter(ready).length;
-  const unhealthy = agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0) - unhealthyBefore;
-  const cpuPct = ((cpu.user + cpu.system) / 1000 / wallMs) * 100;
   // The distinct failure messages (e.g. timeouts under load), most frequent first.
   const failures = new Map<string, number>();
-  for (const e of agent.events.list()) if (e.reason === 'Unhealthy') failures.set(e.message!.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, 'ADDR'), (failures.get(e.message!.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, 'ADDR')) ?? 0) + (e.count ?? 1));
-  const topFailures = [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([message, count]) => ({ message, count }));
+  for (const e of agent.events.list()) {
+    if (e.reason !== 'Unhealthy') continue;
+    const message = e.message!.replace(/\d+\.\d+\.\d+\.\d+:\d+/g, 'ADDR');
+    failures.set(message, (failures.get(message) ?? 0) + (e.count ?? 1));
+  }
+  const cpuMs = (cpu.user + cpu.system) / 1000;
+  const window: Window = {
+    kind, readyAfterS, wallMs: Math.round(wallMs), probesRunPerSecond: Number((probesInWindow / (wallMs / 1000)).toFixed(1)), probesInWindow,
+    cpuMs: Math.round(cpuMs), cpuUserMs: Math.round(cpu.user / 1000), cpuSystemMs: Math.round(cpu.system / 1000),
+    cpuPercentOfOneCore: Number(((cpuMs / wallMs) * 100).toFixed(2)),
+    podsReadyAtEnd: stillReady, restarts, unhealthyEvents: unhealthyCount() - unhealthyBefore,
+    topFailures: [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([message, count]) => ({ message, count })),
+  };
+  await rm(join(manifests, 'probes.yaml'), { force: true });
+  const t1 = Date.now();
+  while (agent.listPods().length > 0 && Date.now() - t1 < 120_000) await new Promise((r) => setTimeout(r, 500));
+  return window;
+}
+
+try {
+  await agent.start();
+  const baseline = kind !== 'none' && !args['skip-baseline'] ? await measure('none') : null;
+  const w = await measure(kind);
+  const perProbe = (cpuMs: number) => (w.probesInWindow > 0 ? Number((cpuMs / w.probesInWindow).toFixed(3)) : null);
+  // What probing adds: the CPU above the baseline's, at the same wall time, per probe run.
+  const aboveMs = baseline ? w.cpuMs - (baseline.cpuPercentOfOneCore / 100) * w.wallMs : null;
   const result = {
-    bench: 'probes', date: new Date().toISOString(), kind, pods: N, probesPerSecond: kind === 'none' ? 0 : 2 * N, workers, durationS, readyAfterS,
-    probesRunPerSecond: Number((probesInWindow / (wallMs / 1000)).toFixed(1)),
-    cpuMsPerProbe: probesInWindow > 0 ? Number(((cpu.user + cpu.system) / 1000 / probesInWindow).toFixed(3)) : null,
-    cpuPercentOfOneCore: Number(cpuPct.toFixed(2)), cpuUserMs: Math.round(cpu.user / 1000), cpuSystemMs: Math.round(cpu.system / 1000),
-    podsReadyAtEnd: stillReady, restarts, unhealthyEvents: unhealthy, topFailures,
+    bench: 'probes', date: new Date().toISOString(), kind, pods: N, probesPerSecond: kind === 'none' ? 0 : 2 * N, workers, durationS,
+    readyAfterS: w.readyAfterS, probesRunPerSecond: w.probesRunPerSecond,
+    cpuMsPerProbe: perProbe(w.cpuMs), cpuMsPerProbeAboveBaseline: aboveMs === null ? null : perProbe(aboveMs),
+    cpuPercentOfOneCore: w.cpuPercentOfOneCore, baselineCpuPercentOfOneCore: baseline?.cpuPercentOfOneCore ?? null,
+    cpuUserMs: w.cpuUserMs, cpuSystemMs: w.cpuSystemMs, podsReadyAtEnd: w.podsReadyAtEnd, restarts: w.restarts,
+    unhealthyEvents: w.unhealthyEvents, topFailures: w.topFailures, baseline,
   };
   process.stdout.write(`${table([
-    ['pods', 'probe kind', 'probes/s (nominal)', 'probes/s (run)', 'agent CPU % of one core', 'CPU ms per probe', 'user ms', 'system ms', 'ready at end', 'restarts', 'Unhealthy events'],
-    [N, kind, result.probesPerSecond, result.probesRunPerSecond, result.cpuPercentOfOneCore, result.cpuMsPerProbe ?? '-', result.cpuUserMs, result.cpuSystemMs, `${stillReady}/${N}`, restarts, unhealthy],
+    ['pods', 'probe kind', 'probes/s (nominal)', 'probes/s (run)', 'agent CPU % of one core', 'without probes', 'CPU ms per probe', 'above the baseline', 'user ms', 'system ms', 'ready at end', 'restarts', 'Unhealthy events'],
+    [N, kind, result.probesPerSecond, result.probesRunPerSecond, result.cpuPercentOfOneCore, result.baselineCpuPercentOfOneCore ?? '-', result.cpuMsPerProbe ?? '-', result.cpuMsPerProbeAboveBaseline ?? '-', result.cpuUserMs, result.cpuSystemMs, `${w.podsReadyAtEnd}/${N}`, w.restarts, w.unhealthyEvents],
   ])}\n`);
-  for (const f of topFailures) process.stdout.write(`  ${f.count} × ${f.message}\n`);
+  for (const f of w.topFailures) process.stdout.write(`  ${f.count} × ${f.message}\n`);
   process.stdout.write(`wrote ${writeResult('probes', result)}\n`);
 } finally {
   await rm(join(manifests, 'probes.yaml'), { force: true });
