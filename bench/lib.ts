@@ -1,5 +1,5 @@
 // Shared bench helpers: percentiles, a progress line, results JSON. Not used by src/.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mkdir, mkdtemp, readdir, rename, rm as rmPath, writeFile as writeFileAsync } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -248,4 +248,54 @@ export async function waitUntil(label: string, total: number, count: () => numbe
 /** stats of a sample (same unit as the input): p50, p90, p99, max. */
 export function summary(values: number[]): { n: number; p50: number; p90: number; p99: number; max: number } {
   return { n: values.length, p50: percentile(values, 50), p90: percentile(values, 90), p99: percentile(values, 99), max: values.length ? Math.max(...values) : NaN };
+}
+
+const kClkTck = 100; // USER_HZ on Linux x86-64: the unit of /proc/<pid>/stat's times
+
+/** procCpuSeconds: utime + stime of `pid` (and, with `children`, cutime + cstime: the children it reaped), seconds; NaN if unreadable. */
+function procCpuSeconds(pid: string, children: boolean): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number); // f[0] is field 3 (state)
+    return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / kClkTck; // utime, stime, cutime, cstime (fields 14–17)
+  } catch {
+    return NaN;
+  }
+}
+
+const readPid = (file: string): string | null => {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * engineCpuSeconds: the CPU the shared Docker engine has used so far, seconds: `dockerd` (utime +
+ * stime, from /var/run/docker.pid), `containerd` (/var/run/docker/containerd/containerd.pid) and
+ * `shims` — every containerd-shim process with the children it reaped (the runc calls and the
+ * processes a `docker exec` starts). A difference of two readings is a window's cost; a shim that
+ * started or exited inside the window skews it. NaN where a pid is unknown. For benches that run
+ * alone on the machine (another dockerd's shims would count).
+ */
+export function engineCpuSeconds(): { dockerd: number; containerd: number; shims: number } {
+  const dockerd = readPid('/var/run/docker.pid');
+  const containerd = readPid('/var/run/docker/containerd/containerd.pid');
+  let shims = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let comm: string;
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (comm.startsWith('containerd-shim')) shims += procCpuSeconds(pid, true) || 0;
+  }
+  return {
+    dockerd: dockerd ? procCpuSeconds(dockerd, false) : NaN,
+    containerd: containerd ? procCpuSeconds(containerd, true) : NaN,
+    shims,
+  };
 }

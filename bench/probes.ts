@@ -5,7 +5,9 @@
 // the same window: the baseline (PLEG, resyncs, housekeeping, stats), so the table shows both the
 // CPU per probe of the whole agent (the issue's figure) and what probing adds above the baseline.
 // Counts the probes actually run in the window (the agent's prober_probe_total), so a run where
-// probes fell behind their period shows it. Prints a table, writes bench/results/probes-*.json.
+// probes fell behind their period shows it. The Docker engine's CPU over each window (dockerd,
+// containerd, the shims with the runc calls and exec'd processes they reaped) is measured beside
+// the agent's: an exec probe's cost is mostly the engine's. Prints a table, writes bench/results/probes-*.json.
 //
 //   npm run bench -- probes [--pods 100] [--duration 60] [--workers 2] [--kind net|exec|none] [--skip-baseline]
 //
@@ -24,7 +26,7 @@ import { pino } from 'pino';
 import { newAgent } from '../src/main/agent.js';
 import { resolveAgentOptions } from '../src/main/agent-options.js';
 import type { Pod } from '../src/shared/api.js';
-import { progress, table, writeResult } from './lib.js';
+import { engineCpuSeconds, progress, table, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -126,10 +128,19 @@ interface Window {
   cpuUserMs: number;
   cpuSystemMs: number;
   cpuPercentOfOneCore: number;
+  /** The Docker engine's CPU over the same window, milliseconds (bench/lib.ts engineCpuSeconds). */
+  engineCpuMs: { dockerd: number; containerd: number; shims: number; total: number };
   podsReadyAtEnd: number;
   restarts: number;
   unhealthyEvents: number;
   topFailures: Array<{ message: string; count: number }>;
+}
+
+/** engineDelta: the engine's CPU between two readings, milliseconds per part and in all. */
+function engineDelta(a: ReturnType<typeof engineCpuSeconds>, b: ReturnType<typeof engineCpuSeconds>): Window['engineCpuMs'] {
+  const ms = (k: 'dockerd' | 'containerd' | 'shims') => Math.round((b[k] - a[k]) * 1000);
+  const parts = { dockerd: ms('dockerd'), containerd: ms('containerd'), shims: ms('shims') };
+  return { ...parts, total: parts.dockerd + parts.containerd + parts.shims };
 }
 
 const unhealthyCount = () => agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0);
@@ -152,9 +163,11 @@ async function measure(kind: string): Promise<Window> {
   process.stderr.write(`measuring the agent's CPU for ${durationS} s (${kind} probes)...\n`);
   const probes0 = await probesRun();
   const cpu0 = process.cpuUsage();
+  const e0 = engineCpuSeconds();
   const w0 = performance.now();
   await new Promise((r) => setTimeout(r, durationS * 1000));
   const cpu = process.cpuUsage(cpu0);
+  const e1 = engineCpuSeconds();
   const wallMs = performance.now() - w0;
   const probesInWindow = (await probesRun()) - probes0;
   const pods = agent.listPods();
@@ -172,6 +185,7 @@ async function measure(kind: string): Promise<Window> {
     kind, readyAfterS, wallMs: Math.round(wallMs), probesRunPerSecond: Number((probesInWindow / (wallMs / 1000)).toFixed(1)), probesInWindow,
     cpuMs: Math.round(cpuMs), cpuUserMs: Math.round(cpu.user / 1000), cpuSystemMs: Math.round(cpu.system / 1000),
     cpuPercentOfOneCore: Number(((cpuMs / wallMs) * 100).toFixed(2)),
+    engineCpuMs: engineDelta(e0, e1),
     podsReadyAtEnd: stillReady, restarts, unhealthyEvents: unhealthyCount() - unhealthyBefore,
     topFailures: [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([message, count]) => ({ message, count })),
   };
@@ -188,17 +202,21 @@ try {
   const perProbe = (cpuMs: number) => (w.probesInWindow > 0 ? Number((cpuMs / w.probesInWindow).toFixed(3)) : null);
   // What probing adds: the CPU above the baseline's, at the same wall time, per probe run.
   const aboveMs = baseline ? w.cpuMs - (baseline.cpuPercentOfOneCore / 100) * w.wallMs : null;
+  // The same for the engine: what dockerd, containerd and the shims spent per probe (an exec probe's real cost).
+  const engineAboveMs = baseline ? w.engineCpuMs.total - (baseline.engineCpuMs.total / baseline.wallMs) * w.wallMs : null;
   const result = {
     bench: 'probes', date: new Date().toISOString(), kind, pods: N, probesPerSecond: kind === 'none' ? 0 : 2 * N, workers, durationS,
     readyAfterS: w.readyAfterS, probesRunPerSecond: w.probesRunPerSecond,
     cpuMsPerProbe: perProbe(w.cpuMs), cpuMsPerProbeAboveBaseline: aboveMs === null ? null : perProbe(aboveMs),
+    engineCpuMsPerProbe: perProbe(w.engineCpuMs.total), engineCpuMsPerProbeAboveBaseline: engineAboveMs === null ? null : perProbe(engineAboveMs),
+    engineCpuPercentOfOneCore: Number(((w.engineCpuMs.total / w.wallMs) * 100).toFixed(2)), engineCpuMs: w.engineCpuMs,
     cpuPercentOfOneCore: w.cpuPercentOfOneCore, baselineCpuPercentOfOneCore: baseline?.cpuPercentOfOneCore ?? null,
     cpuUserMs: w.cpuUserMs, cpuSystemMs: w.cpuSystemMs, podsReadyAtEnd: w.podsReadyAtEnd, restarts: w.restarts,
     unhealthyEvents: w.unhealthyEvents, topFailures: w.topFailures, baseline,
   };
   process.stdout.write(`${table([
-    ['pods', 'probe kind', 'probes/s (nominal)', 'probes/s (run)', 'agent CPU % of one core', 'without probes', 'CPU ms per probe', 'above the baseline', 'user ms', 'system ms', 'ready at end', 'restarts', 'Unhealthy events'],
-    [N, kind, result.probesPerSecond, result.probesRunPerSecond, result.cpuPercentOfOneCore, result.baselineCpuPercentOfOneCore ?? '-', result.cpuMsPerProbe ?? '-', result.cpuMsPerProbeAboveBaseline ?? '-', result.cpuUserMs, result.cpuSystemMs, `${w.podsReadyAtEnd}/${N}`, w.restarts, w.unhealthyEvents],
+    ['pods', 'probe kind', 'probes/s (nominal)', 'probes/s (run)', 'agent CPU % of one core', 'without probes', 'CPU ms per probe', 'above the baseline', 'engine CPU %', 'engine ms per probe', 'above its baseline', 'user ms', 'system ms', 'ready at end', 'restarts', 'Unhealthy events'],
+    [N, kind, result.probesPerSecond, result.probesRunPerSecond, result.cpuPercentOfOneCore, result.baselineCpuPercentOfOneCore ?? '-', result.cpuMsPerProbe ?? '-', result.cpuMsPerProbeAboveBaseline ?? '-', result.engineCpuPercentOfOneCore, result.engineCpuMsPerProbe ?? '-', result.engineCpuMsPerProbeAboveBaseline ?? '-', result.cpuUserMs, result.cpuSystemMs, `${w.podsReadyAtEnd}/${N}`, w.restarts, w.unhealthyEvents],
   ])}\n`);
   for (const f of w.topFailures) process.stdout.write(`  ${f.count} × ${f.message}\n`);
   process.stdout.write(`wrote ${writeResult('probes', result)}\n`);

@@ -4,11 +4,10 @@
 // bench/results/steady-*.json.
 //
 //   npm run bench -- steady [--pods 100] [--window 60] [--workers 2] [--relist-period 30s]
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { parseDuration } from '../src/shared/duration.js';
-import { podYaml, positiveInt, startBenchAgent, table, waitUntil, writeResult, progress } from './lib.js';
+import { engineCpuSeconds, podYaml, positiveInt, startBenchAgent, table, waitUntil, writeResult, progress } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -23,19 +22,8 @@ const windowS = positiveInt('window', args.window);
 const workers = positiveInt('workers', args.workers);
 const relistPeriodMs = args['relist-period'] ? parseDuration(args['relist-period'], '--relist-period') : undefined;
 const docker = new Docker({ socketPath: '/var/run/docker.sock' });
-const kClkTck = 100; // USER_HZ on Linux x86-64
-
-/** dockerdCpuSeconds: dockerd's utime + stime so far, or NaN if its pid is unknown. */
-function dockerdCpuSeconds(): number {
-  try {
-    const pid = readFileSync('/var/run/docker.pid', 'utf8').trim();
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / kClkTck; // utime, stime (fields 14, 15)
-  } catch {
-    return NaN;
-  }
-}
+/** dockerdCpuSeconds: dockerd's utime + stime so far, seconds, or NaN if its pid is unknown. */
+const dockerdCpuSeconds = (): number => engineCpuSeconds().dockerd;
 
 const b = await startBenchAgent('steady', { workers, syncFrequencyMs: 60_000, ...(relistPeriodMs ? { relistPeriodMs } : {}) });
 try {
