@@ -13,8 +13,8 @@ export interface HttpReply {
   contentType: string;
   /** Extra headers, e.g. `Allow` on a 405. */
   headers?: Record<string, string>;
-  /** The body (already serialized). */
-  body: string;
+  /** The body (already serialized; a Buffer is sent as it is, without encoding it again: a cached large list). */
+  body: string | Buffer;
   /**
    * A streamed body (e.g. `GET /containerLogs?follow=true`): when set, server.ts writes the
    * status and headers, ignores `body` and hands the response to `stream` as a ReplySink.

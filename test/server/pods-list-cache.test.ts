@@ -45,8 +45,8 @@ class VersionedHost implements AgentHost {
 
 function get(host: AgentHost, query = ''): { status: number; body: string } {
   const ctx: RouteContext = { host, params: {}, req: { method: 'get', path: '/pods', query: new URLSearchParams(query), headers: {} } };
-  const reply = listPodsHandler(ctx) as { status: number; body: string };
-  return { status: reply.status, body: reply.body };
+  const reply = listPodsHandler(ctx) as { status: number; body: string | Buffer };
+  return { status: reply.status, body: String(reply.body) };
 }
 
 const list = (body: string) => JSON.parse(body) as PodList;

@@ -10,6 +10,7 @@ import type { Pod, PodList, Status } from '../../shared/api.js';
 import { markPodDeleted } from '../../shared/pod-update.js';
 import { isStaticPod } from '../../shared/annotations.js';
 import type { AgentHost } from '../agent-host.js';
+import { JsonFragments, ListBody, objectInputs } from '../json-fragments.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { containerLogsHandler } from '../routes/logs.js';
@@ -73,6 +74,10 @@ function strictFieldsRefusal(query: URLSearchParams, body: Buffer | string | und
 }
 
 export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route[] {
+  /** The presented pods' JSON (resourceVersion and mirror annotation in), per server: its versions are its own. */
+  const podFragments = new JsonFragments();
+  /** The last list body served: a repeated identical list is sent as the same bytes. */
+  const listBody = new ListBody();
   const present = (host: AgentHost, pod: Pod) => presentPod(pod, deps.versions(host).get(pod.metadata?.uid ?? ''));
   const patchPod = options.patchPod ?? strategicPatchPod;
 
@@ -95,10 +100,19 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       return isStatus(r) ? statusReply(r) : r;
     }
     const rv = host.resourceVersion?.();
-    const pods = host.listPods()
-      .filter((p) => (namespace === undefined || (p.metadata?.namespace ?? 'default') === namespace) && matchesFilter(filter, p.metadata?.labels, podFields(p)))
-      .map((p) => present(host, p));
-    return respond(req, pods, false, rv === undefined ? undefined : String(rv));
+    const resourceVersion = rv === undefined ? undefined : String(rv);
+    const selected = host.listPods()
+      .filter((p) => (namespace === undefined || (p.metadata?.namespace ?? 'default') === namespace) && matchesFilter(filter, p.metadata?.labels, () => podFields(p)));
+    if (wantsTable(req.headers.accept)) return respond(req, selected.map((p) => present(host, p)), false, resourceVersion);
+    // A PodList from the pods' JSON fragments: a pod is serialized again only when it or its
+    // resourceVersion changed (json-fragments.ts); byte for byte what respond() would send.
+    const versions = deps.versions(host);
+    const items = selected.map((p) => {
+      const version = versions.get(p.metadata?.uid ?? '');
+      return podFragments.json(p.metadata ?? p, objectInputs(p, [version]), () => presentPod(p, version));
+    });
+    const head = { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : { resourceVersion } };
+    return { status: 200, contentType: 'application/json', body: listBody.body(head, items) };
   };
 
   const get = ({ host, req, params }: RouteContext): HttpReply => {
@@ -243,7 +257,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (isStatus(filter)) return statusReply(filter);
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
-    const targets = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === params.namespace && !isStaticPod(p) && !p.metadata?.deletionTimestamp && matchesFilter(filter, p.metadata?.labels, podFields(p)));
+    const targets = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === params.namespace && !isStaticPod(p) && !p.metadata?.deletionTimestamp && matchesFilter(filter, p.metadata?.labels, () => podFields(p)));
     if (dryRun || opts.dryRun) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: targets.map((p) => present(host, markPodDeleted(p, opts.gracePeriodSeconds, Date.now()))) } satisfies PodList);
     const items: Pod[] = [];
     for (const p of targets) {

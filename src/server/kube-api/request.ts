@@ -84,9 +84,15 @@ export function parseListFilter(query: URLSearchParams, fieldLabels: readonly st
   }
 }
 
-/** matchesFilter: the object's labels and field set pass the filter. */
-export function matchesFilter(filter: ListFilter, labels: Readonly<Record<string, string>> | undefined, fields: FieldSet): boolean {
-  return matchesLabelSelector(filter.labels, labels) && matchesFieldSelector(filter.fields, fields);
+/**
+ * matchesFilter: the object's labels and field set pass the filter. `fields` may be a function:
+ * it is then called only when the filter has a field selector (a list without one — what kubectl
+ * sends most — builds no field set per object).
+ */
+export function matchesFilter(filter: ListFilter, labels: Readonly<Record<string, string>> | undefined, fields: FieldSet | (() => FieldSet)): boolean {
+  if (!matchesLabelSelector(filter.labels, labels)) return false;
+  if (filter.fields.length === 0) return true;
+  return matchesFieldSelector(filter.fields, typeof fields === 'function' ? fields() : fields);
 }
 
 /** isStatus: `v` is a Status object (a parse helper's refusal). */

@@ -49,7 +49,7 @@ function routesOf<T extends { apiVersion?: string; kind?: string; metadata?: { n
     }
     const all = await r.list(host, user);
     if (all === undefined) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not serve ${r.resource}`));
-    const items = all.filter((o) => (params.namespace === undefined || (o.metadata?.namespace ?? 'default') === params.namespace) && matchesFilter(filter, o.metadata?.labels, r.fields(o)));
+    const items = all.filter((o) => (params.namespace === undefined || (o.metadata?.namespace ?? 'default') === params.namespace) && matchesFilter(filter, o.metadata?.labels, () => r.fields(o)));
     return answer(r, req, items, false);
   };
   const getHandler = async ({ host, req, params, user }: RouteContext): Promise<HttpReply> => {

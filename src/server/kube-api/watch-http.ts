@@ -52,7 +52,7 @@ export function parseWatchParams(query: URLSearchParams): Pick<PodWatchRequest, 
 
 function matches(req: PodWatchRequest, pod: Pod): boolean {
   if (req.namespace !== undefined && (pod.metadata?.namespace ?? 'default') !== req.namespace) return false;
-  return matchesFilter(req.filter, pod.metadata?.labels, podFields(pod));
+  return matchesFilter(req.filter, pod.metadata?.labels, () => podFields(pod));
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Pod, PodList } from '../../shared/api.js';
 import { isInvalidInput } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
+import { JsonFragments, listJson, objectInputs } from '../json-fragments.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { RouteContext } from '../router.js';
 import { notFound, statusError } from '../status.js';
@@ -56,9 +57,12 @@ interface PodListCache {
   resourceVersion: number;
   /** The pods as `listPods()` returned them when `body` was made (only their fields are compared). */
   items: Pod[];
-  /** `JSON.stringify` of the PodList. */
-  body: string;
+  /** The PodList's JSON as UTF-8 bytes (sent without encoding it again). */
+  body: Buffer;
 }
+
+/** The pods' own JSON, shared by every host's list (a fragment is keyed by the pod's metadata object). */
+const podFragments = new JsonFragments();
 
 /** One cache per host (a process may serve several agents, e.g. in tests); dropped with the host. */
 const podListCaches = new WeakMap<AgentHost, PodListCache>();
@@ -81,13 +85,15 @@ function samePodObjects(a: readonly Pod[], b: readonly Pod[]): boolean {
 /**
  * cachedPodListBody: the serialized unfiltered PodList at `resourceVersion` made of `items`,
  * reusing the previous body of `host` when it is provably the same (see PodListCache), else
- * serializing once and keeping the result. Main thread, synchronous.
+ * building it from the pods' JSON fragments (json-fragments.ts: only a changed pod is serialized
+ * again) and keeping the result. Main thread, synchronous.
  */
-function cachedPodListBody(host: AgentHost, resourceVersion: number, items: Pod[]): string {
+function cachedPodListBody(host: AgentHost, resourceVersion: number, items: Pod[]): Buffer {
   const cached = podListCaches.get(host);
   if (cached && cached.resourceVersion === resourceVersion && samePodObjects(cached.items, items)) return cached.body;
-  const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(resourceVersion) }, items };
-  const body = JSON.stringify(list);
+  // A miss re-serializes only the pods that changed since they were last listed.
+  const head = { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(resourceVersion) } } satisfies Omit<PodList, 'items'>;
+  const body = Buffer.from(listJson(head, items.map((p) => podFragments.json(p.metadata ?? p, objectInputs(p), () => p))));
   podListCaches.set(host, { resourceVersion, items, body });
   return body;
 }
