@@ -36,6 +36,11 @@ export interface PodRouteDeps {
   versions(host: AgentHost): PodVersions;
 }
 
+/** kStale: store's answer when the pod changed after a PATCH was applied to it (the patch is applied again). */
+const kStale = Symbol('stale');
+/** kPatchAttempts: how many times a PATCH is applied to a pod that keeps changing before 409 Conflict. */
+const kPatchAttempts = 5;
+
 function conflict(name: string, detail: string): Status {
   return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(name)}: ${detail}`, { name, kind: 'pods' });
 }
@@ -146,8 +151,14 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     }
   };
 
-  /** store: the PUT path (also a PATCH's result): validate, check the name, namespace and resourceVersion, then AgentHost.replacePod. */
-  const store = async (ctx: RouteContext, text: string, contentType: string | undefined): Promise<HttpReply> => {
+  /**
+   * store: the PUT path (also a PATCH's result): validate, check the name, namespace and
+   * resourceVersion, then AgentHost.replacePod. `basedOn` (a PATCH's) is the resourceVersion the
+   * patch was applied to: if the result still carries it, the patch set no resourceVersion of its
+   * own, so it is no precondition; instead, if the pod changed since (a status update while the body
+   * was parsed), store answers kStale and the caller applies the patch again to the new pod.
+   */
+  const store = async (ctx: RouteContext, text: string, contentType: string | undefined, basedOn?: string): Promise<HttpReply | typeof kStale> => {
     const { host, params, user } = ctx;
     if (!host.replacePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not update pods'));
     const dryRun = parseDryRun(ctx.req.query);
@@ -169,7 +180,9 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     }
     const rv = pod.metadata?.resourceVersion;
     const have = deps.versions(host).get(current.metadata?.uid ?? '');
-    if (rv !== undefined && rv !== '' && have !== undefined && rv !== String(have)) {
+    if (basedOn !== undefined && rv === basedOn) {
+      if (have !== undefined && String(have) !== basedOn) return kStale;
+    } else if (rv !== undefined && rv !== '' && have !== undefined && rv !== String(have)) {
       return statusReply(conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'));
     }
     const uid = pod.metadata?.uid;
@@ -183,25 +196,41 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     }
   };
 
-  const update = (ctx: RouteContext): Promise<HttpReply> => store(ctx, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), ctx.req.headers['content-type']);
+  const update = async (ctx: RouteContext): Promise<HttpReply> => {
+    const r = await store(ctx, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), ctx.req.headers['content-type']);
+    return r === kStale ? statusReply(conflict(ctx.params.name, 'the object has been modified; please apply your changes to the latest version and try again')) : r;
+  };
 
-  const patch = (ctx: RouteContext): Promise<HttpReply> | HttpReply => {
+  /**
+   * patch: apply the patch to the pod as it is now and store the result. As the apiserver's
+   * patcher inside GuaranteedUpdate (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go),
+   * a patch that sets no resourceVersion is applied again to the newer pod when the pod changed
+   * before the write (up to kPatchAttempts times, then 409 Conflict); one that sets a resourceVersion
+   * is a precondition, as for a PUT.
+   */
+  const patch = async (ctx: RouteContext): Promise<HttpReply> => {
     const { host, req, params, body } = ctx;
-    const current = host.getPod(params.namespace, params.name);
-    if (!current) return statusReply(notFound('pods', params.name));
-    if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'patch'));
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const force = (req.query.get('force') ?? '').toLowerCase();
-    let patched: Pod;
-    try {
-      patched = patchPod(present(host, current), contentType, (body ?? Buffer.alloc(0)).toString('utf8'), {
-        ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
-        ...(force === 'true' || force === '1' ? { force: true } : {}),
-      });
-    } catch (err) {
-      return statusReply(kubeErrorStatus(err, 'pods', params.name));
+    const text = (body ?? Buffer.alloc(0)).toString('utf8');
+    for (let attempt = 1; ; attempt++) {
+      const current = host.getPod(params.namespace, params.name);
+      if (!current) return statusReply(notFound('pods', params.name));
+      if (isStaticPod(current)) return statusReply(mirrorPodWriteRefused(params.name, 'patch'));
+      const base = present(host, current);
+      let patched: Pod;
+      try {
+        patched = patchPod(base, contentType, text, {
+          ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
+          ...(force === 'true' || force === '1' ? { force: true } : {}),
+        });
+      } catch (err) {
+        return statusReply(kubeErrorStatus(err, 'pods', params.name));
+      }
+      const r = await store(ctx, JSON.stringify(patched), 'application/json', base.metadata?.resourceVersion ?? '');
+      if (r !== kStale) return r;
+      if (attempt === kPatchAttempts) return statusReply(conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'));
     }
-    return store(ctx, JSON.stringify(patched), 'application/json');
   };
 
   /**

@@ -89,6 +89,7 @@ let authServer: AgentServer;
 let base: string;
 let authBase: string;
 const patched: { contentType: string; body: string; fieldManager?: string }[] = [];
+let races = 0;
 
 beforeAll(async () => {
   host = new FakeHost();
@@ -98,6 +99,11 @@ beforeAll(async () => {
     kubeApi: {
       patchPod: (current, contentType, body, query) => {
         patched.push({ contentType, body, fieldManager: query.fieldManager });
+        // A status change lands after the patch was applied and before it is stored: `races` times.
+        if (body.includes('"race"') && races > 0) {
+          races--;
+          host.emit('MODIFIED', host.getPod('default', 'web')!);
+        }
         if (contentType === 'application/json-patch+json') throw new AgentError('ERR_INVALID_ARGUMENT', 'the patch is not a list', { statusReason: 'BadRequest' });
         return { ...current, metadata: { ...current.metadata, labels: { ...current.metadata?.labels, patched: 'yes' } } };
       },
@@ -190,6 +196,20 @@ describe('pods', () => {
     expect(r).toMatchObject({ status: 200, body: { metadata: { labels: { app: 'web', patched: 'yes' } } } });
     expect(patched.at(-1)).toEqual({ contentType: 'application/merge-patch+json', body: '{"metadata":{"labels":{"patched":"yes"}}}', fieldManager: 'kubectl-patch' });
     expect((await json('/api/v1/namespaces/default/pods/web', { method: 'PATCH', body: '{}', headers: { 'Content-Type': 'application/json-patch+json' } }))).toMatchObject({ status: 400, body: { message: 'the patch is not a list' } });
+  });
+  it('applies a patch again when the pod changed before it was stored; 409 only when it keeps changing or the patch sets a stale resourceVersion', async () => {
+    const patch = () => json('/api/v1/namespaces/default/pods/web', { method: 'PATCH', body: '{"metadata":{"labels":{"race":"yes"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    races = 1;
+    let calls = patched.length;
+    expect(await patch()).toMatchObject({ status: 200, body: { metadata: { labels: { patched: 'yes' } } } });
+    expect(patched.length - calls).toBe(2);
+    races = 100;
+    calls = patched.length;
+    expect(await patch()).toMatchObject({ status: 409, body: { reason: 'Conflict', message: expect.stringContaining('the object has been modified') } });
+    expect(patched.length - calls).toBe(5);
+    races = 0;
+    const stale = await fetch(`${authBase}/api/v1/namespaces/default/pods/web`, { method: 'PATCH', body: '{"metadata":{"resourceVersion":"999"}}', headers: { 'Content-Type': 'application/merge-patch+json', Authorization: 'Bearer admin-token-0123456789abcdef0123456789' } });
+    expect(stale.status).toBe(409);
   });
   it('with the default patcher (patch.ts) a merge patch applies and an unknown patch type answers 415', async () => {
     const headers = (ct: string) => ({ 'Content-Type': ct, Authorization: 'Bearer admin-token-0123456789abcdef0123456789' });
