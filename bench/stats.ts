@@ -6,7 +6,8 @@
 // CPU (process.cpuUsage: main thread + worker threads) against an idle window of the same length.
 // cost per period = (CPU during the collections − idle CPU rate × their duration) / K; at a 10 s
 // period that is cost / 10 s of a core. The first (cold) collection, which inspects every container
-// once, is reported apart. Prints a table, writes bench/results/stats-*.json.
+// once, is reported apart; so is a quiet period's collection (nobody reading per-pod figures: the
+// node's figures alone, stats-provider.ts). Prints a table, writes bench/results/stats-*.json.
 //
 //   npm run bench -- stats [--pods 300] [--collections 20] [--period 10s] [--workers 2]
 import { parseArgs } from 'node:util';
@@ -44,14 +45,22 @@ try {
   const stats = b.agent.stats;
   const t0 = performance.now();
   const c0 = cpuMs();
-  const first = await stats.collect();
+  const first = await stats.collect('all');
   stats.summary();
   const coldCpuMs = cpuMs() - c0;
   const coldWallMs = performance.now() - t0;
 
+  // A quiet period's collection (nobody has read per-pod figures yet: the node's figures alone).
+  const q0 = cpuMs();
+  const qt0 = performance.now();
+  for (let i = 0; i < K; i++) await stats.collect();
+  const quietCpu = cpuMs() - q0;
+  const quietWall = performance.now() - qt0;
+  if (stats.demanded()) throw new Error('bench stats: the collector was demanded before any read');
+
   // Idle baseline: the agent with N pods and no collection, for as long as the K collections take (estimated from a warm one).
   const w0 = performance.now();
-  await stats.collect();
+  await stats.collect('all');
   await stats.resourceMetrics();
   await stats.cadvisorMetrics();
   const warmWall = performance.now() - w0;
@@ -68,7 +77,7 @@ try {
   for (let i = 0; i < K; i++) {
     const a = cpuMs();
     const t = performance.now();
-    await stats.collect();
+    await stats.collect('all');
     stats.summary();
     perCollectionWall.push(performance.now() - t);
     perCollectionCpu.push(cpuMs() - a);
@@ -84,6 +93,7 @@ try {
     scrapeCpu.push(cpuMs() - a);
   }
   const costMs = Math.max(0, (totalCpu - idleRate * totalWall) / K);
+  const quietCostMs = Math.max(0, (quietCpu - idleRate * quietWall) / K);
   const cost = stats.cost();
   const last = stats.summary()!;
   const result = {
@@ -94,6 +104,8 @@ try {
     idleCpuPercentOfCore: idleRate * 100,
     costPerPeriodCpuMs: costMs,
     percentOfCoreAtPeriod: (costMs / periodMs) * 100,
+    quietCostPerPeriodCpuMs: quietCostMs,
+    quietPercentOfCoreAtPeriod: (quietCostMs / periodMs) * 100,
     mainThreadRenderMsPerCollection: cost.totalRenderMs / Math.max(1, cost.collections),
     podsInSummary: last.pods.length,
     scrapeBothTextsCpuMs: summary(scrapeCpu),
@@ -107,6 +119,8 @@ try {
     ['idle agent (no collection), % of a core', result.idleCpuPercentOfCore.toFixed(2)],
     ['cost per period above idle, CPU ms', result.costPerPeriodCpuMs.toFixed(1)],
     [`=> % of a core at a ${periodMs / 1000} s period`, result.percentOfCoreAtPeriod.toFixed(2)],
+    ['quiet period (nobody reads per-pod figures: the node only), CPU ms above idle', result.quietCostPerPeriodCpuMs.toFixed(2)],
+    [`=> % of a core at a ${periodMs / 1000} s period`, result.quietPercentOfCoreAtPeriod.toFixed(3)],
     ['main thread (summary and texts) ms per collection', result.mainThreadRenderMsPerCollection.toFixed(1)],
     ['one scrape of /metrics/resource + /metrics/cadvisor, CPU ms p50', result.scrapeBothTextsCpuMs.p50.toFixed(1)],
   ]));

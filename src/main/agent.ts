@@ -30,6 +30,7 @@ import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
 import { newEventRecorder, type EventRecorder } from './events/recorder.js';
 import { newGcManager, type GcManager } from './gc/gc-manager.js';
 import { newStatsProvider, type StatsProvider } from './stats/stats-provider.js';
+import { hasLocalStorageLimit } from './eviction/local-storage.js';
 import { newProbeMetrics, type ProbeMetrics } from './stats/probe-metrics.js';
 import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
@@ -202,6 +203,12 @@ class AgentImpl implements Agent {
     this.#probeMetrics = newProbeMetrics();
     this.#stats = newStatsProvider({ periodMs: options.housekeepingIntervalMs, nodeName: options.nodeName }, {
       run: (t) => { if (!this.#runner) throw new Error('the worker pool is not started'); return this.#runner.run<'stats'>(t); }, logger: deps.logger.child({ component: 'stats' }),
+      // The eviction manager checks local-storage limits every pass: those pods are read every period.
+      watchedPods: () => {
+        const uids: string[] = [];
+        for (const r of this.podManager.all()) if (hasLocalStorageLimit(r.pod)) uids.push(r.uid);
+        return uids;
+      },
     });
     this.host = newServerHost({
       stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects, namespaces: this.#namespaces,

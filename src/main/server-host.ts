@@ -65,7 +65,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     healthz: () => parts.healthz(),
     watch: (from, onEvent) => watchCache.watch(from, onEvent),
     metrics: () => metrics.text(),
-    statsSummary: parts.stats ? () => parts.stats!.summary() : undefined,
+    statsSummary: parts.stats ? () => parts.stats!.podSummary() : undefined,
     resourceMetrics: parts.stats ? () => parts.stats!.resourceMetrics() : undefined,
     cadvisorMetrics: parts.stats ? () => parts.stats!.cadvisorMetrics() : undefined,
     probeMetrics: parts.probeMetrics ? () => parts.probeMetrics!.text() : undefined,

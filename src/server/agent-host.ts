@@ -73,10 +73,12 @@ export interface AgentHost {
   /** metrics: the Prometheus text exposition of the agent's registry (GET /metrics). Optional: 404 without it. */
   metrics?(): Promise<{ contentType: string; body: string }>;
   /**
-   * statsSummary: the Summary API (stats/v1alpha1) of the latest stats collection (GET
-   * /stats/summary), undefined before the first one (503). Optional: 404 without it.
+   * statsSummary: the Summary API (stats/v1alpha1) with every pod (GET /stats/summary,
+   * metrics.k8s.io), from a collection at most two periods old; after a quiet spell it waits for a
+   * fresh one (StatsProvider.podSummary). Undefined when none succeeded (503). Never rejects.
+   * Optional: 404 without it.
    */
-  statsSummary?(): Summary | undefined;
+  statsSummary?(): Promise<Summary | undefined>;
   /** resourceMetrics: the text of GET /metrics/resource (kubelet resource metrics). Optional: 404 without it. */
   resourceMetrics?(): Promise<{ contentType: string; body: string }>;
   /** cadvisorMetrics: the text of GET /metrics/cadvisor (cAdvisor's names and labels). Optional: 404 without it. */

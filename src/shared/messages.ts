@@ -374,7 +374,7 @@ export interface GcResult {
 
 /**
  * stats: one collection of the node's resource figures (the kubelet's cAdvisor housekeeping, read
- * from the cgroups directly), sent every --stats-period by the main thread's stats provider
+ * from the cgroups directly), sent every --housekeeping-interval by the main thread's stats provider
  * (src/main/stats). See src/workers/stats/collect-stats.ts; the answer is a StatsSample (shared/stats.ts).
  */
 export interface StatsTask {
@@ -382,6 +382,12 @@ export interface StatsTask {
   protocol: number;
   /** Also measure emptyDir volumes (a walk of each); default true. */
   withVolumes?: boolean;
+  /**
+   * Which pods to measure: 'all' (the default) lists the node's containers and reads every pod;
+   * a list of pod UIDs reads only those (an empty list: the node's figures alone, without a Docker
+   * call). The stats provider asks for all only while someone reads per-pod figures.
+   */
+  pods?: 'all' | string[];
 }
 
 /**

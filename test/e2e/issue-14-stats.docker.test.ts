@@ -2,6 +2,7 @@
 // limit) and one that holds 60 MiB; after two collections at a short --housekeeping-interval,
 // /stats/summary shows usageNanoCores > 0 for the first and workingSetBytes >= 50 MiB for the
 // second, /metrics/resource and /metrics/cadvisor carry those series, and `top pods` prints them.
+// Before the first read, the periodic collections read the node's figures alone (issue 16).
 import { describe, expect, inject, it } from 'vitest';
 import type { Summary } from '../../src/shared/stats.js';
 import { runCli } from '../../src/main/cli.js';
@@ -32,6 +33,12 @@ spec:
 `);
     const pod = await waitForPod(node, 'load', isRunningAndReady, 60_000);
     const podName = pod.metadata!.name!;
+    // Nobody has read per-pod figures yet: the periodic collections (every 1 s here) read the node
+    // alone (stats-provider.ts); the first GET below waits for a collection of every pod.
+    const quiet = await waitFor(() => node.agent.stats.summary(), { timeoutMs: 10_000, intervalMs: 200, description: 'a periodic collection' });
+    expect(node.agent.stats.demanded()).toBe(false);
+    expect(quiet.pods).toEqual([]);
+    expect(quiet.node.memory?.workingSetBytes).toBeGreaterThan(0);
     const summary = await waitFor(async () => {
       const res = await node.api('/stats/summary');
       if (res.status !== 200) return undefined;
@@ -49,6 +56,7 @@ spec:
     expect(burn.cpu!.usageCoreNanoSeconds!).toBeGreaterThan(0);
     expect(p.memory!.workingSetBytes!).toBeGreaterThanOrEqual(50 * kMiB);
     expect(summary.node.nodeName).toBe(node.nodeName);
+    expect(node.agent.stats.demanded()).toBe(true);
     expect(summary.node.cpu?.usageNanoCores).toBeGreaterThan(0);
     expect(summary.node.fs?.capacityBytes).toBeGreaterThan(0);
     expect(summary.node.runtime?.imageFs?.capacityBytes).toBeGreaterThan(0);

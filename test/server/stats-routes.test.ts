@@ -13,26 +13,26 @@ const summary: Summary = {
 };
 const host = (s: Summary | undefined, withStats = true) => ({
   listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
-  ...(withStats ? { statsSummary: () => s, resourceMetrics: async () => ({ contentType: 'text/plain', body: 'scrape_error 0\n' }) } : {}),
+  ...(withStats ? { statsSummary: async () => s, resourceMetrics: async () => ({ contentType: 'text/plain', body: 'scrape_error 0\n' }) } : {}),
 }) as AgentHost;
 const ctx = (h: AgentHost, query = ''): RouteContext => ({ host: h, params: {}, req: { method: 'get', path: '/stats/summary', query: new URLSearchParams(query), headers: {} } });
 
 describe('stats routes', () => {
-  it('answers the Summary, and only cpu and memory with only_cpu_and_memory=true', () => {
-    const r = summaryHandler(ctx(host(summary)));
+  it('answers the Summary, and only cpu and memory with only_cpu_and_memory=true', async () => {
+    const r = await summaryHandler(ctx(host(summary)));
     expect(r.status).toBe(200);
     expect(JSON.parse(String(r.body))).toEqual(summary);
-    const slim = JSON.parse(String(summaryHandler(ctx(host(summary), 'only_cpu_and_memory=true')).body)) as Summary;
+    const slim = JSON.parse(String((await summaryHandler(ctx(host(summary), 'only_cpu_and_memory=true'))).body)) as Summary;
     expect(slim.node.fs).toBeUndefined();
     expect(slim.pods[0].volume).toBeUndefined();
     expect(slim.pods[0].containers[0]).toEqual({ name: 'c', startTime: 't', cpu: { time: 't', usageNanoCores: 1 } });
   });
 
   it('answers 503 before the first collection and 404 on a host without stats', async () => {
-    const early = summaryHandler(ctx(host(undefined)));
+    const early = await summaryHandler(ctx(host(undefined)));
     expect(early.status).toBe(503);
     expect(JSON.parse(String(early.body))).toMatchObject({ kind: 'Status', reason: 'ServiceUnavailable' });
-    expect(summaryHandler(ctx(host(undefined, false))).status).toBe(404);
+    expect((await summaryHandler(ctx(host(undefined, false)))).status).toBe(404);
     const cadvisor = statsRoutes().find((r) => r.path === '/metrics/cadvisor')!.methods.get!;
     expect((await cadvisor(ctx(host(summary)))).status).toBe(404);
     const resource = statsRoutes().find((r) => r.path === '/metrics/resource')!.methods.get!;

@@ -7,7 +7,8 @@
  *   for `--eviction-pressure-transition-period` after the last observation → if a threshold with
  *   fresh stats is met: rank the active pods for its resource and evict ONE (the first that is not
  *   critical), then wait for it to be cleaned up (30 s at most, polled every second) and take fresh
- *   stats before the next pass.
+ *   stats before the next pass. The thresholds need the node's figures only; the ranking takes a
+ *   collection of every pod first (the stats provider reads pods' figures only on demand).
  * Before the thresholds, every pass also evicts the pods over a local storage limit (an emptyDir
  * `sizeLimit`, the pod's or a container's `ephemeral-storage` limit: local-storage.ts), as the
  * kubelet's localStorageEviction with LocalStorageCapacityIsolation on (its default).
@@ -58,10 +59,14 @@ export interface ActivePod {
 /** Dependencies of newEvictionManager. */
 export interface EvictionManagerDeps {
   logger: Logger;
-  /** The stats provider's latest Summary (undefined before the first collection). */
+  /**
+   * The stats provider's latest Summary (undefined before the first collection). It always has the
+   * node's figures; the pods' only those of pods with a local-storage limit, unless the last
+   * collection covered every pod (StatsProvider.summary).
+   */
   summary(): Summary | undefined;
-  /** Collects now (fresh stats after an eviction); may reject. */
-  collect(): Promise<unknown>;
+  /** Collects now (fresh stats after an eviction); with 'all', every pod's figures (before ranking); may reject. */
+  collect(scope?: 'all'): Promise<unknown>;
   /** MemTotal, bytes: memory.available's capacity. */
   memoryCapacityBytes: number;
   /** The pods that may be evicted (not terminal, termination not requested). */
@@ -202,6 +207,11 @@ class EvictionManagerImpl implements EvictionManager {
       deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: eviction thresholds have been met, but no pods are active to evict');
       return null;
     }
+    // Ranking compares every active pod: take their figures now (a quiet period's Summary has the
+    // node's and the local-storage-limited pods' only: stats-provider.ts).
+    await deps.collect('all').catch(() => undefined);
+    const all = deps.summary();
+    if (all) stats = cachedStatsFunc(all);
     const ranked = rankPods(active, stats, resource);
     deps.logger.info({ pods: ranked.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'Eviction manager: pods ranked for eviction');
     // At most one pod per pass; a critical pod is skipped (evictPod refuses it upstream).

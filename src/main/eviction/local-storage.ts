@@ -27,6 +27,16 @@ function quantity(v: unknown): number | undefined {
 }
 
 /**
+ * hasLocalStorageLimit: whether `pod` sets a limit localStorageViolation checks (a positive
+ * emptyDir `sizeLimit` or a container's `ephemeral-storage` limit): the pods whose figures the
+ * stats provider reads every period even while nobody reads the Summary. Pure.
+ */
+export function hasLocalStorageLimit(pod: Pod): boolean {
+  if ((pod.spec?.volumes ?? []).some((v) => (quantity(v.emptyDir?.sizeLimit) ?? 0) > 0)) return true;
+  return (pod.spec?.containers ?? []).some((c) => quantity(c.resources?.limits?.['ephemeral-storage']) !== undefined);
+}
+
+/**
  * localStorageViolation: the first local storage limit `pod` is over, in the kubelet's order: an
  * emptyDir volume's usage above its positive `sizeLimit`; the pod's ephemeral storage (logs and
  * emptyDir volumes) above the sum of its containers' `ephemeral-storage` limits (when one sets

@@ -59,7 +59,7 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
   }, {
     logger: deps.logger,
     summary: () => deps.stats.summary(),
-    collect: () => deps.stats.collect(),
+    collect: (scope) => deps.stats.collect(scope),
     memoryCapacityBytes: totalmem(),
     activePods: () => {
       const out = [];

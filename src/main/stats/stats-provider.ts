@@ -2,8 +2,21 @@
  * Counterpart of the kubelet's stats provider as the Summary API and the resource metrics read it
  * (pkg/kubelet/stats Provider + pkg/kubelet/server/stats summary provider), with cAdvisor's
  * housekeeping loop (every --housekeeping-interval, 10 s): the main thread sends one `stats` task
- * per period to the worker pool and keeps the latest two samples; the Summary and the metric texts
- * are built from them on request. At most one collection at a time; the main thread does no I/O.
+ * per period to the worker pool and keeps the latest samples; the Summary and the metric texts are
+ * built from them on request. At most one collection at a time; the main thread does no I/O.
+ *
+ * Where this differs from the kubelet, on purpose (issue 16: idle CPU at 1,000 pods): cAdvisor
+ * reads every container's cgroup every period whether or not anyone looks, and at density that
+ * reading was most of an idle agent's CPU. Here per-pod figures are read **while someone reads
+ * them**: a read of the Summary, /metrics/resource, /metrics/cadvisor or metrics.k8s.io (the
+ * dashboard, kubectl top, Prometheus, metrics-server) marks demand for `demandWindowMs` (5 min),
+ * and while demanded each period collects every pod, exactly as before. With no reader for that
+ * long a period collects the node's figures (what the eviction manager's thresholds observe) and
+ * the pods `watchedPods` names (those with a local-storage limit, which the eviction manager
+ * checks every pass), with no Docker call when none is named. The first read after a quiet spell
+ * waits for a collection of every pod — two, 1 s apart, when the last one is older than the demand
+ * window, so that `usageNanoCores` is there — and the eviction manager collects every pod before
+ * it ranks pods under pressure.
  */
 import type { Logger } from '../../shared/logging.js';
 import { PROTOCOL_VERSION, type StatsTask } from '../../shared/messages.js';
@@ -17,6 +30,8 @@ export interface StatsProviderOptions {
   periodMs?: number;
   /** This node's name (Summary node.nodeName). */
   nodeName: string;
+  /** How long a read of per-pod figures keeps every period collecting them, milliseconds (default kDefaultStatsDemandWindowMs). */
+  demandWindowMs?: number;
 }
 
 /** Dependencies of newStatsProvider. */
@@ -24,6 +39,12 @@ export interface StatsProviderDeps {
   /** Runs the `stats` task on the worker pool. */
   run: (task: StatsTask) => Promise<StatsSample>;
   logger: Logger;
+  /** UIDs of the pods every period measures even while nobody reads per-pod figures (default: none). Called once per quiet period. */
+  watchedPods?: () => string[];
+  /** Clock, epoch milliseconds (tests inject one; default Date.now). */
+  now?: () => number;
+  /** Waits `ms` milliseconds (tests inject one; default a timer). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** CollectorCost: the collector's own cost, for `bench stats`. */
@@ -40,14 +61,31 @@ export interface CollectorCost {
 export interface StatsProvider {
   /** Starts the timer: a first collection at once, then one per period. Idempotent. */
   start(): void;
-  /** Collects now (joins one in progress); resolves with the sample. Rejects with the task's error. */
-  collect(): Promise<StatsSample>;
-  /** The Summary of the latest sample, or undefined before the first one. */
+  /**
+   * Collects now and resolves with the sample: every pod with 'all', else what a period collects
+   * at this moment (every pod while demanded, else the node and the watched pods). Joins a
+   * collection in progress that covers as much. Rejects with the task's error.
+   */
+  collect(scope?: 'all'): Promise<StatsSample>;
+  /**
+   * The Summary of the latest sample, whatever it covered (outside the demand window: the node and
+   * the watched pods only), or undefined before the first one. Marks no demand: the eviction
+   * manager's view.
+   */
   summary(): Summary | undefined;
-  /** GET /metrics/resource's text (scrape_error 1 before the first sample or after a failed collection). */
+  /**
+   * The Summary with every pod, for a reader of per-pod figures (GET /stats/summary,
+   * metrics.k8s.io): marks demand and waits for a collection of every pod when the last one is
+   * older than two periods (see file doc). Undefined when no collection of every pod succeeded
+   * yet. Never rejects.
+   */
+  podSummary(): Promise<Summary | undefined>;
+  /** GET /metrics/resource's text (scrape_error 1 before the first sample or after a failed collection); marks demand as podSummary. */
   resourceMetrics(): Promise<{ contentType: string; body: string }>;
-  /** GET /metrics/cadvisor's text. */
+  /** GET /metrics/cadvisor's text; marks demand as podSummary. */
   cadvisorMetrics(): Promise<{ contentType: string; body: string }>;
+  /** Whether a read within the demand window keeps every period collecting every pod. */
+  demanded(): boolean;
   /** The collector's cost so far. */
   cost(): CollectorCost;
   /** Stops the timer and waits for a collection in progress. */
@@ -56,40 +94,68 @@ export interface StatsProvider {
 
 /** kDefaultHousekeepingIntervalMs: cAdvisor's housekeeping interval as the kubelet sets it (10 s). */
 export const kDefaultHousekeepingIntervalMs = 10_000;
+/** kDefaultStatsDemandWindowMs: how long a read of per-pod figures keeps them collected every period (5 min: longer than a Prometheus or metrics-server scrape interval). */
+export const kDefaultStatsDemandWindowMs = 5 * 60_000;
+/** kRateSampleMs: the gap between the two collections of a cold read, milliseconds (cAdvisor's shortest housekeeping interval, 1 s). */
+export const kRateSampleMs = 1000;
+
+/** One Summary built for a (sample, previous sample) pair, kept while the pair is current. */
+interface CachedSummary {
+  cur: StatsSample;
+  prev: StatsSample | undefined;
+  summary: Summary;
+}
 
 /**
  * newStatsProvider builds the collector (see file doc). Errors of a collection are logged (warn,
  * once per distinct message) and make scrape_error 1 until the next good one; the last good
- * sample is kept.
- * @throws RangeError for a period below 1 ms.
+ * samples are kept.
+ * @throws RangeError for a period or demand window below 1 ms.
  */
 export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProviderDeps): StatsProvider {
   const periodMs = opts.periodMs ?? kDefaultHousekeepingIntervalMs;
+  const demandWindowMs = opts.demandWindowMs ?? kDefaultStatsDemandWindowMs;
   if (!(periodMs >= 1)) throw new RangeError(`--housekeeping-interval must be > 0, got ${periodMs} ms`);
+  if (!(demandWindowMs >= 1)) throw new RangeError(`the stats demand window must be > 0, got ${demandWindowMs} ms`);
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms).unref(); }));
   let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<StatsSample> | null = null;
+  let inFlight: { all: boolean; done: Promise<StatsSample> } | null = null;
+  /** The latest two samples of any scope (the eviction manager's view). */
   let latest: StatsSample | undefined;
   let previous: StatsSample | undefined;
-  let cached: Summary | undefined;
+  /** The latest two samples of every pod (the readers' view). */
+  let latestAll: StatsSample | undefined;
+  let previousAll: StatsSample | undefined;
+  let demandUntilMs = -Infinity;
+  let warming: Promise<void> | null = null;
+  let cachedLatest: CachedSummary | undefined;
+  let cachedAll: CachedSummary | undefined;
   let failed = false;
   let lastError = '';
   const cost: CollectorCost = { collections: 0, totalTaskMs: 0, totalRenderMs: 0 };
-  const timed = <T>(fn: () => T): T => {
+  const demanded = () => now() < demandUntilMs;
+
+  const build = (cache: CachedSummary | undefined, cur: StatsSample, prev: StatsSample | undefined): CachedSummary => {
+    if (cache && cache.cur === cur && cache.prev === prev) return cache;
     const t0 = performance.now();
-    try {
-      return fn();
-    } finally {
-      cost.totalRenderMs += performance.now() - t0;
-    }
+    const summary = buildSummary(opts.nodeName, cur, prev);
+    cost.totalRenderMs += performance.now() - t0;
+    return { cur, prev, summary };
   };
-  const collect = (): Promise<StatsSample> => {
-    if (inFlight) return inFlight;
+
+  const run = (all: boolean): Promise<StatsSample> => {
     const t0 = performance.now();
-    inFlight = deps.run({ kind: 'stats', protocol: PROTOCOL_VERSION })
+    const task: StatsTask = { kind: 'stats', protocol: PROTOCOL_VERSION };
+    if (!all) task.pods = deps.watchedPods?.() ?? [];
+    const done = deps.run(task)
       .then((s) => {
         previous = latest;
         latest = s;
-        cached = undefined;
+        if (all) {
+          previousAll = latestAll;
+          latestAll = s;
+        }
         failed = s.errors.length > 0;
         if (s.errors.length) deps.logger.debug({ errors: s.errors.slice(0, 5), count: s.errors.length }, 'Stats collection had errors');
         lastError = '';
@@ -106,13 +172,38 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
         cost.totalTaskMs += performance.now() - t0;
         inFlight = null;
       });
-    return inFlight;
+    inFlight = { all, done };
+    return done;
   };
-  const summary = (): Summary | undefined => {
-    if (!latest) return undefined;
-    cached ??= timed(() => buildSummary(opts.nodeName, latest!, previous));
-    return cached;
+
+  const collect = (scope?: 'all'): Promise<StatsSample> => {
+    const all = scope === 'all' || demanded();
+    if (inFlight && (inFlight.all || !all)) return inFlight.done;
+    // A narrower collection is under way: the wider one follows it (one collection at a time).
+    if (inFlight) return inFlight.done.then(() => collect('all'), () => collect('all'));
+    return run(all);
   };
+
+  /** Marks demand; resolves once latestAll is at most two periods old (see file doc). */
+  const ensureAll = (): Promise<void> => {
+    demandUntilMs = now() + demandWindowMs;
+    if (latestAll && now() - latestAll.observedAtMs < 2 * periodMs) return Promise.resolve();
+    warming ??= (async () => {
+      await collect('all');
+      if (!previousAll || latestAll!.observedAtMs - previousAll.observedAtMs > demandWindowMs) {
+        await sleep(kRateSampleMs);
+        await collect('all');
+      }
+    })().catch(() => undefined).finally(() => { warming = null; });
+    return warming;
+  };
+
+  const podSummary = (): Summary | undefined => {
+    if (!latestAll) return undefined;
+    cachedAll = build(cachedAll, latestAll, previousAll);
+    return cachedAll.summary;
+  };
+
   return {
     start() {
       if (timer) return;
@@ -121,24 +212,37 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
       timer.unref();
     },
     collect,
-    summary,
+    summary() {
+      if (!latest) return undefined;
+      cachedLatest = build(cachedLatest, latest, previous);
+      return cachedLatest.summary;
+    },
+    async podSummary() {
+      await ensureAll();
+      return podSummary();
+    },
     async resourceMetrics() {
+      await ensureAll();
+      const s = podSummary();
       const t0 = performance.now();
-      const out = await resourceMetricsText(summary(), failed);
+      const out = await resourceMetricsText(s, failed);
       cost.totalRenderMs += performance.now() - t0;
       return out;
     },
     async cadvisorMetrics() {
+      await ensureAll();
       const t0 = performance.now();
-      const out = await cadvisorMetricsText(latest);
+      const out = await cadvisorMetricsText(latestAll);
       cost.totalRenderMs += performance.now() - t0;
       return out;
     },
+    demanded,
     cost: () => ({ ...cost }),
     async stop() {
       clearInterval(timer);
       timer = undefined;
-      await inFlight?.catch(() => undefined);
+      await warming;
+      await inFlight?.done.catch(() => undefined);
     },
   };
 }

@@ -45,9 +45,9 @@ export function nodeMetrics(summary: Summary): Record<string, unknown> {
   };
 }
 
-function summaryOf(host: AgentHost): Summary | HttpReply {
+async function summaryOf(host: AgentHost): Promise<Summary | HttpReply> {
   if (!host.statsSummary) return statusReply(statusError(404, 'NotFound', 'the server could not find the requested resource: this agent collects no stats'));
-  const s = host.statsSummary();
+  const s = await host.statsSummary();
   if (!s) return statusReply(statusError(503, 'ServiceUnavailable', 'metrics are not collected yet; retry after --housekeeping-interval'));
   return s;
 }
@@ -56,8 +56,8 @@ function isReply(v: unknown): v is HttpReply {
   return typeof (v as HttpReply).status === 'number' && typeof (v as HttpReply).contentType === 'string';
 }
 
-function listPodMetrics({ host, req, params }: RouteContext): HttpReply {
-  const s = summaryOf(host);
+async function listPodMetrics({ host, req, params }: RouteContext): Promise<HttpReply> {
+  const s = await summaryOf(host);
   if (isReply(s)) return s;
   const filter = parseListFilter(req.query, ['metadata.name', 'metadata.namespace']);
   if (isStatus(filter)) return statusReply(filter);
@@ -70,21 +70,21 @@ function listPodMetrics({ host, req, params }: RouteContext): HttpReply {
   return jsonReply(200, { kind: 'PodMetricsList', apiVersion: kGroupVersion, metadata: {}, items });
 }
 
-function getPodMetrics({ host, params }: RouteContext): HttpReply {
-  const s = summaryOf(host);
+async function getPodMetrics({ host, params }: RouteContext): Promise<HttpReply> {
+  const s = await summaryOf(host);
   if (isReply(s)) return s;
   const m = podMetrics(s).find((x) => (x.metadata as { name: string; namespace: string }).name === params.name && (x.metadata as { namespace: string }).namespace === params.namespace);
   return m ? jsonReply(200, m) : statusReply(notFound('pods.metrics.k8s.io', params.name));
 }
 
-function listNodeMetrics({ host }: RouteContext): HttpReply {
-  const s = summaryOf(host);
+async function listNodeMetrics({ host }: RouteContext): Promise<HttpReply> {
+  const s = await summaryOf(host);
   if (isReply(s)) return s;
   return jsonReply(200, { kind: 'NodeMetricsList', apiVersion: kGroupVersion, metadata: {}, items: [nodeMetrics(s)] });
 }
 
-function getNodeMetrics({ host, params }: RouteContext): HttpReply {
-  const s = summaryOf(host);
+async function getNodeMetrics({ host, params }: RouteContext): Promise<HttpReply> {
+  const s = await summaryOf(host);
   if (isReply(s)) return s;
   return s.node.nodeName === params.name ? jsonReply(200, nodeMetrics(s)) : statusReply(notFound('nodes.metrics.k8s.io', params.name));
 }

@@ -5,13 +5,14 @@ import type { Route, RouteContext } from '../router.js';
 import { notFound, statusError } from '../status.js';
 
 /**
- * summaryHandler answers `GET /stats/summary`: the Summary JSON (stats/v1alpha1) of the latest
- * collection; 503 ServiceUnavailable before the first collection; 404 when the host has no stats.
- * `?only_cpu_and_memory=true` (the kubelet's query) drops fs, volumes and logs.
+ * summaryHandler answers `GET /stats/summary`: the Summary JSON (stats/v1alpha1) with every pod,
+ * at most two collection periods old (a read after a quiet spell waits for a collection:
+ * AgentHost.statsSummary); 503 ServiceUnavailable when no collection succeeded; 404 when the host
+ * has no stats. `?only_cpu_and_memory=true` (the kubelet's query) drops fs, volumes and logs.
  */
-export function summaryHandler({ host, req }: RouteContext): HttpReply {
+export async function summaryHandler({ host, req }: RouteContext): Promise<HttpReply> {
   if (!host.statsSummary) return statusReply(notFound('stats', 'summary'));
-  const s = host.statsSummary();
+  const s = await host.statsSummary();
   if (!s) return statusReply(statusError(503, 'ServiceUnavailable', 'stats are not collected yet; retry after --housekeeping-interval'));
   if (req.query.get('only_cpu_and_memory') === 'true') {
     return jsonReply(200, {

@@ -8,13 +8,16 @@
  * cgroup when the pod has one, the json-file log's size, the emptyDir volumes' usage (the volume
  * code's diskUsageBytes), the node's /proc/stat and /proc/meminfo, and statfs of the root dir and of
  * Docker's root dir. No Docker stats stream. Never throws for one container: its error is listed.
+ * The task's `pods` narrows the pods read: a list of UIDs reads those only, an empty one the
+ * node's figures alone, without the Docker list (what the stats provider sends while nobody reads
+ * per-pod figures).
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
 import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../labels.js';
-import type { ContainerRuntime } from '../runtime/runtime.js';
+import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
 import { diskUsageBytes } from '../volumes/pod-volumes.js';
 import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';
 import { fsSample, parseMeminfo, parseProcStat, readProcFile } from './node.js';
@@ -50,6 +53,13 @@ let cgroupVersion: Promise<0 | 1 | 2> | undefined;
 /** Per-thread cache: pod UID → its pod cgroup (found once; pruned with the pod). */
 const podCgroups = new Map<string, CgroupRef>();
 let imageFsMount: string | null | undefined;
+
+/**
+ * At most this many entries in each per-thread cache between two listing collections (an entry is
+ * a few hundred bytes): a node whose figures nobody reads runs collections that list nothing, so
+ * the caches are not pruned; past this they are emptied (the next collection inspects again).
+ */
+const kMaxInspected = 20_000;
 
 /** Docker's json-file rotation keeps at most this many files (--container-log-max-files is validated lower). */
 const kMaxLogFiles = 64;
@@ -98,9 +108,21 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
   const procRoot = deps.procRoot ?? '/proc';
   const version = await (deps.cgroupFsRoot ? detectCgroupVersion(root) : (cgroupVersion ??= detectCgroupVersion(root)));
   const errors: string[] = [];
-  const list = (await deps.runtime.listContainers({ labels: [kPodUidLabel] })).filter((c) => c.state === 'running');
-  const live = new Set(list.map((c) => c.id));
-  for (const id of inspected.keys()) if (!live.has(id)) inspected.delete(id);
+  const scope = task.pods ?? 'all';
+  let list: ContainerSummary[] = [];
+  if (scope === 'all' || scope.length > 0) {
+    list = (await deps.runtime.listContainers({ labels: [kPodUidLabel] })).filter((c) => c.state === 'running');
+    // The list is the node's every container: prune the caches by it before narrowing it to the scope.
+    const live = new Set(list.map((c) => c.id));
+    for (const id of inspected.keys()) if (!live.has(id)) inspected.delete(id);
+    if (scope !== 'all') {
+      const wanted = new Set(scope);
+      list = list.filter((c) => wanted.has(c.labels[kPodUidLabel] ?? ''));
+    }
+  } else if (inspected.size > kMaxInspected) {
+    // Collections of the node alone list nothing, so nothing prunes: bound what churn leaves behind.
+    inspected.clear();
+  }
   const pods = new Map<string, PodSample>();
   await Promise.all(list.map(async (c) => {
     const uid = c.labels[kPodUidLabel] ?? '';
@@ -136,7 +158,8 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     };
     pod.containers.push(sample);
   }));
-  for (const uid of podCgroups.keys()) if (!pods.has(uid)) podCgroups.delete(uid);
+  if (scope === 'all') for (const uid of podCgroups.keys()) if (!pods.has(uid)) podCgroups.delete(uid);
+  else if (podCgroups.size > kMaxInspected) podCgroups.clear();
   const out: PodSample[] = [];
   for (const pod of pods.values()) {
     pod.containers.sort((a, b) => a.name.localeCompare(b.name));

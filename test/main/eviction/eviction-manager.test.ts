@@ -10,7 +10,7 @@ import {
 } from '../../../src/main/eviction/helpers.js';
 import { newEvictionManager, type EvictionManagerDeps } from '../../../src/main/eviction/eviction-manager.js';
 import { parseThresholdConfig } from '../../../src/main/eviction/thresholds.js';
-import { localStorageViolation } from '../../../src/main/eviction/local-storage.js';
+import { hasLocalStorageLimit, localStorageViolation } from '../../../src/main/eviction/local-storage.js';
 
 const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
@@ -106,10 +106,10 @@ describe('eviction helpers', () => {
 
 /** A manager over a fake stats source and fake pod workers; `state` is what the test changes. */
 function harness(hard: Record<string, string>, soft: Record<string, string> = {}, grace: Record<string, number> = {}, extra: { transitionMs?: number; maxPodGrace?: number } = {}) {
-  const state = { nowMs: 1_000_000, summary: undefined as Summary | undefined, pods: [] as Pod[], evicted: [] as { name: string; message: string; grace: number }[], cleaned: new Set<string>(), signals: [] as string[] };
+  const state = { nowMs: 1_000_000, summary: undefined as Summary | undefined, pods: [] as Pod[], evicted: [] as { name: string; message: string; grace: number }[], cleaned: new Set<string>(), signals: [] as string[], collects: [] as string[] };
   const deps: EvictionManagerDeps = {
     logger, memoryCapacityBytes: 4 * Gi, now: () => state.nowMs,
-    summary: () => state.summary, collect: async () => undefined,
+    summary: () => state.summary, collect: async (scope) => { state.collects.push(scope ?? 'period'); },
     activePods: () => state.pods.filter((p) => !state.evicted.some((e) => e.name === p.metadata!.name)),
     evictPod: (p, e) => { state.evicted.push({ name: p.metadata!.name!, message: e.message, grace: e.gracePeriodSeconds }); return true; },
     podCleanedUp: (uid) => state.cleaned.has(uid),
@@ -130,6 +130,7 @@ describe('eviction manager', () => {
     expect(await m.synchronize()).toBeNull();
     expect(m.conditions()).toEqual([]);
     expect(m.admit(pod('new')).admit).toBe(true);
+    expect(state.collects).toEqual([]); // no threshold met: the periodic (node-level) figures are enough
     // 3.5Gi working set of 4Gi: 512Mi available < 1Gi.
     state.nowMs += 10_000;
     state.summary = summary(11, 3.5 * Gi, [podStats(be, 10 * Mi), podStats(g, 900 * Mi)]);
@@ -137,6 +138,7 @@ describe('eviction manager', () => {
     expect(first?.metadata?.name).toBe('besteffort');
     expect(state.evicted).toEqual([{ name: 'besteffort', grace: 1, message: 'The node was low on resource: memory. Threshold quantity: 1Gi, available: 512Mi. Container besteffort-c was using 10Mi, request is 0, has larger consumption of memory. ' }]);
     expect(state.signals).toEqual(['memory.available']);
+    expect(state.collects).toEqual(['all']); // every pod's figures before the ranking
     expect(m.conditions()).toEqual(['MemoryPressure']);
     expect(m.admit(pod('new'))).toEqual({ admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
     expect(m.admit(pod('b', { requests: '1Mi' })).admit).toBe(true);
@@ -250,6 +252,13 @@ describe('local storage eviction', () => {
     p.spec!.containers[0].resources = { limits: { 'ephemeral-storage': limit } };
     return p;
   };
+
+  it('names the pods with a local-storage limit (the stats provider reads them every period)', () => {
+    expect(hasLocalStorageLimit(withVolume('v', '1Mi'))).toBe(true);
+    expect(hasLocalStorageLimit(withVolume('zero', '0'))).toBe(false);
+    expect(hasLocalStorageLimit(withLimit('l', '10Mi'))).toBe(true);
+    expect(hasLocalStorageLimit(pod('plain'))).toBe(false);
+  });
 
   it('finds an emptyDir over its sizeLimit, a pod over its containers\' ephemeral-storage limits, a container\'s logs over its limit', () => {
     const v = withVolume('v', '1Mi');

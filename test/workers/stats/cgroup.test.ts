@@ -10,7 +10,7 @@ import { PROTOCOL_VERSION } from '../../../src/shared/messages.js';
 import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, parseFlatKeyed, parseProcCgroup, readCgroupUsage, usageFromV1, usageFromV2 } from '../../../src/workers/stats/cgroup.js';
 import { collectStats } from '../../../src/workers/stats/collect-stats.js';
 import { parseMeminfo, parseProcStat } from '../../../src/workers/stats/node.js';
-import type { ContainerDetails, ContainerRuntime, ContainerSummary } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary } from '../../../src/workers/runtime/runtime.js';
 
 const fixtures = path.resolve(import.meta.dirname, '../../fixtures/stats');
 const v1 = { cgroup: path.join(fixtures, 'v1/cgroup'), proc: path.join(fixtures, 'v1/proc') };
@@ -158,6 +158,24 @@ describe('collectStats', () => {
     } finally {
       await rm(cg, { recursive: true, force: true });
     }
+  });
+
+  it('reads only the pods a task names, and the node alone without a Docker call for an empty list', async () => {
+    let lists = 0;
+    const base = listingRuntime([
+      { id: 'c1', name: 'k8s_app_web_default_u1_0', labels: labels('u1', 'app'), state: 'running', createdAtMs: 1, imageId: '', pid: 4242, logPath: '' },
+      { id: 'c7', name: 'k8s_app_api_default_u3_0', labels: labels('u3', 'app'), state: 'running', createdAtMs: 1, imageId: '', pid: 4242, logPath: '' },
+    ]);
+    const runtime = { ...base, listContainers: async (f: ContainerListFilter) => { lists++; return base.listContainers(f); } } as ContainerRuntime;
+    Object.setPrototypeOf(runtime, base);
+    const deps = { runtime, rootDir, cgroupRoot: '/kt', now: () => 5, cgroupFsRoot: v1.cgroup, procRoot: v1.proc };
+    expect((await collectStats(deps, task)).pods.map((p) => p.uid)).toEqual(['u3', 'u1'].sort());
+    expect((await collectStats(deps, { ...task, pods: ['u3', 'u9'] })).pods.map((p) => p.uid)).toEqual(['u3']);
+    expect(lists).toBe(2);
+    const nodeOnly = await collectStats(deps, { ...task, pods: [] });
+    expect(lists).toBe(2);
+    expect(nodeOnly.pods).toEqual([]);
+    expect(nodeOnly.node.cpuUsageNs).toBe(123_456_789);
   });
 
   it('reads the v2 fixture and reports a container whose inspect fails as an error, not a throw', async () => {

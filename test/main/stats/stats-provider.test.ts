@@ -1,0 +1,145 @@
+// The stats provider's demand-driven collection (stats-provider.ts): per-pod figures are collected
+// while someone reads them; a quiet period collects the node's figures and the watched pods only.
+// A fake `run` answers each task with the pods its scope asks for, on an injected clock.
+import { describe, expect, it } from 'vitest';
+import { newStatsProvider, kRateSampleMs } from '../../../src/main/stats/stats-provider.js';
+import type { StatsTask } from '../../../src/shared/messages.js';
+import type { PodSample, StatsSample } from '../../../src/shared/stats.js';
+import { newLogger } from '../../../src/shared/logging.js';
+
+const kPeriodMs = 10_000;
+const kWindowMs = 60_000;
+const kAllUids = ['u1', 'u2', 'u3'];
+
+function pod(uid: string, cpuNs: number): PodSample {
+  return {
+    uid, name: `p-${uid}`, namespace: 'default', startedAtMs: 0, cgroup: null, volumes: [],
+    containers: [{ id: `${uid}-c`, dockerName: `k8s_c_p-${uid}_default_${uid}_0`, cgroupPath: '', name: 'c', image: 'busybox', startedAtMs: 0, logsUsedBytes: 0, cgroup: { cpuUsageNs: cpuNs, memoryUsageBytes: 1 } }],
+  };
+}
+
+/** A provider over a fake collector: each container burns 0.1 core of CPU on the fake clock. */
+function setup(opts: { watched?: string[]; fail?: boolean } = {}) {
+  const clock = { ms: 1_000_000 };
+  const tasks: StatsTask[] = [];
+  const slept: number[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  const release: (() => void)[] = [];
+  let hold = false;
+  const run = async (task: StatsTask): Promise<StatsSample> => {
+    tasks.push(task);
+    running++;
+    maxRunning = Math.max(maxRunning, running);
+    if (hold) await new Promise<void>((r) => release.push(r));
+    await Promise.resolve();
+    running--;
+    if (opts.fail) throw new Error('runtime unavailable');
+    const uids = task.pods === undefined || task.pods === 'all' ? kAllUids : task.pods;
+    const cpu = clock.ms * 100_000; // 0.1 core: 1e5 ns of CPU per ms
+    return {
+      observedAtMs: clock.ms, cgroupVersion: 1, errors: [], pods: uids.map((u) => pod(u, cpu)),
+      node: { cpuUsageNs: cpu, memoryCapacityBytes: 100, memoryAvailableBytes: 50, memoryUsageBytes: 50, memoryWorkingSetBytes: 50, memoryRssBytes: 10, fs: null, imageFs: null, bootTimeMs: 0 },
+    };
+  };
+  const provider = newStatsProvider({ periodMs: kPeriodMs, demandWindowMs: kWindowMs, nodeName: 'n1' }, {
+    run, logger: newLogger('silent'), watchedPods: () => opts.watched ?? [], now: () => clock.ms,
+    sleep: async (ms) => { slept.push(ms); clock.ms += ms; },
+  });
+  return {
+    provider, tasks, slept, clock, maxRunning: () => maxRunning,
+    holdRuns: () => { hold = true; },
+    releaseRuns: () => { hold = false; for (const r of release.splice(0)) r(); },
+  };
+}
+
+const scopes = (tasks: StatsTask[]) => tasks.map((t) => t.pods ?? 'all');
+
+describe('stats provider: per-pod figures on demand', () => {
+  it('collects only the node and the watched pods while nobody reads per-pod figures', async () => {
+    const t = setup({ watched: ['u2'] });
+    await t.provider.collect();
+    t.clock.ms += kPeriodMs;
+    await t.provider.collect();
+    expect(scopes(t.tasks)).toEqual([['u2'], ['u2']]);
+    expect(t.provider.demanded()).toBe(false);
+    // The eviction manager's view: the node, and the watched pod with its CPU rate.
+    const s = t.provider.summary()!;
+    expect(s.node.cpu?.usageNanoCores).toBe(100_000_000);
+    expect(s.pods.map((p) => p.podRef.uid)).toEqual(['u2']);
+    expect(s.pods[0].cpu?.usageNanoCores).toBe(100_000_000);
+  });
+
+  it('answers the first read after a quiet spell with two collections of every pod, 1 s apart, so the CPU rate is there', async () => {
+    const t = setup();
+    await t.provider.collect();
+    const s = await t.provider.podSummary();
+    expect(scopes(t.tasks)).toEqual([[], 'all', 'all']);
+    expect(t.slept).toEqual([kRateSampleMs]);
+    expect(s!.pods.map((p) => p.podRef.uid)).toEqual(kAllUids);
+    for (const p of s!.pods) expect(p.containers[0].cpu?.usageNanoCores).toBe(100_000_000);
+    expect(t.provider.demanded()).toBe(true);
+  });
+
+  it('keeps collecting every pod each period while read, and goes quiet once the demand window has passed', async () => {
+    const t = setup();
+    await t.provider.podSummary();
+    t.tasks.length = 0;
+    for (let i = 0; i < 3; i++) {
+      t.clock.ms += kPeriodMs;
+      await t.provider.collect(); // the period's timer
+    }
+    expect(scopes(t.tasks)).toEqual(['all', 'all', 'all']);
+    // A read within two periods of the last collection is answered without one.
+    await t.provider.podSummary();
+    await t.provider.resourceMetrics();
+    await t.provider.cadvisorMetrics();
+    expect(t.tasks).toHaveLength(3);
+    t.clock.ms += kWindowMs;
+    expect(t.provider.demanded()).toBe(false);
+    await t.provider.collect();
+    expect(scopes(t.tasks).at(-1)).toEqual([]);
+  });
+
+  it('a read after a short quiet spell takes one collection and a rate from the previous one', async () => {
+    const t = setup();
+    await t.provider.podSummary();
+    t.clock.ms += kWindowMs / 2; // demanded still, but no period ran (a timer that did not fire)
+    t.tasks.length = 0;
+    t.slept.length = 0;
+    const s = await t.provider.podSummary();
+    expect(scopes(t.tasks)).toEqual(['all']);
+    expect(t.slept).toEqual([]);
+    expect(s!.pods[0].containers[0].cpu?.usageNanoCores).toBe(100_000_000);
+  });
+
+  it('runs one collection at a time: a collection of every pod asked during a quiet one follows it', async () => {
+    const t = setup();
+    t.holdRuns();
+    const quiet = t.provider.collect();
+    const all1 = t.provider.collect('all');
+    const all2 = t.provider.collect('all');
+    await Promise.resolve();
+    t.releaseRuns();
+    await quiet;
+    await new Promise((r) => setTimeout(r, 0));
+    t.releaseRuns();
+    const [a, b] = await Promise.all([all1, all2]);
+    expect(a).toBe(b);
+    expect(scopes(t.tasks)).toEqual([[], 'all']);
+    expect(t.maxRunning()).toBe(1);
+  });
+
+  it('never rejects a read: undefined when no collection of every pod succeeded, scrape_error 1 in the metric text', async () => {
+    const t = setup({ fail: true });
+    await expect(t.provider.podSummary()).resolves.toBeUndefined();
+    expect((await t.provider.resourceMetrics()).body).toMatch(/^scrape_error 1$/m);
+    await expect(t.provider.collect()).rejects.toThrow('runtime unavailable');
+  });
+
+  it('refuses a zero period or demand window', () => {
+    const deps = { run: async () => { throw new Error('no'); }, logger: newLogger('silent') };
+    expect(() => newStatsProvider({ nodeName: 'n', periodMs: 0 }, deps)).toThrow(RangeError);
+    expect(() => newStatsProvider({ nodeName: 'n', demandWindowMs: 0 }, deps)).toThrow(/demand window/);
+  });
+});
