@@ -41,7 +41,8 @@ import { spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCou
 import { startSlowEngine } from './slow-engine.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker-admission.js';
-import { kBusybox, kPause, parseIntList, podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult, progress } from './lib.js';
+import { rawFloor, removeByLabel, type RawFloorRun } from './raw-floor.js';
+import { parseIntList, podYaml, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -81,12 +82,6 @@ await docker.ping().catch((err: unknown) => {
   throw new Error(`bench density: Docker does not answer on ${engineSocket} (${(err as Error).message}); start it with tools/up`);
 });
 const runId = randomBytes(3).toString('hex');
-
-async function removeByLabel(label: string): Promise<number> {
-  const list = await docker.listContainers({ all: true, filters: { label: [label] } });
-  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
-  return list.length;
-}
 
 let agentNode = '';
 
@@ -138,7 +133,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const ipamLeasesAfter = await b.ipamLeases();
   const pleg = b.agent.pleg.stats();
   await b.stop();
-  await removeByLabel(`kubelet-ts.node-name=${b.nodeName}`);
+  await removeByLabel(docker, `kubelet-ts.node-name=${b.nodeName}`);
   const cpuMsPerPod = (cpu.user + cpu.system) / 1000 / N;
   const mainThreadCpuMsPerPod = elu.active / N;
   return {
@@ -159,31 +154,6 @@ function atDensityRows(d: AtDensity): (string | number)[][] {
   ];
 }
 
-async function rawRun(concurrency: number) {
-  const label = { 'kubelet-ts.bench': runId };
-  const bar = progress(`raw dockerode (concurrency ${concurrency}): pairs started`, N);
-  let done = 0;
-  let next = 0;
-  const t0 = performance.now();
-  const one = async (i: number) => {
-    const sandbox = await docker.createContainer({ name: `bench-raw-${runId}-${concurrency}-${i}-POD`, Image: kPause, Labels: label, HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' } });
-    await sandbox.start();
-    const app = await docker.createContainer({
-      name: `bench-raw-${runId}-${concurrency}-${i}-main`, Image: kBusybox, Cmd: ['sleep', '3600'], Labels: label,
-      HostConfig: { NetworkMode: `container:${sandbox.id}`, IpcMode: `container:${sandbox.id}` },
-    });
-    await app.start();
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, N) }, async () => {
-    while (next < N) { await one(next++); bar.update(++done); }
-  }));
-  const allRunningMs = performance.now() - t0;
-  bar.end();
-  const t1 = performance.now();
-  await removeByLabel(`kubelet-ts.bench=${runId}`);
-  return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1 };
-}
-
 const counter = args['no-count-calls'] ? undefined : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`), engineSocket);
 type AgentResult = Awaited<ReturnType<typeof agentRun>>;
 const best = <T extends { allRunningMs: number }>(xs: T[]): T => xs.reduce((a, b) => (b.allRunningMs < a.allRunningMs ? b : a));
@@ -191,12 +161,12 @@ try {
   // Interleaved: each rep runs the adaptive agent, each fixed-limit agent, then each floor.
   const adaptiveRuns: AgentResult[] = [];
   const fixedRuns = new Map<number, AgentResult[]>(fixedLimits.map((l) => [l, []]));
-  const rawRuns = new Map<number, Awaited<ReturnType<typeof rawRun>>[]>(rawConcurrencies.map((c) => [c, []]));
+  const rawRuns = new Map<number, RawFloorRun[]>(rawConcurrencies.map((c) => [c, []]));
   for (let rep = 1; rep <= reps; rep++) {
     if (reps > 1) process.stderr.write(`rep ${rep}/${reps}\n`);
     adaptiveRuns.push(await agentRun(counter));
     for (const l of fixedLimits) fixedRuns.get(l)!.push(await agentRun(counter, l));
-    if (!args['no-raw']) for (const c of rawConcurrencies) rawRuns.get(c)!.push(await rawRun(c));
+    if (!args['no-raw']) for (const c of rawConcurrencies) rawRuns.get(c)!.push(await rawFloor(docker, N, c, runId));
   }
   const agent = best(adaptiveRuns);
   const fixed = fixedLimits.map((l) => ({ limit: l, best: best(fixedRuns.get(l)!), runsMs: fixedRuns.get(l)!.map((r) => r.allRunningMs) }));
@@ -233,7 +203,7 @@ try {
   console.log(`ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}\nresults: ${file}`);
 } finally {
   await counter?.close();
-  if (agentNode) await removeByLabel(`kubelet-ts.node-name=${agentNode}`);
-  await removeByLabel(`kubelet-ts.bench=${runId}`);
+  if (agentNode) await removeByLabel(docker, `kubelet-ts.node-name=${agentNode}`);
+  await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
   await engine?.remove();
 }

@@ -1,0 +1,53 @@
+// The raw Docker floor of the density and peers benches: dockerode itself creating and starting N
+// sandbox + container pairs — the pause image with network none, then busybox `sleep 3600` joined
+// to its network and IPC namespaces, 4 Engine API calls a pair — `concurrency` pairs at a time,
+// then removing them. What no node agent on this engine can beat; a bench's ratio is to it.
+import type Docker from 'dockerode';
+import { kBusybox, kPause, progress } from './lib.js';
+
+/** RawFloorRun: one floor run, milliseconds from the first create to the last start, and to every container removed. */
+export interface RawFloorRun {
+  concurrency: number;
+  allRunningMs: number;
+  allRemovedMs: number;
+}
+
+/**
+ * removeByLabel force-removes every container (running or not) with `label` (`key=value`) and
+ * resolves with how many there were. Errors of single removes are ignored (already gone).
+ */
+export async function removeByLabel(docker: Docker, label: string): Promise<number> {
+  const list = await docker.listContainers({ all: true, filters: { label: [label] } });
+  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  return list.length;
+}
+
+/**
+ * rawFloor starts `pods` pairs at `concurrency`, labelled `kubelet-ts.bench=<runId>` and named
+ * `bench-raw-<runId>-<concurrency>-<i>-POD|main`, with a progress line, then removes them.
+ * @throws what dockerode throws for a create or start (the caller removes by the label).
+ */
+export async function rawFloor(docker: Docker, pods: number, concurrency: number, runId: string): Promise<RawFloorRun> {
+  const label = { 'kubelet-ts.bench': runId };
+  const bar = progress(`raw dockerode (concurrency ${concurrency}): pairs started`, pods);
+  let done = 0;
+  let next = 0;
+  const t0 = performance.now();
+  const one = async (i: number) => {
+    const sandbox = await docker.createContainer({ name: `bench-raw-${runId}-${concurrency}-${i}-POD`, Image: kPause, Labels: label, HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' } });
+    await sandbox.start();
+    const app = await docker.createContainer({
+      name: `bench-raw-${runId}-${concurrency}-${i}-main`, Image: kBusybox, Cmd: ['sleep', '3600'], Labels: label,
+      HostConfig: { NetworkMode: `container:${sandbox.id}`, IpcMode: `container:${sandbox.id}` },
+    });
+    await app.start();
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, pods) }, async () => {
+    while (next < pods) { await one(next++); bar.update(++done); }
+  }));
+  const allRunningMs = performance.now() - t0;
+  bar.end();
+  const t1 = performance.now();
+  await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+  return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1 };
+}
