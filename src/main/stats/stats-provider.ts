@@ -187,6 +187,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
   /** Marks demand; resolves once latestAll is at most two periods old (see file doc). */
   const ensureAll = (): Promise<void> => {
     demandUntilMs = now() + demandWindowMs;
+    if (warming) return warming; // a cold read under way: wait for its second collection (the rate)
     if (latestAll && now() - latestAll.observedAtMs < 2 * periodMs) return Promise.resolve();
     warming ??= (async () => {
       await collect('all');

@@ -158,8 +158,11 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     };
     pod.containers.push(sample);
   }));
-  if (scope === 'all') for (const uid of podCgroups.keys()) if (!pods.has(uid)) podCgroups.delete(uid);
-  else if (podCgroups.size > kMaxInspected) podCgroups.clear();
+  if (scope === 'all') {
+    for (const uid of podCgroups.keys()) if (!pods.has(uid)) podCgroups.delete(uid);
+  } else if (podCgroups.size > kMaxInspected) {
+    podCgroups.clear();
+  }
   const out: PodSample[] = [];
   for (const pod of pods.values()) {
     pod.containers.sort((a, b) => a.name.localeCompare(b.name));
