@@ -54,13 +54,6 @@ let cgroupVersion: Promise<0 | 1 | 2> | undefined;
 const podCgroups = new Map<string, CgroupRef>();
 let imageFsMount: string | null | undefined;
 
-/**
- * At most this many entries in each per-thread cache between two listing collections (an entry is
- * a few hundred bytes): a node whose figures nobody reads runs collections that list nothing, so
- * the caches are not pruned; past this they are emptied (the next collection inspects again).
- */
-const kMaxInspected = 20_000;
-
 /** Docker's json-file rotation keeps at most this many files (--container-log-max-files is validated lower). */
 const kMaxLogFiles = 64;
 
@@ -115,13 +108,12 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     // The list is the node's every container: prune the caches by it before narrowing it to the scope.
     const live = new Set(list.map((c) => c.id));
     for (const id of inspected.keys()) if (!live.has(id)) inspected.delete(id);
+    const livePods = new Set(list.map((c) => c.labels[kPodUidLabel] ?? ''));
+    for (const uid of podCgroups.keys()) if (!livePods.has(uid)) podCgroups.delete(uid);
     if (scope !== 'all') {
       const wanted = new Set(scope);
       list = list.filter((c) => wanted.has(c.labels[kPodUidLabel] ?? ''));
     }
-  } else if (inspected.size > kMaxInspected) {
-    // Collections of the node alone list nothing, so nothing prunes: bound what churn leaves behind.
-    inspected.clear();
   }
   const pods = new Map<string, PodSample>();
   await Promise.all(list.map(async (c) => {
@@ -158,11 +150,6 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     };
     pod.containers.push(sample);
   }));
-  if (scope === 'all') {
-    for (const uid of podCgroups.keys()) if (!pods.has(uid)) podCgroups.delete(uid);
-  } else if (podCgroups.size > kMaxInspected) {
-    podCgroups.clear();
-  }
   const out: PodSample[] = [];
   for (const pod of pods.values()) {
     pod.containers.sort((a, b) => a.name.localeCompare(b.name));
