@@ -208,8 +208,15 @@ class EvictionManagerImpl implements EvictionManager {
       return null;
     }
     // Ranking compares every active pod: take their figures now (a quiet period's Summary has the
-    // node's and the local-storage-limited pods' only: stats-provider.ts).
-    await deps.collect('all').catch(() => undefined);
+    // node's and the local-storage-limited pods' only: stats-provider.ts). Without them the pass
+    // ends, as upstream's synchronize does when the summary provider fails: ranking on a partial
+    // sample would evict whichever pods happen to lack figures.
+    try {
+      await deps.collect('all');
+    } catch (err) {
+      deps.logger.warn({ err, signal: toReclaim.signal }, 'Eviction manager: failed to collect every pod\'s stats, no eviction this pass');
+      return null;
+    }
     const all = deps.summary();
     if (all) stats = cachedStatsFunc(all);
     const ranked = rankPods(active, stats, resource);

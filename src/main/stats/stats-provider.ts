@@ -14,9 +14,10 @@
  * long a period collects the node's figures (what the eviction manager's thresholds observe) and
  * the pods `watchedPods` names (those with a local-storage limit, which the eviction manager
  * checks every pass), with no Docker call when none is named. The first read after a quiet spell
- * waits for a collection of every pod — two, 1 s apart, when the last one is older than the demand
- * window, so that `usageNanoCores` is there — and the eviction manager collects every pod before
- * it ranks pods under pressure.
+ * waits for two collections of every pod 1 s apart, so that `usageNanoCores` is a rate over the
+ * last second, never over the quiet spell (a read waits at most `readWaitLimitMs`, then answers
+ * from the samples it has: a wedged dockerd does not hold readers); the eviction manager collects
+ * every pod before it ranks pods under pressure.
  */
 import type { Logger } from '../../shared/logging.js';
 import { PROTOCOL_VERSION, type StatsTask } from '../../shared/messages.js';
@@ -32,6 +33,8 @@ export interface StatsProviderOptions {
   nodeName: string;
   /** How long a read of per-pod figures keeps every period collecting them, milliseconds (default kDefaultStatsDemandWindowMs). */
   demandWindowMs?: number;
+  /** The longest a read waits for fresh figures before it answers from the samples it has, milliseconds (default: max(2 periods, 5 s) + 1 s). */
+  readWaitLimitMs?: number;
 }
 
 /** Dependencies of newStatsProvider. */
@@ -59,7 +62,7 @@ export interface CollectorCost {
 
 /** StatsProvider: the node's resource figures. Main thread only. */
 export interface StatsProvider {
-  /** Starts the timer: a first collection at once, then one per period. Idempotent. */
+  /** Starts the timer: a first collection at once, then one per period. Idempotent; nothing after stop(). */
   start(): void;
   /**
    * Collects now and resolves with the sample: every pod with 'all', else what a period collects
@@ -75,9 +78,10 @@ export interface StatsProvider {
   summary(): Summary | undefined;
   /**
    * The Summary with every pod, for a reader of per-pod figures (GET /stats/summary,
-   * metrics.k8s.io): marks demand and waits for a collection of every pod when the last one is
-   * older than two periods (see file doc). Undefined when no collection of every pod succeeded
-   * yet. Never rejects.
+   * metrics.k8s.io): marks demand and, when the latest pair of collections of every pod is older
+   * than two periods or more than two periods apart, waits (at most `readWaitLimitMs`) for two
+   * new ones 1 s apart (see file doc). Undefined when no collection of every pod succeeded yet.
+   * Never rejects.
    */
   podSummary(): Promise<Summary | undefined>;
   /** GET /metrics/resource's text (scrape_error 1 before the first sample or after a failed collection); marks demand as podSummary. */
@@ -88,7 +92,7 @@ export interface StatsProvider {
   demanded(): boolean;
   /** The collector's cost so far. */
   cost(): CollectorCost;
-  /** Stops the timer and waits for a collection in progress. */
+  /** Stops the timer and waits for a collection in progress; reads after it answer from the samples they have, at once. */
   stop(): Promise<void>;
 }
 
@@ -117,6 +121,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
   const demandWindowMs = opts.demandWindowMs ?? kDefaultStatsDemandWindowMs;
   if (!(periodMs >= 1)) throw new RangeError(`--housekeeping-interval must be > 0, got ${periodMs} ms`);
   if (!(demandWindowMs >= 1)) throw new RangeError(`the stats demand window must be > 0, got ${demandWindowMs} ms`);
+  const readWaitLimitMs = opts.readWaitLimitMs ?? Math.max(2 * periodMs, 5000) + kRateSampleMs;
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms).unref(); }));
   let timer: NodeJS.Timeout | undefined;
@@ -132,6 +137,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
   let cachedLatest: CachedSummary | undefined;
   let cachedAll: CachedSummary | undefined;
   let failed = false;
+  let stopped = false;
   let lastError = '';
   const cost: CollectorCost = { collections: 0, totalTaskMs: 0, totalRenderMs: 0 };
   const demanded = () => now() < demandUntilMs;
@@ -184,19 +190,28 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     return run(all);
   };
 
-  /** Marks demand; resolves once latestAll is at most two periods old (see file doc). */
-  const ensureAll = (): Promise<void> => {
+  /** Whether the latest pair of collections of every pod is recent and close enough for a current CPU rate. */
+  const current = (): boolean => latestAll !== undefined && previousAll !== undefined
+    && now() - latestAll.observedAtMs < 2 * periodMs && latestAll.observedAtMs - previousAll.observedAtMs <= 2 * periodMs;
+
+  /**
+   * Marks demand; resolves once the pair of collections of every pod is current (see file doc) or
+   * after `readWaitLimitMs`, whichever comes first; at once after stop().
+   */
+  const ensureAll = async (): Promise<void> => {
+    if (stopped) return;
     demandUntilMs = now() + demandWindowMs;
-    if (warming) return warming; // a cold read under way: wait for its second collection (the rate)
-    if (latestAll && now() - latestAll.observedAtMs < 2 * periodMs) return Promise.resolve();
+    if (!warming && current()) return;
+    // A cold read under way is joined: its second collection gives the rate.
     warming ??= (async () => {
       await collect('all');
-      if (!previousAll || latestAll!.observedAtMs - previousAll.observedAtMs > demandWindowMs) {
-        await sleep(kRateSampleMs);
-        await collect('all');
-      }
+      if (stopped) return;
+      await sleep(kRateSampleMs);
+      if (!stopped) await collect('all');
     })().catch(() => undefined).finally(() => { warming = null; });
-    return warming;
+    let limit: NodeJS.Timeout | undefined;
+    await Promise.race([warming, new Promise<void>((resolve) => { limit = setTimeout(resolve, readWaitLimitMs); })]);
+    clearTimeout(limit);
   };
 
   const podSummary = (): Summary | undefined => {
@@ -207,7 +222,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
 
   return {
     start() {
-      if (timer) return;
+      if (timer || stopped) return;
       collect().catch(() => undefined);
       timer = setInterval(() => { collect().catch(() => undefined); }, periodMs);
       timer.unref();
@@ -240,6 +255,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     demanded,
     cost: () => ({ ...cost }),
     async stop() {
+      stopped = true;
       clearInterval(timer);
       timer = undefined;
       await warming;

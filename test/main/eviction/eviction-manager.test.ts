@@ -106,10 +106,16 @@ describe('eviction helpers', () => {
 
 /** A manager over a fake stats source and fake pod workers; `state` is what the test changes. */
 function harness(hard: Record<string, string>, soft: Record<string, string> = {}, grace: Record<string, number> = {}, extra: { transitionMs?: number; maxPodGrace?: number } = {}) {
-  const state = { nowMs: 1_000_000, summary: undefined as Summary | undefined, pods: [] as Pod[], evicted: [] as { name: string; message: string; grace: number }[], cleaned: new Set<string>(), signals: [] as string[], collects: [] as string[] };
+  const state = { nowMs: 1_000_000, summary: undefined as Summary | undefined, allSummary: undefined as Summary | undefined, failAll: false, pods: [] as Pod[], evicted: [] as { name: string; message: string; grace: number }[], cleaned: new Set<string>(), signals: [] as string[], collects: [] as string[] };
   const deps: EvictionManagerDeps = {
     logger, memoryCapacityBytes: 4 * Gi, now: () => state.nowMs,
-    summary: () => state.summary, collect: async (scope) => { state.collects.push(scope ?? 'period'); },
+    summary: () => state.summary, collect: async (scope) => {
+      state.collects.push(scope ?? 'period');
+      if (scope !== 'all') return;
+      if (state.failAll) throw new Error('docker: context deadline exceeded');
+      // As the stats provider: a collection of every pod becomes the latest Summary.
+      if (state.allSummary) state.summary = state.allSummary;
+    },
     activePods: () => state.pods.filter((p) => !state.evicted.some((e) => e.name === p.metadata!.name)),
     evictPod: (p, e) => { state.evicted.push({ name: p.metadata!.name!, message: e.message, grace: e.gracePeriodSeconds }); return true; },
     podCleanedUp: (uid) => state.cleaned.has(uid),
@@ -133,12 +139,16 @@ describe('eviction manager', () => {
     expect(state.collects).toEqual([]); // no threshold met: the periodic (node-level) figures are enough
     // 3.5Gi working set of 4Gi: 512Mi available < 1Gi.
     state.nowMs += 10_000;
-    state.summary = summary(11, 3.5 * Gi, [podStats(be, 10 * Mi), podStats(g, 900 * Mi)]);
+    // A quiet period's Summary has the node's figures only; the ranking must collect every pod
+    // (ranked without figures, the guaranteed pod, listed first, would go).
+    state.summary = summary(11, 3.5 * Gi, []);
+    state.allSummary = summary(11, 3.5 * Gi, [podStats(be, 10 * Mi), podStats(g, 900 * Mi)]);
     const first = await m.synchronize();
     expect(first?.metadata?.name).toBe('besteffort');
     expect(state.evicted).toEqual([{ name: 'besteffort', grace: 1, message: 'The node was low on resource: memory. Threshold quantity: 1Gi, available: 512Mi. Container besteffort-c was using 10Mi, request is 0, has larger consumption of memory. ' }]);
     expect(state.signals).toEqual(['memory.available']);
     expect(state.collects).toEqual(['all']); // every pod's figures before the ranking
+    state.allSummary = undefined;
     expect(m.conditions()).toEqual(['MemoryPressure']);
     expect(m.admit(pod('new'))).toEqual({ admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
     expect(m.admit(pod('b', { requests: '1Mi' })).admit).toBe(true);
@@ -155,6 +165,24 @@ describe('eviction manager', () => {
     state.pods.push(pod('late', { requests: '1Mi' }));
     expect(await m.synchronize()).toBeNull();
     expect(state.evicted.map((e) => e.name)).toEqual(['besteffort', 'guaranteed']);
+  });
+
+  it('evicts nothing when the collection of every pod fails (no ranking on a partial sample), and evicts once it succeeds', async () => {
+    const { m, state } = harness({ 'memory.available': '1Gi' });
+    const be = pod('besteffort');
+    const g = pod('guaranteed', { requests: '1Gi', limits: '1Gi' });
+    state.pods = [g, be];
+    state.summary = summary(1, 3.5 * Gi, []);
+    state.failAll = true;
+    expect(await m.synchronize()).toBeNull();
+    expect(state.collects).toEqual(['all']);
+    expect(state.evicted).toEqual([]);
+    expect(m.conditions()).toEqual(['MemoryPressure']); // the node's figures still set the condition
+    state.failAll = false;
+    state.nowMs += 10_000;
+    state.summary = summary(11, 3.5 * Gi, []);
+    state.allSummary = summary(11, 3.5 * Gi, [podStats(be, 10 * Mi), podStats(g, 900 * Mi)]);
+    expect((await m.synchronize())?.metadata?.name).toBe('besteffort');
   });
 
   it('keeps the condition for the pressure transition period after the threshold is no longer met', async () => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { newStatsProvider, kRateSampleMs } from '../../../src/main/stats/stats-provider.js';
 import type { StatsTask } from '../../../src/shared/messages.js';
-import type { PodSample, StatsSample } from '../../../src/shared/stats.js';
+import type { PodSample, StatsSample, Summary } from '../../../src/shared/stats.js';
 import { newLogger } from '../../../src/shared/logging.js';
 
 const kPeriodMs = 10_000;
@@ -19,7 +19,7 @@ function pod(uid: string, cpuNs: number): PodSample {
 }
 
 /** A provider over a fake collector: each container burns 0.1 core of CPU on the fake clock. */
-function setup(opts: { watched?: string[]; fail?: boolean } = {}) {
+function setup(opts: { watched?: string[]; fail?: boolean; readWaitLimitMs?: number } = {}) {
   const clock = { ms: 1_000_000 };
   const tasks: StatsTask[] = [];
   const slept: number[] = [];
@@ -42,7 +42,7 @@ function setup(opts: { watched?: string[]; fail?: boolean } = {}) {
       node: { cpuUsageNs: cpu, memoryCapacityBytes: 100, memoryAvailableBytes: 50, memoryUsageBytes: 50, memoryWorkingSetBytes: 50, memoryRssBytes: 10, fs: null, imageFs: null, bootTimeMs: 0 },
     };
   };
-  const provider = newStatsProvider({ periodMs: kPeriodMs, demandWindowMs: kWindowMs, nodeName: 'n1' }, {
+  const provider = newStatsProvider({ periodMs: kPeriodMs, demandWindowMs: kWindowMs, nodeName: 'n1', readWaitLimitMs: opts.readWaitLimitMs }, {
     run, logger: newLogger('silent'), watchedPods: () => opts.watched ?? [], now: () => clock.ms,
     sleep: async (ms) => { slept.push(ms); clock.ms += ms; },
   });
@@ -101,16 +101,63 @@ describe('stats provider: per-pod figures on demand', () => {
     expect(scopes(t.tasks).at(-1)).toEqual([]);
   });
 
-  it('a read after a short quiet spell takes one collection and a rate from the previous one', async () => {
+  it('a read after a gap of more than two periods (a timer that did not fire) takes two new collections: the rate is over the last second, never over the gap', async () => {
     const t = setup();
     await t.provider.podSummary();
-    t.clock.ms += kWindowMs / 2; // demanded still, but no period ran (a timer that did not fire)
+    t.clock.ms += kWindowMs / 2; // demanded still, but no period ran
     t.tasks.length = 0;
     t.slept.length = 0;
     const s = await t.provider.podSummary();
-    expect(scopes(t.tasks)).toEqual(['all']);
-    expect(t.slept).toEqual([]);
+    expect(scopes(t.tasks)).toEqual(['all', 'all']);
+    expect(t.slept).toEqual([kRateSampleMs]);
     expect(s!.pods[0].containers[0].cpu?.usageNanoCores).toBe(100_000_000);
+  });
+
+  it('a fresh collection of every pod paired with a stale one (the eviction manager\'s, in a quiet spell) is not a current rate: a read collects twice', async () => {
+    const t = setup();
+    await t.provider.collect('all');
+    t.clock.ms += 5 * kPeriodMs;
+    await t.provider.collect('all');
+    t.tasks.length = 0;
+    await t.provider.podSummary();
+    expect(scopes(t.tasks)).toEqual(['all', 'all']);
+  });
+
+  it('overlapping cold reads share one warm-up', async () => {
+    const t = setup();
+    t.holdRuns();
+    const reads = [t.provider.podSummary(), t.provider.resourceMetrics(), t.provider.podSummary()];
+    for (let i = 0; i < 2; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      t.releaseRuns();
+      t.holdRuns();
+    }
+    await new Promise((r) => setTimeout(r, 0));
+    t.releaseRuns();
+    const [a, metrics, b] = await Promise.all(reads);
+    expect(a).toBe(b);
+    expect((a as Summary).pods).toHaveLength(kAllUids.length);
+    expect((metrics as { body: string }).body).toMatch(/^scrape_error 0$/m);
+    expect(scopes(t.tasks)).toEqual(['all', 'all']);
+    expect(t.slept).toEqual([kRateSampleMs]);
+  });
+
+  it('answers from the samples it has when a collection does not finish within readWaitLimitMs (a wedged dockerd)', async () => {
+    const t = setup({ readWaitLimitMs: 20 });
+    const before = await t.provider.podSummary();
+    t.clock.ms += kWindowMs / 2;
+    t.holdRuns();
+    const late = await t.provider.podSummary();
+    expect(late).toBe(before);
+    t.releaseRuns();
+  });
+
+  it('after stop() a read answers at once from the samples it has and starts no collection', async () => {
+    const t = setup();
+    await t.provider.stop();
+    await expect(t.provider.podSummary()).resolves.toBeUndefined();
+    t.provider.start();
+    expect(t.tasks).toEqual([]);
   });
 
   it('runs one collection at a time: a collection of every pod asked during a quiet one follows it', async () => {
