@@ -12,6 +12,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE } from '../support/docker.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
+import { openDashboard, recordPage, type PageLog } from '../support/dashboard-page.js';
 
 const kChromium = '/usr/bin/chromium';
 // tools/test installs chromium and sets KUBELET_TS_REQUIRE_DOCKER=1: there a missing browser fails the suite.
@@ -28,7 +29,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
   let node: TestNode;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let log: PageLog;
 
   const create = async (manifest: object) => {
     const res = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(manifest) });
@@ -48,13 +49,9 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
     page = await browser.newPage({ viewport: { width: 1600, height: 860 } });
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    await page.goto(`http://127.0.0.1:${node.agent.port}/`);
-    // Up to 60 s (a loaded CI machine starts Chromium slowly); on failure, say what the page showed.
-    await page.locator('#conn[data-state="live"]').waitFor({ timeout: 60_000 }).catch(async (err: unknown) => {
-      const conn = await page.locator('#conn').textContent().catch(() => '?');
-      throw new Error(`the dashboard's watch never went live (status line: ${JSON.stringify(conn)}; page errors: ${JSON.stringify(pageErrors)})`, { cause: err });
-    });
+    log = recordPage(page);
+    // Up to 60 s (a loaded CI machine starts Chromium slowly); on failure, say what the page saw.
+    await openDashboard(page, `http://127.0.0.1:${node.agent.port}/`, log);
     if (process.env.KUBELET_TS_SCREENSHOT === '1') {
       // A fuller table for the picture: two more pods, one holding some memory.
       await create(pod('dash-web', 'exec sleep 3600'));
@@ -136,7 +133,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     expect(await page.locator('#detail-logs').textContent()).not.toContain('first-life');
     expect(await page.locator('#logs-state').textContent()).toBe('following');
     if (process.env.KUBELET_TS_SCREENSHOT === '1') await page.screenshot({ path: join(tmpdir(), 'dashboard-logs.png') });
-    expect(pageErrors).toEqual([]);
+    expect(log.errors).toEqual([]);
   }, 240_000);
 
   it('runs a command in the container through the Terminal tab (xterm.js over WS /exec, a TTY)', async () => {
@@ -178,7 +175,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     }
     await page.keyboard.type('exit\n');
     await expect.poll(() => page.locator('#term-state').textContent(), { timeout: 30_000 }).toBe('exited (0)');
-    expect(pageErrors).toEqual([]);
+    expect(log.errors).toEqual([]);
   }, 180_000);
 
   it('deletes the open pod after the confirmation, and the panel says so', async () => {
@@ -195,6 +192,6 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
       await remove(name);
       await expect.poll(() => row(name).count(), { timeout: 90_000, interval: 250 }).toBe(0);
     }
-    expect(pageErrors).toEqual([]);
+    expect(log.errors).toEqual([]);
   }, 180_000);
 });

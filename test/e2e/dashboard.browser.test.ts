@@ -10,6 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE } from '../support/docker.js';
 import { busyboxPod, startTestNode, type TestNode } from '../support/agent.js';
+import { openDashboard, recordPage, waitForLive, type PageLog } from '../support/dashboard-page.js';
 
 const kChromium = '/usr/bin/chromium';
 // tools/test installs chromium and sets KUBELET_TS_REQUIRE_DOCKER=1: there a missing browser fails the suite.
@@ -19,7 +20,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
   let node: TestNode;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
+  let log: PageLog;
 
   beforeAll(async () => {
     node = await startTestNode();
@@ -29,7 +30,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.on('pageerror', (err) => pageErrors.push(err.message));
+    log = recordPage(page);
   }, 120_000);
 
   afterAll(async () => {
@@ -39,8 +40,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
 
   it('shows a pod created through the API becoming Running and removes it after the delete', async () => {
     const base = `http://127.0.0.1:${node.agent.port}`;
-    await page.goto(`${base}/`);
-    await page.locator('#conn[data-state="live"]').waitFor({ timeout: 30_000 });
+    await openDashboard(page, `${base}/`, log);
     expect(await page.title()).toContain('kubelet-ts');
 
     const manifest = {
@@ -92,7 +92,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       await rm(join(node.manifestDir, 'dash-web.yaml'));
     }
     await expect.poll(() => row.count(), { timeout: 90_000, interval: 250 }).toBe(0);
-    expect(pageErrors).toEqual([]);
+    expect(log.errors).toEqual([]);
   }, 240_000);
 
   it('with --token-auth-file and --anonymous-auth=false loads the page without a token, asks for one and then shows the pods', async () => {
@@ -104,7 +104,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const authPage = await context.newPage();
-      authPage.on('pageerror', (err) => pageErrors.push(err.message));
+      const authLog = recordPage(authPage);
       await secured.writeManifest('dash-auth.yaml', busyboxPod('dash-auth', 'exec sleep 3600'));
       const base = `http://127.0.0.1:${secured.agent.port}`;
       const loaded = await authPage.goto(`${base}/`);
@@ -121,7 +121,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       // A read-only token is enough to watch.
       await authPage.fill('#token-input', 'viewer-token');
       await authPage.click('#token-form button[type="submit"]');
-      await authPage.locator('#conn[data-state="live"]').waitFor({ timeout: 30_000 });
+      await waitForLive(authPage, authLog);
       expect(await authPage.locator('#token-form').isHidden()).toBe(true);
       const name = `dash-auth-${secured.nodeName}`;
       const row = authPage.locator('#pod-rows tr', { has: authPage.locator('td.col-name', { hasText: new RegExp(`^${name}$`) }) });
@@ -131,10 +131,10 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
 
       // A reload keeps the token for this tab: no prompt, the row comes back.
       await authPage.reload();
-      await authPage.locator('#conn[data-state="live"]').waitFor({ timeout: 30_000 });
+      await waitForLive(authPage, authLog);
       await row.waitFor({ timeout: 30_000 });
       expect(await authPage.locator('#token-form').isHidden()).toBe(true);
-      expect(pageErrors).toEqual([]);
+      expect(authLog.errors).toEqual([]);
     } finally {
       await context.close();
       await secured.cleanup();

@@ -7,6 +7,13 @@ import { session, onSignIn, askForToken, authHeaders, wsProtocols } from './sess
 
 /** The sub-protocol offered beside the token's: the server echoes it back (a browser needs one). */
 const kWatchProtocol = 'watch.kubelet-ts';
+/**
+ * A handshake not answered within this many milliseconds is abandoned and retried (a browser's own
+ * limit is minutes: a lost upgrade would leave the page "connecting…" that long).
+ */
+const kHandshakeTimeoutMs = 10_000;
+/** How long the 401 check after a refused handshake may take, milliseconds. */
+const kTokenCheckTimeoutMs = 5_000;
 
 let resourceVersion = '';
 let live = false;
@@ -20,7 +27,8 @@ let frameRequested = false;
 let hooks;
 
 /**
- * startWatch connects and keeps reconnecting (backoff 0.5 s doubling to 10 s).
+ * startWatch connects and keeps reconnecting (backoff 0.5 s doubling to 10 s; a handshake
+ * unanswered for 10 s is retried).
  * `hooks.apply(batch)` gets a Map uid → last event ({type, object}) once per frame;
  * `hooks.knownUids()` lists the UIDs shown (to drop those gone after a relist);
  * `hooks.podOf(uid)` the shown pod; `hooks.onLiveAdd(uid)` is told of a pod ADDED after the list.
@@ -47,8 +55,12 @@ function connect() {
   const ws = new WebSocket(url, used ? wsProtocols(kWatchProtocol, used) : []);
   socket = ws;
   let opened = false;
+  const handshake = setTimeout(() => {
+    if (!opened) ws.close(); // fails the connection: onclose retries
+  }, kHandshakeTimeoutMs);
   ws.onopen = () => {
     opened = true;
+    clearTimeout(handshake);
     retryMs = 500;
   };
   ws.onmessage = (msg) => {
@@ -61,6 +73,7 @@ function connect() {
     onEvent(event);
   };
   ws.onclose = async () => {
+    clearTimeout(handshake);
     socket = null;
     // A refused handshake does not tell the page why: ask an API path whether a token is needed.
     if (!opened) await needsToken(used);
@@ -75,10 +88,10 @@ function connect() {
 /** needsToken asks GET /node with `used`: a 401 shows the prompt (unless a newer token was entered). */
 async function needsToken(used) {
   try {
-    const res = await fetch('/node', { headers: { Accept: 'application/json', ...authHeaders(used) } });
+    const res = await fetch('/node', { headers: { Accept: 'application/json', ...authHeaders(used) }, signal: AbortSignal.timeout(kTokenCheckTimeoutMs) });
     if (res.status === 401) askForToken(used);
   } catch {
-    // the agent is down: retry as usual
+    // the agent is down or slow: retry as usual
   }
 }
 

@@ -1,0 +1,63 @@
+// The browser tests' way into the dashboard: open it and wait for its watch to go live, and when it
+// does not, say what the page saw (its errors, failed or refused requests, the watch sockets' fate),
+// so a failure in CI names its cause instead of a bare timeout. Test support only.
+import type { Page } from 'playwright-core';
+
+/** PageLog: what a page reported since `recordPage`; lines are short and in arrival order. */
+export interface PageLog {
+  /** Uncaught errors (`pageerror`). */
+  errors: string[];
+  /** Console errors and warnings, failed requests, answers ≥ 400, WebSocket opens, errors and closes. */
+  lines: string[];
+}
+
+/** recordPage starts recording `page`'s errors, refused requests and WebSocket lifecycle. */
+export function recordPage(page: Page): PageLog {
+  const log: PageLog = { errors: [], lines: [] };
+  const at = () => new Date().toISOString().slice(11, 23);
+  const add = (line: string) => {
+    if (log.lines.length < 200) log.lines.push(`${at()} ${line}`);
+  };
+  page.on('pageerror', (err) => {
+    log.errors.push(err.message);
+    add(`pageerror ${err.message}`);
+  });
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' || msg.type() === 'warning') add(`console.${msg.type()} ${msg.text()}`);
+  });
+  page.on('requestfailed', (req) => add(`requestfailed ${req.method()} ${req.url()}: ${req.failure()?.errorText ?? '?'}`));
+  page.on('response', (res) => {
+    if (res.status() >= 400) add(`response ${res.status()} ${res.request().method()} ${res.url()}`);
+  });
+  page.on('websocket', (ws) => {
+    add(`websocket created ${ws.url()}`);
+    let frames = 0;
+    ws.on('framereceived', () => {
+      if (frames++ === 0) add(`websocket first frame ${ws.url()}`);
+    });
+    ws.on('socketerror', (err) => add(`websocket error ${ws.url()}: ${err}`));
+    ws.on('close', () => add(`websocket closed ${ws.url()} after ${frames} frames`));
+  });
+  return log;
+}
+
+/**
+ * waitForLive waits (up to `timeoutMs`, milliseconds) until `page`'s header says the watch is live.
+ * @throws Error naming the status line, whether the page's modules ran, and the page log.
+ */
+export async function waitForLive(page: Page, log: PageLog, timeoutMs = 60_000): Promise<void> {
+  await page.locator('#conn[data-state="live"]').waitFor({ timeout: timeoutMs }).catch(async (err: unknown) => {
+    const conn = await page.locator('#conn').textContent().catch(() => '?');
+    const ran = await page.evaluate(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard).catch(() => '?');
+    throw new Error(
+      `the dashboard's watch never went live (status line: ${JSON.stringify(conn)}; app.js ran: ${ran === 'object'}; page log:\n${log.lines.join('\n') || '(empty)'})`,
+      { cause: err },
+    );
+  });
+}
+
+/** openDashboard loads `url` in `page` and waits for the watch to go live ({@link waitForLive}). */
+export async function openDashboard(page: Page, url: string, log: PageLog, timeoutMs = 60_000): Promise<void> {
+  await page.goto(url);
+  await waitForLive(page, log, timeoutMs);
+}
