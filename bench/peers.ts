@@ -9,7 +9,8 @@
 //     the same pause image, and the command is `/bin/sleep` (podman adds no default PATH for an
 //     image without one);
 //   - `docker-compose up -d` of 2N services (pause with network none and shareable IPC; busybox in
-//     its network and IPC namespaces), until it exits, removed by `docker-compose down -t 0`;
+//     its network and IPC namespaces), until it exits, removed by `docker-compose down -t 0`, with
+//     COMPOSE_PARALLEL_LIMIT above the number of services (the default, 64, deadlocks past 64 pairs);
 // interleaved in that order, --reps times, best of each, with each one's ratio to the best floor.
 // podman and docker-compose are used where installed; `--install` installs the missing ones with
 // apt-get first (root, the package registries). Tests never need them.
@@ -64,15 +65,22 @@ if (args.install) {
 const havePodman = await has('podman');
 const haveCompose = await has('docker-compose');
 
-/** exec runs `cmd args` to its end; resolves with milliseconds taken. @throws with its stderr when it exits non-zero. */
+/** A peer's single command may take this long (milliseconds) before it is killed and the bench fails. */
+const kPeerCommandTimeoutMs = 15 * 60_000;
+
+/**
+ * exec runs `cmd args` to its end; resolves with milliseconds taken.
+ * @throws with its stderr when it exits non-zero, or is killed after kPeerCommandTimeoutMs.
+ */
 function exec(cmd: string, argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(cmd, argv, { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: kPeerCommandTimeoutMs });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => { stderr = (stderr + b.toString('utf8')).slice(-4000); });
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${cmd} ${argv.join(' ')} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))));
+    child.once('close', (code, signal) => (code === 0 ? resolve(performance.now() - t0)
+      : reject(new Error(`${cmd} ${argv.join(' ')} ${signal ? `killed by ${signal} (limit ${kPeerCommandTimeoutMs / 60_000} min)` : `exited ${code}`}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))));
   });
 }
 
@@ -147,6 +155,13 @@ async function podmanRun(): Promise<PeerRun> {
 
 const composeProject = `kts-peers-${runId}`;
 const composeFile = join(dir, 'docker-compose.yml');
+/**
+ * docker-compose 1.x runs at most COMPOSE_PARALLEL_LIMIT (64) operations at once, and a container
+ * waiting for the service whose namespaces it joins holds its slot: with more than 64 such pairs
+ * `up` deadlocks (here: 30 of 200 containers created, then nothing for minutes). A limit above
+ * the number of services lets every pair through; compose's own per-service ordering remains.
+ */
+const composeEnv = { ...process.env, COMPOSE_PARALLEL_LIMIT: String(2 * N + 8) };
 
 async function prepareCompose(): Promise<void> {
   const services = Array.from({ length: N }, (_, i) => [
@@ -158,10 +173,10 @@ async function prepareCompose(): Promise<void> {
 
 async function composeRun(): Promise<PeerRun> {
   process.stderr.write(`docker-compose up: ${N} pods (${2 * N} services) …\n`);
-  const allRunningMs = await exec('docker-compose', ['-p', composeProject, '-f', composeFile, 'up', '-d']);
+  const allRunningMs = await exec('docker-compose', ['-p', composeProject, '-f', composeFile, 'up', '-d'], composeEnv);
   const running = (await docker.listContainers({ filters: { label: [`com.docker.compose.project=${composeProject}`] } })).length;
   if (running !== 2 * N) throw new Error(`docker-compose up exited 0 but ${running}/${2 * N} containers are running`);
-  const allRemovedMs = await exec('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0']);
+  const allRemovedMs = await exec('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0'], composeEnv);
   return { allRunningMs, allRemovedMs };
 }
 
@@ -210,6 +225,6 @@ try {
     const left = (await podmanPods().catch(() => [])).map((l) => l.split(' ')[0]);
     if (left.length > 0) await run('podman', ['pod', 'rm', '-f', ...left], { env: podmanEnv }).catch(() => {});
   }
-  if (haveCompose) await run('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0']).catch(() => {});
+  if (haveCompose) await run('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0'], { env: composeEnv }).catch(() => {});
   await rm(dir, { recursive: true, force: true });
 }
