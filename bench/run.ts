@@ -1,6 +1,6 @@
 // Bench dispatcher: `npm run bench -- NAME [options]` runs bench/NAME.ts. Benches print a table and
 // write JSON under bench/results/; they are figures, not tests, and assert nothing about speed.
-const kBenches = ['density', 'peers', 'probes', 'api', 'etcd', 'steady', 'relist', 'scale', 'watch-history', 'soak', 'fuzz', 'cni', 'stats', 'dashboard'] as const;
+const kBenches = ['density', 'peers', 'probes', 'api', 'etcd', 'steady', 'relist', 'scale', 'watch-history', 'soak', 'fuzz', 'cni', 'stats', 'dashboard', 'file-check'] as const;
 const [name, ...rest] = process.argv.slice(2);
 if (!name || !(kBenches as readonly string[]).includes(name)) {
   process.stderr.write(`usage: npm run bench -- <${kBenches.join('|')}> [options]\n`);

@@ -4,7 +4,7 @@
  * again until two reads agree. Main thread; asynchronous fs calls only.
  */
 import { createHash } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, type BigIntStats } from 'node:fs';
 import { kMaxManifestBytes } from './manifest-files.js';
 
 /**
@@ -25,8 +25,10 @@ export const kEmptySettleReads = 6;
 export interface FileRead {
   text: string;
   hash: string;
-  /** inode, size and mtime (ns) after the read: a write since changes it. */
+  /** statKey after the read: a write since changes it. */
   stat: string;
+  /** The file's mtime after the read, epoch milliseconds. */
+  mtimeMs: number;
 }
 
 /**
@@ -70,5 +72,10 @@ export async function readManifestFile(file: string): Promise<FileRead | 'not a 
   if (before.size > kMaxManifestBytes) throw new Error(`file is ${before.size} bytes; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
   const text = await fsp.readFile(file, 'utf8');
   const after = await fsp.stat(file, { bigint: true });
-  return { text, hash: createHash('sha256').update(text).digest('hex'), stat: `${after.ino}:${after.size}:${after.mtimeNs}` };
+  return { text, hash: createHash('sha256').update(text).digest('hex'), stat: statKey(after), mtimeMs: Number(after.mtimeNs / 1_000_000n) };
+}
+
+/** statKey: a file's inode, size, mtime and ctime (ns) as one string; a write or a rename over it changes it. */
+export function statKey(st: BigIntStats): string {
+  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }

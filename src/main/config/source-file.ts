@@ -12,7 +12,7 @@ import { staticPodContentHash } from '../../shared/static-pod.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
 import { assembleFileSet, isManifestFileName, kMaxManifestBytes } from './manifest-files.js';
-import { kMaxSettleReads, readSettled } from './manifest-read.js';
+import { kMaxSettleReads, readSettled, statKey } from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch } from './manifest-watch.js';
 
 export { isManifestFileName, kMaxManifestBytes };
@@ -82,12 +82,27 @@ interface FileState {
   contentHash?: string;
   /** The error last reported for this file, if its last read/parse failed. */
   error?: string;
+  /**
+   * statKey of the file after its last read, kept only when the file's mtime was at least
+   * kStatTrustMs older than that read: a full check skips the file while stat still says this.
+   */
+  stat?: string;
 }
+
+/**
+ * kStatTrustMs: a file last modified at least this long (milliseconds) before it was read is
+ * skipped by a full check while its statKey is unchanged. A file read sooner after its write is
+ * read again at the next check: a filesystem's mtime is as coarse as the kernel's tick, so a
+ * second same-size write within that tick could leave stat unchanged.
+ */
+export const kStatTrustMs = 2000;
 
 /**
  * newFileSource builds the static pod file source, as pkg/kubelet/config NewSourceFile: the path
  * is watched (its parent directory, with @parcel/watcher, so the path itself may be created,
- * deleted or replaced) and fully re-read every `checkFrequencyMs`. It always sends op `SET` with
+ * deleted or replaced) and fully checked every `checkFrequencyMs` (the kubelet re-reads every
+ * file then; here a file whose stat has not changed since a trusted read is not read again:
+ * readManifest, kStatTrustMs). It always sends op `SET` with
  * its complete set of pods. A file that fails to read, parse or validate keeps its last good pods;
  * a deleted or emptied file removes its pods — a file changed in place only once two reads agree
  * (readSettled), so a read between a truncation and the write removes nothing. Two pods with the
@@ -274,7 +289,7 @@ class FileSourceImpl implements FileSource {
     } else if (stat.isFile()) {
       this.clearReported('path');
       for (const file of [...this.files.keys()]) if (file !== this.path) this.files.delete(file);
-      await this.readManifest(this.path);
+      await this.readManifest(this.path, true);
     } else {
       this.files.clear();
       this.report('path', this.path, `${this.path}: pod manifest path is not a directory or a regular file`);
@@ -295,7 +310,7 @@ class FileSourceImpl implements FileSource {
     const present = new Set<string>();
     for (const name of names.filter(isManifestFileName).sort()) {
       const file = path.join(this.path, name);
-      if (await this.readManifest(file)) present.add(file);
+      if (await this.readManifest(file, true)) present.add(file);
     }
     for (const file of [...this.files.keys()]) if (!present.has(file)) this.files.delete(file);
   }
@@ -317,12 +332,21 @@ class FileSourceImpl implements FileSource {
 
   /**
    * readManifest (re)reads one file and updates its state. Returns false when the file is not
-   * (or no longer) a regular file, in which case its pods are dropped.
+   * (or no longer) a regular file, in which case its pods are dropped. With `quick` (a full
+   * check) a file whose statKey is the one kept after its last read is not read again: the
+   * kubelet's file source re-reads every file every --file-check-frequency, which at 1,000
+   * manifests cost 0.27 s of CPU per check here against 0.03 s for a stat of each. A file named by
+   * a watch event is always read.
    */
-  private async readManifest(file: string): Promise<boolean> {
+  private async readManifest(file: string, quick = false): Promise<boolean> {
     let text: string;
     let contentHash: string;
     const prev = this.files.get(file);
+    if (quick && prev?.stat !== undefined) {
+      const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
+      if (st?.isFile() && statKey(st) === prev.stat) return true;
+    }
+    let stat: string | undefined;
     try {
       const read = await readSettled(file, prev, () => this.stopped);
       if (read === 'not a file') {
@@ -337,6 +361,7 @@ class FileSourceImpl implements FileSource {
         return true;
       }
       ({ text, hash: contentHash } = read);
+      if (Date.now() - read.mtimeMs >= kStatTrustMs) stat = read.stat;
     } catch (err) {
       if (isMissing(err)) {
         this.files.delete(file);
@@ -347,14 +372,17 @@ class FileSourceImpl implements FileSource {
       if (prev?.error !== message) this.reportFileError(file, message);
       return true;
     }
-    if (prev !== undefined && prev.contentHash === contentHash) return true; // unchanged: nothing to do, nothing to report again
+    if (prev !== undefined && prev.contentHash === contentHash) {
+      prev.stat = stat;
+      return true; // unchanged: nothing to do, nothing to report again
+    }
     const parsed = await this.parse(text, file);
     if ('error' in parsed) {
       let message = parsed.error;
       if (!message.includes(file)) message = `${file}: ${message}`;
       // A thread that did not answer says nothing about the content: forget the hash so that the
       // next check parses the file again, and report the same failure only once.
-      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: parsed.retry ? undefined : contentHash, error: message });
+      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: parsed.retry ? undefined : contentHash, error: message, stat: parsed.retry ? undefined : stat });
       if (!parsed.retry || prev?.error !== message) this.reportFileError(file, message);
       return true;
     }
@@ -366,7 +394,7 @@ class FileSourceImpl implements FileSource {
       return old !== undefined && this.contentHash(old) === this.contentHash(pod) ? old : pod;
     });
     if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
-    this.files.set(file, { pods, objects: parsed.objects, contentHash });
+    this.files.set(file, { pods, objects: parsed.objects, contentHash, stat });
     return true;
   }
 

@@ -1,14 +1,16 @@
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { promises as fsPromises } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isManifestFileName, kMaxManifestBytes, newFileSource, type FileSource, type FileSourceOptions } from '../../../src/main/config/source-file.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { isManifestFileName, kMaxManifestBytes, kStatTrustMs, newFileSource, type FileSource, type FileSourceOptions } from '../../../src/main/config/source-file.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { ConfigSourceAnnotationKey } from '../../../src/shared/annotations.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
 import { SourceRecorder as Recorder, names } from '../../support/source-recorder.js';
 
 const kNode = 'node-a';
+const realReadFile = fsPromises.readFile.bind(fsPromises);
 
 
 function image(pod: Pod | undefined): string | undefined {
@@ -204,6 +206,34 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await rec.moreChecks(3);
     expect(rec.updates).toHaveLength(1);
     expect(rec.errors).toHaveLength(1);
+  });
+
+  it('a full check reads again only the files whose stat changed or that were read within kStatTrustMs of their last write', async () => {
+    const old = path.join(dir, 'old.yaml');
+    const fresh = path.join(dir, 'fresh.yaml');
+    await writeFile(old, podYaml('old'));
+    const past = new Date(Date.now() - 60_000);
+    await utimes(old, past, past);
+    await writeFile(fresh, podYaml('fresh'));
+    const reads: string[] = [];
+    // Every readFile the source makes, by path (manifest-read.ts calls fs.promises.readFile).
+    const readFile = vi.spyOn(fsPromises, 'readFile').mockImplementation(((file: string, options: BufferEncoding) => {
+      reads.push(String(file));
+      return realReadFile(file, options);
+    }) as typeof fsPromises.readFile);
+    try {
+      const { rec, first } = await startSource({ checkFrequencyMs: 200 });
+      expect(names(first)).toEqual([`fresh-${kNode}`, `old-${kNode}`]);
+      expect(reads.filter((f) => f === old)).toHaveLength(1); // the first check's read only
+      reads.length = 0;
+      await rec.moreChecks(2);
+      expect(reads.filter((f) => f === old)).toEqual([]);
+      // Written within kStatTrustMs of its read: its stat is not trusted, so every check reads it.
+      expect(reads.filter((f) => f === fresh).length).toBeGreaterThanOrEqual(2);
+      expect(kStatTrustMs).toBeGreaterThan(0);
+    } finally {
+      readFile.mockRestore();
+    }
   });
 
   it('reports a file that is still broken after a change again', async () => {
