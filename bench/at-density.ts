@@ -37,6 +37,14 @@ export interface AtDensity {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * kSettleMs: the wait between the last pod Running and the idle window, milliseconds. A burst's
+ * tail (status write-backs, the last pods' first probes and events, the pod cache's follow-ups)
+ * ran into a 5 s settle and was counted as idle CPU; 30 s lets it end. The 60 s resync of every
+ * pod is not waited out: it is what an idle node does.
+ */
+const kSettleMs = 30_000;
+
 /** The app container's ID, restart count and running state as a frame shows it ('' when none). */
 function appState(pod: Pod): string {
   const c = pod.status?.containerStatuses?.[0];
@@ -49,8 +57,8 @@ function appState(pod: Pod): string {
  * @throws when a killed container's frame does not come within 60 s, or autocannon fails.
  */
 export async function measureAtDensity(b: BenchAgent, docker: Docker, pods: number, rssBeforeBytes: number, steadySeconds: number, deaths: number): Promise<AtDensity> {
-  process.stderr.write(`at density: settling 5 s, then ${steadySeconds} s idle\n`);
-  await sleep(5_000);
+  process.stderr.write(`at density: settling ${kSettleMs / 1000} s, then ${steadySeconds} s idle\n`);
+  await sleep(kSettleMs);
   const rssMiB = process.memoryUsage().rss / 2 ** 20;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
