@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE } from '../support/docker.js';
 import { busyboxPod, startTestNode, type TestNode } from '../support/agent.js';
-import { openDashboard, recordPage, waitForLive, type PageLog } from '../support/dashboard-page.js';
+import { loadDashboard, openDashboard, recordPage, waitForLive, type PageLog } from '../support/dashboard-page.js';
 
 const kChromium = '/usr/bin/chromium';
 // tools/test installs chromium and sets KUBELET_TS_REQUIRE_DOCKER=1: there a missing browser fails the suite.
@@ -107,7 +107,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       const authLog = recordPage(authPage);
       await secured.writeManifest('dash-auth.yaml', busyboxPod('dash-auth', 'exec sleep 3600'));
       const base = `http://127.0.0.1:${secured.agent.port}`;
-      const loaded = await authPage.goto(`${base}/`);
+      const loaded = await loadDashboard(authPage, `${base}/`, authLog);
       expect(loaded?.status()).toBe(200);
       // The API answers 401: the prompt is shown and the watch waits for a token.
       await authPage.locator('#token-form').waitFor({ state: 'visible', timeout: 30_000 });
@@ -129,9 +129,8 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       expect(await row.locator('td.col-node').textContent()).toBe(secured.nodeName);
       expect(await authPage.evaluate(() => sessionStorage.getItem('kubelet-ts.token'))).toBe('viewer-token');
 
-      // A reload keeps the token for this tab: no prompt, the row comes back.
-      await authPage.reload();
-      await waitForLive(authPage, authLog);
+      // Loading the page again keeps the token for this tab: no prompt, the row comes back.
+      await openDashboard(authPage, `${base}/`, authLog);
       await row.waitFor({ timeout: 30_000 });
       expect(await authPage.locator('#token-form').isHidden()).toBe(true);
       expect(authLog.errors).toEqual([]);

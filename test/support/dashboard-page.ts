@@ -1,7 +1,8 @@
-// The browser tests' way into the dashboard: open it and wait for its watch to go live, and when it
-// does not, say what the page saw (its errors, failed or refused requests, the watch sockets' fate),
-// so a failure in CI names its cause instead of a bare timeout. Test support only.
-import type { Page } from 'playwright-core';
+// The browser tests' way into the dashboard: load it (again, when its modules failed to load),
+// wait for its watch to go live, and when it does not, say what the page saw (its errors, failed or
+// refused requests, the watch sockets' fate), so a failure in CI names its cause instead of a bare
+// timeout. Test support only.
+import type { Page, Response } from 'playwright-core';
 
 /** PageLog: what a page reported since `recordPage`; lines are short and in arrival order. */
 export interface PageLog {
@@ -56,8 +57,29 @@ export async function waitForLive(page: Page, log: PageLog, timeoutMs = 60_000):
   });
 }
 
-/** openDashboard loads `url` in `page` and waits for the watch to go live ({@link waitForLive}). */
+/** How many times loadDashboard loads the page before it gives up on its modules. */
+const kLoadAttempts = 3;
+
+/**
+ * loadDashboard loads `url` in `page` until the page's modules ran (window.kubeletTsDashboard is
+ * set), at most kLoadAttempts times, and returns the last navigation's response. Chromium aborts
+ * requests in flight with net::ERR_NETWORK_CHANGED when an interface comes or goes — other test
+ * files create and delete CNI bridges and veths beside this one — and a module that failed to load
+ * leaves the page without its script (a user would reload; so does this).
+ */
+export async function loadDashboard(page: Page, url: string, log: PageLog): Promise<Response | null> {
+  let response: Response | null = null;
+  for (let attempt = 1; attempt <= kLoadAttempts; attempt++) {
+    response = await page.goto(url);
+    const ran = await page.evaluate(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard).catch(() => '?');
+    if (ran === 'object') return response;
+    log.lines.push(`${new Date().toISOString().slice(11, 23)} load ${attempt}: the page's modules did not run; loading it again`);
+  }
+  return response;
+}
+
+/** openDashboard loads `url` in `page` ({@link loadDashboard}) and waits for the watch to go live ({@link waitForLive}). */
 export async function openDashboard(page: Page, url: string, log: PageLog, timeoutMs = 60_000): Promise<void> {
-  await page.goto(url);
+  await loadDashboard(page, url, log);
   await waitForLive(page, log, timeoutMs);
 }
