@@ -1,6 +1,6 @@
 // Shared bench helpers: percentiles, a progress line, results JSON. Not used by src/.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { mkdir, mkdtemp, readdir, rename, rm as rmPath, writeFile as writeFileAsync } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -40,9 +40,13 @@ export function progress(label: string, total: number): { update(done: number): 
   return { update: (done) => draw(done), end: () => { draw(latest, true); if (tty) process.stderr.write('\n'); } };
 }
 
-/** writeResult writes `data` to bench/results/<name>-<ISO time>.json and returns the path. */
+/**
+ * writeResult writes `data` to bench/results/<name>-<ISO time>.json (the source tree's, also when
+ * the bench runs compiled from dist/bench) and returns the path.
+ */
 export function writeResult(name: string, data: unknown): string {
-  const dir = join(import.meta.dirname, 'results');
+  const here = import.meta.dirname;
+  const dir = join(basename(dirname(here)) === 'dist' ? join(here, '..', '..', 'bench') : here, 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
@@ -283,19 +287,46 @@ export function engineCpuSeconds(): { dockerd: number; containerd: number; shims
   const dockerd = readPid('/var/run/docker.pid');
   const containerd = readPid('/var/run/docker/containerd/containerd.pid');
   let shims = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    let comm: string;
-    try {
-      comm = readFileSync(`/proc/${pid}/comm`, 'utf8');
-    } catch {
-      continue;
-    }
-    if (comm.startsWith('containerd-shim')) shims += procCpuSeconds(pid, true) || 0;
-  }
+  for (const cpu of shimCpuSeconds().values()) shims += cpu;
   return {
     dockerd: dockerd ? procCpuSeconds(dockerd, false) : NaN,
     containerd: containerd ? procCpuSeconds(containerd, true) : NaN,
     shims,
+  };
+}
+
+/** The CPU seconds so far of each containerd-shim process (with the children it reaped), by PID. */
+function shimCpuSeconds(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('containerd-shim')) out.set(pid, procCpuSeconds(pid, true) || 0);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * engineCpuWindow opens a window on the shared engine's CPU and returns its reader: the seconds
+ * dockerd, containerd and the shims used since. Unlike a difference of engineCpuSeconds, a shim is
+ * counted by PID: one alive at both ends counts its growth, a new one all of it, and one that
+ * exited meanwhile nothing (shims are reparented to init, so their CPU leaves with them: a
+ * difference of totals would subtract the CPU of shims still exiting from the last removal). So
+ * remove nothing inside a window. NaN when a daemon's pid file is missing.
+ */
+export function engineCpuWindow(): () => number {
+  const daemons = () => {
+    const e = engineCpuSeconds();
+    return e.dockerd + e.containerd;
+  };
+  const d0 = daemons();
+  const shims0 = shimCpuSeconds();
+  return () => {
+    let shims = 0;
+    for (const [pid, cpu] of shimCpuSeconds()) shims += cpu - (shims0.get(pid) ?? 0);
+    return daemons() - d0 + shims;
   };
 }

@@ -5,33 +5,49 @@
 import type Docker from 'dockerode';
 import { kBusybox, kPause, progress } from './lib.js';
 
-/** RawFloorRun: one floor run, milliseconds from the first create to the last start, and to every container removed. */
+/**
+ * RawFloorRun: one floor run, milliseconds from the first create to the last start, and to every
+ * container removed; with `engineCpu`, the engine's CPU per pair started (ms), else NaN; and this
+ * process's CPU per pair started (ms: dockerode's requests and responses, the floor's client cost).
+ */
 export interface RawFloorRun {
   concurrency: number;
   allRunningMs: number;
   allRemovedMs: number;
+  engineCpuMsPerPod: number;
+  clientCpuMsPerPod: number;
 }
 
 /**
- * removeByLabel force-removes every container (running or not) with `label` (`key=value`) and
- * resolves with how many there were. Errors of single removes are ignored (already gone).
+ * removeByLabel force-removes every container (running or not) with `label` (`key=value`),
+ * `concurrency` (default 16) at a time, and resolves with how many there were. Errors of single
+ * removes are ignored (already gone). Bounded because on 2026-12-06 the shared dockerd (20.10.24)
+ * wedged under 100 force-removes of running pairs at once: 73 removes waited for ever on the kill's
+ * exit, and every list call behind them.
  */
-export async function removeByLabel(docker: Docker, label: string): Promise<number> {
+export async function removeByLabel(docker: Docker, label: string, concurrency = 16): Promise<number> {
   const list = await docker.listContainers({ all: true, filters: { label: [label] } });
-  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, async () => {
+    while (next < list.length) await docker.getContainer(list[next++]!.Id).remove({ force: true }).catch(() => {});
+  }));
   return list.length;
 }
 
 /**
  * rawFloor starts `pods` pairs at `concurrency`, labelled `kubelet-ts.bench=<runId>` and named
  * `bench-raw-<runId>-<concurrency>-<i>-POD|main`, with a progress line, then removes them.
+ * `engineCpu` (optional) opens a window on the engine's CPU (bench/lib.ts engineCpuWindow) before
+ * the first create; it is read after the last start.
  * @throws what dockerode throws for a create or start (the caller removes by the label).
  */
-export async function rawFloor(docker: Docker, pods: number, concurrency: number, runId: string): Promise<RawFloorRun> {
+export async function rawFloor(docker: Docker, pods: number, concurrency: number, runId: string, engineCpu?: () => () => number): Promise<RawFloorRun> {
   const label = { 'kubelet-ts.bench': runId };
   const bar = progress(`raw dockerode (concurrency ${concurrency}): pairs started`, pods);
   let done = 0;
   let next = 0;
+  const engineSince = engineCpu?.();
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const one = async (i: number) => {
     const sandbox = await docker.createContainer({ name: `bench-raw-${runId}-${concurrency}-${i}-POD`, Image: kPause, Labels: label, HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' } });
@@ -46,8 +62,11 @@ export async function rawFloor(docker: Docker, pods: number, concurrency: number
     while (next < pods) { await one(next++); bar.update(++done); }
   }));
   const allRunningMs = performance.now() - t0;
+  const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / pods;
+  const cpu = process.cpuUsage(cpu0);
+  const clientCpuMsPerPod = (cpu.user + cpu.system) / 1000 / pods;
   bar.end();
   const t1 = performance.now();
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
-  return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1 };
+  return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod, clientCpuMsPerPod };
 }

@@ -1,5 +1,7 @@
 // Bench dispatcher: `npm run bench -- NAME [options]` runs bench/NAME.ts. Benches print a table and
 // write JSON under bench/results/; they are figures, not tests, and assert nothing about speed.
+// `node dist/bench/run.js NAME` (after `npm run build`) runs the compiled bench and agent, as users
+// run the agent: no tsx transpiling the modules a sync loads lazily, in the threads being measured.
 const kBenches = ['density', 'peers', 'probes', 'api', 'etcd', 'steady', 'relist', 'scale', 'watch-history', 'soak', 'fuzz', 'cni', 'stats', 'dashboard', 'file-check'] as const;
 const [name, ...rest] = process.argv.slice(2);
 if (!name || !(kBenches as readonly string[]).includes(name)) {
@@ -7,4 +9,5 @@ if (!name || !(kBenches as readonly string[]).includes(name)) {
   process.exit(2);
 }
 process.argv = [process.argv[0], `bench/${name}.ts`, ...rest];
-await import(`./${name}.ts`);
+// `.js`: tsx maps it to bench/NAME.ts; compiled, it is dist/bench/NAME.js.
+await import(`./${name}.js`);
