@@ -7,7 +7,7 @@ import type { Container, Pod, PullPolicy } from '../shared/api.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../shared/errors.js';
 import { failpoint } from '../shared/failpoints.js';
 import { podFields, type Logger } from '../shared/logging.js';
-import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask } from '../shared/messages.js';
+import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask, SyncStepResult } from '../shared/messages.js';
 import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
 import { preparePodSandbox } from './pod-sandbox.js';
@@ -71,6 +71,11 @@ class PodSync {
   podIps: string[];
   /** The ADD of a new sandbox's network, under way: resolves true once set up, false when it failed (recorded). */
   #networkGate: Promise<boolean> = Promise.resolve(true);
+  /**
+   * Where the CreatePodSandbox step goes in result.steps: the place the sandbox's create took. Its
+   * start and ADD finish after the first container's steps have been recorded (createSandbox).
+   */
+  #sandboxStepAt: number | undefined;
   constructor(
     readonly deps: SyncDeps,
     readonly task: SyncPodTask,
@@ -196,12 +201,22 @@ class PodSync {
   }
 
   /**
+   * recordSandboxStep records the CreatePodSandbox step (ok or failed) where the sandbox's create
+   * took its place (#sandboxStepAt; at the end when the create itself failed), before the steps of
+   * the containers that went on while the sandbox started: the steps read in the kubelet's order.
+   */
+  recordSandboxStep(step: SyncStepResult): void {
+    const at = this.#sandboxStepAt ?? this.result.steps.length;
+    this.result.steps.splice(Math.min(at, this.result.steps.length), 0, step);
+  }
+
+  /**
    * sandboxFailed records a failed sandbox creation: the `CreatePodSandbox` step fails with
    * `CreatePodSandboxError`, the kubelet's `FailedCreatePodSandBox` event, every container waits
    * (ContainerCreating / PodInitializing) and the pod is requeued after kFailedStepRequeueMs.
    */
   sandboxFailed(message: string): void {
-    this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
+    this.recordSandboxStep({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
     this.result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
     // The containers wait for the sandbox: their status says why (the reason stays ContainerCreating, as the kubelet's).
     const inits = this.pod.spec?.initContainers ?? [];
@@ -234,7 +249,7 @@ class PodSync {
       markSandboxChecked(this.deps.network, id);
       this.podIps = status.ips;
       if (this.deps.sandbox) await ensureHostsFile(this.deps.rootDir, this.pod, this.podIps, this.deps.sandbox.clusterDomain);
-      this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: true });
+      this.recordSandboxStep({ action: 'CreatePodSandbox', target: 'POD', ok: true });
       return true;
     } catch (err) {
       if (isUnavailable(err)) throw err;
@@ -282,12 +297,11 @@ class PodSync {
       // only needs the sandbox's ID, overlaps it; every container start waits for the gate.
       const podNetwork = usesPodNetwork(this.pod, this.deps.network);
       if (podNetwork) this.podIps = [];
-      const stepAt = this.result.steps.length;
+      this.#sandboxStepAt = this.result.steps.length;
       const gate = this.startSandbox(id).then((started) => {
         if (!started) return false;
         if (podNetwork) return this.setUpNetwork(id);
-        // In its place: before the steps of the containers that went on meanwhile.
-        this.result.steps.splice(stepAt, 0, { action: 'CreatePodSandbox', target: 'POD', ok: true });
+        this.recordSandboxStep({ action: 'CreatePodSandbox', target: 'POD', ok: true });
         return true;
       });
       // A rejection (runtime unavailable) is rethrown by whoever awaits the gate; never unhandled.

@@ -1,7 +1,8 @@
 // Tests of src/workers/sync-pod.ts's new-pod order: the first container is created while the
 // sandbox is still starting (Docker creates a container in a created sandbox's namespaces), and no
 // container starts before the sandbox has started; a sandbox that fails to start takes the
-// container created meanwhile with it. Fake runtime, the sandbox's start held by the test.
+// container created meanwhile with it; the sandbox step is recorded before the steps of the
+// containers that went on while it started. Fake runtime, the sandbox's start held by the test.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,16 +17,23 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A worker over the fake runtime whose first start (the sandbox's) waits for `release()`, or fails with `failSandboxStart`. */
-function setup(failSandboxStart = false) {
+/** A worker over the fake runtime whose first start (the sandbox's) waits for `release()`, or fails with `failSandboxStart`; one container `a` of `image`. */
+function setup(failSandboxStart = false, image = 'busybox:1', imagePullPolicy = 'IfNotPresent') {
   const rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-sandbox-overlap-'));
   dirs.push(rootDir);
   const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
   const order: string[] = [];
+  /** The image references checked, in order (kept apart from `order`, whose assertions are about starts). */
+  const checked: string[] = [];
   let release!: () => void;
   const held = new Promise<void>((r) => { release = r; });
   let starts = 0;
   const runtime = withOverrides(fake, {
+    imageExists: async (ref) => {
+      const found = await fake.imageExists(ref);
+      checked.push(ref);
+      return found;
+    },
     createContainer: async (spec) => {
       const id = await fake.createContainer(spec);
       order.push(`created ${spec.name.includes('_POD_') ? 'sandbox' : 'container'}`);
@@ -45,17 +53,17 @@ function setup(failSandboxStart = false) {
     },
   });
   const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, runtime);
-  const pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { restartPolicy: 'Always', containers: [{ name: 'a', image: 'busybox:1', imagePullPolicy: 'IfNotPresent' }] } };
+  const pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { restartPolicy: 'Always', containers: [{ name: 'a', image, imagePullPolicy }] } };
   const sync = async () => {
     const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 } as WorkerTask);
     if (!r.ok) throw new Error(r.error.message);
     return r.value as PodSyncResult;
   };
   /** Resolves once `what` is in `order` (a macrotask at a time; the fake answers in microtasks). */
-  const until = async (what: string) => {
-    for (let i = 0; i < 1000 && !order.includes(what); i++) await new Promise((r) => setTimeout(r, 1));
+  const until = async (what: string, list = order) => {
+    for (let i = 0; i < 1000 && !list.includes(what); i++) await new Promise((r) => setTimeout(r, 1));
   };
-  return { fake, order, release, sync, until };
+  return { fake, order, checked, release, sync, until };
 }
 
 describe('syncPod of a new pod: sandbox start and first container create overlap', () => {
@@ -81,5 +89,15 @@ describe('syncPod of a new pod: sandbox start and first container create overlap
     expect(r.steps.map((s) => `${s.action}:${s.ok}:${s.reason ?? ''}`)).toEqual(['CreatePodSandbox:false:CreatePodSandboxError']);
     expect(r.waiting.a?.reason).toBe('ContainerCreating');
     expect(r.runtimePod!.containers).toEqual([]);
+  });
+
+  it('records the sandbox step first when a container failed while the sandbox was starting, and the sandbox then failed too', async () => {
+    const t = setup(true, 'absent:1', 'Never');
+    const result = t.sync();
+    await t.until('absent:1', t.checked); // the container's step fails while the sandbox's start is held
+    await new Promise((r) => setTimeout(r, 0));
+    t.release();
+    const r = await result;
+    expect(r.steps.map((s) => `${s.action}:${s.ok}:${s.reason ?? ''}`)).toEqual(['CreatePodSandbox:false:CreatePodSandboxError', 'PullImage:false:ErrImageNeverPull']);
   });
 });
