@@ -11,7 +11,8 @@
 //   - `docker-compose up -d` of 2N services (pause with network none and shareable IPC; busybox in
 //     its network and IPC namespaces), until it exits, removed by `docker-compose down -t 0`, with
 //     COMPOSE_PARALLEL_LIMIT above the number of services (the default, 64, deadlocks past 64 pairs);
-// interleaved in that order, --reps times, best of each, with each one's ratio to the best floor.
+// interleaved in that order, --reps times, best of each, with each one's ratio to the best floor;
+// each run begins once the last one's teardown is over (bench/lib.ts settle).
 // podman and docker-compose are used where installed; `--install` installs the missing ones with
 // apt-get first (root, the package registries). Tests never need them.
 //
@@ -29,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { kBusybox, kPause, podYaml, positiveInt, progress, startBenchAgent, table, waitUntil, writeResult } from './lib.js';
+import { dockerNetnsCount, kBusybox, kPause, podYaml, positiveInt, progress, settle, startBenchAgent, table, waitUntil, writeResult } from './lib.js';
 import { rawFloor, removeByLabel } from './raw-floor.js';
 
 const { values: args } = parseArgs({
@@ -93,6 +94,7 @@ interface PeerRun {
 async function agentRun(): Promise<PeerRun> {
   const b = await startBenchAgent('peers', { workers: 2, syncFrequencyMs: 60_000, networkPlugin: 'none' });
   try {
+    await settle({ netnsBaseline }); // after the agent's own start, as every other peer's run settles before it begins
     const t0 = performance.now();
     await Promise.all(Array.from({ length: N }, (_, i) => b.write(`peers-${i}.yaml`, podYaml(`peers-${i}`))));
     await waitUntil('kubelet-ts: pods Running', N, () => b.times.running.size);
@@ -183,6 +185,8 @@ async function composeRun(): Promise<PeerRun> {
 type Peer = 'kubelet-ts' | 'raw floor' | 'podman kube play' | 'docker-compose up';
 const runs = new Map<Peer, PeerRun[]>();
 const skipped: string[] = [];
+// Every timed run first waits for the last one's teardown (bench/lib.ts settle).
+const netnsBaseline = dockerNetnsCount();
 const plan: [Peer, () => Promise<PeerRun>][] = [['kubelet-ts', agentRun], ['raw floor', () => rawFloor(docker, N, concurrency, runId)]];
 if (havePodman) plan.push(['podman kube play', podmanRun]);
 else skipped.push('podman (not installed; --install installs it)');
@@ -197,6 +201,7 @@ try {
   for (let rep = 1; rep <= reps; rep++) {
     for (const [peer, fn] of plan) {
       process.stderr.write(`rep ${rep}/${reps}: ${peer}\n`);
+      if (peer !== 'kubelet-ts') await settle({ netnsBaseline });
       const r = await fn();
       runs.set(peer, [...(runs.get(peer) ?? []), r]);
       bar.update(++done);

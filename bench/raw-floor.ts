@@ -1,9 +1,10 @@
 // The raw Docker floor of the density and peers benches: dockerode itself creating and starting N
 // sandbox + container pairs — the pause image with network none, then busybox `sleep 3600` joined
-// to its network and IPC namespaces, 4 Engine API calls a pair — `concurrency` pairs at a time,
-// then removing them. What no node agent on this engine can beat; a bench's ratio is to it.
+// to its network and IPC namespaces, 4 Engine API calls a pair — `concurrency` pairs at a time
+// (rawFloor) or begun at a paced rate (rawFloorPaced), then removing them. What no node agent on
+// this engine can beat; a bench's ratio is to it.
 import type Docker from 'dockerode';
-import { kBusybox, kPause, progress } from './lib.js';
+import { kBusybox, kPause, progress, summary } from './lib.js';
 
 /**
  * RawFloorRun: one floor run, milliseconds from the first create to the last start, and to every
@@ -34,6 +35,17 @@ export async function removeByLabel(docker: Docker, label: string, concurrency =
   return list.length;
 }
 
+/** startPair makes and starts one pair as the floor does, named `<name>-POD` and `<name>-main`: 4 Engine API calls one after the other. */
+async function startPair(docker: Docker, name: string, label: Record<string, string>): Promise<void> {
+  const sandbox = await docker.createContainer({ name: `${name}-POD`, Image: kPause, Labels: label, HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' } });
+  await sandbox.start();
+  const app = await docker.createContainer({
+    name: `${name}-main`, Image: kBusybox, Cmd: ['sleep', '3600'], Labels: label,
+    HostConfig: { NetworkMode: `container:${sandbox.id}`, IpcMode: `container:${sandbox.id}` },
+  });
+  await app.start();
+}
+
 /**
  * rawFloor starts `pods` pairs at `concurrency`, labelled `kubelet-ts.bench=<runId>` and named
  * `bench-raw-<runId>-<concurrency>-<i>-POD|main`, with a progress line, then removes them.
@@ -49,15 +61,7 @@ export async function rawFloor(docker: Docker, pods: number, concurrency: number
   const engineSince = engineCpu?.();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const one = async (i: number) => {
-    const sandbox = await docker.createContainer({ name: `bench-raw-${runId}-${concurrency}-${i}-POD`, Image: kPause, Labels: label, HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' } });
-    await sandbox.start();
-    const app = await docker.createContainer({
-      name: `bench-raw-${runId}-${concurrency}-${i}-main`, Image: kBusybox, Cmd: ['sleep', '3600'], Labels: label,
-      HostConfig: { NetworkMode: `container:${sandbox.id}`, IpcMode: `container:${sandbox.id}` },
-    });
-    await app.start();
-  };
+  const one = (i: number) => startPair(docker, `bench-raw-${runId}-${concurrency}-${i}`, label);
   await Promise.all(Array.from({ length: Math.min(concurrency, pods) }, async () => {
     while (next < pods) { await one(next++); bar.update(++done); }
   }));
@@ -69,4 +73,46 @@ export async function rawFloor(docker: Docker, pods: number, concurrency: number
   const t1 = performance.now();
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
   return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod, clientCpuMsPerPod };
+}
+
+/** PacedFloorRun: a paced floor run (rawFloorPaced): as RawFloorRun, with each pair's startup (ms from when it was due to its container started). */
+export interface PacedFloorRun extends RawFloorRun {
+  startupMs: ReturnType<typeof summary>;
+}
+
+/**
+ * rawFloorPaced is the floor of a paced run: pair i is begun at `i / rate` seconds, however many
+ * are still under way (as pods arrive at the agent), and its startup is the milliseconds from then
+ * to its container's start. Names `bench-raw-<runId>-paced-<i>-POD|main`, the same label as
+ * rawFloor; removes them after. `concurrency` in the result is 0 (unbounded).
+ * @throws what dockerode throws for a create or start (the caller removes by the label).
+ */
+export async function rawFloorPaced(docker: Docker, pods: number, rate: number, runId: string, engineCpu?: () => () => number): Promise<PacedFloorRun> {
+  const label = { 'kubelet-ts.bench': runId };
+  const bar = progress(`raw dockerode (paced at ${rate} pairs/s): pairs started`, pods);
+  const latencies: number[] = [];
+  const engineSince = engineCpu?.();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const started: Promise<void>[] = [];
+  for (let i = 0; i < pods; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    started.push(startPair(docker, `bench-raw-${runId}-paced-${i}`, label).then(() => {
+      latencies.push(performance.now() - due);
+      bar.update(latencies.length);
+    }));
+  }
+  await Promise.all(started);
+  const allRunningMs = performance.now() - t0;
+  const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / pods;
+  const cpu = process.cpuUsage(cpu0);
+  bar.end();
+  const t1 = performance.now();
+  await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+  return {
+    concurrency: 0, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod,
+    clientCpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods, startupMs: summary(latencies),
+  };
 }

@@ -42,7 +42,10 @@ describe('bench smoke runs', () => {
 
   describe.skipIf(!inject('dockerAvailable'))('against Docker', () => {
     it('density runs with one pod and the raw floor', async () => {
-      await expectBench('density', ['--pods', '1', '--raw-concurrency', '1', '--workers', '1']);
+      await expectBench('density', ['--pods', '1', '--raw-concurrency', '1', '--workers', '1', '--no-settle']);
+    }, 180_000);
+    it('density runs paced, with the paced floor', async () => {
+      await expectBench('density', ['--pods', '2', '--rate', '10', '--workers', '1', '--no-count-calls', '--no-settle']);
     }, 180_000);
     it('steady runs with one pod and a one-second window', async () => {
       await expectBench('steady', ['--pods', '1', '--window', '1', '--workers', '1']);
