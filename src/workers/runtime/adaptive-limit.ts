@@ -42,6 +42,9 @@ export interface AdaptiveLimitOptions {
   now?: () => number;
 }
 
+/** The highest priority `acquire` takes (priorities are 0..kMaxPriority). */
+export const kMaxPriority = 7;
+
 /** A granted slot: call it once with how the operation ended. */
 export type Release = (outcome: 'ok' | 'error' | 'overload') => void;
 
@@ -59,8 +62,9 @@ export interface LimitSnapshot {
 
 /**
  * AdaptiveConcurrencyLimit: a semaphore whose size follows Docker's latency (see the module
- * docstring). `acquire(op)` resolves with a {@link Release} once fewer than `limit` operations are
- * in flight (FIFO); the latency of the slot (acquire resolved → release) is the sample.
+ * docstring). `acquire(op, priority)` resolves with a {@link Release} once fewer than `limit`
+ * operations are in flight; a freed slot goes to the waiter of the highest priority, first come
+ * first served among equals; the latency of the slot (acquire resolved → release) is the sample.
  * @throws RangeError from the constructor when the bounds are not integers with 1 ≤ min ≤ initial ≤ max.
  */
 export class AdaptiveConcurrencyLimit {
@@ -70,7 +74,9 @@ export class AdaptiveConcurrencyLimit {
   readonly #epochSamples: number;
   readonly #now: () => number;
   #inFlight = 0;
-  readonly #waiting: Array<() => void> = [];
+  /** Waiters by priority: index = priority (0 lowest), each FIFO. */
+  readonly #waiting: Array<Array<() => void>> = [];
+  #waitingCount = 0;
   /** Per op kind: the minimum latency (ms) of the current and of the previous epoch. */
   readonly #noLoad = new Map<string, { current: number; previous: number; count: number }>();
   #windowRatioSum = 0;
@@ -100,14 +106,24 @@ export class AdaptiveConcurrencyLimit {
   }
 
   snapshot(): LimitSnapshot {
-    return { limit: this.#limit, inFlight: this.#inFlight, waiting: this.#waiting.length, samples: this.#samples, minSeen: this.#minSeen, maxSeen: this.#maxSeen };
+    return { limit: this.#limit, inFlight: this.#inFlight, waiting: this.#waitingCount, samples: this.#samples, minSeen: this.#minSeen, maxSeen: this.#maxSeen };
   }
 
-  /** acquire waits for a slot for one operation of kind `op` (e.g. `create`, `start`). */
-  async acquire(op: string): Promise<Release> {
+  /**
+   * acquire waits for a slot for one operation of kind `op` (e.g. `create`, `start`); among
+   * waiters, a higher `priority` (an integer 0..kMaxPriority, default 0) is admitted first.
+   * @throws RangeError for a priority outside 0..kMaxPriority.
+   */
+  async acquire(op: string, priority = 0): Promise<Release> {
+    if (!Number.isInteger(priority) || priority < 0 || priority > kMaxPriority) throw new RangeError(`AdaptiveConcurrencyLimit.acquire: priority must be an integer 0..${kMaxPriority}, got ${priority}`);
     // A waiter is counted in flight by #admit when it is woken, so one release never wakes two.
-    if (this.#inFlight < this.#limit) this.#inFlight++;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    if (this.#inFlight < this.#limit && this.#waitingCount === 0) this.#inFlight++;
+    else {
+      await new Promise<void>((resolve) => {
+        (this.#waiting[priority] ??= []).push(resolve);
+        this.#waitingCount++;
+      });
+    }
     this.#windowPeak = Math.max(this.#windowPeak, this.#inFlight);
     const t0 = this.#now();
     let released = false;
@@ -122,9 +138,13 @@ export class AdaptiveConcurrencyLimit {
   }
 
   #admit(): void {
-    while (this.#inFlight < this.#limit && this.#waiting.length > 0) {
-      this.#inFlight++;
-      this.#waiting.shift()!();
+    for (let p = this.#waiting.length - 1; p >= 0 && this.#inFlight < this.#limit; p--) {
+      const queue = this.#waiting[p];
+      while (queue && queue.length > 0 && this.#inFlight < this.#limit) {
+        this.#inFlight++;
+        this.#waitingCount--;
+        queue.shift()!();
+      }
     }
   }
 

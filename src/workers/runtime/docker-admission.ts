@@ -8,11 +8,13 @@
  * containerd and runc work. Not gated: reads (list, inspect: cheap, and a relist must not queue
  * behind a burst of starts), `stopContainer` (its latency is the container's grace period, not the
  * engine's), streams, images, exec. Worker threads only; one limit per thread per engine.
+ * A freed slot goes to the waiting call furthest along in a pod's start (kAdmissionPriority).
  */
 import { AgentError } from '../../shared/errors.js';
 import { AdaptiveConcurrencyLimit, type Release } from './adaptive-limit.js';
 import type { ContainerRuntime } from './runtime.js';
 import { withOverrides } from './override.js';
+import { kContainerTypeLabel, kContainerTypeSandbox } from '../labels.js';
 
 /**
  * kFixedLimitEnv: `KUBELET_TS_DOCKER_CONCURRENCY=<n>` fixes each worker thread's limit at n
@@ -32,8 +34,8 @@ function outcomeOf(err: unknown): 'error' | 'overload' {
  */
 export const kMaxSlotHoldMs = 30_000;
 
-async function admitted<T>(limit: AdaptiveConcurrencyLimit, op: string, call: () => Promise<T>, maxHoldMs: number): Promise<T> {
-  const release: Release = await limit.acquire(op);
+async function admitted<T>(limit: AdaptiveConcurrencyLimit, op: string, priority: number, call: () => Promise<T>, maxHoldMs: number): Promise<T> {
+  const release: Release = await limit.acquire(op, priority);
   const hold = setTimeout(() => release('overload'), maxHoldMs);
   try {
     const out = await call();
@@ -61,15 +63,42 @@ export function limitFromEnv(env: NodeJS.ProcessEnv = process.env): AdaptiveConc
 }
 
 /**
+ * kAdmissionPriority: which waiting call a freed slot goes to first — the one furthest along in a
+ * pod's start: a container's start, then a container's create, then a sandbox's start, then a
+ * sandbox's create (and removes). So a burst of new pods goes through the engine as a pipeline, pod
+ * after pod, as the raw floor's chains do (sandbox create, start, container create, start), rather
+ * than every sandbox first: in a FIFO, 100 pods at once made 32 sandboxes in the first second, then
+ * only sandbox starts — the slowest kind (~170 ms against ~95 for a container's, the network
+ * namespace is made then) — and the first pod ran after 4 s (2026-12-06 trace, 100 pods). No
+ * upstream counterpart (the kubelet has no admission of runtime calls).
+ */
+export const kAdmissionPriority = { sandboxCreate: 0, remove: 0, sandboxStart: 1, containerCreate: 2, containerStart: 3 } as const;
+
+/**
  * withDockerAdmission returns `runtime` with its create/start/remove calls admitted by `limit`
- * (every other method passes through, bound to `runtime`). A call holds its slot at most
- * `maxHoldMs` milliseconds (default {@link kMaxSlotHoldMs}). Errors pass unchanged.
+ * in the order of {@link kAdmissionPriority} (every other method passes through, bound to
+ * `runtime`). A sandbox is told from a container by its `io.kubernetes.docker.type` label at its
+ * create; a start of an ID this wrapper did not create counts as a container's. A call holds its
+ * slot at most `maxHoldMs` milliseconds (default {@link kMaxSlotHoldMs}). Errors pass unchanged.
  */
 export function withDockerAdmission(runtime: ContainerRuntime, limit: AdaptiveConcurrencyLimit, maxHoldMs = kMaxSlotHoldMs): ContainerRuntime {
+  /** Sandboxes created through this wrapper and not yet started or removed. */
+  const sandboxesToStart = new Set<string>();
   const overrides: Partial<ContainerRuntime> = {
-    createContainer: (spec) => admitted(limit, 'create', () => runtime.createContainer(spec), maxHoldMs),
-    startContainer: (id) => admitted(limit, 'start', () => runtime.startContainer(id), maxHoldMs),
-    removeContainer: (id) => admitted(limit, 'remove', () => runtime.removeContainer(id), maxHoldMs),
+    createContainer: async (spec) => {
+      const sandbox = spec.labels[kContainerTypeLabel] === kContainerTypeSandbox;
+      const id = await admitted(limit, 'create', sandbox ? kAdmissionPriority.sandboxCreate : kAdmissionPriority.containerCreate, () => runtime.createContainer(spec), maxHoldMs);
+      if (sandbox) sandboxesToStart.add(id);
+      return id;
+    },
+    startContainer: (id) => {
+      const sandbox = sandboxesToStart.delete(id);
+      return admitted(limit, 'start', sandbox ? kAdmissionPriority.sandboxStart : kAdmissionPriority.containerStart, () => runtime.startContainer(id), maxHoldMs);
+    },
+    removeContainer: (id) => {
+      sandboxesToStart.delete(id);
+      return admitted(limit, 'remove', kAdmissionPriority.remove, () => runtime.removeContainer(id), maxHoldMs);
+    },
   };
   return withOverrides(runtime, overrides);
 }

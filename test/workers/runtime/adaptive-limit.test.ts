@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrencyLimit } from '../../../src/workers/runtime/adaptive-limit.js';
 import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../src/workers/runtime/docker-admission.js';
+import { kContainerTypeLabel, kContainerTypeSandbox } from '../../../src/workers/labels.js';
 import { AgentError } from '../../../src/shared/errors.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake-runtime.js';
 import { withOverrides } from '../../../src/workers/runtime/override.js';
@@ -133,6 +134,21 @@ describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
     expect(limit.snapshot().inFlight).toBe(0);
   });
 
+  it('gives a freed slot to the waiter of the highest priority, first come first served among equals', async () => {
+    const limit = new AdaptiveConcurrencyLimit({ initialLimit: 1, minLimit: 1, maxLimit: 1 });
+    const first = await limit.acquire('create');
+    const order: string[] = [];
+    const wait = (name: string, priority: number) => limit.acquire('op', priority).then((release) => { order.push(name); release('ok'); });
+    const all = Promise.all([wait('low-1', 0), wait('high-1', 3), wait('mid', 1), wait('high-2', 3), wait('low-2', 0)]);
+    expect(limit.snapshot()).toMatchObject({ inFlight: 1, waiting: 5 });
+    first('ok');
+    await all;
+    expect(order).toEqual(['high-1', 'high-2', 'mid', 'low-1', 'low-2']);
+    await expect(limit.acquire('op', 8)).rejects.toThrow('priority must be an integer 0..7, got 8');
+    await expect(limit.acquire('op', 1.5)).rejects.toThrow(RangeError);
+    expect(limit.snapshot()).toMatchObject({ inFlight: 0, waiting: 0 });
+  });
+
   it('refuses bounds that are not integers with 1 <= min <= initial <= max', () => {
     expect(() => new AdaptiveConcurrencyLimit({ initialLimit: 0 })).toThrow(/initialLimit must be an integer >= 1, got 0/);
     expect(() => new AdaptiveConcurrencyLimit({ initialLimit: 40, maxLimit: 32 })).toThrow(/minLimit <= initialLimit <= maxLimit/);
@@ -175,6 +191,46 @@ describe('withDockerAdmission', () => {
     const id = await rt.createContainer({ name: 'k8s_after', image: 'busybox', labels: {}, hostConfig: {} });
     expect(id).toBeTruthy();
     expect(limit.snapshot()).toMatchObject({ inFlight: 0, limit: 1 });
+  });
+
+  it('admits the call furthest along in a pod start first: container start, container create, sandbox start, sandbox create', async () => {
+    const fake = newFakeRuntime();
+    const reached: string[] = [];
+    const names = new Map<string, string>();
+    let unblock!: () => void;
+    const blocker = new Promise<void>((resolve) => { unblock = resolve; });
+    const observed = withOverrides(fake, {
+      createContainer: async (spec) => {
+        reached.push(`create ${spec.name}`);
+        if (spec.name === 'k8s_blocker') await blocker;
+        const id = await fake.createContainer(spec);
+        names.set(id, spec.name);
+        return id;
+      },
+      startContainer: async (id) => {
+        reached.push(`start ${names.get(id)}`);
+        return fake.startContainer(id);
+      },
+    });
+    const limit = new AdaptiveConcurrencyLimit({ initialLimit: 1, minLimit: 1, maxLimit: 1 });
+    const rt = withDockerAdmission(observed, limit);
+    const sandbox = (name: string) => ({ name, image: 'pause', labels: { [kContainerTypeLabel]: kContainerTypeSandbox }, hostConfig: {} });
+    const container = (name: string) => ({ name, image: 'busybox', labels: { [kContainerTypeLabel]: 'container' }, hostConfig: {} });
+    // Made before the slot is held: one sandbox and one container to start later.
+    const sbA = await rt.createContainer(sandbox('k8s_POD_a'));
+    const cA = await rt.createContainer(container('k8s_main_a'));
+    reached.length = 0;
+    const holding = rt.createContainer(container('k8s_blocker'));
+    const queued = Promise.all([
+      rt.createContainer(sandbox('k8s_POD_b')),
+      rt.startContainer(sbA),
+      rt.createContainer(container('k8s_main_b')),
+      rt.startContainer(cA),
+    ]);
+    expect(limit.snapshot()).toMatchObject({ inFlight: 1, waiting: 4 });
+    unblock();
+    await Promise.all([holding, queued]);
+    expect(reached).toEqual(['create k8s_blocker', 'start k8s_main_a', 'create k8s_main_b', 'start k8s_POD_a', 'create k8s_POD_b']);
   });
 
   it(`${kFixedLimitEnv} fixes the limit; a bad value names the variable`, () => {
