@@ -51,7 +51,7 @@ import { startSlowEngine } from './slow-engine.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker-admission.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
-import { dockerNetnsCount, engineCpuWindow, parseIntList, podYaml, positiveInt, settle, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
+import { engineCpuWindow, netnsBaselineAfterCollection, parseIntList, podYaml, positiveInt, settle, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -96,7 +96,7 @@ await docker.ping().catch((err: unknown) => {
 });
 const runId = randomBytes(3).toString('hex');
 // Each timed run waits for the last one's network namespaces to be freed (settle); the bench's own slow engine keeps its elsewhere.
-const netnsBaseline = engine ? NaN : dockerNetnsCount();
+const netnsBaseline = engine || args['no-settle'] ? NaN : await netnsBaselineAfterCollection();
 /** Before a timed run: settle, unless --no-settle (the smoke test's, on a machine that other tests keep busy). */
 const settled = () => (args['no-settle'] ? Promise.resolve(0) : settle({ netnsBaseline }));
 

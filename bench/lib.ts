@@ -1,5 +1,5 @@
 // Shared bench helpers: percentiles, a progress line, results JSON. Not used by src/.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { mkdir, mkdtemp, readdir, rename, rm as rmPath, writeFile as writeFileAsync } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -256,8 +256,10 @@ function machineJiffies(): { busy: number; all: number } {
   return { busy: all - f[3]! - f[4]!, all }; // less idle and iowait
 }
 
+const kDockerNetnsDir = '/var/run/docker/netns';
+
 /** The shared dockerd's network-namespace files (`/var/run/docker/netns`), or NaN when unreadable. */
-export function dockerNetnsCount(dir = '/var/run/docker/netns'): number {
+export function dockerNetnsCount(dir = kDockerNetnsDir): number {
   try {
     return readdirSync(dir).length;
   } catch {
@@ -266,10 +268,40 @@ export function dockerNetnsCount(dir = '/var/run/docker/netns'): number {
 }
 
 /**
+ * netnsBaselineAfterCollection: the baseline for settle's `netnsBaseline`, taken once at a bench's
+ * start. When a namespace file there is younger than 15 minutes (likely a container removed by the
+ * bench run just before this one, whose namespace dockerd frees at its next collection), it first
+ * waits for that collection (the count drops) or 65 s, with a progress line, so the first timed
+ * run does not have it inside. Older files are left out of the wait: dockerd 20.10 never collects
+ * the files of a daemon that ran before it (7 stayed on this machine for hours), and those of
+ * long-running containers stay. Resolves with the count then (NaN when the directory is unreadable).
+ */
+export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promise<number> {
+  const start = dockerNetnsCount(dir);
+  let recent = 0;
+  try {
+    for (const name of readdirSync(dir)) {
+      if (Date.now() - statSync(join(dir, name)).mtimeMs < 15 * 60_000) recent++;
+    }
+  } catch {
+    return start;
+  }
+  if (recent === 0) return start;
+  const bar = progress("settle: dockerd's network namespaces of an earlier run freed (its GC runs every 60 s)", 65);
+  const t0 = performance.now();
+  while (dockerNetnsCount(dir) >= start && performance.now() - t0 < 65_000) {
+    bar.update(Math.round((performance.now() - t0) / 1000));
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  bar.end();
+  return dockerNetnsCount(dir);
+}
+
+/**
  * settle waits, before a timed run, for the last run's teardown to be over, so it is not counted
  * in the next run (on 2026-12-06 the agent's second rep, run right after the floor's removal, was
  * 1.0–1.2 s slower than its first in every `--reps 2` run):
- * - with `netnsBaseline` (the shared engine's dockerNetnsCount when the bench began), until
+ * - with `netnsBaseline` (the shared engine's count when the bench began: netnsBaselineAfterCollection), until
  *   dockerd has dropped the network namespaces of the removed containers. dockerd 20.10 leaves
  *   them to a garbage collection every 60 s, whose unmounts and the kernel's freeing of ~100
  *   namespaces would otherwise land inside whichever run is under way; a run begun right after one

@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { dockerNetnsCount, kBusybox, kPause, podYaml, positiveInt, progress, settle, startBenchAgent, table, waitUntil, writeResult } from './lib.js';
+import { kBusybox, kPause, netnsBaselineAfterCollection, podYaml, positiveInt, progress, settle, startBenchAgent, table, waitUntil, writeResult } from './lib.js';
 import { rawFloor, removeByLabel } from './raw-floor.js';
 
 const { values: args } = parseArgs({
@@ -186,7 +186,7 @@ type Peer = 'kubelet-ts' | 'raw floor' | 'podman kube play' | 'docker-compose up
 const runs = new Map<Peer, PeerRun[]>();
 const skipped: string[] = [];
 // Every timed run first waits for the last one's teardown (bench/lib.ts settle).
-const netnsBaseline = dockerNetnsCount();
+const netnsBaseline = await netnsBaselineAfterCollection();
 const plan: [Peer, () => Promise<PeerRun>][] = [['kubelet-ts', agentRun], ['raw floor', () => rawFloor(docker, N, concurrency, runId)]];
 if (havePodman) plan.push(['podman kube play', podmanRun]);
 else skipped.push('podman (not installed; --install installs it)');
