@@ -287,12 +287,13 @@ export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promi
     return start;
   }
   if (recent === 0) return start;
-  const bar = progress("settle: dockerd's network namespaces of an earlier run freed (its GC runs every 60 s)", 65);
+  const bar = progress("settle: waiting for dockerd to free an earlier run's network namespaces (its GC runs every 60 s), seconds of at most", 65);
   const t0 = performance.now();
   while (dockerNetnsCount(dir) >= start && performance.now() - t0 < 65_000) {
     bar.update(Math.round((performance.now() - t0) / 1000));
     await new Promise((r) => setTimeout(r, 250));
   }
+  bar.update(Math.round((performance.now() - t0) / 1000)); // the seconds it took
   bar.end();
   return dockerNetnsCount(dir);
 }
@@ -301,11 +302,12 @@ export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promi
  * settle waits, before a timed run, for the last run's teardown to be over, so it is not counted
  * in the next run (on 2026-12-06 the agent's second rep, run right after the floor's removal, was
  * 1.0–1.2 s slower than its first in every `--reps 2` run):
- * - with `netnsBaseline` (the shared engine's count when the bench began: netnsBaselineAfterCollection), until
- *   dockerd has dropped the network namespaces of the removed containers. dockerd 20.10 leaves
- *   them to a garbage collection every 60 s, whose unmounts and the kernel's freeing of ~100
- *   namespaces would otherwise land inside whichever run is under way; a run begun right after one
- *   is over before the next (runs here take under 60 s).
+ * - with `netnsBaseline` (the shared engine's count when the bench began, from
+ *   netnsBaselineAfterCollection), until dockerd has dropped the network namespaces of the removed
+ *   containers. dockerd 20.10 leaves them to a garbage collection every 60 s, whose unmounts and
+ *   the kernel's freeing of ~100 namespaces would otherwise land inside whichever run is under way;
+ *   a run begun right after a collection ends before the next one (runs here take under 60 s). Containers of
+ *   others started meanwhile keep the count up: then this waits until `timeoutMs`.
  * - then until the whole machine has been quiet for one second: busy CPU (every process and kernel
  *   thread, from /proc/stat) under `busyShare` (default 0.15) of all cores.
  * Gives up after `timeoutMs` (default 90 000 ms) and says so on stderr. Resolves with the
@@ -317,11 +319,12 @@ export async function settle(opts: { netnsBaseline?: number; busyShare?: number;
   const late = () => performance.now() - t0 > timeoutMs;
   if (dockerNetnsCount() > netnsBaseline) {
     const left = dockerNetnsCount() - netnsBaseline;
-    const bar = progress("settle: dockerd's network namespaces of the last run freed (its GC runs every 60 s)", left);
+    const bar = progress("settle: the last run's network namespaces freed by dockerd (its GC runs every 60 s)", left);
     while (dockerNetnsCount() > netnsBaseline && !late()) {
       bar.update(left - Math.max(0, dockerNetnsCount() - netnsBaseline));
       await new Promise((r) => setTimeout(r, 250));
     }
+    bar.update(left - Math.max(0, dockerNetnsCount() - netnsBaseline)); // all at once, as dockerd frees them
     bar.end();
     if (late()) process.stderr.write(`bench: ${dockerNetnsCount() - netnsBaseline} network namespaces of removed containers still in /var/run/docker/netns after ${Math.round(timeoutMs / 1000)} s; timing anyway\n`);
   }
