@@ -10,4 +10,16 @@ if (!name || !(kBenches as readonly string[]).includes(name)) {
 }
 process.argv = [process.argv[0], `bench/${name}.ts`, ...rest];
 // `.js`: tsx maps it to bench/NAME.ts; compiled, it is dist/bench/NAME.js.
-await import(`./${name}.js`);
+try {
+  await import(`./${name}.js`);
+} catch (err) {
+  // A bad option — parseArgs' own errors, or a bench's check, whose message starts with the option —
+  // is its message and exit code 2, without a stack trace; anything else is thrown as it is.
+  const e = err as { code?: unknown; message?: unknown };
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if ((typeof e?.code === 'string' && e.code.startsWith('ERR_PARSE_ARGS_')) || /^--[a-z]/.test(message)) {
+    process.stderr.write(`bench ${name}: ${message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
