@@ -95,16 +95,22 @@ export async function rawFloorPaced(docker: Docker, pods: number, rate: number, 
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const started: Promise<void>[] = [];
-  for (let i = 0; i < pods; i++) {
+  // The first failure, kept at once (a rejection left alone while the loop waits would be unhandled) and thrown after.
+  let failure: { err: unknown } | undefined;
+  for (let i = 0; i < pods && !failure; i++) {
     const due = t0 + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     started.push(startPair(docker, `bench-raw-${runId}-paced-${i}`, label).then(() => {
       latencies.push(performance.now() - due);
       bar.update(latencies.length);
-    }));
+    }, (err: unknown) => { failure ??= { err }; }));
   }
   await Promise.all(started);
+  if (failure) {
+    bar.end();
+    throw failure.err;
+  }
   const allRunningMs = performance.now() - t0;
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / pods;
   const cpu = process.cpuUsage(cpu0);
