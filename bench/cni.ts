@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { defaultNetworkConfigList } from '../src/shared/cni-config.js';
 import { newCniPodNetwork } from '../src/workers/network/cni-pod-network.js';
 import type { PodNetworkSetUp } from '../src/workers/network/pod-network.js';
-import { positiveInt, summary, table, writeResult } from './lib.js';
+import { pool, positiveInt, summary, table, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
   options: { pods: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '4' }, 'host-ports': { type: 'boolean', default: false } },
@@ -48,13 +48,6 @@ const selfCpuMs = (): number => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-
-async function pool<T>(items: T[], n: number, f: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) await f(items[next++]!);
-  }));
-}
 
 interface Phase { op: 'ADD' | 'DEL'; concurrency: number; wallMs: ReturnType<typeof summary>; totalWallMs: number; agentCpuMsPerOp: number; pluginCpuMsPerOp: number }
 const phases: Phase[] = [];

@@ -51,7 +51,7 @@ import { startSlowEngine } from './slow-engine.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker-admission.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
-import { engineCpuWindow, netnsBaselineAfterCollection, parseIntList, podYaml, positiveInt, settle, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
+import { engineCpuWindow, netnsBaselineAfterCollection, parseIntList, podYaml, positiveInt, settle, sleepUntil, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -127,9 +127,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   } else {
     // Paced: pod i is written at t0 + i / rate seconds.
     for (let i = 0; i < N; i++) {
-      const due = t0 + (i * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await sleepUntil(t0 + (i * 1000) / rate);
       await b.write(`density-${i}.yaml`, podYaml(`density-${i}`));
     }
   }

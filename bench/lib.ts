@@ -249,6 +249,24 @@ export async function waitUntil(label: string, total: number, count: () => numbe
   return performance.now() - t0;
 }
 
+/**
+ * pool runs `f` on every item of `items`, at most `n` at a time, in order of the items; resolves when
+ * all are done. Rejects with the first rejection of `f` (the others already begun run on; catch
+ * inside `f` to go on past a failure).
+ */
+export async function pool<T>(items: readonly T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) await f(items[next++]!);
+  }));
+}
+
+/** sleepUntil resolves at `atMs` on the performance.now() clock (milliseconds; at once when past): a paced run's "item i is due at t0 + i / rate". */
+export async function sleepUntil(atMs: number): Promise<void> {
+  const wait = atMs - performance.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+
 /** The machine's CPU time so far from /proc/stat's first line: busy and all, in jiffies (every core). */
 function machineJiffies(): { busy: number; all: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -259,7 +277,7 @@ function machineJiffies(): { busy: number; all: number } {
 const kDockerNetnsDir = '/var/run/docker/netns';
 
 /** The shared dockerd's network-namespace files (`/var/run/docker/netns`), or NaN when unreadable. */
-export function dockerNetnsCount(dir = kDockerNetnsDir): number {
+function dockerNetnsCount(dir = kDockerNetnsDir): number {
   try {
     return readdirSync(dir).length;
   } catch {
@@ -372,8 +390,8 @@ const readPid = (file: string): string | null => {
  * stime, from /var/run/docker.pid), `containerd` (/var/run/docker/containerd/containerd.pid) and
  * `shims` — every containerd-shim process with the children it reaped (the runc calls and the
  * processes a `docker exec` starts). A difference of two readings is a window's cost; a shim that
- * started or exited inside the window skews it. NaN where a pid is unknown. For benches that run
- * alone on the machine (another dockerd's shims would count).
+ * exited inside the window skews it (its CPU leaves the total: use engineCpuWindow). NaN where a
+ * pid is unknown. For benches that run alone on the machine (another dockerd's shims would count).
  */
 export function engineCpuSeconds(): { dockerd: number; containerd: number; shims: number } {
   const dockerd = readPid('/var/run/docker.pid');

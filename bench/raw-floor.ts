@@ -4,7 +4,7 @@
 // (rawFloor) or begun at a paced rate (rawFloorPaced), then removing them. What no node agent on
 // this engine can beat; a bench's ratio is to it.
 import type Docker from 'dockerode';
-import { kBusybox, kPause, progress, summary } from './lib.js';
+import { kBusybox, kPause, pool, progress, sleepUntil, summary } from './lib.js';
 
 /**
  * RawFloorRun: one floor run, milliseconds from the first create to the last start, and to every
@@ -28,10 +28,7 @@ export interface RawFloorRun {
  */
 export async function removeByLabel(docker: Docker, label: string, concurrency = 16): Promise<number> {
   const list = await docker.listContainers({ all: true, filters: { label: [label] } });
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, async () => {
-    while (next < list.length) await docker.getContainer(list[next++]!.Id).remove({ force: true }).catch(() => {});
-  }));
+  await pool(list, concurrency, (c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {}));
   return list.length;
 }
 
@@ -57,14 +54,14 @@ export async function rawFloor(docker: Docker, pods: number, concurrency: number
   const label = { 'kubelet-ts.bench': runId };
   const bar = progress(`raw dockerode (concurrency ${concurrency}): pairs started`, pods);
   let done = 0;
-  let next = 0;
   const engineSince = engineCpu?.();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const one = (i: number) => startPair(docker, `bench-raw-${runId}-${concurrency}-${i}`, label);
-  await Promise.all(Array.from({ length: Math.min(concurrency, pods) }, async () => {
-    while (next < pods) { await one(next++); bar.update(++done); }
-  }));
+  await pool(Array.from({ length: pods }, (_, i) => i), concurrency, async (i) => {
+    await one(i);
+    bar.update(++done);
+  });
   const allRunningMs = performance.now() - t0;
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / pods;
   const cpu = process.cpuUsage(cpu0);
@@ -99,8 +96,7 @@ export async function rawFloorPaced(docker: Docker, pods: number, rate: number, 
   let failure: { err: unknown } | undefined;
   for (let i = 0; i < pods && !failure; i++) {
     const due = t0 + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await sleepUntil(due);
     started.push(startPair(docker, `bench-raw-${runId}-paced-${i}`, label).then(() => {
       latencies.push(performance.now() - due);
       bar.update(latencies.length);
