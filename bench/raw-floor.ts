@@ -7,12 +7,14 @@ import type Docker from 'dockerode';
 import { kBusybox, kPause, pool, progress, sleepUntil, summary } from './lib.js';
 
 /**
- * RawFloorRun: one floor run, milliseconds from the first create to the last start, and to every
- * container removed; with `engineCpu`, the engine's CPU per pair started (ms), else NaN; and this
+ * RawFloorRun: one floor run, milliseconds from the first create to the first and to the last
+ * start, and to every container removed; with `engineCpu`, the engine's CPU per pair started (ms), else NaN; and this
  * process's CPU per pair started (ms: dockerode's requests and responses, the floor's client cost).
  */
 export interface RawFloorRun {
   concurrency: number;
+  /** Milliseconds from the first create to the first pair's container started (how long the pipeline takes to fill). */
+  firstRunningMs: number;
   allRunningMs: number;
   allRemovedMs: number;
   engineCpuMsPerPod: number;
@@ -54,12 +56,14 @@ export async function rawFloor(docker: Docker, pods: number, concurrency: number
   const label = { 'kubelet-ts.bench': runId };
   const bar = progress(`raw dockerode (concurrency ${concurrency}): pairs started`, pods);
   let done = 0;
+  let firstRunningMs = NaN;
   const engineSince = engineCpu?.();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const one = (i: number) => startPair(docker, `bench-raw-${runId}-${concurrency}-${i}`, label);
   await pool(Array.from({ length: pods }, (_, i) => i), concurrency, async (i) => {
     await one(i);
+    if (done === 0) firstRunningMs = performance.now() - t0;
     bar.update(++done);
   });
   const allRunningMs = performance.now() - t0;
@@ -69,7 +73,7 @@ export async function rawFloor(docker: Docker, pods: number, concurrency: number
   bar.end();
   const t1 = performance.now();
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
-  return { concurrency, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod, clientCpuMsPerPod };
+  return { concurrency, firstRunningMs, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod, clientCpuMsPerPod };
 }
 
 /** PacedFloorRun: a paced floor run (rawFloorPaced): as RawFloorRun, with each pair's startup (ms from when it was due to its container started). */
@@ -88,6 +92,7 @@ export async function rawFloorPaced(docker: Docker, pods: number, rate: number, 
   const label = { 'kubelet-ts.bench': runId };
   const bar = progress(`raw dockerode (paced at ${rate} pairs/s): pairs started`, pods);
   const latencies: number[] = [];
+  let firstRunningMs = NaN;
   const engineSince = engineCpu?.();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -98,6 +103,7 @@ export async function rawFloorPaced(docker: Docker, pods: number, rate: number, 
     const due = t0 + (i * 1000) / rate;
     await sleepUntil(due);
     started.push(startPair(docker, `bench-raw-${runId}-paced-${i}`, label).then(() => {
+      if (latencies.length === 0) firstRunningMs = performance.now() - t0;
       latencies.push(performance.now() - due);
       bar.update(latencies.length);
     }, (err: unknown) => { failure ??= { err }; }));
@@ -114,7 +120,7 @@ export async function rawFloorPaced(docker: Docker, pods: number, rate: number, 
   const t1 = performance.now();
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
   return {
-    concurrency: 0, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod,
+    concurrency: 0, firstRunningMs, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod,
     clientCpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods, startupMs: summary(latencies),
   };
 }
