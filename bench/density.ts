@@ -136,7 +136,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const firstRunningMs = Math.min(...b.times.running.values()) - t0;
   // Manifest written (pod i at t0 + i / rate) → the pod's first watch frame: the file source's part,
   // which pod startup leaves out. A pod far behind the rest is a watch event the source missed
-  // until its periodic full check (60 s here; seen twice on 2026-12-06, 42 and 58 s).
+  // until its periodic full check (60 s here; three times on 2026-12-06, README "A pod the file source missed").
   const acceptedAfterWriteMs = Array.from({ length: N }, (_, i) => {
     const uid = b.times.byName.get(`density-${i}-${b.nodeName}`);
     const at = uid === undefined ? undefined : b.times.accepted.get(uid);
