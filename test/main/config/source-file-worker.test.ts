@@ -200,4 +200,33 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(rec.updates[0].pods.map((p) => p.metadata?.name)).toEqual(names.filter((n) => n !== 'p07' && n !== 'p31').map((n) => `${n}-${kNode}`));
     expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'p07.yaml'), path.join(dir, 'p31.yaml')]);
   });
+  it('stops in the middle of a check without waiting for the decodes it queued ahead', async () => {
+    // Each decode waits 50 ms before it reaches the thread, so when stop() is called every file
+    // read ahead is still queued; they must come back from the closed thread, not be parsed.
+    let asked = 0;
+    let stopping = false;
+    let decodedAfterStop = 0;
+    let askedEnough!: () => void;
+    const enough = new Promise<void>((resolve) => (askedEnough = resolve));
+    const newLoader = (): ManifestLoader => {
+      const loader = newManifestLoader();
+      return {
+        load: async (task) => {
+          if (++asked === 10) askedEnough();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          const result = await loader.load(task);
+          if (stopping) decodedAfterStop++;
+          return result;
+        },
+        close: () => loader.close(),
+      };
+    };
+    const { source, rec } = await startSource(60_000, { newManifestLoader: newLoader });
+    for (let i = 0; i < 40; i++) await writeFile(path.join(dir, `p${String(i).padStart(2, '0')}.yaml`), podYaml(`p${i}`));
+    await enough;
+    stopping = true;
+    await source.stop();
+    expect(decodedAfterStop).toBeLessThanOrEqual(1);
+    expect(rec.updates).toHaveLength(1);
+  });
 });
