@@ -134,9 +134,10 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   await waitUntil('agent: pods Running', N, () => b.times.running.size);
   const allRunningMs = performance.now() - t0;
   const firstRunningMs = Math.min(...b.times.running.values()) - t0;
-  // Manifest written (pod i at t0 + i / rate) → the pod's first watch frame: the file source's part,
-  // which pod startup leaves out. A pod far behind the rest is a watch event the source missed
-  // until its periodic full check (60 s here; three times on 2026-12-06, README "A pod the file source missed").
+  // Manifest written (pod i at t0 + i / rate) → the pod's first watch frame: the file source's
+  // part, which pod startup leaves out. A pod far behind the rest is a watch event the source
+  // missed until its periodic full check (60 s here; three times on 2026-12-06: README, "A pod the
+  // file source missed").
   const acceptedAfterWriteMs = Array.from({ length: N }, (_, i) => {
     const uid = b.times.byName.get(`density-${i}-${b.nodeName}`);
     const at = uid === undefined ? undefined : b.times.accepted.get(uid);

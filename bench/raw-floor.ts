@@ -8,8 +8,9 @@ import { kBusybox, kPause, pool, progress, sleepUntil, summary } from './lib.js'
 
 /**
  * RawFloorRun: one floor run, milliseconds from the first create to the first and to the last
- * start, and to every container removed; with `engineCpu`, the engine's CPU per pair started (ms), else NaN; and this
- * process's CPU per pair started (ms: dockerode's requests and responses, the floor's client cost).
+ * start, and to every container removed; with `engineCpu`, the engine's CPU per pair started
+ * (ms), else NaN; and this process's CPU per pair started (ms: dockerode's requests and
+ * responses, the floor's client cost).
  */
 export interface RawFloorRun {
   concurrency: number;
