@@ -132,7 +132,8 @@ export const kStatTrustMs = 2000;
  * pod identity, defaults and validation (loadStaticPods), several hundred milliseconds for a file
  * of 2,000 pods — runs on one worker thread of the source's own (newManifestLoader, task
  * `loadStaticPods`), which hands back the pods, or the manifest's error message, by structured
- * clone. Its own thread rather than a task on the agent's sync pool: a parse never waits behind
+ * clone. A check reads and decodes up to kReadAhead files ahead of the one whose state it updates
+ * (readManifests); states and reports still follow file name order. Its own thread rather than a task on the agent's sync pool: a parse never waits behind
  * queued syncs nor holds a sync thread, and the agent needs no wiring for it. The thread is
  * started at the first non-empty file and stopped by stop(). A thread that fails to answer (it
  * died) is reported like a bad file, keeps the file's last good pods, and the file is parsed again

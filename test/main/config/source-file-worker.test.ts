@@ -201,8 +201,9 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'p07.yaml'), path.join(dir, 'p31.yaml')]);
   });
   it('stops in the middle of a check without waiting for the decodes it queued ahead', async () => {
-    // Each decode waits 50 ms before it reaches the thread, so when stop() is called every file
-    // read ahead is still queued; they must come back from the closed thread, not be parsed.
+    // 40 files of 200 pods each: when ten decodes have been asked for, the thread is busy with one
+    // and the others wait in its queue. stop() must abort the queue, not parse it for nothing:
+    // besides the decode under way (and one whose answer was on its way), none may finish after it.
     let asked = 0;
     let stopping = false;
     let decodedAfterStop = 0;
@@ -213,7 +214,6 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
       return {
         load: async (task) => {
           if (++asked === 10) askedEnough();
-          await new Promise((resolve) => setTimeout(resolve, 50));
           const result = await loader.load(task);
           if (stopping) decodedAfterStop++;
           return result;
@@ -222,11 +222,15 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
       };
     };
     const { source, rec } = await startSource(60_000, { newManifestLoader: newLoader });
-    for (let i = 0; i < 40; i++) await writeFile(path.join(dir, `p${String(i).padStart(2, '0')}.yaml`), podYaml(`p${i}`));
+    for (let i = 0; i < 40; i++) {
+      const docs = Array.from({ length: 200 }, (_, j) => podYaml(`f${i}p${j}`)).join('---\n');
+      await writeFile(path.join(dir, `f${String(i).padStart(2, '0')}.yaml`), docs);
+    }
     await enough;
     stopping = true;
     await source.stop();
-    expect(decodedAfterStop).toBeLessThanOrEqual(1);
+    expect(decodedAfterStop).toBeLessThanOrEqual(2);
+    expect(asked).toBeGreaterThan(decodedAfterStop + 5);
     expect(rec.updates).toHaveLength(1);
   });
 });
