@@ -122,12 +122,14 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const cpu0 = process.cpuUsage();
   const elu0 = perfHooks.eventLoopUtilization();
   const t0 = performance.now();
+  /** When pod i's manifest is written (performance.now() ms): all at t0 in a burst. */
+  const dueMs = (i: number) => t0 + (rate === 0 ? 0 : (i * 1000) / rate);
   if (rate === 0) {
     await Promise.all(Array.from({ length: N }, (_, i) => b.write(`density-${i}.yaml`, podYaml(`density-${i}`))));
   } else {
     // Paced: pod i is written at t0 + i / rate seconds.
     for (let i = 0; i < N; i++) {
-      await sleepUntil(t0 + (i * 1000) / rate);
+      await sleepUntil(dueMs(i));
       await b.write(`density-${i}.yaml`, podYaml(`density-${i}`));
     }
   }
@@ -141,7 +143,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const acceptedAfterWriteMs = Array.from({ length: N }, (_, i) => {
     const uid = b.times.byName.get(`density-${i}-${b.nodeName}`);
     const at = uid === undefined ? undefined : b.times.accepted.get(uid);
-    return at === undefined ? NaN : at - (t0 + (rate === 0 ? 0 : (i * 1000) / rate));
+    return at === undefined ? NaN : at - dueMs(i);
   }).filter(Number.isFinite);
   const lateMs = Math.max(...acceptedAfterWriteMs);
   if (lateMs > 10_000) process.stderr.write(`density: a pod was accepted ${(lateMs / 1000).toFixed(1)} s after its manifest was written (the file source missed its watch event until a full check); time to all Running includes it\n`);

@@ -324,8 +324,8 @@ export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promi
  *   netnsBaselineAfterCollection), until dockerd has dropped the network namespaces of the removed
  *   containers. dockerd 20.10 leaves them to a garbage collection every 60 s, whose unmounts and
  *   the kernel's freeing of ~100 namespaces would otherwise land inside whichever run is under way;
- *   a run begun right after a collection ends before the next one (runs here take under 60 s). Containers of
- *   others started meanwhile keep the count up: then this waits until `timeoutMs`.
+ *   a run begun right after a collection ends before the next one (runs here take under 60 s).
+ *   Containers of others started meanwhile keep the count up: then this waits until `timeoutMs`.
  * - then until the whole machine has been quiet for one second: busy CPU (every process and kernel
  *   thread, from /proc/stat) under `busyShare` (default 0.15) of all cores.
  * Gives up after `timeoutMs` (default 90 000 ms) and says so on stderr. Resolves with the
