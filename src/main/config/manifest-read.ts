@@ -4,7 +4,8 @@
  * again until two reads agree. Main thread; asynchronous fs calls only.
  */
 import { createHash } from 'node:crypto';
-import { promises as fsp, type BigIntStats } from 'node:fs';
+import { constants, promises as fsp, type BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { kMaxManifestBytes } from './manifest-files.js';
 
 /**
@@ -62,18 +63,60 @@ export async function readSettled(file: string, prev: { contentHash?: string } |
 }
 
 /**
- * readManifestFile: one read of a manifest file, with stat's inode, size and mtime taken after it.
+ * readManifestFile: one read of a manifest file, with fstat's inode, size and mtime of what was
+ * read. The read is bounded: at most kMaxManifestBytes + 1 bytes are read whatever stat says, so
+ * a file whose stat size is 0 (a symlink to /proc/kallsyms) or one that grows after the stat is
+ * refused, not read whole. The file is opened with O_NONBLOCK (a FIFO swapped in after the stat
+ * cannot block a libuv thread) and its type checked again on the open handle.
  * @returns the read, or `'not a file'` when `file` is not a regular file.
  * @throws the filesystem's error, or an Error naming the size when it exceeds kMaxManifestBytes.
  */
 export async function readManifestFile(file: string): Promise<FileRead | 'not a file'> {
   const before = await fsp.stat(file);
   if (!before.isFile()) return 'not a file';
-  if (before.size > kMaxManifestBytes) throw new Error(`file is ${before.size} bytes; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
-  const text = await fsp.readFile(file, 'utf8');
-  const after = await fsp.stat(file, { bigint: true });
-  return { text, hash: createHash('sha256').update(text).digest('hex'), stat: statKey(after), mtimeMs: Number(after.mtimeNs / 1_000_000n) };
+  if (before.size > kMaxManifestBytes) throw tooBig(`is ${before.size} bytes`);
+  const handle = await fsp.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    if (!(await handle.stat()).isFile()) return 'not a file';
+    const { bytes, length } = await readBounded(handle, before.size);
+    if (length > kMaxManifestBytes) throw tooBig(`has more than ${kMaxManifestBytes} bytes`);
+    const text = bytes.toString('utf8', 0, length);
+    const after = await handle.stat({ bigint: true });
+    return { text, hash: createHash('sha256').update(text).digest('hex'), stat: statKey(after), mtimeMs: Number(after.mtimeNs / 1_000_000n) };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }
+
+function tooBig(what: string): Error {
+  return new Error(`file ${what}; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
+}
+
+/**
+ * readBounded reads from the handle's position to its end, or until kMaxManifestBytes + 1 bytes
+ * are read: `bytes` holds `length` bytes. `sizeHint` (stat's size, bytes) sizes the first buffer
+ * so that a file whose stat is right is read with one buffer and one read past its end.
+ */
+async function readBounded(handle: FileHandle, sizeHint: number): Promise<{ bytes: Buffer; length: number }> {
+  const limit = kMaxManifestBytes + 1;
+  let bytes = Buffer.allocUnsafe(Math.min(limit, Math.max(sizeHint + 1, kFirstReadBytes)));
+  let length = 0;
+  for (;;) {
+    if (length === bytes.length) {
+      if (length >= limit) break;
+      const bigger = Buffer.allocUnsafe(Math.min(limit, bytes.length * 2));
+      bytes.copy(bigger, 0, 0, length);
+      bytes = bigger;
+    }
+    const { bytesRead } = await handle.read(bytes, length, bytes.length - length, null);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  return { bytes, length };
+}
+
+/** kFirstReadBytes: the smallest first buffer of readBounded (bytes), for files whose stat says 0. */
+const kFirstReadBytes = 16 * 1024;
 
 /** statKey: a file's inode, size, mtime and ctime (ns) as one string; a write or a rename over it changes it. */
 export function statKey(st: BigIntStats): string {

@@ -1,9 +1,12 @@
 // readSettled: a manifest rewritten in place is read as the writer left it, not as the truncation
 // left it (issue #11 finding 7); a file really emptied or changed is taken once it stops changing.
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { promises as fsPromises } from 'node:fs';
+import { appendFile, mkdtemp, open, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { kMaxManifestBytes } from '../../../src/main/config/manifest-files.js';
 import { kSettleMs, readManifestFile, readSettled } from '../../../src/main/config/manifest-read.js';
 
 const kOld = 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n';
@@ -49,5 +52,50 @@ describe('readSettled', () => {
   it('the content last accepted, read again, is taken at once', async () => {
     const read = await readSettled(file, prev, () => false);
     expect((read as { text: string }).text).toBe(kOld);
+  });
+});
+
+describe('readManifestFile', () => {
+  let dir: string;
+  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'kts-manifest-read-')); });
+  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+
+  it('reads a file whose size is known, with the stat of what it read', async () => {
+    const file = join(dir, 'pod.yaml');
+    await writeFile(file, kOld);
+    const read = await readManifestFile(file);
+    expect(read).not.toBe('not a file');
+    const st = await stat(file, { bigint: true });
+    expect(read).toMatchObject({ text: kOld, stat: `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` });
+  });
+
+  it('refuses a file that stat says is empty but holds more than the cap (a symlink to /proc/kallsyms, several MiB)', async () => {
+    expect((await stat('/proc/kallsyms')).size).toBe(0);
+    const file = join(dir, 'pod.yaml');
+    await symlink('/proc/kallsyms', file);
+    await expect(readManifestFile(file)).rejects.toThrow(`has more than ${kMaxManifestBytes} bytes`);
+  });
+
+  it('refuses a file that grew past the cap after its stat', async () => {
+    const file = join(dir, 'pod.yaml');
+    await writeFile(file, kOld);
+    const realStat = fsPromises.stat.bind(fsPromises);
+    // The stat answers first, then the file grows before it is opened.
+    const spy = vi.spyOn(fsPromises, 'stat').mockImplementationOnce((async (p: string) => {
+      const st = await realStat(p);
+      await appendFile(file, 'x'.repeat(kMaxManifestBytes));
+      return st;
+    }) as typeof fsPromises.stat);
+    try {
+      await expect(readManifestFile(file)).rejects.toThrow(`has more than ${kMaxManifestBytes} bytes`);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('answers "not a file" for a FIFO without blocking on it', async () => {
+    const fifo = join(dir, 'pod.yaml');
+    execFileSync('mkfifo', [fifo]);
+    expect(await readManifestFile(fifo)).toBe('not a file');
   });
 });

@@ -10,7 +10,7 @@ import type { PodUpdate } from '../../../src/shared/pod-update.js';
 import { SourceRecorder as Recorder, names } from '../../support/source-recorder.js';
 
 const kNode = 'node-a';
-const realReadFile = fsPromises.readFile.bind(fsPromises);
+const realOpen = fsPromises.open.bind(fsPromises);
 
 
 function image(pod: Pod | undefined): string | undefined {
@@ -216,11 +216,11 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await utimes(old, past, past);
     await writeFile(fresh, podYaml('fresh'));
     const reads: string[] = [];
-    // Every readFile the source makes, by path (manifest-read.ts calls fs.promises.readFile).
-    const readFile = vi.spyOn(fsPromises, 'readFile').mockImplementation(((file: string, options: BufferEncoding) => {
+    // Every file the source opens to read it, by path (manifest-read.ts calls fs.promises.open).
+    const open = vi.spyOn(fsPromises, 'open').mockImplementation(((file: string, flags: number) => {
       reads.push(String(file));
-      return realReadFile(file, options);
-    }) as typeof fsPromises.readFile);
+      return realOpen(file, flags);
+    }) as typeof fsPromises.open);
     try {
       const { rec, first } = await startSource({ checkFrequencyMs: 200 });
       expect(names(first)).toEqual([`fresh-${kNode}`, `old-${kNode}`]);
@@ -232,7 +232,7 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
       expect(reads.filter((f) => f === fresh).length).toBeGreaterThanOrEqual(2);
       expect(kStatTrustMs).toBeGreaterThan(0);
     } finally {
-      readFile.mockRestore();
+      open.mockRestore();
     }
   });
 
