@@ -17,6 +17,8 @@ export class SourceRecorder {
   readonly logs: Array<Record<string, unknown>> = [];
   /** Completed full checks (periodic or initial), counted from the source's debug log. */
   checks = 0;
+  /** Completed catch-up checks of the file source (kCatchUpMs after watch events), from its debug log. */
+  catchUps = 0;
   private updateCursor = 0;
   private errorCursor = 0;
   private waiters = new Set<() => void>();
@@ -25,7 +27,10 @@ export class SourceRecorder {
     write: (line: string) => {
       const rec = JSON.parse(line) as Record<string, unknown>;
       this.logs.push(rec);
-      if (rec.msg === 'Checked pod manifest path') this.checks++;
+      if (rec.msg === 'Checked pod manifest path') {
+        if (rec.kind === 'catch-up') this.catchUps++;
+        else this.checks++;
+      }
       this.notify();
     },
   });

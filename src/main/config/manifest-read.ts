@@ -1,12 +1,103 @@
 /**
  * How the file source reads one manifest file (pkg/kubelet/config/file.go reads it once; we read
- * until the writer is done): a read with stat's inode, size and mtime, and readSettled, which reads
- * again until two reads agree. Main thread; asynchronous fs calls only.
+ * until the writer is done): loadManifest (skip by stat, read, parse when the content changed),
+ * readSettled, which reads again until two reads agree, and readManifestFile, one bounded read
+ * with fstat's inode, size and mtime. Changes no state: source-file.ts keeps each file's state
+ * and applies the loads. Main thread; asynchronous fs calls only.
  */
 import { createHash } from 'node:crypto';
 import { constants, promises as fsp, type BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import type { Pod } from '../../shared/api.js';
+import type { ConfigObject } from '../../shared/config-objects.js';
 import { kMaxManifestBytes } from './manifest-files.js';
+
+/**
+ * kStatTrustMs: a file last modified at least this long (milliseconds) before it was read is
+ * skipped by a full check while its statKey is unchanged. A file read sooner after its write is
+ * read again at the next check: a filesystem's mtime is as coarse as the kernel's tick, so a
+ * second same-size write within that tick could leave stat unchanged.
+ */
+export const kStatTrustMs = 2000;
+
+/** ManifestReadState: what the source keeps of a file's last read, which loadManifest compares against. */
+export interface ManifestReadState {
+  /** SHA-256 of the content last read, or undefined when the last read failed. */
+  contentHash?: string;
+  /**
+   * statKey of the file after its last read, kept only when the file's mtime was at least
+   * kStatTrustMs older than that read: a full check skips the file while stat still says this.
+   */
+  stat?: string;
+  /** statKey of the file after its last read, whatever its age: a catch-up check skips the file while stat still says this. */
+  readStat?: string;
+}
+
+/**
+ * CheckKind: why a file is read, which decides when it may be skipped. `event`: named by a watch
+ * event, always read. `full`: the periodic check, skipped while stat says what it said after a
+ * trusted read (ManifestReadState.stat, kStatTrustMs). `catch-up`: the check after a burst of
+ * watch events (source-file.ts kCatchUpMs), skipped while stat says what it said after the last
+ * read (ManifestReadState.readStat).
+ */
+export type CheckKind = 'event' | 'full' | 'catch-up';
+
+/** ParsedManifest: what a parse gives, the file's pods and objects or its error (`retry`: the thread did not answer). */
+export type ParsedManifest = { pods: Pod[]; objects?: ConfigObject[] } | { error: string; retry: boolean };
+
+/**
+ * ManifestLoad: one file's read before its state is updated (loadManifest, then the source's
+ * applyLoad), with `prev`, its state when the read began: `unchanged` (stat says so), `gone`
+ * (missing, or not a regular file), `unsettled` (still being written), `failed` (unreadable), or
+ * `read` — with `parsed` when the content differs from the last read's. `stat` and `readStat` are
+ * the new ManifestReadState's.
+ */
+export type ManifestLoad<S extends ManifestReadState> = { prev: S | undefined } & (
+  | { kind: 'unchanged' | 'gone' | 'unsettled' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'read'; contentHash: string; stat: string | undefined; readStat: string; parsed?: ParsedManifest }
+);
+
+/**
+ * loadManifest reads one file for the source: a stat first, and nothing more while it says what
+ * `prev` kept (CheckKind: `full`, `catch-up`; never for `event`), then readSettled, then
+ * `hooks.parse` of content that differs from `prev.contentHash`. Changes no state and reports
+ * nothing, so several files can be loaded at once (the source's readManifests). Never rejects:
+ * a filesystem error is a `failed` (or `gone`) load whose message names the file.
+ */
+export async function loadManifest<S extends ManifestReadState>(
+  file: string, prev: S | undefined, kind: CheckKind,
+  hooks: { stopped(): boolean; parse(text: string, file: string): Promise<ParsedManifest> },
+): Promise<ManifestLoad<S>> {
+  const skipWhile = kind === 'full' ? prev?.stat : kind === 'catch-up' ? prev?.readStat : undefined;
+  if (skipWhile !== undefined) {
+    const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
+    if (st?.isFile() && statKey(st) === skipWhile) return { kind: 'unchanged', prev };
+  }
+  let read;
+  try {
+    read = await readSettled(file, prev, hooks.stopped);
+  } catch (err) {
+    return isMissing(err) ? { kind: 'gone', prev } : { kind: 'failed', prev, message: `${file}: cannot read pod manifest: ${errorMessage(err)}` };
+  }
+  if (read === 'not a file') return { kind: 'gone', prev };
+  if (read === 'unsettled') return { kind: 'unsettled', prev };
+  const stat = Date.now() - read.mtimeMs >= kStatTrustMs ? read.stat : undefined;
+  const loaded = { kind: 'read', prev, contentHash: read.hash, stat, readStat: read.stat } as const;
+  if (prev !== undefined && prev.contentHash === read.hash) return loaded;
+  return { ...loaded, parsed: await hooks.parse(read.text, file) };
+}
+
+/** isMissing: a filesystem error that says the path (or a directory on it) does not exist. */
+export function isMissing(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** errorMessage: an error's message, or the thrown value as a string. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
 
 /**
  * kSettleMs: a known file read with new content is read again after this long (milliseconds),

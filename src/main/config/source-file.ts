@@ -12,10 +12,10 @@ import { staticPodContentHash } from '../../shared/static-pod.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
 import { assembleFileSet, isManifestFileName, kMaxManifestBytes } from './manifest-files.js';
-import { kMaxSettleReads, readSettled, statKey } from './manifest-read.js';
-import { newManifestWatch, type ManifestWatch } from './manifest-watch.js';
+import { errorMessage, isMissing, kMaxSettleReads, kStatTrustMs, loadManifest, type CheckKind, type ManifestLoad, type ManifestReadState, type ParsedManifest } from './manifest-read.js';
+import { newManifestWatch, type ManifestWatch, type ManifestWatchOptions } from './manifest-watch.js';
 
-export { isManifestFileName, kMaxManifestBytes };
+export { isManifestFileName, kMaxManifestBytes, kStatTrustMs };
 
 /**
  * FileSourceOptions configures the file source (the kubelet's `--pod-manifest-path` and
@@ -57,6 +57,8 @@ export interface FileSourceDeps {
    * the first non-empty file, and closed by stop(). Tests substitute a fake.
    */
   newManifestLoader?: () => ManifestLoader;
+  /** Creates the filesystem watch (default newManifestWatch). Tests substitute one that misses events. */
+  newManifestWatch?: (options: ManifestWatchOptions) => ManifestWatch;
 }
 
 /** FileSource: the running file source. */
@@ -72,72 +74,56 @@ export interface FileSource {
   stop(): Promise<void>;
 }
 
-/** One manifest file: its last good pods and the state of its last read. */
-interface FileState {
+/** One manifest file: its last good pods and the state of its last read (ManifestReadState). */
+interface FileState extends ManifestReadState {
   /** Last good static pods from this file, in document order. */
   pods: Pod[];
   /** Last good ConfigMaps and Secrets from this file (not static pods: names as given). */
   objects?: ConfigObject[];
-  /** SHA-256 of the content last read, or undefined when the last read failed. */
-  contentHash?: string;
   /** The error last reported for this file, if its last read/parse failed. */
   error?: string;
-  /**
-   * statKey of the file after its last read, kept only when the file's mtime was at least
-   * kStatTrustMs older than that read: a full check skips the file while stat still says this.
-   */
-  stat?: string;
 }
-
-/** What parse gives: the file's pods and objects, or its error (`retry`: the thread did not answer). */
-type ParsedManifest = { pods: Pod[]; objects?: ConfigObject[] } | { error: string; retry: boolean };
-
-/**
- * One file's read before its state is updated (loadManifest → applyLoad), with `prev`, its state
- * when the read began: `unchanged` (stat says so), `gone` (missing, or not a regular file),
- * `unsettled` (still being written), `failed` (unreadable), or `read` — with `parsed` when the
- * content differs from the last read's.
- */
-type ManifestLoad = { prev: FileState | undefined } & (
-  | { kind: 'unchanged' | 'gone' | 'unsettled' }
-  | { kind: 'failed'; message: string }
-  | { kind: 'read'; contentHash: string; stat: string | undefined; parsed?: ParsedManifest }
-);
 
 /** kReadAhead: how many files readManifests reads and decodes ahead of the one whose state it updates. */
 const kReadAhead = 16;
 
 /**
- * kStatTrustMs: a file last modified at least this long (milliseconds) before it was read is
- * skipped by a full check while its statKey is unchanged. A file read sooner after its write is
- * read again at the next check: a filesystem's mtime is as coarse as the kernel's tick, so a
- * second same-size write within that tick could leave stat unchanged.
+ * kCatchUpMs: a catch-up check runs this long (milliseconds) after the last change the watch
+ * reported. @parcel/watcher 2.6 can lose an event: on Linux the inotify thread adds events while
+ * the debounce thread copies and then clears the batch (two separate locks; upstream
+ * parcel-bundler/watcher#183), and it drops an inotify queue overflow silently. In benches a pod
+ * of a burst of 100 renames was seen about once in 14 bursts only at the next full check (60 s
+ * there, 20 s by default). The catch-up check lists the directory and stats every file, reading
+ * only those that are new, gone, or whose stat changed since their last read, so a burst's lost
+ * event costs about a second, not a check period. The kubelet's fsnotify watch loses no event
+ * short of an overflow and has no such check.
  */
-export const kStatTrustMs = 2000;
+export const kCatchUpMs = 1000;
 
 /**
  * newFileSource builds the static pod file source, as pkg/kubelet/config NewSourceFile: the path
  * is watched (its parent directory, with @parcel/watcher, so the path itself may be created,
- * deleted or replaced) and fully checked every `checkFrequencyMs` (the kubelet re-reads every
- * file then; here a file whose stat has not changed since a trusted read is not read again:
- * readManifest, kStatTrustMs). It always sends op `SET` with
- * its complete set of pods. A file that fails to read, parse or validate keeps its last good pods;
- * a deleted or emptied file removes its pods — a file changed in place only once two reads agree
- * (readSettled), so a read between a truncation and the write removes nothing. Two pods with the
- * same full name: the one the source already sent keeps the name, else the first in file name
- * order wins; the other is reported (log, onError, onDuplicate).
+ * deleted or replaced) and fully checked every `checkFrequencyMs` (the kubelet re-reads every file
+ * then; here a file whose stat has not changed since a trusted read is not read again:
+ * readManifest, kStatTrustMs), and checked again kCatchUpMs after the watch's last change, for the
+ * changes the watch lost. It always sends op `SET` with its complete set of pods. A file that
+ * fails to read, parse or validate keeps its last good pods; a deleted or emptied file removes its
+ * pods — a file changed in place only once two reads agree (readSettled), so a read between a
+ * truncation and the write removes nothing. Two pods with the same full name: the one the source
+ * already sent keeps the name, else the first in file name order wins; the other is reported (log,
+ * onError, onDuplicate).
  *
- * Files are stat'ed and read (asynchronously) on the main thread, which also enforces the size
- * cap and skips unchanged content by its SHA-256; decoding a changed file — YAML parsing, static
- * pod identity, defaults and validation (loadStaticPods), several hundred milliseconds for a file
- * of 2,000 pods — runs on one worker thread of the source's own (newManifestLoader, task
+ * Files are stat'ed and read (asynchronously) on the main thread, which also enforces the size cap
+ * and skips unchanged content by its SHA-256; decoding a changed file — YAML parsing, static pod
+ * identity, defaults and validation (loadStaticPods), several hundred milliseconds for a file of
+ * 2,000 pods — runs on one worker thread of the source's own (newManifestLoader, task
  * `loadStaticPods`), which hands back the pods, or the manifest's error message, by structured
  * clone. A check reads and decodes up to kReadAhead files ahead of the one whose state it updates
- * (readManifests); states and reports still follow file name order. Its own thread rather than a task on the agent's sync pool: a parse never waits behind
- * queued syncs nor holds a sync thread, and the agent needs no wiring for it. The thread is
- * started at the first non-empty file and stopped by stop(). A thread that fails to answer (it
- * died) is reported like a bad file, keeps the file's last good pods, and the file is parsed again
- * at the next check.
+ * (readManifests); states and reports still follow file name order. Its own thread rather than a
+ * task on the agent's sync pool: a parse never waits behind queued syncs nor holds a sync thread,
+ * and the agent needs no wiring for it. The thread is started at the first non-empty file and
+ * stopped by stop(). A thread that fails to answer (it died) is reported like a bad file, keeps
+ * the file's last good pods, and the file is parsed again at the next check.
  * @throws InvalidArgumentError naming the option when `path`, `nodeName` or `checkFrequencyMs` is invalid.
  */
 export function newFileSource(options: FileSourceOptions, deps: FileSourceDeps): FileSource {
@@ -152,20 +138,6 @@ export function newFileSource(options: FileSourceOptions, deps: FileSourceDeps):
     throw new InvalidArgumentError(`options.checkFrequencyMs (--file-check-frequency) must be a positive integer, got ${String(checkFrequencyMs)}`);
   }
   return new FileSourceImpl({ path: path.resolve(options.path), nodeName: options.nodeName, checkFrequencyMs }, deps);
-}
-
-function errorCode(err: unknown): string | undefined {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' ? code : undefined;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function isMissing(err: unknown): boolean {
-  const code = errorCode(err);
-  return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
 class FileSourceImpl implements FileSource {
@@ -197,6 +169,9 @@ class FileSourceImpl implements FileSource {
   private interval: NodeJS.Timeout | undefined;
   private pendingFull = false;
   private readonly pendingFiles = new Set<string>();
+  /** A catch-up check is due (kCatchUpMs after the watch's last change), and its timer. */
+  private pendingCatchUp = false;
+  private catchUpTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private started: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -208,11 +183,12 @@ class FileSourceImpl implements FileSource {
     this.checkFrequencyMs = options.checkFrequencyMs;
     this.logger = deps.logger.child({ component: 'file-source', source: 'file', path: this.path });
     this.decoder = newManifestDecoder(deps.newManifestLoader);
-    this.watch = newManifestWatch({
+    this.watch = (deps.newManifestWatch ?? newManifestWatch)({
       path: this.path, isManifest: isManifestFileName, logger: this.logger,
       onChange: ({ full, files }) => {
         if (full) this.pendingFull = true;
         for (const f of files) this.pendingFiles.add(f);
+        this.armCatchUp();
         this.kick();
       },
     });
@@ -245,6 +221,7 @@ class FileSourceImpl implements FileSource {
   private async doStop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.interval);
+    clearTimeout(this.catchUpTimer);
     // The thread is closed before the check under way is waited for: the decodes it queued ahead
     // (readManifests) then come back at once instead of being parsed for nothing.
     const decoderClosed = this.decoder.close().catch((err: unknown) => this.logger.debug({ err }, 'Stopping the pod manifest thread failed'));
@@ -264,15 +241,32 @@ class FileSourceImpl implements FileSource {
     });
   }
 
+  /** armCatchUp (re)starts the catch-up check's timer: kCatchUpMs after the watch's last change. */
+  private armCatchUp(): void {
+    if (this.stopped) return;
+    clearTimeout(this.catchUpTimer);
+    this.catchUpTimer = setTimeout(() => {
+      this.catchUpTimer = undefined;
+      this.pendingCatchUp = true;
+      this.kick();
+    }, kCatchUpMs);
+    this.catchUpTimer.unref();
+  }
+
+  /**
+   * drain runs the pending work until none is left: a full check (which also does what the
+   * others would), else the files named by watch events, else the catch-up check.
+   */
   private async drain(): Promise<void> {
-    while (!this.stopped && (this.pendingFull || this.pendingFiles.size > 0)) {
-      const full = this.pendingFull;
+    while (!this.stopped && (this.pendingFull || this.pendingFiles.size > 0 || this.pendingCatchUp)) {
+      const kind: CheckKind = this.pendingFull ? 'full' : this.pendingFiles.size > 0 ? 'event' : 'catch-up';
       const files = [...this.pendingFiles].sort();
+      if (kind !== 'catch-up') this.pendingFiles.clear();
+      if (kind !== 'event') this.pendingCatchUp = false;
       this.pendingFull = false;
-      this.pendingFiles.clear();
       try {
-        if (full) await this.fullCheck();
-        else await this.recheckFiles(files);
+        if (kind === 'event') await this.recheckFiles(files);
+        else await this.fullCheck(kind);
         this.sendIfChanged();
       } catch (err) {
         // Not expected: every filesystem error is handled where it happens.
@@ -283,16 +277,25 @@ class FileSourceImpl implements FileSource {
 
   // --- reading ----------------------------------------------------------------------------
 
-  /** fullCheck re-reads the whole path, as file.go listConfig. */
-  private async fullCheck(): Promise<void> {
+  /**
+   * fullCheck re-reads the whole path, as file.go listConfig: every file whose stat says it may
+   * have changed (CheckKind `full` or `catch-up`). A catch-up check logs the files it found
+   * changed: changes the watch lost, or made within the last moments before it ran.
+   */
+  private async fullCheck(kind: 'full' | 'catch-up'): Promise<void> {
     const watched = await this.watch.ensure();
     if (watched === 'subscribed') this.clearReported('watch');
     else if (watched) this.report('watch', this.path, `${this.path}: cannot watch ${watched.dir} for changes (will retry every ${this.checkFrequencyMs} ms): ${watched.message}`);
-    await this.readPath();
-    this.logger.debug({ files: this.files.size }, 'Checked pod manifest path');
+    const before = kind === 'catch-up' ? new Map(this.files) : undefined;
+    await this.readPath(kind);
+    if (before !== undefined) {
+      const changed = [...new Set([...before.keys(), ...this.files.keys()])].filter((f) => before.get(f) !== this.files.get(f)).sort();
+      if (changed.length > 0) this.logger.info({ files: changed.slice(0, 10), changed: changed.length }, 'Catch-up check found pod manifest changes the watch had not reported');
+    }
+    this.logger.debug({ kind, files: this.files.size }, 'Checked pod manifest path');
   }
 
-  private async readPath(): Promise<void> {
+  private async readPath(kind: 'full' | 'catch-up'): Promise<void> {
     let stat;
     try {
       stat = await fsp.stat(this.path);
@@ -307,11 +310,11 @@ class FileSourceImpl implements FileSource {
       return;
     }
     if (stat.isDirectory()) {
-      await this.readDir();
+      await this.readDir(kind);
     } else if (stat.isFile()) {
       this.clearReported('path');
       for (const file of [...this.files.keys()]) if (file !== this.path) this.files.delete(file);
-      await this.readManifest(this.path, true);
+      await this.readManifest(this.path, kind);
     } else {
       this.files.clear();
       this.report('path', this.path, `${this.path}: pod manifest path is not a directory or a regular file`);
@@ -319,7 +322,7 @@ class FileSourceImpl implements FileSource {
   }
 
   /** readDir reads a directory's regular files, non-recursively, in name order (file.go extractFromDir). */
-  private async readDir(): Promise<void> {
+  private async readDir(kind: 'full' | 'catch-up'): Promise<void> {
     let names: string[];
     try {
       names = await fsp.readdir(this.path);
@@ -330,7 +333,7 @@ class FileSourceImpl implements FileSource {
     }
     this.clearReported('path');
     const files = names.filter(isManifestFileName).sort().map((name) => path.join(this.path, name));
-    const kept = await this.readManifests(files, true);
+    const kept = await this.readManifests(files, kind);
     if (this.stopped) return;
     const present = new Set(files.filter((_, i) => kept[i]));
     for (const file of [...this.files.keys()]) if (!present.has(file)) this.files.delete(file);
@@ -345,11 +348,14 @@ class FileSourceImpl implements FileSource {
       isDir = false;
     }
     if (!isDir) {
-      await this.fullCheck();
+      await this.fullCheck('full');
       return;
     }
-    await this.readManifests(files, false);
+    await this.readManifests(files, 'event');
   }
+
+  /** What loadManifest calls back: whether the source stopped, and its parse. */
+  private readonly readHooks = { stopped: (): boolean => this.stopped, parse: (text: string, file: string) => this.parse(text, file) };
 
   /**
    * readManifests reads `files` as readManifest does, each file's state updated (and its problems
@@ -359,13 +365,16 @@ class FileSourceImpl implements FileSource {
    * against 334–388 ms one file after the other). Returns, per file, readManifest's answer; once
    * stopped, it applies no more files and returns the answers so far.
    */
-  private async readManifests(files: readonly string[], quick: boolean): Promise<boolean[]> {
+  private async readManifests(files: readonly string[], kind: CheckKind): Promise<boolean[]> {
     // Each load is dropped once applied: it holds the file's previous state (its old pods).
-    const loads = new Map<number, Promise<ManifestLoad>>();
+    const loads = new Map<number, Promise<ManifestLoad<FileState>>>();
     const kept: boolean[] = [];
     let next = 0;
     for (let i = 0; i < files.length && !this.stopped; i++) {
-      for (; next < Math.min(files.length, i + 1 + kReadAhead); next++) loads.set(next, this.loadManifest(files[next]!, quick));
+      for (; next < Math.min(files.length, i + 1 + kReadAhead); next++) {
+        const file = files[next]!;
+        loads.set(next, loadManifest(file, this.files.get(file), kind, this.readHooks));
+      }
       const load = await loads.get(i)!;
       loads.delete(i);
       // Stopped meanwhile: the loads still under way end by themselves (they never reject), and
@@ -378,42 +387,18 @@ class FileSourceImpl implements FileSource {
 
   /**
    * readManifest (re)reads one file and updates its state. Returns false when the file is not
-   * (or no longer) a regular file, in which case its pods are dropped. With `quick` (a full
-   * check) a file whose statKey is the one kept after its last read is not read again: the
-   * kubelet's file source re-reads every file every --file-check-frequency, which at 1,000
+   * (or no longer) a regular file, in which case its pods are dropped. In a `full` or `catch-up`
+   * check a file whose statKey is the one kept after its last read (CheckKind) is not read again:
+   * the kubelet's file source re-reads every file every --file-check-frequency, which at 1,000
    * manifests cost 0.27 s of CPU per check here against 0.03 s for a stat of each. A file named by
-   * a watch event is always read.
+   * a watch event (`event`) is always read.
    */
-  private async readManifest(file: string, quick = false): Promise<boolean> {
-    return this.applyLoad(file, await this.loadManifest(file, quick));
-  }
-
-  /**
-   * loadManifest is readManifest's reading half: stat (with `quick`), readSettled, and the parse
-   * of content that differs from the file's last read. Changes no state and reports nothing, so
-   * that several files can be loaded at once (readManifests); never rejects.
-   */
-  private async loadManifest(file: string, quick: boolean): Promise<ManifestLoad> {
-    const prev = this.files.get(file);
-    if (quick && prev?.stat !== undefined) {
-      const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
-      if (st?.isFile() && statKey(st) === prev.stat) return { kind: 'unchanged', prev };
-    }
-    let read;
-    try {
-      read = await readSettled(file, prev, () => this.stopped);
-    } catch (err) {
-      return isMissing(err) ? { kind: 'gone', prev } : { kind: 'failed', prev, message: `${file}: cannot read pod manifest: ${errorMessage(err)}` };
-    }
-    if (read === 'not a file') return { kind: 'gone', prev };
-    if (read === 'unsettled') return { kind: 'unsettled', prev };
-    const stat = Date.now() - read.mtimeMs >= kStatTrustMs ? read.stat : undefined;
-    if (prev !== undefined && prev.contentHash === read.hash) return { kind: 'read', prev, contentHash: read.hash, stat };
-    return { kind: 'read', prev, contentHash: read.hash, stat, parsed: await this.parse(read.text, file) };
+  private async readManifest(file: string, kind: CheckKind): Promise<boolean> {
+    return this.applyLoad(file, await loadManifest(file, this.files.get(file), kind, this.readHooks));
   }
 
   /** applyLoad is readManifest's updating half: the file's new state from its load, and its problems reported. */
-  private applyLoad(file: string, load: ManifestLoad): boolean {
+  private applyLoad(file: string, load: ManifestLoad<FileState>): boolean {
     const { prev } = load;
     switch (load.kind) {
       case 'unchanged':
@@ -432,9 +417,10 @@ class FileSourceImpl implements FileSource {
         if (prev?.error !== load.message) this.reportFileError(file, load.message);
         return true;
     }
-    const { contentHash, stat, parsed } = load;
+    const { contentHash, stat, readStat, parsed } = load;
     if (parsed === undefined) {
       prev!.stat = stat;
+      prev!.readStat = readStat;
       return true; // unchanged: nothing to do, nothing to report again
     }
     if ('error' in parsed) {
@@ -442,7 +428,8 @@ class FileSourceImpl implements FileSource {
       if (!message.includes(file)) message = `${file}: ${message}`;
       // A thread that did not answer says nothing about the content: forget the hash so that the
       // next check parses the file again, and report the same failure only once.
-      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: parsed.retry ? undefined : contentHash, error: message, stat: parsed.retry ? undefined : stat });
+      const kept = parsed.retry ? {} : { contentHash, stat, readStat };
+      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, ...kept, error: message });
       if (!parsed.retry || prev?.error !== message) this.reportFileError(file, message);
       return true;
     }
@@ -454,7 +441,7 @@ class FileSourceImpl implements FileSource {
       return old !== undefined && this.contentHash(old) === this.contentHash(pod) ? old : pod;
     });
     if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
-    this.files.set(file, { pods, objects: parsed.objects, contentHash, stat });
+    this.files.set(file, { pods, objects: parsed.objects, contentHash, stat, readStat });
     return true;
   }
 

@@ -201,9 +201,16 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'p07.yaml'), path.join(dir, 'p31.yaml')]);
   });
   it('stops in the middle of a check without waiting for the decodes it queued ahead', async () => {
-    // 40 files of 200 pods each: when ten decodes have been asked for, the thread is busy with one
-    // and the others wait in its queue. stop() must abort the queue, not parse it for nothing:
-    // besides the decode under way (and one whose answer was on its way), none may finish after it.
+    // 40 files of 200 pods each, there before the source starts, so that its first check asks for
+    // their decodes ahead: when ten have been asked for, the thread is busy with one and the others
+    // wait in its queue. stop() must abort the queue, not parse it for nothing: besides the decode
+    // under way (and one whose answer was on its way), none may finish after it. (Files written
+    // after the start would come in several watch batches, each a check of its own that may end,
+    // with a SET, before the tenth decode.)
+    for (let i = 0; i < 40; i++) {
+      const docs = Array.from({ length: 200 }, (_, j) => podYaml(`f${i}p${j}`)).join('---\n');
+      await writeFile(path.join(dir, `f${String(i).padStart(2, '0')}.yaml`), docs);
+    }
     let asked = 0;
     let stopping = false;
     let decodedAfterStop = 0;
@@ -221,16 +228,16 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
         close: () => loader.close(),
       };
     };
-    const { source, rec } = await startSource(60_000, { newManifestLoader: newLoader });
-    for (let i = 0; i < 40; i++) {
-      const docs = Array.from({ length: 200 }, (_, j) => podYaml(`f${i}p${j}`)).join('---\n');
-      await writeFile(path.join(dir, `f${String(i).padStart(2, '0')}.yaml`), docs);
-    }
+    const rec = new Recorder();
+    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs: 60_000 }, { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, newManifestLoader: newLoader });
+    sources.push(source);
+    const started = source.start();
     await enough;
     stopping = true;
     await source.stop();
+    await started;
     expect(decodedAfterStop).toBeLessThanOrEqual(2);
     expect(asked).toBeGreaterThan(decodedAfterStop + 5);
-    expect(rec.updates).toHaveLength(1);
+    expect(rec.updates).toEqual([]); // stopped within its first check: nothing sent
   });
 });

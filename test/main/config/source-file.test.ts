@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isManifestFileName, kMaxManifestBytes, kStatTrustMs, newFileSource, type FileSource, type FileSourceOptions } from '../../../src/main/config/source-file.js';
+import { newManifestWatch } from '../../../src/main/config/manifest-watch.js';
+import { isManifestFileName, kCatchUpMs, kMaxManifestBytes, kStatTrustMs, newFileSource, type FileSource, type FileSourceDeps, type FileSourceOptions } from '../../../src/main/config/source-file.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { ConfigSourceAnnotationKey } from '../../../src/shared/annotations.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
@@ -45,9 +46,9 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
-  async function startSource(options: Partial<FileSourceOptions> = {}): Promise<{ source: FileSource; rec: Recorder; first: PodUpdate }> {
+  async function startSource(options: Partial<FileSourceOptions> = {}, deps: Pick<FileSourceDeps, 'newManifestWatch'> = {}): Promise<{ source: FileSource; rec: Recorder; first: PodUpdate }> {
     const rec = new Recorder();
-    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs: 60_000, ...options }, rec);
+    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs: 60_000, ...options }, { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, ...deps });
     sources.push(source);
     await source.start();
     // start() resolves after the first SET has been delivered.
@@ -208,6 +209,16 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(rec.errors).toHaveLength(1);
   });
 
+  /** recordOpens: every file the source opens to read it, by path (manifest-read.ts calls fs.promises.open), until restore(). */
+  function recordOpens(): { opened: string[]; restore(): void } {
+    const opened: string[] = [];
+    const spy = vi.spyOn(fsPromises, 'open').mockImplementation(((file: string, flags: number) => {
+      opened.push(String(file));
+      return realOpen(file, flags);
+    }) as typeof fsPromises.open);
+    return { opened, restore: () => spy.mockRestore() };
+  }
+
   it('a full check reads again only the files whose stat changed or that were read within kStatTrustMs of their last write', async () => {
     const old = path.join(dir, 'old.yaml');
     const fresh = path.join(dir, 'fresh.yaml');
@@ -215,12 +226,7 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     const past = new Date(Date.now() - 60_000);
     await utimes(old, past, past);
     await writeFile(fresh, podYaml('fresh'));
-    const reads: string[] = [];
-    // Every file the source opens to read it, by path (manifest-read.ts calls fs.promises.open).
-    const open = vi.spyOn(fsPromises, 'open').mockImplementation(((file: string, flags: number) => {
-      reads.push(String(file));
-      return realOpen(file, flags);
-    }) as typeof fsPromises.open);
+    const { opened: reads, restore } = recordOpens();
     try {
       const { rec, first } = await startSource({ checkFrequencyMs: 200 });
       expect(names(first)).toEqual([`fresh-${kNode}`, `old-${kNode}`]);
@@ -232,7 +238,41 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
       expect(reads.filter((f) => f === fresh).length).toBeGreaterThanOrEqual(2);
       expect(kStatTrustMs).toBeGreaterThan(0);
     } finally {
-      open.mockRestore();
+      restore();
+    }
+  });
+
+  /** A watch that never reports `lost` (a file name), as @parcel/watcher can lose an event of a burst (kCatchUpMs). */
+  function watchLosing(lost: string): FileSourceDeps['newManifestWatch'] {
+    return (options) => newManifestWatch({ ...options, onChange: (c) => options.onChange({ ...c, files: c.files.filter((f) => path.basename(f) !== lost) }) });
+  }
+
+  it('takes a file whose watch event was lost at the catch-up check after the burst, not at the next periodic check', async () => {
+    const { rec } = await startSource({ checkFrequencyMs: 3_600_000 }, { newManifestWatch: watchLosing('b.yaml') });
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    const both = await rec.until('a SET with both pods', () => rec.updates.find((u) => u.pods.length === 2));
+    expect(names(both)).toEqual([`web-${kNode}`, `db-${kNode}`]);
+    expect(rec.checks).toBe(1); // the first check only: no periodic one found it
+    expect(rec.catchUps).toBeGreaterThanOrEqual(1);
+    const found = rec.logs.find((l) => l.msg === 'Catch-up check found pod manifest changes the watch had not reported');
+    expect(found?.files).toEqual([path.join(dir, 'b.yaml')]);
+    expect(kCatchUpMs).toBeLessThan(3_600_000);
+  });
+
+  it('a catch-up check reads no file whose stat is unchanged since its last read', async () => {
+    const { rec } = await startSource({ checkFrequencyMs: 3_600_000 });
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    await rec.until('a SET with both pods', () => rec.updates.find((u) => u.pods.length === 2));
+    const { opened, restore } = recordOpens();
+    try {
+      const catchUps = rec.catchUps;
+      await rec.until('a catch-up check', () => (rec.catchUps > catchUps ? true : undefined));
+      expect(opened).toEqual([]);
+      expect(rec.logs.some((l) => l.msg === 'Catch-up check found pod manifest changes the watch had not reported')).toBe(false);
+    } finally {
+      restore();
     }
   });
 
