@@ -265,8 +265,12 @@ class FileSourceImpl implements FileSource {
       if (kind !== 'event') this.pendingCatchUp = false;
       this.pendingFull = false;
       try {
-        if (kind === 'event') await this.recheckFiles(files);
-        else await this.fullCheck(kind);
+        if (kind === 'event') {
+          await this.recheckFiles(files);
+          await this.recheckHolders(files);
+        } else {
+          await this.fullCheck(kind);
+        }
         this.sendIfChanged();
       } catch (err) {
         // Not expected: every filesystem error is handled where it happens.
@@ -352,6 +356,21 @@ class FileSourceImpl implements FileSource {
       return;
     }
     await this.readManifests(files, 'event');
+  }
+
+  /**
+   * recheckHolders looks again (CheckKind `catch-up`: a stat, and a read only if it changed) at the
+   * files that hold the names of pods the files just read (`read`) would be duplicates of, when
+   * this batch did not read them: a rename of a.yaml to b.yaml whose two events came in separate
+   * batches (or whose a.yaml event was lost) would otherwise report b.yaml's pods as duplicates
+   * of a.yaml's, which no longer exists, and record a Warning event for each.
+   */
+  private async recheckHolders(read: string[]): Promise<void> {
+    if (this.stopped) return;
+    const justRead = new Set(read);
+    const { duplicates } = assembleFileSet([...this.files.keys()].sort().map((file) => ({ file, pods: this.files.get(file)!.pods })), this.owners);
+    const holders = new Set(duplicates.filter((d) => justRead.has(d.file) && !justRead.has(d.heldBy)).map((d) => d.heldBy));
+    if (holders.size > 0) await this.readManifests([...holders].sort(), 'catch-up');
   }
 
   /** What loadManifest calls back: whether the source stopped, and its parse. */

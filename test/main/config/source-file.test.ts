@@ -260,6 +260,16 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(kCatchUpMs).toBeLessThan(3_600_000);
   });
 
+  it('a file renamed to another name, whose old name\'s event came later (or never), is not reported as a duplicate of itself', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    const { rec, first } = await startSource({ checkFrequencyMs: 3_600_000 }, { newManifestWatch: watchLosing('a.yaml') });
+    await rename(path.join(dir, 'a.yaml'), path.join(dir, 'b.yaml'));
+    const moved = await rec.nextUpdate();
+    expect(names(moved)).toEqual([`web-${kNode}`]);
+    expect(moved.pods[0].metadata?.uid).not.toBe(first.pods[0].metadata?.uid); // now b.yaml's pod
+    expect(rec.errors).toEqual([]);
+  });
+
   it('a catch-up check reads no file whose stat is unchanged since its last read', async () => {
     const { rec } = await startSource({ checkFrequencyMs: 3_600_000 });
     await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
