@@ -11,7 +11,7 @@ import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import { staticPodContentHash } from '../../shared/static-pod.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
-import { assembleFileSet, isManifestFileName, kMaxManifestBytes } from './manifest-files.js';
+import { assembleFileSet, isManifestFileName, kMaxManifestBytes, type DuplicateStaticPod } from './manifest-files.js';
 import { errorMessage, isMissing, kMaxSettleReads, kStatTrustMs, loadManifest, type CheckKind, type ManifestLoad, type ManifestReadState, type ParsedManifest } from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch, type ManifestWatchOptions } from './manifest-watch.js';
 
@@ -86,6 +86,15 @@ interface FileState extends ManifestReadState {
 
 /** kReadAhead: how many files readManifests reads and decodes ahead of the one whose state it updates. */
 const kReadAhead = 16;
+
+/**
+ * kProgressMs: an event check of many files sends what it has so far (a SET) at most this often
+ * (milliseconds), so the first pods of a burst of new manifests start while the rest are still
+ * decoded: 100 files take the manifest thread about 110 ms here. As the kubelet's file source,
+ * whose watch updates its pod store, and so sends a SET, once per file event (file_linux.go). Not
+ * in a full check: the first SET must hold every static pod (the agent removes the pods it lacks).
+ */
+const kProgressMs = 50;
 
 /**
  * kCatchUpMs: a catch-up check runs this long (milliseconds) after the last change the watch
@@ -389,6 +398,7 @@ class FileSourceImpl implements FileSource {
     const loads = new Map<number, Promise<ManifestLoad<FileState>>>();
     const kept: boolean[] = [];
     let next = 0;
+    let sentAt = performance.now();
     for (let i = 0; i < files.length && !this.stopped; i++) {
       for (; next < Math.min(files.length, i + 1 + kReadAhead); next++) {
         const file = files[next]!;
@@ -400,6 +410,10 @@ class FileSourceImpl implements FileSource {
       // the decodes queued for them come back at once from the closed thread (doStop).
       if (this.stopped) break;
       kept.push(this.applyLoad(files[i]!, load));
+      if (kind === 'event' && i < files.length - 1 && performance.now() - sentAt >= kProgressMs) {
+        this.sendIfChanged(true);
+        sentAt = performance.now();
+      }
     }
     return kept;
   }
@@ -498,12 +512,25 @@ class FileSourceImpl implements FileSource {
    * full name an earlier file already holds, and sends a SET when the set's UIDs or content
    * changed since the last one (always for the first). Pods are compared by their content hashes,
    * computed once per pod object (contentHash), so an unchanged set costs no hashing of pods.
+   * With `progress` (a SET in the middle of an event check, readManifests) duplicates are left
+   * out but not reported: the check's end, after recheckHolders, reports them.
    */
-  private sendIfChanged(): void {
+  private sendIfChanged(progress = false): void {
     if (this.stopped) return;
     const files = [...this.files.keys()].sort();
     const { pods, duplicates, owners } = assembleFileSet(files.map((file) => ({ file, pods: this.files.get(file)!.pods })), this.owners);
     this.owners = owners;
+    if (!progress) this.reportDuplicates(duplicates);
+    this.sendObjectsIfChanged(files);
+    const key = stableHash(pods.map((p) => [p.metadata?.uid, this.contentHash(p)]), 32);
+    if (key === this.lastSetKey) return;
+    this.lastSetKey = key;
+    this.logger.info({ op: 'SET', pods: pods.length }, 'Sending static pods from pod manifest path');
+    this.deps.onUpdate({ op: 'SET', source: 'file', pods });
+  }
+
+  /** reportDuplicates reports each pod left out for its full name once (log, onError, onDuplicate), and forgets those no longer left out. */
+  private reportDuplicates(duplicates: DuplicateStaticPod[]): void {
     const slots = new Set<string>();
     for (const d of duplicates) {
       const slot = `duplicate:${d.file}:${d.fullName}`;
@@ -515,12 +542,6 @@ class FileSourceImpl implements FileSource {
     for (const slot of [...this.reported.keys()]) {
       if (slot.startsWith('duplicate:') && !slots.has(slot)) this.reported.delete(slot);
     }
-    this.sendObjectsIfChanged(files);
-    const key = stableHash(pods.map((p) => [p.metadata?.uid, this.contentHash(p)]), 32);
-    if (key === this.lastSetKey) return;
-    this.lastSetKey = key;
-    this.logger.info({ op: 'SET', pods: pods.length }, 'Sending static pods from pod manifest path');
-    this.deps.onUpdate({ op: 'SET', source: 'file', pods });
   }
 
   /** sendObjectsIfChanged: a SET of the files' ConfigMaps and Secrets (first file wins a name) when it changed since the last one (always the first). */

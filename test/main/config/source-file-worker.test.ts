@@ -200,6 +200,35 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(rec.updates[0].pods.map((p) => p.metadata?.name)).toEqual(names.filter((n) => n !== 'p07' && n !== 'p31').map((n) => `${n}-${kNode}`));
     expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'p07.yaml'), path.join(dir, 'p31.yaml')]);
   });
+  it('an event check of many files sends what it has while the rest are decoded, then every pod', async () => {
+    // One watch notification names all 20 files, so all are one check; each decode takes ≥ 10 ms.
+    let notify!: (files: string[]) => void;
+    const newWatch: FileSourceDeps['newManifestWatch'] = (options) => {
+      notify = (files) => options.onChange({ full: false, files });
+      return { ensure: async () => 'subscribed', close: async () => undefined };
+    };
+    const newLoader = (): ManifestLoader => {
+      const loader = newManifestLoader();
+      return {
+        load: async (task) => {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          return loader.load(task);
+        },
+        close: () => loader.close(),
+      };
+    };
+    const { rec } = await startSource(3_600_000, { newManifestWatch: newWatch, newManifestLoader: newLoader });
+    const files = Array.from({ length: 20 }, (_, i) => path.join(dir, `f${String(i).padStart(2, '0')}.yaml`));
+    for (const [i, file] of files.entries()) await writeFile(file, podYaml(`p${i}`));
+    notify(files);
+    const all = await rec.until('a SET of all 20 pods', () => rec.updates.find((u) => u.pods.length === 20));
+    const sets = rec.updates.slice(1); // after the first (empty) one
+    expect(sets.length).toBeGreaterThan(1);
+    expect(sets.at(-1)).toBe(all);
+    // Each SET holds the pods of the files applied so far, in file name order.
+    for (const u of sets) expect(u.pods.map((p) => p.metadata?.name)).toEqual(Array.from({ length: u.pods.length }, (_, i) => `p${i}-${kNode}`));
+  });
+
   it('stops in the middle of a check without waiting for the decodes it queued ahead', async () => {
     // 40 files of 200 pods each, there before the source starts, so that its first check asks for
     // their decodes ahead: when ten have been asked for, the thread is busy with one and the others
