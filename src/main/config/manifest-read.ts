@@ -54,7 +54,7 @@ export type ParsedManifest = { pods: Pod[]; objects?: ConfigObject[] } | { error
  */
 export type ManifestLoad<S extends ManifestReadState> = { prev: S | undefined } & (
   | { kind: 'unchanged' | 'gone' | 'unsettled' }
-  | { kind: 'failed'; message: string }
+  | { kind: 'failed'; message: string; readStat: string | undefined }
   | { kind: 'read'; contentHash: string; stat: string | undefined; readStat: string; parsed?: ParsedManifest }
 );
 
@@ -78,7 +78,10 @@ export async function loadManifest<S extends ManifestReadState>(
   try {
     read = await readSettled(file, prev, hooks.stopped);
   } catch (err) {
-    return isMissing(err) ? { kind: 'gone', prev } : { kind: 'failed', prev, message: `${file}: cannot read pod manifest: ${errorMessage(err)}` };
+    if (isMissing(err)) return { kind: 'gone', prev };
+    // Its stat, so that a catch-up check does not read it again (and again fail) until it changes.
+    const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
+    return { kind: 'failed', prev, message: `${file}: cannot read pod manifest: ${errorMessage(err)}`, readStat: st === undefined ? undefined : statKey(st) };
   }
   if (read === 'not a file') return { kind: 'gone', prev };
   if (read === 'unsettled') return { kind: 'unsettled', prev };
@@ -113,13 +116,13 @@ export const kMaxSettleReads = 10;
  */
 export const kEmptySettleReads = 6;
 
-/** One read of a manifest file: its text, the text's SHA-256, and what stat said after it was read. */
+/** One read of a manifest file: its text, the text's SHA-256, and what fstat said just before it was read. */
 export interface FileRead {
   text: string;
   hash: string;
-  /** statKey after the read: a write since changes it. */
+  /** statKey of the opened file just before the read: a write during the read or since changes it. */
   stat: string;
-  /** The file's mtime after the read, epoch milliseconds. */
+  /** The file's mtime then, epoch milliseconds. */
   mtimeMs: number;
 }
 
@@ -154,8 +157,8 @@ export async function readSettled(file: string, prev: { contentHash?: string } |
 }
 
 /**
- * readManifestFile: one read of a manifest file, with fstat's inode, size and mtime of what was
- * read. The read is bounded: at most kMaxManifestBytes + 1 bytes are read whatever stat says, so
+ * readManifestFile: one read of a manifest file, with fstat's inode, size and mtime taken on the
+ * opened file just before the read. The read is bounded: at most kMaxManifestBytes + 1 bytes are read whatever stat says, so
  * a file whose stat size is 0 (a symlink to /proc/kallsyms) or one that grows after the stat is
  * refused, not read whole. The file is opened with O_NONBLOCK (a FIFO swapped in after the stat
  * cannot block a libuv thread) and its type checked again on the open handle.
@@ -168,12 +171,14 @@ export async function readManifestFile(file: string): Promise<FileRead | 'not a 
   if (before.size > kMaxManifestBytes) throw tooBig(`is ${before.size} bytes`);
   const handle = await fsp.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
-    if (!(await handle.stat()).isFile()) return 'not a file';
+    // Taken before the read: a write during the read then changes the stat from this one, so the
+    // next check that compares stats reads the file again (taken after, it would hide that write).
+    const opened = await handle.stat({ bigint: true });
+    if (!opened.isFile()) return 'not a file';
     const { bytes, length } = await readBounded(handle, before.size);
     if (length > kMaxManifestBytes) throw tooBig(`has more than ${kMaxManifestBytes} bytes`);
     const text = bytes.toString('utf8', 0, length);
-    const after = await handle.stat({ bigint: true });
-    return { text, hash: createHash('sha256').update(text).digest('hex'), stat: statKey(after), mtimeMs: Number(after.mtimeNs / 1_000_000n) };
+    return { text, hash: createHash('sha256').update(text).digest('hex'), stat: statKey(opened), mtimeMs: Number(opened.mtimeNs / 1_000_000n) };
   } finally {
     await handle.close().catch(() => undefined);
   }

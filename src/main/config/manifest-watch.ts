@@ -24,7 +24,14 @@ const kDebounceMs = 10;
 /** ...but never longer than this after the first event of a burst (milliseconds). */
 const kDebounceMaxMs = 1_000;
 
-/** ManifestChange: what to read again — the whole path (`full`), or these files (absolute paths). */
+/**
+ * ManifestChange: what to read again — the whole path (`full`), or these files (absolute paths).
+ * Both empty: only other entries of the directory changed (a temporary file, an editor's swap
+ * file), which can hide a manifest's own change: @parcel/watcher reports a rename over an existing
+ * file as a create and drops a create followed by a delete within one batch, so a manifest
+ * replaced through a temporary file and then deleted is not reported at all (the file source
+ * answers any change with a catch-up check).
+ */
 export interface ManifestChange {
   full: boolean;
   files: string[];
@@ -113,11 +120,15 @@ class ManifestWatchImpl implements ManifestWatch {
       this.options.logger.warn({ err }, 'Watch of pod manifest path failed; re-reading it');
       this.#full = true;
     }
+    let inDir = false;
     for (const e of events) {
       if (e.path === this.options.path) this.#full = true;
-      else if (path.dirname(e.path) === this.options.path && this.options.isManifest(path.basename(e.path))) this.#files.add(e.path);
+      else if (path.dirname(e.path) === this.options.path) {
+        inDir = true;
+        if (this.options.isManifest(path.basename(e.path))) this.#files.add(e.path);
+      }
     }
-    if (!this.#full && this.#files.size === 0) return;
+    if (!this.#full && this.#files.size === 0 && !inDir) return;
     const now = Date.now();
     if (this.#debounceTimer === undefined) this.#debounceStartedAt = now;
     clearTimeout(this.#debounceTimer);
@@ -131,7 +142,9 @@ class ManifestWatchImpl implements ManifestWatch {
     const change = { full: this.#full, files: [...this.#files] };
     this.#full = false;
     this.#files.clear();
-    if (!this.#closed) this.options.onChange(change);
+    if (this.#closed) return;
+    this.options.logger.debug({ full: change.full, files: change.files.length }, 'Pod manifest path changed');
+    this.options.onChange(change);
   }
 
   async #unsubscribe(): Promise<void> {

@@ -98,16 +98,22 @@ const kProgressMs = 50;
 
 /**
  * kCatchUpMs: a catch-up check runs this long (milliseconds) after the last change the watch
- * reported. @parcel/watcher 2.6 can lose an event: on Linux the inotify thread adds events while
- * the debounce thread copies and then clears the batch (two separate locks; upstream
- * parcel-bundler/watcher#183), and it drops an inotify queue overflow silently. In benches a pod
- * of a burst of 100 renames was seen about once in 14 bursts only at the next full check (60 s
- * there, 20 s by default). The catch-up check lists the directory and stats every file, reading
- * only those that are new, gone, or whose stat changed since their last read, so a burst's lost
- * event costs about a second, not a check period. The kubelet's fsnotify watch loses no event
- * short of an overflow and has no such check.
+ * reported in the directory, of a manifest or not... @parcel/watcher 2.6 can lose an event: on
+ * Linux the inotify thread adds events while the debounce thread copies and then clears the batch
+ * (two separate locks; upstream parcel-bundler/watcher#183); it drops an inotify queue overflow
+ * silently; and it folds a create and a delete of one path within a batch into nothing, where the
+ * create may have been a rename over a manifest (ManifestChange). In benches a pod of a burst of
+ * 100 renames was seen about once in 14 bursts only at the next full check (60 s there, 20 s by
+ * default); in random bursts of hundreds of renames, rewrites and deletes most rounds lost one.
+ * The catch-up check lists the directory and stats every file, reading only those that are new,
+ * gone, or whose stat changed since their last read, so a lost event costs about a second, not a
+ * check period. The kubelet's fsnotify watch loses no event short of an overflow and has no such
+ * check. A change that leaves no event at all (a manifest replaced from outside the directory
+ * and deleted within 50 ms, with nothing else in it changing) waits for the full check.
  */
 export const kCatchUpMs = 1000;
+/** ...but at most this long (milliseconds) after the first change it follows, however often the directory keeps changing. */
+export const kCatchUpMaxMs = 5000;
 
 /**
  * newFileSource builds the static pod file source, as pkg/kubelet/config NewSourceFile: the path
@@ -178,9 +184,10 @@ class FileSourceImpl implements FileSource {
   private interval: NodeJS.Timeout | undefined;
   private pendingFull = false;
   private readonly pendingFiles = new Set<string>();
-  /** A catch-up check is due (kCatchUpMs after the watch's last change), and its timer. */
+  /** A catch-up check is due (kCatchUpMs after the watch's last change), its timer, and when the first change it follows came (Date.now()). */
   private pendingCatchUp = false;
   private catchUpTimer: NodeJS.Timeout | undefined;
+  private catchUpSinceMs = 0;
   private running: Promise<void> | undefined;
   private started: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -250,15 +257,17 @@ class FileSourceImpl implements FileSource {
     });
   }
 
-  /** armCatchUp (re)starts the catch-up check's timer: kCatchUpMs after the watch's last change. */
+  /** armCatchUp (re)starts the catch-up check's timer: kCatchUpMs after the watch's last change, and at most kCatchUpMaxMs after the first. */
   private armCatchUp(): void {
     if (this.stopped) return;
+    const now = Date.now();
+    if (this.catchUpTimer === undefined) this.catchUpSinceMs = now;
     clearTimeout(this.catchUpTimer);
     this.catchUpTimer = setTimeout(() => {
       this.catchUpTimer = undefined;
       this.pendingCatchUp = true;
       this.kick();
-    }, kCatchUpMs);
+    }, Math.max(0, Math.min(kCatchUpMs, this.catchUpSinceMs + kCatchUpMaxMs - now)));
     this.catchUpTimer.unref();
   }
 
@@ -446,7 +455,7 @@ class FileSourceImpl implements FileSource {
         else this.pendingFiles.add(file);
         return true;
       case 'failed':
-        this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: undefined, error: load.message });
+        this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: undefined, readStat: load.readStat, error: load.message });
         if (prev?.error !== load.message) this.reportFileError(file, load.message);
         return true;
     }

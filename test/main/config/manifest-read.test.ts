@@ -93,6 +93,30 @@ describe('readManifestFile', () => {
     }
   });
 
+  it('keeps the stat taken before the read, so a write during the read is seen as a change', async () => {
+    const file = join(dir, 'pod.yaml');
+    await writeFile(file, kOld);
+    const realOpen = fsPromises.open.bind(fsPromises);
+    const spy = vi.spyOn(fsPromises, 'open').mockImplementationOnce((async (p: string, flags: number) => {
+      const handle = await realOpen(p, flags);
+      const realRead = handle.read.bind(handle) as (...args: unknown[]) => Promise<unknown>;
+      // The write lands after the handle's fstat, just before its first read.
+      handle.read = (async (...args: unknown[]) => {
+        handle.read = realRead as typeof handle.read;
+        await writeFile(file, `${kNew}# longer\n`);
+        return realRead(...args);
+      }) as typeof handle.read;
+      return handle;
+    }) as typeof fsPromises.open);
+    try {
+      const read = await readManifestFile(file);
+      const now = await stat(file, { bigint: true });
+      expect((read as { stat: string }).stat).not.toBe(`${now.ino}:${now.size}:${now.mtimeNs}:${now.ctimeNs}`);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('answers "not a file" for a FIFO without blocking on it', async () => {
     const fifo = join(dir, 'pod.yaml');
     execFileSync('mkfifo', [fifo]);

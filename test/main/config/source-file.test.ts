@@ -1,10 +1,10 @@
-import { promises as fsPromises } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { promises as fsPromises, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newManifestWatch } from '../../../src/main/config/manifest-watch.js';
-import { isManifestFileName, kCatchUpMs, kMaxManifestBytes, kStatTrustMs, newFileSource, type FileSource, type FileSourceDeps, type FileSourceOptions } from '../../../src/main/config/source-file.js';
+import { isManifestFileName, kCatchUpMaxMs, kCatchUpMs, kMaxManifestBytes, kStatTrustMs, newFileSource, type FileSource, type FileSourceDeps, type FileSourceOptions } from '../../../src/main/config/source-file.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { ConfigSourceAnnotationKey } from '../../../src/shared/annotations.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
@@ -209,6 +209,17 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(rec.errors).toHaveLength(1);
   });
 
+  /**
+   * writeByRename writes `file` whole at once (a temporary file outside the directory, renamed in),
+   * so the watch reports it once and the source reads it once: a file written in place may be read
+   * twice, once per event, which a test counting reads would take for another check's.
+   */
+  async function writeByRename(file: string, text: string): Promise<void> {
+    const staged = path.join(tmp, `${path.basename(file)}.staged`);
+    await writeFile(staged, text);
+    await rename(staged, file);
+  }
+
   /** recordOpens: every file the source opens to read it, by path (manifest-read.ts calls fs.promises.open), until restore(). */
   function recordOpens(): { opened: string[]; restore(): void } {
     const opened: string[] = [];
@@ -260,6 +271,55 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(kCatchUpMs).toBeLessThan(3_600_000);
   });
 
+  it('a manifest replaced through a temporary file and then deleted, which the watch folds into nothing, goes at the catch-up check', async () => {
+    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
+    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    const { rec } = await startSource({ checkFrequencyMs: 3_600_000 });
+    const changes = (): number => rec.logs.filter((l) => l.msg === 'Pod manifest path changed').length;
+    writeFileSync(path.join(dir, 'b.yaml.tmp'), podYaml('db', 'kubelet-ts/pause:1.0'));
+    await rec.until('the watch to report the temporary file', () => (changes() > 0 ? true : undefined));
+    // Synchronous, so that the rename's create and the delete of b.yaml land in one watch batch,
+    // where @parcel/watcher folds them into nothing: only the temporary file's delete is reported.
+    renameSync(path.join(dir, 'b.yaml.tmp'), path.join(dir, 'b.yaml'));
+    rmSync(path.join(dir, 'b.yaml'));
+    const gone = await rec.until('a SET without db', () => rec.updates.find((u) => u.pods.length === 1));
+    expect(names(gone)).toEqual([`web-${kNode}`]);
+    expect(rec.checks).toBe(1);
+  });
+
+  it('a catch-up check comes at most kCatchUpMaxMs after a change, however often the directory keeps changing', async () => {
+    const noisy = path.join(dir, 'noisy.yaml');
+    await writeFile(noisy, podYaml('noisy'));
+    const { rec } = await startSource({ checkFrequencyMs: 3_600_000 }, { newManifestWatch: watchLosing('b.yaml') });
+    const touch = setInterval(() => utimesSync(noisy, new Date(), new Date()), 300);
+    try {
+      await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+      const both = await rec.until('a SET with db', () => rec.updates.find((u) => u.pods.length === 2));
+      expect(names(both)).toEqual([`db-${kNode}`, `noisy-${kNode}`]);
+      expect(kCatchUpMaxMs).toBeLessThan(10_000); // the recorder waits 10 s
+    } finally {
+      clearInterval(touch);
+    }
+  });
+
+  it('a catch-up check does not read again a file whose read failed while its stat is unchanged', async () => {
+    await symlink('/proc/kallsyms', path.join(dir, 'ksyms.yaml')); // stat says 0 bytes; it holds MiBs
+    const { rec } = await startSource({ checkFrequencyMs: 3_600_000 });
+    expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'ksyms.yaml')]);
+    await writeByRename(path.join(dir, 'a.yaml'), podYaml('web'));
+    await rec.until('a SET with web', () => rec.updates.find((u) => u.pods.length === 1));
+    const { opened, restore } = recordOpens();
+    try {
+      const catchUps = rec.catchUps;
+      await rec.until('a catch-up check', () => (rec.catchUps > catchUps ? true : undefined));
+      expect(opened).toEqual([]);
+      expect(rec.logs.some((l) => l.msg === 'Catch-up check found pod manifest changes the watch had not reported')).toBe(false);
+      expect(rec.errors).toHaveLength(1);
+    } finally {
+      restore();
+    }
+  });
+
   it('a file renamed to another name, whose old name\'s event came later (or never), is not reported as a duplicate of itself', async () => {
     await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
     const { rec, first } = await startSource({ checkFrequencyMs: 3_600_000 }, { newManifestWatch: watchLosing('a.yaml') });
@@ -272,8 +332,8 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
 
   it('a catch-up check reads no file whose stat is unchanged since its last read', async () => {
     const { rec } = await startSource({ checkFrequencyMs: 3_600_000 });
-    await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
-    await writeFile(path.join(dir, 'b.yaml'), podYaml('db'));
+    await writeByRename(path.join(dir, 'a.yaml'), podYaml('web'));
+    await writeByRename(path.join(dir, 'b.yaml'), podYaml('db'));
     await rec.until('a SET with both pods', () => rec.updates.find((u) => u.pods.length === 2));
     const { opened, restore } = recordOpens();
     try {
