@@ -230,6 +230,19 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     return { opened, restore: () => spy.mockRestore() };
   }
 
+  /** expectNextCatchUpReadsNothing waits for the next catch-up check and expects it to have opened no file and found no change. */
+  async function expectNextCatchUpReadsNothing(rec: Recorder): Promise<void> {
+    const { opened, restore } = recordOpens();
+    try {
+      const catchUps = rec.catchUps;
+      await rec.until('a catch-up check', () => (rec.catchUps > catchUps ? true : undefined));
+      expect(opened).toEqual([]);
+      expect(rec.logs.some((l) => l.msg === 'Catch-up check found pod manifest changes the watch had not reported')).toBe(false);
+    } finally {
+      restore();
+    }
+  }
+
   it('a full check reads again only the files whose stat changed or that were read within kStatTrustMs of their last write', async () => {
     const old = path.join(dir, 'old.yaml');
     const fresh = path.join(dir, 'fresh.yaml');
@@ -308,16 +321,8 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'ksyms.yaml')]);
     await writeByRename(path.join(dir, 'a.yaml'), podYaml('web'));
     await rec.until('a SET with web', () => rec.updates.find((u) => u.pods.length === 1));
-    const { opened, restore } = recordOpens();
-    try {
-      const catchUps = rec.catchUps;
-      await rec.until('a catch-up check', () => (rec.catchUps > catchUps ? true : undefined));
-      expect(opened).toEqual([]);
-      expect(rec.logs.some((l) => l.msg === 'Catch-up check found pod manifest changes the watch had not reported')).toBe(false);
-      expect(rec.errors).toHaveLength(1);
-    } finally {
-      restore();
-    }
+    await expectNextCatchUpReadsNothing(rec);
+    expect(rec.errors).toHaveLength(1);
   });
 
   it('a file renamed to another name, whose old name\'s event came later (or never), is not reported as a duplicate of itself', async () => {
@@ -335,15 +340,7 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await writeByRename(path.join(dir, 'a.yaml'), podYaml('web'));
     await writeByRename(path.join(dir, 'b.yaml'), podYaml('db'));
     await rec.until('a SET with both pods', () => rec.updates.find((u) => u.pods.length === 2));
-    const { opened, restore } = recordOpens();
-    try {
-      const catchUps = rec.catchUps;
-      await rec.until('a catch-up check', () => (rec.catchUps > catchUps ? true : undefined));
-      expect(opened).toEqual([]);
-      expect(rec.logs.some((l) => l.msg === 'Catch-up check found pod manifest changes the watch had not reported')).toBe(false);
-    } finally {
-      restore();
-    }
+    await expectNextCatchUpReadsNothing(rec);
   });
 
   it('reports a file that is still broken after a change again', async () => {
