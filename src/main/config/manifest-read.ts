@@ -25,11 +25,15 @@ export interface ManifestReadState {
   /** SHA-256 of the content last read, or undefined when the last read failed. */
   contentHash?: string;
   /**
-   * statKey of the file after its last read, kept only when the file's mtime was at least
-   * kStatTrustMs older than that read: a full check skips the file while stat still says this.
+   * statKey of the file as its last read found it (FileRead.stat), kept only when the file's
+   * mtime was at least kStatTrustMs older than that read: a full check skips the file while stat
+   * still says this.
    */
   stat?: string;
-  /** statKey of the file after its last read, whatever its age: a catch-up check skips the file while stat still says this. */
+  /**
+   * statKey of the file as its last read found it, whatever its age (after a failed read, as stat
+   * said then): a catch-up check skips the file while stat still says this.
+   */
   readStat?: string;
 }
 
@@ -158,10 +162,11 @@ export async function readSettled(file: string, prev: { contentHash?: string } |
 
 /**
  * readManifestFile: one read of a manifest file, with fstat's inode, size and mtime taken on the
- * opened file just before the read. The read is bounded: at most kMaxManifestBytes + 1 bytes are read whatever stat says, so
- * a file whose stat size is 0 (a symlink to /proc/kallsyms) or one that grows after the stat is
- * refused, not read whole. The file is opened with O_NONBLOCK (a FIFO swapped in after the stat
- * cannot block a libuv thread) and its type checked again on the open handle.
+ * opened file just before the read. The read is bounded: at most kMaxManifestBytes + 1 bytes are
+ * read whatever stat says, so a file whose stat size is 0 (a symlink to /proc/kallsyms) or one
+ * that grows after the stat is refused, not read whole. The file is opened with O_NONBLOCK (a FIFO
+ * swapped in after the stat cannot block a libuv thread) and its type checked again on the open
+ * handle.
  * @returns the read, or `'not a file'` when `file` is not a regular file.
  * @throws the filesystem's error, or an Error naming the size when it exceeds kMaxManifestBytes.
  */
