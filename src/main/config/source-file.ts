@@ -538,11 +538,16 @@ class FileSourceImpl implements FileSource {
     this.deps.onUpdate({ op: 'SET', source: 'file', pods });
   }
 
-  /** reportDuplicates reports each pod left out for its full name once (log, onError, onDuplicate), and forgets those no longer left out. */
+  /**
+   * reportDuplicates reports each pod left out for its full name once (log, onError, onDuplicate),
+   * and forgets those no longer left out. Once per pod, by UID: a left-out pod whose file changed
+   * is a new pod (a new UID), reported again with the same message, so that it too gets its
+   * Warning event.
+   */
   private reportDuplicates(duplicates: DuplicateStaticPod[]): void {
     const slots = new Set<string>();
     for (const d of duplicates) {
-      const slot = `duplicate:${d.file}:${d.fullName}`;
+      const slot = `duplicate:${d.file}:${d.fullName}:${d.pod.metadata?.uid ?? ''}`;
       slots.add(slot);
       const where = d.heldBy === d.file ? 'in another document of the same file' : `in ${d.heldBy}`;
       const message = `${d.file}: static pod "${d.fullName}" is already defined ${where}; ignoring this one`;

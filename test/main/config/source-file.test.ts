@@ -367,11 +367,16 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(rec.errors[0].message).toContain(a);
     expect(rec.errors[0].message).toContain(b);
 
+    // A new version of the left-out pod (a new UID) is reported too, with the same message.
+    await writeFile(b, podYaml('web', 'kubelet-ts/busybox:1.36'));
+    const again = await rec.until('a second duplicate report', () => rec.errors[1]);
+    expect(again.message).toBe(rec.errors[0].message);
+
     // Once the first file goes, the other one's pod is the one in the set.
     await rm(a);
     const u = await rec.nextUpdate();
     expect(names(u)).toEqual([`web-${kNode}`]);
-    expect(image(u.pods[0])).toBe('kubelet-ts/pause:1.0');
+    expect(image(u.pods[0])).toBe('kubelet-ts/busybox:1.36');
   });
 
   it('watches a single file path: edit, delete and re-create', async () => {
