@@ -41,7 +41,7 @@ export interface ManifestReadState {
  * CheckKind: why a file is read, which decides when it may be skipped. `event`: named by a watch
  * event, always read. `full`: the periodic check, skipped while stat says what it said after a
  * trusted read (ManifestReadState.stat, kStatTrustMs). `catch-up`: the check after a burst of
- * watch events (source-file.ts kCatchUpMs), skipped while stat says what it said after the last
+ * watch events (manifest-checks.ts kCatchUpMs), skipped while stat says what it said after the last
  * read (ManifestReadState.readStat).
  */
 export type CheckKind = 'event' | 'full' | 'catch-up';

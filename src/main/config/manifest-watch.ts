@@ -17,7 +17,7 @@ import type { Logger } from '../../shared/logging.js';
 /**
  * Events are collected for this long after the last one before a re-read (milliseconds)...
  * @parcel/watcher batches them itself (it delivers a first event at once, then every 50 ms), and a
- * check picks up what arrives while it runs (source-file.ts drain), so this only joins batches that
+ * check picks up what arrives while it runs (manifest-checks.ts), so this only joins batches that
  * come together; a longer wait would only delay every change (it was 100 ms until 2026-12-06).
  */
 const kDebounceMs = 10;

@@ -14,8 +14,9 @@ import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js'
 import { assembleFileSet, isManifestFileName, kMaxManifestBytes, type DuplicateStaticPod } from './manifest-files.js';
 import { errorMessage, isMissing, kMaxSettleReads, kStatTrustMs, loadManifest, type CheckKind, type ManifestLoad, type ManifestReadState, type ParsedManifest } from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch, type ManifestWatchOptions } from './manifest-watch.js';
+import { CheckScheduler, kCatchUpMaxMs, kCatchUpMs } from './manifest-checks.js';
 
-export { isManifestFileName, kMaxManifestBytes, kStatTrustMs };
+export { isManifestFileName, kCatchUpMaxMs, kCatchUpMs, kMaxManifestBytes, kStatTrustMs };
 
 /**
  * FileSourceOptions configures the file source (the kubelet's `--pod-manifest-path` and
@@ -97,31 +98,12 @@ const kReadAhead = 16;
 const kProgressMs = 50;
 
 /**
- * kCatchUpMs: a catch-up check runs this long (milliseconds) after the last change the watch
- * reported in the directory, of a manifest or not... @parcel/watcher 2.6 can lose an event: on
- * Linux the inotify thread adds events while the debounce thread copies and then clears the batch
- * (two separate locks; upstream parcel-bundler/watcher#183); it drops an inotify queue overflow
- * silently; and it folds a create and a delete of one path within a batch into nothing, where the
- * create may have been a rename over a manifest (ManifestChange). In benches a pod of a burst of
- * 100 renames was seen about once in 14 bursts only at the next full check (60 s there, 20 s by
- * default); in random bursts of hundreds of renames, rewrites and deletes most rounds lost one.
- * The catch-up check lists the directory and stats every file, reading only those that are new,
- * gone, or whose stat changed since their last read, so a lost event costs about a second, not a
- * check period. The kubelet's fsnotify watch loses no event short of an overflow and has no such
- * check. A change that leaves no event at all (a manifest replaced from outside the directory
- * and deleted within 50 ms, with nothing else in it changing) waits for the full check.
- */
-export const kCatchUpMs = 1000;
-/** ...but at most this long (milliseconds) after the first change it follows, however often the directory keeps changing. */
-export const kCatchUpMaxMs = 5000;
-
-/**
  * newFileSource builds the static pod file source, as pkg/kubelet/config NewSourceFile: the path
  * is watched (its parent directory, with @parcel/watcher, so the path itself may be created,
  * deleted or replaced) and fully checked every `checkFrequencyMs` (the kubelet re-reads every file
  * then; here a file whose stat has not changed since a trusted read is not read again:
  * readManifest, kStatTrustMs), and checked again kCatchUpMs after the watch's last change, for the
- * changes the watch lost. It always sends op `SET` with its complete set of pods. A file that
+ * changes the watch lost (manifest-checks.ts: one check at a time). It always sends op `SET` with its complete set of pods. A file that
  * fails to read, parse or validate keeps its last good pods; a deleted or emptied file removes its
  * pods — a file changed in place only once two reads agree (readSettled), so a read between a
  * truncation and the write removes nothing. Two pods with the same full name: the one the source
@@ -181,14 +163,8 @@ class FileSourceImpl implements FileSource {
 
   /** Change notifications of the path (manifest-watch.ts): they add to the pending work. */
   private readonly watch: ManifestWatch;
-  private interval: NodeJS.Timeout | undefined;
-  private pendingFull = false;
-  private readonly pendingFiles = new Set<string>();
-  /** A catch-up check is due (kCatchUpMs after the watch's last change), its timer, and when the first change it follows came (Date.now()). */
-  private pendingCatchUp = false;
-  private catchUpTimer: NodeJS.Timeout | undefined;
-  private catchUpSinceMs = 0;
-  private running: Promise<void> | undefined;
+  /** Which check runs next, and when (manifest-checks.ts). */
+  private readonly checks = new CheckScheduler((kind, files) => this.check(kind, files), (err) => this.logger.error({ err }, 'Pod manifest check failed'));
   private started: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private stopped = false;
@@ -202,10 +178,9 @@ class FileSourceImpl implements FileSource {
     this.watch = (deps.newManifestWatch ?? newManifestWatch)({
       path: this.path, isManifest: isManifestFileName, logger: this.logger,
       onChange: ({ full, files }) => {
-        if (full) this.pendingFull = true;
-        for (const f of files) this.pendingFiles.add(f);
-        this.armCatchUp();
-        this.kick();
+        this.checks.changed();
+        if (full) this.checks.full();
+        else this.checks.files(files);
       },
     });
   }
@@ -217,16 +192,9 @@ class FileSourceImpl implements FileSource {
 
   private async doStart(): Promise<void> {
     this.logger.info({ checkFrequencyMs: this.checkFrequencyMs }, 'Watching pod manifest path');
-    this.pendingFull = true;
-    this.kick();
-    await this.running;
-    if (this.stopped) return;
-    // A plain interval (no jitter), as the kubelet's wait.Until(listConfig, period).
-    this.interval = setInterval(() => {
-      this.pendingFull = true;
-      this.kick();
-    }, this.checkFrequencyMs);
-    this.interval.unref();
+    this.checks.full();
+    await this.checks.idle();
+    this.checks.every(this.checkFrequencyMs);
   }
 
   stop(): Promise<void> {
@@ -236,65 +204,27 @@ class FileSourceImpl implements FileSource {
 
   private async doStop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.interval);
-    clearTimeout(this.catchUpTimer);
+    this.checks.stop();
     // The thread is closed before the check under way is waited for: the decodes it queued ahead
     // (readManifests) then come back at once instead of being parsed for nothing.
     const decoderClosed = this.decoder.close().catch((err: unknown) => this.logger.debug({ err }, 'Stopping the pod manifest thread failed'));
-    await this.running?.catch(() => undefined);
+    await this.checks.idle();
     await this.watch.close();
     await decoderClosed;
     this.logger.info('Stopped watching pod manifest path');
   }
 
-  // --- scheduling -------------------------------------------------------------------------
+  // --- checking -------------------------------------------------------------------------
 
-  /** kick runs the pending work serially; a run in progress picks up work added meanwhile. */
-  private kick(): void {
-    if (this.running !== undefined || this.stopped) return;
-    this.running = this.drain().finally(() => {
-      this.running = undefined;
-    });
-  }
-
-  /** armCatchUp (re)starts the catch-up check's timer: kCatchUpMs after the watch's last change, and at most kCatchUpMaxMs after the first. */
-  private armCatchUp(): void {
-    if (this.stopped) return;
-    const now = Date.now();
-    if (this.catchUpTimer === undefined) this.catchUpSinceMs = now;
-    clearTimeout(this.catchUpTimer);
-    this.catchUpTimer = setTimeout(() => {
-      this.catchUpTimer = undefined;
-      this.pendingCatchUp = true;
-      this.kick();
-    }, Math.max(0, Math.min(kCatchUpMs, this.catchUpSinceMs + kCatchUpMaxMs - now)));
-    this.catchUpTimer.unref();
-  }
-
-  /**
-   * drain runs the pending work until none is left: a full check (which also does what the
-   * others would), else the files named by watch events, else the catch-up check.
-   */
-  private async drain(): Promise<void> {
-    while (!this.stopped && (this.pendingFull || this.pendingFiles.size > 0 || this.pendingCatchUp)) {
-      const kind: CheckKind = this.pendingFull ? 'full' : this.pendingFiles.size > 0 ? 'event' : 'catch-up';
-      const files = [...this.pendingFiles].sort();
-      if (kind !== 'catch-up') this.pendingFiles.clear();
-      if (kind !== 'event') this.pendingCatchUp = false;
-      this.pendingFull = false;
-      try {
-        if (kind === 'event') {
-          await this.recheckFiles(files);
-          await this.recheckHolders(files);
-        } else {
-          await this.fullCheck(kind);
-        }
-        this.sendIfChanged();
-      } catch (err) {
-        // Not expected: every filesystem error is handled where it happens.
-        this.logger.error({ err }, 'Pod manifest check failed');
-      }
+  /** check runs one check (CheckScheduler) and sends the set if it changed. */
+  private async check(kind: CheckKind, files: string[]): Promise<void> {
+    if (kind === 'event') {
+      await this.recheckFiles(files);
+      await this.recheckHolders(files);
+    } else {
+      await this.fullCheck(kind);
     }
+    this.sendIfChanged();
   }
 
   // --- reading ----------------------------------------------------------------------------
@@ -451,8 +381,8 @@ class FileSourceImpl implements FileSource {
       case 'unsettled':
         // Still being written: keep its last good pods and look again once this check is done.
         this.logger.info({ file, reads: kMaxSettleReads + 1 }, 'Pod manifest keeps changing while it is read; keeping its last good pods and reading it again');
-        if (file === this.path) this.pendingFull = true;
-        else this.pendingFiles.add(file);
+        if (file === this.path) this.checks.full();
+        else this.checks.files([file]);
         return true;
       case 'failed':
         this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: undefined, readStat: load.readStat, error: load.message });
