@@ -200,19 +200,23 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(rec.updates[0].pods.map((p) => p.metadata?.name)).toEqual(names.filter((n) => n !== 'p07' && n !== 'p31').map((n) => `${n}-${kNode}`));
     expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'p07.yaml'), path.join(dir, 'p31.yaml')]);
   });
+
   it('an event check of many files sends what it has while the rest are decoded, then every pod', async () => {
-    // One watch notification names all 20 files, so all are one check; each decode takes ≥ 10 ms.
+    // One watch notification names all 20 files, so all are one check; the decodes take turns, each
+    // ≥ 10 ms after the one before, so the check takes ≥ 200 ms whatever the machine.
     let notify!: (files: string[]) => void;
     const newWatch: FileSourceDeps['newManifestWatch'] = (options) => {
       notify = (files) => options.onChange({ full: false, files });
       return { ensure: async () => 'subscribed', close: async () => undefined };
     };
+    let turn: Promise<unknown> = Promise.resolve();
     const newLoader = (): ManifestLoader => {
       const loader = newManifestLoader();
       return {
-        load: async (task) => {
-          await new Promise((resolve) => setTimeout(resolve, 10));
-          return loader.load(task);
+        load: (task) => {
+          const mine = turn.then(() => new Promise((resolve) => setTimeout(resolve, 10))).then(() => loader.load(task));
+          turn = mine.catch(() => undefined);
+          return mine;
         },
         close: () => loader.close(),
       };
