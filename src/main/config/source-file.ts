@@ -6,6 +6,7 @@ import { keyOf, type ConfigObject } from '../../shared/config-objects.js';
 import type { ConfigObjectUpdate } from './object-store.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { stableHash } from '../../shared/hash.js';
+import { podFullName } from '../../shared/annotations.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import { staticPodContentHash } from '../../shared/static-pod.js';
@@ -315,9 +316,16 @@ class FileSourceImpl implements FileSource {
    */
   private async recheckHolders(read: string[]): Promise<void> {
     if (this.stopped) return;
+    // Who holds a name is who held it in the last set sent (this.owners, assembleFileSet): only the
+    // pods just read are looked up, not the whole set assembled (sendIfChanged does that next).
     const justRead = new Set(read);
-    const { duplicates } = assembleFileSet([...this.files.keys()].sort().map((file) => ({ file, pods: this.files.get(file)!.pods })), this.owners);
-    const holders = new Set(duplicates.filter((d) => justRead.has(d.file) && !justRead.has(d.heldBy)).map((d) => d.heldBy));
+    const holders = new Set<string>();
+    for (const file of read) {
+      for (const pod of this.files.get(file)?.pods ?? []) {
+        const holder = this.owners.get(podFullName(pod));
+        if (holder !== undefined && !justRead.has(holder)) holders.add(holder);
+      }
+    }
     if (holders.size > 0) await this.readManifests([...holders].sort(), 'catch-up');
   }
 
