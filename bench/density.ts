@@ -25,6 +25,10 @@
 // (bind mounts of /etc/hosts, resolv.conf and the termination log, a pod cgroup, log rotation, the
 // read-back inspects), and that share of the ratio is the engine's work, not the agent's; which
 // part costs what is not measured here. The floor's own client CPU (dockerode) is its row too.
+// The proxy also times each pod's own container calls, so the table gives each pod's startup less
+// the time one of them was under way: the agent's own part of the startup (main thread, the hop to
+// a worker thread, the pod's files, status, the watch frame, and the proxy's hops), which a slow
+// engine does not hide.
 //
 // Docker admission (issue #16): the agent's worker threads admit creates, starts and removes through
 // an adaptive limit (src/workers/runtime/docker-admission.ts). `--fixed-limit 32` adds runs of the
@@ -46,7 +50,7 @@ import Docker from 'dockerode';
 import { tmpdir } from 'node:os';
 import { performance as perfHooks } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
+import { outsideSpansMs, spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
 import { startSlowEngine } from './slow-engine.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker-admission.js';
@@ -151,6 +155,17 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const elu = perfHooks.eventLoopUtilization(elu0);
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / N;
   const startCalls = counter ? perPod(await counter.counts()) : undefined;
+  // Each pod's startup (accepted → Running) less the time one of its own Docker calls was under
+  // way: the agent's part of it (main thread, worker hop, files, status, watch frame), which the
+  // engine's speed does not hide.
+  const podCalls = counter ? await counter.podCalls() : undefined;
+  const epoch = (t: number) => performance.timeOrigin + t;
+  const outsideCallsMs = podCalls
+    ? [...b.times.running].flatMap(([uid, t]) => {
+      const accepted = b.times.accepted.get(uid);
+      return accepted === undefined ? [] : [outsideSpansMs(epoch(accepted), epoch(t), podCalls[uid] ?? [])];
+    })
+    : undefined;
   await counter?.reset();
   const atDensity = steadySeconds > 0 && fixedLimit === undefined ? await measureAtDensity(b, docker, N, rssBefore, steadySeconds, deaths) : undefined;
   await counter?.reset();
@@ -170,9 +185,12 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const mainThreadCpuMsPerPod = elu.active / N;
   return {
     allRunningMs, firstRunningMs, acceptedAfterWriteMs: summary(acceptedAfterWriteMs), allRemovedMs, ipamLeasesAfter, cpuMsPerPod, mainThreadCpuMsPerPod, engineCpuMsPerPod,
-    dockerCallsPerPod: startCalls?.perPod, startCalls, removeCalls, atDensity, startupMs: summary(latencies), relistMs: summary(pleg.relistDurationsMs), eventLagMs: summary(pleg.eventLagsMs),
+    dockerCallsPerPod: startCalls?.perPod, startCalls, startupOutsideCallsMs: outsideCallsMs && summary(outsideCallsMs), removeCalls, atDensity, startupMs: summary(latencies), relistMs: summary(pleg.relistDurationsMs), eventLagMs: summary(pleg.eventLagsMs),
   };
 }
+
+/** `p50 / p99 / max` of a summary, whole milliseconds. */
+const msTriple = (x: { p50: number; p99: number; max: number }) => `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} / ${x.max.toFixed(0)}`;
 
 /** The at-density rows of the table (see bench/at-density.ts). */
 function atDensityRows(d: AtDensity): (string | number)[][] {
@@ -227,6 +245,7 @@ try {
       const floor = rate > 0 ? (raw as PacedFloorRun | null)?.startupMs[q] : undefined;
       return [`pod startup ${q}`, s(agent.startupMs[q]), floor !== undefined ? s(floor) : '', floor !== undefined ? agent.startupMs[q] / floor : ''];
     }),
+    ...(agent.startupOutsideCallsMs ? [['pod startup outside its own Docker calls p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
     ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
     ['agent CPU per pod start, ms (process / main thread; floor: its client)', `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`, raw ? raw.clientCpuMsPerPod.toFixed(1) : '-', ''],
     ['engine CPU per pod start, ms (dockerd + containerd + shims)', agent.engineCpuMsPerPod, raw ? raw.engineCpuMsPerPod : '-', raw ? agent.engineCpuMsPerPod / raw.engineCpuMsPerPod : '-'],

@@ -4,6 +4,8 @@
 // pod start makes and which ones. Requests are forwarded unchanged (bodies and streamed answers
 // piped both ways; upgraded/hijacked connections relayed raw). Not used by src/ or by tests.
 // KUBELET_TS_BENCH_DOCKER_TRACE=1 prints every request line to stderr (to see which step makes it).
+// It also keeps, per pod UID, when each of that pod's container calls began and ended (podCalls):
+// the Docker part of a pod's startup, which a bench subtracts to find the agent's own part.
 //
 // The proxy runs in a child process of its own (spawnDockerCallCounter), so that relaying the
 // agent's Docker traffic costs the bench process — where the in-process agent's main thread runs —
@@ -21,6 +23,8 @@ export interface DockerCallCounter {
   readonly socketPath: string;
   /** Calls counted since the last reset (or the start), by route. */
   counts(): Map<string, number>;
+  /** Since the last reset: per pod UID, its container calls' [began, ended] (see {@link PodCallSpans}). */
+  podCalls(): PodCallSpans;
   /** The sum of {@link counts}. */
   total(): number;
   /** Forgets the counts (starts a new window). */
@@ -44,11 +48,46 @@ export function dockerRoute(method: string, url: string): string {
 }
 
 /**
+ * PodCallSpans: per pod UID, the [began, ended] of each call on one of the pod's containers (its
+ * create, start, inspect, …), epoch milliseconds with a fraction (performance.timeOrigin +
+ * performance.now(), comparable across processes), in the order they ended. A container is the
+ * pod's when its name is the kubelet's `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`: from
+ * the create's `?name=`, and for later calls by ID from the create's answer.
+ */
+export type PodCallSpans = Record<string, [number, number][]>;
+
+/** podUidOfName: the pod UID in a kubelet container name (`k8s_…_<uid>_<attempt>`), else undefined. Pure. */
+export function podUidOfName(name: string): string | undefined {
+  const parts = name.replace(/^\//, '').split('_');
+  return parts[0] === 'k8s' && parts.length >= 6 ? parts[parts.length - 2] : undefined;
+}
+
+/**
+ * outsideSpansMs: how much of the window [from, to] no span covers, milliseconds: the window's
+ * length minus the length of the union of the spans clipped to it. Spans may overlap (a sandbox's
+ * start and its container's create run together). Pure.
+ */
+export function outsideSpansMs(from: number, to: number, spans: readonly (readonly [number, number])[]): number {
+  const clipped = spans.map(([a, b]) => [Math.max(a, from), Math.min(b, to)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  let covered = 0;
+  let end = from;
+  for (const [a, b] of clipped) {
+    if (b <= end) continue;
+    covered += b - Math.max(a, end);
+    end = b;
+  }
+  return Math.max(0, to - from - covered);
+}
+
+/**
  * startDockerCallCounter listens on `socketPath` (removed first if it exists) and forwards to the
  * engine at `upstreamSocket`. Resolves once listening.
  */
 export async function startDockerCallCounter(socketPath: string, upstreamSocket = '/var/run/docker.sock'): Promise<DockerCallCounter> {
   let counts = new Map<string, number>();
+  let podCalls: PodCallSpans = {};
+  /** Container ID → pod UID, from the answers to kubelet-named creates (kept across resets). */
+  const podOfContainer = new Map<string, string>();
   const open = new Set<Socket>();
   const trace = process.env.KUBELET_TS_BENCH_DOCKER_TRACE === '1';
   const count = (req: IncomingMessage) => {
@@ -56,10 +95,33 @@ export async function startDockerCallCounter(socketPath: string, upstreamSocket 
     if (trace) process.stderr.write(`docker: ${req.method} ${req.url}\n`);
     counts.set(route, (counts.get(route) ?? 0) + 1);
   };
+  const epochMs = () => performance.timeOrigin + performance.now();
+  /** The pod a request is about: a create's `?name=`, else the container ID in its path; and whether it is a create. */
+  const podOf = (url: string): { uid?: string; create: boolean } => {
+    const [path, query] = url.split('?');
+    if (/^(\/v[\d.]+)?\/containers\/create$/.test(path!)) return { uid: podUidOfName(new URLSearchParams(query).get('name') ?? ''), create: true };
+    const id = /^(?:\/v[\d.]+)?\/containers\/([^/]+)/.exec(path!)?.[1];
+    return { uid: id === undefined ? undefined : podOfContainer.get(id), create: false };
+  };
   const server: Server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
     count(req);
+    const began = epochMs();
+    const pod = podOf(req.url ?? '/');
     const up = request({ socketPath: upstreamSocket, method: req.method, path: req.url, headers: req.headers }, (upRes) => {
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      if (pod.uid !== undefined) {
+        const uid = pod.uid;
+        const body: Buffer[] = [];
+        if (pod.create) upRes.on('data', (c: Buffer) => body.push(c));
+        upRes.on('end', () => {
+          (podCalls[uid] ??= []).push([began, epochMs()]);
+          if (!pod.create) return;
+          try {
+            const id = (JSON.parse(Buffer.concat(body).toString('utf8')) as { Id?: string }).Id;
+            if (id) podOfContainer.set(id, uid).set(id.slice(0, 12), uid);
+          } catch { /* an error answer: no container */ }
+        });
+      }
       upRes.pipe(res);
     });
     up.on('error', () => res.destroy());
@@ -92,9 +154,11 @@ export async function startDockerCallCounter(socketPath: string, upstreamSocket 
   return {
     socketPath,
     counts: () => new Map(counts),
+    podCalls: () => podCalls,
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
     reset() {
       counts = new Map();
+      podCalls = {};
     },
     close: () => new Promise<void>((resolve) => {
       for (const s of open) s.destroy();
@@ -111,6 +175,8 @@ export interface RemoteDockerCallCounter {
   readonly socketPath: string;
   /** The calls since the last reset, by route, and their sum. */
   counts(): Promise<{ byRoute: DockerCallCounts; total: number }>;
+  /** The pods' container calls since the last reset (see {@link PodCallSpans}). */
+  podCalls(): Promise<PodCallSpans>;
   reset(): Promise<void>;
   /** Stops the child (SIGTERM to its PID) and waits for its exit. */
   close(): Promise<void>;
@@ -146,6 +212,9 @@ export async function spawnDockerCallCounter(socketPath: string, upstreamSocket 
       const byRoute = JSON.parse(await ask('counts')) as DockerCallCounts;
       return { byRoute, total: Object.values(byRoute).reduce((a, b) => a + b, 0) };
     },
+    async podCalls() {
+      return JSON.parse(await ask('pod-calls')) as PodCallSpans;
+    },
     async reset() {
       await ask('reset');
     },
@@ -163,7 +232,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   process.stdout.write('listening\n');
   createInterface({ input: process.stdin }).on('line', (line) => {
     if (line === 'reset') counter.reset();
-    process.stdout.write(`${line === 'counts' ? JSON.stringify(Object.fromEntries(counter.counts())) : 'ok'}\n`);
+    const answer = line === 'counts' ? Object.fromEntries(counter.counts()) : line === 'pod-calls' ? counter.podCalls() : 'ok';
+    process.stdout.write(`${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
   });
   const stop = () => void counter.close().then(() => process.exit(0));
   process.on('SIGTERM', stop);
