@@ -67,15 +67,31 @@ function statusCode(err: unknown): unknown {
  * reference. A burst of pods of one image (hundreds on a dense node) then costs one inspect per
  * image per worker thread per this period instead of one per container start (the kubelet's image
  * manager asks the runtime's ImageStatus on every start). A pull or a removal through this runtime
- * forgets the reference at once; an image removed behind our back within the period makes the
- * create fail (CreateContainerError), which the next sync retries with a fresh inspect.
+ * forgets the reference at once, and so does a create that Docker refuses with `No such image`.
  */
 export const kImagePresenceTtlMs = 2000;
 
+/**
+ * kImagePresenceStaleMs: after kImagePresenceTtlMs and up to this long (milliseconds) since its
+ * last positive inspect, a reference is still answered present at once while one inspect refreshes
+ * it behind the answer (stale-while-revalidate): paced pods (a few a second per thread) then never
+ * wait for the pause image's inspect before their sandbox's create. Older, the caller waits for a
+ * fresh inspect. An image removed behind our back within this window makes one create fail
+ * (CreateContainerError, which forgets the reference) and the next sync pulls it as policy says.
+ */
+export const kImagePresenceStaleMs = 10_000;
+
+/** One reference's presence: the inspect (in flight, or answered positively), when it was asked (performance.now() ms), and a refresh under way. */
+interface ImagePresence {
+  at: number;
+  image: Promise<{ id: string; user: string } | null>;
+  refreshing?: boolean;
+}
+
 class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
-  /** ref → the inspect of an image (in flight, or answered positively) and when it was asked (performance.now() ms). */
-  readonly #imagePresence = new Map<string, { at: number; image: Promise<{ id: string; user: string } | null> }>();
+  /** ref → its last inspect (see ImagePresence). */
+  readonly #imagePresence = new Map<string, ImagePresence>();
 
   constructor(socketPath: string) {
     this.#docker = new Docker({ socketPath });
@@ -165,6 +181,8 @@ class DockerRuntime implements ContainerRuntime {
       });
       return c.id;
     } catch (err) {
+      // Docker answers 404 for a missing image (a missing container of a `container:` mode too).
+      if (statusCode(err) === 404) this.#imagePresence.delete(spec.image);
       throw toAgentError(err, `create container ${spec.name}`);
     }
   }
@@ -198,14 +216,15 @@ class DockerRuntime implements ContainerRuntime {
   async imageExists(ref: string): Promise<{ id: string; user?: string } | null> {
     const now = performance.now();
     const known = this.#imagePresence.get(ref);
-    if (known && now - known.at < kImagePresenceTtlMs) {
+    if (known && now - known.at < kImagePresenceStaleMs) {
+      if (now - known.at >= kImagePresenceTtlMs) this.#refreshImagePresence(ref, known);
       const shared = await known.image;
       return shared && { ...shared };
     }
     // One inspect in flight per reference: the pods of a burst that ask at once share it.
     const image = this.#inspectImage(ref);
-    for (const [r, e] of this.#imagePresence) if (now - e.at >= kImagePresenceTtlMs) this.#imagePresence.delete(r);
-    const entry = { at: now, image };
+    for (const [r, e] of this.#imagePresence) if (now - e.at >= kImagePresenceStaleMs) this.#imagePresence.delete(r);
+    const entry: ImagePresence = { at: now, image };
     this.#imagePresence.set(ref, entry);
     try {
       const found = await image;
@@ -215,6 +234,27 @@ class DockerRuntime implements ContainerRuntime {
       if (this.#imagePresence.get(ref) === entry) this.#imagePresence.delete(ref);
       throw err;
     }
+  }
+
+  /**
+   * #refreshImagePresence inspects `ref` again behind a stale answer (one refresh at a time): a
+   * positive answer replaces `known`; an absent image or a failed inspect forgets the reference,
+   * so the next caller waits for an inspect of its own.
+   */
+  #refreshImagePresence(ref: string, known: ImagePresence): void {
+    if (known.refreshing) return;
+    known.refreshing = true;
+    const at = performance.now();
+    this.#inspectImage(ref).then(
+      (found) => {
+        if (this.#imagePresence.get(ref) !== known) return;
+        if (found) this.#imagePresence.set(ref, { at, image: Promise.resolve(found) });
+        else this.#imagePresence.delete(ref);
+      },
+      () => {
+        if (this.#imagePresence.get(ref) === known) this.#imagePresence.delete(ref);
+      },
+    );
   }
 
   async #inspectImage(ref: string): Promise<{ id: string; user: string } | null> {

@@ -1,0 +1,137 @@
+/**
+ * DockerRuntime's image presence (src/workers/runtime/docker-runtime.ts imageExists): a positive
+ * inspect reused for kImagePresenceTtlMs, then answered at once while one inspect refreshes it up
+ * to kImagePresenceStaleMs, and forgotten on a refused create. The engine here is a small HTTP
+ * server on a unix socket that answers the two routes involved and counts them, so an image can be
+ * "removed" without touching the shared dockerd's images; performance.now() is skewed to age entries.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { getDockerRuntime, kImagePresenceStaleMs, kImagePresenceTtlMs } from '../../../src/workers/runtime/docker-runtime.js';
+import type { ContainerCreateSpec, ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
+
+const kImage = 'example/app:1';
+
+interface FakeEngine {
+  inspects: number;
+  /** Whether the image exists (inspect 200 or 404; a create with it 201 or 404). */
+  present: boolean;
+  /** While set, image inspects wait for release() before answering. */
+  hold: boolean;
+  release(): void;
+}
+
+let dir: string;
+let server: Server;
+let engine: FakeEngine;
+let runtime: ContainerRuntime;
+let skewMs = 0;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kts-image-presence-'));
+  const held: (() => void)[] = [];
+  engine = { inspects: 0, present: true, hold: false, release: () => { for (const answer of held.splice(0)) answer(); } };
+  const json = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    const path = (req.url ?? '').split('?')[0]!.replace(/^\/v[\d.]+/, '');
+    if (req.method === 'GET' && path === `/images/${kImage}/json`) {
+      engine.inspects++;
+      const answer = () => (engine.present ? json(res, 200, { Id: 'sha256:abc', Config: { User: '' } }) : json(res, 404, { message: `No such image: ${kImage}` }));
+      if (engine.hold) held.push(answer);
+      else answer();
+    } else if (req.method === 'POST' && path === '/containers/create') {
+      if (engine.present) json(res, 201, { Id: 'c'.repeat(64), Warnings: [] });
+      else json(res, 404, { message: `No such image: ${kImage}` });
+    } else json(res, 404, { message: `unexpected ${req.method} ${path}` });
+  });
+  const socket = join(dir, 'docker.sock');
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  runtime = getDockerRuntime(socket); // a new socket path: a runtime of its own, nothing remembered
+  skewMs = 0;
+  const realNow = performance.now.bind(performance);
+  vi.spyOn(performance, 'now').mockImplementation(() => realNow() + skewMs);
+});
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  engine.release();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A few event-loop turns. */
+async function turns(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Whether `p` settles within a few event-loop turns (while the fake engine holds its inspects, it answers nothing). */
+async function settlesAtOnce(p: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void p.then(() => (settled = true), () => (settled = true));
+  await turns();
+  return settled;
+}
+
+const spec = { name: 'x', image: kImage, labels: {}, hostConfig: {} } as unknown as ContainerCreateSpec;
+
+describe('DockerRuntime image presence', () => {
+  it('reuses a positive inspect within the TTL', async () => {
+    expect(await runtime.imageExists(kImage)).toMatchObject({ id: 'sha256:abc' });
+    expect(await runtime.imageExists(kImage)).toMatchObject({ id: 'sha256:abc' });
+    expect(engine.inspects).toBe(1);
+  });
+
+  it('answers a stale reference at once and refreshes it behind the answer, one inspect at a time', async () => {
+    await runtime.imageExists(kImage);
+    skewMs = kImagePresenceTtlMs + 100;
+    engine.hold = true;
+    expect(await settlesAtOnce(runtime.imageExists(kImage))).toBe(true);
+    expect(await settlesAtOnce(runtime.imageExists(kImage))).toBe(true);
+    // The first answer's inspect, and one refresh for both stale answers.
+    await vi.waitFor(() => expect(engine.inspects).toBe(2));
+    engine.hold = false;
+    engine.release();
+    await turns();
+    expect(engine.inspects).toBe(2);
+    // Refreshed: fresh again for a TTL from the refresh.
+    skewMs += kImagePresenceTtlMs - 200;
+    await runtime.imageExists(kImage);
+    expect(engine.inspects).toBe(2);
+  });
+
+  it('forgets a reference whose refresh finds the image gone: the next caller waits for its own inspect', async () => {
+    await runtime.imageExists(kImage);
+    skewMs = kImagePresenceTtlMs + 100;
+    engine.present = false;
+    expect(await runtime.imageExists(kImage)).not.toBeNull(); // stale answer; the refresh sees 404
+    // Until the refresh's answer is in, callers get the stale answer and no inspect of their own.
+    await vi.waitFor(async () => expect(await runtime.imageExists(kImage)).toBeNull());
+    expect(engine.inspects).toBe(3);
+  });
+
+  it('waits for a fresh inspect once the stale window has passed', async () => {
+    await runtime.imageExists(kImage);
+    skewMs = kImagePresenceStaleMs + 100;
+    engine.hold = true;
+    const asked = runtime.imageExists(kImage);
+    expect(await settlesAtOnce(asked)).toBe(false);
+    engine.release();
+    expect(await asked).toMatchObject({ id: 'sha256:abc' });
+    expect(engine.inspects).toBe(2);
+  });
+
+  it('forgets the reference when a create is refused for it', async () => {
+    await runtime.imageExists(kImage);
+    engine.present = false;
+    await expect(runtime.createContainer(spec)).rejects.toThrow(/No such image/);
+    expect(await runtime.imageExists(kImage)).toBeNull();
+    expect(engine.inspects).toBe(2);
+  });
+});
