@@ -1,6 +1,7 @@
 /**
- * Counterpart of pkg/kubelet/images (image_manager.go EnsureImageExists, puller.go serialized
- * puller, the pull backoff) and pkg/credentialprovider's Docker config keyring: pulls an image at
+ * Counterpart of pkg/kubelet/images (puller.go serialized puller, the pull backoff; its
+ * image_manager.go EnsureImageExists is image-manager.ts, which calls this) and
+ * pkg/credentialprovider's Docker config keyring: pulls an image at
  * most once at a time however many pods want it, with the kubelet's pull backoff, using node-level
  * registry credentials from a Docker `config.json` (`--image-pull-credentials`).
  *

@@ -1,9 +1,10 @@
 /**
- * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod (with startContainer and
- * the image puller of pkg/kubelet/images): carries out the PodActions that computePodActions
- * planned, in the kubelet's order — kill, (garbage), sandbox, containers — and reports each step.
+ * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod (with startContainer;
+ * the image step, EnsureImageExists, is image-manager.ts): carries out the PodActions that
+ * computePodActions planned, in the kubelet's order — kill, (garbage), sandbox, containers — and
+ * reports each step.
  */
-import type { Container, Pod, PullPolicy } from '../shared/api.js';
+import type { Container, Pod } from '../shared/api.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../shared/errors.js';
 import { failpoint } from '../shared/failpoints.js';
 import { podFields, type Logger } from '../shared/logging.js';
@@ -19,7 +20,8 @@ import { hasHook, runLifecycleHook } from './hooks.js';
 import { assembleRuntimePod, readPodDetails } from './runtime-pod.js';
 import { recordSyncChanges } from './sync-read-back.js';
 import { fillTerminationMessages } from './termination-message.js';
-import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths, type ImagePuller } from './image-puller.js';
+import type { ImagePuller } from './image-puller.js';
+import { ensureImageExists } from './image-manager.js';
 import type { ContainerCreateSpec, ContainerRuntime } from './runtime/runtime.js';
 import { setUpPodVolumes, type PodVolumesResult } from './volumes/pod-volumes.js';
 import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, usesPodIp } from './sync-pod-plan.js';
@@ -101,67 +103,6 @@ class PodSync {
     this.requeue(kDeadlineRequeueMs);
     this.deps.logger?.debug(podFields(this.pod), 'Sync deadline reached, requeueing');
     return false;
-  }
-
-  /**
-   * ensureImage, as imageManager.EnsureImageExists: Never + absent → ErrImageNeverPull;
-   * IfNotPresent + absent, or Always → pull (ErrImagePull on failure, then ImagePullBackOff while
-   * the pod's pull backoff for the image runs: 10 s doubling to 300 s, a BackOff event and a
-   * requeue at its expiry). Pulls go through the thread's ImagePuller (one at a time per image).
-   * Events as the kubelet words them: Pulling, Pulled, Failed, BackOff. Resolves true when usable.
-   */
-  async ensureImage(image: string, policy: PullPolicy, target: string, fieldPath?: string): Promise<boolean> {
-    const present = await this.deps.runtime.imageExists(image);
-    if (present && policy !== 'Always') {
-      if (fieldPath) this.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
-      return true;
-    }
-    if (policy === 'Never') {
-      const message = `Container image "${image}" is not present with pull policy of Never`;
-      this.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'ErrImageNeverPull', message });
-      this.result.events.push({ type: 'Warning', reason: 'ErrImageNeverPull', message, fieldPath });
-      this.result.waiting[target] = { reason: 'ErrImageNeverPull', message };
-      return false;
-    }
-    const key = pullBackoffKey(this.result.podUid, image);
-    const entry = this.task.backoff?.[key];
-    const now = this.deps.now();
-    if (isInPullBackoff(entry, now)) {
-      const message = `Back-off pulling image "${image}"`;
-      this.result.backoff[key] = entry!;
-      this.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'ImagePullBackOff', message });
-      this.result.events.push({ type: 'Normal', reason: 'BackOff', message, fieldPath });
-      this.result.events.push({ type: 'Warning', reason: 'Failed', message: 'Error: ImagePullBackOff', fieldPath });
-      this.result.waiting[target] = { reason: 'ImagePullBackOff', message };
-      this.requeue(Math.max(1, entry!.lastUpdateMs + entry!.backoffMs - now));
-      return false;
-    }
-    const secrets = pullSecretAuths(this.pod, this.task.configObjects, image);
-    if (secrets.missing.length > 0) {
-      // kubelet getPullSecretsForPod: pull anyway, with a warning on the pod.
-      this.result.events.push({ type: 'Warning', reason: 'FailedToRetrieveImagePullSecret', message: `Unable to retrieve some image pull secrets (${secrets.missing.join(', ')}); attempting to pull the image may not succeed.` });
-    }
-    this.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
-    const started = this.deps.now();
-    try {
-      if (this.deps.imagePuller) await this.deps.imagePuller.pull(image, { ifNotPresent: policy === 'IfNotPresent', pullSecrets: secrets.auths });
-      else await this.deps.runtime.pullImage(image, secrets.auths[0]);
-    } catch (err) {
-      if (isUnavailable(err)) throw err;
-      const message = `Failed to pull image "${image}": ${serializeError(err).message}`;
-      const next = nextPullBackoff(entry, now);
-      this.result.backoff[key] = next;
-      this.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'ErrImagePull', message });
-      this.result.events.push({ type: 'Warning', reason: 'Failed', message, fieldPath });
-      this.result.events.push({ type: 'Warning', reason: 'Failed', message: 'Error: ErrImagePull', fieldPath });
-      this.result.waiting[target] = { reason: 'ErrImagePull', message };
-      this.requeue(next.backoffMs);
-      return false;
-    }
-    const secs = ((this.deps.now() - started) / 1000).toFixed(3).replace(/\.?0+$/, '');
-    this.result.steps.push({ action: 'PullImage', target, ok: true });
-    this.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}" in ${secs}s`, fieldPath });
-    return true;
   }
 
   /**
@@ -284,7 +225,7 @@ class PodSync {
   async createSandbox(attempt: number): Promise<string> {
     const image = this.deps.podInfraContainerImage;
     try {
-      if (!(await this.ensureImage(image, 'IfNotPresent', 'POD'))) return '';
+      if (!(await ensureImageExists(this, image, 'IfNotPresent', 'POD'))) return '';
       const podSandbox = await this.podSandbox();
       // The DNS events come with the sandbox, as the kubelet's GetPodDNS runs in generatePodSandboxConfig.
       this.result.events.push(...this.#sandboxEvents);
@@ -342,7 +283,7 @@ class PodSync {
       this.requeue(kFailedStepRequeueMs);
     };
     const image = container.image ?? '';
-    if (!(await this.ensureImage(image, pullPolicyOf(container), c.name, fieldPath))) return;
+    if (!(await ensureImageExists(this, image, pullPolicyOf(container), c.name, fieldPath))) return;
     // A container whose env reads status.podIP(s) needs the ADD's result in its config.
     if (usesPodIp(container) && !(await this.networkReady())) return;
     let spec: ContainerCreateSpec;
