@@ -28,7 +28,8 @@
 // The proxy also times each pod's own container calls, so the table gives each pod's startup less
 // the time one of them was under way: the agent's own part of the startup (main thread, the hop to
 // a worker thread, the pod's files, status, the watch frame, and the proxy's hops), which a slow
-// engine does not hide.
+// engine does not hide. It also holds the waits for a Docker admission slot: on an engine that
+// cannot keep up, a pod queues there, where the floor's pairs queue inside dockerd instead.
 //
 // Docker admission (issue #16): the agent's worker threads admit creates, starts and removes through
 // an adaptive limit (src/workers/runtime/docker-admission.ts). `--fixed-limit 32` adds runs of the
@@ -156,8 +157,8 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / N;
   const startCalls = counter ? perPod(await counter.counts()) : undefined;
   // Each pod's startup (accepted → Running) less the time one of its own Docker calls was under
-  // way: the agent's part of it (main thread, worker hop, files, status, watch frame), which the
-  // engine's speed does not hide.
+  // way: the agent's part of it (main thread, worker hop, files, status, watch frame, and waits
+  // for an admission slot), which the engine's speed does not hide.
   const podCalls = counter ? await counter.podCalls() : undefined;
   const epoch = (t: number) => performance.timeOrigin + t;
   const outsideCallsMs = podCalls
@@ -245,7 +246,7 @@ try {
       const floor = rate > 0 ? (raw as PacedFloorRun | null)?.startupMs[q] : undefined;
       return [`pod startup ${q}`, s(agent.startupMs[q]), floor !== undefined ? s(floor) : '', floor !== undefined ? agent.startupMs[q] / floor : ''];
     }),
-    ...(agent.startupOutsideCallsMs ? [['pod startup outside its own Docker calls p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
+    ...(agent.startupOutsideCallsMs ? [['pod startup outside its own Docker calls (agent work, admission waits) p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
     ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
     ['agent CPU per pod start, ms (process / main thread; floor: its client)', `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`, raw ? raw.clientCpuMsPerPod.toFixed(1) : '-', ''],
     ['engine CPU per pod start, ms (dockerd + containerd + shims)', agent.engineCpuMsPerPod, raw ? raw.engineCpuMsPerPod : '-', raw ? agent.engineCpuMsPerPod / raw.engineCpuMsPerPod : '-'],
