@@ -67,7 +67,9 @@ function statusCode(err: unknown): unknown {
  * reference. A burst of pods of one image (hundreds on a dense node) then costs one inspect per
  * image per worker thread per this period instead of one per container start (the kubelet's image
  * manager asks the runtime's ImageStatus on every start). A pull or a removal through this runtime
- * forgets the reference at once, and so does a create that Docker refuses with `No such image`.
+ * forgets the reference when it begins and when it ends (an inspect answered in between is not
+ * kept); a create that Docker refuses with 404 (`No such image`, or a missing `container:` target,
+ * which costs only an inspect more) forgets its image.
  */
 export const kImagePresenceTtlMs = 2000;
 
@@ -81,10 +83,13 @@ export const kImagePresenceTtlMs = 2000;
  */
 export const kImagePresenceStaleMs = 10_000;
 
-/** One reference's presence: the inspect (in flight, or answered positively), when it was asked (performance.now() ms), and a refresh under way. */
+/** One reference's presence: the inspect (in flight, or answered positively) and when it was asked (performance.now() ms). */
 interface ImagePresence {
   at: number;
   image: Promise<{ id: string; user: string } | null>;
+  /** Its inspect has answered positively (only such an entry is refreshed: one in flight is waited for). */
+  settled?: boolean;
+  /** A refresh of it is under way. */
   refreshing?: boolean;
 }
 
@@ -181,7 +186,7 @@ class DockerRuntime implements ContainerRuntime {
       });
       return c.id;
     } catch (err) {
-      // Docker answers 404 for a missing image (a missing container of a `container:` mode too).
+      // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
       if (statusCode(err) === 404) this.#imagePresence.delete(spec.image);
       throw toAgentError(err, `create container ${spec.name}`);
     }
@@ -217,7 +222,7 @@ class DockerRuntime implements ContainerRuntime {
     const now = performance.now();
     const known = this.#imagePresence.get(ref);
     if (known && now - known.at < kImagePresenceStaleMs) {
-      if (now - known.at >= kImagePresenceTtlMs) this.#refreshImagePresence(ref, known);
+      if (known.settled && now - known.at >= kImagePresenceTtlMs) this.#refreshImagePresence(ref, known);
       const shared = await known.image;
       return shared && { ...shared };
     }
@@ -228,7 +233,10 @@ class DockerRuntime implements ContainerRuntime {
     this.#imagePresence.set(ref, entry);
     try {
       const found = await image;
-      if (!found && this.#imagePresence.get(ref) === entry) this.#imagePresence.delete(ref);
+      if (this.#imagePresence.get(ref) === entry) {
+        if (found) entry.settled = true;
+        else this.#imagePresence.delete(ref);
+      }
       return found && { ...found };
     } catch (err) {
       if (this.#imagePresence.get(ref) === entry) this.#imagePresence.delete(ref);
@@ -238,8 +246,8 @@ class DockerRuntime implements ContainerRuntime {
 
   /**
    * #refreshImagePresence inspects `ref` again behind a stale answer (one refresh at a time): a
-   * positive answer replaces `known`; an absent image or a failed inspect forgets the reference,
-   * so the next caller waits for an inspect of its own.
+   * positive answer replaces `known` unless a pull or removal forgot it meanwhile; an absent image
+   * or a failed inspect forgets the reference, so the next caller waits for an inspect of its own.
    */
   #refreshImagePresence(ref: string, known: ImagePresence): void {
     if (known.refreshing) return;
@@ -248,7 +256,7 @@ class DockerRuntime implements ContainerRuntime {
     this.#inspectImage(ref).then(
       (found) => {
         if (this.#imagePresence.get(ref) !== known) return;
-        if (found) this.#imagePresence.set(ref, { at, image: Promise.resolve(found) });
+        if (found) this.#imagePresence.set(ref, { at, image: Promise.resolve(found), settled: true });
         else this.#imagePresence.delete(ref);
       },
       () => {
@@ -267,8 +275,14 @@ class DockerRuntime implements ContainerRuntime {
     }
   }
 
+  /** #forgetImages forgets `ref` (every reference without one); the inspects under way for it are then not kept. */
+  #forgetImages(ref?: string): void {
+    if (ref === undefined) this.#imagePresence.clear();
+    else this.#imagePresence.delete(ref);
+  }
+
   async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
-    this.#imagePresence.delete(ref);
+    this.#forgetImages(ref);
     try {
       const stream = await this.#docker.pull(ref, auth ? { authconfig: auth } : {});
       await new Promise<void>((resolve, reject) => {
@@ -285,6 +299,9 @@ class DockerRuntime implements ContainerRuntime {
       // The caller words it as the kubelet does: `Failed to pull image "X": <this message>`.
       const detail = (err as { json?: { message?: unknown } } | null)?.json?.message;
       throw new AgentError('ERR_RUNTIME', typeof detail === 'string' ? detail : String((err as Error)?.message ?? err), { retriable: true, reason: 'ErrImagePull', cause: err });
+    } finally {
+      // An inspect asked while the pull ran may have seen the image before it.
+      this.#forgetImages(ref);
     }
   }
 
@@ -339,11 +356,13 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeImage(ref: string): Promise<void> {
     // A reference or an ID: either way, nothing cached may outlive a removal.
-    this.#imagePresence.clear();
+    this.#forgetImages();
     try {
       await this.#docker.getImage(ref).remove();
     } catch (err) {
       throw toAgentError(err, `remove image ${ref}`);
+    } finally {
+      this.#forgetImages();
     }
   }
 

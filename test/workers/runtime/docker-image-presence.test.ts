@@ -1,8 +1,8 @@
 /**
  * DockerRuntime's image presence (src/workers/runtime/docker-runtime.ts imageExists): a positive
  * inspect reused for kImagePresenceTtlMs, then answered at once while one inspect refreshes it up
- * to kImagePresenceStaleMs, and forgotten on a refused create. The engine here is a small HTTP
- * server on a unix socket that answers the two routes involved and counts them, so an image can be
+ * to kImagePresenceStaleMs, and forgotten on a refused create and around a pull. The engine here is
+ * a small HTTP server on a unix socket that answers the three routes involved and counts them, so an image can be
  * "removed" without touching the shared dockerd's images; performance.now() is skewed to age entries.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -17,11 +17,16 @@ const kImage = 'example/app:1';
 
 interface FakeEngine {
   inspects: number;
+  /** The image's ID in inspect answers. */
+  imageId: string;
   /** Whether the image exists (inspect 200 or 404; a create with it 201 or 404). */
   present: boolean;
   /** While set, image inspects wait for release() before answering. */
   hold: boolean;
   release(): void;
+  /** While set, pulls wait for releasePull() before answering. */
+  holdPull: boolean;
+  releasePull(): void;
 }
 
 let dir: string;
@@ -33,7 +38,12 @@ let skewMs = 0;
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kts-image-presence-'));
   const held: (() => void)[] = [];
-  engine = { inspects: 0, present: true, hold: false, release: () => { for (const answer of held.splice(0)) answer(); } };
+  const heldPulls: (() => void)[] = [];
+  engine = {
+    inspects: 0, imageId: 'sha256:abc', present: true, hold: false, holdPull: false,
+    release: () => { for (const answer of held.splice(0)) answer(); },
+    releasePull: () => { for (const answer of heldPulls.splice(0)) answer(); },
+  };
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -43,8 +53,16 @@ beforeEach(async () => {
     const path = (req.url ?? '').split('?')[0]!.replace(/^\/v[\d.]+/, '');
     if (req.method === 'GET' && path === `/images/${kImage}/json`) {
       engine.inspects++;
-      const answer = () => (engine.present ? json(res, 200, { Id: 'sha256:abc', Config: { User: '' } }) : json(res, 404, { message: `No such image: ${kImage}` }));
+      const answer = () => (engine.present ? json(res, 200, { Id: engine.imageId, Config: { User: '' } }) : json(res, 404, { message: `No such image: ${kImage}` }));
       if (engine.hold) held.push(answer);
+      else answer();
+    } else if (req.method === 'POST' && path === '/images/create') {
+      // A pull: a progress stream of JSON lines, here one.
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`${JSON.stringify({ status: 'Downloaded newer image' })}\n`);
+      };
+      if (engine.holdPull) heldPulls.push(answer);
       else answer();
     } else if (req.method === 'POST' && path === '/containers/create') {
       if (engine.present) json(res, 201, { Id: 'c'.repeat(64), Warnings: [] });
@@ -62,6 +80,7 @@ beforeEach(async () => {
 afterEach(async () => {
   vi.restoreAllMocks();
   engine.release();
+  engine.releasePull();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   rmSync(dir, { recursive: true, force: true });
 });
@@ -100,8 +119,43 @@ describe('DockerRuntime image presence', () => {
     engine.release();
     await turns();
     expect(engine.inspects).toBe(2);
-    // Refreshed: fresh again for a TTL from the refresh.
-    skewMs += kImagePresenceTtlMs - 200;
+  });
+
+  it('replaces a refreshed entry: its age counts from the refresh', async () => {
+    await runtime.imageExists(kImage);
+    skewMs = kImagePresenceStaleMs - 500;
+    engine.imageId = 'sha256:def'; // what the refresh will see
+    // Stale: answered from the first inspect while one refresh runs; its answer, once in, replaces it.
+    await vi.waitFor(async () => expect(await runtime.imageExists(kImage)).toMatchObject({ id: 'sha256:def' }));
+    expect(engine.inspects).toBe(2);
+    // The refreshed entry is about 1 s old here; the first one would have expired and this call
+    // would wait for an inspect of its own (a third).
+    skewMs = kImagePresenceStaleMs + 500;
+    expect(await settlesAtOnce(runtime.imageExists(kImage))).toBe(true);
+    expect(engine.inspects).toBe(2);
+  });
+
+  it('does not refresh an entry whose first inspect is still unanswered: its callers wait for that one', async () => {
+    engine.hold = true;
+    const first = runtime.imageExists(kImage);
+    await vi.waitFor(() => expect(engine.inspects).toBe(1));
+    skewMs = kImagePresenceTtlMs + 100;
+    const second = runtime.imageExists(kImage);
+    expect(await settlesAtOnce(second)).toBe(false);
+    engine.release();
+    expect(await first).toMatchObject({ id: 'sha256:abc' });
+    expect(await second).toMatchObject({ id: 'sha256:abc' });
+    expect(engine.inspects).toBe(1);
+  });
+
+  it('keeps no answer across a pull: an inspect answered while the pull ran is asked again after it', async () => {
+    engine.holdPull = true;
+    const pulled = runtime.pullImage(kImage);
+    expect(await runtime.imageExists(kImage)).toMatchObject({ id: 'sha256:abc' }); // the image before the pull
+    await runtime.imageExists(kImage);
+    expect(engine.inspects).toBe(1);
+    engine.releasePull();
+    await pulled;
     await runtime.imageExists(kImage);
     expect(engine.inspects).toBe(2);
   });
