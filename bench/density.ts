@@ -28,8 +28,10 @@
 // The proxy also times each pod's own container calls, so the table gives each pod's startup less
 // the time one of them was under way: the agent's own part of the startup (main thread, the hop to
 // a worker thread, the pod's files, status, the watch frame, and the proxy's hops), which a slow
-// engine does not hide. It also holds the waits for a Docker admission slot: on an engine that
-// cannot keep up, a pod queues there, where the floor's pairs queue inside dockerd instead.
+// engine does not hide. It also holds the waits for a Docker admission slot (on an engine that
+// cannot keep up, a pod queues there, where the floor's pairs queue inside dockerd instead) and the
+// image inspects on the pod's path, which are no pod's own calls; a call that never answered
+// leaves no span. The row cannot tell these apart.
 //
 // Docker admission (issue #16): the agent's worker threads admit creates, starts and removes through
 // an adaptive limit (src/workers/runtime/docker-admission.ts). `--fixed-limit 32` adds runs of the
@@ -157,8 +159,8 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / N;
   const startCalls = counter ? perPod(await counter.counts()) : undefined;
   // Each pod's startup (accepted → Running) less the time one of its own Docker calls was under
-  // way: the agent's part of it (main thread, worker hop, files, status, watch frame, and waits
-  // for an admission slot), which the engine's speed does not hide.
+  // way: the agent's part of it (main thread, worker hop, files, status, watch frame), with the
+  // waits for an admission slot and for image inspects (see the header).
   const podCalls = counter ? await counter.podCalls() : undefined;
   const epoch = (t: number) => performance.timeOrigin + t;
   const outsideCallsMs = podCalls
@@ -246,7 +248,7 @@ try {
       const floor = rate > 0 ? (raw as PacedFloorRun | null)?.startupMs[q] : undefined;
       return [`pod startup ${q}`, s(agent.startupMs[q]), floor !== undefined ? s(floor) : '', floor !== undefined ? agent.startupMs[q] / floor : ''];
     }),
-    ...(agent.startupOutsideCallsMs ? [['pod startup outside its own Docker calls (agent work, admission waits) p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
+    ...(agent.startupOutsideCallsMs ? [['pod startup outside its container calls (see bench/density.ts) p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
     ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
     ['agent CPU per pod start, ms (process / main thread; floor: its client)', `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`, raw ? raw.clientCpuMsPerPod.toFixed(1) : '-', ''],
     ['engine CPU per pod start, ms (dockerd + containerd + shims)', agent.engineCpuMsPerPod, raw ? raw.engineCpuMsPerPod : '-', raw ? agent.engineCpuMsPerPod / raw.engineCpuMsPerPod : '-'],
