@@ -36,7 +36,7 @@ export async function removeByLabel(docker: Docker, label: string, concurrency =
 }
 
 /** startPair makes and starts one pair as the floor does, named `<name>-POD` and `<name>-main`: 4 Engine API calls one after the other. */
-async function startPair(docker: Docker, name: string, label: Record<string, string>): Promise<void> {
+export async function startPair(docker: Docker, name: string, label: Record<string, string>): Promise<void> {
   const sandbox = await docker.createContainer({ name: `${name}-POD`, Image: kPause, Labels: label, HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' } });
   await sandbox.start();
   const app = await docker.createContainer({

@@ -47,6 +47,9 @@ describe('bench smoke runs', () => {
     it('density runs paced, with the paced floor', async () => {
       await expectBench('density', ['--pods', '2', '--rate', '10', '--workers', '1', '--no-count-calls', '--no-settle']);
     }, 180_000);
+    it('interleaved runs one agent pod and one floor pair', async () => {
+      await expectBench('interleaved', ['--pods', '1', '--rate', '10', '--workers', '1', '--no-settle']);
+    }, 180_000);
     it('steady runs with one pod and a one-second window', async () => {
       await expectBench('steady', ['--pods', '1', '--window', '1', '--workers', '1']);
     }, 180_000);
