@@ -13,6 +13,7 @@ import Docker from 'dockerode';
 import { AgentError } from '../../shared/errors.js';
 import { setLongTimeout, type LongTimeout } from '../../shared/long-timeout.js';
 import { openDockerStream } from './docker-attach.js';
+import { ImagePresenceCache } from './image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
   ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
@@ -62,41 +63,10 @@ function statusCode(err: unknown): unknown {
   return (err as { statusCode?: unknown } | null)?.statusCode;
 }
 
-/**
- * kImagePresenceTtlMs: how long (milliseconds) a positive image inspect is reused for the same
- * reference. A burst of pods of one image (hundreds on a dense node) then costs one inspect per
- * image per worker thread per this period instead of one per container start (the kubelet's image
- * manager asks the runtime's ImageStatus on every start). A pull or a removal through this runtime
- * forgets the reference when it begins and when it ends (an inspect answered in between is not
- * kept); a create that Docker refuses with 404 (`No such image`, or a missing `container:` target,
- * which costs only an inspect more) forgets its image.
- */
-export const kImagePresenceTtlMs = 2000;
-
-/**
- * kImagePresenceStaleMs: after kImagePresenceTtlMs and up to this long (milliseconds) since its
- * last positive inspect, a reference is still answered present at once while one inspect refreshes
- * it behind the answer (stale-while-revalidate): paced pods (a few a second per thread) then never
- * wait for the pause image's inspect before their sandbox's create. Older, the caller waits for a
- * fresh inspect. An image removed behind our back within this window makes one create fail
- * (CreateContainerError, which forgets the reference) and the next sync pulls it as policy says.
- */
-export const kImagePresenceStaleMs = 10_000;
-
-/** One reference's presence: the inspect (in flight, or answered positively) and when it was asked (performance.now() ms). */
-interface ImagePresence {
-  at: number;
-  image: Promise<{ id: string; user: string } | null>;
-  /** Its inspect has answered positively (only such an entry is refreshed: one in flight is waited for). */
-  settled?: boolean;
-  /** A refresh of it is under way. */
-  refreshing?: boolean;
-}
-
 class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
-  /** ref → its last inspect (see ImagePresence). */
-  readonly #imagePresence = new Map<string, ImagePresence>();
+  /** Image inspects reused and refreshed per reference (image-presence.ts); a pull or removal forgets when it begins and ends. */
+  readonly #imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref));
 
   constructor(socketPath: string) {
     this.#docker = new Docker({ socketPath });
@@ -187,7 +157,7 @@ class DockerRuntime implements ContainerRuntime {
       return c.id;
     } catch (err) {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
-      if (statusCode(err) === 404) this.#imagePresence.delete(spec.image);
+      if (statusCode(err) === 404) this.#imagePresence.forget(spec.image);
       throw toAgentError(err, `create container ${spec.name}`);
     }
   }
@@ -219,50 +189,8 @@ class DockerRuntime implements ContainerRuntime {
   }
 
   async imageExists(ref: string): Promise<{ id: string; user?: string } | null> {
-    const now = performance.now();
-    const known = this.#imagePresence.get(ref);
-    if (known && now - known.at < kImagePresenceStaleMs) {
-      if (known.settled && now - known.at >= kImagePresenceTtlMs) this.#refreshImagePresence(ref, known);
-      const shared = await known.image;
-      return shared && { ...shared };
-    }
-    // One inspect in flight per reference: the pods of a burst that ask at once share it.
-    const image = this.#inspectImage(ref);
-    for (const [r, e] of this.#imagePresence) if (now - e.at >= kImagePresenceStaleMs) this.#imagePresence.delete(r);
-    const entry: ImagePresence = { at: now, image };
-    this.#imagePresence.set(ref, entry);
-    try {
-      const found = await image;
-      if (this.#imagePresence.get(ref) === entry) {
-        if (found) entry.settled = true;
-        else this.#imagePresence.delete(ref);
-      }
-      return found && { ...found };
-    } catch (err) {
-      if (this.#imagePresence.get(ref) === entry) this.#imagePresence.delete(ref);
-      throw err;
-    }
-  }
-
-  /**
-   * #refreshImagePresence inspects `ref` again behind a stale answer (one refresh at a time): a
-   * positive answer replaces `known` unless a pull or removal forgot it meanwhile; an absent image
-   * or a failed inspect forgets the reference, so the next caller waits for an inspect of its own.
-   */
-  #refreshImagePresence(ref: string, known: ImagePresence): void {
-    if (known.refreshing) return;
-    known.refreshing = true;
-    const at = performance.now();
-    this.#inspectImage(ref).then(
-      (found) => {
-        if (this.#imagePresence.get(ref) !== known) return;
-        if (found) this.#imagePresence.set(ref, { at, image: Promise.resolve(found), settled: true });
-        else this.#imagePresence.delete(ref);
-      },
-      () => {
-        if (this.#imagePresence.get(ref) === known) this.#imagePresence.delete(ref);
-      },
-    );
+    const found = await this.#imagePresence.get(ref);
+    return found && { ...found };
   }
 
   async #inspectImage(ref: string): Promise<{ id: string; user: string } | null> {
@@ -275,14 +203,8 @@ class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  /** #forgetImages forgets `ref` (every reference without one); the inspects under way for it are then not kept. */
-  #forgetImages(ref?: string): void {
-    if (ref === undefined) this.#imagePresence.clear();
-    else this.#imagePresence.delete(ref);
-  }
-
   async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
-    this.#forgetImages(ref);
+    this.#imagePresence.forget(ref);
     try {
       const stream = await this.#docker.pull(ref, auth ? { authconfig: auth } : {});
       await new Promise<void>((resolve, reject) => {
@@ -301,7 +223,7 @@ class DockerRuntime implements ContainerRuntime {
       throw new AgentError('ERR_RUNTIME', typeof detail === 'string' ? detail : String((err as Error)?.message ?? err), { retriable: true, reason: 'ErrImagePull', cause: err });
     } finally {
       // An inspect asked while the pull ran may have seen the image before it.
-      this.#forgetImages(ref);
+      this.#imagePresence.forget(ref);
     }
   }
 
@@ -356,13 +278,13 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeImage(ref: string): Promise<void> {
     // A reference or an ID: either way, nothing cached may outlive a removal.
-    this.#forgetImages();
+    this.#imagePresence.forget();
     try {
       await this.#docker.getImage(ref).remove();
     } catch (err) {
       throw toAgentError(err, `remove image ${ref}`);
     } finally {
-      this.#forgetImages();
+      this.#imagePresence.forget();
     }
   }
 

@@ -1,5 +1,6 @@
 /**
- * DockerRuntime's image presence (src/workers/runtime/docker-runtime.ts imageExists): a positive
+ * DockerRuntime's image presence (src/workers/runtime/docker-runtime.ts imageExists, over
+ * image-presence.ts ImagePresenceCache): a positive
  * inspect reused for kImagePresenceTtlMs, then answered at once while one inspect refreshes it up
  * to kImagePresenceStaleMs, and forgotten on a refused create and around a pull. The engine here is
  * a small HTTP server on a unix socket that answers the three routes involved and counts them, so an image can be
@@ -10,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { getDockerRuntime, kImagePresenceStaleMs, kImagePresenceTtlMs } from '../../../src/workers/runtime/docker-runtime.js';
+import { getDockerRuntime } from '../../../src/workers/runtime/docker-runtime.js';
+import { kImagePresenceStaleMs, kImagePresenceTtlMs } from '../../../src/workers/runtime/image-presence.js';
 import type { ContainerCreateSpec, ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 
 const kImage = 'example/app:1';
