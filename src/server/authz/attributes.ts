@@ -85,7 +85,8 @@ function decode(segment: string): string {
  * @param query the query (`watch`, `fieldSelector=metadata.name=…` turn a collection GET into watch / a named request).
  */
 export function apiRequestAttributes(method: string, path: string, query?: URLSearchParams): Attributes {
-  let parts = path.split('/').filter((p) => p !== '').map(decode);
+  // As requestinfo.go's splitPath: the leading and trailing '/' trimmed, empty segments inside kept (the router sees them too).
+  let parts = path.replace(/^\/+|\/+$/g, '').split('/').map(decode);
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return nonResource(method, path);
   const prefix = parts[0];
   parts = parts.slice(1);
