@@ -47,9 +47,10 @@ const kBuiltinRoles: readonly Role[] = Object.freeze([
   clusterRole('admin', [], {}, [aggregateTo('admin')]),
   clusterRole('edit', [], aggregateTo('admin'), [aggregateTo('edit')]),
   clusterRole('view', [], aggregateTo('edit'), [aggregateTo('view')]),
-  clusterRole('system:aggregate-to-admin', [rule([...kRead, ...kWrite], ['authorization.k8s.io'], ['localsubjectaccessreviews']), rule([...kRead, ...kWrite], ['rbac.authorization.k8s.io'], ['roles', 'rolebindings'])], aggregateTo('admin')),
+  clusterRole('system:aggregate-to-admin', [rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews']), rule([...kRead, ...kWrite], ['rbac.authorization.k8s.io'], ['roles', 'rolebindings'])], aggregateTo('admin')),
   clusterRole('system:aggregate-to-edit', [
     rule(kRead, [''], ['pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward', 'secrets', 'services/proxy']),
+    rule(['impersonate'], [''], ['serviceaccounts']),
     rule(kWrite, [''], ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward']),
     rule(['create'], [''], ['pods/eviction']),
     rule(kWrite, [''], ['replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/proxy', 'persistentvolumeclaims', 'configmaps', 'secrets', 'events']),
