@@ -108,6 +108,11 @@ spec:
       reason: 'Forbidden', details: { kind: 'pods', name: staticPod },
       message: `pods "${staticPod}" is forbidden: User "alice" cannot create resource "pods/exec" in API group "" in the namespace "kube-system"`,
     });
+    // Every other upgrade goes through the same check: attach, both port-forwards, the watch.
+    for (const path of [`/attach/kube-system/${staticPod}/main?stdout=1`, `/portForward/kube-system/${staticPod}?port=80`,
+      `/api/v1/namespaces/kube-system/pods/${staticPod}/attach?stdout=true`, `/api/v1/namespaces/kube-system/pods/${staticPod}/portforward`, '/watch/pods']) {
+      expect((await wsStatus(path, kAlice)).code, path).toBe(403);
+    }
     // kubectl reads the pod first: that is refused already.
     const exec = await kubectl(['exec', '-n', 'kube-system', staticPod, '--', 'id'], { token: kAlice });
     expect(exec.code).not.toBe(0);
