@@ -180,7 +180,17 @@ export const kAgentOptionDescriptors = {
    */
   tokenAuthFile: option({
     flag: 'token-auth-file', parse: 'string', default: '', check: optionalPath,
-    help: 'Static token file (CSV token,user,uid,"group1,group2") of bearer tokens accepted beside <root-dir>/admin.token; group kubelet-ts:read-only may only GET',
+    help: 'Static token file (CSV token,user,uid,"group1,group2") of bearer tokens accepted beside <root-dir>/admin.token; what each user may do is the RBAC policy\'s (--authorization-policy-file)',
+  }),
+  /**
+   * RBAC policy file (`--authorization-policy-file`, as the apiserver's `--authorization-policy-file`
+   * of its ABAC mode, here in the rbac.authorization.k8s.io/v1 shapes): YAML or JSON documents (or a
+   * List) of Role, ClusterRole, RoleBinding and ClusterRoleBinding, added to the built-in policy
+   * (server/authz/bootstrap.ts); `''` = the built-in policy alone. A bad file stops the start.
+   */
+  authorizationPolicyFile: option({
+    flag: 'authorization-policy-file', parse: 'string', default: '', check: optionalPath,
+    help: 'RBAC policy (YAML: rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding, ClusterRoleBinding) added to the built-in one (cluster-admin for system:masters; view, edit, admin to bind)',
   }),
   /**
    * Serve requests without credentials as `system:anonymous` (`--anonymous-auth`, the kubelet's

@@ -4,21 +4,19 @@
  * (k8s.io/apiserver/pkg/authentication/request/websocket/protocol.go), of its anonymous
  * authenticator (request/anonymous: `system:anonymous`, group `system:unauthenticated`, joined
  * with union.NewFailOnError so a wrong token is refused, never downgraded to anonymous) and of the
- * kubelet server's authn/authz filter (pkg/kubelet/server/auth.go), reduced to these rules:
- * anonymous requests may only read (and only while `--anonymous-auth` allows them), streams into a
- * container need an identity, and the group {@link kReadOnlyGroup} may only read.
+ * kubelet server's authn/authz filter (pkg/kubelet/server/auth.go): authentication here, then
+ * one authorization for every request by the RBAC policy (authz/: the request's attributes, the
+ * built-in policy and `--authorization-policy-file`).
  */
 import { readFile } from 'node:fs/promises';
 import type { Status } from '../shared/api.js';
 import { InvalidArgumentError } from '../shared/errors.js';
 import { kDashboardAssetPaths } from './dashboard/serve.js';
 import { statusError } from './status.js';
+import { authorizeRequest, defaultAuthorizer, forbidden, forbiddenMessage } from './authz/authorize.js';
+import type { Authorizer } from './authz/rbac.js';
 
-/**
- * kReadOnlyGroup: members of this group may only GET (and HEAD); POST, PUT, PATCH and DELETE
- * answer 403 Forbidden. Any other authenticated user may do everything.
- */
-export const kReadOnlyGroup = 'kubelet-ts:read-only';
+export { kReadOnlyGroup } from './authz/bootstrap.js';
 
 /** TokenUser: who a bearer token stands for (user.DefaultInfo). */
 export interface TokenUser {
@@ -183,15 +181,24 @@ export function unionTokenAuthenticators(...list: TokenAuthenticator[]): TokenAu
 
 /**
  * ServerAuth: how the server authenticates and authorizes (the kubelet's
- * KubeletAuthentication/KubeletAuthorization, reduced).
+ * KubeletAuthentication/KubeletAuthorization).
  * - `tokens`: the bearer tokens it knows (the admin token and `--token-auth-file`).
  * - `anonymous`: whether a request without credentials is served as {@link kAnonymousUser}
- *   (`--anonymous-auth`); an anonymous user may only read, never write or open a stream into a
- *   container.
+ *   (`--anonymous-auth`), for what the built-in anonymous bindings allow (reads).
+ * - `authorizer`: the RBAC policy (the built-in policy plus `--authorization-policy-file`);
+ *   absent = the built-in policy alone (authz/bootstrap.ts).
+ * - `nodeName`: this node's name, the object of the kubelet paths' `nodes/…` attributes ('' if absent).
  */
 export interface ServerAuth {
   tokens: TokenAuthenticator;
   anonymous: boolean;
+  authorizer?: Authorizer;
+  nodeName?: string;
+}
+
+/** authorizerOf: the authorizer of `auth` (its policy, or the built-in one). */
+export function authorizerOf(auth: ServerAuth): Authorizer {
+  return auth.authorizer ?? defaultAuthorizer(auth.anonymous);
 }
 
 /** AccessDecision: the request may go on as `user` (undefined when auth is off), or gets `status`. */
@@ -210,63 +217,7 @@ const kUnauthenticatedPaths = new Set(['/healthz', '/healthz/']);
  */
 const kPublicReadPaths = new Set(kDashboardAssetPaths);
 
-/**
- * kStreamingPathPrefixes: the kubelet's streaming endpoints (exec, attach, run, port-forward). They
- * reach into a container, so even their GET (a WebSocket upgrade) needs an authenticated user who
- * may write: the kubelet authorizes them as `create` on nodes/proxy whatever the method, since a
- * GET upgrade runs commands as surely as a POST does. `follow` logs and the watch are reads (the
- * same data a plain GET returns) and stay open to anonymous readers.
- */
-export const kStreamingPathPrefixes: readonly string[] = Object.freeze(['/exec/', '/attach/', '/run/', '/portForward/']);
-
 const kReadMethods = new Set(['get', 'head']);
-
-/**
- * kKubeStreamingPath: the Kubernetes API's streaming subresources of a pod (exec, attach,
- * portforward, proxy): like {@link kStreamingPathPrefixes}, even their GET needs an identity that may write.
- */
-export const kKubeStreamingPath = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/(exec|attach|portforward|proxy)\/?$/;
-
-/**
- * kSelfReviewPaths: the self reviews (`kubectl auth whoami`, `kubectl auth can-i`): a POST that
- * changes nothing and that the apiserver lets every identity make, so they count as reads.
- */
-export const kSelfReviewPaths: ReadonlySet<string> = new Set([
-  '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-  '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-  '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews',
-]);
-
-/** isWrite: the request changes state or opens a stream into a container (needs an identity that may write). */
-function isWrite(method: string, path: string): boolean {
-  if (method === 'post' && kSelfReviewPaths.has(path)) return false;
-  return !kReadMethods.has(method) || kStreamingPathPrefixes.some((p) => path.startsWith(p)) || kKubeStreamingPath.test(path);
-}
-
-/** kReadVerbs: the Kubernetes verbs that only read. */
-const kReadVerbs = new Set(['get', 'list', 'watch']);
-/** kStreamingSubresources: pod subresources that enter a container whatever the verb. */
-const kStreamingSubresources = new Set(['exec', 'attach', 'portforward', 'proxy']);
-
-/**
- * authorizeAttributes decides a Kubernetes verb on a resource for `user` by the same rules as
- * {@link checkAccess} (for SelfSubjectAccessReview, `kubectl auth can-i`): anyone authenticated
- * but a member of {@link kReadOnlyGroup} may do everything; the read-only group and the anonymous
- * user (only present while `--anonymous-auth` allows it) may only get, list and watch, never a
- * streaming subresource. `user` undefined (auth off) may do everything. Pure.
- * @returns whether it is allowed and the reason, as an authorizer's decision text.
- */
-export function authorizeAttributes(user: TokenUser | undefined, verb: string, subresource = ''): { allowed: boolean; reason: string } {
-  if (user === undefined) return { allowed: true, reason: 'authorization is off' };
-  const reads = kReadVerbs.has(verb) && !kStreamingSubresources.has(subresource);
-  if (user.name === kAnonymousUser.name) {
-    return reads ? { allowed: true, reason: 'anonymous requests may read (--anonymous-auth)' } : { allowed: false, reason: 'anonymous requests may only read' };
-  }
-  if (user.groups.includes(kReadOnlyGroup)) {
-    return reads ? { allowed: true, reason: `group "${kReadOnlyGroup}" may read` } : { allowed: false, reason: `group "${kReadOnlyGroup}" may only get, list and watch` };
-  }
-  return { allowed: true, reason: user.groups.includes('system:masters') ? 'group "system:masters" may do everything' : 'an authenticated user may do everything' };
-}
 
 function unauthorized(reason: string): AccessDecision {
   return { ok: false, reason, status: statusError(401, 'Unauthorized', 'Unauthorized') };
@@ -303,31 +254,21 @@ export function authorizationHeaders(req: { forEach(cb: (name: string, value: st
 }
 
 /**
- * authorizeToken authenticates the bearer `token` and authorizes `method` on `path` for its user
- * (401 for an unknown token, 403 for a read-only user's write or stream). Pure.
+ * authorizeUser: the RBAC decision for `user` on the request (authz/authorize.ts): the user, or 403
+ * with the apiserver's message (401 for the anonymous user, so a client knows to send a token). Pure.
  */
-function authorizeToken(tokens: TokenAuthenticator, method: string, path: string, token: string): AccessDecision {
-  const user = tokens.authenticateToken(token);
-  if (!user) return unauthorized('invalid bearer token');
-  if (isWrite(method, path) && user.groups.includes(kReadOnlyGroup)) {
-    return {
-      ok: false,
-      reason: `user in group ${kReadOnlyGroup} may only read`,
-      status: statusError(403, 'Forbidden', `forbidden: User "${user.name}" cannot ${method} path ${JSON.stringify(path)}: group "${kReadOnlyGroup}" may only get`),
-    };
-  }
-  return { ok: true, user };
+function authorizeUser(auth: ServerAuth, user: TokenUser, method: string, path: string, query?: URLSearchParams): AccessDecision {
+  const d = authorizeRequest(authorizerOf(auth), user, method, path, auth.nodeName ?? '', query);
+  if (d.allowed) return { ok: true, user };
+  if (user === kAnonymousUser) return unauthorized(`no bearer token (anonymous requests may not: ${forbiddenMessage(user.name, d.attributes)})`);
+  return { ok: false, reason: `RBAC: ${forbiddenMessage(user.name, d.attributes)}`, status: forbidden(user.name, d.attributes) };
 }
 
-/**
- * authorizeAnonymous decides a request that carries no credentials: with `auth.anonymous` a read
- * (GET/HEAD outside the streaming paths) goes on as {@link kAnonymousUser}; everything else → 401,
- * so the client knows to send a token. Pure.
- */
-function authorizeAnonymous(auth: ServerAuth, method: string, path: string): AccessDecision {
-  if (!auth.anonymous) return unauthorized('no bearer token (anonymous requests are off: --anonymous-auth=false)');
-  if (isWrite(method, path)) return unauthorized(`no bearer token (anonymous requests may only read; ${method} ${path} needs an identity)`);
-  return { ok: true, user: kAnonymousUser };
+/** authorizeToken authenticates the bearer `token` (401 for an unknown one) and authorizes its user. Pure. */
+function authorizeToken(auth: ServerAuth, method: string, path: string, token: string, query?: URLSearchParams): AccessDecision {
+  const user = auth.tokens.authenticateToken(token);
+  if (!user) return unauthorized('invalid bearer token');
+  return authorizeUser(auth, user, method, path, query);
 }
 
 /**
@@ -335,23 +276,27 @@ function authorizeAnonymous(auth: ServerAuth, method: string, path: string): Acc
  * kubelet's filter does after the apiserver's authenticators. With `auth` undefined (only
  * in-process tests start a server so) every request is allowed. `/healthz` never needs a token,
  * nor do GET and HEAD of the dashboard's static files ({@link kDashboardAssetPaths}). A request
- * without an `Authorization` header is anonymous: allowed to read while `auth.anonymous`, else
- * 401. A malformed header or an unknown token → 401 (never anonymous); a member of
- * {@link kReadOnlyGroup} writing or opening a stream → 403 `Forbidden`. "Writing" is any method
- * but GET/HEAD, and any method on {@link kStreamingPathPrefixes}. Pure; the WebSocket upgrade of
- * the watch goes through {@link checkWebSocketAccess}; a second `Authorization` header is refused
- * before this by the caller ({@link duplicateCredentials}).
- * @param method lowercased HTTP method.
- * @param path the request path (without query).
+ * without an `Authorization` header is anonymous: 401 unless `auth.anonymous`, then authorized as
+ * {@link kAnonymousUser} (401 when refused). A malformed header or an unknown token → 401 (never
+ * anonymous). Every identity is then authorized by RBAC (authz/authorize.ts: the request's
+ * attributes, the built-in policy and the policy file): 403 `Forbidden` with the apiserver's
+ * message when no rule allows it. Pure; WebSocket upgrades go through {@link checkWebSocketAccess};
+ * a second `Authorization` header is refused before this by the caller ({@link duplicateCredentials}).
+ * @param method lowercased HTTP method (`get` for a WebSocket upgrade).
+ * @param path the request path (without query, still percent-encoded).
  * @param authorization the `Authorization` header value ('' if none).
+ * @param query the query (`watch=true` makes a collection GET a `watch`).
  */
-export function checkAccess(auth: ServerAuth | undefined, method: string, path: string, authorization: string): AccessDecision {
+export function checkAccess(auth: ServerAuth | undefined, method: string, path: string, authorization: string, query?: URLSearchParams): AccessDecision {
   if (auth === undefined || kUnauthenticatedPaths.has(path)) return { ok: true };
   if (kReadMethods.has(method) && kPublicReadPaths.has(path)) return { ok: true };
-  if (authorization === '') return authorizeAnonymous(auth, method, path);
+  if (authorization === '') {
+    if (!auth.anonymous) return unauthorized('no bearer token (anonymous requests are off: --anonymous-auth=false)');
+    return authorizeUser(auth, kAnonymousUser, method, path, query);
+  }
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!m) return unauthorized('malformed Authorization header');
-  return authorizeToken(auth.tokens, method, path, m[1]);
+  return authorizeToken(auth, method, path, m[1], query);
 }
 
 /** kBearerProtocolPrefix: the apiserver's WebSocket subprotocol prefix that carries a bearer token. */
@@ -414,9 +359,10 @@ export interface WebSocketAccess {
  * Authorization headers, counted: more than one is a 400, and its Sec-WebSocket-Protocol). Read
  * synchronously in the upgrade handler, as uWS requires. Pure.
  */
-export function checkUpgradeAccess(auth: ServerAuth | undefined, path: string, req: { forEach(cb: (name: string, value: string) => void): void; getHeader(name: string): string }): WebSocketAccess {
+export function checkUpgradeAccess(auth: ServerAuth | undefined, path: string, req: { forEach(cb: (name: string, value: string) => void): void; getHeader(name: string): string; getQuery?(): string | undefined }): WebSocketAccess {
   const authorization = authorizationHeaders(req);
-  const checked = checkWebSocketAccess(auth, path, authorization.value, req.getHeader('sec-websocket-protocol'));
+  const query = new URLSearchParams(req.getQuery?.() ?? '');
+  const checked = checkWebSocketAccess(auth, path, authorization.value, req.getHeader('sec-websocket-protocol'), query);
   return authorization.count > 1 ? { access: duplicateCredentials(authorization.count), protocol: checked.protocol } : checked;
 }
 
@@ -426,19 +372,22 @@ export function checkUpgradeAccess(auth: ServerAuth | undefined, path: string, r
  * `Authorization` header's token is tried first, then the token of a
  * `base64url.bearer.authorization.k8s.io.` subprotocol; either one authenticating is enough. A
  * request offering neither is anonymous ({@link checkAccess}); a token offered and refused is 401,
- * never anonymous. The subprotocol answered is the first other one the client offered ('' if
+ * never anonymous. The upgrade is authorized as a GET of `path` (authz/attributes.ts makes a GET
+ * of exec, attach, port-forward and the kubelet's streaming paths a `create`); a token user
+ * RBAC refuses gets 403, never a fallback to the subprotocol's token. The subprotocol answered
+ * is the first other one the client offered ('' if
  * none), never the token's. With `auth` undefined the upgrade is allowed and a bearer subprotocol
  * is ignored. Pure.
  * @param authorization the `Authorization` header value ('' if none).
  * @param protocolHeader the `Sec-WebSocket-Protocol` header value ('' if none).
  */
-export function checkWebSocketAccess(auth: ServerAuth | undefined, path: string, authorization: string, protocolHeader: string): WebSocketAccess {
+export function checkWebSocketAccess(auth: ServerAuth | undefined, path: string, authorization: string, protocolHeader: string, query?: URLSearchParams): WebSocketAccess {
   const offered = bearerTokenFromProtocols(protocolHeader);
   const protocol = offered.ok ? (offered.protocols[0] ?? '') : (protocolHeader.split(',').map((p) => p.trim()).find((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix)) ?? '');
   if (auth === undefined) return { access: { ok: true }, protocol };
-  const byHeader = authorization === '' ? undefined : checkAccess(auth, 'get', path, authorization);
+  const byHeader = authorization === '' ? undefined : checkAccess(auth, 'get', path, authorization, query);
   if (byHeader && (byHeader.ok || byHeader.status.code !== 401)) return { access: byHeader, protocol };
   if (!offered.ok) return { access: unauthorized(offered.reason), protocol };
-  if (offered.token !== '') return { access: authorizeToken(auth.tokens, 'get', path, offered.token), protocol };
-  return { access: byHeader ?? checkAccess(auth, 'get', path, ''), protocol };
+  if (offered.token !== '') return { access: authorizeToken(auth, 'get', path, offered.token, query), protocol };
+  return { access: byHeader ?? checkAccess(auth, 'get', path, '', query), protocol };
 }

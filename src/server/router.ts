@@ -2,6 +2,7 @@
 import type { AgentHost } from './agent-host.js';
 import type { HttpReply } from './reply.js';
 import type { TokenUser } from './auth.js';
+import type { Authorizer } from './authz/rbac.js';
 
 /**
  * HttpRequestInfo: what a handler may know of a request. server.ts copies it out of the uWS
@@ -27,6 +28,8 @@ export interface RouteContext {
   body?: Buffer;
   /** The authenticated user (auth.ts checkAccess); undefined when the server runs without auth (in-process tests). */
   user?: TokenUser;
+  /** The server's RBAC authorizer (auth.ts authorizerOf), for the self reviews; undefined without auth. */
+  authorizer?: Authorizer;
   /** onAborted: `fn` runs if the client goes away before the answer (long handlers such as POST /run cancel their work). */
   onAborted?: (fn: () => void) => void;
 }

@@ -12,7 +12,7 @@ import { statsRoutes } from './routes/stats.js';
 import { dashboardAssetHandler, dashboardIndexHandler } from './dashboard/serve.js';
 import { registerWatch } from './ws/watch.js';
 import { statusError } from './status.js';
-import { authorizationHeaders, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
+import { authorizationHeaders, authorizerOf, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
 import { checkPathParams, conflictingContentLength, headerBytes, kDefaultRequestLimits, kMaxBodyTimeoutMs, tooLarge, type RequestLimits } from './request-limits.js';
 import { intakeRoutes } from './routes/intake.js';
 import { objectRoutes } from './routes/objects.js';
@@ -278,7 +278,8 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
   }
   // `headers` keeps the last of repeated headers: the Authorization ones are counted apart.
   const authorization = authorizationHeaders(ureq);
-  const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checkAccess(ctx.auth, req.method, req.path, authorization.value);
+  const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checkAccess(ctx.auth, req.method, req.path, authorization.value, req.query);
+  const authorizer = ctx.auth ? authorizerOf(ctx.auth) : undefined;
   if (!access.ok) {
     // Never log the token itself.
     const code = access.status.code;
@@ -310,7 +311,7 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
       const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
       if (wantsBody && !hasBody) {
         try {
-          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user, onAborted: (fn) => state.onAbort.push(fn) });
+          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user, authorizer, onAborted: (fn) => state.onAbort.push(fn) });
         } catch (err) {
           reply = internalError(logger, req, err);
         }
@@ -324,13 +325,13 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
         reply = readBody(res, limits.maxRequestBodyBytes, limits.bodyTimeoutMs, state).then(
           (body) => {
             state.bodyPending = false;
-            return match.handler({ host, req, params: match.params, body, user: access.user, onAborted: (fn) => state.onAbort.push(fn) });
+            return match.handler({ host, req, params: match.params, body, user: access.user, authorizer, onAborted: (fn) => state.onAbort.push(fn) });
           },
           (err: unknown) => (isStatus(err) ? statusReply(err) : Promise.reject(err)),
         );
       } else {
         try {
-          reply = match.handler({ host, req, params: match.params, user: access.user });
+          reply = match.handler({ host, req, params: match.params, user: access.user, authorizer });
         } catch (err) {
           reply = internalError(logger, req, err);
         }

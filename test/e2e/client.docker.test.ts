@@ -35,7 +35,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-client-'));
-    await writeFile(join(dir, 'tokens.csv'), 'secret-admin,admin,1\nsecret-view,viewer,2,"kubelet-ts:read-only"\n');
+    await writeFile(join(dir, 'tokens.csv'), 'secret-admin,admin,1,system:masters\nsecret-view,viewer,2,"kubelet-ts:read-only"\n');
     node = await startTestNode({ podManifestPath: '' });
     authNode = await startTestNode({ podManifestPath: '', tokenAuthFile: join(dir, 'tokens.csv'), anonymousAuth: false, runtime: 'fake' });
     server = `http://127.0.0.1:${node.agent.port}`;
@@ -174,7 +174,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     await writeFile(f, manifest('ro', 'sleep 1'));
     const denied = await runCliOn(authServer, 'apply', '-f', f, '--token', 'secret-view');
     expect(denied.code).toBe(1);
-    expect(denied.stderr).toContain('kubelet-ts:read-only');
+    expect(denied.stderr).toContain('User "viewer" cannot create resource "nodes/proxy"');
     const allowed = await runCliOn(authServer, 'apply', '-f', f, '--token', 'secret-admin');
     expect(allowed).toMatchObject({ code: 0, stdout: 'pod/ro created\n' });
   }, kTestMs);

@@ -98,7 +98,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
   it('with --token-auth-file and --anonymous-auth=false loads the page without a token, asks for one and then shows the pods', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-dash-auth-'));
     const tokenFile = join(dir, 'tokens.csv');
-    await writeFile(tokenFile, 'admin-token,admin,1\nviewer-token,viewer,2,"kubelet-ts:read-only"\n');
+    await writeFile(tokenFile, 'admin-token,admin,1,system:masters\nviewer-token,viewer,2,"kubelet-ts:read-only"\n');
     // The fake runtime: this case is about the page and the server, not Docker.
     const secured = await startTestNode({ tokenAuthFile: tokenFile, anonymousAuth: false, runtime: 'fake' });
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

@@ -38,7 +38,20 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 part A: securityContext ru
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-secctx-'));
     const tokenFile = join(dir, 'tokens.csv');
     await writeFile(tokenFile, `${kUserToken},alice,alice-uid,"developers"\n`);
-    node = await startTestNode({ tokenAuthFile: tokenFile });
+    // The developers may post pods through the kubelet's own path (nodes/proxy), nothing more (RBAC, issue 38).
+    const policyFile = join(dir, 'policy.yaml');
+    await writeFile(policyFile, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: node-proxy}
+rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: developers-node-proxy}
+subjects: [{kind: Group, name: developers}]
+roleRef: {kind: ClusterRole, name: node-proxy, apiGroup: rbac.authorization.k8s.io}
+`);
+    node = await startTestNode({ tokenAuthFile: tokenFile, authorizationPolicyFile: policyFile });
     await mkdir(join(node.rootDir, 'seccomp', 'profiles'), { recursive: true });
     await writeFile(join(node.rootDir, 'seccomp', 'profiles', 'allow.json'), JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW' }));
   }, kTestMs);

@@ -138,7 +138,7 @@ spec:
     expect((await kubectl(['get', 'nodes'])).stdout).toMatch(new RegExp(`^${name}\\s+Ready\\s`, 'm'));
     const viewer = await kubectl(['cordon', name], { token: kViewerToken });
     // kubectl cordon prints the refusal but exits 0 (it reports per node); the node stays schedulable.
-    expect(viewer.stderr).toContain(`unable to cordon node "${name}": forbidden`);
+    expect(viewer.stderr).toContain(`unable to cordon node "${name}": nodes "${name}" is forbidden: User "viewer" cannot patch resource "nodes" in API group "" at the cluster scope`);
     expect((await kubectl(['get', 'node', name, '-o', 'jsonpath={.spec.unschedulable}'])).stdout).toBe('');
 
     for (const pf of running.splice(0)) await pf.stop(); // drain waits for the pod; forwards would hold it

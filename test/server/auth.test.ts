@@ -43,7 +43,7 @@ describe('parseTokenFile', () => {
 });
 
 describe('checkAccess (--anonymous-auth=false)', () => {
-  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1\nview,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
+  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1,system:masters\nvtok,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
   it.each([
     [undefined, 'post', '/pods', '', true, undefined],
     [auth, 'get', '/healthz', '', true, undefined],
@@ -51,16 +51,16 @@ describe('checkAccess (--anonymous-auth=false)', () => {
     [auth, 'get', '/pods', 'Bearer wrong', false, 401],
     [auth, 'get', '/pods', 'Bearer admin', true, undefined],
     [auth, 'delete', '/pods/default/a', 'bearer admin', true, undefined],
-    [auth, 'get', '/pods', 'Bearer view', true, undefined],
-    [auth, 'head', '/pods', 'Bearer view', true, undefined],
-    [auth, 'post', '/pods', 'Bearer view', false, 403],
-    [auth, 'put', '/pods/default/a', 'Bearer view', false, 403],
+    [auth, 'get', '/pods', 'Bearer vtok', true, undefined],
+    [auth, 'head', '/pods', 'Bearer vtok', true, undefined],
+    [auth, 'post', '/pods', 'Bearer vtok', false, 403],
+    [auth, 'put', '/pods/default/a', 'Bearer vtok', false, 403],
   ])('auth=%#: %s %s with %j → ok=%s', (a, method, path, header, ok, code) => {
     const d = checkAccess(a, method, path, header);
     expect(d.ok).toBe(ok);
     if (!d.ok) {
       expect(d.status.code).toBe(code);
-      expect(d.reason).not.toContain('view');
+      expect(d.reason).not.toContain('vtok');
     }
   });
 });
@@ -86,12 +86,12 @@ describe('bearerTokenFromProtocols (the apiserver websocket.ProtocolAuthenticato
 });
 
 describe('checkWebSocketAccess (--anonymous-auth=false)', () => {
-  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1\nview,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
+  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1,system:masters\nvtok,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
   const proto = (t: string) => `${kBearerProtocolPrefix}${Buffer.from(t).toString('base64url')}, watch.kubelet-ts`;
   it.each([
     ['the header', 'Bearer admin', '', 200],
     ['the subprotocol', '', proto('admin'), 200],
-    ['a read-only token in the subprotocol', '', proto('view'), 200],
+    ['a read-only token in the subprotocol', '', proto('vtok'), 200],
     ['a bad header but a good subprotocol', 'Bearer wrong', proto('admin'), 200],
     ['a bad subprotocol token', '', proto('wrong'), 401],
     ['neither', '', 'watch.kubelet-ts', 401],

@@ -104,7 +104,7 @@ const podJson = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 const host = new FakeIntakeHost();
-const tokens = parseTokenFile('admin-token,admin,1\nviewer-token,viewer,2,"kubelet-ts:read-only,other"\n', 'tokens.csv');
+const tokens = parseTokenFile('admin-token,admin,1,system:masters\nviewer-token,viewer,2,"kubelet-ts:read-only,other"\n', 'tokens.csv');
 let server: AgentServer;
 let authServer: AgentServer;
 let base: string;
@@ -549,7 +549,7 @@ describe('access control (--token-auth-file)', () => {
       const { status, body } = await call(method, path, JSON.stringify(podJson('authed')), 'application/json', auth, authBase);
       expect(status).toBe(403);
       expect(body).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
-      expect(body.message).toContain('kubelet-ts:read-only');
+      expect(body.message).toContain(`User "viewer" cannot ${method === 'POST' ? 'create' : method === 'PUT' ? 'update' : 'delete'} resource "nodes/proxy"`);
     }
     expect(host.getPod('default', 'authed')).toBeDefined();
   });

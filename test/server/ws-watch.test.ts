@@ -222,7 +222,7 @@ describe('coalesce', () => {
 describe('WS /watch/pods with --token-auth-file', () => {
   it('refuses a missing or unknown token with 401 and accepts the Authorization header or the bearer subprotocol', async () => {
     const { parseTokenFile } = await import('../../src/server/auth.js');
-    const auth = parseTokenFile('secret-token,alice,1001\n', 'tokens.csv');
+    const auth = parseTokenFile('secret-token,alice,1001,system:masters\n', 'tokens.csv');
     const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
     const secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: { tokens: auth, anonymous: false } });
     const url = `ws://127.0.0.1:${secured.port}/watch/pods`;
@@ -255,7 +255,7 @@ describe('WS /watch/pods with --token-auth-file', () => {
     const b64 = (t: string) => Buffer.from(t).toString('base64url');
     beforeAll(async () => {
       const { parseTokenFile } = await import('../../src/server/auth.js');
-      const auth = parseTokenFile('secret-token,alice,1001\nviewer-token,viewer,1002,"kubelet-ts:read-only"\npad-token-x,carol,1003\n', 'tokens.csv');
+      const auth = parseTokenFile('secret-token,alice,1001,system:masters\nviewer-token,viewer,1002,"kubelet-ts:read-only"\npad-token-x,carol,1003,system:masters\n', 'tokens.csv');
       const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
       secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: { tokens: auth, anonymous: false } });
       url = `ws://127.0.0.1:${secured.port}/watch/pods`;

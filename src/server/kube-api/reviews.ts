@@ -2,11 +2,15 @@
  * Counterpart of the apiserver's self reviews: SelfSubjectReview (pkg/registry/authentication/
  * selfsubjectreview: `kubectl auth whoami`), SelfSubjectAccessReview and SelfSubjectRulesReview
  * (pkg/registry/authorization: `kubectl auth can-i`, `can-i --list`), answered from this node's
- * identities (auth.ts: the admin token, `--token-auth-file`, anonymous) and its rules
- * (authorizeAttributes), so what they say is what the node would do.
+ * identities (auth.ts: the admin token, `--token-auth-file`, anonymous) and the same RBAC
+ * authorizer every request goes through (authz/: the built-in policy and
+ * `--authorization-policy-file`), so what they say is what the node would do.
  */
 import type { Status } from '../../shared/api.js';
-import { authorizeAttributes, kAnonymousUser, kReadOnlyGroup, type TokenUser } from '../auth.js';
+import { kAnonymousUser, type TokenUser } from '../auth.js';
+import type { Attributes } from '../authz/attributes.js';
+import { defaultAuthorizer } from '../authz/authorize.js';
+import type { Authorizer, PolicyRule } from '../authz/rbac.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { statusError } from '../status.js';
@@ -50,30 +54,52 @@ const kServed: ReadonlyMap<string, Set<string>> = new Map([
 ]);
 
 /**
- * accessDecision: the answer to one SelfSubjectAccessReview spec. A resource this node does not
- * serve is denied with a reason saying so (the request would get 404 here); non-resource paths
- * are allowed for reads (GET, HEAD) to everyone who may read and for the rest as for resources.
+ * accessDecision: the answer to one SelfSubjectAccessReview spec (pkg/registry/authorization/
+ * selfsubjectaccessreview: the spec's attributes for the requesting user, decided by the
+ * authorizer). A resource this node does not serve is denied with a reason saying so (the
+ * request would get 404 here). `user` undefined (a server without auth) may do everything.
+ * @param authorizer the server's (default: the built-in policy without anonymous bindings).
  */
-export function accessDecision(user: TokenUser | undefined, spec: Record<string, unknown>): { allowed: boolean; denied?: boolean; reason: string } {
+export function accessDecision(user: TokenUser | undefined, spec: Record<string, unknown>, authorizer: Authorizer = defaultAuthorizer(false)): { allowed: boolean; denied?: boolean; reason: string } {
   const ra = spec.resourceAttributes as Record<string, string> | undefined;
   const nra = spec.nonResourceAttributes as Record<string, string> | undefined;
+  let attrs: Attributes;
   if (ra && typeof ra === 'object') {
-    const verb = String(ra.verb ?? '');
     const group = String(ra.group ?? '');
     const resource = String(ra.resource ?? '');
-    const sub = String(ra.subresource ?? '');
     if (resource !== '*' && !(kServed.get(group)?.has(resource) ?? false)) {
       return { allowed: false, denied: true, reason: `${resource}${group ? `.${group}` : ''} is not served by this node: ${user ? 'it' : 'this node'} serves only pods, nodes, namespaces, events, configmaps, secrets and metrics` };
     }
-    const d = authorizeAttributes(user, verb, sub);
-    return d.allowed ? d : { ...d, denied: true };
-  }
-  if (nra && typeof nra === 'object') {
+    attrs = { verb: String(ra.verb ?? ''), resourceRequest: true, apiGroup: group, namespace: String(ra.namespace ?? ''), resource, subresource: String(ra.subresource ?? ''), name: String(ra.name ?? ''), path: '' };
+  } else if (nra && typeof nra === 'object') {
     const verb = String(nra.verb ?? '').toLowerCase();
-    const d = authorizeAttributes(user, verb === 'head' ? 'get' : verb);
-    return d.allowed ? d : { ...d, denied: true };
+    attrs = { verb: verb === 'head' ? 'get' : verb, resourceRequest: false, apiGroup: '', namespace: '', resource: '', subresource: '', name: '', path: String(nra.path ?? '') };
+  } else {
+    return { allowed: false, reason: 'spec.resourceAttributes or spec.nonResourceAttributes is required' };
   }
-  return { allowed: false, reason: 'spec.resourceAttributes or spec.nonResourceAttributes is required' };
+  if (user === undefined) return { allowed: true, reason: 'authorization is off' };
+  const d = authorizer.authorize(user, attrs);
+  return d.allowed ? d : { ...d, denied: true };
+}
+
+/**
+ * rulesReviewStatus: the SelfSubjectRulesReview status for `user` in `namespace` (rbac.go RulesFor
+ * and the registry's ConvertToResourceRules/NonResourceRules): each rule that applies, as a
+ * resource rule or a non-resource rule. `user` undefined (no auth): everything.
+ */
+export function rulesReviewStatus(user: TokenUser | undefined, namespace: string, authorizer: Authorizer = defaultAuthorizer(false)): { resourceRules: object[]; nonResourceRules: object[]; incomplete: boolean } {
+  const rules: PolicyRule[] = user === undefined
+    ? [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }]
+    : authorizer.rulesFor(user, namespace);
+  const resourceRules: object[] = [];
+  const nonResourceRules: object[] = [];
+  for (const r of rules) {
+    if ((r.resources ?? []).length > 0) {
+      resourceRules.push({ verbs: r.verbs, apiGroups: r.apiGroups ?? [], resources: r.resources, ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}) });
+    }
+    if ((r.nonResourceURLs ?? []).length > 0) nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
+  }
+  return { resourceRules, nonResourceRules, incomplete: false };
 }
 
 function whoami({ user, body, req }: RouteContext): HttpReply {
@@ -82,7 +108,7 @@ function whoami({ user, body, req }: RouteContext): HttpReply {
   return jsonReply(201, { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: new Date().toISOString() }, status: { userInfo: userInfo(user) } });
 }
 
-function accessReview({ user, body, req }: RouteContext): HttpReply {
+function accessReview({ user, body, req, authorizer }: RouteContext): HttpReply {
   const raw = parseBody(body, 'SelfSubjectAccessReview', req.headers['content-type']);
   if (isStatus(raw)) return statusReply(raw);
   const spec = (raw.spec ?? {}) as Record<string, unknown>;
@@ -90,30 +116,25 @@ function accessReview({ user, body, req }: RouteContext): HttpReply {
     return statusReply(statusError(422, 'Invalid', 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
       { kind: 'SelfSubjectAccessReview', causes: [{ field: 'spec.resourceAttributes', reason: 'FieldValueInvalid', message: 'exactly one of nonResourceAttributes or resourceAttributes must be specified' }] }));
   }
-  const d = accessDecision(user, spec);
+  const d = accessDecision(user, spec, authorizer);
   return jsonReply(201, {
     kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec,
     status: { allowed: d.allowed, ...(d.denied ? { denied: true } : {}), reason: d.reason },
   });
 }
 
-function rulesReview({ user, body, req }: RouteContext): HttpReply {
+function rulesReview({ user, body, req, authorizer }: RouteContext): HttpReply {
   const raw = parseBody(body, 'SelfSubjectRulesReview', req.headers['content-type']);
   if (isStatus(raw)) return statusReply(raw);
-  const full = authorizeAttributes(user, 'create').allowed;
-  const readOnly = user?.groups.includes(kReadOnlyGroup) || user?.name === kAnonymousUser.name;
-  const verbs = full && !readOnly ? ['*'] : ['get', 'list', 'watch'];
+  const spec = (typeof raw.spec === 'object' && raw.spec !== null ? raw.spec : {}) as Record<string, unknown>;
+  const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';
   return jsonReply(201, {
-    kind: 'SelfSubjectRulesReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec: raw.spec ?? {},
-    status: {
-      resourceRules: [{ verbs, apiGroups: ['', ...Object.keys(kApiGroups)], resources: ['*'] }],
-      nonResourceRules: [{ verbs: full && !readOnly ? ['*'] : ['get'], nonResourceURLs: ['*'] }],
-      incomplete: false,
-    },
+    kind: 'SelfSubjectRulesReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec,
+    status: rulesReviewStatus(user, namespace, authorizer),
   });
 }
 
-/** reviewRoutes: POST selfsubjectreviews, selfsubjectaccessreviews and selfsubjectrulesreviews (auth.ts counts them as reads). */
+/** reviewRoutes: POST selfsubjectreviews, selfsubjectaccessreviews and selfsubjectrulesreviews (allowed to every identity by the built-in system:basic-user). */
 export function reviewRoutes(): Route[] {
   return [
     { path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', methods: { post: whoami } },

@@ -4,8 +4,8 @@
  * uWebSockets.js: `WS /exec/{namespace}/{pod}/{container}?command=…&stdin=1&stdout=1&stderr=1&tty=1`
  * and `WS /attach/…` (same query without command).
  *
- * Before the upgrade, as the kubelet: authentication and authorization (auth.ts: an identity that
- * may write, never anonymous), the query (400 naming the parameter), the sub-protocol (400 when
+ * Before the upgrade, as the kubelet: authentication and authorization (auth.ts: RBAC `create` on
+ * nodes/proxy, or on pods/exec|attach in the pod's namespace for the API's paths), the query (400 naming the parameter), the sub-protocol (400 when
  * none offered is served), the pod and container (404; 400 when not running), and the bounds (429).
  * After it: an empty frame on the lowest writable channel tells the client the stream is up; the
  * channels are relayed to the streams worker; the end is a Status on channel 3 (remotecommand.ts),

@@ -21,8 +21,8 @@
  *   a second stream of a type the request already has gets `error processing stream for request
  *   <id>: <type> stream already assigned`.
  *
- * Before the upgrade: the checks of checkPortForwardUpgrade (identity that may write, the running
- * pod), then the sub-protocol (400 naming the one served). Bounds: each forwarded connection
+ * Before the upgrade: the checks of checkPortForwardUpgrade (RBAC `create` on pods/portforward, the
+ * running pod), then the sub-protocol (400 naming the one served). Bounds: each forwarded connection
  * counts against the port-forward limiter as on `/portForward` (over it, the request's error
  * stream says so); at most {@link kMaxTunnelStreams} streams are open per session (more are
  * refused with RST_STREAM REFUSED_STREAM); an idle session is closed after

@@ -5,8 +5,8 @@
  * port-forward (the Kubernetes API path, SPDY in WebSocket messages) is port-forward-tunnel.ts;
  * both share {@link checkPortForwardUpgrade}, the plain-HTTP answers and the port-forward limiter.
  *
- * Before the upgrade, as the kubelet: authentication and authorization (auth.ts: an identity that
- * may write, never anonymous), the `port` query (400), the sub-protocol (400 when none offered is
+ * Before the upgrade, as the kubelet: authentication and authorization (auth.ts: RBAC `create` on
+ * nodes/proxy, or on pods/portforward in the pod's namespace for the API's path), the `port` query (400), the sub-protocol (400 when none offered is
  * served; portforward.ts), the pod (404 `pod does not exist`, or `pod not found` when the uid does
  * not match; 400 when its sandbox is not running) and the bounds (429). After it: per port, the
  * port number as the first frame of its data and error channels, then one connection to the pod's
@@ -241,8 +241,8 @@ export interface PortForwardUpgrade {
 
 /**
  * checkPortForwardUpgrade: the checks every port-forward upgrade makes before its own (the
- * kubelet's getPortForward and the apiserver's pod portforward REST): an identity that may write
- * (auth.ts; refusals are logged), a host that serves port-forward (405), the path's namespace,
+ * kubelet's getPortForward and the apiserver's pod portforward REST): RBAC `create` on the path's
+ * resource (auth.ts; refusals are logged), a host that serves port-forward (405), the path's namespace,
  * pod and optional uid (parameters 0–2: 400 on bad encoding or names), the running pod (404 `pod
  * does not exist`, 404 `pod not found` for another uid, 400 without a running sandbox). Reads
  * `ureq` synchronously, as uWS requires. Never throws.
