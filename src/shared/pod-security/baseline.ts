@@ -37,6 +37,7 @@ export const kSafeSysctlsByVersion: Readonly<Record<string, number>> = Object.fr
 const kAppArmorAnnotationPrefix = 'container.apparmor.security.beta.kubernetes.io/';
 const kSeccompPodAnnotation = 'seccomp.security.alpha.kubernetes.io/pod';
 const kSeccompContainerAnnotationPrefix = 'container.seccomp.security.alpha.kubernetes.io/';
+/** SELinux types a baseline pod may set (check_seLinuxOptions.go), and from 1.31 container_engine_t too. */
 const kAllowedSELinuxTypes = ['', 'container_t', 'container_init_t', 'container_kvm_t'];
 
 function fail(reason: string, detail: string): CheckFailure {
@@ -164,13 +165,14 @@ const appArmorProfile: Check = {
 
 const seLinuxOptions: Check = {
   id: 'seLinuxOptions', level: 'baseline', minVersion: 0,
-  run(_m, spec) {
+  run(_m, spec, minor) {
+    const allowedTypes = minor >= 31 ? [...kAllowedSELinuxTypes, 'container_engine_t'] : kAllowedSELinuxTypes;
     const types: string[] = [];
     let user = false;
     let role = false;
     const valid = (o: Obj): boolean => {
       let ok = true;
-      if (!kAllowedSELinuxTypes.includes(str(o.type))) { ok = false; types.push(str(o.type)); }
+      if (!allowedTypes.includes(str(o.type))) { ok = false; types.push(str(o.type)); }
       if (str(o.user) !== '') { ok = false; user = true; }
       if (str(o.role) !== '') { ok = false; role = true; }
       return ok;

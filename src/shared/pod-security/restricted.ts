@@ -3,7 +3,9 @@
  * policy versions upstream defines them (staging/src/k8s.io/pod-security-admission/policy:
  * check_restrictedVolumes.go, check_allowPrivilegeEscalation.go, check_runAsNonRoot.go,
  * check_runAsUser.go, check_seccompProfile_restricted.go, check_capabilities_restricted.go),
- * with upstream's reasons and details word for word. Pure.
+ * with upstream's reasons and details word for word. As upstream's registry, restrictedVolumes,
+ * seccompProfile_restricted and capabilities_restricted replace baseline's hostPathVolumes,
+ * seccompProfile_baseline and capabilities_baseline. Pure.
  */
 import { validSeccompType } from './baseline.js';
 import type { Check, CheckFailure } from './check.js';
@@ -83,7 +85,7 @@ const runAsUser: Check = {
 };
 
 const seccompProfileRestricted: Check = {
-  id: 'seccompProfile_restricted', level: 'restricted', minVersion: 19,
+  id: 'seccompProfile_restricted', level: 'restricted', minVersion: 19, overrides: ['seccompProfile_baseline'],
   run(_m, spec, minor) {
     if (windowsPod(spec, minor)) return undefined;
     const values: string[] = [];
@@ -105,7 +107,7 @@ const seccompProfileRestricted: Check = {
 };
 
 const capabilitiesRestricted: Check = {
-  id: 'capabilities_restricted', level: 'restricted', minVersion: 22,
+  id: 'capabilities_restricted', level: 'restricted', minVersion: 22, overrides: ['capabilities_baseline'],
   run(_m, spec, minor) {
     if (windowsPod(spec, minor)) return undefined;
     const missingDrop: string[] = [];
