@@ -55,5 +55,6 @@ describe('admitApiPods', () => {
 describe('warningHeader', () => {
   it('writes each text as the apiserver does, quotes and backslashes escaped, comma-joined', () => {
     expect(warningHeader(['a "b" \\ c', 'd'])).toBe('299 - "a \\"b\\" \\\\ c", 299 - "d"');
+    expect(warningHeader(['x\r\ny\u0000'])).toBe('299 - "x  y "');
   });
 });

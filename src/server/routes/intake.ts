@@ -148,11 +148,12 @@ export interface PodAdmission {
 
 /**
  * warningHeader: one `Warning` header value per text, comma-joined (a list header), each as the
- * apiserver writes it: `299 - "<text>"` with `"` and `\` escaped (k8s.io/apiserver/pkg/endpoints/
- * handlers/responsewriters: the warning recorder's headers; kubectl prints `Warning: <text>`).
+ * apiserver writes it: `299 - "<text>"` with `"` and `\` escaped (k8s.io/apimachinery/pkg/util/net
+ * NewWarningHeader, used by the apiserver's warning recorder; kubectl prints `Warning: <text>`).
  */
 export function warningHeader(texts: readonly string[]): string {
-  return texts.map((t) => `299 - "${t.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\r\n]/g, ' ')}"`).join(', ');
+  // Control characters (CR, LF, NUL…) may not appear in a header value: each becomes a space.
+  return texts.map((t) => `299 - "${t.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\u0000-\u001f\u007f]/g, ' ')}"`).join(', ');
 }
 
 /** withHeaders: `reply` with `headers` added (the Warning headers of admission). */
