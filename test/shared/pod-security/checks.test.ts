@@ -27,6 +27,8 @@ describe('baseline: refused, with upstream\'s reason and detail', () => {
     ['one hostPort', pod({ containers: [c('c', { ports: [{ containerPort: 80, hostPort: 12080 }] })] }), 'hostPort (container "c" uses hostPort 12080)'],
     ['hostPorts', pod({ containers: [c('a', { ports: [{ containerPort: 80, hostPort: 12080 }] }), c('b', { ports: [{ containerPort: 1, hostPort: 8080 }, { containerPort: 2, hostPort: 9090 }, { containerPort: 3 }] })] }),
       'hostPort (containers "a", "b" use hostPorts 12080, 8080, 9090)'],
+    ['hostPorts (upstream\'s multiple containers case)', pod({ containers: [c('a', { ports: [{ hostPort: 0 }] }), c('b', { ports: [{ hostPort: 0 }, { hostPort: 10 }, { hostPort: 20 }] }), c('c', { ports: [{ hostPort: 0 }, { hostPort: 10 }, { hostPort: 30 }] })] }),
+      'hostPort (containers "b", "c" use hostPorts 10, 20, 30)'],
     ['AppArmor Unconfined (fields and annotation)', pod(
       { securityContext: { appArmorProfile: { type: 'Unconfined' } }, containers: [sc('a', { appArmorProfile: { type: 'Unconfined' } }), sc('b', { appArmorProfile: { type: 'RuntimeDefault' } })] },
       { annotations: { 'container.apparmor.security.beta.kubernetes.io/b': 'unconfined' } }),
