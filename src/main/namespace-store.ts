@@ -33,6 +33,12 @@ export interface NamespaceStore {
    * @throws Error when the file cannot be written (the namespace is then not stored).
    */
   add(ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }): Promise<CreatedNamespace>;
+  /**
+   * update sets the labels and annotations of `name` (each replaced whole; absent → none) and
+   * resolves once the file has them. A namespace not stored yet (one in use, or a system one) is
+   * stored now, with a new uid and creationTimestamp. @throws Error as add (nothing is changed then).
+   */
+  update(ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }): Promise<CreatedNamespace>;
   /** remove drops `name` and resolves once the file no longer has it; false if it was not stored. @throws Error as add. */
   remove(name: string): Promise<boolean>;
 }
@@ -49,6 +55,22 @@ export function newNamespaceStore(rootDir: string, logger: Logger): NamespaceSto
   const byName = new Map<string, CreatedNamespace>();
   const out = newSerialFile(file);
   const persist = () => out.write(JSON.stringify([...byName.values()], null, 1));
+  /** store writes `ns` through to the file, keeping the uid and creationTimestamp of `had` (the record it replaces); restores `had` when the write fails. */
+  const store = async (ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }, had?: CreatedNamespace): Promise<CreatedNamespace> => {
+    const record: CreatedNamespace = {
+      name: ns.name, uid: had?.uid ?? randomUUID(), creationTimestamp: had?.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      ...(ns.labels ? { labels: ns.labels } : {}), ...(ns.annotations ? { annotations: ns.annotations } : {}),
+    };
+    byName.set(ns.name, record);
+    try {
+      await persist();
+    } catch (err) {
+      if (had) byName.set(ns.name, had);
+      else byName.delete(ns.name);
+      throw err;
+    }
+    return record;
+  };
   return {
     async load() {
       try {
@@ -64,20 +86,8 @@ export function newNamespaceStore(rootDir: string, logger: Logger): NamespaceSto
     },
     list: () => [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
     get: (name) => byName.get(name),
-    async add(ns) {
-      const created: CreatedNamespace = {
-        name: ns.name, uid: randomUUID(), creationTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        ...(ns.labels ? { labels: ns.labels } : {}), ...(ns.annotations ? { annotations: ns.annotations } : {}),
-      };
-      byName.set(ns.name, created);
-      try {
-        await persist();
-      } catch (err) {
-        byName.delete(ns.name);
-        throw err;
-      }
-      return created;
-    },
+    add: (ns) => store(ns),
+    update: (ns) => store(ns, byName.get(ns.name)),
     async remove(name) {
       const had = byName.get(name);
       if (!had) return false;

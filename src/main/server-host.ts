@@ -80,6 +80,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     listObjects: parts.objects ? (kind) => parts.objects!.list(kind) : undefined,
     createdNamespaces: parts.namespaces ? () => parts.namespaces!.list() : undefined,
     createNamespace: parts.namespaces ? (ns) => parts.namespaces!.add(ns) : undefined,
+    updateNamespace: parts.namespaces ? (ns) => parts.namespaces!.update(ns) : undefined,
     deleteNamespace: parts.namespaces ? (name) => parts.namespaces!.remove(name) : undefined,
     listEvents: () => parts.events.list(),
     getNode: () => parts.nodeApi.getNode(),

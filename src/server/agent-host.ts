@@ -148,6 +148,8 @@ export interface AgentHost {
   createdNamespaces?(): CreatedNamespace[];
   /** createNamespace stores a new empty namespace; resolves with it once it is on disk. @throws Error if it cannot be written. */
   createNamespace?(ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }): Promise<CreatedNamespace>;
+  /** updateNamespace replaces the labels and annotations of a namespace (storing one that was only in use); resolves with it once it is on disk. @throws Error if it cannot be written. */
+  updateNamespace?(ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }): Promise<CreatedNamespace>;
   /** deleteNamespace drops a created namespace; false if none of that name was created. @throws Error if the file cannot be written. */
   deleteNamespace?(name: string): Promise<boolean>;
   /** getNode: this node as a core/v1 Node (`GET /node`). */

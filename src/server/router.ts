@@ -3,6 +3,8 @@ import type { AgentHost } from './agent-host.js';
 import type { HttpReply } from './reply.js';
 import type { TokenUser } from './auth.js';
 import type { Authorizer } from './authz/rbac.js';
+import type { Logger } from '../shared/logging.js';
+import type { AgentListen } from '../shared/pod-security/agent-ports.js';
 
 /**
  * HttpRequestInfo: what a handler may know of a request. server.ts copies it out of the uWS
@@ -32,6 +34,14 @@ export interface RouteContext {
   authorizer?: Authorizer;
   /** onAborted: `fn` runs if the client goes away before the answer (long handlers such as POST /run cancel their work). */
   onAborted?: (fn: () => void) => void;
+  /** The server the request came in on: where the agent listens (admission refuses pods that would take its ports) and its logger (admission's audit lines). Undefined in in-process tests of single handlers. */
+  server?: RouteServerInfo;
+}
+
+/** RouteServerInfo: see RouteContext.server. `listen.ports` is filled once the server listens. */
+export interface RouteServerInfo {
+  listen: AgentListen;
+  logger: Logger;
 }
 
 /** RouteHandler: answers one request; may be async (server.ts guards with onAborted and corks). */

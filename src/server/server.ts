@@ -4,7 +4,7 @@ import uWS from 'uWebSockets.js';
 import { boundedErr, boundedField, type Logger } from '../shared/logging.js';
 import type { AgentHost } from './agent-host.js';
 import { statusLine, statusReply, type HttpReply } from './reply.js';
-import { newRouter, type HttpRequestInfo, type Route, type Router } from './router.js';
+import { newRouter, type HttpRequestInfo, type Route, type RouteServerInfo, type Router } from './router.js';
 import { healthzHandler } from './routes/healthz.js';
 import { getPodHandler, listPodsHandler } from './routes/pods.js';
 import { instrumentRoutes, metricsHandler } from './routes/metrics.js';
@@ -238,6 +238,8 @@ interface ServerContext {
   logger: Logger;
   auth?: ServerAuth;
   limits: Required<RequestLimits>;
+  /** Handed to every handler as RouteContext.server. */
+  info: RouteServerInfo;
 }
 
 function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): HttpReply {
@@ -253,7 +255,7 @@ function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): Http
  * after an await are corked; `onAborted` is always registered.
  */
 function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpRequest): void {
-  const { router, host, logger, limits } = ctx;
+  const { router, host, logger, limits, info } = ctx;
   const headers: Record<string, string> = {};
   const contentLengths: string[] = [];
   ureq.forEach((name, value) => {
@@ -311,7 +313,7 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
       const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
       if (wantsBody && !hasBody) {
         try {
-          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user, authorizer, onAborted: (fn) => state.onAbort.push(fn) });
+          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user, authorizer, server: info, onAborted: (fn) => state.onAbort.push(fn) });
         } catch (err) {
           reply = internalError(logger, req, err);
         }
@@ -325,13 +327,13 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
         reply = readBody(res, limits.maxRequestBodyBytes, limits.bodyTimeoutMs, state).then(
           (body) => {
             state.bodyPending = false;
-            return match.handler({ host, req, params: match.params, body, user: access.user, authorizer, onAborted: (fn) => state.onAbort.push(fn) });
+            return match.handler({ host, req, params: match.params, body, user: access.user, authorizer, server: info, onAborted: (fn) => state.onAbort.push(fn) });
           },
           (err: unknown) => (isStatus(err) ? statusReply(err) : Promise.reject(err)),
         );
       } else {
         try {
-          reply = match.handler({ host, req, params: match.params, user: access.user, authorizer });
+          reply = match.handler({ host, req, params: match.params, user: access.user, authorizer, server: info });
         } catch (err) {
           reply = internalError(logger, req, err);
         }
@@ -378,7 +380,8 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const limits = { ...kDefaultRequestLimits, ...options.limits };
   // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);
-  const ctx: ServerContext = { router, host, logger, auth: options.auth, limits };
+  const listenPorts: number[] = [];
+  const ctx: ServerContext = { router, host, logger, auth: options.auth, limits, info: { listen: { address: options.address, ports: listenPorts }, logger } };
   /** mount registers every route on one uWS app (the HTTP one and, with `tls`, the HTTPS one). */
   const mount = (app: uWS.TemplatedApp) => {
     const watchServer = registerWatch(app, host, logger, { auth: options.auth });
@@ -392,6 +395,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const watchServers = [mount(app)];
   const listenSocket = await listenOn(app, options.address, options.port, '--address/--port');
   const port = uWS.us_socket_local_port(listenSocket as uWS.us_socket);
+  listenPorts.push(port);
   logger.info({ address: options.address, port }, 'Started HTTP server');
   let tls: { app: uWS.TemplatedApp; socket: uWS.us_listen_socket; port: number } | undefined;
   if (options.tls) {
@@ -400,6 +404,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
     try {
       const socket = await listenOn(tlsApp, options.address, options.tls.port, '--address/--tls-port');
       tls = { app: tlsApp, socket, port: uWS.us_socket_local_port(socket as uWS.us_socket) };
+      listenPorts.push(tls.port);
     } catch (err) {
       uWS.us_listen_socket_close(listenSocket);
       throw err;

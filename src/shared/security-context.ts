@@ -31,16 +31,6 @@ export const kSafeSysctls: readonly string[] = [
   'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes',
 ];
 
-/**
- * kDockerDefaultCapabilities: the capabilities Docker 20.10 gives a container (its
- * `oci.DefaultCapabilities`). Adding one of these asks for nothing beyond the default; any other
- * (or `ALL`) needs a privileged identity through the API.
- */
-export const kDockerDefaultCapabilities: readonly string[] = [
-  'CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE',
-  'SYS_CHROOT', 'KILL', 'AUDIT_WRITE',
-];
-
 /** The legacy per-container AppArmor annotation key prefix (`container.apparmor.security.beta.kubernetes.io/<container>`). */
 export const kAppArmorAnnotationPrefix = 'container.apparmor.security.beta.kubernetes.io/';
 
@@ -306,30 +296,5 @@ export function effectiveSecurityContext(pod: Pod, container: Container): Effect
     procMount: csc.procMount,
   };
   for (const k of Object.keys(out) as Array<keyof EffectiveSecurityContext>) if (out[k] === undefined) delete out[k];
-  return out;
-}
-
-/**
- * privilegedPodFields: the fields of `pod` that give its containers power over the node, which
- * only a privileged identity may ask for through the API: `privileged: true`, capabilities added
- * beyond Docker's default set ({@link kDockerDefaultCapabilities}; `ALL` too), hostPath volumes,
- * hostNetwork, hostPID and hostIPC (what the Pod Security Standards' baseline level forbids).
- * Returns field paths (`spec.containers[0].securityContext.privileged`), empty when none.
- */
-export function privilegedPodFields(pod: Pod): string[] {
-  const spec = pod.spec as unknown;
-  if (!isObj(spec)) return [];
-  const out: string[] = [];
-  for (const f of ['hostNetwork', 'hostPID', 'hostIPC']) if (spec[f] === true) out.push(`spec.${f}`);
-  if (Array.isArray(spec.volumes)) spec.volumes.forEach((v, i) => { if (isObj(v) && v.hostPath != null) out.push(`spec.volumes[${i}].hostPath`); });
-  for (const { path, c } of allContainers(spec)) {
-    const sc = isObj(c.securityContext) ? c.securityContext : undefined;
-    if (!sc) continue;
-    if (sc.privileged === true) out.push(`${path}.securityContext.privileged`);
-    const add = isObj(sc.capabilities) && Array.isArray(sc.capabilities.add) ? sc.capabilities.add : [];
-    add.forEach((cap, i) => {
-      if (typeof cap === 'string' && !kDockerDefaultCapabilities.includes(capabilityName(cap))) out.push(`${path}.securityContext.capabilities.add[${i}]`);
-    });
-  }
   return out;
 }

@@ -62,4 +62,30 @@ describe('namespace store', () => {
     await expect(s.add({ name: 'x' })).rejects.toThrow(/ENOENT/);
     expect(s.list()).toEqual([]);
   });
+
+  it('update replaces labels and annotations, keeps uid and creationTimestamp, stores a namespace not stored yet, and survives a reload (issue #38: kubectl label namespace)', async () => {
+    const dir = await tmp();
+    const a = newNamespaceStore(dir, newLogger('silent'));
+    await a.load();
+    const made = await a.add({ name: 'team-a', labels: { team: 'a' }, annotations: { note: 'x' } });
+    const updated = await a.update({ name: 'team-a', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } });
+    expect(updated).toEqual({ name: 'team-a', uid: made.uid, creationTimestamp: made.creationTimestamp, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } });
+    const inUse = await a.update({ name: 'default', labels: { 'pod-security.kubernetes.io/warn': 'restricted' } });
+    expect(inUse.uid).toMatch(/^[0-9a-f-]{36}$/);
+    const b = newNamespaceStore(dir, newLogger('silent'));
+    await b.load();
+    expect(b.get('team-a')).toEqual(updated);
+    expect(b.get('default')).toEqual(inUse);
+  });
+
+  it('an update the file could not take changes nothing', async () => {
+    const dir = await tmp();
+    const s = newNamespaceStore(dir, newLogger('silent'));
+    await s.load();
+    const made = await s.add({ name: 'team-a', labels: { team: 'a' } });
+    await rm(dir, { recursive: true, force: true });
+    await expect(s.update({ name: 'team-a', labels: {} })).rejects.toThrow(/ENOENT/);
+    await expect(s.update({ name: 'team-b' })).rejects.toThrow(/ENOENT/);
+    expect(s.list()).toEqual([made]);
+  });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { applyPodDefaults } from '../../src/shared/defaults.js';
 import { formatFieldError } from '../../src/shared/errors.js';
-import { effectiveSecurityContext, normalizeSysctlName, privilegedPodFields, sysctlAllowed, sysctlNamespace } from '../../src/shared/security-context.js';
+import { effectiveSecurityContext, normalizeSysctlName, sysctlAllowed, sysctlNamespace } from '../../src/shared/security-context.js';
 import { validatePod, validatePodForNode } from '../../src/shared/validation.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -88,20 +88,5 @@ describe('sysctls', () => {
     expect(sysctlAllowed('net.core.somaxconn', [])).toBe(false);
     expect(sysctlAllowed('net.core.somaxconn', ['net.core.*'])).toBe(true);
     expect(sysctlAllowed('kernel.msgmax', ['kernel.msgmax'])).toBe(true);
-  });
-});
-
-describe('privilegedPodFields', () => {
-  it('lists the fields only system:masters may ask for through the API', () => {
-    const p = pod({
-      hostNetwork: true, hostPID: true,
-      volumes: [{ name: 'h', hostPath: { path: '/' } }, { name: 'e', emptyDir: {} }],
-      containers: [{ name: 'c', image: 'i', securityContext: { privileged: true, capabilities: { add: ['CHOWN', 'cap_net_admin', 'ALL'] } } }],
-    });
-    expect(privilegedPodFields(p)).toEqual([
-      'spec.hostNetwork', 'spec.hostPID', 'spec.volumes[0].hostPath', 'spec.containers[0].securityContext.privileged',
-      'spec.containers[0].securityContext.capabilities.add[1]', 'spec.containers[0].securityContext.capabilities.add[2]',
-    ]);
-    expect(privilegedPodFields(pod({ containers: [{ name: 'c', image: 'i', securityContext: { capabilities: { add: ['NET_BIND_SERVICE'], drop: ['ALL'] } } }] }))).toEqual([]);
   });
 });

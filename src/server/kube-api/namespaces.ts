@@ -9,6 +9,9 @@
  *   core/v1 Namespace with `metadata.name` a DNS-1123 label (422 naming the field otherwise), string
  *   maps of labels and annotations; 409 AlreadyExists for a name already shown; 201 with the
  *   Namespace once it is on disk (src/main/namespace-store.ts). `?dryRun=All` checks and stores nothing.
+ * - `PUT`/`PATCH /api/v1/namespaces/{name}` (`kubectl label namespace`, `apply -f`): the labels and
+ *   annotations, among them the Pod Security Admission ones (`pod-security.kubernetes.io/*`,
+ *   checked as upstream's admission checks them); see updateNamespace.
  * - `DELETE /api/v1/namespaces/{name}`: 403 for the system ones (the apiserver's `this namespace
  *   may not be deleted`); 404 for a name neither created nor in use; 200 with the Namespace, now
  *   gone, for an empty created one. A namespace that still holds pods, ConfigMaps or Secrets is
@@ -18,7 +21,9 @@
  *
  * Handlers only; resources.ts mounts them beside the GETs.
  */
-import type { Status } from '../../shared/api.js';
+import type { Pod, Status } from '../../shared/api.js';
+import { kDefaultPolicy } from '../../shared/pod-security/admission.js';
+import { evaluatePod, levelVersionString, policyToEvaluate } from '../../shared/pod-security/policy.js';
 import { dns1123LabelErrors } from '../../shared/names.js';
 import { isStringMap } from '../../shared/validation-util.js';
 import type { AgentHost, CreatedNamespace } from '../agent-host.js';
@@ -26,11 +31,16 @@ import type { HttpReply } from '../reply.js';
 import type { RouteContext } from '../router.js';
 import { statusError } from '../status.js';
 import { decodeNamespaceBody, kProtobufMediaType } from './protobuf.js';
-import { isStatus, objectReply, parseDryRun, statusReply } from './request.js';
+import { warningHeader, withHeaders } from '../routes/intake.js';
+import { patchPod } from './patch.js';
+import { isStatus, kubeErrorStatus, objectReply, parseDryRun, statusReply } from './request.js';
 import type { NamespaceObject } from './table.js';
 
 /** kSystemNamespaces: the namespaces every cluster has, listed even when empty; they cannot be deleted. */
 export const kSystemNamespaces: readonly string[] = Object.freeze(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
+
+/** kNameLabel: the label every namespace carries with its own name (set by the apiserver, not by users). */
+const kNameLabel = 'kubernetes.io/metadata.name';
 
 /** The time this module was loaded: the creationTimestamp of namespaces that exist by use (they exist since the server started). */
 const kStartedAt = new Date().toISOString();
@@ -40,7 +50,7 @@ function toObject(name: string, created?: CreatedNamespace): NamespaceObject {
     apiVersion: 'v1', kind: 'Namespace',
     metadata: {
       name, creationTimestamp: created?.creationTimestamp ?? kStartedAt, ...(created ? { uid: created.uid } : {}),
-      labels: { ...created?.labels, 'kubernetes.io/metadata.name': name }, ...(created?.annotations ? { annotations: created.annotations } : {}),
+      labels: { ...created?.labels, [kNameLabel]: name }, ...(created?.annotations ? { annotations: created.annotations } : {}),
     },
     spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' },
   };
@@ -115,9 +125,86 @@ function parseNamespace(body: Buffer | undefined, contentType: string | undefine
   return { name, ...(m.labels ? { labels: m.labels } : {}), ...(m.annotations ? { annotations: m.annotations } : {}) };
 }
 
-/** updateNamespace: `PUT`/`PATCH /api/v1/namespaces/{name}` (`kubectl label ns`, `annotate ns`): not served, and the 405 says so. */
-export function updateNamespace(): HttpReply {
-  return statusReply(statusError(405, 'MethodNotAllowed', 'namespaces on this node are created and deleted, not updated or patched (kubectl label/annotate namespace is not served): give the labels when creating it'));
+/**
+ * podSecurityLabelErrors: 422 Invalid naming each `pod-security.kubernetes.io/*` label whose value
+ * is no level or version, as upstream's PodSecurity admission refuses a namespace create or
+ * update with them (pod-security-admission/admission/admission.go ValidateNamespace); else undefined.
+ */
+function podSecurityLabelErrors(name: string, labels: Record<string, string> | undefined): Status | undefined {
+  const { errors } = policyToEvaluate(labels, kDefaultPolicy);
+  if (errors.length === 0) return undefined;
+  const text = errors.map((e) => `${e.field}: Invalid value: ${JSON.stringify(e.value)}: ${e.message}`);
+  return statusError(422, 'Invalid', `Namespace ${JSON.stringify(name)} is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`, {
+    name, kind: 'Namespace', causes: errors.map((e) => ({ reason: 'FieldValueInvalid', field: e.field, message: `Invalid value: ${JSON.stringify(e.value)}: ${e.message}` })),
+  });
+}
+
+/**
+ * enforceWarnings: when an update makes the namespace's enforce level stricter, one warning naming
+ * it and one per pod of the namespace that would now be refused (`<pod>: <reasons>`), as the
+ * apiserver's PodSecurity admission answers a namespace label change (admission.go
+ * EvaluatePodsInNamespace). The pods keep running: enforcement applies to writes only.
+ */
+function enforceWarnings(host: AgentHost, name: string, before: Record<string, string> | undefined, after: Record<string, string> | undefined): string[] {
+  const { policy: old } = policyToEvaluate(before, kDefaultPolicy);
+  const { policy } = policyToEvaluate(after, kDefaultPolicy);
+  if (levelVersionString(old.enforce) === levelVersionString(policy.enforce) || policy.enforce.level === 'privileged') return [];
+  const pods = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === name);
+  const failing = pods.map((p) => [p.metadata?.name ?? '', evaluatePod(policy.enforce, p).map((f) => f.reason)] as const).filter(([, reasons]) => reasons.length > 0);
+  if (failing.length === 0) return [];
+  return [`existing pods in namespace ${JSON.stringify(name)} violate the new PodSecurity enforce level ${JSON.stringify(levelVersionString(policy.enforce))}`,
+    ...failing.map(([pod, reasons]) => `${pod}: ${[...new Set(reasons)].join(', ')}`)];
+}
+
+/**
+ * updateNamespace: `PUT` and `PATCH /api/v1/namespaces/{name}` (`kubectl label namespace`,
+ * `annotate namespace`, `replace`, and `apply -f` of a Namespace that exists): the labels and
+ * annotations are what may change (a namespace has no other field to set here); a PATCH is
+ * applied to the namespace as it is (JSON, merge, strategic merge or apply patch: patch.ts).
+ * 404 for a namespace not shown; 400 for a body naming another namespace; 422 for labels that are
+ * no string map or `pod-security.kubernetes.io/*` values that are no level or version; 200 with
+ * the Namespace once stored (a namespace only in use is stored from now on). The
+ * `kubernetes.io/metadata.name` label is the name's, whatever the body says. `?dryRun=All` checks
+ * and stores nothing. A stricter enforce level answers with the apiserver's warnings about the
+ * namespace's pods that it would refuse.
+ */
+export async function updateNamespace({ host, req, params, body }: RouteContext): Promise<HttpReply> {
+  if (!host.updateNamespace) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not update namespaces'));
+  const dryRun = parseDryRun(req.query);
+  if (isStatus(dryRun)) return statusReply(dryRun);
+  const name = params.namespace ?? params.name;
+  const current = namespaceObjects(host).find((n) => n.metadata.name === name);
+  if (!current) return statusReply(statusError(404, 'NotFound', `namespaces "${name}" not found`, { name, kind: 'namespaces' }));
+  let next: unknown;
+  if (req.method === 'patch') {
+    try {
+      next = patchPod(current as unknown as Pod, req.headers['content-type'] ?? '', (body ?? Buffer.alloc(0)).toString('utf8'), {});
+    } catch (err) {
+      return statusReply(kubeErrorStatus(err, 'namespaces', name));
+    }
+  } else {
+    const parsed = parseNamespace(body, req.headers['content-type']);
+    if (isStatus(parsed)) return statusReply(parsed);
+    if (parsed.name !== name) return statusReply(statusError(400, 'BadRequest', `the name of the object (${parsed.name}) does not match the name on the URL (${name})`));
+    next = { metadata: parsed };
+  }
+  const m = (next as { metadata?: { labels?: unknown; annotations?: unknown } }).metadata ?? {};
+  if (m.labels !== undefined && m.labels !== null && !isStringMap(m.labels)) return statusReply(invalid(name, 'metadata.labels', 'must be a map of strings'));
+  if (m.annotations !== undefined && m.annotations !== null && !isStringMap(m.annotations)) return statusReply(invalid(name, 'metadata.annotations', 'must be a map of strings'));
+  const labels = Object.fromEntries(Object.entries((m.labels ?? {}) as Record<string, string>).filter(([k]) => k !== kNameLabel));
+  const annotations = (m.annotations ?? undefined) as Record<string, string> | undefined;
+  const refused = podSecurityLabelErrors(name, labels);
+  if (refused) return statusReply(refused);
+  const before = host.createdNamespaces?.().find((n) => n.name === name);
+  const warnings = enforceWarnings(host, name, before?.labels, labels);
+  const headers: Record<string, string> = warnings.length > 0 ? { Warning: warningHeader(warnings) } : {};
+  const ns = { name, ...(Object.keys(labels).length > 0 ? { labels } : {}), ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}) };
+  if (dryRun) return withHeaders(objectReply(toObject(name, { ...ns, uid: before?.uid ?? '', creationTimestamp: before?.creationTimestamp ?? current.metadata.creationTimestamp ?? '' })), headers);
+  try {
+    return withHeaders(objectReply(toObject(name, await host.updateNamespace(ns))), headers);
+  } catch (err) {
+    return statusReply(statusError(500, 'InternalError', `Internal error occurred: cannot store namespace "${name}": ${(err as Error)?.message ?? String(err)}`));
+  }
 }
 
 /** createNamespace: `POST /api/v1/namespaces`. */
@@ -127,6 +214,8 @@ export async function createNamespace({ host, req, body }: RouteContext): Promis
   if (isStatus(dryRun)) return statusReply(dryRun);
   const ns = parseNamespace(body, req.headers['content-type']);
   if (isStatus(ns)) return statusReply(ns);
+  const badLabels = podSecurityLabelErrors(ns.name, ns.labels);
+  if (badLabels) return statusReply(badLabels);
   if (namespaceObjects(host).some((n) => n.metadata.name === ns.name)) {
     return statusReply(statusError(409, 'AlreadyExists', `namespaces "${ns.name}" already exists`, { name: ns.name, kind: 'namespaces' }));
   }

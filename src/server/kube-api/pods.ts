@@ -14,7 +14,7 @@ import { JsonFragments, ListBody, objectInputs } from '../json-fragments.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { containerLogsHandler } from '../routes/logs.js';
-import { forbidPrivilegedFields, parsePodsBody } from '../routes/intake.js';
+import { admitApiPods, parsePodsBody, withHeaders } from '../routes/intake.js';
 import { notFound, statusError } from '../status.js';
 import { parseDeleteOptions, checkPreconditions, type DeleteOptions } from './delete-options.js';
 import { parseEviction } from './eviction.js';
@@ -126,7 +126,8 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     return respond(req, [present(host, pod)], true, undefined);
   };
 
-  const create = async ({ host, req, params, body, user }: RouteContext): Promise<HttpReply> => {
+  const create = async (ctx: RouteContext): Promise<HttpReply> => {
+    const { host, req, params, body } = ctx;
     if (!host.submitPods) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create pods'));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
@@ -141,11 +142,11 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
       return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
     }
-    const forbidden = forbidPrivilegedFields([pod], user);
-    if (forbidden) return forbidden;
+    const admission = admitApiPods(ctx, [pod]);
+    if (admission.refused) return withHeaders(admission.refused, admission.headers);
     try {
       const [created] = await host.submitPods([pod], { dryRun });
-      return jsonReply(201, present(host, created));
+      return withHeaders(jsonReply(201, present(host, created)), admission.headers);
     } catch (err) {
       return statusReply(kubeErrorStatus(err, 'pods', pod.metadata?.name ?? ''));
     }
@@ -159,7 +160,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
    * was parsed), store answers kStale and the caller applies the patch again to the new pod.
    */
   const store = async (ctx: RouteContext, text: string, contentType: string | undefined, basedOn?: string): Promise<HttpReply | typeof kStale> => {
-    const { host, params, user } = ctx;
+    const { host, params } = ctx;
     if (!host.replacePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not update pods'));
     const dryRun = parseDryRun(ctx.req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
@@ -187,10 +188,10 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     }
     const uid = pod.metadata?.uid;
     if (uid && uid !== current.metadata?.uid) return statusReply(conflict(params.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`));
-    const forbidden = forbidPrivilegedFields([pod], user);
-    if (forbidden) return forbidden;
+    const admission = admitApiPods(ctx, [pod], [current]);
+    if (admission.refused) return withHeaders(admission.refused, admission.headers);
     try {
-      return jsonReply(200, present(host, await host.replacePod(params.namespace, params.name, pod, { dryRun })));
+      return withHeaders(jsonReply(200, present(host, await host.replacePod(params.namespace, params.name, pod, { dryRun }))), admission.headers);
     } catch (err) {
       return statusReply(kubeErrorStatus(err, 'pods', params.name));
     }

@@ -7,8 +7,8 @@ import type { AgentHost } from '../agent-host.js';
 import { redactConfigObject, type ConfigObject } from '../../shared/config-objects.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
-import { privilegedPodFields } from '../../shared/security-context.js';
-import type { TokenUser } from '../auth.js';
+import { admitPod } from '../../shared/pod-security/admission.js';
+import { agentPortConflicts } from '../../shared/pod-security/agent-ports.js';
 import { statusError, type StatusReason } from '../status.js';
 
 /** kIntakeMediaTypes: the Content-Types POST and PUT accept, and the manifest format each means. */
@@ -137,27 +137,69 @@ export function hostErrorStatus(err: unknown, name: string): Status {
   return namesPod ? statusError(code, reason, message, { name, kind: 'pods' }) : statusError(code, reason, message);
 }
 
-/** The apiserver's superuser group: the only identities that may ask for {@link privilegedPodFields} through the API. */
+/** The apiserver's superuser group: its members are exempt from Pod Security Admission. */
 export const kPrivilegedGroup = 'system:masters';
 
+/** PodAdmission: a refusal (when any pod is refused), and the headers every answer carries (`Warning`). */
+export interface PodAdmission {
+  refused?: HttpReply;
+  headers: Record<string, string>;
+}
+
 /**
- * forbidPrivilegedFields: 403 Forbidden naming the first field of `pods` that only a member of
- * `system:masters` may ask for (privileged, added capabilities beyond Docker's default set,
- * hostPath, hostNetwork, hostPID, hostIPC), when `user` is not one; undefined when allowed. As the
- * apiserver's Pod Security admission (baseline level) forbids them to ordinary users. `user`
- * undefined (a server without auth: in-process tests) allows everything. The static pod sources
- * (file, URL) and etcd never pass here: the kubelet trusts its own sources.
+ * warningHeader: one `Warning` header value per text, comma-joined (a list header), each as the
+ * apiserver writes it: `299 - "<text>"` with `"` and `\` escaped (k8s.io/apimachinery/pkg/util/net
+ * NewWarningHeader, used by the apiserver's warning recorder; kubectl prints `Warning: <text>`).
  */
-export function forbidPrivilegedFields(pods: Pod[], user: TokenUser | undefined): HttpReply | undefined {
-  if (!user || user.groups.includes(kPrivilegedGroup)) return undefined;
+export function warningHeader(texts: readonly string[]): string {
+  // Control characters (CR, LF, NUL…) may not appear in a header value: each becomes a space.
+  return texts.map((t) => `299 - "${t.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\u0000-\u001f\u007f]/g, ' ')}"`).join(', ');
+}
+
+/** withHeaders: `reply` with `headers` added (the Warning headers of admission). */
+export function withHeaders(reply: HttpReply, headers: Record<string, string>): HttpReply {
+  return Object.keys(headers).length === 0 ? reply : { ...reply, headers: { ...reply.headers, ...headers } };
+}
+
+/**
+ * admitApiPods: the admission of pods written through the API (POST/PUT /pods and the Kubernetes
+ * API's pod create, update, patch), in two steps, all or nothing for a batch:
+ * 1. for every identity (the admin's too): a TCP hostPort that is one of the agent's own ports
+ *    (shared/pod-security/agent-ports.ts) → 422 Invalid naming the field;
+ * 2. Pod Security Admission (shared/pod-security/admission.ts) with the namespace's
+ *    `pod-security.kubernetes.io/*` labels, baseline:latest by default; members of
+ *    `system:masters` are exempt, and `user` undefined (a server without auth: in-process tests)
+ *    skips it. `enforce` → 403 Forbidden `pods "x" is forbidden: violates PodSecurity
+ *    "baseline:latest": …` as the apiserver answers an admission denial; `warn` → `Warning`
+ *    headers; `audit` → an info line in the server's log (this node keeps no audit log).
+ * The static sources (file, URL) and etcd never pass here: the kubelet trusts its own sources.
+ * @param oldPods for an update, the stored pod each replaces (an update changing neither spec nor
+ *   security annotations is not evaluated again, as upstream).
+ */
+export function admitApiPods(ctx: Pick<RouteContext, 'host' | 'user' | 'server'>, pods: readonly Pod[], oldPods?: ReadonlyArray<Pod | undefined>): PodAdmission {
+  const { host, user, server } = ctx;
+  const warnings: string[] = [];
+  const headers = (): Record<string, string> => (warnings.length > 0 ? { Warning: warningHeader(warnings) } : {});
   for (const pod of pods) {
-    const fields = privilegedPodFields(pod);
-    if (fields.length === 0) continue;
     const name = pod.metadata?.name ?? '';
-    const message = `pods ${JSON.stringify(name)} is forbidden: ${fields.join(', ')}: only a user in group "${kPrivilegedGroup}" may ask for this (user ${JSON.stringify(user.name)} is not in it)`;
-    return statusReply(statusError(403, 'Forbidden', message, { name, kind: 'pods', causes: fields.map((field) => ({ field, reason: 'FieldValueForbidden', message: `Forbidden: needs group ${kPrivilegedGroup}` })) }));
+    const conflicts = server ? agentPortConflicts(pod, server.listen) : [];
+    if (conflicts.length > 0) return { refused: statusReply(invalidStatus(name, conflicts)), headers: headers() };
   }
-  return undefined;
+  if (!user) return { headers: {} };
+  const exempt = user.groups.includes(kPrivilegedGroup);
+  const created = new Map((host.createdNamespaces?.() ?? []).map((n) => [n.name, n]));
+  for (const [i, pod] of pods.entries()) {
+    const name = pod.metadata?.name ?? '';
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const result = admitPod({ pod, namespace, namespaceLabels: created.get(namespace)?.labels, oldPod: oldPods?.[i], exempt });
+    warnings.push(...result.warnings);
+    if (result.audit) server?.logger.info({ user: user.name, namespace, pod: name, 'pod-security.kubernetes.io/audit-violations': result.audit }, 'PodSecurity audit');
+    if (result.denied) {
+      const message = `pods ${JSON.stringify(name)} is forbidden: ${result.denied}`;
+      return { refused: statusReply(statusError(403, 'Forbidden', message, { name, kind: 'pods' })), headers: headers() };
+    }
+  }
+  return { headers: headers() };
 }
 
 function notSupported(what: string): HttpReply {
@@ -172,12 +214,18 @@ function notSupported(what: string): HttpReply {
  * body with objects and pods with a `List` of both. Secrets are answered without their data
  * (redactConfigObject). When the pods are refused after their objects were stored, the objects stay.
  */
-export async function createPodsHandler({ host, req, body, user }: RouteContext): Promise<HttpReply> {
+export async function createPodsHandler(ctx: RouteContext): Promise<HttpReply> {
+  const { host, req, body } = ctx;
   if (!host.submitPods) return notSupported('POST /pods');
   const parsed = await parsePodsBody(host, body, req.headers['content-type']);
   if (!parsed.ok) return parsed.reply;
-  const forbidden = forbidPrivilegedFields(parsed.pods, user);
-  if (forbidden) return forbidden;
+  const admission = admitApiPods(ctx, parsed.pods);
+  return withHeaders(admission.refused ?? await storePodsBody(host, parsed), admission.headers);
+}
+
+/** storePodsBody: the admitted body's objects, then its pods (createPodsHandler). */
+async function storePodsBody(host: AgentHost, parsed: Extract<ParsedBody, { ok: true }>): Promise<HttpReply> {
+  if (!host.submitPods) return notSupported('POST /pods');
   let objects: ConfigObject[] = [];
   if (parsed.objects.length > 0) {
     if (!host.submitObjects) return notSupported('ConfigMaps and Secrets');
@@ -207,7 +255,8 @@ export async function createPodsHandler({ host, req, body, user }: RouteContext)
  * name/namespace, when given, must match the URL (400 otherwise); 200 with the stored pod (same
  * UID; changed containers are restarted by the next sync).
  */
-export async function replacePodHandler({ host, req, params, body, user }: RouteContext): Promise<HttpReply> {
+export async function replacePodHandler(ctx: RouteContext): Promise<HttpReply> {
+  const { host, req, params, body } = ctx;
   if (!host.replacePod) return notSupported('PUT /pods/{namespace}/{name}');
   // Fill a missing name/namespace from the URL before validation, as the apiserver's update does.
   const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: params.name });
@@ -216,16 +265,16 @@ export async function replacePodHandler({ host, req, params, body, user }: Route
     return statusReply(statusError(400, 'BadRequest', 'PUT /pods/{namespace}/{name} takes exactly one Pod'));
   }
   const pod = parsed.pods[0];
-  const forbidden = forbidPrivilegedFields([pod], user);
-  if (forbidden) return forbidden;
   if (pod.metadata?.name !== params.name) {
     return statusReply(statusError(400, 'BadRequest', `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`));
   }
   if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
     return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
   }
+  const admission = admitApiPods(ctx, [pod], [host.getPod(params.namespace, params.name)]);
+  if (admission.refused) return withHeaders(admission.refused, admission.headers);
   try {
-    return jsonReply(200, { apiVersion: 'v1', kind: 'Pod', ...(await host.replacePod(params.namespace, params.name, pod)) });
+    return withHeaders(jsonReply(200, { apiVersion: 'v1', kind: 'Pod', ...(await host.replacePod(params.namespace, params.name, pod)) }), admission.headers);
   } catch (err) {
     return statusReply(hostErrorStatus(err, params.name));
   }

@@ -76,6 +76,12 @@ class FakeHost implements AgentHost {
     this.created.push(c);
     return c;
   }
+  async updateNamespace(ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }) {
+    const had = this.created.find((n) => n.name === ns.name);
+    const c = { ...ns, uid: had?.uid ?? `u-ns-${ns.name}`, creationTimestamp: had?.creationTimestamp ?? '2026-12-03T00:00:00Z' };
+    this.created = [...this.created.filter((n) => n.name !== ns.name), c];
+    return c;
+  }
   async deleteNamespace(name: string) {
     const before = this.created.length;
     this.created = this.created.filter((n) => n.name !== name);
@@ -326,8 +332,33 @@ describe('the rest of the node, seams and identities', () => {
     expect((await post({ metadata: {} })).status).toBe(422);
     expect((await json('/api/v1/namespaces', { method: 'POST', body: '{not json' })).status).toBe(400);
 
-    const label = await json('/api/v1/namespaces/team-a', { method: 'PATCH', body: '{"metadata":{"labels":{"x":"y"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
-    expect(label).toMatchObject({ status: 405, body: { message: expect.stringContaining('not updated or patched') } });
+    // Labels change by PATCH (kubectl label: a merge patch) and PUT; PodSecurity label values are checked (issue #38).
+    const patch = (name: string, body: string, type = 'application/merge-patch+json', q = '') => json(`/api/v1/namespaces/${name}${q}`, { method: 'PATCH', body, headers: { 'Content-Type': type } });
+    const label = await patch('team-a', '{"metadata":{"labels":{"x":"y","pod-security.kubernetes.io/enforce":"restricted"}}}');
+    expect(label).toMatchObject({ status: 200, body: { kind: 'Namespace', metadata: { uid: 'u-ns-team-a', labels: { team: 'a', x: 'y', 'pod-security.kubernetes.io/enforce': 'restricted', 'kubernetes.io/metadata.name': 'team-a' } } } });
+    expect(host.created.find((n) => n.name === 'team-a')?.labels).toEqual({ team: 'a', x: 'y', 'pod-security.kubernetes.io/enforce': 'restricted' });
+    expect((await patch('team-a', '{"metadata":{"labels":{"x":null}}}', 'application/strategic-merge-patch+json')).body.metadata.labels).not.toHaveProperty('x');
+    expect(await patch('team-a', '{"metadata":{"labels":{"pod-security.kubernetes.io/warn":"loud","pod-security.kubernetes.io/warn-version":"1.30"}}}')).toMatchObject({ status: 422, body: {
+      reason: 'Invalid', message: 'Namespace "team-a" is invalid: [metadata.labels[pod-security.kubernetes.io/warn]: Invalid value: "loud": must be one of privileged, baseline, restricted, '
+        + 'metadata.labels[pod-security.kubernetes.io/warn-version]: Invalid value: "1.30": must be "latest" or "v1.x"]',
+    } });
+    expect(await patch('team-a', '{"metadata":{"labels":{"a":1}}}')).toMatchObject({ status: 422, body: { details: { causes: [{ field: 'metadata.labels' }] } } });
+    expect(await patch('team-a', '{"metadata":{"name":"other"}}')).toMatchObject({ status: 422 });
+    expect(await patch('nowhere', '{}')).toMatchObject({ status: 404 });
+    expect((await patch('team-a', '{"metadata":{"labels":{"dry":"run"}}}', undefined, '?dryRun=All')).body.metadata.labels).toHaveProperty('dry');
+    expect(host.created.find((n) => n.name === 'team-a')?.labels).not.toHaveProperty('dry');
+    const put = await json('/api/v1/namespaces/team-a', { method: 'PUT', body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } } }), headers: { 'Content-Type': 'application/json' } });
+    expect(put).toMatchObject({ status: 200, body: { metadata: { labels: { team: 'a', 'kubernetes.io/metadata.name': 'team-a' } } } });
+    expect(host.created.find((n) => n.name === 'team-a')?.labels).toEqual({ team: 'a' });
+    expect(await json('/api/v1/namespaces/team-a', { method: 'PUT', body: JSON.stringify({ metadata: { name: 'team-b' } }), headers: { 'Content-Type': 'application/json' } })).toMatchObject({ status: 400 });
+    // A stricter enforce level warns about the pods of the namespace it would refuse (they keep running).
+    const strict = await fetch(`${base}/api/v1/namespaces/prod`, { method: 'PATCH', body: '{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(strict.status).toBe(200);
+    expect(strict.headers.get('warning')).toMatch(/^299 - "existing pods in namespace \\"prod\\" violate the new PodSecurity enforce level \\"restricted:latest\\"", 299 - "[^"]+: allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile"/);
+    expect((await patch('prod', '{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":null}}}')).status).toBe(200);
+    expect(host.created.map((n) => n.name)).toContain('prod'); // a namespace only in use is stored once labelled
+    host.created = host.created.filter((n) => n.name !== 'prod');
+    expect(await post({ metadata: { name: 'bad-psa', labels: { 'pod-security.kubernetes.io/enforce': 'strict' } } })).toMatchObject({ status: 422, body: { details: { causes: [{ field: 'metadata.labels[pod-security.kubernetes.io/enforce]' }] } } });
     expect(await del('default')).toMatchObject({ status: 403, body: { message: 'namespaces "default" is forbidden: this namespace may not be deleted' } });
     expect(await del('prod')).toMatchObject({ status: 409, body: { reason: 'Conflict' } });
     expect((await del('prod')).body.message).toContain('holds 1 pod(s)');
