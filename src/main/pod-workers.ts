@@ -12,9 +12,9 @@
  * are one goroutine per pod, with no node-wide bound at all.
  *
  * A pod whose work finishes while newer work for it waits goes on at once on the slot it held, as
- * the kubelet's podWorkerLoop takes the pod's next update as soon as its sync returns: the sync a
- * container's death asked while the pod's start sync ran (pod_workers.go; the PLEG event that
- * makes a `restartPolicy: Never` pod Failed) does not queue behind every other pod's work.
+ * pod_workers.go's podWorkerLoop takes the pod's next update as soon as its sync returns: the sync
+ * that a container's exit asked while the pod's start sync ran (the PLEG event that makes a
+ * `restartPolicy: Never` pod Failed) does not queue behind every other pod's work.
  *
  * Each pod also has a lifecycle, as pod_workers.go's podSyncStatus: it syncs until a kill is asked
  * (the pod finished, failed its deadline, or left the desired set), is terminating while the kill
@@ -46,7 +46,7 @@ export interface PodWorkersOptions {
   errorBackoffMs?: number;
 }
 
-/** kDefaultPodWorkersOptions: 32 pieces of work in flight, 10 s error backoff (the kubelet's backOffPeriod). */
+/** kDefaultPodWorkersOptions: 32 syncs in flight (and, unless maxKillsInFlight says otherwise, 32 kills), 10 s error backoff (the kubelet's backOffPeriod). */
 export const kDefaultPodWorkersOptions: Required<Omit<PodWorkersOptions, 'maxKillsInFlight'>> = { maxInFlight: 32, errorBackoffMs: 10_000 };
 
 /** SyncPodOutcome: what one syncPod tells the pod workers to do next. */
