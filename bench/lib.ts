@@ -322,11 +322,13 @@ export async function settle(opts: { netnsBaseline?: number; busyShare?: number;
   if (dockerNetnsCount() > netnsBaseline) {
     const left = dockerNetnsCount() - netnsBaseline;
     const bar = progress("settle: the last run's network namespaces freed by dockerd (its GC runs every 60 s)", left);
+    // Containers of others started meanwhile raise the count: never fewer than none freed.
+    const freed = () => Math.max(0, left - Math.max(0, dockerNetnsCount() - netnsBaseline));
     while (dockerNetnsCount() > netnsBaseline && !late()) {
-      bar.update(left - Math.max(0, dockerNetnsCount() - netnsBaseline));
+      bar.update(freed());
       await new Promise((r) => setTimeout(r, 250));
     }
-    bar.update(left - Math.max(0, dockerNetnsCount() - netnsBaseline)); // all at once, as dockerd frees them
+    bar.update(freed()); // all at once, as dockerd frees them
     bar.end();
     if (late()) process.stderr.write(`bench: ${dockerNetnsCount() - netnsBaseline} network namespaces of removed containers still in /var/run/docker/netns after ${Math.round(timeoutMs / 1000)} s; timing anyway\n`);
   }
