@@ -12,7 +12,9 @@
 //     its network and IPC namespaces), until it exits, removed by `docker-compose down -t 0`, with
 //     COMPOSE_PARALLEL_LIMIT above the number of services (the default, 64, deadlocks past 64 pairs);
 // interleaved in that order, --reps times, best of each, with each one's ratio to the best floor;
-// each run begins once the last one's teardown is over (bench/lib.ts settle).
+// each run begins once the last one's teardown is over (bench/lib.ts settle). A run that fails (a
+// peer's command timing out under the load the bench made) is that peer's failure, in the table and
+// the JSON, cleared up, and the bench goes on (bench/peer-plan.ts).
 // podman and docker-compose are used where installed; `--install` installs the missing ones with
 // apt-get first (root, the package registries). Tests never need them.
 //
@@ -31,6 +33,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
 import { kBusybox, kPause, netnsBaselineAfterCollection, podYaml, positiveInt, progress, settle, startBenchAgent, table, waitUntil, writeResult } from './lib.js';
+import { peerReport, runPeerPlan, type PeerRun, type PlannedPeer } from './peer-plan.js';
 import { rawFloor, removeByLabel } from './raw-floor.js';
 
 const { values: args } = parseArgs({
@@ -83,11 +86,6 @@ function exec(cmd: string, argv: string[], env: NodeJS.ProcessEnv = process.env)
     child.once('close', (code, signal) => (code === 0 ? resolve(performance.now() - t0)
       : reject(new Error(`${cmd} ${argv.join(' ')} ${signal ? `killed by ${signal} (limit ${kPeerCommandTimeoutMs / 60_000} min)` : `exited ${code}`}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))));
   });
-}
-
-interface PeerRun {
-  allRunningMs: number;
-  allRemovedMs: number;
 }
 
 /** kubelet-ts: N manifests in one burst; removal until Docker lists none of the node's containers. */
@@ -182,15 +180,21 @@ async function composeRun(): Promise<PeerRun> {
   return { allRunningMs, allRemovedMs };
 }
 
-type Peer = 'kubelet-ts' | 'raw floor' | 'podman kube play' | 'docker-compose up';
-const runs = new Map<Peer, PeerRun[]>();
 const skipped: string[] = [];
 // Every timed run first waits for the last one's teardown (bench/lib.ts settle).
 const netnsBaseline = await netnsBaselineAfterCollection();
-const plan: [Peer, () => Promise<PeerRun>][] = [['kubelet-ts', agentRun], ['raw floor', () => rawFloor(docker, N, concurrency, runId)]];
-if (havePodman) plan.push(['podman kube play', podmanRun]);
+const removePodmanPods = async () => {
+  const left = (await podmanPods().catch(() => [])).map((l) => l.split(' ')[0]);
+  if (left.length > 0) await run('podman', ['pod', 'rm', '-f', ...left], { env: podmanEnv });
+};
+const composeDown = async () => void (await run('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0'], { env: composeEnv }));
+const plan: PlannedPeer[] = [
+  { name: 'kubelet-ts', run: agentRun }, // agentRun stops its agent and removes its containers itself
+  { name: 'raw floor', run: (): Promise<PeerRun> => rawFloor(docker, N, concurrency, runId), cleanup: async () => void (await removeByLabel(docker, `kubelet-ts.bench=${runId}`)) },
+];
+if (havePodman) plan.push({ name: 'podman kube play', run: podmanRun, cleanup: removePodmanPods });
 else skipped.push('podman (not installed; --install installs it)');
-if (haveCompose) plan.push(['docker-compose up', composeRun]);
+if (haveCompose) plan.push({ name: 'docker-compose up', run: composeRun, cleanup: composeDown });
 else skipped.push('docker-compose (not installed; --install installs it)');
 
 try {
@@ -198,38 +202,25 @@ try {
   if (haveCompose) await prepareCompose();
   const bar = progress('peers: runs', reps * plan.length);
   let done = 0;
-  for (let rep = 1; rep <= reps; rep++) {
-    for (const [peer, fn] of plan) {
+  const outcomes = await runPeerPlan(plan, reps, {
+    before: async (peer, rep) => {
       process.stderr.write(`rep ${rep}/${reps}: ${peer}\n`);
       if (peer !== 'kubelet-ts') await settle({ netnsBaseline });
-      const r = await fn();
-      runs.set(peer, [...(runs.get(peer) ?? []), r]);
-      bar.update(++done);
-    }
-  }
+    },
+    after: () => bar.update(++done),
+  });
   bar.end();
-  const best = (peer: Peer) => (runs.get(peer) ?? []).reduce<PeerRun | undefined>((a, b) => (!a || b.allRunningMs < a.allRunningMs ? b : a), undefined);
-  const floor = best('raw floor')!;
-  const s = (ms: number) => (ms / 1000).toFixed(2);
+  const report = peerReport(outcomes, 'raw floor');
   console.log(`\npeers: ${N} pods (sandbox + 1 container each, network none), burst, best of ${reps}, raw floor at concurrency ${concurrency}, ${new Date().toISOString()}`);
-  const rows: (string | number)[][] = [['', 'time to all Running (s)', 'ratio to the floor', 'every run (s)', 'time to all removed (s)']];
-  const result: Record<string, unknown> = {};
-  for (const [peer] of plan) {
-    const b = best(peer)!;
-    const all = runs.get(peer)!;
-    rows.push([peer, s(b.allRunningMs), (b.allRunningMs / floor.allRunningMs).toFixed(2), all.map((r) => s(r.allRunningMs)).join(' '), s(b.allRemovedMs)]);
-    result[peer] = { best: b, ratio: b.allRunningMs / floor.allRunningMs, runs: all };
-  }
-  console.log(table(rows));
+  console.log(table(report.rows));
   for (const s2 of skipped) console.log(`skipped: ${s2}`);
-  const file = writeResult('peers', { date: new Date().toISOString(), pods: N, reps, rawConcurrency: concurrency, peers: result, skipped });
+  const failures = [...outcomes].flatMap(([peer, o]) => o.failures.map((f) => `failed: ${peer}, rep ${f.rep}: ${f.error}`));
+  for (const f of failures) console.log(f);
+  const file = writeResult('peers', { date: new Date().toISOString(), pods: N, reps, rawConcurrency: concurrency, peers: report.peers, skipped });
   console.log(`results: ${file}`);
 } finally {
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
-  if (havePodman) {
-    const left = (await podmanPods().catch(() => [])).map((l) => l.split(' ')[0]);
-    if (left.length > 0) await run('podman', ['pod', 'rm', '-f', ...left], { env: podmanEnv }).catch(() => {});
-  }
-  if (haveCompose) await run('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0'], { env: composeEnv }).catch(() => {});
+  if (havePodman) await removePodmanPods().catch(() => {});
+  if (haveCompose) await composeDown().catch(() => {});
   await rm(dir, { recursive: true, force: true });
 }

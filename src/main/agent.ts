@@ -114,6 +114,12 @@ export interface Agent {
 
 /** Tasks each worker thread runs at once: they wait on dockerd, not on the CPU. */
 const kTasksPerWorker = 16;
+/**
+ * Kills each worker thread runs at once, beside its syncs: a kill mostly waits out a grace period
+ * in dockerd (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
+ * for one another's grace periods (the kubelet bounds them not at all: a goroutine per pod).
+ */
+const kKillsPerWorker = 64;
 
 class AgentImpl implements Agent {
   readonly podManager: PodManager;
@@ -247,7 +253,8 @@ class AgentImpl implements Agent {
       fakeRuntime: o.runtime === 'fake' ? { latencyMs: parseFakeLatencies(o.fakeRuntimeLatency), failureRate: parseFakeFailureRates(o.fakeRuntimeFailureRate) } : undefined,
     };
     // The fake runtime keeps one in-memory state per thread: pin each pod to one thread (pinned-pool.ts).
-    const poolOptions = { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker };
+    // Each thread holds kTasksPerWorker syncs and kKillsPerWorker kills (the pod workers' two budgets).
+    const poolOptions = { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker + kKillsPerWorker };
     const runner = this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? newRuntimeWorkerPool(bootstrap, poolOptions));
     const loop = (event: Parameters<SyncLoop['iteration']>[0]) => this.#syncLoop.iteration(event);
     this.#prober = newProberManager({ hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) }, {
@@ -290,7 +297,7 @@ class AgentImpl implements Agent {
         activePodUids: housekeeping.activePodUids(), imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
       }).then(() => undefined),
     });
-    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
+    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
       isDesired: (uid) => podManager.get(uid) !== undefined, runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,

@@ -1,9 +1,20 @@
 /**
  * Counterpart of pkg/kubelet/pod_workers.go: one pod worker per pod UID. A pod never has two
  * pieces of work in flight; a newer update replaces a waiting one (latest wins), and a kill is
- * never replaced by a sync. Work for different pods runs in parallel up to `maxInFlight` (the
- * pool's capacity), in arrival order: a pod that waits here, not in piscina's queue, can still be
- * coalesced.
+ * never replaced by a sync. Work for different pods runs in parallel, syncs up to `maxInFlight`
+ * and kills up to `maxKillsInFlight` (each its share of the pool's capacity), in arrival order: a
+ * pod that waits here, not in piscina's queue, can still be coalesced.
+ *
+ * Kills have their own budget because a kill mostly waits out a grace period in dockerd (a
+ * container stopped with `t=gracePeriodSeconds`): sharing the syncs' slots, the 33rd of 40 static
+ * pods removed at once waited for a whole grace period of one of the first 32 before its own began
+ * (removing 40 pods of 5 s took two grace periods, 13.3 s; issue #43). The kubelet's pod workers
+ * are one goroutine per pod, with no node-wide bound at all.
+ *
+ * A pod whose work finishes while newer work for it waits goes on at once on the slot it held, as
+ * pod_workers.go's podWorkerLoop takes the pod's next update as soon as its sync returns: the sync
+ * that a container's exit asked while the pod's start sync ran (the PLEG event that makes a
+ * `restartPolicy: Never` pod Failed) does not queue behind every other pod's work.
  *
  * Each pod also has a lifecycle, as pod_workers.go's podSyncStatus: it syncs until a kill is asked
  * (the pod finished, failed its deadline, or left the desired set), is terminating while the kill
@@ -27,14 +38,16 @@ export type PodWork =
 
 /** Options of `newPodWorkers` (milliseconds). */
 export interface PodWorkersOptions {
-  /** Pieces of work in flight at once across all pods. */
+  /** Syncs in flight at once across all pods. */
   maxInFlight?: number;
+  /** Kills in flight at once across all pods, beside the syncs (default: maxInFlight). */
+  maxKillsInFlight?: number;
   /** Requeue delay after a failed sync (kubelet: backOffPeriod 10 s), jittered ±50 %. */
   errorBackoffMs?: number;
 }
 
-/** kDefaultPodWorkersOptions: 32 pieces of work in flight, 10 s error backoff (the kubelet's backOffPeriod). */
-export const kDefaultPodWorkersOptions: Required<PodWorkersOptions> = { maxInFlight: 32, errorBackoffMs: 10_000 };
+/** kDefaultPodWorkersOptions: 32 syncs in flight (and, unless maxKillsInFlight says otherwise, 32 kills), 10 s error backoff (the kubelet's backOffPeriod). */
+export const kDefaultPodWorkersOptions: Required<Omit<PodWorkersOptions, 'maxKillsInFlight'>> = { maxInFlight: 32, errorBackoffMs: 10_000 };
 
 /** SyncPodOutcome: what one syncPod tells the pod workers to do next. */
 export interface SyncPodOutcome {
@@ -125,7 +138,8 @@ interface Termination {
 interface WorkerState {
   inFlight: PodWork | null;
   pending: PodWork | null;
-  queued: boolean;
+  /** The ready queue the pod waits in (by the type of its pending work), or null. */
+  queued: PodWork['type'] | null;
   /** A long timeout: a requeue delay may come from a pod field (activeDeadlineSeconds) beyond Node's 2^31-1 ms. */
   timer?: LongTimeout;
   timerWork?: PodWork;
@@ -158,13 +172,16 @@ class PodWorkersImpl implements PodWorkers {
   /** Pods whose termination was requested; small next to #states' peak (only pods being stopped or finished). */
   readonly #terminations = new Map<string, Termination>();
   readonly #execute: (uid: string, work: PodWork) => Promise<void>;
-  readonly #ready: string[] = [];
-  #readyHead = 0;
+  /** Pods waiting for a slot, by the type of their pending work; entries whose `queued` no longer matches are stale. */
+  readonly #ready: Record<PodWork['type'], { uids: string[]; head: number }> = { kill: { uids: [], head: 0 }, sync: { uids: [], head: 0 } };
+  readonly #inFlightOf: Record<PodWork['type'], number> = { kill: 0, sync: 0 };
+  readonly #limit: Record<PodWork['type'], number>;
   #inFlight = 0;
   #stopped = false;
   #idle: (() => void) | null = null;
 
   constructor(private readonly opts: Required<PodWorkersOptions>, private readonly deps: PodWorkersDeps) {
+    this.#limit = { sync: opts.maxInFlight, kill: opts.maxKillsInFlight };
     const run = (uid: string, work: PodWork) => this.#dispatch(uid, work);
     this.#execute = deps.instrument ? deps.instrument(run) : run;
   }
@@ -192,7 +209,7 @@ class PodWorkersImpl implements PodWorkers {
 
   #state(uid: string): WorkerState {
     let s = this.#states.get(uid);
-    if (!s) this.#states.set(uid, (s = { inFlight: null, pending: null, queued: false }));
+    if (!s) this.#states.set(uid, (s = { inFlight: null, pending: null, queued: null }));
     return s;
   }
 
@@ -213,11 +230,16 @@ class PodWorkersImpl implements PodWorkers {
     const s = this.#state(uid);
     if (work.type === 'kill') this.#shortenInFlightKill(uid, s, work.gracePeriodSeconds);
     s.pending = merge(s.pending, work);
-    if (!s.inFlight && !s.queued) {
-      s.queued = true;
-      this.#ready.push(uid);
-    }
+    if (!s.inFlight) this.#enqueue(uid, s);
     this.#pump();
+  }
+
+  /** #enqueue puts `uid` in the ready queue of its pending work's type (a sync upgraded to a kill moves). */
+  #enqueue(uid: string, s: WorkerState): void {
+    const type = s.pending?.type;
+    if (!type || s.queued === type) return;
+    s.queued = type;
+    this.#ready[type].uids.push(uid);
   }
 
   /**
@@ -285,22 +307,30 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   #pump(): void {
-    while (this.#inFlight < this.opts.maxInFlight && this.#readyHead < this.#ready.length) {
-      const uid = this.#ready[this.#readyHead++];
-      const s = this.#states.get(uid);
-      if (!s) continue;
-      s.queued = false;
-      if (!s.pending || s.inFlight) continue;
-      const work = s.pending;
-      s.pending = null;
-      s.inFlight = work;
-      this.#inFlight++;
-      void this.#run(uid, s, work);
+    for (const type of ['kill', 'sync'] as const) {
+      const q = this.#ready[type];
+      while (this.#inFlightOf[type] < this.#limit[type] && q.head < q.uids.length) {
+        const uid = q.uids[q.head++];
+        const s = this.#states.get(uid);
+        if (!s || s.queued !== type) continue; // stale: forgotten, or moved to the kill queue
+        s.queued = null;
+        if (s.pending?.type === type && !s.inFlight) this.#start(uid, s);
+      }
+      if (q.head > 1024 && q.head * 2 > q.uids.length) {
+        q.uids.splice(0, q.head);
+        q.head = 0;
+      }
     }
-    if (this.#readyHead > 1024 && this.#readyHead * 2 > this.#ready.length) {
-      this.#ready.splice(0, this.#readyHead);
-      this.#readyHead = 0;
-    }
+  }
+
+  /** #start runs `s.pending` now (the caller checked its type's budget). */
+  #start(uid: string, s: WorkerState): void {
+    const work = s.pending!;
+    s.pending = null;
+    s.inFlight = work;
+    this.#inFlight++;
+    this.#inFlightOf[work.type]++;
+    void this.#run(uid, s, work);
   }
 
   async #run(uid: string, s: WorkerState, work: PodWork): Promise<void> {
@@ -315,10 +345,14 @@ class PodWorkersImpl implements PodWorkers {
     } finally {
       s.inFlight = null;
       this.#inFlight--;
+      this.#inFlightOf[work.type]--;
       if (s.pending && !this.#stopped) {
-        if (!s.queued) {
-          s.queued = true;
-          this.#ready.push(uid);
+        // The pod's next work goes on at once when its type has a slot (podWorkerLoop), else queues.
+        if (this.#inFlightOf[s.pending.type] < this.#limit[s.pending.type] && this.#states.get(uid) === s) {
+          s.queued = null;
+          this.#start(uid, s);
+        } else {
+          this.#enqueue(uid, s);
         }
       } else if (!s.pending && !s.timer && this.#states.get(uid) === s) {
         // keep the state only while something refers to it
@@ -351,11 +385,13 @@ class PodWorkersImpl implements PodWorkers {
 
 /**
  * newPodWorkers creates the pod workers.
- * @throws InvalidArgumentError for a maxInFlight below 1 or a negative errorBackoffMs.
+ * @throws InvalidArgumentError for a maxInFlight or maxKillsInFlight below 1 or a negative errorBackoffMs.
  */
 export function newPodWorkers(options: PodWorkersOptions, deps: PodWorkersDeps): PodWorkers {
-  const opts = { ...kDefaultPodWorkersOptions, ...options };
+  const base = { ...kDefaultPodWorkersOptions, ...options };
+  const opts = { ...base, maxKillsInFlight: options.maxKillsInFlight ?? base.maxInFlight };
   if (!Number.isInteger(opts.maxInFlight) || opts.maxInFlight < 1) throw new InvalidArgumentError(`options.maxInFlight must be an integer >= 1, got ${opts.maxInFlight}`);
+  if (!Number.isInteger(opts.maxKillsInFlight) || opts.maxKillsInFlight < 1) throw new InvalidArgumentError(`options.maxKillsInFlight must be an integer >= 1, got ${opts.maxKillsInFlight}`);
   if (!(opts.errorBackoffMs >= 0)) throw new InvalidArgumentError(`options.errorBackoffMs must be >= 0, got ${opts.errorBackoffMs}`);
   return new PodWorkersImpl(opts, deps);
 }

@@ -97,6 +97,29 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     expect(cond(p, 'Ready')).toBe('True');
   }, 180_000);
 
+  it('is Ready right after its startup probe succeeds, not a readiness period later (upstream e2e "should be ready immediately after startupProbe succeeds")', async () => {
+    // The startup probe passes after ~3 s; the readiness probe (always passing) has a 60 s period:
+    // its first run comes before startup succeeds and is held back, so only the kubelet's manual
+    // trigger on startup success can make the pod Ready before the period has run out again.
+    await node.writeManifest('startup-ready.yaml', pod('startup-ready', `  containers:
+    - name: main
+      image: ${BUSYBOX_IMAGE}
+      command: ["sh", "-c", "sleep 3; touch /tmp/started; exec sleep 3600"]
+      startupProbe: {exec: {command: ["cat", "/tmp/started"]}, periodSeconds: 1, timeoutSeconds: 5, failureThreshold: 120}
+      readinessProbe: {exec: {command: ["true"]}, periodSeconds: 60, timeoutSeconds: 5}
+`));
+    // Bounded past one readiness period, so the code before the fix gets Ready too and fails on the times below.
+    const p = await waitForPod(node, 'startup-ready', (x) => main(x)?.ready === true && cond(x, 'Ready') === 'True', 100_000);
+    expect(main(p)!.started).toBe(true);
+    expect(main(p)!.restartCount).toBe(0);
+    const startedAt = Date.parse(main(p)!.state!.running!.startedAt!);
+    const readyAt = Date.parse(p.status!.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime!);
+    // Ready within the readiness period of the container's start: the readiness probe ran right
+    // after the startup probe passed (the timestamps have whole seconds).
+    expect(readyAt - startedAt).toBeLessThan(60_000);
+    expect(readyAt - startedAt).toBeGreaterThanOrEqual(2_000); // and not before the startup probe passed
+  }, 180_000);
+
   it('httpGet (named port) and tcpSocket probes reach a server inside a network-none sandbox', async () => {
     await node.writeManifest('web.yaml', pod('web', `  containers:
     - name: main

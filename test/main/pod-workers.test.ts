@@ -78,6 +78,55 @@ describe('pod workers', () => {
     expect(workers.stats().inFlight).toBe(2);
   });
 
+  it('kills run on their own budget: a kill does not wait for the syncs slots, nor a sync for the kills (issue #43: 40 static pods removed at once)', async () => {
+    const g = gate();
+    const workers = newPodWorkers({ maxInFlight: 2, maxKillsInFlight: 2 }, { logger, syncer: g.syncer });
+    for (const uid of ['a', 'b']) workers.update(uid, { type: 'sync' });
+    for (const uid of ['k1', 'k2', 'k3']) workers.update(uid, { type: 'kill', gracePeriodSeconds: 10, remove: true });
+    workers.update('c', { type: 'sync' });
+    await tick();
+    // Two syncs and two kills in flight; k3 waits for a kill slot and c for a sync slot.
+    expect(g.calls.map((c) => c.uid)).toEqual(['a', 'b', 'k1', 'k2']);
+    expect(workers.stats().inFlight).toBe(4);
+    g.calls[2].release(); // k1 done: k3 takes its slot, not c
+    await tick();
+    expect(g.calls.map((c) => c.uid)).toEqual(['a', 'b', 'k1', 'k2', 'k3']);
+    g.calls[0].release(); // a done: c takes its slot
+    await tick();
+    expect(g.calls.map((c) => c.uid)).toEqual(['a', 'b', 'k1', 'k2', 'k3', 'c']);
+  });
+
+  it('a waiting sync that becomes a kill moves to the kill budget', async () => {
+    const g = gate();
+    const workers = newPodWorkers({ maxInFlight: 1, maxKillsInFlight: 1 }, { logger, syncer: g.syncer });
+    workers.update('a', { type: 'sync' });
+    workers.update('b', { type: 'sync' });
+    workers.update('b', { type: 'kill', gracePeriodSeconds: 1, remove: false });
+    await tick();
+    expect(g.calls.map((c) => `${c.uid}:${c.work.type}`)).toEqual(['a:sync', 'b:kill']);
+    g.calls[0].release();
+    g.calls[1].release();
+    await tick();
+    expect(g.calls).toHaveLength(2);
+    expect(workers.busy('b')).toBe(false);
+  });
+
+  it("a pod's sync asked while its sync ran goes on at once on that slot, before the pods waiting (as podWorkerLoop: the exit a start sync missed)", async () => {
+    const g = gate();
+    const workers = newPodWorkers({ maxInFlight: 1 }, { logger, syncer: g.syncer });
+    workers.update('never', { type: 'sync' }); // its start sync
+    for (const uid of ['b', 'c', 'd']) workers.update(uid, { type: 'sync' });
+    await tick();
+    expect(g.calls.map((c) => c.uid)).toEqual(['never']);
+    workers.update('never', { type: 'sync' }); // the PLEG's ContainerDied while the start sync runs
+    g.calls[0].release();
+    await tick();
+    expect(g.calls.map((c) => c.uid)).toEqual(['never', 'never']);
+    g.calls[1].release();
+    await tick();
+    expect(g.calls.map((c) => c.uid)).toEqual(['never', 'never', 'b']);
+  });
+
   it('a failed sync is retried after the error backoff', async () => {
     const g = gate();
     const workers = newPodWorkers({ maxInFlight: 2, errorBackoffMs: 1 }, { logger, syncer: g.syncer });

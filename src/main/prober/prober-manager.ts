@@ -7,7 +7,8 @@
  * dials itself (shared/http-probe.ts: a raw-socket GET, no worker hop); the main thread otherwise keeps
  * counters:
  * - readiness drives ContainerStatus.ready and the Ready/ContainersReady conditions (probeStatus);
- * - a startup probe holds liveness and readiness back until it succeeds, and sets `started`;
+ * - a startup probe holds liveness and readiness back until it succeeds, and sets `started`; its
+ *   success runs the readiness probe at once (prober_manager.go UpdatePodStatus's manual trigger);
  * - a liveness or startup failure (failureThreshold in a row) asks the pod worker for a sync that
  *   kills and restarts the container (probeKills → SyncPodTask.livenessFailed);
  * - every failed probe is recorded as an `Unhealthy` Warning event (`Liveness probe failed: …`).
@@ -254,6 +255,10 @@ class ProberManagerImpl implements ProberManager {
       this.deps.logger.info({ ...podFields(pod), container: w.containerName, containerID: containerId, probeType: w.type }, `Container failed ${w.type} probe, will be restarted`);
       this.deps.onKill(w.uid);
     }
+    // Started: the readiness probe runs now rather than a period later, as the kubelet's
+    // UpdatePodStatus triggers a started, not yet ready container's readiness worker
+    // (prober_manager.go, worker.manualTriggerCh): the pod is Ready right after startup.
+    if (t.changed && w.type === 'startup' && w.state.result === 'success') this.#scheduler.trigger(`${w.uid}/${w.containerName}/readiness`);
     if (t.changed && (w.type === 'readiness' || w.type === 'startup')) this.deps.onStatusChange(w.uid);
     // A sidecar that started lets the next init container (or the app containers) start: sync now.
     if (t.changed && w.type === 'startup' && w.sidecar && w.state.result === 'success') this.deps.onKill(w.uid);

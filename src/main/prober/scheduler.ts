@@ -52,6 +52,13 @@ export interface ProbeScheduler {
   add(key: string, firstDueMs: number, periodMs: number, run: () => Promise<void>): void;
   /** remove drops job `key`; a run in flight finishes but is not rescheduled. */
   remove(key: string): void;
+  /**
+   * trigger makes job `key` due now (it runs at the end of the current tick), as the kubelet's
+   * worker.manualTriggerCh (pkg/kubelet/prober/worker.go): its period then counts from this run.
+   * A no-op when the job is unknown, is running, or already waits for a slot (a trigger does not
+   * queue a second run, as the kubelet's non-blocking send to a one-slot channel).
+   */
+  trigger(key: string): void;
   /** Jobs registered. */
   size(): number;
   /** Figures for metrics and benches: registered jobs, runs in flight, runs waiting for a slot, timers armed (0 or 1). */
@@ -152,6 +159,17 @@ class ProbeSchedulerImpl implements ProbeScheduler {
     if (!job) return;
     this.#jobs.delete(key);
     this.#drop(job);
+    this.#arm();
+  }
+
+  trigger(key: string): void {
+    const job = this.#jobs.get(key);
+    if (!job || this.#stopped || job.running || this.#waiting.includes(job)) return;
+    const now = this.clock.now();
+    if (job.dueMs <= now) return; // already due: the timer serves it
+    job.gen++; // its heap entry goes stale
+    job.dueMs = now;
+    this.#push(job);
     this.#arm();
   }
 

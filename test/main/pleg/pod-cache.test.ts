@@ -97,6 +97,22 @@ describe('pod cache', () => {
     expect(cache.snapshot('u').current).toBe(false); // an event came after the read
   });
 
+  it('a restartPolicy Never pod: a start sync whose read predates its container\'s exit leaves the entry stale, so the sync the exit asked reads Docker again (issue #43)', () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(), 0);
+    const start = cache.snapshot('u'); // the start sync reads at generation 0
+    // It starts c1, which exits at once: both events come while the sync still runs.
+    cache.observeEvent('u', pod('Never'), started('c1'));
+    expect(cache.observeEvent('u', pod('Never'), died('c1'))).toBe(false); // a final death waits for the sync's termination message
+    // The sync's read-back, taken before the exit, shows c1 running; it is stored after the events.
+    cache.set('u', runtimePod(running('c1')), start.generation);
+    expect(cache.snapshot('u')).toMatchObject({ current: false, generation: 2 });
+    // The next sync (asked by the exit) re-reads and its read, at generation 2, is taken as it is.
+    cache.set('u', runtimePod({ ...running('c1'), state: 'exited', exitCode: 1 }), cache.snapshot('u').generation);
+    expect(cache.snapshot('u').current).toBe(true);
+    expect(cache.get('u')!.containers[0].state).toBe('exited');
+  });
+
   it('keeps a death of a container the cache did not yet hold (created by the sync in flight)', () => {
     const cache = newPodCache();
     const before = cache.snapshot('u');

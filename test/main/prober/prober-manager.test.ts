@@ -167,6 +167,22 @@ describe('probe manager', () => {
     await m.stop();
   });
 
+  it('runs the readiness probe as soon as the startup probe succeeds, not a readiness period later (upstream e2e "should be ready immediately after startupProbe succeeds")', async () => {
+    const { clock, m, tasks, verdicts } = setup();
+    verdicts.set('startup', 'failure');
+    const p = pod({ startup: exec('startup', { periodSeconds: 1, failureThreshold: 100 }), readiness: exec('ready', { periodSeconds: 60 }) });
+    m.updatePod(p, runtimePod(container('c1')), '');
+    await clock.advance(4_000);
+    expect(m.probeStatus('uid-1', 'main', 'c1')).toEqual({ ready: false, started: false });
+    verdicts.set('startup', 'success');
+    await clock.advance(1_000); // the startup probe's next run passes
+    expect(m.probeStatus('uid-1', 'main', 'c1')?.started).toBe(true);
+    await clock.advance(200); // the readiness probe runs at the end of this tick, 55 s before its next period
+    expect(tasks.map((t) => (t as ExecProbeTask).command[0])).toContain('ready');
+    expect(m.probeStatus('uid-1', 'main', 'c1')).toEqual({ ready: true, started: true });
+    await m.stop();
+  });
+
   it('kills a container whose startup probe keeps failing', async () => {
     const { clock, m, verdicts, kills } = setup();
     verdicts.set('startup', 'failure');

@@ -114,6 +114,26 @@ describe('probe scheduler', () => {
     await exact.stop();
   });
 
+  it('trigger runs a job at the end of the current tick, then keeps its period from that run; a no-op for unknown, running or due jobs', async () => {
+    const clock = new FakeClock();
+    const s = newProbeScheduler({}, clock);
+    const runs: number[] = [];
+    const start = clock.t;
+    s.add('r', start, 60_000, async () => void runs.push(clock.now() - start));
+    await clock.advance(0);
+    expect(runs).toEqual([0]);
+    await clock.advance(5_050);
+    s.trigger('r');
+    s.trigger('r'); // a second trigger before the run does not queue another
+    s.trigger('unknown');
+    await clock.advance(50);
+    expect(runs).toEqual([0, 5_100]);
+    await clock.advance(60_000);
+    expect(runs).toEqual([0, 5_100, 65_100]);
+    expect(s.stats()).toMatchObject({ jobs: 1, timers: 1 });
+    await s.stop();
+  });
+
   it('refuses a non-positive period, a bad maxInFlight and a bad tick', () => {
     expect(() => newProbeScheduler({ maxInFlight: 0 })).toThrow(/maxInFlight/);
     expect(() => newProbeScheduler({ tickMs: 0.5 })).toThrow(/tickMs must be an integer >= 1 \(milliseconds\), got 0.5/);
