@@ -255,6 +255,21 @@ export const kAgentOptionDescriptors = {
     check: nonEmptyWhere((s) => s.startsWith('unix:///'), 'must be a unix socket endpoint such as unix:///var/run/docker.sock'),
     help: 'Docker Engine endpoint (unix://…)',
   }),
+  /**
+   * The deadline of every request-response call to the container runtime, in milliseconds
+   * (`--runtime-request-timeout`, runtimeRequestTimeout, 2m as the kubelet's): a create, start,
+   * inspect or remove past it fails the sync with `context deadline exceeded`; a stop gets its grace
+   * period on top. Streams (log follows, exec, attach, events) and image pulls have none. 0 = none.
+   */
+  runtimeRequestTimeoutMs: option({
+    flag: 'runtime-request-timeout', parse: 'duration', config: { field: 'runtimeRequestTimeout', parse: 'duration' }, default: 120_000,
+    defaultText: '2m',
+    check: (label, value) => {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) failOption(label, 'must be a duration >= 0', value);
+      return value;
+    },
+    help: 'Timeout of every runtime request except long-running ones (pulls, logs, exec, attach) (Go duration; 0: none)',
+  }),
   /** The socket path of `dockerEndpoint` (derived), as handed to workers in `WorkerBootstrap`. */
   dockerSocketPath: option({
     flag: 'docker-endpoint', parse: 'derived', default: '/var/run/docker.sock', check: nonEmptyWhere((s) => s.startsWith('/'), 'must be an absolute socket path'),

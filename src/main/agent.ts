@@ -239,7 +239,7 @@ class AgentImpl implements Agent {
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
       rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
-      network: network.settings,
+      network: network.settings, runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
       sandbox: {
         clusterDNS: o.clusterDNS, clusterDomain: o.clusterDomain, resolvConf: o.resolvConf, cgroupsPerQOS: o.cgroupsPerQOS, cgroupRoot: o.cgroupRoot,
         podPidsLimit: o.podPidsLimit, containerLogMaxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize)), containerLogMaxFiles: o.containerLogMaxFiles,
