@@ -309,6 +309,7 @@ class AgentImpl implements Agent {
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
         ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
         streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
+        watchLimits: { maxWatchesPerUser: o.maxWatchesPerUser, maxWatches: o.maxWatches },
       });
     }
     this.#runtimeState = newRuntimeState({}, {
