@@ -144,8 +144,10 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
     await waitFor(async () => (node.warnings.some((w) => w.msg === 'Closing a watch client that does not read') ? true : undefined), { timeoutMs: 60_000, intervalMs: 250, description: 'the agent closing the watcher' });
     slow.resume();
     const closed = await slow.closed;
-    expect(closed.code).toBe(4429);
-    expect(closed.reason).toContain('resourceVersion');
+    // 4429 with its reason when the client takes the close frame within the agent's grace (5 s),
+    // else its socket was dropped (1006): either way the watch is over and it resumes.
+    expect([4429, 1006]).toContain(closed.code);
+    if (closed.code === 4429) expect(closed.reason).toContain('resourceVersion');
     const seen = new Set(slow.frames.map((f) => f.object.metadata?.name));
     const lastRv = [...slow.frames].reverse().find((f) => f.object.metadata?.resourceVersion)?.object.metadata?.resourceVersion;
     expect(lastRv).toBeDefined();

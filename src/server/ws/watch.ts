@@ -15,7 +15,8 @@
  * frames of the changes coalesced for it since it went live — passes `maxPendingBytes` (2 MiB) is
  * closed with code 4429 and a reason, as the apiserver's watch cache closes a watcher that cannot
  * keep up (cacher/cache_watcher.go): it watches again from the last resourceVersion it saw, or
- * gets a 410 and lists again. The initial ADDED events are not counted: they are handed out at the
+ * gets a 410 and lists again; one that does not take the close frame within kCloseGraceMs (5 s)
+ * is dropped, its buffer with it. The initial ADDED events are not counted: they are handed out at the
  * client's pace, as the watch cache's initial events are.
  *
  * Bounds: an upgrade is first admitted by the shared {@link WatchLimiter} (per user and in all,
@@ -39,6 +40,9 @@ export const kWatchPath = '/watch/pods';
 export const kWatchTopic = 'watch/pods';
 /** kCloseTooSlow: close code for a client whose buffer reached maxBackpressureBytes (an application code, 4000–4999). */
 export const kCloseTooSlow = 4429;
+
+/** kCloseGraceMs: how long a client closed as too slow has to take its close frame before its socket is dropped (milliseconds). */
+export const kCloseGraceMs = 5_000;
 
 /** Options of `registerWatch` (bytes). */
 export interface WatchServerOptions {
@@ -178,10 +182,25 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
     return { type: 'DELETED', object: e.object, resourceVersion: e.resourceVersion, uid: e.uid };
   };
 
+  /** Sockets told to go (tooSlow) whose close handshake has not finished, with the timer that forces it. */
+  const closing = new Map<Ws, NodeJS.Timeout>();
+
   const tooSlow = (ws: Ws) => {
     const d = ws.getUserData();
     logger.warn({ bufferedBytes: ws.getBufferedAmount(), pendingBytes: d.pendingBytes }, 'Closing a watch client that does not read');
     d.closed = true;
+    // A client that does not read never takes the close frame queued behind its buffer: past the
+    // grace its socket is dropped (the buffer with it), as the apiserver's ended watch holds nothing.
+    const force = setTimeout(() => {
+      closing.delete(ws);
+      try {
+        ws.close();
+      } catch {
+        // closed meanwhile
+      }
+    }, kCloseGraceMs);
+    force.unref();
+    closing.set(ws, force);
     ws.end(kCloseTooSlow, 'watch client too slow: watch again with ?resourceVersion= of the last event seen');
   };
 
@@ -197,7 +216,10 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
       d.pendingSizes.delete(e.uid);
       const kept = d.pending.get(e.uid);
       if (kept && d.live) {
-        const size = watchFrame(kept).length;
+        // The shared event's frame (serialized once for every client), not `kept`'s: a coalesced
+        // event is this client's own object, and serializing it here would be the per-client copy
+        // this bound is there to prevent. Their sizes differ by the type's few bytes.
+        const size = watchFrame(event).length;
         d.pendingSizes.set(e.uid, size);
         d.pendingBytes += size;
         if (ws.getBufferedAmount() + d.pendingBytes > opts.maxPendingBytes) tooSlow(ws);
@@ -343,6 +365,8 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
       flush(ws);
     },
     close(ws) {
+      clearTimeout(closing.get(ws));
+      closing.delete(ws);
       const d = ws.getUserData();
       d.closed = true;
       d.pending.clear();
