@@ -75,6 +75,22 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 7: --runtime-reque
     await deleted(node, 'wedged-app');
   });
 
+  it('a DELETE whose container stop is wedged completes: the stop passes its deadline (grace + timeout) and the container is removed by force', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kts-runtime-timeout-'));
+    const sock = join(dir, 'docker.sock');
+    let stallStops = false;
+    proxy = await stallingDockerProxy(sock, (method, url) => stallStops && method === 'POST' && /^\/containers\/[0-9a-f]+\/stop/.test(url));
+    node = await startTestNode({ dockerEndpoint: `unix://${sock}`, runtimeRequestTimeoutMs: 2000 });
+    expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: podBody('wedged-stop') })).status).toBe(201);
+    await waitFor(async () => {
+      const pod = (await (await node!.api('/pods/default/wedged-stop')).json()) as Pod;
+      return pod.status?.containerStatuses?.[0]?.state?.running ? true : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 250, description: 'wedged-stop running' });
+    stallStops = true;
+    await deleted(node, 'wedged-stop');
+    expect(proxy.held.some((h) => h.includes('/stop'))).toBe(true);
+  });
+
   it('a DELETE sent while the create is wedged completes', async () => {
     const { node, proxy } = await startWedged('POD_wedged-delete_');
     expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: podBody('wedged-delete') })).status).toBe(201);
