@@ -56,6 +56,8 @@ async function serve(): Promise<void> {
   const options = resolveAgentOptions({
     nodeName: 'bench-api', rootDir: join(base, 'root'), port: 0, runtime: 'fake', workers: int('workers'), maxPods: 1_000_000,
     relistPeriodMs: 1000, syncFrequencyMs: 600_000, logLevel: 'silent',
+    // Every fan-out client is the one anonymous user: room for all of them (--max-watches-per-user, --max-watches).
+    maxWatchesPerUser: int('clients'), maxWatches: Math.max(500, int('clients')),
   });
   const agent = newAgent(options, { logger: newLogger('silent') });
   await agent.start();

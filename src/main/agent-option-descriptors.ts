@@ -222,6 +222,20 @@ export const kAgentOptionDescriptors = {
     help: 'Bytes of pod changes kept for watch resumes (older ones: 410 Gone)',
   }),
   /**
+   * Concurrent watches (`WS /watch/pods` and the API's `?watch=true` together) one user may hold
+   * (`--max-watches-per-user`, 100; kubelet-ts only; all anonymous requests are one user): one more
+   * is answered 429 TooManyRequests with Retry-After, before any state is copied (server/watch-limits.ts).
+   */
+  maxWatchesPerUser: option({
+    flag: 'max-watches-per-user', parse: 'number', ours: true, default: 100,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent watches one user may hold (more: 429 TooManyRequests)',
+  }),
+  /** Concurrent watches on this node, all users together (`--max-watches`, 500; kubelet-ts only): one more is answered 429. */
+  maxWatches: option({
+    flag: 'max-watches', parse: 'number', ours: true, default: 500,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent watches on this node, all users together (more: 429 TooManyRequests)',
+  }),
+  /**
    * Bytes the intake store (`{--root-dir}/intake/`, the POSTed pods' files) may hold
    * (`--intake-store-bytes`, 64 MiB; kubelet-ts only): a POST or PUT that would take it past this
    * is refused whole with 403 `exceeded quota` before anything is written (config/source-intake.ts).
@@ -264,6 +278,21 @@ export const kAgentOptionDescriptors = {
     flag: 'docker-endpoint', parse: 'string', default: 'unix:///var/run/docker.sock',
     check: nonEmptyWhere((s) => s.startsWith('unix:///'), 'must be a unix socket endpoint such as unix:///var/run/docker.sock'),
     help: 'Docker Engine endpoint (unix://…)',
+  }),
+  /**
+   * The deadline of every request-response call to the container runtime, in milliseconds
+   * (`--runtime-request-timeout`, runtimeRequestTimeout, 2m as the kubelet's): a create, start,
+   * inspect or remove past it fails the sync with `context deadline exceeded`; a stop gets its grace
+   * period on top. Streams (log follows, exec, attach, events) and image pulls have none. 0 = none.
+   */
+  runtimeRequestTimeoutMs: option({
+    flag: 'runtime-request-timeout', parse: 'duration', config: { field: 'runtimeRequestTimeout', parse: 'duration' }, default: 120_000,
+    defaultText: '2m',
+    check: (label, value) => {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) failOption(label, 'must be a duration >= 0', value);
+      return value;
+    },
+    help: 'Timeout of every runtime request except long-running ones (pulls, logs, exec, attach) (Go duration; 0: none)',
   }),
   /** The socket path of `dockerEndpoint` (derived), as handed to workers in `WorkerBootstrap`. */
   dockerSocketPath: option({

@@ -245,7 +245,7 @@ class AgentImpl implements Agent {
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
       rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
-      network: network.settings,
+      network: network.settings, runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
       sandbox: {
         clusterDNS: o.clusterDNS, clusterDomain: o.clusterDomain, resolvConf: o.resolvConf, cgroupsPerQOS: o.cgroupsPerQOS, cgroupRoot: o.cgroupRoot,
         podPidsLimit: o.podPidsLimit, containerLogMaxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize)), containerLogMaxFiles: o.containerLogMaxFiles,
@@ -316,6 +316,7 @@ class AgentImpl implements Agent {
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
         ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
         streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
+        watchLimits: { maxWatchesPerUser: o.maxWatchesPerUser, maxWatches: o.maxWatches },
       });
     }
     this.#runtimeState = newRuntimeState({}, {

@@ -11,6 +11,7 @@ import { instrumentRoutes, metricsHandler } from './routes/metrics.js';
 import { statsRoutes } from './routes/stats.js';
 import { dashboardAssetHandler, dashboardIndexHandler } from './dashboard/serve.js';
 import { registerWatch } from './ws/watch.js';
+import { newWatchLimiter, type WatchLimits } from './watch-limits.js';
 import { statusError } from './status.js';
 import { authorizationHeaders, authorizerOf, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
 import { checkPathParams, conflictingContentLength, headerBytes, kDefaultRequestLimits, kMaxBodyTimeoutMs, tooLarge, type RequestLimits } from './request-limits.js';
@@ -58,6 +59,8 @@ export interface AgentServerOptions {
    * token only over TLS. `port` 0 picks a free port (see `AgentServer.tlsPort`); the files are PEM.
    */
   tls?: { port: number; certFile: string; keyFile: string };
+  /** Concurrent watches per user and in all, over `WS /watch/pods` and the API's watch together (watch-limits.ts; default kDefaultWatchLimits). */
+  watchLimits?: WatchLimits;
   /** The Kubernetes API slice's seams (kube-api/options.ts: PATCH of pods, OpenAPI documents); defaults when absent. */
   kubeApi?: KubeApiOptions;
 }
@@ -370,7 +373,9 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   checkNativeUws(loadedSharedObjects());
   const logger = options.logger.child({ component: 'server' });
   const limiter = newStreamLimiter(options.streaming);
-  const kubeApi = newKubeApi(options.kubeApi);
+  // One bound for both watch endpoints, over the HTTP and the TLS listener alike.
+  const watchLimiter = newWatchLimiter(options.watchLimits);
+  const kubeApi = newKubeApi({ watchLimiter, ...options.kubeApi });
   const router = newRouter(instrumentRoutes(mergeRoutes(routes(limiter, kubeApi.routes)), host));
   const portForwardLimiter = newStreamLimiter({
     maxStreamsPerPod: options.portForward?.maxStreamsPerPod ?? kDefaultPortForwardLimits.maxStreamsPerPod,
@@ -384,7 +389,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const ctx: ServerContext = { router, host, logger, auth: options.auth, limits, info: { listen: { address: options.address, ports: listenPorts }, logger } };
   /** mount registers every route on one uWS app (the HTTP one and, with `tls`, the HTTPS one). */
   const mount = (app: uWS.TemplatedApp) => {
-    const watchServer = registerWatch(app, host, logger, { auth: options.auth });
+    const watchServer = registerWatch(app, host, logger, { auth: options.auth, limiter: watchLimiter });
     registerStreaming(app, host, logger, limiter, options.auth);
     registerPortForward(app, host, logger, portForwardLimiter, options.auth);
     registerPortForwardTunnel(app, host, logger, portForwardLimiter, options.auth);

@@ -37,7 +37,15 @@ export interface WorkerBootstrap {
   sandbox?: Partial<NodeSandboxSettings>;
   /** The pod network (issue 13); absent = kNoPodNetwork (sandboxes keep network `none`, no pod IP). */
   network?: NodeNetworkSettings;
+  /** --runtime-request-timeout in milliseconds: the deadline of each runtime call; absent = kDefaultRuntimeRequestTimeoutMs, 0 = none. */
+  runtimeRequestTimeoutMs?: number;
 }
+
+/**
+ * kDefaultRuntimeRequestTimeoutMs: `--runtime-request-timeout`'s default, 2 minutes in
+ * milliseconds, as the kubelet's (KubeletConfiguration runtimeRequestTimeout).
+ */
+export const kDefaultRuntimeRequestTimeoutMs = 120_000;
 
 /**
  * NodeNetworkSettings: how sandboxes get their network, as the kubelet's network plugin flags

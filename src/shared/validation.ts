@@ -14,6 +14,7 @@ import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualified
 import { parseQuantity, quantityError } from './quantity.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
 import { validateVolumes } from './validation-volumes.js';
+import { validateExecArgs } from './validation-exec-args.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
 import { kSupportedPodSandboxFields, rejectForeignOS, validatePodSandboxFields } from './validation-sandbox.js';
 import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
@@ -81,7 +82,7 @@ export function validatePod(pod: Pod): FieldError[] {
 /**
  * validatePodForNode: `validatePod` plus this node's own refusal of fields it cannot run yet
  * (`kValidatedButNotYetRun`) and of resource quantities the container runtime cannot take
- * (validation-runtime-limits.ts), as the kubelet's admit handlers refuse a pod the node cannot run.
+ * (validation-runtime-limits.ts) and of arguments execve(2) cannot take (validation-exec-args.ts), as the kubelet's admit handlers refuse a pod the node cannot run.
  * What every source calls before accepting a pod. Never throws.
  */
 export function validatePodForNode(pod: Pod): FieldError[] {
@@ -93,6 +94,7 @@ export function validatePodForNode(pod: Pod): FieldError[] {
     rejectForeignOS(el, 'spec', spec);
     rejectUnrunnableSecurity(el, spec);
     validateRuntimeLimits(el, spec);
+    validateExecArgs(el, spec);
   }
   return [...errors, ...el.errors];
 }

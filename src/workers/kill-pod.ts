@@ -17,6 +17,7 @@ import type { SyncDeps } from './sync-pod.js';
 import { unmountUnder } from './volumes/mount.js';
 import { tearDownSandboxNetwork } from './sandbox-network.js';
 import { forgetCheckedSandbox } from './sandbox-check.js';
+import { isDeadlineExceeded } from './runtime/deadline.js';
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
 
@@ -58,7 +59,7 @@ export async function stopContainers(deps: SyncDeps, containers: RuntimeContaine
         let grace = opts.gracePeriods?.[c.id] ?? gracePeriodSeconds;
         // preStop runs first and shares the grace period (hooks.ts runPreStopHook).
         if (!c.sandbox && c.state === 'running' && opts.pod) grace = await runPreStopHook(deps.runtime, opts.pod, c, grace, opts.hostIp ?? '127.0.0.1', out, deps.now, opts.podIp ?? '');
-        await deps.runtime.stopContainer(c.id, grace);
+        await stopOrForceRemove(deps, c.id, grace);
         out.steps.push({ action: c.sandbox ? 'KillPodSandbox' : 'KillContainer', target: c.name, ok: true });
       } catch (err) {
         if (isNotFound(err)) {
@@ -73,6 +74,23 @@ export async function stopContainers(deps: SyncDeps, containers: RuntimeContaine
   const unavailable = results.find((r) => r.status === 'rejected' && isRetriable(r.reason) && isUnavailable(r.reason));
   if (unavailable && unavailable.status === 'rejected') throw unavailable.reason;
   return live.length > 0;
+}
+
+/**
+ * stopOrForceRemove stops container `id` within `gracePeriodSeconds`; a stop that passes its
+ * deadline (the grace period plus `--runtime-request-timeout`: the engine is wedged on it) is
+ * followed by a forced remove (SIGKILL and delete; a deadline of its own), so that a pod being
+ * deleted never waits for ever on a stuck container, as the kubelet moves on past a StopContainer
+ * that failed with DeadlineExceeded. Throws what the remove throws, or the stop's error.
+ */
+async function stopOrForceRemove(deps: SyncDeps, id: string, gracePeriodSeconds: number): Promise<void> {
+  try {
+    await deps.runtime.stopContainer(id, gracePeriodSeconds);
+  } catch (err) {
+    if (!isDeadlineExceeded(err)) throw err;
+    deps.logger?.warn({ containerID: id, err }, 'Stopping a container passed its deadline; removing it by force');
+    await deps.runtime.removeContainer(id);
+  }
 }
 
 /**

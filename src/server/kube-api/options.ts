@@ -5,6 +5,7 @@
  * service as injected handlers (k8s.io/apiserver/pkg/endpoints/handlers/patch.go, pkg/server/routes/openapi.go).
  */
 import type { Pod } from '../../shared/api.js';
+import type { WatchLimiter } from '../watch-limits.js';
 
 /** PatchQuery: the query parameters of a PATCH that the patcher needs (server-side apply's `fieldManager` and `force`). */
 export interface PatchQuery {
@@ -40,6 +41,8 @@ export interface KubeApiOptions {
   patchPod?: PatchPod;
   /** /openapi/v2 and /openapi/v3…; default: openapi.ts openApi (the shipped core/v1 documents). */
   openApi?: OpenApi;
+  /** The bound on concurrent watches (watch-limits.ts), shared with `WS /watch/pods`; undefined = no bound. */
+  watchLimiter?: WatchLimiter;
   /** The gitVersion `/version` reports (default `v1.32.0-kubelet-ts`: kubectl warns on skew over one minor version). */
   gitVersion?: string;
 }

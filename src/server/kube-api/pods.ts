@@ -87,7 +87,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const patchPod = options.patchPod ?? strategicPatchPod;
 
   /** list and watch, in one namespace or (namespace undefined) all. */
-  const list = (all: boolean) => ({ host, req, params }: RouteContext): HttpReply => {
+  const list = (all: boolean) => ({ host, req, params, user }: RouteContext): HttpReply => {
     const namespace = all ? undefined : params.namespace;
     const filter = parseListFilter(req.query, kPodFieldLabels);
     if (isStatus(filter)) return statusReply(filter);
@@ -101,7 +101,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
         if (isStatus(include)) return statusReply(include);
         table = { include };
       }
-      const r = podWatchReply(host, { namespace, filter, ...w, table });
+      const r = podWatchReply(host, { namespace, filter, ...w, table }, { limiter: options.watchLimiter, user: user?.name ?? '' });
       return isStatus(r) ? statusReply(r) : r;
     }
     const rv = host.resourceVersion?.();

@@ -5,19 +5,31 @@
  * The events come from the same history as `WS /watch/pods` (AgentHost.watch): a watch from
  * resourceVersion 0 or none starts with one ADDED per pod, a watch from N with the changes after N,
  * and a watch from a compacted N gets one ERROR event with the 410 Expired Status, then the end.
+ *
+ * Bounds (issue #38, finding 6): a watch is first admitted by the server's WatchLimiter (per user
+ * and in all, watch-limits.ts; past it 429 `TooManyRequests` with `Retry-After`). Events are written
+ * only while the socket takes them; the others wait as references to the shared events (never a
+ * copy), the initial ones at the client's pace. A watcher whose waiting changes plus what it has
+ * not read pass {@link kMaxWatchBacklogBytes} is closed, as the watch cache closes a watcher that
+ * cannot keep up (cacher/cache_watcher.go): kubectl and client-go watch again from the last
+ * resourceVersion they saw, or list again on a 410.
  */
 import type { Pod, Status } from '../../shared/api.js';
 import type { AgentHost } from '../agent-host.js';
-import type { HttpReply } from '../reply.js';
+import { jsonReply, type HttpReply } from '../reply.js';
 import { statusError } from '../status.js';
-import type { WatchEvent } from '../ws/watch-event.js';
+import type { WatchLimiter } from '../watch-limits.js';
+import { watchFrame, type WatchEvent } from '../ws/watch-event.js';
 import { podFields } from './field-selector.js';
 import { presentPod } from './present.js';
 import { matchesFilter, type ListFilter } from './request.js';
 import { kPodPrinter, toTable, type IncludeObject } from './table.js';
 
-/** kMaxWatchBacklogBytes: a watcher whose socket holds more than this unsent is closed (bytes, 16 MiB). */
-export const kMaxWatchBacklogBytes = 16 << 20;
+/**
+ * kMaxWatchBacklogBytes: a watcher whose changes waiting to be written (their frames' size) plus
+ * the bytes its socket holds unsent pass this is closed (bytes, 2 MiB; 16 MiB before issue #38).
+ */
+export const kMaxWatchBacklogBytes = 2 << 20;
 
 /** PodWatchRequest: a parsed pod watch. */
 export interface PodWatchRequest {
@@ -55,15 +67,25 @@ function matches(req: PodWatchRequest, pod: Pod): boolean {
   return matchesFilter(req.filter, pod.metadata?.labels, () => podFields(pod));
 }
 
+/** The watch's admission: the server's limiter and the requesting user's name ('' without auth). */
+export interface WatchAdmissionRequest {
+  limiter?: WatchLimiter;
+  user: string;
+}
+
 /**
  * podWatchReply answers a pod watch as a streamed HttpReply: 200, `application/json`, one JSON
  * watch event per line. An object leaving the selector is sent as DELETED, one entering it as
- * ADDED. The stream ends after an ERROR event, at `timeoutSeconds`, or when the client goes.
- * A host without `watch` → 405.
+ * ADDED. The stream ends after an ERROR event, at `timeoutSeconds`, when the client goes, or when
+ * it falls more than {@link kMaxWatchBacklogBytes} behind. A host without `watch` → 405; a watch
+ * past `admission.limiter`'s limits → 429 `TooManyRequests` with `Retry-After`.
  */
-export function podWatchReply(host: AgentHost, req: PodWatchRequest): HttpReply | Status {
+export function podWatchReply(host: AgentHost, req: PodWatchRequest, admission: WatchAdmissionRequest = { user: '' }): HttpReply | Status {
   if (!host.watch) return statusError(405, 'MethodNotAllowed', 'this agent does not serve watches');
   const watch = host.watch.bind(host);
+  const admitted = admission.limiter?.acquire(admission.user);
+  if (admitted && !admitted.ok) return jsonReply(429, admitted.status, { 'Retry-After': String(admitted.retryAfterSeconds) });
+  const release = admitted?.release ?? (() => {});
   return {
     status: 200,
     contentType: 'application/json',
@@ -76,11 +98,17 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest): HttpReply 
       let done = false;
       /** Bytes written since the socket reported backpressure (uWS holds them); 0 while it keeps up. */
       let backlog = 0;
+      /** Events not written yet (the socket is backpressured), in order; `queuedBytes`: the frames of the live ones among them. */
+      const queue: { e: WatchEvent; bytes: number }[] = [];
+      let queuedBytes = 0;
+      let live = false;
       let cancel: (() => void) | undefined;
       let timer: NodeJS.Timeout | undefined;
       const finish = () => {
         if (done) return;
         done = true;
+        queue.length = 0;
+        release();
         clearTimeout(timer);
         cancel?.();
         sink.end();
@@ -96,14 +124,32 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest): HttpReply 
         const line = `{"type":${JSON.stringify(type)},"object":${JSON.stringify(out)}}\n`;
         const ok = sink.write(line);
         if (!ok || backlog > 0) {
-          if (backlog === 0) sink.onWritable(() => (backlog = 0));
+          if (backlog === 0) sink.onWritable(drain);
           backlog += line.length;
-          // As the apiserver drops a watcher that cannot keep up: the client re-watches from its last resourceVersion.
-          if (backlog > kMaxWatchBacklogBytes) finish();
         }
       };
+      /** The socket drained: write what waits until it pushes back again. */
+      const drain = () => {
+        backlog = 0;
+        while (!done && backlog === 0 && queue.length > 0) {
+          const next = queue.shift()!;
+          queuedBytes -= next.bytes;
+          write(next.e);
+        }
+      };
+      /** onEvent: written now while the socket keeps up, else queued (a reference); too far behind → closed. */
       const onEvent = (e: WatchEvent) => {
         if (done) return;
+        if (backlog === 0 && queue.length === 0) return write(e);
+        // Counted: the live changes this watcher will be sent (a pod it does not see costs it nothing).
+        const relevant = e.uid === '' || visible.has(e.uid) || matches(req, e.object as Pod);
+        const bytes = live && relevant ? watchFrame(e).length : 0;
+        queue.push({ e, bytes });
+        queuedBytes += bytes;
+        // As the apiserver drops a watcher that cannot keep up: the client re-watches from its last resourceVersion.
+        if (backlog + queuedBytes > kMaxWatchBacklogBytes) finish();
+      };
+      const write = (e: WatchEvent) => {
         if (e.type === 'ERROR') {
           send('ERROR', e.object);
           queueMicrotask(finish);
@@ -130,6 +176,7 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest): HttpReply 
       };
       sink.onClose(finish);
       cancel = watch(req.fromResourceVersion, onEvent);
+      live = true;
       if (done) cancel();
       else if (req.timeoutSeconds !== undefined) {
         timer = setTimeout(finish, req.timeoutSeconds * 1000);

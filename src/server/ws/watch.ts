@@ -6,13 +6,22 @@
  * subscribed to one uWS pub/sub topic and get each frame through a single `app.publish`; clients
  * with `namespace`/`labelSelector` filters, and clients that fell behind, get per-client sends.
  *
- * Slow clients: a client whose uWS buffered amount is above `highWaterBytes` is sent nothing more;
- * its pending updates are coalesced to the latest event per pod (a Map uid → event, so its memory
- * is bounded by the number of pods, never by the number of changes) and flushed in resourceVersion
- * order when uWS reports `drain`. A coalesced pod shows its latest state (intermediate versions
- * are skipped; an ADDED then DELETED pod is never shown). A fast client is never delayed by a slow
- * one. Only if a socket's buffer still reaches `maxBackpressureBytes` (uWS would start dropping
- * frames) is the client closed with code 4429 and a reason (re-watch with the last resourceVersion).
+ * Slow clients: a client whose uWS buffered amount is above `highWaterBytes` (64 KiB: the most
+ * of a copy one client holds in the agent, plus one frame) is sent nothing more; its pending
+ * updates are coalesced to the latest event per pod (a Map uid → the shared event, never a copy)
+ * and flushed in resourceVersion order when uWS reports `drain`. A coalesced pod shows its latest
+ * state (intermediate versions are skipped; an ADDED then DELETED pod is never shown). A fast
+ * client is never delayed by a slow one. A client whose pending data — its uWS buffer plus the
+ * frames of the changes coalesced for it since it went live — passes `maxPendingBytes` (2 MiB) is
+ * closed with code 4429 and a reason, as the apiserver's watch cache closes a watcher that cannot
+ * keep up (cacher/cache_watcher.go): it watches again from the last resourceVersion it saw, or
+ * gets a 410 and lists again; one that does not take the close frame within kCloseGraceMs (5 s)
+ * is dropped, its buffer with it. The initial ADDED events are not counted: they are handed out at the
+ * client's pace, as the watch cache's initial events are.
+ *
+ * Bounds: an upgrade is first admitted by the shared {@link WatchLimiter} (per user and in all,
+ * watch-limits.ts); past it the answer is 429 `TooManyRequests` with `Retry-After`, before any state
+ * is copied for the client.
  */
 import type uWS from 'uWebSockets.js';
 import { isInvalidInput } from '../../shared/errors.js';
@@ -22,6 +31,7 @@ import { checkUpgradeAccess, type ServerAuth } from '../auth.js';
 import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
 import { statusLine } from '../reply.js';
 import { statusError } from '../status.js';
+import type { WatchLimiter } from '../watch-limits.js';
 import { watchFrame, type WatchCancel, type WatchEvent } from './watch-event.js';
 
 /** kWatchPath: the WebSocket path of the pods' watch. */
@@ -31,12 +41,19 @@ export const kWatchTopic = 'watch/pods';
 /** kCloseTooSlow: close code for a client whose buffer reached maxBackpressureBytes (an application code, 4000–4999). */
 export const kCloseTooSlow = 4429;
 
+/** kCloseGraceMs: how long a client closed as too slow has to take its close frame before its socket is dropped (milliseconds). */
+export const kCloseGraceMs = 5_000;
+
 /** Options of `registerWatch` (bytes). */
 export interface WatchServerOptions {
-  /** Above this buffered amount a client is "slow": its updates are coalesced until drain. Default 1 MiB. */
+  /** Above this buffered amount a client is "slow": its updates are coalesced until drain. Default 64 KiB. */
   highWaterBytes?: number;
-  /** uWS maxBackpressure; a client reaching it is closed with 4429. Default 64 MiB. */
+  /** A client whose buffered bytes plus the frames coalesced for it since it went live pass this is closed with 4429. Default 2 MiB. */
+  maxPendingBytes?: number;
+  /** uWS maxBackpressure, the hard cap within one tick of publishes (uWS drops past it): closed with 4429. Default 64 MiB. */
   maxBackpressureBytes?: number;
+  /** Concurrent watches per user and in all (watch-limits.ts), shared with the HTTP watch; undefined = no bound (in-process tests). */
+  limiter?: WatchLimiter;
   /**
    * Authentication (the admin token, `--token-auth-file`, `--anonymous-auth`), checked before the
    * upgrade as for every HTTP path; undefined = every upgrade allowed (in-process tests only). A
@@ -48,7 +65,7 @@ export interface WatchServerOptions {
 }
 
 /** kDefaultWatchServerOptions: the defaults of WatchServerOptions. */
-export const kDefaultWatchServerOptions: Required<Omit<WatchServerOptions, 'auth'>> = { highWaterBytes: 1 << 20, maxBackpressureBytes: 64 << 20 };
+export const kDefaultWatchServerOptions: Required<Omit<WatchServerOptions, 'auth' | 'limiter'>> = { highWaterBytes: 64 << 10, maxPendingBytes: 2 << 20, maxBackpressureBytes: 64 << 20 };
 
 /** WatchServer: what server.ts keeps of the watch endpoint. */
 export interface WatchServer {
@@ -69,6 +86,13 @@ interface ClientData {
   onTopic: boolean;
   /** Pending coalesced events by uid ('' = BOOKMARK), insertion order = resourceVersion order. */
   pending: Map<string, WatchEvent>;
+  /** Frame bytes of the pending events that came live (uid → bytes; initial ones are not counted), and their sum. */
+  pendingSizes: Map<string, number>;
+  pendingBytes: number;
+  /** The initial events have been handed over: pending events count from now on. */
+  live: boolean;
+  /** Gives the client's place back to the WatchLimiter (idempotent). */
+  release: () => void;
   /** Filtered clients: UIDs of the pods the client has been shown (to turn filter transitions into ADDED/DELETED). */
   visible: Set<string>;
   closed: boolean;
@@ -121,6 +145,7 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
   const watch = host.watch.bind(host);
   const opts = {
     highWaterBytes: options.highWaterBytes ?? kDefaultWatchServerOptions.highWaterBytes,
+    maxPendingBytes: options.maxPendingBytes ?? kDefaultWatchServerOptions.maxPendingBytes,
     maxBackpressureBytes: options.maxBackpressureBytes ?? kDefaultWatchServerOptions.maxBackpressureBytes,
   };
   const topicClients = new Set<Ws>();
@@ -157,10 +182,25 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
     return { type: 'DELETED', object: e.object, resourceVersion: e.resourceVersion, uid: e.uid };
   };
 
+  /** Sockets told to go (tooSlow) whose close handshake has not finished, with the timer that forces it. */
+  const closing = new Map<Ws, NodeJS.Timeout>();
+
   const tooSlow = (ws: Ws) => {
     const d = ws.getUserData();
-    logger.warn({ bufferedBytes: ws.getBufferedAmount() }, 'Closing a watch client that does not read');
+    logger.warn({ bufferedBytes: ws.getBufferedAmount(), pendingBytes: d.pendingBytes }, 'Closing a watch client that does not read');
     d.closed = true;
+    // A client that does not read never takes the close frame queued behind its buffer: past the
+    // grace its socket is dropped (the buffer with it), as the apiserver's ended watch holds nothing.
+    const force = setTimeout(() => {
+      closing.delete(ws);
+      try {
+        ws.close();
+      } catch {
+        // closed meanwhile
+      }
+    }, kCloseGraceMs);
+    force.unref();
+    closing.set(ws, force);
     ws.end(kCloseTooSlow, 'watch client too slow: watch again with ?resourceVersion= of the last event seen');
   };
 
@@ -172,6 +212,18 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
     if (!e) return;
     if (d.pending.size > 0 || ws.getBufferedAmount() >= opts.highWaterBytes) {
       coalesce(d.pending, e);
+      d.pendingBytes -= d.pendingSizes.get(e.uid) ?? 0;
+      d.pendingSizes.delete(e.uid);
+      const kept = d.pending.get(e.uid);
+      if (kept && d.live) {
+        // The shared event's frame (serialized once for every client), not `kept`'s: a coalesced
+        // event is this client's own object, and serializing it here would be the per-client copy
+        // this bound is there to prevent. Their sizes differ by the type's few bytes.
+        const size = watchFrame(event).length;
+        d.pendingSizes.set(e.uid, size);
+        d.pendingBytes += size;
+        if (ws.getBufferedAmount() + d.pendingBytes > opts.maxPendingBytes) tooSlow(ws);
+      }
       return;
     }
     if (ws.send(watchFrame(e)) === 2) tooSlow(ws);
@@ -201,7 +253,7 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
     sweepScheduled = false;
     for (const ws of topicClients) {
       const buffered = ws.getBufferedAmount();
-      if (buffered >= opts.maxBackpressureBytes) {
+      if (buffered > opts.maxPendingBytes) {
         topicClients.delete(ws);
         tooSlow(ws);
       } else if (buffered >= opts.highWaterBytes) {
@@ -236,6 +288,8 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
     for (const [uid, e] of d.pending) {
       if (ws.getBufferedAmount() >= opts.highWaterBytes) return;
       d.pending.delete(uid);
+      d.pendingBytes -= d.pendingSizes.get(uid) ?? 0;
+      d.pendingSizes.delete(uid);
       if (ws.send(watchFrame(e)) === 2) return tooSlow(ws);
     }
     toTopicIfCaughtUp(ws);
@@ -274,8 +328,17 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
         res.cork(() => res.writeStatus(statusLine(400)).writeHeader('Content-Type', 'application/json').end(body));
         return;
       }
+      // Admitted last, so that a refused query takes no place; refused before any state is copied.
+      const admission = options.limiter?.acquire(access.user?.name ?? '');
+      if (admission && !admission.ok) {
+        logger.warn({ method: 'GET', path: kWatchPath, user: access.user?.name ?? '', code: 429 }, 'Too many watches');
+        const body = JSON.stringify(admission.status);
+        res.cork(() => res.writeStatus(statusLine(429)).writeHeader('Retry-After', String(admission.retryAfterSeconds)).writeHeader('Content-Type', 'application/json').end(body));
+        return;
+      }
       const data: ClientData = {
         ...parsed, filtered: parsed.namespace !== '' || parsed.selector.length > 0, onTopic: false, pending: new Map(), visible: new Set(), closed: false,
+        pendingSizes: new Map(), pendingBytes: 0, live: false, release: admission?.release ?? (() => {}),
       };
       res.upgrade(data, key, protocol, extensions, context);
     },
@@ -289,6 +352,7 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
         offer(ws, e);
       });
       cancel();
+      d.live = true;
       if (expired) {
         d.closed = true;
         ws.end(1000, 'resourceVersion too old');
@@ -301,10 +365,14 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
       flush(ws);
     },
     close(ws) {
+      clearTimeout(closing.get(ws));
+      closing.delete(ws);
       const d = ws.getUserData();
       d.closed = true;
       d.pending.clear();
+      d.pendingSizes.clear();
       d.visible.clear();
+      d.release();
       topicClients.delete(ws);
       directClients.delete(ws);
     },

@@ -11,7 +11,9 @@ import { statfs } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { AgentError } from '../../shared/errors.js';
+import { kDefaultRuntimeRequestTimeoutMs } from '../../shared/messages.js';
 import { setLongTimeout, type LongTimeout } from '../../shared/long-timeout.js';
+import { withDeadline } from './deadline.js';
 import { openDockerStream } from './docker-attach.js';
 import { ImagePresenceCache } from './image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
@@ -59,22 +61,44 @@ export function toAgentError(err: unknown, what: string): AgentError {
   }
 }
 
+/**
+ * withSignal: dockerode's `info`, `version` and `ping` take `{ abortSignal }` (its lib/docker.js),
+ * which @types/dockerode 4 does not declare: the method, bound, with that signature.
+ */
+function withSignal<T>(docker: Docker, method: 'info' | 'version' | 'ping'): (opts: { abortSignal?: AbortSignal }) => Promise<T> {
+  return (docker[method] as unknown as (opts: { abortSignal?: AbortSignal }) => Promise<T>).bind(docker);
+}
+
 function statusCode(err: unknown): unknown {
   return (err as { statusCode?: unknown } | null)?.statusCode;
 }
 
+/**
+ * DockerRuntime: every request-response call to the engine runs under `requestTimeoutMs`
+ * (`--runtime-request-timeout`; deadline.ts), a stop under its grace period plus that, and an exec
+ * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
+ * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
+ */
 class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
+  /** Milliseconds; 0 = no deadline. */
+  readonly #timeoutMs: number;
   /** Image inspects reused and refreshed per reference (image-presence.ts); a pull or removal forgets when it begins and ends. */
   readonly #imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref));
 
-  constructor(socketPath: string) {
+  constructor(socketPath: string, requestTimeoutMs: number) {
     this.#docker = new Docker({ socketPath });
+    this.#timeoutMs = requestTimeoutMs;
+  }
+
+  /** #call: `call` under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to dockerode. */
+  #call<T>(what: string, call: (abortSignal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
+    return withDeadline(this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0, what, call);
   }
 
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
     try {
-      const list = await this.#docker.listContainers({ all: true, filters: { label: filter.labels } });
+      const list = await this.#call('list containers', (abortSignal) => this.#docker.listContainers({ all: true, filters: { label: filter.labels }, abortSignal }));
       return list.map((c) => ({
         id: c.Id,
         name: (c.Names?.[0] ?? '').replace(/^\//, ''),
@@ -90,7 +114,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async inspectContainer(id: string): Promise<ContainerDetails> {
     try {
-      const c = await this.#docker.getContainer(id).inspect();
+      const c = await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }));
       return {
         id: c.Id,
         name: (c.Name ?? '').replace(/^\//, ''),
@@ -117,7 +141,8 @@ class DockerRuntime implements ContainerRuntime {
   async createContainer(spec: ContainerCreateSpec): Promise<string> {
     const hc = spec.hostConfig;
     try {
-      const c = await this.#docker.createContainer({
+      const c = await this.#call(`create container ${spec.name}`, (abortSignal) => this.#docker.createContainer({
+        abortSignal,
         name: spec.name,
         Image: spec.image,
         Labels: spec.labels,
@@ -153,7 +178,7 @@ class DockerRuntime implements ContainerRuntime {
           // The kubelet restarts containers itself (restart backoff); Docker must not.
           RestartPolicy: { Name: 'no' },
         },
-      });
+      }));
       return c.id;
     } catch (err) {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
@@ -164,7 +189,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async startContainer(id: string): Promise<void> {
     try {
-      await this.#docker.getContainer(id).start();
+      await this.#call(`start container ${id}`, (abortSignal) => this.#docker.getContainer(id).start({ abortSignal }));
     } catch (err) {
       if (statusCode(err) === 304) return; // already started
       throw toAgentError(err, `start container ${id}`);
@@ -173,7 +198,9 @@ class DockerRuntime implements ContainerRuntime {
 
   async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
     try {
-      await this.#docker.getContainer(id).stop({ t: stopTimeoutSeconds(timeoutSeconds) });
+      const t = stopTimeoutSeconds(timeoutSeconds);
+      // As the kubelet's StopContainer: the grace period plus the request timeout.
+      await this.#call(`stop container ${id}`, (abortSignal) => this.#docker.getContainer(id).stop({ t, abortSignal }), t * 1000);
     } catch (err) {
       if (statusCode(err) === 304) return; // already stopped
       throw toAgentError(err, `stop container ${id}`);
@@ -182,7 +209,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeContainer(id: string): Promise<void> {
     try {
-      await this.#docker.getContainer(id).remove({ force: true, v: true });
+      await this.#call(`remove container ${id}`, (abortSignal) => this.#docker.getContainer(id).remove({ force: true, v: true, abortSignal }));
     } catch (err) {
       throw toAgentError(err, `remove container ${id}`);
     }
@@ -195,7 +222,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async #inspectImage(ref: string): Promise<{ id: string; user: string } | null> {
     try {
-      const img = await this.#docker.getImage(ref).inspect();
+      const img = await this.#call(`inspect image ${ref}`, () => this.#docker.getImage(ref).inspect());
       return { id: img.Id, user: img.Config?.User ?? '' };
     } catch (err) {
       if (statusCode(err) === 404) return null;
@@ -230,7 +257,7 @@ class DockerRuntime implements ContainerRuntime {
   async tailLogs(id: string, lines: number, bytes: number): Promise<string> {
     let raw: Buffer;
     try {
-      raw = (await this.#docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false })) as unknown as Buffer;
+      raw = (await this.#call(`read the log of container ${id}`, (abortSignal) => this.#docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false, abortSignal }))) as unknown as Buffer;
     } catch (err) {
       throw toAgentError(err, `read the log of container ${id}`);
     }
@@ -249,7 +276,7 @@ class DockerRuntime implements ContainerRuntime {
     let tty: boolean;
     try {
       // A TTY container's log is raw bytes, not multiplexed frames.
-      tty = (await this.#docker.getContainer(id).inspect()).Config?.Tty === true;
+      tty = (await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }))).Config?.Tty === true;
     } catch (err) {
       throw toAgentError(err, `inspect container ${id}`);
     }
@@ -270,7 +297,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async listImages(): Promise<ImageSummary[]> {
     try {
-      return (await this.#docker.listImages()).map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], sizeBytes: i.Size, createdAtMs: i.Created * 1000 }));
+      return (await this.#call('list images', (abortSignal) => this.#docker.listImages({ abortSignal }))).map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], sizeBytes: i.Size, createdAtMs: i.Created * 1000 }));
     } catch (err) {
       throw toAgentError(err, 'list images');
     }
@@ -280,7 +307,7 @@ class DockerRuntime implements ContainerRuntime {
     // A reference or an ID: either way, nothing cached may outlive a removal.
     this.#imagePresence.forget();
     try {
-      await this.#docker.getImage(ref).remove();
+      await this.#call(`remove image ${ref}`, (abortSignal) => this.#docker.getImage(ref).remove({ abortSignal }));
     } catch (err) {
       throw toAgentError(err, `remove image ${ref}`);
     } finally {
@@ -291,7 +318,7 @@ class DockerRuntime implements ContainerRuntime {
   async imageFsInfo(): Promise<ImageFsInfo> {
     let root: string;
     try {
-      root = ((await this.#docker.info()) as { DockerRootDir?: string }).DockerRootDir || '/var/lib/docker';
+      root = ((await this.#call('docker info', (abortSignal) => withSignal<{ DockerRootDir?: string }>(this.#docker, 'info')({ abortSignal }))) as { DockerRootDir?: string }).DockerRootDir || '/var/lib/docker';
     } catch (err) {
       throw toAgentError(err, 'docker info');
     }
@@ -301,7 +328,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async version(): Promise<RuntimeVersion> {
     try {
-      const v = (await this.#docker.version()) as { Version?: string; ApiVersion?: string };
+      const v = (await this.#call('docker version', (abortSignal) => withSignal<{ Version?: string; ApiVersion?: string }>(this.#docker, 'version')({ abortSignal }))) as { Version?: string; ApiVersion?: string };
       return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
     } catch (err) {
       throw toAgentError(err, 'docker version');
@@ -310,7 +337,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async status(): Promise<void> {
     try {
-      await this.#docker.ping();
+      await this.#call('docker ping', (abortSignal) => withSignal<unknown>(this.#docker, 'ping')({ abortSignal }));
     } catch (err) {
       throw toAgentError(err, 'docker ping');
     }
@@ -319,7 +346,7 @@ class DockerRuntime implements ContainerRuntime {
   async execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
     let exec: Docker.Exec;
     try {
-      exec = await this.#docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Tty: false });
+      exec = await this.#call(`exec in container ${id}`, (abortSignal) => this.#docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Tty: false, abortSignal }));
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     }
@@ -349,7 +376,7 @@ class DockerRuntime implements ContainerRuntime {
       const timedOut = await Promise.race([finished, expired]);
       const output = Buffer.concat(chunks).toString('utf8');
       if (timedOut) return { exitCode: -1, output, timedOut: true };
-      const info = await exec.inspect();
+      const info = await this.#call(`exec in container ${id}`, (abortSignal) => exec.inspect({ abortSignal }));
       return { exitCode: typeof info.ExitCode === 'number' ? info.ExitCode : -1, output, timedOut: false };
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
@@ -378,13 +405,15 @@ const runtimes = new Map<string, ContainerRuntime>();
 
 /**
  * getDockerRuntime returns this thread's ContainerRuntime for the Docker socket at `socketPath`
- * (one dockerode client per socket per thread: the exception to "no module singletons", STYLE.md C7).
+ * whose calls have the deadline `requestTimeoutMs` (milliseconds, `--runtime-request-timeout`;
+ * 0 = none) (one dockerode client per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7).
  */
-export function getDockerRuntime(socketPath: string): ContainerRuntime {
-  let rt = runtimes.get(socketPath);
+export function getDockerRuntime(socketPath: string, requestTimeoutMs = kDefaultRuntimeRequestTimeoutMs): ContainerRuntime {
+  const key = `${socketPath}\0${requestTimeoutMs}`;
+  let rt = runtimes.get(key);
   if (!rt) {
-    rt = new DockerRuntime(socketPath);
-    runtimes.set(socketPath, rt);
+    rt = new DockerRuntime(socketPath, requestTimeoutMs);
+    runtimes.set(key, rt);
   }
   return rt;
 }

@@ -17,6 +17,8 @@ export interface RuntimeBootstrap {
   runtime?: 'docker' | 'fake';
   /** Docker Engine API unix socket (runtime 'docker'). */
   dockerSocketPath: string;
+  /** --runtime-request-timeout, milliseconds: each Docker call's deadline (deadline.ts); absent = 2 min, 0 = none. */
+  runtimeRequestTimeoutMs?: number;
   /** Latency and failure injection of the fake runtime (`--fake-runtime-latency`, `--fake-runtime-failure-rate`). */
   fakeRuntime?: FakeRuntimeTuning;
 }
@@ -26,15 +28,16 @@ const admittedDocker = new Map<string, ContainerRuntime>();
 
 /**
  * getRuntime returns this thread's runtime for `b`: the Docker runtime of `b.dockerSocketPath`
- * (one dockerode client per socket per thread) behind this thread's adaptive admission of creates,
+ * (one dockerode client per socket per thread; each call under `b.runtimeRequestTimeoutMs`) behind this thread's adaptive admission of creates,
  * starts and removes (docker-admission.ts), or this thread's one in-memory fake (call
  * recording off, so it can hold 10,000 pods; tuned by `b.fakeRuntime` when first built). Not
  * scoped to a node: wrap it with scopeToNode (node-scope.ts) before touching containers.
  */
 export function getRuntime(b: RuntimeBootstrap): ContainerRuntime {
   if ((b.runtime ?? 'docker') === 'docker') {
-    let rt = admittedDocker.get(b.dockerSocketPath);
-    if (!rt) admittedDocker.set(b.dockerSocketPath, (rt = withDockerAdmission(getDockerRuntime(b.dockerSocketPath), limitFromEnv())));
+    const key = `${b.dockerSocketPath}\0${b.runtimeRequestTimeoutMs ?? ''}`;
+    let rt = admittedDocker.get(key);
+    if (!rt) admittedDocker.set(key, (rt = withDockerAdmission(getDockerRuntime(b.dockerSocketPath, b.runtimeRequestTimeoutMs), limitFromEnv())));
     return rt;
   }
   return (fakeRuntime ??= withFakeTuning(newFakeRuntime({ recordCalls: false }), b.fakeRuntime));
