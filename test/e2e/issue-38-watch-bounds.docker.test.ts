@@ -63,7 +63,8 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
   async function nodeWithUsers(overrides: Parameters<typeof start>[0] = {}) {
     dir = await mkdtemp(join(tmpdir(), 'kts-watch-bounds-'));
     const tokens = join(dir, 'tokens.csv');
-    await writeFile(tokens, 'alice-token-0123456789,alice,1001\nbob-token-0123456789,bob,1002\n', { mode: 0o600 });
+    // Both users may read (the built-in binding of the group kubelet-ts:read-only: view and the kubelet's read paths).
+    await writeFile(tokens, 'alice-token-0123456789,alice,1001,kubelet-ts:read-only\nbob-token-0123456789,bob,1002,kubelet-ts:read-only\n', { mode: 0o600 });
     return start({ tokenAuthFile: tokens, ...overrides });
   }
 
