@@ -176,6 +176,7 @@ class AgentImpl implements Agent {
       onUpdate: (u) => this.#handleUpdate(u),
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
       shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
+      recordEvent: (pod, e) => this.events.record(pod, e),
     });
     this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }));
     this.#intakeObjects = newIntakeObjectSource({
@@ -293,8 +294,9 @@ class AgentImpl implements Agent {
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
-      isDesired: (uid) => podManager.get(uid) !== undefined, runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
-      desiredPodUids: () => [...podManager.all()].map((r) => r.uid), mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
+      // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
+      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid), runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
+      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
     });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, publishStatus: (r) => syncer.publishStatus(r),

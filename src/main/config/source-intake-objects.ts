@@ -7,14 +7,14 @@
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
  * Main thread only.
  */
-import { readFile, unlink } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
 import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { AgentError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
-import { storedJsonFiles, writeFilesDurably } from './source-intake.js';
+import { readStoredFile, setAsideStoredFile, storedJsonFiles, writeFilesDurably } from './intake-store.js';
 
 /** kIntakeObjectsDirName: the directory under --root-dir that holds intake ConfigMaps and Secrets. */
 export const kIntakeObjectsDirName = 'intake-objects';
@@ -78,8 +78,16 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
   start(): Promise<void> {
     return this.#serial(async () => {
       for (const file of await storedJsonFiles(this.#dir)) {
+        const read = await readStoredFile(file);
+        if (read.kind === 'special' || read.kind === 'untrusted') {
+          // Never opened (special) or not the agent's own (owner, mode): out of the way, never deleted.
+          const aside = await setAsideStoredFile(this.deps.rootDir, file).catch((err: Error) => `not moved: ${err.message}`);
+          this.deps.logger.warn({ source: 'api', file, err: read.reason, setAside: aside }, 'Refused an intake object file the agent cannot trust; set it aside');
+          continue;
+        }
         try {
-          const r = normalizeConfigObject(JSON.parse(await readFile(file, 'utf8')) as unknown);
+          if (read.kind === 'error') throw new Error(read.reason);
+          const r = normalizeConfigObject(JSON.parse(read.text) as unknown);
           if (r.errors) throw new Error(r.errors.map(formatFieldError).join('; '));
           this.#objects.set(keyOf(r.object), r.object);
         } catch (err) {
