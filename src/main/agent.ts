@@ -32,6 +32,7 @@ import { newGcManager, type GcManager } from './gc/gc-manager.js';
 import { newStatsProvider, type StatsProvider } from './stats/stats-provider.js';
 import { hasLocalStorageLimit } from './eviction/local-storage.js';
 import { newProbeMetrics, type ProbeMetrics } from './stats/probe-metrics.js';
+import { setupDataDirs } from './data-dirs.js';
 import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
 import { newObjectStore, type ConfigObjectUpdate, type ObjectStore } from './config/object-store.js';
@@ -226,6 +227,8 @@ class AgentImpl implements Agent {
   get syncLoop(): SyncLoop { return this.#syncLoop; }
 
   async start(): Promise<void> {
+    // The root dir and pods/ with the kubelet's modes (0750) before anything is read or written there.
+    await setupDataDirs(this.options.rootDir, this.#log);
     await this.#namespaces.load(); // before the server answers a GET of namespaces
     const o = this.options;
     const log = this.#log;

@@ -63,10 +63,17 @@ export interface IntakeObjectSource {
 class IntakeObjectSourceImpl implements IntakeObjectSource {
   readonly #dir: string;
   readonly #objects = new Map<string, ConfigObject>();
-  #chain: Promise<unknown> = Promise.resolve();
+  /**
+   * The writes' chain starts closed: the server answers before the sources start (the first relist
+   * comes first), and a write that arrives meanwhile waits until start() has restored the store
+   * (and made its directory), as the intake's pod writes do.
+   */
+  #chain: Promise<unknown>;
+  #open!: () => void;
 
   constructor(private readonly deps: IntakeObjectSourceDeps) {
     this.#dir = join(deps.rootDir, kIntakeObjectsDirName);
+    this.#chain = new Promise<void>((resolve) => { this.#open = resolve; });
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -76,7 +83,11 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
   }
 
   start(): Promise<void> {
-    return this.#serial(async () => {
+    return this.#restore().finally(() => this.#open());
+  }
+
+  #restore(): Promise<void> {
+    return (async () => {
       for (const file of await storedJsonFiles(this.#dir)) {
         const read = await readStoredFile(file);
         if (read.kind === 'special' || read.kind === 'untrusted') {
@@ -97,7 +108,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       }
       this.deps.logger.info({ source: 'api', objects: this.#objects.size, dir: this.#dir }, 'Restored intake ConfigMaps and Secrets');
       this.deps.onUpdate({ source: 'api', op: 'SET', objects: [...this.#objects.values()] });
-    });
+    })();
   }
 
   async #write(objects: ConfigObject[]): Promise<void> {
