@@ -127,6 +127,8 @@ describe.skipIf(!inject('dockerAvailable'))('issue #38 finding 4: modes of the r
         } as Partial<NonNullable<Pod['spec']>>),
       ],
     };
+    // A pod first: its answer waits for the sources' start (the store of ConfigMaps and Secrets included).
+    expect((await node.post('/pods', podJson('first'))).status).toBe(201);
     const res = await node.post('/pods', list);
     expect(res.status, await res.text()).toBe(201);
     const pod = await running(node, 'holder');
