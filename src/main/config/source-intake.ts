@@ -30,7 +30,7 @@ import { podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
 import { podFiles, removePodFiles, restoreIntakePods } from './intake-pod-files.js';
-import { writeFilesDurably } from './intake-store.js';
+import { syncDir, writeFilesDurably } from './intake-store.js';
 
 export { intakeFileName } from './intake-pod-files.js';
 export { storedJsonFiles, writeFilesDurably } from './intake-store.js';
@@ -211,6 +211,8 @@ class IntakeSourceImpl implements IntakeSource {
 
   async #restore(): Promise<void> {
     await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+    // The directory's own entry is durable too before the first pod is acknowledged (power loss; a kill -9 keeps the page cache).
+    await syncDir(this.#rootDir);
     const restored = await restoreIntakePods(this.#dir, this.#rootDir, { logger: this.deps.logger, recordEvent: this.deps.recordEvent });
     for (const { pod, bytes } of restored.pods) {
       this.#pods.set(podFullName(pod), pod);
