@@ -8,7 +8,7 @@
  * narrowed at start, and a warning names it and both modes. Only permission bits are taken away;
  * nothing is ever widened, no owner is changed. Main thread, before anything else reads the root dir.
  */
-import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../shared/logging.js';
 import { InvalidArgumentError } from '../shared/errors.js';
@@ -29,21 +29,24 @@ const octal = (m: number) => (m & 0o7777).toString(8).padStart(4, '0');
 /**
  * setupDataDirs creates `rootDir` and `rootDir/pods` (0750) and narrows them and the state
  * directories listed above to their modes when wider, logging each change at warn.
- * @throws InvalidArgumentError naming --root-dir when the root dir is not a directory, or `pods`
- *   is not one (a symbolic link included); the fs error of mkdir or chmod otherwise.
+ * @throws InvalidArgumentError naming --root-dir when the root dir or `pods` is not a directory; the fs error of mkdir or chmod otherwise.
  */
 export async function setupDataDirs(rootDir: string, logger: Logger): Promise<void> {
   for (const { dir, max, create } of kDataDirs) {
     const path = dir ? join(rootDir, dir) : rootDir;
-    if (create) await mkdir(path, { recursive: true, mode: max });
-    // The root dir may be a symbolic link (followed, as the kubelet's); nothing under it may.
-    const st = await (dir ? lstat(path) : stat(path)).catch((err: NodeJS.ErrnoException) => {
+    if (create) {
+      await mkdir(path, { recursive: true, mode: max }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err; // a file there: refused below
+      });
+    }
+    // A symbolic link (the root dir or pods/ on another disk) is followed, as the kubelet's MkdirAll does.
+    const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT' && !create) return undefined;
       throw err;
     });
     if (!st) continue;
     if (!st.isDirectory()) {
-      if (create) throw new InvalidArgumentError(`--root-dir: ${path} must be a directory (not a symbolic link or a file)`);
+      if (create) throw new InvalidArgumentError(`--root-dir: ${path} must be a directory`);
       continue;
     }
     const mode = st.mode & 0o7777;
