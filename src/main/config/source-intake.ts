@@ -6,8 +6,9 @@
  *
  * Durability: every write is temp file → fsync → rename → fsync of the directory, and a request is
  * answered only after that; each pod is stored twice, and the restore trusts only the agent's own
- * files (intake-pod-files.ts has the layout and what a restore does with each file). A batch is all or nothing: every temp file is written and synced
- * before the first rename; if a rename fails, the files already renamed are removed again.
+ * files (intake-pod-files.ts has the layout and what a restore does with each file). A batch is
+ * all or nothing: every temp file is written and synced before the first rename; if a rename
+ * fails, the files already renamed are removed again.
  * Operations are serialised (one at a time), so two requests for one name cannot both win.
  *
  * Bounds (issue #11 finding 4), both checked before anything is written, so a refused request
