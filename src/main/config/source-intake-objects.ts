@@ -7,6 +7,7 @@
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
  * Main thread only.
  */
+import { createHash } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
@@ -24,9 +25,26 @@ export function resourceOf(kind: ConfigObjectKind): string {
   return kind === 'ConfigMap' ? 'configmaps' : 'secrets';
 }
 
-/** intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`). */
+/**
+ * kMaxObjectFileNameBytes: the longest file name written (255 bytes, NAME_MAX, less the temp
+ * file's `.` + `.{8 hex}.tmp` of writeFilesDurably).
+ */
+const kMaxObjectFileNameBytes = 255 - 14;
+
+/**
+ * intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`); when
+ * that would not fit in a file name (a name of up to 253 characters: issue #38 finding 10), the
+ * name is cut to 150 characters and `~` and 16 hex digits of the SHA-256 of `{kind}/{namespace}/{name}`
+ * are appended (`~` is in no DNS name, so no such name collides with a short one). The restore
+ * reads the object's identity from its content, never from the file name.
+ */
 export function intakeObjectFileName(o: ConfigObject): string {
-  return `${o.kind.toLowerCase()}_${o.metadata?.namespace ?? 'default'}_${o.metadata?.name ?? ''}.json`;
+  const ns = o.metadata?.namespace ?? 'default';
+  const name = o.metadata?.name ?? '';
+  const plain = `${o.kind.toLowerCase()}_${ns}_${name}.json`;
+  if (Buffer.byteLength(plain) <= kMaxObjectFileNameBytes) return plain;
+  const hash = createHash('sha256').update(`${o.kind}/${ns}/${name}`).digest('hex').slice(0, 16);
+  return `${o.kind.toLowerCase()}_${ns}_${name.slice(0, 150)}~${hash}.json`;
 }
 
 /** Options and dependencies of {@link newIntakeObjectSource}. */
