@@ -32,6 +32,7 @@ import { newGcManager, type GcManager } from './gc/gc-manager.js';
 import { newStatsProvider, type StatsProvider } from './stats/stats-provider.js';
 import { hasLocalStorageLimit } from './eviction/local-storage.js';
 import { newProbeMetrics, type ProbeMetrics } from './stats/probe-metrics.js';
+import { setupDataDirs } from './data-dirs.js';
 import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
 import { newObjectStore, type ConfigObjectUpdate, type ObjectStore } from './config/object-store.js';
@@ -182,6 +183,7 @@ class AgentImpl implements Agent {
       onUpdate: (u) => this.#handleUpdate(u),
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
       shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
+      recordEvent: (pod, e) => this.events.record(pod, e),
     });
     this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }));
     this.#intakeObjects = newIntakeObjectSource({
@@ -231,6 +233,8 @@ class AgentImpl implements Agent {
   get syncLoop(): SyncLoop { return this.#syncLoop; }
 
   async start(): Promise<void> {
+    // The root dir and pods/ with the kubelet's modes (0750) before anything is read or written there.
+    await setupDataDirs(this.options.rootDir, this.#log);
     await this.#namespaces.load(); // before the server answers a GET of namespaces
     const o = this.options;
     const log = this.#log;
@@ -300,8 +304,9 @@ class AgentImpl implements Agent {
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
-      isDesired: (uid) => podManager.get(uid) !== undefined, runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
-      desiredPodUids: () => [...podManager.all()].map((r) => r.uid), mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
+      // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
+      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid), runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
+      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
     });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, publishStatus: (r) => syncer.publishStatus(r),

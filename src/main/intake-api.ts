@@ -10,6 +10,7 @@ import type { Pod } from '../shared/api.js';
 import { failpoint } from '../shared/failpoints.js';
 import { isNotFound } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
+import type { PodEventRecord } from '../shared/messages.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 import { newIntakeSource, type IntakeSource, type IntakeWrite } from './config/source-intake.js';
 import type { PodManager } from './pod/pod-manager.js';
@@ -47,6 +48,8 @@ export interface IntakeApiDeps {
    * undefined when `uid` is no such pod. Absent = such a DELETE answers 404.
    */
   shortenDeletion?: (uid: string, gracePeriodSeconds: number | undefined) => Pod | undefined;
+  /** Records an event on a pod: the restore's FailedRestore Warnings (IntakeSourceDeps.recordEvent). */
+  recordEvent?: (pod: Pod, event: PodEventRecord) => void;
 }
 
 /**
@@ -76,6 +79,11 @@ export interface IntakeApi {
    * period (IntakeApiDeps.shortenDeletion), anything else leaves it as it is.
    */
   deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
+  /**
+   * heldUids: UIDs of stored pods no copy of which could be read at start (IntakeSource.heldUids):
+   * the agent's housekeeping must leave their running containers alone.
+   */
+  heldUids(): ReadonlySet<string>;
 }
 
 class IntakeApiImpl implements IntakeApi {
@@ -94,6 +102,7 @@ class IntakeApiImpl implements IntakeApi {
     this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName, maxStoreBytes: options.intakeStoreBytes }, {
       logger: deps.logger.child({ component: 'intake-source' }),
       freePodSlots: deps.freePodSlots,
+      recordEvent: deps.recordEvent,
       onUpdate: (update) => {
         this.#applied = deps.onUpdate(update);
       },
@@ -145,6 +154,10 @@ class IntakeApiImpl implements IntakeApi {
     if (!record || podSource(record.pod) !== 'api') return undefined;
     const pod = this.deps.shortenDeletion?.(record.uid, gracePeriodSeconds);
     return pod && (record.status ? { ...pod, status: record.status } : pod);
+  }
+
+  heldUids(): ReadonlySet<string> {
+    return this.#intake.heldUids();
   }
 
   async deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod> {

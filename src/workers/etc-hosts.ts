@@ -99,7 +99,8 @@ export async function writePodFile(file: string, content: string): Promise<void>
   // Unchanged content is left alone: a running container's bind mount holds the file's inode,
   // which a rename would replace.
   if ((await readFile(file, 'utf8').catch(() => null)) === content) return;
-  await mkdir(path.dirname(file), { recursive: true });
+  // The pod's directory (and pods/ above it, if missing) 0750, as the kubelet's makePodDataDirs.
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o750 });
   const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   await writeFile(tmp, content, { mode: 0o644 });
   await chmod(tmp, 0o644);

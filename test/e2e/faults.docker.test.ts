@@ -3,7 +3,7 @@
 // gofail), and stopped with SIGTERM while 40 pods run. After each, an agent restarted on the same
 // root dir and node name must converge with 0 intake pods lost, 0 duplicate containers and 0
 // healthy containers restarted. The disk-full case (finding 9) runs the agent in-process on a tmpfs.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import type { FailpointName } from '../../src/shared/failpoints.js';
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';
 import { kNodeLabel, isRunningAndReady, useTestNodes } from '../support/agent.js';
 import { releaseNodeNetwork } from '../support/network.js';
-import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
+import { killAgentProcesses, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { dockerdAvailable, startOwnDockerd, type OwnDockerd } from '../support/own-dockerd.js';
 import type Docker from 'dockerode';
 
@@ -46,19 +46,32 @@ interface FaultNode {
 
 /**
  * newFaultNode makes a node name and root dir and registers, on the calling test (`onTestFinished`,
- * so concurrent tests clean up only their own), the kill of its last agent, the removal of its
- * containers (by its node label) and of its temp dir.
+ * so concurrent tests clean up only their own), the kill of every agent process started on it —
+ * also one whose start has not resolved yet (a test that timed out while an agent was starting:
+ * issue #38 finding 11 found two agents and their containers left for 20 minutes, and the cleanup's
+ * removal of the root dir under a still-starting agent was what left it with no pods and an empty
+ * `intake/`) —, then the removal of its containers (by its node label) and of its temp dir. A start
+ * that resolves after the cleanup kills its agent at once.
  */
 async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: number) => void): Promise<FaultNode> {
   const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-faults-'));
   const rootDir = join(base, 'root');
   await mkdir(rootDir);
+  const children = new Set<ChildProcess>();
+  let finished = false;
   const node: FaultNode = {
     nodeName: `e2e-fault-${randomBytes(3).toString('hex')}`,
     rootDir,
     async start(env, extraArgs = []) {
-      node.agent = await startAgentProcess(['--hostname-override', node.nodeName, '--root-dir', rootDir, '--relist-period', '1s', '--sync-frequency', '10s', ...extraArgs], undefined, { env });
-      return node.agent;
+      const agent = await startAgentProcess(['--hostname-override', node.nodeName, '--root-dir', rootDir, '--relist-period', '1s', '--sync-frequency', '10s', ...extraArgs], undefined, {
+        env, onSpawn: (child) => children.add(child),
+      });
+      if (finished) {
+        await agent.stop('SIGKILL');
+        throw new Error('the test was cleaned up while this agent started');
+      }
+      node.agent = agent;
+      return agent;
     },
     api(path, init = {}) {
       const tokenFile = join(rootDir, 'admin.token');
@@ -71,7 +84,8 @@ async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: 
     },
   };
   onTestFinished(async () => {
-    await node.agent?.stop('SIGKILL');
+    finished = true;
+    await killAgentProcesses((c) => children.has(c));
     await removeLabeledContainers(kNodeLabel, node.nodeName);
     await releaseNodeNetwork(rootDir);
     await rm(base, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import { BUSYBOX_IMAGE, removeLabeledContainers, waitFor } from '../support/dock
 import { containersOf, kNodeLabel } from '../support/agent.js';
 import { releaseNodeNetwork } from '../support/network.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
+import { intakeFileNames } from '../../src/main/config/intake-pod-files.js';
 
 const podYaml = (name: string, command: string, restartPolicy = 'Always') => `apiVersion: v1
 kind: Pod
@@ -71,7 +72,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
     expect(created.metadata?.annotations?.['kubernetes.io/config.source']).toBe('api');
     const pod = await waitRunning('web');
     expect(pod.metadata?.uid).toBe(created.metadata?.uid);
-    expect(await readdir(join(rootDir, 'intake'))).toContain('default_web.json');
+    expect(await readdir(join(rootDir, 'intake'))).toEqual(expect.arrayContaining(intakeFileNames(created.metadata!.uid!)));
     const list = (await (await agent.api('/pods?labelSelector=suite%20in%20(intake),app')).json()) as PodList;
     expect(list.items.map((p) => p.metadata?.name)).toEqual(['web']);
   }, kTestMs);
@@ -160,7 +161,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
     const res = await agent.api('/pods/default/web?gracePeriodSeconds=0', { method: 'DELETE' });
     expect(res.status).toBe(200);
     expect(((await res.json()) as Pod).metadata?.deletionTimestamp).toBeDefined();
-    expect(existsSync(join(rootDir, 'intake', 'default_web.json'))).toBe(false);
+    for (const f of intakeFileNames(uid)) expect(existsSync(join(rootDir, 'intake', f))).toBe(false);
     await waitFor(async () => (await getPod('web')) === undefined, { timeoutMs: kWaitMs, intervalMs: 250, description: 'web gone' });
     await waitFor(async () => (await containersOf(uid)).length === 0, { timeoutMs: kWaitMs, intervalMs: 250, description: 'containers removed' });
     expect((await agent.api('/pods/default/web', { method: 'DELETE' })).status).toBe(404);

@@ -11,6 +11,7 @@ import WebSocket from 'ws';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import { waitFor } from '../support/docker.js';
 import { useTestNodes } from '../support/agent.js';
+import { intakeFileNames } from '../../src/main/config/intake-pod-files.js';
 
 const intakePod = (name: string, extra: Partial<Pod['metadata']> = {}, image = 'kubelet-ts/busybox:1.35'): Pod => ({
   apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { test: 'issue-11-bounds' }, ...extra },
@@ -76,23 +77,27 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds',
     expect(node.agent.events.list().filter((e) => e.reason === 'OutOfpods')).toEqual([]);
 
     // The two that fit are admitted; a third one alone is then refused the same way.
-    expect((await node.api('/pods', { method: 'POST', headers: json, body: list([intakePod('a'), intakePod('b')]) })).status).toBe(201);
+    const ab = await node.api('/pods', { method: 'POST', headers: json, body: list([intakePod('a'), intakePod('b')]) });
+    expect(ab.status).toBe(201);
+    const abUids = ((await ab.json()) as PodList).items.map((p) => p.metadata!.uid!);
     const third = await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(intakePod('c')) });
     expect(third.status).toBe(403);
     expect(((await third.json()) as Status).message).toContain('pods "c" is forbidden: exceeded quota');
-    expect((await readdir(intakeDir)).sort()).toEqual(['default_a.json', 'default_b.json']);
+    expect((await readdir(intakeDir)).sort()).toEqual(abUids.flatMap((u) => intakeFileNames(u)).sort());
   });
 
   it('a POST that would take the intake store past --intake-store-bytes is refused with 403 and writes nothing', async () => {
     const node = await start({ intakeStoreBytes: 8 * 1024 });
-    expect((await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(intakePod('small')) })).status).toBe(201);
+    const small = await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(intakePod('small')) });
+    expect(small.status).toBe(201);
+    const smallUid = ((await small.json()) as Pod).metadata!.uid!;
     const big = intakePod('big', { annotations: { blob: 'x'.repeat(10 * 1024) } });
     const res = await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(big) });
     expect(res.status).toBe(403);
     const status = (await res.json()) as Status;
     expect(status).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
     expect(status.message).toContain('--intake-store-bytes');
-    expect(await readdir(join(node.rootDir, 'intake'))).toEqual(['default_small.json']);
+    expect((await readdir(join(node.rootDir, 'intake'))).sort()).toEqual(intakeFileNames(smallUid).sort());
     expect((await node.pods()).map((p) => p.metadata?.name)).toEqual(['small']);
   });
 

@@ -22,6 +22,39 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Every agent child this test process spawned and that has not exited yet. If the test process
+ * exits first (vitest ending after a timed-out test, a crash), they are killed with SIGKILL on
+ * its `exit`, so no agent outlives the run (issue #38 finding 11).
+ */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function trackChild(child: ChildProcess): void {
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // `exit` handlers must be synchronous: kill() sends the signal at once.
+  process.once('exit', () => {
+    for (const c of liveChildren) c.kill('SIGKILL');
+  });
+}
+
+/**
+ * killAgentProcesses sends SIGKILL to every agent child still running that `which` selects
+ * (default: all this process spawned, also those whose start has not resolved yet) and resolves
+ * when they have exited.
+ */
+export async function killAgentProcesses(which: (child: ChildProcess) => boolean = () => true): Promise<void> {
+  const dying = [...liveChildren].filter(which);
+  await Promise.all(dying.map((c) => new Promise<void>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    c.once('exit', () => resolve());
+    c.kill('SIGKILL');
+  })));
+}
+
 /** AgentProcess: one running `kubelet-ts` agent process. */
 export interface AgentProcess {
   child: ChildProcess;
@@ -46,6 +79,11 @@ export interface AgentProcess {
 export interface AgentProcessOptions {
   /** Variables added to the child's environment (e.g. `KUBELET_TS_FAILPOINTS`). */
   env?: Record<string, string>;
+  /**
+   * Called with the child as soon as it is spawned, before its /healthz answers: a caller that
+   * may be cleaned up while the start still waits (a timed-out test) can stop it by then.
+   */
+  onSpawn?: (child: ChildProcess) => void;
 }
 
 /**
@@ -59,6 +97,8 @@ export async function startAgentProcess(args: string[], port?: number, options: 
   if (rootArg >= 0 && !args.includes('--cni-conf-dir')) args = [...args, '--cni-conf-dir', join(args[rootArg + 1], 'cni', 'test-conf-dir')];
   const env = options.env ? { ...process.env, ...options.env } : process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
+  trackChild(child);
+  options.onSpawn?.(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

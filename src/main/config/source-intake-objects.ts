@@ -7,14 +7,15 @@
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
  * Main thread only.
  */
-import { readFile, unlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
 import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { AgentError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
-import { storedJsonFiles, writeFilesDurably } from './source-intake.js';
+import { readStoredFile, setAsideStoredFile, storedJsonFiles, writeFilesDurably } from './intake-store.js';
 
 /** kIntakeObjectsDirName: the directory under --root-dir that holds intake ConfigMaps and Secrets. */
 export const kIntakeObjectsDirName = 'intake-objects';
@@ -24,9 +25,26 @@ export function resourceOf(kind: ConfigObjectKind): string {
   return kind === 'ConfigMap' ? 'configmaps' : 'secrets';
 }
 
-/** intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`). */
+/**
+ * kMaxObjectFileNameBytes: the longest file name written (255 bytes, NAME_MAX, less the temp
+ * file's `.` + `.{8 hex}.tmp` of writeFilesDurably).
+ */
+const kMaxObjectFileNameBytes = 255 - 14;
+
+/**
+ * intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`); when
+ * that would not fit in a file name (a name of up to 253 characters: issue #38 finding 10), the
+ * name is cut to 150 characters and `~` and 16 hex digits of the SHA-256 of `{kind}/{namespace}/{name}`
+ * are appended (`~` is in no DNS name, so no such name collides with a short one). The restore
+ * reads the object's identity from its content, never from the file name.
+ */
 export function intakeObjectFileName(o: ConfigObject): string {
-  return `${o.kind.toLowerCase()}_${o.metadata?.namespace ?? 'default'}_${o.metadata?.name ?? ''}.json`;
+  const ns = o.metadata?.namespace ?? 'default';
+  const name = o.metadata?.name ?? '';
+  const plain = `${o.kind.toLowerCase()}_${ns}_${name}.json`;
+  if (Buffer.byteLength(plain) <= kMaxObjectFileNameBytes) return plain;
+  const hash = createHash('sha256').update(`${o.kind}/${ns}/${name}`).digest('hex').slice(0, 16);
+  return `${o.kind.toLowerCase()}_${ns}_${name.slice(0, 150)}~${hash}.json`;
 }
 
 /** Options and dependencies of {@link newIntakeObjectSource}. */
@@ -63,10 +81,17 @@ export interface IntakeObjectSource {
 class IntakeObjectSourceImpl implements IntakeObjectSource {
   readonly #dir: string;
   readonly #objects = new Map<string, ConfigObject>();
-  #chain: Promise<unknown> = Promise.resolve();
+  /**
+   * The writes' chain starts closed: the server answers before the sources start (the first relist
+   * comes first), and a write that arrives meanwhile waits until start() has restored the store
+   * (and made its directory), as the intake's pod writes do.
+   */
+  #chain: Promise<unknown>;
+  #open!: () => void;
 
   constructor(private readonly deps: IntakeObjectSourceDeps) {
     this.#dir = join(deps.rootDir, kIntakeObjectsDirName);
+    this.#chain = new Promise<void>((resolve) => { this.#open = resolve; });
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -76,10 +101,22 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
   }
 
   start(): Promise<void> {
-    return this.#serial(async () => {
+    return this.#restore().finally(() => this.#open());
+  }
+
+  #restore(): Promise<void> {
+    return (async () => {
       for (const file of await storedJsonFiles(this.#dir)) {
+        const read = await readStoredFile(file);
+        if (read.kind === 'special' || read.kind === 'untrusted') {
+          // Never opened (special) or not the agent's own (owner, mode): out of the way, never deleted.
+          const aside = await setAsideStoredFile(this.deps.rootDir, file).catch((err: Error) => `not moved: ${err.message}`);
+          this.deps.logger.warn({ source: 'api', file, err: read.reason, setAside: aside }, 'Refused an intake object file the agent cannot trust; set it aside');
+          continue;
+        }
         try {
-          const r = normalizeConfigObject(JSON.parse(await readFile(file, 'utf8')) as unknown);
+          if (read.kind === 'error') throw new Error(read.reason);
+          const r = normalizeConfigObject(JSON.parse(read.text) as unknown);
           if (r.errors) throw new Error(r.errors.map(formatFieldError).join('; '));
           this.#objects.set(keyOf(r.object), r.object);
         } catch (err) {
@@ -89,7 +126,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       }
       this.deps.logger.info({ source: 'api', objects: this.#objects.size, dir: this.#dir }, 'Restored intake ConfigMaps and Secrets');
       this.deps.onUpdate({ source: 'api', op: 'SET', objects: [...this.#objects.values()] });
-    });
+    })();
   }
 
   async #write(objects: ConfigObject[]): Promise<void> {

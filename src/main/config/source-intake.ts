@@ -5,8 +5,10 @@
  * (docs/contracts.md "Pod sources and pod identity": name as given, `metadata.uid` if set else a new UUID, source annotation `api`).
  *
  * Durability: every write is temp file → fsync → rename → fsync of the directory, and a request is
- * answered only after that. A batch is all or nothing: every temp file is written and synced
- * before the first rename; if a rename fails, the files already renamed are removed again.
+ * answered only after that; each pod is stored twice, and the restore trusts only the agent's own
+ * files (intake-pod-files.ts has the layout and what a restore does with each file). A batch is
+ * all or nothing: every temp file is written and synced before the first rename; if a rename
+ * fails, the files already renamed are removed again.
  * Operations are serialised (one at a time), so two requests for one name cannot both win.
  *
  * Bounds (issue #11 finding 4), both checked before anything is written, so a refused request
@@ -16,18 +18,23 @@
  * may total at most `maxStoreBytes`. Both refusals are ForbiddenError (403), as the apiserver's
  * ResourceQuota admission answers `exceeded quota`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, podFullName } from '../../shared/annotations.js';
 import type { Pod } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
-import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno, type FieldError } from '../../shared/errors.js';
+import { AgentError, ConflictError, ForbiddenError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno, type FieldError } from '../../shared/errors.js';
 import { failpoint } from '../../shared/failpoints.js';
 import { podContentHash } from '../../shared/hash.js';
-import { boundedField, podFields, type Logger } from '../../shared/logging.js';
+import { podFields, type Logger } from '../../shared/logging.js';
+import type { PodEventRecord } from '../../shared/messages.js';
 import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
-import { validatePodForNode } from '../../shared/validation.js';
+import { podFiles, removePodFiles, restoreIntakePods } from './intake-pod-files.js';
+import { syncDir, writeFilesDurably } from './intake-store.js';
+
+export { intakeFileName } from './intake-pod-files.js';
+export { storedJsonFiles, writeFilesDurably } from './intake-store.js';
 
 /** kIntakeDirName: the directory under --root-dir that holds intake pods, one JSON file each. */
 export const kIntakeDirName = 'intake';
@@ -37,7 +44,7 @@ const kUidRe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Options of {@link newIntakeSource}. */
 export interface IntakeSourceOptions {
-  /** --root-dir (absolute); pods are stored in `{rootDir}/intake/{namespace}_{name}.json`. */
+  /** --root-dir (absolute); pods are stored in `{rootDir}/intake/pod~{uid}.json` and its twin `pod~{uid}~2.json` (intake-pod-files.ts). */
   rootDir: string;
   /** This node's name: set as spec.nodeName of pods that name no node (they are bound to this node, as by a scheduler). */
   nodeName?: string;
@@ -70,6 +77,8 @@ export interface IntakeSourceDeps {
    * admitted; SyncHandler.freePodSlots); default unbounded. A submit of more pods is refused whole.
    */
   freePodSlots?: () => number;
+  /** Records an event on a pod (the restore's FailedRestore Warnings); default: none recorded. */
+  recordEvent?: (pod: Pod, event: PodEventRecord) => void;
 }
 
 /**
@@ -115,11 +124,11 @@ export interface IntakeSource {
   get(namespace: string, name: string): Pod | undefined;
   /** The stored pods. */
   pods(): Pod[];
-}
-
-/** intakeFileName: `{namespace}_{name}.json` (both DNS-1123, so `_` cannot occur in either). */
-export function intakeFileName(pod: Pod): string {
-  return `${pod.metadata?.namespace ?? 'default'}_${pod.metadata?.name ?? ''}.json`;
+  /**
+   * heldUids: UIDs of stored pods of which no copy could be read at start: their running
+   * containers must be left alone (not cleaned up as orphans). Empty before start().
+   */
+  heldUids(): ReadonlySet<string>;
 }
 
 /**
@@ -132,75 +141,10 @@ function configHashOf(pod: Pod): string {
   return podContentHash({ ...pod, metadata: { ...pod.metadata, annotations } }, 32);
 }
 
-/**
- * storedJsonFiles: the `*.json` files of a store directory written by {@link writeFilesDurably},
- * in name order, as absolute paths. The directory is created (0700) when missing; temp files of a
- * write that never finished (`.…tmp`: the agent died before its rename) are deleted; other names
- * starting with `.` and non-JSON names are skipped.
- * @throws the fs error of mkdir or readdir.
- */
-export async function storedJsonFiles(dir: string): Promise<string[]> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const files: string[] = [];
-  for (const name of (await readdir(dir)).sort()) {
-    const file = join(dir, name);
-    if (name.startsWith('.')) {
-      if (name.endsWith('.tmp')) await unlink(file).catch(() => {});
-    } else if (name.endsWith('.json')) {
-      files.push(file);
-    }
-  }
-  return files;
-}
-
-/**
- * writeFilesDurably writes several files all or nothing: temp files (same directory) written and
- * fsynced first, then renamed over their targets, then the directory fsynced.
- * @throws the first I/O error; temp files are removed and targets renamed so far are unlinked.
- */
-export async function writeFilesDurably(dir: string, files: { name: string; content: string }[]): Promise<void> {
-  const temps: { tmp: string; target: string }[] = [];
-  try {
-    for (const f of files) {
-      const tmp = join(dir, `.${f.name}.${randomBytes(4).toString('hex')}.tmp`);
-      temps.push({ tmp, target: join(dir, f.name) });
-      const fh = await open(tmp, 'w', 0o600);
-      try {
-        await fh.writeFile(f.content);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-    }
-  } catch (err) {
-    await Promise.all(temps.map((t) => unlink(t.tmp).catch(() => {})));
-    throw err;
-  }
-  const renamed: string[] = [];
-  try {
-    for (const t of temps) {
-      await rename(t.tmp, t.target);
-      renamed.push(t.target);
-    }
-  } catch (err) {
-    await Promise.all(temps.map((t) => unlink(t.tmp).catch(() => {})));
-    await Promise.all(renamed.map((r) => unlink(r).catch(() => {})));
-    throw err;
-  }
-  await syncDir(dir);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const dh = await open(dir, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
-}
-
 class IntakeSourceImpl implements IntakeSource {
   readonly #dir: string;
+  readonly #rootDir: string;
+  readonly #held = new Set<string>();
   readonly #pods = new Map<string, Pod>(); // fullName → pod
   /** UTF-8 bytes of each stored pod's file, by full name; `#storeBytes` is their sum. */
   readonly #fileBytes = new Map<string, number>();
@@ -212,6 +156,7 @@ class IntakeSourceImpl implements IntakeSource {
 
   constructor(options: IntakeSourceOptions, private readonly deps: IntakeSourceDeps) {
     this.#dir = join(options.rootDir, kIntakeDirName);
+    this.#rootDir = options.rootDir;
     this.#nodeName = options.nodeName ?? '';
     this.#now = deps.now ?? Date.now;
     this.#maxStoreBytes = options.maxStoreBytes ?? Infinity;
@@ -266,25 +211,19 @@ class IntakeSourceImpl implements IntakeSource {
   }
 
   async #restore(): Promise<void> {
-    const pods: Pod[] = [];
-    for (const file of await storedJsonFiles(this.#dir)) {
-      let text: string | undefined;
-      try {
-        text = await readFile(file, 'utf8');
-        const pod = applyPodDefaults(JSON.parse(text) as Pod);
-        const errors = validatePodForNode(pod);
-        if (errors.length > 0) throw new Error(errors.map(formatFieldError).join('; '));
-        if (!pod.metadata?.uid) throw new Error('metadata.uid: Required value');
-        this.#pods.set(podFullName(pod), pod);
-        this.#setFileBytes(podFullName(pod), Buffer.byteLength(text));
-        pods.push(pod);
-      } catch (err) {
-        // A file left in place still takes its room in the store.
-        if (text !== undefined) this.#storeBytes += Buffer.byteLength(text);
-        this.deps.logger.warn({ source: 'api', file, err: boundedField((err as Error).message) }, 'Could not restore an intake pod; leaving its file in place');
-      }
+    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+    // The directory's own entry is durable too before the first pod is acknowledged (power loss; a kill -9 keeps the page cache).
+    await syncDir(this.#rootDir);
+    const restored = await restoreIntakePods(this.#dir, this.#rootDir, { logger: this.deps.logger, recordEvent: this.deps.recordEvent });
+    for (const { pod, bytes } of restored.pods) {
+      this.#pods.set(podFullName(pod), pod);
+      this.#setFileBytes(podFullName(pod), bytes);
     }
-    this.deps.logger.info({ source: 'api', pods: pods.length, dir: this.#dir }, 'Restored intake pods');
+    // A file left in place still takes its room in the store.
+    this.#storeBytes += restored.strayBytes;
+    for (const uid of restored.held) this.#held.add(uid);
+    const pods = restored.pods.map((r) => r.pod);
+    this.deps.logger.info({ source: 'api', pods: pods.length, held: restored.held.length, dir: this.#dir }, 'Restored intake pods');
     this.deps.onUpdate({ op: 'SET', source: 'api', pods });
   }
 
@@ -345,15 +284,16 @@ class IntakeSourceImpl implements IntakeSource {
         // admit the first `free` and fail the rest with OutOfpods, but nothing would free them.
         throw new ForbiddenError(`${what} is forbidden: exceeded quota: node pod capacity (--max-pods), requested: pods=${stored.length}, free: pods=${free}; ${free} of the ${stored.length} would fit`);
       }
-      const files = stored.map((p) => ({ name: intakeFileName(p), content: `${JSON.stringify(p, null, 2)}\n` }));
-      this.#checkStoreBytes(what, files);
+      // Two copies per pod (podFiles); the quota counts one.
+      const files = stored.flatMap((p) => podFiles(p));
+      this.#checkStoreBytes(what, files.filter((_, i) => i % 2 === 0));
       if (write.dryRun) return stored;
       failpoint('before-intake-write');
       await this.#write(files);
       failpoint('after-intake-write');
       stored.forEach((p, i) => {
         this.#pods.set(podFullName(p), p);
-        this.#setFileBytes(podFullName(p), Buffer.byteLength(files[i].content));
+        this.#setFileBytes(podFullName(p), Buffer.byteLength(files[2 * i].content));
       });
       for (const p of stored) this.deps.logger.info({ ...podFields(p), source: 'api' }, 'Admitted intake pod');
       this.deps.onUpdate({ op: 'ADD', source: 'api', pods: stored });
@@ -383,11 +323,12 @@ class IntakeSourceImpl implements IntakeSource {
       };
       delete pod.status;
       pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
-      const file = { name: intakeFileName(pod), content: `${JSON.stringify(pod, null, 2)}\n` };
+      const files = podFiles(pod);
+      const file = files[0];
       this.#checkStoreBytes(`pods "${name}"`, [file], [fullName]);
       if (write.dryRun) return pod;
       failpoint('before-intake-write');
-      await this.#write([file]);
+      await this.#write(files);
       failpoint('after-intake-write');
       this.#pods.set(fullName, pod);
       this.#setFileBytes(fullName, Buffer.byteLength(file.content));
@@ -402,10 +343,7 @@ class IntakeSourceImpl implements IntakeSource {
       const fullName = `${namespace}/${name}`;
       const pod = this.#pods.get(fullName);
       if (!pod) throw this.#absent(fullName, name);
-      await unlink(join(this.#dir, intakeFileName(pod))).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-      });
-      await syncDir(this.#dir);
+      await removePodFiles(this.#dir, pod);
       this.#pods.delete(fullName);
       this.#setFileBytes(fullName, undefined);
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Deleted intake pod');
@@ -431,6 +369,10 @@ class IntakeSourceImpl implements IntakeSource {
 
   pods(): Pod[] {
     return [...this.#pods.values()];
+  }
+
+  heldUids(): ReadonlySet<string> {
+    return this.#held;
   }
 }
 

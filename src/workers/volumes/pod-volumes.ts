@@ -7,7 +7,7 @@
  * periodic one, so a changed ConfigMap, Secret or label reaches the files of a running container
  * without a restart. Worker thread.
  */
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Container, Pod, Volume } from '../../shared/api.js';
@@ -138,14 +138,20 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
   const out: PodVolumesResult = { unmounted: {}, events: [] };
   const fsGroup = (pod.spec?.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
   const volumes = pod.spec?.volumes ?? [];
+  // The pod's directory and its volumes/ 0750, as the kubelet's makePodDataDirs (kubelet_pods.go):
+  // only root and the agent reach the volumes (issue #38 finding 4).
+  if (volumes.length > 0) await mkdir(path.join(podDir(ctx.rootDir, uid), 'volumes'), { recursive: true, mode: 0o750 });
   for (const [i, vol] of volumes.entries()) {
     const field = `spec.volumes[${i}]`;
     let dir: string | null = null;
     try {
       if (vol.emptyDir) {
         dir = emptyDirPath(ctx.rootDir, uid, vol.name);
+        // 0777 whatever the umask, as pkg/volume/emptydir setupDir: a container of any user may
+        // write it; the 0750 directories above keep other local users out.
         await mkdir(dir, { recursive: true, mode: 0o777 });
         if (vol.emptyDir.medium === 'Memory') await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o777);
+        else if (((await lstat(dir)).mode & 0o7777) !== 0o777) await chmod(dir, 0o777);
         continue;
       }
       dir = apiVolumePath(ctx.rootDir, uid, vol);

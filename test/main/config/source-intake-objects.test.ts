@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,5 +52,28 @@ describe('IntakeObjectSource', () => {
     store.apply({ source: 'file', op: 'SET', objects: [obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f' } })] });
     await expect(source.remove('ConfigMap', 'default', 'f')).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
     await expect(source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f' } })])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
+  });
+});
+
+// Issue #38: names of up to 253 characters fit in a file name; a FIFO in the store never wedges the restore.
+describe('IntakeObjectSource files (issue #38)', () => {
+  it('stores, restores and removes a Secret of a 253-character name', async () => {
+    const { rootDir, source } = await setup();
+    const long = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}`;
+    await source.create([obj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: long, namespace: 'ns' }, stringData: { k: 'v' } })]);
+    const restored = newObjectStore();
+    await newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => restored.apply(u), owner: () => undefined }).start();
+    expect(restored.get('Secret', 'ns', long)).toBeDefined();
+    await source.remove('Secret', 'ns', long);
+    expect(await readdir(join(rootDir, kIntakeObjectsDirName))).toEqual([]);
+  });
+
+  it('a FIFO in intake-objects/ is set aside without being opened; the restore finishes', async () => {
+    const { rootDir } = await setup();
+    execFileSync('mkfifo', [join(rootDir, kIntakeObjectsDirName, 'secret_ns_fifo.json')]);
+    const restored = newObjectStore();
+    await newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => restored.apply(u), owner: () => undefined }).start();
+    expect(await readdir(join(rootDir, kIntakeObjectsDirName))).toEqual([]);
+    expect((await readdir(join(rootDir, 'intake-set-aside'))).length).toBe(1);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { intakeFileName, newIntakeSource, writeFilesDurably, type IntakeSource } from '../../../src/main/config/source-intake.js';
+import { intakeFileNames } from '../../../src/main/config/intake-pod-files.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { applyPodDefaults } from '../../../src/shared/defaults.js';
 import { newLogger } from '../../../src/shared/logging.js';
@@ -18,6 +19,9 @@ let held: Map<string, { uid: string; source: string }>;
 function source(): IntakeSource {
   return newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: (n) => held.get(n), now: () => Date.parse('2026-11-30T01:00:00Z') });
 }
+
+/** filesOf: the store's file names of `pods` (two per pod), sorted. */
+const filesOf = (pods: Pod[]) => pods.flatMap((p) => intakeFileNames(p.metadata!.uid!)).sort();
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'intake-'));
@@ -47,8 +51,8 @@ describe('IntakeSource', () => {
     expect(stored[0].spec?.nodeName).toBe('node1');
     expect(updates.at(-1)).toEqual({ op: 'ADD', source: 'api', pods: stored });
     const files = await readdir(join(root, 'intake'));
-    expect(files.sort()).toEqual(['default_db.json', 'default_web.json']);
-    expect(JSON.parse(await readFile(join(root, 'intake', 'default_web.json'), 'utf8'))).toEqual(stored[0]);
+    expect(files.sort()).toEqual(filesOf(stored));
+    expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(stored[0])), 'utf8'))).toEqual(stored[0]);
   });
 
   it('refuses a pod bound to another node (spec.nodeName), storing nothing, and accepts its own name or none', async () => {
@@ -81,13 +85,13 @@ describe('IntakeSource', () => {
     const dir = join(root, 'intake');
     const s = source();
     await s.start();
-    await s.submit([pod('ok')]);
+    const ok = await s.submit([pod('ok')]);
     await writeFile(join(dir, '.default_x.json.abcd.tmp'), '{"half');
-    await writeFile(join(dir, 'default_broken.json'), '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "broken"}, "spec": {"containers": []}}');
+    await writeFile(join(dir, 'default_broken.json'), '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "broken"}, "spec": {"containers": []}}', { mode: 0o600 });
     updates = [];
     await source().start();
     expect((updates[0] as { pods: Pod[] }).pods.map((p) => p.metadata?.name)).toEqual(['ok']);
-    expect((await readdir(dir)).sort()).toEqual(['default_broken.json', 'default_ok.json']);
+    expect((await readdir(dir)).sort()).toEqual(['default_broken.json', ...filesOf(ok)]);
   });
 
   it('refuses a taken name with ERR_ALREADY_EXISTS and writes nothing of the batch (all or nothing)', async () => {
@@ -95,9 +99,9 @@ describe('IntakeSource', () => {
     await s.start();
     held.set('default/static-n1', { uid: 'u-static', source: 'file' });
     await expect(s.submit([pod('fresh'), pod('static-n1')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: expect.stringContaining('source file') });
-    await s.submit([pod('web')]);
+    const web = await s.submit([pod('web')]);
     await expect(s.submit([pod('web')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
-    expect(await readdir(join(root, 'intake'))).toEqual(['default_web.json']);
+    expect((await readdir(join(root, 'intake'))).sort()).toEqual(filesOf(web));
   });
 
   it('refuses an unsafe uid with ERR_INVALID_MANIFEST naming metadata.uid, and a taken uid with ERR_ALREADY_EXISTS', async () => {
@@ -166,7 +170,7 @@ describe('IntakeSource', () => {
     const [early] = await s.submit([pod('early')]);
     await started;
     expect(updates.map((u) => u.op)).toEqual(['SET', 'ADD']);
-    expect(await readdir(join(root, 'intake'))).toEqual([`default_early.json`]);
+    expect((await readdir(join(root, 'intake'))).sort()).toEqual(filesOf([early]));
     expect(s.get('default', 'early')?.metadata?.uid).toBe(early.metadata?.uid);
   });
 
@@ -217,12 +221,12 @@ describe('IntakeSource bounds', () => {
     const one = Buffer.byteLength(`${JSON.stringify(pod('a'), null, 2)}\n`);
     const s = bounded({ maxStoreBytes: 2 * one + 800 }); // room for two small pods (with their annotations), not three
     await s.start();
-    await s.submit([pod('a'), pod('b')]);
+    const ab = await s.submit([pod('a'), pod('b')]);
     updates = [];
     const err = await s.submit([pod('c')]).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ERR_FORBIDDEN' });
     expect((err as Error).message).toMatch(/pods "c" is forbidden: exceeded quota: intake store, requested: \d+ bytes, used: \d+ bytes, limited: \d+ bytes \(--intake-store-bytes\)/);
-    expect((await readdir(join(root, 'intake'))).sort()).toEqual(['default_a.json', 'default_b.json']);
+    expect((await readdir(join(root, 'intake'))).sort()).toEqual(filesOf(ab));
     expect(updates).toEqual([]);
     // A replace by a much bigger pod is refused too; the stored one stays.
     const huge = pod('a', undefined, `kubelet-ts/busybox:${'1'.repeat(2 * one)}`);
