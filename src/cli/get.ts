@@ -7,6 +7,7 @@ import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.j
 import { runEtcdGetNodes, runEtcdGetPods } from './etcd-get.js';
 import type { Argv, CommandModule } from 'yargs';
 import { stringify as toYaml } from 'yaml';
+import { kKubernetesYaml } from '../shared/yaml-options.js';
 import type { Pod, PodList } from '../shared/api.js';
 import { podStatusReason } from '../shared/pod-printer.js';
 
@@ -56,7 +57,7 @@ export function formatPods(pods: Pod[], opts: Pick<GetPodsOptions, 'output' | 'n
   const objects = pods.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }));
   if (opts.output === 'json' || opts.output === 'yaml') {
     const value = opts.name ? objects[0] : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objects };
-    return opts.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value);
+    return opts.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value, kKubernetesYaml);
   }
   const wide = opts.output === 'wide';
   const withNs = opts.namespace === '';
