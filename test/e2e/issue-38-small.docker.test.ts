@@ -27,3 +27,29 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: smaller items'
     expect(node.agent.listPods()).toEqual([]);
   });
 });
+
+describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: a malformed image reference', () => {
+  const start = useTestNodes();
+
+  it('waits with InvalidImageName, records one InspectFailed event, attempts no pull, and does not log on every retry', async () => {
+    const node = await start({ syncFrequencyMs: 1_000 });
+    const image = 'kubelet-ts/BusyBox:1.35';
+    expect((await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(apiPod('bad-ref', {}, image)) })).status).toBe(201);
+    const pod = await waitFor(async () => {
+      const p = (await node.pods()).find((x) => x.metadata?.name === 'bad-ref');
+      return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'InvalidImageName' ? p : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 200, description: 'bad-ref waiting with InvalidImageName' });
+    const waiting = pod.status!.containerStatuses![0].state!.waiting!;
+    expect(waiting.message).toBe(`Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format: repository name (kubelet-ts/BusyBox) must be lowercase`);
+    // Several more syncs (one a second): still one event, no pull attempted, no log line per retry.
+    const uid = pod.metadata!.uid!;
+    const logged = () => node.warnings.filter((w) => { const t = JSON.stringify(w); return t.includes('bad-ref') || t.includes(uid); }).length;
+    const before = logged();
+    await new Promise((r) => setTimeout(r, 5_000));
+    const events = (await (await node.api('/events')).json()) as { items: { reason?: string; count?: number; message?: string; involvedObject: { name?: string } }[] };
+    const mine = events.items.filter((e) => e.involvedObject.name === 'bad-ref');
+    expect(mine.filter((e) => e.reason === 'InspectFailed')).toMatchObject([{ count: 1, message: waiting.message }]);
+    expect(mine.map((e) => e.reason)).not.toContain('Pulling');
+    expect(logged()).toBe(before);
+  });
+});
