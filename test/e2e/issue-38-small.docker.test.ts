@@ -1,8 +1,15 @@
 // Regression tests of issue 38 finding 10 (the smaller items), against the real agent and dockerd.
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import type { Pod, Status } from '../../src/shared/api.js';
-import { waitFor } from '../support/docker.js';
-import { busyboxPod, useTestNodes } from '../support/agent.js';
+import type { Pod, PodList, Status } from '../../src/shared/api.js';
+import { removeLabeledContainers, waitFor } from '../support/docker.js';
+import { busyboxPod, containersOf, kNodeLabel, useTestNodes } from '../support/agent.js';
+import { freePort, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
+import { releaseNodeNetwork } from '../support/network.js';
+import { removePodCgroup } from '../../src/workers/pod-cgroup.js';
 
 const json = { 'Content-Type': 'application/json' };
 const apiPod = (name: string, meta: Partial<NonNullable<Pod['metadata']>> = {}, image = 'kubelet-ts/busybox:1.35'): Pod => ({
@@ -52,4 +59,74 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: a malformed im
     expect(mine.map((e) => e.reason)).not.toContain('Pulling');
     expect(logged()).toBe(before);
   });
+});
+
+describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: a restart', () => {
+  const start = useTestNodes();
+
+  it('right after a restart the pod list holds the restored pods (intake and static), Running as their containers are', async () => {
+    const node = await start();
+    expect((await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(apiPod('kept')) })).status).toBe(201);
+    await node.writeManifest('static.yaml', busyboxPod('static', 'sleep 3600'));
+    const running = (p: Pod | undefined) => p?.status?.phase === 'Running';
+    await waitFor(async () => {
+      const pods = await node.pods();
+      return pods.length === 2 && pods.every(running) || undefined;
+    }, { timeoutMs: 90_000, intervalMs: 200, description: 'both pods Running' });
+    await node.restart();
+    // The first answer after the restart, no polling: both pods, Running.
+    const pods = await node.pods();
+    expect(pods.map((p) => [p.metadata?.name, p.status?.phase]).sort()).toEqual([['kept', 'Running'], [`static-${node.nodeName}`, 'Running']]);
+  });
+});
+
+describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: a restart of the agent process', () => {
+  it('the first answer of the restarted process holds the restored pods (intake and static), Running', async () => {
+    const nodeName = `e2e-rs-${randomBytes(3).toString('hex')}`;
+    const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-restart-'));
+    const rootDir = join(base, 'root');
+    const manifests = join(base, 'manifests');
+    await mkdir(manifests);
+    const port = await freePort();
+    const args = ['--hostname-override', nodeName, '--root-dir', rootDir, '--pod-manifest-path', manifests, '--relist-period', '500ms', '--workers', '1'];
+    let agent: AgentProcess | undefined;
+    const uids = new Set<string>();
+    try {
+      agent = await startAgentProcess(args, port);
+      await writeFile(join(manifests, 'static.yaml'), busyboxPod('static', 'sleep 3600'));
+      expect((await agent.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(apiPod('kept')) })).status).toBe(201);
+      const list = async (a: AgentProcess) => ((await (await a.api('/pods')).json()) as PodList).items;
+      await waitFor(async () => {
+        const pods = await list(agent!);
+        for (const p of pods) uids.add(p.metadata!.uid!);
+        return pods.length === 2 && pods.every((p) => p.status?.phase === 'Running') || undefined;
+      }, { timeoutMs: 120_000, intervalMs: 200, description: 'both pods Running' });
+      await agent.stop('SIGKILL');
+      // Ask /pods from the moment the new process starts: its first answer is what a client sees first.
+      const token = (await readFile(join(rootDir, 'admin.token'), 'utf8')).trim();
+      let first: Pod[] | undefined;
+      let polling = true;
+      const poll = (async () => {
+        while (polling && !first) {
+          try {
+            const res = await fetch(`http://127.0.0.1:${port}/pods`, { headers: { Authorization: `Bearer ${token}` } });
+            if (res.status === 200) first = ((await res.json()) as PodList).items;
+          } catch {
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        }
+      })();
+      agent = await startAgentProcess(args, port);
+      await waitFor(() => first, { timeoutMs: 30_000, intervalMs: 50, description: 'the first /pods answer' });
+      polling = false;
+      await poll;
+      expect(first!.map((p) => [p.metadata?.name, p.status?.phase]).sort()).toEqual([['kept', 'Running'], [`static-${nodeName}`, 'Running']]);
+    } finally {
+      await agent?.stop('SIGKILL');
+      await removeLabeledContainers(kNodeLabel, nodeName);
+      await Promise.all([...uids].map((uid) => removePodCgroup(uid, '/kubelet-ts').catch(() => undefined)));
+      await releaseNodeNetwork(rootDir);
+      await rm(base, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
