@@ -14,6 +14,7 @@ import { podStatusReason } from '../shared/pod-printer.js';
 export { podStatusReason };
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import { podList } from './decode.js';
 import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
 
 /** Output formats of `-o`. */
@@ -81,7 +82,8 @@ async function listPods(flags: ClientFlags, opts: GetPodsOptions, allowMissing =
   const q = new URLSearchParams();
   if (opts.namespace) q.set('namespace', opts.namespace);
   if (opts.selector) q.set('labelSelector', opts.selector);
-  const list = await apiJson<PodList>(flags, 'GET', `/pods${q.size > 0 ? `?${q}` : ''}`);
+  const path = `/pods${q.size > 0 ? `?${q}` : ''}`;
+  const list = podList(await apiJson<unknown>(flags, 'GET', path), `GET ${path}`);
   let pods = list.items;
   if (opts.name) {
     pods = pods.filter((p) => p.metadata?.name === opts.name);
