@@ -1,6 +1,7 @@
 // Regression tests of issue 38 finding 10 (the smaller items), against the real agent and dockerd.
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
@@ -129,4 +130,55 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: a restart of t
       await rm(base, { recursive: true, force: true });
     }
   }, 300_000);
+});
+
+/**
+ * What uWebSockets.js (the installed 20.30 build) does with a request it cannot parse: it calls no
+ * handler and writes nothing; it closes the connection after its idle timeout. The agent cannot
+ * answer those with a 400 (README: "The API", limitation): this proves it stays healthy and that
+ * every such connection is closed, never held open, and never answered as a request.
+ */
+const kMalformed: [string, string][] = [
+  ['HTTP/1.0', 'GET /healthz HTTP/1.0\r\nHost: a\r\n\r\n'],
+  ['more than 48 headers', `GET /healthz HTTP/1.1\r\nHost: a\r\n${Array.from({ length: 60 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`],
+  ['a NUL in a header', 'GET /healthz HTTP/1.1\r\nHost: a\r\nX-A: a\0b\r\n\r\n'],
+  ['no request line', 'GARBAGE\r\n\r\n'],
+  ['HTTP/2.0 in text', 'GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n'],
+  ['bare LF line ends', 'GET /healthz HTTP/1.1\nHost: a\n\n'],
+  ['a space before the colon', 'GET /healthz HTTP/1.1\r\nHost : a\r\n\r\n'],
+  ['Content-Length not a number', 'POST /pods HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n'],
+  ['Content-Length and Transfer-Encoding', 'POST /pods HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+  ['a bad chunk size', 'POST /pods HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n'],
+  ['two Content-Lengths', 'POST /pods HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'],
+  ['a control character in the path', 'GET /heal\x01thz HTTP/1.1\r\nHost: a\r\n\r\n'],
+];
+
+describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: malformed HTTP framing', () => {
+  const start = useTestNodes();
+
+  it('stays healthy while malformed requests are open, answers none of them as a request, and closes every one', async () => {
+    const node = await start();
+    const sockets = kMalformed.map(([name, raw]) => {
+      const s = connect(node.agent.port, '127.0.0.1');
+      const state = { name, data: '', closed: false };
+      s.on('data', (d) => (state.data += String(d)));
+      s.on('close', () => (state.closed = true));
+      s.on('error', () => undefined);
+      s.write(raw);
+      return { s, state };
+    });
+    try {
+      // While they are open, the server answers everyone else.
+      expect((await node.api('/healthz')).status).toBe(200);
+      expect((await node.api('/pods')).status).toBe(200);
+      await waitFor(() => sockets.every((x) => x.state.closed) || undefined, { timeoutMs: 90_000, intervalMs: 200, description: `every malformed connection closed (open: ${sockets.filter((x) => !x.state.closed).map((x) => x.state.name).join(', ')})` });
+      for (const { state } of sockets) {
+        // Nothing, or an error status line: never a request served.
+        expect({ name: state.name, answer: state.data === '' || /^HTTP\/1\.1 (4|5)\d\d /.test(state.data) }).toEqual({ name: state.name, answer: true });
+      }
+      expect((await node.api('/healthz')).status).toBe(200);
+    } finally {
+      for (const { s } of sockets) s.destroy();
+    }
+  }, 150_000);
 });
