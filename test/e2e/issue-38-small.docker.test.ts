@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import { removeLabeledContainers, waitFor } from '../support/docker.js';
-import { busyboxPod, containersOf, kNodeLabel, useTestNodes } from '../support/agent.js';
+import { busyboxPod, isRunningAndReady, kNodeLabel, useTestNodes } from '../support/agent.js';
 import { freePort, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { releaseNodeNetwork } from '../support/network.js';
 import { removePodCgroup } from '../../src/workers/pod-cgroup.js';
@@ -78,6 +78,9 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: a restart', ()
     // The first answer after the restart, no polling: both pods, Running.
     const pods = await node.pods();
     expect(pods.map((p) => [p.metadata?.name, p.status?.phase]).sort()).toEqual([['kept', 'Running'], [`static-${node.nodeName}`, 'Running']]);
+    // Their containers (no probes) read running and ready, with the restart counts they had.
+    expect(pods.every(isRunningAndReady)).toBe(true);
+    expect(pods.map((p) => p.status?.containerStatuses?.[0]?.restartCount)).toEqual([0, 0]);
   });
 });
 
