@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { newGenericPleg } from '../../../src/main/pleg/generic-pleg.js';
 import { newPodCache } from '../../../src/main/pleg/pod-cache.js';
+import { newPinnedWorkerPool } from '../../../src/main/pool/pinned-pool.js';
 import type { RuntimePod } from '../../../src/shared/messages.js';
 import { newFakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
@@ -40,5 +41,16 @@ describe('the first relist fills the pod cache', () => {
     cache.set('p2', runtimePod('p2', 'exited'), cache.snapshot('p2').generation);
     cache.seed('p2', runtimePod('p2'));
     expect(cache.get('p2')!.containers[0].state).toBe('exited');
+  });
+});
+
+describe('the pinned pool (fake runtime) merges the first relist\'s full pods of every thread', () => {
+  it('concatenates each thread\'s runtimePods when asked, and adds none otherwise', async () => {
+    const shards = [0, 1].map((id) => newFakePodSyncRunner({
+      relist: (task) => ({ containers: [], observedAtMs: 1, ...(task.withRuntimePods ? { runtimePods: [runtimePod(`p${id}`)] } : {}) }),
+    }, { threads: 1 }));
+    const pool = newPinnedWorkerPool({} as never, {}, shards);
+    expect((await pool.run({ kind: 'relist', protocol: 1, withRuntimePods: true })).runtimePods?.map((p) => p.uid)).toEqual(['p0', 'p1']);
+    expect((await pool.run({ kind: 'relist', protocol: 1 })).runtimePods).toBeUndefined();
   });
 });
