@@ -8,10 +8,10 @@ import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.j
 import { runEtcdDeletePods } from './etcd-delete.js';
 import type { Argv, CommandModule } from 'yargs';
 import { isNotFound } from '../shared/errors.js';
-import type { PodList } from '../shared/api.js';
 import { parseManifestSource, readManifestSources, readStdin } from './apply.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import { podList } from './decode.js';
 
 /** PodRef: one pod to delete. */
 export interface PodRef {
@@ -113,7 +113,7 @@ export async function podsOfSelector(flags: ClientFlags, selector: string, names
   const q = new URLSearchParams();
   if (!allNamespaces) q.set('namespace', namespace);
   if (selector) q.set('labelSelector', selector);
-  const list = await apiJson<PodList>(flags, 'GET', `/pods?${q}`);
+  const list = podList(await apiJson<unknown>(flags, 'GET', `/pods?${q}`), `GET /pods?${q}`);
   return list.items
     .map((p) => ({ namespace: p.metadata?.namespace ?? 'default', name: p.metadata?.name ?? '' }))
     .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));

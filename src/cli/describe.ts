@@ -7,6 +7,7 @@ import type { ContainerState, Event, Pod } from '../shared/api.js';
 import { getPodQOS } from '../shared/qos.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import { listItems, pod as asPod } from './decode.js';
 
 function rfc1123(t: string | undefined): string {
   if (!t) return '<unknown>';
@@ -128,10 +129,12 @@ export function describePod(pod: Pod, events: Event[], nowMs: number): string {
 
 /** runDescribePod fetches the pod and /events and prints describePod. Resolves with the exit code. */
 export async function runDescribePod(flags: ClientFlags, namespace: string, name: string, io: CliIo): Promise<number> {
-  const pod = await apiJson<Pod>(flags, 'GET', `/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
+  const path = `/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+  const pod = asPod(await apiJson<unknown>(flags, 'GET', path), `GET ${path}`);
   let events: Event[] = [];
   try {
-    events = (await apiJson<{ items: Event[] }>(flags, 'GET', `/events?namespace=${encodeURIComponent(namespace)}`)).items;
+    const eventsPath = `/events?namespace=${encodeURIComponent(namespace)}`;
+    events = listItems<Event>(await apiJson<unknown>(flags, 'GET', eventsPath), 'EventList', `GET ${eventsPath}`);
   } catch {
     // an agent without events still describes the pod
   }

@@ -1,5 +1,6 @@
 // Counterpart of `kubectl get nodes` / `kubectl get pods` in cluster mode: reads Node objects and desired pods with their written-back PodStatus from etcd.
 import { stringify as toYaml } from 'yaml';
+import { kKubernetesYaml } from '../shared/yaml-options.js';
 import type { Node, Pod, PodStatus } from '../shared/api.js';
 import type { CliIo } from './io.js';
 import { humanDuration as formatAge } from '../shared/human-duration.js';
@@ -44,7 +45,7 @@ export async function runEtcdGetNodes(flags: EtcdClientFlags, output: string, io
     nodes.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
     if (output === 'json' || output === 'yaml') {
       const list = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: nodes };
-      io.stdout(output === 'json' ? `${JSON.stringify(list, null, 4)}\n` : toYaml(list));
+      io.stdout(output === 'json' ? `${JSON.stringify(list, null, 4)}\n` : toYaml(list, kKubernetesYaml));
       return 0;
     }
     if (nodes.length === 0) {
@@ -83,7 +84,7 @@ export async function runEtcdGetPods(flags: EtcdClientFlags, opts: { namespace: 
     pods.sort((a, b) => `${a.spec?.nodeName}/${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.spec?.nodeName}/${b.metadata?.namespace}/${b.metadata?.name}`));
     if (opts.output === 'json' || opts.output === 'yaml') {
       const list = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: pods };
-      io.stdout(opts.output === 'json' ? `${JSON.stringify(list, null, 4)}\n` : toYaml(list));
+      io.stdout(opts.output === 'json' ? `${JSON.stringify(list, null, 4)}\n` : toYaml(list, kKubernetesYaml));
       return 0;
     }
     if (pods.length === 0) {

@@ -7,12 +7,14 @@ import { addEtcdClientFlags, etcdClientFlags, isEtcdMode } from './etcd-client.j
 import { runEtcdGetNodes, runEtcdGetPods } from './etcd-get.js';
 import type { Argv, CommandModule } from 'yargs';
 import { stringify as toYaml } from 'yaml';
+import { kKubernetesYaml } from '../shared/yaml-options.js';
 import type { Pod, PodList } from '../shared/api.js';
 import { podStatusReason } from '../shared/pod-printer.js';
 
 export { podStatusReason };
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import { podList } from './decode.js';
 import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
 
 /** Output formats of `-o`. */
@@ -56,7 +58,7 @@ export function formatPods(pods: Pod[], opts: Pick<GetPodsOptions, 'output' | 'n
   const objects = pods.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }));
   if (opts.output === 'json' || opts.output === 'yaml') {
     const value = opts.name ? objects[0] : { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objects };
-    return opts.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value);
+    return opts.output === 'json' ? `${JSON.stringify(value, null, 4)}\n` : toYaml(value, kKubernetesYaml);
   }
   const wide = opts.output === 'wide';
   const withNs = opts.namespace === '';
@@ -80,7 +82,8 @@ async function listPods(flags: ClientFlags, opts: GetPodsOptions, allowMissing =
   const q = new URLSearchParams();
   if (opts.namespace) q.set('namespace', opts.namespace);
   if (opts.selector) q.set('labelSelector', opts.selector);
-  const list = await apiJson<PodList>(flags, 'GET', `/pods${q.size > 0 ? `?${q}` : ''}`);
+  const path = `/pods${q.size > 0 ? `?${q}` : ''}`;
+  const list = podList(await apiJson<unknown>(flags, 'GET', path), `GET ${path}`);
   let pods = list.items;
   if (opts.name) {
     pods = pods.filter((p) => p.metadata?.name === opts.name);

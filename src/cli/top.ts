@@ -11,6 +11,7 @@ import { parseQuantity } from '../shared/quantity.js';
 import type { PodStats, Summary } from '../shared/stats.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, clientHandler, formatTable, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import { objectWith } from './decode.js';
 
 /** formatCpu: nanocores as kubectl's MilliValue column (`12m`; `0m` for none). */
 export function formatCpu(nanoCores: number): string {
@@ -69,9 +70,15 @@ export function topNodeTable(summary: Summary, node: Node | undefined, noHeaders
   return formatTable(rows);
 }
 
+/** summaryOf: GET /stats/summary (cpu and memory only), checked to be a Summary (decode.ts). @throws ClientError */
+async function summaryOf(flags: ClientFlags): Promise<Summary> {
+  const path = '/stats/summary?only_cpu_and_memory=true';
+  return objectWith<Summary>(await apiJson<unknown>(flags, 'GET', path), 'Summary', ['node'], `GET ${path}`, ['pods']);
+}
+
 /** runTopPods fetches /stats/summary and prints the table; `error: metrics not available yet` (exit 1) when no pod matches. */
 export async function runTopPods(flags: ClientFlags, opts: TopPodsOptions, io: CliIo): Promise<number> {
-  const summary = await apiJson<Summary>(flags, 'GET', '/stats/summary?only_cpu_and_memory=true');
+  const summary = await summaryOf(flags);
   const text = topPodsTable(summary, opts);
   const any = summary.pods.some((p) => (opts.namespace === '' || p.podRef.namespace === opts.namespace) && (opts.name === undefined || p.podRef.name === opts.name));
   if (!any) {
@@ -85,7 +92,7 @@ export async function runTopPods(flags: ClientFlags, opts: TopPodsOptions, io: C
 
 /** runTopNode fetches /stats/summary and /node and prints the node's line. */
 export async function runTopNode(flags: ClientFlags, noHeaders: boolean, io: CliIo): Promise<number> {
-  const summary = await apiJson<Summary>(flags, 'GET', '/stats/summary?only_cpu_and_memory=true');
+  const summary = await summaryOf(flags);
   const node = await apiJson<Node>(flags, 'GET', '/node').catch(() => undefined);
   io.stdout(topNodeTable(summary, node, noHeaders));
   return 0;

@@ -16,7 +16,7 @@ import { availableParallelism, totalmem } from 'node:os';
 import type { Pod } from '../shared/api.js';
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { boundedField, type Logger } from '../shared/logging.js';
-import { PROTOCOL_VERSION } from '../shared/messages.js';
+import { PROTOCOL_VERSION, type RuntimePod } from '../shared/messages.js';
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
@@ -311,19 +311,16 @@ class AgentImpl implements Agent {
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, publishStatus: (r) => syncer.publishStatus(r),
     });
-    const plegDeps = { runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }) };
+    const plegDeps = {
+      runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
+      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); },
+    };
     // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
     this.#pleg = o.runtime === 'docker' && !this.deps.runner
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
-    if (auth) {
-      const cert = o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
-      this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
-        ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
-        streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
-        watchLimits: { maxWatchesPerUser: o.maxWatchesPerUser, maxWatches: o.maxWatches },
-      });
-    }
+    // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
+    const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
     this.#runtimeState = newRuntimeState({}, {
       check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }), logger: log.child({ component: 'runtime-state' }),
       // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
@@ -338,6 +335,15 @@ class AgentImpl implements Agent {
     await this.#startSources();
     // The first reads are in once they are handled too (a big SET is handled in chunks).
     await handler.settled();
+    // The server answers only now (the kubelet's first relist fills its pod cache before the pods'
+    // status is reported): its first /pods holds every restored pod, its status from the runtime.
+    if (auth) {
+      this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
+        ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
+        streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
+        watchLimits: { maxWatchesPerUser: o.maxWatchesPerUser, maxWatches: o.maxWatches },
+      });
+    }
     this.#syncLoop.start();
     this.#gc = newGcManager(
       { maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer, imageGcHighThresholdPercent: o.imageGcHighThresholdPercent, imageGcLowThresholdPercent: o.imageGcLowThresholdPercent },

@@ -5,6 +5,7 @@
  * running (a restarted agent adopts them). A second signal exits at once.
  */
 import { hideBin } from 'yargs/helpers';
+import { isInvalidInput } from '../shared/errors.js';
 import { newLogger } from '../shared/logging.js';
 import { runCli } from './cli.js';
 import { newAgent } from './agent.js';
@@ -28,9 +29,15 @@ async function runAgent(options: AgentOptions): Promise<void> {
   try {
     await agent.start();
   } catch (err) {
+    await agent.stop().catch(() => {});
+    // A bad option value found at start (a --tls-* file, the admin token file, --pod-cidr): one
+    // line naming it and exit 2, as runCli reports the option errors it finds itself.
+    if (isInvalidInput(err)) {
+      process.stderr.write(`kubelet-ts: ${(err as Error).message.split('\n')[0]}\n`);
+      process.exit(2);
+    }
     logger.fatal({ err }, 'Failed to start kubelet-ts');
     logger.flush();
-    await agent.stop().catch(() => {});
     process.exit(1);
   }
 }

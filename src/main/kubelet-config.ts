@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
+import { kKubernetesYaml } from '../shared/yaml-options.js';
 import { InvalidArgumentError } from '../shared/errors.js';
 import { parseDuration } from '../shared/duration.js';
 import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
@@ -65,7 +66,7 @@ export async function loadKubeletConfig(path: string): Promise<Partial<AgentOpti
     throw new InvalidArgumentError(`${path}: cannot read kubelet config file: ${(err as Error).message}`);
   }
   if (text.trim() === '') throw new InvalidArgumentError(`${path}: kubelet config file is empty`);
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { ...kKubernetesYaml, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
     throw new InvalidArgumentError(`${path}: invalid YAML: ${first.message.split('\n')[0]}`);

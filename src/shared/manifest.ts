@@ -5,7 +5,8 @@
  * document is collected and thrown together as one InvalidManifestError. Pure functions (no
  * I/O), safe in any thread.
  */
-import { isCollection, isScalar, parseAllDocuments, visit, YAMLParseError, type Document, type ScalarTag } from 'yaml';
+import { isCollection, isScalar, parseAllDocuments, visit, YAMLParseError, type Document } from 'yaml';
+import { kKubernetesYaml } from './yaml-options.js';
 import { kMaxManifestDepth, manifestDepth } from './manifest-depth.js';
 import type { Pod } from './api.js';
 import { InvalidManifestError, type FieldError } from './errors.js';
@@ -86,22 +87,6 @@ export function parseManifestDocuments(text: string, origin: string, format: Man
   return parseDocuments(text, origin, format, true);
 }
 
-/**
- * kYaml11Octal: a plain scalar `0644` (a leading zero, octal digits) is the octal integer 420, as YAML
- * 1.1 reads it — and so kubectl and the apiserver, whose sigs.k8s.io/yaml decodes with go-yaml's
- * 1.1 rules. YAML 1.2 (the yaml package's default) would read decimal 644, an invalid file mode: the
- * documentation's `defaultMode: 0644` / `mode: 0400` must mean what they mean to Kubernetes. Only
- * this rule of 1.1 is taken; `0o644` (1.2) still works, a quoted "0644" stays a string.
- */
-export const kYaml11Octal: ScalarTag = {
-  identify: (v) => typeof v === 'number',
-  default: true,
-  tag: 'tag:yaml.org,2002:int',
-  format: 'OCT',
-  test: /^[-+]?0[0-7]+$/,
-  resolve: (s) => (s.startsWith('-') ? -1 : 1) * parseInt(s.replace(/^[-+]/, ''), 8),
-};
-
 function parseDocuments(text: string, origin: string, format: ManifestFormat, allowObjects: boolean): { pods: ManifestEntry[]; objects: ObjectEntry[] } {
   const errors: FieldError[] = [];
   const objects: ObjectEntry[] = [];
@@ -125,7 +110,7 @@ function parseDocuments(text: string, origin: string, format: ManifestFormat, al
   } else {
     // uniqueKeys off: the yaml package checks it by comparing every key with every other one
     // (quadratic: a 10 MB mapping took minutes); duplicateKeyErrors does it in one pass instead.
-    const parsed = parseAllDocuments(text, { uniqueKeys: false, customTags: (tags) => [kYaml11Octal, ...tags] });
+    const parsed = parseAllDocuments(text, { ...kKubernetesYaml, uniqueKeys: false });
     const list = Array.isArray(parsed) ? parsed : [];
     docCount = list.length;
     list.forEach((doc, i) => {

@@ -335,6 +335,13 @@ export interface RelistTask {
    * copy of its name found at start, and cost clone time and memory on every later relist.
    */
   withPodNames?: boolean;
+  /**
+   * Also return the full RuntimePod of every pod listed (RelistResult.runtimePods): the PLEG asks
+   * in its first relist only, so that the pod cache holds each restored pod's runtime state before
+   * the sources' pods are added and their first status is published (as the kubelet's first relist
+   * fills its pod cache with every pod's status). Costs one inspect per container.
+   */
+  withRuntimePods?: boolean;
 }
 
 /**
@@ -490,6 +497,8 @@ export interface RelistResult {
   containers: RelistContainer[];
   /** Epoch ms when the list was taken. */
   observedAtMs: number;
+  /** With RelistTask.withRuntimePods: each listed pod as a sync reads it (a pod whose read failed is left out). */
+  runtimePods?: RuntimePod[];
 }
 
 /**

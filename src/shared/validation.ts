@@ -138,7 +138,7 @@ function validateObjectMeta(el: ErrorList, path: string, meta: Obj): void {
   const ns = el.str(nsPath, meta.namespace);
   if (!ns) el.required(nsPath);
   else for (const m of dns1123LabelErrors(ns)) el.invalid(nsPath, ns, m);
-  el.str(child(path, 'uid'), meta.uid);
+  validateUid(el, child(path, 'uid'), el.str(child(path, 'uid'), meta.uid));
 
   const labelsPath = child(path, 'labels');
   for (const [k, v] of Object.entries(el.strMap(labelsPath, meta.labels) ?? {})) {
@@ -152,6 +152,27 @@ function validateObjectMeta(el: ErrorList, path: string, meta: Obj): void {
     total += Buffer.byteLength(k) + Buffer.byteLength(v);
   }
   if (total > kTotalAnnotationSizeLimitBytes) el.tooLong(annPath, `must have at most ${kTotalAnnotationSizeLimitBytes} bytes`);
+}
+
+/** The longest `metadata.uid` accepted: a UUID (36) or a static pod's hash (32) with room to spare. */
+export const kMaxUidLength = 128;
+const kUidPattern = /^[A-Za-z0-9-]+$/;
+
+/**
+ * validateUid: a set `metadata.uid` must be 1–{@link kMaxUidLength} letters, digits or `-` (a
+ * UUID as the apiserver writes, or the hex hash of a static pod). The apiserver never checks a
+ * UID because it writes it itself (staging/src/k8s.io/apiserver/pkg/registry/rest/create.go
+ * FillObjectMetaSystemFields); this node takes it from its sources, and names each container
+ * `k8s_<container>_<pod>_<namespace>_<uid>_<attempt>` (split on `_`, as the kubelet's
+ * dockershim naming did) and each pod directory `<root-dir>/pods/<uid>`, so `_`, `/` and `.`
+ * would make a pod it can never find again, or a path outside its directory. Empty means unset.
+ */
+function validateUid(el: ErrorList, path: string, uid: string | undefined): void {
+  if (!uid) return;
+  if (uid.length > kMaxUidLength) el.tooLong(path, `must have at most ${kMaxUidLength} characters`);
+  else if (!kUidPattern.test(uid)) {
+    el.invalid(path, uid, "must consist of letters, digits or '-' (e.g. a UUID): the node's container names split on '_' and its pod directories on '/'");
+  }
 }
 
 /** imagePullSecrets: LocalObjectReferences (`{name}`) to Secrets of the pod's namespace, each name a DNS-1123 subdomain. */

@@ -7,6 +7,7 @@
 import type { PullPolicy, Pod } from '../shared/api.js';
 import { isUnavailable, serializeError } from '../shared/errors.js';
 import type { PodSyncResult, SyncPodTask } from '../shared/messages.js';
+import { imageReferenceError } from './image-reference.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths } from './image-puller.js';
 import type { SyncDeps } from './sync-pod.js';
 
@@ -27,10 +28,12 @@ export interface ImageSync {
  * 10 s doubling to 300 s, a BackOff event and a requeue at its expiry). `target` names the step
  * (a container's name, or `POD`); `fieldPath` (`spec.containers{name}`) goes on the events and is
  * absent for the sandbox's image, which gets no Pulled event. Events as the kubelet words them:
- * Pulling, Pulled, Failed, BackOff. Resolves true when the image is usable.
+ * Pulling, Pulled, Failed, BackOff. A reference that does not parse waits with InvalidImageName
+ * before any runtime call (see checkImageReference). Resolves true when the image is usable.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE when Docker cannot be reached; every other failure is recorded.
  */
 export async function ensureImageExists(sync: ImageSync, image: string, policy: PullPolicy, target: string, fieldPath?: string): Promise<boolean> {
+  if (!checkImageReference(sync, image, target, fieldPath)) return false;
   const present = await sync.deps.runtime.imageExists(image);
   if (present && policy !== 'Always') {
     if (fieldPath) sync.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
@@ -82,4 +85,35 @@ export async function ensureImageExists(sync: ImageSync, image: string, policy: 
   sync.result.steps.push({ action: 'PullImage', target, ok: true });
   sync.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}" in ${secs}s`, fieldPath });
   return true;
+}
+
+/** The key of the entry that remembers an invalid image reference was reported for a pod. */
+function invalidImageKey(podUid: string, image: string): string {
+  return `invalid-image:${podUid}_${image}`;
+}
+
+/**
+ * checkImageReference: false when `image` does not parse as an image reference (image-reference.ts),
+ * as the kubelet's EnsureImageExists refuses it before inspecting or pulling (applyDefaultImageTag
+ * → ErrInvalidImageName): the target waits with reason `InvalidImageName` and the message
+ * `Failed to apply default image tag "<image>": couldn't parse image name …`; the Warning events
+ * `InspectFailed` (that message) and `Failed` (`Error: InvalidImageName`) are recorded once per pod
+ * and image — an entry in the pod's backoff map remembers it across syncs (it lasts while the pod
+ * keeps the image), so later syncs neither repeat them nor reach the runtime, whose error each
+ * sync used to log.
+ */
+function checkImageReference(sync: ImageSync, image: string, target: string, fieldPath?: string): boolean {
+  const why = imageReferenceError(image);
+  if (why === undefined) return true;
+  const message = `Failed to apply default image tag ${JSON.stringify(image)}: ${why}`;
+  const key = invalidImageKey(sync.result.podUid, image);
+  const reported = sync.task.backoff?.[key];
+  sync.result.backoff[key] = reported ?? { backoffMs: 0, lastUpdateMs: sync.deps.now() };
+  sync.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'InvalidImageName', message });
+  if (!reported) {
+    sync.result.events.push({ type: 'Warning', reason: 'InspectFailed', message, fieldPath });
+    sync.result.events.push({ type: 'Warning', reason: 'Failed', message: 'Error: InvalidImageName', fieldPath });
+  }
+  sync.result.waiting[target] = { reason: 'InvalidImageName', message };
+  return false;
 }

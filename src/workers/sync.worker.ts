@@ -13,7 +13,7 @@ import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type WorkerBootstrap, ty
 import { runExecProbe } from './exec-probe.js';
 import { killPod } from './kill-pod.js';
 import { runNetProbe } from './net-probe.js';
-import { relist } from './relist.js';
+import { readRuntimePods, relist } from './relist.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import { getRuntime } from './runtime/runtime-service.js';
@@ -92,8 +92,11 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
           return { ok: true, kind: 'syncPod', value: await syncPod(syncDeps, task) };
         case 'killPod':
           return { ok: true, kind: 'killPod', value: await killPod(syncDeps, task) };
-        case 'relist':
-          return { ok: true, kind: 'relist', value: await relist(syncDeps.runtime, b.nodeName, syncDeps.now, task.withPodNames) };
+        case 'relist': {
+          const value = await relist(syncDeps.runtime, b.nodeName, syncDeps.now, task.withPodNames);
+          if (task.withRuntimePods) value.runtimePods = await readRuntimePods(syncDeps.runtime, value.containers, syncDeps.network);
+          return { ok: true, kind: 'relist', value };
+        }
         case 'execProbe':
           return { ok: true, kind: 'execProbe', value: await runExecProbe(syncDeps.runtime, task) };
         case 'netProbe':

@@ -5,6 +5,7 @@
 import { deepStrictEqual, ok } from 'node:assert/strict';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
+import { kKubernetesYaml } from '../../src/shared/yaml-options.js';
 import type { Pod } from '../../src/shared/api.js';
 import { applyPodDefaults } from '../../src/shared/defaults.js';
 import { isInvalidInput } from '../../src/shared/errors.js';
@@ -73,7 +74,7 @@ export function decoderProperties(): DecoderProperty[] {
         const defaulted = applyPodDefaults(raw as Pod);
         fc.pre(validatePodForNode(defaulted).length === 0);
         deepStrictEqual(asJson(applyPodDefaults(defaulted)), asJson(defaulted), 'defaulting twice changed the pod');
-        for (const [text, format] of [[JSON.stringify(raw), 'json'], [stringify(raw), 'yaml']] as const) {
+        for (const [text, format] of [[JSON.stringify(raw), 'json'], [stringify(raw, kKubernetesYaml), 'yaml']] as const) {
           const pods = decode(text, format);
           ok(pods !== 'invalid', `${format} text of an accepted pod was refused:\n${text}`);
           deepStrictEqual(pods.map(asJson), [asJson(defaulted)], `${format} text decoded to another pod`);

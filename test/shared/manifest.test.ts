@@ -36,6 +36,20 @@ describe('parseManifests', () => {
     expect(parseManifests(text.replace('0400', '"0400"'), 'm.yaml')[0].spec!.volumes![0].secret!.items![0].mode).toBe('0400');
   });
 
+  it('reads plain scalars as YAML 1.1, as kubectl and the apiserver (sigs.k8s.io/yaml over go-yaml v2) do', () => {
+    const text = 'apiVersion: v1\nkind: Pod\nmetadata: {name: m, annotations: {a: "yes", b: "010"}}\nspec:\n  terminationGracePeriodSeconds: 010\n  activeDeadlineSeconds: 0o17\n  priority: 1_000\n'
+      + '  containers: [{name: c, image: i, tty: on, stdin: yes, command: [y, n, Off, 0X1F, 0b101, -010, 1:20, 2001-12-14, "on"]}]\n';
+    const [pod] = parseManifests(text, 'm.yaml');
+    expect(pod.spec).toMatchObject({ terminationGracePeriodSeconds: 8, activeDeadlineSeconds: 15, priority: 1000 });
+    expect(pod.spec!.containers[0]).toMatchObject({ tty: true, stdin: true, command: [true, false, false, 31, 5, -8, '1:20', '2001-12-14', 'on'] });
+    expect(pod.metadata!.annotations).toEqual({ a: 'yes', b: '010' });
+  });
+
+  it('refuses yes where a string is expected, naming the field (the apiserver: cannot unmarshal bool into a string field)', () => {
+    const { errors } = thrown(() => loadPods(`${podYaml('m')}    workingDir: yes\n  hostname: on\n`, 'm.yaml'));
+    expect(errors).toEqual(['spec.containers[0].workingDir: Invalid value: true: must be a string', 'spec.hostname: Invalid value: true: must be a string']);
+  });
+
   it.each<[string, string, 'yaml' | 'json' | undefined, string[]]>([
     ['one YAML pod', podYaml('a'), undefined, ['a']],
     ['JSON read as YAML', JSON.stringify(podJson('a')), undefined, ['a']],

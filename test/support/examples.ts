@@ -5,7 +5,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { kYaml11Octal } from '../../src/shared/manifest.js';
+import { kKubernetesYaml } from '../../src/shared/yaml-options.js';
 
 /** The repository's examples/ directory. */
 export const kExamplesDir = join(import.meta.dirname, '../../examples');
@@ -53,12 +53,12 @@ export function listYamlFiles(dir: string): string[] {
 
 /**
  * readExample reads `path` under `dir`: its documents (parsed as the agent's manifest parser does:
- * YAML 1.2 with 1.1's octal integers (kYaml11Octal), duplicate keys allowed) and its `# needs: a.yaml b.yaml` header lines, resolved
+ * YAML 1.1 as Kubernetes reads it (kKubernetesYaml), duplicate keys allowed) and its `# needs: a.yaml b.yaml` header lines, resolved
  * against the file's own directory. Throws on a YAML syntax error.
  */
 export function readExample(dir: string, path: string): ExampleFile {
   const text = readFileSync(join(dir, path), 'utf8');
-  const docs = parseAllDocuments(text, { uniqueKeys: false, customTags: (tags) => [kYaml11Octal, ...tags] });
+  const docs = parseAllDocuments(text, { ...kKubernetesYaml, uniqueKeys: false });
   if (!Array.isArray(docs)) throw new Error(`${path}: not a YAML stream`);
   const documents: ExampleObject[] = [];
   const texts: string[] = [];

@@ -90,6 +90,21 @@ export interface NodeNetwork {
   stop(): Promise<void>;
 }
 
+/**
+ * podCidrFileOf: `<rootDir>/pod-cidr`, where the node keeps the pod CIDR of its default network
+ * once chosen (one line, e.g. `10.222.0.0/24`), as a node keeps its `spec.podCIDR`: a restart
+ * reuses it even when the conflist derived from it was deleted, so the node never takes a second
+ * range while its pods hold addresses of the first.
+ */
+export function podCidrFileOf(rootDir: string): string {
+  return join(rootDir, 'pod-cidr');
+}
+
+/** readRecordedPodCidr: the pod CIDR recorded in {@link podCidrFileOf}, '' when absent or unreadable. */
+async function readRecordedPodCidr(rootDir: string): Promise<string> {
+  return (await readFile(podCidrFileOf(rootDir), 'utf8').catch(() => '')).trim();
+}
+
 /** subnetOfConfList: the first host-local `subnet` in a conflist's text (ranges or the old `subnet` field), '' if none or not JSON. Pure. */
 export function subnetOfConfList(text: string): string {
   try {
@@ -183,7 +198,8 @@ class NodeNetworkImpl implements NodeNetwork {
  *   `kts-<hex of the network>`, host-local over the claimed pod CIDR with its leases in
  *   `<root-dir>/cni/networks`, no masquerade unless --pod-masquerade), written atomically to
  *   `<root-dir>/cni/net.d/10-kubelet-ts.conflist` when its content changed. A restart without
- *   --pod-cidr keeps the subnet of the file written before.
+ *   --pod-cidr keeps the pod CIDR recorded in `<root-dir>/pod-cidr` (podCidrFileOf), else the
+ *   subnet of the file written before, while it is free.
  * The first readiness check has run when it resolves.
  * @throws InvalidArgumentError for a colliding or taken --pod-cidr (naming it and what it collides
  *   with), an unlistable --cni-conf-dir; an fs error when the root dir cannot be written.
@@ -198,19 +214,21 @@ export async function setUpNodeNetwork(o: NodeNetworkOptions, deps: NodeNetworkD
   let claim: PodCidrClaim | undefined;
   if (confFile === undefined) {
     confFile = defaultConfFileOf(o.rootDir);
-    const previous = subnetOfConfList(await readFile(confFile, 'utf8').catch(() => ''));
+    const previousConf = subnetOfConfList(await readFile(confFile, 'utf8').catch(() => ''));
+    // The recorded pod CIDR first (the conflist may be gone); the conflist's for a root dir of an older version.
+    const recorded = await readRecordedPodCidr(o.rootDir);
+    const previous = recorded || previousConf;
     claim = await claimPodCidr({ given: o.podCIDR, previous, nodeName: o.nodeName, rootDir: o.rootDir, claimDir: deps.claim?.claimDir }, deps.claim);
     try {
       const dataDir = join(o.rootDir, 'cni', 'networks');
       await mkdir(dataDir, { recursive: true });
       const text = `${JSON.stringify(defaultNetworkConfigList({ name: kDefaultNetworkName, bridge: claim.bridge, subnet: claim.cidr.text, dataDir, masquerade: o.podMasquerade }), null, 2)}\n`;
       const before = await readFile(confFile, 'utf8').catch(() => '');
-      if (before !== text) {
-        if (before !== '' && previous !== '' && previous !== claim.cidr.text) {
-          deps.logger.warn({ confFile, from: previous, to: claim.cidr.text }, 'Pod CIDR changed: pods already running keep their old addresses until recreated');
-        }
-        await writeFileAtomic(confFile, text);
+      if (previous !== '' && previous !== claim.cidr.text) {
+        deps.logger.warn({ confFile, from: previous, to: claim.cidr.text }, 'Pod CIDR changed: pods already running keep their old addresses until recreated');
       }
+      if (before !== text) await writeFileAtomic(confFile, text);
+      if (recorded !== claim.cidr.text) await writeFileAtomic(podCidrFileOf(o.rootDir), `${claim.cidr.text}\n`);
     } catch (e) {
       await claim.release();
       throw e;

@@ -57,6 +57,8 @@ export interface EventedPlegDeps {
   onEvents(byPod: Map<string, PodLifecycleEvent[]>): void;
   /** As GenericPlegDeps.onRelist (optional). */
   onRelist?(podUids: Set<string>): void;
+  /** As GenericPlegDeps.onRuntimePods (optional): the first relist's full pods, for the pod cache. */
+  onRuntimePods?(pods: RuntimePod[]): void;
   observer?: PlegObserver;
   /** Opens the events stream (default: a Worker running src/workers/docker-events.worker.ts). */
   openEventSource?(bootstrap: DockerEventsBootstrap): DockerEventSource;
@@ -165,7 +167,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   const generic: GenericPleg = newGenericPleg(
     { relistPeriodMs: opts.fallbackRelistPeriodMs, healthThresholdMs: opts.healthThresholdMs },
     {
-      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer, onRelist: deps.onRelist,
+      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer, onRelist: deps.onRelist, onRuntimePods: deps.onRuntimePods,
       relisted: () => {
         // Only a successful relist after a (re)connect lets the period grow: until then nothing
         // guarantees that what happened while the stream was down has been seen.

@@ -9,7 +9,7 @@
  * (kubelet: relistThreshold, 3 min).
  */
 import type { Logger } from '../../shared/logging.js';
-import type { RelistContainer, RuntimeContainerState } from '../../shared/messages.js';
+import type { RelistContainer, RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import { PROTOCOL_VERSION } from '../../shared/messages.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
 
@@ -110,6 +110,11 @@ export interface GenericPlegDeps {
   onEvents(byPod: Map<string, PodLifecycleEvent[]>): void;
   /** Called after every successful relist with every pod UID that has containers (the Set is built only for it). */
   onRelist?(podUids: Set<string>): void;
+  /**
+   * Called once, with the first successful relist's RuntimePod of every pod (RelistTask.withRuntimePods),
+   * as the kubelet's first relist fills its pod cache: a restored pod's first status then shows what runs.
+   */
+  onRuntimePods?(pods: RuntimePod[]): void;
   /** Called after every successful relist (the evented PLEG lengthens its period from here). */
   relisted?(): void;
 }
@@ -217,7 +222,9 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
     lastStartMs = started;
     try {
       const first = relists === 0;
-      const result = await deps.runner.run({ kind: 'relist', protocol: PROTOCOL_VERSION, ...(first ? { withPodNames: true } : {}) });
+      const result = await deps.runner.run({ kind: 'relist', protocol: PROTOCOL_VERSION, ...(first ? { withPodNames: true, withRuntimePods: true } : {}) });
+      // Before the events: the pod cache then holds what the runtime shows of each pod when its first status is generated.
+      if (first && result.runtimePods) deps.onRuntimePods?.(result.runtimePods);
       const current = new Map(result.containers.map((c) => [c.id, c]));
       const events = diffRelist(previous, current);
       previous = current;

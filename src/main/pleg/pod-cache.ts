@@ -61,6 +61,12 @@ export interface PodCache {
    * @returns true when the cached runtime pod changed (publish a status from it).
    */
   observeEvent(uid: string, desired: Pod, event: PodLifecycleEvent): boolean;
+  /**
+   * seed stores `runtimePod` (the first relist's read, PLEG onRuntimePods) for a UID the cache has
+   * no entry of; never current, so the pod's first sync still reads the runtime itself. Status
+   * generation reads it at once: a pod restored at start shows its running containers.
+   */
+  seed(uid: string, runtimePod: RuntimePod): void;
   /** delete forgets `uid` (its record was removed). */
   delete(uid: string): void;
   /** runtimePods: every cached runtime pod (for metrics). */
@@ -141,6 +147,10 @@ class PodCacheImpl implements PodCache {
     if (!next) return false;
     e.runtimePod = next;
     return true;
+  }
+
+  seed(uid: string, runtimePod: RuntimePod): void {
+    if (!this.#entries.has(uid)) this.#entry(uid).runtimePod = runtimePod;
   }
 
   delete(uid: string): void {

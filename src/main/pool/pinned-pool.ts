@@ -48,6 +48,7 @@ export function newPinnedWorkerPool(bootstrap: WorkerBootstrap, options: WorkerP
       if (task.kind === 'relist') {
         const parts = (await Promise.all(shards.map((s) => s.run(task as TaskOf<'relist'>)))) as RelistResult[];
         const merged: RelistResult = { containers: parts.flatMap((p) => p.containers), observedAtMs: Math.min(...parts.map((p) => p.observedAtMs)) };
+        if ((task as TaskOf<'relist'>).withRuntimePods) merged.runtimePods = parts.flatMap((p) => p.runtimePods ?? []);
         return merged as WorkerResultMap[K];
       }
       if (task.kind === 'stats' && shards.length > 1) {

@@ -5,6 +5,7 @@
  * (resourceVersion preconditions, spec mutability, the status manager are the route's). Pure; any thread.
  */
 import { isCollection, parseAllDocuments, visit, type Document } from 'yaml';
+import { kKubernetesYaml } from '../../shared/yaml-options.js';
 import type { Pod } from '../../shared/api.js';
 import { AgentError, InvalidManifestError, type FieldError } from '../../shared/errors.js';
 import { kMaxManifestDepth, manifestDepth } from '../../shared/manifest-depth.js';
@@ -105,7 +106,7 @@ function parseBody(body: string, yaml: boolean): Json {
   try {
     if (!yaml) return JSON.parse(body) as Json;
     // uniqueKeys off: the yaml package's check is quadratic in a mapping's size (a duplicate key: the last wins).
-    const docs = parseAllDocuments(body, { prettyErrors: false, uniqueKeys: false });
+    const docs = parseAllDocuments(body, { ...kKubernetesYaml, prettyErrors: false, uniqueKeys: false });
     if (!Array.isArray(docs) || docs.length !== 1) throw new Error('want exactly one YAML document');
     const [doc] = docs;
     if (doc.errors.length > 0) throw new Error(doc.errors[0].message);

@@ -1,5 +1,6 @@
 // Counterpart of the kubelet server's /pods endpoint (pkg/kubelet/server getPods) and the apiserver's pod GET.
 import { stringify as toYaml } from 'yaml';
+import { kKubernetesYaml } from '../../shared/yaml-options.js';
 import type { Pod, PodList } from '../../shared/api.js';
 import { isInvalidInput } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
@@ -107,7 +108,7 @@ export function getPodHandler({ host, params, req }: RouteContext): HttpReply {
   const pod = host.getPod(params.namespace, params.name);
   if (pod === undefined) return statusReply(notFound('pods', params.name));
   const object = { apiVersion: 'v1', kind: 'Pod', ...pod };
-  if (prefersYaml(req.headers.accept ?? '')) return { status: 200, contentType: 'application/yaml', body: toYaml(object) };
+  if (prefersYaml(req.headers.accept ?? '')) return { status: 200, contentType: 'application/yaml', body: toYaml(object, kKubernetesYaml) };
   return jsonReply(200, object);
 }
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defaultConfFileOf, setUpNodeNetwork, type NetworkStatus, type NodeNetwork, type NodeNetworkOptions } from '../../../src/main/network/network-setup.js';
+import { cidrOf } from '../../../src/main/network/pod-cidr.js';
+import { defaultConfFileOf, podCidrFileOf, setUpNodeNetwork, type NetworkStatus, type NodeNetwork, type NodeNetworkOptions } from '../../../src/main/network/network-setup.js';
 
 describe('setUpNodeNetwork', () => {
   let base: string;
@@ -47,6 +48,22 @@ describe('setUpNodeNetwork', () => {
     const second = await setUp(options());
     expect(second.podCIDR).toBe(first.podCIDR);
     expect((await stat(file)).ino).toBe(ino); // not written again
+  });
+
+  it('keeps the node\'s pod CIDR in <root-dir>/pod-cidr: a deleted conflist does not make it take a second range while its bridge is up', async () => {
+    await installPlugins(join(base, 'bin'));
+    const first = await setUp(options());
+    expect((await readFile(podCidrFileOf(join(base, 'root')), 'utf8')).trim()).toBe(first.podCIDR);
+    await first.stop();
+    await rm(defaultConfFileOf(join(base, 'root')));
+    // The stopped agent's bridge is still up, with its pods' addresses: the pool search skips that range.
+    const cidr = first.podCIDR;
+    const up = { cidr: cidrOf(cidr)!, what: `address on ${first.bridge}`, dev: first.bridge };
+    const second = await setUpNodeNetwork(options(), { logger: pino({ level: 'silent' }), claim: { claimDir: join(base, 'claims'), hostNetworks: async () => [up] } });
+    nets.push(second);
+    expect(second.podCIDR).toBe(cidr);
+    expect(second.bridge).toBe(first.bridge);
+    expect(JSON.parse(await readFile(defaultConfFileOf(join(base, 'root')), 'utf8')).plugins[0].ipam.ranges[0][0].subnet).toBe(cidr);
   });
 
   it('--pod-masquerade turns the bridge\'s ipMasq on', async () => {
