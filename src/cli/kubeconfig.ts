@@ -46,7 +46,7 @@ export function buildKubeconfig(input: KubeconfigInput): Record<string, unknown>
   };
 }
 
-/** fetchNodeName asks `server` for its Node (GET /api/v1/nodes) over TLS with `caPem`; undefined when it cannot. */
+/** fetchNodeName asks `server` for its Node (GET /api/v1/nodes) over TLS with `caPem` (the token is not sent to a server left unverified by `insecure`); undefined when it cannot. */
 function fetchNodeName(server: string, token: string, caPem: string | undefined, insecure: boolean): Promise<string | undefined> {
   return new Promise((resolve) => {
     let url: URL;
@@ -60,7 +60,7 @@ function fetchNodeName(server: string, token: string, caPem: string | undefined,
       resolve(undefined);
       return;
     }
-    const req = request(url, { method: 'GET', timeout: 3_000, ...(caPem ? { ca: caPem } : {}), rejectUnauthorized: !insecure, headers: token ? { Authorization: `Bearer ${token}` } : {} }, (res) => {
+    const req = request(url, { method: 'GET', timeout: 3_000, ...(caPem ? { ca: caPem } : {}), rejectUnauthorized: !insecure, headers: token && !insecure ? { Authorization: `Bearer ${token}` } : {} }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

@@ -11,7 +11,8 @@
  * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
  * (a pool task, or the dedicated events and logs threads).
  */
-import { availableParallelism, totalmem } from 'node:os';
+import { availableParallelism, hostname, totalmem } from 'node:os';
+import { join } from 'node:path';
 
 import type { Pod } from '../shared/api.js';
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
@@ -21,6 +22,7 @@ import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';
+import { kUnixSocketName } from '../server/unix-socket.js';
 
 import type { AgentOptions } from './agent-options.js';
 import { newPodConfig, type PodConfig } from './config/pod-config.js';
@@ -309,6 +311,8 @@ class AgentImpl implements Agent {
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
         ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
         streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
+        // The local administrator's way in (src/cli/local-socket.ts); the names a browser's Host may carry.
+        unixSocket: join(o.rootDir, kUnixSocketName), hostNames: [o.nodeName, o.nodeIp, hostname()],
       });
     }
     this.#runtimeState = newRuntimeState({}, {
