@@ -56,6 +56,8 @@ async function serve(): Promise<void> {
   const options = resolveAgentOptions({
     nodeName: 'bench-api', rootDir: join(base, 'root'), port: 0, runtime: 'fake', workers: int('workers'), maxPods: 1_000_000,
     relistPeriodMs: 1000, syncFrequencyMs: 600_000, logLevel: 'silent',
+    // The bench measures the read path without a token (autocannon GET /pods, the watch): its own agent serves anonymous reads.
+    anonymousAuth: true,
   });
   const agent = newAgent(options, { logger: newLogger('silent') });
   await agent.start();
