@@ -22,7 +22,7 @@ import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';
-import { kUnixSocketName } from '../server/unix-socket.js';
+import { kMaxUnixPathBytes, kUnixSocketName } from '../server/unix-socket.js';
 
 import type { AgentOptions } from './agent-options.js';
 import { newPodConfig, type PodConfig } from './config/pod-config.js';
@@ -307,12 +307,16 @@ class AgentImpl implements Agent {
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     if (auth) {
+      // The local administrator's way in (src/cli/local-socket.ts), unless the path cannot be a unix socket's.
+      const socketPath = join(o.rootDir, kUnixSocketName);
+      const socketFits = Buffer.byteLength(socketPath) <= kMaxUnixPathBytes;
+      if (!socketFits) log.warn({ path: socketPath, maxBytes: kMaxUnixPathBytes }, 'Not serving the local unix socket: its path is too long (a shorter --root-dir serves it); the client then needs https for a token');
       const cert = o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
       this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
         ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
         streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
-        // The local administrator's way in (src/cli/local-socket.ts); the names a browser's Host may carry.
-        unixSocket: join(o.rootDir, kUnixSocketName), hostNames: [o.nodeName, o.nodeIp, hostname()],
+        // The names a browser's Host may carry (origin-check.ts).
+        ...(socketFits ? { unixSocket: socketPath } : {}), hostNames: [o.nodeName, o.nodeIp, hostname()],
       });
     }
     this.#runtimeState = newRuntimeState({}, {
