@@ -45,6 +45,8 @@ export interface ClientFlags extends Connection {
   token: string;
   /** Why no token is sent although the admin token was found (plain http, an untrusted socket): for the 401 message. */
   withheld?: string;
+  /** Why the agent's socket was not used when no `--server` was given (for the "cannot reach" message). */
+  noSocket?: string;
   /** The admin token file the token was read from, when it was not given (for the 401 message). */
   tokenFile?: string;
   /** `--root-dir`: the agent's root dir, where the admin token is looked for. */
@@ -59,7 +61,7 @@ export function addClientFlags<T>(y: Argv<T>): Argv<T> {
   return y
     .option('server', { type: 'string', describe: 'Address of the kubelet-ts API: https://… (a token is sent only over TLS), http://… (no token), unix://<socket>', default: process.env.KUBELET_TS_SERVER ?? '', requiresArg: true, group: 'Connection:', defaultDescription: `$KUBELET_TS_SERVER, else the agent's socket <root-dir>/${kLocalSocketName}, else ${kDefaultServer} without a token` })
     .option('certificate-authority', { type: 'string', describe: `PEM file of the CA the https server's certificate must chain to (default: <root-dir>/${kCaFile})`, default: process.env.KUBELET_TS_CERTIFICATE_AUTHORITY ?? '', requiresArg: true, group: 'Connection:' })
-    .option('token', { type: 'string', describe: 'Bearer token for the API (default: the agent\'s <root-dir>/admin.token when --server is a loopback address and the file is readable)', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN, else the admin token' })
+    .option('token', { type: 'string', describe: 'Bearer token for the API, sent only to the agent\'s socket or over https (default: the agent\'s <root-dir>/admin.token when readable)', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN, else the admin token' })
     .option('root-dir', { type: 'string', describe: 'The agent\'s --root-dir, where its admin.token is read from', default: process.env.KUBELET_TS_ROOT_DIR ?? kDefaultRootDir, requiresArg: true, group: 'Connection:', defaultDescription: `$KUBELET_TS_ROOT_DIR or ${kDefaultRootDir}` }) as Argv<T>;
 }
 
@@ -111,7 +113,7 @@ export function clientFlags(argv: Record<string, unknown>): ClientFlags {
     const why = check.kind === 'missing' ? `${socketPath} does not exist (is the agent running with --root-dir ${rootDir}?)` : `the socket is not trusted: ${check.reason}`;
     if (given !== '') throw new ClientError(`refusing to use --server ${given}: ${why}`);
     if (givenToken !== '') throw new ClientError(`refusing to send --token to ${kDefaultServer} over plain http: ${why}; pass --server https://… (the agent's --tls-port)`);
-    const flags: ClientFlags = { server: kDefaultServer, token: '', rootDir };
+    const flags: ClientFlags = { server: kDefaultServer, token: '', rootDir, noSocket: why };
     if (findAdminToken(kDefaultServer, rootDir)) flags.withheld = `the admin token of ${adminFile} is only sent to the agent's socket, and ${why}`;
     return flags;
   }
@@ -224,7 +226,7 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
     res = await sendRequest(flags, method, path, headers, body?.data);
   } catch (err) {
     const cause = (err as Error).message;
-    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}`, undefined, 'ERR_UNAVAILABLE');
+    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}${flags.noSocket ? ` (tried it because ${flags.noSocket})` : ''}`, undefined, 'ERR_UNAVAILABLE');
   }
   if (res.ok) return res;
   const text = await res.text();
