@@ -65,6 +65,8 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     expect(await row.locator('td.col-namespace').textContent()).toBe('default');
     expect(await row.locator('td.col-node').textContent()).toBe(node.nodeName);
     expect(Number(await page.locator('#count-Running').textContent())).toBeGreaterThanOrEqual(1);
+    // The stats poll (every 10 s) uses the token entered once too: the row's memory figure fills in.
+    await expect.poll(() => row.locator('td.col-memory .figure').textContent(), { timeout: 90_000, interval: 500 }).toMatch(/\d/);
 
     // The text filter hides it, clearing the filter shows it again.
     await page.fill('#filter-text', 'no-such-pod');
