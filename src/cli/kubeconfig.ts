@@ -102,7 +102,11 @@ export function kubeconfigCommand(select: SelectClient): CommandModule {
       } catch (err) {
         if (!insecure) throw new ClientError(`cannot read the CA certificate ${caFile} (${(err as Error).message}): pass --certificate-authority, or --insecure-skip-tls-verify`);
       }
-      if (!flags.token) io.stderr(`warning: no token found (pass --token, or run as a user who can read ${join(flags.rootDir, 'admin.token')}): the kubeconfig can only read\n`);
+      if (!caPem && flags.tokenFile) {
+        // The admin token found on disk never goes into a kubeconfig that skips verifying the server (issue #38): kubectl would hand it to whoever answers.
+        io.stderr(`warning: the admin token of ${flags.tokenFile} is left out: with --insecure-skip-tls-verify kubectl could not authenticate the server it sends it to; pass --certificate-authority, or --token explicitly\n`);
+        flags.token = '';
+      } else if (!flags.token) io.stderr(`warning: no token found (pass --token, or run as a user who can read ${join(flags.rootDir, 'admin.token')}): the kubeconfig carries no credentials (the agent answers 401 unless --anonymous-auth=true)\n`);
       const nodeName = String(a['node-name'] || (await fetchNodeName(flags.server, flags.token, caPem, insecure)) || hostname().toLowerCase());
       io.stdout(toYaml(buildKubeconfig({ server: flags.server, token: flags.token, nodeName, caPem, insecure })));
       return 0;
