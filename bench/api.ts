@@ -58,6 +58,8 @@ async function serve(): Promise<void> {
     relistPeriodMs: 1000, syncFrequencyMs: 600_000, logLevel: 'silent',
     // Every fan-out client is the one anonymous user: room for all of them (--max-watches-per-user, --max-watches).
     maxWatchesPerUser: int('clients'), maxWatches: Math.max(500, int('clients')),
+    // The bench measures the read path without a token (autocannon GET /pods, the watch): its own agent serves anonymous reads.
+    anonymousAuth: true,
   });
   const agent = newAgent(options, { logger: newLogger('silent') });
   await agent.start();

@@ -135,7 +135,9 @@ export async function startBenchAgent(
     // Its own default pod network (bridge, CIDR), never the host's /etc/cni/net.d.
     cniConfDir: join(base, 'cni-conf'),
     // Benches size the node for their N: --max-pods' kubelet default (110) would refuse the rest.
-    maxPods: 1_000_000, ...overrides,
+    maxPods: 1_000_000,
+    // A bench's own loopback agent in a private root dir: its reads (list, watch, metrics) are measured without a token, as before issue #38.
+    anonymousAuth: true, ...overrides,
   });
   const runner = makeRunner?.(options);
   const agent = newAgent(options, { logger: pino({ level }), ...(runner ? { runner } : {}), ...deps });

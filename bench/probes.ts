@@ -103,7 +103,7 @@ const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
 const manifests = join(base, 'manifests');
 await import('node:fs/promises').then((fs) => fs.mkdir(manifests));
 // The agent's defaults otherwise (relist every 60 s, resync every 60 s, stats every 10 s), as a user runs it.
-const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, workers, logLevel: 'warn' });
+const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, workers, logLevel: 'warn', anonymousAuth: true /* its GET /metrics/probes without a token */ });
 // Served (on a free loopback port) only so probesRun can read GET /metrics/probes; nothing else asks it.
 const agent = newAgent(options, { logger: pino({ level: 'silent' }) });
 // Interrupted (Ctrl-C, timeout): still remove this node's containers and the temp dir.

@@ -3,6 +3,12 @@
  * kubectl's REST client: what every client command (`get`, `apply`, `delete`, `logs`, `describe`)
  * shares. The commands talk to the agent's HTTP API (docs/contracts.md "HTTP API"); apply, delete
  * and get also have an etcd branch (`--etcd-servers`, etcd-client.ts).
+ *
+ * A credential only goes to a server the client has authenticated (issue #38 finding 1): the
+ * agent's unix socket `<root-dir>/kubelet-ts.sock` when its owner and mode prove it is the agent's
+ * (local-socket.ts; the default with no `--server`), or an https server whose certificate chains to
+ * the agent's CA (`<root-dir>/pki/kubelet-ts.crt`) or `--certificate-authority`, as kubectl checks
+ * the kubeconfig's CA. Never over plain http: any local user may hold a loopback TCP port.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,9 +18,17 @@ import { AgentError, type AgentErrorCode } from '../shared/errors.js';
 import { humanDuration } from '../shared/human-duration.js';
 import { isLoopbackHost } from '../shared/loopback.js';
 import type { CliIo } from './io.js';
+import { checkLocalSocket } from './local-socket.js';
+import { sendRequest, type Connection } from './transport.js';
 
-/** kDefaultServer: the agent's API address (`--address`/`--port` defaults). */
+/** kDefaultServer: the agent's API address (`--address`/`--port` defaults), used without a token when its socket is not there. */
 export const kDefaultServer = 'http://127.0.0.1:10250';
+
+/** kLocalSocketName: the agent's unix socket under its `--root-dir` (src/server/unix-socket.ts kUnixSocketName). */
+export const kLocalSocketName = 'kubelet-ts.sock';
+
+/** kCaFile: the agent's self-signed serving certificate under its `--root-dir`, its own CA (src/main/serving-cert.ts). */
+export const kCaFile = 'pki/kubelet-ts.crt';
 
 /** ClientRun: a parsed client command, run by runCli; resolves with the process exit code. */
 export type ClientRun = (io: CliIo) => Promise<number>;
@@ -25,12 +39,14 @@ export type SelectClient = (s: { command: 'client'; run: ClientRun }) => void;
 /** kDefaultRootDir: the agent's default `--root-dir`, where it writes `admin.token`. */
 export const kDefaultRootDir = '/var/lib/kubelet-ts';
 
-/** ClientFlags: the connection flags every client command takes. */
-export interface ClientFlags {
-  /** `--server`: the agent's base URL. */
-  server: string;
+/** ClientFlags: the connection flags every client command takes (Connection: where it connects). */
+export interface ClientFlags extends Connection {
   /** The bearer token sent: `--token`, else the agent's admin token (see {@link findAdminToken}); '' for none. */
   token: string;
+  /** Why no token is sent although the admin token was found (plain http, an untrusted socket): for the 401 message. */
+  withheld?: string;
+  /** Why the agent's socket was not used when no `--server` was given (for the "cannot reach" message). */
+  noSocket?: string;
   /** The admin token file the token was read from, when it was not given (for the 401 message). */
   tokenFile?: string;
   /** `--root-dir`: the agent's root dir, where the admin token is looked for. */
@@ -43,15 +59,16 @@ export interface ClientFlags {
  */
 export function addClientFlags<T>(y: Argv<T>): Argv<T> {
   return y
-    .option('server', { type: 'string', describe: 'Address of the kubelet-ts API', default: process.env.KUBELET_TS_SERVER ?? kDefaultServer, requiresArg: true, group: 'Connection:' })
-    .option('token', { type: 'string', describe: 'Bearer token for the API (default: the agent\'s <root-dir>/admin.token when --server is a loopback address and the file is readable)', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN, else the admin token' })
+    .option('server', { type: 'string', describe: 'Address of the kubelet-ts API: https://… (a token is sent only over TLS), http://… (no token), unix://<socket>', default: process.env.KUBELET_TS_SERVER ?? '', requiresArg: true, group: 'Connection:', defaultDescription: `$KUBELET_TS_SERVER, else the agent's socket <root-dir>/${kLocalSocketName}, else ${kDefaultServer} without a token` })
+    .option('certificate-authority', { type: 'string', describe: `PEM file of the CA the https server's certificate must chain to (default: <root-dir>/${kCaFile})`, default: process.env.KUBELET_TS_CERTIFICATE_AUTHORITY ?? '', requiresArg: true, group: 'Connection:' })
+    .option('token', { type: 'string', describe: 'Bearer token for the API, sent only to the agent\'s socket or over https (default: the agent\'s <root-dir>/admin.token when readable)', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN, else the admin token' })
     .option('root-dir', { type: 'string', describe: 'The agent\'s --root-dir, where its admin.token is read from', default: process.env.KUBELET_TS_ROOT_DIR ?? kDefaultRootDir, requiresArg: true, group: 'Connection:', defaultDescription: `$KUBELET_TS_ROOT_DIR or ${kDefaultRootDir}` }) as Argv<T>;
 }
 
 /**
  * findAdminToken reads the agent's admin token from `<rootDir>/admin.token` for a client that was
  * given no token, as kubectl run on a control-plane node finds /etc/kubernetes/admin.conf when
- * pointed at it: only when `server` is a loopback URL (the file belongs to the agent on this
+ * pointed at it: only when `server` is the agent's socket (`unix://…`) or a loopback URL (the file belongs to the agent on this
  * machine; a token is never sent to another host because a local file had one) and the file is
  * readable by this user (root, as the agent runs). Synchronous (once per command).
  * @returns the token and its file, or undefined (not loopback, no file, not readable, empty).
@@ -63,7 +80,7 @@ export function findAdminToken(server: string, rootDir: string): { token: string
   } catch {
     return undefined;
   }
-  if (!isLoopbackHost(host)) return undefined;
+  if (!server.startsWith('unix://') && !isLoopbackHost(host)) return undefined;
   const file = join(rootDir, 'admin.token');
   try {
     const token = readFileSync(file, 'utf8').trim();
@@ -74,17 +91,65 @@ export function findAdminToken(server: string, rootDir: string): { token: string
 }
 
 /**
- * clientFlags reads the connection flags from parsed argv (the last value when given twice). With
- * no `--token` (nor KUBELET_TS_TOKEN) the admin token is looked up ({@link findAdminToken}).
+ * clientFlags reads the connection flags from parsed argv (the last value when given twice) and
+ * decides where a credential may go. With no `--server`: the agent's socket when checkLocalSocket
+ * trusts it, with `--token` or the admin token ({@link findAdminToken}); else {@link kDefaultServer}
+ * with no token. `--server unix://P`: that socket, which must be trusted. `--server https://…`: the
+ * token, the server verified against `--certificate-authority` or `<root-dir>/pki/kubelet-ts.crt`
+ * (the system's CAs when neither can be read). `--server http://…`: never a token.
+ * @throws ClientError when `--token` is given with an http:// server, when a given unix socket is
+ *   not trusted, or when `--certificate-authority` cannot be read.
  */
 export function clientFlags(argv: Record<string, unknown>): ClientFlags {
   const last = (v: unknown) => (Array.isArray(v) ? v[v.length - 1] : v);
-  const server = String(last(argv.server) ?? kDefaultServer).replace(/\/+$/, '');
+  const given = String(last(argv.server) ?? '').replace(/\/+$/, '');
   const rootDir = String(last(argv['root-dir']) ?? kDefaultRootDir);
-  const token = String(last(argv.token) ?? '');
-  if (token !== '') return { server, token, rootDir };
-  const found = findAdminToken(server, rootDir);
-  return found ? { server, token: found.token, tokenFile: found.file, rootDir } : { server, token: '', rootDir };
+  const givenToken = String(last(argv.token) ?? '');
+  const adminFile = join(rootDir, 'admin.token');
+  const socketPath = given === '' ? join(rootDir, kLocalSocketName) : given.startsWith('unix://') ? given.slice('unix://'.length) : undefined;
+  if (socketPath !== undefined) {
+    const check = checkLocalSocket(socketPath, adminFile);
+    if (check.kind === 'trusted') return withToken({ server: `unix://${socketPath}`, socketPath, rootDir }, givenToken);
+    const why = check.kind === 'missing' ? `${socketPath} does not exist (is the agent running with --root-dir ${rootDir}?)` : `the socket is not trusted: ${check.reason}`;
+    if (given !== '') throw new ClientError(`refusing to use --server ${given}: ${why}`);
+    if (givenToken !== '') throw new ClientError(`refusing to send --token to ${kDefaultServer} over plain http: ${why}; pass --server https://… (the agent's --tls-port)`);
+    const flags: ClientFlags = { server: kDefaultServer, token: '', rootDir, noSocket: why };
+    if (findAdminToken(kDefaultServer, rootDir)) flags.withheld = `the admin token of ${adminFile} is only sent to the agent's socket, and ${why}`;
+    return flags;
+  }
+  if (/^https:\/\//i.test(given)) return withToken({ server: given, rootDir, ...caOf(argv, rootDir) }, givenToken);
+  if (givenToken !== '') throw new ClientError(`refusing to send --token over plain http to ${given}: anyone on the path, or any local user holding the port, would receive it; use https:// (the agent's --tls-port), or omit --server to use the agent's socket ${join(rootDir, kLocalSocketName)}`);
+  const flags: ClientFlags = { server: given, token: '', rootDir };
+  if (findAdminToken(given, rootDir)) flags.withheld = `the admin token of ${adminFile} is never sent over plain http (any local user may hold a loopback port); omit --server to use the agent's socket ${join(rootDir, kLocalSocketName)}, or use https://`;
+  return flags;
+}
+
+/** withToken: `conn` with `--token`, else the admin token of its root dir (findAdminToken). */
+function withToken(conn: Connection & { rootDir: string }, givenToken: string): ClientFlags {
+  if (givenToken !== '') return { ...conn, token: givenToken };
+  const found = findAdminToken(conn.server, conn.rootDir);
+  return found ? { ...conn, token: found.token, tokenFile: found.file } : { ...conn, token: '' };
+}
+
+/**
+ * caOf: the CA an https server is verified against: `--certificate-authority` (must be readable),
+ * else the agent's own `<rootDir>/pki/kubelet-ts.crt` when readable, else none (the system's CAs).
+ * @throws ClientError naming `--certificate-authority` when it cannot be read.
+ */
+function caOf(argv: Record<string, unknown>, rootDir: string): { ca?: string } {
+  const given = String((Array.isArray(argv['certificate-authority']) ? argv['certificate-authority'].at(-1) : argv['certificate-authority']) ?? '');
+  if (given !== '') {
+    try {
+      return { ca: readFileSync(given, 'utf8') };
+    } catch (err) {
+      throw new ClientError(`--certificate-authority ${given}: ${(err as Error).message}`);
+    }
+  }
+  try {
+    return { ca: readFileSync(join(rootDir, kCaFile), 'utf8') };
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -93,6 +158,7 @@ export function clientFlags(argv: Record<string, unknown>): ClientFlags {
  */
 export function unauthorizedMessage(flags: ClientFlags): string {
   const base = 'You must be logged in to the server (Unauthorized)';
+  if (flags.withheld) return `${base}: ${flags.withheld}`;
   if (flags.tokenFile) return `${base}: the admin token of ${flags.tokenFile} was refused; pass --token`;
   if (flags.token) return `${base}: the token was refused; check --token`;
   return `${base}: pass --token, or run as root (who can read ${join(flags.rootDir, 'admin.token')}; see --root-dir)`;
@@ -157,10 +223,10 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
   if (body) headers['Content-Type'] = body.contentType;
   let res: Response;
   try {
-    res = await fetch(`${flags.server}${path}`, { method, headers, body: body?.data });
+    res = await sendRequest(flags, method, path, headers, body?.data);
   } catch (err) {
-    const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}`, undefined, 'ERR_UNAVAILABLE');
+    const cause = (err as Error).message;
+    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}${flags.noSocket ? ` (tried it because ${flags.noSocket})` : ''}`, undefined, 'ERR_UNAVAILABLE');
   }
   if (res.ok) return res;
   const text = await res.text();

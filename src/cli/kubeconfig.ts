@@ -46,7 +46,7 @@ export function buildKubeconfig(input: KubeconfigInput): Record<string, unknown>
   };
 }
 
-/** fetchNodeName asks `server` for its Node (GET /api/v1/nodes) over TLS with `caPem`; undefined when it cannot. */
+/** fetchNodeName asks `server` for its Node (GET /api/v1/nodes) over TLS with `caPem` (the token is not sent to a server left unverified by `insecure`); undefined when it cannot. */
 function fetchNodeName(server: string, token: string, caPem: string | undefined, insecure: boolean): Promise<string | undefined> {
   return new Promise((resolve) => {
     let url: URL;
@@ -60,7 +60,7 @@ function fetchNodeName(server: string, token: string, caPem: string | undefined,
       resolve(undefined);
       return;
     }
-    const req = request(url, { method: 'GET', timeout: 3_000, ...(caPem ? { ca: caPem } : {}), rejectUnauthorized: !insecure, headers: token ? { Authorization: `Bearer ${token}` } : {} }, (res) => {
+    const req = request(url, { method: 'GET', timeout: 3_000, ...(caPem ? { ca: caPem } : {}), rejectUnauthorized: !insecure, headers: token && !insecure ? { Authorization: `Bearer ${token}` } : {} }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -102,7 +102,11 @@ export function kubeconfigCommand(select: SelectClient): CommandModule {
       } catch (err) {
         if (!insecure) throw new ClientError(`cannot read the CA certificate ${caFile} (${(err as Error).message}): pass --certificate-authority, or --insecure-skip-tls-verify`);
       }
-      if (!flags.token) io.stderr(`warning: no token found (pass --token, or run as a user who can read ${join(flags.rootDir, 'admin.token')}): the kubeconfig can only read\n`);
+      if (!caPem && flags.tokenFile) {
+        // The admin token found on disk never goes into a kubeconfig that skips verifying the server (issue #38): kubectl would hand it to whoever answers.
+        io.stderr(`warning: the admin token of ${flags.tokenFile} is left out: with --insecure-skip-tls-verify kubectl could not authenticate the server it sends it to; pass --certificate-authority, or --token explicitly\n`);
+        flags.token = '';
+      } else if (!flags.token) io.stderr(`warning: no token found (pass --token, or run as a user who can read ${join(flags.rootDir, 'admin.token')}): the kubeconfig carries no credentials (the agent answers 401 unless --anonymous-auth=true)\n`);
       const nodeName = String(a['node-name'] || (await fetchNodeName(flags.server, flags.token, caPem, insecure)) || hostname().toLowerCase());
       io.stdout(toYaml(buildKubeconfig({ server: flags.server, token: flags.token, nodeName, caPem, insecure })));
       return 0;

@@ -10,6 +10,7 @@
  */
 import type { Pod, Status } from '../shared/api.js';
 import { ClientError, unauthorizedMessage, type ClientFlags } from './client.js';
+import { wsTarget } from './transport.js';
 
 /** PodWatchEvent: one watch frame `{"type", "object"}`; BOOKMARK carries only `object.metadata.resourceVersion`. */
 export interface PodWatchEvent {
@@ -75,7 +76,9 @@ export async function watchPods(flags: ClientFlags, request: PodWatchRequest, on
   const { WebSocket } = await loadWs();
   return new Promise<PodWatchEnd>((resolve, reject) => {
     const headers: Record<string, string> = flags.token ? { Authorization: `Bearer ${flags.token}` } : {};
-    const ws = new WebSocket(watchUrl(flags.server, request), { headers });
+    const url = new URL(watchUrl('http://h', request));
+    const target = wsTarget(flags, `${url.pathname}${url.search}`, headers);
+    const ws = new WebSocket(target.url, target.options);
     let opened = false;
     let settled = false;
     const finish = (end: PodWatchEnd | Error) => {

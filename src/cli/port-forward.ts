@@ -18,6 +18,7 @@
 import net from 'node:net';
 import type { Argv, CommandModule } from 'yargs';
 import WebSocket from 'ws';
+import { wsTarget } from './transport.js';
 import type { Pod, Status } from '../shared/api.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
@@ -79,10 +80,10 @@ function statusMessage(text: string, fallback: string): string {
 
 /** forwardConnection relays one accepted local connection over its own WebSocket to `remote`. */
 function forwardConnection(flags: ClientFlags, opts: PortForwardOptions, m: { local: number; remote: number }, conn: net.Socket, io: CliIo, live: Set<WebSocket>): void {
-  const url = `${flags.server.replace(/^http/, 'ws')}/portForward/${encodeURIComponent(opts.namespace)}/${encodeURIComponent(opts.pod)}?port=${m.remote}`;
   const headers: Record<string, string> = {};
   if (flags.token) headers.Authorization = `Bearer ${flags.token}`;
-  const ws = new WebSocket(url, ['v4.channel.k8s.io'], { headers, perMessageDeflate: false });
+  const target = wsTarget(flags, `/portForward/${encodeURIComponent(opts.namespace)}/${encodeURIComponent(opts.pod)}?port=${m.remote}`, headers);
+  const ws = new WebSocket(target.url, ['v4.channel.k8s.io'], { ...target.options, perMessageDeflate: false });
   live.add(ws);
   const seen = new Set<number>();
   const early: Buffer[] = [];

@@ -8,6 +8,7 @@
  * NonZeroExitCode → the ExitCode cause, any other failure → an error.
  */
 import WebSocket from 'ws';
+import { wsTarget } from './transport.js';
 import type { Status } from '../shared/api.js';
 import { ClientError, type ClientFlags } from './client.js';
 
@@ -44,11 +45,11 @@ export function exitCodeOf(status: Status | undefined): number {
  *   401, 403, 429), or the stream ends with a failure that is not an exit code.
  */
 export function runRemoteCommand(flags: ClientFlags, opts: RemoteCommandOptions): Promise<number> {
-  const url = `${flags.server.replace(/^http/, 'ws')}${opts.path}`;
   const headers: Record<string, string> = {};
   if (flags.token) headers.Authorization = `Bearer ${flags.token}`;
+  const target = wsTarget(flags, opts.path, headers);
   return new Promise<number>((resolve, reject) => {
-    const ws = new WebSocket(url, ['v5.channel.k8s.io', 'v4.channel.k8s.io'], { headers, perMessageDeflate: false });
+    const ws = new WebSocket(target.url, ['v5.channel.k8s.io', 'v4.channel.k8s.io'], { ...target.options, perMessageDeflate: false });
     let statusText = '';
     let stopResize: (() => void) | undefined;
     const stdin = opts.stdin;

@@ -195,14 +195,14 @@ export const kAgentOptionDescriptors = {
   /**
    * Serve requests without credentials as `system:anonymous` (`--anonymous-auth`, the kubelet's
    * flag): they may only read (GET/HEAD of pods, status, events, node, metrics, logs, the watch);
-   * writes and streams into containers always need a token. Default: true while `--address` is a
-   * loopback address, false on any other address unless given (resolveAgentOptions), following
-   * the kubelet's KubeletConfiguration default (`authentication.anonymous.enabled: false`) for a
-   * port the network can reach. `false` → every request but /healthz and the dashboard's static
-   * files needs a token (401).
+   * writes and streams into containers always need a token. Default false on every address, the
+   * kubelet's KubeletConfiguration default (`authentication.anonymous.enabled: false`,
+   * pkg/kubelet/apis/config/v1beta1 defaults.go): any local user or web page could otherwise read
+   * env values, ConfigMap data and logs (issue #38 finding 5). `false` → every request but /healthz
+   * and the dashboard's static files needs a token (401).
    */
   anonymousAuth: option({
-    flag: 'anonymous-auth', parse: 'boolean', default: true, defaultText: 'true on a loopback --address, else false', check: boolean,
+    flag: 'anonymous-auth', parse: 'boolean', default: false, check: boolean,
     help: 'Serve requests without a bearer token as system:anonymous, allowed only to read (pods, status, events, metrics, logs, the watch); writes and exec/attach/port-forward always need a token',
   }),
   /** Largest HTTP request body, bytes (`--max-request-body-bytes`, 1 MiB; kubelet-ts only). */

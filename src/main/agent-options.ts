@@ -6,7 +6,6 @@
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../shared/errors.js';
 import { verbosityToLevel } from '../shared/logging.js';
-import { isLoopbackHost } from '../shared/loopback.js';
 import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
 import { evictionThresholds } from './eviction/eviction-options.js';
 
@@ -56,8 +55,7 @@ export function checkAgentOption<K extends keyof AgentOptions>(key: K, value: un
  * resolveAgentOptions fills defaults ({@link kDefaultAgentOptions}) into `partial` and validates
  * every field, as the kubelet's ValidateKubeletConfiguration does. Derived fields:
  * `dockerSocketPath` comes from `dockerEndpoint` (a `dockerSocketPath` given alone sets the endpoint),
- * `logLevel` from `v` unless given, `cniCacheDir` is `<rootDir>/cni/cache` unless given, and `anonymousAuth` is false on a non-loopback `address` unless
- * given (the kubelet's config default, anonymous off, for a port the network can reach). Pure; called on the main thread by the CLI and by tests.
+ * `logLevel` from `v` unless given, and `cniCacheDir` is `<rootDir>/cni/cache` unless given. Pure; called on the main thread by the CLI and by tests.
  * @throws InvalidArgumentError naming the flag, e.g. `--port must be an integer in 1..65535 …, got "x"`,
  *   or `unknown option "…"` for a key that AgentOptions does not have.
  */
@@ -83,8 +81,6 @@ export function resolveAgentOptions(partial: Partial<AgentOptions> = {}): AgentO
   }
   // As ParseThresholdConfig: every soft eviction threshold needs its grace period.
   evictionThresholds(out as unknown as AgentOptions);
-  // A port the network can reach serves no anonymous reads unless the user asks for them (docs/contracts.md).
-  if (given.anonymousAuth === undefined && !isLoopbackHost(out.address as string)) out.anonymousAuth = false;
   out.logLevel = given.logLevel !== undefined ? checkAgentOption('logLevel', given.logLevel) : verbosityToLevel(out.v as number);
   return out as unknown as AgentOptions;
 }

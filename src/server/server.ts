@@ -1,9 +1,11 @@
 // Counterpart of pkg/kubelet/server/server.go (the kubelet's HTTP server), on uWebSockets.js.
 // This is the only file that imports uWebSockets.js (STYLE.md §1: one home per library).
+import { chmodSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { boundedErr, boundedField, type Logger } from '../shared/logging.js';
 import type { AgentHost } from './agent-host.js';
-import { statusLine, statusReply, type HttpReply } from './reply.js';
+import { refuseUpgrade, statusReply, type HttpReply } from './reply.js';
+import { readBody, writeReply, type RequestState } from './uws-io.js';
 import { newRouter, type HttpRequestInfo, type Route, type RouteServerInfo, type Router } from './router.js';
 import { healthzHandler } from './routes/healthz.js';
 import { getPodHandler, listPodsHandler } from './routes/pods.js';
@@ -26,6 +28,8 @@ import { registerPortForwardTunnel } from './streaming/port-forward-tunnel.js';
 import { kDefaultPortForwardLimits, portForwardRoutes, registerPortForward } from './streaming/port-forward-ws.js';
 import { newStreamLimiter, type StreamingOptions, type StreamLimiter } from './streaming/stream-limits.js';
 import { newKubeApi } from './kube-api/routes.js';
+import { checkHostAndOrigin, newOriginPolicy, type OriginPolicy } from './origin-check.js';
+import { kUnixSocketMode, prepareUnixSocketPath, removeUnixSocket } from './unix-socket.js';
 import type { KubeApiOptions } from './kube-api/options.js';
 
 /** kUwsNativeBinary: the native build of uWebSockets.js for Linux x64 / Node 20 (ABI 115). */
@@ -61,6 +65,17 @@ export interface AgentServerOptions {
   tls?: { port: number; certFile: string; keyFile: string };
   /** Concurrent watches per user and in all, over `WS /watch/pods` and the API's watch together (watch-limits.ts; default kDefaultWatchLimits). */
   watchLimits?: WatchLimits;
+  /**
+   * A unix socket to serve the same routes on (`<root-dir>/kubelet-ts.sock`): made mode 0600 for the
+   * agent's user; a stale one is replaced, anything else at the path refused (unix-socket.ts). The
+   * local client authenticates the server by the file's owner (src/cli/local-socket.ts).
+   */
+  unixSocket?: string;
+  /**
+   * The node's names beside the loopback ones (node name, `--address`, node IPs): the `Host` values
+   * the TCP listeners answer to a request without credentials and to every WebSocket upgrade (origin-check.ts).
+   */
+  hostNames?: string[];
   /** The Kubernetes API slice's seams (kube-api/options.ts: PATCH of pods, OpenAPI documents); defaults when absent. */
   kubeApi?: KubeApiOptions;
 }
@@ -71,6 +86,8 @@ export interface AgentServer {
   readonly port: number;
   /** The TLS listener's port (AgentServerOptions.tls), or 0 without one. */
   readonly tlsPort: number;
+  /** The unix socket's path (AgentServerOptions.unixSocket), or '' without one. */
+  readonly unixSocket: string;
   /** close stops listening and drops open connections. Idempotent; returns at once. */
   close(): void;
 }
@@ -126,110 +143,6 @@ function mergeRoutes(list: Route[]): Route[] {
   return [...byPath.values()];
 }
 
-/** RequestState: what a request's callbacks share (uWS allows one onAborted per response). */
-interface RequestState {
-  aborted: boolean;
-  onAbort: (() => void)[];
-  /** True while a body is announced but not all in (the reply then closes the connection: its rest is no request). */
-  bodyPending?: boolean;
-}
-
-/** writeReply writes `reply` on `res`; `close` ends the connection after it (`Connection: close`). */
-function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: RequestState, close = false): void {
-  res.writeStatus(statusLine(reply.status));
-  res.writeHeader('Content-Type', reply.contentType);
-  if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
-  if (reply.stream && state) return startStream(res, reply.stream, state);
-  res.end(reply.body, close);
-}
-
-/**
- * startStream hands a streaming reply a ReplySink over `res`: writes after the first are corked
- * (they come from other events), `write` reports backpressure and `onWritable` waits for a drain.
- */
-function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['stream']>, state: RequestState): void {
-  let ended = false;
-  let inCallback = true;
-  let writable: (() => void) | undefined;
-  const closeFns: (() => void)[] = [];
-  state.onAbort.push(() => {
-    for (const fn of closeFns.splice(0)) fn();
-  });
-  const corked = (fn: () => void) => (inCallback ? fn() : res.cork(fn));
-  res.onWritable(() => {
-    const fn = writable;
-    writable = undefined;
-    fn?.();
-    return true;
-  });
-  stream({
-    get closed() {
-      return ended || state.aborted;
-    },
-    write(chunk) {
-      if (ended || state.aborted) return false;
-      let ok = true;
-      corked(() => {
-        ok = res.write(chunk);
-      });
-      return ok;
-    },
-    onWritable(fn) {
-      writable = fn;
-    },
-    end() {
-      if (ended || state.aborted) return;
-      ended = true;
-      corked(() => res.end());
-    },
-    onClose(fn) {
-      if (state.aborted) fn();
-      else closeFns.push(fn);
-    },
-  });
-  inCallback = false;
-}
-
-/**
- * readBody collects the request body with `res.onData`, refusing it with 413 as soon as it
- * passes `limit` bytes and with 408 when the client takes longer than `timeoutMs`.
- * Must be called inside the uWS request callback.
- */
-function readBody(res: uWS.HttpResponse, limit: number, timeoutMs: number, state: RequestState): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const timer = setTimeout(() => {
-      if (done) return;
-      done = true;
-      reject(statusError(408, 'Timeout', `the request body was not received within ${timeoutMs} ms`));
-    }, timeoutMs);
-    timer.unref();
-    state.onAbort.push(() => {
-      done = true;
-      clearTimeout(timer);
-    });
-    res.onData((ab, isLast) => {
-      if (done) return;
-      size += ab.byteLength;
-      if (size > limit) {
-        done = true;
-        clearTimeout(timer);
-        reject(tooLarge(limit));
-        return;
-      }
-      // uWS reuses the ArrayBuffer after this callback: copy it.
-      chunks.push(Buffer.from(new Uint8Array(ab.slice(0))));
-      if (isLast) {
-        done = true;
-        clearTimeout(timer);
-        resolve(Buffer.concat(chunks, size));
-      }
-    });
-  });
-}
-
 function isStatus(v: unknown): v is import('../shared/api.js').Status {
   return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'Status';
 }
@@ -243,6 +156,8 @@ interface ServerContext {
   limits: Required<RequestLimits>;
   /** Handed to every handler as RouteContext.server. */
   info: RouteServerInfo;
+  /** The listener's Host/Origin policy (origin-check.ts); undefined on the unix socket, which no browser reaches. */
+  origin?: OriginPolicy;
 }
 
 function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): HttpReply {
@@ -283,6 +198,12 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
   }
   // `headers` keeps the last of repeated headers: the Authorization ones are counted apart.
   const authorization = authorizationHeaders(ureq);
+  // What a browser could send cross-site carries no credentials in a header: it must name this node.
+  const badOrigin = ctx.origin && authorization.count === 0 ? checkHostAndOrigin(ctx.origin, headers.host ?? '', headers.origin ?? '') : undefined;
+  if (badOrigin) {
+    logger.warn({ method: req.method, path: boundedField(req.path), host: boundedField(headers.host ?? ''), origin: boundedField(headers.origin ?? '') }, 'Refused a request from another site');
+    return fail(badOrigin);
+  }
   const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checkAccess(ctx.auth, req.method, req.path, authorization.value, req.query);
   const authorizer = ctx.auth ? authorizerOf(ctx.auth) : undefined;
   if (!access.ok) {
@@ -387,34 +308,51 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);
   const listenPorts: number[] = [];
   const ctx: ServerContext = { router, host, logger, auth: options.auth, limits, info: { listen: { address: options.address, ports: listenPorts }, logger } };
-  /** mount registers every route on one uWS app (the HTTP one and, with `tls`, the HTTPS one). */
-  const mount = (app: uWS.TemplatedApp) => {
-    const watchServer = registerWatch(app, host, logger, { auth: options.auth, limiter: watchLimiter });
-    registerStreaming(app, host, logger, limiter, options.auth);
-    registerPortForward(app, host, logger, portForwardLimiter, options.auth);
-    registerPortForwardTunnel(app, host, logger, portForwardLimiter, options.auth);
-    app.any('/*', (res, req) => dispatch(ctx, res, req));
+  /**
+   * mount registers every route on one uWS app (the HTTP one, with `tls` the HTTPS one, with
+   * `unixSocket` the socket's). With `origin`, every WebSocket upgrade first passes the Host/Origin
+   * check (origin-check.ts) and so does dispatch for a request without credentials.
+   */
+  const mount = (app: uWS.TemplatedApp, origin?: OriginPolicy) => {
+    const checked = origin ? withOriginCheck(app, origin, logger) : app;
+    const watchServer = registerWatch(checked, host, logger, { auth: options.auth, limiter: watchLimiter });
+    registerStreaming(checked, host, logger, limiter, options.auth);
+    registerPortForward(checked, host, logger, portForwardLimiter, options.auth);
+    registerPortForwardTunnel(checked, host, logger, portForwardLimiter, options.auth);
+    const appCtx: ServerContext = { ...ctx, origin };
+    app.any('/*', (res, req) => dispatch(appCtx, res, req));
     return watchServer;
   };
+  const names = options.hostNames ?? [];
+  const httpOrigin = newOriginPolicy('http', [...names, options.address]);
   const app = uWS.App();
-  const watchServers = [mount(app)];
+  const watchServers = [mount(app, httpOrigin)];
   const listenSocket = await listenOn(app, options.address, options.port, '--address/--port');
   const port = uWS.us_socket_local_port(listenSocket as uWS.us_socket);
   listenPorts.push(port);
   logger.info({ address: options.address, port }, 'Started HTTP server');
   let tls: { app: uWS.TemplatedApp; socket: uWS.us_listen_socket; port: number } | undefined;
-  if (options.tls) {
-    const tlsApp = uWS.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile });
-    watchServers.push(mount(tlsApp));
-    try {
+  let unix: { app: uWS.TemplatedApp; socket: uWS.us_listen_socket } | undefined;
+  try {
+    if (options.tls) {
+      const tlsOrigin = newOriginPolicy('https', [...names, options.address]);
+      const tlsApp = uWS.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile });
+      watchServers.push(mount(tlsApp, tlsOrigin));
       const socket = await listenOn(tlsApp, options.address, options.tls.port, '--address/--tls-port');
       tls = { app: tlsApp, socket, port: uWS.us_socket_local_port(socket as uWS.us_socket) };
       listenPorts.push(tls.port);
-    } catch (err) {
-      uWS.us_listen_socket_close(listenSocket);
-      throw err;
+      logger.info({ address: options.address, port: tls.port }, 'Started HTTPS server');
     }
-    logger.info({ address: options.address, port: tls.port }, 'Started HTTPS server');
+    if (options.unixSocket) {
+      const unixApp = uWS.App();
+      watchServers.push(mount(unixApp));
+      unix = { app: unixApp, socket: await listenUnix(unixApp, options.unixSocket) };
+      logger.info({ path: options.unixSocket }, 'Started the local unix socket server');
+    }
+  } catch (err) {
+    uWS.us_listen_socket_close(listenSocket);
+    if (tls) uWS.us_listen_socket_close(tls.socket);
+    throw err;
   }
   let closed = false;
   const closeApp = (a: uWS.TemplatedApp, socket: uWS.us_listen_socket) => {
@@ -426,6 +364,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   return {
     port,
     tlsPort: tls?.port ?? 0,
+    unixSocket: unix ? options.unixSocket ?? '' : '',
     close() {
       if (closed) return;
       closed = true;
@@ -433,6 +372,10 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
       kubeApi.close();
       closeApp(app, listenSocket);
       if (tls) closeApp(tls.app, tls.socket);
+      if (unix) {
+        closeApp(unix.app, unix.socket);
+        removeUnixSocket(options.unixSocket ?? '');
+      }
       logger.info({ address: options.address, port }, 'Stopped HTTP server');
     },
   };
@@ -451,5 +394,57 @@ function listenOn(app: uWS.TemplatedApp, address: string, port: number, flags: s
       if (socket) resolve(socket);
       else reject(new Error(`cannot listen on ${address}:${port} (${flags}): address in use or not available`));
     });
+  });
+}
+
+/**
+ * listenUnix serves `app` on the unix socket `path` (prepareUnixSocketPath first: a stale socket is
+ * replaced, anything else refused), created under umask 0177 and then set to mode 0600, so that no
+ * other user can connect even for an instant.
+ * @throws InvalidArgumentError naming the path (prepareUnixSocketPath), or Error when it cannot be bound.
+ */
+async function listenUnix(app: uWS.TemplatedApp, path: string): Promise<uWS.us_listen_socket> {
+  await prepareUnixSocketPath(path);
+  const listen = (app as unknown as { listen_unix: (cb: (s: uWS.us_listen_socket | false) => void, path: string) => void }).listen_unix;
+  let socket: uWS.us_listen_socket | false = false;
+  const previous = process.umask(0o177);
+  try {
+    listen.call(app, (s) => (socket = s), path);
+  } finally {
+    process.umask(previous);
+  }
+  if (!socket) throw new Error(`cannot listen on the unix socket ${path}: not available`);
+  chmodSync(path, kUnixSocketMode);
+  return socket;
+}
+
+/**
+ * withOriginCheck: `app` whose `ws()` registrations refuse an upgrade with the 403 `Status` of
+ * checkHostAndOrigin before their own upgrade handler runs (every WebSocket route: watch, exec,
+ * attach, port-forward and its tunnel), so no handler can forget it.
+ */
+function withOriginCheck(app: uWS.TemplatedApp, policy: OriginPolicy, logger: Logger): uWS.TemplatedApp {
+  return new Proxy(app, {
+    get(target, prop, receiver) {
+      if (prop !== 'ws') {
+        const value = Reflect.get(target, prop) as unknown;
+        // uWS's native methods need the app itself as `this`.
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      }
+      return (pattern: string, behavior: uWS.WebSocketBehavior<unknown>) => {
+        const upgrade = behavior.upgrade;
+        const checked: uWS.WebSocketBehavior<unknown> = {
+          ...behavior,
+          upgrade(res, req, context) {
+            const bad = checkHostAndOrigin(policy, req.getHeader('host'), req.getHeader('origin'));
+            if (!bad) return upgrade?.(res, req, context);
+            logger.warn({ path: boundedField(req.getUrl()), host: boundedField(req.getHeader('host')), origin: boundedField(req.getHeader('origin')) }, 'Refused a WebSocket upgrade from another site');
+            refuseUpgrade(res, bad);
+          },
+        };
+        target.ws(pattern, checked);
+        return receiver as uWS.TemplatedApp;
+      };
+    },
   });
 }

@@ -28,9 +28,19 @@ describe('findAdminToken and clientFlags (the client finds <root-dir>/admin.toke
     expect(findAdminToken('http://127.0.0.1:1', join(dir, 'missing'))).toBeUndefined();
   });
 
-  it('prefers --token, and otherwise uses the file of --root-dir', () => {
-    expect(clientFlags({ server: 'http://127.0.0.1:1', token: 'given', 'root-dir': dir })).toEqual({ server: 'http://127.0.0.1:1', token: 'given', rootDir: dir });
-    expect(clientFlags({ server: 'http://127.0.0.1:1/', token: '', 'root-dir': dir })).toEqual({ server: 'http://127.0.0.1:1', token, tokenFile: join(dir, 'admin.token'), rootDir: dir });
+  it('sends --token or the admin token only over https; over http it withholds the admin token and refuses --token', () => {
+    expect(clientFlags({ server: 'https://127.0.0.1:1', token: 'given', 'root-dir': dir })).toEqual({ server: 'https://127.0.0.1:1', token: 'given', rootDir: dir });
+    expect(clientFlags({ server: 'https://127.0.0.1:1/', token: '', 'root-dir': dir })).toEqual({ server: 'https://127.0.0.1:1', token, tokenFile: join(dir, 'admin.token'), rootDir: dir });
+    const http = clientFlags({ server: 'http://127.0.0.1:1/', token: '', 'root-dir': dir });
+    expect(http).toMatchObject({ server: 'http://127.0.0.1:1', token: '' });
+    expect(http.withheld).toContain('never sent over plain http');
+    expect(() => clientFlags({ server: 'http://127.0.0.1:1', token: 'given', 'root-dir': dir })).toThrow(/refusing to send --token over plain http/);
+  });
+
+  it('with no --server and no socket in the root dir: the default server, without a token', () => {
+    const flags = clientFlags({ server: '', token: '', 'root-dir': dir });
+    expect(flags).toMatchObject({ server: 'http://127.0.0.1:10250', token: '' });
+    expect(flags.withheld).toContain(join(dir, 'kubelet-ts.sock'));
   });
 
   it('says in a 401 which token was refused, or where one is', () => {

@@ -38,7 +38,7 @@ describe('get pods -w against an agent', () => {
   };
   /** GET requests the agent answered on /pods… (kubelet_http_requests_total{method="GET",path="pods"}). */
   const podGets = async () => {
-    const text = await (await fetch(`${server}/metrics`)).text();
+    const text = await (await fetch(`${server}/metrics`, { headers: adminAuthorization(dir) })).text();
     const line = text.split('\n').find((l) => l.startsWith('kubelet_http_requests_total{') && l.includes('method="GET"') && l.includes('path="pods"'));
     return line ? Number(line.split(' ').pop()) : 0;
   };
@@ -46,7 +46,7 @@ describe('get pods -w against an agent', () => {
   it('prints a row for a pod created after it started, having listed only once (the watch, not polling)', async () => {
     await create('early');
     const before = await podGets();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'get', 'pods', '-w', '-l', 'app=watched', '--server', server, '--root-dir', dir], { cwd: kRepoRoot });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'get', 'pods', '-w', '-l', 'app=watched', '--server', `unix://${join(dir, 'kubelet-ts.sock')}`, '--root-dir', dir], { cwd: kRepoRoot });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

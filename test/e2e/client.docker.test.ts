@@ -38,7 +38,8 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
     await writeFile(join(dir, 'tokens.csv'), 'secret-admin,admin,1,system:masters\nsecret-view,viewer,2,"kubelet-ts:read-only"\n');
     node = await startTestNode({ podManifestPath: '' });
     authNode = await startTestNode({ podManifestPath: '', tokenAuthFile: join(dir, 'tokens.csv'), anonymousAuth: false, runtime: 'fake' });
-    server = `http://127.0.0.1:${node.agent.port}`;
+    // The agent's own socket: the client sends the admin token only to a server it has authenticated (issue #38).
+    server = `unix://${join(node.rootDir, 'kubelet-ts.sock')}`;
   }, kTestMs);
   afterAll(async () => {
     await node?.cleanup();
@@ -164,12 +165,12 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
   }, kTestMs);
 
   it('sends --token; the read-only group may get but not apply (--anonymous-auth=false)', async () => {
-    const authServer = `http://127.0.0.1:${authNode.agent.port}`;
+    const authServer = `unix://${join(authNode.rootDir, 'kubelet-ts.sock')}`;
     // `dir` holds no admin.token: the client has no token to find.
     const anonymous = await runCliProcess(['get', 'pods', '--server', authServer, '--root-dir', dir]);
     expect(anonymous.code).toBe(1);
     expect(anonymous.stderr).toContain('Unauthorized');
-    expect((await runCliProcess(['get', 'pods', '--server', authServer, '--token', 'secret-view'])).code).toBe(0);
+    expect((await runCliProcess(['get', 'pods', '--server', authServer, '--token', 'secret-view', '--root-dir', dir])).code).toBe(0);
     const f = join(dir, 'ro.yaml');
     await writeFile(f, manifest('ro', 'sleep 1'));
     const denied = await runCliOn(authServer, 'apply', '-f', f, '--token', 'secret-view');

@@ -10,7 +10,7 @@ import { describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import { waitFor } from '../support/docker.js';
-import { useTestNodes } from '../support/agent.js';
+import { adminAuthorization, useTestNodes, type TestNode } from '../support/agent.js';
 import { intakeFileNames } from '../../src/main/config/intake-pod-files.js';
 
 const intakePod = (name: string, extra: Partial<Pod['metadata']> = {}, image = 'kubelet-ts/busybox:1.35'): Pod => ({
@@ -21,8 +21,8 @@ const list = (items: Pod[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', 
 const json = { 'Content-Type': 'application/json' };
 
 /** watchFrames opens WS /watch/pods with `query` and collects its frames. */
-function watchFrames(port: number, query = '') {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/watch/pods${query}`);
+function watchFrames(node: TestNode, query = '') {
+  const ws = new WebSocket(`ws://127.0.0.1:${node.agent.port}/watch/pods${query}`, { headers: adminAuthorization(node.rootDir) });
   const frames: { type: string; object: Pod & Partial<Status> }[] = [];
   ws.on('message', (data) => frames.push(JSON.parse(String(data)) as (typeof frames)[number]));
   return { ws, frames };
@@ -33,7 +33,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds',
 
   it('the watch history drops its oldest changes past --watch-history-bytes: a resume from before them gets 410, a recent one resumes', async () => {
     const node = await start({ watchHistoryBytes: 24 * 1024 });
-    const live = watchFrames(node.agent.port);
+    const live = watchFrames(node);
     await waitFor(() => live.frames.some((f) => f.type === 'BOOKMARK') || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'first bookmark' });
     // Each change of these pods is a frame of over 8 KB: the history holds two of them, not 10,000.
     const blob = 'x'.repeat(8 * 1024);
@@ -44,16 +44,16 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds',
     live.ws.close();
     const versions = changes().map((f) => Number(f.object.metadata?.resourceVersion));
 
-    const old = watchFrames(node.agent.port, `?resourceVersion=${versions[0]}`);
+    const old = watchFrames(node, `?resourceVersion=${versions[0]}`);
     await waitFor(() => old.frames.length > 0 || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'the answer to an old resume' });
     old.ws.close();
     expect(old.frames[0]).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
 
     // The newest change is always held: a resume from the current resourceVersion still works.
-    const fresh = watchFrames(node.agent.port);
+    const fresh = watchFrames(node);
     const mark = await waitFor(() => fresh.frames.find((f) => f.type === 'BOOKMARK'), { timeoutMs: 10_000, intervalMs: 50, description: 'a bookmark' });
     fresh.ws.close();
-    const recent = watchFrames(node.agent.port, `?resourceVersion=${mark.object.metadata?.resourceVersion}`);
+    const recent = watchFrames(node, `?resourceVersion=${mark.object.metadata?.resourceVersion}`);
     await waitFor(() => recent.frames.length > 0 || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'a recent resume' });
     recent.ws.close();
     expect(recent.frames.map((f) => f.type)).not.toContain('ERROR');

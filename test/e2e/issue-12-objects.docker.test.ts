@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { docker, waitFor } from '../support/docker.js';
-import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { adminAuthorization, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 import { useEtcd } from '../support/etcd.js';
 import { etcdKeys } from '../../src/main/etcd/client.js';
 
@@ -55,7 +55,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: ConfigMap and Secret obje
       if (level === undefined) delete process.env.KUBELET_TS_TEST_LOG;
       else process.env.KUBELET_TS_TEST_LOG = level;
     }
-    ws = new WebSocket(`ws://127.0.0.1:${node.agent.port}/watch/pods`);
+    ws = new WebSocket(`ws://127.0.0.1:${node.agent.port}/watch/pods`, { headers: adminAuthorization(node.rootDir) });
     ws.on('message', (d) => frames.push(String(d)));
   });
   afterAll(async () => {

@@ -83,7 +83,7 @@ spec:
   const cli = async (args: string[], terminal?: CliTerminal) => {
     const r = { code: -1, stdout: '', stderr: '' };
     const io: CliIo = { stdout: (t) => (r.stdout += t), stderr: (t) => (r.stderr += t), exit: (c) => (r.code = c), terminal };
-    await runCli([args[0], '--server', `http://127.0.0.1:${node.agent.port}`, '--root-dir', node.rootDir, ...args.slice(1)], {}, io);
+    await runCli([args[0], '--server', `unix://${node.rootDir}/kubelet-ts.sock`, '--root-dir', node.rootDir, ...args.slice(1)], {}, io);
     return r;
   };
 

@@ -260,7 +260,7 @@ spec:
     const local = await freePort();
     const closedPort = await freePort();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', 'port-forward', nonePod, ':8080', `${local}:8080`, `:${closedPort}`,
-      '--server', `http://127.0.0.1:${node.agent.port}`, '--root-dir', node.rootDir], { cwd: kRepoRoot });
+      '--server', `unix://${node.rootDir}/kubelet-ts.sock`, '--root-dir', node.rootDir], { cwd: kRepoRoot });
     let out = '';
     let err = '';
     child.stdout.on('data', (c) => (out += c));

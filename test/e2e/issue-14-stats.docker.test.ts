@@ -71,7 +71,7 @@ spec:
     expect(cadvisor).toMatch(new RegExp(`^container_cpu_usage_seconds_total\\{container="burn",[^}]*pod="${podName}",cpu="total"\\}`, 'm'));
 
     const out = { stdout: '', stderr: '', code: -1 };
-    await runCli(['top', 'pods', '--server', `http://127.0.0.1:${node.agent.port}`, '--root-dir', node.rootDir], {}, { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t), exit: (c) => (out.code = c) });
+    await runCli(['top', 'pods', '--server', `unix://${node.rootDir}/kubelet-ts.sock`, '--root-dir', node.rootDir], {}, { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t), exit: (c) => (out.code = c) });
     expect(out.code).toBe(0);
     const lines = out.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)$/);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Pod } from '../../src/shared/api.js';
-import { busyboxPod, isRunningAndReady, startTestNode, type TestNode } from '../support/agent.js';
+import { adminAuthorization, busyboxPod, isRunningAndReady, startTestNode, type TestNode } from '../support/agent.js';
 import { waitFor } from '../support/docker.js';
 
 interface Frame {
@@ -12,8 +12,8 @@ interface Frame {
   object: Pod;
 }
 
-function watch(port: number, query = '') {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/watch/pods${query}`);
+function watch(node: TestNode, query = '') {
+  const ws = new WebSocket(`ws://127.0.0.1:${node.agent.port}/watch/pods${query}`, { headers: adminAuthorization(node.rootDir) });
   const frames: Frame[] = [];
   ws.on('message', (data) => frames.push(JSON.parse(String(data)) as Frame));
   return { ws, frames };
@@ -31,7 +31,7 @@ describe.skipIf(!inject('dockerAvailable'))('watch and metrics of an agent in Do
   });
 
   it('streams a static pod from ADDED to Running, then DELETED to a client resuming from a resourceVersion', async () => {
-    const a = watch(node.agent.port);
+    const a = watch(node);
     await waitFor(() => a.frames.some((f) => f.type === 'BOOKMARK'), { timeoutMs: 10_000, intervalMs: 50, description: 'first bookmark' });
     await node.writeManifest('watched.yaml', busyboxPod('watched', 'exec sleep 3600'));
     const name = `watched-${node.nodeName}`;
@@ -49,7 +49,7 @@ describe.skipIf(!inject('dockerAvailable'))('watch and metrics of an agent in Do
     a.ws.close();
 
     // Metrics of the same run: the pod counts as running and started, its start duration was observed.
-    const metrics = await (await fetch(`http://127.0.0.1:${node.agent.port}/metrics`)).text();
+    const metrics = await (await node.api('/metrics')).text();
     const value = (series: string) => Number(/^(\S+) (\S+)$/m.exec(metrics.split('\n').find((l) => l.startsWith(`${series} `)) ?? '')?.[2]);
     expect(value('kubelet_running_pods')).toBeGreaterThanOrEqual(1);
     expect(value('kubelet_started_pods_total')).toBeGreaterThanOrEqual(1);
@@ -59,7 +59,7 @@ describe.skipIf(!inject('dockerAvailable'))('watch and metrics of an agent in Do
     // While nobody watches, the pod goes away; a client resuming from the Running version sees it.
     await rm(join(node.manifestDir, 'watched.yaml'));
     await waitFor(async () => ((await node.pod('watched')) === undefined ? true : undefined), { timeoutMs: 90_000, intervalMs: 200, description: 'pod removed' });
-    const b = watch(node.agent.port, `?resourceVersion=${resumeFrom}`);
+    const b = watch(node, `?resourceVersion=${resumeFrom}`);
     await waitFor(() => b.frames.some((f) => f.type === 'BOOKMARK'), { timeoutMs: 10_000, intervalMs: 50, description: 'resume bookmark' });
     expect(b.frames.every((f) => rv(f) > resumeFrom)).toBe(true);
     expect(b.frames.filter((f) => f.type === 'DELETED').map((f) => f.object.metadata?.uid)).toEqual([uid]);

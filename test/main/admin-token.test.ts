@@ -58,11 +58,12 @@ describe('checkTokenFileStat', () => {
   });
 });
 
-describe('--anonymous-auth and --address (resolveAgentOptions)', () => {
+describe('--anonymous-auth: false on every address unless given (issue #38, the KubeletConfiguration default)', () => {
   it.each([
-    [{}, true],
-    [{ address: '127.0.0.2' }, true],
-    [{ address: '::1' }, true],
+    [{}, false],
+    [{ address: '127.0.0.2' }, false],
+    [{ address: '::1' }, false],
+    [{ address: '127.0.0.1', anonymousAuth: true }, true],
     [{ address: '0.0.0.0' }, false],
     [{ address: '10.1.2.3' }, false],
     [{ address: '::' }, false],
@@ -78,7 +79,8 @@ describe('--anonymous-auth and --address (resolveAgentOptions)', () => {
 
 describe('--anonymous-auth on the command line', () => {
   it.each([
-    [[], true],
+    [[], false],
+    [['--anonymous-auth=true'], true],
     [['--anonymous-auth=false'], false],
     [['--address', '0.0.0.0'], false],
     [['--address', '0.0.0.0', '--anonymous-auth'], true],

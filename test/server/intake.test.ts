@@ -485,7 +485,7 @@ describe('timeouts', () => {
       const answer = await new Promise<string>((resolve, reject) => {
         const sock = createConnection(s.port, '127.0.0.1', () => {
           // Headers promise 100 bytes; only 10 come.
-          sock.write('POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"apiVersi');
+          sock.write('POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"apiVersi');
         });
         let data = '';
         sock.on('data', (d) => {

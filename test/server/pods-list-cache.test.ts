@@ -162,7 +162,7 @@ describe('GET /pods on an agent (fake runtime)', () => {
   });
 
   const getList = async () => {
-    const res = await fetch(`${base}/pods`);
+    const res = await fetch(`${base}/pods`, { headers: adminAuthorization(dir) });
     return { text: await res.text(), status: res.status };
   };
   const manifest = (labels: Record<string, string>) =>

@@ -83,3 +83,12 @@ export async function openDashboard(page: Page, url: string, log: PageLog, timeo
   await loadDashboard(page, url, log);
   await waitForLive(page, log, timeoutMs);
 }
+
+/**
+ * signInBeforeLoad stores `token` in the page's sessionStorage before every load, as a tab that
+ * has answered the dashboard's token prompt once (session.js): anonymous reads are off by default
+ * (issue #38), so a page that is not about the prompt starts signed in.
+ */
+export async function signInBeforeLoad(page: Page, token: string): Promise<void> {
+  await page.addInitScript((t) => sessionStorage.setItem('kubelet-ts.token', t), token);
+}

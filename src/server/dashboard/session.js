@@ -1,7 +1,8 @@
 // The dashboard's bearer token (--token-auth-file, the agent's <root-dir>/admin.token). The page
-// itself loads without a token; reads work anonymously on a loopback agent. When an API call
-// answers 401 (a write such as Delete, the terminal's exec, or any read under
-// --anonymous-auth=false) the page asks for a token, keeps it in sessionStorage and sends it as
+// itself loads without a token; its reads need one too, as anonymous requests are off by default
+// (--anonymous-auth=false, the KubeletConfiguration default). When an API call answers 401 (the
+// first load of /node, the watch, the stats and events polls, a Delete, the terminal's exec) the
+// page asks once for a token, keeps it in sessionStorage and sends it as
 // `Authorization: Bearer` on fetch and as the apiserver's `base64url.bearer.authorization.k8s.io.`
 // sub-protocol on WebSockets (a browser cannot set headers on them).
 import { $, setConn } from './dom.js';
