@@ -11,8 +11,7 @@
  * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
  * (a pool task, or the dedicated events and logs threads).
  */
-import { availableParallelism, hostname, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, totalmem } from 'node:os';
 
 import type { Pod } from '../shared/api.js';
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
@@ -22,7 +21,6 @@ import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';
-import { kMaxUnixPathBytes, kUnixSocketName } from '../server/unix-socket.js';
 
 import type { AgentOptions } from './agent-options.js';
 import { newPodConfig, type PodConfig } from './config/pod-config.js';
@@ -60,6 +58,7 @@ import { listPods, newServerHost } from './server-host.js';
 import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
 import { ensureServingCert } from './serving-cert.js';
+import { agentServerOptions } from './server-options.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { detectHostSecurity } from './pod/security-admission.js';
@@ -339,19 +338,7 @@ class AgentImpl implements Agent {
     await handler.settled();
     // The server answers only now (the kubelet's first relist fills its pod cache before the pods'
     // status is reported): its first /pods holds every restored pod, its status from the runtime.
-    if (auth) {
-      // The local administrator's way in (src/cli/local-socket.ts), unless the path cannot be a unix socket's.
-      const socketPath = join(o.rootDir, kUnixSocketName);
-      const socketFits = Buffer.byteLength(socketPath) <= kMaxUnixPathBytes;
-      if (!socketFits) log.warn({ path: socketPath, maxBytes: kMaxUnixPathBytes }, 'Not serving the local unix socket: its path is too long (a shorter --root-dir serves it); the client then needs https for a token');
-      this.#server = await createServer(this.host, { address: o.address, port: o.port, logger: log, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
-        ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
-        streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
-        watchLimits: { maxWatchesPerUser: o.maxWatchesPerUser, maxWatches: o.maxWatches },
-        // The names a browser's Host may carry (origin-check.ts).
-        ...(socketFits ? { unixSocket: socketPath } : {}), hostNames: [o.nodeName, o.nodeIp, hostname()],
-      });
-    }
+    if (auth) this.#server = await createServer(this.host, agentServerOptions(o, auth, cert, log));
     this.#syncLoop.start();
     this.#gc = newGcManager(
       { maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer, imageGcHighThresholdPercent: o.imageGcHighThresholdPercent, imageGcLowThresholdPercent: o.imageGcLowThresholdPercent },

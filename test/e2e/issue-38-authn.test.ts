@@ -158,7 +158,8 @@ describe('issue #38 finding 1: the client reaches the real agent through its soc
     child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
     try {
       const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-      expect(code).toBe(1);
+      // A refused start input exits 2, as every option error (src/main/index.ts).
+      expect(code).toBe(2);
       expect(out).toContain(`unix socket ${join(dir, 'kubelet-ts.sock')}: the path exists and is not a socket`);
     } finally {
       child.kill('SIGKILL');
