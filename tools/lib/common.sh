@@ -151,6 +151,12 @@ ensure_system_packages() {
 ensure_node_modules() {
   command -v node >/dev/null 2>&1 || die "node is not installed (Node 20 is needed)"
   command -v npm >/dev/null 2>&1 || die "npm is not installed"
+  # A worktree that links another checkout's node_modules shares it: npm ci would empty the other
+  # checkout's packages through the link (and install a copy here). Never install through a link.
+  if [ -L "$KTS_ROOT/node_modules" ]; then
+    [ -d "$KTS_ROOT/node_modules/" ] || die "node_modules is a link to nothing ($(readlink "$KTS_ROOT/node_modules"))"
+    return 0
+  fi
   local stamp="$KTS_ROOT/node_modules/.package-lock.json"
   [ -e "$stamp" ] || stamp="$KTS_ROOT/node_modules"
   if [ -d "$KTS_ROOT/node_modules" ] && ! [ "$KTS_ROOT/package-lock.json" -nt "$stamp" ]; then
