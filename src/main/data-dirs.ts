@@ -21,7 +21,7 @@ const kDataDirs: { dir: string; max: number; create: boolean }[] = [
   { dir: 'intake-objects', max: 0o700, create: false },
   { dir: 'intake-set-aside', max: 0o700, create: false },
   { dir: 'pki', max: 0o700, create: false },
-  { dir: 'cni', max: 0o750, create: false },
+  { dir: 'cni', max: 0o750, create: true }, // made here, before the network set-up makes its subdirectories (mkdir would give it 0755)
 ];
 
 const octal = (m: number) => (m & 0o7777).toString(8).padStart(4, '0');

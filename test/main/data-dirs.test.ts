@@ -20,11 +20,13 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-it('creates the root dir and pods/ 0750', async () => {
+it('creates the root dir, pods/ and cni/ 0750', async () => {
   const root = join(base, 'root');
   await setupDataDirs(root, logger());
   expect(await modeOf(root)).toBe(0o750);
   expect(await modeOf(join(root, 'pods'))).toBe(0o750);
+  // Before the network set-up makes cni/cache and cni/net.d under it, whose mkdir would make it 0755.
+  expect(await modeOf(join(root, 'cni'))).toBe(0o750);
   expect(lines).toEqual([]);
 });
 
