@@ -45,6 +45,7 @@ export const kStatusText: Readonly<Record<number, string>> = {
   201: 'Created',
   202: 'Accepted',
   204: 'No Content',
+  308: 'Permanent Redirect',
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',

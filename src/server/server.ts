@@ -7,6 +7,7 @@ import type { AgentHost } from './agent-host.js';
 import { refuseUpgrade, statusReply, type HttpReply } from './reply.js';
 import { readBody, writeReply, type RequestState } from './uws-io.js';
 import { newRouter, type HttpRequestInfo, type Route, type RouteServerInfo, type Router } from './router.js';
+import { dashboardHttpsRedirect } from './dashboard/https-redirect.js';
 import { healthzHandler } from './routes/healthz.js';
 import { getPodHandler, listPodsHandler } from './routes/pods.js';
 import { instrumentRoutes, metricsHandler } from './routes/metrics.js';
@@ -158,6 +159,8 @@ interface ServerContext {
   info: RouteServerInfo;
   /** The listener's Host/Origin policy (origin-check.ts); undefined on the unix socket, which no browser reaches. */
   origin?: OriginPolicy;
+  /** On the plain-http listener: the TLS listener's port (0 = none) the page is redirected to (dashboard/https-redirect.ts). */
+  dashboardTlsPort?: () => number;
 }
 
 function internalError(logger: Logger, req: HttpRequestInfo, err: unknown): HttpReply {
@@ -204,6 +207,8 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
     logger.warn({ method: req.method, path: boundedField(req.path), host: boundedField(headers.host ?? ''), origin: boundedField(headers.origin ?? '') }, 'Refused a request from another site');
     return fail(badOrigin);
   }
+  const toTls = ctx.dashboardTlsPort && dashboardHttpsRedirect(req.method, req.path, headers.host ?? '', ctx.dashboardTlsPort());
+  if (toTls) return writeReply(res, toTls);
   const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checkAccess(ctx.auth, req.method, req.path, authorization.value, req.query);
   const authorizer = ctx.auth ? authorizerOf(ctx.auth) : undefined;
   if (!access.ok) {
@@ -313,20 +318,20 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
    * `unixSocket` the socket's). With `origin`, every WebSocket upgrade first passes the Host/Origin
    * check (origin-check.ts) and so does dispatch for a request without credentials.
    */
-  const mount = (app: uWS.TemplatedApp, origin?: OriginPolicy) => {
+  const mount = (app: uWS.TemplatedApp, origin?: OriginPolicy, dashboardTlsPort?: () => number) => {
     const checked = origin ? withOriginCheck(app, origin, logger) : app;
     const watchServer = registerWatch(checked, host, logger, { auth: options.auth, limiter: watchLimiter });
     registerStreaming(checked, host, logger, limiter, options.auth);
     registerPortForward(checked, host, logger, portForwardLimiter, options.auth);
     registerPortForwardTunnel(checked, host, logger, portForwardLimiter, options.auth);
-    const appCtx: ServerContext = { ...ctx, origin };
+    const appCtx: ServerContext = { ...ctx, origin, dashboardTlsPort };
     app.any('/*', (res, req) => dispatch(appCtx, res, req));
     return watchServer;
   };
   const names = options.hostNames ?? [];
   const httpOrigin = newOriginPolicy('http', [...names, options.address]);
   const app = uWS.App();
-  const watchServers = [mount(app, httpOrigin)];
+  const watchServers = [mount(app, httpOrigin, () => tls?.port ?? 0)];
   const listenSocket = await listenOn(app, options.address, options.port, '--address/--port');
   const port = uWS.us_socket_local_port(listenSocket as uWS.us_socket);
   listenPorts.push(port);

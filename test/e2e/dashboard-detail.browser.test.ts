@@ -43,16 +43,17 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
 
   beforeAll(async () => {
     // Stats every second, so that the rows get CPU and memory figures within the test.
-    node = await startTestNode({ housekeepingIntervalMs: 1000 });
+    // The page sends a token only over https (session.js): --tls-port, and the browser takes its self-signed certificate.
+    node = await startTestNode({ housekeepingIntervalMs: 1000, tlsPort: 0 });
     browser = await chromium.launch({
       executablePath: kChromium,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
-    page = await browser.newPage({ viewport: { width: 1600, height: 860 } });
+    page = await browser.newPage({ viewport: { width: 1600, height: 860 }, ignoreHTTPSErrors: true });
     await signInBeforeLoad(page, node.adminToken());
     log = recordPage(page);
     // Up to 60 s (a loaded CI machine starts Chromium slowly); on failure, say what the page saw.
-    await openDashboard(page, `http://127.0.0.1:${node.agent.port}/`, log);
+    await openDashboard(page, `https://127.0.0.1:${node.agent.tlsPort}/`, log);
     if (process.env.KUBELET_TS_SCREENSHOT === '1') {
       // A fuller table for the picture: two more pods, one holding some memory.
       await create(pod('dash-web', 'exec sleep 3600'));

@@ -23,13 +23,14 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
   let log: PageLog;
 
   beforeAll(async () => {
-    node = await startTestNode();
+    // The page sends a token only over https (session.js): the agent serves --tls-port, the browser takes its self-signed certificate.
+    node = await startTestNode({ tlsPort: 0 });
     // A fresh profile per launch (playwright's temporary user-data-dir); headless flags as ENVIRONMENT.md.
     browser = await chromium.launch({
       executablePath: kChromium,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
     log = recordPage(page);
   }, 120_000);
 
@@ -39,7 +40,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
   }, 120_000);
 
   it('shows a pod created through the API becoming Running and removes it after the delete', async () => {
-    const base = `http://127.0.0.1:${node.agent.port}`;
+    const base = `https://127.0.0.1:${node.agent.tlsPort}`;
     // Anonymous reads are off (issue #38): the page loads, asks once for a token, then goes live.
     expect((await loadDashboard(page, `${base}/`, log))?.status()).toBe(200);
     expect(await page.title()).toContain('kubelet-ts');
@@ -99,13 +100,13 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     const tokenFile = join(dir, 'tokens.csv');
     await writeFile(tokenFile, 'admin-token,admin,1,system:masters\nviewer-token,viewer,2,"kubelet-ts:read-only"\n');
     // The fake runtime: this case is about the page and the server, not Docker.
-    const secured = await startTestNode({ tokenAuthFile: tokenFile, anonymousAuth: false, runtime: 'fake' });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const secured = await startTestNode({ tokenAuthFile: tokenFile, anonymousAuth: false, runtime: 'fake', tlsPort: 0 });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
     try {
       const authPage = await context.newPage();
       const authLog = recordPage(authPage);
       await secured.writeManifest('dash-auth.yaml', busyboxPod('dash-auth', 'exec sleep 3600'));
-      const base = `http://127.0.0.1:${secured.agent.port}`;
+      const base = `https://127.0.0.1:${secured.agent.tlsPort}`;
       const loaded = await loadDashboard(authPage, `${base}/`, authLog);
       expect(loaded?.status()).toBe(200);
       // The API answers 401: the prompt is shown and the watch waits for a token.
@@ -137,6 +138,34 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       await context.close();
       await secured.cleanup();
       await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+  it('over plain http the page keeps and sends no token and says to use https; an agent with --tls-port redirects its http page there', async () => {
+    // The agent of this file serves --tls-port: its http page is a 308 to the TLS port (issue #38, the break test's F1).
+    const redirect = await fetch(`http://127.0.0.1:${node.agent.port}/`, { redirect: 'manual' });
+    expect(redirect.status).toBe(308);
+    expect(redirect.headers.get('location')).toBe(`https://127.0.0.1:${node.agent.tlsPort}/`);
+    // An agent without --tls-port serves the page over http, which must not send a token, even one left in the tab.
+    const plain = await startTestNode({ runtime: 'fake' });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const httpPage = await context.newPage();
+      await httpPage.addInitScript((t) => sessionStorage.setItem('kubelet-ts.token', t), plain.adminToken());
+      const sent: string[] = [];
+      httpPage.on('request', (r) => {
+        const h = r.headers();
+        if (h.authorization !== undefined || (h['sec-websocket-protocol'] ?? '').includes('bearer')) sent.push(r.url());
+      });
+      httpPage.on('websocket', (ws) => { if (ws.url().includes('bearer')) sent.push(ws.url()); });
+      const httpLog = recordPage(httpPage);
+      expect((await loadDashboard(httpPage, `http://127.0.0.1:${plain.agent.port}/`, httpLog))?.status()).toBe(200);
+      await httpPage.locator('#insecure-note').waitFor({ state: 'visible', timeout: 30_000 });
+      expect(await httpPage.locator('#token-form').isHidden()).toBe(true);
+      expect(await httpPage.evaluate(() => sessionStorage.getItem('kubelet-ts.token'))).toBeNull();
+      expect(sent).toEqual([]);
+    } finally {
+      await context.close();
+      await plain.cleanup();
     }
   }, 120_000);
 });

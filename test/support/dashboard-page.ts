@@ -70,7 +70,14 @@ const kLoadAttempts = 3;
 export async function loadDashboard(page: Page, url: string, log: PageLog): Promise<Response | null> {
   let response: Response | null = null;
   for (let attempt = 1; attempt <= kLoadAttempts; attempt++) {
-    response = await page.goto(url);
+    try {
+      response = await page.goto(url);
+    } catch (err) {
+      // The navigation itself can fail the same way (net::ERR_NETWORK_CHANGED): load again, up to the last attempt.
+      if (attempt === kLoadAttempts) throw err;
+      log.lines.push(`${new Date().toISOString().slice(11, 23)} load ${attempt}: ${(err as Error).message.split('\n')[0]}; loading it again`);
+      continue;
+    }
     const ran = await page.evaluate(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard).catch(() => '?');
     if (ran === 'object') return response;
     log.lines.push(`${new Date().toISOString().slice(11, 23)} load ${attempt}: the page's modules did not run; loading it again`);

@@ -10,8 +10,18 @@ import { $, setConn } from './dom.js';
 const kTokenKey = 'kubelet-ts.token';
 const kBearerProtocolPrefix = 'base64url.bearer.authorization.k8s.io.';
 
+/**
+ * kTokenAllowed: whether this page may send a token at all — only over https, where the browser has
+ * authenticated the server. Over plain http (even on 127.0.0.1, which browsers count as a secure
+ * context) any local user who holds the port while the agent restarts would receive it (issue #38):
+ * the page then keeps and sends no token and says where to go instead; the agent itself redirects
+ * its http page to its --tls-port when it has one (dashboard/https-redirect.ts).
+ */
+const kTokenAllowed = location.protocol === 'https:';
+if (!kTokenAllowed) sessionStorage.removeItem(kTokenKey);
+
 /** session.token: the token in use ('' = anonymous); session.waitingForToken: the watch waits for the prompt. */
-export const session = { token: sessionStorage.getItem(kTokenKey) ?? '', waitingForToken: false };
+export const session = { token: kTokenAllowed ? (sessionStorage.getItem(kTokenKey) ?? '') : '', waitingForToken: false };
 const listeners = [];
 
 /** onSignIn registers `fn`, called after a token was entered. */
@@ -50,6 +60,11 @@ export function wsProtocols(protocol, used = session.token) {
  */
 export function askForToken(used, { write = false } = {}) {
   if (used !== session.token) return; // a newer token was entered meanwhile
+  if (!kTokenAllowed) {
+    $('insecure-note').hidden = false;
+    setConn('auth', 'https needed');
+    return;
+  }
   if (used) {
     session.token = '';
     sessionStorage.removeItem(kTokenKey);
@@ -65,7 +80,7 @@ export function askForToken(used, { write = false } = {}) {
 $('token-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const value = $('token-input').value.trim();
-  if (!value) return;
+  if (!value || !kTokenAllowed) return;
   session.token = value;
   sessionStorage.setItem(kTokenKey, value);
   $('token-input').value = '';
