@@ -56,7 +56,7 @@ export interface AgentServerOptions {
   limits?: RequestLimits;
   /** Bounds of exec, attach and run (streaming/stream-limits.ts: idle timeout, streams per pod and per node). */
   streaming?: StreamingOptions;
-  /** Bounds of port-forward (connections per pod and per node; default kDefaultPortForwardLimits; the idle timeout is `streaming`'s). */
+  /** Bounds of port-forward (connections per user, per pod and per node; default kDefaultPortForwardLimits; the idle timeout is `streaming`'s). */
   portForward?: Omit<StreamingOptions, 'idleTimeoutMs'>;
   /**
    * A second listener: the same routes over TLS (`--tls-port`), for kubectl, which sends a bearer
@@ -301,6 +301,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const portForwardLimiter = newStreamLimiter({
     maxStreamsPerPod: options.portForward?.maxStreamsPerPod ?? kDefaultPortForwardLimits.maxStreamsPerPod,
     maxStreamsPerNode: options.portForward?.maxStreamsPerNode ?? kDefaultPortForwardLimits.maxStreamsPerNode,
+    maxStreamsPerUser: options.portForward?.maxStreamsPerUser ?? kDefaultPortForwardLimits.maxStreamsPerUser,
     idleTimeoutMs: limiter.options.idleTimeoutMs,
   });
   const limits = { ...kDefaultRequestLimits, ...options.limits };
