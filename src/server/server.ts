@@ -303,7 +303,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
     maxStreamsPerNode: options.portForward?.maxStreamsPerNode ?? kDefaultPortForwardLimits.maxStreamsPerNode,
     maxStreamsPerUser: options.portForward?.maxStreamsPerUser ?? kDefaultPortForwardLimits.maxStreamsPerUser,
     idleTimeoutMs: limiter.options.idleTimeoutMs,
-  });
+  }, { what: 'port-forward connections', userFlag: '--max-port-forwards-per-user' });
   const limits = { ...kDefaultRequestLimits, ...options.limits };
   // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);

@@ -77,7 +77,7 @@ spec:
     expect(over).toMatchObject({ code: 429, retryAfter: '1' });
     expect(JSON.parse((over as { body: string }).body)).toMatchObject({
       kind: 'Status', code: 429, reason: 'TooManyRequests',
-      message: `too many streams: user "bob" has ${kPerUser} open, the most allowed (at most ${kPerUser} per user); close one and try again`,
+      message: `too many streams: user "bob" has ${kPerUser} open, the most allowed (--max-streams-per-user=${kPerUser}); close one and try again`,
     });
 
     // The admin is not bounded per user: a WebSocket exec into the same pod, and kubectl's.

@@ -63,8 +63,16 @@ export interface StreamLimiter {
   openOf(user: string): number;
 }
 
-/** newStreamLimiter builds the counters for `options` (defaults filled in). */
-export function newStreamLimiter(options: StreamingOptions = {}): StreamLimiter {
+/** StreamLimiterNames: how refusals name what is counted and the per-user flag (defaults: exec/attach/run's). */
+export interface StreamLimiterNames {
+  /** What is counted, plural ('streams'). */
+  what: string;
+  /** The flag of the per-user bound ('--max-streams-per-user'). */
+  userFlag: string;
+}
+
+/** newStreamLimiter builds the counters for `options` (defaults filled in); `names` words its refusals. */
+export function newStreamLimiter(options: StreamingOptions = {}, names: StreamLimiterNames = { what: 'streams', userFlag: '--max-streams-per-user' }): StreamLimiter {
   const o = { ...kDefaultStreamingOptions, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as Required<StreamingOptions>;
   const perPod = new Map<string, number>();
   const perUser = new Map<string, number>();
@@ -82,11 +90,11 @@ export function newStreamLimiter(options: StreamingOptions = {}): StreamLimiter 
     check(podUid, requester) {
       if (bounded(requester)) {
         const mine = perUser.get(requester.name) ?? 0;
-        if (mine >= o.maxStreamsPerUser) return refuse(`too many streams: user ${JSON.stringify(requester.name)} has ${mine} open, the most allowed (at most ${o.maxStreamsPerUser} per user); close one and try again`);
-        if (total >= o.maxStreamsPerNode - reserve) return refuse(`too many streams open on this node (at most ${o.maxStreamsPerNode}, the last ${reserve} kept for ${kStreamAdminGroup}); close one and try again`);
+        if (mine >= o.maxStreamsPerUser) return refuse(`too many ${names.what}: user ${JSON.stringify(requester.name)} has ${mine} open, the most allowed (${names.userFlag}=${o.maxStreamsPerUser}); close one and try again`);
+        if (total >= o.maxStreamsPerNode - reserve) return refuse(`too many ${names.what} open on this node (at most ${o.maxStreamsPerNode}, the last ${reserve} kept for ${kStreamAdminGroup}); close one and try again`);
       }
-      if (total >= o.maxStreamsPerNode) return refuse(`too many streams open on this node (at most ${o.maxStreamsPerNode}); close one and try again`);
-      if ((perPod.get(podUid) ?? 0) >= o.maxStreamsPerPod) return refuse(`too many streams open into this pod (at most ${o.maxStreamsPerPod}); close one and try again`);
+      if (total >= o.maxStreamsPerNode) return refuse(`too many ${names.what} open on this node (at most ${o.maxStreamsPerNode}); close one and try again`);
+      if ((perPod.get(podUid) ?? 0) >= o.maxStreamsPerPod) return refuse(`too many ${names.what} open into this pod (at most ${o.maxStreamsPerPod}); close one and try again`);
       return undefined;
     },
     acquire(podUid, requester) {

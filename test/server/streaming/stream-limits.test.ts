@@ -1,5 +1,6 @@
 // The per-user bound of the streaming limiter and the room kept for system:masters (issue #38, F6).
 import { describe, expect, it } from 'vitest';
+import { kDefaultPortForwardLimits } from '../../../src/server/streaming/port-forward-ws.js';
 import { kAdminReservedStreams, kDefaultStreamingOptions, kStreamRetryAfterSeconds, newStreamLimiter, type StreamRequester } from '../../../src/server/streaming/stream-limits.js';
 
 const alice: StreamRequester = { name: 'alice', groups: ['system:authenticated'] };
@@ -27,7 +28,7 @@ describe('stream limiter: per user', () => {
     const over = limiter.check('a-new', alice);
     expect(over).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: kStreamRetryAfterSeconds } });
     expect(over?.message).toContain('"alice"');
-    expect(over?.message).toContain('at most 3 per user');
+    expect(over?.message).toBe('too many streams: user "alice" has 3 open, the most allowed (--max-streams-per-user=3); close one and try again');
     expect(limiter.check('b-0', bob)).toBeUndefined();
     expect(limiter.openOf('alice')).toBe(3);
     held[0]();
@@ -67,8 +68,15 @@ describe('stream limiter: per user', () => {
       }
     }
     expect(held).toHaveLength(kDefaultStreamingOptions.maxStreamsPerUser);
-    expect(refused?.message).toContain('per user');
+    expect(refused?.message).toContain('--max-streams-per-user=64');
     expect(limiter.check('kube-system-pod', admin)).toBeUndefined();
+  });
+
+  it('words port-forward refusals with its own flag, and defaults port-forward to a quarter of its node bound', () => {
+    expect(kDefaultPortForwardLimits.maxStreamsPerUser).toBe(kDefaultPortForwardLimits.maxStreamsPerNode / 4);
+    const limiter = newStreamLimiter({ ...kDefaultPortForwardLimits, maxStreamsPerUser: 1 }, { what: 'port-forward connections', userFlag: '--max-port-forwards-per-user' });
+    fill(limiter, alice, 1, 'a');
+    expect(limiter.check('a-1', alice)?.message).toBe('too many port-forward connections: user "alice" has 1 open, the most allowed (--max-port-forwards-per-user=1); close one and try again');
   });
 
   it('without auth (no requester) applies only the pod and node bounds, as before', () => {
