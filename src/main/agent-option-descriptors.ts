@@ -236,6 +236,25 @@ export const kAgentOptionDescriptors = {
     check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent watches on this node, all users together (more: 429 TooManyRequests)',
   }),
   /**
+   * Streams (exec, attach and run together) one user may hold open at once over all pods
+   * (`--max-streams-per-user`, 64: a quarter of the node's 256; kubelet-ts only). One more is
+   * answered 429 TooManyRequests with Retry-After; members of system:masters are not bounded per
+   * user, and the node's last 16 streams are theirs (server/streaming/stream-limits.ts).
+   */
+  maxStreamsPerUser: option({
+    flag: 'max-streams-per-user', parse: 'number', ours: true, default: 64,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent exec/attach/run streams one user may hold (more: 429 TooManyRequests; system:masters exempt)',
+  }),
+  /**
+   * Port-forward connections one user may hold open at once over all pods
+   * (`--max-port-forwards-per-user`, 128: a quarter of the node's 512; kubelet-ts only), as
+   * `--max-streams-per-user` (server/streaming/port-forward-ws.ts kDefaultPortForwardLimits).
+   */
+  maxPortForwardsPerUser: option({
+    flag: 'max-port-forwards-per-user', parse: 'number', ours: true, default: 128,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent port-forward connections one user may hold (more: 429 TooManyRequests; system:masters exempt)',
+  }),
+  /**
    * Bytes the intake store (`{--root-dir}/intake/`, the POSTed pods' files) may hold
    * (`--intake-store-bytes`, 64 MiB; kubelet-ts only): a POST or PUT that would take it past this
    * is refused whole with 403 `exceeded quota` before anything is written (config/source-intake.ts).

@@ -28,7 +28,8 @@ export function agentServerOptions(o: AgentOptions, auth: ServerAuth, cert: Serv
   return {
     address: o.address, port: o.port, logger, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
     ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
-    streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs },
+    streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs, maxStreamsPerUser: o.maxStreamsPerUser },
+    portForward: { maxStreamsPerUser: o.maxPortForwardsPerUser },
     watchLimits: { maxWatchesPerUser: o.maxWatchesPerUser, maxWatches: o.maxWatches },
     ...(socketFits ? { unixSocket: socketPath } : {}),
     hostNames: [o.nodeName, o.nodeIp, hostname()],

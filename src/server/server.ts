@@ -57,7 +57,7 @@ export interface AgentServerOptions {
   limits?: RequestLimits;
   /** Bounds of exec, attach and run (streaming/stream-limits.ts: idle timeout, streams per pod and per node). */
   streaming?: StreamingOptions;
-  /** Bounds of port-forward (connections per pod and per node; default kDefaultPortForwardLimits; the idle timeout is `streaming`'s). */
+  /** Bounds of port-forward (connections per user, per pod and per node; default kDefaultPortForwardLimits; the idle timeout is `streaming`'s). */
   portForward?: Omit<StreamingOptions, 'idleTimeoutMs'>;
   /**
    * A second listener: the same routes over TLS (`--tls-port`), for kubectl, which sends a bearer
@@ -306,8 +306,9 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const portForwardLimiter = newStreamLimiter({
     maxStreamsPerPod: options.portForward?.maxStreamsPerPod ?? kDefaultPortForwardLimits.maxStreamsPerPod,
     maxStreamsPerNode: options.portForward?.maxStreamsPerNode ?? kDefaultPortForwardLimits.maxStreamsPerNode,
+    maxStreamsPerUser: options.portForward?.maxStreamsPerUser ?? kDefaultPortForwardLimits.maxStreamsPerUser,
     idleTimeoutMs: limiter.options.idleTimeoutMs,
-  });
+  }, { what: 'port-forward connections', userFlag: '--max-port-forwards-per-user' });
   const limits = { ...kDefaultRequestLimits, ...options.limits };
   // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);

@@ -24,7 +24,7 @@ function upgradeRequired(): HttpReply {
  * stream bounds; the client going away ends the stream. Counts as a stream for the bounds.
  */
 export function runHandler(limiter: StreamLimiter) {
-  return ({ host, req, params, onAborted }: RouteContext): Promise<HttpReply> | HttpReply => {
+  return ({ host, req, params, onAborted, user }: RouteContext): Promise<HttpReply> | HttpReply => {
     if (!host.streamTarget || !host.openContainerStream) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not serve run'));
     const cmd = (req.query.get('cmd') ?? '').split(' ').filter((a) => a !== '');
     if (cmd.length === 0) return statusReply(statusError(400, 'BadRequest', 'cmd: required (the command, its arguments separated by spaces)', { causes: [{ field: 'cmd', reason: 'FieldValueRequired', message: 'Required value' }] }));
@@ -34,9 +34,9 @@ export function runHandler(limiter: StreamLimiter) {
     } catch (err) {
       return statusReply(hostErrorStatus(err, params.pod));
     }
-    const over = limiter.check(target.podUid);
+    const over = limiter.check(target.podUid, user);
     if (over) return statusReply(over, { 'Retry-After': '1' });
-    const release = limiter.acquire(target.podUid);
+    const release = limiter.acquire(target.podUid, user);
     const session = host.openContainerStream({ kind: 'exec', containerId: target.containerId, command: cmd, stdin: false, stdout: true, stderr: true, tty: false });
     return new Promise<HttpReply>((resolve) => {
       const chunks: Uint8Array[] = [];

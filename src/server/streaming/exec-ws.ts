@@ -26,7 +26,7 @@ import {
   decodeFrame, encodeFrame, kCloseChannel, kErrorChannel, kResizeChannel, kStdinChannel, kStdoutChannel, kStderrChannel, kStreamProtocols,
   negotiateProtocol, parseResize, parseStreamQuery, statusPayload, streamResultStatus, type NegotiatedProtocol, type StreamRequest,
 } from './remotecommand.js';
-import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter } from './stream-limits.js';
+import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter, type StreamRequester } from './stream-limits.js';
 import { isKubeStreamPattern, kStreamPatterns, kubeStreamContainer } from '../kube-api/stream-paths.js';
 
 /** Above this many buffered bytes output credit is held back until the socket drains. */
@@ -39,6 +39,8 @@ interface StreamData {
   protocol: NegotiatedProtocol;
   containerId: string;
   podUid: string;
+  /** Who opened it (the per-user bound; undefined without auth). */
+  requester: StreamRequester;
   session?: ContainerStreamSession;
   release?: () => void;
   idle?: IdleTimer;
@@ -111,16 +113,17 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
         } catch (err) {
           return refuseUpgrade(res, hostErrorStatus(err, params.pod));
         }
-        const over = limiter.check(target.podUid);
+        const requester = access.user;
+        const over = limiter.check(target.podUid, requester);
         if (over) return refuseUpgrade(res, over);
-        const data: StreamData = { kind, path, req, protocol, containerId: target.containerId, podUid: target.podUid, heldAck: 0, closed: false };
+        const data: StreamData = { kind, path, req, protocol, containerId: target.containerId, podUid: target.podUid, requester, heldAck: 0, closed: false };
         res.upgrade(data, key, protocol.name, extensions, context);
       },
       open(ws) {
         const d = ws.getUserData();
-        const over = limiter.check(d.podUid);
+        const over = limiter.check(d.podUid, d.requester);
         if (over) return finish(ws, over);
-        d.release = limiter.acquire(d.podUid);
+        d.release = limiter.acquire(d.podUid, d.requester);
         d.idle = newIdleTimer(limiter.options.idleTimeoutMs, () => {
           log.info({ path: d.path, idleMs: limiter.options.idleTimeoutMs }, 'Closing an idle stream');
           d.session?.close();

@@ -38,7 +38,7 @@ import type { PortForwardSession, PortForwardTarget } from './port-forward-host.
 import { checkPortForwardUpgrade } from './port-forward-ws.js';
 import { portForwardError } from './portforward.js';
 import { openSpdyTunnel, type SpdyStream, type SpdyTunnel } from './spdy-tunnel.js';
-import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter } from './stream-limits.js';
+import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter, type StreamRequester } from './stream-limits.js';
 
 /** kPortForwardTunnelProtocol: the sub-protocol of client-go's SPDY-over-WebSocket port-forward tunnel. */
 export const kPortForwardTunnelProtocol = 'SPDY/3.1+portforward.k8s.io';
@@ -64,6 +64,8 @@ interface StreamPair {
 interface TunnelData {
   path: string;
   target: PortForwardTarget;
+  /** Who opened it (the per-user bound; undefined without auth). */
+  requester: StreamRequester;
   tunnel?: SpdyTunnel;
   pairs: Map<string, StreamPair>;
   streams: number;
@@ -122,9 +124,9 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
   /** forward: both streams are there: open the pod connection and relay it to the data stream. */
   const forward = (d: TunnelData, p: StreamPair, data: SpdyStream) => {
     clearTimeout(p.timer);
-    const over = limiter.check(d.target.podUid);
+    const over = limiter.check(d.target.podUid, d.requester);
     if (over) return failPair(d, p, over.message ?? 'too many port-forward connections');
-    p.release = limiter.acquire(d.target.podUid);
+    p.release = limiter.acquire(d.target.podUid, d.requester);
     const s = host.openPortForward!({ reach: d.target.reach, port: p.port });
     p.session = s;
     s.onData((chunk) => {
@@ -196,7 +198,7 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
       if (!checked.offered.includes(kPortForwardTunnelProtocol)) {
         return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${checked.offered.join(', ') || '(none)'}; supports ${kPortForwardTunnelProtocol} (the kubelet's /portForward/{namespace}/{pod} serves v4.channel.k8s.io)`));
       }
-      const data: TunnelData = { path: checked.path, target: checked.target, pairs: new Map(), streams: 0, closed: false };
+      const data: TunnelData = { path: checked.path, target: checked.target, requester: checked.requester, pairs: new Map(), streams: 0, closed: false };
       res.upgrade(data, checked.key, kPortForwardTunnelProtocol, checked.extensions, context);
     },
     open(ws) {

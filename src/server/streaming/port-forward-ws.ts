@@ -38,16 +38,17 @@ import { statusError } from '../status.js';
 import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
 import { kPortForwardProtocols, negotiatePortForwardProtocol, parsePortForwardQuery, portForwardError, portPrefix } from './portforward.js';
 import { decodeFrame, encodeFrame, type NegotiatedProtocol } from './remotecommand.js';
-import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamingOptions, type StreamLimiter } from './stream-limits.js';
+import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamingOptions, type StreamLimiter, type StreamRequester } from './stream-limits.js';
 
 /** Above this many buffered bytes output credit is held back until the socket drains. */
 const kHighWaterBytes = 256 * 1024;
 
 /**
  * kDefaultPortForwardLimits: 64 forwarded connections per pod (a browser opens 6 per origin, a
- * load test dozens), 512 per node (about 2,000 fds at ~4 each, of the agent's 20,000).
+ * load test dozens), 512 per node (about 2,000 fds at ~4 each, of the agent's 20,000), 128 per
+ * user (a quarter of the node; `--max-port-forwards-per-user`; `system:masters` not bounded per user).
  */
-export const kDefaultPortForwardLimits: Required<Pick<StreamingOptions, 'maxStreamsPerPod' | 'maxStreamsPerNode'>> = { maxStreamsPerPod: 64, maxStreamsPerNode: 512 };
+export const kDefaultPortForwardLimits: Required<Pick<StreamingOptions, 'maxStreamsPerPod' | 'maxStreamsPerNode' | 'maxStreamsPerUser'>> = { maxStreamsPerPod: 64, maxStreamsPerNode: 512, maxStreamsPerUser: 128 };
 
 interface PortState {
   port: number;
@@ -60,6 +61,8 @@ interface PfData {
   path: string;
   protocol: NegotiatedProtocol;
   target: PortForwardTarget;
+  /** Who opened it (the per-user bound; undefined without auth). */
+  requester: StreamRequester;
   ports: PortState[];
   releases: (() => void)[];
   idle?: IdleTimer;
@@ -125,23 +128,23 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
     upgrade(res, ureq, context) {
       const checked = checkPortForwardUpgrade(ureq, host, auth, log);
       if (!checked.ok) return refuseUpgrade(res, checked.status);
-      const { path, query, offered, target, key, extensions } = checked;
+      const { path, query, offered, target, key, extensions, requester } = checked;
       const ports = parsePortForwardQuery(query);
       if (!Array.isArray(ports)) return refuseUpgrade(res, ports);
       const protocol = negotiatePortForwardProtocol(offered);
       if (!protocol) {
         return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kPortForwardProtocols.join(', ')}`));
       }
-      const over = overBound(limiter, target.podUid, ports.length);
+      const over = overBound(limiter, target.podUid, requester, ports.length);
       if (over) return refuseUpgrade(res, over);
-      const data: PfData = { path, protocol, target, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
+      const data: PfData = { path, protocol, target, requester, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
       res.upgrade(data, key, protocol.name, extensions, context);
     },
     open(ws) {
       const d = ws.getUserData();
       // Counted at open (the upgrade only checked): another request may have taken the room since.
       for (let i = 0; i < d.ports.length; i++) {
-        const over = limiter.check(d.target.podUid);
+        const over = limiter.check(d.target.podUid, d.requester);
         if (over) {
           ws.cork(() => {
             send(ws, 1, portForwardError(d.ports[0].port, d.target.sandboxId, d.target.podUid, over.message ?? 'too many streams'));
@@ -149,7 +152,7 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
           });
           return;
         }
-        d.releases.push(limiter.acquire(d.target.podUid));
+        d.releases.push(limiter.acquire(d.target.podUid, d.requester));
       }
       d.idle = newIdleTimer(limiter.options.idleTimeoutMs, () => {
         log.info({ path: d.path, idleMs: limiter.options.idleTimeoutMs }, 'Closing an idle port-forward');
@@ -210,16 +213,16 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
   app.ws<PfData>('/portForward/:namespace/:pod/:uid', behavior);
 }
 
-/** overBound: the 429 Status when `n` more connections into pod `podUid` do not fit, else undefined. */
-function overBound(limiter: StreamLimiter, podUid: string, n: number): Status | undefined {
-  const first = limiter.check(podUid);
+/** overBound: the 429 Status when `n` more connections of `requester` into pod `podUid` do not fit, else undefined. */
+function overBound(limiter: StreamLimiter, podUid: string, requester: StreamRequester, n: number): Status | undefined {
+  const first = limiter.check(podUid, requester);
   if (first || n === 1) return first;
   const held: (() => void)[] = [];
   try {
     for (let k = 0; k < n; k++) {
-      const over = limiter.check(podUid);
+      const over = limiter.check(podUid, requester);
       if (over) return over;
-      held.push(limiter.acquire(podUid));
+      held.push(limiter.acquire(podUid, requester));
     }
     return undefined;
   } finally {
@@ -235,6 +238,8 @@ export interface PortForwardUpgrade {
   /** The sub-protocols offered, bearer-token protocols removed. */
   offered: string[];
   target: PortForwardTarget;
+  /** The authenticated user (the per-user bound); undefined without auth. */
+  requester: StreamRequester;
   key: string;
   extensions: string;
 }
@@ -283,5 +288,5 @@ export function checkPortForwardUpgrade(ureq: uWS.HttpRequest, host: AgentHost, 
     }
   }
   if (params.uid !== undefined && params.uid !== target.podUid) return refuse(statusError(404, 'NotFound', 'pod not found'));
-  return { ok: true, path, query, offered, target, key, extensions };
+  return { ok: true, path, query, offered, target, requester: access.user, key, extensions };
 }
