@@ -133,6 +133,29 @@ async function call(method: string, path: string, body?: string, contentType = '
   return { status: res.status, body: json, text, headers: res.headers };
 }
 
+describe('dryRun on the kubelet\'s own write paths (issue #38, a break test\'s F9)', () => {
+  it.each([
+    ['POST', '/pods?dryRun=All'],
+    ['POST', '/pods?dryRun=bogus'],
+    ['PUT', '/pods/default/dr?dryRun=All'],
+    ['DELETE', '/pods/default/dr?dryRun=All'],
+    ['PUT', '/configmaps/default/cm?dryRun=All'],
+    ['DELETE', '/secrets/default/s?dryRun=All'],
+  ])('%s %s is refused with 400 naming where a dry run is served, and changes nothing', async (method, path) => {
+    host.pods.set('default/dr', { ...podJson('dr'), metadata: { name: 'dr', namespace: 'default', uid: 'uid-dr' } } as Pod);
+    const before = [...host.pods.keys()];
+    const deleted = host.deleted.length;
+    const body = method === 'DELETE' ? undefined : JSON.stringify(podJson('dr'));
+    const { status, body: st } = await call(method, path, body);
+    expect(status).toBe(400);
+    expect(st).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+    expect(st.message).toContain('dryRun is not served on');
+    expect(st.message).toContain('/api/v1/namespaces/');
+    expect([...host.pods.keys()]).toEqual(before);
+    expect(host.deleted.length).toBe(deleted);
+  });
+});
+
 describe('POST /pods', () => {
   it('creates one pod from JSON and answers 201 with the Pod', async () => {
     const { status, body } = await call('POST', '/pods', JSON.stringify(podJson('one')));

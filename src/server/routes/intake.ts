@@ -10,6 +10,7 @@ import type { Route, RouteContext } from '../router.js';
 import { admitPod } from '../../shared/pod-security/admission.js';
 import { agentPortConflicts } from '../../shared/pod-security/agent-ports.js';
 import { statusError, type StatusReason } from '../status.js';
+import { refusingDryRun } from './no-dry-run.js';
 
 /** kIntakeMediaTypes: the Content-Types POST and PUT accept, and the manifest format each means. */
 export const kIntakeMediaTypes: Readonly<Record<string, ManifestFormat>> = Object.freeze({
@@ -322,7 +323,7 @@ export async function deletePodHandler({ host, req, params, body }: RouteContext
 /** intakeRoutes: POST /pods, PUT and DELETE /pods/{namespace}/{name} (merged with the GET routes by server.ts). */
 export function intakeRoutes(): Route[] {
   return [
-    { path: '/pods', methods: { post: createPodsHandler } },
-    { path: '/pods/:namespace/:name', methods: { put: replacePodHandler, delete: deletePodHandler } },
+    { path: '/pods', methods: { post: refusingDryRun(createPodsHandler) } },
+    { path: '/pods/:namespace/:name', methods: { put: refusingDryRun(replacePodHandler), delete: refusingDryRun(deletePodHandler) } },
   ];
 }

@@ -6,6 +6,7 @@ import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { statusError } from '../status.js';
 import { hostErrorStatus, invalidStatus, parsePodsBody } from './intake.js';
+import { refusingDryRun } from './no-dry-run.js';
 
 /**
  * replaceObjectHandler answers `PUT /configmaps/{namespace}/{name}` and `PUT /secrets/…`: the body
@@ -55,7 +56,7 @@ function deleteObjectHandler(kind: ConfigObjectKind) {
 /** objectRoutes: PUT and DELETE /configmaps/{namespace}/{name} and /secrets/{namespace}/{name} (POST is POST /pods). */
 export function objectRoutes(): Route[] {
   return [
-    { path: '/configmaps/:namespace/:name', methods: { put: replaceObjectHandler('ConfigMap'), delete: deleteObjectHandler('ConfigMap') } },
-    { path: '/secrets/:namespace/:name', methods: { put: replaceObjectHandler('Secret'), delete: deleteObjectHandler('Secret') } },
+    { path: '/configmaps/:namespace/:name', methods: { put: refusingDryRun(replaceObjectHandler('ConfigMap')), delete: refusingDryRun(deleteObjectHandler('ConfigMap')) } },
+    { path: '/secrets/:namespace/:name', methods: { put: refusingDryRun(replaceObjectHandler('Secret')), delete: refusingDryRun(deleteObjectHandler('Secret')) } },
   ];
 }
