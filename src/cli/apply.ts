@@ -14,7 +14,8 @@ import { InvalidManifestError, formatFieldError } from '../shared/errors.js';
 import { stableHash } from '../shared/hash.js';
 import { parseManifests } from '../shared/manifest.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, clientHandler, type ClientFlags, type SelectClient } from './client.js';
+import { pod as decodePod } from './decode.js';
+import { addClientFlags, apiJson, ClientError, clientFlags, clientHandler, type ClientFlags, type SelectClient } from './client.js';
 
 /** kManifestExtensions: the files of a directory that `apply -f DIR` reads (as kubectl: .json, .yaml, .yml). */
 export const kManifestExtensions = ['.json', '.yaml', '.yml'];
@@ -111,19 +112,22 @@ export async function runApply(flags: ClientFlags, sources: { origin: string; te
     try {
       let existing: Pod | undefined;
       try {
-        existing = await apiJson<Pod>(flags, 'GET', `/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`);
+        const at = `/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+        existing = decodePod(await apiJson<unknown>(flags, 'GET', at), `GET ${at}`);
       } catch (err) {
         // 404: a new pod; 400: a name the server refuses in a path (POST reports it as 422 Invalid).
         if (!(err instanceof ClientError) || (err.status !== 404 && err.status !== 400)) throw err;
       }
       const body = { contentType: 'application/json', data: JSON.stringify(pod) };
       if (!existing) {
-        await apiRequest(flags, 'POST', '/pods', body);
+        // The answer must be the created Pod: a program on the port answering `{}` created nothing (decode.ts).
+        decodePod(await apiJson<unknown>(flags, 'POST', '/pods', body), 'POST /pods');
         io.stdout(`pod/${name} created\n`);
       } else if (sameDesiredState(pod, existing)) {
         io.stdout(`pod/${name} unchanged\n`);
       } else {
-        await apiRequest(flags, 'PUT', `/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`, body);
+        const at = `/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+        decodePod(await apiJson<unknown>(flags, 'PUT', at, body), `PUT ${at}`);
         io.stdout(`pod/${name} configured\n`);
       }
     } catch (err) {

@@ -11,7 +11,7 @@ import { isNotFound } from '../shared/errors.js';
 import { parseManifestSource, readManifestSources, readStdin } from './apply.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
-import { podList } from './decode.js';
+import { pod as decodePod, podList } from './decode.js';
 
 /** PodRef: one pod to delete. */
 export interface PodRef {
@@ -46,7 +46,8 @@ export async function runDeletePods(flags: ClientFlags, opts: DeletePodOptions, 
   for (const pod of opts.pods) {
     const q = opts.gracePeriodSeconds === undefined ? '' : `?gracePeriodSeconds=${opts.gracePeriodSeconds}`;
     try {
-      await apiRequest(flags, 'DELETE', `${path(pod)}${q}`);
+      // The answer must be the deleted Pod: a program on the port answering `{}` is not a delete (decode.ts).
+      decodePod(await apiJson<unknown>(flags, 'DELETE', `${path(pod)}${q}`), `DELETE ${path(pod)}`);
       io.stdout(`pod "${pod.name}" deleted\n`);
       deleted.push(pod);
     } catch (err) {

@@ -8,7 +8,8 @@ import type { CliIo } from '../../src/cli/io.js';
 import { runGetPods } from '../../src/cli/get.js';
 import { runDescribePod } from '../../src/cli/describe.js';
 import { runTopPods } from '../../src/cli/top.js';
-import { podsOfSelector } from '../../src/cli/delete.js';
+import { podsOfSelector, runDeletePods } from '../../src/cli/delete.js';
+import { runApply } from '../../src/cli/apply.js';
 import { listItems, pod } from '../../src/cli/decode.js';
 
 let server: Server | undefined;
@@ -40,6 +41,17 @@ describe('the CLI against an answer of the wrong shape', () => {
     const { out, io: cliIo } = io();
     const code = await runClient((i) => run(flags, i))(cliIo);
     expect({ code, stderr: out.stderr, stdout: out.stdout }).toEqual({ code: 1, stderr: message, stdout: '' });
+  });
+
+  it('writes: delete and apply answered {} print an error, never "deleted" or "configured" (a break test\'s F10)', async () => {
+    const flags = await answering('{}');
+    const del = io();
+    expect(await runClient((i) => runDeletePods(flags, { pods: [{ namespace: 'default', name: 'web' }], wait: false, timeoutMs: 1000 }, i))(del.io)).toBe(1);
+    expect(del.out).toEqual({ stdout: '', stderr: 'Error from server: DELETE /pods/default/web: the answer is not a Pod: "metadata" is missing in {}\n' });
+    const app = io();
+    const manifest = 'apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: [{name: c, image: kubelet-ts/busybox:1.35}]\n';
+    expect(await runClient((i) => runApply(flags, [{ origin: 'x.yaml', text: manifest }], undefined, i))(app.io)).toBe(1);
+    expect(app.out).toEqual({ stdout: '', stderr: 'error: GET /pods/default/x: the answer is not a Pod: "metadata" is missing in {}\n' });
   });
 
   it('names what is wrong: a list that is not a list, an item that is not an object, a scalar answer', () => {
