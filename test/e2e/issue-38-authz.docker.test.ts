@@ -13,7 +13,7 @@ import WebSocket from 'ws';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 import { runCliProcess } from '../support/agent-process.js';
-import { kHaveKubectl, kubectlFor } from '../support/kubectl.js';
+import { createNamespacedSleeper, kHaveKubectl, kubectlFor } from '../support/kubectl.js';
 
 const kTestMs = 120_000;
 const kAlice = 'alice-token-0123456789abcdef0123456789';
@@ -72,20 +72,9 @@ spec:
   containers:
     - {name: main, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
 `);
-    expect((await kubectl(['create', 'namespace', 'team-a'])).code).toBe(0);
-    const pod = join(dir, 'web.yaml');
-    await writeFile(pod, `apiVersion: v1
-kind: Pod
-metadata: {name: web, namespace: team-a}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - {name: main, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, command: ["sleep", "3600"]}
-`);
-    expect(await kubectl(['create', '-f', pod])).toMatchObject({ code: 0, stderr: '' });
+    await createNamespacedSleeper(kubectl, dir, 'team-a', 'web', BUSYBOX_IMAGE);
     staticPod = `st-${node.nodeName}`;
     await waitForPod(node, 'st', isRunningAndReady, 90_000);
-    await waitFor(async () => (await kubectl(['get', 'pod', '-n', 'team-a', 'web', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running', { timeoutMs: 90_000, description: 'team-a/web Running' });
   }, kTestMs);
   afterAll(async () => {
     await node?.cleanup();

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';
-import { kHaveKubectl, kubectlFor } from '../support/kubectl.js';
+import { createNamespacedSleeper, kHaveKubectl, kubectlFor } from '../support/kubectl.js';
 
 const kTestMs = 150_000;
 const kBob = 'bob-token-0123456789abcdef01234567890';
@@ -59,18 +59,7 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('stream bounds per 
     await writeFile(join(dir, 'tokens.csv'), `${kBob},bob,12\n`);
     await writeFile(join(dir, 'policy.yaml'), kPolicy);
     node = await start({ tokenAuthFile: join(dir, 'tokens.csv'), authorizationPolicyFile: join(dir, 'policy.yaml'), tlsPort: 0, networkPlugin: 'none', maxStreamsPerUser: kPerUser });
-    expect((await kubectl(['create', 'namespace', 'team-a'])).code).toBe(0);
-    const pod = join(dir, 'web.yaml');
-    await writeFile(pod, `apiVersion: v1
-kind: Pod
-metadata: {name: web, namespace: team-a}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - {name: main, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, command: ["sleep", "3600"]}
-`);
-    expect(await kubectl(['create', '-f', pod])).toMatchObject({ code: 0, stderr: '' });
-    await waitFor(async () => (await kubectl(['get', 'pod', '-n', 'team-a', 'web', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running', { timeoutMs: 90_000, description: 'team-a/web Running' });
+    await createNamespacedSleeper(kubectl, dir, 'team-a', 'web', BUSYBOX_IMAGE);
 
     for (let i = 0; i < kPerUser; i++) expect((await execCat(kBob)).code).toBe(101);
     const over = await execCat(kBob);

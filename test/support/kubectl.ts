@@ -4,8 +4,10 @@
 // only PATH from this environment, so nothing of the machine's kubeconfig is read.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestNode } from './agent.js';
+import { waitFor } from './docker.js';
 
 export const kKubectl = '/usr/bin/kubectl';
 export const kHaveKubectl = existsSync(kKubectl);
@@ -58,4 +60,27 @@ export function kubectlFor(node: () => TestNode, home: () => string) {
       return { out: r.out, err: r.err, stop: () => { r.child.kill('SIGTERM'); return r.done; } };
     },
   };
+}
+
+/**
+ * createNamespacedSleeper: as the admin, `kubectl create namespace NS` and `kubectl create -f` of a
+ * one-container busybox pod `name` sleeping in it (grace period 1 s, image never pulled), then
+ * waits (≤ 90 s) until kubectl reads it Running — the namespaced pod the least-privilege suites
+ * exec into as their ordinary users. The manifest is written under `dir`.
+ */
+export async function createNamespacedSleeper(kubectl: (args: string[]) => Promise<KubectlRun>, dir: string, namespace: string, name: string, image: string): Promise<void> {
+  const created = await kubectl(['create', 'namespace', namespace]);
+  if (created.code !== 0) throw new Error(`kubectl create namespace ${namespace}: ${created.stderr}`);
+  const file = join(dir, `${name}.yaml`);
+  await writeFile(file, `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: ${namespace}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - {name: main, image: ${image}, imagePullPolicy: Never, command: ["sleep", "3600"]}
+`);
+  const made = await kubectl(['create', '-f', file]);
+  if (made.code !== 0 || made.stderr !== '') throw new Error(`kubectl create -f ${file}: ${made.code} ${made.stderr}`);
+  await waitFor(async () => (await kubectl(['get', 'pod', '-n', namespace, name, '-o', 'jsonpath={.status.phase}'])).stdout === 'Running', { timeoutMs: 90_000, description: `${namespace}/${name} Running` });
 }
