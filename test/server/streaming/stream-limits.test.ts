@@ -44,6 +44,17 @@ describe('stream limiter: per user', () => {
     expect(limiter.open).toBe(10);
   });
 
+  it("does not hold system:masters to a pod's bound: a tenant's idle streams into its pod cannot lock the admin out of it (the third break test's finding)", () => {
+    const limiter = newStreamLimiter({ maxStreamsPerUser: 64, maxStreamsPerNode: 256, maxStreamsPerPod: 16 });
+    for (let i = 0; i < 16; i++) limiter.acquire('web', alice);
+    expect(limiter.check('web', bob)).toMatchObject({ code: 429, message: 'too many streams open into this pod (at most 16); close one and try again' });
+    expect(limiter.check('web', admin)).toBeUndefined();
+    limiter.acquire('web', admin);
+    expect(limiter.check('web', admin)).toBeUndefined();
+    // Without auth (in-process tests) the pod's bound holds as before.
+    expect(limiter.check('web', undefined)).toMatchObject({ code: 429 });
+  });
+
   it('keeps the last streams of the node for system:masters: users are refused once the node is within the reserve of its bound', () => {
     const node = 256;
     const limiter = newStreamLimiter({ maxStreamsPerUser: node, maxStreamsPerNode: node, maxStreamsPerPod: node });
