@@ -4,7 +4,7 @@
 import { readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
@@ -32,8 +32,16 @@ describe.skipIf(!inject('dockerAvailable'))('exec, attach and run (issue 14)', (
 
   beforeAll(async () => {
     tokens = join(await mkdtemp(join(tmpdir(), 'kubelet-ts-exec-')), 'tokens.csv');
-    await writeFile(tokens, 'view-token,viewer,2,"kubelet-ts:read-only"\n');
-    node = await startTestNode({ tokenAuthFile: tokens });
+    await writeFile(tokens, 'view-token,viewer,2,"kubelet-ts:read-only"\nops-token,ops,3,"ops"\n');
+    // A non-admin identity that may stream (create on nodes/proxy): the per-pod bound holds it, not system:masters.
+    await writeFile(join(dirname(tokens), 'policy.yaml'), [
+      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata: {name: streamer}',
+      'rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]', '---',
+      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: ops-streamer}',
+      'subjects: [{kind: Group, name: ops, apiGroup: rbac.authorization.k8s.io}]',
+      'roleRef: {kind: ClusterRole, name: streamer, apiGroup: rbac.authorization.k8s.io}', '',
+    ].join('\n'));
+    node = await startTestNode({ tokenAuthFile: tokens, authorizationPolicyFile: join(dirname(tokens), 'policy.yaml') });
     await node.writeManifest('exec.yaml', `apiVersion: v1
 kind: Pod
 metadata: {name: ex}
@@ -179,9 +187,9 @@ spec:
     const plain = await node.api(execPath('main', ['true']));
     expect(plain.status).toBe(400);
     // 16 streams into one pod at once, then the 17th is refused.
-    const held = Array.from({ length: 16 }, () => open(execPath('main', ['cat'], 'stdin=1&stdout=1')));
+    const held = Array.from({ length: 16 }, () => open(execPath('main', ['cat'], 'stdin=1&stdout=1'), undefined, 'ops-token'));
     await Promise.all(held.map((s) => s.opened));
-    expect(await refused(open(execPath('main', ['true'])))).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
+    expect(await refused(open(execPath('main', ['true']), undefined, 'ops-token'))).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
     for (const s of held) s.ws.terminate();
     await Promise.all(held.map((s) => s.closed));
   });

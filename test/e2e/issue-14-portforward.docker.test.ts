@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
@@ -58,10 +58,18 @@ describe.skipIf(!inject('dockerAvailable'))('port-forward (issue 14)', () => {
 
   beforeAll(async () => {
     tokens = join(await mkdtemp(join(tmpdir(), 'kubelet-ts-pf-')), 'tokens.csv');
-    await writeFile(tokens, 'view-token,viewer,2,"kubelet-ts:read-only"\n');
+    await writeFile(tokens, 'view-token,viewer,2,"kubelet-ts:read-only"\nops-token,ops,3,"ops"\n');
+    // A non-admin identity that may stream (create on nodes/proxy): the per-pod bound holds it, not system:masters.
+    await writeFile(join(dirname(tokens), 'policy.yaml'), [
+      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata: {name: streamer}',
+      'rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]', '---',
+      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: ops-streamer}',
+      'subjects: [{kind: Group, name: ops, apiGroup: rbac.authorization.k8s.io}]',
+      'roleRef: {kind: ClusterRole, name: streamer, apiGroup: rbac.authorization.k8s.io}', '',
+    ].join('\n'));
     hostPort = await freePort();
     // --network-plugin none: the non-host sandboxes keep network `none` (no pod IP at all).
-    node = await startTestNode({ tokenAuthFile: tokens, networkPlugin: 'none' });
+    node = await startTestNode({ tokenAuthFile: tokens, authorizationPolicyFile: join(dirname(tokens), 'policy.yaml'), networkPlugin: 'none' });
     await node.writeManifest('none.yaml', `apiVersion: v1
 kind: Pod
 metadata: {name: pfnone}
@@ -213,9 +221,9 @@ spec:
     ok.ws.terminate();
     await ok.closed;
     // 64 connections into one pod at once (here as 32 requests of 2 ports), then one more is refused.
-    const held = Array.from({ length: 32 }, () => forward(pf(`?port=${hostPort}&port=${hostPort}`, hostPod)));
+    const held = Array.from({ length: 32 }, () => forward(pf(`?port=${hostPort}&port=${hostPort}`, hostPod), undefined, 'ops-token'));
     await Promise.all(held.map((f) => f.opened));
-    expect(await refused(forward(pf(`?port=${hostPort}`, hostPod)))).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
+    expect(await refused(forward(pf(`?port=${hostPort}`, hostPod), undefined, 'ops-token'))).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
     for (const f of held) f.ws.terminate();
     await Promise.all(held.map((f) => f.closed));
   }, kTestMs);
