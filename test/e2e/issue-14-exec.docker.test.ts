@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { runCli } from '../../src/main/cli.js';
 import type { CliIo, CliTerminal } from '../../src/cli/io.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
-import { isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { isRunningAndReady, startTestNode, writeStreamerPolicy, waitForPod, type TestNode } from '../support/agent.js';
 
 const kTestMs = 120_000;
 
@@ -33,14 +33,8 @@ describe.skipIf(!inject('dockerAvailable'))('exec, attach and run (issue 14)', (
   beforeAll(async () => {
     tokens = join(await mkdtemp(join(tmpdir(), 'kubelet-ts-exec-')), 'tokens.csv');
     await writeFile(tokens, 'view-token,viewer,2,"kubelet-ts:read-only"\nops-token,ops,3,"ops"\n');
-    // A non-admin identity that may stream (create on nodes/proxy): the per-pod bound holds it, not system:masters.
-    await writeFile(join(dirname(tokens), 'policy.yaml'), [
-      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata: {name: streamer}',
-      'rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]', '---',
-      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: ops-streamer}',
-      'subjects: [{kind: Group, name: ops, apiGroup: rbac.authorization.k8s.io}]',
-      'roleRef: {kind: ClusterRole, name: streamer, apiGroup: rbac.authorization.k8s.io}', '',
-    ].join('\n'));
+    // A non-admin identity that may stream: the per-pod bound holds it, not system:masters.
+    await writeStreamerPolicy(join(dirname(tokens), 'policy.yaml'), 'ops');
     node = await startTestNode({ tokenAuthFile: tokens, authorizationPolicyFile: join(dirname(tokens), 'policy.yaml') });
     await node.writeManifest('exec.yaml', `apiVersion: v1
 kind: Pod

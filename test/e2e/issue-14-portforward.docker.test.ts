@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { freePort, kRepoRoot } from '../support/agent-process.js';
-import { isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { isRunningAndReady, startTestNode, writeStreamerPolicy, waitForPod, type TestNode } from '../support/agent.js';
 
 const kTestMs = 120_000;
 
@@ -59,14 +59,8 @@ describe.skipIf(!inject('dockerAvailable'))('port-forward (issue 14)', () => {
   beforeAll(async () => {
     tokens = join(await mkdtemp(join(tmpdir(), 'kubelet-ts-pf-')), 'tokens.csv');
     await writeFile(tokens, 'view-token,viewer,2,"kubelet-ts:read-only"\nops-token,ops,3,"ops"\n');
-    // A non-admin identity that may stream (create on nodes/proxy): the per-pod bound holds it, not system:masters.
-    await writeFile(join(dirname(tokens), 'policy.yaml'), [
-      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata: {name: streamer}',
-      'rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]', '---',
-      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: ops-streamer}',
-      'subjects: [{kind: Group, name: ops, apiGroup: rbac.authorization.k8s.io}]',
-      'roleRef: {kind: ClusterRole, name: streamer, apiGroup: rbac.authorization.k8s.io}', '',
-    ].join('\n'));
+    // A non-admin identity that may stream: the per-pod bound holds it, not system:masters.
+    await writeStreamerPolicy(join(dirname(tokens), 'policy.yaml'), 'ops');
     hostPort = await freePort();
     // --network-plugin none: the non-host sandboxes keep network `none` (no pod IP at all).
     node = await startTestNode({ tokenAuthFile: tokens, authorizationPolicyFile: join(dirname(tokens), 'policy.yaml'), networkPlugin: 'none' });

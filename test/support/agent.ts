@@ -170,3 +170,18 @@ spec:
       command: ["sh", "-c", ${JSON.stringify(command)}]
 `;
 }
+
+/**
+ * writeStreamerPolicy writes to `path` an `--authorization-policy-file` that lets the members of
+ * `group` stream into pods through the kubelet's own paths (`get` and `create` on `nodes/proxy`):
+ * an ordinary identity for the bounds that hold everyone but system:masters (stream-limits.ts).
+ */
+export async function writeStreamerPolicy(path: string, group: string): Promise<void> {
+  await writeFile(path, [
+    'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata: {name: streamer}',
+    'rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]', '---',
+    'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: streamer}',
+    `subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]`,
+    'roleRef: {kind: ClusterRole, name: streamer, apiGroup: rbac.authorization.k8s.io}', '',
+  ].join('\n'));
+}
