@@ -20,8 +20,9 @@ BUSYBOX_IMAGE=kubelet-ts/busybox:1.35
 # Label on our local images: a hash of everything they are built from (see tools/lib/images.sh).
 SOURCE_HASH_LABEL=kubelet-ts.source-hash
 # Debian packages the environment needs (docker.io brings containerd, runc and tini;
-# containernetworking-plugins the CNI plugins of the pod network, iptables its portmap).
-SYSTEM_PACKAGES=(docker.io busybox-static gcc libc6-dev containernetworking-plugins iptables iproute2)
+# containernetworking-plugins the CNI plugins of the pod network, iptables its portmap;
+# python3-kubernetes the official Python client the API-machinery tests drive, issue #39).
+SYSTEM_PACKAGES=(docker.io busybox-static gcc libc6-dev containernetworking-plugins iptables iproute2 python3-kubernetes)
 # dockerd flags: no bridge, no iptables/NAT rules (containers use network none, host or container:<sandbox>).
 DOCKERD_ARGS=(--bridge=none --iptables=false --ip-masq=false)
 
