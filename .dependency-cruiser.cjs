@@ -10,7 +10,7 @@
 /** Runtime libraries and the only folders (or files) that may load them. */
 const kLibraryHomes = [
   { library: 'piscina', home: '^src/main/pool/' },
-  { library: 'dockerode', home: '^src/workers/runtime/' },
+  { library: 'dockerode', home: '^src/workers/runtime/docker/' },
   { library: 'uWebSockets\\.js', home: '^src/server/' },
   // STYLE.md names source-etcd.ts and etcd-status-writer.ts; the real home is the client wrapper
   // src/main/etcd/ (client.ts), which those two use. No other file loads etcd3.

@@ -34,7 +34,7 @@
 // leaves no span. The row cannot tell these apart.
 //
 // Docker admission (issue #16): the agent's worker threads admit creates, starts and removes through
-// an adaptive limit (src/workers/runtime/docker-admission.ts). `--fixed-limit 32` adds runs of the
+// an adaptive limit (src/workers/runtime/docker/docker-admission.ts). `--fixed-limit 32` adds runs of the
 // same agent with each thread's limit fixed at 32 (KUBELET_TS_DOCKER_CONCURRENCY) to compare.
 // `--engine-cpus 0.5` runs everything (agent and floor) against a dockerd of the bench's own whose
 // daemon and containerd get 0.5 cores (bench/slow-engine.ts): the slow engine. `--reps 2` repeats
@@ -56,7 +56,7 @@ import { join } from 'node:path';
 import { outsideSpansMs, spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
 import { startSlowEngine } from './slow-engine.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
-import { kFixedLimitEnv } from '../src/workers/runtime/docker-admission.js';
+import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
 import { engineCpuWindow, netnsBaselineAfterCollection, parseIntList, podYaml, positiveInt, settle, sleepUntil, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 

@@ -362,7 +362,7 @@ export interface RuntimeStatusResult {
 
 /**
  * gc: container and image garbage collection (kuberuntime_gc.go, image_gc_manager.go), run
- * periodically by the main thread's GC manager. See src/workers/gc.ts.
+ * periodically by the main thread's GC manager. See src/workers/kuberuntime/gc.ts.
  */
 export interface GcTask {
   kind: 'gc';

@@ -1,6 +1,6 @@
 /**
  * The wire protocol of one port-forward connection between the main thread and the
- * container-streams worker (src/workers/port-forward.ts): the CRI's PortForward as the kubelet's
+ * container-streams worker (src/workers/streams/port-forward.ts): the CRI's PortForward as the kubelet's
  * streaming server relays it (pkg/kubelet/cri/streaming/portforward: one data stream per port).
  * Plain structured-cloneable data only; each connection has its own MessagePort (transferred in
  * the `portForward` request of streams-protocol.ts), and closing the port ends the connection.

@@ -21,7 +21,7 @@ import { kStreamOutputWindowBytes, type ContainerStreamSpec, type StreamInbound,
 import { scopeToNode } from './runtime/node-scope.js';
 import type { ContainerRuntime, ContainerStream } from './runtime/runtime.js';
 import { getRuntime } from './runtime/runtime-service.js';
-import { startPortForward, type PortForwardPort } from './port-forward.js';
+import { startPortForward, type PortForwardPort } from './streams/port-forward.js';
 
 /** The part of a MessagePort a stream uses (tests pass a MessageChannel's port). */
 export interface StreamPort {

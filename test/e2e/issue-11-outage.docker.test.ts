@@ -16,7 +16,7 @@ import { hashContainer } from '../../src/shared/hash.js';
 import {
   kContainerHashLabel, kContainerNameLabel, kContainerTypeContainer, kContainerTypeLabel, kNodeNameLabel, kPodNameLabel, kPodNamespaceLabel,
   kPodUidLabel, kRestartCountLabel, kTerminationGracePeriodLabel,
-} from '../../src/workers/labels.js';
+} from '../../src/workers/kuberuntime/labels.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { dockerProxy } from '../support/docker-proxy.js';
 import { busyboxPod, containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';

@@ -10,7 +10,7 @@ import { removeLabeledContainers, waitFor } from '../support/docker.js';
 import { busyboxPod, isRunningAndReady, kNodeLabel, useTestNodes } from '../support/agent.js';
 import { freePort, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { releaseNodeNetwork } from '../support/network.js';
-import { removePodCgroup } from '../../src/workers/pod-cgroup.js';
+import { removePodCgroup } from '../../src/workers/cm/pod-cgroup.js';
 
 const json = { 'Content-Type': 'application/json' };
 const apiPod = (name: string, meta: Partial<NonNullable<Pod['metadata']>> = {}, image = 'kubelet-ts/busybox:1.35'): Pod => ({

@@ -13,7 +13,7 @@ import type { Pod } from '../../src/shared/api.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
 import { PROTOCOL_VERSION, type SyncPodTask, type WorkerTask } from '../../src/shared/messages.js';
-import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake-runtime.js';
+import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
 
 /**

@@ -12,7 +12,7 @@ import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-opt
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { docker, removeLabeledContainers, waitFor } from './docker.js';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
-import { removePodCgroup } from '../../src/workers/pod-cgroup.js';
+import { removePodCgroup } from '../../src/workers/cm/pod-cgroup.js';
 import { releaseNodeNetwork } from './network.js';
 
 /** The label every agent puts on its containers; tests clean up by it. */

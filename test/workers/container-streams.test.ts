@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { StreamInbound, StreamOutbound } from '../../src/shared/streams-protocol.js';
 import { kStreamOutputWindowBytes } from '../../src/shared/streams-protocol.js';
 import { StreamsWorker, type StreamPort } from '../../src/workers/container-streams.worker.js';
-import { newFakeRuntime } from '../../src/workers/runtime/fake-runtime.js';
+import { newFakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 
 const id = 'a'.repeat(64);
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runEventsLoop } from '../../src/workers/docker-events.worker.js';
-import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker-streams.js';
+import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker/docker-streams.js';
 import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
 import type { DockerEventsMessage } from '../../src/shared/docker-events.js';
 
@@ -66,7 +66,7 @@ describe('runEventsLoop against a fake Engine API', () => {
 
 describe('runEventsLoop over the fake runtime', () => {
   it('connects at once and forwards the fake runtime\'s own container changes of this node only', async () => {
-    const { newFakeRuntime } = await import('../../src/workers/runtime/fake-runtime.js');
+    const { newFakeRuntime } = await import('../../src/workers/runtime/fake/fake-runtime.js');
     const { scopeToNode } = await import('../../src/workers/runtime/node-scope.js');
     const fake = newFakeRuntime();
     const got: DockerEventsMessage[] = [];

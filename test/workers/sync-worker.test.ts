@@ -5,9 +5,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/shared/api.js';
 import { PROTOCOL_VERSION, type PodSyncResult, type WorkerBootstrap, type WorkerTask } from '../../src/shared/messages.js';
-import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/labels.js';
-import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake-runtime.js';
-import { kDeadlineRequeueMs } from '../../src/workers/sync-pod.js';
+import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/kuberuntime/labels.js';
+import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
+import { kDeadlineRequeueMs } from '../../src/workers/kuberuntime/sync-pod.js';
 import runTask, { createWorkerHandler, type WorkerHandler } from '../../src/workers/sync.worker.js';
 
 const NODE = 'node-fake';

@@ -1,6 +1,6 @@
 # tools/lib/netns-probe.sh — builds the probe helper that the agent runs inside a pod sandbox's
 # network namespace for httpGet/tcpSocket probes and hooks of pods with network `none`
-# (source tools/netns-probe/netns-probe.c; see src/workers/net-probe.ts).
+# (source tools/netns-probe/netns-probe.c; see src/workers/probes/net-probe.ts).
 #
 #   ensure_netns_probe   gcc -static -O2 → .run/bin/kubelet-ts-netns-probe, rebuilt when the source is newer
 

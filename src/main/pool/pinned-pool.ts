@@ -3,7 +3,7 @@
  * and newRuntimeWorkerPool, which picks the pool a runtime needs (this one, or worker-pool.ts's).
  * Counterpart of nothing upstream: the kubelet has one runtime process, we have one fake per thread.
  *
- * Why: each piscina thread holds its own in-memory fake runtime (src/workers/runtime/fake-runtime.ts),
+ * Why: each piscina thread holds its own in-memory fake runtime (src/workers/runtime/fake/fake-runtime.ts),
  * so a pod synced on thread A and then on thread B would see none of its containers on B and
  * create them again. Rather than share state between threads (SharedArrayBuffer, or a runtime
  * thread every call would cross), each pod UID is hashed to one of `threads` single-thread pools:

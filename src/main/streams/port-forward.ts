@@ -2,7 +2,7 @@
  * Counterpart of the kubelet's GetPortForward (pkg/kubelet/kubelet_pods.go: find the running pod,
  * then hand its sandbox to the runtime's PortForward), on the main thread: picks the sandbox and
  * the way to reach it, and turns a forwarded connection's MessagePort into a PortForwardSession.
- * The sockets and helper processes live in the container-streams worker (src/workers/port-forward.ts).
+ * The sockets and helper processes live in the container-streams worker (src/workers/streams/port-forward.ts).
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { Pod } from '../../shared/api.js';

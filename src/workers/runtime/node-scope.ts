@@ -5,7 +5,7 @@
  * share one Docker engine.
  */
 import { AgentError, isNotFound } from '../../shared/errors.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../labels.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../kuberuntime/labels.js';
 import type {
   ContainerCreateSpec, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
   ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, RegistryAuth,

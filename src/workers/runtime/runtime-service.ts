@@ -5,10 +5,10 @@
  * Worker threads only.
  */
 import type { FakeRuntimeTuning } from '../../shared/fake-runtime-tuning.js';
-import { limitFromEnv, withDockerAdmission } from './docker-admission.js';
-import { getDockerRuntime } from './docker-runtime.js';
-import { newFakeRuntime } from './fake-runtime.js';
-import { withFakeTuning } from './fake-tuning.js';
+import { limitFromEnv, withDockerAdmission } from './docker/docker-admission.js';
+import { getDockerRuntime } from './docker/docker-runtime.js';
+import { newFakeRuntime } from './fake/fake-runtime.js';
+import { withFakeTuning } from './fake/fake-tuning.js';
 import type { ContainerRuntime } from './runtime.js';
 
 /** The part of a worker's bootstrap (workerData) that chooses its runtime. */

@@ -16,7 +16,7 @@ import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
-import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../labels.js';
+import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/labels.js';
 import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
 import { diskUsageBytes } from '../volumes/pod-volumes.js';
 import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';

@@ -14,7 +14,7 @@ import type { Container, Pod, Volume } from '../../shared/api.js';
 import { serializeError } from '../../shared/errors.js';
 import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
 import { parseQuantity } from '../../shared/quantity.js';
-import { assertSafeSegment, emptyDirPath, podDir, type ContainerConfigContext } from '../container-config.js';
+import { assertSafeSegment, emptyDirPath, podDir, type ContainerConfigContext } from '../kuberuntime/container-config.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
 import { mountTmpfs } from './mount.js';
 import { volumePayload } from './payloads.js';

@@ -4,7 +4,7 @@ import { newLogger } from '../../../src/shared/logging.js';
 import { newLogsClient } from '../../../src/main/logs/container-logs.js';
 import { LogsWorker } from '../../../src/workers/container-logs.worker.js';
 import type { LogsWorkerMessage } from '../../../src/shared/logs-protocol.js';
-import { newFakeRuntime } from '../../../src/workers/runtime/fake-runtime.js';
+import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 
 const kId = 'a'.repeat(64);

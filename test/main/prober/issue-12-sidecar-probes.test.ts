@@ -8,8 +8,8 @@ import { generatePodStatus } from '../../../src/main/status/generate.js';
 import type { Container, Pod, Probe } from '../../../src/shared/api.js';
 import { hashContainer } from '../../../src/shared/hash.js';
 import type { PodEventRecord, ProbeKill, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
-import { computePodActions } from '../../../src/workers/compute-pod-actions.js';
-import { sandboxHash } from '../../../src/workers/labels.js';
+import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
+import { sandboxHash } from '../../../src/workers/kuberuntime/labels.js';
 import { FakeClock } from './fake-clock.js';
 
 const NOW = 1_000_000;

@@ -6,10 +6,10 @@
 // as the best fixed limit, while a fixed 32 is measurably slower. Simulated milliseconds, no timers.
 import { describe, expect, it } from 'vitest';
 import { AdaptiveConcurrencyLimit } from '../../../src/workers/runtime/adaptive-limit.js';
-import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../src/workers/runtime/docker-admission.js';
-import { kContainerTypeLabel, kContainerTypeSandbox } from '../../../src/workers/labels.js';
+import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../src/workers/runtime/docker/docker-admission.js';
+import { kContainerTypeLabel, kContainerTypeSandbox } from '../../../src/workers/kuberuntime/labels.js';
 import { AgentError } from '../../../src/shared/errors.js';
-import { newFakeRuntime } from '../../../src/workers/runtime/fake-runtime.js';
+import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { withOverrides } from '../../../src/workers/runtime/override.js';
 
 interface EngineModel {

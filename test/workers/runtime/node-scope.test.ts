@@ -2,7 +2,7 @@
 // it refuses containers that are not this node's, and inspects a target only until its ID is known
 // to be ours (created, listed or inspected through the scope).
 import { describe, expect, it } from 'vitest';
-import { newFakeRuntime } from '../../../src/workers/runtime/fake-runtime.js';
+import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import type { ContainerCreateSpec, ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 

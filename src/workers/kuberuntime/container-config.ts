@@ -1,0 +1,517 @@
+/**
+ * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_container.go generateContainerConfig and
+ * kubelet_pods.go makeEnvironmentVariables / makeMounts, with dockershim's sandbox and container
+ * config (dockershim/docker_sandbox.go, docker_container.go): from a PodSpec to Docker create specs.
+ */
+import { constants as fsConstants } from 'node:fs';
+import { chmod, mkdir, open, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Container, EnvVar, Pod, VolumeMount } from '../../shared/api.js';
+import { AgentError } from '../../shared/errors.js';
+import { expand, mappingFor } from '../../shared/expansion.js';
+import { parseQuantity } from '../../shared/quantity.js';
+import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
+import { containerOOMScoreAdjust, kPodInfraOOMAdj } from '../../shared/qos.js';
+import type { ContainerCreateSpec, ContainerHostConfig } from '../runtime/runtime.js';
+import { apiVolumePath } from '../volumes/pod-volumes.js';
+import { checkSubPath, prepareSubPath, subPathMountPath } from '../volumes/subpath.js';
+import { containerSecurityConfig, setVolumeOwnership, type DockerSecurityConfig } from './security-context.js';
+import type { PodConfigObjects } from '../../shared/messages.js';
+import { envVarNameErrors } from '../../shared/names.js';
+
+/** What a container's config depends on besides its spec. */
+export interface ContainerConfigContext {
+  /** This node's name (spec.nodeName when the pod has none; `kubelet-ts.node-name`). */
+  nodeName: string;
+  /** --root-dir (absolute). */
+  rootDir: string;
+  /** The node's address: status.hostIP, and status.podIP for hostNetwork pods. */
+  hostIp: string;
+  /**
+   * status.podIP of a pod that is not hostNetwork: its sandbox's address on the pod network (CNI
+   * ADD result; '' or absent = none, network `none`), as the kubelet's podIPs argument of
+   * generateContainerConfig.
+   */
+  podIp?: string;
+  /** The sandbox the container joins (`container:<id>` namespaces). */
+  sandboxId: string;
+  /** The pod-level settings shared by the sandbox and every container (absent: none of them, as in unit tests). */
+  podSandbox?: PodSandboxConfig;
+  /** The image's configured user (Docker `Config.User`; '' or absent = unset, i.e. root): for runAsNonRoot and runAsGroup. */
+  imageUser?: string;
+  /** The ConfigMaps and Secrets the pod references (SyncPodTask.configObjects); absent = none known. */
+  configObjects?: PodConfigObjects;
+  /** Receives a Warning event on the pod (e.g. `InvalidEnvironmentVariableNames`); absent = dropped. */
+  warn?: (reason: string, message: string) => void;
+}
+
+/**
+ * PodSandboxConfig: what the sync prepared for the whole pod before its containers start
+ * (pod-sandbox.ts): the kubelet-managed /etc/hosts and resolv.conf files, the pod cgroup, the
+ * node's pids limit and log rotation, and the node memory the oom_score_adj is scaled by.
+ */
+export interface PodSandboxConfig {
+  /** The sandbox's hostname (the FQDN with setHostnameAsFQDN); undefined for hostNetwork. */
+  hostname?: string;
+  /** Host path mounted at /etc/hosts ('' = none). */
+  etcHostsFile: string;
+  /** Host path mounted at /etc/resolv.conf ('' = none). */
+  resolvConfFile: string;
+  /** CgroupParent of every container of the pod ('' = Docker's default). */
+  cgroupParent: string;
+  /** Docker PidsLimit of each container (used when there is no pod cgroup to hold --pod-max-pids); ≤ 0 = none. */
+  containerPidsLimit: number;
+  logRotation?: { maxSizeBytes: number; maxFiles: number };
+  /** Node memory capacity, bytes (GetContainerOOMScoreAdjust's memoryCapacity). */
+  memoryCapacityBytes: number;
+  /** The lowest oom_score_adj the engine can set from here (see oomScoreAdjFloor in pod-sandbox.ts); lower values are raised to it. */
+  oomScoreAdjFloor: number;
+}
+
+/** kubelet's CPU period for CFS quota, microseconds. */
+export const kCpuPeriodUs = 100_000;
+const kMinQuotaPeriodUs = 1000;
+const kMinShares = 2;
+/** The kubelet's maxShares: runc refuses more (`the maximum allowed cpu-shares is 262144`). */
+const kMaxShares = 262_144;
+const kSharesPerCpu = 1024;
+
+/** configError: an AgentError with reason `CreateContainerConfigError` (the spec cannot be turned into a container config). */
+export function configError(message: string): AgentError {
+  return new AgentError('ERR_INVALID_ARGUMENT', message, { reason: 'CreateContainerConfigError' });
+}
+
+/** A path segment that is safe to join under --root-dir (no separators, not `.`/`..`). */
+export function assertSafeSegment(s: string, what: string): string {
+  if (!s || s === '.' || s === '..' || s.includes('/') || s.includes('\\') || s.includes('\0')) {
+    throw new AgentError('ERR_INVALID_ARGUMENT', `${what}: ${JSON.stringify(s)} is not a valid path segment`);
+  }
+  return s;
+}
+
+/** podDir: `{rootDir}/pods/{uid}` — everything kubelet-ts keeps on disk for one pod. */
+export function podDir(rootDir: string, uid: string): string {
+  return path.join(rootDir, 'pods', assertSafeSegment(uid, 'metadata.uid'));
+}
+
+/** emptyDirPath: `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (as the kubelet's emptyDir plugin). */
+export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
+  return path.join(podDir(rootDir, uid), 'volumes', 'kubernetes.io~empty-dir', assertSafeSegment(volumeName, 'volume name'));
+}
+
+/**
+ * terminationMessageFile: `{rootDir}/pods/{uid}/containers/{name}/{restartCount}` — the host file
+ * bind-mounted at the container's terminationMessagePath (as the kubelet's
+ * `pods/{uid}/containers/{name}/{id}`), one per attempt so a restart never sees the old message.
+ */
+export function terminationMessageFile(rootDir: string, uid: string, containerName: string, restartCount: number): string {
+  return path.join(podDir(rootDir, uid), 'containers', assertSafeSegment(containerName, 'container name'), String(restartCount));
+}
+
+/** milliCpu of a quantity (cores → millicores), as resource.Quantity.MilliValue. */
+function milliCpu(q: string | number | undefined, field: string): number {
+  if (q === undefined) return 0;
+  return Math.ceil(parseQuantity(q, field) * 1000);
+}
+
+/**
+ * cpuSharesFromRequest, as the kubelet's MilliCPUToShares: milliCPU×1024/1000, at least 2 (also
+ * when there is no request) and at most 262144 (a request of 256 cpus or more).
+ */
+export function cpuSharesFromRequest(milli: number): number {
+  if (milli <= 0) return kMinShares;
+  return Math.min(kMaxShares, Math.max(kMinShares, Math.floor((milli * kSharesPerCpu) / 1000)));
+}
+
+/** cpuQuotaFromLimit, as MilliCPUToQuota: milliCPU×period/1000, at least 1000 µs; 0 = no limit. */
+export function cpuQuotaFromLimit(milli: number, periodUs = kCpuPeriodUs): number {
+  if (milli <= 0) return 0;
+  return Math.max(kMinQuotaPeriodUs, Math.floor((milli * periodUs) / 1000));
+}
+
+function resourceQuantity(c: Container, which: 'limits' | 'requests', res: string): string | number | undefined {
+  return (c.resources?.[which] as Record<string, string | number> | undefined)?.[res];
+}
+
+/**
+ * resourceFieldValue, as the kubelet's containerResourceRuntimeValue: `limits.cpu` and
+ * `requests.cpu` as whole cores rounded up (after the divisor), memory and ephemeral storage in
+ * bytes rounded up. An unset limit reads the node's capacity (CPUs, total memory), as the kubelet
+ * reads node allocatable.
+ */
+export function resourceFieldValue(c: Container, resource: string, divisor: string | number | undefined, field: string): string {
+  const [which, res] = resource.split('.', 2) as ['limits' | 'requests', string];
+  if ((which !== 'limits' && which !== 'requests') || !['cpu', 'memory', 'ephemeral-storage'].includes(res)) {
+    throw configError(`${field}.resource: Unsupported value: ${JSON.stringify(resource)}`);
+  }
+  let q = resourceQuantity(c, which, res);
+  if (q === undefined && which === 'limits') q = res === 'cpu' ? os.availableParallelism() : res === 'memory' ? os.totalmem() : undefined;
+  if (res === 'cpu') {
+    const d = milliCpu(divisor ?? '1', `${field}.divisor`);
+    if (d <= 0) throw configError(`${field}.divisor: Invalid value: ${JSON.stringify(divisor)}`);
+    return String(Math.ceil(milliCpu(q, field) / d));
+  }
+  const d = parseQuantity(divisor ?? '1', `${field}.divisor`);
+  if (d <= 0) throw configError(`${field}.divisor: Invalid value: ${JSON.stringify(divisor)}`);
+  return String(Math.ceil((q === undefined ? 0 : parseQuantity(q, field)) / d));
+}
+
+const kLabelRefRe = /^metadata\.(labels|annotations)\['(.+)'\]$/;
+
+/** fieldRefValue, as podFieldSelectorRuntimeValue (the downward API for env). */
+export function fieldRefValue(pod: Pod, fieldPath: string, ctx: ContainerConfigContext, field: string): string {
+  const m = kLabelRefRe.exec(fieldPath);
+  if (m) return (m[1] === 'labels' ? pod.metadata?.labels : pod.metadata?.annotations)?.[m[2]] ?? '';
+  switch (fieldPath) {
+    case 'metadata.name':
+      return pod.metadata?.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata?.namespace ?? 'default';
+    case 'metadata.uid':
+      return pod.metadata?.uid ?? '';
+    case 'spec.nodeName':
+      return pod.spec?.nodeName || ctx.nodeName;
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName ?? '';
+    case 'status.hostIP':
+    case 'status.hostIPs':
+      return ctx.hostIp;
+    case 'status.podIP':
+    case 'status.podIPs':
+      return pod.spec?.hostNetwork ? ctx.hostIp : (ctx.podIp ?? '');
+    default:
+      throw configError(`${field}.fieldPath: Unsupported value: ${JSON.stringify(fieldPath)}`);
+  }
+}
+
+/**
+ * envObject: the ConfigMap or Secret `name` of the pod's namespace from the task's objects, as a
+ * map of keys to string values (a Secret's base64 `data` decoded; a ConfigMap's `data` only, as the
+ * kubelet reads no binaryData into env), or undefined when absent.
+ */
+function envObject(ctx: ContainerConfigContext, kind: 'configmap' | 'secret', name: string): Record<string, string> | undefined {
+  if (kind === 'configmap') {
+    const cm = ctx.configObjects?.configMaps[name];
+    return cm ? { ...(cm.data ?? {}) } : undefined;
+  }
+  const secret = ctx.configObjects?.secrets[name];
+  if (!secret) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, 'base64').toString('utf8');
+  return out;
+}
+
+/**
+ * makeEnvironmentVariables returns the container's env as ordered [name, value] pairs, as
+ * kubelet_pods.go makeEnvironmentVariables: first each `envFrom` source's keys (`prefix` put in
+ * front; a key that is no valid variable name is skipped and named in one Warning event
+ * `InvalidEnvironmentVariableNames`: `Keys [a, b] from the EnvFrom configMap ns/x were skipped
+ * since they are considered invalid environment variable names.`), then `env` in order, a later
+ * one overriding: `value` with `$(VAR)` expanded against the variables defined before it;
+ * `valueFrom.fieldRef` and `resourceFieldRef` resolved; `configMapKeyRef` / `secretKeyRef` read
+ * from `ctx.configObjects`. A missing object or key that is not `optional` is a
+ * CreateContainerConfigError with the kubelet's message (`configmap "x" not found`, `couldn't
+ * find key k in ConfigMap ns/x`, the same for `secret`/`Secret`); an optional one is skipped.
+ * @throws AgentError with reason `CreateContainerConfigError`.
+ */
+export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: ContainerConfigContext, field: string): Array<[string, string]> {
+  const defined = new Map<string, string>();
+  const lookup = mappingFor(defined);
+  const ns = pod.metadata?.namespace || 'default';
+  for (const from of container.envFrom ?? []) {
+    const ref = from.configMapRef ?? from.secretRef;
+    const kind = from.configMapRef ? 'configmap' : 'secret';
+    if (!ref) continue;
+    const values = envObject(ctx, kind, ref.name ?? '');
+    if (!values) {
+      if (ref.optional) continue;
+      throw configError(`${kind} "${ref.name}" not found`);
+    }
+    const invalid: string[] = [];
+    for (const [k, v] of Object.entries(values)) {
+      const name = `${from.prefix ?? ''}${k}`;
+      if (envVarNameErrors(name).length > 0) {
+        invalid.push(name);
+        continue;
+      }
+      defined.set(name, v);
+    }
+    if (invalid.length > 0) {
+      invalid.sort();
+      ctx.warn?.('InvalidEnvironmentVariableNames', `Keys [${invalid.join(', ')}] from the EnvFrom ${kind === 'configmap' ? 'configMap' : 'secret'} ${ns}/${ref.name} were skipped since they are considered invalid environment variable names.`);
+    }
+  }
+  for (const [i, e] of (container.env ?? []).entries()) {
+    const f = `${field}.env[${i}]`;
+    let value: string | undefined;
+    const vf = e.valueFrom;
+    if (vf?.fieldRef) value = fieldRefValue(pod, vf.fieldRef.fieldPath, ctx, `${f}.valueFrom.fieldRef`);
+    else if (vf?.resourceFieldRef) {
+      const ref = vf.resourceFieldRef;
+      const target = ref.containerName ? pod.spec?.containers?.find((c) => c.name === ref.containerName) : container;
+      if (!target) throw configError(`${f}.valueFrom.resourceFieldRef.containerName: Not found: ${JSON.stringify(ref.containerName)}`);
+      value = resourceFieldValue(target, ref.resource, ref.divisor, `${f}.valueFrom.resourceFieldRef`);
+    } else if (vf?.configMapKeyRef || vf?.secretKeyRef) {
+      const ref = (vf.configMapKeyRef ?? vf.secretKeyRef)!;
+      const kind = vf.configMapKeyRef ? 'configmap' : 'secret';
+      const values = envObject(ctx, kind, ref.name ?? '');
+      if (!values) {
+        if (ref.optional) continue;
+        throw configError(`${kind} "${ref.name}" not found`);
+      }
+      if (!Object.hasOwn(values, ref.key)) {
+        if (ref.optional) continue;
+        throw configError(`couldn't find key ${ref.key} in ${kind === 'configmap' ? 'ConfigMap' : 'Secret'} ${ns}/${ref.name}`);
+      }
+      value = values[ref.key];
+    } else value = expand(e.value ?? '', lookup);
+    defined.set(e.name, value);
+  }
+  return [...defined.entries()];
+}
+
+/** expandCommand, as ExpandContainerCommandAndArgs: `$(VAR)` in command and args from the final env. */
+export function expandCommand(container: Container, env: Array<[string, string]>): { command?: string[]; args?: string[] } {
+  const lookup = mappingFor(new Map(env));
+  return {
+    command: container.command?.length ? container.command.map((s) => expand(s, lookup)) : undefined,
+    args: container.args?.length ? container.args.map((s) => expand(s, lookup)) : undefined,
+  };
+}
+
+async function checkHostPath(p: string, type: string, field: string): Promise<void> {
+  const kind = await stat(p).catch(() => null);
+  const fail = (what: string) => configError(`${field}: hostPath type check failed: ${p} is not ${what}`);
+  switch (type) {
+    case '':
+      return;
+    case 'DirectoryOrCreate':
+      if (!kind) await mkdir(p, { recursive: true, mode: 0o755 });
+      else if (!kind.isDirectory()) throw fail('a directory');
+      return;
+    case 'Directory':
+      if (!kind?.isDirectory()) throw fail('a directory');
+      return;
+    case 'FileOrCreate':
+      if (!kind) {
+        await mkdir(path.dirname(p), { recursive: true, mode: 0o755 });
+        await (await open(p, fsConstants.O_CREAT | fsConstants.O_WRONLY, 0o644)).close();
+      } else if (!kind.isFile()) throw fail('a file');
+      return;
+    case 'File':
+      if (!kind?.isFile()) throw fail('a file');
+      return;
+    case 'Socket':
+      if (!kind?.isSocket()) throw fail('a socket file');
+      return;
+    case 'CharDevice':
+      if (!kind?.isCharacterDevice()) throw fail('a character device');
+      return;
+    case 'BlockDevice':
+      if (!kind?.isBlockDevice()) throw fail('a block device');
+      return;
+    default:
+      throw configError(`${field}.type: Unsupported value: ${JSON.stringify(type)}`);
+  }
+}
+
+/**
+ * makeMounts returns Docker binds (`host:container[:ro][,rslave|rshared]`) for the container's
+ * volumeMounts, as the kubelet's makeMounts: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
+ * (created, mode 0777; a `medium: Memory` one is already a tmpfs, see volumes/pod-volumes.ts; with the
+ * pod's fsGroup, group-owned by it with setgid, as SetVolumeOwnership);
+ * hostPath → checked or created by its `type` (never chowned, as the kubelet); configMap, secret, downwardAPI and projected → their
+ * AtomicWriter directory, always read-only (ReadOnlyAPIDataVolumes). `subPath`, or `subPathExpr`
+ * expanded from the container's env (`env`, as ExpandContainerVolumeMounts: a `$(VAR)` without a
+ * value is an error), is resolved safely inside the volume and bind-mounted (volumes/subpath.ts),
+ * created as a directory when missing. `mountPropagation` → bindPropagation. Idempotent.
+ * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
+ * failed hostPath check, subPath absolute, with `..`, or reaching outside the volume).
+ */
+export async function makeMounts(pod: Pod, container: Container, rootDir: string, field: string, env: Array<[string, string]> = []): Promise<string[]> {
+  const uid = pod.metadata?.uid ?? '';
+  const binds: string[] = [];
+  for (const [i, m] of (container.volumeMounts ?? ([] as VolumeMount[])).entries()) {
+    const f = `${field}.volumeMounts[${i}]`;
+    const vol = pod.spec?.volumes?.find((v) => v.name === m.name);
+    if (!vol) throw configError(`${f}.name: Not found: ${JSON.stringify(m.name)}`);
+    let hostPath: string;
+    let readOnly = m.readOnly === true;
+    if (vol.emptyDir) {
+      hostPath = emptyDirPath(rootDir, uid, vol.name);
+      await mkdir(hostPath, { recursive: true });
+      await chmod(hostPath, 0o777);
+      const fsGroup = pod.spec?.securityContext?.fsGroup;
+      if (fsGroup !== undefined) await setVolumeOwnership(hostPath, fsGroup, pod.spec?.securityContext?.fsGroupChangePolicy);
+    } else if (vol.hostPath) {
+      hostPath = vol.hostPath.path;
+      await checkHostPath(hostPath, vol.hostPath.type ?? '', `spec.volumes[${vol.name}].hostPath`);
+    } else {
+      const apiPath = apiVolumePath(rootDir, uid, vol);
+      if (!apiPath) throw configError(`spec.volumes[${vol.name}]: Not supported: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported`);
+      hostPath = apiPath;
+      readOnly = true;
+    }
+    let subPath = m.subPath ?? '';
+    if (m.subPathExpr) subPath = expandSubPathExpr(m.subPathExpr, env, `${f}.subPathExpr`);
+    if (subPath) {
+      try {
+        checkSubPath(subPath);
+        hostPath = await prepareSubPath(hostPath, subPath, subPathMountPath(podDir(rootDir, uid), vol.name, container.name, i));
+      } catch (err) {
+        throw configError(`${f}: ${(err as Error).message}`);
+      }
+    }
+    const opts = [...(readOnly ? ['ro'] : []), ...bindPropagation(m.mountPropagation)];
+    binds.push(`${hostPath}:${m.mountPath}${opts.length ? `:${opts.join(',')}` : ''}`);
+  }
+  return binds;
+}
+
+/**
+ * expandSubPathExpr, as ExpandContainerVolumeMounts: `$(VAR)` from the container's env; a variable
+ * without a value is `missing value for VAR`. Pure.
+ * @throws AgentError with reason `CreateContainerConfigError`.
+ */
+export function expandSubPathExpr(expr: string, env: Array<[string, string]>, field: string): string {
+  const values = new Map(env);
+  const missing = new Set<string>();
+  const out = expand(expr, (name: string) => {
+    const v = values.get(name);
+    if (!v) missing.add(name);
+    return v ?? '';
+  });
+  if (missing.size) throw configError(`${field}: missing value for ${[...missing].sort().join(', ')}`);
+  return out;
+}
+
+/**
+ * bindPropagation: the Docker bind option for a volumeMount's `mountPropagation`, as dockershim's
+ * generateMountBindings: HostToContainer → `rslave`, Bidirectional → `rshared`, None or unset →
+ * none (Docker's default, rprivate). Docker refuses `rslave`/`rshared` when the source is not on a
+ * shared (or, for rslave, slave) mount; that error reaches the container's status as Docker words it.
+ */
+export function bindPropagation(mode: string | undefined): string[] {
+  if (mode === 'HostToContainer') return ['rslave'];
+  if (mode === 'Bidirectional') return ['rshared'];
+  return [];
+}
+
+/**
+ * buildSandboxSpec: the sandbox (pause) container of `pod`, attempt `attempt` (dockershim
+ * makeSandboxDockerConfig): network `none` (or `host` with hostNetwork), hostname = pod name
+ * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID;
+ * `security`: the pod-level user, groups, seccomp and sysctls (security-context.ts sandboxSecurityConfig).
+ */
+export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string, podSandbox?: PodSandboxConfig, security?: DockerSecurityConfig): ContainerCreateSpec {
+  const spec = pod.spec;
+  const defaultHostname = spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63);
+  return {
+    name: buildSandboxName(pod, attempt),
+    image,
+    labels: sandboxLabels(pod, nodeName, attempt),
+    hostname: podSandbox ? podSandbox.hostname : defaultHostname,
+    user: security?.user,
+    hostConfig: {
+      ...security?.hostConfig,
+      networkMode: spec?.hostNetwork ? 'host' : 'none',
+      ipcMode: spec?.hostIPC ? 'host' : 'shareable',
+      pidMode: spec?.hostPID ? 'host' : undefined,
+      ...(podSandbox ? sandboxHostConfig(podSandbox, kPodInfraOOMAdj) : {}),
+    },
+  };
+}
+
+/** sandboxHostConfig: the pod-level HostConfig of the sandbox and of each container (cgroup parent, pids, log rotation, oom_score_adj). */
+function sandboxHostConfig(p: PodSandboxConfig, oomScoreAdj: number): Partial<ContainerHostConfig> {
+  return {
+    oomScoreAdj: Math.max(oomScoreAdj, p.oomScoreAdjFloor),
+    cgroupParent: p.cgroupParent || undefined,
+    pidsLimit: p.containerPidsLimit > 0 ? p.containerPidsLimit : undefined,
+    logRotation: p.logRotation,
+  };
+}
+
+/**
+ * podFileBinds: the kubelet-managed /etc/hosts and /etc/resolv.conf of a container, unless it
+ * mounts a volume at that path itself (as makeMounts skips the hosts file then).
+ */
+function podFileBinds(container: Container, p: PodSandboxConfig | undefined): string[] {
+  if (!p) return [];
+  const mounted = new Set((container.volumeMounts ?? []).map((m) => path.posix.normalize(m.mountPath)));
+  const out: string[] = [];
+  if (p.etcHostsFile && !mounted.has('/etc/hosts')) out.push(`${p.etcHostsFile}:/etc/hosts`);
+  if (p.resolvConfFile && !mounted.has('/etc/resolv.conf')) out.push(`${p.resolvConfFile}:/etc/resolv.conf`);
+  return out;
+}
+
+/**
+ * buildContainerSpec: the Docker create spec of spec container `index` (generateContainerConfig):
+ * Entrypoint = command, Cmd = args (`$(VAR)` expanded), env, working dir, exposed ports, binds,
+ * namespaces joined from the sandbox, memory/CPU limits and CPU shares, labels with `hash` and
+ * `restartCount` (also the name's attempt), and the securityContext's Docker settings
+ * (containerSecurityConfig: user, groups, privileged, read-only root, capabilities, seccomp…,
+ * after the runAsNonRoot check). Prepares volume directories (see makeMounts).
+ * `init`: `index` is in `spec.initContainers` (field paths say so).
+ * @throws AgentError with reason `CreateContainerConfigError`.
+ */
+export async function buildContainerSpec(pod: Pod, index: number, hash: string, restartCount: number, image: string, ctx: ContainerConfigContext, init = false): Promise<ContainerCreateSpec> {
+  const container = init ? pod.spec!.initContainers![index] : pod.spec!.containers[index];
+  const field = init ? `spec.initContainers[${index}]` : `spec.containers[${index}]`;
+  const env = makeEnvironmentVariables(pod, container, ctx, field);
+  const { command, args } = expandCommand(container, env);
+  const security = await containerSecurityConfig(pod, container, ctx.imageUser ?? '', ctx.rootDir, field);
+  const binds = await makeMounts(pod, container, ctx.rootDir, field, env);
+  binds.push(...podFileBinds(container, ctx.podSandbox));
+  if (container.terminationMessagePath) {
+    // The termination message file (kubelet makeMounts): created empty, writable by any user.
+    const file = terminationMessageFile(ctx.rootDir, pod.metadata?.uid ?? '', container.name, restartCount);
+    await mkdir(path.dirname(file), { recursive: true });
+    await (await open(file, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_TRUNC, 0o666)).close();
+    await chmod(file, 0o666);
+    binds.push(`${file}:${container.terminationMessagePath}`);
+  }
+  let memory = 0;
+  let cpuLimit = 0;
+  let cpuRequest = 0;
+  try {
+    const memLimit = resourceQuantity(container, 'limits', 'memory');
+    memory = memLimit === undefined ? 0 : Math.ceil(parseQuantity(memLimit, `${field}.resources.limits.memory`));
+    cpuLimit = milliCpu(resourceQuantity(container, 'limits', 'cpu'), `${field}.resources.limits.cpu`);
+    cpuRequest = milliCpu(resourceQuantity(container, 'requests', 'cpu'), `${field}.resources.requests.cpu`);
+  } catch (err) {
+    throw configError((err as Error).message);
+  }
+  if (cpuRequest === 0 && cpuLimit > 0) cpuRequest = cpuLimit; // request defaults to limit
+  const join = `container:${ctx.sandboxId}`;
+  const spec = pod.spec!;
+  return {
+    name: buildContainerName(container.name, pod, restartCount),
+    image,
+    labels: containerLabels(pod, container, ctx.nodeName, ctx.sandboxId, hash, restartCount),
+    entrypoint: command,
+    cmd: args,
+    env: env.map(([k, v]) => `${k}=${v}`),
+    workingDir: container.workingDir,
+    user: security.user,
+    // No ExposedPorts: Docker refuses them on a container that joins another's network
+    // (`container:<sandbox>`); as with dockershim, ports belong to the sandbox, and with network
+    // none or host there is nothing to publish.
+    tty: container.tty === true,
+    openStdin: container.stdin === true,
+    stdinOnce: container.stdinOnce === true,
+    hostConfig: {
+      ...security.hostConfig,
+      networkMode: join,
+      ipcMode: spec.hostIPC ? 'host' : join,
+      pidMode: spec.hostPID ? 'host' : spec.shareProcessNamespace ? join : undefined,
+      binds,
+      memory,
+      cpuQuota: cpuQuotaFromLimit(cpuLimit),
+      cpuPeriod: cpuLimit > 0 ? kCpuPeriodUs : undefined,
+      cpuShares: cpuSharesFromRequest(cpuRequest),
+      ...(ctx.podSandbox ? sandboxHostConfig(ctx.podSandbox, containerOOMScoreAdjust(pod, container, ctx.podSandbox.memoryCapacityBytes)) : {}),
+    },
+  };
+}

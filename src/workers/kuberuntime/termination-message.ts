@@ -1,0 +1,72 @@
+/**
+ * Counterpart of kuberuntime_container.go getTerminationMessage / readLastStringFromContainerLogs:
+ * fills `message` of dead containers from the termination message file the container wrote (bind
+ * mounted at its terminationMessagePath), or, with terminationMessagePolicy
+ * FallbackToLogsOnError, from the end of its log when the file is empty and the container failed.
+ */
+import { open } from 'node:fs/promises';
+import type { RuntimePod } from '../../shared/messages.js';
+import { terminationMessageFile } from './container-config.js';
+import { kTerminationMessagePolicyLabel } from './labels.js';
+import type { ContainerDetails, ContainerRuntime } from '../runtime/runtime.js';
+
+/** Most bytes of a termination message file read (kubelet: maxTerminationMessageLength... 4096 per container). */
+export const kMaxTerminationMessageBytes = 4096;
+/** FallbackToLogsOnError reads at most this many log lines (kubelet: kMaxContainerTerminationMessageLogLines)… */
+export const kFallbackLogLines = 80;
+/** …and at most this many bytes (kubelet: kMaxContainerTerminationMessageLogLength). */
+export const kFallbackLogBytes = 2048;
+
+/** Reads up to `max` bytes of `file`; '' when it is missing or unreadable. */
+async function readHead(file: string, max: number): Promise<string> {
+  try {
+    const fh = await open(file, 'r');
+    try {
+      const buf = Buffer.alloc(max);
+      const { bytesRead } = await fh.read(buf, 0, max, 0);
+      return buf.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * LogTailer: the optional runtime capability FallbackToLogsOnError needs: the last `lines` lines
+ * (at most `bytes` bytes) of a container's stdout and stderr.
+ */
+export interface LogTailer {
+  tailLogs(containerId: string, lines: number, bytes: number): Promise<string>;
+}
+
+/**
+ * fillTerminationMessages sets `message` of every exited app container of `runtimePod` (in place):
+ * the content of its termination message file under `rootDir` when not empty; else, when its
+ * `annotation.io.kubernetes.container.terminationMessagePolicy` label says FallbackToLogsOnError
+ * and it exited non-zero, the tail of its log (if `runtime` can tail logs); else what the runtime
+ * said (Docker's error string). The policy label is read from `known` (the inspects the runtime
+ * pod was assembled from) when the container is there, else from an inspect. Never throws (a
+ * missing file is an empty message).
+ */
+export async function fillTerminationMessages(rootDir: string, runtimePod: RuntimePod | null, runtime: ContainerRuntime, known: readonly ContainerDetails[] = []): Promise<void> {
+  if (!runtimePod) return;
+  const tailer = runtime as Partial<LogTailer>;
+  await Promise.all(
+    runtimePod.containers
+      .filter((c) => c.state === 'exited')
+      .map(async (c) => {
+        let msg = await readHead(terminationMessageFile(rootDir, runtimePod.uid, c.name, c.attempt), kMaxTerminationMessageBytes);
+        if (!msg && c.exitCode !== 0 && typeof tailer.tailLogs === 'function') {
+          try {
+            const labels = known.find((d) => d.id === c.id)?.labels ?? (await runtime.inspectContainer(c.id)).labels;
+            if (labels[kTerminationMessagePolicyLabel] === 'FallbackToLogsOnError') msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes);
+          } catch {
+            // gone meanwhile: no message
+          }
+        }
+        if (msg) c.message = msg;
+      }),
+  );
+}

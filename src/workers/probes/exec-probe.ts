@@ -1,0 +1,28 @@
+/**
+ * Counterpart of pkg/probe/exec (with the kubelet's prober.runProbe for Exec handlers): runs a
+ * probe's command in the container with `docker exec` and maps the exit code to a verdict.
+ * Runs on a worker thread.
+ */
+import { isNotFound, serializeError } from '../../shared/errors.js';
+import type { ExecProbeTask, ProbeOutcome } from '../../shared/messages.js';
+import type { ContainerRuntime } from '../runtime/runtime.js';
+
+/**
+ * runExecProbe runs `task.command` in `task.containerId` and resolves:
+ * `success` on exit code 0, `failure` on any other exit code or when the command is still running
+ * after `task.timeoutMs` milliseconds (output `command "…" timed out`, as the kubelet since
+ * ExecProbeTimeout), `unknown` when it could not be run at all (container gone or not running,
+ * Docker error) — the probe worker then keeps its previous result. Never rejects.
+ */
+export async function runExecProbe(runtime: ContainerRuntime, task: Pick<ExecProbeTask, 'containerId' | 'command' | 'timeoutMs'>): Promise<ProbeOutcome> {
+  if (!Array.isArray(task.command) || task.command.length === 0) return { result: 'unknown', output: 'exec probe: command is empty' };
+  try {
+    const r = await runtime.execInContainer(task.containerId, task.command, task.timeoutMs);
+    if (r.timedOut) return { result: 'failure', output: `command ${JSON.stringify(task.command.join(' '))} timed out` };
+    if (r.exitCode === 0) return { result: 'success', output: r.output };
+    // The kubelet's event reads `Liveness probe failed: <output>`; with no output, say why.
+    return { result: 'failure', output: r.output.trim() ? r.output : `command ${JSON.stringify(task.command.join(' '))} exited with ${r.exitCode}` };
+  } catch (err) {
+    return { result: 'unknown', output: isNotFound(err) ? `container ${task.containerId} not found` : serializeError(err).message };
+  }
+}

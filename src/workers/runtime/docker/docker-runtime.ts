@@ -1,0 +1,419 @@
+/**
+ * Counterpart of dockershim (pkg/kubelet/dockershim, removed in Kubernetes 1.24): the
+ * ContainerRuntime port over the Docker Engine API, through dockerode. With its streaming half
+ * (docker-streams.ts), the only module that imports dockerode (STYLE.md §1: dockerode lives under
+ * src/workers/runtime/ only).
+ *
+ * dockerode 5.0.1 sends unversioned paths, which dockerd 20.10 serves at API 1.41: no version
+ * is pinned here on purpose (pinning a newer one gets HTTP 400).
+ */
+import { statfs } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import Docker from 'dockerode';
+import { AgentError } from '../../../shared/errors.js';
+import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/messages.js';
+import { setLongTimeout, type LongTimeout } from '../../../shared/long-timeout.js';
+import { withDeadline } from '../deadline.js';
+import { openDockerStream } from './docker-attach.js';
+import { ImagePresenceCache } from '../image-presence.js';
+import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
+import type {
+  ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
+  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ImageFsInfo, ImageSummary, RegistryAuth, RuntimeVersion,
+} from '../runtime.js';
+
+/** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
+const kMaxExecOutputBytes = 10 * 1024;
+
+const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * dockerTimeMs converts a Docker RFC 3339 time (nanosecond precision allowed) to epoch ms;
+ * Docker's zero time `0001-01-01T00:00:00Z`, '' and anything unparsable give 0.
+ */
+export function dockerTimeMs(t: string | undefined | null): number {
+  if (!t || t.startsWith('0001-01-01')) return 0;
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+/**
+ * toAgentError maps a dockerode/HTTP error to an AgentError: socket errors → ERR_RUNTIME_UNAVAILABLE
+ * (retriable), 404 → ERR_NOT_FOUND, 409 → ERR_ALREADY_EXISTS, anything else → ERR_RUNTIME
+ * (retriable for 5xx). `what` names the operation, e.g. `create container k8s_web_…`.
+ */
+export function toAgentError(err: unknown, what: string): AgentError {
+  if (err instanceof AgentError) return err;
+  const e = err as { code?: unknown; statusCode?: unknown; json?: { message?: unknown } | null; message?: unknown };
+  const detail = typeof e?.json?.message === 'string' ? e.json.message : String(e?.message ?? err);
+  if (typeof e?.code === 'string' && kUnavailableCodes.has(e.code)) {
+    return new AgentError('ERR_RUNTIME_UNAVAILABLE', `${what}: container runtime is unavailable: ${detail}`, { retriable: true, cause: err });
+  }
+  switch (e?.statusCode) {
+    case 404:
+      return new AgentError('ERR_NOT_FOUND', `${what}: ${detail}`, { cause: err });
+    case 409:
+      return new AgentError('ERR_ALREADY_EXISTS', `${what}: ${detail}`, { cause: err });
+    default: {
+      const status = typeof e?.statusCode === 'number' ? e.statusCode : 0;
+      return new AgentError('ERR_RUNTIME', `${what}: ${detail}`, { retriable: status === 0 || status >= 500, cause: err });
+    }
+  }
+}
+
+/**
+ * withSignal: dockerode's `info`, `version` and `ping` take `{ abortSignal }` (its lib/docker.js),
+ * which @types/dockerode 4 does not declare: the method, bound, with that signature.
+ */
+function withSignal<T>(docker: Docker, method: 'info' | 'version' | 'ping'): (opts: { abortSignal?: AbortSignal }) => Promise<T> {
+  return (docker[method] as unknown as (opts: { abortSignal?: AbortSignal }) => Promise<T>).bind(docker);
+}
+
+function statusCode(err: unknown): unknown {
+  return (err as { statusCode?: unknown } | null)?.statusCode;
+}
+
+/**
+ * DockerRuntime: every request-response call to the engine runs under `requestTimeoutMs`
+ * (`--runtime-request-timeout`; deadline.ts), a stop under its grace period plus that, and an exec
+ * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
+ * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
+ */
+class DockerRuntime implements ContainerRuntime {
+  readonly #docker: Docker;
+  /** Milliseconds; 0 = no deadline. */
+  readonly #timeoutMs: number;
+  /** Image inspects reused and refreshed per reference (image-presence.ts); a pull or removal forgets when it begins and ends. */
+  readonly #imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref));
+
+  constructor(socketPath: string, requestTimeoutMs: number) {
+    this.#docker = new Docker({ socketPath });
+    this.#timeoutMs = requestTimeoutMs;
+  }
+
+  /** #call: `call` under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to dockerode. */
+  #call<T>(what: string, call: (abortSignal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
+    return withDeadline(this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0, what, call);
+  }
+
+  async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
+    try {
+      const list = await this.#call('list containers', (abortSignal) => this.#docker.listContainers({ all: true, filters: { label: filter.labels }, abortSignal }));
+      return list.map((c) => ({
+        id: c.Id,
+        name: (c.Names?.[0] ?? '').replace(/^\//, ''),
+        labels: c.Labels ?? {},
+        state: c.State ?? 'unknown',
+        createdAtMs: (c.Created ?? 0) * 1000,
+        imageId: c.ImageID ?? '',
+      }));
+    } catch (err) {
+      throw toAgentError(err, 'list containers');
+    }
+  }
+
+  async inspectContainer(id: string): Promise<ContainerDetails> {
+    try {
+      const c = await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }));
+      return {
+        id: c.Id,
+        name: (c.Name ?? '').replace(/^\//, ''),
+        labels: c.Config?.Labels ?? {},
+        image: c.Config?.Image ?? '',
+        imageId: c.Image ?? '',
+        status: c.State?.Status ?? 'unknown',
+        running: c.State?.Running === true,
+        exitCode: c.State?.ExitCode ?? 0,
+        oomKilled: c.State?.OOMKilled === true,
+        error: c.State?.Error ?? '',
+        createdAtMs: dockerTimeMs(c.Created),
+        startedAtMs: dockerTimeMs(c.State?.StartedAt),
+        finishedAtMs: dockerTimeMs(c.State?.FinishedAt),
+        networkMode: c.HostConfig?.NetworkMode ?? '',
+        pid: c.State?.Pid ?? 0,
+        logPath: c.LogPath ?? '',
+      };
+    } catch (err) {
+      throw toAgentError(err, `inspect container ${id}`);
+    }
+  }
+
+  async createContainer(spec: ContainerCreateSpec): Promise<string> {
+    const hc = spec.hostConfig;
+    try {
+      const c = await this.#call(`create container ${spec.name}`, (abortSignal) => this.#docker.createContainer({
+        abortSignal,
+        name: spec.name,
+        Image: spec.image,
+        Labels: spec.labels,
+        Entrypoint: spec.entrypoint,
+        Cmd: spec.cmd,
+        Env: spec.env,
+        WorkingDir: spec.workingDir || undefined,
+        User: spec.user || undefined,
+        Hostname: spec.hostname || undefined,
+        Tty: spec.tty,
+        OpenStdin: spec.openStdin,
+        StdinOnce: spec.stdinOnce,
+        HostConfig: {
+          NetworkMode: hc.networkMode,
+          IpcMode: hc.ipcMode,
+          PidMode: hc.pidMode,
+          Binds: hc.binds?.length ? hc.binds : undefined,
+          Memory: hc.memory || undefined,
+          CpuQuota: hc.cpuQuota || undefined,
+          CpuPeriod: hc.cpuPeriod || undefined,
+          CpuShares: hc.cpuShares || undefined,
+          OomScoreAdj: hc.oomScoreAdj,
+          CgroupParent: hc.cgroupParent || undefined,
+          PidsLimit: hc.pidsLimit && hc.pidsLimit > 0 ? hc.pidsLimit : undefined,
+          LogConfig: hc.logRotation ? { Type: 'json-file', Config: { 'max-size': String(hc.logRotation.maxSizeBytes), 'max-file': String(hc.logRotation.maxFiles) } } : undefined,
+          Privileged: hc.privileged || undefined,
+          ReadonlyRootfs: hc.readonlyRootfs || undefined,
+          CapAdd: hc.capAdd?.length ? hc.capAdd : undefined,
+          CapDrop: hc.capDrop?.length ? hc.capDrop : undefined,
+          SecurityOpt: hc.securityOpt?.length ? hc.securityOpt : undefined,
+          Sysctls: hc.sysctls && Object.keys(hc.sysctls).length ? hc.sysctls : undefined,
+          GroupAdd: hc.groupAdd?.length ? hc.groupAdd : undefined,
+          // The kubelet restarts containers itself (restart backoff); Docker must not.
+          RestartPolicy: { Name: 'no' },
+        },
+      }));
+      return c.id;
+    } catch (err) {
+      // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
+      if (statusCode(err) === 404) this.#imagePresence.forget(spec.image);
+      throw toAgentError(err, `create container ${spec.name}`);
+    }
+  }
+
+  async startContainer(id: string): Promise<void> {
+    try {
+      await this.#call(`start container ${id}`, (abortSignal) => this.#docker.getContainer(id).start({ abortSignal }));
+    } catch (err) {
+      if (statusCode(err) === 304) return; // already started
+      throw toAgentError(err, `start container ${id}`);
+    }
+  }
+
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    try {
+      const t = stopTimeoutSeconds(timeoutSeconds);
+      // As the kubelet's StopContainer: the grace period plus the request timeout.
+      await this.#call(`stop container ${id}`, (abortSignal) => this.#docker.getContainer(id).stop({ t, abortSignal }), t * 1000);
+    } catch (err) {
+      if (statusCode(err) === 304) return; // already stopped
+      throw toAgentError(err, `stop container ${id}`);
+    }
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    try {
+      await this.#call(`remove container ${id}`, (abortSignal) => this.#docker.getContainer(id).remove({ force: true, v: true, abortSignal }));
+    } catch (err) {
+      throw toAgentError(err, `remove container ${id}`);
+    }
+  }
+
+  async imageExists(ref: string): Promise<{ id: string; user?: string } | null> {
+    const found = await this.#imagePresence.get(ref);
+    return found && { ...found };
+  }
+
+  async #inspectImage(ref: string): Promise<{ id: string; user: string } | null> {
+    try {
+      const img = await this.#call(`inspect image ${ref}`, () => this.#docker.getImage(ref).inspect());
+      return { id: img.Id, user: img.Config?.User ?? '' };
+    } catch (err) {
+      if (statusCode(err) === 404) return null;
+      throw toAgentError(err, `inspect image ${ref}`);
+    }
+  }
+
+  async pullImage(ref: string, auth?: RegistryAuth): Promise<void> {
+    this.#imagePresence.forget(ref);
+    try {
+      const stream = await this.#docker.pull(ref, auth ? { authconfig: auth } : {});
+      await new Promise<void>((resolve, reject) => {
+        this.#docker.modem.followProgress(stream, (err: Error | null, output: Array<{ error?: string }>) => {
+          const failed = output?.find((o) => typeof o?.error === 'string');
+          if (err) reject(err);
+          else if (failed) reject(new Error(failed.error));
+          else resolve();
+        });
+      });
+    } catch (err) {
+      const e = toAgentError(err, `pull image ${JSON.stringify(ref)}`);
+      if (e.code === 'ERR_RUNTIME_UNAVAILABLE') throw e;
+      // The caller words it as the kubelet does: `Failed to pull image "X": <this message>`.
+      const detail = (err as { json?: { message?: unknown } } | null)?.json?.message;
+      throw new AgentError('ERR_RUNTIME', typeof detail === 'string' ? detail : String((err as Error)?.message ?? err), { retriable: true, reason: 'ErrImagePull', cause: err });
+    } finally {
+      // An inspect asked while the pull ran may have seen the image before it.
+      this.#imagePresence.forget(ref);
+    }
+  }
+
+  async tailLogs(id: string, lines: number, bytes: number): Promise<string> {
+    let raw: Buffer;
+    try {
+      raw = (await this.#call(`read the log of container ${id}`, (abortSignal) => this.#docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false, abortSignal }))) as unknown as Buffer;
+    } catch (err) {
+      throw toAgentError(err, `read the log of container ${id}`);
+    }
+    // Non-follow logs of a non-TTY container are multiplexed frames: [stream, 0, 0, 0, size(4, BE)] + payload.
+    const parts: Buffer[] = [];
+    for (let i = 0; i + 8 <= raw.length; ) {
+      const size = raw.readUInt32BE(i + 4);
+      parts.push(raw.subarray(i + 8, i + 8 + size));
+      i += 8 + size;
+    }
+    const all = Buffer.concat(parts);
+    return all.subarray(Math.max(0, all.length - bytes)).toString('utf8');
+  }
+
+  async readContainerLogs(id: string, opts: ContainerLogOptions, handlers: ContainerLogHandlers): Promise<ContainerLogReader> {
+    let tty: boolean;
+    try {
+      // A TTY container's log is raw bytes, not multiplexed frames.
+      tty = (await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }))).Config?.Tty === true;
+    } catch (err) {
+      throw toAgentError(err, `inspect container ${id}`);
+    }
+    try {
+      return await readDockerLogs(this.#docker, id, tty, opts, handlers);
+    } catch (err) {
+      throw toAgentError(err, `logs of container ${id}`);
+    }
+  }
+
+  openContainerStream(id: string, opts: ContainerStreamOptions, handlers: ContainerStreamHandlers): Promise<ContainerStream> {
+    return openDockerStream(this.#docker, id, opts, handlers, toAgentError);
+  }
+
+  watchContainerEvents(filter: ContainerListFilter, handlers: ContainerEventHandlers): ContainerEventWatch {
+    return watchDockerEvents(this.#docker, filter, handlers);
+  }
+
+  async listImages(): Promise<ImageSummary[]> {
+    try {
+      return (await this.#call('list images', (abortSignal) => this.#docker.listImages({ abortSignal }))).map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], sizeBytes: i.Size, createdAtMs: i.Created * 1000 }));
+    } catch (err) {
+      throw toAgentError(err, 'list images');
+    }
+  }
+
+  async removeImage(ref: string): Promise<void> {
+    // A reference or an ID: either way, nothing cached may outlive a removal.
+    this.#imagePresence.forget();
+    try {
+      await this.#call(`remove image ${ref}`, (abortSignal) => this.#docker.getImage(ref).remove({ abortSignal }));
+    } catch (err) {
+      throw toAgentError(err, `remove image ${ref}`);
+    } finally {
+      this.#imagePresence.forget();
+    }
+  }
+
+  async imageFsInfo(): Promise<ImageFsInfo> {
+    let root: string;
+    try {
+      root = ((await this.#call('docker info', (abortSignal) => withSignal<{ DockerRootDir?: string }>(this.#docker, 'info')({ abortSignal }))) as { DockerRootDir?: string }).DockerRootDir || '/var/lib/docker';
+    } catch (err) {
+      throw toAgentError(err, 'docker info');
+    }
+    const st = await statfs(root);
+    return { mountpoint: root, capacityBytes: st.blocks * st.bsize, availableBytes: st.bavail * st.bsize };
+  }
+
+  async version(): Promise<RuntimeVersion> {
+    try {
+      const v = (await this.#call('docker version', (abortSignal) => withSignal<{ Version?: string; ApiVersion?: string }>(this.#docker, 'version')({ abortSignal }))) as { Version?: string; ApiVersion?: string };
+      return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
+    } catch (err) {
+      throw toAgentError(err, 'docker version');
+    }
+  }
+
+  async status(): Promise<void> {
+    try {
+      await this.#call('docker ping', (abortSignal) => withSignal<unknown>(this.#docker, 'ping')({ abortSignal }));
+    } catch (err) {
+      throw toAgentError(err, 'docker ping');
+    }
+  }
+
+  async execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
+    let exec: Docker.Exec;
+    try {
+      exec = await this.#call(`exec in container ${id}`, (abortSignal) => this.#docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Tty: false, abortSignal }));
+    } catch (err) {
+      throw toAgentError(err, `exec in container ${id}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        if (size < kMaxExecOutputBytes) {
+          chunks.push(chunk.subarray(0, kMaxExecOutputBytes - size));
+          size += chunk.length;
+        }
+        cb();
+      },
+    });
+    let timer: LongTimeout | undefined;
+    let stream: NodeJS.ReadWriteStream | undefined;
+    try {
+      stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream;
+      this.#docker.modem.demuxStream(stream, sink, sink);
+      const s = stream;
+      const finished = new Promise<boolean>((resolve, reject) => {
+        s.on('end', () => resolve(false));
+        s.on('close', () => resolve(false));
+        s.on('error', reject);
+      });
+      const expired = new Promise<boolean>((resolve) => (timer = setLongTimeout(() => resolve(true), Math.max(1, timeoutMs))));
+      const timedOut = await Promise.race([finished, expired]);
+      const output = Buffer.concat(chunks).toString('utf8');
+      if (timedOut) return { exitCode: -1, output, timedOut: true };
+      const info = await this.#call(`exec in container ${id}`, (abortSignal) => exec.inspect({ abortSignal }));
+      return { exitCode: typeof info.ExitCode === 'number' ? info.ExitCode : -1, output, timedOut: false };
+    } catch (err) {
+      throw toAgentError(err, `exec in container ${id}`);
+    } finally {
+      timer?.clear();
+      (stream as unknown as { destroy?: () => void } | undefined)?.destroy?.();
+    }
+  }
+}
+
+/**
+ * kMaxStopTimeoutSeconds: the longest `t` (seconds) sent to Docker's container stop. The engine
+ * turns it into a Go time.Duration (int64 nanoseconds), which wraps past about 292 years and would
+ * kill at once; a grace period is an int64 of seconds, so it is capped here at 2^31-1 s (68 years,
+ * no different from waiting forever) instead.
+ */
+export const kMaxStopTimeoutSeconds = 2 ** 31 - 1;
+
+/** stopTimeoutSeconds: a grace period (seconds) as Docker's stop `t`: whole seconds in [0, kMaxStopTimeoutSeconds]. */
+export function stopTimeoutSeconds(gracePeriodSeconds: number): number {
+  if (!(gracePeriodSeconds > 0)) return 0;
+  return Math.min(kMaxStopTimeoutSeconds, Math.floor(gracePeriodSeconds));
+}
+
+const runtimes = new Map<string, ContainerRuntime>();
+
+/**
+ * getDockerRuntime returns this thread's ContainerRuntime for the Docker socket at `socketPath`
+ * whose calls have the deadline `requestTimeoutMs` (milliseconds, `--runtime-request-timeout`;
+ * 0 = none) (one dockerode client per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7).
+ */
+export function getDockerRuntime(socketPath: string, requestTimeoutMs = kDefaultRuntimeRequestTimeoutMs): ContainerRuntime {
+  const key = `${socketPath}\0${requestTimeoutMs}`;
+  let rt = runtimes.get(key);
+  if (!rt) {
+    rt = new DockerRuntime(socketPath, requestTimeoutMs);
+    runtimes.set(key, rt);
+  }
+  return rt;
+}
