@@ -15,7 +15,7 @@ import type { Container, Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { getPodQOS } from '../../shared/qos.js';
-import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs } from '../kuberuntime/container-config.js';
+import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs } from './cpu-quota.js';
 
 /** Where the cgroup v1 hierarchies are mounted. */
 export const kCgroupMount = '/sys/fs/cgroup';

@@ -5,10 +5,8 @@
  */
 import { constants as fsConstants } from 'node:fs';
 import { chmod, mkdir, open, stat } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { Container, EnvVar, Pod, VolumeMount } from '../../shared/api.js';
-import { AgentError } from '../../shared/errors.js';
 import { expand, mappingFor } from '../../shared/expansion.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
@@ -19,9 +17,13 @@ import { checkSubPath, prepareSubPath, subPathMountPath } from '../volumes/subpa
 import { containerSecurityConfig, setVolumeOwnership, type DockerSecurityConfig } from './security-context.js';
 import type { PodConfigObjects } from '../../shared/messages.js';
 import { envVarNameErrors } from '../../shared/names.js';
+import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs, milliCpu } from '../cm/cpu-quota.js';
+import { configError } from './config-error.js';
+import { fieldRefValue, resourceFieldValue, resourceQuantity, type DownwardAPIContext } from './downward-api.js';
+import { emptyDirPath, podDir, terminationMessageFile } from './pod-dirs.js';
 
 /** What a container's config depends on besides its spec. */
-export interface ContainerConfigContext {
+export interface ContainerConfigContext extends DownwardAPIContext {
   /** This node's name (spec.nodeName when the pod has none; `kubelet-ts.node-name`). */
   nodeName: string;
   /** --root-dir (absolute). */
@@ -67,122 +69,6 @@ export interface PodSandboxConfig {
   memoryCapacityBytes: number;
   /** The lowest oom_score_adj the engine can set from here (see oomScoreAdjFloor in pod-sandbox.ts); lower values are raised to it. */
   oomScoreAdjFloor: number;
-}
-
-/** kubelet's CPU period for CFS quota, microseconds. */
-export const kCpuPeriodUs = 100_000;
-const kMinQuotaPeriodUs = 1000;
-const kMinShares = 2;
-/** The kubelet's maxShares: runc refuses more (`the maximum allowed cpu-shares is 262144`). */
-const kMaxShares = 262_144;
-const kSharesPerCpu = 1024;
-
-/** configError: an AgentError with reason `CreateContainerConfigError` (the spec cannot be turned into a container config). */
-export function configError(message: string): AgentError {
-  return new AgentError('ERR_INVALID_ARGUMENT', message, { reason: 'CreateContainerConfigError' });
-}
-
-/** A path segment that is safe to join under --root-dir (no separators, not `.`/`..`). */
-export function assertSafeSegment(s: string, what: string): string {
-  if (!s || s === '.' || s === '..' || s.includes('/') || s.includes('\\') || s.includes('\0')) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `${what}: ${JSON.stringify(s)} is not a valid path segment`);
-  }
-  return s;
-}
-
-/** podDir: `{rootDir}/pods/{uid}` — everything kubelet-ts keeps on disk for one pod. */
-export function podDir(rootDir: string, uid: string): string {
-  return path.join(rootDir, 'pods', assertSafeSegment(uid, 'metadata.uid'));
-}
-
-/** emptyDirPath: `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (as the kubelet's emptyDir plugin). */
-export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
-  return path.join(podDir(rootDir, uid), 'volumes', 'kubernetes.io~empty-dir', assertSafeSegment(volumeName, 'volume name'));
-}
-
-/**
- * terminationMessageFile: `{rootDir}/pods/{uid}/containers/{name}/{restartCount}` — the host file
- * bind-mounted at the container's terminationMessagePath (as the kubelet's
- * `pods/{uid}/containers/{name}/{id}`), one per attempt so a restart never sees the old message.
- */
-export function terminationMessageFile(rootDir: string, uid: string, containerName: string, restartCount: number): string {
-  return path.join(podDir(rootDir, uid), 'containers', assertSafeSegment(containerName, 'container name'), String(restartCount));
-}
-
-/** milliCpu of a quantity (cores → millicores), as resource.Quantity.MilliValue. */
-function milliCpu(q: string | number | undefined, field: string): number {
-  if (q === undefined) return 0;
-  return Math.ceil(parseQuantity(q, field) * 1000);
-}
-
-/**
- * cpuSharesFromRequest, as the kubelet's MilliCPUToShares: milliCPU×1024/1000, at least 2 (also
- * when there is no request) and at most 262144 (a request of 256 cpus or more).
- */
-export function cpuSharesFromRequest(milli: number): number {
-  if (milli <= 0) return kMinShares;
-  return Math.min(kMaxShares, Math.max(kMinShares, Math.floor((milli * kSharesPerCpu) / 1000)));
-}
-
-/** cpuQuotaFromLimit, as MilliCPUToQuota: milliCPU×period/1000, at least 1000 µs; 0 = no limit. */
-export function cpuQuotaFromLimit(milli: number, periodUs = kCpuPeriodUs): number {
-  if (milli <= 0) return 0;
-  return Math.max(kMinQuotaPeriodUs, Math.floor((milli * periodUs) / 1000));
-}
-
-function resourceQuantity(c: Container, which: 'limits' | 'requests', res: string): string | number | undefined {
-  return (c.resources?.[which] as Record<string, string | number> | undefined)?.[res];
-}
-
-/**
- * resourceFieldValue, as the kubelet's containerResourceRuntimeValue: `limits.cpu` and
- * `requests.cpu` as whole cores rounded up (after the divisor), memory and ephemeral storage in
- * bytes rounded up. An unset limit reads the node's capacity (CPUs, total memory), as the kubelet
- * reads node allocatable.
- */
-export function resourceFieldValue(c: Container, resource: string, divisor: string | number | undefined, field: string): string {
-  const [which, res] = resource.split('.', 2) as ['limits' | 'requests', string];
-  if ((which !== 'limits' && which !== 'requests') || !['cpu', 'memory', 'ephemeral-storage'].includes(res)) {
-    throw configError(`${field}.resource: Unsupported value: ${JSON.stringify(resource)}`);
-  }
-  let q = resourceQuantity(c, which, res);
-  if (q === undefined && which === 'limits') q = res === 'cpu' ? os.availableParallelism() : res === 'memory' ? os.totalmem() : undefined;
-  if (res === 'cpu') {
-    const d = milliCpu(divisor ?? '1', `${field}.divisor`);
-    if (d <= 0) throw configError(`${field}.divisor: Invalid value: ${JSON.stringify(divisor)}`);
-    return String(Math.ceil(milliCpu(q, field) / d));
-  }
-  const d = parseQuantity(divisor ?? '1', `${field}.divisor`);
-  if (d <= 0) throw configError(`${field}.divisor: Invalid value: ${JSON.stringify(divisor)}`);
-  return String(Math.ceil((q === undefined ? 0 : parseQuantity(q, field)) / d));
-}
-
-const kLabelRefRe = /^metadata\.(labels|annotations)\['(.+)'\]$/;
-
-/** fieldRefValue, as podFieldSelectorRuntimeValue (the downward API for env). */
-export function fieldRefValue(pod: Pod, fieldPath: string, ctx: ContainerConfigContext, field: string): string {
-  const m = kLabelRefRe.exec(fieldPath);
-  if (m) return (m[1] === 'labels' ? pod.metadata?.labels : pod.metadata?.annotations)?.[m[2]] ?? '';
-  switch (fieldPath) {
-    case 'metadata.name':
-      return pod.metadata?.name ?? '';
-    case 'metadata.namespace':
-      return pod.metadata?.namespace ?? 'default';
-    case 'metadata.uid':
-      return pod.metadata?.uid ?? '';
-    case 'spec.nodeName':
-      return pod.spec?.nodeName || ctx.nodeName;
-    case 'spec.serviceAccountName':
-      return pod.spec?.serviceAccountName ?? '';
-    case 'status.hostIP':
-    case 'status.hostIPs':
-      return ctx.hostIp;
-    case 'status.podIP':
-    case 'status.podIPs':
-      return pod.spec?.hostNetwork ? ctx.hostIp : (ctx.podIp ?? '');
-    default:
-      throw configError(`${field}.fieldPath: Unsupported value: ${JSON.stringify(fieldPath)}`);
-  }
 }
 
 /**

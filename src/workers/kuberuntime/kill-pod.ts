@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { AgentError, isNotFound, isRetriable, isUnavailable, serializeError } from '../../shared/errors.js';
 import type { Pod } from '../../shared/api.js';
 import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '../../shared/messages.js';
-import { podDir } from './container-config.js';
+import { podDir } from './pod-dirs.js';
 import { removePodCgroup } from '../cm/pod-cgroup.js';
 import { runPreStopHook } from './hooks.js';
 import { assembleRuntimePod, readPodDetails } from './runtime-pod.js';

@@ -10,7 +10,7 @@ import { chmod, chown, lstat, readdir, readFile, realpath, stat } from 'node:fs/
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { capabilityName, effectiveSecurityContext, normalizeSysctlName, type EffectiveSecurityContext } from '../../shared/security-context.js';
-import { configError } from './container-config.js';
+import { configError } from './config-error.js';
 import type { ContainerHostConfig } from '../runtime/runtime.js';
 
 /** The security part of one container's (or the sandbox's) Docker create spec. */

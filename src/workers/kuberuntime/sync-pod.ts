@@ -396,7 +396,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
   // The volume manager's part of every sync (also the periodic one): volumes set up, their files
   // refreshed from the current objects and labels, disk emptyDirs measured against their sizeLimit.
-  const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp, sandboxId: '' });
+  const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp });
   if (volumes.evictMessage) {
     // The eviction manager's local-storage eviction: the main thread fails the pod (Evicted) and kills it.
     const runtimePod = task.cachedRuntimePod ?? null;

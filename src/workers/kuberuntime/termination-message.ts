@@ -6,7 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { RuntimePod } from '../../shared/messages.js';
-import { terminationMessageFile } from './container-config.js';
+import { terminationMessageFile } from './pod-dirs.js';
 import { kTerminationMessagePolicyLabel } from './labels.js';
 import type { ContainerDetails, ContainerRuntime } from '../runtime/runtime.js';
 

@@ -7,7 +7,7 @@
 import type { ConfigMap, Pod, Secret, Volume } from '../../shared/api.js';
 import type { PodConfigObjects } from '../../shared/messages.js';
 import { AgentError } from '../../shared/errors.js';
-import { fieldRefValue, resourceFieldValue, type ContainerConfigContext } from '../kuberuntime/container-config.js';
+import { fieldRefValue, resourceFieldValue, type DownwardAPIContext } from '../kuberuntime/downward-api.js';
 import type { Payload } from './atomic-writer.js';
 
 /** The default file mode of configMap, secret, downwardAPI and projected volumes (0644, as the API's defaulting). */
@@ -104,7 +104,7 @@ interface DownwardAPIFile {
  * of the named container (limits unset → node capacity) — at its path with its mode or `defaultMode`.
  * @throws AgentError (reason CreateContainerConfigError) for an unknown field or container.
  */
-export function downwardAPIPayload(items: DownwardAPIFile[] | undefined, pod: Pod, ctx: ContainerConfigContext, defaultMode: number, field: string): Payload {
+export function downwardAPIPayload(items: DownwardAPIFile[] | undefined, pod: Pod, ctx: DownwardAPIContext, defaultMode: number, field: string): Payload {
   const out: Payload = {};
   (items ?? []).forEach((it, i) => {
     const f = `${field}.items[${i}]`;
@@ -132,7 +132,7 @@ export function downwardAPIPayload(items: DownwardAPIFile[] | undefined, pod: Po
  * mode); null for other kinds. `field` names the volume in messages (`spec.volumes[i]`).
  * @throws AgentError: ERR_NOT_FOUND (missing object or key: a FailedMount), CreateContainerConfigError (bad reference).
  */
-export function volumePayload(vol: Volume, pod: Pod, objects: PodConfigObjects | undefined, ctx: ContainerConfigContext, field: string): Payload | null {
+export function volumePayload(vol: Volume, pod: Pod, objects: PodConfigObjects | undefined, ctx: DownwardAPIContext, field: string): Payload | null {
   if (vol.configMap) return configMapPayload(vol.configMap, objects, vol.configMap.defaultMode ?? kDefaultVolumeFileMode);
   if (vol.secret) return secretPayload(vol.secret.secretName ?? '', vol.secret, objects, vol.secret.defaultMode ?? kDefaultVolumeFileMode);
   if (vol.downwardAPI) return downwardAPIPayload(vol.downwardAPI.items, pod, ctx, vol.downwardAPI.defaultMode ?? kDefaultVolumeFileMode, `${field}.downwardAPI`);

@@ -14,7 +14,8 @@ import type { Container, Pod, Volume } from '../../shared/api.js';
 import { serializeError } from '../../shared/errors.js';
 import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
 import { parseQuantity } from '../../shared/quantity.js';
-import { assertSafeSegment, emptyDirPath, podDir, type ContainerConfigContext } from '../kuberuntime/container-config.js';
+import { assertSafeSegment, emptyDirPath, podDir } from '../kuberuntime/pod-dirs.js';
+import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
 import { mountTmpfs } from './mount.js';
 import { volumePayload } from './payloads.js';
@@ -133,7 +134,7 @@ export interface PodVolumesResult {
  * event); it blocks the pod's containers only when it was never set up (a running container keeps
  * the last good files). Idempotent. Never throws for a volume's failure.
  */
-export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | undefined, ctx: ContainerConfigContext): Promise<PodVolumesResult> {
+export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | undefined, ctx: DownwardAPIContext & { rootDir: string }): Promise<PodVolumesResult> {
   const uid = pod.metadata?.uid ?? '';
   const out: PodVolumesResult = { unmounted: {}, events: [] };
   const fsGroup = (pod.spec?.securityContext as { fsGroup?: number } | undefined)?.fsGroup;

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
-import {
-  buildContainerSpec, buildSandboxSpec, cpuQuotaFromLimit, cpuSharesFromRequest, emptyDirPath, expandCommand, makeEnvironmentVariables, podDir,
-} from '../../../src/workers/kuberuntime/container-config.js';
+import { cpuQuotaFromLimit, cpuSharesFromRequest } from '../../../src/workers/cm/cpu-quota.js';
+import { buildContainerSpec, buildSandboxSpec, expandCommand, makeEnvironmentVariables } from '../../../src/workers/kuberuntime/container-config.js';
+import { emptyDirPath, podDir } from '../../../src/workers/kuberuntime/pod-dirs.js';
 
 const ctx = { nodeName: 'node-a', rootDir: '/var/lib/kubelet-ts', hostIp: '127.0.0.1', sandboxId: 'sb123' };
 

@@ -4,7 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } 
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
-import { buildContainerSpec, buildSandboxSpec, emptyDirPath } from '../../../src/workers/kuberuntime/container-config.js';
+import { buildContainerSpec, buildSandboxSpec } from '../../../src/workers/kuberuntime/container-config.js';
+import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { imageUid, sandboxSecurityConfig, verifyRunAsNonRoot } from '../../../src/workers/kuberuntime/security-context.js';
 import { admitPodSecurity, checkAllowedUnsafeSysctls } from '../../../src/main/pod/security-admission.js';
 

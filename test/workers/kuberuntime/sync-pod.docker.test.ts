@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { PROTOCOL_VERSION, type PodSyncResult, type RelistResult, type RuntimePod, type WorkerBootstrap, type WorkerResult } from '../../../src/shared/messages.js';
-import { emptyDirPath } from '../../../src/workers/kuberuntime/container-config.js';
+import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { kNodeNameLabel, kPodUidLabel } from '../../../src/workers/kuberuntime/labels.js';
 import { getDockerRuntime } from '../../../src/workers/runtime/docker/docker-runtime.js';
 import { getRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.js';
