@@ -5,14 +5,11 @@
  * long-lived, so it runs in a dedicated Worker owned by the event PLEG, which posts these plain
  * structured-cloneable messages (times in epoch milliseconds).
  */
+import type { RuntimeEndpoint } from './runtime-endpoint.js';
 
-/** workerData of the Docker events worker. */
-export interface DockerEventsBootstrap {
+/** workerData of the Docker events worker: the runtime it watches (getRuntime; 'fake' is its own, empty, in-memory runtime). */
+export interface DockerEventsBootstrap extends RuntimeEndpoint {
   kind: 'docker-events';
-  /** The runtime the worker watches (getRuntime): 'docker' (default) or 'fake' (its own, empty, in-memory runtime). */
-  runtime?: 'docker' | 'fake';
-  /** Docker Engine API unix socket, e.g. `/var/run/docker.sock`. */
-  dockerSocketPath: string;
   /** Only containers labelled `kubelet-ts.node-name=<nodeName>` are reported. */
   nodeName: string;
   /** Longest wait between two reconnect attempts, milliseconds (default 5000). */

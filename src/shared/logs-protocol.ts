@@ -5,14 +5,11 @@
  * are multiplexed over the worker's port by `id`.
  */
 import type { SerializedError } from './messages.js';
+import type { RuntimeEndpoint } from './runtime-endpoint.js';
 
-/** workerData of the container-logs worker. */
-export interface LogsWorkerBootstrap {
+/** workerData of the container-logs worker: the runtime it reads (getRuntime; 'fake' gives empty logs, version 0.0.0). */
+export interface LogsWorkerBootstrap extends RuntimeEndpoint {
   kind: 'container-logs';
-  /** The runtime the worker reads (getRuntime): 'docker' (default) or 'fake' (empty logs, version 0.0.0). */
-  runtime?: 'docker' | 'fake';
-  /** Docker Engine API unix socket, e.g. `/var/run/docker.sock`. */
-  dockerSocketPath: string;
   /** Only containers labelled `kubelet-ts.node-name=<nodeName>` (and a pod UID) may be read. */
   nodeName: string;
 }

@@ -11,18 +11,16 @@ import type { ConfigMap, Pod, Secret } from './api.js';
 import type { ConfigObject } from './config-objects.js';
 import type { FieldError } from './errors.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
+import type { RuntimeEndpoint, RuntimeName } from './runtime-endpoint.js';
 import type { StatsSample } from './stats.js';
 
 /** Bumped whenever a task or result shape changes; the worker refuses a task of another version. */
 export const PROTOCOL_VERSION = 1;
 
-/** workerData of every pool thread. */
-export interface WorkerBootstrap {
+/** workerData of every pool thread: its runtime (always named here) and the node's settings. */
+export interface WorkerBootstrap extends RuntimeEndpoint {
   protocol: number;
-  /** 'docker' talks to dockerd; 'fake' is the in-memory runtime for unit tests and benches. */
-  runtime: 'docker' | 'fake';
-  /** Path of the Docker Engine API unix socket, e.g. `/var/run/docker.sock`. */
-  dockerSocketPath: string;
+  runtime: RuntimeName;
   /** This agent's node name: written to `kubelet-ts.node-name` on every container. */
   nodeName: string;
   /** --root-dir: emptyDir volumes live under `{rootDir}/pods/{uid}/volumes/`. */

@@ -16,19 +16,16 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { SerializedError } from './messages.js';
 import type { PortForwardSpec } from './port-forward-protocol.js';
+import type { RuntimeEndpoint } from './runtime-endpoint.js';
 
 /** kStreamOutputWindowBytes: output bytes (stdout + stderr) in flight to the main thread before the worker pauses the engine's socket. */
 export const kStreamOutputWindowBytes = 256 * 1024;
 /** kStreamMaxStdinBufferedBytes: stdin bytes the container has not taken yet past which a stream is closed with an error. */
 export const kStreamMaxStdinBufferedBytes = 8 * 1024 * 1024;
 
-/** workerData of the container-streams worker. */
-export interface StreamsWorkerBootstrap {
+/** workerData of the container-streams worker: its runtime ('fake' is an echo: exec `cat` copies stdin to stdout; see fake-runtime.ts). */
+export interface StreamsWorkerBootstrap extends RuntimeEndpoint {
   kind: 'container-streams';
-  /** 'docker' (default) or 'fake' (an echo: exec `cat` copies stdin to stdout; see fake-runtime.ts). */
-  runtime?: 'docker' | 'fake';
-  /** Docker Engine API unix socket, e.g. `/var/run/docker.sock`. */
-  dockerSocketPath: string;
   /** Only containers labelled `kubelet-ts.node-name=<nodeName>` (and a pod UID) may be entered. */
   nodeName: string;
 }

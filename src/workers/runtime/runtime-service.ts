@@ -5,18 +5,15 @@
  * Worker threads only.
  */
 import type { FakeRuntimeTuning } from '../../shared/fake-runtime-tuning.js';
+import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import { limitFromEnv, withDockerAdmission } from './docker/docker-admission.js';
 import { getDockerRuntime } from './docker/docker-runtime.js';
 import { newFakeRuntime } from './fake/fake-runtime.js';
 import { withFakeTuning } from './fake/fake-tuning.js';
 import type { ContainerRuntime } from './runtime.js';
 
-/** The part of a worker's bootstrap (workerData) that chooses its runtime. */
-export interface RuntimeBootstrap {
-  /** 'docker' (default) talks to dockerd; 'fake' is the in-memory runtime. */
-  runtime?: 'docker' | 'fake';
-  /** Docker Engine API unix socket (runtime 'docker'). */
-  dockerSocketPath: string;
+/** The part of a worker's bootstrap (workerData) that chooses its runtime: the endpoint and how calls to it are bounded. */
+export interface RuntimeBootstrap extends RuntimeEndpoint {
   /** --runtime-request-timeout, milliseconds: each Docker call's deadline (deadline.ts); absent = 2 min, 0 = none. */
   runtimeRequestTimeoutMs?: number;
   /** Latency and failure injection of the fake runtime (`--fake-runtime-latency`, `--fake-runtime-failure-rate`). */
