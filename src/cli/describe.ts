@@ -1,9 +1,9 @@
 /**
  * Counterpart of `kubectl describe pod` (k8s.io/kubectl/pkg/describe PodDescriber): a pod's
- * identity, status, containers with their states, conditions, volumes and recent events.
+ * identity, status, init containers and containers with their states, conditions, volumes and recent events.
  */
 import type { Argv, CommandModule } from 'yargs';
-import type { ContainerState, Event, Pod } from '../shared/api.js';
+import type { Container, ContainerState, ContainerStatus, Event, Pod } from '../shared/api.js';
 import { getPodQOS } from '../shared/qos.js';
 import type { CliIo } from './io.js';
 import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
@@ -39,6 +39,44 @@ function stateLines(state: ContainerState | undefined, indent: string): string[]
 }
 
 /**
+ * containerLines: one container's block of kubectl's describe (`  NAME:` then its ID, image, ports,
+ * command, state, readiness, restarts, limits, environment and mounts), for the Init Containers and
+ * the Containers sections alike (kubectl's describe.go describeContainers). Pure.
+ */
+function containerLines(c: Container, cs: ContainerStatus | undefined): string[] {
+  const out: string[] = [];
+  const i = '    ';
+  out.push(`  ${c.name}:`);
+  out.push(`${i}Container ID:   ${cs?.containerID ?? ''}`);
+  out.push(`${i}Image:          ${c.image ?? ''}`);
+  out.push(`${i}Image ID:       ${cs?.imageID ?? ''}`);
+  const ports = (c.ports ?? []).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`);
+  const hostPorts = (c.ports ?? []).map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`);
+  out.push(`${i}${ports.length > 1 ? 'Ports:' : 'Port:'}`.padEnd(20) + (ports.join(', ') || '<none>'));
+  out.push(`${i}${hostPorts.length > 1 ? 'Host Ports:' : 'Host Port:'}`.padEnd(20) + (hostPorts.join(', ') || '<none>'));
+  if (c.command?.length) out.push(`${i}Command:\n${c.command.map((x) => `${i}  ${x}`).join('\n')}`);
+  if (c.args?.length) out.push(`${i}Args:\n${c.args.map((x) => `${i}  ${x}`).join('\n')}`);
+  const [first, ...rest] = stateLines(cs?.state, i);
+  out.push(`${i}State:          ${first}`, ...rest);
+  if (cs?.lastState && Object.keys(cs.lastState).length > 0) {
+    const [lf, ...lr] = stateLines(cs.lastState, i);
+    out.push(`${i}Last State:     ${lf}`, ...lr);
+  }
+  out.push(`${i}Ready:          ${cs?.ready ? 'True' : 'False'}`);
+  out.push(`${i}Restart Count:  ${cs?.restartCount ?? 0}`);
+  const env = (c.env ?? []).map((e) => `${i}  ${e.name}:  ${e.value ?? (e.valueFrom ? '<set from a reference>' : '')}`);
+  for (const [title, list] of [['Limits', c.resources?.limits], ['Requests', c.resources?.requests]] as const) {
+    const entries = Object.entries(list ?? {}).sort(([a], [b]) => a.localeCompare(b));
+    if (entries.length > 0) out.push(`${i}${title}:`, ...entries.map(([k, v]) => `${i}  ${`${k}:`.padEnd(10)}${String(v)}`));
+  }
+  out.push(`${i}Environment:${env.length ? `\n${env.join('\n')}` : '    <none>'}`);
+  const mounts = (c.volumeMounts ?? []).map((v) => `${i}  ${v.mountPath} from ${v.name}${v.subPath ? ` (${v.readOnly ? 'ro' : 'rw'},path="${v.subPath}")` : ` (${v.readOnly ? 'ro' : 'rw'})`}`);
+  out.push(`${i}Mounts:${mounts.length ? `\n${mounts.join('\n')}` : '         <none>'}`);
+
+  return out;
+}
+
+/**
  * describePod renders the pod and its events (those whose involvedObject.uid is the pod's — by name
  * and namespace only for a pod without a uid; newest last), with each container's ports, limits,
  * requests and mounts and the pod's QoS class,
@@ -62,36 +100,12 @@ export function describePod(pod: Pod, events: Event[], nowMs: number): string {
   if (st.reason) line('Reason', st.reason);
   if (st.message) line('Message', st.message);
   line('IP', st.podIP ?? '');
-  out.push('Containers:');
-  for (const c of pod.spec?.containers ?? []) {
-    const cs = (st.containerStatuses ?? []).find((s) => s.name === c.name);
-    const i = '    ';
-    out.push(`  ${c.name}:`);
-    out.push(`${i}Container ID:   ${cs?.containerID ?? ''}`);
-    out.push(`${i}Image:          ${c.image ?? ''}`);
-    out.push(`${i}Image ID:       ${cs?.imageID ?? ''}`);
-    const ports = (c.ports ?? []).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`);
-    const hostPorts = (c.ports ?? []).map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`);
-    out.push(`${i}${ports.length > 1 ? 'Ports:' : 'Port:'}`.padEnd(20) + (ports.join(', ') || '<none>'));
-    out.push(`${i}${hostPorts.length > 1 ? 'Host Ports:' : 'Host Port:'}`.padEnd(20) + (hostPorts.join(', ') || '<none>'));
-    if (c.command?.length) out.push(`${i}Command:\n${c.command.map((x) => `${i}  ${x}`).join('\n')}`);
-    if (c.args?.length) out.push(`${i}Args:\n${c.args.map((x) => `${i}  ${x}`).join('\n')}`);
-    const [first, ...rest] = stateLines(cs?.state, i);
-    out.push(`${i}State:          ${first}`, ...rest);
-    if (cs?.lastState && Object.keys(cs.lastState).length > 0) {
-      const [lf, ...lr] = stateLines(cs.lastState, i);
-      out.push(`${i}Last State:     ${lf}`, ...lr);
-    }
-    out.push(`${i}Ready:          ${cs?.ready ? 'True' : 'False'}`);
-    out.push(`${i}Restart Count:  ${cs?.restartCount ?? 0}`);
-    const env = (c.env ?? []).map((e) => `${i}  ${e.name}:  ${e.value ?? (e.valueFrom ? '<set from a reference>' : '')}`);
-    for (const [title, list] of [['Limits', c.resources?.limits], ['Requests', c.resources?.requests]] as const) {
-      const entries = Object.entries(list ?? {}).sort(([a], [b]) => a.localeCompare(b));
-      if (entries.length > 0) out.push(`${i}${title}:`, ...entries.map(([k, v]) => `${i}  ${`${k}:`.padEnd(10)}${String(v)}`));
-    }
-    out.push(`${i}Environment:${env.length ? `\n${env.join('\n')}` : '    <none>'}`);
-    const mounts = (c.volumeMounts ?? []).map((v) => `${i}  ${v.mountPath} from ${v.name}${v.subPath ? ` (${v.readOnly ? 'ro' : 'rw'},path="${v.subPath}")` : ` (${v.readOnly ? 'ro' : 'rw'})`}`);
-    out.push(`${i}Mounts:${mounts.length ? `\n${mounts.join('\n')}` : '         <none>'}`);
+  const sections = [['Init Containers', pod.spec?.initContainers, st.initContainerStatuses], ['Containers', pod.spec?.containers, st.containerStatuses]] as const;
+  for (const [title, containers, statuses] of sections) {
+    // kubectl prints Init Containers only when the pod has some, Containers always.
+    if (title === 'Init Containers' && !containers?.length) continue;
+    out.push(`${title}:`);
+    for (const c of containers ?? []) out.push(...containerLines(c, (statuses ?? []).find((s) => s.name === c.name)));
   }
   out.push('Conditions:');
   const conds = st.conditions ?? [];

@@ -71,18 +71,20 @@ describe('formatTable', () => {
   });
 });
 
+/** A pod with two init containers (`a`, a sidecar when asked, and `b`) in the given states. */
+const withInit = (init: NonNullable<Pod['status']>['initContainerStatuses'], sidecar = false, initialized = false): Pod => ({
+  metadata: { name: 'i', namespace: 'default', uid: 'u-i' },
+  spec: { containers: [{ name: 'main', image: 'b' }], initContainers: [{ name: 'a', image: 'b', ...(sidecar ? { restartPolicy: 'Always' } : {}) }, { name: 'b', image: 'b' }] },
+  status: {
+    phase: 'Pending',
+    conditions: [{ type: 'Initialized', status: initialized ? 'True' : 'False' }],
+    initContainerStatuses: init,
+    containerStatuses: [{ name: 'main', image: 'b', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
+  },
+});
+const done = { name: 'a', image: 'b', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } };
+
 describe('podStatusReason with init containers (printPod)', () => {
-  const withInit = (init: NonNullable<Pod['status']>['initContainerStatuses'], sidecar = false, initialized = false): Pod => ({
-    metadata: { name: 'i', namespace: 'default', uid: 'u-i' },
-    spec: { containers: [{ name: 'main', image: 'b' }], initContainers: [{ name: 'a', image: 'b', ...(sidecar ? { restartPolicy: 'Always' } : {}) }, { name: 'b', image: 'b' }] },
-    status: {
-      phase: 'Pending',
-      conditions: [{ type: 'Initialized', status: initialized ? 'True' : 'False' }],
-      initContainerStatuses: init,
-      containerStatuses: [{ name: 'main', image: 'b', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'PodInitializing' } } }],
-    },
-  });
-  const done = { name: 'a', image: 'b', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } };
   it('counts Init:i/n while an init container runs, and names its failure or wait', () => {
     expect(podStatusReason(withInit([done, { name: 'b', image: 'b', imageID: '', ready: false, restartCount: 0, state: { running: {} } }])).reason).toBe('Init:1/2');
     expect(podStatusReason(withInit([done, { name: 'b', image: 'b', imageID: '', ready: false, restartCount: 2, state: { terminated: { exitCode: 1, reason: 'Error' } } }]))).toMatchObject({ reason: 'Init:Error', restarts: 2 });
@@ -131,6 +133,15 @@ describe('describePod', () => {
     expect(text).toMatch(/QoS Class:\s+Burstable/);
     expect(text).toContain('this pod');
     expect(text).not.toContain('the earlier pod');
+  });
+
+  it('shows an Init Containers section before Containers, with each init container\'s state, and none without init containers', () => {
+    const p = withInit([done, { name: 'b', image: 'b', imageID: '', ready: false, restartCount: 1, state: { running: { startedAt: '2026-11-30T01:58:00Z' } } }]);
+    p.spec!.initContainers = [{ name: 'a', image: 'b' }, { name: 'b', image: 'b', command: ['sh', '-c', 'sleep 5'] }];
+    const text = describePod(p, [], now);
+    expect(text).toMatch(/Init Containers:\n  a:\n[\s\S]*State:\s+Terminated\n\s+Reason:\s+Completed[\s\S]*\n  b:\n[\s\S]*State:\s+Running[\s\S]*Restart Count:\s+1\n[\s\S]*Containers:\n  main:\n/);
+    expect(text.indexOf('Init Containers:')).toBeLessThan(text.indexOf('\nContainers:'));
+    expect(describePod(pod('web', []), [], now)).not.toContain('Init Containers:');
   });
 });
 

@@ -2,7 +2,8 @@
 // playwright-core against the real dockerd: the Status column says CrashLoopBackOff for a
 // crash-looping pod (kubectl's printPod, src/shared/pod-printer.ts), a row opens the pod's detail
 // (containers, this UID's events only, YAML, the log line the container wrote), the Terminal tab
-// runs a command in the container through xterm.js over WS /exec, and the page's screenshot with
+// runs a command in the container through xterm.js over WS /exec, the cells stay whole at 1,400 px and a
+// pod's detail has a URL (issue #41 item 6), and the page's screenshot with
 // the detail and the terminal open is written to docs/dashboard.png (when KUBELET_TS_SCREENSHOT=1).
 // The role of the Kubernetes Dashboard's e2e (cypress) tests, for one node.
 import { existsSync } from 'node:fs';
@@ -92,6 +93,41 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     expect((await names())[0]).toBe('dash-crash');
     await page.selectOption('#sort', 'name');
     expect((await names()).indexOf('dash-aaa')).toBeLessThan((await names()).indexOf('dash-crash'));
+  }, 120_000);
+
+  it('at 1,400 px shows STATUS, RESTARTS and the drawer\'s cells whole; counts a crash-looping pod as Failing, not Running; opens a pod\'s detail by its URL', async () => {
+    // dash-crash loops and dash-aaa runs (the test above).
+    await page.setViewportSize({ width: 1400, height: 860 });
+    const cut = (locator: ReturnType<Page['locator']>) => locator.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+    try {
+      const running = async () => (await page.locator('#pod-rows td.col-status').evaluateAll((els) => els.filter((e) => e.getAttribute('data-status') === 'Running').length));
+      await expect.poll(async () => Number(await page.locator('#count-Running').textContent()) === (await running()), { timeout: 30_000 }).toBe(true);
+      expect(Number(await page.locator('#count-Failing').textContent())).toBeGreaterThanOrEqual(1);
+
+      const crash = row('dash-crash');
+      expect(await cut(crash.locator('td.col-status .status, td.col-restarts'))).toEqual([]);
+      await crash.locator('td.col-name').click();
+      await page.locator('#detail').waitFor({ state: 'visible', timeout: 10_000 });
+      expect(page.url()).toMatch(/#pod\/default\/dash-crash$/);
+      await expect.poll(() => page.locator('#detail-containers tr[data-container="main"] td').allTextContents(), { timeout: 30_000 }).toContain('CrashLoopBackOff');
+      expect(await cut(crash.locator('td.col-status .status, td.col-restarts'))).toEqual([]);
+      expect(await cut(page.locator('#detail-containers td'))).toEqual([]);
+      if (process.env.KUBELET_TS_SCREENSHOT === '1') await page.screenshot({ path: join(tmpdir(), 'dashboard-1400.png') });
+      await page.click('#detail-close');
+      expect(page.url()).not.toContain('#');
+
+      // A link to a pod's detail: on a hash change, and when the page is loaded with it.
+      await page.evaluate(() => { location.hash = '#pod/default/dash-aaa'; });
+      await expect.poll(() => page.locator('#detail-title').textContent(), { timeout: 10_000 }).toBe('default/dash-aaa');
+      await page.click('#detail-close');
+      await openDashboard(page, `https://127.0.0.1:${node.agent.tlsPort}/#pod/default/dash-crash`, log);
+      await page.locator('#detail').waitFor({ state: 'visible', timeout: 30_000 });
+      expect(await page.locator('#detail-title').textContent()).toBe('default/dash-crash');
+      await page.click('#detail-close');
+      expect(log.errors).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1600, height: 860 });
+    }
   }, 120_000);
 
   it('opens the detail of a row: the container, only this UID\'s events, the YAML and the log line the container wrote', async () => {

@@ -20,10 +20,37 @@ import { deletePod } from './confirm.js';
 const frames = { batches: 0, changes: 0, lastApplyEndMs: 0, lastApplyWorkMs: 0, applyWorkMs: 0, stats: 0, samples: (uid) => usage.get(uid)?.cpu.length ?? 0 };
 window.kubeletTsDashboard = frames;
 
+/**
+ * A pod's detail has a URL: `#pod/NAMESPACE/NAME` (set when a row is opened, cleared when the panel
+ * closes). Opened at load or on a hash change as soon as the watch has shown that pod.
+ */
+let wantedPod = parseHash();
+function parseHash() {
+  const m = /^#pod\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { namespace: decodeURIComponent(m[1]), name: decodeURIComponent(m[2]) } : undefined;
+}
+function openWanted() {
+  if (!wantedPod) return;
+  for (const [uid, e] of pods) {
+    if ((e.pod.metadata.namespace ?? 'default') === wantedPod.namespace && e.pod.metadata.name === wantedPod.name) {
+      wantedPod = undefined;
+      select(uid);
+      openDetail(uid, e.pod);
+      return;
+    }
+  }
+}
+window.addEventListener('hashchange', () => {
+  wantedPod = parseHash();
+  openWanted();
+});
+
 setRowHooks({
   onSelect(uid) {
     select(uid);
-    openDetail(uid, pods.get(uid).pod);
+    const pod = pods.get(uid).pod;
+    history.replaceState(null, '', `#pod/${encodeURIComponent(pod.metadata.namespace ?? 'default')}/${encodeURIComponent(pod.metadata.name)}`);
+    openDetail(uid, pod);
   },
   onDelete(uid, button) {
     void deletePod(pods.get(uid).pod, button);
@@ -35,7 +62,10 @@ setRowHooks({
   },
 });
 setDetailHooks({
-  onClose: () => select(''),
+  onClose: () => {
+    select('');
+    if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  },
   onDelete: (pod, button) => void deletePod(pod, button),
 });
 
@@ -44,6 +74,7 @@ startWatch({
     const start = performance.now();
     applyBatch(batch);
     renderSummary(pods.values());
+    openWanted();
     if (batch.size) {
       frames.batches++;
       frames.changes += batch.size;

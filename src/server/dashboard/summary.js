@@ -2,8 +2,14 @@
 // histogram (ADDED seen live → all containers running, or from the status' timestamps for pods
 // listed already running), rendered at most once per frame.
 import { $, setText } from './dom.js';
+import { statusTone } from './rows.js';
 
-const kPhases = ['Running', 'Pending', 'Succeeded', 'Failed', 'Unknown'];
+/**
+ * The cards by phase, with one more: Failing, the pods whose STATUS is a failure (CrashLoopBackOff,
+ * ImagePullBackOff, Error, …) while their phase is still Running or Pending, so the Running card
+ * counts only pods kubectl would print as Running (or NotReady, Terminating).
+ */
+const kPhases = ['Running', 'Failing', 'Pending', 'Succeeded', 'Failed', 'Unknown'];
 /** Latency buckets (upper bounds, seconds) of the pod start histogram. */
 const kBuckets = [0.5, 1, 2, 5, 10, 20, 30, 60, Infinity];
 const kBucketLabels = ['<.5s', '.5–1', '1–2', '2–5', '5–10', '10–20', '20–30', '30–60', '>60s'];
@@ -38,7 +44,10 @@ export function measureStart(uid, pod) {
   } else {
     const start = Date.parse(pod.status.startTime ?? '');
     const started = Math.max(...statuses.map((c) => Date.parse(c.state.running.startedAt ?? '')));
-    if (Number.isFinite(start) && Number.isFinite(started)) seconds = Math.max(0, (started - start) / 1000);
+    // A pod listed already running (adopted after an agent restart, or opened late): measured from its
+    // status only when those say when it started; a container started before the pod's startTime
+    // (a startTime set again by a restarted agent) tells nothing, so it is left out, not drawn as 0 s.
+    if (Number.isFinite(start) && Number.isFinite(started) && started >= start) seconds = (started - start) / 1000;
   }
   if (seconds !== undefined) latencies.push(seconds);
 }
@@ -53,7 +62,8 @@ export function renderSummary(entries) {
   let size = 0;
   for (const e of entries) {
     size++;
-    counts[e.phase in counts ? e.phase : 'Unknown']++;
+    const failing = (e.phase === 'Running' || e.phase === 'Pending') && statusTone(e.summary.reason) === 'bad';
+    counts[failing ? 'Failing' : e.phase in counts ? e.phase : 'Unknown']++;
     ready += e.summary.ready;
     total += e.summary.total;
     restarts += e.summary.restarts;
