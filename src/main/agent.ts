@@ -46,7 +46,7 @@ import { newRuntimeState, type RuntimeState } from './node/runtime-state.js';
 import { newAgentRegistry } from './metrics/registry.js';
 import { newEventedPleg } from './pleg/event-pleg.js';
 import { newGenericPleg, type Pleg, type PodLifecycleEvent } from './pleg/generic-pleg.js';
-import { newPodCache } from './pleg/pod-cache.js';
+import { newPodCache, oldestSandboxCreatedAtMs } from './pleg/pod-cache.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodSyncer } from './pod-syncer.js';
 import { newPodWorkers, type PodWorkers } from './pod-workers.js';
@@ -280,6 +280,7 @@ class AgentImpl implements Agent {
       podNetwork: network.settings.plugin === 'cni',
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
       publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
+      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
       evictionAdmit: (pod) => this.#eviction?.admit(pod) ?? { admit: true },
     });
     const syncer = newPodSyncer({

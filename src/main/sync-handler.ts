@@ -72,6 +72,13 @@ export interface SyncHandlerDeps {
    * start (Pleg.oldRuntimeCopies); default none.
    */
   oldRuntimeCopies?(fullName: string, uid: string): string[];
+  /**
+   * When the runtime says pod `uid` began: its oldest sandbox's creation (epoch ms), or undefined
+   * when the runtime holds nothing of it. For a pod the agent adopts after a restart, its
+   * status.startTime stays what it was (the kubelet gets it back from the apiserver's stored status;
+   * here the runtime keeps it), not the new agent's admission; default: none (admission time).
+   */
+  runtimeStartTimeMs?(uid: string): number | undefined;
 }
 
 /** SyncHandler: SyncLoop ADD / UPDATE / REMOVE and admission. Main thread only. */
@@ -307,7 +314,9 @@ class SyncHandlerImpl implements SyncHandler {
       return;
     }
     if (!holder && this.#killOldRuntimeCopies(fullName, pod)) return;
-    const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: Date.now() };
+    const nowMs = Date.now();
+    const adoptedFromMs = this.deps.runtimeStartTimeMs?.(uid);
+    const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: adoptedFromMs !== undefined && adoptedFromMs > 0 && adoptedFromMs < nowMs ? adoptedFromMs : nowMs };
     const secure = admitPodSecurity(pod, this.deps.security ?? { allowedUnsafeSysctls: [], appArmorEnabled: false, seLinuxEnabled: false });
     const ports = secure.admit ? admitHostPorts(pod, this.deps.podNetwork ?? true) : secure;
     const fits = ports.admit ? admitPod(pod, this.#used, this.deps.capacity, this.deps.node) : ports;

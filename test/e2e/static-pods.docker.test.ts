@@ -81,6 +81,8 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(after.metadata!.uid).toBe(before.metadata!.uid);
     expect(after.status!.containerStatuses![0].restartCount).toBe(0);
     expect(after.status!.containerStatuses![0].state!.running!.startedAt).toBe(startedBefore);
+    // status.startTime is the pod's, not the new agent's (it was later than its container's start).
+    expect(Date.parse(after.status!.startTime!)).toBeLessThanOrEqual(Date.parse(startedBefore!));
     // Give the new agent's PLEG and a resync a chance to do something wrong.
     await new Promise((r) => setTimeout(r, 1500));
     expect((await containersOf(before.metadata!.uid!)).map((c) => c.Id).sort()).toEqual(idsBefore);

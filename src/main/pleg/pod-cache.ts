@@ -166,3 +166,14 @@ class PodCacheImpl implements PodCache {
 export function newPodCache(): PodCache {
   return new PodCacheImpl();
 }
+
+/**
+ * oldestSandboxCreatedAtMs: when the runtime says a pod began, its oldest sandbox's creation (epoch
+ * ms), or undefined for a pod the runtime holds no sandbox of (`null`: not read or gone). What a
+ * restarted agent keeps as the status.startTime of a pod it adopts. Pure.
+ */
+export function oldestSandboxCreatedAtMs(runtimePod: RuntimePod | null): number | undefined {
+  let oldest: number | undefined;
+  for (const s of runtimePod?.sandboxes ?? []) if (s.createdAtMs > 0 && (oldest === undefined || s.createdAtMs < oldest)) oldest = s.createdAtMs;
+  return oldest;
+}

@@ -17,8 +17,10 @@ export const kConfigMirrorAnnotation = 'kubernetes.io/config.mirror';
  */
 export function presentPod(pod: Pod, resourceVersion?: number): Pod {
   const metadata = { ...pod.metadata };
-  // The apiserver stamps creationTimestamp at create; here: when the source first saw the pod.
-  metadata.creationTimestamp ??= metadata.annotations?.[ConfigSeenAnnotationKey] ?? pod.status?.startTime;
+  // The apiserver stamps creationTimestamp at create (a static pod's mirror pod keeps it across
+  // kubelet restarts); here: the pod's status.startTime (kept across agent restarts: the runtime's
+  // oldest sandbox), else when the source first saw it.
+  metadata.creationTimestamp ??= pod.status?.startTime ?? metadata.annotations?.[ConfigSeenAnnotationKey];
   if (resourceVersion !== undefined && resourceVersion > 0) metadata.resourceVersion = String(resourceVersion);
   if (isStaticPod(pod)) metadata.annotations = { ...metadata.annotations, [kConfigMirrorAnnotation]: metadata.annotations?.[ConfigHashAnnotationKey] ?? '' };
   return { ...pod, apiVersion: 'v1', kind: 'Pod', metadata };

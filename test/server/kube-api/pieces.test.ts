@@ -104,6 +104,9 @@ describe('Accept negotiation, mirror pods and error Statuses', () => {
     const st = presentPod({ metadata: { name: 's-n1', annotations: { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'abc', 'kubernetes.io/config.seen': '2026-12-02T11:00:00Z' } } }, 12);
     expect(st.metadata).toMatchObject({ resourceVersion: '12', creationTimestamp: '2026-12-02T11:00:00Z', annotations: { 'kubernetes.io/config.mirror': 'abc' } });
     expect(presentPod(pod).metadata?.annotations).toBeUndefined();
+    // AGE of a static pod adopted by a restarted agent: its kept status.startTime, not the new agent's config.seen.
+    const adopted = presentPod({ metadata: { name: 's-n1', annotations: { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.seen': '2026-12-02T11:00:00Z' } }, status: { startTime: '2026-12-01T08:00:00Z' } });
+    expect(adopted.metadata?.creationTimestamp).toBe('2026-12-01T08:00:00Z');
     expect(mirrorPodWriteRefused('s-n1', 'delete')).toMatchObject({ kind: 'Status', status: 'Failure', code: 403, reason: 'Forbidden', details: { name: 's-n1', kind: 'pods' } });
   });
   it('maps seam and host errors to the apiserver Statuses', () => {
