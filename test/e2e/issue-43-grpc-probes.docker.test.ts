@@ -16,6 +16,19 @@ const kReadiness = 'kubelet-ts.test.Readiness';
 const cond = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type)?.status;
 const status = (pod: Pod, name: string) => pod.status?.containerStatuses?.find((c) => c.name === name);
 
+/** A one-container busybox pod (`main`, sleeping) with `readinessProbe` (YAML flow text), on the host's network if asked. */
+const probedPod = (name: string, readinessProbe: string, hostNetwork = false) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  terminationGracePeriodSeconds: 1${hostNetwork ? '\n  hostNetwork: true' : ''}
+  containers:
+  - name: main
+    image: ${BUSYBOX_IMAGE}
+    command: ["sh", "-c", "exec sleep 3600"]
+    readinessProbe: ${readinessProbe}
+`;
+
 /** The pid of the running sandbox (pause) container of pod `uid`: its network namespace is the pod's. */
 async function sandboxPid(uid: string): Promise<number> {
   const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, 'io.kubernetes.docker.type=podsandbox'] } });
@@ -118,30 +131,8 @@ spec:
     servers.push(server);
     const bare: HealthServer = await startHealthServer({ health: false });
     servers.push(bare);
-    await node.writeManifest('grpc-hostnet.yaml', `apiVersion: v1
-kind: Pod
-metadata: {name: grpc-hostnet}
-spec:
-  terminationGracePeriodSeconds: 1
-  hostNetwork: true
-  containers:
-  - name: main
-    image: ${BUSYBOX_IMAGE}
-    command: ["sh", "-c", "exec sleep 3600"]
-    readinessProbe: {grpc: {port: ${server.port}, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}
-`);
-    await node.writeManifest('grpc-bare.yaml', `apiVersion: v1
-kind: Pod
-metadata: {name: grpc-bare}
-spec:
-  terminationGracePeriodSeconds: 1
-  hostNetwork: true
-  containers:
-  - name: main
-    image: ${BUSYBOX_IMAGE}
-    command: ["sh", "-c", "exec sleep 3600"]
-    readinessProbe: {grpc: {port: ${bare.port}}, periodSeconds: 1}
-`);
+    await node.writeManifest('grpc-hostnet.yaml', probedPod('grpc-hostnet', `{grpc: {port: ${server.port}, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}`, true));
+    await node.writeManifest('grpc-bare.yaml', probedPod('grpc-bare', `{grpc: {port: ${bare.port}}, periodSeconds: 1}`, true));
     await readinessFollows(node, 'grpc-hostnet', 'main', (s) => void server.statuses.set(kReadiness, s));
     expect(server.seen.some((s) => s.service === kReadiness && /^kube-probe\//.test(s.userAgent))).toBe(true);
     const p = await waitForPod(node, 'grpc-bare', (x) => !!status(x, 'main')?.state?.running, 60_000);
@@ -163,17 +154,7 @@ describe.skipIf(!inject('dockerAvailable'))('gRPC probes (the pod network)', () 
   });
 
   it('a pod on the node\'s bridge is probed on its pod IP; readiness follows SERVING/NOT_SERVING', async () => {
-    await node.writeManifest('grpc-podnet.yaml', `apiVersion: v1
-kind: Pod
-metadata: {name: grpc-podnet}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: main
-    image: ${BUSYBOX_IMAGE}
-    command: ["sh", "-c", "exec sleep 3600"]
-    readinessProbe: {grpc: {port: 9090, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}
-`);
+    await node.writeManifest('grpc-podnet.yaml', probedPod('grpc-podnet', `{grpc: {port: 9090, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}`));
     const p = await waitForPod(node, 'grpc-podnet', (x) => !!x.status?.podIP && !!status(x, 'main')?.state?.running, 90_000);
     expect(p.status!.podIP).not.toBe('127.0.0.1');
     // Listening on the pod's own address only (not its loopback): the probe must come to the pod IP.

@@ -92,13 +92,15 @@ export function grpcCheckOutcome(answer: GrpcCheckAnswer, timeoutMs: number): Pr
   return { result: 'failure', output: `error: health rpc probe failed: rpc error: code = ${goCodeName(code)} desc = ${details}` };
 }
 
-/** healthProtoPath: the vendored health.proto, next to this module in src/ (also when it runs from dist/). */
+/**
+ * healthProtoPath: the vendored health.proto beside this module in src/; from dist/ (tsc does not
+ * copy .proto files) the one under the project root's src/ (the nearest directory up with a package.json).
+ */
 function healthProtoPath(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const beside = path.join(here, 'health.proto');
-  if (existsSync(beside)) return beside;
-  // dist/src/workers/probes → the project root (tsc does not copy .proto files).
-  return path.join(here, '..', '..', '..', '..', 'src', 'workers', 'probes', 'health.proto');
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  if (existsSync(path.join(dir, 'health.proto'))) return path.join(dir, 'health.proto');
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return path.join(dir, 'src', 'workers', 'probes', 'health.proto');
 }
 
 type HealthClient = grpc.Client & {
