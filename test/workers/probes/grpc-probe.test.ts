@@ -88,6 +88,21 @@ describe('gRPC probes dialled from the node (a real grpc-js health server)', () 
     expect(await runGrpcProbe(rt, task(port, { timeoutMs: 500 }))).toEqual({ result: 'failure', output: `timeout: failed to connect service "127.0.0.1:${port}" within 500ms: context deadline exceeded` });
   });
 
+  it('never goes through a proxy from the environment (grpc_proxy / http_proxy)', async () => {
+    const saved = { grpc_proxy: process.env.grpc_proxy, http_proxy: process.env.http_proxy };
+    const proxy = `http://127.0.0.1:${await closedPort()}`;
+    process.env.grpc_proxy = proxy;
+    process.env.http_proxy = proxy;
+    try {
+      expect(await runGrpcProbe(rt, task(server.port))).toEqual({ result: 'success', output: 'service healthy' });
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
   it('a sandbox that is not there makes the probe unknown, not failed', async () => {
     expect(await runGrpcProbe(rt, task(server.port, { sandboxId: 'gone' }))).toMatchObject({ result: 'unknown' });
   });
