@@ -24,6 +24,7 @@ import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
+import { jsonRequestBody } from './protobuf.js';
 import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
@@ -127,13 +128,16 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   };
 
   const create = async (ctx: RouteContext): Promise<HttpReply> => {
-    const { host, req, params, body } = ctx;
+    const { host, req, params } = ctx;
     if (!host.submitPods) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create pods'));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
+    const decoded = jsonRequestBody(ctx.body, req.headers['content-type'], 'Pod');
+    if (isStatus(decoded)) return statusReply(decoded);
+    const { body } = decoded;
     const strict = strictFieldsRefusal(req.query, body);
     if (strict) return strict;
-    const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: '' });
+    const parsed = await parsePodsBody(host, body, decoded.contentType, { namespace: params.namespace, name: '' });
     if (!parsed.ok) return parsed.reply;
     if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0) {
       return statusReply(statusError(400, 'BadRequest', `POST /api/v1/namespaces/${params.namespace}/pods takes exactly one Pod`));
@@ -198,7 +202,9 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
-    const r = await store(ctx, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), ctx.req.headers['content-type']);
+    const decoded = jsonRequestBody(ctx.body, ctx.req.headers['content-type'], 'Pod');
+    if (isStatus(decoded)) return statusReply(decoded);
+    const r = await store(ctx, (decoded.body ?? Buffer.alloc(0)).toString('utf8'), decoded.contentType);
     return r === kStale ? statusReply(conflict(ctx.params.name, 'the object has been modified; please apply your changes to the latest version and try again')) : r;
   };
 

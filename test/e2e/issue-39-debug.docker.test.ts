@@ -1,0 +1,107 @@
+// Issue #39 item 8 against the real agent, the real Docker engine and the real kubectl 1.32:
+// `kubectl debug` in its three modes. `--copy-to` and `debug node/NAME` POST the Pod as
+// `application/vnd.kubernetes.protobuf` (decoded from the vendored k8s.io/api definitions,
+// kube-api/protobuf.ts); `debug node/NAME`'s pod (host namespaces, a hostPath `/`) is the admin's
+// only: an ordinary user gets the apiserver's Pod Security 403. `debug POD --target C` adds an
+// ephemeral container through `pods/{name}/ephemeralcontainers`, which the kubelet runs in the pod's
+// namespaces (the target's processes visible) and reports in `ephemeralContainerStatuses`.
+//
+// The ordinary user is a --token-auth-file user in group "debug-e2e", bound to `edit` (pods, their
+// ephemeralcontainers and attach) and to `get` on nodes, so that what refuses its node debugger is
+// admission alone.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Pod } from '../../src/shared/api.js';
+import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
+import { startTestNode, type TestNode } from '../support/agent.js';
+import { kHaveKubectl, kubectlFor } from '../support/kubectl.js';
+
+const kTestMs = 150_000;
+const kUserToken = 'debug-user-token-0123456789abcdef';
+
+describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('issue 39: kubectl debug (ephemeral containers, --copy-to, node/NAME)', () => {
+  let node: TestNode;
+  let dir: string;
+  const { kubectl, start } = kubectlFor(() => node, () => dir);
+  /**
+   * interactive: kubectl with `input` written to its stdin, kept open until `until` is on its
+   * stdout (or 90 s pass), so that no answer depends on when the stdin's end reaches the stream.
+   */
+  const interactive = async (args: string[], input: string, until: string) => {
+    const run = start(args, { keepStdinOpen: true });
+    run.child.stdin.write(input);
+    try {
+      await waitFor(() => run.out().includes(until), { timeoutMs: 90_000 }).catch(() => undefined);
+    } finally {
+      run.child.stdin.end();
+    }
+    const timer = setTimeout(() => run.child.kill('SIGTERM'), 30_000);
+    try {
+      return await run.done;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const getPod = async (name: string): Promise<Pod | undefined> => {
+    const r = await kubectl(['get', 'pod', name, '-o', 'json']);
+    return r.code === 0 ? JSON.parse(r.stdout) as Pod : undefined;
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-debug-'));
+    const tokens = join(dir, 'tokens.csv');
+    await writeFile(tokens, `${kUserToken},dora,dora-uid,"debug-e2e"\n`);
+    const policy = join(dir, 'policy.yaml');
+    await writeFile(policy, [
+      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: debug-e2e-edit}',
+      'subjects: [{kind: Group, name: debug-e2e, apiGroup: rbac.authorization.k8s.io}]',
+      'roleRef: {kind: ClusterRole, name: edit, apiGroup: rbac.authorization.k8s.io}', '---',
+      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata: {name: node-reader}',
+      'rules: [{verbs: [get, list], apiGroups: [""], resources: [nodes]}]', '---',
+      'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: debug-e2e-nodes}',
+      'subjects: [{kind: Group, name: debug-e2e, apiGroup: rbac.authorization.k8s.io}]',
+      'roleRef: {kind: ClusterRole, name: node-reader, apiGroup: rbac.authorization.k8s.io}', '',
+    ].join('\n'));
+    node = await startTestNode({ tokenAuthFile: tokens, authorizationPolicyFile: policy, tlsPort: 0 });
+    await writeFile(join(dir, 'web.yaml'), `apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: main, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, command: [sh, -c, 'exec sleep 3600']}
+`);
+    const created = await kubectl(['create', '-f', join(dir, 'web.yaml')]);
+    if (created.code !== 0) throw new Error(`kubectl create: ${created.stderr}`);
+    await waitFor(async () => (await getPod('web'))?.status?.phase === 'Running', { timeoutMs: 90_000 });
+  }, kTestMs);
+  afterAll(async () => {
+    await node?.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, kTestMs);
+
+  it('debug --copy-to creates the copy with the debug container (a protobuf POST)', async () => {
+    const r = await kubectl(['debug', 'web', '--copy-to', 'web-copy', '--image', BUSYBOX_IMAGE, '--image-pull-policy', 'Never', '--container', 'dbg', '--', 'sh', '-c', 'echo from-the-copy; exec sleep 3600']);
+    expect(r.stderr).not.toMatch(/UnsupportedMediaType|error/i);
+    expect(r.code).toBe(0);
+    const copy = await getPod('web-copy');
+    expect(copy?.spec?.containers.map((c) => c.name)).toEqual(['main', 'dbg']);
+    expect(copy?.metadata?.labels).toBeUndefined();
+    await waitFor(async () => (await kubectl(['logs', 'web-copy', '-c', 'dbg'])).stdout.includes('from-the-copy'), { timeoutMs: 90_000 });
+  }, kTestMs);
+
+  it('debug node/NAME runs a host-namespace pod for the admin, and an ordinary user gets the Pod Security 403', async () => {
+    const refused = await kubectl(['debug', `node/${node.nodeName}`, '--image', BUSYBOX_IMAGE, '--', 'true'], { token: kUserToken });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true, hostPID=true, hostIPC=true), hostPath volumes (volume "host-root")');
+    const r = await interactive(['debug', `node/${node.nodeName}`, '-i', '--image', BUSYBOX_IMAGE, '--image-pull-policy', 'Never', '--', 'chroot', '/host', 'sh', '-c', `read line; echo "host-$line"; test -d ${dir} && echo sees-the-host-root`], 'hello\n', 'sees-the-host-root');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('host-hello');
+    expect(r.stdout).toContain('sees-the-host-root');
+    const pods = JSON.parse((await kubectl(['get', 'pods', '-o', 'json'])).stdout) as { items: Pod[] };
+    const debugger_ = pods.items.find((p) => p.metadata?.name?.startsWith(`node-debugger-${node.nodeName}-`));
+    expect(debugger_?.spec).toMatchObject({ hostPID: true, hostNetwork: true, hostIPC: true, nodeName: node.nodeName, volumes: [{ name: 'host-root', hostPath: { path: '/' } }] });
+  }, kTestMs);
+});
