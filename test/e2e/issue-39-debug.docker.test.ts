@@ -104,4 +104,56 @@ spec:
     const debugger_ = pods.items.find((p) => p.metadata?.name?.startsWith(`node-debugger-${node.nodeName}-`));
     expect(debugger_?.spec).toMatchObject({ hostPID: true, hostNetwork: true, hostIPC: true, nodeName: node.nodeName, volumes: [{ name: 'host-root', hostPath: { path: '/' } }] });
   }, kTestMs);
+
+  it('debug POD --target C runs an ephemeral container in the pod\'s namespaces, sees the target\'s processes, and reports its status', async () => {
+    const r = await interactive(['debug', 'web', '-i', '--image', BUSYBOX_IMAGE, '--image-pull-policy', 'Never', '--target', 'main', '-c', 'dbg', '--', 'sh', '-c', 'read line; echo "got-$line"; ps -o pid,args; echo ps-done'], 'hello\n', 'ps-done');
+    expect(r.stdout, r.stderr).toContain('got-hello');
+    // The target's PID namespace: its `sleep 3600` is among the processes.
+    expect(r.stdout).toMatch(/^\s*1 +sleep 3600$/m);
+    let pod: Pod | undefined;
+    await waitFor(async () => (pod = await getPod('web'))?.status?.ephemeralContainerStatuses?.[0]?.state?.terminated !== undefined, { timeoutMs: 60_000 });
+    expect(pod?.spec?.ephemeralContainers).toMatchObject([{ name: 'dbg', image: BUSYBOX_IMAGE, targetContainerName: 'main', stdin: true }]);
+    expect(pod?.status?.ephemeralContainerStatuses).toMatchObject([{ name: 'dbg', ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } }]);
+    // The app container was not restarted, and the pod runs on; the ephemeral one is not started again.
+    expect(pod?.status).toMatchObject({ phase: 'Running', containerStatuses: [{ name: 'main', restartCount: 0, state: { running: {} } }] });
+    expect((await kubectl(['logs', 'web', '-c', 'dbg'])).stdout).toContain('got-hello');
+  }, kTestMs);
+
+  it('a running ephemeral container takes exec and logs; existing ones may not change; static pods refuse the subresource', async () => {
+    const added = await kubectl(['debug', 'web', '--image', BUSYBOX_IMAGE, '--image-pull-policy', 'Never', '-c', 'idle', '--', 'sh', '-c', 'echo idle-up; exec sleep 3599']);
+    expect(added.code, added.stderr).toBe(0);
+    await waitFor(async () => (await getPod('web'))?.status?.ephemeralContainerStatuses?.find((s) => s.name === 'idle')?.state?.running !== undefined, { timeoutMs: 60_000 });
+    const exec = await kubectl(['exec', 'web', '-c', 'idle', '--', 'sh', '-c', 'echo exec-in-$((6*7)); ps -o pid,args']);
+    expect(exec.stdout, exec.stderr).toContain('exec-in-42');
+    // No --target: the pod's own PID namespace is not shared, so PID 1 is the ephemeral container's own.
+    expect(exec.stdout).toMatch(/^\s*1 +sleep 3599$/m);
+    expect(exec.stdout).not.toContain('sleep 3600');
+    expect((await kubectl(['logs', 'web', '-c', 'idle'])).stdout).toContain('idle-up');
+
+    const path = '/api/v1/namespaces/default/pods/web/ephemeralcontainers';
+    const patch = (body: unknown, p = path) => node.api(p, { method: 'PATCH', headers: { 'Content-Type': 'application/strategic-merge-patch+json' }, body: JSON.stringify(body) });
+    const changed = await patch({ spec: { ephemeralContainers: [{ name: 'idle', image: 'kubelet-ts/pause:1.0' }] } });
+    expect(changed.status).toBe(422);
+    expect((await changed.json() as { message: string }).message).toContain('spec.ephemeralContainers[1]: Forbidden: existing ephemeral containers "idle" may not be changed');
+    const ports = await patch({ spec: { ephemeralContainers: [{ name: 'web-port', image: BUSYBOX_IMAGE, ports: [{ containerPort: 80 }] }] } });
+    expect(ports.status).toBe(422);
+    expect((await ports.json() as { message: string }).message).toContain('ports: Forbidden: cannot be set for an Ephemeral Container');
+    const clash = await patch({ spec: { ephemeralContainers: [{ name: 'main', image: BUSYBOX_IMAGE }] } });
+    expect(clash.status).toBe(422);
+    expect((await clash.json() as { message: string }).message).toContain('Duplicate value: "main"');
+
+    await node.writeManifest('static.yaml', `apiVersion: v1
+kind: Pod
+metadata: {name: fixed}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, command: [sleep, '3600']}
+`);
+    const staticName = `fixed-${node.nodeName}`;
+    await waitFor(async () => (await getPod(staticName)) !== undefined, { timeoutMs: 60_000 });
+    const refused = await patch({ spec: { ephemeralContainers: [{ name: 'dbg', image: BUSYBOX_IMAGE }] } }, `/api/v1/namespaces/default/pods/${staticName}/ephemeralcontainers`);
+    expect(refused.status).toBe(403);
+    expect((await refused.json() as { message: string }).message).toContain(`pods "${staticName}" is forbidden: cannot patch a mirror pod`);
+  }, kTestMs);
 });

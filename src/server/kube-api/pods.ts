@@ -14,9 +14,10 @@ import { JsonFragments, ListBody, objectInputs } from '../json-fragments.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { containerLogsHandler } from '../routes/logs.js';
-import { admitApiPods, parsePodsBody, withHeaders } from '../routes/intake.js';
+import { admitApiPods, invalidStatus, parsePodsBody, withHeaders } from '../routes/intake.js';
 import { notFound, statusError } from '../status.js';
 import { parseDeleteOptions, checkPreconditions, type DeleteOptions } from './delete-options.js';
+import { ephemeralContainersRoutes } from './ephemeral-containers.js';
 import { parseEviction } from './eviction.js';
 import { podFields } from './field-selector.js';
 import { strictDecodingMessage, unknownFields } from './field-validation.js';
@@ -146,6 +147,10 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
       return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
     }
+    // ValidatePodCreate: ephemeral containers come only through the ephemeralcontainers subresource.
+    if ((pod.spec?.ephemeralContainers ?? []).length > 0) {
+      return statusReply(invalidStatus(pod.metadata?.name ?? '', [{ type: 'Forbidden', field: 'spec.ephemeralContainers', detail: 'cannot be set on create' }]));
+    }
     const admission = admitApiPods(ctx, [pod]);
     if (admission.refused) return withHeaders(admission.refused, admission.headers);
     try {
@@ -189,6 +194,11 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       if (have !== undefined && String(have) !== basedOn) return kStale;
     } else if (rv !== undefined && rv !== '' && have !== undefined && rv !== String(have)) {
       return statusReply(conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'));
+    }
+    // Ephemeral containers change only through their subresource (ephemeral-containers.ts): a pod update keeps the stored ones.
+    if (pod.spec) {
+      if (current.spec?.ephemeralContainers?.length) pod.spec.ephemeralContainers = current.spec.ephemeralContainers;
+      else delete pod.spec.ephemeralContainers;
     }
     const uid = pod.metadata?.uid;
     if (uid && uid !== current.metadata?.uid) return statusReply(conflict(params.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`));
@@ -339,5 +349,6 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     { path: `${base}/:name/status`, methods: { get } },
     { path: `${base}/:name/log`, methods: { get: log } },
     { path: `${base}/:name/eviction`, methods: { post: evict } },
+    ...ephemeralContainersRoutes({ present, patchPod }),
   ];
 }
