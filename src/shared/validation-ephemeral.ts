@@ -30,7 +30,7 @@ export function validateEphemeralContainers(el: ErrorList, path: string, list: u
     const { targetContainerName, ...common } = raw;
     for (const f of kEphemeralForbiddenFields) {
       const v = common[f];
-      const empty = f === 'resources' ? isObj(v) && Object.values(v).every(isZeroValue) : isZeroValue(v);
+      const empty = isZeroValue(v) || (f === 'resources' && isObj(v) && Object.values(v).every(isZeroValue));
       if (!empty) el.forbidden(child(p, f), 'cannot be set for an Ephemeral Container');
       delete common[f];
     }
