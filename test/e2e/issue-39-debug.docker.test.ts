@@ -130,6 +130,11 @@ spec:
     expect(exec.stdout).not.toContain('sleep 3600');
     expect((await kubectl(['logs', 'web', '-c', 'idle'])).stdout).toContain('idle-up');
 
+    // Authorized as pods/ephemeralcontainers, which `edit` does not grant (as upstream: it would bypass admission made before it).
+    const denied = await kubectl(['debug', 'web', '--image', BUSYBOX_IMAGE, '-c', 'not-allowed', '--', 'true'], { token: kUserToken });
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toContain('cannot patch resource "pods/ephemeralcontainers" in API group "" in the namespace "default"');
+
     const path = '/api/v1/namespaces/default/pods/web/ephemeralcontainers';
     const patch = (body: unknown, p = path) => node.api(p, { method: 'PATCH', headers: { 'Content-Type': 'application/strategic-merge-patch+json' }, body: JSON.stringify(body) });
     const changed = await patch({ spec: { ephemeralContainers: [{ name: 'idle', image: 'kubelet-ts/pause:1.0' }] } });
