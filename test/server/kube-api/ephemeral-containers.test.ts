@@ -41,7 +41,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const call = async (method: string, path: string, body: unknown, contentType = 'application/strategic-merge-patch+json') => {
-  const res = await fetch(`${base}${path}`, { method, headers: { 'Content-Type': contentType }, body: Buffer.isBuffer(body) ? body : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, { method, headers: { 'Content-Type': contentType }, body: Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 };
 const ec = '/api/v1/namespaces/default/pods/web/ephemeralcontainers';
