@@ -200,7 +200,8 @@ class PodSyncerImpl implements KubeletPodSyncer {
       return;
     }
     podCache.set(uid, result.runtimePod, generation);
-    this.#applyResult(record, result);
+    // Stopped for good (generateAPIPodStatus with podIsTerminal: Succeeded or Failed by the exit codes).
+    this.#applyResult(record, result, stopFirst || undefined);
     if (!stopFirst) return;
     // Its containers are stopped already: this kill only removes them (the grace period is kept for anything still running).
     const removed = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: true, hostIp: this.deps.nodeIp, pod: record.pod }));
@@ -233,14 +234,15 @@ class PodSyncerImpl implements KubeletPodSyncer {
     this.deps.admission.podRemoved(uid);
   }
 
-  #applyResult(record: PodRecord, result: PodSyncResult): void {
+  /** #applyResult stores a task's outcome on `record` and publishes its status (`terminal`: as publishStatus; default the pod workers' view). */
+  #applyResult(record: PodRecord, result: PodSyncResult, terminal?: boolean): void {
     record.waiting = result.waiting;
     record.backoff = result.backoff;
     this.#logEvents(record.pod, result.events);
     const runtimePod = this.deps.podCache.get(record.uid);
     if (this.deps.podWorkers.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
     else this.deps.prober.updatePod(record.pod, runtimePod, runtimePod?.podIp ?? '');
-    this.publishStatus(record);
+    this.publishStatus(record, terminal);
   }
 
   publishStatus(record: PodRecord, terminal = this.deps.podWorkers.isPodTerminal(record.uid)): void {

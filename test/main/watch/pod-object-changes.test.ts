@@ -93,6 +93,8 @@ describe('the pods\' watch shows every write of the pod object (issue #39 item 3
     const last = pods.at(-1)!;
     expect(last.metadata).toMatchObject({ deletionTimestamp: pods[firstMarked].metadata!.deletionTimestamp, deletionGracePeriodSeconds: 3 });
     expect(last.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0 });
+    // Stopped for good: the phase by the exit codes, as generateAPIPodStatus(podIsTerminal) in SyncTerminatingPod.
+    expect(last.status?.phase).toBe('Succeeded');
     // resourceVersions strictly increase, each event under its own.
     const rvs = events.map((e) => e.resourceVersion);
     expect([...rvs].sort((x, y) => x - y)).toEqual(rvs);
