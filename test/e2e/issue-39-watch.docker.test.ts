@@ -7,6 +7,8 @@
 // - a write's reply carries that write's resourceVersion: a second PUT built from the first PUT's
 //   reply, a PATCH then a GET, `kubectl label` twice in a row, a read-modify-write right after a
 //   write; a stale resourceVersion still gets 409.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { request, type ClientRequest } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,9 +19,33 @@ import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { adminAuthorization, startTestNode, type TestNode } from '../support/agent.js';
 import { kHaveKubectl, kKubectl, kubectlFor } from '../support/kubectl.js';
+import { runCli } from '../../src/main/cli.js';
+import type { CliIo } from '../../src/cli/io.js';
 
 const kTestMs = 150_000;
 if (!kHaveKubectl) console.warn(`issue-39-watch: skipped: ${kKubectl} is not installed`);
+/** The official Python client (Debian python3-kubernetes) runs under the system Python, never a pyenv one. */
+const kPython = '/usr/bin/python3';
+
+/**
+ * kPythonReplaceTwice: with the official Python client, read pod argv[2], replace it with a label,
+ * replace it again from the first reply, then patch a label and read it back; prints the four
+ * resourceVersions and the labels read, as JSON.
+ */
+const kPythonReplaceTwice = `import json, sys
+from kubernetes import client, config
+config.load_kube_config(config_file=sys.argv[1])
+v1 = client.CoreV1Api()
+name = sys.argv[2]
+pod = v1.read_namespaced_pod(name, 'default')
+pod.metadata.labels['py'] = '1'
+first = v1.replace_namespaced_pod(name, 'default', pod)
+first.metadata.labels['py'] = '2'
+second = v1.replace_namespaced_pod(name, 'default', first)
+patched = v1.patch_namespaced_pod(name, 'default', {'metadata': {'labels': {'py': '3'}}})
+read = v1.read_namespaced_pod(name, 'default')
+print(json.dumps({'versions': [pod.metadata.resource_version, first.metadata.resource_version, second.metadata.resource_version, patched.metadata.resource_version], 'read': read.metadata.resource_version, 'label': read.metadata.labels['py']}))
+`;
 
 interface Frame {
   type: string;
@@ -205,5 +231,26 @@ spec:
     const stale = await call('PUT', relabel(put2.pod, 'stale'));
     expect(stale.status).toBe(409);
     expect((stale.pod as unknown as { reason: string }).reason).toBe('Conflict');
+  }, kTestMs);
+
+  it.skipIf(!existsSync(kPython))('the official Python client: a second replace built from the first one\'s reply succeeds; a patch then a read agree', async () => {
+    const name = 'pyrmw';
+    await createPod(name);
+    const io = { stdout: '', stderr: '' };
+    const cli: CliIo = { stdout: (t) => (io.stdout += t), stderr: (t) => (io.stderr += t), exit: () => undefined };
+    await runCli(['kubeconfig', '--server', `https://127.0.0.1:${node.agent.tlsPort}`, '--root-dir', node.rootDir], {}, cli);
+    expect(io.stderr).toBe('');
+    const kubeconfig = join(dir, 'kubeconfig');
+    await writeFile(kubeconfig, io.stdout, { mode: 0o600 });
+    const script = join(dir, 'replace_twice.py');
+    await writeFile(script, kPythonReplaceTwice);
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(kPython, [script, kubeconfig, name], { env: { PATH: process.env.PATH ?? '', HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
+    });
+    const r = JSON.parse(out) as { versions: string[]; read: string; label: string };
+    const versions = r.versions.map(Number);
+    for (let i = 1; i < versions.length; i++) expect(versions[i]).toBeGreaterThan(versions[i - 1]);
+    expect(r.read).toBe(r.versions[3]);
+    expect(r.label).toBe('3');
   }, kTestMs);
 });
