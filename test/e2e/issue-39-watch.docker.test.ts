@@ -171,6 +171,9 @@ spec:
     const kw = background(['get', 'pods', '-w', '--output-watch-events', '-l', `test=${label}`]);
     try {
       await createPod(name);
+      // Every watcher has the pod Running before the delete (each may have started a moment late).
+      await waitFor(() => http.some((f) => isRunning(f.object)) && ws.some((f) => f.object.metadata?.name === name && isRunning(f.object)) && /\sgraceful\s+1\/1\s+Running\s/.test(kw.out()),
+        { timeoutMs: 30_000, intervalMs: 100, description: 'the pod Running on every watch' });
       const grace = 7;
       const del = await kubectl(['delete', 'pod', name, `--grace-period=${grace}`]);
       expect(del.stdout).toBe(`pod "${name}" deleted\n`);
