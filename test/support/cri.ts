@@ -1,0 +1,110 @@
+// Test helpers for the CRI suites against the containerd of tools/lib/containerd.sh; the role of the node e2e suite's CRI setup (test/e2e_node/remote, cri-tools' critest framework: per-test sandboxes removed after each test).
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { RemoteImageService } from '../../src/workers/runtime/cri/remote-image.js';
+import { RemoteRuntimeService } from '../../src/workers/runtime/cri/remote-runtime.js';
+import type { CriInput, PodSandboxConfig } from '../../src/workers/runtime/cri/types.js';
+
+/**
+ * readRunEnv reads `.run/<name>.env` (the KEY=VALUE files tools/lib/*.sh write: registry.env,
+ * containerd.env) into a record; null when the file is absent.
+ */
+export function readRunEnv(name: string): Record<string, string> | null {
+  const file = join(import.meta.dirname, `../../.run/${name}.env`);
+  if (!existsSync(file)) return null;
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('='));
+  return Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return statSync(path).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * criEndpointOrSkip: the endpoint of tools/lib/containerd.sh's containerd (`unix:///…`, from
+ * .run/containerd.env), or null when it is absent — and then, with KUBELET_TS_REQUIRE_CRI=1 (set by
+ * tools/test after containerd.sh up), it throws instead: CI must never skip the CRI suites silently.
+ * Without the variable a missing containerd prints one notice and the suites skip.
+ */
+export function criEndpointOrSkip(): string | null {
+  const endpoint = readRunEnv('containerd')?.KUBELET_TS_CRI_ENDPOINT ?? null;
+  const problem = endpoint === null
+    ? 'no .run/containerd.env (tools/lib/containerd.sh up writes it)'
+    : !isSocket(endpoint.replace(/^unix:\/\//, '')) ? `no socket at ${endpoint}` : undefined;
+  if (problem === undefined) return endpoint;
+  if (process.env.KUBELET_TS_REQUIRE_CRI === '1') {
+    throw new Error(`containerd (CRI) is required (KUBELET_TS_REQUIRE_CRI=1) but not usable: ${problem}; run tools/lib/containerd.sh up`);
+  }
+  process.stderr.write(`[cri] containerd (CRI) not available (${problem}); the CRI suites are skipped. Start it with tools/lib/containerd.sh up.\n`);
+  return null;
+}
+
+/** CriRun: clients on the test containerd and what one test file makes, labelled with a run label of its own. */
+export interface CriRun {
+  runtime: RemoteRuntimeService;
+  images: RemoteImageService;
+  /** The label every sandbox and container of this file carries: `{ 'kubelet-ts.test-run': <unique> }`. */
+  label: Record<string, string>;
+  /** A pod log directory of its own (removed at the end). */
+  logDirectory(): Promise<string>;
+  /** A sandbox config labelled with the run label; `name` becomes the pod name, a unique UID is made. */
+  sandboxConfig(name: string, logDirectory: string, more?: CriInput<PodSandboxConfig>): CriInput<PodSandboxConfig>;
+  /** Stop and remove every sandbox carrying the run label (and so its containers); never another. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * useCriRun makes a {@link CriRun} for a describe block on `endpoint` and registers an afterAll that
+ * removes every sandbox labelled with its run label, the log directories it made, and closes the
+ * clients. Tests also call `cleanup()` in their own `finally`.
+ */
+export function useCriRun(endpoint: string): CriRun {
+  const runtime = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000 });
+  const images = new RemoteImageService(endpoint, { requestTimeoutMs: 60_000 });
+  const label = { 'kubelet-ts.test-run': `cri-${randomBytes(6).toString('hex')}` };
+  const dirs: string[] = [];
+  const run: CriRun = {
+    runtime,
+    images,
+    label,
+    async logDirectory() {
+      const dir = await mkdtemp(join(tmpdir(), 'kts-cri-logs-'));
+      dirs.push(dir);
+      return dir;
+    },
+    sandboxConfig(name, logDirectory, more = {}) {
+      const uid = `${label['kubelet-ts.test-run']}-${randomBytes(4).toString('hex')}`;
+      return {
+        metadata: { name, uid, namespace: 'kts-cri-test', attempt: 0 },
+        log_directory: logDirectory,
+        ...more,
+        labels: { ...label, ...(more.labels ?? {}) },
+      };
+    },
+    async cleanup() {
+      const sandboxes = await runtime.listPodSandbox({ label_selector: label });
+      for (const s of sandboxes) {
+        await runtime.stopPodSandbox(s.id).catch(() => undefined);
+        await runtime.removePodSandbox(s.id).catch(() => undefined);
+      }
+    },
+  };
+  afterAll(async () => {
+    try {
+      await run.cleanup();
+    } finally {
+      runtime.close();
+      images.close();
+      await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+    }
+  });
+  return run;
+}
