@@ -1,5 +1,5 @@
 // Test helpers for the CRI suites against the containerd of tools/lib/containerd.sh; the role of the node e2e suite's CRI setup (test/e2e_node/remote, cri-tools' critest framework: per-test sandboxes removed after each test).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -107,4 +107,44 @@ export function useCriRun(endpoint: string): CriRun {
     }
   });
   return run;
+}
+
+/** RegistryImage: an image {@link pushVariantImage} put in a test registry. */
+export interface RegistryImage {
+  /** e.g. `127.0.0.1:5055/kubelet-ts/busybox:cri-0a1b2c3d`. */
+  ref: string;
+  /** The image ID (its config digest), which no other image shares. */
+  id: string;
+}
+
+/**
+ * pushVariantImage puts into the registry at `registry` (`127.0.0.1:PORT`, Basic `auth` if given) a
+ * variant of the test image the registry already holds (kubelet-ts/busybox:1.35): the same layers
+ * under a config carrying `label`, so its image ID is its own. Needed because the CRI's RemoveImage
+ * removes every reference of an image ID: pulling and removing the plain test image would take
+ * docker.io/kubelet-ts/busybox:1.35 out of the runtime too. Speaks the registry's HTTP API (v2).
+ */
+export async function pushVariantImage(registry: string, label: Record<string, string>, auth?: { username: string; password: string }): Promise<RegistryImage> {
+  const base = `http://${registry}/v2/kubelet-ts/busybox`;
+  const headers: Record<string, string> = auth ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : {};
+  const kManifest = 'application/vnd.docker.distribution.manifest.v2+json';
+  const ok = async (res: Response, what: string): Promise<Response> => {
+    if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${await res.text()}`);
+    return res;
+  };
+  const manifest = await (await ok(await fetch(`${base}/manifests/1.35`, { headers: { ...headers, accept: kManifest } }), 'GET manifest')).json() as {
+    config: { digest: string; size: number };
+  };
+  const config = await (await ok(await fetch(`${base}/blobs/${manifest.config.digest}`, { headers }), 'GET config')).json() as { config?: { Labels?: Record<string, string> | null } };
+  config.config = { ...config.config, Labels: { ...(config.config?.Labels ?? {}), ...label } };
+  const body = Buffer.from(JSON.stringify(config));
+  const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+  const upload = await ok(await fetch(`${base}/blobs/uploads/`, { method: 'POST', headers }), 'POST upload');
+  const location = new URL(upload.headers.get('location') ?? '', `http://${registry}`);
+  location.searchParams.set('digest', digest);
+  await ok(await fetch(location, { method: 'PUT', headers: { ...headers, 'content-type': 'application/octet-stream' }, body }), 'PUT config');
+  const tag = `cri-${randomBytes(4).toString('hex')}`;
+  const next = { ...manifest, config: { ...manifest.config, digest, size: body.length } };
+  await ok(await fetch(`${base}/manifests/${tag}`, { method: 'PUT', headers: { ...headers, 'content-type': kManifest }, body: JSON.stringify(next) }), 'PUT manifest');
+  return { ref: `${registry}/kubelet-ts/busybox:${tag}`, id: digest };
 }
