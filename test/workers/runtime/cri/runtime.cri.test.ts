@@ -85,7 +85,9 @@ describe.skipIf(!endpoint)('the CRI runtime service on containerd', { timeout: 1
 
       // A host-network sandbox: no pod IP of its own, and its containers see the node's hostname.
       const hostSandbox = await runtime.runPodSandbox(hostConfig);
-      expect((await runtime.podSandboxStatus(hostSandbox)).status?.linux?.namespaces?.options?.network).toBe('NODE');
+      const hostStatus = (await runtime.podSandboxStatus(hostSandbox)).status;
+      expect(hostStatus?.linux?.namespaces?.options?.network).toBe('NODE');
+      expect(hostStatus?.network?.ip ?? '').toBe('');
       const sh = await runtime.createContainer(hostSandbox, container('sh', ['sleep', '3600']), hostConfig);
       await runtime.startContainer(sh);
       const r = await runtime.execSync(sh, ['hostname'], 10);
