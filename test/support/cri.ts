@@ -30,12 +30,12 @@ function isSocket(path: string): boolean {
 
 /**
  * criEndpointOrSkip: the endpoint of tools/lib/containerd.sh's containerd (`unix:///…`, from
- * .run/containerd.env), or null when it is absent — and then, with KUBELET_TS_REQUIRE_CRI=1 (set by
+ * KUBELET_TS_CRI_ENDPOINT, else .run/containerd.env), or null when it is absent — and then, with KUBELET_TS_REQUIRE_CRI=1 (set by
  * tools/test after containerd.sh up), it throws instead: CI must never skip the CRI suites silently.
  * Without the variable a missing containerd prints one notice and the suites skip.
  */
 export function criEndpointOrSkip(): string | null {
-  const endpoint = readRunEnv('containerd')?.KUBELET_TS_CRI_ENDPOINT ?? null;
+  const endpoint = process.env.KUBELET_TS_CRI_ENDPOINT || (readRunEnv('containerd')?.KUBELET_TS_CRI_ENDPOINT ?? null);
   const problem = endpoint === null
     ? 'no .run/containerd.env (tools/lib/containerd.sh up writes it)'
     : !isSocket(endpoint.replace(/^unix:\/\//, '')) ? `no socket at ${endpoint}` : undefined;
@@ -62,13 +62,17 @@ export interface CriRun {
 }
 
 /**
- * useCriRun makes a {@link CriRun} for a describe block on `endpoint` and registers an afterAll that
+ * useCriRun makes a {@link CriRun} for a describe block on `endpoint` (null: a skipped block, see
+ * below) and registers an afterAll that
  * removes every sandbox labelled with its run label, the log directories it made, and closes the
  * clients. Tests also call `cleanup()` in their own `finally`.
  */
-export function useCriRun(endpoint: string): CriRun {
-  const runtime = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000 });
-  const images = new RemoteImageService(endpoint, { requestTimeoutMs: 60_000 });
+export function useCriRun(endpoint: string | null): CriRun {
+  // vitest runs a skipped describe's body too (to collect its tests): without an endpoint the
+  // clients point nowhere, no hook is registered, and nothing calls them.
+  const target = endpoint ?? 'unix:///nonexistent/kubelet-ts-cri.sock';
+  const runtime = new RemoteRuntimeService(target, { requestTimeoutMs: 60_000 });
+  const images = new RemoteImageService(target, { requestTimeoutMs: 60_000 });
   const label = { 'kubelet-ts.test-run': `cri-${randomBytes(6).toString('hex')}` };
   const dirs: string[] = [];
   const run: CriRun = {
@@ -97,6 +101,7 @@ export function useCriRun(endpoint: string): CriRun {
       }
     },
   };
+  if (endpoint === null) return run;
   afterAll(async () => {
     try {
       await run.cleanup();

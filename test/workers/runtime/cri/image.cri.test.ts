@@ -8,7 +8,7 @@ const endpoint = criEndpointOrSkip();
 const registries = readRunEnv('registry');
 
 describe.skipIf(!endpoint)('the CRI image service on containerd', { timeout: 120_000 }, () => {
-  const run = useCriRun(endpoint!);
+  const run = useCriRun(endpoint);
   const { images } = run;
 
   it('answers ImageStatus and ListImages for the imported test image, and a null image for one it does not hold', async () => {

@@ -13,7 +13,7 @@ const endpoint = criEndpointOrSkip();
 const kCriLogLine = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+(?:Z|[+-]\d\d:\d\d)) (stdout|stderr) (P|F) (.*)$/;
 
 describe.skipIf(!endpoint)('the CRI runtime service on containerd', { timeout: 120_000 }, () => {
-  const run = useCriRun(endpoint!);
+  const run = useCriRun(endpoint);
   const { runtime } = run;
 
   /** A busybox container config labelled with the run label. */
