@@ -25,8 +25,9 @@
 #
 # Sourced by tools/lib/services.sh (then call `containerd_up`), or run directly:
 #   tools/lib/containerd.sh up       start it unless it runs, import the images (idempotent)
-#   tools/lib/containerd.sh down     stop it (only the PID recorded here); its pods' shims go with
-#                                    the sandboxes removed first; root/state are kept
+#   tools/lib/containerd.sh down     stop it (only the PID recorded here, SIGKILL after 20 s); pods
+#                                    it runs keep running in their shims (as across any containerd
+#                                    restart) and the next `up` finds them; root and state are kept
 #   tools/lib/containerd.sh status   say whether it runs and answers (exit 0) or not (exit 1)
 
 CONTAINERD_CNI_BRIDGE=kts-cri0
