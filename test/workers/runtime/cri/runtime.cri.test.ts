@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { readdir, readFile, rename, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { isNotFound } from '../../../../src/shared/errors.js';
 import type { ContainerConfig, ContainerStatus, CriInput } from '../../../../src/workers/runtime/cri/types.js';
 import { criEndpointOrSkip, useCriRun } from '../../../support/cri.js';
@@ -194,6 +195,30 @@ describe.skipIf(!endpoint)('the CRI runtime service on containerd', { timeout: 1
         return text.includes(' stdout F tick') ? text : null;
       }, { timeoutMs: 20_000, description: 'new lines in the reopened log file' });
       expect(fresh.split('\n')[0]).toMatch(kCriLogLine);
+    } finally {
+      await run.cleanup();
+    }
+  });
+
+  it('serves an exec on the streaming URL it answers (WebSocket, v4.channel.k8s.io): output and exit code', async () => {
+    const config = run.sandboxConfig('stream', await run.logDirectory());
+    try {
+      const sandbox = await runtime.runPodSandbox(config);
+      const id = await runtime.createContainer(sandbox, container('main', ['sleep', '3600']), config);
+      await runtime.startContainer(id);
+      const { url } = await runtime.exec({ container_id: id, cmd: ['sh', '-c', 'echo from-exec; echo oops >&2; exit 4'], stdout: true, stderr: true });
+      // The remotecommand WebSocket protocol: each frame's first byte is its channel (1 stdout, 2 stderr, 3 the Status).
+      const frames = new Map<number, string>();
+      const ws = new WebSocket(url.replace(/^http/, 'ws'), ['v4.channel.k8s.io']);
+      try {
+        ws.on('message', (d: Buffer) => frames.set(d[0]!, (frames.get(d[0]!) ?? '') + d.subarray(1).toString()));
+        await new Promise<void>((resolve, reject) => { ws.on('close', () => resolve()); ws.on('error', reject); });
+      } finally {
+        ws.terminate();
+      }
+      expect(frames.get(1)).toBe('from-exec\n');
+      expect(frames.get(2)).toBe('oops\n');
+      expect(JSON.parse(frames.get(3)!)).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '4' }] } });
     } finally {
       await run.cleanup();
     }
