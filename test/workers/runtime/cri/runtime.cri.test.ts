@@ -1,4 +1,5 @@
 // The CRI RuntimeService client against the real containerd of tools/lib/containerd.sh; the role of cri-tools' critest (pkg/validate: runtime_info, pod, container, networking, streaming).
+import { execFileSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { readdir, readFile, rename, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -83,6 +84,11 @@ describe.skipIf(!endpoint)('the CRI runtime service on containerd', { timeout: 1
       await runtime.startContainer(web);
       const body = await waitFor(async () => (await fetch(`http://${ip}:8080/`)).text(), { timeoutMs: 30_000, description: `http://${ip}:8080/` });
       expect(body.trim()).toBe('net-pod');
+      // The runtime's network stays on the machine: no default route in the pod, no masquerade for its subnet.
+      const routes = (await runtime.execSync(web, ['ip', '-4', 'route'], 10)).stdout.toString();
+      expect(routes).toContain('10.223.0.0/16');
+      expect(routes).not.toMatch(/^default/m);
+      expect(execFileSync('iptables', ['-t', 'nat', '-S'], { encoding: 'utf8' })).not.toContain('10.223.');
 
       // A host-network sandbox: no pod IP of its own, and its containers see the node's hostname.
       const hostSandbox = await runtime.runPodSandbox(hostConfig);
