@@ -63,6 +63,8 @@ _containerd_write_config() {
     printf '  stream_server_address = "127.0.0.1"\n  stream_server_port = "0"\n  enable_selinux = false\n\n'
     printf '[%s.containerd]\n  snapshotter = "overlayfs"\n  default_runtime_name = "runc"\n\n' "$cri"
     printf '[%s.containerd.runtimes.runc]\n  runtime_type = "io.containerd.runc.v2"\n\n' "$cri"
+    # runc's state under ours too (its default, /run/containerd/runc, is the system containerd's).
+    printf '[%s.containerd.runtimes.runc.options]\n  Root = "%s"\n\n' "$cri" "$d/state/runc"
     printf '[%s.cni]\n  bin_dir = "/usr/lib/cni"\n  conf_dir = "%s"\n  max_conf_num = 1\n\n' "$cri" "$d/net.d"
     printf '[%s.registry]\n  config_path = "%s"\n' "$cri" "$d/certs.d"
   } >"$CONTAINERD_CONFIG.new"
