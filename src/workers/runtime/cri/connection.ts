@@ -81,7 +81,8 @@ export class CriConnection {
     this.client.close();
   }
 
-  private timeoutOf(deadline: CallDeadline): number {
+  /** timeoutOf: the milliseconds a call with `deadline` gets (0 = none). */
+  timeoutOf(deadline: CallDeadline): number {
     if (deadline === 'none' || !(this.requestTimeoutMs > 0)) return 0;
     return deadline === 'request' ? this.requestTimeoutMs : this.requestTimeoutMs + Math.max(0, deadline.plusMs);
   }

@@ -51,3 +51,22 @@ export function criError(method: string, err: unknown, timeoutMs: number): Agent
           : 'ERR_RUNTIME';
   return new AgentError(ours, `${method}: rpc error: code = ${kCodeNames[code] ?? code} desc = ${desc}`, { retriable, cause: err });
 }
+
+/**
+ * execTimeoutError: ExecSync's command outlived its own timeout (`timeoutSeconds`) — the runtime
+ * answers DeadlineExceeded before the call's deadline. The kubelet makes this a timeout of the
+ * command, not of the runtime (remote_runtime.go ExecSync: exec.NewTimeoutError), so that a probe
+ * fails as timed out: `ExecSync: command "sleep 10" timed out after 1s`, not retriable, the gRPC
+ * error as `cause`.
+ */
+export function execTimeoutError(cmd: readonly string[], timeoutSeconds: number, cause: unknown): AgentError {
+  return new AgentError('ERR_RUNTIME', `ExecSync: command ${JSON.stringify(cmd.join(' '))} ${kCommandTimedOut} ${timeoutSeconds}s`, { cause });
+}
+
+const kCommandTimedOut = 'timed out after';
+
+/** isCommandTimeout: `err` is an {@link execTimeoutError} (also after a trip across threads, by message). */
+export function isCommandTimeout(err: unknown): boolean {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && /^ExecSync: command ".*" timed out after \d+s$/s.test(message);
+}

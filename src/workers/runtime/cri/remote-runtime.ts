@@ -6,7 +6,9 @@
  * timeout; ExecSync that plus the command's timeout, or none when the command has none. Errors
  * name the method (./errors.ts). Worker threads only.
  */
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { parseCriEndpoint } from './endpoint.js';
+import { execTimeoutError, grpcCodeOf } from './errors.js';
 import { CriConnection, type CriClientOptions } from './connection.js';
 import { loadCriServices } from './proto.js';
 import type {
@@ -91,9 +93,20 @@ export class RemoteRuntimeService implements RuntimeService {
     await this.conn.call('UpdateContainerResources', { container_id: containerId, linux: resources }, 'request', opts);
   }
 
-  execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CriCallOptions): Promise<ExecSyncResponse> {
+  async execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CriCallOptions): Promise<ExecSyncResponse> {
     const timeout = Math.max(0, Math.trunc(timeoutSeconds));
-    return this.conn.call('ExecSync', { container_id: containerId, cmd, timeout }, timeout > 0 ? { plusMs: timeout * 1000 } : 'none', opts);
+    const deadline = timeout > 0 ? { plusMs: timeout * 1000 } : 'none';
+    const started = Date.now();
+    try {
+      return await this.conn.call('ExecSync', { container_id: containerId, cmd, timeout }, deadline, opts);
+    } catch (err) {
+      // DeadlineExceeded before our own deadline is the runtime ending the command at its timeout.
+      const ours = this.conn.timeoutOf(deadline);
+      if (timeout > 0 && grpcCodeOf(err) === GrpcStatus.DEADLINE_EXCEEDED && (!(ours > 0) || Date.now() - started < ours)) {
+        throw execTimeoutError(cmd, timeout, (err as Error).cause);
+      }
+      throw err;
+    }
   }
 
   exec(request: CriInput<ExecRequest>, opts?: CriCallOptions): Promise<{ url: string }> {

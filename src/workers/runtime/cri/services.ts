@@ -57,7 +57,9 @@ export interface ContainerManager {
   /**
    * execSync: run `cmd` in the container to its end, killed after `timeoutSeconds` (0 = no limit,
    * then the call has no deadline either; else the deadline is the request timeout plus it).
-   * Unlike services.go a non-zero exit is not an error: `exit_code` says it.
+   * Unlike services.go a non-zero exit is not an error: `exit_code` says it. A command that
+   * outlives `timeoutSeconds` rejects with `ExecSync: command "…" timed out after Ns`
+   * (errors.ts isCommandTimeout; the kubelet's exec.TimeoutError).
    */
   execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CriCallOptions): Promise<ExecSyncResponse>;
   /** exec: prepare a streaming exec; resolves the URL of the runtime's streaming server to connect to. */

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentError, isNotFound, isRetriable, isUnavailable } from '../../../../src/shared/errors.js';
 import { isDeadlineExceeded } from '../../../../src/workers/runtime/deadline.js';
 import { parseCriEndpoint } from '../../../../src/workers/runtime/cri/endpoint.js';
-import { grpcCodeOf } from '../../../../src/workers/runtime/cri/errors.js';
+import { grpcCodeOf, isCommandTimeout } from '../../../../src/workers/runtime/cri/errors.js';
 import { loadCriServices } from '../../../../src/workers/runtime/cri/proto.js';
 import { RemoteImageService } from '../../../../src/workers/runtime/cri/remote-image.js';
 import { RemoteRuntimeService } from '../../../../src/workers/runtime/cri/remote-runtime.js';
@@ -135,6 +135,20 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
       expect((await rt.execSync('c-1', ['echo', 'hi'], 0)).exit_code).toBe(0); // no timeout: no deadline
     } finally {
       images.close();
+      rt.close();
+    }
+  });
+
+  it('reports a command that outlived its ExecSync timeout as timed out, not as a deadline of the runtime', async () => {
+    // containerd ends the command at its timeout and answers DeadlineExceeded, long before the call's own deadline.
+    handlers.ExecSync = (_call, cb) => cb({ code: grpc.status.DEADLINE_EXCEEDED, details: 'timeout 1s exceeded: context deadline exceeded' });
+    const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000 });
+    try {
+      const err = await rt.execSync('c-1', ['sleep', '10'], 1).then(() => null, (e: unknown) => e as AgentError);
+      expect(err!.message).toBe('ExecSync: command "sleep 10" timed out after 1s');
+      expect([isCommandTimeout(err), isDeadlineExceeded(err), isRetriable(err)]).toEqual([true, false, false]);
+      expect(grpcCodeOf(err)).toBe(grpc.status.DEADLINE_EXCEEDED);
+    } finally {
       rt.close();
     }
   });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { isNotFound } from '../../../../src/shared/errors.js';
+import { isCommandTimeout } from '../../../../src/workers/runtime/cri/errors.js';
 import type { ContainerConfig, ContainerStatus, CriInput } from '../../../../src/workers/runtime/cri/types.js';
 import { criEndpointOrSkip, useCriRun } from '../../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../../support/docker.js';
@@ -115,6 +116,9 @@ describe.skipIf(!endpoint)('the CRI runtime service on containerd', { timeout: 1
 
       const r = await runtime.execSync(id, ['sh', '-c', 'echo out; echo err >&2; exit 7'], 10);
       expect({ stdout: r.stdout.toString(), stderr: r.stderr.toString(), exit_code: r.exit_code }).toEqual({ stdout: 'out\n', stderr: 'err\n', exit_code: 7 });
+      const late = await runtime.execSync(id, ['sleep', '30'], 1).then(() => null, (e: unknown) => e as Error);
+      expect(late?.message).toBe('ExecSync: command "sleep 30" timed out after 1s');
+      expect(isCommandTimeout(late)).toBe(true);
 
       const exec = await runtime.exec({ container_id: id, cmd: ['sh'], stdin: true, stdout: true, tty: true });
       expect(exec.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/exec\/[\w-]+$/);
