@@ -24,7 +24,7 @@ import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
-import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
 
@@ -91,8 +91,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const namespace = all ? undefined : params.namespace;
     const filter = parseListFilter(req.query, kPodFieldLabels);
     if (isStatus(filter)) return statusReply(filter);
-    const watch = (req.query.get('watch') ?? '').toLowerCase();
-    if (watch === 'true' || watch === '1') {
+    if (queryBool(req.query, 'watch')) {
       const w = parseWatchParams(req.query);
       if (isStatus(w)) return statusReply(w);
       let table: { include: 'None' | 'Metadata' | 'Object' } | undefined;
@@ -212,7 +211,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const patch = async (ctx: RouteContext): Promise<HttpReply> => {
     const { host, req, params, body } = ctx;
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    const force = (req.query.get('force') ?? '').toLowerCase();
+    const force = queryBool(req.query, 'force');
     const text = (body ?? Buffer.alloc(0)).toString('utf8');
     for (let attempt = 1; ; attempt++) {
       const current = host.getPod(params.namespace, params.name);
@@ -223,7 +222,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       try {
         patched = patchPod(base, contentType, text, {
           ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
-          ...(force === 'true' || force === '1' ? { force: true } : {}),
+          ...(force ? { force: true } : {}),
         });
       } catch (err) {
         return statusReply(kubeErrorStatus(err, 'pods', params.name));
