@@ -195,7 +195,8 @@ export function watchReply<T extends KubeObject>(
         const pod = e.object as T;
         const uid = e.uid;
         const now = e.type !== 'DELETED' && kind.matches(pod);
-        const was = visible.has(uid);
+        // An ADDED object was not there before (a resumed watch marks what is there now as listed, which may be newer than its version).
+        const was = e.type !== 'ADDED' && visible.has(uid);
         if (e.type === 'DELETED') {
           if (was || kind.matches(pod)) send('DELETED', kind.present(pod));
           visible.delete(uid);
