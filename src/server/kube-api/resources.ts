@@ -4,8 +4,8 @@
  * the namespaces (namespaces.ts, which also creates and deletes empty ones), the agent's recent events
  * (AgentHost.listEvents, with the event registry's field selectors `involvedObject.*` that
  * `kubectl describe` uses) and the ConfigMaps and Secrets the agent holds (AgentHost.listObjects).
- * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces and a
- * node's cordon (nodes.ts).
+ * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces, a
+ * node's cordon (nodes.ts) and ConfigMaps and Secrets (config-objects.ts).
  */
 import type { Event, Node } from '../../shared/api.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
@@ -15,6 +15,7 @@ import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound, statusError } from '../status.js';
 import { configObjectFields, eventFields, namespaceFields, nodeFields, type FieldSet } from './field-selector.js';
+import { configObjectWriteRoutes } from './config-objects.js';
 import { createNamespace, deleteNamespace, namespaceObjects, updateNamespace } from './namespaces.js';
 import { patchNode } from './nodes.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
@@ -96,7 +97,10 @@ export function resourceRoutes(): Route[] {
   ];
   // GET and DELETE /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
   const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });
+  // ConfigMap and Secret writes (config-objects.ts) join the reads of the same paths.
+  const writes = new Map(configObjectWriteRoutes().map((w) => [w.path, w.methods]));
   return routes.map((r) => {
+    if (writes.has(r.path)) return { ...r, methods: { ...r.methods, ...writes.get(r.path) } };
     if (r.path === '/api/v1/namespaces') return { ...r, methods: { ...r.methods, post: createNamespace } };
     if (r.path === '/api/v1/nodes/:name') return { ...r, methods: { ...r.methods, patch: patchNode } };
     if (r.path === '/api/v1/namespaces/:name') return { path: '/api/v1/namespaces/:namespace', methods: { get: asName(r.methods.get!), delete: asName(deleteNamespace), put: updateNamespace, patch: updateNamespace } };
