@@ -118,14 +118,27 @@ export interface AgentHost {
   decodePodsBody?(request: DecodePodsBodyRequest): Promise<DecodedPodsBody>;
   /**
    * submitObjects: store new ConfigMaps and Secrets given to the intake (`POST /pods` beside or
-   * without pods; checked and normalised already), all or nothing; resolves once stored and handed
-   * to the object store. ERR_ALREADY_EXISTS when any of them exists (any source).
+   * without pods) or the Kubernetes API (`POST /api/v1/namespaces/{ns}/configmaps|secrets`;
+   * checked and normalised already), all or nothing; resolves once stored and handed to the object
+   * store, with the objects as read back (server-set `uid` and `creationTimestamp`, and the
+   * `resourceVersion` of this write). ERR_ALREADY_EXISTS when any of them exists (any source).
+   * `write.dryRun`: checked and answered as they would be stored; nothing changes.
    */
-  submitObjects?(objects: ConfigObject[]): Promise<ConfigObject[]>;
-  /** replaceObject: replace an intake ConfigMap or Secret (`PUT /configmaps|secrets/{namespace}/{name}`). */
-  replaceObject?(object: ConfigObject): Promise<ConfigObject>;
-  /** deleteObject: delete an intake ConfigMap or Secret (`DELETE /configmaps|secrets/{namespace}/{name}`). */
-  deleteObject?(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject>;
+  submitObjects?(objects: ConfigObject[], write?: ConfigObjectWrite): Promise<ConfigObject[]>;
+  /**
+   * replaceObject: replace an API (intake) ConfigMap or Secret (`PUT /configmaps|secrets/{namespace}/{name}`,
+   * PUT and PATCH on the Kubernetes API); resolves with it as read back (the write's resourceVersion).
+   * A `metadata.resourceVersion` or `uid` in `object` that is not the current one: ERR_CONFLICT (409).
+   */
+  replaceObject?(object: ConfigObject, write?: ConfigObjectWrite): Promise<ConfigObject>;
+  /** deleteObject: delete an API (intake) ConfigMap or Secret (`DELETE /configmaps|secrets/{namespace}/{name}`, and on the Kubernetes API), `write.preconditions` checked (ERR_CONFLICT). */
+  deleteObject?(kind: ConfigObjectKind, namespace: string, name: string, write?: ConfigObjectWrite): Promise<ConfigObject>;
+  /**
+   * objectsResourceVersion: the object store's counter (the version of the last change of any
+   * ConfigMap or Secret; its own, never compared with the pods'), a ConfigMapList's or
+   * SecretList's `metadata.resourceVersion`. Optional.
+   */
+  objectsResourceVersion?(): number;
   /**
    * replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID.
    * `write.dryRun`: checked and answered as it would be stored; nothing changes.
@@ -196,6 +209,16 @@ export interface AgentHost {
    * Optional: without it (or portForwardTarget) the server answers 405 on /portForward.
    */
   openPortForward?(spec: PortForwardSpec): PortForwardSession;
+}
+
+/**
+ * ConfigObjectWrite: how a ConfigMap or Secret write is made: `dryRun` (`?dryRun=All`: checked,
+ * answered, nothing stored); `preconditions` of a delete (DeleteOptions: the current object's
+ * `uid` / `resourceVersion`).
+ */
+export interface ConfigObjectWrite {
+  dryRun?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
 }
 
 /** StreamTarget: the container a stream enters. */

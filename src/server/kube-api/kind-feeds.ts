@@ -25,6 +25,11 @@ export interface KindSpec<T extends KindObject> {
   fingerprint?(o: T): string;
   /** Re-list period while watched, in milliseconds (default 1000). */
   pollMs?: number;
+  /**
+   * ownVersions: the objects carry the host's own resourceVersions (kept, not replaced by the
+   * clock's); returns the host's counter now (a deletion's version), undefined when the host has none.
+   */
+  ownVersions?(host: AgentHost): number | undefined;
 }
 
 /** KindFeed: a kind's history and the re-list that brings it up to date. */
@@ -67,7 +72,8 @@ export function newKindFeeds(host: AgentHost, clock: VersionClock): KindFeeds {
   poll.unref();
 
   const create = <T extends KindObject>(spec: KindSpec<T>): KindFeed<T> => {
-    const history = newKindHistory<T>(clock, { kind: spec.kind });
+    const own = spec.ownVersions?.(host) !== undefined;
+    const history = newKindHistory<T>(clock, { kind: spec.kind, ...(own ? { startVersion: 0 } : {}) });
     let tail: Promise<unknown> = Promise.resolve();
     let waiting: Promise<boolean> | undefined;
     const sync = (): Promise<boolean> => {
@@ -76,7 +82,8 @@ export function newKindFeeds(host: AgentHost, clock: VersionClock): KindFeeds {
         waiting = undefined;
         const items = await spec.list(host);
         if (items === undefined) return false;
-        history.resync(items, spec.fingerprint?.bind(spec));
+        const deletedVersion = own ? spec.ownVersions?.(host) : undefined;
+        history.resync(items, spec.fingerprint?.bind(spec), deletedVersion === undefined ? undefined : { deletedVersion });
         return true;
       });
       tail = run.catch(() => undefined);

@@ -50,6 +50,14 @@ export interface KindHistoryOptions {
   historySize?: number;
   /** Bytes of their frames kept (default 16 MiB); the newest is always kept. */
   historyBytes?: number;
+  /** The version before any change when the feed brings its own versions (default: the clock's value now). */
+  startVersion?: number;
+}
+
+/** OwnVersions: a re-list whose objects carry their own resourceVersions (a store that stamps them). */
+export interface OwnVersions {
+  /** The version of a deletion found by the re-list (the store's counter now). */
+  deletedVersion: number;
 }
 
 /** KindHistory: one kind's store, history and watchers. */
@@ -60,7 +68,7 @@ export interface KindHistory<T extends KindObject> {
    * resync diffs `objects` (the whole current list) against the store by key and `fingerprint`
    * (default: the JSON without resourceVersion) and publishes ADDED, MODIFIED and DELETED changes.
    */
-  resync(objects: readonly T[], fingerprint?: (o: T) => string): void;
+  resync(objects: readonly T[], fingerprint?: (o: T) => string, own?: OwnVersions): void;
   /** list: the latest objects with their resourceVersions, in key order (namespace, then name). */
   list(): T[];
   /** resourceVersion: the version of the latest change (the clock's value at creation before any). */
@@ -108,7 +116,7 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
   const latest = new Map<string, { event: WatchEvent; print: string }>();
   const changes: { event: WatchEvent; bytes: number }[] = [];
   let heldBytes = 0;
-  let current = clock.current();
+  let current = options.startVersion ?? clock.current();
   let compactedAt = current;
   const watchers = new Set<(e: WatchEvent) => void>();
 
@@ -129,23 +137,29 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
     for (const fn of watchers) fn(event);
   };
   const publish = (c: KindChange<T>, print = '') => {
-    const rv = c.resourceVersion !== undefined && c.resourceVersion > current ? c.resourceVersion : Math.max(clock.next(), current + 1);
+    // A feed's own version that does not grow (a deletion's, found after later changes) takes the next one.
+    const rv = c.resourceVersion !== undefined ? Math.max(c.resourceVersion, current + 1) : Math.max(clock.next(), current + 1);
     record(c.type, c.object, rv, print);
   };
 
   return {
     publish: (c) => publish(c),
-    resync(objects, fingerprint = defaultFingerprint) {
+    resync(objects, fingerprint = defaultFingerprint, own) {
       const seen = new Set<string>();
+      const changed: { c: KindChange<T>; print: string }[] = [];
       for (const o of objects) {
         const key = objectKey(o);
         seen.add(key);
         const print = fingerprint(o);
         const had = latest.get(key);
         if (had?.print === print) continue;
-        publish({ type: had ? 'MODIFIED' : 'ADDED', object: o }, print);
+        const rv = own ? Number(o.metadata?.resourceVersion) : undefined;
+        changed.push({ c: { type: had ? 'MODIFIED' : 'ADDED', object: o, ...(rv !== undefined && Number.isSafeInteger(rv) ? { resourceVersion: rv } : {}) }, print });
       }
-      for (const [key, { event }] of [...latest]) if (!seen.has(key)) publish({ type: 'DELETED', object: event.object as T });
+      // Own versions: published in their order, each with its version.
+      if (own) changed.sort((a, b) => (a.c.resourceVersion ?? 0) - (b.c.resourceVersion ?? 0));
+      for (const { c, print } of changed) publish(c, print);
+      for (const [key, { event }] of [...latest]) if (!seen.has(key)) publish({ type: 'DELETED', object: event.object as T, ...(own ? { resourceVersion: own.deletedVersion } : {}) });
     },
     list: () => [...latest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v.event.object as T),
     resourceVersion: () => current,

@@ -4,8 +4,8 @@
  * the namespaces (namespaces.ts, which also creates and deletes empty ones), the agent's recent events
  * (AgentHost.listEvents, with the event registry's field selectors `involvedObject.*` that
  * `kubectl describe` uses) and the ConfigMaps and Secrets the agent holds (AgentHost.listObjects).
- * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces and a
- * node's cordon (nodes.ts).
+ * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces, a
+ * node's cordon (nodes.ts) and ConfigMaps and Secrets (config-objects.ts).
  */
 import type { Event, Node } from '../../shared/api.js';
 import type { KindFeeds, KindSpec } from './kind-feeds.js';
@@ -20,6 +20,7 @@ import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound, statusError } from '../status.js';
 import { configObjectFields, eventFields, namespaceFields, nodeFields, type FieldSet } from './field-selector.js';
+import { configObjectWriteRoutes } from './config-objects.js';
 import { createNamespace, deleteNamespace, namespaceObjects, updateNamespace } from './namespaces.js';
 import { patchNode } from './nodes.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
@@ -127,6 +128,11 @@ function events(host: AgentHost): Event[] | undefined {
  * this agent (redactConfigObject, issue #12: no Secret value leaves the agent), its keys named in
  * the `kubelet-ts/secret-keys` annotation.
  */
+/** objectsVersion: the object store's counter (ConfigMaps' and Secrets' own resourceVersions). */
+function objectsVersion(host: AgentHost): number | undefined {
+  return host.objectsResourceVersion?.();
+}
+
 function objects(kind: ConfigObjectKind) {
   return (host: AgentHost): ConfigObject[] | undefined => host.listObjects?.(kind).map((o) => ({ ...redactConfigObject(o), apiVersion: 'v1' }));
 }
@@ -135,12 +141,15 @@ function objects(kind: ConfigObjectKind) {
 export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions = {}): Route[] {
   const ns: ResourceKind<NamespaceObject> = { resource: 'namespaces', kind: 'Namespace', namespaced: false, printer: kNamespacePrinter, fields: namespaceFields, list: namespaceObjects };
   const node: ResourceKind<Node> = { resource: 'nodes', kind: 'Node', namespaced: false, printer: kNodePrinter, fields: nodeFields, list: nodes, fingerprint: nodeFingerprint, pollMs: kNodePollMs };
+  // ConfigMaps and Secrets carry the object store's own resourceVersions (PUT compares them).
+  const configMaps: ResourceKind<ConfigObject> = { resource: 'configmaps', kind: 'ConfigMap', namespaced: true, printer: kConfigMapPrinter, fields: configObjectFields, list: objects('ConfigMap'), ownVersions: objectsVersion };
+  const secrets: ResourceKind<ConfigObject> = { resource: 'secrets', kind: 'Secret', namespaced: true, printer: kSecretPrinter, fields: configObjectFields, list: objects('Secret'), ownVersions: objectsVersion };
   const routes = [
     ...routesOf<Node>(node, deps, options),
     ...routesOf(ns, deps, options),
     ...routesOf<Event>({ resource: 'events', kind: 'Event', namespaced: true, printer: kEventPrinter, fields: eventFields, list: events, fingerprint: eventFingerprint }, deps, options),
-    ...routesOf<ConfigObject>({ resource: 'configmaps', kind: 'ConfigMap', namespaced: true, printer: kConfigMapPrinter, fields: configObjectFields, list: objects('ConfigMap') }, deps, options),
-    ...routesOf<ConfigObject>({ resource: 'secrets', kind: 'Secret', namespaced: true, printer: kSecretPrinter, fields: configObjectFields, list: objects('Secret') }, deps, options),
+    ...routesOf(configMaps, deps, options),
+    ...routesOf(secrets, deps, options),
   ];
   // GET and DELETE /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
   const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });
@@ -150,7 +159,14 @@ export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions 
     void deps.feeds(ctx.host).feed(spec).sync().catch(() => undefined);
     return reply;
   };
+  // ConfigMap and Secret writes (config-objects.ts) join the reads of the same paths.
+  const writes = new Map(configObjectWriteRoutes().map((w) => [w.path, w.methods]));
   return routes.map((r) => {
+    const w = writes.get(r.path);
+    if (w) {
+      const spec = r.path.includes('/secrets') ? secrets : configMaps;
+      return { ...r, methods: { ...r.methods, ...Object.fromEntries(Object.entries(w).map(([m, h]) => [m, then(spec, h)])) } };
+    }
     if (r.path === '/api/v1/namespaces') return { ...r, methods: { ...r.methods, post: then(ns, createNamespace) } };
     if (r.path === '/api/v1/nodes/:name') return { ...r, methods: { ...r.methods, patch: then(node, patchNode) } };
     if (r.path === '/api/v1/namespaces/:name') {
