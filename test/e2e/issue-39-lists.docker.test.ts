@@ -114,6 +114,12 @@ spec:
       const changed = await kubectl(['diff', '-f', file]);
       expect(changed.code, changed.stderr).toBe(1);
       expect(changed.stdout).toMatch(/^\+\s+v: "2"$/m);
+      // The node's bookkeeping annotations do not change on the dry run.
+      expect(changed.stdout).not.toContain('kubernetes.io/config.');
+      // Server-side diff (an apply patch with dryRun=All, sent whatever the file) of the unchanged pod: empty.
+      await writeFile(file, podYaml('diffed'));
+      const serverSide = await kubectl(['diff', '--server-side', '--force-conflicts', '-f', file]);
+      expect({ code: serverSide.code, stdout: serverSide.stdout, stderr: serverSide.stderr }).toEqual({ code: 0, stdout: '', stderr: '' });
     }, kTestMs);
   });
 });
