@@ -151,6 +151,21 @@ describe('list semantics (item 10)', () => {
     expect(table.body.metadata.continue).toBeUndefined();
   });
 
+  it('keeps the order as pods come and go (the remembered order of the last list is not reused for other pods)', async () => {
+    const names = async () => (await json('/api/v1/pods')).body.items.map((p: Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+    const before = await names();
+    expect(before).toEqual([...before].sort());
+    const saved = host.pods;
+    try {
+      host.pods = [...saved.filter((p) => p.metadata?.name !== 'p9'), pod('a', 'p0')];
+      expect(await names()).toEqual(['a/p0', 'a/p10', 'b/p1', 'b/p2', 'default/z']);
+      host.pods = saved.slice(1);
+      expect(await names()).toEqual(['a/p10', 'a/p9', 'b/p1', 'default/z']);
+    } finally {
+      host.pods = saved;
+    }
+  });
+
   it('answers 410 Expired to a continue token whose resourceVersion the history no longer holds, 400 to one not of this server', async () => {
     const stale = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 3, start: 'b/p1\u0000' })).toString('base64url');
     const gone = await json(`/api/v1/pods?limit=2&continue=${stale}`);
