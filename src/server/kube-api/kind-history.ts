@@ -130,7 +130,7 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
   /** key → latest event (ADDED or MODIFIED) and the fingerprint it was published with. */
   const latest = new Map<string, { event: WatchEvent; print: string }>();
   /** The changes held are `changes[head..]`, oldest first (dropped ones are cut off in batches). */
-  let changes: { event: WatchEvent; bytes: number }[] = [];
+  let changes: ({ event: WatchEvent; bytes: number } | undefined)[] = [];
   let head = 0;
   let heldBytes = 0;
   let current = options.startVersion ?? clock.current();
@@ -145,7 +145,8 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
     changes.push({ event, bytes });
     heldBytes += bytes;
     while (changes.length - head > 1 && (changes.length - head > size || heldBytes > maxBytes)) {
-      const dropped = changes[head++];
+      const dropped = changes[head]!;
+      changes[head++] = undefined; // not held: its object may be large (a pod near 1 MiB)
       heldBytes -= dropped.bytes;
       compactedAt = dropped.event.resourceVersion;
     }
@@ -197,10 +198,10 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
         let hi = changes.length;
         while (lo < hi) {
           const mid = (lo + hi) >> 1;
-          if (changes[mid].event.resourceVersion <= from) lo = mid + 1;
+          if (changes[mid]!.event.resourceVersion <= from) lo = mid + 1;
           else hi = mid;
         }
-        for (let i = lo; i < changes.length; i++) onEvent(changes[i].event);
+        for (let i = lo; i < changes.length; i++) onEvent(changes[i]!.event);
       }
       onEvent({ type: 'BOOKMARK', object: { apiVersion: 'v1', kind: options.kind, metadata: { resourceVersion: String(current) } } as never, resourceVersion: current, uid: '' });
       const fn = (e: WatchEvent) => onEvent(e);
