@@ -315,14 +315,24 @@ class IntakeSourceImpl implements IntakeSource {
       if (bound) throw new InvalidManifestError('request body', [bound]);
       const now = new Date(this.#now()).toISOString();
       if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
+      // The API's resourceVersion is the server's, not the pod's content (a PATCH or a read-modify-write sends it back).
+      const { resourceVersion: _rv, ...meta } = pod.metadata ?? {};
       pod.metadata = {
-        ...pod.metadata,
+        ...meta,
         name, namespace, uid,
         creationTimestamp: old.metadata?.creationTimestamp,
         annotations: { ...(pod.metadata?.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now },
       };
       delete pod.status;
-      pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
+      const oldAnnotations = old.metadata?.annotations ?? {};
+      const hash = configHashOf(pod);
+      // An unchanged pod keeps when it was first seen (config.hash and config.seen, as the file source keeps an
+      // unchanged manifest's): a no-op replace shows no change of either. A dry run (`kubectl diff`) answers
+      // with both as they are: they are the node's bookkeeping, and the apiserver's dry run alters no
+      // annotation the request did not change.
+      const keep = hash === oldAnnotations[ConfigHashAnnotationKey] || write.dryRun;
+      pod.metadata.annotations![ConfigSeenAnnotationKey] = keep ? (oldAnnotations[ConfigSeenAnnotationKey] ?? now) : now;
+      pod.metadata.annotations![ConfigHashAnnotationKey] = keep ? (oldAnnotations[ConfigHashAnnotationKey] ?? hash) : hash;
       const files = podFiles(pod);
       const file = files[0];
       this.#checkStoreBytes(`pods "${name}"`, [file], [fullName]);

@@ -26,9 +26,10 @@ import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
 import { jsonRequestBody } from './protobuf.js';
-import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
+import { compareKeys, continueExpired, pageOf, parseListPage } from './list-pages.js';
 
 /** kPodFieldLabels: the field selectors pods support (PodToSelectableFields). */
 export const kPodFieldLabels: readonly string[] = Object.freeze(Object.keys(podFields({})));
@@ -80,6 +81,55 @@ function strictFieldsRefusal(query: URLSearchParams, body: Buffer | string | und
   return unknown.length > 0 ? statusReply(statusError(400, 'BadRequest', strictDecodingMessage(unknown))) : undefined;
 }
 
+/** podKey: a pod's storage key, `namespace/name` (the apiserver's list order). */
+function podKey(p: Pod): string {
+  return `${p.metadata?.namespace ?? 'default'}/${p.metadata?.name ?? ''}`;
+}
+
+/**
+ * newPodSorter: puts pods in key order (by namespace, then name), as the apiserver lists them.
+ * The order of the last full sort is kept: a list of the same pods (the common case: kubectl and
+ * informers list all pods again and again) is placed by it in linear time, without sorting
+ * (a sort of 10,000 pods took 15–50 ms here).
+ */
+function newPodSorter(): (pods: Pod[], all: boolean) => Pod[] {
+  let order = new Map<string, number>();
+  return (pods, all) => {
+    if (order.size === pods.length) {
+      const out: Pod[] = new Array(pods.length);
+      let placed = 0;
+      for (const p of pods) {
+        const i = order.get(podKey(p));
+        if (i === undefined || out[i] !== undefined) break;
+        out[i] = p;
+        placed++;
+      }
+      if (placed === pods.length) return out;
+    }
+    const keyed = pods.map((p) => ({ p, k: podKey(p) }));
+    keyed.sort((a, b) => compareKeys(a.k, b.k));
+    // Only a list of all pods (`all`) is remembered: its order serves the next one; a filtered one is small.
+    if (all) order = new Map(keyed.map((x, i) => [x.k, i]));
+    return keyed.map((x) => x.p);
+  };
+}
+
+/**
+ * podVersionCompacted: the pods' watch history no longer holds `resourceVersion` (a watch from it
+ * starts with an ERROR, AgentHost.watch delivers it synchronously), so a continue token of a list
+ * at that version is too old, as a compacted etcd revision. A host without watch keeps no history: never.
+ */
+function podVersionCompacted(host: AgentHost, resourceVersion: number): boolean {
+  let expired = false;
+  let first = true;
+  const cancel = host.watch?.(resourceVersion, (e) => {
+    if (first) expired = e.type === 'ERROR';
+    first = false;
+  });
+  cancel?.();
+  return expired;
+}
+
 export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route[] {
   /** The presented pods' JSON (resourceVersion and mirror annotation in), per server: its versions are its own. */
   const podFragments = new JsonFragments();
@@ -87,14 +137,14 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const listBody = new ListBody();
   const present = (host: AgentHost, pod: Pod) => presentPod(pod, deps.versions(host).get(pod.metadata?.uid ?? ''));
   const patchPod = options.patchPod ?? strategicPatchPod;
+  const sortPods = newPodSorter();
 
   /** list and watch, in one namespace or (namespace undefined) all. */
   const list = (all: boolean) => ({ host, req, params, user }: RouteContext): HttpReply => {
     const namespace = all ? undefined : params.namespace;
     const filter = parseListFilter(req.query, kPodFieldLabels);
     if (isStatus(filter)) return statusReply(filter);
-    const watch = (req.query.get('watch') ?? '').toLowerCase();
-    if (watch === 'true' || watch === '1') {
+    if (queryBool(req.query, 'watch')) {
       const w = parseWatchParams(req.query);
       if (isStatus(w)) return statusReply(w);
       let table: { include: 'None' | 'Metadata' | 'Object' } | undefined;
@@ -106,11 +156,20 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       const r = podWatchReply(host, { namespace, filter, ...w, table }, { limiter: options.watchLimiter, user: user?.name ?? '' });
       return isStatus(r) ? statusReply(r) : r;
     }
+    const listPage = parseListPage(req.query);
+    if (isStatus(listPage)) return statusReply(listPage);
+    if (listPage.continueFrom && podVersionCompacted(host, listPage.continueFrom.resourceVersion)) return statusReply(continueExpired());
     const rv = host.resourceVersion?.();
-    const resourceVersion = rv === undefined ? undefined : String(rv);
-    const selected = host.listPods()
+    const filtered = host.listPods()
       .filter((p) => (namespace === undefined || (p.metadata?.namespace ?? 'default') === namespace) && matchesFilter(filter, p.metadata?.labels, () => podFields(p)));
-    if (wantsTable(req.headers.accept)) return respond(req, selected.map((p) => present(host, p)), false, resourceVersion);
+    const selectors = filter.labels.length > 0 || filter.fields.length > 0;
+    const { items: selected, metadata: listMeta } = pageOf(sortPods(filtered, namespace === undefined && !selectors), podKey, listPage, rv, selectors);
+    const resourceVersion = listMeta.resourceVersion;
+    if (wantsTable(req.headers.accept)) {
+      const include = parseIncludeObject(req.query);
+      if (isStatus(include)) return statusReply(include);
+      return jsonReply(200, toTable(kPodPrinter, selected.map((p) => present(host, p)), { include, nowMs: Date.now(), ...listMeta }));
+    }
     // A PodList from the pods' JSON fragments: a pod is serialized again only when it or its
     // resourceVersion changed (json-fragments.ts); byte for byte what respond() would send.
     const versions = deps.versions(host);
@@ -118,7 +177,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       const version = versions.get(p.metadata?.uid ?? '');
       return podFragments.json(p.metadata ?? p, objectInputs(p, [version]), () => presentPod(p, version));
     });
-    const head = { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : { resourceVersion } };
+    const head = { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : listMeta };
     return { status: 200, contentType: 'application/json', body: listBody.body(head, items) };
   };
 
@@ -228,7 +287,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const patch = async (ctx: RouteContext): Promise<HttpReply> => {
     const { host, req, params, body } = ctx;
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    const force = (req.query.get('force') ?? '').toLowerCase();
+    const force = queryBool(req.query, 'force');
     const text = (body ?? Buffer.alloc(0)).toString('utf8');
     for (let attempt = 1; ; attempt++) {
       const current = host.getPod(params.namespace, params.name);
@@ -239,7 +298,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       try {
         patched = patchPod(base, contentType, text, {
           ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
-          ...(force === 'true' || force === '1' ? { force: true } : {}),
+          ...(force ? { force: true } : {}),
         });
       } catch (err) {
         return statusReply(kubeErrorStatus(err, 'pods', params.name));

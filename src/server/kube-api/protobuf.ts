@@ -288,3 +288,15 @@ export function jsonRequestBody(body: Buffer | undefined, contentType: string | 
     return statusError(400, 'BadRequest', `the protobuf body cannot be handled as a ${kind}: ${(err as Error).message}`);
   }
 }
+
+/**
+ * decodeConfigObjectBody: a protobuf core/v1 ConfigMap or Secret (what `kubectl create configmap`
+ * and `kubectl create secret` send) as its JSON form (decodeObjectBody: Secret `data` and
+ * ConfigMap `binaryData` bytes as base64, as Go's map[string][]byte).
+ * @throws InvalidArgumentError for a malformed body or another kind.
+ */
+export function decodeConfigObjectBody(body: Uint8Array): Record<string, unknown> {
+  const { kind } = decodeEnvelope(body);
+  if (kind !== 'ConfigMap' && kind !== 'Secret') throw new InvalidArgumentError(`the protobuf body holds a ${kind || 'object of no kind'}, not a ConfigMap or Secret`);
+  return decodeObjectBody(body, kind);
+}
