@@ -117,16 +117,25 @@ async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string
 /**
  * bodyText: the request body as text and its Content-Type; a protobuf body (kubectl's typed
  * clients: `create configmap`, `create secret`) as its JSON form; a body that does not decode is
- * 400 naming what failed.
+ * 400 naming what failed. A JSON object that leaves out `apiVersion` or `kind` (the Python
+ * client sends none) gets those of the URL, as the apiserver's decoder defaults them from the
+ * request's GroupVersionKind.
  */
-function bodyText(ctx: RouteContext): { text: string; contentType: string | undefined } | HttpReply {
+function bodyText(ctx: RouteContext, kind: ConfigObjectKind): { text: string; contentType: string | undefined } | HttpReply {
   const contentType = ctx.req.headers['content-type'];
-  if ((contentType ?? '').split(';')[0].trim().toLowerCase() !== kProtobufMediaType) return { text: (ctx.body ?? Buffer.alloc(0)).toString('utf8'), contentType };
-  try {
-    return { text: JSON.stringify(decodeConfigObjectBody(ctx.body ?? Buffer.alloc(0))), contentType: 'application/json' };
-  } catch (err) {
-    return statusReply(statusError(400, 'BadRequest', (err as Error).message));
+  let text: string;
+  if ((contentType ?? '').split(';')[0].trim().toLowerCase() !== kProtobufMediaType) {
+    text = (ctx.body ?? Buffer.alloc(0)).toString('utf8');
+  } else {
+    try {
+      return { text: JSON.stringify(decodeConfigObjectBody(ctx.body ?? Buffer.alloc(0))), contentType: 'application/json' };
+    } catch (err) {
+      return statusReply(statusError(400, 'BadRequest', (err as Error).message));
+    }
   }
+  const raw = jsonObjectOf(text);
+  if (raw && (raw.apiVersion === undefined || raw.kind === undefined)) return { text: JSON.stringify({ apiVersion: 'v1', kind, ...raw }), contentType };
+  return { text, contentType };
 }
 
 function isReply(v: unknown): v is HttpReply {
@@ -143,7 +152,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (!host.submitObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not create ${resource}`));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
-    const decoded = bodyText(ctx);
+    const decoded = bodyText(ctx, kind);
     if (isReply(decoded)) return decoded;
     let text = decoded.text;
     const raw = jsonObjectOf(text);
@@ -195,7 +204,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
   const params = (ctx: RouteContext) => ctx.params as { namespace: string; name: string };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
-    const decoded = bodyText(ctx);
+    const decoded = bodyText(ctx, kind);
     if (isReply(decoded)) return decoded;
     const r = await store(ctx, decoded.text, decoded.contentType);
     return r === 'stale' ? statusReply(conflict(params(ctx).name)) : r;

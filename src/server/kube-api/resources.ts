@@ -29,15 +29,19 @@ interface ResourceKind<T> {
   printer: TablePrinter<T>;
   fields(o: T): FieldSet;
   list(host: AgentHost, user: TokenUser | undefined): Promise<T[] | undefined> | T[] | undefined;
+  /** The List's `metadata.resourceVersion`, when the kind has one (ConfigMaps and Secrets: the object store's counter). */
+  version?(host: AgentHost): number | undefined;
 }
 
-function answer<T extends { apiVersion?: string; kind?: string; metadata?: unknown }>(r: ResourceKind<T>, req: RouteContext['req'], objects: T[], single: boolean): HttpReply {
+function answer<T extends { apiVersion?: string; kind?: string; metadata?: unknown }>(r: ResourceKind<T>, req: RouteContext['req'], objects: T[], single: boolean, host: AgentHost): HttpReply {
+  const rv = single ? undefined : r.version?.(host);
+  const resourceVersion = rv === undefined ? undefined : String(rv);
   if (wantsTable(req.headers.accept)) {
     const include = parseIncludeObject(req.query);
     if (isStatus(include)) return statusReply(include);
-    return jsonReply(200, toTable(r.printer, objects, { include, nowMs: Date.now() }));
+    return jsonReply(200, toTable(r.printer, objects, { include, nowMs: Date.now(), resourceVersion }));
   }
-  return single ? jsonReply(200, objects[0]) : jsonReply(200, { apiVersion: 'v1', kind: `${r.kind}List`, metadata: {}, items: objects });
+  return single ? jsonReply(200, objects[0]) : jsonReply(200, { apiVersion: 'v1', kind: `${r.kind}List`, metadata: resourceVersion === undefined ? {} : { resourceVersion }, items: objects });
 }
 
 function routesOf<T extends { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; labels?: Record<string, string> } }>(r: ResourceKind<T>): Route[] {
@@ -51,13 +55,13 @@ function routesOf<T extends { apiVersion?: string; kind?: string; metadata?: { n
     const all = await r.list(host, user);
     if (all === undefined) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not serve ${r.resource}`));
     const items = all.filter((o) => (params.namespace === undefined || (o.metadata?.namespace ?? 'default') === params.namespace) && matchesFilter(filter, o.metadata?.labels, () => r.fields(o)));
-    return answer(r, req, items, false);
+    return answer(r, req, items, false, host);
   };
   const getHandler = async ({ host, req, params, user }: RouteContext): Promise<HttpReply> => {
     const all = (await r.list(host, user)) ?? [];
     const found = all.find((o) => o.metadata?.name === params.name && (!r.namespaced || (o.metadata?.namespace ?? 'default') === params.namespace));
     if (!found) return statusReply(notFound(r.resource, params.name));
-    return answer(r, req, [found], true);
+    return answer(r, req, [found], true, host);
   };
   if (!r.namespaced) return [{ path: `/api/v1/${r.resource}`, methods: { get: listHandler } }, { path: `/api/v1/${r.resource}/:name`, methods: { get: getHandler } }];
   return [
@@ -92,8 +96,8 @@ export function resourceRoutes(): Route[] {
     ...routesOf<Node>({ resource: 'nodes', kind: 'Node', namespaced: false, printer: kNodePrinter, fields: nodeFields, list: nodes }),
     ...routesOf(ns),
     ...routesOf<Event>({ resource: 'events', kind: 'Event', namespaced: true, printer: kEventPrinter, fields: eventFields, list: events }),
-    ...routesOf<ConfigObject>({ resource: 'configmaps', kind: 'ConfigMap', namespaced: true, printer: kConfigMapPrinter, fields: configObjectFields, list: objects('ConfigMap') }),
-    ...routesOf<ConfigObject>({ resource: 'secrets', kind: 'Secret', namespaced: true, printer: kSecretPrinter, fields: configObjectFields, list: objects('Secret') }),
+    ...routesOf<ConfigObject>({ resource: 'configmaps', kind: 'ConfigMap', namespaced: true, printer: kConfigMapPrinter, fields: configObjectFields, list: objects('ConfigMap'), version: (h) => h.objectsResourceVersion?.() }),
+    ...routesOf<ConfigObject>({ resource: 'secrets', kind: 'Secret', namespaced: true, printer: kSecretPrinter, fields: configObjectFields, list: objects('Secret'), version: (h) => h.objectsResourceVersion?.() }),
   ];
   // GET and DELETE /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
   const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });
