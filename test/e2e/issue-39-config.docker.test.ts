@@ -133,6 +133,10 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     await ok(['create', 'secret', 'generic', 'ps', '--from-literal=x=1', '--from-literal=y=2']);
     await ok(['patch', 'secret', 'ps', '-p', `{"data":{"y":"${Buffer.from('two').toString('base64')}"}}`]);
     expect(stored('Secret', 'ps')?.data).toEqual({ x: Buffer.from('1').toString('base64'), y: Buffer.from('two').toString('base64') });
+    // A patch may write a Secret's values, never read them (into an annotation a reply shows).
+    const copy = await kubectl(['patch', 'secret', 'ps', '--type=json', '-p', '[{"op":"copy","from":"/data/x","path":"/metadata/annotations/leak"}]']);
+    expect(copy.stderr).toContain('a Secret\'s values are never read back by this agent');
+    expect(stored('Secret', 'ps')?.metadata?.annotations?.leak).toBeUndefined();
 
     expect(await ok(['delete', 'cm', 'patched'])).toBe('configmap "patched" deleted\n');
     expect((await kubectl(['get', 'cm', 'patched'])).stderr).toContain('configmaps "patched" not found');

@@ -138,6 +138,28 @@ function bodyText(ctx: RouteContext, kind: ConfigObjectKind): { text: string; co
   return { text, contentType };
 }
 
+/**
+ * secretValueReadRefusal: a JSON patch of a Secret may write its data but never read it: a
+ * `copy` or `move` from `/data…` (which would put a value where a reply shows it, an annotation)
+ * or a `test` of `/data…` (an oracle for a guessed value) is 400, else undefined. Stricter than
+ * the apiserver, which answers a Secret's data to anyone who may read it; here nobody may.
+ */
+function secretValueReadRefusal(kind: ConfigObjectKind, contentType: string, text: string): HttpReply | undefined {
+  if (kind !== 'Secret' || contentType !== 'application/json-patch+json') return undefined;
+  let ops: unknown;
+  try {
+    ops = JSON.parse(text);
+  } catch {
+    return undefined; // patchObject answers the parse error
+  }
+  if (!Array.isArray(ops)) return undefined;
+  const reads = (p: unknown) => typeof p === 'string' && /^\/(data|stringData)(\/|$)/.test(p);
+  const i = ops.findIndex((op: { op?: unknown; from?: unknown; path?: unknown } | null) =>
+    op !== null && typeof op === 'object' && (((op.op === 'copy' || op.op === 'move') && reads(op.from)) || (op.op === 'test' && reads(op.path))));
+  if (i < 0) return undefined;
+  return statusReply(statusError(400, 'BadRequest', `json patch: op ${i}: a Secret's values are never read back by this agent: copy, move and test of /data are not served`));
+}
+
 function isReply(v: unknown): v is HttpReply {
   return typeof v === 'object' && v !== null && typeof (v as HttpReply).status === 'number' && 'body' in v && 'contentType' in v;
 }
@@ -221,6 +243,8 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const force = (req.query.get('force') ?? '').toLowerCase();
     const text = (body ?? Buffer.alloc(0)).toString('utf8');
+    const refused = secretValueReadRefusal(kind, contentType, text);
+    if (refused) return refused;
     for (let attempt = 1; ; attempt++) {
       const existing = current(host, kind, namespace, name);
       if (!existing) return statusReply(notFound(resource, name));
