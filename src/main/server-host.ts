@@ -91,6 +91,17 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     updateNamespace: parts.namespaces ? (ns) => parts.namespaces!.update(ns) : undefined,
     deleteNamespace: parts.namespaces ? (name) => parts.namespaces!.remove(name) : undefined,
     listEvents: () => parts.events.list(),
+    onResourceChange(fn) {
+      // Events as they are recorded; namespaces when a pod comes or goes (one may start or stop being in use).
+      const offEvents = parts.events.subscribe(() => fn('events'));
+      const offPods = watchCache.watch(undefined, (e) => {
+        if (e.type === 'ADDED' || e.type === 'DELETED') fn('namespaces');
+      });
+      return () => {
+        offEvents();
+        offPods();
+      };
+    },
     getNode: () => parts.nodeApi.getNode(),
     setNodeUnschedulable: (value) => parts.nodeApi.setUnschedulable(value),
     containerLogs: (request) => parts.nodeApi.containerLogs(request),

@@ -24,6 +24,9 @@ export interface HealthReport {
   checks: HealthCheck[];
 }
 
+/** ResourceChangeKind: the kinds, other than pods, whose changes the server's watches follow (their plural resource names). */
+export type ResourceChangeKind = 'nodes' | 'namespaces' | 'events' | 'configmaps' | 'secrets';
+
 /** CreatedNamespace: a namespace made through the Kubernetes API (src/main/namespace-store.ts keeps them). */
 export interface CreatedNamespace {
   name: string;
@@ -163,6 +166,13 @@ export interface AgentHost {
   listObjects?(kind?: ConfigObjectKind): ConfigObject[];
   /** listEvents: the recent core/v1 Events, oldest first (`GET /events`). */
   listEvents?(): Event[];
+  /**
+   * onResourceChange: calls `fn` (on the main thread, after the change) when an object of that
+   * kind may have changed — an event recorded or counted again, the node's spec or status — so the
+   * server's watch of the kind (kube-api/kind-feeds.ts) lists it again at once instead of at its
+   * next poll. Returns the unsubscribe function. Optional: without it changes show at the poll.
+   */
+  onResourceChange?(fn: (resource: ResourceChangeKind) => void): () => void;
   /**
    * createdNamespaces: the namespaces made through the API (namespace-store.ts), beside those in use.
    * Optional, with createNamespace and deleteNamespace: without them namespace writes answer 405.
