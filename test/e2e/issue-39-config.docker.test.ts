@@ -20,7 +20,7 @@ if (!kHaveKubectl) console.warn(`issue-39-config: skipped: ${kKubectl} is not in
 describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Secrets through the API with the real kubectl (issue 39 item 7)', () => {
   let node: TestNode;
   let dir: string;
-  const { kubectl } = kubectlFor(() => node, () => dir);
+  const { kubectl, background } = kubectlFor(() => node, () => dir);
   /** ok runs kubectl and expects it to succeed without a word on stderr; returns stdout. */
   const ok = async (args: string[], input?: string) => {
     const r = await kubectl(args, input === undefined ? {} : { input });
@@ -148,6 +148,26 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect((await json<Cm>(['get', 'cm', 'frozen'])).data).toEqual({ a: '1' });
     // Its labels may still change, as upstream.
     await ok(['label', 'cm', 'frozen', 'x=y']);
+  }, kTestMs);
+
+  it('kubectl get cm -w sees each write of the API; a watch of Secrets never carries a value', async () => {
+    const cms = background(['get', 'cm', '-w', '--output-watch-events']);
+    const secrets = background(['get', 'secret', '-w', '-o', 'json']);
+    try {
+      await waitFor(async () => cms.out().includes('cm1'), { timeoutMs: 30_000, description: 'watch listing' });
+      await ok(['create', 'configmap', 'watched', '--from-literal=a=1']);
+      await waitFor(async () => /ADDED\s+watched\s+1\s/.test(cms.out()), { timeoutMs: 30_000, description: 'ADDED watched' });
+      await ok(['patch', 'cm', 'watched', '-p', '{"data":{"b":"2"}}']);
+      await waitFor(async () => /MODIFIED\s+watched\s+2\s/.test(cms.out()), { timeoutMs: 30_000, description: 'MODIFIED watched' });
+      await ok(['delete', 'cm', 'watched']);
+      await waitFor(async () => /DELETED\s+watched\s/.test(cms.out()), { timeoutMs: 30_000, description: 'DELETED watched' });
+      await ok(['create', 'secret', 'generic', 'watched-s', '--from-literal=k=watched-secret-value']);
+      await waitFor(async () => secrets.out().includes('"name": "watched-s"'), { timeoutMs: 30_000, description: 'secret watched' });
+      expect(secrets.out()).not.toContain(Buffer.from('watched-secret-value').toString('base64'));
+    } finally {
+      await cms.stop();
+      await secrets.stop();
+    }
   }, kTestMs);
 
   it('a user without the verb gets 403; an object from a manifest file refuses API writes', async () => {
