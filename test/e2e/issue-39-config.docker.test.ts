@@ -4,7 +4,6 @@
 // replace, an immutable ConfigMap refusing a change, a pod's ConfigMap volume seeing an update, a
 // pod that waits for its ConfigMap until it is created, the objects restored after a restart, a 403
 // for a user without the verb, and no Secret value in any reply, not even in apply's annotation.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
 import { kHaveKubectl, kKubectl, kubectlFor } from '../support/kubectl.js';
+import { kHavePythonClient, usePythonClient } from '../support/python-client.js';
 
 const kTestMs = 120_000;
 const kViewer = 'view-token-0123456789abcdef0123456789';
@@ -21,6 +21,7 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
   let node: TestNode;
   let dir: string;
   const { kubectl, background } = kubectlFor(() => node, () => dir);
+  const python = usePythonClient();
   /** ok runs kubectl and expects it to succeed without a word on stderr; returns stdout. */
   const ok = async (args: string[], input?: string) => {
     const r = await kubectl(args, input === undefined ? {} : { input });
@@ -183,14 +184,10 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect((await kubectl(['create', 'configmap', 'from-file', '--from-literal=a=1'])).stderr).toBe('error: failed to create configmap: configmaps "from-file" already exists\n');
   }, kTestMs);
 
-  it('the official Python client: create, read, replace (twice, the second built from the first reply), patch, a stale replace\'s 409, list, delete', async () => {
-    const script = `
-import json, sys
-from kubernetes import client
-c = client.Configuration()
-c.host, c.ssl_ca_cert = sys.argv[1], sys.argv[2]
-c.api_key = {'authorization': 'Bearer ' + sys.argv[3]}
-api = client.CoreV1Api(client.ApiClient(c))
+  it.skipIf(!kHavePythonClient)('the official Python client: create, read, replace (twice, the second built from the first reply), patch, a stale replace\'s 409, list, delete', async () => {
+    const run = await python(node, `
+from kts import client, core, emit
+api = core()
 out = {}
 made = api.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='py-cm'), data={'a': '1'}))
 out['created'] = made.data
@@ -214,13 +211,9 @@ try:
     out['gone'] = 'still there'
 except client.ApiException as e:
     out['gone'] = e.status
-print(json.dumps(out))
-`;
-    const args = ['-c', script, `https://127.0.0.1:${node.agent.tlsPort}`, join(node.rootDir, 'pki', 'kubelet-ts.crt'), node.adminToken()];
-    const stdout = await new Promise<string>((resolve, reject) => {
-      execFile('/usr/bin/python3', args, { timeout: 60_000 }, (err, out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out)));
-    });
-    const out = JSON.parse(stdout) as { versions: string[] } & Record<string, unknown>;
+emit('done', **out)
+`);
+    const out = await run.until((e) => e.event === 'done', 'the script\'s result', 60_000) as unknown as { versions: string[] } & Record<string, unknown>;
     expect(out).toMatchObject({ created: { a: '1' }, replaced: { a: '2', b: '3' }, patched: { a: '2', b: '3', c: '4' }, stale: 409, listed: ['py-cm'], gone: 404 });
     const [v0, v1, v2] = out.versions.map(Number);
     expect(v1).toBeGreaterThan(v0);
