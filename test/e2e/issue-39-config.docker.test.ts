@@ -184,7 +184,7 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect((await kubectl(['create', 'configmap', 'from-file', '--from-literal=a=1'])).stderr).toBe('error: failed to create configmap: configmaps "from-file" already exists\n');
   }, kTestMs);
 
-  it.skipIf(!kHavePythonClient)('the official Python client: create, read, replace (twice, the second built from the first reply), patch, a stale replace\'s 409, list, delete', async () => {
+  it.skipIf(!kHavePythonClient)('the official Python client: create, read, replace (twice, the second built from the first reply), patch, a stale replace\'s 409, list, delete, delete_collection by label', async () => {
     const run = await python(node, `
 from kts import client, core, emit
 api = core()
@@ -211,10 +211,15 @@ try:
     out['gone'] = 'still there'
 except client.ApiException as e:
     out['gone'] = e.status
+for n in ['batch-1', 'batch-2']:
+    api.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name=n, labels={'set': 'batch'}), data={'a': '1'}))
+api.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='batch-other'), data={'a': '1'}))
+api.delete_collection_namespaced_config_map('default', label_selector='set=batch')
+out['left'] = sorted(i.metadata.name for i in api.list_namespaced_config_map('default').items if i.metadata.name.startswith('batch-'))
 emit('done', **out)
 `);
     const out = await run.until((e) => e.event === 'done', 'the script\'s result', 60_000) as unknown as { versions: string[] } & Record<string, unknown>;
-    expect(out).toMatchObject({ created: { a: '1' }, replaced: { a: '2', b: '3' }, patched: { a: '2', b: '3', c: '4' }, stale: 409, listed: ['py-cm'], gone: 404 });
+    expect(out).toMatchObject({ created: { a: '1' }, replaced: { a: '2', b: '3' }, patched: { a: '2', b: '3', c: '4' }, stale: 409, listed: ['py-cm'], gone: 404, left: ['batch-other'] });
     const [v0, v1, v2] = out.versions.map(Number);
     expect(v1).toBeGreaterThan(v0);
     expect(v2).toBeGreaterThan(v1);

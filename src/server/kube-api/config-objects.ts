@@ -24,7 +24,7 @@
 import { randomInt } from 'node:crypto';
 import type { Status } from '../../shared/api.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
-import { isConflict, isInvalidInput, type FieldError } from '../../shared/errors.js';
+import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
@@ -34,7 +34,8 @@ import { parseDeleteOptions } from './delete-options.js';
 import { patchObject } from './patch.js';
 import { kConfigObjectPatchMeta } from './patch/pod-strategies.js';
 import { decodeConfigObjectBody, kProtobufMediaType } from './protobuf.js';
-import { isStatus, kubeErrorStatus, parseDryRun } from './request.js';
+import { configObjectFields } from './field-selector.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseListFilter } from './request.js';
 
 /** kSecretKeysAnnotation: the read-side annotation redactConfigObject lists a Secret's keys in; never stored. */
 const kSecretKeysAnnotation = 'kubelet-ts/secret-keys';
@@ -281,9 +282,38 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     }
   };
 
+  /**
+   * removeCollection: DELETE …/{resource} (deletecollection, label and field selectors): every
+   * matching object of the namespace the API may delete, answered as a List of them (a Secret
+   * redacted); another source's objects are left (as pods' deletecollection leaves static pods).
+   */
+  const removeCollection = async (ctx: RouteContext): Promise<HttpReply> => {
+    const { host, req, body } = ctx;
+    const { namespace } = params(ctx);
+    if (!host.deleteObject || !host.listObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not delete ${resource}`));
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
+    const filter = parseListFilter(req.query, Object.keys(configObjectFields({ kind } as ConfigObject)));
+    if (isStatus(filter)) return statusReply(filter);
+    const opts = parseDeleteOptions(req.query, body);
+    if (isStatus(opts)) return statusReply(opts);
+    const targets = host.listObjects(kind).filter((o) => (o.metadata?.namespace ?? 'default') === namespace && matchesFilter(filter, o.metadata?.labels, () => configObjectFields(o)));
+    const items: ConfigObject[] = [];
+    for (const o of targets) {
+      try {
+        items.push(present(await host.deleteObject(kind, namespace, o.metadata?.name ?? '', { dryRun: dryRun || opts.dryRun === true })));
+      } catch (err) {
+        if (isForbidden(err)) continue;
+        const st = errorStatus(err, kind, o.metadata?.name ?? '');
+        if (st.code !== 404) return statusReply(st);
+      }
+    }
+    return jsonReply(200, { apiVersion: 'v1', kind: `${kind}List`, metadata: {}, items });
+  };
+
   const base = `/api/v1/namespaces/:namespace/${resource}`;
   return [
-    { path: base, methods: { post: create } },
+    { path: base, methods: { post: create, delete: removeCollection } },
     { path: `${base}/:name`, methods: { put: update, patch, delete: remove } },
   ];
 }
