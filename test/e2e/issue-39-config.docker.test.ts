@@ -85,6 +85,12 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     await writeFile(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied}\ndata: {a: "2", b: "3"}\n');
     expect(await ok(['apply', '-f', file])).toBe('configmap/applied configured\n');
     expect((await json<Cm>(['get', 'cm', 'applied'])).data).toEqual({ a: '2', b: '3' });
+    const ssa = join(dir, 'ssa.yaml');
+    await writeFile(ssa, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: "1"}\n');
+    expect(await ok(['apply', '--server-side', '-f', ssa])).toBe('configmap/ssa serverside-applied\n');
+    await writeFile(ssa, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: "2"}\n');
+    expect(await ok(['apply', '--server-side', '-f', ssa])).toBe('configmap/ssa serverside-applied\n');
+    expect((await json<Cm>(['get', 'cm', 'ssa'])).data).toEqual({ a: '2' });
 
     const secretFile = join(dir, 'secret.yaml');
     await writeFile(secretFile, 'apiVersion: v1\nkind: Secret\nmetadata: {name: applied-s}\nstringData: {token: first-secret-value, other: keep-me-secret}\n');
@@ -122,6 +128,15 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect(stale.stderr).toContain('Error from server (Conflict): error when replacing');
     expect(stale.stderr).toContain('Operation cannot be fulfilled on configmaps "edited": the object has been modified; please apply your changes to the latest version and try again');
     expect((await json<Cm>(['get', 'cm', 'edited'])).data).toEqual({ a: 'changed' });
+
+    // A Secret is read without its data; replacing it as read keeps the stored data.
+    await ok(['create', 'secret', 'generic', 'replaced-s', '--from-literal=k=kept-by-replace']);
+    const secret = await json<Cm>(['get', 'secret', 'replaced-s']);
+    await writeFile(file, JSON.stringify({ ...secret, metadata: { ...secret.metadata, labels: { tier: 'x' } } }));
+    expect(await ok(['replace', '-f', file])).toBe('secret/replaced-s replaced\n');
+    expect(stored('Secret', 'replaced-s')?.data).toEqual({ k: Buffer.from('kept-by-replace').toString('base64') });
+    expect(stored('Secret', 'replaced-s')?.metadata?.labels).toEqual({ tier: 'x' });
+    expect(stored('Secret', 'replaced-s')?.metadata?.annotations?.['kubelet-ts/secret-keys']).toBeUndefined();
   }, kTestMs);
 
   it('patch: strategic merge, merge and JSON patch; delete; immutable refuses a change of data', async () => {

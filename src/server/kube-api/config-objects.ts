@@ -171,13 +171,17 @@ function routesOf(kind: ConfigObjectKind): Route[] {
 
   /** create: POST …/{resource}: 201 with the object as stored (its uid, creationTimestamp and resourceVersion). */
   const create = async (ctx: RouteContext): Promise<HttpReply> => {
+    const decoded = bodyText(ctx, kind);
+    return isReply(decoded) ? decoded : createFrom(ctx, decoded.text, decoded.contentType);
+  };
+
+  /** createFrom: a create of the object `text` (a POST's body, or a server-side apply's result for an absent name). */
+  const createFrom = async (ctx: RouteContext, body: string, contentType: string | undefined): Promise<HttpReply> => {
     const { host, req } = ctx;
     if (!host.submitObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not create ${resource}`));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
-    const decoded = bodyText(ctx, kind);
-    if (isReply(decoded)) return decoded;
-    let text = decoded.text;
+    let text = body;
     const raw = jsonObjectOf(text);
     const meta = raw?.metadata as Record<string, unknown> | undefined;
     if (meta && typeof meta === 'object' && typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '') {
@@ -186,7 +190,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (raw && meta && typeof meta === 'object' && (meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string' && meta.generateName !== '') {
       text = JSON.stringify({ ...raw, metadata: { ...meta, name: generateName(meta.generateName) } });
     }
-    const object = await decodeOne(ctx, kind, text, decoded.contentType, '');
+    const object = await decodeOne(ctx, kind, text, contentType, '');
     if (isReply(object)) return object;
     try {
       const [created] = await host.submitObjects([object], { dryRun });
@@ -248,8 +252,9 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (refused) return refused;
     for (let attempt = 1; ; attempt++) {
       const existing = current(host, kind, namespace, name);
-      if (!existing) return statusReply(notFound(resource, name));
-      const base = { ...existing, apiVersion: 'v1' } as ConfigObject;
+      // Server-side apply of an absent name creates it (the apiserver's patcher with an empty live object).
+      if (!existing && contentType !== 'application/apply-patch+yaml') return statusReply(notFound(resource, name));
+      const base = (existing ? { ...existing, apiVersion: 'v1' } : { apiVersion: 'v1', kind, metadata: { name, namespace } }) as ConfigObject;
       let patched: ConfigObject;
       try {
         patched = patchObject(base, contentType, text, {
@@ -259,6 +264,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
       } catch (err) {
         return statusReply(errorStatus(err, kind, name));
       }
+      if (!existing) return createFrom(ctx, JSON.stringify(patched), 'application/json');
       const r = await store(ctx, JSON.stringify(patched), 'application/json', base.metadata?.resourceVersion ?? '');
       if (r !== 'stale') return r;
       if (attempt === kPatchAttempts) return statusReply(conflict(name));
