@@ -128,6 +128,11 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect(stale.stderr).toContain('Error from server (Conflict): error when replacing');
     expect(stale.stderr).toContain('Operation cannot be fulfilled on configmaps "edited": the object has been modified; please apply your changes to the latest version and try again');
     expect((await json<Cm>(['get', 'cm', 'edited'])).data).toEqual({ a: 'changed' });
+    // kubectl edit itself (its editor a sed): a strategic merge patch of what changed.
+    const edit = await kubectl(['edit', 'cm', 'edited'], { env: { EDITOR: 'sed -i s/changed/edited-by-kubectl/' } });
+    expect(edit.stderr).toBe('');
+    expect(edit.stdout).toBe('configmap/edited edited\n');
+    expect((await json<Cm>(['get', 'cm', 'edited'])).data).toEqual({ a: 'edited-by-kubectl' });
 
     // A Secret is read without its data; replacing it as read keeps the stored data.
     await ok(['create', 'secret', 'generic', 'replaced-s', '--from-literal=k=kept-by-replace']);
