@@ -2,6 +2,8 @@
  * Counterpart of the apiserver's create / update / delete of ConfigMaps and Secrets (its
  * registry/core/configmap and registry/core/secret storage), for the intake: the objects posted
  * beside pods (`POST /pods`) or through `PUT` / `DELETE /configmaps|secrets/{namespace}/{name}`,
+ * and those the Kubernetes API writes (`/api/v1/namespaces/{ns}/configmaps|secrets`:
+ * server/kube-api/config-objects.ts; the API's objects are this source's, as its pods are the intake's),
  * persisted under `{--root-dir}/intake-objects/` (one JSON file each, mode 0600, written durably
  * as the intake's pods are: writeFilesDurably) and restored at start, fed to the object store as
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
