@@ -90,13 +90,16 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     deleteNamespace: parts.namespaces ? (name) => parts.namespaces!.remove(name) : undefined,
     listEvents: () => parts.events.list(),
     onResourceChange(fn) {
-      // Events as they are recorded; namespaces when a pod comes or goes (one may start or stop being in use).
+      // Events as they are recorded; namespaces when a pod comes or goes (one may start or stop being in use);
+      // ConfigMaps and Secrets as the object store changes them, whatever their source (API, file, URL, etcd).
       const offEvents = parts.events.subscribe(() => fn('events'));
+      const offObjects = parts.objects?.subscribe((c) => fn(c.object.kind === 'ConfigMap' ? 'configmaps' : 'secrets'));
       const offPods = watchCache.watch(undefined, (e) => {
         if (e.type === 'ADDED' || e.type === 'DELETED') fn('namespaces');
       });
       return () => {
         offEvents();
+        offObjects?.();
         offPods();
       };
     },

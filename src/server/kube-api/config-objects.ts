@@ -24,7 +24,7 @@
 import { randomInt } from 'node:crypto';
 import type { Status } from '../../shared/api.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
-import { isConflict, isInvalidInput, type FieldError } from '../../shared/errors.js';
+import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
@@ -34,7 +34,8 @@ import { parseDeleteOptions } from './delete-options.js';
 import { patchObject } from './patch.js';
 import { kConfigObjectPatchMeta } from './patch/pod-strategies.js';
 import { decodeConfigObjectBody, kProtobufMediaType } from './protobuf.js';
-import { isStatus, kubeErrorStatus, parseDryRun } from './request.js';
+import { configObjectFields } from './field-selector.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseListFilter } from './request.js';
 
 /** kSecretKeysAnnotation: the read-side annotation redactConfigObject lists a Secret's keys in; never stored. */
 const kSecretKeysAnnotation = 'kubelet-ts/secret-keys';
@@ -117,16 +118,47 @@ async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string
 /**
  * bodyText: the request body as text and its Content-Type; a protobuf body (kubectl's typed
  * clients: `create configmap`, `create secret`) as its JSON form; a body that does not decode is
- * 400 naming what failed.
+ * 400 naming what failed. A JSON object that leaves out `apiVersion` or `kind` (the Python
+ * client sends none) gets those of the URL, as the apiserver's decoder defaults them from the
+ * request's GroupVersionKind.
  */
-function bodyText(ctx: RouteContext): { text: string; contentType: string | undefined } | HttpReply {
+function bodyText(ctx: RouteContext, kind: ConfigObjectKind): { text: string; contentType: string | undefined } | HttpReply {
   const contentType = ctx.req.headers['content-type'];
-  if ((contentType ?? '').split(';')[0].trim().toLowerCase() !== kProtobufMediaType) return { text: (ctx.body ?? Buffer.alloc(0)).toString('utf8'), contentType };
-  try {
-    return { text: JSON.stringify(decodeConfigObjectBody(ctx.body ?? Buffer.alloc(0))), contentType: 'application/json' };
-  } catch (err) {
-    return statusReply(statusError(400, 'BadRequest', (err as Error).message));
+  let text: string;
+  if ((contentType ?? '').split(';')[0].trim().toLowerCase() !== kProtobufMediaType) {
+    text = (ctx.body ?? Buffer.alloc(0)).toString('utf8');
+  } else {
+    try {
+      return { text: JSON.stringify(decodeConfigObjectBody(ctx.body ?? Buffer.alloc(0))), contentType: 'application/json' };
+    } catch (err) {
+      return statusReply(statusError(400, 'BadRequest', (err as Error).message));
+    }
   }
+  const raw = jsonObjectOf(text);
+  if (raw && (raw.apiVersion === undefined || raw.kind === undefined)) return { text: JSON.stringify({ apiVersion: 'v1', kind, ...raw }), contentType };
+  return { text, contentType };
+}
+
+/**
+ * secretValueReadRefusal: a JSON patch of a Secret may write its data but never read it: a
+ * `copy` or `move` from `/data…` (which would put a value where a reply shows it, an annotation)
+ * or a `test` of `/data…` (an oracle for a guessed value) is 400, else undefined. Stricter than
+ * the apiserver, which answers a Secret's data to anyone who may read it; here nobody may.
+ */
+function secretValueReadRefusal(kind: ConfigObjectKind, contentType: string, text: string): HttpReply | undefined {
+  if (kind !== 'Secret' || contentType !== 'application/json-patch+json') return undefined;
+  let ops: unknown;
+  try {
+    ops = JSON.parse(text);
+  } catch {
+    return undefined; // patchObject answers the parse error
+  }
+  if (!Array.isArray(ops)) return undefined;
+  const reads = (p: unknown) => typeof p === 'string' && /^\/(data|stringData)(\/|$)/.test(p);
+  const i = ops.findIndex((op: { op?: unknown; from?: unknown; path?: unknown } | null) =>
+    op !== null && typeof op === 'object' && (((op.op === 'copy' || op.op === 'move') && reads(op.from)) || (op.op === 'test' && reads(op.path))));
+  if (i < 0) return undefined;
+  return statusReply(statusError(400, 'BadRequest', `json patch: op ${i}: a Secret's values are never read back by this agent: copy, move and test of /data are not served`));
 }
 
 function isReply(v: unknown): v is HttpReply {
@@ -139,13 +171,17 @@ function routesOf(kind: ConfigObjectKind): Route[] {
 
   /** create: POST …/{resource}: 201 with the object as stored (its uid, creationTimestamp and resourceVersion). */
   const create = async (ctx: RouteContext): Promise<HttpReply> => {
+    const decoded = bodyText(ctx, kind);
+    return isReply(decoded) ? decoded : createFrom(ctx, decoded.text, decoded.contentType);
+  };
+
+  /** createFrom: a create of the object `text` (a POST's body, or a server-side apply's result for an absent name). */
+  const createFrom = async (ctx: RouteContext, body: string, contentType: string | undefined): Promise<HttpReply> => {
     const { host, req } = ctx;
     if (!host.submitObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not create ${resource}`));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
-    const decoded = bodyText(ctx);
-    if (isReply(decoded)) return decoded;
-    let text = decoded.text;
+    let text = body;
     const raw = jsonObjectOf(text);
     const meta = raw?.metadata as Record<string, unknown> | undefined;
     if (meta && typeof meta === 'object' && typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '') {
@@ -154,7 +190,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (raw && meta && typeof meta === 'object' && (meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string' && meta.generateName !== '') {
       text = JSON.stringify({ ...raw, metadata: { ...meta, name: generateName(meta.generateName) } });
     }
-    const object = await decodeOne(ctx, kind, text, decoded.contentType, '');
+    const object = await decodeOne(ctx, kind, text, contentType, '');
     if (isReply(object)) return object;
     try {
       const [created] = await host.submitObjects([object], { dryRun });
@@ -195,7 +231,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
   const params = (ctx: RouteContext) => ctx.params as { namespace: string; name: string };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
-    const decoded = bodyText(ctx);
+    const decoded = bodyText(ctx, kind);
     if (isReply(decoded)) return decoded;
     const r = await store(ctx, decoded.text, decoded.contentType);
     return r === 'stale' ? statusReply(conflict(params(ctx).name)) : r;
@@ -212,10 +248,13 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const force = (req.query.get('force') ?? '').toLowerCase();
     const text = (body ?? Buffer.alloc(0)).toString('utf8');
+    const refused = secretValueReadRefusal(kind, contentType, text);
+    if (refused) return refused;
     for (let attempt = 1; ; attempt++) {
       const existing = current(host, kind, namespace, name);
-      if (!existing) return statusReply(notFound(resource, name));
-      const base = { ...existing, apiVersion: 'v1' } as ConfigObject;
+      // Server-side apply of an absent name creates it (the apiserver's patcher with an empty live object).
+      if (!existing && contentType !== 'application/apply-patch+yaml') return statusReply(notFound(resource, name));
+      const base = (existing ? { ...existing, apiVersion: 'v1' } : { apiVersion: 'v1', kind, metadata: { name, namespace } }) as ConfigObject;
       let patched: ConfigObject;
       try {
         patched = patchObject(base, contentType, text, {
@@ -225,6 +264,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
       } catch (err) {
         return statusReply(errorStatus(err, kind, name));
       }
+      if (!existing) return createFrom(ctx, JSON.stringify(patched), 'application/json');
       const r = await store(ctx, JSON.stringify(patched), 'application/json', base.metadata?.resourceVersion ?? '');
       if (r !== 'stale') return r;
       if (attempt === kPatchAttempts) return statusReply(conflict(name));
@@ -248,9 +288,38 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     }
   };
 
+  /**
+   * removeCollection: DELETE …/{resource} (deletecollection, label and field selectors): every
+   * matching object of the namespace the API may delete, answered as a List of them (a Secret
+   * redacted); another source's objects are left (as pods' deletecollection leaves static pods).
+   */
+  const removeCollection = async (ctx: RouteContext): Promise<HttpReply> => {
+    const { host, req, body } = ctx;
+    const { namespace } = params(ctx);
+    if (!host.deleteObject || !host.listObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not delete ${resource}`));
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
+    const filter = parseListFilter(req.query, Object.keys(configObjectFields({ kind } as ConfigObject)));
+    if (isStatus(filter)) return statusReply(filter);
+    const opts = parseDeleteOptions(req.query, body);
+    if (isStatus(opts)) return statusReply(opts);
+    const targets = host.listObjects(kind).filter((o) => (o.metadata?.namespace ?? 'default') === namespace && matchesFilter(filter, o.metadata?.labels, () => configObjectFields(o)));
+    const items: ConfigObject[] = [];
+    for (const o of targets) {
+      try {
+        items.push(present(await host.deleteObject(kind, namespace, o.metadata?.name ?? '', { dryRun: dryRun || opts.dryRun === true })));
+      } catch (err) {
+        if (isForbidden(err)) continue;
+        const st = errorStatus(err, kind, o.metadata?.name ?? '');
+        if (st.code !== 404) return statusReply(st);
+      }
+    }
+    return jsonReply(200, { apiVersion: 'v1', kind: `${kind}List`, metadata: {}, items });
+  };
+
   const base = `/api/v1/namespaces/:namespace/${resource}`;
   return [
-    { path: base, methods: { post: create } },
+    { path: base, methods: { post: create, delete: removeCollection } },
     { path: `${base}/:name`, methods: { put: update, patch, delete: remove } },
   ];
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,8 +29,9 @@ describe('IntakeObjectSource', () => {
     const { rootDir, store, source, make } = await setup();
     await source.create([obj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' }, stringData: { k: 'v' } })]);
     const dir = join(rootDir, kIntakeObjectsDirName);
-    expect(await readdir(dir)).toEqual(['secret_ns_s.json']);
+    expect(await readdir(dir)).toEqual(['secret_ns_s.json', 'secret_ns_s~2.json']);
     expect((await stat(join(dir, 'secret_ns_s.json'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, 'secret_ns_s~2.json'))).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(join(dir, 'secret_ns_s.json'), 'utf8')).data).toEqual({ k: Buffer.from('v').toString('base64') });
     await expect(source.create([obj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' } })])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: 'secrets "s" already exists' });
     const restoredStore = newObjectStore();
@@ -52,6 +53,46 @@ describe('IntakeObjectSource', () => {
     store.apply({ source: 'file', op: 'SET', objects: [obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f' } })] });
     await expect(source.remove('ConfigMap', 'default', 'f')).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
     await expect(source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f' } })])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
+  });
+
+  it('issue #39: a create gets a server uid and creationTimestamp; a stale resourceVersion or uid is 409; a dry run stores nothing', async () => {
+    const { rootDir, store } = await setup();
+    const source = newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => store.apply(u), owner: () => undefined, current: (k, ns, n) => store.get(k, ns, n), now: () => Date.parse('2026-12-07T08:00:00.123Z') });
+    await source.start();
+    const [made] = await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'client-uid', creationTimestamp: '2001-01-01T00:00:00Z' }, data: { a: '1' } })]);
+    expect(made.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(made.metadata?.creationTimestamp).toBe('2026-12-07T08:00:00Z');
+    const rv1 = store.get('ConfigMap', 'default', 'c')!.metadata!.resourceVersion!;
+    expect(rv1).toBe(String(store.resourceVersion()));
+    await source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: rv1 }, data: { a: '2' } }));
+    const rv2 = store.get('ConfigMap', 'default', 'c')!.metadata!.resourceVersion!;
+    expect(Number(rv2)).toBeGreaterThan(Number(rv1));
+    await expect(source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: rv1 }, data: { a: 'stale' } })))
+      .rejects.toMatchObject({ code: 'ERR_CONFLICT', message: 'Operation cannot be fulfilled on configmaps "c": the object has been modified; please apply your changes to the latest version and try again' });
+    await expect(source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'other' }, data: { a: 'x' } }))).rejects.toMatchObject({ code: 'ERR_CONFLICT' });
+    await expect(source.remove('ConfigMap', 'default', 'c', { preconditions: { resourceVersion: rv1 } })).rejects.toMatchObject({ code: 'ERR_CONFLICT' });
+    // Stored files never hold a resourceVersion (the store stamps it at each start).
+    expect(JSON.parse(await readFile(join(rootDir, kIntakeObjectsDirName, 'configmap_default_c.json'), 'utf8')).metadata.resourceVersion).toBeUndefined();
+    await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dry' } })], { dryRun: true });
+    await source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'dry' } }), { dryRun: true });
+    await source.remove('ConfigMap', 'default', 'c', { dryRun: true });
+    expect(await readdir(join(rootDir, kIntakeObjectsDirName))).toEqual(['configmap_default_c.json', 'configmap_default_c~2.json']);
+    expect(store.get('ConfigMap', 'default', 'c')?.data).toEqual({ a: '2' });
+    expect(store.resourceVersion()).toBe(Number(rv2));
+  });
+
+  it('issue #39: two copies; a torn first copy is restored from its twin and rewritten; a file of another name is replaced by the two', async () => {
+    const { rootDir, source } = await setup();
+    await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } })]);
+    const dir = join(rootDir, kIntakeObjectsDirName);
+    await writeFile(join(dir, 'configmap_default_c.json'), '{"apiVersion":"v1","ki', { mode: 0o600 });
+    await writeFile(join(dir, 'old-name.json'), JSON.stringify(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'o' }, data: { b: '2' } })), { mode: 0o600 });
+    const restored = newObjectStore();
+    await newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => restored.apply(u), owner: () => undefined }).start();
+    expect(restored.get('ConfigMap', 'default', 'c')?.data).toEqual({ a: '1' });
+    expect(restored.get('ConfigMap', 'default', 'o')?.data).toEqual({ b: '2' });
+    expect((await readdir(dir)).sort()).toEqual(['configmap_default_c.json', 'configmap_default_c~2.json', 'configmap_default_o.json', 'configmap_default_o~2.json']);
+    expect(JSON.parse(await readFile(join(dir, 'configmap_default_c.json'), 'utf8')).data).toEqual({ a: '1' });
   });
 });
 
