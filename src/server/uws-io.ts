@@ -20,7 +20,8 @@ export function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: Requ
   res.writeHeader('Content-Type', reply.contentType);
   if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
   if (reply.stream && state) return startStream(res, reply.stream, state);
-  res.end(reply.body, close);
+  if (reply.headLength !== undefined) res.endWithoutBody(reply.headLength, close);
+  else res.end(reply.body, close);
 }
 
 /** kStreamHighWaterBytes: bytes a stream writes before its sink reports backpressure and waits for a drain. */

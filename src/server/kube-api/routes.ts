@@ -17,6 +17,8 @@ import { openApi as servedOpenApi } from './openapi.js';
 import { kubeErrorStatus } from './request.js';
 import { newPodVersions, type PodVersions } from './pod-versions.js';
 import { newPodRoutes } from './pods.js';
+import { podProxyRoutes } from './pod-proxy.js';
+import { nodeStatusRoutes } from './node-status.js';
 import { resourceRoutes } from './resources.js';
 import { reviewRoutes } from './reviews.js';
 
@@ -89,6 +91,8 @@ export function newKubeApi(options: KubeApiOptions = {}): KubeApi {
     }),
     { path: '/api/v1/namespaces/:namespace/pods/:name/exec', methods: { get: upgradeRequired, post: upgradeRequired } },
     { path: '/api/v1/namespaces/:namespace/pods/:name/attach', methods: { get: upgradeRequired, post: upgradeRequired } },
+    ...podProxyRoutes(),
+    ...nodeStatusRoutes(),
     ...resourceRoutes(),
     ...metricsRoutes(),
     ...reviewRoutes(),
