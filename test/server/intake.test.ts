@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
 import type { AgentHost, ContainerLogsRequest, HealthReport, LogStream } from '../../src/server/agent-host.js';
@@ -425,6 +426,27 @@ describe('GET /containerLogs', () => {
     expect(host.logRequests.at(-1)).toEqual({
       namespace: 'default', pod: 'one', container: 'main', follow: false, previous: false, timestamps: true, tailLines: 5, sinceSeconds: 10, limitBytes: 100,
     });
+  });
+
+  it('a follow ends its header block at once and sends each chunk whole, CRLF included (issue 39 items 1, 2)', async () => {
+    const raw = async (chunks: string[]) => {
+      host.logChunks = chunks;
+      const socket = net.connect(server.port, '127.0.0.1');
+      let got = '';
+      socket.on('data', (c: Buffer) => (got += c.toString('latin1')));
+      socket.write('GET /containerLogs/default/one/main?follow=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      try {
+        // Nothing else will be written: what is needed must be in already.
+        await expect.poll(() => got.includes('\r\n\r\n') && (chunks.length === 0 || got.endsWith(`${chunks.at(-1)}\r\n`)), { timeout: 5_000 }).toBe(true);
+        return got;
+      } finally {
+        socket.destroy();
+      }
+    };
+    const silent = await raw([]);
+    expect(silent).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*transfer-encoding: chunked\r\n\r\n$/i);
+    const two = await raw(['first\n', 'second\n']);
+    expect(two.slice(two.indexOf('\r\n\r\n') + 4).replace(/;[^\r]*/g, '')).toBe('6\r\nfirst\n\r\n7\r\nsecond\n\r\n');
   });
 
   it('delivers a large log to a client that reads slowly (backpressure), byte for byte', async () => {
