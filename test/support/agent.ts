@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
@@ -81,6 +81,7 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
     throw err;
   }
   let adminToken: string | undefined;
+  let cleaning: Promise<void> | undefined; // one cleanup at a time: a late `finally` may meet the end-of-file one
   const node: TestNode = {
     nodeName, manifestDir, rootDir: options.rootDir, options, warnings, agent,
     api(path, init) {
@@ -109,14 +110,18 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
       node.agent = newAgent(options, { logger });
       await node.agent.start();
     },
-    cleanup: () => cleanUpNode(node, base),
+    cleanup: () => (cleaning ??= cleanUpNode(node, base).finally(() => {
+      cleaning = undefined;
+      liveNodes.delete(node);
+    })),
   };
+  liveNodes.add(node);
   try {
     await node.agent.start();
   } catch (err) {
     // A start that fails part way (a refused option, a port taken) may have claimed a pod CIDR or
     // written under `base`: undo it as a cleanup does, then report the start's error.
-    await cleanUpNode(node, base).catch(() => undefined);
+    await node.cleanup().catch(() => undefined);
     throw err;
   }
   return node;
@@ -155,6 +160,19 @@ async function cleanUpNode(node: TestNode, base: string): Promise<void> {
  * and removing its containers has taken more than the default 60 s.
  */
 export const kCleanupTimeoutMs = 300_000;
+
+/**
+ * Every node startTestNode started in this test file and whose cleanup has not run. A node a test
+ * starts in its body and cleans up in a `finally` is not cleaned up when the test times out: the
+ * body is still waiting, and when it was the file's last test the worker ends before the `finally`
+ * runs. The file's own last hook (below) cleans up whatever is left.
+ */
+const liveNodes = new Set<TestNode>();
+// Registered when a test file imports this module: on that file's root suite, so it runs after every
+// describe block's own after-hooks.
+afterAll(async () => {
+  await Promise.allSettled([...liveNodes].map((n) => n.cleanup()));
+}, kCleanupTimeoutMs);
 
 /**
  * useTestNodes registers, in the calling describe block, an afterEach that cleans up every node
