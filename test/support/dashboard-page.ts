@@ -70,7 +70,8 @@ const kReloadPauseMs = 500;
  * comes or goes — other test files create and delete CNI bridges and veths beside this one, dozens
  * in a burst — and a module that failed to load leaves the page without its script (a user would
  * reload; so does this, after a pause that doubles, so that a burst of interface changes is waited
- * out rather than met again at once). No Chromium switch turns that reaction off.
+ * out rather than met again at once). We found no Chromium switch that turns that reaction off
+ * (no such name among the strings of Debian's chromium 156 binary).
  * @throws Error when the modules never ran, with the page log (the failed requests and answers ≥ 400,
  *   e.g. a 503 for a missing dist/ file): a test then fails here, naming the cause, and not later on
  *   a control of the page that never appears.
