@@ -41,7 +41,11 @@ export interface TestNode {
   writeManifest(file: string, yaml: string): Promise<void>;
   /** Stops the agent (containers keep running) and starts a new agent with the same settings. */
   restart(): Promise<void>;
-  /** Stops the agent and removes every container of this node and its temp dirs. */
+  /**
+   * Stops the agent and removes every container of this node, their pod cgroups, its default
+   * network (leases, iptables rules, bridge) and its temp dirs. Every step runs even when one throws;
+   * the first error is thrown at the end. One at a time; may be called again (what is gone is skipped).
+   */
   cleanup(): Promise<void>;
   /** The main thread's log records at warn and above (`msg`, fields), newest last. */
   warnings: Record<string, unknown>[];
