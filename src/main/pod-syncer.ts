@@ -26,7 +26,7 @@ import type { Pod } from '../shared/api.js';
 import { AgentError } from '../shared/errors.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type PodConfigObjects, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
-import { podTerminationGracePeriodSeconds } from '../shared/pod-policy.js';
+import { isPodFinished, podTerminationGracePeriodSeconds } from '../shared/pod-policy.js';
 
 import type { EventRecorder } from './events/recorder.js';
 import type { PodCache } from './pleg/pod-cache.js';
@@ -136,7 +136,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
     this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};
     const phase = record.status?.phase;
-    if ((phase === 'Succeeded' || phase === 'Failed') && record.pod.spec?.restartPolicy !== 'Always') {
+    if (isPodFinished(record.pod, phase)) {
       // The pod is done: stop its sandbox, keep the dead containers for their status and logs.
       this.deps.admission.release(record);
       return { terminal: { gracePeriodSeconds: podTerminationGracePeriodSeconds(record.pod) } };

@@ -8,7 +8,7 @@ import type { Container, Pod } from '../../shared/api.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../../shared/errors.js';
 import { failpoint } from '../../shared/failpoints.js';
 import { podFields, type Logger } from '../../shared/logging.js';
-import { podTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
+import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../shared/pod-policy.js';
 import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask, SyncStepResult } from '../../shared/messages.js';
 import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
@@ -357,7 +357,7 @@ class PodSync {
     const running = { id, name: c.name, sandbox: false, state: 'running', sandboxId } as RuntimeContainer;
     await stopContainers(this.deps, [running], podTerminationGracePeriodSeconds(this.pod), this.result, { pod: this.pod, hostIp: this.task.hostIp, podIp: this.podIps[0] ?? '', messages: { [id]: 'FailedPostStartHook' } });
     this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason: 'PostStartHookError', message: msg });
-    if ((this.pod.spec?.restartPolicy ?? 'Always') !== 'Never') this.result.waiting[c.name] = { reason: 'PostStartHookError', message: msg };
+    if (restartsAfterKill(this.pod)) this.result.waiting[c.name] = { reason: 'PostStartHookError', message: msg };
     this.requeue(kFailedStepRequeueMs);
   }
 }

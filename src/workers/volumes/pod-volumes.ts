@@ -13,6 +13,7 @@ import path from 'node:path';
 import type { Container, Pod, Volume } from '../../shared/api.js';
 import { serializeError } from '../../shared/errors.js';
 import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
+import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podDir } from '../kuberuntime/pod-dirs.js';
 import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
@@ -65,7 +66,7 @@ export function podMemoryLimitBytes(pod: Pod): number | undefined {
   for (const c of pod.spec?.initContainers ?? []) {
     const l = memoryLimit(c);
     if (l === undefined) return undefined;
-    if (c.restartPolicy === 'Always') sum += l;
+    if (isRestartableInitContainer(c)) sum += l;
     else initMax = Math.max(initMax, l);
   }
   return Math.max(sum, initMax);
