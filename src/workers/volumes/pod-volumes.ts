@@ -15,7 +15,7 @@ import { serializeError } from '../../shared/errors.js';
 import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
 import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
-import { assertSafeSegment, emptyDirPath, podDir } from '../kuberuntime/pod-dirs.js';
+import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
 import { mountTmpfs } from './mount.js';
@@ -31,7 +31,7 @@ const kPluginDirs = { configMap: 'kubernetes.io~configmap', secret: 'kubernetes.
 export function apiVolumePath(rootDir: string, uid: string, vol: Volume): string | null {
   const kind = (Object.keys(kPluginDirs) as Array<keyof typeof kPluginDirs>).find((k) => vol[k]);
   if (!kind) return null;
-  return path.join(podDir(rootDir, uid), 'volumes', kPluginDirs[kind], assertSafeSegment(vol.name, 'volume name'));
+  return path.join(podVolumePluginDir(rootDir, uid, kPluginDirs[kind]), assertSafeSegment(vol.name, 'volume name'));
 }
 
 /** isMemoryBacked: the volume lives on a tmpfs — emptyDir `medium: Memory`, secret and projected (as the kubelet's wrappers). */
@@ -142,7 +142,7 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
   const volumes = pod.spec?.volumes ?? [];
   // The pod's directory and its volumes/ 0750, as the kubelet's makePodDataDirs (kubelet_pods.go):
   // only root and the agent reach the volumes (issue #38 finding 4).
-  if (volumes.length > 0) await mkdir(path.join(podDir(ctx.rootDir, uid), 'volumes'), { recursive: true, mode: 0o750 });
+  if (volumes.length > 0) await mkdir(podVolumePluginDir(ctx.rootDir, uid), { recursive: true, mode: 0o750 });
   for (const [i, vol] of volumes.entries()) {
     const field = `spec.volumes[${i}]`;
     let dir: string | null = null;
