@@ -1,8 +1,9 @@
 // One home for the pod rules that both threads apply (issue #41 item 1): the grace period a
 // stop gets, when a container restarts, a pod's phase and when a pod is finished. Pure functions
 // and constants, safe in any thread; every caller on the main thread and in the workers uses these.
-import type { Container, ContainerStatus, Pod, PodPhase } from './api.js';
+import type { Container, ContainerStatus, Pod, PodPhase, Volume } from './api.js';
 import { kDefaultTerminationGracePeriodSeconds } from './defaults.js';
+import { parseQuantity } from './quantity.js';
 
 export { kDefaultTerminationGracePeriodSeconds };
 
@@ -156,4 +157,33 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolea
     return 'Running';
   }
   return 'Pending';
+}
+
+/**
+ * emptyDirSizeLimitBytes: the emptyDir volume's `sizeLimit` in bytes when it is positive; undefined
+ * for another volume, no limit, a limit of 0, or one that does not parse (validation rejects those):
+ * the limits emptyDirLimitEviction checks (pkg/kubelet/eviction/eviction_manager.go).
+ */
+export function emptyDirSizeLimitBytes(vol: Volume): number | undefined {
+  const raw = vol.emptyDir?.sizeLimit;
+  if (raw === undefined || raw === null) return undefined;
+  let limit: number;
+  try {
+    limit = parseQuantity(raw as string | number, 'sizeLimit');
+  } catch {
+    return undefined;
+  }
+  return limit > 0 ? limit : undefined;
+}
+
+/**
+ * emptyDirOverLimitMessage: the eviction message when the emptyDir volume `vol` uses more than its
+ * positive sizeLimit (`usedBytes`, bytes; undefined: not measured), else null. The text is
+ * upstream's emptyDirMessageFmt with its trailing space, `Usage of EmptyDir volume "x" exceeds the
+ * limit "1Mi". ` (pkg/kubelet/eviction/eviction_manager.go emptyDirLimitEviction).
+ */
+export function emptyDirOverLimitMessage(vol: Volume, usedBytes: number | undefined): string | null {
+  const limit = emptyDirSizeLimitBytes(vol);
+  if (limit === undefined || usedBytes === undefined || !(usedBytes > limit)) return null;
+  return `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(vol.emptyDir?.sizeLimit))}. `;
 }

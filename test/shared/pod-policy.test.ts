@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ContainerStatus, Pod } from '../../src/shared/api.js';
+import type { ContainerStatus, Pod, Volume } from '../../src/shared/api.js';
 import {
-  effectiveGracePeriodSeconds, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultTerminationGracePeriodSeconds,
+  effectiveGracePeriodSeconds, emptyDirOverLimitMessage, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultTerminationGracePeriodSeconds,
   kGracePeriodFromLabels, podCanFinish, podRestartPolicy, podTerminationGracePeriodSeconds, restartsAfterKill, shouldRestartExitedContainer,
 } from '../../src/shared/pod-policy.js';
 
@@ -130,5 +130,30 @@ describe('getPhase (kubelet_pods.go getPhase)', () => {
 
   it('app containers that started before: a failing init container does not make the pod Pending again', () => {
     expect(getPhase(withPolicy('Always', ['a'], [{ name: 'i' }]), [running('a')], false, [exited('i', 1)])).toBe('Running');
+  });
+});
+
+// eviction_manager.go emptyDirLimitEviction: the verdict the worker's volume check and the eviction manager share.
+describe('emptyDir sizeLimit verdict (emptyDirLimitEviction)', () => {
+  const vol = (sizeLimit?: unknown, name = 'scratch') => ({ name, emptyDir: sizeLimit === undefined ? {} : { sizeLimit } }) as Volume;
+  it.each([
+    ['no limit', vol(), undefined],
+    ['0', vol('0'), undefined],
+    ['1Mi', vol('1Mi'), 1024 * 1024],
+    ['a number', vol(5000), 5000],
+    ['does not parse', vol('lots'), undefined],
+    ['not an emptyDir', { name: 'c', configMap: { name: 'x' } } as Volume, undefined],
+  ] as const)('limit of %s → %s', (_what, v, want) => {
+    expect(emptyDirSizeLimitBytes(v)).toBe(want);
+  });
+
+  it.each([
+    ['over', vol('1Mi'), 1024 * 1024 + 1, 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". '],
+    ['at the limit', vol('1Mi'), 1024 * 1024, null],
+    ['not measured', vol('1Mi'), undefined, null],
+    ['no limit', vol(), 1e12, null],
+    ['zero limit', vol('0'), 1e12, null],
+  ] as const)('%s → %j', (_what, v, used, want) => {
+    expect(emptyDirOverLimitMessage(v, used)).toBe(want);
   });
 });

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Container, Pod, Volume } from '../../shared/api.js';
 import { serializeError } from '../../shared/errors.js';
 import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
-import { isRestartableInitContainer } from '../../shared/pod-policy.js';
+import { emptyDirOverLimitMessage, emptyDirSizeLimitBytes, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
@@ -130,7 +130,7 @@ export interface PodVolumesResult {
  * volumes written by the AtomicWriter (secret and projected on a tmpfs, never on disk), rewritten
  * when their content changed; then the disk emptyDirs with a `sizeLimit` are measured and one
  * over its limit yields `evictMessage` (`Usage of EmptyDir volume "x" exceeds the limit "1Mi". `, with upstream's
- * emptyDirMessageFmt's trailing space; the eviction manager's local storage check gives the same text).
+ * emptyDirMessageFmt's trailing space: shared/pod-policy.ts emptyDirOverLimitMessage, as the eviction manager's local storage check).
  * A volume that fails is reported with `MountVolume.SetUp failed for volume "x" : …` (a FailedMount
  * event); it blocks the pod's containers only when it was never set up (a running container keeps
  * the last good files). Idempotent. Never throws for a volume's failure.
@@ -170,18 +170,11 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
     }
   }
   for (const vol of volumes) {
-    const sl = vol.emptyDir?.sizeLimit;
-    if (!vol.emptyDir || vol.emptyDir.medium === 'Memory' || sl === undefined || sl === null) continue;
-    let limit: number;
-    try {
-      limit = parseQuantity(sl as string | number, 'sizeLimit');
-    } catch {
-      continue;
-    }
-    if (!(limit > 0)) continue; // a positive limit only, as emptyDirLimitEviction
-    const used = await diskUsageBytes(emptyDirPath(ctx.rootDir, uid, vol.name));
-    if (used > limit) {
-      out.evictMessage = `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(sl))}. `;
+    // Disk emptyDirs with a positive limit only (emptyDirSizeLimitBytes), as emptyDirLimitEviction.
+    if (!vol.emptyDir || vol.emptyDir.medium === 'Memory' || emptyDirSizeLimitBytes(vol) === undefined) continue;
+    const message = emptyDirOverLimitMessage(vol, await diskUsageBytes(emptyDirPath(ctx.rootDir, uid, vol.name)));
+    if (message) {
+      out.evictMessage = message;
       break;
     }
   }
