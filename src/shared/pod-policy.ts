@@ -2,10 +2,10 @@
 // stop gets, when a container restarts, a pod's phase and when a pod is finished. Pure functions
 // and constants, safe in any thread; every caller on the main thread and in the workers uses these.
 import type { Container, ContainerStatus, Pod, PodPhase, Volume } from './api.js';
-import { kDefaultTerminationGracePeriodSeconds } from './defaults.js';
 import { parseQuantity } from './quantity.js';
 
-export { kDefaultTerminationGracePeriodSeconds };
+/** The `terminationGracePeriodSeconds` default, in seconds (v1.DefaultTerminationGracePeriodSeconds, pkg/apis/core/v1/defaults.go). */
+export const kDefaultTerminationGracePeriodSeconds = 30;
 
 /**
  * kGracePeriodFromLabels: the grace period (seconds) of a kill that says "use the one recorded on

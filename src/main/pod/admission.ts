@@ -54,7 +54,7 @@ export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number }
   let initMem = 0;
   for (const c of pod.spec?.initContainers ?? []) {
     const r = { cpu: request(c.resources?.requests, 'cpu'), mem: request(c.resources?.requests, 'memory') };
-    if (c.restartPolicy === 'Always') { cpu += r.cpu; mem += r.mem; } // sidecars run beside the app containers
+    if (isRestartableInitContainer(c)) { cpu += r.cpu; mem += r.mem; } // sidecars run beside the app containers
     else { initCpu = Math.max(initCpu, r.cpu); initMem = Math.max(initMem, r.mem); }
   }
   return { cpuMilli: Math.max(cpu, initCpu), memoryBytes: Math.max(mem, initMem) };
