@@ -1,6 +1,7 @@
 // One home for the pod rules that both threads apply (issue #41 item 1): the grace period a
-// stop gets, when a container restarts, a pod's phase and when a pod is finished. Pure functions
-// and constants, safe in any thread; every caller on the main thread and in the workers uses these.
+// stop gets, when a container restarts, a pod's phase, when a pod is finished and when an emptyDir
+// is over its sizeLimit. Pure functions and constants, safe in any thread; every caller on the main
+// thread and in the workers uses these.
 import type { Container, ContainerStatus, Pod, PodPhase, Volume } from './api.js';
 import { parseQuantity } from './quantity.js';
 
