@@ -201,7 +201,7 @@ class ObjectStoreImpl implements ObjectStore {
 
   configObjectsFor(pod: Pod): PodConfigObjects | undefined {
     const refs = podObjectRefs(pod);
-    if (refs.configMaps.length === 0 && refs.secrets.length === 0) return undefined;
+    if (refs.configMaps.length === 0 && refs.secrets.length === 0 && refs.claims.length === 0) return undefined;
     const out: PodConfigObjects = { configMaps: {}, secrets: {} };
     for (const n of refs.configMaps) {
       const o = this.get('ConfigMap', refs.namespace, n);
@@ -210,6 +210,11 @@ class ObjectStoreImpl implements ObjectStore {
     for (const n of refs.secrets) {
       const o = this.get('Secret', refs.namespace, n);
       out.secrets[n] = o?.kind === 'Secret' ? o : null;
+    }
+    if (refs.claims.length > 0) out.claims = {};
+    for (const n of refs.claims) {
+      const o = this.get('PersistentVolumeClaim', refs.namespace, n);
+      out.claims![n] = o?.kind === 'PersistentVolumeClaim' ? o : null;
     }
     return out;
   }

@@ -13,7 +13,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
-import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
+import { configObjectResource, keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
@@ -24,7 +24,7 @@ export const kIntakeObjectsDirName = 'intake-objects';
 
 /** resourceOf: the API resource name of a kind (`configmaps`, `secrets`), as Status messages name it. */
 export function resourceOf(kind: ConfigObjectKind): string {
-  return kind === 'ConfigMap' ? 'configmaps' : 'secrets';
+  return configObjectResource(kind);
 }
 
 /**

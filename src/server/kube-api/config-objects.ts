@@ -23,7 +23,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Status } from '../../shared/api.js';
-import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
+import { configObjectResource, redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
@@ -47,7 +47,7 @@ const kMaxGeneratePrefix = 63 - 5;
 
 /** resourceOf: `configmaps` or `secrets`. */
 function resourceOf(kind: ConfigObjectKind): string {
-  return kind === 'ConfigMap' ? 'configmaps' : 'secrets';
+  return configObjectResource(kind);
 }
 
 /**
@@ -329,5 +329,5 @@ function routesOf(kind: ConfigObjectKind): Route[] {
  * into the read routes of the same paths.
  */
 export function configObjectWriteRoutes(): Route[] {
-  return [...routesOf('ConfigMap'), ...routesOf('Secret')];
+  return [...routesOf('ConfigMap'), ...routesOf('Secret'), ...routesOf('PersistentVolumeClaim')];
 }
