@@ -386,6 +386,7 @@ class AgentImpl implements Agent {
     }
     await this.#intakeObjects.start();
     await this.#intake.start();
+    this.#claims.start();
   }
 
   async stop(): Promise<void> {

@@ -4,7 +4,7 @@
 // claim waits (ContainerCreating, a FailedMount event naming the claim) and starts once the claim is
 // made; a claim deleted while in use is Terminating and keeps its directory until the pod goes; a
 // ReadWriteOncePod claim is mounted by one pod only.
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,6 +13,7 @@ import { startTestNode, type TestNode } from '../support/agent.js';
 import { kHaveKubectl, kKubectl, kubectlFor } from '../support/kubectl.js';
 
 const kTestMs = 180_000;
+const kViewer = 'view-token-0123456789abcdef0123456789';
 if (!kHaveKubectl) console.warn(`issue-43-pvc: skipped: ${kKubectl} is not installed`);
 
 /** claim: a PersistentVolumeClaim manifest (YAML). */
@@ -46,7 +47,7 @@ spec:
 describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('PersistentVolumeClaims on a lone node with the real kubectl (issue 43 item 3)', () => {
   let node: TestNode;
   let dir: string;
-  const { kubectl } = kubectlFor(() => node, () => dir);
+  const { kubectl, background } = kubectlFor(() => node, () => dir);
   const ok = async (args: string[], input?: string) => {
     const r = await kubectl(args, input === undefined ? {} : { input });
     expect(r.stderr, `kubectl ${args.join(' ')}`).toBe('');
@@ -62,7 +63,9 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('PersistentVolumeCl
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-pvc-'));
-    node = await startTestNode({ tlsPort: 0 });
+    const tokens = join(dir, 'tokens.csv');
+    await writeFile(tokens, `${kViewer},viewer,2,"kubelet-ts:read-only"\n`);
+    node = await startTestNode({ tokenAuthFile: tokens, tlsPort: 0 });
   }, kTestMs);
   afterAll(async () => {
     await node?.cleanup();
@@ -124,6 +127,22 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('PersistentVolumeCl
     await ok(['delete', 'pod', 'user']);
     await waitFor(async () => (await kubectl(['get', 'pvc', 'inuse'])).stderr.includes('not found'), { timeoutMs: 60_000, description: 'inuse gone' });
     await waitFor(async () => (await claimDirs('inuse')).length === 0, { timeoutMs: 30_000, description: 'the directory removed' });
+  }, kTestMs);
+
+  it('kubectl get pvc -w sees a claim come and go; a user without the verb gets 403; discovery lists the resource', async () => {
+    const watch = background(['get', 'pvc', '-w', '--output-watch-events']);
+    try {
+      await ok(['apply', '-f', '-'], claim('watched'));
+      await waitFor(async () => /ADDED\s+watched\s+Bound\s/.test(watch.out()), { timeoutMs: 30_000, description: 'ADDED watched' });
+      await ok(['delete', 'pvc', 'watched']);
+      await waitFor(async () => /DELETED\s+watched\s/.test(watch.out()), { timeoutMs: 30_000, description: 'DELETED watched' });
+    } finally {
+      await watch.stop();
+    }
+    const r = await kubectl(['apply', '-f', '-'], { input: claim('nope'), token: kViewer });
+    expect(r.stderr).toContain('User "viewer" cannot create resource "persistentvolumeclaims" in API group "" in the namespace "default"');
+    expect((await kubectl(['get', 'pvc', '-o', 'name'], { token: kViewer })).code).toBe(0);
+    expect(await ok(['api-resources', '--api-group=', '-o', 'name'])).toContain('persistentvolumeclaims\n');
   }, kTestMs);
 
   it('a ReadWriteOncePod claim is mounted by one pod only: the second waits with an event saying why', async () => {

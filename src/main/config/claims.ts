@@ -45,13 +45,18 @@ export interface ClaimController {
   remove(namespace: string, name: string, write?: ObjectWrite): Promise<ConfigObject>;
   /** configObjectsFor: ObjectStore.configObjectsFor with `claimsRefused` for a ReadWriteOncePod claim another pod holds. */
   configObjectsFor(pod: Pod): PodConfigObjects | undefined;
+  /**
+   * start: every source has given its pods; from now on a claim marked deleted that no pod uses is
+   * removed (before, a pod not yet restored would look like none: nothing is removed then).
+   */
+  start(): void;
   /** stop ends the periodic check and the store subscription. */
   stop(): void;
 }
 
 class ClaimControllerImpl implements ClaimController {
   readonly #off: () => void;
-  readonly #timer: NodeJS.Timeout;
+  #timer: NodeJS.Timeout | undefined;
   /** claim key → the uid of the pod holding a ReadWriteOncePod claim. */
   readonly #holders = new Map<string, string>();
   #busy = false;
@@ -62,6 +67,10 @@ class ClaimControllerImpl implements ClaimController {
       if (c.type === 'ADDED') void this.#dir(c.object, 'make');
       else if (c.type === 'DELETED') void this.#dir(c.object, 'remove');
     });
+  }
+
+  start(): void {
+    if (this.#timer) return;
     this.#timer = setInterval(() => void this.#finishDeletions(), kClaimReconcileMs);
     this.#timer.unref();
   }
@@ -85,7 +94,8 @@ class ClaimControllerImpl implements ClaimController {
 
   async remove(namespace: string, name: string, write: ObjectWrite = {}): Promise<ConfigObject> {
     const claim = this.deps.objects.get('PersistentVolumeClaim', namespace, name);
-    if (!claim || this.deps.objects.owner('PersistentVolumeClaim', namespace, name) !== 'api' || this.#users(namespace, name).length === 0) {
+    // Before start() the pods are not all known yet: a claim is then only marked.
+    if (!claim || this.deps.objects.owner('PersistentVolumeClaim', namespace, name) !== 'api' || (this.#timer && this.#users(namespace, name).length === 0)) {
       return this.deps.intakeObjects.remove('PersistentVolumeClaim', namespace, name, write);
     }
     if (claim.metadata?.deletionTimestamp) return claim;

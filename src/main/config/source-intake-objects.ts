@@ -250,7 +250,9 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       this.#checkPreconditions(prev, { uid: object.metadata?.uid, resourceVersion: object.metadata?.resourceVersion });
       const errors = validateConfigObjectUpdate(object, prev);
       if (errors.length > 0) throw new InvalidManifestError(`${object.kind} "${name}"`, errors);
-      const stored = withoutVersion({ ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid } } as ConfigObject);
+      // A deletion once marked stays (a claim's: config/claims.ts), as BeforeUpdate keeps deletionTimestamp.
+      const deletion = prev.metadata?.deletionTimestamp ? { deletionTimestamp: prev.metadata.deletionTimestamp, deletionGracePeriodSeconds: prev.metadata.deletionGracePeriodSeconds } : {};
+      const stored = withoutVersion({ ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid, ...deletion } } as ConfigObject);
       if (write.dryRun) return stored;
       await this.#write([stored]);
       this.#objects.set(keyOf(stored), stored);
