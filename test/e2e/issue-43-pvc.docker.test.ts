@@ -87,6 +87,10 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('PersistentVolumeCl
 
     await ok(['create', '-f', '-'], pod('writer', 'data', 'echo kept-across-pods > /data/file && sleep 3600'));
     await waitFor(async () => (await phase('writer')) === 'Running', { timeoutMs: 90_000, description: 'writer running' });
+    // kubectl describe reads the claim, the pods that use it and its events.
+    const described = await ok(['describe', 'pvc', 'data']);
+    expect(described).toMatch(/Status:\s+Bound/);
+    expect(described).toMatch(/Used By:\s+writer/);
     await waitFor(async () => (await kubectl(['exec', 'writer', '--', 'cat', '/data/file'])).stdout === 'kept-across-pods\n', { timeoutMs: 30_000, description: 'writer wrote' });
     await ok(['delete', 'pod', 'writer']);
 
