@@ -429,7 +429,7 @@ class AgentImpl implements Agent {
     const { changed, conflicts } = this.objects.apply(update);
     for (const c of conflicts) this.#log.warn({ source: c.source, object: c.key, heldBy: c.heldBy }, 'Ignoring an object another source already gives');
     if (changed.length === 0) return;
-    this.#log.info({ source: update.source, op: update.op, objects: changed }, 'ConfigMaps or Secrets changed');
+    this.#log.info({ source: update.source, op: update.op, objects: changed }, 'ConfigMaps, Secrets or PersistentVolumeClaims changed');
     if (!this.#syncLoop) return;
     const keys = new Set(changed);
     const uids: string[] = [];
