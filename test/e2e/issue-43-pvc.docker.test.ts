@@ -97,6 +97,15 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('PersistentVolumeCl
     await ok(['create', '-f', '-'], pod('reader', 'data', 'cat /data/file; sleep 3600'));
     await waitFor(async () => (await kubectl(['logs', 'reader'])).stdout === 'kept-across-pods\n', { timeoutMs: 90_000, description: 'reader reads the file' });
     await ok(['delete', 'pod', 'reader']);
+
+    // The claim and its data survive a restart of the agent, and a new pod still reads them.
+    const [before] = await claimDirs('data');
+    await node.restart();
+    expect(await jsonpath(['get', 'pvc', 'data'], '{.status.phase}')).toBe('Bound');
+    expect(await claimDirs('data')).toEqual([before]);
+    await ok(['create', '-f', '-'], pod('after', 'data', 'cat /data/file; sleep 3600'));
+    await waitFor(async () => (await kubectl(['logs', 'after'])).stdout === 'kept-across-pods\n', { timeoutMs: 90_000, description: 'after reads the file' });
+    await ok(['delete', 'pod', 'after']);
   }, kTestMs);
 
   it('refuses a claim without access modes or storage request, or of another storage class, naming the field', async () => {
