@@ -131,7 +131,11 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('PersistentVolumeCl
     await waitFor(async () => (await phase('user')) === 'Running', { timeoutMs: 90_000, description: 'user running' });
     const [d] = await claimDirs('inuse');
     expect(d).toBeDefined();
-    await ok(['delete', 'pvc', 'inuse', '--wait=false']);
+    // The DELETE answers with the claim as it now is: marked, kept by its finalizer (the generic store's answer).
+    const marked = JSON.parse(await ok(['delete', '--raw', '/api/v1/namespaces/default/persistentvolumeclaims/inuse'])) as { kind: string; metadata: { deletionTimestamp?: string; finalizers?: string[] } };
+    expect(marked).toMatchObject({ kind: 'PersistentVolumeClaim', metadata: { deletionTimestamp: expect.stringMatching(/^\d{4}-/), finalizers: ['kubernetes.io/pvc-protection'] } });
+    // A second DELETE is the same answer (kubectl delete of a claim already marked).
+    expect(await ok(['delete', 'pvc', 'inuse', '--wait=false'])).toBe('persistentvolumeclaim "inuse" deleted\n');
     await waitFor(async () => /\ninuse\s+Terminating\s/.test((await kubectl(['get', 'pvc', 'inuse'])).stdout), { timeoutMs: 30_000, description: 'inuse Terminating' });
     expect(await jsonpath(['get', 'pvc', 'inuse'], '{.metadata.deletionTimestamp}')).toMatch(/^\d{4}-/);
     expect((await stat(join(node.rootDir, 'local-path', d, 'f'))).isFile()).toBe(true);
