@@ -34,7 +34,7 @@ export function resourceOf(kind: ConfigObjectKind): string {
 const kMaxObjectFileNameBytes = 255 - 14 - 2;
 
 /**
- * intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`); when
+ * intakeObjectFileName: `{configmap|secret|persistentvolumeclaim}_{namespace}_{name}.json` (DNS names hold no `_`); when
  * that would not fit in a file name (a name of up to 253 characters: issue #38 finding 10), the
  * name is cut to 150 characters and `~` and 16 hex digits of the SHA-256 of `{kind}/{namespace}/{name}`
  * are appended (`~` is in no DNS name, so no such name collides with a short one). The restore
