@@ -18,7 +18,7 @@ import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
-import { setUpClaimVolume } from './local-path.js';
+import { claimVolumeHostPath, setUpClaimVolume } from './local-path.js';
 import { mountTmpfs } from './mount.js';
 import { volumePayload } from './payloads.js';
 
@@ -171,7 +171,9 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
     } catch (err) {
       const message = `MountVolume.SetUp failed for volume ${JSON.stringify(vol.name)} : ${serializeError(err).message}`;
       out.events.push({ type: 'Warning', reason: 'FailedMount', message });
-      if (vol.emptyDir || vol.persistentVolumeClaim || !dir || !(await hasPayload(dir))) out.unmounted[vol.name] = message;
+      // A claim volume set up before (its claim since gone) stays mounted, as the kubelet's actual state of world.
+      const setUp = vol.persistentVolumeClaim ? await claimVolumeHostPath(ctx.rootDir, uid, vol.name).then(() => true, () => false) : !vol.emptyDir && dir !== null && (await hasPayload(dir));
+      if (!setUp) out.unmounted[vol.name] = message;
     }
   }
   for (const vol of volumes) {
