@@ -35,6 +35,7 @@ import { newProbeMetrics, type ProbeMetrics } from './stats/probe-metrics.js';
 import { setupDataDirs } from './data-dirs.js';
 import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
+import { newClaimController, type ClaimController } from './config/claims.js';
 import { newObjectStore, type ConfigObjectUpdate, type ObjectStore } from './config/object-store.js';
 import { newIntakeObjectSource, type IntakeObjectSource } from './config/source-intake-objects.js';
 import { newNamespaceStore, type NamespaceStore } from './namespace-store.js';
@@ -137,6 +138,7 @@ class AgentImpl implements Agent {
   readonly objects: ObjectStore = newObjectStore();
   /** The intake's ConfigMaps and Secrets (POST /pods, PUT/DELETE /configmaps|secrets/…). */
   readonly #intakeObjects: IntakeObjectSource;
+  readonly #claims: ClaimController;
   readonly #namespaces: NamespaceStore;
   /** GET /node and GET /containerLogs. */
   readonly #nodeApi: NodeApi;
@@ -192,6 +194,7 @@ class AgentImpl implements Agent {
       onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
       current: (kind, ns, name) => this.objects.get(kind, ns, name),
     });
+    this.#claims = newClaimController({ rootDir: options.rootDir, logger: deps.logger.child({ component: 'claims' }), objects: this.objects, intakeObjects: this.#intakeObjects, pods: () => this.listPods() });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
       network: () => {
@@ -222,7 +225,7 @@ class AgentImpl implements Agent {
     });
     this.host = newServerHost({
       stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects, namespaces: this.#namespaces,
-      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
+      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, claims: this.#claims, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
     });
   }
 
@@ -292,7 +295,7 @@ class AgentImpl implements Agent {
         hasContainersOf: (uid) => this.#pleg.hasContainersOf(uid),
       },
       get podWorkers() { return podWorkers; },
-      configObjects: (pod) => this.objects.configObjectsFor(pod),
+      configObjects: (pod) => this.#claims.configObjectsFor(pod),
       networkError: () => network.nodeMessage(),
     });
     this.#eviction = newNodeEvictionManager(o, {
@@ -383,6 +386,7 @@ class AgentImpl implements Agent {
     }
     await this.#intakeObjects.start();
     await this.#intake.start();
+    this.#claims.start();
   }
 
   async stop(): Promise<void> {
@@ -405,6 +409,7 @@ class AgentImpl implements Agent {
     if (!this.deps.runner) await this.#runner?.close();
     await this.#network?.stop();
     this.#watchCache.stop();
+    this.#claims.stop();
     this.#metrics.stop();
     this.#log.info({}, 'Stopped kubelet-ts; pods keep running');
   }
@@ -424,7 +429,7 @@ class AgentImpl implements Agent {
     const { changed, conflicts } = this.objects.apply(update);
     for (const c of conflicts) this.#log.warn({ source: c.source, object: c.key, heldBy: c.heldBy }, 'Ignoring an object another source already gives');
     if (changed.length === 0) return;
-    this.#log.info({ source: update.source, op: update.op, objects: changed }, 'ConfigMaps or Secrets changed');
+    this.#log.info({ source: update.source, op: update.op, objects: changed }, 'ConfigMaps, Secrets or PersistentVolumeClaims changed');
     if (!this.#syncLoop) return;
     const keys = new Set(changed);
     const uids: string[] = [];

@@ -7,12 +7,13 @@
  * its own and touches nothing: every method reads or forwards. Main thread only.
  */
 import type { Pod } from '../shared/api.js';
-import type { ConfigObject } from '../shared/config-objects.js';
+import { configObjectResource, type ConfigObject } from '../shared/config-objects.js';
 
-import type { AgentHost, HealthReport } from '../server/agent-host.js';
+import type { AgentHost, HealthReport, ResourceChangeKind } from '../server/agent-host.js';
 import type { BodyDecoder } from './body-decoder.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { IntakeApi } from './intake-api.js';
+import type { ClaimController } from './config/claims.js';
 import type { IntakeObjectSource } from './config/source-intake-objects.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { NodeApi } from './node/node-api.js';
@@ -42,6 +43,8 @@ export interface ServerHostParts {
   healthz(): HealthReport;
   /** The merged ConfigMaps and Secrets (GET /api/v1/…/configmaps|secrets); absent = those answer 405. */
   objects?: ObjectStore;
+  /** The claims' deletion protection (DELETE of a persistentvolumeclaim); absent = removed at once. */
+  claims?: ClaimController;
   /** The namespaces created through the API; absent = namespace writes answer 405. */
   namespaces?: NamespaceStore;
 }
@@ -79,7 +82,8 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     // A write answers with the object as the store now reads it: the resourceVersion of that write.
     submitObjects: parts.intakeObjects ? async (objects, write) => (await parts.intakeObjects!.create(objects, write)).map((o) => readBack(o, write)) : undefined,
     replaceObject: parts.intakeObjects ? async (object, write) => readBack(await parts.intakeObjects!.replace(object, write), write) : undefined,
-    deleteObject: parts.intakeObjects ? (kind, namespace, name, write) => parts.intakeObjects!.remove(kind, namespace, name, write) : undefined,
+    // A claim's deletion goes through its protection (config/claims.ts): kept, marked deleted, while a pod uses it.
+    deleteObject: parts.intakeObjects ? (kind, namespace, name, write) => (kind === 'PersistentVolumeClaim' && parts.claims ? parts.claims.remove(namespace, name, write) : parts.intakeObjects!.remove(kind, namespace, name, write)) : undefined,
     objectsResourceVersion: parts.objects ? () => parts.objects!.resourceVersion() : undefined,
     replacePod: (namespace, name, pod, write) => intake.replacePod(namespace, name, pod, write),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
@@ -93,7 +97,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
       // Events as they are recorded; namespaces when a pod comes or goes (one may start or stop being in use);
       // ConfigMaps and Secrets as the object store changes them, whatever their source (API, file, URL, etcd).
       const offEvents = parts.events.subscribe(() => fn('events'));
-      const offObjects = parts.objects?.subscribe((c) => fn(c.object.kind === 'ConfigMap' ? 'configmaps' : 'secrets'));
+      const offObjects = parts.objects?.subscribe((c) => fn(configObjectResource(c.object.kind) as ResourceChangeKind));
       const offPods = watchCache.watch(undefined, (e) => {
         if (e.type === 'ADDED' || e.type === 'DELETED') fn('namespaces');
       });

@@ -22,14 +22,15 @@
 import type { ConfigMap, Pod, Secret } from './api.js';
 import type { FieldError } from './errors.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from './names.js';
+import { normalizePvc, validatePvcUpdate, type PersistentVolumeClaim } from './pvc.js';
 import { validateLabelsAndAnnotations } from './validation-meta.js';
 import { child, ErrorList, index, isObj, type Obj } from './validation-util.js';
 
-/** ConfigObjectKind: the two object kinds the agent keeps beside pods. */
-export type ConfigObjectKind = 'ConfigMap' | 'Secret';
+/** ConfigObjectKind: the object kinds the agent keeps beside pods. */
+export type ConfigObjectKind = 'ConfigMap' | 'Secret' | 'PersistentVolumeClaim';
 
-/** ConfigObject: a ConfigMap or a Secret, as kept by the object store (tagged by `kind`). */
-export type ConfigObject = (ConfigMap & { kind: 'ConfigMap' }) | (Secret & { kind: 'Secret' });
+/** ConfigObject: a ConfigMap, a Secret or a PersistentVolumeClaim (shared/pvc.ts), as kept by the object store (tagged by `kind`). */
+export type ConfigObject = (ConfigMap & { kind: 'ConfigMap' }) | (Secret & { kind: 'Secret' }) | PersistentVolumeClaim;
 
 /** kMaxConfigObjectBytes: the most bytes a ConfigMap's or Secret's values may total (1 MiB, as core/v1 MaxSecretSize). */
 export const kMaxConfigObjectBytes = 1024 * 1024;
@@ -51,6 +52,9 @@ const kBase64Re = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=
 const kConfigMapFields = ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable'];
 const kSecretFields = ['apiVersion', 'kind', 'metadata', 'data', 'stringData', 'type', 'immutable'];
 const kMetaFields = ['name', 'generateName', 'namespace', 'uid', 'labels', 'annotations', 'creationTimestamp', 'resourceVersion', 'generation', 'selfLink', 'managedFields'];
+/** A claim also carries its finalizers and, while in use, its deletion (the pvc-protection finalizer's). */
+const kPvcMetaFields = [...kMetaFields, 'finalizers', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
+const kPvcFields = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
 
 /**
  * configKeyErrors: why `key` is no valid ConfigMap/Secret key (validation.IsConfigMapKey), empty
@@ -81,18 +85,23 @@ export function keyOf(o: ConfigObject): string {
   return configObjectKey(o.kind, o.metadata?.namespace, o.metadata?.name ?? '');
 }
 
-/** isConfigObjectKind: the document's `kind` is one the agent keeps beside pods. */
-export function isConfigObjectKind(kind: unknown): kind is ConfigObjectKind {
-  return kind === 'ConfigMap' || kind === 'Secret';
+/** configObjectResource: the API resource of a kind: `configmaps`, `secrets`, `persistentvolumeclaims`. */
+export function configObjectResource(kind: ConfigObjectKind): string {
+  return kind === 'ConfigMap' ? 'configmaps' : kind === 'Secret' ? 'secrets' : 'persistentvolumeclaims';
 }
 
-function validateMeta(el: ErrorList, raw: unknown): void {
+/** isConfigObjectKind: the document's `kind` is one the agent keeps beside pods. */
+export function isConfigObjectKind(kind: unknown): kind is ConfigObjectKind {
+  return kind === 'ConfigMap' || kind === 'Secret' || kind === 'PersistentVolumeClaim';
+}
+
+function validateMeta(el: ErrorList, raw: unknown, fields = kMetaFields): void {
   const meta = el.obj('metadata', raw);
   if (!meta) {
     el.required('metadata.name', 'name or generateName is required');
     return;
   }
-  el.checkFields('metadata', meta, kMetaFields);
+  el.checkFields('metadata', meta, fields);
   const name = el.str('metadata.name', meta.name);
   if (!name) el.required('metadata.name', 'name or generateName is required');
   else for (const m of dns1123SubdomainErrors(name)) el.invalid('metadata.name', name, m);
@@ -137,8 +146,14 @@ export function normalizeConfigObject(raw: unknown): { object: ConfigObject; err
   if (!isObj(raw)) return { errors: [{ field: '', type: 'Invalid value', detail: 'must be an object' }] };
   if (raw.apiVersion !== 'v1') el.unsupported('apiVersion', raw.apiVersion, ['v1']);
   if (!isConfigObjectKind(raw.kind)) {
-    el.unsupported('kind', raw.kind, ['ConfigMap', 'Secret']);
+    el.unsupported('kind', raw.kind, ['ConfigMap', 'Secret', 'PersistentVolumeClaim']);
     return { errors: el.errors };
+  }
+  if (raw.kind === 'PersistentVolumeClaim') {
+    el.checkFields('', raw, kPvcFields);
+    validateMeta(el, raw.metadata, kPvcMetaFields);
+    const claim = normalizePvc(el, { ...raw, apiVersion: 'v1', metadata: { ...(raw.metadata as Obj), namespace: (raw.metadata as Obj | undefined)?.namespace || 'default' } });
+    return el.errors.length > 0 ? { errors: el.errors } : { object: claim as unknown as ConfigObject };
   }
   const secret = raw.kind === 'Secret';
   el.checkFields('', raw, secret ? kSecretFields : kConfigMapFields);
@@ -203,6 +218,9 @@ export function normalizeConfigObject(raw: unknown): { object: ConfigObject; err
  * (ValidateConfigMapUpdate / ValidateSecretUpdate). Empty when it may.
  */
 export function validateConfigObjectUpdate(next: ConfigObject, prev: ConfigObject): FieldError[] {
+  if (next.kind === 'PersistentVolumeClaim' || prev.kind === 'PersistentVolumeClaim') {
+    return next.kind === prev.kind ? validatePvcUpdate(next as PersistentVolumeClaim, prev as PersistentVolumeClaim) : [{ field: 'kind', type: 'Invalid value', value: next.kind, detail: 'field is immutable' }];
+  }
   const errors: FieldError[] = [];
   if (next.kind === 'Secret' && prev.kind === 'Secret' && (next.type ?? 'Opaque') !== (prev.type ?? 'Opaque')) {
     errors.push({ field: 'type', type: 'Invalid value', value: next.type, detail: 'field is immutable' });
@@ -223,11 +241,13 @@ function sortKeys(o: unknown): unknown {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** PodObjectRefs: the names of the ConfigMaps and Secrets one pod references (in its own namespace). */
+/** PodObjectRefs: the names of the ConfigMaps, Secrets and PersistentVolumeClaims one pod references (in its own namespace). */
 export interface PodObjectRefs {
   namespace: string;
   configMaps: string[];
   secrets: string[];
+  /** `volumes[].persistentVolumeClaim.claimName` (the volume manager's desired state of world). */
+  claims: string[];
 }
 
 /**
@@ -242,6 +262,7 @@ export interface PodObjectRefs {
 export function podObjectRefs(pod: Pod): PodObjectRefs {
   const configMaps = new Set<string>();
   const secrets = new Set<string>();
+  const claims = new Set<string>();
   const add = (set: Set<string>, name: unknown) => {
     if (typeof name === 'string' && name !== '') set.add(name);
   };
@@ -249,6 +270,7 @@ export function podObjectRefs(pod: Pod): PodObjectRefs {
   for (const v of asList(spec?.volumes)) {
     add(configMaps, v?.configMap?.name);
     add(secrets, v?.secret?.secretName);
+    add(claims, v?.persistentVolumeClaim?.claimName);
     for (const s of asList(v?.projected?.sources)) {
       add(configMaps, s?.configMap?.name);
       add(secrets, s?.secret?.name);
@@ -265,7 +287,7 @@ export function podObjectRefs(pod: Pod): PodObjectRefs {
     }
   }
   for (const s of asList(spec?.imagePullSecrets)) add(secrets, s?.name);
-  return { namespace: pod.metadata?.namespace || 'default', configMaps: [...configMaps], secrets: [...secrets] };
+  return { namespace: pod.metadata?.namespace || 'default', configMaps: [...configMaps], secrets: [...secrets], claims: [...claims] };
 }
 
 function asList<T>(v: T[] | undefined | null): T[] {
@@ -278,6 +300,7 @@ export function podObjectKeys(pod: Pod): string[] {
   return [
     ...refs.configMaps.map((n) => configObjectKey('ConfigMap', refs.namespace, n)),
     ...refs.secrets.map((n) => configObjectKey('Secret', refs.namespace, n)),
+    ...refs.claims.map((n) => configObjectKey('PersistentVolumeClaim', refs.namespace, n)),
   ];
 }
 

@@ -11,6 +11,7 @@ import type { ConfigMap, Pod, Secret } from './api.js';
 import type { ConfigObject } from './config-objects.js';
 import type { FieldError } from './errors.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
+import type { PersistentVolumeClaim } from './pvc.js';
 import type { RuntimeEndpoint, RuntimeName } from './runtime-endpoint.js';
 import type { StatsSample } from './stats.js';
 
@@ -244,6 +245,10 @@ export interface SyncPodTask {
 export interface PodConfigObjects {
   configMaps: Record<string, ConfigMap | null>;
   secrets: Record<string, Secret | null>;
+  /** The claims of `persistentVolumeClaim` volumes (shared/pvc.ts); absent when the pod names none. */
+  claims?: Record<string, PersistentVolumeClaim | null>;
+  /** Claims this pod may not mount now, by name, with the FailedMount message (a ReadWriteOncePod claim another pod holds). */
+  claimsRefused?: Record<string, string>;
 }
 
 /** One container the probe manager wants killed (failed liveness or startup probe). */

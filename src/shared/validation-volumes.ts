@@ -9,8 +9,8 @@ import { dns1123LabelErrors, dns1123SubdomainErrors } from './names.js';
 import { parseQuantity, quantityError } from './quantity.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, type Obj } from './validation-util.js';
 
-/** Volume fields kubelet-ts implements: exactly one source of emptyDir, hostPath, configMap, secret, downwardAPI, projected. */
-export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath', 'configMap', 'secret', 'downwardAPI', 'projected'];
+/** Volume fields kubelet-ts implements: exactly one source of emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim (a local-path claim: shared/pvc.ts). */
+export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath', 'configMap', 'secret', 'downwardAPI', 'projected', 'persistentVolumeClaim'];
 /** Projected volume sources kubelet-ts runs. */
 export const kSupportedProjectionFields: readonly string[] = ['configMap', 'secret', 'downwardAPI'];
 /** The fieldPaths a downwardAPI volume file may name (validVolumeDownwardAPIFieldPathExpressions). */
@@ -137,11 +137,7 @@ export function validateVolumes(el: ErrorList, path: string, v: unknown): Set<st
     const p = index(path, i);
     const vol = el.obj(p, raw);
     if (!vol) return;
-    // No PersistentVolume controller binds a claim on a lone node: refused with the reason.
-    if (vol.persistentVolumeClaim !== undefined && vol.persistentVolumeClaim !== null) {
-      el.notSupported(child(p, 'persistentVolumeClaim'), 'there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir');
-    }
-    el.checkFields(p, vol, kSupportedVolumeFields, ['persistentVolumeClaim']);
+    el.checkFields(p, vol, kSupportedVolumeFields);
     const namePath = child(p, 'name');
     const name = el.str(namePath, vol.name);
     if (!name) el.required(namePath);
@@ -191,6 +187,14 @@ export function validateVolumes(el: ErrorList, path: string, v: unknown): Set<st
       el.checkFields(child(p, 'downwardAPI'), da, ['items', 'defaultMode']);
       validateMode(el, child(child(p, 'downwardAPI'), 'defaultMode'), da.defaultMode);
       validateDownwardAPIItems(el, child(child(p, 'downwardAPI'), 'items'), da.items, new Set());
+    }
+    const pvcPath = child(p, 'persistentVolumeClaim');
+    const pvc = el.obj(pvcPath, vol.persistentVolumeClaim);
+    if (pvc) {
+      // validatePersistentClaimVolumeSource: claimName required; readOnly a boolean.
+      el.checkFields(pvcPath, pvc, ['claimName', 'readOnly']);
+      if (!el.str(child(pvcPath, 'claimName'), pvc.claimName)) el.required(child(pvcPath, 'claimName'));
+      el.bool(child(pvcPath, 'readOnly'), pvc.readOnly);
     }
     const pr = el.obj(child(p, 'projected'), vol.projected);
     if (pr) validateProjected(el, child(p, 'projected'), pr);

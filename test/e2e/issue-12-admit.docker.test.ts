@@ -188,11 +188,11 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     expect(n.metadata!.labels).toMatchObject({ disktype: 'ssd', 'example.com/tier': 'gold', 'kubernetes.io/hostname': node.nodeName, 'kubernetes.io/os': 'linux' });
   });
 
-  it('refuses a persistentVolumeClaim volume and Bidirectional propagation of an unprivileged container, naming the field and the reason', async () => {
+  it('refuses a persistentVolumeClaim volume without claimName and Bidirectional propagation of an unprivileged container, naming the field and the reason', async () => {
     const body = {
       apiVersion: 'v1', kind: 'Pod', metadata: { name: 'pvc', namespace: 'default' },
       spec: {
-        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }, { name: 'scratch', emptyDir: {} }],
+        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: '' } }, { name: 'scratch', emptyDir: {} }],
         containers: [{ name: 'main', image: BUSYBOX_IMAGE, volumeMounts: [{ name: 'scratch', mountPath: '/s', mountPropagation: 'Bidirectional' }] }],
       },
     };
@@ -200,7 +200,7 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     expect(res.status).toBe(422);
     const causes = ((await res.json()) as { details: { causes: Array<{ field: string; message: string }> } }).details.causes;
     expect(causes).toEqual(expect.arrayContaining([
-      expect.objectContaining({ field: 'spec.volumes[0].persistentVolumeClaim', message: expect.stringContaining('no volume binding on a lone node') }),
+      expect.objectContaining({ field: 'spec.volumes[0].persistentVolumeClaim.claimName', message: expect.stringContaining('Required value') }),
       expect.objectContaining({ field: 'spec.containers[0].volumeMounts[0].mountPropagation', message: expect.stringContaining('only to privileged containers') }),
     ]));
   });

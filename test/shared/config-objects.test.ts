@@ -88,20 +88,20 @@ describe('redactConfigObject', () => {
 });
 
 describe('podObjectRefs', () => {
-  it('finds every reference once: volumes, projected sources, env, envFrom of init and app containers, imagePullSecrets', () => {
+  it('finds every reference once: volumes, projected sources, env, envFrom of init and app containers, imagePullSecrets, claims', () => {
     const pod = {
       metadata: { name: 'p', namespace: 'ns' },
       spec: {
-        volumes: [{ name: 'a', configMap: { name: 'cm1' } }, { name: 'b', secret: { secretName: 's1' } }, { name: 'c', projected: { sources: [{ configMap: { name: 'cm2' } }, { secret: { name: 's2' } }] } }],
+        volumes: [{ name: 'a', configMap: { name: 'cm1' } }, { name: 'b', secret: { secretName: 's1' } }, { name: 'c', projected: { sources: [{ configMap: { name: 'cm2' } }, { secret: { name: 's2' } }] } }, { name: 'd', persistentVolumeClaim: { claimName: 'pvc1' } }, { name: 'e', persistentVolumeClaim: { claimName: 'pvc1' } }],
         initContainers: [{ name: 'i', image: 'x', envFrom: [{ configMapRef: { name: 'cm3' } }, { secretRef: { name: 's3' } }] }],
         containers: [{ name: 'c', image: 'x', env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'cm1', key: 'k' } } }, { name: 'B', valueFrom: { secretKeyRef: { name: 's4', key: 'k' } } }] }],
         imagePullSecrets: [{ name: 'pull' }],
       },
     } as Pod;
-    expect(podObjectRefs(pod)).toEqual({ namespace: 'ns', configMaps: ['cm1', 'cm2', 'cm3'], secrets: ['s1', 's2', 's3', 's4', 'pull'] });
+    expect(podObjectRefs(pod)).toEqual({ namespace: 'ns', configMaps: ['cm1', 'cm2', 'cm3'], secrets: ['s1', 's2', 's3', 's4', 'pull'], claims: ['pvc1'] });
   });
   it('tolerates any shape', () => {
-    expect(podObjectRefs({ spec: { volumes: 'x', containers: [null, { env: [{ valueFrom: { configMapKeyRef: { name: 7 } } }] }] } } as unknown as Pod)).toEqual({ namespace: 'default', configMaps: [], secrets: [] });
+    expect(podObjectRefs({ spec: { volumes: 'x', containers: [null, { env: [{ valueFrom: { configMapKeyRef: { name: 7 } } }] }] } } as unknown as Pod)).toEqual({ namespace: 'default', configMaps: [], secrets: [], claims: [] });
   });
 });
 

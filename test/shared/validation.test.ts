@@ -179,7 +179,8 @@ describe('validatePod', () => {
     ['mountPropagation HostToContainer', (p) => { c0(p).volumeMounts[0].mountPropagation = 'HostToContainer'; }, []],
     ['bad mountPropagation', (p) => { c0(p).volumeMounts[0].mountPropagation = 'Shared'; }, ['spec.containers[0].volumeMounts[0].mountPropagation: Unsupported value: "Shared": supported values: "None", "HostToContainer", "Bidirectional"']],
     ['Bidirectional needs a privileged container', (p) => { c0(p).volumeMounts[0].mountPropagation = 'Bidirectional'; }, ['spec.containers[0].volumeMounts[0].mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers']],
-    ['persistentVolumeClaim is refused with the reason', (p) => { p.spec.volumes.push({ name: 'pvc', persistentVolumeClaim: { claimName: 'data' } }); }, ['spec.volumes[1].persistentVolumeClaim: Not supported: there is no volume binding on a lone node (no apiserver or PersistentVolume controller to bind the claim); use hostPath or emptyDir']],
+    ['persistentVolumeClaim (a local-path claim)', (p) => { p.spec.volumes.push({ name: 'pvc', persistentVolumeClaim: { claimName: 'data', readOnly: true } }); }, []],
+    ['persistentVolumeClaim without claimName', (p) => { p.spec.volumes.push({ name: 'pvc', persistentVolumeClaim: { readOnly: 'yes' } }); }, ['spec.volumes[1].persistentVolumeClaim.claimName: Required value', 'spec.volumes[1].persistentVolumeClaim.readOnly: Invalid value: "yes": must be a boolean']],
     // pod-level numbers and names
     ['negative grace period', (p) => { p.spec.terminationGracePeriodSeconds = -1; }, ['spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0']],
     ['zero activeDeadlineSeconds', (p) => { p.spec.activeDeadlineSeconds = 0; }, ['spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive']],

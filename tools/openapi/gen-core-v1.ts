@@ -38,7 +38,7 @@ const kIntOrString = 'io.k8s.apimachinery.pkg.util.intstr.IntOrString';
 
 /** The kinds served (issue 15): the schemas kept are these, all of meta/v1, and what they reference. */
 const kRoots = ['Pod', 'PodList', 'Node', 'NodeList', 'Namespace', 'NamespaceList', 'Event', 'EventList',
-  'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'Binding'].map((k) => `io.k8s.api.core.v1.${k}`);
+  'ConfigMap', 'ConfigMapList', 'Secret', 'SecretList', 'PersistentVolumeClaim', 'PersistentVolumeClaimList', 'Binding'].map((k) => `io.k8s.api.core.v1.${k}`);
 
 const schemas: Record<string, Schema> = {};
 const nameOf = new Map<string, string>(); // short type name → full OpenAPI name (per file, core wins)

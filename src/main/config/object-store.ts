@@ -57,7 +57,7 @@ export interface ObjectChange {
 /** kObjectChangeHistory: how many changes the feed keeps for a resume (older: changesSince answers undefined, a 410). */
 export const kObjectChangeHistory = 1000;
 
-/** ObjectStore: the merged ConfigMaps and Secrets. Main thread only. */
+/** ObjectStore: the merged ConfigMaps, Secrets and PersistentVolumeClaims (shared/pvc.ts; their directories and deletion: claims.ts). Main thread only. */
 export interface ObjectStore {
   /** apply merges one source's update; returns which keys' winning object changed. */
   apply(update: ConfigObjectUpdate): ObjectStoreChanges;
@@ -66,8 +66,9 @@ export interface ObjectStore {
   /** owner: which source holds `kind/namespace/name`, or undefined. */
   owner(kind: ConfigObject['kind'], namespace: string, name: string): PodSourceName | undefined;
   /**
-   * configObjectsFor: the objects `pod` references (podObjectRefs), by name, `null` for those
-   * absent; undefined when it references none (SyncPodTask.configObjects is then left out).
+   * configObjectsFor: the objects `pod` references (podObjectRefs: ConfigMaps, Secrets and the
+   * claims of its persistentVolumeClaim volumes), by name, `null` for those absent; undefined when
+   * it references none (SyncPodTask.configObjects is then left out).
    */
   configObjectsFor(pod: Pod): PodConfigObjects | undefined;
   /** list: the winning objects, `kind` only when given, in key order. */
@@ -201,7 +202,7 @@ class ObjectStoreImpl implements ObjectStore {
 
   configObjectsFor(pod: Pod): PodConfigObjects | undefined {
     const refs = podObjectRefs(pod);
-    if (refs.configMaps.length === 0 && refs.secrets.length === 0) return undefined;
+    if (refs.configMaps.length === 0 && refs.secrets.length === 0 && refs.claims.length === 0) return undefined;
     const out: PodConfigObjects = { configMaps: {}, secrets: {} };
     for (const n of refs.configMaps) {
       const o = this.get('ConfigMap', refs.namespace, n);
@@ -210,6 +211,11 @@ class ObjectStoreImpl implements ObjectStore {
     for (const n of refs.secrets) {
       const o = this.get('Secret', refs.namespace, n);
       out.secrets[n] = o?.kind === 'Secret' ? o : null;
+    }
+    if (refs.claims.length > 0) out.claims = {};
+    for (const n of refs.claims) {
+      const o = this.get('PersistentVolumeClaim', refs.namespace, n);
+      out.claims![n] = o?.kind === 'PersistentVolumeClaim' ? o : null;
     }
     return out;
   }

@@ -13,7 +13,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
-import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
+import { configObjectResource, keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
@@ -24,7 +24,7 @@ export const kIntakeObjectsDirName = 'intake-objects';
 
 /** resourceOf: the API resource name of a kind (`configmaps`, `secrets`), as Status messages name it. */
 export function resourceOf(kind: ConfigObjectKind): string {
-  return kind === 'ConfigMap' ? 'configmaps' : 'secrets';
+  return configObjectResource(kind);
 }
 
 /**
@@ -34,7 +34,7 @@ export function resourceOf(kind: ConfigObjectKind): string {
 const kMaxObjectFileNameBytes = 255 - 14 - 2;
 
 /**
- * intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`); when
+ * intakeObjectFileName: `{configmap|secret|persistentvolumeclaim}_{namespace}_{name}.json` (DNS names hold no `_`); when
  * that would not fit in a file name (a name of up to 253 characters: issue #38 finding 10), the
  * name is cut to 150 characters and `~` and 16 hex digits of the SHA-256 of `{kind}/{namespace}/{name}`
  * are appended (`~` is in no DNS name, so no such name collides with a short one). The restore
@@ -250,7 +250,9 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       this.#checkPreconditions(prev, { uid: object.metadata?.uid, resourceVersion: object.metadata?.resourceVersion });
       const errors = validateConfigObjectUpdate(object, prev);
       if (errors.length > 0) throw new InvalidManifestError(`${object.kind} "${name}"`, errors);
-      const stored = withoutVersion({ ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid } } as ConfigObject);
+      // A deletion once marked stays (a claim's: config/claims.ts), as BeforeUpdate keeps deletionTimestamp.
+      const deletion = prev.metadata?.deletionTimestamp ? { deletionTimestamp: prev.metadata.deletionTimestamp, deletionGracePeriodSeconds: prev.metadata.deletionGracePeriodSeconds } : {};
+      const stored = withoutVersion({ ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid, ...deletion } } as ConfigObject);
       if (write.dryRun) return stored;
       await this.#write([stored]);
       this.#objects.set(keyOf(stored), stored);

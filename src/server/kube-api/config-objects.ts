@@ -23,7 +23,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Status } from '../../shared/api.js';
-import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
+import { configObjectResource, redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
@@ -47,7 +47,7 @@ const kMaxGeneratePrefix = 63 - 5;
 
 /** resourceOf: `configmaps` or `secrets`. */
 function resourceOf(kind: ConfigObjectKind): string {
-  return kind === 'ConfigMap' ? 'configmaps' : 'secrets';
+  return configObjectResource(kind);
 }
 
 /**
@@ -271,7 +271,10 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     }
   };
 
-  /** remove: DELETE …/{resource}/{name}: 200 with a Success Status naming it (the generic store's answer for these kinds). */
+  /**
+   * remove: DELETE …/{resource}/{name}: 200 with a Success Status naming it (the generic store's
+   * answer for these kinds), or 200 with the object when it is only marked deleted (a claim in use).
+   */
   const remove = async (ctx: RouteContext): Promise<HttpReply> => {
     const { host, req, body } = ctx;
     const { namespace, name } = params(ctx);
@@ -282,6 +285,8 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (isStatus(opts)) return statusReply(opts);
     try {
       const gone = await host.deleteObject(kind, namespace, name, { dryRun: dryRun || opts.dryRun === true, ...(opts.preconditions ? { preconditions: opts.preconditions } : {}) });
+      // Kept by a finalizer (a claim in use: pvc-protection): the object as it now is, as the generic store's Delete answers when it only marked it.
+      if (gone.metadata?.deletionTimestamp) return jsonReply(200, present(gone));
       return jsonReply(200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: resource, ...(gone.metadata?.uid ? { uid: gone.metadata.uid } : {}) } } satisfies Status);
     } catch (err) {
       return statusReply(errorStatus(err, kind, name));
@@ -329,5 +334,5 @@ function routesOf(kind: ConfigObjectKind): Route[] {
  * into the read routes of the same paths.
  */
 export function configObjectWriteRoutes(): Route[] {
-  return [...routesOf('ConfigMap'), ...routesOf('Secret')];
+  return [...routesOf('ConfigMap'), ...routesOf('Secret'), ...routesOf('PersistentVolumeClaim')];
 }

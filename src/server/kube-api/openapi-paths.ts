@@ -17,6 +17,7 @@ export const kServedResources: readonly Resource[] = [
   { plural: 'events', kind: 'Event', namespaced: true },
   { plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
   { plural: 'secrets', kind: 'Secret', namespaced: true },
+  { plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true },
   { plural: 'nodes', kind: 'Node', namespaced: false },
   { plural: 'namespaces', kind: 'Namespace', namespaced: false },
 ];

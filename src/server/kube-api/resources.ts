@@ -24,7 +24,7 @@ import { configObjectWriteRoutes } from './config-objects.js';
 import { createNamespace, deleteNamespace, namespaceObjects, updateNamespace } from './namespaces.js';
 import { patchNode } from './nodes.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
-import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kSecretPrinter, toTable, type IncludeObject, type NamespaceObject, type TablePrinter } from './table.js';
+import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kPvcPrinter, kSecretPrinter, toTable, type IncludeObject, type NamespaceObject, type TablePrinter } from './table.js';
 
 /** ResourceKind: how one resource is listed, found, filtered and printed, and how its changes are followed. */
 interface ResourceKind<T extends KindObject> extends KindSpec<T> {
@@ -144,12 +144,14 @@ export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions 
   // ConfigMaps and Secrets carry the object store's own resourceVersions (PUT compares them).
   const configMaps: ResourceKind<ConfigObject> = { resource: 'configmaps', kind: 'ConfigMap', namespaced: true, printer: kConfigMapPrinter, fields: configObjectFields, list: objects('ConfigMap'), ownVersions: objectsVersion };
   const secrets: ResourceKind<ConfigObject> = { resource: 'secrets', kind: 'Secret', namespaced: true, printer: kSecretPrinter, fields: configObjectFields, list: objects('Secret'), ownVersions: objectsVersion };
+  const claims: ResourceKind<ConfigObject> = { resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true, printer: kPvcPrinter, fields: configObjectFields, list: objects('PersistentVolumeClaim'), ownVersions: objectsVersion };
   const routes = [
     ...routesOf<Node>(node, deps, options),
     ...routesOf(ns, deps, options),
     ...routesOf<Event>({ resource: 'events', kind: 'Event', namespaced: true, printer: kEventPrinter, fields: eventFields, list: events, fingerprint: eventFingerprint }, deps, options),
     ...routesOf(configMaps, deps, options),
     ...routesOf(secrets, deps, options),
+    ...routesOf(claims, deps, options),
   ];
   // GET and DELETE /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
   const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });
@@ -164,7 +166,7 @@ export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions 
   return routes.map((r) => {
     const w = writes.get(r.path);
     if (w) {
-      const spec = r.path.includes('/secrets') ? secrets : configMaps;
+      const spec = r.path.includes('/secrets') ? secrets : r.path.includes('/persistentvolumeclaims') ? claims : configMaps;
       return { ...r, methods: { ...r.methods, ...Object.fromEntries(Object.entries(w).map(([m, h]) => [m, then(spec, h)])) } };
     }
     if (r.path === '/api/v1/namespaces') return { ...r, methods: { ...r.methods, post: then(ns, createNamespace) } };

@@ -7,6 +7,7 @@
  */
 import type { Event, Node, Pod } from '../../shared/api.js';
 import type { ConfigObject } from '../../shared/config-objects.js';
+import type { PersistentVolumeClaim } from '../../shared/pvc.js';
 import { podStatusReason } from '../../shared/pod-printer.js';
 import { humanDuration, since } from '../../shared/human-duration.js';
 
@@ -167,6 +168,24 @@ export const kSecretPrinter: TablePrinter<ConfigObject> = {
     // A redacted Secret (redactConfigObject) names its keys in an annotation instead of carrying data.
     const keys = o.data ? Object.keys(o.data).length : (o.metadata?.annotations?.['kubelet-ts/secret-keys'] ?? '').split(',').filter((k) => k !== '').length;
     return [o.metadata?.name ?? '', (o as { type?: string }).type ?? 'Opaque', keys, since(o.metadata?.creationTimestamp, nowMs)];
+  },
+};
+
+/** kAccessModeShort: how printPersistentVolumeClaim abbreviates access modes (helper.GetAccessModesAsString). */
+const kAccessModeShort: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
+
+/**
+ * kPvcPrinter: NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE, as
+ * printPersistentVolumeClaim (pkg/printers/internalversion): STATUS `Terminating` once deleted.
+ */
+export const kPvcPrinter: TablePrinter<ConfigObject> = {
+  columns: [kNameColumn, col('Status', 'The phase of the claim.'), col('Volume', 'The volume bound.'), col('Capacity', 'The capacity bound.'),
+    col('Access Modes', 'The access modes bound.'), col('StorageClass', 'The storage class.'), col('VolumeAttributesClass', 'The volume attributes class.'), kAgeColumn],
+  cells: (o, nowMs) => {
+    const c = o as PersistentVolumeClaim;
+    const status = c.metadata?.deletionTimestamp ? 'Terminating' : (c.status?.phase ?? 'Pending');
+    const modes = (c.status?.accessModes ?? []).map((m) => kAccessModeShort[m] ?? m).join(',');
+    return [c.metadata?.name ?? '', status, c.spec?.volumeName ?? '', String(c.status?.capacity?.storage ?? ''), modes, c.spec?.storageClassName ?? '', '<unset>', since(c.metadata?.creationTimestamp, nowMs)];
   },
 };
 

@@ -12,6 +12,7 @@ import { parseQuantity } from '../../shared/quantity.js';
 import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
 import { containerOOMScoreAdjust, kPodInfraOOMAdj } from '../../shared/qos.js';
 import type { ContainerCreateSpec, ContainerHostConfig } from '../runtime/runtime.js';
+import { claimVolumeHostPath } from '../volumes/local-path.js';
 import { apiVolumePath } from '../volumes/pod-volumes.js';
 import { checkSubPath, prepareSubPath, subPathMountPath } from '../volumes/subpath.js';
 import { containerSecurityConfig, setVolumeOwnership, type DockerSecurityConfig } from './security-context.js';
@@ -207,7 +208,8 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
  * volumeMounts, as the kubelet's makeMounts: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
  * (created, mode 0777; a `medium: Memory` one is already a tmpfs, see volumes/pod-volumes.ts; with the
  * pod's fsGroup, group-owned by it with setgid, as SetVolumeOwnership);
- * hostPath → checked or created by its `type` (never chowned, as the kubelet); configMap, secret, downwardAPI and projected → their
+ * hostPath → checked or created by its `type` (never chowned, as the kubelet); persistentVolumeClaim →
+ * the claim's directory (read-only with the volume's `readOnly`: volumes/local-path.ts); configMap, secret, downwardAPI and projected → their
  * AtomicWriter directory, always read-only (ReadOnlyAPIDataVolumes). `subPath`, or `subPathExpr`
  * expanded from the container's env (`env`, as ExpandContainerVolumeMounts: a `$(VAR)` without a
  * value is an error), is resolved safely inside the volume and bind-mounted (volumes/subpath.ts),
@@ -230,12 +232,19 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
       await chmod(hostPath, 0o777);
       const fsGroup = pod.spec?.securityContext?.fsGroup;
       if (fsGroup !== undefined) await setVolumeOwnership(hostPath, fsGroup, pod.spec?.securityContext?.fsGroupChangePolicy);
+    } else if (vol.persistentVolumeClaim) {
+      try {
+        hostPath = await claimVolumeHostPath(rootDir, uid, vol.name);
+      } catch (err) {
+        throw configError(`${f}: ${(err as Error).message}`);
+      }
+      readOnly ||= vol.persistentVolumeClaim.readOnly === true;
     } else if (vol.hostPath) {
       hostPath = vol.hostPath.path;
       await checkHostPath(hostPath, vol.hostPath.type ?? '', `spec.volumes[${vol.name}].hostPath`);
     } else {
       const apiPath = apiVolumePath(rootDir, uid, vol);
-      if (!apiPath) throw configError(`spec.volumes[${vol.name}]: Not supported: only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported`);
+      if (!apiPath) throw configError(`spec.volumes[${vol.name}]: Not supported: only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes are supported`);
       hostPath = apiPath;
       readOnly = true;
     }

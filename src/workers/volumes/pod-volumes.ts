@@ -18,6 +18,7 @@ import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
+import { claimVolumeHostPath, setUpClaimVolume } from './local-path.js';
 import { mountTmpfs } from './mount.js';
 import { volumePayload } from './payloads.js';
 
@@ -127,7 +128,7 @@ export interface PodVolumesResult {
  * setUpPodVolumes sets up and refreshes the pod's volumes, as the volume manager before syncPod
  * starts containers and its reconciler afterwards: emptyDir directories (tmpfs of
  * memoryVolumeSizeBytes for `medium: Memory`); configMap, secret, downwardAPI and projected
- * volumes written by the AtomicWriter (secret and projected on a tmpfs, never on disk), rewritten
+ * volumes written by the AtomicWriter; persistentVolumeClaim volumes linked to the claim's directory (local-path.ts) (secret and projected on a tmpfs, never on disk), rewritten
  * when their content changed; then the disk emptyDirs with a `sizeLimit` are measured and one
  * over its limit yields `evictMessage` (`Usage of EmptyDir volume "x" exceeds the limit "1Mi". `, with upstream's
  * emptyDirMessageFmt's trailing space: shared/pod-policy.ts emptyDirOverLimitMessage, as the eviction manager's local storage check).
@@ -156,6 +157,10 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
         else if (((await lstat(dir)).mode & 0o7777) !== 0o777) await chmod(dir, 0o777);
         continue;
       }
+      if (vol.persistentVolumeClaim) {
+        await setUpClaimVolume(pod, vol, objects, ctx.rootDir);
+        continue;
+      }
       dir = apiVolumePath(ctx.rootDir, uid, vol);
       if (!dir) continue;
       const payload = volumePayload(vol, pod, objects, ctx, field);
@@ -166,7 +171,9 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
     } catch (err) {
       const message = `MountVolume.SetUp failed for volume ${JSON.stringify(vol.name)} : ${serializeError(err).message}`;
       out.events.push({ type: 'Warning', reason: 'FailedMount', message });
-      if (vol.emptyDir || !dir || !(await hasPayload(dir))) out.unmounted[vol.name] = message;
+      // A claim volume set up before (its claim since gone) stays mounted, as the kubelet's actual state of world.
+      const setUp = vol.persistentVolumeClaim ? await claimVolumeHostPath(ctx.rootDir, uid, vol.name).then(() => true, () => false) : !vol.emptyDir && dir !== null && (await hasPayload(dir));
+      if (!setUp) out.unmounted[vol.name] = message;
     }
   }
   for (const vol of volumes) {

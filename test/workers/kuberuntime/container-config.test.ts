@@ -185,7 +185,7 @@ describe('sandbox and container specs', () => {
 
   it.each([
     ['a missing hostPath Directory', { name: 'v', hostPath: { path: '/nonexistent/kubelet-ts-test', type: 'Directory' } }, /is not a directory/],
-    ['an unsupported volume type', { name: 'v', nfs: { server: 'x', path: '/' } }, /only emptyDir, hostPath, configMap, secret, downwardAPI and projected/],
+    ['an unsupported volume type', { name: 'v', nfs: { server: 'x', path: '/' } }, /only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim/],
   ])('fails with CreateContainerConfigError for %s', async (_n, volume, msg) => {
     const pod = mkPod([{ name: 'a', image: 'i', volumeMounts: [{ name: 'v', mountPath: '/v' }] }], { volumes: [volume] });
     await expect(buildContainerSpec(pod, 0, 'h', 0, 'i', ctx)).rejects.toMatchObject({ reason: 'CreateContainerConfigError', message: expect.stringMatching(msg) });
