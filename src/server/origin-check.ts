@@ -73,7 +73,12 @@ export function checkHostAndOrigin(policy: OriginPolicy, host: string, origin: s
   }
   const dflt = policy.scheme === 'https' ? 443 : 80;
   const [o, h] = [splitHost(url?.host ?? ''), splitHost(host)];
-  const sameOrigin = url !== undefined && url.protocol === `${policy.scheme}:` && o.name === h.name && (o.port ?? dflt) === (h.port ?? dflt);
+  const sameScheme = url !== undefined && url.protocol === `${policy.scheme}:` && (o.port ?? dflt) === (h.port ?? dflt);
+  // The other scheme on the listener's own explicit port: no page can have that origin (the port
+  // speaks only this listener's scheme), and websocket-client (the Python client's exec and
+  // port-forward) sends `Origin: http://host:port` for a wss:// URL.
+  const otherScheme = url !== undefined && url.protocol === `${policy.scheme === 'https' ? 'http' : 'https'}:` && o.port !== undefined && o.port === h.port;
+  const sameOrigin = (sameScheme || otherScheme) && o.name === h.name;
   if (!sameOrigin) return statusError(403, 'Forbidden', `the Origin header ${JSON.stringify(origin)} is not this node's origin (${policy.scheme}://${host}): cross-site requests are refused`);
   return undefined;
 }

@@ -23,36 +23,102 @@ export function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: Requ
   res.end(reply.body, close);
 }
 
+/** kStreamHighWaterBytes: bytes a stream writes before its sink reports backpressure and waits for a drain. */
+export const kStreamHighWaterBytes = 256 * 1024;
+
 /**
- * startStream hands a streaming reply a ReplySink over `res`: writes after the first are corked
- * (they come from other events), `write` reports backpressure and `onWritable` waits for a drain.
+ * kDrainGraceMs: how long (milliseconds) a sink past kStreamHighWaterBytes waits for uWS to report
+ * the socket writable before it takes the silence as "the kernel took it all" (uWS reports writable
+ * only after a flush it had to hold back). At most kMaxBlindDrains such guesses follow each other.
+ */
+export const kDrainGraceMs = 100;
+
+/**
+ * kMaxBlindDrains: guessed drains in a row (no writable event between them) after which the sink
+ * stops guessing: a client that does not read then leaves its bytes in uWS, which closes it after its
+ * 10 s HTTP idle timeout; one still open after kBlindResumeMs (milliseconds) had nothing held back.
+ */
+export const kMaxBlindDrains = 8;
+export const kBlindResumeMs = 11_000;
+
+/**
+ * chunkFrame frames `chunk` as one whole HTTP/1.1 chunk, as the pair a uWS `writeHeader(key, value)`
+ * call puts on the wire (`key: value\r\n`): `HEX;k=": "\r\n<chunk>\r\n`. The `: ` that uWS puts
+ * between key and value lands in a quoted chunk extension (RFC 9112 §7.1.1), which every client ignores.
+ * This uWS build's own `write()` sends each chunk's closing CRLF only as the prefix of the next chunk
+ * (and the header block's end with the first chunk), so a client that reads chunk by chunk (urllib3,
+ * hence the Python client) sees chunk N only when N+1 arrives; the apiserver (net/http's chunked
+ * writer) flushes each chunk whole.
+ */
+export function chunkFrame(chunk: string | Uint8Array): [key: string, value: Buffer] {
+  const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  return [`${data.byteLength.toString(16)};k="`, Buffer.concat([kExtensionEnd, data])];
+}
+const kExtensionEnd = Buffer.from('"\r\n');
+
+/**
+ * startStream hands a streaming reply a ReplySink over `res`, framing the body itself (chunkFrame):
+ * the header block is ended and flushed at once (a watch on an empty selector, a follow of a silent
+ * container get their headers before any event), each write goes out as one whole chunk, and end()
+ * sends the last chunk; uWS's `endWithoutBody` then closes the trailer section (its `Date` and
+ * `uWebSockets` lines are trailer fields clients discard), so the connection stays reusable.
+ * Backpressure: uWS does not report it for these raw writes, so the sink counts the bytes written
+ * since the socket was last known drained (a uWS writable event, or a guess: kDrainGraceMs,
+ * kMaxBlindDrains, kBlindResumeMs) and answers false past kStreamHighWaterBytes; onWritable then
+ * waits for that drain.
+ * Counterpart of net/http's chunkWriter + Flush in the apiserver's watch and log handlers.
  */
 function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['stream']>, state: RequestState): void {
   let ended = false;
   let inCallback = true;
   let writable: (() => void) | undefined;
+  let pending = 0;
+  let blind = 0;
+  let timer: NodeJS.Timeout | undefined;
   const closeFns: (() => void)[] = [];
-  state.onAbort.push(() => {
-    for (const fn of closeFns.splice(0)) fn();
-  });
   const corked = (fn: () => void) => (inCallback ? fn() : res.cork(fn));
-  res.onWritable(() => {
+  const drained = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    pending = 0;
     const fn = writable;
     writable = undefined;
-    fn?.();
+    if (!ended && !state.aborted) fn?.();
+  };
+  const wait = () => {
+    if (timer) return;
+    const guess = blind < kMaxBlindDrains;
+    timer = setTimeout(() => {
+      blind = guess ? blind + 1 : 0;
+      drained();
+    }, guess ? kDrainGraceMs : kBlindResumeMs);
+    timer.unref();
+  };
+  state.onAbort.push(() => {
+    clearTimeout(timer);
+    for (const fn of closeFns.splice(0)) fn();
+  });
+  res.onWritable(() => {
+    // A cork with nothing in it flushes what uWS holds (it does not drain by itself while onWritable is set).
+    res.cork(() => undefined);
+    blind = 0;
+    drained();
     return true;
   });
+  res.writeHeader('Transfer-Encoding', 'chunked\r\n');
   stream({
     get closed() {
       return ended || state.aborted;
     },
     write(chunk) {
       if (ended || state.aborted) return false;
-      let ok = true;
-      corked(() => {
-        ok = res.write(chunk);
-      });
-      return ok;
+      if (chunk.length === 0) return pending < kStreamHighWaterBytes;
+      const [key, value] = chunkFrame(chunk);
+      corked(() => res.writeHeader(key, value));
+      pending += value.byteLength;
+      if (pending < kStreamHighWaterBytes) return true;
+      wait();
+      return false;
     },
     onWritable(fn) {
       writable = fn;
@@ -60,7 +126,11 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
     end() {
       if (ended || state.aborted) return;
       ended = true;
-      corked(() => res.end());
+      clearTimeout(timer);
+      corked(() => {
+        res.writeHeader('0;k="', '"');
+        res.endWithoutBody();
+      });
     },
     onClose(fn) {
       if (state.aborted) fn();

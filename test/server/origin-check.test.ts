@@ -15,7 +15,8 @@ describe('checkHostAndOrigin (issue #38 finding 5: no cross-site or DNS-rebindin
   it.each([
     ['evil.example:10250', '', 'Host header'], ['', '', 'Host header'], ['0.0.0.0:10250', '', 'Host header'], ['127.0.0.1.evil.example:1', '', 'Host header'],
     ['127.0.0.1:10250', 'http://evil.example', 'Origin header'], ['127.0.0.1:10250', 'null', 'Origin header'],
-    ['127.0.0.1:10250', 'http://127.0.0.1:3000', 'Origin header'], ['127.0.0.1:10250', 'https://127.0.0.1:10250', 'Origin header'],
+    ['127.0.0.1:10250', 'http://127.0.0.1:3000', 'Origin header'], ['127.0.0.1:10250', 'https://127.0.0.1:3000', 'Origin header'],
+    ['127.0.0.1', 'https://127.0.0.1', 'Origin header'],
     ['127.0.0.1:10250', 'http://localhost:10250', 'Origin header'],
   ])('refuses Host %s with Origin %j: 403 naming the %s', (host, origin, header) => {
     expect(checkHostAndOrigin(http, host, origin)).toMatchObject({ kind: 'Status', code: 403, reason: 'Forbidden', message: expect.stringContaining(header) });
@@ -24,6 +25,13 @@ describe('checkHostAndOrigin (issue #38 finding 5: no cross-site or DNS-rebindin
   it('checks the scheme of the listener: https origins on the TLS listener', () => {
     expect(checkHostAndOrigin(https, 'node-a:10443', 'https://node-a:10443')).toBeUndefined();
     expect(checkHostAndOrigin(https, 'node-a', 'https://node-a:443')).toBeUndefined();
-    expect(checkHostAndOrigin(https, 'node-a:10443', 'http://node-a:10443')?.code).toBe(403);
+    expect(checkHostAndOrigin(https, 'node-a:10443', 'http://node-a:10444')?.code).toBe(403);
+    expect(checkHostAndOrigin(https, 'node-a', 'http://node-a')?.code).toBe(403);
+  });
+
+  it('allows the other scheme on the listener\'s own explicit port (issue 39: websocket-client sends Origin http://host:port for wss://)', () => {
+    expect(checkHostAndOrigin(https, 'node-a:10443', 'http://node-a:10443')).toBeUndefined();
+    expect(checkHostAndOrigin(http, '127.0.0.1:10250', 'https://127.0.0.1:10250')).toBeUndefined();
+    expect(checkHostAndOrigin(https, 'node-a:10443', 'http://evil.example:10443')?.code).toBe(403);
   });
 });

@@ -31,12 +31,12 @@
 import type uWS from 'uWebSockets.js';
 import type { Logger } from '../../shared/logging.js';
 import type { AgentHost } from '../agent-host.js';
-import type { ServerAuth } from '../auth.js';
+import { kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
 import { refuseUpgrade } from '../reply.js';
 import { statusError } from '../status.js';
 import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
-import { checkPortForwardUpgrade } from './port-forward-ws.js';
-import { portForwardError } from './portforward.js';
+import { checkPortForwardUpgrade, newPortForwardBehavior, type PortForwardChannelData } from './port-forward-ws.js';
+import { kPortForwardProtocols, negotiatePortForwardProtocol, portForwardError } from './portforward.js';
 import { openSpdyTunnel, type SpdyStream, type SpdyTunnel } from './spdy-tunnel.js';
 import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter, type StreamRequester } from './stream-limits.js';
 
@@ -62,6 +62,7 @@ interface StreamPair {
 }
 
 interface TunnelData {
+  kind: 'tunnel';
   path: string;
   target: PortForwardTarget;
   /** Who opened it (the per-user bound; undefined without auth). */
@@ -74,6 +75,14 @@ interface TunnelData {
 }
 
 type Ws = uWS.WebSocket<TunnelData>;
+/** The two kinds of WebSocket the API path serves: the SPDY tunnel, and the channel protocols of port-forward-ws.ts. */
+type ApiPortForwardData = TunnelData | PortForwardChannelData;
+
+/** offersChannelProtocol: the upgrade asks for a channel protocol of port-forward-ws.ts and not for the SPDY tunnel. */
+function offersChannelProtocol(ureq: uWS.HttpRequest): boolean {
+  const offered = ureq.getHeader('sec-websocket-protocol').split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
+  return offered.length > 0 && !offered.includes(kPortForwardTunnelProtocol) && negotiatePortForwardProtocol(offered) !== undefined;
+}
 
 /** header: a stream header's value (the last of a repeated one), or ''. */
 function header(stream: SpdyStream, name: string): string {
@@ -84,7 +93,10 @@ function header(stream: SpdyStream, name: string): string {
 /**
  * registerPortForwardTunnel adds `WS /api/v1/namespaces/{ns}/pods/{pod}/portforward` to `app`;
  * each forwarded connection counts once against `limiter` (the limiter of `/portForward`). With a
- * host lacking portForwardTarget/openPortForward the upgrade answers 405. Main thread only.
+ * host lacking portForwardTarget/openPortForward the upgrade answers 405. An upgrade that asks for
+ * `v4.channel.k8s.io` or `v4.base64.channel.k8s.io` instead (the Python client's `portforward()`,
+ * client-go's WebSocket port-forward) is served by port-forward-ws.ts's behavior with the ports in
+ * `?ports=`, as the apiserver proxies it to the kubelet's WebSocket port-forward. Main thread only.
  */
 export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined): void {
   const log = logger.child({ component: 'port-forward' });
@@ -190,18 +202,23 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
     if (pair.error && pair.data) forward(d, pair, pair.data);
   };
 
-  app.ws<TunnelData>(kPortForwardTunnelPath, {
+  const channel = newPortForwardBehavior(host, logger, limiter, auth, 'ports');
+  const asChannel = (ws: uWS.WebSocket<ApiPortForwardData>) => ws as uWS.WebSocket<PortForwardChannelData>;
+  app.ws<ApiPortForwardData>(kPortForwardTunnelPath, {
     ...kStreamSocketLimits,
     upgrade(res, ureq, context) {
+      if (offersChannelProtocol(ureq)) return channel.upgrade!(res, ureq, context);
       const checked = checkPortForwardUpgrade(ureq, host, auth, log);
       if (!checked.ok) return refuseUpgrade(res, checked.status);
       if (!checked.offered.includes(kPortForwardTunnelProtocol)) {
-        return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${checked.offered.join(', ') || '(none)'}; supports ${kPortForwardTunnelProtocol} (the kubelet's /portForward/{namespace}/{pod} serves v4.channel.k8s.io)`));
+        return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${checked.offered.join(', ') || '(none)'}; supports ${[kPortForwardTunnelProtocol, ...kPortForwardProtocols].join(', ')}`));
       }
-      const data: TunnelData = { path: checked.path, target: checked.target, requester: checked.requester, pairs: new Map(), streams: 0, closed: false };
+      const data: TunnelData = { kind: 'tunnel', path: checked.path, target: checked.target, requester: checked.requester, pairs: new Map(), streams: 0, closed: false };
       res.upgrade(data, checked.key, kPortForwardTunnelProtocol, checked.extensions, context);
     },
-    open(ws) {
+    open(w) {
+      if (w.getUserData().kind === 'channel') return channel.open!(asChannel(w));
+      const ws = w as Ws;
       const d = ws.getUserData();
       d.idle = newIdleTimer(limiter.options.idleTimeoutMs, () => {
         log.info({ path: d.path, idleMs: limiter.options.idleTimeoutMs }, 'Closing an idle port-forward');
@@ -221,18 +238,23 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
         },
       );
     },
-    message(ws, message, isBinary) {
+    message(w, message, isBinary) {
+      if (w.getUserData().kind === 'channel') return channel.message!(asChannel(w), message, isBinary);
+      const ws = w as Ws;
       const d = ws.getUserData();
       if (d.closed) return;
       if (!isBinary) return closeWs(ws, 1003, 'the SPDY tunnel carries binary messages only');
       d.idle?.touch();
       d.tunnel?.receive(message);
     },
-    drain(ws) {
-      ws.getUserData().tunnel?.drained();
+    drain(w) {
+      const d = w.getUserData();
+      if (d.kind === 'channel') return channel.drain!(asChannel(w));
+      d.tunnel?.drained();
     },
-    close(ws) {
-      const d = ws.getUserData();
+    close(w, code, message) {
+      const d = w.getUserData();
+      if (d.kind === 'channel') return channel.close!(asChannel(w), code, message);
       if (!d.closed) teardown(d);
     },
   });

@@ -58,6 +58,7 @@ interface PortState {
 }
 
 interface PfData {
+  kind: 'channel';
   path: string;
   protocol: NegotiatedProtocol;
   target: PortForwardTarget;
@@ -73,7 +74,7 @@ type Ws = uWS.WebSocket<PfData>;
 
 /** portForwardRoutes: the plain-HTTP answers of /portForward and of pods/portforward (400: upgrade required; a SPDY upgrade is not served). */
 export function portForwardRoutes(): Route[] {
-  const tunnelRequired = () => statusReply(statusError(400, 'BadRequest', 'Upgrade request required: open pods/portforward as a WebSocket with sub-protocol SPDY/3.1+portforward.k8s.io (kubectl 1.31 and later); a SPDY upgrade is not served'));
+  const tunnelRequired = () => statusReply(statusError(400, 'BadRequest', `Upgrade request required: open pods/portforward as a WebSocket with sub-protocol SPDY/3.1+portforward.k8s.io (kubectl 1.31 and later), or ${kPortForwardProtocols.join(' or ')} with the ports in ?ports=; a SPDY upgrade is not served`));
   const upgradeRequired = () => statusReply(statusError(400, 'BadRequest', `Upgrade request required: open /portForward as a WebSocket (sub-protocol ${kPortForwardProtocols.join(' or ')}); SPDY is not served`));
   return [
     { path: '/portForward/:namespace/:pod', methods: { get: upgradeRequired, post: upgradeRequired } },
@@ -88,6 +89,22 @@ export function portForwardRoutes(): Route[] {
  * Main thread only.
  */
 export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined): void {
+  const behavior = newPortForwardBehavior(host, logger, limiter, auth, 'port');
+  app.ws<PortForwardChannelData>('/portForward/:namespace/:pod', behavior);
+  app.ws<PortForwardChannelData>('/portForward/:namespace/:pod/:uid', behavior);
+}
+
+/** PortForwardChannelData: the user data of a channel-protocol port-forward WebSocket (`kind: 'channel'`). */
+export type PortForwardChannelData = PfData;
+
+/**
+ * newPortForwardBehavior: the uWS behavior of the channel protocols (`v4.channel.k8s.io`,
+ * `v4.base64.channel.k8s.io`, or none offered), for the kubelet's `/portForward` (ports in `?port=`)
+ * and for the Kubernetes API's pods/portforward (`?ports=`; port-forward-tunnel.ts hands it the
+ * upgrades that do not ask for the SPDY tunnel, as the apiserver proxies both to the kubelet).
+ * Main thread only.
+ */
+export function newPortForwardBehavior(host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined, portParam: 'port' | 'ports'): uWS.WebSocketBehavior<PortForwardChannelData> {
   const log = logger.child({ component: 'port-forward' });
   const send = (ws: Ws, channel: number, data: Uint8Array): void => {
     const d = ws.getUserData();
@@ -129,7 +146,7 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
       const checked = checkPortForwardUpgrade(ureq, host, auth, log);
       if (!checked.ok) return refuseUpgrade(res, checked.status);
       const { path, query, offered, target, key, extensions, requester } = checked;
-      const ports = parsePortForwardQuery(query);
+      const ports = parsePortForwardQuery(query, portParam);
       if (!Array.isArray(ports)) return refuseUpgrade(res, ports);
       const protocol = negotiatePortForwardProtocol(offered);
       if (!protocol) {
@@ -137,7 +154,7 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
       }
       const over = overBound(limiter, target.podUid, requester, ports.length);
       if (over) return refuseUpgrade(res, over);
-      const data: PfData = { path, protocol, target, requester, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
+      const data: PfData = { kind: 'channel', path, protocol, target, requester, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
       res.upgrade(data, key, protocol.name, extensions, context);
     },
     open(ws) {
@@ -209,8 +226,7 @@ export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logg
       teardown(ws.getUserData());
     },
   };
-  app.ws<PfData>('/portForward/:namespace/:pod', behavior);
-  app.ws<PfData>('/portForward/:namespace/:pod/:uid', behavior);
+  return behavior;
 }
 
 /** overBound: the 429 Status when `n` more connections of `requester` into pod `podUid` do not fit, else undefined. */

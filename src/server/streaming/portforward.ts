@@ -39,30 +39,33 @@ export function negotiatePortForwardProtocol(offered: readonly string[]): Negoti
   return { name, statusVersion: 4, closeSignal: false, base64: name.includes('base64') };
 }
 
-function badPort(message: string): Status {
-  return statusError(400, 'BadRequest', message, { causes: [{ field: 'port', reason: 'FieldValueInvalid', message }] });
+function badPort(message: string, field: string): Status {
+  return statusError(400, 'BadRequest', message, { causes: [{ field, reason: 'FieldValueInvalid', message }] });
 }
 
 /**
  * parsePortForwardQuery reads the ports of `?port=N[&port=M…]` (each value may also be a
  * comma-separated list, as NewV4Options): integers 1–65535, in order, repeats allowed (each one is
  * its own connection), at most {@link kMaxForwardedPorts}. Pure.
- * @returns the ports, or a 400 Status naming `port` in the kubelet's words (`query parameter "port"
- *   is required`, `unable to parse "x" as a port`, `port "0" must be > 0`).
+ * @param name the query parameter: `port` on the kubelet's `/portForward`, `ports` on the Kubernetes
+ *   API's pods/portforward (core/v1 PodPortForwardOptions, which the apiserver turns into the
+ *   kubelet's `port`: pkg/registry/core/pod/strategy.go PortForwardLocation).
+ * @returns the ports, or a 400 Status naming the parameter in the kubelet's words (`query parameter
+ *   "port" is required`, `unable to parse "x" as a port`, `port "0" must be > 0`).
  */
-export function parsePortForwardQuery(query: URLSearchParams): number[] | Status {
-  const values = query.getAll('port');
-  if (values.length === 0) return statusError(400, 'BadRequest', 'query parameter "port" is required', { causes: [{ field: 'port', reason: 'FieldValueRequired', message: 'Required value' }] });
+export function parsePortForwardQuery(query: URLSearchParams, name: 'port' | 'ports' = 'port'): number[] | Status {
+  const values = query.getAll(name);
+  if (values.length === 0) return statusError(400, 'BadRequest', `query parameter "${name}" is required`, { causes: [{ field: name, reason: 'FieldValueRequired', message: 'Required value' }] });
   const ports: number[] = [];
   for (const value of values) {
-    if (value === '') return badPort('query parameter "port" cannot be empty');
+    if (value === '') return badPort(`query parameter "${name}" cannot be empty`, name);
     for (const p of value.split(',')) {
-      if (!/^[0-9]{1,5}$/.test(p) || Number(p) > 65535) return badPort(`unable to parse ${JSON.stringify(value)} as a port: must be an integer in 1-65535`);
-      if (Number(p) < 1) return badPort(`port ${JSON.stringify(value)} must be > 0`);
+      if (!/^[0-9]{1,5}$/.test(p) || Number(p) > 65535) return badPort(`unable to parse ${JSON.stringify(value)} as a port: must be an integer in 1-65535`, name);
+      if (Number(p) < 1) return badPort(`port ${JSON.stringify(value)} must be > 0`, name);
       ports.push(Number(p));
     }
   }
-  if (ports.length > kMaxForwardedPorts) return badPort(`at most ${kMaxForwardedPorts} ports per request, got ${ports.length}`);
+  if (ports.length > kMaxForwardedPorts) return badPort(`at most ${kMaxForwardedPorts} ports per request, got ${ports.length}`, name);
   return ports;
 }
 

@@ -111,11 +111,15 @@ describe('WS /api/v1/namespaces/{ns}/pods/{pod}/portforward (SPDY/3.1 tunnel)', 
     t.ws.close();
   });
 
-  it('refuses an upgrade without the tunnel protocol, for an unknown pod, and answers plain HTTP with 400', async () => {
+  it('refuses an upgrade with no protocol it serves, for an unknown pod, and answers plain HTTP with 400', async () => {
     const { upgradeStatus } = await start();
+    const other = await upgradeStatus(['portforward.k8s.io']);
+    expect(other.code).toBe(400);
+    expect(JSON.parse(other.body).message).toContain(`supports ${kPortForwardTunnelProtocol}, v4.channel.k8s.io, v4.base64.channel.k8s.io`);
+    // v4.channel.k8s.io is served here too (issue 39), with its ports in ?ports=.
     const v4 = await upgradeStatus(['v4.channel.k8s.io']);
     expect(v4.code).toBe(400);
-    expect(JSON.parse(v4.body).message).toContain(`supports ${kPortForwardTunnelProtocol}`);
+    expect(JSON.parse(v4.body).message).toBe('query parameter "ports" is required');
     expect((await upgradeStatus([kPortForwardTunnelProtocol], 'nope')).code).toBe(404);
     const plain = await fetch(`http://127.0.0.1:${server!.port}/api/v1/namespaces/default/pods/web/portforward`, { method: 'POST' });
     expect(plain.status).toBe(400);

@@ -24,6 +24,13 @@ describe('port-forward protocol', () => {
     expect(parsePortForwardQuery(q('port=65535'))).toEqual([65535]);
   });
 
+  it('reads ?ports= on the Kubernetes API path (PodPortForwardOptions), and names that parameter in its 400', () => {
+    expect(parsePortForwardQuery(q('ports=8080,9090&ports=80'), 'ports')).toEqual([8080, 9090, 80]);
+    const s = parsePortForwardQuery(q('port=8080'), 'ports');
+    expect(s).toMatchObject({ kind: 'Status', code: 400, message: 'query parameter "ports" is required', details: { causes: [{ field: 'ports' }] } });
+    expect(parsePortForwardQuery(q('ports=0'), 'ports')).toMatchObject({ code: 400, details: { causes: [{ field: 'ports' }] } });
+  });
+
   it.each([
     ['', 'query parameter "port" is required'],
     ['port=', 'query parameter "port" cannot be empty'],
