@@ -7,8 +7,9 @@
  *   `syncPod` task in the worker pool (from the pod cache when nothing happened since the last
  *   read), stores what it read in the pod cache and publishes the status; tells the pod workers
  *   whether the pod is now terminal and when to sync again.
- * - syncTerminatingPod: one `killPod` task (preStop hooks, SIGTERM, SIGKILL after the grace period;
- *   `remove` also removes the containers and the pod directory).
+ * - syncTerminatingPod: one `killPod` task (preStop hooks, SIGTERM, SIGKILL after the grace period)
+ *   and the status with the stopped containers published; with `remove`, a second `killPod` then
+ *   removes the containers and the pod directory (one task only for a pod the agent has no record of).
  * - syncTerminatedPod: forgets a removed pod — record, cache, status, admission share — and lets a
  *   pod that waited for its full name start.
  *
@@ -185,16 +186,26 @@ class PodSyncerImpl implements KubeletPodSyncer {
     const { podManager, podCache, prober, runner } = this.deps;
     const known = podManager.get(uid)?.pod;
     prober.removePod(uid);
+    // A deleted pod the agent knows is stopped first and its terminated containers published, then
+    // removed: as the kubelet's SyncTerminatingPod sets the status with the final container states
+    // before the status manager's final delete (pkg/kubelet/kubelet.go, status/status_manager.go),
+    // so the pods' watch shows them before DELETED, and DELETED carries them.
+    const stopFirst = remove && known !== undefined;
     const generation = podCache.snapshot(uid).generation;
-    const result = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove, hostIp: this.deps.nodeIp, ...(known ? { pod: known } : {}) }));
+    const result = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: remove && !stopFirst, hostIp: this.deps.nodeIp, ...(known ? { pod: known } : {}) }));
     const record = podManager.get(uid);
     if (!record) return;
-    if (remove) {
+    if (remove && !stopFirst) {
       this.#logEvents(record.pod, result.events);
       return;
     }
     podCache.set(uid, result.runtimePod, generation);
-    this.#applyResult(record, result);
+    // Stopped for good (generateAPIPodStatus with podIsTerminal: Succeeded or Failed by the exit codes).
+    this.#applyResult(record, result, stopFirst || undefined);
+    if (!stopFirst) return;
+    // Its containers are stopped already: this kill only removes them (the grace period is kept for anything still running).
+    const removed = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: true, hostIp: this.deps.nodeIp, pod: record.pod }));
+    this.#logEvents(record.pod, removed.events);
   }
 
   /**
@@ -223,14 +234,15 @@ class PodSyncerImpl implements KubeletPodSyncer {
     this.deps.admission.podRemoved(uid);
   }
 
-  #applyResult(record: PodRecord, result: PodSyncResult): void {
+  /** #applyResult stores a task's outcome on `record` and publishes its status (`terminal`: as publishStatus; default the pod workers' view). */
+  #applyResult(record: PodRecord, result: PodSyncResult, terminal?: boolean): void {
     record.waiting = result.waiting;
     record.backoff = result.backoff;
     this.#logEvents(record.pod, result.events);
     const runtimePod = this.deps.podCache.get(record.uid);
     if (this.deps.podWorkers.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
     else this.deps.prober.updatePod(record.pod, runtimePod, runtimePod?.podIp ?? '');
-    this.publishStatus(record);
+    this.publishStatus(record, terminal);
   }
 
   publishStatus(record: PodRecord, terminal = this.deps.podWorkers.isPodTerminal(record.uid)): void {

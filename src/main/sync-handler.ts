@@ -16,7 +16,7 @@
  * pod edited while the agent was down: its old copy is killed first, so two never run side by
  * side). What it may touch: the PodConfig merge (apply), the pod manager (records are created
  * here; the pod syncer deletes them), the status manager (a pod admission rejects; every admitted
- * pod's first status goes through publishStatus),
+ * pod's first status goes through publishStatus; updatePod for a write of the pod object itself),
  * events, the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE and of an old runtime copy) and
  * the prober (forget a removed pod). It runs no pod worker task itself (pod-syncer.ts does).
  * Main thread only.
@@ -285,6 +285,7 @@ class SyncHandlerImpl implements SyncHandler {
     if (gracePeriodSeconds === undefined || gracePeriodSeconds >= current) return record.pod;
     // A new object: the pod list cache (server/routes/pods.ts) compares pod fields by identity.
     record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionGracePeriodSeconds: gracePeriodSeconds } };
+    this.deps.statusManager.updatePod(record.pod);
     this.deps.logger.info({ ...podFields(record.pod), gracePeriodSeconds, was: current }, 'SyncLoop DELETE shortens the grace period');
     this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds, remove: true });
     return record.pod;
@@ -342,6 +343,8 @@ class SyncHandlerImpl implements SyncHandler {
     const record = this.deps.podManager.get(pod.metadata!.uid!);
     if (!record) return this.#handlePodAdd(pod);
     record.pod = pod;
+    // The write is on the pods' watch now, under its own resourceVersion (the API's reply carries it).
+    this.deps.statusManager.updatePod(pod);
     this.deps.logger.info(podFields(pod), 'SyncLoop UPDATE');
     this.deps.podWorkers.update(record.uid, { type: 'sync' });
   }
@@ -371,7 +374,11 @@ class SyncHandlerImpl implements SyncHandler {
     if (!record) return;
     this.deps.logger.info(podFields(pod), 'SyncLoop REMOVE');
     // A DELETE's version carries deletionTimestamp and deletionGracePeriodSeconds: list it so.
-    if (pod.metadata?.deletionTimestamp) record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionTimestamp: pod.metadata.deletionTimestamp, deletionGracePeriodSeconds: pod.metadata.deletionGracePeriodSeconds } };
+    if (pod.metadata?.deletionTimestamp) {
+      record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionTimestamp: pod.metadata.deletionTimestamp, deletionGracePeriodSeconds: pod.metadata.deletionGracePeriodSeconds } };
+      // Terminating is on the pods' watch at once (a MODIFIED with both marks), as the apiserver's graceful delete.
+      this.deps.statusManager.updatePod(record.pod);
+    }
     this.release(record);
     this.deps.prober.removePod(uid);
     this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: removalGracePeriodSeconds(pod), remove: true });

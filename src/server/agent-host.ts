@@ -125,12 +125,14 @@ export interface AgentHost {
   deleteObject?(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject>;
   /**
    * replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID.
-   * `write.dryRun`: checked and answered as it would be stored; nothing changes.
+   * `write.dryRun`: checked and answered as it would be stored; nothing changes. Resolves once the
+   * change is on the pods' watch (`watch`), so the reply can carry its resourceVersion.
    */
   replacePod?(namespace: string, name: string, pod: Pod, write?: { dryRun?: boolean }): Promise<Pod>;
   /**
    * deletePod: gracefully delete the intake pod `namespace/name` (`DELETE`); `gracePeriodSeconds`
-   * overrides the pod's terminationGracePeriodSeconds. Resolves with the pod (deletionTimestamp set).
+   * overrides the pod's terminationGracePeriodSeconds. Resolves with the pod (deletionTimestamp set)
+   * once that change is on the pods' watch (a MODIFIED; DELETED follows once its containers are gone).
    */
   deletePod?(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
   /**

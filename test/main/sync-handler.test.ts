@@ -9,7 +9,7 @@ import type { PodWork, PodWorkers } from '../../src/main/pod-workers.js';
 import { kChangesPerChunk, newSyncHandler, type SyncHandler } from '../../src/main/sync-handler.js';
 import { newPodManager, type PodManager } from '../../src/main/pod/pod-manager.js';
 import type { ProberManager } from '../../src/main/prober/prober-manager.js';
-import { newStatusManager } from '../../src/main/status/status-manager.js';
+import { newStatusManager, type StatusManager } from '../../src/main/status/status-manager.js';
 import type { Pod } from '../../src/shared/api.js';
 
 function pod(name: string, uid = `uid-${name}`): Pod {
@@ -23,6 +23,7 @@ interface Harness {
   /** UIDs the pod workers were asked to kill with remove (what shouldPodContentBeRemoved answers). */
   removing: Set<string>;
   podManager: PodManager;
+  statusManager: StatusManager;
   /** Every piece of work asked of the pod workers, in order, as `<type> <uid>`. */
   work: string[];
 }
@@ -45,7 +46,7 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
     publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
     oldRuntimeCopies,
   });
-  return { lifecycle, podManager, work, removing };
+  return { lifecycle, podManager, statusManager, work, removing };
 }
 const count = (pm: PodManager) => [...pm.all()].length;
 
@@ -176,6 +177,23 @@ describe('sync handler: another DELETE of a terminating pod (issue #11 finding 6
     expect(shortened?.metadata).toMatchObject({ deletionGracePeriodSeconds: 0, deletionTimestamp: '2026-12-01T00:00:00Z' });
     expect(h.podManager.get('uid-slow')?.pod).toBe(shortened);
     expect(h.work).toEqual(['sync uid-slow', 'kill uid-slow', 'kill uid-slow']);
+  });
+
+  it('puts each write of the pod object on the status feed at once: UPDATE, REMOVE with its deletion marks, a shorter grace period (issue #39)', async () => {
+    const h = harness();
+    const types: string[] = [];
+    h.statusManager.subscribe((c) => types.push(`${c.type} ${c.pod.metadata?.labels?.v ?? ''} ${c.pod.metadata?.deletionGracePeriodSeconds ?? ''}`.trim()));
+    const p = pod('w');
+    await h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [p] });
+    const labelled = { ...p, metadata: { ...p.metadata, labels: { v: '2' } } };
+    // Handled synchronously: on the feed before handleUpdate returns.
+    void h.lifecycle.handleUpdate({ op: 'UPDATE', source: 'api', pods: [labelled] });
+    expect(types).toEqual(['ADDED', 'MODIFIED 2']);
+    void h.lifecycle.handleUpdate({ op: 'REMOVE', source: 'api', pods: [deleted(labelled, 30)] });
+    expect(types).toEqual(['ADDED', 'MODIFIED 2', 'MODIFIED 2 30']);
+    h.lifecycle.shortenDeletion('uid-w', 1);
+    expect(types).toEqual(['ADDED', 'MODIFIED 2', 'MODIFIED 2 30', 'MODIFIED 2 1']);
+    expect(h.statusManager.getPodStatus('uid-w')).toEqual({ phase: 'Pending' });
   });
 
   it('answers undefined for a pod that is not being deleted, or not known', async () => {

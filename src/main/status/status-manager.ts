@@ -28,6 +28,17 @@ export interface StatusManager {
    * first seen), only the status is hashed.
    */
   setPodStatus(pod: Pod, status: PodStatus): boolean;
+  /**
+   * updatePod: a write to the pod object itself (SyncLoop UPDATE of its spec, labels or
+   * annotations; SyncLoop REMOVE setting `deletionTimestamp` and `deletionGracePeriodSeconds`; a
+   * shorter grace period of a second DELETE) publishes MODIFIED at once with the stored status, as
+   * the apiserver's watch cache sees every write of the object, not only status writes
+   * (staging/src/k8s.io/apiserver/pkg/storage/cacher). Same content rule as setPodStatus (equal
+   * metadata and spec: no change). A pod with no stored status yet (not yet admitted) is left to
+   * its first setPodStatus: returns false and publishes nothing.
+   * @returns true when a change was published.
+   */
+  updatePod(pod: Pod): boolean;
   /** getPodStatus returns the last stored status of `uid`. */
   getPodStatus(uid: string): PodStatus | undefined;
   /** deletePodStatus forgets `uid` and publishes DELETED. */
@@ -70,7 +81,7 @@ export function newStatusManager(options: StatusManagerOptions = {}): StatusMana
     version++;
     for (const fn of listeners) fn({ type, uid, pod, resourceVersion: version });
   };
-  return {
+  const manager: StatusManager = {
     setPodStatus(pod, status) {
       const uid = pod.metadata?.uid ?? '';
       const before = stored.get(uid);
@@ -92,6 +103,10 @@ export function newStatusManager(options: StatusManagerOptions = {}): StatusMana
       publish('MODIFIED', uid, { ...pod, status });
       return true;
     },
+    updatePod(pod) {
+      const before = stored.get(pod.metadata?.uid ?? '');
+      return before ? manager.setPodStatus(pod, before.status) : false;
+    },
     getPodStatus(uid) {
       return stored.get(uid)?.status;
     },
@@ -107,4 +122,5 @@ export function newStatusManager(options: StatusManagerOptions = {}): StatusMana
       return () => listeners.delete(fn);
     },
   };
+  return manager;
 }

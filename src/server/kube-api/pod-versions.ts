@@ -3,6 +3,12 @@
  * here the resourceVersion of the pod's last change in the agent's watch history (AgentHost.watch),
  * followed through one watch of the server's own. GET and LIST report it as
  * `metadata.resourceVersion`; DELETE preconditions and PUT compare against it.
+ *
+ * The watch delivers each change synchronously, as it is published, and the host publishes a
+ * write of the pod when it applies it, before its write method resolves (AgentHost.replacePod,
+ * deletePod): so a write's reply, built after that, carries the write's own version, and a read
+ * after it sees that one or a later one (the apiserver's contract, staging/src/k8s.io/apiserver
+ * pkg/registry/generic/registry/store.go: Update and Delete answer the object as stored).
  */
 import type { AgentHost } from '../agent-host.js';
 

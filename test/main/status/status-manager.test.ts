@@ -19,6 +19,25 @@ const pending = (): PodStatus => ({ phase: 'Pending' });
 describe('status manager', () => {
   beforeEach(() => vi.mocked(stableHash).mockClear());
 
+  it('updatePod publishes a write of the pod object at once with the stored status; equal content or an unknown pod publishes nothing (issue #39)', () => {
+    const m = newStatusManager();
+    const changes: PodStatusChange[] = [];
+    m.subscribe((c) => changes.push(c));
+    expect(m.updatePod(mkPod('a'))).toBe(false); // no status yet: its first setPodStatus publishes ADDED
+    m.setPodStatus(mkPod('a'), running());
+    const base = mkPod('a');
+    const deleting: Pod = { ...base, metadata: { ...base.metadata, labels: { x: 'y' }, deletionTimestamp: '2026-12-07T00:00:00Z', deletionGracePeriodSeconds: 3 } };
+    expect(m.updatePod(deleting)).toBe(true);
+    expect(m.updatePod({ ...deleting, metadata: { ...deleting.metadata } })).toBe(false);
+    expect(changes.map((c) => [c.type, c.resourceVersion])).toEqual([['ADDED', 1], ['MODIFIED', 2]]);
+    expect(changes[1].pod.metadata).toMatchObject({ labels: { x: 'y' }, deletionTimestamp: '2026-12-07T00:00:00Z', deletionGracePeriodSeconds: 3 });
+    expect(changes[1].pod.status).toEqual(running());
+    m.deletePodStatus('a');
+    // DELETED carries the last object written, deletion marks included.
+    expect(changes[2].type).toBe('DELETED');
+    expect(changes[2].pod.metadata?.deletionTimestamp).toBe('2026-12-07T00:00:00Z');
+  });
+
   it('stores a status only when it differs by content, publishing ADDED then MODIFIED with the next resourceVersion', () => {
     const m = newStatusManager();
     const changes: PodStatusChange[] = [];
