@@ -7,6 +7,7 @@
  * its own and touches nothing: every method reads or forwards. Main thread only.
  */
 import type { Pod } from '../shared/api.js';
+import type { ConfigObject } from '../shared/config-objects.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
 import type { BodyDecoder } from './body-decoder.js';
@@ -55,6 +56,9 @@ export function listPods(podManager: PodManager): Pod[] {
 /** newServerHost builds the AgentHost the server is started with. */
 export function newServerHost(parts: ServerHostParts): AgentHost {
   const { podManager, intake, watchCache, metrics } = parts;
+  /** readBack: a stored object as the object store reads it now (its resourceVersion stamped); a dry run's as it is. */
+  const readBack = (o: ConfigObject, write: { dryRun?: boolean } | undefined): ConfigObject =>
+    (write?.dryRun ? undefined : parts.objects?.get(o.kind, o.metadata?.namespace ?? 'default', o.metadata?.name ?? '')) ?? o;
   return {
     listPods: () => listPods(podManager),
     resourceVersion: () => watchCache.resourceVersion(),
@@ -72,9 +76,11 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     observeHttpRequest: (method, path, code, seconds) => metrics.observeHttpRequest(method, path, code, seconds),
     decodePodsBody: parts.bodyDecoder ? (request) => parts.bodyDecoder!.decode(request) : undefined,
     submitPods: (pods, write) => intake.submitPods(pods, write),
-    submitObjects: parts.intakeObjects ? (objects) => parts.intakeObjects!.create(objects) : undefined,
-    replaceObject: parts.intakeObjects ? (object) => parts.intakeObjects!.replace(object) : undefined,
-    deleteObject: parts.intakeObjects ? (kind, namespace, name) => parts.intakeObjects!.remove(kind, namespace, name) : undefined,
+    // A write answers with the object as the store now reads it: the resourceVersion of that write.
+    submitObjects: parts.intakeObjects ? async (objects, write) => (await parts.intakeObjects!.create(objects, write)).map((o) => readBack(o, write)) : undefined,
+    replaceObject: parts.intakeObjects ? async (object, write) => readBack(await parts.intakeObjects!.replace(object, write), write) : undefined,
+    deleteObject: parts.intakeObjects ? (kind, namespace, name, write) => parts.intakeObjects!.remove(kind, namespace, name, write) : undefined,
+    objectsResourceVersion: parts.objects ? () => parts.objects!.resourceVersion() : undefined,
     replacePod: (namespace, name, pod, write) => intake.replacePod(namespace, name, pod, write),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
     listObjects: parts.objects ? (kind) => parts.objects!.list(kind) : undefined,
@@ -83,6 +89,17 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     updateNamespace: parts.namespaces ? (ns) => parts.namespaces!.update(ns) : undefined,
     deleteNamespace: parts.namespaces ? (name) => parts.namespaces!.remove(name) : undefined,
     listEvents: () => parts.events.list(),
+    onResourceChange(fn) {
+      // Events as they are recorded; namespaces when a pod comes or goes (one may start or stop being in use).
+      const offEvents = parts.events.subscribe(() => fn('events'));
+      const offPods = watchCache.watch(undefined, (e) => {
+        if (e.type === 'ADDED' || e.type === 'DELETED') fn('namespaces');
+      });
+      return () => {
+        offEvents();
+        offPods();
+      };
+    },
     getNode: () => parts.nodeApi.getNode(),
     setNodeUnschedulable: (value) => parts.nodeApi.setUnschedulable(value),
     containerLogs: (request) => parts.nodeApi.containerLogs(request),

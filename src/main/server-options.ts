@@ -14,12 +14,14 @@ import type { AgentServerOptions } from '../server/server.js';
 import { kMaxUnixPathBytes, kUnixSocketName } from '../server/unix-socket.js';
 import type { AgentOptions } from './agent-options.js';
 import type { ServingCert } from './serving-cert.js';
+import { kubeletVersion } from './node/node-status.js';
 
 /**
  * agentServerOptions: where and how the server listens — `--address`/`--port`, the TLS listener on
  * `--tls-port` with `cert` (undefined: none), the unix socket under `--root-dir`, the request,
  * stream and watch bounds, and the node's names a browser's `Host` may carry (origin-check.ts:
- * the node name, `--node-ip` and this host's name beside the loopback ones and `--address`).
+ * the node name, `--node-ip` and this host's name beside the loopback ones and `--address`), and
+ * the gitVersion `/version` reports ({@link kubeletVersion}).
  */
 export function agentServerOptions(o: AgentOptions, auth: ServerAuth, cert: ServingCert | undefined, logger: Logger): AgentServerOptions {
   const socketPath = join(o.rootDir, kUnixSocketName);
@@ -33,5 +35,7 @@ export function agentServerOptions(o: AgentOptions, auth: ServerAuth, cert: Serv
     watchLimits: { maxWatchesPerUser: o.maxWatchesPerUser, maxWatches: o.maxWatches },
     ...(socketFits ? { unixSocket: socketPath } : {}),
     hostNames: [o.nodeName, o.nodeIp, hostname()],
+    // /version reports what the Node reports as its kubeletVersion (`kubectl version`).
+    kubeApi: { gitVersion: kubeletVersion() },
   };
 }

@@ -24,6 +24,9 @@ export interface HealthReport {
   checks: HealthCheck[];
 }
 
+/** ResourceChangeKind: the kinds, other than pods, whose changes the server's watches follow (their plural resource names). */
+export type ResourceChangeKind = 'nodes' | 'namespaces' | 'events' | 'configmaps' | 'secrets';
+
 /** CreatedNamespace: a namespace made through the Kubernetes API (src/main/namespace-store.ts keeps them). */
 export interface CreatedNamespace {
   name: string;
@@ -115,14 +118,27 @@ export interface AgentHost {
   decodePodsBody?(request: DecodePodsBodyRequest): Promise<DecodedPodsBody>;
   /**
    * submitObjects: store new ConfigMaps and Secrets given to the intake (`POST /pods` beside or
-   * without pods; checked and normalised already), all or nothing; resolves once stored and handed
-   * to the object store. ERR_ALREADY_EXISTS when any of them exists (any source).
+   * without pods) or the Kubernetes API (`POST /api/v1/namespaces/{ns}/configmaps|secrets`;
+   * checked and normalised already), all or nothing; resolves once stored and handed to the object
+   * store, with the objects as read back (server-set `uid` and `creationTimestamp`, and the
+   * `resourceVersion` of this write). ERR_ALREADY_EXISTS when any of them exists (any source).
+   * `write.dryRun`: checked and answered as they would be stored; nothing changes.
    */
-  submitObjects?(objects: ConfigObject[]): Promise<ConfigObject[]>;
-  /** replaceObject: replace an intake ConfigMap or Secret (`PUT /configmaps|secrets/{namespace}/{name}`). */
-  replaceObject?(object: ConfigObject): Promise<ConfigObject>;
-  /** deleteObject: delete an intake ConfigMap or Secret (`DELETE /configmaps|secrets/{namespace}/{name}`). */
-  deleteObject?(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject>;
+  submitObjects?(objects: ConfigObject[], write?: ConfigObjectWrite): Promise<ConfigObject[]>;
+  /**
+   * replaceObject: replace an API (intake) ConfigMap or Secret (`PUT /configmaps|secrets/{namespace}/{name}`,
+   * PUT and PATCH on the Kubernetes API); resolves with it as read back (the write's resourceVersion).
+   * A `metadata.resourceVersion` or `uid` in `object` that is not the current one: ERR_CONFLICT (409).
+   */
+  replaceObject?(object: ConfigObject, write?: ConfigObjectWrite): Promise<ConfigObject>;
+  /** deleteObject: delete an API (intake) ConfigMap or Secret (`DELETE /configmaps|secrets/{namespace}/{name}`, and on the Kubernetes API), `write.preconditions` checked (ERR_CONFLICT). */
+  deleteObject?(kind: ConfigObjectKind, namespace: string, name: string, write?: ConfigObjectWrite): Promise<ConfigObject>;
+  /**
+   * objectsResourceVersion: the object store's counter (the version of the last change of any
+   * ConfigMap or Secret; its own, never compared with the pods'), a ConfigMapList's or
+   * SecretList's `metadata.resourceVersion`. Optional.
+   */
+  objectsResourceVersion?(): number;
   /**
    * replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID.
    * `write.dryRun`: checked and answered as it would be stored; nothing changes. Resolves once the
@@ -143,6 +159,13 @@ export interface AgentHost {
   listObjects?(kind?: ConfigObjectKind): ConfigObject[];
   /** listEvents: the recent core/v1 Events, oldest first (`GET /events`). */
   listEvents?(): Event[];
+  /**
+   * onResourceChange: calls `fn` (on the main thread, after the change) when an object of that
+   * kind may have changed — an event recorded or counted again, the node's spec or status — so the
+   * server's watch of the kind (kube-api/kind-feeds.ts) lists it again at once instead of at its
+   * next poll. Returns the unsubscribe function. Optional: without it changes show at the poll.
+   */
+  onResourceChange?(fn: (resource: ResourceChangeKind) => void): () => void;
   /**
    * createdNamespaces: the namespaces made through the API (namespace-store.ts), beside those in use.
    * Optional, with createNamespace and deleteNamespace: without them namespace writes answer 405.
@@ -188,6 +211,16 @@ export interface AgentHost {
    * Optional: without it (or portForwardTarget) the server answers 405 on /portForward.
    */
   openPortForward?(spec: PortForwardSpec): PortForwardSession;
+}
+
+/**
+ * ConfigObjectWrite: how a ConfigMap or Secret write is made: `dryRun` (`?dryRun=All`: checked,
+ * answered, nothing stored); `preconditions` of a delete (DeleteOptions: the current object's
+ * `uid` / `resourceVersion`).
+ */
+export interface ConfigObjectWrite {
+  dryRun?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
 }
 
 /** StreamTarget: the container a stream enters. */

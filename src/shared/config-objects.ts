@@ -49,7 +49,7 @@ const kConfigKeyRe = /^[-._a-zA-Z0-9]+$/;
 const kBase64Re = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const kConfigMapFields = ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable'];
 const kSecretFields = ['apiVersion', 'kind', 'metadata', 'data', 'stringData', 'type', 'immutable'];
-const kMetaFields = ['name', 'namespace', 'uid', 'labels', 'annotations', 'creationTimestamp', 'resourceVersion', 'generation', 'selfLink', 'managedFields'];
+const kMetaFields = ['name', 'generateName', 'namespace', 'uid', 'labels', 'annotations', 'creationTimestamp', 'resourceVersion', 'generation', 'selfLink', 'managedFields'];
 
 /**
  * configKeyErrors: why `key` is no valid ConfigMap/Secret key (validation.IsConfigMapKey), empty
@@ -281,15 +281,49 @@ export function podObjectKeys(pod: Pod): string[] {
   ];
 }
 
+/** kLastAppliedAnnotation: where `kubectl apply` keeps the whole object it applied (corev1.LastAppliedConfigAnnotation). */
+export const kLastAppliedAnnotation = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * redactLastApplied: the `kubectl apply` annotation of a Secret without its values: the applied
+ * object's `data` and `stringData` keep their keys, each value replaced by `""` (valid base64, so
+ * a client that decodes it still can; kubectl's three-way merge still sees which keys the last
+ * apply set, so a key dropped from the file is still deleted). Anything that does not parse as a
+ * JSON object is dropped (undefined): it is never passed on. Pure.
+ */
+export function redactLastApplied(text: string): string | undefined {
+  let applied: unknown;
+  try {
+    applied = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObj(applied)) return undefined;
+  const out: Obj = { ...applied };
+  for (const field of ['data', 'stringData']) {
+    const m = out[field];
+    if (m === undefined) continue;
+    out[field] = isObj(m) ? Object.fromEntries(Object.keys(m).map((k) => [k, ''])) : {};
+  }
+  return `${JSON.stringify(out)}${text.endsWith('\n') ? '\n' : ''}`;
+}
+
 /**
  * redactConfigObject: an object as the API answers with it: a ConfigMap whole; a Secret without
- * its `data` (its keys listed in the `kubelet-ts/secret-keys` annotation instead), so that no
- * Secret value leaves the agent in a reply (issue #12: Secrets never in plain text outside the
- * container). Pure.
+ * its `data` (its keys listed in the `kubelet-ts/secret-keys` annotation instead) and with the
+ * values of its `kubectl.kubernetes.io/last-applied-configuration` annotation blanked
+ * ({@link redactLastApplied}), so that no Secret value leaves the agent in a reply, a watch event
+ * or a log (issue #12: Secrets never in plain text outside the container). Pure.
  */
 export function redactConfigObject(o: ConfigObject): ConfigObject {
   if (o.kind !== 'Secret') return o;
   const { data, ...rest } = o;
   const keys = Object.keys(data ?? {}).sort().join(',');
-  return { ...rest, metadata: { ...rest.metadata, annotations: { ...rest.metadata?.annotations, 'kubelet-ts/secret-keys': keys } } };
+  const annotations: Record<string, string> = { ...rest.metadata?.annotations, 'kubelet-ts/secret-keys': keys };
+  if (Object.hasOwn(annotations, kLastAppliedAnnotation)) {
+    const redacted = redactLastApplied(annotations[kLastAppliedAnnotation]);
+    if (redacted === undefined) delete annotations[kLastAppliedAnnotation];
+    else annotations[kLastAppliedAnnotation] = redacted;
+  }
+  return { ...rest, metadata: { ...rest.metadata, annotations } };
 }

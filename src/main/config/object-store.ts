@@ -10,6 +10,14 @@
  * NotFound). The same `kind/namespace/name` from two sources: the first one seen wins and keeps it
  * while its source still offers it (as PodConfig does for pods); the others are conflicts.
  *
+ * Every change of a winning object (it appeared, its content changed, it went) is stamped with a
+ * resourceVersion from one counter shared by ConfigMaps and Secrets (the apiserver's etcd revision
+ * for these two kinds: registry/generic/registry/store.go, storage/etcd3): the object as read
+ * carries it in `metadata.resourceVersion`, and the store keeps a bounded change feed (ADDED /
+ * MODIFIED / DELETED with the object and its version) for a watch to resume from. The counter is
+ * its own, not the pods' (the status manager's watch counter): as upstream says of every
+ * resourceVersion, the two are opaque and never compared; both start at 0 when the agent starts.
+ *
  * Contents are never logged here (keys and sources only). Main thread only; synchronous.
  */
 import type { PodSourceName } from '../../shared/api.js';
@@ -35,6 +43,20 @@ export interface ObjectStoreChanges {
   conflicts: { key: string; source: PodSourceName; heldBy: PodSourceName }[];
 }
 
+/**
+ * ObjectChange: one entry of the store's change feed, as a watch event of the apiserver: the object
+ * as it now is (DELETED: as it was, with the deletion's version), `resourceVersion` the counter's
+ * value of this change (also in `object.metadata.resourceVersion`).
+ */
+export interface ObjectChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  object: ConfigObject;
+  resourceVersion: number;
+}
+
+/** kObjectChangeHistory: how many changes the feed keeps for a resume (older: changesSince answers undefined, a 410). */
+export const kObjectChangeHistory = 1000;
+
 /** ObjectStore: the merged ConfigMaps and Secrets. Main thread only. */
 export interface ObjectStore {
   /** apply merges one source's update; returns which keys' winning object changed. */
@@ -52,6 +74,16 @@ export interface ObjectStore {
   list(kind?: ConfigObject['kind']): ConfigObject[];
   /** The number of objects held (winners), for tests and metrics. */
   size(): number;
+  /** resourceVersion: the counter's value of the last change (0 before any): a List's `metadata.resourceVersion`. */
+  resourceVersion(): number;
+  /**
+   * changesSince: the changes after resourceVersion `rv`, oldest first (empty when none), or
+   * undefined when `rv` is older than the kept history (kObjectChangeHistory) or newer than the
+   * counter: the watch's 410 Gone.
+   */
+  changesSince(rv: number): ObjectChange[] | undefined;
+  /** subscribe: `fn` gets every change as it is made, in version order, until the returned function is called. */
+  subscribe(fn: (change: ObjectChange) => void): () => void;
 }
 
 interface Entry {
@@ -62,12 +94,22 @@ interface Entry {
   json: string;
 }
 
+/** stamp: `o` with `metadata.resourceVersion` set to `rv` (a copy). */
+function stamp(o: ConfigObject, rv: number): ConfigObject {
+  return { ...o, metadata: { ...o.metadata, resourceVersion: String(rv) } } as ConfigObject;
+}
+
 class ObjectStoreImpl implements ObjectStore {
   /** source → key → its entry. */
   readonly #bySource = new Map<PodSourceName, Map<string, Entry>>();
   /** key → the winning entry. */
   readonly #winner = new Map<string, Entry>();
+  /** key → the winning object as read (its resourceVersion stamped). */
+  readonly #stamped = new Map<string, ConfigObject>();
+  readonly #history: ObjectChange[] = [];
+  readonly #subscribers = new Set<(change: ObjectChange) => void>();
   #seq = 0;
+  #rv = 0;
 
   apply(update: ConfigObjectUpdate): ObjectStoreChanges {
     let current = this.#bySource.get(update.source);
@@ -114,15 +156,37 @@ class ObjectStoreImpl implements ObjectStore {
       }
       if (winner) this.#winner.set(key, winner);
       else this.#winner.delete(key);
-      if (previous?.json !== winner?.json) changes.changed.push(key);
+      if (previous?.json !== winner?.json) {
+        changes.changed.push(key);
+        this.#record(key, winner?.object);
+      }
       const mine = current.get(key);
       if (winner && mine && winner.source !== update.source) changes.conflicts.push({ key, source: update.source, heldBy: winner.source });
     }
     return changes;
   }
 
+  /** #record stamps the change of `key` (its new winner, or none: deleted) and publishes it. */
+  #record(key: string, object: ConfigObject | undefined): void {
+    const rv = ++this.#rv;
+    const before = this.#stamped.get(key);
+    let change: ObjectChange;
+    if (object) {
+      const now = stamp(object, rv);
+      this.#stamped.set(key, now);
+      change = { type: before ? 'MODIFIED' : 'ADDED', object: now, resourceVersion: rv };
+    } else {
+      this.#stamped.delete(key);
+      if (!before) return;
+      change = { type: 'DELETED', object: stamp(before, rv), resourceVersion: rv };
+    }
+    this.#history.push(change);
+    if (this.#history.length > kObjectChangeHistory) this.#history.splice(0, this.#history.length - kObjectChangeHistory);
+    for (const fn of [...this.#subscribers]) fn(change);
+  }
+
   get(kind: ConfigObject['kind'], namespace: string, name: string): ConfigObject | undefined {
-    return this.#winner.get(configObjectKey(kind, namespace, name))?.object;
+    return this.#stamped.get(configObjectKey(kind, namespace, name));
   }
 
   owner(kind: ConfigObject['kind'], namespace: string, name: string): PodSourceName | undefined {
@@ -147,7 +211,7 @@ class ObjectStoreImpl implements ObjectStore {
   list(kind?: ConfigObject['kind']): ConfigObject[] {
     const out: ConfigObject[] = [];
     for (const key of [...this.#winner.keys()].sort()) {
-      const o = this.#winner.get(key)!.object;
+      const o = this.#stamped.get(key)!;
       if (kind === undefined || o.kind === kind) out.push(o);
     }
     return out;
@@ -155,6 +219,24 @@ class ObjectStoreImpl implements ObjectStore {
 
   size(): number {
     return this.#winner.size;
+  }
+
+  resourceVersion(): number {
+    return this.#rv;
+  }
+
+  changesSince(rv: number): ObjectChange[] | undefined {
+    if (!Number.isSafeInteger(rv) || rv < 0 || rv > this.#rv) return undefined;
+    if (rv === this.#rv) return [];
+    const first = this.#history[0];
+    // The change right after rv must still be kept.
+    if (!first || first.resourceVersion > rv + 1) return undefined;
+    return this.#history.filter((c) => c.resourceVersion > rv);
+  }
+
+  subscribe(fn: (change: ObjectChange) => void): () => void {
+    this.#subscribers.add(fn);
+    return () => this.#subscribers.delete(fn);
   }
 }
 

@@ -7,12 +7,12 @@
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
  * Main thread only.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
 import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
-import { AgentError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
+import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
 import { readStoredFile, setAsideStoredFile, storedJsonFiles, writeFilesDurably } from './intake-store.js';
@@ -58,6 +58,33 @@ export interface IntakeObjectSourceDeps {
   owner: (kind: ConfigObjectKind, namespace: string, name: string) => PodSourceName | undefined;
   /** Clock for creationTimestamp (default Date.now), epoch ms. */
   now?: () => number;
+  /**
+   * The object store's current `kind/namespace/name` (ObjectStore.get: its resourceVersion
+   * stamped), for the resourceVersion preconditions of replace and remove. Without it a
+   * resourceVersion precondition never holds.
+   */
+  current?: (kind: ConfigObjectKind, namespace: string, name: string) => ConfigObject | undefined;
+}
+
+/**
+ * ObjectWrite: how a write is made. `dryRun` (the API's `?dryRun=All`): every check runs and the
+ * answer is the object as it would be stored, but nothing is written or sent. `preconditions`
+ * (remove only; replace reads them from the object's own metadata): the DeleteOptions'
+ * `uid` / `resourceVersion` the current object must have, else ConflictError (409).
+ */
+export interface ObjectWrite {
+  dryRun?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/** kConflictDetail: the apiserver's message for a write based on a stale resourceVersion (storage.NewResourceVersionConflictsError). */
+const kConflictDetail = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** withoutVersion: `o` without `metadata.resourceVersion` (the object store stamps it; never stored). */
+function withoutVersion(o: ConfigObject): ConfigObject {
+  if (o.metadata?.resourceVersion === undefined) return o;
+  const { resourceVersion: _rv, ...meta } = o.metadata;
+  return { ...o, metadata: meta } as ConfigObject;
 }
 
 /**
@@ -65,17 +92,23 @@ export interface IntakeObjectSourceDeps {
  * and changes nothing then: ERR_ALREADY_EXISTS (`configmaps "x" already exists`, 409),
  * ERR_NOT_FOUND (`configmaps "x" not found`, 404), ForbiddenError (403: an object of another
  * source), InvalidManifestError (422: an update an `immutable` object or a Secret's type forbids),
- * or ERR_INSUFFICIENT_STORAGE.
+ * ConflictError (409: a resourceVersion or uid precondition that does not hold: the apiserver's
+ * `Operation cannot be fulfilled on configmaps "x": the object has been modified; …`), or
+ * ERR_INSUFFICIENT_STORAGE. As the apiserver's create (rest.BeforeCreate), a created object gets a
+ * new `metadata.uid` and `creationTimestamp` whatever the body says; a replace keeps both.
  */
 export interface IntakeObjectSource {
   /** start restores the stored objects and sends them as one SET. */
   start(): Promise<void>;
   /** create stores new objects (checked and normalised already) all or nothing; sends ADD. */
-  create(objects: ConfigObject[]): Promise<ConfigObject[]>;
-  /** replace stores `object` over the intake object of its kind and name; sends UPDATE. */
-  replace(object: ConfigObject): Promise<ConfigObject>;
+  create(objects: ConfigObject[], write?: ObjectWrite): Promise<ConfigObject[]>;
+  /**
+   * replace stores `object` over the intake object of its kind and name; sends UPDATE. A
+   * non-empty `metadata.resourceVersion` (or `uid`) in `object` is a precondition on the current one.
+   */
+  replace(object: ConfigObject, write?: ObjectWrite): Promise<ConfigObject>;
   /** remove deletes the intake object `kind namespace/name`; sends REMOVE. */
-  remove(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject>;
+  remove(kind: ConfigObjectKind, namespace: string, name: string, write?: ObjectWrite): Promise<ConfigObject>;
 }
 
 class IntakeObjectSourceImpl implements IntakeObjectSource {
@@ -137,9 +170,21 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
     }
   }
 
-  create(objects: ConfigObject[]): Promise<ConfigObject[]> {
+  /** #checkPreconditions throws ConflictError unless `current` (its store version) has `uid` and `resourceVersion` when given. */
+  #checkPreconditions(prev: ConfigObject, pre: ObjectWrite['preconditions']): void {
+    const name = prev.metadata?.name ?? '';
+    const fail = (detail: string) => new ConflictError(`Operation cannot be fulfilled on ${resourceOf(prev.kind)} ${JSON.stringify(name)}: ${detail}`);
+    const uid = prev.metadata?.uid ?? '';
+    if (pre?.uid && pre.uid !== uid) throw fail(`Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${uid}`);
+    if (pre?.resourceVersion) {
+      const have = this.deps.current?.(prev.kind, prev.metadata?.namespace ?? 'default', name)?.metadata?.resourceVersion ?? '';
+      if (pre.resourceVersion !== have) throw fail(kConflictDetail);
+    }
+  }
+
+  create(objects: ConfigObject[], write: ObjectWrite = {}): Promise<ConfigObject[]> {
     return this.#serial(async () => {
-      const now = new Date((this.deps.now ?? Date.now)()).toISOString();
+      const now = new Date(Math.floor((this.deps.now ?? Date.now)() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
       const stored: ConfigObject[] = [];
       for (const o of objects) {
         const ns = o.metadata?.namespace ?? 'default';
@@ -147,8 +192,9 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
         if (this.#objects.has(keyOf(o)) || this.deps.owner(o.kind, ns, name) !== undefined) {
           throw new AgentError('ERR_ALREADY_EXISTS', `${resourceOf(o.kind)} "${name}" already exists`);
         }
-        stored.push({ ...o, metadata: { ...o.metadata, creationTimestamp: o.metadata?.creationTimestamp ?? now } } as ConfigObject);
+        stored.push(withoutVersion({ ...o, metadata: { ...o.metadata, uid: randomUUID(), creationTimestamp: now } } as ConfigObject));
       }
+      if (write.dryRun) return stored;
       await this.#write(stored);
       for (const o of stored) this.#objects.set(keyOf(o), o);
       this.deps.logger.info({ source: 'api', objects: stored.map(keyOf) }, 'Stored intake objects');
@@ -157,7 +203,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
     });
   }
 
-  replace(object: ConfigObject): Promise<ConfigObject> {
+  replace(object: ConfigObject, write: ObjectWrite = {}): Promise<ConfigObject> {
     return this.#serial(async () => {
       const ns = object.metadata?.namespace ?? 'default';
       const name = object.metadata?.name ?? '';
@@ -167,9 +213,11 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
         if (owner) throw new ForbiddenError(`${resourceOf(object.kind)} "${name}" is forbidden: it comes from the ${owner} source; change it there`);
         throw new AgentError('ERR_NOT_FOUND', `${resourceOf(object.kind)} "${name}" not found`);
       }
+      this.#checkPreconditions(prev, { uid: object.metadata?.uid, resourceVersion: object.metadata?.resourceVersion });
       const errors = validateConfigObjectUpdate(object, prev);
       if (errors.length > 0) throw new InvalidManifestError(`${object.kind} "${name}"`, errors);
-      const stored = { ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid } } as ConfigObject;
+      const stored = withoutVersion({ ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid } } as ConfigObject);
+      if (write.dryRun) return stored;
       await this.#write([stored]);
       this.#objects.set(keyOf(stored), stored);
       this.deps.logger.info({ source: 'api', object: keyOf(stored) }, 'Replaced intake object');
@@ -178,7 +226,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
     });
   }
 
-  remove(kind: ConfigObjectKind, namespace: string, name: string): Promise<ConfigObject> {
+  remove(kind: ConfigObjectKind, namespace: string, name: string, write: ObjectWrite = {}): Promise<ConfigObject> {
     return this.#serial(async () => {
       const key = `${kind}/${namespace}/${name}`;
       const prev = this.#objects.get(key);
@@ -187,6 +235,8 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
         if (owner) throw new ForbiddenError(`${resourceOf(kind)} "${name}" is forbidden: it comes from the ${owner} source; remove it there`);
         throw new AgentError('ERR_NOT_FOUND', `${resourceOf(kind)} "${name}" not found`);
       }
+      this.#checkPreconditions(prev, write.preconditions);
+      if (write.dryRun) return prev;
       await unlink(join(this.#dir, intakeObjectFileName(prev)));
       this.#objects.delete(key);
       this.deps.logger.info({ source: 'api', object: key }, 'Removed intake object');

@@ -315,14 +315,20 @@ class IntakeSourceImpl implements IntakeSource {
       if (bound) throw new InvalidManifestError('request body', [bound]);
       const now = new Date(this.#now()).toISOString();
       if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
+      // The API's resourceVersion is the server's, not the pod's content (a PATCH or a read-modify-write sends it back).
+      const { resourceVersion: _rv, ...meta } = pod.metadata ?? {};
       pod.metadata = {
-        ...pod.metadata,
+        ...meta,
         name, namespace, uid,
         creationTimestamp: old.metadata?.creationTimestamp,
         annotations: { ...(pod.metadata?.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now },
       };
       delete pod.status;
-      pod.metadata.annotations![ConfigHashAnnotationKey] = configHashOf(pod);
+      const hash = configHashOf(pod);
+      // An unchanged pod keeps when it was first seen (config.hash and config.seen, as the file source keeps an
+      // unchanged manifest's): a no-op replace, or the dry run of `kubectl diff`, shows no change of either.
+      if (hash === old.metadata?.annotations?.[ConfigHashAnnotationKey]) pod.metadata.annotations![ConfigSeenAnnotationKey] = old.metadata.annotations[ConfigSeenAnnotationKey] ?? now;
+      pod.metadata.annotations![ConfigHashAnnotationKey] = hash;
       const files = podFiles(pod);
       const file = files[0];
       this.#checkStoreBytes(`pods "${name}"`, [file], [fullName]);

@@ -15,7 +15,7 @@ import { newEtcdSource, type EtcdSource } from '../config/source-etcd.js';
 import { newEtcdObjectSource } from '../config/source-etcd-objects.js';
 import type { ConfigObjectUpdate } from '../config/object-store.js';
 import { newNodeLease, type NodeLease } from '../node/node-lease.js';
-import { buildNode as buildNodeObject, gatherNodeFacts, kubeletTsVersion } from '../node/node-status.js';
+import { buildNode as buildNodeObject, gatherNodeFacts, kubeletVersion } from '../node/node-status.js';
 import { newEtcdStatusWriter, type EtcdStatusWriter } from '../status/etcd-status-writer.js';
 import type { StatusManager } from '../status/status-manager.js';
 import { newEtcdClient, type Etcd3 } from './client.js';
@@ -108,7 +108,7 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
     : undefined;
   let previousNode: Node | undefined;
   const buildNode = deps.buildNode ?? (async () => (previousNode = buildNodeObject({
-    nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletTsVersion(),
+    nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletVersion(),
     containerRuntimeVersion: o.runtime === 'fake' ? 'fake://0.1.0' : 'docker://unknown', health: deps.ready?.() ?? { ok: true },
     port: o.port, facts: await gatherNodeFacts(o.rootDir), nowMs: Date.now(), previous: previousNode,
   })));

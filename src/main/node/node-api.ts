@@ -17,7 +17,7 @@ import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
 import type { PortForwardSession, PortForwardTarget } from '../../server/streaming/port-forward-host.js';
 import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/container-logs.js';
 import type { PodManager } from '../pod/pod-manager.js';
-import { buildNode, gatherNodeFacts, kubeletTsVersion, type NodeInputs } from './node-status.js';
+import { buildNode, gatherNodeFacts, kubeletVersion, type NodeInputs } from './node-status.js';
 import { kRuntimeDownMessage } from './runtime-state.js';
 import { newNodeSpecStore, type NodeSpecStore } from './node-spec.js';
 
@@ -138,7 +138,7 @@ class NodeApiImpl implements NodeApi {
     const failing = health.checks.filter((c) => !c.ok).map(readyMessage);
     this.#lastNode = buildNode({
       nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, unschedulable: await this.#spec.unschedulable(), nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
-      kubeletVersion: kubeletTsVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
+      kubeletVersion: kubeletVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
       health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(), pressure: this.deps.pressure?.(), hardEviction: this.deps.hardEviction,
       facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
     });

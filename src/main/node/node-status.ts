@@ -57,7 +57,7 @@ export interface NodeInputs {
   nodeIp: string;
   /** --max-pods: capacity and allocatable `pods`. */
   maxPods: number;
-  /** kubelet-ts's package version, as nodeInfo.kubeletVersion (`v0.1.0`). */
+  /** nodeInfo.kubeletVersion: {@link kubeletVersion}, e.g. `v1.32.0-kubelet-ts.0.1.0`. */
   kubeletVersion: string;
   /** `docker://<version>`, or '' when the runtime could not be asked. */
   containerRuntimeVersion: string;
@@ -256,6 +256,25 @@ export async function gatherNodeFacts(rootDir: string): Promise<NodeFacts> {
 }
 
 let cachedVersion: string | undefined;
+
+/**
+ * kImplementedKubernetesVersion: the Kubernetes release whose API (core/v1, the kubelet's
+ * endpoints) this agent implements and is tested against (kubectl and client-go 1.32).
+ */
+export const kImplementedKubernetesVersion = '1.32.0';
+
+/**
+ * kubeletVersion: what the Node reports as `status.nodeInfo.kubeletVersion` and `/version` as
+ * its gitVersion: `v1.32.0-kubelet-ts.N`, where `v1.32.0` is {@link kImplementedKubernetesVersion}
+ * (tools parse it as a Kubernetes version, as kubectl's version skew check and client-go's
+ * version.ParseSemantic do) and N, the semver pre-release part after `kubelet-ts.`, is
+ * kubelet-ts's own package version ({@link kubeletTsVersion}, e.g. `0.1.0` →
+ * `v1.32.0-kubelet-ts.0.1.0`). Upstream: pkg/kubelet/nodestatus/setters.go (VersionInfo) reports
+ * the kubelet's build version there.
+ */
+export function kubeletVersion(): string {
+  return `v${kImplementedKubernetesVersion}-kubelet-ts.${kubeletTsVersion()}`;
+}
 
 /**
  * kubeletTsVersion: the `version` of kubelet-ts's package.json (found upwards from this file, in

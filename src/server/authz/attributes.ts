@@ -14,6 +14,7 @@
  *   `nodes/proxy` on the kubelet's `/exec`, `/attach`, `/run`, `/portForward`.
  * Pure functions.
  */
+import { queryBool } from '../query-bool.js';
 
 /** Attributes: authorizer.Attributes (k8s.io/apiserver/pkg/authorization/authorizer), reduced. */
 export interface Attributes {
@@ -114,8 +115,7 @@ export function apiRequestAttributes(method: string, path: string, query?: URLSe
   let name = parts[1] ?? '';
   const subresource = parts.length >= 3 && verb !== 'proxy' ? parts[2] : '';
   if (name === '' && verb === 'get') {
-    const watch = query?.get('watch');
-    verb = watch === 'true' || watch === '1' ? 'watch' : 'list';
+    verb = query && queryBool(query, 'watch') ? 'watch' : 'list';
     const exact = /^metadata\.name(==?)([^,]+)$/.exec(query?.get('fieldSelector') ?? '');
     if (exact && !exact[2].includes('/') && exact[2] !== '.' && exact[2] !== '..') name = exact[2];
   }

@@ -13,7 +13,7 @@ import { applyJsonPatch } from './patch/json-patch.js';
 import { badRequest, deepEqual, isObject, rejectProtoKeys, type Json, type JsonObject } from './patch/json.js';
 import { recordUpdate, writeManagers } from './patch/managed-fields.js';
 import { mergePatch } from './patch/merge-patch.js';
-import { kPodPatchMeta } from './patch/pod-strategies.js';
+import { kPodPatchMeta, type PatchMeta } from './patch/pod-strategies.js';
 import { serverSideApply } from './patch/server-side-apply.js';
 import { strategicMerge } from './patch/strategic-merge.js';
 
@@ -52,8 +52,25 @@ export interface PatchQuery {
  * ERR_CONFLICT (409) for an apply that conflicts with another manager without `force`.
  */
 export function patchPod(current: Pod, contentType: string, body: string, query: PatchQuery): Pod {
+  return patchObject(current, contentType, body, query, { kind: 'Pod', meta: kPodPatchMeta });
+}
+
+/**
+ * PatchTarget: what the patched object is: its `kind` (an apply configuration must name it) and
+ * its patch strategies (which lists merge by which key: pod-strategies.ts).
+ */
+export interface PatchTarget {
+  kind: string;
+  meta: PatchMeta;
+}
+
+/**
+ * patchObject: {@link patchPod} for an object of any core/v1 kind the node serves (a ConfigMap or
+ * Secret: `target` kConfigObjectPatchMeta), with the same four patch types, checks and errors.
+ */
+export function patchObject<T>(current: T, contentType: string, body: string, query: PatchQuery, target: PatchTarget): T {
   try {
-    return patchPodUnchecked(current, contentType, body, query);
+    return patchUnchecked(current, contentType, body, query, target) as T;
   } catch (err) {
     if (err instanceof AgentError) throw err;
     // A stack overflow or a library's own exception: still a bad patch, never a crash.
@@ -61,7 +78,7 @@ export function patchPod(current: Pod, contentType: string, body: string, query:
   }
 }
 
-function patchPodUnchecked(current: Pod, contentType: string, body: string, query: PatchQuery): Pod {
+function patchUnchecked(current: unknown, contentType: string, body: string, query: PatchQuery, target: PatchTarget): unknown {
   const type = String(contentType ?? '').split(';')[0].trim().toLowerCase();
   if (!(kPatchContentTypes as readonly string[]).includes(type)) {
     throw new AgentError('ERR_INVALID_ARGUMENT', `the body of the request was in an unknown format - accepted media types include: ${kPatchContentTypes.join(', ')}`, { statusReason: 'UnsupportedMediaType' });
@@ -86,20 +103,20 @@ function patchPodUnchecked(current: Pod, contentType: string, body: string, quer
       break;
     case 'application/strategic-merge-patch+json':
       if (!isObject(patch)) throw badRequest('strategic merge patch: the body must be a JSON object');
-      out = strategicMerge(live, patch, kPodPatchMeta) ?? {};
+      out = strategicMerge(live, patch, target.meta) ?? {};
       break;
     default:
       if (!isObject(patch)) throw badRequest('apply: the body must be a YAML or JSON object');
-      checkApplyIdentity(patch);
-      out = serverSideApply(live, patch, kPodPatchMeta, query?.fieldManager, query?.force === true);
+      checkApplyIdentity(patch, target.kind);
+      out = serverSideApply(live, patch, target.meta, query?.fieldManager, query?.force === true);
   }
   if (!isObject(out)) throw badRequest('the patched object is not an object');
   checkIdentity(live, out);
   if (!yaml && typeof query?.fieldManager === 'string' && query.fieldManager !== '' && !deepEqual(live, out)) {
-    writeManagers(out, recordUpdate(live, out, kPodPatchMeta, query.fieldManager));
+    writeManagers(out, recordUpdate(live, out, target.meta, query.fieldManager));
   }
   // One more round trip: the result is plain JSON data (no shared references, no prototypes of ours).
-  return JSON.parse(JSON.stringify(out)) as Pod;
+  return JSON.parse(JSON.stringify(out)) as unknown;
 }
 
 function parseBody(body: string, yaml: boolean): Json {
@@ -137,11 +154,11 @@ function recursiveAlias(doc: Document.Parsed): string | undefined {
   return found;
 }
 
-/** An apply configuration must say what it is: apiVersion v1, kind Pod, and the Pod's own name. */
-function checkApplyIdentity(applied: JsonObject): void {
+/** An apply configuration must say what it is: apiVersion v1, its kind, and the object's own name. */
+function checkApplyIdentity(applied: JsonObject, kind: string): void {
   const errors: FieldError[] = [];
   if (applied.apiVersion !== 'v1') errors.push({ field: 'apiVersion', type: 'Invalid value', value: applied.apiVersion ?? null, detail: 'must be "v1"' });
-  if (applied.kind !== 'Pod') errors.push({ field: 'kind', type: 'Invalid value', value: applied.kind ?? null, detail: 'must be "Pod"' });
+  if (applied.kind !== kind) errors.push({ field: 'kind', type: 'Invalid value', value: applied.kind ?? null, detail: `must be "${kind}"` });
   const meta = isObject(applied.metadata) ? applied.metadata : undefined;
   if (meta === undefined || typeof meta.name !== 'string' || meta.name === '') errors.push({ field: 'metadata.name', type: 'Required value' });
   if (errors.length > 0) throw new InvalidManifestError('apply', errors);

@@ -24,9 +24,10 @@ import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
-import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, wantsTable } from './request.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
+import { compareKeys, continueExpired, pageOf, parseListPage } from './list-pages.js';
 
 /** kPodFieldLabels: the field selectors pods support (PodToSelectableFields). */
 export const kPodFieldLabels: readonly string[] = Object.freeze(Object.keys(podFields({})));
@@ -78,6 +79,34 @@ function strictFieldsRefusal(query: URLSearchParams, body: Buffer | string | und
   return unknown.length > 0 ? statusReply(statusError(400, 'BadRequest', strictDecodingMessage(unknown))) : undefined;
 }
 
+/** podKey: a pod's storage key, `namespace/name` (the apiserver's list order). */
+function podKey(p: Pod): string {
+  return `${p.metadata?.namespace ?? 'default'}/${p.metadata?.name ?? ''}`;
+}
+
+/** sortPods: `pods` in key order (by namespace, then name), as the apiserver lists them. */
+function sortPods(pods: Pod[]): Pod[] {
+  const keyed = pods.map((p) => ({ p, k: podKey(p) }));
+  keyed.sort((a, b) => compareKeys(a.k, b.k));
+  return keyed.map((x) => x.p);
+}
+
+/**
+ * podVersionCompacted: the pods' watch history no longer holds `resourceVersion` (a watch from it
+ * starts with an ERROR, AgentHost.watch delivers it synchronously), so a continue token of a list
+ * at that version is too old, as a compacted etcd revision. A host without watch keeps no history: never.
+ */
+function podVersionCompacted(host: AgentHost, resourceVersion: number): boolean {
+  let expired = false;
+  let first = true;
+  const cancel = host.watch?.(resourceVersion, (e) => {
+    if (first) expired = e.type === 'ERROR';
+    first = false;
+  });
+  cancel?.();
+  return expired;
+}
+
 export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route[] {
   /** The presented pods' JSON (resourceVersion and mirror annotation in), per server: its versions are its own. */
   const podFragments = new JsonFragments();
@@ -91,8 +120,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const namespace = all ? undefined : params.namespace;
     const filter = parseListFilter(req.query, kPodFieldLabels);
     if (isStatus(filter)) return statusReply(filter);
-    const watch = (req.query.get('watch') ?? '').toLowerCase();
-    if (watch === 'true' || watch === '1') {
+    if (queryBool(req.query, 'watch')) {
       const w = parseWatchParams(req.query);
       if (isStatus(w)) return statusReply(w);
       let table: { include: 'None' | 'Metadata' | 'Object' } | undefined;
@@ -104,11 +132,19 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       const r = podWatchReply(host, { namespace, filter, ...w, table }, { limiter: options.watchLimiter, user: user?.name ?? '' });
       return isStatus(r) ? statusReply(r) : r;
     }
+    const listPage = parseListPage(req.query);
+    if (isStatus(listPage)) return statusReply(listPage);
+    if (listPage.continueFrom && podVersionCompacted(host, listPage.continueFrom.resourceVersion)) return statusReply(continueExpired());
     const rv = host.resourceVersion?.();
-    const resourceVersion = rv === undefined ? undefined : String(rv);
-    const selected = host.listPods()
+    const filtered = host.listPods()
       .filter((p) => (namespace === undefined || (p.metadata?.namespace ?? 'default') === namespace) && matchesFilter(filter, p.metadata?.labels, () => podFields(p)));
-    if (wantsTable(req.headers.accept)) return respond(req, selected.map((p) => present(host, p)), false, resourceVersion);
+    const { items: selected, metadata: listMeta } = pageOf(sortPods(filtered), podKey, listPage, rv, filter.labels.length > 0 || filter.fields.length > 0);
+    const resourceVersion = listMeta.resourceVersion;
+    if (wantsTable(req.headers.accept)) {
+      const include = parseIncludeObject(req.query);
+      if (isStatus(include)) return statusReply(include);
+      return jsonReply(200, toTable(kPodPrinter, selected.map((p) => present(host, p)), { include, nowMs: Date.now(), ...listMeta }));
+    }
     // A PodList from the pods' JSON fragments: a pod is serialized again only when it or its
     // resourceVersion changed (json-fragments.ts); byte for byte what respond() would send.
     const versions = deps.versions(host);
@@ -116,7 +152,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       const version = versions.get(p.metadata?.uid ?? '');
       return podFragments.json(p.metadata ?? p, objectInputs(p, [version]), () => presentPod(p, version));
     });
-    const head = { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : { resourceVersion } };
+    const head = { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : listMeta };
     return { status: 200, contentType: 'application/json', body: listBody.body(head, items) };
   };
 
@@ -212,7 +248,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const patch = async (ctx: RouteContext): Promise<HttpReply> => {
     const { host, req, params, body } = ctx;
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    const force = (req.query.get('force') ?? '').toLowerCase();
+    const force = queryBool(req.query, 'force');
     const text = (body ?? Buffer.alloc(0)).toString('utf8');
     for (let attempt = 1; ; attempt++) {
       const current = host.getPod(params.namespace, params.name);
@@ -223,7 +259,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       try {
         patched = patchPod(base, contentType, text, {
           ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
-          ...(force === 'true' || force === '1' ? { force: true } : {}),
+          ...(force ? { force: true } : {}),
         });
       } catch (err) {
         return statusReply(kubeErrorStatus(err, 'pods', params.name));

@@ -100,15 +100,19 @@ export function decodeReviewBody(body: Uint8Array): Record<string, unknown> {
   }
 }
 
-/** stringMap: a protobuf map<string, string> field (repeated entries of key 1, value 2). */
-function stringMap(f: Fields, n: number): Record<string, string> | undefined {
+/**
+ * stringMap: a protobuf map<string, string> field (repeated entries of key 1, value 2); with
+ * `bytes`, a map<string, bytes> as the JSON form of Go's map[string][]byte (values base64).
+ */
+function stringMap(f: Fields, n: number, bytes = false): Record<string, string> | undefined {
   const entries = f.get(n);
   if (!entries) return undefined;
   const out: Record<string, string> = {};
   for (const e of entries) {
     if (!(e instanceof Uint8Array)) continue;
     const kv = readFields(e);
-    out[str(kv, 1) ?? ''] = str(kv, 2) ?? '';
+    const v = kv.get(2)?.[0];
+    out[str(kv, 1) ?? ''] = !bytes ? str(kv, 2) ?? '' : v instanceof Uint8Array ? Buffer.from(v).toString('base64') : '';
   }
   return out;
 }
@@ -128,5 +132,37 @@ export function decodeNamespaceBody(body: Uint8Array): Record<string, unknown> {
     return { apiVersion, kind, metadata: Object.fromEntries(fields.filter(([, v]) => v !== undefined && v !== '')) };
   } catch (err) {
     throw new InvalidArgumentError(`the protobuf ${kind || 'object'} could not be decoded: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * decodeConfigObjectBody: a protobuf core/v1 ConfigMap or Secret (what `kubectl create configmap`
+ * and `kubectl create secret` send) as its JSON form. Field numbers of k8s.io/api core/v1
+ * generated.proto (release-1.32): ConfigMap metadata 1, data 2 (map<string,string>), binaryData 3
+ * (map<string,bytes>), immutable 4; Secret metadata 1, data 2 (map<string,bytes>), type 3,
+ * stringData 4, immutable 5; ObjectMeta name 1, generateName 2, namespace 3, uid 5,
+ * resourceVersion 6, labels 11, annotations 12. To be replaced by the general by-kind decoder of
+ * the vendored definitions (issue #39 item 8) once it is merged.
+ * @throws InvalidArgumentError for a malformed body or another kind.
+ */
+export function decodeConfigObjectBody(body: Uint8Array): Record<string, unknown> {
+  const { apiVersion, kind, raw } = decodeEnvelope(body);
+  if (kind !== 'ConfigMap' && kind !== 'Secret') throw new InvalidArgumentError(`the protobuf body holds a ${kind || 'object of no kind'}, not a ConfigMap or Secret`);
+  try {
+    const obj = readFields(raw);
+    const meta = msg(obj, 1);
+    const metaFields: [string, unknown][] = meta
+      ? [['name', str(meta, 1)], ['generateName', str(meta, 2)], ['namespace', str(meta, 3)], ['uid', str(meta, 5)], ['resourceVersion', str(meta, 6)], ['labels', stringMap(meta, 11)], ['annotations', stringMap(meta, 12)]]
+      : [];
+    const out: Record<string, unknown> = { apiVersion, kind, metadata: Object.fromEntries(metaFields.filter(([, v]) => v !== undefined && v !== '')) };
+    const immutable = obj.get(kind === 'ConfigMap' ? 4 : 5)?.[0];
+    if (typeof immutable === 'number') out.immutable = immutable !== 0;
+    const fields: [string, unknown][] = kind === 'ConfigMap'
+      ? [['data', stringMap(obj, 2)], ['binaryData', stringMap(obj, 3, true)]]
+      : [['data', stringMap(obj, 2, true)], ['type', str(obj, 3)], ['stringData', stringMap(obj, 4)]];
+    for (const [k, v] of fields) if (v !== undefined && v !== '') out[k] = v;
+    return out;
+  } catch (err) {
+    throw new InvalidArgumentError(`the protobuf ${kind} could not be decoded: ${(err as Error).message}`);
   }
 }

@@ -9,6 +9,7 @@ import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '..
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import { hostErrorStatus } from '../routes/intake.js';
 import { statusError } from '../status.js';
+export { queryBool } from '../query-bool.js';
 import { checkFieldLabels, matchesFieldSelector, parseFieldSelector, type FieldSelector, type FieldSet } from './field-selector.js';
 import type { IncludeObject } from './table.js';
 
@@ -142,3 +143,4 @@ export function objectReply(object: unknown, code = 200): HttpReply {
 }
 
 export { statusReply };
+

@@ -15,6 +15,8 @@ import { metricsRoutes } from './metrics-api.js';
 import type { KubeApiOptions } from './options.js';
 import { openApi as servedOpenApi } from './openapi.js';
 import { kubeErrorStatus } from './request.js';
+import { newKindFeeds, type KindFeeds } from './kind-feeds.js';
+import { newVersionClock } from './kind-history.js';
 import { newPodVersions, type PodVersions } from './pod-versions.js';
 import { newPodRoutes } from './pods.js';
 import { resourceRoutes } from './resources.js';
@@ -23,7 +25,7 @@ import { reviewRoutes } from './reviews.js';
 /** KubeApi: the routes to merge into the server's router, and `close` for the server's shutdown. */
 export interface KubeApi {
   routes: Route[];
-  /** close ends the per-host watches the routes hold (pod versions). Idempotent. */
+  /** close ends the per-host watches the routes hold (pod versions, the other kinds' feeds). Idempotent. */
   close(): void;
 }
 
@@ -78,6 +80,8 @@ function upgradeRequired(): HttpReply {
  */
 export function newKubeApi(options: KubeApiOptions = {}): KubeApi {
   const versions = new Map<AgentHost, PodVersions>();
+  const feeds = new Map<AgentHost, KindFeeds>();
+  const clock = newVersionClock();
   const routes: Route[] = [
     ...discoveryRoutes(options),
     ...newPodRoutes(options, {
@@ -89,7 +93,13 @@ export function newKubeApi(options: KubeApiOptions = {}): KubeApi {
     }),
     { path: '/api/v1/namespaces/:namespace/pods/:name/exec', methods: { get: upgradeRequired, post: upgradeRequired } },
     { path: '/api/v1/namespaces/:namespace/pods/:name/attach', methods: { get: upgradeRequired, post: upgradeRequired } },
-    ...resourceRoutes(),
+    ...resourceRoutes({
+      feeds(host) {
+        let f = feeds.get(host);
+        if (!f) feeds.set(host, (f = newKindFeeds(host, clock)));
+        return f;
+      },
+    }, options),
     ...metricsRoutes(),
     ...reviewRoutes(),
     ...openApiRoutes(options),
@@ -100,6 +110,8 @@ export function newKubeApi(options: KubeApiOptions = {}): KubeApi {
     close() {
       for (const v of versions.values()) v.close();
       versions.clear();
+      for (const f of feeds.values()) f.close();
+      feeds.clear();
     },
   };
 }

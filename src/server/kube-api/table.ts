@@ -26,7 +26,7 @@ export type IncludeObject = 'None' | 'Metadata' | 'Object';
 export interface Table {
   kind: 'Table';
   apiVersion: 'meta.k8s.io/v1';
-  metadata: { resourceVersion?: string };
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
   columnDefinitions: TableColumn[];
   rows: { cells: (string | number)[]; object?: unknown }[];
 }
@@ -183,7 +183,7 @@ function rowObject(object: { apiVersion?: string; kind?: string; metadata?: unkn
  * first, as the apiserver's watch encoder does). Pure.
  */
 export function toTable<T extends { apiVersion?: string; kind?: string; metadata?: unknown }>(
-  printer: TablePrinter<T>, objects: readonly T[], opts: { include: IncludeObject; nowMs: number; resourceVersion?: string; noHeaders?: boolean },
+  printer: TablePrinter<T>, objects: readonly T[], opts: { include: IncludeObject; nowMs: number; resourceVersion?: string; noHeaders?: boolean; continue?: string; remainingItemCount?: number },
 ): Table {
   const rows = objects.map((o) => {
     const row: Table['rows'][number] = { cells: printer.cells(o, opts.nowMs) };
@@ -193,7 +193,11 @@ export function toTable<T extends { apiVersion?: string; kind?: string; metadata
   });
   return {
     kind: 'Table', apiVersion: 'meta.k8s.io/v1',
-    metadata: opts.resourceVersion === undefined ? {} : { resourceVersion: opts.resourceVersion },
+    metadata: {
+      ...(opts.resourceVersion === undefined ? {} : { resourceVersion: opts.resourceVersion }),
+      ...(opts.continue === undefined ? {} : { continue: opts.continue }),
+      ...(opts.remainingItemCount === undefined ? {} : { remainingItemCount: opts.remainingItemCount }),
+    },
     columnDefinitions: opts.noHeaders ? [] : [...printer.columns],
     rows,
   };

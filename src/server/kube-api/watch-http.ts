@@ -22,8 +22,8 @@ import type { WatchLimiter } from '../watch-limits.js';
 import { watchFrame, type WatchEvent } from '../ws/watch-event.js';
 import { podFields } from './field-selector.js';
 import { presentPod } from './present.js';
-import { matchesFilter, type ListFilter } from './request.js';
-import { kPodPrinter, toTable, type IncludeObject } from './table.js';
+import { matchesFilter, queryBool, type ListFilter } from './request.js';
+import { kPodPrinter, toTable, type IncludeObject, type TablePrinter } from './table.js';
 
 /**
  * kMaxWatchBacklogBytes: a watcher whose changes waiting to be written (their frames' size) plus
@@ -55,16 +55,38 @@ export function parseWatchParams(query: URLSearchParams): Pick<PodWatchRequest, 
   if (rv !== '' && !/^\d+$/.test(rv)) return statusError(400, 'BadRequest', `resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
   const ts = query.get('timeoutSeconds') ?? '';
   if (ts !== '' && !/^\d+$/.test(ts)) return statusError(400, 'BadRequest', `timeoutSeconds: Invalid value: ${JSON.stringify(ts)}: must be a non-negative integer`);
-  const bm = (query.get('allowWatchBookmarks') ?? '').toLowerCase();
-  const out: Pick<PodWatchRequest, 'fromResourceVersion' | 'allowBookmarks' | 'timeoutSeconds'> = { allowBookmarks: bm === 'true' || bm === '1' };
+  const out: Pick<PodWatchRequest, 'fromResourceVersion' | 'allowBookmarks' | 'timeoutSeconds'> = { allowBookmarks: queryBool(query, 'allowWatchBookmarks') };
   if (rv !== '' && Number(rv) > 0) out.fromResourceVersion = Number(rv);
   if (ts !== '' && Number(ts) > 0) out.timeoutSeconds = Number(ts);
   return out;
 }
 
-function matches(req: PodWatchRequest, pod: Pod): boolean {
-  if (req.namespace !== undefined && (pod.metadata?.namespace ?? 'default') !== req.namespace) return false;
-  return matchesFilter(req.filter, pod.metadata?.labels, () => podFields(pod));
+/** KubeObject: what a Table row can be made of. */
+type KubeObject = { apiVersion?: string; kind?: string; metadata?: unknown };
+
+/**
+ * WatchKind: what the one HTTP watch writer needs to know of a kind: which objects a request
+ * selects, how an object is shown, its Table printer, and the keys of the objects selected now
+ * (a resumed watch has listed them: a change of one of them is MODIFIED). An event's `uid` is the
+ * object's key (a pod's UID; `namespace/name` for the other kinds, kind-history.ts).
+ */
+export interface WatchKind<T extends KubeObject> {
+  matches(o: T): boolean;
+  present(o: T): unknown;
+  printer: TablePrinter<T>;
+  currentKeys(): Iterable<string>;
+}
+
+/** podWatchKind: pods as the watch writer sees them (the request's namespace and selectors; presentPod). */
+function podWatchKind(host: AgentHost, req: PodWatchRequest): WatchKind<Pod> {
+  const matches = (pod: Pod) => (req.namespace === undefined || (pod.metadata?.namespace ?? 'default') === req.namespace)
+    && matchesFilter(req.filter, pod.metadata?.labels, () => podFields(pod));
+  return {
+    matches, present: (p) => presentPod(p), printer: kPodPrinter,
+    *currentKeys() {
+      for (const p of host.listPods()) if (matches(p)) yield p.metadata?.uid ?? '';
+    },
+  };
 }
 
 /** The watch's admission: the server's limiter and the requesting user's name ('' without auth). */
@@ -82,7 +104,18 @@ export interface WatchAdmissionRequest {
  */
 export function podWatchReply(host: AgentHost, req: PodWatchRequest, admission: WatchAdmissionRequest = { user: '' }): HttpReply | Status {
   if (!host.watch) return statusError(405, 'MethodNotAllowed', 'this agent does not serve watches');
-  const watch = host.watch.bind(host);
+  return watchReply(host.watch.bind(host), podWatchKind(host, req), req, admission);
+}
+
+/**
+ * watchReply: the HTTP watch of any kind (podWatchReply's stream, see there), over `watch` (a
+ * history's watch: AgentHost.watch for pods, kind-history.ts for the others) and `kind`.
+ * A watch past `admission.limiter`'s limits → 429 `TooManyRequests` with `Retry-After`.
+ */
+export function watchReply<T extends KubeObject>(
+  watch: (from: number | undefined, onEvent: (e: WatchEvent) => void) => () => void,
+  kind: WatchKind<T>, req: Omit<PodWatchRequest, 'namespace' | 'filter'>, admission: WatchAdmissionRequest = { user: '' },
+): HttpReply {
   const admitted = admission.limiter?.acquire(admission.user);
   if (admitted && !admitted.ok) return jsonReply(429, admitted.status, { 'Retry-After': String(admitted.retryAfterSeconds) });
   const release = admitted?.release ?? (() => {});
@@ -94,7 +127,7 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest, admission: 
     stream: (sink) => {
       const visible = new Set<string>();
       // Resuming: the client has listed the pods that match now; a change of one of them is MODIFIED.
-      if (req.fromResourceVersion !== undefined) for (const p of host.listPods()) if (matches(req, p)) visible.add(p.metadata?.uid ?? '');
+      if (req.fromResourceVersion !== undefined) for (const key of kind.currentKeys()) visible.add(key);
       let done = false;
       /** Bytes written since the socket reported backpressure (uWS holds them); 0 while it keeps up. */
       let backlog = 0;
@@ -119,7 +152,7 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest, admission: 
         if (req.table && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')) {
           // Every event's Table carries its column definitions: kubectl 1.32's watch printer loses the
           // row separators when later ones leave them out (checked with `kubectl get -w`).
-          out = toTable(kPodPrinter, [object as Pod], { include: req.table.include, nowMs: Date.now() });
+          out = toTable(kind.printer, [object as T], { include: req.table.include, nowMs: Date.now() });
         }
         const line = `{"type":${JSON.stringify(type)},"object":${JSON.stringify(out)}}\n`;
         const ok = sink.write(line);
@@ -142,7 +175,7 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest, admission: 
         if (done) return;
         if (backlog === 0 && queue.length === 0) return write(e);
         // Counted: the live changes this watcher will be sent (a pod it does not see costs it nothing).
-        const relevant = e.uid === '' || visible.has(e.uid) || matches(req, e.object as Pod);
+        const relevant = e.uid === '' || visible.has(e.uid) || kind.matches(e.object as T);
         const bytes = live && relevant ? watchFrame(e).length : 0;
         queue.push({ e, bytes });
         queuedBytes += bytes;
@@ -159,18 +192,19 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest, admission: 
           if (req.allowBookmarks) send('BOOKMARK', e.object);
           return;
         }
-        const pod = e.object as Pod;
+        const pod = e.object as T;
         const uid = e.uid;
-        const now = e.type !== 'DELETED' && matches(req, pod);
-        const was = visible.has(uid);
+        const now = e.type !== 'DELETED' && kind.matches(pod);
+        // An ADDED object was not there before (a resumed watch marks what is there now as listed, which may be newer than its version).
+        const was = e.type !== 'ADDED' && visible.has(uid);
         if (e.type === 'DELETED') {
-          if (was || matches(req, pod)) send('DELETED', presentPod(pod));
+          if (was || kind.matches(pod)) send('DELETED', kind.present(pod));
           visible.delete(uid);
         } else if (now) {
-          send(was ? 'MODIFIED' : 'ADDED', presentPod(pod));
+          send(was ? 'MODIFIED' : 'ADDED', kind.present(pod));
           visible.add(uid);
         } else if (was) {
-          send('DELETED', presentPod(pod));
+          send('DELETED', kind.present(pod));
           visible.delete(uid);
         }
       };

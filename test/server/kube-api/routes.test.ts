@@ -160,7 +160,8 @@ describe('pods', () => {
     expect(bad).toMatchObject({ status: 400, body: { kind: 'Status', reason: 'BadRequest', message: 'field label not supported: spec.image' } });
     const table = await json('/api/v1/namespaces/default/pods', { headers: { Accept: kTable } });
     expect(table.body).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1' });
-    expect(table.body.rows.map((r: { cells: unknown[] }) => r.cells[0])).toEqual(['web', 'st-n1']);
+    // In the apiserver's order (namespace, then name), not the order the pods were added in (issue 39 item 10).
+    expect(table.body.rows.map((r: { cells: unknown[] }) => r.cells[0])).toEqual(['st-n1', 'web']);
   });
   it('gets a pod with its resourceVersion, a static pod as a mirror pod, and 404s as the apiserver', async () => {
     const got = await json('/api/v1/namespaces/default/pods/web');

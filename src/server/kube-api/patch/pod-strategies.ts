@@ -66,6 +66,11 @@ export const kPodPatchMeta: PatchMeta = {
   fields: { metadata: kObjectMeta, spec: kPodSpec, status: kPodStatus },
 };
 
+/** kConfigObjectPatchMeta: a ConfigMap's or Secret's patch strategies: its metadata's lists only (`data`, `binaryData`, `stringData` are maps merged key by key). */
+export const kConfigObjectPatchMeta: PatchMeta = {
+  fields: { metadata: kObjectMeta },
+};
+
 /** childMeta: the PatchMeta of field `key` under `meta`, or undefined (no strategy: the defaults). */
 export function childMeta(meta: PatchMeta | undefined, key: string): PatchMeta | undefined {
   return meta?.fields !== undefined && Object.prototype.hasOwnProperty.call(meta.fields, key) ? meta.fields[key] : undefined;
