@@ -81,6 +81,8 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     replaceObject: parts.intakeObjects ? async (object, write) => readBack(await parts.intakeObjects!.replace(object, write), write) : undefined,
     deleteObject: parts.intakeObjects ? (kind, namespace, name, write) => parts.intakeObjects!.remove(kind, namespace, name, write) : undefined,
     objectsResourceVersion: parts.objects ? () => parts.objects!.resourceVersion() : undefined,
+    objectChangesSince: parts.objects ? (rv) => parts.objects!.changesSince(rv) : undefined,
+    subscribeObjects: parts.objects ? (fn) => parts.objects!.subscribe(fn) : undefined,
     replacePod: (namespace, name, pod, write) => intake.replacePod(namespace, name, pod, write),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
     listObjects: parts.objects ? (kind) => parts.objects!.list(kind) : undefined,

@@ -4,6 +4,7 @@
 // replace, an immutable ConfigMap refusing a change, a pod's ConfigMap volume seeing an update, a
 // pod that waits for its ConfigMap until it is created, the objects restored after a restart, a 403
 // for a user without the verb, and no Secret value in any reply, not even in apply's annotation.
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +50,9 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect(cm.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(cm.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Number(cm.metadata.resourceVersion)).toBeGreaterThan(0);
+    // The List carries the version of the last change of any ConfigMap or Secret.
+    const list = JSON.parse(await ok(['get', '--raw', '/api/v1/namespaces/default/configmaps'])) as { metadata: { resourceVersion?: string } };
+    expect(Number(list.metadata.resourceVersion)).toBeGreaterThanOrEqual(Number(cm.metadata.resourceVersion));
     expect((await kubectl(['create', 'configmap', 'cm1', '--from-literal=a=1'])).stderr).toBe('error: failed to create configmap: configmaps "cm1" already exists\n');
 
     expect(await ok(['create', 'secret', 'generic', 's1', '--from-literal=password=hunter2-value'])).toBe('secret/s1 created\n');
@@ -129,6 +133,10 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     await ok(['create', 'secret', 'generic', 'ps', '--from-literal=x=1', '--from-literal=y=2']);
     await ok(['patch', 'secret', 'ps', '-p', `{"data":{"y":"${Buffer.from('two').toString('base64')}"}}`]);
     expect(stored('Secret', 'ps')?.data).toEqual({ x: Buffer.from('1').toString('base64'), y: Buffer.from('two').toString('base64') });
+    // A patch may write a Secret's values, never read them (into an annotation a reply shows).
+    const copy = await kubectl(['patch', 'secret', 'ps', '--type=json', '-p', '[{"op":"copy","from":"/data/x","path":"/metadata/annotations/leak"}]']);
+    expect(copy.stderr).toContain('a Secret\'s values are never read back by this agent');
+    expect(stored('Secret', 'ps')?.metadata?.annotations?.leak).toBeUndefined();
 
     expect(await ok(['delete', 'cm', 'patched'])).toBe('configmap "patched" deleted\n');
     expect((await kubectl(['get', 'cm', 'patched'])).stderr).toContain('configmaps "patched" not found');
@@ -153,6 +161,50 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     await waitFor(async () => (await kubectl(['get', 'cm', 'from-file', '-o', 'name'])).stdout === 'configmap/from-file\n', { timeoutMs: 30_000, description: 'from-file read' });
     expect((await kubectl(['patch', 'cm', 'from-file', '-p', '{"data":{"a":"2"}}'])).stderr).toContain('comes from the file source');
     expect((await kubectl(['create', 'configmap', 'from-file', '--from-literal=a=1'])).stderr).toBe('error: failed to create configmap: configmaps "from-file" already exists\n');
+  }, kTestMs);
+
+  it('the official Python client: create, read, replace (twice, the second built from the first reply), patch, a stale replace\'s 409, list, delete', async () => {
+    const script = `
+import json, sys
+from kubernetes import client
+c = client.Configuration()
+c.host, c.ssl_ca_cert = sys.argv[1], sys.argv[2]
+c.api_key = {'authorization': 'Bearer ' + sys.argv[3]}
+api = client.CoreV1Api(client.ApiClient(c))
+out = {}
+made = api.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='py-cm'), data={'a': '1'}))
+out['created'] = made.data
+read = api.read_namespaced_config_map('py-cm', 'default')
+read.data['a'] = '2'
+first = api.replace_namespaced_config_map('py-cm', 'default', read)
+first.data['b'] = '3'
+second = api.replace_namespaced_config_map('py-cm', 'default', first)
+out['replaced'] = second.data
+out['versions'] = [made.metadata.resource_version, first.metadata.resource_version, second.metadata.resource_version]
+out['patched'] = api.patch_namespaced_config_map('py-cm', 'default', {'data': {'c': '4'}}).data
+try:
+    api.replace_namespaced_config_map('py-cm', 'default', read)
+    out['stale'] = 'accepted'
+except client.ApiException as e:
+    out['stale'] = e.status
+out['listed'] = [i.metadata.name for i in api.list_namespaced_config_map('default', field_selector='metadata.name=py-cm').items]
+api.delete_namespaced_config_map('py-cm', 'default')
+try:
+    api.read_namespaced_config_map('py-cm', 'default')
+    out['gone'] = 'still there'
+except client.ApiException as e:
+    out['gone'] = e.status
+print(json.dumps(out))
+`;
+    const args = ['-c', script, `https://127.0.0.1:${node.agent.tlsPort}`, join(node.rootDir, 'pki', 'kubelet-ts.crt'), node.adminToken()];
+    const stdout = await new Promise<string>((resolve, reject) => {
+      execFile('/usr/bin/python3', args, { timeout: 60_000 }, (err, out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out)));
+    });
+    const out = JSON.parse(stdout) as { versions: string[] } & Record<string, unknown>;
+    expect(out).toMatchObject({ created: { a: '1' }, replaced: { a: '2', b: '3' }, patched: { a: '2', b: '3', c: '4' }, stale: 409, listed: ['py-cm'], gone: 404 });
+    const [v0, v1, v2] = out.versions.map(Number);
+    expect(v1).toBeGreaterThan(v0);
+    expect(v2).toBeGreaterThan(v1);
   }, kTestMs);
 
   it('a pod waits for its ConfigMap until kubectl creates it; its volume then sees each update; objects are restored after a restart', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configKeyErrors, normalizeConfigObject, podObjectRefs, redactConfigObject, validateConfigObjectUpdate, type ConfigObject } from '../../src/shared/config-objects.js';
+import { configKeyErrors, kLastAppliedAnnotation, normalizeConfigObject, podObjectRefs, redactConfigObject, validateConfigObjectUpdate, type ConfigObject } from '../../src/shared/config-objects.js';
 import { formatFieldError } from '../../src/shared/errors.js';
 import { normalizeObjectEntries, parseManifestDocuments, parseManifests } from '../../src/shared/manifest.js';
 import { decodePodsBody } from '../../src/shared/pods-body.js';
@@ -68,6 +68,18 @@ describe('redactConfigObject', () => {
     expect(r.metadata?.annotations?.['kubelet-ts/secret-keys']).toBe('a,b');
     const c = normalizeConfigObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } }).object!;
     expect(redactConfigObject(c)).toBe(c);
+  });
+
+  it('issue #39: blanks the values of kubectl apply\'s last-applied annotation of a Secret, keeps its keys; drops one that does not parse', () => {
+    const applied = `${JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { a: b64('data-secret') }, stringData: { b: 'string-secret' } })}\n`;
+    const s = normalizeConfigObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { [kLastAppliedAnnotation]: applied } }, data: { a: b64('data-secret') } }).object!;
+    const r = redactConfigObject(s);
+    expect(JSON.stringify(r)).not.toContain('data-secret');
+    expect(JSON.stringify(r)).not.toContain(b64('data-secret'));
+    expect(JSON.stringify(r)).not.toContain('string-secret');
+    expect(r.metadata?.annotations?.[kLastAppliedAnnotation]).toBe('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"a":""},"stringData":{"b":""}}\n');
+    const bad = normalizeConfigObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { [kLastAppliedAnnotation]: 'not json data-secret' } } }).object!;
+    expect(redactConfigObject(bad).metadata?.annotations).toEqual({ 'kubelet-ts/secret-keys': '' });
   });
 });
 

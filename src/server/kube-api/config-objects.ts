@@ -117,16 +117,47 @@ async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string
 /**
  * bodyText: the request body as text and its Content-Type; a protobuf body (kubectl's typed
  * clients: `create configmap`, `create secret`) as its JSON form; a body that does not decode is
- * 400 naming what failed.
+ * 400 naming what failed. A JSON object that leaves out `apiVersion` or `kind` (the Python
+ * client sends none) gets those of the URL, as the apiserver's decoder defaults them from the
+ * request's GroupVersionKind.
  */
-function bodyText(ctx: RouteContext): { text: string; contentType: string | undefined } | HttpReply {
+function bodyText(ctx: RouteContext, kind: ConfigObjectKind): { text: string; contentType: string | undefined } | HttpReply {
   const contentType = ctx.req.headers['content-type'];
-  if ((contentType ?? '').split(';')[0].trim().toLowerCase() !== kProtobufMediaType) return { text: (ctx.body ?? Buffer.alloc(0)).toString('utf8'), contentType };
-  try {
-    return { text: JSON.stringify(decodeConfigObjectBody(ctx.body ?? Buffer.alloc(0))), contentType: 'application/json' };
-  } catch (err) {
-    return statusReply(statusError(400, 'BadRequest', (err as Error).message));
+  let text: string;
+  if ((contentType ?? '').split(';')[0].trim().toLowerCase() !== kProtobufMediaType) {
+    text = (ctx.body ?? Buffer.alloc(0)).toString('utf8');
+  } else {
+    try {
+      return { text: JSON.stringify(decodeConfigObjectBody(ctx.body ?? Buffer.alloc(0))), contentType: 'application/json' };
+    } catch (err) {
+      return statusReply(statusError(400, 'BadRequest', (err as Error).message));
+    }
   }
+  const raw = jsonObjectOf(text);
+  if (raw && (raw.apiVersion === undefined || raw.kind === undefined)) return { text: JSON.stringify({ apiVersion: 'v1', kind, ...raw }), contentType };
+  return { text, contentType };
+}
+
+/**
+ * secretValueReadRefusal: a JSON patch of a Secret may write its data but never read it: a
+ * `copy` or `move` from `/data…` (which would put a value where a reply shows it, an annotation)
+ * or a `test` of `/data…` (an oracle for a guessed value) is 400, else undefined. Stricter than
+ * the apiserver, which answers a Secret's data to anyone who may read it; here nobody may.
+ */
+function secretValueReadRefusal(kind: ConfigObjectKind, contentType: string, text: string): HttpReply | undefined {
+  if (kind !== 'Secret' || contentType !== 'application/json-patch+json') return undefined;
+  let ops: unknown;
+  try {
+    ops = JSON.parse(text);
+  } catch {
+    return undefined; // patchObject answers the parse error
+  }
+  if (!Array.isArray(ops)) return undefined;
+  const reads = (p: unknown) => typeof p === 'string' && /^\/(data|stringData)(\/|$)/.test(p);
+  const i = ops.findIndex((op: { op?: unknown; from?: unknown; path?: unknown } | null) =>
+    op !== null && typeof op === 'object' && (((op.op === 'copy' || op.op === 'move') && reads(op.from)) || (op.op === 'test' && reads(op.path))));
+  if (i < 0) return undefined;
+  return statusReply(statusError(400, 'BadRequest', `json patch: op ${i}: a Secret's values are never read back by this agent: copy, move and test of /data are not served`));
 }
 
 function isReply(v: unknown): v is HttpReply {
@@ -143,7 +174,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (!host.submitObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not create ${resource}`));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
-    const decoded = bodyText(ctx);
+    const decoded = bodyText(ctx, kind);
     if (isReply(decoded)) return decoded;
     let text = decoded.text;
     const raw = jsonObjectOf(text);
@@ -195,7 +226,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
   const params = (ctx: RouteContext) => ctx.params as { namespace: string; name: string };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
-    const decoded = bodyText(ctx);
+    const decoded = bodyText(ctx, kind);
     if (isReply(decoded)) return decoded;
     const r = await store(ctx, decoded.text, decoded.contentType);
     return r === 'stale' ? statusReply(conflict(params(ctx).name)) : r;
@@ -212,6 +243,8 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     const force = (req.query.get('force') ?? '').toLowerCase();
     const text = (body ?? Buffer.alloc(0)).toString('utf8');
+    const refused = secretValueReadRefusal(kind, contentType, text);
+    if (refused) return refused;
     for (let attempt = 1; ; attempt++) {
       const existing = current(host, kind, namespace, name);
       if (!existing) return statusReply(notFound(resource, name));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newObjectStore } from '../../../src/main/config/object-store.js';
+import { kObjectChangeHistory, newObjectStore } from '../../../src/main/config/object-store.js';
 import { normalizeConfigObject, type ConfigObject } from '../../../src/shared/config-objects.js';
 import type { Pod } from '../../../src/shared/api.js';
 
@@ -51,5 +51,32 @@ describe('ObjectStore', () => {
     expect(got.configMaps.missing).toBeNull();
     expect(got.secrets.s?.kind).toBe('Secret');
     expect(s.configObjectsFor({ spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod)).toBeUndefined();
+  });
+
+  it('issue #39: stamps each change with a resourceVersion from one counter and feeds ADDED, MODIFIED, DELETED', () => {
+    const s = newObjectStore();
+    const seen: string[] = [];
+    const stop = s.subscribe((c) => seen.push(`${c.type} ${c.object.kind}/${c.object.metadata?.name} ${c.resourceVersion} ${c.object.metadata?.resourceVersion}`));
+    s.apply({ source: 'api', op: 'ADD', objects: [cm('a', { x: '1' }), secret('s')] });
+    s.apply({ source: 'api', op: 'UPDATE', objects: [cm('a', { x: '1' })] });
+    s.apply({ source: 'api', op: 'UPDATE', objects: [cm('a', { x: '2' })] });
+    s.apply({ source: 'api', op: 'REMOVE', objects: [cm('a')] });
+    expect(seen).toEqual(['ADDED ConfigMap/a 1 1', 'ADDED Secret/s 2 2', 'MODIFIED ConfigMap/a 3 3', 'DELETED ConfigMap/a 4 4']);
+    expect(s.resourceVersion()).toBe(4);
+    expect(s.get('Secret', 'default', 's')?.metadata?.resourceVersion).toBe('2');
+    expect(s.list().map((o) => o.metadata?.resourceVersion)).toEqual(['2']);
+    expect(s.changesSince(2)?.map((c) => c.resourceVersion)).toEqual([3, 4]);
+    expect(s.changesSince(4)).toEqual([]);
+    expect(s.changesSince(5)).toBeUndefined();
+    stop();
+    s.apply({ source: 'api', op: 'ADD', objects: [cm('b')] });
+    expect(seen).toHaveLength(4);
+  });
+
+  it('issue #39: a resume from before the kept history is refused (undefined: the watch\'s 410)', () => {
+    const s = newObjectStore();
+    for (let i = 0; i <= kObjectChangeHistory; i++) s.apply({ source: 'api', op: 'UPDATE', objects: [cm('a', { i: String(i) })] });
+    expect(s.changesSince(0)).toBeUndefined();
+    expect(s.changesSince(1)).toHaveLength(kObjectChangeHistory);
   });
 });

@@ -53,6 +53,32 @@ describe('IntakeObjectSource', () => {
     await expect(source.remove('ConfigMap', 'default', 'f')).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
     await expect(source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f' } })])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
   });
+
+  it('issue #39: a create gets a server uid and creationTimestamp; a stale resourceVersion or uid is 409; a dry run stores nothing', async () => {
+    const { rootDir, store } = await setup();
+    const source = newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => store.apply(u), owner: () => undefined, current: (k, ns, n) => store.get(k, ns, n), now: () => Date.parse('2026-12-07T08:00:00.123Z') });
+    await source.start();
+    const [made] = await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'client-uid', creationTimestamp: '2001-01-01T00:00:00Z' }, data: { a: '1' } })]);
+    expect(made.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(made.metadata?.creationTimestamp).toBe('2026-12-07T08:00:00Z');
+    const rv1 = store.get('ConfigMap', 'default', 'c')!.metadata!.resourceVersion!;
+    expect(rv1).toBe(String(store.resourceVersion()));
+    await source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: rv1 }, data: { a: '2' } }));
+    const rv2 = store.get('ConfigMap', 'default', 'c')!.metadata!.resourceVersion!;
+    expect(Number(rv2)).toBeGreaterThan(Number(rv1));
+    await expect(source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', resourceVersion: rv1 }, data: { a: 'stale' } })))
+      .rejects.toMatchObject({ code: 'ERR_CONFLICT', message: 'Operation cannot be fulfilled on configmaps "c": the object has been modified; please apply your changes to the latest version and try again' });
+    await expect(source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'other' }, data: { a: 'x' } }))).rejects.toMatchObject({ code: 'ERR_CONFLICT' });
+    await expect(source.remove('ConfigMap', 'default', 'c', { preconditions: { resourceVersion: rv1 } })).rejects.toMatchObject({ code: 'ERR_CONFLICT' });
+    // Stored files never hold a resourceVersion (the store stamps it at each start).
+    expect(JSON.parse(await readFile(join(rootDir, kIntakeObjectsDirName, 'configmap_default_c.json'), 'utf8')).metadata.resourceVersion).toBeUndefined();
+    await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dry' } })], { dryRun: true });
+    await source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'dry' } }), { dryRun: true });
+    await source.remove('ConfigMap', 'default', 'c', { dryRun: true });
+    expect(await readdir(join(rootDir, kIntakeObjectsDirName))).toEqual(['configmap_default_c.json']);
+    expect(store.get('ConfigMap', 'default', 'c')?.data).toEqual({ a: '2' });
+    expect(store.resourceVersion()).toBe(Number(rv2));
+  });
 });
 
 // Issue #38: names of up to 253 characters fit in a file name; a FIFO in the store never wedges the restore.
