@@ -157,6 +157,7 @@ export function applyPodDefaults(pod: Pod): Pod {
   const hostNetwork = spec.hostNetwork === true;
   for (const c of objects(spec.initContainers)) defaultContainer(c, hostNetwork);
   for (const c of objects(spec.containers)) defaultContainer(c, hostNetwork);
+  for (const c of objects(spec.ephemeralContainers)) defaultContainer(c, hostNetwork);
   for (const v of objects(spec.volumes)) {
     if (!kAllVolumeSourceFields.some((k) => v[k] !== undefined && v[k] !== null)) v.emptyDir = {};
     if (isObj(v.hostPath) && (v.hostPath.type === undefined || v.hostPath.type === null)) v.hostPath.type = '';

@@ -8,6 +8,7 @@
  * A field holding only a zero value (false, '', [], {}) asks for nothing and is tolerated.
  * Pure functions over decoded JSON (the input need not match its TypeScript type), safe in any thread.
  */
+import { validateEphemeralContainers } from './validation-ephemeral.js';
 import type { FieldError } from './errors.js';
 import type { Pod } from './api.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors, inclusiveRangeError } from './names.js';
@@ -44,7 +45,7 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
  */
 export const kSupportedPodSpecFields: readonly string[] = [
   ...kSchedulingPodSpecFields,
-  'containers', 'initContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
+  'containers', 'initContainers', 'ephemeralContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
   'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
   'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets', 'hostUsers',
   ...kSupportedPodSandboxFields,
@@ -209,6 +210,7 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   const seen = new Set<string>();
   validateContainerList(el, cPath, containers, false, ctx, seen);
   validateContainerList(el, icPath, initContainers, true, ctx, seen);
+  validateEphemeralContainers(el, child(path, 'ephemeralContainers'), el.list(child(path, 'ephemeralContainers'), spec.ephemeralContainers) ?? [], ctx, seen);
 
   enumField(el, child(path, 'restartPolicy'), spec.restartPolicy, kRestartPolicies);
   validatePodSandboxFields(el, path, spec);

@@ -31,6 +31,8 @@ export interface KubectlOptions {
   token?: string;
   input?: string;
   env?: Record<string, string>;
+  /** keepStdinOpen: leave kubectl's stdin open after `input` (the caller writes to `child.stdin` and ends it). */
+  keepStdinOpen?: boolean;
 }
 
 /**
@@ -45,7 +47,8 @@ export function kubectlFor(node: () => TestNode, home: () => string) {
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdin.end(opts.input ?? '');
+    if (opts.keepStdinOpen) child.stdin.write(opts.input ?? '');
+    else child.stdin.end(opts.input ?? '');
     const done = new Promise<KubectlRun>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
     return { child, done, out: () => stdout, err: () => stderr };
   };

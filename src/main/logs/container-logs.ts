@@ -4,6 +4,7 @@
  * Docker reads happen in the container-logs worker (src/workers/container-logs.worker.ts), started
  * on first use; this side chooses the container and turns the worker's messages into LogStreams.
  */
+import { isPodContainerName } from '../../shared/ephemeral-containers.js';
 import type { Worker } from 'node:worker_threads';
 import type { Pod } from '../../shared/api.js';
 import { AgentError, deserializeError } from '../../shared/errors.js';
@@ -41,7 +42,7 @@ export interface LogsClientOptions {
  */
 export function selectLogContainer(pod: Pod, runtimePod: RuntimePod | null, container: string, previous: boolean): string {
   const podName = pod.metadata?.name ?? '';
-  const inSpec = (pod.spec?.containers ?? []).some((c) => c.name === container) || (pod.spec?.initContainers ?? []).some((c) => c.name === container);
+  const inSpec = isPodContainerName(pod, container);
   if (!inSpec) throw new AgentError('ERR_NOT_FOUND', `container ${container} is not valid for pod ${podName}`);
   const attempts = (runtimePod?.containers ?? []).filter((c) => c.name === container);
   if (previous) {

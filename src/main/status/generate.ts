@@ -203,7 +203,7 @@ export function applyProbeStatus(
 /**
  * generatePodStatus: the whole PodStatus of one pod (generateAPIPodStatus): phase, conditions
  * (PodReadyToStartContainers, Initialized, Ready, ContainersReady, PodScheduled), containerStatuses
- * in spec order, startTime, hostIP(s), podIP(s), qosClass.
+ * in spec order (and initContainerStatuses, ephemeralContainerStatuses), startTime, hostIP(s), podIP(s), qosClass.
  */
 export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   const { pod, runtimePod, waiting, nowMs } = inp;
@@ -223,6 +223,9 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
     return s;
   });
   containers.forEach((c, i) => applyProbeStatus(c, statuses[i], inp.probeStatus));
+  // Ephemeral containers (convertToAPIContainerStatuses of EphemeralContainers): in spec order, never ready, no part of phase or readiness.
+  const ephemeral = pod.spec?.ephemeralContainers ?? [];
+  const ephemeralStatuses = ephemeral.map((c) => ({ ...containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting), ready: false }));
   const phase = inp.failure ? 'Failed' : getPhase(pod, statuses, inp.terminal ?? false, initStatuses);
   const done = phase === 'Succeeded' || phase === 'Failed';
   const uninitialized = uninitializedContainers(pod, statuses, initStatuses);
@@ -255,6 +258,7 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
     startTime: iso(inp.startTimeMs),
     ...(initContainers.length ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,
+    ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeralStatuses } : {}),
     qosClass: qosClass(pod),
   };
 }

@@ -5,6 +5,7 @@
  * started on first use; this side picks the container and turns each stream's MessagePort into a
  * ContainerStreamSession for the server.
  */
+import { isPodContainerName } from '../../shared/ephemeral-containers.js';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type { Pod } from '../../shared/api.js';
 import { AgentError, deserializeError } from '../../shared/errors.js';
@@ -26,7 +27,7 @@ import { startWorker } from '../pool/worker-entry.js';
  */
 export function selectStreamContainer(pod: Pod, runtimePod: RuntimePod | null, container: string): string {
   const podName = pod.metadata?.name ?? '';
-  const inSpec = (pod.spec?.containers ?? []).some((c) => c.name === container) || (pod.spec?.initContainers ?? []).some((c) => c.name === container);
+  const inSpec = isPodContainerName(pod, container);
   if (!inSpec) throw new AgentError('ERR_NOT_FOUND', `container ${container} is not valid for pod ${podName}`);
   const newest = (runtimePod?.containers ?? []).find((c) => c.name === container && !c.sandbox);
   if (!newest || newest.state !== 'running') throw new AgentError('ERR_INVALID_ARGUMENT', `container "${container}" in pod "${podName}" is not running`);

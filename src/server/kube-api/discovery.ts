@@ -27,6 +27,7 @@ export interface APIResource {
 export const kCoreResources: readonly APIResource[] = Object.freeze([
   { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['po'], categories: ['all'] },
   { name: 'pods/attach', singularName: '', namespaced: true, kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+  { name: 'pods/ephemeralcontainers', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
   { name: 'pods/eviction', singularName: '', namespaced: true, kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] },
   { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
   { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
@@ -62,7 +63,7 @@ export const kApiGroups: Readonly<Record<string, { version: string; resources: A
 });
 
 /** kServedSummary: the sentence unknown-resource answers use to say what this node serves. */
-export const kServedSummary = 'this node serves only pods (with log, exec, attach, status, eviction), nodes, namespaces, events, configmaps and secrets in the core group, and metrics.k8s.io, authentication.k8s.io and authorization.k8s.io';
+export const kServedSummary = 'this node serves only pods (with log, exec, attach, status, eviction, ephemeralcontainers), nodes, namespaces, events, configmaps and secrets in the core group, and metrics.k8s.io, authentication.k8s.io and authorization.k8s.io';
 
 /**
  * versionInfo: the body of GET /version (version.Info). `major`/`minor` are read from the gitVersion

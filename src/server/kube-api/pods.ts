@@ -14,9 +14,10 @@ import { JsonFragments, ListBody, objectInputs } from '../json-fragments.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { containerLogsHandler } from '../routes/logs.js';
-import { admitApiPods, parsePodsBody, withHeaders } from '../routes/intake.js';
+import { admitApiPods, invalidStatus, parsePodsBody, withHeaders } from '../routes/intake.js';
 import { notFound, statusError } from '../status.js';
 import { parseDeleteOptions, checkPreconditions, type DeleteOptions } from './delete-options.js';
+import { ephemeralContainersRoutes } from './ephemeral-containers.js';
 import { parseEviction } from './eviction.js';
 import { podFields } from './field-selector.js';
 import { strictDecodingMessage, unknownFields } from './field-validation.js';
@@ -24,6 +25,7 @@ import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
+import { jsonRequestBody } from './protobuf.js';
 import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
@@ -163,13 +165,16 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   };
 
   const create = async (ctx: RouteContext): Promise<HttpReply> => {
-    const { host, req, params, body } = ctx;
+    const { host, req, params } = ctx;
     if (!host.submitPods) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create pods'));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
+    const decoded = jsonRequestBody(ctx.body, req.headers['content-type'], 'Pod');
+    if (isStatus(decoded)) return statusReply(decoded);
+    const { body } = decoded;
     const strict = strictFieldsRefusal(req.query, body);
     if (strict) return strict;
-    const parsed = await parsePodsBody(host, body, req.headers['content-type'], { namespace: params.namespace, name: '' });
+    const parsed = await parsePodsBody(host, body, decoded.contentType, { namespace: params.namespace, name: '' });
     if (!parsed.ok) return parsed.reply;
     if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0) {
       return statusReply(statusError(400, 'BadRequest', `POST /api/v1/namespaces/${params.namespace}/pods takes exactly one Pod`));
@@ -177,6 +182,10 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const pod = parsed.pods[0];
     if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
       return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+    }
+    // ValidatePodCreate: ephemeral containers come only through the ephemeralcontainers subresource.
+    if ((pod.spec?.ephemeralContainers ?? []).length > 0) {
+      return statusReply(invalidStatus(pod.metadata?.name ?? '', [{ type: 'Forbidden', field: 'spec.ephemeralContainers', detail: 'cannot be set on create' }]));
     }
     const admission = admitApiPods(ctx, [pod]);
     if (admission.refused) return withHeaders(admission.refused, admission.headers);
@@ -222,6 +231,11 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     } else if (rv !== undefined && rv !== '' && have !== undefined && rv !== String(have)) {
       return statusReply(conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'));
     }
+    // Ephemeral containers change only through their subresource (ephemeral-containers.ts): a pod update keeps the stored ones.
+    if (pod.spec) {
+      if (current.spec?.ephemeralContainers?.length) pod.spec.ephemeralContainers = current.spec.ephemeralContainers;
+      else delete pod.spec.ephemeralContainers;
+    }
     const uid = pod.metadata?.uid;
     if (uid && uid !== current.metadata?.uid) return statusReply(conflict(params.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`));
     const admission = admitApiPods(ctx, [pod], [current]);
@@ -234,7 +248,9 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
-    const r = await store(ctx, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), ctx.req.headers['content-type']);
+    const decoded = jsonRequestBody(ctx.body, ctx.req.headers['content-type'], 'Pod');
+    if (isStatus(decoded)) return statusReply(decoded);
+    const r = await store(ctx, (decoded.body ?? Buffer.alloc(0)).toString('utf8'), decoded.contentType);
     return r === kStale ? statusReply(conflict(ctx.params.name, 'the object has been modified; please apply your changes to the latest version and try again')) : r;
   };
 
@@ -369,5 +385,6 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     { path: `${base}/:name/status`, methods: { get } },
     { path: `${base}/:name/log`, methods: { get: log } },
     { path: `${base}/:name/eviction`, methods: { post: evict } },
+    ...ephemeralContainersRoutes({ present, patchPod }),
   ];
 }

@@ -8,6 +8,7 @@ import { backoffKey, isInBackoffSince, kMaxBackoffMs, nextBackoff } from '../../
 import { formatDuration } from '../../shared/duration.js';
 import { hashContainer } from '../../shared/hash.js';
 import type { BackoffEntry, PodEventRecord, ProbeKill, RuntimeContainer, RuntimePod, WaitingReason } from '../../shared/messages.js';
+import { ephemeralContainerNames, ephemeralContainersToStart } from './ephemeral-containers.js';
 import { sandboxHash } from './labels.js';
 
 /** Why a container is (re)started. */
@@ -31,6 +32,8 @@ export interface ContainerToStart {
   index: number;
   /** True for an init container (including a sidecar: an init container with `restartPolicy: Always`). */
   init?: boolean;
+  /** True for an ephemeral container (`index` in `spec.ephemeralContainers`): started once, never restarted (ephemeral-containers.ts). */
+  ephemeral?: boolean;
   name: string;
   reason: StartReason;
   /** hashContainer() of the spec: the new container's hash label. */
@@ -306,7 +309,7 @@ export function computePodActions(
   };
   const containers = specContainers(pod);
   const inits = specInitContainers(pod);
-  const specNames = new Set([...containers, ...inits].map((c) => c.name));
+  const specNames = new Set([...containers, ...inits].map((c) => c.name).concat(ephemeralContainerNames(pod)));
   const candidates: Candidate[] = [];
 
   if (sandboxChanged) {
@@ -413,6 +416,9 @@ export function computePodActions(
     if (!(key in keep) && entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;
   }
   actions.backoff = keep;
+
+  // EphemeralContainersToStart: in the sandbox that stays, even before initialization is done.
+  if (!actions.killPod && !actions.createSandbox) actions.containersToStart.push(...ephemeralContainersToStart(pod, runtimePod));
 
   // A new sandbox: dead sandboxes older than the newest one go, and a newest one that never ran.
   if (actions.createSandbox) {

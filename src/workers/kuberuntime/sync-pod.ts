@@ -11,6 +11,8 @@ import { podFields, type Logger } from '../../shared/logging.js';
 import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask, SyncStepResult } from '../../shared/messages.js';
 import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
+import { buildEphemeralContainerSpec } from './ephemeral-containers.js';
+import { ephemeralContainerAsContainer } from '../shared/ephemeral-containers.js';
 import { preparePodSandbox } from './pod-sandbox.js';
 import { sandboxSecurityConfig } from './security-context.js';
 import { effectiveSecurityContext } from '../../shared/security-context.js';
@@ -274,8 +276,8 @@ class PodSync {
 
   /** startContainer: image, config, create, start; failures become waiting reasons (recorded). */
   async startContainer(c: ContainerToStart, sandboxId: string): Promise<void> {
-    const container = c.init ? this.pod.spec!.initContainers![c.index] : this.pod.spec!.containers[c.index];
-    const fieldPath = c.init ? `spec.initContainers{${c.name}}` : `spec.containers{${c.name}}`;
+    const container = c.ephemeral ? ephemeralContainerAsContainer(this.pod.spec!.ephemeralContainers![c.index]) : c.init ? this.pod.spec!.initContainers![c.index] : this.pod.spec!.containers[c.index];
+    const fieldPath = `spec.${c.ephemeral ? 'ephemeralContainers' : c.init ? 'initContainers' : 'containers'}{${c.name}}`;
     const fail = (reason: string, message: string, eventMessage = `Error: ${message}`) => {
       this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason, message });
       this.result.events.push({ type: 'Warning', reason: 'Failed', message: eventMessage, fieldPath });
@@ -292,7 +294,7 @@ class PodSync {
       const sc = effectiveSecurityContext(this.pod, container);
       const needsImageUser = sc.runAsNonRoot === true || (sc.runAsGroup !== undefined && sc.runAsUser === undefined);
       const imageUser = needsImageUser ? (await this.deps.runtime.imageExists(image))?.user ?? '' : '';
-      spec = await buildContainerSpec(this.pod, c.index, c.hash, c.restartCount, image, {
+      const ctx = {
         nodeName: this.deps.nodeName,
         rootDir: this.deps.rootDir,
         hostIp: this.task.hostIp,
@@ -301,8 +303,11 @@ class PodSync {
         podSandbox: await this.podSandbox(),
         imageUser,
         configObjects: this.task.configObjects,
-        warn: (reason, message) => this.result.events.push({ type: 'Warning', reason, message }),
-      }, c.init === true);
+        warn: (reason: string, message: string) => this.result.events.push({ type: 'Warning', reason, message }),
+      };
+      spec = c.ephemeral
+        ? await buildEphemeralContainerSpec(this.pod, this.result.runtimePod, c.index, c.hash, image, ctx)
+        : await buildContainerSpec(this.pod, c.index, c.hash, c.restartCount, image, ctx, c.init === true);
     } catch (err) {
       if (isUnavailable(err)) throw err;
       return fail('CreateContainerConfigError', serializeError(err).message);
