@@ -12,7 +12,7 @@ import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContain
 import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
 import { buildEphemeralContainerSpec } from './ephemeral-containers.js';
-import { ephemeralContainerAsContainer } from '../shared/ephemeral-containers.js';
+import { ephemeralContainerAsContainer } from '../../shared/ephemeral-containers.js';
 import { preparePodSandbox } from './pod-sandbox.js';
 import { sandboxSecurityConfig } from './security-context.js';
 import { effectiveSecurityContext } from '../../shared/security-context.js';
