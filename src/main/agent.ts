@@ -264,7 +264,7 @@ class AgentImpl implements Agent {
     const runner = this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? newRuntimeWorkerPool(bootstrap, poolOptions));
     const loop = (event: Parameters<SyncLoop['iteration']>[0]) => this.#syncLoop.iteration(event);
     this.#prober = newProberManager({ hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) }, {
-      runner: { run: (t) => (t.kind === 'execProbe' ? runner.run<'execProbe'>(t) : runner.run<'netProbe'>(t)) },
+      runner: { run: (t) => (t.kind === 'execProbe' ? runner.run<'execProbe'>(t) : t.kind === 'grpcProbe' ? runner.run<'grpcProbe'>(t) : runner.run<'netProbe'>(t)) },
       recordEvent: (pod, e) => this.events.record(pod, e), logger: log.child({ component: 'prober' }),
       onStatusChange: (uid) => void loop({ kind: 'probe', uid, result: 'status' }),
       onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),

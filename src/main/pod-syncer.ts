@@ -199,9 +199,14 @@ class PodSyncerImpl implements KubeletPodSyncer {
       this.#logEvents(record.pod, result.events);
       return;
     }
-    podCache.set(uid, result.runtimePod, generation);
-    // Stopped for good (generateAPIPodStatus with podIsTerminal: Succeeded or Failed by the exit codes).
-    this.#applyResult(record, result, stopFirst || undefined);
+    if (stopFirst && !result.runtimePod) {
+      // Nothing of it ever ran (admission refused it): its status stays as it is (Failed, with the reason).
+      this.#logEvents(record.pod, result.events);
+    } else {
+      podCache.set(uid, result.runtimePod, generation);
+      // Stopped for good (generateAPIPodStatus with podIsTerminal: Succeeded or Failed by the exit codes).
+      this.#applyResult(record, result, stopFirst || undefined);
+    }
     if (!stopFirst) return;
     // Its containers are stopped already: this kill only removes them (the grace period is kept for anything still running).
     const removed = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: true, hostIp: this.deps.nodeIp, pod: record.pod }));

@@ -316,6 +316,25 @@ export interface NetProbeTask {
   timeoutMs: number;
 }
 
+/**
+ * grpcProbe: a gRPC probe (kubelet pkg/probe/grpc): one `grpc.health.v1.Health/Check` of
+ * `service` at `host:port`, plaintext. With `sandboxId`, it dials inside that sandbox's network
+ * namespace (pods with network `none`); otherwise from the node. Runs on a worker thread.
+ */
+export interface GrpcProbeTask {
+  kind: 'grpcProbe';
+  protocol: number;
+  /** The pod's IP (the node's for hostNetwork pods; 127.0.0.1 inside the sandbox's netns). */
+  host: string;
+  port: number;
+  /** `grpc.service` as given ('' when unset: the server's overall health). */
+  service: string;
+  /** Enter the network namespace of this sandbox container first. */
+  sandboxId?: string;
+  /** timeoutSeconds in milliseconds: bounds the connection and the Check together. */
+  timeoutMs: number;
+}
+
 /** What a probe returned: `unknown` when it could not be run (an error, not a verdict). */
 export interface ProbeOutcome {
   result: 'success' | 'failure' | 'unknown';
@@ -456,7 +475,7 @@ export interface LoadStaticPodsResult {
  * WorkerTask: every task of the sync pool (sync.worker.ts), discriminated by `kind`. LoadStaticPodsTask
  * is not one of them: it goes to a source's own manifest thread (manifest.worker.ts).
  */
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GcTask | RuntimeStatusTask | StatsTask;
+export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GrpcProbeTask | GcTask | RuntimeStatusTask | StatsTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {
@@ -527,6 +546,7 @@ export interface WorkerResultMap {
   relist: RelistResult;
   execProbe: ProbeOutcome;
   netProbe: ProbeOutcome;
+  grpcProbe: ProbeOutcome;
   gc: GcResult;
   runtimeStatus: RuntimeStatusResult;
   stats: StatsSample;

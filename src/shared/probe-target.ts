@@ -5,7 +5,7 @@
  * and by lifecycle hooks (worker threads).
  */
 import type { Container, Pod } from './api.js';
-import type { NetProbeTask } from './messages.js';
+import type { GrpcProbeTask, NetProbeTask } from './messages.js';
 
 /** Where the pod's network is reachable from (decided by the caller from the pod and its status). */
 export interface PodNetwork {
@@ -51,6 +51,39 @@ export function resolveContainerPort(port: number | string, container: Pick<Cont
 }
 
 /**
+ * podProbeHost: where a probe without an explicit host connects, as the kubelet's prober uses
+ * status.podIP: the node's address for hostNetwork pods, else the pod IP, else (network `none`)
+ * 127.0.0.1 inside the running sandbox's network namespace (`sandboxId`).
+ * @throws Error when the pod has no address and no running sandbox.
+ */
+export function podProbeHost(pod: Pod, net: PodNetwork): { host: string; sandboxId?: string } {
+  if (pod.spec?.hostNetwork === true) return { host: net.hostIp || '127.0.0.1' };
+  if (net.podIp) return { host: net.podIp };
+  if (net.sandboxId) return { host: '127.0.0.1', sandboxId: net.sandboxId };
+  throw new Error('pod has no IP address and no running sandbox');
+}
+
+/** A grpc action as core/v1 has it (GRPCAction). */
+export interface GrpcAction {
+  port: number;
+  /** The service name put in the HealthCheckRequest; unset means '' (the server's overall health). */
+  service?: string | null;
+}
+
+/**
+ * grpcProbeTarget turns a grpc probe action of `pod` into the target fields of a GrpcProbeTask,
+ * as pkg/kubelet/prober/prober.go does for `p.GRPC`: the host is the pod's address
+ * ({@link podProbeHost}; a grpc action has no host field), the port is used as given (an int32,
+ * no named ports), and the service is sent as given, '' when unset.
+ * @throws Error when the port is not 1–65535, or the pod has no address and no running sandbox.
+ */
+export function grpcProbeTarget(pod: Pod, action: GrpcAction, net: PodNetwork): Omit<GrpcProbeTask, 'kind' | 'protocol' | 'timeoutMs'> {
+  const port = action.port;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`invalid port number: ${port}`);
+  return { ...podProbeHost(pod, net), port, service: action.service ?? '' };
+}
+
+/**
  * netProbeTarget turns an httpGet (`mode` http) or tcpSocket action of `container` in `pod` into
  * the target fields of a NetProbeTask, as the kubelet picks them: an explicit `host` wins; else
  * hostNetwork pods are reached on the node's address, pods with an IP on it, and pods with
@@ -66,14 +99,7 @@ export function netProbeTarget(
   net: PodNetwork,
 ): Omit<NetProbeTask, 'kind' | 'protocol' | 'timeoutMs'> {
   const port = resolveContainerPort(action.port, container);
-  const base: Omit<NetProbeTask, 'kind' | 'protocol' | 'timeoutMs'> = { mode, host: '', port };
-  if (action.host) base.host = action.host;
-  else if (pod.spec?.hostNetwork === true) base.host = net.hostIp || '127.0.0.1';
-  else if (net.podIp) base.host = net.podIp;
-  else if (net.sandboxId) {
-    base.host = '127.0.0.1';
-    base.sandboxId = net.sandboxId;
-  } else throw new Error('pod has no IP address and no running sandbox');
+  const base: Omit<NetProbeTask, 'kind' | 'protocol' | 'timeoutMs'> = { mode, port, ...(action.host ? { host: action.host } : podProbeHost(pod, net)) };
   if (mode === 'http') {
     const h = action as HttpGetAction;
     base.scheme = String(h.scheme ?? 'HTTP').toUpperCase() === 'HTTPS' ? 'HTTPS' : 'HTTP';

@@ -60,9 +60,9 @@ export function isExtendedResourceName(name: string): boolean {
 export function isHugePageResourceName(name: string): boolean {
   return name.startsWith('hugepages-') && quantityError(name.slice('hugepages-'.length)) === null;
 }
-/** Probe fields kubelet-ts implements (grpc is not). */
+/** Probe fields kubelet-ts implements (all of core/v1's). */
 export const kSupportedProbeFields: readonly string[] = [
-  'exec', 'httpGet', 'tcpSocket', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold',
+  'exec', 'httpGet', 'tcpSocket', 'grpc', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold',
   'terminationGracePeriodSeconds',
 ];
 /** Lifecycle hook handler fields kubelet-ts implements (tcpSocket, which the kubelet ignores, and sleep are not). */
@@ -422,11 +422,8 @@ function validateSubPath(el: ErrorList, field: string, p: string): void {
 function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne: boolean): void {
   const probe = el.obj(path, v);
   if (!probe) return;
-  if (probe.grpc !== undefined && probe.grpc !== null) {
-    el.notSupported(child(path, 'grpc'), 'grpc probes are not run by this version of kubelet-ts; use an exec probe (e.g. grpc_health_probe), httpGet or tcpSocket');
-  }
-  el.checkFields(path, probe, kSupportedProbeFields, ['grpc']);
-  validateHandler(el, path, probe, ['exec', 'httpGet', 'tcpSocket'], ['grpc']);
+  el.checkFields(path, probe, kSupportedProbeFields);
+  validateHandler(el, path, probe, ['exec', 'httpGet', 'tcpSocket', 'grpc'], []);
   // The timings and thresholds are int32 (seconds); the probe's grace period is an int64 and, when set, positive.
   el.nonNegative(child(path, 'initialDelaySeconds'), probe.initialDelaySeconds, 'int32');
   for (const f of ['timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) el.atLeast(child(path, f), probe[f], 1, 'int32');
@@ -495,6 +492,17 @@ function validateHandler(el: ErrorList, path: string, h: Obj, kinds: readonly st
     el.checkFields(tsPath, ts, ['port', 'host']);
     validatePortNumOrName(el, child(tsPath, 'port'), ts.port);
     el.str(child(tsPath, 'host'), ts.host);
+  }
+  // validateGRPCAction: the port is an int32 number (no names) in 1–65535; the service is any string.
+  const gPath = child(path, 'grpc');
+  const g = kinds.includes('grpc') ? el.obj(gPath, h.grpc) : undefined;
+  if (g) {
+    el.checkFields(gPath, g, ['port', 'service']);
+    const portPath = child(gPath, 'port');
+    const port = el.int(portPath, g.port, 'int32');
+    if (g.port === undefined || g.port === null) el.required(portPath);
+    else if (port !== undefined && (port < 1 || port > 65535)) el.invalid(portPath, port, inclusiveRangeError(1, 65535));
+    el.str(child(gPath, 'service'), g.service);
   }
 }
 

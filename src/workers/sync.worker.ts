@@ -2,7 +2,7 @@
  * The Piscina worker entry: the worker-thread half of the kubelet's pod workers
  * (pkg/kubelet/pod_workers.go → kuberuntime SyncPod/KillPod), plus the PLEG's relist, the
  * prober's exec and network probes, container/image GC, the runtime status check and the stats
- * collection: task kinds syncPod, killPod, relist, execProbe, netProbe, gc, runtimeStatus, stats.
+ * collection: task kinds syncPod, killPod, relist, execProbe, netProbe, grpcProbe, gc, runtimeStatus, stats.
  * Each task is plain data (shared/messages.ts); the handler never throws (STYLE.md C5).
  */
 import path from 'node:path';
@@ -12,6 +12,7 @@ import { boundedErr, newLogger, type Logger } from '../shared/logging.js';
 import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
 import { runExecProbe } from './probes/exec-probe.js';
 import { killPod } from './kuberuntime/kill-pod.js';
+import { runGrpcProbe } from './probes/grpc-probe.js';
 import { runNetProbe } from './probes/net-probe.js';
 import { readRuntimePods, relist } from './kuberuntime/relist.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
@@ -101,6 +102,8 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
           return { ok: true, kind: 'execProbe', value: await runExecProbe(syncDeps.runtime, task) };
         case 'netProbe':
           return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
+        case 'grpcProbe':
+          return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(syncDeps.runtime, task) };
         case 'gc':
           return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, imageRuntime: raw }, task) };
         case 'stats':

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
+import { criEndpointOrSkip } from '../support/cri.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const results = join(root, 'bench', 'results');
@@ -55,6 +56,12 @@ describe('bench smoke runs', () => {
     }, 180_000);
     it('relist runs with one pod and one death', async () => {
       await expectBench('relist', ['--pods', '1', '--samples', '1', '--relists', '2', '--workers', '1']);
+    }, 180_000);
+  });
+
+  describe.skipIf(!inject('dockerAvailable') || !criEndpointOrSkip())('against containerd (CRI) and Docker', () => {
+    it('cri-floor runs one pod on each floor', async () => {
+      await expectBench('cri-floor', ['--pods', '1', '--concurrency', '1']);
     }, 180_000);
   });
 });

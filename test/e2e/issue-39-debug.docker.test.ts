@@ -155,6 +155,15 @@ spec:
   containers:
   - {name: c, image: ${BUSYBOX_IMAGE}, imagePullPolicy: Never, command: [sleep, '3600']}
 `);
+    // An agent restart keeps the ephemeral containers (the intake's store) and starts none again.
+    const before = (await getPod('web'))?.status?.ephemeralContainerStatuses;
+    await node.restart();
+    await waitFor(async () => (await getPod('web'))?.status?.ephemeralContainerStatuses?.length === 2, { timeoutMs: 60_000 });
+    const after = await getPod('web');
+    expect(after?.spec?.ephemeralContainers?.map((c) => c.name)).toEqual(['dbg', 'idle']);
+    expect(after?.status?.ephemeralContainerStatuses?.map((c) => c.containerID)).toEqual(before?.map((c) => c.containerID));
+    expect(after?.status?.ephemeralContainerStatuses?.[0]?.state?.terminated).toBeDefined();
+
     const staticName = `fixed-${node.nodeName}`;
     await waitFor(async () => (await getPod(staticName)) !== undefined, { timeoutMs: 60_000 });
     const refused = await patch({ spec: { ephemeralContainers: [{ name: 'dbg', image: BUSYBOX_IMAGE }] } }, `/api/v1/namespaces/default/pods/${staticName}/ephemeralcontainers`);

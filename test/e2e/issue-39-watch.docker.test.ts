@@ -171,6 +171,9 @@ spec:
     const kw = background(['get', 'pods', '-w', '--output-watch-events', '-l', `test=${label}`]);
     try {
       await createPod(name);
+      // Every watcher has the pod Running before the delete (each may have started a moment late).
+      await waitFor(() => http.some((f) => isRunning(f.object)) && ws.some((f) => f.object.metadata?.name === name && isRunning(f.object)) && /\sgraceful\s+1\/1\s+Running\s/.test(kw.out()),
+        { timeoutMs: 30_000, intervalMs: 100, description: 'the pod Running on every watch' });
       const grace = 7;
       const del = await kubectl(['delete', 'pod', name, `--grace-period=${grace}`]);
       expect(del.stdout).toBe(`pod "${name}" deleted\n`);
@@ -189,7 +192,7 @@ spec:
     }
   }, kTestMs);
 
-  it('a write\'s reply carries its resourceVersion: PUT from a PUT\'s reply, PATCH then GET, kubectl label twice, read-modify-write; a stale one gets 409', async () => {
+  it('a write\'s reply carries its resourceVersion: PUT from a PUT\'s reply, PATCH then GET, kubectl label twice, read-modify-write, DELETE with its precondition; a stale one gets 409', async () => {
     const name = 'rmw';
     await createPod(name);
     const path = `/api/v1/namespaces/default/pods/${name}`;
@@ -231,6 +234,16 @@ spec:
     const stale = await call('PUT', relabel(put2.pod, 'stale'));
     expect(stale.status).toBe(409);
     expect((stale.pod as unknown as { reason: string }).reason).toBe('Conflict');
+
+    // A DELETE with the current version as its precondition goes through; its reply (the pod,
+    // Terminating) carries the delete's own version, and a GET right after sees that one or later.
+    const current = await call('GET');
+    const del = await call('DELETE', { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: current.pod.metadata?.resourceVersion } });
+    expect(del.status).toBe(200);
+    expect(del.pod.metadata?.deletionTimestamp).toBeTruthy();
+    expect(Number(del.pod.metadata?.resourceVersion)).toBeGreaterThan(Number(current.pod.metadata?.resourceVersion));
+    const terminating = await call('GET');
+    if (terminating.status === 200) expect(Number(terminating.pod.metadata?.resourceVersion)).toBeGreaterThanOrEqual(Number(del.pod.metadata?.resourceVersion));
   }, kTestMs);
 
   it.skipIf(!existsSync(kPython))('the official Python client: a second replace built from the first one\'s reply succeeds; a patch then a read agree', async () => {

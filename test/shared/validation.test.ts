@@ -190,7 +190,11 @@ describe('validatePod', () => {
     // probes and lifecycle
     ['probe without handler', (p) => { c0(p).livenessProbe = { periodSeconds: 5 }; }, ['spec.containers[0].livenessProbe: Required value: must specify a handler type']],
     ['probe with two handlers', (p) => { c0(p).readinessProbe.tcpSocket = { port: 8080 }; }, ['spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type']],
-    ['grpc probe', (p) => { c0(p).livenessProbe = { grpc: { port: 9000 } }; }, ['spec.containers[0].livenessProbe.grpc: Not supported: grpc probes are not run by this version of kubelet-ts; use an exec probe (e.g. grpc_health_probe), httpGet or tcpSocket']],
+    ['grpc probe', (p) => { c0(p).livenessProbe = { grpc: { port: 9000 } }; c0(p).startupProbe = { grpc: { port: 9000, service: 'my.Service' } }; }, []],
+    ['grpc probe without port', (p) => { c0(p).livenessProbe = { grpc: { service: 'x' } }; }, ['spec.containers[0].livenessProbe.grpc.port: Required value']],
+    ['grpc probe port out of range', (p) => { c0(p).livenessProbe = { grpc: { port: 0 } }; c0(p).startupProbe = { grpc: { port: 65536 } }; }, ['spec.containers[0].livenessProbe.grpc.port: Invalid value: 0: must be between 1 and 65535, inclusive', 'spec.containers[0].startupProbe.grpc.port: Invalid value: 65536: must be between 1 and 65535, inclusive']],
+    ['grpc probe named port, bad service, unknown field', (p) => { c0(p).livenessProbe = { grpc: { port: 'grpc', service: 5, host: 'x' } }; }, ['spec.containers[0].livenessProbe.grpc.host: Not supported', 'spec.containers[0].livenessProbe.grpc.port: Invalid value: "grpc": must be an integer', 'spec.containers[0].livenessProbe.grpc.service: Invalid value: 5: must be a string']],
+    ['grpc probe with another handler', (p) => { c0(p).readinessProbe.grpc = { port: 9000 }; }, ['spec.containers[0].readinessProbe.grpc: Forbidden: may not specify more than 1 handler type']],
     ['liveness successThreshold', (p) => { c0(p).livenessProbe = { exec: { command: ['true'] }, successThreshold: 2 }; }, ['spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1']],
     ['startup successThreshold', (p) => { c0(p).startupProbe = { exec: { command: ['true'] }, successThreshold: 3 }; }, ['spec.containers[0].startupProbe.successThreshold: Invalid value: 3: must be 1']],
     ['readiness successThreshold may be more', (p) => { c0(p).readinessProbe.successThreshold = 3; }, []],

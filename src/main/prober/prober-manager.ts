@@ -2,7 +2,7 @@
  * Counterpart of pkg/kubelet/prober/prober_manager.go, worker.go and prober.go: the probe manager.
  * One probe worker per (pod UID, container, liveness|readiness|startup), all timed by ONE shared
  * scheduler (scheduler.ts: a min-heap and one timer, bounded probes in flight). The probes
- * themselves run on the worker pool (`execProbe`, and `netProbe` of pods without a pod IP), except
+ * themselves run on the worker pool (`execProbe`, `grpcProbe`, and `netProbe` of pods without a pod IP), except
  * httpGet/tcpSocket probes of an address the node reaches (hostNetwork, pod IP), which this thread
  * dials itself (shared/http-probe.ts: a raw-socket GET, no worker hop); the main thread otherwise keeps
  * counters:
@@ -22,16 +22,16 @@
 import type { Container, Pod, Probe } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
-import { PROTOCOL_VERSION, type ExecProbeTask, type NetProbeTask, type ProbeKill, type ProbeOutcome, type RuntimePod } from '../../shared/messages.js';
+import { PROTOCOL_VERSION, type ExecProbeTask, type GrpcProbeTask, type NetProbeTask, type ProbeKill, type ProbeOutcome, type RuntimePod } from '../../shared/messages.js';
 import { runDirectNetProbe } from '../../shared/http-probe.js';
-import { netProbeTarget, type HttpGetAction, type TcpSocketAction } from '../../shared/probe-target.js';
+import { grpcProbeTarget, netProbeTarget, type HttpGetAction, type TcpSocketAction } from '../../shared/probe-target.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import { applyProbeResult, newProbeWorkerState, type ProbeType, type ProbeWorkerState } from './results-manager.js';
 import { kRealClock, newProbeScheduler, type ProbeScheduler, type SchedulerClock } from './scheduler.js';
 
 /** The part of the worker pool the probe manager uses (PodSyncRunner.run for probe tasks). */
 export interface ProbeRunner {
-  run(task: ExecProbeTask | NetProbeTask): Promise<ProbeOutcome>;
+  run(task: ExecProbeTask | NetProbeTask | GrpcProbeTask): Promise<ProbeOutcome>;
 }
 
 /** Options of newProberManager. */
@@ -269,6 +269,11 @@ class ProberManagerImpl implements ProberManager {
     try {
       if (probe.exec) {
         return await this.deps.runner.run({ kind: 'execProbe', protocol: PROTOCOL_VERSION, containerId, command: probe.exec.command ?? [], timeoutMs });
+      }
+      if (probe.grpc) {
+        // gRPC probes run on the worker pool (workers/probes/grpc-probe.ts: grpc-js lives there).
+        const target = grpcProbeTarget(pp.pod, probe.grpc, { hostIp: this.opts.hostIp, podIp: pp.podIp, sandboxId: pp.sandboxId });
+        return await this.deps.runner.run({ kind: 'grpcProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs });
       }
       const mode = probe.httpGet ? 'http' : probe.tcpSocket ? 'tcp' : null;
       if (!mode) return { result: 'unknown', output: 'probe has no handler' };

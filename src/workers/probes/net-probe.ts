@@ -80,6 +80,24 @@ async function netnsPathOf(runtime: ContainerRuntime, sandboxId: string): Promis
 }
 
 /**
+ * probeNetns: the network namespace path of the running sandbox `sandboxId`, with the netns
+ * helper present; else the `unknown` outcome saying why a probe cannot be run there (the sandbox is
+ * gone, the helper is missing). Never rejects. Used by the netns httpGet/tcpSocket and gRPC probes.
+ */
+export async function probeNetns(runtime: ContainerRuntime, sandboxId: string): Promise<string | ProbeOutcome> {
+  let netnsPath: string;
+  try {
+    netnsPath = await netnsPathOf(runtime, sandboxId);
+  } catch (err) {
+    return { result: 'unknown', output: serializeError(err).message };
+  }
+  if (!existsSync(netnsProbeHelperPath())) {
+    return { result: 'unknown', output: `netns probe helper ${netnsProbeHelperPath()} is missing (tools/test or tools/up builds it)` };
+  }
+  return netnsPath;
+}
+
+/**
  * runNetProbe runs one httpGet (`mode` http) or tcpSocket (`mode` tcp) probe and resolves its
  * verdict: `success`, `failure` (refused, timed out, bad status; `output` says why in the
  * kubelet's words), or `unknown` when the probe could not be run (the sandbox is gone, the
@@ -88,15 +106,8 @@ async function netnsPathOf(runtime: ContainerRuntime, sandboxId: string): Promis
  */
 export async function runNetProbe(runtime: ContainerRuntime, task: NetProbeTask): Promise<ProbeOutcome> {
   if (!task.sandboxId) return runDirectNetProbe(task);
-  let netnsPath: string;
-  try {
-    netnsPath = await netnsPathOf(runtime, task.sandboxId);
-  } catch (err) {
-    return { result: 'unknown', output: serializeError(err).message };
-  }
-  if (!existsSync(netnsProbeHelperPath())) {
-    return { result: 'unknown', output: `netns probe helper ${netnsProbeHelperPath()} is missing (tools/test or tools/up builds it)` };
-  }
+  const netnsPath = await probeNetns(runtime, task.sandboxId);
+  if (typeof netnsPath !== 'string') return netnsPath;
   try {
     if (task.mode === 'tcp') {
       const r = await runHelper(netnsPath, ['tcp', task.host, String(task.port)], '', task.timeoutMs);

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { newProberManager, type ProbeRunner } from '../../../src/main/prober/prober-manager.js';
 import { applyProbeResult, newProbeWorkerState } from '../../../src/main/prober/results-manager.js';
 import type { Pod, Probe } from '../../../src/shared/api.js';
-import type { ExecProbeTask, NetProbeTask, PodEventRecord, ProbeOutcome, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { ExecProbeTask, GrpcProbeTask, NetProbeTask, PodEventRecord, ProbeOutcome, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 import { FakeClock } from './fake-clock.js';
 
 const T0 = 1_000_000;
@@ -37,13 +37,13 @@ function runtimePod(...containers: RuntimeContainer[]): RuntimePod {
 
 /** A runner whose verdicts a test sets per probe command / target; records every task. */
 function fakeRunner() {
-  const tasks: Array<ExecProbeTask | NetProbeTask> = [];
+  const tasks: Array<ExecProbeTask | NetProbeTask | GrpcProbeTask> = [];
   const verdicts = new Map<string, ProbeOutcome['result']>();
   const direct: NetProbeTask[] = [];
   const runner: ProbeRunner = {
     async run(task) {
       tasks.push(task);
-      const key = task.kind === 'execProbe' ? task.command.join(' ') : `${task.mode}:${task.port}`;
+      const key = task.kind === 'execProbe' ? task.command.join(' ') : task.kind === 'grpcProbe' ? `grpc:${task.port}` : `${task.mode}:${task.port}`;
       const result = verdicts.get(key) ?? 'success';
       return { result, output: result === 'failure' ? `${key} failed` : '' };
     },
@@ -95,6 +95,13 @@ describe('probe worker thresholds (applyProbeResult)', () => {
     expect(s.result).toBe('failure');
   });
 });
+
+/** Where a probe without a host goes: [pod spec extra, pod IP, the task's target], with node address 10.0.0.5. */
+const kProbeTargets = [
+  [{}, '', { host: '127.0.0.1', sandboxId: 'sandbox-1' }],
+  [{ hostNetwork: true }, '', { host: '10.0.0.5' }],
+  [{}, '172.17.0.9', { host: '172.17.0.9' }],
+] as const;
 
 describe('probe manager', () => {
   it('keeps a container with a readiness probe unready until the probe succeeds, without kills', async () => {
@@ -226,11 +233,7 @@ describe('probe manager', () => {
   it('sends httpGet and tcpSocket probes to the sandbox netns without a pod IP, to the node on hostNetwork, to the pod IP otherwise', async () => {
     const http: Probe = { httpGet: { path: '/healthz', port: 'http', httpHeaders: [{ name: 'X-A', value: 'b' }] }, periodSeconds: 1, timeoutSeconds: 2 };
     const tcp: Probe = { tcpSocket: { port: 8080 }, periodSeconds: 1 };
-    for (const [extra, podIp, want] of [
-      [{}, '', { host: '127.0.0.1', sandboxId: 'sandbox-1' }],
-      [{ hostNetwork: true }, '', { host: '10.0.0.5' }],
-      [{}, '172.17.0.9', { host: '172.17.0.9' }],
-    ] as const) {
+    for (const [extra, podIp, want] of kProbeTargets) {
       const { clock, m, tasks, direct } = setup('10.0.0.5');
       m.updatePod(pod({ liveness: http, readiness: tcp }, extra), runtimePod(container('c1')), podIp);
       await clock.advance(1_500);
@@ -240,6 +243,21 @@ describe('probe manager', () => {
       const t = tasks.find((x) => x.kind === 'netProbe' && x.mode === 'tcp') as NetProbeTask;
       expect(h).toEqual({ kind: 'netProbe', protocol: 1, mode: 'http', port: 8080, scheme: 'HTTP', path: '/healthz', headers: [{ name: 'X-A', value: 'b' }], timeoutMs: 2000, ...want });
       expect(t).toEqual({ kind: 'netProbe', protocol: 1, mode: 'tcp', port: 8080, timeoutMs: 1000, ...want });
+      await m.stop();
+    }
+  });
+
+  it('sends grpc probes to the worker pool: the sandbox netns without a pod IP, the node on hostNetwork, the pod IP otherwise; service as given, \'\' by default', async () => {
+    for (const [extra, podIp, want] of kProbeTargets) {
+      const { clock, m, tasks, direct } = setup('10.0.0.5');
+      m.updatePod(pod({ liveness: { grpc: { port: 9000, service: 'db' }, periodSeconds: 1, timeoutSeconds: 2 }, readiness: { grpc: { port: 9001 }, periodSeconds: 1 } }, extra), runtimePod(container('c1')), podIp);
+      await clock.advance(1_500);
+      expect(direct).toEqual([]);
+      const grpc = tasks.filter((t): t is GrpcProbeTask => t.kind === 'grpcProbe');
+      expect([9000, 9001].map((port) => grpc.find((t) => t.port === port))).toEqual([
+        { kind: 'grpcProbe', protocol: 1, port: 9000, service: 'db', timeoutMs: 2000, ...want },
+        { kind: 'grpcProbe', protocol: 1, port: 9001, service: '', timeoutMs: 1000, ...want },
+      ]);
       await m.stop();
     }
   });

@@ -102,6 +102,26 @@ describe('the pods\' watch shows every write of the pod object (issue #39 item 3
   }, 30_000);
 });
 
+describe('the pods\' watch when a pod that never ran is deleted', () => {
+  it('an admission refusal\'s Failed status and reason stay on the watch through DELETED', async () => {
+    const a = await startAgent();
+    const big = sleeper('too-big');
+    big.spec!.containers[0].resources = { requests: { cpu: '100000' } };
+    await a.host.submitPods!([big]);
+    const refused = a.host.getPod('default', 'too-big')!;
+    expect(refused.status).toMatchObject({ phase: 'Failed', reason: 'OutOfcpu' });
+    const events: WatchEvent[] = [];
+    const cancel = a.host.watch!(undefined, (e) => { if (e.uid === refused.metadata!.uid) events.push(e); });
+    try {
+      await a.host.deletePod!('default', 'too-big', 0);
+      await expect.poll(() => events.some((e) => e.type === 'DELETED'), { timeout: 15_000 }).toBe(true);
+    } finally {
+      cancel();
+    }
+    for (const e of events) expect((e.object as Pod).status, e.type).toMatchObject({ phase: 'Failed', reason: 'OutOfcpu' });
+  }, 30_000);
+});
+
 describe('a write\'s reply carries that write\'s resourceVersion (issue #39 item 4)', () => {
   it('PUT built from a PUT\'s reply succeeds; PATCH then GET agree; labels twice; a stale version gets 409', async () => {
     const a = await startAgent();

@@ -1,0 +1,196 @@
+// The CRI client's own rules against a grpc-js server playing the runtime: endpoint parsing (pkg/kubelet/util/util_unix.go), deadlines and errors (pkg/kubelet/cri/remote/remote_runtime.go, remote_image.go).
+import * as grpc from '@grpc/grpc-js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentError, isNotFound, isRetriable, isUnavailable } from '../../../../src/shared/errors.js';
+import { isDeadlineExceeded } from '../../../../src/workers/runtime/deadline.js';
+import { parseCriEndpoint } from '../../../../src/workers/runtime/cri/endpoint.js';
+import { grpcCodeOf, isCommandTimeout } from '../../../../src/workers/runtime/cri/errors.js';
+import { loadCriServices } from '../../../../src/workers/runtime/cri/proto.js';
+import { RemoteImageService } from '../../../../src/workers/runtime/cri/remote-image.js';
+import { RemoteRuntimeService } from '../../../../src/workers/runtime/cri/remote-runtime.js';
+
+/** Every CRI method #40 item 1 names. */
+const kRuntimeMethods = [
+  'RunPodSandbox', 'StopPodSandbox', 'RemovePodSandbox', 'PodSandboxStatus', 'ListPodSandbox',
+  'CreateContainer', 'StartContainer', 'StopContainer', 'RemoveContainer', 'ContainerStatus', 'ListContainers',
+  'UpdateContainerResources', 'ReopenContainerLog', 'ExecSync', 'Exec', 'Attach', 'PortForward',
+  'ContainerStats', 'ListContainerStats', 'PodSandboxStats', 'Status', 'Version',
+];
+const kImageMethods = ['PullImage', 'ImageStatus', 'ListImages', 'RemoveImage', 'ImageFsInfo'];
+
+describe('parseCriEndpoint', () => {
+  it('takes unix:///absolute/path and gives grpc-js its target', () => {
+    expect(parseCriEndpoint('unix:///run/containerd/containerd.sock')).toEqual({ target: 'unix:///run/containerd/containerd.sock', path: '/run/containerd/containerd.sock' });
+  });
+
+  it.each([
+    ['tcp://127.0.0.1:1234', /--container-runtime-endpoint "tcp:\/\/127.0.0.1:1234": protocol "tcp" not supported; only unix is/],
+    ['npipe:////./pipe/containerd', /protocol "npipe" not supported/],
+    ['/run/containerd/containerd.sock', /: no scheme \(expected unix:\/\/\/path\/to\/runtime.sock\)/],
+    ['unix://run/containerd.sock', /the socket path must be absolute/],
+    [`unix:///${'x'.repeat(120)}`, /longer than a unix socket allows/],
+  ])('refuses %s, naming the flag and the value', (value, message) => {
+    expect(() => parseCriEndpoint(value)).toThrow(message);
+    expect(() => parseCriEndpoint(value)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARGUMENT' }));
+  });
+
+  it('names --image-service-endpoint for the image client', () => {
+    expect(() => new RemoteImageService('tcp://127.0.0.1:1')).toThrow(/^--image-service-endpoint "tcp:/);
+    expect(() => new RemoteRuntimeService('docker.sock')).toThrow(/^--container-runtime-endpoint "docker.sock": no scheme/);
+  });
+});
+
+describe('the CRI protocol as loaded', () => {
+  it('has every method the kubelet uses, on runtime.v1.RuntimeService and runtime.v1.ImageService', () => {
+    const { RuntimeService, ImageService } = loadCriServices();
+    expect(Object.keys(RuntimeService.service)).toEqual(expect.arrayContaining(kRuntimeMethods));
+    expect(Object.keys(ImageService.service)).toEqual(expect.arrayContaining(kImageMethods));
+    expect(RuntimeService.service.RunPodSandbox!.path).toBe('/runtime.v1.RuntimeService/RunPodSandbox');
+  });
+});
+
+/** A grpc-js server on a unix socket playing the runtime: each test sets the handlers it needs. */
+describe('a CRI client against a runtime that is slow, failing or absent', () => {
+  let dir: string;
+  let server: grpc.Server;
+  let endpoint: string;
+  const handlers: Record<string, grpc.handleUnaryCall<unknown, unknown>> = {};
+  const seen: Record<string, unknown> = {};
+  const later = (ms: number, value: unknown): grpc.handleUnaryCall<unknown, unknown> => (call, cb) => {
+    setTimeout(() => cb(null, value), ms);
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kts-cri-client-'));
+    endpoint = `unix://${join(dir, 'runtime.sock')}`;
+    server = new grpc.Server();
+    const { RuntimeService, ImageService } = loadCriServices();
+    for (const service of [RuntimeService, ImageService]) {
+      const impl: grpc.UntypedServiceImplementation = {};
+      for (const name of Object.keys(service.service)) {
+        impl[name] = (call: grpc.ServerUnaryCall<unknown, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+          seen[name] = call.request;
+          const h = handlers[name];
+          if (h) h(call, cb);
+          else cb({ code: grpc.status.UNIMPLEMENTED, details: `${name} not played` });
+        };
+      }
+      server.addService(service.service, impl);
+    }
+    await new Promise<void>((resolve, reject) => server.bindAsync(endpoint, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  });
+
+  afterAll(async () => {
+    server?.forceShutdown();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sends the proto field names and enum names, and reads 64-bit times as numbers and enums as names', async () => {
+    handlers.RunPodSandbox = (_call, cb) => cb(null, { pod_sandbox_id: 'sb-1' });
+    handlers.ContainerStatus = (_call, cb) => cb(null, { status: { id: 'c-1', state: 2, created_at: 1796633016945253400, exit_code: 3 } });
+    const rt = new RemoteRuntimeService(endpoint);
+    try {
+      const id = await rt.runPodSandbox({ metadata: { name: 'p', uid: 'u', namespace: 'ns' }, log_directory: '/var/log/pods/x', linux: { security_context: { namespace_options: { network: 'NODE' } } } });
+      expect(id).toBe('sb-1');
+      expect(seen.RunPodSandbox).toMatchObject({ config: { log_directory: '/var/log/pods/x', metadata: { name: 'p', uid: 'u', namespace: 'ns', attempt: 0 }, linux: { security_context: { namespace_options: { network: 'NODE', pid: 'POD' } } } }, runtime_handler: '' });
+      const s = (await rt.containerStatus('c-1')).status!;
+      expect(s).toMatchObject({ id: 'c-1', state: 'CONTAINER_EXITED', exit_code: 3, reason: '', metadata: null, labels: {}, mounts: [] });
+      expect(s.created_at).toBeCloseTo(1796633016945253400, -3);
+    } finally {
+      rt.close();
+    }
+  });
+
+  it('fails a call past --runtime-request-timeout with "context deadline exceeded", naming the method; retriable', async () => {
+    handlers.ListContainers = () => undefined; // never answers
+    const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 200 });
+    try {
+      const err = await rt.listContainers().then(() => null, (e: unknown) => e as AgentError);
+      expect(err).toBeInstanceOf(AgentError);
+      expect(err!.message).toBe('ListContainers: context deadline exceeded (--runtime-request-timeout 0.2s)');
+      expect(isDeadlineExceeded(err)).toBe(true);
+      expect(isRetriable(err)).toBe(true);
+      expect(grpcCodeOf(err)).toBe(grpc.status.DEADLINE_EXCEEDED);
+    } finally {
+      rt.close();
+    }
+  });
+
+  it('gives PullImage no deadline, StopContainer and ExecSync their own timeout on top of the request timeout', async () => {
+    handlers.PullImage = later(900, { image_ref: 'sha256:abc' });
+    handlers.StopContainer = later(900, {});
+    handlers.ExecSync = later(900, { stdout: Buffer.from('hi\n'), exit_code: 0 });
+    handlers.ImageStatus = later(900, {});
+    const images = new RemoteImageService(endpoint, { requestTimeoutMs: 300 });
+    const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 300 });
+    try {
+      expect(await images.pullImage({ image: 'x' })).toBe('sha256:abc');
+      await expect(images.imageStatus({ image: 'x' })).rejects.toThrow(/^ImageStatus: context deadline exceeded/);
+      await rt.stopContainer('c-1', 5);
+      expect(seen.StopContainer).toEqual({ container_id: 'c-1', timeout: 5 });
+      expect((await rt.execSync('c-1', ['echo', 'hi'], 5)).stdout.toString()).toBe('hi\n');
+      expect((await rt.execSync('c-1', ['echo', 'hi'], 0)).exit_code).toBe(0); // no timeout: no deadline
+    } finally {
+      images.close();
+      rt.close();
+    }
+  });
+
+  it('reports a command that outlived its ExecSync timeout as timed out, not as a deadline of the runtime', async () => {
+    // containerd ends the command at its timeout and answers DeadlineExceeded, long before the call's own deadline.
+    handlers.ExecSync = (_call, cb) => cb({ code: grpc.status.DEADLINE_EXCEEDED, details: 'timeout 1s exceeded: context deadline exceeded' });
+    const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000 });
+    try {
+      const err = await rt.execSync('c-1', ['sleep', '10'], 1).then(() => null, (e: unknown) => e as AgentError);
+      expect(err!.message).toBe('ExecSync: command "sleep 10" timed out after 1s');
+      expect([isCommandTimeout(err), isDeadlineExceeded(err), isRetriable(err)]).toEqual([true, false, false]);
+      expect(grpcCodeOf(err)).toBe(grpc.status.DEADLINE_EXCEEDED);
+    } finally {
+      rt.close();
+    }
+  });
+
+  it('maps the runtime\'s gRPC codes: NotFound, AlreadyExists, Unknown', async () => {
+    handlers.PodSandboxStatus = (_call, cb) => cb({ code: grpc.status.NOT_FOUND, details: 'an error occurred when try to find sandbox "x": not found' });
+    handlers.CreateContainer = (_call, cb) => cb({ code: grpc.status.ALREADY_EXISTS, details: 'name "c" is reserved' });
+    handlers.StartContainer = (_call, cb) => cb({ code: grpc.status.UNKNOWN, details: 'failed to start' });
+    const rt = new RemoteRuntimeService(endpoint);
+    try {
+      const nf = await rt.podSandboxStatus('x').then(() => null, (e: unknown) => e as AgentError);
+      expect(nf!.message).toBe('PodSandboxStatus: rpc error: code = NotFound desc = an error occurred when try to find sandbox "x": not found');
+      expect([isNotFound(nf), isRetriable(nf)]).toEqual([true, false]);
+      await expect(rt.createContainer('sb', {}, {})).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: 'CreateContainer: rpc error: code = AlreadyExists desc = name "c" is reserved' });
+      await expect(rt.startContainer('c')).rejects.toMatchObject({ code: 'ERR_RUNTIME', retriable: true, message: 'StartContainer: rpc error: code = Unknown desc = failed to start' });
+    } finally {
+      rt.close();
+    }
+  });
+
+  it('cancels a call when its signal aborts, and refuses calls after close', async () => {
+    handlers.Status = () => undefined; // never answers
+    const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 0 });
+    const ac = new AbortController();
+    const pending = rt.status(false, { signal: ac.signal }).then(() => null, (e: unknown) => e as AgentError);
+    setTimeout(() => ac.abort(), 50);
+    const err = await pending;
+    expect(err!.message).toMatch(/^Status: rpc error: code = Canceled desc = /);
+    expect(grpcCodeOf(err)).toBe(grpc.status.CANCELLED);
+    rt.close();
+    rt.close();
+    await expect(rt.version('0.1.0')).rejects.toMatchObject({ code: 'ERR_RUNTIME_UNAVAILABLE', message: expect.stringMatching(/^Version: .*is closed/) });
+  });
+
+  it('reports a runtime that does not listen as unavailable, naming the method; retriable', async () => {
+    const rt = new RemoteRuntimeService(`unix://${join(dir, 'nobody.sock')}`, { requestTimeoutMs: 5_000 });
+    try {
+      const err = await rt.version('0.1.0').then(() => null, (e: unknown) => e as AgentError);
+      expect(err!.message).toMatch(/^Version: rpc error: code = Unavailable desc = /);
+      expect([isUnavailable(err), isRetriable(err)]).toEqual([true, true]);
+    } finally {
+      rt.close();
+    }
+  });
+});
