@@ -141,6 +141,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 39 done-when: @kubernetes/cli
     let status: k8s.V1Status | undefined;
     const ws = await new k8s.Exec(kc).exec(namespace, 'cn-web', 'main', ['sh', '-c', 'cat /www/index.html; echo to-stderr >&2'], stdout, stderr, null, false, (s) => (status = s));
     closers.push(() => ws.close());
+    expect(ws.protocol).toBe('v5.channel.k8s.io');
     await waitFor(() => status, { timeoutMs: 60_000, intervalMs: 50, description: 'the exec status' });
     expect(status?.status).toBe('Success');
     expect(out).toBe('hello-from-web\n');
@@ -150,10 +151,13 @@ describe.skipIf(!inject('dockerAvailable'))('issue 39 done-when: @kubernetes/cli
   it('PortForward: a local server forwards each connection to the pod\'s port', async () => {
     const forward = new k8s.PortForward(kc);
     const sockets: net.Socket[] = [];
+    const protocols: string[] = [];
     const server = net.createServer((socket) => {
       sockets.push(socket);
       void forward.portForward(namespace, 'cn-web', [8080], socket, null, socket).then((ws) => {
-        closers.push(() => (typeof ws === 'function' ? ws() : ws)?.close());
+        const opened = typeof ws === 'function' ? ws() : ws;
+        if (opened) protocols.push(opened.protocol);
+        closers.push(() => opened?.close());
       }, () => socket.destroy());
     });
     closers.push(() => {
@@ -175,5 +179,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 39 done-when: @kubernetes/cli
     });
     expect(answer).toMatch(/^HTTP\/1\.[01] 200 OK/);
     expect(answer).toContain('hello-from-web');
+    // The client offers v5.channel.k8s.io first; port-forward speaks v4, as the apiserver's.
+    expect(protocols).toEqual(['v4.channel.k8s.io']);
   }, kTestMs);
 });
