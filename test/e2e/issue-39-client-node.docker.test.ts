@@ -121,6 +121,22 @@ describe.skipIf(!inject('dockerAvailable'))('issue 39 done-when: @kubernetes/cli
     expect(events.at(-1)!.pod.metadata?.deletionTimestamp).toEqual(events[iMarked].pod.metadata?.deletionTimestamp);
   }, kTestMs);
 
+  it('makeInformer (list, then watch from the List\'s resourceVersion): its cache holds the pods; a new ConfigMap is added, updated and deleted through a watch of configmaps', async () => {
+    const pods = k8s.makeInformer(kc, `/api/v1/namespaces/${namespace}/pods`, () => core.listNamespacedPod({ namespace, labelSelector: `test=${label}` }), `test=${label}`);
+    const seen: string[] = [];
+    const maps = k8s.makeInformer(kc, `/api/v1/namespaces/${namespace}/configmaps`, () => core.listNamespacedConfigMap({ namespace }));
+    for (const verb of [k8s.ADD, k8s.UPDATE, k8s.DELETE] as const) maps.on(verb, (o: k8s.V1ConfigMap) => seen.push(`${verb} ${o.metadata?.name} ${JSON.stringify(o.data ?? {})}`));
+    closers.push(() => void pods.stop(), () => void maps.stop());
+    await Promise.all([pods.start(), maps.start()]);
+    expect(pods.list(namespace).map((p) => p.metadata?.name)).toEqual(expect.arrayContaining(['cn-quiet', 'cn-web']));
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'cn-informed' }, data: { a: '1' } } });
+    await waitFor(() => seen.includes('add cn-informed {"a":"1"}'), { timeoutMs: 30_000, intervalMs: 50, description: 'the informer\'s add' });
+    await core.patchNamespacedConfigMap({ name: 'cn-informed', namespace, body: { data: { a: '2' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    await waitFor(() => seen.includes('update cn-informed {"a":"2"}'), { timeoutMs: 30_000, intervalMs: 50, description: 'the informer\'s update' });
+    await core.deleteNamespacedConfigMap({ name: 'cn-informed', namespace });
+    await waitFor(() => seen.some((e) => e.startsWith('delete cn-informed ')), { timeoutMs: 30_000, intervalMs: 50, description: 'the informer\'s delete' });
+  }, kTestMs);
+
   it('Log: a follow of a container that printed one line and went quiet shows that line', async () => {
     const out = new PassThrough();
     let text = '';
