@@ -20,6 +20,8 @@ export interface HttpReply {
    * status and headers, ignores `body` and hands the response to `stream` as a ReplySink.
    */
   stream?: (sink: ReplySink) => void;
+  /** A HEAD answer: no body is sent and `Content-Length` reports this many bytes (`body` ignored). */
+  headLength?: number;
 }
 
 /**

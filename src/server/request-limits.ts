@@ -77,6 +77,8 @@ const kParamRules: Record<string, (v: string) => string[]> = {
   name: dns1123SubdomainErrors,
   pod: dns1123SubdomainErrors,
   container: dns1123LabelErrors,
+  // `[scheme:]name[:port]` of pods/{name}/proxy: the proxy handler parses and checks it (kube-api/pod-proxy.ts).
+  proxyName: () => [],
 };
 
 /**

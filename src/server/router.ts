@@ -47,10 +47,13 @@ export interface RouteServerInfo {
 /** RouteHandler: answers one request; may be async (server.ts guards with onAborted and corks). */
 export type RouteHandler = (ctx: RouteContext) => HttpReply | Promise<HttpReply>;
 
-/** Route: a path pattern (`/pods/:namespace/:name`) and its handlers by lowercased method. */
+/**
+ * Route: a path pattern (`/pods/:namespace/:name`; a last segment `*` matches any rest, even none:
+ * `/api/v1/namespaces/:namespace/pods/:proxyName/proxy/*`) and its handlers by lowercased method.
+ */
 export interface Route {
   path: string;
-  methods: Partial<Record<'get' | 'post' | 'put' | 'delete' | 'patch', RouteHandler>>;
+  methods: Partial<Record<'get' | 'post' | 'put' | 'delete' | 'patch' | 'head' | 'options', RouteHandler>>;
 }
 
 /** RouteMatch: a handler with its params; or `notFound` (no route for the path); or
@@ -83,10 +86,12 @@ export function newRouter(routes: Route[]): Router {
         return { kind: 'badPath' };
       }
       for (const route of compiled) {
-        if (route.segments.length !== decoded.length) continue;
+        // A last segment `*` matches whatever follows, nothing included (the handler reads req.path).
+        const fixed = route.segments[route.segments.length - 1] === '*' ? route.segments.length - 1 : -1;
+        if (fixed < 0 ? route.segments.length !== decoded.length : decoded.length < fixed) continue;
         const params: Record<string, string> = {};
         let ok = true;
-        for (let i = 0; i < decoded.length && ok; i++) {
+        for (let i = 0; i < (fixed < 0 ? decoded.length : fixed) && ok; i++) {
           const seg = route.segments[i];
           if (seg.startsWith(':')) {
             if (decoded[i] === '') ok = false;

@@ -20,18 +20,19 @@ export function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: Requ
   res.writeHeader('Content-Type', reply.contentType);
   if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
   if (reply.stream && state) return startStream(res, reply.stream, state);
-  res.end(reply.body, close);
+  if (reply.headLength !== undefined) res.endWithoutBody(reply.headLength, close);
+  else res.end(reply.body, close);
 }
 
 /** kStreamHighWaterBytes: bytes a stream writes before its sink reports backpressure and waits for a drain. */
-export const kStreamHighWaterBytes = 256 * 1024;
+export const kStreamHighWaterBytes = 1024 * 1024;
 
 /**
  * kDrainGraceMs: how long (milliseconds) a sink past kStreamHighWaterBytes waits for uWS to report
  * the socket writable before it takes the silence as "the kernel took it all" (uWS reports writable
  * only after a flush it had to hold back). At most kMaxBlindDrains such guesses follow each other.
  */
-export const kDrainGraceMs = 100;
+export const kDrainGraceMs = 50;
 
 /**
  * kMaxBlindDrains: guessed drains in a row (no writable event between them) after which the sink
@@ -40,6 +41,18 @@ export const kDrainGraceMs = 100;
  */
 export const kMaxBlindDrains = 8;
 export const kBlindResumeMs = 11_000;
+
+/**
+ * kIdleResetMs: a write that comes this long (milliseconds) after the previous one starts the count
+ * afresh: a client that reads has taken what was sent a second ago (one that does not leaves it in
+ * uWS, which reports writable once it reads again). Keeps a trickling watch from ever waiting.
+ */
+export const kIdleResetMs = 1_000;
+
+/** kEndQuietMs: how long (milliseconds) a finished stream keeps its trailer section open for a writable event (uWS still holding bytes). */
+export const kEndQuietMs = 20;
+/** kBehindEndQuietMs: the same (milliseconds) for a stream that ended while it was waiting for a drain (a client that reads makes uWS report writable well within it). */
+export const kBehindEndQuietMs = 1_000;
 
 /**
  * chunkFrame frames `chunk` as one whole HTTP/1.1 chunk, as the pair a uWS `writeHeader(key, value)`
@@ -62,10 +75,16 @@ const kExtensionEnd = Buffer.from('"\r\n');
  * container get their headers before any event), each write goes out as one whole chunk, and end()
  * sends the last chunk; uWS's `endWithoutBody` then closes the trailer section (its `Date` and
  * `uWebSockets` lines are trailer fields clients discard), so the connection stays reusable.
+ * uWS sends bytes it had to hold back only when something more is written: a stream that ended
+ * while behind writes a `Kubelet-Ts-Drain` trailer field at each writable event, and closes the
+ * trailer section once none came for kEndQuietMs (kBehindEndQuietMs when it was behind: a client
+ * still not reading by then loses what uWS holds, and uWS closes it after 10 s).
  * Backpressure: uWS does not report it for these raw writes, so the sink counts the bytes written
  * since the socket was last known drained (a uWS writable event, or a guess: kDrainGraceMs,
- * kMaxBlindDrains, kBlindResumeMs) and answers false past kStreamHighWaterBytes; onWritable then
- * waits for that drain.
+ * kMaxBlindDrains, kBlindResumeMs, kIdleResetMs) and answers false past kStreamHighWaterBytes;
+ * onWritable then waits for that drain. A client that stops reading is still held: past
+ * kMaxBlindDrains guesses its stream waits (a watch queues, then ends at its backlog bound; a log
+ * pauses its reading), and uWS closes it after 10 s without progress.
  * Counterpart of net/http's chunkWriter + Flush in the apiserver's watch and log handlers.
  */
 function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['stream']>, state: RequestState): void {
@@ -75,7 +94,19 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
   let pending = 0;
   let blind = 0;
   let timer: NodeJS.Timeout | undefined;
+  let finished = false;
+  let lastWriteAt = 0;
   const closeFns: (() => void)[] = [];
+  /** finishAfter closes the trailer section (uWS's endWithoutBody) once no writable event came for `ms`. */
+  const finishAfter = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (state.aborted || finished) return;
+      finished = true;
+      res.cork(() => res.endWithoutBody());
+    }, ms);
+    timer.unref();
+  };
   const corked = (fn: () => void) => (inCallback ? fn() : res.cork(fn));
   const drained = () => {
     clearTimeout(timer);
@@ -99,8 +130,13 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
     for (const fn of closeFns.splice(0)) fn();
   });
   res.onWritable(() => {
-    // A cork with nothing in it flushes what uWS holds (it does not drain by itself while onWritable is set).
-    res.cork(() => undefined);
+    if (state.aborted || finished) return true;
+    // uWS flushes what it holds only when something is written: after the last chunk, a trailer field does it.
+    if (ended) {
+      res.cork(() => res.writeHeader('Kubelet-Ts-Drain', '1'));
+      finishAfter(kDrainGraceMs);
+      return true;
+    }
     blind = 0;
     drained();
     return true;
@@ -114,6 +150,12 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
       if (ended || state.aborted) return false;
       if (chunk.length === 0) return pending < kStreamHighWaterBytes;
       const [key, value] = chunkFrame(chunk);
+      const now = Date.now();
+      if (now - lastWriteAt >= kIdleResetMs && !timer) {
+        pending = 0;
+        blind = 0;
+      }
+      lastWriteAt = now;
       corked(() => res.writeHeader(key, value));
       pending += value.byteLength;
       if (pending < kStreamHighWaterBytes) return true;
@@ -126,11 +168,11 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
     end() {
       if (ended || state.aborted) return;
       ended = true;
+      const behind = timer !== undefined || blind > 0;
       clearTimeout(timer);
-      corked(() => {
-        res.writeHeader('0;k="', '"');
-        res.endWithoutBody();
-      });
+      // The last chunk now; the trailer section stays open while uWS may still hold bytes (see finishAfter).
+      corked(() => res.writeHeader('0;k="', '"'));
+      finishAfter(behind ? kBehindEndQuietMs : kEndQuietMs);
     },
     onClose(fn) {
       if (state.aborted) fn();

@@ -146,6 +146,24 @@ for e in w.stream(kts.core().list_namespaced_pod, 'default', field_selector='met
       expect(modified.name).toBe('quiet');
     }, kTestMs);
 
+    it('a watch that the server ends (timeout_seconds) and a log read to its end finish cleanly: the last chunk and its trailer parse', async () => {
+      const run = await python(node, `
+from kubernetes import watch
+import kts
+api = kts.core()
+n = 0
+for e in watch.Watch().stream(api.list_namespaced_pod, 'default', field_selector='metadata.name=quiet', timeout_seconds=2):
+    n += 1
+kts.emit('watch-ended', events=n)
+kts.emit('log', text=api.read_namespaced_pod_log('quiet', 'default', container='main'))
+kts.emit('again', text=api.read_namespaced_pod_log('quiet', 'default', container='main'))
+`);
+      expect((await run.until((e) => e.event === 'watch-ended', 'the watch to end', 30_000)).events).toBe(1);
+      expect((await run.until((e) => e.event === 'log', 'the whole log', 20_000)).text).toBe('first-line\n');
+      // The same pooled connection serves the next request: nothing was left unread after the last chunk.
+      expect((await run.until((e) => e.event === 'again', 'a second read', 20_000)).text).toBe('first-line\n');
+    }, kTestMs);
+
     it('read_namespaced_pod_log(follow=True, _preload_content=False) of a container that printed one line and sleeps shows that line', async () => {
       const run = await python(node, `
 import kts

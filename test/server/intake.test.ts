@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
 import type { AgentHost, ContainerLogsRequest, HealthReport, LogStream } from '../../src/server/agent-host.js';
@@ -426,6 +427,47 @@ describe('GET /containerLogs', () => {
       namespace: 'default', pod: 'one', container: 'main', follow: false, previous: false, timestamps: true, tailLines: 5, sinceSeconds: 10, limitBytes: 100,
     });
   });
+
+  it('a follow ends its header block at once and sends each chunk whole, CRLF included (issue 39 items 1, 2)', async () => {
+    const raw = async (chunks: string[]) => {
+      host.logChunks = chunks;
+      const socket = net.connect(server.port, '127.0.0.1');
+      let got = '';
+      socket.on('data', (c: Buffer) => (got += c.toString('latin1')));
+      socket.write('GET /containerLogs/default/one/main?follow=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      try {
+        // Nothing else will be written: what is needed must be in already.
+        await expect.poll(() => got.includes('\r\n\r\n') && (chunks.length === 0 || got.endsWith(`${chunks.at(-1)}\r\n`)), { timeout: 5_000 }).toBe(true);
+        return got;
+      } finally {
+        socket.destroy();
+      }
+    };
+    const silent = await raw([]);
+    expect(silent).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*transfer-encoding: chunked\r\n\r\n$/i);
+    const two = await raw(['first\n', 'second\n']);
+    expect(two.slice(two.indexOf('\r\n\r\n') + 4).replace(/;[^\r]*/g, '')).toBe('6\r\nfirst\n\r\n7\r\nsecond\n\r\n');
+  });
+
+  it('a client that reads nothing for a while still gets all of a large log, the last chunk and the end of the trailers', async () => {
+    const chunk = 'y'.repeat(64 * 1024 - 1) + '\n';
+    host.logChunks = Array.from({ length: 320 }, () => chunk);
+    const socket = net.connect(server.port, '127.0.0.1');
+    const parts: Buffer[] = [];
+    try {
+      socket.write('GET /containerLogs/default/one/main HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      socket.pause();
+      // The kernel's buffers fill, then uWS holds the rest.
+      await new Promise((r) => setTimeout(r, 1500));
+      socket.on('data', (c: Buffer) => parts.push(c));
+      socket.resume();
+      await expect.poll(() => Buffer.concat(parts).subarray(-4).toString() === '\r\n\r\n' && Buffer.concat(parts).includes('\r\n0;'), { timeout: 20_000 }).toBe(true).catch((e) => { throw new Error(`got ${Buffer.concat(parts).length} bytes, ending ${JSON.stringify(Buffer.concat(parts).subarray(-80).toString())}`, { cause: e }); });
+      const all = Buffer.concat(parts).toString("latin1");
+      expect(all.split('y'.repeat(64 * 1024 - 1)).length - 1).toBe(320);
+    } finally {
+      socket.destroy();
+    }
+  }, 30_000);
 
   it('delivers a large log to a client that reads slowly (backpressure), byte for byte', async () => {
     const chunk = 'x'.repeat(64 * 1024 - 1) + '\n';

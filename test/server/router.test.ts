@@ -33,6 +33,15 @@ describe('newRouter', () => {
     expect(router.match('put', '/pods/default/web')).toEqual({ kind: 'methodNotAllowed', allow: ['GET', 'DELETE'] });
   });
 
+  it('a last segment * matches any rest, none included, and keeps the :params before it', () => {
+    const r = newRouter([{ path: '/p/:name/proxy/*', methods: { get: a, head: b } }]);
+    for (const path of ['/p/web/proxy', '/p/web/proxy/', '/p/web/proxy/a', '/p/web/proxy/a/b//c/']) {
+      expect(r.match('get', path)).toEqual({ kind: 'handler', handler: a, params: { name: 'web' } });
+    }
+    expect(r.match('head', '/p/web/proxy/x')).toMatchObject({ kind: 'handler', handler: b });
+    expect(r.match('get', '/p/web')).toEqual({ kind: 'notFound' });
+  });
+
   it('answers notFound for an unknown path', () => {
     expect(router.match('get', '/nodes')).toEqual({ kind: 'notFound' });
     expect(router.match('get', '/')).toEqual({ kind: 'notFound' });

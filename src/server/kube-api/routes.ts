@@ -19,6 +19,8 @@ import { newKindFeeds, type KindFeeds } from './kind-feeds.js';
 import { newVersionClock } from './kind-history.js';
 import { newPodVersions, type PodVersions } from './pod-versions.js';
 import { newPodRoutes } from './pods.js';
+import { podProxyRoutes } from './pod-proxy.js';
+import { nodeStatusRoutes } from './node-status.js';
 import { resourceRoutes } from './resources.js';
 import { reviewRoutes } from './reviews.js';
 
@@ -93,6 +95,8 @@ export function newKubeApi(options: KubeApiOptions = {}): KubeApi {
     }),
     { path: '/api/v1/namespaces/:namespace/pods/:name/exec', methods: { get: upgradeRequired, post: upgradeRequired } },
     { path: '/api/v1/namespaces/:namespace/pods/:name/attach', methods: { get: upgradeRequired, post: upgradeRequired } },
+    ...podProxyRoutes(),
+    ...nodeStatusRoutes(),
     ...resourceRoutes({
       feeds(host) {
         let f = feeds.get(host);
