@@ -19,6 +19,11 @@ describe('request attributes', () => {
     ['get', '/api/v1/namespaces/ns/pods', '', 'list', '|ns|pods||'],
     ['get', '/api/v1/namespaces/ns/pods', 'watch=true', 'watch', '|ns|pods||'],
     ['get', '/api/v1/pods', 'watch=1', 'watch', '||pods||'],
+    // The Python client's `watch=True` is a watch, for every kind, as the apiserver's request info reads it (issue 39 item 5).
+    ['get', '/api/v1/namespaces/ns/events', 'watch=True', 'watch', '|ns|events||'],
+    ['get', '/api/v1/nodes', 'watch=TRUE', 'watch', '||nodes||'],
+    ['get', '/api/v1/namespaces', 'watch=False', 'list', '||namespaces||'],
+    ['get', '/api/v1/namespaces', 'watch=0', 'list', '||namespaces||'],
     ['get', '/api/v1/namespaces/ns/pods', 'fieldSelector=metadata.name%3Dweb', 'list', '|ns|pods||web'],
     ['get', '/api/v1/namespaces/ns/pods/web', '', 'get', '|ns|pods||web'],
     ['head', '/api/v1/namespaces/ns/pods/web', '', 'get', '|ns|pods||web'],

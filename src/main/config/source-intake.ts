@@ -324,11 +324,15 @@ class IntakeSourceImpl implements IntakeSource {
         annotations: { ...(pod.metadata?.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now },
       };
       delete pod.status;
+      const oldAnnotations = old.metadata?.annotations ?? {};
       const hash = configHashOf(pod);
       // An unchanged pod keeps when it was first seen (config.hash and config.seen, as the file source keeps an
-      // unchanged manifest's): a no-op replace, or the dry run of `kubectl diff`, shows no change of either.
-      if (hash === old.metadata?.annotations?.[ConfigHashAnnotationKey]) pod.metadata.annotations![ConfigSeenAnnotationKey] = old.metadata.annotations[ConfigSeenAnnotationKey] ?? now;
-      pod.metadata.annotations![ConfigHashAnnotationKey] = hash;
+      // unchanged manifest's): a no-op replace shows no change of either. A dry run (`kubectl diff`) answers
+      // with both as they are: they are the node's bookkeeping, and the apiserver's dry run alters no
+      // annotation the request did not change.
+      const keep = hash === oldAnnotations[ConfigHashAnnotationKey] || write.dryRun;
+      pod.metadata.annotations![ConfigSeenAnnotationKey] = keep ? (oldAnnotations[ConfigSeenAnnotationKey] ?? now) : now;
+      pod.metadata.annotations![ConfigHashAnnotationKey] = keep ? (oldAnnotations[ConfigHashAnnotationKey] ?? hash) : hash;
       const files = podFiles(pod);
       const file = files[0];
       this.#checkStoreBytes(`pods "${name}"`, [file], [fullName]);

@@ -11,11 +11,13 @@
  * change's size is the UTF-8 length of its wire frame (`watchFrame`), serialized once when it
  * enters the ring and reused for every watcher. When either bound is passed the oldest changes
  * are dropped, so a byte bound only compacts earlier: a resume from before the oldest change held
- * still gets the 410.
+ * still gets the 410. The history is the one every kind's watch uses (server/kube-api/
+ * kind-history.ts), keyed here by pod UID, with the status manager's resourceVersions.
  */
 import type { Pod, Status } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
-import { watchFrame, type WatchCancel, type WatchEvent } from '../../server/ws/watch-event.js';
+import { newKindHistory, newVersionClock, tooOldStatus } from '../../server/kube-api/kind-history.js';
+import type { WatchCancel, WatchEvent } from '../../server/ws/watch-event.js';
 import type { PodStatusChange, StatusManager } from '../status/status-manager.js';
 
 /** Options of `newWatchCache`. */
@@ -62,24 +64,11 @@ export interface WatchCache {
 }
 
 /** expiredStatus: the apiserver's 410 answer to a watch from a compacted resourceVersion. */
-export function expiredStatus(requested: number, oldest: number): Status {
-  return {
-    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Expired', code: 410,
-    message: `too old resource version: ${requested} (${oldest})`,
-  };
-}
+export const expiredStatus: (requested: number, oldest: number) => Status = tooOldStatus;
 
-function toEvent(change: PodStatusChange): WatchEvent {
-  const pod: Pod = change.pod;
-  const object: Pod = {
-    apiVersion: 'v1', kind: 'Pod', ...pod,
-    metadata: { ...pod.metadata, resourceVersion: String(change.resourceVersion) },
-  };
-  return { type: change.type, object, resourceVersion: change.resourceVersion, uid: change.uid };
-}
-
-function bookmark(resourceVersion: number): WatchEvent {
-  return { type: 'BOOKMARK', object: { apiVersion: 'v1', kind: 'Pod', metadata: { resourceVersion: String(resourceVersion) } }, resourceVersion, uid: '' };
+/** podUid: the pods' history key (a pod's full name may be reused by a new pod: its UID may not). */
+function podUid(pod: { metadata?: { uid?: string } }): string {
+  return pod.metadata?.uid ?? '';
 }
 
 /**
@@ -98,72 +87,21 @@ export function newWatchCache(statusManager: StatusManager, options: WatchCacheO
   if (!Number.isInteger(opts.historyBytes) || opts.historyBytes < 1) {
     throw new InvalidArgumentError(`options.historyBytes (--watch-history-bytes) must be an integer >= 1, got ${opts.historyBytes}`);
   }
-  const ring: (WatchEvent | undefined)[] = new Array(opts.historySize);
-  /** Frame bytes of each ring slot's change (same index as `ring`). */
-  const sizes = new Float64Array(opts.historySize);
-  let held = 0; // changes in the ring
-  let heldBytes = 0; // their frames' UTF-8 bytes
-  let current = statusManager.resourceVersion();
-  /** Latest event per live pod UID; Map order = insertion, re-inserted on change, so resourceVersion order. */
-  const latest = new Map<string, WatchEvent>();
-  const watchers = new Set<(event: WatchEvent) => void>();
-  /** The ADDED form of a MODIFIED latest event, made once and shared (its frame is serialized once). */
-  const addedForm = new WeakMap<WatchEvent, WatchEvent>();
-  const asAdded = (e: WatchEvent): WatchEvent => {
-    if (e.type === 'ADDED') return e;
-    let a = addedForm.get(e);
-    if (!a) addedForm.set(e, (a = { type: 'ADDED', object: e.object, resourceVersion: e.resourceVersion, uid: e.uid }));
-    return a;
-  };
-
-  const unsubscribe = statusManager.subscribe((change) => {
-    const event = toEvent(change);
-    current = change.resourceVersion;
-    const slot = current % opts.historySize;
-    if (held === opts.historySize) heldBytes -= sizes[slot]; // the count bound drops the oldest
-    else held++;
-    ring[slot] = event;
-    sizes[slot] = Buffer.byteLength(watchFrame(event));
-    heldBytes += sizes[slot];
-    while (heldBytes > opts.historyBytes && held > 1) {
-      // The byte bound drops the oldest changes; resumes from before them get 410 (oldest() moves up).
-      const oldestSlot = (current - held + 1) % opts.historySize;
-      heldBytes -= sizes[oldestSlot];
-      sizes[oldestSlot] = 0;
-      ring[oldestSlot] = undefined;
-      held--;
-    }
-    latest.delete(change.uid);
-    if (change.type !== 'DELETED') latest.set(change.uid, event);
-    for (const fn of watchers) fn(event);
+  // One history as every kind's (kube-api/kind-history.ts): the pods' versions are the status manager's, keys their UIDs.
+  const start = statusManager.resourceVersion();
+  const history = newKindHistory<Pod>(newVersionClock(start), { kind: 'Pod', startVersion: start, historySize: opts.historySize, historyBytes: opts.historyBytes, key: podUid });
+  const unsubscribe = statusManager.subscribe((change: PodStatusChange) => {
+    history.publish({ type: change.type, object: { apiVersion: 'v1', kind: 'Pod', ...change.pod }, resourceVersion: change.resourceVersion });
   });
-
-  const oldest = () => current - held;
-
   return {
-    watch(from, onEvent) {
-      if (from === undefined || from === 0) {
-        for (const e of latest.values()) onEvent(asAdded(e));
-      } else if (from < oldest() || from > current) {
-        onEvent({ type: 'ERROR', object: expiredStatus(from, oldest()), resourceVersion: 0, uid: '' });
-        return () => {};
-      } else {
-        for (let rv = from + 1; rv <= current; rv++) onEvent(ring[rv % opts.historySize]!);
-      }
-      onEvent(bookmark(current));
-      const fn = (e: WatchEvent) => onEvent(e);
-      watchers.add(fn);
-      return () => {
-        watchers.delete(fn);
-      };
-    },
-    resourceVersion: () => current,
-    oldestResumableVersion: oldest,
-    historyUsage: () => ({ changes: held, bytes: heldBytes }),
-    watchers: () => watchers.size,
+    watch: (from, onEvent) => history.watch(from, onEvent),
+    resourceVersion: () => history.resourceVersion(),
+    oldestResumableVersion: () => history.compacted(),
+    historyUsage: () => history.historyUsage(),
+    watchers: () => history.watchers(),
     stop() {
       unsubscribe();
-      watchers.clear();
+      history.stop();
     },
   };
 }

@@ -52,6 +52,8 @@ export interface KindHistoryOptions {
   historyBytes?: number;
   /** The version before any change when the feed brings its own versions (default: the clock's value now). */
   startVersion?: number;
+  /** An object's key (default {@link objectKey}; the pods' history keys by UID), also each event's `uid`. */
+  key?: (o: KindObject) => string;
 }
 
 /** OwnVersions: a re-list whose objects carry their own resourceVersions (a store that stamps them). */
@@ -84,6 +86,10 @@ export interface KindHistory<T extends KindObject> {
   watch(from: number | undefined, onEvent: (event: WatchEvent) => void): WatchCancel;
   /** watchers: the live watchers (for metrics and tests). */
   watchers(): number;
+  /** historyUsage: the changes held and their frames' total UTF-8 bytes (for metrics and the bench). */
+  historyUsage(): { changes: number; bytes: number };
+  /** stop drops every watcher (no event reaches them after it). Idempotent. */
+  stop(): void;
 }
 
 /** objectKey: `namespace/name` (cluster-scoped objects: `name`), the apiserver's storage key order. */
@@ -112,9 +118,20 @@ function defaultFingerprint(o: KindObject): string {
 export function newKindHistory<T extends KindObject>(clock: VersionClock, options: KindHistoryOptions): KindHistory<T> {
   const size = options.historySize ?? 1000;
   const maxBytes = options.historyBytes ?? 16 << 20;
+  const keyOf = options.key ?? objectKey;
+  /** The ADDED form of a MODIFIED latest event, made once and shared (its frame is serialized once for every watcher). */
+  const addedForm = new WeakMap<WatchEvent, WatchEvent>();
+  const asAdded = (e: WatchEvent): WatchEvent => {
+    if (e.type === 'ADDED') return e;
+    let a = addedForm.get(e);
+    if (!a) addedForm.set(e, (a = { type: 'ADDED', object: e.object, resourceVersion: e.resourceVersion, uid: e.uid }));
+    return a;
+  };
   /** key → latest event (ADDED or MODIFIED) and the fingerprint it was published with. */
   const latest = new Map<string, { event: WatchEvent; print: string }>();
-  const changes: { event: WatchEvent; bytes: number }[] = [];
+  /** The changes held are `changes[head..]`, oldest first (dropped ones are cut off in batches). */
+  let changes: ({ event: WatchEvent; bytes: number } | undefined)[] = [];
+  let head = 0;
   let heldBytes = 0;
   let current = options.startVersion ?? clock.current();
   let compactedAt = current;
@@ -123,17 +140,23 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
   const record = (type: KindChange<T>['type'], object: T, rv: number, print: string) => {
     current = rv;
     const stored = withVersion(object, rv);
-    const event: WatchEvent = { type, object: stored as never, resourceVersion: rv, uid: objectKey(object) };
+    const event: WatchEvent = { type, object: stored as never, resourceVersion: rv, uid: keyOf(object) };
     const bytes = Buffer.byteLength(watchFrame(event));
     changes.push({ event, bytes });
     heldBytes += bytes;
-    while (changes.length > 1 && (changes.length > size || heldBytes > maxBytes)) {
-      const dropped = changes.shift()!;
+    while (changes.length - head > 1 && (changes.length - head > size || heldBytes > maxBytes)) {
+      const dropped = changes[head]!;
+      changes[head++] = undefined; // not held: its object may be large (a pod near 1 MiB)
       heldBytes -= dropped.bytes;
       compactedAt = dropped.event.resourceVersion;
     }
-    if (type === 'DELETED') latest.delete(event.uid);
-    else latest.set(event.uid, { event, print });
+    if (head >= 1024 && head * 2 >= changes.length) {
+      changes = changes.slice(head);
+      head = 0;
+    }
+    // Re-inserted on every change: the Map's order is the changes' order (a watch from 0 lists in resourceVersion order).
+    latest.delete(event.uid);
+    if (type !== 'DELETED') latest.set(event.uid, { event, print });
     for (const fn of watchers) fn(event);
   };
   const publish = (c: KindChange<T>, print = '') => {
@@ -148,7 +171,7 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
       const seen = new Set<string>();
       const changed: { c: KindChange<T>; print: string }[] = [];
       for (const o of objects) {
-        const key = objectKey(o);
+        const key = keyOf(o);
         seen.add(key);
         const print = fingerprint(o);
         const had = latest.get(key);
@@ -166,12 +189,19 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
     compacted: () => compactedAt,
     watch(from, onEvent) {
       if (from === undefined || from === 0) {
-        for (const { event } of latest.values()) onEvent(event.type === 'ADDED' ? event : { ...event, type: 'ADDED', frame: undefined });
+        for (const { event } of latest.values()) onEvent(asAdded(event));
       } else if (from < compactedAt || from > current) {
         onEvent({ type: 'ERROR', object: tooOldStatus(from, compactedAt), resourceVersion: 0, uid: '' });
         return () => {};
       } else {
-        for (const { event } of changes) if (event.resourceVersion > from) onEvent(event);
+        let lo = head;
+        let hi = changes.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (changes[mid]!.event.resourceVersion <= from) lo = mid + 1;
+          else hi = mid;
+        }
+        for (let i = lo; i < changes.length; i++) onEvent(changes[i]!.event);
       }
       onEvent({ type: 'BOOKMARK', object: { apiVersion: 'v1', kind: options.kind, metadata: { resourceVersion: String(current) } } as never, resourceVersion: current, uid: '' });
       const fn = (e: WatchEvent) => onEvent(e);
@@ -181,5 +211,7 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
       };
     },
     watchers: () => watchers.size,
+    historyUsage: () => ({ changes: changes.length - head, bytes: heldBytes }),
+    stop: () => watchers.clear(),
   };
 }

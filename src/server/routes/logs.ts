@@ -4,15 +4,9 @@ import type { ContainerLogsRequest } from '../agent-host.js';
 import { statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { statusError } from '../status.js';
+import { queryBool } from '../query-bool.js';
 import { hostErrorStatus } from './intake.js';
 
-function bool(query: URLSearchParams, name: string): boolean | Status {
-  if (!query.has(name)) return false;
-  const v = query.get(name)!.toLowerCase();
-  if (v === '' || v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  return statusError(400, 'BadRequest', `${name} must be true or false, got ${JSON.stringify(query.get(name))}`);
-}
 
 function int(query: URLSearchParams, name: string, min: number): number | undefined | Status {
   if (!query.has(name)) return undefined;
@@ -25,21 +19,22 @@ function int(query: URLSearchParams, name: string, min: number): number | undefi
 
 /**
  * parseLogOptions reads PodLogOptions from the query: `follow`, `previous`, `timestamps`
- * (booleans), `tailLines` (>= 0), `sinceSeconds` (>= 1), `limitBytes` (>= 1). Pure.
+ * (booleans: absent, `false` or `0` is false, any other value true), `tailLines` (>= 0), `sinceSeconds` (>= 1), `limitBytes` (>= 1). Pure.
  * @returns the request, or a 400 Status naming the bad parameter.
  */
 export function parseLogOptions(params: Record<string, string>, query: URLSearchParams): ContainerLogsRequest | Status {
-  const follow = bool(query, 'follow');
-  const previous = bool(query, 'previous');
-  const timestamps = bool(query, 'timestamps');
+  // Booleans as the apiserver and the kubelet decode PodLogOptions (query-bool.ts: only absent, `false` or `0` is false).
+  const follow = queryBool(query, 'follow');
+  const previous = queryBool(query, 'previous');
+  const timestamps = queryBool(query, 'timestamps');
   const tailLines = int(query, 'tailLines', 0);
   const sinceSeconds = int(query, 'sinceSeconds', 1);
   const limitBytes = int(query, 'limitBytes', 1);
-  for (const v of [follow, previous, timestamps, tailLines, sinceSeconds, limitBytes]) if (typeof v === 'object') return v;
+  for (const v of [tailLines, sinceSeconds, limitBytes]) if (typeof v === 'object') return v;
   if (query.has('sinceTime')) return statusError(400, 'BadRequest', 'sinceTime is not supported; use sinceSeconds');
   const out: ContainerLogsRequest = {
     namespace: params.namespace, pod: params.pod, container: params.container,
-    follow: follow as boolean, previous: previous as boolean, timestamps: timestamps as boolean,
+    follow, previous, timestamps,
   };
   if (tailLines !== undefined) out.tailLines = tailLines as number;
   if (sinceSeconds !== undefined) out.sinceSeconds = sinceSeconds as number;

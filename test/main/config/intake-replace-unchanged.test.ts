@@ -19,7 +19,7 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-it('keeps config.hash and config.seen for an unchanged pod, dry run or not, and renews them for a changed one', async () => {
+it('keeps config.hash and config.seen for an unchanged pod and on a dry run, and renews them for a real change', async () => {
   const s = newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: () => {}, holder: () => undefined, now: () => nowMs });
   await s.start();
   const [stored] = await s.submit([applyPodDefaults({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } })]);
@@ -32,7 +32,10 @@ it('keeps config.hash and config.seen for an unchanged pod, dry run or not, and 
     expect(same.metadata?.annotations).toEqual(before);
     expect(same.metadata?.resourceVersion).toBeUndefined();
   }
-  const changed = await s.replace('default', 'web', { ...readBack, metadata: { ...readBack.metadata, labels: { v: '2' } } });
+  const relabelled = { ...readBack, metadata: { ...readBack.metadata, labels: { v: '2' } } };
+  // A dry run of a change answers with the node's annotations as they are (kubectl diff shows only the change).
+  expect((await s.replace('default', 'web', relabelled, { dryRun: true })).metadata?.annotations).toEqual(before);
+  const changed = await s.replace('default', 'web', relabelled);
   expect(changed.metadata?.annotations?.['kubernetes.io/config.hash']).not.toBe(before['kubernetes.io/config.hash']);
   expect(changed.metadata?.annotations?.['kubernetes.io/config.seen']).toBe(new Date(nowMs).toISOString());
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { newKindHistory, newVersionClock, type KindObject } from '../../../src/server/kube-api/kind-history.js';
 import { encodeContinue, pageOf, parseListPage } from '../../../src/server/kube-api/list-pages.js';
 import { queryBool } from '../../../src/server/query-bool.js';
+import { parseLogOptions } from '../../../src/server/routes/logs.js';
 import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
 
 const obj = (name: string, namespace?: string, extra: Record<string, string> = {}): KindObject & { data: Record<string, string> } => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(namespace ? { namespace } : {}) }, data: extra });
@@ -83,5 +84,16 @@ describe('queryBool', () => {
   });
   it('reads an absent parameter as false', () => {
     expect(queryBool(new URLSearchParams(), 'watch')).toBe(false);
+  });
+});
+
+describe('PodLogOptions booleans', () => {
+  it.each([
+    ['follow=True&timestamps=1', { follow: true, timestamps: true, previous: false }],
+    ['follow=maybe', { follow: true }],
+    ['follow=False&previous=0', { follow: false, previous: false }],
+    ['follow', { follow: true }],
+  ])('reads %s as the apiserver and the kubelet do', (q, want) => {
+    expect(parseLogOptions({ namespace: 'default', pod: 'p', container: 'c' }, new URLSearchParams(q))).toMatchObject(want);
   });
 });
