@@ -81,8 +81,6 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     replaceObject: parts.intakeObjects ? async (object, write) => readBack(await parts.intakeObjects!.replace(object, write), write) : undefined,
     deleteObject: parts.intakeObjects ? (kind, namespace, name, write) => parts.intakeObjects!.remove(kind, namespace, name, write) : undefined,
     objectsResourceVersion: parts.objects ? () => parts.objects!.resourceVersion() : undefined,
-    objectChangesSince: parts.objects ? (rv) => parts.objects!.changesSince(rv) : undefined,
-    subscribeObjects: parts.objects ? (fn) => parts.objects!.subscribe(fn) : undefined,
     replacePod: (namespace, name, pod, write) => intake.replacePod(namespace, name, pod, write),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),
     listObjects: parts.objects ? (kind) => parts.objects!.list(kind) : undefined,
@@ -92,13 +90,16 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     deleteNamespace: parts.namespaces ? (name) => parts.namespaces!.remove(name) : undefined,
     listEvents: () => parts.events.list(),
     onResourceChange(fn) {
-      // Events as they are recorded; namespaces when a pod comes or goes (one may start or stop being in use).
+      // Events as they are recorded; namespaces when a pod comes or goes (one may start or stop being in use);
+      // ConfigMaps and Secrets as the object store changes them, whatever their source (API, file, URL, etcd).
       const offEvents = parts.events.subscribe(() => fn('events'));
+      const offObjects = parts.objects?.subscribe((c) => fn(c.object.kind === 'ConfigMap' ? 'configmaps' : 'secrets'));
       const offPods = watchCache.watch(undefined, (e) => {
         if (e.type === 'ADDED' || e.type === 'DELETED') fn('namespaces');
       });
       return () => {
         offEvents();
+        offObjects?.();
         offPods();
       };
     },

@@ -140,15 +140,6 @@ export interface AgentHost {
    */
   objectsResourceVersion?(): number;
   /**
-   * objectChangesSince: the changes of ConfigMaps and Secrets after resourceVersion `rv` (the
-   * object store's feed, oldest first; empty when none), or undefined when `rv` is older than the
-   * kept history or newer than the counter (a watch's 410 Gone). Objects with their data: the
-   * server redacts Secrets. Optional, with subscribeObjects: the watch of configmaps and secrets.
-   */
-  objectChangesSince?(rv: number): ConfigObjectChange[] | undefined;
-  /** subscribeObjects: `fn` gets every change of a ConfigMap or Secret as it is made, in resourceVersion order, until the returned function is called. */
-  subscribeObjects?(fn: (change: ConfigObjectChange) => void): () => void;
-  /**
    * replacePod: replace the spec of the intake pod `namespace/name` (`PUT`); same UID.
    * `write.dryRun`: checked and answered as it would be stored; nothing changes. Resolves once the
    * change is on the pods' watch (`watch`), so the reply can carry its resourceVersion.
@@ -220,17 +211,6 @@ export interface AgentHost {
    * Optional: without it (or portForwardTarget) the server answers 405 on /portForward.
    */
   openPortForward?(spec: PortForwardSpec): PortForwardSession;
-}
-
-/**
- * ConfigObjectChange: one change of a ConfigMap or Secret, as a watch event: the object as it now
- * is (DELETED: as it was), its data unredacted; `resourceVersion` is the change's (also in
- * `object.metadata.resourceVersion`), from the object store's own counter.
- */
-export interface ConfigObjectChange {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED';
-  object: ConfigObject;
-  resourceVersion: number;
 }
 
 /**

@@ -22,6 +22,7 @@
 import type { ConfigMap, Pod, Secret } from './api.js';
 import type { FieldError } from './errors.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from './names.js';
+import { validateLabelsAndAnnotations } from './validation-meta.js';
 import { child, ErrorList, index, isObj, type Obj } from './validation-util.js';
 
 /** ConfigObjectKind: the two object kinds the agent keeps beside pods. */
@@ -97,8 +98,7 @@ function validateMeta(el: ErrorList, raw: unknown): void {
   else for (const m of dns1123SubdomainErrors(name)) el.invalid('metadata.name', name, m);
   const ns = el.str('metadata.namespace', meta.namespace);
   if (ns) for (const m of dns1123LabelErrors(ns)) el.invalid('metadata.namespace', ns, m);
-  el.strMap('metadata.labels', meta.labels);
-  el.strMap('metadata.annotations', meta.annotations);
+  validateLabelsAndAnnotations(el, 'metadata', meta);
 }
 
 /** Checks each key of a data map; returns the total bytes of its values (decoded when base64). */

@@ -12,6 +12,7 @@ import { validateEphemeralContainers } from './validation-ephemeral.js';
 import type { FieldError } from './errors.js';
 import type { Pod } from './api.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors, inclusiveRangeError } from './names.js';
+import { validateLabelsAndAnnotations } from './validation-meta.js';
 import { parseQuantity, quantityError } from './quantity.js';
 import { enumField, validateContainerList, type PodContext } from './validation-container.js';
 import { validateVolumes } from './validation-volumes.js';
@@ -53,7 +54,6 @@ export const kSupportedPodSpecFields: readonly string[] = [
 export { kSupportedVolumeFields, kSupportedProjectionFields } from './validation-volumes.js';
 
 const kRestartPolicies = ['Always', 'OnFailure', 'Never'];
-const kTotalAnnotationSizeLimitBytes = 256 * 1024;
 const kMaxInt32 = 2147483647;
 
 /**
@@ -141,18 +141,7 @@ function validateObjectMeta(el: ErrorList, path: string, meta: Obj): void {
   else for (const m of dns1123LabelErrors(ns)) el.invalid(nsPath, ns, m);
   validateUid(el, child(path, 'uid'), el.str(child(path, 'uid'), meta.uid));
 
-  const labelsPath = child(path, 'labels');
-  for (const [k, v] of Object.entries(el.strMap(labelsPath, meta.labels) ?? {})) {
-    for (const m of qualifiedNameErrors(k)) el.invalid(labelsPath, k, m);
-    for (const m of labelValueErrors(v)) el.invalid(labelsPath, v, m);
-  }
-  const annPath = child(path, 'annotations');
-  let total = 0;
-  for (const [k, v] of Object.entries(el.strMap(annPath, meta.annotations) ?? {})) {
-    for (const m of qualifiedNameErrors(k.toLowerCase())) el.invalid(annPath, k, m);
-    total += Buffer.byteLength(k) + Buffer.byteLength(v);
-  }
-  if (total > kTotalAnnotationSizeLimitBytes) el.tooLong(annPath, `must have at most ${kTotalAnnotationSizeLimitBytes} bytes`);
+  validateLabelsAndAnnotations(el, path, meta);
 }
 
 /** The longest `metadata.uid` accepted: a UUID (36) or a static pod's hash (32) with room to spare. */

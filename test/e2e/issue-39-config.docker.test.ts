@@ -4,7 +4,6 @@
 // replace, an immutable ConfigMap refusing a change, a pod's ConfigMap volume seeing an update, a
 // pod that waits for its ConfigMap until it is created, the objects restored after a restart, a 403
 // for a user without the verb, and no Secret value in any reply, not even in apply's annotation.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
 import { kHaveKubectl, kKubectl, kubectlFor } from '../support/kubectl.js';
+import { kHavePythonClient, usePythonClient } from '../support/python-client.js';
 
 const kTestMs = 120_000;
 const kViewer = 'view-token-0123456789abcdef0123456789';
@@ -20,7 +20,8 @@ if (!kHaveKubectl) console.warn(`issue-39-config: skipped: ${kKubectl} is not in
 describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Secrets through the API with the real kubectl (issue 39 item 7)', () => {
   let node: TestNode;
   let dir: string;
-  const { kubectl } = kubectlFor(() => node, () => dir);
+  const { kubectl, background } = kubectlFor(() => node, () => dir);
+  const python = usePythonClient();
   /** ok runs kubectl and expects it to succeed without a word on stderr; returns stdout. */
   const ok = async (args: string[], input?: string) => {
     const r = await kubectl(args, input === undefined ? {} : { input });
@@ -84,6 +85,12 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     await writeFile(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied}\ndata: {a: "2", b: "3"}\n');
     expect(await ok(['apply', '-f', file])).toBe('configmap/applied configured\n');
     expect((await json<Cm>(['get', 'cm', 'applied'])).data).toEqual({ a: '2', b: '3' });
+    const ssa = join(dir, 'ssa.yaml');
+    await writeFile(ssa, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: "1"}\n');
+    expect(await ok(['apply', '--server-side', '-f', ssa])).toBe('configmap/ssa serverside-applied\n');
+    await writeFile(ssa, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: "2"}\n');
+    expect(await ok(['apply', '--server-side', '-f', ssa])).toBe('configmap/ssa serverside-applied\n');
+    expect((await json<Cm>(['get', 'cm', 'ssa'])).data).toEqual({ a: '2' });
 
     const secretFile = join(dir, 'secret.yaml');
     await writeFile(secretFile, 'apiVersion: v1\nkind: Secret\nmetadata: {name: applied-s}\nstringData: {token: first-secret-value, other: keep-me-secret}\n');
@@ -121,6 +128,20 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect(stale.stderr).toContain('Error from server (Conflict): error when replacing');
     expect(stale.stderr).toContain('Operation cannot be fulfilled on configmaps "edited": the object has been modified; please apply your changes to the latest version and try again');
     expect((await json<Cm>(['get', 'cm', 'edited'])).data).toEqual({ a: 'changed' });
+    // kubectl edit itself (its editor a sed): a strategic merge patch of what changed.
+    const edit = await kubectl(['edit', 'cm', 'edited'], { env: { EDITOR: 'sed -i s/changed/edited-by-kubectl/' } });
+    expect(edit.stderr).toBe('');
+    expect(edit.stdout).toBe('configmap/edited edited\n');
+    expect((await json<Cm>(['get', 'cm', 'edited'])).data).toEqual({ a: 'edited-by-kubectl' });
+
+    // A Secret is read without its data; replacing it as read keeps the stored data.
+    await ok(['create', 'secret', 'generic', 'replaced-s', '--from-literal=k=kept-by-replace']);
+    const secret = await json<Cm>(['get', 'secret', 'replaced-s']);
+    await writeFile(file, JSON.stringify({ ...secret, metadata: { ...secret.metadata, labels: { tier: 'x' } } }));
+    expect(await ok(['replace', '-f', file])).toBe('secret/replaced-s replaced\n');
+    expect(stored('Secret', 'replaced-s')?.data).toEqual({ k: Buffer.from('kept-by-replace').toString('base64') });
+    expect(stored('Secret', 'replaced-s')?.metadata?.labels).toEqual({ tier: 'x' });
+    expect(stored('Secret', 'replaced-s')?.metadata?.annotations?.['kubelet-ts/secret-keys']).toBeUndefined();
   }, kTestMs);
 
   it('patch: strategic merge, merge and JSON patch; delete; immutable refuses a change of data', async () => {
@@ -150,6 +171,26 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     await ok(['label', 'cm', 'frozen', 'x=y']);
   }, kTestMs);
 
+  it('kubectl get cm -w sees each write of the API; a watch of Secrets never carries a value', async () => {
+    const cms = background(['get', 'cm', '-w', '--output-watch-events']);
+    const secrets = background(['get', 'secret', '-w', '-o', 'json']);
+    try {
+      await waitFor(async () => cms.out().includes('cm1'), { timeoutMs: 30_000, description: 'watch listing' });
+      await ok(['create', 'configmap', 'watched', '--from-literal=a=1']);
+      await waitFor(async () => /ADDED\s+watched\s+1\s/.test(cms.out()), { timeoutMs: 30_000, description: 'ADDED watched' });
+      await ok(['patch', 'cm', 'watched', '-p', '{"data":{"b":"2"}}']);
+      await waitFor(async () => /MODIFIED\s+watched\s+2\s/.test(cms.out()), { timeoutMs: 30_000, description: 'MODIFIED watched' });
+      await ok(['delete', 'cm', 'watched']);
+      await waitFor(async () => /DELETED\s+watched\s/.test(cms.out()), { timeoutMs: 30_000, description: 'DELETED watched' });
+      await ok(['create', 'secret', 'generic', 'watched-s', '--from-literal=k=watched-secret-value']);
+      await waitFor(async () => secrets.out().includes('"name": "watched-s"'), { timeoutMs: 30_000, description: 'secret watched' });
+      expect(secrets.out()).not.toContain(Buffer.from('watched-secret-value').toString('base64'));
+    } finally {
+      await cms.stop();
+      await secrets.stop();
+    }
+  }, kTestMs);
+
   it('a user without the verb gets 403; an object from a manifest file refuses API writes', async () => {
     const r = await kubectl(['create', 'configmap', 'nope', '--from-literal=a=1'], { token: kViewer });
     expect(r.stderr).toBe('error: failed to create configmap: configmaps is forbidden: User "viewer" cannot create resource "configmaps" in API group "" in the namespace "default"\n');
@@ -163,14 +204,10 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('ConfigMaps and Sec
     expect((await kubectl(['create', 'configmap', 'from-file', '--from-literal=a=1'])).stderr).toBe('error: failed to create configmap: configmaps "from-file" already exists\n');
   }, kTestMs);
 
-  it('the official Python client: create, read, replace (twice, the second built from the first reply), patch, a stale replace\'s 409, list, delete', async () => {
-    const script = `
-import json, sys
-from kubernetes import client
-c = client.Configuration()
-c.host, c.ssl_ca_cert = sys.argv[1], sys.argv[2]
-c.api_key = {'authorization': 'Bearer ' + sys.argv[3]}
-api = client.CoreV1Api(client.ApiClient(c))
+  it.skipIf(!kHavePythonClient)('the official Python client: create, read, replace (twice, the second built from the first reply), patch, a stale replace\'s 409, list, delete, delete_collection by label', async () => {
+    const run = await python(node, `
+from kts import client, core, emit
+api = core()
 out = {}
 made = api.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='py-cm'), data={'a': '1'}))
 out['created'] = made.data
@@ -194,14 +231,15 @@ try:
     out['gone'] = 'still there'
 except client.ApiException as e:
     out['gone'] = e.status
-print(json.dumps(out))
-`;
-    const args = ['-c', script, `https://127.0.0.1:${node.agent.tlsPort}`, join(node.rootDir, 'pki', 'kubelet-ts.crt'), node.adminToken()];
-    const stdout = await new Promise<string>((resolve, reject) => {
-      execFile('/usr/bin/python3', args, { timeout: 60_000 }, (err, out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out)));
-    });
-    const out = JSON.parse(stdout) as { versions: string[] } & Record<string, unknown>;
-    expect(out).toMatchObject({ created: { a: '1' }, replaced: { a: '2', b: '3' }, patched: { a: '2', b: '3', c: '4' }, stale: 409, listed: ['py-cm'], gone: 404 });
+for n in ['batch-1', 'batch-2']:
+    api.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name=n, labels={'set': 'batch'}), data={'a': '1'}))
+api.create_namespaced_config_map('default', client.V1ConfigMap(metadata=client.V1ObjectMeta(name='batch-other'), data={'a': '1'}))
+api.delete_collection_namespaced_config_map('default', label_selector='set=batch')
+out['left'] = sorted(i.metadata.name for i in api.list_namespaced_config_map('default').items if i.metadata.name.startswith('batch-'))
+emit('done', **out)
+`);
+    const out = await run.until((e) => e.event === 'done', 'the script\'s result', 60_000) as unknown as { versions: string[] } & Record<string, unknown>;
+    expect(out).toMatchObject({ created: { a: '1' }, replaced: { a: '2', b: '3' }, patched: { a: '2', b: '3', c: '4' }, stale: 409, listed: ['py-cm'], gone: 404, left: ['batch-other'] });
     const [v0, v1, v2] = out.versions.map(Number);
     expect(v1).toBeGreaterThan(v0);
     expect(v2).toBeGreaterThan(v1);

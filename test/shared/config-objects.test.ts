@@ -30,6 +30,10 @@ describe('normalizeConfigObject', () => {
     [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, type: 'kubernetes.io/dockerconfigjson', stringData: { '.dockerconfigjson': '{nope' } }, 'invalid JSON'],
     [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'c' } }, 'data[tls.key]: Required value'],
     [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, extra: 1 }, 'extra: Not supported'],
+    // issue #39: labels and annotations as every object's (ValidateObjectMeta)
+    [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { 'bad key!': 'x' } } }, 'metadata.labels: Invalid value: "bad key!"'],
+    [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { k: 'bad value!' } } }, 'metadata.labels: Invalid value: "bad value!"'],
+    [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', annotations: { a: 'x'.repeat(256 * 1024) } } }, 'metadata.annotations: Too long: must have at most 262144 bytes'],
   ])('refuses %j with "%s"', (raw, message) => {
     expect(errorsOf(raw).join('\n')).toContain(message);
   });

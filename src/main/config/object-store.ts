@@ -168,8 +168,9 @@ class ObjectStoreImpl implements ObjectStore {
 
   /** #record stamps the change of `key` (its new winner, or none: deleted) and publishes it. */
   #record(key: string, object: ConfigObject | undefined): void {
-    const rv = ++this.#rv;
     const before = this.#stamped.get(key);
+    if (!object && !before) return;
+    const rv = ++this.#rv;
     let change: ObjectChange;
     if (object) {
       const now = stamp(object, rv);
@@ -177,12 +178,17 @@ class ObjectStoreImpl implements ObjectStore {
       change = { type: before ? 'MODIFIED' : 'ADDED', object: now, resourceVersion: rv };
     } else {
       this.#stamped.delete(key);
-      if (!before) return;
-      change = { type: 'DELETED', object: stamp(before, rv), resourceVersion: rv };
+      change = { type: 'DELETED', object: stamp(before!, rv), resourceVersion: rv };
     }
     this.#history.push(change);
     if (this.#history.length > kObjectChangeHistory) this.#history.splice(0, this.#history.length - kObjectChangeHistory);
-    for (const fn of [...this.#subscribers]) fn(change);
+    for (const fn of [...this.#subscribers]) {
+      try {
+        fn(change);
+      } catch {
+        // A subscriber's failure is its own: the store and the other subscribers go on.
+      }
+    }
   }
 
   get(kind: ConfigObject['kind'], namespace: string, name: string): ConfigObject | undefined {

@@ -2,6 +2,8 @@
  * Counterpart of the apiserver's create / update / delete of ConfigMaps and Secrets (its
  * registry/core/configmap and registry/core/secret storage), for the intake: the objects posted
  * beside pods (`POST /pods`) or through `PUT` / `DELETE /configmaps|secrets/{namespace}/{name}`,
+ * and those the Kubernetes API writes (`/api/v1/namespaces/{ns}/configmaps|secrets`:
+ * server/kube-api/config-objects.ts; the API's objects are this source's, as its pods are the intake's),
  * persisted under `{--root-dir}/intake-objects/` (one JSON file each, mode 0600, written durably
  * as the intake's pods are: writeFilesDurably) and restored at start, fed to the object store as
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
@@ -15,7 +17,7 @@ import { keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigOb
 import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
-import { readStoredFile, setAsideStoredFile, storedJsonFiles, writeFilesDurably } from './intake-store.js';
+import { readStoredFile, setAsideStoredFile, storedJsonFiles, syncDir, writeFilesDurably } from './intake-store.js';
 
 /** kIntakeObjectsDirName: the directory under --root-dir that holds intake ConfigMaps and Secrets. */
 export const kIntakeObjectsDirName = 'intake-objects';
@@ -26,10 +28,10 @@ export function resourceOf(kind: ConfigObjectKind): string {
 }
 
 /**
- * kMaxObjectFileNameBytes: the longest file name written (255 bytes, NAME_MAX, less the temp
- * file's `.` + `.{8 hex}.tmp` of writeFilesDurably).
+ * kMaxObjectFileNameBytes: the longest first-copy file name written (255 bytes, NAME_MAX, less the
+ * temp file's `.` + `.{8 hex}.tmp` of writeFilesDurably, less the twin's `~2`).
  */
-const kMaxObjectFileNameBytes = 255 - 14;
+const kMaxObjectFileNameBytes = 255 - 14 - 2;
 
 /**
  * intakeObjectFileName: `{configmap|secret}_{namespace}_{name}.json` (DNS names hold no `_`); when
@@ -45,6 +47,16 @@ export function intakeObjectFileName(o: ConfigObject): string {
   if (Buffer.byteLength(plain) <= kMaxObjectFileNameBytes) return plain;
   const hash = createHash('sha256').update(`${o.kind}/${ns}/${name}`).digest('hex').slice(0, 16);
   return `${o.kind.toLowerCase()}_${ns}_${name.slice(0, 150)}~${hash}.json`;
+}
+
+/**
+ * intakeObjectFileNames: the two copies of an object, as the intake's pods keep two
+ * (intake-pod-files.ts): {@link intakeObjectFileName} and its twin, `…~2.json` (no first-copy
+ * name ends so: a DNS name holds no `~`, a hash is 16 digits).
+ */
+export function intakeObjectFileNames(o: ConfigObject): [string, string] {
+  const first = intakeObjectFileName(o);
+  return [first, `${first.slice(0, -'.json'.length)}~2.json`];
 }
 
 /** Options and dependencies of {@link newIntakeObjectSource}. */
@@ -137,8 +149,16 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
     return this.#restore().finally(() => this.#open());
   }
 
+  /**
+   * #restore: per object (its identity read from the content), the first copy that is a regular
+   * file of the agent's user, not writable by others, and parses and validates wins; a refused copy
+   * (special, other owner, loose mode) is set aside, an unreadable one left in place; then each
+   * object whose two copies are not both its usable files under their names is written again
+   * (both copies) and a usable file of another name removed (the naming before, a near-limit name).
+   */
   #restore(): Promise<void> {
     return (async () => {
+      const usable = new Map<string, string[]>();
       for (const file of await storedJsonFiles(this.#dir)) {
         const read = await readStoredFile(file);
         if (read.kind === 'special' || read.kind === 'untrusted') {
@@ -151,10 +171,24 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
           if (read.kind === 'error') throw new Error(read.reason);
           const r = normalizeConfigObject(JSON.parse(read.text) as unknown);
           if (r.errors) throw new Error(r.errors.map(formatFieldError).join('; '));
-          this.#objects.set(keyOf(r.object), r.object);
+          const key = keyOf(r.object);
+          if (!this.#objects.has(key)) this.#objects.set(key, r.object);
+          usable.set(key, [...(usable.get(key) ?? []), file]);
         } catch (err) {
           // The message names fields and keys only (normalizeConfigObject never quotes a value).
           this.deps.logger.warn({ source: 'api', file, err: boundedField((err as Error).message) }, 'Could not restore an intake object; leaving its file in place');
+        }
+      }
+      for (const [key, object] of this.#objects) {
+        const names = intakeObjectFileNames(object).map((n) => join(this.#dir, n));
+        const files = usable.get(key) ?? [];
+        if (names.every((n) => files.includes(n)) && files.every((f) => names.includes(f))) continue;
+        try {
+          await this.#write([object]);
+          for (const f of files) if (!names.includes(f)) await unlink(f).catch(() => {});
+          this.deps.logger.info({ source: 'api', object: key }, 'Rewrote the two copies of an intake object');
+        } catch (err) {
+          this.deps.logger.warn({ source: 'api', object: key, err: boundedField((err as Error).message) }, 'Could not rewrite the copies of an intake object; keeping what was read');
         }
       }
       this.deps.logger.info({ source: 'api', objects: this.#objects.size, dir: this.#dir }, 'Restored intake ConfigMaps and Secrets');
@@ -164,7 +198,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
 
   async #write(objects: ConfigObject[]): Promise<void> {
     try {
-      await writeFilesDurably(this.#dir, objects.map((o) => ({ name: intakeObjectFileName(o), content: JSON.stringify(o) })));
+      await writeFilesDurably(this.#dir, objects.flatMap((o) => intakeObjectFileNames(o).map((name) => ({ name, content: JSON.stringify(o) }))));
     } catch (err) {
       throw isNoSpaceErrno(err) ? insufficientStorageError(err, this.#dir) : err;
     }
@@ -237,7 +271,12 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       }
       this.#checkPreconditions(prev, write.preconditions);
       if (write.dryRun) return prev;
-      await unlink(join(this.#dir, intakeObjectFileName(prev)));
+      for (const name of intakeObjectFileNames(prev)) {
+        await unlink(join(this.#dir, name)).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
+      }
+      await syncDir(this.#dir);
       this.#objects.delete(key);
       this.deps.logger.info({ source: 'api', object: key }, 'Removed intake object');
       this.deps.onUpdate({ source: 'api', op: 'REMOVE', objects: [prev] });

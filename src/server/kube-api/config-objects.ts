@@ -24,7 +24,7 @@
 import { randomInt } from 'node:crypto';
 import type { Status } from '../../shared/api.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
-import { isConflict, isInvalidInput, type FieldError } from '../../shared/errors.js';
+import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
@@ -34,7 +34,8 @@ import { parseDeleteOptions } from './delete-options.js';
 import { patchObject } from './patch.js';
 import { kConfigObjectPatchMeta } from './patch/pod-strategies.js';
 import { decodeConfigObjectBody, kProtobufMediaType } from './protobuf.js';
-import { isStatus, kubeErrorStatus, parseDryRun } from './request.js';
+import { configObjectFields } from './field-selector.js';
+import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseListFilter } from './request.js';
 
 /** kSecretKeysAnnotation: the read-side annotation redactConfigObject lists a Secret's keys in; never stored. */
 const kSecretKeysAnnotation = 'kubelet-ts/secret-keys';
@@ -170,13 +171,17 @@ function routesOf(kind: ConfigObjectKind): Route[] {
 
   /** create: POST …/{resource}: 201 with the object as stored (its uid, creationTimestamp and resourceVersion). */
   const create = async (ctx: RouteContext): Promise<HttpReply> => {
+    const decoded = bodyText(ctx, kind);
+    return isReply(decoded) ? decoded : createFrom(ctx, decoded.text, decoded.contentType);
+  };
+
+  /** createFrom: a create of the object `text` (a POST's body, or a server-side apply's result for an absent name). */
+  const createFrom = async (ctx: RouteContext, body: string, contentType: string | undefined): Promise<HttpReply> => {
     const { host, req } = ctx;
     if (!host.submitObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not create ${resource}`));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
-    const decoded = bodyText(ctx, kind);
-    if (isReply(decoded)) return decoded;
-    let text = decoded.text;
+    let text = body;
     const raw = jsonObjectOf(text);
     const meta = raw?.metadata as Record<string, unknown> | undefined;
     if (meta && typeof meta === 'object' && typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '') {
@@ -185,7 +190,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (raw && meta && typeof meta === 'object' && (meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string' && meta.generateName !== '') {
       text = JSON.stringify({ ...raw, metadata: { ...meta, name: generateName(meta.generateName) } });
     }
-    const object = await decodeOne(ctx, kind, text, decoded.contentType, '');
+    const object = await decodeOne(ctx, kind, text, contentType, '');
     if (isReply(object)) return object;
     try {
       const [created] = await host.submitObjects([object], { dryRun });
@@ -247,8 +252,9 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (refused) return refused;
     for (let attempt = 1; ; attempt++) {
       const existing = current(host, kind, namespace, name);
-      if (!existing) return statusReply(notFound(resource, name));
-      const base = { ...existing, apiVersion: 'v1' } as ConfigObject;
+      // Server-side apply of an absent name creates it (the apiserver's patcher with an empty live object).
+      if (!existing && contentType !== 'application/apply-patch+yaml') return statusReply(notFound(resource, name));
+      const base = (existing ? { ...existing, apiVersion: 'v1' } : { apiVersion: 'v1', kind, metadata: { name, namespace } }) as ConfigObject;
       let patched: ConfigObject;
       try {
         patched = patchObject(base, contentType, text, {
@@ -258,6 +264,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
       } catch (err) {
         return statusReply(errorStatus(err, kind, name));
       }
+      if (!existing) return createFrom(ctx, JSON.stringify(patched), 'application/json');
       const r = await store(ctx, JSON.stringify(patched), 'application/json', base.metadata?.resourceVersion ?? '');
       if (r !== 'stale') return r;
       if (attempt === kPatchAttempts) return statusReply(conflict(name));
@@ -281,9 +288,38 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     }
   };
 
+  /**
+   * removeCollection: DELETE …/{resource} (deletecollection, label and field selectors): every
+   * matching object of the namespace the API may delete, answered as a List of them (a Secret
+   * redacted); another source's objects are left (as pods' deletecollection leaves static pods).
+   */
+  const removeCollection = async (ctx: RouteContext): Promise<HttpReply> => {
+    const { host, req, body } = ctx;
+    const { namespace } = params(ctx);
+    if (!host.deleteObject || !host.listObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not delete ${resource}`));
+    const dryRun = parseDryRun(req.query);
+    if (isStatus(dryRun)) return statusReply(dryRun);
+    const filter = parseListFilter(req.query, Object.keys(configObjectFields({ kind } as ConfigObject)));
+    if (isStatus(filter)) return statusReply(filter);
+    const opts = parseDeleteOptions(req.query, body);
+    if (isStatus(opts)) return statusReply(opts);
+    const targets = host.listObjects(kind).filter((o) => (o.metadata?.namespace ?? 'default') === namespace && matchesFilter(filter, o.metadata?.labels, () => configObjectFields(o)));
+    const items: ConfigObject[] = [];
+    for (const o of targets) {
+      try {
+        items.push(present(await host.deleteObject(kind, namespace, o.metadata?.name ?? '', { dryRun: dryRun || opts.dryRun === true })));
+      } catch (err) {
+        if (isForbidden(err)) continue;
+        const st = errorStatus(err, kind, o.metadata?.name ?? '');
+        if (st.code !== 404) return statusReply(st);
+      }
+    }
+    return jsonReply(200, { apiVersion: 'v1', kind: `${kind}List`, metadata: {}, items });
+  };
+
   const base = `/api/v1/namespaces/:namespace/${resource}`;
   return [
-    { path: base, methods: { post: create } },
+    { path: base, methods: { post: create, delete: removeCollection } },
     { path: `${base}/:name`, methods: { put: update, patch, delete: remove } },
   ];
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,8 +29,9 @@ describe('IntakeObjectSource', () => {
     const { rootDir, store, source, make } = await setup();
     await source.create([obj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' }, stringData: { k: 'v' } })]);
     const dir = join(rootDir, kIntakeObjectsDirName);
-    expect(await readdir(dir)).toEqual(['secret_ns_s.json']);
+    expect(await readdir(dir)).toEqual(['secret_ns_s.json', 'secret_ns_s~2.json']);
     expect((await stat(join(dir, 'secret_ns_s.json'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, 'secret_ns_s~2.json'))).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(join(dir, 'secret_ns_s.json'), 'utf8')).data).toEqual({ k: Buffer.from('v').toString('base64') });
     await expect(source.create([obj({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' } })])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: 'secrets "s" already exists' });
     const restoredStore = newObjectStore();
@@ -75,9 +76,23 @@ describe('IntakeObjectSource', () => {
     await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dry' } })], { dryRun: true });
     await source.replace(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'dry' } }), { dryRun: true });
     await source.remove('ConfigMap', 'default', 'c', { dryRun: true });
-    expect(await readdir(join(rootDir, kIntakeObjectsDirName))).toEqual(['configmap_default_c.json']);
+    expect(await readdir(join(rootDir, kIntakeObjectsDirName))).toEqual(['configmap_default_c.json', 'configmap_default_c~2.json']);
     expect(store.get('ConfigMap', 'default', 'c')?.data).toEqual({ a: '2' });
     expect(store.resourceVersion()).toBe(Number(rv2));
+  });
+
+  it('issue #39: two copies; a torn first copy is restored from its twin and rewritten; a file of another name is replaced by the two', async () => {
+    const { rootDir, source } = await setup();
+    await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } })]);
+    const dir = join(rootDir, kIntakeObjectsDirName);
+    await writeFile(join(dir, 'configmap_default_c.json'), '{"apiVersion":"v1","ki', { mode: 0o600 });
+    await writeFile(join(dir, 'old-name.json'), JSON.stringify(obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'o' }, data: { b: '2' } })), { mode: 0o600 });
+    const restored = newObjectStore();
+    await newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => restored.apply(u), owner: () => undefined }).start();
+    expect(restored.get('ConfigMap', 'default', 'c')?.data).toEqual({ a: '1' });
+    expect(restored.get('ConfigMap', 'default', 'o')?.data).toEqual({ b: '2' });
+    expect((await readdir(dir)).sort()).toEqual(['configmap_default_c.json', 'configmap_default_c~2.json', 'configmap_default_o.json', 'configmap_default_o~2.json']);
+    expect(JSON.parse(await readFile(join(dir, 'configmap_default_c.json'), 'utf8')).data).toEqual({ a: '1' });
   });
 });
 
