@@ -6,16 +6,15 @@
 // CoreV1Api list, create, read and delete of a pod; ConfigMap create, read, replace and delete;
 // Watch of the pods through a graceful delete; Log follow; Exec; PortForward.
 import net from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runCli } from '../../src/main/cli.js';
-import type { CliIo } from '../../src/cli/io.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
+import { writeAgentKubeconfig } from '../support/kubectl.js';
 
 const kTestMs = 150_000;
 const namespace = 'default';
@@ -42,14 +41,8 @@ describe.skipIf(!inject('dockerAvailable'))('issue 39 done-when: @kubernetes/cli
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-client-node-'));
     node = await startTestNode({ tlsPort: 0 });
     // The kubeconfig a user gets: `kubelet-ts kubeconfig --server … --root-dir …`.
-    const io = { stdout: '', stderr: '' };
-    const cli: CliIo = { stdout: (t) => (io.stdout += t), stderr: (t) => (io.stderr += t), exit: () => undefined };
-    await runCli(['kubeconfig', '--server', `https://127.0.0.1:${node.agent.tlsPort}`, '--root-dir', node.rootDir], {}, cli);
-    expect(io.stderr).toBe('');
-    const file = join(dir, 'kubeconfig');
-    await writeFile(file, io.stdout, { mode: 0o600 });
     kc = new k8s.KubeConfig();
-    kc.loadFromFile(file);
+    kc.loadFromFile(await writeAgentKubeconfig(node, dir));
     core = kc.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedPod({ namespace, body: podBody('cn-quiet', 'echo first-line; exec sleep 3600') });
     await core.createNamespacedPod({ namespace, body: podBody('cn-web', 'mkdir -p /www && echo hello-from-web > /www/index.html && exec httpd -f -p 8080 -h /www') });
