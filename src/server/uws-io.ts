@@ -25,7 +25,7 @@ export function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: Requ
 }
 
 /** kStreamHighWaterBytes: bytes a stream writes before its sink reports backpressure and waits for a drain. */
-export const kStreamHighWaterBytes = 1024 * 1024;
+export const kStreamHighWaterBytes = 256 * 1024;
 
 /**
  * kDrainGraceMs: how long (milliseconds) a sink past kStreamHighWaterBytes waits for uWS to report
