@@ -26,7 +26,10 @@ const kWorkers = Math.max(1, Number(process.env.KUBELET_TS_TEST_WORKERS ?? 2) ||
 export default defineConfig({
   test: {
     testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // A hook cut off by its timeout is cut for good (the file's worker ends): a node cleanup stopped
+    // half way left its pod bridge and temp dir behind. Stopping an agent and removing its containers
+    // has taken more than 60 s on a loaded machine; a hook that is not a cleanup rarely waits this long.
+    hookTimeout: 180_000,
     // Probes dockerd and the local images once; provides `dockerAvailable` (see global-setup.ts).
     globalSetup: ['./test/support/global-setup.ts'],
     // Ours last: its `N passed, N failed[, N skipped]` is the final line CI reads.

@@ -27,6 +27,7 @@ import { newAgent } from '../src/main/agent.js';
 import { resolveAgentOptions } from '../src/main/agent-options.js';
 import type { Pod } from '../src/shared/api.js';
 import { engineCpuSeconds, progress, table, writeResult } from './lib.js';
+import { releaseNodeNetwork } from '../test/support/network.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -112,6 +113,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     void (async () => {
       const left = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${nodeName}`] } });
       await Promise.all(left.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      await releaseNodeNetwork(options.rootDir); // its pods' leases and its bridge (test/support/network.ts)
       await rm(base, { recursive: true, force: true });
       process.exit(130);
     })();
@@ -227,5 +229,7 @@ try {
   await agent.stop();
   const left = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${nodeName}`] } });
   await Promise.all(left.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  // Its default network's bridge stays up after the agent stops (as the kubelet's cni0): remove it, once its containers are gone.
+  await releaseNodeNetwork(options.rootDir);
   await rm(base, { recursive: true, force: true });
 }

@@ -11,6 +11,7 @@
  * it reads the pod manager and the PLEG's view of the runtime. Main thread only.
  */
 import type { Logger } from '../shared/logging.js';
+import { kGracePeriodFromLabels } from '../shared/pod-policy.js';
 
 /** kHousekeepingPeriodMs: the kubelet's housekeepingPeriod (milliseconds). */
 export const kHousekeepingPeriodMs = 2_000;
@@ -61,8 +62,8 @@ export function newHousekeeping(deps: HousekeepingDeps): Housekeeping {
       for (const uid of deps.runtimePodUids()) {
         if (!uid || deps.isDesired(uid) || deps.podWorkers.busy(uid)) continue;
         deps.logger.info({ uid }, 'Cleaning up containers of a pod that is no longer desired');
-        // -1: use the grace period recorded on the containers' label (the spec is gone).
-        deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: -1, remove: true });
+        // The spec is gone: use the grace period recorded on the containers' label.
+        deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: kGracePeriodFromLabels, remove: true });
         killed.push(uid);
       }
       return killed;

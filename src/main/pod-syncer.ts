@@ -26,6 +26,7 @@ import type { Pod } from '../shared/api.js';
 import { AgentError } from '../shared/errors.js';
 import { podFields, type Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type PodConfigObjects, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
+import { isPodFinished, podTerminationGracePeriodSeconds } from '../shared/pod-policy.js';
 
 import type { EventRecorder } from './events/recorder.js';
 import type { PodCache } from './pleg/pod-cache.js';
@@ -40,8 +41,6 @@ import type { StatusManager } from './status/status-manager.js';
 
 /** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields (milliseconds). */
 export const kSyncDeadlineMs = 120_000;
-/** kDefaultGracePeriodSeconds: the apiserver's default terminationGracePeriodSeconds. */
-const kDefaultGracePeriodSeconds = 30;
 
 /** Dependencies of {@link newPodSyncer}. */
 export interface PodSyncerDeps {
@@ -137,10 +136,10 @@ class PodSyncerImpl implements KubeletPodSyncer {
     this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};
     const phase = record.status?.phase;
-    if ((phase === 'Succeeded' || phase === 'Failed') && record.pod.spec?.restartPolicy !== 'Always') {
+    if (isPodFinished(record.pod, phase)) {
       // The pod is done: stop its sandbox, keep the dead containers for their status and logs.
       this.deps.admission.release(record);
-      return { terminal: { gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? kDefaultGracePeriodSeconds } };
+      return { terminal: { gracePeriodSeconds: podTerminationGracePeriodSeconds(record.pod) } };
     }
     let requeueAfterMs = result.requeueAfterMs;
     if (deadlineLeftMs !== null) requeueAfterMs = requeueAfterMs > 0 ? Math.min(requeueAfterMs, deadlineLeftMs) : deadlineLeftMs;
@@ -172,7 +171,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
     this.deps.events.record(record.pod, { type, reason, message });
     this.deps.logger.info({ ...podFields(record.pod), reason }, 'Failing pod');
     this.publishStatus(record, true);
-    return { terminal: { gracePeriodSeconds: record.pod.spec?.terminationGracePeriodSeconds ?? kDefaultGracePeriodSeconds } };
+    return { terminal: { gracePeriodSeconds: podTerminationGracePeriodSeconds(record.pod) } };
   }
 
   evictPod(uid: string, reason: string, message: string): boolean {

@@ -24,6 +24,7 @@
 import { podFullName } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
 import { boundedErr, podFields, type Logger } from '../shared/logging.js';
+import { effectiveGracePeriodSeconds, kGracePeriodFromLabels } from '../shared/pod-policy.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
 import type { PodConfig, PodConfigChanges } from './config/pod-config.js';
@@ -159,7 +160,7 @@ function flatten(changes: PodConfigChanges): Change[] {
 
 /** The grace period of a REMOVE: the DELETE's (metadata.deletionGracePeriodSeconds), else the pod's, else 30 s. */
 function removalGracePeriodSeconds(pod: Pod): number {
-  return pod.metadata?.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+  return effectiveGracePeriodSeconds(pod, pod.metadata?.deletionGracePeriodSeconds);
 }
 
 class SyncHandlerImpl implements SyncHandler {
@@ -360,7 +361,7 @@ class SyncHandlerImpl implements SyncHandler {
   #killOldRuntimeCopies(fullName: string, pod: Pod): boolean {
     const old = (this.deps.oldRuntimeCopies?.(fullName, pod.metadata!.uid!) ?? []).filter((u) => !this.deps.podManager.get(u));
     if (old.length === 0) return false;
-    for (const u of old) this.deps.podWorkers.update(u, { type: 'kill', gracePeriodSeconds: -1, remove: true });
+    for (const u of old) this.deps.podWorkers.update(u, { type: 'kill', gracePeriodSeconds: kGracePeriodFromLabels, remove: true });
     this.#block(fullName, pod, old[0]);
     this.deps.logger.info({ ...podFields(pod), blockedBy: old[0] }, 'Pod waits for an old copy with its name, found in the runtime, to terminate');
     return true;

@@ -20,6 +20,12 @@ export interface HttpReply {
    * status and headers, ignores `body` and hands the response to `stream` as a ReplySink.
    */
   stream?: (sink: ReplySink) => void;
+  /**
+   * The stream is a body read to its end (a log without `follow`, a proxied body), not a feed a
+   * client reads chunk by chunk while it is quiet (a watch, a log follow): written with uWS's own
+   * framing and its real backpressure, at the socket's speed (uws-io.ts startBulkStream).
+   */
+  bulk?: boolean;
   /** A HEAD answer: no body is sent and `Content-Length` reports this many bytes (`body` ignored). */
   headLength?: number;
 }

@@ -19,7 +19,7 @@ export function writeReply(res: uWS.HttpResponse, reply: HttpReply, state?: Requ
   res.writeStatus(statusLine(reply.status));
   res.writeHeader('Content-Type', reply.contentType);
   if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
-  if (reply.stream && state) return startStream(res, reply.stream, state);
+  if (reply.stream && state) return reply.bulk ? startBulkStream(res, reply.stream, state) : startStream(res, reply.stream, state);
   if (reply.headLength !== undefined) res.endWithoutBody(reply.headLength, close);
   else res.end(reply.body, close);
 }
@@ -173,6 +173,58 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
       // The last chunk now; the trailer section stays open while uWS may still hold bytes (see finishAfter).
       corked(() => res.writeHeader('0;k="', '"'));
       finishAfter(behind ? kBehindEndQuietMs : kEndQuietMs);
+    },
+    onClose(fn) {
+      if (state.aborted) fn();
+      else closeFns.push(fn);
+    },
+  });
+  inCallback = false;
+}
+
+/**
+ * startBulkStream hands a bulk streaming reply (HttpReply.bulk: a log read to its end, a proxied
+ * body) a ReplySink that writes with uWS's own chunked framing: `write` reports uWS's real
+ * backpressure and `onWritable` waits for the drain uWS reports, so a fast client gets the body at
+ * the socket's speed (startStream's framing must guess the drain and waits up to kBlindResumeMs per
+ * 2 MiB). uWS sends each chunk's closing CRLF with the next chunk, which only matters to a client
+ * that reads chunk by chunk while the stream is quiet — never the case for a body read to its end.
+ * Writes after the first are corked (they come from other events).
+ */
+function startBulkStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['stream']>, state: RequestState): void {
+  let ended = false;
+  let inCallback = true;
+  let writable: (() => void) | undefined;
+  const closeFns: (() => void)[] = [];
+  state.onAbort.push(() => {
+    for (const fn of closeFns.splice(0)) fn();
+  });
+  const corked = (fn: () => void) => (inCallback ? fn() : res.cork(fn));
+  res.onWritable(() => {
+    const fn = writable;
+    writable = undefined;
+    fn?.();
+    return true;
+  });
+  stream({
+    get closed() {
+      return ended || state.aborted;
+    },
+    write(chunk) {
+      if (ended || state.aborted) return false;
+      let ok = true;
+      corked(() => {
+        ok = res.write(chunk);
+      });
+      return ok;
+    },
+    onWritable(fn) {
+      writable = fn;
+    },
+    end() {
+      if (ended || state.aborted) return;
+      ended = true;
+      corked(() => res.end());
     },
     onClose(fn) {
       if (state.aborted) fn();

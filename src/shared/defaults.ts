@@ -6,12 +6,11 @@
  * leaves that part alone and lets validation report it. Pure functions, safe in any thread.
  */
 import type { Pod, Probe } from './api.js';
+import { kDefaultTerminationGracePeriodSeconds } from './pod-policy.js';
 import { kSystemPriorityClasses } from './qos.js';
 
 /** The `spec.schedulerName` default (v1.DefaultSchedulerName). */
 export const kDefaultSchedulerName = 'default-scheduler';
-/** The `terminationGracePeriodSeconds` default, in seconds (v1.DefaultTerminationGracePeriodSeconds). */
-export const kDefaultTerminationGracePeriodSeconds = 30;
 /** The `terminationMessagePath` default (v1.TerminationMessagePathDefault). */
 export const kDefaultTerminationMessagePath = '/dev/termination-log';
 

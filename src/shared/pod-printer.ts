@@ -5,6 +5,7 @@
  * Pure; imports only types.
  */
 import type { Pod } from './api.js';
+import { isRestartableInitContainer } from './pod-policy.js';
 
 /** PodStatusSummary: what printPod derives from a pod for the READY, STATUS and RESTARTS columns. */
 export interface PodStatusSummary {
@@ -41,7 +42,7 @@ export function podStatusReason(pod: Pod): PodStatusSummary {
   const status = pod.status ?? {};
   const conditions = status.conditions ?? [];
   const initSpecs = pod.spec?.initContainers ?? [];
-  const sidecars = new Set(initSpecs.filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
+  const sidecars = new Set(initSpecs.filter(isRestartableInitContainer).map((c) => c.name));
   let reason = status.reason || status.phase || 'Pending';
   let ready = 0;
   let restarts = 0;

@@ -2,6 +2,7 @@
  * Counterpart of pkg/kubelet/types/pod_update.go: the updates sources send to the PodConfig merge.
  */
 import type { Pod, PodSourceName } from './api.js';
+import { effectiveGracePeriodSeconds } from './pod-policy.js';
 
 /**
  * PodOperation, as kubetypes.PodOperation:
@@ -25,7 +26,7 @@ export interface PodUpdate {
  */
 export function markPodDeleted(pod: Pod, gracePeriodSeconds: number | undefined, nowMs: number): Pod {
   if (pod.metadata?.deletionTimestamp) return pod;
-  const grace = gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+  const grace = effectiveGracePeriodSeconds(pod, gracePeriodSeconds);
   const deletionTimestamp = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return { ...pod, metadata: { ...pod.metadata, deletionTimestamp, deletionGracePeriodSeconds: grace } };
 }

@@ -7,6 +7,7 @@
  */
 import type { Container, Pod } from './api.js';
 import { isStaticPod } from './annotations.js';
+import { isRestartableInitContainer } from './pod-policy.js';
 import { parseQuantity } from './quantity.js';
 
 /** PodQOSClass values (core/v1 PodQOSClass). */
@@ -111,7 +112,7 @@ export function containerOOMScoreAdjust(pod: Pod, container: Container, memoryCa
   const capacity = Math.max(1, Math.floor(memoryCapacityBytes));
   const adj = (req: number) => 1000 - Math.trunc((1000 * Math.floor(req)) / capacity);
   let score = adj(memoryRequest(container));
-  const isSidecar = container.restartPolicy === 'Always' && (pod.spec?.initContainers ?? []).some((c) => c.name === container.name);
+  const isSidecar = isRestartableInitContainer(container) && (pod.spec?.initContainers ?? []).some((c) => c.name === container.name);
   if (isSidecar) {
     const regular = pod.spec?.containers ?? [];
     const minRequest = regular.length ? Math.min(...regular.map(memoryRequest)) : 0;

@@ -95,6 +95,28 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     expect(log.errors).toEqual([]);
   }, 240_000);
 
+  it('a load whose module requests fail (net::ERR_NETWORK_CHANGED beside other tests\' bridges) is loaded again until the modules run; modules that never load fail the load naming the request', async () => {
+    const base = `https://127.0.0.1:${node.agent.tlsPort}`;
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    try {
+      // The first three loads lose app.js as a burst of interface changes would: the page still comes up.
+      const flaky = await context.newPage();
+      const flakyLog = recordPage(flaky);
+      let lost = 0;
+      await flaky.route('**/dashboard/app.js', (route) => (lost++ < 3 ? route.abort('connectionreset') : route.continue()));
+      expect((await loadDashboard(flaky, `${base}/`, flakyLog))?.status()).toBe(200);
+      expect(await flaky.evaluate(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard)).toBe('object');
+      expect(lost).toBeGreaterThan(3);
+      // A module that never loads: the load fails at once with what the page saw, not later on a hidden control.
+      const broken = await context.newPage();
+      const brokenLog = recordPage(broken);
+      await broken.route('**/dashboard/app.js', (route) => route.fulfill({ status: 503, body: 'gone' }));
+      await expect(loadDashboard(broken, `${base}/`, brokenLog)).rejects.toThrow(/modules never ran[\s\S]*response 503 GET https:\/\/127\.0\.0\.1:\d+\/dashboard\/app\.js/);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
   it('with --token-auth-file and --anonymous-auth=false loads the page without a token, asks for one and then shows the pods', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-dash-auth-'));
     const tokenFile = join(dir, 'tokens.csv');

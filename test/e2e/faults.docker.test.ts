@@ -190,14 +190,16 @@ function mountTmpfs(dir: string, size: string): boolean {
 }
 
 describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 9: disk full on the root dir', () => {
-  const start = useTestNodes();
   const mounts: string[] = [];
+  // Registered before useTestNodes' own, so it runs after it (vitest runs after-hooks in reverse
+  // order): the node's cleanup reads its default network from this root dir to delete its bridge.
   afterEach(async () => {
     for (const dir of mounts.splice(0)) {
-      execFileSync('umount', ['-l', dir], { stdio: 'ignore' }); // lazy: the agent may still be stopping
+      execFileSync('umount', ['-l', dir], { stdio: 'ignore' }); // lazy: a pod's volume may still be mounted below
       await rm(dir, { recursive: true, force: true });
     }
   });
+  const start = useTestNodes();
 
   it('POST /pods answers 507 with a Status, logs one line without a stack, leaves running pods alone, and works again once space is freed', async (ctx) => {
     const rootDir = await mkdtemp(join(tmpdir(), 'kubelet-ts-full-'));

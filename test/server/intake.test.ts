@@ -451,7 +451,7 @@ describe('GET /containerLogs', () => {
 
   it('a client that reads nothing for a while still gets all of a large log, the last chunk and the end of the trailers', async () => {
     const chunk = 'y'.repeat(64 * 1024 - 1) + '\n';
-    // 4 MiB: past the sink's guesses (2 MiB), so it also waits for the drain it cannot see.
+    // 4 MiB: past the kernel's buffers, so uWS holds the rest until the client reads again.
     host.logChunks = Array.from({ length: 64 }, () => chunk);
     const socket = net.connect(server.port, '127.0.0.1');
     const parts: Buffer[] = [];
@@ -462,7 +462,7 @@ describe('GET /containerLogs', () => {
       await new Promise((r) => setTimeout(r, 1500));
       socket.on('data', (c: Buffer) => parts.push(c));
       socket.resume();
-      await expect.poll(() => Buffer.concat(parts).subarray(-4).toString() === '\r\n\r\n' && Buffer.concat(parts).includes('\r\n0;'), { timeout: 30_000 }).toBe(true).catch((e) => { throw new Error(`got ${Buffer.concat(parts).length} bytes, ending ${JSON.stringify(Buffer.concat(parts).subarray(-80).toString())}`, { cause: e }); });
+      await expect.poll(() => Buffer.concat(parts).subarray(-4).toString() === '\r\n\r\n' && /\r\n0(;[^\r]*)?\r\n/.test(Buffer.concat(parts).subarray(-400).toString('latin1')), { timeout: 30_000 }).toBe(true).catch((e) => { throw new Error(`got ${Buffer.concat(parts).length} bytes, ending ${JSON.stringify(Buffer.concat(parts).subarray(-80).toString())}`, { cause: e }); });
       const all = Buffer.concat(parts).toString("latin1");
       expect(all.split('y'.repeat(64 * 1024 - 1)).length - 1).toBe(64);
     } finally {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
@@ -41,7 +41,11 @@ export interface TestNode {
   writeManifest(file: string, yaml: string): Promise<void>;
   /** Stops the agent (containers keep running) and starts a new agent with the same settings. */
   restart(): Promise<void>;
-  /** Stops the agent and removes every container of this node and its temp dirs. */
+  /**
+   * Stops the agent and removes every container of this node, their pod cgroups, its default
+   * network (leases, iptables rules, bridge) and its temp dirs. Every step runs even when one throws;
+   * the first error is thrown at the end. One at a time; may be called again (what is gone is skipped).
+   */
   cleanup(): Promise<void>;
   /** The main thread's log records at warn and above (`msg`, fields), newest last. */
   warnings: Record<string, unknown>[];
@@ -64,18 +68,26 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   // Its own empty --cni-conf-dir: the node uses its own default network (bridge and pod CIDR), never the host's /etc/cni/net.d.
   const cniConfDir = join(base, 'cni-conf');
   await import('node:fs/promises').then((fs) => Promise.all([fs.mkdir(manifestDir), fs.mkdir(rootDir), fs.mkdir(cniConfDir)]));
-  const options = resolveAgentOptions({
-    nodeName, podManifestPath: manifestDir, rootDir, cniConfDir, port: 0, relistPeriodMs: 500, fileCheckFrequencyMs: 2_000, syncFrequencyMs: 10_000, workers: 1,
-    logLevel: process.env.KUBELET_TS_TEST_LOG ?? 'error',
-    ...overrides,
-  });
   const warnings: Record<string, unknown>[] = [];
   const capture = { write: (line: string) => { warnings.push(JSON.parse(line)); if (process.env.KUBELET_TS_TEST_LOG) process.stderr.write(line); } };
   const logger = pino({ level: process.env.KUBELET_TS_TEST_LOG ?? 'warn' }, capture);
+  let options: AgentOptions;
+  let agent: Agent;
+  try {
+    options = resolveAgentOptions({
+      nodeName, podManifestPath: manifestDir, rootDir, cniConfDir, port: 0, relistPeriodMs: 500, fileCheckFrequencyMs: 2_000, syncFrequencyMs: 10_000, workers: 1,
+      logLevel: process.env.KUBELET_TS_TEST_LOG ?? 'error',
+      ...overrides,
+    });
+    agent = newAgent(options, { logger });
+  } catch (err) {
+    await rm(base, { recursive: true, force: true }); // refused options: nothing started, only the temp dir to remove
+    throw err;
+  }
   let adminToken: string | undefined;
+  let cleaning: Promise<void> | undefined; // one cleanup at a time: a late `finally` may meet the end-of-file one
   const node: TestNode = {
-    nodeName, manifestDir, rootDir: options.rootDir, options, warnings,
-    agent: newAgent(options, { logger }),
+    nodeName, manifestDir, rootDir: options.rootDir, options, warnings, agent,
     api(path, init) {
       const headers = new Headers(init?.headers);
       if (!headers.has('authorization')) headers.set('authorization', `Bearer ${node.adminToken()}`);
@@ -102,25 +114,69 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
       node.agent = newAgent(options, { logger });
       await node.agent.start();
     },
-    async cleanup() {
-      await node.agent.stop();
-      // The pods' cgroups (pod-cgroup.ts) outlive their containers when nothing deletes the pods:
-      // remove them after the containers, by the UIDs on those containers.
-      const uids = new Set((await docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${nodeName}`] } }))
-        .map((c) => c.Labels['io.kubernetes.pod.uid']).filter((u): u is string => !!u));
-      await removeLabeledContainers(kNodeLabel, nodeName);
-      await Promise.all([...uids].map((uid) => removePodCgroup(uid, options.cgroupRoot)));
-      // Its default network's leases, iptables rules and bridge, once no container of it is left (network.ts).
-      await releaseNodeNetwork(options.rootDir);
-      // A pod left running keeps its tmpfs volumes and subPath binds mounted (as the kubelet on stop):
-      // unmount them, or the removal stops at a busy mount point and leaves it behind.
-      await unmountUnder(base).catch(() => undefined);
-      await rm(base, { recursive: true, force: true });
-    },
+    cleanup: () => (cleaning ??= cleanUpNode(node, base).finally(() => {
+      cleaning = undefined;
+      liveNodes.delete(node);
+    })),
   };
-  await node.agent.start();
+  liveNodes.add(node);
+  try {
+    await node.agent.start();
+  } catch (err) {
+    // A start that fails part way (a refused option, a port taken) may have claimed a pod CIDR or
+    // written under `base`: undo it as a cleanup does, then report the start's error.
+    await node.cleanup().catch(() => undefined);
+    throw err;
+  }
   return node;
 }
+
+/**
+ * cleanUpNode stops `node`'s agent, removes its containers and pod cgroups, its default network
+ * (network.ts) and `base`. Every step runs even when an earlier one throws (a stop that fails must
+ * not leave the bridge, the mounts or the temp dir behind); the first error is thrown at the end.
+ */
+async function cleanUpNode(node: TestNode, base: string): Promise<void> {
+  const errors: unknown[] = [];
+  const step = async (fn: () => Promise<unknown>) => { try { await fn(); } catch (err) { errors.push(err); } };
+  await step(() => node.agent.stop());
+  // The pods' cgroups (pod-cgroup.ts) outlive their containers when nothing deletes the pods:
+  // remove them after the containers, by the UIDs on those containers.
+  await step(async () => {
+    const uids = new Set((await docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${node.nodeName}`] } }))
+      .map((c) => c.Labels['io.kubernetes.pod.uid']).filter((u): u is string => !!u));
+    await removeLabeledContainers(kNodeLabel, node.nodeName);
+    await Promise.all([...uids].map((uid) => removePodCgroup(uid, node.options.cgroupRoot)));
+  });
+  // Its default network's leases, iptables rules and bridge, once no container of it is left (network.ts).
+  await step(() => releaseNodeNetwork(node.options.rootDir));
+  // A pod left running keeps its tmpfs volumes and subPath binds mounted (as the kubelet on stop):
+  // unmount them, or the removal stops at a busy mount point and leaves it behind.
+  await step(() => unmountUnder(base));
+  await step(() => rm(base, { recursive: true, force: true }));
+  if (errors.length > 0) throw errors[0];
+}
+
+/**
+ * kCleanupTimeoutMs: how long (milliseconds) useTestNodes' afterEach may take. A cleanup cut short
+ * by the hook timeout is cut for good: vitest ends the file's worker, and what the cleanup had not
+ * reached yet (the bridge, the temp dir) stays on the host. On a loaded machine stopping an agent
+ * and removing its containers has taken more than the default 60 s.
+ */
+export const kCleanupTimeoutMs = 300_000;
+
+/**
+ * Every node startTestNode started in this test file and whose cleanup has not run. A node a test
+ * starts in its body and cleans up in a `finally` is not cleaned up when the test times out: the
+ * body is still waiting, and when it was the file's last test the worker ends before the `finally`
+ * runs. The file's own last hook (below) cleans up whatever is left.
+ */
+const liveNodes = new Set<TestNode>();
+// Registered when a test file imports this module: on that file's root suite, so it runs after every
+// describe block's own after-hooks.
+afterAll(async () => {
+  await Promise.allSettled([...liveNodes].map((n) => n.cleanup()));
+}, kCleanupTimeoutMs);
 
 /**
  * useTestNodes registers, in the calling describe block, an afterEach that cleans up every node
@@ -129,8 +185,10 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
 export function useTestNodes(): (overrides?: Partial<AgentOptions>) => Promise<TestNode> {
   const nodes: TestNode[] = [];
   afterEach(async () => {
-    await Promise.all(nodes.splice(0).map((n) => n.cleanup()));
-  });
+    const results = await Promise.allSettled(nodes.splice(0).map((n) => n.cleanup()));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }, kCleanupTimeoutMs);
   return async (overrides) => {
     const node = await startTestNode(overrides);
     nodes.push(node);

@@ -58,31 +58,41 @@ export async function waitForLive(page: Page, log: PageLog, timeoutMs = 60_000):
 }
 
 /** How many times loadDashboard loads the page before it gives up on its modules. */
-const kLoadAttempts = 3;
+const kLoadAttempts = 6;
+/** How long (milliseconds) loadDashboard waits for the modules after a load, and before the next load (doubling). */
+const kModulesWaitMs = 2_000;
+const kReloadPauseMs = 500;
 
 /**
- * loadDashboard loads `url` in `page` until the page's modules ran (window.kubeletTsDashboard is
- * set), at most kLoadAttempts times, and returns the last navigation's response. Chromium aborts
- * requests in flight with net::ERR_NETWORK_CHANGED when an interface comes or goes — other test
- * files create and delete CNI bridges and veths beside this one — and a module that failed to load
- * leaves the page without its script (a user would reload; so does this).
+ * loadDashboard loads `url` in `page` until the page's modules ran (app.js sets
+ * window.kubeletTsDashboard), at most kLoadAttempts times, and returns the last navigation's
+ * response. Chromium aborts requests in flight with net::ERR_NETWORK_CHANGED when an interface
+ * comes or goes — other test files create and delete CNI bridges and veths beside this one, dozens
+ * in a burst — and a module that failed to load leaves the page without its script (a user would
+ * reload; so does this, after a pause that doubles, so that a burst of interface changes is waited
+ * out rather than met again at once). We found no Chromium switch that turns that reaction off
+ * (no such name among the strings of Debian's chromium 156 binary).
+ * @throws Error when the modules never ran, with the page log (the failed requests and answers ≥ 400,
+ *   e.g. a 503 for a missing dist/ file): a test then fails here, naming the cause, and not later on
+ *   a control of the page that never appears.
  */
 export async function loadDashboard(page: Page, url: string, log: PageLog): Promise<Response | null> {
   let response: Response | null = null;
-  for (let attempt = 1; attempt <= kLoadAttempts; attempt++) {
+  const note = (line: string) => log.lines.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
+  for (let attempt = 1, pauseMs = kReloadPauseMs; attempt <= kLoadAttempts; attempt++, pauseMs *= 2) {
     try {
       response = await page.goto(url);
+      // Module scripts run before the load event; waiting a little more costs nothing when they did.
+      const ran = await page.waitForFunction(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard === 'object', undefined, { timeout: kModulesWaitMs }).then(() => true, () => false);
+      if (ran) return response;
+      note(`load ${attempt}: the page's modules did not run`);
     } catch (err) {
-      // The navigation itself can fail the same way (net::ERR_NETWORK_CHANGED): load again, up to the last attempt.
-      if (attempt === kLoadAttempts) throw err;
-      log.lines.push(`${new Date().toISOString().slice(11, 23)} load ${attempt}: ${(err as Error).message.split('\n')[0]}; loading it again`);
-      continue;
+      // The navigation itself can fail the same way (net::ERR_NETWORK_CHANGED), or time out on a loaded machine.
+      note(`load ${attempt}: ${(err as Error).message.split('\n')[0]}`);
     }
-    const ran = await page.evaluate(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard).catch(() => '?');
-    if (ran === 'object') return response;
-    log.lines.push(`${new Date().toISOString().slice(11, 23)} load ${attempt}: the page's modules did not run; loading it again`);
+    if (attempt < kLoadAttempts) await new Promise((r) => setTimeout(r, pauseMs));
   }
-  return response;
+  throw new Error(`the dashboard's modules never ran in ${kLoadAttempts} loads of ${url}; page log:\n${log.lines.join('\n')}`);
 }
 
 /** openDashboard loads `url` in `page` ({@link loadDashboard}) and waits for the watch to go live ({@link waitForLive}). */

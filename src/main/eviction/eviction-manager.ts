@@ -23,6 +23,7 @@
 import type { Pod } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
+import { podTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 import { getPodQOS, isCriticalPod } from '../../shared/qos.js';
 import type { Summary } from '../../shared/stats.js';
 import {
@@ -228,7 +229,7 @@ class EvictionManagerImpl implements EvictionManager {
         continue;
       }
       const { message, annotations } = evictionMessage(resource, pod, stats, fresh, observations);
-      const podGrace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+      const podGrace = podTerminationGracePeriodSeconds(pod);
       const gracePeriodSeconds = !toReclaim.soft ? kImmediateEvictionGracePeriodSeconds
         : config.maxPodGracePeriodSeconds > 0 ? Math.min(config.maxPodGracePeriodSeconds, podGrace) : podGrace;
       if (!deps.evictPod(pod, { message, gracePeriodSeconds, annotations })) continue;

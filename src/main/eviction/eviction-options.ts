@@ -8,7 +8,9 @@
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { AgentOptionDescriptor } from '../agent-option-descriptors.js';
 import { integerIn, positiveMs } from '../agent-option-checks.js';
-import { checkGracePeriodMap, checkThresholdMap, kDefaultEvictionHard, parseThresholdConfig, thresholdQuantity, type Threshold } from './thresholds.js';
+import { checkGracePeriodMap, checkThresholdMap, kDefaultEvictionHard, parseThresholdConfig, type Threshold } from './thresholds.js';
+
+export { hardEvictionReservation } from './thresholds.js';
 
 function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
   return d;
@@ -25,7 +27,7 @@ export const kEvictionOptionDescriptors = {
    */
   evictionHard: option<Record<string, string>>({
     flag: 'eviction-hard', parse: 'list', config: { field: 'evictionHard' }, default: { ...kDefaultEvictionHard },
-    defaultText: 'memory.available<100Mi,nodefs.available<10%,imagefs.available<15%', check: checkThresholdMap,
+    defaultText: Object.entries(kDefaultEvictionHard).map(([signal, value]) => `${signal}<${value}`).join(','), check: checkThresholdMap,
     help: 'Hard eviction thresholds, signal<value items (memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree; a quantity or a percentage)',
   }),
   /** Soft eviction thresholds (`--eviction-soft`, evictionSoft), as evictionHard; each needs a grace period. Default none. */
@@ -62,19 +64,4 @@ export const kEvictionOptionDescriptors = {
  */
 export function evictionThresholds(o: { evictionHard: Record<string, string>; evictionSoft: Record<string, string>; evictionSoftGracePeriodMs: Record<string, number> }): Threshold[] {
   return parseThresholdConfig(o.evictionHard, o.evictionSoft, o.evictionSoftGracePeriodMs);
-}
-
-/**
- * hardEvictionReservation, as GetNodeAllocatableReservation's eviction part: what the hard
- * `memory.available` and `nodefs.available` thresholds reserve from allocatable, in bytes of a
- * resource of `capacity` bytes (a percentage of it, or the quantity); 0 without that threshold.
- * `evictionHard` is the checked map of the flag.
- */
-export function hardEvictionReservation(evictionHard: Record<string, string>): { memoryBytes: (capacity: number) => number; nodefsBytes: (capacity: number) => number } {
-  const t = parseThresholdConfig(evictionHard, {}, {});
-  const of = (signal: string) => (capacity: number) => {
-    const found = t.find((x) => x.signal === signal);
-    return found ? thresholdQuantity(found.value, capacity) : 0;
-  };
-  return { memoryBytes: of('memory.available'), nodefsBytes: of('nodefs.available') };
 }

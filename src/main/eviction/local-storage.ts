@@ -8,6 +8,7 @@
  * (see summary.ts), where the kubelet adds the rootfs on a node without a dedicated imagefs. Pure.
  */
 import type { Pod } from '../../shared/api.js';
+import { emptyDirOverLimitMessage, emptyDirSizeLimitBytes } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import type { PodStats } from '../../shared/stats.js';
 
@@ -32,7 +33,7 @@ function quantity(v: unknown): number | undefined {
  * stats provider reads every period even while nobody reads the Summary. Pure.
  */
 export function hasLocalStorageLimit(pod: Pod): boolean {
-  if ((pod.spec?.volumes ?? []).some((v) => (quantity(v.emptyDir?.sizeLimit) ?? 0) > 0)) return true;
+  if ((pod.spec?.volumes ?? []).some((v) => emptyDirSizeLimitBytes(v) !== undefined)) return true;
   return (pod.spec?.containers ?? []).some((c) => quantity(c.resources?.limits?.['ephemeral-storage']) !== undefined);
 }
 
@@ -46,12 +47,8 @@ export function localStorageViolation(pod: Pod, stats: PodStats | undefined): Lo
   if (!stats) return null;
   const used = new Map((stats.volume ?? []).map((v) => [v.name, v.usedBytes ?? 0]));
   for (const vol of pod.spec?.volumes ?? []) {
-    const raw = vol.emptyDir?.sizeLimit;
-    const limit = quantity(raw);
-    const u = used.get(vol.name);
-    if (limit !== undefined && limit > 0 && u !== undefined && u > limit) {
-      return { signal: 'emptydirfs.limit', message: `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(raw))}. ` };
-    }
+    const message = emptyDirOverLimitMessage(vol, used.get(vol.name));
+    if (message) return { signal: 'emptydirfs.limit', message };
   }
   const limits = (pod.spec?.containers ?? []).map((c) => ({ name: c.name, raw: c.resources?.limits?.['ephemeral-storage'] }))
     .map((c) => ({ ...c, bytes: quantity(c.raw) }));

@@ -7,6 +7,7 @@
 import { totalmem } from 'node:os';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../../shared/logging.js';
+import { isPodPhaseTerminal } from '../../shared/pod-policy.js';
 import type { StatsProvider } from '../stats/stats-provider.js';
 import type { PodManager } from '../pod/pod-manager.js';
 import type { PodWorkers } from '../pod-workers.js';
@@ -66,7 +67,7 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
       for (const r of podManager.all()) {
         if (deps.podWorkers.isPodTerminationRequested(r.uid)) continue;
         const phase = r.status?.phase;
-        if (phase === 'Succeeded' || phase === 'Failed') continue;
+        if (isPodPhaseTerminal(phase)) continue;
         out.push(r.pod);
       }
       return out;

@@ -214,3 +214,29 @@ export function formatQuantity(n: number, binary = true): string {
   }
   return `${v}${suffixes[i]}`;
 }
+
+/** HardEvictionReservation: what the hard thresholds reserve from a resource of `capacity` bytes, in bytes. */
+export interface HardEvictionReservation {
+  memoryBytes: (capacity: number) => number;
+  nodefsBytes: (capacity: number) => number;
+}
+
+/**
+ * hardEvictionReservation, as GetNodeAllocatableReservation's eviction part
+ * (pkg/kubelet/cm/node_container_manager_linux.go): what the hard `memory.available` and
+ * `nodefs.available` thresholds reserve from allocatable, in bytes of a resource of `capacity`
+ * bytes (a percentage of it, or the quantity); 0 without that threshold. `evictionHard` is the
+ * checked map of the flag.
+ * @throws InvalidArgumentError for a map that does not parse (checkThresholdMap's errors).
+ */
+export function hardEvictionReservation(evictionHard: Record<string, string>): HardEvictionReservation {
+  const t = parseThresholdConfig(evictionHard, {}, {});
+  const of = (signal: string) => (capacity: number) => {
+    const found = t.find((x) => x.signal === signal);
+    return found ? thresholdQuantity(found.value, capacity) : 0;
+  };
+  return { memoryBytes: of('memory.available'), nodefsBytes: of('nodefs.available') };
+}
+
+/** kDefaultHardEvictionReservation: hardEvictionReservation of kDefaultEvictionHard (memory 100Mi, nodefs 10%). */
+export const kDefaultHardEvictionReservation: HardEvictionReservation = hardEvictionReservation(kDefaultEvictionHard);

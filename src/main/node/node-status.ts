@@ -9,13 +9,10 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Node } from '../../shared/api.js';
+import { kDefaultHardEvictionReservation } from '../eviction/thresholds.js';
 
 type NodeCondition = NonNullable<NonNullable<Node['status']>['conditions']>[number];
 
-/** kEvictionMemoryAvailableBytes: the kubelet's default hard eviction threshold `memory.available<100Mi`. */
-export const kEvictionMemoryAvailableBytes = 100 * 1024 * 1024;
-/** kEvictionNodefsAvailableFraction: the default `nodefs.available<10%`. */
-export const kEvictionNodefsAvailableFraction = 0.1;
 /** kPidPressureFraction: PIDPressure when more than this fraction of pid_max is in use. */
 export const kPidPressureFraction = 0.9;
 
@@ -135,16 +132,18 @@ function unschedulableSince(previous: Node | undefined, now: string): string {
 export function buildNode(inputs: NodeInputs): Node {
   const { facts } = inputs;
   const now = new Date(inputs.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const memoryPressure = inputs.pressure ? inputs.pressure.memory : facts.memoryAvailableBytes < kEvictionMemoryAvailableBytes;
+  // Without the eviction manager's verdict: the default hard thresholds (kDefaultEvictionHard).
+  const memoryPressure = inputs.pressure ? inputs.pressure.memory : facts.memoryAvailableBytes < kDefaultHardEvictionReservation.memoryBytes(facts.memoryTotalBytes);
   const diskPressure = inputs.pressure ? inputs.pressure.disk
-    : facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes / facts.disk.totalBytes < kEvictionNodefsAvailableFraction;
+    : facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes < kDefaultHardEvictionReservation.nodefsBytes(facts.disk.totalBytes);
   const pidPressure = facts.pids !== undefined && facts.pids.max > 0 && facts.pids.running / facts.pids.max > kPidPressureFraction;
   const capacity: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes), pods: String(inputs.maxPods) };
-  const reservedMemory = inputs.hardEviction ? inputs.hardEviction.memoryBytes(facts.memoryTotalBytes) : kEvictionMemoryAvailableBytes;
+  const hardEviction = inputs.hardEviction ?? kDefaultHardEvictionReservation;
+  const reservedMemory = hardEviction.memoryBytes(facts.memoryTotalBytes);
   const allocatable: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes - reservedMemory), pods: String(inputs.maxPods) };
   if (facts.disk) {
     capacity['ephemeral-storage'] = ki(facts.disk.totalBytes);
-    const reservedDisk = inputs.hardEviction ? inputs.hardEviction.nodefsBytes(facts.disk.totalBytes) : facts.disk.totalBytes * kEvictionNodefsAvailableFraction;
+    const reservedDisk = hardEviction.nodefsBytes(facts.disk.totalBytes);
     allocatable['ephemeral-storage'] = ki(facts.disk.totalBytes - reservedDisk);
   }
   const p = inputs.previous;

@@ -21,6 +21,7 @@ import type { Logger } from '../../shared/logging.js';
 import type { DockerContainerEvent, DockerEventsBootstrap, DockerEventsMessage } from '../../shared/docker-events.js';
 import type { Pod } from '../../shared/api.js';
 import type { RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
+import { shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
 import { startWorker } from '../pool/worker-entry.js';
 import { newGenericPleg, type ContainerExit, type GenericPleg, type Pleg, type PlegObserver, type PlegStats, type PodLifecycleEvent, type PodLifecycleEventType } from './generic-pleg.js';
@@ -114,8 +115,7 @@ export function applyContainerExit(runtimePod: RuntimePod, pod: Pod, containerId
   if (i < 0 || runtimePod.containers[i].state !== 'running') return null;
   const c = runtimePod.containers[i];
   if (!pod.spec?.containers?.some((s) => s.name === c.name)) return null;
-  const policy = pod.spec.restartPolicy ?? 'Always';
-  if (policy === 'Never' || (policy === 'OnFailure' && exit.exitCode === 0)) return null;
+  if (!shouldRestartExitedContainer(pod, exit.exitCode)) return null;
   const containers = [...runtimePod.containers];
   containers[i] = { ...c, state: 'exited', exitCode: exit.exitCode, finishedAtMs: exit.finishedAtMs, reason: exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error' };
   return { ...runtimePod, containers };

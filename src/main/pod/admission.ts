@@ -6,6 +6,7 @@
  * half-started. Pure functions; main thread.
  */
 import type { Pod } from '../../shared/api.js';
+import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { isExtendedResourceName, isHugePageResourceName } from '../../shared/validation-container.js';
 import { kNodeAffinityMessage, kNodeAffinityReason, podMatchesNodeAffinity, type NodeIdentity } from './node-affinity.js';
@@ -53,7 +54,7 @@ export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number }
   let initMem = 0;
   for (const c of pod.spec?.initContainers ?? []) {
     const r = { cpu: request(c.resources?.requests, 'cpu'), mem: request(c.resources?.requests, 'memory') };
-    if (c.restartPolicy === 'Always') { cpu += r.cpu; mem += r.mem; } // sidecars run beside the app containers
+    if (isRestartableInitContainer(c)) { cpu += r.cpu; mem += r.mem; } // sidecars run beside the app containers
     else { initCpu = Math.max(initCpu, r.cpu); initMem = Math.max(initMem, r.mem); }
   }
   return { cpuMilli: Math.max(cpu, initCpu), memoryBytes: Math.max(mem, initMem) };
@@ -75,7 +76,7 @@ export function podScalarRequests(pod: Pod): Map<string, number> {
     }
   };
   for (const c of pod.spec?.containers ?? []) each(c, sum, false);
-  for (const c of pod.spec?.initContainers ?? []) each(c, c.restartPolicy === 'Always' ? sum : initMax, c.restartPolicy !== 'Always');
+  for (const c of pod.spec?.initContainers ?? []) each(c, isRestartableInitContainer(c) ? sum : initMax, !isRestartableInitContainer(c));
   for (const [name, v] of initMax) sum.set(name, Math.max(sum.get(name) ?? 0, v));
   return sum;
 }

@@ -22,6 +22,7 @@
 import type { Container, Pod, Probe } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
+import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { PROTOCOL_VERSION, type ExecProbeTask, type GrpcProbeTask, type NetProbeTask, type ProbeKill, type ProbeOutcome, type RuntimePod } from '../../shared/messages.js';
 import { runDirectNetProbe } from '../../shared/http-probe.js';
 import { grpcProbeTarget, netProbeTarget, type HttpGetAction, type TcpSocketAction } from '../../shared/probe-target.js';
@@ -139,7 +140,7 @@ const sec = (v: number | undefined, dflt: number): number => (typeof v === 'numb
 function probedContainers(pod: Pod): Array<{ c: Container; sidecar: boolean }> {
   return [
     ...(pod.spec?.containers ?? []).map((c) => ({ c, sidecar: false })),
-    ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => ({ c, sidecar: true })),
+    ...(pod.spec?.initContainers ?? []).filter(isRestartableInitContainer).map((c) => ({ c, sidecar: true })),
   ];
 }
 

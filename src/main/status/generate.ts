@@ -6,6 +6,7 @@
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../shared/api.js';
 import type { RuntimeContainer, RuntimePod, WaitingReason } from '../../shared/messages.js';
+import { getPhase, hasAnyRegularContainerStarted, isPodPhaseTerminal, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { getPodQOS, type PodQOSClass } from '../../shared/qos.js';
 
 /** Inputs of `generatePodStatus`. Times are epoch milliseconds. */
@@ -93,67 +94,6 @@ export function containerStatus(name: string, image: string, attempts: RuntimeCo
 }
 
 /**
- * getPhase, as the kubelet's: Pending while any container waits to start for the first time;
- * Running once all have started and one runs (or a restartPolicy Always / OnFailure pod is
- * between restarts); Succeeded when all exited 0 and none will restart; Failed when all are
- * done and one failed under restartPolicy Never (or the pod is terminal). Init containers
- * (`initStatuses`): until an app container has started, Pending while one is pending or failed
- * (retried), Failed when a regular one failed under restartPolicy Never.
- */
-export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolean, initStatuses: ContainerStatus[] = []): PodPhase {
-  let unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
-  const byName = new Map(statuses.map((s) => [s.name, s]));
-  const restartPolicyOfPod = pod.spec?.restartPolicy ?? 'Always';
-  // Init containers (getPhase's pendingInitialization / failedInitialization). A pod whose app
-  // containers have started was initialized before: sidecars restarting do not make it Pending.
-  if (!hasAnyRegularContainerStarted(statuses)) {
-    let pendingInitialization = 0, failedInitialization = 0;
-    const initByName = new Map(initStatuses.map((s) => [s.name, s]));
-    for (const c of pod.spec?.initContainers ?? []) {
-      const s = initByName.get(c.name);
-      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') {
-        // A sidecar initializes once it runs and is started (its startup probe passed, if any).
-        if (!s?.state?.running || s.started !== true) pendingInitialization++;
-        continue;
-      }
-      if (!s) pendingInitialization++;
-      else if (s.state?.running) pendingInitialization++;
-      else if (s.state?.terminated) { if (s.state.terminated.exitCode !== 0) failedInitialization++; }
-      else if (s.state?.waiting && s.lastState?.terminated) { if (s.lastState.terminated.exitCode !== 0) failedInitialization++; }
-      else pendingInitialization++;
-    }
-    if (failedInitialization > 0 && restartPolicyOfPod === 'Never') return 'Failed';
-    if (pendingInitialization > 0 || failedInitialization > 0) return 'Pending';
-  }
-  for (const c of pod.spec?.containers ?? []) {
-    const s = byName.get(c.name);
-    if (!s) { unknown++; continue; }
-    if (s.state?.running) running++;
-    else if (s.state?.terminated) { stopped++; if (s.state.terminated.exitCode === 0) succeeded++; }
-    else if (s.state?.waiting) {
-      if (s.lastState?.terminated) { stopped++; if (s.lastState.terminated.exitCode === 0) succeeded++; }
-      else waiting++;
-    } else unknown++;
-  }
-  const restartPolicy = pod.spec?.restartPolicy ?? 'Always';
-  if (waiting > 0) return 'Pending';
-  if (running > 0 && unknown === 0) return 'Running';
-  if (running === 0 && stopped > 0 && unknown === 0) {
-    if (terminal) return stopped === succeeded ? 'Succeeded' : 'Failed';
-    if (restartPolicy === 'Always') return 'Running';
-    if (stopped === succeeded) return 'Succeeded';
-    if (restartPolicy === 'Never') return 'Failed';
-    return 'Running';
-  }
-  return 'Pending';
-}
-
-/** hasAnyRegularContainerStarted: some app container runs or ran (kubecontainer.HasAnyRegularContainerStarted). */
-function hasAnyRegularContainerStarted(statuses: ContainerStatus[]): boolean {
-  return statuses.some((s) => s.state?.running || s.state?.terminated || s.lastState?.terminated);
-}
-
-/**
  * uninitializedContainers: the init containers not done, as GeneratePodInitializedCondition sees
  * them: a regular one until it exited 0, a sidecar until it runs and is started (its startup probe
  * passed: `started`); none once an app container started.
@@ -164,7 +104,7 @@ export function uninitializedContainers(pod: Pod, statuses: ContainerStatus[], i
   return (pod.spec?.initContainers ?? [])
     .filter((c) => {
       const s = byName.get(c.name);
-      if ((c as { restartPolicy?: string }).restartPolicy === 'Always') return !s?.state?.running || s.started !== true;
+      if (isRestartableInitContainer(c)) return !s?.state?.running || s.started !== true;
       return s?.state?.terminated?.exitCode !== 0;
     })
     .map((c) => c.name);
@@ -218,7 +158,7 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
     const s = containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting);
     // As the probe manager's UpdatePodStatus: a regular init container is ready once it exited 0
     // (and never while it runs); a sidecar's started and ready come from its probes, as an app container's.
-    if ((c as { restartPolicy?: string }).restartPolicy !== 'Always') s.ready = s.state?.terminated?.exitCode === 0;
+    if (!isRestartableInitContainer(c)) s.ready = s.state?.terminated?.exitCode === 0;
     else applyProbeStatus(c, s, inp.probeStatus);
     return s;
   });
@@ -227,9 +167,9 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   const ephemeral = pod.spec?.ephemeralContainers ?? [];
   const ephemeralStatuses = ephemeral.map((c) => ({ ...containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting), ready: false }));
   const phase = inp.failure ? 'Failed' : getPhase(pod, statuses, inp.terminal ?? false, initStatuses);
-  const done = phase === 'Succeeded' || phase === 'Failed';
+  const done = isPodPhaseTerminal(phase);
   const uninitialized = uninitializedContainers(pod, statuses, initStatuses);
-  const sidecarStatuses = initStatuses.filter((_, i) => (initContainers[i] as { restartPolicy?: string }).restartPolicy === 'Always');
+  const sidecarStatuses = initStatuses.filter((_, i) => isRestartableInitContainer(initContainers[i]));
   const unready = [...sidecarStatuses, ...statuses].filter((s) => !s.ready).map((s) => s.name);
   const containersReady = !done && unready.length === 0;
   const notReadyMessage = unready.length ? `containers with unready status: [${unready.join(' ')}]` : undefined;

@@ -145,6 +145,9 @@ export const podProxyHandler: RouteHandler = ({ host, req, params, body, onAbort
       }
       resolve({
         status, contentType, headers: out, body: '',
+        // A proxied body at the socket's speed (uWS's framing and backpressure): a pod's streaming
+        // answer (a server-sent event stream) then sees each chunk end with the next one.
+        bulk: true,
         stream: (sink) => {
           sink.onClose(() => incoming.destroy());
           incoming.on('data', (chunk: Buffer) => {

@@ -62,6 +62,8 @@ export async function containerLogsHandler({ host, req, params }: RouteContext):
     status: 200,
     contentType: 'text/plain; charset=utf-8',
     body: '',
+    // A log read to its end goes at the socket's speed; a follow gets each chunk whole at once.
+    bulk: !(opts as ContainerLogsRequest).follow,
     stream: (sink) => {
       sink.onClose(() => stream.cancel());
       stream.onData((chunk) => {

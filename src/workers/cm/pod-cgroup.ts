@@ -13,6 +13,7 @@ import { readdir, rmdir, stat, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
+import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { getPodQOS } from '../../shared/qos.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs } from './cpu-quota.js';
@@ -53,7 +54,7 @@ function podResource(pod: Pod, which: 'requests' | 'limits', res: 'cpu' | 'memor
   let sidecars = 0;
   let initMax = 0;
   inits.forEach((c, i) => {
-    if (c.restartPolicy === 'Always') {
+    if (isRestartableInitContainer(c)) {
       sidecars += get(c, i, true);
       sum += get(c, i, true);
     } else initMax = Math.max(initMax, sidecars + get(c, i, true));

@@ -8,6 +8,7 @@ import { backoffKey, isInBackoffSince, kMaxBackoffMs, nextBackoff } from '../../
 import { formatDuration } from '../../shared/duration.js';
 import { hashContainer } from '../../shared/hash.js';
 import type { BackoffEntry, PodEventRecord, ProbeKill, RuntimeContainer, RuntimePod, WaitingReason } from '../../shared/messages.js';
+import { isRestartableInitContainer, podRestartPolicy, restartsAfterKill, shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import { ephemeralContainerNames, ephemeralContainersToStart } from './ephemeral-containers.js';
 import { sandboxHash } from './labels.js';
 
@@ -88,10 +89,6 @@ export function formatPod(pod: Pod): string {
   return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? 'default'}(${pod.metadata?.uid ?? ''})`;
 }
 
-function restartPolicy(pod: Pod): string {
-  return pod.spec?.restartPolicy ?? 'Always';
-}
-
 /** Newest container of `name` (containers are newest first). */
 function latest(runtimePod: RuntimePod | null, name: string): RuntimeContainer | undefined {
   return runtimePod?.containers.find((c) => c.name === name);
@@ -113,10 +110,7 @@ function shouldContainerBeRestarted(pod: Pod, c: RuntimeContainer | undefined): 
   if (!c) return true;
   if (c.state === 'running') return false;
   if (c.state === 'unknown' || c.state === 'created') return true;
-  const policy = restartPolicy(pod);
-  if (policy === 'Never') return false;
-  if (policy === 'OnFailure' && c.exitCode === 0) return false;
-  return true;
+  return shouldRestartExitedContainer(pod, c.exitCode);
 }
 
 /**
@@ -153,11 +147,6 @@ function specContainers(pod: Pod): Container[] {
 
 function specInitContainers(pod: Pod): Container[] {
   return pod.spec?.initContainers ?? [];
-}
-
-/** isRestartableInitContainer: an init container with `restartPolicy: Always` (a sidecar), as podutil.IsRestartableInitContainer. */
-export function isRestartableInitContainer(c: Pick<Container, 'restartPolicy'>): boolean {
-  return (c as { restartPolicy?: string }).restartPolicy === 'Always';
 }
 
 /**
@@ -202,7 +191,7 @@ function computeInitContainerActions(
 ): boolean {
   const inits = specInitContainers(pod);
   if (inits.length === 0) return true;
-  const policy = restartPolicy(pod);
+  const policy = podRestartPolicy(pod);
   /** A running sidecar failed a probe: kill it and start it again (true when so). */
   const restartOnProbeFailure = (c: RuntimeContainer, index: number): boolean => {
     const failed = livenessFailed.find((k) => k.containerId === c.id);
@@ -313,7 +302,7 @@ export function computePodActions(
   const candidates: Candidate[] = [];
 
   if (sandboxChanged) {
-    const policy = restartPolicy(pod);
+    const policy = podRestartPolicy(pod);
     if (policy === 'Never' && attempt !== 0 && (runtimePod?.containers.length ?? 0) !== 0) {
       actions.createSandbox = false;
     } else if (inits.length > 0) {
@@ -348,7 +337,7 @@ export function computePodActions(
       const failed = livenessFailed.find((k) => k.containerId === c.id);
       if (failed) {
         // kuberuntime: a liveness/startup failure kills the container; it restarts unless restartPolicy is Never.
-        const restart = restartPolicy(pod) !== 'Never';
+        const restart = restartsAfterKill(pod);
         actions.containersToKill.push({
           id: c.id, name: c.name, message: restart ? `${failed.message}, will be restarted` : failed.message, probeFailed: true,
           ...(failed.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: failed.gracePeriodSeconds } : {}),

@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import { AgentError, isNotFound, isRetriable, isUnavailable, serializeError } from '../../shared/errors.js';
 import type { Pod } from '../../shared/api.js';
 import type { KillPodTask, PodSyncResult, RuntimeContainer, RuntimePod } from '../../shared/messages.js';
+import { isGracePeriodFromLabels, kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 import { podDir } from './pod-dirs.js';
 import { removePodCgroup } from '../cm/pod-cgroup.js';
 import { runPreStopHook } from './hooks.js';
@@ -32,7 +33,7 @@ type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
  * graceful stop it asked for) and use the apiserver's default terminationGracePeriodSeconds (30 s),
  * what a pod that never said gets, as the cap.
  */
-export const kOrphanMaxGracePeriodSeconds = 30;
+export const kOrphanMaxGracePeriodSeconds = kDefaultTerminationGracePeriodSeconds;
 
 /** Seconds a sandbox gets to stop (dockershim's defaultSandboxGracePeriod); the pause process exits on SIGTERM at once. */
 export const kSandboxGracePeriodSeconds = 10;
@@ -204,7 +205,7 @@ export async function killPod(deps: SyncDeps, task: KillPodTask): Promise<PodSyn
   let runtimePod = await assembleRuntimePod(task.podUid, first, deps.network);
   // A negative grace period means "the spec is gone": use the one recorded on the containers'
   // label, as the kubelet's killContainer does for a pod it only knows from the runtime, capped.
-  const requested = task.gracePeriodSeconds < 0 ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
+  const requested = isGracePeriodFromLabels(task.gracePeriodSeconds) ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
   if (runtimePod) changed = await killRuntimePod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });

@@ -8,6 +8,7 @@
  */
 import type { Container, Pod } from '../../shared/api.js';
 import { stableHash } from '../../shared/hash.js';
+import { podTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 
 /** `io.kubernetes.pod.name` */
 export const kPodNameLabel = 'io.kubernetes.pod.name';
@@ -42,9 +43,6 @@ export const kContainerTypeContainer = 'container';
 export const kPodInfraContainerName = 'POD';
 /** Prefix of every name we create (dockershim's kubePrefix). */
 export const kNamePrefix = 'k8s';
-
-/** Default terminationGracePeriodSeconds (core/v1 defaulting), seconds. */
-export const kDefaultTerminationGracePeriodSeconds = 30;
 
 /** The parts of a Docker container name we built. */
 export interface ParsedContainerName {
@@ -83,12 +81,6 @@ export function parseContainerName(name: string): ParsedContainerName | null {
   return { containerName: parts[1], podName: parts[2], namespace: parts[3], uid: parts[4], attempt };
 }
 
-/** terminationGracePeriodSeconds of a pod, defaulted to 30 s. */
-export function podGracePeriodSeconds(pod: Pod): number {
-  const v = pod.spec?.terminationGracePeriodSeconds;
-  return typeof v === 'number' && v >= 0 ? v : kDefaultTerminationGracePeriodSeconds;
-}
-
 /**
  * sandboxHash: the hash written on the sandbox's `annotation.io.kubernetes.container.hash`. It
  * covers what a running sandbox cannot change (its namespaces, its FQDN hostname, its pod-level security settings), so a change makes
@@ -119,7 +111,7 @@ function podLabels(pod: Pod, nodeName: string): Record<string, string> {
     [kPodNameLabel]: m.name,
     [kPodNamespaceLabel]: m.namespace,
     [kPodUidLabel]: m.uid,
-    [kTerminationGracePeriodLabel]: String(podGracePeriodSeconds(pod)),
+    [kTerminationGracePeriodLabel]: String(podTerminationGracePeriodSeconds(pod)),
     [kNodeNameLabel]: nodeName,
   };
 }

@@ -24,9 +24,23 @@ export function podDir(rootDir: string, uid: string): string {
   return path.join(rootDir, 'pods', assertSafeSegment(uid, 'metadata.uid'));
 }
 
+/**
+ * podVolumePluginDir: `{rootDir}/pods/{uid}/volumes/{plugin}` — the directory of one volume
+ * plugin's volumes of the pod (`plugin` as the kubelet's escaped plugin name, `kubernetes.io~empty-dir`;
+ * without `plugin`, the `volumes` directory itself), as getPodVolumeDir/getPodVolumesDir.
+ * @throws AgentError ERR_INVALID_ARGUMENT for an unsafe UID or plugin name.
+ */
+export function podVolumePluginDir(rootDir: string, uid: string, plugin?: string): string {
+  const volumes = path.join(podDir(rootDir, uid), 'volumes');
+  return plugin === undefined ? volumes : path.join(volumes, assertSafeSegment(plugin, 'volume plugin'));
+}
+
+/** kEmptyDirPluginDir: the emptyDir plugin's directory name under `pods/{uid}/volumes/`. */
+export const kEmptyDirPluginDir = 'kubernetes.io~empty-dir';
+
 /** emptyDirPath: `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (as the kubelet's emptyDir plugin). */
 export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
-  return path.join(podDir(rootDir, uid), 'volumes', 'kubernetes.io~empty-dir', assertSafeSegment(volumeName, 'volume name'));
+  return path.join(podVolumePluginDir(rootDir, uid, kEmptyDirPluginDir), assertSafeSegment(volumeName, 'volume name'));
 }
 
 /**

@@ -5,8 +5,9 @@
  */
 import { isNotFound } from '../../shared/errors.js';
 import type { RuntimeContainer, RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
+import { kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 import {
-  kContainerHashLabel, kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kDefaultTerminationGracePeriodSeconds,
+  kContainerHashLabel, kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox,
   kPodNameLabel, kPodNamespaceLabel, kPodUidLabel, kRestartCountLabel, kSandboxIdLabel, kTerminationGracePeriodLabel, parseContainerName,
 } from './labels.js';
 import type { ContainerDetails, ContainerRuntime } from '../runtime/runtime.js';

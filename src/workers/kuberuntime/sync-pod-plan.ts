@@ -5,6 +5,7 @@
 import type { Container, Pod, PullPolicy } from '../../shared/api.js';
 import { defaultImagePullPolicy } from '../../shared/defaults.js';
 import type { RuntimePod, SyncPodTask } from '../../shared/messages.js';
+import { podCanFinish } from '../../shared/pod-policy.js';
 import type { ContainerToKill, PodActions } from './compute-pod-actions.js';
 import type { StopOptions } from './kill-pod.js';
 
@@ -50,6 +51,6 @@ export function isNothingToDo(a: PodActions): boolean {
  */
 export function isFinishedPodKill(pod: Pod, runtimePod: RuntimePod | null, a: PodActions): boolean {
   if (!a.killPod || a.createSandbox || a.sandboxId === '' || !runtimePod) return false;
-  if ((pod.spec?.restartPolicy ?? 'Always') === 'Always') return false;
+  if (!podCanFinish(pod)) return false;
   return runtimePod.containers.length > 0 && runtimePod.containers.every((c) => c.state === 'exited');
 }

@@ -8,6 +8,7 @@ import type { Container, Pod } from '../../shared/api.js';
 import { AgentError, isAlreadyExists, isUnavailable, serializeError } from '../../shared/errors.js';
 import { failpoint } from '../../shared/failpoints.js';
 import { podFields, type Logger } from '../../shared/logging.js';
+import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../shared/pod-policy.js';
 import type { NodeSandboxSettings, PodEventRecord, PodSyncResult, RuntimeContainer, RuntimePod, SyncPodTask, SyncStepResult } from '../../shared/messages.js';
 import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { buildContainerSpec, buildSandboxSpec, type PodSandboxConfig } from './container-config.js';
@@ -17,7 +18,7 @@ import { preparePodSandbox } from './pod-sandbox.js';
 import { sandboxSecurityConfig } from './security-context.js';
 import { effectiveSecurityContext } from '../../shared/security-context.js';
 import { killRuntimePod, networkTeardownFailed, removeContainers, stopContainers, tearDownSandboxes } from './kill-pod.js';
-import { kPodUidLabel, podGracePeriodSeconds } from './labels.js';
+import { kPodUidLabel } from './labels.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { assembleRuntimePod, readPodDetails } from './runtime-pod.js';
 import { recordSyncChanges } from './sync-read-back.js';
@@ -354,9 +355,9 @@ class PodSync {
     if (!msg) return;
     this.result.events.push({ type: 'Warning', reason: 'FailedPostStartHook', message: msg, fieldPath });
     const running = { id, name: c.name, sandbox: false, state: 'running', sandboxId } as RuntimeContainer;
-    await stopContainers(this.deps, [running], podGracePeriodSeconds(this.pod), this.result, { pod: this.pod, hostIp: this.task.hostIp, podIp: this.podIps[0] ?? '', messages: { [id]: 'FailedPostStartHook' } });
+    await stopContainers(this.deps, [running], podTerminationGracePeriodSeconds(this.pod), this.result, { pod: this.pod, hostIp: this.task.hostIp, podIp: this.podIps[0] ?? '', messages: { [id]: 'FailedPostStartHook' } });
     this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason: 'PostStartHookError', message: msg });
-    if ((this.pod.spec?.restartPolicy ?? 'Always') !== 'Never') this.result.waiting[c.name] = { reason: 'PostStartHookError', message: msg };
+    if (restartsAfterKill(this.pod)) this.result.waiting[c.name] = { reason: 'PostStartHookError', message: msg };
     this.requeue(kFailedStepRequeueMs);
   }
 }
@@ -443,7 +444,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
       return;
     }
     if (actions.killPod) {
-      if (runtimePod && (await killRuntimePod(deps, runtimePod, podGracePeriodSeconds(pod), r, { pod, hostIp: task.hostIp, podIp: runtimePod.podIp }))) s.changed = true;
+      if (runtimePod && (await killRuntimePod(deps, runtimePod, podTerminationGracePeriodSeconds(pod), r, { pod, hostIp: task.hostIp, podIp: runtimePod.podIp }))) s.changed = true;
       // KillPod failed (a sandbox's network DEL): no new sandbox now, the next sync retries (SyncPod returns on a KillPod error).
       if (networkTeardownFailed(r)) {
         s.requeue(kFailedStepRequeueMs);
@@ -452,7 +453,7 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
       if (!actions.createSandbox) return;
     } else if (actions.containersToKill.length && runtimePod) {
       const byId = new Set(actions.containersToKill.map((k) => k.id));
-      if (await stopContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podGracePeriodSeconds(pod), r, killOptions(pod, task, actions.containersToKill, runtimePod.podIp))) s.changed = true;
+      if (await stopContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podTerminationGracePeriodSeconds(pod), r, killOptions(pod, task, actions.containersToKill, runtimePod.podIp))) s.changed = true;
     }
     if (actions.containersToRemove.length && runtimePod) {
       const byId = new Set(actions.containersToRemove);

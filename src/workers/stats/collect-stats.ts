@@ -18,6 +18,7 @@ import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
 import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/labels.js';
 import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
+import { kEmptyDirPluginDir, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import { diskUsageBytes } from '../volumes/pod-volumes.js';
 import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';
 import { fsSample, parseMeminfo, parseProcStat, readProcFile } from './node.js';
@@ -74,9 +75,10 @@ function logBytes(logPath: string): number {
 
 /** The emptyDir volumes of pod `uid` with their usage. Never throws. */
 async function emptyDirs(rootDir: string, uid: string): Promise<VolumeSample[]> {
-  const dir = path.join(rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir');
+  let dir: string;
   let names: string[] = [];
   try {
+    dir = podVolumePluginDir(rootDir, uid, kEmptyDirPluginDir); // throws for a UID that is not a safe path segment
     names = readdirSync(dir); // most pods have none: one failing syscall, not a promise chain
   } catch {
     return [];

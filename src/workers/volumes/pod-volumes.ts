@@ -13,8 +13,9 @@ import path from 'node:path';
 import type { Container, Pod, Volume } from '../../shared/api.js';
 import { serializeError } from '../../shared/errors.js';
 import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
+import { emptyDirOverLimitMessage, emptyDirSizeLimitBytes, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
-import { assertSafeSegment, emptyDirPath, podDir } from '../kuberuntime/pod-dirs.js';
+import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
 import { mountTmpfs } from './mount.js';
@@ -30,7 +31,7 @@ const kPluginDirs = { configMap: 'kubernetes.io~configmap', secret: 'kubernetes.
 export function apiVolumePath(rootDir: string, uid: string, vol: Volume): string | null {
   const kind = (Object.keys(kPluginDirs) as Array<keyof typeof kPluginDirs>).find((k) => vol[k]);
   if (!kind) return null;
-  return path.join(podDir(rootDir, uid), 'volumes', kPluginDirs[kind], assertSafeSegment(vol.name, 'volume name'));
+  return path.join(podVolumePluginDir(rootDir, uid, kPluginDirs[kind]), assertSafeSegment(vol.name, 'volume name'));
 }
 
 /** isMemoryBacked: the volume lives on a tmpfs — emptyDir `medium: Memory`, secret and projected (as the kubelet's wrappers). */
@@ -65,7 +66,7 @@ export function podMemoryLimitBytes(pod: Pod): number | undefined {
   for (const c of pod.spec?.initContainers ?? []) {
     const l = memoryLimit(c);
     if (l === undefined) return undefined;
-    if (c.restartPolicy === 'Always') sum += l;
+    if (isRestartableInitContainer(c)) sum += l;
     else initMax = Math.max(initMax, l);
   }
   return Math.max(sum, initMax);
@@ -129,7 +130,7 @@ export interface PodVolumesResult {
  * volumes written by the AtomicWriter (secret and projected on a tmpfs, never on disk), rewritten
  * when their content changed; then the disk emptyDirs with a `sizeLimit` are measured and one
  * over its limit yields `evictMessage` (`Usage of EmptyDir volume "x" exceeds the limit "1Mi". `, with upstream's
- * emptyDirMessageFmt's trailing space; the eviction manager's local storage check gives the same text).
+ * emptyDirMessageFmt's trailing space: shared/pod-policy.ts emptyDirOverLimitMessage, as the eviction manager's local storage check).
  * A volume that fails is reported with `MountVolume.SetUp failed for volume "x" : …` (a FailedMount
  * event); it blocks the pod's containers only when it was never set up (a running container keeps
  * the last good files). Idempotent. Never throws for a volume's failure.
@@ -141,7 +142,7 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
   const volumes = pod.spec?.volumes ?? [];
   // The pod's directory and its volumes/ 0750, as the kubelet's makePodDataDirs (kubelet_pods.go):
   // only root and the agent reach the volumes (issue #38 finding 4).
-  if (volumes.length > 0) await mkdir(path.join(podDir(ctx.rootDir, uid), 'volumes'), { recursive: true, mode: 0o750 });
+  if (volumes.length > 0) await mkdir(podVolumePluginDir(ctx.rootDir, uid), { recursive: true, mode: 0o750 });
   for (const [i, vol] of volumes.entries()) {
     const field = `spec.volumes[${i}]`;
     let dir: string | null = null;
@@ -169,18 +170,11 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
     }
   }
   for (const vol of volumes) {
-    const sl = vol.emptyDir?.sizeLimit;
-    if (!vol.emptyDir || vol.emptyDir.medium === 'Memory' || sl === undefined || sl === null) continue;
-    let limit: number;
-    try {
-      limit = parseQuantity(sl as string | number, 'sizeLimit');
-    } catch {
-      continue;
-    }
-    if (!(limit > 0)) continue; // a positive limit only, as emptyDirLimitEviction
-    const used = await diskUsageBytes(emptyDirPath(ctx.rootDir, uid, vol.name));
-    if (used > limit) {
-      out.evictMessage = `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(sl))}. `;
+    // Disk emptyDirs with a positive limit only (emptyDirSizeLimitBytes), as emptyDirLimitEviction.
+    if (!vol.emptyDir || vol.emptyDir.medium === 'Memory' || emptyDirSizeLimitBytes(vol) === undefined) continue;
+    const message = emptyDirOverLimitMessage(vol, await diskUsageBytes(emptyDirPath(ctx.rootDir, uid, vol.name)));
+    if (message) {
+      out.evictMessage = message;
       break;
     }
   }

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadKubeletConfig } from '../../../src/main/kubelet-config.js';
 import {
-  checkGracePeriodMap, checkThresholdMap, formatQuantity, parseThresholdConfig, thresholdQuantity,
+  checkGracePeriodMap, checkThresholdMap, formatQuantity, kDefaultEvictionHard, kDefaultHardEvictionReservation, parseThresholdConfig, thresholdQuantity,
 } from '../../../src/main/eviction/thresholds.js';
 import { resolveAgentOptions } from '../../../src/main/agent-options.js';
-import { hardEvictionReservation } from '../../../src/main/eviction/eviction-options.js';
+import { hardEvictionReservation, kEvictionOptionDescriptors } from '../../../src/main/eviction/eviction-options.js';
 import { buildNode } from '../../../src/main/node/node-status.js';
 import { parseCli } from '../../../src/main/cli.js';
 
@@ -90,6 +90,24 @@ evictionMaxPodGracePeriod: 60
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('have one default (kDefaultEvictionHard): the flag\'s default and help, the default reservation and the node\'s fallback pressure', () => {
+    expect(kDefaultEvictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'imagefs.available': '15%' });
+    expect(kEvictionOptionDescriptors.evictionHard.default).toEqual(kDefaultEvictionHard);
+    expect(kEvictionOptionDescriptors.evictionHard.defaultText).toBe('memory.available<100Mi,nodefs.available<10%,imagefs.available<15%');
+    expect(kDefaultHardEvictionReservation.memoryBytes(8 * 1024 ** 3)).toBe(100 * 1024 * 1024);
+    expect(kDefaultHardEvictionReservation.nodefsBytes(1000)).toBe(100);
+    const node = (memoryAvailableBytes: number, availableBytes: number) => buildNode({
+      nodeName: 'n', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: '0.1.0', containerRuntimeVersion: '', health: { ok: true }, port: 1, nowMs: 0,
+      facts: { cpus: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes, disk: { totalBytes: 1000 * 1024, availableBytes }, osImage: '', kernelVersion: '', architecture: 'amd64', operatingSystem: 'linux', machineID: '', bootID: '' },
+    });
+    const cond = (n: ReturnType<typeof buildNode>, type: string) => n.status?.conditions?.find((c) => c.type === type)?.status;
+    const low = node(100 * 1024 * 1024 - 1, 100 * 1024 - 1);
+    expect([cond(low, 'MemoryPressure'), cond(low, 'DiskPressure')]).toEqual(['True', 'True']);
+    const ok = node(100 * 1024 * 1024, 100 * 1024);
+    expect([cond(ok, 'MemoryPressure'), cond(ok, 'DiskPressure')]).toEqual(['False', 'False']);
+    expect(ok.status?.allocatable).toMatchObject({ memory: `${8 * 1024 * 1024 - 100 * 1024}Ki`, 'ephemeral-storage': '900Ki' });
   });
 
   it('reserve the hard memory.available and nodefs.available thresholds from the node\'s allocatable', () => {

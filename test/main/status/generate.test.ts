@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { containerStatus, generatePodStatus, getPhase, qosClass } from '../../../src/main/status/generate.js';
+import { containerStatus, generatePodStatus, qosClass } from '../../../src/main/status/generate.js';
+import { getPhase } from '../../../src/shared/pod-policy.js';
 import type { Pod } from '../../../src/shared/api.js';
 import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 

@@ -139,6 +139,21 @@ describe('collectStats', () => {
     expect(s.node.fs?.capacityBytes).toBeGreaterThan(0);
   });
 
+  it('reads emptyDir usage only under pods/{uid} (pod-dirs.ts): a pod UID label that is not a path segment gets no volumes', async () => {
+    // `..` would make pods/../volumes/… — a directory outside every pod's.
+    const outside = path.join(rootDir, 'volumes', 'kubernetes.io~empty-dir', 'stolen');
+    await mkdir(outside, { recursive: true });
+    await writeFile(path.join(outside, 'data'), 'x');
+    const runtime = listingRuntime([
+      { id: 'sb9', name: 'k8s_POD_web_default_x_0', labels: labels('..', 'POD', 'podsandbox'), state: 'running', createdAtMs: 1, imageId: '', pid: 0, logPath: '' },
+      { id: 'c9', name: 'k8s_app_web_default_x_0', labels: labels('..', 'app'), state: 'running', createdAtMs: 1, imageId: '', pid: 4242, logPath: '' },
+    ]);
+    const s = await collectStats({ runtime, rootDir, cgroupRoot: '/kt', now: () => 1_700_000_200_000, cgroupFsRoot: v1.cgroup, procRoot: v1.proc }, task);
+    const pod = s.pods.find((p) => p.uid === '..');
+    expect(pod).toBeDefined();
+    expect(pod?.volumes).toEqual([]);
+  });
+
   it('reads the memory limit of a container at its first collection only (Docker sets it at create)', async () => {
     const cg = await mkdtemp(path.join(tmpdir(), 'kubelet-ts-cgroup-'));
     try {
