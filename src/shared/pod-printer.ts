@@ -5,7 +5,13 @@
  * Pure; imports only types.
  */
 import type { Pod } from './api.js';
-import { isRestartableInitContainer } from './pod-policy.js';
+
+/**
+ * A sidecar: an init container with `restartPolicy: Always` (the rule of shared/pod-policy.ts
+ * isRestartableInitContainer, written out here: the dashboard serves this file's compiled form to
+ * the browser as it is, so it may import types only — test/server/dashboard-assets.test.ts).
+ */
+const isSidecar = (c: { restartPolicy?: string }): boolean => c.restartPolicy === 'Always';
 
 /** PodStatusSummary: what printPod derives from a pod for the READY, STATUS and RESTARTS columns. */
 export interface PodStatusSummary {
@@ -42,7 +48,7 @@ export function podStatusReason(pod: Pod): PodStatusSummary {
   const status = pod.status ?? {};
   const conditions = status.conditions ?? [];
   const initSpecs = pod.spec?.initContainers ?? [];
-  const sidecars = new Set(initSpecs.filter(isRestartableInitContainer).map((c) => c.name));
+  const sidecars = new Set(initSpecs.filter(isSidecar).map((c) => c.name));
   let reason = status.reason || status.phase || 'Pending';
   let ready = 0;
   let restarts = 0;
