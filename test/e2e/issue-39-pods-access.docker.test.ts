@@ -57,23 +57,7 @@ describe.skipIf(!inject('dockerAvailable') || !kHavePythonClient || !kHaveKubect
   });
 
   it('kubernetes.stream.portforward reaches the pod port over v4.channel.k8s.io', async () => {
-    const run = await python(node, `
-import kts
-from kubernetes.stream import portforward
-pf = portforward(kts.core().connect_get_namespaced_pod_portforward, 'web', 'default', ports='8080')
-s = pf.socket(8080)
-s.setblocking(True)
-s.sendall(b'GET /index.html HTTP/1.0\\r\\nHost: web\\r\\n\\r\\n')
-data = b''
-while True:
-    c = s.recv(4096)
-    if not c:
-        break
-    data += c
-s.close()
-kts.emit('response', text=data.decode(), error=pf.error(8080))
-pf.close()
-`);
+    const run = await python(node, 'portforward_get.py', { args: ['web', 'default', '8080', '/index.html'] });
     const r = await run.until((e) => e.event === 'response', 'the HTTP answer through the forward', 60_000);
     expect(String(r.text)).toMatch(/^HTTP\/1\.[01] 200 OK/);
     expect(String(r.text)).toContain('hello-from-web');

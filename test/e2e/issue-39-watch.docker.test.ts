@@ -18,9 +18,7 @@ import WebSocket from 'ws';
 import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { adminAuthorization, startTestNode, type TestNode } from '../support/agent.js';
-import { kHaveKubectl, kKubectl, kubectlFor } from '../support/kubectl.js';
-import { runCli } from '../../src/main/cli.js';
-import type { CliIo } from '../../src/cli/io.js';
+import { kHaveKubectl, kKubectl, kubectlFor, writeAgentKubeconfig } from '../support/kubectl.js';
 
 const kTestMs = 150_000;
 if (!kHaveKubectl) console.warn(`issue-39-watch: skipped: ${kKubectl} is not installed`);
@@ -249,12 +247,7 @@ spec:
   it.skipIf(!existsSync(kPython))('the official Python client: a second replace built from the first one\'s reply succeeds; a patch then a read agree', async () => {
     const name = 'pyrmw';
     await createPod(name);
-    const io = { stdout: '', stderr: '' };
-    const cli: CliIo = { stdout: (t) => (io.stdout += t), stderr: (t) => (io.stderr += t), exit: () => undefined };
-    await runCli(['kubeconfig', '--server', `https://127.0.0.1:${node.agent.tlsPort}`, '--root-dir', node.rootDir], {}, cli);
-    expect(io.stderr).toBe('');
-    const kubeconfig = join(dir, 'kubeconfig');
-    await writeFile(kubeconfig, io.stdout, { mode: 0o600 });
+    const kubeconfig = await writeAgentKubeconfig(node, dir);
     const script = join(dir, 'replace_twice.py');
     await writeFile(script, kPythonReplaceTwice);
     const out = await new Promise<string>((resolve, reject) => {

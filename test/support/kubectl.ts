@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runCli } from '../../src/main/cli.js';
+import type { CliIo } from '../../src/cli/io.js';
 import type { TestNode } from './agent.js';
 import { waitFor } from './docker.js';
 
@@ -63,6 +65,22 @@ export function kubectlFor(node: () => TestNode, home: () => string) {
       return { out: r.out, err: r.err, stop: () => { r.child.kill('SIGTERM'); return r.done; } };
     },
   };
+}
+
+/**
+ * writeAgentKubeconfig: what a user does, `kubelet-ts kubeconfig --server https://127.0.0.1:<tls
+ * port> --root-dir <root dir>` for `node` (started with `tlsPort: 0`), written to `<dir>/kubeconfig`
+ * (mode 0600); returns its path. The admin token and the agent's CA are in it.
+ * @throws Error with the command's stderr when it writes any.
+ */
+export async function writeAgentKubeconfig(node: TestNode, dir: string): Promise<string> {
+  const io = { stdout: '', stderr: '' };
+  const cli: CliIo = { stdout: (t) => (io.stdout += t), stderr: (t) => (io.stderr += t), exit: () => undefined };
+  await runCli(['kubeconfig', '--server', `https://127.0.0.1:${node.agent.tlsPort}`, '--root-dir', node.rootDir], {}, cli);
+  if (io.stderr !== '') throw new Error(`kubelet-ts kubeconfig: ${io.stderr}`);
+  const path = join(dir, 'kubeconfig');
+  await writeFile(path, io.stdout, { mode: 0o600 });
+  return path;
 }
 
 /**
