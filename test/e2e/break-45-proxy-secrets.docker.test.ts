@@ -11,6 +11,10 @@
 // 2. A Secret's values leak through its `kubectl.kubernetes.io/last-applied-configuration`
 //    annotation: replies blank the values in that annotation, but it is stored whole, so a JSON patch
 //    `copy` of it into another annotation returns the values, and a `test` of it is an oracle.
+// 3. A gRPC probe written without `service` is stored without it; the apiserver defaults it to ""
+//    (k8s.io/api core/v1 GRPCAction.Service, `+default=""`, applied by the generated defaulters), and
+//    kubectl relies on it: `kubectl describe pod` of such a pod panics (nil pointer dereference in
+//    k8s.io/kubectl/pkg/describe DescribeProbe), so any tenant can break `describe` for the admin.
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { isRunningAndReady, startTestNode, type TestNode } from '../support/agent.js';
+import { kHaveKubectl, kubectlFor } from '../support/kubectl.js';
 import type { Pod } from '../../src/shared/api.js';
 
 const kTestMs = 120_000;
@@ -32,6 +37,7 @@ describe.skipIf(!inject('dockerAvailable'))('break 45: pod proxy and Secret writ
   let loopback: Server;
   let loopbackPort = 0;
   let loopbackHits = 0;
+  const { kubectl } = kubectlFor(() => node, () => dir);
   const asBob = (path: string, init: RequestInit = {}) =>
     node.api(path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), Authorization: `Bearer ${kBob}` } });
 
@@ -120,5 +126,20 @@ describe.skipIf(!inject('dockerAvailable'))('break 45: pod proxy and Secret writ
       body: JSON.stringify([{ op: 'test', path: '/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration', value: `${JSON.stringify(applied)}\n` }]),
     });
     expect(test.status).not.toBe(200);
+  }, kTestMs);
+
+  it.skipIf(!kHaveKubectl)('finding 3: a gRPC probe\'s service is defaulted to "" and kubectl describe of the pod works', async () => {
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'grpcprobe', namespace: kNs },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'], readinessProbe: { grpc: { port: 9090 }, periodSeconds: 5 } }] },
+    };
+    const res = await asBob(`/api/v1/namespaces/${kNs}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(pod) });
+    const created = (await res.json()) as Pod;
+    expect(res.status, JSON.stringify(created)).toBe(201);
+    expect(created.spec?.containers[0].readinessProbe?.grpc).toEqual({ port: 9090, service: '' });
+    const described = await kubectl(['describe', 'pod', '-n', kNs, 'grpcprobe'], { token: kBob });
+    expect(described.stderr).not.toContain('panic');
+    expect(described.code).toBe(0);
+    expect(described.stdout).toContain('grpc <pod>:9090');
   }, kTestMs);
 });
