@@ -15,6 +15,9 @@
 //    (k8s.io/api core/v1 GRPCAction.Service, `+default=""`, applied by the generated defaulters), and
 //    kubectl relies on it: `kubectl describe pod` of such a pod panics (nil pointer dereference in
 //    k8s.io/kubectl/pkg/describe DescribeProbe), so any tenant can break `describe` for the admin.
+// 4. ConfigMaps and Secrets written through the API have no byte bound: `--intake-store-bytes`
+//    bounds only the pods' files, so one edit user filled `<root-dir>/intake-objects/` with 344 MB
+//    (200 ConfigMaps of 900 KB, each stored twice) and took the agent from 216 MB to 1 GB of RSS.
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,6 +33,7 @@ const kTestMs = 120_000;
 const kBob = 'break45-bob-token-0123456789abcdef01234';
 const kNs = 'team-a';
 const kSecretValue = 'APPLIED-SECRET-VALUE-4242';
+const kStoreBytes = 4 * 1024 * 1024;
 
 describe.skipIf(!inject('dockerAvailable'))('break 45: pod proxy and Secret writes against an edit user', () => {
   let node: TestNode;
@@ -61,7 +65,7 @@ describe.skipIf(!inject('dockerAvailable'))('break 45: pod proxy and Secret writ
     });
     await new Promise<void>((resolve) => loopback.listen(0, '127.0.0.1', resolve));
     loopbackPort = (loopback.address() as AddressInfo).port;
-    node = await startTestNode({ tlsPort: 0, tokenAuthFile: tokens, authorizationPolicyFile: policy });
+    node = await startTestNode({ tlsPort: 0, tokenAuthFile: tokens, authorizationPolicyFile: policy, intakeStoreBytes: kStoreBytes });
   }, kTestMs);
   afterAll(async () => {
     await node?.cleanup();
@@ -141,5 +145,24 @@ describe.skipIf(!inject('dockerAvailable'))('break 45: pod proxy and Secret writ
     expect(described.stderr).not.toContain('panic');
     expect(described.code).toBe(0);
     expect(described.stdout).toContain('grpc <pod>:9090');
+  }, kTestMs);
+
+  it('finding 4: ConfigMap writes of one edit user are bounded in bytes (--intake-store-bytes)', async () => {
+    // 12 ConfigMaps of 700 KB: 8.4 MB of data against a 4 MiB store.
+    const value = 'x'.repeat(700 * 1024);
+    const statuses: number[] = [];
+    let refusal = '';
+    for (let i = 0; i < 12; i++) {
+      const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big${i}`, namespace: kNs }, data: { k: value } };
+      const res = await asBob(`/api/v1/namespaces/${kNs}/configmaps`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(cm) });
+      statuses.push(res.status);
+      const text = await res.text();
+      if (res.status !== 201) {
+        refusal = text;
+        break;
+      }
+    }
+    expect(statuses).toContain(403);
+    expect(refusal).toContain('exceeded quota');
   }, kTestMs);
 });
