@@ -18,6 +18,8 @@
 // 4. ConfigMaps and Secrets written through the API have no byte bound: `--intake-store-bytes`
 //    bounds only the pods' files, so one edit user filled `<root-dir>/intake-objects/` with 344 MB
 //    (200 ConfigMaps of 900 KB, each stored twice) and took the agent from 216 MB to 1 GB of RSS.
+// 5. A 422 for an invalid ConfigMap or Secret names the object as a Pod (`Pod "c1" is invalid`,
+//    `details.kind: "Pod"`); the apiserver names its kind (`ConfigMap "c1" is invalid`).
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -164,5 +166,18 @@ describe.skipIf(!inject('dockerAvailable'))('break 45: pod proxy and Secret writ
     }
     expect(statuses).toContain(403);
     expect(refusal).toContain('exceeded quota');
+  }, kTestMs);
+
+  it('finding 5: a 422 for an invalid ConfigMap or Secret names its own kind, not Pod', async () => {
+    for (const [resource, kind] of [['configmaps', 'ConfigMap'], ['secrets', 'Secret']]) {
+      const res = await asBob(`/api/v1/namespaces/${kNs}/${resource}`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind, metadata: { name: 'badkey' }, data: { 'bad key': 'eA==' } }),
+      });
+      expect(res.status).toBe(422);
+      const status = (await res.json()) as { message: string; details: { kind: string } };
+      expect(status.message).toMatch(new RegExp(`^${kind} "badkey" is invalid`));
+      expect(status.details.kind).toBe(kind);
+    }
   }, kTestMs);
 });
