@@ -20,7 +20,10 @@
 //    (200 ConfigMaps of 900 KB, each stored twice) and took the agent from 216 MB to 1 GB of RSS.
 // 5. A 422 for an invalid ConfigMap or Secret names the object as a Pod (`Pod "c1" is invalid`,
 //    `details.kind: "Pod"`); the apiserver names its kind (`ConfigMap "c1" is invalid`).
-import { createServer, type Server } from 'node:http';
+// 6. The pod proxy forwards headers the request's `Connection` header names as hop-by-hop
+//    (RFC 9110 7.6.1); the apiserver's proxy (net/http/httputil ReverseProxy, under
+//    k8s.io/apimachinery/pkg/util/proxy) drops them.
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,5 +182,42 @@ describe.skipIf(!inject('dockerAvailable'))('break 45: pod proxy and Secret writ
       expect(status.message).toMatch(new RegExp(`^${kind} "badkey" is invalid`));
       expect(status.details.kind).toBe(kind);
     }
+  }, kTestMs);
+
+  it('finding 6: the pod proxy drops the headers the Connection header names', async () => {
+    // A pod that prints each request it gets and answers 200.
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'echo', namespace: kNs },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', "while true; do printf 'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok' | nc -l -p 9000; echo ---END---; done"] }] },
+    };
+    const res = await asBob(`/api/v1/namespaces/${kNs}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(pod) });
+    expect(res.status, await res.clone().text()).toBe(201);
+    await waitFor(async () => {
+      const r = await asBob(`/api/v1/namespaces/${kNs}/pods/echo`);
+      const p = r.status === 200 ? ((await r.json()) as Pod) : undefined;
+      return p && isRunningAndReady(p) ? p : undefined;
+    }, { timeoutMs: 90_000, intervalMs: 200, description: 'pod echo running' });
+    // node:http, as fetch (undici) refuses to send a Connection header of the caller's.
+    const get = () => new Promise<string | undefined>((resolve) => {
+      const req = httpRequest({
+        host: '127.0.0.1', port: node.agent.port, path: `/api/v1/namespaces/${kNs}/pods/echo:9000/proxy/hop`,
+        headers: { Authorization: `Bearer ${kBob}`, Connection: 'keep-alive, X-Break-Hop', 'X-Break-Hop': 'must-not-pass', 'X-Break-End': 'passes' },
+      }, (r) => {
+        let body = '';
+        r.on('data', (c: Buffer) => (body += c.toString()));
+        r.on('end', () => resolve(r.statusCode === 200 ? body : undefined));
+      });
+      req.on('error', () => resolve(undefined));
+      req.end();
+    });
+    const proxied = await waitFor(get, { timeoutMs: 30_000, intervalMs: 500, description: 'the proxied request answered' });
+    expect(proxied).toBe('ok');
+    const log = await waitFor(async () => {
+      const text = await (await asBob(`/api/v1/namespaces/${kNs}/pods/echo/log`)).text();
+      return text.includes('GET /hop') && text.includes('---END---') ? text : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 500, description: 'the request in the pod log' });
+    const request = log.slice(log.indexOf('GET /hop')).toLowerCase();
+    expect(request).toContain('x-break-end: passes');
+    expect(request).not.toContain('x-break-hop');
   }, kTestMs);
 });
