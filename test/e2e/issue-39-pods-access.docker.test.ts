@@ -93,13 +93,18 @@ kts.emit('exec', out=out)
     expect(r.out).toBe('exec-out\nhello-from-web\n');
   }, kTestMs);
 
-  it('kubectl get --raw …/pods/NAME:PORT/proxy/PATH reaches a pod on the pod network and a hostNetwork pod', async () => {
+  it('kubectl get --raw …/pods/NAME:PORT/proxy/PATH reaches a pod on the pod network; a hostNetwork pod at the node\'s loopback is 400', async () => {
     const web = await kubectl(['get', '--raw', '/api/v1/namespaces/default/pods/web:8080/proxy/index.html']);
     expect(web.stderr).toBe('');
     expect(web.stdout).toBe('hello-from-web\n');
+    // A hostNetwork pod's IP is the node's (--node-ip, 127.0.0.1 here): loopback is never dialed,
+    // as the apiserver's ResourceLocation refuses it (proxyutil.IsProxyableIP).
     const host = await kubectl(['get', '--raw', `/api/v1/namespaces/default/pods/hweb:${hostPort}/proxy/index.html`]);
-    expect(host.stderr).toBe('');
-    expect(host.stdout).toBe('hello-from-host\n');
+    expect(host.code).not.toBe(0);
+    expect(host.stdout).not.toContain('hello-from-host');
+    const direct = await node.api(`/api/v1/namespaces/default/pods/hweb:${hostPort}/proxy/index.html`);
+    expect(direct.status).toBe(400);
+    expect(((await direct.json()) as { message: string }).message).toContain('address not allowed');
     // HEAD: the pod's headers, no body; a path the pod does not have: the pod's own 404.
     const head = await node.api('/api/v1/namespaces/default/pods/web:8080/proxy/index.html', { method: 'HEAD' });
     expect(head.status).toBe(200);

@@ -8,12 +8,18 @@
  * - `name`, `name:port` or `http:name:port` (net.SplitSchemeNamePort); no port: the first port the
  *   pod's containers declare, else none (port 80). `https:` is refused by name: this node's proxy
  *   does not speak TLS to pods. The port must be a number (upstream joins the text as it is).
- * - The target: the pod's IP on its network, or loopback for a hostNetwork pod (its ports are the
- *   node's); a pod without an IP gets 400, as upstream's IsProxyableIP refuses it.
+ * - The target: the pod's `status.podIP` (a hostNetwork pod's is the node's address, `--node-ip`).
+ *   Only a global unicast address is dialed: a pod without an IP, or whose IP is loopback (the
+ *   default `--node-ip` 127.0.0.1 of a hostNetwork pod), link-local, multicast, broadcast or
+ *   unspecified, gets 400 `address not allowed`, as ResourceLocation's proxyutil.IsProxyableIP
+ *   (pkg/proxy/util/utils.go: net.IP.IsGlobalUnicast): the proxy never reaches the node's loopback
+ *   services.
  * - The request goes with its method, the rest of the path (still percent-encoded), the query, its
- *   headers minus the hop-by-hop ones and the caller's credentials (the apiserver's authentication
- *   filter drops `Authorization`), and its body (already bounded by the server's body limit).
- * - The answer comes back with its status and headers (hop-by-hop ones dropped), its body streamed
+ *   headers minus the hop-by-hop ones (the fixed list and those its `Connection` header names, as
+ *   net/http/httputil's ReverseProxy removeHopByHopHeaders) and the caller's credentials (the
+ *   apiserver's authentication filter drops `Authorization`), and its body (already bounded by the
+ *   server's body limit).
+ * - The answer comes back with its status and headers (hop-by-hop ones dropped, the same way), its body streamed
  *   with backpressure (no size limit: a slow reader pauses the pod's socket). A target that refuses,
  *   fails or sends no response headers within {@link kProxyResponseTimeoutMs} gets 503
  *   ServiceUnavailable, `error trying to reach service: …`.
@@ -22,7 +28,7 @@
  * requestinfo.go: GET/HEAD get, POST create, PUT update, PATCH patch, DELETE delete).
  */
 import http from 'node:http';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import type { Pod } from '../../shared/api.js';
 import { statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext, RouteHandler } from '../router.js';
@@ -38,6 +44,36 @@ export const kPodProxyPath = '/api/v1/namespaces/:namespace/pods/:proxyName/prox
 /** RFC 9110 §7.6.1 hop-by-hop fields, and those the proxy sets itself. */
 const kDroppedRequestHeaders = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'authorization', 'host', 'content-length']);
 const kDroppedResponseHeaders = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', 'content-type', 'date']);
+
+/**
+ * kNotProxyable: the addresses that are not global unicast (Go's net.IP.IsGlobalUnicast): unspecified,
+ * loopback, link-local unicast, multicast, the IPv4 broadcast. IPv4-mapped IPv6 forms match the IPv4 rules.
+ */
+const kNotProxyable = new BlockList();
+for (const [net, prefix, type] of [['0.0.0.0', 32, 'ipv4'], ['127.0.0.0', 8, 'ipv4'], ['169.254.0.0', 16, 'ipv4'], ['224.0.0.0', 4, 'ipv4'], ['255.255.255.255', 32, 'ipv4'],
+  ['::', 128, 'ipv6'], ['::1', 128, 'ipv6'], ['fe80::', 10, 'ipv6'], ['ff00::', 8, 'ipv6']] as const) kNotProxyable.addSubnet(net, prefix, type);
+
+/**
+ * isProxyableIP: whether the pod proxy may dial `ip`, as proxyutil.IsProxyableIP
+ * (pkg/proxy/util/utils.go): only a global unicast address. Pure.
+ */
+export function isProxyableIP(ip: string): boolean {
+  const family = isIP(ip);
+  return family !== 0 && !kNotProxyable.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * withoutHopByHop: `headers` minus the names in `dropped` and those its `Connection` header names
+ * (RFC 9110 §7.6.1), as net/http/httputil's removeHopByHopHeaders. Array values are joined with ', '.
+ * Pure.
+ */
+export function withoutHopByHop(headers: Record<string, string | string[] | undefined>, dropped: ReadonlySet<string>): Record<string, string> {
+  const connection = headers.connection;
+  const named = new Set((Array.isArray(connection) ? connection.join(',') : connection ?? '').split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== ''));
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !dropped.has(k) && !named.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
 
 /** ProxyTarget: where a pod proxy request goes. */
 export interface ProxyTarget {
@@ -68,8 +104,8 @@ export function parseProxyName(id: string): { scheme: string; name: string; port
 
 /**
  * proxyTarget: the pod's address for a proxy request on `port` ('' → the first declared container
- * port, else 80), as pod.ResourceLocation. Pure.
- * @returns the target, or a 400 Status when the pod has no address to proxy to.
+ * port, else 80), as pod.ResourceLocation (pkg/registry/core/pod/strategy.go). Pure.
+ * @returns the target, or a 400 Status when the pod has no address, or one {@link isProxyableIP} refuses.
  */
 export function proxyTarget(pod: Pod, port: string): ProxyTarget | ReturnType<typeof statusError> {
   let p = port;
@@ -77,8 +113,9 @@ export function proxyTarget(pod: Pod, port: string): ProxyTarget | ReturnType<ty
     const declared = (pod.spec?.containers ?? []).find((c) => (c.ports ?? []).length > 0)?.ports?.[0]?.containerPort;
     p = declared ? String(declared) : '80';
   }
-  const ip = pod.spec?.hostNetwork ? '127.0.0.1' : (pod.status?.podIP ?? '');
+  const ip = pod.status?.podIP ?? '';
   if (isIP(ip) === 0) return statusError(400, 'BadRequest', `pod ${pod.metadata?.name ?? ''} has no IP address to proxy to (its network gives it none, or its sandbox is not running)`);
+  if (!isProxyableIP(ip)) return statusError(400, 'BadRequest', `address not allowed: pod ${pod.metadata?.name ?? ''}'s status.podIP ${ip} is not a global unicast address (loopback, link-local, multicast or unspecified), which the pod proxy never dials`);
   return { ip, port: Number(p) };
 }
 
@@ -104,8 +141,7 @@ export const podProxyHandler: RouteHandler = ({ host, req, params, body, onAbort
   if (!pod) return statusReply(notFound('pods', id.name));
   const target = proxyTarget(pod, id.port);
   if (isStatus(target)) return statusReply(target);
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (!kDroppedRequestHeaders.has(k)) headers[k] = v;
+  const headers = withoutHopByHop(req.headers, kDroppedRequestHeaders);
   headers.host = `${target.ip.includes(':') ? `[${target.ip}]` : target.ip}:${target.port}`;
   if (body && body.length > 0) headers['content-length'] = String(body.length);
   const query = req.query.toString();
@@ -133,8 +169,7 @@ export const podProxyHandler: RouteHandler = ({ host, req, params, body, onAbort
       answered = true;
       // From here the answer streams; the socket's idle timeout no longer applies.
       outgoing.setTimeout(0);
-      const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(incoming.headers)) if (v !== undefined && !kDroppedResponseHeaders.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
+      const out = withoutHopByHop(incoming.headers, kDroppedResponseHeaders);
       const contentType = incoming.headers['content-type'] ?? 'application/octet-stream';
       const status = incoming.statusCode ?? 502;
       if (method === 'HEAD' || status === 204 || status === 304) {
