@@ -190,7 +190,7 @@ class AgentImpl implements Agent {
     this.#intakeObjects = newIntakeObjectSource({
       rootDir: options.rootDir, logger: deps.logger.child({ component: 'intake-objects' }),
       onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
-      current: (kind, ns, name) => this.objects.get(kind, ns, name),
+      current: (kind, ns, name) => this.objects.get(kind, ns, name), maxStoreBytes: options.intakeStoreBytes,
     });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
