@@ -100,7 +100,7 @@ function current(host: AgentHost, kind: ConfigObjectKind, namespace: string, nam
  */
 async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string, contentType: string | undefined, name: string): Promise<ConfigObject | HttpReply> {
   const { host, params } = ctx;
-  const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name });
+  const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name }, kind);
   if (!parsed.ok) return parsed.reply;
   if (!parsed.single || parsed.pods.length !== 0 || parsed.objects.length !== 1 || parsed.objects[0].kind !== kind) {
     return statusReply(statusError(400, 'BadRequest', `the body must be exactly one ${kind} (apiVersion v1)`));
