@@ -9,8 +9,8 @@
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
  * Main thread only.
  *
- * Bound (break test of #39, finding 4): the files of the store (both copies of each object) may
- * total at most `maxStoreBytes` (`--intake-store-bytes`, a budget of its own beside the pods'
+ * Bound (break test of #39, finding 4): the files of the store (one copy of each object counted,
+ * as the pods' budget counts one) may total at most `maxStoreBytes` (`--intake-store-bytes`, a budget of its own beside the pods'
  * one of config/source-intake.ts); a create or replace that would pass it is refused before
  * anything is written with ForbiddenError (403 `exceeded quota`), as the apiserver's ResourceQuota
  * admission refuses a write past a namespace's quota (plugin/pkg/admission/resourcequota,
@@ -79,7 +79,7 @@ export interface IntakeObjectSourceDeps {
   /** Clock for creationTimestamp (default Date.now), epoch ms. */
   now?: () => number;
   /**
-   * Bytes the store's files (two copies of each object) may total (`--intake-store-bytes`;
+   * Bytes the store's files (one copy of each object counted) may total (`--intake-store-bytes`;
    * default unbounded): a create or replace that would pass it is refused with ForbiddenError (403).
    */
   maxStoreBytes?: number;
@@ -112,9 +112,9 @@ function withoutVersion(o: ConfigObject): ConfigObject {
   return { ...o, metadata: meta } as ConfigObject;
 }
 
-/** storedBytes: the bytes of the two files `o` is stored in (#write: its JSON in each). */
+/** storedBytes: the bytes of one of the two files `o` is stored in (its JSON), as the pods' budget counts one copy. */
 function storedBytes(o: ConfigObject): number {
-  return 2 * Buffer.byteLength(JSON.stringify(o));
+  return Buffer.byteLength(JSON.stringify(o));
 }
 
 /**
@@ -145,7 +145,7 @@ export interface IntakeObjectSource {
 class IntakeObjectSourceImpl implements IntakeObjectSource {
   readonly #dir: string;
   readonly #objects = new Map<string, ConfigObject>();
-  /** Bytes of the files of each stored object (both copies), by key; #storeBytes is their sum. */
+  /** Bytes of the file of each stored object (one copy), by key; #storeBytes is their sum. */
   readonly #fileBytes = new Map<string, number>();
   #storeBytes = 0;
   /**
@@ -218,7 +218,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
     })();
   }
 
-  /** #setStored records `o` as stored (with the bytes of its two files), or forgets `key` (o undefined). */
+  /** #setStored records `o` as stored (with the bytes of its file), or forgets `key` (o undefined). */
   #setStored(key: string, o: ConfigObject | undefined): void {
     const bytes = o === undefined ? 0 : storedBytes(o);
     this.#storeBytes += bytes - (this.#fileBytes.get(key) ?? 0);

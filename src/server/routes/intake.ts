@@ -73,7 +73,7 @@ export type { PodIdentity };
 
 /**
  * refusalReply maps a decoder refusal to its Status: `unparsable` → 400 BadRequest, `invalid` →
- * 422 Invalid with one cause per field, `tooLarge` → 413 RequestEntityTooLarge, `busy` → 429
+ * 422 Invalid naming `kind` (`Pod "x" is invalid`) with one cause per field, `tooLarge` → 413 RequestEntityTooLarge, `busy` → 429
  * TooManyRequests with `Retry-After` (seconds), as the apiserver's max-in-flight filter answers
  * (k8s.io/apiserver/pkg/server/filters/maxinflight.go, tooManyRequests).
  */

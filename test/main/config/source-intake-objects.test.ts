@@ -98,11 +98,11 @@ describe('IntakeObjectSource', () => {
   it('break 45 finding 4: the files may total maxStoreBytes: a create or replace past it is 403 exceeded quota and writes nothing; a remove frees its bytes', async () => {
     const { rootDir, store } = await setup();
     const cm = (name: string, bytes: number) => obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'x'.repeat(bytes) } });
-    // Two copies of each: 3 objects of 10 KB fit in 64 KB, a fourth does not.
-    const source = newIntakeObjectSource({ rootDir: join(rootDir, 'q'), logger: pino({ level: 'silent' }), onUpdate: (u) => store.apply(u), owner: () => undefined, maxStoreBytes: 64 * 1024 });
+    // One copy of each counted: 3 objects of 10 KB fit in 32 KB, a fourth does not.
+    const source = newIntakeObjectSource({ rootDir: join(rootDir, 'q'), logger: pino({ level: 'silent' }), onUpdate: (u) => store.apply(u), owner: () => undefined, maxStoreBytes: 32 * 1024 });
     await source.start();
     for (const name of ['a', 'b', 'c']) await source.create([cm(name, 10 * 1024)]);
-    await expect(source.create([cm('d', 10 * 1024)])).rejects.toMatchObject({ code: 'ERR_FORBIDDEN', message: expect.stringMatching(/^configmaps "d" is forbidden: exceeded quota: intake object store, requested: \d+ bytes, used: \d+ bytes, limited: 65536 bytes/) });
+    await expect(source.create([cm('d', 10 * 1024)])).rejects.toMatchObject({ code: 'ERR_FORBIDDEN', message: expect.stringMatching(/^configmaps "d" is forbidden: exceeded quota: intake object store, requested: \d+ bytes, used: \d+ bytes, limited: 32768 bytes/) });
     await expect(source.create([cm('d', 10 * 1024)], { dryRun: true })).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
     await expect(source.replace(cm('c', 20 * 1024))).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
     expect(store.get('ConfigMap', 'default', 'c')?.data?.k).toHaveLength(10 * 1024);
