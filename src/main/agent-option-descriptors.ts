@@ -258,11 +258,13 @@ export const kAgentOptionDescriptors = {
    * Bytes the intake store (`{--root-dir}/intake/`, the POSTed pods' files) may hold
    * (`--intake-store-bytes`, 64 MiB; kubelet-ts only): a POST or PUT that would take it past this
    * is refused whole with 403 `exceeded quota` before anything is written (config/source-intake.ts).
+   * The API's ConfigMaps and Secrets (`{--root-dir}/intake-objects/`) have a budget of the same
+   * size of their own (config/source-intake-objects.ts).
    */
   intakeStoreBytes: option({
     flag: 'intake-store-bytes', parse: 'number', ours: true, default: 64 * 1024 * 1024,
     check: integerIn(1024, Number.MAX_SAFE_INTEGER, 'must be an integer >= 1024 (bytes)'),
-    help: 'Bytes the stored POSTed pods may total (more: 403 exceeded quota)',
+    help: 'Bytes the stored POSTed pods may total, and so the stored API ConfigMaps and Secrets (more: 403 exceeded quota)',
   }),
   /**
    * Heap of the API's body decoder thread, MiB (`--body-decoder-max-heap-mb`, 256; kubelet-ts only):

@@ -192,7 +192,7 @@ class AgentImpl implements Agent {
     this.#intakeObjects = newIntakeObjectSource({
       rootDir: options.rootDir, logger: deps.logger.child({ component: 'intake-objects' }),
       onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
-      current: (kind, ns, name) => this.objects.get(kind, ns, name),
+      current: (kind, ns, name) => this.objects.get(kind, ns, name), maxStoreBytes: options.intakeStoreBytes,
     });
     this.#claims = newClaimController({ rootDir: options.rootDir, logger: deps.logger.child({ component: 'claims' }), objects: this.objects, intakeObjects: this.#intakeObjects, pods: () => this.listPods() });
     this.#nodeApi = newNodeApi(options, {

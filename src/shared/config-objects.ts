@@ -332,6 +332,21 @@ export function redactLastApplied(text: string): string | undefined {
 }
 
 /**
+ * withoutAppliedValues: a Secret with the values of its `kubectl.kubernetes.io/last-applied-configuration`
+ * annotation blanked ({@link redactLastApplied}; an annotation that is no JSON object dropped); any
+ * other object as it is. The Kubernetes API stores a Secret so (server/kube-api/config-objects.ts),
+ * so that nothing can read a value back through the annotation (a JSON patch `copy` or `test` of
+ * it). Pure.
+ */
+export function withoutAppliedValues(o: ConfigObject): ConfigObject {
+  const annotations = o.metadata?.annotations;
+  if (o.kind !== 'Secret' || !annotations || !Object.hasOwn(annotations, kLastAppliedAnnotation)) return o;
+  const { [kLastAppliedAnnotation]: applied, ...rest } = annotations;
+  const redacted = redactLastApplied(applied);
+  return { ...o, metadata: { ...o.metadata, annotations: redacted === undefined ? rest : { ...rest, [kLastAppliedAnnotation]: redacted } } };
+}
+
+/**
  * redactConfigObject: an object as the API answers with it: a ConfigMap whole; a Secret without
  * its `data` (its keys listed in the `kubelet-ts/secret-keys` annotation instead) and with the
  * values of its `kubectl.kubernetes.io/last-applied-configuration` annotation blanked
@@ -340,13 +355,7 @@ export function redactLastApplied(text: string): string | undefined {
  */
 export function redactConfigObject(o: ConfigObject): ConfigObject {
   if (o.kind !== 'Secret') return o;
-  const { data, ...rest } = o;
+  const { data, ...rest } = withoutAppliedValues(o);
   const keys = Object.keys(data ?? {}).sort().join(',');
-  const annotations: Record<string, string> = { ...rest.metadata?.annotations, 'kubelet-ts/secret-keys': keys };
-  if (Object.hasOwn(annotations, kLastAppliedAnnotation)) {
-    const redacted = redactLastApplied(annotations[kLastAppliedAnnotation]);
-    if (redacted === undefined) delete annotations[kLastAppliedAnnotation];
-    else annotations[kLastAppliedAnnotation] = redacted;
-  }
-  return { ...rest, metadata: { ...rest.metadata, annotations } };
+  return { ...rest, metadata: { ...rest.metadata, annotations: { ...rest.metadata?.annotations, 'kubelet-ts/secret-keys': keys } } };
 }

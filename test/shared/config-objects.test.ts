@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { configKeyErrors, kLastAppliedAnnotation, normalizeConfigObject, podObjectRefs, redactConfigObject, validateConfigObjectUpdate, type ConfigObject } from '../../src/shared/config-objects.js';
+import { configKeyErrors, kLastAppliedAnnotation, normalizeConfigObject, podObjectRefs, redactConfigObject, validateConfigObjectUpdate, withoutAppliedValues, type ConfigObject } from '../../src/shared/config-objects.js';
 import { formatFieldError } from '../../src/shared/errors.js';
 import { normalizeObjectEntries, parseManifestDocuments, parseManifests } from '../../src/shared/manifest.js';
 import { decodePodsBody } from '../../src/shared/pods-body.js';
@@ -84,6 +84,17 @@ describe('redactConfigObject', () => {
     expect(r.metadata?.annotations?.[kLastAppliedAnnotation]).toBe('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"a":""},"stringData":{"b":""}}\n');
     const bad = normalizeConfigObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { [kLastAppliedAnnotation]: 'not json data-secret' } } }).object!;
     expect(redactConfigObject(bad).metadata?.annotations).toEqual({ 'kubelet-ts/secret-keys': '' });
+  });
+
+  it('break 45 finding 2: withoutAppliedValues blanks a Secret\'s last-applied values (as stored), keeps its data and a ConfigMap whole', () => {
+    const applied = `${JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, stringData: { b: 'string-secret' } })}\n`;
+    const s = normalizeConfigObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { [kLastAppliedAnnotation]: applied, other: 'o' } }, stringData: { b: 'string-secret' } }).object!;
+    const w = withoutAppliedValues(s);
+    expect(w.data).toEqual({ b: b64('string-secret') });
+    expect(w.metadata?.annotations).toEqual({ other: 'o', [kLastAppliedAnnotation]: '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"b":""}}\n' });
+    expect(withoutAppliedValues(w)).toEqual(w);
+    const c = normalizeConfigObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', annotations: { [kLastAppliedAnnotation]: '{"data":{"a":"1"}}' } }, data: { a: '1' } }).object!;
+    expect(withoutAppliedValues(c)).toBe(c);
   });
 });
 

@@ -8,6 +8,14 @@
  * as the intake's pods are: writeFilesDurably) and restored at start, fed to the object store as
  * source `api`. Operations are serialised. Contents are never logged (kind, namespace, name only).
  * Main thread only.
+ *
+ * Bound (break test of #39, finding 4): the files of the store (one copy of each object counted,
+ * as the pods' budget counts one) may total at most `maxStoreBytes` (`--intake-store-bytes`, a budget of its own beside the pods'
+ * one of config/source-intake.ts); a create or replace that would pass it is refused before
+ * anything is written with ForbiddenError (403 `exceeded quota`), as the apiserver's ResourceQuota
+ * admission refuses a write past a namespace's quota (plugin/pkg/admission/resourcequota,
+ * staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go). The objects a
+ * restore reads are counted, never refused.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
@@ -71,6 +79,11 @@ export interface IntakeObjectSourceDeps {
   /** Clock for creationTimestamp (default Date.now), epoch ms. */
   now?: () => number;
   /**
+   * Bytes the store's files (one copy of each object counted) may total (`--intake-store-bytes`;
+   * default unbounded): a create or replace that would pass it is refused with ForbiddenError (403).
+   */
+  maxStoreBytes?: number;
+  /**
    * The object store's current `kind/namespace/name` (ObjectStore.get: its resourceVersion
    * stamped), for the resourceVersion preconditions of replace and remove. Without it a
    * resourceVersion precondition never holds.
@@ -99,13 +112,19 @@ function withoutVersion(o: ConfigObject): ConfigObject {
   return { ...o, metadata: meta } as ConfigObject;
 }
 
+/** storedBytes: the bytes of one of the two files `o` is stored in (its JSON), as the pods' budget counts one copy. */
+function storedBytes(o: ConfigObject): number {
+  return Buffer.byteLength(JSON.stringify(o));
+}
+
 /**
  * IntakeObjectSource: the intake's ConfigMaps and Secrets. Every method rejects with an AgentError
  * and changes nothing then: ERR_ALREADY_EXISTS (`configmaps "x" already exists`, 409),
  * ERR_NOT_FOUND (`configmaps "x" not found`, 404), ForbiddenError (403: an object of another
  * source), InvalidManifestError (422: an update an `immutable` object or a Secret's type forbids),
  * ConflictError (409: a resourceVersion or uid precondition that does not hold: the apiserver's
- * `Operation cannot be fulfilled on configmaps "x": the object has been modified; …`), or
+ * `Operation cannot be fulfilled on configmaps "x": the object has been modified; …`),
+ * ForbiddenError (403 `exceeded quota`: a write past `maxStoreBytes`), or
  * ERR_INSUFFICIENT_STORAGE. As the apiserver's create (rest.BeforeCreate), a created object gets a
  * new `metadata.uid` and `creationTimestamp` whatever the body says; a replace keeps both.
  */
@@ -126,6 +145,9 @@ export interface IntakeObjectSource {
 class IntakeObjectSourceImpl implements IntakeObjectSource {
   readonly #dir: string;
   readonly #objects = new Map<string, ConfigObject>();
+  /** Bytes of the file of each stored object (one copy), by key; #storeBytes is their sum. */
+  readonly #fileBytes = new Map<string, number>();
+  #storeBytes = 0;
   /**
    * The writes' chain starts closed: the server answers before the sources start (the first relist
    * comes first), and a write that arrives meanwhile waits until start() has restored the store
@@ -172,7 +194,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
           const r = normalizeConfigObject(JSON.parse(read.text) as unknown);
           if (r.errors) throw new Error(r.errors.map(formatFieldError).join('; '));
           const key = keyOf(r.object);
-          if (!this.#objects.has(key)) this.#objects.set(key, r.object);
+          if (!this.#objects.has(key)) this.#setStored(key, r.object);
           usable.set(key, [...(usable.get(key) ?? []), file]);
         } catch (err) {
           // The message names fields and keys only (normalizeConfigObject never quotes a value).
@@ -194,6 +216,33 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       this.deps.logger.info({ source: 'api', objects: this.#objects.size, dir: this.#dir }, 'Restored intake ConfigMaps and Secrets');
       this.deps.onUpdate({ source: 'api', op: 'SET', objects: [...this.#objects.values()] });
     })();
+  }
+
+  /** #setStored records `o` as stored (with the bytes of its file), or forgets `key` (o undefined). */
+  #setStored(key: string, o: ConfigObject | undefined): void {
+    const bytes = o === undefined ? 0 : storedBytes(o);
+    this.#storeBytes += bytes - (this.#fileBytes.get(key) ?? 0);
+    if (o === undefined) {
+      this.#objects.delete(key);
+      this.#fileBytes.delete(key);
+    } else {
+      this.#objects.set(key, o);
+      this.#fileBytes.set(key, bytes);
+    }
+  }
+
+  /**
+   * #checkStoreBytes throws ForbiddenError (403, ResourceQuota's `exceeded quota`) when storing
+   * `objects` (each replacing the stored object of its key, if any) would take the store's files
+   * past maxStoreBytes.
+   */
+  #checkStoreBytes(objects: ConfigObject[]): void {
+    const max = this.deps.maxStoreBytes ?? Infinity;
+    const requested = objects.reduce((n, o) => n + storedBytes(o), 0);
+    const used = this.#storeBytes - objects.reduce((n, o) => n + (this.#fileBytes.get(keyOf(o)) ?? 0), 0);
+    if (used + requested <= max) return;
+    const first = objects[0];
+    throw new ForbiddenError(`${resourceOf(first.kind)} ${JSON.stringify(first.metadata?.name ?? '')} is forbidden: exceeded quota: intake object store, requested: ${requested} bytes, used: ${used} bytes, limited: ${max} bytes (--intake-store-bytes)`);
   }
 
   async #write(objects: ConfigObject[]): Promise<void> {
@@ -228,9 +277,10 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
         }
         stored.push(withoutVersion({ ...o, metadata: { ...o.metadata, uid: randomUUID(), creationTimestamp: now } } as ConfigObject));
       }
+      this.#checkStoreBytes(stored);
       if (write.dryRun) return stored;
       await this.#write(stored);
-      for (const o of stored) this.#objects.set(keyOf(o), o);
+      for (const o of stored) this.#setStored(keyOf(o), o);
       this.deps.logger.info({ source: 'api', objects: stored.map(keyOf) }, 'Stored intake objects');
       this.deps.onUpdate({ source: 'api', op: 'ADD', objects: stored });
       return stored;
@@ -253,9 +303,10 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       // A deletion once marked stays (a claim's: config/claims.ts), as BeforeUpdate keeps deletionTimestamp.
       const deletion = prev.metadata?.deletionTimestamp ? { deletionTimestamp: prev.metadata.deletionTimestamp, deletionGracePeriodSeconds: prev.metadata.deletionGracePeriodSeconds } : {};
       const stored = withoutVersion({ ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid, ...deletion } } as ConfigObject);
+      this.#checkStoreBytes([stored]);
       if (write.dryRun) return stored;
       await this.#write([stored]);
-      this.#objects.set(keyOf(stored), stored);
+      this.#setStored(keyOf(stored), stored);
       this.deps.logger.info({ source: 'api', object: keyOf(stored) }, 'Replaced intake object');
       this.deps.onUpdate({ source: 'api', op: 'UPDATE', objects: [stored] });
       return stored;
@@ -279,7 +330,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
         });
       }
       await syncDir(this.#dir);
-      this.#objects.delete(key);
+      this.#setStored(key, undefined);
       this.deps.logger.info({ source: 'api', object: key }, 'Removed intake object');
       this.deps.onUpdate({ source: 'api', op: 'REMOVE', objects: [prev] });
       return prev;

@@ -19,11 +19,14 @@
  * blanked). Because a Secret is read without its data, a PUT of a Secret that carries neither
  * `data` nor `stringData` keeps the stored data (a read-modify-write of a redacted Secret must not
  * wipe it), and a patch applies to the stored object, never to the redacted one. The read-side
- * annotation `kubelet-ts/secret-keys` is never stored.
+ * annotation `kubelet-ts/secret-keys` is never stored. Stricter than the apiserver, which stores
+ * the `kubectl.kubernetes.io/last-applied-configuration` annotation as sent: a Secret's is stored
+ * with its values blanked (withoutAppliedValues; a patch sees it so too, also on an object stored
+ * before), so no JSON patch `copy` or `test` of it reads a value back (break test of #39, finding 2).
  */
 import { randomInt } from 'node:crypto';
 import type { Status } from '../../shared/api.js';
-import { configObjectResource, redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
+import { configObjectResource, redactConfigObject, withoutAppliedValues, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
@@ -100,7 +103,7 @@ function current(host: AgentHost, kind: ConfigObjectKind, namespace: string, nam
  */
 async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string, contentType: string | undefined, name: string): Promise<ConfigObject | HttpReply> {
   const { host, params } = ctx;
-  const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name });
+  const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name }, kind);
   if (!parsed.ok) return parsed.reply;
   if (!parsed.single || parsed.pods.length !== 0 || parsed.objects.length !== 1 || parsed.objects[0].kind !== kind) {
     return statusReply(statusError(400, 'BadRequest', `the body must be exactly one ${kind} (apiVersion v1)`));
@@ -112,7 +115,7 @@ async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string
   if ((object.metadata?.namespace ?? 'default') !== params.namespace) {
     return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${object.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
   }
-  return withoutReadAnnotation(object);
+  return withoutAppliedValues(withoutReadAnnotation(object));
 }
 
 /**
@@ -254,7 +257,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
       const existing = current(host, kind, namespace, name);
       // Server-side apply of an absent name creates it (the apiserver's patcher with an empty live object).
       if (!existing && contentType !== 'application/apply-patch+yaml') return statusReply(notFound(resource, name));
-      const base = (existing ? { ...existing, apiVersion: 'v1' } : { apiVersion: 'v1', kind, metadata: { name, namespace } }) as ConfigObject;
+      const base = (existing ? { ...withoutAppliedValues(existing), apiVersion: 'v1' } : { apiVersion: 'v1', kind, metadata: { name, namespace } }) as ConfigObject;
       let patched: ConfigObject;
       try {
         patched = patchObject(base, contentType, text, {

@@ -73,14 +73,14 @@ export type { PodIdentity };
 
 /**
  * refusalReply maps a decoder refusal to its Status: `unparsable` → 400 BadRequest, `invalid` →
- * 422 Invalid with one cause per field, `tooLarge` → 413 RequestEntityTooLarge, `busy` → 429
+ * 422 Invalid naming `kind` (`Pod "x" is invalid`) with one cause per field, `tooLarge` → 413 RequestEntityTooLarge, `busy` → 429
  * TooManyRequests with `Retry-After` (seconds), as the apiserver's max-in-flight filter answers
  * (k8s.io/apiserver/pkg/server/filters/maxinflight.go, tooManyRequests).
  */
-function refusalReply(r: Exclude<DecodedPodsBody, { ok: true }>): HttpReply {
+function refusalReply(r: Exclude<DecodedPodsBody, { ok: true }>, kind: string): HttpReply {
   switch (r.kind) {
     case 'unparsable': return statusReply(statusError(400, 'BadRequest', r.message));
-    case 'invalid': return statusReply(invalidStatus(r.name, r.errors));
+    case 'invalid': return statusReply(invalidStatus(r.name, r.errors, kind));
     case 'tooLarge': return statusReply(statusError(413, 'RequestEntityTooLarge', r.message));
     case 'busy': return statusReply(statusError(429, 'TooManyRequests', r.message, { retryAfterSeconds: r.retryAfterSeconds }), { 'Retry-After': String(r.retryAfterSeconds) });
   }
@@ -93,14 +93,16 @@ function refusalReply(r: Exclude<DecodedPodsBody, { ok: true }>): HttpReply {
  * here, before any decoding), then the Status of {@link refusalReply}, e.g. 422 with every invalid
  * field of every pod (paths prefixed by document and item, e.g. `[1].spec.containers[0].image`).
  * @param fromUrl PUT: the URL's identity, filled into a lone Pod that leaves it out (shared/pods-body.ts).
+ * @param kind the kind a 422 names (`Pod "x" is invalid`; the ConfigMap and Secret routes name theirs,
+ *   as the apiserver's errors.NewInvalid names the kind of the request).
  * Never rejects unless the host's decoder does (→ 500).
  */
-export async function parsePodsBody(host: AgentHost, body: Buffer | undefined, contentType: string | undefined, fromUrl?: PodIdentity): Promise<ParsedBody> {
+export async function parsePodsBody(host: AgentHost, body: Buffer | undefined, contentType: string | undefined, fromUrl?: PodIdentity, kind = 'Pod'): Promise<ParsedBody> {
   const format = mediaFormat(contentType);
   if (format === undefined) return { ok: false, reply: statusReply(unsupportedMediaType(contentType)) };
   const request = { text: (body ?? Buffer.alloc(0)).toString('utf8'), format, fromUrl };
   const decoded = host.decodePodsBody ? await host.decodePodsBody(request) : decodePodsBody(request);
-  return decoded.ok ? decoded : { ok: false, reply: refusalReply(decoded) };
+  return decoded.ok ? decoded : { ok: false, reply: refusalReply(decoded, kind) };
 }
 
 /** The Status reasons an intake error answers with, their HTTP codes, and whether the Status names the pod. */

@@ -94,6 +94,24 @@ describe('IntakeObjectSource', () => {
     expect((await readdir(dir)).sort()).toEqual(['configmap_default_c.json', 'configmap_default_c~2.json', 'configmap_default_o.json', 'configmap_default_o~2.json']);
     expect(JSON.parse(await readFile(join(dir, 'configmap_default_c.json'), 'utf8')).data).toEqual({ a: '1' });
   });
+
+  it('break 45 finding 4: the files may total maxStoreBytes: a create or replace past it is 403 exceeded quota and writes nothing; a remove frees its bytes', async () => {
+    const { rootDir, store } = await setup();
+    const cm = (name: string, bytes: number) => obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'x'.repeat(bytes) } });
+    // One copy of each counted: 3 objects of 10 KB fit in 32 KB, a fourth does not.
+    const source = newIntakeObjectSource({ rootDir: join(rootDir, 'q'), logger: pino({ level: 'silent' }), onUpdate: (u) => store.apply(u), owner: () => undefined, maxStoreBytes: 32 * 1024 });
+    await source.start();
+    for (const name of ['a', 'b', 'c']) await source.create([cm(name, 10 * 1024)]);
+    await expect(source.create([cm('d', 10 * 1024)])).rejects.toMatchObject({ code: 'ERR_FORBIDDEN', message: expect.stringMatching(/^configmaps "d" is forbidden: exceeded quota: intake object store, requested: \d+ bytes, used: \d+ bytes, limited: 32768 bytes/) });
+    await expect(source.create([cm('d', 10 * 1024)], { dryRun: true })).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
+    await expect(source.replace(cm('c', 20 * 1024))).rejects.toMatchObject({ code: 'ERR_FORBIDDEN' });
+    expect(store.get('ConfigMap', 'default', 'c')?.data?.k).toHaveLength(10 * 1024);
+    expect((await readdir(join(rootDir, 'q', kIntakeObjectsDirName))).length).toBe(6);
+    await source.replace(cm('c', 5 * 1024)); // replacing counts only the difference
+    await source.remove('ConfigMap', 'default', 'a');
+    await source.create([cm('d', 10 * 1024)]);
+    expect(store.get('ConfigMap', 'default', 'd')).toBeDefined();
+  });
 });
 
 // Issue #38: names of up to 253 characters fit in a file name; a FIFO in the store never wedges the restore.
