@@ -50,6 +50,7 @@ import { newPodCache, oldestSandboxCreatedAtMs } from './pleg/pod-cache.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodSyncer } from './pod-syncer.js';
 import { newPodWorkers, type PodWorkers } from './pod-workers.js';
+import { newPodAdmission } from './pod/pod-admission.js';
 import { newPodManager, type PodManager } from './pod/pod-manager.js';
 import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
@@ -273,19 +274,21 @@ class AgentImpl implements Agent {
     const { podManager, statusManager, events } = this;
     // The pod workers and the pod syncer call each other (as the kubelet's podWorkers and podSyncer).
     let podWorkers!: PodWorkers;
-    const handler = this.#syncHandler = newSyncHandler({
-      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
-      get podWorkers() { return podWorkers; },
+    const admission = newPodAdmission({
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       security: detectHostSecurity(o.allowedUnsafeSysctls),
       podNetwork: network.settings.plugin === 'cni',
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
-      publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
-      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
       evictionAdmit: (pod) => this.#eviction?.admit(pod) ?? { admit: true },
     });
+    const handler = this.#syncHandler = newSyncHandler({
+      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
+      get podWorkers() { return podWorkers; }, admission,
+      publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
+      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
+    });
     const syncer = newPodSyncer({
-      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
+      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission, startGate: handler,
       runtimeView: {
         observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid),
         lastRelistObservedAtMs: () => this.#pleg.lastRelistObservedAtMs(),

@@ -15,8 +15,8 @@
  *
  * What it may touch: the pod manager's records (never creates one), the pod cache (the syncer's
  * runtime reads), the status manager (through publishStatus), events, the prober (which probes run)
- * the sync handler's admission bookkeeping, and the PLEG's view of the runtime (told when a removal
- * finished). It schedules nothing: the pod workers do.
+ * the admission ledger (a share given back), the sync handler's start gate (a pod gone), and the
+ * PLEG's view of the runtime (told when a removal finished). It schedules nothing: the pod workers do.
  * Main thread only; every Docker call is a pool task.
  */
 import { PodAbsence, type RuntimeView } from './pod-absence.js';
@@ -33,11 +33,13 @@ import type { PodCache } from './pleg/pod-cache.js';
 import type { PodSyncer, PodWorkers, SyncPodOutcome } from './pod-workers.js';
 import { kNetworkNotReadyErrorMsg } from './network/network-setup.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
+import type { PodAdmission } from './pod/pod-admission.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
 import type { ProberManager } from './prober/prober-manager.js';
 import { generatePodStatus } from './status/generate.js';
 import type { StatusManager } from './status/status-manager.js';
+import type { SyncHandler } from './sync-handler.js';
 
 /** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields (milliseconds). */
 export const kSyncDeadlineMs = 120_000;
@@ -70,8 +72,13 @@ export interface PodSyncerDeps {
    * = always ready. Pods that are not hostNetwork are not synced meanwhile.
    */
   networkError?: () => string;
-  /** The sync handler's admission bookkeeping (sync-handler.ts): give back a share, start a waiting pod. */
-  admission: { release(record: PodRecord): void; podRemoved(uid: string): void };
+  /** The ledger of admitted pods (pod/pod-admission.ts): a pod that stops being active gives its share back. */
+  admission: Pick<PodAdmission, 'release'>;
+  /**
+   * The start gate (sync-handler.ts SyncHandler.podRemoved): told once a pod is gone, so a pod
+   * that waited for its full name starts.
+   */
+  startGate: Pick<SyncHandler, 'podRemoved'>;
 }
 
 /** KubeletPodSyncer: the {@link PodSyncer} plus the status publication the other loops share. */
@@ -235,7 +242,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
       this.deps.logger.info(podFields(record.pod), 'Pod removed');
     }
     // Also for a pod known only to the runtime (housekeeping's orphans): one may wait for it.
-    this.deps.admission.podRemoved(uid);
+    this.deps.startGate.podRemoved(uid);
   }
 
   /** #applyResult stores a task's outcome on `record` and publishes its status (`terminal`: as publishStatus; default the pod workers' view). */

@@ -7,6 +7,7 @@ import { newPodConfig } from '../../src/main/config/pod-config.js';
 import { newEventRecorder } from '../../src/main/events/recorder.js';
 import type { PodWork, PodWorkers } from '../../src/main/pod-workers.js';
 import { kChangesPerChunk, newSyncHandler, type SyncHandler } from '../../src/main/sync-handler.js';
+import { newPodAdmission, type PodAdmission } from '../../src/main/pod/pod-admission.js';
 import { newPodManager, type PodManager } from '../../src/main/pod/pod-manager.js';
 import type { ProberManager } from '../../src/main/prober/prober-manager.js';
 import { newStatusManager, type StatusManager } from '../../src/main/status/status-manager.js';
@@ -20,6 +21,7 @@ const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Harness {
   lifecycle: SyncHandler;
+  admission: PodAdmission;
   /** UIDs the pod workers were asked to kill with remove (what shouldPodContentBeRemoved answers). */
   removing: Set<string>;
   podManager: PodManager;
@@ -39,14 +41,15 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
   const prober = { removePod: () => {} } as unknown as ProberManager;
   const podManager = newPodManager();
   const statusManager = newStatusManager();
+  const admission = newPodAdmission({ capacity: { pods: maxPods, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 } });
   const lifecycle = newSyncHandler({
     logger, config: newPodConfig(['file', 'api']), podManager, statusManager,
     events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
-    capacity: { pods: maxPods, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 },
+    admission,
     publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
     oldRuntimeCopies,
   });
-  return { lifecycle, podManager, statusManager, work, removing };
+  return { lifecycle, admission, podManager, statusManager, work, removing };
 }
 const count = (pm: PodManager) => [...pm.all()].length;
 
@@ -155,7 +158,7 @@ describe('sync handler: free pod slots (issue #11 finding 4)', () => {
     expect(h.lifecycle.freePodSlots()).toBe(77);
     await done;
     expect(h.lifecycle.freePodSlots()).toBe(77);
-    h.lifecycle.release(h.podManager.get('uid-small-0')!);
+    h.admission.release(h.podManager.get('uid-small-0')!);
     expect(h.lifecycle.freePodSlots()).toBe(78);
   });
 });
