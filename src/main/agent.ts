@@ -60,6 +60,7 @@ import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
 import { ensureServingCert } from './serving-cert.js';
 import { agentServerOptions } from './server-options.js';
+import { newPodStatusPublisher } from './status/pod-status-publisher.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { detectHostSecurity } from './pod/security-admission.js';
@@ -272,23 +273,27 @@ class AgentImpl implements Agent {
       probeMetrics: this.#probeMetrics,
     });
     const { podManager, statusManager, events } = this;
-    // The pod workers and the pod syncer call each other (as the kubelet's podWorkers and podSyncer).
+    // The pod workers run the pod syncer, and the syncer, the status publisher, the sync handler and
+    // eviction ask the pod workers about a pod's lifecycle (as the kubelet's podWorkers and its
+    // Kubelet): each reads `podWorkers` at its call.
     let podWorkers!: PodWorkers;
     const admission = newPodAdmission({
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       security: detectHostSecurity(o.allowedUnsafeSysctls),
       podNetwork: network.settings.plugin === 'cni',
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
-      evictionAdmit: (pod) => this.#eviction?.admit(pod) ?? { admit: true },
+    });
+    const statusPublisher = newPodStatusPublisher({
+      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; },
     });
     const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
-      get podWorkers() { return podWorkers; }, admission,
-      publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
+      get podWorkers() { return podWorkers; }, admission, statusPublisher,
+      oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
       runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
     });
     const syncer = newPodSyncer({
-      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission, startGate: handler,
+      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
       runtimeView: {
         observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid),
         lastRelistObservedAtMs: () => this.#pleg.lastRelistObservedAtMs(),
@@ -300,13 +305,15 @@ class AgentImpl implements Agent {
     });
     this.#eviction = newNodeEvictionManager(o, {
       logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, get podWorkers() { return podWorkers; },
-      evictPod: (uid, reason, message) => syncer.evictPod(uid, reason, message), registry: this.#metrics.registry,
+      admission, statusPublisher, registry: this.#metrics.registry,
       // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
       reclaimDisk: () => runner.run<'gc'>({
         kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
         activePodUids: housekeeping.activePodUids(), imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
       }).then(() => undefined),
     });
+    // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
+    admission.addAdmitHandler(this.#eviction);
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
@@ -315,7 +322,7 @@ class AgentImpl implements Agent {
       desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
     });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
-      logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, publishStatus: (r) => syncer.publishStatus(r),
+      logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher,
     });
     const plegDeps = {
       runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),

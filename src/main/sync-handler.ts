@@ -15,7 +15,7 @@
  * pod edited while the agent was down: its old copy is killed first, so two never run side by
  * side). What it may touch: the PodConfig merge (apply), the pod manager (records are created
  * here; the pod syncer deletes them), the status manager (a pod admission rejects; every admitted
- * pod's first status goes through publishStatus; updatePod for a write of the pod object itself),
+ * pod's first status goes through the status publisher; updatePod for a write of the pod object itself),
  * events, admission (admit at ADD, release at REMOVE), the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE and of an old runtime copy) and
  * the prober (forget a removed pod). It runs no pod worker task itself (pod-syncer.ts does).
  * Main thread only.
@@ -30,6 +30,7 @@ import type { PodConfig, PodConfigChanges } from './config/pod-config.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { PodWorkers } from './pod-workers.js';
 import type { ProberManager } from './prober/prober-manager.js';
+import type { PodStatusPublisher } from './status/pod-status-publisher.js';
 import type { StatusManager } from './status/status-manager.js';
 import type { PodAdmission } from './pod/pod-admission.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
@@ -55,8 +56,8 @@ export interface SyncHandlerDeps {
   prober: ProberManager;
   /** The admission chain and the ledger of admitted pods (pod/pod-admission.ts), asked at each ADD. */
   admission: Pick<PodAdmission, 'admit' | 'release' | 'freeSlots'>;
-  /** Generates and publishes the pod's status from its record (KubeletPodSyncer.publishStatus). */
-  publishStatus(record: PodRecord): void;
+  /** Generates and publishes an admitted pod's first status (status/pod-status-publisher.ts). */
+  statusPublisher: Pick<PodStatusPublisher, 'publish'>;
   /**
    * UIDs other than `uid` with containers of full name `namespace/name` in the runtime, found at
    * start (Pleg.oldRuntimeCopies); default none.
@@ -304,7 +305,7 @@ class SyncHandlerImpl implements SyncHandler {
       return;
     }
     logger.info({ ...podFields(pod), source: pod.metadata?.annotations?.['kubernetes.io/config.source'] }, 'SyncLoop ADD');
-    this.deps.publishStatus(record);
+    this.deps.statusPublisher.publish(record);
     this.deps.podWorkers.update(uid, { type: 'sync' });
   }
 

@@ -46,7 +46,7 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
     logger, config: newPodConfig(['file', 'api']), podManager, statusManager,
     events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
     admission,
-    publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
+    statusPublisher: { publish: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }) },
     oldRuntimeCopies,
   });
   return { lifecycle, admission, podManager, statusManager, work, removing };

@@ -16,7 +16,7 @@ import type { NodeIdentity } from './node-affinity.js';
 import type { PodRecord } from './pod-manager.js';
 import { admitPodSecurity, type NodeSecurity } from './security-admission.js';
 
-/** Settings and the one foreign handler of {@link newPodAdmission}. */
+/** Settings of {@link newPodAdmission}. */
 export interface PodAdmissionDeps {
   /** Allocatable for admission: --max-pods, cores (millicores) and memory (bytes). */
   capacity: NodeCapacity;
@@ -26,8 +26,12 @@ export interface PodAdmissionDeps {
   podNetwork?: boolean;
   /** This node's name and labels (well-known plus --node-labels), for nodeSelector / node affinity; absent = not checked. */
   node?: NodeIdentity;
-  /** The eviction manager's admit handler (refuses pods while the node is under pressure); absent = none. */
-  evictionAdmit?(pod: Pod): AdmitResult;
+}
+
+/** PodAdmitHandler: one more admit handler after the built-in chain (lifecycle.PodAdmitHandler), e.g. the eviction manager's. */
+export interface PodAdmitHandler {
+  /** admit: may `pod` start on this node now? Never throws. */
+  admit(pod: Pod): AdmitResult;
 }
 
 /**
@@ -38,7 +42,7 @@ export interface PodAdmission {
   /**
    * admit runs record `record`'s pod through the chain — pod security (sysctls, AppArmor,
    * SELinux), hostPorts without a pod network, resources and node affinity against the ledger
-   * (admitPod), then the eviction manager's handler — and stops at the first refusal. Admitted:
+   * (admitPod), then each added handler (the eviction manager's) — and stops at the first refusal. Admitted:
    * the pod's requests (podRequests: cpu millicores, memory bytes) and one pod slot join the
    * ledger until {@link release}. Refused: nothing is recorded; the caller fails the pod whole.
    * Never throws on a validated pod.
@@ -51,12 +55,19 @@ export interface PodAdmission {
   release(record: PodRecord): void;
   /** freeSlots: --max-pods minus the admitted, still active pods (may be read before new ADDs are counted). */
   freeSlots(): number;
+  /**
+   * addAdmitHandler appends `handler` to the chain, asked after the built-in handlers and those
+   * added before it (kubelet.go: admitHandlers.AddPodAdmitHandler; the agent adds the eviction
+   * manager's once it is built).
+   */
+  addAdmitHandler(handler: PodAdmitHandler): void;
 }
 
 class PodAdmissionImpl implements PodAdmission {
   /** What admitted, still active pods request; kept up to date by admit and release. */
   #used: PodUsage = { pods: 0, cpuMilli: 0, memoryBytes: 0 };
   readonly #admitted = new WeakMap<PodRecord, { cpuMilli: number; memoryBytes: number }>();
+  readonly #handlers: PodAdmitHandler[] = [];
 
   constructor(private readonly deps: PodAdmissionDeps) {}
 
@@ -65,7 +76,11 @@ class PodAdmissionImpl implements PodAdmission {
     const secure = admitPodSecurity(pod, this.deps.security ?? { allowedUnsafeSysctls: [], appArmorEnabled: false, seLinuxEnabled: false });
     const ports = secure.admit ? admitHostPorts(pod, this.deps.podNetwork ?? true) : secure;
     const fits = ports.admit ? admitPod(pod, this.#used, this.deps.capacity, this.deps.node) : ports;
-    const admitted = fits.admit && this.deps.evictionAdmit ? this.deps.evictionAdmit(pod) : fits;
+    let admitted = fits;
+    for (const h of this.#handlers) {
+      if (!admitted.admit) break;
+      admitted = h.admit(pod);
+    }
     if (!admitted.admit) return admitted;
     const req = podRequests(pod);
     this.#admitted.set(record, req);
@@ -82,6 +97,10 @@ class PodAdmissionImpl implements PodAdmission {
 
   freeSlots(): number {
     return this.deps.capacity.pods - this.#used.pods;
+  }
+
+  addAdmitHandler(handler: PodAdmitHandler): void {
+    this.#handlers.push(handler);
   }
 }
 
