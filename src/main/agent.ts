@@ -181,11 +181,13 @@ class AgentImpl implements Agent {
     if (options.manifestUrl) sources.push('http');
     sources.push('api');
     this.#config = newPodConfig(sources);
+    const agent = this;
     this.#intake = newIntakeApi(options, {
       logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), mergedPod: (uid) => this.#config.get(uid),
       onUpdate: (u) => this.#handleUpdate(u),
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
-      shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
+      // A repeated DELETE may shorten a terminating pod's grace period (pod/graceful-deletion.ts); the pod workers exist from start().
+      statusManager: this.statusManager, get podWorkers() { return agent.#podWorkers; },
       recordEvent: (pod, e) => this.events.record(pod, e),
     });
     this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }));

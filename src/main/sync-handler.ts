@@ -23,7 +23,7 @@
 import { podFullName } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
 import { boundedErr, podFields, type Logger } from '../shared/logging.js';
-import { effectiveGracePeriodSeconds, kGracePeriodFromLabels } from '../shared/pod-policy.js';
+import { kGracePeriodFromLabels } from '../shared/pod-policy.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
 import type { PodConfig, PodConfigChanges } from './config/pod-config.js';
@@ -32,6 +32,7 @@ import type { PodWorkers } from './pod-workers.js';
 import type { ProberManager } from './prober/prober-manager.js';
 import type { PodStatusPublisher } from './status/pod-status-publisher.js';
 import type { StatusManager } from './status/status-manager.js';
+import { removalGracePeriodSeconds } from './pod/graceful-deletion.js';
 import type { PodAdmission } from './pod/pod-admission.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
 
@@ -107,18 +108,6 @@ export interface SyncHandler {
    * copy is not found again). A pod that waited for it (podWorkers.allowPodStart) is added now.
    */
   podRemoved(uid: string): void;
-  /**
-   * shortenDeletion: another DELETE of pod `uid`, which a DELETE already removed and which is still
-   * terminating (its record is kept until its containers are gone). As the apiserver's graceful
-   * delete of an object that already has a deletionTimestamp (rest.BeforeDelete), the grace period
-   * may only be shortened: when `gracePeriodSeconds` (seconds; undefined = the pod's own) is below
-   * the pod's `deletionGracePeriodSeconds`, the record's pod shows the shorter one and the pod
-   * workers get a kill with it (they take the minimum and stop the containers again at once, as the
-   * kubelet's pod workers: calculateEffectiveGracePeriod). Otherwise nothing changes.
-   * @returns the pod as now listed (with deletionGracePeriodSeconds), or undefined when `uid` is
-   *   not a pod being deleted (not known, or never deleted, or stopped because it finished).
-   */
-  shortenDeletion(uid: string, gracePeriodSeconds: number | undefined): Pod | undefined;
 }
 
 /** One change of a change set, in the order it is handled. */
@@ -141,11 +130,6 @@ function flatten(changes: PodConfigChanges): Change[] {
   for (const pod of changes.updates) out.push({ op: 'update', pod });
   for (const pod of changes.adds) out.push({ op: 'add', pod });
   return out;
-}
-
-/** The grace period of a REMOVE: the DELETE's (metadata.deletionGracePeriodSeconds), else the pod's, else 30 s. */
-function removalGracePeriodSeconds(pod: Pod): number {
-  return effectiveGracePeriodSeconds(pod, pod.metadata?.deletionGracePeriodSeconds);
 }
 
 class SyncHandlerImpl implements SyncHandler {
@@ -252,19 +236,6 @@ class SyncHandlerImpl implements SyncHandler {
     if (waiting?.blockedBy !== uid) return;
     this.#blockedByFullName.delete(fullName);
     this.#handlePodAdd(waiting.pod);
-  }
-
-  shortenDeletion(uid: string, gracePeriodSeconds: number | undefined): Pod | undefined {
-    const record = this.deps.podManager.get(uid);
-    if (!record?.pod.metadata?.deletionTimestamp || !this.deps.podWorkers.shouldPodContentBeRemoved(uid)) return undefined;
-    const current = removalGracePeriodSeconds(record.pod);
-    if (gracePeriodSeconds === undefined || gracePeriodSeconds >= current) return record.pod;
-    // A new object: the pod list cache (server/routes/pods.ts) compares pod fields by identity.
-    record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionGracePeriodSeconds: gracePeriodSeconds } };
-    this.deps.statusManager.updatePod(record.pod);
-    this.deps.logger.info({ ...podFields(record.pod), gracePeriodSeconds, was: current }, 'SyncLoop DELETE shortens the grace period');
-    this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds, remove: true });
-    return record.pod;
   }
 
   #block(fullName: string, pod: Pod, blockedBy: string): void {
