@@ -274,6 +274,14 @@ class AgentImpl implements Agent {
       onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),
       probeMetrics: this.#probeMetrics,
     });
+    const plegDeps = {
+      runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
+      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); },
+    };
+    // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
+    const pleg = this.#pleg = o.runtime === 'docker' && !this.deps.runner
+      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
+      : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     const { podManager, statusManager, events } = this;
     // The pod workers run the pod syncer, and the syncer, the status publisher, the sync handler and
     // eviction ask the pod workers about a pod's lifecycle (as the kubelet's podWorkers and its
@@ -291,17 +299,12 @@ class AgentImpl implements Agent {
     const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
       get podWorkers() { return podWorkers; }, admission, statusPublisher,
-      oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
+      oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid),
       runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
     });
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
-      runtimeView: {
-        observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid),
-        lastRelistObservedAtMs: () => this.#pleg.lastRelistObservedAtMs(),
-        hasContainersOf: (uid) => this.#pleg.hasContainersOf(uid),
-      },
-      get podWorkers() { return podWorkers; },
+      runtimeView: pleg, get podWorkers() { return podWorkers; },
       configObjects: (pod) => this.objects.configObjectsFor(pod),
       networkError: () => network.nodeMessage(),
     });
@@ -326,14 +329,6 @@ class AgentImpl implements Agent {
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher,
     });
-    const plegDeps = {
-      runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
-      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); },
-    };
-    // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
-    this.#pleg = o.runtime === 'docker' && !this.deps.runner
-      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
-      : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
     const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
     this.#runtimeState = newRuntimeState({}, {
