@@ -3,9 +3,11 @@
  * nothing else. It builds and wires, in the kubelet's shape:
  *
  *   sources → PodConfig merge → sync loop (sync-loop.ts) → sync handler (sync-handler.ts: SyncLoop
- *   ADD / UPDATE / REMOVE, admission) → pod workers (pod-workers.ts) → pod syncer (pod-syncer.ts) →
- *   worker pool; the PLEG (pleg/) feeds the sync loop and, with the pod syncer, the pod cache
- *   (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
+ *   ADD / UPDATE / REMOVE, asking admission: pod/pod-admission.ts) → pod workers (pod-workers.ts) →
+ *   pod syncer (pod-syncer.ts) → worker pool; one pod-status publisher (status/pod-status-publisher.ts)
+ *   for the loop, the handler, the syncer and eviction; a repeated DELETE's shorter grace period is
+ *   the intake's (pod/graceful-deletion.ts); the PLEG (pleg/) feeds the sync loop and, with the pod
+ *   syncer, the pod cache (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
  *   feeds the watch cache, metrics and etcd; the server gets the AgentHost of server-host.ts.
  *
  * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
