@@ -3,9 +3,11 @@
  * nothing else. It builds and wires, in the kubelet's shape:
  *
  *   sources → PodConfig merge → sync loop (sync-loop.ts) → sync handler (sync-handler.ts: SyncLoop
- *   ADD / UPDATE / REMOVE, admission) → pod workers (pod-workers.ts) → pod syncer (pod-syncer.ts) →
- *   worker pool; the PLEG (pleg/) feeds the sync loop and, with the pod syncer, the pod cache
- *   (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
+ *   ADD / UPDATE / REMOVE, asking admission: pod/pod-admission.ts) → pod workers (pod-workers.ts) →
+ *   pod syncer (pod-syncer.ts) → worker pool; one pod-status publisher (status/pod-status-publisher.ts)
+ *   for the loop, the handler, the syncer and eviction; a repeated DELETE's shorter grace period is
+ *   the intake's (pod/graceful-deletion.ts); the PLEG (pleg/) feeds the sync loop and, with the pod
+ *   syncer, the pod cache (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
  *   feeds the watch cache, metrics and etcd; the server gets the AgentHost of server-host.ts.
  *
  * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
@@ -51,6 +53,7 @@ import { newPodCache, oldestSandboxCreatedAtMs } from './pleg/pod-cache.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodSyncer } from './pod-syncer.js';
 import { newPodWorkers, type PodWorkers } from './pod-workers.js';
+import { newPodAdmission } from './pod/pod-admission.js';
 import { newPodManager, type PodManager } from './pod/pod-manager.js';
 import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
@@ -60,6 +63,7 @@ import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
 import { ensureServingCert } from './serving-cert.js';
 import { agentServerOptions } from './server-options.js';
+import { newPodStatusPublisher } from './status/pod-status-publisher.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { newSyncHandler, type SyncHandler } from './sync-handler.js';
 import { detectHostSecurity } from './pod/security-admission.js';
@@ -181,11 +185,13 @@ class AgentImpl implements Agent {
     if (options.manifestUrl) sources.push('http');
     sources.push('api');
     this.#config = newPodConfig(sources);
+    const agent = this;
     this.#intake = newIntakeApi(options, {
       logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), mergedPod: (uid) => this.#config.get(uid),
       onUpdate: (u) => this.#handleUpdate(u),
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
-      shortenDeletion: (uid, grace) => this.#syncHandler?.shortenDeletion(uid, grace),
+      // A repeated DELETE may shorten a terminating pod's grace period (pod/graceful-deletion.ts); the pod workers exist from start().
+      statusManager: this.statusManager, get podWorkers() { return agent.#podWorkers; },
       recordEvent: (pod, e) => this.events.record(pod, e),
     });
     this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }));
@@ -273,40 +279,51 @@ class AgentImpl implements Agent {
       onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),
       probeMetrics: this.#probeMetrics,
     });
+    const plegDeps = {
+      runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
+      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); },
+    };
+    // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
+    const pleg = this.#pleg = o.runtime === 'docker' && !this.deps.runner
+      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
+      : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     const { podManager, statusManager, events } = this;
-    // The pod workers and the pod syncer call each other (as the kubelet's podWorkers and podSyncer).
+    // The pod workers run the pod syncer, and the syncer, the status publisher, the sync handler and
+    // eviction ask the pod workers about a pod's lifecycle (as the kubelet's podWorkers and its
+    // Kubelet): each reads `podWorkers` at its call.
     let podWorkers!: PodWorkers;
-    const handler = this.#syncHandler = newSyncHandler({
-      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
-      get podWorkers() { return podWorkers; },
+    const admission = newPodAdmission({
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       security: detectHostSecurity(o.allowedUnsafeSysctls),
       podNetwork: network.settings.plugin === 'cni',
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
-      publishStatus: (r) => syncer.publishStatus(r), oldRuntimeCopies: (fullName, uid) => this.#pleg.oldRuntimeCopies(fullName, uid),
+    });
+    const statusPublisher = newPodStatusPublisher({
+      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; },
+    });
+    const handler = this.#syncHandler = newSyncHandler({
+      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
+      get podWorkers() { return podWorkers; }, admission, statusPublisher,
+      oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid),
       runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
-      evictionAdmit: (pod) => this.#eviction?.admit(pod) ?? { admit: true },
     });
     const syncer = newPodSyncer({
-      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, events, admission: handler,
-      runtimeView: {
-        observePodRemoved: (uid) => this.#pleg.observePodRemoved(uid),
-        lastRelistObservedAtMs: () => this.#pleg.lastRelistObservedAtMs(),
-        hasContainersOf: (uid) => this.#pleg.hasContainersOf(uid),
-      },
-      get podWorkers() { return podWorkers; },
+      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
+      runtimeView: pleg, get podWorkers() { return podWorkers; },
       configObjects: (pod) => this.#claims.configObjectsFor(pod),
       networkError: () => network.nodeMessage(),
     });
     this.#eviction = newNodeEvictionManager(o, {
       logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, get podWorkers() { return podWorkers; },
-      evictPod: (uid, reason, message) => syncer.evictPod(uid, reason, message), registry: this.#metrics.registry,
+      admission, statusPublisher, registry: this.#metrics.registry,
       // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
       reclaimDisk: () => runner.run<'gc'>({
         kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
         activePodUids: housekeeping.activePodUids(), imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
       }).then(() => undefined),
     });
+    // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
+    admission.addAdmitHandler(this.#eviction);
     podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
@@ -315,16 +332,8 @@ class AgentImpl implements Agent {
       desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
     });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
-      logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, publishStatus: (r) => syncer.publishStatus(r),
+      logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher,
     });
-    const plegDeps = {
-      runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
-      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); },
-    };
-    // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
-    this.#pleg = o.runtime === 'docker' && !this.deps.runner
-      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
-      : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
     const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
     this.#runtimeState = newRuntimeState({}, {

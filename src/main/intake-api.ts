@@ -13,6 +13,7 @@ import type { Logger } from '../shared/logging.js';
 import type { PodEventRecord } from '../shared/messages.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 import { newIntakeSource, type IntakeSource, type IntakeWrite } from './config/source-intake.js';
+import { shortenDeletion, type GracefulDeletionDeps } from './pod/graceful-deletion.js';
 import type { PodManager } from './pod/pod-manager.js';
 
 /** Options of {@link newIntakeApi} (a subset of AgentOptions). */
@@ -43,11 +44,12 @@ export interface IntakeApiDeps {
   /** Pods the node can still admit (SyncHandler.freePodSlots); a POST of more is refused whole with 403. Default unbounded. */
   freePodSlots?: () => number;
   /**
-   * A DELETE of an intake pod that a DELETE already removed and that still terminates
-   * (SyncHandler.shortenDeletion): may shorten its grace period; returns the pod as listed, or
-   * undefined when `uid` is no such pod. Absent = such a DELETE answers 404.
+   * For a DELETE of an intake pod that a DELETE already removed and that still terminates
+   * (pod/graceful-deletion.ts shortenDeletion, which may shorten its grace period): the pods'
+   * watch and the pod workers. Both absent = such a DELETE answers 404.
    */
-  shortenDeletion?: (uid: string, gracePeriodSeconds: number | undefined) => Pod | undefined;
+  statusManager?: GracefulDeletionDeps['statusManager'];
+  podWorkers?: GracefulDeletionDeps['podWorkers'];
   /** Records an event on a pod: the restore's FailedRestore Warnings (IntakeSourceDeps.recordEvent). */
   recordEvent?: (pod: Pod, event: PodEventRecord) => void;
 }
@@ -76,7 +78,7 @@ export interface IntakeApi {
    * (seconds; default the pod's). Resolves with the pod marked deleted, and its status. A pod that
    * an earlier DELETE removed and that is still terminating answers again, as the apiserver's
    * delete of an object with a deletionTimestamp: a shorter `gracePeriodSeconds` shortens its grace
-   * period (IntakeApiDeps.shortenDeletion), anything else leaves it as it is.
+   * period (pod/graceful-deletion.ts shortenDeletion), anything else leaves it as it is.
    */
   deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<Pod>;
   /**
@@ -152,7 +154,8 @@ class IntakeApiImpl implements IntakeApi {
   #deleteAgain(namespace: string, name: string, gracePeriodSeconds: number | undefined): Pod | undefined {
     const record = this.deps.podManager.getByFullName(`${namespace}/${name}`);
     if (!record || podSource(record.pod) !== 'api') return undefined;
-    const pod = this.deps.shortenDeletion?.(record.uid, gracePeriodSeconds);
+    const { statusManager, podWorkers, logger, podManager } = this.deps;
+    const pod = statusManager && podWorkers ? shortenDeletion({ logger, podManager, statusManager, podWorkers }, record.uid, gracePeriodSeconds) : undefined;
     return pod && (record.status ? { ...pod, status: record.status } : pod);
   }
 

@@ -14,9 +14,9 @@
  *   pod that waited for its full name start.
  *
  * What it may touch: the pod manager's records (never creates one), the pod cache (the syncer's
- * runtime reads), the status manager (through publishStatus), events, the prober (which probes run)
- * the sync handler's admission bookkeeping, and the PLEG's view of the runtime (told when a removal
- * finished). It schedules nothing: the pod workers do.
+ * runtime reads), the status publisher (and the status manager, to forget a removed pod), events, the prober (which probes run)
+ * the admission ledger (a share given back), the sync handler's start gate (a pod gone), and the
+ * PLEG's view of the runtime (told when a removal finished). It schedules nothing: the pod workers do.
  * Main thread only; every Docker call is a pool task.
  */
 import { PodAbsence, type RuntimeView } from './pod-absence.js';
@@ -33,11 +33,13 @@ import type { PodCache } from './pleg/pod-cache.js';
 import type { PodSyncer, PodWorkers, SyncPodOutcome } from './pod-workers.js';
 import { kNetworkNotReadyErrorMsg } from './network/network-setup.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
+import type { PodAdmission } from './pod/pod-admission.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
 import type { ProberManager } from './prober/prober-manager.js';
-import { generatePodStatus } from './status/generate.js';
+import type { PodStatusPublisher } from './status/pod-status-publisher.js';
 import type { StatusManager } from './status/status-manager.js';
+import type { SyncHandler } from './sync-handler.js';
 
 /** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields (milliseconds). */
 export const kSyncDeadlineMs = 120_000;
@@ -50,10 +52,13 @@ export interface PodSyncerDeps {
   runner: PodSyncRunner;
   podManager: PodManager;
   podCache: PodCache;
-  /** Asked for the pod's lifecycle (terminal, terminating); the syncer never schedules through it. */
-  podWorkers: Pick<PodWorkers, 'isPodTerminal' | 'isPodTerminationRequested'>;
+  /** Asked whether the pod's termination was requested; the syncer never schedules through it. */
+  podWorkers: Pick<PodWorkers, 'isPodTerminationRequested'>;
   prober: ProberManager;
-  statusManager: StatusManager;
+  /** Forgets a removed pod's status (deletePodStatus). */
+  statusManager: Pick<StatusManager, 'deletePodStatus'>;
+  /** Generates and publishes the pod's status (status/pod-status-publisher.ts); fails a pod the agent gives up on. */
+  statusPublisher: PodStatusPublisher;
   events: EventRecorder;
   /**
    * The PLEG's view of the runtime: told when a removal finished (Pleg.observePodRemoved); asked
@@ -70,32 +75,16 @@ export interface PodSyncerDeps {
    * = always ready. Pods that are not hostNetwork are not synced meanwhile.
    */
   networkError?: () => string;
-  /** The sync handler's admission bookkeeping (sync-handler.ts): give back a share, start a waiting pod. */
-  admission: { release(record: PodRecord): void; podRemoved(uid: string): void };
+  /** The ledger of admitted pods (pod/pod-admission.ts): a pod that stops being active gives its share back. */
+  admission: Pick<PodAdmission, 'release'>;
+  /**
+   * The start gate (sync-handler.ts SyncHandler.podRemoved): told once a pod is gone, so a pod
+   * that waited for its full name starts.
+   */
+  startGate: Pick<SyncHandler, 'podRemoved'>;
 }
 
-/** KubeletPodSyncer: the {@link PodSyncer} plus the status publication the other loops share. */
-export interface KubeletPodSyncer extends PodSyncer {
-  /**
-   * publishStatus generates pod `record`'s PodStatus from its spec, the pod cache, the probe results
-   * and its lifecycle (generateAPIPodStatus) and hands it to the status manager (which stores it
-   * only when it changed). Synchronous.
-   */
-  publishStatus(record: PodRecord): void;
-  /**
-   * evictPod fails pod `uid` for the eviction manager (as killPodNow with Evict): phase Failed
-   * with `reason`/`message` kept from now on and the condition `DisruptionTarget` True (reason
-   * `TerminationByKubelet`, as PodDisruptionConditions), a Warning event `reason` with `message`, its share of
-   * the node given back and the status published as terminal. The caller then kills it through the
-   * pod workers. Returns false when the pod is not known (nothing done).
-   */
-  evictPod(uid: string, reason: string, message: string): boolean;
-}
-
-class PodSyncerImpl implements KubeletPodSyncer {
-  /** Pods the agent failed itself (DeadlineExceeded, Evicted), with the status reason and message. */
-  readonly #failures = new WeakMap<PodRecord, { reason: string; message: string; condition?: { type: string; reason: string; message: string } }>();
-
+class PodSyncerImpl implements PodSyncer {
   /** Which pods have no container for certain (their sync task's knownAbsent); every task runs through it. */
   readonly #absence: PodAbsence;
 
@@ -157,28 +146,19 @@ class PodSyncerImpl implements KubeletPodSyncer {
   #waitForNetwork(record: PodRecord, networkError: string): never {
     const message = `${kNetworkNotReadyErrorMsg}: ${networkError}`;
     this.deps.events.record(record.pod, { type: 'Warning', reason: 'NetworkNotReady', message });
-    this.publishStatus(record);
+    this.deps.statusPublisher.publish(record);
     throw new AgentError('ERR_NETWORK', message);
   }
 
   /**
    * #failPod: the kubelet fails the pod itself (activeDeadlineHandler): phase Failed with
-   * `reason`/`message`, an event, and its containers killed within the grace period (kept for logs).
+   * `reason`/`message`, an event (PodStatusPublisher.fail), its admission share given back, and
+   * its containers killed within the grace period (kept for logs).
    */
-  #failPod(record: PodRecord, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', condition?: { type: string; reason: string; message: string }): SyncPodOutcome {
+  #failPod(record: PodRecord, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): SyncPodOutcome {
     this.deps.admission.release(record);
-    this.#failures.set(record, { reason, message, ...(condition ? { condition } : {}) });
-    this.deps.events.record(record.pod, { type, reason, message });
-    this.deps.logger.info({ ...podFields(record.pod), reason }, 'Failing pod');
-    this.publishStatus(record, true);
+    this.deps.statusPublisher.fail(record, { reason, message, type });
     return { terminal: { gracePeriodSeconds: podTerminationGracePeriodSeconds(record.pod) } };
-  }
-
-  evictPod(uid: string, reason: string, message: string): boolean {
-    const record = this.deps.podManager.get(uid);
-    if (!record) return false;
-    this.#failPod(record, reason, message, 'Warning', { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message });
-    return true;
   }
 
   async syncTerminatingPod(uid: string, gracePeriodSeconds: number, remove: boolean): Promise<void> {
@@ -235,10 +215,10 @@ class PodSyncerImpl implements KubeletPodSyncer {
       this.deps.logger.info(podFields(record.pod), 'Pod removed');
     }
     // Also for a pod known only to the runtime (housekeeping's orphans): one may wait for it.
-    this.deps.admission.podRemoved(uid);
+    this.deps.startGate.podRemoved(uid);
   }
 
-  /** #applyResult stores a task's outcome on `record` and publishes its status (`terminal`: as publishStatus; default the pod workers' view). */
+  /** #applyResult stores a task's outcome on `record` and publishes its status (`terminal`: as PodStatusPublisher.publish; default the pod workers' view). */
   #applyResult(record: PodRecord, result: PodSyncResult, terminal?: boolean): void {
     record.waiting = result.waiting;
     record.backoff = result.backoff;
@@ -246,16 +226,7 @@ class PodSyncerImpl implements KubeletPodSyncer {
     const runtimePod = this.deps.podCache.get(record.uid);
     if (this.deps.podWorkers.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
     else this.deps.prober.updatePod(record.pod, runtimePod, runtimePod?.podIp ?? '');
-    this.publishStatus(record, terminal);
-  }
-
-  publishStatus(record: PodRecord, terminal = this.deps.podWorkers.isPodTerminal(record.uid)): void {
-    record.status = generatePodStatus({
-      pod: record.pod, runtimePod: this.deps.podCache.get(record.uid), waiting: record.waiting, hostIp: this.deps.nodeIp,
-      startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: Date.now(), failure: this.#failures.get(record),
-      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id),
-    });
-    this.deps.statusManager.setPodStatus(record.pod, record.status);
+    this.deps.statusPublisher.publish(record, terminal);
   }
 
   #logEvents(pod: Pod, events: PodEventRecord[]): void {
@@ -264,6 +235,6 @@ class PodSyncerImpl implements KubeletPodSyncer {
 }
 
 /** newPodSyncer builds the pod syncer over the agent's subsystems; it runs nothing by itself. */
-export function newPodSyncer(deps: PodSyncerDeps): KubeletPodSyncer {
+export function newPodSyncer(deps: PodSyncerDeps): PodSyncer {
   return new PodSyncerImpl(deps);
 }

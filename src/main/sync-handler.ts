@@ -1,8 +1,8 @@
 /**
  * Counterpart of pkg/kubelet/kubelet.go's SyncHandler for config changes — HandlePodAdditions /
- * HandlePodUpdates / HandlePodRemoves (the configCh branch of syncLoopIteration) — with the
- * admission bookkeeping of canAdmitPod: turns one source update into SyncLoop ADD / UPDATE / REMOVE
- * on the desired-state table.
+ * HandlePodUpdates / HandlePodRemoves (the configCh branch of syncLoopIteration), asking admission
+ * (pod/pod-admission.ts, the kubelet's canAdmitPod) at each ADD: turns one source update into
+ * SyncLoop ADD / UPDATE / REMOVE on the desired-state table.
  *
  * A big update (a 2,000-pod SET from the file source) is handled in chunks of
  * {@link kChangesPerChunk} pods with a macrotask (setImmediate) between them, so the main thread
@@ -10,31 +10,30 @@
  * handled strictly in arrival order (a FIFO), as the kubelet's configCh is read one update per
  * syncLoopIteration. A small update with nothing queued ahead is handled at once, synchronously.
  *
- * What it owns: the queue of change sets not yet handled, the node's admitted usage (what
- * admitted, still active pods request) and the pods waiting for an older pod of the same full
+ * What it owns: the queue of change sets not yet handled and the pods waiting for an older pod of the same full
  * name to finish terminating — one this agent knows, or one found only in the runtime (a static
  * pod edited while the agent was down: its old copy is killed first, so two never run side by
  * side). What it may touch: the PodConfig merge (apply), the pod manager (records are created
  * here; the pod syncer deletes them), the status manager (a pod admission rejects; every admitted
- * pod's first status goes through publishStatus; updatePod for a write of the pod object itself),
- * events, the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE and of an old runtime copy) and
+ * pod's first status goes through the status publisher; updatePod for a write of the pod object itself),
+ * events, admission (admit at ADD, release at REMOVE), the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE and of an old runtime copy) and
  * the prober (forget a removed pod). It runs no pod worker task itself (pod-syncer.ts does).
  * Main thread only.
  */
 import { podFullName } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
 import { boundedErr, podFields, type Logger } from '../shared/logging.js';
-import { effectiveGracePeriodSeconds, kGracePeriodFromLabels } from '../shared/pod-policy.js';
+import { kGracePeriodFromLabels } from '../shared/pod-policy.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
 import type { PodConfig, PodConfigChanges } from './config/pod-config.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { PodWorkers } from './pod-workers.js';
 import type { ProberManager } from './prober/prober-manager.js';
+import type { PodStatusPublisher } from './status/pod-status-publisher.js';
 import type { StatusManager } from './status/status-manager.js';
-import { admitHostPorts, admitPod, podRequests, type AdmitResult, type NodeCapacity, type PodUsage } from './pod/admission.js';
-import { admitPodSecurity, type NodeSecurity } from './pod/security-admission.js';
-import type { NodeIdentity } from './pod/node-affinity.js';
+import { removalGracePeriodSeconds } from './pod/graceful-deletion.js';
+import type { PodAdmission } from './pod/pod-admission.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
 
 /**
@@ -56,18 +55,10 @@ export interface SyncHandlerDeps {
   events: EventRecorder;
   podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated'>;
   prober: ProberManager;
-  /** Allocatable for admission: --max-pods, cores (millicores) and memory (bytes). */
-  capacity: NodeCapacity;
-  /** The host's AppArmor/SELinux and --allowed-unsafe-sysctls, for the security admit handlers; absent = no sysctls beyond the safe set, neither LSM. */
-  security?: NodeSecurity;
-  /** The node has a pod network (--network-plugin cni): hostPorts are published; false refuses them at admission (admitHostPorts). Default true. */
-  podNetwork?: boolean;
-  /** This node's name and labels (well-known plus --node-labels), for nodeSelector / node affinity at admission; absent = not checked. */
-  node?: NodeIdentity;
-  /** The eviction manager's admit handler (refuses pods while the node is under pressure); absent = none. */
-  evictionAdmit?(pod: Pod): AdmitResult;
-  /** Generates and publishes the pod's status from its record (KubeletPodSyncer.publishStatus). */
-  publishStatus(record: PodRecord): void;
+  /** The admission chain and the ledger of admitted pods (pod/pod-admission.ts), asked at each ADD. */
+  admission: Pick<PodAdmission, 'admit' | 'release' | 'freeSlots'>;
+  /** Generates and publishes an admitted pod's first status (status/pod-status-publisher.ts). */
+  statusPublisher: Pick<PodStatusPublisher, 'publish'>;
   /**
    * UIDs other than `uid` with containers of full name `namespace/name` in the runtime, found at
    * start (Pleg.oldRuntimeCopies); default none.
@@ -82,7 +73,7 @@ export interface SyncHandlerDeps {
   runtimeStartTimeMs?(uid: string): number | undefined;
 }
 
-/** SyncHandler: SyncLoop ADD / UPDATE / REMOVE and admission. Main thread only. */
+/** SyncHandler: SyncLoop ADD / UPDATE / REMOVE, asking admission (pod/pod-admission.ts) at each ADD. Main thread only. */
 export interface SyncHandler {
   /**
    * handleUpdate merges one source update (PodConfig.apply, at once) and handles what changed, in
@@ -105,11 +96,6 @@ export interface SyncHandler {
    */
   stop(): void;
   /**
-   * release gives back an admitted pod's share of the node once it stops being active (terminal
-   * or removed). Idempotent: a record not (or no longer) admitted is ignored.
-   */
-  release(record: PodRecord): void;
-  /**
    * freePodSlots: pods the node can still admit — --max-pods minus the admitted, still active
    * pods, the pods whose ADD is queued and not yet handled, and the pods waiting for an older
    * pod of their name to terminate (never below 0). The intake refuses a batch that needs more
@@ -122,18 +108,6 @@ export interface SyncHandler {
    * copy is not found again). A pod that waited for it (podWorkers.allowPodStart) is added now.
    */
   podRemoved(uid: string): void;
-  /**
-   * shortenDeletion: another DELETE of pod `uid`, which a DELETE already removed and which is still
-   * terminating (its record is kept until its containers are gone). As the apiserver's graceful
-   * delete of an object that already has a deletionTimestamp (rest.BeforeDelete), the grace period
-   * may only be shortened: when `gracePeriodSeconds` (seconds; undefined = the pod's own) is below
-   * the pod's `deletionGracePeriodSeconds`, the record's pod shows the shorter one and the pod
-   * workers get a kill with it (they take the minimum and stop the containers again at once, as the
-   * kubelet's pod workers: calculateEffectiveGracePeriod). Otherwise nothing changes.
-   * @returns the pod as now listed (with deletionGracePeriodSeconds), or undefined when `uid` is
-   *   not a pod being deleted (not known, or never deleted, or stopped because it finished).
-   */
-  shortenDeletion(uid: string, gracePeriodSeconds: number | undefined): Pod | undefined;
 }
 
 /** One change of a change set, in the order it is handled. */
@@ -158,11 +132,6 @@ function flatten(changes: PodConfigChanges): Change[] {
   return out;
 }
 
-/** The grace period of a REMOVE: the DELETE's (metadata.deletionGracePeriodSeconds), else the pod's, else 30 s. */
-function removalGracePeriodSeconds(pod: Pod): number {
-  return effectiveGracePeriodSeconds(pod, pod.metadata?.deletionGracePeriodSeconds);
-}
-
 class SyncHandlerImpl implements SyncHandler {
   /** Change sets not yet (fully) handled, oldest first. */
   readonly #queue: QueuedChanges[] = [];
@@ -176,9 +145,6 @@ class SyncHandlerImpl implements SyncHandler {
   readonly #blockedByFullName = new Map<string, { pod: Pod; blockedBy: string }>();
   /** The full name each blocking UID holds up, to find the waiting pod when it is gone. */
   readonly #blocking = new Map<string, string>();
-  /** What admitted, still active pods request; kept up to date by admission and release. */
-  #used: PodUsage = { pods: 0, cpuMilli: 0, memoryBytes: 0 };
-  readonly #admitted = new WeakMap<PodRecord, { cpuMilli: number; memoryBytes: number }>();
   /** ADD changes queued in the FIFO and not yet handled (they will each want a pod slot). */
   #queuedAdds = 0;
 
@@ -258,15 +224,8 @@ class SyncHandlerImpl implements SyncHandler {
     }
   }
 
-  release(record: PodRecord): void {
-    const req = this.#admitted.get(record);
-    if (!req) return;
-    this.#admitted.delete(record);
-    this.#used = { pods: this.#used.pods - 1, cpuMilli: this.#used.cpuMilli - req.cpuMilli, memoryBytes: this.#used.memoryBytes - req.memoryBytes };
-  }
-
   freePodSlots(): number {
-    return Math.max(0, this.deps.capacity.pods - this.#used.pods - this.#queuedAdds - this.#blockedByFullName.size);
+    return Math.max(0, this.deps.admission.freeSlots() - this.#queuedAdds - this.#blockedByFullName.size);
   }
 
   podRemoved(uid: string): void {
@@ -277,19 +236,6 @@ class SyncHandlerImpl implements SyncHandler {
     if (waiting?.blockedBy !== uid) return;
     this.#blockedByFullName.delete(fullName);
     this.#handlePodAdd(waiting.pod);
-  }
-
-  shortenDeletion(uid: string, gracePeriodSeconds: number | undefined): Pod | undefined {
-    const record = this.deps.podManager.get(uid);
-    if (!record?.pod.metadata?.deletionTimestamp || !this.deps.podWorkers.shouldPodContentBeRemoved(uid)) return undefined;
-    const current = removalGracePeriodSeconds(record.pod);
-    if (gracePeriodSeconds === undefined || gracePeriodSeconds >= current) return record.pod;
-    // A new object: the pod list cache (server/routes/pods.ts) compares pod fields by identity.
-    record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionGracePeriodSeconds: gracePeriodSeconds } };
-    this.deps.statusManager.updatePod(record.pod);
-    this.deps.logger.info({ ...podFields(record.pod), gracePeriodSeconds, was: current }, 'SyncLoop DELETE shortens the grace period');
-    this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds, remove: true });
-    return record.pod;
   }
 
   #block(fullName: string, pod: Pod, blockedBy: string): void {
@@ -319,10 +265,7 @@ class SyncHandlerImpl implements SyncHandler {
     const nowMs = Date.now();
     const adoptedFromMs = this.deps.runtimeStartTimeMs?.(uid);
     const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: adoptedFromMs !== undefined && adoptedFromMs > 0 && adoptedFromMs < nowMs ? adoptedFromMs : nowMs };
-    const secure = admitPodSecurity(pod, this.deps.security ?? { allowedUnsafeSysctls: [], appArmorEnabled: false, seLinuxEnabled: false });
-    const ports = secure.admit ? admitHostPorts(pod, this.deps.podNetwork ?? true) : secure;
-    const fits = ports.admit ? admitPod(pod, this.#used, this.deps.capacity, this.deps.node) : ports;
-    const admitted = fits.admit && this.deps.evictionAdmit ? this.deps.evictionAdmit(pod) : fits;
+    const admitted = this.deps.admission.admit(record);
     podManager.set(record);
     if (!admitted.admit) {
       // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.
@@ -332,11 +275,8 @@ class SyncHandlerImpl implements SyncHandler {
       this.deps.events.record(pod, { type: 'Warning', reason: admitted.reason, message: admitted.message });
       return;
     }
-    const req = podRequests(pod);
-    this.#admitted.set(record, req);
-    this.#used = { pods: this.#used.pods + 1, cpuMilli: this.#used.cpuMilli + req.cpuMilli, memoryBytes: this.#used.memoryBytes + req.memoryBytes };
     logger.info({ ...podFields(pod), source: pod.metadata?.annotations?.['kubernetes.io/config.source'] }, 'SyncLoop ADD');
-    this.deps.publishStatus(record);
+    this.deps.statusPublisher.publish(record);
     this.deps.podWorkers.update(uid, { type: 'sync' });
   }
 
@@ -380,7 +320,7 @@ class SyncHandlerImpl implements SyncHandler {
       // Terminating is on the pods' watch at once (a MODIFIED with both marks), as the apiserver's graceful delete.
       this.deps.statusManager.updatePod(record.pod);
     }
-    this.release(record);
+    this.deps.admission.release(record);
     this.deps.prober.removePod(uid);
     this.deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: removalGracePeriodSeconds(pod), remove: true });
   }

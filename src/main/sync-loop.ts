@@ -24,6 +24,7 @@ import type { PodCache } from './pleg/pod-cache.js';
 import type { PodLifecycleEvent } from './pleg/generic-pleg.js';
 import type { PodWorkers } from './pod-workers.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
+import type { PodStatusPublisher } from './status/pod-status-publisher.js';
 import type { SyncHandler } from './sync-handler.js';
 
 /** LoopEvent: one input of the sync loop (the channels syncLoopIteration selects on). */
@@ -51,8 +52,8 @@ export interface SyncLoopDeps {
   podManager: PodManager;
   podCache: PodCache;
   podWorkers: Pick<PodWorkers, 'update' | 'isPodTerminationRequested' | 'isPodTerminal'>;
-  /** Publishes a pod's status from its record (KubeletPodSyncer.publishStatus). */
-  publishStatus(record: PodRecord): void;
+  /** Publishes a pod's status from its record (status/pod-status-publisher.ts). */
+  statusPublisher: Pick<PodStatusPublisher, 'publish'>;
   /** Clock, epoch ms (default Date.now). */
   now?: () => number;
 }
@@ -116,7 +117,7 @@ class SyncLoopImpl implements SyncLoop {
       // The death of a container that will restart is published now, from the event itself, before
       // the sync (evented.go updates the pod cache from the event); the sync that follows publishes
       // the authoritative status. A death that ends the pod waits for the sync's termination message.
-      if (changed) this.deps.publishStatus(record);
+      if (changed) this.deps.statusPublisher.publish(record);
       podWorkers.update(uid, { type: 'sync' });
     }
   }
@@ -125,7 +126,7 @@ class SyncLoopImpl implements SyncLoop {
     const record = this.deps.podManager.get(uid);
     if (!record) return;
     if (result === 'kill') this.deps.podWorkers.update(uid, { type: 'sync' });
-    else if (!this.deps.podWorkers.isPodTerminal(uid)) this.deps.publishStatus(record);
+    else if (!this.deps.podWorkers.isPodTerminal(uid)) this.deps.statusPublisher.publish(record);
   }
 
   start(): void {

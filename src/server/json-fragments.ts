@@ -3,7 +3,7 @@
  * pod's JSON is kept beside the values it was made from, and reused while every one of them is
  * still the very same (===) value. The agent never changes a pod object or a status in place: it
  * replaces the pod (a spec update, the `deletionTimestamp` of a DELETE) and the status manager
- * stores a new PodStatus on every change (pod-syncer.ts publishStatus), so identity of the fields
+ * stores a new PodStatus on every change (main/status/pod-status-publisher.ts), so identity of the fields
  * is proof that the bytes are the same. The apiserver's watch cache serializes an object once per
  * encoding for all its watchers (cachingObject in k8s.io/apiserver/pkg/storage/cacher); this is
  * the same idea for a list. Main thread, synchronous, no I/O.

@@ -7,6 +7,8 @@ import { newPodConfig } from '../../src/main/config/pod-config.js';
 import { newEventRecorder } from '../../src/main/events/recorder.js';
 import type { PodWork, PodWorkers } from '../../src/main/pod-workers.js';
 import { kChangesPerChunk, newSyncHandler, type SyncHandler } from '../../src/main/sync-handler.js';
+import { shortenDeletion } from '../../src/main/pod/graceful-deletion.js';
+import { newPodAdmission, type PodAdmission } from '../../src/main/pod/pod-admission.js';
 import { newPodManager, type PodManager } from '../../src/main/pod/pod-manager.js';
 import type { ProberManager } from '../../src/main/prober/prober-manager.js';
 import { newStatusManager, type StatusManager } from '../../src/main/status/status-manager.js';
@@ -20,6 +22,9 @@ const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Harness {
   lifecycle: SyncHandler;
+  admission: PodAdmission;
+  /** A repeated DELETE as the intake sends it (pod/graceful-deletion.ts shortenDeletion), over this harness's parts. */
+  shorten: (uid: string, gracePeriodSeconds: number | undefined) => Pod | undefined;
   /** UIDs the pod workers were asked to kill with remove (what shouldPodContentBeRemoved answers). */
   removing: Set<string>;
   podManager: PodManager;
@@ -39,14 +44,16 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
   const prober = { removePod: () => {} } as unknown as ProberManager;
   const podManager = newPodManager();
   const statusManager = newStatusManager();
+  const admission = newPodAdmission({ capacity: { pods: maxPods, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 } });
   const lifecycle = newSyncHandler({
     logger, config: newPodConfig(['file', 'api']), podManager, statusManager,
     events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
-    capacity: { pods: maxPods, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 },
-    publishStatus: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }),
+    admission,
+    statusPublisher: { publish: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }) },
     oldRuntimeCopies,
   });
-  return { lifecycle, podManager, statusManager, work, removing };
+  const shorten = (uid: string, grace: number | undefined) => shortenDeletion({ logger, podManager, statusManager, podWorkers }, uid, grace);
+  return { lifecycle, admission, shorten, podManager, statusManager, work, removing };
 }
 const count = (pm: PodManager) => [...pm.all()].length;
 
@@ -155,12 +162,12 @@ describe('sync handler: free pod slots (issue #11 finding 4)', () => {
     expect(h.lifecycle.freePodSlots()).toBe(77);
     await done;
     expect(h.lifecycle.freePodSlots()).toBe(77);
-    h.lifecycle.release(h.podManager.get('uid-small-0')!);
+    h.admission.release(h.podManager.get('uid-small-0')!);
     expect(h.lifecycle.freePodSlots()).toBe(78);
   });
 });
 
-describe('sync handler: another DELETE of a terminating pod (issue #11 finding 6)', () => {
+describe('sync handler and graceful deletion: another DELETE of a terminating pod (issue #11 finding 6)', () => {
   const deleted = (p: Pod, grace: number): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-12-01T00:00:00Z', deletionGracePeriodSeconds: grace } });
 
   it('shortens the grace period shown and asks the pod workers for a kill with it; a longer or absent one changes nothing', async () => {
@@ -170,10 +177,10 @@ describe('sync handler: another DELETE of a terminating pod (issue #11 finding 6
     await h.lifecycle.handleUpdate({ op: 'REMOVE', source: 'api', pods: [deleted(p, 300)] });
     expect(h.work).toEqual(['sync uid-slow', 'kill uid-slow']);
 
-    expect(h.lifecycle.shortenDeletion('uid-slow', undefined)?.metadata?.deletionGracePeriodSeconds).toBe(300);
-    expect(h.lifecycle.shortenDeletion('uid-slow', 400)?.metadata?.deletionGracePeriodSeconds).toBe(300);
+    expect(h.shorten('uid-slow', undefined)?.metadata?.deletionGracePeriodSeconds).toBe(300);
+    expect(h.shorten('uid-slow', 400)?.metadata?.deletionGracePeriodSeconds).toBe(300);
     expect(h.work).toHaveLength(2);
-    const shortened = h.lifecycle.shortenDeletion('uid-slow', 0);
+    const shortened = h.shorten('uid-slow', 0);
     expect(shortened?.metadata).toMatchObject({ deletionGracePeriodSeconds: 0, deletionTimestamp: '2026-12-01T00:00:00Z' });
     expect(h.podManager.get('uid-slow')?.pod).toBe(shortened);
     expect(h.work).toEqual(['sync uid-slow', 'kill uid-slow', 'kill uid-slow']);
@@ -191,7 +198,7 @@ describe('sync handler: another DELETE of a terminating pod (issue #11 finding 6
     expect(types).toEqual(['ADDED', 'MODIFIED 2']);
     void h.lifecycle.handleUpdate({ op: 'REMOVE', source: 'api', pods: [deleted(labelled, 30)] });
     expect(types).toEqual(['ADDED', 'MODIFIED 2', 'MODIFIED 2 30']);
-    h.lifecycle.shortenDeletion('uid-w', 1);
+    h.shorten('uid-w', 1);
     expect(types).toEqual(['ADDED', 'MODIFIED 2', 'MODIFIED 2 30', 'MODIFIED 2 1']);
     expect(h.statusManager.getPodStatus('uid-w')).toEqual({ phase: 'Pending' });
   });
@@ -199,8 +206,8 @@ describe('sync handler: another DELETE of a terminating pod (issue #11 finding 6
   it('answers undefined for a pod that is not being deleted, or not known', async () => {
     const h = harness();
     await h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [pod('alive')] });
-    expect(h.lifecycle.shortenDeletion('uid-alive', 0)).toBeUndefined();
-    expect(h.lifecycle.shortenDeletion('uid-nobody', 0)).toBeUndefined();
+    expect(h.shorten('uid-alive', 0)).toBeUndefined();
+    expect(h.shorten('uid-nobody', 0)).toBeUndefined();
     expect(h.work).toEqual(['sync uid-alive']);
   });
 });

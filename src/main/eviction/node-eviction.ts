@@ -9,7 +9,9 @@ import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../../shared/logging.js';
 import { isPodPhaseTerminal } from '../../shared/pod-policy.js';
 import type { StatsProvider } from '../stats/stats-provider.js';
+import type { PodAdmission } from '../pod/pod-admission.js';
 import type { PodManager } from '../pod/pod-manager.js';
+import type { PodStatusPublisher } from '../status/pod-status-publisher.js';
 import type { PodWorkers } from '../pod-workers.js';
 import { newEvictionManager, type EvictionManager } from './eviction-manager.js';
 import { evictionThresholds } from './eviction-options.js';
@@ -30,8 +32,10 @@ export interface NodeEvictionDeps {
   stats: Pick<StatsProvider, 'summary' | 'collect'>;
   podManager: PodManager;
   podWorkers: Pick<PodWorkers, 'update' | 'busy' | 'isPodTerminal' | 'isPodTerminationRequested'>;
-  /** Fails a pod (KubeletPodSyncer.evictPod): Failed/Evicted, event, status. */
-  evictPod(uid: string, reason: string, message: string): boolean;
+  /** The ledger of admitted pods: an evicted pod gives its share back. */
+  admission: Pick<PodAdmission, 'release'>;
+  /** Fails an evicted pod (PodStatusPublisher.fail): Failed/Evicted, DisruptionTarget, event, status. */
+  statusPublisher: Pick<PodStatusPublisher, 'fail'>;
   /** Node-level disk reclaim before evicting for a filesystem signal (EvictionManagerDeps.reclaimDisk). */
   reclaimDisk?: () => Promise<void>;
   /** The agent's metrics registry: `kubelet_evictions{eviction_signal}` is registered there. */
@@ -74,7 +78,14 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
     },
     evictPod: (pod, e) => {
       const uid = pod.metadata?.uid ?? '';
-      if (deps.podWorkers.isPodTerminationRequested(uid) || !deps.evictPod(uid, 'Evicted', e.message)) return false;
+      const record = podManager.get(uid);
+      if (deps.podWorkers.isPodTerminationRequested(uid) || !record) return false;
+      // As killPodNow with the eviction manager's status function: Failed/Evicted with the
+      // DisruptionTarget condition (reason TerminationByKubelet, PodDisruptionConditions) from now on.
+      deps.admission.release(record);
+      deps.statusPublisher.fail(record, {
+        reason: 'Evicted', message: e.message, type: 'Warning', condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message: e.message },
+      });
       deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: e.gracePeriodSeconds, remove: false });
       return true;
     },
