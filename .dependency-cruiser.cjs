@@ -43,7 +43,8 @@ module.exports = {
       from: { path: '^src/shared/' },
       to: { path: 'node_modules/(piscina|dockerode|uWebSockets\\.js|etcd3)/', ...notTypeOnly },
     },
-    importsOnly('workers-import-only-shared', 'workers', ['shared'], 'src/workers (piscina threads) imports only src/shared.'),
+    // The body decoder thread (manifest.worker.ts) decodes the API's protobuf bodies with protobufjs's one home.
+    importsOnly('workers-import-only-shared', 'workers', ['shared'], 'src/workers (piscina threads) imports only src/shared (and the protobuf body decoder).', ['^src/server/kube-api/protobuf\\.ts$']),
     importsOnly('server-imports-only-shared', 'server', ['shared'], 'src/server imports only src/shared; main implements the AgentHost it declares.'),
     importsOnly('main-reaches-workers-only-through-piscina', 'main', ['shared', 'server', 'cli'], 'src/main imports shared and server (and cli); workers run from their file name.'),
     // The etcd commands build their client where etcd3 lives (one home for the library).

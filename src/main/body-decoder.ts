@@ -2,7 +2,8 @@
  * Counterpart of the apiserver's body decoding in its create and update handlers
  * (k8s.io/apiserver/pkg/endpoints/handlers) behind its max-in-flight filter
  * (k8s.io/apiserver/pkg/server/filters/maxinflight.go): the agent decodes every POST/PUT /pods
- * body on a thread of its own (AgentHost.decodePodsBody), so a body that exhausts a parser's
+ * body, and every protobuf body of the Kubernetes API, on a thread of its own
+ * (AgentHost.decodePodsBody and decodeProtobufBody), so a body that exhausts a parser's
  * memory, stack or time ends that thread and never the agent (issue 11, finding 1). What a
  * thread's end means for the request: out of memory or out of time → 413 (the body is too costly
  * to decode); any other death → 400 (the body could not be decoded); every thread busy and the
@@ -11,7 +12,7 @@
  */
 import { statusReasonOf } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
-import { PROTOCOL_VERSION } from '../shared/messages.js';
+import { PROTOCOL_VERSION, type DecodedProtobufBody, type DecodeProtobufBodyTask } from '../shared/messages.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
 import { kDefaultBodyDecoderPoolOptions, newBodyDecoderPool, type BodyDecoderPool, type BodyDecoderPoolOptions } from './pool/worker-pool.js';
 
@@ -27,10 +28,12 @@ export const kBodyDecoderRetryAfterSeconds = 1;
 /** kDefaultDecodeTimeoutMs: how long one body may take to decode, milliseconds. */
 export const kDefaultDecodeTimeoutMs = 10_000;
 
-/** BodyDecoder: AgentHost.decodePodsBody and the threads behind it. */
+/** BodyDecoder: AgentHost.decodePodsBody and decodeProtobufBody, and the threads behind them. */
 export interface BodyDecoder {
   /** decode never rejects: a bad body, a thread's end and a full queue are all DecodedPodsBody refusals. */
   decode(request: DecodePodsBodyRequest): Promise<DecodedPodsBody>;
+  /** decodeProtobuf: a protobuf API body on the same threads, with the same refusals; never rejects. */
+  decodeProtobuf(request: Omit<DecodeProtobufBodyTask, 'kind' | 'protocol'>): Promise<DecodedProtobufBody>;
   /** close ends the threads (idempotent); a decode after close answers 400 (no thread could answer). */
   close(): Promise<void>;
 }
@@ -44,18 +47,22 @@ export function newBodyDecoder(options: BodyDecoderOptions, logger: Logger, newP
   const { decodeTimeoutMs = kDefaultDecodeTimeoutMs, ...poolOptions } = options;
   let pool: BodyDecoderPool | undefined;
   let closed = false;
+  /** run: one task on the pool, its thread's end or a full queue a refusal (see the file comment). */
+  const run = async <T extends DecodedPodsBody | DecodedProtobufBody>(task: Parameters<BodyDecoderPool['run']>[0]): Promise<T | Exclude<DecodedPodsBody, { ok: true }>> => {
+    if (closed) return { ok: false, kind: 'unparsable', message: 'the request body could not be decoded: the agent is stopping' };
+    try {
+      pool ??= newPool(poolOptions);
+      const result = await pool.run(task, AbortSignal.timeout(decodeTimeoutMs));
+      if (result.ok) return result.value as T;
+      return { ok: false, kind: 'unparsable', message: `the request body could not be decoded: ${result.error.message}` };
+    } catch (err) {
+      return refusal(err, decodeTimeoutMs, poolOptions.maxHeapMb, logger) as Exclude<DecodedPodsBody, { ok: true }>;
+    }
+  };
   return {
-    async decode(request) {
-      if (closed) return { ok: false, kind: 'unparsable', message: 'the request body could not be decoded: the agent is stopping' };
-      try {
-        pool ??= newPool(poolOptions);
-        const result = await pool.run({ kind: 'decodePodsBody', protocol: PROTOCOL_VERSION, ...request }, AbortSignal.timeout(decodeTimeoutMs));
-        if (result.ok) return result.value;
-        return { ok: false, kind: 'unparsable', message: `the request body could not be decoded: ${result.error.message}` };
-      } catch (err) {
-        return refusal(err, decodeTimeoutMs, poolOptions.maxHeapMb, logger);
-      }
-    },
+    decode: (request) => run<DecodedPodsBody>({ kind: 'decodePodsBody', protocol: PROTOCOL_VERSION, ...request }),
+    // refusal() never answers `invalid`, the one DecodedPodsBody refusal a protobuf body has not.
+    decodeProtobuf: (request) => run<DecodedProtobufBody>({ kind: 'decodeProtobufBody', protocol: PROTOCOL_VERSION, ...request }) as Promise<DecodedProtobufBody>,
     async close() {
       closed = true;
       const p = pool;

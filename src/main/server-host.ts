@@ -78,6 +78,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     probeMetrics: parts.probeMetrics ? () => parts.probeMetrics!.text() : undefined,
     observeHttpRequest: (method, path, code, seconds) => metrics.observeHttpRequest(method, path, code, seconds),
     decodePodsBody: parts.bodyDecoder ? (request) => parts.bodyDecoder!.decode(request) : undefined,
+    decodeProtobufBody: parts.bodyDecoder ? (request) => parts.bodyDecoder!.decodeProtobuf(request) : undefined,
     submitPods: (pods, write) => intake.submitPods(pods, write),
     // A write answers with the object as the store now reads it: the resourceVersion of that write.
     submitObjects: parts.intakeObjects ? async (objects, write) => (await parts.intakeObjects!.create(objects, write)).map((o) => readBack(o, write)) : undefined,

@@ -1,6 +1,7 @@
 // Counterpart of pkg/kubelet/server's HostInterface: what the HTTP server may ask of the agent.
 import type { Event, Node, Pod } from '../shared/api.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
+import type { DecodedProtobufBody } from '../shared/messages.js';
 import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
 import type { Summary } from '../shared/stats.js';
 import type { ContainerStreamSpec, TerminalSize } from '../shared/streams-protocol.js';
@@ -116,6 +117,13 @@ export interface AgentHost {
    * server decodes in its own thread (tests and benches only).
    */
   decodePodsBody?(request: DecodePodsBodyRequest): Promise<DecodedPodsBody>;
+  /**
+   * decodeProtobufBody: a protobuf body of the Kubernetes API (its envelope holding `objectKind`,
+   * checked by the caller) as its JSON form, decoded off the main thread on the same threads as
+   * decodePodsBody, with the same refusals (400, 413, 429). Never rejects. Optional: without it
+   * the server decodes in its own thread (tests and benches only; kube-api/protobuf.ts).
+   */
+  decodeProtobufBody?(request: { body: Uint8Array; objectKind: string }): Promise<DecodedProtobufBody>;
   /**
    * submitObjects: store new ConfigMaps and Secrets given to the intake (`POST /pods` beside or
    * without pods) or the Kubernetes API (`POST /api/v1/namespaces/{ns}/configmaps|secrets`;

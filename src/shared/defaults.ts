@@ -69,6 +69,11 @@ function defaultHTTPGet(handler: unknown): void {
   if (unset(h.scheme)) h.scheme = 'HTTP';
 }
 
+/** GRPCAction.Service is `+default=""` (k8s.io/api core/v1 types.go; pkg/apis/core/v1 zz_generated.defaults.go). */
+function defaultGRPC(handler: Obj): void {
+  if (isObj(handler.grpc) && (handler.grpc.service === undefined || handler.grpc.service === null)) handler.grpc.service = '';
+}
+
 function defaultProbe(probe: Probe | undefined): void {
   if (!isObj(probe)) return;
   const p = probe as Obj;
@@ -77,6 +82,7 @@ function defaultProbe(probe: Probe | undefined): void {
   if (unset(p.successThreshold)) p.successThreshold = 1;
   if (unset(p.failureThreshold)) p.failureThreshold = 3;
   defaultHTTPGet(p);
+  defaultGRPC(p);
 }
 
 function defaultContainer(c: Obj, hostNetwork: boolean): void {
@@ -125,7 +131,8 @@ function defaultContainer(c: Obj, hostNetwork: boolean): void {
  *   ports[].protocol `TCP` (and hostPort = containerPort with hostNetwork), env
  *   valueFrom.fieldRef.apiVersion `v1`, resources.requests = limits for each resource with a
  *   limit and no request, probes timeoutSeconds 1 / periodSeconds 10 / successThreshold 1 /
- *   failureThreshold 3, httpGet path `/` and scheme `HTTP` (probes and lifecycle hooks);
+ *   failureThreshold 3, httpGet path `/` and scheme `HTTP` (probes and lifecycle hooks), grpc
+ *   service `''` (probes);
  * - volumes with no source → `emptyDir: {}`; hostPath.type `''`.
  *
  * As upstream (Go zero values), a field counts as unset when absent, null, `''`, or `0` for

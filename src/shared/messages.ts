@@ -463,6 +463,29 @@ export interface DecodePodsBodyTask extends DecodePodsBodyRequest {
   protocol: number;
 }
 
+/**
+ * decodeProtobufBody: decode one `application/vnd.kubernetes.protobuf` request body of the
+ * Kubernetes API (src/server/kube-api/protobuf.ts decodeObjectBody) on the body decoder thread,
+ * as decodePodsBody, so that a body costly to decode holds that thread and never the main one.
+ * The main thread read the envelope's kind first (a wrong kind is refused before any decoding).
+ */
+export interface DecodeProtobufBodyTask {
+  kind: 'decodeProtobufBody';
+  protocol: number;
+  /** The whole body, `k8s\0` envelope included (at most the server's body limit, 1 MiB by default). */
+  body: Uint8Array;
+  /** The kind the envelope holds (checked on the main thread against what the route takes). */
+  objectKind: string;
+}
+
+/**
+ * DecodedProtobufBody: the object as its JSON form (`{apiVersion, kind, metadata, …}`), or why
+ * not, with the refusals of DecodedPodsBody: `unparsable` (400), `tooLarge` (413), `busy` (429).
+ */
+export type DecodedProtobufBody =
+  | { ok: true; object: Record<string, unknown> }
+  | Extract<DecodedPodsBody, { kind: 'unparsable' | 'tooLarge' | 'busy' }>;
+
 /** What a loadStaticPods task returns. */
 export interface LoadStaticPodsResult {
   /** The static pods, defaulted and valid, in document order. */
@@ -557,6 +580,7 @@ export interface WorkerResultMap {
   stats: StatsSample;
   loadStaticPods: LoadStaticPodsResult;
   decodePodsBody: DecodedPodsBody;
+  decodeProtobufBody: DecodedProtobufBody;
 }
 
 /** Every task resolves to one of these; the worker entry never throws. */

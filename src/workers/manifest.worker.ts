@@ -5,13 +5,15 @@
  * `--manifest-url`) and the API's body decoder (newBodyDecoderPool, for POST/PUT /pods). Two task
  * kinds (shared/messages.ts): `loadStaticPods` — YAML/JSON decoding, static pod identity, defaults
  * and validation of one manifest (shared/static-pod.ts), several hundred milliseconds for 2,000
- * pods, plus each pod's content hash — and `decodePodsBody` (shared/pods-body.ts). Pure: no
+ * pods, plus each pod's content hash — `decodePodsBody` (shared/pods-body.ts) and
+ * `decodeProtobufBody` (server/kube-api/protobuf.ts). Pure: no
  * runtime and no bootstrap (workerData). Never throws: an invalid manifest or a bad task comes
  * back as `{ok:false, kind, error}` (STYLE.md C5); a bad request body is a `{ok:true}` answer
  * whose value says why it is refused.
  */
 import { AgentError, serializeError } from '../shared/errors.js';
-import { PROTOCOL_VERSION, type DecodePodsBodyTask, type LoadStaticPodsResult, type LoadStaticPodsTask, type WorkerResult } from '../shared/messages.js';
+import { PROTOCOL_VERSION, type DecodedProtobufBody, type DecodePodsBodyTask, type DecodeProtobufBodyTask, type LoadStaticPodsResult, type LoadStaticPodsTask, type WorkerResult } from '../shared/messages.js';
+import { decodeObjectBody } from '../server/kube-api/protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
 
@@ -26,19 +28,34 @@ export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResul
 }
 
 /**
+ * runDecodeProtobufBody answers a `decodeProtobufBody` task: the body's object as its JSON form
+ * (src/server/kube-api/protobuf.ts decodeObjectBody: its definitions are read at the first such
+ * task, so the static sources' manifest threads only load the module), or `unparsable` with why.
+ * Never throws.
+ */
+export function runDecodeProtobufBody(task: DecodeProtobufBodyTask): DecodedProtobufBody {
+  try {
+    return { ok: true, object: decodeObjectBody(task.body, task.objectKind) };
+  } catch (err) {
+    return { ok: false, kind: 'unparsable', message: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/**
  * The piscina entry: one `loadStaticPods` or `decodePodsBody` task in, its WorkerResult out.
  * Another protocol version or another task kind is an `ERR_PROTOCOL` error result (under the
  * task's own kind).
  */
-export default async function decodeManifest(task: LoadStaticPodsTask | DecodePodsBodyTask): Promise<WorkerResult<'loadStaticPods' | 'decodePodsBody'>> {
-  const kind = (task as { kind?: unknown } | null)?.kind as 'loadStaticPods' | 'decodePodsBody';
+export default async function decodeManifest(task: LoadStaticPodsTask | DecodePodsBodyTask | DecodeProtobufBodyTask): Promise<WorkerResult<'loadStaticPods' | 'decodePodsBody' | 'decodeProtobufBody'>> {
+  const kind = (task as { kind?: unknown } | null)?.kind as 'loadStaticPods' | 'decodePodsBody' | 'decodeProtobufBody';
   try {
     if (task?.protocol !== PROTOCOL_VERSION) {
       throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
     }
     if (task.kind === 'loadStaticPods') return { ok: true, kind: 'loadStaticPods', value: runLoadStaticPods(task) };
     if (task.kind === 'decodePodsBody') return { ok: true, kind: 'decodePodsBody', value: decodePodsBody(task) };
-    throw new AgentError('ERR_PROTOCOL', `the manifest worker answers only loadStaticPods and decodePodsBody tasks, got ${JSON.stringify(kind)}`);
+    if (task.kind === 'decodeProtobufBody') return { ok: true, kind: 'decodeProtobufBody', value: runDecodeProtobufBody(task) };
+    throw new AgentError('ERR_PROTOCOL', `the manifest worker answers only loadStaticPods, decodePodsBody and decodeProtobufBody tasks, got ${JSON.stringify(kind)}`);
   } catch (err) {
     return { ok: false, kind, error: serializeError(err) };
   }

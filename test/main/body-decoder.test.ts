@@ -1,9 +1,11 @@
 // The API's body decoder (src/main/body-decoder.ts) on real threads (the manifest worker, task
 // decodePodsBody), and how the server answers each of its refusals (issue 11, finding 1).
+import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newBodyDecoder } from '../../src/main/body-decoder.js';
 import { newBodyDecoderPool, type BodyDecoderPool } from '../../src/main/pool/worker-pool.js';
 import type { AgentHost } from '../../src/server/agent-host.js';
+import { decodeObjectBody } from '../../src/server/kube-api/protobuf.js';
 import { createServer } from '../../src/server/server.js';
 import { newLogger } from '../../src/shared/logging.js';
 import type { DecodedPodsBody } from '../../src/shared/pods-body.js';
@@ -24,6 +26,14 @@ describe('body decoder', () => {
     expect(ok).toMatchObject({ ok: true, single: true, pods: [{ metadata: { name: 'web', namespace: 'default' }, spec: { restartPolicy: 'Always' } }] });
     expect(await d.decode({ text: '[[[', format: 'yaml' })).toMatchObject({ ok: false, kind: 'unparsable' });
     expect(await d.decode({ text: '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{}}', format: 'json' })).toMatchObject({ ok: false, kind: 'invalid', name: 'x' });
+  });
+
+  it('decodes a protobuf body on its thread (task decodeProtobufBody) as this thread would, or refuses it as unparsable', async () => {
+    const d = newBodyDecoder({}, logger);
+    decoders.push(d);
+    const body = readFileSync(new URL('../fixtures/kubectl-debug/copy-to-pod.pb', import.meta.url));
+    expect(await d.decodeProtobuf({ body, objectKind: 'Pod' })).toEqual({ ok: true, object: decodeObjectBody(body, 'Pod') });
+    expect(await d.decodeProtobuf({ body: body.subarray(0, 60), objectKind: 'Pod' })).toMatchObject({ ok: false, kind: 'unparsable', message: expect.stringContaining('could not be decoded') });
   });
 
   it('refuses with busy (429) the bodies past the thread and its queue, decodes the rest, and takes bodies again afterwards', async () => {

@@ -70,6 +70,14 @@ describe('applyPodDefaults', () => {
     });
   });
 
+  it('defaults a grpc probe\'s service to "" and keeps a set one', () => {
+    const out = applyPodDefaults(pod({ containers: [{
+      name: 'c', image: 'i:1', readinessProbe: { grpc: { port: 9090 } }, livenessProbe: { grpc: { port: 9090, service: 'live' } },
+    }] }));
+    expect(out.spec!.containers[0].readinessProbe!.grpc).toEqual({ port: 9090, service: '' });
+    expect(out.spec!.containers[0].livenessProbe!.grpc).toEqual({ port: 9090, service: 'live' });
+  });
+
   it('keeps set probe values and defaults lifecycle httpGet', () => {
     const out = applyPodDefaults(pod({ containers: [{
       name: 'c', image: 'i:1',

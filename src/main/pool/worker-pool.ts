@@ -6,7 +6,7 @@
  */
 import { Piscina } from 'piscina';
 import { AgentError, InvalidArgumentError, deserializeError } from '../../shared/errors.js';
-import type { DecodePodsBodyTask, LoadStaticPodsTask, WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+import type { DecodePodsBodyTask, DecodeProtobufBodyTask, LoadStaticPodsTask, WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
 import { piscinaEntry } from './worker-entry.js';
 
 /** The task of kind K. */
@@ -134,7 +134,7 @@ export interface BodyDecoderPoolOptions {
 /** kDefaultBodyDecoderPoolOptions: the defaults of {@link BodyDecoderPoolOptions}. */
 export const kDefaultBodyDecoderPoolOptions: Readonly<Required<BodyDecoderPoolOptions>> = Object.freeze({ threads: 1, maxQueue: 32, maxHeapMb: 256, stackSizeMb: 4 });
 
-/** BodyDecoderPool: the threads that decode API request bodies (task `decodePodsBody`). Main thread only. */
+/** BodyDecoderPool: the threads that decode API request bodies (tasks `decodePodsBody` and `decodeProtobufBody`). Main thread only. */
 export interface BodyDecoderPool {
   /**
    * run decodes one body; aborting `signal` ends the thread that runs it (a new one replaces it).
@@ -143,7 +143,7 @@ export interface BodyDecoderPool {
    * when it passed its heap limit, an `AbortError` when `signal` fired, or another error when it
    * died. Piscina starts a new thread in place of one that ended.
    */
-  run(task: DecodePodsBodyTask, signal?: AbortSignal): Promise<WorkerResult<'decodePodsBody'>>;
+  run<T extends DecodePodsBodyTask | DecodeProtobufBodyTask>(task: T, signal?: AbortSignal): Promise<WorkerResult<T['kind']>>;
   /** close stops the threads; runs in flight reject. Idempotent. */
   close(): Promise<void>;
 }
@@ -165,7 +165,7 @@ export function newBodyDecoderPool(options: BodyDecoderPoolOptions = {}): BodyDe
     if (!Number.isInteger(opts[key]) || opts[key] < min) throw new InvalidArgumentError(`options.${key} must be an integer >= ${min}, got ${opts[key]}`);
   }
   const { filename, execArgv } = piscinaEntry('manifest');
-  const pool = new Piscina<DecodePodsBodyTask, WorkerResult<'decodePodsBody'>>({
+  const pool = new Piscina<DecodePodsBodyTask | DecodeProtobufBodyTask, WorkerResult<'decodePodsBody' | 'decodeProtobufBody'>>({
     filename,
     execArgv,
     minThreads: opts.threads,
@@ -185,7 +185,7 @@ export function newBodyDecoderPool(options: BodyDecoderPoolOptions = {}): BodyDe
       }
       inFlight++;
       try {
-        return await pool.run(task, signal ? { signal } : {});
+        return (await pool.run(task, signal ? { signal } : {})) as WorkerResult<(typeof task)['kind']>;
       } finally {
         inFlight--;
       }

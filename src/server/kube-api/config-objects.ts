@@ -36,7 +36,7 @@ import { notFound, statusError } from '../status.js';
 import { parseDeleteOptions } from './delete-options.js';
 import { patchObject } from './patch.js';
 import { kConfigObjectPatchMeta } from './patch/pod-strategies.js';
-import { decodeConfigObjectBody, kProtobufMediaType } from './protobuf.js';
+import { decodeBodyOffThread, kProtobufMediaType } from './protobuf.js';
 import { configObjectFields } from './field-selector.js';
 import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseListFilter } from './request.js';
 
@@ -125,17 +125,15 @@ async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string
  * client sends none) gets those of the URL, as the apiserver's decoder defaults them from the
  * request's GroupVersionKind.
  */
-function bodyText(ctx: RouteContext, kind: ConfigObjectKind): { text: string; contentType: string | undefined } | HttpReply {
+async function bodyText(ctx: RouteContext, kind: ConfigObjectKind): Promise<{ text: string; contentType: string | undefined } | HttpReply> {
   const contentType = ctx.req.headers['content-type'];
   let text: string;
   if ((contentType ?? '').split(';')[0].trim().toLowerCase() !== kProtobufMediaType) {
     text = (ctx.body ?? Buffer.alloc(0)).toString('utf8');
   } else {
-    try {
-      return { text: JSON.stringify(decodeConfigObjectBody(ctx.body ?? Buffer.alloc(0))), contentType: 'application/json' };
-    } catch (err) {
-      return statusReply(statusError(400, 'BadRequest', (err as Error).message));
-    }
+    // A ConfigMap or Secret only (refused before decoding), decoded off the main thread.
+    const decoded = await decodeBodyOffThread(ctx.host, ctx.body, ['ConfigMap', 'Secret']);
+    return decoded.kind === 'Status' && typeof decoded.code === 'number' ? statusReply(decoded as unknown as Status) : { text: JSON.stringify(decoded), contentType: 'application/json' };
   }
   const raw = jsonObjectOf(text);
   if (raw && (raw.apiVersion === undefined || raw.kind === undefined)) return { text: JSON.stringify({ apiVersion: 'v1', kind, ...raw }), contentType };
@@ -174,7 +172,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
 
   /** create: POST …/{resource}: 201 with the object as stored (its uid, creationTimestamp and resourceVersion). */
   const create = async (ctx: RouteContext): Promise<HttpReply> => {
-    const decoded = bodyText(ctx, kind);
+    const decoded = await bodyText(ctx, kind);
     return isReply(decoded) ? decoded : createFrom(ctx, decoded.text, decoded.contentType);
   };
 
@@ -234,7 +232,7 @@ function routesOf(kind: ConfigObjectKind): Route[] {
   const params = (ctx: RouteContext) => ctx.params as { namespace: string; name: string };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
-    const decoded = bodyText(ctx, kind);
+    const decoded = await bodyText(ctx, kind);
     if (isReply(decoded)) return decoded;
     const r = await store(ctx, decoded.text, decoded.contentType);
     return r === 'stale' ? statusReply(conflict(params(ctx).name)) : r;

@@ -85,25 +85,28 @@ export function ephemeralContainersRoutes(deps: EphemeralContainersDeps): Route[
     }
   };
 
-  const update = (ctx: RouteContext) => write(ctx, 'update', (base) => {
-    const decoded = jsonRequestBody(ctx.body, ctx.req.headers['content-type'], 'Pod');
-    if (isStatus(decoded)) return decoded;
-    let body: Pod;
-    try {
-      body = JSON.parse((decoded.body ?? Buffer.alloc(0)).toString('utf8')) as Pod;
-    } catch (err) {
-      return statusError(400, 'BadRequest', `the body of the request cannot be handled as a Pod: ${(err as Error).message}`);
-    }
-    if (body === null || typeof body !== 'object') return statusError(400, 'BadRequest', 'the body of the request must be a Pod');
-    if (body.metadata?.name !== undefined && body.metadata.name !== ctx.params.name) {
-      return statusError(400, 'BadRequest', `the name of the object (${body.metadata.name}) does not match the name on the URL (${ctx.params.name})`);
-    }
-    const rv = body.metadata?.resourceVersion;
-    if (rv !== undefined && rv !== '' && rv !== base.metadata?.resourceVersion) {
-      return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(ctx.params.name)}: the object has been modified; please apply your changes to the latest version and try again`, { name: ctx.params.name, kind: 'pods' });
-    }
-    return body;
-  });
+  const update = async (ctx: RouteContext) => {
+    // A protobuf body is decoded off the main thread first (protobuf.ts decodeBodyOffThread).
+    const decoded = await jsonRequestBody(ctx.host, ctx.body, ctx.req.headers['content-type'], 'Pod');
+    return write(ctx, 'update', (base) => {
+      if (isStatus(decoded)) return decoded;
+      let body: Pod;
+      try {
+        body = JSON.parse((decoded.body ?? Buffer.alloc(0)).toString('utf8')) as Pod;
+      } catch (err) {
+        return statusError(400, 'BadRequest', `the body of the request cannot be handled as a Pod: ${(err as Error).message}`);
+      }
+      if (body === null || typeof body !== 'object') return statusError(400, 'BadRequest', 'the body of the request must be a Pod');
+      if (body.metadata?.name !== undefined && body.metadata.name !== ctx.params.name) {
+        return statusError(400, 'BadRequest', `the name of the object (${body.metadata.name}) does not match the name on the URL (${ctx.params.name})`);
+      }
+      const rv = body.metadata?.resourceVersion;
+      if (rv !== undefined && rv !== '' && rv !== base.metadata?.resourceVersion) {
+        return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(ctx.params.name)}: the object has been modified; please apply your changes to the latest version and try again`, { name: ctx.params.name, kind: 'pods' });
+      }
+      return body;
+    });
+  };
 
   const patch = (ctx: RouteContext) => write(ctx, 'patch', (base) => {
     const contentType = (ctx.req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

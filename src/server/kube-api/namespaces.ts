@@ -30,7 +30,7 @@ import type { AgentHost, CreatedNamespace } from '../agent-host.js';
 import type { HttpReply } from '../reply.js';
 import type { RouteContext } from '../router.js';
 import { statusError } from '../status.js';
-import { decodeNamespaceBody, kProtobufMediaType } from './protobuf.js';
+import { decodeBodyOffThread, kProtobufMediaType } from './protobuf.js';
 import { warningHeader, withHeaders } from '../routes/intake.js';
 import { patchPod } from './patch.js';
 import { isStatus, kubeErrorStatus, objectReply, parseDryRun, statusReply } from './request.js';
@@ -90,14 +90,13 @@ function invalid(name: string, field: string, message: string): Status {
  * which kubectl's typed client sends for `create namespace`).
  * @returns the name, labels and annotations, or a 400/422 Status naming what is wrong.
  */
-function parseNamespace(body: Buffer | undefined, contentType: string | undefined): { name: string; labels?: Record<string, string>; annotations?: Record<string, string> } | Status {
+async function parseNamespace(host: AgentHost, body: Buffer | undefined, contentType: string | undefined): Promise<{ name: string; labels?: Record<string, string>; annotations?: Record<string, string> } | Status> {
   let raw: unknown;
   if ((contentType ?? '').split(';')[0].trim().toLowerCase() === kProtobufMediaType) {
-    try {
-      raw = decodeNamespaceBody(body ?? Buffer.alloc(0));
-    } catch (err) {
-      return statusError(400, 'BadRequest', (err as Error).message);
-    }
+    // A Namespace only (refused before decoding), decoded off the main thread.
+    raw = await decodeBodyOffThread(host, body, ['Namespace']);
+    if (isStatus(raw)) return raw;
+    raw = { ...(raw as Record<string, unknown>), metadata: (raw as Record<string, unknown>).metadata ?? {} };
   } else {
     try {
       raw = JSON.parse((body ?? Buffer.alloc(0)).toString('utf8'));
@@ -183,7 +182,7 @@ export async function updateNamespace({ host, req, params, body }: RouteContext)
       return statusReply(kubeErrorStatus(err, 'namespaces', name));
     }
   } else {
-    const parsed = parseNamespace(body, req.headers['content-type']);
+    const parsed = await parseNamespace(host, body, req.headers['content-type']);
     if (isStatus(parsed)) return statusReply(parsed);
     if (parsed.name !== name) return statusReply(statusError(400, 'BadRequest', `the name of the object (${parsed.name}) does not match the name on the URL (${name})`));
     next = { metadata: parsed };
@@ -212,7 +211,7 @@ export async function createNamespace({ host, req, body }: RouteContext): Promis
   if (!host.createNamespace) return notServed();
   const dryRun = parseDryRun(req.query);
   if (isStatus(dryRun)) return statusReply(dryRun);
-  const ns = parseNamespace(body, req.headers['content-type']);
+  const ns = await parseNamespace(host, body, req.headers['content-type']);
   if (isStatus(ns)) return statusReply(ns);
   const badLabels = podSecurityLabelErrors(ns.name, ns.labels);
   if (badLabels) return statusReply(badLabels);

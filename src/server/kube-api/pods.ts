@@ -192,7 +192,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (!host.submitPods) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not create pods'));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
-    const decoded = jsonRequestBody(ctx.body, req.headers['content-type'], 'Pod');
+    const decoded = await jsonRequestBody(host, ctx.body, req.headers['content-type'], 'Pod');
     if (isStatus(decoded)) return statusReply(decoded);
     const { body } = decoded;
     const strict = strictFieldsRefusal(req.query, body);
@@ -271,7 +271,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
-    const decoded = jsonRequestBody(ctx.body, ctx.req.headers['content-type'], 'Pod');
+    const decoded = await jsonRequestBody(ctx.host, ctx.body, ctx.req.headers['content-type'], 'Pod');
     if (isStatus(decoded)) return statusReply(decoded);
     const r = await store(ctx, (decoded.body ?? Buffer.alloc(0)).toString('utf8'), decoded.contentType);
     return r === kStale ? statusReply(conflict(ctx.params.name, 'the object has been modified; please apply your changes to the latest version and try again')) : r;

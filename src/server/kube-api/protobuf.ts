@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import type { Status } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
+import type { AgentHost } from '../agent-host.js';
 import { statusError } from '../status.js';
 
 /** ProtobufWriter: protobufjs's wire Writer, for the encoders of this folder (openapi-v2-proto.ts); protobufjs lives here only. */
@@ -230,6 +231,71 @@ export function decodeEnvelope(body: Uint8Array): { apiVersion: string; kind: st
 }
 
 /**
+ * envelopeTypeMeta: the apiVersion and kind of a `k8s\0` runtime.Unknown envelope, read with the
+ * wire Reader alone: no definitions are loaded and the object's bytes are skipped, not decoded, so
+ * it is cheap enough for the main thread and a body of the wrong kind is refused before anything
+ * decodes it (the protobuf serializer likewise reads the envelope's TypeMeta before the object:
+ * k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go Decode).
+ * @throws InvalidArgumentError as decodeEnvelope.
+ */
+export function envelopeTypeMeta(body: Uint8Array): { apiVersion: string; kind: string } {
+  if (body.length < 4 || !kMagic.equals(Buffer.from(body.subarray(0, 4)))) throw new InvalidArgumentError('the protobuf body does not start with the Kubernetes magic prefix "k8s\\0"');
+  let apiVersion = '';
+  let kind = '';
+  try {
+    const r = protobuf.Reader.create(body.subarray(4));
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      if (tag !== 0x0a) {
+        r.skipType(tag & 7);
+        continue;
+      }
+      const end = r.uint32() + r.pos; // typeMeta: apiVersion 1, kind 2
+      if (end > r.len) throw new RangeError('typeMeta runs past the end of the body');
+      while (r.pos < end) {
+        const t = r.uint32();
+        if (t === 0x0a) apiVersion = r.string();
+        else if (t === 0x12) kind = r.string();
+        else r.skipType(t & 7);
+      }
+    }
+  } catch (err) {
+    throw new InvalidArgumentError(`the protobuf body could not be decoded as a runtime.Unknown envelope: ${(err as Error).message}`);
+  }
+  return { apiVersion, kind };
+}
+
+/**
+ * decodeBodyOffThread: a protobuf body of the Kubernetes API as the JSON form of its object, for
+ * the routes that take one of `kinds`. The envelope's kind is read on this thread
+ * (envelopeTypeMeta) and another kind is refused at once; the object is decoded by
+ * `host.decodeProtobufBody` on the body decoder thread (src/main/body-decoder.ts), or here for a
+ * host without one (tests and benches). `prefix` starts every message (e.g. `the protobuf body
+ * cannot be handled as a Pod: `). Never rejects.
+ * @returns the object, or a Status: 400 BadRequest (no envelope, another kind, bytes that are not
+ * that message), 413 RequestEntityTooLarge or 429 TooManyRequests from the decoder thread.
+ */
+export async function decodeBodyOffThread(host: Pick<AgentHost, 'decodeProtobufBody'>, body: Uint8Array | undefined, kinds: readonly string[], prefix = ''): Promise<Record<string, unknown> | Status> {
+  const bytes = body ?? new Uint8Array(0);
+  let objectKind: string;
+  try {
+    const { apiVersion, kind } = envelopeTypeMeta(bytes);
+    if (!kinds.includes(kind)) {
+      throw new InvalidArgumentError(`the protobuf body holds ${kind === '' ? 'no kind' : `a ${JSON.stringify(kind)}`} (apiVersion ${JSON.stringify(apiVersion)}), this request takes a ${kinds.join(' or ')}`);
+    }
+    objectKind = kind;
+    if (!host.decodeProtobufBody) return decodeObjectBody(bytes, objectKind);
+  } catch (err) {
+    return statusError(400, 'BadRequest', `${prefix}${(err as Error).message}`);
+  }
+  const decoded = await host.decodeProtobufBody({ body: bytes, objectKind });
+  if (decoded.ok) return decoded.object;
+  if (decoded.kind === 'tooLarge') return statusError(413, 'RequestEntityTooLarge', `${prefix}${decoded.message}`);
+  if (decoded.kind === 'busy') return statusError(429, 'TooManyRequests', decoded.message, { retryAfterSeconds: decoded.retryAfterSeconds });
+  return statusError(400, 'BadRequest', `${prefix}${decoded.message}`);
+}
+
+/**
  * decodeObjectBody: a protobuf request body (the `k8s\0` envelope around any object of the
  * vendored k8s.io/api groups: core/v1 Pod, Namespace, ConfigMap, Secret…, authorization/v1 and
  * authentication/v1 reviews) as the JSON object apimachinery's JSON encoding of it would be,
@@ -265,38 +331,15 @@ export function decodeReviewBody(body: Uint8Array): Record<string, unknown> {
 }
 
 /**
- * decodeNamespaceBody: a protobuf core/v1 Namespace (what `kubectl create namespace` sends) as its JSON form (decodeObjectBody).
- * @throws InvalidArgumentError for a malformed body or another kind.
- */
-export function decodeNamespaceBody(body: Uint8Array): Record<string, unknown> {
-  const obj = decodeObjectBody(body, 'Namespace');
-  return { ...obj, metadata: obj.metadata ?? {} };
-}
-
-/**
  * jsonRequestBody: a write's body as JSON for the handlers that read JSON or YAML: a protobuf
  * body (Content-Type `application/vnd.kubernetes.protobuf`, what kubectl's typed clients send,
  * e.g. the Pod of `kubectl debug --copy-to`) decoded to the JSON of its `kind` object
- * (decodeObjectBody), any other body as it came. A protobuf body that fails to decode is a 400
- * BadRequest Status as the apiserver's (`… cannot be handled as a Pod: …`).
+ * (decodeBodyOffThread: off the main thread), any other body as it came. A protobuf body that
+ * fails to decode is a 400 BadRequest Status as the apiserver's (`… cannot be handled as a Pod:
+ * …`), or the decoder thread's 413 / 429.
  */
-export function jsonRequestBody(body: Buffer | undefined, contentType: string | undefined, kind: string): { body: Buffer | undefined; contentType: string | undefined } | Status {
+export async function jsonRequestBody(host: Pick<AgentHost, 'decodeProtobufBody'>, body: Buffer | undefined, contentType: string | undefined, kind: string): Promise<{ body: Buffer | undefined; contentType: string | undefined } | Status> {
   if (!isProtobufMediaType(contentType)) return { body, contentType };
-  try {
-    return { body: Buffer.from(JSON.stringify(decodeObjectBody(body ?? Buffer.alloc(0), kind)), 'utf8'), contentType: 'application/json' };
-  } catch (err) {
-    return statusError(400, 'BadRequest', `the protobuf body cannot be handled as a ${kind}: ${(err as Error).message}`);
-  }
-}
-
-/**
- * decodeConfigObjectBody: a protobuf core/v1 ConfigMap or Secret (what `kubectl create configmap`
- * and `kubectl create secret` send) as its JSON form (decodeObjectBody: Secret `data` and
- * ConfigMap `binaryData` bytes as base64, as Go's map[string][]byte).
- * @throws InvalidArgumentError for a malformed body or another kind.
- */
-export function decodeConfigObjectBody(body: Uint8Array): Record<string, unknown> {
-  const { kind } = decodeEnvelope(body);
-  if (kind !== 'ConfigMap' && kind !== 'Secret') throw new InvalidArgumentError(`the protobuf body holds a ${kind || 'object of no kind'}, not a ConfigMap or Secret`);
-  return decodeObjectBody(body, kind);
+  const decoded = await decodeBodyOffThread(host, body, [kind], `the protobuf body cannot be handled as a ${kind}: `);
+  return decoded.kind === 'Status' && typeof decoded.code === 'number' ? (decoded as unknown as Status) : { body: Buffer.from(JSON.stringify(decoded), 'utf8'), contentType: 'application/json' };
 }

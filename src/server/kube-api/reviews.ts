@@ -7,6 +7,7 @@
  * `--authorization-policy-file`), so what they say is what the node would do.
  */
 import type { Status } from '../../shared/api.js';
+import type { AgentHost } from '../agent-host.js';
 import { kAnonymousUser, type TokenUser } from '../auth.js';
 import type { Attributes } from '../authz/attributes.js';
 import { defaultAuthorizer } from '../authz/authorize.js';
@@ -15,16 +16,17 @@ import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { statusError } from '../status.js';
 import { kApiGroups, kCoreResources } from './discovery.js';
-import { decodeReviewBody, kProtobufMediaType } from './protobuf.js';
+import { decodeBodyOffThread, kProtobufMediaType } from './protobuf.js';
 
-/** parseBody reads a review body: JSON, or the Kubernetes protobuf envelope kubectl's typed client sends (protobuf.ts). */
-function parseBody(body: Buffer | undefined, kind: string, contentType?: string): Record<string, unknown> | Status {
+/**
+ * parseBody reads a review body: JSON, or the Kubernetes protobuf envelope kubectl's typed client
+ * sends, whose kind must be the route's `kind` (refused before decoding) and which is decoded off
+ * the main thread (protobuf.ts decodeBodyOffThread).
+ */
+async function parseBody(host: AgentHost, body: Buffer | undefined, kind: string, contentType?: string): Promise<Record<string, unknown> | Status> {
   if ((contentType ?? '').split(';')[0].trim().toLowerCase() === kProtobufMediaType) {
-    try {
-      return decodeReviewBody(body ?? Buffer.alloc(0));
-    } catch (err) {
-      return statusError(400, 'BadRequest', (err as Error).message);
-    }
+    const obj = await decodeBodyOffThread(host, body, [kind]);
+    return isStatus(obj) ? obj : { ...obj, spec: obj.spec ?? {} };
   }
   try {
     const v = JSON.parse((body ?? Buffer.alloc(0)).toString('utf8') || '{}') as unknown;
@@ -102,14 +104,14 @@ export function rulesReviewStatus(user: TokenUser | undefined, namespace: string
   return { resourceRules, nonResourceRules, incomplete: false };
 }
 
-function whoami({ user, body, req }: RouteContext): HttpReply {
-  const raw = parseBody(body, 'SelfSubjectReview', req.headers['content-type']);
+async function whoami({ host, user, body, req }: RouteContext): Promise<HttpReply> {
+  const raw = await parseBody(host, body, 'SelfSubjectReview', req.headers['content-type']);
   if (isStatus(raw)) return statusReply(raw);
   return jsonReply(201, { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: new Date().toISOString() }, status: { userInfo: userInfo(user) } });
 }
 
-function accessReview({ user, body, req, authorizer }: RouteContext): HttpReply {
-  const raw = parseBody(body, 'SelfSubjectAccessReview', req.headers['content-type']);
+async function accessReview({ host, user, body, req, authorizer }: RouteContext): Promise<HttpReply> {
+  const raw = await parseBody(host, body, 'SelfSubjectAccessReview', req.headers['content-type']);
   if (isStatus(raw)) return statusReply(raw);
   const spec = (raw.spec ?? {}) as Record<string, unknown>;
   if (typeof spec !== 'object' || (spec.resourceAttributes === undefined && spec.nonResourceAttributes === undefined)) {
@@ -123,8 +125,8 @@ function accessReview({ user, body, req, authorizer }: RouteContext): HttpReply 
   });
 }
 
-function rulesReview({ user, body, req, authorizer }: RouteContext): HttpReply {
-  const raw = parseBody(body, 'SelfSubjectRulesReview', req.headers['content-type']);
+async function rulesReview({ host, user, body, req, authorizer }: RouteContext): Promise<HttpReply> {
+  const raw = await parseBody(host, body, 'SelfSubjectRulesReview', req.headers['content-type']);
   if (isStatus(raw)) return statusReply(raw);
   const spec = (typeof raw.spec === 'object' && raw.spec !== null ? raw.spec : {}) as Record<string, unknown>;
   const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';

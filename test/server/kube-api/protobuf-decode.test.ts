@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { decodeObjectBody, jsonRequestBody } from '../../../src/server/kube-api/protobuf.js';
+import { decodeBodyOffThread, decodeObjectBody, envelopeTypeMeta, jsonRequestBody } from '../../../src/server/kube-api/protobuf.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/kubectl-debug/${name}`, import.meta.url));
 const kProtoDir = new URL('../../../src/server/kube-api/proto/', import.meta.url);
@@ -65,14 +65,37 @@ describe('protobuf request bodies (k8s.io/api generated.proto)', () => {
     expect(secret).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { key: Buffer.from('hi\0there').toString('base64') }, stringData: { empty: '' } });
   });
 
-  it('refuses, naming what failed: no envelope, another kind, a type it has no definition of, bytes that are not the message', () => {
+  it('refuses, naming what failed: no envelope, another kind, a type it has no definition of, bytes that are not the message', async () => {
     expect(() => decodeObjectBody(Buffer.from('{"kind":"Pod"}'))).toThrow(/magic prefix "k8s\\0"/);
     expect(() => decodeObjectBody(fixture('copy-to-pod.pb'), 'Namespace')).toThrow('the protobuf body holds a "Pod" (apiVersion "v1"), this request takes a Namespace');
     expect(() => decodeObjectBody(encode('apps/v1', 'Deployment', 'k8s.io.api.core.v1.Pod', {}))).toThrow(/apiVersion "apps\/v1" and kind "Deployment" are not a type this node decodes/);
     const truncated = fixture('copy-to-pod.pb').subarray(0, 60);
     expect(() => decodeObjectBody(truncated)).toThrow(/could not be decoded/);
-    const reply = jsonRequestBody(truncated, 'application/vnd.kubernetes.protobuf', 'Pod');
+    const reply = await jsonRequestBody({}, truncated, 'application/vnd.kubernetes.protobuf', 'Pod');
     expect(reply).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest', message: expect.stringContaining('the protobuf body cannot be handled as a Pod:') });
-    expect(jsonRequestBody(Buffer.from('{}'), 'application/json', 'Pod')).toEqual({ body: Buffer.from('{}'), contentType: 'application/json' });
+    expect(await jsonRequestBody({}, Buffer.from('{}'), 'application/json', 'Pod')).toEqual({ body: Buffer.from('{}'), contentType: 'application/json' });
+  });
+
+  it('reads the envelope\'s kind without decoding the object, and refuses another kind before the decoder thread sees it', async () => {
+    const pod = fixture('copy-to-pod.pb');
+    expect(envelopeTypeMeta(pod)).toEqual({ apiVersion: 'v1', kind: 'Pod' });
+    expect(() => envelopeTypeMeta(Buffer.from('k8s\0\x0a\x7f'))).toThrow(/runtime.Unknown envelope/);
+    const seen: string[] = [];
+    const host = {
+      decodeProtobufBody: async ({ body, objectKind }: { body: Uint8Array; objectKind: string }) => {
+        seen.push(objectKind);
+        return { ok: true as const, object: decodeObjectBody(body, objectKind) };
+      },
+    };
+    expect(await decodeBodyOffThread(host, pod, ['SelfSubjectAccessReview'])).toMatchObject({
+      kind: 'Status', code: 400, message: 'the protobuf body holds a "Pod" (apiVersion "v1"), this request takes a SelfSubjectAccessReview',
+    });
+    expect(seen).toEqual([]);
+    expect(await decodeBodyOffThread(host, pod, ['Pod'])).toEqual(decodeObjectBody(pod, 'Pod'));
+    expect(seen).toEqual(['Pod']);
+    const busy = { decodeProtobufBody: async () => ({ ok: false as const, kind: 'busy' as const, message: 'busy', retryAfterSeconds: 1 }) };
+    expect(await decodeBodyOffThread(busy, pod, ['Pod'])).toMatchObject({ code: 429, reason: 'TooManyRequests' });
+    const tooLarge = { decodeProtobufBody: async () => ({ ok: false as const, kind: 'tooLarge' as const, message: 'too large' }) };
+    expect(await decodeBodyOffThread(tooLarge, pod, ['Pod'], 'as a Pod: ')).toMatchObject({ code: 413, message: 'as a Pod: too large' });
   });
 });
