@@ -17,8 +17,8 @@ const kLibraryHomes = [
   { library: 'etcd3', home: '^src/main/etcd/' },
   { library: 'selfsigned', home: '^src/main/serving-cert\\.ts$' },
   // The Kubernetes protobuf envelope of request bodies kubectl's typed clients send, and the wire
-  // Writer of the /openapi/v2 protobuf (kube-api/protobuf.ts).
-  { library: 'protobufjs', home: '^src/server/kube-api/protobuf\\.ts$' },
+  // Writer of the /openapi/v2 protobuf (shared/kube-protobuf.ts, a codec safe in any thread).
+  { library: 'protobufjs', home: '^src/shared/kube-protobuf\\.ts$' },
 ];
 
 const notTypeOnly = { dependencyTypesNot: ['type-only'] };
@@ -43,8 +43,7 @@ module.exports = {
       from: { path: '^src/shared/' },
       to: { path: 'node_modules/(piscina|dockerode|uWebSockets\\.js|etcd3)/', ...notTypeOnly },
     },
-    // The body decoder thread (manifest.worker.ts) decodes the API's protobuf bodies with protobufjs's one home.
-    importsOnly('workers-import-only-shared', 'workers', ['shared'], 'src/workers (piscina threads) imports only src/shared (and the protobuf body decoder).', ['^src/server/kube-api/protobuf\\.ts$']),
+    importsOnly('workers-import-only-shared', 'workers', ['shared'], 'src/workers (piscina threads) imports only src/shared.'),
     importsOnly('server-imports-only-shared', 'server', ['shared'], 'src/server imports only src/shared; main implements the AgentHost it declares.'),
     importsOnly('main-reaches-workers-only-through-piscina', 'main', ['shared', 'server', 'cli'], 'src/main imports shared and server (and cli); workers run from their file name.'),
     // The etcd commands build their client where etcd3 lives (one home for the library).

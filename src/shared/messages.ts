@@ -465,7 +465,7 @@ export interface DecodePodsBodyTask extends DecodePodsBodyRequest {
 
 /**
  * decodeProtobufBody: decode one `application/vnd.kubernetes.protobuf` request body of the
- * Kubernetes API (src/server/kube-api/protobuf.ts decodeObjectBody) on the body decoder thread,
+ * Kubernetes API (src/shared/kube-protobuf.ts decodeObjectBody) on the body decoder thread,
  * as decodePodsBody, so that a body costly to decode holds that thread and never the main one.
  * The main thread read the envelope's kind first (a wrong kind is refused before any decoding).
  */

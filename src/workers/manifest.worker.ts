@@ -6,14 +6,14 @@
  * kinds (shared/messages.ts): `loadStaticPods` — YAML/JSON decoding, static pod identity, defaults
  * and validation of one manifest (shared/static-pod.ts), several hundred milliseconds for 2,000
  * pods, plus each pod's content hash — `decodePodsBody` (shared/pods-body.ts) and
- * `decodeProtobufBody` (server/kube-api/protobuf.ts). Pure: no
+ * `decodeProtobufBody` (shared/kube-protobuf.ts). Pure: no
  * runtime and no bootstrap (workerData). Never throws: an invalid manifest or a bad task comes
  * back as `{ok:false, kind, error}` (STYLE.md C5); a bad request body is a `{ok:true}` answer
  * whose value says why it is refused.
  */
 import { AgentError, serializeError } from '../shared/errors.js';
 import { PROTOCOL_VERSION, type DecodedProtobufBody, type DecodePodsBodyTask, type DecodeProtobufBodyTask, type LoadStaticPodsResult, type LoadStaticPodsTask, type WorkerResult } from '../shared/messages.js';
-import { decodeObjectBody } from '../server/kube-api/protobuf.js';
+import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
 
@@ -29,7 +29,7 @@ export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResul
 
 /**
  * runDecodeProtobufBody answers a `decodeProtobufBody` task: the body's object as its JSON form
- * (src/server/kube-api/protobuf.ts decodeObjectBody: its definitions are read at the first such
+ * (src/shared/kube-protobuf.ts decodeObjectBody: its definitions are read at the first such
  * task, so the static sources' manifest threads only load the module), or `unparsable` with why.
  * Never throws.
  */

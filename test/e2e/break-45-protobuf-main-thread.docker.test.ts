@@ -1,5 +1,5 @@
 // Break test (session 45), finding 7: protobuf request bodies are decoded on the main thread.
-// `decodeObjectBody` (src/server/kube-api/protobuf.ts) runs protobufjs and the JSON conversion
+// `decodeObjectBody` (src/shared/kube-protobuf.ts) runs protobufjs and the JSON conversion
 // synchronously in the request handler for the self reviews, Namespaces, ConfigMaps/Secrets and the
 // protobuf Pod of `POST /api/v1/namespaces/{ns}/pods` (jsonRequestBody, before the body decoder
 // thread). A body under the 1 MiB limit holding 499,500 empty `containers` entries takes about 1 s

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { newBodyDecoder } from '../../src/main/body-decoder.js';
 import { newBodyDecoderPool, type BodyDecoderPool } from '../../src/main/pool/worker-pool.js';
 import type { AgentHost } from '../../src/server/agent-host.js';
-import { decodeObjectBody } from '../../src/server/kube-api/protobuf.js';
+import { decodeObjectBody } from '../../src/shared/kube-protobuf.js';
 import { createServer } from '../../src/server/server.js';
 import { newLogger } from '../../src/shared/logging.js';
 import type { DecodedPodsBody } from '../../src/shared/pods-body.js';

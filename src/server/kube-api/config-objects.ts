@@ -36,7 +36,8 @@ import { notFound, statusError } from '../status.js';
 import { parseDeleteOptions } from './delete-options.js';
 import { patchObject } from './patch.js';
 import { kConfigObjectPatchMeta } from './patch/pod-strategies.js';
-import { decodeBodyOffThread, kProtobufMediaType } from './protobuf.js';
+import { kProtobufMediaType } from '../../shared/kube-protobuf.js';
+import { decodeBodyOffThread } from './protobuf-body.js';
 import { configObjectFields } from './field-selector.js';
 import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseListFilter } from './request.js';
 

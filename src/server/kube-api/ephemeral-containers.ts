@@ -20,7 +20,7 @@ import { admitApiPods, invalidStatus, parsePodsBody, withHeaders } from '../rout
 import { notFound, statusError } from '../status.js';
 import type { PatchQuery } from './patch.js';
 import { mirrorPodWriteRefused } from './present.js';
-import { jsonRequestBody } from './protobuf.js';
+import { jsonRequestBody } from './protobuf-body.js';
 import { isStatus, kubeErrorStatus, parseDryRun } from './request.js';
 
 /** EphemeralContainersDeps: what the routes share with the pod routes: the API view of a pod (resourceVersion in) and the patcher. */

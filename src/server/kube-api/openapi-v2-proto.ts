@@ -5,7 +5,7 @@
  * document's `info` and `definitions` (paths are left empty: kubectl reads the definitions and
  * their `x-kubernetes-*` extensions) with protobufjs's wire Writer. Pure; any thread.
  */
-import { newProtobufWriter, type ProtobufWriter } from './protobuf.js';
+import { newProtobufWriter, type ProtobufWriter } from '../../shared/kube-protobuf.js';
 
 type Json = Record<string, unknown>;
 type Writer = ProtobufWriter;

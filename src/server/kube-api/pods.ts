@@ -25,7 +25,7 @@ import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
-import { jsonRequestBody } from './protobuf.js';
+import { jsonRequestBody } from './protobuf-body.js';
 import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';

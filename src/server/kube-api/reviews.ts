@@ -16,7 +16,8 @@ import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
 import { statusError } from '../status.js';
 import { kApiGroups, kCoreResources } from './discovery.js';
-import { decodeBodyOffThread, kProtobufMediaType } from './protobuf.js';
+import { kProtobufMediaType } from '../../shared/kube-protobuf.js';
+import { decodeBodyOffThread } from './protobuf-body.js';
 
 /**
  * parseBody reads a review body: JSON, or the Kubernetes protobuf envelope kubectl's typed client

@@ -8,7 +8,7 @@ import { checkPreconditions, parseDeleteOptions } from '../../../src/server/kube
 import { checkFieldLabels, eventFields, matchesFieldSelector, parseFieldSelector, podFields } from '../../../src/server/kube-api/field-selector.js';
 import { humanDuration, since } from '../../../src/shared/human-duration.js';
 import { mirrorPodWriteRefused, presentPod } from '../../../src/server/kube-api/present.js';
-import { decodeReviewBody } from '../../../src/server/kube-api/protobuf.js';
+import { decodeReviewBody } from '../../../src/shared/kube-protobuf.js';
 import { kubeErrorStatus, parseIncludeObject, parseListFilter, wantsTable } from '../../../src/server/kube-api/request.js';
 import { accessDecision, userInfo } from '../../../src/server/kube-api/reviews.js';
 import { kEventPrinter, kNodePrinter, kPodPrinter, toTable } from '../../../src/server/kube-api/table.js';

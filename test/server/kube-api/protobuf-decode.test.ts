@@ -1,15 +1,16 @@
 // Issue #39 item 8: protobuf request bodies decoded from the vendored k8s.io/api definitions
-// (src/server/kube-api/protobuf.ts), with the bodies kubectl 1.32 really sent (captured by a small
+// (src/shared/kube-protobuf.ts, src/server/kube-api/protobuf-body.ts), with the bodies kubectl 1.32 really sent (captured by a small
 // listener: test/fixtures/kubectl-debug/*.pb) and with messages encoded here from the same .proto
 // files, for the apimachinery types whose JSON is not their message shape.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { decodeBodyOffThread, decodeObjectBody, envelopeTypeMeta, jsonRequestBody } from '../../../src/server/kube-api/protobuf.js';
+import { decodeObjectBody, envelopeTypeMeta } from '../../../src/shared/kube-protobuf.js';
+import { decodeBodyOffThread, jsonRequestBody } from '../../../src/server/kube-api/protobuf-body.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/kubectl-debug/${name}`, import.meta.url));
-const kProtoDir = new URL('../../../src/server/kube-api/proto/', import.meta.url);
+const kProtoDir = new URL('../../../src/shared/kube-proto/', import.meta.url);
 
 /** encode: `object` (protobufjs's field shape) as a `k8s\0` envelope of `apiVersion`/`kind`, from the vendored definitions. */
 function encode(apiVersion: string, kind: string, typeName: string, object: Record<string, unknown>): Buffer {

@@ -4,20 +4,20 @@
  * typed clients send as `application/vnd.kubernetes.protobuf`: the Pods of `kubectl debug
  * --copy-to` and `kubectl debug node/NAME`, `kubectl create namespace`, the self reviews of
  * `kubectl auth whoami` / `auth can-i`. The messages are decoded by protobufjs from the published
- * definitions vendored under ./proto (k8s.io/api and k8s.io/apimachinery release-1.32
- * `generated.proto`, see proto/README.md), chosen by the envelope's apiVersion and kind, then
+ * definitions vendored under ./kube-proto (k8s.io/api and k8s.io/apimachinery release-1.32
+ * `generated.proto`, see kube-proto/README.md), chosen by the envelope's apiVersion and kind, then
  * mapped to the JSON shape apimachinery's JSON serializer writes (toJsonShape). The only home of
  * protobufjs (.dependency-cruiser.cjs); it also gives the wire Writer of the /openapi/v2 protobuf.
+ * A codec, safe in any thread: the main thread reads only envelopes (envelopeTypeMeta), the body
+ * decoder thread (workers/manifest.worker.ts) decodes objects; the routes' glue that sends a body
+ * there is server/kube-api/protobuf-body.ts.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
-import type { Status } from '../../shared/api.js';
-import { InvalidArgumentError } from '../../shared/errors.js';
-import type { AgentHost } from '../agent-host.js';
-import { statusError } from '../status.js';
+import { InvalidArgumentError } from './errors.js';
 
-/** ProtobufWriter: protobufjs's wire Writer, for the encoders of this folder (openapi-v2-proto.ts); protobufjs lives here only. */
+/** ProtobufWriter: protobufjs's wire Writer, for the API's encoders (server/kube-api/openapi-v2-proto.ts); protobufjs lives here only. */
 export type ProtobufWriter = protobuf.Writer;
 
 /** newProtobufWriter: an empty protobufjs Writer. */
@@ -35,7 +35,7 @@ export function isProtobufMediaType(contentType: string | undefined): boolean {
 }
 
 /** The vendored definitions' folder (from dist/, the sources' one: the .proto files are not compiled). */
-const kProtoDir = import.meta.url.endsWith('.ts') ? new URL('./proto/', import.meta.url) : new URL('../../../../src/server/kube-api/proto/', import.meta.url);
+const kProtoDir = import.meta.url.endsWith('.ts') ? new URL('./kube-proto/', import.meta.url) : new URL('../../../src/shared/kube-proto/', import.meta.url);
 
 /** kApiFiles: the vendored k8s.io/api packages, by API group ('' is core); their imports load with them. */
 const kApiFiles: Readonly<Record<string, string>> = {
@@ -266,36 +266,6 @@ export function envelopeTypeMeta(body: Uint8Array): { apiVersion: string; kind: 
 }
 
 /**
- * decodeBodyOffThread: a protobuf body of the Kubernetes API as the JSON form of its object, for
- * the routes that take one of `kinds`. The envelope's kind is read on this thread
- * (envelopeTypeMeta) and another kind is refused at once; the object is decoded by
- * `host.decodeProtobufBody` on the body decoder thread (src/main/body-decoder.ts), or here for a
- * host without one (tests and benches). `prefix` starts every message (e.g. `the protobuf body
- * cannot be handled as a Pod: `). Never rejects.
- * @returns the object, or a Status: 400 BadRequest (no envelope, another kind, bytes that are not
- * that message), 413 RequestEntityTooLarge or 429 TooManyRequests from the decoder thread.
- */
-export async function decodeBodyOffThread(host: Pick<AgentHost, 'decodeProtobufBody'>, body: Uint8Array | undefined, kinds: readonly string[], prefix = ''): Promise<Record<string, unknown> | Status> {
-  const bytes = body ?? new Uint8Array(0);
-  let objectKind: string;
-  try {
-    const { apiVersion, kind } = envelopeTypeMeta(bytes);
-    if (!kinds.includes(kind)) {
-      throw new InvalidArgumentError(`the protobuf body holds ${kind === '' ? 'no kind' : `a ${JSON.stringify(kind)}`} (apiVersion ${JSON.stringify(apiVersion)}), this request takes a ${kinds.join(' or ')}`);
-    }
-    objectKind = kind;
-    if (!host.decodeProtobufBody) return decodeObjectBody(bytes, objectKind);
-  } catch (err) {
-    return statusError(400, 'BadRequest', `${prefix}${(err as Error).message}`);
-  }
-  const decoded = await host.decodeProtobufBody({ body: bytes, objectKind });
-  if (decoded.ok) return decoded.object;
-  if (decoded.kind === 'tooLarge') return statusError(413, 'RequestEntityTooLarge', `${prefix}${decoded.message}`);
-  if (decoded.kind === 'busy') return statusError(429, 'TooManyRequests', decoded.message, { retryAfterSeconds: decoded.retryAfterSeconds });
-  return statusError(400, 'BadRequest', `${prefix}${decoded.message}`);
-}
-
-/**
  * decodeObjectBody: a protobuf request body (the `k8s\0` envelope around any object of the
  * vendored k8s.io/api groups: core/v1 Pod, Namespace, ConfigMap, Secret…, authorization/v1 and
  * authentication/v1 reviews) as the JSON object apimachinery's JSON encoding of it would be,
@@ -328,18 +298,4 @@ export function decodeObjectBody(body: Uint8Array, expectedKind?: string): Recor
 export function decodeReviewBody(body: Uint8Array): Record<string, unknown> {
   const obj = decodeObjectBody(body);
   return { ...obj, spec: obj.spec ?? {} };
-}
-
-/**
- * jsonRequestBody: a write's body as JSON for the handlers that read JSON or YAML: a protobuf
- * body (Content-Type `application/vnd.kubernetes.protobuf`, what kubectl's typed clients send,
- * e.g. the Pod of `kubectl debug --copy-to`) decoded to the JSON of its `kind` object
- * (decodeBodyOffThread: off the main thread), any other body as it came. A protobuf body that
- * fails to decode is a 400 BadRequest Status as the apiserver's (`… cannot be handled as a Pod:
- * …`), or the decoder thread's 413 / 429.
- */
-export async function jsonRequestBody(host: Pick<AgentHost, 'decodeProtobufBody'>, body: Buffer | undefined, contentType: string | undefined, kind: string): Promise<{ body: Buffer | undefined; contentType: string | undefined } | Status> {
-  if (!isProtobufMediaType(contentType)) return { body, contentType };
-  const decoded = await decodeBodyOffThread(host, body, [kind], `the protobuf body cannot be handled as a ${kind}: `);
-  return decoded.kind === 'Status' && typeof decoded.code === 'number' ? (decoded as unknown as Status) : { body: Buffer.from(JSON.stringify(decoded), 'utf8'), contentType: 'application/json' };
 }
