@@ -18,7 +18,7 @@ export type WorkerName = 'sync' | 'docker-events' | 'container-logs' | 'containe
 export interface WorkerEntry {
   /** Absolute path of the entry: the `.ts` source under tsx/vitest, else the `.js` beside this module in dist/. */
   filename: string;
-  /** The parent's execArgv without `--inspect*` (a second inspector on the same port would fail). */
+  /** From source, the parent's execArgv without `--inspect*` (a second inspector on the same port would fail); compiled, only its `--cpu-prof*`/`--heap-prof*` flags. */
   execArgv: string[];
   /** True when running from source (the entry is a `.ts` file). */
   fromSource: boolean;
@@ -33,8 +33,25 @@ export function workerEntry(name: WorkerName): WorkerEntry {
   const fromSource = import.meta.url.endsWith('.ts');
   const filename = fileURLToPath(new URL(`../../workers/${name}.worker.${fromSource ? 'ts' : 'js'}`, import.meta.url));
   if (!existsSync(filename)) throw new AgentError('ERR_PROTOCOL', `worker entry ${filename} does not exist (build the project with npm run build)`);
-  const execArgv = fromSource ? process.execArgv.filter((a) => !a.startsWith('--inspect')) : [];
+  const execArgv = fromSource ? process.execArgv.filter((a) => !a.startsWith('--inspect')) : profilingArgs(process.execArgv);
   return { filename, execArgv, fromSource };
+}
+
+/**
+ * profilingArgs: of a process's execArgv, only Node's `--cpu-prof*` / `--heap-prof*` flags (with
+ * the value of `--cpu-prof-dir DIR` and the like given as a separate argument): what a compiled
+ * agent's threads take from it, so that `node --cpu-prof dist/…` profiles every thread, each to
+ * its own file (docs/performance.md). Pure.
+ */
+export function profilingArgs(execArgv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const a = execArgv[i]!;
+    if (!/^--(cpu|heap)-prof/.test(a)) continue;
+    out.push(a);
+    if (/^--(cpu|heap)-prof-(dir|name|interval)$/.test(a) && i + 1 < execArgv.length) out.push(execArgv[++i]!);
+  }
+  return out;
 }
 
 /**
