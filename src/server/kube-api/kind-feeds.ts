@@ -4,8 +4,8 @@
  * and diffing (KindHistory.resync) — as the apiserver's cacher keeps its watch cache current from
  * its reflector (k8s.io/apiserver/pkg/storage/cacher/cacher.go). A re-list runs:
  * - before every list and watch of the kind (a list always shows the current state);
- * - when the host reports a change of the kind (AgentHost.onResourceChange: a recorded event,
- *   the node's cordon), and after the server's own writes (namespaces, cordon);
+ * - when the host reports a change of a kind that has watchers (AgentHost.onResourceChange: a
+ *   recorded event, the node's cordon), and after the server's own writes (namespaces, cordon);
  * - every {@link KindSpec.pollMs} while the kind has watchers, for changes nothing reports (a
  *   node condition, a namespace coming into use, a ConfigMap from a file source).
  * Re-lists of one kind run one at a time; calls while one waits to start join it. Main thread.
@@ -53,7 +53,9 @@ export function newKindFeeds(host: AgentHost, clock: VersionClock): KindFeeds {
   const signalled = new Set<string>();
   let signalTimer: NodeJS.Timeout | undefined;
   const unsubscribe = host.onResourceChange?.((resource) => {
-    if (!feeds.has(resource)) return;
+    // Only a kind someone watches is re-listed on a change: a list re-lists before it answers, and
+    // a burst of pod starts records events by the hundred (each re-list diffs every event).
+    if (!feeds.get(resource)?.feed.history.watchers()) return;
     signalled.add(resource);
     signalTimer ??= setTimeout(() => {
       signalTimer = undefined;

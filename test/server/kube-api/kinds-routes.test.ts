@@ -31,7 +31,11 @@ class FakeHost implements AgentHost {
     this.podWatchers.add(onEvent);
     return () => this.podWatchers.delete(onEvent);
   }
-  listEvents() { return this.events; }
+  eventLists = 0;
+  listEvents() {
+    this.eventLists++;
+    return this.events;
+  }
   record(name: string, count = 1) {
     this.events = [...this.events.filter((e) => e.metadata?.name !== name), { metadata: { name, namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, reason: 'Started', type: 'Normal', message: name, count }];
     for (const fn of this.listeners) fn('events');
@@ -197,3 +201,26 @@ describe('list semantics (item 10)', () => {
     expect(names).toEqual(expect.arrayContaining(['a', 'b', 'default', 'kube-system']));
   });
 });
+
+describe('re-lists on a reported change', () => {
+  it('re-lists a kind on a reported change only while someone watches it (a list re-lists before it answers)', async () => {
+    expect((await json('/api/v1/namespaces/default/events')).status).toBe(200);
+    const before = host.eventLists;
+    for (let i = 0; i < 5; i++) host.record(`quiet-${i}`);
+    // Past the feed's 50 ms grouping of reported changes: nobody watches events, so nothing re-listed them.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(host.eventLists).toBe(before);
+    const list = await json('/api/v1/namespaces/default/events');
+    expect(list.body.items.map((e: Event) => e.metadata?.name)).toEqual(expect.arrayContaining(['quiet-0', 'quiet-4']));
+
+    const w = await openWatch('/api/v1/namespaces/default/events?watch=1');
+    try {
+      const watched = host.eventLists;
+      host.record('watched-1');
+      await expect.poll(() => host.eventLists, { timeout: 5_000 }).toBeGreaterThan(watched);
+    } finally {
+      w.close();
+    }
+  });
+});
+
