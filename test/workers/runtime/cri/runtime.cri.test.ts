@@ -55,7 +55,9 @@ describe.skipIf(!endpoint)('the CRI runtime service on containerd', { timeout: 1
       expect(s).toMatchObject({ id, exit_code: 3, reason: 'Error', metadata: { name: 'main', attempt: 0 }, log_path: join(logs, 'main/0.log') });
       expect(s.created_at).toBeGreaterThan(before - 5e9);
       expect(s.started_at).toBeGreaterThanOrEqual(s.created_at);
-      expect(s.finished_at).toBeGreaterThanOrEqual(s.started_at);
+      // Not finished >= started: containerd 1.6 stamps a container that exits at once with a finish
+      // up to a fraction of a millisecond before its start (seen: 0.18 ms), from two events' clocks.
+      expect(s.finished_at).toBeGreaterThanOrEqual(s.created_at);
       const lines = (await readFile(join(logs, 'main/0.log'), 'utf8')).trimEnd().split('\n').map((l) => kCriLogLine.exec(l));
       expect(lines.every((m) => m !== null)).toBe(true);
       expect(lines.map((m) => [m![2], m![3], m![4]])).toEqual(expect.arrayContaining([['stdout', 'F', 'to-out'], ['stderr', 'F', 'to-err']]));
