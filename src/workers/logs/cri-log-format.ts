@@ -131,15 +131,16 @@ export function detectLogFormat(line: Buffer): LogFormat {
 }
 
 /**
- * endsLogicalLine says whether the raw line whose first bytes are `head` ends a line of the
- * container's output (what `tailLines` counts): a CRI line tagged other than `P`; every json-file
- * line, and any line that does not parse as CRI (upstream's tail counts raw lines). `head` needs
- * only the timestamp, stream and tag (the first ~64 bytes).
+ * lineHead reads what tail needs of the raw line whose first bytes are `head` (the first ~64
+ * bytes: timestamp, stream, tag): its stream and whether it ends a line of the container's output
+ * — a CRI line tagged other than `P`; every json-file line (stream `''`), and any line that does
+ * not parse as CRI (upstream's tail counts raw lines).
  */
-export function endsLogicalLine(format: LogFormat, head: Buffer): boolean {
-  if (format !== 'cri') return true;
+export function lineHead(format: LogFormat, head: Buffer): { stream: string; ends: boolean } {
+  if (format !== 'cri') return { stream: '', ends: true };
   const i1 = head.indexOf(kSpace);
   const i2 = i1 < 0 ? -1 : head.indexOf(kSpace, i1 + 1);
-  if (i2 < 0) return true;
-  return !(head[i2 + 1] === 0x50 /* P */ && (head.length === i2 + 2 || head[i2 + 2] === kSpace || head[i2 + 2] === 0x3a /* : */ || head[i2 + 2] === kNewline));
+  if (i2 < 0) return { stream: '', ends: true };
+  const partial = head[i2 + 1] === 0x50 /* P */ && (head.length === i2 + 2 || head[i2 + 2] === kSpace || head[i2 + 2] === 0x3a /* : */ || head[i2 + 2] === kNewline);
+  return { stream: head.toString('latin1', i1 + 1, i2), ends: !partial };
 }

@@ -28,7 +28,7 @@ import { AgentError, isNotFound } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
 import type { ContainerLogHandlers, ContainerLogOptions, ContainerLogReader } from '../runtime/runtime.js';
-import { findTailStart, guessLogFormat } from './cri-log-tail.js';
+import { findTailStart, guessLogFormat, type TailStart } from './cri-log-tail.js';
 import { LogLineWriter } from './cri-log-writer.js';
 
 /** kLogForceCheckPeriodMs: the longest a follow waits for a file event before looking again (ms). */
@@ -71,12 +71,9 @@ export function newCriContainerLogs(deps: CriContainerLogsDeps): CriContainerLog
     const path = await openErr(status.log_path, () => realpath(status.log_path));
     const fh = await openErr(path, () => open(path, 'r'));
     try {
-      let start = 0;
-      if (opts.tailLines !== undefined) {
-        const size = (await fh.stat()).size;
-        start = findTailStartSafe(await findTailStart(fh, size, opts.tailLines, await guessLogFormat(fh)), size);
-      }
-      const reader = new FileLogReader(deps, containerId, path, fh, start, opts, handlers, clock);
+      let tail: TailStart = { start: 0, skipLines: 0 };
+      if (opts.tailLines !== undefined) tail = await findTailStart(fh, (await fh.stat()).size, opts.tailLines, await guessLogFormat(fh));
+      const reader = new FileLogReader(deps, containerId, path, fh, tail, opts, handlers, clock);
       setImmediate(() => reader.resume());
       return reader;
     } catch (err) {
@@ -104,10 +101,6 @@ export function newCriContainerLogs(deps: CriContainerLogsDeps): CriContainerLog
       }).catch(reject);
     }),
   };
-}
-
-function findTailStartSafe(start: number, size: number): number {
-  return Math.min(Math.max(0, start), size);
 }
 
 async function openErr<T>(path: string, fn: () => Promise<T>): Promise<T> {
@@ -144,15 +137,16 @@ class FileLogReader implements ContainerLogReader {
     private readonly containerId: string,
     private readonly path: string,
     fh: FileHandle,
-    start: number,
+    tail: TailStart,
     private readonly opts: ContainerLogOptions,
     private readonly handlers: ContainerLogHandlers,
     private readonly clock: Clock,
   ) {
     this.#fh = fh;
-    this.#position = start;
+    this.#position = tail.start;
     this.#writer = new LogLineWriter({
       timestamps: opts.timestamps,
+      skipLines: tail.skipLines,
       sinceMs: opts.sinceSeconds === undefined ? undefined : clock.now() - opts.sinceSeconds * 1000,
       onMalformed: (reason, head) => {
         this.#malformed++;

@@ -16,6 +16,7 @@
  * a json-file line that long is skipped. A line that does not parse is skipped and reported to
  * `onMalformed` (upstream logs it and goes on); nothing here throws.
  */
+import type { TailStart } from './cri-log-tail.js';
 import { detectLogFormat, parseLogLine, type LogFormat, type LogMessage, type LogStream } from './cri-log-format.js';
 
 /** kDefaultMaxLineBytes: the longest raw line buffered whole (containerd splits lines at 16 KiB). */
@@ -27,6 +28,8 @@ export interface LogLineWriterOptions {
   timestamps: boolean;
   /** Skip lines older than this (epoch milliseconds); undefined = every line. */
   sinceMs?: number;
+  /** Drop the first this many completed lines (tail's {@link TailStart.skipLines}); default 0. */
+  skipLines?: number;
   /** Longest raw line buffered whole, bytes; default {@link kDefaultMaxLineBytes}. */
   maxLineBytes?: number;
   /** Told about each skipped line (why, and its first bytes). */
@@ -64,9 +67,11 @@ export class LogLineWriter {
   #out: Buffer[] = [];
   #outBytes = 0;
   readonly #maxLineBytes: number;
+  #skipLines: number;
 
   constructor(private readonly opts: LogLineWriterOptions) {
     this.#maxLineBytes = opts.maxLineBytes ?? kDefaultMaxLineBytes;
+    this.#skipLines = opts.skipLines ?? 0;
   }
 
   /** The format detected so far (null before the first line that parses). */
@@ -178,6 +183,8 @@ export class LogLineWriter {
       this.#format ??= detectLogFormat(line);
       msg = parseLogLine(this.#format, line);
     } catch (err) {
+      // Tail counted it as a line.
+      if (this.#skipLines > 0) this.#skipLines--;
       this.#malformed((err as Error).message, line);
       return;
     }
@@ -210,7 +217,9 @@ export class LogLineWriter {
 
   #endLine(stream: LogStream): void {
     const line = this.#lines[stream];
-    for (const h of line.held) this.#emit(h);
+    if (line.state === 'none') return;
+    if (this.#skipLines > 0) this.#skipLines--;
+    else for (const h of line.held) this.#emit(h);
     this.#lines[stream] = newLine();
   }
 

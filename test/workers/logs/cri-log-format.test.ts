@@ -1,7 +1,7 @@
 // The CRI and json-file log line parsers and the line writer (pkg/kubelet/kuberuntime/logs/logs_test.go: TestParseCRILog, TestReadLogs' since/timestamps cases).
 import { describe, expect, it } from 'vitest';
 import {
-  detectLogFormat, endsLogicalLine, parseCriLogLine, parseDockerJsonLogLine, parseTimestamp,
+  detectLogFormat, lineHead, parseCriLogLine, parseDockerJsonLogLine, parseTimestamp,
 } from '../../../src/workers/logs/cri-log-format.js';
 import { LogLineWriter } from '../../../src/workers/logs/cri-log-writer.js';
 
@@ -46,11 +46,11 @@ describe('CRI log line format', () => {
   });
 
   it('counts a raw line as a line end unless it is a CRI P line', () => {
-    expect(endsLogicalLine('cri', b('2016-10-06T00:17:09.669794202Z stdout P abc'))).toBe(false);
-    expect(endsLogicalLine('cri', b('2016-10-06T00:17:09.669794202Z stdout P:t abc'))).toBe(false);
-    expect(endsLogicalLine('cri', b('2016-10-06T00:17:09.669794202Z stdout F abc'))).toBe(true);
-    expect(endsLogicalLine('cri', b('2016-10-06T00:17:09.669794202Z stdout PX abc'))).toBe(true);
-    expect(endsLogicalLine('json-file', b('{"log":"x"'))).toBe(true);
+    expect(lineHead('cri', b('2016-10-06T00:17:09.669794202Z stdout P abc'))).toEqual({ stream: 'stdout', ends: false });
+    expect(lineHead('cri', b('2016-10-06T00:17:09.669794202Z stderr P:t abc'))).toEqual({ stream: 'stderr', ends: false });
+    expect(lineHead('cri', b('2016-10-06T00:17:09.669794202Z stdout F abc'))).toEqual({ stream: 'stdout', ends: true });
+    expect(lineHead('cri', b('2016-10-06T00:17:09.669794202Z stdout PX abc')).ends).toBe(true);
+    expect(lineHead('json-file', b('{"log":"x"'))).toEqual({ stream: '', ends: true });
   });
 });
 
