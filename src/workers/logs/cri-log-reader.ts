@@ -22,7 +22,8 @@
  * (as `onEnd(err)`).
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError, isNotFound } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
@@ -73,7 +74,8 @@ export function newCriContainerLogs(deps: CriContainerLogsDeps): CriContainerLog
     try {
       let tail: TailStart = { start: 0, skipLines: 0 };
       if (opts.tailLines !== undefined) tail = await findTailStart(fh, (await fh.stat()).size, opts.tailLines, await guessLogFormat(fh));
-      const reader = new FileLogReader(deps, containerId, path, fh, tail, opts, handlers, clock);
+      const rotatedBefore = opts.follow ? (await rotatedNames(path)).all.at(-1) ?? '' : '';
+      const reader = new FileLogReader(deps, containerId, path, fh, tail, rotatedBefore, opts, handlers, clock);
       setImmediate(() => reader.resume());
       return reader;
     } catch (err) {
@@ -111,6 +113,13 @@ async function openErr<T>(path: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The rotated files next to `path` (`<path>.<time>`; `.gz` and `.tmp` suffixes taken off in `all`), sorted: time order. */
+async function rotatedNames(path: string): Promise<{ plain: Set<string>; all: string[] }> {
+  const prefix = `${basename(path)}.`;
+  const names = (await readdir(dirname(path))).filter((n) => n.startsWith(prefix) && !n.endsWith('.tmp'));
+  return { plain: new Set(names.filter((n) => !n.endsWith('.gz'))), all: [...new Set(names.map((n) => n.replace(/\.gz$/, '')))].sort() };
+}
+
 function ioError(what: string, err: unknown): AgentError {
   if (err instanceof AgentError) return err;
   const code = (err as NodeJS.ErrnoException | null)?.code;
@@ -131,6 +140,10 @@ class FileLogReader implements ContainerLogReader {
   #lastRunningCheckMs = -Infinity;
   #exited = false;
   #malformed = 0;
+  /** The rotated file open (its name next to the path), or null for the live file at the path. */
+  #name: string | null = null;
+  /** The newest rotated name when the live file was opened: any rotated later is newer than it. */
+  #rotatedBefore = '';
 
   constructor(
     private readonly deps: CriContainerLogsDeps,
@@ -138,12 +151,14 @@ class FileLogReader implements ContainerLogReader {
     private readonly path: string,
     fh: FileHandle,
     tail: TailStart,
+    rotatedBefore: string,
     private readonly opts: ContainerLogOptions,
     private readonly handlers: ContainerLogHandlers,
     private readonly clock: Clock,
   ) {
     this.#fh = fh;
     this.#position = tail.start;
+    this.#rotatedBefore = rotatedBefore;
     this.#writer = new LogLineWriter({
       timestamps: opts.timestamps,
       skipLines: tail.skipLines,
@@ -180,6 +195,8 @@ class FileLogReader implements ContainerLogReader {
         // At the end of the file.
         if (!this.opts.follow || this.#exited) return this.#finish();
         if (await this.#rotated()) {
+          // The runtime reopened: what it wrote to the old file before that is read first.
+          while (!this.#done && (await this.#readChunk()) > 0);
           await this.#reopen();
           continue;
         }
@@ -226,11 +243,13 @@ class FileLogReader implements ContainerLogReader {
   }
 
   async #reopen(): Promise<void> {
-    const next = await open(this.path, 'r');
+    const { fh: next, name } = await this.#openNext();
     if (this.#done) {
       await next.close();
       return;
     }
+    this.#name = name;
+    if (name === null) this.#rotatedBefore = (await rotatedNames(this.path)).all.at(-1) ?? '';
     // The old file ended: a line it left unfinished is written as it is.
     this.#writer.endOfFile();
     this.#flush();
@@ -240,6 +259,33 @@ class FileLogReader implements ContainerLogReader {
     this.#watcher?.close();
     this.#watcher = null;
     await old.close().catch(() => undefined);
+  }
+
+  /**
+   * The file that follows the open one: when more than one rotation happened since it was opened
+   * (a slow or paused reader), the oldest rotated file newer than it that is still plain
+   * (`<path>.<time>`); else the live file at the path. A rotated file already gzipped is not read
+   * (its lines are missed; upstream misses every rotated file).
+   */
+  async #openNext(): Promise<{ fh: FileHandle; name: string | null }> {
+    const ours = await this.#fh.stat();
+    const { plain, all } = await rotatedNames(this.path);
+    let after = this.#name ?? this.#rotatedBefore;
+    if (this.#name === null) {
+      // The live file we had is one of the rotated ones now: find it by inode.
+      for (const n of all.filter((x) => x > after && plain.has(x))) {
+        const s = await stat(join(dirname(this.path), n)).catch(() => null);
+        if (s && s.ino === ours.ino && s.dev === ours.dev) {
+          after = n;
+          break;
+        }
+      }
+    }
+    for (const n of all.filter((x) => x > after && plain.has(x))) {
+      const fh = await open(join(dirname(this.path), n), 'r').catch(() => null);
+      if (fh) return { fh, name: n };
+    }
+    return { fh: await open(this.path, 'r'), name: null };
   }
 
   /** isContainerRunning: ContainerStatus says CONTAINER_RUNNING. Unknown to the runtime = not running. */

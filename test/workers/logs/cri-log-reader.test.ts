@@ -128,6 +128,24 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
     expect(out).toBe('a\nb\nc\nd\ne\n');
   });
 
+  it('follow: a reader paused over two rotations reads the rotated file in between (still plain), then the live one', async () => {
+    state = 'CONTAINER_RUNNING';
+    await writeFile(`${path}.20250101-000000`, cri('stdout', 'F', 'older, rotated before the read'));
+    await writeFile(path, cri('stdout', 'F', 'a'));
+    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
+      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
+      r.pause();
+      await rename(path, `${path}.20260101-000000`);
+      await writeFile(path, cri('stdout', 'F', 'b'));
+      await rename(path, `${path}.20260101-000100`);
+      await writeFile(path, cri('stdout', 'F', 'c'));
+      r.resume();
+      await waitFor(() => got() === 'a\nb\nc\n' || null, { timeoutMs: 10_000, description: 'b then c' });
+      state = 'CONTAINER_EXITED';
+    });
+    expect(out).toBe('a\nb\nc\n');
+  });
+
   it('follow ends when the runtime no longer knows the container', async () => {
     state = 'CONTAINER_RUNNING';
     await writeFile(path, cri('stdout', 'F', 'a'));
