@@ -12,6 +12,12 @@ export interface LogsWorkerBootstrap extends RuntimeEndpoint {
   kind: 'container-logs';
   /** Only containers labelled `kubelet-ts.node-name=<nodeName>` (and a pod UID) may be read. */
   nodeName: string;
+  /**
+   * On a CRI runtime: rotate the runtime's container log files (`--container-log-max-size` in
+   * bytes, `--container-log-max-files`; the monitor period in ms, default 10 s) with the worker's
+   * container log manager from its start. Absent (Docker: its json-file driver rotates) = none.
+   */
+  containerLogRotation?: { maxSizeBytes: number; maxFiles: number; monitorPeriodMs?: number };
 }
 
 /** LogsOptions: what part of a log to read (PodLogOptions, after `previous` chose the container). */

@@ -16,6 +16,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AgentError, serializeError } from '../shared/errors.js';
 import type { LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../shared/logs-protocol.js';
+import type { ContainerLogManager } from './logs/container-log-manager.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import type { ContainerLogReader, ContainerRuntime } from './runtime/runtime.js';
 import { getRuntime } from './runtime/runtime-service.js';
@@ -34,9 +35,14 @@ export class LogsWorker {
   readonly #reads = new Map<number, Read>();
   readonly #runtime: ContainerRuntime;
 
-  /** `runtime` defaults to this thread's runtime for `bootstrap` (getRuntime), scoped to its node. */
-  constructor(bootstrap: LogsWorkerBootstrap, private readonly post: (m: LogsWorkerMessage) => void, runtime?: ContainerRuntime) {
+  /**
+   * `runtime` defaults to this thread's runtime for `bootstrap` (getRuntime), scoped to its node.
+   * `logManager`: on a CRI runtime, the container log manager (logs/container-log-manager.ts) that
+   * rotates the runtime's log files; started here, stopped by `stop`.
+   */
+  constructor(bootstrap: LogsWorkerBootstrap, private readonly post: (m: LogsWorkerMessage) => void, runtime?: ContainerRuntime, private readonly logManager?: Pick<ContainerLogManager, 'start' | 'stop'>) {
     this.#runtime = runtime ?? scopeToNode(getRuntime(bootstrap), bootstrap.nodeName);
+    logManager?.start();
   }
 
   handle(msg: LogsWorkerRequest): void {
@@ -68,6 +74,7 @@ export class LogsWorker {
         break;
       }
       case 'stop':
+        this.logManager?.stop();
         for (const r of this.#reads.values()) {
           r.cancelled = true;
           r.reader?.cancel();

@@ -82,6 +82,7 @@ class Manager implements ContainerLogManager {
   readonly #clock: Clock;
   #timer: TimerHandle | null = null;
   #round: Promise<void> = Promise.resolve();
+  #busy = false;
 
   constructor(private readonly deps: ContainerLogManagerDeps, private readonly policy: LogRotatePolicy, private readonly periodMs: number) {
     this.#clock = deps.clock ?? realClock;
@@ -90,7 +91,12 @@ class Manager implements ContainerLogManager {
   start(): void {
     if (this.#timer !== null) return;
     this.#timer = this.#clock.setInterval(() => {
-      void this.rotateLogs();
+      // A round still running when the next is due: that one is skipped, not queued.
+      if (this.#busy) return;
+      this.#busy = true;
+      void this.rotateLogs().finally(() => {
+        this.#busy = false;
+      });
     }, this.periodMs);
   }
 

@@ -1,0 +1,42 @@
+// The container-logs worker runs the container log manager it is given (pkg/kubelet/kubelet.go starts containerLogManager with the kubelet; here the logs worker owns it) and stops it with the worker.
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LogsWorker } from '../../../src/workers/container-logs.worker.js';
+import { newContainerLogManager, type ContainerLogManagerDeps } from '../../../src/workers/logs/container-log-manager.js';
+import { waitFor } from '../../support/docker.js';
+
+describe('LogsWorker with a container log manager', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kts-logs-worker-rotation-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('rotates on its own from the worker\'s start, and no more after stop', async () => {
+    const path = join(dir, '0.log');
+    let rounds = 0;
+    const runtime: ContainerLogManagerDeps['runtime'] = {
+      listContainers: async () => {
+        rounds++;
+        return [{ id: 'c1', state: 'CONTAINER_RUNNING' } as never];
+      },
+      containerStatus: async () => ({ status: { state: 'CONTAINER_RUNNING', log_path: path } as never, info: {} }),
+      reopenContainerLog: async () => writeFile(path, ''),
+    };
+    await writeFile(path, 'x'.repeat(100));
+    const manager = newContainerLogManager({ runtime }, { maxSizeBytes: 10, maxFiles: 2, monitorPeriodMs: 20 });
+    const w = new LogsWorker({ kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, () => undefined, undefined, manager);
+    try {
+      await waitFor(async () => (await readdir(dir)).length === 2 || null, { timeoutMs: 10_000, description: 'the log rotated' });
+    } finally {
+      w.handle({ type: 'stop' });
+    }
+    const after = rounds;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(rounds).toBe(after);
+  });
+});
