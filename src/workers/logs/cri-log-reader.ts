@@ -9,7 +9,9 @@
  *   `tailLines` lines (./cri-log-tail.ts). With `follow`, it keeps reading while the container
  *   runs: at the end of the file it waits for a change (fs.watch, and at least every
  *   {@link kLogForceCheckPeriodMs}, upstream's logForceCheckPeriod), notices a rotation (another
- *   file at the path: the old one is drained, then the new one read from its start), and ends
+ *   file at the path: the old one is drained, then the new one read from its start; a reader more
+ *   than one rotation behind — a paused or slow client — first reads the rotated files in between,
+ *   `<path>.<time>` or, once compressed, `<path>.<time>.gz`), and ends
  *   once ContainerStatus says the container is not running and the file is drained. A container
  *   the runtime no longer knows ends the read too (its log cannot grow). pause/resume/cancel as
  *   runtime.ts's ContainerLogReader; no callback after cancel().
@@ -21,9 +23,10 @@
  * no log path or its file does not exist; ERR_RUNTIME for another I/O failure, then or mid-read
  * (as `onEnd(err)`).
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { createReadStream, watch, type FSWatcher } from 'node:fs';
 import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { createGunzip } from 'node:zlib';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError, isNotFound } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
@@ -144,6 +147,8 @@ class FileLogReader implements ContainerLogReader {
   #name: string | null = null;
   /** The newest rotated name when the live file was opened: any rotated later is newer than it. */
   #rotatedBefore = '';
+  /** Resolves a gzipped file's read waiting in pause. */
+  #unpaused: (() => void) | null = null;
 
   constructor(
     private readonly deps: CriContainerLogsDeps,
@@ -176,6 +181,8 @@ class FileLogReader implements ContainerLogReader {
 
   resume(): void {
     this.#paused = false;
+    this.#unpaused?.();
+    this.#unpaused = null;
     if (!this.#pumping && !this.#done) void this.#pump();
   }
 
@@ -243,49 +250,85 @@ class FileLogReader implements ContainerLogReader {
   }
 
   async #reopen(): Promise<void> {
-    const { fh: next, name } = await this.#openNext();
-    if (this.#done) {
-      await next.close();
-      return;
-    }
-    this.#name = name;
-    if (name === null) this.#rotatedBefore = (await rotatedNames(this.path)).all.at(-1) ?? '';
     // The old file ended: a line it left unfinished is written as it is.
     this.#writer.endOfFile();
     this.#flush();
-    const old = this.#fh;
-    this.#fh = next;
-    this.#position = 0;
-    this.#watcher?.close();
-    this.#watcher = null;
-    await old.close().catch(() => undefined);
+    for (;;) {
+      const next = await this.#openNext();
+      if (this.#done) {
+        if ('fh' in next) await next.fh.close();
+        return;
+      }
+      if (!('fh' in next)) {
+        await this.#readGzipped(next.gz);
+        this.#name = next.name;
+        continue;
+      }
+      this.#name = next.name;
+      if (next.name === null) this.#rotatedBefore = (await rotatedNames(this.path)).all.at(-1) ?? '';
+      const old = this.#fh;
+      this.#fh = next.fh;
+      this.#position = 0;
+      this.#watcher?.close();
+      this.#watcher = null;
+      await old.close().catch(() => undefined);
+      return;
+    }
   }
 
   /**
    * The file that follows the open one: when more than one rotation happened since it was opened
-   * (a slow or paused reader), the oldest rotated file newer than it that is still plain
-   * (`<path>.<time>`); else the live file at the path. A rotated file already gzipped is not read
-   * (its lines are missed; upstream misses every rotated file).
+   * (a slow or paused reader), the oldest rotated file newer than it (`<path>.<time>`, or its
+   * `.gz` once the log manager compressed it); else the live file at the path.
    */
-  async #openNext(): Promise<{ fh: FileHandle; name: string | null }> {
+  async #openNext(): Promise<{ fh: FileHandle; name: string | null } | { gz: string; name: string }> {
     const ours = await this.#fh.stat();
+    const dir = dirname(this.path);
     const { plain, all } = await rotatedNames(this.path);
     let after = this.#name ?? this.#rotatedBefore;
     if (this.#name === null) {
-      // The live file we had is one of the rotated ones now: find it by inode.
+      // The live file we had is one of the rotated ones now: found by inode while plain; once
+      // gzipped, it is the first rotation after the newest name seen when it was opened.
+      let found = false;
       for (const n of all.filter((x) => x > after && plain.has(x))) {
-        const s = await stat(join(dirname(this.path), n)).catch(() => null);
+        const s = await stat(join(dir, n)).catch(() => null);
         if (s && s.ino === ours.ino && s.dev === ours.dev) {
           after = n;
+          found = true;
           break;
         }
       }
+      if (!found) after = all.find((x) => x > after) ?? after;
     }
-    for (const n of all.filter((x) => x > after && plain.has(x))) {
-      const fh = await open(join(dirname(this.path), n), 'r').catch(() => null);
+    for (const n of all.filter((x) => x > after)) {
+      if (!plain.has(n)) return { gz: join(dir, `${n}.gz`), name: n };
+      const fh = await open(join(dir, n), 'r').catch(() => null);
       if (fh) return { fh, name: n };
     }
     return { fh: await open(this.path, 'r'), name: null };
+  }
+
+  /** Reads a rotated file the log manager already gzipped, whole, honouring pause; one that cannot be read is logged and passed over. */
+  async #readGzipped(gz: string): Promise<void> {
+    const src = createReadStream(gz);
+    const gunzip = createGunzip();
+    src.on('error', (err) => gunzip.destroy(err));
+    src.pipe(gunzip);
+    try {
+      for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+        if (this.#done) return;
+        this.#writer.write(chunk);
+        this.#flush();
+        while (this.#paused && !this.#done) await new Promise<void>((resolve) => (this.#unpaused = resolve));
+      }
+      this.#writer.endOfFile();
+      this.#flush();
+    } catch (err) {
+      this.deps.logger?.warn({ containerId: this.containerId, path: gz, err }, 'Failed to read rotated log file; skipped');
+    } finally {
+      src.destroy();
+      gunzip.destroy();
+    }
   }
 
   /** isContainerRunning: ContainerStatus says CONTAINER_RUNNING. Unknown to the runtime = not running. */
@@ -346,6 +389,7 @@ class FileLogReader implements ContainerLogReader {
     this.#watcher?.close();
     this.#watcher = null;
     this.#wake?.();
+    this.#unpaused?.();
     void this.#fh.close().catch(() => undefined);
   }
 }

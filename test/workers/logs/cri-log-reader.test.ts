@@ -1,7 +1,8 @@
 // The CRI log file reader on files written by the test (pkg/kubelet/kuberuntime/logs/logs_test.go TestReadLogs, TestReadRotatedLog), the runtime played by a stub answering ContainerStatus.
-import { appendFile, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/shared/errors.js';
 import { newCriContainerLogs } from '../../../src/workers/logs/cri-log-reader.js';
@@ -138,6 +139,44 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
       await rename(path, `${path}.20260101-000000`);
       await writeFile(path, cri('stdout', 'F', 'b'));
       await rename(path, `${path}.20260101-000100`);
+      await writeFile(path, cri('stdout', 'F', 'c'));
+      r.resume();
+      await waitFor(() => got() === 'a\nb\nc\n' || null, { timeoutMs: 10_000, description: 'b then c' });
+      state = 'CONTAINER_EXITED';
+    });
+    expect(out).toBe('a\nb\nc\n');
+  });
+
+  it('follow: a reader paused over three rotations reads the one the log manager gzipped too', async () => {
+    state = 'CONTAINER_RUNNING';
+    await writeFile(path, cri('stdout', 'F', 'a'));
+    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
+      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
+      r.pause();
+      await rename(path, `${path}.20260101-000000`);
+      await writeFile(`${path}.20260101-000100.gz`, gzipSync(cri('stdout', 'P', 'b1') + cri('stdout', 'F', 'b2')));
+      await writeFile(`${path}.20260101-000200`, cri('stderr', 'F', 'c'));
+      await writeFile(path, cri('stdout', 'F', 'd'));
+      r.resume();
+      await waitFor(() => got() === 'a\nb1b2\nc\nd\n' || null, { timeoutMs: 10_000, description: 'b (gzipped), c, then d' });
+      state = 'CONTAINER_EXITED';
+    });
+    expect(out).toBe('a\nb1b2\nc\nd\n');
+  });
+
+  it('follow: the file being read, gzipped after its rotation, is not read twice', async () => {
+    state = 'CONTAINER_RUNNING';
+    await writeFile(`${path}.20250101-000000.gz`, gzipSync(cri('stdout', 'F', 'older, rotated before the read')));
+    await writeFile(path, cri('stdout', 'F', 'a'));
+    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
+      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
+      r.pause();
+      await appendFile(path, cri('stdout', 'F', 'b'));
+      // Rotated and compressed while the reader still holds it open.
+      const content = await readFile(path);
+      await rename(path, `${path}.20260101-000000`);
+      await writeFile(`${path}.20260101-000000.gz`, gzipSync(content));
+      await rm(`${path}.20260101-000000`);
       await writeFile(path, cri('stdout', 'F', 'c'));
       r.resume();
       await waitFor(() => got() === 'a\nb\nc\n' || null, { timeoutMs: 10_000, description: 'b then c' });
