@@ -56,6 +56,25 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
     return Buffer.concat(chunks).toString('utf8');
   }
 
+  /**
+   * Follows a running container's log holding `a`; once `a` is read, pauses the read, runs
+   * `change` (rotations done while the reader is paused), resumes; the container exits once the
+   * output is `expected`, and the whole output must be `expected`.
+   */
+  async function followPausedOver(change: () => Promise<void>, expected: string): Promise<void> {
+    state = 'CONTAINER_RUNNING';
+    await writeFile(path, cri('stdout', 'F', 'a'));
+    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
+      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
+      r.pause();
+      await change();
+      r.resume();
+      await waitFor(() => got() === expected || null, { timeoutMs: 10_000, description: JSON.stringify(expected) });
+      state = 'CONTAINER_EXITED';
+    });
+    expect(out).toBe(expected);
+  }
+
   const sample = cri('stdout', 'F', 'one', 1) + cri('stderr', 'F', 'two', 2) + cri('stdout', 'P', 'thr', 3) + cri('stderr', 'F', 'four', 4) + cri('stdout', 'F', 'ee', 5) + cri('stdout', 'F', 'five', 6);
 
   it('reads the whole log, stdout and stderr merged, partial lines joined; timestamps prefix each line', async () => {
@@ -130,47 +149,27 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
   });
 
   it('follow: a reader paused over two rotations reads the rotated file in between (still plain), then the live one', async () => {
-    state = 'CONTAINER_RUNNING';
     await writeFile(`${path}.20250101-000000`, cri('stdout', 'F', 'older, rotated before the read'));
-    await writeFile(path, cri('stdout', 'F', 'a'));
-    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
-      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
-      r.pause();
+    await followPausedOver(async () => {
       await rename(path, `${path}.20260101-000000`);
       await writeFile(path, cri('stdout', 'F', 'b'));
       await rename(path, `${path}.20260101-000100`);
       await writeFile(path, cri('stdout', 'F', 'c'));
-      r.resume();
-      await waitFor(() => got() === 'a\nb\nc\n' || null, { timeoutMs: 10_000, description: 'b then c' });
-      state = 'CONTAINER_EXITED';
-    });
-    expect(out).toBe('a\nb\nc\n');
+    }, 'a\nb\nc\n');
   });
 
   it('follow: a reader paused over three rotations reads the one the log manager gzipped too', async () => {
-    state = 'CONTAINER_RUNNING';
-    await writeFile(path, cri('stdout', 'F', 'a'));
-    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
-      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
-      r.pause();
+    await followPausedOver(async () => {
       await rename(path, `${path}.20260101-000000`);
       await writeFile(`${path}.20260101-000100.gz`, gzipSync(cri('stdout', 'P', 'b1') + cri('stdout', 'F', 'b2')));
       await writeFile(`${path}.20260101-000200`, cri('stderr', 'F', 'c'));
       await writeFile(path, cri('stdout', 'F', 'd'));
-      r.resume();
-      await waitFor(() => got() === 'a\nb1b2\nc\nd\n' || null, { timeoutMs: 10_000, description: 'b (gzipped), c, then d' });
-      state = 'CONTAINER_EXITED';
-    });
-    expect(out).toBe('a\nb1b2\nc\nd\n');
+    }, 'a\nb1b2\nc\nd\n');
   });
 
   it('follow: the file being read, gzipped after its rotation, is not read twice', async () => {
-    state = 'CONTAINER_RUNNING';
     await writeFile(`${path}.20250101-000000.gz`, gzipSync(cri('stdout', 'F', 'older, rotated before the read')));
-    await writeFile(path, cri('stdout', 'F', 'a'));
-    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
-      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
-      r.pause();
+    await followPausedOver(async () => {
       await appendFile(path, cri('stdout', 'F', 'b'));
       // Rotated and compressed while the reader still holds it open.
       const content = await readFile(path);
@@ -178,11 +177,7 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
       await writeFile(`${path}.20260101-000000.gz`, gzipSync(content));
       await rm(`${path}.20260101-000000`);
       await writeFile(path, cri('stdout', 'F', 'c'));
-      r.resume();
-      await waitFor(() => got() === 'a\nb\nc\n' || null, { timeoutMs: 10_000, description: 'b then c' });
-      state = 'CONTAINER_EXITED';
-    });
-    expect(out).toBe('a\nb\nc\n');
+    }, 'a\nb\nc\n');
   });
 
   it('follow ends when the runtime no longer knows the container', async () => {
