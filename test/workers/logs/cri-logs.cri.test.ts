@@ -88,6 +88,20 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
     }
   });
 
+  it('a line longer than containerd\'s 16 KiB is split into P fragments in the file and read back whole', async () => {
+    try {
+      const { id } = await start('long', 'echo before; head -c 40000 /dev/zero | tr "\\0" x; echo; echo after');
+      await exited(id);
+      const file = await readFile((await runtime.containerStatus(id)).status!.log_path, 'utf8');
+      expect(file).toMatch(/ stdout P x+\n/);
+      const out = (await read(id, kOpts)).split('\n');
+      expect(out).toEqual(['before', 'x'.repeat(40000), 'after', '']);
+      expect(await read(id, { ...kOpts, tailLines: 2 })).toBe(`${'x'.repeat(40000)}\nafter\n`);
+    } finally {
+      await run.cleanup();
+    }
+  });
+
   it('sinceSeconds leaves out the older lines', async () => {
     const sig = await mkdtemp(join(tmpdir(), 'kts-crilogs-sig-'));
     try {
