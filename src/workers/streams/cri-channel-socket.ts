@@ -55,7 +55,9 @@ export function openChannelSocket(url: string, protocols: string[], handlers: Ch
     let open = false;
     let closed = false;
     let failure: Error | undefined;
+    let refused = false;
     ws.on('unexpected-response', (_req, res) => {
+      refused = true;
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => {
@@ -64,11 +66,12 @@ export function openChannelSocket(url: string, protocols: string[], handlers: Ch
       res.on('end', () => {
         const err = new AgentError('ERR_PROTOCOL', `the streaming server ${new URL(url).host} refused the WebSocket (${protocols.join(', ')}): HTTP ${res.statusCode}${body.trim() ? `: ${body.trim()}` : ''}`);
         reject(Object.assign(err, { statusCode: res.statusCode }));
+        ws.terminate();
       });
       res.on('error', (e) => reject(new AgentError('ERR_PROTOCOL', `the streaming server ${new URL(url).host}: ${e.message}`, { cause: e })));
-      ws.terminate();
     });
     ws.on('error', (e) => {
+      if (refused) return; // the refusal's status rejects
       if (!open) reject(new AgentError('ERR_RUNTIME_UNAVAILABLE', `cannot reach the streaming server ${new URL(url).host}: ${e.message}`, { cause: e }));
       else failure ??= e;
     });

@@ -3,16 +3,19 @@
  * runtime.ts over the runtime's streaming server, as the kubelet proxies `kubectl exec/attach` to
  * the URL that the CRI's Exec / Attach answer (pkg/kubelet/server/server.go getExec/getAttach →
  * proxyStream). The agent terminates the client's stream itself, so it is a client of the
- * streaming server here, speaking what client-go speaks (tools/remotecommand/websocket.go, the
- * server side staging/src/k8s.io/kubelet/pkg/cri/streaming/remotecommand/websocket.go):
+ * streaming server here, and picks its transport as kubectl's client-go does
+ * (tools/remotecommand/fallback.go: WebSocket first, SPDY on an upgrade failure):
  *
- * - channel 0 stdin, 1 stdout, 2 stderr, 3 the error channel (a metav1.Status at the end:
- *   `Success`, or `Failure` with reason `NonZeroExitCode` and the code in the `ExitCode` cause —
- *   client-go's errorDecoderV4), 4 resize (`{"Width":w,"Height":h}`), 255 close (v5 only);
- * - `v5.channel.k8s.io` is offered first (it can close stdin), then `v4.channel.k8s.io`.
- *   containerd 1.6's server (Kubernetes 1.2x's streaming package) has no v5 and answers v4: there
- *   the protocol has no way to close stdin alone, so `endStdin` cannot reach the process; the
- *   process's stdin closes with the stream (see {@link CriContainerStream.stdinClosable}).
+ * - without stdin: the remotecommand WebSocket, `v5.channel.k8s.io` or `v4.channel.k8s.io`
+ *   (cri-exec-transport.ts): channel 1 stdout, 2 stderr, 3 the Status, 4 resize;
+ * - with stdin, which must be closable alone (`echo x | kubectl exec -i … cat`): WebSocket
+ *   `v5.channel.k8s.io` only (255 closes stdin); a server without v5 refuses the upgrade — containerd
+ *   1.6's (its streaming package predates v5, Kubernetes 1.30) answers 403 — and the stream goes
+ *   over SPDY `v4.channel.k8s.io` with a fresh URL (the refused one is spent), where stdin closes
+ *   with its stream's FIN. v4 over WebSocket has no way to close stdin alone, which is why v5 was
+ *   made (KEP-4006). A server seen to refuse v5 gets SPDY at once afterwards (per thread).
+ *
+ * The exit code is read from the Status as client-go's errorDecoderV4 does ({@link decodeExitStatus}).
  *
  * Errors: the CRI call's (ERR_NOT_FOUND for a container that does not exist,
  * ERR_RUNTIME_UNAVAILABLE), ERR_INVALID_ARGUMENT when the container is not running (containerd:
@@ -22,15 +25,7 @@
 import { AgentError, isNotFound, isUnavailable } from '../../shared/errors.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
 import type { ContainerStream, ContainerStreamHandlers, ContainerStreamOptions } from '../runtime/runtime.js';
-import { kCloseChannel, openChannelSocket, type ChannelSocket } from './cri-channel-socket.js';
-
-/** The remotecommand WebSocket sub-protocols, best first (wsstream's names). */
-export const kRemoteCommandProtocols = ['v5.channel.k8s.io', 'v4.channel.k8s.io'] as const;
-const kStdin = 0;
-const kStdout = 1;
-const kStderr = 2;
-const kError = 3;
-const kResize = 4;
+import { kRemoteCommandProtocols, openSpdyExec, openWebSocketExec, type ExecEvents, type ExecTransport } from './cri-exec-transport.js';
 
 /** The part of a metav1.Status the error channel carries. */
 interface RemoteCommandStatus {
@@ -67,11 +62,17 @@ export function decodeExitStatus(text: string): { exitCode: number | null; err?:
 
 /** A ContainerStream over the streaming server; `protocol` and `stdinClosable` say what was negotiated. */
 export interface CriContainerStream extends ContainerStream {
-  /** The sub-protocol in use (`v5.channel.k8s.io` or `v4.channel.k8s.io`). */
+  /** The transport and sub-protocol in use: `websocket v5.channel.k8s.io`, `websocket v4.channel.k8s.io` or `spdy v4.channel.k8s.io`. */
   readonly protocol: string;
-  /** True when endStdin reaches the process (v5); false on v4, where stdin closes only with the stream. */
+  /** True when endStdin reaches the process (always, but for a stream without stdin on a v4 WebSocket). */
   readonly stdinClosable: boolean;
 }
+
+/**
+ * Streaming servers (host:port) seen to refuse `v5.channel.k8s.io` (400 or 403 on the upgrade): a stream
+ * with stdin goes there over SPDY at once, without spending a URL on the WebSocket first. Per thread.
+ */
+const noV5 = new Set<string>();
 
 /** streamUrl asks the runtime for the URL of an exec or attach, mapping a non-running container to ERR_INVALID_ARGUMENT. */
 async function streamUrl(runtime: RuntimeService, containerId: string, opts: ContainerStreamOptions, stderr: boolean): Promise<string> {
@@ -103,63 +104,81 @@ export async function openCriContainerStream(
   runtime: RuntimeService, containerId: string, opts: ContainerStreamOptions, handlers: ContainerStreamHandlers, handshakeTimeoutMs = 30_000,
 ): Promise<CriContainerStream> {
   const stderr = opts.stderr && !opts.tty;
-  const url = await streamUrl(runtime, containerId, opts, stderr);
   let status = '';
   let done = false;
-  let socket: ChannelSocket | undefined;
-  const finish = (exitCode: number | null, err?: Error) => {
-    if (done) return;
-    done = true;
-    handlers.onExit(exitCode, err);
-  };
-  socket = await openChannelSocket(url, [...kRemoteCommandProtocols], {
-    onMessage(channel, payload) {
-      if (done || payload.length === 0) return;
-      if (channel === kStdout) handlers.onOutput(1, Buffer.from(payload));
-      else if (channel === kStderr) handlers.onOutput(2, Buffer.from(payload));
-      else if (channel === kError && status.length < 64 * 1024) status += payload.toString('utf8');
+  const events: ExecEvents = {
+    output: (fd, chunk) => {
+      if (!done) handlers.onOutput(fd, chunk);
     },
-    onClose(err) {
+    status: (text) => {
+      if (status.length < 64 * 1024) status += text;
+    },
+    end: (err) => {
       if (done) return;
-      if (err && status === '') return finish(null, err);
+      done = true;
+      if (err && status === '') return handlers.onExit(null, err);
       const decoded = decodeExitStatus(status);
-      if (opts.kind === 'attach') return finish(null, decoded.err);
+      if (opts.kind === 'attach') return handlers.onExit(null, decoded.err);
       // A stream that ended without any Status: the server could not say how the command ended.
-      finish(status === '' ? null : decoded.exitCode, decoded.err);
+      handlers.onExit(status === '' ? null : decoded.exitCode, decoded.err);
     },
-  }, handshakeTimeoutMs).catch((err: unknown) => {
+  };
+  const wrap = (err: unknown): never => {
     const e = err as Error;
     throw e instanceof AgentError ? e : new AgentError('ERR_RUNTIME', `${opts.kind} ${containerId.slice(0, 12)}: ${e.message}`, { cause: e });
-  });
-  const s = socket;
-  const v5 = s.protocol === kRemoteCommandProtocols[0];
+  };
+  const channels = { stdin: opts.stdin, stdout: opts.stdout, stderr, tty: opts.tty };
+  let url = await streamUrl(runtime, containerId, opts, stderr);
+  const host = new URL(url).host;
+  let transport: ExecTransport;
+  let kind = 'websocket';
+  if (!opts.stdin) {
+    // Nothing to close: v4 does all that is asked.
+    transport = await openWebSocketExec(url, kRemoteCommandProtocols, events, handshakeTimeoutMs).catch(wrap);
+  } else {
+    // Stdin must be closable: v5, else SPDY — client-go's FallbackExecutor (WebSocket, then SPDY on an upgrade failure).
+    let ws: ExecTransport | undefined;
+    if (!noV5.has(host)) {
+      ws = await openWebSocketExec(url, [kRemoteCommandProtocols[0]], events, handshakeTimeoutMs).catch((err: unknown) => {
+        // Any refused upgrade falls back (client-go's httpstream.IsUpgradeFailure); 400/403 is
+        // wsstream's (x/net/websocket's) answer to a protocol it does not speak: remember it.
+        const code = (err as { statusCode?: unknown }).statusCode;
+        if (typeof code !== 'number') return wrap(err);
+        if (code === 400 || code === 403) noV5.add(host);
+        return undefined;
+      });
+      // The refused handshake spent the URL: ask for another.
+      if (!ws) url = await streamUrl(runtime, containerId, opts, stderr);
+    }
+    if (ws) transport = ws;
+    else {
+      kind = 'spdy';
+      transport = await openSpdyExec(url, channels, events, handshakeTimeoutMs).catch(wrap);
+    }
+  }
+  const t = transport;
   let stdinEnded = false;
   return {
-    protocol: s.protocol,
-    stdinClosable: v5,
+    protocol: `${kind} ${t.protocol}`,
+    stdinClosable: t.stdinClosable,
     writeStdin(chunk, written) {
-      if (done || stdinEnded || !opts.stdin) {
-        written();
-        return;
-      }
-      s.send(kStdin, chunk, written);
+      if (done || stdinEnded || !opts.stdin) return written();
+      t.writeStdin(chunk, written);
     },
     endStdin() {
       if (stdinEnded) return;
       stdinEnded = true;
-      // v4 has no close signal: writing nothing more is all a v4 client can do (client-go's
-      // v4 WebSocket executor is the same; kubectl falls back to SPDY for it).
-      if (v5 && !done && opts.stdin) s.send(kCloseChannel, Buffer.from([kStdin]));
+      if (!done && opts.stdin) t.closeStdin();
     },
     resize(width, height) {
       if (done || !opts.tty) return Promise.resolve();
-      return new Promise<void>((resolve) => s.send(kResize, Buffer.from(JSON.stringify({ Width: width, Height: height })), resolve));
+      return t.resize(width, height);
     },
-    pause: () => s.pause(),
-    resume: () => s.resume(),
+    pause: () => t.pause(),
+    resume: () => t.resume(),
     close() {
       done = true;
-      s.close();
+      t.close();
     },
   };
 }

@@ -63,7 +63,7 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
       expect(await a.exit).toEqual({ code: 0, err: undefined });
       expect(a.out).toBe('hello from cri\n');
       expect(a.err).toBe('');
-      expect(a.stream.protocol).toMatch(/^v[45]\.channel\.k8s\.io$/);
+      expect(a.stream.protocol).toMatch(/^websocket v[45]\.channel\.k8s\.io$/);
 
       const b = await open(id, { command: ['sh', '-c', 'echo x >&2; echo y; exit 3'] });
       expect(await b.exit).toEqual({ code: 3, err: undefined });
@@ -87,18 +87,23 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
       expect(written).toEqual([1, 2]);
       c.stream.endStdin();
       c.stream.endStdin(); // idempotent
-      if (c.stream.stdinClosable) {
-        expect(await c.exit).toEqual({ code: 0, err: undefined });
-      } else {
-        // v4 (containerd 1.6): stdin cannot be closed alone; closing the stream ends it.
-        c.stream.close();
-      }
+      // cat sees EOF and exits: stdin closes alone (WebSocket v5, or SPDY where the server has no v5).
+      expect(await c.exit).toEqual({ code: 0, err: undefined });
+      expect(c.stream.stdinClosable).toBe(true);
+      expect(c.stream.protocol).toMatch(/^(websocket v5|spdy v4)\.channel\.k8s\.io$/);
+      // A second one goes straight to the transport the first found.
+      const d = await open(id, { command: ['wc', '-c'], stdin: true, stderr: false });
+      d.stream.writeStdin(Buffer.alloc(200_000, 0x61), () => {});
+      d.stream.endStdin();
+      expect(await d.exit).toEqual({ code: 0, err: undefined });
+      expect(d.out.trim()).toBe('200000');
+      expect(d.stream.protocol).toBe(c.stream.protocol);
     } finally {
       await run.cleanup();
     }
   });
 
-  it('runs a TTY and resizes it (stty size)', async () => {
+  it('runs a TTY and resizes it (stty size), over SPDY with stdin and over the WebSocket without', async () => {
     try {
       const id = await container('tty', ['sleep', '3600']);
       const t = await open(id, { command: ['sh'], stdin: true, tty: true });
@@ -107,6 +112,14 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
       expect(await t.exit).toEqual({ code: 5, err: undefined });
       expect(t.out).toContain('37 101');
       expect(t.err).toBe('');
+
+      // Without stdin the WebSocket carries it (resize on channel 4): the command waits for the size and
+      // records it (containerd 1.6 may drop a TTY's last output when the process ends at once).
+      const w = await open(id, { command: ['sh', '-c', 'until [ "$(stty -F /dev/tty size)" = "24 80" ]; do sleep 0.1; done; stty -F /dev/tty size > /tmp/size'], tty: true });
+      expect(w.stream.protocol).toMatch(/^websocket v[45]\.channel\.k8s\.io$/);
+      await w.stream.resize(80, 24);
+      expect(await w.exit).toEqual({ code: 0, err: undefined });
+      expect((await runtime.execSync(id, ['cat', '/tmp/size'], 10)).stdout.toString()).toBe('24 80\n');
     } finally {
       await run.cleanup();
     }
