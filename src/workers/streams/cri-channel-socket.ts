@@ -1,11 +1,10 @@
 /**
  * A client of the Kubernetes channel WebSocket protocols on a CRI runtime's streaming server (the
- * one-use URL that Exec, Attach and PortForward answer): what client-go's
- * `tools/remotecommand/websocket.go` and `tools/portforward/...` speak, as the server side of
+ * one-use URL that Exec and Attach answer): what client-go's `tools/remotecommand/websocket.go`
+ * speaks, as the server side of
  * `staging/src/k8s.io/apimachinery/pkg/util/httpstream/wsstream/conn.go` reads it. Every binary
  * message is one channel's bytes: its first byte is the channel number, the rest the payload
- * (`*.channel.k8s.io`; the base64 variants are never offered). Used by cri-exec-stream.ts and
- * cri-port-forward.ts.
+ * (`*.channel.k8s.io`; the base64 variants are never offered). Used by cri-exec-transport.ts.
  *
  * Backpressure: `pause()`/`resume()` stop and restart reading the socket (ws's own pause); a
  * `send` calls back once the bytes went to the socket.

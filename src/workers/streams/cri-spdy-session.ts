@@ -11,13 +11,14 @@
  * The SPDY framing, header compression and flow control are spdy-transport's (npm). Two
  * adjustments for Go's spdystream, which is the server: its SYN_REPLY carries an empty header
  * block, where spdy-transport wants `:status` (else it resets the stream) — {@link installBareReplies}
- * reads such a reply as 200; and it never sends WINDOW_UPDATE, so streams here send without a
- * window (shared/spdy-window.ts, as src/server/streaming/spdy-tunnel.ts does). Backpressure: pause()
- * stops reading the connection (every stream of the session).
+ * reads such a reply as 200; and it neither sends WINDOW_UPDATE nor waits for one, so streams here
+ * send without a window (shared/spdy-window.ts, as src/server/streaming/spdy-tunnel.ts does) and
+ * send none ({@link noWindowUpdates}). Backpressure: pause()
+ * stops reading the connection (every stream of the session; see {@link gated}).
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import transport from 'spdy-transport';
 import { AgentError } from '../../shared/errors.js';
 import { unlimitSendWindow } from '../../shared/spdy-window.js';
@@ -64,6 +65,58 @@ function installBareReplies(): void {
 }
 
 /**
+ * noWindowUpdates: the receive window of `target` (a spdy-transport stream, or the connection for
+ * the session window) never asks for a WINDOW_UPDATE. spdystream does not wait for them, and one
+ * in flight when the server closes the connection at the end of an exec (it does so at once, with
+ * our frames unread) makes its kernel answer with a reset, which drops the output and the Status
+ * still on their way to us. Reaches into the library's state (`_spdyState.window.recv`).
+ */
+function noWindowUpdates(target: object): void {
+  const recv = (target as { _spdyState?: { window?: { recv?: { isDraining(): boolean } } } })._spdyState?.window?.recv;
+  if (recv) recv.isDraining = () => false;
+}
+
+/**
+ * gated: a Duplex over `socket` for spdy-transport, with a pause of our own. spdy-transport pipes
+ * its socket into its parser, and the pipe resumes a paused source whenever the parser drains: a
+ * plain socket.pause() does not hold. Reading the socket here stops while `pause()` holds (and
+ * while the library does not read), whatever the pipe does to the gate.
+ */
+function gated(socket: Socket): { gate: Duplex; pause(): void; resume(): void } {
+  let paused = false;
+  const gate = new Duplex({
+    read() {
+      if (!paused) socket.resume();
+    },
+    write(chunk: Buffer, _encoding, callback) {
+      if (socket.destroyed) return callback();
+      socket.write(chunk, () => callback());
+    },
+    final(callback) {
+      socket.end();
+      callback();
+    },
+  });
+  socket.on('data', (chunk: Buffer) => {
+    if (!gate.push(chunk)) socket.pause();
+  });
+  socket.on('end', () => gate.push(null));
+  socket.on('close', () => gate.destroy());
+  gate.on('error', () => {}); // the socket's own 'error' reports it
+  return {
+    gate,
+    pause() {
+      paused = true;
+      socket.pause();
+    },
+    resume() {
+      paused = false;
+      socket.resume();
+    },
+  };
+}
+
+/**
  * openSpdySession upgrades a POST to `url` (the streaming server's one-use URL) to SPDY/3.1,
  * offering `protocols` (best first), and resolves with the session. `onClose` runs once when the
  * connection ends (with the error if it failed). Rejects with `ERR_PROTOCOL` when the server
@@ -104,10 +157,12 @@ export function openSpdySession(url: string, protocols: string[], onClose: (err?
         closed = true;
         onClose(err);
       };
-      const conn = (transport as unknown as { connection: { create(s: Duplex, o: object): ClientConnection } }).connection.create(socket, { protocol: 'spdy', isServer: false });
+      const { gate, pause, resume } = gated(socket);
+      const conn = (transport as unknown as { connection: { create(s: Duplex, o: object): ClientConnection } }).connection.create(gate, { protocol: 'spdy', isServer: false });
       conn.on('error', (e) => end(new AgentError('ERR_RUNTIME', `the streaming connection failed: ${(e as Error).message}`, { cause: e })));
       socket.on('error', (e) => end(new AgentError('ERR_RUNTIME', `the streaming connection failed: ${e.message}`, { cause: e })));
       socket.on('close', () => end());
+      noWindowUpdates(conn);
       conn.start(3.1);
       resolve({
         protocol,
@@ -120,10 +175,11 @@ export function openSpdySession(url: string, protocols: string[], onClose: (err?
             });
             stream.on('error', () => {}); // a reset stream: the session's end says why
             unlimitSendWindow(stream);
+            noWindowUpdates(stream);
           });
         },
-        pause: () => socket.pause(),
-        resume: () => socket.resume(),
+        pause,
+        resume,
         close() {
           if (closed) return;
           closed = true;

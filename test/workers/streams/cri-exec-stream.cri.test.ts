@@ -103,6 +103,38 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
     }
   });
 
+  it('stops reading output while paused and goes on when resumed (WebSocket without stdin, SPDY with)', async () => {
+    try {
+      const id = await container('bulk', ['sleep', '3600']);
+      const total = 8 * 1024 * 1024;
+      for (const stdin of [false, true]) {
+        let got = 0;
+        let paused = false;
+        let resolveExit!: (v: number | null) => void;
+        const exit = new Promise<number | null>((r) => (resolveExit = r));
+        const holder: { stream?: CriContainerStream } = {};
+        holder.stream = await openCriContainerStream(runtime, id, { kind: 'exec', command: ['head', '-c', String(total), '/dev/zero'], stdin, stdout: true, stderr: false, tty: false }, {
+          onOutput: (_fd, chunk) => {
+            got += chunk.length;
+            if (!paused && got >= 256 * 1024) {
+              paused = true;
+              holder.stream?.pause();
+            }
+          },
+          onExit: (code) => resolveExit(code),
+        });
+        await waitFor(() => paused, { timeoutMs: 20_000, description: 'a first window of output' });
+        await new Promise((r) => setTimeout(r, 300));
+        expect(got).toBeLessThan(total);
+        holder.stream.resume();
+        expect(await exit).toBe(0);
+        expect(got).toBe(total);
+      }
+    } finally {
+      await run.cleanup();
+    }
+  });
+
   it('runs a TTY and resizes it (stty size), over SPDY with stdin and over the WebSocket without', async () => {
     try {
       const id = await container('tty', ['sleep', '3600']);

@@ -78,6 +78,26 @@ describe.skipIf(!endpoint)('port-forward through containerd\'s streaming server'
     }
   });
 
+  it('closeWrite reaches the runtime: the pod\'s answer comes back and the connection ends though the pod keeps it open', async () => {
+    try {
+      // Answers a line, then holds the connection 60 s: only the client's FIN (containerd then closes
+      // the pod's socket after its 1 s grace) ends it before the test's deadline.
+      const id = await sandbox('halfclose', `while :; do nc -l -p 9001 -e sh -c 'read l; echo "got:$l"; sleep 60' || true; done`);
+      const c = await waitFor(async () => {
+        const c = open({ sandboxId: id, port: 9001 });
+        c.port.postMessage({ t: 'data', data: new TextEncoder().encode('abc\n') });
+        c.port.postMessage({ t: 'closeWrite' });
+        await waitFor(() => c.got.end, { timeoutMs: 20_000, description: 'end' });
+        c.port.close();
+        return c.got.end?.error ? null : c;
+      }, { timeoutMs: 40_000, description: 'the pod answered and the connection ended' });
+      expect(c.got.data.toString()).toBe('got:abc\n');
+      expect(c.got.end).toEqual({ error: undefined });
+    } finally {
+      await run.cleanup();
+    }
+  });
+
   it('ends with the runtime\'s error for a port nothing listens on, and for a sandbox that does not exist', async () => {
     try {
       const id = await sandbox('quiet', 'sleep 3600');
