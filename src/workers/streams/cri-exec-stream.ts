@@ -182,3 +182,11 @@ export async function openCriContainerStream(
     },
   };
 }
+
+/**
+ * criContainerStreams: the `streams` of a CRI node's NodeRuntime (node-runtime.ts) over `runtime`
+ * — exec and attach through the runtime's streaming server ({@link openCriContainerStream}).
+ */
+export function criContainerStreams(runtime: RuntimeService): { openContainerStream(containerId: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> } {
+  return { openContainerStream: (containerId, opts, h) => openCriContainerStream(runtime, containerId, opts, h) };
+}
