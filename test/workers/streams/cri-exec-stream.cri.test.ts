@@ -71,6 +71,12 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
       expect(b.out).toBe('y\n');
       b.stream.close(); // after the end: idempotent, no throw
       b.stream.close();
+
+      // A command the runtime cannot start: the Status's error, no exit code.
+      const c = await open(id, { command: ['no-such-command'] });
+      const failed = await c.exit;
+      expect(failed.code).toBeNull();
+      expect(failed.err?.message).toMatch(/no-such-command/);
     } finally {
       await run.cleanup();
     }

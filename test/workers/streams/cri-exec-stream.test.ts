@@ -1,9 +1,11 @@
 // The remotecommand v5 WebSocket path of src/workers/streams/cri-exec-stream.ts against a `ws` server playing a streaming
 // server that speaks v5 (containerd 1.6 does not, so the .cri suite cannot reach it): stdin closed with the 255 frame.
-import type { AddressInfo } from 'node:net';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { RuntimeService } from '../../../src/workers/runtime/cri/services.js';
+import { AgentError } from '../../../src/shared/errors.js';
 import { openCriContainerStream } from '../../../src/workers/streams/cri-exec-stream.js';
 
 const servers: WebSocketServer[] = [];
@@ -53,5 +55,36 @@ describe('openCriContainerStream on a v5 streaming server', () => {
     expect(await exit).toBe(4);
     expect(out).toBe('hello');
     expect(frames.map((f) => [...f])).toEqual([[0, ...Buffer.from('hello')], [255, 0]]);
+  });
+});
+
+describe('openCriContainerStream errors', () => {
+  const opts = { kind: 'exec' as const, command: ['true'], stdin: false, stdout: true, stderr: false, tty: false };
+  const handlers = { onOutput: () => {}, onExit: () => {} };
+  const runtimeAt = (url: string) => ({ exec: async () => ({ url }) }) as unknown as RuntimeService;
+
+  it('rejects with ERR_RUNTIME_UNAVAILABLE when the streaming server cannot be reached', async () => {
+    const s = net.createServer();
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+    const err = await openCriContainerStream(runtimeAt(`http://127.0.0.1:${port}/exec/x`), 'a'.repeat(64), opts, handlers).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(AgentError);
+    expect((err as AgentError).code).toBe('ERR_RUNTIME_UNAVAILABLE');
+    expect((err as Error).message).toMatch(new RegExp(`cannot reach the streaming server 127\\.0\\.0\\.1:${port}`));
+  });
+
+  it('rejects with ERR_PROTOCOL naming the status and body when the server refuses the upgrade', async () => {
+    const s = http.createServer((_req, res) => res.writeHead(404).end('token not found'));
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (s.address() as AddressInfo).port;
+      const err = await openCriContainerStream(runtimeAt(`http://127.0.0.1:${port}/exec/x`), 'a'.repeat(64), opts, handlers).then(() => null, (e: unknown) => e);
+      expect((err as AgentError).code).toBe('ERR_PROTOCOL');
+      expect((err as Error).message).toMatch(/HTTP 404: token not found$/);
+    } finally {
+      s.closeAllConnections();
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+    }
   });
 });
