@@ -19,7 +19,7 @@
  * WINDOW_UPDATE (nor waits for one), so a sender that keeps to SPDY's 64 KiB stream window stalls
  * for good after 64 KiB (kubectl port-forward of a larger answer hung so before this). The
  * tunnel's streams therefore send without a window, as the kubelet's own SPDY server does
- * ({@link unlimitSendWindow}); the WebSocket's TCP connection is the flow control, as upstream.
+ * (shared/spdy-window.ts unlimitSendWindow); the WebSocket's TCP connection is the flow control, as upstream.
  *
  * Bounds against a hostile client (found by test/server/streaming/port-forward-tunnel-fuzz.test.ts):
  * a header block may inflate to {@link kMaxHeaderBlockBytes} (else the session fails), a stream may
@@ -34,6 +34,7 @@
  */
 import { Duplex } from 'node:stream';
 import transport, { type SpdyConnection, type SpdyStream } from 'spdy-transport';
+import { unlimitSendWindow } from '../../shared/spdy-window.js';
 
 export type { SpdyStream } from 'spdy-transport';
 
@@ -91,28 +92,6 @@ function installRawStreamHeaders(): void {
     });
   };
   patched = true;
-}
-
-/** The send side of a spdy-transport flow-control window (window.js Side), as far as it is touched here. */
-interface WindowSide {
-  current: number;
-  max: number;
-  limit: number;
-}
-
-/**
- * unlimitSendWindow: `stream` (and, for SPDY/3.1, its session) may send without waiting for
- * WINDOW_UPDATE; see the module comment. Reaches into spdy-transport's stream state, which has no
- * option for it.
- */
-function unlimitSendWindow(stream: SpdyStream): void {
-  const state = (stream as unknown as { _spdyState?: { window?: { send?: WindowSide }; sessionWindow?: { send?: WindowSide } } })._spdyState;
-  for (const side of [state?.window?.send, state?.sessionWindow?.send]) {
-    if (!side) continue;
-    side.limit = Number.MAX_SAFE_INTEGER;
-    side.max = Number.MAX_SAFE_INTEGER;
-    side.current = Number.MAX_SAFE_INTEGER;
-  }
 }
 
 /** boundUnreadBytes: `stream` is reset (FLOW_CONTROL_ERROR) once more than kMaxStreamBufferBytes of its data wait unread. */

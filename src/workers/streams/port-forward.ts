@@ -42,8 +42,8 @@ export interface PortForwardPort {
   close(): void;
 }
 
-/** What the relay needs of either kind of pod side. */
-interface PodSide {
+/** What the relay needs of any kind of pod side (a socket, the netns helper, a CRI streaming connection). */
+export interface PodSide {
   write(data: Buffer, done: () => void): void;
   /** closeWrite half-closes the pod's side once what was written is sent (FIN / the helper's stdin EOF). */
   closeWrite(): void;
@@ -66,14 +66,20 @@ function errnoText(e: NodeJS.ErrnoException): string {
 }
 
 /**
- * startPortForward opens the connection of `spec` and relays it over `port` until either side
- * ends; the last message on `port` is `end` (unless the main thread closed first). `nodeName`:
- * a netns sandbox must carry this agent's labels. Returns the function that tears it down
- * (idempotent); `onDone` runs once when the connection is gone either way. Never throws.
+ * PodSideOpener: opens the pod's side of one connection; it hands the side to `attach` once it
+ * exists (at once or later) or ends the connection with `finish(error)`. `fromPod` takes the pod's
+ * bytes; `isClosed()` tells whether the connection was torn down meanwhile. Used by {@link relayPortForward}.
  */
-export function startPortForward(
-  runtime: ContainerRuntime, nodeName: string, port: PortForwardPort, spec: PortForwardSpec, onDone: () => void, helperPath = netnsProbeHelperPath(),
-): () => void {
+export type PodSideOpener = (fromPod: (chunk: Buffer) => void, finish: (error?: string) => void, attach: (side: PodSide) => void, isClosed: () => boolean) => void;
+
+/**
+ * relayPortForward relays one connection between `port` (shared/port-forward-protocol.ts) and the
+ * pod's side that `open` makes: client bytes written (`written` once taken), pod bytes posted under
+ * the credit window, `closeWrite`, and the end (`end` last, unless the main thread closed first).
+ * Messages that arrive before the side exists wait for it. Returns the idempotent teardown;
+ * `onDone` runs once. Shared by {@link startPortForward} and cri-port-forward.ts. Never throws.
+ */
+export function relayPortForward(port: PortForwardPort, onDone: () => void, open: PodSideOpener): () => void {
   let closed = false;
   let side: PodSide | undefined;
   let unacked = 0;
@@ -122,14 +128,26 @@ export function startPortForward(
     side = s;
     for (const m of early.splice(0)) apply(m);
   };
-  const direct = (host: string) => attach(directSide(host, spec.port, fromPod, finish));
-  if (spec.reach.kind === 'direct') {
-    direct(spec.reach.host);
-  } else {
+  open(fromPod, finish, attach, () => closed);
+  return () => finish(undefined, false);
+}
+
+/**
+ * startPortForward opens the connection of `spec` and relays it over `port` until either side
+ * ends; the last message on `port` is `end` (unless the main thread closed first). `nodeName`:
+ * a netns sandbox must carry this agent's labels. Returns the function that tears it down
+ * (idempotent); `onDone` runs once when the connection is gone either way. Never throws.
+ */
+export function startPortForward(
+  runtime: ContainerRuntime, nodeName: string, port: PortForwardPort, spec: PortForwardSpec, onDone: () => void, helperPath = netnsProbeHelperPath(),
+): () => void {
+  return relayPortForward(port, onDone, (fromPod, finish, attach, isClosed) => {
+    const direct = (host: string) => attach(directSide(host, spec.port, fromPod, finish));
+    if (spec.reach.kind === 'direct') return direct(spec.reach.host);
     const { sandboxId, podIp } = spec.reach;
     runtime.inspectContainer(sandboxId).then(
       (d) => {
-        if (closed) return;
+        if (isClosed()) return;
         if (!isOwnedBy(d.labels, nodeName)) return finish(`sandbox ${sandboxId.slice(0, 12)} is not a sandbox of this node`);
         if (!d.running || !d.pid) return finish(`sandbox ${sandboxId.slice(0, 12)} is not running`);
         if (!existsSync(helperPath)) {
@@ -140,8 +158,7 @@ export function startPortForward(
       },
       (err: Error) => finish(`sandbox ${sandboxId.slice(0, 12)}: ${err.message}`),
     );
-  }
-  return () => finish(undefined, false);
+  });
 }
 
 /** directSide: a node:net connection to host:port. */

@@ -2,14 +2,14 @@
 // helper's relay mode (entering this process's own network namespace), flow control, ends and errors.
 import { existsSync } from 'node:fs';
 import net from 'node:net';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PortForwardOutbound, PortForwardSpec } from '../../../src/shared/port-forward-protocol.js';
+import type { PortForwardSpec } from '../../../src/shared/port-forward-protocol.js';
 import { kPortForwardWindowBytes } from '../../../src/shared/port-forward-protocol.js';
 import { netnsProbeHelperPath } from '../../../src/workers/probes/net-probe.js';
-import { startPortForward, type PortForwardPort } from '../../../src/workers/streams/port-forward.js';
+import { startPortForward } from '../../../src/workers/streams/port-forward.js';
 import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 import { waitFor } from '../../support/docker.js';
+import { openPortForwardChannel } from '../../support/port-forward-channel.js';
 
 const servers: net.Server[] = [];
 afterEach(() => {
@@ -37,15 +37,7 @@ const kSandbox = 'a'.repeat(64);
 
 /** open: a connection of `spec` on a MessageChannel; collects what the worker posts. */
 function open(spec: PortForwardSpec, runtime: ContainerRuntime = runtimeWith({})) {
-  const { port1, port2 } = new MessageChannel();
-  const got = { data: Buffer.alloc(0), written: 0, end: undefined as { error?: string } | undefined, done: false };
-  port1.on('message', (m: PortForwardOutbound) => {
-    if (m.t === 'data') got.data = Buffer.concat([got.data, Buffer.from(m.data)]);
-    else if (m.t === 'written') got.written += m.bytes;
-    else got.end = { error: m.error };
-  });
-  const stop = startPortForward(runtime, 'n1', port2 as unknown as PortForwardPort, spec, () => { got.done = true; });
-  return { port: port1 as MessagePort, got, stop };
+  return openPortForwardChannel((port, onDone) => startPortForward(runtime, 'n1', port, spec, onDone));
 }
 
 describe('port-forward connection (worker side)', () => {
@@ -78,12 +70,8 @@ describe('port-forward connection (worker side)', () => {
     // At most one read past the window arrives without credit.
     expect(c.got.data.length).toBeLessThan(kPortForwardWindowBytes + 256 * 1024);
     expect(c.got.data.length).toBeLessThan(total);
-    let acked = 0;
     await waitFor(() => {
-      if (c.got.data.length > acked) {
-        c.port.postMessage({ t: 'ack', bytes: c.got.data.length - acked });
-        acked = c.got.data.length;
-      }
+      c.ackReceived();
       return c.got.end;
     }, { timeoutMs: 10_000, description: 'all data, then end' });
     expect(c.got.data.length).toBe(total);
