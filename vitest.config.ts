@@ -39,6 +39,7 @@ export const kContainerdSuites: readonly string[] = [
   'test/e2e/probes.docker.test.ts',
   'test/e2e/hooks.docker.test.ts',
   'test/e2e/issue-12-volumes.docker.test.ts',
+  'test/e2e/issue-12-secctx.docker.test.ts',
   'test/e2e/issue-14-exec.docker.test.ts',
   'test/e2e/issue-14-portforward.docker.test.ts',
   'test/e2e/issue-14-stats.docker.test.ts',
