@@ -67,7 +67,7 @@ import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.j
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
 import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { benchCriEndpoint } from './cri-floor-run.js';
-import { densityOnCri, parseBenchRuntimes, runtimesTable, type RuntimeFigures } from './runtime-runs.js';
+import { densityOnCri, parseBenchRuntimes, runEachRuntime, runtimesTable, type RuntimeFigures } from './runtime-runs.js';
 import { engineCpuWindow, netnsBaselineAfterCollection, parseIntList, podYaml, positiveInt, settle, sleepUntil, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
@@ -296,8 +296,8 @@ async function dockerDensity(): Promise<void> {
   }
 }
 
-if (onDocker) await dockerDensity();
-if (runtimes.includes('containerd')) {
+/** The containerd part: the agent on the CRI runtime and the raw CRI floor; its row of the both-runtimes table. */
+async function criDensity(): Promise<void> {
   const endpoint = benchCriEndpoint();
   const rt = new RemoteRuntimeService(endpoint);
   try {
@@ -305,13 +305,17 @@ if (runtimes.includes('containerd')) {
     figures.push(cri.figures);
     console.log(`\ndensity on ${cri.runtime.name} ${cri.runtime.version} (CRI): ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s (floor: burst)`}, ${workers} worker threads, best of ${reps}`);
     console.log(table(runtimesTable([cri.figures])));
-    console.log(`results: ${writeResult('density-containerd', { date: new Date().toISOString(), pods: N, rate, workers, reps, ...cri })}`);
+    console.log(`results: ${writeResult('containerd-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, ...cri })}`);
   } finally {
     rt.close();
   }
 }
-if (figures.length > 1) {
+
+const failures = await runEachRuntime(runtimes.map((r) => ({ runtime: r, run: r === 'docker' ? dockerDensity : criDensity })));
+if (runtimes.length > 1) {
   console.log(`\ndensity on both runtimes: ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s`}, one run, ${new Date().toISOString()}`);
   console.log(table(runtimesTable(figures)));
-  console.log(`results: ${writeResult('density-runtimes', { date: new Date().toISOString(), pods: N, rate, workers, reps, figures })}`);
+  for (const f of failures) console.log(`${f.runtime}: failed (${f.error})`);
+  console.log(`results: ${writeResult('runtimes-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, figures, failures })}`);
+  if (failures.length > 0) process.exitCode = 1;
 }

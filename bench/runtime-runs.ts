@@ -9,6 +9,7 @@ import { kAgentOptionDescriptors } from '../src/main/agent-option-descriptors.js
 import type { AgentOptions } from '../src/main/agent-options.js';
 import type { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { criFloor, removeCriByLabel, type CriFloorRun } from './cri-floor-run.js';
+import { errorLines } from './peer-plan.js';
 import { podYaml, sleepUntil, startBenchAgent, summary, waitUntil } from './lib.js';
 
 /** BenchRuntime: where the agent's pods (and the floor's) run. */
@@ -173,4 +174,35 @@ export async function densityOnCri(rt: RemoteRuntimeService, endpoint: string, o
       agentCpuMsPerPod: agent.cpuMsPerPod, agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod, floorClientCpuMsPerPod: floor.clientCpuMsPerPod,
     },
   };
+}
+
+/** RuntimeFailure: a runtime's part of a bench that failed, and the last lines of its error. */
+export interface RuntimeFailure { runtime: BenchRuntime; error: string }
+
+/**
+ * runEachRuntime runs each runtime's part of a bench in order. With one part its error is
+ * thrown as it is. With more, a part that rejects (an engine too slow for a wait, a runtime down)
+ * is said on stderr (`warn`) and recorded, and the next part runs: one runtime's failure does not
+ * lose the other's figures (as bench/peer-plan.ts does for peers, issue #42 item 5). Resolves with
+ * the failures, in order.
+ */
+export async function runEachRuntime(
+  parts: readonly { runtime: BenchRuntime; run: () => Promise<void> }[],
+  warn: (line: string) => void = (line) => void process.stderr.write(`${line}\n`),
+): Promise<RuntimeFailure[]> {
+  if (parts.length === 1) {
+    await parts[0]!.run();
+    return [];
+  }
+  const failures: RuntimeFailure[] = [];
+  for (const part of parts) {
+    try {
+      await part.run();
+    } catch (err) {
+      const error = errorLines(err);
+      failures.push({ runtime: part.runtime, error });
+      warn(`bench: the ${part.runtime} part failed, recorded as its failure; going on: ${error}`);
+    }
+  }
+  return failures;
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { kAgentOptionDescriptors } from '../../src/main/agent-option-descriptors.js';
 import { RemoteRuntimeService } from '../../src/workers/runtime/cri/remote-runtime.js';
 import { criFloor, removeCriByLabel } from '../../bench/cri-floor-run.js';
-import { criAgentOverrides, parseBenchRuntimes, runtimesTable, type RuntimeFigures } from '../../bench/runtime-runs.js';
+import { criAgentOverrides, parseBenchRuntimes, runEachRuntime, runtimesTable, type RuntimeFigures } from '../../bench/runtime-runs.js';
 import { criEndpointOrSkip } from '../support/cri.js';
 
 describe('bench --runtime', () => {
@@ -30,6 +30,24 @@ describe('bench --runtime', () => {
       ['containerd ÷ Docker', '0.60', '0.60', '', '', ''],
     ]);
     expect(runtimesTable([row('containerd', 1000, 500, 0)]).slice(1)).toEqual([['containerd', '1.00', '0.50 (CRI floor, paced)', '2.00', '20.0 / 8.0', '4.5']]);
+  });
+});
+
+describe('bench density --runtime both: one runtime failing', () => {
+  it('records the failing runtime, says so, and still runs the other', async () => {
+    const warned: string[] = [];
+    const ran: string[] = [];
+    const failures = await runEachRuntime([
+      { runtime: 'docker', run: async () => { ran.push('docker'); throw new RangeError('Invalid count value: -1'); } },
+      { runtime: 'containerd', run: async () => { ran.push('containerd'); } },
+    ], (l) => warned.push(l));
+    expect(ran).toEqual(['docker', 'containerd']);
+    expect(failures).toEqual([{ runtime: 'docker', error: 'Invalid count value: -1' }]);
+    expect(warned).toEqual(['bench: the docker part failed, recorded as its failure; going on: Invalid count value: -1']);
+  });
+
+  it('throws the error as it is when there is one runtime', async () => {
+    await expect(runEachRuntime([{ runtime: 'containerd', run: async () => { throw new Error('no CRI endpoint'); } }], () => undefined)).rejects.toThrow('no CRI endpoint');
   });
 });
 
