@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './docker.js';
-import { runtimeAgentArgs } from './runtime.js';
+import { withTestRuntime } from './runtime.js';
 
 /** The repository root (where package.json is). */
 export const kRepoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -56,9 +56,6 @@ export async function killAgentProcesses(which: (child: ChildProcess) => boolean
   })));
 }
 
-/** The flags by which a test's own arguments choose the agent's runtime. */
-const kRuntimeFlags = ['--runtime', '--docker-endpoint', '--container-runtime-endpoint'];
-
 /** AgentProcess: one running `kubelet-ts` agent process. */
 export interface AgentProcess {
   child: ChildProcess;
@@ -101,7 +98,7 @@ export async function startAgentProcess(args: string[], port?: number, options: 
   // Its own default network, never the host's /etc/cni/net.d (a conf dir that does not exist has no config).
   const rootArg = args.lastIndexOf('--root-dir');
   if (rootArg >= 0 && !args.includes('--cni-conf-dir')) args = [...args, '--cni-conf-dir', join(args[rootArg + 1], 'cni', 'test-conf-dir')];
-  if (!args.some((a) => kRuntimeFlags.includes(a.split('=')[0]))) args = [...args, ...runtimeAgentArgs()];
+  args = withTestRuntime(args);
   const env = options.env ? { ...process.env, ...options.env } : process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
   trackChild(child);

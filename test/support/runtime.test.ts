@@ -6,7 +6,7 @@ import type { TestModule } from 'vitest/node';
 import { BUSYBOX_IMAGE, docker } from './docker.js';
 import { criEndpointOrSkip, useCriRun } from './cri.js';
 import { runtimeLines } from './reporter.js';
-import { itRuntime, labeledContainers, lackReason, removeLabeled, runtimeAgentArgs, testRuntime } from './runtime.js';
+import { itRuntime, labeledContainers, lackReason, removeLabeled, runtimeAgentArgs, testRuntime, withTestRuntime } from './runtime.js';
 
 describe('test runtime selection', () => {
   it('is Docker unless KUBELET_TS_TEST_RUNTIME names containerd, and refuses anything else naming the variable', () => {
@@ -20,6 +20,14 @@ describe('test runtime selection', () => {
     expect(runtimeAgentArgs({})).toEqual([]);
     expect(runtimeAgentArgs({ KUBELET_TS_TEST_RUNTIME: 'containerd', KUBELET_TS_CRI_ENDPOINT: 'unix:///x/containerd.sock' }))
       .toEqual(['--container-runtime-endpoint', 'unix:///x/containerd.sock']);
+  });
+
+  it('puts an agent child process on containerd unless its arguments chose a runtime', () => {
+    const cri = { KUBELET_TS_TEST_RUNTIME: 'containerd', KUBELET_TS_CRI_ENDPOINT: 'unix:///x/containerd.sock' };
+    expect(withTestRuntime(['--root-dir', '/r'], cri)).toEqual(['--root-dir', '/r', '--container-runtime-endpoint', 'unix:///x/containerd.sock']);
+    expect(withTestRuntime(['--runtime', 'fake'], cri)).toEqual(['--runtime', 'fake']);
+    expect(withTestRuntime(['--docker-endpoint=unix:///p.sock'], cri)).toEqual(['--docker-endpoint=unix:///p.sock']);
+    expect(withTestRuntime(['--root-dir', '/r'], {})).toEqual(['--root-dir', '/r']);
   });
 
   it('says why the runtime in use lacks a thing, and nothing for the other', () => {

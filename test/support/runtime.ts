@@ -53,6 +53,18 @@ export function runtimeAgentArgs(env: NodeJS.ProcessEnv = process.env): string[]
   return testRuntime(env) === 'docker' ? [] : [kEndpointFlag, containerdEndpoint(env)];
 }
 
+/** The flags by which a test's own arguments choose the agent's runtime. */
+const kRuntimeFlags = ['--runtime', '--docker-endpoint', '--container-runtime-endpoint'];
+
+/**
+ * withTestRuntime: an agent child process's `args` plus runtimeAgentArgs, unless `args` choose a
+ * runtime themselves (`--runtime`, `--docker-endpoint`, `--container-runtime-endpoint`, also as `--flag=value`).
+ * @throws as runtimeAgentArgs.
+ */
+export function withTestRuntime(args: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  return args.some((a) => kRuntimeFlags.includes(a.split('=')[0]!)) ? [...args] : [...args, ...runtimeAgentArgs(env)];
+}
+
 /**
  * runtimeAgentOverrides: the AgentOptions that put an in-process agent on the test runtime (`{}`
  * for Docker; `{ containerRuntimeEndpoint: 'unix:///…' }` for containerd).
