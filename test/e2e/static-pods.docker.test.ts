@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { docker, BUSYBOX_IMAGE, PAUSE_IMAGE, waitFor } from '../support/docker.js';
+import { BUSYBOX_IMAGE, PAUSE_IMAGE, waitFor } from '../support/docker.js';
 import { busyboxPod, containersOf, isRunningAndReady, kNodeLabel, waitForPod, startTestNode, useTestNodes } from '../support/agent.js';
-import { itRuntime, labeledContainers, podContainers, testRuntime } from '../support/runtime.js';
+import { labeledContainers, podContainers, startForeignPod, testRuntime } from '../support/runtime.js';
 
 const sharedVolumePod = `apiVersion: v1
 kind: Pod
@@ -202,26 +202,22 @@ spec:
     expect(cs.restartCount).toBeLessThanOrEqual(2);
   });
 
-  itRuntime({ containerd: 'its foreign containers are made in Docker (a containerd variant needs foreign CRI sandboxes)' })('leaves alone containers without our labels and containers of another node', async () => {
-    const foreignName = `e2e-foreign-${process.pid}-${Date.now()}`;
-    const foreign = await docker.createContainer({ name: foreignName, Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], HostConfig: { NetworkMode: 'none' } });
-    const otherNode = `e2e-other-${process.pid}`;
-    const other = await docker.createContainer({
-      name: `${foreignName}-other`, Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], HostConfig: { NetworkMode: 'none' },
-      Labels: { 'io.kubernetes.pod.uid': 'not-ours', 'io.kubernetes.container.name': 'x', [kNodeLabel]: otherNode },
+  it('leaves alone containers without our labels and containers of another node', async () => {
+    const foreign = await startForeignPod({});
+    const other = await startForeignPod({ 'io.kubernetes.pod.uid': 'not-ours', 'io.kubernetes.container.name': 'x', [kNodeLabel]: `e2e-other-${process.pid}` }).catch(async (err: unknown) => {
+      await foreign.remove();
+      throw err;
     });
     try {
-      await foreign.start();
-      await other.start();
       const node = await start();
       await node.writeManifest('a.yaml', busyboxPod('mine', 'exec sleep 3600'));
       await waitForPod(node, 'mine', isRunningAndReady);
       await new Promise((r) => setTimeout(r, 1500)); // several relists and housekeeping passes
-      expect((await foreign.inspect()).State.Running).toBe(true);
-      expect((await other.inspect()).State.Running).toBe(true);
+      expect(await foreign.running()).toBe(true);
+      expect(await other.running()).toBe(true);
     } finally {
-      await foreign.remove({ force: true });
-      await other.remove({ force: true });
+      await foreign.remove();
+      await other.remove();
     }
   });
 

@@ -6,7 +6,7 @@ import type { TestModule } from 'vitest/node';
 import { BUSYBOX_IMAGE, docker } from './docker.js';
 import { criEndpointOrSkip, useCriRun } from './cri.js';
 import { runtimeLines } from './reporter.js';
-import { itRuntime, labeledContainers, lackReason, removeLabeled, runtimeAgentArgs, testRuntime, withTestRuntime } from './runtime.js';
+import { itRuntime, labeledContainers, lackReason, removeLabeled, runtimeAgentArgs, startForeignPod, testRuntime, withTestRuntime } from './runtime.js';
 
 describe('test runtime selection', () => {
   it('is Docker unless KUBELET_TS_TEST_RUNTIME names containerd, and refuses anything else naming the variable', () => {
@@ -99,5 +99,16 @@ describe.skipIf(endpoint === null)('neutral container look on containerd (CRI)',
     } finally {
       await run.cleanup();
     }
+  });
+
+  it('starts a foreign pod behind the agents\' backs and removes it', async () => {
+    const pod = await startForeignPod({ 'kubelet-ts.node-name': 'no-such-node' }, 'containerd');
+    try {
+      expect(await pod.running()).toBe(true);
+      expect(await labeledContainers('kubelet-ts.node-name', 'no-such-node', 'containerd')).toHaveLength(2);
+    } finally {
+      await pod.remove();
+    }
+    expect(await labeledContainers('kubelet-ts.node-name', 'no-such-node', 'containerd')).toEqual([]);
   });
 });

@@ -4,13 +4,14 @@
 // its runtime-neutral framework helpers (test/e2e_node: e2e tests reach containers through the CRI
 // client of test/e2e_node/remote, never through one runtime's own API), and of cri-tools' critest
 // skips (`framework.IsRuntime…` markers) for what a runtime cannot do.
+import { randomBytes } from 'node:crypto';
 import { describe, it, type TestFunction } from 'vitest';
 import { kAgentOptionDescriptors } from '../../src/main/agent-option-descriptors.js';
 import type { AgentOptions } from '../../src/main/agent-options.js';
 import { isNotFound } from '../../src/shared/errors.js';
 import { RemoteRuntimeService } from '../../src/workers/runtime/cri/remote-runtime.js';
 import { readRunEnv } from './cri.js';
-import { docker, execInPod, removeLabeledContainers } from './docker.js';
+import { BUSYBOX_IMAGE, docker, execInPod, removeLabeledContainers } from './docker.js';
 
 /** TestRuntime: the runtimes a suite can run on. */
 export type TestRuntime = 'docker' | 'containerd';
@@ -221,4 +222,47 @@ export async function removeLabeled(key: string, value: string, runtime: TestRun
   const left = await rt.listContainers({ label_selector: { [key]: value } });
   for (const c of left) await removeContainer(c.id);
   return uids;
+}
+
+/** ForeignPod: a container a test started behind every agent's back (see startForeignPod). */
+export interface ForeignPod {
+  /** Whether its container still runs. */
+  running(): Promise<boolean>;
+  /** Removes it whatever its state (a sandbox with its container on containerd). */
+  remove(): Promise<void>;
+}
+
+/**
+ * startForeignPod starts, behind every agent's back, one busybox `sleep 3600` carrying only `labels`
+ * and a test label of its own (`kubelet-ts.test-foreign`): a Docker container with network none,
+ * or a CRI sandbox on the host network with one container. For tests that an agent leaves alone
+ * what is not its own. @throws dockerode's or the CRI client's error (nothing is left behind then).
+ */
+export async function startForeignPod(labels: Record<string, string>, runtime: TestRuntime = testRuntime()): Promise<ForeignPod> {
+  const all = { ...labels, 'kubelet-ts.test-foreign': randomBytes(6).toString('hex') };
+  if (runtime === 'docker') {
+    const c = await docker.createContainer({ Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], Labels: all, HostConfig: { NetworkMode: 'none' } });
+    const remove = () => c.remove({ force: true }).catch(() => undefined).then(() => undefined);
+    await c.start().catch(async (err: unknown) => { await remove(); throw err; });
+    return { running: async () => (await c.inspect()).State.Running, remove };
+  }
+  const rt = criRuntime();
+  const config = {
+    metadata: { name: 'foreign', uid: all['kubelet-ts.test-foreign'], namespace: 'kts-foreign', attempt: 0 },
+    labels: all,
+    linux: { security_context: { namespace_options: { network: 'NODE', pid: 'CONTAINER' } } },
+  } as const;
+  const sandbox = await rt.runPodSandbox(config);
+  const remove = async () => {
+    await rt.stopPodSandbox(sandbox).catch(() => undefined);
+    await rt.removePodSandbox(sandbox).catch(ignoreNotFound);
+  };
+  try {
+    const id = await rt.createContainer(sandbox, { metadata: { name: 'sleep', attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command: ['sleep', '3600'], labels: all }, config);
+    await rt.startContainer(id);
+    return { running: async () => (await rt.containerStatus(id)).status?.state === 'CONTAINER_RUNNING', remove };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
 }
