@@ -45,14 +45,16 @@ export function runtimeOf(mod: TestModule): string {
 
 /**
  * runtimeLines: one `<runtime>: N passed, N failed[, N skipped]` line per runtime the files ran on
- * (`of` says which), in the order first met; none when they all ran on one (the total says it all).
+ * (`of` says which), Docker's first, the others in the order first met; none when they all ran on
+ * one (the total says it all).
  * Unhandled errors belong to no file: they are counted in the total line only.
  */
 export function runtimeLines(testModules: ReadonlyArray<TestModule>, of: (mod: TestModule) => string = runtimeOf): string[] {
   const groups = new Map<string, TestModule[]>();
   for (const mod of testModules) groups.set(of(mod), [...(groups.get(of(mod)) ?? []), mod]);
   if (groups.size < 2) return [];
-  return [...groups].map(([runtime, mods]) => {
+  const order = (r: string) => (r === 'docker' ? 0 : 1); // Docker first, the rest as first met
+  return [...groups].sort(([a], [b]) => order(a) - order(b)).map(([runtime, mods]) => {
     const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
     countModules(mods, counts);
     return `${runtime}: ${formatCounts(counts)}`;

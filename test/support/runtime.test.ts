@@ -51,7 +51,7 @@ describe('test runtime selection', () => {
       },
     }) as unknown as TestModule;
     const of = (m: TestModule) => (m as unknown as { runtime: string }).runtime;
-    expect(runtimeLines([mod(3, 0, 'docker'), mod(2, 1, 'containerd'), mod(1, 0, 'docker')], of))
+    expect(runtimeLines([mod(2, 1, 'containerd'), mod(3, 0, 'docker'), mod(1, 0, 'docker')], of))
       .toEqual(['docker: 4 passed, 0 failed', 'containerd: 2 passed, 1 failed']);
     expect(runtimeLines([mod(3, 0, 'docker')], of)).toEqual([]);
   });
