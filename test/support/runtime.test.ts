@@ -2,6 +2,10 @@
 // for what a runtime cannot do, and the neutral look at containers on the real Docker and containerd.
 import { describe, expect, inject, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { kContainerdSuites } from '../../vitest.config.js';
+import { kRepoRoot } from './agent-process.js';
 import type { TestModule } from 'vitest/node';
 import { BUSYBOX_IMAGE, docker } from './docker.js';
 import { criEndpointOrSkip, useCriRun } from './cri.js';
@@ -39,6 +43,17 @@ describe('test runtime selection', () => {
   // The marker skips, on the runtime it names, a body that would fail.
   itRuntime({ [testRuntime()]: 'this runtime is marked as lacking it, by this test' })('is skipped where marked', () => {
     throw new Error('itRuntime ran a test on a runtime marked as lacking it');
+  });
+
+  it('the containerd project lists files that exist, each reaching containers only through runtime.ts', () => {
+    // gc's one test is marked Docker-only (itRuntime): it drives a worker with Docker's bootstrap.
+    const dockerOnly = new Set(['test/e2e/gc.docker.test.ts']);
+    for (const file of kContainerdSuites.filter((f) => !dockerOnly.has(f))) {
+      const text = readFileSync(join(kRepoRoot, file), 'utf8');
+      // Docker's own API only inside a Docker-only branch: the same body must run on containerd.
+      expect(text, file).not.toMatch(/execInPod\(|docker\.getContainer\(|docker\.listContainers\(/);
+    }
+    expect(kContainerdSuites.length).toBeGreaterThan(0);
   });
 
   it('prints one tally per runtime when the files ran on two, none when on one', () => {
