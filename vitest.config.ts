@@ -13,6 +13,7 @@ import CountsReporter from './test/support/reporter.js';
  * worker and the default groupOrder gets a sequential group of its own, run last). With both in the pool of two, the fault suite's cleanup hooks timed
  * out beside the examples' burst.
  * KUBELET_TS_TEST_WORKERS=1 runs the shared files one at a time too.
+ * A third, `containerd`, with KUBELET_TS_CRI_SUITES=1: see kContainerdSuites.
  */
 const kAlone: readonly string[] = [
   'test/e2e/faults.docker.test.ts',
@@ -22,6 +23,33 @@ const kAlone: readonly string[] = [
   'test/e2e/docker-outage.docker.test.ts',
 ];
 const kWorkers = Math.max(1, Number(process.env.KUBELET_TS_TEST_WORKERS ?? 2) || 1);
+
+/**
+ * The suites that run a second time, the same test bodies, on containerd (issue #40 item 5): the
+ * `containerd` project sets KUBELET_TS_TEST_RUNTIME=containerd (test/support/runtime.ts), so their
+ * agents get `--container-runtime-endpoint unix://<.run/containerd/containerd.sock>` and their
+ * checks and cleanups go through the CRI. Off until the CRI seam works: KUBELET_TS_CRI_SUITES=1
+ * (tools/test passes it through) turns the project on. On Docker these files took ~200 s of one
+ * worker on 2026-12-07 (~100 s of the run with two): on containerd the same again or up to three
+ * times that keeps tools/test near 20 minutes, under the issue's 35. A file is listed once it reaches
+ * containers only through runtime.ts (podContainers, killContainer, execInContainer, …).
+ */
+export const kContainerdSuites: readonly string[] = [
+  'test/e2e/lifecycle.docker.test.ts',
+  'test/e2e/probes.docker.test.ts',
+  'test/e2e/hooks.docker.test.ts',
+  'test/e2e/issue-12-volumes.docker.test.ts',
+  'test/e2e/issue-12-secctx.docker.test.ts',
+  'test/e2e/issue-14-exec.docker.test.ts',
+  'test/e2e/issue-14-portforward.docker.test.ts',
+  'test/e2e/issue-14-stats.docker.test.ts',
+  'test/e2e/issue-14-eviction.docker.test.ts',
+  'test/e2e/issue-15-kubectl.docker.test.ts',
+  'test/e2e/gc.docker.test.ts',
+  'test/e2e/static-pods.docker.test.ts',
+  'test/e2e/pleg.docker.test.ts',
+];
+const kCriSuites = process.env.KUBELET_TS_CRI_SUITES === '1';
 
 export default defineConfig({
   test: {
@@ -40,6 +68,10 @@ export default defineConfig({
         test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...kAlone], maxWorkers: kWorkers, fileParallelism: kWorkers > 1 },
       },
       { extends: true, test: { name: 'alone', include: [...kAlone], fileParallelism: false } },
+      ...(kCriSuites ? [{
+        extends: true as const,
+        test: { name: 'containerd', include: [...kContainerdSuites], env: { KUBELET_TS_TEST_RUNTIME: 'containerd' }, maxWorkers: kWorkers, fileParallelism: kWorkers > 1 },
+      }] : []),
     ],
   },
 });

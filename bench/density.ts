@@ -45,7 +45,14 @@
 // /pods — as rows of the same table. `--pods 1000 --network-plugin none --no-raw --steady 30` is the
 // 1,000-pod table (the CNI bridge's /24 holds 254 pods).
 //
-//   npm run bench -- density [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none] [--no-count-calls]
+// Runtimes (issue #40 item 6): `--runtime containerd` runs the agent on the containerd of
+// tools/lib/containerd.sh (--container-runtime-endpoint) against the raw CRI floor (bench/cri-floor-run.ts,
+// at each --raw-concurrency, on the runtime's CNI bridge as the agent's pods), best of --reps;
+// `--runtime both` runs the Docker part above and then that one, and adds a table of the two:
+// agent on Docker ÷ dockerode floor, agent on containerd ÷ CRI floor, the floors side by side. The
+// Docker-only rows (Engine calls, engine CPU, IPAM leases, at-density) are Docker's part's.
+//
+//   npm run bench -- density [--runtime docker|containerd|both] [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none] [--no-count-calls]
 //                            [--fixed-limit N,…] [--engine-cpus X] [--reps 1] [--steady 0 (s) --deaths 20] [--no-settle]
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -58,6 +65,9 @@ import { startSlowEngine } from './slow-engine.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
+import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
+import { benchCriEndpoint } from './cri-floor-run.js';
+import { densityOnCri, parseBenchRuntimes, runEachRuntime, runtimesTable, type RuntimeFigures } from './runtime-runs.js';
 import { engineCpuWindow, netnsBaselineAfterCollection, parseIntList, podYaml, positiveInt, settle, sleepUntil, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
@@ -75,8 +85,11 @@ const { values: args } = parseArgs({
     steady: { type: 'string', default: '0' },
     deaths: { type: 'string', default: '20' },
     'no-settle': { type: 'boolean', default: false },
+    runtime: { type: 'string', default: 'docker' },
   },
 });
+const runtimes = parseBenchRuntimes(args.runtime);
+const onDocker = runtimes.includes('docker');
 const N = positiveInt('pods', args.pods);
 const workers = positiveInt('workers', args.workers);
 const rate = Number(args.rate);
@@ -92,20 +105,23 @@ const deaths = positiveInt('deaths', args.deaths);
 const engineCpus = args['engine-cpus'] ? Number(args['engine-cpus']) : undefined;
 if (engineCpus !== undefined && !(engineCpus > 0 && engineCpus <= 64)) throw new Error(`--engine-cpus must be a number of cores > 0, got ${args['engine-cpus']}`);
 if (process.env[kFixedLimitEnv]) throw new Error(`unset ${kFixedLimitEnv}: this bench sets it itself for --fixed-limit runs`);
+if (engineCpus !== undefined && !onDocker) throw new Error('--engine-cpus slows a dockerd of the bench\'s own: it needs --runtime docker or both');
 const engine = engineCpus !== undefined ? await startSlowEngine(engineCpus) : undefined;
 const engineSocket = engine?.socketPath ?? '/var/run/docker.sock';
 // The engine's CPU (dockerd, containerd, shims with the runc calls they reaped) over each start
 // window: read from /proc for the shared engine; not measured on the bench's own slow engine.
 const engineCpu = engine ? undefined : engineCpuWindow;
 const docker = new Docker({ socketPath: engineSocket });
-await docker.ping().catch((err: unknown) => {
+if (onDocker) await docker.ping().catch((err: unknown) => {
   throw new Error(`bench density: Docker does not answer on ${engineSocket} (${(err as Error).message}); start it with tools/up`);
 });
 const runId = randomBytes(3).toString('hex');
 // Each timed run waits for the last one's network namespaces to be freed (settle); the bench's own slow engine keeps its elsewhere.
-const netnsBaseline = engine || args['no-settle'] ? NaN : await netnsBaselineAfterCollection();
+const netnsBaseline = engine || args['no-settle'] || !onDocker ? NaN : await netnsBaselineAfterCollection();
 /** Before a timed run: settle, unless --no-settle (the smoke test's, on a machine that other tests keep busy). */
 const settled = () => (args['no-settle'] ? Promise.resolve(0) : settle({ netnsBaseline }));
+/** The rows of the both-runtimes table, Docker's first. */
+const figures: RuntimeFigures[] = [];
 
 let agentNode = '';
 
@@ -207,66 +223,99 @@ function atDensityRows(d: AtDensity): (string | number)[][] {
   ];
 }
 
-const counter = args['no-count-calls'] ? undefined : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`), engineSocket);
-type AgentResult = Awaited<ReturnType<typeof agentRun>>;
-// The best run: the fastest to all Running in a burst; paced, where the arrivals set that, the lowest startup p99.
-const score = (r: { allRunningMs: number; startupMs?: { p99: number } }) => (rate === 0 ? r.allRunningMs : r.startupMs?.p99 ?? r.allRunningMs);
-const best = <T extends { allRunningMs: number; startupMs?: { p99: number } }>(xs: T[]): T => xs.reduce((a, b) => (score(b) < score(a) ? b : a));
-try {
-  // Interleaved: each rep runs the adaptive agent, each fixed-limit agent, then each floor.
-  const adaptiveRuns: AgentResult[] = [];
-  const fixedRuns = new Map<number, AgentResult[]>(fixedLimits.map((l) => [l, []]));
-  // Paced, the floor is one paced run per rep (concurrency 0: every arrival begun at once), not one per --raw-concurrency.
-  const rawRuns = new Map<number, RawFloorRun[]>((rate > 0 ? [0] : rawConcurrencies).map((c) => [c, []]));
-  for (let rep = 1; rep <= reps; rep++) {
-    if (reps > 1) process.stderr.write(`rep ${rep}/${reps}\n`);
-    adaptiveRuns.push(await agentRun(counter));
-    for (const l of fixedLimits) fixedRuns.get(l)!.push(await agentRun(counter, l));
-    if (args['no-raw']) continue;
-    if (rate > 0) rawRuns.get(0)!.push(await settled().then(() => rawFloorPaced(docker, N, rate, runId, engineCpu)));
-    else for (const c of rawConcurrencies) rawRuns.get(c)!.push(await settled().then(() => rawFloor(docker, N, c, runId, engineCpu)));
+/** The Docker part: the agent through the counting proxy and the dockerode floor; its row of the both-runtimes table. */
+async function dockerDensity(): Promise<void> {
+  const counter = args['no-count-calls'] ? undefined : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`), engineSocket);
+  type AgentResult = Awaited<ReturnType<typeof agentRun>>;
+  // The best run: the fastest to all Running in a burst; paced, where the arrivals set that, the lowest startup p99.
+  const score = (r: { allRunningMs: number; startupMs?: { p99: number } }) => (rate === 0 ? r.allRunningMs : r.startupMs?.p99 ?? r.allRunningMs);
+  const best = <T extends { allRunningMs: number; startupMs?: { p99: number } }>(xs: T[]): T => xs.reduce((a, b) => (score(b) < score(a) ? b : a));
+  try {
+    // Interleaved: each rep runs the adaptive agent, each fixed-limit agent, then each floor.
+    const adaptiveRuns: AgentResult[] = [];
+    const fixedRuns = new Map<number, AgentResult[]>(fixedLimits.map((l) => [l, []]));
+    // Paced, the floor is one paced run per rep (concurrency 0: every arrival begun at once), not one per --raw-concurrency.
+    const rawRuns = new Map<number, RawFloorRun[]>((rate > 0 ? [0] : rawConcurrencies).map((c) => [c, []]));
+    for (let rep = 1; rep <= reps; rep++) {
+      if (reps > 1) process.stderr.write(`rep ${rep}/${reps}\n`);
+      adaptiveRuns.push(await agentRun(counter));
+      for (const l of fixedLimits) fixedRuns.get(l)!.push(await agentRun(counter, l));
+      if (args['no-raw']) continue;
+      if (rate > 0) rawRuns.get(0)!.push(await settled().then(() => rawFloorPaced(docker, N, rate, runId, engineCpu)));
+      else for (const c of rawConcurrencies) rawRuns.get(c)!.push(await settled().then(() => rawFloor(docker, N, c, runId, engineCpu)));
+    }
+    const agent = best(adaptiveRuns);
+    const fixed = fixedLimits.map((l) => ({ limit: l, best: best(fixedRuns.get(l)!), runsMs: fixedRuns.get(l)!.map((r) => r.allRunningMs) }));
+    const raws = args['no-raw'] ? [] : [...rawRuns.keys()].map((c) => ({ ...best(rawRuns.get(c)!), runsMs: rawRuns.get(c)!.map((r) => r.allRunningMs) }));
+    const raw = raws.length ? best(raws) : null;
+    const ratio = raw ? agent.allRunningMs / raw.allRunningMs : NaN;
+    const s = (ms: number) => ms / 1000;
+    const mode = rate === 0 ? 'burst' : `paced at ${rate} pods/s`;
+    const engineWord = engine ? `own dockerd limited to ${engineCpus} cores` : 'the shared dockerd';
+    console.log(`\ndensity: ${N} pods (sandbox + 1 container each), ${mode}, ${workers} worker threads, pod network ${networkPlugin}, ${engineWord}, best of ${reps}, ${new Date().toISOString()}`);
+    console.log(table([
+      ['measure', 'agent, adaptive admission (s)', `raw floor (s)${raw ? (rate > 0 ? `, paced at ${rate} pairs/s` : `, concurrency ${raw.concurrency}`) : ''}`, 'ratio'],
+      ['time to all Running', s(agent.allRunningMs), raw ? s(raw.allRunningMs) : '-', raw ? ratio : '-'],
+      ['time to the first Running', s(agent.firstRunningMs), raw ? s(raw.firstRunningMs) : '-', raw ? agent.firstRunningMs / raw.firstRunningMs : '-'],
+      ['manifest written → pod accepted (file source) p50 / max, ms', `${agent.acceptedAfterWriteMs.p50.toFixed(0)} / ${agent.acceptedAfterWriteMs.max.toFixed(0)}`, '', ''],
+      ...fixed.map((f) => [`  agent, limit fixed at ${f.limit} per thread`, s(f.best.allRunningMs), '', raw ? f.best.allRunningMs / raw.allRunningMs : '-']),
+      ...(reps > 1 ? [['  every run, adaptive', adaptiveRuns.map((r) => s(r.allRunningMs).toFixed(2)).join(' '), '', '']] : []),
+      ['time to all removed', s(agent.allRemovedMs), raw ? s(raw.allRemovedMs) : '-', raw ? agent.allRemovedMs / raw.allRemovedMs : '-'],
+      ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => {
+        // Paced, the floor's pairs have a startup too (due → container started); in a burst they do not.
+        const floor = rate > 0 ? (raw as PacedFloorRun | null)?.startupMs[q] : undefined;
+        return [`pod startup ${q}`, s(agent.startupMs[q]), floor !== undefined ? s(floor) : '', floor !== undefined ? agent.startupMs[q] / floor : ''];
+      }),
+      ...(agent.startupOutsideCallsMs ? [['pod startup outside its container calls (see bench/density.ts) p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
+      ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
+      ['agent CPU per pod start, ms (process / main thread; floor: its client)', `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`, raw ? raw.clientCpuMsPerPod.toFixed(1) : '-', ''],
+      ['engine CPU per pod start, ms (dockerd + containerd + shims)', agent.engineCpuMsPerPod, raw ? raw.engineCpuMsPerPod : '-', raw ? agent.engineCpuMsPerPod / raw.engineCpuMsPerPod : '-'],
+      ...(agent.startCalls ? [['Docker calls per pod start', agent.startCalls.perPod, 4, agent.startCalls.perPod / 4]] : []),
+      ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
+      ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
+      ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
+      ...(agent.atDensity ? atDensityRows(agent.atDensity) : []),
+      ...raws.map((r) => [r.concurrency === 0 ? 'raw, paced (time to all Running)' : `raw, concurrency ${r.concurrency}`, '', reps > 1 ? r.runsMs.map((m) => s(m).toFixed(2)).join(' ') : s(r.allRunningMs), '']),
+    ]));
+    const file = writeResult('density', {
+      date: new Date().toISOString(), pods: N, rate, workers, networkPlugin, engineCpus: engineCpus ?? null, reps, countedCalls: counter !== undefined,
+      agent, adaptiveRunsMs: adaptiveRuns.map((r) => r.allRunningMs), fixed, raw: raws, best: raw, ratioAllRunning: ratio,
+    });
+    console.log(`ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}\nresults: ${file}`);
+    if (raw) {
+      figures.push({
+        runtime: 'docker', agentAllRunningMs: agent.allRunningMs, floorAllRunningMs: raw.allRunningMs, floorConcurrency: raw.concurrency,
+        agentCpuMsPerPod: agent.cpuMsPerPod, agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod, floorClientCpuMsPerPod: raw.clientCpuMsPerPod,
+      });
+    }
+  } finally {
+    await counter?.close();
+    if (agentNode) await removeByLabel(docker, `kubelet-ts.node-name=${agentNode}`);
+    await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+    await engine?.remove();
   }
-  const agent = best(adaptiveRuns);
-  const fixed = fixedLimits.map((l) => ({ limit: l, best: best(fixedRuns.get(l)!), runsMs: fixedRuns.get(l)!.map((r) => r.allRunningMs) }));
-  const raws = args['no-raw'] ? [] : [...rawRuns.keys()].map((c) => ({ ...best(rawRuns.get(c)!), runsMs: rawRuns.get(c)!.map((r) => r.allRunningMs) }));
-  const raw = raws.length ? best(raws) : null;
-  const ratio = raw ? agent.allRunningMs / raw.allRunningMs : NaN;
-  const s = (ms: number) => ms / 1000;
-  const mode = rate === 0 ? 'burst' : `paced at ${rate} pods/s`;
-  const engineWord = engine ? `own dockerd limited to ${engineCpus} cores` : 'the shared dockerd';
-  console.log(`\ndensity: ${N} pods (sandbox + 1 container each), ${mode}, ${workers} worker threads, pod network ${networkPlugin}, ${engineWord}, best of ${reps}, ${new Date().toISOString()}`);
-  console.log(table([
-    ['measure', 'agent, adaptive admission (s)', `raw floor (s)${raw ? (rate > 0 ? `, paced at ${rate} pairs/s` : `, concurrency ${raw.concurrency}`) : ''}`, 'ratio'],
-    ['time to all Running', s(agent.allRunningMs), raw ? s(raw.allRunningMs) : '-', raw ? ratio : '-'],
-    ['time to the first Running', s(agent.firstRunningMs), raw ? s(raw.firstRunningMs) : '-', raw ? agent.firstRunningMs / raw.firstRunningMs : '-'],
-    ['manifest written → pod accepted (file source) p50 / max, ms', `${agent.acceptedAfterWriteMs.p50.toFixed(0)} / ${agent.acceptedAfterWriteMs.max.toFixed(0)}`, '', ''],
-    ...fixed.map((f) => [`  agent, limit fixed at ${f.limit} per thread`, s(f.best.allRunningMs), '', raw ? f.best.allRunningMs / raw.allRunningMs : '-']),
-    ...(reps > 1 ? [['  every run, adaptive', adaptiveRuns.map((r) => s(r.allRunningMs).toFixed(2)).join(' '), '', '']] : []),
-    ['time to all removed', s(agent.allRemovedMs), raw ? s(raw.allRemovedMs) : '-', raw ? agent.allRemovedMs / raw.allRemovedMs : '-'],
-    ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => {
-      // Paced, the floor's pairs have a startup too (due → container started); in a burst they do not.
-      const floor = rate > 0 ? (raw as PacedFloorRun | null)?.startupMs[q] : undefined;
-      return [`pod startup ${q}`, s(agent.startupMs[q]), floor !== undefined ? s(floor) : '', floor !== undefined ? agent.startupMs[q] / floor : ''];
-    }),
-    ...(agent.startupOutsideCallsMs ? [['pod startup outside its container calls (see bench/density.ts) p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
-    ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
-    ['agent CPU per pod start, ms (process / main thread; floor: its client)', `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`, raw ? raw.clientCpuMsPerPod.toFixed(1) : '-', ''],
-    ['engine CPU per pod start, ms (dockerd + containerd + shims)', agent.engineCpuMsPerPod, raw ? raw.engineCpuMsPerPod : '-', raw ? agent.engineCpuMsPerPod / raw.engineCpuMsPerPod : '-'],
-    ...(agent.startCalls ? [['Docker calls per pod start', agent.startCalls.perPod, 4, agent.startCalls.perPod / 4]] : []),
-    ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
-    ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
-    ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
-    ...(agent.atDensity ? atDensityRows(agent.atDensity) : []),
-    ...raws.map((r) => [r.concurrency === 0 ? 'raw, paced (time to all Running)' : `raw, concurrency ${r.concurrency}`, '', reps > 1 ? r.runsMs.map((m) => s(m).toFixed(2)).join(' ') : s(r.allRunningMs), '']),
-  ]));
-  const file = writeResult('density', {
-    date: new Date().toISOString(), pods: N, rate, workers, networkPlugin, engineCpus: engineCpus ?? null, reps, countedCalls: counter !== undefined,
-    agent, adaptiveRunsMs: adaptiveRuns.map((r) => r.allRunningMs), fixed, raw: raws, best: raw, ratioAllRunning: ratio,
-  });
-  console.log(`ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}\nresults: ${file}`);
-} finally {
-  await counter?.close();
-  if (agentNode) await removeByLabel(docker, `kubelet-ts.node-name=${agentNode}`);
-  await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
-  await engine?.remove();
+}
+
+/** The containerd part: the agent on the CRI runtime and the raw CRI floor; its row of the both-runtimes table. */
+async function criDensity(): Promise<void> {
+  const endpoint = benchCriEndpoint();
+  const rt = new RemoteRuntimeService(endpoint);
+  try {
+    const cri = await densityOnCri(rt, endpoint, { pods: N, rate, workers, reps, concurrencies: rawConcurrencies, runId, settle: settled });
+    figures.push(cri.figures);
+    console.log(`\ndensity on ${cri.runtime.name} ${cri.runtime.version} (CRI): ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s (floor: burst)`}, ${workers} worker threads, best of ${reps}`);
+    console.log(table(runtimesTable([cri.figures])));
+    console.log(`results: ${writeResult('containerd-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, ...cri })}`);
+  } finally {
+    rt.close();
+  }
+}
+
+const failures = await runEachRuntime(runtimes.map((r) => ({ runtime: r, run: r === 'docker' ? dockerDensity : criDensity })));
+if (runtimes.length > 1) {
+  console.log(`\ndensity on both runtimes: ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s`}, one run, ${new Date().toISOString()}`);
+  console.log(table(runtimesTable(figures)));
+  for (const f of failures) console.log(`${f.runtime}: failed (${f.error})`);
+  console.log(`results: ${writeResult('runtimes-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, figures, failures })}`);
+  if (failures.length > 0) process.exitCode = 1;
 }

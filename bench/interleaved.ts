@@ -15,13 +15,20 @@
 // the floor then takes the larger share of the engine, and the ratio measures that queueing, not
 // the agent's cost. Pod network none, no counting proxy; the run begins once the engine has
 // settled (bench/lib.ts settle; --no-settle skips it).
+// `--runtime containerd` (issue #40 item 6): the agent on the containerd of tools/lib/containerd.sh
+// (--container-runtime-endpoint) and the floor's pods through the CRI (bench/cri-floor-run.ts
+// startCriPod: RunPodSandbox + CreateContainer + StartContainer, on the runtime's CNI bridge as
+// the agent's pods); the settle is Docker's and is skipped there.
 // Prints a table, writes bench/results/interleaved-*.json.
 //
-//   npm run bench -- interleaved [--pods 50] [--rate 5] [--workers 2] [--no-settle]
+//   npm run bench -- interleaved [--runtime docker|containerd] [--pods 50] [--rate 5] [--workers 2] [--no-settle]
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { startPair, removeByLabel } from './raw-floor.js';
+import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
+import { benchCriEndpoint, removeCriByLabel, startCriPod } from './cri-floor-run.js';
+import { criAgentOverrides, parseBenchRuntimes } from './runtime-runs.js';
 import { netnsBaselineAfterCollection, podYaml, positiveInt, progress, settle, sleepUntil, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
@@ -30,8 +37,12 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '5' },
     workers: { type: 'string', default: '2' },
     'no-settle': { type: 'boolean', default: false },
+    runtime: { type: 'string', default: 'docker' },
   },
 });
+const [runtime, ...more] = parseBenchRuntimes(args.runtime);
+if (more.length > 0) throw new Error('--runtime: interleaved runs on one runtime at a time (docker or containerd)');
+const onCri = runtime === 'containerd';
 const N = positiveInt('pods', args.pods);
 const workers = positiveInt('workers', args.workers);
 const rate = Number(args.rate);
@@ -40,10 +51,16 @@ if (!Number.isFinite(rate) || rate <= 0) throw new Error(`--rate must be a numbe
 const docker = new Docker({ socketPath: '/var/run/docker.sock' });
 const runId = randomBytes(3).toString('hex');
 const label = { 'kubelet-ts.bench': runId };
-const netnsBaseline = args['no-settle'] ? NaN : await netnsBaselineAfterCollection();
-const b = await startBenchAgent('interleaved', { workers, syncFrequencyMs: 60_000, networkPlugin: 'none' });
+const endpoint = onCri ? benchCriEndpoint() : '';
+const rt = onCri ? new RemoteRuntimeService(endpoint) : undefined;
+/** One floor pod: dockerode's pair (network none), or the CRI's sandbox and container (the runtime's CNI). */
+const startFloorPod = (k: number) => (rt
+  ? startCriPod(rt, `interleaved-${k}`, `${runId}-${k}`, label, 'pod')
+  : startPair(docker, `bench-raw-${runId}-interleaved-${k}`, label));
+const netnsBaseline = args['no-settle'] || onCri ? NaN : await netnsBaselineAfterCollection();
+const b = await startBenchAgent('interleaved', { workers, syncFrequencyMs: 60_000, ...(onCri ? criAgentOverrides(endpoint) : { networkPlugin: 'none' }) });
 try {
-  if (!args['no-settle']) await settle({ netnsBaseline });
+  if (!args['no-settle'] && !onCri) await settle({ netnsBaseline });
   const bar = progress(`interleaved at ${rate}/s: floor pairs started`, N);
   const floorMs: number[] = [];
   const pairs: Promise<void>[] = [];
@@ -58,7 +75,7 @@ try {
       await b.write(`interleaved-${k}.yaml`, podYaml(`interleaved-${k}`));
       continue;
     }
-    pairs.push(startPair(docker, `bench-raw-${runId}-interleaved-${k}`, label).then(() => {
+    pairs.push(startFloorPod(k).then(() => {
       floorMs.push(performance.now() - due);
       bar.update(floorMs.length);
     }, (err: unknown) => { failure ??= { err }; }));
@@ -71,17 +88,23 @@ try {
   const agent = summary(agentMs);
   const floor = summary(floorMs);
   const s = (ms: number) => (ms / 1000).toFixed(2);
-  console.log(`\ninterleaved: ${N} agent pods and ${N} floor pairs alternating at ${rate} arrivals/s, ${workers} worker threads, pod network none, ${new Date().toISOString()}`);
+  console.log(`\ninterleaved: ${N} agent pods and ${N} floor pairs alternating at ${rate} arrivals/s, ${workers} worker threads, ${onCri ? 'on containerd (CRI), the runtime\'s CNI' : 'on Docker, pod network none'}, ${new Date().toISOString()}`);
   console.log(table([
     ['pod startup (s)', 'agent', 'raw floor', 'ratio'],
     ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => [q, s(agent[q]), s(floor[q]), agent[q] / floor[q]]),
   ]));
-  const file = writeResult('interleaved', { date: new Date().toISOString(), pods: N, rate, workers, agentStartupMs: agent, floorStartupMs: floor, ratioP99: agent.p99 / floor.p99 });
+  const file = writeResult('interleaved', { date: new Date().toISOString(), runtime, pods: N, rate, workers, agentStartupMs: agent, floorStartupMs: floor, ratioP99: agent.p99 / floor.p99 });
   console.log(`ratio agent/floor (startup p99): ${(agent.p99 / floor.p99).toFixed(2)}\nresults: ${file}`);
 } finally {
   for (let k = 0; k < N; k++) await b.remove(`interleaved-${k}.yaml`);
   await waitUntil('agent: pods removed', b.times.accepted.size, () => b.times.removed.size, 120_000).catch(() => 0);
   await b.stop();
-  await removeByLabel(docker, `kubelet-ts.node-name=${b.nodeName}`);
-  await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+  if (rt) {
+    await removeCriByLabel(rt, { 'kubelet-ts.node-name': b.nodeName }).catch(() => 0);
+    await removeCriByLabel(rt, label).catch(() => 0);
+    rt.close();
+  } else {
+    await removeByLabel(docker, `kubelet-ts.node-name=${b.nodeName}`);
+    await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+  }
 }

@@ -37,7 +37,8 @@ export interface PeerPlanHooks {
   warn?(line: string): void;
 }
 
-const message = (err: unknown): string => ((err as Error)?.message ?? String(err)).trim().split('\n').slice(-3).join(' | ');
+/** errorLines: the last three lines of an error's message, on one line (a failure as a bench records it). */
+export const errorLines = (err: unknown): string => ((err as Error)?.message ?? String(err)).trim().split('\n').slice(-3).join(' | ');
 
 /**
  * runPeerPlan runs every peer of `plan` once per rep, in plan order, `reps` times. A run that
@@ -57,10 +58,10 @@ export async function runPeerPlan(plan: readonly PlannedPeer[], reps: number, ho
         await hooks.before?.(peer.name, rep);
         outcome.runs.push(await peer.run());
       } catch (err) {
-        failure = { rep, error: message(err) };
+        failure = { rep, error: errorLines(err) };
         outcome.failures.push(failure);
         warn(`bench peers: ${peer.name} failed in rep ${rep}/${reps}, recorded as its failure; going on: ${failure.error}`);
-        await peer.cleanup?.().catch((e: unknown) => warn(`bench peers: clearing up after ${peer.name} failed too: ${message(e)}`));
+        await peer.cleanup?.().catch((e: unknown) => warn(`bench peers: clearing up after ${peer.name} failed too: ${errorLines(e)}`));
       }
       hooks.after?.(peer.name, rep, failure);
     }

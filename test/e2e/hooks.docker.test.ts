@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
-import { containersOf, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
+import { podContainers } from '../support/runtime.js';
 
 const main = (pod: Pod) => pod.status?.containerStatuses?.find((c) => c.name === 'main');
 
@@ -47,7 +48,7 @@ spec:
     await waitFor(async () => (await readFile(join(dir, 'log'), 'utf8').catch(() => '')).includes('poststart'), { timeoutMs: 60_000 });
     expect(main(p)!.restartCount).toBe(0);
     await unlink(join(node.manifestDir, 'hooked.yaml'));
-    await waitFor(async () => (await containersOf(p.metadata!.uid!)).length === 0, { timeoutMs: 90_000 });
+    await waitFor(async () => (await podContainers(p.metadata!.uid!)).length === 0, { timeoutMs: 90_000 });
     const log = (await readFile(join(dir, 'log'), 'utf8')).trim().split('\n');
     expect(log.filter((l) => l !== 'poststart' && l !== 'main')).toEqual(['prestop', 'prestop-done', 'term']);
     expect(log.indexOf('poststart')).toBeGreaterThanOrEqual(0);

@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { waitFor } from '../support/docker.js';
-import { containersOf, startTestNode, type TestNode } from '../support/agent.js';
+import { startTestNode, type TestNode } from '../support/agent.js';
+import { podContainers } from '../support/runtime.js';
 
 const kImage = 'kubelet-ts/busybox:1.35';
 // Generous: the machine is shared, and a loaded one starts containers slowly; the assertions are on behaviour.
@@ -90,7 +91,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: volumes', () => {
     // The symlink escape: refused by name, and no container was ever made for it.
     const esc = pod.status!.containerStatuses!.find((c) => c.name === 'escape')!;
     expect(esc.state!.waiting!.message).toMatch(/not within volume path/);
-    expect((await containersOf(uid)).some((c) => c.Labels['io.kubernetes.container.name'] === 'escape')).toBe(false);
+    expect((await podContainers(uid)).some((c) => c.name === 'escape')).toBe(false);
 
     const out = await waitFor(async () => {
       const text = await logs(node, 'vols', 'check');

@@ -12,7 +12,8 @@ import { describe, expect, inject, it } from 'vitest';
 import type { Event, Node, Pod } from '../../src/shared/api.js';
 import { formatQuantity } from '../../src/main/eviction/thresholds.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
-import { containersOf, useTestNodes, type TestNode } from '../support/agent.js';
+import { useTestNodes, type TestNode } from '../support/agent.js';
+import { podContainers } from '../support/runtime.js';
 
 const kMiB = 1024 * 1024;
 /** What the Guaranteed pod holds, and how far below the available memory of now the threshold is. */
@@ -79,7 +80,7 @@ describe.skipIf(!inject('dockerAvailable'))('eviction (issue 14)', () => {
 
     // Its containers are stopped and it is not restarted (restartPolicy Always notwithstanding).
     const uid = evicted.metadata!.uid!;
-    await waitFor(async () => (await containersOf(uid)).every((c) => c.State !== 'running'), { timeoutMs: 30_000, intervalMs: 250, description: 'idle containers stopped' });
+    await waitFor(async () => (await podContainers(uid)).every((c) => !c.running), { timeoutMs: 30_000, intervalMs: 250, description: 'idle containers stopped' });
     expect((await getPod(node, 'idle'))?.status?.phase).toBe('Failed');
 
     const n = (await (await node.api('/node')).json()) as Node;
@@ -92,7 +93,7 @@ describe.skipIf(!inject('dockerAvailable'))('eviction (issue 14)', () => {
       return p?.status?.phase === 'Failed' ? p : undefined;
     }, { timeoutMs: 30_000, intervalMs: 250, description: 'late refused' });
     expect(late.status).toMatchObject({ reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
-    expect(await containersOf(late.metadata!.uid!)).toEqual([]);
+    expect(await podContainers(late.metadata!.uid!)).toEqual([]);
 
     const metrics = await (await node.api('/metrics')).text();
     expect(metrics).toMatch(/^kubelet_evictions\{eviction_signal="memory\.available"\} [1-9]\d*$/m);

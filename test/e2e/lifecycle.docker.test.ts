@@ -5,8 +5,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
-import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
-import { containersOf, isRunningAndReady, waitForPod, useTestNodes } from '../support/agent.js';
+import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
+import { isRunningAndReady, waitForPod, useTestNodes } from '../support/agent.js';
+import { appContainer, killContainer, podContainers, removeContainer } from '../support/runtime.js';
 
 /** The machine is shared by several engineers' Docker suites: generous waits (never asserted on). */
 const kWaitMs = 90_000;
@@ -69,7 +70,7 @@ spec:
     const pod = await waitForPod(node, 'bad-init', (p) => p.status?.phase === 'Failed', kWaitMs);
     expect(pod.status!.initContainerStatuses![0].state!.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(cond(pod, 'Initialized')!.status).toBe('False');
-    const names = (await containersOf(pod.metadata!.uid!)).map((c) => c.Labels['io.kubernetes.container.name']).sort();
+    const names = (await podContainers(pod.metadata!.uid!)).map((c) => c.name).sort();
     expect(names).toEqual(['POD', 'check']);
   });
 
@@ -115,8 +116,8 @@ spec:
     const pod = await waitForPod(node, 'sidecar', (p) => isRunningAndReady(p) && p.status?.initContainerStatuses?.[0]?.state?.running !== undefined, kWaitMs);
     expect(pod.status!.containerStatuses![0].restartCount).toBe(0);
     expect(pod.status!.initContainerStatuses![0]).toMatchObject({ name: 'proxy', ready: true });
-    const proxy = (await containersOf(pod.metadata!.uid!)).find((c) => c.Labels['io.kubernetes.container.name'] === 'proxy')!;
-    await docker.getContainer(proxy.Id).kill();
+    const proxy = (await appContainer(pod.metadata!.uid!, 'proxy'))!;
+    await killContainer(proxy.id);
     const after = await waitForPod(node, 'sidecar', (p) => p.status?.initContainerStatuses?.[0]?.restartCount === 1 && p.status.initContainerStatuses[0].state?.running !== undefined, kWaitMs);
     expect(after.status!.phase).toBe('Running');
     expect(after.status!.containerStatuses![0]).toMatchObject({ restartCount: 0, ready: true });
@@ -196,7 +197,7 @@ spec:
     expect(pod.status).toMatchObject({ reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
     // It ran, and was killed (sleep as PID 1 ignores SIGTERM: SIGKILL after the 1 s grace period).
     expect(pod.status!.containerStatuses![0].state!.terminated!.exitCode).toBe(137);
-    const live = (await containersOf(pod.metadata!.uid!)).filter((c) => c.State === 'running');
+    const live = (await podContainers(pod.metadata!.uid!)).filter((c) => c.running);
     expect(live).toEqual([]);
     expect(node.agent.events.list().some((e) => e.reason === 'DeadlineExceeded')).toBe(true);
   });
@@ -221,7 +222,7 @@ spec:
     await waitFor(() => readFile(join(out, 'up'), 'utf8'));
     const { rm } = await import('node:fs/promises');
     await rm(join(node.manifestDir, 'grace.yaml'));
-    await waitFor(async () => (await containersOf(pod.metadata!.uid!)).length === 0, { timeoutMs: kWaitMs, description: 'containers removed' });
+    await waitFor(async () => (await podContainers(pod.metadata!.uid!)).length === 0, { timeoutMs: kWaitMs, description: 'containers removed' });
     // It saw SIGTERM, survived it, and was still removed: SIGKILL ended it.
     expect(await readFile(join(out, 'signals'), 'utf8')).toBe('TERM\n');
   });
@@ -255,9 +256,9 @@ spec:
     expect(node.agent.events.list().some((e) => e.reason === 'Failed' && e.involvedObject?.name === bad.metadata!.name)).toBe(true);
 
     // Someone removes the good pod's container: the agent notices (PLEG) and starts it again.
-    const victim = (await containersOf(good.metadata!.uid!)).find((c) => c.Labels['io.kubernetes.container.name'] === 'main')!;
-    await docker.getContainer(victim.Id).remove({ force: true });
-    const back = await waitForPod(node, 'good', (p) => isRunningAndReady(p) && p.status?.containerStatuses?.[0]?.containerID !== `docker://${victim.Id}`, kWaitMs);
+    const victim = (await appContainer(good.metadata!.uid!, 'main'))!;
+    await removeContainer(victim.id);
+    const back = await waitForPod(node, 'good', (p) => isRunningAndReady(p) && !p.status?.containerStatuses?.[0]?.containerID?.endsWith(`://${victim.id}`), kWaitMs);
     expect(back.status!.phase).toBe('Running');
   });
 

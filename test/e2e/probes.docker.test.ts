@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
-import { BUSYBOX_IMAGE, execInPod, waitFor } from '../support/docker.js';
+import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
+import { execInContainer, itRuntime } from '../support/runtime.js';
 import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 
 const cond = (pod: Pod, type: string) => pod.status?.conditions?.find((c) => c.type === type)?.status;
@@ -16,6 +17,9 @@ metadata: {name: ${name}}
 spec:
   terminationGracePeriodSeconds: 1
 ${body}`;
+
+/** On containerd the runtime's CNI networks every sandbox (--network-plugin is the Docker side's). */
+const kNoNetworkNone = "the runtime's CNI gives every non-host sandbox an address: no network-none sandbox to probe through the netns helper";
 
 describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
   let node: TestNode;
@@ -45,11 +49,11 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     expect(cond(p, 'Ready')).toBe('False');
     expect(cond(p, 'ContainersReady')).toBe('False');
     await waitFor(() => events(p).find((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Readiness probe failed:')), { timeoutMs: 60_000 });
-    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'touch /tmp/ready']);
+    await execInContainer(p.metadata!.uid!, 'main', ['sh', '-c', 'touch /tmp/ready']);
     p = await waitForPod(node, 'ready', (x) => main(x)?.ready === true, 90_000);
     expect(cond(p, 'Ready')).toBe('True');
     expect(cond(p, 'ContainersReady')).toBe('True');
-    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'rm /tmp/ready']);
+    await execInContainer(p.metadata!.uid!, 'main', ['sh', '-c', 'rm /tmp/ready']);
     p = await waitForPod(node, 'ready', (x) => main(x)?.ready === false, 90_000);
     expect(cond(p, 'Ready')).toBe('False');
     expect(main(p)!.restartCount).toBe(0);
@@ -65,7 +69,7 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
 `));
     let p = await waitForPod(node, 'live', (x) => !!main(x)?.state?.running, 90_000);
     const firstId = main(p)!.containerID;
-    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'rm /tmp/healthy']);
+    await execInContainer(p.metadata!.uid!, 'main', ['sh', '-c', 'rm /tmp/healthy']);
     p = await waitForPod(node, 'live', (x) => main(x)?.restartCount === 1 && !!main(x)?.state?.running, 90_000);
     expect(main(p)!.containerID).not.toBe(firstId);
     expect(main(p)!.lastState?.terminated?.containerID).toBe(firstId);
@@ -91,7 +95,7 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     // The startup probe fails a few times; the liveness probe (which would fail at once) must not run.
     await waitFor(() => events(p).filter((e) => e.reason === 'Unhealthy' && e.message!.startsWith('Startup probe failed:')).some((e) => (e.count ?? 1) >= 2), { timeoutMs: 60_000 });
     expect(events(p).some((e) => e.message?.startsWith('Liveness probe failed'))).toBe(false);
-    await execInPod(p.metadata!.uid!, 'main', ['sh', '-c', 'touch /tmp/alive /tmp/started']);
+    await execInContainer(p.metadata!.uid!, 'main', ['sh', '-c', 'touch /tmp/alive /tmp/started']);
     p = await waitForPod(node, 'slow', (x) => main(x)?.started === true && main(x)?.ready === true, 90_000);
     expect(main(p)!.restartCount).toBe(0);
     expect(cond(p, 'Ready')).toBe('True');
@@ -120,7 +124,7 @@ describe.skipIf(!inject('dockerAvailable'))('probes in Docker', () => {
     expect(readyAt - startedAt).toBeGreaterThanOrEqual(2_000); // and not before the startup probe passed
   }, 180_000);
 
-  it('httpGet (named port) and tcpSocket probes reach a server inside a network-none sandbox', async () => {
+  itRuntime({ containerd: kNoNetworkNone })('httpGet (named port) and tcpSocket probes reach a server inside a network-none sandbox', async () => {
     await node.writeManifest('web.yaml', pod('web', `  containers:
     - name: main
       image: ${BUSYBOX_IMAGE}

@@ -4,8 +4,9 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { docker, BUSYBOX_IMAGE, PAUSE_IMAGE, waitFor } from '../support/docker.js';
+import { BUSYBOX_IMAGE, PAUSE_IMAGE, waitFor } from '../support/docker.js';
 import { busyboxPod, containersOf, isRunningAndReady, kNodeLabel, waitForPod, startTestNode, useTestNodes } from '../support/agent.js';
+import { labeledContainers, podContainers, startForeignPod, testRuntime } from '../support/runtime.js';
 
 const sharedVolumePod = `apiVersion: v1
 kind: Pod
@@ -40,19 +41,26 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(pod.spec!.nodeName).toBe(node.nodeName);
     expect(pod.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('True');
 
-    const containers = await containersOf(uid);
-    const names = containers.map((c) => c.Names[0].slice(1)).sort();
-    expect(names).toEqual([
-      `k8s_POD_pair-${node.nodeName}_default_${uid}_0`,
-      `k8s_reader_pair-${node.nodeName}_default_${uid}_0`,
-      `k8s_writer_pair-${node.nodeName}_default_${uid}_0`,
-    ]);
-    const sandbox = containers.find((c) => c.Labels['io.kubernetes.container.name'] === 'POD')!;
-    expect(sandbox.Image).toBe(PAUSE_IMAGE);
-    expect(sandbox.Labels['io.kubernetes.docker.type']).toBe('podsandbox');
-    for (const c of containers) {
-      expect(c.Labels).toMatchObject({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.pod.name': `pair-${node.nodeName}`, [kNodeLabel]: node.nodeName });
-      if (c !== sandbox) {
+    // One sandbox and a container per spec container, each with the pod's labels and the node's (either runtime).
+    const neutral = await podContainers(uid);
+    expect(neutral.map((c) => c.name).sort()).toEqual(['POD', 'reader', 'writer']);
+    expect(neutral.filter((c) => c.sandbox)).toHaveLength(1);
+    for (const c of neutral) {
+      expect(c.labels).toMatchObject({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.pod.name': `pair-${node.nodeName}`, [kNodeLabel]: node.nodeName });
+    }
+    // On Docker, the shape dockershim gives them: its names, the pause image, the sandbox's network.
+    if (testRuntime() === 'docker') {
+      const containers = await containersOf(uid);
+      const names = containers.map((c) => c.Names[0].slice(1)).sort();
+      expect(names).toEqual([
+        `k8s_POD_pair-${node.nodeName}_default_${uid}_0`,
+        `k8s_reader_pair-${node.nodeName}_default_${uid}_0`,
+        `k8s_writer_pair-${node.nodeName}_default_${uid}_0`,
+      ]);
+      const sandbox = containers.find((c) => c.Labels['io.kubernetes.container.name'] === 'POD')!;
+      expect(sandbox.Image).toBe(PAUSE_IMAGE);
+      expect(sandbox.Labels['io.kubernetes.docker.type']).toBe('podsandbox');
+      for (const c of containers.filter((x) => x !== sandbox)) {
         expect(c.Labels['io.kubernetes.sandbox.id']).toBe(sandbox.Id);
         expect(c.Labels['annotation.io.kubernetes.container.hash']).toMatch(/.+/);
         expect(c.HostConfig.NetworkMode).toBe(`container:${sandbox.Id}`);
@@ -65,7 +73,7 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     // Removing the manifest stops and removes the pod: containers and volume directory.
     await rm(join(node.manifestDir, 'pair.yaml'));
     await waitFor(async () => (await node.pod('pair')) === undefined, { timeoutMs: 30_000, description: 'pod gone from /pods' });
-    expect(await containersOf(uid)).toEqual([]);
+    expect(await podContainers(uid)).toEqual([]);
     expect(existsSync(join(node.rootDir, 'pods', uid))).toBe(false);
   });
 
@@ -73,7 +81,7 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     const node = await start();
     await node.writeManifest('a.yaml', busyboxPod('sleeper', 'exec sleep 3600'));
     const before = await waitForPod(node, 'sleeper', isRunningAndReady);
-    const idsBefore = (await containersOf(before.metadata!.uid!)).map((c) => c.Id).sort();
+    const idsBefore = (await podContainers(before.metadata!.uid!)).map((c) => c.id).sort();
     const startedBefore = before.status!.containerStatuses![0].state!.running!.startedAt;
 
     await node.restart();
@@ -85,7 +93,7 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(Date.parse(after.status!.startTime!)).toBeLessThanOrEqual(Date.parse(startedBefore!));
     // Give the new agent's PLEG and a resync a chance to do something wrong.
     await new Promise((r) => setTimeout(r, 1500));
-    expect((await containersOf(before.metadata!.uid!)).map((c) => c.Id).sort()).toEqual(idsBefore);
+    expect((await podContainers(before.metadata!.uid!)).map((c) => c.id).sort()).toEqual(idsBefore);
   });
 
   it('removes the containers of a pod whose manifest went away while the agent was down', async () => {
@@ -96,10 +104,10 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     const kept = await waitForPod(node, 'kept', isRunningAndReady);
     await node.agent.stop();
     await rm(join(node.manifestDir, 'gone.yaml'));
-    expect((await containersOf(gone.metadata!.uid!)).filter((c) => c.State === 'running')).toHaveLength(2);
+    expect((await podContainers(gone.metadata!.uid!)).filter((c) => c.running)).toHaveLength(2);
     await node.restart();
     // Housekeeping (once the file source has reported) kills and removes the orphan, and only it.
-    await waitFor(async () => (await containersOf(gone.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'orphan removed' });
+    await waitFor(async () => (await podContainers(gone.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'orphan removed' });
     const keptAfter = await waitForPod(node, 'kept', isRunningAndReady);
     expect(keptAfter.status!.containerStatuses![0].restartCount).toBe(0);
     expect(keptAfter.metadata!.uid).toBe(kept.metadata!.uid);
@@ -122,18 +130,18 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     const node = await start();
     await node.writeManifest('a.yaml', busyboxPod('steady', 'exec sleep 3600'));
     const good = await waitForPod(node, 'steady', isRunningAndReady);
-    const ids = (await containersOf(good.metadata!.uid!)).map((c) => c.Id).sort();
+    const ids = (await podContainers(good.metadata!.uid!)).map((c) => c.id).sort();
 
     await writeFile(join(node.manifestDir, 'a.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: steady\nspec: [');
     await new Promise((r) => setTimeout(r, 1500));
     expect((await node.pod('steady'))?.metadata?.uid).toBe(good.metadata!.uid);
-    expect((await containersOf(good.metadata!.uid!)).map((c) => c.Id).sort()).toEqual(ids);
+    expect((await podContainers(good.metadata!.uid!)).map((c) => c.id).sort()).toEqual(ids);
 
     // A changed static pod is a new pod (new UID, as the kubelet's config hash): the old one goes, the new one runs.
     await node.writeManifest('a.yaml', busyboxPod('steady', 'echo v2; exec sleep 3600'));
     const next = await waitForPod(node, 'steady', (p) => p.metadata!.uid !== good.metadata!.uid && isRunningAndReady(p));
-    await waitFor(async () => (await containersOf(good.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'old pod containers removed' });
-    expect((await containersOf(next.metadata!.uid!)).length).toBe(2);
+    await waitFor(async () => (await podContainers(good.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'old pod containers removed' });
+    expect((await podContainers(next.metadata!.uid!)).length).toBe(2);
   });
 
   it.each([
@@ -150,8 +158,8 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(pod.status!.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'PodCompleted' });
     // The dead container is kept (its status and logs), the sandbox is stopped.
     const containers = await waitFor(async () => {
-      const cs = await containersOf(pod.metadata!.uid!);
-      return cs.every((c) => c.State !== 'running') ? cs : undefined;
+      const cs = await podContainers(pod.metadata!.uid!);
+      return cs.every((c) => !c.running) ? cs : undefined;
     }, { description: 'sandbox stopped' });
     expect(containers).toHaveLength(2);
   });
@@ -173,7 +181,7 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(cs.state!.waiting!.message).toMatch(/back-off 10s restarting failed container=main pod=crash-/);
     expect(pod.status!.phase).toBe('Running');
     // One dead container is kept per container (--maximum-dead-containers-per-container=1) besides the sandbox.
-    const dead = (await containersOf(pod.metadata!.uid!)).filter((c) => c.Labels['io.kubernetes.container.name'] === 'main');
+    const dead = (await podContainers(pod.metadata!.uid!)).filter((c) => !c.sandbox && c.name === 'main');
     expect(dead.length).toBeLessThanOrEqual(2);
   });
 
@@ -195,25 +203,21 @@ spec:
   });
 
   it('leaves alone containers without our labels and containers of another node', async () => {
-    const foreignName = `e2e-foreign-${process.pid}-${Date.now()}`;
-    const foreign = await docker.createContainer({ name: foreignName, Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], HostConfig: { NetworkMode: 'none' } });
-    const otherNode = `e2e-other-${process.pid}`;
-    const other = await docker.createContainer({
-      name: `${foreignName}-other`, Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], HostConfig: { NetworkMode: 'none' },
-      Labels: { 'io.kubernetes.pod.uid': 'not-ours', 'io.kubernetes.container.name': 'x', [kNodeLabel]: otherNode },
+    const foreign = await startForeignPod({});
+    const other = await startForeignPod({ 'io.kubernetes.pod.uid': 'not-ours', 'io.kubernetes.container.name': 'x', [kNodeLabel]: `e2e-other-${process.pid}` }).catch(async (err: unknown) => {
+      await foreign.remove();
+      throw err;
     });
     try {
-      await foreign.start();
-      await other.start();
       const node = await start();
       await node.writeManifest('a.yaml', busyboxPod('mine', 'exec sleep 3600'));
       await waitForPod(node, 'mine', isRunningAndReady);
       await new Promise((r) => setTimeout(r, 1500)); // several relists and housekeeping passes
-      expect((await foreign.inspect()).State.Running).toBe(true);
-      expect((await other.inspect()).State.Running).toBe(true);
+      expect(await foreign.running()).toBe(true);
+      expect(await other.running()).toBe(true);
     } finally {
-      await foreign.remove({ force: true });
-      await other.remove({ force: true });
+      await foreign.remove();
+      await other.remove();
     }
   });
 
@@ -246,7 +250,7 @@ spec:
     const big = await waitForPod(node, 'big', (p) => p.status?.phase === 'Failed');
     expect(big.status).toMatchObject({ reason: 'OutOfcpu', message: expect.stringMatching(/^Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/) });
     await waitForPod(node, 'small', isRunningAndReady);
-    expect(await containersOf(big.metadata!.uid!)).toEqual([]);
+    expect(await podContainers(big.metadata!.uid!)).toEqual([]);
   });
 
   // A burst well above --workers and the sync concurrency; bench density measures the big ones.
@@ -259,10 +263,10 @@ spec:
       const pods = (await node.pods()).filter((p) => p.metadata!.name!.startsWith('many-'));
       return pods.length === kBurst && pods.every(isRunningAndReady);
     }, { timeoutMs: 120_000, intervalMs: 500, description: `${kBurst} pods Running` });
-    const running = await docker.listContainers({ filters: { label: [`${kNodeLabel}=${node.nodeName}`] } });
+    const running = (await labeledContainers(kNodeLabel, node.nodeName)).filter((c) => c.running);
     expect(running).toHaveLength(2 * kBurst); // a sandbox and a container each
     await rm(join(node.manifestDir, 'many.yaml'));
-    await waitFor(async () => (await docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${node.nodeName}`] } })).length === 0,
+    await waitFor(async () => (await labeledContainers(kNodeLabel, node.nodeName)).length === 0,
       { timeoutMs: 120_000, intervalMs: 500, description: 'all containers removed' });
     // The pod leaves the API after its worker reports the kill, which may land after the last
     // container is gone (seen in CI): wait for it rather than read once.

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './docker.js';
+import { withTestRuntime } from './runtime.js';
 
 /** The repository root (where package.json is). */
 export const kRepoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -88,13 +89,16 @@ export interface AgentProcessOptions {
 
 /**
  * startAgentProcess spawns the agent with `args` (plus `--port <free port>` unless given; the
- * environment plus `options.env`) and resolves once GET /healthz answers 200.
+ * environment plus `options.env`) and resolves once GET /healthz answers 200. On the test runtime
+ * (runtime.ts: `--container-runtime-endpoint unix:///…` for containerd) unless `args` name a
+ * runtime of their own (`--runtime`, `--docker-endpoint`, `--container-runtime-endpoint`).
  */
 export async function startAgentProcess(args: string[], port?: number, options: AgentProcessOptions = {}): Promise<AgentProcess> {
   const p = port ?? (await freePort());
   // Its own default network, never the host's /etc/cni/net.d (a conf dir that does not exist has no config).
   const rootArg = args.lastIndexOf('--root-dir');
   if (rootArg >= 0 && !args.includes('--cni-conf-dir')) args = [...args, '--cni-conf-dir', join(args[rootArg + 1], 'cni', 'test-conf-dir')];
+  args = withTestRuntime(args);
   const env = options.env ? { ...process.env, ...options.env } : process.env;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
   trackChild(child);

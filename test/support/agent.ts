@@ -1,5 +1,6 @@
-// Test harness that runs a whole kubelet-ts agent in-process against the real dockerd: the role of
-// the kubelet node e2e suite's framework (test/e2e_node) for our Docker-backed suites.
+// Test harness that runs a whole kubelet-ts agent in-process against the real dockerd, or the
+// containerd of tools/ with KUBELET_TS_TEST_RUNTIME=containerd (runtime.ts): the role of the
+// kubelet node e2e suite's framework (test/e2e_node) for our runtime-backed suites.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import { afterAll, afterEach } from 'vitest';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
-import { docker, removeLabeledContainers, waitFor } from './docker.js';
+import { docker, waitFor } from './docker.js';
+import { removeLabeled, runtimeAgentOverrides, testRuntime, type TestRuntime } from './runtime.js';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { removePodCgroup } from '../../src/workers/cm/pod-cgroup.js';
 import { releaseNodeNetwork } from './network.js';
@@ -49,6 +51,8 @@ export interface TestNode {
   cleanup(): Promise<void>;
   /** The main thread's log records at warn and above (`msg`, fields), newest last. */
   warnings: Record<string, unknown>[];
+  /** The runtime its containers are on (runtime.ts; the fake's and a Docker proxy's count as Docker). */
+  runtime: TestRuntime;
 }
 
 /**
@@ -59,7 +63,11 @@ export function adminAuthorization(rootDir: string): { Authorization: string } {
   return { Authorization: `Bearer ${readFileSync(join(rootDir, 'admin.token'), 'utf8').trim()}` };
 }
 
-/** startTestNode starts an agent on a unique node name (`e2e-<random>`) with a temp manifest dir. */
+/**
+ * startTestNode starts an agent on a unique node name (`e2e-<random>`) with a temp manifest dir, on
+ * the test runtime (runtime.ts: Docker, or containerd's `containerRuntimeEndpoint`) unless
+ * `overrides` names a runtime of its own (`runtime`, `dockerEndpoint`, `containerRuntimeEndpoint`).
+ */
 export async function startTestNode(overrides: Partial<AgentOptions> = {}): Promise<TestNode> {
   const nodeName = overrides.nodeName ?? `e2e-${randomBytes(4).toString('hex')}`;
   const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-e2e-'));
@@ -77,6 +85,7 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
     options = resolveAgentOptions({
       nodeName, podManifestPath: manifestDir, rootDir, cniConfDir, port: 0, relistPeriodMs: 500, fileCheckFrequencyMs: 2_000, syncFrequencyMs: 10_000, workers: 1,
       logLevel: process.env.KUBELET_TS_TEST_LOG ?? 'error',
+      ...(ownsRuntime(overrides) ? {} : runtimeAgentOverrides()),
       ...overrides,
     });
     agent = newAgent(options, { logger });
@@ -88,6 +97,7 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   let cleaning: Promise<void> | undefined; // one cleanup at a time: a late `finally` may meet the end-of-file one
   const node: TestNode = {
     nodeName, manifestDir, rootDir: options.rootDir, options, warnings, agent,
+    runtime: !ownsRuntime(overrides) ? testRuntime() : 'containerRuntimeEndpoint' in overrides ? 'containerd' : 'docker',
     api(path, init) {
       const headers = new Headers(init?.headers);
       if (!headers.has('authorization')) headers.set('authorization', `Bearer ${node.adminToken()}`);
@@ -131,6 +141,11 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   return node;
 }
 
+/** ownsRuntime: the overrides choose the agent's runtime themselves (the fake, a proxy of Docker, an endpoint). */
+function ownsRuntime(overrides: Partial<AgentOptions>): boolean {
+  return ['runtime', 'dockerEndpoint', 'dockerSocketPath', 'containerRuntimeEndpoint'].some((k) => k in overrides);
+}
+
 /**
  * cleanUpNode stops `node`'s agent, removes its containers and pod cgroups, its default network
  * (network.ts) and `base`. Every step runs even when an earlier one throws (a stop that fails must
@@ -142,11 +157,10 @@ async function cleanUpNode(node: TestNode, base: string): Promise<void> {
   await step(() => node.agent.stop());
   // The pods' cgroups (pod-cgroup.ts) outlive their containers when nothing deletes the pods:
   // remove them after the containers, by the UIDs on those containers.
+  // On the runtime the node ran on (runtime.ts: Docker's containers, or containerd's sandboxes).
   await step(async () => {
-    const uids = new Set((await docker.listContainers({ all: true, filters: { label: [`${kNodeLabel}=${node.nodeName}`] } }))
-      .map((c) => c.Labels['io.kubernetes.pod.uid']).filter((u): u is string => !!u));
-    await removeLabeledContainers(kNodeLabel, node.nodeName);
-    await Promise.all([...uids].map((uid) => removePodCgroup(uid, node.options.cgroupRoot)));
+    const uids = await removeLabeled(kNodeLabel, node.nodeName, node.runtime);
+    await Promise.all(uids.map((uid) => removePodCgroup(uid, node.options.cgroupRoot)));
   });
   // Its default network's leases, iptables rules and bridge, once no container of it is left (network.ts).
   await step(() => releaseNodeNetwork(node.options.rootDir));
@@ -208,7 +222,10 @@ export async function waitForPod(node: TestNode, name: string, pred: (pod: Pod) 
 export const isRunningAndReady = (pod: Pod): boolean =>
   pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && pod.status.containerStatuses!.every((c) => c.ready);
 
-/** containersOf lists the Docker containers of one pod UID (sandbox and app containers). */
+/**
+ * containersOf lists the Docker containers of one pod UID (sandbox and app containers), in Docker's
+ * shape. Docker only: a suite that runs on both runtimes uses podContainers (runtime.ts).
+ */
 export async function containersOf(uid: string) {
   return docker.listContainers({ all: true, filters: { label: [`io.kubernetes.pod.uid=${uid}`] } });
 }

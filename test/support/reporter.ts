@@ -16,6 +16,13 @@ export interface Counts {
  */
 export function countResults(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>): Counts {
   const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
+  countModules(testModules, counts);
+  counts.failed += unhandledErrors.length;
+  return counts;
+}
+
+/** countModules adds the test cases and the file/suite errors of `testModules` to `counts` (see countResults). */
+function countModules(testModules: ReadonlyArray<TestModule>, counts: Counts): void {
   for (const mod of testModules) {
     for (const test of mod.children.allTests()) {
       const state = test.result().state;
@@ -26,8 +33,32 @@ export function countResults(testModules: ReadonlyArray<TestModule>, unhandledEr
     if (mod.errors().length > 0) counts.failed++;
     for (const suite of mod.children.allSuites()) if (suite.errors().length > 0) counts.failed++;
   }
-  counts.failed += unhandledErrors.length;
-  return counts;
+}
+
+/**
+ * runtimeOf: the container runtime a file ran on — its project's KUBELET_TS_TEST_RUNTIME
+ * (vitest.config.ts's `containerd` project), else this process's, else `docker`.
+ */
+export function runtimeOf(mod: TestModule): string {
+  return mod.project.config.env?.KUBELET_TS_TEST_RUNTIME || process.env.KUBELET_TS_TEST_RUNTIME || 'docker';
+}
+
+/**
+ * runtimeLines: one `<runtime>: N passed, N failed[, N skipped]` line per runtime the files ran on
+ * (`of` says which), Docker's first, the others in the order first met; none when they all ran on
+ * one (the total says it all).
+ * Unhandled errors belong to no file: they are counted in the total line only.
+ */
+export function runtimeLines(testModules: ReadonlyArray<TestModule>, of: (mod: TestModule) => string = runtimeOf): string[] {
+  const groups = new Map<string, TestModule[]>();
+  for (const mod of testModules) groups.set(of(mod), [...(groups.get(of(mod)) ?? []), mod]);
+  if (groups.size < 2) return [];
+  const order = (r: string) => (r === 'docker' ? 0 : 1); // Docker first, the rest as first met
+  return [...groups].sort(([a], [b]) => order(a) - order(b)).map(([runtime, mods]) => {
+    const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
+    countModules(mods, counts);
+    return `${runtime}: ${formatCounts(counts)}`;
+  });
 }
 
 /** formatCounts renders `N passed, N failed`, plus `, N skipped` only when some were skipped. */
@@ -38,7 +69,8 @@ export function formatCounts(c: Counts): string {
 /**
  * CountsReporter is a vitest 4.1 reporter (listed after 'default' in vitest.config.ts) that makes
  * {@link formatCounts} the last line the run prints, on stdout, for CI to read:
- * - onTestRunEnd prints it (after the default reporter's summary);
+ * - onTestRunEnd prints it (after the default reporter's summary), after one line per runtime when
+ *   the files ran on more than one (runtimeLines);
  * - at process exit it is printed again if anything was written to stdout/stderr after it (a late
  *   error, a hanging-process notice), or if the run never reached onTestRunEnd.
  * A failing run never reads `0 failed`: when the run failed (reason `failed`, or a non-zero exit
@@ -78,6 +110,8 @@ export default class CountsReporter implements Reporter {
   ): void {
     const counts = countResults(testModules, unhandledErrors);
     if (reason === 'failed' && counts.failed === 0) counts.failed = 1;
+    // With the containerd project on (KUBELET_TS_CRI_SUITES=1), each runtime's own tally first.
+    for (const line of runtimeLines(testModules)) process.stdout.write(`${line}\n`);
     this.#print(counts);
   }
 
