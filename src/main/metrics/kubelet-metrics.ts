@@ -15,6 +15,7 @@ import type { RuntimePod } from '../../shared/messages.js';
 import type { PodWork } from '../pod-workers.js';
 import type { PodSyncRunner, TaskOf } from '../pool/worker-pool.js';
 import type { PodStatusChange } from '../status/status-manager.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** What the metrics read when scraped. */
 export interface KubeletMetricsSources {
@@ -24,6 +25,8 @@ export interface KubeletMetricsSources {
   runnerStats(): ReturnType<PodSyncRunner['stats']> | undefined;
   /** The pod workers' figures, or undefined before start. */
   podWorkerStats?(): { inFlight: number; waiting: number; timers: number; terminating?: number; terminated?: number } | undefined;
+  /** The clock (epoch ms) of the pod start latency; default the real clock. */
+  clock?: Clock;
 }
 
 /** KubeletMetrics: the metrics plus the hooks that feed them. */
@@ -220,7 +223,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
       if (status?.phase !== 'Running' || !containers?.length || !containers.every((c) => c.state?.running)) return;
       startObserved.add(change.uid);
       const firstSeen = status.startTime ? Date.parse(status.startTime) : NaN;
-      if (Number.isFinite(firstSeen)) podStart.observe(Math.max(0, Date.now() - firstSeen) / 1000);
+      if (Number.isFinite(firstSeen)) podStart.observe(Math.max(0, (sources.clock ?? realClock).now() - firstSeen) / 1000);
     },
     observeHttpRequest(method, path, code, seconds) {
       const key = `${method} ${path}`;

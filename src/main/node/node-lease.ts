@@ -15,6 +15,7 @@ import type { Node } from '../../shared/api.js';
 import { stableHash } from '../../shared/hash.js';
 import type { Logger } from '../../shared/logging.js';
 import { EtcdLeaseInvalidError, etcdKeys, type Etcd3, type Lease } from '../etcd/client.js';
+import { realClock } from '../../shared/clock.js';
 
 /** NodeLeaseOptions (units in the names). */
 export interface NodeLeaseOptions {
@@ -103,7 +104,8 @@ class NodeLeaseImpl implements NodeLease {
     const lease = this.#lease;
     this.#lease = undefined;
     if (lease) {
-      await lease.revoke({ deadline: Date.now() + 2_000 }).catch((err: Error) => this.deps.logger.warn({ err: err.message }, 'Could not revoke the node lease; the node key goes when it expires'));
+      // A gRPC deadline is a wall-clock date: the real clock, never a test's.
+      await lease.revoke({ deadline: realClock.now() + 2_000 }).catch((err: Error) => this.deps.logger.warn({ err: err.message }, 'Could not revoke the node lease; the node key goes when it expires'));
     }
   }
 
