@@ -238,7 +238,7 @@ class AgentImpl implements Agent {
     });
     this.host = newServerHost({
       stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects, namespaces: this.#namespaces,
-      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, claims: this.#claims, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
+      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, claims: this.#claims, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(), clock,
     });
   }
 
