@@ -184,7 +184,7 @@ class AgentImpl implements Agent {
     const clock = this.#clock = deps.clock ?? realClock;
     this.statusManager = newStatusManager({ initialResourceVersion: clock.now() * 1000 });
     this.podManager = newPodManager();
-    this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }) });
+    this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }), clock });
     const sources: PodUpdate['source'][] = [];
     if (options.podManifestPath) sources.push('file');
     if (options.etcdServers.length > 0) sources.push('etcd');
@@ -200,7 +200,7 @@ class AgentImpl implements Agent {
       statusManager: this.statusManager, get podWorkers() { return agent.#podWorkers; },
       recordEvent: (pod, e) => this.events.record(pod, e), clock,
     });
-    this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }));
+    this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }), clock);
     this.#intakeObjects = newIntakeObjectSource({
       rootDir: options.rootDir, logger: deps.logger.child({ component: 'intake-objects' }),
       onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),

@@ -90,7 +90,7 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
   );
   let reconciled = false;
   const source: EtcdSource = newEtcdSource({ nodeName: o.nodeName, prefix: o.etcdPrefix }, {
-    client,
+    client, clock: deps.clock,
     logger: log.child({ component: 'etcd-source' }),
     onUpdate: (u) => {
       deps.onUpdate(u);
