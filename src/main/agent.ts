@@ -262,7 +262,7 @@ class AgentImpl implements Agent {
     const network = this.#network = await setUpNodeNetwork(o, {
       logger: log.child({ component: 'network' }),
       // Pods that waited for the network are synced as soon as it is ready (not at the next resync).
-      onChange: (s) => { if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' }); },
+      onChange: (s) => { if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' }); }, clock: this.#clock,
     });
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,

@@ -20,7 +20,7 @@ import { parseManifests } from '../../shared/manifest.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import { validatePodForNode } from '../../shared/validation.js';
 import { etcdKeys, type Etcd3, type IKeyValue, type Watcher } from '../etcd/client.js';
-import { realClock, type Clock } from '../../shared/clock.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** EtcdSourceOptions: where this node's pods live. */
 export interface EtcdSourceOptions {
@@ -47,7 +47,7 @@ export interface EtcdPodProblem {
 export interface EtcdSourceDeps {
   client: Etcd3;
   logger: Logger;
-  /** The clock of the pods' config.seen (epoch ms); default the real clock. */
+  /** The clock of the pods' config.seen (epoch ms) and of the list retries; default the real clock. */
   clock?: Clock;
   /** Receives SET after each list, then ADD / UPDATE / REMOVE per watch event (source `etcd`). */
   onUpdate(update: PodUpdate): void;
@@ -146,7 +146,7 @@ class EtcdSourceImpl implements EtcdSource {
   readonly #state = new Map<string, KeyState>();
   #rev = 0;
   #watcher: Watcher | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #connected = false;
   #stopped = false;
   #started: Promise<void> | undefined;
@@ -178,7 +178,7 @@ class EtcdSourceImpl implements EtcdSource {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    (this.deps.clock ?? realClock).clearTimeout(this.#timer);
     const w = this.#watcher;
     this.#watcher = undefined;
     if (w) {
@@ -205,8 +205,7 @@ class EtcdSourceImpl implements EtcdSource {
     } catch (err) {
       this.#setConnected(false, (err as Error).message);
       if (this.#rev === 0) this.#log.warn({ prefix: this.#prefix, err: (err as Error).message }, 'Could not list pods from etcd; retrying (no pods from etcd until it answers)');
-      this.#timer = setTimeout(() => void this.#list(), this.#retryMs);
-      this.#timer.unref();
+      this.#timer = (this.deps.clock ?? realClock).setTimeout(() => void this.#list(), this.#retryMs);
       return false;
     }
     if (this.#stopped) return false;

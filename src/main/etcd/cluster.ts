@@ -117,7 +117,7 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
   })));
   const nodeLease = o.registerNode
     ? newNodeLease({ nodeName: o.nodeName, prefix: o.etcdPrefix, ttlSeconds: o.nodeLeaseDurationSeconds ?? 40, updateFrequencyMs: o.nodeStatusUpdateFrequencyMs }, {
-      client, logger: log.child({ component: 'node-lease' }), buildNode,
+      client, logger: log.child({ component: 'node-lease' }), buildNode, clock: deps.clock,
     })
     : null;
   let stopped = false;
