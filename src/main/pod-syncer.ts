@@ -105,7 +105,7 @@ class PodSyncerImpl implements PodSyncer {
     if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
     const networkError = record.pod.spec?.hostNetwork ? '' : this.deps.networkError?.() ?? '';
     if (networkError !== '') return this.#waitForNetwork(record, networkError);
-    const started = performance.now();
+    const started = this.#clock.monotonicMs();
     const cached = podCache.snapshot(uid);
     const configObjects = this.deps.configObjects?.(record.pod);
     const knownAbsent = !cached.runtimePod && this.#absence.isKnownAbsent(uid);
@@ -127,7 +127,7 @@ class PodSyncerImpl implements PodSyncer {
       return this.#failPod(record, result.evict.reason, result.evict.message, 'Warning');
     }
     this.#applyResult(record, result);
-    this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
+    this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(this.#clock.monotonicMs() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};
     const phase = record.status?.phase;
     if (isPodFinished(record.pod, phase)) {

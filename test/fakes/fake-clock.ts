@@ -14,7 +14,7 @@ export interface FakeTimer {
 }
 
 /**
- * FakeClock: now() is `t` (epoch ms, default 1,000,000; tests may set it). Timers fire only
+ * FakeClock: now() and monotonicMs() are `t` (epoch ms, default 1,000,000; tests may set it). Timers fire only
  * inside step() / advance(), in due order (equal due times in the order they were set), each at
  * its own due time; an interval is set again for its next period before its callback runs.
  * Handles are numbers; `timers` holds the pending ones (tests may count them).
@@ -29,6 +29,11 @@ export class FakeClock implements Clock {
   }
 
   now(): number {
+    return this.t;
+  }
+
+  /** monotonicMs: moves with now() (step, advance, and a test's own changes of `t`). */
+  monotonicMs(): number {
     return this.t;
   }
 

@@ -351,7 +351,7 @@ class FileSourceImpl implements FileSource {
     const loads = new Map<number, Promise<ManifestLoad<FileState>>>();
     const kept: boolean[] = [];
     let next = 0;
-    let sentAt = performance.now();
+    let sentAt = this.clock.monotonicMs();
     for (let i = 0; i < files.length && !this.stopped; i++) {
       for (; next < Math.min(files.length, i + 1 + kReadAhead); next++) {
         const file = files[next]!;
@@ -363,9 +363,9 @@ class FileSourceImpl implements FileSource {
       // the decodes queued for them come back at once from the closed thread (doStop).
       if (this.stopped) break;
       kept.push(this.applyLoad(files[i]!, load));
-      if (kind === 'event' && i < files.length - 1 && performance.now() - sentAt >= kProgressMs) {
+      if (kind === 'event' && i < files.length - 1 && this.clock.monotonicMs() - sentAt >= kProgressMs) {
         this.sendIfChanged(true);
-        sentAt = performance.now();
+        sentAt = this.clock.monotonicMs();
       }
     }
     return kept;

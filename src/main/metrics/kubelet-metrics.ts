@@ -25,7 +25,7 @@ export interface KubeletMetricsSources {
   runnerStats(): ReturnType<PodSyncRunner['stats']> | undefined;
   /** The pod workers' figures, or undefined before start. */
   podWorkerStats?(): { inFlight: number; waiting: number; timers: number; terminating?: number; terminated?: number } | undefined;
-  /** The clock (epoch ms) of the pod start latency; default the real clock. */
+  /** The clock of the pod start latency (epoch ms) and of the durations observed (monotonic); default the real clock. */
   clock?: Clock;
 }
 
@@ -67,6 +67,7 @@ export function snakeCase(name: string): string {
  * on a duplicate name) and starts the event-loop delay monitor (20 ms resolution).
  */
 export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSources): KubeletMetrics {
+  const clock = sources.clock ?? realClock;
   const registers = [registry];
   new Gauge({
     name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers,
@@ -184,7 +185,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
       return {
         async run<K extends WorkerTask['kind']>(task: TaskOf<K>): Promise<WorkerResultMap[K]> {
           const o = op(task.kind);
-          const started = performance.now();
+          const started = clock.monotonicMs();
           o.total.inc();
           try {
             const result = await runner.run(task);
@@ -195,7 +196,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
             o.errors.inc();
             throw err;
           } finally {
-            o.duration.observe((performance.now() - started) / 1000);
+            o.duration.observe((clock.monotonicMs() - started) / 1000);
           }
         },
         stats: () => runner.stats(),
@@ -204,11 +205,11 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     },
     timePodWork(fn) {
       return async (uid, work) => {
-        const started = performance.now();
+        const started = clock.monotonicMs();
         try {
           await fn(uid, work);
         } finally {
-          workTimers[work.type].observe((performance.now() - started) / 1000);
+          workTimers[work.type].observe((clock.monotonicMs() - started) / 1000);
         }
       };
     },
@@ -223,7 +224,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
       if (status?.phase !== 'Running' || !containers?.length || !containers.every((c) => c.state?.running)) return;
       startObserved.add(change.uid);
       const firstSeen = status.startTime ? Date.parse(status.startTime) : NaN;
-      if (Number.isFinite(firstSeen)) podStart.observe(Math.max(0, (sources.clock ?? realClock).now() - firstSeen) / 1000);
+      if (Number.isFinite(firstSeen)) podStart.observe(Math.max(0, clock.now() - firstSeen) / 1000);
     },
     observeHttpRequest(method, path, code, seconds) {
       const key = `${method} ${path}`;

@@ -221,7 +221,7 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
   let failing = false;
 
   const relistOnce = async (): Promise<void> => {
-    const started = performance.now();
+    const started = clock.monotonicMs();
     if (lastStartMs) deps.observer?.relistInterval((started - lastStartMs) / 1000);
     lastStartMs = started;
     try {
@@ -238,7 +238,7 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       if (first) byFullName = indexByFullName(result.containers);
       for (const [uid, atMs] of removed) if (atMs < result.observedAtMs) removed.delete(uid);
       lastOkMs = clock.now();
-      lastDurationMs = performance.now() - started;
+      lastDurationMs = clock.monotonicMs() - started;
       relists++;
       durations.push(lastDurationMs);
       if (durations.length > 1000) durations.shift();

@@ -146,14 +146,14 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
 
   const build = (cache: CachedSummary | undefined, cur: StatsSample, prev: StatsSample | undefined): CachedSummary => {
     if (cache && cache.cur === cur && cache.prev === prev) return cache;
-    const t0 = performance.now();
+    const t0 = clock.monotonicMs();
     const summary = buildSummary(opts.nodeName, cur, prev);
-    cost.totalRenderMs += performance.now() - t0;
+    cost.totalRenderMs += clock.monotonicMs() - t0;
     return { cur, prev, summary };
   };
 
   const run = (all: boolean): Promise<StatsSample> => {
-    const t0 = performance.now();
+    const t0 = clock.monotonicMs();
     const task: StatsTask = { kind: 'stats', protocol: PROTOCOL_VERSION };
     if (!all) task.pods = deps.watchedPods?.() ?? [];
     const done = deps.run(task)
@@ -177,7 +177,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
       })
       .finally(() => {
         cost.collections++;
-        cost.totalTaskMs += performance.now() - t0;
+        cost.totalTaskMs += clock.monotonicMs() - t0;
         inFlight = null;
       });
     inFlight = { all, done };
@@ -241,16 +241,16 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     async resourceMetrics() {
       await ensureAll();
       const s = podSummary();
-      const t0 = performance.now();
+      const t0 = clock.monotonicMs();
       const out = await resourceMetricsText(s, failed);
-      cost.totalRenderMs += performance.now() - t0;
+      cost.totalRenderMs += clock.monotonicMs() - t0;
       return out;
     },
     async cadvisorMetrics() {
       await ensureAll();
-      const t0 = performance.now();
+      const t0 = clock.monotonicMs();
       const out = await cadvisorMetricsText(latestAll);
-      cost.totalRenderMs += performance.now() - t0;
+      cost.totalRenderMs += clock.monotonicMs() - t0;
       return out;
     },
     demanded,

@@ -90,7 +90,7 @@ describe('probe scheduler', () => {
   it('runs the jobs due within one tick together at its end, and keeps each period exact', async () => {
     const clock = new FakeClock();
     let wakeUps = 0;
-    const counting = { now: () => clock.now(), setInterval: clock.setInterval.bind(clock), clearInterval: clock.clearInterval.bind(clock), setTimeout: (fn: () => void, ms: number) => clock.setTimeout(() => { wakeUps++; fn(); }, ms), clearTimeout: (h: unknown) => clock.clearTimeout(h) };
+    const counting = { now: () => clock.now(), monotonicMs: () => clock.monotonicMs(), setInterval: clock.setInterval.bind(clock), clearInterval: clock.clearInterval.bind(clock), setTimeout: (fn: () => void, ms: number) => clock.setTimeout(() => { wakeUps++; fn(); }, ms), clearTimeout: (h: unknown) => clock.clearTimeout(h) };
     const s = newProbeScheduler({ tickMs: 100 }, counting);
     const runs: Array<[string, number]> = [];
     for (const [key, at] of [['a', 10], ['b', 40], ['c', 90], ['d', 150]] as const) s.add(key, clock.t + at, 1000, async () => void runs.push([key, clock.now() - 1_000_000]));
