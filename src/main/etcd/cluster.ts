@@ -107,7 +107,7 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
     },
   });
   const objectSource = deps.onObjects
-    ? newEtcdObjectSource({ client, prefix: o.etcdPrefix, logger: log.child({ component: 'etcd-objects' }), onObjects: (u) => deps.onObjects!(u) })
+    ? newEtcdObjectSource({ client, prefix: o.etcdPrefix, logger: log.child({ component: 'etcd-objects' }), onObjects: (u) => deps.onObjects!(u), clock: deps.clock })
     : undefined;
   let previousNode: Node | undefined;
   const buildNode = deps.buildNode ?? (async () => (previousNode = buildNodeObject({
