@@ -9,7 +9,7 @@ import { runEtcdDeletePods } from './etcd-delete.js';
 import type { Argv, CommandModule } from 'yargs';
 import { isNotFound } from '../shared/errors.js';
 import { parseManifestSource, readManifestSources, readStdin } from './apply.js';
-import type { CliIo } from './io.js';
+import { cliClock, type CliIo } from './io.js';
 import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 import { pod as decodePod, podList } from './decode.js';
 
@@ -61,7 +61,7 @@ export async function runDeletePods(flags: ClientFlags, opts: DeletePodOptions, 
     }
   }
   if (opts.wait) {
-    const deadline = Date.now() + opts.timeoutMs;
+    const deadline = cliClock(io).now() + opts.timeoutMs;
     for (const pod of deleted) {
       for (;;) {
         try {
@@ -70,7 +70,7 @@ export async function runDeletePods(flags: ClientFlags, opts: DeletePodOptions, 
           if (err instanceof ClientError && isNotFound(err)) break;
           throw err;
         }
-        if (Date.now() > deadline) {
+        if (cliClock(io).now() > deadline) {
           io.stderr(`error: timed out waiting for the condition on pods/${pod.name}\n`);
           failed++;
           break;

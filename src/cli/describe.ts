@@ -5,7 +5,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { Container, ContainerState, ContainerStatus, Event, Pod } from '../shared/api.js';
 import { getPodQOS } from '../shared/qos.js';
-import type { CliIo } from './io.js';
+import { cliClock, type CliIo } from './io.js';
 import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 import { listItems, pod as asPod } from './decode.js';
 
@@ -152,7 +152,7 @@ export async function runDescribePod(flags: ClientFlags, namespace: string, name
   } catch {
     // an agent without events still describes the pod
   }
-  io.stdout(describePod(pod, events, Date.now()));
+  io.stdout(describePod(pod, events, cliClock(io).now()));
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // Counterpart of `kubectl delete pod NAME` in cluster mode: removes the desired pod's key; the node's agent then stops the pod and removes its status key.
-import type { CliIo } from './io.js';
+import { cliClock, type CliIo } from './io.js';
 import { EtcdCommandError as ClientError, withEtcd, type EtcdClientFlags } from './etcd-client.js';
 
 /**
@@ -24,10 +24,10 @@ export async function runEtcdDeletePods(flags: EtcdClientFlags, opts: { names: s
       deleted.push(name);
     }
     if (opts.wait) {
-      const end = Date.now() + opts.timeoutMs;
+      const end = cliClock(io).now() + opts.timeoutMs;
       for (const name of deleted) {
         while ((await client.get(keys.podStatus(flags.node, opts.namespace, name)).string()) !== null) {
-          if (Date.now() > end) throw new ClientError(`timed out waiting for pod "${name}" to be removed by node ${flags.node}`);
+          if (cliClock(io).now() > end) throw new ClientError(`timed out waiting for pod "${name}" to be removed by node ${flags.node}`);
           await new Promise((r) => setTimeout(r, 250));
         }
       }

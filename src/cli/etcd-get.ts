@@ -2,7 +2,7 @@
 import { stringify as toYaml } from 'yaml';
 import { kKubernetesYaml } from '../shared/yaml-options.js';
 import type { Node, Pod, PodStatus } from '../shared/api.js';
-import type { CliIo } from './io.js';
+import { cliClock, type CliIo } from './io.js';
 import { humanDuration as formatAge } from '../shared/human-duration.js';
 import { formatRows as formatTable, withEtcd, type EtcdClientFlags } from './etcd-client.js';
 
@@ -52,7 +52,7 @@ export async function runEtcdGetNodes(flags: EtcdClientFlags, output: string, io
       io.stderr('No resources found\n');
       return 0;
     }
-    const now = Date.now();
+    const now = cliClock(io).now();
     io.stdout(formatTable([['NAME', 'STATUS', 'AGE', 'PODS', 'VERSION'], ...nodes.map((n) => nodeRow(n, counts.get(n.metadata?.name ?? '') ?? 0, now))]));
     return 0;
   });
@@ -91,7 +91,7 @@ export async function runEtcdGetPods(flags: EtcdClientFlags, opts: { namespace: 
       io.stderr('No resources found\n');
       return 0;
     }
-    const now = Date.now();
+    const now = cliClock(io).now();
     const withNode = !flags.node;
     const allNs = opts.namespace === '';
     const header = [...(allNs ? ['NAMESPACE'] : []), 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE'];

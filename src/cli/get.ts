@@ -12,7 +12,7 @@ import type { Pod, PodList } from '../shared/api.js';
 import { podStatusReason } from '../shared/pod-printer.js';
 
 export { podStatusReason };
-import type { CliIo } from './io.js';
+import { cliClock, type CliIo } from './io.js';
 import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
 import { podList } from './decode.js';
 import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
@@ -119,14 +119,14 @@ export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: C
       io.stderr(opts.namespace ? `No resources found in ${opts.namespace} namespace.\n` : 'No resources found\n');
       return 0;
     }
-    io.stdout(formatPods(first.pods, opts, Date.now()));
+    io.stdout(formatPods(first.pods, opts, cliClock(io).now()));
     return 0;
   }
   const wide = opts.output === 'wide';
   const withNs = opts.namespace === '';
-  const rowOf = (p: Pod) => (opts.output === 'json' || opts.output === 'yaml' ? formatPods([p], { ...opts, name: 'x' }, Date.now()) : formatTable([podRow(p, wide, Date.now(), withNs)]));
+  const rowOf = (p: Pod) => (opts.output === 'json' || opts.output === 'yaml' ? formatPods([p], { ...opts, name: 'x' }, cliClock(io).now()) : formatTable([podRow(p, wide, cliClock(io).now(), withNs)]));
   const uidOf = (p: Pod) => p.metadata?.uid ?? `${p.metadata?.namespace}/${p.metadata?.name}`;
-  const gone = (p: Pod): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: p.metadata?.deletionTimestamp ?? new Date().toISOString() } });
+  const gone = (p: Pod): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: p.metadata?.deletionTimestamp ?? new Date(cliClock(io).now()).toISOString() } });
   /** What was last printed per pod; the key leaves out AGE (it changes every second) and the resourceVersion. */
   const last = new Map<string, { key: string; pod: Pod }>();
   const keyOf = (p: Pod) => JSON.stringify([p.metadata?.deletionTimestamp, podStatusReason(p), p.status?.podIP, p.spec?.nodeName]);

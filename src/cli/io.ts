@@ -1,4 +1,6 @@
 // Counterpart of k8s.io/cli-runtime/pkg/genericiooptions (IOStreams): where a command writes and how it ends.
+import { realClock, type Clock } from '../shared/clock.js';
+
 /**
  * CliIo: where the command line writes and how it exits. `runCli` (src/main/cli.ts) passes the
  * process's streams; tests pass a recorder. Every client command takes one; nothing else of the
@@ -13,6 +15,13 @@ export interface CliIo {
   exit(code: number): void;
   /** The process's stdin and terminal (exec, attach); absent = no stdin, no TTY. */
   terminal?: CliTerminal;
+  /** The clock of AGE columns and --wait deadlines (epoch ms); absent = the real clock (see {@link cliClock}). */
+  clock?: Clock;
+}
+
+/** cliClock: the command's clock, `io.clock` or the real clock. */
+export function cliClock(io: Pick<CliIo, 'clock'>): Clock {
+  return io.clock ?? realClock;
 }
 
 /**

@@ -74,6 +74,7 @@ import { parseQuantity } from '../shared/quantity.js';
 import type { EvictionManager } from './eviction/eviction-manager.js';
 import { newNodeEvictionManager } from './eviction/node-eviction.js';
 import { hardEvictionReservation } from './eviction/eviction-options.js';
+import { realClock, type Clock } from '../shared/clock.js';
 
 /** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */
 export interface AgentDeps {
@@ -83,6 +84,8 @@ export interface AgentDeps {
   serve?: boolean;
   /** Changes kept for WS /watch/pods resumes (`?resourceVersion=`); default 10000. */
   watchHistorySize?: number;
+  /** The one clock of every component (epoch ms, timers); default the real clock (k8s.io/utils/clock RealClock). */
+  clock?: Clock;
 }
 
 /** Agent: one running node agent. */
@@ -131,7 +134,7 @@ const kKillsPerWorker = 64;
 class AgentImpl implements Agent {
   readonly podManager: PodManager;
   // Versions above any an earlier run of the agent handed out (see StatusManagerOptions).
-  readonly statusManager = newStatusManager({ initialResourceVersion: Date.now() * 1000 });
+  readonly statusManager: StatusManager;
   readonly events: EventRecorder;
   readonly #podCache = newPodCache();
   readonly #config: PodConfig;
@@ -174,11 +177,14 @@ class AgentImpl implements Agent {
   /** The eviction manager (eviction/): pressure conditions, admission under pressure, evictions; built in start(). */
   #eviction?: EvictionManager;
   #stopped = false;
+  readonly #clock: Clock;
 
   constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
     this.#log = deps.logger;
+    const clock = this.#clock = deps.clock ?? realClock;
+    this.statusManager = newStatusManager({ initialResourceVersion: clock.now() * 1000 });
     this.podManager = newPodManager();
-    this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }) });
+    this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }), clock });
     const sources: PodUpdate['source'][] = [];
     if (options.podManifestPath) sources.push('file');
     if (options.etcdServers.length > 0) sources.push('etcd');
@@ -192,15 +198,15 @@ class AgentImpl implements Agent {
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
       // A repeated DELETE may shorten a terminating pod's grace period (pod/graceful-deletion.ts); the pod workers exist from start().
       statusManager: this.statusManager, get podWorkers() { return agent.#podWorkers; },
-      recordEvent: (pod, e) => this.events.record(pod, e),
+      recordEvent: (pod, e) => this.events.record(pod, e), clock,
     });
-    this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }));
+    this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }), clock);
     this.#intakeObjects = newIntakeObjectSource({
       rootDir: options.rootDir, logger: deps.logger.child({ component: 'intake-objects' }),
       onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
-      current: (kind, ns, name) => this.objects.get(kind, ns, name), maxStoreBytes: options.intakeStoreBytes,
+      current: (kind, ns, name) => this.objects.get(kind, ns, name), maxStoreBytes: options.intakeStoreBytes, clock,
     });
-    this.#claims = newClaimController({ rootDir: options.rootDir, logger: deps.logger.child({ component: 'claims' }), objects: this.objects, intakeObjects: this.#intakeObjects, pods: () => this.listPods() });
+    this.#claims = newClaimController({ rootDir: options.rootDir, logger: deps.logger.child({ component: 'claims' }), objects: this.objects, intakeObjects: this.#intakeObjects, pods: () => this.listPods(), clock });
     this.#nodeApi = newNodeApi(options, {
       logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
       network: () => {
@@ -211,11 +217,11 @@ class AgentImpl implements Agent {
         const c = this.#eviction?.conditions() ?? [];
         return { memory: c.includes('MemoryPressure'), disk: c.includes('DiskPressure') };
       },
-      hardEviction: hardEvictionReservation(options.evictionHard),
+      hardEviction: hardEvictionReservation(options.evictionHard), clock,
     });
     this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize, historyBytes: options.watchHistoryBytes });
     this.#metrics = newKubeletMetrics(newAgentRegistry(), {
-      runtimePods: () => this.#podCache.runtimePods(), runnerStats: () => this.#runner?.stats(), podWorkerStats: () => this.#podWorkers?.stats(),
+      runtimePods: () => this.#podCache.runtimePods(), runnerStats: () => this.#runner?.stats(), podWorkerStats: () => this.#podWorkers?.stats(), clock,
     });
     this.statusManager.subscribe((change) => this.#metrics.observeStatusChange(change));
     this.#bodyDecoder = newBodyDecoder({ maxHeapMb: options.bodyDecoderMaxHeapMb }, deps.logger.child({ component: 'body-decoder' }));
@@ -228,10 +234,11 @@ class AgentImpl implements Agent {
         for (const r of this.podManager.all()) if (hasLocalStorageLimit(r.pod)) uids.push(r.uid);
         return uids;
       },
+      clock,
     });
     this.host = newServerHost({
       stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects, namespaces: this.#namespaces,
-      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, claims: this.#claims, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(),
+      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, claims: this.#claims, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(), clock,
     });
   }
 
@@ -255,7 +262,7 @@ class AgentImpl implements Agent {
     const network = this.#network = await setUpNodeNetwork(o, {
       logger: log.child({ component: 'network' }),
       // Pods that waited for the network are synced as soon as it is ready (not at the next resync).
-      onChange: (s) => { if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' }); },
+      onChange: (s) => { if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' }); }, clock: this.#clock,
     });
     const bootstrap: FakeWorkerBootstrap = {
       protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
@@ -277,11 +284,11 @@ class AgentImpl implements Agent {
       recordEvent: (pod, e) => this.events.record(pod, e), logger: log.child({ component: 'prober' }),
       onStatusChange: (uid) => void loop({ kind: 'probe', uid, result: 'status' }),
       onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),
-      probeMetrics: this.#probeMetrics,
+      probeMetrics: this.#probeMetrics, clock: this.#clock,
     });
     const plegDeps = {
       runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
-      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); },
+      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); }, clock: this.#clock,
     };
     // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
     const pleg = this.#pleg = o.runtime === 'docker' && !this.deps.runner
@@ -299,23 +306,23 @@ class AgentImpl implements Agent {
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
     });
     const statusPublisher = newPodStatusPublisher({
-      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; },
+      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; }, clock: this.#clock,
     });
     const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
       get podWorkers() { return podWorkers; }, admission, statusPublisher,
       oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid),
-      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
+      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
     });
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
       runtimeView: pleg, get podWorkers() { return podWorkers; },
       configObjects: (pod) => this.#claims.configObjectsFor(pod),
-      networkError: () => network.nodeMessage(),
+      networkError: () => network.nodeMessage(), clock: this.#clock,
     });
     this.#eviction = newNodeEvictionManager(o, {
       logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, get podWorkers() { return podWorkers; },
-      admission, statusPublisher, registry: this.#metrics.registry,
+      admission, statusPublisher, registry: this.#metrics.registry, clock: this.#clock,
       // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
       reclaimDisk: () => runner.run<'gc'>({
         kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
@@ -324,7 +331,7 @@ class AgentImpl implements Agent {
     });
     // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
     admission.addAdmitHandler(this.#eviction);
-    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run) });
+    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock });
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
       // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
@@ -332,14 +339,14 @@ class AgentImpl implements Agent {
       desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
     });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
-      logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher,
+      logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher, clock: this.#clock,
     });
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
-    const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
+    const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, clock: this.#clock }) : undefined;
     this.#runtimeState = newRuntimeState({}, {
       check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }), logger: log.child({ component: 'runtime-state' }),
       // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
-      onRuntimeUp: () => void loop({ kind: 'resync' }),
+      onRuntimeUp: () => void loop({ kind: 'resync' }), clock: this.#clock,
     });
     this.#runtimeState.start();
     network.start();
@@ -356,7 +363,7 @@ class AgentImpl implements Agent {
     this.#syncLoop.start();
     this.#gc = newGcManager(
       { maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer, imageGcHighThresholdPercent: o.imageGcHighThresholdPercent, imageGcLowThresholdPercent: o.imageGcLowThresholdPercent },
-      { run: (t) => runner.run<'gc'>(t), activePodUids: () => housekeeping.activePodUids(), logger: log.child({ component: 'gc' }) },
+      { run: (t) => runner.run<'gc'>(t), activePodUids: () => housekeeping.activePodUids(), logger: log.child({ component: 'gc' }), clock: this.#clock },
     );
     this.#gc.start();
     this.#stats.start();
@@ -373,7 +380,7 @@ class AgentImpl implements Agent {
     const o = this.options;
     // A source has logged its errors already (at warn, once per change), and decides what becomes of its pods.
     const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
-    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onObjects: (u: ConfigObjectUpdate) => this.handleObjectUpdate(u), onError };
+    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onObjects: (u: ConfigObjectUpdate) => this.handleObjectUpdate(u), onError, clock: this.#clock };
     if (o.podManifestPath) {
       this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, {
         ...sourceDeps,
@@ -389,7 +396,7 @@ class AgentImpl implements Agent {
     if (o.etcdServers.length > 0) {
       this.#etcd = newEtcdCluster(o, {
         logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u), onObjects: (u) => this.handleObjectUpdate(u),
-        recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.#nodeApi.getNode(),
+        recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.#nodeApi.getNode(), clock: this.#clock,
       });
       await this.#etcd.start();
     }

@@ -5,6 +5,7 @@
  * running (a restarted agent adopts them). A second signal exits at once.
  */
 import { hideBin } from 'yargs/helpers';
+import { realClock } from '../shared/clock.js';
 import { isInvalidInput } from '../shared/errors.js';
 import { newLogger } from '../shared/logging.js';
 import { runCli } from './cli.js';
@@ -13,7 +14,8 @@ import type { AgentOptions } from './agent-options.js';
 
 async function runAgent(options: AgentOptions): Promise<void> {
   const logger = newLogger(options.logLevel);
-  const agent = newAgent(options, { logger });
+  // The process's one clock (k8s.io/utils/clock RealClock): every component keeps time on it.
+  const agent = newAgent(options, { logger, clock: realClock });
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);

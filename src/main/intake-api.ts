@@ -15,6 +15,7 @@ import type { PodUpdate } from '../shared/pod-update.js';
 import { newIntakeSource, type IntakeSource, type IntakeWrite } from './config/source-intake.js';
 import { shortenDeletion, type GracefulDeletionDeps } from './pod/graceful-deletion.js';
 import type { PodManager } from './pod/pod-manager.js';
+import type { Clock } from '../shared/clock.js';
 
 /** Options of {@link newIntakeApi} (a subset of AgentOptions). */
 export interface IntakeApiOptions {
@@ -52,6 +53,8 @@ export interface IntakeApiDeps {
   podWorkers?: GracefulDeletionDeps['podWorkers'];
   /** Records an event on a pod: the restore's FailedRestore Warnings (IntakeSourceDeps.recordEvent). */
   recordEvent?: (pod: Pod, event: PodEventRecord) => void;
+  /** The clock (epoch ms) of the intake pods' timestamps; default the real clock. */
+  clock?: Clock;
 }
 
 /**
@@ -105,6 +108,7 @@ class IntakeApiImpl implements IntakeApi {
       logger: deps.logger.child({ component: 'intake-source' }),
       freePodSlots: deps.freePodSlots,
       recordEvent: deps.recordEvent,
+      clock: deps.clock,
       onUpdate: (update) => {
         this.#applied = deps.onUpdate(update);
       },

@@ -18,6 +18,7 @@ import type { CreatedNamespace } from '../server/agent-host.js';
 import type { Logger } from '../shared/logging.js';
 import { isStringMap } from '../shared/validation-util.js';
 import { newSerialFile } from './serial-file.js';
+import { realClock, type Clock } from '../shared/clock.js';
 
 export type { CreatedNamespace } from '../server/agent-host.js';
 
@@ -50,7 +51,7 @@ function isCreatedNamespace(v: unknown): v is CreatedNamespace {
 }
 
 /** newNamespaceStore: the store of `<rootDir>/namespaces.json`; call load() before serving. */
-export function newNamespaceStore(rootDir: string, logger: Logger): NamespaceStore {
+export function newNamespaceStore(rootDir: string, logger: Logger, clock: Clock = realClock): NamespaceStore {
   const file = join(rootDir, 'namespaces.json');
   const byName = new Map<string, CreatedNamespace>();
   const out = newSerialFile(file);
@@ -58,7 +59,7 @@ export function newNamespaceStore(rootDir: string, logger: Logger): NamespaceSto
   /** store writes `ns` through to the file, keeping the uid and creationTimestamp of `had` (the record it replaces); restores `had` when the write fails. */
   const store = async (ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }, had?: CreatedNamespace): Promise<CreatedNamespace> => {
     const record: CreatedNamespace = {
-      name: ns.name, uid: had?.uid ?? randomUUID(), creationTimestamp: had?.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      name: ns.name, uid: had?.uid ?? randomUUID(), creationTimestamp: had?.creationTimestamp ?? new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
       ...(ns.labels ? { labels: ns.labels } : {}), ...(ns.annotations ? { annotations: ns.annotations } : {}),
     };
     byName.set(ns.name, record);

@@ -7,6 +7,7 @@
  * no container of the pod, and its last relist asked the runtime after every task of the pod this
  * agent ran had ended (only those tasks create a pod's containers). Main thread only.
  */
+import { realClock, type Clock } from '../shared/clock.js';
 
 /** The PLEG's side of it (Pleg.lastRelistObservedAtMs, Pleg.hasContainersOf). */
 export interface RuntimeView {
@@ -24,7 +25,8 @@ export class PodAbsence {
   /** Pod UID → its tasks in flight and when the last one ended (epoch ms). */
   readonly #tasks = new Map<string, { inFlight: number; endedAtMs: number }>();
 
-  constructor(private readonly view: RuntimeView) {}
+  /** `clock`: the clock (epoch ms) of when a task ended; default the real clock. */
+  constructor(private readonly view: RuntimeView, private readonly clock: Clock = realClock) {}
 
   /**
    * run runs `task` (a sync or kill task of pod `uid` in the worker pool) and records that it ran.
@@ -38,7 +40,7 @@ export class PodAbsence {
       return await task();
     } finally {
       t.inFlight--;
-      t.endedAtMs = Date.now();
+      t.endedAtMs = this.clock.now();
       if (this.#tasks.size > kPruneAbove) this.#prune();
     }
   }

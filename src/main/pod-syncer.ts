@@ -40,6 +40,7 @@ import type { ProberManager } from './prober/prober-manager.js';
 import type { PodStatusPublisher } from './status/pod-status-publisher.js';
 import type { StatusManager } from './status/status-manager.js';
 import type { SyncHandler } from './sync-handler.js';
+import { realClock, type Clock } from '../shared/clock.js';
 
 /** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields (milliseconds). */
 export const kSyncDeadlineMs = 120_000;
@@ -82,30 +83,34 @@ export interface PodSyncerDeps {
    * that waited for its full name starts.
    */
   startGate: Pick<SyncHandler, 'podRemoved'>;
+  /** The clock (epoch ms) of activeDeadlineSeconds and of the sync tasks' deadlines; default the real clock. */
+  clock?: Clock;
 }
 
 class PodSyncerImpl implements PodSyncer {
   /** Which pods have no container for certain (their sync task's knownAbsent); every task runs through it. */
   readonly #absence: PodAbsence;
+  readonly #clock: Clock;
 
   constructor(private readonly deps: PodSyncerDeps) {
-    this.#absence = new PodAbsence(deps.runtimeView);
+    this.#clock = deps.clock ?? realClock;
+    this.#absence = new PodAbsence(deps.runtimeView, this.#clock);
   }
 
   async syncPod(uid: string): Promise<SyncPodOutcome> {
     const { podManager, podCache, runner, events } = this.deps;
     const record = podManager.get(uid);
     if (!record) return {};
-    const deadlineLeftMs = activeDeadlineRemainingMs(record.pod, record.startTimeMs, Date.now());
+    const deadlineLeftMs = activeDeadlineRemainingMs(record.pod, record.startTimeMs, this.#clock.now());
     if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
     const networkError = record.pod.spec?.hostNetwork ? '' : this.deps.networkError?.() ?? '';
     if (networkError !== '') return this.#waitForNetwork(record, networkError);
-    const started = performance.now();
+    const started = this.#clock.monotonicMs();
     const cached = podCache.snapshot(uid);
     const configObjects = this.deps.configObjects?.(record.pod);
     const knownAbsent = !cached.runtimePod && this.#absence.isKnownAbsent(uid);
     const result = await this.#absence.run(uid, () => runner.run({
-      kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: Date.now() + kSyncDeadlineMs,
+      kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: this.#clock.now() + kSyncDeadlineMs,
       livenessFailed: this.deps.prober.probeKills(uid), startedSidecars: this.deps.prober.startedSidecars(uid),
       ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
       ...(configObjects ? { configObjects } : {}),
@@ -122,7 +127,7 @@ class PodSyncerImpl implements PodSyncer {
       return this.#failPod(record, result.evict.reason, result.evict.message, 'Warning');
     }
     this.#applyResult(record, result);
-    this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(performance.now() - started), steps: result.steps.length }, 'Synced pod');
+    this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(this.#clock.monotonicMs() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};
     const phase = record.status?.phase;
     if (isPodFinished(record.pod, phase)) {

@@ -28,7 +28,7 @@
  */
 import { InvalidArgumentError, isRetriable } from '../shared/errors.js';
 import { boundedErr, type Logger } from '../shared/logging.js';
-import { setLongTimeout, type LongTimeout } from '../shared/long-timeout.js';
+import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
 
 /** PodWork: what a pod worker is asked to do. */
 export type PodWork =
@@ -91,6 +91,8 @@ export interface PodSyncer {
 export interface PodWorkersDeps {
   logger: Logger;
   syncer: PodSyncer;
+  /** The clock of the requeue and retry timers (epoch ms); default the real clock, whose timeouts wait past 2^31-1 ms. */
+  clock?: Clock;
   /** Wraps every piece of work (metrics: kubelet_pod_worker_duration_seconds); default none. */
   instrument?(run: (uid: string, work: PodWork) => Promise<void>): (uid: string, work: PodWork) => Promise<void>;
 }
@@ -140,8 +142,8 @@ interface WorkerState {
   pending: PodWork | null;
   /** The ready queue the pod waits in (by the type of its pending work), or null. */
   queued: PodWork['type'] | null;
-  /** A long timeout: a requeue delay may come from a pod field (activeDeadlineSeconds) beyond Node's 2^31-1 ms. */
-  timer?: LongTimeout;
+  /** The requeue timer; its delay may come from a pod field (activeDeadlineSeconds) beyond Node's 2^31-1 ms. */
+  timer?: TimerHandle;
   timerWork?: PodWork;
 }
 
@@ -179,8 +181,10 @@ class PodWorkersImpl implements PodWorkers {
   #inFlight = 0;
   #stopped = false;
   #idle: (() => void) | null = null;
+  readonly #clock: Clock;
 
   constructor(private readonly opts: Required<PodWorkersOptions>, private readonly deps: PodWorkersDeps) {
+    this.#clock = deps.clock ?? realClock;
     this.#limit = { sync: opts.maxInFlight, kill: opts.maxKillsInFlight };
     const run = (uid: string, work: PodWork) => this.#dispatch(uid, work);
     this.#execute = deps.instrument ? deps.instrument(run) : run;
@@ -264,22 +268,21 @@ class PodWorkersImpl implements PodWorkers {
   requeue(uid: string, delayMs: number, work: PodWork = { type: 'sync' }): void {
     if (this.#stopped) return;
     const s = this.#state(uid);
-    s.timer?.clear();
+    this.#clock.clearTimeout(s.timer);
     const queued = merge(s.timerWork ?? null, work);
     s.timerWork = queued;
-    s.timer = setLongTimeout(() => {
+    s.timer = this.#clock.setTimeout(() => {
       s.timer = undefined;
       s.timerWork = undefined;
       this.update(uid, queued);
     }, Math.max(0, delayMs));
-    s.timer.unref();
   }
 
   forget(uid: string): void {
     this.#terminations.delete(uid);
     const s = this.#states.get(uid);
     if (!s) return;
-    s.timer?.clear();
+    this.#clock.clearTimeout(s.timer);
     s.timer = undefined;
     s.pending = null;
     if (!s.inFlight) this.#states.delete(uid);
@@ -377,7 +380,7 @@ class PodWorkersImpl implements PodWorkers {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    for (const s of this.#states.values()) s.timer?.clear();
+    for (const s of this.#states.values()) this.#clock.clearTimeout(s.timer);
     if (this.#inFlight === 0) return;
     await new Promise<void>((resolve) => (this.#idle = resolve));
   }

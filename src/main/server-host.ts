@@ -23,6 +23,7 @@ import type { StatsProvider } from './stats/stats-provider.js';
 import type { ProbeMetrics } from './stats/probe-metrics.js';
 import type { ObjectStore } from './config/object-store.js';
 import type { NamespaceStore } from './namespace-store.js';
+import type { Clock } from '../shared/clock.js';
 
 /** The parts {@link newServerHost} composes. */
 export interface ServerHostParts {
@@ -47,6 +48,8 @@ export interface ServerHostParts {
   claims?: ClaimController;
   /** The namespaces created through the API; absent = namespace writes answer 405. */
   namespaces?: NamespaceStore;
+  /** The agent's clock (AgentHost.clock); default the real clock. */
+  clock?: Clock;
 }
 
 /** listPods: every pod of the pod manager with the status last generated for it. */
@@ -63,6 +66,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
   const readBack = (o: ConfigObject, write: { dryRun?: boolean } | undefined): ConfigObject =>
     (write?.dryRun ? undefined : parts.objects?.get(o.kind, o.metadata?.namespace ?? 'default', o.metadata?.name ?? '')) ?? o;
   return {
+    clock: parts.clock,
     listPods: () => listPods(podManager),
     resourceVersion: () => watchCache.resourceVersion(),
     getPod(namespace, name) {

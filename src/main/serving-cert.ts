@@ -13,6 +13,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { InvalidArgumentError } from '../shared/errors.js';
+import { realClock, type Clock } from '../shared/clock.js';
 
 /** ServingCert: the PEM files the HTTPS server loads, and the certificate's PEM (the CA a client trusts). */
 export interface ServingCert {
@@ -79,11 +80,13 @@ export function checkKeyPair(certPem: string | Buffer, keyPem: string | Buffer, 
  * ensureServingCert: the given files (both or neither: InvalidArgumentError otherwise), or the
  * self-signed pair under `<rootDir>/pki` (reused while valid; remade when missing or expired).
  * The key is written 0600, atomically. The pair used is checked (checkKeyPair) before the server
- * is built, so a corrupt or mismatched file stops the start with one line naming it.
+ * is built, so a corrupt or mismatched file stops the start with one line naming it. `clock`
+ * (epoch ms; default the real clock) says whether the pair under pki is still valid for a day.
  * @throws InvalidArgumentError naming `--tls-cert-file`/`--tls-private-key-file` when only one is given, a given file cannot be read,
  *   or a pair does not parse or match (naming the file: the flag's, or `<rootDir>/pki/kubelet-ts.key`, which is never silently replaced).
  */
-export async function ensureServingCert(opts: { rootDir: string; nodeName: string; address: string; certFile: string; keyFile: string }): Promise<ServingCert> {
+export async function ensureServingCert(opts: { rootDir: string; nodeName: string; address: string; certFile: string; keyFile: string; clock?: Clock }): Promise<ServingCert> {
+  const clock = opts.clock ?? realClock;
   if ((opts.certFile === '') !== (opts.keyFile === '')) throw new InvalidArgumentError('--tls-cert-file and --tls-private-key-file must be given together');
   if (opts.certFile !== '') {
     const pem = await readIfAll(opts.certFile, opts.keyFile);
@@ -102,14 +105,14 @@ export async function ensureServingCert(opts: { rootDir: string; nodeName: strin
     } catch {
       // unreadable: make a new one
     }
-    if (validToMs > Date.now() + 86_400_000) {
+    if (validToMs > clock.now() + 86_400_000) {
       checkKeyPair(existing.cert, existing.key, certFile, keyFile);
       return { certFile, keyFile, certPem: existing.cert, created: false };
     }
   }
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const names = servingCertNames(opts.nodeName, opts.address);
-  const now = Date.now();
+  const now = clock.now();
   const pems = await generate([{ name: 'commonName', value: `${opts.nodeName}@${Math.floor(now / 1000)}` }], {
     keyType: 'ec', curve: 'P-256', notBeforeDate: new Date(now - 60_000), notAfterDate: new Date(now + kSelfSignedValidityDays * 86_400_000),
     extensions: [

@@ -35,6 +35,7 @@ import type { StatusManager } from './status/status-manager.js';
 import { removalGracePeriodSeconds } from './pod/graceful-deletion.js';
 import type { PodAdmission } from './pod/pod-admission.js';
 import type { PodManager, PodRecord } from './pod/pod-manager.js';
+import { realClock, type Clock } from '../shared/clock.js';
 
 /**
  * kChangesPerChunk: pod changes (conflict events, removes, updates, adds) handled per macrotask
@@ -71,6 +72,8 @@ export interface SyncHandlerDeps {
    * here the runtime keeps it), not the new agent's admission; default: none (admission time).
    */
   runtimeStartTimeMs?(uid: string): number | undefined;
+  /** The clock (epoch ms) of a pod's admission (status.startTime); default the real clock. */
+  clock?: Clock;
 }
 
 /** SyncHandler: SyncLoop ADD / UPDATE / REMOVE, asking admission (pod/pod-admission.ts) at each ADD. Main thread only. */
@@ -262,7 +265,7 @@ class SyncHandlerImpl implements SyncHandler {
       return;
     }
     if (!holder && this.#killOldRuntimeCopies(fullName, pod)) return;
-    const nowMs = Date.now();
+    const nowMs = (this.deps.clock ?? realClock).now();
     const adoptedFromMs = this.deps.runtimeStartTimeMs?.(uid);
     const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: adoptedFromMs !== undefined && adoptedFromMs > 0 && adoptedFromMs < nowMs ? adoptedFromMs : nowMs };
     const admitted = this.deps.admission.admit(record);

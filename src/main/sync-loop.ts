@@ -16,6 +16,7 @@
  * status publication; everything else through the sync handler and housekeeping. It also answers
  * the `syncloop` health check (/healthz), as the kubelet's syncLoop health. Main thread only.
  */
+import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import type { Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
@@ -54,8 +55,8 @@ export interface SyncLoopDeps {
   podWorkers: Pick<PodWorkers, 'update' | 'isPodTerminationRequested' | 'isPodTerminal'>;
   /** Publishes a pod's status from its record (status/pod-status-publisher.ts). */
   statusPublisher: Pick<PodStatusPublisher, 'publish'>;
-  /** Clock, epoch ms (default Date.now). */
-  now?: () => number;
+  /** The clock of the ticks and of the health check (epoch ms); default the real clock. */
+  clock?: Clock;
 }
 
 /** SyncLoop: the dispatcher and its two timers. */
@@ -74,17 +75,17 @@ export interface SyncLoop {
 }
 
 class SyncLoopImpl implements SyncLoop {
-  readonly #now: () => number;
+  readonly #clock: Clock;
   #lastActiveMs: number;
-  #timers: NodeJS.Timeout[] = [];
+  #timers: TimerHandle[] = [];
 
   constructor(private readonly options: SyncLoopOptions, private readonly deps: SyncLoopDeps) {
-    this.#now = deps.now ?? Date.now;
-    this.#lastActiveMs = this.#now();
+    this.#clock = deps.clock ?? realClock;
+    this.#lastActiveMs = this.#clock.now();
   }
 
   iteration(event: LoopEvent): Promise<void> {
-    this.#lastActiveMs = this.#now();
+    this.#lastActiveMs = this.#clock.now();
     switch (event.kind) {
       case 'config':
         return this.deps.handler.handleUpdate(event.update);
@@ -131,22 +132,20 @@ class SyncLoopImpl implements SyncLoop {
 
   start(): void {
     const tick = (event: LoopEvent, ms: number) => {
-      const t = setInterval(() => void this.iteration(event), ms);
-      t.unref();
-      this.#timers.push(t);
+      this.#timers.push(this.#clock.setInterval(() => void this.iteration(event), ms));
     };
     tick({ kind: 'resync' }, this.options.syncFrequencyMs);
     tick({ kind: 'housekeeping' }, this.options.housekeepingPeriodMs);
   }
 
   stop(): void {
-    for (const t of this.#timers) clearInterval(t);
+    for (const t of this.#timers) this.#clock.clearInterval(t);
     this.#timers = [];
     this.deps.handler.stop();
   }
 
   healthy(): { ok: boolean; message?: string } {
-    const since = this.#now() - this.#lastActiveMs;
+    const since = this.#clock.now() - this.#lastActiveMs;
     const threshold = Math.max(2 * this.options.syncFrequencyMs, 300_000);
     return since <= threshold ? { ok: true } : { ok: false, message: `sync loop last active ${Math.round(since / 1000)}s ago` };
   }

@@ -1,5 +1,6 @@
 // Counterpart of pkg/kubelet/server's HostInterface: what the HTTP server may ask of the agent.
 import type { Event, Node, Pod } from '../shared/api.js';
+import { realClock, type Clock } from '../shared/clock.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
 import type { DecodedProtobufBody } from '../shared/messages.js';
 import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
@@ -48,6 +49,11 @@ export interface CreatedNamespace {
  * server maps to a Status.
  */
 export interface AgentHost {
+  /**
+   * clock: the agent's one clock (epoch ms): the ages of Table rows, deletionTimestamps of dry runs,
+   * logs' sinceTime, the kind feeds' polls. Optional: without it the real clock (see {@link hostClock}).
+   */
+  readonly clock?: Clock;
   /** listPods: every pod the agent manages, each with its latest PodStatus from the status manager. */
   listPods(): Pod[];
   /**
@@ -295,4 +301,9 @@ export interface LogStream {
   pause(): void;
   resume(): void;
   cancel(): void;
+}
+
+/** hostClock: the host's clock, or the real clock when the host has none (tests and benches). */
+export function hostClock(host: Pick<AgentHost, 'clock'>): Clock {
+  return host.clock ?? realClock;
 }

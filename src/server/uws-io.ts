@@ -5,6 +5,7 @@ import type uWS from 'uWebSockets.js';
 import { statusLine, type HttpReply } from './reply.js';
 import { statusError } from './status.js';
 import { tooLarge } from './request-limits.js';
+import { realClock } from '../shared/clock.js';
 
 /** RequestState: what a request's callbacks share (uWS allows one onAborted per response). */
 export interface RequestState {
@@ -150,7 +151,7 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
       if (ended || state.aborted) return false;
       if (chunk.length === 0) return pending < kStreamHighWaterBytes;
       const [key, value] = chunkFrame(chunk);
-      const now = Date.now();
+      const now = realClock.now();
       if (now - lastWriteAt >= kIdleResetMs && !timer) {
         pending = 0;
         blind = 0;

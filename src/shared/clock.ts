@@ -15,8 +15,13 @@ export type TimerHandle = unknown;
  * the process alive). Clearing an unknown or already fired handle is a no-op.
  */
 export interface Clock {
-  /** now: epoch milliseconds. */
+  /** now: epoch milliseconds (wall clock: it may step back or forward). */
   now(): number;
+  /**
+   * monotonicMs: milliseconds since an arbitrary origin, never going back: for durations and
+   * "how long since" (k8s.io/utils/clock Since, which Go computes on the monotonic clock).
+   */
+  monotonicMs(): number;
   setTimeout(fn: () => void, delayMs: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
   setInterval(fn: () => void, periodMs: number): TimerHandle;
@@ -26,6 +31,7 @@ export interface Clock {
 /** realClock: Date.now and Node's unref'd timers; a timeout may be longer than 2^31-1 ms (see long-timeout.ts). */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonicMs: () => performance.now(),
   setTimeout: (fn, delayMs) => setLongTimeout(fn, delayMs).unref(),
   clearTimeout: (handle) => (handle as LongTimeout | undefined)?.clear(),
   setInterval: (fn, periodMs) => setInterval(fn, periodMs).unref(),

@@ -12,6 +12,7 @@ import { podContentHash, stableHash } from './hash.js';
 import { normalizeObjectEntries, parseManifestDocuments, parseManifestEntries, prefixFieldErrors, type ManifestFormat } from './manifest.js';
 import type { ConfigObject } from './config-objects.js';
 import { validatePodForNode } from './validation.js';
+import { realClock } from './clock.js';
 
 /** Options of {@link makeStaticPod}. */
 export interface StaticPodOptions {
@@ -69,7 +70,7 @@ export function makeStaticPod(pod: Pod, opts: StaticPodOptions): Pod {
     ...(metadata.annotations ?? {}),
     [ConfigHashAnnotationKey]: uid,
     [ConfigSourceAnnotationKey]: opts.source,
-    [ConfigSeenAnnotationKey]: (opts.seenAt ?? new Date()).toISOString(),
+    [ConfigSeenAnnotationKey]: (opts.seenAt ?? new Date(realClock.now())).toISOString(),
   };
   const spec = (out.spec ??= { containers: [] });
   if (typeof spec === 'object' && spec !== null) spec.nodeName = nodeName;

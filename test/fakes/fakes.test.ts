@@ -19,6 +19,25 @@ describe('FakeClock', () => {
     expect(clock.now()).toBe(1300);
     expect(clock.timers.size).toBe(0);
   });
+
+  it('step fires due timers synchronously in due order, also those their callbacks set inside the window', () => {
+    const clock = new FakeClock(0);
+    const fired: string[] = [];
+    clock.setTimeout(() => {
+      fired.push(`a@${clock.now()}`);
+      clock.setTimeout(() => fired.push(`c@${clock.now()}`), 30); // due at 130: inside the window
+      clock.setTimeout(() => fired.push(`late@${clock.now()}`), 500); // due at 600: not yet
+    }, 100);
+    clock.setTimeout(() => fired.push(`b@${clock.now()}`), 100); // same due time: after a
+    clock.step(200);
+    expect(fired).toEqual(['a@100', 'b@100', 'c@130']);
+    expect(clock.now()).toBe(200);
+    expect(clock.hasWaiters()).toBe(true);
+    clock.step(400);
+    expect(fired.at(-1)).toBe('late@600');
+    expect(clock.hasWaiters()).toBe(false);
+    expect(() => clock.step(-1)).toThrow(/ms must be/);
+  });
 });
 
 describe('FakePodSyncRunner', () => {

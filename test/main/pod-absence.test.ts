@@ -2,15 +2,16 @@
 // container (SyncPodTask.knownAbsent) — only from a relist that asked after the pod's last task.
 import { describe, expect, it } from 'vitest';
 import { PodAbsence } from '../../src/main/pod-absence.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 
 function setUp() {
   const view = { observedAtMs: 0, pods: new Set<string>() };
-  const absence = new PodAbsence({ lastRelistObservedAtMs: () => view.observedAtMs, hasContainersOf: (uid) => view.pods.has(uid) });
+  const clock = new FakeClock();
+  const absence = new PodAbsence({ lastRelistObservedAtMs: () => view.observedAtMs, hasContainersOf: (uid) => view.pods.has(uid) }, clock);
   /** A relist that asks the runtime after everything so far (a clock tick later: the same millisecond counts as not after). */
-  const relist = async (pods: string[] = []) => {
-    const since = Date.now();
-    while (Date.now() === since) await new Promise((r) => setTimeout(r, 1));
-    view.observedAtMs = Date.now();
+  const relist = async (pods: string[] = [], afterMs = 1) => {
+    clock.step(afterMs);
+    view.observedAtMs = clock.now();
     view.pods = new Set(pods);
   };
   return { view, absence, relist };
@@ -41,6 +42,15 @@ describe('PodAbsence', () => {
     view.observedAtMs = 1;
     expect(absence.isKnownAbsent('a')).toBe(false);
     await relist();
+    expect(absence.isKnownAbsent('a')).toBe(true);
+  });
+
+  it("a relist in the same millisecond as the task's end does not count as after it (the task's end is on the clock)", async () => {
+    const { absence, relist } = setUp();
+    await absence.run('a', async () => undefined);
+    await relist([], 0);
+    expect(absence.isKnownAbsent('a')).toBe(false);
+    await relist([], 1);
     expect(absence.isKnownAbsent('a')).toBe(true);
   });
 

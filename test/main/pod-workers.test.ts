@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { waitFor } from '../support/docker.js';
+import { FakeClock, flush } from '../fakes/fake-clock.js';
 import { newPodWorkers, type PodSyncer, type PodWork, type SyncPodOutcome } from '../../src/main/pod-workers.js';
 
 const logger = pino({ level: 'silent' });
@@ -127,25 +127,58 @@ describe('pod workers', () => {
     expect(g.calls.map((c) => c.uid)).toEqual(['never', 'never', 'b']);
   });
 
-  it('a failed sync is retried after the error backoff', async () => {
+  it('a failed sync is retried after the error backoff (jittered to 0.5–1.5 times it), not before', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 2, errorBackoffMs: 1 }, { logger, syncer: g.syncer });
+    const clock = new FakeClock();
+    const workers = newPodWorkers({ maxInFlight: 2, errorBackoffMs: 10_000 }, { logger, syncer: g.syncer, clock });
     workers.update('p1', { type: 'sync' });
     await tick();
     g.calls[0].release(new Error('docker down'));
-    // The retry is on a 1 ms timer: wait for it, however loaded the machine (the assertion is that it comes).
-    await waitFor(() => g.calls.length >= 2, { timeoutMs: 10_000, intervalMs: 5, description: 'the retry' });
+    await flush();
+    expect(workers.stats().timers).toBe(1);
+    clock.step(4_999);
+    await flush();
+    expect(g.calls).toHaveLength(1);
+    clock.step(10_001);
+    await flush();
     expect(g.calls).toHaveLength(2);
     expect(g.calls[1].work.type).toBe('sync');
   });
 
   it('forget drops a waiting timer', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, syncer: g.syncer });
+    const clock = new FakeClock();
+    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, syncer: g.syncer, clock });
     workers.requeue('p1', 5);
+    expect(clock.hasWaiters()).toBe(true);
     workers.forget('p1');
-    await new Promise((r) => setTimeout(r, 20));
+    expect(clock.hasWaiters()).toBe(false);
+    clock.step(20);
+    await flush();
     expect(g.calls).toHaveLength(0);
+  });
+
+  it('a requeue beyond 2^31-1 ms (activeDeadlineSeconds) waits its whole delay', async () => {
+    const g = gate();
+    const clock = new FakeClock();
+    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, syncer: g.syncer, clock });
+    const long = 2 ** 31 + 5_000;
+    workers.requeue('p1', long);
+    clock.step(long - 1);
+    await flush();
+    expect(g.calls).toHaveLength(0);
+    clock.step(1);
+    await flush();
+    expect(g.calls.map((c) => c.uid)).toEqual(['p1']);
+  });
+
+  it('stop clears the waiting timers', async () => {
+    const g = gate();
+    const clock = new FakeClock();
+    const workers = newPodWorkers({ maxInFlight: 2 }, { logger, syncer: g.syncer, clock });
+    workers.requeue('p1', 5);
+    await workers.stop();
+    expect(clock.hasWaiters()).toBe(false);
   });
 
   it('a kill marks the pod terminating at once; later syncs are dropped; after a kill with remove it is forgotten and syncTerminatedPod runs', async () => {
@@ -177,7 +210,8 @@ describe('pod workers', () => {
 
   it('a terminal sync outcome becomes a kill without remove; a requeue outcome syncs again later', async () => {
     const g = gate();
-    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer });
+    const clock = new FakeClock();
+    const workers = newPodWorkers({ maxInFlight: 10 }, { logger, syncer: g.syncer, clock });
     workers.update('done', { type: 'sync' });
     workers.update('backoff', { type: 'sync' });
     await tick();
@@ -186,7 +220,11 @@ describe('pod workers', () => {
     await tick();
     expect(g.calls[2]).toMatchObject({ uid: 'done', work: { type: 'kill', gracePeriodSeconds: 7, remove: false } });
     expect(workers.isPodTerminal('done')).toBe(true);
-    await new Promise((r) => setTimeout(r, 20));
+    clock.step(4);
+    await flush();
+    expect(g.calls).toHaveLength(3);
+    clock.step(1);
+    await flush();
     expect(g.calls[3]).toMatchObject({ uid: 'backoff', work: { type: 'sync' } });
   });
 
@@ -221,7 +259,8 @@ describe('pod workers: a kill with a shorter grace period while a kill runs (iss
     const g = gate();
     const shortened: { uid: string; gracePeriodSeconds: number }[] = [];
     const syncer: PodSyncer = { ...g.syncer, shortenTermination: async (uid, gracePeriodSeconds) => { shortened.push({ uid, gracePeriodSeconds }); } };
-    const workers = newPodWorkers({ maxInFlight: 10, errorBackoffMs: 0 }, { logger, syncer });
+    const clock = new FakeClock();
+    const workers = newPodWorkers({ maxInFlight: 10, errorBackoffMs: 0 }, { logger, syncer, clock });
     workers.update('p1', { type: 'kill', gracePeriodSeconds: 300, remove: true });
     await tick();
     expect(g.calls).toHaveLength(1);
@@ -232,7 +271,9 @@ describe('pod workers: a kill with a shorter grace period while a kill runs (iss
     expect(shortened).toEqual([{ uid: 'p1', gracePeriodSeconds: 0 }]);
     // The kill in flight fails: it is retried with the grace period as shortened, not the 300 s.
     g.calls[0].release(new Error('docker hiccup'));
-    await new Promise((r) => setTimeout(r, 10));
+    await flush();
+    clock.step(0);
+    await flush();
     expect(g.calls[1]?.work).toEqual({ type: 'kill', gracePeriodSeconds: 0, remove: true });
   });
 

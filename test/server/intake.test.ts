@@ -15,6 +15,8 @@ class FakeIntakeHost implements AgentHost {
   deleted: { namespace: string; name: string; grace?: number }[] = [];
   logRequests: ContainerLogsRequest[] = [];
   logChunks: string[] = [];
+  /** Times the server paused a log reader (its client's socket was full). */
+  logPauses = 0;
   cancelled = 0;
   listPods(): Pod[] {
     return [...this.pods.values()];
@@ -86,6 +88,7 @@ class FakeIntakeHost implements AgentHost {
       },
       pause: () => {
         paused = true;
+        this.logPauses++;
       },
       resume: () => {
         paused = false;
@@ -457,9 +460,10 @@ describe('GET /containerLogs', () => {
     const parts: Buffer[] = [];
     try {
       socket.write('GET /containerLogs/default/one/main HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      const pauses = host.logPauses;
       socket.pause();
-      // The kernel's buffers fill, then uWS holds the rest.
-      await new Promise((r) => setTimeout(r, 1500));
+      // The kernel's buffers fill, then uWS holds the rest: the server pauses the log reader.
+      await expect.poll(() => host.logPauses, { timeout: 30_000 }).toBeGreaterThan(pauses);
       socket.on('data', (c: Buffer) => parts.push(c));
       socket.resume();
       await expect.poll(() => Buffer.concat(parts).subarray(-4).toString() === '\r\n\r\n' && /\r\n0(;[^\r]*)?\r\n/.test(Buffer.concat(parts).subarray(-400).toString('latin1')), { timeout: 30_000 }).toBe(true).catch((e) => { throw new Error(`got ${Buffer.concat(parts).length} bytes, ending ${JSON.stringify(Buffer.concat(parts).subarray(-80).toString())}`, { cause: e }); });

@@ -13,6 +13,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import type { Pod } from '../../shared/api.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import { podObjectRefs, type ConfigObject } from '../../shared/config-objects.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { PodConfigObjects } from '../../shared/messages.js';
@@ -32,8 +33,8 @@ export interface ClaimControllerDeps {
   intakeObjects: IntakeObjectSource;
   /** The pods of the node with their status (listPods). */
   pods: () => Pod[];
-  /** Clock for deletionTimestamp (default Date.now), epoch milliseconds. */
-  now?: () => number;
+  /** The clock of deletionTimestamp and of the reconcile timer; default the real clock. */
+  clock?: Clock;
 }
 
 /** ClaimController: the claims' directories, deletion protection and ReadWriteOncePod. */
@@ -56,12 +57,14 @@ export interface ClaimController {
 
 class ClaimControllerImpl implements ClaimController {
   readonly #off: () => void;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
+  readonly #clock: Clock;
   /** claim key → the uid of the pod holding a ReadWriteOncePod claim. */
   readonly #holders = new Map<string, string>();
   #busy = false;
 
   constructor(private readonly deps: ClaimControllerDeps) {
+    this.#clock = deps.clock ?? realClock;
     this.#off = deps.objects.subscribe((c) => {
       if (c.object.kind !== 'PersistentVolumeClaim') return;
       if (c.type === 'ADDED') void this.#dir(c.object, 'make');
@@ -71,8 +74,7 @@ class ClaimControllerImpl implements ClaimController {
 
   start(): void {
     if (this.#timer) return;
-    this.#timer = setInterval(() => void this.#finishDeletions(), kClaimReconcileMs);
-    this.#timer.unref();
+    this.#timer = this.#clock.setInterval(() => void this.#finishDeletions(), kClaimReconcileMs);
   }
 
   /** #dir makes or removes the claim's directory; a failure is logged, never thrown. */
@@ -95,11 +97,11 @@ class ClaimControllerImpl implements ClaimController {
   async remove(namespace: string, name: string, write: ObjectWrite = {}): Promise<ConfigObject> {
     const claim = this.deps.objects.get('PersistentVolumeClaim', namespace, name);
     // Before start() the pods are not all known yet: a claim is then only marked.
-    if (!claim || this.deps.objects.owner('PersistentVolumeClaim', namespace, name) !== 'api' || (this.#timer && this.#users(namespace, name).length === 0)) {
+    if (!claim || this.deps.objects.owner('PersistentVolumeClaim', namespace, name) !== 'api' || (this.#timer !== undefined && this.#users(namespace, name).length === 0)) {
       return this.deps.intakeObjects.remove('PersistentVolumeClaim', namespace, name, write);
     }
     if (claim.metadata?.deletionTimestamp) return claim;
-    const at = new Date(Math.floor((this.deps.now ?? Date.now)() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    const at = new Date(Math.floor(this.#clock.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     const { resourceVersion: _rv, ...meta } = claim.metadata ?? {};
     const marked = { ...claim, metadata: { ...meta, deletionTimestamp: at, deletionGracePeriodSeconds: 0 } } as ConfigObject;
     if (write.preconditions?.uid && write.preconditions.uid !== claim.metadata?.uid) return this.deps.intakeObjects.remove('PersistentVolumeClaim', namespace, name, write);
@@ -144,7 +146,7 @@ class ClaimControllerImpl implements ClaimController {
   }
 
   stop(): void {
-    clearInterval(this.#timer);
+    this.#clock.clearInterval(this.#timer);
     this.#off();
   }
 }

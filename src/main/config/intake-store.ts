@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** kIntakeSetAsideDirName: where a restore moves the store files it refuses (under --root-dir). */
 export const kIntakeSetAsideDirName = 'intake-set-aside';
@@ -79,13 +80,13 @@ export async function readStoredFile(file: string, agentUid = process.getuid?.()
 
 /**
  * setAsideStoredFile moves `file` (never opened, never deleted) to
- * `{rootDir}/intake-set-aside/{name}.{epoch ms}.{random}`, a directory made 0700. Returns the new
- * path. @throws the fs error of mkdir or rename (the file then stays where it was).
+ * `{rootDir}/intake-set-aside/{name}.{epoch ms}.{random}` (`clock`'s time; default the real clock),
+ * a directory made 0700. Returns the new path. @throws the fs error of mkdir or rename (the file then stays where it was).
  */
-export async function setAsideStoredFile(rootDir: string, file: string): Promise<string> {
+export async function setAsideStoredFile(rootDir: string, file: string, clock: Clock = realClock): Promise<string> {
   const dir = join(rootDir, kIntakeSetAsideDirName);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const target = join(dir, `${basename(file)}.${Date.now()}.${randomBytes(3).toString('hex')}`);
+  const target = join(dir, `${basename(file)}.${clock.now()}.${randomBytes(3).toString('hex')}`);
   await rename(file, target);
   return target;
 }

@@ -7,6 +7,7 @@
  * (source-file.ts). Main thread only.
  */
 import type { CheckKind } from './manifest-read.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /**
  * kCatchUpMs: a catch-up check runs this long (milliseconds) after the last change the watch
@@ -40,15 +41,18 @@ export class CheckScheduler {
   #full = false;
   readonly #files = new Set<string>();
   #catchUp = false;
-  #catchUpTimer: NodeJS.Timeout | undefined;
-  /** When the first change the pending catch-up follows came (Date.now()). */
+  #catchUpTimer: TimerHandle | undefined;
+  /** When the first change the pending catch-up follows came (epoch ms, the clock's). */
   #catchUpSinceMs = 0;
-  #interval: NodeJS.Timeout | undefined;
+  #interval: TimerHandle | undefined;
   #running: Promise<void> | undefined;
   #stopped = false;
 
-  /** @param run the source's check; a rejection is given to `onError` and the next check still runs. */
-  constructor(private readonly run: CheckRun, private readonly onError: (err: unknown) => void) {}
+  /**
+   * @param run the source's check; a rejection is given to `onError` and the next check still runs.
+   * @param clock the clock of the catch-up and period timers (epoch ms); default the real clock.
+   */
+  constructor(private readonly run: CheckRun, private readonly onError: (err: unknown) => void, private readonly clock: Clock = realClock) {}
 
   /** full asks for a full check of the path. */
   full(): void {
@@ -65,23 +69,21 @@ export class CheckScheduler {
   /** changed notes a change the watch reported: a catch-up check follows kCatchUpMs after the last one (at most kCatchUpMaxMs after the first). */
   changed(): void {
     if (this.#stopped) return;
-    const now = Date.now();
+    const now = this.clock.now();
     if (this.#catchUpTimer === undefined) this.#catchUpSinceMs = now;
-    clearTimeout(this.#catchUpTimer);
-    this.#catchUpTimer = setTimeout(() => {
+    this.clock.clearTimeout(this.#catchUpTimer);
+    this.#catchUpTimer = this.clock.setTimeout(() => {
       this.#catchUpTimer = undefined;
       this.#catchUp = true;
       this.#kick();
     }, Math.max(0, Math.min(kCatchUpMs, this.#catchUpSinceMs + kCatchUpMaxMs - now)));
-    this.#catchUpTimer.unref();
   }
 
   /** every asks for a full check every `periodMs` milliseconds: a plain interval (no jitter), as the kubelet's wait.Until(listConfig, period). */
   every(periodMs: number): void {
     if (this.#stopped) return;
-    clearInterval(this.#interval);
-    this.#interval = setInterval(() => this.full(), periodMs);
-    this.#interval.unref();
+    this.clock.clearInterval(this.#interval);
+    this.#interval = this.clock.setInterval(() => this.full(), periodMs);
   }
 
   /** idle resolves once no check runs (at once when none does); never rejects. */
@@ -92,8 +94,8 @@ export class CheckScheduler {
   /** stop clears the timers and starts no further check; the one under way (idle()) ends by itself. Idempotent. */
   stop(): void {
     this.#stopped = true;
-    clearInterval(this.#interval);
-    clearTimeout(this.#catchUpTimer);
+    this.clock.clearInterval(this.#interval);
+    this.clock.clearTimeout(this.#catchUpTimer);
   }
 
   #kick(): void {

@@ -11,6 +11,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { Pod } from '../../shared/api.js';
 import type { ConfigObject } from '../../shared/config-objects.js';
 import { kMaxManifestBytes } from './manifest-files.js';
+import { realClock } from '../../shared/clock.js';
 
 /**
  * kStatTrustMs: a file last modified at least this long (milliseconds) before it was read is
@@ -89,7 +90,8 @@ export async function loadManifest<S extends ManifestReadState>(
   }
   if (read === 'not a file') return { kind: 'gone', prev };
   if (read === 'unsettled') return { kind: 'unsettled', prev };
-  const stat = Date.now() - read.mtimeMs >= kStatTrustMs ? read.stat : undefined;
+  // Compared with the file's mtime, a wall-clock time of the filesystem: the real clock, never a test's.
+  const stat = realClock.now() - read.mtimeMs >= kStatTrustMs ? read.stat : undefined;
   const loaded = { kind: 'read', prev, contentHash: read.hash, stat, readStat: read.stat } as const;
   if (prev !== undefined && prev.contentHash === read.hash) return loaded;
   return { ...loaded, parsed: await hooks.parse(read.text, file) };

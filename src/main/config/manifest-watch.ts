@@ -13,6 +13,7 @@ import path from 'node:path';
 import watcher from '@parcel/watcher';
 import type { AsyncSubscription, Event as WatchEvent } from '@parcel/watcher';
 import type { Logger } from '../../shared/logging.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /**
  * Events are collected for this long after the last one before a re-read (milliseconds)...
@@ -46,6 +47,8 @@ export interface ManifestWatchOptions {
   logger: Logger;
   /** Called, debounced, with what changed. */
   onChange(change: ManifestChange): void;
+  /** The clock of the debounce (epoch ms); default the real clock. */
+  clock?: Clock;
 }
 
 /** ManifestWatch: the subscription and its debounce. */
@@ -69,7 +72,8 @@ class ManifestWatchImpl implements ManifestWatch {
   readonly #root: string;
   #subscription: AsyncSubscription | undefined;
   #watchedIno: number | undefined;
-  #debounceTimer: NodeJS.Timeout | undefined;
+  #debounceTimer: TimerHandle | undefined;
+  readonly #clock: Clock;
   #debounceStartedAt = 0;
   /** What the events since the last notification ask for. */
   #full = false;
@@ -78,6 +82,7 @@ class ManifestWatchImpl implements ManifestWatch {
 
   constructor(private readonly options: ManifestWatchOptions) {
     this.#root = path.dirname(options.path);
+    this.#clock = options.clock ?? realClock;
   }
 
   async ensure(): Promise<'subscribed' | { dir: string; message: string } | undefined> {
@@ -110,7 +115,7 @@ class ManifestWatchImpl implements ManifestWatch {
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearTimeout(this.#debounceTimer);
+    this.#clock.clearTimeout(this.#debounceTimer);
     await this.#unsubscribe();
   }
 
@@ -129,12 +134,11 @@ class ManifestWatchImpl implements ManifestWatch {
       }
     }
     if (!this.#full && this.#files.size === 0 && !inDir) return;
-    const now = Date.now();
+    const now = this.#clock.now();
     if (this.#debounceTimer === undefined) this.#debounceStartedAt = now;
-    clearTimeout(this.#debounceTimer);
+    this.#clock.clearTimeout(this.#debounceTimer);
     const delay = Math.max(0, Math.min(kDebounceMs, this.#debounceStartedAt + kDebounceMaxMs - now));
-    this.#debounceTimer = setTimeout(() => this.#notify(), delay);
-    this.#debounceTimer.unref();
+    this.#debounceTimer = this.#clock.setTimeout(() => this.#notify(), delay);
   }
 
   #notify(): void {

@@ -15,6 +15,7 @@ import { boundedField, type Logger } from '../../shared/logging.js';
 import { parseManifestDocuments } from '../../shared/manifest.js';
 import type { Etcd3, IKeyValue, Watcher } from '../etcd/client.js';
 import type { ConfigObjectUpdate } from './object-store.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** Options and dependencies of {@link newEtcdObjectSource}. */
 export interface EtcdObjectSourceDeps {
@@ -25,6 +26,8 @@ export interface EtcdObjectSourceDeps {
   onObjects(update: ConfigObjectUpdate): void;
   /** Delay between attempts of a failed list, milliseconds (default 1000). */
   retryMs?: number;
+  /** The clock of the list retries; default the real clock. */
+  clock?: Clock;
 }
 
 /** EtcdObjectSource: the running source. */
@@ -61,7 +64,7 @@ class EtcdObjectSourceImpl implements EtcdObjectSource {
   readonly #objects = new Map<string, ConfigObject>();
   readonly #problems = new Map<string, string>();
   readonly #watchers = new Map<string, Watcher>();
-  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #timers = new Set<TimerHandle>();
   readonly #rev = new Map<string, number>();
   readonly #kinds: [ConfigObjectKind, string][];
   #stopped = false;
@@ -78,7 +81,7 @@ class EtcdObjectSourceImpl implements EtcdObjectSource {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    for (const t of this.#timers) clearTimeout(t);
+    for (const t of this.#timers) (this.deps.clock ?? realClock).clearTimeout(t);
     for (const w of this.#watchers.values()) {
       w.removeAllListeners();
       w.on('error', () => {});
@@ -119,11 +122,10 @@ class EtcdObjectSourceImpl implements EtcdObjectSource {
       res = await this.deps.client.getAll().prefix(prefix).exec();
     } catch (err) {
       this.deps.logger.warn({ prefix, err: (err as Error).message }, `Could not list ${kind}s from etcd; retrying`);
-      const t = setTimeout(() => {
+      const t = (this.deps.clock ?? realClock).setTimeout(() => {
         this.#timers.delete(t);
         void this.#list(kind, prefix);
       }, this.deps.retryMs ?? 1_000);
-      t.unref();
       this.#timers.add(t);
       return;
     }

@@ -20,6 +20,7 @@ import { parseManifests } from '../../shared/manifest.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import { validatePodForNode } from '../../shared/validation.js';
 import { etcdKeys, type Etcd3, type IKeyValue, type Watcher } from '../etcd/client.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** EtcdSourceOptions: where this node's pods live. */
 export interface EtcdSourceOptions {
@@ -46,6 +47,8 @@ export interface EtcdPodProblem {
 export interface EtcdSourceDeps {
   client: Etcd3;
   logger: Logger;
+  /** The clock of the pods' config.seen (epoch ms) and of the list retries; default the real clock. */
+  clock?: Clock;
   /** Receives SET after each list, then ADD / UPDATE / REMOVE per watch event (source `etcd`). */
   onUpdate(update: PodUpdate): void;
   /** Receives each bad value once per change (and null when it is gone). The last good pod of that key keeps running. */
@@ -90,7 +93,7 @@ export function podUidForEtcd(key: string, createRevision: string | number): str
  * defaults; validatePodForNode.
  * @throws InvalidArgumentError with every problem, e.g. `spec.containers[0].image: Required value`.
  */
-export function podFromEtcd(kv: { key: string; value: string; createRevision: string }, where: { namespace: string; name: string; nodeName: string }): Pod {
+export function podFromEtcd(kv: { key: string; value: string; createRevision: string }, where: { namespace: string; name: string; nodeName: string }, clock: Clock = realClock): Pod {
   const pods = parseManifests(kv.value, kv.key, kv.value.trimStart().startsWith('{') ? 'json' : 'yaml');
   if (pods.length !== 1) throw new InvalidArgumentError(`${kv.key}: must hold exactly one Pod, got ${pods.length}`);
   const raw = pods[0]!;
@@ -106,7 +109,7 @@ export function podFromEtcd(kv: { key: string; value: string; createRevision: st
     ...(meta.annotations ?? {}),
     [ConfigSourceAnnotationKey]: 'etcd',
     [ConfigHashAnnotationKey]: stableHash(raw),
-    [ConfigSeenAnnotationKey]: new Date().toISOString(),
+    [ConfigSeenAnnotationKey]: new Date(clock.now()).toISOString(),
   };
   if (pod.spec && typeof pod.spec === 'object') pod.spec.nodeName = where.nodeName;
   const defaulted = applyPodDefaults(pod);
@@ -143,7 +146,7 @@ class EtcdSourceImpl implements EtcdSource {
   readonly #state = new Map<string, KeyState>();
   #rev = 0;
   #watcher: Watcher | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #connected = false;
   #stopped = false;
   #started: Promise<void> | undefined;
@@ -175,7 +178,7 @@ class EtcdSourceImpl implements EtcdSource {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    (this.deps.clock ?? realClock).clearTimeout(this.#timer);
     const w = this.#watcher;
     this.#watcher = undefined;
     if (w) {
@@ -202,8 +205,7 @@ class EtcdSourceImpl implements EtcdSource {
     } catch (err) {
       this.#setConnected(false, (err as Error).message);
       if (this.#rev === 0) this.#log.warn({ prefix: this.#prefix, err: (err as Error).message }, 'Could not list pods from etcd; retrying (no pods from etcd until it answers)');
-      this.#timer = setTimeout(() => void this.#list(), this.#retryMs);
-      this.#timer.unref();
+      this.#timer = (this.deps.clock ?? realClock).setTimeout(() => void this.#list(), this.#retryMs);
       return false;
     }
     if (this.#stopped) return false;
@@ -300,7 +302,7 @@ class EtcdSourceImpl implements EtcdSource {
     const where = this.#keys.parsePodKey(key);
     try {
       if (!where || where.node !== this.options.nodeName) throw new InvalidArgumentError(`${key}: key must be ${this.#prefix}<namespace>/<name>`);
-      st.pod = podFromEtcd({ key, value: str(kv.value), createRevision: String(kv.create_revision) }, { ...where, nodeName: this.options.nodeName });
+      st.pod = podFromEtcd({ key, value: str(kv.value), createRevision: String(kv.create_revision) }, { ...where, nodeName: this.options.nodeName }, this.deps.clock);
       if (st.problem) {
         st.problem = undefined;
         this.#report(key, null);

@@ -16,6 +16,7 @@ import { assembleFileSet, isManifestFileName, kMaxManifestBytes, type DuplicateS
 import { errorMessage, isMissing, kMaxSettleReads, kStatTrustMs, loadManifest, type CheckKind, type ManifestLoad, type ManifestReadState, type ParsedManifest } from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch, type ManifestWatchOptions } from './manifest-watch.js';
 import { CheckScheduler, kCatchUpMaxMs, kCatchUpMs } from './manifest-checks.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 export { isManifestFileName, kCatchUpMaxMs, kCatchUpMs, kMaxManifestBytes, kStatTrustMs };
 
@@ -61,6 +62,8 @@ export interface FileSourceDeps {
   newManifestLoader?: () => ManifestLoader;
   /** Creates the filesystem watch (default newManifestWatch). Tests substitute one that misses events. */
   newManifestWatch?: (options: ManifestWatchOptions) => ManifestWatch;
+  /** The clock (epoch ms) of the checks' timers, the watch's debounce and the pods' config.seen; default the real clock. */
+  clock?: Clock;
 }
 
 /** FileSource: the running file source. */
@@ -165,7 +168,8 @@ class FileSourceImpl implements FileSource {
   /** Change notifications of the path (manifest-watch.ts): they add to the pending work. */
   private readonly watch: ManifestWatch;
   /** Which check runs next, and when (manifest-checks.ts). */
-  private readonly checks = new CheckScheduler((kind, files) => this.check(kind, files), (err) => this.logger.error({ err }, 'Pod manifest check failed'));
+  private readonly checks: CheckScheduler;
+  private readonly clock: Clock;
   private started: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private stopped = false;
@@ -176,8 +180,10 @@ class FileSourceImpl implements FileSource {
     this.checkFrequencyMs = options.checkFrequencyMs;
     this.logger = deps.logger.child({ component: 'file-source', source: 'file', path: this.path });
     this.decoder = newManifestDecoder(deps.newManifestLoader);
+    this.clock = deps.clock ?? realClock;
+    this.checks = new CheckScheduler((kind, files) => this.check(kind, files), (err) => this.logger.error({ err }, 'Pod manifest check failed'), this.clock);
     this.watch = (deps.newManifestWatch ?? newManifestWatch)({
-      path: this.path, isManifest: isManifestFileName, logger: this.logger,
+      path: this.path, isManifest: isManifestFileName, logger: this.logger, clock: this.clock,
       onChange: ({ full, files }) => {
         this.checks.changed();
         if (full) this.checks.full();
@@ -345,7 +351,7 @@ class FileSourceImpl implements FileSource {
     const loads = new Map<number, Promise<ManifestLoad<FileState>>>();
     const kept: boolean[] = [];
     let next = 0;
-    let sentAt = performance.now();
+    let sentAt = this.clock.monotonicMs();
     for (let i = 0; i < files.length && !this.stopped; i++) {
       for (; next < Math.min(files.length, i + 1 + kReadAhead); next++) {
         const file = files[next]!;
@@ -357,9 +363,9 @@ class FileSourceImpl implements FileSource {
       // the decodes queued for them come back at once from the closed thread (doStop).
       if (this.stopped) break;
       kept.push(this.applyLoad(files[i]!, load));
-      if (kind === 'event' && i < files.length - 1 && performance.now() - sentAt >= kProgressMs) {
+      if (kind === 'event' && i < files.length - 1 && this.clock.monotonicMs() - sentAt >= kProgressMs) {
         this.sendIfChanged(true);
-        sentAt = performance.now();
+        sentAt = this.clock.monotonicMs();
       }
     }
     return kept;
@@ -437,7 +443,7 @@ class FileSourceImpl implements FileSource {
     // Stopping: start no thread that stop() would not close (nothing is reported any more).
     if (this.stopped) return { error: 'the file source is stopping', retry: true };
     const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
-    const decoded = await this.decoder.decode({ text, format, origin: file, nodeName: this.nodeName, source: 'file', seenAtMs: Date.now() });
+    const decoded = await this.decoder.decode({ text, format, origin: file, nodeName: this.nodeName, source: 'file', seenAtMs: this.clock.now() });
     if ('error' in decoded) return decoded.retry ? { error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${decoded.error}`, retry: true } : decoded;
     decoded.pods.forEach((pod, i) => {
       if (typeof decoded.contentHashes[i] === 'string') this.contentHashes.set(pod, decoded.contentHashes[i]);

@@ -7,6 +7,7 @@ import type { ConfigObjectUpdate } from './object-store.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder } from './manifest-decoder.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** HttpSourceOptions: the kubelet's `--manifest-url`, `--manifest-url-header`, `--http-check-frequency`. */
 export interface HttpSourceOptions {
@@ -46,6 +47,8 @@ export interface HttpSourceDeps {
    * as the file source's); called once, at the first non-empty body, and closed by stop().
    */
   newManifestLoader?: () => ManifestLoader;
+  /** The clock (epoch ms) of the poll timer and the pods' config.seen; default the real clock. */
+  clock?: Clock;
 }
 
 /** HttpSource: the running manifest-URL source. */
@@ -83,6 +86,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
     throw new InvalidArgumentError(`options.url (--manifest-url) must be an http(s) URL, got ${JSON.stringify(options.url)}`);
   }
   if (typeof options.nodeName !== 'string' || options.nodeName === '') throw new InvalidArgumentError('options.nodeName must be a non-empty string');
+  const clock = deps.clock ?? realClock;
   const opts = {
     checkFrequencyMs: options.checkFrequencyMs ?? kDefaultHttpSourceOptions.checkFrequencyMs,
     timeoutMs: options.timeoutMs ?? kDefaultHttpSourceOptions.timeoutMs,
@@ -108,7 +112,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
   let lastBodyHash: string | undefined;
   let lastError: string | undefined;
   let sentFirst = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   let running: Promise<void> | undefined;
   let started: Promise<void> | undefined;
   let stopped = false;
@@ -166,7 +170,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       lastError = undefined;
       return;
     }
-    const decoded = await decoder.decode({ text, format: /json/i.test(contentType) ? 'json' : 'yaml', origin: url.href, nodeName: options.nodeName, source: 'http', seenAtMs: Date.now() });
+    const decoded = await decoder.decode({ text, format: /json/i.test(contentType) ? 'json' : 'yaml', origin: url.href, nodeName: options.nodeName, source: 'http', seenAtMs: clock.now() });
     if (stopped) return;
     if ('error' in decoded) {
       // Forget the ETag: the server must send the body again (once it is fixed, or to parse again).
@@ -189,12 +193,11 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
   };
 
   const loop = () => {
-    timer = setTimeout(() => {
+    timer = clock.setTimeout(() => {
       void poll().then(() => {
         if (!stopped) loop();
       });
     }, opts.checkFrequencyMs);
-    timer.unref();
   };
 
   return {
@@ -208,7 +211,7 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
     },
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       await running?.catch(() => undefined);
       await decoder.close().catch((err: unknown) => log.debug({ err }, 'Stopping the pod manifest thread failed'));
     },

@@ -21,6 +21,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { configObjectResource, keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
@@ -76,8 +77,8 @@ export interface IntakeObjectSourceDeps {
   onUpdate: (update: ConfigObjectUpdate) => void;
   /** Which source holds `kind/namespace/name` in the object store, if any (ObjectStore.owner). */
   owner: (kind: ConfigObjectKind, namespace: string, name: string) => PodSourceName | undefined;
-  /** Clock for creationTimestamp (default Date.now), epoch ms. */
-  now?: () => number;
+  /** The clock of creationTimestamp; default the real clock. */
+  clock?: Clock;
   /**
    * Bytes the store's files (one copy of each object counted) may total (`--intake-store-bytes`;
    * default unbounded): a create or replace that would pass it is refused with ForbiddenError (403).
@@ -267,7 +268,7 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
 
   create(objects: ConfigObject[], write: ObjectWrite = {}): Promise<ConfigObject[]> {
     return this.#serial(async () => {
-      const now = new Date(Math.floor((this.deps.now ?? Date.now)() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+      const now = new Date(Math.floor((this.deps.clock ?? realClock).now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
       const stored: ConfigObject[] = [];
       for (const o of objects) {
         const ns = o.metadata?.namespace ?? 'default';

@@ -23,6 +23,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, podFullName } from '../../shared/annotations.js';
 import type { Pod } from '../../shared/api.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
 import { AgentError, ConflictError, ForbiddenError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno, type FieldError } from '../../shared/errors.js';
 import { failpoint } from '../../shared/failpoints.js';
@@ -70,8 +71,8 @@ export interface IntakeSourceDeps {
    * name and source. A POSTed pod may not take another pod's UID (409; default: nobody).
    */
   uidHolder?: (uid: string) => { fullName: string; source: string } | undefined;
-  /** Clock for config.seen and creationTimestamp (default Date.now), epoch ms. */
-  now?: () => number;
+  /** The clock of config.seen, creationTimestamp and deletionTimestamp; default the real clock. */
+  clock?: Clock;
   /**
    * Pods the node can still admit (--max-pods minus the active pods and those waiting to be
    * admitted; SyncHandler.freePodSlots); default unbounded. A submit of more pods is refused whole.
@@ -151,14 +152,14 @@ class IntakeSourceImpl implements IntakeSource {
   #storeBytes = 0;
   readonly #maxStoreBytes: number;
   #chain: Promise<unknown> = Promise.resolve();
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #nodeName: string;
 
   constructor(options: IntakeSourceOptions, private readonly deps: IntakeSourceDeps) {
     this.#dir = join(options.rootDir, kIntakeDirName);
     this.#rootDir = options.rootDir;
     this.#nodeName = options.nodeName ?? '';
-    this.#now = deps.now ?? Date.now;
+    this.#clock = deps.clock ?? realClock;
     this.#maxStoreBytes = options.maxStoreBytes ?? Infinity;
   }
 
@@ -243,7 +244,7 @@ class IntakeSourceImpl implements IntakeSource {
       const errors: FieldError[] = [];
       const stored: Pod[] = [];
       const uids = new Set<string>();
-      const now = new Date(this.#now()).toISOString();
+      const now = new Date(this.#clock.now()).toISOString();
       pods.forEach((input, i) => {
         const pod = structuredClone(input) as Pod & { status?: unknown };
         const meta = (pod.metadata ??= {}) as { -readonly [K in keyof NonNullable<Pod['metadata']>]: NonNullable<Pod['metadata']>[K] };
@@ -313,7 +314,7 @@ class IntakeSourceImpl implements IntakeSource {
       const pod = structuredClone(input) as Pod & { status?: unknown };
       const bound = this.#otherNode(pod, 'spec.nodeName');
       if (bound) throw new InvalidManifestError('request body', [bound]);
-      const now = new Date(this.#now()).toISOString();
+      const now = new Date(this.#clock.now()).toISOString();
       if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
       // The API's resourceVersion is the server's, not the pod's content (a PATCH or a read-modify-write sends it back).
       const { resourceVersion: _rv, ...meta } = pod.metadata ?? {};
@@ -358,7 +359,7 @@ class IntakeSourceImpl implements IntakeSource {
       this.#setFileBytes(fullName, undefined);
       this.deps.logger.info({ ...podFields(pod), source: 'api' }, 'Deleted intake pod');
       // As the apiserver marks a deleted pod: the REMOVE itself carries the grace period.
-      const deleted = markPodDeleted(pod, gracePeriodSeconds, Date.now());
+      const deleted = markPodDeleted(pod, gracePeriodSeconds, this.#clock.now());
       this.deps.onUpdate({ op: 'REMOVE', source: 'api', pods: [deleted] });
       return deleted;
     });

@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { Etcd3, EtcdLeaseInvalidError, isRecoverableError, type IOptions } from 'etcd3';
 import { InvalidArgumentError } from '../../shared/errors.js';
+import { realClock } from '../../shared/clock.js';
 
 export { Etcd3, EtcdLeaseInvalidError };
 export type { IKeyValue, Watcher, Lease } from 'etcd3';
@@ -98,7 +99,8 @@ export function newEtcdClient(options: EtcdClientOptions): Etcd3 {
   const opts: IOptions = {
     hosts: servers,
     dialTimeout: 3_000,
-    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
+    // A gRPC deadline is a wall-clock date: the real clock.
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: realClock.now() + callTimeoutMs }),
     faultHandling: {
       host: () => passThroughPolicy() as never,
       global: retryPolicy(servers.length + 1) as never,

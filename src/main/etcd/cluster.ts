@@ -19,6 +19,7 @@ import { buildNode as buildNodeObject, gatherNodeFacts, kubeletVersion } from '.
 import { newEtcdStatusWriter, type EtcdStatusWriter } from '../status/etcd-status-writer.js';
 import type { StatusManager } from '../status/status-manager.js';
 import { newEtcdClient, type Etcd3 } from './client.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /**
  * EtcdClusterOptions: the AgentOptions cluster mode reads (AgentOptions fits it). Optional fields
@@ -54,6 +55,8 @@ export interface EtcdClusterDeps {
   buildNode?(): Node | Promise<Node>;
   /** The node's readiness (runtime / PLEG health) for the default Node builder. */
   ready?(): { ok: boolean; message?: string };
+  /** The clock (epoch ms) of the default Node's heartbeat and of the status writer's rate limit; default the real clock. */
+  clock?: Clock;
 }
 
 /** EtcdCluster: the running cluster mode. */
@@ -83,11 +86,11 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
   });
   const statusWriter = newEtcdStatusWriter(
     { nodeName: o.nodeName, prefix: o.etcdPrefix, qps: o.etcdQps, burst: o.etcdBurst },
-    { client, logger: log.child({ component: 'etcd-status' }), statusManager: deps.statusManager, listPods: deps.listPods },
+    { client, logger: log.child({ component: 'etcd-status' }), statusManager: deps.statusManager, listPods: deps.listPods, clock: deps.clock },
   );
   let reconciled = false;
   const source: EtcdSource = newEtcdSource({ nodeName: o.nodeName, prefix: o.etcdPrefix }, {
-    client,
+    client, clock: deps.clock,
     logger: log.child({ component: 'etcd-source' }),
     onUpdate: (u) => {
       deps.onUpdate(u);
@@ -104,17 +107,17 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
     },
   });
   const objectSource = deps.onObjects
-    ? newEtcdObjectSource({ client, prefix: o.etcdPrefix, logger: log.child({ component: 'etcd-objects' }), onObjects: (u) => deps.onObjects!(u) })
+    ? newEtcdObjectSource({ client, prefix: o.etcdPrefix, logger: log.child({ component: 'etcd-objects' }), onObjects: (u) => deps.onObjects!(u), clock: deps.clock })
     : undefined;
   let previousNode: Node | undefined;
   const buildNode = deps.buildNode ?? (async () => (previousNode = buildNodeObject({
     nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletVersion(),
     containerRuntimeVersion: o.runtime === 'fake' ? 'fake://0.1.0' : 'docker://unknown', health: deps.ready?.() ?? { ok: true },
-    port: o.port, facts: await gatherNodeFacts(o.rootDir), nowMs: Date.now(), previous: previousNode,
+    port: o.port, facts: await gatherNodeFacts(o.rootDir), nowMs: (deps.clock ?? realClock).now(), previous: previousNode,
   })));
   const nodeLease = o.registerNode
     ? newNodeLease({ nodeName: o.nodeName, prefix: o.etcdPrefix, ttlSeconds: o.nodeLeaseDurationSeconds ?? 40, updateFrequencyMs: o.nodeStatusUpdateFrequencyMs }, {
-      client, logger: log.child({ component: 'node-lease' }), buildNode,
+      client, logger: log.child({ component: 'node-lease' }), buildNode, clock: deps.clock,
     })
     : null;
   let stopped = false;

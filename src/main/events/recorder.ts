@@ -11,6 +11,7 @@ import type { Event, Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { boundedField, podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /**
  * kMaxEventMessageBytes: the UTF-8 bytes an event's message keeps: 1 KiB, the apiserver's event
@@ -40,7 +41,8 @@ export interface EventRecorderOptions {
 }
 
 /** newEventRecorder creates an empty recorder. @throws InvalidArgumentError for a capacity below 1. */
-export function newEventRecorder(options: EventRecorderOptions, deps: { logger: Logger }): EventRecorder {
+export function newEventRecorder(options: EventRecorderOptions, deps: { logger: Logger; clock?: Clock }): EventRecorder {
+  const clock = deps.clock ?? realClock;
   const capacity = options.capacity ?? 1000;
   if (!Number.isInteger(capacity) || capacity < 1) throw new InvalidArgumentError(`options.capacity must be an integer >= 1, got ${capacity}`);
   const component = options.component ?? 'kubelet';
@@ -52,7 +54,7 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
       const e = input.message.length * 3 > kMaxEventMessageBytes ? { ...input, message: boundedField(input.message, kMaxEventMessageBytes) } : input;
       const meta = pod.metadata ?? {};
       const key = [meta.uid, e.fieldPath ?? '', e.type, e.reason, e.message].join('\u0000');
-      const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const now = new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
       let event = events.get(key);
       if (event) {
         events.delete(key);

@@ -21,6 +21,7 @@
  * `--eviction-minimum-reclaim` and the memcg threshold notifier. Main thread only.
  */
 import type { Pod } from '../../shared/api.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
 import { podTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
@@ -87,8 +88,8 @@ export interface EvictionManagerDeps {
   reclaimDisk?(): Promise<void>;
   /** Counts an eviction (`kubelet_evictions{eviction_signal}`). */
   onEviction?(signal: string): void;
-  /** Clock, epoch ms (default Date.now). */
-  now?: () => number;
+  /** The clock of the monitoring timer and of the observation times (epoch ms); default the real clock. */
+  clock?: Clock;
 }
 
 /** EvictionManager: pressure, admission and the periodic eviction pass. Main thread only. */
@@ -109,7 +110,7 @@ export interface EvictionManager {
 }
 
 class EvictionManagerImpl implements EvictionManager {
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #running: Promise<Pod | null> | null = null;
   #conditions: PressureCondition[] = [];
   #conditionsLastObservedAt = new Map<PressureCondition, number>();
@@ -118,22 +119,21 @@ class EvictionManagerImpl implements EvictionManager {
   /** The pod evicted last, until it is cleaned up (waitForPodsCleanup), with the deadline. */
   #cleanup: { uids: string[]; untilMs: number } | null = null;
   #stopped = false;
-  readonly #now: () => number;
+  readonly #clock: Clock;
 
   constructor(private readonly config: EvictionConfig, private readonly deps: EvictionManagerDeps) {
-    this.#now = deps.now ?? Date.now;
+    this.#clock = deps.clock ?? realClock;
   }
 
   start(): void {
     if (this.#timer || this.#stopped) return;
     void this.synchronize();
-    this.#timer = setInterval(() => void this.synchronize(), this.config.monitoringIntervalMs ?? kDefaultEvictionMonitoringIntervalMs);
-    this.#timer.unref();
+    this.#timer = this.#clock.setInterval(() => void this.synchronize(), this.config.monitoringIntervalMs ?? kDefaultEvictionMonitoringIntervalMs);
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#timer);
+    this.#clock.clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#running;
   }
@@ -163,7 +163,7 @@ class EvictionManagerImpl implements EvictionManager {
     if (this.#cleanup) {
       // waitForPodsCleanup: no decision while the pods evicted last are still being stopped.
       const done = this.#cleanup.uids.every((uid) => deps.podCleanedUp(uid));
-      if (!done && this.#now() < this.#cleanup.untilMs) return null;
+      if (!done && this.#clock.now() < this.#cleanup.untilMs) return null;
       if (!done) deps.logger.info({ uids: this.#cleanup.uids }, 'Eviction manager: timed out waiting for pods to be cleaned up');
       this.#cleanup = null;
       // The kubelet takes the next Summary with updateStats: figures taken after the pod went.
@@ -171,7 +171,7 @@ class EvictionManagerImpl implements EvictionManager {
     }
     const summary = deps.summary();
     if (!summary) return null;
-    const now = this.#now();
+    const now = this.#clock.now();
     const observations = makeSignalObservations(summary, deps.memoryCapacityBytes);
     const met = thresholdsMet(config.thresholds, observations);
     const firstObservedAt = thresholdsFirstObservedAt(met, this.#thresholdsFirstObservedAt, now);
@@ -235,7 +235,7 @@ class EvictionManagerImpl implements EvictionManager {
       if (!deps.evictPod(pod, { message, gracePeriodSeconds, annotations })) continue;
       deps.onEviction?.(toReclaim.signal);
       deps.logger.info({ ...podFields(pod), signal: toReclaim.signal, gracePeriodSeconds, message }, 'Eviction manager: pod is evicted');
-      this.#cleanup = { uids: [pod.metadata?.uid ?? ''], untilMs: this.#now() + kPodCleanupTimeoutMs };
+      this.#cleanup = { uids: [pod.metadata?.uid ?? ''], untilMs: this.#clock.now() + kPodCleanupTimeoutMs };
       return pod;
     }
     deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: unable to evict any pods from the node');
@@ -271,7 +271,7 @@ class EvictionManagerImpl implements EvictionManager {
       deps.logger.info({ ...podFields(pod), signal: v.signal, message: v.message }, 'Eviction manager: pod is evicted');
       evicted.push(pod);
     }
-    if (evicted.length > 0) this.#cleanup = { uids: evicted.map((p) => p.metadata?.uid ?? ''), untilMs: this.#now() + kPodCleanupTimeoutMs };
+    if (evicted.length > 0) this.#cleanup = { uids: evicted.map((p) => p.metadata?.uid ?? ''), untilMs: this.#clock.now() + kPodCleanupTimeoutMs };
     return evicted;
   }
 }

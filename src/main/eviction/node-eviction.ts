@@ -15,6 +15,7 @@ import type { PodStatusPublisher } from '../status/pod-status-publisher.js';
 import type { PodWorkers } from '../pod-workers.js';
 import { newEvictionManager, type EvictionManager } from './eviction-manager.js';
 import { evictionThresholds } from './eviction-options.js';
+import type { Clock } from '../../shared/clock.js';
 
 /** The eviction settings of AgentOptions (eviction-options.ts), milliseconds and seconds as named. */
 export interface NodeEvictionOptions {
@@ -40,6 +41,8 @@ export interface NodeEvictionDeps {
   reclaimDisk?: () => Promise<void>;
   /** The agent's metrics registry: `kubelet_evictions{eviction_signal}` is registered there. */
   registry: Registry;
+  /** The clock of the manager (EvictionManagerDeps.clock); default the real clock. */
+  clock?: Clock;
 }
 
 /**
@@ -63,6 +66,7 @@ export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictio
     monitoringIntervalMs: o.evictionMonitoringIntervalMs,
   }, {
     logger: deps.logger,
+    clock: deps.clock,
     summary: () => deps.stats.summary(),
     collect: (scope) => deps.stats.collect(scope),
     memoryCapacityBytes: totalmem(),

@@ -1,6 +1,7 @@
 // Counterpart of the kubelet's GC loops in pkg/kubelet/kubelet.go StartGarbageCollection (container GC every minute, image GC every 5 minutes).
 import { PROTOCOL_VERSION, type GcResult, type GcTask } from '../../shared/messages.js';
 import type { Logger } from '../../shared/logging.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** Options of newGcManager. */
 export interface GcManagerOptions {
@@ -21,6 +22,8 @@ export interface GcManagerDeps {
   /** UIDs of the pods the agent knows (its pod manager), taken at each run. */
   activePodUids: () => string[];
   logger: Logger;
+  /** The clock of the GC timer; default the real clock. */
+  clock?: Clock;
 }
 
 /** GcManager runs container and image GC periodically; at most one run at a time. */
@@ -44,7 +47,8 @@ export const kDefaultGcPeriodMs = 60_000;
 export function newGcManager(opts: GcManagerOptions, deps: GcManagerDeps): GcManager {
   const periodMs = opts.periodMs ?? kDefaultGcPeriodMs;
   if (!(periodMs >= 1)) throw new RangeError(`gc periodMs must be >= 1, got ${periodMs}`);
-  let timer: NodeJS.Timeout | undefined;
+  const clock = deps.clock ?? realClock;
+  let timer: TimerHandle | undefined;
   let inFlight: Promise<GcResult> | null = null;
   const runOnce = (): Promise<GcResult> => {
     if (inFlight) return inFlight;
@@ -66,12 +70,11 @@ export function newGcManager(opts: GcManagerOptions, deps: GcManagerDeps): GcMan
   return {
     start() {
       if (timer) return;
-      timer = setInterval(() => { runOnce().catch((err: unknown) => deps.logger.warn({ err }, 'Garbage collection failed')); }, periodMs);
-      timer.unref();
+      timer = clock.setInterval(() => { runOnce().catch((err: unknown) => deps.logger.warn({ err }, 'Garbage collection failed')); }, periodMs);
     },
     runOnce,
     async stop() {
-      clearInterval(timer);
+      clock.clearInterval(timer);
       timer = undefined;
       await inFlight?.catch(() => undefined);
     },

@@ -15,6 +15,7 @@ import type { RuntimePod } from '../../shared/messages.js';
 import type { PodWork } from '../pod-workers.js';
 import type { PodSyncRunner, TaskOf } from '../pool/worker-pool.js';
 import type { PodStatusChange } from '../status/status-manager.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** What the metrics read when scraped. */
 export interface KubeletMetricsSources {
@@ -24,6 +25,8 @@ export interface KubeletMetricsSources {
   runnerStats(): ReturnType<PodSyncRunner['stats']> | undefined;
   /** The pod workers' figures, or undefined before start. */
   podWorkerStats?(): { inFlight: number; waiting: number; timers: number; terminating?: number; terminated?: number } | undefined;
+  /** The clock of the pod start latency (epoch ms) and of the durations observed (monotonic); default the real clock. */
+  clock?: Clock;
 }
 
 /** KubeletMetrics: the metrics plus the hooks that feed them. */
@@ -64,6 +67,7 @@ export function snakeCase(name: string): string {
  * on a duplicate name) and starts the event-loop delay monitor (20 ms resolution).
  */
 export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSources): KubeletMetrics {
+  const clock = sources.clock ?? realClock;
   const registers = [registry];
   new Gauge({
     name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers,
@@ -181,7 +185,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
       return {
         async run<K extends WorkerTask['kind']>(task: TaskOf<K>): Promise<WorkerResultMap[K]> {
           const o = op(task.kind);
-          const started = performance.now();
+          const started = clock.monotonicMs();
           o.total.inc();
           try {
             const result = await runner.run(task);
@@ -192,7 +196,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
             o.errors.inc();
             throw err;
           } finally {
-            o.duration.observe((performance.now() - started) / 1000);
+            o.duration.observe((clock.monotonicMs() - started) / 1000);
           }
         },
         stats: () => runner.stats(),
@@ -201,11 +205,11 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     },
     timePodWork(fn) {
       return async (uid, work) => {
-        const started = performance.now();
+        const started = clock.monotonicMs();
         try {
           await fn(uid, work);
         } finally {
-          workTimers[work.type].observe((performance.now() - started) / 1000);
+          workTimers[work.type].observe((clock.monotonicMs() - started) / 1000);
         }
       };
     },
@@ -220,7 +224,7 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
       if (status?.phase !== 'Running' || !containers?.length || !containers.every((c) => c.state?.running)) return;
       startObserved.add(change.uid);
       const firstSeen = status.startTime ? Date.parse(status.startTime) : NaN;
-      if (Number.isFinite(firstSeen)) podStart.observe(Math.max(0, Date.now() - firstSeen) / 1000);
+      if (Number.isFinite(firstSeen)) podStart.observe(Math.max(0, clock.now() - firstSeen) / 1000);
     },
     observeHttpRequest(method, path, code, seconds) {
       const key = `${method} ${path}`;

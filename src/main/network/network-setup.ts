@@ -15,6 +15,7 @@ import { defaultNetworkConfigList, findNetworkConfigFile, loadNetworkConfigList,
 import type { Logger } from '../../shared/logging.js';
 import { kNoPodNetwork, type NodeNetworkSettings } from '../../shared/messages.js';
 import { claimPodCidr, type ClaimPodCidrDeps, type PodCidrClaim } from './pod-cidr.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** kDefaultNetworkName: the `name` of the agent's default network configuration. */
 export const kDefaultNetworkName = 'kubelet-ts';
@@ -64,6 +65,8 @@ export interface NodeNetworkDeps {
   claim?: ClaimPodCidrDeps & { claimDir?: string };
   /** Re-check period, milliseconds (default {@link kNetworkRecheckPeriodMs}). */
   recheckPeriodMs?: number;
+  /** The clock of the re-checks; default the real clock. */
+  clock?: Clock;
 }
 
 /** NodeNetwork: the node's pod network as resolved at start. */
@@ -136,7 +139,7 @@ export function nodeNetworkMessage(message: string): string {
 
 class NodeNetworkImpl implements NodeNetwork {
   #status: NetworkStatus;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #stopped = false;
 
   constructor(
@@ -177,14 +180,13 @@ class NodeNetworkImpl implements NodeNetwork {
 
   start(): void {
     if (this.settings.plugin === 'none' || this.#timer || this.#stopped) return;
-    this.#timer = setInterval(() => void this.check(), this.deps.recheckPeriodMs ?? kNetworkRecheckPeriodMs);
-    this.#timer.unref();
+    this.#timer = (this.deps.clock ?? realClock).setInterval(() => void this.check(), this.deps.recheckPeriodMs ?? kNetworkRecheckPeriodMs);
   }
 
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
+    (this.deps.clock ?? realClock).clearInterval(this.#timer);
     await this.claim?.release();
   }
 }

@@ -20,6 +20,7 @@ import type { PodManager } from '../pod/pod-manager.js';
 import { buildNode, gatherNodeFacts, kubeletVersion, type NodeInputs } from './node-status.js';
 import { kRuntimeDownMessage } from './runtime-state.js';
 import { newNodeSpecStore, type NodeSpecStore } from './node-spec.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** Options of {@link newNodeApi} (a subset of AgentOptions). */
 export interface NodeApiOptions {
@@ -48,6 +49,8 @@ export interface NodeApiDeps {
   pressure?: () => { memory: boolean; disk: boolean };
   /** The hard eviction thresholds reserved from allocatable (NodeInputs.hardEviction); absent = the defaults. */
   hardEviction?: NodeInputs['hardEviction'];
+  /** The clock (epoch ms) of the Node's heartbeat and transition times; default the real clock. */
+  clock?: Clock;
 }
 
 /** NodeApi: GET /node and GET /containerLogs. */
@@ -140,7 +143,7 @@ class NodeApiImpl implements NodeApi {
       nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, unschedulable: await this.#spec.unschedulable(), nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
       kubeletVersion: kubeletVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
       health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(), pressure: this.deps.pressure?.(), hardEviction: this.deps.hardEviction,
-      facts: await gatherNodeFacts(this.options.rootDir), nowMs: Date.now(), previous: this.#lastNode,
+      facts: await gatherNodeFacts(this.options.rootDir), nowMs: (this.deps.clock ?? realClock).now(), previous: this.#lastNode,
     });
     return this.#lastNode;
   }

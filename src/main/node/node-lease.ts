@@ -15,6 +15,7 @@ import type { Node } from '../../shared/api.js';
 import { stableHash } from '../../shared/hash.js';
 import type { Logger } from '../../shared/logging.js';
 import { EtcdLeaseInvalidError, etcdKeys, type Etcd3, type Lease } from '../etcd/client.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** NodeLeaseOptions (units in the names). */
 export interface NodeLeaseOptions {
@@ -35,6 +36,8 @@ export interface NodeLeaseDeps {
   client: Etcd3;
   logger: Logger;
   buildNode(): Node | Promise<Node>;
+  /** The clock of the renewals (every updateFrequencyMs); default the real clock. */
+  clock?: Clock;
 }
 
 /** NodeLease: the running registration. */
@@ -65,7 +68,7 @@ class NodeLeaseImpl implements NodeLease {
   #lease: Lease | undefined;
   #leaseId = '';
   #lastHash = '';
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #running: Promise<void> | undefined;
   #started: Promise<void> | undefined;
   #stopped = false;
@@ -87,10 +90,9 @@ class NodeLeaseImpl implements NodeLease {
   start(): Promise<void> {
     this.#started ??= (async () => {
       await this.#tick();
-      this.#timer = setInterval(() => {
+      this.#timer = (this.deps.clock ?? realClock).setInterval(() => {
         if (!this.#running) this.#running = this.#tick().finally(() => (this.#running = undefined));
       }, this.o.updateFrequencyMs);
-      this.#timer.unref();
     })();
     return this.#started;
   }
@@ -98,12 +100,13 @@ class NodeLeaseImpl implements NodeLease {
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
-    clearInterval(this.#timer);
+    (this.deps.clock ?? realClock).clearInterval(this.#timer);
     await this.#running;
     const lease = this.#lease;
     this.#lease = undefined;
     if (lease) {
-      await lease.revoke({ deadline: Date.now() + 2_000 }).catch((err: Error) => this.deps.logger.warn({ err: err.message }, 'Could not revoke the node lease; the node key goes when it expires'));
+      // A gRPC deadline is a wall-clock date: the real clock, never a test's.
+      await lease.revoke({ deadline: realClock.now() + 2_000 }).catch((err: Error) => this.deps.logger.warn({ err: err.message }, 'Could not revoke the node lease; the node key goes when it expires'));
     }
   }
 

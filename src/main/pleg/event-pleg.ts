@@ -16,6 +16,7 @@
  * (src/workers/docker-events.worker.ts): no Docker I/O on the main thread, and the piscina pool keeps all
  * its task slots for syncs. Main thread only.
  */
+import { realClock, type Clock } from '../../shared/clock.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { DockerContainerEvent, DockerEventsBootstrap, DockerEventsMessage } from '../../shared/docker-events.js';
@@ -63,8 +64,8 @@ export interface EventedPlegDeps {
   observer?: PlegObserver;
   /** Opens the events stream (default: a Worker running src/workers/docker-events.worker.ts). */
   openEventSource?(bootstrap: DockerEventsBootstrap): DockerEventSource;
-  /** Clock, epoch ms (default Date.now): event lag is now − the event's time. */
-  now?: () => number;
+  /** The clock (epoch ms) of the event lag (now − the event's time) and of the generic PLEG's relists; default the real clock. */
+  clock?: Clock;
 }
 
 /**
@@ -157,7 +158,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   if (!opts.nodeName) throw new InvalidArgumentError('options.nodeName must be a non-empty string');
   if (!opts.dockerSocketPath) throw new InvalidArgumentError('options.dockerSocketPath must be a non-empty string');
   const log = deps.logger.child({ component: 'pleg' });
-  const now = deps.now ?? Date.now;
+  const clock = deps.clock ?? realClock;
   const lags: number[] = [];
   /** Containers whose `oom` event came and whose `die` has not yet (bounded: one per dying container). */
   const oomKilled = new Set<string>();
@@ -167,7 +168,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   const generic: GenericPleg = newGenericPleg(
     { relistPeriodMs: opts.fallbackRelistPeriodMs, healthThresholdMs: opts.healthThresholdMs },
     {
-      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer, onRelist: deps.onRelist, onRuntimePods: deps.onRuntimePods,
+      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer, onRelist: deps.onRelist, onRuntimePods: deps.onRuntimePods, clock,
       relisted: () => {
         // Only a successful relist after a (re)connect lets the period grow: until then nothing
         // guarantees that what happened while the stream was down has been seen.
@@ -177,7 +178,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   );
 
   const handleEvents = (events: DockerContainerEvent[]) => {
-    const t = now();
+    const t = clock.now();
     const byPod = new Map<string, PodLifecycleEvent[]>();
     for (const e of events) {
       const lag = Math.max(0, t - e.timeMs);

@@ -8,6 +8,7 @@
  * Health follows the kubelet: unhealthy when no relist has finished for `healthThresholdMs`
  * (kubelet: relistThreshold, 3 min).
  */
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RelistContainer, RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import { PROTOCOL_VERSION } from '../../shared/messages.js';
@@ -117,6 +118,8 @@ export interface GenericPlegDeps {
   onRuntimePods?(pods: RuntimePod[]): void;
   /** Called after every successful relist (the evented PLEG lengthens its period from here). */
   relisted?(): void;
+  /** The clock of the relist timer and of the health check (epoch ms); default the real clock. */
+  clock?: Clock;
 }
 
 /** The PLEG. */
@@ -209,15 +212,16 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
   let byFullName = new Map<string, string[]>();
   /** Pods observePodRemoved was told of, with when (epoch ms): left out of the views until a later relist. */
   const removed = new Map<string, number>();
-  let lastOkMs = Date.now();
+  const clock = deps.clock ?? realClock;
+  let lastOkMs = clock.now();
   let lastDurationMs = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   let running: Promise<void> | null = null;
   let stopped = false;
   let failing = false;
 
   const relistOnce = async (): Promise<void> => {
-    const started = performance.now();
+    const started = clock.monotonicMs();
     if (lastStartMs) deps.observer?.relistInterval((started - lastStartMs) / 1000);
     lastStartMs = started;
     try {
@@ -233,8 +237,8 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       lastObservedAtMs = Math.max(lastObservedAtMs, result.observedAtMs);
       if (first) byFullName = indexByFullName(result.containers);
       for (const [uid, atMs] of removed) if (atMs < result.observedAtMs) removed.delete(uid);
-      lastOkMs = Date.now();
-      lastDurationMs = performance.now() - started;
+      lastOkMs = clock.now();
+      lastDurationMs = clock.monotonicMs() - started;
       relists++;
       durations.push(lastDurationMs);
       if (durations.length > 1000) durations.shift();
@@ -263,9 +267,8 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
   };
 
   const schedule = () => {
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(loop, opts.relistPeriodMs);
-    timer.unref();
+    if (timer) clock.clearTimeout(timer);
+    timer = clock.setTimeout(() => void loop(), opts.relistPeriodMs);
   };
   const loop = async () => {
     await relist();
@@ -278,12 +281,12 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      if (timer) clock.clearTimeout(timer);
       await running;
     },
     relist,
     healthy() {
-      const since = Date.now() - lastOkMs;
+      const since = clock.now() - lastOkMs;
       if (since > opts.healthThresholdMs) return { ok: false, message: `pleg was last seen active ${Math.round(since / 1000)}s ago; threshold is ${opts.healthThresholdMs / 1000}s` };
       return { ok: true };
     },
@@ -300,7 +303,7 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       return uids;
     },
     observePodRemoved(uid: string) {
-      removed.set(uid, Date.now());
+      removed.set(uid, clock.now());
     },
     stats: () => ({ relists, lastRelistDurationMs: lastDurationMs, relistDurationsMs: [...durations], eventLagsMs: [], streaming: false, relistPeriodMs: opts.relistPeriodMs }),
     setRelistPeriod(ms: number) {

@@ -20,6 +20,7 @@
  * lets the next init container (or the app containers) start (`startedSidecars`, onSync).
  */
 import type { Container, Pod, Probe } from '../../shared/api.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
 import { isRestartableInitContainer } from '../../shared/pod-policy.js';
@@ -28,7 +29,7 @@ import { runDirectNetProbe } from '../../shared/http-probe.js';
 import { grpcProbeTarget, netProbeTarget, type HttpGetAction, type TcpSocketAction } from '../../shared/probe-target.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import { applyProbeResult, newProbeWorkerState, type ProbeType, type ProbeWorkerState } from './results-manager.js';
-import { kRealClock, newProbeScheduler, type ProbeScheduler, type SchedulerClock } from './scheduler.js';
+import { newProbeScheduler, type ProbeScheduler } from './scheduler.js';
 
 /** The part of the worker pool the probe manager uses (PodSyncRunner.run for probe tasks). */
 export interface ProbeRunner {
@@ -62,7 +63,7 @@ export interface ProberManagerDeps {
    */
   onKill(uid: string): void;
   /** Clock and timers (tests pass a fake); default the real ones. */
-  clock?: SchedulerClock;
+  clock?: Clock;
   /** Counts every probe's result (prober_probe_total at /metrics/probes, main/stats/probe-metrics.ts) and drops a removed pod's series. Optional. */
   probeMetrics?: {
     observe(type: ProbeType, result: ProbeOutcome['result'], pod: { uid: string; name: string; namespace: string }, container: string): void;
@@ -147,11 +148,11 @@ function probedContainers(pod: Pod): Array<{ c: Container; sidecar: boolean }> {
 class ProberManagerImpl implements ProberManager {
   readonly #pods = new Map<string, PodProbes>();
   readonly #scheduler: ProbeScheduler;
-  readonly #clock: SchedulerClock;
+  readonly #clock: Clock;
   #stopped = false;
 
   constructor(private readonly opts: ProberManagerOptions, private readonly deps: ProberManagerDeps) {
-    this.#clock = deps.clock ?? kRealClock;
+    this.#clock = deps.clock ?? realClock;
     this.#scheduler = newProbeScheduler({ maxInFlight: opts.maxInFlight ?? 16 }, this.#clock);
   }
 

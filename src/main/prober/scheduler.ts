@@ -14,24 +14,7 @@
  * is a probe every periodSeconds (at least 1 s), which a 100 ms grid keeps.
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
-import { setLongTimeout, type LongTimeout } from '../../shared/long-timeout.js';
-
-/** Clock and timer of the scheduler (tests pass a fake). Times are epoch milliseconds. */
-export interface SchedulerClock {
-  now(): number;
-  setTimer(fn: () => void, delayMs: number): unknown;
-  clearTimer(handle: unknown): void;
-}
-
-/**
- * The real clock: Date.now and an unref'd timer that keeps waiting past Node's 2^31-1 ms limit
- * (a probe's periodSeconds or initialDelaySeconds may be up to 2^31-1 seconds).
- */
-export const kRealClock: SchedulerClock = {
-  now: () => Date.now(),
-  setTimer: (fn, delayMs) => setLongTimeout(fn, delayMs).unref(),
-  clearTimer: (h) => (h as LongTimeout).clear(),
-};
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** Options of newProbeScheduler. */
 export interface ProbeSchedulerOptions {
@@ -136,12 +119,12 @@ class ProbeSchedulerImpl implements ProbeScheduler {
   readonly #waiting: Job[] = [];
   #seq = 0;
   #inFlight = 0;
-  #timer: unknown = null;
+  #timer: TimerHandle = null;
   #timerDueMs = Infinity;
   #stopped = false;
   #idle: (() => void) | null = null;
 
-  constructor(private readonly maxInFlight: number, private readonly tickMs: number, private readonly clock: SchedulerClock) {}
+  constructor(private readonly maxInFlight: number, private readonly tickMs: number, private readonly clock: Clock) {}
 
   add(key: string, firstDueMs: number, periodMs: number, run: () => Promise<void>): void {
     if (this.#stopped) return;
@@ -202,7 +185,7 @@ class ProbeSchedulerImpl implements ProbeScheduler {
       top = this.#heap.peek();
     }
     if (!top) {
-      if (this.#timer !== null) this.clock.clearTimer(this.#timer);
+      if (this.#timer !== null) this.clock.clearTimeout(this.#timer);
       this.#timer = null;
       this.#timerDueMs = Infinity;
       return;
@@ -210,9 +193,9 @@ class ProbeSchedulerImpl implements ProbeScheduler {
     // The end of the tick the earliest job is due in (a timer wheel's slot).
     const fireAtMs = Math.ceil(top.dueMs / this.tickMs) * this.tickMs;
     if (this.#timer !== null && this.#timerDueMs <= fireAtMs) return;
-    if (this.#timer !== null) this.clock.clearTimer(this.#timer);
+    if (this.#timer !== null) this.clock.clearTimeout(this.#timer);
     this.#timerDueMs = fireAtMs;
-    this.#timer = this.clock.setTimer(() => this.#fire(), Math.max(0, fireAtMs - this.clock.now()));
+    this.#timer = this.clock.setTimeout(() => this.#fire(), Math.max(0, fireAtMs - this.clock.now()));
   }
 
   #fire(): void {
@@ -269,7 +252,7 @@ class ProbeSchedulerImpl implements ProbeScheduler {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#timer !== null) this.clock.clearTimer(this.#timer);
+    if (this.#timer !== null) this.clock.clearTimeout(this.#timer);
     this.#timer = null;
     this.#waiting.length = 0;
     if (this.#inFlight === 0) return;
@@ -278,10 +261,12 @@ class ProbeSchedulerImpl implements ProbeScheduler {
 }
 
 /**
- * newProbeScheduler creates the node's probe scheduler.
+ * newProbeScheduler creates the node's probe scheduler on `clock` (epoch ms; default the real clock,
+ * whose timeouts keep waiting past Node's 2^31-1 ms limit: a probe's periodSeconds or
+ * initialDelaySeconds may be up to 2^31-1 seconds).
  * @throws InvalidArgumentError for a maxInFlight or tickMs that is not an integer >= 1.
  */
-export function newProbeScheduler(options: ProbeSchedulerOptions = {}, clock: SchedulerClock = kRealClock): ProbeScheduler {
+export function newProbeScheduler(options: ProbeSchedulerOptions = {}, clock: Clock = realClock): ProbeScheduler {
   const maxInFlight = options.maxInFlight ?? 16;
   const tickMs = options.tickMs ?? 100;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new InvalidArgumentError(`options.maxInFlight must be an integer >= 1, got ${maxInFlight}`);

@@ -19,6 +19,7 @@
  * from the samples it has: a wedged dockerd does not hold readers); the eviction manager collects
  * every pod before it ranks pods under pressure.
  */
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import { PROTOCOL_VERSION, type StatsTask } from '../../shared/messages.js';
 import type { StatsSample, Summary } from '../../shared/stats.js';
@@ -44,9 +45,9 @@ export interface StatsProviderDeps {
   logger: Logger;
   /** UIDs of the pods every period measures even while nobody reads per-pod figures (default: none). Called once per quiet period. */
   watchedPods?: () => string[];
-  /** Clock, epoch milliseconds (tests inject one; default Date.now). */
-  now?: () => number;
-  /** Waits `ms` milliseconds (tests inject one; default a timer). */
+  /** The clock of the demand window, the period timer and the read wait limit (epoch ms); default the real clock. */
+  clock?: Clock;
+  /** Waits `ms` milliseconds (tests inject one; default a timer of `clock`). */
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -122,9 +123,10 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
   if (!(periodMs >= 1)) throw new RangeError(`--housekeeping-interval must be > 0, got ${periodMs} ms`);
   if (!(demandWindowMs >= 1)) throw new RangeError(`the stats demand window must be > 0, got ${demandWindowMs} ms`);
   const readWaitLimitMs = opts.readWaitLimitMs ?? Math.max(2 * periodMs, 5000) + kRateSampleMs;
-  const now = deps.now ?? Date.now;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms).unref(); }));
-  let timer: NodeJS.Timeout | undefined;
+  const clock = deps.clock ?? realClock;
+  const now = () => clock.now();
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => { clock.setTimeout(resolve, ms); }));
+  let timer: TimerHandle | undefined;
   let inFlight: { all: boolean; done: Promise<StatsSample> } | null = null;
   /** The latest two samples of any scope (the eviction manager's view). */
   let latest: StatsSample | undefined;
@@ -144,14 +146,14 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
 
   const build = (cache: CachedSummary | undefined, cur: StatsSample, prev: StatsSample | undefined): CachedSummary => {
     if (cache && cache.cur === cur && cache.prev === prev) return cache;
-    const t0 = performance.now();
+    const t0 = clock.monotonicMs();
     const summary = buildSummary(opts.nodeName, cur, prev);
-    cost.totalRenderMs += performance.now() - t0;
+    cost.totalRenderMs += clock.monotonicMs() - t0;
     return { cur, prev, summary };
   };
 
   const run = (all: boolean): Promise<StatsSample> => {
-    const t0 = performance.now();
+    const t0 = clock.monotonicMs();
     const task: StatsTask = { kind: 'stats', protocol: PROTOCOL_VERSION };
     if (!all) task.pods = deps.watchedPods?.() ?? [];
     const done = deps.run(task)
@@ -175,7 +177,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
       })
       .finally(() => {
         cost.collections++;
-        cost.totalTaskMs += performance.now() - t0;
+        cost.totalTaskMs += clock.monotonicMs() - t0;
         inFlight = null;
       });
     inFlight = { all, done };
@@ -209,9 +211,9 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
       await sleep(kRateSampleMs);
       if (!stopped) await collect('all');
     })().catch(() => undefined).finally(() => { warming = null; });
-    let limit: NodeJS.Timeout | undefined;
-    await Promise.race([warming, new Promise<void>((resolve) => { limit = setTimeout(resolve, readWaitLimitMs); })]);
-    clearTimeout(limit);
+    let limit: TimerHandle | undefined;
+    await Promise.race([warming, new Promise<void>((resolve) => { limit = clock.setTimeout(resolve, readWaitLimitMs); })]);
+    clock.clearTimeout(limit);
   };
 
   const podSummary = (): Summary | undefined => {
@@ -224,8 +226,7 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     start() {
       if (timer || stopped) return;
       collect().catch(() => undefined);
-      timer = setInterval(() => { collect().catch(() => undefined); }, periodMs);
-      timer.unref();
+      timer = clock.setInterval(() => { collect().catch(() => undefined); }, periodMs);
     },
     collect,
     summary() {
@@ -240,23 +241,23 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     async resourceMetrics() {
       await ensureAll();
       const s = podSummary();
-      const t0 = performance.now();
+      const t0 = clock.monotonicMs();
       const out = await resourceMetricsText(s, failed);
-      cost.totalRenderMs += performance.now() - t0;
+      cost.totalRenderMs += clock.monotonicMs() - t0;
       return out;
     },
     async cadvisorMetrics() {
       await ensureAll();
-      const t0 = performance.now();
+      const t0 = clock.monotonicMs();
       const out = await cadvisorMetricsText(latestAll);
-      cost.totalRenderMs += performance.now() - t0;
+      cost.totalRenderMs += clock.monotonicMs() - t0;
       return out;
     },
     demanded,
     cost: () => ({ ...cost }),
     async stop() {
       stopped = true;
-      clearInterval(timer);
+      clock.clearInterval(timer);
       timer = undefined;
       await warming;
       await inFlight?.done.catch(() => undefined);

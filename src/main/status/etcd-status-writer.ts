@@ -18,6 +18,7 @@ import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import { etcdKeys, type Etcd3 } from '../etcd/client.js';
 import type { PodStatusChange, StatusManager } from './status-manager.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** EtcdStatusWriterOptions (units: writes per second, writes, keys). */
 export interface EtcdStatusWriterOptions {
@@ -81,7 +82,7 @@ type Pending = { op: 'put'; value: string } | { op: 'delete' };
  */
 export function newEtcdStatusWriter(
   options: EtcdStatusWriterOptions,
-  deps: { client: Etcd3; logger: Logger; statusManager: StatusManager; listPods?: () => Pod[] },
+  deps: { client: Etcd3; logger: Logger; statusManager: StatusManager; listPods?: () => Pod[]; clock?: Clock },
 ): EtcdStatusWriter {
   const qps = options.qps ?? 50;
   const burst = options.burst ?? 100;
@@ -96,7 +97,8 @@ export function newEtcdStatusWriter(
   const inFlight = new Set<string>();
   const stats = { puts: 0, deletes: 0, failures: 0, dropped: 0 };
   let tokens = burst;
-  let lastRefill = Date.now();
+  const clock = deps.clock ?? realClock;
+  let lastRefill = clock.now();
   let timer: NodeJS.Timeout | undefined;
   let failing: string | undefined;
   let retryDelayMs = 0;
@@ -124,7 +126,7 @@ export function newEtcdStatusWriter(
   }
 
   function refill(): void {
-    const now = Date.now();
+    const now = clock.now();
     tokens = Math.min(burst, tokens + ((now - lastRefill) / 1000) * qps);
     lastRefill = now;
   }

@@ -15,6 +15,7 @@ import type { PodRecord } from '../pod/pod-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
 import { generatePodStatus } from './generate.js';
 import type { StatusManager } from './status-manager.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** Dependencies of {@link newPodStatusPublisher}. */
 export interface PodStatusPublisherDeps {
@@ -29,6 +30,8 @@ export interface PodStatusPublisherDeps {
   events: EventRecorder;
   /** Asked whether the pod is terminal when a caller does not say (the pod workers own that). */
   podWorkers: Pick<PodWorkers, 'isPodTerminal'>;
+  /** The clock (epoch ms) of the status's transition times; default the real clock. */
+  clock?: Clock;
 }
 
 /** PodFailure: a failure the agent decided itself, kept on every later status of the pod. */
@@ -70,7 +73,7 @@ class PodStatusPublisherImpl implements PodStatusPublisher {
   publish(record: PodRecord, terminal = this.deps.podWorkers.isPodTerminal(record.uid)): void {
     record.status = generatePodStatus({
       pod: record.pod, runtimePod: this.deps.podCache.get(record.uid), waiting: record.waiting, hostIp: this.deps.nodeIp,
-      startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: Date.now(), failure: this.#failures.get(record),
+      startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: (this.deps.clock ?? realClock).now(), failure: this.#failures.get(record),
       probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id),
     });
     this.deps.statusManager.setPodStatus(record.pod, record.status);

@@ -10,8 +10,9 @@
  *   node condition, a namespace coming into use, a ConfigMap from a file source).
  * Re-lists of one kind run one at a time; calls while one waits to start join it. Main thread.
  */
-import type { AgentHost, ResourceChangeKind } from '../agent-host.js';
+import { hostClock, type AgentHost, type ResourceChangeKind } from '../agent-host.js';
 import { newKindHistory, type KindHistory, type KindObject, type VersionClock } from './kind-history.js';
+import type { TimerHandle } from '../../shared/clock.js';
 
 /** kSignalDelayMs: a reported change is followed by a re-list this many milliseconds later (changes in between join it). */
 const kSignalDelayMs = 50;
@@ -46,32 +47,32 @@ export interface KindFeeds {
   close(): void;
 }
 
-/** newKindFeeds: the feeds of `host`, created on first use; versions from `clock`. */
+/** newKindFeeds: the feeds of `host`, created on first use; versions from `clock`; polls and re-lists on the host's clock (hostClock). */
 export function newKindFeeds(host: AgentHost, clock: VersionClock): KindFeeds {
+  const time = hostClock(host);
   const feeds = new Map<string, { feed: KindFeed<KindObject>; spec: KindSpec<KindObject>; nextPollMs: number }>();
   /** Kinds reported changed, listed again together within {@link kSignalDelayMs} (a burst of changes costs one re-list). */
   const signalled = new Set<string>();
-  let signalTimer: NodeJS.Timeout | undefined;
+  let signalTimer: TimerHandle | undefined;
   const unsubscribe = host.onResourceChange?.((resource) => {
     // Only a kind someone watches is re-listed on a change: a list re-lists before it answers, and
     // a burst of pod starts records events by the hundred (each re-list diffs every event).
     if (!feeds.get(resource)?.feed.history.watchers()) return;
     signalled.add(resource);
-    signalTimer ??= setTimeout(() => {
+    signalTimer ??= time.setTimeout(() => {
       signalTimer = undefined;
       for (const r of signalled) void feeds.get(r)?.feed.sync().catch(() => undefined);
       signalled.clear();
     }, kSignalDelayMs);
   });
-  const poll = setInterval(() => {
-    const now = Date.now();
+  const poll = time.setInterval(() => {
+    const now = time.now();
     for (const f of feeds.values()) {
       if (f.feed.history.watchers() === 0 || now < f.nextPollMs) continue;
       f.nextPollMs = now + (f.spec.pollMs ?? 1000);
       void f.feed.sync().catch(() => undefined);
     }
   }, 250);
-  poll.unref();
 
   const create = <T extends KindObject>(spec: KindSpec<T>): KindFeed<T> => {
     const own = spec.ownVersions?.(host) !== undefined;
@@ -101,8 +102,8 @@ export function newKindFeeds(host: AgentHost, clock: VersionClock): KindFeeds {
       return f.feed as unknown as KindFeed<T>;
     },
     close() {
-      clearInterval(poll);
-      clearTimeout(signalTimer);
+      time.clearInterval(poll);
+      time.clearTimeout(signalTimer);
       unsubscribe?.();
     },
   };

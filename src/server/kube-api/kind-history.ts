@@ -13,6 +13,7 @@
  */
 import type { Status } from '../../shared/api.js';
 import { watchFrame, type WatchCancel, type WatchEvent } from '../ws/watch-event.js';
+import { realClock } from '../../shared/clock.js';
 
 /** KindObject: what a history holds: a Kubernetes object (its metadata gets `resourceVersion`). */
 export interface KindObject {
@@ -36,8 +37,8 @@ export interface VersionClock {
   current(): number;
 }
 
-/** newVersionClock: a counter that starts at `start` (default: the time now in ms, see the module comment). */
-export function newVersionClock(start = Date.now()): VersionClock {
+/** newVersionClock: a counter that starts at `start` (default: the real clock's time now in ms, see the module comment). */
+export function newVersionClock(start = realClock.now()): VersionClock {
   let v = start;
   return { next: () => ++v, current: () => v };
 }

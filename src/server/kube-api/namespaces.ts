@@ -26,7 +26,7 @@ import { kDefaultPolicy } from '../../shared/pod-security/admission.js';
 import { evaluatePod, levelVersionString, policyToEvaluate } from '../../shared/pod-security/policy.js';
 import { dns1123LabelErrors } from '../../shared/names.js';
 import { isStringMap } from '../../shared/validation-util.js';
-import type { AgentHost, CreatedNamespace } from '../agent-host.js';
+import { hostClock, type AgentHost, type CreatedNamespace } from '../agent-host.js';
 import type { HttpReply } from '../reply.js';
 import type { RouteContext } from '../router.js';
 import { statusError } from '../status.js';
@@ -36,6 +36,7 @@ import { warningHeader, withHeaders } from '../routes/intake.js';
 import { patchPod } from './patch.js';
 import { isStatus, kubeErrorStatus, objectReply, parseDryRun, statusReply } from './request.js';
 import type { NamespaceObject } from './table.js';
+import { realClock } from '../../shared/clock.js';
 
 /** kSystemNamespaces: the namespaces every cluster has, listed even when empty; they cannot be deleted. */
 export const kSystemNamespaces: readonly string[] = Object.freeze(['default', 'kube-node-lease', 'kube-public', 'kube-system']);
@@ -44,7 +45,7 @@ export const kSystemNamespaces: readonly string[] = Object.freeze(['default', 'k
 const kNameLabel = 'kubernetes.io/metadata.name';
 
 /** The time this module was loaded: the creationTimestamp of namespaces that exist by use (they exist since the server started). */
-const kStartedAt = new Date().toISOString();
+const kStartedAt = new Date(realClock.now()).toISOString();
 
 function toObject(name: string, created?: CreatedNamespace): NamespaceObject {
   return {
@@ -219,7 +220,7 @@ export async function createNamespace({ host, req, body }: RouteContext): Promis
   if (namespaceObjects(host).some((n) => n.metadata.name === ns.name)) {
     return statusReply(statusError(409, 'AlreadyExists', `namespaces "${ns.name}" already exists`, { name: ns.name, kind: 'namespaces' }));
   }
-  if (dryRun) return objectReply(toObject(ns.name, { ...ns, uid: '', creationTimestamp: new Date().toISOString() }), 201);
+  if (dryRun) return objectReply(toObject(ns.name, { ...ns, uid: '', creationTimestamp: new Date(hostClock(host).now()).toISOString() }), 201);
   try {
     return objectReply(toObject(ns.name, await host.createNamespace(ns)), 201);
   } catch (err) {

@@ -9,7 +9,7 @@
 import type { Pod, PodList, Status } from '../../shared/api.js';
 import { markPodDeleted } from '../../shared/pod-update.js';
 import { isStaticPod } from '../../shared/annotations.js';
-import type { AgentHost } from '../agent-host.js';
+import { hostClock, type AgentHost } from '../agent-host.js';
 import { JsonFragments, ListBody, objectInputs } from '../json-fragments.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext } from '../router.js';
@@ -48,11 +48,11 @@ function conflict(name: string, detail: string): Status {
   return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(name)}: ${detail}`, { name, kind: 'pods' });
 }
 
-function respond(req: RouteContext['req'], objects: Pod[], single: boolean, resourceVersion: string | undefined): HttpReply {
+function respond({ host, req }: Pick<RouteContext, 'host' | 'req'>, objects: Pod[], single: boolean, resourceVersion: string | undefined): HttpReply {
   if (wantsTable(req.headers.accept)) {
     const include = parseIncludeObject(req.query);
     if (isStatus(include)) return statusReply(include);
-    return jsonReply(200, toTable(kPodPrinter, objects, { include, nowMs: Date.now(), resourceVersion }));
+    return jsonReply(200, toTable(kPodPrinter, objects, { include, nowMs: hostClock(host).now(), resourceVersion }));
   }
   if (single) return jsonReply(200, objects[0]);
   return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : { resourceVersion }, items: objects } satisfies PodList);
@@ -168,7 +168,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (wantsTable(req.headers.accept)) {
       const include = parseIncludeObject(req.query);
       if (isStatus(include)) return statusReply(include);
-      return jsonReply(200, toTable(kPodPrinter, selected.map((p) => present(host, p)), { include, nowMs: Date.now(), ...listMeta }));
+      return jsonReply(200, toTable(kPodPrinter, selected.map((p) => present(host, p)), { include, nowMs: hostClock(host).now(), ...listMeta }));
     }
     // A PodList from the pods' JSON fragments: a pod is serialized again only when it or its
     // resourceVersion changed (json-fragments.ts); byte for byte what respond() would send.
@@ -184,7 +184,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const get = ({ host, req, params }: RouteContext): HttpReply => {
     const pod = host.getPod(params.namespace, params.name);
     if (!pod) return statusReply(notFound('pods', params.name));
-    return respond(req, [present(host, pod)], true, undefined);
+    return respond({ host, req }, [present(host, pod)], true, undefined);
   };
 
   const create = async (ctx: RouteContext): Promise<HttpReply> => {
@@ -321,7 +321,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (isStaticPod(current)) return mirrorPodWriteRefused(name, 'delete');
     const failed = checkPreconditions(opts, 'pods', name, current.metadata?.uid, deps.versions(host).get(current.metadata?.uid ?? ''));
     if (failed) return failed;
-    if (dryRun) return present(host, markPodDeleted(current, opts.gracePeriodSeconds, Date.now()));
+    if (dryRun) return present(host, markPodDeleted(current, opts.gracePeriodSeconds, hostClock(host).now()));
     try {
       return present(host, await host.deletePod(namespace, name, opts.gracePeriodSeconds));
     } catch (err) {
@@ -363,7 +363,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
     const targets = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === params.namespace && !isStaticPod(p) && !p.metadata?.deletionTimestamp && matchesFilter(filter, p.metadata?.labels, () => podFields(p)));
-    if (dryRun || opts.dryRun) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: targets.map((p) => present(host, markPodDeleted(p, opts.gracePeriodSeconds, Date.now()))) } satisfies PodList);
+    if (dryRun || opts.dryRun) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: targets.map((p) => present(host, markPodDeleted(p, opts.gracePeriodSeconds, hostClock(host).now()))) } satisfies PodList);
     const items: Pod[] = [];
     for (const p of targets) {
       try {
@@ -394,7 +394,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       if (Number.isNaN(t)) return statusReply(statusError(400, 'BadRequest', `sinceTime: Invalid value: ${JSON.stringify(req.query.get('sinceTime'))}: must be an RFC 3339 time`));
       const query = new URLSearchParams(req.query);
       query.delete('sinceTime');
-      query.set('sinceSeconds', String(Math.max(1, Math.ceil((Date.now() - t) / 1000))));
+      query.set('sinceSeconds', String(Math.max(1, Math.ceil((hostClock(host).now() - t) / 1000))));
       return containerLogsHandler({ ...ctx, req: { ...req, query }, params: { namespace: params.namespace, pod: params.name, container } });
     }
     return containerLogsHandler({ ...ctx, params: { namespace: params.namespace, pod: params.name, container } });

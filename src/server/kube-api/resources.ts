@@ -15,7 +15,7 @@ import type { KubeApiOptions } from './options.js';
 import { parseWatchParams, watchReply, type WatchKind } from './watch-http.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
 import type { TokenUser } from '../auth.js';
-import type { AgentHost } from '../agent-host.js';
+import { hostClock, type AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound, statusError } from '../status.js';
@@ -38,11 +38,11 @@ export interface ResourceRouteDeps {
   feeds(host: AgentHost): KindFeeds;
 }
 
-function tableOrObject<T extends KindObject>(r: ResourceKind<T>, req: RouteContext['req'], objects: T[], list: ListMetaOut | undefined): HttpReply {
+function tableOrObject<T extends KindObject>(r: ResourceKind<T>, { host, req }: Pick<RouteContext, 'host' | 'req'>, objects: T[], list: ListMetaOut | undefined): HttpReply {
   if (wantsTable(req.headers.accept)) {
     const include = parseIncludeObject(req.query);
     if (isStatus(include)) return statusReply(include);
-    return jsonReply(200, toTable(r.printer, objects, { include, nowMs: Date.now(), ...list }));
+    return jsonReply(200, toTable(r.printer, objects, { include, nowMs: hostClock(host).now(), ...list }));
   }
   return list === undefined ? jsonReply(200, objects[0]) : jsonReply(200, { apiVersion: 'v1', kind: `${r.kind}List`, metadata: list, items: objects });
 }
@@ -71,7 +71,7 @@ function routesOf<T extends KindObject>(r: ResourceKind<T>, deps: ResourceRouteD
       const history = await synced(host);
       if (!history) return notServed();
       const kind: WatchKind<T> = {
-        matches: selected, present: (o) => o, printer: r.printer,
+        matches: selected, present: (o) => o, printer: r.printer, clock: hostClock(host),
         *currentKeys() {
           for (const o of history.list()) if (selected(o)) yield objectKey(o);
         },
@@ -85,13 +85,13 @@ function routesOf<T extends KindObject>(r: ResourceKind<T>, deps: ResourceRouteD
     if (page.continueFrom && page.continueFrom.resourceVersion < history.compacted()) return statusReply(continueExpired());
     const filtered = filter.labels.length > 0 || filter.fields.length > 0;
     const { items, metadata } = pageOf(history.list().filter(selected), objectKey, page, history.resourceVersion(), filtered);
-    return tableOrObject(r, req, items, metadata);
+    return tableOrObject(r, { host, req }, items, metadata);
   };
   const getHandler = async ({ host, req, params }: RouteContext): Promise<HttpReply> => {
     const history = await synced(host);
     const found = history?.list().find((o) => o.metadata?.name === params.name && (!r.namespaced || (o.metadata?.namespace ?? 'default') === params.namespace));
     if (!found) return statusReply(notFound(r.resource, params.name));
-    return tableOrObject(r, req, [found], undefined);
+    return tableOrObject(r, { host, req }, [found], undefined);
   };
   if (!r.namespaced) return [{ path: `/api/v1/${r.resource}`, methods: { get: listHandler } }, { path: `/api/v1/${r.resource}/:name`, methods: { get: getHandler } }];
   return [

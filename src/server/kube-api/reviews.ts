@@ -7,7 +7,7 @@
  * `--authorization-policy-file`), so what they say is what the node would do.
  */
 import type { Status } from '../../shared/api.js';
-import type { AgentHost } from '../agent-host.js';
+import { hostClock, type AgentHost } from '../agent-host.js';
 import { kAnonymousUser, type TokenUser } from '../auth.js';
 import type { Attributes } from '../authz/attributes.js';
 import { defaultAuthorizer } from '../authz/authorize.js';
@@ -108,7 +108,7 @@ export function rulesReviewStatus(user: TokenUser | undefined, namespace: string
 async function whoami({ host, user, body, req }: RouteContext): Promise<HttpReply> {
   const raw = await parseBody(host, body, 'SelfSubjectReview', req.headers['content-type']);
   if (isStatus(raw)) return statusReply(raw);
-  return jsonReply(201, { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: new Date().toISOString() }, status: { userInfo: userInfo(user) } });
+  return jsonReply(201, { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: new Date(hostClock(host).now()).toISOString() }, status: { userInfo: userInfo(user) } });
 }
 
 async function accessReview({ host, user, body, req, authorizer }: RouteContext): Promise<HttpReply> {

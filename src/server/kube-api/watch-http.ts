@@ -15,7 +15,7 @@
  * resourceVersion they saw, or list again on a 410.
  */
 import type { Pod, Status } from '../../shared/api.js';
-import type { AgentHost } from '../agent-host.js';
+import { hostClock, type AgentHost } from '../agent-host.js';
 import { jsonReply, type HttpReply } from '../reply.js';
 import { statusError } from '../status.js';
 import type { WatchLimiter } from '../watch-limits.js';
@@ -24,6 +24,7 @@ import { podFields } from './field-selector.js';
 import { presentPod } from './present.js';
 import { matchesFilter, queryBool, type ListFilter } from './request.js';
 import { kPodPrinter, toTable, type IncludeObject, type TablePrinter } from './table.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /**
  * kMaxWatchBacklogBytes: a watcher whose changes waiting to be written (their frames' size) plus
@@ -75,6 +76,8 @@ export interface WatchKind<T extends KubeObject> {
   present(o: T): unknown;
   printer: TablePrinter<T>;
   currentKeys(): Iterable<string>;
+  /** The clock of the Table rows' ages (epoch ms); default the real clock. */
+  clock?: Clock;
 }
 
 /** podWatchKind: pods as the watch writer sees them (the request's namespace and selectors; presentPod). */
@@ -82,7 +85,7 @@ function podWatchKind(host: AgentHost, req: PodWatchRequest): WatchKind<Pod> {
   const matches = (pod: Pod) => (req.namespace === undefined || (pod.metadata?.namespace ?? 'default') === req.namespace)
     && matchesFilter(req.filter, pod.metadata?.labels, () => podFields(pod));
   return {
-    matches, present: (p) => presentPod(p), printer: kPodPrinter,
+    matches, present: (p) => presentPod(p), printer: kPodPrinter, clock: hostClock(host),
     *currentKeys() {
       for (const p of host.listPods()) if (matches(p)) yield p.metadata?.uid ?? '';
     },
@@ -152,7 +155,7 @@ export function watchReply<T extends KubeObject>(
         if (req.table && (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED')) {
           // Every event's Table carries its column definitions: kubectl 1.32's watch printer loses the
           // row separators when later ones leave them out (checked with `kubectl get -w`).
-          out = toTable(kind.printer, [object as T], { include: req.table.include, nowMs: Date.now() });
+          out = toTable(kind.printer, [object as T], { include: req.table.include, nowMs: (kind.clock ?? realClock).now() });
         }
         const line = `{"type":${JSON.stringify(type)},"object":${JSON.stringify(out)}}\n`;
         const ok = sink.write(line);

@@ -1,6 +1,6 @@
 // Counterpart of the kubelet server's /metrics endpoint (pkg/kubelet/server: legacyregistry handler) and its HTTP metrics filter.
 import { performance } from 'node:perf_hooks';
-import type { AgentHost } from '../agent-host.js';
+import { hostClock, type AgentHost } from '../agent-host.js';
 import { statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound } from '../status.js';
@@ -25,25 +25,26 @@ export async function metricsHandler({ host }: RouteContext): Promise<HttpReply>
 export function instrumentRoutes(routes: Route[], host: AgentHost): Route[] {
   if (!host.observeHttpRequest) return routes;
   const observe = host.observeHttpRequest.bind(host);
+  const clock = hostClock(host);
   return routes.map((route) => {
     const label = route.path.split('/')[1] || '/';
     const methods: Route['methods'] = {};
     for (const [method, handler] of Object.entries(route.methods) as [keyof Route['methods'], RouteHandler][]) {
       const upper = method.toUpperCase();
       methods[method] = (ctx) => {
-        const started = performance.now();
+        const started = clock.monotonicMs();
         const reply = handler(ctx);
         if (!(reply instanceof Promise)) {
-          observe(upper, label, reply.status, (performance.now() - started) / 1000);
+          observe(upper, label, reply.status, (clock.monotonicMs() - started) / 1000);
           return reply;
         }
         return reply.then(
           (r) => {
-            observe(upper, label, r.status, (performance.now() - started) / 1000);
+            observe(upper, label, r.status, (clock.monotonicMs() - started) / 1000);
             return r;
           },
           (err: unknown) => {
-            observe(upper, label, 500, (performance.now() - started) / 1000);
+            observe(upper, label, 500, (clock.monotonicMs() - started) / 1000);
             throw err;
           },
         );

@@ -12,6 +12,7 @@
  */
 import type { Status } from '../../shared/api.js';
 import { statusError } from '../status.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** StreamingOptions: the bounds (all optional; kDefaultStreamingOptions). */
 export interface StreamingOptions {
@@ -141,27 +142,26 @@ export interface IdleTimer {
   stop(): void;
 }
 
-/** newIdleTimer starts the timer. */
-export function newIdleTimer(idleMs: number, onIdle: () => void): IdleTimer {
-  let last = Date.now();
-  let timer: NodeJS.Timeout | undefined;
+/** newIdleTimer starts the timer on `clock` (default the real clock; `idleMs` in milliseconds). */
+export function newIdleTimer(idleMs: number, onIdle: () => void, clock: Clock = realClock): IdleTimer {
+  let last = clock.now();
+  let timer: TimerHandle | undefined;
   let stopped = false;
   const arm = (ms: number) => {
-    timer = setTimeout(() => {
+    timer = clock.setTimeout(() => {
       if (stopped) return;
-      const left = last + idleMs - Date.now();
+      const left = last + idleMs - clock.now();
       if (left > 0) return arm(left);
       stopped = true;
       onIdle();
-    }, Math.min(ms, 2 ** 31 - 1));
-    timer.unref();
+    }, ms);
   };
   if (idleMs > 0) arm(idleMs);
   return {
-    touch: () => { last = Date.now(); },
+    touch: () => { last = clock.now(); },
     stop: () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      clock.clearTimeout(timer);
     },
   };
 }

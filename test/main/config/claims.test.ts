@@ -6,13 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { newClaimController, type ClaimController } from '../../../src/main/config/claims.js';
+import { kClaimReconcileMs, newClaimController, type ClaimController } from '../../../src/main/config/claims.js';
 import { newObjectStore } from '../../../src/main/config/object-store.js';
 import { newIntakeObjectSource } from '../../../src/main/config/source-intake-objects.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { normalizeConfigObject, type ConfigObject } from '../../../src/shared/config-objects.js';
 import { claimDir, type PersistentVolumeClaim } from '../../../src/shared/pvc.js';
 import { waitFor } from '../../support/docker.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 
 const dirs: string[] = [];
 const controllers: ClaimController[] = [];
@@ -30,12 +31,13 @@ async function setup() {
   const objects = newObjectStore();
   const intakeObjects = newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => objects.apply(u), owner: (k, ns, n) => objects.owner(k, ns, n), current: (k, ns, n) => objects.get(k, ns, n) });
   const pods: Pod[] = [];
-  const claims = newClaimController({ rootDir, logger: pino({ level: 'silent' }), objects, intakeObjects, pods: () => pods });
+  const clock = new FakeClock(Date.parse('2026-12-07T10:00:00.600Z'));
+  const claims = newClaimController({ rootDir, logger: pino({ level: 'silent' }), objects, intakeObjects, pods: () => pods, clock });
   controllers.push(claims);
   await intakeObjects.start();
   const dirOf = (name: string) => claimDir(rootDir, objects.get('PersistentVolumeClaim', 'default', name) as PersistentVolumeClaim);
   const exists = (p: string) => stat(p).then(() => true, () => false);
-  return { objects, intakeObjects, pods, claims, dirOf, exists };
+  return { objects, intakeObjects, pods, claims, dirOf, exists, clock };
 }
 
 describe('claim controller', () => {
@@ -51,23 +53,25 @@ describe('claim controller', () => {
   });
 
   it('marks a claim in use deleted, keeps the mark over a replace, and finishes once no pod uses it — never before start()', async () => {
-    const { objects, intakeObjects, pods, claims, dirOf, exists } = await setup();
+    const { objects, intakeObjects, pods, claims, dirOf, exists, clock } = await setup();
     await intakeObjects.create([claim('b')]);
     const dir = dirOf('b');
     await waitFor(() => exists(dir), { timeoutMs: 10_000, description: 'directory made' });
     // Before start(): no pod is known yet, and still the claim is only marked.
     const marked = await claims.remove('default', 'b');
-    expect(marked.metadata?.deletionTimestamp).toMatch(/^\d{4}-/);
+    expect(marked.metadata?.deletionTimestamp).toBe('2026-12-07T10:00:00Z'); // the clock's time, whole seconds
     const { deletionTimestamp: _d, resourceVersion: _rv, ...meta } = objects.get('PersistentVolumeClaim', 'default', 'b')!.metadata!;
     await intakeObjects.replace({ ...objects.get('PersistentVolumeClaim', 'default', 'b')!, metadata: meta } as ConfigObject);
     expect(objects.get('PersistentVolumeClaim', 'default', 'b')?.metadata?.deletionTimestamp).toBe(marked.metadata?.deletionTimestamp);
     pods.push(podOf('user', 'b'));
     claims.start();
-    // In use: a pass of the controller leaves it.
-    await new Promise((r) => setTimeout(r, 1500));
+    // In use: the controller's passes leave it.
+    clock.step(3 * kClaimReconcileMs);
+    await flush();
     expect(objects.get('PersistentVolumeClaim', 'default', 'b')).toBeDefined();
     expect(await exists(dir)).toBe(true);
     pods[0] = podOf('user', 'b', 'Succeeded');
+    clock.step(kClaimReconcileMs);
     await waitFor(() => objects.get('PersistentVolumeClaim', 'default', 'b') === undefined, { timeoutMs: 10_000, description: 'claim gone' });
     await waitFor(async () => !(await exists(dir)), { timeoutMs: 10_000, description: 'directory removed' });
   });

@@ -9,9 +9,10 @@ import { newIntakeSource } from '../../../src/main/config/source-intake.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { applyPodDefaults } from '../../../src/shared/defaults.js';
 import { newLogger } from '../../../src/shared/logging.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 let root: string;
-let nowMs = Date.parse('2026-11-30T01:00:00Z');
+const clock = new FakeClock(Date.parse('2026-11-30T01:00:00Z'));
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'intake-replace-'));
 });
@@ -20,11 +21,11 @@ afterEach(async () => {
 });
 
 it('keeps config.hash and config.seen for an unchanged pod and on a dry run, and renews them for a real change', async () => {
-  const s = newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: () => {}, holder: () => undefined, now: () => nowMs });
+  const s = newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: () => {}, holder: () => undefined, clock });
   await s.start();
   const [stored] = await s.submit([applyPodDefaults({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } })]);
   const before = stored.metadata!.annotations!;
-  nowMs += 60_000;
+  clock.step(60_000);
   // As the API hands it back: with a resourceVersion and a status.
   const readBack: Pod = { ...stored, metadata: { ...stored.metadata, resourceVersion: '1234' }, status: { phase: 'Running' } };
   for (const dryRun of [true, false]) {
@@ -37,5 +38,5 @@ it('keeps config.hash and config.seen for an unchanged pod and on a dry run, and
   expect((await s.replace('default', 'web', relabelled, { dryRun: true })).metadata?.annotations).toEqual(before);
   const changed = await s.replace('default', 'web', relabelled);
   expect(changed.metadata?.annotations?.['kubernetes.io/config.hash']).not.toBe(before['kubernetes.io/config.hash']);
-  expect(changed.metadata?.annotations?.['kubernetes.io/config.seen']).toBe(new Date(nowMs).toISOString());
+  expect(changed.metadata?.annotations?.['kubernetes.io/config.seen']).toBe(new Date(clock.now()).toISOString());
 });

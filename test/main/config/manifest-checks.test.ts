@@ -1,29 +1,31 @@
 // CheckScheduler: the file source's checks run one at a time, the pending work decides the next
 // one (full, else event, else catch-up), and the catch-up follows changes (kCatchUpMs, kCatchUpMaxMs).
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CheckScheduler, kCatchUpMaxMs, kCatchUpMs } from '../../../src/main/config/manifest-checks.js';
 import type { CheckKind } from '../../../src/main/config/manifest-read.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 describe('CheckScheduler', () => {
   let runs: Array<{ kind: CheckKind; files: string[] }>;
   let release: (() => void) | undefined;
   let hold: boolean;
   let scheduler: CheckScheduler;
+  let clock: FakeClock;
   const errors: unknown[] = [];
 
   beforeEach(() => {
     runs = [];
     hold = false;
     errors.length = 0;
+    clock = new FakeClock();
     scheduler = new CheckScheduler(async (kind, files) => {
       runs.push({ kind, files });
       if (hold) await new Promise<void>((resolve) => (release = resolve));
-    }, (err) => errors.push(err));
+    }, (err) => errors.push(err), clock);
   });
 
   afterEach(() => {
     scheduler.stop();
-    vi.useRealTimers();
   });
 
   it('runs one check at a time; what was asked meanwhile runs next, a full check before files', async () => {
@@ -54,21 +56,19 @@ describe('CheckScheduler', () => {
   });
 
   it('runs a catch-up check kCatchUpMs after the last change', async () => {
-    vi.useFakeTimers();
     scheduler.changed();
-    await vi.advanceTimersByTimeAsync(kCatchUpMs / 2);
+    await clock.advance(kCatchUpMs / 2);
     scheduler.changed();
-    await vi.advanceTimersByTimeAsync(kCatchUpMs - 1);
+    await clock.advance(kCatchUpMs - 1);
     expect(runs).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advance(1);
     expect(runs).toEqual([{ kind: 'catch-up', files: [] }]);
   });
 
   it('runs a catch-up check at most kCatchUpMaxMs after the first change, however often changes come', async () => {
-    vi.useFakeTimers();
     for (let t = 0; t < kCatchUpMaxMs; t += kCatchUpMs / 2) {
       scheduler.changed();
-      await vi.advanceTimersByTimeAsync(kCatchUpMs / 2);
+      await clock.advance(kCatchUpMs / 2);
     }
     expect(runs.map((r) => r.kind)).toEqual(['catch-up']);
   });
@@ -76,9 +76,8 @@ describe('CheckScheduler', () => {
   it('runs the files named by events before a catch-up check that is due', async () => {
     hold = true;
     scheduler.full();
-    vi.useFakeTimers();
     scheduler.changed();
-    await vi.advanceTimersByTimeAsync(kCatchUpMs);
+    await clock.advance(kCatchUpMs);
     scheduler.files(['/m/a.yaml']);
     hold = false;
     release!();
@@ -87,15 +86,14 @@ describe('CheckScheduler', () => {
   });
 
   it('asks for a full check every period, and for nothing once stopped', async () => {
-    vi.useFakeTimers();
     scheduler.every(1000);
-    await vi.advanceTimersByTimeAsync(2000);
+    await clock.advance(2000);
     expect(runs.map((r) => r.kind)).toEqual(['full', 'full']);
     scheduler.changed();
     scheduler.stop();
     scheduler.full();
     scheduler.files(['/m/a.yaml']);
-    await vi.advanceTimersByTimeAsync(kCatchUpMaxMs + 2000);
+    await clock.advance(kCatchUpMaxMs + 2000);
     expect(runs).toHaveLength(2);
   });
 });

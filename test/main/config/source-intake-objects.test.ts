@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { FakeClock } from '../../fakes/fake-clock.js';
 import { newObjectStore } from '../../../src/main/config/object-store.js';
 import { kIntakeObjectsDirName, newIntakeObjectSource } from '../../../src/main/config/source-intake-objects.js';
 import { normalizeConfigObject, type ConfigObject } from '../../../src/shared/config-objects.js';
@@ -57,7 +58,7 @@ describe('IntakeObjectSource', () => {
 
   it('issue #39: a create gets a server uid and creationTimestamp; a stale resourceVersion or uid is 409; a dry run stores nothing', async () => {
     const { rootDir, store } = await setup();
-    const source = newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => store.apply(u), owner: () => undefined, current: (k, ns, n) => store.get(k, ns, n), now: () => Date.parse('2026-12-07T08:00:00.123Z') });
+    const source = newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => store.apply(u), owner: () => undefined, current: (k, ns, n) => store.get(k, ns, n), clock: new FakeClock(Date.parse('2026-12-07T08:00:00.123Z')) });
     await source.start();
     const [made] = await source.create([obj({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', uid: 'client-uid', creationTimestamp: '2001-01-01T00:00:00Z' }, data: { a: '1' } })]);
     expect(made.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);

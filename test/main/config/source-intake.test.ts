@@ -8,6 +8,7 @@ import type { Pod } from '../../../src/shared/api.js';
 import { applyPodDefaults } from '../../../src/shared/defaults.js';
 import { newLogger } from '../../../src/shared/logging.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const pod = (name: string, uid?: string, image = 'kubelet-ts/busybox:1.35'): Pod =>
   applyPodDefaults({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(uid ? { uid } : {}) }, spec: { containers: [{ name: 'main', image }] } });
@@ -17,7 +18,7 @@ let updates: PodUpdate[];
 let held: Map<string, { uid: string; source: string }>;
 
 function source(): IntakeSource {
-  return newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: (n) => held.get(n), now: () => Date.parse('2026-11-30T01:00:00Z') });
+  return newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: (n) => held.get(n), clock: new FakeClock(Date.parse('2026-11-30T01:00:00Z')) });
 }
 
 /** filesOf: the store's file names of `pods` (two per pod), sorted. */
@@ -179,7 +180,7 @@ describe('IntakeSource', () => {
     await s.start();
     const [web] = await s.submit([pod('web')]);
     await s.remove('default', 'web', 4);
-    const deleted = { ...web, metadata: { ...web.metadata, deletionTimestamp: expect.stringMatching(/Z$/), deletionGracePeriodSeconds: 4 } };
+    const deleted = { ...web, metadata: { ...web.metadata, deletionTimestamp: '2026-11-30T01:00:00Z', deletionGracePeriodSeconds: 4 } }; // the clock's time
     expect(updates.at(-1)).toEqual({ op: 'REMOVE', source: 'api', pods: [deleted] });
     expect(await readdir(join(root, 'intake'))).toEqual([]);
     expect(s.get('default', 'web')).toBeUndefined();

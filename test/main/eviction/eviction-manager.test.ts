@@ -11,6 +11,7 @@ import {
 import { newEvictionManager, type EvictionManagerDeps } from '../../../src/main/eviction/eviction-manager.js';
 import { parseThresholdConfig } from '../../../src/main/eviction/thresholds.js';
 import { hasLocalStorageLimit, localStorageViolation } from '../../../src/main/eviction/local-storage.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
@@ -106,9 +107,10 @@ describe('eviction helpers', () => {
 
 /** A manager over a fake stats source and fake pod workers; `state` is what the test changes. */
 function harness(hard: Record<string, string>, soft: Record<string, string> = {}, grace: Record<string, number> = {}, extra: { transitionMs?: number; maxPodGrace?: number } = {}) {
-  const state = { nowMs: 1_000_000, summary: undefined as Summary | undefined, allSummary: undefined as Summary | undefined, failAll: false, pods: [] as Pod[], evicted: [] as { name: string; message: string; grace: number }[], cleaned: new Set<string>(), signals: [] as string[], collects: [] as string[] };
+  const clock = new FakeClock(1_000_000);
+  const state = { get nowMs() { return clock.t; }, set nowMs(ms: number) { clock.t = ms; }, summary: undefined as Summary | undefined, allSummary: undefined as Summary | undefined, failAll: false, pods: [] as Pod[], evicted: [] as { name: string; message: string; grace: number }[], cleaned: new Set<string>(), signals: [] as string[], collects: [] as string[] };
   const deps: EvictionManagerDeps = {
-    logger, memoryCapacityBytes: 4 * Gi, now: () => state.nowMs,
+    logger, memoryCapacityBytes: 4 * Gi, clock,
     summary: () => state.summary, collect: async (scope) => {
       state.collects.push(scope ?? 'period');
       if (scope !== 'all') return;

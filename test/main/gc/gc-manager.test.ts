@@ -2,6 +2,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { newGcManager } from '../../../src/main/gc/gc-manager.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 import { PROTOCOL_VERSION, type GcResult, type GcTask } from '../../../src/shared/messages.js';
 
 const empty: GcResult = { removedContainers: [], removedSandboxes: [], removedImages: [], errors: [] };
@@ -35,19 +36,46 @@ describe('GcManager', () => {
     expect(calls).toBe(1);
   });
 
-  it('runs on its timer and stops', async () => {
+  it('runs once a period, first after one period (as StartGarbageCollection), and stops', async () => {
     let calls = 0;
+    const clock = new FakeClock();
     const gc = newGcManager(
-      { periodMs: 10, maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 },
-      { run: async () => { calls++; return empty; }, activePodUids: () => [], logger },
+      { periodMs: 60_000, maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 },
+      { run: async () => { calls++; return empty; }, activePodUids: () => [], logger, clock },
     );
     gc.start();
-    await new Promise((r) => setTimeout(r, 200));
+    gc.start(); // a second start keeps the one timer
+    await clock.advance(59_999);
+    expect(calls).toBe(0);
+    await clock.advance(1);
+    expect(calls).toBe(1);
+    await clock.advance(120_000);
+    expect(calls).toBe(3);
     await gc.stop();
-    const n = calls;
-    expect(n).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(calls).toBe(n);
+    expect(clock.hasWaiters()).toBe(false);
+    await clock.advance(600_000);
+    expect(calls).toBe(3);
+  });
+
+  it('a run still going when the timer fires again is joined, not doubled; a failed run is logged and the timer goes on', async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    let release: (() => void) | undefined;
+    const gc = newGcManager(
+      { periodMs: 1_000, maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 },
+      {
+        run: () => { calls++; return calls === 1 ? new Promise<GcResult>((r) => { release = () => r(empty); }) : Promise.reject(new Error('docker down')); },
+        activePodUids: () => [], logger, clock,
+      },
+    );
+    gc.start();
+    await clock.advance(3_000);
+    expect(calls).toBe(1);
+    release?.();
+    await flush();
+    await clock.advance(2_000);
+    expect(calls).toBe(3);
+    await gc.stop();
   });
 
   it('rejects a bad period', () => {

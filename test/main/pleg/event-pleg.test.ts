@@ -5,7 +5,7 @@ import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
 import type { DockerContainerEvent, DockerEventsMessage } from '../../../src/shared/docker-events.js';
 import type { Pod } from '../../../src/shared/api.js';
 import type { RelistContainer, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
-import { flush } from '../../fakes/fake-clock.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
 const ev = (action: string, containerId: string, podUid: string, timeMs = 1000): DockerContainerEvent => ({ action, containerId, podUid, containerName: 'main', timeMs });
@@ -52,7 +52,7 @@ describe('evented PLEG', () => {
     const lags: number[] = [];
     let errors = 0;
     const pleg = newEventedPleg({ nodeName: 'n1', dockerSocketPath: '/nonexistent.sock', relistPeriodMs: 600_000, fallbackRelistPeriodMs: 600_000 }, {
-      runner, logger: pino({ level: 'silent' }), now: () => 1250,
+      runner, logger: pino({ level: 'silent' }), clock: new FakeClock(1250),
       onEvents: (b) => seen.push(b), onRelist: () => {},
       openEventSource: () => src.source,
       observer: { relistDuration: () => {}, relistInterval: () => {}, eventLag: (s) => lags.push(s), streamError: () => errors++ },

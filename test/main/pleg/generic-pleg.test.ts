@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { diffRelist, newGenericPleg } from '../../../src/main/pleg/generic-pleg.js';
 import type { RelistContainer } from '../../../src/shared/messages.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 
 const c = (id: string, podUid: string, state: RelistContainer['state']): RelistContainer => ({ id, podUid, name: 'x', state });
 const m = (...cs: RelistContainer[]) => new Map(cs.map((x) => [x.id, x]));
@@ -65,6 +66,26 @@ describe('generic PLEG', () => {
     expect(pleg.hasContainersOf('p2')).toBe(true);
     await pleg.relist();
     expect([pleg.hasContainersOf('p1'), pleg.hasContainersOf('p2'), pleg.lastRelistObservedAtMs()]).toEqual([false, false, 1001]);
+  });
+
+  it('relists every relistPeriodMs on its clock, and is unhealthy once no relist succeeded for healthThresholdMs (the kubelet\'s PLEG check)', async () => {
+    const clock = new FakeClock();
+    const r = newFakePodSyncRunner({ relist: () => ({ containers: [], observedAtMs: clock.now() }) });
+    const pleg = newGenericPleg({ relistPeriodMs: 1_000, healthThresholdMs: 180_000 }, { runner: r, logger: pino({ level: 'silent' }), onEvents: () => {}, clock });
+    pleg.start();
+    await clock.advance(10_000);
+    expect(r.callsOf('relist')).toHaveLength(11); // at start, then one a second
+    r.err = new Error('docker down');
+    await clock.advance(180_000);
+    expect(pleg.healthy()).toEqual({ ok: true });
+    await clock.advance(1_000);
+    expect(pleg.healthy()).toEqual({ ok: false, message: 'pleg was last seen active 181s ago; threshold is 180s' });
+    r.err = undefined;
+    await clock.advance(1_000);
+    expect(pleg.healthy().ok).toBe(true);
+    await pleg.stop();
+    await flush();
+    expect(clock.hasWaiters()).toBe(false);
   });
 
   it('a failed relist keeps the last known containers (no spurious removals)', async () => {

@@ -10,7 +10,7 @@ import { hashContainer } from '../../../src/shared/hash.js';
 import type { PodEventRecord, ProbeKill, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
 import { sandboxHash } from '../../../src/workers/kuberuntime/labels.js';
-import { FakeClock } from './fake-clock.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const NOW = 1_000_000;
 const UID = 'uid-1';

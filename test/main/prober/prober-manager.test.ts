@@ -4,7 +4,7 @@ import { newProberManager, type ProbeRunner } from '../../../src/main/prober/pro
 import { applyProbeResult, newProbeWorkerState } from '../../../src/main/prober/results-manager.js';
 import type { Pod, Probe } from '../../../src/shared/api.js';
 import type { ExecProbeTask, GrpcProbeTask, NetProbeTask, PodEventRecord, ProbeOutcome, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
-import { FakeClock } from './fake-clock.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const T0 = 1_000_000;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newProbeScheduler } from '../../../src/main/prober/scheduler.js';
-import { FakeClock, flush } from './fake-clock.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 
 describe('probe scheduler', () => {
   it('runs every job on its period from its first due time, with one timer for all jobs', async () => {
@@ -55,7 +55,7 @@ describe('probe scheduler', () => {
       runs++;
       running++;
       maxRunning = Math.max(maxRunning, running);
-      await new Promise<void>((resolve) => clock.setTimer(resolve, 3500));
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, 3500));
       running--;
     });
     await clock.advance(10_000);
@@ -90,7 +90,7 @@ describe('probe scheduler', () => {
   it('runs the jobs due within one tick together at its end, and keeps each period exact', async () => {
     const clock = new FakeClock();
     let wakeUps = 0;
-    const counting = { now: () => clock.now(), setTimer: (fn: () => void, ms: number) => clock.setTimer(() => { wakeUps++; fn(); }, ms), clearTimer: (h: unknown) => clock.clearTimer(h) };
+    const counting = { now: () => clock.now(), monotonicMs: () => clock.monotonicMs(), setInterval: clock.setInterval.bind(clock), clearInterval: clock.clearInterval.bind(clock), setTimeout: (fn: () => void, ms: number) => clock.setTimeout(() => { wakeUps++; fn(); }, ms), clearTimeout: (h: unknown) => clock.clearTimeout(h) };
     const s = newProbeScheduler({ tickMs: 100 }, counting);
     const runs: Array<[string, number]> = [];
     for (const [key, at] of [['a', 10], ['b', 40], ['c', 90], ['d', 150]] as const) s.add(key, clock.t + at, 1000, async () => void runs.push([key, clock.now() - 1_000_000]));

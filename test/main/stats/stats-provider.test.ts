@@ -6,6 +6,7 @@ import { newStatsProvider, kRateSampleMs } from '../../../src/main/stats/stats-p
 import type { StatsTask } from '../../../src/shared/messages.js';
 import type { PodSample, StatsSample, Summary } from '../../../src/shared/stats.js';
 import { newLogger } from '../../../src/shared/logging.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 
 const kPeriodMs = 10_000;
 const kWindowMs = 60_000;
@@ -20,7 +21,7 @@ function pod(uid: string, cpuNs: number): PodSample {
 
 /** A provider over a fake collector: each container burns 0.1 core of CPU on the fake clock. */
 function setup(opts: { watched?: string[]; fail?: boolean; readWaitLimitMs?: number } = {}) {
-  const clock = { ms: 1_000_000 };
+  const clock = new FakeClock(1_000_000);
   const tasks: StatsTask[] = [];
   const slept: number[] = [];
   let running = 0;
@@ -36,15 +37,15 @@ function setup(opts: { watched?: string[]; fail?: boolean; readWaitLimitMs?: num
     running--;
     if (opts.fail) throw new Error('runtime unavailable');
     const uids = task.pods === undefined || task.pods === 'all' ? kAllUids : task.pods;
-    const cpu = clock.ms * 100_000; // 0.1 core: 1e5 ns of CPU per ms
+    const cpu = clock.t * 100_000; // 0.1 core: 1e5 ns of CPU per ms
     return {
-      observedAtMs: clock.ms, cgroupVersion: 1, errors: [], pods: uids.map((u) => pod(u, cpu)),
+      observedAtMs: clock.t, cgroupVersion: 1, errors: [], pods: uids.map((u) => pod(u, cpu)),
       node: { cpuUsageNs: cpu, memoryCapacityBytes: 100, memoryAvailableBytes: 50, memoryUsageBytes: 50, memoryWorkingSetBytes: 50, memoryRssBytes: 10, fs: null, imageFs: null, bootTimeMs: 0 },
     };
   };
   const provider = newStatsProvider({ periodMs: kPeriodMs, demandWindowMs: kWindowMs, nodeName: 'n1', readWaitLimitMs: opts.readWaitLimitMs }, {
-    run, logger: newLogger('silent'), watchedPods: () => opts.watched ?? [], now: () => clock.ms,
-    sleep: async (ms) => { slept.push(ms); clock.ms += ms; },
+    run, logger: newLogger('silent'), watchedPods: () => opts.watched ?? [], clock,
+    sleep: async (ms) => { slept.push(ms); clock.t += ms; },
   });
   return {
     provider, tasks, slept, clock, maxRunning: () => maxRunning,
@@ -59,7 +60,7 @@ describe('stats provider: per-pod figures on demand', () => {
   it('collects only the node and the watched pods while nobody reads per-pod figures', async () => {
     const t = setup({ watched: ['u2'] });
     await t.provider.collect();
-    t.clock.ms += kPeriodMs;
+    t.clock.t += kPeriodMs;
     await t.provider.collect();
     expect(scopes(t.tasks)).toEqual([['u2'], ['u2']]);
     expect(t.provider.demanded()).toBe(false);
@@ -86,7 +87,7 @@ describe('stats provider: per-pod figures on demand', () => {
     await t.provider.podSummary();
     t.tasks.length = 0;
     for (let i = 0; i < 3; i++) {
-      t.clock.ms += kPeriodMs;
+      t.clock.t += kPeriodMs;
       await t.provider.collect(); // the period's timer
     }
     expect(scopes(t.tasks)).toEqual(['all', 'all', 'all']);
@@ -95,7 +96,7 @@ describe('stats provider: per-pod figures on demand', () => {
     await t.provider.resourceMetrics();
     await t.provider.cadvisorMetrics();
     expect(t.tasks).toHaveLength(3);
-    t.clock.ms += kWindowMs;
+    t.clock.t += kWindowMs;
     expect(t.provider.demanded()).toBe(false);
     await t.provider.collect();
     expect(scopes(t.tasks).at(-1)).toEqual([]);
@@ -104,7 +105,7 @@ describe('stats provider: per-pod figures on demand', () => {
   it('a read after a gap of more than two periods (a timer that did not fire) takes two new collections: the rate is over the last second, never over the gap', async () => {
     const t = setup();
     await t.provider.podSummary();
-    t.clock.ms += kWindowMs / 2; // demanded still, but no period ran
+    t.clock.t += kWindowMs / 2; // demanded still, but no period ran
     t.tasks.length = 0;
     t.slept.length = 0;
     const s = await t.provider.podSummary();
@@ -116,7 +117,7 @@ describe('stats provider: per-pod figures on demand', () => {
   it('a fresh collection of every pod paired with a stale one (the eviction manager\'s, in a quiet spell) is not a current rate: a read collects twice', async () => {
     const t = setup();
     await t.provider.collect('all');
-    t.clock.ms += 5 * kPeriodMs;
+    t.clock.t += 5 * kPeriodMs;
     await t.provider.collect('all');
     t.tasks.length = 0;
     await t.provider.podSummary();
@@ -128,11 +129,11 @@ describe('stats provider: per-pod figures on demand', () => {
     t.holdRuns();
     const reads = [t.provider.podSummary(), t.provider.resourceMetrics(), t.provider.podSummary()];
     for (let i = 0; i < 2; i++) {
-      await new Promise((r) => setTimeout(r, 0));
+      await flush();
       t.releaseRuns();
       t.holdRuns();
     }
-    await new Promise((r) => setTimeout(r, 0));
+    await flush();
     t.releaseRuns();
     const [a, metrics, b] = await Promise.all(reads);
     expect(a).toBe(b);
@@ -145,9 +146,14 @@ describe('stats provider: per-pod figures on demand', () => {
   it('answers from the samples it has when a collection does not finish within readWaitLimitMs (a wedged dockerd)', async () => {
     const t = setup({ readWaitLimitMs: 20 });
     const before = await t.provider.podSummary();
-    t.clock.ms += kWindowMs / 2;
+    t.clock.t += kWindowMs / 2;
     t.holdRuns();
-    const late = await t.provider.podSummary();
+    let late: unknown = 'waiting';
+    const read = t.provider.podSummary().then((s) => (late = s));
+    await t.clock.advance(19);
+    expect(late).toBe('waiting');
+    await t.clock.advance(1);
+    await read;
     expect(late).toBe(before);
     t.releaseRuns();
   });
@@ -169,7 +175,7 @@ describe('stats provider: per-pod figures on demand', () => {
     await Promise.resolve();
     t.releaseRuns();
     await quiet;
-    await new Promise((r) => setTimeout(r, 0));
+    await flush();
     t.releaseRuns();
     const [a, b] = await Promise.all([all1, all2]);
     expect(a).toBe(b);

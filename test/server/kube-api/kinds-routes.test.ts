@@ -9,8 +9,10 @@ import { createServer, type AgentServer } from '../../../src/server/server.js';
 import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
 import type { Event, Node, Pod } from '../../../src/shared/api.js';
 import { newLogger } from '../../../src/shared/logging.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 
 class FakeHost implements AgentHost {
+  clock?: FakeClock;
   pods: Pod[] = [];
   events: Event[] = [];
   unschedulable = false;
@@ -202,22 +204,42 @@ describe('list semantics (item 10)', () => {
   });
 });
 
-describe('re-lists on a reported change', () => {
-  it('re-lists a kind on a reported change only while someone watches it (a list re-lists before it answers)', async () => {
+describe('re-lists on a reported change (on the host\'s clock)', () => {
+  const clocked = new FakeHost();
+  const clock = clocked.clock = new FakeClock();
+  let clockedServer: AgentServer | undefined;
+  let saved = '';
+  beforeAll(async () => {
+    clockedServer = await createServer(clocked, { address: '127.0.0.1', port: 0, logger: newLogger('silent') });
+    saved = base;
+    base = `http://127.0.0.1:${clockedServer.port}`;
+  });
+  afterAll(() => {
+    base = saved;
+    clockedServer?.close();
+  });
+
+  it('re-lists a kind on a reported change only while someone watches it, 50 ms after the change (a list re-lists before it answers)', async () => {
     expect((await json('/api/v1/namespaces/default/events')).status).toBe(200);
-    const before = host.eventLists;
-    for (let i = 0; i < 5; i++) host.record(`quiet-${i}`);
+    const before = clocked.eventLists;
+    for (let i = 0; i < 5; i++) clocked.record(`quiet-${i}`);
     // Past the feed's 50 ms grouping of reported changes: nobody watches events, so nothing re-listed them.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(host.eventLists).toBe(before);
+    clock.step(300);
+    await flush();
+    expect(clocked.eventLists).toBe(before);
     const list = await json('/api/v1/namespaces/default/events');
     expect(list.body.items.map((e: Event) => e.metadata?.name)).toEqual(expect.arrayContaining(['quiet-0', 'quiet-4']));
 
     const w = await openWatch('/api/v1/namespaces/default/events?watch=1');
     try {
-      const watched = host.eventLists;
-      host.record('watched-1');
-      await expect.poll(() => host.eventLists, { timeout: 5_000 }).toBeGreaterThan(watched);
+      const watched = clocked.eventLists;
+      clocked.record('watched-1');
+      clock.step(49);
+      await flush();
+      expect(clocked.eventLists).toBe(watched);
+      clock.step(1);
+      for (let i = 0; i < 5; i++) await flush();
+      expect(clocked.eventLists).toBeGreaterThan(watched);
     } finally {
       w.close();
     }

@@ -1,7 +1,8 @@
 // The per-user bound of the streaming limiter and the room kept for system:masters (issue #38, F6).
 import { describe, expect, it } from 'vitest';
 import { kDefaultPortForwardLimits } from '../../../src/server/streaming/port-forward-ws.js';
-import { kAdminReservedStreams, kDefaultStreamingOptions, kStreamRetryAfterSeconds, newStreamLimiter, type StreamRequester } from '../../../src/server/streaming/stream-limits.js';
+import { kAdminReservedStreams, kDefaultStreamingOptions, kStreamRetryAfterSeconds, newIdleTimer, newStreamLimiter, type StreamRequester } from '../../../src/server/streaming/stream-limits.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const alice: StreamRequester = { name: 'alice', groups: ['system:authenticated'] };
 const bob: StreamRequester = { name: 'bob', groups: ['system:authenticated'] };
@@ -94,5 +95,32 @@ describe('stream limiter: per user', () => {
     const limiter = newStreamLimiter({ maxStreamsPerUser: 1, maxStreamsPerNode: 4, maxStreamsPerPod: 4 });
     fill(limiter, undefined, 4, 'x');
     expect(limiter.check('x-new')?.message).toContain('at most 4)');
+  });
+});
+
+describe('idle timer (--streaming-connection-idle-timeout)', () => {
+  it('fires once no touch came for idleMs, counted from the last touch, and never after stop()', () => {
+    const clock = new FakeClock();
+    let idle = 0;
+    const t = newIdleTimer(4 * 3_600_000, () => idle++, clock);
+    clock.step(3 * 3_600_000);
+    t.touch(); // idle from here
+    clock.step(4 * 3_600_000 - 1);
+    expect(idle).toBe(0);
+    clock.step(1);
+    expect(idle).toBe(1);
+    clock.step(10 * 3_600_000);
+    expect(idle).toBe(1);
+    expect(clock.hasWaiters()).toBe(false);
+    const stopped = newIdleTimer(1_000, () => idle++, clock);
+    stopped.stop();
+    clock.step(5_000);
+    expect(idle).toBe(1);
+  });
+
+  it('0 never fires and arms no timer', () => {
+    const clock = new FakeClock();
+    newIdleTimer(0, () => { throw new Error('fired'); }, clock);
+    expect(clock.hasWaiters()).toBe(false);
   });
 });

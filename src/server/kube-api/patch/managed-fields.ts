@@ -6,6 +6,7 @@
 import { deepEqual, isObject, type Json, type JsonObject } from './json.js';
 import { fieldSetOf, fromFieldsV1, toFieldsV1, valueAt, type FieldSet } from './field-set.js';
 import type { PatchMeta } from './pod-strategies.js';
+import { realClock, type Clock } from '../../../shared/clock.js';
 
 /** Manager: one managedFields entry, its fields as a set. `operation` is `Apply` or `Update`. */
 export interface Manager {
@@ -60,9 +61,9 @@ export function writeManagers(obj: JsonObject, managers: Manager[]): void {
   else delete meta.managedFields;
 }
 
-/** nowRfc3339: the current time as metav1.Time renders it (RFC 3339, whole seconds, UTC). */
-export function nowRfc3339(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+/** nowRfc3339: `clock`'s time (default the real clock) as metav1.Time renders it (RFC 3339, whole seconds, UTC). */
+export function nowRfc3339(clock: Clock = realClock): string {
+  return new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 /** Top-level paths no manager owns: identity and bookkeeping, as the fieldmanager strips them. */
