@@ -368,7 +368,7 @@ class PodSync {
  * reason `ContainerCreating` (the FailedMount event says why) and the pod is synced again after
  * kFailedStepRequeueMs. Returns true when the pod must wait.
  */
-function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult, s: PodSync): boolean {
+export function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult, s: Pick<PodSync, 'result' | 'requeue'>): boolean {
   const names = Object.keys(volumes.unmounted);
   if (names.length === 0 || (!actions.createSandbox && actions.containersToStart.length === 0)) return false;
   const message = `Unable to attach or mount volumes: unmounted volumes=[${names.join(' ')}]: ${volumes.unmounted[names[0]]}`;
