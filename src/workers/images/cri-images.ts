@@ -10,6 +10,7 @@ import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
 import type { RegistryAuth } from '../runtime/runtime.js';
 import type { ImagePort } from './image-manager.js';
 import type { ImageUser } from '../kuberuntime/cri-security-context.js';
+import { recordPulledImage } from '../kuberuntime/gc.js';
 
 /** authConfig: a pull secret's credentials as the CRI's AuthConfig (username, password, server_address). */
 export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
@@ -20,21 +21,26 @@ export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
  * criImagePort: present = ImageStatus answers an image; pull = PullImage with each of the pod's
  * credentials for the registry in turn until one succeeds (kuberuntime_image.go PullImage: the
  * keyring's matches, then none), or without credentials when there are none. `sandboxConfig`
- * goes with the pull (the runtime may use it, e.g. for its runtime handler).
+ * goes with the pull (the runtime may use it, e.g. for its runtime handler). With `rootDir`, a
+ * pulled image is recorded in `images/pulled.json` (gc.ts recordPulledImage): image GC removes
+ * only what this agent pulled.
  * @throws from pull: the last PullImage error (AgentError naming PullImage).
  */
-export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInput<PodSandboxConfig>): ImagePort {
+export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInput<PodSandboxConfig>, rootDir?: string): ImagePort {
+  const pulled = async (image: string, id: string) => {
+    if (rootDir) await recordPulledImage(rootDir, image, id);
+  };
   return {
     present: async (image) => (await images.imageStatus({ image })).image !== null,
     pull: async (image, opts) => {
       if (opts.pullSecrets.length === 0) {
-        await images.pullImage({ image }, null, sandboxConfig ?? null);
+        await pulled(image, await images.pullImage({ image }, null, sandboxConfig ?? null));
         return;
       }
       let last: unknown;
       for (const auth of opts.pullSecrets) {
         try {
-          await images.pullImage({ image }, authConfig(auth), sandboxConfig ?? null);
+          await pulled(image, await images.pullImage({ image }, authConfig(auth), sandboxConfig ?? null));
           return;
         } catch (err) {
           if (isUnavailable(err)) throw err;

@@ -90,13 +90,13 @@ export async function killCriPod(deps: CriSyncDeps, runtimePod: RuntimePod, grac
 }
 
 /**
- * removeCriContainers: RemoveContainer for app containers, RemovePodSandbox for sandboxes (in
- * parallel), a `RemoveContainer` step each; one already gone counts as removed. Best effort.
+ * removeCriContainers: RemoveContainer for the app containers (in parallel), then RemovePodSandbox
+ * for the sandboxes (kuberuntime_gc.go's order), a `RemoveContainer` step each; one already gone counts as removed. Best effort.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE.
  */
 export async function removeCriContainers(deps: CriSyncDeps, containers: Array<Pick<RuntimeContainer, 'id' | 'name' | 'sandbox'>>, out: StepSink): Promise<boolean> {
   let unavailable: unknown;
-  await Promise.all(containers.map(async (c) => {
+  const removeAll = (list: typeof containers) => Promise.all(list.map(async (c) => {
     try {
       await (c.sandbox ? deps.runtime.removePodSandbox(c.id) : deps.runtime.removeContainer(c.id));
       out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
@@ -106,6 +106,10 @@ export async function removeCriContainers(deps: CriSyncDeps, containers: Array<P
       out.steps.push({ action: 'RemoveContainer', target: c.name, ok: false, reason: 'RemoveContainerError', message: serializeError(err).message });
     }
   }));
+  // The app containers first, then the sandboxes: RemovePodSandbox removes the sandbox's containers
+  // itself, and containerd refuses a RemoveContainer racing it ("already in removing state").
+  await removeAll(containers.filter((c) => !c.sandbox));
+  await removeAll(containers.filter((c) => c.sandbox));
   if (unavailable) throw unavailable;
   return containers.length > 0;
 }

@@ -49,7 +49,7 @@ class CriPodSync {
 
   /** imageSync: this sync as ensureImageExists reads it, with the CRI's images. */
   imageSync(): ImageSync {
-    return { deps: { now: this.deps.now }, task: this.task, pod: this.pod, result: this.result, requeue: (ms) => this.requeue(ms), images: criImagePort(this.deps.images, this.sandboxConfig) };
+    return { deps: { now: this.deps.now }, task: this.task, pod: this.pod, result: this.result, requeue: (ms) => this.requeue(ms), images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir) };
   }
 
   requeue(ms: number): void {

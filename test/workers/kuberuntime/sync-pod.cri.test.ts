@@ -8,6 +8,7 @@ import type { Pod } from '../../../src/shared/api.js';
 import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type PodSyncResult, type SyncPodTask } from '../../../src/shared/messages.js';
 import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/cri-kill-pod.js';
 import { criRelist, getCriRuntimePod } from '../../../src/workers/kuberuntime/cri-runtime-pod.js';
+import { runCriGc } from '../../../src/workers/kuberuntime/cri-gc.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/cri-sync-pod.js';
 import { podLogsDirectory } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
@@ -131,5 +132,25 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     expect(existsSync(logDir)).toBe(false);
     expect(existsSync(path.join(rootDir, 'pods', uid))).toBe(false);
     expect((await criRelist(run.runtime, nodeName)).containers.filter((c) => c.podUid === uid)).toEqual([]);
+  });
+
+  it('garbage-collects a stopped pod the agent no longer knows: containers, then the sandbox, then its log directory', async () => {
+    const pod = mkPod('collected', { restartPolicy: 'Never', containers: [{ name: 'once', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['true'] }] });
+    const uid = pod.metadata!.uid!;
+    expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
+    const stopped = await killCriPodTask(deps, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: false });
+    const [sandbox] = stopped.runtimePod!.sandboxes;
+    const [container] = stopped.runtimePod!.containers;
+    const logDir = podLogsDirectory(podLogsDir, 'kts-cri-test', 'collected', uid);
+    expect(existsSync(logDir)).toBe(true);
+    // Known: the newest dead container and the newest sandbox are kept.
+    const kept = await runCriGc({ ...deps, podInfraContainerImage: '' }, { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [uid] });
+    expect(kept).toMatchObject({ removedContainers: [], removedSandboxes: [], errors: [] });
+    expect(existsSync(logDir)).toBe(true);
+    // Gone from the agent: everything of it goes.
+    const gc = await runCriGc({ ...deps, podInfraContainerImage: '' }, { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [] });
+    expect(gc).toMatchObject({ removedContainers: [container.id], removedSandboxes: [sandbox.id], errors: [] });
+    expect(existsSync(logDir)).toBe(false);
+    expect((await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod).toBeNull();
   });
 });
