@@ -10,7 +10,7 @@
  * cannot be reached, `ERR_NOT_FOUND` for a missing container or image, `ERR_ALREADY_EXISTS` for a
  * name conflict, `ERR_RUNTIME` for anything else.
  */
-import type { DockerContainerEvent } from '../../shared/docker-events.js';
+import type { RuntimeContainerEvent } from '../../shared/container-events.js';
 
 /** A container as a list call reports it (no inspect). */
 export interface ContainerSummary {
@@ -209,10 +209,10 @@ export interface RuntimeVersion {
 
 /**
  * One container lifecycle event (CRI ContainerEventResponse, flattened): the same shape the events
- * worker posts to the event PLEG (shared/docker-events.ts). Actions: `create`, `start`, `die`,
+ * worker posts to the event PLEG (shared/container-events.ts). Actions: `create`, `start`, `die`,
  * `oom`, `destroy`; others (exec_*, attach, kill, stop…) are not state changes and never delivered.
  */
-export type ContainerEvent = DockerContainerEvent;
+export type ContainerEvent = RuntimeContainerEvent;
 
 /** Callbacks of watchContainerEvents. Each runs on the worker thread that opened the watch. */
 export interface ContainerEventHandlers {
