@@ -66,3 +66,12 @@ export function podLogsDirectory(podLogsDir: string, namespace: string, name: st
 export function containerLogPath(containerName: string, restartCount: number): string {
   return path.posix.join(assertSafeSegment(containerName, 'container name'), `${restartCount}.log`);
 }
+
+/**
+ * podLogsRoot: `{rootDir}/pod-logs` — where kubelet-ts keeps the pods' CRI log directories (the
+ * kubelet's podLogsDir, `/var/log/pods` upstream): under --root-dir, so that every agent sharing a
+ * runtime has its own and container GC may evict the directories of its pods that are gone.
+ */
+export function podLogsRoot(rootDir: string): string {
+  return path.join(rootDir, 'pod-logs');
+}

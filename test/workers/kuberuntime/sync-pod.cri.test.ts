@@ -9,6 +9,8 @@ import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type PodSyncResult, type
 import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/cri-kill-pod.js';
 import { criRelist, getCriRuntimePod } from '../../../src/workers/kuberuntime/cri-runtime-pod.js';
 import { runCriGc } from '../../../src/workers/kuberuntime/cri-gc.js';
+import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
+import type { ProbeOutcome, RelistResult, WorkerTask } from '../../../src/shared/messages.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/cri-sync-pod.js';
 import { podLogsDirectory } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
@@ -152,5 +154,37 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     expect(gc).toMatchObject({ removedContainers: [container.id], removedSandboxes: [sandbox.id], errors: [] });
     expect(existsSync(logDir)).toBe(false);
     expect((await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod).toBeNull();
+  });
+
+  it('the sync worker on runtime "remote": syncPod, relist with runtime pods, an exec probe by ExecSync, killPod — all through the CRI', async () => {
+    const workerRoot = mkdtempSync(path.join(os.tmpdir(), 'kts-cri-worker-root-'));
+    const workerNode = `${nodeName}-w`;
+    const handler = createWorkerHandler({
+      protocol: PROTOCOL_VERSION, runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint!, nodeName: workerNode, rootDir: workerRoot,
+      podInfraContainerImage: 'kubelet-ts/pause:1.0', logLevel: 'silent',
+    });
+    const pod = mkPod('worker', { containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] });
+    const uid = pod.metadata!.uid!;
+    const call = async <T>(t: Omit<WorkerTask, 'protocol'>): Promise<T> => {
+      const r = await handler({ protocol: PROTOCOL_VERSION, ...t } as WorkerTask);
+      if (!r.ok) throw new Error(`${r.kind}: ${r.error.message}`);
+      return r.value as T;
+    };
+    try {
+      const synced = await call<PodSyncResult>(task(pod));
+      expect(failed(synced)).toEqual([]);
+      const id = synced.runtimePod!.containers[0].id;
+      const relisted = await call<RelistResult>({ kind: 'relist', withRuntimePods: true } as Omit<WorkerTask, 'protocol'>);
+      expect(relisted.containers.filter((c) => c.podUid === uid).map((c) => c.name).sort()).toEqual(['POD', 'main']);
+      expect(relisted.runtimePods?.find((p) => p.uid === uid)?.containers[0].id).toBe(id);
+      expect(await call<ProbeOutcome>({ kind: 'execProbe', containerId: id, command: ['sh', '-c', 'exit 0'], timeoutMs: 5000 } as Omit<WorkerTask, 'protocol'>)).toMatchObject({ result: 'success' });
+      expect(await call<ProbeOutcome>({ kind: 'execProbe', containerId: id, command: ['sh', '-c', 'echo no; exit 1'], timeoutMs: 5000 } as Omit<WorkerTask, 'protocol'>)).toMatchObject({ result: 'failure', output: 'no\n' });
+      const killed = await call<PodSyncResult>({ kind: 'killPod', podUid: uid, gracePeriodSeconds: 0, remove: true } as Omit<WorkerTask, 'protocol'>);
+      expect(killed.runtimePod).toBeNull();
+      expect(existsSync(path.join(workerRoot, 'pod-logs', `kts-cri-test_worker_${uid}`))).toBe(false);
+    } finally {
+      await killCriPodTask({ ...deps, nodeName: workerNode }, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: true }).catch(() => undefined);
+      rmSync(workerRoot, { recursive: true, force: true });
+    }
   });
 });
