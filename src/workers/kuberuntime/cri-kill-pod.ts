@@ -36,6 +36,12 @@ export interface CriSyncDeps {
   logger?: Logger;
   /** The node's sandbox settings (DNS, pod cgroups, pids); absent: no DNS config, no pod cgroup. */
   sandbox?: NodeSandboxSettings;
+  /**
+   * Whether the runtime gives sandboxes a pod network (absent = true: a CRI runtime's CNI). With
+   * it, a ready sandbox of a pod that is not hostNetwork without an IP is re-created
+   * (podSandboxChanged); false for Docker with `--network-plugin none`, whose sandboxes have none.
+   */
+  podNetwork?: boolean;
 }
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;

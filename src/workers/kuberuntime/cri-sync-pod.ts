@@ -203,7 +203,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   if (volumes.evictMessage) {
     return { podUid: uid, steps: [], events: volumes.events, runtimePod: task.cachedRuntimePod ?? null, waiting: {}, backoff: task.backoff ?? {}, requeueAfterMs: 0, evict: { reason: 'Evicted', message: volumes.evictMessage } };
   }
-  const net = { enabled: pod.spec?.hostNetwork !== true };
+  const net = { enabled: deps.podNetwork !== false && pod.spec?.hostNetwork !== true };
   const plan = (rp: RuntimePod | null) => computePodActions(pod, rp, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
   if (task.cachedRuntimePod) {
     const planned = plan(task.cachedRuntimePod);
