@@ -31,7 +31,7 @@ import { oomScoreAdjFloor } from './pod-sandbox.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { verifyRunAsNonRoot } from './security-context.js';
 import { kFailedStepRequeueMs, waitForVolumes } from './sync-pod.js';
-import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf } from './sync-pod-plan.js';
+import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, recordSandboxFailure, recordStartFailure } from './sync-pod-plan.js';
 import { fillTerminationMessageFiles } from './termination-message.js';
 import os from 'node:os';
 
@@ -81,12 +81,7 @@ class CriPodSync {
 
   /** sandboxFailed: as sync-pod.ts — a failed CreatePodSandbox step, FailedCreatePodSandBox, every container waits. */
   sandboxFailed(message: string): void {
-    this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
-    this.result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
-    const inits = this.pod.spec?.initContainers ?? [];
-    for (const c of [...inits, ...(this.pod.spec?.containers ?? [])]) {
-      this.result.waiting[c.name] ??= { reason: inits.length > 0 && !inits.includes(c) ? 'PodInitializing' : 'ContainerCreating', message: `Failed to create pod sandbox: ${message}` };
-    }
+    recordSandboxFailure(this.pod, this.result, message);
     this.requeue(kFailedStepRequeueMs);
   }
 
@@ -121,10 +116,8 @@ class CriPodSync {
     const list = c.ephemeral ? 'ephemeralContainers' : c.init ? 'initContainers' : 'containers';
     const fieldPath = `spec.${list}{${c.name}}`;
     const field = `spec.${list}[${c.index}]`;
-    const fail = (reason: string, message: string, eventMessage = `Error: ${message}`) => {
-      this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason, message });
-      this.result.events.push({ type: 'Warning', reason: 'Failed', message: eventMessage, fieldPath });
-      this.result.waiting[c.name] = { reason, message };
+    const fail = (reason: string, message: string, eventMessage?: string) => {
+      recordStartFailure(this.result, c.name, fieldPath, reason, message, eventMessage);
       this.requeue(kFailedStepRequeueMs);
     };
     const image = container.image ?? '';
