@@ -63,4 +63,20 @@ describe('syncPodCri on the Docker implementation of the CRI (fake engine)', () 
     const third = await syncPodCri(deps, task(second.backoff));
     expect(third.waiting.app?.reason).toBe('CrashLoopBackOff');
   });
+
+  it.each([
+    ['an FQDN hostname over 64 characters fails the sandbox', { hostname: 'h'.repeat(40), subdomain: 's'.repeat(20), setHostnameAsFQDN: true }, {}, 'CreatePodSandbox', 'CreatePodSandboxError', 'ContainerCreating', /FQDN .* is too long/, true],
+    ['a missing ConfigMap in the env is CreateContainerConfigError', {}, { env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'absent', key: 'k' } } }] }, 'StartContainer', 'CreateContainerConfigError', 'CreateContainerConfigError', /configmap "absent" not found/, true],
+    ['an absent image with pull policy Never is ErrImageNeverPull', {}, { image: 'absent/image:1', imagePullPolicy: 'Never' }, 'PullImage', 'ErrImageNeverPull', 'ErrImageNeverPull', /is not present with pull policy of Never/, false],
+  ] as const)('%s', async (_n, spec, container, action, reason, waiting, message, requeued) => {
+    const { deps } = await setUp();
+    const p: Pod = { ...pod, spec: { ...pod.spec!, ...spec, containers: [{ ...pod.spec!.containers[0], ...container } as Pod['spec'] extends infer S ? S extends { containers: Array<infer C> } ? C : never : never] } };
+    const r = await syncPodCri(deps, { ...task(), pod: p });
+    const failedStep = r.steps.find((s) => !s.ok);
+    expect(failedStep).toMatchObject({ action, reason });
+    expect(failedStep?.message).toMatch(message);
+    expect(r.waiting.app?.reason).toBe(waiting);
+    // As the Docker path: a failed step is retried after kFailedStepRequeueMs; ErrImageNeverPull waits for the periodic resync.
+    expect(r.requeueAfterMs > 0).toBe(requeued);
+  });
 });
