@@ -133,7 +133,7 @@ function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: L
   const nr = getNodeRuntime(b);
   const criDeps = {
     runtime: nr.runtime, images: nr.images, nodeName: b.nodeName, rootDir: b.rootDir, podInfraContainerImage: b.podInfraContainerImage,
-    now: deps.now ?? Date.now, logger, sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox },
+    now: deps.now ?? Date.now, logger, sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox }, logs: nr.logs,
   };
   return async (task: WorkerTask): Promise<WorkerResult> => {
     const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;

@@ -18,7 +18,7 @@ import { getCriRuntimePod } from './cri-runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
 import { kOrphanMaxGracePeriodSeconds, type StopOptions } from './kill-pod.js';
 import { podDir, podLogsDirectory } from './pod-dirs.js';
-import { fillTerminationMessageFiles } from './termination-message.js';
+import { fillTerminationMessageFiles, type LogTailer } from './termination-message.js';
 
 /** What a sync or a kill on a CRI runtime needs (one per worker thread). */
 export interface CriSyncDeps {
@@ -42,6 +42,8 @@ export interface CriSyncDeps {
    * (podSandboxChanged); false for Docker with `--network-plugin none`, whose sandboxes have none.
    */
   podNetwork?: boolean;
+  /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages; absent = none. */
+  logs?: LogTailer;
 }
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
@@ -131,7 +133,8 @@ export async function removeCriContainers(deps: CriSyncDeps, containers: Array<P
 export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Promise<PodSyncResult> {
   const dir = podDir(deps.rootDir, task.podUid);
   const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
-  let runtimePod = (await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid)).runtimePod;
+  let read = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  let runtimePod = read.runtimePod;
   const requested = isGracePeriodFromLabels(task.gracePeriodSeconds) ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
@@ -148,8 +151,11 @@ export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Prom
       if (left.length) deps.logger?.warn({ uid: task.podUid, errors: left.slice(0, 3) }, 'Failed to remove the pod cgroup');
     }
   }
-  if (changed) runtimePod = (await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid)).runtimePod;
-  if (!task.remove) await fillTerminationMessageFiles(deps.rootDir, runtimePod);
+  if (changed) {
+    read = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+    runtimePod = read.runtimePod;
+  }
+  if (!task.remove) await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations, deps.logs);
   result.runtimePod = runtimePod;
   return result;
 }

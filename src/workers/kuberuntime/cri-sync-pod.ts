@@ -206,7 +206,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   }
   const read = await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
   const runtimePod = read.runtimePod;
-  await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations);
+  await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations, deps.logs);
   const actions = plan(runtimePod);
   const s = new CriPodSync(deps, task, pod, runtimePod);
   const r = s.result;
@@ -245,7 +245,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   if (s.changed) {
     const after = await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
     r.runtimePod = after.runtimePod;
-    await fillTerminationMessageFiles(deps.rootDir, r.runtimePod, after.annotations);
+    await fillTerminationMessageFiles(deps.rootDir, r.runtimePod, after.annotations, deps.logs);
   }
   deps.logger?.debug({ uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod (CRI)');
   return r;

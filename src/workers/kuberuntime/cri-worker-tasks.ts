@@ -18,6 +18,7 @@ import { killCriPodTask, type CriSyncDeps } from './cri-kill-pod.js';
 import { criRelist, getCriRuntimePod } from './cri-runtime-pod.js';
 import { syncPodCri } from './cri-sync-pod.js';
 import { podLogsRoot } from './pod-dirs.js';
+import type { LogTailer } from './termination-message.js';
 
 /** What the CRI tasks of one thread need. */
 export interface CriWorkerDeps {
@@ -30,6 +31,8 @@ export interface CriWorkerDeps {
   now: () => number;
   logger?: Logger;
   sandbox: NodeSandboxSettings;
+  /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages. */
+  logs?: LogTailer;
 }
 
 /**

@@ -79,4 +79,17 @@ describe('syncPodCri on the Docker implementation of the CRI (fake engine)', () 
     // As the Docker path: a failed step is retried after kFailedStepRequeueMs; ErrImageNeverPull waits for the periodic resync.
     expect(r.requeueAfterMs > 0).toBe(requeued);
   });
+
+  it('fills the termination message: FallbackToLogsOnError takes the log tail of a failed container', async () => {
+    const { fake, deps } = await setUp();
+    const tails: string[] = [];
+    const withLogs: CriSyncDeps = { ...deps, logs: { tailLogs: async (id) => { tails.push(id); return 'last words\n'; } } };
+    const p: Pod = { ...pod, spec: { ...pod.spec!, restartPolicy: 'Never', containers: [{ ...pod.spec!.containers[0], terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'FallbackToLogsOnError' }] } };
+    const first = await syncPodCri(withLogs, { ...task(), pod: p });
+    const id = first.runtimePod!.containers[0].id;
+    fake.exit(id, 2);
+    const second = await syncPodCri(withLogs, { ...task(), pod: p });
+    expect(second.runtimePod?.containers[0]).toMatchObject({ id, state: 'exited', exitCode: 2, message: 'last words\n' });
+    expect(tails).toContain(id);
+  });
 });

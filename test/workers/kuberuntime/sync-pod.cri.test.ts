@@ -87,7 +87,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
   });
 
   it('restarts a crashing container with backoff: attempt 1 at once, then CrashLoopBackOff until the backoff expires', async () => {
-    const pod = mkPod('crash', { containers: [{ name: 'c', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'exit 3'] }] });
+    const pod = mkPod('crash', { containers: [{ name: 'c', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo -n crashed > /dev/termination-log; exit 3'], terminationMessagePath: '/dev/termination-log' }] });
     const first = await syncPodCri(deps, task(pod));
     expect(failed(first)).toEqual([]);
     const exited = async (restartCount: number) => waitFor(async () => {
@@ -97,8 +97,11 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     }, { timeoutMs: 60_000, description: `attempt ${restartCount} exited` });
     const rp0 = await exited(0);
     expect(rp0!.containers[0]).toMatchObject({ exitCode: 3, reason: 'Error' });
+    // The termination message file the container wrote (mounted from <root-dir>/pods/<uid>/containers/c/0).
+    const second0 = await syncPodCri(deps, task(pod));
+    expect(second0.runtimePod?.containers.find((c) => c.restartCount === 0)?.message).toBe('crashed');
     expect(rp0!.containers[0].finishedAtMs).toBeGreaterThan(0);
-    const second = await syncPodCri(deps, task(pod));
+    const second = second0;
     expect(second.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['StartContainer c true']);
     expect(Object.keys(second.backoff)).toHaveLength(1);
     await exited(1);
