@@ -8,6 +8,7 @@
 import { isIP } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
 import { InvalidArgumentError } from '../shared/errors.js';
+import { parseCriEndpoint } from '../shared/runtime-endpoint.js';
 
 /** OptionCheck: validates and normalises one option value; `label` names the setting in the error. */
 export type OptionCheck<T> = (label: string, value: unknown) => T;
@@ -99,6 +100,17 @@ export function oneOf<T extends string>(values: readonly T[]): OptionCheck<T> {
     return value as T;
   };
 }
+
+/**
+ * criEndpoint: `''` (unset) or a CRI endpoint `unix:///absolute/path` (shared/runtime-endpoint.ts
+ * parseCriEndpoint, as the kubelet's util_unix.go parseEndpoint; `tcp://`, `npipe://` and a bare
+ * path are refused with the label and the value).
+ */
+export const criEndpoint: OptionCheck<string> = (label, value) => {
+  const s = str(true)(label, value);
+  if (s !== '') parseCriEndpoint(s, label);
+  return s;
+};
 
 /** boolean: true or false (a config file's `"yes"` is refused). */
 export const boolean: OptionCheck<boolean> = (label, value) => {

@@ -11,12 +11,13 @@ import { isQualifiedName, isValidLabelValue } from '../shared/names.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseFakeFailureRates, parseFakeLatencies } from '../shared/fake-runtime-tuning.js';
 import { parseQuantity, quantityError } from '../shared/quantity.js';
+import { kRuntimeNames, type RuntimeName } from '../shared/runtime-endpoint.js';
 import { checkAllowedUnsafeSysctls } from './pod/security-admission.js';
 import { kEvictionOptionDescriptors } from './eviction/eviction-options.js';
 import { kNetworkOptionDescriptors } from './network/network-options.js';
 import { kEtcdOptionDescriptors } from './etcd/etcd-options.js';
 import {
-  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
+  boolean, criEndpoint, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
 } from './agent-option-checks.js';
 
 /**
@@ -301,6 +302,24 @@ export const kAgentOptionDescriptors = {
     help: 'Docker Engine endpoint (unix://…)',
   }),
   /**
+   * The CRI runtime's endpoint (`--container-runtime-endpoint`, containerRuntimeEndpoint), the
+   * kubelet's `unix:///path` form. '' (the default) = Docker at `--docker-endpoint`, through the
+   * agent's own Docker implementation; the path of Docker's socket does the same (there the
+   * kubelet ≤1.23 ran its in-process dockershim); any other socket is dialled as a CRI runtime over
+   * gRPC (containerd, CRI-O): `--runtime remote` (src/main/runtime-endpoint-options.ts).
+   */
+  containerRuntimeEndpoint: option({
+    flag: 'container-runtime-endpoint', parse: 'string', config: { field: 'containerRuntimeEndpoint' }, default: '', defaultText: '(Docker at --docker-endpoint)',
+    check: criEndpoint,
+    help: 'CRI runtime endpoint (unix:///path/to.sock), e.g. unix:///run/containerd/containerd.sock; unset: Docker at --docker-endpoint',
+  }),
+  /** The CRI image service's endpoint (`--image-service-endpoint`, imageServiceEndpoint); '' = the runtime endpoint, as the kubelet's. */
+  imageServiceEndpoint: option({
+    flag: 'image-service-endpoint', parse: 'string', config: { field: 'imageServiceEndpoint' }, default: '', defaultText: '(the runtime endpoint)',
+    check: criEndpoint,
+    help: 'CRI image service endpoint (unix:///path/to.sock); unset: --container-runtime-endpoint',
+  }),
+  /**
    * The deadline of every request-response call to the container runtime, in milliseconds
    * (`--runtime-request-timeout`, runtimeRequestTimeout, 2m as the kubelet's): a create, start,
    * inspect or remove past it fails the sync with `context deadline exceeded`; a stop gets its grace
@@ -451,10 +470,14 @@ export const kAgentOptionDescriptors = {
   v: option({ flag: 'v', parse: 'number', default: 0, check: integerIn(0, 10), help: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)' }),
   /** Worker threads that run sync tasks (`--workers`, 2; kubelet-ts only). */
   workers: option({ flag: 'workers', parse: 'number', ours: true, default: 2, check: integerIn(1, 256), help: 'Worker threads that run pod syncs' }),
-  /** Container runtime: Docker, or the in-memory fake (`--runtime`, docker; kubelet-ts only). */
-  runtime: option<'docker' | 'fake'>({
-    flag: 'runtime', parse: 'string', ours: true, default: 'docker', check: oneOf(['docker', 'fake'] as const),
-    help: 'Container runtime: docker or fake (in-memory, for tests and benchmarks)',
+  /**
+   * How the agent reaches its runtime (`--runtime`, docker; kubelet-ts only, as the kubelet's old
+   * `--container-runtime`): docker, remote (the CRI at `--container-runtime-endpoint`; implied by
+   * that flag) or the in-memory fake. Resolved with the endpoint flags (runtime-endpoint-options.ts).
+   */
+  runtime: option<RuntimeName>({
+    flag: 'runtime', parse: 'string', ours: true, default: 'docker', check: oneOf(kRuntimeNames),
+    help: 'Container runtime: docker, remote (the CRI at --container-runtime-endpoint, implied by it) or fake (in-memory, for tests and benchmarks)',
   }),
   /**
    * PLEG relist period while Docker's events stream is up, in milliseconds (`--relist-period`, 60s;

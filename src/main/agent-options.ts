@@ -8,6 +8,7 @@ import { InvalidArgumentError } from '../shared/errors.js';
 import { verbosityToLevel } from '../shared/logging.js';
 import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
 import { evictionThresholds } from './eviction/eviction-options.js';
+import { resolveRuntimeChoice } from './runtime-endpoint-options.js';
 
 type Descriptors = typeof kAgentOptionDescriptors;
 
@@ -55,6 +56,7 @@ export function checkAgentOption<K extends keyof AgentOptions>(key: K, value: un
  * resolveAgentOptions fills defaults ({@link kDefaultAgentOptions}) into `partial` and validates
  * every field, as the kubelet's ValidateKubeletConfiguration does. Derived fields:
  * `dockerSocketPath` comes from `dockerEndpoint` (a `dockerSocketPath` given alone sets the endpoint),
+ * `runtime` from `--runtime` and the endpoint flags (runtime-endpoint-options.ts resolveRuntimeChoice),
  * `logLevel` from `v` unless given, and `cniCacheDir` is `<rootDir>/cni/cache` unless given. Pure; called on the main thread by the CLI and by tests.
  * @throws InvalidArgumentError naming the flag, e.g. `--port must be an integer in 1..65535 …, got "x"`,
  *   or `unknown option "…"` for a key that AgentOptions does not have.
@@ -74,6 +76,7 @@ export function resolveAgentOptions(partial: Partial<AgentOptions> = {}): AgentO
     out[key] = checkAgentOption(key, merged[key]);
   }
   out.dockerSocketPath = (out.dockerEndpoint as string).slice('unix://'.length);
+  out.runtime = resolveRuntimeChoice(out as unknown as AgentOptions, given.runtime !== undefined);
   if (given.cniCacheDir === undefined) out.cniCacheDir = join(out.rootDir as string, 'cni', 'cache');
   // As the kubelet's validation: imageGCLowThresholdPercent must not exceed imageGCHighThresholdPercent.
   if ((out.imageGcLowThresholdPercent as number) > (out.imageGcHighThresholdPercent as number)) {

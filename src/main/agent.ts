@@ -25,6 +25,7 @@ import type { AgentHost, HealthReport } from '../server/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';
 
 import type { AgentOptions } from './agent-options.js';
+import { runtimeEndpointOf } from './runtime-endpoint-options.js';
 import { newPodConfig, type PodConfig } from './config/pod-config.js';
 import { newFileSource, type FileSource } from './config/source-file.js';
 import { newHttpSource, type HttpSource } from './config/source-http.js';
@@ -265,7 +266,7 @@ class AgentImpl implements Agent {
       onChange: (s) => { if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' }); }, clock: this.#clock,
     });
     const bootstrap: FakeWorkerBootstrap = {
-      protocol: PROTOCOL_VERSION, runtime: o.runtime, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName,
+      protocol: PROTOCOL_VERSION, ...runtimeEndpointOf(o), nodeName: o.nodeName,
       rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
       network: network.settings, runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
       sandbox: {
@@ -290,9 +291,11 @@ class AgentImpl implements Agent {
       runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
       onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); }, clock: this.#clock,
     };
-    // Docker: event-driven PLEG with the relist as safety net; the fake runtime has no event stream.
-    const pleg = this.#pleg = o.runtime === 'docker' && !this.deps.runner
-      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName }, plegDeps)
+    // The event-driven PLEG with the relist as safety net; it is the generic PLEG at 1 s when the
+    // runtime says it has no events (event-pleg.ts). The fake keeps its state per pool thread, so
+    // another thread's events would tell nothing: the generic PLEG at --relist-period.
+    const pleg = this.#pleg = o.runtime !== 'fake' && !this.deps.runner
+      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, endpoint: runtimeEndpointOf(o), nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     const { podManager, statusManager, events } = this;
     // The pod workers run the pod syncer, and the syncer, the status publisher, the sync handler and

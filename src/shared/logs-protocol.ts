@@ -7,7 +7,7 @@
 import type { SerializedError } from './messages.js';
 import type { RuntimeEndpoint } from './runtime-endpoint.js';
 
-/** workerData of the container-logs worker: the runtime it reads (getRuntime; 'fake' gives empty logs, version 0.0.0). */
+/** workerData of the container-logs worker: the runtime it reads (node-runtime.ts getRuntime; 'fake' gives empty logs, version 0.0.0). */
 export interface LogsWorkerBootstrap extends RuntimeEndpoint {
   kind: 'container-logs';
   /** Only containers labelled `kubelet-ts.node-name=<nodeName>` (and a pod UID) may be read. */
@@ -35,7 +35,7 @@ export interface LogsOptions {
 /**
  * Requests to the worker: `logs` starts a log read (chunks come back as `data`, then one `end` or
  * `error`); `pause`/`resume` carry the HTTP socket's backpressure; `cancel` stops a read (no `end`
- * follows); `version` asks Docker's version; `stop` ends the worker.
+ * follows); `version` asks the runtime's name and version (CRI Version); `stop` ends the worker.
  */
 export type LogsWorkerRequest =
   | ({ type: 'logs'; id: number; containerId: string } & LogsOptions)
@@ -48,4 +48,4 @@ export type LogsWorkerMessage =
   | { type: 'data'; id: number; chunk: Uint8Array }
   | { type: 'end'; id: number }
   | { type: 'error'; id: number; error: SerializedError }
-  | { type: 'version'; id: number; version: string; apiVersion: string };
+  | { type: 'version'; id: number; runtimeName: string; version: string; apiVersion: string };

@@ -98,27 +98,27 @@ export const kDefaultNodeSandboxSettings: Readonly<NodeSandboxSettings> = {
   podPidsLimit: -1, containerLogMaxSizeBytes: 10 * 1024 * 1024, containerLogMaxFiles: 5,
 };
 
-/** Observed state of a container as Docker reports it (the CRI's ContainerStatus, flattened). */
+/** Observed state of a container as the runtime reports it (the CRI's ContainerStatus state, flattened: CONTAINER_CREATED/RUNNING/EXITED/UNKNOWN). */
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
-/** RuntimeContainer is one Docker container that carries our labels (sandbox or app container). */
+/** RuntimeContainer is one sandbox or app container of the runtime that carries our labels (kubecontainer.Container + its status). */
 export interface RuntimeContainer {
-  /** Full Docker container ID (64 hex). */
+  /** The runtime's container or sandbox ID (64 hex for Docker and containerd). */
   id: string;
   /** Container name in the pod spec; `POD` for the sandbox. */
   name: string;
-  /** True for the sandbox (pause) container (`io.kubernetes.docker.type=podsandbox`). */
+  /** True for the pod sandbox (Docker: the pause container, `io.kubernetes.docker.type=podsandbox`). */
   sandbox: boolean;
-  /** The `_<attempt>` of the Docker name; equals restartCount for app containers. */
+  /** The attempt (CRI metadata.attempt; Docker: the `_<attempt>` of the name); equals restartCount for app containers. */
   attempt: number;
   state: RuntimeContainerState;
-  /** `annotation.io.kubernetes.container.hash` label: hash of the container spec it was created from. */
+  /** The `io.kubernetes.container.hash` annotation (Docker: label `annotation.io.kubernetes.container.hash`): hash of the spec it was created from. */
   hash: string;
-  /** `annotation.io.kubernetes.container.restartCount` label. */
+  /** The `io.kubernetes.container.restartCount` annotation (Docker: label `annotation.…`). */
   restartCount: number;
   /** Image as named in the spec, e.g. `busybox:latest`. */
   image: string;
-  /** Docker image ID, `sha256:…`. */
+  /** The image's ID as the runtime reports it (CRI image_ref), e.g. `sha256:…`. */
   imageId: string;
   /** Epoch ms. */
   createdAtMs: number;
@@ -128,15 +128,15 @@ export interface RuntimeContainer {
   finishedAtMs: number;
   /** Exit code once exited. */
   exitCode: number;
-  /** Docker's terminal reason mapped to Kubernetes words: `Completed`, `Error`, `OOMKilled`. */
+  /** The runtime's reason once exited: `Completed`, `Error`, `OOMKilled`, `StartError`, … */
   reason: string;
-  /** Docker's error string, if any. */
+  /** The runtime's message, if any (then the termination message). */
   message: string;
   /** The sandbox this container belongs to (`io.kubernetes.sandbox.id`); '' for a sandbox. */
   sandboxId: string;
 }
 
-/** RuntimePod is everything of one pod UID found in Docker (the kubecontainer.PodStatus). */
+/** RuntimePod is everything of one pod UID found in the runtime (the kubecontainer.PodStatus). */
 export interface RuntimePod {
   uid: string;
   name: string;

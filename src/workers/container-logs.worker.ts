@@ -1,13 +1,13 @@
 /**
  * Counterpart of the kubelet's container log reading (pkg/kubelet/kuberuntime/logs ReadLogs, and
  * dockershim's GetContainerLogs) and of the CRI Version call: a worker_threads entry that reads
- * container logs for the HTTP server, through the node-scoped ContainerRuntime
- * (readContainerLogs, version) that getRuntime picks from its bootstrap.
+ * container logs for the HTTP server, through the node-scoped NodeRuntime (logs.readContainerLogs,
+ * runtime.version) that getRuntime (runtime/node-runtime.ts) picks from its bootstrap.
  *
  * Why a dedicated Worker and not a piscina task: a `follow` read lasts as long as the container
  * runs, so it would pin a pool slot that syncs need; one small long-lived Worker per agent
- * multiplexes every log read (by request id) and keeps all Docker I/O off the main thread. The
- * runtime splits Docker's multiplexed frames; this side applies limitBytes.
+ * multiplexes every log read (by request id) and keeps the runtime's I/O off the main thread. The
+ * runtime's reader gives the log's bytes; this side applies limitBytes.
  *
  * Backpressure: the main thread posts `pause` when the client's socket is backpressured and
  * `resume` when it drains; the worker pauses the runtime's log stream in between, so a slow
@@ -17,9 +17,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AgentError, serializeError } from '../shared/errors.js';
 import type { LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../shared/logs-protocol.js';
 import type { ContainerLogManager } from './logs/container-log-manager.js';
-import { scopeToNode } from './runtime/node-scope.js';
-import type { ContainerLogReader, ContainerRuntime } from './runtime/runtime.js';
-import { getRuntime } from './runtime/runtime-service.js';
+import { getRuntime, type NodeRuntime } from './runtime/node-runtime.js';
+import type { ContainerLogReader } from './runtime/runtime.js';
 
 interface Read {
   reader?: ContainerLogReader;
@@ -33,15 +32,15 @@ interface Read {
  */
 export class LogsWorker {
   readonly #reads = new Map<number, Read>();
-  readonly #runtime: ContainerRuntime;
+  readonly #runtime: Pick<NodeRuntime, 'runtime' | 'logs'>;
 
   /**
-   * `runtime` defaults to this thread's runtime for `bootstrap` (getRuntime), scoped to its node.
+   * `runtime` defaults to this thread's NodeRuntime for `bootstrap` (getRuntime), scoped to its node.
    * `logManager`: on a CRI runtime, the container log manager (logs/container-log-manager.ts) that
    * rotates the runtime's log files; started here, stopped by `stop`.
    */
-  constructor(bootstrap: LogsWorkerBootstrap, private readonly post: (m: LogsWorkerMessage) => void, runtime?: ContainerRuntime, private readonly logManager?: Pick<ContainerLogManager, 'start' | 'stop'>) {
-    this.#runtime = runtime ?? scopeToNode(getRuntime(bootstrap), bootstrap.nodeName);
+  constructor(bootstrap: LogsWorkerBootstrap, private readonly post: (m: LogsWorkerMessage) => void, runtime?: Pick<NodeRuntime, 'runtime' | 'logs'>, private readonly logManager?: Pick<ContainerLogManager, 'start' | 'stop'>) {
+    this.#runtime = runtime ?? getRuntime(bootstrap);
     logManager?.start();
   }
 
@@ -51,8 +50,9 @@ export class LogsWorker {
         void this.#logs(msg);
         break;
       case 'version':
-        this.#runtime.version().then(
-          (v) => this.post({ type: 'version', id: msg.id, version: v.version, apiVersion: v.apiVersion }),
+        // The kubelet's own CRI client version, as kuberuntime sends it.
+        this.#runtime.runtime.version('0.1.0').then(
+          (v) => this.post({ type: 'version', id: msg.id, runtimeName: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version }),
           (err) => this.post({ type: 'error', id: msg.id, error: serializeError(err) }),
         );
         break;
@@ -93,10 +93,10 @@ export class LogsWorker {
       this.post({ type: 'error', id: msg.id, error: serializeError(err) });
     };
     try {
-      if (!/^[0-9a-f]{12,64}$/.test(msg.containerId)) throw new AgentError('ERR_INVALID_ARGUMENT', `container ID ${JSON.stringify(msg.containerId)} is not a Docker ID`);
+      if (!/^[0-9a-f]{12,64}$/.test(msg.containerId)) throw new AgentError('ERR_INVALID_ARGUMENT', `container ID ${JSON.stringify(msg.containerId)} is not a container ID (12 to 64 hex digits)`);
       let left = msg.limitBytes ?? Infinity;
       // The node-scoped runtime refuses a container not owned by this node (ERR_INVALID_ARGUMENT).
-      const reader = await this.#runtime.readContainerLogs(msg.containerId, { follow: msg.follow, timestamps: msg.timestamps, tailLines: msg.tailLines, sinceSeconds: msg.sinceSeconds }, {
+      const reader = await this.#runtime.logs.readContainerLogs(msg.containerId, { follow: msg.follow, timestamps: msg.timestamps, tailLines: msg.tailLines, sinceSeconds: msg.sinceSeconds }, {
         onData: (chunk) => {
           if (read.cancelled || left <= 0) return;
           const part = chunk.length > left ? chunk.subarray(0, left) : chunk;

@@ -1,13 +1,14 @@
 /**
  * Counterpart of the kubelet's CRI streaming server (pkg/kubelet/cri/streaming: ServeExec,
  * ServeAttach and their Executor/Attacher over the runtime) as dockershim ran it: a worker_threads
- * entry that opens exec and attach streams through the node-scoped ContainerRuntime
- * (openContainerStream) that getRuntime picks from its bootstrap, and relays their bytes; it also
- * runs port-forward connections (port-forward.ts: the CRI's PortForward).
+ * entry that opens exec and attach streams through the node-scoped NodeRuntime's `streams`
+ * (runtime/node-runtime.ts getRuntime, from its bootstrap), and relays their bytes; it also runs
+ * port-forward connections (port-forward.ts: the CRI's PortForward) — for now over Docker's
+ * sandbox only (the netns helper); a CRI runtime's PortForward URL is the `cristreams` work's.
  *
  * Why a dedicated Worker, as the logs worker: a stream lasts as long as the user's shell, so it
  * would pin a pool slot that syncs need; one small long-lived Worker multiplexes every stream and
- * keeps the engine's sockets off the main thread. Each stream has its own MessagePort (sent in the
+ * keeps the runtime's sockets off the main thread. Each stream has its own MessagePort (sent in the
  * `open` request); the byte-credit flow control of shared/streams-protocol.ts bounds what either
  * thread buffers: the engine's socket is paused while more than kStreamOutputWindowBytes of output
  * are unacknowledged, and each stdin chunk is acknowledged only once the engine's socket took it.
@@ -18,6 +19,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AgentError, serializeError } from '../shared/errors.js';
 import type { PortForwardSpec } from '../shared/port-forward-protocol.js';
 import { kStreamOutputWindowBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../shared/streams-protocol.js';
+import { getRuntime as getNodeRuntime, type NodeRuntime } from './runtime/node-runtime.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import type { ContainerRuntime, ContainerStream } from './runtime/runtime.js';
 import { getRuntime } from './runtime/runtime-service.js';
@@ -40,18 +42,30 @@ interface Open {
 export class StreamsWorker {
   readonly #streams = new Map<number, Open>();
   readonly #forwards = new Map<number, () => void>();
-  readonly #runtime: ContainerRuntime;
+  readonly #streamsApi: NodeRuntime['streams'];
+  /** What port-forward reaches the sandbox's netns through (Docker, the fake); undefined for a CRI runtime (not yet). */
+  readonly #forwardRuntime: ContainerRuntime | undefined;
   readonly #nodeName: string;
 
-  /** `runtime` defaults to this thread's runtime for `bootstrap` (getRuntime), scoped to its node. */
+  /**
+   * `runtime` (tests) is used, scoped by the caller, for both streams and port-forward; without
+   * it, streams come from this thread's NodeRuntime for `bootstrap` and port-forward from its
+   * Docker-shaped runtime (none for `remote`), both scoped to its node.
+   */
   constructor(bootstrap: StreamsWorkerBootstrap, runtime?: ContainerRuntime) {
-    this.#runtime = runtime ?? scopeToNode(getRuntime(bootstrap), bootstrap.nodeName);
+    this.#streamsApi = runtime ?? getNodeRuntime(bootstrap).streams;
+    this.#forwardRuntime = runtime ?? (bootstrap.runtime === 'remote' ? undefined : scopeToNode(getRuntime(bootstrap), bootstrap.nodeName));
     this.#nodeName = bootstrap.nodeName;
   }
 
   /** portForward starts forwarded connection `id` on `port` (port-forward.ts); every later message flows on that port. */
   portForward(id: number, port: PortForwardPort, spec: PortForwardSpec): void {
-    const stop = startPortForward(this.#runtime, this.#nodeName, port, spec, () => this.#forwards.delete(id));
+    if (!this.#forwardRuntime) {
+      port.postMessage({ t: 'end', error: 'port-forward: not implemented for CRI runtimes yet (issue #40)' });
+      port.close();
+      return;
+    }
+    const stop = startPortForward(this.#forwardRuntime, this.#nodeName, port, spec, () => this.#forwards.delete(id));
     this.#forwards.set(id, stop);
   }
 
@@ -125,7 +139,7 @@ export class StreamsWorker {
       end({ t: 'exit', exitCode: null, error: serializeError(new AgentError('ERR_INVALID_ARGUMENT', `container ID ${JSON.stringify(spec.containerId)} is not a Docker ID`)) });
       return;
     }
-    this.#runtime.openContainerStream(spec.containerId, spec, {
+    this.#streamsApi.openContainerStream(spec.containerId, spec, {
       onOutput: (fd, chunk) => {
         if (s.closed) return;
         unacked += chunk.length;

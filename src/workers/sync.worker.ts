@@ -18,6 +18,9 @@ import { readRuntimePods, relist } from './kuberuntime/relist.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import { getRuntime } from './runtime/runtime-service.js';
+import { getRuntime as getNodeRuntime } from './runtime/node-runtime.js';
+import { runCriTask } from './kuberuntime/cri-worker-tasks.js';
+import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { syncPod, type SyncDeps } from './kuberuntime/sync-pod.js';
 import { newImagePuller } from './images/image-puller.js';
@@ -47,8 +50,8 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
   if (typeof b !== 'object' || b === null) throw new InvalidArgumentError('workerData must be a WorkerBootstrap object');
   const w = b as Partial<WorkerBootstrap>;
   if (w.protocol !== PROTOCOL_VERSION) throw new InvalidArgumentError(`workerData.protocol must be ${PROTOCOL_VERSION}, got ${JSON.stringify(w.protocol)}`);
-  if (w.runtime !== 'docker' && w.runtime !== 'fake') throw new InvalidArgumentError(`workerData.runtime must be 'docker' or 'fake', got ${JSON.stringify(w.runtime)}`);
-  if (w.runtime === 'docker' && (typeof w.dockerSocketPath !== 'string' || !w.dockerSocketPath)) throw new InvalidArgumentError('workerData.dockerSocketPath must be a non-empty string');
+  if (w.runtime !== 'docker' && w.runtime !== 'fake' && w.runtime !== 'remote') throw new InvalidArgumentError(`workerData.runtime must be 'docker', 'remote' or 'fake', got ${JSON.stringify(w.runtime)}`);
+  checkRuntimeEndpoint(w, 'workerData');
   if (typeof w.nodeName !== 'string' || !w.nodeName) throw new InvalidArgumentError('workerData.nodeName must be a non-empty string');
   if (typeof w.rootDir !== 'string' || !path.isAbsolute(w.rootDir)) throw new InvalidArgumentError(`workerData.rootDir must be an absolute path, got ${JSON.stringify(w.rootDir)}`);
   if (typeof w.podInfraContainerImage !== 'string' || !w.podInfraContainerImage) throw new InvalidArgumentError('workerData.podInfraContainerImage must be a non-empty string');
@@ -65,8 +68,9 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
  */
 export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: ContainerRuntime, deps: WorkerHandlerDeps = {}): WorkerHandler {
   const b = validateBootstrap(bootstrap);
-  const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
+  if (!runtime && b.runtime === 'remote') return criWorkerHandler(b, deps, logger);
+  const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
   const scoped = scopeToNode(raw, b.nodeName);
   const syncDeps: SyncDeps = {
     runtime: scoped,
@@ -115,15 +119,44 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
           throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify(kind)}`);
       }
     } catch (err) {
-      const error = serializeError(err);
-      // Error messages quote pod-provided text (image names): logged bounded (logging.ts). The main
-      // thread's runtime state logs the runtime going down and coming back, once each.
-      if (kind === 'runtimeStatus') logger.debug({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
-      else if (error.retriable) logger.warn({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
-      else logger.error({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
-      return { ok: false, kind, error };
+      return failed(logger, kind, err);
     }
   };
+}
+
+/**
+ * criWorkerHandler: the handler of a thread on a CRI runtime (`runtime: 'remote'`): every task
+ * through the node-scoped CRI services of getRuntime (runtime/node-runtime.ts) and
+ * kuberuntime/cri-worker-tasks.ts.
+ */
+function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger): WorkerHandler {
+  const nr = getNodeRuntime(b);
+  const criDeps = {
+    runtime: nr.runtime, images: nr.images, nodeName: b.nodeName, rootDir: b.rootDir, podInfraContainerImage: b.podInfraContainerImage,
+    now: deps.now ?? Date.now, logger, sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox }, logs: nr.logs,
+  };
+  return async (task: WorkerTask): Promise<WorkerResult> => {
+    const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;
+    try {
+      if (task?.protocol !== PROTOCOL_VERSION) {
+        throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
+      }
+      return await runCriTask(criDeps, task);
+    } catch (err) {
+      return failed(logger, kind, err);
+    }
+  };
+}
+
+/** failed: the `{ok:false}` result of a task that threw, logged at the level its error deserves. */
+function failed(logger: Logger, kind: keyof WorkerResultMap, err: unknown): WorkerResult {
+  const error = serializeError(err);
+  // Error messages quote pod-provided text (image names): logged bounded (logging.ts). The main
+  // thread's runtime state logs the runtime going down and coming back, once each.
+  if (kind === 'runtimeStatus') logger.debug({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
+  else if (error.retriable) logger.warn({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
+  else logger.error({ taskKind: kind, err: boundedErr(err) }, 'Worker task failed');
+  return { ok: false, kind, error };
 }
 
 let defaultHandler: WorkerHandler | undefined;

@@ -172,7 +172,7 @@ describe('parseCli usage errors', () => {
     [['--port', '70000'], '--port must be an integer in 1..65535 (or 0 for any free port), got 70000'],
     [['--max-pods', '0'], '--max-pods must be an integer >= 1, got 0'],
     [['--workers', '1.5'], '--workers must be an integer in 1..256, got 1.5'],
-    [['--runtime', 'rkt'], '--runtime must be one of docker, fake, got "rkt"'],
+    [['--runtime', 'rkt'], '--runtime must be one of docker, remote, fake, got "rkt"'],
     [['--address', 'localhost'], '--address must be an IP address, got "localhost"'],
     [['--node-ip', '300.1.1.1'], '--node-ip must be an IP address, got "300.1.1.1"'],
     [['--docker-endpoint', 'tcp://127.0.0.1:2375'], '--docker-endpoint must be a unix socket endpoint such as unix:///var/run/docker.sock, got "tcp://127.0.0.1:2375"'],

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { RemoteImageService } from '../../src/workers/runtime/cri/remote-image.js';
 import { RemoteRuntimeService } from '../../src/workers/runtime/cri/remote-runtime.js';
+import type { ImageManagerService, RuntimeService } from '../../src/workers/runtime/cri/services.js';
 import type { CriInput, PodSandboxConfig } from '../../src/workers/runtime/cri/types.js';
 
 /**
@@ -47,10 +48,10 @@ export function criEndpointOrSkip(): string | null {
   return null;
 }
 
-/** CriRun: clients on the test containerd and what one test file makes, labelled with a run label of its own. */
+/** CriRun: the CRI services under test (the test containerd's clients, or the Docker implementation) and what one test file makes, labelled with a run label of its own. */
 export interface CriRun {
-  runtime: RemoteRuntimeService;
-  images: RemoteImageService;
+  runtime: RuntimeService;
+  images: ImageManagerService;
   /** The label every sandbox and container of this file carries: `{ 'kubelet-ts.test-run': <unique> }`. */
   label: Record<string, string>;
   /** A pod log directory of its own (removed at the end). */
@@ -73,6 +74,15 @@ export function useCriRun(endpoint: string | null): CriRun {
   const target = endpoint ?? 'unix:///nonexistent/kubelet-ts-cri.sock';
   const runtime = new RemoteRuntimeService(target, { requestTimeoutMs: 60_000 });
   const images = new RemoteImageService(target, { requestTimeoutMs: 60_000 });
+  return useServiceRun(runtime, images, endpoint !== null);
+}
+
+/**
+ * useServiceRun: a {@link CriRun} over any CRI services (`runtime`, `images`); with `active` it
+ * registers the afterAll of useCriRun (cleanup by the run label, log directories removed, both
+ * services closed, then `afterCleanup` if given). Inactive (a skipped block): no hook.
+ */
+export function useServiceRun(runtime: RuntimeService, images: ImageManagerService, active: boolean, afterCleanup?: (label: Record<string, string>) => Promise<unknown>): CriRun {
   const label = { 'kubelet-ts.test-run': `cri-${randomBytes(6).toString('hex')}` };
   const dirs: string[] = [];
   const run: CriRun = {
@@ -101,10 +111,11 @@ export function useCriRun(endpoint: string | null): CriRun {
       }
     },
   };
-  if (endpoint === null) return run;
+  if (!active) return run;
   afterAll(async () => {
     try {
       await run.cleanup();
+      await afterCleanup?.(label);
     } finally {
       runtime.close();
       images.close();

@@ -11,6 +11,7 @@ import { AgentError, deserializeError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { LogsOptions, LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../../shared/logs-protocol.js';
 import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import type { LogStream } from '../../server/agent-host.js';
 import { startWorker } from '../pool/worker-entry.js';
 
@@ -18,16 +19,16 @@ import { startWorker } from '../pool/worker-entry.js';
 export interface LogsClient {
   /** logs starts reading container `containerId`'s log; data flows once the stream's onData is set. */
   logs(containerId: string, opts: LogsOptions): LogStream;
-  /** version: the container runtime's version, e.g. `{version: '20.10.24', apiVersion: '1.41'}`. */
-  version(): Promise<{ version: string; apiVersion: string }>;
+  /** version: the container runtime's name and version (CRI Version), e.g. `{runtimeName: 'containerd', version: 'v1.6.20', apiVersion: 'v1'}`. */
+  version(): Promise<{ runtimeName: string; version: string; apiVersion: string }>;
   /** close stops the worker (and every read). Idempotent. */
   close(): Promise<void>;
 }
 
 /** Options of {@link newLogsClient}. */
 export interface LogsClientOptions {
-  runtime: 'docker' | 'fake';
-  dockerSocketPath: string;
+  /** The runtime the worker reads (runtime-endpoint-options.ts runtimeEndpointOf). */
+  endpoint: RuntimeEndpoint;
   nodeName: string;
 }
 
@@ -58,7 +59,7 @@ interface Pending {
   onEnd?: (err?: Error) => void;
   /** Messages that came before the server set its callbacks. */
   early: LogsWorkerMessage[];
-  version?: { resolve: (v: { version: string; apiVersion: string }) => void; reject: (e: Error) => void };
+  version?: { resolve: (v: { runtimeName: string; version: string; apiVersion: string }) => void; reject: (e: Error) => void };
 }
 
 /**
@@ -86,7 +87,7 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
   };
   const ensure = (): Worker => {
     if (worker) return worker;
-    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName };
+    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', ...options.endpoint, nodeName: options.nodeName };
     const w = startWorker('container-logs', bootstrap);
     w.unref();
     w.on('message', (m: LogsWorkerMessage) => {
@@ -94,7 +95,7 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
       if (!p) return;
       if (m.type === 'version') {
         pending.delete(m.id);
-        p.version?.resolve({ version: m.version, apiVersion: m.apiVersion });
+        p.version?.resolve({ runtimeName: m.runtimeName, version: m.version, apiVersion: m.apiVersion });
         return;
       }
       if (m.type !== 'data') pending.delete(m.id);

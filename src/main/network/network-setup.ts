@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { defaultNetworkConfigList, findNetworkConfigFile, loadNetworkConfigList, missingPluginBinaries } from '../../shared/cni-config.js';
 import type { Logger } from '../../shared/logging.js';
 import { kNoPodNetwork, type NodeNetworkSettings } from '../../shared/messages.js';
+import type { RuntimeName } from '../../shared/runtime-endpoint.js';
 import { claimPodCidr, type ClaimPodCidrDeps, type PodCidrClaim } from './pod-cidr.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
@@ -44,7 +45,8 @@ export interface NetworkStatus {
 /** NodeNetworkOptions: the flags {@link setUpNodeNetwork} reads (AgentOptions fields of the same names). */
 export interface NodeNetworkOptions {
   networkPlugin: 'cni' | 'none';
-  runtime: 'docker' | 'fake';
+  /** 'remote': the CRI runtime sets up its sandboxes' network itself (CNI through the runtime); the agent's own CNI is Docker's. */
+  runtime: RuntimeName;
   /** `:`-separated (--cni-bin-dir). */
   cniBinDir: string;
   cniConfDir: string;
@@ -193,7 +195,9 @@ class NodeNetworkImpl implements NodeNetwork {
 
 /**
  * setUpNodeNetwork resolves the node's pod network at agent start (main thread, once):
- * - `--network-plugin none` or the fake runtime: {@link kNoPodNetwork} (with hostPortIp), always ready.
+ * - `--network-plugin none`, the fake runtime or a CRI runtime (`remote`, whose RunPodSandbox sets
+ *   up the network itself, as the kubelet leaves CNI to it since dockershim's removal):
+ *   {@link kNoPodNetwork} (with hostPortIp), always ready.
  * - a valid configuration in --cni-conf-dir (the first by name, libcni's order): it is used, no
  *   pod CIDR is claimed (its IPAM is the user's).
  * - else the agent's default (`defaultNetworkConfigList`: name `kubelet-ts`, bridge
@@ -207,7 +211,7 @@ class NodeNetworkImpl implements NodeNetwork {
  *   with), an unlistable --cni-conf-dir; an fs error when the root dir cannot be written.
  */
 export async function setUpNodeNetwork(o: NodeNetworkOptions, deps: NodeNetworkDeps): Promise<NodeNetwork> {
-  if (o.networkPlugin === 'none' || o.runtime === 'fake') {
+  if (o.networkPlugin === 'none' || o.runtime !== 'docker') {
     return new NodeNetworkImpl({ ...kNoPodNetwork, hostPortIp: o.nodeIp }, '', undefined, deps);
   }
   const binDirs = o.cniBinDir.split(':').filter((d) => d !== '');

@@ -9,6 +9,8 @@ import type { Node } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimePod } from '../../shared/messages.js';
+import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
+import { runtimeEndpointOf } from '../runtime-endpoint-options.js';
 import type { ContainerStreamSpec } from '../../shared/streams-protocol.js';
 import type { ContainerLogsRequest, ContainerStreamSession, HealthCheck, HealthReport, LogStream, StreamTarget } from '../../server/agent-host.js';
 import { newStreamsClient, streamTargetOf, type StreamsClient } from '../streams/container-streams.js';
@@ -30,15 +32,18 @@ export interface NodeApiOptions {
   nodeLabels?: Readonly<Record<string, string>>;
   nodeIp: string;
   maxPods: number;
-  runtime: 'docker' | 'fake';
+  /** The runtime (AgentOptions' runtime, dockerSocketPath and the CRI endpoints; runtime-endpoint-options.ts). */
+  runtime: RuntimeName;
   dockerSocketPath: string;
+  containerRuntimeEndpoint?: string;
+  imageServiceEndpoint?: string;
 }
 
 /** Dependencies of {@link newNodeApi}. */
 export interface NodeApiDeps {
   logger: Logger;
   podManager: PodManager;
-  /** What Docker last showed of pod `uid` (PodCache.get), to pick a container's log. */
+  /** What the runtime last showed of pod `uid` (PodCache.get), to pick a container's log. */
   runtimePod: (uid: string) => RuntimePod | null;
   healthz: () => HealthReport;
   /** The pod network's readiness (NodeNetwork.status with its nodeMessage); undefined = no pod network (none plugin, not started). */
@@ -104,8 +109,9 @@ class NodeApiImpl implements NodeApi {
   readonly #spec: NodeSpecStore;
 
   constructor(private readonly options: NodeApiOptions, private readonly deps: NodeApiDeps) {
-    this.#logs = newLogsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
-    this.#streams = newStreamsClient({ runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName }, { logger: deps.logger });
+    const endpoint = runtimeEndpointOf(options);
+    this.#logs = newLogsClient({ endpoint, nodeName: options.nodeName }, { logger: deps.logger });
+    this.#streams = newStreamsClient({ endpoint, nodeName: options.nodeName }, { logger: deps.logger });
     this.streamTarget = streamTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
     this.portForwardTarget = portForwardTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
     this.#spec = newNodeSpecStore(options.rootDir, deps.logger);
@@ -132,7 +138,8 @@ class NodeApiImpl implements NodeApi {
     if (this.#runtimeVersion === undefined) {
       try {
         const v = await this.#logs.version();
-        this.#runtimeVersion = `${this.options.runtime}://${v.version}`;
+        // As the kubelet's nodestatus.VersionInfo: `<runtime_name>://<runtime_version>` (docker://24.0.5, containerd://1.6.20).
+        this.#runtimeVersion = `${idSchemeOf(v.runtimeName)}://${v.version.replace(/^v(?=\d)/, '')}`;
       } catch (err) {
         this.deps.logger.warn({ err: (err as Error).message }, 'Could not read the container runtime version');
       }

@@ -1,25 +1,30 @@
 /**
  * Counterpart of pkg/kubelet/pleg/evented.go (the Evented PLEG, KEP-3386): container lifecycle
- * events from Docker's events stream become pod lifecycle events for just the pods concerned, so a
+ * events from the runtime's events stream (Docker's) become pod lifecycle events for just the pods concerned, so a
  * container's death reaches the status manager without waiting for a relist. The generic PLEG
  * keeps running underneath as the safety net, as upstream does:
  *
  * - while the stream is up, the relist runs every `relistPeriodMs` (long: it only catches what the
  *   stream missed); upstream lengthens genericPlegRelistPeriod to 300 s in the same situation;
- * - when the stream is lost (dockerd restarted, socket cut), the relist falls back to
+ * - when the stream is lost (the runtime restarted, socket cut), the relist falls back to
  *   `fallbackRelistPeriodMs` (1 s, the kubelet's genericPlegRelistPeriod) until it is back;
+ * - when the runtime has no container events at all (the worker answers `unsupported`:
+ *   containerd 1.6 has no GetContainerEvents), it is the generic PLEG at `fallbackRelistPeriodMs`
+ *   for good, as evented.go falls back to the generic PLEG — the PLEG is chosen by the runtime's
+ *   capability, not by its name;
  * - every (re)connect triggers a relist at once, so a transition that happened while the stream was
  *   down is never lost.
  *
  * Events also update the generic PLEG's cache (GenericPleg.observe), so the next relist does not
  * report them a second time. The stream lives in a dedicated worker_threads Worker
- * (src/workers/docker-events.worker.ts): no Docker I/O on the main thread, and the piscina pool keeps all
+ * (src/workers/container-events.worker.ts): no runtime I/O on the main thread, and the piscina pool keeps all
  * its task slots for syncs. Main thread only.
  */
 import { realClock, type Clock } from '../../shared/clock.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { DockerContainerEvent, DockerEventsBootstrap, DockerEventsMessage } from '../../shared/docker-events.js';
+import type { RuntimeContainerEvent, ContainerEventsBootstrap, ContainerEventsMessage } from '../../shared/container-events.js';
+import { checkRuntimeEndpoint, type RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import type { Pod } from '../../shared/api.js';
 import type { RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import { shouldRestartExitedContainer } from '../../shared/pod-policy.js';
@@ -35,8 +40,8 @@ export interface EventedPlegOptions {
   fallbackRelistPeriodMs?: number;
   /** No successful relist for this long makes the PLEG unhealthy (kubelet: 3 min). */
   healthThresholdMs?: number;
-  /** Docker Engine API unix socket. */
-  dockerSocketPath: string;
+  /** The runtime to watch (every thread's RuntimeEndpoint). */
+  endpoint: RuntimeEndpoint;
   /** Only this node's containers are watched. */
   nodeName: string;
 }
@@ -44,9 +49,9 @@ export interface EventedPlegOptions {
 /** kDefaultEventedPlegOptions: relist every 60 s while streaming, every 1 s while the stream is down, unhealthy after 3 min. */
 export const kDefaultEventedPlegOptions = { relistPeriodMs: 60_000, fallbackRelistPeriodMs: 1_000, healthThresholdMs: 180_000 } as const;
 
-/** DockerEventSource: the events worker as the PLEG sees it (a Worker, or a fake in tests). */
-export interface DockerEventSource {
-  onMessage(handler: (m: DockerEventsMessage) => void): void;
+/** ContainerEventSource: the events worker as the PLEG sees it (a Worker, or a fake in tests). */
+export interface ContainerEventSource {
+  onMessage(handler: (m: ContainerEventsMessage) => void): void;
   /** Ends the stream; resolves when the source is gone. */
   close(): Promise<void>;
 }
@@ -62,8 +67,8 @@ export interface EventedPlegDeps {
   /** As GenericPlegDeps.onRuntimePods (optional): the first relist's full pods, for the pod cache. */
   onRuntimePods?(pods: RuntimePod[]): void;
   observer?: PlegObserver;
-  /** Opens the events stream (default: a Worker running src/workers/docker-events.worker.ts). */
-  openEventSource?(bootstrap: DockerEventsBootstrap): DockerEventSource;
+  /** Opens the events stream (default: a Worker running src/workers/container-events.worker.ts). */
+  openEventSource?(bootstrap: ContainerEventsBootstrap): ContainerEventSource;
   /** The clock (epoch ms) of the event lag (now − the event's time) and of the generic PLEG's relists; default the real clock. */
   clock?: Clock;
 }
@@ -76,7 +81,7 @@ export interface EventedPlegDeps {
  * exit code carries it as `event.exit` (`oomKilled` says whether an `oom` came first). Returns null
  * for events without a pod UID.
  */
-export function toLifecycleEvent(e: DockerContainerEvent, oomKilled = false): { event: PodLifecycleEvent | null; state: RuntimeContainerState | null | undefined } | null {
+export function toLifecycleEvent(e: RuntimeContainerEvent, oomKilled = false): { event: PodLifecycleEvent | null; state: RuntimeContainerState | null | undefined } | null {
   if (!e.podUid || !e.containerId) return null;
   const ev = (type: PodLifecycleEventType): PodLifecycleEvent => ({ uid: e.podUid, type, containerId: e.containerId });
   switch (e.action) {
@@ -123,8 +128,8 @@ export function applyContainerExit(runtimePod: RuntimePod, pod: Pod, containerId
 }
 
 /** openWorkerEventSource starts the events Worker (the default `openEventSource`). */
-export function openWorkerEventSource(bootstrap: DockerEventsBootstrap): DockerEventSource {
-  const worker = startWorker('docker-events', bootstrap);
+export function openWorkerEventSource(bootstrap: ContainerEventsBootstrap): ContainerEventSource {
+  const worker = startWorker('container-events', bootstrap);
   worker.unref();
   let exited = false;
   const gone = new Promise<void>((resolve) => worker.once('exit', () => { exited = true; resolve(); }));
@@ -148,7 +153,7 @@ export type EventedPleg = Pleg;
 /**
  * newEventedPleg creates the event-driven PLEG over a generic PLEG; start() opens the stream and
  * starts relisting (at the fallback period until the stream is up).
- * @throws InvalidArgumentError for a relist period below 1 ms or a missing node name / socket.
+ * @throws InvalidArgumentError for a relist period below 1 ms, a missing node name or a bad endpoint.
  */
 export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDeps): EventedPleg {
   const opts = { ...kDefaultEventedPlegOptions, ...options };
@@ -156,14 +161,14 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
     if (!Number.isFinite(opts[k]) || opts[k] < 1) throw new InvalidArgumentError(`options.${k} must be a positive number of milliseconds, got ${opts[k]}`);
   }
   if (!opts.nodeName) throw new InvalidArgumentError('options.nodeName must be a non-empty string');
-  if (!opts.dockerSocketPath) throw new InvalidArgumentError('options.dockerSocketPath must be a non-empty string');
+  checkRuntimeEndpoint(opts.endpoint ?? {}, 'options.endpoint');
   const log = deps.logger.child({ component: 'pleg' });
   const clock = deps.clock ?? realClock;
   const lags: number[] = [];
   /** Containers whose `oom` event came and whose `die` has not yet (bounded: one per dying container). */
   const oomKilled = new Set<string>();
   let streaming = false;
-  let source: DockerEventSource | null = null;
+  let source: ContainerEventSource | null = null;
   let stopped = false;
   const generic: GenericPleg = newGenericPleg(
     { relistPeriodMs: opts.fallbackRelistPeriodMs, healthThresholdMs: opts.healthThresholdMs },
@@ -177,7 +182,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
     },
   );
 
-  const handleEvents = (events: DockerContainerEvent[]) => {
+  const handleEvents = (events: RuntimeContainerEvent[]) => {
     const t = clock.now();
     const byPod = new Map<string, PodLifecycleEvent[]>();
     for (const e of events) {
@@ -198,21 +203,27 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
     if (byPod.size) deps.onEvents(byPod);
   };
 
-  const handleMessage = (m: DockerEventsMessage) => {
+  const handleMessage = (m: ContainerEventsMessage) => {
     if (stopped) return;
     switch (m.type) {
       case 'connected':
         streaming = true;
-        log.info({ relistPeriodMs: opts.relistPeriodMs }, 'Docker events stream connected; relisting to catch up');
+        log.info({ relistPeriodMs: opts.relistPeriodMs }, 'Container events stream connected; relisting to catch up');
         // Catch up at once; stay at the fallback period until a relist succeeds (relisted above).
         generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
         void generic.relist();
         break;
       case 'disconnected':
-        if (streaming) log.warn({ message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs }, 'Docker events stream lost; relisting at the fallback period until it returns');
+        if (streaming) log.warn({ message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs }, 'Container events stream lost; relisting at the fallback period until it returns');
         streaming = false;
         oomKilled.clear();
         deps.observer?.streamError?.();
+        generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
+        break;
+      case 'unsupported':
+        // No stream will come: the generic PLEG at its own period (the fallback), for good.
+        log.info({ message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs }, 'The container runtime has no container events; relisting (generic PLEG)');
+        streaming = false;
         generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
         break;
       case 'events':
@@ -224,7 +235,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   return {
     start() {
       const open = deps.openEventSource ?? openWorkerEventSource;
-      source = open({ kind: 'docker-events', dockerSocketPath: opts.dockerSocketPath, nodeName: opts.nodeName });
+      source = open({ kind: 'container-events', ...opts.endpoint, nodeName: opts.nodeName });
       source.onMessage(handleMessage);
       generic.start();
     },

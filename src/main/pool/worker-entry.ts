@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import { AgentError } from '../../shared/errors.js';
 
 /** The thread entries of src/workers/: `<name>.worker.ts`. */
-export type WorkerName = 'sync' | 'docker-events' | 'container-logs' | 'container-streams' | 'manifest';
+export type WorkerName = 'sync' | 'container-events' | 'container-logs' | 'container-streams' | 'manifest';
 
 /** Where a worker entry is and how to load it. */
 export interface WorkerEntry {

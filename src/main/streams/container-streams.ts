@@ -11,6 +11,7 @@ import type { Pod } from '../../shared/api.js';
 import { AgentError, deserializeError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import { kStreamMaxStdinBufferedBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../../shared/streams-protocol.js';
 import type { ContainerStreamExit, ContainerStreamSession, StreamTarget } from '../../server/agent-host.js';
 import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
@@ -48,8 +49,8 @@ export interface StreamsClient {
 
 /** Options of {@link newStreamsClient}. */
 export interface StreamsClientOptions {
-  runtime: 'docker' | 'fake';
-  dockerSocketPath: string;
+  /** The runtime the worker streams from (runtime-endpoint-options.ts runtimeEndpointOf). */
+  endpoint: RuntimeEndpoint;
   nodeName: string;
 }
 
@@ -63,7 +64,7 @@ export function newStreamsClient(options: StreamsClientOptions, deps: { logger: 
   };
   const ensure = (): Worker => {
     if (worker) return worker;
-    const bootstrap: StreamsWorkerBootstrap = { kind: 'container-streams', runtime: options.runtime, dockerSocketPath: options.dockerSocketPath, nodeName: options.nodeName };
+    const bootstrap: StreamsWorkerBootstrap = { kind: 'container-streams', ...options.endpoint, nodeName: options.nodeName };
     const w = startWorker('container-streams', bootstrap);
     w.unref();
     w.on('error', (err) => {

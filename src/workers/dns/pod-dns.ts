@@ -156,13 +156,22 @@ export interface NodeDNSOptions {
 }
 
 /**
+ * readPodDNS: getPodDNS with the node's resolv.conf read from `node.resolvConf` (a missing or
+ * unreadable one counts as empty) — the pod's DNSConfig for PodSandboxConfig.dns_config, which
+ * a CRI runtime writes as the sandbox's resolv.conf. Never rejects.
+ */
+export async function readPodDNS(pod: Pod, node: NodeDNSOptions): Promise<{ config: DNSConfig; events: PodEventRecord[] }> {
+  const hostResolvConf = node.resolvConf ? await readFile(node.resolvConf, 'utf8').catch(() => '') : '';
+  return getPodDNS(pod, { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, hostResolvConf, noResolvConf: node.resolvConf === '' });
+}
+
+/**
  * ensureResolvConf writes the pod's resolv.conf (see getPodDNS) and resolves to its path and the
  * events of forming it. Reads the node's resolv.conf each time (a missing one counts as empty).
  * Runs on a worker thread. @throws the fs error when the file cannot be written.
  */
 export async function ensureResolvConf(rootDir: string, pod: Pod, node: NodeDNSOptions): Promise<{ path: string; events: PodEventRecord[] }> {
-  const hostResolvConf = node.resolvConf ? await readFile(node.resolvConf, 'utf8').catch(() => '') : '';
-  const { config, events } = getPodDNS(pod, { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, hostResolvConf, noResolvConf: node.resolvConf === '' });
+  const { config, events } = await readPodDNS(pod, node);
   const file = resolvConfPath(rootDir, pod.metadata?.uid ?? '');
   await writePodFile(file, resolvConfContent(config));
   return { path: file, events };

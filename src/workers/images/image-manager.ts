@@ -10,10 +10,35 @@ import type { PodSyncResult, SyncPodTask } from '../../shared/messages.js';
 import { imageReferenceError } from './image-reference.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths } from './image-puller.js';
 import type { SyncDeps } from '../kuberuntime/sync-pod.js';
+import type { RegistryAuth } from '../runtime/runtime.js';
+
+/**
+ * ImagePort: how ensureImageExists reaches the images of the runtime — Docker's (the sync's
+ * runtime and ImagePuller, the default) or the CRI's ImageManagerService (cri-images.ts).
+ */
+export interface ImagePort {
+  /** present: whether the runtime holds `image` (ImageStatus / inspect). */
+  present(image: string): Promise<boolean>;
+  /** pull: make `image` present, with the pod's pull secrets for its registry (tried in order). @throws the runtime's error. */
+  pull(image: string, opts: { ifNotPresent: boolean; pullSecrets: RegistryAuth[] }): Promise<void>;
+}
+
+/** dockerImagePort: the ImagePort over the sync's Docker-shaped runtime and its ImagePuller. */
+function dockerImagePort(deps: ImageSync['deps']): ImagePort {
+  return {
+    present: async (image) => Boolean(await deps.runtime!.imageExists(image)),
+    pull: async (image, opts) => {
+      if (deps.imagePuller) await deps.imagePuller.pull(image, opts);
+      else await deps.runtime!.pullImage(image, opts.pullSecrets[0]);
+    },
+  };
+}
 
 /** ImageSync: the part of a pod's sync that ensureImageExists reads and records into (sync-pod.ts PodSync). */
 export interface ImageSync {
-  readonly deps: Pick<SyncDeps, 'runtime' | 'imagePuller' | 'now'>;
+  readonly deps: Partial<Pick<SyncDeps, 'runtime' | 'imagePuller'>> & Pick<SyncDeps, 'now'>;
+  /** The images of the runtime; absent = Docker's, through `deps.runtime` and `deps.imagePuller`. */
+  readonly images?: ImagePort;
   readonly task: Pick<SyncPodTask, 'backoff' | 'configObjects'>;
   readonly pod: Pod;
   /** Steps, events, waiting reasons and pull backoff entries are added to it. */
@@ -30,11 +55,12 @@ export interface ImageSync {
  * absent for the sandbox's image, which gets no Pulled event. Events as the kubelet words them:
  * Pulling, Pulled, Failed, BackOff. A reference that does not parse waits with InvalidImageName
  * before any runtime call (see checkImageReference). Resolves true when the image is usable.
- * @throws AgentError ERR_RUNTIME_UNAVAILABLE when Docker cannot be reached; every other failure is recorded.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE when the runtime cannot be reached; every other failure is recorded.
  */
 export async function ensureImageExists(sync: ImageSync, image: string, policy: PullPolicy, target: string, fieldPath?: string): Promise<boolean> {
   if (!checkImageReference(sync, image, target, fieldPath)) return false;
-  const present = await sync.deps.runtime.imageExists(image);
+  const port = sync.images ?? dockerImagePort(sync.deps);
+  const present = await port.present(image);
   if (present && policy !== 'Always') {
     if (fieldPath) sync.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
     return true;
@@ -67,8 +93,7 @@ export async function ensureImageExists(sync: ImageSync, image: string, policy: 
   sync.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
   const started = sync.deps.now();
   try {
-    if (sync.deps.imagePuller) await sync.deps.imagePuller.pull(image, { ifNotPresent: policy === 'IfNotPresent', pullSecrets: secrets.auths });
-    else await sync.deps.runtime.pullImage(image, secrets.auths[0]);
+    await port.pull(image, { ifNotPresent: policy === 'IfNotPresent', pullSecrets: secrets.auths });
   } catch (err) {
     if (isUnavailable(err)) throw err;
     const message = `Failed to pull image "${image}": ${serializeError(err).message}`;

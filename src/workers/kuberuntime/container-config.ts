@@ -218,8 +218,29 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
  * failed hostPath check, subPath absolute, with `..`, or reaching outside the volume).
  */
 export async function makeMounts(pod: Pod, container: Container, rootDir: string, field: string, env: Array<[string, string]> = []): Promise<string[]> {
+  return (await makeVolumeMounts(pod, container, rootDir, field, env)).map((m) => {
+    const opts = [...(m.readOnly ? ['ro'] : []), ...bindPropagation(m.propagation)];
+    return `${m.hostPath}:${m.containerPath}${opts.length ? `:${opts.join(',')}` : ''}`;
+  });
+}
+
+/** One resolved volumeMount: the host path bound at `containerPath` (kubecontainer.Mount). */
+export interface VolumeBind {
+  hostPath: string;
+  containerPath: string;
+  readOnly: boolean;
+  /** The volumeMount's mountPropagation (`None`, `HostToContainer`, `Bidirectional`; undefined = None). */
+  propagation?: string;
+}
+
+/**
+ * makeVolumeMounts: what makeMounts does (the same directories prepared, the same checks and
+ * errors), as structured mounts for the CRI's Mount (kubelet_pods.go makeMounts).
+ * @throws AgentError with reason `CreateContainerConfigError` (see makeMounts).
+ */
+export async function makeVolumeMounts(pod: Pod, container: Container, rootDir: string, field: string, env: Array<[string, string]> = []): Promise<VolumeBind[]> {
   const uid = pod.metadata?.uid ?? '';
-  const binds: string[] = [];
+  const binds: VolumeBind[] = [];
   for (const [i, m] of (container.volumeMounts ?? ([] as VolumeMount[])).entries()) {
     const f = `${field}.volumeMounts[${i}]`;
     const vol = pod.spec?.volumes?.find((v) => v.name === m.name);
@@ -258,8 +279,7 @@ export async function makeMounts(pod: Pod, container: Container, rootDir: string
         throw configError(`${f}: ${(err as Error).message}`);
       }
     }
-    const opts = [...(readOnly ? ['ro'] : []), ...bindPropagation(m.mountPropagation)];
-    binds.push(`${hostPath}:${m.mountPath}${opts.length ? `:${opts.join(',')}` : ''}`);
+    binds.push({ hostPath, containerPath: m.mountPath, readOnly, propagation: m.mountPropagation });
   }
   return binds;
 }
@@ -291,6 +311,36 @@ export function bindPropagation(mode: string | undefined): string[] {
   if (mode === 'HostToContainer') return ['rslave'];
   if (mode === 'Bidirectional') return ['rshared'];
   return [];
+}
+
+/**
+ * prepareTerminationMessageFile: the host file of a container attempt's termination message
+ * (kubelet makeMounts: `pods/<uid>/containers/<name>/<attempt>`), created empty and writable by
+ * any user; resolves to its path.
+ */
+export async function prepareTerminationMessageFile(rootDir: string, uid: string, containerName: string, restartCount: number): Promise<string> {
+  const file = terminationMessageFile(rootDir, uid, containerName, restartCount);
+  await mkdir(path.dirname(file), { recursive: true });
+  await (await open(file, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_TRUNC, 0o666)).close();
+  await chmod(file, 0o666);
+  return file;
+}
+
+/**
+ * containerCpuMemory: a container's memory limit (bytes, 0 = none) and CPU limit and request
+ * (millicores; the request defaults to the limit), as calculateLinuxResources reads them.
+ * @throws AgentError `CreateContainerConfigError` naming the field of a bad quantity.
+ */
+export function containerCpuMemory(container: Container, field: string): { memory: number; cpuLimit: number; cpuRequest: number } {
+  try {
+    const memLimit = resourceQuantity(container, 'limits', 'memory');
+    const memory = memLimit === undefined ? 0 : Math.ceil(parseQuantity(memLimit, `${field}.resources.limits.memory`));
+    const cpuLimit = milliCpu(resourceQuantity(container, 'limits', 'cpu'), `${field}.resources.limits.cpu`);
+    const cpuRequest = milliCpu(resourceQuantity(container, 'requests', 'cpu'), `${field}.resources.requests.cpu`);
+    return { memory, cpuLimit, cpuRequest: cpuRequest === 0 && cpuLimit > 0 ? cpuLimit : cpuRequest };
+  } catch (err) {
+    throw configError((err as Error).message);
+  }
 }
 
 /**
@@ -360,25 +410,10 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
   const binds = await makeMounts(pod, container, ctx.rootDir, field, env);
   binds.push(...podFileBinds(container, ctx.podSandbox));
   if (container.terminationMessagePath) {
-    // The termination message file (kubelet makeMounts): created empty, writable by any user.
-    const file = terminationMessageFile(ctx.rootDir, pod.metadata?.uid ?? '', container.name, restartCount);
-    await mkdir(path.dirname(file), { recursive: true });
-    await (await open(file, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_TRUNC, 0o666)).close();
-    await chmod(file, 0o666);
+    const file = await prepareTerminationMessageFile(ctx.rootDir, pod.metadata?.uid ?? '', container.name, restartCount);
     binds.push(`${file}:${container.terminationMessagePath}`);
   }
-  let memory = 0;
-  let cpuLimit = 0;
-  let cpuRequest = 0;
-  try {
-    const memLimit = resourceQuantity(container, 'limits', 'memory');
-    memory = memLimit === undefined ? 0 : Math.ceil(parseQuantity(memLimit, `${field}.resources.limits.memory`));
-    cpuLimit = milliCpu(resourceQuantity(container, 'limits', 'cpu'), `${field}.resources.limits.cpu`);
-    cpuRequest = milliCpu(resourceQuantity(container, 'requests', 'cpu'), `${field}.resources.requests.cpu`);
-  } catch (err) {
-    throw configError((err as Error).message);
-  }
-  if (cpuRequest === 0 && cpuLimit > 0) cpuRequest = cpuLimit; // request defaults to limit
+  const { memory, cpuLimit, cpuRequest } = containerCpuMemory(container, field);
   const join = `container:${ctx.sandboxId}`;
   const spec = pod.spec!;
   return {

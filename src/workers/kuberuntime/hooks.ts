@@ -8,9 +8,20 @@ import type { Container, Pod } from '../../shared/api.js';
 import { PROTOCOL_VERSION, type PodEventRecord, type RuntimeContainer } from '../../shared/messages.js';
 import { netProbeTarget, type HttpGetAction, type PodNetwork } from '../../shared/probe-target.js';
 import { formatPod } from './compute-pod-actions.js';
-import { runExecProbe } from '../probes/exec-probe.js';
+import { runExecProbe, runExecSyncProbe, type ExecSyncer } from '../probes/exec-probe.js';
 import { runNetProbe } from '../probes/net-probe.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
+
+/**
+ * HookRuntime: where hooks run — the Docker-shaped ContainerRuntime (`docker exec`; httpGet inside
+ * the sandbox's netns when the pod has no IP), or the CRI's ContainerManager (ExecSync; httpGet to
+ * the pod's IP, which the runtime's CNI gave it).
+ */
+export type HookRuntime = ContainerRuntime | ExecSyncer;
+
+function isCri(runtime: HookRuntime): runtime is ExecSyncer {
+  return typeof (runtime as Partial<ExecSyncer>).execSync === 'function';
+}
 
 /** Hook names of core/v1 Lifecycle. */
 export type HookName = 'postStart' | 'preStop';
@@ -32,22 +43,22 @@ export function hasHook(container: Container | undefined, hook: HookName): boole
  * An exec hook succeeds on exit code 0; an httpGet hook on a 2xx/3xx status. Never rejects.
  */
 export async function runLifecycleHook(
-  runtime: ContainerRuntime, pod: Pod, container: Container, containerId: string, hook: HookName, net: PodNetwork, timeoutMs: number,
+  runtime: HookRuntime, pod: Pod, container: Container, containerId: string, hook: HookName, net: PodNetwork, timeoutMs: number,
 ): Promise<string | null> {
   const handler = container.lifecycle?.[hook];
   if (!handler) return null;
   const who = `for Container ${JSON.stringify(container.name)} in Pod ${JSON.stringify(formatPod(pod))}`;
   if (handler.exec) {
     const command = handler.exec.command ?? [];
-    const r = await runExecProbe(runtime, { containerId, command, timeoutMs });
+    const r = isCri(runtime) ? await runExecSyncProbe(runtime, { containerId, command, timeoutMs }) : await runExecProbe(runtime, { containerId, command, timeoutMs });
     if (r.result === 'success') return null;
     return `Exec lifecycle hook ([${command.join(' ')}]) ${who} failed - error: ${r.result === 'unknown' ? r.output : `command '${command.join(' ')}' exited with non-zero status`}, message: ${JSON.stringify(r.output)}`;
   }
   if (handler.httpGet) {
     const action = handler.httpGet as HttpGetAction;
     try {
-      const target = netProbeTarget(pod, container, 'http', action, net);
-      const r = await runNetProbe(runtime, { kind: 'netProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs });
+      const target = netProbeTarget(pod, container, 'http', action, isCri(runtime) ? { ...net, sandboxId: '' } : net);
+      const r = await runNetProbe(runtime as ContainerRuntime, { kind: 'netProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs });
       if (r.result === 'success') return null;
       return `HTTP lifecycle hook (${action.path ?? ''}) ${who} failed - error: ${r.output}, message: ""`;
     } catch (err) {
@@ -71,7 +82,7 @@ export interface HookEventSink {
  * target of an httpGet hook without a host; '' = inside the sandbox's netns). Never rejects.
  */
 export async function runPreStopHook(
-  runtime: ContainerRuntime, pod: Pod, c: Pick<RuntimeContainer, 'id' | 'name' | 'sandboxId'>, gracePeriodSeconds: number, hostIp: string, out: HookEventSink,
+  runtime: HookRuntime, pod: Pod, c: Pick<RuntimeContainer, 'id' | 'name' | 'sandboxId'>, gracePeriodSeconds: number, hostIp: string, out: HookEventSink,
   now: () => number = Date.now, podIp = '',
 ): Promise<number> {
   const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === c.name);

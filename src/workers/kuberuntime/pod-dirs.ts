@@ -51,3 +51,27 @@ export function emptyDirPath(rootDir: string, uid: string, volumeName: string): 
 export function terminationMessageFile(rootDir: string, uid: string, containerName: string, restartCount: number): string {
   return path.join(podDir(rootDir, uid), 'containers', assertSafeSegment(containerName, 'container name'), String(restartCount));
 }
+
+/**
+ * podLogsDirectory: `{podLogsDir}/{namespace}_{name}_{uid}` — the pod's CRI log directory
+ * (PodSandboxConfig.log_directory), as pkg/kubelet/kuberuntime/helpers.go BuildPodLogsDirectory;
+ * `podLogsDir` is the kubelet's podLogsDir (`/var/log/pods` upstream), absolute.
+ * @throws AgentError ERR_INVALID_ARGUMENT when a part is not a safe path segment.
+ */
+export function podLogsDirectory(podLogsDir: string, namespace: string, name: string, uid: string): string {
+  return path.join(podLogsDir, `${assertSafeSegment(namespace, 'metadata.namespace')}_${assertSafeSegment(name, 'metadata.name')}_${assertSafeSegment(uid, 'metadata.uid')}`);
+}
+
+/** containerLogPath: `<container>/<restartCount>.log`, relative to the pod's log directory (helpers.go BuildContainerLogsDirectory + `<attempt>.log`). */
+export function containerLogPath(containerName: string, restartCount: number): string {
+  return path.posix.join(assertSafeSegment(containerName, 'container name'), `${restartCount}.log`);
+}
+
+/**
+ * podLogsRoot: `{rootDir}/pod-logs` — where kubelet-ts keeps the pods' CRI log directories (the
+ * kubelet's podLogsDir, `/var/log/pods` upstream): under --root-dir, so that every agent sharing a
+ * runtime has its own and container GC may evict the directories of its pods that are gone.
+ */
+export function podLogsRoot(rootDir: string): string {
+  return path.join(rootDir, 'pod-logs');
+}

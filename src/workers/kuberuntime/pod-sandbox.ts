@@ -4,7 +4,6 @@
  * generatePodSandboxConfig: hostname, DNS; kubelet_pods.go makeMounts: the hosts file): one
  * PodSandboxConfig per sync, shared by the sandbox and every container of the pod.
  */
-import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { Pod } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
@@ -13,32 +12,13 @@ import type { PodSandboxConfig } from './container-config.js';
 import { ensureHostsFile, podSandboxHostname } from '../dns/etc-hosts.js';
 import { ensurePodCgroup, podCgroupSupported } from '../cm/pod-cgroup.js';
 import { ensureResolvConf } from '../dns/pod-dns.js';
+import { oomScoreAdjFloor } from '../runtime/docker/oom-score-floor.js';
+
+// Moved to runtime/docker/ (the Docker side of RunPodSandbox and CreateContainer, #40); re-exported while kuberuntime still calls it.
+export { oomScoreAdjFloor } from '../runtime/docker/oom-score-floor.js';
 
 let warnedNoCgroup = false;
 let warnedOomFloor = false;
-let oomFloor: number | undefined;
-
-/** CAP_SYS_RESOURCE, the capability a process needs to lower an oom_score_adj (capability.h). */
-const kCapSysResource = 24n;
-
-/**
- * oomScoreAdjFloor: the lowest oom_score_adj the runtime can give a container from here: -1000
- * when this process has CAP_SYS_RESOURCE (the engine, started by the same root, then has it too),
- * else this process's own oom_score_adj — the kernel refuses a lower value without that capability,
- * and runc then fails the container's start (`can't get final child's PID from pipe`), as on this
- * project's CI machine. Read once per thread from /proc/self.
- */
-export async function oomScoreAdjFloor(): Promise<number> {
-  if (oomFloor !== undefined) return oomFloor;
-  try {
-    const status = await readFile('/proc/self/status', 'utf8');
-    const capEff = BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(status)?.[1] ?? '0'}`);
-    oomFloor = (capEff >> kCapSysResource) & 1n ? -1000 : Number((await readFile('/proc/self/oom_score_adj', 'utf8')).trim()) || 0;
-  } catch {
-    oomFloor = -1000;
-  }
-  return oomFloor;
-}
 
 /**
  * preparePodSandbox computes the pod's hostname (the FQDN with setHostnameAsFQDN), writes its

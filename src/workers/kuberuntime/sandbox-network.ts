@@ -5,11 +5,13 @@
  * the PodNetwork (network/pod-network.ts) for ONE sandbox container.
  */
 import type { Pod } from '../../shared/api.js';
-import { AgentError, serializeError } from '../../shared/errors.js';
-import { inspectIfPresent } from './runtime-pod.js';
+import { networkTargetOf, sandboxNetnsPath, tearDownNetwork } from '../runtime/docker/docker-sandbox-network.js';
 import type { RuntimeContainer } from '../../shared/messages.js';
-import type { PodNetwork, PodNetworkTarget, PortMapping } from '../network/pod-network.js';
+import type { PodNetwork, PortMapping } from '../network/pod-network.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
+
+// Moved to runtime/docker/ (RunPodSandbox's side, #40); re-exported while kuberuntime still calls them.
+export { networkTargetOf, sandboxNetnsPath, setUpFailureMessage, tearDownFailureMessage } from '../runtime/docker/docker-sandbox-network.js';
 
 /**
  * usesPodNetwork: true when the pod's sandbox joins the pod network — the network is enabled and
@@ -36,41 +38,6 @@ export function podPortMappings(pod: Pod, defaultHostIp: string): PortMapping[] 
   return out;
 }
 
-/** networkTargetOf: the PodNetworkTarget of sandbox `sandboxId` of a pod (CNI_ARGS K8S_POD_*). */
-export function networkTargetOf(sandboxId: string, pod: { uid: string; name: string; namespace: string }): PodNetworkTarget {
-  return { sandboxId, podUid: pod.uid, podName: pod.name, podNamespace: pod.namespace };
-}
-
-/**
- * sandboxNetnsPath: `/proc/<pid>/ns/net` of the sandbox's (pause) process, from an inspect; ''
- * when the sandbox is not running (pid 0) or gone — dockershim's GetNetNS, whose '' TearDownPod
- * accepts. Runs on a worker thread.
- * @throws AgentError from the runtime other than not-found (e.g. ERR_RUNTIME_UNAVAILABLE).
- */
-export async function sandboxNetnsPath(runtime: ContainerRuntime, sandboxId: string): Promise<string> {
-  const d = await inspectIfPresent(runtime, sandboxId);
-  return d?.pid && d.pid > 0 ? `/proc/${d.pid}/ns/net` : '';
-}
-
-/**
- * setUpFailureMessage: the kubelet's wording of a failed SetUpPod inside RunPodSandbox, after the
- * `Failed to create pod sandbox: ` of the FailedCreatePodSandBox event (dockershim's
- * `failed to set up sandbox container %q network for pod %q: %v` wrapping the CNI plugin's
- * `networkPlugin cni failed to set up pod "<name>_<ns>" network: <msg>`). Pure.
- */
-export function setUpFailureMessage(sandboxId: string, podName: string, podNamespace: string, err: unknown): string {
-  const msg = serializeError(err).message;
-  return `failed to set up sandbox container "${sandboxId}" network for pod "${podName}": networkPlugin cni failed to set up pod "${podName}_${podNamespace}" network: ${msg}`;
-}
-
-/**
- * tearDownFailureMessage: the kubelet's wording of a failed TearDownPod inside StopPodSandbox
- * (`networkPlugin cni failed to teardown pod "<name>_<ns>" network: <msg>`). Pure.
- */
-export function tearDownFailureMessage(podName: string, podNamespace: string, err: unknown): string {
-  return `networkPlugin cni failed to teardown pod "${podName}_${podNamespace}" network: ${serializeError(err).message}`;
-}
-
 /**
  * tearDownSandboxNetwork: TearDownPod of one sandbox container BEFORE it is stopped or removed
  * (StopPodSandbox's order: the netns is then still there for the plugins' DEL). The netns is that
@@ -84,9 +51,5 @@ export async function tearDownSandboxNetwork(
 ): Promise<void> {
   if (!network.enabled) return;
   const netns = sandbox.state === 'running' ? await sandboxNetnsPath(runtime, sandbox.id) : '';
-  try {
-    await network.tearDownPod(networkTargetOf(sandbox.id, pod), netns);
-  } catch (err) {
-    throw new AgentError('ERR_NETWORK', tearDownFailureMessage(pod.name, pod.namespace, err), { cause: err, retriable: true });
-  }
+  await tearDownNetwork(network, networkTargetOf(sandbox.id, pod), netns);
 }

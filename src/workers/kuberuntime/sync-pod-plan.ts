@@ -4,7 +4,7 @@
  */
 import type { Container, Pod, PullPolicy } from '../../shared/api.js';
 import { defaultImagePullPolicy } from '../../shared/defaults.js';
-import type { RuntimePod, SyncPodTask } from '../../shared/messages.js';
+import type { PodSyncResult, RuntimePod, SyncPodTask } from '../../shared/messages.js';
 import { podCanFinish } from '../../shared/pod-policy.js';
 import type { ContainerToKill, PodActions } from './compute-pod-actions.js';
 import type { StopOptions } from './kill-pod.js';
@@ -53,4 +53,33 @@ export function isFinishedPodKill(pod: Pod, runtimePod: RuntimePod | null, a: Po
   if (!a.killPod || a.createSandbox || a.sandboxId === '' || !runtimePod) return false;
   if (!podCanFinish(pod)) return false;
   return runtimePod.containers.length > 0 && runtimePod.containers.every((c) => c.state === 'exited');
+}
+
+/**
+ * recordSandboxFailure records a failed sandbox creation into `result` (kuberuntime SyncPod's
+ * createPodSandbox error): the `CreatePodSandbox` step fails with `CreatePodSandboxError` (put at
+ * `at` in the steps, default the end), the kubelet's `FailedCreatePodSandBox` event, and every
+ * container waits (ContainerCreating; PodInitializing for app containers behind init containers).
+ * The caller requeues.
+ */
+export function recordSandboxFailure(pod: Pod, result: PodSyncResult, message: string, at = result.steps.length): void {
+  result.steps.splice(Math.min(at, result.steps.length), 0, { action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
+  result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
+  // The containers wait for the sandbox: their status says why (the reason stays ContainerCreating, as the kubelet's).
+  const inits = pod.spec?.initContainers ?? [];
+  for (const c of [...inits, ...(pod.spec?.containers ?? [])]) {
+    const reason = inits.length > 0 && !inits.includes(c) ? 'PodInitializing' : 'ContainerCreating';
+    result.waiting[c.name] ??= { reason, message: `Failed to create pod sandbox: ${message}` };
+  }
+}
+
+/**
+ * recordStartFailure records a container that could not be started (kuberuntime startContainer's
+ * errors): a failed `StartContainer` step with `reason`, a Warning `Failed` event on `fieldPath`
+ * (`eventMessage`, default `Error: <message>`), and the container's waiting reason. The caller requeues.
+ */
+export function recordStartFailure(result: PodSyncResult, name: string, fieldPath: string, reason: string, message: string, eventMessage = `Error: ${message}`): void {
+  result.steps.push({ action: 'StartContainer', target: name, ok: false, reason, message });
+  result.events.push({ type: 'Warning', reason: 'Failed', message: eventMessage, fieldPath });
+  result.waiting[name] = { reason, message };
 }

@@ -27,7 +27,7 @@ import type { ImagePuller } from '../images/image-puller.js';
 import { ensureImageExists } from '../images/image-manager.js';
 import type { ContainerCreateSpec, ContainerRuntime } from '../runtime/runtime.js';
 import { setUpPodVolumes, type PodVolumesResult } from '../volumes/pod-volumes.js';
-import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, usesPodIp } from './sync-pod-plan.js';
+import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, recordSandboxFailure, recordStartFailure, usesPodIp } from './sync-pod-plan.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { podPortMappings, sandboxNetnsPath, setUpFailureMessage, usesPodNetwork } from './sandbox-network.js';
 import { markSandboxChecked, sandboxNetworkState } from './sandbox-check.js';
@@ -160,14 +160,7 @@ class PodSync {
    * (ContainerCreating / PodInitializing) and the pod is requeued after kFailedStepRequeueMs.
    */
   sandboxFailed(message: string): void {
-    this.recordSandboxStep({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
-    this.result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
-    // The containers wait for the sandbox: their status says why (the reason stays ContainerCreating, as the kubelet's).
-    const inits = this.pod.spec?.initContainers ?? [];
-    for (const c of [...inits, ...(this.pod.spec?.containers ?? [])]) {
-      const reason = inits.length > 0 && !inits.includes(c) ? 'PodInitializing' : 'ContainerCreating';
-      this.result.waiting[c.name] ??= { reason, message: `Failed to create pod sandbox: ${message}` };
-    }
+    recordSandboxFailure(this.pod, this.result, message, this.#sandboxStepAt);
     this.requeue(kFailedStepRequeueMs);
   }
 
@@ -279,10 +272,8 @@ class PodSync {
   async startContainer(c: ContainerToStart, sandboxId: string): Promise<void> {
     const container = c.ephemeral ? ephemeralContainerAsContainer(this.pod.spec!.ephemeralContainers![c.index]) : c.init ? this.pod.spec!.initContainers![c.index] : this.pod.spec!.containers[c.index];
     const fieldPath = `spec.${c.ephemeral ? 'ephemeralContainers' : c.init ? 'initContainers' : 'containers'}{${c.name}}`;
-    const fail = (reason: string, message: string, eventMessage = `Error: ${message}`) => {
-      this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason, message });
-      this.result.events.push({ type: 'Warning', reason: 'Failed', message: eventMessage, fieldPath });
-      this.result.waiting[c.name] = { reason, message };
+    const fail = (reason: string, message: string, eventMessage?: string) => {
+      recordStartFailure(this.result, c.name, fieldPath, reason, message, eventMessage);
       this.requeue(kFailedStepRequeueMs);
     };
     const image = container.image ?? '';
@@ -368,7 +359,7 @@ class PodSync {
  * reason `ContainerCreating` (the FailedMount event says why) and the pod is synced again after
  * kFailedStepRequeueMs. Returns true when the pod must wait.
  */
-function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult, s: PodSync): boolean {
+export function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult, s: Pick<PodSync, 'result' | 'requeue'>): boolean {
   const names = Object.keys(volumes.unmounted);
   if (names.length === 0 || (!actions.createSandbox && actions.containersToStart.length === 0)) return false;
   const message = `Unable to attach or mount volumes: unmounted volumes=[${names.join(' ')}]: ${volumes.unmounted[names[0]]}`;

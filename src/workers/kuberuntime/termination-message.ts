@@ -70,3 +70,21 @@ export async function fillTerminationMessages(rootDir: string, runtimePod: Runti
       }),
   );
 }
+
+/**
+ * fillTerminationMessageFiles: fillTerminationMessages for a pod read from the CRI — the message
+ * of every exited app container from its termination message file; else, with
+ * `io.kubernetes.container.terminationMessagePolicy: FallbackToLogsOnError` in its annotations
+ * (by container ID) and a non-zero exit, the tail of its log when `tailer` is given; else what the
+ * runtime said (ContainerStatus `message`). Never throws.
+ */
+export async function fillTerminationMessageFiles(rootDir: string, runtimePod: RuntimePod | null, annotations?: ReadonlyMap<string, Record<string, string>>, tailer?: LogTailer): Promise<void> {
+  if (!runtimePod) return;
+  await Promise.all(runtimePod.containers.filter((c) => c.state === 'exited').map(async (c) => {
+    let msg = await readHead(terminationMessageFile(rootDir, runtimePod.uid, c.name, c.attempt), kMaxTerminationMessageBytes);
+    if (!msg && c.exitCode !== 0 && tailer && annotations?.get(c.id)?.['io.kubernetes.container.terminationMessagePolicy'] === 'FallbackToLogsOnError') {
+      msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes).catch(() => '');
+    }
+    if (msg) c.message = msg;
+  }));
+}

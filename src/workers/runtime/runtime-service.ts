@@ -1,9 +1,11 @@
 // Counterpart of the kubelet's runtime client construction (pkg/kubelet/cri/remote NewRemoteRuntimeService on --container-runtime-endpoint): the one place a worker thread picks its runtime.
 /**
- * Every worker entry (sync.worker.ts, docker-events.worker.ts, container-logs.worker.ts) gets its
- * ContainerRuntime here from its bootstrap's `runtime` word, so none of them branches on it.
- * Worker threads only.
+ * Today's Docker-shaped ContainerRuntime of a thread, from its bootstrap's `runtime` word (Docker
+ * or the fake). The worker entries take their NodeRuntime from ./node-runtime.ts getRuntime, which
+ * builds on this for Docker and the fake; the sync worker still takes the ContainerRuntime itself
+ * until kuberuntime speaks the CRI (issue #40). Worker threads only.
  */
+import { AgentError } from '../../shared/errors.js';
 import type { FakeRuntimeTuning } from '../../shared/fake-runtime-tuning.js';
 import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import { limitFromEnv, withDockerAdmission } from './docker/docker-admission.js';
@@ -29,8 +31,12 @@ const admittedDocker = new Map<string, ContainerRuntime>();
  * starts and removes (docker-admission.ts), or this thread's one in-memory fake (call
  * recording off, so it can hold 10,000 pods; tuned by `b.fakeRuntime` when first built). Not
  * scoped to a node: wrap it with scopeToNode (node-scope.ts) before touching containers.
+ * @throws AgentError ERR_RUNTIME for runtime 'remote' (the CRI has no ContainerRuntime).
  */
 export function getRuntime(b: RuntimeBootstrap): ContainerRuntime {
+  if (b.runtime === 'remote') {
+    throw new AgentError('ERR_RUNTIME', 'a CRI runtime (--container-runtime-endpoint) has no Docker-shaped ContainerRuntime: use node-runtime.ts getRuntime (issue #40)');
+  }
   if ((b.runtime ?? 'docker') === 'docker') {
     const key = `${b.dockerSocketPath}\0${b.runtimeRequestTimeoutMs ?? ''}`;
     let rt = admittedDocker.get(key);

@@ -10,7 +10,7 @@
  * cannot be reached, `ERR_NOT_FOUND` for a missing container or image, `ERR_ALREADY_EXISTS` for a
  * name conflict, `ERR_RUNTIME` for anything else.
  */
-import type { DockerContainerEvent } from '../../shared/docker-events.js';
+import type { RuntimeContainerEvent } from '../../shared/container-events.js';
 
 /** A container as a list call reports it (no inspect). */
 export interface ContainerSummary {
@@ -24,6 +24,20 @@ export interface ContainerSummary {
   createdAtMs: number;
   /** Image ID the container runs, `sha256:…` (Docker's `ImageID`); image GC keeps every image in use. */
   imageId: string;
+  /** The image as given at create time (Docker's `Image` of the list); absent when the engine did not say. */
+  image?: string;
+}
+
+/** One mount of a container as inspect reports it (Docker's `Mounts`, the binds part). */
+export interface ContainerMountInfo {
+  /** Host path. */
+  source: string;
+  /** Path in the container. */
+  destination: string;
+  /** False for a read-only mount. */
+  rw: boolean;
+  /** Docker's propagation word: `rprivate` (or ''), `rslave`, `rshared`, … */
+  propagation: string;
 }
 
 /** A container as inspect reports it (the part we read). */
@@ -51,6 +65,12 @@ export interface ContainerDetails {
   finishedAtMs: number;
   /** HostConfig.NetworkMode, e.g. `none`, `host`, `container:<id>`. */
   networkMode: string;
+  /** HostConfig.PidMode: '' (its own), `host`, `container:<id>`; absent when not read. */
+  pidMode?: string;
+  /** HostConfig.IpcMode: `shareable`, `private`, `host`, `container:<id>`; absent when not read. */
+  ipcMode?: string;
+  /** The container's bind mounts (Docker's `Mounts`); absent when not read. */
+  mounts?: ContainerMountInfo[];
   /** Host PID of the container's init process while it runs (0 otherwise); used to enter its network namespace. */
   pid?: number;
   /** The json-file log's host path (Docker's `LogPath`); '' when the log driver has none (or the fake). */
@@ -65,6 +85,20 @@ export interface ExecResult {
   output: string;
   /** True when the timeout expired first (the command may still be running in the container). */
   timedOut: boolean;
+}
+
+/** A local image as imageExists answers it (Docker's image inspect, the part we read). */
+export interface LocalImage {
+  /** Image ID, `sha256:…`. */
+  id: string;
+  /** `Config.User`; '' or absent = unset. */
+  user?: string;
+  /** `repo:tag` references (RepoTags). */
+  repoTags?: string[];
+  /** `repo@sha256:…` references (RepoDigests). */
+  repoDigests?: string[];
+  /** Bytes. */
+  sizeBytes?: number;
 }
 
 /** Registry credentials for one pull (Docker's AuthConfig). */
@@ -111,6 +145,10 @@ export interface ContainerHostConfig {
   sysctls?: Record<string, string>;
   /** Docker `GroupAdd`: supplemental group IDs, as decimal strings. */
   groupAdd?: string[];
+  /** Docker `MaskedPaths`: paths masked in the container (CRI masked_paths); undefined = Docker's defaults. */
+  maskedPaths?: string[];
+  /** Docker `ReadonlyPaths`: paths read-only in the container (CRI readonly_paths); undefined = Docker's defaults. */
+  readonlyPaths?: string[];
 }
 
 /** Everything needed to create one container. */
@@ -171,10 +209,10 @@ export interface RuntimeVersion {
 
 /**
  * One container lifecycle event (CRI ContainerEventResponse, flattened): the same shape the events
- * worker posts to the event PLEG (shared/docker-events.ts). Actions: `create`, `start`, `die`,
+ * worker posts to the event PLEG (shared/container-events.ts). Actions: `create`, `start`, `die`,
  * `oom`, `destroy`; others (exec_*, attach, kill, stop…) are not state changes and never delivered.
  */
-export type ContainerEvent = DockerContainerEvent;
+export type ContainerEvent = RuntimeContainerEvent;
 
 /** Callbacks of watchContainerEvents. Each runs on the worker thread that opened the watch. */
 export interface ContainerEventHandlers {
@@ -276,9 +314,10 @@ export interface ContainerRuntime {
   removeContainer(id: string): Promise<void>;
   /**
    * The local image's ID and its configured user (`Config.User`: `''` when unset, else `name`,
-   * `uid`, `uid:gid`, …), or null when `ref` is not present locally.
+   * `uid`, `uid:gid`, …), or null when `ref` is not present locally; the engine's tags
+   * (`repo:tag`), repo digests (`repo@sha256:…`) and size in bytes when it tells them (the fake does not).
    */
-  imageExists(ref: string): Promise<{ id: string; user?: string } | null>;
+  imageExists(ref: string): Promise<LocalImage | null>;
   /**
    * Pulls `ref` from its registry, with `auth` when given (Docker's X-Registry-Auth).
    * @throws AgentError with reason `ErrImagePull` on failure.

@@ -12,16 +12,13 @@
  * node's figures alone, without the Docker list (what the stats provider sends while nobody reads
  * per-pod figures).
  */
-import { readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import type { StatsTask } from '../../shared/messages.js';
-import type { ContainerSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
+import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
 import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/labels.js';
 import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
-import { kEmptyDirPluginDir, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
-import { diskUsageBytes } from '../volumes/pod-volumes.js';
 import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';
-import { fsSample, parseMeminfo, parseProcStat, readProcFile } from './node.js';
+import { emptyDirs, statsSample } from './node.js';
 
 /** Dependencies of collectStats. */
 export interface StatsDeps {
@@ -71,27 +68,6 @@ function logBytes(logPath: string): number {
     total += st.size;
   }
   return total;
-}
-
-/** The emptyDir volumes of pod `uid` with their usage. Never throws. */
-async function emptyDirs(rootDir: string, uid: string): Promise<VolumeSample[]> {
-  let dir: string;
-  let names: string[] = [];
-  try {
-    dir = podVolumePluginDir(rootDir, uid, kEmptyDirPluginDir); // throws for a UID that is not a safe path segment
-    names = readdirSync(dir); // most pods have none: one failing syscall, not a promise chain
-  } catch {
-    return [];
-  }
-  const out: VolumeSample[] = [];
-  for (const name of names) {
-    const usedBytes = await diskUsageBytes(path.join(dir, name));
-    // diskUsageBytes counts blocks only; the top-level entry count stands in as a floor of inodes used.
-    let inodes = 0;
-    try { inodes = readdirSync(path.join(dir, name)).length; } catch { /* gone */ }
-    out.push({ name, usedBytes, inodesUsed: inodes });
-  }
-  return out;
 }
 
 /**
@@ -169,26 +145,6 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     if (task.withVolumes !== false) pod.volumes = await emptyDirs(deps.rootDir, pod.uid);
     out.push(pod);
   }
-  out.sort((a, b) => (a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace)));
-  const [procStat, meminfo] = await Promise.all([readProcFile('stat', procRoot), readProcFile('meminfo', procRoot)]);
-  const ps = parseProcStat(procStat);
-  const mi = parseMeminfo(meminfo);
-  // The node's CPU as the kubelet reports it: the root cgroup's usage where readable, else /proc/stat.
-  const rootUsage = version === 0 ? null : await readCgroupUsage(version === 1 ? { version: 1, cpuacct: '/', memory: '/' } : { version: 2, path: '/' }, root);
   if (imageFsMount === undefined || deps.cgroupFsRoot) imageFsMount = (await deps.runtime.imageFsInfo().catch(() => null))?.mountpoint ?? null;
-  return {
-    observedAtMs: deps.now(),
-    cgroupVersion: version,
-    node: {
-      cpuUsageNs: rootUsage?.cpuUsageNs ?? ps.cpuUsageNs,
-      memoryCapacityBytes: mi.capacityBytes, memoryAvailableBytes: mi.availableBytes, memoryUsageBytes: mi.usageBytes,
-      memoryWorkingSetBytes: mi.workingSetBytes, memoryRssBytes: mi.rssBytes,
-      pageFaults: rootUsage?.pageFaults, majorPageFaults: rootUsage?.majorPageFaults,
-      fs: await fsSample(deps.rootDir),
-      imageFs: imageFsMount ? await fsSample(imageFsMount) : null,
-      bootTimeMs: ps.bootTimeMs,
-    },
-    pods: out,
-    errors,
-  };
+  return statsSample({ cgroupVersion: version, cgroupFsRoot: root, procRoot, rootDir: deps.rootDir, imageFsMount }, out, errors, deps.now);
 }

@@ -6,6 +6,7 @@ import { LogsWorker } from '../../../src/workers/container-logs.worker.js';
 import type { LogsWorkerMessage } from '../../../src/shared/logs-protocol.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
+import { interimNodeRuntime } from '../../../src/workers/runtime/interim-shim.js';
 
 const kId = 'a'.repeat(64);
 
@@ -18,7 +19,7 @@ describe('LogsWorker over the fake runtime', () => {
     w.handle({ type: 'logs', id: 3, containerId: 'nope', follow: false, timestamps: false });
     await expect.poll(() => got.length).toBe(3);
     expect(got).toContainEqual({ type: 'end', id: 1 });
-    expect(got).toContainEqual({ type: 'version', id: 2, version: '0.0.0', apiVersion: '0' });
+    expect(got).toContainEqual({ type: 'version', id: 2, runtimeName: 'fake', version: '0.0.0', apiVersion: '0' });
     expect(got.find((m) => m.id === 3)).toMatchObject({ type: 'error', error: { code: 'ERR_INVALID_ARGUMENT' } });
   });
 
@@ -26,7 +27,7 @@ describe('LogsWorker over the fake runtime', () => {
     const fake = newFakeRuntime();
     const id = await fake.createContainer({ name: 'k8s_main_x', image: 'i:1', labels: { 'io.kubernetes.pod.uid': 'p', 'kubelet-ts.node-name': 'other' }, hostConfig: {} });
     const got: LogsWorkerMessage[] = [];
-    const w = new LogsWorker({ kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, (m) => got.push(m), scopeToNode(fake, 'n1'));
+    const w = new LogsWorker({ kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, (m) => got.push(m), interimNodeRuntime(scopeToNode(fake, 'n1'), 'fake'));
     w.handle({ type: 'logs', id: 1, containerId: id, follow: false, timestamps: false });
     await expect.poll(() => got.length).toBe(1);
     expect(got[0]).toMatchObject({ type: 'error', error: { code: 'ERR_INVALID_ARGUMENT', message: expect.stringContaining('refusing to read the logs of') } });
@@ -36,9 +37,9 @@ describe('LogsWorker over the fake runtime', () => {
 
 describe('newLogsClient with the fake runtime', () => {
   it('serves an empty log and version 0.0.0 through its worker thread', async () => {
-    const client = newLogsClient({ runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, { logger: newLogger('silent') });
+    const client = newLogsClient({ endpoint: { runtime: 'fake', dockerSocketPath: '' }, nodeName: 'n1' }, { logger: newLogger('silent') });
     try {
-      expect(await client.version()).toEqual({ version: '0.0.0', apiVersion: '0' });
+      expect(await client.version()).toEqual({ runtimeName: 'fake', version: '0.0.0', apiVersion: '0' });
       const stream = client.logs(kId, { follow: false, timestamps: false });
       const chunks: Uint8Array[] = [];
       const err = await new Promise<Error | undefined>((resolve) => {

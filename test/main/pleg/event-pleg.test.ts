@@ -1,21 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { applyContainerExit, newEventedPleg, toLifecycleEvent, type DockerEventSource } from '../../../src/main/pleg/event-pleg.js';
+import { applyContainerExit, newEventedPleg, toLifecycleEvent, type ContainerEventSource } from '../../../src/main/pleg/event-pleg.js';
 import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
-import type { DockerContainerEvent, DockerEventsMessage } from '../../../src/shared/docker-events.js';
+import type { RuntimeContainerEvent, ContainerEventsMessage } from '../../../src/shared/container-events.js';
 import type { Pod } from '../../../src/shared/api.js';
 import type { RelistContainer, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
-const ev = (action: string, containerId: string, podUid: string, timeMs = 1000): DockerContainerEvent => ({ action, containerId, podUid, containerName: 'main', timeMs });
+const ev = (action: string, containerId: string, podUid: string, timeMs = 1000): RuntimeContainerEvent => ({ action, containerId, podUid, containerName: 'main', timeMs });
 const c = (id: string, podUid: string, state: RelistContainer['state']): RelistContainer => ({ id, podUid, name: 'main', state });
 
 function fakeSource() {
-  let handler: ((m: DockerEventsMessage) => void) | null = null;
+  let handler: ((m: ContainerEventsMessage) => void) | null = null;
   let closed = false;
-  const source: DockerEventSource = { onMessage: (h) => { handler = h; }, close: async () => { closed = true; } };
-  return { source, send: (m: DockerEventsMessage) => handler!(m), closed: () => closed };
+  const source: ContainerEventSource = { onMessage: (h) => { handler = h; }, close: async () => { closed = true; } };
+  return { source, send: (m: ContainerEventsMessage) => handler!(m), closed: () => closed };
 }
 
 /** A runner whose relist answers with `state.list`; `state.calls` counts the tasks it ran. */
@@ -51,7 +51,7 @@ describe('evented PLEG', () => {
     const seen: Map<string, PodLifecycleEvent[]>[] = [];
     const lags: number[] = [];
     let errors = 0;
-    const pleg = newEventedPleg({ nodeName: 'n1', dockerSocketPath: '/nonexistent.sock', relistPeriodMs: 600_000, fallbackRelistPeriodMs: 600_000 }, {
+    const pleg = newEventedPleg({ nodeName: 'n1', endpoint: { runtime: 'docker', dockerSocketPath: '/nonexistent.sock' }, relistPeriodMs: 600_000, fallbackRelistPeriodMs: 600_000 }, {
       runner, logger: pino({ level: 'silent' }), clock: new FakeClock(1250),
       onEvents: (b) => seen.push(b), onRelist: () => {},
       openEventSource: () => src.source,
@@ -122,7 +122,7 @@ describe('evented PLEG', () => {
   });
 
   it('refuses a bad relist period', () => {
-    expect(() => newEventedPleg({ nodeName: 'n', dockerSocketPath: '/x', relistPeriodMs: 0 }, { runner: listRunner({ list: [] }), logger: pino({ level: 'silent' }), onEvents: () => {}, onRelist: () => {} }))
+    expect(() => newEventedPleg({ nodeName: 'n', endpoint: { dockerSocketPath: '/x' }, relistPeriodMs: 0 }, { runner: listRunner({ list: [] }), logger: pino({ level: 'silent' }), onEvents: () => {}, onRelist: () => {} }))
       .toThrow(/relistPeriodMs must be a positive/);
   });
 });

@@ -19,7 +19,7 @@ import { ImagePresenceCache } from '../image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
   ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
-  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ImageFsInfo, ImageSummary, RegistryAuth, RuntimeVersion,
+  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ImageFsInfo, ImageSummary, LocalImage, RegistryAuth, RuntimeVersion,
 } from '../runtime.js';
 
 /** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
@@ -106,6 +106,7 @@ class DockerRuntime implements ContainerRuntime {
         state: c.State ?? 'unknown',
         createdAtMs: (c.Created ?? 0) * 1000,
         imageId: c.ImageID ?? '',
+        image: c.Image ?? '',
       }));
     } catch (err) {
       throw toAgentError(err, 'list containers');
@@ -130,6 +131,9 @@ class DockerRuntime implements ContainerRuntime {
         startedAtMs: dockerTimeMs(c.State?.StartedAt),
         finishedAtMs: dockerTimeMs(c.State?.FinishedAt),
         networkMode: c.HostConfig?.NetworkMode ?? '',
+        pidMode: c.HostConfig?.PidMode ?? '',
+        ipcMode: c.HostConfig?.IpcMode ?? '',
+        mounts: (c.Mounts ?? []).filter((m) => m.Type === 'bind').map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW !== false, propagation: m.Propagation ?? '' })),
         pid: c.State?.Pid ?? 0,
         logPath: c.LogPath ?? '',
       };
@@ -175,6 +179,8 @@ class DockerRuntime implements ContainerRuntime {
           SecurityOpt: hc.securityOpt?.length ? hc.securityOpt : undefined,
           Sysctls: hc.sysctls && Object.keys(hc.sysctls).length ? hc.sysctls : undefined,
           GroupAdd: hc.groupAdd?.length ? hc.groupAdd : undefined,
+          MaskedPaths: hc.maskedPaths?.length ? hc.maskedPaths : undefined,
+          ReadonlyPaths: hc.readonlyPaths?.length ? hc.readonlyPaths : undefined,
           // The kubelet restarts containers itself (restart backoff); Docker must not.
           RestartPolicy: { Name: 'no' },
         },
@@ -215,15 +221,15 @@ class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  async imageExists(ref: string): Promise<{ id: string; user?: string } | null> {
+  async imageExists(ref: string): Promise<LocalImage | null> {
     const found = await this.#imagePresence.get(ref);
     return found && { ...found };
   }
 
-  async #inspectImage(ref: string): Promise<{ id: string; user: string } | null> {
+  async #inspectImage(ref: string): Promise<LocalImage | null> {
     try {
       const img = await this.#call(`inspect image ${ref}`, () => this.#docker.getImage(ref).inspect());
-      return { id: img.Id, user: img.Config?.User ?? '' };
+      return { id: img.Id, user: img.Config?.User ?? '', repoTags: img.RepoTags ?? [], repoDigests: img.RepoDigests ?? [], sizeBytes: img.Size ?? 0 };
     } catch (err) {
       if (statusCode(err) === 404) return null;
       throw toAgentError(err, `inspect image ${ref}`);

@@ -6,10 +6,10 @@
  * fake's own container changes, and it has no image filesystem (so no image GC). One fake per
  * thread: a thread sees only the containers created through its own fake.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../../../shared/errors.js';
 import type {
-  ContainerCreateSpec, ContainerDetails, ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogReader,
+  ContainerCreateSpec, ContainerDetails, ContainerMountInfo, ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogReader,
   ContainerLogHandlers, ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, ExecResult, ImageSummary,
   RuntimeVersion,
 } from '../runtime.js';
@@ -103,6 +103,20 @@ export function fakeEchoStream(opts: ContainerStreamOptions, h: ContainerStreamH
   };
 }
 
+/** fakeMounts: the mounts inspect reports for `host:container[:opts]` binds (Docker's reading of them). */
+function fakeMounts(binds: readonly string[] | undefined): ContainerMountInfo[] {
+  return (binds ?? []).map((b) => {
+    const [source, destination, opts = ''] = b.split(':');
+    const o = opts.split(',');
+    return { source, destination, rw: !o.includes('ro'), propagation: o.find((x) => /^r?(private|slave|shared)$/.test(x)) ?? '' };
+  });
+}
+
+/** fakeImageId: the fake's image ID of `ref` (an ID stays itself; a reference gets `sha256:` + the SHA-256 of its text): one ID per image, as the CRI's RemoveImage-by-ID needs. */
+export function fakeImageId(ref: string): string {
+  return /^sha256:[0-9a-f]{64}$/.test(ref) ? ref : `sha256:${createHash('sha256').update(ref).digest('hex')}`;
+}
+
 /** newFakeRuntime builds an empty in-memory runtime. Not thread-shared: one per worker thread. */
 export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
   const now = options.now ?? Date.now;
@@ -142,7 +156,7 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       const candidates = uidFilter ? [...(byPod.get(uidFilter.slice(kUid.length + 1)) ?? [])] : [...containers.values()];
       return candidates
         .filter((c) => matches(c.details.labels, filter.labels))
-        .map((c) => ({ id: c.details.id, name: c.details.name, labels: { ...c.details.labels }, state: c.details.status, createdAtMs: c.details.createdAtMs, imageId: c.details.imageId }));
+        .map((c) => ({ id: c.details.id, name: c.details.name, labels: { ...c.details.labels }, state: c.details.status, createdAtMs: c.details.createdAtMs, imageId: c.details.imageId, image: c.details.image }));
     },
     async inspectContainer(id: string): Promise<ContainerDetails> {
       return { ...get(id).details, labels: { ...get(id).details.labels } };
@@ -155,8 +169,9 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       const created: FakeContainer = {
         spec,
         details: {
-          id, name: spec.name, labels: { ...spec.labels }, image: spec.image, imageId: `sha256:${'0'.repeat(64)}`, status: 'created', running: false,
+          id, name: spec.name, labels: { ...spec.labels }, image: spec.image, imageId: fakeImageId(spec.image), status: 'created', running: false,
           exitCode: 0, oomKilled: false, error: '', createdAtMs: now(), startedAtMs: 0, finishedAtMs: 0, networkMode: spec.hostConfig.networkMode ?? '',
+          pidMode: spec.hostConfig.pidMode ?? '', ipcMode: spec.hostConfig.ipcMode ?? '', mounts: fakeMounts(spec.hostConfig.binds),
         },
       };
       containers.set(id, created);
@@ -193,7 +208,10 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       emit(c, 'destroy');
     },
     async imageExists(ref: string) {
-      return !images || images.has(ref) ? { id: `sha256:${'0'.repeat(64)}` } : null;
+      if (!images || images.has(ref)) return { id: fakeImageId(ref) };
+      // By ID, as Docker's image inspect answers it: the image with its tags.
+      const tags = [...images].filter((r) => fakeImageId(r) === ref);
+      return tags.length > 0 ? { id: ref, repoTags: tags } : null;
     },
     async pullImage(ref: string): Promise<void> {
       rec(`pull:${ref}`);
@@ -227,7 +245,7 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       return { close() { closed = true; watches.delete(w); } };
     },
     async listImages(): Promise<ImageSummary[]> {
-      return [...(images ?? [])].map((ref) => ({ id: `sha256:${'0'.repeat(64)}`, repoTags: [ref], sizeBytes: 0, createdAtMs: 0 }));
+      return [...(images ?? [])].map((ref) => ({ id: fakeImageId(ref), repoTags: [ref], sizeBytes: 0, createdAtMs: 0 }));
     },
     async removeImage(ref: string): Promise<void> {
       rec(`removeImage:${ref}`);

@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runEventsLoop } from '../../src/workers/docker-events.worker.js';
+import { runEventsLoop } from '../../src/workers/container-events.worker.js';
 import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker/docker-streams.js';
 import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
-import type { DockerEventsMessage } from '../../src/shared/docker-events.js';
+import type { ContainerEventsMessage } from '../../src/shared/container-events.js';
 
 const line = (action: string, extra: Record<string, string> = {}) => JSON.stringify({
   Type: 'container', Action: action, Actor: { ID: 'c1', Attributes: { 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'main', ...extra } }, time: 1, timeNano: 1_500_000_000,
@@ -53,7 +53,7 @@ describe('runEventsLoop against a fake Engine API', () => {
       }, 10);
     });
     await new Promise<void>((r) => server!.listen(sock, r));
-    const got: DockerEventsMessage[] = [];
+    const got: ContainerEventsMessage[] = [];
     const loop = runEventsLoop({ dockerSocketPath: sock, nodeName: 'n1', maxBackoffMs: 50 }, (m) => got.push(m));
     await expect.poll(() => got.filter((m) => m.type === 'connected').length, { timeout: 5000 }).toBe(2);
     loop.stop();
@@ -69,7 +69,7 @@ describe('runEventsLoop over the fake runtime', () => {
     const { newFakeRuntime } = await import('../../src/workers/runtime/fake/fake-runtime.js');
     const { scopeToNode } = await import('../../src/workers/runtime/node-scope.js');
     const fake = newFakeRuntime();
-    const got: DockerEventsMessage[] = [];
+    const got: ContainerEventsMessage[] = [];
     const loop = runEventsLoop({ dockerSocketPath: '', nodeName: 'n1', runtime: 'fake' }, (m) => got.push(m), scopeToNode(fake, 'n1'));
     await expect.poll(() => got.length).toBe(1);
     expect(got[0]).toEqual({ type: 'connected' });

@@ -1,35 +1,40 @@
 /**
  * Counterpart of the runtime side of pkg/kubelet/pleg/evented.go (the CRI GetContainerEvents
  * stream): a worker_threads entry that holds ONE long-lived container events stream for this node
- * (ContainerRuntime.watchContainerEvents) and forwards every container lifecycle event to its
- * parent over `parentPort`.
+ * (NodeRuntime.events.watchContainerEvents) and forwards every container lifecycle event to its
+ * parent over `parentPort`. A runtime without events (NodeRuntime.events absent: containerd 1.6)
+ * gets one `unsupported` message and nothing more, as evented.go falls back to the generic PLEG.
  *
  * Why a dedicated Worker and not a piscina task: the stream never ends, so it would pin one of the
- * pool's task slots forever; a Worker owned by the event PLEG keeps all Docker I/O off the main
- * thread and leaves the pool to syncs. The runtime (Docker's NDJSON events endpoint, or the fake's
- * own container changes) is picked from the bootstrap by getRuntime.
+ * pool's task slots forever; a Worker owned by the event PLEG keeps the runtime's I/O off the main
+ * thread and leaves the pool to syncs. The runtime is picked from the bootstrap by getRuntime.
  *
- * Messages to the parent ({@link DockerEventsMessage}): `connected` every time the stream is (re)opened —
+ * Messages to the parent ({@link ContainerEventsMessage}): `connected` every time the stream is (re)opened —
  * the PLEG relists then, so a transition that happened while it was down is never lost —,
  * `events` with a batch of container events, `disconnected` when the stream ends or fails. It reconnects by
  * itself with a capped backoff (250 ms doubling to `maxBackoffMs`) until the parent posts `stop`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { DockerEventsBootstrap, DockerEventsCommand, DockerEventsMessage } from '../shared/docker-events.js';
-import { scopeToNode } from './runtime/node-scope.js';
-import type { ContainerEventWatch, ContainerRuntime } from './runtime/runtime.js';
-import { getRuntime } from './runtime/runtime-service.js';
+import type { ContainerEventsBootstrap, ContainerEventsCommand, ContainerEventsMessage } from '../shared/container-events.js';
+import { getRuntime, type NodeRuntime } from './runtime/node-runtime.js';
+import type { ContainerEventWatch } from './runtime/runtime.js';
 
 /**
- * runEventsLoop opens the stream through `runtime` (default: this thread's runtime for `b`,
+ * runEventsLoop opens the stream through `events` (default: this thread's NodeRuntime's for `b`,
  * scoped to `b.nodeName`) and keeps it open (reconnecting) until `stop()`; `post` receives every
- * message. Exported for tests, which drive it on their own thread.
+ * message. Without `events` it posts `unsupported` once and does nothing more. Exported for tests,
+ * which drive it on their own thread.
  */
 export function runEventsLoop(
-  b: Omit<DockerEventsBootstrap, 'kind'>,
-  post: (m: DockerEventsMessage) => void,
-  runtime: ContainerRuntime = scopeToNode(getRuntime(b), b.nodeName),
+  b: Omit<ContainerEventsBootstrap, 'kind'>,
+  post: (m: ContainerEventsMessage) => void,
+  events: NodeRuntime['events'] = getRuntime(b).events,
 ): { stop(): void } {
+  if (!events) {
+    post({ type: 'unsupported', message: 'the container runtime has no container events (GetContainerEvents)' });
+    return { stop() {} };
+  }
+  const runtime = events;
   const maxBackoffMs = b.maxBackoffMs ?? 5000;
   let stopped = false;
   let backoffMs = 250;
@@ -72,10 +77,10 @@ export function runEventsLoop(
 }
 
 // Worker entry: only when loaded as a Worker with our bootstrap.
-if (parentPort && (workerData as { kind?: string } | null)?.kind === 'docker-events') {
+if (parentPort && (workerData as { kind?: string } | null)?.kind === 'container-events') {
   const port = parentPort;
-  const loop = runEventsLoop(workerData as DockerEventsBootstrap, (m) => port.postMessage(m));
-  port.on('message', (cmd: DockerEventsCommand) => {
+  const loop = runEventsLoop(workerData as ContainerEventsBootstrap, (m) => port.postMessage(m));
+  port.on('message', (cmd: ContainerEventsCommand) => {
     if (cmd?.type === 'stop') {
       loop.stop();
       port.close();

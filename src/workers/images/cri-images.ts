@@ -1,0 +1,66 @@
+/**
+ * Counterpart of pkg/kubelet/images/puller.go and image_manager.go over the CRI's
+ * ImageManagerService (pkg/kubelet/kuberuntime/kuberuntime_image.go PullImage, GetImageRef,
+ * getImageUser): the ImagePort of ensureImageExists on a CRI runtime, and the image's user.
+ */
+import { isUnavailable } from '../../shared/errors.js';
+import type { ImageManagerService } from '../runtime/cri/services.js';
+import type { AuthConfig } from '../runtime/cri/types-status.js';
+import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
+import type { RegistryAuth } from '../runtime/runtime.js';
+import type { ImagePort } from './image-manager.js';
+import type { ImageUser } from '../kuberuntime/cri-security-context.js';
+import { recordPulledImage } from '../kuberuntime/gc.js';
+
+/** authConfig: a pull secret's credentials as the CRI's AuthConfig (username, password, server_address). */
+export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
+  return { username: a.username, password: a.password, server_address: a.serveraddress };
+}
+
+/**
+ * criImagePort: present = ImageStatus answers an image; pull = PullImage with each of the pod's
+ * credentials for the registry in turn until one succeeds (kuberuntime_image.go PullImage: the
+ * keyring's matches, then none), or without credentials when there are none. `sandboxConfig`
+ * goes with the pull (the runtime may use it, e.g. for its runtime handler). With `rootDir`, a
+ * pulled image is recorded in `images/pulled.json` (gc.ts recordPulledImage): image GC removes
+ * only what this agent pulled.
+ * @throws from pull: the last PullImage error (AgentError naming PullImage).
+ */
+export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInput<PodSandboxConfig>, rootDir?: string): ImagePort {
+  const pulled = async (image: string, id: string) => {
+    if (rootDir) await recordPulledImage(rootDir, image, id);
+  };
+  return {
+    present: async (image) => (await images.imageStatus({ image })).image !== null,
+    pull: async (image, opts) => {
+      if (opts.pullSecrets.length === 0) {
+        await pulled(image, await images.pullImage({ image }, null, sandboxConfig ?? null));
+        return;
+      }
+      let last: unknown;
+      for (const auth of opts.pullSecrets) {
+        try {
+          await pulled(image, await images.pullImage({ image }, authConfig(auth), sandboxConfig ?? null));
+          return;
+        } catch (err) {
+          if (isUnavailable(err)) throw err;
+          last = err;
+        }
+      }
+      throw last;
+    },
+  };
+}
+
+/**
+ * imageRefAndUser, as GetImageRef + getImageUser: the image's ID (what CreateContainer is given;
+ * the reference itself when the runtime does not answer one) and its user — `uid` when numeric,
+ * else `username`, and root (`uid` 0) when neither is set.
+ * @throws AgentError from ImageStatus.
+ */
+export async function imageRefAndUser(images: ImageManagerService, image: string): Promise<{ ref: string; user: ImageUser }> {
+  const img = (await images.imageStatus({ image })).image;
+  if (!img) return { ref: image, user: { uid: 0 } };
+  const user: ImageUser = img.uid ? { uid: img.uid.value } : img.username ? { username: img.username } : { uid: 0 };
+  return { ref: img.id || image, user };
+}

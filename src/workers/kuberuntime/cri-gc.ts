@@ -1,0 +1,136 @@
+/**
+ * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_gc.go (evictContainers, evictSandboxes,
+ * evictPodLogsDirectories) and pkg/kubelet/images/image_gc_manager.go over the CRI: the `gc` task
+ * on a CRI runtime. Containers and sandboxes come from ListContainers / ListPodSandbox filtered on
+ * this node's label; the decisions are gc.ts's (selectContainersToRemove, selectImagesToRemove);
+ * removal is RemoveContainer, then StopPodSandbox + RemovePodSandbox (the runtime tears the
+ * network down), then the log directories of pods that are gone (containerd leaves them). Image
+ * GC lists every container of the runtime (an image any owner uses is kept) and removes by image
+ * ID (the CRI's RemoveImage removes every reference of the ID).
+ */
+import { readdir, rm, statfs } from 'node:fs/promises';
+import path from 'node:path';
+import { isNotFound, serializeError } from '../../shared/errors.js';
+import type { GcResult, GcTask } from '../../shared/messages.js';
+import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
+import { nodeSelector } from './cri-labels.js';
+import { criToRuntimeState, nsToMs } from './cri-runtime-pod.js';
+import { readPulledImages, selectContainersToRemove, selectImagesToRemove, writePulledImages, type GcContainer } from './gc.js';
+import { kPodInfraContainerName, kPodUidLabel } from './labels.js';
+
+/** Dependencies of runCriGc. */
+export interface CriGcDeps {
+  runtime: RuntimeService;
+  images: ImageManagerService;
+  nodeName: string;
+  /** --root-dir (the record of pulled images, `images/pulled.json`). */
+  rootDir: string;
+  /** The root of the pods' log directories; every `<ns>_<name>_<uid>` in it belongs to this node. */
+  podLogsDir: string;
+  /** The pod infra (sandbox) image, never removed by image GC ('' = none named). */
+  podInfraContainerImage: string;
+  /** Epoch ms. */
+  now: () => number;
+}
+
+/**
+ * runCriGc: container GC (kuberuntime_gc.go, MinAge 0: the newest `maximumDeadContainersPerContainer`
+ * dead containers per pod and name kept, every dead one of a pod not in `activePodUids`; dead
+ * sandboxes without containers but the newest of a known pod), the log directories of pods not
+ * active and without a sandbox left (only when `activePodUids` is given), then image GC when
+ * `task.imageGc` is set. Failed removals are listed in `errors`; the rest goes on.
+ * @throws AgentError from the list calls (e.g. ERR_RUNTIME_UNAVAILABLE).
+ */
+export async function runCriGc(deps: CriGcDeps, task: GcTask): Promise<GcResult> {
+  const result: GcResult = { removedContainers: [], removedSandboxes: [], removedImages: [], errors: [] };
+  const selector = nodeSelector(deps.nodeName);
+  const [sandboxes, containers] = await Promise.all([deps.runtime.listPodSandbox({ label_selector: selector }), deps.runtime.listContainers({ label_selector: selector })]);
+  const all: GcContainer[] = [
+    ...containers.map((c) => ({
+      id: c.id, podUid: c.labels[kPodUidLabel] ?? '', name: c.metadata?.name ?? '', sandbox: false, sandboxId: c.pod_sandbox_id,
+      state: criToRuntimeState(c.state), createdAtMs: nsToMs(c.created_at), attempt: c.metadata?.attempt ?? 0,
+    })),
+    ...sandboxes.map((s) => ({
+      id: s.id, podUid: s.labels[kPodUidLabel] ?? '', name: kPodInfraContainerName, sandbox: true, sandboxId: '',
+      state: s.state === 'SANDBOX_READY' ? 'running' as const : 'exited' as const, createdAtMs: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0,
+    })),
+  ];
+  const active = task.activePodUids ? new Set(task.activePodUids) : undefined;
+  const plan = selectContainersToRemove(all, { maxPerPodContainer: task.maximumDeadContainersPerContainer, ...(active ? { activePodUids: active } : {}) });
+  const remove = async (id: string, into: string[], call: () => Promise<void>, what: string) => {
+    try {
+      await call();
+      into.push(id);
+    } catch (err) {
+      if (isNotFound(err)) into.push(id);
+      else result.errors.push(`remove ${what} ${id}: ${serializeError(err).message}`);
+    }
+  };
+  for (const id of plan.containers) await remove(id, result.removedContainers, () => deps.runtime.removeContainer(id), 'container');
+  for (const id of plan.sandboxes) {
+    await remove(id, result.removedSandboxes, async () => {
+      await deps.runtime.stopPodSandbox(id);
+      await deps.runtime.removePodSandbox(id);
+    }, 'sandbox');
+  }
+  if (active) {
+    const removed = new Set(result.removedSandboxes);
+    const left = new Set(sandboxes.filter((s) => !removed.has(s.id)).map((s) => s.labels[kPodUidLabel]));
+    await evictPodLogsDirectories(deps.podLogsDir, (uid) => active.has(uid) || left.has(uid), result);
+  }
+  if (task.imageGc) {
+    try {
+      await criImageGc(deps, task.imageGc, result);
+    } catch (err) {
+      result.errors.push(`image gc: ${serializeError(err).message}`);
+    }
+  }
+  return result;
+}
+
+/**
+ * evictPodLogsDirectories, as kuberuntime_gc.go: removes every `<ns>_<name>_<uid>` directory of
+ * `podLogsDir` whose UID `keep` does not keep. A missing root is nothing to do.
+ */
+async function evictPodLogsDirectories(podLogsDir: string, keep: (uid: string) => boolean, result: GcResult): Promise<void> {
+  const names = await readdir(podLogsDir).catch(() => [] as string[]);
+  for (const name of names) {
+    const uid = name.split('_')[2];
+    if (!uid || keep(uid)) continue;
+    await rm(path.join(podLogsDir, name), { recursive: true, force: true }).catch((err: Error) => result.errors.push(`remove pod log directory ${name}: ${err.message}`));
+  }
+}
+
+/**
+ * criImageGc, as image_gc_manager.go: the image filesystem's capacity and availability (statfs of
+ * ImageFsInfo's mountpoint, as the kubelet's cadvisor), every container of the runtime (images in
+ * use), ListImages; the images this agent pulled (pulled.json) chosen by selectImagesToRemove are
+ * removed by ID.
+ */
+async function criImageGc(deps: CriGcDeps, policy: NonNullable<GcTask['imageGc']>, result: GcResult): Promise<void> {
+  const mountpoint = (await deps.images.imageFsInfo()).image_filesystems[0]?.fs_id?.mountpoint;
+  if (!mountpoint) return;
+  const fs = await statfs(mountpoint);
+  const inUse = new Set((await deps.runtime.listContainers()).map((c) => c.image_id || c.image_ref));
+  const pulled = await readPulledImages(deps.rootDir);
+  const now = deps.now();
+  for (const id of inUse) if (pulled[id]) pulled[id].lastUsedMs = now;
+  const images = (await deps.images.listImages()).map((i) => ({ id: i.id, repoTags: i.repo_tags, sizeBytes: i.size, createdAtMs: 0 }));
+  const infra = deps.podInfraContainerImage;
+  const protectedIds = new Set(images.filter((i) => infra && (i.id === infra || i.repoTags.some((t) => t === infra || t.endsWith(`/${infra}`)))).map((i) => i.id));
+  const plan = selectImagesToRemove({
+    capacityBytes: fs.blocks * fs.bsize, availableBytes: fs.bavail * fs.bsize, highThresholdPercent: policy.highThresholdPercent, lowThresholdPercent: policy.lowThresholdPercent,
+    images, pulled, inUseImageIds: inUse, protectedImageIds: protectedIds,
+  });
+  result.diskUsagePercent = plan.usagePercent;
+  for (const img of plan.images) {
+    try {
+      await deps.images.removeImage({ image: img.id });
+      result.removedImages.push(img.id);
+      delete pulled[img.id];
+    } catch (err) {
+      result.errors.push(`remove image ${img.id}: ${serializeError(err).message}`);
+    }
+  }
+  await writePulledImages(deps.rootDir, pulled);
+}

@@ -1,0 +1,161 @@
+/**
+ * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go KillPod / killPodWithSyncResult
+ * and kuberuntime_container.go killContainer / killContainersWithSyncResult /
+ * removeContainer, over the CRI: StopContainer (after the preStop hook, by ExecSync), then
+ * StopPodSandbox (the runtime tears the network down), RemoveContainer / RemovePodSandbox and,
+ * with the pod's removal, its directories (kubelet_pods.go cleanup; kuberuntime_gc.go removes the
+ * pod's log directory, which containerd leaves).
+ */
+import { rm } from 'node:fs/promises';
+import { isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
+import type { KillPodTask, NodeSandboxSettings, PodSyncResult, RuntimeContainer, RuntimePod } from '../../shared/messages.js';
+import type { Logger } from '../../shared/logging.js';
+import { isGracePeriodFromLabels } from '../../shared/pod-policy.js';
+import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
+import { removePodCgroup } from '../cm/pod-cgroup.js';
+import { unmountUnder } from '../volumes/mount.js';
+import { getCriRuntimePod } from './cri-runtime-pod.js';
+import { runPreStopHook } from './hooks.js';
+import { kOrphanMaxGracePeriodSeconds, type StopOptions } from './kill-pod.js';
+import { podDir, podLogsDirectory } from './pod-dirs.js';
+import { fillTerminationMessageFiles, type LogTailer } from './termination-message.js';
+
+/** What a sync or a kill on a CRI runtime needs (one per worker thread). */
+export interface CriSyncDeps {
+  /** The CRI runtime service (node scope: every List filters on `kubelet-ts.node-name`). */
+  runtime: RuntimeService;
+  /** The CRI image service. */
+  images: ImageManagerService;
+  nodeName: string;
+  /** --root-dir, absolute. */
+  rootDir: string;
+  /** The root of the pods' CRI log directories (the kubelet's podLogsDir, `/var/log/pods` upstream), absolute. */
+  podLogsDir: string;
+  /** Epoch ms. */
+  now: () => number;
+  logger?: Logger;
+  /** The node's sandbox settings (DNS, pod cgroups, pids); absent: no DNS config, no pod cgroup. */
+  sandbox?: NodeSandboxSettings;
+  /**
+   * Whether the runtime gives sandboxes a pod network (absent = true: a CRI runtime's CNI). With
+   * it, a ready sandbox of a pod that is not hostNetwork without an IP is re-created
+   * (podSandboxChanged); false for Docker with `--network-plugin none`, whose sandboxes have none.
+   */
+  podNetwork?: boolean;
+  /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages; absent = none. */
+  logs?: LogTailer;
+}
+
+type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
+
+/**
+ * stopCriContainers stops the live app containers of `containers` in parallel: a Killing event,
+ * the preStop hook (ExecSync or httpGet; it shares the grace period), then StopContainer with
+ * what is left of the grace period (seconds). One `KillContainer` step each; a container gone
+ * counts as stopped. Resolves true if anything was stopped.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE (the rest is pointless then).
+ */
+export async function stopCriContainers(deps: CriSyncDeps, containers: RuntimeContainer[], gracePeriodSeconds: number, out: StepSink, opts: StopOptions = {}): Promise<boolean> {
+  const live = containers.filter((c) => !c.sandbox && c.state !== 'exited');
+  let unavailable: unknown;
+  await Promise.all(live.map(async (c) => {
+    const list = opts.pod?.spec?.initContainers?.some((i) => i.name === c.name) ? 'initContainers' : 'containers';
+    out.events.push({ type: 'Normal', reason: 'Killing', message: opts.messages?.[c.id] ?? `Stopping container ${c.name}`, fieldPath: `spec.${list}{${c.name}}` });
+    try {
+      let grace = opts.gracePeriods?.[c.id] ?? gracePeriodSeconds;
+      if (c.state === 'running' && opts.pod) grace = await runPreStopHook(deps.runtime, opts.pod, { ...c, sandboxId: '' }, grace, opts.hostIp ?? '127.0.0.1', out, deps.now, opts.podIp ?? '');
+      await deps.runtime.stopContainer(c.id, grace);
+      out.steps.push({ action: 'KillContainer', target: c.name, ok: true });
+    } catch (err) {
+      if (isNotFound(err)) return void out.steps.push({ action: 'KillContainer', target: c.name, ok: true });
+      if (isUnavailable(err)) unavailable = err;
+      out.steps.push({ action: 'KillContainer', target: c.name, ok: false, reason: 'KillContainerError', message: serializeError(err).message });
+    }
+  }));
+  if (unavailable) throw unavailable;
+  return live.length > 0;
+}
+
+/**
+ * killCriPod, as killPodWithSyncResult: the app containers (stopCriContainers), then
+ * StopPodSandbox of every sandbox not yet stopped (`KillPodSandbox` steps; the runtime stops
+ * what is left and tears the network down). Resolves true if anything was stopped.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE.
+ */
+export async function killCriPod(deps: CriSyncDeps, runtimePod: RuntimePod, gracePeriodSeconds: number, out: StepSink, opts: StopOptions = {}): Promise<boolean> {
+  const a = await stopCriContainers(deps, runtimePod.containers, gracePeriodSeconds, out, opts);
+  const live = runtimePod.sandboxes.filter((s) => s.state !== 'exited');
+  for (const s of live) {
+    try {
+      await deps.runtime.stopPodSandbox(s.id);
+      out.steps.push({ action: 'KillPodSandbox', target: 'POD', ok: true });
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      if (!isNotFound(err)) out.steps.push({ action: 'KillPodSandbox', target: 'POD', ok: false, reason: 'KillPodSandboxError', message: serializeError(err).message });
+    }
+  }
+  return a || live.length > 0;
+}
+
+/**
+ * removeCriContainers: RemoveContainer for the app containers (in parallel), then RemovePodSandbox
+ * for the sandboxes (kuberuntime_gc.go's order), a `RemoveContainer` step each; one already gone counts as removed. Best effort.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE.
+ */
+export async function removeCriContainers(deps: CriSyncDeps, containers: Array<Pick<RuntimeContainer, 'id' | 'name' | 'sandbox'>>, out: StepSink): Promise<boolean> {
+  let unavailable: unknown;
+  const removeAll = (list: typeof containers) => Promise.all(list.map(async (c) => {
+    try {
+      await (c.sandbox ? deps.runtime.removePodSandbox(c.id) : deps.runtime.removeContainer(c.id));
+      out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
+    } catch (err) {
+      if (isNotFound(err)) return void out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
+      if (isUnavailable(err)) unavailable = err;
+      out.steps.push({ action: 'RemoveContainer', target: c.name, ok: false, reason: 'RemoveContainerError', message: serializeError(err).message });
+    }
+  }));
+  // The app containers first, then the sandboxes: RemovePodSandbox removes the sandbox's containers
+  // itself, and containerd refuses a RemoveContainer racing it ("already in removing state").
+  await removeAll(containers.filter((c) => !c.sandbox));
+  await removeAll(containers.filter((c) => c.sandbox));
+  if (unavailable) throw unavailable;
+  return containers.length > 0;
+}
+
+/**
+ * killCriPodTask carries out a KillPodTask on a CRI runtime (killPod's contract): stop within the
+ * grace period (negative: the one on the sandbox's annotation, at most
+ * kOrphanMaxGracePeriodSeconds), and with `remove` remove every container and sandbox, unmount
+ * and remove `{rootDir}/pods/{uid}`, remove the pod's log directory and its pod cgroup. Resolves
+ * with the pod as read afterwards. Idempotent.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE, ERR_INVALID_ARGUMENT for an unsafe UID.
+ */
+export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Promise<PodSyncResult> {
+  const dir = podDir(deps.rootDir, task.podUid);
+  const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
+  let read = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  let runtimePod = read.runtimePod;
+  const requested = isGracePeriodFromLabels(task.gracePeriodSeconds) ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
+  const grace = Math.max(0, Math.floor(requested));
+  let changed = false;
+  if (runtimePod) changed = await killCriPod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });
+  if (task.remove) {
+    if (runtimePod) changed = (await removeCriContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
+    await unmountUnder(dir);
+    await rm(dir, { recursive: true, force: true });
+    const name = runtimePod?.name || task.pod?.metadata?.name;
+    const namespace = runtimePod?.namespace || task.pod?.metadata?.namespace;
+    if (name && namespace) await rm(podLogsDirectory(deps.podLogsDir, namespace, name, task.podUid), { recursive: true, force: true });
+    if (deps.sandbox?.cgroupsPerQOS) {
+      const left = await removePodCgroup(task.podUid, deps.sandbox.cgroupRoot);
+      if (left.length) deps.logger?.warn({ uid: task.podUid, errors: left.slice(0, 3) }, 'Failed to remove the pod cgroup');
+    }
+  }
+  if (changed) {
+    read = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+    runtimePod = read.runtimePod;
+  }
+  if (!task.remove) await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations, deps.logs);
+  result.runtimePod = runtimePod;
+  return result;
+}

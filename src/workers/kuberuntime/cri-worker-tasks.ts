@@ -1,0 +1,88 @@
+/**
+ * The worker tasks of sync.worker.ts on a CRI runtime (`runtime: 'remote'`): what the kubelet's
+ * kuberuntime manager (SyncPod, KillPod, GetPods for the PLEG's relist, GarbageCollect), prober
+ * (exec probes by ExecSync) and status checks do over the CRI alone. The Docker and fake runtimes
+ * keep the Docker-shaped path of sync.worker.ts for now.
+ */
+import { AgentError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logging.js';
+import type { NodeSandboxSettings, RuntimePod, WorkerResult, WorkerTask } from '../../shared/messages.js';
+import { runExecSyncProbe } from '../probes/exec-probe.js';
+import { runGrpcProbe } from '../probes/grpc-probe.js';
+import { runNetProbe } from '../probes/net-probe.js';
+import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
+import type { ContainerRuntime } from '../runtime/runtime.js';
+import { collectCriStats } from '../stats/collect-cri-stats.js';
+import { runCriGc } from './cri-gc.js';
+import { killCriPodTask, type CriSyncDeps } from './cri-kill-pod.js';
+import { criRelist, getCriRuntimePod } from './cri-runtime-pod.js';
+import { syncPodCri } from './cri-sync-pod.js';
+import { podLogsRoot } from './pod-dirs.js';
+import type { LogTailer } from './termination-message.js';
+
+/** What the CRI tasks of one thread need. */
+export interface CriWorkerDeps {
+  /** The node-scoped CRI runtime service (NodeRuntime.runtime). */
+  runtime: RuntimeService;
+  images: ImageManagerService;
+  nodeName: string;
+  rootDir: string;
+  podInfraContainerImage: string;
+  now: () => number;
+  logger?: Logger;
+  sandbox: NodeSandboxSettings;
+  /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages. */
+  logs?: LogTailer;
+}
+
+/**
+ * noNetns: the ContainerRuntime the network probes get on a CRI runtime. A pod on the runtime's
+ * network has an IP, so its probes go to that IP (no `sandboxId`); a probe inside a sandbox's
+ * netns (a pod without an IP) has no Docker inspect to find it and reports why.
+ */
+const noNetns = {
+  inspectContainer: () => Promise.reject(new AgentError('ERR_RUNTIME', 'a probe inside the sandbox network namespace needs the Docker runtime; on a CRI runtime the pod is probed on its IP')),
+} as unknown as ContainerRuntime;
+
+/**
+ * runCriTask runs one task on the CRI: syncPod → syncPodCri, killPod → killCriPodTask, relist →
+ * criRelist (with `withRuntimePods`, getCriRuntimePod of each pod), execProbe → ExecSync, netProbe
+ * and grpcProbe on the pod's IP, gc → runCriGc, stats → collectCriStats, runtimeStatus → Status
+ * (RuntimeReady must be true). Resolves the `{ok:true}` result.
+ * @throws AgentError from the runtime, or ERR_PROTOCOL for an unknown kind.
+ */
+export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<WorkerResult> {
+  const deps: CriSyncDeps = { ...d, podLogsDir: podLogsRoot(d.rootDir) };
+  switch (task.kind) {
+    case 'syncPod':
+      return { ok: true, kind: 'syncPod', value: await syncPodCri(deps, task) };
+    case 'killPod':
+      return { ok: true, kind: 'killPod', value: await killCriPodTask(deps, task) };
+    case 'relist': {
+      const value = await criRelist(d.runtime, d.nodeName, d.now, task.withPodNames);
+      if (task.withRuntimePods) {
+        const uids = [...new Set(value.containers.map((c) => c.podUid).filter(Boolean))];
+        const pods = await Promise.all(uids.map((uid) => getCriRuntimePod(d.runtime, d.nodeName, uid).then((r) => r.runtimePod, () => null)));
+        value.runtimePods = pods.filter((p): p is RuntimePod => p !== null);
+      }
+      return { ok: true, kind: 'relist', value };
+    }
+    case 'execProbe':
+      return { ok: true, kind: 'execProbe', value: await runExecSyncProbe(d.runtime, task) };
+    case 'netProbe':
+      return { ok: true, kind: 'netProbe', value: await runNetProbe(noNetns, task) };
+    case 'grpcProbe':
+      return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(noNetns, task) };
+    case 'gc':
+      return { ok: true, kind: 'gc', value: await runCriGc({ ...deps, podInfraContainerImage: d.podInfraContainerImage }, task) };
+    case 'stats':
+      return { ok: true, kind: 'stats', value: await collectCriStats({ runtime: d.runtime, images: d.images, rootDir: d.rootDir, cgroupRoot: d.sandbox.cgroupsPerQOS ? d.sandbox.cgroupRoot : '', now: d.now }, task) };
+    case 'runtimeStatus': {
+      const ready = (await d.runtime.status()).status?.conditions.find((c) => c.type === 'RuntimeReady');
+      if (ready && !ready.status) throw new AgentError('ERR_RUNTIME_UNAVAILABLE', `container runtime is not ready: ${ready.reason}: ${ready.message}`, { retriable: true });
+      return { ok: true, kind: 'runtimeStatus', value: { observedAtMs: d.now() } };
+    }
+    default:
+      throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify((task as { kind?: unknown }).kind)}`);
+  }
+}

@@ -1,0 +1,192 @@
+// Counterpart of pkg/kubelet/dockershim/docker_sandbox.go (RunPodSandbox, StopPodSandbox, RemovePodSandbox, PodSandboxStatus, ListPodSandbox) and dockershim/helpers.go ensureSandboxImageExists, kubernetes ≤1.23; cri-dockerd core/sandbox_*.go.
+/**
+ * The CRI PodSandboxManager over the Docker-shaped ContainerRuntime: a sandbox is the pause
+ * container, its network the agent's own CNI chain (network/) joined into the pause container's
+ * network namespace after its start, its resolv.conf the pod's `<root-dir>/pods/<uid>/resolv.conf`
+ * written from `dns_config` (and bound into each container by CreateContainer). Runs on a worker
+ * thread; errors as services.ts says (AgentError ERR_NOT_FOUND, ERR_RUNTIME_UNAVAILABLE, …;
+ * ERR_NETWORK with the kubelet's wording when a CNI ADD or DEL fails).
+ */
+import { AgentError, isNotFound } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logging.js';
+import { writePodFile } from '../../dns/etc-hosts.js';
+import { resolvConfContent, resolvConfPath } from '../../dns/pod-dns.js';
+import type { PodNetwork } from '../../network/pod-network.js';
+import type { PodSandboxStatusResponse } from '../cri/services.js';
+import type { CriInput, PodSandbox, PodSandboxConfig, PodSandboxFilter } from '../cri/types.js';
+import type { ContainerDetails, ContainerRuntime } from '../runtime.js';
+import { sandboxCreateSpec, sandboxMetadata, type DockerCreateSettings } from './docker-container-create.js';
+import { kDockerTypeContainer, kDockerTypeLabel, kDockerTypeSandbox, kSandboxIdLabel, sandboxMetadataOf, selectorLabels } from './docker-cri-labels.js';
+import { CheckedSandboxes, criPortMappings, networkTargetOf, setUpFailureMessage, tearDownNetwork } from './docker-sandbox-network.js';
+import { sandboxMatches, toCriSandbox, toCriSandboxStatus } from './docker-status.js';
+
+/** kSandboxGracePeriodSeconds: the pause container's stop timeout (dockershim defaultSandboxGracePeriod). */
+export const kSandboxGracePeriodSeconds = 10;
+
+/** What the sandbox manager works with (one per worker thread). */
+export interface DockerSandboxDeps {
+  /** The node-scoped runtime (node-scope.ts): only this node's containers. */
+  runtime: ContainerRuntime;
+  network: PodNetwork;
+  /** --root-dir (absolute): the pods' resolv.conf files go under `pods/<uid>/`. */
+  rootDir: string;
+  /** --node-ip: the host address of a hostPort whose `host_ip` is '' ('' = every address). */
+  nodeIp: string;
+  /** The create settings (the floor of oom_score_adj is read once, lazily). */
+  settings(): Promise<DockerCreateSettings>;
+  logger?: Logger;
+}
+
+/** podResolvConf: the pod's resolv.conf path when its sandbox config has a `dns_config`, else ''. */
+export function podResolvConf(rootDir: string, config: CriInput<PodSandboxConfig> | null | undefined): string {
+  return config?.dns_config && config.metadata?.uid ? resolvConfPath(rootDir, config.metadata.uid) : '';
+}
+
+/** usesCni: the sandbox joins the agent's pod network (network enabled, not NODE). */
+function usesCni(network: PodNetwork, d: Pick<ContainerDetails, 'networkMode'>): boolean {
+  return network.enabled && d.networkMode !== 'host';
+}
+
+function notFound(id: string, cause?: unknown): AgentError {
+  return new AgentError('ERR_NOT_FOUND', `could not find pod sandbox "${id}"`, cause === undefined ? {} : { cause });
+}
+
+/** DockerSandboxManager: RunPodSandbox … ListPodSandbox of the Docker implementation. */
+export class DockerSandboxManager {
+  readonly #checked = new CheckedSandboxes();
+
+  constructor(private readonly deps: DockerSandboxDeps) {}
+
+  /** inspectSandbox: the pause container `id`. @throws ERR_NOT_FOUND when gone or not a sandbox. */
+  async inspectSandbox(id: string): Promise<ContainerDetails> {
+    const d = await this.deps.runtime.inspectContainer(id).catch((err: unknown) => {
+      throw isNotFound(err) ? notFound(id, err) : err;
+    });
+    if (d.labels[kDockerTypeLabel] !== kDockerTypeSandbox) throw notFound(id);
+    return d;
+  }
+
+  /** sandboxIfPresent: inspectSandbox, null when gone (or not a sandbox). */
+  async #sandboxIfPresent(id: string): Promise<ContainerDetails | null> {
+    return this.inspectSandbox(id).catch((err: unknown) => {
+      if (isNotFound(err)) return null;
+      throw err;
+    });
+  }
+
+  /**
+   * runPodSandbox: pulls the pause image when missing, writes the pod's resolv.conf from
+   * `dns_config`, creates and starts the pause container, then (network not NODE, pod network on)
+   * CNI ADD into its netns with the `port_mappings`. A failed ADD is undone (DEL, the sandbox
+   * removed) and rejects with ERR_NETWORK in the kubelet's words. Resolves the sandbox's ID.
+   */
+  async runPodSandbox(config: CriInput<PodSandboxConfig>): Promise<string> {
+    const { runtime, network } = this.deps;
+    const settings = await this.deps.settings();
+    const spec = await sandboxCreateSpec(config, settings);
+    const meta = sandboxMetadata(config);
+    if (!(await runtime.imageExists(settings.podInfraImage))) await runtime.pullImage(settings.podInfraImage);
+    if (config.dns_config) {
+      const d = config.dns_config;
+      await writePodFile(podResolvConf(this.deps.rootDir, config), resolvConfContent({ servers: [...(d.servers ?? [])], searches: [...(d.searches ?? [])], options: [...(d.options ?? [])] }));
+    }
+    const id = await runtime.createContainer(spec);
+    await runtime.startContainer(id);
+    if (!usesCni(network, { networkMode: spec.hostConfig.networkMode ?? '' })) return id;
+    const target = networkTargetOf(id, meta);
+    try {
+      const d = await runtime.inspectContainer(id);
+      if (!d.pid) throw new AgentError('ERR_NETWORK', 'the sandbox container is not running (no network namespace)');
+      await network.setUpPod({ ...target, netnsPath: `/proc/${d.pid}/ns/net`, portMappings: criPortMappings(config.port_mappings, this.deps.nodeIp) });
+      this.#checked.mark(id);
+      return id;
+    } catch (err) {
+      // As the syncer did: the sandbox whose SetUpPod failed is torn down and removed (DEL is idempotent).
+      await tearDownNetwork(network, target, '').catch((e: unknown) => this.deps.logger?.warn({ containerID: id, err: e }, 'Tearing down a sandbox whose network set-up failed'));
+      await runtime.removeContainer(id).catch((e: unknown) => this.deps.logger?.warn({ containerID: id, err: e }, 'Removing a sandbox whose network set-up failed'));
+      throw new AgentError('ERR_NETWORK', setUpFailureMessage(id, meta.name, meta.namespace, err), { cause: err, retriable: true });
+    }
+  }
+
+  /** containersOf: the app containers of sandbox `id` (label `io.kubernetes.sandbox.id`). */
+  async #containersOf(id: string) {
+    return this.deps.runtime.listContainers({ labels: [`${kDockerTypeLabel}=${kDockerTypeContainer}`, `${kSandboxIdLabel}=${id}`] });
+  }
+
+  /** tearDown: CNI DEL of sandbox `d` (its netns while it runs, '' after); forgets its check. */
+  async #tearDown(d: ContainerDetails): Promise<void> {
+    if (!usesCni(this.deps.network, d)) return;
+    const meta = sandboxMetadataOf(d.name, d.labels);
+    await tearDownNetwork(this.deps.network, networkTargetOf(d.id, meta), d.running && d.pid ? `/proc/${d.pid}/ns/net` : '');
+    this.#checked.forget(d.id);
+  }
+
+  /**
+   * stopPodSandbox: kills the sandbox's running containers (the kubelet stopped them with their
+   * grace period before), CNI DEL while the netns still exists, then stops the pause container.
+   * Idempotent: a sandbox already gone is not an error.
+   */
+  async stopPodSandbox(id: string): Promise<void> {
+    const d = await this.#sandboxIfPresent(id);
+    if (!d) return;
+    const running = (await this.#containersOf(d.id)).filter((c) => c.state === 'running' || c.state === 'paused');
+    await Promise.all(running.map((c) => this.deps.runtime.stopContainer(c.id, 0)));
+    await this.#tearDown(d);
+    await this.deps.runtime.stopContainer(d.id, kSandboxGracePeriodSeconds);
+  }
+
+  /** removePodSandbox: removes the sandbox's containers (forced), tears its network down if still set up, removes the pause container. Idempotent. */
+  async removePodSandbox(id: string): Promise<void> {
+    const d = await this.#sandboxIfPresent(id);
+    if (!d) return;
+    for (const c of await this.#containersOf(d.id)) {
+      await this.deps.runtime.removeContainer(c.id).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+    await this.#tearDown(d);
+    await this.deps.runtime.removeContainer(d.id).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  }
+
+  /**
+   * podSandboxStatus: the pause container's state, namespaces, labels and annotations, and its IP
+   * from the CNI result cache. A running sandbox of the pod network whose network is lost (no
+   * cached result, or checkPod false: a full CNI CHECK the first time this thread sees it, a quick
+   * one after) is NOTREADY, so the kubelet recreates it; a check that throws counts as passed
+   * (logged): a broken plugin must not recreate every sandbox of the node.
+   */
+  async podSandboxStatus(id: string): Promise<PodSandboxStatusResponse> {
+    const d = await this.inspectSandbox(id);
+    const { network } = this.deps;
+    let ips: string[] = [];
+    let ready = true;
+    if (usesCni(network, d)) {
+      const st = await network.podNetworkStatus(d.id);
+      ips = st?.ips ?? [];
+      if (d.running) ready = st !== null && (await this.#networkOk(d));
+    }
+    return { status: toCriSandboxStatus(d, ips, ready), info: {}, containers_statuses: [], timestamp: 0 };
+  }
+
+  async #networkOk(d: ContainerDetails): Promise<boolean> {
+    const mode = this.#checked.mode(d.id);
+    const meta = sandboxMetadataOf(d.name, d.labels);
+    try {
+      const ok = await this.deps.network.checkPod(networkTargetOf(d.id, meta), mode === 'full' && d.pid ? `/proc/${d.pid}/ns/net` : '', mode);
+      if (ok && mode === 'full') this.#checked.mark(d.id);
+      if (!ok) this.deps.logger?.info({ podUID: meta.uid, containerID: d.id, mode }, 'Pod sandbox lost its network');
+      return ok;
+    } catch (err) {
+      this.deps.logger?.warn({ podUID: meta.uid, containerID: d.id, mode, err }, 'Pod network check failed');
+      return true;
+    }
+  }
+
+  /** listPodSandbox: the pause containers matching `filter` (label selector on the engine; id prefix and state here). */
+  async listPodSandbox(filter?: CriInput<PodSandboxFilter> | null): Promise<PodSandbox[]> {
+    const list = await this.deps.runtime.listContainers({ labels: [`${kDockerTypeLabel}=${kDockerTypeSandbox}`, ...selectorLabels(filter?.label_selector)] });
+    return list.map(toCriSandbox).filter((s) => sandboxMatches(s, filter));
+  }
+}

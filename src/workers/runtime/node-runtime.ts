@@ -1,0 +1,105 @@
+// Counterpart of pkg/kubelet/kubelet.go PreInitRuntimeService (the runtime and image clients built from --container-runtime-endpoint / --image-service-endpoint) and of kuberuntime_manager.go NewKubeGenericRuntimeManager (the runtime's name from Version is its IDs' type).
+/**
+ * NodeRuntime: the per-thread runtime bundle every worker entry gets from {@link getRuntime} —
+ * the CRI RuntimeService and ImageManagerService (the seam of issue #40), the scheme of the
+ * runtime's IDs, and what the CRI does not carry (reading logs, exec/attach byte streams, container
+ * events) in today's shapes of ./runtime.ts. Worker threads only.
+ *
+ * - runtime 'remote' (`--container-runtime-endpoint`): RemoteRuntimeService + RemoteImageService
+ *   over gRPC, one pair per endpoint per thread, each call under `--runtime-request-timeout`;
+ *   `idScheme` from Version's runtime_name (containerd → `containerd`); no `events` (containerd
+ *   1.6 has no GetContainerEvents: the PLEG relists); logs and streams: see {@link kCriLogs} and
+ *   {@link kCriStreams} (SEAMS the `crilogs` and `cristreams` work replaces at merge).
+ * - runtime 'docker' and 'fake': today's ContainerRuntime behind this shape (./interim-shim.ts,
+ *   a SEAM the `dockershim` work's newDockerNodeRuntime replaces at merge).
+ * Both are node-scoped: the CRI runtime by ./node-scope-cri.ts, the Docker one by ./node-scope.ts.
+ */
+import { AgentError } from '../../shared/errors.js';
+import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
+import { RemoteImageService } from './cri/remote-image.js';
+import { RemoteRuntimeService } from './cri/remote-runtime.js';
+import type { ImageManagerService, RuntimeService } from './cri/services.js';
+import { interimNodeRuntime } from './interim-shim.js';
+import { scopeRuntimeServiceToNode } from './node-scope-cri.js';
+import { scopeToNode } from './node-scope.js';
+import { getRuntime as getContainerRuntime, type RuntimeBootstrap } from './runtime-service.js';
+import type {
+  ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
+  ContainerStream, ContainerStreamHandlers, ContainerStreamOptions,
+} from './runtime.js';
+
+/** NodeRuntime: one thread's runtime bundle (docs/cri.md; the common brief of issue #40 fixes this shape). */
+export interface NodeRuntime {
+  /** The CRI RuntimeService, node-scoped: only this node's sandboxes and containers. */
+  runtime: RuntimeService;
+  /** The CRI ImageManagerService (images are shared by every owner of the runtime: not scoped). */
+  images: ImageManagerService;
+  /** PodStatus containerID scheme: 'docker' | 'containerd' | … (Version().runtime_name, lower-cased); for a CRI runtime '' until a Version call answered. */
+  idScheme: string;
+  /** Container logs: Docker's API (dockershim) or the CRI log file (crilogs). */
+  logs: {
+    readContainerLogs(containerId: string, opts: ContainerLogOptions, h: ContainerLogHandlers): Promise<ContainerLogReader>;
+    tailLogs(containerId: string, lines: number, bytes: number): Promise<string>;
+  };
+  /** Exec/attach byte streams: Docker's hijacked connection (dockershim) or the CRI streaming server (cristreams). */
+  streams: { openContainerStream(containerId: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> };
+  /** Container events when the runtime has them (Docker); absent: the PLEG relists (containerd 1.6). */
+  events?: { watchContainerEvents(filter: ContainerListFilter, h: ContainerEventHandlers): ContainerEventWatch };
+}
+
+/** NodeRuntimeBootstrap: the part of any thread's bootstrap getRuntime reads — the endpoint, the deadline, the node. */
+export interface NodeRuntimeBootstrap extends RuntimeBootstrap {
+  /** Only this node's sandboxes and containers are listed or touched. */
+  nodeName: string;
+}
+
+const notForCri = (what: string) => (): Promise<never> =>
+  Promise.reject(new AgentError('ERR_RUNTIME', `${what}: not implemented for CRI runtimes yet (issue #40)`));
+
+/** SEAM (crilogs): reading CRI log files. Replaced at merge by src/workers/logs/…; until then rejects ERR_RUNTIME. */
+export const kCriLogs: NodeRuntime['logs'] = { readContainerLogs: notForCri('reading container logs'), tailLogs: notForCri('reading container logs') };
+/** SEAM (cristreams): exec/attach through the runtime's streaming server. Replaced at merge by src/workers/streams/cri-…; until then rejects ERR_RUNTIME. */
+export const kCriStreams: NodeRuntime['streams'] = { openContainerStream: notForCri('exec and attach') };
+
+/**
+ * newCriNodeRuntime: a NodeRuntime over the CRI runtime at `runtimeEndpoint` and the image service
+ * at `imageEndpoint` (default the same), scoped to `nodeName`. Calls under `requestTimeoutMs`
+ * (milliseconds; absent = 2 min, 0 = none). `idScheme` follows the last Version answer.
+ * @throws InvalidArgumentError naming `--container-runtime-endpoint` / `--image-service-endpoint` for a bad endpoint.
+ */
+export function newCriNodeRuntime(o: { runtimeEndpoint: string; imageEndpoint?: string; nodeName: string; requestTimeoutMs?: number }): NodeRuntime {
+  const opts = o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: o.requestTimeoutMs };
+  const remote = new RemoteRuntimeService(o.runtimeEndpoint, opts);
+  const images = new RemoteImageService(o.imageEndpoint || o.runtimeEndpoint, opts);
+  const runtime = scopeRuntimeServiceToNode(remote, o.nodeName);
+  let scheme = '';
+  const version = runtime.version.bind(runtime);
+  runtime.version = async (apiVersion, callOpts) => {
+    const v = await version(apiVersion, callOpts);
+    scheme = idSchemeOf(v.runtime_name) || scheme;
+    return v;
+  };
+  return { runtime, images, get idScheme() { return scheme; }, logs: kCriLogs, streams: kCriStreams };
+}
+
+/** One bundle per (runtime, endpoints, deadline, node) per thread. */
+const bundles = new Map<string, NodeRuntime>();
+
+/**
+ * getRuntime returns this thread's NodeRuntime for `b` (see file doc), built on first use and
+ * shared by every later call with the same endpoint, deadline and node.
+ * @throws InvalidArgumentError for a bad endpoint (naming the flag), or an empty `b.nodeName`.
+ */
+export function getRuntime(b: NodeRuntimeBootstrap): NodeRuntime {
+  const name: RuntimeName = b.runtime ?? 'docker';
+  const key = [name, b.dockerSocketPath, b.containerRuntimeEndpoint ?? '', b.imageServiceEndpoint ?? '', b.runtimeRequestTimeoutMs ?? '', b.nodeName].join('\0');
+  let nr = bundles.get(key);
+  if (!nr) {
+    if (!b.nodeName) throw new AgentError('ERR_INVALID_ARGUMENT', 'getRuntime: nodeName must be a non-empty string');
+    nr = name === 'remote'
+      ? newCriNodeRuntime({ runtimeEndpoint: b.containerRuntimeEndpoint ?? '', imageEndpoint: b.imageServiceEndpoint, nodeName: b.nodeName, requestTimeoutMs: b.runtimeRequestTimeoutMs })
+      : interimNodeRuntime(scopeToNode(getContainerRuntime(b), b.nodeName), name);
+    bundles.set(key, nr);
+  }
+  return nr;
+}
