@@ -166,9 +166,17 @@ export class DockerRuntimeService implements RuntimeService {
     return { status: toCriContainerStatus(d), info: {} };
   }
 
-  /** updateContainerResources: not supported by the Docker-shaped port yet. @throws ERR_RUNTIME. */
-  async updateContainerResources(containerId: string, _resources: CriInput<LinuxContainerResources>, _opts?: CriCallOptions): Promise<void> {
-    throw new AgentError('ERR_RUNTIME', `UpdateContainerResources of container "${containerId}": not supported by the Docker runtime of this agent`);
+  /**
+   * updateContainerResources: Docker's container update of what it can change — memory (and
+   * memory+swap), CPU quota, period and shares; the rest of LinuxContainerResources (cpuset,
+   * hugepages, unified, oom_score_adj) is not changed. Zero leaves a value as it is.
+   * @throws ERR_NOT_FOUND when the container is gone; ERR_RUNTIME when the engine refuses or cannot.
+   */
+  async updateContainerResources(containerId: string, r: CriInput<LinuxContainerResources>, _opts?: CriCallOptions): Promise<void> {
+    if (!this.#runtime.updateContainerResources) throw new AgentError('ERR_RUNTIME', `UpdateContainerResources of container "${containerId}": the runtime cannot change a container's resources`);
+    await this.#runtime.updateContainerResources(containerId, {
+      memory: r.memory_limit_in_bytes ?? 0, memorySwap: r.memory_swap_limit_in_bytes ?? 0, cpuQuota: r.cpu_quota ?? 0, cpuPeriod: r.cpu_period ?? 0, cpuShares: r.cpu_shares ?? 0,
+    });
   }
 
   /**

@@ -19,7 +19,7 @@ import { ImagePresenceCache } from '../image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
   ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
-  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ImageFsInfo, ImageSummary, LocalImage, RegistryAuth, RuntimeVersion,
+  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ContainerResources, ImageFsInfo, ImageSummary, LocalImage, RegistryAuth, RuntimeVersion,
 } from '../runtime.js';
 
 /** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
@@ -79,6 +79,11 @@ function statusCode(err: unknown): unknown {
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
+/** hc0: a HostConfig number, 0 when Docker left it out. */
+function hc0(v: number | undefined | null): number {
+  return typeof v === 'number' ? v : 0;
+}
+
 class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
   /** Milliseconds; 0 = no deadline. */
@@ -133,6 +138,7 @@ class DockerRuntime implements ContainerRuntime {
         networkMode: c.HostConfig?.NetworkMode ?? '',
         pidMode: c.HostConfig?.PidMode ?? '',
         ipcMode: c.HostConfig?.IpcMode ?? '',
+        resources: { memory: hc0(c.HostConfig?.Memory), memorySwap: hc0(c.HostConfig?.MemorySwap), cpuQuota: hc0(c.HostConfig?.CpuQuota), cpuPeriod: hc0(c.HostConfig?.CpuPeriod), cpuShares: hc0(c.HostConfig?.CpuShares) },
         mounts: (c.Mounts ?? []).filter((m) => m.Type === 'bind').map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW !== false, propagation: m.Propagation ?? '' })),
         pid: c.State?.Pid ?? 0,
         logPath: c.LogPath ?? '',
@@ -190,6 +196,16 @@ class DockerRuntime implements ContainerRuntime {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
       if (statusCode(err) === 404) this.#imagePresence.forget(spec.image);
       throw toAgentError(err, `create container ${spec.name}`);
+    }
+  }
+
+  async updateContainerResources(id: string, r: ContainerResources): Promise<void> {
+    try {
+      await this.#call(`update container ${id}`, (abortSignal) => this.#docker.getContainer(id).update({
+        abortSignal, Memory: r.memory, MemorySwap: r.memorySwap || (r.memory > 0 ? -1 : undefined), CpuQuota: r.cpuQuota, CpuPeriod: r.cpuPeriod || undefined, CpuShares: r.cpuShares || undefined,
+      }));
+    } catch (err) {
+      throw toAgentError(err, `update container ${id}`);
     }
   }
 

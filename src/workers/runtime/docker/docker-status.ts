@@ -5,10 +5,10 @@
  * milliseconds), labels and annotations split back, metadata from the Docker name. Pure.
  */
 import type {
-  Container, ContainerFilter, ContainerState, ContainerStatus, CriInput, MountPropagation, NamespaceMode, NamespaceOption, PodSandbox, PodSandboxFilter,
+  Container, ContainerFilter, ContainerState, ContainerStatus, CriInput, LinuxContainerResources, MountPropagation, NamespaceMode, NamespaceOption, PodSandbox, PodSandboxFilter,
   PodSandboxState, PodSandboxStatus,
 } from '../cri/types.js';
-import type { ContainerDetails, ContainerMountInfo, ContainerSummary } from '../runtime.js';
+import type { ContainerDetails, ContainerMountInfo, ContainerResources, ContainerSummary } from '../runtime.js';
 import { containerMetadataOf, extractLabels, idMatches, kSandboxIdLabel, sandboxMetadataOf } from './docker-cri-labels.js';
 
 /** msToNs: epoch milliseconds as CRI nanoseconds (0 stays 0). */
@@ -119,8 +119,16 @@ export function toCriContainerStatus(d: ContainerDetails): ContainerStatus {
     annotations,
     mounts: (d.mounts ?? []).map(toCriMount),
     log_path: d.logPath ?? '',
-    resources: null,
+    resources: d.resources ? { linux: toCriResources(d.resources) } : null,
     user: null,
+  };
+}
+
+/** toCriResources: Docker's cgroup limits as LinuxContainerResources (what Docker reports; oom_score_adj and cpusets not read back). */
+function toCriResources(r: ContainerResources): LinuxContainerResources {
+  return {
+    cpu_period: r.cpuPeriod, cpu_quota: r.cpuQuota, cpu_shares: r.cpuShares, memory_limit_in_bytes: r.memory, oom_score_adj: 0,
+    cpuset_cpus: '', cpuset_mems: '', hugepage_limits: [], unified: {}, memory_swap_limit_in_bytes: r.memorySwap ?? 0,
   };
 }
 

@@ -9,7 +9,6 @@ export const kContainerdTraits: CriTraits = {
   execStderrApart: true,
   streamingServer: true,
   stats: true,
-  updateResources: true,
   grpcErrors: true,
   repoTag: (ref) => `docker.io/${ref}`,
   imageFsMountpoint: /\.run\/containerd\/root\/io\.containerd\.snapshotter\.v1\.overlayfs$/,

@@ -17,7 +17,6 @@ const kDockerTraits: CriTraits = {
   execStderrApart: false,
   streamingServer: false,
   stats: false,
-  updateResources: false,
   grpcErrors: false,
   repoTag: (ref) => ref,
   imageFsMountpoint: /^\/var\/lib\/docker/,
