@@ -20,8 +20,12 @@ export interface CriTraits {
   version: { runtime_name: string; runtime_version: RegExp; runtime_api_version: RegExp };
   /** The runtime writes CRI log lines at `log_directory/log_path` (containerd); Docker writes its json-file (the agent reads it through Docker's API). */
   criLogFiles: boolean;
-  /** The IP a sandbox on the runtime's own pod network gets; null when this run has no pod network (the Docker implementation joins the agent's CNI, proved elsewhere). */
-  podNetworkIp: RegExp | null;
+  /**
+   * The pod network of this run: the IP a sandbox gets, the subnet route its containers see (and no
+   * default route), the address prefix no NAT rule may name (no masquerade: pods stay on the
+   * machine); null when this run has none.
+   */
+  podNetwork: { ip: RegExp; route: string; natPrefix: string } | null;
   /** ExecSync keeps stderr apart (containerd); Docker's exec gives one combined stream, answered as stdout. */
   execStderrApart: boolean;
   /** Exec/Attach/PortForward answer URLs of a streaming server (containerd); Docker's reject: the agent streams directly. */
@@ -105,14 +109,14 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     }
   });
 
-  it.skipIf(t.podNetworkIp === null)('gives a CNI sandbox an IP on the pod network that answers from the host', async () => {
+  it.skipIf(t.podNetwork === null)('gives a CNI sandbox an IP on the pod network that answers from the host', async () => {
     const config = run.sandboxConfig('net', await run.logDirectory(), { hostname: 'net-pod' });
     try {
       const sandbox = await runtime.runPodSandbox(config);
       const status = (await runtime.podSandboxStatus(sandbox)).status!;
       expect(status).toMatchObject({ id: sandbox, state: 'SANDBOX_READY', metadata: config.metadata, labels: run.label });
       const ip = status.network!.ip;
-      expect(ip).toMatch(t.podNetworkIp!);
+      expect(ip).toMatch(t.podNetwork!.ip);
       expect(status.linux?.namespaces?.options?.network).toBe('POD');
       const web = await runtime.createContainer(sandbox, container('web', ['sh', '-c', 'mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www']), config);
       await runtime.startContainer(web);
@@ -120,9 +124,9 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       expect(body.trim()).toBe('net-pod');
       // The runtime's network stays on the machine: no default route in the pod, no masquerade for its subnet.
       const routes = (await runtime.execSync(web, ['ip', '-4', 'route'], 10)).stdout.toString();
-      expect(routes).toContain('10.223.0.0/16');
+      expect(routes).toContain(t.podNetwork!.route);
       expect(routes).not.toMatch(/^default/m);
-      expect(execFileSync('iptables', ['-t', 'nat', '-S'], { encoding: 'utf8' })).not.toContain('10.223.');
+      expect(execFileSync('iptables', ['-t', 'nat', '-S'], { encoding: 'utf8' })).not.toContain(t.podNetwork!.natPrefix);
     } finally {
       await run.cleanup();
     }

@@ -5,7 +5,7 @@ import type { CriTraits } from '../../../support/cri-contract.js';
 export const kContainerdTraits: CriTraits = {
   version: { runtime_name: 'containerd', runtime_version: /^1\.6\./, runtime_api_version: /^v1$/ },
   criLogFiles: true,
-  podNetworkIp: /^10\.223\.\d+\.\d+$/,
+  podNetwork: { ip: /^10\.223\.\d+\.\d+$/, route: '10.223.0.0/16', natPrefix: '10.223.' },
   execStderrApart: true,
   streamingServer: true,
   stats: true,
