@@ -71,6 +71,8 @@ export interface ContainerDetails {
   ipcMode?: string;
   /** The container's bind mounts (Docker's `Mounts`); absent when not read. */
   mounts?: ContainerMountInfo[];
+  /** HostConfig.CgroupParent ('' = the engine's default); absent when not read. */
+  cgroupParent?: string;
   /** Its cgroup limits as the engine holds them; absent when not read. */
   resources?: ContainerResources;
   /** Host PID of the container's init process while it runs (0 otherwise); used to enter its network namespace. */

@@ -138,6 +138,7 @@ class DockerRuntime implements ContainerRuntime {
         networkMode: c.HostConfig?.NetworkMode ?? '',
         pidMode: c.HostConfig?.PidMode ?? '',
         ipcMode: c.HostConfig?.IpcMode ?? '',
+        cgroupParent: c.HostConfig?.CgroupParent ?? '',
         resources: { memory: hc0(c.HostConfig?.Memory), memorySwap: hc0(c.HostConfig?.MemorySwap), cpuQuota: hc0(c.HostConfig?.CpuQuota), cpuPeriod: hc0(c.HostConfig?.CpuPeriod), cpuShares: hc0(c.HostConfig?.CpuShares) },
         mounts: (c.Mounts ?? []).filter((m) => m.Type === 'bind').map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW !== false, propagation: m.Propagation ?? '' })),
         pid: c.State?.Pid ?? 0,

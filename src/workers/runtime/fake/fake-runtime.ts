@@ -172,6 +172,7 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
           id, name: spec.name, labels: { ...spec.labels }, image: spec.image, imageId: fakeImageId(spec.image), status: 'created', running: false,
           exitCode: 0, oomKilled: false, error: '', createdAtMs: now(), startedAtMs: 0, finishedAtMs: 0, networkMode: spec.hostConfig.networkMode ?? '',
           pidMode: spec.hostConfig.pidMode ?? '', ipcMode: spec.hostConfig.ipcMode ?? '', mounts: fakeMounts(spec.hostConfig.binds),
+          cgroupParent: spec.hostConfig.cgroupParent ?? '',
           resources: { memory: spec.hostConfig.memory ?? 0, cpuQuota: spec.hostConfig.cpuQuota ?? 0, cpuPeriod: spec.hostConfig.cpuPeriod ?? 0, cpuShares: spec.hostConfig.cpuShares ?? 0 },
         },
       };

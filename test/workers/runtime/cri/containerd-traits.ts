@@ -8,7 +8,6 @@ export const kContainerdTraits: CriTraits = {
   podNetwork: { ip: /^10\.223\.\d+\.\d+$/, route: '10.223.0.0/16', natPrefix: '10.223.' },
   execStderrApart: true,
   streamingServer: true,
-  stats: true,
   grpcErrors: true,
   repoTag: (ref) => `docker.io/${ref}`,
   imageFsMountpoint: /\.run\/containerd\/root\/io\.containerd\.snapshotter\.v1\.overlayfs$/,

@@ -1,10 +1,10 @@
 // The Docker implementation of the CRI (src/workers/runtime/docker/docker-node-runtime.ts) on the real dockerd with the agent's own CNI network (the real plugins of /usr/lib/cni), through the same contract suites as containerd (test/support/cri-contract.ts); the role cri-tools' critest played for dockershim and cri-dockerd.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, inject } from 'vitest';
+import { afterAll, beforeAll, describe, inject } from 'vitest';
 import { defaultNetworkConfigList } from '../../../../src/shared/cni-config.js';
 import type { NodeNetworkSettings } from '../../../../src/shared/messages.js';
 import { newPodNetwork } from '../../../../src/workers/network/network-service.js';
@@ -22,7 +22,6 @@ const kDockerTraits: CriTraits = {
   podNetwork: null,
   execStderrApart: false,
   streamingServer: false,
-  stats: false,
   grpcErrors: false,
   repoTag: (ref) => ref,
   imageFsMountpoint: /^\/var\/lib\/docker/,
@@ -52,9 +51,11 @@ function testNetwork(dir: string): { network: PodNetwork; traits: CriTraits['pod
   const id = randomBytes(3).toString('hex');
   const bridge = `ktsds${id}`;
   const { subnet, prefix } = freeSubnet();
-  mkdirSync(join(dir, 'net.d'), { recursive: true });
   const confFile = join(dir, 'net.d', 'dockershim.conflist');
-  writeFileSync(confFile, JSON.stringify(defaultNetworkConfigList({ name: `kts-ds-${id}`, bridge, subnet, dataDir: join(dir, 'networks'), masquerade: false })));
+  beforeAll(() => {
+    mkdirSync(join(dir, 'net.d'), { recursive: true });
+    writeFileSync(confFile, JSON.stringify(defaultNetworkConfigList({ name: `kts-ds-${id}`, bridge, subnet, dataDir: join(dir, 'networks'), masquerade: false })));
+  });
   const settings: NodeNetworkSettings = { plugin: 'cni', binDirs: ['/usr/lib/cni'], confFile, cacheDir: join(dir, 'cache'), hostPortIp: '127.0.0.1' };
   const network = newPodNetwork(settings);
   afterAll(async () => {
@@ -78,10 +79,10 @@ function dockerRun(rootDir: string, network: PodNetwork = kNoopPodNetwork): CriR
   return useServiceRun(nr.runtime, nr.images, available, (label) => removeLabeledContainers('kubelet-ts.test-run', label['kubelet-ts.test-run']!));
 }
 
-/** rootDirOf: a --root-dir of this file's own (removed after it). */
+/** rootDirOf: a --root-dir of this block's own, made before its tests and removed after them. */
 function rootDirOf(): string {
-  if (!available) return '/nonexistent/kts-dockershim-root';
-  const dir = mkdtempSync(join(tmpdir(), 'kts-dockershim-root-'));
+  const dir = join(tmpdir(), `kts-dockershim-root-${randomBytes(6).toString('hex')}`);
+  beforeAll(() => mkdirSync(dir, { recursive: true, mode: 0o700 }));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
