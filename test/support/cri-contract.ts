@@ -26,8 +26,6 @@ export interface CriTraits {
    * machine); null when this run has none.
    */
   podNetwork: { ip: RegExp; route: string; natPrefix: string } | null;
-  /** ExecSync keeps stderr apart (containerd); Docker's exec gives one combined stream, answered as stdout. */
-  execStderrApart: boolean;
   /** Exec/Attach/PortForward answer URLs of a streaming server (containerd); Docker's reject: the agent streams directly. */
   streamingServer: boolean;
   /** Errors worded as the gRPC client words them (`<Method>: rpc error: code = NotFound desc = …`). */
@@ -148,7 +146,7 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     }
   });
 
-  it('runs ExecSync (output, exit code), answers or refuses streaming, stops with a timeout and removes', async () => {
+  it('runs ExecSync (stdout, stderr, exit code), answers or refuses streaming, stops with a timeout and removes', async () => {
     const config = run.sandboxConfig('exec', await run.logDirectory());
     try {
       const sandbox = await runtime.runPodSandbox(config);
@@ -158,12 +156,7 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       expect((await runtime.containerStatus(id)).status?.state).toBe('CONTAINER_RUNNING');
 
       const r = await runtime.execSync(id, ['sh', '-c', 'echo out; echo err >&2; exit 7'], 10);
-      if (t.execStderrApart) {
-        expect({ stdout: r.stdout.toString(), stderr: r.stderr.toString(), exit_code: r.exit_code }).toEqual({ stdout: 'out\n', stderr: 'err\n', exit_code: 7 });
-      } else {
-        expect(r.exit_code).toBe(7);
-        expect(r.stdout.toString().split('\n').sort()).toEqual(['', 'err', 'out']);
-      }
+      expect({ stdout: r.stdout.toString(), stderr: r.stderr.toString(), exit_code: r.exit_code }).toEqual({ stdout: 'out\n', stderr: 'err\n', exit_code: 7 });
       const late = await runtime.execSync(id, ['sleep', '30'], 1).then(() => null, (e: unknown) => e as Error);
       expect(late?.message).toBe('ExecSync: command "sleep 30" timed out after 1s');
       expect(isCommandTimeout(late)).toBe(true);

@@ -101,6 +101,10 @@ export interface ExecResult {
   exitCode: number;
   /** Combined stdout and stderr, at most 10 KiB (the kubelet's probe output limit). */
   output: string;
+  /** stdout alone, at most 10 KiB; absent when the engine could not tell the streams apart (the fake). */
+  stdout?: string;
+  /** stderr alone, at most 10 KiB; absent as stdout. */
+  stderr?: string;
   /** True when the timeout expired first (the command may still be running in the container). */
   timedOut: boolean;
 }

@@ -180,13 +180,14 @@ export class DockerRuntimeService implements RuntimeService {
 
   /**
    * execSync: the command to its end (Docker exec, no TTY), killed after `timeoutSeconds` (0: no
-   * limit). Docker's combined output is `stdout` (`stderr` stays empty). A command that outlives
+   * limit); stdout and stderr apart (an engine that cannot split them answers all as stdout), each
+   * at most 10 KiB (the kubelet's probe output limit). A command that outlives
    * its timeout rejects as cri/errors.ts execTimeoutError (`ExecSync: command "…" timed out after Ns`).
    */
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number, _opts?: CriCallOptions): Promise<ExecSyncResponse> {
     const r = await this.#runtime.execInContainer(containerId, cmd, timeoutSeconds > 0 ? timeoutSeconds * 1000 : 2 ** 31 - 1);
     if (r.timedOut) throw execTimeoutError(cmd, timeoutSeconds, new Error('deadline exceeded'));
-    return { stdout: Buffer.from(r.output), stderr: Buffer.alloc(0), exit_code: r.exitCode };
+    return { stdout: Buffer.from(r.stdout ?? r.output), stderr: Buffer.from(r.stderr ?? ''), exit_code: r.exitCode };
   }
 
   async exec(_request: CriInput<ExecRequest>, _opts?: CriCallOptions): Promise<{ url: string }> {

@@ -79,6 +79,20 @@ function statusCode(err: unknown): unknown {
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
+/** CappedOutput: the first kMaxExecOutputBytes bytes of an exec's output. */
+class CappedOutput {
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  add(chunk: Buffer): void {
+    if (this.#size >= kMaxExecOutputBytes) return;
+    this.#chunks.push(chunk.subarray(0, kMaxExecOutputBytes - this.#size));
+    this.#size += chunk.length;
+  }
+  text(): string {
+    return Buffer.concat(this.#chunks).toString('utf8');
+  }
+}
+
 /** hc0: a HostConfig number, 0 when Docker left it out. */
 function hc0(v: number | undefined | null): number {
   return typeof v === 'number' ? v : 0;
@@ -373,14 +387,14 @@ class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const sink = new Writable({
+    // The combined output (probes, hooks) and each stream apart (CRI ExecSync), each capped.
+    const all = new CappedOutput();
+    const out = new CappedOutput();
+    const err = new CappedOutput();
+    const sinkOf = (own: CappedOutput) => new Writable({
       write(chunk: Buffer, _enc, cb) {
-        if (size < kMaxExecOutputBytes) {
-          chunks.push(chunk.subarray(0, kMaxExecOutputBytes - size));
-          size += chunk.length;
-        }
+        all.add(chunk);
+        own.add(chunk);
         cb();
       },
     });
@@ -388,7 +402,7 @@ class DockerRuntime implements ContainerRuntime {
     let stream: NodeJS.ReadWriteStream | undefined;
     try {
       stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream;
-      this.#docker.modem.demuxStream(stream, sink, sink);
+      this.#docker.modem.demuxStream(stream, sinkOf(out), sinkOf(err));
       const s = stream;
       const finished = new Promise<boolean>((resolve, reject) => {
         s.on('end', () => resolve(false));
@@ -397,10 +411,10 @@ class DockerRuntime implements ContainerRuntime {
       });
       const expired = new Promise<boolean>((resolve) => (timer = setLongTimeout(() => resolve(true), Math.max(1, timeoutMs))));
       const timedOut = await Promise.race([finished, expired]);
-      const output = Buffer.concat(chunks).toString('utf8');
-      if (timedOut) return { exitCode: -1, output, timedOut: true };
+      const texts = { output: all.text(), stdout: out.text(), stderr: err.text() };
+      if (timedOut) return { exitCode: -1, ...texts, timedOut: true };
       const info = await this.#call(`exec in container ${id}`, (abortSignal) => exec.inspect({ abortSignal }));
-      return { exitCode: typeof info.ExitCode === 'number' ? info.ExitCode : -1, output, timedOut: false };
+      return { exitCode: typeof info.ExitCode === 'number' ? info.ExitCode : -1, ...texts, timedOut: false };
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     } finally {

@@ -6,7 +6,6 @@ export const kContainerdTraits: CriTraits = {
   version: { runtime_name: 'containerd', runtime_version: /^1\.6\./, runtime_api_version: /^v1$/ },
   criLogFiles: true,
   podNetwork: { ip: /^10\.223\.\d+\.\d+$/, route: '10.223.0.0/16', natPrefix: '10.223.' },
-  execStderrApart: true,
   streamingServer: true,
   grpcErrors: true,
   repoTag: (ref) => `docker.io/${ref}`,

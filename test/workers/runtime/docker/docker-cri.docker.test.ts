@@ -20,7 +20,6 @@ const kDockerTraits: CriTraits = {
   version: { runtime_name: 'docker', runtime_version: /^\d+\.\d+/, runtime_api_version: /^1\.\d+$/ },
   criLogFiles: false,
   podNetwork: null,
-  execStderrApart: false,
   streamingServer: false,
   grpcErrors: false,
   repoTag: (ref) => ref,
