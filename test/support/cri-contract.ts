@@ -105,6 +105,21 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     }
   });
 
+  it('reports a container whose start failed as exited with StartError and the runtime\'s message', async () => {
+    const config = run.sandboxConfig('starterr', await run.logDirectory());
+    try {
+      const sandbox = await runtime.runPodSandbox(config);
+      const id = await runtime.createContainer(sandbox, container('bad', ['/no/such/binary']), config);
+      await expect(runtime.startContainer(id)).rejects.toThrow(/no such file or directory|not found/i);
+      const s = (await runtime.containerStatus(id)).status!;
+      expect(s).toMatchObject({ state: 'CONTAINER_EXITED', reason: 'StartError', message: expect.stringMatching(/no such file or directory|not found/i) });
+      expect(s.exit_code).toBeGreaterThan(0);
+      expect(s.finished_at).toBeGreaterThanOrEqual(s.created_at);
+    } finally {
+      await run.cleanup();
+    }
+  });
+
   it.skipIf(t.podNetwork === null)('gives a CNI sandbox an IP on the pod network that answers from the host', async () => {
     const config = run.sandboxConfig('net', await run.logDirectory(), { hostname: 'net-pod' });
     try {
