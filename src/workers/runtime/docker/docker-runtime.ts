@@ -15,6 +15,7 @@ import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/messages.js';
 import { setLongTimeout, type LongTimeout } from '../../../shared/long-timeout.js';
 import { withDeadline } from '../deadline.js';
 import { openDockerStream } from './docker-attach.js';
+import { CappedOutput } from './exec-output.js';
 import { ImagePresenceCache } from '../image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
@@ -22,8 +23,6 @@ import type {
   ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ContainerResources, ImageFsInfo, ImageSummary, LocalImage, RegistryAuth, RuntimeVersion,
 } from '../runtime.js';
 
-/** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
-const kMaxExecOutputBytes = 10 * 1024;
 
 const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 
@@ -79,20 +78,6 @@ function statusCode(err: unknown): unknown {
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
-/** CappedOutput: the first kMaxExecOutputBytes bytes of an exec's output. */
-class CappedOutput {
-  readonly #chunks: Buffer[] = [];
-  #size = 0;
-  add(chunk: Buffer): void {
-    if (this.#size >= kMaxExecOutputBytes) return;
-    this.#chunks.push(chunk.subarray(0, kMaxExecOutputBytes - this.#size));
-    this.#size += chunk.length;
-  }
-  text(): string {
-    return Buffer.concat(this.#chunks).toString('utf8');
-  }
-}
-
 /** hc0: a HostConfig number, 0 when Docker left it out. */
 function hc0(v: number | undefined | null): number {
   return typeof v === 'number' ? v : 0;
