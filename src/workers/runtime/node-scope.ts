@@ -7,7 +7,7 @@
 import { AgentError, isNotFound } from '../../shared/errors.js';
 import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../kuberuntime/labels.js';
 import type {
-  ContainerCreateSpec, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
+  ContainerCreateSpec, ContainerEventHandlers, ContainerResources, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
   ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, RegistryAuth,
 } from './runtime.js';
 
@@ -90,6 +90,12 @@ class NodeScopedRuntime implements ContainerRuntime {
 
   pullImage(ref: string, auth?: RegistryAuth) {
     return this.inner.pullImage(ref, auth);
+  }
+
+  async updateContainerResources(id: string, resources: ContainerResources): Promise<void> {
+    await this.#guard(id, 'update');
+    if (!this.inner.updateContainerResources) throw new AgentError('ERR_RUNTIME', `update container ${id}: the runtime cannot change a container's resources`);
+    return this.inner.updateContainerResources(id, resources);
   }
 
   async execInContainer(id: string, cmd: string[], timeoutMs: number) {

@@ -71,10 +71,28 @@ export interface ContainerDetails {
   ipcMode?: string;
   /** The container's bind mounts (Docker's `Mounts`); absent when not read. */
   mounts?: ContainerMountInfo[];
+  /** HostConfig.CgroupParent ('' = the engine's default); absent when not read. */
+  cgroupParent?: string;
+  /** Its cgroup limits as the engine holds them; absent when not read. */
+  resources?: ContainerResources;
   /** Host PID of the container's init process while it runs (0 otherwise); used to enter its network namespace. */
   pid?: number;
   /** The json-file log's host path (Docker's `LogPath`); '' when the log driver has none (or the fake). */
   logPath?: string;
+}
+
+/** A container's cgroup limits (Docker's HostConfig resources; CRI LinuxContainerResources, the part Docker can change on a running container). */
+export interface ContainerResources {
+  /** Memory limit, bytes (0 = none). */
+  memory: number;
+  /** Memory plus swap limit, bytes (0 = Docker's default, -1 = unlimited swap). */
+  memorySwap?: number;
+  /** CFS quota, microseconds per period (0 = none). */
+  cpuQuota: number;
+  /** CFS period, microseconds (0 = the kernel's). */
+  cpuPeriod: number;
+  /** Relative CPU weight (cgroup cpu.shares; 0 = Docker's default). */
+  cpuShares: number;
 }
 
 /** What an exec in a container returned (execInContainer). */
@@ -83,6 +101,10 @@ export interface ExecResult {
   exitCode: number;
   /** Combined stdout and stderr, at most 10 KiB (the kubelet's probe output limit). */
   output: string;
+  /** stdout alone, at most 10 KiB; absent when the engine could not tell the streams apart (the fake). */
+  stdout?: string;
+  /** stderr alone, at most 10 KiB; absent as stdout. */
+  stderr?: string;
   /** True when the timeout expired first (the command may still be running in the container). */
   timedOut: boolean;
 }
@@ -323,6 +345,12 @@ export interface ContainerRuntime {
    * @throws AgentError with reason `ErrImagePull` on failure.
    */
   pullImage(ref: string, auth?: RegistryAuth): Promise<void>;
+  /**
+   * updateContainerResources (optional; CRI UpdateContainerResources): sets the running or
+   * created container's cgroup limits (Docker's container update). Absent: the engine cannot.
+   * @throws ERR_NOT_FOUND if the container does not exist; ERR_RUNTIME for an engine refusal.
+   */
+  updateContainerResources?(id: string, resources: ContainerResources): Promise<void>;
   /**
    * Runs `cmd` in the running container `id` (docker exec, no TTY) and resolves with its exit code
    * and output; stops waiting after `timeoutMs` milliseconds (`timedOut`). Used by exec probes and

@@ -9,8 +9,7 @@
  * Attach and PortForward (Docker has no streaming server: the agent streams directly over the
  * engine's hijacked connection and the netns helper) — they reject with ERR_RUNTIME saying so;
  * the container log (Docker's json-file, read through Docker's API and rotated by Docker:
- * ReopenContainerLog is a no-op); container events. Stats are not answered here (the agent reads
- * the cgroups, workers/stats/): the four stats calls reject with ERR_RUNTIME.
+ * ReopenContainerLog is a no-op); container events. Stats come from the cgroups (docker-stats.ts).
  */
 import { AgentError, isNotFound } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logging.js';
@@ -21,11 +20,12 @@ import type {
   AttachRequest, Container, ContainerConfig, ContainerFilter, CriInput, ExecRequest, ExecSyncResponse, LinuxContainerResources, PodSandbox,
   PodSandboxConfig, PodSandboxFilter, PortForwardRequest,
 } from '../cri/types.js';
-import type { ContainerStats, PodSandboxStats, StatusResponse, VersionResponse } from '../cri/types-status.js';
+import type { ContainerStats, ContainerStatsFilter, PodSandboxStats, PodSandboxStatsFilter, StatusResponse, VersionResponse } from '../cri/types-status.js';
 import type { ContainerRuntime } from '../runtime.js';
 import { containerCreateSpec, type DockerCreateSettings } from './docker-container-create.js';
 import { kDockerTypeContainer, kDockerTypeLabel, selectorLabels } from './docker-cri-labels.js';
 import { DockerSandboxManager, podResolvConf } from './docker-sandbox.js';
+import { DockerStats } from './docker-stats.js';
 import { containerMatches, toCriContainer, toCriContainerStatus } from './docker-status.js';
 import { oomScoreAdjFloor } from './oom-score-floor.js';
 
@@ -53,19 +53,18 @@ export interface DockerCriOptions {
 /** kNoStreamingServer: why Exec, Attach and PortForward have no URL on Docker. */
 const kNoStreamingServer = 'the Docker runtime has no streaming server: direct streaming is used instead (the NodeRuntime\'s streams over the engine\'s own connection)';
 
-/** kNoStats: why the stats calls are not answered on Docker. */
-const kNoStats = 'the Docker runtime answers no CRI stats: the agent reads the cgroups (workers/stats)';
-
 /** DockerRuntimeService: the CRI RuntimeService of the Docker implementation (one per worker thread). */
 export class DockerRuntimeService implements RuntimeService {
   readonly sandboxes: DockerSandboxManager;
   readonly #runtime: ContainerRuntime;
   readonly #rootDir: string;
+  readonly #stats: DockerStats;
   #settings?: Promise<DockerCreateSettings>;
 
   constructor(private readonly opts: DockerCriOptions) {
     this.#runtime = opts.runtime;
     this.#rootDir = opts.rootDir;
+    this.#stats = new DockerStats(opts.runtime);
     this.sandboxes = new DockerSandboxManager({
       runtime: opts.runtime, network: opts.network, rootDir: opts.rootDir, nodeIp: opts.nodeIp ?? '', settings: () => this.#createSettings(), logger: opts.logger,
     });
@@ -166,20 +165,29 @@ export class DockerRuntimeService implements RuntimeService {
     return { status: toCriContainerStatus(d), info: {} };
   }
 
-  /** updateContainerResources: not supported by the Docker-shaped port yet. @throws ERR_RUNTIME. */
-  async updateContainerResources(containerId: string, _resources: CriInput<LinuxContainerResources>, _opts?: CriCallOptions): Promise<void> {
-    throw new AgentError('ERR_RUNTIME', `UpdateContainerResources of container "${containerId}": not supported by the Docker runtime of this agent`);
+  /**
+   * updateContainerResources: Docker's container update of what it can change — memory (and
+   * memory+swap), CPU quota, period and shares; the rest of LinuxContainerResources (cpuset,
+   * hugepages, unified, oom_score_adj) is not changed. Zero leaves a value as it is.
+   * @throws ERR_NOT_FOUND when the container is gone; ERR_RUNTIME when the engine refuses or cannot.
+   */
+  async updateContainerResources(containerId: string, r: CriInput<LinuxContainerResources>, _opts?: CriCallOptions): Promise<void> {
+    if (!this.#runtime.updateContainerResources) throw new AgentError('ERR_RUNTIME', `UpdateContainerResources of container "${containerId}": the runtime cannot change a container's resources`);
+    await this.#runtime.updateContainerResources(containerId, {
+      memory: r.memory_limit_in_bytes ?? 0, memorySwap: r.memory_swap_limit_in_bytes ?? 0, cpuQuota: r.cpu_quota ?? 0, cpuPeriod: r.cpu_period ?? 0, cpuShares: r.cpu_shares ?? 0,
+    });
   }
 
   /**
    * execSync: the command to its end (Docker exec, no TTY), killed after `timeoutSeconds` (0: no
-   * limit). Docker's combined output is `stdout` (`stderr` stays empty). A command that outlives
+   * limit); stdout and stderr apart (an engine that cannot split them answers all as stdout), each
+   * at most 10 KiB (the kubelet's probe output limit). A command that outlives
    * its timeout rejects as cri/errors.ts execTimeoutError (`ExecSync: command "…" timed out after Ns`).
    */
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number, _opts?: CriCallOptions): Promise<ExecSyncResponse> {
     const r = await this.#runtime.execInContainer(containerId, cmd, timeoutSeconds > 0 ? timeoutSeconds * 1000 : 2 ** 31 - 1);
     if (r.timedOut) throw execTimeoutError(cmd, timeoutSeconds, new Error('deadline exceeded'));
-    return { stdout: Buffer.from(r.output), stderr: Buffer.alloc(0), exit_code: r.exitCode };
+    return { stdout: Buffer.from(r.stdout ?? r.output), stderr: Buffer.from(r.stderr ?? ''), exit_code: r.exitCode };
   }
 
   async exec(_request: CriInput<ExecRequest>, _opts?: CriCallOptions): Promise<{ url: string }> {
@@ -197,20 +205,26 @@ export class DockerRuntimeService implements RuntimeService {
   /** reopenContainerLog: a no-op — Docker writes and rotates the json-file log itself (max-size / max-file). */
   async reopenContainerLog(_containerId: string, _opts?: CriCallOptions): Promise<void> {}
 
-  async containerStats(_containerId: string, _opts?: CriCallOptions): Promise<ContainerStats | null> {
-    throw new AgentError('ERR_RUNTIME', `ContainerStats: ${kNoStats}`);
+  /** containerStats: the container's cgroup figures (docker-stats.ts). */
+  containerStats(containerId: string, _opts?: CriCallOptions): Promise<ContainerStats | null> {
+    return this.#stats.containerStats(containerId);
   }
 
-  async listContainerStats(_filter?: unknown, _opts?: CriCallOptions): Promise<ContainerStats[]> {
-    throw new AgentError('ERR_RUNTIME', `ListContainerStats: ${kNoStats}`);
+  /** listContainerStats: the running containers matching `filter` (docker-stats.ts). */
+  listContainerStats(filter?: CriInput<ContainerStatsFilter>, _opts?: CriCallOptions): Promise<ContainerStats[]> {
+    return this.#stats.listContainerStats(filter);
   }
 
-  async podSandboxStats(_podSandboxId: string, _opts?: CriCallOptions): Promise<PodSandboxStats | null> {
-    throw new AgentError('ERR_RUNTIME', `PodSandboxStats: ${kNoStats}`);
+  /** podSandboxStats: the pod cgroup's figures and its containers' (docker-stats.ts). */
+  podSandboxStats(podSandboxId: string, _opts?: CriCallOptions): Promise<PodSandboxStats | null> {
+    return this.#stats.podSandboxStats(podSandboxId);
   }
 
-  async listPodSandboxStats(_filter?: unknown, _opts?: CriCallOptions): Promise<PodSandboxStats[]> {
-    throw new AgentError('ERR_RUNTIME', `ListPodSandboxStats: ${kNoStats}`);
+  /** listPodSandboxStats: the stats of the sandboxes matching `filter`. */
+  async listPodSandboxStats(filter?: CriInput<PodSandboxStatsFilter>, _opts?: CriCallOptions): Promise<PodSandboxStats[]> {
+    const sandboxes = await this.sandboxes.listPodSandbox({ id: filter?.id, label_selector: filter?.label_selector });
+    const out = await Promise.all(sandboxes.map((s) => this.#stats.podSandboxStats(s.id).catch(() => null)));
+    return out.filter((s): s is PodSandboxStats => s !== null);
   }
 
   /** close: nothing to drop (the engine client is the thread's). */

@@ -15,15 +15,14 @@ import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/messages.js';
 import { setLongTimeout, type LongTimeout } from '../../../shared/long-timeout.js';
 import { withDeadline } from '../deadline.js';
 import { openDockerStream } from './docker-attach.js';
+import { CappedOutput } from './exec-output.js';
 import { ImagePresenceCache } from '../image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
   ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
-  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ImageFsInfo, ImageSummary, LocalImage, RegistryAuth, RuntimeVersion,
+  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ContainerResources, ImageFsInfo, ImageSummary, LocalImage, RegistryAuth, RuntimeVersion,
 } from '../runtime.js';
 
-/** Most bytes of exec output kept (the kubelet's probe output limit, maxProbeOutputLength). */
-const kMaxExecOutputBytes = 10 * 1024;
 
 const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 
@@ -79,6 +78,11 @@ function statusCode(err: unknown): unknown {
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
+/** hc0: a HostConfig number, 0 when Docker left it out. */
+function hc0(v: number | undefined | null): number {
+  return typeof v === 'number' ? v : 0;
+}
+
 class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
   /** Milliseconds; 0 = no deadline. */
@@ -133,6 +137,8 @@ class DockerRuntime implements ContainerRuntime {
         networkMode: c.HostConfig?.NetworkMode ?? '',
         pidMode: c.HostConfig?.PidMode ?? '',
         ipcMode: c.HostConfig?.IpcMode ?? '',
+        cgroupParent: c.HostConfig?.CgroupParent ?? '',
+        resources: { memory: hc0(c.HostConfig?.Memory), memorySwap: hc0(c.HostConfig?.MemorySwap), cpuQuota: hc0(c.HostConfig?.CpuQuota), cpuPeriod: hc0(c.HostConfig?.CpuPeriod), cpuShares: hc0(c.HostConfig?.CpuShares) },
         mounts: (c.Mounts ?? []).filter((m) => m.Type === 'bind').map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW !== false, propagation: m.Propagation ?? '' })),
         pid: c.State?.Pid ?? 0,
         logPath: c.LogPath ?? '',
@@ -190,6 +196,16 @@ class DockerRuntime implements ContainerRuntime {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
       if (statusCode(err) === 404) this.#imagePresence.forget(spec.image);
       throw toAgentError(err, `create container ${spec.name}`);
+    }
+  }
+
+  async updateContainerResources(id: string, r: ContainerResources): Promise<void> {
+    try {
+      await this.#call(`update container ${id}`, (abortSignal) => this.#docker.getContainer(id).update({
+        abortSignal, Memory: r.memory, MemorySwap: r.memorySwap || (r.memory > 0 ? -1 : undefined), CpuQuota: r.cpuQuota, CpuPeriod: r.cpuPeriod || undefined, CpuShares: r.cpuShares || undefined,
+      }));
+    } catch (err) {
+      throw toAgentError(err, `update container ${id}`);
     }
   }
 
@@ -356,14 +372,14 @@ class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const sink = new Writable({
+    // The combined output (probes, hooks) and each stream apart (CRI ExecSync), each capped.
+    const all = new CappedOutput();
+    const out = new CappedOutput();
+    const err = new CappedOutput();
+    const sinkOf = (own: CappedOutput) => new Writable({
       write(chunk: Buffer, _enc, cb) {
-        if (size < kMaxExecOutputBytes) {
-          chunks.push(chunk.subarray(0, kMaxExecOutputBytes - size));
-          size += chunk.length;
-        }
+        all.add(chunk);
+        own.add(chunk);
         cb();
       },
     });
@@ -371,7 +387,7 @@ class DockerRuntime implements ContainerRuntime {
     let stream: NodeJS.ReadWriteStream | undefined;
     try {
       stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream;
-      this.#docker.modem.demuxStream(stream, sink, sink);
+      this.#docker.modem.demuxStream(stream, sinkOf(out), sinkOf(err));
       const s = stream;
       const finished = new Promise<boolean>((resolve, reject) => {
         s.on('end', () => resolve(false));
@@ -380,10 +396,10 @@ class DockerRuntime implements ContainerRuntime {
       });
       const expired = new Promise<boolean>((resolve) => (timer = setLongTimeout(() => resolve(true), Math.max(1, timeoutMs))));
       const timedOut = await Promise.race([finished, expired]);
-      const output = Buffer.concat(chunks).toString('utf8');
-      if (timedOut) return { exitCode: -1, output, timedOut: true };
+      const texts = { output: all.text(), stdout: out.text(), stderr: err.text() };
+      if (timedOut) return { exitCode: -1, ...texts, timedOut: true };
       const info = await this.#call(`exec in container ${id}`, (abortSignal) => exec.inspect({ abortSignal }));
-      return { exitCode: typeof info.ExitCode === 'number' ? info.ExitCode : -1, output, timedOut: false };
+      return { exitCode: typeof info.ExitCode === 'number' ? info.ExitCode : -1, ...texts, timedOut: false };
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     } finally {

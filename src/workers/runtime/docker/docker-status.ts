@@ -5,10 +5,10 @@
  * milliseconds), labels and annotations split back, metadata from the Docker name. Pure.
  */
 import type {
-  Container, ContainerFilter, ContainerState, ContainerStatus, CriInput, MountPropagation, NamespaceMode, NamespaceOption, PodSandbox, PodSandboxFilter,
+  Container, ContainerFilter, ContainerState, ContainerStatus, CriInput, LinuxContainerResources, MountPropagation, NamespaceMode, NamespaceOption, PodSandbox, PodSandboxFilter,
   PodSandboxState, PodSandboxStatus,
 } from '../cri/types.js';
-import type { ContainerDetails, ContainerMountInfo, ContainerSummary } from '../runtime.js';
+import type { ContainerDetails, ContainerMountInfo, ContainerResources, ContainerSummary } from '../runtime.js';
 import { containerMetadataOf, extractLabels, idMatches, kSandboxIdLabel, sandboxMetadataOf } from './docker-cri-labels.js';
 
 /** msToNs: epoch milliseconds as CRI nanoseconds (0 stays 0). */
@@ -84,18 +84,19 @@ function toCriMount(m: ContainerMountInfo): ContainerStatus['mounts'][number] {
 }
 
 /**
- * exitReason: the CRI reason and message of a container that is not running (ContainerStatus):
- * `OOMKilled`, `Completed` (exit 0) or `Error` once it finished; `ContainerCannotRun` with
- * Docker's error for one whose start failed (never finished, a non-zero exit code).
+ * exitState: the CRI state, reason and message of a container (ContainerStatus): `OOMKilled`,
+ * `Completed` (exit 0) or `Error` once it finished; one whose start failed — Docker leaves it
+ * `created` with its error — is EXITED with `StartError`, its exit code (128 when Docker gives
+ * none) and Docker's error, as containerd's container_start.go reports a failed start.
  */
-function exitState(d: ContainerDetails): { state: ContainerState; reason: string; message: string; finishedAtMs: number } {
-  const state = containerState(d.status);
-  if (d.running) return { state: 'CONTAINER_RUNNING', reason: '', message: '', finishedAtMs: 0 };
-  if (d.finishedAtMs > 0 && state !== 'CONTAINER_CREATED') {
-    return { state: 'CONTAINER_EXITED', reason: d.oomKilled ? 'OOMKilled' : d.exitCode === 0 ? 'Completed' : 'Error', message: d.error, finishedAtMs: d.finishedAtMs };
+function exitState(d: ContainerDetails): { state: ContainerState; reason: string; message: string; exitCode: number; finishedAtMs: number } {
+  if (d.running) return { state: 'CONTAINER_RUNNING', reason: '', message: '', exitCode: 0, finishedAtMs: 0 };
+  if (d.status === 'created' && d.error !== '') {
+    return { state: 'CONTAINER_EXITED', reason: 'StartError', message: d.error, exitCode: d.exitCode || 128, finishedAtMs: d.finishedAtMs || d.createdAtMs };
   }
-  if (d.exitCode !== 0 || d.error) return { state: 'CONTAINER_EXITED', reason: 'ContainerCannotRun', message: d.error, finishedAtMs: d.finishedAtMs || d.createdAtMs };
-  return { state, reason: '', message: '', finishedAtMs: 0 };
+  const state = containerState(d.status);
+  if (state !== 'CONTAINER_EXITED') return { state, reason: '', message: '', exitCode: 0, finishedAtMs: 0 };
+  return { state, reason: d.oomKilled ? 'OOMKilled' : d.exitCode === 0 ? 'Completed' : 'Error', message: d.error, exitCode: d.exitCode, finishedAtMs: d.finishedAtMs };
 }
 
 /** toCriContainerStatus: ContainerStatus from an inspect (log_path: Docker's json-file, the one Docker writes; no resources read back). */
@@ -109,7 +110,7 @@ export function toCriContainerStatus(d: ContainerDetails): ContainerStatus {
     created_at: msToNs(d.createdAtMs),
     started_at: msToNs(d.startedAtMs),
     finished_at: msToNs(x.finishedAtMs),
-    exit_code: d.running ? 0 : d.exitCode,
+    exit_code: x.exitCode,
     image: { image: d.image, annotations: {}, user_specified_image: '', runtime_handler: '' },
     image_ref: d.imageId,
     image_id: d.imageId,
@@ -119,8 +120,16 @@ export function toCriContainerStatus(d: ContainerDetails): ContainerStatus {
     annotations,
     mounts: (d.mounts ?? []).map(toCriMount),
     log_path: d.logPath ?? '',
-    resources: null,
+    resources: d.resources ? { linux: toCriResources(d.resources) } : null,
     user: null,
+  };
+}
+
+/** toCriResources: Docker's cgroup limits as LinuxContainerResources (what Docker reports; oom_score_adj and cpusets not read back). */
+function toCriResources(r: ContainerResources): LinuxContainerResources {
+  return {
+    cpu_period: r.cpuPeriod, cpu_quota: r.cpuQuota, cpu_shares: r.cpuShares, memory_limit_in_bytes: r.memory, oom_score_adj: 0,
+    cpuset_cpus: '', cpuset_mems: '', hugepage_limits: [], unified: {}, memory_swap_limit_in_bytes: r.memorySwap ?? 0,
   };
 }
 

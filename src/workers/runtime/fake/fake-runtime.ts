@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../../../shared/errors.js';
 import type {
-  ContainerCreateSpec, ContainerDetails, ContainerMountInfo, ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogReader,
+  ContainerCreateSpec, ContainerDetails, ContainerMountInfo, ContainerResources, ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogReader,
   ContainerLogHandlers, ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, ExecResult, ImageSummary,
   RuntimeVersion,
 } from '../runtime.js';
@@ -172,6 +172,8 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
           id, name: spec.name, labels: { ...spec.labels }, image: spec.image, imageId: fakeImageId(spec.image), status: 'created', running: false,
           exitCode: 0, oomKilled: false, error: '', createdAtMs: now(), startedAtMs: 0, finishedAtMs: 0, networkMode: spec.hostConfig.networkMode ?? '',
           pidMode: spec.hostConfig.pidMode ?? '', ipcMode: spec.hostConfig.ipcMode ?? '', mounts: fakeMounts(spec.hostConfig.binds),
+          cgroupParent: spec.hostConfig.cgroupParent ?? '',
+          resources: { memory: spec.hostConfig.memory ?? 0, cpuQuota: spec.hostConfig.cpuQuota ?? 0, cpuPeriod: spec.hostConfig.cpuPeriod ?? 0, cpuShares: spec.hostConfig.cpuShares ?? 0 },
         },
       };
       containers.set(id, created);
@@ -184,6 +186,10 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       }
       emit(created, 'create');
       return id;
+    },
+    async updateContainerResources(id: string, r: ContainerResources): Promise<void> {
+      rec(`update:${id}`);
+      get(id).details.resources = { ...r };
     },
     async startContainer(id: string): Promise<void> {
       rec(`start:${id}`);

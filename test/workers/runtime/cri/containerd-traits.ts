@@ -5,11 +5,8 @@ import type { CriTraits } from '../../../support/cri-contract.js';
 export const kContainerdTraits: CriTraits = {
   version: { runtime_name: 'containerd', runtime_version: /^1\.6\./, runtime_api_version: /^v1$/ },
   criLogFiles: true,
-  podNetworkIp: /^10\.223\.\d+\.\d+$/,
-  execStderrApart: true,
+  podNetwork: { ip: /^10\.223\.\d+\.\d+$/, route: '10.223.0.0/16', natPrefix: '10.223.' },
   streamingServer: true,
-  stats: true,
-  updateResources: true,
   grpcErrors: true,
   repoTag: (ref) => `docker.io/${ref}`,
   imageFsMountpoint: /\.run\/containerd\/root\/io\.containerd\.snapshotter\.v1\.overlayfs$/,

@@ -150,6 +150,41 @@ describe('the Docker CRI over the fake runtime', () => {
     expect(await nr.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': 'u-5' } })).toEqual([]);
   });
 
+  it('answers a running sandbox NOTREADY once its network is lost (no cached result, or checkPod false), a full check first and quick ones after', async () => {
+    const checks: string[] = [];
+    let cached = true;
+    let healthy: boolean | 'throws' = true;
+    const network: PodNetwork = {
+      ...kNoopPodNetwork, enabled: true,
+      async setUpPod() { return { ips: ['10.222.0.9'] }; },
+      async podNetworkStatus() { return cached ? { ips: ['10.222.0.9'] } : null; },
+      async checkPod(_t, netns, mode) {
+        checks.push(`${mode}:${netns === '' ? 'no-netns' : 'netns'}`);
+        if (healthy === 'throws') throw new Error('plugin CHECK crashed');
+        return healthy;
+      },
+    };
+    const { fake, nr } = await setUp(network);
+    const inspect = fake.inspectContainer.bind(fake);
+    fake.inspectContainer = async (id) => ({ ...(await inspect(id)), pid: 4242 });
+    const id = await nr.runtime.runPodSandbox(sandboxConfig('u-6'));
+    const state = async () => (await nr.runtime.podSandboxStatus(id)).status!.state;
+    expect(await state()).toBe('SANDBOX_READY');
+    expect(checks).toEqual(['quick:no-netns']); // set up here: quick checks only
+    // A second service (an agent restarted) adopts the sandbox: a full CHECK in its netns first.
+    const adopted = newDockerNodeRuntime(scopeToNode(fake, 'node-a'), { network, rootDir: '/nonexistent', oomScoreAdjFloor: async () => -1000 });
+    expect((await adopted.runtime.podSandboxStatus(id)).status!.state).toBe('SANDBOX_READY');
+    expect((await adopted.runtime.podSandboxStatus(id)).status!.state).toBe('SANDBOX_READY');
+    expect(checks.slice(1)).toEqual(['full:netns', 'quick:no-netns']);
+    healthy = false;
+    expect(await state()).toBe('SANDBOX_NOTREADY');
+    healthy = 'throws'; // a broken plugin does not recreate every sandbox
+    expect(await state()).toBe('SANDBOX_READY');
+    healthy = true;
+    cached = false;
+    expect(await state()).toBe('SANDBOX_NOTREADY');
+  });
+
   it('answers images by ID: status with the user, removal of every tag, the pause image pinned', async () => {
     const { nr } = await setUp(kNoopPodNetwork, ['kubelet-ts/pause:1.0', 'kubelet-ts/busybox:1.35']);
     const st = await nr.images.imageStatus({ image: 'kubelet-ts/busybox:1.35' });
