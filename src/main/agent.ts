@@ -303,6 +303,7 @@ class AgentImpl implements Agent {
     });
     const statusPublisher = newPodStatusPublisher({
       logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; },
+      idScheme: () => this.#nodeApi.idScheme(),
     });
     const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
@@ -340,7 +341,9 @@ class AgentImpl implements Agent {
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
     const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile }) : undefined;
     this.#runtimeState = newRuntimeState({}, {
-      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }), logger: log.child({ component: 'runtime-state' }),
+      // Once the runtime answers, its Version names the PodStatus ID scheme (asked until it answered once).
+      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }).then((r) => { void this.#nodeApi.learnRuntime(); return r; }),
+      logger: log.child({ component: 'runtime-state' }),
       // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
       onRuntimeUp: () => void loop({ kind: 'resync' }),
     });

@@ -29,6 +29,8 @@ export interface PodStatusPublisherDeps {
   events: EventRecorder;
   /** Asked whether the pod is terminal when a caller does not say (the pod workers own that). */
   podWorkers: Pick<PodWorkers, 'isPodTerminal'>;
+  /** The runtime's ID scheme now (NodeApi.idScheme): `containerID: <scheme>://<id>`. */
+  idScheme: () => string;
 }
 
 /** PodFailure: a failure the agent decided itself, kept on every later status of the pod. */
@@ -71,7 +73,7 @@ class PodStatusPublisherImpl implements PodStatusPublisher {
     record.status = generatePodStatus({
       pod: record.pod, runtimePod: this.deps.podCache.get(record.uid), waiting: record.waiting, hostIp: this.deps.nodeIp,
       startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: Date.now(), failure: this.#failures.get(record),
-      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id),
+      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id), idScheme: this.deps.idScheme(),
     });
     this.deps.statusManager.setPodStatus(record.pod, record.status);
   }
