@@ -289,7 +289,7 @@ export const kAgentOptionDescriptors = {
   nodeIp: option({ flag: 'node-ip', parse: 'string', default: '127.0.0.1', check: ipAddress, help: 'IP address of the node (hostNetwork pod IP and Node addresses)' }),
   /** Directory for the agent's state: intake pods, the admin token `admin.token` (`--root-dir`, /var/lib/kubelet-ts). */
   rootDir: option({
-    // Resolved against the working directory: worker threads and dockerd need absolute paths.
+    // Resolved against the working directory: worker threads and the runtime need absolute paths.
     flag: 'root-dir', parse: 'string', default: '/var/lib/kubelet-ts', check: (l, v) => resolvePath(str(false)(l, v)),
     help: 'Directory for the agent state (intake pods, the admin bearer token admin.token)',
   }),
@@ -412,7 +412,7 @@ export const kAgentOptionDescriptors = {
     check: integerIn(-1, 2 ** 31 - 1, 'must be -1 (unlimited) or an integer in 1..2147483647'),
     help: 'Most processes per pod (its cgroup\'s pids.max); -1 = unlimited',
   }),
-  /** Largest container log file before Docker rotates it (`--container-log-max-size`, containerLogMaxSize, 10Mi), a quantity. */
+  /** Largest container log file before it is rotated — by Docker (json-file) or by the agent (a CRI runtime's log files) (`--container-log-max-size`, containerLogMaxSize, 10Mi), a quantity. */
   containerLogMaxSize: option({
     flag: 'container-log-max-size', parse: 'string', config: { field: 'containerLogMaxSize' }, default: '10Mi',
     check: (l, v) => {
@@ -420,18 +420,18 @@ export const kAgentOptionDescriptors = {
       if (quantityError(s) !== null || parseQuantity(s) < 1024) failOption(l, 'must be a quantity of at least 1Ki, such as 10Mi', v);
       return s;
     },
-    help: 'Largest size of a container log file before it is rotated (a quantity such as 10Mi); Docker json-file max-size',
+    help: 'Largest size of a container log file before it is rotated (a quantity such as 10Mi); with Docker, json-file max-size',
   }),
   /** Log files kept per container (`--container-log-max-files`, containerLogMaxFiles, 5). */
   containerLogMaxFiles: option({
     flag: 'container-log-max-files', parse: 'number', config: { field: 'containerLogMaxFiles' }, default: 5,
     check: integerIn(2, 1_000_000, 'must be an integer >= 2'),
-    help: 'Most log files kept per container, the current one included; Docker json-file max-file',
+    help: 'Most log files kept per container, the current one included; with Docker, json-file max-file',
   }),
-  /** Disk usage (percent of the filesystem of Docker's root) at which image GC starts (`--image-gc-high-threshold`, 85; imageGCHighThresholdPercent). */
+  /** Disk usage (percent of the runtime's image filesystem) at which image GC starts (`--image-gc-high-threshold`, 85; imageGCHighThresholdPercent). */
   imageGcHighThresholdPercent: option({
     flag: 'image-gc-high-threshold', parse: 'number', config: { field: 'imageGCHighThresholdPercent' }, default: 85, check: integerIn(0, 100),
-    help: 'Disk usage percent (of Docker\'s root) at or above which image garbage collection runs',
+    help: 'Disk usage percent (of the runtime\'s image filesystem) at or above which image garbage collection runs',
   }),
   /** Disk usage image GC frees down to (`--image-gc-low-threshold`, 80; imageGCLowThresholdPercent); must not exceed the high threshold. */
   imageGcLowThresholdPercent: option({
@@ -480,7 +480,7 @@ export const kAgentOptionDescriptors = {
     help: 'Container runtime: docker, remote (the CRI at --container-runtime-endpoint, implied by it) or fake (in-memory, for tests and benchmarks)',
   }),
   /**
-   * PLEG relist period while Docker's events stream is up, in milliseconds (`--relist-period`, 60s;
+   * PLEG relist period while the runtime's events stream is up (Docker's), in milliseconds (`--relist-period`, 60s;
    * the safety net under the event-driven PLEG, as the kubelet's Evented PLEG lengthens its relist
    * to 300s; the relist falls back to 1s while the stream is down). 60s rather than 10s: at 300
    * pods it took the idle agent from 2.1 % to 1.75 % of a core (README, Performance). The fake

@@ -10,7 +10,7 @@
  *   syncer, the pod cache (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
  *   feeds the watch cache, metrics and etcd; the server gets the AgentHost of server-host.ts.
  *
- * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
+ * It decides nothing about pods and does no runtime I/O: every runtime call runs off the main thread
  * (a pool task, or the dedicated events and logs threads).
  */
 import { availableParallelism, totalmem } from 'node:os';
@@ -120,11 +120,11 @@ export interface Agent {
   metrics(): Promise<{ contentType: string; body: string }>;
 }
 
-/** Tasks each worker thread runs at once: they wait on dockerd, not on the CPU. */
+/** Tasks each worker thread runs at once: they wait on the runtime, not on the CPU. */
 const kTasksPerWorker = 16;
 /**
  * Kills each worker thread runs at once, beside its syncs: a kill mostly waits out a grace period
- * in dockerd (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
+ * in the runtime (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
  * for one another's grace periods (the kubelet bounds them not at all: a goroutine per pod).
  */
 const kKillsPerWorker = 64;

@@ -34,7 +34,7 @@ export interface PodStatusInputs {
   nowMs: number;
   /**
    * The probe manager's view of a running container (readiness → `ready`, startup probe →
-   * `started`), by container name and Docker ID; undefined = no readiness/startup probe results.
+   * `started`), by container name and runtime ID; undefined = no readiness/startup probe results.
    * Absent: a running container is ready and started unless its spec has such a probe.
    */
   probeStatus?: (containerName: string, containerId: string) => { ready: boolean; started: boolean } | undefined;
