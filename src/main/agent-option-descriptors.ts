@@ -16,8 +16,9 @@ import { checkAllowedUnsafeSysctls } from './pod/security-admission.js';
 import { kEvictionOptionDescriptors } from './eviction/eviction-options.js';
 import { kNetworkOptionDescriptors } from './network/network-options.js';
 import { kEtcdOptionDescriptors } from './etcd/etcd-options.js';
+import { kRuntimeEndpointOptionDescriptors } from './runtime-endpoint-options.js';
 import {
-  boolean, criEndpoint, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
+  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
 } from './agent-option-checks.js';
 
 /**
@@ -301,24 +302,8 @@ export const kAgentOptionDescriptors = {
     check: nonEmptyWhere((s) => s.startsWith('unix:///'), 'must be a unix socket endpoint such as unix:///var/run/docker.sock'),
     help: 'Docker Engine endpoint (unix://…)',
   }),
-  /**
-   * The CRI runtime's endpoint (`--container-runtime-endpoint`, containerRuntimeEndpoint), the
-   * kubelet's `unix:///path` form. '' (the default) = Docker at `--docker-endpoint`, through the
-   * agent's own Docker implementation; the path of Docker's socket does the same (there the
-   * kubelet ≤1.23 ran its in-process dockershim); any other socket is dialled as a CRI runtime over
-   * gRPC (containerd, CRI-O): `--runtime remote` (src/main/runtime-endpoint-options.ts).
-   */
-  containerRuntimeEndpoint: option({
-    flag: 'container-runtime-endpoint', parse: 'string', config: { field: 'containerRuntimeEndpoint' }, default: '', defaultText: '(Docker at --docker-endpoint)',
-    check: criEndpoint,
-    help: 'CRI runtime endpoint (unix:///path/to.sock), e.g. unix:///run/containerd/containerd.sock; unset: Docker at --docker-endpoint',
-  }),
-  /** The CRI image service's endpoint (`--image-service-endpoint`, imageServiceEndpoint); '' = the runtime endpoint, as the kubelet's. */
-  imageServiceEndpoint: option({
-    flag: 'image-service-endpoint', parse: 'string', config: { field: 'imageServiceEndpoint' }, default: '', defaultText: '(the runtime endpoint)',
-    check: criEndpoint,
-    help: 'CRI image service endpoint (unix:///path/to.sock); unset: --container-runtime-endpoint',
-  }),
+  /** The CRI endpoints (`--container-runtime-endpoint`, `--image-service-endpoint`; runtime-endpoint-options.ts). */
+  ...kRuntimeEndpointOptionDescriptors,
   /**
    * The deadline of every request-response call to the container runtime, in milliseconds
    * (`--runtime-request-timeout`, runtimeRequestTimeout, 2m as the kubelet's): a create, start,
