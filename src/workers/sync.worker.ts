@@ -25,6 +25,8 @@ import { runGc } from './kuberuntime/gc.js';
 import { collectStats } from './stats/collect-stats.js';
 import { newPodNetwork } from './network/network-service.js';
 import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
+import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
+import { createCriTaskHandler } from './cri-tasks.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
@@ -47,8 +49,8 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
   if (typeof b !== 'object' || b === null) throw new InvalidArgumentError('workerData must be a WorkerBootstrap object');
   const w = b as Partial<WorkerBootstrap>;
   if (w.protocol !== PROTOCOL_VERSION) throw new InvalidArgumentError(`workerData.protocol must be ${PROTOCOL_VERSION}, got ${JSON.stringify(w.protocol)}`);
-  if (w.runtime !== 'docker' && w.runtime !== 'fake') throw new InvalidArgumentError(`workerData.runtime must be 'docker' or 'fake', got ${JSON.stringify(w.runtime)}`);
-  if (w.runtime === 'docker' && (typeof w.dockerSocketPath !== 'string' || !w.dockerSocketPath)) throw new InvalidArgumentError('workerData.dockerSocketPath must be a non-empty string');
+  if (w.runtime === undefined) throw new InvalidArgumentError('workerData.runtime must be set');
+  checkRuntimeEndpoint(w);
   if (typeof w.nodeName !== 'string' || !w.nodeName) throw new InvalidArgumentError('workerData.nodeName must be a non-empty string');
   if (typeof w.rootDir !== 'string' || !path.isAbsolute(w.rootDir)) throw new InvalidArgumentError(`workerData.rootDir must be an absolute path, got ${JSON.stringify(w.rootDir)}`);
   if (typeof w.podInfraContainerImage !== 'string' || !w.podInfraContainerImage) throw new InvalidArgumentError('workerData.podInfraContainerImage must be a non-empty string');
@@ -65,6 +67,8 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
  */
 export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: ContainerRuntime, deps: WorkerHandlerDeps = {}): WorkerHandler {
   const b = validateBootstrap(bootstrap);
+  // INTERIM (issue #40): a CRI runtime answers the status check and stats only (cri-tasks.ts).
+  if (b.runtime === 'remote' && !runtime) return createCriTaskHandler(b, undefined, deps.now);
   const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
   const scoped = scopeToNode(raw, b.nodeName);
