@@ -10,7 +10,7 @@
  *   syncer, the pod cache (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
  *   feeds the watch cache, metrics and etcd; the server gets the AgentHost of server-host.ts.
  *
- * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
+ * It decides nothing about pods and does no runtime I/O: every runtime call runs off the main thread
  * (a pool task, or the dedicated events and logs threads).
  */
 import { availableParallelism, totalmem } from 'node:os';
@@ -123,11 +123,11 @@ export interface Agent {
   metrics(): Promise<{ contentType: string; body: string }>;
 }
 
-/** Tasks each worker thread runs at once: they wait on dockerd, not on the CPU. */
+/** Tasks each worker thread runs at once: they wait on the runtime, not on the CPU. */
 const kTasksPerWorker = 16;
 /**
  * Kills each worker thread runs at once, beside its syncs: a kill mostly waits out a grace period
- * in dockerd (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
+ * in the runtime (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
  * for one another's grace periods (the kubelet bounds them not at all: a goroutine per pod).
  */
 const kKillsPerWorker = 64;
@@ -310,6 +310,7 @@ class AgentImpl implements Agent {
     });
     const statusPublisher = newPodStatusPublisher({
       logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; }, clock: this.#clock,
+      idScheme: () => this.#nodeApi.idScheme(),
     });
     const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
@@ -347,7 +348,9 @@ class AgentImpl implements Agent {
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
     const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, clock: this.#clock }) : undefined;
     this.#runtimeState = newRuntimeState({}, {
-      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }), logger: log.child({ component: 'runtime-state' }),
+      // Once the runtime answers, its Version names the PodStatus ID scheme (asked until it answered once).
+      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }).then((r) => { void this.#nodeApi.learnRuntime(); return r; }),
+      logger: log.child({ component: 'runtime-state' }),
       // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
       onRuntimeUp: () => void loop({ kind: 'resync' }), clock: this.#clock,
     });

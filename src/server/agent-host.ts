@@ -239,7 +239,7 @@ export interface ConfigObjectWrite {
 
 /** StreamTarget: the container a stream enters. */
 export interface StreamTarget {
-  /** Docker container ID. */
+  /** The runtime's container ID. */
   containerId: string;
   /** The pod's UID (streams are counted per pod). */
   podUid: string;

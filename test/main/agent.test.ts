@@ -72,7 +72,7 @@ describe('resync from the cached runtime state', () => {
     expect(fake.calls.filter((c) => c !== 'list')).toEqual([]);
 
     // The container dies; the relist reports it; the sync that follows reads the runtime and restarts it.
-    const id = running()!.status!.containerStatuses![0].containerID!.replace(/^docker:\/\//, '');
+    const id = running()!.status!.containerStatuses![0].containerID!.replace(/^[a-z]+:\/\//, '');
     fake.exit(id, 1);
     const m = syncs.length;
     await agent.pleg.relist();

@@ -40,7 +40,7 @@ export { storedJsonFiles, writeFilesDurably } from './intake-store.js';
 /** kIntakeDirName: the directory under --root-dir that holds intake pods, one JSON file each. */
 export const kIntakeDirName = 'intake';
 
-/** A pod UID we accept from a client: it ends up in Docker labels and in `{rootDir}/pods/{uid}`. */
+/** A pod UID we accept from a client: it ends up in the runtime's labels and in `{rootDir}/pods/{uid}`. */
 const kUidRe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Options of {@link newIntakeSource}. */
