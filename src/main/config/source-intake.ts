@@ -30,6 +30,7 @@ import { podContentHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
+import { admitServiceAccount, serviceAccountVolumeOf } from '../../shared/service-account-admission.js';
 import { podFiles, removePodFiles, restoreIntakePods } from './intake-pod-files.js';
 import { syncDir, writeFilesDurably } from './intake-store.js';
 
@@ -270,6 +271,7 @@ class IntakeSourceImpl implements IntakeSource {
         const bound = this.#otherNode(pod, `${prefix}spec.nodeName`);
         if (bound) errors.push(bound);
         if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
+        admitServiceAccount(pod);
         meta.creationTimestamp = now;
         meta.annotations = { ...(meta.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now };
         meta.annotations[ConfigHashAnnotationKey] = configHashOf(pod);
@@ -315,6 +317,9 @@ class IntakeSourceImpl implements IntakeSource {
       if (bound) throw new InvalidManifestError('request body', [bound]);
       const now = new Date(this.#now()).toISOString();
       if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
+      // The token volume keeps its name; a pod stored before admission mounted tokens gets none unless it asks.
+      const saVolume = serviceAccountVolumeOf(old);
+      admitServiceAccount(pod, saVolume ? { volumeName: saVolume } : { serviceAccountAutomount: false });
       // The API's resourceVersion is the server's, not the pod's content (a PATCH or a read-modify-write sends it back).
       const { resourceVersion: _rv, ...meta } = pod.metadata ?? {};
       pod.metadata = {
