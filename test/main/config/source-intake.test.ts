@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { admitServiceAccount } from '../../../src/shared/service-account-admission.js';
 import { intakeFileName, newIntakeSource, writeFilesDurably, type IntakeSource } from '../../../src/main/config/source-intake.js';
 import { intakeFileNames } from '../../../src/main/config/intake-pod-files.js';
 import type { Pod } from '../../../src/shared/api.js';
@@ -218,7 +219,8 @@ describe('IntakeSource bounds', () => {
   });
 
   it('refuses a write that would take the store past maxStoreBytes, counting restored files, replaced files and deletes', async () => {
-    const one = Buffer.byteLength(`${JSON.stringify(pod('a'), null, 2)}\n`);
+    // As stored: with the service account volume admission adds.
+    const one = Buffer.byteLength(`${JSON.stringify(admitServiceAccount(pod('a'), { volumeName: 'kube-api-access-xxxxx' }), null, 2)}\n`);
     const s = bounded({ maxStoreBytes: 2 * one + 800 }); // room for two small pods (with their annotations), not three
     await s.start();
     const ab = await s.submit([pod('a'), pod('b')]);
