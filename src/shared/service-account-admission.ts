@@ -14,7 +14,7 @@
  * account keep running. Pods of the other sources (static, etcd) are not admitted, as upstream
  * the kubelet's own sources never pass the apiserver. Pure.
  */
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import type { Pod, Volume, VolumeMount } from './api.js';
 
 /** kServiceAccountMountPath: where the token volume is mounted (admission.go DefaultAPITokenMountPath). */
@@ -105,4 +105,26 @@ export function admitServiceAccount(pod: Pod, opts: ServiceAccountAdmissionOptio
 /** serviceAccountVolumeOf: the name of the pod's `kube-api-access-*` volume, if it has one (to keep it on a replace). Pure. */
 export function serviceAccountVolumeOf(pod: Pod | undefined): string | undefined {
   return pod?.spec?.volumes?.find((v) => v.name.startsWith(kServiceAccountVolumePrefix))?.name;
+}
+
+/**
+ * serviceAccountUid: the UID of ServiceAccount `namespace/name` on this node: UUID-shaped and stable
+ * (SHA-256 of the two), so the UID the API shows and the one in a token's claims agree across
+ * restarts. A token is still only good on the node whose key signed it. Pure.
+ */
+export function serviceAccountUid(namespace: string, name: string): string {
+  const h = createHash('sha256').update(`serviceaccount\0${namespace}\0${name}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** ServiceAccountObject: a core/v1 ServiceAccount as the node's API shows it. */
+export interface ServiceAccountObject {
+  apiVersion: 'v1';
+  kind: 'ServiceAccount';
+  metadata: { name: string; namespace: string; uid: string; creationTimestamp?: string };
+}
+
+/** serviceAccountObject: the ServiceAccount `namespace/name` (created when its namespace was, `creationTimestamp` RFC 3339). Pure. */
+export function serviceAccountObject(namespace: string, name: string, creationTimestamp?: string): ServiceAccountObject {
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, uid: serviceAccountUid(namespace, name), ...(creationTimestamp ? { creationTimestamp } : {}) } };
 }

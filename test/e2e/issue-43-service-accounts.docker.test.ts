@@ -126,8 +126,15 @@ describe.skipIf(!inject('dockerAvailable') || !kHavePythonClient)('issue 43 done
 
     // The token in the pod's volume: a JWT bound to this pod; it works from outside too, until the pod is deleted.
     const token = (await readFile(join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~projected', volume!.name, 'token'), 'utf8')).trim();
-    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as Record<string, { pod?: { uid?: string } }>;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as Record<string, { pod?: { uid?: string }; serviceaccount?: { uid?: string } }>;
     expect(claims['kubernetes.io'].pod?.uid).toBe(pod.metadata?.uid);
+    // The ServiceAccount the token names is readable through the API, with the claim's UID.
+    const sa = await node.api(`/api/v1/namespaces/${kNs}/serviceaccounts/default`);
+    expect(sa.status).toBe(200);
+    expect(await sa.json()).toMatchObject({ kind: 'ServiceAccount', metadata: { name: 'default', namespace: kNs, uid: claims['kubernetes.io'].serviceaccount?.uid } });
+    const all = (await (await node.api('/api/v1/serviceaccounts')).json()) as { kind: string; items: { metadata: { namespace: string; name: string } }[] };
+    expect(all.kind).toBe('ServiceAccountList');
+    expect(all.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`)).toEqual(expect.arrayContaining(['default/default', 'kube-system/default']));
     const probe = `import kts
 from kubernetes.client.rest import ApiException
 try:

@@ -12,15 +12,14 @@ import type { ConfigMap, Pod } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import type { PodConfigObjects } from '../../shared/messages.js';
 import { kubernetesServiceEndpoint } from '../../shared/kubernetes-service-env.js';
-import { kRootCaConfigMapName, podServiceAccountName } from '../../shared/service-account-admission.js';
+import { kRootCaConfigMapName, podServiceAccountName, serviceAccountUid } from '../../shared/service-account-admission.js';
 import { unionTokenAuthenticators, type TokenAuthenticator } from '../../server/auth.js';
 import { newServiceAccountAuthenticator } from '../../server/auth/service-account-tokens.js';
-import { ensureServiceAccountKey, newTokenManager, serviceAccountUid, type TokenManager } from './token-manager.js';
+import { ensureServiceAccountKey, newTokenManager, type TokenManager } from './token-manager.js';
 
 /** Dependencies of {@link newNodeServiceAccounts}. */
 export interface NodeServiceAccountsDeps {
   rootDir: string;
-  nodeName: string;
   logger: Logger;
   /** The pod `namespace/name` the node has now: its UID and whether it is being deleted (undefined = none). */
   pod: (namespace: string, name: string) => { uid: string; deleted: boolean } | undefined;
@@ -66,7 +65,7 @@ export async function newNodeServiceAccounts(deps: NodeServiceAccountsDeps): Pro
 function build(deps: NodeServiceAccountsDeps, privateKey: KeyObject, publicKey: KeyObject): NodeServiceAccounts {
   const now = deps.now ?? Date.now;
   const tokens = newTokenManager(privateKey, now);
-  const saUid = (namespace: string, name: string): string => serviceAccountUid(deps.nodeName, namespace, name);
+  const saUid = serviceAccountUid;
   let rootCa = '';
   let api: Parameters<NodeServiceAccounts['setApi']>[0] | undefined;
   const rootCaConfigMap = (namespace: string): ConfigMap => ({

@@ -4,10 +4,10 @@
  * lifetime) is kept and handed out again until 80 % of its life has passed (or 24 h, whichever is
  * first: requiresRefresh), then a new one is issued; tokens of pods that are gone and tokens past
  * their expiry are dropped. Also the signing key (`<root-dir>/pki/service-account.key`, mode 0600,
- * made at first start and kept) and the ServiceAccount UIDs (stable per node, namespace and name).
+ * made at first start and kept).
  * Main thread.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidArgumentError } from '../../shared/errors.js';
@@ -51,12 +51,6 @@ export async function ensureServiceAccountKey(rootDir: string): Promise<{ privat
     throw new InvalidArgumentError(`${path}: the service account signing key must be an EC P-256 key`);
   }
   return { privateKey, publicKey: createPublicKey(privateKey), path };
-}
-
-/** serviceAccountUid: the UID of ServiceAccount `namespace/name` on node `nodeName`, UUID-shaped and stable (SHA-256 of the three). Pure. */
-export function serviceAccountUid(nodeName: string, namespace: string, name: string): string {
-  const h = createHash('sha256').update(`serviceaccount\0${nodeName}\0${namespace}\0${name}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 /** TokenManager: the node's token cache (token_manager.go Manager). */

@@ -53,7 +53,7 @@ describe('token manager', () => {
 
   it('gives an admitted pod\'s sync its token, kube-root-ca.crt and, for a hostNetwork pod, the API endpoint; the token checks against the live pod', async () => {
     const pods = new Map<string, { uid: string; deleted: boolean }>([['default/p', { uid: 'pu', deleted: false }]]);
-    const sa = await newNodeServiceAccounts({ rootDir: dir, nodeName: 'n1', logger: pino({ level: 'silent' }), pod: (ns, n) => pods.get(`${ns}/${n}`) });
+    const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: (ns, n) => pods.get(`${ns}/${n}`) });
     sa.setApi({ caPem: 'CA-PEM', address: '127.0.0.1', tlsPort: () => 10250, gateway: '10.222.0.1', onPodNetwork: true });
     const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { hostNetwork: true, containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
     const objects = sa.configObjectsFor(pod, undefined)!;
