@@ -51,6 +51,23 @@ describe('token manager', () => {
     await expect(ensureServiceAccountKey(dir)).rejects.toThrow(/service-account.key: the service account signing key must not be readable by group or others/);
   });
 
+  it('a pod\'s sync gets a new token once 80 % of the last one\'s life has passed (3607 s: after 2885.6 s); the old one works until it expires', async () => {
+    let now = Date.parse('2026-12-07T12:00:00Z');
+    const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: () => ({ uid: 'pu', deleted: false }), now: () => now });
+    const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
+    const tokenAt = () => sa.configObjectsFor(pod, undefined)!.serviceAccountTokens!['kube-api-access-abcde/0'];
+    const first = tokenAt();
+    now += 2_885_000;
+    expect(tokenAt()).toBe(first);
+    now += 1_000;
+    const second = tokenAt();
+    expect(second).not.toBe(first);
+    expect(sa.authenticator.authenticateToken(first)).toBeDefined();
+    now += 3607_000 - 2_886_000;
+    expect(sa.authenticator.authenticateToken(first)).toBeUndefined();
+    expect(sa.authenticator.authenticateToken(second)).toBeDefined();
+  });
+
   it('gives an admitted pod\'s sync its token, kube-root-ca.crt and, for a hostNetwork pod, the API endpoint; the token checks against the live pod', async () => {
     const pods = new Map<string, { uid: string; deleted: boolean }>([['default/p', { uid: 'pu', deleted: false }]]);
     const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: (ns, n) => pods.get(`${ns}/${n}`) });
