@@ -147,6 +147,8 @@ except ApiException as e:
 
     const del = await node.api(`${podPath('sa-client')}?gracePeriodSeconds=1`, { method: 'DELETE' });
     expect(del.status, await del.clone().text()).toBe(200);
+    // Gone from the node (its containers stopped): the token goes with it.
+    await waitFor(async () => (await node.api(podPath('sa-client'))).status === 404, { timeoutMs: 60_000, intervalMs: 200, description: 'sa-client gone' });
     const after = await python(node, probe, { token });
     expect(await after.until((e) => e.event === 'list', 'a list with the deleted pod\'s token', 60_000)).toMatchObject({ status: 401 });
   }, kTestMs);

@@ -14,15 +14,15 @@ import type { PodConfigObjects } from '../../shared/messages.js';
 import { kubernetesServiceEndpoint } from '../../shared/kubernetes-service-env.js';
 import { kRootCaConfigMapName, podServiceAccountName, serviceAccountUid } from '../../shared/service-account-admission.js';
 import { unionTokenAuthenticators, type TokenAuthenticator } from '../../server/auth.js';
-import { newServiceAccountAuthenticator } from '../../server/auth/service-account-tokens.js';
+import { newServiceAccountAuthenticator, type BoundObjects } from '../../server/auth/service-account-tokens.js';
 import { ensureServiceAccountKey, newTokenManager, type TokenManager } from './token-manager.js';
 
 /** Dependencies of {@link newNodeServiceAccounts}. */
 export interface NodeServiceAccountsDeps {
   rootDir: string;
   logger: Logger;
-  /** The pod `namespace/name` the node has now: its UID and whether it is being deleted (undefined = none). */
-  pod: (namespace: string, name: string) => { uid: string; deleted: boolean } | undefined;
+  /** The pod `namespace/name` the node has now: its UID and `deletionTimestamp` if being deleted (undefined = none). */
+  pod: BoundObjects['pod'];
   /** Clock, epoch milliseconds (default Date.now). */
   now?: () => number;
 }
@@ -114,12 +114,13 @@ function build(deps: NodeServiceAccountsDeps, privateKey: KeyObject, publicKey: 
 
 /**
  * boundPodOf: the lookup a token's bound-pod check needs, over the pod manager's full-name index:
- * the pod `namespace/name` the node has, its UID, and whether it carries a `deletionTimestamp`.
+ * the pod `namespace/name` the node has, its UID, and its `deletionTimestamp` if it has one.
  */
 export function boundPodOf(getByFullName: (fullName: string) => { pod: Pod } | undefined): NodeServiceAccountsDeps['pod'] {
   return (namespace, name) => {
     const r = getByFullName(`${namespace}/${name}`);
-    return r ? { uid: r.pod.metadata?.uid ?? '', deleted: Boolean(r.pod.metadata?.deletionTimestamp) } : undefined;
+    const deletionTimestamp = r?.pod.metadata?.deletionTimestamp;
+    return r ? { uid: r.pod.metadata?.uid ?? '', ...(deletionTimestamp ? { deletionTimestamp } : {}) } : undefined;
   };
 }
 

@@ -22,6 +22,9 @@ export const kMinTokenExpirationSeconds = 600;
 /** kDefaultTokenExpirationSeconds: a TokenRequest's default lifetime (1 hour), seconds. */
 export const kDefaultTokenExpirationSeconds = 3600;
 
+/** kDeletedLeewayMs: how long past its deletionTimestamp a pod's tokens stay good (jwt.DefaultLeeway: 1 minute), milliseconds. */
+export const kDeletedLeewayMs = 60_000;
+
 /** BoundTokenRequest: what one token is for (a TokenRequest bound to a pod). */
 export interface BoundTokenRequest {
   namespace: string;
@@ -100,8 +103,8 @@ export type TokenCheck = { ok: true; claims: ServiceAccountClaims } | { ok: fals
 
 /** BoundObjects: what the checker asks about the objects a token is bound to. */
 export interface BoundObjects {
-  /** The pod `namespace/name` as the node has it now: its UID and whether it is being deleted; undefined = none. */
-  pod(namespace: string, name: string): { uid: string; deleted: boolean } | undefined;
+  /** The pod `namespace/name` as the node has it now: its UID and its `deletionTimestamp` (RFC 3339) if it is being deleted; undefined = none. */
+  pod(namespace: string, name: string): { uid: string; deletionTimestamp?: string } | undefined;
   /** The UID of the ServiceAccount `namespace/name`, undefined = none. */
   serviceAccountUid(namespace: string, name: string): string | undefined;
 }
@@ -125,9 +128,10 @@ function isClaims(v: unknown): v is ServiceAccountClaims {
 /**
  * checkToken verifies a token as the serviceaccount authenticator (jwt.go jwtTokenAuthenticator
  * and claims.go validator.Validate): three base64url parts, `alg` ES256, a good signature by
- * `publicKey`, `iss` the node's, an `aud` among `audiences`, `nbf` ≤ now < `exp` (no leeway), and the
- * bound pod and service account still there with the UIDs of the claims (a pod being deleted refuses
- * its tokens: claims.go `Pod %s/%s has been deleted`). Pure.
+ * `publicKey`, `iss` the node's, an `aud` among `audiences`, `nbf` ≤ now < `exp` (no leeway: upstream
+ * allows 60 s), and the bound pod and service account still there with the UIDs of the claims. A pod
+ * being deleted keeps its tokens good until its `deletionTimestamp` is {@link kDeletedLeewayMs} old
+ * (claims.go invalidIfDeletedBefore, jwt.DefaultLeeway); a pod that is gone refuses them at once. Pure.
  * @param nowMs the clock, epoch milliseconds.
  */
 export function checkToken(token: string, publicKey: KeyObject, audiences: readonly string[], bound: BoundObjects, nowMs: number = Date.now()): TokenCheck {
@@ -149,7 +153,7 @@ export function checkToken(token: string, publicKey: KeyObject, audiences: reado
   const pod = bound.pod(k.namespace, k.pod.name);
   if (!pod) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} not found` };
   if (pod.uid !== k.pod.uid) return { ok: false, reason: `pod UID (${pod.uid}) does not match claim (${k.pod.uid})` };
-  if (pod.deleted) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} has been deleted` };
+  if (pod.deletionTimestamp !== undefined && Date.parse(pod.deletionTimestamp) < nowMs - kDeletedLeewayMs) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} has been deleted` };
   const saUid = bound.serviceAccountUid(k.namespace, k.serviceaccount.name);
   if (saUid === undefined) return { ok: false, reason: `service account ${k.namespace}/${k.serviceaccount.name} not found` };
   if (saUid !== k.serviceaccount.uid) return { ok: false, reason: `service account UID (${saUid}) does not match claim (${k.serviceaccount.uid})` };
