@@ -251,7 +251,7 @@ class AgentImpl implements Agent {
     await this.#namespaces.load(); // before the server answers a GET of namespaces
     const o = this.options;
     const log = this.#log;
-    // First: an unsafe admin token file stops the start before anything runs.
+    // First: an unsafe admin token or service account key file stops the start before anything runs.
     const serviceAccounts = await newNodeServiceAccounts({ rootDir: o.rootDir, logger: log.child({ component: 'service-accounts' }), pod: boundPodOf((n) => this.podManager.getByFullName(n)) });
     const auth = withServiceAccountAuth(this.deps.serve !== false ? await loadServerAuth(o, log) : undefined, serviceAccounts);
     // The pod network before the workers: they get its settings; a colliding --pod-cidr stops the start here.

@@ -56,6 +56,26 @@ describe('IntakeSource', () => {
     expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(stored[0])), 'utf8'))).toEqual(stored[0]);
   });
 
+  it('admits as the ServiceAccount plugin: serviceAccountName default and the kube-api-access volume; a replace keeps the volume\'s name, and adds none to a pod stored without one', async () => {
+    const s = source();
+    await s.start();
+    const [stored] = await s.submit([pod('sa')]);
+    expect(stored.spec?.serviceAccountName).toBe('default');
+    const vol = stored.spec?.volumes?.find((v) => v.name.startsWith('kube-api-access-'))?.name;
+    expect(vol).toMatch(/^kube-api-access-[a-z0-9]{5}$/);
+    expect(stored.spec?.containers[0].volumeMounts).toEqual([{ name: vol, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+    // A PUT of the bare manifest: the same volume and mount, so no container changes.
+    const replaced = await s.replace('default', 'sa', pod('sa'));
+    expect(replaced.spec?.volumes?.map((v) => v.name)).toEqual([vol]);
+    expect(replaced.spec?.containers[0].volumeMounts).toEqual(stored.spec?.containers[0].volumeMounts);
+    // automountServiceAccountToken: false mounts nothing.
+    const [off] = await s.submit([{ ...pod('off'), spec: { ...pod('off').spec!, automountServiceAccountToken: false } }]);
+    expect(off.spec?.volumes ?? []).toEqual([]);
+    expect(off.spec?.serviceAccountName).toBe('default');
+    const again = await s.replace('default', 'off', pod('off'));
+    expect(again.spec?.volumes ?? []).toEqual([]);
+  });
+
   it('refuses a pod bound to another node (spec.nodeName), storing nothing, and accepts its own name or none', async () => {
     const s = source();
     await s.start();
