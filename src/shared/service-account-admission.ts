@@ -102,6 +102,17 @@ export function admitServiceAccount(pod: Pod, opts: ServiceAccountAdmissionOptio
   return pod;
 }
 
+/**
+ * admitServiceAccountReplace: {@link admitServiceAccount} for a replace of `old` by `pod` (a PUT): the
+ * token volume keeps the name `old` has, so a PUT of the bare manifest changes no container; a pod
+ * stored without one (before admission mounted tokens) gets none unless it asks with
+ * `automountServiceAccountToken: true`. Mutates and returns `pod`.
+ */
+export function admitServiceAccountReplace(pod: Pod, old: Pod | undefined): Pod {
+  const saVolume = serviceAccountVolumeOf(old);
+  return admitServiceAccount(pod, saVolume ? { volumeName: saVolume } : { serviceAccountAutomount: false });
+}
+
 /** serviceAccountVolumeOf: the name of the pod's `kube-api-access-*` volume, if it has one (to keep it on a replace). Pure. */
 export function serviceAccountVolumeOf(pod: Pod | undefined): string | undefined {
   return pod?.spec?.volumes?.find((v) => v.name.startsWith(kServiceAccountVolumePrefix))?.name;

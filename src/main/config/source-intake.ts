@@ -30,7 +30,7 @@ import { podContentHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
-import { admitServiceAccount, serviceAccountVolumeOf } from '../../shared/service-account-admission.js';
+import { admitServiceAccount, admitServiceAccountReplace } from '../../shared/service-account-admission.js';
 import { podFiles, removePodFiles, restoreIntakePods } from './intake-pod-files.js';
 import { syncDir, writeFilesDurably } from './intake-store.js';
 
@@ -317,9 +317,7 @@ class IntakeSourceImpl implements IntakeSource {
       if (bound) throw new InvalidManifestError('request body', [bound]);
       const now = new Date(this.#now()).toISOString();
       if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
-      // The token volume keeps its name; a pod stored before admission mounted tokens gets none unless it asks.
-      const saVolume = serviceAccountVolumeOf(old);
-      admitServiceAccount(pod, saVolume ? { volumeName: saVolume } : { serviceAccountAutomount: false });
+      admitServiceAccountReplace(pod, old);
       // The API's resourceVersion is the server's, not the pod's content (a PATCH or a read-modify-write sends it back).
       const { resourceVersion: _rv, ...meta } = pod.metadata ?? {};
       pod.metadata = {
