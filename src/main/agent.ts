@@ -62,6 +62,8 @@ import { newProberManager, type ProberManager } from './prober/prober-manager.js
 import { listPods, newServerHost } from './server-host.js';
 import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
+import { podNetworkGateway } from '../shared/kubernetes-service-env.js';
+import { boundPodOf, newNodeServiceAccounts, withServiceAccountAuth } from './service-accounts/node-service-accounts.js';
 import { ensureServingCert } from './serving-cert.js';
 import { agentServerOptions } from './server-options.js';
 import { newPodStatusPublisher } from './status/pod-status-publisher.js';
@@ -257,8 +259,9 @@ class AgentImpl implements Agent {
     await this.#namespaces.load(); // before the server answers a GET of namespaces
     const o = this.options;
     const log = this.#log;
-    // First: an unsafe admin token file stops the start before anything runs.
-    const auth = this.deps.serve !== false ? await loadServerAuth(o, log) : undefined;
+    // First: an unsafe admin token or service account key file stops the start before anything runs.
+    const serviceAccounts = await newNodeServiceAccounts({ rootDir: o.rootDir, logger: log.child({ component: 'service-accounts' }), pod: boundPodOf((n) => this.podManager.getByFullName(n)), clock: this.#clock });
+    const auth = withServiceAccountAuth(this.deps.serve !== false ? await loadServerAuth(o, log) : undefined, serviceAccounts);
     // The pod network before the workers: they get its settings; a colliding --pod-cidr stops the start here.
     const network = this.#network = await setUpNodeNetwork(o, {
       logger: log.child({ component: 'network' }),
@@ -321,7 +324,7 @@ class AgentImpl implements Agent {
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
       runtimeView: pleg, get podWorkers() { return podWorkers; },
-      configObjects: (pod) => this.#claims.configObjectsFor(pod),
+      configObjects: (pod) => serviceAccounts.configObjectsFor(pod, this.#claims.configObjectsFor(pod)),
       networkError: () => network.nodeMessage(), clock: this.#clock,
     });
     this.#eviction = newNodeEvictionManager(o, {
@@ -347,6 +350,7 @@ class AgentImpl implements Agent {
     });
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
     const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, clock: this.#clock }) : undefined;
+    serviceAccounts.setApi({ caPem: cert?.certPem ?? '', address: o.address, tlsPort: () => (cert ? this.tlsPort || o.tlsPort : 0), gateway: podNetworkGateway(network.podCIDR), onPodNetwork: network.settings.plugin === 'cni' });
     this.#runtimeState = newRuntimeState({}, {
       // Once the runtime answers, its Version names the PodStatus ID scheme (asked until it answered once).
       check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }).then((r) => { void this.#nodeApi.learnRuntime(); return r; }),
