@@ -121,11 +121,6 @@ class PodSyncerImpl implements PodSyncer {
       throw err;
     });
     podCache.set(uid, result.runtimePod, cached.generation);
-    if (result.evict && podManager.get(uid) === record) {
-      // The eviction manager's verdict (local storage): Failed/Evicted, then killed (pod workers).
-      this.#logEvents(record.pod, result.events);
-      return this.#failPod(record, result.evict.reason, result.evict.message, 'Warning');
-    }
     this.#applyResult(record, result);
     this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(this.#clock.monotonicMs() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};

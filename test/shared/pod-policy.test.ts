@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, Volume } from '../../src/shared/api.js';
 import {
-  effectiveGracePeriodSeconds, emptyDirOverLimitMessage, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultTerminationGracePeriodSeconds,
+  effectiveGracePeriodSeconds, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultTerminationGracePeriodSeconds,
   kGracePeriodFromLabels, podCanFinish, podRestartPolicy, podTerminationGracePeriodSeconds, restartsAfterKill, shouldRestartExitedContainer,
 } from '../../src/shared/pod-policy.js';
 
@@ -145,15 +145,5 @@ describe('emptyDir sizeLimit verdict (emptyDirLimitEviction)', () => {
     ['not an emptyDir', { name: 'c', configMap: { name: 'x' } } as Volume, undefined],
   ] as const)('limit of %s → %s', (_what, v, want) => {
     expect(emptyDirSizeLimitBytes(v)).toBe(want);
-  });
-
-  it.each([
-    ['over', vol('1Mi'), 1024 * 1024 + 1, 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". '],
-    ['at the limit', vol('1Mi'), 1024 * 1024, null],
-    ['not measured', vol('1Mi'), undefined, null],
-    ['no limit', vol(), 1e12, null],
-    ['zero limit', vol('0'), 1e12, null],
-  ] as const)('%s → %j', (_what, v, used, want) => {
-    expect(emptyDirOverLimitMessage(v, used)).toBe(want);
   });
 });
