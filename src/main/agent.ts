@@ -298,9 +298,9 @@ class AgentImpl implements Agent {
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, endpoint: runtimeEndpointOf(o), nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     const { podManager, statusManager, events } = this;
-    // The pod workers run the pod syncer, and the syncer, the status publisher, the sync handler and
-    // eviction ask the pod workers about a pod's lifecycle (as the kubelet's podWorkers and its
-    // Kubelet): each reads `podWorkers` at its call.
+    // The pod workers run the pod syncer, and the syncer, the status publisher and eviction ask the
+    // pod workers about a pod's lifecycle (as the kubelet's podWorkers and its Kubelet): each reads
+    // `podWorkers` at its call. The sync handler, built after them, gets them (and their start gate) outright.
     let podWorkers!: PodWorkers;
     const admission = newPodAdmission({
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
@@ -311,14 +311,8 @@ class AgentImpl implements Agent {
     const statusPublisher = newPodStatusPublisher({
       logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; }, clock: this.#clock,
     });
-    const handler = this.#syncHandler = newSyncHandler({
-      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
-      get podWorkers() { return podWorkers; }, admission, statusPublisher,
-      oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid),
-      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
-    });
     const syncer = newPodSyncer({
-      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
+      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission,
       runtimeView: pleg, get podWorkers() { return podWorkers; },
       configObjects: (pod) => this.#claims.configObjectsFor(pod),
       networkError: () => network.nodeMessage(), clock: this.#clock,
@@ -334,7 +328,13 @@ class AgentImpl implements Agent {
     });
     // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
     admission.addAdmitHandler(this.#eviction);
-    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock });
+    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, {
+      logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, startGate: { podManager, oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid) },
+    });
+    const handler = this.#syncHandler = newSyncHandler({
+      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober, podWorkers, admission, statusPublisher,
+      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
+    });
     const housekeeping = newHousekeeping({
       logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
       // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).

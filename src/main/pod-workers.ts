@@ -23,12 +23,16 @@
  * the other loops ask the queries (`isPodTerminationRequested`, `isPodTerminal`,
  * `shouldPodContentBeRemoved`) instead of keeping flags of their own.
  *
+ * They also hold the start gate (pod-start-gate.ts, the kubelet's allowPodStart): a pod waiting
+ * for an older pod of its full name starts once the pod workers have forgotten that one.
+ *
  * The pod workers only order and time the work; what a sync or kill does is the {@link PodSyncer}'s
  * business (pod-syncer.ts). Main thread only.
  */
 import { InvalidArgumentError, isRetriable } from '../shared/errors.js';
 import { boundedErr, type Logger } from '../shared/logging.js';
 import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
+import { kKillOldCopyWork, newPodStartGate, type PodStartGate, type PodStartGateDeps } from './pod-start-gate.js';
 
 /** PodWork: what a pod worker is asked to do. */
 export type PodWork =
@@ -95,6 +99,8 @@ export interface PodWorkersDeps {
   clock?: Clock;
   /** Wraps every piece of work (metrics: kubelet_pod_worker_duration_seconds); default none. */
   instrument?(run: (uid: string, work: PodWork) => Promise<void>): (uid: string, work: PodWork) => Promise<void>;
+  /** What the start gate (PodWorkers.startGate) reads: the desired pods by full name, the runtime's old copies; default: no pods known (every pod may start). */
+  startGate?: Omit<PodStartGateDeps, 'logger'>;
 }
 
 /** PodWorkers: the scheduler of per-pod work. */
@@ -122,6 +128,11 @@ export interface PodWorkers {
    * which never started and has nothing to stop. Later syncs are dropped; a kill still runs.
    */
   setTerminated(uid: string): void;
+  /**
+   * startGate: allowPodStart and the pods waiting for an older pod of their full name
+   * (pod-start-gate.ts); opened for a pod once its removal finished (after syncTerminatedPod).
+   */
+  readonly startGate: PodStartGate;
   /** Figures for metrics and benches. */
   stats(): { inFlight: number; waiting: number; timers: number; terminating: number; terminated: number };
   /** Resolves once nothing is in flight; new work is refused after stop(). */
@@ -182,9 +193,13 @@ class PodWorkersImpl implements PodWorkers {
   #stopped = false;
   #idle: (() => void) | null = null;
   readonly #clock: Clock;
+  readonly startGate: PodStartGate;
 
   constructor(private readonly opts: Required<PodWorkersOptions>, private readonly deps: PodWorkersDeps) {
     this.#clock = deps.clock ?? realClock;
+    this.startGate = newPodStartGate({ logger: deps.logger, ...(deps.startGate ?? { podManager: { get: () => undefined, getByFullName: () => undefined } }) }, {
+      shouldPodContentBeRemoved: (uid) => this.shouldPodContentBeRemoved(uid), killOldCopy: (uid) => this.update(uid, kKillOldCopyWork),
+    });
     this.#limit = { sync: opts.maxInFlight, kill: opts.maxKillsInFlight };
     const run = (uid: string, work: PodWork) => this.#dispatch(uid, work);
     this.#execute = deps.instrument ? deps.instrument(run) : run;
@@ -209,6 +224,8 @@ class PodWorkersImpl implements PodWorkers {
     // Forget first: a pod that was waiting for this one may have the same UID and needs its sync.
     this.forget(uid);
     syncer.syncTerminatedPod(uid);
+    // Also for a pod known only to the runtime (housekeeping's orphans): one may wait for it.
+    this.startGate.podTerminated(uid);
   }
 
   #state(uid: string): WorkerState {
