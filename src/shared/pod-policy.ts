@@ -45,9 +45,12 @@ export function effectiveGracePeriodSeconds(pod: Pod | undefined, override?: num
   return override ?? podTerminationGracePeriodSeconds(pod);
 }
 
-/** The pod's `spec.restartPolicy`: `Always` (the default, also when unset), `OnFailure` or `Never`. */
+/** The `spec.restartPolicy` default, `Always` (SetDefaults_PodSpec, pkg/apis/core/v1/defaults.go). */
+export const kDefaultRestartPolicy = 'Always';
+
+/** The pod's `spec.restartPolicy`: `Always` (kDefaultRestartPolicy, also when unset), `OnFailure` or `Never`. */
 export function podRestartPolicy(pod: Pod): string {
-  return pod.spec?.restartPolicy ?? 'Always';
+  return pod.spec?.restartPolicy ?? kDefaultRestartPolicy;
 }
 
 /**

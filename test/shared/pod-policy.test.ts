@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, Volume } from '../../src/shared/api.js';
+import { applyPodDefaults } from '../../src/shared/defaults.js';
 import {
-  effectiveGracePeriodSeconds, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultTerminationGracePeriodSeconds,
+  effectiveGracePeriodSeconds, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultRestartPolicy, kDefaultTerminationGracePeriodSeconds,
   kGracePeriodFromLabels, podCanFinish, podRestartPolicy, podTerminationGracePeriodSeconds, restartsAfterKill, shouldRestartExitedContainer,
 } from '../../src/shared/pod-policy.js';
 
@@ -51,6 +52,12 @@ describe('restart policy (kubecontainer.ShouldContainerBeRestarted)', () => {
   it('defaults to Always', () => {
     expect(podRestartPolicy(withPolicy())).toBe('Always');
     expect(podRestartPolicy(withPolicy('Never'))).toBe('Never');
+  });
+
+  it('the apiserver defaults (shared/defaults.ts) and the rules read one default (kDefaultRestartPolicy)', () => {
+    expect(kDefaultRestartPolicy).toBe('Always');
+    expect(applyPodDefaults(withPolicy()).spec?.restartPolicy).toBe(kDefaultRestartPolicy);
+    expect(applyPodDefaults(withPolicy()).spec?.terminationGracePeriodSeconds).toBe(kDefaultTerminationGracePeriodSeconds);
   });
 
   // helpers_test.go TestShouldContainerBeRestarted: an exited container, by policy and exit code.
