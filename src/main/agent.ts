@@ -54,6 +54,7 @@ import { newPodCache, oldestSandboxCreatedAtMs } from './pleg/pod-cache.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodSyncer } from './pod-syncer.js';
 import { newPodWorkers, type PodWorkers } from './pod-workers.js';
+import { newPodSyncStatuses } from './pod-sync-statuses.js';
 import { newPodAdmission } from './pod/pod-admission.js';
 import { newPodManager, type PodManager } from './pod/pod-manager.js';
 import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
@@ -298,10 +299,10 @@ class AgentImpl implements Agent {
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, endpoint: runtimeEndpointOf(o), nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     const { podManager, statusManager, events } = this;
-    // The pod workers run the pod syncer, and the syncer, the status publisher and eviction ask the
-    // pod workers about a pod's lifecycle (as the kubelet's podWorkers and its Kubelet): each reads
-    // `podWorkers` at its call. The sync handler, built after them, gets them (and their start gate) outright.
-    let podWorkers!: PodWorkers;
+    // The pod workers run the pod syncer; the syncer and the status publisher read the pod workers'
+    // lifecycle table (pod_workers.go podSyncStatuses), built first; eviction, the sync handler
+    // and housekeeping, built after the pod workers, get them (and their start gate) outright.
+    const lifecycle = newPodSyncStatuses();
     const admission = newPodAdmission({
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       security: detectHostSecurity(o.allowedUnsafeSysctls),
@@ -309,16 +310,19 @@ class AgentImpl implements Agent {
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
     });
     const statusPublisher = newPodStatusPublisher({
-      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; }, clock: this.#clock,
+      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, lifecycle, clock: this.#clock,
     });
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission,
-      runtimeView: pleg, get podWorkers() { return podWorkers; },
+      runtimeView: pleg, lifecycle,
       configObjects: (pod) => this.#claims.configObjectsFor(pod),
       networkError: () => network.nodeMessage(), clock: this.#clock,
     });
+    const podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, {
+      logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, statuses: lifecycle, startGate: { podManager, oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid) },
+    });
     this.#eviction = newNodeEvictionManager(o, {
-      logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, get podWorkers() { return podWorkers; },
+      logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, podWorkers,
       admission, statusPublisher, registry: this.#metrics.registry, clock: this.#clock,
       // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
       reclaimDisk: () => runner.run<'gc'>({
@@ -328,9 +332,6 @@ class AgentImpl implements Agent {
     });
     // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
     admission.addAdmitHandler(this.#eviction);
-    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, {
-      logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, startGate: { podManager, oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid) },
-    });
     const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober, podWorkers, admission, statusPublisher,
       runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,

@@ -30,7 +30,8 @@ import { isPodFinished, podTerminationGracePeriodSeconds } from '../shared/pod-p
 
 import type { EventRecorder } from './events/recorder.js';
 import type { PodCache } from './pleg/pod-cache.js';
-import type { PodSyncer, PodWorkers, SyncPodOutcome } from './pod-workers.js';
+import type { PodSyncer, SyncPodOutcome } from './pod-workers.js';
+import type { PodLifecycle } from './pod-sync-statuses.js';
 import { kNetworkNotReadyErrorMsg } from './network/network-setup.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
 import type { PodAdmission } from './pod/pod-admission.js';
@@ -52,8 +53,8 @@ export interface PodSyncerDeps {
   runner: PodSyncRunner;
   podManager: PodManager;
   podCache: PodCache;
-  /** Asked whether the pod's termination was requested; the syncer never schedules through it. */
-  podWorkers: Pick<PodWorkers, 'isPodTerminationRequested'>;
+  /** The pod workers' lifecycle table (pod-sync-statuses.ts), asked whether the pod's termination was requested. */
+  lifecycle: Pick<PodLifecycle, 'isPodTerminationRequested'>;
   prober: ProberManager;
   /** Forgets a removed pod's status (deletePodStatus). */
   statusManager: Pick<StatusManager, 'deletePodStatus'>;
@@ -216,7 +217,7 @@ class PodSyncerImpl implements PodSyncer {
     record.backoff = result.backoff;
     this.#logEvents(record.pod, result.events);
     const runtimePod = this.deps.podCache.get(record.uid);
-    if (this.deps.podWorkers.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
+    if (this.deps.lifecycle.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
     else this.deps.prober.updatePod(record.pod, runtimePod, runtimePod?.podIp ?? '');
     this.deps.statusPublisher.publish(record, terminal);
   }
