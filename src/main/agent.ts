@@ -319,7 +319,7 @@ class AgentImpl implements Agent {
       networkError: () => network.nodeMessage(), clock: this.#clock,
     });
     const podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, {
-      logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, statuses: lifecycle, startGate: { podManager, oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid) },
+      logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, statuses: lifecycle, startGate: { podManager, runtime: pleg },
     });
     this.#eviction = newNodeEvictionManager(o, {
       logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, podWorkers,

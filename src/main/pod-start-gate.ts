@@ -35,10 +35,10 @@ export interface PodStartGateDeps {
   /** The desired pods by full name (pod/pod-manager.ts): the older pod a new one may wait for. */
   podManager: Pick<PodManager, 'get' | 'getByFullName'>;
   /**
-   * UIDs other than `uid` with containers of full name `namespace/name` in the runtime, found at
-   * start (Pleg.oldRuntimeCopies); default none.
+   * The PLEG's index of the runtime's pods found at start: oldRuntimeCopies answers the UIDs other
+   * than `uid` with containers of full name `namespace/name` (Pleg.oldRuntimeCopies); default none.
    */
-  oldRuntimeCopies?(fullName: string, uid: string): string[];
+  runtime?: { oldRuntimeCopies(fullName: string, uid: string): string[] };
 }
 
 /** PodStartGate: allowPodStart and the pods waiting for an older pod of their full name. Main thread only. */
@@ -83,7 +83,7 @@ class PodStartGateImpl implements PodStartGate {
       return false;
     }
     if (holder) return true;
-    const old = (this.deps.oldRuntimeCopies?.(fullName, uid) ?? []).filter((u) => !podManager.get(u));
+    const old = (this.deps.runtime?.oldRuntimeCopies(fullName, uid) ?? []).filter((u) => !podManager.get(u));
     if (old.length === 0) return true;
     for (const u of old) this.lifecycle.killOldCopy(u);
     this.#wait(fullName, pod, old[0]);

@@ -26,7 +26,7 @@ describe('pod start gate: allowPodStart', () => {
     const podManager = newPodManager();
     if (knownUid) podManager.set({ uid: knownUid, pod: pod('web', knownUid), waiting: {}, backoff: {}, startTimeMs: 0 });
     const kills: string[] = [];
-    const gate = newPodStartGate({ logger, podManager, oldRuntimeCopies: (fullName, uid) => (fullName === 'default/web' ? copies.filter((u) => u !== uid) : []) }, {
+    const gate = newPodStartGate({ logger, podManager, runtime: { oldRuntimeCopies: (fullName, uid) => (fullName === 'default/web' ? copies.filter((u) => u !== uid) : []) } }, {
       shouldPodContentBeRemoved: (uid) => removing && uid === knownUid, killOldCopy: (uid) => kills.push(uid),
     });
     expect(gate.allowPodStart(pod('web', 'uid-new'))).toBe(allowed);
@@ -70,7 +70,7 @@ describe('pod start gate inside the pod workers', () => {
     const podManager = newPodManager();
     const copies = new Set(['uid-copy']);
     const workers = newPodWorkers({ maxInFlight: 4 }, {
-      logger, syncer, clock: new FakeClock(), startGate: { podManager, oldRuntimeCopies: (fullName, uid) => [...copies].filter((u) => u !== uid && fullName === 'default/web') },
+      logger, syncer, clock: new FakeClock(), startGate: { podManager, runtime: { oldRuntimeCopies: (fullName, uid) => [...copies].filter((u) => u !== uid && fullName === 'default/web') } },
     });
     workers.startGate.onStartAllowed((p) => order.push(`start ${p.metadata!.uid}`));
     expect(workers.startGate.allowPodStart(pod('web', 'uid-new'))).toBe(false);

@@ -42,7 +42,7 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
   const removing = new Set<string>();
   const podManager = newPodManager();
   const update = (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); if (w.type === 'kill' && w.remove) removing.add(uid); };
-  const gate = newPodStartGate({ logger, podManager, oldRuntimeCopies }, { shouldPodContentBeRemoved: (uid) => removing.has(uid), killOldCopy: (uid) => update(uid, kKillOldCopyWork) });
+  const gate = newPodStartGate({ logger, podManager, runtime: oldRuntimeCopies && { oldRuntimeCopies } }, { shouldPodContentBeRemoved: (uid) => removing.has(uid), killOldCopy: (uid) => update(uid, kKillOldCopyWork) });
   const podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated' | 'startGate'> = {
     update, shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {}, startGate: gate,
   };
