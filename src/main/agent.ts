@@ -3,7 +3,8 @@
  * nothing else. It builds and wires, in the kubelet's shape:
  *
  *   sources → PodConfig merge → sync loop (sync-loop.ts) → sync handler (sync-handler.ts: SyncLoop
- *   ADD / UPDATE / REMOVE, asking admission: pod/pod-admission.ts) → pod workers (pod-workers.ts) →
+ *   ADD / UPDATE / REMOVE, asking admission: pod/pod-admission.ts) → pod workers (pod-workers.ts, with
+ *   their start gate: pod-start-gate.ts, and lifecycle table: pod-sync-statuses.ts) →
  *   pod syncer (pod-syncer.ts) → worker pool; one pod-status publisher (status/pod-status-publisher.ts)
  *   for the loop, the handler, the syncer and eviction; a repeated DELETE's shorter grace period is
  *   the intake's (pod/graceful-deletion.ts); the PLEG (pleg/) feeds the sync loop and, with the pod
@@ -300,8 +301,8 @@ class AgentImpl implements Agent {
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     const { podManager, statusManager, events } = this;
     // The pod workers run the pod syncer; the syncer and the status publisher read the pod workers'
-    // lifecycle table (pod_workers.go podSyncStatuses), built first; eviction, the sync handler
-    // and housekeeping, built after the pod workers, get them (and their start gate) outright.
+    // lifecycle table (pod_workers.go podSyncStatuses), built first; the sync handler, housekeeping
+    // and eviction, built after the pod workers in that order, get them (and their start gate) outright.
     const lifecycle = newPodSyncStatuses();
     const admission = newPodAdmission({
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
@@ -321,6 +322,16 @@ class AgentImpl implements Agent {
     const podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, {
       logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, statuses: lifecycle, startGate: { podManager, runtime: pleg },
     });
+    const handler = this.#syncHandler = newSyncHandler({
+      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober, podWorkers, admission, statusPublisher,
+      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
+    });
+    const housekeeping = newHousekeeping({
+      logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
+      // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
+      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid), runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
+      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
+    });
     this.#eviction = newNodeEvictionManager(o, {
       logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, podWorkers,
       admission, statusPublisher, registry: this.#metrics.registry, clock: this.#clock,
@@ -332,16 +343,6 @@ class AgentImpl implements Agent {
     });
     // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
     admission.addAdmitHandler(this.#eviction);
-    const handler = this.#syncHandler = newSyncHandler({
-      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober, podWorkers, admission, statusPublisher,
-      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
-    });
-    const housekeeping = newHousekeeping({
-      logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
-      // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
-      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid), runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
-      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
-    });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher, clock: this.#clock,
     });
