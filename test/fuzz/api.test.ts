@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
 import { apiRequest, checkAgentAfter, checkAnswer, kFuzzNamespace } from './api-properties.js';
 import { validPod } from './arbitraries.js';
@@ -19,8 +20,10 @@ describe('fuzz: every API route with random requests (fake runtime)', () => {
     node = await startTestNode({ runtime: 'fake', maxPods: 1_000_000, relistPeriodMs: 1000 });
   });
   afterAll(async () => {
-    // The fake runtime made no containers: stop the agent and drop its directories (no Docker call).
+    // The fake runtime made no containers: stop the agent and drop its directories (no Docker call),
+    // once the tmpfs of its API pods' service account volumes are unmounted (left mounted on stop, as the kubelet's).
     await node?.agent.stop();
+    if (node) await unmountUnder(dirname(node.rootDir));
     if (node) await rm(dirname(node.rootDir), { recursive: true, force: true });
   });
 

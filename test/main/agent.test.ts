@@ -92,9 +92,11 @@ describe('resourceVersions across agent restarts', () => {
     const opts = resolveAgentOptions({ nodeName: 'rv-node', podManifestPath: manifests, rootDir: join(dir, 'root'), runtime: 'fake', workers: 1, port: 0, logLevel: 'silent' });
     const first = newAgent(opts, { logger: pino({ level: 'silent' }), serve: false });
     await first.start();
-    const initial = first.statusManager.resourceVersion();
-    await expect.poll(() => first.statusManager.resourceVersion() - initial, { timeout: 10_000 }).toBeGreaterThan(0);
+    // The first run hands out versions for its pod's statuses (read once the pod runs: its changes may
+    // all land before start() resolves, so "a change after start" is not a condition to wait on).
+    await expect.poll(() => first.listPods()[0]?.status?.phase, { timeout: 15_000 }).toBe('Running');
     const before = first.statusManager.resourceVersion();
+    expect(before).toBeGreaterThan(0);
     await first.stop();
     agent = newAgent(opts, { logger: pino({ level: 'silent' }), serve: false });
     expect(agent.statusManager.resourceVersion()).toBeGreaterThan(before);
