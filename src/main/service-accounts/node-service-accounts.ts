@@ -115,13 +115,14 @@ function build(deps: NodeServiceAccountsDeps, privateKey: KeyObject, publicKey: 
 
 /**
  * boundPodOf: the lookup a token's bound-pod check needs, over the pod manager's full-name index:
- * the pod `namespace/name` the node has, its UID, and its `deletionTimestamp` if it has one.
+ * the pod `namespace/name` the node has, its UID, its service account (podServiceAccountName), and
+ * its `deletionTimestamp` if it has one.
  */
 export function boundPodOf(getByFullName: (fullName: string) => { pod: Pod } | undefined): NodeServiceAccountsDeps['pod'] {
   return (namespace, name) => {
     const r = getByFullName(`${namespace}/${name}`);
     const deletionTimestamp = r?.pod.metadata?.deletionTimestamp;
-    return r ? { uid: r.pod.metadata?.uid ?? '', ...(deletionTimestamp ? { deletionTimestamp } : {}) } : undefined;
+    return r ? { uid: r.pod.metadata?.uid ?? '', serviceAccountName: podServiceAccountName(r.pod), ...(deletionTimestamp ? { deletionTimestamp } : {}) } : undefined;
   };
 }
 

@@ -54,7 +54,7 @@ describe('token manager', () => {
 
   it('a pod\'s sync gets a new token once 80 % of the last one\'s life has passed (3607 s: after 2885.6 s); the old one works until it expires', async () => {
     let now = Date.parse('2026-12-07T12:00:00Z');
-    const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: () => ({ uid: 'pu' }), clock: { ...realClock, now: () => now } });
+    const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: () => ({ uid: 'pu', serviceAccountName: 'default' }), clock: { ...realClock, now: () => now } });
     const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
     const tokenAt = () => sa.configObjectsFor(pod, undefined)!.serviceAccountTokens!['kube-api-access-abcde/0'];
     const first = tokenAt();
@@ -70,7 +70,7 @@ describe('token manager', () => {
   });
 
   it('gives an admitted pod\'s sync its token, kube-root-ca.crt and, for a hostNetwork pod, the API endpoint; the token checks against the live pod', async () => {
-    const pods = new Map<string, { uid: string }>([['default/p', { uid: 'pu' }]]);
+    const pods = new Map<string, { uid: string; serviceAccountName: string }>([['default/p', { uid: 'pu', serviceAccountName: 'default' }]]);
     const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: (ns, n) => pods.get(`${ns}/${n}`) });
     sa.setApi({ caPem: 'CA-PEM', address: '127.0.0.1', tlsPort: () => 10250, gateway: '10.222.0.1', onPodNetwork: true });
     const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { hostNetwork: true, containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
@@ -84,6 +84,6 @@ describe('token manager', () => {
     // A pod on the pod network gets no endpoint while the API listens on loopback only.
     const bridged = admitServiceAccount({ metadata: { name: 'q', namespace: 'default', uid: 'qu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod);
     expect(sa.configObjectsFor(bridged, undefined)?.kubernetesService).toBeUndefined();
-    expect(checkToken(token, (await ensureServiceAccountKey(dir)).publicKey, [kServiceAccountIssuer], { pod: () => ({ uid: 'pu' }), serviceAccountUid: () => sa.serviceAccountUid('default', 'default') })).toMatchObject({ ok: true });
+    expect(checkToken(token, (await ensureServiceAccountKey(dir)).publicKey, [kServiceAccountIssuer], { pod: () => ({ uid: 'pu', serviceAccountName: 'default' }), serviceAccountUid: () => sa.serviceAccountUid('default', 'default') })).toMatchObject({ ok: true });
   });
 });

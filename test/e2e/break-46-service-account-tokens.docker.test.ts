@@ -1,0 +1,88 @@
+// Break-46 (service accounts, issue #43): a pod's token must stand only for the service account
+// the pod runs as now. The node's API lets a PUT replace a pod's spec, `serviceAccountName`
+// included (upstream makes it immutable, so its token validator never needed to look); and every
+// name is a ServiceAccount here (its UID derived from the name), so the validator's "the account
+// still exists with this UID" held for an account no pod uses any more. Found: a pod moved from the
+// privileged account `deployer` to `default` by a PUT kept a token that still authenticated as
+// `system:serviceaccount:default:deployer` for the rest of its hour.
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Pod } from '../../src/shared/api.js';
+import { startTestNode, type TestNode } from '../support/agent.js';
+import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
+
+const kTestMs = 120_000;
+const kNs = 'default';
+
+const kPolicy = `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pod-reader, namespace: ${kNs}}
+rules:
+  - {apiGroups: [""], resources: [pods], verbs: [get, list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: deployer-reads-pods, namespace: ${kNs}}
+subjects: [{kind: ServiceAccount, name: deployer, namespace: ${kNs}}]
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+`;
+
+describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', () => {
+  let node: TestNode;
+  let dir: string;
+  const label = `break-46-sa-${process.pid}`;
+  const podPath = (name: string) => `/api/v1/namespaces/${kNs}/pods/${name}`;
+  const asToken = (token: string, path: string) => node.api(path, { headers: { Authorization: `Bearer ${token}` } });
+  /** The token the agent wrote into the pod's `kube-api-access-*` volume, once it is there (and differs from `not`). */
+  const volumeToken = (pod: Pod, not?: string) => waitFor(async () => {
+    const base = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~projected');
+    const vol = (await readdir(base).catch(() => [] as string[])).find((n) => n.startsWith('kube-api-access-'));
+    const token = vol && (await readFile(join(base, vol, 'token'), 'utf8').catch(() => '')).trim();
+    return token && token !== not ? token : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 200, description: `the token of ${pod.metadata?.name}` });
+  const saOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { 'kubernetes.io': { serviceaccount: { name: string } } })['kubernetes.io'].serviceaccount.name;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-break46-'));
+    await writeFile(join(dir, 'policy.yaml'), kPolicy);
+    node = await startTestNode({ tlsPort: 0, authorizationPolicyFile: join(dir, 'policy.yaml') });
+  }, kTestMs);
+  afterAll(async () => {
+    await node?.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, kTestMs);
+
+  it('a pod moved to another service account by a PUT: its old token no longer authenticates as the old account', async () => {
+    const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b46-moved', namespace: kNs, labels: { test: label } },
+        spec: { serviceAccountName: 'deployer', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] },
+      }),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const created = (await res.json()) as Pod;
+    const old = await volumeToken(created);
+    expect(saOf(old)).toBe('deployer');
+    expect((await asToken(old, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(200);
+
+    // The owner takes the account away: the same pod (same name and UID), now as `default`.
+    const current = (await (await node.api(podPath('b46-moved'))).json()) as Pod;
+    const moved = structuredClone(current) as Pod & { spec: { serviceAccount?: string } };
+    moved.spec.serviceAccountName = 'default';
+    moved.spec.serviceAccount = 'default';
+    const put = await node.api(podPath('b46-moved'), { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(moved) });
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect(((await put.json()) as Pod).metadata?.uid).toBe(created.metadata?.uid);
+
+    // The token of the account the pod no longer runs as is refused (401), as a token of a
+    // deleted account is upstream; the pod's new token is `default`'s, which the policy grants nothing (403).
+    const refused = await asToken(old, `/api/v1/namespaces/${kNs}/pods`);
+    expect(refused.status, await refused.clone().text()).toBe(401);
+    const fresh = await volumeToken(current, old);
+    expect(saOf(fresh)).toBe('default');
+    expect((await asToken(fresh, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(403);
+  }, kTestMs);
+});
