@@ -5,6 +5,10 @@
 // still exists with this UID" held for an account no pod uses any more. Found: a pod moved from the
 // privileged account `deployer` to `default` by a PUT kept a token that still authenticated as
 // `system:serviceaccount:default:deployer` for the rest of its hour.
+// Also found: a user allowed to create ConfigMaps in a namespace (the `edit` role) could create
+// `kube-root-ca.crt` there with a CA of their own, and every pod of the namespace then got it as
+// the `ca.crt` it checks the API with (upstream the root CA publisher keeps that ConfigMap the
+// cluster's CA); a pod's token volume now always carries the CA the node's TLS port serves.
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +46,12 @@ describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', 
     const token = vol && (await readFile(join(base, vol, 'token'), 'utf8').catch(() => '')).trim();
     return token && token !== not ? token : undefined;
   }, { timeoutMs: 60_000, intervalMs: 200, description: `the token of ${pod.metadata?.name}` });
+  /** A file of the pod's `kube-api-access-*` volume, once it is there. */
+  const volumeFile = (pod: Pod, file: string) => waitFor(async () => {
+    const base = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~projected');
+    const vol = (await readdir(base).catch(() => [] as string[])).find((n) => n.startsWith('kube-api-access-'));
+    return vol && (await readFile(join(base, vol, file), 'utf8').catch(() => undefined));
+  }, { timeoutMs: 60_000, intervalMs: 200, description: `${file} of ${pod.metadata?.name}` });
   const saOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { 'kubernetes.io': { serviceaccount: { name: string } } })['kubernetes.io'].serviceaccount.name;
 
   beforeAll(async () => {
@@ -84,5 +94,20 @@ describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', 
     const fresh = await volumeToken(current, old);
     expect(saOf(fresh)).toBe('default');
     expect((await asToken(fresh, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(403);
+  }, kTestMs);
+
+  it('a kube-root-ca.crt ConfigMap a user stored in the namespace does not replace the CA a pod gets in its token volume', async () => {
+    const cm = await node.api(`/api/v1/namespaces/${kNs}/configmaps`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: kNs }, data: { 'ca.crt': 'ATTACKER CA\n' } }),
+    });
+    expect([201, 403, 409], await cm.clone().text()).toContain(cm.status);
+    const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b46-ca', namespace: kNs, labels: { test: label } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] } }),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const ca = await volumeFile((await res.json()) as Pod, 'ca.crt');
+    expect(ca).toBe(await readFile(join(node.rootDir, 'pki', 'kubelet-ts.crt'), 'utf8'));
   }, kTestMs);
 });
