@@ -40,18 +40,14 @@ describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', 
   const podPath = (name: string) => `/api/v1/namespaces/${kNs}/pods/${name}`;
   const asToken = (token: string, path: string) => node.api(path, { headers: { Authorization: `Bearer ${token}` } });
   /** The token the agent wrote into the pod's `kube-api-access-*` volume, once it is there (and differs from `not`). */
-  const volumeToken = (pod: Pod, not?: string) => waitFor(async () => {
+  /** A file of the pod's `kube-api-access-*` volume, once it is there and `ok` says it is what we wait for. */
+  const volumeFile = (pod: Pod, file: string, ok: (text: string) => boolean = () => true) => waitFor(async () => {
     const base = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~projected');
     const vol = (await readdir(base).catch(() => [] as string[])).find((n) => n.startsWith('kube-api-access-'));
-    const token = vol && (await readFile(join(base, vol, 'token'), 'utf8').catch(() => '')).trim();
-    return token && token !== not ? token : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 200, description: `the token of ${pod.metadata?.name}` });
-  /** A file of the pod's `kube-api-access-*` volume, once it is there. */
-  const volumeFile = (pod: Pod, file: string) => waitFor(async () => {
-    const base = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~projected');
-    const vol = (await readdir(base).catch(() => [] as string[])).find((n) => n.startsWith('kube-api-access-'));
-    return vol && (await readFile(join(base, vol, file), 'utf8').catch(() => undefined));
+    const text = vol && (await readFile(join(base, vol, file), 'utf8').catch(() => undefined));
+    return text !== undefined && text !== '' && ok(text) ? text : undefined;
   }, { timeoutMs: 60_000, intervalMs: 200, description: `${file} of ${pod.metadata?.name}` });
+  const volumeToken = async (pod: Pod, not?: string) => (await volumeFile(pod, 'token', (t) => t.trim() !== not)).trim();
   const saOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { 'kubernetes.io': { serviceaccount: { name: string } } })['kubernetes.io'].serviceaccount.name;
 
   beforeAll(async () => {
