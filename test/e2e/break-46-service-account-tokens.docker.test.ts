@@ -31,6 +31,12 @@ kind: RoleBinding
 metadata: {name: deployer-reads-pods, namespace: ${kNs}}
 subjects: [{kind: ServiceAccount, name: deployer, namespace: ${kNs}}]
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: editor-edits, namespace: ${kNs}}
+subjects: [{kind: ServiceAccount, name: editor, namespace: ${kNs}}]
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: edit}
 `;
 
 describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', () => {
@@ -105,5 +111,22 @@ describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', 
     expect(res.status, await res.clone().text()).toBe(201);
     const ca = await volumeFile((await res.json()) as Pod, 'ca.crt');
     expect(ca).toBe(await readFile(join(node.rootDir, 'pki', 'kubelet-ts.crt'), 'utf8'));
+  }, kTestMs);
+
+  it('held: a token whose account may edit its namespace reaches none of the kubelet\'s own paths (nodes/proxy, nodes/metrics) and no other namespace', async () => {
+    const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b46-editor', namespace: kNs, labels: { test: label } }, spec: { serviceAccountName: 'editor', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] } }),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const token = await volumeToken((await res.json()) as Pod);
+    expect((await asToken(token, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(200);
+    const kubelet = ['/pods', '/metrics', '/stats/summary', `/containerLogs/${kNs}/b46-editor/main`, '/events', '/node'];
+    for (const path of kubelet) expect([path, (await asToken(token, path)).status]).toEqual([path, 403]);
+    for (const path of [`/run/${kNs}/b46-editor/main?cmd=id`, `/exec/${kNs}/b46-editor/main?command=id`]) {
+      expect([path, (await node.api(path, { method: 'POST', headers: { Authorization: `Bearer ${token}` } })).status]).toEqual([path, 403]);
+    }
+    expect((await asToken(token, '/api/v1/namespaces/kube-system/pods')).status).toBe(403);
+    expect((await asToken(token, '/api/v1/nodes')).status).toBe(403);
   }, kTestMs);
 });
