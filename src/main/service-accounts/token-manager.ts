@@ -7,9 +7,9 @@
  * made at first start and kept).
  * Main thread.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
@@ -37,29 +37,31 @@ export function checkKeyFileStat(path: string, st: Pick<Stats, 'mode' | 'uid' | 
 
 /**
  * ensureServiceAccountKey: the node's EC P-256 signing key at `<rootDir>/pki/service-account.key`
- * (PKCS#8 PEM), made at first start (written 0600 under a temp name, then renamed) and read after.
+ * (PKCS#8 PEM), made at first start (written 0600 under a temp name, then linked into place, never
+ * replacing one another start made meanwhile) and read after.
  * @returns the private and public keys and the file's path.
  * @throws InvalidArgumentError naming the file when checkKeyFileStat refuses it, or it is not a P-256 private key.
  */
 export async function ensureServiceAccountKey(rootDir: string): Promise<{ privateKey: KeyObject; publicKey: KeyObject; path: string }> {
   const path = join(rootDir, kServiceAccountKeyFile);
-  let pem: string | undefined;
-  try {
-    const st = await lstat(path);
-    checkKeyFileStat(path, st, process.getuid?.());
-    // O_NOFOLLOW: the file checked is the file read (a symlink swapped in meanwhile fails).
-    pem = await readFile(path, { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+  let pem = await readKeyFile(path);
   if (pem === undefined) {
     await mkdir(join(rootDir, 'pki'), { recursive: true, mode: 0o700 });
-    pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    // A leftover of a start that died half-way is replaced; 'wx' never follows or reuses what is there.
-    await rm(`${path}.tmp`, { force: true });
-    await writeFile(`${path}.tmp`, pem, { mode: 0o600, flag: 'wx' });
-    await chmod(`${path}.tmp`, 0o600);
-    await rename(`${path}.tmp`, path);
+    const made = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    // A temp name of this start only ('wx': never follows or reuses what is there), linked into place
+    // without replacing: an agent starting on the same root dir at the same moment keeps one key for both.
+    const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    try {
+      await writeFile(tmp, made, { mode: 0o600, flag: 'wx' });
+      await chmod(tmp, 0o600);
+      await link(tmp, path).then(() => (pem = made), (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
+    } finally {
+      await rm(tmp, { force: true });
+    }
+    pem ??= await readKeyFile(path);
+    if (pem === undefined) throw new InvalidArgumentError(`${path}: the service account signing key vanished while it was being made`);
   }
   let privateKey: KeyObject;
   try {
@@ -71,6 +73,18 @@ export async function ensureServiceAccountKey(rootDir: string): Promise<{ privat
     throw new InvalidArgumentError(`${path}: the service account signing key must be an EC P-256 key`);
   }
   return { privateKey, publicKey: createPublicKey(privateKey), path };
+}
+
+/** readKeyFile: the key file's text after checkKeyFileStat, undefined when there is none. */
+async function readKeyFile(path: string): Promise<string | undefined> {
+  try {
+    checkKeyFileStat(path, await lstat(path), process.getuid?.());
+    // O_NOFOLLOW: the file checked is the file read (a symlink swapped in meanwhile fails).
+    return await readFile(path, { encoding: 'utf8', flag: constants.O_RDONLY | constants.O_NOFOLLOW });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /** TokenManager: the node's token cache (token_manager.go Manager). */

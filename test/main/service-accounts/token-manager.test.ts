@@ -1,7 +1,7 @@
 // The node's token manager (#43 item 1): cached tokens refreshed at 80 % of their life (the
 // kubelet's token_manager.go requiresRefresh), the signing key kept 0600 under the root dir, and
 // what a pod's sync gets (tokens of its serviceAccountToken sources, kube-root-ca.crt, the API endpoint).
-import { mkdtemp, rm, stat, chmod } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -40,6 +40,15 @@ describe('token manager', () => {
     expect(m.size).toBe(2);
     m.deletePodTokens('pu');
     expect(m.size).toBe(0);
+  });
+
+  it('two starts on a fresh root dir at the same moment end with one key, the one on disk (break-46)', async () => {
+    const [a, b, c] = await Promise.all([ensureServiceAccountKey(dir), ensureServiceAccountKey(dir), ensureServiceAccountKey(dir)]);
+    const pem = (k: typeof a) => k.publicKey.export({ type: 'spki', format: 'pem' });
+    expect(pem(b)).toBe(pem(a));
+    expect(pem(c)).toBe(pem(a));
+    expect(pem(await ensureServiceAccountKey(dir))).toBe(pem(a));
+    expect((await readdir(join(dir, 'pki'))).sort()).toEqual(['service-account.key']);
   });
 
   it('keeps the signing key 0600 under the root dir across restarts, and refuses one others may read', async () => {
