@@ -45,8 +45,9 @@ export interface NodeServiceAccounts {
   /** rootCaConfigMap: the `kube-root-ca.crt` ConfigMap of `namespace`. */
   rootCaConfigMap(namespace: string): ConfigMap;
   /**
-   * configObjectsFor: `base` (the pod's ConfigMaps and Secrets) with the `kube-root-ca.crt`
-   * ConfigMap when the pod names it and the store has none, and the tokens of its projected
+   * configObjectsFor: `base` (the pod's ConfigMaps and Secrets) with the node's `kube-root-ca.crt`
+   * ConfigMap when the pod names it (in place of any the store has: a user who may write ConfigMaps
+   * must not choose the CA pods check the API with), and the tokens of its projected
    * `serviceAccountToken` sources (PodConfigObjects.serviceAccountTokens). `base` as it is when the
    * pod needs neither. A token that cannot be issued is left out (the mount then fails and is retried).
    */
@@ -86,10 +87,12 @@ function build(deps: NodeServiceAccountsDeps, privateKey: KeyObject, publicKey: 
       const needsCa = volumes.some((v) => v.configMap?.name === kRootCaConfigMapName || v.projected?.sources?.some((s) => s.configMap?.name === kRootCaConfigMapName));
       const withToken = volumes.filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken));
       const endpoint = api && kubernetesServiceEndpoint(pod, api.onPodNetwork, { address: api.address, tlsPort: api.tlsPort(), gateway: api.gateway });
-      if (withToken.length === 0 && !endpoint && (!needsCa || base?.configMaps[kRootCaConfigMapName])) return base;
+      if (withToken.length === 0 && !endpoint && !needsCa) return base;
       const out: PodConfigObjects = base ? { ...base, configMaps: { ...base.configMaps } } : { configMaps: {}, secrets: {} };
       if (endpoint) out.kubernetesService = endpoint;
-      if (needsCa && !out.configMaps[kRootCaConfigMapName]) out.configMaps[kRootCaConfigMapName] = rootCaConfigMap(ns);
+      // Always the node's own, over one a user stored in the namespace (break-46): upstream the root CA
+      // publisher puts the cluster's CA back into a kube-root-ca.crt anyone changed.
+      if (needsCa) out.configMaps[kRootCaConfigMapName] = rootCaConfigMap(ns);
       const sa = podServiceAccountName(pod);
       const issued: Record<string, string> = {};
       for (const v of withToken) {
@@ -115,13 +118,14 @@ function build(deps: NodeServiceAccountsDeps, privateKey: KeyObject, publicKey: 
 
 /**
  * boundPodOf: the lookup a token's bound-pod check needs, over the pod manager's full-name index:
- * the pod `namespace/name` the node has, its UID, and its `deletionTimestamp` if it has one.
+ * the pod `namespace/name` the node has, its UID, its service account (podServiceAccountName), and
+ * its `deletionTimestamp` if it has one.
  */
 export function boundPodOf(getByFullName: (fullName: string) => { pod: Pod } | undefined): NodeServiceAccountsDeps['pod'] {
   return (namespace, name) => {
     const r = getByFullName(`${namespace}/${name}`);
     const deletionTimestamp = r?.pod.metadata?.deletionTimestamp;
-    return r ? { uid: r.pod.metadata?.uid ?? '', ...(deletionTimestamp ? { deletionTimestamp } : {}) } : undefined;
+    return r ? { uid: r.pod.metadata?.uid ?? '', serviceAccountName: podServiceAccountName(r.pod), ...(deletionTimestamp ? { deletionTimestamp } : {}) } : undefined;
   };
 }
 

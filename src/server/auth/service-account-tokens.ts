@@ -104,8 +104,12 @@ export type TokenCheck = { ok: true; claims: ServiceAccountClaims } | { ok: fals
 
 /** BoundObjects: what the checker asks about the objects a token is bound to. */
 export interface BoundObjects {
-  /** The pod `namespace/name` as the node has it now: its UID and its `deletionTimestamp` (RFC 3339) if it is being deleted; undefined = none. */
-  pod(namespace: string, name: string): { uid: string; deletionTimestamp?: string } | undefined;
+  /**
+   * The pod `namespace/name` as the node has it now: its UID, the ServiceAccount it runs as
+   * (`spec.serviceAccountName`, defaulted) and its `deletionTimestamp` (RFC 3339) if it is being
+   * deleted; undefined = none.
+   */
+  pod(namespace: string, name: string): { uid: string; serviceAccountName: string; deletionTimestamp?: string } | undefined;
   /** The UID of the ServiceAccount `namespace/name`, undefined = none. */
   serviceAccountUid(namespace: string, name: string): string | undefined;
 }
@@ -130,7 +134,9 @@ function isClaims(v: unknown): v is ServiceAccountClaims {
  * checkToken verifies a token as the serviceaccount authenticator (jwt.go jwtTokenAuthenticator
  * and claims.go validator.Validate): three base64url parts, `alg` ES256, a good signature by
  * `publicKey`, `iss` the node's, an `aud` among `audiences`, `nbf` ≤ now < `exp` (no leeway: upstream
- * allows 60 s), and the bound pod and service account still there with the UIDs of the claims. A pod
+ * allows 60 s), and the bound pod and service account still there with the UIDs of the claims, the
+ * pod still running as that account (a PUT may change `serviceAccountName` here; upstream it is
+ * immutable, and a token of a deleted account fails the account lookup instead). A pod
  * being deleted keeps its tokens good until its `deletionTimestamp` is {@link kDeletedLeewayMs} old
  * (claims.go invalidIfDeletedBefore, jwt.DefaultLeeway); a pod that is gone refuses them at once. Pure.
  * @param nowMs the clock, epoch milliseconds.
@@ -154,6 +160,10 @@ export function checkToken(token: string, publicKey: KeyObject, audiences: reado
   const pod = bound.pod(k.namespace, k.pod.name);
   if (!pod) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} not found` };
   if (pod.uid !== k.pod.uid) return { ok: false, reason: `pod UID (${pod.uid}) does not match claim (${k.pod.uid})` };
+  // Not upstream's check (there `serviceAccountName` is immutable and an account can be deleted):
+  // the node's API lets a PUT move a pod to another account, and every name is an account here,
+  // so a token stands for its account only while its pod still runs as it.
+  if (pod.serviceAccountName !== k.serviceaccount.name) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} no longer runs as service account ${k.serviceaccount.name}` };
   if (pod.deletionTimestamp !== undefined && Date.parse(pod.deletionTimestamp) < nowMs - kDeletedLeewayMs) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} has been deleted` };
   const saUid = bound.serviceAccountUid(k.namespace, k.serviceaccount.name);
   if (saUid === undefined) return { ok: false, reason: `service account ${k.namespace}/${k.serviceaccount.name} not found` };

@@ -1,7 +1,7 @@
 // The node's token manager (#43 item 1): cached tokens refreshed at 80 % of their life (the
 // kubelet's token_manager.go requiresRefresh), the signing key kept 0600 under the root dir, and
 // what a pod's sync gets (tokens of its serviceAccountToken sources, kube-root-ca.crt, the API endpoint).
-import { mkdtemp, rm, stat, chmod } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -42,6 +42,15 @@ describe('token manager', () => {
     expect(m.size).toBe(0);
   });
 
+  it('two starts on a fresh root dir at the same moment end with one key, the one on disk (break-46)', async () => {
+    const [a, b, c] = await Promise.all([ensureServiceAccountKey(dir), ensureServiceAccountKey(dir), ensureServiceAccountKey(dir)]);
+    const pem = (k: typeof a) => k.publicKey.export({ type: 'spki', format: 'pem' });
+    expect(pem(b)).toBe(pem(a));
+    expect(pem(c)).toBe(pem(a));
+    expect(pem(await ensureServiceAccountKey(dir))).toBe(pem(a));
+    expect((await readdir(join(dir, 'pki'))).sort()).toEqual(['service-account.key']);
+  });
+
   it('keeps the signing key 0600 under the root dir across restarts, and refuses one others may read', async () => {
     const a = await ensureServiceAccountKey(dir);
     expect(a.path).toBe(join(dir, kServiceAccountKeyFile));
@@ -54,7 +63,7 @@ describe('token manager', () => {
 
   it('a pod\'s sync gets a new token once 80 % of the last one\'s life has passed (3607 s: after 2885.6 s); the old one works until it expires', async () => {
     let now = Date.parse('2026-12-07T12:00:00Z');
-    const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: () => ({ uid: 'pu' }), clock: { ...realClock, now: () => now } });
+    const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: () => ({ uid: 'pu', serviceAccountName: 'default' }), clock: { ...realClock, now: () => now } });
     const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
     const tokenAt = () => sa.configObjectsFor(pod, undefined)!.serviceAccountTokens!['kube-api-access-abcde/0'];
     const first = tokenAt();
@@ -70,7 +79,7 @@ describe('token manager', () => {
   });
 
   it('gives an admitted pod\'s sync its token, kube-root-ca.crt and, for a hostNetwork pod, the API endpoint; the token checks against the live pod', async () => {
-    const pods = new Map<string, { uid: string }>([['default/p', { uid: 'pu' }]]);
+    const pods = new Map<string, { uid: string; serviceAccountName: string }>([['default/p', { uid: 'pu', serviceAccountName: 'default' }]]);
     const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: (ns, n) => pods.get(`${ns}/${n}`) });
     sa.setApi({ caPem: 'CA-PEM', address: '127.0.0.1', tlsPort: () => 10250, gateway: '10.222.0.1', onPodNetwork: true });
     const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { hostNetwork: true, containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
@@ -84,6 +93,6 @@ describe('token manager', () => {
     // A pod on the pod network gets no endpoint while the API listens on loopback only.
     const bridged = admitServiceAccount({ metadata: { name: 'q', namespace: 'default', uid: 'qu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod);
     expect(sa.configObjectsFor(bridged, undefined)?.kubernetesService).toBeUndefined();
-    expect(checkToken(token, (await ensureServiceAccountKey(dir)).publicKey, [kServiceAccountIssuer], { pod: () => ({ uid: 'pu' }), serviceAccountUid: () => sa.serviceAccountUid('default', 'default') })).toMatchObject({ ok: true });
+    expect(checkToken(token, (await ensureServiceAccountKey(dir)).publicKey, [kServiceAccountIssuer], { pod: () => ({ uid: 'pu', serviceAccountName: 'default' }), serviceAccountUid: () => sa.serviceAccountUid('default', 'default') })).toMatchObject({ ok: true });
   });
 });

@@ -9,7 +9,7 @@ const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const t0 = Date.parse('2026-12-07T12:00:00Z');
 const req = { namespace: 'team', serviceAccount: { name: 'robot', uid: 'sa-uid' }, pod: { name: 'web', uid: 'pod-uid' } };
-const live: BoundObjects = { pod: (ns, n) => (ns === 'team' && n === 'web' ? { uid: 'pod-uid' } : undefined), serviceAccountUid: () => 'sa-uid' };
+const live: BoundObjects = { pod: (ns, n) => (ns === 'team' && n === 'web' ? { uid: 'pod-uid', serviceAccountName: 'robot' } : undefined), serviceAccountUid: () => 'sa-uid' };
 
 function claimsOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -53,9 +53,11 @@ describe('service account tokens', () => {
     const forged = Buffer.from(Buffer.from(p, 'base64url').toString().replace('"robot"', '"admin"')).toString('base64url');
     expect(checkToken(`${h}.${forged}.${s}`, keys.publicKey, aud, live, t0)).toEqual({ ok: false, reason: 'invalid signature' });
     expect(checkToken(token, keys.publicKey, aud, { ...live, pod: () => undefined }, t0)).toEqual({ ok: false, reason: 'pod team/web not found' });
-    expect(checkToken(token, keys.publicKey, aud, { ...live, pod: () => ({ uid: 'new-uid' }) }, t0)).toMatchObject({ ok: false, reason: expect.stringContaining('does not match claim') });
+    expect(checkToken(token, keys.publicKey, aud, { ...live, pod: () => ({ uid: 'new-uid', serviceAccountName: 'robot' }) }, t0)).toMatchObject({ ok: false, reason: expect.stringContaining('does not match claim') });
+    // The same pod now running as another account (a PUT changed serviceAccountName): refused (break-46).
+    expect(checkToken(token, keys.publicKey, aud, { ...live, pod: () => ({ uid: 'pod-uid', serviceAccountName: 'default' }) }, t0)).toEqual({ ok: false, reason: 'pod team/web no longer runs as service account robot' });
     // Being deleted: good until a minute past the deletionTimestamp (claims.go invalidIfDeletedBefore), then refused.
-    const deleting = (at: number) => ({ ...live, pod: () => ({ uid: 'pod-uid', deletionTimestamp: new Date(at).toISOString() }) });
+    const deleting = (at: number) => ({ ...live, pod: () => ({ uid: 'pod-uid', serviceAccountName: 'robot', deletionTimestamp: new Date(at).toISOString() }) });
     expect(checkToken(token, keys.publicKey, aud, deleting(t0 + 30_000), t0)).toMatchObject({ ok: true });
     expect(checkToken(token, keys.publicKey, aud, deleting(t0 - 60_000), t0)).toMatchObject({ ok: true });
     expect(checkToken(token, keys.publicKey, aud, deleting(t0 - 61_000), t0)).toEqual({ ok: false, reason: 'pod team/web has been deleted' });
