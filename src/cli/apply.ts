@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import type { Pod } from '../shared/api.js';
 import { applyPodDefaults } from '../shared/defaults.js';
+import { admitServiceAccountReplace } from '../shared/service-account-admission.js';
 import { InvalidManifestError, formatFieldError } from '../shared/errors.js';
 import { stableHash } from '../shared/hash.js';
 import { parseManifests } from '../shared/manifest.js';
@@ -54,12 +55,15 @@ export async function readManifestSources(paths: string[], stdin: () => Promise<
 
 /**
  * sameDesiredState: true when `local` (as read) would not change `remote` (as stored): the
- * defaulted spec and the labels. A spec.nodeName the server filled in (the pod is bound to the
- * node) does not count as a difference when the manifest names no node.
+ * defaulted spec, admitted as the server's ServiceAccount admission admits a replace of `remote`
+ * (serviceAccountName, the token volume and mounts: admitServiceAccountReplace), and the labels. A
+ * spec.nodeName the server filled in (the pod is bound to the node) does not count as a difference
+ * when the manifest names no node.
  */
 export function sameDesiredState(local: Pod, remote: Pod): boolean {
-  const l = applyPodDefaults(local);
-  const remoteSpec = { ...remote.spec };
+  const l = admitServiceAccountReplace(applyPodDefaults(local), remote);
+  // The stored side through the same admission too (a no-op on what the node stored).
+  const remoteSpec = { ...admitServiceAccountReplace(structuredClone(remote), remote).spec };
   if (!l.spec?.nodeName) delete remoteSpec.nodeName;
   const pick = (spec: Pod['spec'], p: Pod) => ({ spec, labels: p.metadata?.labels ?? {} });
   return stableHash(pick(l.spec, l)) === stableHash(pick(remoteSpec as Pod['spec'], remote));

@@ -93,7 +93,7 @@ export const httpUrl: OptionCheck<string> = (label, value) => {
   return value;
 };
 
-/** oneOf: one of `values`; the rule lists them (`must be one of docker, fake`). */
+/** oneOf: one of `values`; the rule lists them (`must be one of docker, remote, fake`). */
 export function oneOf<T extends string>(values: readonly T[]): OptionCheck<T> {
   return (label, value) => {
     if (typeof value !== 'string' || !(values as readonly string[]).includes(value)) failOption(label, `must be one of ${values.join(', ')}`, value);

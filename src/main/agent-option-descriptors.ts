@@ -16,8 +16,9 @@ import { checkAllowedUnsafeSysctls } from './pod/security-admission.js';
 import { kEvictionOptionDescriptors } from './eviction/eviction-options.js';
 import { kNetworkOptionDescriptors } from './network/network-options.js';
 import { kEtcdOptionDescriptors } from './etcd/etcd-options.js';
+import { kRuntimeEndpointOptionDescriptors } from './runtime-endpoint-options.js';
 import {
-  boolean, criEndpoint, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
+  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
 } from './agent-option-checks.js';
 
 /**
@@ -289,7 +290,7 @@ export const kAgentOptionDescriptors = {
   nodeIp: option({ flag: 'node-ip', parse: 'string', default: '127.0.0.1', check: ipAddress, help: 'IP address of the node (hostNetwork pod IP and Node addresses)' }),
   /** Directory for the agent's state: intake pods, the admin token `admin.token` (`--root-dir`, /var/lib/kubelet-ts). */
   rootDir: option({
-    // Resolved against the working directory: worker threads and dockerd need absolute paths.
+    // Resolved against the working directory: worker threads and the runtime need absolute paths.
     flag: 'root-dir', parse: 'string', default: '/var/lib/kubelet-ts', check: (l, v) => resolvePath(str(false)(l, v)),
     help: 'Directory for the agent state (intake pods, the admin bearer token admin.token)',
   }),
@@ -301,24 +302,8 @@ export const kAgentOptionDescriptors = {
     check: nonEmptyWhere((s) => s.startsWith('unix:///'), 'must be a unix socket endpoint such as unix:///var/run/docker.sock'),
     help: 'Docker Engine endpoint (unix://…)',
   }),
-  /**
-   * The CRI runtime's endpoint (`--container-runtime-endpoint`, containerRuntimeEndpoint), the
-   * kubelet's `unix:///path` form. '' (the default) = Docker at `--docker-endpoint`, through the
-   * agent's own Docker implementation; the path of Docker's socket does the same (there the
-   * kubelet ≤1.23 ran its in-process dockershim); any other socket is dialled as a CRI runtime over
-   * gRPC (containerd, CRI-O): `--runtime remote` (src/main/runtime-endpoint-options.ts).
-   */
-  containerRuntimeEndpoint: option({
-    flag: 'container-runtime-endpoint', parse: 'string', config: { field: 'containerRuntimeEndpoint' }, default: '', defaultText: '(Docker at --docker-endpoint)',
-    check: criEndpoint,
-    help: 'CRI runtime endpoint (unix:///path/to.sock), e.g. unix:///run/containerd/containerd.sock; unset: Docker at --docker-endpoint',
-  }),
-  /** The CRI image service's endpoint (`--image-service-endpoint`, imageServiceEndpoint); '' = the runtime endpoint, as the kubelet's. */
-  imageServiceEndpoint: option({
-    flag: 'image-service-endpoint', parse: 'string', config: { field: 'imageServiceEndpoint' }, default: '', defaultText: '(the runtime endpoint)',
-    check: criEndpoint,
-    help: 'CRI image service endpoint (unix:///path/to.sock); unset: --container-runtime-endpoint',
-  }),
+  /** The CRI endpoints (`--container-runtime-endpoint`, `--image-service-endpoint`; runtime-endpoint-options.ts). */
+  ...kRuntimeEndpointOptionDescriptors,
   /**
    * The deadline of every request-response call to the container runtime, in milliseconds
    * (`--runtime-request-timeout`, runtimeRequestTimeout, 2m as the kubelet's): a create, start,
@@ -412,7 +397,7 @@ export const kAgentOptionDescriptors = {
     check: integerIn(-1, 2 ** 31 - 1, 'must be -1 (unlimited) or an integer in 1..2147483647'),
     help: 'Most processes per pod (its cgroup\'s pids.max); -1 = unlimited',
   }),
-  /** Largest container log file before Docker rotates it (`--container-log-max-size`, containerLogMaxSize, 10Mi), a quantity. */
+  /** Largest container log file before it is rotated — by Docker (json-file) or by the agent (a CRI runtime's log files) (`--container-log-max-size`, containerLogMaxSize, 10Mi), a quantity. */
   containerLogMaxSize: option({
     flag: 'container-log-max-size', parse: 'string', config: { field: 'containerLogMaxSize' }, default: '10Mi',
     check: (l, v) => {
@@ -420,18 +405,18 @@ export const kAgentOptionDescriptors = {
       if (quantityError(s) !== null || parseQuantity(s) < 1024) failOption(l, 'must be a quantity of at least 1Ki, such as 10Mi', v);
       return s;
     },
-    help: 'Largest size of a container log file before it is rotated (a quantity such as 10Mi); Docker json-file max-size',
+    help: 'Largest size of a container log file before it is rotated (a quantity such as 10Mi); with Docker, json-file max-size',
   }),
   /** Log files kept per container (`--container-log-max-files`, containerLogMaxFiles, 5). */
   containerLogMaxFiles: option({
     flag: 'container-log-max-files', parse: 'number', config: { field: 'containerLogMaxFiles' }, default: 5,
     check: integerIn(2, 1_000_000, 'must be an integer >= 2'),
-    help: 'Most log files kept per container, the current one included; Docker json-file max-file',
+    help: 'Most log files kept per container, the current one included; with Docker, json-file max-file',
   }),
-  /** Disk usage (percent of the filesystem of Docker's root) at which image GC starts (`--image-gc-high-threshold`, 85; imageGCHighThresholdPercent). */
+  /** Disk usage (percent of the runtime's image filesystem) at which image GC starts (`--image-gc-high-threshold`, 85; imageGCHighThresholdPercent). */
   imageGcHighThresholdPercent: option({
     flag: 'image-gc-high-threshold', parse: 'number', config: { field: 'imageGCHighThresholdPercent' }, default: 85, check: integerIn(0, 100),
-    help: 'Disk usage percent (of Docker\'s root) at or above which image garbage collection runs',
+    help: 'Disk usage percent (of the runtime\'s image filesystem) at or above which image garbage collection runs',
   }),
   /** Disk usage image GC frees down to (`--image-gc-low-threshold`, 80; imageGCLowThresholdPercent); must not exceed the high threshold. */
   imageGcLowThresholdPercent: option({
@@ -480,7 +465,7 @@ export const kAgentOptionDescriptors = {
     help: 'Container runtime: docker, remote (the CRI at --container-runtime-endpoint, implied by it) or fake (in-memory, for tests and benchmarks)',
   }),
   /**
-   * PLEG relist period while Docker's events stream is up, in milliseconds (`--relist-period`, 60s;
+   * PLEG relist period while the runtime's events stream is up (Docker's), in milliseconds (`--relist-period`, 60s;
    * the safety net under the event-driven PLEG, as the kubelet's Evented PLEG lengthens its relist
    * to 300s; the relist falls back to 1s while the stream is down). 60s rather than 10s: at 300
    * pods it took the idle agent from 2.1 % to 1.75 % of a core (README, Performance). The fake

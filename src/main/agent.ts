@@ -10,7 +10,7 @@
  *   syncer, the pod cache (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
  *   feeds the watch cache, metrics and etcd; the server gets the AgentHost of server-host.ts.
  *
- * It decides nothing about pods and does no Docker I/O: every runtime call runs off the main thread
+ * It decides nothing about pods and does no runtime I/O: every runtime call runs off the main thread
  * (a pool task, or the dedicated events and logs threads).
  */
 import { availableParallelism, totalmem } from 'node:os';
@@ -62,6 +62,8 @@ import { newProberManager, type ProberManager } from './prober/prober-manager.js
 import { listPods, newServerHost } from './server-host.js';
 import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
+import { podNetworkGateway } from '../shared/kubernetes-service-env.js';
+import { boundPodOf, newNodeServiceAccounts, withServiceAccountAuth } from './service-accounts/node-service-accounts.js';
 import { ensureServingCert } from './serving-cert.js';
 import { agentServerOptions } from './server-options.js';
 import { newPodStatusPublisher } from './status/pod-status-publisher.js';
@@ -123,11 +125,11 @@ export interface Agent {
   metrics(): Promise<{ contentType: string; body: string }>;
 }
 
-/** Tasks each worker thread runs at once: they wait on dockerd, not on the CPU. */
+/** Tasks each worker thread runs at once: they wait on the runtime, not on the CPU. */
 const kTasksPerWorker = 16;
 /**
  * Kills each worker thread runs at once, beside its syncs: a kill mostly waits out a grace period
- * in dockerd (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
+ * in the runtime (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
  * for one another's grace periods (the kubelet bounds them not at all: a goroutine per pod).
  */
 const kKillsPerWorker = 64;
@@ -257,8 +259,9 @@ class AgentImpl implements Agent {
     await this.#namespaces.load(); // before the server answers a GET of namespaces
     const o = this.options;
     const log = this.#log;
-    // First: an unsafe admin token file stops the start before anything runs.
-    const auth = this.deps.serve !== false ? await loadServerAuth(o, log) : undefined;
+    // First: an unsafe admin token or service account key file stops the start before anything runs.
+    const serviceAccounts = await newNodeServiceAccounts({ rootDir: o.rootDir, logger: log.child({ component: 'service-accounts' }), pod: boundPodOf((n) => this.podManager.getByFullName(n)), clock: this.#clock });
+    const auth = withServiceAccountAuth(this.deps.serve !== false ? await loadServerAuth(o, log) : undefined, serviceAccounts);
     // The pod network before the workers: they get its settings; a colliding --pod-cidr stops the start here.
     const network = this.#network = await setUpNodeNetwork(o, {
       logger: log.child({ component: 'network' }),
@@ -310,6 +313,7 @@ class AgentImpl implements Agent {
     });
     const statusPublisher = newPodStatusPublisher({
       logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; }, clock: this.#clock,
+      idScheme: () => this.#nodeApi.idScheme(),
     });
     const handler = this.#syncHandler = newSyncHandler({
       logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
@@ -320,7 +324,7 @@ class AgentImpl implements Agent {
     const syncer = newPodSyncer({
       logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
       runtimeView: pleg, get podWorkers() { return podWorkers; },
-      configObjects: (pod) => this.#claims.configObjectsFor(pod),
+      configObjects: (pod) => serviceAccounts.configObjectsFor(pod, this.#claims.configObjectsFor(pod)),
       networkError: () => network.nodeMessage(), clock: this.#clock,
     });
     this.#eviction = newNodeEvictionManager(o, {
@@ -346,8 +350,11 @@ class AgentImpl implements Agent {
     });
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
     const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, clock: this.#clock }) : undefined;
+    serviceAccounts.setApi({ caPem: cert?.certPem ?? '', address: o.address, tlsPort: () => (cert ? this.tlsPort || o.tlsPort : 0), gateway: podNetworkGateway(network.podCIDR), onPodNetwork: network.settings.plugin === 'cni' });
     this.#runtimeState = newRuntimeState({}, {
-      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }), logger: log.child({ component: 'runtime-state' }),
+      // Once the runtime answers, its Version names the PodStatus ID scheme (asked until it answered once).
+      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }).then((r) => { void this.#nodeApi.learnRuntime(); return r; }),
+      logger: log.child({ component: 'runtime-state' }),
       // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
       onRuntimeUp: () => void loop({ kind: 'resync' }), clock: this.#clock,
     });

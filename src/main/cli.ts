@@ -151,7 +151,7 @@ function buildParser(args: string[], select: (s: Selected) => void): Argv {
     .wrap(Math.min(120, process.stdout.columns || 100))
     .command(
       '$0',
-      'Run the kubelet-ts node agent: keeps the containers of pods from static manifests, the HTTP intake and etcd running in Docker.',
+      'Run the kubelet-ts node agent: keeps the containers of pods from static manifests, the HTTP intake and etcd running in its container runtime (Docker, or a CRI runtime such as containerd).',
       (y) => defineAgentFlags(y),
       (argv) => select({ command: 'agent', argv: argv as Record<string, unknown> }),
     )

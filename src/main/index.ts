@@ -21,7 +21,7 @@ async function runAgent(options: AgentOptions): Promise<void> {
     if (stopping) process.exit(1);
     stopping = true;
     logger.info({ signal }, 'Received signal, shutting down');
-    // Never wait forever: a wedged Docker call must not keep the process alive.
+    // Never wait forever: a wedged runtime call must not keep the process alive.
     setTimeout(() => process.exit(0), 5_000).unref();
     agent.stop().then(() => { logger.flush(); process.exit(0); }, (err) => { logger.error({ err }, 'Error while stopping'); process.exit(1); });
   };

@@ -1,5 +1,5 @@
 /**
- * PodAbsence: whether the main thread can tell, without asking Docker, that the runtime holds no
+ * PodAbsence: whether the main thread can tell, without asking the runtime, that the runtime holds no
  * container of a pod — so a new pod's first sync starts from nothing without a list call
  * (SyncPodTask.knownAbsent). The kubelet's pod cache does the same for a pod it has no entry of:
  * GetNewerThan answers an empty status once the cache's global timestamp (set after each relist,

@@ -17,7 +17,7 @@
  * runtime reads), the status publisher (and the status manager, to forget a removed pod), events, the prober (which probes run)
  * the admission ledger (a share given back), the sync handler's start gate (a pod gone), and the
  * PLEG's view of the runtime (told when a removal finished). It schedules nothing: the pod workers do.
- * Main thread only; every Docker call is a pool task.
+ * Main thread only; every runtime call is a pool task.
  */
 import { PodAbsence, type RuntimeView } from './pod-absence.js';
 import { performance } from 'node:perf_hooks';
@@ -42,7 +42,7 @@ import type { StatusManager } from './status/status-manager.js';
 import type { SyncHandler } from './sync-handler.js';
 import { realClock, type Clock } from '../shared/clock.js';
 
-/** kSyncDeadlineMs: how long one sync task may spend on Docker calls before it yields (milliseconds). */
+/** kSyncDeadlineMs: how long one sync task may spend on runtime calls before it yields (milliseconds). */
 export const kSyncDeadlineMs = 120_000;
 
 /** Dependencies of {@link newPodSyncer}. */

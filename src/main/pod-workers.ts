@@ -5,7 +5,7 @@
  * and kills up to `maxKillsInFlight` (each its share of the pool's capacity), in arrival order: a
  * pod that waits here, not in piscina's queue, can still be coalesced.
  *
- * Kills have their own budget because a kill mostly waits out a grace period in dockerd (a
+ * Kills have their own budget because a kill mostly waits out a grace period in the runtime (a
  * container stopped with `t=gracePeriodSeconds`): sharing the syncs' slots, the 33rd of 40 static
  * pods removed at once waited for a whole grace period of one of the first 32 before its own began
  * (removing 40 pods of 5 s took two grace periods, 13.3 s; issue #43). The kubelet's pod workers
@@ -80,7 +80,7 @@ export interface PodSyncer {
    * `gracePeriodSeconds` (seconds, >= 0) just asked. Stops the pod's containers again with the
    * shorter one (no preStop hook, nothing removed), so that the kill in flight ends sooner. The
    * counterpart of the kubelet's cancelling the pod worker's context when a kill shortens the grace
-   * period (pod_workers.go UpdatePod): a Docker stop in progress cannot be cancelled, a second stop
+   * period (pod_workers.go UpdatePod): a runtime stop in progress cannot be cancelled, a second stop
    * with a shorter timeout SIGKILLs sooner. Optional: without it the shorter kill waits its turn.
    * May reject; the pod workers log it (the kill in flight goes on either way).
    */

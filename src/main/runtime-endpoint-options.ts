@@ -14,10 +14,39 @@
  *   which is what kubelet-ts's Docker implementation is — so that socket picks it instead of failing;
  * - any other endpoint: the CRI over gRPC (`remote`; containerd, CRI-O), images at
  *   `--image-service-endpoint`, else the same endpoint.
- * Conflicting flags are refused naming both. Main thread only; pure.
+ * Conflicting flags are refused naming both. Main thread only; pure. Also the two flags'
+ * descriptors, spread into kAgentOptionDescriptors (agent-option-descriptors.ts).
  */
 import { InvalidArgumentError } from '../shared/errors.js';
 import { parseCriEndpoint, type RuntimeEndpoint, type RuntimeName } from '../shared/runtime-endpoint.js';
+import { criEndpoint } from './agent-option-checks.js';
+import type { AgentOptionDescriptor } from './agent-option-descriptors.js';
+
+function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
+  return d;
+}
+
+/** kRuntimeEndpointOptionDescriptors: the CRI endpoint flags, spread into kAgentOptionDescriptors after `--docker-endpoint`. */
+export const kRuntimeEndpointOptionDescriptors = {
+  /**
+   * The CRI runtime's endpoint (`--container-runtime-endpoint`, containerRuntimeEndpoint), the
+   * kubelet's `unix:///path` form. '' (the default) = Docker at `--docker-endpoint`, through the
+   * agent's own Docker implementation; the path of Docker's socket does the same (there the
+   * kubelet ≤1.23 ran its in-process dockershim); any other socket is dialled as a CRI runtime over
+   * gRPC (containerd, CRI-O): `--runtime remote` (src/main/runtime-endpoint-options.ts).
+   */
+  containerRuntimeEndpoint: option({
+    flag: 'container-runtime-endpoint', parse: 'string', config: { field: 'containerRuntimeEndpoint' }, default: '', defaultText: '(Docker at --docker-endpoint)',
+    check: criEndpoint,
+    help: 'CRI runtime endpoint (unix:///path/to.sock), e.g. unix:///run/containerd/containerd.sock; unset: Docker at --docker-endpoint',
+  }),
+  /** The CRI image service's endpoint (`--image-service-endpoint`, imageServiceEndpoint); '' = the runtime endpoint, as the kubelet's. */
+  imageServiceEndpoint: option({
+    flag: 'image-service-endpoint', parse: 'string', config: { field: 'imageServiceEndpoint' }, default: '', defaultText: '(the runtime endpoint)',
+    check: criEndpoint,
+    help: 'CRI image service endpoint (unix:///path/to.sock); unset: --container-runtime-endpoint',
+  }),
+};
 
 /** The options the choice reads (a subset of AgentOptions, already checked one by one). */
 export interface RuntimeChoiceOptions {

@@ -104,7 +104,10 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
       const offEvents = parts.events.subscribe(() => fn('events'));
       const offObjects = parts.objects?.subscribe((c) => fn(configObjectResource(c.object.kind) as ResourceChangeKind));
       const offPods = watchCache.watch(undefined, (e) => {
-        if (e.type === 'ADDED' || e.type === 'DELETED') fn('namespaces');
+        if (e.type === 'ADDED' || e.type === 'DELETED') {
+          fn('namespaces');
+          fn('serviceaccounts'); // a namespace's `default`, or an account only a pod names
+        }
       });
       return () => {
         offEvents();

@@ -12,7 +12,7 @@
  *   (config/object-store.ts) → those pods are synced (a pod waiting on a missing one starts);
  * - `housekeeping`: every 2 s, HandlePodCleanups (housekeeping.ts).
  *
- * It never awaits Docker. What it may touch: the pod workers (work), the pod cache (events) and
+ * It never awaits the container runtime. What it may touch: the pod workers (work), the pod cache (events) and
  * status publication; everything else through the sync handler and housekeeping. It also answers
  * the `syncloop` health check (/healthz), as the kubelet's syncLoop health. Main thread only.
  */

@@ -27,7 +27,7 @@ export interface HealthReport {
 }
 
 /** ResourceChangeKind: the kinds, other than pods, whose changes the server's watches follow (their plural resource names). */
-export type ResourceChangeKind = 'nodes' | 'namespaces' | 'events' | 'configmaps' | 'secrets' | 'persistentvolumeclaims';
+export type ResourceChangeKind = 'nodes' | 'namespaces' | 'events' | 'configmaps' | 'secrets' | 'persistentvolumeclaims' | 'serviceaccounts';
 
 /** CreatedNamespace: a namespace made through the Kubernetes API (src/main/namespace-store.ts keeps them). */
 export interface CreatedNamespace {
@@ -239,7 +239,7 @@ export interface ConfigObjectWrite {
 
 /** StreamTarget: the container a stream enters. */
 export interface StreamTarget {
-  /** Docker container ID. */
+  /** The runtime's container ID. */
   containerId: string;
   /** The pod's UID (streams are counted per pod). */
   podUid: string;

@@ -2,7 +2,7 @@
  * Counterpart of the apiserver's request filters (k8s.io/apiserver/pkg/server/filters: maxInFlight,
  * timeout, request body size in handlers/rest.go limitedReadBody) for the kubelet-ts server:
  * header and body size limits, a request body timeout, and checks of path parameters before they
- * reach Docker or the filesystem.
+ * reach the runtime or the filesystem.
  */
 import type { Status } from '../shared/api.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '../shared/names.js';
@@ -83,7 +83,7 @@ const kParamRules: Record<string, (v: string) => string[]> = {
 
 /**
  * checkPathParams validates decoded path parameters (e.g. `{namespace: 'default', name: 'web'}`)
- * so that nothing but a DNS-1123 name reaches Docker filters or file names. Pure.
+ * so that nothing but a DNS-1123 name reaches runtime filters or file names. Pure.
  * @returns undefined when all are valid, else a 400 `BadRequest` Status naming the parameter:
  *   `invalid path parameter namespace "Bad_NS": a lowercase RFC 1123 label must …`.
  */

@@ -152,7 +152,8 @@ function special(type: protobuf.Type, m: Record<string, unknown>, field: string)
       return rawJson(m.Raw as Uint8Array | undefined, field);
   }
   const fields = type.fieldsArray;
-  if (fields.length === 1 && fields[0].name === 'items' && fields[0].repeated && !type.name.endsWith('List')) {
+  // core/v1 DownwardAPIProjection is a struct `{items}` (a projected volume's downwardAPI source), not a named slice.
+  if (fields.length === 1 && fields[0].name === 'items' && fields[0].repeated && !type.name.endsWith('List') && type.fullName !== '.k8s.io.api.core.v1.DownwardAPIProjection') {
     return ((m.items as unknown[] | undefined) ?? []).map((v, i) => value(fields[0], v, `${field}[${i}]`));
   }
   return kNotSpecial;

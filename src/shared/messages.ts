@@ -12,6 +12,7 @@ import type { ConfigObject } from './config-objects.js';
 import type { FieldError } from './errors.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from './pods-body.js';
 import type { PersistentVolumeClaim } from './pvc.js';
+import type { KubernetesServiceEndpoint } from './kubernetes-service-env.js';
 import type { RuntimeEndpoint, RuntimeName } from './runtime-endpoint.js';
 import type { StatsSample } from './stats.js';
 
@@ -249,6 +250,13 @@ export interface PodConfigObjects {
   claims?: Record<string, PersistentVolumeClaim | null>;
   /** Claims this pod may not mount now, by name, with the FailedMount message (a ReadWriteOncePod claim another pod holds). */
   claimsRefused?: Record<string, string>;
+  /**
+   * The bound tokens of the pod's projected `serviceAccountToken` sources, by `<volume name>/<source index>`
+   * (main/service-accounts: the kubelet's token manager); absent when the pod has none.
+   */
+  serviceAccountTokens?: Record<string, string>;
+  /** Where the pod reaches the node's API (shared/kubernetes-service-env.ts): the `KUBERNETES_SERVICE_*` env; absent = it cannot. */
+  kubernetesService?: KubernetesServiceEndpoint;
 }
 
 /** One container the probe manager wants killed (failed liveness or startup probe). */

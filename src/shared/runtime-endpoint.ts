@@ -91,3 +91,12 @@ export function checkRuntimeEndpoint(b: Partial<RuntimeEndpoint>, where = 'worke
 export function idSchemeOf(runtimeName: string): string {
   return runtimeName.trim().toLowerCase();
 }
+
+/**
+ * presumedIdScheme: the ID scheme before the runtime answered Version: the runtime's own name for
+ * the implementations the agent carries (`docker`, `fake`: their Version answers the same), ''
+ * for a CRI runtime (only its Version can say: `containerd`, `cri-o`). Pure.
+ */
+export function presumedIdScheme(runtime: RuntimeName | undefined): string {
+  return runtime === 'remote' ? '' : (runtime ?? 'docker');
+}

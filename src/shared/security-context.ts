@@ -233,7 +233,7 @@ function allContainers(spec: Obj): Array<{ path: string; c: Obj }> {
  * request, not an unset value, so it is refused although it is a zero value.
  */
 export function rejectUnrunnableSecurity(el: ErrorList, spec: Obj): void {
-  if (spec.hostUsers === false) el.notSupported('spec.hostUsers', 'a user namespace per pod needs a container runtime that makes one; Docker only has the daemon-wide userns-remap mode');
+  if (spec.hostUsers === false) el.notSupported('spec.hostUsers', 'needs a runtime with user namespaces: containerd 2; Docker cannot (its userns-remap is daemon-wide, not per pod), nor can containerd 1.6');
   const psc = isObj(spec.securityContext) ? spec.securityContext : undefined;
   if (psc?.supplementalGroupsPolicy === 'Strict') {
     el.notSupported('spec.securityContext.supplementalGroupsPolicy', 'Strict: Docker always adds the groups the image\'s /etc/group gives the user; only Merge can be run');

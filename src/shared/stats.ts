@@ -25,10 +25,10 @@ export interface CgroupUsage {
 
 /** ContainerSample: one running container at one collection. */
 export interface ContainerSample {
-  /** Docker container ID. */
+  /** The runtime's container ID. */
   id: string;
-  /** Docker's container name (`k8s_<container>_<pod>_…`): cAdvisor's `name` label. */
-  dockerName: string;
+  /** cAdvisor's `name` label: Docker's container name (`k8s_<container>_<pod>_…`), a CRI runtime's container ID. */
+  metricsName: string;
   /** The container's cgroup path (the memory controller's in v1): cAdvisor's `id` label; '' when unknown. */
   cgroupPath: string;
   /** `io.kubernetes.container.name`. */
@@ -38,7 +38,7 @@ export interface ContainerSample {
   startedAtMs: number;
   /** The container's cgroup figures; null when its cgroup could not be found or read. */
   cgroup: CgroupUsage | null;
-  /** Bytes of the container's json-file log (LogPath and its rotated siblings). */
+  /** Bytes of the container's log: Docker's json-file (LogPath and its rotated siblings) or the CRI log file and its rotated siblings. */
   logsUsedBytes: number;
 }
 
@@ -91,7 +91,7 @@ export interface NodeSample {
   majorPageFaults?: number;
   /** statfs of the root dir (--root-dir): nodefs. */
   fs: FsSample | null;
-  /** statfs of Docker's root dir: imageFs. */
+  /** statfs of the runtime's image filesystem (Docker's root dir; ImageFsInfo's mountpoint): imageFs. */
   imageFs: FsSample | null;
   /** Epoch ms the node booted (/proc/stat btime). */
   bootTimeMs: number;

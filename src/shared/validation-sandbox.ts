@@ -83,7 +83,7 @@ export function validatePodSandboxFields(el: ErrorList, path: string, spec: Obj)
   }
   const rcPath = child(path, 'runtimeClassName');
   const rc = el.str(rcPath, spec.runtimeClassName);
-  if (rc) el.notSupported(rcPath, `pod rejected: RuntimeClass "${rc}" not found (a node without an apiserver has no RuntimeClass objects; leave it empty to run with Docker's default runtime)`);
+  if (rc) el.notSupported(rcPath, `pod rejected: RuntimeClass "${rc}" not found (a node without an apiserver has no RuntimeClass objects; leave it empty to run with the container runtime's default handler)`);
   const ohPath = child(path, 'overhead');
   const oh = el.obj(ohPath, spec.overhead);
   if (oh && Object.keys(oh).length > 0) el.forbidden(ohPath, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');

@@ -5,8 +5,8 @@
  * and matched against this node's labels at admission (src/main/pod/node-affinity.ts); preferred
  * node affinity, `podAffinity`, `podAntiAffinity` and `topologySpreadConstraints` only steer a
  * scheduler: accepted (their shape checked: objects and lists) and ignored on a lone node.
- * `automountServiceAccountToken` is accepted: there is no apiserver to issue a token, so none is
- * ever mounted, whatever its value. Pure functions over decoded JSON, safe in any thread.
+ * `automountServiceAccountToken` is a boolean; the node's ServiceAccount admission reads it
+ * (service-account-admission.ts). Pure functions over decoded JSON, safe in any thread.
  */
 import { labelValueErrors, qualifiedNameErrors } from './names.js';
 import { child, ErrorList, index, type Obj } from './validation-util.js';

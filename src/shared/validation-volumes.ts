@@ -1,8 +1,8 @@
 // Counterpart of pkg/apis/core/validation/validation.go ValidateVolumes (validateVolumeSource and the emptyDir, hostPath, configMap, secret, downwardAPI and projected sources).
 /**
  * validateVolumes: the shape of `spec.volumes` as the apiserver checks it, for the volume sources
- * kubelet-ts runs; other sources (and projected `serviceAccountToken`, `clusterTrustBundle`,
- * `podCertificate`) are `Not supported` with the reason. Pure; safe in any thread.
+ * kubelet-ts runs (projected `serviceAccountToken`: tokens the node signs); other sources (and projected
+ * `clusterTrustBundle`, `podCertificate`) are `Not supported` with the reason. Pure; safe in any thread.
  */
 import { kAllVolumeSourceFields } from './defaults.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from './names.js';
@@ -12,7 +12,7 @@ import { child, ErrorList, hasBacksteps, index, isAbsolutePath, type Obj } from 
 /** Volume fields kubelet-ts implements: exactly one source of emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim (a local-path claim: shared/pvc.ts). */
 export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath', 'configMap', 'secret', 'downwardAPI', 'projected', 'persistentVolumeClaim'];
 /** Projected volume sources kubelet-ts runs. */
-export const kSupportedProjectionFields: readonly string[] = ['configMap', 'secret', 'downwardAPI'];
+export const kSupportedProjectionFields: readonly string[] = ['configMap', 'secret', 'downwardAPI', 'serviceAccountToken'];
 /** The fieldPaths a downwardAPI volume file may name (validVolumeDownwardAPIFieldPathExpressions). */
 export const kVolumeDownwardAPIFieldPaths: readonly string[] = ['metadata.name', 'metadata.namespace', 'metadata.labels', 'metadata.annotations', 'metadata.uid'];
 /** The resources a downwardAPI volume's resourceFieldRef may name (validContainerResourceFieldPathExpressions). */
@@ -112,10 +112,10 @@ function validateProjected(el: ErrorList, path: string, pr: Obj): void {
     const p = index(child(path, 'sources'), i);
     const s = el.obj(p, raw);
     if (!s) return;
-    for (const k of ['serviceAccountToken', 'clusterTrustBundle', 'podCertificate']) {
+    for (const k of ['clusterTrustBundle', 'podCertificate']) {
       if (s[k] !== undefined && s[k] !== null) el.notSupported(child(p, k), kNoApiserver);
     }
-    el.checkFields(p, s, [...kSupportedProjectionFields, 'serviceAccountToken', 'clusterTrustBundle', 'podCertificate']);
+    el.checkFields(p, s, [...kSupportedProjectionFields, 'clusterTrustBundle', 'podCertificate']);
     const set = Object.keys(s).filter((k) => s[k] !== undefined && s[k] !== null);
     if (set.length > 1) el.forbidden(p, 'may not specify more than 1 volume type per source');
     const cm = el.obj(child(p, 'configMap'), s.configMap);
@@ -127,7 +127,22 @@ function validateProjected(el: ErrorList, path: string, pr: Obj): void {
       el.checkFields(child(p, 'downwardAPI'), da, ['items']);
       validateDownwardAPIItems(el, child(child(p, 'downwardAPI'), 'items'), da.items, paths);
     }
+    const sat = el.obj(child(p, 'serviceAccountToken'), s.serviceAccountToken);
+    if (sat) validateServiceAccountTokenProjection(el, child(p, 'serviceAccountToken'), sat, paths);
   });
+}
+
+/**
+ * validateServiceAccountTokenProjection, as upstream's (pkg/apis/core/validation): `audience` a
+ * string, `expirationSeconds` (seconds) at least 10 minutes and at most 2^32 seconds, `path` required.
+ */
+function validateServiceAccountTokenProjection(el: ErrorList, p: string, sat: Obj, paths: Set<string>): void {
+  el.checkFields(p, sat, ['audience', 'expirationSeconds', 'path']);
+  el.str(child(p, 'audience'), sat.audience);
+  const exp = el.int(child(p, 'expirationSeconds'), sat.expirationSeconds);
+  if (exp !== undefined && exp < 600) el.invalid(child(p, 'expirationSeconds'), exp, 'may not specify a duration less than 10 minutes');
+  if (exp !== undefined && exp > 2 ** 32) el.invalid(child(p, 'expirationSeconds'), exp, 'may not specify a duration larger than 2^32 seconds');
+  validateItemPath(el, child(p, 'path'), sat.path, paths);
 }
 
 /** validateVolumes checks spec.volumes (field paths under `path`); returns the set of volume names. */

@@ -50,8 +50,8 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
   if (typeof b !== 'object' || b === null) throw new InvalidArgumentError('workerData must be a WorkerBootstrap object');
   const w = b as Partial<WorkerBootstrap>;
   if (w.protocol !== PROTOCOL_VERSION) throw new InvalidArgumentError(`workerData.protocol must be ${PROTOCOL_VERSION}, got ${JSON.stringify(w.protocol)}`);
-  if (w.runtime !== 'docker' && w.runtime !== 'fake' && w.runtime !== 'remote') throw new InvalidArgumentError(`workerData.runtime must be 'docker', 'remote' or 'fake', got ${JSON.stringify(w.runtime)}`);
-  checkRuntimeEndpoint(w, 'workerData');
+  if (w.runtime === undefined) throw new InvalidArgumentError('workerData.runtime must be set');
+  checkRuntimeEndpoint(w);
   if (typeof w.nodeName !== 'string' || !w.nodeName) throw new InvalidArgumentError('workerData.nodeName must be a non-empty string');
   if (typeof w.rootDir !== 'string' || !path.isAbsolute(w.rootDir)) throw new InvalidArgumentError(`workerData.rootDir must be an absolute path, got ${JSON.stringify(w.rootDir)}`);
   if (typeof w.podInfraContainerImage !== 'string' || !w.podInfraContainerImage) throw new InvalidArgumentError('workerData.podInfraContainerImage must be a non-empty string');

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { resolveAgentOptions } from '../../src/main/agent-options.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import { waitFor } from '../support/docker.js';
@@ -28,6 +29,7 @@ describe('get pods -w against an agent', () => {
   });
   afterAll(async () => {
     await agent?.stop();
+    await unmountUnder(dir).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
     await rm(dir, { recursive: true, force: true });
   });
 

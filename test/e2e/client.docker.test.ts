@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
@@ -44,6 +45,7 @@ describe.skipIf(!inject('dockerAvailable'))('client commands against a real agen
   afterAll(async () => {
     await node?.cleanup();
     await authNode?.cleanup();
+    await unmountUnder(dir).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
     await rm(dir, { recursive: true, force: true });
   }, kTestMs);
 

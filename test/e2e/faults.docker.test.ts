@@ -13,6 +13,7 @@ import { afterEach, describe, expect, expect as globalExpect, inject, it, type E
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import type { FailpointName } from '../../src/shared/failpoints.js';
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { kNodeLabel, isRunningAndReady, useTestNodes } from '../support/agent.js';
 import { releaseNodeNetwork } from '../support/network.js';
 import { killAgentProcesses, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
@@ -88,6 +89,7 @@ async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: 
     await killAgentProcesses((c) => children.has(c));
     await removeLabeledContainers(kNodeLabel, node.nodeName);
     await releaseNodeNetwork(rootDir);
+    await unmountUnder(base).catch(() => undefined); // the pods' tmpfs volumes (the service account token's)
     await rm(base, { recursive: true, force: true });
   }, kTestMs);
   return node;

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, removeLabeledContainers, waitFor } from '../support/docker.js';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { containersOf, kNodeLabel } from '../support/agent.js';
 import { releaseNodeNetwork } from '../support/network.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
@@ -48,6 +49,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
     await agent?.stop('SIGKILL');
     await removeLabeledContainers(kNodeLabel, nodeName);
     await releaseNodeNetwork(rootDir);
+    await unmountUnder(base).catch(() => undefined); // the pods' tmpfs volumes (the service account token's)
     await rm(base, { recursive: true, force: true });
   }, kTestMs);
 

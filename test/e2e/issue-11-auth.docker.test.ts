@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { newAgent } from '../../src/main/agent.js';
 import { resolveAgentOptions } from '../../src/main/agent-options.js';
 import { newLogger } from '../../src/shared/logging.js';
@@ -77,6 +78,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 3: secure by defau
     await writeFile(tokenFile, 'viewer-token-0123456789,viewer,2,"kubelet-ts:read-only"\n');
   });
   afterAll(async () => {
+    await unmountUnder(dir).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
     await rm(dir, { recursive: true, force: true });
   });
 

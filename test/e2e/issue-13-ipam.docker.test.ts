@@ -13,6 +13,7 @@ import type { Pod } from '../../src/shared/api.js';
 import { defaultConfFileOf } from '../../src/main/network/network-setup.js';
 import { hostLocalDataDirs } from '../../src/workers/network/cni-pod-network.js';
 import type { NetworkConfigList } from '../../src/shared/cni-config.js';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';
 import { releaseNodeNetwork } from '../support/network.js';
@@ -44,6 +45,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: IPAM leaks nothing', () =
     if (!base) return;
     await removeLabeledContainers('kubelet-ts.node-name', nodeName);
     await releaseNodeNetwork(join(base, 'root'));
+    await unmountUnder(base).catch(() => undefined); // the pods' tmpfs volumes (the service account token's)
     await rm(base, { recursive: true, force: true });
   }, 120_000);
 

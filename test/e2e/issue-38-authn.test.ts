@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { freePort, kRepoRoot, runCliProcess, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { startPortSquatter, testUserIds, type PortSquatter } from '../support/port-squatter.js';
 
@@ -42,6 +43,7 @@ describe('issue #38 finding 1: the client sends no credential to a squatted port
     squatter = undefined;
   });
   afterAll(async () => {
+    await unmountUnder(base).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
     await rm(base, { recursive: true, force: true });
   });
 
@@ -116,6 +118,7 @@ describe('issue #38 finding 1: the client reaches the real agent through its soc
     agent = undefined;
   });
   afterAll(async () => {
+    await unmountUnder(base).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
     await rm(base, { recursive: true, force: true });
   });
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import { removeLabeledContainers, waitFor } from '../support/docker.js';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { busyboxPod, isRunningAndReady, kNodeLabel, useTestNodes } from '../support/agent.js';
 import { freePort, startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { releaseNodeNetwork } from '../support/network.js';
@@ -130,6 +131,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 10: a restart of t
       await removeLabeledContainers(kNodeLabel, nodeName);
       await Promise.all([...uids].map((uid) => removePodCgroup(uid, '/kubelet-ts').catch(() => undefined)));
       await releaseNodeNetwork(rootDir);
+      await unmountUnder(base).catch(() => undefined); // the pods' tmpfs volumes (the service account token's)
       await rm(base, { recursive: true, force: true });
     }
   }, 300_000);

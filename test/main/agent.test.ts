@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import type { Pod } from '../../src/shared/api.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
@@ -40,6 +41,7 @@ let dir: string | undefined;
 afterEach(async () => {
   await agent?.stop();
   agent = undefined;
+  if (dir) await unmountUnder(dir).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -72,7 +74,7 @@ describe('resync from the cached runtime state', () => {
     expect(fake.calls.filter((c) => c !== 'list')).toEqual([]);
 
     // The container dies; the relist reports it; the sync that follows reads the runtime and restarts it.
-    const id = running()!.status!.containerStatuses![0].containerID!.replace(/^docker:\/\//, '');
+    const id = running()!.status!.containerStatuses![0].containerID!.replace(/^[a-z]+:\/\//, '');
     fake.exit(id, 1);
     const m = syncs.length;
     await agent.pleg.relist();

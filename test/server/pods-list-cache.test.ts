@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { resolveAgentOptions } from '../../src/main/agent-options.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import type { AgentHost } from '../../src/server/agent-host.js';
@@ -158,6 +159,7 @@ describe('GET /pods on an agent (fake runtime)', () => {
   });
   afterAll(async () => {
     await agent?.stop();
+    await unmountUnder(dir).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
     await rm(dir, { recursive: true, force: true });
   });
 

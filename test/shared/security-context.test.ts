@@ -51,7 +51,7 @@ describe('validatePodForNode security refusals', () => {
       containers: [{ name: 'c', image: 'i', ports: [{ containerPort: 80, hostPort: 8080 }], securityContext: { procMount: 'Unmasked' } }],
     });
     expect(errs(p, validatePodForNode)).toEqual([
-      'spec.hostUsers: Not supported: a user namespace per pod needs a container runtime that makes one; Docker only has the daemon-wide userns-remap mode',
+      'spec.hostUsers: Not supported: needs a runtime with user namespaces: containerd 2; Docker cannot (its userns-remap is daemon-wide, not per pod), nor can containerd 1.6',
       "spec.securityContext.supplementalGroupsPolicy: Not supported: Strict: Docker always adds the groups the image's /etc/group gives the user; only Merge can be run",
       'spec.securityContext.windowsOptions: Not supported: this is a Linux node',
       'spec.containers[0].securityContext.procMount: Not supported: Unmasked needs a user namespace (hostUsers: false), which this node cannot run',

@@ -31,6 +31,7 @@ import { podContentHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
 import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
+import { admitServiceAccount, admitServiceAccountReplace } from '../../shared/service-account-admission.js';
 import { podFiles, removePodFiles, restoreIntakePods } from './intake-pod-files.js';
 import { syncDir, writeFilesDurably } from './intake-store.js';
 
@@ -40,7 +41,7 @@ export { storedJsonFiles, writeFilesDurably } from './intake-store.js';
 /** kIntakeDirName: the directory under --root-dir that holds intake pods, one JSON file each. */
 export const kIntakeDirName = 'intake';
 
-/** A pod UID we accept from a client: it ends up in Docker labels and in `{rootDir}/pods/{uid}`. */
+/** A pod UID we accept from a client: it ends up in the runtime's labels and in `{rootDir}/pods/{uid}`. */
 const kUidRe = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Options of {@link newIntakeSource}. */
@@ -271,6 +272,7 @@ class IntakeSourceImpl implements IntakeSource {
         const bound = this.#otherNode(pod, `${prefix}spec.nodeName`);
         if (bound) errors.push(bound);
         if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
+        admitServiceAccount(pod);
         meta.creationTimestamp = now;
         meta.annotations = { ...(meta.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now };
         meta.annotations[ConfigHashAnnotationKey] = configHashOf(pod);
@@ -316,6 +318,7 @@ class IntakeSourceImpl implements IntakeSource {
       if (bound) throw new InvalidManifestError('request body', [bound]);
       const now = new Date(this.#clock.now()).toISOString();
       if (this.#nodeName && pod.spec && !pod.spec.nodeName) pod.spec.nodeName = this.#nodeName;
+      admitServiceAccountReplace(pod, old);
       // The API's resourceVersion is the server's, not the pod's content (a PATCH or a read-modify-write sends it back).
       const { resourceVersion: _rv, ...meta } = pod.metadata ?? {};
       pod.metadata = {

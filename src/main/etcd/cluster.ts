@@ -6,6 +6,7 @@
  *   - the pod status writer (src/main/status/etcd-status-writer.ts),
  *   - the node registration and lease heartbeat (src/main/node/node-lease.ts, skipped with --register-node=false).
  */
+import { presumedIdScheme } from '../../shared/runtime-endpoint.js';
 import type { Node, Pod } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/messages.js';
@@ -112,7 +113,7 @@ export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): Et
   let previousNode: Node | undefined;
   const buildNode = deps.buildNode ?? (async () => (previousNode = buildNodeObject({
     nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletVersion(),
-    containerRuntimeVersion: o.runtime === 'fake' ? 'fake://0.1.0' : 'docker://unknown', health: deps.ready?.() ?? { ok: true },
+    containerRuntimeVersion: `${presumedIdScheme(o.runtime) || 'remote'}://unknown`, health: deps.ready?.() ?? { ok: true },
     port: o.port, facts: await gatherNodeFacts(o.rootDir), nowMs: (deps.clock ?? realClock).now(), previous: previousNode,
   })));
   const nodeLease = o.registerNode

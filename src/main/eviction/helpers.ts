@@ -37,7 +37,7 @@ function timeOf(t: string | undefined): number {
 /**
  * makeSignalObservations, as the kubelet's: memory.available = `memoryCapacityBytes` (MemTotal)
  * − the node's working set (the kubelet's formula, not MemAvailable); nodefs from Summary
- * node.fs (statfs of --root-dir), imagefs from node.runtime.imageFs (statfs of Docker's data
+ * node.fs (statfs of --root-dir), imagefs from node.runtime.imageFs (statfs of the runtime's image
  * root): bytes available/capacity and inodes free/total. Pure.
  */
 export function makeSignalObservations(summary: Summary, memoryCapacityBytes: number): SignalObservations {

@@ -13,7 +13,7 @@ import { parseQuantity, quantityError } from '../../shared/quantity.js';
 
 /**
  * EvictionSignal: the signals kubelet-ts observes (evictionapi.Signal*): node memory available
- * (capacity − working set), nodefs (statfs of --root-dir) and imagefs (statfs of Docker's data
+ * (capacity − working set), nodefs (statfs of --root-dir) and imagefs (statfs of the runtime's image
  * root) bytes and inodes free. The kubelet's `pid.available`, `allocatableMemory.available` and
  * `containerfs.*` are not offered (no observation for them here): naming one is an error.
  */

@@ -1,7 +1,7 @@
 /**
  * Counterpart of the kubelet's GetContainerLogs (pkg/kubelet/kubelet_pods.go: validateContainerLogStatus
  * picks the current or the previous attempt) and of its CRI Version call, on the main thread. The
- * Docker reads happen in the container-logs worker (src/workers/container-logs.worker.ts), started
+ * The runtime's reads happen in the container-logs worker (src/workers/container-logs.worker.ts), started
  * on first use; this side chooses the container and turns the worker's messages into LogStreams.
  */
 import { isPodContainerName } from '../../shared/ephemeral-containers.js';
@@ -47,7 +47,7 @@ export interface LogsClientOptions {
 }
 
 /**
- * selectLogContainer picks the Docker container whose log `GET /containerLogs` serves, as the
+ * selectLogContainer picks the container whose log `GET /containerLogs` serves, as the
  * kubelet's validateContainerLogStatus: the newest attempt of `container`, or with `previous` the
  * one before it (app containers in a RuntimePod are newest first).
  * @throws AgentError ERR_NOT_FOUND when `container` is not in the pod's spec;

@@ -19,7 +19,7 @@ import { realClock, type Clock } from '../../shared/clock.js';
 
 /** What the metrics read when scraped. */
 export interface KubeletMetricsSources {
-  /** What Docker last showed of every pod (PodCache.runtimePods()). */
+  /** What the runtime last showed of every pod (PodCache.runtimePods()). */
   runtimePods(): Iterable<RuntimePod | null>;
   /** The worker pool's figures, or undefined before start. */
   runnerStats(): ReturnType<PodSyncRunner['stats']> | undefined;

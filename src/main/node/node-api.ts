@@ -9,7 +9,7 @@ import type { Node } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimePod } from '../../shared/messages.js';
-import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
+import { idSchemeOf, presumedIdScheme, type RuntimeName } from '../../shared/runtime-endpoint.js';
 import { runtimeEndpointOf } from '../runtime-endpoint-options.js';
 import type { ContainerStreamSpec } from '../../shared/streams-protocol.js';
 import type { ContainerLogsRequest, ContainerStreamSession, HealthCheck, HealthReport, LogStream, StreamTarget } from '../../server/agent-host.js';
@@ -98,6 +98,14 @@ export interface NodeApi {
   start(): void;
   /** stop ends the logs and streams workers (and every stream). */
   stop(): Promise<void>;
+  /**
+   * idScheme: the scheme of container IDs in PodStatus (`<scheme>://<id>`): the runtime's Version
+   * runtime_name lower-cased once it answered (`docker`, `containerd`), as kuberuntime's
+   * ContainerID.Type; before that presumedIdScheme(--runtime) ('' for a CRI runtime).
+   */
+  idScheme(): string;
+  /** learnRuntime asks the runtime's Version (through the logs worker) until it answered once; getNode does too. Never rejects. */
+  learnRuntime(): Promise<void>;
 }
 
 /**
@@ -127,11 +135,14 @@ class NodeApiImpl implements NodeApi {
   readonly streamTarget: NodeApi['streamTarget'];
   readonly portForwardTarget: NodeApi['portForwardTarget'];
   #runtimeVersion: string | undefined;
+  #idScheme: string;
+  #learning: Promise<void> | undefined;
   #lastNode: Node | undefined;
   readonly #spec: NodeSpecStore;
 
   constructor(private readonly options: NodeApiOptions, private readonly deps: NodeApiDeps) {
     const endpoint = runtimeEndpointOf(options);
+    this.#idScheme = presumedIdScheme(endpoint.runtime);
     this.#logs = newLogsClient({ endpoint, nodeName: options.nodeName, logLevel: options.logLevel, containerLogRotation: containerLogRotationOf(options) }, { logger: deps.logger });
     this.#streams = newStreamsClient({ endpoint, nodeName: options.nodeName }, { logger: deps.logger });
     this.streamTarget = streamTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
@@ -160,16 +171,24 @@ class NodeApiImpl implements NodeApi {
     return this.#streams.open(spec);
   }
 
+  idScheme(): string {
+    return this.#idScheme;
+  }
+
+  learnRuntime(): Promise<void> {
+    if (this.#runtimeVersion !== undefined) return Promise.resolve();
+    this.#learning ??= this.#logs.version().then((v) => {
+      this.#idScheme = idSchemeOf(v.runtimeName) || this.#idScheme;
+      // As the kubelet's nodestatus.VersionInfo: `<runtime_name>://<runtime_version>` (docker://24.0.5, containerd://1.6.20).
+      this.#runtimeVersion = `${this.#idScheme}://${v.version.replace(/^v(?=\d)/, '')}`;
+    }, (err: Error) => {
+      this.deps.logger.warn({ err: err.message }, 'Could not read the container runtime version');
+    }).finally(() => { this.#learning = undefined; });
+    return this.#learning;
+  }
+
   async getNode(): Promise<Node> {
-    if (this.#runtimeVersion === undefined) {
-      try {
-        const v = await this.#logs.version();
-        // As the kubelet's nodestatus.VersionInfo: `<runtime_name>://<runtime_version>` (docker://24.0.5, containerd://1.6.20).
-        this.#runtimeVersion = `${idSchemeOf(v.runtimeName)}://${v.version.replace(/^v(?=\d)/, '')}`;
-      } catch (err) {
-        this.deps.logger.warn({ err: (err as Error).message }, 'Could not read the container runtime version');
-      }
-    }
+    await this.learnRuntime();
     const health = this.deps.healthz();
     const failing = health.checks.filter((c) => !c.ok).map(readyMessage);
     this.#lastNode = buildNode({

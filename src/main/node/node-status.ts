@@ -56,7 +56,7 @@ export interface NodeInputs {
   maxPods: number;
   /** nodeInfo.kubeletVersion: {@link kubeletVersion}, e.g. `v1.32.0-kubelet-ts.0.1.0`. */
   kubeletVersion: string;
-  /** `docker://<version>`, or '' when the runtime could not be asked. */
+  /** `<runtime_name>://<version>` (`docker://24.0.5`, `containerd://1.6.20`), or '' when the runtime could not be asked. */
   containerRuntimeVersion: string;
   /** The agent's health (sync loop and PLEG): Ready is true when ok. */
   health: { ok: boolean; message?: string };

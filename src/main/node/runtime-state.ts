@@ -4,9 +4,9 @@
  * of /healthz and the node's Ready condition (GET /node and, in cluster mode, the etcd Node key).
  *
  * Every `periodMs` (5 s, the kubelet's updateRuntimeUp period) a `runtimeStatus` pool task asks the
- * runtime (Docker `GET /_ping`, off the main thread). The runtime is down when no check has
+ * runtime (the CRI Status; Docker's `GET /_ping`; off the main thread). The runtime is down when no check has
  * succeeded for `thresholdMs` (30 s, the kubelet's maxWaitForContainerRuntime); before the first
- * success the agent's start is the baseline, so an agent that starts without Docker is reported
+ * success the agent's start is the baseline, so an agent that starts without its runtime is reported
  * down 30 s later, and a short cut below the threshold stays healthy, as upstream. Unlike upstream,
  * while the last check failed it asks every `downPeriodMs` (1 s) so that the runtime's return is
  * seen at once, and on that return `onRuntimeUp` fires (the agent syncs every pod then, so pods

@@ -74,7 +74,7 @@ export interface EventedPlegDeps {
 }
 
 /**
- * toLifecycleEvent maps a Docker container event to the pod lifecycle event it implies and the
+ * toLifecycleEvent maps a runtime container event (Docker's words) to the pod lifecycle event it implies and the
  * container state it leaves (pure): start → ContainerStarted/running, die → ContainerDied/exited,
  * destroy → ContainerRemoved/gone, oom → ContainerChanged (the die that follows carries the state),
  * create → no pod event (created/state only: the sync that created it already knows). A `die` with an
@@ -113,7 +113,7 @@ export function toLifecycleEvent(e: RuntimeContainerEvent, oomKilled = false): {
  * deaths are published by the sync as before. The agent publishes a status from the result at
  * once, so a restarting container's death reaches watchers without waiting for the sync that
  * follows (whose result then replaces it): evented.go's processCRIEvents likewise updates the pod
- * cache from the event before the pod worker runs. The reason follows Docker's: `OOMKilled` after
+ * cache from the event before the pod worker runs. The reason follows the runtime's: `OOMKilled` after
  * an `oom` event, else `Completed` for exit code 0 and `Error` otherwise.
  */
 export function applyContainerExit(runtimePod: RuntimePod, pod: Pod, containerId: string, exit: ContainerExit): RuntimePod | null {

@@ -4,7 +4,7 @@
  * previous list and reports, per pod UID, which containers started, died or went away. It keeps
  * the UIDs that have containers (runtimePodUids), which housekeeping reads to find pods nobody wants.
  *
- * The list runs in the worker pool (no Docker I/O on the main thread); the diff is a pure function.
+ * The list runs in the worker pool (no runtime I/O on the main thread); the diff is a pure function.
  * Health follows the kubelet: unhealthy when no relist has finished for `healthThresholdMs`
  * (kubelet: relistThreshold, 3 min).
  */
@@ -24,7 +24,7 @@ export type PodLifecycleEventType = 'ContainerStarted' | 'ContainerDied' | 'Cont
  */
 export interface ContainerExit {
   exitCode: number;
-  /** When dockerd reported the death, epoch milliseconds. */
+  /** When the runtime reported the death, epoch milliseconds. */
   finishedAtMs: number;
   /** An `oom` event for the container came before its `die`. */
   oomKilled: boolean;
@@ -35,7 +35,7 @@ export interface PodLifecycleEvent {
   uid: string;
   type: PodLifecycleEventType;
   containerId: string;
-  /** For ContainerDied from a Docker event (as pleg.PodLifecycleEvent.Data): the exit it reported. */
+  /** For ContainerDied from a runtime event (as pleg.PodLifecycleEvent.Data): the exit it reported. */
   exit?: ContainerExit;
 }
 
@@ -81,9 +81,9 @@ export interface PlegObserver {
   relistDuration(seconds: number): void;
   /** Time between the starts of two relists. */
   relistInterval(seconds: number): void;
-  /** One Docker event reached the main thread `seconds` after dockerd emitted it (event PLEG only). */
+  /** One runtime event reached the main thread `seconds` after the runtime emitted it (event PLEG only). */
   eventLag?(seconds: number): void;
-  /** The Docker events stream was lost (event PLEG only). */
+  /** The runtime's events stream was lost (event PLEG only). */
   streamError?(): void;
 }
 
@@ -93,9 +93,9 @@ export interface PlegStats {
   lastRelistDurationMs: number;
   /** Every relist's duration since start, newest last (bounded at 1000). */
   relistDurationsMs: number[];
-  /** Docker event lags (event PLEG only), newest last (bounded at 10000). */
+  /** Runtime event lags (event PLEG only), newest last (bounded at 10000). */
   eventLagsMs: number[];
-  /** True while the Docker events stream is connected (event PLEG only; false for the generic PLEG). */
+  /** True while the runtime's events stream is connected (event PLEG only; false for the generic PLEG). */
   streaming: boolean;
   /** The relist period in force now. */
   relistPeriodMs: number;
@@ -174,7 +174,7 @@ export interface GenericPleg extends Pleg {
    */
   setRelistPeriod(ms: number): void;
   /**
-   * observe records a state change learned from elsewhere (a Docker event) in the relist cache, so
+   * observe records a state change learned from elsewhere (a runtime event) in the relist cache, so
    * the next relist does not report it again; `state` null = the container is gone.
    */
   observe(c: RelistContainer, state: RuntimeContainerState | null): void;

@@ -1,6 +1,6 @@
 /**
  * Counterpart of pkg/kubelet/container/cache.go (container.Cache): the one runtime pod cache. Per
- * pod UID it holds what Docker last showed of the pod (a `RuntimePod`), versioned by a per-pod
+ * pod UID it holds what the runtime last showed of the pod (a `RuntimePod`), versioned by a per-pod
  * generation that every PLEG event moves on — the role of the kubelet cache's timestamps, without
  * a clock: a sync reads the cache at a generation, and what it then writes back is "as of" that
  * generation, so a newer observation is never overwritten by an older one.
@@ -13,11 +13,11 @@
  *   entry, except deaths observed by events after the read's generation, which stay (an older read
  *   that still shows the container running must not bring it back to life).
  * The kubelet's PLEG is the only writer because its PLEG does the runtime reads; ours are done by
- * the sync task in the worker pool (the sync reads Docker anyway), and handed here with the
+ * the sync task in the worker pool (the sync reads the runtime anyway), and handed here with the
  * generation they were read at.
  *
  * Readers: the status generator, the probe manager, the logs endpoint, metrics, and the next sync
- * (which plans from the cache without reading Docker only while {@link PodCacheSnapshot.current}).
+ * (which plans from the cache without reading the runtime only while {@link PodCacheSnapshot.current}).
  * Main thread only; every method is synchronous and O(containers of the pod).
  */
 import type { Pod } from '../../shared/api.js';
@@ -27,7 +27,7 @@ import type { PodLifecycleEvent } from './generic-pleg.js';
 
 /** PodCacheSnapshot: one pod's entry as a sync reads it before it runs. */
 export interface PodCacheSnapshot {
-  /** What Docker last showed of the pod (null before the first read, or nothing of it is left). */
+  /** What the runtime last showed of the pod (null before the first read, or nothing of it is left). */
   runtimePod: RuntimePod | null;
   /** The pod's generation now: pass it back to {@link PodCache.set} with the read's result. */
   generation: number;
@@ -37,7 +37,7 @@ export interface PodCacheSnapshot {
 
 /** PodCache: the runtime pod cache (see the file comment for who writes it and how). */
 export interface PodCache {
-  /** get returns what Docker last showed of pod `uid`, or null when nothing is cached. */
+  /** get returns what the runtime last showed of pod `uid`, or null when nothing is cached. */
   get(uid: string): RuntimePod | null;
   /** snapshot returns the entry of `uid` with its generation (an empty one for an unknown UID). */
   snapshot(uid: string): PodCacheSnapshot;
@@ -54,7 +54,7 @@ export interface PodCache {
    * (applyContainerExit: a death that ends the container waits for the sync's termination message).
    * Except a `ContainerStarted` the current entry already shows (the sync that started the
    * container read it back running; the engine's event comes after): it says nothing new, so the
-   * entry stays current and the sync it triggers plans from the cache without a Docker call
+   * entry stays current and the sync it triggers plans from the cache without a runtime call
    * (upstream's pod cache compares the event's timestamp with the entry's; ours compares state).
    * Likewise {@link set}: a read taken while only ContainerStarted events came, that shows each of
    * those containers running, is current — the starts a sync makes itself cost no second read.

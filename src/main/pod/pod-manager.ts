@@ -9,7 +9,7 @@ import type { Pod, PodStatus } from '../../shared/api.js';
 import type { BackoffEntry, WaitingReason } from '../../shared/messages.js';
 
 /**
- * PodRecord: one pod in the table. Times are epoch milliseconds. What Docker shows of the pod is
+ * PodRecord: one pod in the table. Times are epoch milliseconds. What the runtime shows of the pod is
  * in the pod cache (pleg/pod-cache.ts) and its lifecycle (terminating, terminal) in the pod
  * workers, each kept in one place.
  */

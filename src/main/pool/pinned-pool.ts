@@ -9,7 +9,7 @@
  * thread every call would cross), each pod UID is hashed to one of `threads` single-thread pools:
  * a pod's containers live in exactly one fake, every sync and kill of that pod goes there, and a
  * relist asks every thread and concatenates the answers (their pods are disjoint). Tasks without a
- * pod (none today) go to thread 0. Docker does not need this (dockerd is the shared state).
+ * pod (none today) go to thread 0. Docker and CRI runtimes do not need this (the runtime is the shared state).
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { StatsSample } from '../../shared/stats.js';
@@ -77,7 +77,7 @@ export function newPinnedWorkerPool(bootstrap: WorkerBootstrap, options: WorkerP
 
 /**
  * newRuntimeWorkerPool starts the pool `bootstrap.runtime` needs: one shared piscina pool for
- * Docker (dockerd is the shared state), a pinned pool (newPinnedWorkerPool) for the fake runtime,
+ * a real runtime (it is the shared state), a pinned pool (newPinnedWorkerPool) for the fake runtime,
  * whose state is per thread. So the agent picks no pool by runtime itself.
  * @throws InvalidArgumentError for a thread count or per-thread concurrency below 1.
  */

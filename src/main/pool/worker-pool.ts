@@ -29,16 +29,16 @@ export interface PodSyncRunner {
 export interface WorkerPoolOptions {
   /** Worker threads (--workers). */
   threads?: number;
-  /** Tasks one thread runs at once: they are I/O-bound (waiting on dockerd), so several. */
+  /** Tasks one thread runs at once: they are I/O-bound (waiting on the runtime), so several. */
   concurrentTasksPerWorker?: number;
 }
 
-/** kDefaultWorkerPoolOptions: 2 threads (--workers), 16 tasks each (they wait on dockerd, not the CPU). */
+/** kDefaultWorkerPoolOptions: 2 threads (--workers), 16 tasks each (they wait on the runtime, not the CPU). */
 export const kDefaultWorkerPoolOptions: Required<WorkerPoolOptions> = { threads: 2, concurrentTasksPerWorker: 16 };
 
 /**
  * newWorkerPool starts the piscina pool of sync workers. Each thread picks its own runtime from
- * `bootstrap` (workerData: Docker, or the fake) through getRuntime.
+ * `bootstrap` (workerData: its RuntimeEndpoint) through getRuntime.
  * @throws InvalidArgumentError for a thread count or per-thread concurrency below 1.
  */
 export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOptions = {}): PodSyncRunner {

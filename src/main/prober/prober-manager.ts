@@ -89,7 +89,7 @@ export interface ProberManager {
   /** removePod stops every probe worker of pod `uid` (pod terminating or gone). */
   removePod(uid: string): void;
   /**
-   * probeStatus: `{ready, started}` of container `containerName` (Docker ID `containerId`) of
+   * probeStatus: `{ready, started}` of container `containerName` (runtime ID `containerId`) of
    * pod `uid` per its readiness and startup probes; undefined when it has neither (then a running
    * container is ready and started).
    */
@@ -97,7 +97,7 @@ export interface ProberManager {
   /** probeKills: the containers of pod `uid` whose liveness or startup probe failed and which still run. */
   probeKills(uid: string): ProbeKill[];
   /**
-   * startedSidecars: the Docker IDs of pod `uid`'s running sidecars whose startup probe has
+   * startedSidecars: the runtime IDs of pod `uid`'s running sidecars whose startup probe has
    * succeeded (the kubelet's startupManager.Get(id) == Success), for SyncPodTask.startedSidecars.
    */
   startedSidecars(uid: string): string[];

@@ -65,7 +65,7 @@ export async function resourceMetricsText(summary: Summary | undefined, scrapeEr
 /**
  * cadvisorMetricsText: the text of /metrics/cadvisor from the latest sample (none before the first
  * collection): per container, with cAdvisor's labels (container, id = the cgroup path, image, name
- * = Docker's name, namespace, pod): container_cpu_usage_seconds_total,
+ * = the runtime's container name (Docker's; a CRI runtime's container ID), namespace, pod): container_cpu_usage_seconds_total,
  * container_memory_working_set_bytes, container_memory_rss, container_memory_usage_bytes,
  * container_memory_failures_total{failure_type=pgfault|pgmajfault, scope=container},
  * container_spec_memory_limit_bytes, container_start_time_seconds, container_last_seen; and
@@ -87,7 +87,7 @@ export async function cadvisorMetricsText(sample: StatsSample | undefined): Prom
     machine({}, sample.node.memoryCapacityBytes);
     for (const p of sample.pods) {
       for (const c of p.containers) {
-        const l = { container: c.name, id: c.cgroupPath, image: c.image, name: c.dockerName, namespace: p.namespace, pod: p.name };
+        const l = { container: c.name, id: c.cgroupPath, image: c.image, name: c.metricsName, namespace: p.namespace, pod: p.name };
         seen(l, ms2s(sample.observedAtMs));
         start(l, ms2s(c.startedAtMs));
         const u = c.cgroup;

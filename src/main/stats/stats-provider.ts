@@ -13,10 +13,10 @@
  * and while demanded each period collects every pod, exactly as before. With no reader for that
  * long a period collects the node's figures (what the eviction manager's thresholds observe) and
  * the pods `watchedPods` names (those with a local-storage limit, which the eviction manager
- * checks every pass), with no Docker call when none is named. The first read after a quiet spell
+ * checks every pass), with no runtime call when none is named. The first read after a quiet spell
  * waits for two collections of every pod 1 s apart, so that `usageNanoCores` is a rate over the
  * last second, never over the quiet spell (a read waits at most `readWaitLimitMs`, then answers
- * from the samples it has: a wedged dockerd does not hold readers); the eviction manager collects
+ * from the samples it has: a wedged runtime does not hold readers); the eviction manager collects
  * every pod before it ranks pods under pressure.
  */
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';

@@ -63,7 +63,7 @@ export function sumUsage(list: (CgroupUsage | null)[]): CgroupUsage | null {
  * holds the same container ID, pod UID or the node. `nodeName` is the node's name. Pod figures
  * come from the pod cgroup when the sample has one, else summed over the containers (a pod CPU
  * rate then only when every container has one). Volumes are the emptyDir volumes; ephemeral
- * storage is the logs plus those volumes (the rootfs writable layers are not measured: Docker's
+ * storage is the logs plus those volumes (the rootfs writable layers are not measured: the runtime's
  * SizeRw walks each layer). Pure.
  */
 export function buildSummary(nodeName: string, cur: StatsSample, prev?: StatsSample): Summary {

@@ -12,8 +12,14 @@ import { getPodQOS, type PodQOSClass } from '../../shared/qos.js';
 /** Inputs of `generatePodStatus`. Times are epoch milliseconds. */
 export interface PodStatusInputs {
   pod: Pod;
-  /** What Docker has of the pod after the last sync, or null if nothing. */
+  /** What the runtime has of the pod after the last sync, or null if nothing. */
   runtimePod: RuntimePod | null;
+  /**
+   * The scheme of container and image IDs (`<scheme>://<id>`): the runtime's Version runtime_name,
+   * lower-cased (`docker`, `containerd`), as kuberuntime's ContainerID.Type; absent or '' (not
+   * known yet): IDs are given bare.
+   */
+  idScheme?: string;
   /** Waiting reasons the last sync reported (CrashLoopBackOff, ErrImageNeverPull, …), by container name. */
   waiting: Record<string, WaitingReason>;
   /** The node's IP (status.hostIP; podIP of hostNetwork pods). */
@@ -28,7 +34,7 @@ export interface PodStatusInputs {
   nowMs: number;
   /**
    * The probe manager's view of a running container (readiness → `ready`, startup probe →
-   * `started`), by container name and Docker ID; undefined = no readiness/startup probe results.
+   * `started`), by container name and runtime ID; undefined = no readiness/startup probe results.
    * Absent: a running container is ready and started unless its spec has such a probe.
    */
   probeStatus?: (containerName: string, containerId: string) => { ready: boolean; started: boolean } | undefined;
@@ -42,7 +48,29 @@ export interface PodStatusInputs {
 
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-function terminatedState(c: RuntimeContainer): ContainerState {
+/** runtimeId: `<scheme>://<id>` (kubecontainer.ContainerID.String), or the bare ID when the scheme is not known. Pure. */
+export function runtimeId(scheme: string, id: string): string {
+  return scheme ? `${scheme}://${id}` : id;
+}
+
+/**
+ * imageRef: a container status' imageID. Upstream it is the runtime's ContainerStatus image_ref
+ * verbatim (kuberuntime_container.go toKubeContainerStatus): a CRI runtime's repo digest
+ * (`docker.io/library/busybox@sha256:…`) or a ref that names its scheme (dockershim's
+ * `docker://sha256:…`) stays as it is; a bare image ID gets the runtime's scheme, as dockershim gave it. Pure.
+ */
+export function imageRef(scheme: string, imageId: string): string {
+  return imageId.includes('://') || imageId.includes('@') ? imageId : runtimeId(scheme, imageId);
+}
+
+/** containerIdOf: the runtime's ID in a status' containerID (`<scheme>://<id>`, any scheme, as kubecontainer.ParseContainerID); a bare one as it is. Pure. */
+export function containerIdOf(containerID: string | undefined): string {
+  const s = containerID ?? '';
+  const i = s.indexOf('://');
+  return i < 0 ? s : s.slice(i + 3);
+}
+
+function terminatedState(c: RuntimeContainer, scheme: string): ContainerState {
   return {
     terminated: {
       exitCode: c.exitCode,
@@ -50,7 +78,7 @@ function terminatedState(c: RuntimeContainer): ContainerState {
       ...(c.message ? { message: c.message } : {}),
       startedAt: c.startedAtMs ? iso(c.startedAtMs) : undefined,
       finishedAt: c.finishedAtMs ? iso(c.finishedAtMs) : undefined,
-      containerID: `docker://${c.id}`,
+      containerID: runtimeId(scheme, c.id),
     },
   };
 }
@@ -60,8 +88,9 @@ function terminatedState(c: RuntimeContainer): ContainerState {
  * newest attempt gives `state`; a waiting reason from the sync (e.g. CrashLoopBackOff) turns a
  * dead newest attempt into `waiting` with that attempt as `lastState`; otherwise the attempt
  * before the newest is `lastState`. Without a readiness probe a running container is ready.
+ * `scheme` prefixes the container and image IDs (`<scheme>://<id>`; '' = bare).
  */
-export function containerStatus(name: string, image: string, attempts: RuntimeContainer[], waiting: WaitingReason | undefined, defaultWaitingReason = 'ContainerCreating'): ContainerStatus {
+export function containerStatus(name: string, image: string, attempts: RuntimeContainer[], waiting: WaitingReason | undefined, defaultWaitingReason = 'ContainerCreating', scheme = ''): ContainerStatus {
   const [newest, previousAttempt] = attempts;
   if (!newest) {
     return {
@@ -70,26 +99,26 @@ export function containerStatus(name: string, image: string, attempts: RuntimeCo
       lastState: {},
     };
   }
-  const base = { name, image, imageID: newest.imageId ? `docker://${newest.imageId}` : '', containerID: `docker://${newest.id}`, restartCount: newest.restartCount };
+  const base = { name, image, imageID: newest.imageId ? imageRef(scheme, newest.imageId) : '', containerID: runtimeId(scheme, newest.id), restartCount: newest.restartCount };
   if (newest.state === 'running') {
     return {
       ...base, ready: true, started: true,
       state: { running: { startedAt: iso(newest.startedAtMs || newest.createdAtMs) } },
-      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt) : {},
+      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
     };
   }
   if (newest.state === 'exited') {
-    if (waiting) return { ...base, ready: false, started: false, state: { waiting }, lastState: terminatedState(newest) };
+    if (waiting) return { ...base, ready: false, started: false, state: { waiting }, lastState: terminatedState(newest, scheme) };
     return {
-      ...base, ready: false, started: false, state: terminatedState(newest),
-      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt) : {},
+      ...base, ready: false, started: false, state: terminatedState(newest, scheme),
+      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
     };
   }
   // created or unknown: not started yet.
   return {
     ...base, ready: false, started: false,
     state: { waiting: waiting ?? { reason: defaultWaitingReason } },
-    lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt) : {},
+    lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
   };
 }
 
@@ -129,7 +158,7 @@ export function applyProbeStatus(
   probeStatus: ((containerName: string, containerId: string) => { ready: boolean; started: boolean } | undefined) | undefined,
 ): void {
   if (!status.state?.running) return;
-  const id = (status.containerID ?? '').replace(/^docker:\/\//, '');
+  const id = containerIdOf(status.containerID);
   const p = probeStatus?.(container.name, id);
   if (p) {
     status.started = p.started;
@@ -152,10 +181,10 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   // With init containers, a container not created yet waits with reason PodInitializing (convertToAPIContainerStatuses).
   const defaultWaiting = initContainers.length > 0 ? 'PodInitializing' : 'ContainerCreating';
   const statuses = containers.map((c) =>
-    containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting),
+    containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting, inp.idScheme),
   );
   const initStatuses = initContainers.map((c) => {
-    const s = containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting);
+    const s = containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting, inp.idScheme);
     // As the probe manager's UpdatePodStatus: a regular init container is ready once it exited 0
     // (and never while it runs); a sidecar's started and ready come from its probes, as an app container's.
     if (!isRestartableInitContainer(c)) s.ready = s.state?.terminated?.exitCode === 0;
@@ -165,7 +194,7 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   containers.forEach((c, i) => applyProbeStatus(c, statuses[i], inp.probeStatus));
   // Ephemeral containers (convertToAPIContainerStatuses of EphemeralContainers): in spec order, never ready, no part of phase or readiness.
   const ephemeral = pod.spec?.ephemeralContainers ?? [];
-  const ephemeralStatuses = ephemeral.map((c) => ({ ...containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting), ready: false }));
+  const ephemeralStatuses = ephemeral.map((c) => ({ ...containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting, inp.idScheme), ready: false }));
   const phase = inp.failure ? 'Failed' : getPhase(pod, statuses, inp.terminal ?? false, initStatuses);
   const done = isPodPhaseTerminal(phase);
   const uninitialized = uninitializedContainers(pod, statuses, initStatuses);

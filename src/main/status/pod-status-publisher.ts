@@ -32,6 +32,8 @@ export interface PodStatusPublisherDeps {
   podWorkers: Pick<PodWorkers, 'isPodTerminal'>;
   /** The clock (epoch ms) of the status's transition times; default the real clock. */
   clock?: Clock;
+  /** The runtime's ID scheme now (NodeApi.idScheme): `containerID: <scheme>://<id>`. */
+  idScheme: () => string;
 }
 
 /** PodFailure: a failure the agent decided itself, kept on every later status of the pod. */
@@ -74,7 +76,7 @@ class PodStatusPublisherImpl implements PodStatusPublisher {
     record.status = generatePodStatus({
       pod: record.pod, runtimePod: this.deps.podCache.get(record.uid), waiting: record.waiting, hostIp: this.deps.nodeIp,
       startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: (this.deps.clock ?? realClock).now(), failure: this.#failures.get(record),
-      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id),
+      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id), idScheme: this.deps.idScheme(),
     });
     this.deps.statusManager.setPodStatus(record.pod, record.status);
   }

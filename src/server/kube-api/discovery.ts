@@ -40,6 +40,7 @@ export const kCoreResources: readonly APIResource[] = Object.freeze([
   { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list'], shortNames: ['ev'] },
   { name: 'configmaps', singularName: 'configmap', namespaced: true, kind: 'ConfigMap', verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['cm'] },
   { name: 'secrets', singularName: 'secret', namespaced: true, kind: 'Secret', verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] },
+  { name: 'serviceaccounts', singularName: 'serviceaccount', namespaced: true, kind: 'ServiceAccount', verbs: ['get', 'list', 'watch'], shortNames: ['sa'] },
   { name: 'persistentvolumeclaims', singularName: 'persistentvolumeclaim', namespaced: true, kind: 'PersistentVolumeClaim', verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], shortNames: ['pvc'] },
 ]);
 
@@ -66,7 +67,7 @@ export const kApiGroups: Readonly<Record<string, { version: string; resources: A
 });
 
 /** kServedSummary: the sentence unknown-resource answers use to say what this node serves. */
-export const kServedSummary = 'this node serves only pods (with log, exec, attach, status, eviction, ephemeralcontainers), nodes, namespaces, events, configmaps, secrets and persistentvolumeclaims in the core group, and metrics.k8s.io, authentication.k8s.io and authorization.k8s.io';
+export const kServedSummary = 'this node serves only pods (with log, exec, attach, status, eviction, ephemeralcontainers), nodes, namespaces, events, configmaps, secrets, persistentvolumeclaims and serviceaccounts (read only) in the core group, and metrics.k8s.io, authentication.k8s.io and authorization.k8s.io';
 
 /**
  * versionInfo: the body of GET /version (version.Info). `major`/`minor` are read from the gitVersion

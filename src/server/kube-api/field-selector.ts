@@ -149,6 +149,11 @@ export function namespaceFields(n: { metadata?: { name?: string }; status?: { ph
   return { ...meta(n, false), 'status.phase': n.status?.phase ?? '' };
 }
 
+/** serviceAccountFields: a ServiceAccount's field set (metadata.name, metadata.namespace). */
+export function serviceAccountFields(o: { metadata?: { name?: string; namespace?: string } }): FieldSet {
+  return meta(o, true);
+}
+
 /** configObjectFields: a ConfigMap's field set (metadata.*), a Secret's with `type`. */
 export function configObjectFields(o: ConfigObject): FieldSet {
   return o.kind === 'Secret' ? { ...meta(o, true), type: o.type ?? 'Opaque' } : meta(o, true);

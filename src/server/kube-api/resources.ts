@@ -3,7 +3,8 @@
  * (pkg/registry/core: node, namespace, event, configmap, secret): this node (AgentHost.getNode),
  * the namespaces (namespaces.ts, which also creates and deletes empty ones), the agent's recent events
  * (AgentHost.listEvents, with the event registry's field selectors `involvedObject.*` that
- * `kubectl describe` uses) and the ConfigMaps and Secrets the agent holds (AgentHost.listObjects).
+ * `kubectl describe` uses), the ConfigMaps and Secrets the agent holds (AgentHost.listObjects) and the
+ * ServiceAccounts (service-accounts.ts).
  * Each answers a Table when Accept asks for one (table.ts). Read only, but for namespaces, a
  * node's cordon (nodes.ts) and ConfigMaps and Secrets (config-objects.ts).
  */
@@ -19,12 +20,14 @@ import { hostClock, type AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
 import type { Route, RouteContext, RouteHandler } from '../router.js';
 import { notFound, statusError } from '../status.js';
-import { configObjectFields, eventFields, namespaceFields, nodeFields, type FieldSet } from './field-selector.js';
+import { configObjectFields, eventFields, namespaceFields, nodeFields, serviceAccountFields, type FieldSet } from './field-selector.js';
 import { configObjectWriteRoutes } from './config-objects.js';
 import { createNamespace, deleteNamespace, namespaceObjects, updateNamespace } from './namespaces.js';
 import { patchNode } from './nodes.js';
+import { serviceAccountObjects } from './service-accounts.js';
+import type { ServiceAccountObject } from '../../shared/service-account-admission.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
-import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kPvcPrinter, kSecretPrinter, toTable, type IncludeObject, type NamespaceObject, type TablePrinter } from './table.js';
+import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kPvcPrinter, kSecretPrinter, kServiceAccountPrinter, toTable, type IncludeObject, type NamespaceObject, type TablePrinter } from './table.js';
 
 /** ResourceKind: how one resource is listed, found, filtered and printed, and how its changes are followed. */
 interface ResourceKind<T extends KindObject> extends KindSpec<T> {
@@ -137,7 +140,7 @@ function objects(kind: ConfigObjectKind) {
   return (host: AgentHost): ConfigObject[] | undefined => host.listObjects?.(kind).map((o) => ({ ...redactConfigObject(o), apiVersion: 'v1' }));
 }
 
-/** resourceRoutes: GET (list and get, Table or object) of nodes, namespaces, events, configmaps and secrets. */
+/** resourceRoutes: GET (list and get, Table or object) of nodes, namespaces, events, configmaps, secrets, claims and serviceaccounts (list, get and watch only). */
 export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions = {}): Route[] {
   const ns: ResourceKind<NamespaceObject> = { resource: 'namespaces', kind: 'Namespace', namespaced: false, printer: kNamespacePrinter, fields: namespaceFields, list: namespaceObjects };
   const node: ResourceKind<Node> = { resource: 'nodes', kind: 'Node', namespaced: false, printer: kNodePrinter, fields: nodeFields, list: nodes, fingerprint: nodeFingerprint, pollMs: kNodePollMs };
@@ -152,6 +155,7 @@ export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions 
     ...routesOf(configMaps, deps, options),
     ...routesOf(secrets, deps, options),
     ...routesOf(claims, deps, options),
+    ...routesOf<ServiceAccountObject>({ resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, printer: kServiceAccountPrinter, fields: serviceAccountFields, list: serviceAccountObjects }, deps, options),
   ];
   // GET and DELETE /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
   const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });

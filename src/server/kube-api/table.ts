@@ -161,6 +161,12 @@ export const kConfigMapPrinter: TablePrinter<ConfigObject> = {
   cells: (o, nowMs) => [o.metadata?.name ?? '', Object.keys(o.data ?? {}).length + Object.keys((o as { binaryData?: object }).binaryData ?? {}).length, since(o.metadata?.creationTimestamp, nowMs)],
 };
 
+/** kServiceAccountPrinter: NAME SECRETS AGE, as printServiceAccount (no token Secrets: the node's tokens are bound ones). */
+export const kServiceAccountPrinter: TablePrinter<{ metadata: { name: string; creationTimestamp?: string } }> = {
+  columns: [kNameColumn, { ...col('Secrets', 'The number of secrets of the service account.'), type: 'integer' }, kAgeColumn],
+  cells: (o, nowMs) => [o.metadata.name, 0, since(o.metadata.creationTimestamp, nowMs)],
+};
+
 /** kSecretPrinter: NAME TYPE DATA AGE, as printSecret. */
 export const kSecretPrinter: TablePrinter<ConfigObject> = {
   columns: [kNameColumn, col('Type', 'The type of the secret.'), { ...col('Data', 'The number of keys.'), type: 'integer' }, kAgeColumn],

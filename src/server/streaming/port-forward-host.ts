@@ -10,7 +10,7 @@ import type { PortForwardReach, PortForwardSpec } from '../../shared/port-forwar
 export interface PortForwardTarget {
   /** The pod's UID (streams are counted per pod; `/portForward/{ns}/{pod}/{uid}` must match it). */
   podUid: string;
-  /** The sandbox (pause) container's Docker ID: the "pod" of the kubelet's error messages. */
+  /** The sandbox (pause) container's runtime ID: the "pod" of the kubelet's error messages. */
   sandboxId: string;
   /** How the worker reaches the pod's ports. */
   reach: PortForwardReach;

@@ -7,6 +7,7 @@ import { constants as fsConstants } from 'node:fs';
 import { chmod, mkdir, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, EnvVar, Pod, VolumeMount } from '../../shared/api.js';
+import { kubernetesServiceEnv } from '../../shared/kubernetes-service-env.js';
 import { expand, mappingFor } from '../../shared/expansion.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
@@ -103,7 +104,7 @@ function envObject(ctx: ContainerConfigContext, kind: 'configmap' | 'secret', na
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
 export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: ContainerConfigContext, field: string): Array<[string, string]> {
-  const defined = new Map<string, string>();
+  const defined = new Map<string, string>(kubernetesServiceEnv(ctx.configObjects?.kubernetesService));
   const lookup = mappingFor(defined);
   const ns = pod.metadata?.namespace || 'default';
   for (const from of container.envFrom ?? []) {

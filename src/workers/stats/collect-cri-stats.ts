@@ -186,7 +186,7 @@ async function containerSample(
   const cgroupPath = !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path;
   return {
     // cAdvisor names a CRI container by its ID.
-    id: c.id, dockerName: c.id, cgroupPath, name: c.metadata?.name || c.labels[kContainerNameLabel] || '',
+    id: c.id, metricsName: c.id, cgroupPath, name: c.metadata?.name || c.labels[kContainerNameLabel] || '',
     image: c.image?.image || c.image_ref, startedAtMs: ns2ms(c.created_at), cgroup: usage, logsUsedBytes: criLogBytes(info.logPath),
   };
 }

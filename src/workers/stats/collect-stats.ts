@@ -124,7 +124,7 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     if (usage && !info.limit) info.limit = { memoryLimitBytes: usage.memoryLimitBytes };
     if (info.cgroup && !usage) errors.push(`container ${c.id.slice(0, 12)}: cgroup not readable`);
     const sample: ContainerSample = {
-      id: c.id, dockerName: c.name, cgroupPath: !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path, name: c.labels[kContainerNameLabel] ?? '', image: info.image, startedAtMs: info.startedAtMs, cgroup: usage, logsUsedBytes: logBytes(info.logPath),
+      id: c.id, metricsName: c.name, cgroupPath: !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path, name: c.labels[kContainerNameLabel] ?? '', image: info.image, startedAtMs: info.startedAtMs, cgroup: usage, logsUsedBytes: logBytes(info.logPath),
     };
     pod.containers.push(sample);
   }));

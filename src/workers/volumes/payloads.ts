@@ -1,7 +1,7 @@
 /**
  * Counterpart of the payload builders of pkg/volume/configmap (MakePayload), pkg/volume/secret
  * (MakePayload), pkg/volume/downwardapi (CollectData) and pkg/volume/projected (collectData): from a
- * volume source and the objects it names to the files an AtomicWriter writes. Pure functions (apart
+ * volume source and the objects (and service account tokens) it names to the files an AtomicWriter writes. Pure functions (apart
  * from reading the node's capacity for an unset resource limit); worker thread.
  */
 import type { ConfigMap, Pod, Secret, Volume } from '../../shared/api.js';
@@ -127,8 +127,19 @@ export function downwardAPIPayload(items: DownwardAPIFile[] | undefined, pod: Po
 }
 
 /**
+ * serviceAccountTokenPayload, as projected collectData's serviceAccountToken case: the token the
+ * main thread's token manager issued for this source (PodConfigObjects.serviceAccountTokens) at
+ * `path` with the volume's default mode.
+ * @throws AgentError ERR_NOT_FOUND (a FailedMount, retried) when no token came with the task.
+ */
+export function serviceAccountTokenPayload(path: string, token: string | undefined, mode: number): Payload {
+  if (!token) throw mountError(`failed to fetch token: no service account token was issued for ${JSON.stringify(path)}`);
+  return { [path]: { data: Buffer.from(token, 'utf8'), mode } };
+}
+
+/**
  * volumePayload: the payload of a configMap, secret, downwardAPI or projected volume (projected:
- * its sources' payloads together, as projected collectData, `defaultMode` for items without a
+ * its sources' payloads together, tokens included, as projected collectData, `defaultMode` for items without a
  * mode); null for other kinds. `field` names the volume in messages (`spec.volumes[i]`).
  * @throws AgentError: ERR_NOT_FOUND (missing object or key: a FailedMount), CreateContainerConfigError (bad reference).
  */
@@ -145,7 +156,8 @@ export function volumePayload(vol: Volume, pod: Pod, objects: PodConfigObjects |
       if (s.configMap) part = configMapPayload(s.configMap, objects, mode);
       else if (s.secret) part = secretPayload(s.secret.name ?? '', s.secret, objects, mode);
       else if (s.downwardAPI) part = downwardAPIPayload(s.downwardAPI.items, pod, ctx, mode, `${sf}.downwardAPI`);
-      else throw new AgentError('ERR_INVALID_ARGUMENT', `${sf}: Not supported: only configMap, secret and downwardAPI sources are run`, { reason: 'CreateContainerConfigError' });
+      else if (s.serviceAccountToken) part = serviceAccountTokenPayload(s.serviceAccountToken.path, objects?.serviceAccountTokens?.[`${vol.name}/${i}`], mode);
+      else throw new AgentError('ERR_INVALID_ARGUMENT', `${sf}: Not supported: only configMap, secret, downwardAPI and serviceAccountToken sources are run`, { reason: 'CreateContainerConfigError' });
       Object.assign(out, part);
     });
     return out;

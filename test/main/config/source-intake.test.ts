@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { admitServiceAccount } from '../../../src/shared/service-account-admission.js';
 import { intakeFileName, newIntakeSource, writeFilesDurably, type IntakeSource } from '../../../src/main/config/source-intake.js';
 import { intakeFileNames } from '../../../src/main/config/intake-pod-files.js';
 import type { Pod } from '../../../src/shared/api.js';
@@ -54,6 +55,26 @@ describe('IntakeSource', () => {
     const files = await readdir(join(root, 'intake'));
     expect(files.sort()).toEqual(filesOf(stored));
     expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(stored[0])), 'utf8'))).toEqual(stored[0]);
+  });
+
+  it('admits as the ServiceAccount plugin: serviceAccountName default and the kube-api-access volume; a replace keeps the volume\'s name, and adds none to a pod stored without one', async () => {
+    const s = source();
+    await s.start();
+    const [stored] = await s.submit([pod('sa')]);
+    expect(stored.spec?.serviceAccountName).toBe('default');
+    const vol = stored.spec?.volumes?.find((v) => v.name.startsWith('kube-api-access-'))?.name;
+    expect(vol).toMatch(/^kube-api-access-[a-z0-9]{5}$/);
+    expect(stored.spec?.containers[0].volumeMounts).toEqual([{ name: vol, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+    // A PUT of the bare manifest: the same volume and mount, so no container changes.
+    const replaced = await s.replace('default', 'sa', pod('sa'));
+    expect(replaced.spec?.volumes?.map((v) => v.name)).toEqual([vol]);
+    expect(replaced.spec?.containers[0].volumeMounts).toEqual(stored.spec?.containers[0].volumeMounts);
+    // automountServiceAccountToken: false mounts nothing.
+    const [off] = await s.submit([{ ...pod('off'), spec: { ...pod('off').spec!, automountServiceAccountToken: false } }]);
+    expect(off.spec?.volumes ?? []).toEqual([]);
+    expect(off.spec?.serviceAccountName).toBe('default');
+    const again = await s.replace('default', 'off', pod('off'));
+    expect(again.spec?.volumes ?? []).toEqual([]);
   });
 
   it('refuses a pod bound to another node (spec.nodeName), storing nothing, and accepts its own name or none', async () => {
@@ -219,7 +240,8 @@ describe('IntakeSource bounds', () => {
   });
 
   it('refuses a write that would take the store past maxStoreBytes, counting restored files, replaced files and deletes', async () => {
-    const one = Buffer.byteLength(`${JSON.stringify(pod('a'), null, 2)}\n`);
+    // As stored: with the service account volume admission adds.
+    const one = Buffer.byteLength(`${JSON.stringify(admitServiceAccount(pod('a'), { volumeName: 'kube-api-access-xxxxx' }), null, 2)}\n`);
     const s = bounded({ maxStoreBytes: 2 * one + 800 }); // room for two small pods (with their annotations), not three
     await s.start();
     const ab = await s.submit([pod('a'), pod('b')]);

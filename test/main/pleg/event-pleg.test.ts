@@ -60,6 +60,26 @@ describe('evented PLEG', () => {
     return { state, src, seen, pleg, lags, errors: () => errors };
   }
 
+  it("opens the stream on the agent's runtime endpoint; a runtime without events leaves the generic PLEG at the fallback period", async () => {
+    const src = fakeSource();
+    const opened: unknown[] = [];
+    let errors = 0;
+    const endpoint = { runtime: 'remote' as const, dockerSocketPath: '', containerRuntimeEndpoint: 'unix:///run/containerd/containerd.sock' };
+    const pleg = newEventedPleg({ nodeName: 'n1', endpoint, relistPeriodMs: 600_000, fallbackRelistPeriodMs: 1_000 }, {
+      runner: listRunner({ list: [] }), logger: pino({ level: 'silent' }), onEvents: () => {}, onRelist: () => {},
+      openEventSource: (b) => { opened.push(b); return src.source; },
+      observer: { relistDuration: () => {}, relistInterval: () => {}, streamError: () => errors++ },
+    });
+    pleg.start();
+    await flush();
+    expect(opened).toEqual([{ kind: 'container-events', ...endpoint, nodeName: 'n1' }]);
+    src.send({ type: 'unsupported', message: 'the container runtime has no container events (GetContainerEvents)' });
+    await pleg.relist();
+    expect(pleg.stats()).toMatchObject({ streaming: false, relistPeriodMs: 1_000 });
+    expect(errors).toBe(0);
+    await pleg.stop();
+  });
+
   it('turns Docker events into pod lifecycle events for just the pods concerned, with their lag', async () => {
     const t = setup();
     t.pleg.start();

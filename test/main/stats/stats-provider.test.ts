@@ -15,7 +15,7 @@ const kAllUids = ['u1', 'u2', 'u3'];
 function pod(uid: string, cpuNs: number): PodSample {
   return {
     uid, name: `p-${uid}`, namespace: 'default', startedAtMs: 0, cgroup: null, volumes: [],
-    containers: [{ id: `${uid}-c`, dockerName: `k8s_c_p-${uid}_default_${uid}_0`, cgroupPath: '', name: 'c', image: 'busybox', startedAtMs: 0, logsUsedBytes: 0, cgroup: { cpuUsageNs: cpuNs, memoryUsageBytes: 1 } }],
+    containers: [{ id: `${uid}-c`, metricsName: `k8s_c_p-${uid}_default_${uid}_0`, cgroupPath: '', name: 'c', image: 'busybox', startedAtMs: 0, logsUsedBytes: 0, cgroup: { cpuUsageNs: cpuNs, memoryUsageBytes: 1 } }],
   };
 }
 

@@ -15,8 +15,8 @@ function pod(uid: string, cpuA: number, cpuB: number, podCgroup: boolean): PodSa
     uid, name: `p-${uid}`, namespace: 'default', startedAtMs: 1_000,
     cgroup: podCgroup ? { cpuUsageNs: (cpuA + cpuB) * 2, memoryUsageBytes: 90 * MiB, workingSetBytes: 80 * MiB } : null,
     containers: [
-      { id: `${uid}-a`, dockerName: `k8s_a_p-${uid}_default_${uid}_0`, cgroupPath: `/docker/${uid}-a`, name: 'a', image: 'busybox', startedAtMs: 2_000, logsUsedBytes: 10, cgroup: { cpuUsageNs: cpuA, memoryUsageBytes: 30 * MiB, workingSetBytes: 20 * MiB, rssBytes: 15 * MiB, pageFaults: 5, majorPageFaults: 1, memoryLimitBytes: 64 * MiB } },
-      { id: `${uid}-b`, dockerName: `k8s_b_p-${uid}_default_${uid}_0`, cgroupPath: `/docker/${uid}-b`, name: 'b', image: 'busybox', startedAtMs: 2_000, logsUsedBytes: 5, cgroup: { cpuUsageNs: cpuB, memoryUsageBytes: 40 * MiB, workingSetBytes: 34 * MiB } },
+      { id: `${uid}-a`, metricsName: `k8s_a_p-${uid}_default_${uid}_0`, cgroupPath: `/docker/${uid}-a`, name: 'a', image: 'busybox', startedAtMs: 2_000, logsUsedBytes: 10, cgroup: { cpuUsageNs: cpuA, memoryUsageBytes: 30 * MiB, workingSetBytes: 20 * MiB, rssBytes: 15 * MiB, pageFaults: 5, majorPageFaults: 1, memoryLimitBytes: 64 * MiB } },
+      { id: `${uid}-b`, metricsName: `k8s_b_p-${uid}_default_${uid}_0`, cgroupPath: `/docker/${uid}-b`, name: 'b', image: 'busybox', startedAtMs: 2_000, logsUsedBytes: 5, cgroup: { cpuUsageNs: cpuB, memoryUsageBytes: 40 * MiB, workingSetBytes: 34 * MiB } },
     ],
     volumes: [{ name: 'scratch', usedBytes: 4096, inodesUsed: 2 }],
   };

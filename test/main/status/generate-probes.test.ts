@@ -10,8 +10,8 @@ const running: RuntimeContainer = {
   finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 's',
 };
 const runtimePod: RuntimePod = { uid: 'u', name: 'p', namespace: 'default', sandboxes: [{ ...running, id: 's', name: 'POD', sandbox: true }], containers: [running], podIp: '', terminationGracePeriodSeconds: 30 };
-const gen = (p: Pod, probeStatus?: (n: string, id: string) => { ready: boolean; started: boolean } | undefined) =>
-  generatePodStatus({ pod: p, runtimePod, waiting: {}, hostIp: '127.0.0.1', startTimeMs: 0, nowMs: 1000, probeStatus });
+const gen = (p: Pod, probeStatus?: (n: string, id: string) => { ready: boolean; started: boolean } | undefined, idScheme = 'docker') =>
+  generatePodStatus({ pod: p, runtimePod, waiting: {}, hostIp: '127.0.0.1', startTimeMs: 0, nowMs: 1000, probeStatus, idScheme });
 const cond = (s: ReturnType<typeof gen>, type: string) => s.conditions!.find((c) => c.type === type)!.status;
 
 describe('status from probe results', () => {
@@ -33,5 +33,12 @@ describe('status from probe results', () => {
     const asked: string[] = [];
     gen(pod({ readinessProbe: probe }), (n, id) => void asked.push(`${n}/${id}`));
     expect(asked).toEqual(['main/c1']);
+  });
+
+  it.each(['docker', 'containerd', ''])('asks the prober by the runtime ID whatever the ID scheme (%j)', (scheme) => {
+    const asked: string[] = [];
+    const s = gen(pod({ readinessProbe: probe }), (_n, id) => { asked.push(id); return { ready: true, started: true }; }, scheme);
+    expect(asked).toEqual(['c1']);
+    expect(s.containerStatuses![0]).toMatchObject({ ready: true, containerID: scheme ? `${scheme}://c1` : 'c1' });
   });
 });

@@ -49,7 +49,18 @@ describe('containerStatus', () => {
     expect(s.lastState?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
     expect(s.restartCount).toBe(2);
     expect(s.ready).toBe(true);
-    expect(s.containerID).toMatch(/^docker:\/\//);
+    expect(s.containerID).toBe(`a-2${'0'.repeat(61)}`);
+  });
+
+  it("names IDs with the runtime's scheme (kubecontainer.ContainerID: <runtime_name>://<id>)", () => {
+    const d = containerStatus('a', 'img', [rc('a', 'running', 0, 1), rc('a', 'exited', 1, 0)], undefined, 'ContainerCreating', 'docker');
+    expect([d.containerID, d.imageID, d.lastState?.terminated?.containerID]).toEqual([`docker://a-1${'0'.repeat(61)}`, 'docker://sha256:abc', `docker://a-0${'0'.repeat(61)}`]);
+    const ref = 'docker.io/kubelet-ts/busybox@sha256:0123';
+    const c = containerStatus('a', 'img', [rc('a', 'running', 0, 0, { imageId: ref })], undefined, 'ContainerCreating', 'containerd');
+    // A CRI image_ref (a repo digest) is the imageID verbatim, as the kubelet shows it.
+    expect([c.containerID, c.imageID]).toEqual([`containerd://a-0${'0'.repeat(61)}`, ref]);
+    const s = generatePodStatus({ pod: pod('Always', ['a']), runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '127.0.0.1', startTimeMs: T, nowMs: T, idScheme: 'containerd' });
+    expect(s.containerStatuses?.[0]?.containerID).toBe(`containerd://a-0${'0'.repeat(61)}`);
   });
 
   it('a dead container in backoff is waiting CrashLoopBackOff with the dead attempt as lastState', () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { unmountUnder } from '../../../src/workers/volumes/mount.js';
 import { newAgent, type Agent } from '../../../src/main/agent.js';
 import { resolveAgentOptions } from '../../../src/main/agent-options.js';
 import type { Pod } from '../../../src/shared/api.js';
@@ -20,6 +21,7 @@ let token = '';
 afterEach(async () => {
   await agent?.stop();
   agent = undefined;
+  if (dir) await unmountUnder(dir).catch(() => undefined); // the API pods' tmpfs volumes (service account tokens)
   if (dir) await rm(dir, { recursive: true, force: true });
   dir = undefined;
 });

@@ -66,6 +66,23 @@ describe('protobuf request bodies (k8s.io/api generated.proto)', () => {
     expect(secret).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { key: Buffer.from('hi\0there').toString('base64') }, stringData: { empty: '' } });
   });
 
+  it('decodes a projected volume\'s downwardAPI source as the struct it is ({items}), not as a named slice (the kube-api-access volume kubectl debug --copy-to sends back)', () => {
+    const body = encode('v1', 'Pod', 'k8s.io.api.core.v1.Pod', {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [{ name: 'c', image: 'i' }],
+        volumes: [{ name: 'kube-api-access-abcde', volumeSource: { projected: { defaultMode: 420, sources: [
+          { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        ] } } }],
+      },
+    });
+    expect((decodeObjectBody(body).spec as { volumes: unknown[] }).volumes).toEqual([{ name: 'kube-api-access-abcde', projected: { defaultMode: 420, sources: [
+      { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+      { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+    ] } }]);
+  });
+
   it('refuses, naming what failed: no envelope, another kind, a type it has no definition of, bytes that are not the message', async () => {
     expect(() => decodeObjectBody(Buffer.from('{"kind":"Pod"}'))).toThrow(/magic prefix "k8s\\0"/);
     expect(() => decodeObjectBody(fixture('copy-to-pod.pb'), 'Namespace')).toThrow('the protobuf body holds a "Pod" (apiVersion "v1"), this request takes a Namespace');

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ContainerEventsMessage } from '../../../src/shared/container-events.js';
 import { runEventsLoop } from '../../../src/workers/container-events.worker.js';
+import { PROTOCOL_VERSION, type WorkerBootstrap } from '../../../src/shared/messages.js';
+import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 import type { ContainerConfig, CriInput, PodSandboxConfig } from '../../../src/workers/runtime/cri/types.js';
 import { getRuntime } from '../../../src/workers/runtime/node-runtime.js';
 import { collectCriStats } from '../../../src/workers/stats/collect-cri-stats.js';
@@ -104,5 +106,19 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
       const controllers = await readdir('/sys/fs/cgroup').catch(() => [] as string[]);
       await Promise.all(controllers.map((c) => rmdir(join('/sys/fs/cgroup', c, kCgroupParent)).catch(() => undefined)));
     }
+  });
+
+  it('the pool thread of a CRI runtime answers the status check, stats and a relist (the tasks of the CRI syncer, kuberuntime/cri-worker-tasks.ts)', async () => {
+    const b: WorkerBootstrap = {
+      protocol: PROTOCOL_VERSION, runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint!, nodeName: node,
+      rootDir: await run.logDirectory(), podInfraContainerImage: 'kubelet-ts/pause:1.0', logLevel: 'silent',
+    };
+    const handle = createWorkerHandler(b);
+    expect(await handle({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION })).toMatchObject({ ok: true, kind: 'runtimeStatus' });
+    const stats = await handle({ kind: 'stats', protocol: PROTOCOL_VERSION, pods: [] });
+    expect(stats).toMatchObject({ ok: true, kind: 'stats', value: { pods: [] } });
+    expect((stats as { value: { node: { memoryCapacityBytes: number } } }).value.node.memoryCapacityBytes).toBeGreaterThan(0);
+    // A relist on the node label: this run's node has no sandbox, so none is listed.
+    expect(await handle({ kind: 'relist', protocol: PROTOCOL_VERSION })).toMatchObject({ ok: true, kind: 'relist' });
   });
 });

@@ -131,7 +131,7 @@ describe('collectStats', () => {
     const pod = s.pods[0];
     expect(pod).toMatchObject({ uid: 'u1', name: 'web', namespace: 'default', startedAtMs: 1_700_000_100_000 });
     expect(pod.containers.map((c) => c.name)).toEqual(['app']); // the sandbox is no container; exited ones are not sampled
-    expect(pod.containers[0]).toMatchObject({ dockerName: 'k8s_app_web_default_u1_0', cgroupPath: '/docker/aaa', logsUsedBytes: 1500, cgroup: { cpuUsageNs: 5e9, workingSetBytes: 90 * MiB } });
+    expect(pod.containers[0]).toMatchObject({ metricsName: 'k8s_app_web_default_u1_0', cgroupPath: '/docker/aaa', logsUsedBytes: 1500, cgroup: { cpuUsageNs: 5e9, workingSetBytes: 90 * MiB } });
     expect(pod.cgroup).toEqual({ cpuUsageNs: 9e9, memoryUsageBytes: 200 * MiB, workingSetBytes: 200 * MiB - 9_715_200, rssBytes: 1000 });
     expect(pod.volumes).toEqual([{ name: 'scratch', usedBytes: expect.any(Number), inodesUsed: 1 }]);
     expect(pod.volumes[0].usedBytes).toBeGreaterThanOrEqual(64 * 1024);

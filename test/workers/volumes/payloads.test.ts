@@ -53,6 +53,17 @@ describe('volume payloads', () => {
     expect(text(volumePayload(projected, pod, objects as never, ctx, 'spec.volumes[1]')!)).toEqual({ 'cfg/b': ['B', '440'], password: ['s3cret', '440'], name: ['p', '440'] });
   });
 
+  it('projected serviceAccountToken: the token the task carries for `<volume>/<source index>` at its path with the volume\'s mode; none carried is a FailedMount', () => {
+    const pod: Pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, spec: { containers: [{ name: 'c', image: 'i' }] } };
+    const vol = { name: 'kube-api-access-abcde', projected: { defaultMode: 0o644, sources: [
+      { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+      { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+    ] } };
+    const withToken = { configMaps: {}, secrets: {}, serviceAccountTokens: { 'kube-api-access-abcde/1': 'eyJ.header.sig' } };
+    expect(text(volumePayload(vol, pod, withToken, ctx, 'spec.volumes[0]')!)).toEqual({ namespace: ['ns', '644'], token: ['eyJ.header.sig', '644'] });
+    expect(() => volumePayload(vol, pod, { configMaps: {}, secrets: {} }, ctx, 'spec.volumes[0]')).toThrow('failed to fetch token');
+  });
+
   it('memory-backed volume size: sizeLimit, else the pod memory limit when every container has one, else node memory', () => {
     const node = 8 * 2 ** 30;
     const limited: Pod = { spec: { containers: [{ name: 'a', resources: { limits: { memory: '100Mi' } } }, { name: 'b', resources: { limits: { memory: '28Mi' } } }] } };
