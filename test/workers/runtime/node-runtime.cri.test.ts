@@ -95,7 +95,9 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
       const [pod] = sample.pods;
       expect(pod).toMatchObject({ uid: config.metadata?.uid, namespace: 'kts-cri-test', volumes: [] });
       expect(pod!.startedAtMs).toBeGreaterThan(Date.now() - 120_000);
-      expect(pod!.containers.map((c) => [c.id, c.name, c.image])).toEqual([[busy, 'busy', BUSYBOX_IMAGE]]);
+      // The image as ContainerStatus names it (containerd: the image's first repo tag, normalized).
+      expect(pod!.containers.map((c) => [c.id, c.name, c.image])).toEqual([[busy, 'busy', `docker.io/${BUSYBOX_IMAGE}`]]);
+      expect(pod!.containers[0]!.cgroupPath).toMatch(/^\//);
       expect(pod!.cgroup?.cpuUsageNs).toBeGreaterThan(0);
       expect(sample.node.memoryCapacityBytes).toBeGreaterThan(0);
       expect(sample.node.imageFs?.capacityBytes).toBeGreaterThan(0);
