@@ -159,6 +159,19 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     expect((await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod).toBeNull();
   });
 
+  it('starts a container again that was removed behind its back (status not found: NotPresent)', async () => {
+    const pod = mkPod('removed', { containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] });
+    const first = await syncPodCri(deps, task(pod));
+    expect(failed(first)).toEqual([]);
+    const id = first.runtimePod!.containers[0]!.id;
+    await run.runtime.stopContainer(id, 0);
+    await run.runtime.removeContainer(id);
+    const again = await syncPodCri(deps, task(pod));
+    expect(failed(again)).toEqual([]);
+    expect(again.steps.map((s) => `${s.action} ${s.target}`)).toContain('StartContainer main');
+    expect(again.runtimePod?.containers.find((c) => c.state === 'running')?.id).not.toBe(id);
+  });
+
   it('GC removes a dead container of a running pod with its log files, the rotated ones too (removeContainerLog); the live attempt keeps its log', async () => {
     const pod = mkPod('logs-gc', { containers: [{ name: 'c', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo attempt; exit 1'] }] });
     const uid = pod.metadata!.uid!;
