@@ -3,7 +3,8 @@
  * nothing else. It builds and wires, in the kubelet's shape:
  *
  *   sources → PodConfig merge → sync loop (sync-loop.ts) → sync handler (sync-handler.ts: SyncLoop
- *   ADD / UPDATE / REMOVE, asking admission: pod/pod-admission.ts) → pod workers (pod-workers.ts) →
+ *   ADD / UPDATE / REMOVE, asking admission: pod/pod-admission.ts) → pod workers (pod-workers.ts, with
+ *   their start gate: pod-start-gate.ts, and lifecycle table: pod-sync-statuses.ts) →
  *   pod syncer (pod-syncer.ts) → worker pool; one pod-status publisher (status/pod-status-publisher.ts)
  *   for the loop, the handler, the syncer and eviction; a repeated DELETE's shorter grace period is
  *   the intake's (pod/graceful-deletion.ts); the PLEG (pleg/) feeds the sync loop and, with the pod
@@ -54,6 +55,7 @@ import { newPodCache, oldestSandboxCreatedAtMs } from './pleg/pod-cache.js';
 import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodSyncer } from './pod-syncer.js';
 import { newPodWorkers, type PodWorkers } from './pod-workers.js';
+import { newPodSyncStatuses } from './pod-sync-statuses.js';
 import { newPodAdmission } from './pod/pod-admission.js';
 import { newPodManager, type PodManager } from './pod/pod-manager.js';
 import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
@@ -301,10 +303,10 @@ class AgentImpl implements Agent {
       ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, endpoint: runtimeEndpointOf(o), nodeName: o.nodeName }, plegDeps)
       : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
     const { podManager, statusManager, events } = this;
-    // The pod workers run the pod syncer, and the syncer, the status publisher, the sync handler and
-    // eviction ask the pod workers about a pod's lifecycle (as the kubelet's podWorkers and its
-    // Kubelet): each reads `podWorkers` at its call.
-    let podWorkers!: PodWorkers;
+    // The pod workers run the pod syncer; the syncer and the status publisher read the pod workers'
+    // lifecycle table (pod_workers.go podSyncStatuses), built first; the sync handler, housekeeping
+    // and eviction, built after the pod workers in that order, get them (and their start gate) outright.
+    const lifecycle = newPodSyncStatuses();
     const admission = newPodAdmission({
       capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
       security: detectHostSecurity(o.allowedUnsafeSysctls),
@@ -312,23 +314,30 @@ class AgentImpl implements Agent {
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
     });
     const statusPublisher = newPodStatusPublisher({
-      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, get podWorkers() { return podWorkers; }, clock: this.#clock,
+      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, lifecycle, clock: this.#clock,
       idScheme: () => this.#nodeApi.idScheme(),
     });
-    const handler = this.#syncHandler = newSyncHandler({
-      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober,
-      get podWorkers() { return podWorkers; }, admission, statusPublisher,
-      oldRuntimeCopies: (fullName, uid) => pleg.oldRuntimeCopies(fullName, uid),
-      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
-    });
     const syncer = newPodSyncer({
-      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission, startGate: handler,
-      runtimeView: pleg, get podWorkers() { return podWorkers; },
+      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission,
+      runtimeView: pleg, lifecycle,
       configObjects: (pod) => serviceAccounts.configObjectsFor(pod, this.#claims.configObjectsFor(pod)),
       networkError: () => network.nodeMessage(), clock: this.#clock,
     });
+    const podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, {
+      logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, statuses: lifecycle, startGate: { podManager, runtime: pleg },
+    });
+    const handler = this.#syncHandler = newSyncHandler({
+      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober, podWorkers, admission, statusPublisher,
+      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
+    });
+    const housekeeping = newHousekeeping({
+      logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
+      // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
+      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid), runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
+      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
+    });
     this.#eviction = newNodeEvictionManager(o, {
-      logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, get podWorkers() { return podWorkers; },
+      logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, podWorkers,
       admission, statusPublisher, registry: this.#metrics.registry, clock: this.#clock,
       // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
       reclaimDisk: () => runner.run<'gc'>({
@@ -338,13 +347,6 @@ class AgentImpl implements Agent {
     });
     // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
     admission.addAdmitHandler(this.#eviction);
-    podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, { logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock });
-    const housekeeping = newHousekeeping({
-      logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
-      // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
-      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid), runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
-      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
-    });
     this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
       logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher, clock: this.#clock,
     });

@@ -10,12 +10,12 @@
  * - syncTerminatingPod: one `killPod` task (preStop hooks, SIGTERM, SIGKILL after the grace period)
  *   and the status with the stopped containers published; with `remove`, a second `killPod` then
  *   removes the containers and the pod directory (one task only for a pod the agent has no record of).
- * - syncTerminatedPod: forgets a removed pod — record, cache, status, admission share — and lets a
- *   pod that waited for its full name start.
+ * - syncTerminatedPod: forgets a removed pod — record, cache, status, admission share (the pod
+ *   workers then open their start gate, pod-start-gate.ts, for a pod that waited for its full name).
  *
  * What it may touch: the pod manager's records (never creates one), the pod cache (the syncer's
  * runtime reads), the status publisher (and the status manager, to forget a removed pod), events, the prober (which probes run)
- * the admission ledger (a share given back), the sync handler's start gate (a pod gone), and the
+ * the admission ledger (a share given back), and the
  * PLEG's view of the runtime (told when a removal finished). It schedules nothing: the pod workers do.
  * Main thread only; every runtime call is a pool task.
  */
@@ -30,7 +30,8 @@ import { isPodFinished, podTerminationGracePeriodSeconds } from '../shared/pod-p
 
 import type { EventRecorder } from './events/recorder.js';
 import type { PodCache } from './pleg/pod-cache.js';
-import type { PodSyncer, PodWorkers, SyncPodOutcome } from './pod-workers.js';
+import type { PodSyncer, SyncPodOutcome } from './pod-workers.js';
+import type { PodLifecycle } from './pod-sync-statuses.js';
 import { kNetworkNotReadyErrorMsg } from './network/network-setup.js';
 import { activeDeadlineRemainingMs, kDeadlineExceededMessage, kDeadlineExceededReason } from './pod/active-deadline.js';
 import type { PodAdmission } from './pod/pod-admission.js';
@@ -39,7 +40,6 @@ import type { PodSyncRunner } from './pool/worker-pool.js';
 import type { ProberManager } from './prober/prober-manager.js';
 import type { PodStatusPublisher } from './status/pod-status-publisher.js';
 import type { StatusManager } from './status/status-manager.js';
-import type { SyncHandler } from './sync-handler.js';
 import { realClock, type Clock } from '../shared/clock.js';
 
 /** kSyncDeadlineMs: how long one sync task may spend on runtime calls before it yields (milliseconds). */
@@ -53,8 +53,8 @@ export interface PodSyncerDeps {
   runner: PodSyncRunner;
   podManager: PodManager;
   podCache: PodCache;
-  /** Asked whether the pod's termination was requested; the syncer never schedules through it. */
-  podWorkers: Pick<PodWorkers, 'isPodTerminationRequested'>;
+  /** The pod workers' lifecycle table (pod-sync-statuses.ts), asked whether the pod's termination was requested. */
+  lifecycle: Pick<PodLifecycle, 'isPodTerminationRequested'>;
   prober: ProberManager;
   /** Forgets a removed pod's status (deletePodStatus). */
   statusManager: Pick<StatusManager, 'deletePodStatus'>;
@@ -78,11 +78,6 @@ export interface PodSyncerDeps {
   networkError?: () => string;
   /** The ledger of admitted pods (pod/pod-admission.ts): a pod that stops being active gives its share back. */
   admission: Pick<PodAdmission, 'release'>;
-  /**
-   * The start gate (sync-handler.ts SyncHandler.podRemoved): told once a pod is gone, so a pod
-   * that waited for its full name starts.
-   */
-  startGate: Pick<SyncHandler, 'podRemoved'>;
   /** The clock (epoch ms) of activeDeadlineSeconds and of the sync tasks' deadlines; default the real clock. */
   clock?: Clock;
 }
@@ -121,11 +116,6 @@ class PodSyncerImpl implements PodSyncer {
       throw err;
     });
     podCache.set(uid, result.runtimePod, cached.generation);
-    if (result.evict && podManager.get(uid) === record) {
-      // The eviction manager's verdict (local storage): Failed/Evicted, then killed (pod workers).
-      this.#logEvents(record.pod, result.events);
-      return this.#failPod(record, result.evict.reason, result.evict.message, 'Warning');
-    }
     this.#applyResult(record, result);
     this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(this.#clock.monotonicMs() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};
@@ -219,8 +209,6 @@ class PodSyncerImpl implements PodSyncer {
       this.deps.statusManager.deletePodStatus(uid);
       this.deps.logger.info(podFields(record.pod), 'Pod removed');
     }
-    // Also for a pod known only to the runtime (housekeeping's orphans): one may wait for it.
-    this.deps.startGate.podRemoved(uid);
   }
 
   /** #applyResult stores a task's outcome on `record` and publishes its status (`terminal`: as PodStatusPublisher.publish; default the pod workers' view). */
@@ -229,7 +217,7 @@ class PodSyncerImpl implements PodSyncer {
     record.backoff = result.backoff;
     this.#logEvents(record.pod, result.events);
     const runtimePod = this.deps.podCache.get(record.uid);
-    if (this.deps.podWorkers.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
+    if (this.deps.lifecycle.isPodTerminationRequested(record.uid)) this.deps.prober.removePod(record.uid);
     else this.deps.prober.updatePod(record.pod, runtimePod, runtimePod?.podIp ?? '');
     this.deps.statusPublisher.publish(record, terminal);
   }

@@ -23,12 +23,17 @@
  * the other loops ask the queries (`isPodTerminationRequested`, `isPodTerminal`,
  * `shouldPodContentBeRemoved`) instead of keeping flags of their own.
  *
+ * They also hold the start gate (pod-start-gate.ts, the kubelet's allowPodStart): a pod waiting
+ * for an older pod of its full name starts once the pod workers have forgotten that one.
+ *
  * The pod workers only order and time the work; what a sync or kill does is the {@link PodSyncer}'s
  * business (pod-syncer.ts). Main thread only.
  */
 import { InvalidArgumentError, isRetriable } from '../shared/errors.js';
 import { boundedErr, type Logger } from '../shared/logging.js';
 import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
+import { kKillOldCopyWork, newPodStartGate, type PodStartGate, type PodStartGateDeps } from './pod-start-gate.js';
+import { newPodSyncStatuses, type PodLifecycle, type PodSyncStatuses } from './pod-sync-statuses.js';
 
 /** PodWork: what a pod worker is asked to do. */
 export type PodWork =
@@ -95,10 +100,17 @@ export interface PodWorkersDeps {
   clock?: Clock;
   /** Wraps every piece of work (metrics: kubelet_pod_worker_duration_seconds); default none. */
   instrument?(run: (uid: string, work: PodWork) => Promise<void>): (uid: string, work: PodWork) => Promise<void>;
+  /**
+   * The lifecycle table the pod workers write (pod-sync-statuses.ts); the agent builds it first and
+   * hands its read side to the syncer, the status publisher and eviction. Default: a table of their own.
+   */
+  statuses?: PodSyncStatuses;
+  /** What the start gate (PodWorkers.startGate) reads: the desired pods by full name, the runtime's old copies; default: no pods known (every pod may start). */
+  startGate?: Omit<PodStartGateDeps, 'logger'>;
 }
 
 /** PodWorkers: the scheduler of per-pod work. */
-export interface PodWorkers {
+export interface PodWorkers extends PodLifecycle {
   /**
    * update asks for `work` on pod `uid`; coalesces with work already waiting. A kill marks the pod
    * terminating at once (the queries below answer so before it runs); a sync of a pod whose
@@ -111,31 +123,23 @@ export interface PodWorkers {
   forget(uid: string): void;
   /** True while `uid` has work in flight or waiting. */
   busy(uid: string): boolean;
-  /** isPodTerminationRequested: a kill was asked for `uid` (it is terminating or terminated). */
-  isPodTerminationRequested(uid: string): boolean;
-  /** isPodTerminal: `uid` was stopped because it finished (kept listed, never started again). */
-  isPodTerminal(uid: string): boolean;
-  /** shouldPodContentBeRemoved: `uid` left the desired set; its containers, volumes and record go once it stopped. */
-  shouldPodContentBeRemoved(uid: string): boolean;
+  // isPodTerminationRequested, isPodTerminal, shouldPodContentBeRemoved: PodLifecycle (pod-sync-statuses.ts).
   /**
    * setTerminated marks `uid` terminal and terminated without any work: a pod admission rejected,
    * which never started and has nothing to stop. Later syncs are dropped; a kill still runs.
    */
   setTerminated(uid: string): void;
+  /**
+   * startGate: allowPodStart and the pods waiting for an older pod of their full name
+   * (pod-start-gate.ts); opened for a pod once its removal finished (after syncTerminatedPod).
+   */
+  readonly startGate: PodStartGate;
   /** Figures for metrics and benches. */
   stats(): { inFlight: number; waiting: number; timers: number; terminating: number; terminated: number };
   /** Resolves once nothing is in flight; new work is refused after stop(). */
   stop(): Promise<void>;
 }
 
-/** A pod's lifecycle once a kill was asked (absent while it syncs). */
-interface Termination {
-  state: 'terminating' | 'terminated';
-  /** A kill with remove: false came: the pod finished. */
-  terminal: boolean;
-  /** A kill with remove: true came: the pod left the desired set. */
-  remove: boolean;
-}
 
 interface WorkerState {
   inFlight: PodWork | null;
@@ -172,7 +176,7 @@ function merge(waiting: PodWork | null, next: PodWork): PodWork {
 class PodWorkersImpl implements PodWorkers {
   readonly #states = new Map<string, WorkerState>();
   /** Pods whose termination was requested; small next to #states' peak (only pods being stopped or finished). */
-  readonly #terminations = new Map<string, Termination>();
+  readonly #terminations: PodSyncStatuses;
   readonly #execute: (uid: string, work: PodWork) => Promise<void>;
   /** Pods waiting for a slot, by the type of their pending work; entries whose `queued` no longer matches are stale. */
   readonly #ready: Record<PodWork['type'], { uids: string[]; head: number }> = { kill: { uids: [], head: 0 }, sync: { uids: [], head: 0 } };
@@ -182,9 +186,14 @@ class PodWorkersImpl implements PodWorkers {
   #stopped = false;
   #idle: (() => void) | null = null;
   readonly #clock: Clock;
+  readonly startGate: PodStartGate;
 
   constructor(private readonly opts: Required<PodWorkersOptions>, private readonly deps: PodWorkersDeps) {
     this.#clock = deps.clock ?? realClock;
+    this.#terminations = deps.statuses ?? newPodSyncStatuses();
+    this.startGate = newPodStartGate({ logger: deps.logger, ...(deps.startGate ?? { podManager: { get: () => undefined, getByFullName: () => undefined } }) }, {
+      shouldPodContentBeRemoved: (uid) => this.shouldPodContentBeRemoved(uid), killOldCopy: (uid) => this.update(uid, kKillOldCopyWork),
+    });
     this.#limit = { sync: opts.maxInFlight, kill: opts.maxKillsInFlight };
     const run = (uid: string, work: PodWork) => this.#dispatch(uid, work);
     this.#execute = deps.instrument ? deps.instrument(run) : run;
@@ -209,6 +218,8 @@ class PodWorkersImpl implements PodWorkers {
     // Forget first: a pod that was waiting for this one may have the same UID and needs its sync.
     this.forget(uid);
     syncer.syncTerminatedPod(uid);
+    // Also for a pod known only to the runtime (housekeeping's orphans): one may wait for it.
+    this.startGate.podTerminated(uid);
   }
 
   #state(uid: string): WorkerState {
@@ -294,15 +305,15 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   isPodTerminationRequested(uid: string): boolean {
-    return this.#terminations.has(uid);
+    return this.#terminations.isPodTerminationRequested(uid);
   }
 
   isPodTerminal(uid: string): boolean {
-    return this.#terminations.get(uid)?.terminal ?? false;
+    return this.#terminations.isPodTerminal(uid);
   }
 
   shouldPodContentBeRemoved(uid: string): boolean {
-    return this.#terminations.get(uid)?.remove ?? false;
+    return this.#terminations.shouldPodContentBeRemoved(uid);
   }
 
   setTerminated(uid: string): void {

@@ -69,6 +69,7 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     clock: parts.clock,
     listPods: () => listPods(podManager),
     resourceVersion: () => watchCache.resourceVersion(),
+    podResourceVersion: (uid) => watchCache.podResourceVersion(uid),
     getPod(namespace, name) {
       const r = podManager.getByFullName(`${namespace}/${name}`);
       return r ? { ...r.pod, status: r.status } : undefined;

@@ -10,20 +10,18 @@
  * handled strictly in arrival order (a FIFO), as the kubelet's configCh is read one update per
  * syncLoopIteration. A small update with nothing queued ahead is handled at once, synchronously.
  *
- * What it owns: the queue of change sets not yet handled and the pods waiting for an older pod of the same full
- * name to finish terminating — one this agent knows, or one found only in the runtime (a static
- * pod edited while the agent was down: its old copy is killed first, so two never run side by
- * side). What it may touch: the PodConfig merge (apply), the pod manager (records are created
+ * What it owns: the queue of change sets not yet handled. A pod that must wait for an older pod of
+ * its full name is the pod workers' start gate's (pod-start-gate.ts, the kubelet's allowPodStart):
+ * asked at each ADD, it hands the pod back (onStartAllowed) once it may start. What it may touch: the PodConfig merge (apply), the pod manager (records are created
  * here; the pod syncer deletes them), the status manager (a pod admission rejects; every admitted
  * pod's first status goes through the status publisher; updatePod for a write of the pod object itself),
- * events, admission (admit at ADD, release at REMOVE), the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE and of an old runtime copy) and
+ * events, admission (admit at ADD, release at REMOVE), the pod workers (`sync` on ADD/UPDATE, `kill` on REMOVE; their start gate) and
  * the prober (forget a removed pod). It runs no pod worker task itself (pod-syncer.ts does).
  * Main thread only.
  */
 import { podFullName } from '../shared/annotations.js';
 import type { Pod } from '../shared/api.js';
 import { boundedErr, podFields, type Logger } from '../shared/logging.js';
-import { kGracePeriodFromLabels } from '../shared/pod-policy.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
 import type { PodConfig, PodConfigChanges } from './config/pod-config.js';
@@ -54,17 +52,13 @@ export interface SyncHandlerDeps {
   podManager: PodManager;
   statusManager: StatusManager;
   events: EventRecorder;
-  podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated'>;
+  /** The pod workers: `sync` on ADD/UPDATE, `kill` on REMOVE, and their start gate (allowPodStart) asked at each ADD. */
+  podWorkers: Pick<PodWorkers, 'update' | 'setTerminated' | 'startGate'>;
   prober: ProberManager;
   /** The admission chain and the ledger of admitted pods (pod/pod-admission.ts), asked at each ADD. */
   admission: Pick<PodAdmission, 'admit' | 'release' | 'freeSlots'>;
   /** Generates and publishes an admitted pod's first status (status/pod-status-publisher.ts). */
   statusPublisher: Pick<PodStatusPublisher, 'publish'>;
-  /**
-   * UIDs other than `uid` with containers of full name `namespace/name` in the runtime, found at
-   * start (Pleg.oldRuntimeCopies); default none.
-   */
-  oldRuntimeCopies?(fullName: string, uid: string): string[];
   /**
    * When the runtime says pod `uid` began: its oldest sandbox's creation (epoch ms), or undefined
    * when the runtime holds nothing of it. For a pod the agent adopts after a restart, its
@@ -105,12 +99,6 @@ export interface SyncHandler {
    * (config/source-intake.ts); admission itself still decides each pod (OutOfpods).
    */
   freePodSlots(): number;
-  /**
-   * podRemoved: the pod syncer calls it once pod `uid` is gone (its record deleted, or an old
-   * runtime copy's containers removed), after it told the PLEG (Pleg.observePodRemoved, so the
-   * copy is not found again). A pod that waited for it (podWorkers.allowPodStart) is added now.
-   */
-  podRemoved(uid: string): void;
 }
 
 /** One change of a change set, in the order it is handled. */
@@ -141,17 +129,13 @@ class SyncHandlerImpl implements SyncHandler {
   /** The next chunk, while one is scheduled. */
   #immediate: NodeJS.Immediate | undefined;
   #stopped = false;
-  /**
-   * Pods waiting for an older pod of the same full name to finish terminating
-   * (podWorkers.allowPodStart), by full name, with the UID they wait for.
-   */
-  readonly #blockedByFullName = new Map<string, { pod: Pod; blockedBy: string }>();
-  /** The full name each blocking UID holds up, to find the waiting pod when it is gone. */
-  readonly #blocking = new Map<string, string>();
   /** ADD changes queued in the FIFO and not yet handled (they will each want a pod slot). */
   #queuedAdds = 0;
 
-  constructor(private readonly deps: SyncHandlerDeps) {}
+  constructor(private readonly deps: SyncHandlerDeps) {
+    // A pod that waited for an older pod of its full name is added once the gate lets it start.
+    deps.podWorkers.startGate.onStartAllowed((pod) => this.#handleChange({ op: 'add', pod }));
+  }
 
   handleUpdate(update: PodUpdate): Promise<void> {
     if (this.#stopped) return Promise.resolve();
@@ -228,22 +212,7 @@ class SyncHandlerImpl implements SyncHandler {
   }
 
   freePodSlots(): number {
-    return Math.max(0, this.deps.admission.freeSlots() - this.#queuedAdds - this.#blockedByFullName.size);
-  }
-
-  podRemoved(uid: string): void {
-    const fullName = this.#blocking.get(uid);
-    if (fullName === undefined) return;
-    this.#blocking.delete(uid);
-    const waiting = this.#blockedByFullName.get(fullName);
-    if (waiting?.blockedBy !== uid) return;
-    this.#blockedByFullName.delete(fullName);
-    this.#handlePodAdd(waiting.pod);
-  }
-
-  #block(fullName: string, pod: Pod, blockedBy: string): void {
-    this.#blockedByFullName.set(fullName, { pod, blockedBy });
-    this.#blocking.set(blockedBy, fullName);
+    return Math.max(0, this.deps.admission.freeSlots() - this.#queuedAdds - this.deps.podWorkers.startGate.waiting());
   }
 
   #handleConflict(c: PodConfigChanges['conflicts'][number]): void {
@@ -254,17 +223,8 @@ class SyncHandlerImpl implements SyncHandler {
   #handlePodAdd(pod: Pod): void {
     const { podManager, logger } = this.deps;
     const uid = pod.metadata!.uid!;
-    const fullName = podFullName(pod);
-    const holder = podManager.getByFullName(fullName);
-    if (holder && this.deps.podWorkers.shouldPodContentBeRemoved(holder.uid)) {
-      // Like podWorkers.allowPodStart: a pod may not start while an older pod with its full name
-      // is still stopping. The same UID coming back (a manifest removed and restored) is the
-      // kubelet's static pod restartRequested: it starts again once the old instance is gone.
-      this.#block(fullName, pod, holder.uid);
-      logger.info({ ...podFields(pod), blockedBy: holder.uid }, 'Pod waits for the previous pod with its name to terminate');
-      return;
-    }
-    if (!holder && this.#killOldRuntimeCopies(fullName, pod)) return;
+    // podWorkers.allowPodStart: not while an older pod of its full name is stopping (it waits).
+    if (!this.deps.podWorkers.startGate.allowPodStart(pod)) return;
     const nowMs = (this.deps.clock ?? realClock).now();
     const adoptedFromMs = this.deps.runtimeStartTimeMs?.(uid);
     const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: adoptedFromMs !== undefined && adoptedFromMs > 0 && adoptedFromMs < nowMs ? adoptedFromMs : nowMs };
@@ -293,27 +253,9 @@ class SyncHandlerImpl implements SyncHandler {
     this.deps.podWorkers.update(record.uid, { type: 'sync' });
   }
 
-  /**
-   * #killOldRuntimeCopies: the runtime holds containers of `fullName` under another UID that no
-   * source wants (a static pod edited while the agent was down keeps its old UID's containers).
-   * They are killed now, with the grace period on their labels, and `pod` waits for the first of
-   * them to be gone, so the old and the new copy never run side by side. The kubelet leaves this to
-   * HandlePodCleanups, which runs the two side by side until its next tick.
-   * @returns true when `pod` now waits.
-   */
-  #killOldRuntimeCopies(fullName: string, pod: Pod): boolean {
-    const old = (this.deps.oldRuntimeCopies?.(fullName, pod.metadata!.uid!) ?? []).filter((u) => !this.deps.podManager.get(u));
-    if (old.length === 0) return false;
-    for (const u of old) this.deps.podWorkers.update(u, { type: 'kill', gracePeriodSeconds: kGracePeriodFromLabels, remove: true });
-    this.#block(fullName, pod, old[0]);
-    this.deps.logger.info({ ...podFields(pod), blockedBy: old[0] }, 'Pod waits for an old copy with its name, found in the runtime, to terminate');
-    return true;
-  }
-
   #handlePodRemove(pod: Pod): void {
     const uid = pod.metadata!.uid!;
-    const blocked = this.#blockedByFullName.get(podFullName(pod));
-    if (blocked?.pod.metadata?.uid === uid) this.#blockedByFullName.delete(podFullName(pod));
+    this.deps.podWorkers.startGate.forgetPod(pod);
     const record = this.deps.podManager.get(uid);
     if (!record) return;
     this.deps.logger.info(podFields(pod), 'SyncLoop REMOVE');

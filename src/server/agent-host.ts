@@ -67,6 +67,12 @@ export interface AgentHost {
    * and is serialized on every request.
    */
   resourceVersion?(): number;
+  /**
+   * podResourceVersion: pod `uid`'s `metadata.resourceVersion`, the version of its last change on
+   * the pods' watch (the agent's watch cache keeps it); undefined for a pod not listed. Optional:
+   * without it the server follows `watch` to learn each pod's version (kube-api/pod-versions.ts).
+   */
+  podResourceVersion?(uid: string): number | undefined;
   /** getPod: one pod with its status, or undefined if the agent has no pod `namespace/name`. */
   getPod(namespace: string, name: string): Pod | undefined;
   /** healthz: the agent's health checks (e.g. sync loop and PLEG freshness), as /healthz reports them. */

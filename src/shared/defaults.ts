@@ -6,7 +6,7 @@
  * leaves that part alone and lets validation report it. Pure functions, safe in any thread.
  */
 import type { Pod, Probe } from './api.js';
-import { kDefaultTerminationGracePeriodSeconds } from './pod-policy.js';
+import { kDefaultRestartPolicy, kDefaultTerminationGracePeriodSeconds } from './pod-policy.js';
 import { kSystemPriorityClasses } from './qos.js';
 
 /** The `spec.schedulerName` default (v1.DefaultSchedulerName). */
@@ -145,7 +145,7 @@ export function applyPodDefaults(pod: Pod): Pod {
   if (out.spec === undefined || out.spec === null) out.spec = {};
   const spec = out.spec;
   if (!isObj(spec)) return out as Pod;
-  if (unset(spec.restartPolicy)) spec.restartPolicy = 'Always';
+  if (unset(spec.restartPolicy)) spec.restartPolicy = kDefaultRestartPolicy;
   if (unset(spec.dnsPolicy)) spec.dnsPolicy = 'ClusterFirst';
   if (spec.terminationGracePeriodSeconds === undefined || spec.terminationGracePeriodSeconds === null) {
     spec.terminationGracePeriodSeconds = kDefaultTerminationGracePeriodSeconds;

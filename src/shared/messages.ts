@@ -526,12 +526,6 @@ export interface PodSyncResult {
   backoff: Record<string, BackoffEntry>;
   /** Ask the pod worker to sync again after this many milliseconds (backoff expiry); 0 = no. */
   requeueAfterMs: number;
-  /**
-   * Set when the sync found the pod must be evicted (a disk emptyDir over its `sizeLimit`, as the
-   * eviction manager's local-storage check): the main thread fails it with this status reason
-   * (`Evicted`) and message and kills it. Optional.
-   */
-  evict?: { reason: string; message: string };
 }
 
 /** A container as seen by a relist: just enough to notice changes. */

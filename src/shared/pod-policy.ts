@@ -1,6 +1,7 @@
 // One home for the pod rules that both threads apply (issue #41 item 1): the grace period a
-// stop gets, when a container restarts, a pod's phase, when a pod is finished and when an emptyDir
-// is over its sizeLimit. Pure functions and constants, safe in any thread; every caller on the main
+// stop gets, when a container restarts, a pod's phase, when a pod is finished and an emptyDir's
+// sizeLimit (whether a volume is over it is the eviction manager's verdict alone:
+// main/eviction/local-storage.ts). Pure functions and constants, safe in any thread; every caller on the main
 // thread and in the workers uses these.
 import type { Container, ContainerStatus, Pod, PodPhase, Volume } from './api.js';
 import { parseQuantity } from './quantity.js';
@@ -44,9 +45,12 @@ export function effectiveGracePeriodSeconds(pod: Pod | undefined, override?: num
   return override ?? podTerminationGracePeriodSeconds(pod);
 }
 
-/** The pod's `spec.restartPolicy`: `Always` (the default, also when unset), `OnFailure` or `Never`. */
+/** The `spec.restartPolicy` default, `Always` (SetDefaults_PodSpec, pkg/apis/core/v1/defaults.go). */
+export const kDefaultRestartPolicy = 'Always';
+
+/** The pod's `spec.restartPolicy`: `Always` (kDefaultRestartPolicy, also when unset), `OnFailure` or `Never`. */
 export function podRestartPolicy(pod: Pod): string {
-  return pod.spec?.restartPolicy ?? 'Always';
+  return pod.spec?.restartPolicy ?? kDefaultRestartPolicy;
 }
 
 /**
@@ -163,7 +167,8 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolea
 /**
  * emptyDirSizeLimitBytes: the emptyDir volume's `sizeLimit` in bytes when it is positive; undefined
  * for another volume, no limit, a limit of 0, or one that does not parse (validation rejects those):
- * the limits emptyDirLimitEviction checks (pkg/kubelet/eviction/eviction_manager.go).
+ * the limits emptyDirLimitEviction checks (pkg/kubelet/eviction/eviction_manager.go) and the size
+ * of a `medium: Memory` emptyDir's tmpfs (pkg/volume/emptydir calculateEmptyDirMemorySize).
  */
 export function emptyDirSizeLimitBytes(vol: Volume): number | undefined {
   const raw = vol.emptyDir?.sizeLimit;
@@ -175,16 +180,4 @@ export function emptyDirSizeLimitBytes(vol: Volume): number | undefined {
     return undefined;
   }
   return limit > 0 ? limit : undefined;
-}
-
-/**
- * emptyDirOverLimitMessage: the eviction message when the emptyDir volume `vol` uses more than its
- * positive sizeLimit (`usedBytes`, bytes; undefined: not measured), else null. The text is
- * upstream's emptyDirMessageFmt with its trailing space, `Usage of EmptyDir volume "x" exceeds the
- * limit "1Mi". ` (pkg/kubelet/eviction/eviction_manager.go emptyDirLimitEviction).
- */
-export function emptyDirOverLimitMessage(vol: Volume, usedBytes: number | undefined): string | null {
-  const limit = emptyDirSizeLimitBytes(vol);
-  if (limit === undefined || usedBytes === undefined || !(usedBytes > limit)) return null;
-  return `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(vol.emptyDir?.sizeLimit))}. `;
 }

@@ -191,7 +191,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: volumes', () => {
     expect(later.status).toBe(201);
     await waitFor(async () => ((await logs(node, 'waits', 'main')).includes('k=arrived') ? true : undefined), { timeoutMs: kWaitMs, intervalMs: 300, description: 'waits started' });
   }, 240_000);
-  it('a disk emptyDir over its sizeLimit: the pod is Evicted at the next sync', async () => {
+  it('a disk emptyDir over its sizeLimit: the eviction manager evicts the pod', async () => {
     const pod = await waitFor(async () => {
       const p = await getPod(node, 'fill');
       return p?.status?.phase === 'Failed' ? p : undefined;

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { newPodConfig } from '../../src/main/config/pod-config.js';
 import { newEventRecorder } from '../../src/main/events/recorder.js';
 import type { PodWork, PodWorkers } from '../../src/main/pod-workers.js';
+import { kKillOldCopyWork, newPodStartGate, type PodStartGate } from '../../src/main/pod-start-gate.js';
 import { kChangesPerChunk, newSyncHandler, type SyncHandler } from '../../src/main/sync-handler.js';
 import { shortenDeletion } from '../../src/main/pod/graceful-deletion.js';
 import { newPodAdmission, type PodAdmission } from '../../src/main/pod/pod-admission.js';
@@ -22,6 +23,8 @@ const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Harness {
   lifecycle: SyncHandler;
+  /** The pod workers' start gate (pod-start-gate.ts) over the faked pod workers. */
+  gate: PodStartGate;
   admission: PodAdmission;
   /** A repeated DELETE as the intake sends it (pod/graceful-deletion.ts shortenDeletion), over this harness's parts. */
   shorten: (uid: string, gracePeriodSeconds: number | undefined) => Pod | undefined;
@@ -37,12 +40,13 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
   const logger = pino({ level: 'silent' });
   const work: string[] = [];
   const removing = new Set<string>();
-  const podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated'> = {
-    update: (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); if (w.type === 'kill' && w.remove) removing.add(uid); },
-    shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {},
+  const podManager = newPodManager();
+  const update = (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); if (w.type === 'kill' && w.remove) removing.add(uid); };
+  const gate = newPodStartGate({ logger, podManager, runtime: oldRuntimeCopies && { oldRuntimeCopies } }, { shouldPodContentBeRemoved: (uid) => removing.has(uid), killOldCopy: (uid) => update(uid, kKillOldCopyWork) });
+  const podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated' | 'startGate'> = {
+    update, shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {}, startGate: gate,
   };
   const prober = { removePod: () => {} } as unknown as ProberManager;
-  const podManager = newPodManager();
   const statusManager = newStatusManager();
   const admission = newPodAdmission({ capacity: { pods: maxPods, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 } });
   const lifecycle = newSyncHandler({
@@ -50,10 +54,9 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
     events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
     admission,
     statusPublisher: { publish: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }) },
-    oldRuntimeCopies,
   });
   const shorten = (uid: string, grace: number | undefined) => shortenDeletion({ logger, podManager, statusManager, podWorkers }, uid, grace);
-  return { lifecycle, admission, shorten, podManager, statusManager, work, removing };
+  return { lifecycle, gate, admission, shorten, podManager, statusManager, work, removing };
 }
 const count = (pm: PodManager) => [...pm.all()].length;
 
@@ -135,16 +138,16 @@ describe('sync handler: handling config updates', () => {
   });
 
   it('a pod whose name an old runtime copy holds (edited while the agent was down) waits until that copy is killed and gone', async () => {
-    // The PLEG's index of copies found at start; the pod syncer tells it a copy is gone (observePodRemoved) before podRemoved.
+    // The PLEG's index of copies found at start; the pod syncer tells it a copy is gone (observePodRemoved) before the pod workers open the gate.
     const gone = new Set<string>();
     const h = harness((fullName, uid) => (fullName === 'default/edited' && uid !== 'uid-old' && !gone.has('uid-old') ? ['uid-old'] : []));
     await h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: [pod('edited', 'uid-new'), pod('other')] });
     expect(h.work).toEqual(['kill uid-old', 'sync uid-other']);
     expect(h.podManager.get('uid-new')).toBeUndefined();
-    h.lifecycle.podRemoved('uid-unrelated');
+    h.gate.podTerminated('uid-unrelated');
     expect(h.podManager.get('uid-new')).toBeUndefined();
     gone.add('uid-old');
-    h.lifecycle.podRemoved('uid-old');
+    h.gate.podTerminated('uid-old');
     expect(h.podManager.get('uid-new')).toBeDefined();
     expect(h.work).toEqual(['kill uid-old', 'sync uid-other', 'sync uid-new']);
   });

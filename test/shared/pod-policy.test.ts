@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, Volume } from '../../src/shared/api.js';
+import { applyPodDefaults } from '../../src/shared/defaults.js';
 import {
-  effectiveGracePeriodSeconds, emptyDirOverLimitMessage, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultTerminationGracePeriodSeconds,
+  effectiveGracePeriodSeconds, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultRestartPolicy, kDefaultTerminationGracePeriodSeconds,
   kGracePeriodFromLabels, podCanFinish, podRestartPolicy, podTerminationGracePeriodSeconds, restartsAfterKill, shouldRestartExitedContainer,
 } from '../../src/shared/pod-policy.js';
 
@@ -51,6 +52,12 @@ describe('restart policy (kubecontainer.ShouldContainerBeRestarted)', () => {
   it('defaults to Always', () => {
     expect(podRestartPolicy(withPolicy())).toBe('Always');
     expect(podRestartPolicy(withPolicy('Never'))).toBe('Never');
+  });
+
+  it('the apiserver defaults (shared/defaults.ts) and the rules read one default (kDefaultRestartPolicy)', () => {
+    expect(kDefaultRestartPolicy).toBe('Always');
+    expect(applyPodDefaults(withPolicy()).spec?.restartPolicy).toBe(kDefaultRestartPolicy);
+    expect(applyPodDefaults(withPolicy()).spec?.terminationGracePeriodSeconds).toBe(kDefaultTerminationGracePeriodSeconds);
   });
 
   // helpers_test.go TestShouldContainerBeRestarted: an exited container, by policy and exit code.
@@ -145,15 +152,5 @@ describe('emptyDir sizeLimit verdict (emptyDirLimitEviction)', () => {
     ['not an emptyDir', { name: 'c', configMap: { name: 'x' } } as Volume, undefined],
   ] as const)('limit of %s → %s', (_what, v, want) => {
     expect(emptyDirSizeLimitBytes(v)).toBe(want);
-  });
-
-  it.each([
-    ['over', vol('1Mi'), 1024 * 1024 + 1, 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". '],
-    ['at the limit', vol('1Mi'), 1024 * 1024, null],
-    ['not measured', vol('1Mi'), undefined, null],
-    ['no limit', vol(), 1e12, null],
-    ['zero limit', vol('0'), 1e12, null],
-  ] as const)('%s → %j', (_what, v, used, want) => {
-    expect(emptyDirOverLimitMessage(v, used)).toBe(want);
   });
 });

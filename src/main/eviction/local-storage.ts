@@ -4,11 +4,12 @@
  * containerEphemeralStorageLimitEviction): a pod over a local storage limit, judged from the same
  * Summary as the thresholds, whatever the node's pressure. Messages as upstream's
  * emptyDirMessageFmt, podEphemeralStorageMessageFmt and containerEphemeralStorageMessageFmt (each
- * ending in ". "). A container's usage is its logs only: the writable layers are not measured
+ * ending in ". "). The one place that judges an emptyDir's usage against its sizeLimit: the
+ * workers only report the usage (workers/stats). A container's usage is its logs only: the writable layers are not measured
  * (see summary.ts), where the kubelet adds the rootfs on a node without a dedicated imagefs. Pure.
  */
-import type { Pod } from '../../shared/api.js';
-import { emptyDirOverLimitMessage, emptyDirSizeLimitBytes } from '../../shared/pod-policy.js';
+import type { Pod, Volume } from '../../shared/api.js';
+import { emptyDirSizeLimitBytes } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import type { PodStats } from '../../shared/stats.js';
 
@@ -25,6 +26,18 @@ function quantity(v: unknown): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * emptyDirOverLimitMessage: the eviction message when the emptyDir volume `vol` uses more than its
+ * positive sizeLimit (`usedBytes`, bytes; undefined: not measured), else null. The text is
+ * upstream's emptyDirMessageFmt with its trailing space, `Usage of EmptyDir volume "x" exceeds the
+ * limit "1Mi". ` (pkg/kubelet/eviction/eviction_manager.go emptyDirLimitEviction). Pure.
+ */
+export function emptyDirOverLimitMessage(vol: Volume, usedBytes: number | undefined): string | null {
+  const limit = emptyDirSizeLimitBytes(vol);
+  if (limit === undefined || usedBytes === undefined || !(usedBytes > limit)) return null;
+  return `Usage of EmptyDir volume ${JSON.stringify(vol.name)} exceeds the limit ${JSON.stringify(String(vol.emptyDir?.sizeLimit))}. `;
 }
 
 /**

@@ -10,7 +10,7 @@ import { podFields, type Logger } from '../../shared/logging.js';
 
 import type { EventRecorder } from '../events/recorder.js';
 import type { PodCache } from '../pleg/pod-cache.js';
-import type { PodWorkers } from '../pod-workers.js';
+import type { PodLifecycle } from '../pod-sync-statuses.js';
 import type { PodRecord } from '../pod/pod-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
 import { generatePodStatus } from './generate.js';
@@ -28,8 +28,8 @@ export interface PodStatusPublisherDeps {
   prober: Pick<ProberManager, 'probeStatus'>;
   statusManager: Pick<StatusManager, 'setPodStatus'>;
   events: EventRecorder;
-  /** Asked whether the pod is terminal when a caller does not say (the pod workers own that). */
-  podWorkers: Pick<PodWorkers, 'isPodTerminal'>;
+  /** The pod workers' lifecycle table (pod-sync-statuses.ts), asked whether the pod is terminal when a caller does not say. */
+  lifecycle: Pick<PodLifecycle, 'isPodTerminal'>;
   /** The clock (epoch ms) of the status's transition times; default the real clock. */
   clock?: Clock;
   /** The runtime's ID scheme now (NodeApi.idScheme): `containerID: <scheme>://<id>`. */
@@ -54,7 +54,7 @@ export interface PodStatusPublisher {
    * publish generates pod `record`'s PodStatus from its spec, the pod cache, the probe results and
    * its lifecycle (generateAPIPodStatus), stores it on `record.status` and hands it to the status
    * manager (which keeps it only when it changed). `terminal` absent: the pod workers' view
-   * (PodWorkers.isPodTerminal). Synchronous; never throws on a validated pod.
+   * (PodLifecycle.isPodTerminal). Synchronous; never throws on a validated pod.
    */
   publish(record: PodRecord, terminal?: boolean): void;
   /**
@@ -72,7 +72,7 @@ class PodStatusPublisherImpl implements PodStatusPublisher {
 
   constructor(private readonly deps: PodStatusPublisherDeps) {}
 
-  publish(record: PodRecord, terminal = this.deps.podWorkers.isPodTerminal(record.uid)): void {
+  publish(record: PodRecord, terminal = this.deps.lifecycle.isPodTerminal(record.uid)): void {
     record.status = generatePodStatus({
       pod: record.pod, runtimePod: this.deps.podCache.get(record.uid), waiting: record.waiting, hostIp: this.deps.nodeIp,
       startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: (this.deps.clock ?? realClock).now(), failure: this.#failures.get(record),

@@ -53,6 +53,12 @@ export interface WatchCache {
   watch(fromResourceVersion: number | undefined, onEvent: (event: WatchEvent) => void): WatchCancel;
   /** The resourceVersion of the last change (0 before any). */
   resourceVersion(): number;
+  /**
+   * podResourceVersion: the resourceVersion of pod `uid`'s last change, its `metadata.resourceVersion`
+   * (the apiserver's per-object version, etcd's mod revision); undefined for a pod not listed. The
+   * one record of it: GET, LIST, PUT and DELETE preconditions read it (AgentHost.podResourceVersion).
+   */
+  podResourceVersion(uid: string): number | undefined;
   /** The oldest resourceVersion a watch can resume from (current - number of changes held). */
   oldestResumableVersion(): number;
   /** The changes held and their frames' total UTF-8 bytes (for metrics and the bench). */
@@ -96,6 +102,7 @@ export function newWatchCache(statusManager: StatusManager, options: WatchCacheO
   return {
     watch: (from, onEvent) => history.watch(from, onEvent),
     resourceVersion: () => history.resourceVersion(),
+    podResourceVersion: (uid) => history.versionOf(uid),
     oldestResumableVersion: () => history.compacted(),
     historyUsage: () => history.historyUsage(),
     watchers: () => history.watchers(),

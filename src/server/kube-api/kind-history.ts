@@ -74,6 +74,8 @@ export interface KindHistory<T extends KindObject> {
   resync(objects: readonly T[], fingerprint?: (o: T) => string, own?: OwnVersions): void;
   /** list: the latest objects with their resourceVersions, in key order (namespace, then name). */
   list(): T[];
+  /** versionOf: the resourceVersion of the latest change of the object under `key` (undefined: none listed). */
+  versionOf(key: string): number | undefined;
   /** resourceVersion: the version of the latest change (the clock's value at creation before any). */
   resourceVersion(): number;
   /** compacted: resumes from a version below this get 410 Expired. */
@@ -186,6 +188,7 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
       for (const [key, { event }] of [...latest]) if (!seen.has(key)) publish({ type: 'DELETED', object: event.object as T, ...(own ? { resourceVersion: own.deletedVersion } : {}) });
     },
     list: () => [...latest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v.event.object as T),
+    versionOf: (key) => latest.get(key)?.event.resourceVersion,
     resourceVersion: () => current,
     compacted: () => compactedAt,
     watch(from, onEvent) {

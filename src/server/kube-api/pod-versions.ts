@@ -1,7 +1,8 @@
 /**
  * The resourceVersion of each pod, as the apiserver keeps one per object (etcd's mod revision):
  * here the resourceVersion of the pod's last change in the agent's watch history (AgentHost.watch),
- * followed through one watch of the server's own. GET and LIST report it as
+ * kept by the agent's watch cache (AgentHost.podResourceVersion, the one record of it) and read
+ * from there; a host without one is followed through one watch of the server's own. GET and LIST report it as
  * `metadata.resourceVersion`; DELETE preconditions and PUT compare against it.
  *
  * The watch delivers each change synchronously, as it is published, and the host publishes a
@@ -20,8 +21,13 @@ export interface PodVersions {
   close(): void;
 }
 
-/** newPodVersions follows `host.watch` from the start (one ADDED per pod, then changes); a host without watch knows no versions. */
+/**
+ * newPodVersions reads the host's own record (AgentHost.podResourceVersion: the agent's watch
+ * cache) when it keeps one; else it follows `host.watch` from the start (one ADDED per pod, then
+ * changes); a host with neither knows no versions.
+ */
 export function newPodVersions(host: AgentHost): PodVersions {
+  if (host.podResourceVersion) return { get: (uid) => host.podResourceVersion!(uid), close() {} };
   const versions = new Map<string, number>();
   const cancel = host.watch?.(undefined, (e) => {
     if (e.uid === '') return;

@@ -193,9 +193,6 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   if (!uid) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.metadata.uid is required');
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
   const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp });
-  if (volumes.evictMessage) {
-    return { podUid: uid, steps: [], events: volumes.events, runtimePod: task.cachedRuntimePod ?? null, waiting: {}, backoff: task.backoff ?? {}, requeueAfterMs: 0, evict: { reason: 'Evicted', message: volumes.evictMessage } };
-  }
   const net = { enabled: deps.podNetwork !== false && pod.spec?.hostNetwork !== true };
   const plan = (rp: RuntimePod | null) => computePodActions(pod, rp, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
   if (task.cachedRuntimePod) {

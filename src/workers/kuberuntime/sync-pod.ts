@@ -392,13 +392,8 @@ export async function syncPod(deps: SyncDeps, task: SyncPodTask): Promise<PodSyn
   if (!uid) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.metadata.uid is required');
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
   // The volume manager's part of every sync (also the periodic one): volumes set up, their files
-  // refreshed from the current objects and labels, disk emptyDirs measured against their sizeLimit.
+  // refreshed from the current objects and labels (an emptyDir's sizeLimit: the eviction manager's).
   const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp });
-  if (volumes.evictMessage) {
-    // The eviction manager's local-storage eviction: the main thread fails the pod (Evicted) and kills it.
-    const runtimePod = task.cachedRuntimePod ?? null;
-    return { podUid: uid, steps: [], events: volumes.events, runtimePod, waiting: {}, backoff: task.backoff ?? {}, requeueAfterMs: 0, evict: { reason: 'Evicted', message: volumes.evictMessage } };
-  }
   if (task.cachedRuntimePod) {
     // The periodic resync of a pod nothing happened to: plan from the main thread's cache and
     // stop there when nothing is to be done (no Docker call at all).

@@ -2,8 +2,10 @@
  * Counterpart of the kubelet's volume manager as syncPod uses it (pkg/kubelet/volumemanager
  * WaitForAttachAndMount, the reconciler's periodic remount of configMap/secret/downwardAPI/projected
  * volumes) with the emptyDir plugin (pkg/volume/emptydir: tmpfs for `medium: Memory`, sized as
- * calculateEmptyDirMemorySize) and the eviction manager's local-storage check of emptyDir
- * `sizeLimit` (pkg/kubelet/eviction emptyDirLimitEviction). Runs at every sync of a pod, also the
+ * calculateEmptyDirMemorySize). An emptyDir's usage is reported by the stats worker (workers/stats),
+ * and only the main thread's eviction manager decides that it is over its `sizeLimit`
+ * (pkg/kubelet/eviction emptyDirLimitEviction; main/eviction/local-storage.ts): the volume manager
+ * sets volumes up and never judges their usage. Runs at every sync of a pod, also the
  * periodic one, so a changed ConfigMap, Secret or label reaches the files of a running container
  * without a restart. Worker thread.
  */
@@ -13,7 +15,7 @@ import path from 'node:path';
 import type { Container, Pod, Volume } from '../../shared/api.js';
 import { serializeError } from '../../shared/errors.js';
 import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
-import { emptyDirOverLimitMessage, emptyDirSizeLimitBytes, isRestartableInitContainer } from '../../shared/pod-policy.js';
+import { emptyDirSizeLimitBytes, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import type { DownwardAPIContext } from '../kuberuntime/downward-api.js';
@@ -76,17 +78,14 @@ export function podMemoryLimitBytes(pod: Pod): number | undefined {
 /**
  * memoryVolumeSizeBytes, as emptydir calculateEmptyDirMemorySize (SizeMemoryBackedVolumes): the
  * node's memory, lowered to the pod's memory limit when it has one, lowered to the volume's
- * `emptyDir.sizeLimit` when set and positive. Bytes. Pure apart from os.totalmem().
+ * `emptyDir.sizeLimit` when set and positive (shared/pod-policy.ts emptyDirSizeLimitBytes). Bytes. Pure apart from os.totalmem().
  */
 export function memoryVolumeSizeBytes(pod: Pod, vol: Volume, nodeMemoryBytes = os.totalmem()): number {
   let size = nodeMemoryBytes;
   const podLimit = podMemoryLimitBytes(pod);
   if (podLimit !== undefined && podLimit < size) size = podLimit;
-  const sl = vol.emptyDir?.sizeLimit;
-  if (sl !== undefined && sl !== null) {
-    const n = parseQuantity(sl as string | number, 'sizeLimit');
-    if (n > 0 && n < size) size = n;
-  }
+  const limit = emptyDirSizeLimitBytes(vol);
+  if (limit !== undefined && limit < size) size = limit;
   return size;
 }
 
@@ -120,8 +119,6 @@ export interface PodVolumesResult {
   unmounted: Record<string, string>;
   /** FailedMount events (also for a remount that failed on a volume that was set up before). */
   events: PodEventRecord[];
-  /** Set when a disk emptyDir is over its sizeLimit: the eviction message (the pod is to be evicted). */
-  evictMessage?: string;
 }
 
 /**
@@ -129,9 +126,8 @@ export interface PodVolumesResult {
  * starts containers and its reconciler afterwards: emptyDir directories (tmpfs of
  * memoryVolumeSizeBytes for `medium: Memory`); configMap, secret, downwardAPI and projected
  * volumes written by the AtomicWriter; persistentVolumeClaim volumes linked to the claim's directory (local-path.ts) (secret and projected on a tmpfs, never on disk), rewritten
- * when their content changed; then the disk emptyDirs with a `sizeLimit` are measured and one
- * over its limit yields `evictMessage` (`Usage of EmptyDir volume "x" exceeds the limit "1Mi". `, with upstream's
- * emptyDirMessageFmt's trailing space: shared/pod-policy.ts emptyDirOverLimitMessage, as the eviction manager's local storage check).
+ * when their content changed. (An emptyDir over its `sizeLimit` is the eviction manager's verdict,
+ * from the stats worker's figures: main/eviction/local-storage.ts.)
  * A volume that fails is reported with `MountVolume.SetUp failed for volume "x" : …` (a FailedMount
  * event); it blocks the pod's containers only when it was never set up (a running container keeps
  * the last good files). Idempotent. Never throws for a volume's failure.
@@ -174,15 +170,6 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
       // A claim volume set up before (its claim since gone) stays mounted, as the kubelet's actual state of world.
       const setUp = vol.persistentVolumeClaim ? await claimVolumeHostPath(ctx.rootDir, uid, vol.name).then(() => true, () => false) : !vol.emptyDir && dir !== null && (await hasPayload(dir));
       if (!setUp) out.unmounted[vol.name] = message;
-    }
-  }
-  for (const vol of volumes) {
-    // Disk emptyDirs with a positive limit only (emptyDirSizeLimitBytes), as emptyDirLimitEviction.
-    if (!vol.emptyDir || vol.emptyDir.medium === 'Memory' || emptyDirSizeLimitBytes(vol) === undefined) continue;
-    const message = emptyDirOverLimitMessage(vol, await diskUsageBytes(emptyDirPath(ctx.rootDir, uid, vol.name)));
-    if (message) {
-      out.evictMessage = message;
-      break;
     }
   }
   return out;

@@ -88,7 +88,9 @@ describe('intake store restore (issue #38 finding 9)', () => {
     await chown(join(dir(), b2), 4242, 4242);
     const { s: again, names } = await restart();
     expect(names).toEqual(['a']);
-    expect(again.get('default', 'a')?.spec?.volumes).toBeUndefined();
+    // Restored from the trusted twin: its volumes (the service account's, added at admission), not the hostPath.
+    expect(again.get('default', 'a')?.spec?.volumes).toEqual(a.spec!.volumes);
+    expect(again.get('default', 'a')?.spec?.volumes?.some((v) => v.hostPath)).toBe(false);
     expect([...again.heldUids()]).toEqual([b.metadata!.uid]);
     const aside = await readdir(join(root, kIntakeSetAsideDirName));
     expect(aside.filter((n) => n.startsWith(a1)).length).toBe(1);

@@ -23,6 +23,21 @@ describe('newWatchCache', () => {
     expect((got[1].object as Pod).status?.phase).toBe('Running');
   });
 
+  it('keeps each pod\'s resourceVersion (its last change), also past the ring; a deleted pod has none (issue #41: one record of it)', () => {
+    const sm = newStatusManager();
+    const cache = newWatchCache(sm, { historySize: 2 });
+    sm.setPodStatus(pod('a'), { phase: 'Pending' }); // 1
+    sm.setPodStatus(pod('b'), { phase: 'Pending' }); // 2
+    sm.setPodStatus(pod('b'), { phase: 'Running' }); // 3
+    sm.setPodStatus(pod('c'), { phase: 'Pending' }); // 4
+    sm.deletePodStatus('u-c'); // 5
+    expect([cache.podResourceVersion('u-a'), cache.podResourceVersion('u-b'), cache.podResourceVersion('u-c'), cache.podResourceVersion('u-none')]).toEqual([1, 3, undefined, undefined]);
+    // The same version the pods' watch lists the pod at.
+    const got: WatchEvent[] = [];
+    cache.watch(undefined, (e) => got.push(e));
+    expect(got.map(show)).toEqual(['ADDED:a@1', 'ADDED:b@3', 'BOOKMARK:@5']);
+  });
+
   it('resumes exactly at the edge of the ring and answers one step beyond it with a 410 ERROR', () => {
     const sm = newStatusManager();
     const cache = newWatchCache(sm, { historySize: 3 });
