@@ -45,6 +45,8 @@ export const kContainerdSuites: readonly string[] = [
   'test/e2e/issue-14-stats.docker.test.ts',
   'test/e2e/issue-14-eviction.docker.test.ts',
   'test/e2e/issue-15-kubectl.docker.test.ts',
+  'test/e2e/issue-15-kubectl-node.docker.test.ts',
+  'test/e2e/issue-40-logs.docker.test.ts',
   'test/e2e/gc.docker.test.ts',
   'test/e2e/static-pods.docker.test.ts',
   'test/e2e/pleg.docker.test.ts',

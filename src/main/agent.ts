@@ -379,6 +379,7 @@ class AgentImpl implements Agent {
     );
     this.#gc.start();
     this.#stats.start();
+    this.#nodeApi.start(); // on a CRI runtime: the logs worker and its container log rotation
     this.#eviction.start();
     // One run at start, right after adoption (the first relist and the sources' pods are in): the
     // pod network's leases of sandboxes that went away while the agent was down (a kill -9 mid-ADD

@@ -18,6 +18,8 @@ export interface LogsWorkerBootstrap extends RuntimeEndpoint {
    * container log manager from its start. Absent (Docker: its json-file driver rotates) = none.
    */
   containerLogRotation?: { maxSizeBytes: number; maxFiles: number; monitorPeriodMs?: number };
+  /** The worker's log level (pino's: `info`, `debug`, `silent`, …); absent = info. */
+  logLevel?: string;
 }
 
 /** LogsOptions: what part of a log to read (PodLogOptions, after `previous` chose the container). */

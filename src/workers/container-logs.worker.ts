@@ -16,7 +16,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AgentError, serializeError } from '../shared/errors.js';
 import type { LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../shared/logs-protocol.js';
-import type { ContainerLogManager } from './logs/container-log-manager.js';
+import { newLogger, type Logger } from '../shared/logging.js';
+import { newContainerLogManager, type ContainerLogManager } from './logs/container-log-manager.js';
 import { getRuntime, type NodeRuntime } from './runtime/node-runtime.js';
 import type { ContainerLogReader } from './runtime/runtime.js';
 
@@ -129,9 +130,23 @@ export class LogsWorker {
   }
 }
 
+/**
+ * logManagerFor: the container log manager of a CRI runtime when `b` asks for rotation
+ * (`containerLogRotation`), over the node-scoped runtime `nr` (only this node's containers are
+ * rotated); undefined for Docker and the fake, whose logs the engine rotates.
+ * @throws InvalidArgumentError for a bad policy (newContainerLogManager).
+ */
+export function logManagerFor(b: LogsWorkerBootstrap, nr: Pick<NodeRuntime, 'runtime'>, logger: Logger): ContainerLogManager | undefined {
+  if (b.runtime !== 'remote' || !b.containerLogRotation) return undefined;
+  return newContainerLogManager({ runtime: nr.runtime, logger }, b.containerLogRotation);
+}
+
 if (parentPort && (workerData as LogsWorkerBootstrap | undefined)?.kind === 'container-logs') {
   const port = parentPort;
-  const worker = new LogsWorker(workerData as LogsWorkerBootstrap, (m) => port.postMessage(m));
+  const b = workerData as LogsWorkerBootstrap;
+  const nr = getRuntime(b);
+  const logger = newLogger(b.logLevel || 'info').child({ component: 'container-logs', node: b.nodeName });
+  const worker = new LogsWorker(b, (m) => port.postMessage(m), nr, logManagerFor(b, nr, logger));
   port.on('message', (msg: LogsWorkerRequest) => {
     worker.handle(msg);
     if (msg.type === 'stop') port.close();

@@ -3,8 +3,10 @@
  * ServeAttach and their Executor/Attacher over the runtime) as dockershim ran it: a worker_threads
  * entry that opens exec and attach streams through the node-scoped NodeRuntime's `streams`
  * (runtime/node-runtime.ts getRuntime, from its bootstrap), and relays their bytes; it also runs
- * port-forward connections (port-forward.ts: the CRI's PortForward) — for now over Docker's
- * sandbox only (the netns helper); a CRI runtime's PortForward URL is the `cristreams` work's.
+ * port-forward connections: on Docker and the fake, port-forward.ts (the netns helper); on a CRI
+ * runtime, the runtime's PortForward URL (streams/cri-port-forward.ts), which the kubelet's server
+ * proxies the same way (pkg/kubelet/server/server.go getPortForward). A hostNetwork pod's port is
+ * dialled directly on either.
  *
  * Why a dedicated Worker, as the logs worker: a stream lasts as long as the user's shell, so it
  * would pin a pool slot that syncs need; one small long-lived Worker multiplexes every stream and
@@ -21,9 +23,16 @@ import type { PortForwardSpec } from '../shared/port-forward-protocol.js';
 import { kStreamOutputWindowBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../shared/streams-protocol.js';
 import { getRuntime as getNodeRuntime, type NodeRuntime } from './runtime/node-runtime.js';
 import { scopeToNode } from './runtime/node-scope.js';
+import type { RuntimeService } from './runtime/cri/services.js';
 import type { ContainerRuntime, ContainerStream } from './runtime/runtime.js';
 import { getRuntime } from './runtime/runtime-service.js';
+import { startCriPortForward } from './streams/cri-port-forward.js';
 import { startPortForward, type PortForwardPort } from './streams/port-forward.js';
+
+/** The runtime port-forward.ts gets for a direct reach on a CRI runtime: never asked (a netns reach goes to the CRI's PortForward). */
+const kNoNetnsRuntime = {
+  inspectContainer: () => Promise.reject(new AgentError('ERR_RUNTIME', 'port-forward: a sandbox network namespace is reached through the CRI PortForward on this runtime')),
+} as unknown as ContainerRuntime;
 
 /** The part of a MessagePort a stream uses (tests pass a MessageChannel's port). */
 export interface StreamPort {
@@ -43,29 +52,33 @@ export class StreamsWorker {
   readonly #streams = new Map<number, Open>();
   readonly #forwards = new Map<number, () => void>();
   readonly #streamsApi: NodeRuntime['streams'];
-  /** What port-forward reaches the sandbox's netns through (Docker, the fake); undefined for a CRI runtime (not yet). */
+  /** What port-forward reaches the sandbox's netns through on Docker and the fake; undefined for a CRI runtime. */
   readonly #forwardRuntime: ContainerRuntime | undefined;
+  /** The node-scoped CRI runtime whose PortForward reaches a sandbox's netns; undefined on Docker and the fake. */
+  readonly #criRuntime: RuntimeService | undefined;
   readonly #nodeName: string;
 
   /**
    * `runtime` (tests) is used, scoped by the caller, for both streams and port-forward; without
    * it, streams come from this thread's NodeRuntime for `bootstrap` and port-forward from its
-   * Docker-shaped runtime (none for `remote`), both scoped to its node.
+   * Docker-shaped runtime, or for `remote` from the NodeRuntime's CRI runtime, all scoped to its node.
    */
   constructor(bootstrap: StreamsWorkerBootstrap, runtime?: ContainerRuntime) {
-    this.#streamsApi = runtime ?? getNodeRuntime(bootstrap).streams;
-    this.#forwardRuntime = runtime ?? (bootstrap.runtime === 'remote' ? undefined : scopeToNode(getRuntime(bootstrap), bootstrap.nodeName));
+    const cri = !runtime && bootstrap.runtime === 'remote' ? getNodeRuntime(bootstrap) : undefined;
+    this.#streamsApi = runtime ?? (cri ?? getNodeRuntime(bootstrap)).streams;
+    this.#criRuntime = cri?.runtime;
+    this.#forwardRuntime = runtime ?? (cri ? undefined : scopeToNode(getRuntime(bootstrap), bootstrap.nodeName));
     this.#nodeName = bootstrap.nodeName;
   }
 
   /** portForward starts forwarded connection `id` on `port` (port-forward.ts); every later message flows on that port. */
   portForward(id: number, port: PortForwardPort, spec: PortForwardSpec): void {
-    if (!this.#forwardRuntime) {
-      port.postMessage({ t: 'end', error: 'port-forward: not implemented for CRI runtimes yet (issue #40)' });
-      port.close();
-      return;
-    }
-    const stop = startPortForward(this.#forwardRuntime, this.#nodeName, port, spec, () => this.#forwards.delete(id));
+    const done = () => this.#forwards.delete(id);
+    const stop = this.#criRuntime && spec.reach.kind === 'netns'
+      // The runtime enters the sandbox's netns itself; the node-scoped runtime refuses another node's sandbox.
+      ? startCriPortForward(this.#criRuntime, port, { sandboxId: spec.reach.sandboxId, port: spec.port }, done)
+      // A direct reach dials host:port and never asks the runtime.
+      : startPortForward(this.#forwardRuntime ?? kNoNetnsRuntime, this.#nodeName, port, spec, done);
     this.#forwards.set(id, stop);
   }
 

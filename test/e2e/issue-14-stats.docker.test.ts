@@ -8,6 +8,7 @@ import type { Summary } from '../../src/shared/stats.js';
 import { runCli } from '../../src/main/cli.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { isRunningAndReady, useTestNodes, waitForPod } from '../support/agent.js';
+import { testRuntime } from '../support/runtime.js';
 
 const kMiB = 1024 * 1024;
 
@@ -67,7 +68,10 @@ spec:
     expect(resource).toMatch(new RegExp(`^pod_memory_working_set_bytes\\{pod="${podName}",namespace="default"\\} \\d+$`, 'm'));
     expect(resource).toMatch(/^scrape_error 0$/m);
     const cadvisor = await (await node.api('/metrics/cadvisor')).text();
-    expect(cadvisor).toMatch(new RegExp(`^container_memory_working_set_bytes\\{container="hold",id="/[^"]+",image="${BUSYBOX_IMAGE}",name="k8s_hold_${podName}_default_[^"]+",namespace="default",pod="${podName}"\\} \\d+$`, 'm'));
+    // cAdvisor's labels: `id` the cgroup path; on Docker `image` the spec's and `name` Docker's container name,
+    // on containerd (its handler) `image` the image's name there and `name` the container ID.
+    const [image, name] = testRuntime() === 'docker' ? [BUSYBOX_IMAGE, `k8s_hold_${podName}_default_[^"]+`] : [`(docker\\.io/)?${BUSYBOX_IMAGE}`, '[0-9a-f]{64}'];
+    expect(cadvisor).toMatch(new RegExp(`^container_memory_working_set_bytes\\{container="hold",id="/[^"]+",image="${image}",name="${name}",namespace="default",pod="${podName}"\\} \\d+$`, 'm'));
     expect(cadvisor).toMatch(new RegExp(`^container_cpu_usage_seconds_total\\{container="burn",[^}]*pod="${podName}",cpu="total"\\}`, 'm'));
 
     const out = { stdout: '', stderr: '', code: -1 };

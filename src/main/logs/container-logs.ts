@@ -21,6 +21,12 @@ export interface LogsClient {
   logs(containerId: string, opts: LogsOptions): LogStream;
   /** version: the container runtime's name and version (CRI Version), e.g. `{runtimeName: 'containerd', version: 'v1.6.20', apiVersion: 'v1'}`. */
   version(): Promise<{ runtimeName: string; version: string; apiVersion: string }>;
+  /**
+   * start starts the worker now instead of at the first read: with `containerLogRotation` its
+   * container log manager rotates the runtime's log files from the agent's start (upstream's
+   * containerLogManager.Start in Kubelet.Run). Idempotent; never throws (a worker that fails is logged).
+   */
+  start(): void;
   /** close stops the worker (and every read). Idempotent. */
   close(): Promise<void>;
 }
@@ -30,6 +36,14 @@ export interface LogsClientOptions {
   /** The runtime the worker reads (runtime-endpoint-options.ts runtimeEndpointOf). */
   endpoint: RuntimeEndpoint;
   nodeName: string;
+  /** The worker's log level (--v / logLevel); absent = info. */
+  logLevel?: string;
+  /**
+   * On a CRI runtime, `--container-log-max-size` (bytes) and `--container-log-max-files`: the
+   * worker's container log manager rotates the runtime's log files (LogsWorkerBootstrap). Ignored
+   * for Docker and the fake (Docker's json-file driver rotates its own logs).
+   */
+  containerLogRotation?: LogsWorkerBootstrap['containerLogRotation'];
 }
 
 /**
@@ -87,7 +101,11 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
   };
   const ensure = (): Worker => {
     if (worker) return worker;
-    const bootstrap: LogsWorkerBootstrap = { kind: 'container-logs', ...options.endpoint, nodeName: options.nodeName };
+    const rotation = options.endpoint.runtime === 'remote' ? options.containerLogRotation : undefined;
+    const bootstrap: LogsWorkerBootstrap = {
+      kind: 'container-logs', ...options.endpoint, nodeName: options.nodeName,
+      ...(options.logLevel ? { logLevel: options.logLevel } : {}), ...(rotation ? { containerLogRotation: rotation } : {}),
+    };
     const w = startWorker('container-logs', bootstrap);
     w.unref();
     w.on('message', (m: LogsWorkerMessage) => {
@@ -157,6 +175,13 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
         pending.set(id, { early: [], version: { resolve, reject } });
         ensure().postMessage({ type: 'version', id } satisfies LogsWorkerRequest);
       });
+    },
+    start() {
+      try {
+        ensure();
+      } catch (err) {
+        deps.logger.error({ err }, 'Could not start the container logs worker');
+      }
     },
     async close() {
       const w = worker;

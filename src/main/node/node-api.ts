@@ -17,7 +17,8 @@ import { newStreamsClient, streamTargetOf, type StreamsClient } from '../streams
 import { portForwardTargetOf } from '../streams/port-forward.js';
 import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
 import type { PortForwardSession, PortForwardTarget } from '../../server/streaming/port-forward-host.js';
-import { newLogsClient, selectLogContainer, type LogsClient } from '../logs/container-logs.js';
+import { newLogsClient, selectLogContainer, type LogsClient, type LogsClientOptions } from '../logs/container-logs.js';
+import { parseQuantity } from '../../shared/quantity.js';
 import type { PodManager } from '../pod/pod-manager.js';
 import { buildNode, gatherNodeFacts, kubeletVersion, type NodeInputs } from './node-status.js';
 import { kRuntimeDownMessage } from './runtime-state.js';
@@ -37,6 +38,11 @@ export interface NodeApiOptions {
   dockerSocketPath: string;
   containerRuntimeEndpoint?: string;
   imageServiceEndpoint?: string;
+  /** `--container-log-max-size` (a quantity) and `--container-log-max-files`: on a CRI runtime, the logs worker rotates the runtime's log files; absent = no rotation. */
+  containerLogMaxSize?: string;
+  containerLogMaxFiles?: number;
+  /** The logs worker's log level; absent = info. */
+  logLevel?: string;
 }
 
 /** Dependencies of {@link newNodeApi}. */
@@ -84,6 +90,12 @@ export interface NodeApi {
   portForwardTarget(namespace: string, pod: string): PortForwardTarget;
   /** openPortForward: one forwarded connection through the streams worker (started on first use). */
   openPortForward(spec: PortForwardSpec): PortForwardSession;
+  /**
+   * start starts the logs worker at once on a CRI runtime, so that its container log manager
+   * rotates the runtime's log files from the agent's start (the kubelet starts its
+   * containerLogManager in Kubelet.Run); on Docker and the fake the worker still starts at first use.
+   */
+  start(): void;
   /** stop ends the logs and streams workers (and every stream). */
   stop(): Promise<void>;
   /**
@@ -107,6 +119,16 @@ export function readyMessage(check: HealthCheck): string {
   return `${check.name}: ${check.message ?? 'failed'}`;
 }
 
+/**
+ * containerLogRotation: the logs worker's rotation policy from `--container-log-max-size` (a
+ * quantity, in bytes) and `--container-log-max-files`, or undefined when either is absent. The
+ * options were checked when parsed (at least 1Ki; at least 2 files).
+ */
+function containerLogRotationOf(o: NodeApiOptions): LogsClientOptions['containerLogRotation'] {
+  if (o.containerLogMaxSize === undefined || o.containerLogMaxFiles === undefined) return undefined;
+  return { maxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize, '--container-log-max-size')), maxFiles: o.containerLogMaxFiles };
+}
+
 class NodeApiImpl implements NodeApi {
   readonly #logs: LogsClient;
   readonly #streams: StreamsClient;
@@ -121,7 +143,7 @@ class NodeApiImpl implements NodeApi {
   constructor(private readonly options: NodeApiOptions, private readonly deps: NodeApiDeps) {
     const endpoint = runtimeEndpointOf(options);
     this.#idScheme = presumedIdScheme(endpoint.runtime);
-    this.#logs = newLogsClient({ endpoint, nodeName: options.nodeName }, { logger: deps.logger });
+    this.#logs = newLogsClient({ endpoint, nodeName: options.nodeName, logLevel: options.logLevel, containerLogRotation: containerLogRotationOf(options) }, { logger: deps.logger });
     this.#streams = newStreamsClient({ endpoint, nodeName: options.nodeName }, { logger: deps.logger });
     this.streamTarget = streamTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
     this.portForwardTarget = portForwardTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
@@ -135,6 +157,10 @@ class NodeApiImpl implements NodeApi {
 
   openPortForward(spec: PortForwardSpec): PortForwardSession {
     return this.#streams.openPortForward(spec);
+  }
+
+  start(): void {
+    if (this.options.runtime === 'remote') this.#logs.start();
   }
 
   async stop(): Promise<void> {

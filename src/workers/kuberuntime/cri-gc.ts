@@ -14,6 +14,7 @@ import { isNotFound, serializeError } from '../../shared/errors.js';
 import type { GcResult, GcTask } from '../../shared/messages.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import { nodeSelector } from './cri-labels.js';
+import { removeCriContainer } from './cri-remove-container.js';
 import { criToRuntimeState, nsToMs } from './cri-runtime-pod.js';
 import { readPulledImages, selectContainersToRemove, selectImagesToRemove, writePulledImages, type GcContainer } from './gc.js';
 import { kPodInfraContainerName, kPodUidLabel } from './labels.js';
@@ -66,7 +67,7 @@ export async function runCriGc(deps: CriGcDeps, task: GcTask): Promise<GcResult>
       else result.errors.push(`remove ${what} ${id}: ${serializeError(err).message}`);
     }
   };
-  for (const id of plan.containers) await remove(id, result.removedContainers, () => deps.runtime.removeContainer(id), 'container');
+  for (const id of plan.containers) await remove(id, result.removedContainers, () => removeCriContainer(deps.runtime, id), 'container');
   for (const id of plan.sandboxes) {
     await remove(id, result.removedSandboxes, async () => {
       await deps.runtime.stopPodSandbox(id);

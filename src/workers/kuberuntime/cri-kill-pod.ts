@@ -14,6 +14,7 @@ import { isGracePeriodFromLabels } from '../../shared/pod-policy.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import { removePodCgroup } from '../cm/pod-cgroup.js';
 import { unmountUnder } from '../volumes/mount.js';
+import { removeCriContainer } from './cri-remove-container.js';
 import { getCriRuntimePod } from './cri-runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
 import { kOrphanMaxGracePeriodSeconds, type StopOptions } from './kill-pod.js';
@@ -106,7 +107,7 @@ export async function removeCriContainers(deps: CriSyncDeps, containers: Array<P
   let unavailable: unknown;
   const removeAll = (list: typeof containers) => Promise.all(list.map(async (c) => {
     try {
-      await (c.sandbox ? deps.runtime.removePodSandbox(c.id) : deps.runtime.removeContainer(c.id));
+      await (c.sandbox ? deps.runtime.removePodSandbox(c.id) : removeCriContainer(deps.runtime, c.id));
       out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
     } catch (err) {
       if (isNotFound(err)) return void out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });

@@ -111,10 +111,8 @@ class Manager implements ContainerLogManager {
     return this.#round;
   }
 
-  async clean(containerId: string): Promise<void> {
-    const path = (await this.deps.runtime.containerStatus(containerId)).status?.log_path;
-    if (!path) return;
-    for (const f of await siblings(path, '')) await rm(f, { force: true });
+  clean(containerId: string): Promise<void> {
+    return cleanContainerLogs(this.deps.runtime, containerId);
   }
 
   async #rotateAll(): Promise<void> {
@@ -173,6 +171,18 @@ class Manager implements ContainerLogManager {
     for (const l of excess) await rm(l, { force: true });
     return sorted.slice(excess.length);
   }
+}
+
+/**
+ * cleanContainerLogs removes every log file of container `containerId`, the live one and the rotated
+ * ones (`<log_path>*`, upstream's ContainerLogManager.Clean); nothing when it has no log path. For
+ * kuberuntime's container removal (removeContainerLog), with or without a running manager.
+ * @throws ContainerStatus's errors (ERR_NOT_FOUND for an unknown container); the fs error of a file that cannot be removed.
+ */
+export async function cleanContainerLogs(runtime: Pick<RuntimeService, 'containerStatus'>, containerId: string): Promise<void> {
+  const path = (await runtime.containerStatus(containerId)).status?.log_path;
+  if (!path) return;
+  for (const f of await siblings(path, '')) await rm(f, { force: true });
 }
 
 /** `YYYYMMDD-hhmmss` in UTC (upstream's timestampFormat `20060102-150405`). */

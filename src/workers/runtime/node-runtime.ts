@@ -8,14 +8,18 @@
  * - runtime 'remote' (`--container-runtime-endpoint`): RemoteRuntimeService + RemoteImageService
  *   over gRPC, one pair per endpoint per thread, each call under `--runtime-request-timeout`;
  *   `idScheme` from Version's runtime_name (containerd → `containerd`); no `events` (containerd
- *   1.6 has no GetContainerEvents: the PLEG relists); logs and streams: see {@link kCriLogs} and
- *   {@link kCriStreams} (SEAMS the `crilogs` and `cristreams` work replaces at merge).
+ *   1.6 has no GetContainerEvents: the PLEG relists); logs: the CRI log files the runtime writes
+ *   (../logs/cri-log-reader.ts, as kuberuntime/logs ReadLogs); exec/attach: the runtime's
+ *   streaming server (../streams/cri-exec-stream.ts, as the kubelet's server proxies it).
  * - runtime 'docker' and 'fake': today's ContainerRuntime behind this shape (./interim-shim.ts,
  *   a SEAM the `dockershim` work's newDockerNodeRuntime replaces at merge).
  * Both are node-scoped: the CRI runtime by ./node-scope-cri.ts, the Docker one by ./node-scope.ts.
  */
 import { AgentError } from '../../shared/errors.js';
 import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/labels.js';
+import { newCriContainerLogs } from '../logs/cri-log-reader.js';
+import { criContainerStreams } from '../streams/cri-exec-stream.js';
 import { RemoteImageService } from './cri/remote-image.js';
 import { RemoteRuntimeService } from './cri/remote-runtime.js';
 import type { ImageManagerService, RuntimeService } from './cri/services.js';
@@ -53,14 +57,6 @@ export interface NodeRuntimeBootstrap extends RuntimeBootstrap {
   nodeName: string;
 }
 
-const notForCri = (what: string) => (): Promise<never> =>
-  Promise.reject(new AgentError('ERR_RUNTIME', `${what}: not implemented for CRI runtimes yet (issue #40)`));
-
-/** SEAM (crilogs): reading CRI log files. Replaced at merge by src/workers/logs/…; until then rejects ERR_RUNTIME. */
-export const kCriLogs: NodeRuntime['logs'] = { readContainerLogs: notForCri('reading container logs'), tailLogs: notForCri('reading container logs') };
-/** SEAM (cristreams): exec/attach through the runtime's streaming server. Replaced at merge by src/workers/streams/cri-…; until then rejects ERR_RUNTIME. */
-export const kCriStreams: NodeRuntime['streams'] = { openContainerStream: notForCri('exec and attach') };
-
 /**
  * newCriNodeRuntime: a NodeRuntime over the CRI runtime at `runtimeEndpoint` and the image service
  * at `imageEndpoint` (default the same), scoped to `nodeName`. Calls under `requestTimeoutMs`
@@ -79,7 +75,17 @@ export function newCriNodeRuntime(o: { runtimeEndpoint: string; imageEndpoint?: 
     scheme = idSchemeOf(v.runtime_name) || scheme;
     return v;
   };
-  return { runtime, images, get idScheme() { return scheme; }, logs: kCriLogs, streams: kCriStreams };
+  // Exec/attach through the node-scoped runtime; the log reader's ContainerStatus (a read by ID,
+  // which the scope passes through) checks the owner too: another node's container is refused.
+  const ownedStatus: RuntimeService['containerStatus'] = async (id, verbose, callOpts) => {
+    const answer = await runtime.containerStatus(id, verbose, callOpts);
+    if (answer.status && !isOwnedBy(answer.status.labels, o.nodeName)) {
+      throw new AgentError('ERR_INVALID_ARGUMENT', `refusing to read the log of container ${id}: it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${o.nodeName}`);
+    }
+    return answer;
+  };
+  const logs = newCriContainerLogs({ runtime: { containerStatus: ownedStatus } });
+  return { runtime, images, get idScheme() { return scheme; }, logs, streams: criContainerStreams(runtime) };
 }
 
 /** One bundle per (runtime, endpoints, deadline, node) per thread. */

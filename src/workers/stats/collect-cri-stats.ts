@@ -43,8 +43,10 @@ export interface CriStatsDeps {
 /** What one ContainerStatus told of a container, kept while it lives. */
 interface Known {
   logPath: string;
-  /** Its cgroup, once the fallback needed it (null: not found). */
-  cgroup?: CgroupRef | null;
+  /** The image as ContainerStatus names it (its first repo tag, as cAdvisor's `image` label); '' when none. */
+  image: string;
+  /** Its cgroup (null: not found): cAdvisor's `id` label, and the figures when the runtime gives none. */
+  cgroup: CgroupRef | null;
 }
 const known = new Map<string, Known>();
 
@@ -165,14 +167,15 @@ async function containerSample(
   let info = known.get(c.id);
   let usage = usageFromCri(st?.cpu, st?.memory);
   try {
-    if (!info || (!usage && info.cgroup === undefined)) {
-      // The log path always; the PID (verbose info) only when the runtime gives no figures.
-      const status = await deps.runtime.containerStatus(c.id, !usage);
-      info = { logPath: status.status?.log_path ?? '', ...(info?.cgroup !== undefined ? { cgroup: info.cgroup } : {}) };
-      if (!usage) {
-        const pid = Number((JSON.parse(status.info.info ?? '{}') as { pid?: unknown }).pid);
-        info.cgroup = ctx.version !== 0 && pid > 0 ? await cgroupOfProcess(pid, ctx.version, ctx.procRoot) : null;
-      }
+    if (!info) {
+      // Once per container: the log path, the image's name and (from the verbose info's PID) the
+      // cgroup — cAdvisor's `id` label even when the runtime gives the figures.
+      const status = await deps.runtime.containerStatus(c.id, true);
+      const pid = Number((JSON.parse(status.info.info ?? '{}') as { pid?: unknown }).pid);
+      info = {
+        logPath: status.status?.log_path ?? '', image: status.status?.image?.image ?? '',
+        cgroup: ctx.version !== 0 && pid > 0 ? await cgroupOfProcess(pid, ctx.version, ctx.procRoot) : null,
+      };
       known.set(c.id, info);
     }
   } catch (err) {
@@ -187,6 +190,6 @@ async function containerSample(
   return {
     // cAdvisor names a CRI container by its ID.
     id: c.id, metricsName: c.id, cgroupPath, name: c.metadata?.name || c.labels[kContainerNameLabel] || '',
-    image: c.image?.image || c.image_ref, startedAtMs: ns2ms(c.created_at), cgroup: usage, logsUsedBytes: criLogBytes(info.logPath),
+    image: info.image || c.image?.image || c.image_ref, startedAtMs: ns2ms(c.created_at), cgroup: usage, logsUsedBytes: criLogBytes(info.logPath),
   };
 }

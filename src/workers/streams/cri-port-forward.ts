@@ -35,7 +35,9 @@ export interface CriPortForwardSpec {
  * startCriPortForward opens one connection of `spec` through the runtime's PortForward and relays
  * it over `port` (the messages of shared/port-forward-protocol.ts, with port-forward.ts's relay)
  * until either side ends; the last message on `port` is `end` (with the runtime's error text, e.g.
- * `error forwarding port 8081 to pod …: dial tcp4 127.0.0.1:8081: connect: connection refused`),
+ * `failed to execute portforward in network namespace …: dial tcp4 127.0.0.1:8081: connect: connection
+ * refused …`, without the streaming server's `error forwarding port P to pod S, uid U: ` prefix, which
+ * the agent's server puts back with the pod's UID: the runtime knows none),
  * unless the main thread closed first. Returns the function that tears it down (idempotent);
  * `onDone` runs once when the connection is gone either way. Never throws. The worker calls it in
  * place of port-forward.ts's `startPortForward` for a `netns` reach when the node's runtime is a
@@ -48,7 +50,7 @@ export function startCriPortForward(runtime: RuntimeService, port: PortForwardPo
     const open = async () => {
       const { url } = await runtime.portForward({ pod_sandbox_id: spec.sandboxId, port: [spec.port] });
       if (isClosed()) return;
-      const session = await openSpdySession(url, [kPortForwardProtocol], (err) => finish(errorText.trim() || err?.message), handshakeTimeoutMs);
+      const session = await openSpdySession(url, [kPortForwardProtocol], (err) => finish(runtimeCause(errorText) || err?.message), handshakeTimeoutMs);
       try {
         const headers = { port: String(spec.port), requestid: '0' };
         const error = await session.openStream({ streamtype: 'error', ...headers });
@@ -59,7 +61,7 @@ export function startCriPortForward(runtime: RuntimeService, port: PortForwardPo
         const data = await session.openStream({ streamtype: 'data', ...headers });
         data.on('data', (c: Buffer) => fromPod(c));
         // The server closes both streams when its copy ends; the error text (if any) comes first.
-        void Promise.all([ended(error), ended(data)]).then(() => finish(errorText.trim() || undefined));
+        void Promise.all([ended(error), ended(data)]).then(() => finish(runtimeCause(errorText) || undefined));
         attach(spdySide(session, data));
       } catch (err) {
         session.close();
@@ -68,6 +70,15 @@ export function startCriPortForward(runtime: RuntimeService, port: PortForwardPo
     };
     open().catch((err: Error) => finish(`sandbox ${spec.sandboxId.slice(0, 12)}: ${err.message}`));
   });
+}
+
+/**
+ * runtimeCause: the error stream's text without the prefix the streaming server puts on it
+ * (staging/src/k8s.io/kubelet/pkg/cri/streaming/portforward/httpstream.go: `error forwarding port
+ * %d to pod %s, uid %v: %v`, with the sandbox ID and an empty UID), trimmed. Pure.
+ */
+export function runtimeCause(text: string): string {
+  return text.trim().replace(/^error forwarding port \d+ to pod [^,]*, uid [^:]*: /, '');
 }
 
 /** ended resolves once `stream`'s remote side is done (FIN or reset). */

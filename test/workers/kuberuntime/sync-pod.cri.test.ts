@@ -1,6 +1,6 @@
 // syncPodCri / killCriPodTask / criRelist (src/workers/kuberuntime/cri-*.ts) on the REAL containerd of tools/lib/containerd.sh, through RemoteRuntimeService / RemoteImageService: the kubelet's SyncPod over the CRI (#40 item 1). Skips without containerd unless KUBELET_TS_REQUIRE_CRI=1.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -157,6 +157,42 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     expect(gc).toMatchObject({ removedContainers: [container.id], removedSandboxes: [sandbox.id], errors: [] });
     expect(existsSync(logDir)).toBe(false);
     expect((await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod).toBeNull();
+  });
+
+  it('starts a container again that was removed behind its back (status not found: NotPresent)', async () => {
+    const pod = mkPod('removed', { containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] });
+    const first = await syncPodCri(deps, task(pod));
+    expect(failed(first)).toEqual([]);
+    const id = first.runtimePod!.containers[0]!.id;
+    await run.runtime.stopContainer(id, 0);
+    await run.runtime.removeContainer(id);
+    const again = await syncPodCri(deps, task(pod));
+    expect(failed(again)).toEqual([]);
+    expect(again.steps.map((s) => `${s.action} ${s.target}`)).toContain('StartContainer main');
+    expect(again.runtimePod?.containers.find((c) => c.state === 'running')?.id).not.toBe(id);
+  });
+
+  it('GC removes a dead container of a running pod with its log files, the rotated ones too (removeContainerLog); the live attempt keeps its log', async () => {
+    const pod = mkPod('logs-gc', { containers: [{ name: 'c', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo attempt; exit 1'] }] });
+    const uid = pod.metadata!.uid!;
+    const exited = (attempt: number) => waitFor(async () => {
+      const rp = (await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod;
+      return rp?.containers.find((c) => c.attempt === attempt && c.state === 'exited') ?? null;
+    }, { timeoutMs: 60_000, description: `attempt ${attempt} exited` });
+    expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
+    const first = await exited(0);
+    expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
+    const second = await exited(1);
+    const firstLog = (await run.runtime.containerStatus(first.id)).status!.log_path;
+    const secondLog = (await run.runtime.containerStatus(second.id)).status!.log_path;
+    expect(existsSync(firstLog) && existsSync(secondLog)).toBe(true);
+    // What the log manager leaves beside a rotated log: a plain and a compressed rotated file.
+    const rotated = [`${firstLog}.20261207-101010`, `${firstLog}.20261207-101009.gz`];
+    for (const f of rotated) writeFileSync(f, 'old\n');
+    const gc = await runCriGc({ ...deps, podInfraContainerImage: '' }, { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [uid] });
+    expect(gc).toMatchObject({ removedContainers: [first.id], removedSandboxes: [], errors: [] });
+    expect([firstLog, ...rotated].filter((f) => existsSync(f))).toEqual([]);
+    expect(existsSync(secondLog)).toBe(true);
   });
 
   it('the sync worker on runtime "remote": syncPod, relist with runtime pods, an exec probe by ExecSync, killPod — all through the CRI', async () => {

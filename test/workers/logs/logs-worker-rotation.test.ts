@@ -3,7 +3,8 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LogsWorker } from '../../../src/workers/container-logs.worker.js';
+import { LogsWorker, logManagerFor } from '../../../src/workers/container-logs.worker.js';
+import { newLogger } from '../../../src/shared/logging.js';
 import { newContainerLogManager, type ContainerLogManagerDeps } from '../../../src/workers/logs/container-log-manager.js';
 import { waitFor } from '../../support/docker.js';
 
@@ -38,5 +39,15 @@ describe('LogsWorker with a container log manager', () => {
     const after = rounds;
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(rounds).toBe(after);
+  });
+
+  it('logManagerFor: a manager on a CRI runtime asked to rotate; none on Docker, the fake, or without a policy; a bad policy is refused naming the field', () => {
+    const nr = { runtime: {} as never };
+    const log = newLogger('silent');
+    const rotation = { maxSizeBytes: 1024, maxFiles: 2 };
+    expect(logManagerFor({ kind: 'container-logs', runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: 'unix:///x.sock', nodeName: 'n1', containerLogRotation: rotation }, nr, log)).toBeDefined();
+    expect(logManagerFor({ kind: 'container-logs', runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: 'unix:///x.sock', nodeName: 'n1' }, nr, log)).toBeUndefined();
+    expect(logManagerFor({ kind: 'container-logs', runtime: 'docker', dockerSocketPath: '/var/run/docker.sock', nodeName: 'n1', containerLogRotation: rotation }, nr, log)).toBeUndefined();
+    expect(() => logManagerFor({ kind: 'container-logs', runtime: 'remote', dockerSocketPath: '', nodeName: 'n1', containerLogRotation: { maxSizeBytes: 1024, maxFiles: 1 } }, nr, log)).toThrow(/options.maxFiles/);
   });
 });

@@ -42,8 +42,10 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
     const conditions = (await nr.runtime.status()).status?.conditions ?? [];
     expect(conditions).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'RuntimeReady', status: true })]));
     expect((await nr.images.imageStatus({ image: BUSYBOX_IMAGE })).image).not.toBeNull();
-    // The seams the crilogs and cristreams work fills: a clear error until then, never a hang.
-    await expect(nr.logs.tailLogs('a'.repeat(64), 10, 1000)).rejects.toMatchObject({ code: 'ERR_RUNTIME', message: expect.stringContaining('not implemented for CRI runtimes yet') });
+    // Logs and streams are the CRI's (log files, the streaming server): an unknown container is NotFound, never a hang.
+    await expect(nr.logs.tailLogs('a'.repeat(64), 10, 1000)).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
+    await expect(nr.streams.openContainerStream('a'.repeat(64), { kind: 'exec', command: ['true'], stdin: false, stdout: true, stderr: true, tty: false }, { onOutput: () => undefined, onExit: () => undefined }))
+      .rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
   });
 
   it('the events worker answers `unsupported` for it: the PLEG relists', () => {
@@ -93,7 +95,9 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
       const [pod] = sample.pods;
       expect(pod).toMatchObject({ uid: config.metadata?.uid, namespace: 'kts-cri-test', volumes: [] });
       expect(pod!.startedAtMs).toBeGreaterThan(Date.now() - 120_000);
-      expect(pod!.containers.map((c) => [c.id, c.name, c.image])).toEqual([[busy, 'busy', BUSYBOX_IMAGE]]);
+      // The image as ContainerStatus names it (containerd: the image's first repo tag, normalized).
+      expect(pod!.containers.map((c) => [c.id, c.name, c.image])).toEqual([[busy, 'busy', `docker.io/${BUSYBOX_IMAGE}`]]);
+      expect(pod!.containers[0]!.cgroupPath).toMatch(/^\//);
       expect(pod!.cgroup?.cpuUsageNs).toBeGreaterThan(0);
       expect(sample.node.memoryCapacityBytes).toBeGreaterThan(0);
       expect(sample.node.imageFs?.capacityBytes).toBeGreaterThan(0);

@@ -77,7 +77,7 @@ describe('collectCriStats', () => {
     expect(pod!.cgroup).toMatchObject({ cpuUsageNs: 9e9 });
     expect(s.node.imageFs).toBeNull();
     await collectCriStats(deps, task);
-    expect(rt.statusCalls).toEqual(['c-cri', 'c-cg verbose']);
+    expect(rt.statusCalls).toEqual(['c-cri verbose', 'c-cg verbose']); // verbose: the PID gives the cgroup path (cAdvisor's id label) either way
   });
 
   it("takes the pod's figures from ListPodSandboxStats when it answers", async () => {
