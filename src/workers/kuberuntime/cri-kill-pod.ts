@@ -7,7 +7,7 @@
  * pod's log directory, which containerd leaves).
  */
 import { rm } from 'node:fs/promises';
-import { isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
+import { AgentError, isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
 import type { KillPodTask, NodeSandboxSettings, PodSyncResult, RuntimeContainer, RuntimePod } from '../../shared/messages.js';
 import type { Logger } from '../../shared/logging.js';
 import { isGracePeriodFromLabels } from '../../shared/pod-policy.js';
@@ -128,7 +128,9 @@ export async function removeCriContainers(deps: CriSyncDeps, containers: Array<P
  * kOrphanMaxGracePeriodSeconds), and with `remove` remove every container and sandbox, unmount
  * and remove `{rootDir}/pods/{uid}`, remove the pod's log directory and its pod cgroup. Resolves
  * with the pod as read afterwards. Idempotent.
- * @throws AgentError ERR_RUNTIME_UNAVAILABLE, ERR_INVALID_ARGUMENT for an unsafe UID.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE, ERR_INVALID_ARGUMENT for an unsafe UID, ERR_NETWORK
+ * (retriable; the kubelet's teardown wording) or ERR_RUNTIME when a StopPodSandbox failed — then
+ * nothing is removed (killPodWithSyncResult's error; the pod worker retries).
  */
 export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Promise<PodSyncResult> {
   const dir = podDir(deps.rootDir, task.podUid);
@@ -139,6 +141,13 @@ export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Prom
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
   if (runtimePod) changed = await killCriPod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });
+  const sandboxFailed = result.steps.find((s) => !s.ok && s.action === 'KillPodSandbox');
+  if (sandboxFailed) {
+    // As killPodWithSyncResult: a StopPodSandbox that failed (e.g. the network's DEL) fails the
+    // kill; nothing is removed and the pod worker retries it.
+    const msg = sandboxFailed.message ?? 'StopPodSandbox failed';
+    throw new AgentError(msg.startsWith('networkPlugin cni failed to teardown') ? 'ERR_NETWORK' : 'ERR_RUNTIME', msg, { retriable: true });
+  }
   if (task.remove) {
     if (runtimePod) changed = (await removeCriContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
     await unmountUnder(dir);
