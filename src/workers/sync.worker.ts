@@ -16,6 +16,7 @@ import { getRuntime } from './runtime/runtime-service.js';
 import { getRuntime as getNodeRuntime, newDockerShimRuntime, type NodeRuntime } from './runtime/node-runtime.js';
 import { runCriTask, type CriWorkerDeps } from './kuberuntime/cri-worker-tasks.js';
 import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
+import { newNodeKeyring } from './images/image-puller.js';
 import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { newPodNetwork } from './network/network-service.js';
@@ -62,7 +63,7 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
   if (!runtime && b.runtime === 'remote') {
     const nr = getNodeRuntime(b);
-    return criWorkerHandler(b, deps, logger, nr, { sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox } });
+    return criWorkerHandler(b, deps, logger, nr, { sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox }, nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? '') });
   }
   // Docker and the fake: the same CRI syncer over dockershim's translation (runtime/docker).
   const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
@@ -75,6 +76,9 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
     podNetwork: network !== kNoopPodNetwork,
     netns: scopeToNode(raw, b.nodeName),
     afterGc: network.enabled ? (r) => releaseGoneSandboxNetworks(nr, network, r, logger) : undefined,
+    nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? ''),
+    // Every owner's containers (not only this node's): an image any of them uses is never removed.
+    imagesInUse: async () => new Set((await raw.listContainers({ labels: [] })).map((c) => c.imageId)),
   });
 }
 
@@ -97,7 +101,7 @@ async function releaseGoneSandboxNetworks(nr: NodeRuntime, network: PodNetwork, 
  * `nr` (runtime/node-runtime.ts: gRPC for `remote`, dockershim's for Docker and the fake) and
  * kuberuntime/cri-worker-tasks.ts; `extra` says what differs by runtime.
  */
-function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger, nr: NodeRuntime, extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc'>): WorkerHandler {
+function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger, nr: NodeRuntime, extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse'>): WorkerHandler {
   const criDeps: CriWorkerDeps = {
     runtime: nr.runtime, images: nr.images, nodeName: b.nodeName, rootDir: b.rootDir, podInfraContainerImage: b.podInfraContainerImage,
     now: deps.now ?? Date.now, logger, logs: nr.logs, ...extra,

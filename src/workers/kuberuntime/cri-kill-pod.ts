@@ -13,6 +13,7 @@ import type { Logger } from '../../shared/logging.js';
 import { isGracePeriodFromLabels } from '../../shared/pod-policy.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import { removePodCgroup } from '../cm/pod-cgroup.js';
+import type { NodeKeyring } from '../images/image-puller.js';
 import { unmountUnder } from '../volumes/mount.js';
 import { getCriRuntimePod } from './cri-runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
@@ -44,6 +45,10 @@ export interface CriSyncDeps {
   podNetwork?: boolean;
   /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages; absent = none. */
   logs?: LogTailer;
+  /** The node's registry credentials (`--image-pull-credentials`, images/image-puller.ts newNodeKeyring); absent = none. */
+  nodeKeyring?: NodeKeyring;
+  /** The image IDs every container of the runtime uses, any owner's (image GC keeps them); absent = this node's ListContainers. */
+  imagesInUse?: () => Promise<ReadonlySet<string>>;
 }
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;

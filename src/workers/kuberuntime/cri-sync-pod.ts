@@ -49,7 +49,7 @@ class CriPodSync {
 
   /** imageSync: this sync as ensureImageExists reads it, with the CRI's images. */
   imageSync(): ImageSync {
-    return { deps: { now: this.deps.now }, task: this.task, pod: this.pod, result: this.result, requeue: (ms) => this.requeue(ms), images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir) };
+    return { deps: { now: this.deps.now }, task: this.task, pod: this.pod, result: this.result, requeue: (ms) => this.requeue(ms), images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring) };
   }
 
   requeue(ms: number): void {

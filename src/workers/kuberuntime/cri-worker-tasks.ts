@@ -44,6 +44,10 @@ export interface CriWorkerDeps {
    * (dockershim: release the pod network of sandboxes that are gone); absent = none.
    */
   afterGc?: (result: GcResult) => Promise<void>;
+  /** The node's registry credentials (CriSyncDeps.nodeKeyring); absent = none. */
+  nodeKeyring?: CriSyncDeps['nodeKeyring'];
+  /** The images any owner's containers use (CriSyncDeps.imagesInUse); absent = this node's. */
+  imagesInUse?: CriSyncDeps['imagesInUse'];
   /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages. */
   logs?: LogTailer;
 }
