@@ -17,6 +17,7 @@ import { getRuntime as getNodeRuntime, newDockerShimRuntime, type NodeRuntime } 
 import { runCriTask, type CriWorkerDeps } from './kuberuntime/cri-worker-tasks.js';
 import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
 import { newNodeKeyring } from './images/image-puller.js';
+import { collectStats } from './stats/collect-stats.js';
 import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { newPodNetwork } from './network/network-service.js';
@@ -69,12 +70,16 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
   const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
   const network = deps.network ?? (b.runtime === 'docker' ? newPodNetwork(b.network, logger) : kNoopPodNetwork);
   const nr = newDockerShimRuntime(raw, b, { network, logger });
+  const sandbox = b.runtime === 'docker' ? { ...kDefaultNodeSandboxSettings, ...b.sandbox } : undefined;
+  const now = deps.now ?? Date.now;
+  const scoped = scopeToNode(raw, b.nodeName);
   return criWorkerHandler(b, deps, logger, nr, {
     // Host files, cgroups and Docker options only for real containers (the fake runtime has none).
-    sandbox: b.runtime === 'docker' ? { ...kDefaultNodeSandboxSettings, ...b.sandbox } : undefined,
+    sandbox,
+    stats: (task) => collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', now }, task),
     // Without a pod network (`--network-plugin none`, the fake) a sandbox has no IP and keeps it.
     podNetwork: network !== kNoopPodNetwork,
-    netns: scopeToNode(raw, b.nodeName),
+    netns: scoped,
     afterGc: network.enabled ? (r) => releaseGoneSandboxNetworks(nr, network, r, logger) : undefined,
     nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? ''),
     // Every owner's containers (not only this node's): an image any of them uses is never removed.
@@ -101,7 +106,7 @@ async function releaseGoneSandboxNetworks(nr: NodeRuntime, network: PodNetwork, 
  * `nr` (runtime/node-runtime.ts: gRPC for `remote`, dockershim's for Docker and the fake) and
  * kuberuntime/cri-worker-tasks.ts; `extra` says what differs by runtime.
  */
-function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger, nr: NodeRuntime, extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse'>): WorkerHandler {
+function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger, nr: NodeRuntime, extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse' | 'stats'>): WorkerHandler {
   const criDeps: CriWorkerDeps = {
     runtime: nr.runtime, images: nr.images, nodeName: b.nodeName, rootDir: b.rootDir, podInfraContainerImage: b.podInfraContainerImage,
     now: deps.now ?? Date.now, logger, logs: nr.logs, ...extra,

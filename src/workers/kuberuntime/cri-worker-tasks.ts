@@ -6,7 +6,8 @@
  */
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { GcResult, NodeSandboxSettings, RuntimePod, WorkerResult, WorkerTask } from '../../shared/messages.js';
+import type { GcResult, NodeSandboxSettings, RuntimePod, StatsTask, WorkerResult, WorkerTask } from '../../shared/messages.js';
+import type { StatsSample } from '../../shared/stats.js';
 import { runExecSyncProbe } from '../probes/exec-probe.js';
 import { runGrpcProbe } from '../probes/grpc-probe.js';
 import { runNetProbe } from '../probes/net-probe.js';
@@ -44,6 +45,12 @@ export interface CriWorkerDeps {
    * (dockershim: release the pod network of sandboxes that are gone); absent = none.
    */
   afterGc?: (result: GcResult) => Promise<void>;
+  /**
+   * The stats task where the runtime has its own collector (Docker: collect-stats.ts over the
+   * engine, whose cAdvisor labels carry the cgroup path and the Docker container name, as
+   * cAdvisor's docker handler); absent = collectCriStats.
+   */
+  stats?: (task: StatsTask) => Promise<StatsSample>;
   /** The node's registry credentials (CriSyncDeps.nodeKeyring); absent = none. */
   nodeKeyring?: CriSyncDeps['nodeKeyring'];
   /** The images any owner's containers use (CriSyncDeps.imagesInUse); absent = this node's. */
@@ -97,6 +104,7 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
       return { ok: true, kind: 'gc', value };
     }
     case 'stats':
+      if (d.stats) return { ok: true, kind: 'stats', value: await d.stats(task) };
       return { ok: true, kind: 'stats', value: await collectCriStats({ runtime: d.runtime, images: d.images, rootDir: d.rootDir, cgroupRoot: d.sandbox?.cgroupsPerQOS ? d.sandbox.cgroupRoot : '', now: d.now }, task) };
     case 'runtimeStatus': {
       const ready = (await d.runtime.status()).status?.conditions.find((c) => c.type === 'RuntimeReady');
