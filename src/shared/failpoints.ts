@@ -21,7 +21,7 @@
  *   (intake-api.ts).
  * - `before-sandbox-create`, `after-sandbox-create` (created, not started), `after-sandbox-start`,
  *   `before-container-create`, `after-container-create` (created, not started),
- *   `after-container-start`: the steps of syncPod on a worker thread (workers/kuberuntime/sync-pod.ts).
+ *   `after-container-start`: the steps of syncPod on a worker thread (workers/kuberuntime/cri-sync-pod.ts).
  * - `before-network-setup` (the sandbox runs, no CNI ADD yet), `after-network-setup` (ADD done,
  *   the hosts file not yet rewritten): the pod network's ADD in syncPod (issue 13).
  */

@@ -10,14 +10,14 @@ import { rm } from 'node:fs/promises';
 import { AgentError, isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
 import type { KillPodTask, NodeSandboxSettings, PodSyncResult, RuntimeContainer, RuntimePod } from '../../shared/messages.js';
 import type { Logger } from '../../shared/logging.js';
-import { isGracePeriodFromLabels } from '../../shared/pod-policy.js';
+import { isGracePeriodFromLabels, kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
+import type { Pod } from '../../shared/api.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import { removePodCgroup } from '../cm/pod-cgroup.js';
 import type { NodeKeyring } from '../images/image-puller.js';
 import { unmountUnder } from '../volumes/mount.js';
 import { getCriRuntimePod } from './cri-runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
-import { kOrphanMaxGracePeriodSeconds, type StopOptions } from './kill-pod.js';
 import { podDir, podLogsDirectory } from './pod-dirs.js';
 import { fillTerminationMessageFiles, type LogTailer } from './termination-message.js';
 
@@ -49,6 +49,33 @@ export interface CriSyncDeps {
   nodeKeyring?: NodeKeyring;
   /** The image IDs every container of the runtime uses, any owner's (image GC keeps them); absent = this node's ListContainers. */
   imagesInUse?: () => Promise<ReadonlySet<string>>;
+}
+
+/**
+ * kOrphanMaxGracePeriodSeconds: the most a pod whose spec is gone (housekeeping's leftovers, old
+ * runtime copies; a kill with a negative grace period) gets to stop: the grace period on its
+ * containers' label, at most this (seconds). A label is whatever the spec said when the container
+ * was made, and 30 days would keep a leftover running for 30 days. The kubelet is harsher: it kills
+ * such orphans with a 1 s override (kubelet_pods.go HandlePodCleanups, "Clean up orphaned pod
+ * containers"), which killContainer raises to minimumGracePeriodInSeconds (2 s). We keep the label
+ * below the cap (a static pod whose manifest went away while the agent was down still gets the
+ * graceful stop it asked for) and use the apiserver's default terminationGracePeriodSeconds (30 s),
+ * what a pod that never said gets, as the cap.
+ */
+export const kOrphanMaxGracePeriodSeconds = kDefaultTerminationGracePeriodSeconds;
+
+/**
+ * Extras of stopContainers (all optional): with `pod`, containers whose spec has a preStop hook
+ * run it before SIGTERM (`hostIp` serves httpGet hooks of hostNetwork pods); `messages` replace
+ * the Killing event's message and `gracePeriods` the grace period (seconds), by container ID;
+ * `podIp` (status.podIP) is where httpGet hooks of a pod on the pod network go.
+ */
+export interface StopOptions {
+  pod?: Pod;
+  hostIp?: string;
+  podIp?: string;
+  messages?: Record<string, string>;
+  gracePeriods?: Record<string, number>;
 }
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
