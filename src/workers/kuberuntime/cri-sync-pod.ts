@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError, isUnavailable, serializeError } from '../../shared/errors.js';
 import { ephemeralContainerAsContainer } from '../../shared/ephemeral-containers.js';
+import { failpoint } from '../../shared/failpoints.js';
 import { podFields } from '../../shared/logging.js';
 import type { PodEventRecord, PodSyncResult, RuntimePod, SyncPodTask } from '../../shared/messages.js';
 import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../shared/pod-policy.js';
@@ -162,8 +163,10 @@ class CriPodSync {
       // The container's log directory (kuberuntime generateContainerConfig: MkdirAll of BuildContainerLogsDirectory).
       await mkdir(path.join(this.sandboxConfig.log_directory ?? '', c.name), { recursive: true, mode: 0o755 });
       try {
+        failpoint('before-container-create');
         id = await this.deps.runtime.createContainer(sandboxId, config, this.sandboxConfig);
         this.changed = true;
+        failpoint('after-container-create');
       } catch (err) {
         if (isUnavailable(err)) throw err;
         return fail('CreateContainerError', serializeError(err).message);
@@ -175,6 +178,7 @@ class CriPodSync {
     this.result.events.push({ type: 'Normal', reason: 'Created', message: `Created container ${c.name}`, fieldPath });
     try {
       await this.deps.runtime.startContainer(id);
+      failpoint('after-container-start');
     } catch (err) {
       if (isUnavailable(err)) throw err;
       const message = serializeError(err).message;
