@@ -10,10 +10,7 @@
 import type { Logger } from '../../../shared/logging.js';
 import { kNoopPodNetwork, type PodNetwork } from '../../network/pod-network.js';
 import type { NodeRuntime } from '../node-runtime.js';
-import type {
-  ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader, ContainerRuntime,
-  ContainerStream, ContainerStreamHandlers, ContainerStreamOptions,
-} from '../runtime.js';
+import type { ContainerRuntime } from '../runtime.js';
 import { DockerRuntimeService } from './docker-cri-service.js';
 import { DockerImageService } from './docker-images.js';
 
