@@ -52,9 +52,11 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
 }
 
 /**
- * createWorkerHandler builds the task handler for one thread from its bootstrap. The runtime is
- * `runtime` if given, else this thread's runtime per `bootstrap.runtime` (getRuntime); either way
- * wrapped by scopeToNode so only this node's containers are seen
+ * createWorkerHandler builds the task handler for one thread from its bootstrap. Every runtime
+ * runs the same CRI tasks (kuberuntime/cri-worker-tasks.ts): on `remote` over gRPC
+ * (node-runtime.ts getRuntime); on Docker and the fake — `runtime` if given, else this thread's
+ * Docker-shaped runtime (runtime-service.ts getRuntime) — over dockershim's CRI
+ * (node-runtime.ts newDockerShimRuntime), scoped to this node so only its containers are seen
  * or touched. The handler checks `task.protocol`, dispatches on `task.kind` and returns
  * `{ok:true, kind, value}` or `{ok:false, kind, error}` — it never rejects.
  * @throws InvalidArgumentError for a bad bootstrap (see validateBootstrap).
