@@ -19,11 +19,12 @@
  *   pods are handed to the sync loop (config/source-intake.ts).
  * - `before-intake-reply`: the update was handled by the sync loop, before the 201/200 is sent
  *   (intake-api.ts).
- * - `before-sandbox-create`, `after-sandbox-create` (created, not started), `after-sandbox-start`,
- *   `before-container-create`, `after-container-create` (created, not started),
- *   `after-container-start`: the steps of syncPod on a worker thread (workers/kuberuntime/sync-pod.ts).
- * - `before-network-setup` (the sandbox runs, no CNI ADD yet), `after-network-setup` (ADD done,
- *   the hosts file not yet rewritten): the pod network's ADD in syncPod (issue 13).
+ * - `before-sandbox-create`, `after-sandbox-create` (created, not started), `after-sandbox-start`:
+ *   RunPodSandbox on Docker (workers/runtime/docker/docker-sandbox.ts); `before-container-create`,
+ *   `after-container-create` (created, not started), `after-container-start`: the steps of syncPod
+ *   on a worker thread (workers/kuberuntime/cri-sync-pod.ts).
+ * - `before-network-setup` (the sandbox runs, no CNI ADD yet), `after-network-setup` (ADD done):
+ *   the pod network's ADD in RunPodSandbox on Docker (issue 13).
  */
 export const kFailpointNames = [
   'before-intake-write',

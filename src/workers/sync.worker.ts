@@ -9,25 +9,18 @@ import path from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
 import { boundedErr, newLogger, type Logger } from '../shared/logging.js';
-import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
-import { runExecProbe } from './probes/exec-probe.js';
-import { killPod } from './kuberuntime/kill-pod.js';
-import { runGrpcProbe } from './probes/grpc-probe.js';
-import { runNetProbe } from './probes/net-probe.js';
-import { readRuntimePods, relist } from './kuberuntime/relist.js';
+import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type GcResult, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import { getRuntime } from './runtime/runtime-service.js';
-import { getRuntime as getNodeRuntime } from './runtime/node-runtime.js';
-import { runCriTask } from './kuberuntime/cri-worker-tasks.js';
+import { getRuntime as getNodeRuntime, newDockerShimRuntime, type NodeRuntime } from './runtime/node-runtime.js';
+import { runCriTask, type CriWorkerDeps } from './kuberuntime/cri-worker-tasks.js';
+import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
+import { newNodeKeyring } from './images/image-puller.js';
+import { collectStats } from './stats/collect-stats.js';
 import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
-import { syncPod, type SyncDeps } from './kuberuntime/sync-pod.js';
-import { newImagePuller } from './images/image-puller.js';
-import { runGc } from './kuberuntime/gc.js';
-import { collectStats } from './stats/collect-stats.js';
 import { newPodNetwork } from './network/network-service.js';
-import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
@@ -59,9 +52,11 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
 }
 
 /**
- * createWorkerHandler builds the task handler for one thread from its bootstrap. The runtime is
- * `runtime` if given, else this thread's runtime per `bootstrap.runtime` (getRuntime); either way
- * wrapped by scopeToNode so only this node's containers are seen
+ * createWorkerHandler builds the task handler for one thread from its bootstrap. Every runtime
+ * runs the same CRI tasks (kuberuntime/cri-worker-tasks.ts): on `remote` over gRPC
+ * (node-runtime.ts getRuntime); on Docker and the fake — `runtime` if given, else this thread's
+ * Docker-shaped runtime (runtime-service.ts getRuntime) — over dockershim's CRI
+ * (node-runtime.ts newDockerShimRuntime), scoped to this node so only its containers are seen
  * or touched. The handler checks `task.protocol`, dispatches on `task.kind` and returns
  * `{ok:true, kind, value}` or `{ok:false, kind, error}` — it never rejects.
  * @throws InvalidArgumentError for a bad bootstrap (see validateBootstrap).
@@ -69,71 +64,54 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
 export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: ContainerRuntime, deps: WorkerHandlerDeps = {}): WorkerHandler {
   const b = validateBootstrap(bootstrap);
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
-  if (!runtime && b.runtime === 'remote') return criWorkerHandler(b, deps, logger);
+  if (!runtime && b.runtime === 'remote') {
+    const nr = getNodeRuntime(b);
+    return criWorkerHandler(b, deps, logger, nr, { sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox }, nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? '') });
+  }
+  // Docker and the fake: the same CRI syncer over dockershim's translation (runtime/docker).
   const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
+  const network = deps.network ?? (b.runtime === 'docker' ? newPodNetwork(b.network, logger) : kNoopPodNetwork);
+  const nr = newDockerShimRuntime(raw, b, { network, logger });
+  const sandbox = b.runtime === 'docker' ? { ...kDefaultNodeSandboxSettings, ...b.sandbox } : undefined;
+  const now = deps.now ?? Date.now;
   const scoped = scopeToNode(raw, b.nodeName);
-  const syncDeps: SyncDeps = {
-    runtime: scoped,
-    nodeName: b.nodeName,
-    rootDir: b.rootDir,
-    podInfraContainerImage: b.podInfraContainerImage,
-    now: deps.now ?? Date.now,
-    logger,
-    imagePuller: newImagePuller(scoped, { rootDir: b.rootDir, credentialsFile: b.imagePullCredentials ?? '' }),
+  return criWorkerHandler(b, deps, logger, nr, {
     // Host files, cgroups and Docker options only for real containers (the fake runtime has none).
-    sandbox: b.runtime === 'docker' ? { ...kDefaultNodeSandboxSettings, ...b.sandbox } : undefined,
-    // The pod network only for real sandboxes (the fake runtime has no netns): CNI per b.network.
-    network: deps.network ?? (b.runtime === 'docker' ? newPodNetwork(b.network, logger) : kNoopPodNetwork),
-    ...(b.network?.hostPortIp ? { hostPortIp: b.network.hostPortIp } : {}),
-  };
-  return async (task: WorkerTask): Promise<WorkerResult> => {
-    const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;
-    try {
-      if (task?.protocol !== PROTOCOL_VERSION) {
-        throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
-      }
-      switch (task.kind) {
-        case 'syncPod':
-          return { ok: true, kind: 'syncPod', value: await syncPod(syncDeps, task) };
-        case 'killPod':
-          return { ok: true, kind: 'killPod', value: await killPod(syncDeps, task) };
-        case 'relist': {
-          const value = await relist(syncDeps.runtime, b.nodeName, syncDeps.now, task.withPodNames);
-          if (task.withRuntimePods) value.runtimePods = await readRuntimePods(syncDeps.runtime, value.containers, syncDeps.network);
-          return { ok: true, kind: 'relist', value };
-        }
-        case 'execProbe':
-          return { ok: true, kind: 'execProbe', value: await runExecProbe(syncDeps.runtime, task) };
-        case 'netProbe':
-          return { ok: true, kind: 'netProbe', value: await runNetProbe(syncDeps.runtime, task) };
-        case 'grpcProbe':
-          return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(syncDeps.runtime, task) };
-        case 'gc':
-          return { ok: true, kind: 'gc', value: await runGc({ ...syncDeps, imageRuntime: raw }, task) };
-        case 'stats':
-          return { ok: true, kind: 'stats', value: await collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: b.runtime === 'docker' && syncDeps.sandbox?.cgroupsPerQOS ? syncDeps.sandbox.cgroupRoot : '', now: syncDeps.now }, task) };
-        case 'runtimeStatus':
-          await raw.status();
-          return { ok: true, kind: 'runtimeStatus', value: { observedAtMs: syncDeps.now() } };
-        default:
-          throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify(kind)}`);
-      }
-    } catch (err) {
-      return failed(logger, kind, err);
-    }
-  };
+    sandbox,
+    stats: (task) => collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', now }, task),
+    // Without a pod network (`--network-plugin none`, the fake) a sandbox has no IP and keeps it.
+    podNetwork: network !== kNoopPodNetwork,
+    netns: scoped,
+    afterGc: network.enabled ? (r) => releaseGoneSandboxNetworks(nr, network, r, logger) : undefined,
+    nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? ''),
+    // Every owner's containers (not only this node's): an image any of them uses is never removed.
+    imagesInUse: async () => new Set((await raw.listContainers({ labels: [] })).map((c) => c.imageId)),
+  });
 }
 
 /**
- * criWorkerHandler: the handler of a thread on a CRI runtime (`runtime: 'remote'`): every task
- * through the node-scoped CRI services of getRuntime (runtime/node-runtime.ts) and
- * kuberuntime/cri-worker-tasks.ts.
+ * releaseGoneSandboxNetworks: the agent's CNI (dockershim's network plugin) releases the cached
+ * results and IPAM leases of sandboxes no longer listed (PodNetwork.reconcile; the live list is
+ * taken after the leases are read). A failure goes into `r.errors`.
  */
-function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger): WorkerHandler {
-  const nr = getNodeRuntime(b);
-  const criDeps = {
+async function releaseGoneSandboxNetworks(nr: NodeRuntime, network: PodNetwork, r: GcResult, logger: Logger): Promise<void> {
+  try {
+    const { released } = await network.reconcile(async () => new Set((await nr.runtime.listPodSandbox()).map((s) => s.id)));
+    if (released.length > 0) logger.info({ released: released.length }, 'Released the pod network of sandboxes that are gone');
+  } catch (err) {
+    r.errors.push(`pod network: ${serializeError(err).message}`);
+  }
+}
+
+/**
+ * criWorkerHandler: the handler of one thread: every task through the node-scoped CRI services of
+ * `nr` (runtime/node-runtime.ts: gRPC for `remote`, dockershim's for Docker and the fake) and
+ * kuberuntime/cri-worker-tasks.ts; `extra` says what differs by runtime.
+ */
+function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger, nr: NodeRuntime, extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse' | 'stats'>): WorkerHandler {
+  const criDeps: CriWorkerDeps = {
     runtime: nr.runtime, images: nr.images, nodeName: b.nodeName, rootDir: b.rootDir, podInfraContainerImage: b.podInfraContainerImage,
-    now: deps.now ?? Date.now, logger, sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox }, logs: nr.logs,
+    now: deps.now ?? Date.now, logger, logs: nr.logs, ...extra,
   };
   return async (task: WorkerTask): Promise<WorkerResult> => {
     const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;

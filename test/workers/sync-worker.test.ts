@@ -7,7 +7,7 @@ import type { Container, Pod } from '../../src/shared/api.js';
 import { PROTOCOL_VERSION, type PodSyncResult, type WorkerBootstrap, type WorkerTask } from '../../src/shared/messages.js';
 import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/kuberuntime/labels.js';
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
-import { kDeadlineRequeueMs } from '../../src/workers/kuberuntime/sync-pod.js';
+import { kDeadlineRequeueMs } from '../../src/workers/kuberuntime/cri-sync-pod.js';
 import runTask, { createWorkerHandler, type WorkerHandler } from '../../src/workers/sync.worker.js';
 
 const NODE = 'node-fake';

@@ -9,6 +9,7 @@ import type { AuthConfig } from '../runtime/cri/types-status.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
 import type { RegistryAuth } from '../runtime/runtime.js';
 import type { ImagePort } from './image-manager.js';
+import type { NodeKeyring } from './image-puller.js';
 import type { ImageUser } from '../kuberuntime/cri-security-context.js';
 import { recordPulledImage } from '../kuberuntime/gc.js';
 
@@ -20,19 +21,22 @@ export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
 /**
  * criImagePort: present = ImageStatus answers an image; pull = PullImage with each of the pod's
  * credentials for the registry in turn until one succeeds (kuberuntime_image.go PullImage: the
- * keyring's matches, then none), or without credentials when there are none. `sandboxConfig`
+ * keyring's matches: the pod's pull secrets, then the node's `nodeKeyring` entry for the
+ * registry), or without credentials when there are none. `sandboxConfig`
  * goes with the pull (the runtime may use it, e.g. for its runtime handler). With `rootDir`, a
  * pulled image is recorded in `images/pulled.json` (gc.ts recordPulledImage): image GC removes
  * only what this agent pulled.
  * @throws from pull: the last PullImage error (AgentError naming PullImage).
  */
-export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInput<PodSandboxConfig>, rootDir?: string): ImagePort {
+export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInput<PodSandboxConfig>, rootDir?: string, nodeKeyring?: NodeKeyring): ImagePort {
   const pulled = async (image: string, id: string) => {
     if (rootDir) await recordPulledImage(rootDir, image, id);
   };
   return {
     present: async (image) => (await images.imageStatus({ image })).image !== null,
-    pull: async (image, opts) => {
+    pull: async (image, podOpts) => {
+      const node = await nodeKeyring?.(image);
+      const opts = { pullSecrets: node ? [...podOpts.pullSecrets, node] : podOpts.pullSecrets };
       if (opts.pullSecrets.length === 0) {
         await pulled(image, await images.pullImage({ image }, null, sandboxConfig ?? null));
         return;

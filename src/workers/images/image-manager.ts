@@ -9,8 +9,8 @@ import { isUnavailable, serializeError } from '../../shared/errors.js';
 import type { PodSyncResult, SyncPodTask } from '../../shared/messages.js';
 import { imageReferenceError } from './image-reference.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths } from './image-puller.js';
-import type { SyncDeps } from '../kuberuntime/sync-pod.js';
-import type { RegistryAuth } from '../runtime/runtime.js';
+import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';
+import type { ImagePuller } from './image-puller.js';
 
 /**
  * ImagePort: how ensureImageExists reaches the images of the runtime — Docker's (the sync's
@@ -34,9 +34,9 @@ function dockerImagePort(deps: ImageSync['deps']): ImagePort {
   };
 }
 
-/** ImageSync: the part of a pod's sync that ensureImageExists reads and records into (sync-pod.ts PodSync). */
+/** ImageSync: the part of a pod's sync that ensureImageExists reads and records into (cri-sync-pod.ts). */
 export interface ImageSync {
-  readonly deps: Partial<Pick<SyncDeps, 'runtime' | 'imagePuller'>> & Pick<SyncDeps, 'now'>;
+  readonly deps: { runtime?: ContainerRuntime; imagePuller?: ImagePuller; now: () => number };
   /** The images of the runtime; absent = Docker's, through `deps.runtime` and `deps.imagePuller`. */
   readonly images?: ImagePort;
   readonly task: Pick<SyncPodTask, 'backoff' | 'configObjects'>;

@@ -97,6 +97,25 @@ export function parseDockerConfig(text: string, file: string): Map<string, Regis
   return out;
 }
 
+/** NodeKeyring: the node's credentials for an image reference's registry (undefined = none). */
+export type NodeKeyring = (ref: string) => Promise<RegistryAuth | undefined>;
+
+/**
+ * newNodeKeyring: the node's Docker config keyring (pkg/credentialprovider keyring.go, the
+ * kubelet's config.json): the `auths` of `file` (`--image-pull-credentials`; '' = none), read again
+ * whenever its mtime changes, looked up by the reference's registry host.
+ * @throws (from the lookup) the file's read error, or an Error naming `file` and the bad entry.
+ */
+export function newNodeKeyring(file: string): NodeKeyring {
+  let cached: { mtimeMs: number; map: Map<string, RegistryAuth> } | null = null;
+  return async (ref) => {
+    if (!file) return undefined;
+    const st = await stat(file);
+    if (!cached || cached.mtimeMs !== st.mtimeMs) cached = { mtimeMs: st.mtimeMs, map: parseDockerConfig(await readFile(file, 'utf8'), file) };
+    return cached.map.get(registryHost(ref));
+  };
+}
+
 /** Options of newImagePuller. */
 export interface ImagePullerOptions {
   /** --root-dir (absolute): the cross-thread pull locks live in `{rootDir}/image-locks/`. */
@@ -155,7 +174,7 @@ export function pullSecretAuths(pod: Pod, objects: PodConfigObjects | undefined,
 
 class ImagePullerImpl implements ImagePuller {
   readonly #inFlight = new Map<string, Promise<void>>();
-  #credentials: { mtimeMs: number; map: Map<string, RegistryAuth> } | null = null;
+  #keyring: NodeKeyring | undefined;
   constructor(private readonly runtime: ContainerRuntime, private readonly opts: ImagePullerOptions) {}
 
   pull(ref: string, opts: { ifNotPresent?: boolean; pullSecrets?: RegistryAuth[] } = {}): Promise<void> {
@@ -169,14 +188,8 @@ class ImagePullerImpl implements ImagePuller {
     return p;
   }
 
-  async #auth(ref: string): Promise<RegistryAuth | undefined> {
-    const file = this.opts.credentialsFile;
-    if (!file) return undefined;
-    const st = await stat(file);
-    if (!this.#credentials || this.#credentials.mtimeMs !== st.mtimeMs) {
-      this.#credentials = { mtimeMs: st.mtimeMs, map: parseDockerConfig(await readFile(file, 'utf8'), file) };
-    }
-    return this.#credentials.map.get(registryHost(ref));
+  #auth(ref: string): Promise<RegistryAuth | undefined> {
+    return (this.#keyring ??= newNodeKeyring(this.opts.credentialsFile ?? ''))(ref);
   }
 
   async #pullLocked(ref: string, ifNotPresent: boolean, pullSecrets: RegistryAuth[]): Promise<void> {

@@ -32,6 +32,8 @@ export interface CriGcDeps {
   podInfraContainerImage: string;
   /** Epoch ms. */
   now: () => number;
+  /** The image IDs every container of the runtime uses, any owner's; absent = this node's ListContainers (image GC keeps them). */
+  imagesInUse?: () => Promise<ReadonlySet<string>>;
 }
 
 /**
@@ -112,7 +114,7 @@ async function criImageGc(deps: CriGcDeps, policy: NonNullable<GcTask['imageGc']
   const mountpoint = (await deps.images.imageFsInfo()).image_filesystems[0]?.fs_id?.mountpoint;
   if (!mountpoint) return;
   const fs = await statfs(mountpoint);
-  const inUse = new Set((await deps.runtime.listContainers()).map((c) => c.image_id || c.image_ref));
+  const inUse = new Set(deps.imagesInUse ? await deps.imagesInUse() : (await deps.runtime.listContainers()).map((c) => c.image_id || c.image_ref));
   const pulled = await readPulledImages(deps.rootDir);
   const now = deps.now();
   for (const id of inUse) if (pulled[id]) pulled[id].lastUsedMs = now;

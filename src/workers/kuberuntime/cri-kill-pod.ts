@@ -7,17 +7,18 @@
  * pod's log directory, which containerd leaves).
  */
 import { rm } from 'node:fs/promises';
-import { isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
+import { AgentError, isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
 import type { KillPodTask, NodeSandboxSettings, PodSyncResult, RuntimeContainer, RuntimePod } from '../../shared/messages.js';
 import type { Logger } from '../../shared/logging.js';
-import { isGracePeriodFromLabels } from '../../shared/pod-policy.js';
+import { isGracePeriodFromLabels, kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
+import type { Pod } from '../../shared/api.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import { removePodCgroup } from '../cm/pod-cgroup.js';
+import type { NodeKeyring } from '../images/image-puller.js';
 import { unmountUnder } from '../volumes/mount.js';
 import { removeCriContainer } from './cri-remove-container.js';
 import { getCriRuntimePod } from './cri-runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
-import { kOrphanMaxGracePeriodSeconds, type StopOptions } from './kill-pod.js';
 import { podDir, podLogsDirectory } from './pod-dirs.js';
 import { fillTerminationMessageFiles, type LogTailer } from './termination-message.js';
 
@@ -45,6 +46,37 @@ export interface CriSyncDeps {
   podNetwork?: boolean;
   /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages; absent = none. */
   logs?: LogTailer;
+  /** The node's registry credentials (`--image-pull-credentials`, images/image-puller.ts newNodeKeyring); absent = none. */
+  nodeKeyring?: NodeKeyring;
+  /** The image IDs every container of the runtime uses, any owner's (image GC keeps them); absent = this node's ListContainers. */
+  imagesInUse?: () => Promise<ReadonlySet<string>>;
+}
+
+/**
+ * kOrphanMaxGracePeriodSeconds: the most a pod whose spec is gone (housekeeping's leftovers, old
+ * runtime copies; a kill with a negative grace period) gets to stop: the grace period on its
+ * containers' label, at most this (seconds). A label is whatever the spec said when the container
+ * was made, and 30 days would keep a leftover running for 30 days. The kubelet is harsher: it kills
+ * such orphans with a 1 s override (kubelet_pods.go HandlePodCleanups, "Clean up orphaned pod
+ * containers"), which killContainer raises to minimumGracePeriodInSeconds (2 s). We keep the label
+ * below the cap (a static pod whose manifest went away while the agent was down still gets the
+ * graceful stop it asked for) and use the apiserver's default terminationGracePeriodSeconds (30 s),
+ * what a pod that never said gets, as the cap.
+ */
+export const kOrphanMaxGracePeriodSeconds = kDefaultTerminationGracePeriodSeconds;
+
+/**
+ * Extras of stopContainers (all optional): with `pod`, containers whose spec has a preStop hook
+ * run it before SIGTERM (`hostIp` serves httpGet hooks of hostNetwork pods); `messages` replace
+ * the Killing event's message and `gracePeriods` the grace period (seconds), by container ID;
+ * `podIp` (status.podIP) is where httpGet hooks of a pod on the pod network go.
+ */
+export interface StopOptions {
+  pod?: Pod;
+  hostIp?: string;
+  podIp?: string;
+  messages?: Record<string, string>;
+  gracePeriods?: Record<string, number>;
 }
 
 type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
@@ -129,7 +161,9 @@ export async function removeCriContainers(deps: CriSyncDeps, containers: Array<P
  * kOrphanMaxGracePeriodSeconds), and with `remove` remove every container and sandbox, unmount
  * and remove `{rootDir}/pods/{uid}`, remove the pod's log directory and its pod cgroup. Resolves
  * with the pod as read afterwards. Idempotent.
- * @throws AgentError ERR_RUNTIME_UNAVAILABLE, ERR_INVALID_ARGUMENT for an unsafe UID.
+ * @throws AgentError ERR_RUNTIME_UNAVAILABLE, ERR_INVALID_ARGUMENT for an unsafe UID, ERR_NETWORK
+ * (retriable; the kubelet's teardown wording) or ERR_RUNTIME when a StopPodSandbox failed — then
+ * nothing is removed (killPodWithSyncResult's error; the pod worker retries).
  */
 export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Promise<PodSyncResult> {
   const dir = podDir(deps.rootDir, task.podUid);
@@ -140,6 +174,13 @@ export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Prom
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
   if (runtimePod) changed = await killCriPod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });
+  const sandboxFailed = result.steps.find((s) => !s.ok && s.action === 'KillPodSandbox');
+  if (sandboxFailed) {
+    // As killPodWithSyncResult: a StopPodSandbox that failed (e.g. the network's DEL) fails the
+    // kill; nothing is removed and the pod worker retries it.
+    const msg = sandboxFailed.message ?? 'StopPodSandbox failed';
+    throw new AgentError(msg.startsWith('networkPlugin cni failed to teardown') ? 'ERR_NETWORK' : 'ERR_RUNTIME', msg, { retriable: true });
+  }
   if (task.remove) {
     if (runtimePod) changed = (await removeCriContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
     await unmountUnder(dir);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError, isUnavailable, serializeError } from '../../shared/errors.js';
 import { ephemeralContainerAsContainer } from '../../shared/ephemeral-containers.js';
+import { failpoint } from '../../shared/failpoints.js';
 import { podFields } from '../../shared/logging.js';
 import type { PodEventRecord, PodSyncResult, RuntimePod, SyncPodTask } from '../../shared/messages.js';
 import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../shared/pod-policy.js';
@@ -21,8 +22,8 @@ import { readPodDNS } from '../dns/pod-dns.js';
 import { criImagePort, imageRefAndUser } from '../images/cri-images.js';
 import { ensureImageExists, type ImageSync } from '../images/image-manager.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
-import { setUpPodVolumes } from '../volumes/pod-volumes.js';
-import { computePodActions, type ContainerToStart } from './compute-pod-actions.js';
+import { setUpPodVolumes, type PodVolumesResult } from '../volumes/pod-volumes.js';
+import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { generateContainerConfig, generateRunContainerOptions } from './cri-container-config.js';
 import { killCriPod, removeCriContainers, stopCriContainers, type CriSyncDeps } from './cri-kill-pod.js';
 import { getCriRuntimePod } from './cri-runtime-pod.js';
@@ -30,12 +31,33 @@ import { hasHook, runLifecycleHook } from './hooks.js';
 import { oomScoreAdjFloor } from './pod-sandbox.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { verifyRunAsNonRoot } from './security-context.js';
-import { kFailedStepRequeueMs, waitForVolumes } from './sync-pod.js';
 import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, recordSandboxFailure, recordStartFailure } from './sync-pod-plan.js';
 import { fillTerminationMessageFiles } from './termination-message.js';
 import os from 'node:os';
 
 export type { CriSyncDeps } from './cri-kill-pod.js';
+
+/** Requeue delay when a sync stopped at its deadline with work left, milliseconds. */
+export const kDeadlineRequeueMs = 100;
+
+/** Requeue delay after a failed step (sandbox creation, image pull, create/start), milliseconds. */
+export const kFailedStepRequeueMs = 10_000;
+
+/**
+ * waitForVolumes, as WaitForAttachAndMount failing in the kubelet's SyncPod: while a volume of the
+ * pod was never set up, no sandbox is created and no container started; the containers wait with
+ * reason `ContainerCreating` (the FailedMount event says why) and the pod is synced again after
+ * kFailedStepRequeueMs. Returns true when the pod must wait.
+ */
+export function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult, s: { result: PodSyncResult; requeue(ms: number): void }): boolean {
+  const names = Object.keys(volumes.unmounted);
+  if (names.length === 0 || (!actions.createSandbox && actions.containersToStart.length === 0)) return false;
+  const message = `Unable to attach or mount volumes: unmounted volumes=[${names.join(' ')}]: ${volumes.unmounted[names[0]]}`;
+  const waitingFor = actions.createSandbox ? [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name) : actions.containersToStart.map((c) => c.name);
+  for (const name of waitingFor) s.result.waiting[name] = { reason: 'ContainerCreating', message };
+  s.requeue(kFailedStepRequeueMs);
+  return true;
+}
 
 class CriPodSync {
   readonly result: PodSyncResult;
@@ -49,7 +71,7 @@ class CriPodSync {
 
   /** imageSync: this sync as ensureImageExists reads it, with the CRI's images. */
   imageSync(): ImageSync {
-    return { deps: { now: this.deps.now }, task: this.task, pod: this.pod, result: this.result, requeue: (ms) => this.requeue(ms), images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir) };
+    return { deps: { now: this.deps.now }, task: this.task, pod: this.pod, result: this.result, requeue: (ms) => this.requeue(ms), images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring) };
   }
 
   requeue(ms: number): void {
@@ -141,8 +163,10 @@ class CriPodSync {
       // The container's log directory (kuberuntime generateContainerConfig: MkdirAll of BuildContainerLogsDirectory).
       await mkdir(path.join(this.sandboxConfig.log_directory ?? '', c.name), { recursive: true, mode: 0o755 });
       try {
+        failpoint('before-container-create');
         id = await this.deps.runtime.createContainer(sandboxId, config, this.sandboxConfig);
         this.changed = true;
+        failpoint('after-container-create');
       } catch (err) {
         if (isUnavailable(err)) throw err;
         return fail('CreateContainerError', serializeError(err).message);
@@ -154,6 +178,7 @@ class CriPodSync {
     this.result.events.push({ type: 'Normal', reason: 'Created', message: `Created container ${c.name}`, fieldPath });
     try {
       await this.deps.runtime.startContainer(id);
+      failpoint('after-container-start');
     } catch (err) {
       if (isUnavailable(err)) throw err;
       const message = serializeError(err).message;

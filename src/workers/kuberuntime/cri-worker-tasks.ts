@@ -1,12 +1,13 @@
 /**
  * The worker tasks of sync.worker.ts on a CRI runtime (`runtime: 'remote'`): what the kubelet's
  * kuberuntime manager (SyncPod, KillPod, GetPods for the PLEG's relist, GarbageCollect), prober
- * (exec probes by ExecSync) and status checks do over the CRI alone. The Docker and fake runtimes
- * keep the Docker-shaped path of sync.worker.ts for now.
+ * (exec probes by ExecSync) and status checks do over the CRI alone — on every runtime: a CRI
+ * runtime over gRPC, Docker and the fake through dockershim's translation (runtime/docker).
  */
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { NodeSandboxSettings, RuntimePod, WorkerResult, WorkerTask } from '../../shared/messages.js';
+import type { GcResult, NodeSandboxSettings, RuntimePod, StatsTask, WorkerResult, WorkerTask } from '../../shared/messages.js';
+import type { StatsSample } from '../../shared/stats.js';
 import { runExecSyncProbe } from '../probes/exec-probe.js';
 import { runGrpcProbe } from '../probes/grpc-probe.js';
 import { runNetProbe } from '../probes/net-probe.js';
@@ -30,7 +31,30 @@ export interface CriWorkerDeps {
   podInfraContainerImage: string;
   now: () => number;
   logger?: Logger;
-  sandbox: NodeSandboxSettings;
+  /** The node's sandbox settings; absent (the fake runtime): no DNS config, no pod cgroup. */
+  sandbox?: NodeSandboxSettings;
+  /** Whether sandboxes get a pod network (CriSyncDeps.podNetwork); absent = true. */
+  podNetwork?: boolean;
+  /**
+   * Docker and the fake: the node-scoped ContainerRuntime the network probes use to enter the
+   * sandbox's netns when the pod has no IP (`--network-plugin none`); absent on a CRI runtime.
+   */
+  netns?: ContainerRuntime;
+  /**
+   * Runtime housekeeping after each container GC, its failures added to the result's `errors`
+   * (dockershim: release the pod network of sandboxes that are gone); absent = none.
+   */
+  afterGc?: (result: GcResult) => Promise<void>;
+  /**
+   * The stats task where the runtime has its own collector (Docker: collect-stats.ts over the
+   * engine, whose cAdvisor labels carry the cgroup path and the Docker container name, as
+   * cAdvisor's docker handler); absent = collectCriStats.
+   */
+  stats?: (task: StatsTask) => Promise<StatsSample>;
+  /** The node's registry credentials (CriSyncDeps.nodeKeyring); absent = none. */
+  nodeKeyring?: CriSyncDeps['nodeKeyring'];
+  /** The images any owner's containers use (CriSyncDeps.imagesInUse); absent = this node's. */
+  imagesInUse?: CriSyncDeps['imagesInUse'];
   /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages. */
   logs?: LogTailer;
 }
@@ -70,13 +94,18 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
     case 'execProbe':
       return { ok: true, kind: 'execProbe', value: await runExecSyncProbe(d.runtime, task) };
     case 'netProbe':
-      return { ok: true, kind: 'netProbe', value: await runNetProbe(noNetns, task) };
+      return { ok: true, kind: 'netProbe', value: await runNetProbe(d.netns ?? noNetns, task) };
     case 'grpcProbe':
-      return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(noNetns, task) };
+      return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(d.netns ?? noNetns, task) };
     case 'gc':
-      return { ok: true, kind: 'gc', value: await runCriGc({ ...deps, podInfraContainerImage: d.podInfraContainerImage }, task) };
+    {
+      const value = await runCriGc({ ...deps, podInfraContainerImage: d.podInfraContainerImage }, task);
+      await d.afterGc?.(value);
+      return { ok: true, kind: 'gc', value };
+    }
     case 'stats':
-      return { ok: true, kind: 'stats', value: await collectCriStats({ runtime: d.runtime, images: d.images, rootDir: d.rootDir, cgroupRoot: d.sandbox.cgroupsPerQOS ? d.sandbox.cgroupRoot : '', now: d.now }, task) };
+      if (d.stats) return { ok: true, kind: 'stats', value: await d.stats(task) };
+      return { ok: true, kind: 'stats', value: await collectCriStats({ runtime: d.runtime, images: d.images, rootDir: d.rootDir, cgroupRoot: d.sandbox?.cgroupsPerQOS ? d.sandbox.cgroupRoot : '', now: d.now }, task) };
     case 'runtimeStatus': {
       const ready = (await d.runtime.status()).status?.conditions.find((c) => c.type === 'RuntimeReady');
       if (ready && !ready.status) throw new AgentError('ERR_RUNTIME_UNAVAILABLE', `container runtime is not ready: ${ready.reason}: ${ready.message}`, { retriable: true });

@@ -11,11 +11,16 @@
  *   1.6 has no GetContainerEvents: the PLEG relists); logs: the CRI log files the runtime writes
  *   (../logs/cri-log-reader.ts, as kuberuntime/logs ReadLogs); exec/attach: the runtime's
  *   streaming server (../streams/cri-exec-stream.ts, as the kubelet's server proxies it).
- * - runtime 'docker' and 'fake': today's ContainerRuntime behind this shape (./interim-shim.ts,
- *   a SEAM the `dockershim` work's newDockerNodeRuntime replaces at merge).
+ * - runtime 'docker' and 'fake': the CRI over today's ContainerRuntime as dockershim did
+ *   (./docker/docker-node-runtime.ts newDockerNodeRuntime), with the pod network, root dir, pause
+ *   image, hostPort address, log rotation and pids limit of the bootstrap ({@link dockerShimSettings}).
  * Both are node-scoped: the CRI runtime by ./node-scope-cri.ts, the Docker one by ./node-scope.ts.
  */
 import { AgentError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logging.js';
+import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/messages.js';
+import { newPodNetwork } from '../network/network-service.js';
+import type { PodNetwork } from '../network/pod-network.js';
 import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
 import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/labels.js';
 import { newCriContainerLogs } from '../logs/cri-log-reader.js';
@@ -23,13 +28,13 @@ import { criContainerStreams } from '../streams/cri-exec-stream.js';
 import { RemoteImageService } from './cri/remote-image.js';
 import { RemoteRuntimeService } from './cri/remote-runtime.js';
 import type { ImageManagerService, RuntimeService } from './cri/services.js';
-import { interimNodeRuntime } from './interim-shim.js';
+import { newDockerNodeRuntime, type DockerNodeSettings } from './docker/docker-node-runtime.js';
 import { scopeRuntimeServiceToNode } from './node-scope-cri.js';
 import { scopeToNode } from './node-scope.js';
 import { getRuntime as getContainerRuntime, type RuntimeBootstrap } from './runtime-service.js';
 import type {
   ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
-  ContainerStream, ContainerStreamHandlers, ContainerStreamOptions,
+  ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions,
 } from './runtime.js';
 
 /** NodeRuntime: one thread's runtime bundle (docs/cri.md; the common brief of issue #40 fixes this shape). */
@@ -55,6 +60,43 @@ export interface NodeRuntime {
 export interface NodeRuntimeBootstrap extends RuntimeBootstrap {
   /** Only this node's sandboxes and containers are listed or touched. */
   nodeName: string;
+  /** Docker and fake only (the sync worker's bootstrap): --root-dir, absolute; default `/var/lib/kubelet`. */
+  rootDir?: string;
+  /** Docker and fake only: --pod-infra-container-image (the pause image of the sandboxes). */
+  podInfraContainerImage?: string;
+  /** Docker only: the node's sandbox settings (log rotation, pids limit); the fake has no host files and gets none. */
+  sandbox?: Partial<NodeSandboxSettings>;
+  /** Docker only: the pod network (CNI) RunPodSandbox joins sandboxes to; absent = none. */
+  network?: NodeNetworkSettings;
+}
+
+/**
+ * dockerShimSettings: what newDockerNodeRuntime is built with from a thread's bootstrap `b` — the
+ * pod network (`network` if given, else CNI per `b.network` on Docker, none on the fake), the root
+ * dir, the pause image, the hostPort address (`b.network.hostPortIp`, --node-ip), and on Docker the
+ * json-file rotation (bytes, files) and `--pod-max-pids`, as dockershim took them from the kubelet's
+ * flags (pkg/kubelet/dockershim/docker_service.go NewDockerService). Never throws.
+ */
+export function dockerShimSettings(b: NodeRuntimeBootstrap, o: { network?: PodNetwork; logger?: Logger } = {}): DockerNodeSettings {
+  const docker = (b.runtime ?? 'docker') === 'docker';
+  const s = b.sandbox;
+  return {
+    network: o.network ?? (docker ? newPodNetwork(b.network, o.logger) : undefined),
+    ...(b.rootDir ? { rootDir: b.rootDir } : {}),
+    ...(b.podInfraContainerImage ? { podInfraImage: b.podInfraContainerImage } : {}),
+    ...(b.network?.hostPortIp ? { nodeIp: b.network.hostPortIp } : {}),
+    ...(docker && s?.containerLogMaxSizeBytes !== undefined && s.containerLogMaxFiles !== undefined ? { logRotation: { maxSizeBytes: s.containerLogMaxSizeBytes, maxFiles: s.containerLogMaxFiles } } : {}),
+    ...(docker && s?.podPidsLimit !== undefined ? { podPidsLimit: s.podPidsLimit } : {}),
+    ...(o.logger ? { logger: o.logger } : {}),
+  };
+}
+
+/**
+ * newDockerShimRuntime: the NodeRuntime of Docker or the fake over `rt` (not yet scoped: scoped
+ * here to `b.nodeName`), built with {@link dockerShimSettings}. Never throws.
+ */
+export function newDockerShimRuntime(rt: ContainerRuntime, b: NodeRuntimeBootstrap, o: { network?: PodNetwork; logger?: Logger } = {}): NodeRuntime {
+  return newDockerNodeRuntime(scopeToNode(rt, b.nodeName), dockerShimSettings(b, o));
 }
 
 /**
@@ -104,7 +146,7 @@ export function getRuntime(b: NodeRuntimeBootstrap): NodeRuntime {
     if (!b.nodeName) throw new AgentError('ERR_INVALID_ARGUMENT', 'getRuntime: nodeName must be a non-empty string');
     nr = name === 'remote'
       ? newCriNodeRuntime({ runtimeEndpoint: b.containerRuntimeEndpoint ?? '', imageEndpoint: b.imageServiceEndpoint, nodeName: b.nodeName, requestTimeoutMs: b.runtimeRequestTimeoutMs })
-      : interimNodeRuntime(scopeToNode(getContainerRuntime(b), b.nodeName), name);
+      : newDockerShimRuntime(getContainerRuntime(b), b);
     bundles.set(key, nr);
   }
   return nr;

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import { PROTOCOL_VERSION, type GcResult, type PodSyncResult, type WorkerResult, type WorkerTask } from '../../../src/shared/messages.js';
+import { kNoPodNetwork, PROTOCOL_VERSION, type GcResult, type PodSyncResult, type WorkerResult, type WorkerTask } from '../../../src/shared/messages.js';
 import { newFakeRuntime, type FakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
@@ -40,7 +40,7 @@ function setUp(): { fake: FakeRuntime; net: FakePodNetwork; run: (t: object) => 
   const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
   const net = newFakePodNetwork(fake.calls);
   const handler = createWorkerHandler(
-    { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' },
+    { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent', network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } },
     withPids(fake), { network: net },
   );
   return { fake, net, run: (t) => handler({ protocol: PROTOCOL_VERSION, ...t } as WorkerTask) };
@@ -159,7 +159,7 @@ describe('syncPod with a pod network', () => {
     const id = first.runtimePod!.sandboxes[0].id;
     // A second thread (another handler on the same runtime and network state) adopts it.
     const handler2 = createWorkerHandler(
-      { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir: dirs[0], podInfraContainerImage: 'pause:1', logLevel: 'silent' },
+      { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir: dirs[0], podInfraContainerImage: 'pause:1', logLevel: 'silent', network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } },
       withPids(fake), { network: { ...net, calls: net.calls } as FakePodNetwork },
     );
     const task = { kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: pod(), backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 } as WorkerTask;

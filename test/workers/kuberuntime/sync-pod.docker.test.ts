@@ -12,7 +12,8 @@ import { PROTOCOL_VERSION, type PodSyncResult, type RelistResult, type RuntimePo
 import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { kNodeNameLabel, kPodUidLabel } from '../../../src/workers/kuberuntime/labels.js';
 import { getDockerRuntime } from '../../../src/workers/runtime/docker/docker-runtime.js';
-import { getRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.js';
+import { getCriRuntimePod } from '../../../src/workers/kuberuntime/cri-runtime-pod.js';
+import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import { createWorkerHandler, type WorkerHandler } from '../../../src/workers/sync.worker.js';
 
@@ -100,8 +101,9 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     return rp?.containers.find((c) => c.name === name);
   }
 
+  /** A full read of the pod, as the syncer reads it (the CRI over Docker). */
   async function readPod(uid: string) {
-    return getRuntimePod(scopeToNode(docker, node), node, uid);
+    return (await getCriRuntimePod(newDockerNodeRuntime(scopeToNode(docker, node), { rootDir }).runtime, node, uid)).runtimePod;
   }
 
   it('starts a two-container pod sharing an emptyDir, with dockershim names and labels', async () => {

@@ -196,7 +196,9 @@ export interface ContainerCreateContext {
  * (CreateContainer): the name `k8s_<container>_<pod>_<ns>_<uid>_<attempt>`; labels and
  * `annotation.` labels plus the type and sandbox ID labels; the image (`user_specified_image`,
  * the pod's own words, else `image`); Entrypoint = command, Cmd = args, env, working dir; network
- * and IPC `container:<sandbox>` (IPC `host` for NODE), PID `container:<sandbox>` for POD, `host`
+ * and IPC `container:<sandbox>` (IPC `host` for NODE), PID `container:<sandbox>` for POD,
+ * `container:<target_id>` for TARGET (an ephemeral container's target, as cri-dockerd's
+ * modifyPIDNamespaceOverrides), `host`
  * for NODE, its own for CONTAINER; binds from `mounts` and the pod's resolv.conf; memory, CPU
  * quota/period/shares, oom_score_adj (raised to the floor); the pod cgroup, --pod-max-pids without
  * one, json-file rotation; the security context: User, GroupAdd, Privileged, ReadonlyRootfs,
@@ -249,7 +251,7 @@ export async function containerCreateSpec(config: ContainerIn, sandbox: SandboxI
       readonlyPaths: !privileged && sc.readonly_paths?.length ? [...sc.readonly_paths] : undefined,
       networkMode: join,
       ipcMode: ns?.ipc === 'NODE' ? 'host' : join,
-      pidMode: ns?.pid === 'NODE' ? 'host' : ns?.pid === 'POD' ? join : undefined,
+      pidMode: ns?.pid === 'NODE' ? 'host' : ns?.pid === 'POD' ? join : ns?.pid === 'TARGET' && ns.target_id ? `container:${ns.target_id}` : undefined,
       binds: withResolvConf(mountBinds(config.mounts), ctx.resolvConfFile),
       memory: r.memory_limit_in_bytes ?? 0,
       cpuQuota,

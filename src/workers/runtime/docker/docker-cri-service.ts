@@ -11,7 +11,7 @@
  * the container log (Docker's json-file, read through Docker's API and rotated by Docker:
  * ReopenContainerLog is a no-op); container events. Stats come from the cgroups (docker-stats.ts).
  */
-import { AgentError, isNotFound } from '../../../shared/errors.js';
+import { AgentError, isAlreadyExists, isNotFound, serializeError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logging.js';
 import type { PodNetwork } from '../../network/pod-network.js';
 import { execTimeoutError } from '../cri/errors.js';
@@ -21,9 +21,9 @@ import type {
   PodSandboxConfig, PodSandboxFilter, PortForwardRequest,
 } from '../cri/types.js';
 import type { ContainerStats, ContainerStatsFilter, PodSandboxStats, PodSandboxStatsFilter, StatusResponse, VersionResponse } from '../cri/types-status.js';
-import type { ContainerRuntime } from '../runtime.js';
+import type { ContainerCreateSpec, ContainerRuntime } from '../runtime.js';
 import { containerCreateSpec, type DockerCreateSettings } from './docker-container-create.js';
-import { kDockerTypeContainer, kDockerTypeLabel, selectorLabels } from './docker-cri-labels.js';
+import { kDockerTypeContainer, kDockerTypeLabel, kPodUidLabel, selectorLabels } from './docker-cri-labels.js';
 import { DockerSandboxManager, podResolvConf } from './docker-sandbox.js';
 import { DockerStats } from './docker-stats.js';
 import { containerMatches, toCriContainer, toCriContainerStatus } from './docker-status.js';
@@ -131,6 +131,28 @@ export class DockerRuntimeService implements RuntimeService {
       resolvConfFile: podResolvConf(this.#rootDir, sandboxConfig),
       imageUser: async () => (await this.#runtime.imageExists(image))?.user ?? '',
     });
+    try {
+      return await this.#runtime.createContainer(spec);
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      return this.#recoverFromCreationConflict(spec, err);
+    }
+  }
+
+  /**
+   * As dockershim's recoverFromCreationConflictIfNeeded (dockershim/helpers.go): the name is taken
+   * (e.g. by a create that timed out but happened). A dead container of the same pod (same
+   * `io.kubernetes.pod.uid` label) is removed and the create made once more; a running one keeps
+   * the conflict; a container kubelet-ts did not create is never touched (DESIGN.md §4).
+   */
+  async #recoverFromCreationConflict(spec: ContainerCreateSpec, err: unknown): Promise<string> {
+    const uid = spec.labels[kPodUidLabel] ?? '';
+    const taken = uid ? (await this.#runtime.listContainers({ labels: [`${kPodUidLabel}=${uid}`] })).find((c) => c.name === spec.name) : undefined;
+    if (!taken) {
+      throw new AgentError('ERR_ALREADY_EXISTS', `the container name "${spec.name}" is taken by a container that kubelet-ts did not create (it has no ${kPodUidLabel}=${uid} label); kubelet-ts leaves it alone: remove or rename it (${serializeError(err).message})`);
+    }
+    if (taken.state === 'running') throw err;
+    await this.#runtime.removeContainer(taken.id);
     return this.#runtime.createContainer(spec);
   }
 

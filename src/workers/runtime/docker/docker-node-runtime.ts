@@ -9,11 +9,8 @@
  */
 import type { Logger } from '../../../shared/logging.js';
 import { kNoopPodNetwork, type PodNetwork } from '../../network/pod-network.js';
-import type { ImageManagerService, RuntimeService } from '../cri/services.js';
-import type {
-  ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader, ContainerRuntime,
-  ContainerStream, ContainerStreamHandlers, ContainerStreamOptions,
-} from '../runtime.js';
+import type { NodeRuntime } from '../node-runtime.js';
+import type { ContainerRuntime } from '../runtime.js';
 import { DockerRuntimeService } from './docker-cri-service.js';
 import { DockerImageService } from './docker-images.js';
 
@@ -40,17 +37,7 @@ export interface DockerNodeSettings {
 }
 
 /** DockerNodeRuntime: node-runtime.ts's NodeRuntime, as Docker gives it (events always there). */
-export interface DockerNodeRuntime {
-  runtime: RuntimeService;
-  images: ImageManagerService;
-  idScheme: string;
-  logs: {
-    readContainerLogs(containerId: string, opts: ContainerLogOptions, h: ContainerLogHandlers): Promise<ContainerLogReader>;
-    tailLogs(containerId: string, lines: number, bytes: number): Promise<string>;
-  };
-  streams: { openContainerStream(containerId: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> };
-  events: { watchContainerEvents(filter: ContainerListFilter, h: ContainerEventHandlers): ContainerEventWatch };
-}
+export type DockerNodeRuntime = NodeRuntime & Required<Pick<NodeRuntime, 'events'>>;
 
 /**
  * newDockerNodeRuntime: the NodeRuntime over `rt` — a ContainerRuntime already scoped to this

@@ -7,6 +7,7 @@
  * thread; errors as services.ts says (AgentError ERR_NOT_FOUND, ERR_RUNTIME_UNAVAILABLE, …;
  * ERR_NETWORK with the kubelet's wording when a CNI ADD or DEL fails).
  */
+import { failpoint } from '../../../shared/failpoints.js';
 import { AgentError, isNotFound } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logging.js';
 import { writePodFile } from '../../dns/etc-hosts.js';
@@ -90,14 +91,19 @@ export class DockerSandboxManager {
       const d = config.dns_config;
       await writePodFile(podResolvConf(this.deps.rootDir, config), resolvConfContent({ servers: [...(d.servers ?? [])], searches: [...(d.searches ?? [])], options: [...(d.options ?? [])] }));
     }
+    failpoint('before-sandbox-create');
     const id = await runtime.createContainer(spec);
+    failpoint('after-sandbox-create');
     await runtime.startContainer(id);
+    failpoint('after-sandbox-start');
     if (!usesCni(network, { networkMode: spec.hostConfig.networkMode ?? '' })) return id;
     const target = networkTargetOf(id, meta);
     try {
       const d = await runtime.inspectContainer(id);
       if (!d.pid) throw new AgentError('ERR_NETWORK', 'the sandbox container is not running (no network namespace)');
+      failpoint('before-network-setup');
       await network.setUpPod({ ...target, netnsPath: `/proc/${d.pid}/ns/net`, portMappings: criPortMappings(config.port_mappings, this.deps.nodeIp) });
+      failpoint('after-network-setup');
       this.#checked.mark(id);
       return id;
     } catch (err) {

@@ -142,6 +142,13 @@ describe('labels, names and binds read back', () => {
     expect(withResolvConf(['/v:/v'], '')).toEqual(['/v:/v']);
   });
 
+  it('puts an ephemeral container with pid TARGET in its target container\'s PID namespace (cri-dockerd modifyPIDNamespaceOverrides)', async () => {
+    const c = cases[0];
+    const target = { ...c.container, linux: { ...c.container.linux, security_context: { namespace_options: { network: 'POD', pid: 'TARGET', ipc: 'POD', target_id: 'TARGETID' } } } } as CriInput<ContainerConfig>;
+    const spec = await containerCreateSpec(target, c.sandbox, c.settings, { sandboxId: 'SANDBOX', resolvConfFile: '', imageUser: async () => '' });
+    expect(spec.hostConfig?.pidMode).toBe('container:TARGETID');
+  });
+
   it('refuses a config without metadata or image, naming the field', async () => {
     const s = cases[0].settings;
     await expect(sandboxCreateSpec({ metadata: { name: 'x', namespace: 'y' } }, s)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT', message: 'PodSandboxConfig.metadata.uid is empty' });
