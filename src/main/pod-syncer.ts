@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import type { Pod } from '../shared/api.js';
 import { AgentError } from '../shared/errors.js';
 import { podFields, type Logger } from '../shared/logging.js';
-import { PROTOCOL_VERSION, type PodConfigObjects, type PodEventRecord, type PodSyncResult } from '../shared/messages.js';
+import { PROTOCOL_VERSION, type PodConfigObjects, type PodEventRecord, type PodSyncResult, type RuntimePod } from '../shared/messages.js';
 import { isPodFinished, podTerminationGracePeriodSeconds } from '../shared/pod-policy.js';
 
 import type { EventRecorder } from './events/recorder.js';
@@ -65,7 +65,7 @@ export interface PodSyncerDeps {
    * The PLEG's view of the runtime: told when a removal finished (Pleg.observePodRemoved); asked
    * whether a new pod has containers (pod-absence.ts).
    */
-  runtimeView: RuntimeView & { observePodRemoved(uid: string): void };
+  runtimeView: RuntimeView & { observePodRemoved(uid: string): void; observeRuntimePod?(pod: RuntimePod): void };
   /**
    * The ConfigMaps and Secrets `pod` references (ObjectStore.configObjectsFor), put into its sync
    * task as `configObjects`; absent = none (the kubelet's configmap/secret managers' Get).
@@ -116,6 +116,8 @@ class PodSyncerImpl implements PodSyncer {
       throw err;
     });
     podCache.set(uid, result.runtimePod, cached.generation);
+    // The PLEG's relist cache learns what this sync read (a container started and removed between two relists still makes an event).
+    if (result.runtimePod) this.deps.runtimeView.observeRuntimePod?.(result.runtimePod);
     this.#applyResult(record, result);
     this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(this.#clock.monotonicMs() - started), steps: result.steps.length }, 'Synced pod');
     if (podManager.get(uid) !== record) return {};

@@ -249,6 +249,7 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
     runtimePodUids: () => generic.runtimePodUids(),
     oldRuntimeCopies: (fullName, uid) => generic.oldRuntimeCopies(fullName, uid),
     observePodRemoved: (uid) => generic.observePodRemoved(uid),
+    observeRuntimePod: (pod) => generic.observeRuntimePod(pod),
     lastRelistObservedAtMs: () => generic.lastRelistObservedAtMs(),
     hasContainersOf: (uid) => generic.hasContainersOf(uid),
     stats(): PlegStats {

@@ -155,6 +155,15 @@ export interface Pleg {
    */
   observePodRemoved(uid: string): void;
   /**
+   * observeRuntimePod: what a sync read of pod `pod` (its sandboxes and containers with their
+   * states) goes into the relist cache, as a runtime event does (observe). Without it, a container
+   * a sync started and something removed before the next relist was never in the relist cache, so
+   * its removal made no event and the pod kept its stale status (seen on containerd, which has no
+   * events). The kubelet's generic PLEG (pkg/kubelet/pleg/generic.go) keeps every container it
+   * relisted in podRecords; the sync's own read is this agent's newer view of the same pod.
+   */
+  observeRuntimePod(pod: RuntimePod): void;
+  /**
    * lastRelistObservedAtMs: when the last successful relist asked the runtime (epoch ms, its
    * RelistResult.observedAtMs); 0 before the first.
    */
@@ -304,6 +313,13 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
     },
     observePodRemoved(uid: string) {
       removed.set(uid, clock.now());
+    },
+    observeRuntimePod(pod: RuntimePod) {
+      for (const c of [...pod.sandboxes, ...pod.containers]) {
+        const known = previous.get(c.id);
+        if (!known) countIn(perPod, pod.uid, 1);
+        if (known?.state !== c.state) previous.set(c.id, { ...(known ?? {}), id: c.id, podUid: pod.uid, name: c.name, state: c.state });
+      }
     },
     stats: () => ({ relists, lastRelistDurationMs: lastDurationMs, relistDurationsMs: [...durations], eventLagsMs: [], streaming: false, relistPeriodMs: opts.relistPeriodMs }),
     setRelistPeriod(ms: number) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { diffRelist, newGenericPleg } from '../../../src/main/pleg/generic-pleg.js';
-import type { RelistContainer } from '../../../src/shared/messages.js';
+import { diffRelist, newGenericPleg, type PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
+import type { RelistContainer, RuntimeContainer } from '../../../src/shared/messages.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';
 
@@ -47,6 +47,22 @@ describe('generic PLEG', () => {
     expect(seen).toEqual([['p1'], ['p1', 'p2']]);
     expect(uids).toEqual([['p1'], ['p1', 'p2']]);
     expect(pleg.healthy().ok).toBe(true);
+  });
+
+  it('a container a sync read and something removed before the next relist makes a ContainerRemoved (observeRuntimePod)', async () => {
+    // Relists: only the sandbox (the container started and was removed between them).
+    const r = newFakePodSyncRunner({ relist: () => ({ containers: [c('s', 'p1', 'running')], observedAtMs: 1000 }) });
+    const seen: PodLifecycleEvent[] = [];
+    const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: (byPod) => seen.push(...[...byPod.values()].flat()) });
+    await pleg.relist();
+    seen.length = 0;
+    const sandbox = { id: 's', name: 'POD', state: 'running' } as RuntimeContainer;
+    const app = { id: 'a', name: 'main', state: 'running' } as RuntimeContainer;
+    pleg.observeRuntimePod({ uid: 'p1', name: 'p', namespace: 'default', sandboxes: [sandbox], containers: [app], podIp: '', terminationGracePeriodSeconds: 30 });
+    await pleg.relist();
+    expect(seen).toEqual([{ uid: 'p1', type: 'ContainerRemoved', containerId: 'a' }]);
+    await pleg.relist();
+    expect(seen).toHaveLength(1); // reported once
   });
 
   it('hasContainersOf follows the relists and the events observed between them; lastRelistObservedAtMs the last relist', async () => {
