@@ -4,6 +4,7 @@
  * each container attempt's termination-message file. A leaf: the volumes, the DNS files, the
  * container config and the kill all join their paths here.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { AgentError } from '../../shared/errors.js';
 
@@ -52,14 +53,26 @@ export function terminationMessageFile(rootDir: string, uid: string, containerNa
   return path.join(podDir(rootDir, uid), 'containers', assertSafeSegment(containerName, 'container name'), String(restartCount));
 }
 
+/** The longest name of one directory entry on Linux filesystems, bytes (NAME_MAX). */
+const kNameMaxBytes = 255;
+
 /**
  * podLogsDirectory: `{podLogsDir}/{namespace}_{name}_{uid}` — the pod's CRI log directory
  * (PodSandboxConfig.log_directory), as pkg/kubelet/kuberuntime/helpers.go BuildPodLogsDirectory;
- * `podLogsDir` is the kubelet's podLogsDir (`/var/log/pods` upstream), absolute.
+ * `podLogsDir` is the kubelet's podLogsDir (`/var/log/pods` upstream), absolute. Unlike upstream,
+ * an entry that would pass NAME_MAX (255 bytes: a 253-character pod name with its namespace and UID
+ * makes up to 354) keeps the start of the name and ends it with `-` and 10 hex digits of the name's
+ * SHA-256, so every valid pod gets a log directory (upstream's mkdir fails with ENAMETOOLONG).
+ * Pure and stable: every caller (sandbox config, kill, GC) computes the same path.
  * @throws AgentError ERR_INVALID_ARGUMENT when a part is not a safe path segment.
  */
 export function podLogsDirectory(podLogsDir: string, namespace: string, name: string, uid: string): string {
-  return path.join(podLogsDir, `${assertSafeSegment(namespace, 'metadata.namespace')}_${assertSafeSegment(name, 'metadata.name')}_${assertSafeSegment(uid, 'metadata.uid')}`);
+  const ns = assertSafeSegment(namespace, 'metadata.namespace');
+  const id = assertSafeSegment(uid, 'metadata.uid');
+  let n = assertSafeSegment(name, 'metadata.name');
+  const room = kNameMaxBytes - Buffer.byteLength(`${ns}__${id}`);
+  if (Buffer.byteLength(n) > room) n = `${n.slice(0, Math.max(0, room - 11))}-${createHash('sha256').update(n).digest('hex').slice(0, 10)}`;
+  return path.join(podLogsDir, `${ns}_${n}_${id}`);
 }
 
 /** containerLogPath: `<container>/<restartCount>.log`, relative to the pod's log directory (helpers.go BuildContainerLogsDirectory + `<attempt>.log`). */
