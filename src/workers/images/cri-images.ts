@@ -9,7 +9,7 @@ import type { AuthConfig } from '../runtime/cri/types-status.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
 import type { RegistryAuth } from '../runtime/runtime.js';
 import type { ImagePort } from './image-manager.js';
-import type { NodeKeyring } from './image-puller.js';
+import { pullUnderLock, type NodeKeyring } from './image-puller.js';
 import type { ImageUser } from '../kuberuntime/cri-security-context.js';
 import { recordPulledImage } from '../kuberuntime/gc.js';
 
@@ -32,29 +32,45 @@ export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInp
   const pulled = async (image: string, id: string) => {
     if (rootDir) await recordPulledImage(rootDir, image, id);
   };
-  return {
-    present: async (image) => (await images.imageStatus({ image })).image !== null,
-    pull: async (image, podOpts) => {
-      const node = await nodeKeyring?.(image);
-      const opts = { pullSecrets: node ? [...podOpts.pullSecrets, node] : podOpts.pullSecrets };
-      if (opts.pullSecrets.length === 0) {
-        await pulled(image, await images.pullImage({ image }, null, sandboxConfig ?? null));
+  const present = async (image: string) => (await images.imageStatus({ image })).image !== null;
+  const pullNow = async (image: string, podOpts: { pullSecrets: RegistryAuth[] }) => {
+    const node = await nodeKeyring?.(image);
+    const opts = { pullSecrets: node ? [...podOpts.pullSecrets, node] : podOpts.pullSecrets };
+    if (opts.pullSecrets.length === 0) {
+      await pulled(image, await images.pullImage({ image }, null, sandboxConfig ?? null));
+      return;
+    }
+    let last: unknown;
+    for (const auth of opts.pullSecrets) {
+      try {
+        await pulled(image, await images.pullImage({ image }, authConfig(auth), sandboxConfig ?? null));
         return;
+      } catch (err) {
+        if (isUnavailable(err)) throw err;
+        last = err;
       }
-      let last: unknown;
-      for (const auth of opts.pullSecrets) {
-        try {
-          await pulled(image, await images.pullImage({ image }, authConfig(auth), sandboxConfig ?? null));
-          return;
-        } catch (err) {
-          if (isUnavailable(err)) throw err;
-          last = err;
-        }
+    }
+    throw last;
+  };
+  return {
+    present,
+    // One pull of an image at a time in this thread (a second caller joins it) and across threads
+    // (pullUnderLock), as the Docker puller: several pods wanting one image pull it once.
+    pull: (image, podOpts) => {
+      const key = `${rootDir ?? ''}\0${image}\0${JSON.stringify(podOpts.pullSecrets)}`;
+      let p = inFlight.get(key);
+      if (!p) {
+        const run = () => pullNow(image, podOpts);
+        p = (rootDir ? pullUnderLock(rootDir, image, podOpts.ifNotPresent, () => present(image), run) : run()).finally(() => inFlight.delete(key));
+        inFlight.set(key, p);
       }
-      throw last;
+      return p;
     },
   };
 }
+
+/** This thread's CRI pulls in flight, by root dir, image and credentials (criImagePort joins them). */
+const inFlight = new Map<string, Promise<void>>();
 
 /**
  * imageRefAndUser, as GetImageRef + getImageUser: the image's ID (what CreateContainer is given;

@@ -193,29 +193,7 @@ class ImagePullerImpl implements ImagePuller {
   }
 
   async #pullLocked(ref: string, ifNotPresent: boolean, pullSecrets: RegistryAuth[]): Promise<void> {
-    const dir = path.join(this.opts.rootDir, 'image-locks');
-    const lock = path.join(dir, createHash('sha256').update(ref).digest('hex'));
-    await mkdir(dir, { recursive: true });
-    for (;;) {
-      try {
-        const fh = await open(lock, 'wx');
-        await fh.writeFile(`${process.pid} ${Date.now()} ${ref}\n`);
-        await fh.close();
-        break;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      // Another thread pulls it: wait for its lock to go (or to go stale), then re-check.
-      const st = await stat(lock).catch(() => null);
-      if (st && Date.now() - st.mtimeMs > kStaleLockMs) {
-        await rm(lock, { force: true });
-        continue;
-      }
-      await new Promise((r) => setTimeout(r, kLockPollMs));
-      if (!(await stat(lock).catch(() => null)) && (await this.runtime.imageExists(ref))) return;
-    }
-    try {
-      if (ifNotPresent && (await this.runtime.imageExists(ref))) return;
+    await pullUnderLock(this.opts.rootDir, ref, ifNotPresent, async () => Boolean(await this.runtime.imageExists(ref)), async () => {
       // As the kubelet's puller: each of the pod's pull secrets' credentials in turn, then the node's
       // (or none); the last error when every one fails.
       let lastErr: unknown;
@@ -233,13 +211,49 @@ class ImagePullerImpl implements ImagePuller {
       // Image GC removes only images this agent pulled (gc.ts): remember this one.
       const pulled = await this.runtime.imageExists(ref).catch(() => null);
       if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id).catch(() => undefined);
-    } finally {
-      await rm(lock, { force: true });
-    }
+    });
   }
 }
 
 /** newImagePuller builds one thread's puller over its (node-scoped) runtime. */
 export function newImagePuller(runtime: ContainerRuntime, opts: ImagePullerOptions): ImagePuller {
   return new ImagePullerImpl(runtime, opts);
+}
+
+/**
+ * pullUnderLock runs `pull` for `ref` under the cross-thread pull lock `{rootDir}/image-locks/<sha256(ref)>`
+ * (created with O_EXCL; one older than kStaleLockMs is stale): a caller that finds the lock held waits
+ * for it to go and returns once `present()` says the image is there, so threads and agents sharing a
+ * root dir pull one image once (the kubelet's serialized puller, pkg/kubelet/images/puller.go). With
+ * `ifNotPresent`, `present()` is asked again once the lock is held. Shared by the Docker puller above
+ * and the CRI image port (cri-images.ts). @throws what `pull` throws; file errors other than EEXIST.
+ */
+export async function pullUnderLock(rootDir: string, ref: string, ifNotPresent: boolean, present: () => Promise<boolean>, pull: () => Promise<void>): Promise<void> {
+  const dir = path.join(rootDir, 'image-locks');
+  const lock = path.join(dir, createHash('sha256').update(ref).digest('hex'));
+  await mkdir(dir, { recursive: true });
+  for (;;) {
+    try {
+      const fh = await open(lock, 'wx');
+      await fh.writeFile(`${process.pid} ${Date.now()} ${ref}\n`);
+      await fh.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    // Another thread pulls it: wait for its lock to go (or to go stale), then re-check.
+    const st = await stat(lock).catch(() => null);
+    if (st && Date.now() - st.mtimeMs > kStaleLockMs) {
+      await rm(lock, { force: true });
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, kLockPollMs));
+    if (!(await stat(lock).catch(() => null)) && (await present())) return;
+  }
+  try {
+    if (ifNotPresent && (await present())) return;
+    await pull();
+  } finally {
+    await rm(lock, { force: true });
+  }
 }

@@ -6,6 +6,7 @@
  * with the pod's removal, its directories (kubelet_pods.go cleanup; kuberuntime_gc.go removes the
  * pod's log directory, which containerd leaves).
  */
+import { isDeadlineExceeded } from '../runtime/deadline.js';
 import { rm } from 'node:fs/promises';
 import { AgentError, isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
 import type { KillPodTask, NodeSandboxSettings, PodSyncResult, RuntimeContainer, RuntimePod } from '../../shared/messages.js';
@@ -175,7 +176,12 @@ export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Prom
   let changed = false;
   if (runtimePod) changed = await killCriPod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });
   const sandboxFailed = result.steps.find((s) => !s.ok && s.action === 'KillPodSandbox');
-  if (sandboxFailed) {
+  // A stop that passed its deadline (the runtime wedged: grace + --runtime-request-timeout) does not
+  // fail the kill: its step says so, and the removal that follows (RemoveContainer/RemovePodSandbox)
+  // kills what is left by force, so a DELETE completes (issue #38 finding 7; upstream would retry the
+  // stop for ever). Any other failed StopPodSandbox (the network's DEL) fails the kill.
+  const stopWedged = isDeadlineExceeded({ message: sandboxFailed?.message });
+  if (sandboxFailed && !stopWedged) {
     // As killPodWithSyncResult: a StopPodSandbox that failed (e.g. the network's DEL) fails the
     // kill; nothing is removed and the pod worker retries it.
     const msg = sandboxFailed.message ?? 'StopPodSandbox failed';

@@ -24,6 +24,7 @@ import type { ContainerStats, ContainerStatsFilter, PodSandboxStats, PodSandboxS
 import type { ContainerCreateSpec, ContainerRuntime } from '../runtime.js';
 import { containerCreateSpec, type DockerCreateSettings } from './docker-container-create.js';
 import { kDockerTypeContainer, kDockerTypeLabel, kPodUidLabel, selectorLabels } from './docker-cri-labels.js';
+import { createWithConflictRecovery } from './create-conflict.js';
 import { DockerSandboxManager, podResolvConf } from './docker-sandbox.js';
 import { DockerStats } from './docker-stats.js';
 import { containerMatches, toCriContainer, toCriContainerStatus } from './docker-status.js';
@@ -131,29 +132,7 @@ export class DockerRuntimeService implements RuntimeService {
       resolvConfFile: podResolvConf(this.#rootDir, sandboxConfig),
       imageUser: async () => (await this.#runtime.imageExists(image))?.user ?? '',
     });
-    try {
-      return await this.#runtime.createContainer(spec);
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-      return this.#recoverFromCreationConflict(spec, err);
-    }
-  }
-
-  /**
-   * As dockershim's recoverFromCreationConflictIfNeeded (dockershim/helpers.go): the name is taken
-   * (e.g. by a create that timed out but happened). A dead container of the same pod (same
-   * `io.kubernetes.pod.uid` label) is removed and the create made once more; a running one keeps
-   * the conflict; a container kubelet-ts did not create is never touched (DESIGN.md §4).
-   */
-  async #recoverFromCreationConflict(spec: ContainerCreateSpec, err: unknown): Promise<string> {
-    const uid = spec.labels[kPodUidLabel] ?? '';
-    const taken = uid ? (await this.#runtime.listContainers({ labels: [`${kPodUidLabel}=${uid}`] })).find((c) => c.name === spec.name) : undefined;
-    if (!taken) {
-      throw new AgentError('ERR_ALREADY_EXISTS', `the container name "${spec.name}" is taken by a container that kubelet-ts did not create (it has no ${kPodUidLabel}=${uid} label); kubelet-ts leaves it alone: remove or rename it (${serializeError(err).message})`);
-    }
-    if (taken.state === 'running') throw err;
-    await this.#runtime.removeContainer(taken.id);
-    return this.#runtime.createContainer(spec);
+    return createWithConflictRecovery(this.#runtime, spec);
   }
 
   startContainer(containerId: string, _opts?: CriCallOptions): Promise<void> {

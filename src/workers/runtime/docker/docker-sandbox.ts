@@ -7,6 +7,7 @@
  * thread; errors as services.ts says (AgentError ERR_NOT_FOUND, ERR_RUNTIME_UNAVAILABLE, …;
  * ERR_NETWORK with the kubelet's wording when a CNI ADD or DEL fails).
  */
+import { createWithConflictRecovery } from './create-conflict.js';
 import { failpoint } from '../../../shared/failpoints.js';
 import { AgentError, isNotFound } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logging.js';
@@ -92,7 +93,7 @@ export class DockerSandboxManager {
       await writePodFile(podResolvConf(this.deps.rootDir, config), resolvConfContent({ servers: [...(d.servers ?? [])], searches: [...(d.searches ?? [])], options: [...(d.options ?? [])] }));
     }
     failpoint('before-sandbox-create');
-    const id = await runtime.createContainer(spec);
+    const id = await createWithConflictRecovery(runtime, spec);
     failpoint('after-sandbox-create');
     await runtime.startContainer(id);
     failpoint('after-sandbox-start');
