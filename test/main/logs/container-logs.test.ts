@@ -5,8 +5,7 @@ import { newLogsClient } from '../../../src/main/logs/container-logs.js';
 import { LogsWorker } from '../../../src/workers/container-logs.worker.js';
 import type { LogsWorkerMessage } from '../../../src/shared/logs-protocol.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
-import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
-import { interimNodeRuntime } from '../../../src/workers/runtime/interim-shim.js';
+import { newDockerShimRuntime } from '../../../src/workers/runtime/node-runtime.js';
 
 const kId = 'a'.repeat(64);
 
@@ -27,7 +26,7 @@ describe('LogsWorker over the fake runtime', () => {
     const fake = newFakeRuntime();
     const id = await fake.createContainer({ name: 'k8s_main_x', image: 'i:1', labels: { 'io.kubernetes.pod.uid': 'p', 'kubelet-ts.node-name': 'other' }, hostConfig: {} });
     const got: LogsWorkerMessage[] = [];
-    const w = new LogsWorker({ kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, (m) => got.push(m), interimNodeRuntime(scopeToNode(fake, 'n1'), 'fake'));
+    const w = new LogsWorker({ kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, (m) => got.push(m), newDockerShimRuntime(fake, { runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }));
     w.handle({ type: 'logs', id: 1, containerId: id, follow: false, timestamps: false });
     await expect.poll(() => got.length).toBe(1);
     expect(got[0]).toMatchObject({ type: 'error', error: { code: 'ERR_INVALID_ARGUMENT', message: expect.stringContaining('refusing to read the logs of') } });

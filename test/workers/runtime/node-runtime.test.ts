@@ -1,4 +1,4 @@
-// The thread's NodeRuntime for the Docker-shaped runtimes (src/workers/runtime/node-runtime.ts getRuntime over interim-shim.ts), on the fake: the shape every worker entry takes until the Docker CRI implementation lands.
+// The thread's NodeRuntime for Docker and the fake (src/workers/runtime/node-runtime.ts getRuntime: the CRI over them through dockershim, runtime/docker/), on the fake.
 import { describe, expect, it } from 'vitest';
 import { getRuntime } from '../../../src/workers/runtime/node-runtime.js';
 
