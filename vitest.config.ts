@@ -67,13 +67,29 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...kAlone], maxWorkers: kWorkers, fileParallelism: kWorkers > 1 },
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...kAlone],
+          maxWorkers: kWorkers,
+          fileParallelism: kWorkers > 1,
+        },
       },
       { extends: true, test: { name: 'alone', include: [...kAlone], fileParallelism: false } },
-      ...(kCriSuites ? [{
-        extends: true as const,
-        test: { name: 'containerd', include: [...kContainerdSuites], env: { KUBELET_TS_TEST_RUNTIME: 'containerd' }, maxWorkers: kWorkers, fileParallelism: kWorkers > 1 },
-      }] : []),
+      ...(kCriSuites
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'containerd',
+                include: [...kContainerdSuites],
+                env: { KUBELET_TS_TEST_RUNTIME: 'containerd' },
+                maxWorkers: kWorkers,
+                fileParallelism: kWorkers > 1,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

@@ -43,7 +43,10 @@ const int = (name: keyof typeof args) => {
 };
 
 type ToChild = { type: 'burst'; n: number } | { type: 'churn'; perSecond: number } | { type: 'cpu' } | { type: 'stop' };
-type ToParent = { type: 'ready'; port: number; /** the admin token, for the writes (never printed) */ token: string } | { type: 'burst-done'; published: Record<string, number> } | { type: 'cpu'; /** the agent process's CPU so far, microseconds */ micros: number };
+type ToParent =
+  | { type: 'ready'; port: number; /** the admin token, for the writes (never printed) */ token: string }
+  | { type: 'burst-done'; published: Record<string, number> }
+  | { type: 'cpu'; /** the agent process's CPU so far, microseconds */ micros: number };
 
 const nowMs = () => performance.timeOrigin + performance.now();
 
@@ -54,10 +57,18 @@ async function serve(): Promise<void> {
   const { newLogger } = await import('../src/shared/logging.js');
   const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-api-'));
   const options = resolveAgentOptions({
-    nodeName: 'bench-api', rootDir: join(base, 'root'), port: 0, runtime: 'fake', workers: int('workers'), maxPods: 1_000_000,
-    relistPeriodMs: 1000, syncFrequencyMs: 600_000, logLevel: 'silent',
+    nodeName: 'bench-api',
+    rootDir: join(base, 'root'),
+    port: 0,
+    runtime: 'fake',
+    workers: int('workers'),
+    maxPods: 1_000_000,
+    relistPeriodMs: 1000,
+    syncFrequencyMs: 600_000,
+    logLevel: 'silent',
     // Every fan-out client is the one anonymous user: room for all of them (--max-watches-per-user, --max-watches).
-    maxWatchesPerUser: int('clients'), maxWatches: Math.max(500, int('clients')),
+    maxWatchesPerUser: int('clients'),
+    maxWatches: Math.max(500, int('clients')),
     // The bench measures the read path without a token (autocannon GET /pods, the watch): its own agent serves anonymous reads.
     anonymousAuth: true,
   });
@@ -88,7 +99,10 @@ async function serve(): Promise<void> {
     }
     if (m.type === 'stop') {
       clearInterval(churn);
-      void agent.stop().then(() => rm(base, { recursive: true, force: true })).then(() => process.exit(0));
+      void agent
+        .stop()
+        .then(() => rm(base, { recursive: true, force: true }))
+        .then(() => process.exit(0));
       return;
     }
     // A burst of status changes on the pods the agent knows, in one tick (the worst case for fan-out).
@@ -105,7 +119,9 @@ async function serve(): Promise<void> {
 }
 
 const podJson = (name: string) => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'bench', labels: { app: 'bench' } },
   spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35', command: ['sleep', '3600'] }] },
 });
 
@@ -129,7 +145,12 @@ interface PhaseResult {
   note?: string;
 }
 
-async function cannon(base: string, phase: string, opts: Omit<autocannon.Options, 'url'>, agentCpuMicros: () => Promise<number>): Promise<PhaseResult> {
+async function cannon(
+  base: string,
+  phase: string,
+  opts: Omit<autocannon.Options, 'url'>,
+  agentCpuMicros: () => Promise<number>,
+): Promise<PhaseResult> {
   await eventLoopP99Ms(base); // reset the window
   const cpu0 = await agentCpuMicros();
   const r = await autocannon({ connections: int('connections'), ...opts, url: base });
@@ -137,13 +158,22 @@ async function cannon(base: string, phase: string, opts: Omit<autocannon.Options
   const el = await eventLoopP99Ms(base);
   return {
     agentCpuMsPerRequest: r.requests.total > 0 ? Math.round(((cpu1 - cpu0) / 1000 / r.requests.total) * 100) / 100 : undefined,
-    phase, requests: r.requests.total, requestsPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99,
-    errors: r.errors, non2xx: r.non2xx, eventLoopP99Ms: Math.round(el * 10) / 10,
+    phase,
+    requests: r.requests.total,
+    requestsPerSec: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+    eventLoopP99Ms: Math.round(el * 10) / 10,
   };
 }
 
 async function main(): Promise<void> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', '--workers', String(int('workers'))], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', '--workers', String(int('workers'))], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const messages: ToParent[] = [];
   const waiters: (() => void)[] = [];
   child.on('message', (m: ToParent) => {
@@ -173,7 +203,11 @@ async function main(): Promise<void> {
     let intake = true;
     for (let i = 0; i < N; i += 100) {
       const items = Array.from({ length: Math.min(100, N - i) }, (_, j) => podJson(`known-${i + j}`));
-      const res = await fetch(`${base}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: authorization }, body: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+      const res = await fetch(`${base}/pods`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: authorization },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+      });
       if (res.status === 404 || res.status === 405) {
         intake = false;
         break;
@@ -181,7 +215,7 @@ async function main(): Promise<void> {
       if (res.status !== 201) throw new Error(`POST /pods (List of ${items.length}) answered ${res.status}: ${await res.text()}`);
     }
     if (!intake) throw new Error('POST /pods is not available in this build: the API bench needs the intake to load pods');
-    for (const started = Date.now(); ; ) {
+    for (const started = Date.now(); ;) {
       const list = (await (await fetch(`${base}/pods`)).json()) as { items: { status?: { phase?: string } }[] };
       if (list.items.filter((p) => p.status?.phase === 'Running').length >= N) break;
       if (Date.now() - started > 120_000) throw new Error(`only ${list.items.length} pods known after 120 s`);
@@ -197,19 +231,37 @@ async function main(): Promise<void> {
       results.push(await cannon(base, `GET ${path} (${N} pods)`, { requests: [request], duration: int('duration') }, agentCpu));
       if (churnPerSecond === 0) continue;
       child.send({ type: 'churn', perSecond: churnPerSecond } satisfies ToChild);
-      results.push(await cannon(base, `GET ${path} (${N} pods, ${churnPerSecond} changes/s)`, { requests: [request], duration: int('duration') }, agentCpu));
+      results.push(
+        await cannon(
+          base,
+          `GET ${path} (${N} pods, ${churnPerSecond} changes/s)`,
+          { requests: [request], duration: int('duration') },
+          agentCpu,
+        ),
+      );
       child.send({ type: 'churn', perSecond: 0 } satisfies ToChild);
     }
 
     // 2. POST /pods: one new pod per request.
     let seq = 0;
-    results.push(await cannon(base, 'POST /pods (1 pod each)', {
-      amount: int('posts'),
-      requests: [{
-        method: 'POST', path: '/pods', headers: { 'content-type': 'application/json', authorization },
-        setupRequest: (req) => ({ ...req, body: JSON.stringify(podJson(`posted-${seq++}`)) }),
-      }],
-    }, agentCpu));
+    results.push(
+      await cannon(
+        base,
+        'POST /pods (1 pod each)',
+        {
+          amount: int('posts'),
+          requests: [
+            {
+              method: 'POST',
+              path: '/pods',
+              headers: { 'content-type': 'application/json', authorization },
+              setupRequest: (req) => ({ ...req, body: JSON.stringify(podJson(`posted-${seq++}`)) }),
+            },
+          ],
+        },
+        agentCpu,
+      ),
+    );
 
     // 3. WebSocket fan-out to `clients` watchers during a burst of status changes.
     const clients = int('clients');
@@ -217,37 +269,43 @@ async function main(): Promise<void> {
     const received = new Map<number, number[]>(); // rv → receive times (epoch ms)
     let bookmarks = 0;
     const sockets: WebSocket[] = [];
-    await Promise.all(Array.from({ length: clients }, () => new Promise<void>((resolve, reject) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${port}/watch/pods`);
-      sockets.push(ws);
-      let live = false;
-      ws.on('message', (data) => {
-        const t = nowMs();
-        const text = String(data);
-        if (!live) {
-          if (text.startsWith('{"type":"BOOKMARK"')) {
-            live = true;
-            bookmarks++;
-            resolve();
-          }
-          return;
-        }
-        const m = /"resourceVersion":"(\d+)"/.exec(text);
-        if (!m) return;
-        const rv = Number(m[1]);
-        let list = received.get(rv);
-        if (!list) received.set(rv, (list = []));
-        list.push(t);
-      });
-      ws.on('error', reject);
-    })));
+    await Promise.all(
+      Array.from(
+        { length: clients },
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const ws = new WebSocket(`ws://127.0.0.1:${port}/watch/pods`);
+            sockets.push(ws);
+            let live = false;
+            ws.on('message', (data) => {
+              const t = nowMs();
+              const text = String(data);
+              if (!live) {
+                if (text.startsWith('{"type":"BOOKMARK"')) {
+                  live = true;
+                  bookmarks++;
+                  resolve();
+                }
+                return;
+              }
+              const m = /"resourceVersion":"(\d+)"/.exec(text);
+              if (!m) return;
+              const rv = Number(m[1]);
+              let list = received.get(rv);
+              if (!list) received.set(rv, (list = []));
+              list.push(t);
+            });
+            ws.on('error', reject);
+          }),
+      ),
+    );
     process.stderr.write(`${bookmarks} watch clients live\n`);
     await eventLoopP99Ms(base);
     const burstStart = nowMs();
     child.send({ type: 'burst', n: burst } satisfies ToChild);
     const { published } = await next('burst-done');
     const expected = Object.keys(published).length * clients;
-    for (const started = Date.now(); ; ) {
+    for (const started = Date.now(); ;) {
       let got = 0;
       for (const rv of Object.keys(published)) got += received.get(Number(rv))?.length ?? 0;
       if (got >= expected || Date.now() - started > 60_000) break;
@@ -265,19 +323,43 @@ async function main(): Promise<void> {
     for (const ws of sockets) ws.terminate();
     results.push({
       phase: `WS fan-out (${clients} clients × ${Object.keys(published).length} changes)`,
-      requests: latencies.length, requestsPerSec: Math.round(latencies.length / Math.max(0.001, (lastArrival - burstStart) / 1000)),
-      p50Ms: Math.round(percentile(latencies, 50) * 10) / 10, p99Ms: Math.round(percentile(latencies, 99) * 10) / 10,
-      errors: expected - latencies.length, non2xx: 0, eventLoopP99Ms: Math.round(el * 10) / 10,
+      requests: latencies.length,
+      requestsPerSec: Math.round(latencies.length / Math.max(0.001, (lastArrival - burstStart) / 1000)),
+      p50Ms: Math.round(percentile(latencies, 50) * 10) / 10,
+      p99Ms: Math.round(percentile(latencies, 99) * 10) / 10,
+      errors: expected - latencies.length,
+      non2xx: 0,
+      eventLoopP99Ms: Math.round(el * 10) / 10,
       note: 'requests = frames received, requests/s = frames/s until the last arrival, errors = frames missing',
     });
 
-    process.stdout.write(`${table([
-      ['phase', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'event loop p99 ms', 'agent CPU ms/request'],
-      ...results.map((r) => [r.phase, r.requests, r.requestsPerSec, r.p50Ms, r.p99Ms, r.errors, r.non2xx, r.eventLoopP99Ms, r.agentCpuMsPerRequest ?? '-']),
-    ])}\n`);
+    process.stdout.write(
+      `${table([
+        ['phase', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'event loop p99 ms', 'agent CPU ms/request'],
+        ...results.map((r) => [
+          r.phase,
+          r.requests,
+          r.requestsPerSec,
+          r.p50Ms,
+          r.p99Ms,
+          r.errors,
+          r.non2xx,
+          r.eventLoopP99Ms,
+          r.agentCpuMsPerRequest ?? '-',
+        ]),
+      ])}\n`,
+    );
     const os = await import('node:os');
     // The load average says whether the figures were taken on a quiet machine (2 cores shared by other work skew them).
-    const file = writeResult('api', { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, loadavgAtStart, loadavgAtEnd: os.loadavg(), args, results });
+    const file = writeResult('api', {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      loadavgAtStart,
+      loadavgAtEnd: os.loadavg(),
+      args,
+      results,
+    });
     process.stdout.write(`wrote ${file}\n`);
   } finally {
     child.send({ type: 'stop' } satisfies ToChild);

@@ -56,7 +56,14 @@ function appState(pod: Pod): string {
  * `rssBeforeBytes`: process RSS before the first pod was written. Progress lines on stderr.
  * @throws when a killed container's frame does not come within 60 s, or autocannon fails.
  */
-export async function measureAtDensity(b: BenchAgent, docker: Docker, pods: number, rssBeforeBytes: number, steadySeconds: number, deaths: number): Promise<AtDensity> {
+export async function measureAtDensity(
+  b: BenchAgent,
+  docker: Docker,
+  pods: number,
+  rssBeforeBytes: number,
+  steadySeconds: number,
+  deaths: number,
+): Promise<AtDensity> {
   process.stderr.write(`at density: settling ${kSettleMs / 1000} s, then ${steadySeconds} s idle\n`);
   await sleep(kSettleMs);
   const rssMiB = process.memoryUsage().rss / 2 ** 20;
@@ -97,7 +104,9 @@ export async function measureAtDensity(b: BenchAgent, docker: Docker, pods: numb
     for (let i = 0; i < deaths && i * step < apps.length; i++) {
       const app = apps[i * step];
       const uid = app.Labels[kPodUidLabel];
-      const seen = new Promise<number>((resolve) => waiters.set(uid, { before: latest.get(uid) ?? `docker://${app.Id}/0/running`, resolve }));
+      const seen = new Promise<number>((resolve) =>
+        waiters.set(uid, { before: latest.get(uid) ?? `docker://${app.Id}/0/running`, resolve }),
+      );
       await docker.getContainer(app.Id).kill();
       const at = await Promise.race([seen, sleep(60_000).then(() => NaN)]);
       if (Number.isNaN(at)) throw new Error(`at density: no frame for pod ${uid} within 60 s of its container's death`);
@@ -118,11 +127,29 @@ export async function measureAtDensity(b: BenchAgent, docker: Docker, pods: numb
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
   const url = `http://127.0.0.1:${b.agent.port}/pods`;
   const { stdout } = await run(process.execPath, [bin, '-j', '-c', '4', '-d', '5', url], { maxBuffer: 16 * 2 ** 20 });
-  const r = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; throughput: { total: number } };
+  const r = JSON.parse(stdout) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    errors: number;
+    throughput: { total: number };
+  };
   return {
-    pods, rssMiB, rssMiBPerPod: (rssMiB - rssBeforeBytes / 2 ** 20) / pods,
-    idleCpuPercentOfCore: ((cpu.user + cpu.system) / 1000 / idleMs) * 100, idleSeconds: idleMs / 1000,
-    relistMs, relistPeriodMs, deathToFrameMs: summary(lags),
-    getPods: { requestsPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors, bytesPerResponse: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : 0 },
+    pods,
+    rssMiB,
+    rssMiBPerPod: (rssMiB - rssBeforeBytes / 2 ** 20) / pods,
+    idleCpuPercentOfCore: ((cpu.user + cpu.system) / 1000 / idleMs) * 100,
+    idleSeconds: idleMs / 1000,
+    relistMs,
+    relistPeriodMs,
+    deathToFrameMs: summary(lags),
+    getPods: {
+      requestsPerSec: Math.round(r.requests.average),
+      p50Ms: r.latency.p50,
+      p99Ms: r.latency.p99,
+      non2xx: r.non2xx,
+      errors: r.errors,
+      bytesPerResponse: r.requests.total ? Math.round(r.throughput.total / r.requests.total) : 0,
+    },
   };
 }

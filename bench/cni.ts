@@ -21,7 +21,11 @@ import type { PodNetworkSetUp } from '../src/workers/network/pod-network.js';
 import { pool, positiveInt, summary, table, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({
-  options: { pods: { type: 'string', default: '20' }, concurrency: { type: 'string', default: '4' }, 'host-ports': { type: 'boolean', default: false } },
+  options: {
+    pods: { type: 'string', default: '20' },
+    concurrency: { type: 'string', default: '4' },
+    'host-ports': { type: 'boolean', default: false },
+  },
 });
 const N = Math.min(positiveInt('pods', args.pods), 250);
 const concurrency = positiveInt('concurrency', args.concurrency);
@@ -36,12 +40,23 @@ const bridge = `ktsbn${id}`;
 const dir = await mkdtemp(join(tmpdir(), 'kts-bench-cni-'));
 const conf = join(dir, 'net.d', 'bench.conflist');
 await mkdir(join(dir, 'net.d'));
-await writeFile(conf, JSON.stringify(defaultNetworkConfigList({ name: `kts-bench-${id}`, bridge, subnet, dataDir: join(dir, 'networks'), masquerade: false })));
-const net = newCniPodNetwork({ plugin: 'cni', binDirs: ['/usr/lib/cni'], confFile: conf, cacheDir: join(dir, 'cache'), hostPortIp: '127.0.0.1' });
+await writeFile(
+  conf,
+  JSON.stringify(defaultNetworkConfigList({ name: `kts-bench-${id}`, bridge, subnet, dataDir: join(dir, 'networks'), masquerade: false })),
+);
+const net = newCniPodNetwork({
+  plugin: 'cni',
+  binDirs: ['/usr/lib/cni'],
+  confFile: conf,
+  cacheDir: join(dir, 'cache'),
+  hostPortIp: '127.0.0.1',
+});
 const ns = Array.from({ length: N }, (_, i) => `kts-bench-${id}-${i}`);
 
 const childCpuMs = (): number => {
-  const f = readFileSync('/proc/self/stat', 'utf8').slice(readFileSync('/proc/self/stat', 'utf8').lastIndexOf(')') + 2).split(' ');
+  const f = readFileSync('/proc/self/stat', 'utf8')
+    .slice(readFileSync('/proc/self/stat', 'utf8').lastIndexOf(')') + 2)
+    .split(' ');
   return ((Number(f[13]) + Number(f[14])) * 1000) / 100; // cutime, cstime (fields 16, 17)
 };
 const selfCpuMs = (): number => {
@@ -49,7 +64,14 @@ const selfCpuMs = (): number => {
   return (u.user + u.system) / 1000;
 };
 
-interface Phase { op: 'ADD' | 'DEL'; concurrency: number; wallMs: ReturnType<typeof summary>; totalWallMs: number; agentCpuMsPerOp: number; pluginCpuMsPerOp: number }
+interface Phase {
+  op: 'ADD' | 'DEL';
+  concurrency: number;
+  wallMs: ReturnType<typeof summary>;
+  totalWallMs: number;
+  agentCpuMsPerOp: number;
+  pluginCpuMsPerOp: number;
+}
 const phases: Phase[] = [];
 
 async function phase(op: 'ADD' | 'DEL', c: number, round: number): Promise<void> {
@@ -57,8 +79,12 @@ async function phase(op: 'ADD' | 'DEL', c: number, round: number): Promise<void>
   const [s0, c0, t0] = [selfCpuMs(), childCpuMs(), performance.now()];
   await pool([...ns.keys()], c, async (i) => {
     const p: PodNetworkSetUp = {
-      sandboxId: `${round}${id}${String(i).padStart(4, '0')}`.padEnd(64, '0'), podUid: `uid-${i}`, podName: `p-${i}`, podNamespace: 'bench',
-      netnsPath: `/var/run/netns/${ns[i]!}`, portMappings: args['host-ports'] ? [{ hostPort: 30000 + i, containerPort: 80, protocol: 'tcp', hostIP: '127.0.0.1' }] : [],
+      sandboxId: `${round}${id}${String(i).padStart(4, '0')}`.padEnd(64, '0'),
+      podUid: `uid-${i}`,
+      podName: `p-${i}`,
+      podNamespace: 'bench',
+      netnsPath: `/var/run/netns/${ns[i]!}`,
+      portMappings: args['host-ports'] ? [{ hostPort: 30000 + i, containerPort: 80, protocol: 'tcp', hostIP: '127.0.0.1' }] : [],
     };
     const t = performance.now();
     if (op === 'ADD') await net.setUpPod(p);
@@ -66,7 +92,14 @@ async function phase(op: 'ADD' | 'DEL', c: number, round: number): Promise<void>
     ms.push(performance.now() - t);
   });
   const [s1, c1, t1] = [selfCpuMs(), childCpuMs(), performance.now()];
-  phases.push({ op, concurrency: c, wallMs: summary(ms), totalWallMs: t1 - t0, agentCpuMsPerOp: (s1 - s0) / N, pluginCpuMsPerOp: (c1 - c0) / N });
+  phases.push({
+    op,
+    concurrency: c,
+    wallMs: summary(ms),
+    totalWallMs: t1 - t0,
+    agentCpuMsPerOp: (s1 - s0) / N,
+    pluginCpuMsPerOp: (c1 - c0) / N,
+  });
 }
 
 try {
@@ -88,8 +121,10 @@ try {
   await rm(dir, { recursive: true, force: true });
 }
 
-console.log(table([
-  ['op', 'concurrency', 'p50 ms', 'p99 ms', 'total s', 'agent CPU ms/op', 'plugins CPU ms/op'],
-  ...phases.map((p) => [p.op, p.concurrency, p.wallMs.p50, p.wallMs.p99, p.totalWallMs / 1000, p.agentCpuMsPerOp, p.pluginCpuMsPerOp]),
-]));
+console.log(
+  table([
+    ['op', 'concurrency', 'p50 ms', 'p99 ms', 'total s', 'agent CPU ms/op', 'plugins CPU ms/op'],
+    ...phases.map((p) => [p.op, p.concurrency, p.wallMs.p50, p.wallMs.p99, p.totalWallMs / 1000, p.agentCpuMsPerOp, p.pluginCpuMsPerOp]),
+  ]),
+);
 console.log(`results: ${writeResult('cni', { pods: N, hostPorts: args['host-ports'], subnet, phases })}`);

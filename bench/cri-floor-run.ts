@@ -29,21 +29,37 @@ export type CriNetwork = 'node' | 'pod';
  * CriFloorRun: one CRI floor run; milliseconds from the first call to the first and last container
  * started, and to every sandbox removed; this process's CPU per pod (ms: grpc-js, the floor's client cost).
  */
-export interface CriFloorRun { concurrency: number; firstRunningMs: number; allRunningMs: number; allRemovedMs: number; clientCpuMsPerPod: number }
+export interface CriFloorRun {
+  concurrency: number;
+  firstRunningMs: number;
+  allRunningMs: number;
+  allRemovedMs: number;
+  clientCpuMsPerPod: number;
+}
 
 /**
  * startCriPod runs one pod as the floor does: RunPodSandbox (`name`, `uid`, `labels`, `network`),
  * CreateContainer `main` (busybox `sleep 3600`), StartContainer — 3 CRI calls one after the other.
  * @throws the CRI client's AgentError of a failed call (the caller removes by the labels).
  */
-export async function startCriPod(rt: RemoteRuntimeService, name: string, uid: string, labels: Record<string, string>, network: CriNetwork): Promise<void> {
+export async function startCriPod(
+  rt: RemoteRuntimeService,
+  name: string,
+  uid: string,
+  labels: Record<string, string>,
+  network: CriNetwork,
+): Promise<void> {
   const config = {
     metadata: { name, uid, namespace: 'kts-bench', attempt: 0 },
     labels,
     linux: { security_context: { namespace_options: { network: network === 'node' ? 'NODE' : 'POD', pid: 'CONTAINER' } } },
   } as const;
   const sandbox = await rt.runPodSandbox(config);
-  const id = await rt.createContainer(sandbox, { metadata: { name: 'main', attempt: 0 }, image: { image: kBusybox }, command: ['sleep', '3600'], labels }, config);
+  const id = await rt.createContainer(
+    sandbox,
+    { metadata: { name: 'main', attempt: 0 }, image: { image: kBusybox }, command: ['sleep', '3600'], labels },
+    config,
+  );
   await rt.startContainer(id);
 }
 
@@ -52,24 +68,40 @@ export async function startCriPod(rt: RemoteRuntimeService, name: string, uid: s
  * a progress line, then stops and removes every sandbox with that label (16 at a time).
  * @throws as startCriPod (the caller removes by the label).
  */
-export async function criFloor(rt: RemoteRuntimeService, pods: number, concurrency: number, runId: string, network: CriNetwork): Promise<CriFloorRun> {
+export async function criFloor(
+  rt: RemoteRuntimeService,
+  pods: number,
+  concurrency: number,
+  runId: string,
+  network: CriNetwork,
+): Promise<CriFloorRun> {
   const labels = { 'kubelet-ts.bench': runId };
   const bar = progress(`raw CRI (concurrency ${concurrency}, network ${network}): pods started`, pods);
   let done = 0;
   let firstRunningMs = NaN;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  await pool(Array.from({ length: pods }, (_, i) => i), concurrency, async (i) => {
-    await startCriPod(rt, `bench-${i}`, `${runId}-${concurrency}-${i}`, labels, network);
-    if (done === 0) firstRunningMs = performance.now() - t0;
-    bar.update(++done);
-  });
+  await pool(
+    Array.from({ length: pods }, (_, i) => i),
+    concurrency,
+    async (i) => {
+      await startCriPod(rt, `bench-${i}`, `${runId}-${concurrency}-${i}`, labels, network);
+      if (done === 0) firstRunningMs = performance.now() - t0;
+      bar.update(++done);
+    },
+  );
   const allRunningMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   bar.end();
   const t1 = performance.now();
   await removeCriByLabel(rt, labels);
-  return { concurrency, firstRunningMs, allRunningMs, allRemovedMs: performance.now() - t1, clientCpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods };
+  return {
+    concurrency,
+    firstRunningMs,
+    allRunningMs,
+    allRemovedMs: performance.now() - t1,
+    clientCpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods,
+  };
 }
 
 /**

@@ -27,7 +27,8 @@ const { values: args } = parseArgs({
 });
 const pods = positiveInt('pods', args.pods);
 const concurrencies = parseIntList('concurrency', args.concurrency!);
-if (args.network !== 'node' && args.network !== 'pod') throw new Error(`--network must be node or pod, got ${JSON.stringify(args.network)}`);
+if (args.network !== 'node' && args.network !== 'pod')
+  throw new Error(`--network must be node or pod, got ${JSON.stringify(args.network)}`);
 const network = args.network;
 const endpoint = benchCriEndpoint();
 
@@ -48,15 +49,29 @@ try {
 }
 
 const perPod = (r: { allRunningMs: number } | undefined) => (r ? r.allRunningMs / pods : NaN);
-const best = <T extends { allRunningMs: number }>(rs: (T | undefined)[]) => rs.filter((r): r is T => r !== undefined).sort((a, b) => a.allRunningMs - b.allRunningMs)[0];
+const best = <T extends { allRunningMs: number }>(rs: (T | undefined)[]) =>
+  rs.filter((r): r is T => r !== undefined).sort((a, b) => a.allRunningMs - b.allRunningMs)[0];
 const bestCri = best(rows.map((r) => r.cri));
 const bestDocker = best(rows.map((r) => r.docker));
-process.stdout.write(`\n${pods} pods each; CRI: ${version.runtime_name} ${version.runtime_version}, network ${network}; Docker: network none\n`);
-process.stdout.write(`${table([
-  ['concurrency', 'CRI ms/pod', 'CRI pods/s', 'Docker ms/pod', 'Docker pods/s', 'CRI client CPU ms/pod', 'Docker client CPU ms/pod'],
-  ...rows.map((r) => [r.concurrency, perPod(r.cri).toFixed(1), (1000 / perPod(r.cri)).toFixed(1), perPod(r.docker).toFixed(1), (1000 / perPod(r.docker)).toFixed(1),
-    r.cri.clientCpuMsPerPod.toFixed(2), (r.docker?.clientCpuMsPerPod ?? NaN).toFixed(2)]),
-])}\n`);
-process.stdout.write(`best: CRI ${perPod(bestCri).toFixed(1)} ms/pod at concurrency ${bestCri?.concurrency}; Docker ${perPod(bestDocker).toFixed(1)} ms/pod at concurrency ${bestDocker?.concurrency ?? '-'}\n`);
+process.stdout.write(
+  `\n${pods} pods each; CRI: ${version.runtime_name} ${version.runtime_version}, network ${network}; Docker: network none\n`,
+);
+process.stdout.write(
+  `${table([
+    ['concurrency', 'CRI ms/pod', 'CRI pods/s', 'Docker ms/pod', 'Docker pods/s', 'CRI client CPU ms/pod', 'Docker client CPU ms/pod'],
+    ...rows.map((r) => [
+      r.concurrency,
+      perPod(r.cri).toFixed(1),
+      (1000 / perPod(r.cri)).toFixed(1),
+      perPod(r.docker).toFixed(1),
+      (1000 / perPod(r.docker)).toFixed(1),
+      r.cri.clientCpuMsPerPod.toFixed(2),
+      (r.docker?.clientCpuMsPerPod ?? NaN).toFixed(2),
+    ]),
+  ])}\n`,
+);
+process.stdout.write(
+  `best: CRI ${perPod(bestCri).toFixed(1)} ms/pod at concurrency ${bestCri?.concurrency}; Docker ${perPod(bestDocker).toFixed(1)} ms/pod at concurrency ${bestDocker?.concurrency ?? '-'}\n`,
+);
 const file = writeResult('cri-floor', { pods, network, runtime: version, concurrencies, rows, best: { cri: bestCri, docker: bestDocker } });
 process.stdout.write(`results: ${file}\n`);

@@ -68,7 +68,20 @@ import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFlo
 import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { benchCriEndpoint } from './cri-floor-run.js';
 import { densityOnCri, parseBenchRuntimes, runEachRuntime, runtimesTable, type RuntimeFigures } from './runtime-runs.js';
-import { engineCpuWindow, netnsBaselineAfterCollection, parseIntList, podYaml, positiveInt, settle, sleepUntil, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
+import {
+  engineCpuWindow,
+  netnsBaselineAfterCollection,
+  parseIntList,
+  podYaml,
+  positiveInt,
+  settle,
+  sleepUntil,
+  startBenchAgent,
+  summary,
+  table,
+  waitUntil,
+  writeResult,
+} from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -100,21 +113,25 @@ const rawConcurrencies = parseIntList('raw-concurrency', args['raw-concurrency']
 const fixedLimits = args['fixed-limit'] ? parseIntList('fixed-limit', args['fixed-limit']) : [];
 const reps = positiveInt('reps', args.reps);
 const steadySeconds = Number(args.steady);
-if (!Number.isInteger(steadySeconds) || steadySeconds < 0) throw new Error(`--steady must be a whole number of seconds >= 0 (0 = no at-density phase), got ${args.steady}`);
+if (!Number.isInteger(steadySeconds) || steadySeconds < 0)
+  throw new Error(`--steady must be a whole number of seconds >= 0 (0 = no at-density phase), got ${args.steady}`);
 const deaths = positiveInt('deaths', args.deaths);
 const engineCpus = args['engine-cpus'] ? Number(args['engine-cpus']) : undefined;
-if (engineCpus !== undefined && !(engineCpus > 0 && engineCpus <= 64)) throw new Error(`--engine-cpus must be a number of cores > 0, got ${args['engine-cpus']}`);
+if (engineCpus !== undefined && !(engineCpus > 0 && engineCpus <= 64))
+  throw new Error(`--engine-cpus must be a number of cores > 0, got ${args['engine-cpus']}`);
 if (process.env[kFixedLimitEnv]) throw new Error(`unset ${kFixedLimitEnv}: this bench sets it itself for --fixed-limit runs`);
-if (engineCpus !== undefined && !onDocker) throw new Error('--engine-cpus slows a dockerd of the bench\'s own: it needs --runtime docker or both');
+if (engineCpus !== undefined && !onDocker)
+  throw new Error("--engine-cpus slows a dockerd of the bench's own: it needs --runtime docker or both");
 const engine = engineCpus !== undefined ? await startSlowEngine(engineCpus) : undefined;
 const engineSocket = engine?.socketPath ?? '/var/run/docker.sock';
 // The engine's CPU (dockerd, containerd, shims with the runc calls they reaped) over each start
 // window: read from /proc for the shared engine; not measured on the bench's own slow engine.
 const engineCpu = engine ? undefined : engineCpuWindow;
 const docker = new Docker({ socketPath: engineSocket });
-if (onDocker) await docker.ping().catch((err: unknown) => {
-  throw new Error(`bench density: Docker does not answer on ${engineSocket} (${(err as Error).message}); start it with tools/up`);
-});
+if (onDocker)
+  await docker.ping().catch((err: unknown) => {
+    throw new Error(`bench density: Docker does not answer on ${engineSocket} (${(err as Error).message}); start it with tools/up`);
+  });
 const runId = randomBytes(3).toString('hex');
 // Each timed run waits for the last one's network namespaces to be freed (settle); the bench's own slow engine keeps its elsewhere.
 const netnsBaseline = engine || args['no-settle'] || !onDocker ? NaN : await netnsBaselineAfterCollection();
@@ -127,7 +144,9 @@ let agentNode = '';
 
 /** The calls of one phase per pod, and the routes that made them (most first). */
 function perPod(calls: { byRoute: DockerCallCounts; total: number }) {
-  const routes = Object.entries(calls.byRoute).sort((a, b) => b[1] - a[1]).map(([route, n]) => ({ route, perPod: n / N }));
+  const routes = Object.entries(calls.byRoute)
+    .sort((a, b) => b[1] - a[1])
+    .map(([route, n]) => ({ route, perPod: n / N }));
   return { total: calls.total, perPod: calls.total / N, routes };
 }
 
@@ -135,7 +154,12 @@ function perPod(calls: { byRoute: DockerCallCounts; total: number }) {
 async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit?: number) {
   if (fixedLimit !== undefined) process.env[kFixedLimitEnv] = String(fixedLimit);
   else delete process.env[kFixedLimitEnv];
-  const b = await startBenchAgent('density', { workers, syncFrequencyMs: 60_000, networkPlugin, dockerEndpoint: `unix://${counter?.socketPath ?? engineSocket}` });
+  const b = await startBenchAgent('density', {
+    workers,
+    syncFrequencyMs: 60_000,
+    networkPlugin,
+    dockerEndpoint: `unix://${counter?.socketPath ?? engineSocket}`,
+  });
   delete process.env[kFixedLimitEnv]; // the worker threads took their copy of the environment
   agentNode = b.nodeName;
   await settled();
@@ -169,7 +193,10 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
     return at === undefined ? NaN : at - dueMs(i);
   }).filter(Number.isFinite);
   const lateMs = Math.max(...acceptedAfterWriteMs);
-  if (lateMs > 10_000) process.stderr.write(`density: a pod was accepted ${(lateMs / 1000).toFixed(1)} s after its manifest was written (the file source missed its watch event until a full check); time to all Running includes it\n`);
+  if (lateMs > 10_000)
+    process.stderr.write(
+      `density: a pod was accepted ${(lateMs / 1000).toFixed(1)} s after its manifest was written (the file source missed its watch event until a full check); time to all Running includes it\n`,
+    );
   const cpu = process.cpuUsage(cpu0);
   const elu = perfHooks.eventLoopUtilization(elu0);
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / N;
@@ -181,12 +208,13 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const epoch = (t: number) => performance.timeOrigin + t;
   const outsideCallsMs = podCalls
     ? [...b.times.running].flatMap(([uid, t]) => {
-      const accepted = b.times.accepted.get(uid);
-      return accepted === undefined ? [] : [outsideSpansMs(epoch(accepted), epoch(t), podCalls[uid] ?? [])];
-    })
+        const accepted = b.times.accepted.get(uid);
+        return accepted === undefined ? [] : [outsideSpansMs(epoch(accepted), epoch(t), podCalls[uid] ?? [])];
+      })
     : undefined;
   await counter?.reset();
-  const atDensity = steadySeconds > 0 && fixedLimit === undefined ? await measureAtDensity(b, docker, N, rssBefore, steadySeconds, deaths) : undefined;
+  const atDensity =
+    steadySeconds > 0 && fixedLimit === undefined ? await measureAtDensity(b, docker, N, rssBefore, steadySeconds, deaths) : undefined;
   await counter?.reset();
   const latencies = [...b.times.running].map(([uid, t]) => t - (b.times.accepted.get(uid) ?? t0));
   const t1 = performance.now();
@@ -195,7 +223,12 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const allRemovedMs = performance.now() - t1;
   const removeCalls = counter ? perPod(await counter.counts()) : undefined;
   // Every pod's network torn down with it: the IPAM holds no lease (counted once the containers are gone).
-  for (let i = 0; i < 600 && (await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } })).length > 0; i++) await new Promise((r) => setTimeout(r, 200));
+  for (
+    let i = 0;
+    i < 600 && (await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } })).length > 0;
+    i++
+  )
+    await new Promise((r) => setTimeout(r, 200));
   const ipamLeasesAfter = await b.ipamLeases();
   const pleg = b.agent.pleg.stats();
   await b.stop();
@@ -203,8 +236,22 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const cpuMsPerPod = (cpu.user + cpu.system) / 1000 / N;
   const mainThreadCpuMsPerPod = elu.active / N;
   return {
-    allRunningMs, firstRunningMs, acceptedAfterWriteMs: summary(acceptedAfterWriteMs), allRemovedMs, ipamLeasesAfter, cpuMsPerPod, mainThreadCpuMsPerPod, engineCpuMsPerPod,
-    dockerCallsPerPod: startCalls?.perPod, startCalls, startupOutsideCallsMs: outsideCallsMs && summary(outsideCallsMs), removeCalls, atDensity, startupMs: summary(latencies), relistMs: summary(pleg.relistDurationsMs), eventLagMs: summary(pleg.eventLagsMs),
+    allRunningMs,
+    firstRunningMs,
+    acceptedAfterWriteMs: summary(acceptedAfterWriteMs),
+    allRemovedMs,
+    ipamLeasesAfter,
+    cpuMsPerPod,
+    mainThreadCpuMsPerPod,
+    engineCpuMsPerPod,
+    dockerCallsPerPod: startCalls?.perPod,
+    startCalls,
+    startupOutsideCallsMs: outsideCallsMs && summary(outsideCallsMs),
+    removeCalls,
+    atDensity,
+    startupMs: summary(latencies),
+    relistMs: summary(pleg.relistDurationsMs),
+    eventLagMs: summary(pleg.eventLagsMs),
   };
 }
 
@@ -217,19 +264,38 @@ function atDensityRows(d: AtDensity): (string | number)[][] {
   return [
     [`at ${d.pods} pods: agent RSS per pod, MiB (process RSS ${Math.round(d.rssMiB)} MiB)`, d.rssMiBPerPod, '', ''],
     [`at ${d.pods} pods: idle CPU over ${Math.round(d.idleSeconds)} s, % of a core`, d.idleCpuPercentOfCore, '', ''],
-    [`at ${d.pods} pods: relist p50 / p99 / max, ms (${d.relistMs.n} asked; period ${d.relistPeriodMs / 1000} s)`, `${ms(d.relistMs.p50)} / ${ms(d.relistMs.p99)} / ${ms(d.relistMs.max)}`, '', ''],
-    [`at ${d.pods} pods: container death → watch frame p50 / p99 / max, ms (${d.deathToFrameMs.n} deaths)`, `${ms(d.deathToFrameMs.p50)} / ${ms(d.deathToFrameMs.p99)} / ${ms(d.deathToFrameMs.max)}`, '', ''],
-    [`at ${d.pods} pods: GET /pods req/s, p50 / p99 ms (${Math.round(d.getPods.bytesPerResponse / 1024)} KiB each)`, `${d.getPods.requestsPerSec}, ${d.getPods.p50Ms} / ${d.getPods.p99Ms}`, '', ''],
+    [
+      `at ${d.pods} pods: relist p50 / p99 / max, ms (${d.relistMs.n} asked; period ${d.relistPeriodMs / 1000} s)`,
+      `${ms(d.relistMs.p50)} / ${ms(d.relistMs.p99)} / ${ms(d.relistMs.max)}`,
+      '',
+      '',
+    ],
+    [
+      `at ${d.pods} pods: container death → watch frame p50 / p99 / max, ms (${d.deathToFrameMs.n} deaths)`,
+      `${ms(d.deathToFrameMs.p50)} / ${ms(d.deathToFrameMs.p99)} / ${ms(d.deathToFrameMs.max)}`,
+      '',
+      '',
+    ],
+    [
+      `at ${d.pods} pods: GET /pods req/s, p50 / p99 ms (${Math.round(d.getPods.bytesPerResponse / 1024)} KiB each)`,
+      `${d.getPods.requestsPerSec}, ${d.getPods.p50Ms} / ${d.getPods.p99Ms}`,
+      '',
+      '',
+    ],
   ];
 }
 
 /** The Docker part: the agent through the counting proxy and the dockerode floor; its row of the both-runtimes table. */
 async function dockerDensity(): Promise<void> {
-  const counter = args['no-count-calls'] ? undefined : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`), engineSocket);
+  const counter = args['no-count-calls']
+    ? undefined
+    : await spawnDockerCallCounter(join(tmpdir(), `kubelet-ts-bench-docker-${runId}.sock`), engineSocket);
   type AgentResult = Awaited<ReturnType<typeof agentRun>>;
   // The best run: the fastest to all Running in a burst; paced, where the arrivals set that, the lowest startup p99.
-  const score = (r: { allRunningMs: number; startupMs?: { p99: number } }) => (rate === 0 ? r.allRunningMs : r.startupMs?.p99 ?? r.allRunningMs);
-  const best = <T extends { allRunningMs: number; startupMs?: { p99: number } }>(xs: T[]): T => xs.reduce((a, b) => (score(b) < score(a) ? b : a));
+  const score = (r: { allRunningMs: number; startupMs?: { p99: number } }) =>
+    rate === 0 ? r.allRunningMs : (r.startupMs?.p99 ?? r.allRunningMs);
+  const best = <T extends { allRunningMs: number; startupMs?: { p99: number } }>(xs: T[]): T =>
+    xs.reduce((a, b) => (score(b) < score(a) ? b : a));
   try {
     // Interleaved: each rep runs the adaptive agent, each fixed-limit agent, then each floor.
     const adaptiveRuns: AgentResult[] = [];
@@ -245,47 +311,123 @@ async function dockerDensity(): Promise<void> {
       else for (const c of rawConcurrencies) rawRuns.get(c)!.push(await settled().then(() => rawFloor(docker, N, c, runId, engineCpu)));
     }
     const agent = best(adaptiveRuns);
-    const fixed = fixedLimits.map((l) => ({ limit: l, best: best(fixedRuns.get(l)!), runsMs: fixedRuns.get(l)!.map((r) => r.allRunningMs) }));
-    const raws = args['no-raw'] ? [] : [...rawRuns.keys()].map((c) => ({ ...best(rawRuns.get(c)!), runsMs: rawRuns.get(c)!.map((r) => r.allRunningMs) }));
+    const fixed = fixedLimits.map((l) => ({
+      limit: l,
+      best: best(fixedRuns.get(l)!),
+      runsMs: fixedRuns.get(l)!.map((r) => r.allRunningMs),
+    }));
+    const raws = args['no-raw']
+      ? []
+      : [...rawRuns.keys()].map((c) => ({ ...best(rawRuns.get(c)!), runsMs: rawRuns.get(c)!.map((r) => r.allRunningMs) }));
     const raw = raws.length ? best(raws) : null;
     const ratio = raw ? agent.allRunningMs / raw.allRunningMs : NaN;
     const s = (ms: number) => ms / 1000;
     const mode = rate === 0 ? 'burst' : `paced at ${rate} pods/s`;
     const engineWord = engine ? `own dockerd limited to ${engineCpus} cores` : 'the shared dockerd';
-    console.log(`\ndensity: ${N} pods (sandbox + 1 container each), ${mode}, ${workers} worker threads, pod network ${networkPlugin}, ${engineWord}, best of ${reps}, ${new Date().toISOString()}`);
-    console.log(table([
-      ['measure', 'agent, adaptive admission (s)', `raw floor (s)${raw ? (rate > 0 ? `, paced at ${rate} pairs/s` : `, concurrency ${raw.concurrency}`) : ''}`, 'ratio'],
-      ['time to all Running', s(agent.allRunningMs), raw ? s(raw.allRunningMs) : '-', raw ? ratio : '-'],
-      ['time to the first Running', s(agent.firstRunningMs), raw ? s(raw.firstRunningMs) : '-', raw ? agent.firstRunningMs / raw.firstRunningMs : '-'],
-      ['manifest written → pod accepted (file source) p50 / max, ms', `${agent.acceptedAfterWriteMs.p50.toFixed(0)} / ${agent.acceptedAfterWriteMs.max.toFixed(0)}`, '', ''],
-      ...fixed.map((f) => [`  agent, limit fixed at ${f.limit} per thread`, s(f.best.allRunningMs), '', raw ? f.best.allRunningMs / raw.allRunningMs : '-']),
-      ...(reps > 1 ? [['  every run, adaptive', adaptiveRuns.map((r) => s(r.allRunningMs).toFixed(2)).join(' '), '', '']] : []),
-      ['time to all removed', s(agent.allRemovedMs), raw ? s(raw.allRemovedMs) : '-', raw ? agent.allRemovedMs / raw.allRemovedMs : '-'],
-      ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => {
-        // Paced, the floor's pairs have a startup too (due → container started); in a burst they do not.
-        const floor = rate > 0 ? (raw as PacedFloorRun | null)?.startupMs[q] : undefined;
-        return [`pod startup ${q}`, s(agent.startupMs[q]), floor !== undefined ? s(floor) : '', floor !== undefined ? agent.startupMs[q] / floor : ''];
-      }),
-      ...(agent.startupOutsideCallsMs ? [['pod startup outside its container calls (see bench/density.ts) p50 / p99 / max, ms', msTriple(agent.startupOutsideCallsMs), '', '']] : []),
-      ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
-      ['agent CPU per pod start, ms (process / main thread; floor: its client)', `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`, raw ? raw.clientCpuMsPerPod.toFixed(1) : '-', ''],
-      ['engine CPU per pod start, ms (dockerd + containerd + shims)', agent.engineCpuMsPerPod, raw ? raw.engineCpuMsPerPod : '-', raw ? agent.engineCpuMsPerPod / raw.engineCpuMsPerPod : '-'],
-      ...(agent.startCalls ? [['Docker calls per pod start', agent.startCalls.perPod, 4, agent.startCalls.perPod / 4]] : []),
-      ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
-      ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
-      ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
-      ...(agent.atDensity ? atDensityRows(agent.atDensity) : []),
-      ...raws.map((r) => [r.concurrency === 0 ? 'raw, paced (time to all Running)' : `raw, concurrency ${r.concurrency}`, '', reps > 1 ? r.runsMs.map((m) => s(m).toFixed(2)).join(' ') : s(r.allRunningMs), '']),
-    ]));
+    console.log(
+      `\ndensity: ${N} pods (sandbox + 1 container each), ${mode}, ${workers} worker threads, pod network ${networkPlugin}, ${engineWord}, best of ${reps}, ${new Date().toISOString()}`,
+    );
+    console.log(
+      table([
+        [
+          'measure',
+          'agent, adaptive admission (s)',
+          `raw floor (s)${raw ? (rate > 0 ? `, paced at ${rate} pairs/s` : `, concurrency ${raw.concurrency}`) : ''}`,
+          'ratio',
+        ],
+        ['time to all Running', s(agent.allRunningMs), raw ? s(raw.allRunningMs) : '-', raw ? ratio : '-'],
+        [
+          'time to the first Running',
+          s(agent.firstRunningMs),
+          raw ? s(raw.firstRunningMs) : '-',
+          raw ? agent.firstRunningMs / raw.firstRunningMs : '-',
+        ],
+        [
+          'manifest written → pod accepted (file source) p50 / max, ms',
+          `${agent.acceptedAfterWriteMs.p50.toFixed(0)} / ${agent.acceptedAfterWriteMs.max.toFixed(0)}`,
+          '',
+          '',
+        ],
+        ...fixed.map((f) => [
+          `  agent, limit fixed at ${f.limit} per thread`,
+          s(f.best.allRunningMs),
+          '',
+          raw ? f.best.allRunningMs / raw.allRunningMs : '-',
+        ]),
+        ...(reps > 1 ? [['  every run, adaptive', adaptiveRuns.map((r) => s(r.allRunningMs).toFixed(2)).join(' '), '', '']] : []),
+        ['time to all removed', s(agent.allRemovedMs), raw ? s(raw.allRemovedMs) : '-', raw ? agent.allRemovedMs / raw.allRemovedMs : '-'],
+        ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => {
+          // Paced, the floor's pairs have a startup too (due → container started); in a burst they do not.
+          const floor = rate > 0 ? (raw as PacedFloorRun | null)?.startupMs[q] : undefined;
+          return [
+            `pod startup ${q}`,
+            s(agent.startupMs[q]),
+            floor !== undefined ? s(floor) : '',
+            floor !== undefined ? agent.startupMs[q] / floor : '',
+          ];
+        }),
+        ...(agent.startupOutsideCallsMs
+          ? [
+              [
+                'pod startup outside its container calls (see bench/density.ts) p50 / p99 / max, ms',
+                msTriple(agent.startupOutsideCallsMs),
+                '',
+                '',
+              ],
+            ]
+          : []),
+        ['IPAM leases after removal', agent.ipamLeasesAfter, '', ''],
+        [
+          'agent CPU per pod start, ms (process / main thread; floor: its client)',
+          `${agent.cpuMsPerPod.toFixed(1)} / ${agent.mainThreadCpuMsPerPod.toFixed(1)}`,
+          raw ? raw.clientCpuMsPerPod.toFixed(1) : '-',
+          '',
+        ],
+        [
+          'engine CPU per pod start, ms (dockerd + containerd + shims)',
+          agent.engineCpuMsPerPod,
+          raw ? raw.engineCpuMsPerPod : '-',
+          raw ? agent.engineCpuMsPerPod / raw.engineCpuMsPerPod : '-',
+        ],
+        ...(agent.startCalls ? [['Docker calls per pod start', agent.startCalls.perPod, 4, agent.startCalls.perPod / 4]] : []),
+        ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
+        ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
+        ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
+        ...(agent.atDensity ? atDensityRows(agent.atDensity) : []),
+        ...raws.map((r) => [
+          r.concurrency === 0 ? 'raw, paced (time to all Running)' : `raw, concurrency ${r.concurrency}`,
+          '',
+          reps > 1 ? r.runsMs.map((m) => s(m).toFixed(2)).join(' ') : s(r.allRunningMs),
+          '',
+        ]),
+      ]),
+    );
     const file = writeResult('density', {
-      date: new Date().toISOString(), pods: N, rate, workers, networkPlugin, engineCpus: engineCpus ?? null, reps, countedCalls: counter !== undefined,
-      agent, adaptiveRunsMs: adaptiveRuns.map((r) => r.allRunningMs), fixed, raw: raws, best: raw, ratioAllRunning: ratio,
+      date: new Date().toISOString(),
+      pods: N,
+      rate,
+      workers,
+      networkPlugin,
+      engineCpus: engineCpus ?? null,
+      reps,
+      countedCalls: counter !== undefined,
+      agent,
+      adaptiveRunsMs: adaptiveRuns.map((r) => r.allRunningMs),
+      fixed,
+      raw: raws,
+      best: raw,
+      ratioAllRunning: ratio,
     });
     console.log(`ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}\nresults: ${file}`);
     if (raw) {
       figures.push({
-        runtime: 'docker', agentAllRunningMs: agent.allRunningMs, floorAllRunningMs: raw.allRunningMs, floorConcurrency: raw.concurrency,
-        agentCpuMsPerPod: agent.cpuMsPerPod, agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod, floorClientCpuMsPerPod: raw.clientCpuMsPerPod,
+        runtime: 'docker',
+        agentAllRunningMs: agent.allRunningMs,
+        floorAllRunningMs: raw.allRunningMs,
+        floorConcurrency: raw.concurrency,
+        agentCpuMsPerPod: agent.cpuMsPerPod,
+        agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod,
+        floorClientCpuMsPerPod: raw.clientCpuMsPerPod,
       });
     }
   } finally {
@@ -303,7 +445,9 @@ async function criDensity(): Promise<void> {
   try {
     const cri = await densityOnCri(rt, endpoint, { pods: N, rate, workers, reps, concurrencies: rawConcurrencies, runId, settle: settled });
     figures.push(cri.figures);
-    console.log(`\ndensity on ${cri.runtime.name} ${cri.runtime.version} (CRI): ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s (floor: burst)`}, ${workers} worker threads, best of ${reps}`);
+    console.log(
+      `\ndensity on ${cri.runtime.name} ${cri.runtime.version} (CRI): ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s (floor: burst)`}, ${workers} worker threads, best of ${reps}`,
+    );
     console.log(table(runtimesTable([cri.figures])));
     console.log(`results: ${writeResult('containerd-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, ...cri })}`);
   } finally {
@@ -313,9 +457,13 @@ async function criDensity(): Promise<void> {
 
 const failures = await runEachRuntime(runtimes.map((r) => ({ runtime: r, run: r === 'docker' ? dockerDensity : criDensity })));
 if (runtimes.length > 1) {
-  console.log(`\ndensity on both runtimes: ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s`}, one run, ${new Date().toISOString()}`);
+  console.log(
+    `\ndensity on both runtimes: ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s`}, one run, ${new Date().toISOString()}`,
+  );
   console.log(table(runtimesTable(figures)));
   for (const f of failures) console.log(`${f.runtime}: failed (${f.error})`);
-  console.log(`results: ${writeResult('runtimes-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, figures, failures })}`);
+  console.log(
+    `results: ${writeResult('runtimes-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, figures, failures })}`,
+  );
   if (failures.length > 0) process.exitCode = 1;
 }

@@ -68,7 +68,10 @@ export function podUidOfName(name: string): string | undefined {
  * start and its container's create run together). Pure.
  */
 export function outsideSpansMs(from: number, to: number, spans: readonly (readonly [number, number])[]): number {
-  const clipped = spans.map(([a, b]) => [Math.max(a, from), Math.min(b, to)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  const clipped = spans
+    .map(([a, b]) => [Math.max(a, from), Math.min(b, to)] as const)
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => x[0] - y[0]);
   let covered = 0;
   let end = from;
   for (const [a, b] of clipped) {
@@ -99,7 +102,8 @@ export async function startDockerCallCounter(socketPath: string, upstreamSocket 
   /** The pod a request is about: a create's `?name=`, else the container ID in its path; and whether it is a create. */
   const podOf = (url: string): { uid?: string; create: boolean } => {
     const [path, query] = url.split('?');
-    if (/^(\/v[\d.]+)?\/containers\/create$/.test(path!)) return { uid: podUidOfName(new URLSearchParams(query).get('name') ?? ''), create: true };
+    if (/^(\/v[\d.]+)?\/containers\/create$/.test(path!))
+      return { uid: podUidOfName(new URLSearchParams(query).get('name') ?? ''), create: true };
     const id = /^(?:\/v[\d.]+)?\/containers\/([^/]+)/.exec(path!)?.[1];
     return { uid: id === undefined ? undefined : podOfContainer.get(id), create: false };
   };
@@ -119,7 +123,9 @@ export async function startDockerCallCounter(socketPath: string, upstreamSocket 
           try {
             const id = (JSON.parse(Buffer.concat(body).toString('utf8')) as { Id?: string }).Id;
             if (id) podOfContainer.set(id, uid).set(id.slice(0, 12), uid);
-          } catch { /* an error answer: no container */ }
+          } catch {
+            /* an error answer: no container */
+          }
         });
       }
       upRes.pipe(res);
@@ -138,7 +144,10 @@ export async function startDockerCallCounter(socketPath: string, upstreamSocket 
       if (head.length > 0) upstream.write(head);
       client.pipe(upstream).pipe(client);
     });
-    const drop = () => { client.destroy(); upstream.destroy(); };
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
   });
@@ -160,10 +169,11 @@ export async function startDockerCallCounter(socketPath: string, upstreamSocket 
       counts = new Map();
       podCalls = {};
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const s of open) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -188,18 +198,24 @@ export interface RemoteDockerCallCounter {
  * resolves once it listens.
  * @throws Error when the child exits before it says it listens.
  */
-export async function spawnDockerCallCounter(socketPath: string, upstreamSocket = '/var/run/docker.sock'): Promise<RemoteDockerCallCounter> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), socketPath, upstreamSocket], { stdio: ['pipe', 'pipe', 'inherit'] });
+export async function spawnDockerCallCounter(
+  socketPath: string,
+  upstreamSocket = '/var/run/docker.sock',
+): Promise<RemoteDockerCallCounter> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), socketPath, upstreamSocket], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! });
   const waiting: { resolve: (line: string) => void; reject: (err: Error) => void }[] = [];
   lines.on('line', (line) => waiting.shift()?.resolve(line));
   child.on('exit', (code) => {
     for (const w of waiting.splice(0)) w.reject(new Error(`docker call counter exited (${code})`));
   });
-  const next = () => new Promise<string>((resolve, reject) => {
-    if (child.exitCode !== null) return reject(new Error(`docker call counter exited (${child.exitCode})`));
-    waiting.push({ resolve, reject });
-  });
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      if (child.exitCode !== null) return reject(new Error(`docker call counter exited (${child.exitCode})`));
+      waiting.push({ resolve, reject });
+    });
   const ask = async (cmd: string) => {
     const answer = next();
     child.stdin!.write(`${cmd}\n`);
@@ -218,11 +234,12 @@ export async function spawnDockerCallCounter(socketPath: string, upstreamSocket 
     async reset() {
       await ask('reset');
     },
-    close: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 

@@ -33,7 +33,12 @@ const burst = positiveInt('burst', args.burst);
 const root = join(import.meta.dirname, '..');
 
 execFileSync('bash', [join(root, 'tools/lib/etcd.sh'), 'up'], { stdio: ['ignore', 'inherit', 'inherit'] });
-const env = Object.fromEntries(readFileSync(join(root, '.run/etcd.env'), 'utf8').trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+const env = Object.fromEntries(
+  readFileSync(join(root, '.run/etcd.env'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+);
 const servers = String(env.KUBELET_TS_ETCD_CLUSTER).split(',');
 const prefix = `/kts-bench/etcd-${randomBytes(3).toString('hex')}`;
 const keys = etcdKeys(prefix);
@@ -63,14 +68,37 @@ watcher.on('delete', (kv) => {
 const agents: BenchAgent[] = [];
 try {
   for (let i = 0; i < A; i++) {
-    agents.push(await startBenchAgent('etcd', { workers, etcdServers: servers, etcdPrefix: prefix, syncFrequencyMs: 60_000, logLevel: process.env.KUBELET_TS_BENCH_LOG ?? 'warn', etcdQps: qps, etcdBurst: burst } as never));
+    agents.push(
+      await startBenchAgent('etcd', {
+        workers,
+        etcdServers: servers,
+        etcdPrefix: prefix,
+        syncFrequencyMs: 60_000,
+        logLevel: process.env.KUBELET_TS_BENCH_LOG ?? 'warn',
+        etcdQps: qps,
+        etcdBurst: burst,
+      } as never),
+    );
   }
-  const podValue = (name: string) => JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
-    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: kBusybox, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] },
-  });
+  const podValue = (name: string) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'main', image: kBusybox, imagePullPolicy: 'Never', command: ['sleep', '3600'] }],
+      },
+    });
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: N }, (_, i) => admin.put(keys.pod(agents[i % A]!.nodeName, 'default', `etcd-${i}`)).value(podValue(`etcd-${i}`)).exec()));
+  await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      admin
+        .put(keys.pod(agents[i % A]!.nodeName, 'default', `etcd-${i}`))
+        .value(podValue(`etcd-${i}`))
+        .exec(),
+    ),
+  );
   const putMs = performance.now() - t0;
   await waitUntil('statuses Running in etcd', N, () => [...phases.values()].filter(Boolean).length);
   const runningMs = performance.now() - t0;
@@ -82,28 +110,52 @@ try {
   const removedMs = performance.now() - t1;
 
   const result = {
-    date: new Date().toISOString(), pods: N, agents: A, workers, qps, burst, etcdMembers: servers.length,
-    putAllPodsMs: Math.round(putMs), allStatusesRunningMs: Math.round(runningMs), allStatusKeysRemovedMs: Math.round(removedMs),
-    statusPutsPerPodUntilRunning: +(putsUntilRunning / N).toFixed(2), statusPutsPerPodTotal: +(statusPuts / N).toFixed(2), statusDeletes, nodeKeyPuts: nodePuts,
+    date: new Date().toISOString(),
+    pods: N,
+    agents: A,
+    workers,
+    qps,
+    burst,
+    etcdMembers: servers.length,
+    putAllPodsMs: Math.round(putMs),
+    allStatusesRunningMs: Math.round(runningMs),
+    allStatusKeysRemovedMs: Math.round(removedMs),
+    statusPutsPerPodUntilRunning: +(putsUntilRunning / N).toFixed(2),
+    statusPutsPerPodTotal: +(statusPuts / N).toFixed(2),
+    statusDeletes,
+    nodeKeyPuts: nodePuts,
   };
-  process.stdout.write(table([
-    ['metric', 'value'],
-    ['pods / agents / etcd members', `${N} / ${A} / ${servers.length}`],
-    ['put all desired pods (ms)', result.putAllPodsMs],
-    ['all statuses Running in etcd (ms)', result.allStatusesRunningMs],
-    ['status puts per pod until Running', result.statusPutsPerPodUntilRunning],
-    ['status puts per pod (whole run)', result.statusPutsPerPodTotal],
-    ['all status keys removed after delete (ms)', result.allStatusKeysRemovedMs],
-    ['node key writes', nodePuts],
-  ]));
+  process.stdout.write(
+    table([
+      ['metric', 'value'],
+      ['pods / agents / etcd members', `${N} / ${A} / ${servers.length}`],
+      ['put all desired pods (ms)', result.putAllPodsMs],
+      ['all statuses Running in etcd (ms)', result.allStatusesRunningMs],
+      ['status puts per pod until Running', result.statusPutsPerPodUntilRunning],
+      ['status puts per pod (whole run)', result.statusPutsPerPodTotal],
+      ['all status keys removed after delete (ms)', result.allStatusKeysRemovedMs],
+      ['node key writes', nodePuts],
+    ]),
+  );
   process.stdout.write(`wrote ${writeResult('etcd', result)}\n`);
 } finally {
   await Promise.all(agents.map((a) => a.stop().catch(() => {})));
   for (const a of agents) {
     const list = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${a.nodeName}`] } });
-    await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+    await Promise.all(
+      list.map((c) =>
+        docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => {}),
+      ),
+    );
   }
   await watcher.cancel().catch(() => {});
-  await admin.delete().prefix(`${prefix}/`).exec().catch(() => {});
+  await admin
+    .delete()
+    .prefix(`${prefix}/`)
+    .exec()
+    .catch(() => {});
   admin.close();
 }

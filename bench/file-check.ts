@@ -43,24 +43,44 @@ const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-file-check-'));
 try {
   const past = new Date(Date.now() - 60_000);
   const files = Array.from({ length: N }, (_, i) => join(dir, `pod-${i}.yaml`));
-  await Promise.all(files.map(async (f, i) => {
-    await writeFile(f, podYaml(`fc-${i}`));
-    await utimes(f, past, past);
-  }));
+  await Promise.all(
+    files.map(async (f, i) => {
+      await writeFile(f, podYaml(`fc-${i}`));
+      await utimes(f, past, past);
+    }),
+  );
 
   // The two ways of looking at an unchanged file, three rounds each, best round.
   const readAll: number[] = [];
   const statAll: number[] = [];
   for (let round = 0; round < 3; round++) {
-    readAll.push(await cpuMs(async () => { for (const f of files) await readManifestFile(f); }));
-    statAll.push(await cpuMs(async () => { for (const f of files) await fsp.stat(f, { bigint: true }); }));
+    readAll.push(
+      await cpuMs(async () => {
+        for (const f of files) await readManifestFile(f);
+      }),
+    );
+    statAll.push(
+      await cpuMs(async () => {
+        for (const f of files) await fsp.stat(f, { bigint: true });
+      }),
+    );
   }
 
   // The file source itself, checking every period.
   let checks = 0;
   // Checks counted from the source's own debug line (one per full check).
-  const logger = pino({ level: 'debug' }, { write: (line: string) => { if (line.includes('Checked pod manifest path')) checks++; } });
-  const source = newFileSource({ path: dir, nodeName: 'bench', checkFrequencyMs: periodMs }, { logger, onUpdate: () => {}, onError: () => {} });
+  const logger = pino(
+    { level: 'debug' },
+    {
+      write: (line: string) => {
+        if (line.includes('Checked pod manifest path')) checks++;
+      },
+    },
+  );
+  const source = newFileSource(
+    { path: dir, nodeName: 'bench', checkFrequencyMs: periodMs },
+    { logger, onUpdate: () => {}, onError: () => {} },
+  );
   await source.start();
   await new Promise((r) => setTimeout(r, 2 * periodMs)); // past the first check
   const checks0 = checks;
@@ -79,13 +99,25 @@ try {
   const pct = (ms: number) => (100 * ms) / kDefaultCheckMs;
   const best = (xs: number[]) => Math.min(...xs);
   console.log(`\nfile-check: ${N} unchanged manifest files, ${new Date().toISOString()}`);
-  console.log(table([
-    ['measure', 'CPU per full check (ms)', '% of a core at a 20 s check'],
-    ['every file read (stat, read, stat, SHA-256), as the kubelet', best(readAll).toFixed(1), pct(best(readAll)).toFixed(2)],
-    ['every file stat\'ed (an unchanged file now)', best(statAll).toFixed(1), pct(best(statAll)).toFixed(2)],
-    [`the file source, ${windowChecks} checks in ${windowS} s (whole process)`, perCheck.toFixed(1), pct(perCheck).toFixed(2)],
-  ]));
-  const file = writeResult('file-check', { date: new Date().toISOString(), files: N, periodMs, windowS, readAllCpuMs: readAll, statAllCpuMs: statAll, sourceCpuMs: sourceMs, sourceChecks: windowChecks, sourceCpuMsPerCheck: perCheck });
+  console.log(
+    table([
+      ['measure', 'CPU per full check (ms)', '% of a core at a 20 s check'],
+      ['every file read (stat, read, stat, SHA-256), as the kubelet', best(readAll).toFixed(1), pct(best(readAll)).toFixed(2)],
+      ["every file stat'ed (an unchanged file now)", best(statAll).toFixed(1), pct(best(statAll)).toFixed(2)],
+      [`the file source, ${windowChecks} checks in ${windowS} s (whole process)`, perCheck.toFixed(1), pct(perCheck).toFixed(2)],
+    ]),
+  );
+  const file = writeResult('file-check', {
+    date: new Date().toISOString(),
+    files: N,
+    periodMs,
+    windowS,
+    readAllCpuMs: readAll,
+    statAllCpuMs: statAll,
+    sourceCpuMs: sourceMs,
+    sourceChecks: windowChecks,
+    sourceCpuMsPerCheck: perCheck,
+  });
   console.log(`results: ${file}`);
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -34,8 +34,15 @@ const failures: { property: string; seed: number; counterexample: string; error:
 const record = <T>(name: string, details: fc.RunDetails<T>) => {
   cases[name] = (cases[name] ?? 0) + details.numRuns;
   if (details.failed) {
-    failures.push({ property: name, seed: details.seed, counterexample: fc.stringify(details.counterexample).slice(0, 4000), error: String(details.errorInstance).slice(0, 4000) });
-    process.stderr.write(`fuzz: FAILED ${name} (seed ${details.seed}, path ${details.counterexamplePath}): ${String(details.errorInstance).slice(0, 500)}\n`);
+    failures.push({
+      property: name,
+      seed: details.seed,
+      counterexample: fc.stringify(details.counterexample).slice(0, 4000),
+      error: String(details.errorInstance).slice(0, 4000),
+    });
+    process.stderr.write(
+      `fuzz: FAILED ${name} (seed ${details.seed}, path ${details.counterexamplePath}): ${String(details.errorInstance).slice(0, 500)}\n`,
+    );
   }
 };
 
@@ -45,23 +52,44 @@ let round = 0;
 try {
   while (performance.now() < endAt) {
     round++;
-    for (const p of decoderProperties()) record(p.name, fc.check(p.property, { seed, numRuns: Math.max(1, Math.round((p.numRuns * runsPerRound) / 200)), maxSkipsPerRun: 1000 }));
+    for (const p of decoderProperties())
+      record(
+        p.name,
+        fc.check(p.property, { seed, numRuns: Math.max(1, Math.round((p.numRuns * runsPerRound) / 200)), maxSkipsPerRun: 1000 }),
+      );
     const apiName = 'API: no 5xx, errors are Status, no accepted pod the validator refuses';
-    record(apiName, await fc.check(fc.asyncProperty(apiRequest, async (r) => {
-      const code = await checkAnswer(api, r);
-      codes[code] = (codes[code] ?? 0) + 1;
-    }), { seed, numRuns: runsPerRound }));
+    record(
+      apiName,
+      await fc.check(
+        fc.asyncProperty(apiRequest, async (r) => {
+          const code = await checkAnswer(api, r);
+          codes[code] = (codes[code] ?? 0) + 1;
+        }),
+        { seed, numRuns: runsPerRound },
+      ),
+    );
     const total = Object.values(cases).reduce((a, n) => a + n, 0);
-    process.stderr.write(`fuzz round ${round} (seed ${seed}): ${total} cases in ${((performance.now() - t0) / 1000).toFixed(0)} s, ${failures.length} failures, answers ${JSON.stringify(codes)}\n`);
+    process.stderr.write(
+      `fuzz round ${round} (seed ${seed}): ${total} cases in ${((performance.now() - t0) / 1000).toFixed(0)} s, ${failures.length} failures, answers ${JSON.stringify(codes)}\n`,
+    );
     seed = (seed + 1) % 2 ** 31;
   }
   let healthy = 'ok';
-  try { await checkAgentAfter(api); } catch (err) { healthy = String(err); failures.push({ property: 'agent afterwards', seed, counterexample: '', error: healthy }); }
+  try {
+    await checkAgentAfter(api);
+  } catch (err) {
+    healthy = String(err);
+    failures.push({ property: 'agent afterwards', seed, counterexample: '', error: healthy });
+  }
   const wallS = (performance.now() - t0) / 1000;
-  console.log(`\nfuzz: ${round} rounds in ${wallS.toFixed(0)} s, ${new Date().toISOString()}; /healthz and GET /pods afterwards: ${healthy}`);
+  console.log(
+    `\nfuzz: ${round} rounds in ${wallS.toFixed(0)} s, ${new Date().toISOString()}; /healthz and GET /pods afterwards: ${healthy}`,
+  );
   console.log(table([['property', 'cases'], ...Object.entries(cases).map(([k, n]) => [k, n])]));
   console.log(`answer codes: ${JSON.stringify(codes)}\nfailures: ${failures.length}`);
-  console.log(`results: ${writeResult('fuzz', { date: new Date().toISOString(), minutes, runsPerRound, rounds: round, wallS, cases, codes, failures, healthy })}`);
+  console.log(
+    `results: ${writeResult('fuzz', { date: new Date().toISOString(), minutes, runsPerRound, rounds: round, wallS, cases, codes, failures, healthy })}`,
+  );
 } finally {
   await b.stop();
 }

@@ -29,7 +29,19 @@ import { startPair, removeByLabel } from './raw-floor.js';
 import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { benchCriEndpoint, removeCriByLabel, startCriPod } from './cri-floor-run.js';
 import { criAgentOverrides, parseBenchRuntimes } from './runtime-runs.js';
-import { netnsBaselineAfterCollection, podYaml, positiveInt, progress, settle, sleepUntil, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
+import {
+  netnsBaselineAfterCollection,
+  podYaml,
+  positiveInt,
+  progress,
+  settle,
+  sleepUntil,
+  startBenchAgent,
+  summary,
+  table,
+  waitUntil,
+  writeResult,
+} from './lib.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -54,11 +66,14 @@ const label = { 'kubelet-ts.bench': runId };
 const endpoint = onCri ? benchCriEndpoint() : '';
 const rt = onCri ? new RemoteRuntimeService(endpoint) : undefined;
 /** One floor pod: dockerode's pair (network none), or the CRI's sandbox and container (the runtime's CNI). */
-const startFloorPod = (k: number) => (rt
-  ? startCriPod(rt, `interleaved-${k}`, `${runId}-${k}`, label, 'pod')
-  : startPair(docker, `bench-raw-${runId}-interleaved-${k}`, label));
+const startFloorPod = (k: number) =>
+  rt ? startCriPod(rt, `interleaved-${k}`, `${runId}-${k}`, label, 'pod') : startPair(docker, `bench-raw-${runId}-interleaved-${k}`, label);
 const netnsBaseline = args['no-settle'] || onCri ? NaN : await netnsBaselineAfterCollection();
-const b = await startBenchAgent('interleaved', { workers, syncFrequencyMs: 60_000, ...(onCri ? criAgentOverrides(endpoint) : { networkPlugin: 'none' }) });
+const b = await startBenchAgent('interleaved', {
+  workers,
+  syncFrequencyMs: 60_000,
+  ...(onCri ? criAgentOverrides(endpoint) : { networkPlugin: 'none' }),
+});
 try {
   if (!args['no-settle'] && !onCri) await settle({ netnsBaseline });
   const bar = progress(`interleaved at ${rate}/s: floor pairs started`, N);
@@ -75,10 +90,17 @@ try {
       await b.write(`interleaved-${k}.yaml`, podYaml(`interleaved-${k}`));
       continue;
     }
-    pairs.push(startFloorPod(k).then(() => {
-      floorMs.push(performance.now() - due);
-      bar.update(floorMs.length);
-    }, (err: unknown) => { failure ??= { err }; }));
+    pairs.push(
+      startFloorPod(k).then(
+        () => {
+          floorMs.push(performance.now() - due);
+          bar.update(floorMs.length);
+        },
+        (err: unknown) => {
+          failure ??= { err };
+        },
+      ),
+    );
   }
   await Promise.all(pairs);
   bar.end();
@@ -88,12 +110,25 @@ try {
   const agent = summary(agentMs);
   const floor = summary(floorMs);
   const s = (ms: number) => (ms / 1000).toFixed(2);
-  console.log(`\ninterleaved: ${N} agent pods and ${N} floor pairs alternating at ${rate} arrivals/s, ${workers} worker threads, ${onCri ? 'on containerd (CRI), the runtime\'s CNI' : 'on Docker, pod network none'}, ${new Date().toISOString()}`);
-  console.log(table([
-    ['pod startup (s)', 'agent', 'raw floor', 'ratio'],
-    ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => [q, s(agent[q]), s(floor[q]), agent[q] / floor[q]]),
-  ]));
-  const file = writeResult('interleaved', { date: new Date().toISOString(), runtime, pods: N, rate, workers, agentStartupMs: agent, floorStartupMs: floor, ratioP99: agent.p99 / floor.p99 });
+  console.log(
+    `\ninterleaved: ${N} agent pods and ${N} floor pairs alternating at ${rate} arrivals/s, ${workers} worker threads, ${onCri ? "on containerd (CRI), the runtime's CNI" : 'on Docker, pod network none'}, ${new Date().toISOString()}`,
+  );
+  console.log(
+    table([
+      ['pod startup (s)', 'agent', 'raw floor', 'ratio'],
+      ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => [q, s(agent[q]), s(floor[q]), agent[q] / floor[q]]),
+    ]),
+  );
+  const file = writeResult('interleaved', {
+    date: new Date().toISOString(),
+    runtime,
+    pods: N,
+    rate,
+    workers,
+    agentStartupMs: agent,
+    floorStartupMs: floor,
+    ratioP99: agent.p99 / floor.p99,
+  });
   console.log(`ratio agent/floor (startup p99): ${(agent.p99 / floor.p99).toFixed(2)}\nresults: ${file}`);
 } finally {
   for (let k = 0; k < N; k++) await b.remove(`interleaved-${k}.yaml`);

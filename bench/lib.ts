@@ -45,14 +45,14 @@ export function table(rows: (string | number)[][]): string {
 
 // ---- agent helpers shared by the density, steady, relist and scale benches ----
 
-
 export const kBusybox = 'kubelet-ts/busybox:1.35';
 export const kPause = 'kubelet-ts/pause:1.0';
 
 /** parseIntList parses `1,2,4` (flag `name`) into positive integers. */
 export function parseIntList(name: string, text: string): number[] {
   const out = text.split(',').map((s) => Number(s.trim()));
-  if (!out.length || out.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--${name} must be a comma-separated list of integers >= 1, got ${text}`);
+  if (!out.length || out.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`--${name} must be a comma-separated list of integers >= 1, got ${text}`);
   return out;
 }
 
@@ -77,7 +77,9 @@ spec:
 
 /** isRunning: phase Running and every container ready. */
 export const isRunning = (pod: Pod): boolean =>
-  pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && (pod.status.containerStatuses ?? []).every((c) => c.ready);
+  pod.status?.phase === 'Running' &&
+  (pod.status.containerStatuses ?? []).length > 0 &&
+  (pod.status.containerStatuses ?? []).every((c) => c.ready);
 
 /**
  * PodTimes: when each pod UID was accepted, first Running, and removed, as a WebSocket watch client
@@ -123,7 +125,10 @@ export interface BenchAgent {
  * log at `KUBELET_TS_BENCH_LOG` (default silent).
  */
 export async function startBenchAgent(
-  kind: string, overrides: Partial<AgentOptions> = {}, deps: Partial<AgentDeps> = {}, makeRunner?: (options: AgentOptions) => PodSyncRunner,
+  kind: string,
+  overrides: Partial<AgentOptions> = {},
+  deps: Partial<AgentDeps> = {},
+  makeRunner?: (options: AgentOptions) => PodSyncRunner,
 ): Promise<BenchAgent> {
   const nodeName = `bench-${kind}-${randomBytes(3).toString('hex')}`;
   const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
@@ -131,13 +136,20 @@ export async function startBenchAgent(
   await mkdir(manifests);
   const level = process.env.KUBELET_TS_BENCH_LOG ?? 'silent';
   const options = resolveAgentOptions({
-    nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, fileCheckFrequencyMs: 60_000, logLevel: level,
+    nodeName,
+    podManifestPath: manifests,
+    rootDir: join(base, 'root'),
+    address: '127.0.0.1',
+    port: 0,
+    fileCheckFrequencyMs: 60_000,
+    logLevel: level,
     // Its own default pod network (bridge, CIDR), never the host's /etc/cni/net.d.
     cniConfDir: join(base, 'cni-conf'),
     // Benches size the node for their N: --max-pods' kubelet default (110) would refuse the rest.
     maxPods: 1_000_000,
     // A bench's own loopback agent in a private root dir: its reads (list, watch, metrics) are measured without a token, as before issue #38.
-    anonymousAuth: true, ...overrides,
+    anonymousAuth: true,
+    ...overrides,
   });
   const runner = makeRunner?.(options);
   const agent = newAgent(options, { logger: pino({ level }), ...(runner ? { runner } : {}), ...deps });
@@ -145,7 +157,10 @@ export async function startBenchAgent(
   const listeners = new Set<(frame: WatchFrame, atMs: number) => void>();
   await agent.start();
   const ws = new WebSocket(`ws://127.0.0.1:${agent.port}/watch/pods`, { perMessageDeflate: false });
-  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
   ws.on('message', (data: Buffer) => {
     const t = performance.now();
     const frame = JSON.parse(data.toString('utf8')) as WatchFrame;
@@ -160,10 +175,15 @@ export async function startBenchAgent(
     for (const fn of listeners) fn(frame, t);
   });
   ws.on('close', (code: number) => {
-    if (code !== 1000 && code !== 1005) process.stderr.write(`bench: the watch closed with code ${code}; figures after this point are missing\n`);
+    if (code !== 1000 && code !== 1005)
+      process.stderr.write(`bench: the watch closed with code ${code}; figures after this point are missing\n`);
   });
   return {
-    agent, nodeName, manifests, rootDir: options.rootDir, times,
+    agent,
+    nodeName,
+    manifests,
+    rootDir: options.rootDir,
+    times,
     onFrame(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);
@@ -198,7 +218,9 @@ export async function startBenchAgent(
  */
 export async function watchDieEvents(docker: Docker, nodeName: string): Promise<{ died: Map<string, number>; close(): void }> {
   const died = new Map<string, number>();
-  const events = (await docker.getEvents({ filters: { type: ['container'], event: ['die'], label: [`kubelet-ts.node-name=${nodeName}`] } })) as NodeJS.ReadableStream & { destroy(): void };
+  const events = (await docker.getEvents({
+    filters: { type: ['container'], event: ['die'], label: [`kubelet-ts.node-name=${nodeName}`] },
+  })) as NodeJS.ReadableStream & { destroy(): void };
   let buffered = '';
   events.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
@@ -241,9 +263,11 @@ export async function waitUntil(label: string, total: number, count: () => numbe
  */
 export async function pool<T>(items: readonly T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) await f(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) await f(items[next++]!);
+    }),
+  );
 }
 
 /** sleepUntil resolves at `atMs` on the performance.now() clock (milliseconds; at once when past): a paced run's "item i is due at t0 + i / rate". */
@@ -290,7 +314,10 @@ export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promi
     return start;
   }
   if (recent === 0) return start;
-  const bar = progress("settle: waiting for dockerd to free an earlier run's network namespaces (its GC runs every 60 s), seconds of at most", 65);
+  const bar = progress(
+    "settle: waiting for dockerd to free an earlier run's network namespaces (its GC runs every 60 s), seconds of at most",
+    65,
+  );
   const t0 = performance.now();
   while (dockerNetnsCount(dir) >= start && performance.now() - t0 < 65_000) {
     bar.update(Math.round((performance.now() - t0) / 1000));
@@ -298,7 +325,10 @@ export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promi
   }
   bar.update(Math.round((performance.now() - t0) / 1000)); // the seconds it took
   bar.end();
-  if (dockerNetnsCount(dir) >= start) process.stderr.write(`bench: dockerd freed none of the ${recent} recent network namespaces in /var/run/docker/netns within 65 s (a slow or busy engine); going on with them counted in the baseline\n`);
+  if (dockerNetnsCount(dir) >= start)
+    process.stderr.write(
+      `bench: dockerd freed none of the ${recent} recent network namespaces in /var/run/docker/netns within 65 s (a slow or busy engine); going on with them counted in the baseline\n`,
+    );
   return dockerNetnsCount(dir);
 }
 
@@ -332,7 +362,10 @@ export async function settle(opts: { netnsBaseline?: number; busyShare?: number;
     }
     bar.update(freed()); // all at once, as dockerd frees them
     bar.end();
-    if (late()) process.stderr.write(`bench: ${dockerNetnsCount() - netnsBaseline} network namespaces of removed containers still in /var/run/docker/netns after ${Math.round(timeoutMs / 1000)} s; timing anyway\n`);
+    if (late())
+      process.stderr.write(
+        `bench: ${dockerNetnsCount() - netnsBaseline} network namespaces of removed containers still in /var/run/docker/netns after ${Math.round(timeoutMs / 1000)} s; timing anyway\n`,
+      );
   }
   for (;;) {
     const a = machineJiffies();
@@ -341,7 +374,9 @@ export async function settle(opts: { netnsBaseline?: number; busyShare?: number;
     const share = (b.busy - a.busy) / Math.max(1, b.all - a.all);
     if (share < busyShare) return performance.now() - t0;
     if (late()) {
-      process.stderr.write(`bench: the machine stayed busy (${Math.round(share * 100)} % of all cores over the last second) for ${Math.round(timeoutMs / 1000)} s; timing anyway\n`);
+      process.stderr.write(
+        `bench: the machine stayed busy (${Math.round(share * 100)} % of all cores over the last second) for ${Math.round(timeoutMs / 1000)} s; timing anyway\n`,
+      );
       return performance.now() - t0;
     }
   }
@@ -349,7 +384,13 @@ export async function settle(opts: { netnsBaseline?: number; busyShare?: number;
 
 /** stats of a sample (same unit as the input): p50, p90, p99, max. */
 export function summary(values: number[]): { n: number; p50: number; p90: number; p99: number; max: number } {
-  return { n: values.length, p50: percentile(values, 50), p90: percentile(values, 90), p99: percentile(values, 99), max: values.length ? Math.max(...values) : NaN };
+  return {
+    n: values.length,
+    p50: percentile(values, 50),
+    p90: percentile(values, 90),
+    p99: percentile(values, 99),
+    max: values.length ? Math.max(...values) : NaN,
+  };
 }
 
 const kClkTck = 100; // USER_HZ on Linux x86-64: the unit of /proc/<pid>/stat's times
@@ -358,7 +399,10 @@ const kClkTck = 100; // USER_HZ on Linux x86-64: the unit of /proc/<pid>/stat's 
 function procCpuSeconds(pid: string, children: boolean): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number); // f[0] is field 3 (state)
+    const f = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number); // f[0] is field 3 (state)
     return (f[11]! + f[12]! + (children ? f[13]! + f[14]! : 0)) / kClkTck; // utime, stime, cutime, cstime (fields 14–17)
   } catch {
     return NaN;

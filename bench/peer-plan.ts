@@ -47,7 +47,11 @@ export const errorLines = (err: unknown): string => ((err as Error)?.message ?? 
  * stderr, cleared up (`cleanup`), and the plan goes on: the other peers' figures are never lost.
  * Resolves with each peer's outcome, by name, in plan order; never rejects for a peer's failure.
  */
-export async function runPeerPlan(plan: readonly PlannedPeer[], reps: number, hooks: PeerPlanHooks = {}): Promise<Map<string, PeerOutcome>> {
+export async function runPeerPlan(
+  plan: readonly PlannedPeer[],
+  reps: number,
+  hooks: PeerPlanHooks = {},
+): Promise<Map<string, PeerOutcome>> {
   const warn = hooks.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const out = new Map<string, PeerOutcome>(plan.map((p) => [p.name, { runs: [], failures: [] }]));
   for (let rep = 1; rep <= reps; rep++) {
@@ -82,7 +86,8 @@ export interface PeerReport {
  * how many beside its runs.
  */
 export function peerReport(outcomes: Map<string, PeerOutcome>, floorPeer: string): PeerReport {
-  const best = (o: PeerOutcome | undefined) => (o?.runs ?? []).reduce<PeerRun | null>((a, b) => (!a || b.allRunningMs < a.allRunningMs ? b : a), null);
+  const best = (o: PeerOutcome | undefined) =>
+    (o?.runs ?? []).reduce<PeerRun | null>((a, b) => (!a || b.allRunningMs < a.allRunningMs ? b : a), null);
   const floor = best(outcomes.get(floorPeer));
   const s = (ms: number) => (ms / 1000).toFixed(2);
   const rows: string[][] = [['', 'time to all Running (s)', 'ratio to the floor', 'every run (s)', 'time to all removed (s)']];
@@ -94,7 +99,13 @@ export function peerReport(outcomes: Map<string, PeerOutcome>, floorPeer: string
     if (!b) {
       rows.push([name, 'failed', '-', failed, `last error: ${o.failures.at(-1)?.error ?? 'no run'}`]);
     } else {
-      rows.push([name, s(b.allRunningMs), ratio === null ? '-' : ratio.toFixed(2), [o.runs.map((r) => s(r.allRunningMs)).join(' '), failed].filter(Boolean).join(', '), s(b.allRemovedMs)]);
+      rows.push([
+        name,
+        s(b.allRunningMs),
+        ratio === null ? '-' : ratio.toFixed(2),
+        [o.runs.map((r) => s(r.allRunningMs)).join(' '), failed].filter(Boolean).join(', '),
+        s(b.allRemovedMs),
+      ]);
     }
     peers[name] = { best: b, ratio, runs: o.runs, failures: o.failures };
   }

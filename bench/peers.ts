@@ -32,7 +32,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { kBusybox, kPause, netnsBaselineAfterCollection, podYaml, positiveInt, progress, settle, startBenchAgent, table, waitUntil, writeResult } from './lib.js';
+import {
+  kBusybox,
+  kPause,
+  netnsBaselineAfterCollection,
+  podYaml,
+  positiveInt,
+  progress,
+  settle,
+  startBenchAgent,
+  table,
+  waitUntil,
+  writeResult,
+} from './lib.js';
 import { peerReport, runPeerPlan, type PeerRun, type PlannedPeer } from './peer-plan.js';
 import { rawFloor, removeByLabel } from './raw-floor.js';
 
@@ -56,14 +68,21 @@ const runId = randomBytes(3).toString('hex');
 const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-peers-'));
 
 /** has: whether `cmd` runs (`cmd --version` exits 0). */
-const has = (cmd: string) => run(cmd, ['--version']).then(() => true, () => false);
+const has = (cmd: string) =>
+  run(cmd, ['--version']).then(
+    () => true,
+    () => false,
+  );
 
 if (args.install) {
   const toInstall: string[] = [];
   for (const pkg of ['podman', 'docker-compose']) if (!(await has(pkg))) toInstall.push(pkg); // command = package name
   if (toInstall.length > 0) {
     process.stderr.write(`installing ${toInstall.join(', ')} with apt-get …\n`);
-    await run('apt-get', ['install', '-y', '--no-install-recommends', ...toInstall], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, maxBuffer: 64 << 20 });
+    await run('apt-get', ['install', '-y', '--no-install-recommends', ...toInstall], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      maxBuffer: 64 << 20,
+    });
   }
 }
 const havePodman = await has('podman');
@@ -81,10 +100,19 @@ function exec(cmd: string, argv: string[], env: NodeJS.ProcessEnv = process.env)
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: kPeerCommandTimeoutMs });
     let stderr = '';
-    child.stderr.on('data', (b: Buffer) => { stderr = (stderr + b.toString('utf8')).slice(-4000); });
+    child.stderr.on('data', (b: Buffer) => {
+      stderr = (stderr + b.toString('utf8')).slice(-4000);
+    });
     child.once('error', reject);
-    child.once('close', (code, signal) => (code === 0 ? resolve(performance.now() - t0)
-      : reject(new Error(`${cmd} ${argv.join(' ')} ${signal ? `killed by ${signal} (limit ${kPeerCommandTimeoutMs / 60_000} min)` : `exited ${code}`}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))));
+    child.once('close', (code, signal) =>
+      code === 0
+        ? resolve(performance.now() - t0)
+        : reject(
+            new Error(
+              `${cmd} ${argv.join(' ')} ${signal ? `killed by ${signal} (limit ${kPeerCommandTimeoutMs / 60_000} min)` : `exited ${code}`}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`,
+            ),
+          ),
+    );
   });
 }
 
@@ -102,7 +130,8 @@ async function agentRun(): Promise<PeerRun> {
     await waitUntil('kubelet-ts: pods removed', N, () => b.times.removed.size);
     // The watch's DELETED may come before the last container is gone: wait for Docker to list none.
     const label = `kubelet-ts.node-name=${b.nodeName}`;
-    while ((await docker.listContainers({ all: true, filters: { label: [label] } })).length > 0) await new Promise((r) => setTimeout(r, 100));
+    while ((await docker.listContainers({ all: true, filters: { label: [label] } })).length > 0)
+      await new Promise((r) => setTimeout(r, 100));
     return { allRunningMs, allRemovedMs: performance.now() - t1 };
   } finally {
     await b.stop();
@@ -118,7 +147,13 @@ const podmanEnv = { ...process.env, CONTAINERS_CONF: podmanConf };
 /** podman's image store gets the bench images from Docker's (docker save | podman load) when it lacks them. */
 async function preparePodman(): Promise<void> {
   for (const image of [kPause, kBusybox]) {
-    if (await run('podman', ['image', 'exists', `localhost/${image}`]).then(() => true, () => false)) continue;
+    if (
+      await run('podman', ['image', 'exists', `localhost/${image}`]).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
     await new Promise<void>((resolve, reject) => {
       const save = spawn('docker', ['save', image], { stdio: ['ignore', 'pipe', 'inherit'] });
       const load = spawn('podman', ['load', '-q'], { stdio: ['pipe', 'ignore', 'inherit'] });
@@ -126,21 +161,29 @@ async function preparePodman(): Promise<void> {
       load.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`docker save ${image} | podman load exited ${code}`))));
     });
   }
-  await writeFile(podmanConf, `[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ninfra_image = "localhost/${kPause}"\ninfra_command = "/pause"\n`);
-  const pods = Array.from({ length: N }, (_, i) => `apiVersion: v1
+  await writeFile(
+    podmanConf,
+    `[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ninfra_image = "localhost/${kPause}"\ninfra_command = "/pause"\n`,
+  );
+  const pods = Array.from(
+    { length: N },
+    (_, i) => `apiVersion: v1
 kind: Pod
 metadata: {name: ${podmanName(i)}, labels: {kubelet-ts.bench: "${runId}"}}
 spec:
   restartPolicy: Always
   terminationGracePeriodSeconds: 1
   containers: [{name: main, image: "localhost/${kBusybox}", imagePullPolicy: Never, command: ["/bin/sleep", "3600"]}]
-`);
+`,
+  );
   await writeFile(podmanFile, pods.join('---\n'));
 }
 
 /** The names of this run's podman pods that exist now. */
 async function podmanPods(): Promise<string[]> {
-  const { stdout } = await run('podman', ['pod', 'ps', '--filter', `name=bench-peers-${runId}-`, '--format', '{{.Name}} {{.Status}}'], { env: podmanEnv });
+  const { stdout } = await run('podman', ['pod', 'ps', '--filter', `name=bench-peers-${runId}-`, '--format', '{{.Name}} {{.Status}}'], {
+    env: podmanEnv,
+  });
   return stdout.split('\n').filter(Boolean);
 }
 
@@ -164,10 +207,12 @@ const composeFile = join(dir, 'docker-compose.yml');
 const composeEnv = { ...process.env, COMPOSE_PARALLEL_LIMIT: String(2 * N + 8) };
 
 async function prepareCompose(): Promise<void> {
-  const services = Array.from({ length: N }, (_, i) => [
-    `  p${i}-pause: {image: "${kPause}", network_mode: none, ipc: shareable, labels: {kubelet-ts.bench: "${runId}"}}`,
-    `  p${i}-main: {image: "${kBusybox}", command: ["sleep", "3600"], network_mode: "service:p${i}-pause", ipc: "service:p${i}-pause", labels: {kubelet-ts.bench: "${runId}"}}`,
-  ].join('\n'));
+  const services = Array.from({ length: N }, (_, i) =>
+    [
+      `  p${i}-pause: {image: "${kPause}", network_mode: none, ipc: shareable, labels: {kubelet-ts.bench: "${runId}"}}`,
+      `  p${i}-main: {image: "${kBusybox}", command: ["sleep", "3600"], network_mode: "service:p${i}-pause", ipc: "service:p${i}-pause", labels: {kubelet-ts.bench: "${runId}"}}`,
+    ].join('\n'),
+  );
   await writeFile(composeFile, `version: "2.4"\nservices:\n${services.join('\n')}\n`);
 }
 
@@ -187,10 +232,15 @@ const removePodmanPods = async () => {
   const left = (await podmanPods().catch(() => [])).map((l) => l.split(' ')[0]);
   if (left.length > 0) await run('podman', ['pod', 'rm', '-f', ...left], { env: podmanEnv });
 };
-const composeDown = async () => void (await run('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0'], { env: composeEnv }));
+const composeDown = async () =>
+  void (await run('docker-compose', ['-p', composeProject, '-f', composeFile, 'down', '-t', '0'], { env: composeEnv }));
 const plan: PlannedPeer[] = [
   { name: 'kubelet-ts', run: agentRun }, // agentRun stops its agent and removes its containers itself
-  { name: 'raw floor', run: (): Promise<PeerRun> => rawFloor(docker, N, concurrency, runId), cleanup: async () => void (await removeByLabel(docker, `kubelet-ts.bench=${runId}`)) },
+  {
+    name: 'raw floor',
+    run: (): Promise<PeerRun> => rawFloor(docker, N, concurrency, runId),
+    cleanup: async () => void (await removeByLabel(docker, `kubelet-ts.bench=${runId}`)),
+  },
 ];
 if (havePodman) plan.push({ name: 'podman kube play', run: podmanRun, cleanup: removePodmanPods });
 else skipped.push('podman (not installed; --install installs it)');
@@ -211,12 +261,21 @@ try {
   });
   bar.end();
   const report = peerReport(outcomes, 'raw floor');
-  console.log(`\npeers: ${N} pods (sandbox + 1 container each, network none), burst, best of ${reps}, raw floor at concurrency ${concurrency}, ${new Date().toISOString()}`);
+  console.log(
+    `\npeers: ${N} pods (sandbox + 1 container each, network none), burst, best of ${reps}, raw floor at concurrency ${concurrency}, ${new Date().toISOString()}`,
+  );
   console.log(table(report.rows));
   for (const s2 of skipped) console.log(`skipped: ${s2}`);
   const failures = [...outcomes].flatMap(([peer, o]) => o.failures.map((f) => `failed: ${peer}, rep ${f.rep}: ${f.error}`));
   for (const f of failures) console.log(f);
-  const file = writeResult('peers', { date: new Date().toISOString(), pods: N, reps, rawConcurrency: concurrency, peers: report.peers, skipped });
+  const file = writeResult('peers', {
+    date: new Date().toISOString(),
+    pods: N,
+    reps,
+    rawConcurrency: concurrency,
+    peers: report.peers,
+    skipped,
+  });
   console.log(`results: ${file}`);
 } finally {
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);

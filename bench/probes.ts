@@ -31,8 +31,11 @@ import { releaseNodeNetwork } from '../test/support/network.js';
 
 const { values: args } = parseArgs({
   options: {
-    pods: { type: 'string', default: '100' }, duration: { type: 'string', default: '60' }, workers: { type: 'string', default: '2' },
-    kind: { type: 'string', default: 'net' }, 'skip-baseline': { type: 'boolean', default: false },
+    pods: { type: 'string', default: '100' },
+    duration: { type: 'string', default: '60' },
+    workers: { type: 'string', default: '2' },
+    kind: { type: 'string', default: 'net' },
+    'skip-baseline': { type: 'boolean', default: false },
   },
 });
 const N = Number(args.pods);
@@ -51,7 +54,8 @@ const nodeName = `bench-probes-${randomBytes(3).toString('hex')}`;
 // its port taken exits and crash-loops.
 const kFirstPort = 24_000;
 const kEphemeralStart = 32_768;
-if (N > kEphemeralStart - kFirstPort) throw new Error(`--pods ${N}: at most ${kEphemeralStart - kFirstPort} pods, one port each below ${kEphemeralStart}`);
+if (N > kEphemeralStart - kFirstPort)
+  throw new Error(`--pods ${N}: at most ${kEphemeralStart - kFirstPort} pods, one port each below ${kEphemeralStart}`);
 const basePort = kFirstPort + Math.floor(Math.random() * (kEphemeralStart - kFirstPort - N + 1));
 
 /**
@@ -67,7 +71,8 @@ async function probesRun(): Promise<number> {
   return n;
 }
 
-const ready = (pod: Pod) => pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && pod.status.containerStatuses!.every((c) => c.ready);
+const ready = (pod: Pod) =>
+  pod.status?.phase === 'Running' && (pod.status.containerStatuses ?? []).length > 0 && pod.status.containerStatuses!.every((c) => c.ready);
 
 function manifest(i: number, kind: string): string {
   if (kind === 'exec') {
@@ -95,16 +100,29 @@ spec:
     - name: main
       image: "${kBusybox}"
       command: ["sh", "-c", "mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p 127.0.0.1:${port} -h /www"]
-${kind === 'none' ? '' : `      livenessProbe: {tcpSocket: {port: ${port}}, periodSeconds: 1, failureThreshold: 5}
+${
+  kind === 'none'
+    ? ''
+    : `      livenessProbe: {tcpSocket: {port: ${port}}, periodSeconds: 1, failureThreshold: 5}
       readinessProbe: {httpGet: {path: /index.html, port: ${port}}, periodSeconds: 1}
-`}`;
+`
+}`;
 }
 
 const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-'));
 const manifests = join(base, 'manifests');
 await import('node:fs/promises').then((fs) => fs.mkdir(manifests));
 // The agent's defaults otherwise (relist every 60 s, resync every 60 s, stats every 10 s), as a user runs it.
-const options = resolveAgentOptions({ nodeName, podManifestPath: manifests, rootDir: join(base, 'root'), address: '127.0.0.1', port: 0, workers, logLevel: 'warn', anonymousAuth: true /* its GET /metrics/probes without a token */ });
+const options = resolveAgentOptions({
+  nodeName,
+  podManifestPath: manifests,
+  rootDir: join(base, 'root'),
+  address: '127.0.0.1',
+  port: 0,
+  workers,
+  logLevel: 'warn',
+  anonymousAuth: true /* its GET /metrics/probes without a token */,
+});
 // Served (on a free loopback port) only so probesRun can read GET /metrics/probes; nothing else asks it.
 const agent = newAgent(options, { logger: pino({ level: 'silent' }) });
 // Interrupted (Ctrl-C, timeout): still remove this node's containers and the temp dir.
@@ -112,7 +130,14 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
     void (async () => {
       const left = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${nodeName}`] } });
-      await Promise.all(left.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      await Promise.all(
+        left.map((c) =>
+          docker
+            .getContainer(c.Id)
+            .remove({ force: true })
+            .catch(() => {}),
+        ),
+      );
       await releaseNodeNetwork(options.rootDir); // its pods' leases and its bridge (test/support/network.ts)
       await rm(base, { recursive: true, force: true });
       process.exit(130);
@@ -145,7 +170,11 @@ function engineDelta(a: ReturnType<typeof engineCpuSeconds>, b: ReturnType<typeo
   return { ...parts, total: parts.dockerd + parts.containerd + parts.shims };
 }
 
-const unhealthyCount = () => agent.events.list().filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0);
+const unhealthyCount = () =>
+  agent.events
+    .list()
+    .filter((e) => e.reason === 'Unhealthy')
+    .reduce((n, e) => n + (e.count ?? 1), 0);
 
 /** measure starts N pods of `kind`, waits until they are Ready, measures one window, removes them. */
 async function measure(kind: string): Promise<Window> {
@@ -184,12 +213,23 @@ async function measure(kind: string): Promise<Window> {
   }
   const cpuMs = (cpu.user + cpu.system) / 1000;
   const window: Window = {
-    kind, readyAfterS, wallMs: Math.round(wallMs), probesRunPerSecond: Number((probesInWindow / (wallMs / 1000)).toFixed(1)), probesInWindow,
-    cpuMs: Math.round(cpuMs), cpuUserMs: Math.round(cpu.user / 1000), cpuSystemMs: Math.round(cpu.system / 1000),
+    kind,
+    readyAfterS,
+    wallMs: Math.round(wallMs),
+    probesRunPerSecond: Number((probesInWindow / (wallMs / 1000)).toFixed(1)),
+    probesInWindow,
+    cpuMs: Math.round(cpuMs),
+    cpuUserMs: Math.round(cpu.user / 1000),
+    cpuSystemMs: Math.round(cpu.system / 1000),
     cpuPercentOfOneCore: Number(((cpuMs / wallMs) * 100).toFixed(2)),
     engineCpuMs: engineDelta(e0, e1),
-    podsReadyAtEnd: stillReady, restarts, unhealthyEvents: unhealthyCount() - unhealthyBefore,
-    topFailures: [...failures].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([message, count]) => ({ message, count })),
+    podsReadyAtEnd: stillReady,
+    restarts,
+    unhealthyEvents: unhealthyCount() - unhealthyBefore,
+    topFailures: [...failures]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([message, count]) => ({ message, count })),
   };
   await rm(join(manifests, 'probes.yaml'), { force: true });
   const t1 = Date.now();
@@ -207,19 +247,71 @@ try {
   // The same for the engine: what dockerd, containerd and the shims spent per probe (an exec probe's real cost).
   const engineAboveMs = baseline ? w.engineCpuMs.total - (baseline.engineCpuMs.total / baseline.wallMs) * w.wallMs : null;
   const result = {
-    bench: 'probes', date: new Date().toISOString(), kind, pods: N, probesPerSecond: kind === 'none' ? 0 : 2 * N, workers, durationS,
-    readyAfterS: w.readyAfterS, probesRunPerSecond: w.probesRunPerSecond,
-    cpuMsPerProbe: perProbe(w.cpuMs), cpuMsPerProbeAboveBaseline: aboveMs === null ? null : perProbe(aboveMs),
-    engineCpuMsPerProbe: perProbe(w.engineCpuMs.total), engineCpuMsPerProbeAboveBaseline: engineAboveMs === null ? null : perProbe(engineAboveMs),
-    engineCpuPercentOfOneCore: Number(((w.engineCpuMs.total / w.wallMs) * 100).toFixed(2)), engineCpuMs: w.engineCpuMs,
-    cpuPercentOfOneCore: w.cpuPercentOfOneCore, baselineCpuPercentOfOneCore: baseline?.cpuPercentOfOneCore ?? null,
-    cpuUserMs: w.cpuUserMs, cpuSystemMs: w.cpuSystemMs, podsReadyAtEnd: w.podsReadyAtEnd, restarts: w.restarts,
-    unhealthyEvents: w.unhealthyEvents, topFailures: w.topFailures, baseline,
+    bench: 'probes',
+    date: new Date().toISOString(),
+    kind,
+    pods: N,
+    probesPerSecond: kind === 'none' ? 0 : 2 * N,
+    workers,
+    durationS,
+    readyAfterS: w.readyAfterS,
+    probesRunPerSecond: w.probesRunPerSecond,
+    cpuMsPerProbe: perProbe(w.cpuMs),
+    cpuMsPerProbeAboveBaseline: aboveMs === null ? null : perProbe(aboveMs),
+    engineCpuMsPerProbe: perProbe(w.engineCpuMs.total),
+    engineCpuMsPerProbeAboveBaseline: engineAboveMs === null ? null : perProbe(engineAboveMs),
+    engineCpuPercentOfOneCore: Number(((w.engineCpuMs.total / w.wallMs) * 100).toFixed(2)),
+    engineCpuMs: w.engineCpuMs,
+    cpuPercentOfOneCore: w.cpuPercentOfOneCore,
+    baselineCpuPercentOfOneCore: baseline?.cpuPercentOfOneCore ?? null,
+    cpuUserMs: w.cpuUserMs,
+    cpuSystemMs: w.cpuSystemMs,
+    podsReadyAtEnd: w.podsReadyAtEnd,
+    restarts: w.restarts,
+    unhealthyEvents: w.unhealthyEvents,
+    topFailures: w.topFailures,
+    baseline,
   };
-  process.stdout.write(`${table([
-    ['pods', 'probe kind', 'probes/s (nominal)', 'probes/s (run)', 'agent CPU % of one core', 'without probes', 'CPU ms per probe', 'above the baseline', 'engine CPU %', 'engine ms per probe', 'above its baseline', 'user ms', 'system ms', 'ready at end', 'restarts', 'Unhealthy events'],
-    [N, kind, result.probesPerSecond, result.probesRunPerSecond, result.cpuPercentOfOneCore, result.baselineCpuPercentOfOneCore ?? '-', result.cpuMsPerProbe ?? '-', result.cpuMsPerProbeAboveBaseline ?? '-', result.engineCpuPercentOfOneCore, result.engineCpuMsPerProbe ?? '-', result.engineCpuMsPerProbeAboveBaseline ?? '-', result.cpuUserMs, result.cpuSystemMs, `${w.podsReadyAtEnd}/${N}`, w.restarts, w.unhealthyEvents],
-  ])}\n`);
+  process.stdout.write(
+    `${table([
+      [
+        'pods',
+        'probe kind',
+        'probes/s (nominal)',
+        'probes/s (run)',
+        'agent CPU % of one core',
+        'without probes',
+        'CPU ms per probe',
+        'above the baseline',
+        'engine CPU %',
+        'engine ms per probe',
+        'above its baseline',
+        'user ms',
+        'system ms',
+        'ready at end',
+        'restarts',
+        'Unhealthy events',
+      ],
+      [
+        N,
+        kind,
+        result.probesPerSecond,
+        result.probesRunPerSecond,
+        result.cpuPercentOfOneCore,
+        result.baselineCpuPercentOfOneCore ?? '-',
+        result.cpuMsPerProbe ?? '-',
+        result.cpuMsPerProbeAboveBaseline ?? '-',
+        result.engineCpuPercentOfOneCore,
+        result.engineCpuMsPerProbe ?? '-',
+        result.engineCpuMsPerProbeAboveBaseline ?? '-',
+        result.cpuUserMs,
+        result.cpuSystemMs,
+        `${w.podsReadyAtEnd}/${N}`,
+        w.restarts,
+        w.unhealthyEvents,
+      ],
+    ])}\n`,
+  );
   for (const f of w.topFailures) process.stdout.write(`  ${f.count} × ${f.message}\n`);
   process.stdout.write(`wrote ${writeResult('probes', result)}\n`);
 } finally {
@@ -228,7 +320,14 @@ try {
   while (agent.listPods().length > 0 && Date.now() - t1 < 120_000) await new Promise((r) => setTimeout(r, 500));
   await agent.stop();
   const left = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${nodeName}`] } });
-  await Promise.all(left.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    left.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {}),
+    ),
+  );
   // Its default network's bridge stays up after the agent stops (as the kubelet's cni0): remove it, once its containers are gone.
   await releaseNodeNetwork(options.rootDir);
   await rm(base, { recursive: true, force: true });

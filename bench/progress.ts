@@ -33,5 +33,11 @@ export function progress(label: string, total: number): { update(done: number): 
     const line = progressLine(label, done, total);
     process.stderr.write(tty ? `\r${line}` : `${line}\n`);
   };
-  return { update: (done) => draw(done), end: () => { draw(latest, true); if (tty) process.stderr.write('\n'); } };
+  return {
+    update: (done) => draw(done),
+    end: () => {
+      draw(latest, true);
+      if (tty) process.stderr.write('\n');
+    },
+  };
 }

@@ -31,16 +31,29 @@ export interface RawFloorRun {
  */
 export async function removeByLabel(docker: Docker, label: string, concurrency = 16): Promise<number> {
   const list = await docker.listContainers({ all: true, filters: { label: [label] } });
-  await pool(list, concurrency, (c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {}));
+  await pool(list, concurrency, (c) =>
+    docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => {}),
+  );
   return list.length;
 }
 
 /** startPair makes and starts one pair as the floor does, named `<name>-POD` and `<name>-main`: 4 Engine API calls one after the other. */
 export async function startPair(docker: Docker, name: string, label: Record<string, string>): Promise<void> {
-  const sandbox = await docker.createContainer({ name: `${name}-POD`, Image: kPause, Labels: label, HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' } });
+  const sandbox = await docker.createContainer({
+    name: `${name}-POD`,
+    Image: kPause,
+    Labels: label,
+    HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' },
+  });
   await sandbox.start();
   const app = await docker.createContainer({
-    name: `${name}-main`, Image: kBusybox, Cmd: ['sleep', '3600'], Labels: label,
+    name: `${name}-main`,
+    Image: kBusybox,
+    Cmd: ['sleep', '3600'],
+    Labels: label,
     HostConfig: { NetworkMode: `container:${sandbox.id}`, IpcMode: `container:${sandbox.id}` },
   });
   await app.start();
@@ -53,7 +66,13 @@ export async function startPair(docker: Docker, name: string, label: Record<stri
  * the first create; it is read after the last start.
  * @throws what dockerode throws for a create or start (the caller removes by the label).
  */
-export async function rawFloor(docker: Docker, pods: number, concurrency: number, runId: string, engineCpu?: () => () => number): Promise<RawFloorRun> {
+export async function rawFloor(
+  docker: Docker,
+  pods: number,
+  concurrency: number,
+  runId: string,
+  engineCpu?: () => () => number,
+): Promise<RawFloorRun> {
   const label = { 'kubelet-ts.bench': runId };
   const bar = progress(`raw dockerode (concurrency ${concurrency}): pairs started`, pods);
   let done = 0;
@@ -62,11 +81,15 @@ export async function rawFloor(docker: Docker, pods: number, concurrency: number
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const one = (i: number) => startPair(docker, `bench-raw-${runId}-${concurrency}-${i}`, label);
-  await pool(Array.from({ length: pods }, (_, i) => i), concurrency, async (i) => {
-    await one(i);
-    if (done === 0) firstRunningMs = performance.now() - t0;
-    bar.update(++done);
-  });
+  await pool(
+    Array.from({ length: pods }, (_, i) => i),
+    concurrency,
+    async (i) => {
+      await one(i);
+      if (done === 0) firstRunningMs = performance.now() - t0;
+      bar.update(++done);
+    },
+  );
   const allRunningMs = performance.now() - t0;
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / pods;
   const cpu = process.cpuUsage(cpu0);
@@ -89,7 +112,13 @@ export interface PacedFloorRun extends RawFloorRun {
  * rawFloor; removes them after. `concurrency` in the result is 0 (unbounded).
  * @throws what dockerode throws for a create or start (the caller removes by the label).
  */
-export async function rawFloorPaced(docker: Docker, pods: number, rate: number, runId: string, engineCpu?: () => () => number): Promise<PacedFloorRun> {
+export async function rawFloorPaced(
+  docker: Docker,
+  pods: number,
+  rate: number,
+  runId: string,
+  engineCpu?: () => () => number,
+): Promise<PacedFloorRun> {
   const label = { 'kubelet-ts.bench': runId };
   const bar = progress(`raw dockerode (paced at ${rate} pairs/s): pairs started`, pods);
   const latencies: number[] = [];
@@ -103,11 +132,18 @@ export async function rawFloorPaced(docker: Docker, pods: number, rate: number, 
   for (let i = 0; i < pods && !failure; i++) {
     const due = t0 + (i * 1000) / rate;
     await sleepUntil(due);
-    started.push(startPair(docker, `bench-raw-${runId}-paced-${i}`, label).then(() => {
-      if (latencies.length === 0) firstRunningMs = performance.now() - t0;
-      latencies.push(performance.now() - due);
-      bar.update(latencies.length);
-    }, (err: unknown) => { failure ??= { err }; }));
+    started.push(
+      startPair(docker, `bench-raw-${runId}-paced-${i}`, label).then(
+        () => {
+          if (latencies.length === 0) firstRunningMs = performance.now() - t0;
+          latencies.push(performance.now() - due);
+          bar.update(latencies.length);
+        },
+        (err: unknown) => {
+          failure ??= { err };
+        },
+      ),
+    );
   }
   await Promise.all(started);
   if (failure) {
@@ -121,7 +157,12 @@ export async function rawFloorPaced(docker: Docker, pods: number, rate: number, 
   const t1 = performance.now();
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
   return {
-    concurrency: 0, firstRunningMs, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod,
-    clientCpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods, startupMs: summary(latencies),
+    concurrency: 0,
+    firstRunningMs,
+    allRunningMs,
+    allRemovedMs: performance.now() - t1,
+    engineCpuMsPerPod,
+    clientCpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods,
+    startupMs: summary(latencies),
   };
 }

@@ -56,12 +56,18 @@ try {
   const bar2 = progress('container deaths observed', samples);
   for (let i = 0; i < samples; i++) {
     const uid = b.times.byName.get(`relist-${i}-${b.nodeName}`)!;
-    const [app] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, 'io.kubernetes.container.name=main'] } });
+    const [app] = await docker.listContainers({
+      filters: { label: [`io.kubernetes.pod.uid=${uid}`, 'io.kubernetes.container.name=main'] },
+    });
     let seenEpochMs = 0;
     const seen = new Promise<number>((resolve) => {
       const off = b.onFrame((frame, atMs) => {
         if (frame.object.metadata?.uid !== uid) return;
-        if (frame.object.status?.containerStatuses?.[0]?.state?.terminated) { off(); seenEpochMs = Date.now(); resolve(atMs); }
+        if (frame.object.status?.containerStatuses?.[0]?.state?.terminated) {
+          off();
+          seenEpochMs = Date.now();
+          resolve(atMs);
+        }
       });
     });
     const t0 = performance.now();
@@ -76,22 +82,53 @@ try {
   closeDieEvents();
   const pleg = b.agent.pleg.stats();
   const result = {
-    date: new Date().toISOString(), pods: N, containers: 2 * N, workers, restartPolicy,
-    relistMs: summary(relistMs), killCallToWatchMs: summary(delays), dieEventToWatchMs: summary(dieToStatus), eventLagMs: summary(pleg.eventLagsMs), streaming: pleg.streaming,
+    date: new Date().toISOString(),
+    pods: N,
+    containers: 2 * N,
+    workers,
+    restartPolicy,
+    relistMs: summary(relistMs),
+    killCallToWatchMs: summary(delays),
+    dieEventToWatchMs: summary(dieToStatus),
+    eventLagMs: summary(pleg.eventLagsMs),
+    streaming: pleg.streaming,
   };
-  console.log(`\nrelist: ${N} running pods (${2 * N} containers, restartPolicy ${restartPolicy}), ${workers} worker threads, events stream ${pleg.streaming ? 'up' : 'down'}, ${result.date}`);
-  console.log(table([
-    ['measure (ms)', 'p50', 'p99', 'max', 'n'],
-    ['full relist', result.relistMs.p50, result.relistMs.p99, result.relistMs.max, result.relistMs.n],
-    ['docker kill call → WebSocket frame', result.killCallToWatchMs.p50, result.killCallToWatchMs.p99, result.killCallToWatchMs.max, result.killCallToWatchMs.n],
-    ['container death (die event) → WebSocket frame', result.dieEventToWatchMs.p50, result.dieEventToWatchMs.p99, result.dieEventToWatchMs.max, result.dieEventToWatchMs.n],
-    ['Docker event lag', result.eventLagMs.p50, result.eventLagMs.p99, result.eventLagMs.max, result.eventLagMs.n],
-  ]));
+  console.log(
+    `\nrelist: ${N} running pods (${2 * N} containers, restartPolicy ${restartPolicy}), ${workers} worker threads, events stream ${pleg.streaming ? 'up' : 'down'}, ${result.date}`,
+  );
+  console.log(
+    table([
+      ['measure (ms)', 'p50', 'p99', 'max', 'n'],
+      ['full relist', result.relistMs.p50, result.relistMs.p99, result.relistMs.max, result.relistMs.n],
+      [
+        'docker kill call → WebSocket frame',
+        result.killCallToWatchMs.p50,
+        result.killCallToWatchMs.p99,
+        result.killCallToWatchMs.max,
+        result.killCallToWatchMs.n,
+      ],
+      [
+        'container death (die event) → WebSocket frame',
+        result.dieEventToWatchMs.p50,
+        result.dieEventToWatchMs.p99,
+        result.dieEventToWatchMs.max,
+        result.dieEventToWatchMs.n,
+      ],
+      ['Docker event lag', result.eventLagMs.p50, result.eventLagMs.p99, result.eventLagMs.max, result.eventLagMs.n],
+    ]),
+  );
   console.log(`results: ${writeResult('relist', result)}`);
 } finally {
   await Promise.all(Array.from({ length: N }, (_, i) => b.remove(`relist-${i}.yaml`)));
   await waitUntil('pods removed', N, () => b.times.removed.size, 5 * 60_000).catch(() => {});
   await b.stop();
   const list = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } });
-  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    list.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {}),
+    ),
+  );
 }

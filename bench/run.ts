@@ -2,7 +2,26 @@
 // write JSON under bench/results/; they are figures, not tests, and assert nothing about speed.
 // `node dist/bench/run.js NAME` (after `npm run build`) runs the compiled bench and agent, as users
 // run the agent: no tsx transpiling the modules a sync loads lazily, in the threads being measured.
-const kBenches = ['density', 'interleaved', 'peers', 'probes', 'api', 'etcd', 'steady', 'relist', 'scale', 'watch-history', 'watchers', 'soak', 'fuzz', 'cni', 'stats', 'dashboard', 'file-check', 'cri-floor'] as const;
+const kBenches = [
+  'density',
+  'interleaved',
+  'peers',
+  'probes',
+  'api',
+  'etcd',
+  'steady',
+  'relist',
+  'scale',
+  'watch-history',
+  'watchers',
+  'soak',
+  'fuzz',
+  'cni',
+  'stats',
+  'dashboard',
+  'file-check',
+  'cri-floor',
+] as const;
 const [name, ...rest] = process.argv.slice(2);
 if (!name || !(kBenches as readonly string[]).includes(name)) {
   process.stderr.write(`usage: npm run bench -- <${kBenches.join('|')}> [options]\n`);

@@ -21,10 +21,14 @@ export type BenchRuntime = 'docker' | 'containerd';
  */
 export function parseBenchRuntimes(text: string | undefined): BenchRuntime[] {
   switch (text ?? 'docker') {
-    case 'docker': return ['docker'];
-    case 'containerd': return ['containerd'];
-    case 'both': return ['docker', 'containerd'];
-    default: throw new Error(`--runtime must be docker, containerd or both, got ${JSON.stringify(text)}`);
+    case 'docker':
+      return ['docker'];
+    case 'containerd':
+      return ['containerd'];
+    case 'both':
+      return ['docker', 'containerd'];
+    default:
+      throw new Error(`--runtime must be docker, containerd or both, got ${JSON.stringify(text)}`);
   }
 }
 
@@ -35,7 +39,9 @@ export function parseBenchRuntimes(text: string | undefined): BenchRuntime[] {
  */
 export function criAgentOverrides(endpoint: string): Partial<AgentOptions> {
   if (!('containerRuntimeEndpoint' in kAgentOptionDescriptors)) {
-    throw new Error('--runtime containerd: this agent has no --container-runtime-endpoint option (containerRuntimeEndpoint) yet: the CRI seam of issue #40 is not in this tree');
+    throw new Error(
+      '--runtime containerd: this agent has no --container-runtime-endpoint option (containerRuntimeEndpoint) yet: the CRI seam of issue #40 is not in this tree',
+    );
   }
   return { containerRuntimeEndpoint: endpoint } as Partial<AgentOptions>;
 }
@@ -59,7 +65,11 @@ export interface CriAgentRun {
  * `settle` runs after the agent started and before the timed part.
  * @throws as criAgentOverrides, or when the pods are not Running within waitUntil's 15 minutes.
  */
-export async function agentOnCri(rt: RemoteRuntimeService, endpoint: string, opts: { pods: number; rate: number; workers: number; settle?: () => Promise<unknown> }): Promise<CriAgentRun> {
+export async function agentOnCri(
+  rt: RemoteRuntimeService,
+  endpoint: string,
+  opts: { pods: number; rate: number; workers: number; settle?: () => Promise<unknown> },
+): Promise<CriAgentRun> {
   const { pods, rate, workers } = opts;
   const b = await startBenchAgent('density-cri', { workers, syncFrequencyMs: 60_000, ...criAgentOverrides(endpoint) });
   try {
@@ -85,8 +95,12 @@ export async function agentOnCri(rt: RemoteRuntimeService, endpoint: string, opt
     await Promise.all(Array.from({ length: pods }, (_, i) => b.remove(`density-${i}.yaml`)));
     await waitUntil('agent on containerd: pods removed', pods, () => b.times.removed.size);
     return {
-      allRunningMs, firstRunningMs, allRemovedMs: performance.now() - t1, startupMs,
-      cpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods, mainThreadCpuMsPerPod: elu.active / pods,
+      allRunningMs,
+      firstRunningMs,
+      allRemovedMs: performance.now() - t1,
+      startupMs,
+      cpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods,
+      mainThreadCpuMsPerPod: elu.active / pods,
     };
   } finally {
     await b.stop();
@@ -113,18 +127,37 @@ export interface RuntimeFigures {
  */
 export function runtimesTable(rows: readonly RuntimeFigures[]): (string | number)[][] {
   const s = (ms: number) => (ms / 1000).toFixed(2);
-  const floorName = (r: RuntimeFigures) => `${r.runtime === 'docker' ? 'dockerode' : 'CRI'} floor${r.floorConcurrency > 0 ? `, concurrency ${r.floorConcurrency}` : ', paced'}`;
+  const floorName = (r: RuntimeFigures) =>
+    `${r.runtime === 'docker' ? 'dockerode' : 'CRI'} floor${r.floorConcurrency > 0 ? `, concurrency ${r.floorConcurrency}` : ', paced'}`;
   const out: (string | number)[][] = [
-    ['runtime', 'agent: all Running (s)', 'its raw floor (s)', 'agent ÷ floor', 'agent CPU ms/pod (process / main thread)', 'floor client CPU ms/pod'],
+    [
+      'runtime',
+      'agent: all Running (s)',
+      'its raw floor (s)',
+      'agent ÷ floor',
+      'agent CPU ms/pod (process / main thread)',
+      'floor client CPU ms/pod',
+    ],
     ...rows.map((r) => [
-      r.runtime, s(r.agentAllRunningMs), `${s(r.floorAllRunningMs)} (${floorName(r)})`, (r.agentAllRunningMs / r.floorAllRunningMs).toFixed(2),
-      `${r.agentCpuMsPerPod.toFixed(1)} / ${r.agentMainThreadCpuMsPerPod.toFixed(1)}`, r.floorClientCpuMsPerPod.toFixed(1),
+      r.runtime,
+      s(r.agentAllRunningMs),
+      `${s(r.floorAllRunningMs)} (${floorName(r)})`,
+      (r.agentAllRunningMs / r.floorAllRunningMs).toFixed(2),
+      `${r.agentCpuMsPerPod.toFixed(1)} / ${r.agentMainThreadCpuMsPerPod.toFixed(1)}`,
+      r.floorClientCpuMsPerPod.toFixed(1),
     ]),
   ];
   const docker = rows.find((r) => r.runtime === 'docker');
   const cri = rows.find((r) => r.runtime === 'containerd');
   if (docker && cri) {
-    out.push(['containerd ÷ Docker', (cri.agentAllRunningMs / docker.agentAllRunningMs).toFixed(2), (cri.floorAllRunningMs / docker.floorAllRunningMs).toFixed(2), '', '', '']);
+    out.push([
+      'containerd ÷ Docker',
+      (cri.agentAllRunningMs / docker.agentAllRunningMs).toFixed(2),
+      (cri.floorAllRunningMs / docker.floorAllRunningMs).toFixed(2),
+      '',
+      '',
+      '',
+    ]);
   }
   return out;
 }
@@ -145,9 +178,19 @@ export interface CriDensity {
  * and the floor is still its burst (no paced CRI floor is built). `settle` before each timed run.
  * @throws as agentOnCri and criFloor; whatever a run left is removed by its label first.
  */
-export async function densityOnCri(rt: RemoteRuntimeService, endpoint: string, opts: {
-  pods: number; rate: number; workers: number; reps: number; concurrencies: readonly number[]; runId: string; settle: () => Promise<unknown>;
-}): Promise<CriDensity> {
+export async function densityOnCri(
+  rt: RemoteRuntimeService,
+  endpoint: string,
+  opts: {
+    pods: number;
+    rate: number;
+    workers: number;
+    reps: number;
+    concurrencies: readonly number[];
+    runId: string;
+    settle: () => Promise<unknown>;
+  },
+): Promise<CriDensity> {
   const version = await rt.version('0.1.0');
   const agents: CriAgentRun[] = [];
   const floors: CriFloorRun[] = [];
@@ -168,16 +211,26 @@ export async function densityOnCri(rt: RemoteRuntimeService, endpoint: string, o
   const floor = fastest(floors);
   return {
     runtime: { name: version.runtime_name, version: version.runtime_version },
-    agent, agentRunsMs: agents.map((a) => a.allRunningMs), floors,
+    agent,
+    agentRunsMs: agents.map((a) => a.allRunningMs),
+    floors,
     figures: {
-      runtime: 'containerd', agentAllRunningMs: agent.allRunningMs, floorAllRunningMs: floor.allRunningMs, floorConcurrency: floor.concurrency,
-      agentCpuMsPerPod: agent.cpuMsPerPod, agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod, floorClientCpuMsPerPod: floor.clientCpuMsPerPod,
+      runtime: 'containerd',
+      agentAllRunningMs: agent.allRunningMs,
+      floorAllRunningMs: floor.allRunningMs,
+      floorConcurrency: floor.concurrency,
+      agentCpuMsPerPod: agent.cpuMsPerPod,
+      agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod,
+      floorClientCpuMsPerPod: floor.clientCpuMsPerPod,
     },
   };
 }
 
 /** RuntimeFailure: a runtime's part of a bench that failed, and the last lines of its error. */
-export interface RuntimeFailure { runtime: BenchRuntime; error: string }
+export interface RuntimeFailure {
+  runtime: BenchRuntime;
+  error: string;
+}
 
 /**
  * runEachRuntime runs each runtime's part of a bench in order. With one part its error is

@@ -32,7 +32,9 @@ const perFile = positiveInt('pods-per-file', args['pods-per-file']); // the file
 function manifest(from: number, to: number): string {
   const docs: string[] = [];
   for (let i = from; i < to; i++) {
-    docs.push(`apiVersion: v1\nkind: Pod\nmetadata: {name: scale-${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers: [{name: main, image: "kubelet-ts/busybox:1.35", command: ["sleep", "3600"]}]\n`);
+    docs.push(
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: scale-${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers: [{name: main, image: "kubelet-ts/busybox:1.35", command: ["sleep", "3600"]}]\n`,
+    );
   }
   return docs.join('---\n');
 }
@@ -41,14 +43,25 @@ async function once(workers: number) {
   global.gc?.();
   const rss0 = process.memoryUsage().rss;
   const heap0 = process.memoryUsage().heapUsed;
-  const b = await startBenchAgent('scale', { workers, runtime: 'fake', maxPods: N + 1, syncFrequencyMs: 600_000, relistPeriodMs: 10_000 }, {}, (o) => {
-    // The agent would build this pool itself for --runtime fake; the bench builds it to add the tuning.
-    const bootstrap: FakeWorkerBootstrap = {
-      protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: o.dockerSocketPath, nodeName: o.nodeName, rootDir: o.rootDir,
-      podInfraContainerImage: o.podInfraContainerImage, logLevel: 'silent', fakeRuntime: tuning,
-    };
-    return newPinnedWorkerPool(bootstrap, { threads: workers, concurrentTasksPerWorker: tasksPerWorker });
-  });
+  const b = await startBenchAgent(
+    'scale',
+    { workers, runtime: 'fake', maxPods: N + 1, syncFrequencyMs: 600_000, relistPeriodMs: 10_000 },
+    {},
+    (o) => {
+      // The agent would build this pool itself for --runtime fake; the bench builds it to add the tuning.
+      const bootstrap: FakeWorkerBootstrap = {
+        protocol: PROTOCOL_VERSION,
+        runtime: 'fake',
+        dockerSocketPath: o.dockerSocketPath,
+        nodeName: o.nodeName,
+        rootDir: o.rootDir,
+        podInfraContainerImage: o.podInfraContainerImage,
+        logLevel: 'silent',
+        fakeRuntime: tuning,
+      };
+      return newPinnedWorkerPool(bootstrap, { threads: workers, concurrentTasksPerWorker: tasksPerWorker });
+    },
+  );
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const t0 = performance.now();
@@ -63,18 +76,47 @@ async function once(workers: number) {
   const relistMs = b.agent.pleg.lastRelistDurationMs();
   await b.stop();
   return {
-    workers, convergeMs, podsPerSecond: N / (convergeMs / 1000), startupMs: summary(latencies), relistMs,
+    workers,
+    convergeMs,
+    podsPerSecond: N / (convergeMs / 1000),
+    startupMs: summary(latencies),
+    relistMs,
     eventLoopDelayMs: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
-    rssPerPodKiB: (rss1 - rss0) / N / 1024, heapPerPodKiB: (heap1 - heap0) / N / 1024,
+    rssPerPodKiB: (rss1 - rss0) / N / 1024,
+    heapPerPodKiB: (heap1 - heap0) / N / 1024,
   };
 }
 
 const runs = [];
 for (const w of workerCounts) runs.push(await once(w));
 const date = new Date().toISOString();
-console.log(`\nscale: ${N} pods on the fake runtime (latency ${args.latency || 'none'}${args['failure-rate'] ? `, failure rate ${args['failure-rate']}` : ''}), ${tasksPerWorker} tasks per worker, ${date}`);
-console.log(table([
-  ['workers', 'converge (s)', 'pods/s', 'startup p99 (s)', 'event-loop delay p99 (ms)', 'max (ms)', 'RSS/pod (KiB)', 'main heap/pod (KiB)', 'relist (ms)'],
-  ...runs.map((r) => [r.workers, r.convergeMs / 1000, r.podsPerSecond, r.startupMs.p99 / 1000, r.eventLoopDelayMs.p99, r.eventLoopDelayMs.max, r.rssPerPodKiB, r.heapPerPodKiB, r.relistMs]),
-]));
+console.log(
+  `\nscale: ${N} pods on the fake runtime (latency ${args.latency || 'none'}${args['failure-rate'] ? `, failure rate ${args['failure-rate']}` : ''}), ${tasksPerWorker} tasks per worker, ${date}`,
+);
+console.log(
+  table([
+    [
+      'workers',
+      'converge (s)',
+      'pods/s',
+      'startup p99 (s)',
+      'event-loop delay p99 (ms)',
+      'max (ms)',
+      'RSS/pod (KiB)',
+      'main heap/pod (KiB)',
+      'relist (ms)',
+    ],
+    ...runs.map((r) => [
+      r.workers,
+      r.convergeMs / 1000,
+      r.podsPerSecond,
+      r.startupMs.p99 / 1000,
+      r.eventLoopDelayMs.p99,
+      r.eventLoopDelayMs.max,
+      r.rssPerPodKiB,
+      r.heapPerPodKiB,
+      r.relistMs,
+    ]),
+  ]),
+);
 console.log(`results: ${writeResult('scale', { date, pods: N, tuning, tasksPerWorker, runs })}`);

@@ -27,7 +27,10 @@ export async function startSlowEngine(cpus: number): Promise<SlowEngine> {
   if (!existsSync(join(kCpuRoot, 'cpu.cfs_quota_us'))) throw new Error(`--engine-cpus needs cgroup v1's cpu controller at ${kCpuRoot}`);
   const own = await startOwnDockerd({ liveRestore: false });
   const group = join(kCpuRoot, `kts-bench-engine-${randomBytes(3).toString('hex')}`);
-  const pids = () => [own.pid(), Number(readFileSync(join(own.dir, 'exec', 'containerd', 'containerd.pid'), 'utf8').trim())].filter((p): p is number => Number.isInteger(p) && p! > 0);
+  const pids = () =>
+    [own.pid(), Number(readFileSync(join(own.dir, 'exec', 'containerd', 'containerd.pid'), 'utf8').trim())].filter(
+      (p): p is number => Number.isInteger(p) && p! > 0,
+    );
   try {
     mkdirSync(group);
     writeFileSync(join(group, 'cpu.cfs_period_us'), '100000');
@@ -45,11 +48,21 @@ export async function startSlowEngine(cpus: number): Promise<SlowEngine> {
       try {
         writeFileSync(join(group, 'cpu.cfs_quota_us'), '-1');
         for (const pid of readFileSync(join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-          try { writeFileSync(join(kCpuRoot, 'cgroup.procs'), pid); } catch { /* gone */ }
+          try {
+            writeFileSync(join(kCpuRoot, 'cgroup.procs'), pid);
+          } catch {
+            /* gone */
+          }
         }
-      } catch { /* group already gone */ }
+      } catch {
+        /* group already gone */
+      }
       await own.remove();
-      try { rmdirSync(group); } catch { /* already gone */ }
+      try {
+        rmdirSync(group);
+      } catch {
+        /* already gone */
+      }
     },
   };
 }

@@ -56,10 +56,17 @@ interface Sample {
 const b = await startBenchAgent('soak', { workers, syncFrequencyMs: 60_000 }, { watchHistorySize: historySize });
 // The admin token, once the server asks for one (root-dir/admin.token); none before that.
 let token: string | undefined;
-try { token = readFileSync(join(b.rootDir, 'admin.token'), 'utf8').trim(); } catch { token = undefined; }
+try {
+  token = readFileSync(join(b.rootDir, 'admin.token'), 'utf8').trim();
+} catch {
+  token = undefined;
+}
 const base = `http://127.0.0.1:${b.agent.port}`;
 const api = (path: string, init: RequestInit = {}) =>
-  fetch(`${base}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+  });
 
 // Bytes of the last `historySize` changes, as the watch client received them (a ring of sizes).
 const frameBytes = new Float64Array(historySize);
@@ -86,16 +93,25 @@ const ops = { create: 0, delete: 0, update: 0 };
 const failures: Record<string, number> = {};
 
 const podJson = (name: string, arg: string): Pod => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: kNamespace, labels: { app: 'soak' } },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: kNamespace, labels: { app: 'soak' } },
   spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: kBusybox, command: ['sleep', '3600', arg] }] },
 });
 
 async function call(op: keyof typeof ops, path: string, init: RequestInit): Promise<boolean> {
   const res = await api(path, init);
   const text = await res.text();
-  if (res.ok) { ops[op]++; return true; }
+  if (res.ok) {
+    ops[op]++;
+    return true;
+  }
   let reason = '';
-  try { reason = (JSON.parse(text) as Status).reason ?? ''; } catch { reason = text.slice(0, 40); }
+  try {
+    reason = (JSON.parse(text) as Status).reason ?? '';
+  } catch {
+    reason = text.slice(0, 40);
+  }
   const key = `${op} ${res.status} ${reason}`;
   failures[key] = (failures[key] ?? 0) + 1;
   return false;
@@ -103,14 +119,25 @@ async function call(op: keyof typeof ops, path: string, init: RequestInit): Prom
 
 const create = async () => {
   const name = `soak-${serial++}`;
-  if (await call('create', '/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(podJson(name, 'g0')) })) live.add(name);
+  if (
+    await call('create', '/pods', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(podJson(name, 'g0')),
+    })
+  )
+    live.add(name);
 };
 const remove = async (name: string) => {
   live.delete(name);
   await call('delete', `/pods/${kNamespace}/${name}`, { method: 'DELETE' });
 };
 const update = async (name: string) => {
-  await call('update', `/pods/${kNamespace}/${name}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(podJson(name, `g${++generation}`)) });
+  await call('update', `/pods/${kNamespace}/${name}`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(podJson(name, `g${++generation}`)),
+  });
 };
 const pick = () => [...live][Math.floor(Math.random() * live.size)];
 
@@ -143,7 +170,10 @@ function slope(samples: Sample[], y: (s: Sample) => number): number {
   const my = ys.reduce((a, v) => a + v, 0) / ys.length;
   let num = 0;
   let den = 0;
-  for (let i = 0; i < xs.length; i++) { num += (xs[i] - mx) * (ys[i] - my); den += (xs[i] - mx) ** 2; }
+  for (let i = 0; i < xs.length; i++) {
+    num += (xs[i] - mx) * (ys[i] - my);
+    den += (xs[i] - mx) ** 2;
+  }
   return den === 0 ? NaN : num / den;
 }
 
@@ -155,7 +185,9 @@ let stopping = false;
 try {
   // Fill to the target one POST at a time, then churn.
   for (let i = 0; i < target; i++) await create();
-  process.stderr.write(`soak: ${live.size} pods submitted to node ${b.nodeName}; churning for ${minutes} min, one operation every ${intervalMs} ms\n`);
+  process.stderr.write(
+    `soak: ${live.size} pods submitted to node ${b.nodeName}; churning for ${minutes} min, one operation every ${intervalMs} ms\n`,
+  );
   const t0 = performance.now();
   const endAt = t0 + minutes * 60_000;
   let nextSample = t0;
@@ -166,7 +198,10 @@ try {
       const s = await sample((now - t0) / 1000);
       samples.push(s);
       nextSample += sampleS * 1000;
-      if (now >= nextLine) { process.stderr.write(`${fmt(s)}\n`); nextLine += 60_000; }
+      if (now >= nextLine) {
+        process.stderr.write(`${fmt(s)}\n`);
+        nextLine += 60_000;
+      }
     }
     // Keep about `target` pods: below it create, above it delete, else one of the three at random.
     const r = Math.random();
@@ -181,21 +216,46 @@ try {
 
   const second = samples.filter((s) => s.atS >= samples.at(-1)!.atS / 2);
   const measures: [string, (s: Sample) => number][] = [
-    ['RSS (MiB)', (s) => s.rssMiB], ['heap used (MiB)', (s) => s.heapMiB], ['open fds', (s) => s.fds],
-    ['watch history (changes)', (s) => s.historyChanges], ['watch history (KiB)', (s) => s.historyKiB],
-    ['pods known', (s) => s.podsKnown], ['pods Running', (s) => s.podsRunning], ['node containers', (s) => s.containers],
+    ['RSS (MiB)', (s) => s.rssMiB],
+    ['heap used (MiB)', (s) => s.heapMiB],
+    ['open fds', (s) => s.fds],
+    ['watch history (changes)', (s) => s.historyChanges],
+    ['watch history (KiB)', (s) => s.historyKiB],
+    ['pods known', (s) => s.podsKnown],
+    ['pods Running', (s) => s.podsRunning],
+    ['node containers', (s) => s.containers],
   ];
   const rows = measures.map(([label, y]) => ({
-    measure: label, first: y(samples[0]), last: y(samples.at(-1)!), max: Math.max(...samples.map(y)),
-    slopePerMin: slope(samples, y), slopePerMinSecondHalf: slope(second, y),
+    measure: label,
+    first: y(samples[0]),
+    last: y(samples.at(-1)!),
+    max: Math.max(...samples.map(y)),
+    slopePerMin: slope(samples, y),
+    slopePerMinSecondHalf: slope(second, y),
   }));
-  console.log(`\nsoak: ~${target} pods, ${minutes} min of churn (one op / ${intervalMs} ms), ${workers} worker threads, watch history ${historySize}, ${new Date().toISOString()}`);
+  console.log(
+    `\nsoak: ~${target} pods, ${minutes} min of churn (one op / ${intervalMs} ms), ${workers} worker threads, watch history ${historySize}, ${new Date().toISOString()}`,
+  );
   console.log(`operations: ${ops.create} creates, ${ops.delete} deletes, ${ops.update} updates; failed: ${JSON.stringify(failures)}`);
-  console.log(table([
-    ['measure', 'first', 'last', 'max', 'slope/min', 'slope/min (2nd half)'],
-    ...rows.map((r) => [r.measure, r.first, r.last, r.max, r.slopePerMin, r.slopePerMinSecondHalf]),
-  ]));
-  const file = writeResult('soak', { date: new Date().toISOString(), minutes, pods: target, intervalMs, workers, historySize, nodeName: b.nodeName, ops, failures, summary: rows, samples });
+  console.log(
+    table([
+      ['measure', 'first', 'last', 'max', 'slope/min', 'slope/min (2nd half)'],
+      ...rows.map((r) => [r.measure, r.first, r.last, r.max, r.slopePerMin, r.slopePerMinSecondHalf]),
+    ]),
+  );
+  const file = writeResult('soak', {
+    date: new Date().toISOString(),
+    minutes,
+    pods: target,
+    intervalMs,
+    workers,
+    historySize,
+    nodeName: b.nodeName,
+    ops,
+    failures,
+    summary: rows,
+    samples,
+  });
   console.log(`results: ${file}`);
 } finally {
   stopping = true;
@@ -205,5 +265,12 @@ try {
   while (phase.size > 0 && performance.now() - t < 3 * 60_000) await new Promise((res) => setTimeout(res, 500));
   await b.stop();
   const list = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } });
-  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    list.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {}),
+    ),
+  );
 }

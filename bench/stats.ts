@@ -28,7 +28,10 @@ const K = positiveInt('collections', args.collections);
 const periodMs = parseDuration(args.period ?? '10s', '--period');
 const workers = positiveInt('workers', args.workers);
 const docker = new Docker({ socketPath: '/var/run/docker.sock' });
-const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
 // The agent's own collector timer is set an hour out: the bench drives every collection itself.
 // No pod network: the collector reads no network figures, and the agent's CNI bridge (a /24) holds
@@ -97,10 +100,18 @@ try {
   const cost = stats.cost();
   const last = stats.summary()!;
   const result = {
-    date: new Date().toISOString(), pods: N, containers: 2 * N, sampledContainers: first.pods.reduce((n: number, p) => n + p.containers.length, 0), workers, periodMs, collections: K,
-    cgroupVersion: first.cgroupVersion, errors: first.errors.length,
+    date: new Date().toISOString(),
+    pods: N,
+    containers: 2 * N,
+    sampledContainers: first.pods.reduce((n: number, p) => n + p.containers.length, 0),
+    workers,
+    periodMs,
+    collections: K,
+    cgroupVersion: first.cgroupVersion,
+    errors: first.errors.length,
     coldCollection: { cpuMs: coldCpuMs, wallMs: coldWallMs },
-    perCollectionCpuMs: summary(perCollectionCpu), perCollectionWallMs: summary(perCollectionWall),
+    perCollectionCpuMs: summary(perCollectionCpu),
+    perCollectionWallMs: summary(perCollectionWall),
     idleCpuPercentOfCore: idleRate * 100,
     costPerPeriodCpuMs: costMs,
     percentOfCoreAtPeriod: (costMs / periodMs) * 100,
@@ -110,20 +121,27 @@ try {
     podsInSummary: last.pods.length,
     scrapeBothTextsCpuMs: summary(scrapeCpu),
   };
-  console.log(`\nstats: ${N} running pods (${result.sampledContainers} app containers sampled, cgroup v${result.cgroupVersion}), ${workers} worker threads, ${result.date}`);
-  console.log(table([
-    ['measure', 'value'],
-    ['cold collection (first: inspects every container) CPU ms', result.coldCollection.cpuMs.toFixed(1)],
-    ['collection + summary, CPU ms p50 / p99', `${result.perCollectionCpuMs.p50.toFixed(1)} / ${result.perCollectionCpuMs.p99.toFixed(1)}`],
-    ['collection wall ms p50', result.perCollectionWallMs.p50.toFixed(1)],
-    ['idle agent (no collection), % of a core', result.idleCpuPercentOfCore.toFixed(2)],
-    ['cost per period above idle, CPU ms', result.costPerPeriodCpuMs.toFixed(1)],
-    [`=> % of a core at a ${periodMs / 1000} s period`, result.percentOfCoreAtPeriod.toFixed(2)],
-    ['quiet period (nobody reads per-pod figures: the node only), CPU ms above idle', result.quietCostPerPeriodCpuMs.toFixed(2)],
-    [`=> % of a core at a ${periodMs / 1000} s period`, result.quietPercentOfCoreAtPeriod.toFixed(3)],
-    ['main thread (summary and texts) ms per collection', result.mainThreadRenderMsPerCollection.toFixed(1)],
-    ['one scrape of /metrics/resource + /metrics/cadvisor, CPU ms p50', result.scrapeBothTextsCpuMs.p50.toFixed(1)],
-  ]));
+  console.log(
+    `\nstats: ${N} running pods (${result.sampledContainers} app containers sampled, cgroup v${result.cgroupVersion}), ${workers} worker threads, ${result.date}`,
+  );
+  console.log(
+    table([
+      ['measure', 'value'],
+      ['cold collection (first: inspects every container) CPU ms', result.coldCollection.cpuMs.toFixed(1)],
+      [
+        'collection + summary, CPU ms p50 / p99',
+        `${result.perCollectionCpuMs.p50.toFixed(1)} / ${result.perCollectionCpuMs.p99.toFixed(1)}`,
+      ],
+      ['collection wall ms p50', result.perCollectionWallMs.p50.toFixed(1)],
+      ['idle agent (no collection), % of a core', result.idleCpuPercentOfCore.toFixed(2)],
+      ['cost per period above idle, CPU ms', result.costPerPeriodCpuMs.toFixed(1)],
+      [`=> % of a core at a ${periodMs / 1000} s period`, result.percentOfCoreAtPeriod.toFixed(2)],
+      ['quiet period (nobody reads per-pod figures: the node only), CPU ms above idle', result.quietCostPerPeriodCpuMs.toFixed(2)],
+      [`=> % of a core at a ${periodMs / 1000} s period`, result.quietPercentOfCoreAtPeriod.toFixed(3)],
+      ['main thread (summary and texts) ms per collection', result.mainThreadRenderMsPerCollection.toFixed(1)],
+      ['one scrape of /metrics/resource + /metrics/cadvisor, CPU ms p50', result.scrapeBothTextsCpuMs.p50.toFixed(1)],
+    ]),
+  );
   console.log(`results: ${writeResult('stats', result)}`);
 } finally {
   process.stderr.write(`removing ${N} pods\n`);
@@ -131,5 +149,12 @@ try {
   await waitUntil('pods removed', N, () => b.times.removed.size, 5 * 60_000).catch(() => {});
   await b.stop();
   const list = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } });
-  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    list.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {}),
+    ),
+  );
 }

@@ -48,22 +48,43 @@ try {
   const dockerdCpuS = dockerdCpuSeconds() - d0;
   const pleg = b.agent.pleg.stats();
   const result = {
-    date: new Date().toISOString(), pods: N, workers, windowS: wallS, relistPeriodMs: pleg.relistPeriodMs, relistsInWindow: pleg.relists - relists0,
-    agent: { cpuSeconds: agentCpuS, cpuPercentOfCore: (100 * agentCpuS) / wallS, rssMaxMiB: Math.max(...rss) / 2 ** 20, rssLastMiB: rss.at(-1)! / 2 ** 20 },
+    date: new Date().toISOString(),
+    pods: N,
+    workers,
+    windowS: wallS,
+    relistPeriodMs: pleg.relistPeriodMs,
+    relistsInWindow: pleg.relists - relists0,
+    agent: {
+      cpuSeconds: agentCpuS,
+      cpuPercentOfCore: (100 * agentCpuS) / wallS,
+      rssMaxMiB: Math.max(...rss) / 2 ** 20,
+      rssLastMiB: rss.at(-1)! / 2 ** 20,
+    },
     dockerd: { cpuSeconds: dockerdCpuS, cpuPercentOfCore: (100 * dockerdCpuS) / wallS },
   };
-  console.log(`\nsteady: ${N} running pods, idle for ${wallS.toFixed(1)} s, ${workers} worker threads, relist every ${pleg.relistPeriodMs / 1000} s (${result.relistsInWindow} relists), ${result.date}`);
-  console.log(table([
-    ['measure', 'value'],
-    ['agent CPU (% of one core)', result.agent.cpuPercentOfCore],
-    ['agent RSS max (MiB)', result.agent.rssMaxMiB],
-    ['dockerd CPU (% of one core)', Number.isNaN(dockerdCpuS) ? 'n/a' : result.dockerd.cpuPercentOfCore],
-  ]));
+  console.log(
+    `\nsteady: ${N} running pods, idle for ${wallS.toFixed(1)} s, ${workers} worker threads, relist every ${pleg.relistPeriodMs / 1000} s (${result.relistsInWindow} relists), ${result.date}`,
+  );
+  console.log(
+    table([
+      ['measure', 'value'],
+      ['agent CPU (% of one core)', result.agent.cpuPercentOfCore],
+      ['agent RSS max (MiB)', result.agent.rssMaxMiB],
+      ['dockerd CPU (% of one core)', Number.isNaN(dockerdCpuS) ? 'n/a' : result.dockerd.cpuPercentOfCore],
+    ]),
+  );
   console.log(`results: ${writeResult('steady', result)}`);
 } finally {
   await Promise.all(Array.from({ length: N }, (_, i) => b.remove(`steady-${i}.yaml`)));
   await waitUntil('pods removed', N, () => b.times.removed.size, 5 * 60_000).catch(() => {});
   await b.stop();
   const list = await docker.listContainers({ all: true, filters: { label: [`kubelet-ts.node-name=${b.nodeName}`] } });
-  await Promise.all(list.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    list.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {}),
+    ),
+  );
 }

@@ -35,7 +35,11 @@ const { newStatusManager } = (await import(`${args.src}/src/main/status/status-m
 const { newWatchCache } = (await import(`${args.src}/src/main/watch/watch-cache.ts`)) as WatchCacheModule;
 const { watchFrame } = (await import(`${args.src}/src/server/ws/watch-event.ts`)) as WatchEventModule;
 
-const heap = () => { gc(); gc(); return process.memoryUsage().heapUsed; };
+const heap = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
 const sm = newStatusManager();
 // historyBytes is ignored by a checkout that does not know it (the count bound alone).
 const cache = newWatchCache(sm, { historyBytes } as Parameters<typeof newWatchCache>[1]);
@@ -44,20 +48,33 @@ const before = heap();
 for (let i = 0; i < changes; i++) {
   // Each change is a new version of one of `pods` pods (a PUT): a fresh podKb-sized annotation.
   const n = i % pods;
-  sm.setPodStatus({
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: `p${n}`, namespace: 'default', uid: `u${n}`, annotations: { blob: randomBytes(podKb * 512).toString('hex') } },
-    spec: { containers: [{ name: 'c', image: 'busybox' }] },
-  }, { phase: 'Running', message: `change ${i}` });
+  sm.setPodStatus(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p${n}`, namespace: 'default', uid: `u${n}`, annotations: { blob: randomBytes(podKb * 512).toString('hex') } },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    },
+    { phase: 'Running', message: `change ${i}` },
+  );
 }
 const after = heap();
 const usage = (cache as { historyUsage?: () => { changes: number; bytes: number } }).historyUsage?.();
 const mib = (b: number) => (b / 1024 / 1024).toFixed(1);
 const row = {
-  src: args.src, changes, podKb, pods, historyBytes,
+  src: args.src,
+  changes,
+  podKb,
+  pods,
+  historyBytes,
   heldChanges: usage?.changes ?? Math.min(changes, cache.resourceVersion() - cache.oldestResumableVersion()),
   heldFrameMiB: usage ? mib(usage.bytes) : 'n/a',
   heapGrowthMiB: mib(after - before),
 };
-process.stdout.write(`${table([['src', 'changes', 'pod KB', 'changes held', 'frames held (MiB)', 'heap growth (MiB)'], [row.src, row.changes, row.podKb, row.heldChanges, row.heldFrameMiB, row.heapGrowthMiB]])}\n`);
+process.stdout.write(
+  `${table([
+    ['src', 'changes', 'pod KB', 'changes held', 'frames held (MiB)', 'heap growth (MiB)'],
+    [row.src, row.changes, row.podKb, row.heldChanges, row.heldFrameMiB, row.heapGrowthMiB],
+  ])}\n`,
+);
 writeResult('watch-history', row);

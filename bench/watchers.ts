@@ -36,9 +36,30 @@ const podKb = positiveInt('pod-kb', args['pod-kb']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const root = await mkdtemp(join(tmpdir(), 'kts-bench-watchers-'));
 const port = await freePort();
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(port), '--runtime', 'fake', '--root-dir', join(root, 'root'),
-  '--cni-conf-dir', join(root, 'cni'), '--hostname-override', 'bench-watchers', '--max-pods', '100000', '--v', '0',
-  ...args['agent-args'].split(' ').filter((a) => a !== '')], { cwd: args.src, stdio: ['ignore', 'pipe', 'pipe'] });
+const child = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    'src/main/index.ts',
+    '--port',
+    String(port),
+    '--runtime',
+    'fake',
+    '--root-dir',
+    join(root, 'root'),
+    '--cni-conf-dir',
+    join(root, 'cni'),
+    '--hostname-override',
+    'bench-watchers',
+    '--max-pods',
+    '100000',
+    '--v',
+    '0',
+    ...args['agent-args'].split(' ').filter((a) => a !== ''),
+  ],
+  { cwd: args.src, stdio: ['ignore', 'pipe', 'pipe'] },
+);
 let stderr = '';
 /** Watchers the agent closed as too slow (its warn line). */
 let closedSlow = 0;
@@ -49,14 +70,25 @@ const sockets: Socket[] = [];
 try {
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`agent exited: ${stderr}`);
-    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 600) throw new Error('agent did not start');
     await sleep(250);
   }
   const token = (await readFile(join(root, 'root', 'admin.token'), 'utf8')).trim();
   const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
   const note = 'n'.repeat(podKb * 1000);
-  const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, annotations: { note } }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35', command: ['sleep', '3600'] }] } });
+  const pod = (name: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, annotations: { note } },
+    spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35', command: ['sleep', '3600'] }] },
+  });
   for (let i = 0; i < pods; i += 50) {
     const items = Array.from({ length: Math.min(50, pods - i) }, (_, j) => pod(`p-${i + j}`));
     const res = await fetch(`${base}/pods`, { method: 'POST', headers, body: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
@@ -76,17 +108,25 @@ try {
   const before = { rssMiB: await rssMiB(), healthz: await healthz() };
 
   // W watches that read their answer's first bytes and nothing more.
-  const answers = await Promise.all(Array.from({ length: watchers }, () => new Promise<string>((resolveAnswer) => {
-    const s = connect(port, '127.0.0.1');
-    sockets.push(s);
-    s.on('error', () => resolveAnswer('error'));
-    s.write(`GET /watch/pods HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n` +
-      `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${token}\r\n\r\n`);
-    s.once('data', (d) => {
-      s.pause();
-      resolveAnswer(/^HTTP\/1\.1 (\d+)/.exec(String(d))?.[1] ?? '?');
-    });
-  })));
+  const answers = await Promise.all(
+    Array.from(
+      { length: watchers },
+      () =>
+        new Promise<string>((resolveAnswer) => {
+          const s = connect(port, '127.0.0.1');
+          sockets.push(s);
+          s.on('error', () => resolveAnswer('error'));
+          s.write(
+            `GET /watch/pods HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n` +
+              `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+          );
+          s.once('data', (d) => {
+            s.pause();
+            resolveAnswer(/^HTTP\/1\.1 (\d+)/.exec(String(d))?.[1] ?? '?');
+          });
+        }),
+    ),
+  );
   const counts: Record<string, number> = {};
   for (const a of answers) counts[a] = (counts[a] ?? 0) + 1;
   await sleep(3000);
@@ -102,9 +142,30 @@ try {
   const churned = { rssMiB: await rssMiB(), healthz: await healthz() };
 
   const row = (what: string, m: typeof before) => [what, m.rssMiB.toFixed(0), m.healthz.p50.toFixed(1), m.healthz.max.toFixed(1)];
-  console.log(`src ${args.src} ${args['agent-args']}; ${pods} pods of ${podKb} KB; ${watchers} watchers of one user: answers ${JSON.stringify(counts)}; the agent closed ${closedSlow} as too slow`);
-  console.log(table([['phase', 'RSS MiB', 'healthz p50 ms', 'healthz max ms'], row('pods only', before), row(`+${watchers} non-reading watchers`, opened), row(`+${churn} pods created and deleted`, churned)]));
-  writeResult('watchers', { src: args.src, agentArgs: args['agent-args'], podKb, pods, watchers, churn, answers: counts, closedSlow, before, opened, churned });
+  console.log(
+    `src ${args.src} ${args['agent-args']}; ${pods} pods of ${podKb} KB; ${watchers} watchers of one user: answers ${JSON.stringify(counts)}; the agent closed ${closedSlow} as too slow`,
+  );
+  console.log(
+    table([
+      ['phase', 'RSS MiB', 'healthz p50 ms', 'healthz max ms'],
+      row('pods only', before),
+      row(`+${watchers} non-reading watchers`, opened),
+      row(`+${churn} pods created and deleted`, churned),
+    ]),
+  );
+  writeResult('watchers', {
+    src: args.src,
+    agentArgs: args['agent-args'],
+    podKb,
+    pods,
+    watchers,
+    churn,
+    answers: counts,
+    closedSlow,
+    before,
+    opened,
+    churned,
+  });
 } finally {
   for (const s of sockets) s.destroy();
   child.kill('SIGTERM');

@@ -40,7 +40,10 @@ export async function readManifestSources(paths: string[], stdin: () => Promise<
       throw new ClientError(`the path "${p}" does not exist`);
     }
     const files = st.isDirectory()
-      ? (await readdir(p)).filter((f) => !f.startsWith('.') && kManifestExtensions.some((e) => f.endsWith(e))).sort().map((f) => join(p, f))
+      ? (await readdir(p))
+          .filter((f) => !f.startsWith('.') && kManifestExtensions.some((e) => f.endsWith(e)))
+          .sort()
+          .map((f) => join(p, f))
       : [p];
     for (const f of files) {
       try {
@@ -85,7 +88,8 @@ export function parseManifestSource(s: { origin: string; text: string }): Pod[] 
   try {
     return parseManifests(s.text, s.origin);
   } catch (err) {
-    if (err instanceof InvalidManifestError) throw new ClientError(`error parsing ${s.origin}: ${err.errors.map(formatFieldError).join('; ')}`);
+    if (err instanceof InvalidManifestError)
+      throw new ClientError(`error parsing ${s.origin}: ${err.errors.map(formatFieldError).join('; ')}`);
     throw err;
   }
 }
@@ -96,7 +100,12 @@ export function parseManifestSource(s: { origin: string; text: string }): Pod[] 
  * A parse error of any file stops before anything is sent. Resolves with the exit code (1 when
  * any pod failed; the others are still applied, as kubectl does).
  */
-export async function runApply(flags: ClientFlags, sources: { origin: string; text: string }[], namespace: string | undefined, io: CliIo): Promise<number> {
+export async function runApply(
+  flags: ClientFlags,
+  sources: { origin: string; text: string }[],
+  namespace: string | undefined,
+  io: CliIo,
+): Promise<number> {
   const pods: Pod[] = [];
   for (const s of sources) pods.push(...parseManifestSource(s));
   if (pods.length === 0) throw new ClientError('no objects passed to apply');
@@ -105,7 +114,9 @@ export async function runApply(flags: ClientFlags, sources: { origin: string; te
     const meta = (pod.metadata ??= {});
     if (namespace !== undefined) {
       if (meta.namespace && meta.namespace !== namespace) {
-        io.stderr(`error: the namespace from the provided object "${meta.namespace}" does not match the namespace "${namespace}". You must pass '--namespace=${meta.namespace}' to perform this operation.\n`);
+        io.stderr(
+          `error: the namespace from the provided object "${meta.namespace}" does not match the namespace "${namespace}". You must pass '--namespace=${meta.namespace}' to perform this operation.\n`,
+        );
         failed++;
         continue;
       }
@@ -149,7 +160,13 @@ export function applyCommand(select: SelectClient): CommandModule {
     describe: 'Create or update pods from manifest files, a directory or stdin (kubectl apply -f)',
     builder: (y: Argv) =>
       addEtcdClientFlags(addClientFlags(y))
-        .option('filename', { alias: 'f', type: 'string', array: true, demandOption: 'apply needs -f FILE|DIR|-', describe: 'Manifest file, directory of manifests, or - for stdin (repeatable)' })
+        .option('filename', {
+          alias: 'f',
+          type: 'string',
+          array: true,
+          demandOption: 'apply needs -f FILE|DIR|-',
+          describe: 'Manifest file, directory of manifests, or - for stdin (repeatable)',
+        })
         .option('namespace', { alias: 'n', type: 'string', requiresArg: true, describe: 'Namespace for pods that name none' }),
     handler: clientHandler(select, async (a, io) => {
       const sources = await readManifestSources((a.filename as string[]).map(String), readStdin);

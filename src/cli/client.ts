@@ -59,10 +59,38 @@ export interface ClientFlags extends Connection {
  */
 export function addClientFlags<T>(y: Argv<T>): Argv<T> {
   return y
-    .option('server', { type: 'string', describe: 'Address of the kubelet-ts API: https://… (a token is sent only over TLS), http://… (no token), unix://<socket>', default: process.env.KUBELET_TS_SERVER ?? '', requiresArg: true, group: 'Connection:', defaultDescription: `$KUBELET_TS_SERVER, else the agent's socket <root-dir>/${kLocalSocketName}, else ${kDefaultServer} without a token` })
-    .option('certificate-authority', { type: 'string', describe: `PEM file of the CA the https server's certificate must chain to (default: <root-dir>/${kCaFile})`, default: process.env.KUBELET_TS_CERTIFICATE_AUTHORITY ?? '', requiresArg: true, group: 'Connection:' })
-    .option('token', { type: 'string', describe: 'Bearer token for the API, sent only to the agent\'s socket or over https (default: the agent\'s <root-dir>/admin.token when readable)', default: process.env.KUBELET_TS_TOKEN ?? '', requiresArg: true, group: 'Connection:', defaultDescription: '$KUBELET_TS_TOKEN, else the admin token' })
-    .option('root-dir', { type: 'string', describe: 'The agent\'s --root-dir, where its admin.token is read from', default: process.env.KUBELET_TS_ROOT_DIR ?? kDefaultRootDir, requiresArg: true, group: 'Connection:', defaultDescription: `$KUBELET_TS_ROOT_DIR or ${kDefaultRootDir}` }) as Argv<T>;
+    .option('server', {
+      type: 'string',
+      describe: 'Address of the kubelet-ts API: https://… (a token is sent only over TLS), http://… (no token), unix://<socket>',
+      default: process.env.KUBELET_TS_SERVER ?? '',
+      requiresArg: true,
+      group: 'Connection:',
+      defaultDescription: `$KUBELET_TS_SERVER, else the agent's socket <root-dir>/${kLocalSocketName}, else ${kDefaultServer} without a token`,
+    })
+    .option('certificate-authority', {
+      type: 'string',
+      describe: `PEM file of the CA the https server's certificate must chain to (default: <root-dir>/${kCaFile})`,
+      default: process.env.KUBELET_TS_CERTIFICATE_AUTHORITY ?? '',
+      requiresArg: true,
+      group: 'Connection:',
+    })
+    .option('token', {
+      type: 'string',
+      describe:
+        "Bearer token for the API, sent only to the agent's socket or over https (default: the agent's <root-dir>/admin.token when readable)",
+      default: process.env.KUBELET_TS_TOKEN ?? '',
+      requiresArg: true,
+      group: 'Connection:',
+      defaultDescription: '$KUBELET_TS_TOKEN, else the admin token',
+    })
+    .option('root-dir', {
+      type: 'string',
+      describe: "The agent's --root-dir, where its admin.token is read from",
+      default: process.env.KUBELET_TS_ROOT_DIR ?? kDefaultRootDir,
+      requiresArg: true,
+      group: 'Connection:',
+      defaultDescription: `$KUBELET_TS_ROOT_DIR or ${kDefaultRootDir}`,
+    }) as Argv<T>;
 }
 
 /**
@@ -106,21 +134,33 @@ export function clientFlags(argv: Record<string, unknown>): ClientFlags {
   const rootDir = String(last(argv['root-dir']) ?? kDefaultRootDir);
   const givenToken = String(last(argv.token) ?? '');
   const adminFile = join(rootDir, 'admin.token');
-  const socketPath = given === '' ? join(rootDir, kLocalSocketName) : given.startsWith('unix://') ? given.slice('unix://'.length) : undefined;
+  const socketPath =
+    given === '' ? join(rootDir, kLocalSocketName) : given.startsWith('unix://') ? given.slice('unix://'.length) : undefined;
   if (socketPath !== undefined) {
     const check = checkLocalSocket(socketPath, adminFile);
     if (check.kind === 'trusted') return withToken({ server: `unix://${socketPath}`, socketPath, rootDir }, givenToken);
-    const why = check.kind === 'missing' ? `${socketPath} does not exist (is the agent running with --root-dir ${rootDir}?)` : `the socket is not trusted: ${check.reason}`;
+    const why =
+      check.kind === 'missing'
+        ? `${socketPath} does not exist (is the agent running with --root-dir ${rootDir}?)`
+        : `the socket is not trusted: ${check.reason}`;
     if (given !== '') throw new ClientError(`refusing to use --server ${given}: ${why}`);
-    if (givenToken !== '') throw new ClientError(`refusing to send --token to ${kDefaultServer} over plain http: ${why}; pass --server https://… (the agent's --tls-port)`);
+    if (givenToken !== '')
+      throw new ClientError(
+        `refusing to send --token to ${kDefaultServer} over plain http: ${why}; pass --server https://… (the agent's --tls-port)`,
+      );
     const flags: ClientFlags = { server: kDefaultServer, token: '', rootDir, noSocket: why };
-    if (findAdminToken(kDefaultServer, rootDir)) flags.withheld = `the admin token of ${adminFile} is only sent to the agent's socket, and ${why}`;
+    if (findAdminToken(kDefaultServer, rootDir))
+      flags.withheld = `the admin token of ${adminFile} is only sent to the agent's socket, and ${why}`;
     return flags;
   }
   if (/^https:\/\//i.test(given)) return withToken({ server: given, rootDir, ...caOf(argv, rootDir) }, givenToken);
-  if (givenToken !== '') throw new ClientError(`refusing to send --token over plain http to ${given}: anyone on the path, or any local user holding the port, would receive it; use https:// (the agent's --tls-port), or omit --server to use the agent's socket ${join(rootDir, kLocalSocketName)}`);
+  if (givenToken !== '')
+    throw new ClientError(
+      `refusing to send --token over plain http to ${given}: anyone on the path, or any local user holding the port, would receive it; use https:// (the agent's --tls-port), or omit --server to use the agent's socket ${join(rootDir, kLocalSocketName)}`,
+    );
   const flags: ClientFlags = { server: given, token: '', rootDir };
-  if (findAdminToken(given, rootDir)) flags.withheld = `the admin token of ${adminFile} is never sent over plain http (any local user may hold a loopback port); omit --server to use the agent's socket ${join(rootDir, kLocalSocketName)}, or use https://`;
+  if (findAdminToken(given, rootDir))
+    flags.withheld = `the admin token of ${adminFile} is never sent over plain http (any local user may hold a loopback port); omit --server to use the agent's socket ${join(rootDir, kLocalSocketName)}, or use https://`;
   return flags;
 }
 
@@ -137,7 +177,9 @@ function withToken(conn: Connection & { rootDir: string }, givenToken: string): 
  * @throws ClientError naming `--certificate-authority` when it cannot be read.
  */
 function caOf(argv: Record<string, unknown>, rootDir: string): { ca?: string } {
-  const given = String((Array.isArray(argv['certificate-authority']) ? argv['certificate-authority'].at(-1) : argv['certificate-authority']) ?? '');
+  const given = String(
+    (Array.isArray(argv['certificate-authority']) ? argv['certificate-authority'].at(-1) : argv['certificate-authority']) ?? '',
+  );
   if (given !== '') {
     try {
       return { ca: readFileSync(given, 'utf8') };
@@ -173,8 +215,15 @@ export function unauthorizedMessage(flags: ClientFlags): string {
 export function codeForHttpStatus(status?: number): AgentErrorCode {
   if (status === undefined) return 'ERR_INVALID_ARGUMENT';
   const byStatus: Record<number, AgentErrorCode> = {
-    400: 'ERR_INVALID_ARGUMENT', 401: 'ERR_FORBIDDEN', 403: 'ERR_FORBIDDEN', 404: 'ERR_NOT_FOUND', 409: 'ERR_CONFLICT',
-    422: 'ERR_INVALID_MANIFEST', 502: 'ERR_UNAVAILABLE', 503: 'ERR_UNAVAILABLE', 504: 'ERR_UNAVAILABLE',
+    400: 'ERR_INVALID_ARGUMENT',
+    401: 'ERR_FORBIDDEN',
+    403: 'ERR_FORBIDDEN',
+    404: 'ERR_NOT_FOUND',
+    409: 'ERR_CONFLICT',
+    422: 'ERR_INVALID_MANIFEST',
+    502: 'ERR_UNAVAILABLE',
+    503: 'ERR_UNAVAILABLE',
+    504: 'ERR_UNAVAILABLE',
   };
   return byStatus[status] ?? 'ERR_RUNTIME';
 }
@@ -217,7 +266,12 @@ export interface ApiResponse {
  * @throws ClientError with the Status message for a non-2xx answer (`pods "web" not found`), or
  *   `cannot reach the kubelet-ts API at <server>: <why>` when the connection fails.
  */
-export async function apiRequest(flags: ClientFlags, method: string, path: string, body?: { contentType: string; data: string }): Promise<Response> {
+export async function apiRequest(
+  flags: ClientFlags,
+  method: string,
+  path: string,
+  body?: { contentType: string; data: string },
+): Promise<Response> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (flags.token) headers.Authorization = `Bearer ${flags.token}`;
   if (body) headers['Content-Type'] = body.contentType;
@@ -226,7 +280,11 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
     res = await sendRequest(flags, method, path, headers, body?.data);
   } catch (err) {
     const cause = (err as Error).message;
-    throw new ClientError(`cannot reach the kubelet-ts API at ${flags.server}: ${cause}${flags.noSocket ? ` (tried it because ${flags.noSocket})` : ''}`, undefined, 'ERR_UNAVAILABLE');
+    throw new ClientError(
+      `cannot reach the kubelet-ts API at ${flags.server}: ${cause}${flags.noSocket ? ` (tried it because ${flags.noSocket})` : ''}`,
+      undefined,
+      'ERR_UNAVAILABLE',
+    );
   }
   if (res.ok) return res;
   const text = await res.text();
@@ -239,7 +297,8 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
     if (status.kind === 'Status' && status.message) {
       message = status.message;
       const causes = status.details?.causes ?? [];
-      if (status.reason === 'Invalid' && causes.length > 1) message = `${status.message.split(':')[0]}:\n${causes.map((c) => `* ${c.message}`).join('\n')}`;
+      if (status.reason === 'Invalid' && causes.length > 1)
+        message = `${status.message.split(':')[0]}:\n${causes.map((c) => `* ${c.message}`).join('\n')}`;
     }
   } catch {
     // not a Status: keep the text
@@ -249,7 +308,12 @@ export async function apiRequest(flags: ClientFlags, method: string, path: strin
 }
 
 /** apiJson: apiRequest, then the JSON body. */
-export async function apiJson<T>(flags: ClientFlags, method: string, path: string, body?: { contentType: string; data: string }): Promise<T> {
+export async function apiJson<T>(
+  flags: ClientFlags,
+  method: string,
+  path: string,
+  body?: { contentType: string; data: string },
+): Promise<T> {
   const res = await apiRequest(flags, method, path, body);
   return (await res.json()) as T;
 }
@@ -273,7 +337,10 @@ export function runClient(body: (io: CliIo) => Promise<number>): ClientRun {
  * clientHandler: a yargs command handler that selects `body` as the client command to run, with
  * the parsed flags (`a`) and its I/O; errors print as runClient prints them (exit status 1).
  */
-export function clientHandler(select: SelectClient, body: (a: Record<string, unknown>, io: CliIo) => Promise<number>): (argv: unknown) => void {
+export function clientHandler(
+  select: SelectClient,
+  body: (a: Record<string, unknown>, io: CliIo) => Promise<number>,
+): (argv: unknown) => void {
   return (argv) => select({ command: 'client', run: runClient((io) => body(argv as Record<string, unknown>, io)) });
 }
 
@@ -291,5 +358,14 @@ export function formatTable(rows: string[][]): string {
   if (rows.length === 0) return '';
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] + 3))).join('').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] + 3)))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }

@@ -26,5 +26,16 @@ export { processTerminal } from './io.js';
  * parsed command (`{command: 'client', run}`) when one of them matches; runCli then runs it.
  */
 export function clientCommands(select: SelectClient): CommandModule[] {
-  return [getCommand(select), applyCommand(select), deleteCommand(select), logsCommand(select), describeCommand(select), topCommand(select), execCommand(select), attachCommand(select), portForwardCommand(select), kubeconfigCommand(select)];
+  return [
+    getCommand(select),
+    applyCommand(select),
+    deleteCommand(select),
+    logsCommand(select),
+    describeCommand(select),
+    topCommand(select),
+    execCommand(select),
+    attachCommand(select),
+    portForwardCommand(select),
+    kubeconfigCommand(select),
+  ];
 }

@@ -48,7 +48,10 @@ export function podList(v: unknown, request: string): PodList {
 
 /** pod: an answer that must be one Pod (an object with an object `metadata`). @throws ClientError `<request>: the answer is not a Pod: …` */
 export function pod(v: unknown, request: string): Pod {
-  if (!isObject(v) || !isObject(v.metadata)) throw new ClientError(`${request}: the answer is not a Pod: ${isObject(v) ? `"metadata" is missing in ${shown(v)}` : `it is ${shown(v)}`}`);
+  if (!isObject(v) || !isObject(v.metadata))
+    throw new ClientError(
+      `${request}: the answer is not a Pod: ${isObject(v) ? `"metadata" is missing in ${shown(v)}` : `it is ${shown(v)}`}`,
+    );
   return v as Pod;
 }
 

@@ -10,7 +10,18 @@ import type { Argv, CommandModule } from 'yargs';
 import { isNotFound } from '../shared/errors.js';
 import { parseManifestSource, readManifestSources, readStdin } from './apply.js';
 import { cliClock, type CliIo } from './io.js';
-import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import {
+  addClientFlags,
+  apiJson,
+  apiRequest,
+  ClientError,
+  clientFlags,
+  requirePods,
+  clientHandler,
+  kNamespaceOption,
+  type ClientFlags,
+  type SelectClient,
+} from './client.js';
 import { pod as decodePod, podList } from './decode.js';
 
 /** PodRef: one pod to delete. */
@@ -96,7 +107,9 @@ export function podsOfManifests(sources: { origin: string; text: string }[], nam
       if (!name) throw new ClientError(`error parsing ${s.origin}: [${i}].metadata.name: Required value`);
       const own = pod.metadata?.namespace;
       if (namespace !== undefined && own && own !== namespace) {
-        throw new ClientError(`the namespace from the provided object "${own}" does not match the namespace "${namespace}". You must pass '--namespace=${own}' to perform this operation.`);
+        throw new ClientError(
+          `the namespace from the provided object "${own}" does not match the namespace "${namespace}". You must pass '--namespace=${own}' to perform this operation.`,
+        );
       }
       out.push({ namespace: own || namespace || 'default', name });
     }
@@ -134,12 +147,28 @@ export function deleteCommand(select: SelectClient): CommandModule {
         .positional('resource', { type: 'string', describe: 'Resource type: pod' })
         .positional('names', { type: 'string', array: true, describe: 'Pod names' })
         .option('namespace', { ...kNamespaceOption, default: undefined, defaultDescription: 'default' })
-        .option('filename', { alias: 'f', type: 'string', array: true, requiresArg: true, describe: 'Manifest file, directory of manifests, or - for stdin: delete the pods it names (repeatable)' })
-        .option('selector', { alias: 'l', type: 'string', requiresArg: true, describe: 'Delete the pods this label selector matches, e.g. app=web' })
+        .option('filename', {
+          alias: 'f',
+          type: 'string',
+          array: true,
+          requiresArg: true,
+          describe: 'Manifest file, directory of manifests, or - for stdin: delete the pods it names (repeatable)',
+        })
+        .option('selector', {
+          alias: 'l',
+          type: 'string',
+          requiresArg: true,
+          describe: 'Delete the pods this label selector matches, e.g. app=web',
+        })
         .option('all', { type: 'boolean', default: false, describe: 'Delete every pod in the namespace' })
         .option('all-namespaces', { alias: 'A', type: 'boolean', default: false, describe: 'With -l or --all: in every namespace' })
         .option('ignore-not-found', { type: 'boolean', default: false, describe: 'A missing pod is not an error' })
-        .option('grace-period', { type: 'number', default: -1, requiresArg: true, describe: 'Seconds the pod gets to stop; -1 keeps its own, 0 kills at once' })
+        .option('grace-period', {
+          type: 'number',
+          default: -1,
+          requiresArg: true,
+          describe: 'Seconds the pod gets to stop; -1 keeps its own, 0 kills at once',
+        })
         .option('wait', { type: 'boolean', default: true, describe: 'Wait until the pod is gone (--wait=false to not)' })
         .option('timeout', { type: 'number', default: 0, requiresArg: true, describe: 'Seconds to wait (0: the grace period plus 120 s)' }),
     handler: clientHandler(select, async (a, io) => {
@@ -148,23 +177,35 @@ export function deleteCommand(select: SelectClient): CommandModule {
       const selector = a.selector === undefined ? undefined : String(a.selector);
       const all = a.all === true;
       if (files.length > 0) {
-        if (a.resource !== undefined) throw new ClientError('there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. \'kubelet-ts delete -f FILE\')');
+        if (a.resource !== undefined)
+          throw new ClientError(
+            "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubelet-ts delete -f FILE')",
+          );
       } else {
         if (a.resource === undefined) throw new ClientError('You must provide one or more resources by argument or filename.');
         requirePods(String(a.resource));
-        if ((selector !== undefined || all) && names.length > 0) throw new ClientError('name cannot be provided when a selector is specified');
-        if (selector === undefined && !all && names.length === 0) throw new ClientError('resource(s) were provided, but no name was specified');
+        if ((selector !== undefined || all) && names.length > 0)
+          throw new ClientError('name cannot be provided when a selector is specified');
+        if (selector === undefined && !all && names.length === 0)
+          throw new ClientError('resource(s) were provided, but no name was specified');
       }
       const grace = Number(a['grace-period']);
-      if (!Number.isInteger(grace) || grace < -1) throw new ClientError(`--grace-period must be an integer >= -1, got ${JSON.stringify(a['grace-period'])}`);
+      if (!Number.isInteger(grace) || grace < -1)
+        throw new ClientError(`--grace-period must be an integer >= -1, got ${JSON.stringify(a['grace-period'])}`);
       const timeout = Number(a.timeout);
-      if (!Number.isFinite(timeout) || timeout < 0) throw new ClientError(`--timeout must be a number of seconds >= 0, got ${JSON.stringify(a.timeout)}`);
+      if (!Number.isFinite(timeout) || timeout < 0)
+        throw new ClientError(`--timeout must be a number of seconds >= 0, got ${JSON.stringify(a.timeout)}`);
       // No default in yargs: -f tells an explicit -n (which must match the manifests) from none.
       const explicitNs = a.namespace === undefined ? undefined : String(a.namespace);
       const namespace = explicitNs ?? 'default';
       if (isEtcdMode(a)) {
-        if (files.length > 0 || selector !== undefined || all) throw new ClientError('delete with --etcd-servers takes pod names only (no -f, -l or --all)');
-        return runEtcdDeletePods(etcdClientFlags(a), { names, namespace, wait: a.wait !== false, timeoutMs: (timeout > 0 ? timeout : 90) * 1000 }, io);
+        if (files.length > 0 || selector !== undefined || all)
+          throw new ClientError('delete with --etcd-servers takes pod names only (no -f, -l or --all)');
+        return runEtcdDeletePods(
+          etcdClientFlags(a),
+          { names, namespace, wait: a.wait !== false, timeoutMs: (timeout > 0 ? timeout : 90) * 1000 },
+          io,
+        );
       }
       const flags = clientFlags(a);
       let pods: PodRef[];
@@ -175,13 +216,17 @@ export function deleteCommand(select: SelectClient): CommandModule {
         io.stdout('No resources found\n');
         return 0;
       }
-      return runDeletePods(flags, {
-        pods,
-        gracePeriodSeconds: grace < 0 ? undefined : grace,
-        wait: a.wait !== false,
-        timeoutMs: (timeout > 0 ? timeout : Math.max(grace, 30) + 120) * 1000,
-        ignoreNotFound: a['ignore-not-found'] === true,
-      }, io);
+      return runDeletePods(
+        flags,
+        {
+          pods,
+          gracePeriodSeconds: grace < 0 ? undefined : grace,
+          wait: a.wait !== false,
+          timeoutMs: (timeout > 0 ? timeout : Math.max(grace, 30) + 120) * 1000,
+          ignoreNotFound: a['ignore-not-found'] === true,
+        },
+        io,
+      );
     }),
   };
 }

@@ -6,7 +6,18 @@ import type { Argv, CommandModule } from 'yargs';
 import type { Container, ContainerState, ContainerStatus, Event, Pod } from '../shared/api.js';
 import { getPodQOS } from '../shared/qos.js';
 import { cliClock, type CliIo } from './io.js';
-import { addClientFlags, apiJson, clientFlags, formatAge, formatTable, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import {
+  addClientFlags,
+  apiJson,
+  clientFlags,
+  formatAge,
+  formatTable,
+  requirePods,
+  clientHandler,
+  kNamespaceOption,
+  type ClientFlags,
+  type SelectClient,
+} from './client.js';
 import { listItems, pod as asPod } from './decode.js';
 
 function rfc1123(t: string | undefined): string {
@@ -23,7 +34,12 @@ function kv(map: Record<string, string> | undefined, indent: string): string {
 
 function stateLines(state: ContainerState | undefined, indent: string): string[] {
   if (state?.running) return [`Running`, `${indent}  Started:      ${rfc1123(state.running.startedAt)}`];
-  if (state?.waiting) return [`Waiting`, `${indent}  Reason:       ${state.waiting.reason ?? ''}`, ...(state.waiting.message ? [`${indent}  Message:      ${state.waiting.message}`] : [])];
+  if (state?.waiting)
+    return [
+      `Waiting`,
+      `${indent}  Reason:       ${state.waiting.reason ?? ''}`,
+      ...(state.waiting.message ? [`${indent}  Message:      ${state.waiting.message}`] : []),
+    ];
   if (state?.terminated) {
     const t = state.terminated;
     return [
@@ -65,12 +81,18 @@ function containerLines(c: Container, cs: ContainerStatus | undefined): string[]
   out.push(`${i}Ready:          ${cs?.ready ? 'True' : 'False'}`);
   out.push(`${i}Restart Count:  ${cs?.restartCount ?? 0}`);
   const env = (c.env ?? []).map((e) => `${i}  ${e.name}:  ${e.value ?? (e.valueFrom ? '<set from a reference>' : '')}`);
-  for (const [title, list] of [['Limits', c.resources?.limits], ['Requests', c.resources?.requests]] as const) {
+  for (const [title, list] of [
+    ['Limits', c.resources?.limits],
+    ['Requests', c.resources?.requests],
+  ] as const) {
     const entries = Object.entries(list ?? {}).sort(([a], [b]) => a.localeCompare(b));
     if (entries.length > 0) out.push(`${i}${title}:`, ...entries.map(([k, v]) => `${i}  ${`${k}:`.padEnd(10)}${String(v)}`));
   }
   out.push(`${i}Environment:${env.length ? `\n${env.join('\n')}` : '    <none>'}`);
-  const mounts = (c.volumeMounts ?? []).map((v) => `${i}  ${v.mountPath} from ${v.name}${v.subPath ? ` (${v.readOnly ? 'ro' : 'rw'},path="${v.subPath}")` : ` (${v.readOnly ? 'ro' : 'rw'})`}`);
+  const mounts = (c.volumeMounts ?? []).map(
+    (v) =>
+      `${i}  ${v.mountPath} from ${v.name}${v.subPath ? ` (${v.readOnly ? 'ro' : 'rw'},path="${v.subPath}")` : ` (${v.readOnly ? 'ro' : 'rw'})`}`,
+  );
   out.push(`${i}Mounts:${mounts.length ? `\n${mounts.join('\n')}` : '         <none>'}`);
 
   return out;
@@ -93,42 +115,73 @@ export function describePod(pod: Pod, events: Event[], nowMs: number): string {
   line('Node', `${pod.spec?.nodeName ?? '<none>'}${st.hostIP ? `/${st.hostIP}` : ''}`);
   line('Start Time', rfc1123(st.startTime));
   line('Labels', kv(m.labels, ' '.repeat(18)));
-  line('Annotations', Object.entries(m.annotations ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v], i) => `${i === 0 ? '' : ' '.repeat(18)}${k}: ${v}`).join('\n') || '<none>');
+  line(
+    'Annotations',
+    Object.entries(m.annotations ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v], i) => `${i === 0 ? '' : ' '.repeat(18)}${k}: ${v}`)
+      .join('\n') || '<none>',
+  );
   if (m.deletionTimestamp) line('Status', `Terminating (lasts ${formatAge(nowMs - Date.parse(m.deletionTimestamp))})`);
   else line('Status', st.phase ?? 'Unknown');
   if (m.deletionGracePeriodSeconds !== undefined) line('Termination Grace Period', `${m.deletionGracePeriodSeconds}s`);
   if (st.reason) line('Reason', st.reason);
   if (st.message) line('Message', st.message);
   line('IP', st.podIP ?? '');
-  const sections = [['Init Containers', pod.spec?.initContainers, st.initContainerStatuses], ['Containers', pod.spec?.containers, st.containerStatuses]] as const;
+  const sections = [
+    ['Init Containers', pod.spec?.initContainers, st.initContainerStatuses],
+    ['Containers', pod.spec?.containers, st.containerStatuses],
+  ] as const;
   for (const [title, containers, statuses] of sections) {
     // kubectl prints Init Containers only when the pod has some, Containers always.
     if (title === 'Init Containers' && !containers?.length) continue;
     out.push(`${title}:`);
-    for (const c of containers ?? []) out.push(...containerLines(c, (statuses ?? []).find((s) => s.name === c.name)));
+    for (const c of containers ?? [])
+      out.push(
+        ...containerLines(
+          c,
+          (statuses ?? []).find((s) => s.name === c.name),
+        ),
+      );
   }
   out.push('Conditions:');
   const conds = st.conditions ?? [];
   if (conds.length === 0) out.push('  <none>');
-  else out.push(formatTable([['Type', 'Status'], ...conds.map((c) => [c.type, c.status])]).trimEnd().split('\n').map((l) => `  ${l}`).join('\n'));
+  else
+    out.push(
+      formatTable([['Type', 'Status'], ...conds.map((c) => [c.type, c.status])])
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n'),
+    );
   out.push('Volumes:');
   const vols = pod.spec?.volumes ?? [];
   if (vols.length === 0) out.push('  <none>');
   for (const v of vols) {
     out.push(`  ${v.name}:`);
-    if (v.emptyDir) out.push(`    Type:       EmptyDir (a temporary directory that shares a pod's lifetime)`, `    Medium:     ${v.emptyDir.medium ?? ''}`);
+    if (v.emptyDir)
+      out.push(
+        `    Type:       EmptyDir (a temporary directory that shares a pod's lifetime)`,
+        `    Medium:     ${v.emptyDir.medium ?? ''}`,
+      );
     else if (v.hostPath) out.push(`    Type:          HostPath (bare host directory volume)`, `    Path:          ${v.hostPath.path}`);
   }
   out.push(`${'QoS Class:'.padEnd(18)}${getPodQOS(pod)}`);
   // kubectl asks for involvedObject.name, .namespace and .uid: an earlier pod of the same name is not this one.
   const mine = events.filter((e) =>
-    m.uid ? e.involvedObject?.uid === m.uid : e.involvedObject?.name === m.name && e.involvedObject?.namespace === (m.namespace ?? 'default'),
+    m.uid
+      ? e.involvedObject?.uid === m.uid
+      : e.involvedObject?.name === m.name && e.involvedObject?.namespace === (m.namespace ?? 'default'),
   );
   if (mine.length === 0) {
     out.push('Events:            <none>');
   } else {
     out.push('Events:');
-    const rows = [['Type', 'Reason', 'Age', 'From', 'Message'], ['----', '------', '----', '----', '-------']];
+    const rows = [
+      ['Type', 'Reason', 'Age', 'From', 'Message'],
+      ['----', '------', '----', '----', '-------'],
+    ];
     for (const e of mine) {
       const last = Date.parse(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? '');
       const first = Date.parse(e.firstTimestamp ?? '');
@@ -136,7 +189,13 @@ export function describePod(pod: Pod, events: Event[], nowMs: number): string {
       if ((e.count ?? 1) > 1 && !Number.isNaN(first)) age = `${age} (x${e.count} over ${formatAge(nowMs - first)})`;
       rows.push([e.type ?? '', e.reason ?? '', age, e.source?.component ?? e.reportingComponent ?? '', (e.message ?? '').trim()]);
     }
-    out.push(formatTable(rows).trimEnd().split('\n').map((l) => `  ${l}`).join('\n'));
+    out.push(
+      formatTable(rows)
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n'),
+    );
   }
   return `${out.join('\n')}\n`;
 }

@@ -15,7 +15,12 @@ import { EtcdCommandError as ClientError, withEtcd, type EtcdClientFlags } from 
  * the command before anything is written. Resolves with the exit code.
  * @throws ClientError without `--node`, on a parse/validation error, or when etcd fails.
  */
-export async function runEtcdApply(flags: EtcdClientFlags, sources: { origin: string; text: string }[], namespace: string | undefined, io: CliIo): Promise<number> {
+export async function runEtcdApply(
+  flags: EtcdClientFlags,
+  sources: { origin: string; text: string }[],
+  namespace: string | undefined,
+  io: CliIo,
+): Promise<number> {
   if (!flags.node) throw new ClientError('apply with --etcd-servers needs --node NAME (the node that runs the pods)');
   const pods: Pod[] = [];
   for (const s of sources) {
@@ -23,18 +28,21 @@ export async function runEtcdApply(flags: EtcdClientFlags, sources: { origin: st
     try {
       parsed = parseManifests(s.text, s.origin);
     } catch (err) {
-      if (err instanceof InvalidManifestError) throw new ClientError(`error parsing ${s.origin}: ${err.errors.map(formatFieldError).join('; ')}`);
+      if (err instanceof InvalidManifestError)
+        throw new ClientError(`error parsing ${s.origin}: ${err.errors.map(formatFieldError).join('; ')}`);
       throw err;
     }
     for (const pod of parsed) {
       const meta = (pod.metadata ??= {});
       if (namespace !== undefined) {
-        if (meta.namespace && meta.namespace !== namespace) throw new ClientError(`the namespace from the provided object "${meta.namespace}" does not match the namespace "${namespace}"`);
+        if (meta.namespace && meta.namespace !== namespace)
+          throw new ClientError(`the namespace from the provided object "${meta.namespace}" does not match the namespace "${namespace}"`);
         meta.namespace = namespace;
       }
       meta.namespace ??= 'default';
       const errors = validatePodForNode(applyPodDefaults(pod));
-      if (errors.length > 0) throw new ClientError(`${s.origin}: pod "${meta.name ?? ''}" is invalid: ${errors.map(formatFieldError).join('; ')}`);
+      if (errors.length > 0)
+        throw new ClientError(`${s.origin}: pod "${meta.name ?? ''}" is invalid: ${errors.map(formatFieldError).join('; ')}`);
       pods.push(pod);
     }
   }

@@ -44,10 +44,23 @@ export function etcdClientFlags(argv: Record<string, unknown>): EtcdClientFlags 
     return v === undefined || v === '' ? undefined : String(v);
   };
   const raw = argv['etcd-servers'];
-  const servers = raw === undefined ? [] : (Array.isArray(raw) ? raw : [raw]).map(String).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  const servers =
+    raw === undefined
+      ? []
+      : (Array.isArray(raw) ? raw : [raw])
+          .map(String)
+          .flatMap((s) => s.split(','))
+          .map((s) => s.trim())
+          .filter(Boolean);
   return {
-    servers, prefix: (opt('etcd-prefix') ?? '/registry').replace(/\/+$/, ''), node: opt('node') ?? '',
-    caFile: opt('etcd-cafile'), certFile: opt('etcd-certfile'), keyFile: opt('etcd-keyfile'), username: opt('etcd-username'), password: opt('etcd-password'),
+    servers,
+    prefix: (opt('etcd-prefix') ?? '/registry').replace(/\/+$/, ''),
+    node: opt('node') ?? '',
+    caFile: opt('etcd-cafile'),
+    certFile: opt('etcd-certfile'),
+    keyFile: opt('etcd-keyfile'),
+    username: opt('etcd-username'),
+    password: opt('etcd-password'),
   };
 }
 
@@ -58,7 +71,14 @@ export function isEtcdMode(argv: Record<string, unknown>): boolean {
 
 /** withEtcd opens a client for `flags`, runs `fn` and always closes it; calls get a 5 s deadline. */
 export async function withEtcd<T>(flags: EtcdClientFlags, fn: (client: Etcd3, keys: EtcdKeys) => Promise<T>): Promise<T> {
-  const client = newEtcdClient({ servers: flags.servers, caFile: flags.caFile, certFile: flags.certFile, keyFile: flags.keyFile, username: flags.username, password: flags.password });
+  const client = newEtcdClient({
+    servers: flags.servers,
+    caFile: flags.caFile,
+    certFile: flags.certFile,
+    keyFile: flags.keyFile,
+    username: flags.username,
+    password: flags.password,
+  });
   try {
     return await fn(client, etcdKeys(flags.prefix));
   } finally {
@@ -81,5 +101,14 @@ export class EtcdCommandError extends AgentError {
 export function formatRows(rows: string[][]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 3))).join('').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]! + 3)))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }

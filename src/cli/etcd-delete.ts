@@ -8,13 +8,20 @@ import { EtcdCommandError as ClientError, withEtcd, type EtcdClientFlags } from 
  * missing one. With `wait`, waits (up to `timeoutMs`) until the agent removed the status key.
  * @throws ClientError without `--node` or when etcd fails.
  */
-export async function runEtcdDeletePods(flags: EtcdClientFlags, opts: { names: string[]; namespace: string; wait: boolean; timeoutMs: number }, io: CliIo): Promise<number> {
+export async function runEtcdDeletePods(
+  flags: EtcdClientFlags,
+  opts: { names: string[]; namespace: string; wait: boolean; timeoutMs: number },
+  io: CliIo,
+): Promise<number> {
   if (!flags.node) throw new ClientError('delete with --etcd-servers needs --node NAME');
   return withEtcd(flags, async (client, keys) => {
     let failed = 0;
     const deleted: string[] = [];
     for (const name of opts.names) {
-      const res = await client.delete().key(keys.pod(flags.node, opts.namespace, name)).exec();
+      const res = await client
+        .delete()
+        .key(keys.pod(flags.node, opts.namespace, name))
+        .exec();
       if (Number(res.deleted) === 0) {
         io.stderr(`Error from server (NotFound): pods "${name}" not found\n`);
         failed++;

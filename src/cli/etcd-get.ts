@@ -16,8 +16,11 @@ export function etcdPodRow(pod: Pod, nowMs: number): string[] {
   }
   const started = Date.parse(pod.status?.startTime ?? pod.metadata?.creationTimestamp ?? '');
   return [
-    pod.metadata?.name ?? '', `${cs.filter((c) => c.ready).length}/${pod.spec?.containers?.length ?? cs.length}`, reason,
-    String(cs.reduce((n, c) => n + (c.restartCount ?? 0), 0)), Number.isNaN(started) ? '<unknown>' : formatAge(nowMs - started),
+    pod.metadata?.name ?? '',
+    `${cs.filter((c) => c.ready).length}/${pod.spec?.containers?.length ?? cs.length}`,
+    reason,
+    String(cs.reduce((n, c) => n + (c.restartCount ?? 0), 0)),
+    Number.isNaN(started) ? '<unknown>' : formatAge(nowMs - started),
   ];
 }
 
@@ -26,7 +29,13 @@ export function nodeRow(node: Node, pods: number, nowMs: number): string[] {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
   const status = ready?.status === 'True' ? 'Ready' : ready ? 'NotReady' : 'Unknown';
   const created = Date.parse(node.metadata?.creationTimestamp ?? '');
-  return [node.metadata?.name ?? '', status, Number.isNaN(created) ? '<unknown>' : formatAge(nowMs - created), String(pods), node.status?.nodeInfo?.kubeletVersion ?? ''];
+  return [
+    node.metadata?.name ?? '',
+    status,
+    Number.isNaN(created) ? '<unknown>' : formatAge(nowMs - created),
+    String(pods),
+    node.status?.nodeInfo?.kubeletVersion ?? '',
+  ];
 }
 
 /**
@@ -53,7 +62,12 @@ export async function runEtcdGetNodes(flags: EtcdClientFlags, output: string, io
       return 0;
     }
     const now = cliClock(io).now();
-    io.stdout(formatTable([['NAME', 'STATUS', 'AGE', 'PODS', 'VERSION'], ...nodes.map((n) => nodeRow(n, counts.get(n.metadata?.name ?? '') ?? 0, now))]));
+    io.stdout(
+      formatTable([
+        ['NAME', 'STATUS', 'AGE', 'PODS', 'VERSION'],
+        ...nodes.map((n) => nodeRow(n, counts.get(n.metadata?.name ?? '') ?? 0, now)),
+      ]),
+    );
     return 0;
   });
 }
@@ -62,11 +76,18 @@ export async function runEtcdGetNodes(flags: EtcdClientFlags, output: string, io
  * runEtcdGetPods prints the desired pods of `--node` (or of every node) with their written-back
  * status, in kubectl's pod table (with NODE when listing every node) or as json/yaml.
  */
-export async function runEtcdGetPods(flags: EtcdClientFlags, opts: { namespace: string; name?: string; output: string }, io: CliIo): Promise<number> {
+export async function runEtcdGetPods(
+  flags: EtcdClientFlags,
+  opts: { namespace: string; name?: string; output: string },
+  io: CliIo,
+): Promise<number> {
   return withEtcd(flags, async (client, keys) => {
     const prefix = flags.node ? keys.podsPrefix(flags.node) : keys.allPodsPrefix();
     const statusPrefix = flags.node ? keys.podStatusPrefix(flags.node) : keys.allPodStatusPrefix();
-    const [values, statuses] = await Promise.all([client.getAll().prefix(prefix).strings(), client.getAll().prefix(statusPrefix).strings()]);
+    const [values, statuses] = await Promise.all([
+      client.getAll().prefix(prefix).strings(),
+      client.getAll().prefix(statusPrefix).strings(),
+    ]);
     const pods: Pod[] = [];
     for (const [key, value] of Object.entries(values)) {
       const where = keys.parsePodKey(key);
@@ -79,9 +100,20 @@ export async function runEtcdGetPods(flags: EtcdClientFlags, opts: { namespace: 
       }
       const s = statuses[keys.podStatus(where.node, where.namespace, where.name)];
       const status = s ? (JSON.parse(s) as PodStatus) : { phase: 'Pending' as const, reason: 'NotReported' };
-      pods.push({ apiVersion: 'v1', kind: 'Pod', ...pod, metadata: { ...pod.metadata, name: where.name, namespace: where.namespace }, spec: { containers: [], ...pod.spec, nodeName: where.node }, status });
+      pods.push({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        ...pod,
+        metadata: { ...pod.metadata, name: where.name, namespace: where.namespace },
+        spec: { containers: [], ...pod.spec, nodeName: where.node },
+        status,
+      });
     }
-    pods.sort((a, b) => `${a.spec?.nodeName}/${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(`${b.spec?.nodeName}/${b.metadata?.namespace}/${b.metadata?.name}`));
+    pods.sort((a, b) =>
+      `${a.spec?.nodeName}/${a.metadata?.namespace}/${a.metadata?.name}`.localeCompare(
+        `${b.spec?.nodeName}/${b.metadata?.namespace}/${b.metadata?.name}`,
+      ),
+    );
     if (opts.output === 'json' || opts.output === 'yaml') {
       const list = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: pods };
       io.stdout(opts.output === 'json' ? `${JSON.stringify(list, null, 4)}\n` : toYaml(list, kKubernetesYaml));

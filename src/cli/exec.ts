@@ -8,7 +8,16 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { Pod } from '../shared/api.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import {
+  addClientFlags,
+  apiJson,
+  ClientError,
+  clientFlags,
+  clientHandler,
+  kNamespaceOption,
+  type ClientFlags,
+  type SelectClient,
+} from './client.js';
 import { runRemoteCommand } from './remotecommand-client.js';
 
 /** StreamCommandOptions: what exec and attach were asked. */
@@ -62,7 +71,8 @@ export async function runStream(kind: 'exec' | 'attach', flags: ClientFlags, opt
   if (tty) term!.setRawMode(true);
   try {
     return await runRemoteCommand(flags, {
-      path, tty,
+      path,
+      tty,
       stdin: opts.stdin ? term?.stdin : undefined,
       onStdout: (c) => (term ? term.writeStdout(c) : io.stdout(decoder.out.decode(c, { stream: true }))),
       onStderr: (c) => (term ? term.writeStderr(c) : io.stderr(decoder.err.decode(c, { stream: true }))),
@@ -85,8 +95,12 @@ function streamBuilder(y: Argv): Argv {
 
 function streamOptions(a: Record<string, unknown>, command: string[]): StreamCommandOptions {
   return {
-    pod: String(a.pod), namespace: String(a.namespace), container: a.container === undefined ? undefined : String(a.container),
-    command, stdin: Boolean(a.stdin), tty: Boolean(a.tty),
+    pod: String(a.pod),
+    namespace: String(a.namespace),
+    container: a.container === undefined ? undefined : String(a.container),
+    command,
+    stdin: Boolean(a.stdin),
+    tty: Boolean(a.tty),
   };
 }
 
@@ -95,7 +109,8 @@ export function execCommand(select: SelectClient): CommandModule {
   return {
     command: 'exec <pod> [command..]',
     describe: 'Run a command in a container (kubectl exec); exits with its exit code',
-    builder: (y: Argv) => streamBuilder(y).positional('command', { type: 'string', array: true, describe: 'The command and its arguments, after --' }),
+    builder: (y: Argv) =>
+      streamBuilder(y).positional('command', { type: 'string', array: true, describe: 'The command and its arguments, after --' }),
     handler: clientHandler(select, (a, io) => {
       // yargs leaves what follows `--` in `_`, after the command's own name.
       const rest = ((a._ as unknown[]) ?? []).map(String);

@@ -13,7 +13,20 @@ import { podStatusReason } from '../shared/pod-printer.js';
 
 export { podStatusReason };
 import { cliClock, type CliIo } from './io.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, formatAge, formatTable, kPodAliases, requirePods, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import {
+  addClientFlags,
+  apiJson,
+  ClientError,
+  clientFlags,
+  formatAge,
+  formatTable,
+  kPodAliases,
+  requirePods,
+  clientHandler,
+  kNamespaceOption,
+  type ClientFlags,
+  type SelectClient,
+} from './client.js';
 import { podList } from './decode.js';
 import { newWatchBackoff, watchPods, type PodWatchEvent, type WatchBackoffOptions } from './pod-watch.js';
 
@@ -39,7 +52,13 @@ export function podRow(pod: Pod, wide: boolean, nowMs: number, withNamespace: bo
   const s = podStatusReason(pod);
   const created = Date.parse(pod.metadata?.creationTimestamp ?? pod.status?.startTime ?? '');
   const restarts = s.lastRestartMs > 0 ? `${s.restarts} (${formatAge(nowMs - s.lastRestartMs)} ago)` : String(s.restarts);
-  const row = [pod.metadata?.name ?? '', `${s.ready}/${s.total}`, s.reason, restarts, Number.isNaN(created) ? '<unknown>' : formatAge(nowMs - created)];
+  const row = [
+    pod.metadata?.name ?? '',
+    `${s.ready}/${s.total}`,
+    s.reason,
+    restarts,
+    Number.isNaN(created) ? '<unknown>' : formatAge(nowMs - created),
+  ];
   if (withNamespace) row.unshift(pod.metadata?.namespace ?? 'default');
   if (wide) row.push(pod.status?.podIP || '<none>', pod.spec?.nodeName || '<none>', '<none>', '<none>');
   return row;
@@ -112,7 +131,13 @@ export interface GetWatchOptions {
  * Resolves with the exit code (0 once aborted).
  * @throws ClientError for the first list's errors and for a watch the server refuses (401, 403, 404).
  */
-export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: CliIo, signal?: AbortSignal, watchOptions: GetWatchOptions = {}): Promise<number> {
+export async function runGetPods(
+  flags: ClientFlags,
+  opts: GetPodsOptions,
+  io: CliIo,
+  signal?: AbortSignal,
+  watchOptions: GetWatchOptions = {},
+): Promise<number> {
   const first = await listPods(flags, opts);
   if (!opts.watch) {
     if (first.pods.length === 0 && (opts.output === 'table' || opts.output === 'wide')) {
@@ -124,9 +149,15 @@ export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: C
   }
   const wide = opts.output === 'wide';
   const withNs = opts.namespace === '';
-  const rowOf = (p: Pod) => (opts.output === 'json' || opts.output === 'yaml' ? formatPods([p], { ...opts, name: 'x' }, cliClock(io).now()) : formatTable([podRow(p, wide, cliClock(io).now(), withNs)]));
+  const rowOf = (p: Pod) =>
+    opts.output === 'json' || opts.output === 'yaml'
+      ? formatPods([p], { ...opts, name: 'x' }, cliClock(io).now())
+      : formatTable([podRow(p, wide, cliClock(io).now(), withNs)]);
   const uidOf = (p: Pod) => p.metadata?.uid ?? `${p.metadata?.namespace}/${p.metadata?.name}`;
-  const gone = (p: Pod): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: p.metadata?.deletionTimestamp ?? new Date(cliClock(io).now()).toISOString() } });
+  const gone = (p: Pod): Pod => ({
+    ...p,
+    metadata: { ...p.metadata, deletionTimestamp: p.metadata?.deletionTimestamp ?? new Date(cliClock(io).now()).toISOString() },
+  });
   /** What was last printed per pod; the key leaves out AGE (it changes every second) and the resourceVersion. */
   const last = new Map<string, { key: string; pod: Pod }>();
   const keyOf = (p: Pod) => JSON.stringify([p.metadata?.deletionTimestamp, podStatusReason(p), p.status?.podIP, p.spec?.nodeName]);
@@ -172,15 +203,16 @@ export async function runGetPods(flags: ClientFlags, opts: GetPodsOptions, io: C
     last.set(uid, { key, pod: p });
     if (!(replaying && unchanged)) io.stdout(rowOf(p));
   };
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      signal?.addEventListener('abort', done, { once: true });
+    });
   const lost = async (reason: string) => {
     const delay = backoff.next();
     io.stderr(`watch of pods lost: ${reason}; retrying in ${formatAge(delay)}\n`);
@@ -227,15 +259,30 @@ export function getCommand(select: SelectClient): CommandModule {
         .positional('name', { type: 'string', describe: 'A pod name' })
         .option('namespace', kNamespaceOption)
         .option('all-namespaces', { alias: 'A', type: 'boolean', default: false, describe: 'List pods of every namespace' })
-        .option('selector', { alias: 'l', type: 'string', default: '', requiresArg: true, describe: 'Label selector, e.g. app=web,tier in (front,back)' })
+        .option('selector', {
+          alias: 'l',
+          type: 'string',
+          default: '',
+          requiresArg: true,
+          describe: 'Label selector, e.g. app=web,tier in (front,back)',
+        })
         .option('output', { alias: 'o', type: 'string', choices: ['wide', 'json', 'yaml'], requiresArg: true, describe: 'Output format' })
         .option('watch', { alias: 'w', type: 'boolean', default: false, describe: 'After listing, watch for changes' })
         .option('no-headers', { type: 'boolean', default: false, describe: 'Omit the header row' }),
     handler: clientHandler(select, async (a, io) => {
       const resource = String(a.resource);
-      if (isEtcdMode(a) && ['nodes', 'node', 'no'].includes(resource)) return runEtcdGetNodes(etcdClientFlags(a), String(a.output ?? ''), io);
+      if (isEtcdMode(a) && ['nodes', 'node', 'no'].includes(resource))
+        return runEtcdGetNodes(etcdClientFlags(a), String(a.output ?? ''), io);
       if (isEtcdMode(a) && kPodAliases.includes(resource)) {
-        return runEtcdGetPods(etcdClientFlags(a), { namespace: a['all-namespaces'] ? '' : String(a.namespace), name: typeof a.name === 'string' ? a.name : undefined, output: String(a.output ?? '') }, io);
+        return runEtcdGetPods(
+          etcdClientFlags(a),
+          {
+            namespace: a['all-namespaces'] ? '' : String(a.namespace),
+            name: typeof a.name === 'string' ? a.name : undefined,
+            output: String(a.output ?? ''),
+          },
+          io,
+        );
       }
       requirePods(resource);
       const opts: GetPodsOptions = {

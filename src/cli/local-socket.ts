@@ -40,8 +40,13 @@ export function checkLocalSocket(path: string, tokenFile?: string): LocalSocketC
   }
   const othersWrite = (st: Stats) => (st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && st.gid !== 0);
   const mode = (st: Stats) => (st.mode & 0o7777).toString(8);
-  if (dir.uid !== 0 && dir.uid !== self) return { kind: 'untrusted', reason: `its directory ${dirname(path)} is owned by uid ${dir.uid}, not by root or this user (uid ${self})` };
-  if (othersWrite(dir)) return { kind: 'untrusted', reason: `its directory ${dirname(path)} is writable by other users (mode ${mode(dir)})` };
+  if (dir.uid !== 0 && dir.uid !== self)
+    return {
+      kind: 'untrusted',
+      reason: `its directory ${dirname(path)} is owned by uid ${dir.uid}, not by root or this user (uid ${self})`,
+    };
+  if (othersWrite(dir))
+    return { kind: 'untrusted', reason: `its directory ${dirname(path)} is writable by other users (mode ${mode(dir)})` };
   const owners = new Set<number>([0, self]);
   if (tokenFile) {
     try {
@@ -50,7 +55,8 @@ export function checkLocalSocket(path: string, tokenFile?: string): LocalSocketC
       // no admin token file: root or this user only
     }
   }
-  if (!owners.has(sock.uid)) return { kind: 'untrusted', reason: `${path} is owned by uid ${sock.uid}, not by root, this user or the admin token's owner` };
+  if (!owners.has(sock.uid))
+    return { kind: 'untrusted', reason: `${path} is owned by uid ${sock.uid}, not by root, this user or the admin token's owner` };
   if (othersWrite(sock)) return { kind: 'untrusted', reason: `${path} is writable by other users (mode ${mode(sock)})` };
   return { kind: 'trusted' };
 }

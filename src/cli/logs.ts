@@ -6,7 +6,17 @@ import type { Argv, CommandModule } from 'yargs';
 import type { Pod } from '../shared/api.js';
 import { parseDuration } from '../shared/duration.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, apiRequest, ClientError, clientFlags, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import {
+  addClientFlags,
+  apiJson,
+  apiRequest,
+  ClientError,
+  clientFlags,
+  clientHandler,
+  kNamespaceOption,
+  type ClientFlags,
+  type SelectClient,
+} from './client.js';
 
 /** LogsOptions of the command. */
 export interface LogsCommandOptions {
@@ -79,11 +89,20 @@ export function logsCommand(select: SelectClient): CommandModule {
           throw new ClientError((err as Error).message);
         }
       }
-      return runLogs(clientFlags(a), {
-        pod: String(a.pod), namespace: String(a.namespace), container: a.container === undefined ? undefined : String(a.container),
-        follow: Boolean(a.follow), previous: Boolean(a.previous), timestamps: Boolean(a.timestamps),
-        tail: tail >= 0 ? tail : undefined, sinceSeconds,
-      }, io);
+      return runLogs(
+        clientFlags(a),
+        {
+          pod: String(a.pod),
+          namespace: String(a.namespace),
+          container: a.container === undefined ? undefined : String(a.container),
+          follow: Boolean(a.follow),
+          previous: Boolean(a.previous),
+          timestamps: Boolean(a.timestamps),
+          tail: tail >= 0 ? tail : undefined,
+          sinceSeconds,
+        },
+        io,
+      );
     }),
   };
 }

@@ -33,10 +33,7 @@ export interface PodWatchRequest {
  *   closed as too slow with 4429, …); `reason` says how. `opened` is true if the socket had opened.
  * - `aborted`: the caller's signal fired.
  */
-export type PodWatchEnd =
-  | { kind: 'expired'; message: string }
-  | { kind: 'lost'; reason: string; opened: boolean }
-  | { kind: 'aborted' };
+export type PodWatchEnd = { kind: 'expired'; message: string } | { kind: 'lost'; reason: string; opened: boolean } | { kind: 'aborted' };
 
 /** watchUrl: the WebSocket URL of `WS /watch/pods` on `server` (http → ws, https → wss) with the request's query. */
 export function watchUrl(server: string, request: PodWatchRequest): string {
@@ -71,7 +68,12 @@ function loadWs(): Promise<WsModule> {
  *   403, a 400 for a bad selector, 404 when the agent offers no watch), sends an ERROR that is not
  *   a 410, or sends a frame that is not a watch event: retrying would not help.
  */
-export async function watchPods(flags: ClientFlags, request: PodWatchRequest, onEvent: (event: PodWatchEvent) => void, signal?: AbortSignal): Promise<PodWatchEnd> {
+export async function watchPods(
+  flags: ClientFlags,
+  request: PodWatchRequest,
+  onEvent: (event: PodWatchEvent) => void,
+  signal?: AbortSignal,
+): Promise<PodWatchEnd> {
   if (signal?.aborted) return { kind: 'aborted' };
   const { WebSocket } = await loadWs();
   return new Promise<PodWatchEnd>((resolve, reject) => {
@@ -131,7 +133,8 @@ export async function watchPods(flags: ClientFlags, request: PodWatchRequest, on
       if (frame.type !== 'ADDED' && frame.type !== 'MODIFIED' && frame.type !== 'DELETED' && frame.type !== 'BOOKMARK') {
         return finish(new ClientError(`the watch sent an unknown event type ${JSON.stringify(frame.type)}`));
       }
-      if (!frame.object || typeof frame.object !== 'object') return finish(new ClientError(`the watch sent a ${frame.type} event without an object`));
+      if (!frame.object || typeof frame.object !== 'object')
+        return finish(new ClientError(`the watch sent a ${frame.type} event without an object`));
       onEvent({ type: frame.type, object: frame.object });
     });
     ws.on('close', (code, reason) => {
@@ -171,8 +174,10 @@ export interface WatchBackoff {
 export function newWatchBackoff(options: WatchBackoffOptions = {}): WatchBackoff {
   const initialMs = options.initialMs ?? kDefaultWatchBackoffOptions.initialMs;
   const maxMs = options.maxMs ?? kDefaultWatchBackoffOptions.maxMs;
-  if (!Number.isInteger(initialMs) || initialMs <= 0) throw new RangeError(`options.initialMs must be a positive integer (milliseconds), got ${initialMs}`);
-  if (!Number.isInteger(maxMs) || maxMs < initialMs) throw new RangeError(`options.maxMs must be an integer >= options.initialMs (milliseconds), got ${maxMs}`);
+  if (!Number.isInteger(initialMs) || initialMs <= 0)
+    throw new RangeError(`options.initialMs must be a positive integer (milliseconds), got ${initialMs}`);
+  if (!Number.isInteger(maxMs) || maxMs < initialMs)
+    throw new RangeError(`options.maxMs must be an integer >= options.initialMs (milliseconds), got ${maxMs}`);
   let nextMs = initialMs;
   return {
     next() {

@@ -21,7 +21,16 @@ import WebSocket from 'ws';
 import { wsTarget } from './transport.js';
 import type { Pod, Status } from '../shared/api.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, clientHandler, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import {
+  addClientFlags,
+  apiJson,
+  ClientError,
+  clientFlags,
+  clientHandler,
+  kNamespaceOption,
+  type ClientFlags,
+  type SelectClient,
+} from './client.js';
 
 /** Local bytes are paused while more than this many wait in a WebSocket. */
 const kHighWaterBytes = 1 << 20;
@@ -79,10 +88,21 @@ function statusMessage(text: string, fallback: string): string {
 }
 
 /** forwardConnection relays one accepted local connection over its own WebSocket to `remote`. */
-function forwardConnection(flags: ClientFlags, opts: PortForwardOptions, m: { local: number; remote: number }, conn: net.Socket, io: CliIo, live: Set<WebSocket>): void {
+function forwardConnection(
+  flags: ClientFlags,
+  opts: PortForwardOptions,
+  m: { local: number; remote: number },
+  conn: net.Socket,
+  io: CliIo,
+  live: Set<WebSocket>,
+): void {
   const headers: Record<string, string> = {};
   if (flags.token) headers.Authorization = `Bearer ${flags.token}`;
-  const target = wsTarget(flags, `/portForward/${encodeURIComponent(opts.namespace)}/${encodeURIComponent(opts.pod)}?port=${m.remote}`, headers);
+  const target = wsTarget(
+    flags,
+    `/portForward/${encodeURIComponent(opts.namespace)}/${encodeURIComponent(opts.pod)}?port=${m.remote}`,
+    headers,
+  );
   const ws = new WebSocket(target.url, ['v4.channel.k8s.io'], { ...target.options, perMessageDeflate: false });
   live.add(ws);
   const seen = new Set<number>();
@@ -117,7 +137,9 @@ function forwardConnection(flags: ClientFlags, opts: PortForwardOptions, m: { lo
     const parts: Buffer[] = [];
     res.on('data', (c: Buffer) => parts.push(c));
     res.on('end', () => {
-      io.stderr(`error: an error occurred forwarding ${m.local} -> ${m.remote}: ${statusMessage(Buffer.concat(parts).toString('utf8'), `${res.statusCode} ${res.statusMessage}`)}\n`);
+      io.stderr(
+        `error: an error occurred forwarding ${m.local} -> ${m.remote}: ${statusMessage(Buffer.concat(parts).toString('utf8'), `${res.statusCode} ${res.statusMessage}`)}\n`,
+      );
       ws.terminate();
       conn.destroy();
     });
@@ -189,10 +211,15 @@ export function portForwardCommand(select: SelectClient): CommandModule {
   return {
     command: 'port-forward <pod> [ports..]',
     describe: 'Forward local ports to a pod (kubectl port-forward): LOCAL:REMOTE, :REMOTE or PORT',
-    builder: (y: Argv) => addClientFlags(y)
-      .positional('pod', { type: 'string', describe: 'Pod name' })
-      .positional('ports', { type: 'string', array: true, describe: 'LOCAL:REMOTE, :REMOTE (a free local port) or PORT (the same on both sides)' })
-      .option('namespace', kNamespaceOption),
+    builder: (y: Argv) =>
+      addClientFlags(y)
+        .positional('pod', { type: 'string', describe: 'Pod name' })
+        .positional('ports', {
+          type: 'string',
+          array: true,
+          describe: 'LOCAL:REMOTE, :REMOTE (a free local port) or PORT (the same on both sides)',
+        })
+        .option('namespace', kNamespaceOption),
     handler: clientHandler(select, async (a, io) => {
       const mappings = parsePortMappings(((a.ports as unknown[]) ?? []).map(String));
       const ac = new AbortController();

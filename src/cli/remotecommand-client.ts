@@ -66,7 +66,8 @@ export function runRemoteCommand(flags: ClientFlags, opts: RemoteCommandOptions)
     };
     const sendSize = () => {
       const s = opts.size?.();
-      if (s && ws.readyState === WebSocket.OPEN) ws.send(Buffer.concat([Buffer.from([4]), Buffer.from(JSON.stringify({ Width: s.width, Height: s.height }))]));
+      if (s && ws.readyState === WebSocket.OPEN)
+        ws.send(Buffer.concat([Buffer.from([4]), Buffer.from(JSON.stringify({ Width: s.width, Height: s.height }))]));
     };
     const cleanup = () => {
       stopResize?.();

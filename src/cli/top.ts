@@ -10,7 +10,17 @@ import type { Node } from '../shared/api.js';
 import { parseQuantity } from '../shared/quantity.js';
 import type { PodStats, Summary } from '../shared/stats.js';
 import type { CliIo } from './io.js';
-import { addClientFlags, apiJson, ClientError, clientFlags, clientHandler, formatTable, kNamespaceOption, type ClientFlags, type SelectClient } from './client.js';
+import {
+  addClientFlags,
+  apiJson,
+  ClientError,
+  clientFlags,
+  clientHandler,
+  formatTable,
+  kNamespaceOption,
+  type ClientFlags,
+  type SelectClient,
+} from './client.js';
 import { objectWith } from './decode.js';
 
 /** formatCpu: nanocores as kubectl's MilliValue column (`12m`; `0m` for none). */
@@ -46,8 +56,14 @@ export interface TopPodsOptions {
 /** topPodsTable renders `top pods` from a Summary: NAME CPU(cores) MEMORY(bytes), NAMESPACE first with -A; sorted by name. Pure. */
 export function topPodsTable(summary: Summary, opts: TopPodsOptions): string {
   const pods = summary.pods
-    .filter((p) => (opts.namespace === '' || p.podRef.namespace === opts.namespace) && (opts.name === undefined || p.podRef.name === opts.name))
-    .sort((a, b) => (a.podRef.namespace === b.podRef.namespace ? a.podRef.name.localeCompare(b.podRef.name) : a.podRef.namespace.localeCompare(b.podRef.namespace)));
+    .filter(
+      (p) => (opts.namespace === '' || p.podRef.namespace === opts.namespace) && (opts.name === undefined || p.podRef.name === opts.name),
+    )
+    .sort((a, b) =>
+      a.podRef.namespace === b.podRef.namespace
+        ? a.podRef.name.localeCompare(b.podRef.name)
+        : a.podRef.namespace.localeCompare(b.podRef.namespace),
+    );
   const all = opts.namespace === '';
   const rows: string[][] = opts.noHeaders ? [] : [[...(all ? ['NAMESPACE'] : []), 'NAME', 'CPU(cores)', 'MEMORY(bytes)']];
   for (const p of pods) {
@@ -80,7 +96,9 @@ async function summaryOf(flags: ClientFlags): Promise<Summary> {
 export async function runTopPods(flags: ClientFlags, opts: TopPodsOptions, io: CliIo): Promise<number> {
   const summary = await summaryOf(flags);
   const text = topPodsTable(summary, opts);
-  const any = summary.pods.some((p) => (opts.namespace === '' || p.podRef.namespace === opts.namespace) && (opts.name === undefined || p.podRef.name === opts.name));
+  const any = summary.pods.some(
+    (p) => (opts.namespace === '' || p.podRef.namespace === opts.namespace) && (opts.name === undefined || p.podRef.name === opts.name),
+  );
   if (!any) {
     if (opts.name !== undefined) throw new ClientError(`pods "${opts.name}" not found (or its metrics are not available yet)`);
     io.stderr(opts.namespace ? `No resources found in ${opts.namespace} namespace.\n` : 'No resources found\n');
@@ -114,7 +132,11 @@ export function topCommand(select: SelectClient): CommandModule {
       const resource = String(a.resource);
       const noHeaders = Boolean(a['no-headers']);
       if (['pods', 'pod', 'po'].includes(resource)) {
-        return runTopPods(clientFlags(a), { namespace: a['all-namespaces'] ? '' : String(a.namespace), name: typeof a.name === 'string' ? a.name : undefined, noHeaders }, io);
+        return runTopPods(
+          clientFlags(a),
+          { namespace: a['all-namespaces'] ? '' : String(a.namespace), name: typeof a.name === 'string' ? a.name : undefined, noHeaders },
+          io,
+        );
       }
       if (['node', 'nodes', 'no'].includes(resource)) return runTopNode(clientFlags(a), noHeaders, io);
       throw new ClientError(`top: unknown resource ${JSON.stringify(resource)}: expected pods or node`);

@@ -37,9 +37,18 @@ function toResponse(res: IncomingMessage): Response {
  * `conn.ca`, or http) and resolves with a fetch Response whose body streams (`follow` logs).
  * @throws Error (node's) when the connection or the TLS verification fails.
  */
-export function sendRequest(conn: Connection, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
+export function sendRequest(
+  conn: Connection,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
-    const opts: RequestOptions & { ca?: string } = { method, headers: body === undefined ? headers : { ...headers, 'Content-Length': String(Buffer.byteLength(body)) } };
+    const opts: RequestOptions & { ca?: string } = {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
+    };
     let req;
     if (conn.socketPath !== undefined) {
       req = httpRequest({ ...opts, socketPath: conn.socketPath, path, headers: { ...opts.headers, Host: 'localhost' } });
@@ -59,7 +68,11 @@ export function sendRequest(conn: Connection, method: string, path: string, head
  * `conn`: `ws+unix://<socket>:<path>` over the socket, `wss://` with the CA over https, `ws://`
  * over http; `headers` are sent with the upgrade. Pure.
  */
-export function wsTarget(conn: Connection, path: string, headers: Record<string, string>): { url: string; options: { headers: Record<string, string>; ca?: string } } {
+export function wsTarget(
+  conn: Connection,
+  path: string,
+  headers: Record<string, string>,
+): { url: string; options: { headers: Record<string, string>; ca?: string } } {
   if (conn.socketPath !== undefined) return { url: `ws+unix://${conn.socketPath}:${path}`, options: { headers } };
   const url = new URL(`${conn.server}${path}`);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';

@@ -39,16 +39,26 @@ export interface AdminToken {
  * permission bits (mode 0600 or 0400), as ssh refuses a private key others may read. Pure.
  * @throws InvalidArgumentError naming the file, what is wrong and how to fix it.
  */
-export function checkTokenFileStat(path: string, st: Pick<Stats, 'mode' | 'uid' | 'isFile' | 'isSymbolicLink'>, uid: number | undefined): void {
+export function checkTokenFileStat(
+  path: string,
+  st: Pick<Stats, 'mode' | 'uid' | 'isFile' | 'isSymbolicLink'>,
+  uid: number | undefined,
+): void {
   if (st.isSymbolicLink() || !st.isFile()) {
-    throw new InvalidArgumentError(`${path}: the admin token must be a regular file (not a symlink, directory or device); remove it and restart to get a new one`);
+    throw new InvalidArgumentError(
+      `${path}: the admin token must be a regular file (not a symlink, directory or device); remove it and restart to get a new one`,
+    );
   }
   if ((st.mode & 0o077) !== 0) {
     const mode = (st.mode & 0o777).toString(8).padStart(4, '0');
-    throw new InvalidArgumentError(`${path}: the admin token has mode ${mode}, readable or writable by group or others; run chmod 600 ${path}, or remove it and restart to get a new one`);
+    throw new InvalidArgumentError(
+      `${path}: the admin token has mode ${mode}, readable or writable by group or others; run chmod 600 ${path}, or remove it and restart to get a new one`,
+    );
   }
   if (uid !== undefined && st.uid !== uid) {
-    throw new InvalidArgumentError(`${path}: the admin token is owned by uid ${st.uid}, not by the agent's uid ${uid}; remove it and restart to get a new one`);
+    throw new InvalidArgumentError(
+      `${path}: the admin token is owned by uid ${st.uid}, not by the agent's uid ${uid}; remove it and restart to get a new one`,
+    );
   }
 }
 
@@ -71,7 +81,9 @@ async function readExisting(path: string): Promise<string | undefined> {
   }
   const token = text.trim();
   if (!kTokenPattern.test(token)) {
-    throw new InvalidArgumentError(`${path}: the admin token must be one line of at least 32 printable characters without spaces; remove the file and restart to get a new one`);
+    throw new InvalidArgumentError(
+      `${path}: the admin token must be one line of at least 32 printable characters without spaces; remove the file and restart to get a new one`,
+    );
   }
   return token;
 }

@@ -32,7 +32,11 @@ export function failOption(label: string, rule: string, value: unknown): never {
 export function integerIn(min: number, max: number, rule?: string): OptionCheck<number> {
   return (label, value) => {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      failOption(label, rule ?? (max === Number.MAX_SAFE_INTEGER ? `must be an integer >= ${min}` : `must be an integer in ${min}..${max}`), value);
+      failOption(
+        label,
+        rule ?? (max === Number.MAX_SAFE_INTEGER ? `must be an integer >= ${min}` : `must be an integer in ${min}..${max}`),
+        value,
+      );
     }
     return value;
   };
@@ -96,7 +100,8 @@ export const httpUrl: OptionCheck<string> = (label, value) => {
 /** oneOf: one of `values`; the rule lists them (`must be one of docker, remote, fake`). */
 export function oneOf<T extends string>(values: readonly T[]): OptionCheck<T> {
   return (label, value) => {
-    if (typeof value !== 'string' || !(values as readonly string[]).includes(value)) failOption(label, `must be one of ${values.join(', ')}`, value);
+    if (typeof value !== 'string' || !(values as readonly string[]).includes(value))
+      failOption(label, `must be one of ${values.join(', ')}`, value);
     return value as T;
   };
 }

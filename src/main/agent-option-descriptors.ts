@@ -18,7 +18,17 @@ import { kNetworkOptionDescriptors } from './network/network-options.js';
 import { kEtcdOptionDescriptors } from './etcd/etcd-options.js';
 import { kRuntimeEndpointOptionDescriptors } from './runtime-endpoint-options.js';
 import {
-  boolean, failOption, httpUrl, integerIn, ipAddress, nonEmptyWhere, oneOf, optionalPath, positiveMs, str, type OptionCheck,
+  boolean,
+  failOption,
+  httpUrl,
+  integerIn,
+  ipAddress,
+  nonEmptyWhere,
+  oneOf,
+  optionalPath,
+  positiveMs,
+  str,
+  type OptionCheck,
 } from './agent-option-checks.js';
 
 /**
@@ -65,9 +75,17 @@ const kHostName = hostname().trim().toLowerCase();
 
 /** The kubernetes.io / k8s.io label keys a kubelet may set on its node (kubeletapis.IsKubeletLabel). */
 const kKubeletLabels = new Set([
-  'kubernetes.io/hostname', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'failure-domain.beta.kubernetes.io/zone',
-  'failure-domain.beta.kubernetes.io/region', 'beta.kubernetes.io/instance-type', 'node.kubernetes.io/instance-type', 'kubernetes.io/os',
-  'kubernetes.io/arch', 'beta.kubernetes.io/os', 'beta.kubernetes.io/arch',
+  'kubernetes.io/hostname',
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'failure-domain.beta.kubernetes.io/region',
+  'beta.kubernetes.io/instance-type',
+  'node.kubernetes.io/instance-type',
+  'kubernetes.io/os',
+  'kubernetes.io/arch',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/arch',
 ]);
 const kKubeletLabelNamespaces = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
 
@@ -79,11 +97,13 @@ const kKubeletLabelNamespaces = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
 function nodeLabelsCheck(l: string, v: unknown): Record<string, string> {
   const entries: Array<[string, unknown]> = Array.isArray(v)
     ? v.map((item) => {
-      if (typeof item !== 'string' || !item.includes('=')) failOption(l, 'must be key=value items', item);
-      const at = (item as string).indexOf('=');
-      return [(item as string).slice(0, at).trim(), (item as string).slice(at + 1).trim()];
-    })
-    : typeof v === 'object' && v !== null ? Object.entries(v) : failOption(l, 'must be key=value items', v);
+        if (typeof item !== 'string' || !item.includes('=')) failOption(l, 'must be key=value items', item);
+        const at = (item as string).indexOf('=');
+        return [(item as string).slice(0, at).trim(), (item as string).slice(at + 1).trim()];
+      })
+    : typeof v === 'object' && v !== null
+      ? Object.entries(v)
+      : failOption(l, 'must be key=value items', v);
   const out: Record<string, string> = {};
   for (const [key, value] of entries) {
     if (!isQualifiedName(key)) failOption(l, 'keys must be qualified names (e.g. example.com/role)', key);
@@ -104,28 +124,44 @@ function nodeLabelsCheck(l: string, v: unknown): Record<string, string> {
 export const kAgentOptionDescriptors = {
   /** Static pod manifests: a file or a directory (`--pod-manifest-path`, `staticPodPath`); `''` = no file source. */
   podManifestPath: option({
-    flag: 'pod-manifest-path', parse: 'string', config: { field: 'staticPodPath', parse: 'path' }, default: '', check: optionalPath,
+    flag: 'pod-manifest-path',
+    parse: 'string',
+    config: { field: 'staticPodPath', parse: 'path' },
+    default: '',
+    check: optionalPath,
     help: 'Static pod manifests: a file, or a directory whose files are read (names starting with "." are ignored)',
   }),
   /** How often the file source re-lists `podManifestPath`, in milliseconds (`--file-check-frequency`, 20s). */
   fileCheckFrequencyMs: option({
-    flag: 'file-check-frequency', parse: 'duration', config: { field: 'fileCheckFrequency', parse: 'duration' }, default: 20_000, check: positiveMs,
+    flag: 'file-check-frequency',
+    parse: 'duration',
+    config: { field: 'fileCheckFrequency', parse: 'duration' },
+    default: 20_000,
+    check: positiveMs,
     help: 'How often the static pod path is checked for new data (Go duration)',
   }),
   /** URL of static pod manifests (`--manifest-url`, `staticPodURL`); `''` = no http source. */
   manifestUrl: option({
-    flag: 'manifest-url', parse: 'string', config: { field: 'staticPodURL' }, default: '', check: (l, v) => (v === '' ? '' : httpUrl(l, v)),
+    flag: 'manifest-url',
+    parse: 'string',
+    config: { field: 'staticPodURL' },
+    default: '',
+    check: (l, v) => (v === '' ? '' : httpUrl(l, v)),
     help: 'URL of static pod manifests',
   }),
   /** Headers sent with every manifest URL request (`--manifest-url-header`, `staticPodURLHeader`). */
   manifestUrlHeaders: option<Record<string, string[]>>({
-    flag: 'manifest-url-header', parse: 'headers', config: { field: 'staticPodURLHeader' }, default: {},
+    flag: 'manifest-url-header',
+    parse: 'headers',
+    config: { field: 'staticPodURLHeader' },
+    default: {},
     check: (l, v) => {
       if (typeof v !== 'object' || v === null || Array.isArray(v)) failOption(l, 'must map header names to lists of values', v);
       const out: Record<string, string[]> = {};
       for (const [name, values] of Object.entries(v)) {
         if (!kHeaderName.test(name)) failOption(l, 'must name valid HTTP headers', name);
-        if (!Array.isArray(values) || values.some((x) => typeof x !== 'string')) failOption(`${l} ${name}`, 'must be a list of strings', values);
+        if (!Array.isArray(values) || values.some((x) => typeof x !== 'string'))
+          failOption(`${l} ${name}`, 'must be a list of strings', values);
         out[name] = [...(values as string[])];
       }
       return out;
@@ -134,12 +170,20 @@ export const kAgentOptionDescriptors = {
   }),
   /** How often the http source polls `manifestUrl`, in milliseconds (`--http-check-frequency`, 20s). */
   httpCheckFrequencyMs: option({
-    flag: 'http-check-frequency', parse: 'duration', config: { field: 'httpCheckFrequency', parse: 'duration' }, default: 20_000, check: positiveMs,
+    flag: 'http-check-frequency',
+    parse: 'duration',
+    config: { field: 'httpCheckFrequency', parse: 'duration' },
+    default: 20_000,
+    check: positiveMs,
     help: 'How often --manifest-url is polled (Go duration)',
   }),
   /** Periodic resync of every pod, in milliseconds (`--sync-frequency`, 1m as the kubelet's). */
   syncFrequencyMs: option({
-    flag: 'sync-frequency', parse: 'duration', config: { field: 'syncFrequency', parse: 'duration' }, default: 60_000, check: positiveMs,
+    flag: 'sync-frequency',
+    parse: 'duration',
+    config: { field: 'syncFrequency', parse: 'duration' },
+    default: 60_000,
+    check: positiveMs,
     help: 'Maximum period between syncs of a running pod (Go duration)',
   }),
   /**
@@ -148,7 +192,10 @@ export const kAgentOptionDescriptors = {
    * kubelet's); 0 = never.
    */
   streamingConnectionIdleTimeoutMs: option({
-    flag: 'streaming-connection-idle-timeout', parse: 'duration', config: { field: 'streamingConnectionIdleTimeout', parse: 'duration' }, default: 4 * 3600_000,
+    flag: 'streaming-connection-idle-timeout',
+    parse: 'duration',
+    config: { field: 'streamingConnectionIdleTimeout', parse: 'duration' },
+    default: 4 * 3600_000,
     defaultText: '4h',
     check: (label, value) => {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) failOption(label, 'must be a duration >= 0', value);
@@ -157,10 +204,21 @@ export const kAgentOptionDescriptors = {
     help: 'Close an exec/attach/run stream after this long without data (Go duration; 0: never)',
   }),
   /** IP address the HTTP server binds (`--address`, 127.0.0.1; kubelet's default is 0.0.0.0). */
-  address: option({ flag: 'address', parse: 'string', config: { field: 'address' }, default: '127.0.0.1', check: ipAddress, help: 'IP address the HTTP server serves on' }),
+  address: option({
+    flag: 'address',
+    parse: 'string',
+    config: { field: 'address' },
+    default: '127.0.0.1',
+    check: ipAddress,
+    help: 'IP address the HTTP server serves on',
+  }),
   /** TCP port of the HTTP server (`--port`, 10250). 0 picks a free port (kubelet-ts extension, for tests). */
   port: option({
-    flag: 'port', parse: 'number', config: { field: 'port' }, default: 10250, check: integerIn(0, 65535, 'must be an integer in 1..65535 (or 0 for any free port)'),
+    flag: 'port',
+    parse: 'number',
+    config: { field: 'port' },
+    default: 10250,
+    check: integerIn(0, 65535, 'must be an integer in 1..65535 (or 0 for any free port)'),
     help: 'Port of the HTTP server (0 = any free port)',
   }),
   /**
@@ -169,19 +227,38 @@ export const kAgentOptionDescriptors = {
    * -1 = off (the default), 0 = any free port (tests).
    */
   tlsPort: option({
-    flag: 'tls-port', parse: 'number', ours: true, default: -1, check: integerIn(-1, 65535, 'must be an integer in 1..65535, 0 for any free port, or -1 for none'),
+    flag: 'tls-port',
+    parse: 'number',
+    ours: true,
+    default: -1,
+    check: integerIn(-1, 65535, 'must be an integer in 1..65535, 0 for any free port, or -1 for none'),
     help: 'Port of the HTTPS server (the same API over TLS, for kubectl; -1 = none, 0 = any free port)',
   }),
   /** The serving certificate of --tls-port (`--tls-cert-file`, PEM); '' = a self-signed one under `<root-dir>/pki`, made at first start. */
-  tlsCertFile: option({ flag: 'tls-cert-file', parse: 'string', default: '', check: optionalPath, help: 'PEM certificate of the HTTPS server (default: a self-signed one in <root-dir>/pki)' }),
+  tlsCertFile: option({
+    flag: 'tls-cert-file',
+    parse: 'string',
+    default: '',
+    check: optionalPath,
+    help: 'PEM certificate of the HTTPS server (default: a self-signed one in <root-dir>/pki)',
+  }),
   /** The key of --tls-cert-file (`--tls-private-key-file`, PEM). */
-  tlsPrivateKeyFile: option({ flag: 'tls-private-key-file', parse: 'string', default: '', check: optionalPath, help: 'PEM private key of --tls-cert-file' }),
+  tlsPrivateKeyFile: option({
+    flag: 'tls-private-key-file',
+    parse: 'string',
+    default: '',
+    check: optionalPath,
+    help: 'PEM private key of --tls-cert-file',
+  }),
   /**
    * Static token file (`--token-auth-file`, CSV `token,user,uid,"group1,group2"`): tokens accepted
    * beside the admin token of `<root-dir>/admin.token`; `''` = the admin token only.
    */
   tokenAuthFile: option({
-    flag: 'token-auth-file', parse: 'string', default: '', check: optionalPath,
+    flag: 'token-auth-file',
+    parse: 'string',
+    default: '',
+    check: optionalPath,
     help: 'Static token file (CSV token,user,uid,"group1,group2") of bearer tokens accepted beside <root-dir>/admin.token; what each user may do is the RBAC policy\'s (--authorization-policy-file)',
   }),
   /**
@@ -191,7 +268,10 @@ export const kAgentOptionDescriptors = {
    * (server/authz/bootstrap.ts); `''` = the built-in policy alone. A bad file stops the start.
    */
   authorizationPolicyFile: option({
-    flag: 'authorization-policy-file', parse: 'string', default: '', check: optionalPath,
+    flag: 'authorization-policy-file',
+    parse: 'string',
+    default: '',
+    check: optionalPath,
     help: 'RBAC policy (YAML: rbac.authorization.k8s.io/v1 Role, ClusterRole, RoleBinding, ClusterRoleBinding) added to the built-in one (cluster-admin for system:masters; view, edit, admin to bind)',
   }),
   /**
@@ -204,13 +284,20 @@ export const kAgentOptionDescriptors = {
    * and the dashboard's static files needs a token (401).
    */
   anonymousAuth: option({
-    flag: 'anonymous-auth', parse: 'boolean', default: false, check: boolean,
+    flag: 'anonymous-auth',
+    parse: 'boolean',
+    default: false,
+    check: boolean,
     help: 'Serve requests without a bearer token as system:anonymous, allowed only to read (pods, status, events, metrics, logs, the watch); writes and exec/attach/port-forward always need a token',
   }),
   /** Largest HTTP request body, bytes (`--max-request-body-bytes`, 1 MiB; kubelet-ts only). */
   maxRequestBodyBytes: option({
-    flag: 'max-request-body-bytes', parse: 'number', ours: true, default: 1024 * 1024,
-    check: integerIn(1024, 1024 * 1024 * 1024, 'must be an integer in 1024..1073741824 (bytes)'), help: 'Largest HTTP request body in bytes (larger: 413)',
+    flag: 'max-request-body-bytes',
+    parse: 'number',
+    ours: true,
+    default: 1024 * 1024,
+    check: integerIn(1024, 1024 * 1024 * 1024, 'must be an integer in 1024..1073741824 (bytes)'),
+    help: 'Largest HTTP request body in bytes (larger: 413)',
   }),
   /**
    * Bytes of pod changes the watch history keeps for `WS /watch/pods?resourceVersion=` resumes
@@ -219,7 +306,10 @@ export const kAgentOptionDescriptors = {
    * changes are dropped and a resume from before them gets 410 Gone (watch/watch-cache.ts).
    */
   watchHistoryBytes: option({
-    flag: 'watch-history-bytes', parse: 'number', ours: true, default: 64 * 1024 * 1024,
+    flag: 'watch-history-bytes',
+    parse: 'number',
+    ours: true,
+    default: 64 * 1024 * 1024,
     check: integerIn(1024, Number.MAX_SAFE_INTEGER, 'must be an integer >= 1024 (bytes)'),
     help: 'Bytes of pod changes kept for watch resumes (older ones: 410 Gone)',
   }),
@@ -229,13 +319,21 @@ export const kAgentOptionDescriptors = {
    * is answered 429 TooManyRequests with Retry-After, before any state is copied (server/watch-limits.ts).
    */
   maxWatchesPerUser: option({
-    flag: 'max-watches-per-user', parse: 'number', ours: true, default: 100,
-    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent watches one user may hold (more: 429 TooManyRequests)',
+    flag: 'max-watches-per-user',
+    parse: 'number',
+    ours: true,
+    default: 100,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'),
+    help: 'Concurrent watches one user may hold (more: 429 TooManyRequests)',
   }),
   /** Concurrent watches on this node, all users together (`--max-watches`, 500; kubelet-ts only): one more is answered 429. */
   maxWatches: option({
-    flag: 'max-watches', parse: 'number', ours: true, default: 500,
-    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent watches on this node, all users together (more: 429 TooManyRequests)',
+    flag: 'max-watches',
+    parse: 'number',
+    ours: true,
+    default: 500,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'),
+    help: 'Concurrent watches on this node, all users together (more: 429 TooManyRequests)',
   }),
   /**
    * Streams (exec, attach and run together) one user may hold open at once over all pods
@@ -244,8 +342,12 @@ export const kAgentOptionDescriptors = {
    * user, and the node's last 16 streams are theirs (server/streaming/stream-limits.ts).
    */
   maxStreamsPerUser: option({
-    flag: 'max-streams-per-user', parse: 'number', ours: true, default: 64,
-    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent exec/attach/run streams one user may hold (more: 429 TooManyRequests; system:masters exempt)',
+    flag: 'max-streams-per-user',
+    parse: 'number',
+    ours: true,
+    default: 64,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'),
+    help: 'Concurrent exec/attach/run streams one user may hold (more: 429 TooManyRequests; system:masters exempt)',
   }),
   /**
    * Port-forward connections one user may hold open at once over all pods
@@ -253,8 +355,12 @@ export const kAgentOptionDescriptors = {
    * `--max-streams-per-user` (server/streaming/port-forward-ws.ts kDefaultPortForwardLimits).
    */
   maxPortForwardsPerUser: option({
-    flag: 'max-port-forwards-per-user', parse: 'number', ours: true, default: 128,
-    check: integerIn(1, 1_000_000, 'must be an integer >= 1'), help: 'Concurrent port-forward connections one user may hold (more: 429 TooManyRequests; system:masters exempt)',
+    flag: 'max-port-forwards-per-user',
+    parse: 'number',
+    ours: true,
+    default: 128,
+    check: integerIn(1, 1_000_000, 'must be an integer >= 1'),
+    help: 'Concurrent port-forward connections one user may hold (more: 429 TooManyRequests; system:masters exempt)',
   }),
   /**
    * Bytes the intake store (`{--root-dir}/intake/`, the POSTed pods' files) may hold
@@ -264,7 +370,10 @@ export const kAgentOptionDescriptors = {
    * size of their own (config/source-intake-objects.ts).
    */
   intakeStoreBytes: option({
-    flag: 'intake-store-bytes', parse: 'number', ours: true, default: 64 * 1024 * 1024,
+    flag: 'intake-store-bytes',
+    parse: 'number',
+    ours: true,
+    default: 64 * 1024 * 1024,
     check: integerIn(1024, Number.MAX_SAFE_INTEGER, 'must be an integer >= 1024 (bytes)'),
     help: 'Bytes the stored POSTed pods may total, and so the stored API ConfigMaps and Secrets (more: 403 exceeded quota)',
   }),
@@ -273,32 +382,51 @@ export const kAgentOptionDescriptors = {
    * a POST/PUT body whose decoding needs more ends that thread (413) and a new one takes its place.
    */
   bodyDecoderMaxHeapMb: option({
-    flag: 'body-decoder-max-heap-mb', parse: 'number', ours: true, default: 256,
-    check: integerIn(8, 16384, 'must be an integer in 8..16384 (MiB)'), help: 'Heap limit of the thread that decodes POST/PUT /pods bodies, MiB (a body that needs more: 413)',
+    flag: 'body-decoder-max-heap-mb',
+    parse: 'number',
+    ours: true,
+    default: 256,
+    check: integerIn(8, 16384, 'must be an integer in 8..16384 (MiB)'),
+    help: 'Heap limit of the thread that decodes POST/PUT /pods bodies, MiB (a body that needs more: 413)',
   }),
   /** This node's name (`--hostname-override`, default `os.hostname()`), lowercased as nodeutil.GetHostname does. */
   nodeName: option({
-    flag: 'hostname-override', parse: 'string', default: kHostName, defaultText: `this host's name (${JSON.stringify(kHostName)})`,
+    flag: 'hostname-override',
+    parse: 'string',
+    default: kHostName,
+    defaultText: `this host's name (${JSON.stringify(kHostName)})`,
     check: (l, v) => {
       const name = str(false)(l, v).trim().toLowerCase();
-      if (name.length > 253 || !kDns1123Subdomain.test(name)) failOption(l, 'must be a DNS-1123 subdomain (lowercase letters, digits, "-" and ".")', v);
+      if (name.length > 253 || !kDns1123Subdomain.test(name))
+        failOption(l, 'must be a DNS-1123 subdomain (lowercase letters, digits, "-" and ".")', v);
       return name;
     },
     help: 'Node name to use instead of the host name',
   }),
   /** The node's IP, reported as pod IP for hostNetwork pods and in Node addresses (`--node-ip`, 127.0.0.1). */
-  nodeIp: option({ flag: 'node-ip', parse: 'string', default: '127.0.0.1', check: ipAddress, help: 'IP address of the node (hostNetwork pod IP and Node addresses)' }),
+  nodeIp: option({
+    flag: 'node-ip',
+    parse: 'string',
+    default: '127.0.0.1',
+    check: ipAddress,
+    help: 'IP address of the node (hostNetwork pod IP and Node addresses)',
+  }),
   /** Directory for the agent's state: intake pods, the admin token `admin.token` (`--root-dir`, /var/lib/kubelet-ts). */
   rootDir: option({
     // Resolved against the working directory: worker threads and the runtime need absolute paths.
-    flag: 'root-dir', parse: 'string', default: '/var/lib/kubelet-ts', check: (l, v) => resolvePath(str(false)(l, v)),
+    flag: 'root-dir',
+    parse: 'string',
+    default: '/var/lib/kubelet-ts',
+    check: (l, v) => resolvePath(str(false)(l, v)),
     help: 'Directory for the agent state (intake pods, the admin bearer token admin.token)',
   }),
   /** The pod network options (network/network-options.ts). */
   ...kNetworkOptionDescriptors,
   /** Docker Engine endpoint (`--docker-endpoint`); only `unix://` endpoints are supported. */
   dockerEndpoint: option({
-    flag: 'docker-endpoint', parse: 'string', default: 'unix:///var/run/docker.sock',
+    flag: 'docker-endpoint',
+    parse: 'string',
+    default: 'unix:///var/run/docker.sock',
     check: nonEmptyWhere((s) => s.startsWith('unix:///'), 'must be a unix socket endpoint such as unix:///var/run/docker.sock'),
     help: 'Docker Engine endpoint (unix://…)',
   }),
@@ -311,7 +439,10 @@ export const kAgentOptionDescriptors = {
    * period on top. Streams (log follows, exec, attach, events) and image pulls have none. 0 = none.
    */
   runtimeRequestTimeoutMs: option({
-    flag: 'runtime-request-timeout', parse: 'duration', config: { field: 'runtimeRequestTimeout', parse: 'duration' }, default: 120_000,
+    flag: 'runtime-request-timeout',
+    parse: 'duration',
+    config: { field: 'runtimeRequestTimeout', parse: 'duration' },
+    default: 120_000,
     defaultText: '2m',
     check: (label, value) => {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) failOption(label, 'must be a duration >= 0', value);
@@ -321,12 +452,18 @@ export const kAgentOptionDescriptors = {
   }),
   /** The socket path of `dockerEndpoint` (derived), as handed to workers in `WorkerBootstrap`. */
   dockerSocketPath: option({
-    flag: 'docker-endpoint', parse: 'derived', default: '/var/run/docker.sock', check: nonEmptyWhere((s) => s.startsWith('/'), 'must be an absolute socket path'),
+    flag: 'docker-endpoint',
+    parse: 'derived',
+    default: '/var/run/docker.sock',
+    check: nonEmptyWhere((s) => s.startsWith('/'), 'must be an absolute socket path'),
     help: '',
   }),
   /** Image of every pod's sandbox (infra/pause) container (`--pod-infra-container-image`). Upstream a flag only; we accept it in the config file too. */
   podInfraContainerImage: option({
-    flag: 'pod-infra-container-image', parse: 'string', config: { field: 'podInfraContainerImage' }, default: 'kubelet-ts/pause:1.0',
+    flag: 'pod-infra-container-image',
+    parse: 'string',
+    config: { field: 'podInfraContainerImage' },
+    default: 'kubelet-ts/pause:1.0',
     check: nonEmptyWhere((s) => !/\s/.test(s), 'must be an image reference'),
     help: 'Image of the pod sandbox (pause) container',
   }),
@@ -336,18 +473,32 @@ export const kAgentOptionDescriptors = {
    * `''` = anonymous pulls.
    */
   imagePullCredentials: option({
-    flag: 'image-pull-credentials', parse: 'string', ours: true, default: '', check: optionalPath,
+    flag: 'image-pull-credentials',
+    parse: 'string',
+    ours: true,
+    default: '',
+    check: optionalPath,
     help: 'Docker config.json with registry credentials (its "auths" map) used for image pulls',
   }),
   /** Most pods this node admits (`--max-pods`, 110). */
-  maxPods: option({ flag: 'max-pods', parse: 'number', config: { field: 'maxPods' }, default: 110, check: integerIn(1, Number.MAX_SAFE_INTEGER), help: 'Number of pods this node can run' }),
+  maxPods: option({
+    flag: 'max-pods',
+    parse: 'number',
+    config: { field: 'maxPods' },
+    default: 110,
+    check: integerIn(1, Number.MAX_SAFE_INTEGER),
+    help: 'Number of pods this node can run',
+  }),
   /**
    * Unsafe sysctls pods may set beyond the kubelet's safe set (`--allowed-unsafe-sysctls`,
    * allowedUnsafeSysctls): names or `prefix*` patterns, each of a namespaced sysctl (net.*, the IPC
    * ones); the rest are refused at admission with `SysctlForbidden`.
    */
   allowedUnsafeSysctls: option<string[]>({
-    flag: 'allowed-unsafe-sysctls', parse: 'list', config: { field: 'allowedUnsafeSysctls' }, default: [],
+    flag: 'allowed-unsafe-sysctls',
+    parse: 'list',
+    config: { field: 'allowedUnsafeSysctls' },
+    default: [],
     check: (l, v) => {
       if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) failOption(l, 'must be a list of sysctl names or patterns', v);
       const bad = checkAllowedUnsafeSysctls(v as string[]);
@@ -358,11 +509,18 @@ export const kAgentOptionDescriptors = {
   }),
   /** Dead containers kept per container for logs (`--maximum-dead-containers-per-container`, 1). */
   maximumDeadContainersPerContainer: option({
-    flag: 'maximum-dead-containers-per-container', parse: 'number', default: 1, check: integerIn(0, Number.MAX_SAFE_INTEGER), help: 'Stopped instances kept per container',
+    flag: 'maximum-dead-containers-per-container',
+    parse: 'number',
+    default: 1,
+    check: integerIn(0, Number.MAX_SAFE_INTEGER),
+    help: 'Stopped instances kept per container',
   }),
   /** Cluster DNS server IPs for ClusterFirst pods (`--cluster-dns`, clusterDNS); [] = none: ClusterFirst falls back to Default, as the kubelet does. */
   clusterDNS: option<string[]>({
-    flag: 'cluster-dns', parse: 'list', config: { field: 'clusterDNS' }, default: [],
+    flag: 'cluster-dns',
+    parse: 'list',
+    config: { field: 'clusterDNS' },
+    default: [],
     check: (l, v) => {
       if (!Array.isArray(v)) failOption(l, 'must be a list of IP addresses', v);
       return v.map((ip) => ipAddress(l, ip));
@@ -371,35 +529,62 @@ export const kAgentOptionDescriptors = {
   }),
   /** The cluster's DNS domain (`--cluster-domain`, clusterDomain; '' = none): search paths of ClusterFirst pods and the pods' subdomain FQDNs. */
   clusterDomain: option({
-    flag: 'cluster-domain', parse: 'string', config: { field: 'clusterDomain' }, default: '',
-    check: (l, v) => { const s = str(true)(l, v).replace(/\.$/, ''); if (s !== '' && !kDns1123Subdomain.test(s)) failOption(l, 'must be a DNS-1123 subdomain', v); return s; },
-    help: 'Domain of the cluster (e.g. cluster.local): pods\' search paths and <hostname>.<subdomain>.<namespace>.svc.<domain> names',
+    flag: 'cluster-domain',
+    parse: 'string',
+    config: { field: 'clusterDomain' },
+    default: '',
+    check: (l, v) => {
+      const s = str(true)(l, v).replace(/\.$/, '');
+      if (s !== '' && !kDns1123Subdomain.test(s)) failOption(l, 'must be a DNS-1123 subdomain', v);
+      return s;
+    },
+    help: "Domain of the cluster (e.g. cluster.local): pods' search paths and <hostname>.<subdomain>.<namespace>.svc.<domain> names",
   }),
   /** The node's resolver file, the base of Default and ClusterFirst pods' resolv.conf (`--resolv-conf`, resolvConf, /etc/resolv.conf; '' = none). */
   resolvConf: option({
-    flag: 'resolv-conf', parse: 'string', config: { field: 'resolvConf', parse: 'path' }, default: '/etc/resolv.conf', check: optionalPath,
+    flag: 'resolv-conf',
+    parse: 'string',
+    config: { field: 'resolvConf', parse: 'path' },
+    default: '/etc/resolv.conf',
+    check: optionalPath,
     help: 'Resolver configuration file used as the base of the pods\' resolv.conf ("" = none: pods get nameserver 127.0.0.1)',
   }),
   /** One cgroup per pod under kubepods/{burstable,besteffort} (`--cgroups-per-qos`, cgroupsPerQOS, true). */
   cgroupsPerQOS: option({
-    flag: 'cgroups-per-qos', parse: 'boolean', config: { field: 'cgroupsPerQOS' }, default: true, check: boolean,
+    flag: 'cgroups-per-qos',
+    parse: 'boolean',
+    config: { field: 'cgroupsPerQOS' },
+    default: true,
+    check: boolean,
     help: 'Create a cgroup per pod (kubepods/[burstable|besteffort]/pod<uid> under --cgroup-root) holding its containers and their summed limits',
   }),
   /** Where the kubepods cgroup tree goes (`--cgroup-root`, cgroupRoot; ours `/kubelet-ts`, the kubelet's is `/`). */
   cgroupRoot: option({
-    flag: 'cgroup-root', parse: 'string', config: { field: 'cgroupRoot' }, default: '/kubelet-ts',
-    check: nonEmptyWhere((s) => /^(\/[A-Za-z0-9_.-]+)+$/.test(s) && !s.split('/').includes('..'), 'must be an absolute cgroup path such as /kubelet-ts'),
+    flag: 'cgroup-root',
+    parse: 'string',
+    config: { field: 'cgroupRoot' },
+    default: '/kubelet-ts',
+    check: nonEmptyWhere(
+      (s) => /^(\/[A-Za-z0-9_.-]+)+$/.test(s) && !s.split('/').includes('..'),
+      'must be an absolute cgroup path such as /kubelet-ts',
+    ),
     help: 'Cgroup path under which the kubepods tree of pod cgroups is created',
   }),
   /** pids.max of each pod (`--pod-max-pids`, podPidsLimit, -1 = unlimited). */
   podPidsLimit: option({
-    flag: 'pod-max-pids', parse: 'number', config: { field: 'podPidsLimit' }, default: -1,
+    flag: 'pod-max-pids',
+    parse: 'number',
+    config: { field: 'podPidsLimit' },
+    default: -1,
     check: integerIn(-1, 2 ** 31 - 1, 'must be -1 (unlimited) or an integer in 1..2147483647'),
-    help: 'Most processes per pod (its cgroup\'s pids.max); -1 = unlimited',
+    help: "Most processes per pod (its cgroup's pids.max); -1 = unlimited",
   }),
   /** Largest container log file before it is rotated — by Docker (json-file) or by the agent (a CRI runtime's log files) (`--container-log-max-size`, containerLogMaxSize, 10Mi), a quantity. */
   containerLogMaxSize: option({
-    flag: 'container-log-max-size', parse: 'string', config: { field: 'containerLogMaxSize' }, default: '10Mi',
+    flag: 'container-log-max-size',
+    parse: 'string',
+    config: { field: 'containerLogMaxSize' },
+    default: '10Mi',
     check: (l, v) => {
       const s = str(false)(l, v).trim();
       if (quantityError(s) !== null || parseQuantity(s) < 1024) failOption(l, 'must be a quantity of at least 1Ki, such as 10Mi', v);
@@ -409,34 +594,57 @@ export const kAgentOptionDescriptors = {
   }),
   /** Log files kept per container (`--container-log-max-files`, containerLogMaxFiles, 5). */
   containerLogMaxFiles: option({
-    flag: 'container-log-max-files', parse: 'number', config: { field: 'containerLogMaxFiles' }, default: 5,
+    flag: 'container-log-max-files',
+    parse: 'number',
+    config: { field: 'containerLogMaxFiles' },
+    default: 5,
     check: integerIn(2, 1_000_000, 'must be an integer >= 2'),
     help: 'Most log files kept per container, the current one included; with Docker, json-file max-file',
   }),
   /** Disk usage (percent of the runtime's image filesystem) at which image GC starts (`--image-gc-high-threshold`, 85; imageGCHighThresholdPercent). */
   imageGcHighThresholdPercent: option({
-    flag: 'image-gc-high-threshold', parse: 'number', config: { field: 'imageGCHighThresholdPercent' }, default: 85, check: integerIn(0, 100),
-    help: 'Disk usage percent (of the runtime\'s image filesystem) at or above which image garbage collection runs',
+    flag: 'image-gc-high-threshold',
+    parse: 'number',
+    config: { field: 'imageGCHighThresholdPercent' },
+    default: 85,
+    check: integerIn(0, 100),
+    help: "Disk usage percent (of the runtime's image filesystem) at or above which image garbage collection runs",
   }),
   /** Disk usage image GC frees down to (`--image-gc-low-threshold`, 80; imageGCLowThresholdPercent); must not exceed the high threshold. */
   imageGcLowThresholdPercent: option({
-    flag: 'image-gc-low-threshold', parse: 'number', config: { field: 'imageGCLowThresholdPercent' }, default: 80, check: integerIn(0, 100),
+    flag: 'image-gc-low-threshold',
+    parse: 'number',
+    config: { field: 'imageGCLowThresholdPercent' },
+    default: 80,
+    check: integerIn(0, 100),
     help: 'Disk usage percent image garbage collection frees down to',
   }),
   /** The etcd client options (etcd/etcd-options.ts). */
   ...kEtcdOptionDescriptors,
   /** TTL of the node's etcd lease, in seconds (`--node-lease-duration-seconds`, 40). */
   nodeLeaseDurationSeconds: option({
-    flag: 'node-lease-duration-seconds', parse: 'number', default: 40, check: integerIn(1, 3600), help: 'TTL of the node key\'s etcd lease, in seconds',
+    flag: 'node-lease-duration-seconds',
+    parse: 'number',
+    default: 40,
+    check: integerIn(1, 3600),
+    help: "TTL of the node key's etcd lease, in seconds",
   }),
   /** How often node status is written, in milliseconds (`--node-status-update-frequency`, 10s). */
   nodeStatusUpdateFrequencyMs: option({
-    flag: 'node-status-update-frequency', parse: 'duration', config: { field: 'nodeStatusUpdateFrequency', parse: 'duration' }, default: 10_000, check: positiveMs,
+    flag: 'node-status-update-frequency',
+    parse: 'duration',
+    config: { field: 'nodeStatusUpdateFrequency', parse: 'duration' },
+    default: 10_000,
+    check: positiveMs,
     help: 'How often the node status is posted (Go duration)',
   }),
   /** Register this node (write its Node object) in etcd (`--register-node`, true). */
   registerNode: option({
-    flag: 'register-node', parse: 'boolean', config: { field: 'registerNode' }, default: true, check: boolean,
+    flag: 'register-node',
+    parse: 'boolean',
+    config: { field: 'registerNode' },
+    default: true,
+    check: boolean,
     help: 'Register the node in etcd (--register-node=false to not)',
   }),
   /**
@@ -446,22 +654,49 @@ export const kAgentOptionDescriptors = {
    * kubelet's allowed set (kubeletapis.IsKubeletLabel).
    */
   nodeLabels: option<Record<string, string>>({
-    flag: 'node-labels', parse: 'list', default: {}, defaultText: '(none)', check: nodeLabelsCheck,
+    flag: 'node-labels',
+    parse: 'list',
+    default: {},
+    defaultText: '(none)',
+    check: nodeLabelsCheck,
     help: 'Labels to add to this node, as key=value (comma-separated, repeatable); matched by nodeSelector and node affinity',
   }),
   /** pino level (derived from `v` by verbosityToLevel unless given). */
-  logLevel: option({ flag: 'v', parse: 'derived', default: 'info', check: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), help: '' }),
+  logLevel: option({
+    flag: 'v',
+    parse: 'derived',
+    default: 'info',
+    check: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    help: '',
+  }),
   /** klog verbosity (`--v`, 0). */
-  v: option({ flag: 'v', parse: 'number', default: 0, check: integerIn(0, 10), help: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)' }),
+  v: option({
+    flag: 'v',
+    parse: 'number',
+    default: 0,
+    check: integerIn(0, 10),
+    help: 'Log verbosity, as --v=N or -v N (0–1 info, 2–3 debug, 4+ trace)',
+  }),
   /** Worker threads that run sync tasks (`--workers`, 2; kubelet-ts only). */
-  workers: option({ flag: 'workers', parse: 'number', ours: true, default: 2, check: integerIn(1, 256), help: 'Worker threads that run pod syncs' }),
+  workers: option({
+    flag: 'workers',
+    parse: 'number',
+    ours: true,
+    default: 2,
+    check: integerIn(1, 256),
+    help: 'Worker threads that run pod syncs',
+  }),
   /**
    * How the agent reaches its runtime (`--runtime`, docker; kubelet-ts only, as the kubelet's old
    * `--container-runtime`): docker, remote (the CRI at `--container-runtime-endpoint`; implied by
    * that flag) or the in-memory fake. Resolved with the endpoint flags (runtime-endpoint-options.ts).
    */
   runtime: option<RuntimeName>({
-    flag: 'runtime', parse: 'string', ours: true, default: 'docker', check: oneOf(kRuntimeNames),
+    flag: 'runtime',
+    parse: 'string',
+    ours: true,
+    default: 'docker',
+    check: oneOf(kRuntimeNames),
     help: 'Container runtime: docker, remote (the CRI at --container-runtime-endpoint, implied by it) or fake (in-memory, for tests and benchmarks)',
   }),
   /**
@@ -471,26 +706,53 @@ export const kAgentOptionDescriptors = {
    * pods it took the idle agent from 2.1 % to 1.75 % of a core (README, Performance). The fake
    * runtime relists at this period.
    */
-  relistPeriodMs: option({ flag: 'relist-period', parse: 'duration', ours: true, default: 60_000, check: positiveMs, help: 'PLEG relist period (Go duration)' }),
+  relistPeriodMs: option({
+    flag: 'relist-period',
+    parse: 'duration',
+    ours: true,
+    default: 60_000,
+    check: positiveMs,
+    help: 'PLEG relist period (Go duration)',
+  }),
   /**
    * Period of the stats collector, milliseconds (`--housekeeping-interval`, 10s: the cAdvisor flag
    * the kubelet registers, at the kubelet's 10 s). One `stats` task per period reads every
    * container's cgroup (src/main/stats/stats-provider.ts); /stats/summary's usageNanoCores is the
    * rate over the last period.
    */
-  housekeepingIntervalMs: option({ flag: 'housekeeping-interval', parse: 'duration', default: 10_000, check: positiveMs, help: 'Interval between container stats collections (Go duration)' }),
+  housekeepingIntervalMs: option({
+    flag: 'housekeeping-interval',
+    parse: 'duration',
+    default: 10_000,
+    check: positiveMs,
+    help: 'Interval between container stats collections (Go duration)',
+  }),
   /** The eviction manager's options (eviction/eviction-options.ts). */
   ...kEvictionOptionDescriptors,
   /** Per-operation latencies of the fake runtime, e.g. `create=5ms,start=5ms` (`--fake-runtime-latency`; kubelet-ts only, '' = none). */
   fakeRuntimeLatency: option({
-    flag: 'fake-runtime-latency', parse: 'string', ours: true, default: '',
-    check: (l, v) => { const s = str(true)(l, v); parseFakeLatencies(s); return s; },
+    flag: 'fake-runtime-latency',
+    parse: 'string',
+    ours: true,
+    default: '',
+    check: (l, v) => {
+      const s = str(true)(l, v);
+      parseFakeLatencies(s);
+      return s;
+    },
     help: 'With --runtime fake: latency per operation (list, inspect, create, start, stop, remove), e.g. create=5ms,start=5ms',
   }),
   /** Per-operation failure rates of the fake runtime, e.g. `start=0.01` (`--fake-runtime-failure-rate`; kubelet-ts only, '' = none). */
   fakeRuntimeFailureRate: option({
-    flag: 'fake-runtime-failure-rate', parse: 'string', ours: true, default: '',
-    check: (l, v) => { const s = str(true)(l, v); parseFakeFailureRates(s); return s; },
+    flag: 'fake-runtime-failure-rate',
+    parse: 'string',
+    ours: true,
+    default: '',
+    check: (l, v) => {
+      const s = str(true)(l, v);
+      parseFakeFailureRates(s);
+      return s;
+    },
     help: 'With --runtime fake: failure probability per operation, e.g. start=0.01',
   }),
 } as const;

@@ -80,7 +80,9 @@ export function resolveAgentOptions(partial: Partial<AgentOptions> = {}): AgentO
   if (given.cniCacheDir === undefined) out.cniCacheDir = join(out.rootDir as string, 'cni', 'cache');
   // As the kubelet's validation: imageGCLowThresholdPercent must not exceed imageGCHighThresholdPercent.
   if ((out.imageGcLowThresholdPercent as number) > (out.imageGcHighThresholdPercent as number)) {
-    throw new InvalidArgumentError(`--image-gc-low-threshold (${out.imageGcLowThresholdPercent}) must not exceed --image-gc-high-threshold (${out.imageGcHighThresholdPercent})`);
+    throw new InvalidArgumentError(
+      `--image-gc-low-threshold (${out.imageGcLowThresholdPercent}) must not exceed --image-gc-high-threshold (${out.imageGcHighThresholdPercent})`,
+    );
   }
   // As ParseThresholdConfig: every soft eviction threshold needs its grace period.
   evictionThresholds(out as unknown as AgentOptions);

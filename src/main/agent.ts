@@ -184,9 +184,12 @@ class AgentImpl implements Agent {
   #stopped = false;
   readonly #clock: Clock;
 
-  constructor(private readonly options: AgentOptions, private readonly deps: AgentDeps) {
+  constructor(
+    private readonly options: AgentOptions,
+    private readonly deps: AgentDeps,
+  ) {
     this.#log = deps.logger;
-    const clock = this.#clock = deps.clock ?? realClock;
+    const clock = (this.#clock = deps.clock ?? realClock);
     this.statusManager = newStatusManager({ initialResourceVersion: clock.now() * 1000 });
     this.podManager = newPodManager();
     this.events = newEventRecorder({ nodeName: options.nodeName }, { logger: deps.logger.child({ component: 'events' }), clock });
@@ -198,22 +201,44 @@ class AgentImpl implements Agent {
     this.#config = newPodConfig(sources);
     const agent = this;
     this.#intake = newIntakeApi(options, {
-      logger: deps.logger, podManager: this.podManager, mergedOwner: (fullName) => this.#config.owner(fullName), mergedPod: (uid) => this.#config.get(uid),
+      logger: deps.logger,
+      podManager: this.podManager,
+      mergedOwner: (fullName) => this.#config.owner(fullName),
+      mergedPod: (uid) => this.#config.get(uid),
       onUpdate: (u) => this.#handleUpdate(u),
       freePodSlots: () => this.#syncHandler?.freePodSlots() ?? Infinity,
       // A repeated DELETE may shorten a terminating pod's grace period (pod/graceful-deletion.ts); the pod workers exist from start().
-      statusManager: this.statusManager, get podWorkers() { return agent.#podWorkers; },
-      recordEvent: (pod, e) => this.events.record(pod, e), clock,
+      statusManager: this.statusManager,
+      get podWorkers() {
+        return agent.#podWorkers;
+      },
+      recordEvent: (pod, e) => this.events.record(pod, e),
+      clock,
     });
     this.#namespaces = newNamespaceStore(options.rootDir, deps.logger.child({ component: 'namespaces' }), clock);
     this.#intakeObjects = newIntakeObjectSource({
-      rootDir: options.rootDir, logger: deps.logger.child({ component: 'intake-objects' }),
-      onUpdate: (u) => this.handleObjectUpdate(u), owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
-      current: (kind, ns, name) => this.objects.get(kind, ns, name), maxStoreBytes: options.intakeStoreBytes, clock,
+      rootDir: options.rootDir,
+      logger: deps.logger.child({ component: 'intake-objects' }),
+      onUpdate: (u) => this.handleObjectUpdate(u),
+      owner: (kind, ns, name) => this.objects.owner(kind, ns, name),
+      current: (kind, ns, name) => this.objects.get(kind, ns, name),
+      maxStoreBytes: options.intakeStoreBytes,
+      clock,
     });
-    this.#claims = newClaimController({ rootDir: options.rootDir, logger: deps.logger.child({ component: 'claims' }), objects: this.objects, intakeObjects: this.#intakeObjects, pods: () => this.listPods(), clock });
+    this.#claims = newClaimController({
+      rootDir: options.rootDir,
+      logger: deps.logger.child({ component: 'claims' }),
+      objects: this.objects,
+      intakeObjects: this.#intakeObjects,
+      pods: () => this.listPods(),
+      clock,
+    });
     this.#nodeApi = newNodeApi(options, {
-      logger: deps.logger, podManager: this.podManager, runtimePod: (uid) => this.#podCache.get(uid), healthz: () => this.healthz(), port: () => this.port,
+      logger: deps.logger,
+      podManager: this.podManager,
+      runtimePod: (uid) => this.#podCache.get(uid),
+      healthz: () => this.healthz(),
+      port: () => this.port,
       network: () => {
         const n = this.#network;
         return n && n.settings.plugin === 'cni' ? { ready: n.status().ready, message: n.nodeMessage() } : undefined;
@@ -222,38 +247,74 @@ class AgentImpl implements Agent {
         const c = this.#eviction?.conditions() ?? [];
         return { memory: c.includes('MemoryPressure'), disk: c.includes('DiskPressure') };
       },
-      hardEviction: hardEvictionReservation(options.evictionHard), clock,
+      hardEviction: hardEvictionReservation(options.evictionHard),
+      clock,
     });
     this.#watchCache = newWatchCache(this.statusManager, { historySize: deps.watchHistorySize, historyBytes: options.watchHistoryBytes });
     this.#metrics = newKubeletMetrics(newAgentRegistry(), {
-      runtimePods: () => this.#podCache.runtimePods(), runnerStats: () => this.#runner?.stats(), podWorkerStats: () => this.#podWorkers?.stats(), clock,
+      runtimePods: () => this.#podCache.runtimePods(),
+      runnerStats: () => this.#runner?.stats(),
+      podWorkerStats: () => this.#podWorkers?.stats(),
+      clock,
     });
     this.statusManager.subscribe((change) => this.#metrics.observeStatusChange(change));
     this.#bodyDecoder = newBodyDecoder({ maxHeapMb: options.bodyDecoderMaxHeapMb }, deps.logger.child({ component: 'body-decoder' }));
     this.#probeMetrics = newProbeMetrics();
-    this.#stats = newStatsProvider({ periodMs: options.housekeepingIntervalMs, nodeName: options.nodeName }, {
-      run: (t) => { if (!this.#runner) throw new Error('the worker pool is not started'); return this.#runner.run<'stats'>(t); }, logger: deps.logger.child({ component: 'stats' }),
-      // The eviction manager checks local-storage limits every pass: those pods are read every period.
-      watchedPods: () => {
-        const uids: string[] = [];
-        for (const r of this.podManager.all()) if (hasLocalStorageLimit(r.pod)) uids.push(r.uid);
-        return uids;
+    this.#stats = newStatsProvider(
+      { periodMs: options.housekeepingIntervalMs, nodeName: options.nodeName },
+      {
+        run: (t) => {
+          if (!this.#runner) throw new Error('the worker pool is not started');
+          return this.#runner.run<'stats'>(t);
+        },
+        logger: deps.logger.child({ component: 'stats' }),
+        // The eviction manager checks local-storage limits every pass: those pods are read every period.
+        watchedPods: () => {
+          const uids: string[] = [];
+          for (const r of this.podManager.all()) if (hasLocalStorageLimit(r.pod)) uids.push(r.uid);
+          return uids;
+        },
+        clock,
       },
-      clock,
-    });
+    );
     this.host = newServerHost({
-      stats: this.#stats, probeMetrics: this.#probeMetrics, objects: this.objects, namespaces: this.#namespaces,
-      podManager: this.podManager, intake: this.#intake, intakeObjects: this.#intakeObjects, claims: this.#claims, bodyDecoder: this.#bodyDecoder, nodeApi: this.#nodeApi, events: this.events, watchCache: this.#watchCache, metrics: this.#metrics, healthz: () => this.healthz(), clock,
+      stats: this.#stats,
+      probeMetrics: this.#probeMetrics,
+      objects: this.objects,
+      namespaces: this.#namespaces,
+      podManager: this.podManager,
+      intake: this.#intake,
+      intakeObjects: this.#intakeObjects,
+      claims: this.#claims,
+      bodyDecoder: this.#bodyDecoder,
+      nodeApi: this.#nodeApi,
+      events: this.events,
+      watchCache: this.#watchCache,
+      metrics: this.#metrics,
+      healthz: () => this.healthz(),
+      clock,
     });
   }
 
-  get port(): number { return this.#server?.port ?? 0; }
-  get tlsPort(): number { return this.#server?.tlsPort ?? 0; }
-  get pleg(): Pleg { return this.#pleg; }
+  get port(): number {
+    return this.#server?.port ?? 0;
+  }
+  get tlsPort(): number {
+    return this.#server?.tlsPort ?? 0;
+  }
+  get pleg(): Pleg {
+    return this.#pleg;
+  }
   /** The stats collector (benches read its cost). */
-  get stats(): StatsProvider { return this.#stats; }
-  get podWorkers(): PodWorkers { return this.#podWorkers; }
-  get syncLoop(): SyncLoop { return this.#syncLoop; }
+  get stats(): StatsProvider {
+    return this.#stats;
+  }
+  get podWorkers(): PodWorkers {
+    return this.#podWorkers;
+  }
+  get syncLoop(): SyncLoop {
+    return this.#syncLoop;
+  }
 
   async start(): Promise<void> {
     // The root dir and pods/ with the kubelet's modes (0750) before anything is read or written there.
@@ -262,46 +323,88 @@ class AgentImpl implements Agent {
     const o = this.options;
     const log = this.#log;
     // First: an unsafe admin token or service account key file stops the start before anything runs.
-    const serviceAccounts = await newNodeServiceAccounts({ rootDir: o.rootDir, logger: log.child({ component: 'service-accounts' }), pod: boundPodOf((n) => this.podManager.getByFullName(n)), clock: this.#clock });
+    const serviceAccounts = await newNodeServiceAccounts({
+      rootDir: o.rootDir,
+      logger: log.child({ component: 'service-accounts' }),
+      pod: boundPodOf((n) => this.podManager.getByFullName(n)),
+      clock: this.#clock,
+    });
     const auth = withServiceAccountAuth(this.deps.serve !== false ? await loadServerAuth(o, log) : undefined, serviceAccounts);
     // The pod network before the workers: they get its settings; a colliding --pod-cidr stops the start here.
-    const network = this.#network = await setUpNodeNetwork(o, {
+    const network = (this.#network = await setUpNodeNetwork(o, {
       logger: log.child({ component: 'network' }),
       // Pods that waited for the network are synced as soon as it is ready (not at the next resync).
-      onChange: (s) => { if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' }); }, clock: this.#clock,
-    });
-    const bootstrap: FakeWorkerBootstrap = {
-      protocol: PROTOCOL_VERSION, ...runtimeEndpointOf(o), nodeName: o.nodeName,
-      rootDir: o.rootDir, podInfraContainerImage: o.podInfraContainerImage, logLevel: o.logLevel, imagePullCredentials: o.imagePullCredentials,
-      network: network.settings, runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
-      sandbox: {
-        clusterDNS: o.clusterDNS, clusterDomain: o.clusterDomain, resolvConf: o.resolvConf, cgroupsPerQOS: o.cgroupsPerQOS, cgroupRoot: o.cgroupRoot,
-        podPidsLimit: o.podPidsLimit, containerLogMaxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize)), containerLogMaxFiles: o.containerLogMaxFiles,
+      onChange: (s) => {
+        if (s.ready && this.#syncLoop) void this.#syncLoop.iteration({ kind: 'resync' });
       },
-      fakeRuntime: o.runtime === 'fake' ? { latencyMs: parseFakeLatencies(o.fakeRuntimeLatency), failureRate: parseFakeFailureRates(o.fakeRuntimeFailureRate) } : undefined,
+      clock: this.#clock,
+    }));
+    const bootstrap: FakeWorkerBootstrap = {
+      protocol: PROTOCOL_VERSION,
+      ...runtimeEndpointOf(o),
+      nodeName: o.nodeName,
+      rootDir: o.rootDir,
+      podInfraContainerImage: o.podInfraContainerImage,
+      logLevel: o.logLevel,
+      imagePullCredentials: o.imagePullCredentials,
+      network: network.settings,
+      runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
+      sandbox: {
+        clusterDNS: o.clusterDNS,
+        clusterDomain: o.clusterDomain,
+        resolvConf: o.resolvConf,
+        cgroupsPerQOS: o.cgroupsPerQOS,
+        cgroupRoot: o.cgroupRoot,
+        podPidsLimit: o.podPidsLimit,
+        containerLogMaxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize)),
+        containerLogMaxFiles: o.containerLogMaxFiles,
+      },
+      fakeRuntime:
+        o.runtime === 'fake'
+          ? { latencyMs: parseFakeLatencies(o.fakeRuntimeLatency), failureRate: parseFakeFailureRates(o.fakeRuntimeFailureRate) }
+          : undefined,
     };
     // The fake runtime keeps one in-memory state per thread: pin each pod to one thread (pinned-pool.ts).
     // Each thread holds kTasksPerWorker syncs and kKillsPerWorker kills (the pod workers' two budgets).
     const poolOptions = { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker + kKillsPerWorker };
-    const runner = this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? newRuntimeWorkerPool(bootstrap, poolOptions));
+    const runner = (this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? newRuntimeWorkerPool(bootstrap, poolOptions)));
     const loop = (event: Parameters<SyncLoop['iteration']>[0]) => this.#syncLoop.iteration(event);
-    this.#prober = newProberManager({ hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) }, {
-      runner: { run: (t) => (t.kind === 'execProbe' ? runner.run<'execProbe'>(t) : t.kind === 'grpcProbe' ? runner.run<'grpcProbe'>(t) : runner.run<'netProbe'>(t)) },
-      recordEvent: (pod, e) => this.events.record(pod, e), logger: log.child({ component: 'prober' }),
-      onStatusChange: (uid) => void loop({ kind: 'probe', uid, result: 'status' }),
-      onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),
-      probeMetrics: this.#probeMetrics, clock: this.#clock,
-    });
+    this.#prober = newProberManager(
+      { hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) },
+      {
+        runner: {
+          run: (t) =>
+            t.kind === 'execProbe'
+              ? runner.run<'execProbe'>(t)
+              : t.kind === 'grpcProbe'
+                ? runner.run<'grpcProbe'>(t)
+                : runner.run<'netProbe'>(t),
+        },
+        recordEvent: (pod, e) => this.events.record(pod, e),
+        logger: log.child({ component: 'prober' }),
+        onStatusChange: (uid) => void loop({ kind: 'probe', uid, result: 'status' }),
+        onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),
+        probeMetrics: this.#probeMetrics,
+        clock: this.#clock,
+      },
+    );
     const plegDeps = {
-      runner, logger: log, observer: newPlegMetrics(this.#metrics.registry), onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
-      onRuntimePods: (pods: RuntimePod[]) => { for (const p of pods) this.#podCache.seed(p.uid, p); }, clock: this.#clock,
+      runner,
+      logger: log,
+      observer: newPlegMetrics(this.#metrics.registry),
+      onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
+      onRuntimePods: (pods: RuntimePod[]) => {
+        for (const p of pods) this.#podCache.seed(p.uid, p);
+      },
+      clock: this.#clock,
     };
     // The event-driven PLEG with the relist as safety net; it is the generic PLEG at 1 s when the
     // runtime says it has no events (event-pleg.ts). The fake keeps its state per pool thread, so
     // another thread's events would tell nothing: the generic PLEG at --relist-period.
-    const pleg = this.#pleg = o.runtime !== 'fake' && !this.deps.runner
-      ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, endpoint: runtimeEndpointOf(o), nodeName: o.nodeName }, plegDeps)
-      : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps);
+    const pleg = (this.#pleg =
+      o.runtime !== 'fake' && !this.deps.runner
+        ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, endpoint: runtimeEndpointOf(o), nodeName: o.nodeName }, plegDeps)
+        : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps));
     const { podManager, statusManager, events } = this;
     // The pod workers run the pod syncer; the syncer and the status publisher read the pod workers'
     // lifecycle table (pod_workers.go podSyncStatuses), built first; the sync handler, housekeeping
@@ -314,52 +417,138 @@ class AgentImpl implements Agent {
       node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
     });
     const statusPublisher = newPodStatusPublisher({
-      logger: log, nodeIp: o.nodeIp, podCache: this.#podCache, prober: this.#prober, statusManager, events, lifecycle, clock: this.#clock,
+      logger: log,
+      nodeIp: o.nodeIp,
+      podCache: this.#podCache,
+      prober: this.#prober,
+      statusManager,
+      events,
+      lifecycle,
+      clock: this.#clock,
       idScheme: () => this.#nodeApi.idScheme(),
     });
     const syncer = newPodSyncer({
-      logger: log, nodeIp: o.nodeIp, runner, podManager, podCache: this.#podCache, prober: this.#prober, statusManager, statusPublisher, events, admission,
-      runtimeView: pleg, lifecycle,
+      logger: log,
+      nodeIp: o.nodeIp,
+      runner,
+      podManager,
+      podCache: this.#podCache,
+      prober: this.#prober,
+      statusManager,
+      statusPublisher,
+      events,
+      admission,
+      runtimeView: pleg,
+      lifecycle,
       configObjects: (pod) => serviceAccounts.configObjectsFor(pod, this.#claims.configObjectsFor(pod)),
-      networkError: () => network.nodeMessage(), clock: this.#clock,
+      networkError: () => network.nodeMessage(),
+      clock: this.#clock,
     });
-    const podWorkers = this.#podWorkers = newPodWorkers({ maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker }, {
-      logger: log, syncer, instrument: (run) => this.#metrics.timePodWork(run), clock: this.#clock, statuses: lifecycle, startGate: { podManager, runtime: pleg },
-    });
-    const handler = this.#syncHandler = newSyncHandler({
-      logger: log, config: this.#config, podManager, statusManager, events, prober: this.#prober, podWorkers, admission, statusPublisher,
-      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)), clock: this.#clock,
-    });
+    const podWorkers = (this.#podWorkers = newPodWorkers(
+      { maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker },
+      {
+        logger: log,
+        syncer,
+        instrument: (run) => this.#metrics.timePodWork(run),
+        clock: this.#clock,
+        statuses: lifecycle,
+        startGate: { podManager, runtime: pleg },
+      },
+    ));
+    const handler = (this.#syncHandler = newSyncHandler({
+      logger: log,
+      config: this.#config,
+      podManager,
+      statusManager,
+      events,
+      prober: this.#prober,
+      podWorkers,
+      admission,
+      statusPublisher,
+      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
+      clock: this.#clock,
+    }));
     const housekeeping = newHousekeeping({
-      logger: log, seenAllSources: () => this.#config.seenAllSources(), changesPending: () => handler.pending,
+      logger: log,
+      seenAllSources: () => this.#config.seenAllSources(),
+      changesPending: () => handler.pending,
       // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
-      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid), runtimePodUids: () => this.#pleg.runtimePodUids(), podWorkers,
-      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()], mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
+      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid),
+      runtimePodUids: () => this.#pleg.runtimePodUids(),
+      podWorkers,
+      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()],
+      mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
     });
     this.#eviction = newNodeEvictionManager(o, {
-      logger: log.child({ component: 'eviction' }), stats: this.#stats, podManager, podWorkers,
-      admission, statusPublisher, registry: this.#metrics.registry, clock: this.#clock,
+      logger: log.child({ component: 'eviction' }),
+      stats: this.#stats,
+      podManager,
+      podWorkers,
+      admission,
+      statusPublisher,
+      registry: this.#metrics.registry,
+      clock: this.#clock,
       // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
-      reclaimDisk: () => runner.run<'gc'>({
-        kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
-        activePodUids: housekeeping.activePodUids(), imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
-      }).then(() => undefined),
+      reclaimDisk: () =>
+        runner
+          .run<'gc'>({
+            kind: 'gc',
+            protocol: PROTOCOL_VERSION,
+            maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
+            activePodUids: housekeeping.activePodUids(),
+            imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
+          })
+          .then(() => undefined),
     });
     // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
     admission.addAdmitHandler(this.#eviction);
-    this.#syncLoop = newSyncLoop({ syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs }, {
-      logger: log, handler, housekeeping, podManager, podCache: this.#podCache, podWorkers, statusPublisher, clock: this.#clock,
-    });
+    this.#syncLoop = newSyncLoop(
+      { syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs },
+      {
+        logger: log,
+        handler,
+        housekeeping,
+        podManager,
+        podCache: this.#podCache,
+        podWorkers,
+        statusPublisher,
+        clock: this.#clock,
+      },
+    );
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
-    const cert = auth && o.tlsPort >= 0 ? await ensureServingCert({ rootDir: o.rootDir, nodeName: o.nodeName, address: o.address, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, clock: this.#clock }) : undefined;
-    serviceAccounts.setApi({ caPem: cert?.certPem ?? '', address: o.address, tlsPort: () => (cert ? this.tlsPort || o.tlsPort : 0), gateway: podNetworkGateway(network.podCIDR), onPodNetwork: network.settings.plugin === 'cni' });
-    this.#runtimeState = newRuntimeState({}, {
-      // Once the runtime answers, its Version names the PodStatus ID scheme (asked until it answered once).
-      check: () => runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }).then((r) => { void this.#nodeApi.learnRuntime(); return r; }),
-      logger: log.child({ component: 'runtime-state' }),
-      // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
-      onRuntimeUp: () => void loop({ kind: 'resync' }), clock: this.#clock,
+    const cert =
+      auth && o.tlsPort >= 0
+        ? await ensureServingCert({
+            rootDir: o.rootDir,
+            nodeName: o.nodeName,
+            address: o.address,
+            certFile: o.tlsCertFile,
+            keyFile: o.tlsPrivateKeyFile,
+            clock: this.#clock,
+          })
+        : undefined;
+    serviceAccounts.setApi({
+      caPem: cert?.certPem ?? '',
+      address: o.address,
+      tlsPort: () => (cert ? this.tlsPort || o.tlsPort : 0),
+      gateway: podNetworkGateway(network.podCIDR),
+      onPodNetwork: network.settings.plugin === 'cni',
     });
+    this.#runtimeState = newRuntimeState(
+      {},
+      {
+        // Once the runtime answers, its Version names the PodStatus ID scheme (asked until it answered once).
+        check: () =>
+          runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }).then((r) => {
+            void this.#nodeApi.learnRuntime();
+            return r;
+          }),
+        logger: log.child({ component: 'runtime-state' }),
+        // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
+        onRuntimeUp: () => void loop({ kind: 'resync' }),
+        clock: this.#clock,
+      },
+    );
     this.#runtimeState.start();
     network.start();
     this.#pleg.start();
@@ -374,8 +563,17 @@ class AgentImpl implements Agent {
     if (auth) this.#server = await createServer(this.host, agentServerOptions(o, auth, cert, log));
     this.#syncLoop.start();
     this.#gc = newGcManager(
-      { maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer, imageGcHighThresholdPercent: o.imageGcHighThresholdPercent, imageGcLowThresholdPercent: o.imageGcLowThresholdPercent },
-      { run: (t) => runner.run<'gc'>(t), activePodUids: () => housekeeping.activePodUids(), logger: log.child({ component: 'gc' }), clock: this.#clock },
+      {
+        maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
+        imageGcHighThresholdPercent: o.imageGcHighThresholdPercent,
+        imageGcLowThresholdPercent: o.imageGcLowThresholdPercent,
+      },
+      {
+        run: (t) => runner.run<'gc'>(t),
+        activePodUids: () => housekeeping.activePodUids(),
+        logger: log.child({ component: 'gc' }),
+        clock: this.#clock,
+      },
     );
     this.#gc.start();
     this.#stats.start();
@@ -385,31 +583,59 @@ class AgentImpl implements Agent {
     // pod network's leases of sandboxes that went away while the agent was down (a kill -9 mid-ADD
     // or mid-DEL, containers removed by hand) are released now, not a GC period later (issue 13).
     this.#gc.runOnce().catch((err: unknown) => log.warn({ err }, 'Garbage collection failed'));
-    log.info({ node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined }, 'Started kubelet-ts');
+    log.info(
+      { node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined },
+      'Started kubelet-ts',
+    );
   }
 
   /** #startSources starts each configured source and waits for its first read. */
   async #startSources(): Promise<void> {
     const o = this.options;
     // A source has logged its errors already (at warn, once per change), and decides what becomes of its pods.
-    const onError = (e: SourceError) => this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
-    const sourceDeps = { logger: this.#log, onUpdate: (u: PodUpdate) => this.#handleUpdate(u), onObjects: (u: ConfigObjectUpdate) => this.handleObjectUpdate(u), onError, clock: this.#clock };
+    const onError = (e: SourceError) =>
+      this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
+    const sourceDeps = {
+      logger: this.#log,
+      onUpdate: (u: PodUpdate) => this.#handleUpdate(u),
+      onObjects: (u: ConfigObjectUpdate) => this.handleObjectUpdate(u),
+      onError,
+      clock: this.#clock,
+    };
     if (o.podManifestPath) {
-      this.#fileSource = newFileSource({ path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs }, {
-        ...sourceDeps,
-        // The kubelet's event for a pod left out for its duplicate name (config.go filterInvalidPods).
-        onDuplicate: (pod, message) => this.events.record(pod, { type: 'Warning', reason: 'FailedValidation', message: `Error validating pod from source file due to duplicate pod name, ignoring: ${message}` }),
-      });
+      this.#fileSource = newFileSource(
+        { path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs },
+        {
+          ...sourceDeps,
+          // The kubelet's event for a pod left out for its duplicate name (config.go filterInvalidPods).
+          onDuplicate: (pod, message) =>
+            this.events.record(pod, {
+              type: 'Warning',
+              reason: 'FailedValidation',
+              message: `Error validating pod from source file due to duplicate pod name, ignoring: ${message}`,
+            }),
+        },
+      );
       await this.#fileSource.start();
     }
     if (o.manifestUrl) {
-      this.#httpSource = newHttpSource({ url: o.manifestUrl, nodeName: o.nodeName, headers: o.manifestUrlHeaders, checkFrequencyMs: o.httpCheckFrequencyMs }, sourceDeps);
+      this.#httpSource = newHttpSource(
+        { url: o.manifestUrl, nodeName: o.nodeName, headers: o.manifestUrlHeaders, checkFrequencyMs: o.httpCheckFrequencyMs },
+        sourceDeps,
+      );
       await this.#httpSource.start();
     }
     if (o.etcdServers.length > 0) {
       this.#etcd = newEtcdCluster(o, {
-        logger: this.#log, statusManager: this.statusManager, listPods: () => this.listPods(), onUpdate: (u) => this.#handleUpdate(u), onObjects: (u) => this.handleObjectUpdate(u),
-        recordEvent: (pod, e) => this.events.record(pod, e), ready: () => this.#pleg.healthy(), buildNode: () => this.#nodeApi.getNode(), clock: this.#clock,
+        logger: this.#log,
+        statusManager: this.statusManager,
+        listPods: () => this.listPods(),
+        onUpdate: (u) => this.#handleUpdate(u),
+        onObjects: (u) => this.handleObjectUpdate(u),
+        recordEvent: (pod, e) => this.events.record(pod, e),
+        ready: () => this.#pleg.healthy(),
+        buildNode: () => this.#nodeApi.getNode(),
+        clock: this.#clock,
       });
       await this.#etcd.start();
     }
@@ -456,7 +682,8 @@ class AgentImpl implements Agent {
    */
   handleObjectUpdate(update: ConfigObjectUpdate): void {
     const { changed, conflicts } = this.objects.apply(update);
-    for (const c of conflicts) this.#log.warn({ source: c.source, object: c.key, heldBy: c.heldBy }, 'Ignoring an object another source already gives');
+    for (const c of conflicts)
+      this.#log.warn({ source: c.source, object: c.key, heldBy: c.heldBy }, 'Ignoring an object another source already gives');
     if (changed.length === 0) return;
     this.#log.info({ source: update.source, op: update.op, objects: changed }, 'ConfigMaps, Secrets or PersistentVolumeClaims changed');
     if (!this.#syncLoop) return;

@@ -14,7 +14,12 @@ import { statusReasonOf } from '../shared/errors.js';
 import type { Logger } from '../shared/logging.js';
 import { PROTOCOL_VERSION, type DecodedProtobufBody, type DecodeProtobufBodyTask } from '../shared/messages.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
-import { kDefaultBodyDecoderPoolOptions, newBodyDecoderPool, type BodyDecoderPool, type BodyDecoderPoolOptions } from './pool/worker-pool.js';
+import {
+  kDefaultBodyDecoderPoolOptions,
+  newBodyDecoderPool,
+  type BodyDecoderPool,
+  type BodyDecoderPoolOptions,
+} from './pool/worker-pool.js';
 
 /** Options of {@link newBodyDecoder}: the pool's, and how long one body may take. */
 export interface BodyDecoderOptions extends BodyDecoderPoolOptions {
@@ -43,12 +48,18 @@ export interface BodyDecoder {
  * newBodyDecoderPool with `options`), so that an agent nobody POSTs to pays no thread.
  * @param logger warns once per thread that ended, with why (never the body).
  */
-export function newBodyDecoder(options: BodyDecoderOptions, logger: Logger, newPool: (o: BodyDecoderPoolOptions) => BodyDecoderPool = newBodyDecoderPool): BodyDecoder {
+export function newBodyDecoder(
+  options: BodyDecoderOptions,
+  logger: Logger,
+  newPool: (o: BodyDecoderPoolOptions) => BodyDecoderPool = newBodyDecoderPool,
+): BodyDecoder {
   const { decodeTimeoutMs = kDefaultDecodeTimeoutMs, ...poolOptions } = options;
   let pool: BodyDecoderPool | undefined;
   let closed = false;
   /** run: one task on the pool, its thread's end or a full queue a refusal (see the file comment). */
-  const run = async <T extends DecodedPodsBody | DecodedProtobufBody>(task: Parameters<BodyDecoderPool['run']>[0]): Promise<T | Exclude<DecodedPodsBody, { ok: true }>> => {
+  const run = async <T extends DecodedPodsBody | DecodedProtobufBody>(
+    task: Parameters<BodyDecoderPool['run']>[0],
+  ): Promise<T | Exclude<DecodedPodsBody, { ok: true }>> => {
     if (closed) return { ok: false, kind: 'unparsable', message: 'the request body could not be decoded: the agent is stopping' };
     try {
       pool ??= newPool(poolOptions);
@@ -62,7 +73,8 @@ export function newBodyDecoder(options: BodyDecoderOptions, logger: Logger, newP
   return {
     decode: (request) => run<DecodedPodsBody>({ kind: 'decodePodsBody', protocol: PROTOCOL_VERSION, ...request }),
     // refusal() never answers `invalid`, the one DecodedPodsBody refusal a protobuf body has not.
-    decodeProtobuf: (request) => run<DecodedProtobufBody>({ kind: 'decodeProtobufBody', protocol: PROTOCOL_VERSION, ...request }) as Promise<DecodedProtobufBody>,
+    decodeProtobuf: (request) =>
+      run<DecodedProtobufBody>({ kind: 'decodeProtobufBody', protocol: PROTOCOL_VERSION, ...request }) as Promise<DecodedProtobufBody>,
     async close() {
       closed = true;
       const p = pool;
@@ -75,14 +87,23 @@ export function newBodyDecoder(options: BodyDecoderOptions, logger: Logger, newP
 /** refusal: what a rejected run means for the request (see the file comment). */
 function refusal(err: unknown, decodeTimeoutMs: number, maxHeapMb: number | undefined, logger: Logger): DecodedPodsBody {
   if (statusReasonOf(err) === 'TooManyRequests') {
-    return { ok: false, kind: 'busy', message: `Too many requests, please try again later: ${(err as Error).message}`, retryAfterSeconds: kBodyDecoderRetryAfterSeconds };
+    return {
+      ok: false,
+      kind: 'busy',
+      message: `Too many requests, please try again later: ${(err as Error).message}`,
+      retryAfterSeconds: kBodyDecoderRetryAfterSeconds,
+    };
   }
   const code = (err as { code?: unknown })?.code;
   const name = (err as { name?: unknown })?.name;
   const message = err instanceof Error ? err.message : String(err);
   logger.warn({ err: { name, code, message } }, 'Body decoder thread ended; a new one takes its place');
   if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
-    return { ok: false, kind: 'tooLarge', message: `the request body is too large to decode: it needed more than the decoder's ${maxHeapMb ?? kDefaultBodyDecoderPoolOptions.maxHeapMb} MiB of memory` };
+    return {
+      ok: false,
+      kind: 'tooLarge',
+      message: `the request body is too large to decode: it needed more than the decoder's ${maxHeapMb ?? kDefaultBodyDecoderPoolOptions.maxHeapMb} MiB of memory`,
+    };
   }
   if (name === 'AbortError') {
     return { ok: false, kind: 'tooLarge', message: `the request body is too large to decode: it took longer than ${decodeTimeoutMs} ms` };

@@ -28,9 +28,7 @@ export class CliUsageError extends InvalidArgumentError {
  * `help` and `version` carry the text to print. Later subcommands (`get`, `apply`, …) add kinds.
  */
 export type CliInvocation =
-  | { command: 'agent'; options: AgentOptions }
-  | { command: 'client'; run: ClientRun }
-  | { command: 'help' | 'version'; output: string };
+  { command: 'agent'; options: AgentOptions } | { command: 'client'; run: ClientRun } | { command: 'help' | 'version'; output: string };
 
 /** CliHandlers: what {@link runCli} calls for each command. */
 export interface CliHandlers {
@@ -65,13 +63,18 @@ function defaultText(d: AgentOptionDescriptor<unknown>): string {
 }
 
 /** The options that have a flag of their own, in --help order. */
-const kFlagOptions = (Object.entries(kAgentOptionDescriptors) as [keyof AgentOptions, AgentOptionDescriptor<unknown>][]).filter(([, d]) => d.parse !== 'derived');
+const kFlagOptions = (Object.entries(kAgentOptionDescriptors) as [keyof AgentOptions, AgentOptionDescriptor<unknown>][]).filter(
+  ([, d]) => d.parse !== 'derived',
+);
 
 /** defineAgentFlags: `--config`, then one yargs option per descriptor (docs/contracts.md "Flags", then ours). */
 function defineAgentFlags(y: Argv): Argv {
   y.option('config', {
     describe: `A KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); flags given on the command line override its fields`,
-    group: kKubeletGroup, type: 'string', requiresArg: true, defaultDescription: 'none',
+    group: kKubeletGroup,
+    type: 'string',
+    requiresArg: true,
+    defaultDescription: 'none',
   });
   for (const [, d] of kFlagOptions) {
     const common = { describe: d.help, group: d.ours ? kOurGroup : kKubeletGroup, defaultDescription: defaultText(d) };
@@ -90,7 +93,11 @@ function last(value: unknown): unknown {
 
 function list(value: unknown): string[] {
   const values = Array.isArray(value) ? value : [value];
-  return values.map(String).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return values
+    .map(String)
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 /** parseHeaders: `Name:Value` items (comma-separated, repeatable), as cliflag.ColonSeparatedMultimapStringString. */
@@ -139,26 +146,28 @@ type Selected = { command: 'agent'; argv: Record<string, unknown> } | Parameters
 
 /** buildParser: the yargs definition. Later subcommands are added here with `.command(...)`. */
 function buildParser(args: string[], select: (s: Selected) => void): Argv {
-  return yargs(args)
-    .scriptName('kubelet-ts')
-    .locale('en')
-    .strict()
-    .exitProcess(false)
-    // pflag has no --no-<flag> negation: --register-node=false is how to say false.
-    .parserConfiguration({ 'duplicate-arguments-array': true, 'boolean-negation': false })
-    .version(kubeletTsVersion())
-    .help()
-    .wrap(Math.min(120, process.stdout.columns || 100))
-    .command(
-      '$0',
-      'Run the kubelet-ts node agent: keeps the containers of pods from static manifests, the HTTP intake and etcd running in its container runtime (Docker, or a CRI runtime such as containerd).',
-      (y) => defineAgentFlags(y),
-      (argv) => select({ command: 'agent', argv: argv as Record<string, unknown> }),
-    )
-    .command(clientCommands(select))
-    .fail((msg: string | null, err: Error | undefined) => {
-      throw err instanceof CliUsageError ? err : new CliUsageError(usageMessage(msg ?? err?.message ?? 'invalid command line', args));
-    });
+  return (
+    yargs(args)
+      .scriptName('kubelet-ts')
+      .locale('en')
+      .strict()
+      .exitProcess(false)
+      // pflag has no --no-<flag> negation: --register-node=false is how to say false.
+      .parserConfiguration({ 'duplicate-arguments-array': true, 'boolean-negation': false })
+      .version(kubeletTsVersion())
+      .help()
+      .wrap(Math.min(120, process.stdout.columns || 100))
+      .command(
+        '$0',
+        'Run the kubelet-ts node agent: keeps the containers of pods from static manifests, the HTTP intake and etcd running in its container runtime (Docker, or a CRI runtime such as containerd).',
+        (y) => defineAgentFlags(y),
+        (argv) => select({ command: 'agent', argv: argv as Record<string, unknown> }),
+      )
+      .command(clientCommands(select))
+      .fail((msg: string | null, err: Error | undefined) => {
+        throw err instanceof CliUsageError ? err : new CliUsageError(usageMessage(msg ?? err?.message ?? 'invalid command line', args));
+      })
+  );
 }
 
 /**

@@ -53,6 +53,9 @@ export async function setupDataDirs(rootDir: string, logger: Logger): Promise<vo
     if ((mode & ~max) === 0) continue;
     const narrowed = mode & max;
     await chmod(path, narrowed);
-    logger.warn({ dir: path, mode: octal(mode), now: octal(narrowed) }, 'Narrowed the mode of a directory under --root-dir that was wider than the kubelet makes it');
+    logger.warn(
+      { dir: path, mode: octal(mode), now: octal(narrowed) },
+      'Narrowed the mode of a directory under --root-dir that was wider than the kubelet makes it',
+    );
   }
 }

@@ -23,7 +23,16 @@ async function runAgent(options: AgentOptions): Promise<void> {
     logger.info({ signal }, 'Received signal, shutting down');
     // Never wait forever: a wedged runtime call must not keep the process alive.
     setTimeout(() => process.exit(0), 5_000).unref();
-    agent.stop().then(() => { logger.flush(); process.exit(0); }, (err) => { logger.error({ err }, 'Error while stopping'); process.exit(1); });
+    agent.stop().then(
+      () => {
+        logger.flush();
+        process.exit(0);
+      },
+      (err) => {
+        logger.error({ err }, 'Error while stopping');
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -102,25 +102,33 @@ class IntakeApiImpl implements IntakeApi {
   readonly #started: Promise<void>;
   #markStarted!: () => void;
 
-  constructor(options: IntakeApiOptions, private readonly deps: IntakeApiDeps) {
-    this.#started = new Promise<void>((resolve) => { this.#markStarted = resolve; });
-    this.#intake = newIntakeSource({ rootDir: options.rootDir, nodeName: options.nodeName, maxStoreBytes: options.intakeStoreBytes }, {
-      logger: deps.logger.child({ component: 'intake-source' }),
-      freePodSlots: deps.freePodSlots,
-      recordEvent: deps.recordEvent,
-      clock: deps.clock,
-      onUpdate: (update) => {
-        this.#applied = deps.onUpdate(update);
-      },
-      holder: (fullName) => {
-        const r = deps.podManager.getByFullName(fullName);
-        return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : deps.mergedOwner?.(fullName);
-      },
-      uidHolder: (uid) => {
-        const pod = deps.podManager.get(uid)?.pod ?? deps.mergedPod?.(uid);
-        return pod ? { fullName: podFullName(pod), source: podSource(pod) ?? 'unknown' } : undefined;
-      },
+  constructor(
+    options: IntakeApiOptions,
+    private readonly deps: IntakeApiDeps,
+  ) {
+    this.#started = new Promise<void>((resolve) => {
+      this.#markStarted = resolve;
     });
+    this.#intake = newIntakeSource(
+      { rootDir: options.rootDir, nodeName: options.nodeName, maxStoreBytes: options.intakeStoreBytes },
+      {
+        logger: deps.logger.child({ component: 'intake-source' }),
+        freePodSlots: deps.freePodSlots,
+        recordEvent: deps.recordEvent,
+        clock: deps.clock,
+        onUpdate: (update) => {
+          this.#applied = deps.onUpdate(update);
+        },
+        holder: (fullName) => {
+          const r = deps.podManager.getByFullName(fullName);
+          return r ? { uid: r.uid, source: podSource(r.pod) ?? 'unknown' } : deps.mergedOwner?.(fullName);
+        },
+        uidHolder: (uid) => {
+          const pod = deps.podManager.get(uid)?.pod ?? deps.mergedPod?.(uid);
+          return pod ? { fullName: podFullName(pod), source: podSource(pod) ?? 'unknown' } : undefined;
+        },
+      },
+    );
   }
 
   async start(): Promise<void> {
@@ -159,7 +167,10 @@ class IntakeApiImpl implements IntakeApi {
     const record = this.deps.podManager.getByFullName(`${namespace}/${name}`);
     if (!record || podSource(record.pod) !== 'api') return undefined;
     const { statusManager, podWorkers, logger, podManager } = this.deps;
-    const pod = statusManager && podWorkers ? shortenDeletion({ logger, podManager, statusManager, podWorkers }, record.uid, gracePeriodSeconds) : undefined;
+    const pod =
+      statusManager && podWorkers
+        ? shortenDeletion({ logger, podManager, statusManager, podWorkers }, record.uid, gracePeriodSeconds)
+        : undefined;
     return pod && (record.status ? { ...pod, status: record.status } : pod);
   }
 

@@ -46,8 +46,15 @@ export interface NamespaceStore {
 
 function isCreatedNamespace(v: unknown): v is CreatedNamespace {
   const o = v as Partial<CreatedNamespace>;
-  return typeof v === 'object' && v !== null && typeof o.name === 'string' && typeof o.uid === 'string' && typeof o.creationTimestamp === 'string'
-    && (o.labels === undefined || isStringMap(o.labels)) && (o.annotations === undefined || isStringMap(o.annotations));
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof o.name === 'string' &&
+    typeof o.uid === 'string' &&
+    typeof o.creationTimestamp === 'string' &&
+    (o.labels === undefined || isStringMap(o.labels)) &&
+    (o.annotations === undefined || isStringMap(o.annotations))
+  );
 }
 
 /** newNamespaceStore: the store of `<rootDir>/namespaces.json`; call load() before serving. */
@@ -57,10 +64,16 @@ export function newNamespaceStore(rootDir: string, logger: Logger, clock: Clock 
   const out = newSerialFile(file);
   const persist = () => out.write(JSON.stringify([...byName.values()], null, 1));
   /** store writes `ns` through to the file, keeping the uid and creationTimestamp of `had` (the record it replaces); restores `had` when the write fails. */
-  const store = async (ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }, had?: CreatedNamespace): Promise<CreatedNamespace> => {
+  const store = async (
+    ns: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> },
+    had?: CreatedNamespace,
+  ): Promise<CreatedNamespace> => {
     const record: CreatedNamespace = {
-      name: ns.name, uid: had?.uid ?? randomUUID(), creationTimestamp: had?.creationTimestamp ?? new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
-      ...(ns.labels ? { labels: ns.labels } : {}), ...(ns.annotations ? { annotations: ns.annotations } : {}),
+      name: ns.name,
+      uid: had?.uid ?? randomUUID(),
+      creationTimestamp: had?.creationTimestamp ?? new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+      ...(ns.labels ? { labels: ns.labels } : {}),
+      ...(ns.annotations ? { annotations: ns.annotations } : {}),
     };
     byName.set(ns.name, record);
     try {
@@ -80,7 +93,10 @@ export function newNamespaceStore(rootDir: string, logger: Logger, clock: Clock 
         for (const ns of parsed) byName.set(ns.name, ns);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-          logger.warn({ file, err: (err as Error).message }, 'Cannot read the created namespaces; set aside as namespaces.json.broken, starting with none');
+          logger.warn(
+            { file, err: (err as Error).message },
+            'Cannot read the created namespaces; set aside as namespaces.json.broken, starting with none',
+          );
           await rename(file, `${file}.broken`).catch(() => undefined);
         }
       }

@@ -26,7 +26,10 @@ export class PodAbsence {
   readonly #tasks = new Map<string, { inFlight: number; endedAtMs: number }>();
 
   /** `clock`: the clock (epoch ms) of when a task ended; default the real clock. */
-  constructor(private readonly view: RuntimeView, private readonly clock: Clock = realClock) {}
+  constructor(
+    private readonly view: RuntimeView,
+    private readonly clock: Clock = realClock,
+  ) {}
 
   /**
    * run runs `task` (a sync or kill task of pod `uid` in the worker pool) and records that it ran.

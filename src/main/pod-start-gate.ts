@@ -70,7 +70,10 @@ class PodStartGateImpl implements PodStartGate {
   readonly #blocking = new Map<string, string>();
   #listener: (pod: Pod) => void = () => {};
 
-  constructor(private readonly deps: PodStartGateDeps, private readonly lifecycle: StartGateLifecycle) {}
+  constructor(
+    private readonly deps: PodStartGateDeps,
+    private readonly lifecycle: StartGateLifecycle,
+  ) {}
 
   allowPodStart(pod: Pod): boolean {
     const { podManager, logger } = this.deps;

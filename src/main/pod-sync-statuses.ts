@@ -32,12 +32,24 @@ export interface PodLifecycle {
 export class PodSyncStatuses implements PodLifecycle {
   readonly #byUid = new Map<string, PodTermination>();
 
-  get(uid: string): PodTermination | undefined { return this.#byUid.get(uid); }
-  has(uid: string): boolean { return this.#byUid.has(uid); }
-  set(uid: string, t: PodTermination): void { this.#byUid.set(uid, t); }
-  delete(uid: string): void { this.#byUid.delete(uid); }
-  values(): IterableIterator<PodTermination> { return this.#byUid.values(); }
-  get size(): number { return this.#byUid.size; }
+  get(uid: string): PodTermination | undefined {
+    return this.#byUid.get(uid);
+  }
+  has(uid: string): boolean {
+    return this.#byUid.has(uid);
+  }
+  set(uid: string, t: PodTermination): void {
+    this.#byUid.set(uid, t);
+  }
+  delete(uid: string): void {
+    this.#byUid.delete(uid);
+  }
+  values(): IterableIterator<PodTermination> {
+    return this.#byUid.values();
+  }
+  get size(): number {
+    return this.#byUid.size;
+  }
 
   isPodTerminationRequested(uid: string): boolean {
     return this.#byUid.has(uid);

@@ -98,28 +98,45 @@ class PodSyncerImpl implements PodSyncer {
     if (!record) return {};
     const deadlineLeftMs = activeDeadlineRemainingMs(record.pod, record.startTimeMs, this.#clock.now());
     if (deadlineLeftMs === 0) return this.#failPod(record, kDeadlineExceededReason, kDeadlineExceededMessage);
-    const networkError = record.pod.spec?.hostNetwork ? '' : this.deps.networkError?.() ?? '';
+    const networkError = record.pod.spec?.hostNetwork ? '' : (this.deps.networkError?.() ?? '');
     if (networkError !== '') return this.#waitForNetwork(record, networkError);
     const started = this.#clock.monotonicMs();
     const cached = podCache.snapshot(uid);
     const configObjects = this.deps.configObjects?.(record.pod);
     const knownAbsent = !cached.runtimePod && this.#absence.isKnownAbsent(uid);
-    const result = await this.#absence.run(uid, () => runner.run({
-      kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: record.pod, backoff: record.backoff, hostIp: this.deps.nodeIp, deadlineMs: this.#clock.now() + kSyncDeadlineMs,
-      livenessFailed: this.deps.prober.probeKills(uid), startedSidecars: this.deps.prober.startedSidecars(uid),
-      ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
-      ...(configObjects ? { configObjects } : {}),
-      ...(knownAbsent ? { knownAbsent } : {}),
-    })).catch((err: unknown) => {
-      // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
-      events.record(record.pod, { type: 'Warning', reason: 'FailedSync', message: `error syncing pod: ${(err as Error)?.message ?? String(err)}` });
-      throw err;
-    });
+    const result = await this.#absence
+      .run(uid, () =>
+        runner.run({
+          kind: 'syncPod',
+          protocol: PROTOCOL_VERSION,
+          pod: record.pod,
+          backoff: record.backoff,
+          hostIp: this.deps.nodeIp,
+          deadlineMs: this.#clock.now() + kSyncDeadlineMs,
+          livenessFailed: this.deps.prober.probeKills(uid),
+          startedSidecars: this.deps.prober.startedSidecars(uid),
+          ...(cached.current ? { cachedRuntimePod: cached.runtimePod! } : {}),
+          ...(configObjects ? { configObjects } : {}),
+          ...(knownAbsent ? { knownAbsent } : {}),
+        }),
+      )
+      .catch((err: unknown) => {
+        // kubelet: a failed sync is a FailedSync event on the pod; the pod worker retries it.
+        events.record(record.pod, {
+          type: 'Warning',
+          reason: 'FailedSync',
+          message: `error syncing pod: ${(err as Error)?.message ?? String(err)}`,
+        });
+        throw err;
+      });
     podCache.set(uid, result.runtimePod, cached.generation);
     // The PLEG's relist cache learns what this sync read (a container started and removed between two relists still makes an event).
     if (result.runtimePod) this.deps.runtimeView.observeRuntimePod?.(result.runtimePod);
     this.#applyResult(record, result);
-    this.deps.logger.debug({ ...podFields(record.pod), durationMs: Math.round(this.#clock.monotonicMs() - started), steps: result.steps.length }, 'Synced pod');
+    this.deps.logger.debug(
+      { ...podFields(record.pod), durationMs: Math.round(this.#clock.monotonicMs() - started), steps: result.steps.length },
+      'Synced pod',
+    );
     if (podManager.get(uid) !== record) return {};
     const phase = record.status?.phase;
     if (isPodFinished(record.pod, phase)) {
@@ -168,7 +185,17 @@ class PodSyncerImpl implements PodSyncer {
     // so the pods' watch shows them before DELETED, and DELETED carries them.
     const stopFirst = remove && known !== undefined;
     const generation = podCache.snapshot(uid).generation;
-    const result = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: remove && !stopFirst, hostIp: this.deps.nodeIp, ...(known ? { pod: known } : {}) }));
+    const result = await this.#absence.run(uid, () =>
+      runner.run({
+        kind: 'killPod',
+        protocol: PROTOCOL_VERSION,
+        podUid: uid,
+        gracePeriodSeconds,
+        remove: remove && !stopFirst,
+        hostIp: this.deps.nodeIp,
+        ...(known ? { pod: known } : {}),
+      }),
+    );
     const record = podManager.get(uid);
     if (!record) return;
     if (remove && !stopFirst) {
@@ -185,7 +212,17 @@ class PodSyncerImpl implements PodSyncer {
     }
     if (!stopFirst) return;
     // Its containers are stopped already: this kill only removes them (the grace period is kept for anything still running).
-    const removed = await this.#absence.run(uid, () => runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: true, hostIp: this.deps.nodeIp, pod: record.pod }));
+    const removed = await this.#absence.run(uid, () =>
+      runner.run({
+        kind: 'killPod',
+        protocol: PROTOCOL_VERSION,
+        podUid: uid,
+        gracePeriodSeconds,
+        remove: true,
+        hostIp: this.deps.nodeIp,
+        pod: record.pod,
+      }),
+    );
     this.#logEvents(record.pod, removed.events);
   }
 
@@ -196,7 +233,16 @@ class PodSyncerImpl implements PodSyncer {
    * the status is left to the kill in flight. Rejects with the task's error.
    */
   async shortenTermination(uid: string, gracePeriodSeconds: number): Promise<void> {
-    const result = await this.#absence.run(uid, () => this.deps.runner.run({ kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds, remove: false, hostIp: this.deps.nodeIp }));
+    const result = await this.#absence.run(uid, () =>
+      this.deps.runner.run({
+        kind: 'killPod',
+        protocol: PROTOCOL_VERSION,
+        podUid: uid,
+        gracePeriodSeconds,
+        remove: false,
+        hostIp: this.deps.nodeIp,
+      }),
+    );
     const record = this.deps.podManager.get(uid);
     if (record) this.#logEvents(record.pod, result.events);
   }

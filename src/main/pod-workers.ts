@@ -140,7 +140,6 @@ export interface PodWorkers extends PodLifecycle {
   stop(): Promise<void>;
 }
 
-
 interface WorkerState {
   inFlight: PodWork | null;
   pending: PodWork | null;
@@ -168,7 +167,11 @@ function merge(waiting: PodWork | null, next: PodWork): PodWork {
   if (!waiting) return next;
   if (waiting.type === 'kill' && next.type === 'sync') return waiting; // kill is never dropped
   if (waiting.type === 'kill' && next.type === 'kill') {
-    return { type: 'kill', gracePeriodSeconds: effectiveGracePeriod(waiting.gracePeriodSeconds, next.gracePeriodSeconds), remove: waiting.remove || next.remove };
+    return {
+      type: 'kill',
+      gracePeriodSeconds: effectiveGracePeriod(waiting.gracePeriodSeconds, next.gracePeriodSeconds),
+      remove: waiting.remove || next.remove,
+    };
   }
   return next;
 }
@@ -188,12 +191,19 @@ class PodWorkersImpl implements PodWorkers {
   readonly #clock: Clock;
   readonly startGate: PodStartGate;
 
-  constructor(private readonly opts: Required<PodWorkersOptions>, private readonly deps: PodWorkersDeps) {
+  constructor(
+    private readonly opts: Required<PodWorkersOptions>,
+    private readonly deps: PodWorkersDeps,
+  ) {
     this.#clock = deps.clock ?? realClock;
     this.#terminations = deps.statuses ?? newPodSyncStatuses();
-    this.startGate = newPodStartGate({ logger: deps.logger, ...(deps.startGate ?? { podManager: { get: () => undefined, getByFullName: () => undefined } }) }, {
-      shouldPodContentBeRemoved: (uid) => this.shouldPodContentBeRemoved(uid), killOldCopy: (uid) => this.update(uid, kKillOldCopyWork),
-    });
+    this.startGate = newPodStartGate(
+      { logger: deps.logger, ...(deps.startGate ?? { podManager: { get: () => undefined, getByFullName: () => undefined } }) },
+      {
+        shouldPodContentBeRemoved: (uid) => this.shouldPodContentBeRemoved(uid),
+        killOldCopy: (uid) => this.update(uid, kKillOldCopyWork),
+      },
+    );
     this.#limit = { sync: opts.maxInFlight, kill: opts.maxKillsInFlight };
     const run = (uid: string, work: PodWork) => this.#dispatch(uid, work);
     this.#execute = deps.instrument ? deps.instrument(run) : run;
@@ -272,7 +282,10 @@ class PodWorkersImpl implements PodWorkers {
     s.inFlight = { ...running, gracePeriodSeconds: shorter };
     this.deps.logger.info({ uid, gracePeriodSeconds: shorter, was: running.gracePeriodSeconds }, 'Pod termination grace period shortened');
     this.deps.syncer.shortenTermination(uid, shorter).catch((err: unknown) => {
-      this.deps.logger.warn({ uid, err, gracePeriodSeconds: shorter }, 'Failed to stop the containers of a terminating pod with its shortened grace period; the running kill goes on');
+      this.deps.logger.warn(
+        { uid, err, gracePeriodSeconds: shorter },
+        'Failed to stop the containers of a terminating pod with its shortened grace period; the running kill goes on',
+      );
     });
   }
 
@@ -282,11 +295,14 @@ class PodWorkersImpl implements PodWorkers {
     this.#clock.clearTimeout(s.timer);
     const queued = merge(s.timerWork ?? null, work);
     s.timerWork = queued;
-    s.timer = this.#clock.setTimeout(() => {
-      s.timer = undefined;
-      s.timerWork = undefined;
-      this.update(uid, queued);
-    }, Math.max(0, delayMs));
+    s.timer = this.#clock.setTimeout(
+      () => {
+        s.timer = undefined;
+        s.timerWork = undefined;
+        this.update(uid, queued);
+      },
+      Math.max(0, delayMs),
+    );
   }
 
   forget(uid: string): void {
@@ -352,7 +368,10 @@ class PodWorkersImpl implements PodWorkers {
       await this.#execute(uid, work);
     } catch (err) {
       const delay = Math.round(this.opts.errorBackoffMs * (0.5 + Math.random()));
-      this.deps.logger.warn({ uid, workType: work.type, err: boundedErr(err), retriable: isRetriable(err), delayMs: delay }, 'Error syncing pod, will retry');
+      this.deps.logger.warn(
+        { uid, workType: work.type, err: boundedErr(err), retriable: isRetriable(err), delayMs: delay },
+        'Error syncing pod, will retry',
+      );
       // A failed kill is retried as a kill (never downgraded to a sync); a waiting kill wins anyway.
       // (With the grace period as shortened meanwhile, see #shortenInFlightKill.)
       if (!this.#stopped) this.requeue(uid, delay, s.inFlight ?? work);
@@ -404,8 +423,10 @@ class PodWorkersImpl implements PodWorkers {
 export function newPodWorkers(options: PodWorkersOptions, deps: PodWorkersDeps): PodWorkers {
   const base = { ...kDefaultPodWorkersOptions, ...options };
   const opts = { ...base, maxKillsInFlight: options.maxKillsInFlight ?? base.maxInFlight };
-  if (!Number.isInteger(opts.maxInFlight) || opts.maxInFlight < 1) throw new InvalidArgumentError(`options.maxInFlight must be an integer >= 1, got ${opts.maxInFlight}`);
-  if (!Number.isInteger(opts.maxKillsInFlight) || opts.maxKillsInFlight < 1) throw new InvalidArgumentError(`options.maxKillsInFlight must be an integer >= 1, got ${opts.maxKillsInFlight}`);
+  if (!Number.isInteger(opts.maxInFlight) || opts.maxInFlight < 1)
+    throw new InvalidArgumentError(`options.maxInFlight must be an integer >= 1, got ${opts.maxInFlight}`);
+  if (!Number.isInteger(opts.maxKillsInFlight) || opts.maxKillsInFlight < 1)
+    throw new InvalidArgumentError(`options.maxKillsInFlight must be an integer >= 1, got ${opts.maxKillsInFlight}`);
   if (!(opts.errorBackoffMs >= 0)) throw new InvalidArgumentError(`options.errorBackoffMs must be >= 0, got ${opts.errorBackoffMs}`);
   return new PodWorkersImpl(opts, deps);
 }

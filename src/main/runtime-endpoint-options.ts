@@ -36,13 +36,21 @@ export const kRuntimeEndpointOptionDescriptors = {
    * gRPC (containerd, CRI-O): `--runtime remote` (src/main/runtime-endpoint-options.ts).
    */
   containerRuntimeEndpoint: option({
-    flag: 'container-runtime-endpoint', parse: 'string', config: { field: 'containerRuntimeEndpoint' }, default: '', defaultText: '(Docker at --docker-endpoint)',
+    flag: 'container-runtime-endpoint',
+    parse: 'string',
+    config: { field: 'containerRuntimeEndpoint' },
+    default: '',
+    defaultText: '(Docker at --docker-endpoint)',
     check: criEndpoint,
     help: 'CRI runtime endpoint (unix:///path/to.sock), e.g. unix:///run/containerd/containerd.sock; unset: Docker at --docker-endpoint',
   }),
   /** The CRI image service's endpoint (`--image-service-endpoint`, imageServiceEndpoint); '' = the runtime endpoint, as the kubelet's. */
   imageServiceEndpoint: option({
-    flag: 'image-service-endpoint', parse: 'string', config: { field: 'imageServiceEndpoint' }, default: '', defaultText: '(the runtime endpoint)',
+    flag: 'image-service-endpoint',
+    parse: 'string',
+    config: { field: 'imageServiceEndpoint' },
+    default: '',
+    defaultText: '(the runtime endpoint)',
     check: criEndpoint,
     help: 'CRI image service endpoint (unix:///path/to.sock); unset: --container-runtime-endpoint',
   }),
@@ -67,21 +75,33 @@ export interface RuntimeChoiceOptions {
 export function resolveRuntimeChoice(o: RuntimeChoiceOptions, runtimeGiven: boolean): RuntimeName {
   const endpoint = o.containerRuntimeEndpoint ?? '';
   if (!endpoint) {
-    if (o.runtime === 'remote') throw new InvalidArgumentError('--runtime remote needs --container-runtime-endpoint (unix:///path/to/runtime.sock)');
-    if (o.imageServiceEndpoint) throw new InvalidArgumentError(`--image-service-endpoint ${JSON.stringify(o.imageServiceEndpoint)} needs --container-runtime-endpoint: ${o.runtime === 'fake' ? 'the fake runtime has' : 'Docker serves'} its own images`);
+    if (o.runtime === 'remote')
+      throw new InvalidArgumentError('--runtime remote needs --container-runtime-endpoint (unix:///path/to/runtime.sock)');
+    if (o.imageServiceEndpoint)
+      throw new InvalidArgumentError(
+        `--image-service-endpoint ${JSON.stringify(o.imageServiceEndpoint)} needs --container-runtime-endpoint: ${o.runtime === 'fake' ? 'the fake runtime has' : 'Docker serves'} its own images`,
+      );
     return o.runtime;
   }
   const isDocker = parseCriEndpoint(endpoint).path === o.dockerSocketPath;
-  if (runtimeGiven && o.runtime === 'fake') throw new InvalidArgumentError(`--runtime fake cannot be used with --container-runtime-endpoint ${JSON.stringify(endpoint)}`);
+  if (runtimeGiven && o.runtime === 'fake')
+    throw new InvalidArgumentError(`--runtime fake cannot be used with --container-runtime-endpoint ${JSON.stringify(endpoint)}`);
   if (isDocker) {
-    if (runtimeGiven && o.runtime === 'remote') throw new InvalidArgumentError(`--runtime remote: --container-runtime-endpoint ${JSON.stringify(endpoint)} is Docker's socket (--docker-endpoint), which does not speak the CRI`);
+    if (runtimeGiven && o.runtime === 'remote')
+      throw new InvalidArgumentError(
+        `--runtime remote: --container-runtime-endpoint ${JSON.stringify(endpoint)} is Docker's socket (--docker-endpoint), which does not speak the CRI`,
+      );
     if (o.imageServiceEndpoint && parseCriEndpoint(o.imageServiceEndpoint, '--image-service-endpoint').path !== o.dockerSocketPath) {
-      throw new InvalidArgumentError(`--image-service-endpoint ${JSON.stringify(o.imageServiceEndpoint)}: with Docker (--container-runtime-endpoint ${JSON.stringify(endpoint)}) images are Docker's own; leave it unset`);
+      throw new InvalidArgumentError(
+        `--image-service-endpoint ${JSON.stringify(o.imageServiceEndpoint)}: with Docker (--container-runtime-endpoint ${JSON.stringify(endpoint)}) images are Docker's own; leave it unset`,
+      );
     }
     return 'docker';
   }
   if (runtimeGiven && o.runtime === 'docker') {
-    throw new InvalidArgumentError(`--runtime docker cannot be used with --container-runtime-endpoint ${JSON.stringify(endpoint)} (not --docker-endpoint's socket); drop --runtime, or point --docker-endpoint at Docker`);
+    throw new InvalidArgumentError(
+      `--runtime docker cannot be used with --container-runtime-endpoint ${JSON.stringify(endpoint)} (not --docker-endpoint's socket); drop --runtime, or point --docker-endpoint at Docker`,
+    );
   }
   return 'remote';
 }
@@ -94,7 +114,9 @@ export function resolveRuntimeChoice(o: RuntimeChoiceOptions, runtimeGiven: bool
 export function runtimeEndpointOf(o: RuntimeChoiceOptions): Required<Pick<RuntimeEndpoint, 'runtime'>> & RuntimeEndpoint {
   if (o.runtime !== 'remote') return { runtime: o.runtime, dockerSocketPath: o.dockerSocketPath };
   return {
-    runtime: 'remote', dockerSocketPath: o.dockerSocketPath,
-    containerRuntimeEndpoint: o.containerRuntimeEndpoint ?? '', imageServiceEndpoint: o.imageServiceEndpoint || o.containerRuntimeEndpoint || '',
+    runtime: 'remote',
+    dockerSocketPath: o.dockerSocketPath,
+    containerRuntimeEndpoint: o.containerRuntimeEndpoint ?? '',
+    imageServiceEndpoint: o.imageServiceEndpoint || o.containerRuntimeEndpoint || '',
   };
 }

@@ -46,14 +46,24 @@ export async function loadAuthorizer(policyFile: string, anonymous: boolean, log
  * token is (never the token), and a warning when anonymous reads are served on a non-loopback address.
  * @throws InvalidArgumentError from ensureAdminToken (unsafe or unreadable token file), loadTokenFile or loadAuthorizer.
  */
-export async function loadServerAuth(options: Pick<AgentOptions, 'rootDir' | 'tokenAuthFile' | 'anonymousAuth' | 'address' | 'authorizationPolicyFile' | 'nodeName'>, logger: Logger): Promise<ServerAuth> {
+export async function loadServerAuth(
+  options: Pick<AgentOptions, 'rootDir' | 'tokenAuthFile' | 'anonymousAuth' | 'address' | 'authorizationPolicyFile' | 'nodeName'>,
+  logger: Logger,
+): Promise<ServerAuth> {
   const authorizer = await loadAuthorizer(options.authorizationPolicyFile, options.anonymousAuth, logger);
   const admin = await ensureAdminToken(options.rootDir);
-  logger.info({ file: admin.path, created: admin.created }, admin.created ? 'Wrote the admin bearer token' : 'Using the admin bearer token');
+  logger.info(
+    { file: admin.path, created: admin.created },
+    admin.created ? 'Wrote the admin bearer token' : 'Using the admin bearer token',
+  );
   const tokens = [newAdminTokenAuthenticator(admin.token, admin.path)];
-  if (options.tokenAuthFile) tokens.push(await loadTokenFile(options.tokenAuthFile, (m) => logger.warn({ file: options.tokenAuthFile }, m)));
+  if (options.tokenAuthFile)
+    tokens.push(await loadTokenFile(options.tokenAuthFile, (m) => logger.warn({ file: options.tokenAuthFile }, m)));
   if (options.anonymousAuth && !isLoopbackHost(options.address)) {
-    logger.warn({ address: options.address }, 'Serving anonymous read-only requests on a non-loopback address (--anonymous-auth=true was given)');
+    logger.warn(
+      { address: options.address },
+      'Serving anonymous read-only requests on a non-loopback address (--anonymous-auth=true was given)',
+    );
   }
   return { tokens: unionTokenAuthenticators(...tokens), anonymous: options.anonymousAuth, authorizer, nodeName: options.nodeName };
 }

@@ -86,10 +86,19 @@ export function newServerHost(parts: ServerHostParts): AgentHost {
     decodeProtobufBody: parts.bodyDecoder ? (request) => parts.bodyDecoder!.decodeProtobuf(request) : undefined,
     submitPods: (pods, write) => intake.submitPods(pods, write),
     // A write answers with the object as the store now reads it: the resourceVersion of that write.
-    submitObjects: parts.intakeObjects ? async (objects, write) => (await parts.intakeObjects!.create(objects, write)).map((o) => readBack(o, write)) : undefined,
-    replaceObject: parts.intakeObjects ? async (object, write) => readBack(await parts.intakeObjects!.replace(object, write), write) : undefined,
+    submitObjects: parts.intakeObjects
+      ? async (objects, write) => (await parts.intakeObjects!.create(objects, write)).map((o) => readBack(o, write))
+      : undefined,
+    replaceObject: parts.intakeObjects
+      ? async (object, write) => readBack(await parts.intakeObjects!.replace(object, write), write)
+      : undefined,
     // A claim's deletion goes through its protection (config/claims.ts): kept, marked deleted, while a pod uses it.
-    deleteObject: parts.intakeObjects ? (kind, namespace, name, write) => (kind === 'PersistentVolumeClaim' && parts.claims ? parts.claims.remove(namespace, name, write) : parts.intakeObjects!.remove(kind, namespace, name, write)) : undefined,
+    deleteObject: parts.intakeObjects
+      ? (kind, namespace, name, write) =>
+          kind === 'PersistentVolumeClaim' && parts.claims
+            ? parts.claims.remove(namespace, name, write)
+            : parts.intakeObjects!.remove(kind, namespace, name, write)
+      : undefined,
     objectsResourceVersion: parts.objects ? () => parts.objects!.resourceVersion() : undefined,
     replacePod: (namespace, name, pod, write) => intake.replacePod(namespace, name, pod, write),
     deletePod: (namespace, name, gracePeriodSeconds) => intake.deletePod(namespace, name, gracePeriodSeconds),

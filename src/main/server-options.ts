@@ -26,9 +26,17 @@ import { kubeletVersion } from './node/node-status.js';
 export function agentServerOptions(o: AgentOptions, auth: ServerAuth, cert: ServingCert | undefined, logger: Logger): AgentServerOptions {
   const socketPath = join(o.rootDir, kUnixSocketName);
   const socketFits = Buffer.byteLength(socketPath) <= kMaxUnixPathBytes;
-  if (!socketFits) logger.warn({ path: socketPath, maxBytes: kMaxUnixPathBytes }, 'Not serving the local unix socket: its path is too long (a shorter --root-dir serves it); the client then needs https for a token');
+  if (!socketFits)
+    logger.warn(
+      { path: socketPath, maxBytes: kMaxUnixPathBytes },
+      'Not serving the local unix socket: its path is too long (a shorter --root-dir serves it); the client then needs https for a token',
+    );
   return {
-    address: o.address, port: o.port, logger, auth, limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
+    address: o.address,
+    port: o.port,
+    logger,
+    auth,
+    limits: { maxRequestBodyBytes: o.maxRequestBodyBytes },
     ...(cert ? { tls: { port: o.tlsPort, certFile: cert.certFile, keyFile: cert.keyFile } } : {}),
     streaming: { idleTimeoutMs: o.streamingConnectionIdleTimeoutMs, maxStreamsPerUser: o.maxStreamsPerUser },
     portForward: { maxStreamsPerUser: o.maxPortForwardsPerUser },

@@ -49,7 +49,9 @@ async function readIfAll(certFile: string, keyFile: string): Promise<{ cert: str
 
 /** The first line of a node:crypto error, without OpenSSL's `error:1E08010C:DECODER routines::` prefix. */
 function cryptoReason(err: unknown): string {
-  return String((err as Error)?.message ?? err).split('\n')[0].replace(/^error:[0-9A-F]+:[^:]*::/, '');
+  return String((err as Error)?.message ?? err)
+    .split('\n')[0]
+    .replace(/^error:[0-9A-F]+:[^:]*::/, '');
 }
 
 /**
@@ -85,12 +87,21 @@ export function checkKeyPair(certPem: string | Buffer, keyPem: string | Buffer, 
  * @throws InvalidArgumentError naming `--tls-cert-file`/`--tls-private-key-file` when only one is given, a given file cannot be read,
  *   or a pair does not parse or match (naming the file: the flag's, or `<rootDir>/pki/kubelet-ts.key`, which is never silently replaced).
  */
-export async function ensureServingCert(opts: { rootDir: string; nodeName: string; address: string; certFile: string; keyFile: string; clock?: Clock }): Promise<ServingCert> {
+export async function ensureServingCert(opts: {
+  rootDir: string;
+  nodeName: string;
+  address: string;
+  certFile: string;
+  keyFile: string;
+  clock?: Clock;
+}): Promise<ServingCert> {
   const clock = opts.clock ?? realClock;
-  if ((opts.certFile === '') !== (opts.keyFile === '')) throw new InvalidArgumentError('--tls-cert-file and --tls-private-key-file must be given together');
+  if ((opts.certFile === '') !== (opts.keyFile === ''))
+    throw new InvalidArgumentError('--tls-cert-file and --tls-private-key-file must be given together');
   if (opts.certFile !== '') {
     const pem = await readIfAll(opts.certFile, opts.keyFile);
-    if (pem === undefined) throw new InvalidArgumentError(`--tls-cert-file ${opts.certFile} / --tls-private-key-file ${opts.keyFile}: cannot read them`);
+    if (pem === undefined)
+      throw new InvalidArgumentError(`--tls-cert-file ${opts.certFile} / --tls-private-key-file ${opts.keyFile}: cannot read them`);
     checkKeyPair(pem.cert, pem.key, `--tls-cert-file ${opts.certFile}`, `--tls-private-key-file ${opts.keyFile}`);
     return { certFile: opts.certFile, keyFile: opts.keyFile, certPem: pem.cert, created: false };
   }
@@ -114,12 +125,18 @@ export async function ensureServingCert(opts: { rootDir: string; nodeName: strin
   const names = servingCertNames(opts.nodeName, opts.address);
   const now = clock.now();
   const pems = await generate([{ name: 'commonName', value: `${opts.nodeName}@${Math.floor(now / 1000)}` }], {
-    keyType: 'ec', curve: 'P-256', notBeforeDate: new Date(now - 60_000), notAfterDate: new Date(now + kSelfSignedValidityDays * 86_400_000),
+    keyType: 'ec',
+    curve: 'P-256',
+    notBeforeDate: new Date(now - 60_000),
+    notAfterDate: new Date(now + kSelfSignedValidityDays * 86_400_000),
     extensions: [
       { name: 'basicConstraints', cA: true, critical: true },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, keyCertSign: true, critical: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [...names.dns.map((value) => ({ type: 2 as const, value })), ...names.ips.map((ip) => ({ type: 7 as const, ip }))] },
+      {
+        name: 'subjectAltName',
+        altNames: [...names.dns.map((value) => ({ type: 2 as const, value })), ...names.ips.map((ip) => ({ type: 7 as const, ip }))],
+      },
     ],
   });
   await writeFile(`${keyFile}.tmp`, pems.private, { mode: 0o600 });

@@ -102,9 +102,7 @@ export interface SyncHandler {
 }
 
 /** One change of a change set, in the order it is handled. */
-type Change =
-  | { op: 'conflict'; conflict: PodConfigChanges['conflicts'][number] }
-  | { op: 'remove' | 'update' | 'add'; pod: Pod };
+type Change = { op: 'conflict'; conflict: PodConfigChanges['conflicts'][number] } | { op: 'remove' | 'update' | 'add'; pod: Pod };
 
 /** A change set waiting in the FIFO: its changes, how far it got, and its handleUpdate promise. */
 interface QueuedChanges {
@@ -142,13 +140,25 @@ class SyncHandlerImpl implements SyncHandler {
     const merged = this.deps.config.apply(update);
     const changes = flatten(merged);
     const queued = this.#queue.length;
-    this.deps.logger.debug({ source: update.source, op: update.op, adds: merged.adds.length, updates: merged.updates.length, removes: merged.removes.length, queued }, 'SyncLoop config update');
+    this.deps.logger.debug(
+      {
+        source: update.source,
+        op: update.op,
+        adds: merged.adds.length,
+        updates: merged.updates.length,
+        removes: merged.removes.length,
+        queued,
+      },
+      'SyncLoop config update',
+    );
     if (queued === 0 && changes.length <= kChangesPerChunk) {
       for (const change of changes) this.#handleChange(change);
       return Promise.resolve();
     }
     let resolve!: () => void;
-    const done = new Promise<void>((r) => { resolve = r; });
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
     this.#queue.push({ changes, next: 0, done, resolve });
     this.#queuedAdds += merged.adds.length;
     // Nothing ahead of it: start with the next macrotask (this one already paid for the merge).
@@ -170,7 +180,11 @@ class SyncHandlerImpl implements SyncHandler {
     this.#immediate = undefined;
     const dropped = this.#queue.splice(0);
     this.#queuedAdds = 0;
-    if (dropped.length > 0) this.deps.logger.info({ changeSets: dropped.length, changes: dropped.reduce((n, q) => n + q.changes.length - q.next, 0) }, 'Dropping pod changes not yet handled: the agent stops');
+    if (dropped.length > 0)
+      this.deps.logger.info(
+        { changeSets: dropped.length, changes: dropped.reduce((n, q) => n + q.changes.length - q.next, 0) },
+        'Dropping pod changes not yet handled: the agent stops',
+      );
     for (const q of dropped) q.resolve();
   }
 
@@ -199,10 +213,14 @@ class SyncHandlerImpl implements SyncHandler {
   #handleChange(change: Change): void {
     try {
       switch (change.op) {
-        case 'conflict': return this.#handleConflict(change.conflict);
-        case 'remove': return this.#handlePodRemove(change.pod);
-        case 'update': return this.#handlePodUpdate(change.pod);
-        case 'add': return this.#handlePodAdd(change.pod);
+        case 'conflict':
+          return this.#handleConflict(change.conflict);
+        case 'remove':
+          return this.#handlePodRemove(change.pod);
+        case 'update':
+          return this.#handlePodUpdate(change.pod);
+        case 'add':
+          return this.#handlePodAdd(change.pod);
       }
     } catch (err) {
       // A bug, not bad input (sources validate): skip this pod, keep the loop and the agent going.
@@ -216,7 +234,9 @@ class SyncHandlerImpl implements SyncHandler {
   }
 
   #handleConflict(c: PodConfigChanges['conflicts'][number]): void {
-    const taken = c.uid ? `its uid ${c.heldBy.uid} is already taken by a pod from source ${c.heldBy.source}` : `${podFullName(c.pod)} is already taken by a pod from source ${c.heldBy.source} (uid ${c.heldBy.uid})`;
+    const taken = c.uid
+      ? `its uid ${c.heldBy.uid} is already taken by a pod from source ${c.heldBy.source}`
+      : `${podFullName(c.pod)} is already taken by a pod from source ${c.heldBy.source} (uid ${c.heldBy.uid})`;
     this.deps.events.record(c.pod, { type: 'Warning', reason: 'DuplicatePod', message: `Rejected pod from source ${c.source}: ${taken}` });
   }
 
@@ -227,13 +247,24 @@ class SyncHandlerImpl implements SyncHandler {
     if (!this.deps.podWorkers.startGate.allowPodStart(pod)) return;
     const nowMs = (this.deps.clock ?? realClock).now();
     const adoptedFromMs = this.deps.runtimeStartTimeMs?.(uid);
-    const record: PodRecord = { uid, pod, waiting: {}, backoff: {}, startTimeMs: adoptedFromMs !== undefined && adoptedFromMs > 0 && adoptedFromMs < nowMs ? adoptedFromMs : nowMs };
+    const record: PodRecord = {
+      uid,
+      pod,
+      waiting: {},
+      backoff: {},
+      startTimeMs: adoptedFromMs !== undefined && adoptedFromMs > 0 && adoptedFromMs < nowMs ? adoptedFromMs : nowMs,
+    };
     const admitted = this.deps.admission.admit(record);
     podManager.set(record);
     if (!admitted.admit) {
       // kubelet admission (lifecycle.PredicateAdmitHandler): reject whole, never half-start.
       this.deps.podWorkers.setTerminated(uid);
-      record.status = { phase: 'Failed', reason: admitted.reason, message: admitted.message, startTime: new Date(record.startTimeMs).toISOString() };
+      record.status = {
+        phase: 'Failed',
+        reason: admitted.reason,
+        message: admitted.message,
+        startTime: new Date(record.startTimeMs).toISOString(),
+      };
       this.deps.statusManager.setPodStatus(pod, record.status);
       this.deps.events.record(pod, { type: 'Warning', reason: admitted.reason, message: admitted.message });
       return;
@@ -261,7 +292,14 @@ class SyncHandlerImpl implements SyncHandler {
     this.deps.logger.info(podFields(pod), 'SyncLoop REMOVE');
     // A DELETE's version carries deletionTimestamp and deletionGracePeriodSeconds: list it so.
     if (pod.metadata?.deletionTimestamp) {
-      record.pod = { ...record.pod, metadata: { ...record.pod.metadata, deletionTimestamp: pod.metadata.deletionTimestamp, deletionGracePeriodSeconds: pod.metadata.deletionGracePeriodSeconds } };
+      record.pod = {
+        ...record.pod,
+        metadata: {
+          ...record.pod.metadata,
+          deletionTimestamp: pod.metadata.deletionTimestamp,
+          deletionGracePeriodSeconds: pod.metadata.deletionGracePeriodSeconds,
+        },
+      };
       // Terminating is on the pods' watch at once (a MODIFIED with both marks), as the apiserver's graceful delete.
       this.deps.statusManager.updatePod(record.pod);
     }

@@ -79,7 +79,10 @@ class SyncLoopImpl implements SyncLoop {
   #lastActiveMs: number;
   #timers: TimerHandle[] = [];
 
-  constructor(private readonly options: SyncLoopOptions, private readonly deps: SyncLoopDeps) {
+  constructor(
+    private readonly options: SyncLoopOptions,
+    private readonly deps: SyncLoopDeps,
+  ) {
     this.#clock = deps.clock ?? realClock;
     this.#lastActiveMs = this.#clock.now();
   }

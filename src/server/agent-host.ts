@@ -27,7 +27,8 @@ export interface HealthReport {
 }
 
 /** ResourceChangeKind: the kinds, other than pods, whose changes the server's watches follow (their plural resource names). */
-export type ResourceChangeKind = 'nodes' | 'namespaces' | 'events' | 'configmaps' | 'secrets' | 'persistentvolumeclaims' | 'serviceaccounts';
+export type ResourceChangeKind =
+  'nodes' | 'namespaces' | 'events' | 'configmaps' | 'secrets' | 'persistentvolumeclaims' | 'serviceaccounts';
 
 /** CreatedNamespace: a namespace made through the Kubernetes API (src/main/namespace-store.ts keeps them). */
 export interface CreatedNamespace {

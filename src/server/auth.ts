@@ -51,8 +51,16 @@ export function parseCsv(text: string, origin: string): { line: number; fields: 
   const n = text.length;
   while (i < n) {
     // Skip blank lines.
-    if (text[i] === '\n') { i++; line++; continue; }
-    if (text[i] === '\r' && text[i + 1] === '\n') { i += 2; line++; continue; }
+    if (text[i] === '\n') {
+      i++;
+      line++;
+      continue;
+    }
+    if (text[i] === '\r' && text[i + 1] === '\n') {
+      i += 2;
+      line++;
+      continue;
+    }
     const startLine = line;
     const fields: string[] = [];
     for (;;) {
@@ -64,7 +72,11 @@ export function parseCsv(text: string, origin: string): { line: number; fields: 
           if (i >= n) throw new InvalidArgumentError(`${origin}: line ${startLine}: extraneous or missing " in quoted-field`);
           const c = text[i];
           if (c === '"') {
-            if (text[i + 1] === '"') { field += '"'; i += 2; continue; }
+            if (text[i + 1] === '"') {
+              field += '"';
+              i += 2;
+              continue;
+            }
             i++;
             break;
           }
@@ -83,9 +95,15 @@ export function parseCsv(text: string, origin: string): { line: number; fields: 
         if (text[i] === '\r' && text[i + 1] !== '\n') field += text[i++];
       }
       fields.push(field);
-      if (i < n && text[i] === ',') { i++; continue; }
+      if (i < n && text[i] === ',') {
+        i++;
+        continue;
+      }
       if (i < n && text[i] === '\r') i++;
-      if (i < n && text[i] === '\n') { i++; line++; }
+      if (i < n && text[i] === '\n') {
+        i++;
+        line++;
+      }
       break;
     }
     records.push({ line: startLine, fields });
@@ -106,7 +124,9 @@ export function parseTokenFile(text: string, origin: string, warn: (message: str
   let recordNum = 0;
   for (const { fields } of parseCsv(text, `token file '${origin}'`)) {
     if (fields.length < 3) {
-      throw new InvalidArgumentError(`token file '${origin}' must have at least 3 columns (token, user name, user uid), found ${fields.length}`);
+      throw new InvalidArgumentError(
+        `token file '${origin}' must have at least 3 columns (token, user name, user uid), found ${fields.length}`,
+      );
     }
     recordNum++;
     const [token, name, uid] = fields;
@@ -144,10 +164,18 @@ export async function loadTokenFile(path: string, warn?: (message: string) => vo
  * the apiserver's superuser group `system:masters`, so a reader who knows Kubernetes sees at once
  * that this identity may do everything.
  */
-export const kAdminUser: Readonly<TokenUser> = Object.freeze({ name: 'kubelet-ts:admin', uid: 'kubelet-ts:admin', groups: Object.freeze(['system:masters']) as string[] });
+export const kAdminUser: Readonly<TokenUser> = Object.freeze({
+  name: 'kubelet-ts:admin',
+  uid: 'kubelet-ts:admin',
+  groups: Object.freeze(['system:masters']) as string[],
+});
 
 /** kAnonymousUser: the user of a request without credentials (request/anonymous's user.Anonymous). */
-export const kAnonymousUser: Readonly<TokenUser> = Object.freeze({ name: 'system:anonymous', uid: '', groups: Object.freeze(['system:unauthenticated']) as string[] });
+export const kAnonymousUser: Readonly<TokenUser> = Object.freeze({
+  name: 'system:anonymous',
+  uid: '',
+  groups: Object.freeze(['system:unauthenticated']) as string[],
+});
 
 /**
  * newAdminTokenAuthenticator: an authenticator that knows one token, the agent's admin token,
@@ -203,8 +231,7 @@ export function authorizerOf(auth: ServerAuth): Authorizer {
 
 /** AccessDecision: the request may go on as `user` (undefined when auth is off), or gets `status`. */
 export type AccessDecision =
-  | { ok: true; user?: TokenUser }
-  | { ok: false; status: Status; /** why, for the log line (never the token) */ reason: string };
+  { ok: true; user?: TokenUser } | { ok: false; status: Status; /** why, for the log line (never the token) */ reason: string };
 
 /** Paths served without authentication (the kubelet's /healthz is probed by anyone). */
 const kUnauthenticatedPaths = new Set(['/healthz', '/healthz/']);
@@ -260,7 +287,8 @@ export function authorizationHeaders(req: { forEach(cb: (name: string, value: st
 function authorizeUser(auth: ServerAuth, user: TokenUser, method: string, path: string, query?: URLSearchParams): AccessDecision {
   const d = authorizeRequest(authorizerOf(auth), user, method, path, auth.nodeName ?? '', query);
   if (d.allowed) return { ok: true, user };
-  if (user === kAnonymousUser) return unauthorized(`no bearer token (anonymous requests may not: ${forbiddenMessage(user.name, d.attributes)})`);
+  if (user === kAnonymousUser)
+    return unauthorized(`no bearer token (anonymous requests may not: ${forbiddenMessage(user.name, d.attributes)})`);
   return { ok: false, reason: `RBAC: ${forbiddenMessage(user.name, d.attributes)}`, status: forbidden(user.name, d.attributes) };
 }
 
@@ -287,7 +315,13 @@ function authorizeToken(auth: ServerAuth, method: string, path: string, token: s
  * @param authorization the `Authorization` header value ('' if none).
  * @param query the query (`watch=true` makes a collection GET a `watch`).
  */
-export function checkAccess(auth: ServerAuth | undefined, method: string, path: string, authorization: string, query?: URLSearchParams): AccessDecision {
+export function checkAccess(
+  auth: ServerAuth | undefined,
+  method: string,
+  path: string,
+  authorization: string,
+  query?: URLSearchParams,
+): AccessDecision {
   if (auth === undefined || kUnauthenticatedPaths.has(path)) return { ok: true };
   if (kReadMethods.has(method) && kPublicReadPaths.has(path)) return { ok: true };
   if (authorization === '') {
@@ -359,7 +393,11 @@ export interface WebSocketAccess {
  * Authorization headers, counted: more than one is a 400, and its Sec-WebSocket-Protocol). Read
  * synchronously in the upgrade handler, as uWS requires. Pure.
  */
-export function checkUpgradeAccess(auth: ServerAuth | undefined, path: string, req: { forEach(cb: (name: string, value: string) => void): void; getHeader(name: string): string; getQuery?(): string | undefined }): WebSocketAccess {
+export function checkUpgradeAccess(
+  auth: ServerAuth | undefined,
+  path: string,
+  req: { forEach(cb: (name: string, value: string) => void): void; getHeader(name: string): string; getQuery?(): string | undefined },
+): WebSocketAccess {
   const authorization = authorizationHeaders(req);
   const query = new URLSearchParams(req.getQuery?.() ?? '');
   const checked = checkWebSocketAccess(auth, path, authorization.value, req.getHeader('sec-websocket-protocol'), query);
@@ -381,9 +419,20 @@ export function checkUpgradeAccess(auth: ServerAuth | undefined, path: string, r
  * @param authorization the `Authorization` header value ('' if none).
  * @param protocolHeader the `Sec-WebSocket-Protocol` header value ('' if none).
  */
-export function checkWebSocketAccess(auth: ServerAuth | undefined, path: string, authorization: string, protocolHeader: string, query?: URLSearchParams): WebSocketAccess {
+export function checkWebSocketAccess(
+  auth: ServerAuth | undefined,
+  path: string,
+  authorization: string,
+  protocolHeader: string,
+  query?: URLSearchParams,
+): WebSocketAccess {
   const offered = bearerTokenFromProtocols(protocolHeader);
-  const protocol = offered.ok ? (offered.protocols[0] ?? '') : (protocolHeader.split(',').map((p) => p.trim()).find((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix)) ?? '');
+  const protocol = offered.ok
+    ? (offered.protocols[0] ?? '')
+    : (protocolHeader
+        .split(',')
+        .map((p) => p.trim())
+        .find((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix)) ?? '');
   if (auth === undefined) return { access: { ok: true }, protocol };
   const byHeader = authorization === '' ? undefined : checkAccess(auth, 'get', path, authorization, query);
   if (byHeader && (byHeader.ok || byHeader.status.code !== 401)) return { access: byHeader, protocol };

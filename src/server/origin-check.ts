@@ -62,7 +62,11 @@ function hostAllowed(policy: OriginPolicy, host: string): boolean {
  */
 export function checkHostAndOrigin(policy: OriginPolicy, host: string, origin: string): Status | undefined {
   if (!hostAllowed(policy, host)) {
-    return statusError(403, 'Forbidden', `the Host header ${JSON.stringify(host)} does not name this node (its names: ${[...policy.names].join(', ')}); a name that resolves here by DNS rebinding is refused`);
+    return statusError(
+      403,
+      'Forbidden',
+      `the Host header ${JSON.stringify(host)} does not name this node (its names: ${[...policy.names].join(', ')}); a name that resolves here by DNS rebinding is refused`,
+    );
   }
   if (origin === '') return undefined;
   let url: URL | undefined;
@@ -77,8 +81,14 @@ export function checkHostAndOrigin(policy: OriginPolicy, host: string, origin: s
   // The other scheme on the listener's own explicit port: no page can have that origin (the port
   // speaks only this listener's scheme), and websocket-client (the Python client's exec and
   // port-forward) sends `Origin: http://host:port` for a wss:// URL.
-  const otherScheme = url !== undefined && url.protocol === `${policy.scheme === 'https' ? 'http' : 'https'}:` && o.port !== undefined && o.port === h.port;
+  const otherScheme =
+    url !== undefined && url.protocol === `${policy.scheme === 'https' ? 'http' : 'https'}:` && o.port !== undefined && o.port === h.port;
   const sameOrigin = (sameScheme || otherScheme) && o.name === h.name;
-  if (!sameOrigin) return statusError(403, 'Forbidden', `the Origin header ${JSON.stringify(origin)} is not this node's origin (${policy.scheme}://${host}): cross-site requests are refused`);
+  if (!sameOrigin)
+    return statusError(
+      403,
+      'Forbidden',
+      `the Origin header ${JSON.stringify(origin)} is not this node's origin (${policy.scheme}://${host}): cross-site requests are refused`,
+    );
   return undefined;
 }

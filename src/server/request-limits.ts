@@ -48,10 +48,18 @@ export function conflictingContentLength(values: readonly string[]): Status | un
   const members = values.flatMap((v) => v.split(',').map((m) => m.trim()));
   if (members.length === 0) return undefined;
   if (members.some((m) => !/^\d+$/.test(m))) {
-    return statusError(400, 'BadRequest', `invalid Content-Length header ${JSON.stringify(values.join(', '))}: must be a decimal number of bytes`);
+    return statusError(
+      400,
+      'BadRequest',
+      `invalid Content-Length header ${JSON.stringify(values.join(', '))}: must be a decimal number of bytes`,
+    );
   }
   if (new Set(members.map((m) => String(Number(m)))).size > 1) {
-    return statusError(400, 'BadRequest', `conflicting Content-Length headers ${JSON.stringify(values.join(', '))}: a request may carry only one length`);
+    return statusError(
+      400,
+      'BadRequest',
+      `conflicting Content-Length headers ${JSON.stringify(values.join(', '))}: a request may carry only one length`,
+    );
   }
   return undefined;
 }

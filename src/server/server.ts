@@ -17,7 +17,15 @@ import { registerWatch } from './ws/watch.js';
 import { newWatchLimiter, type WatchLimits } from './watch-limits.js';
 import { statusError } from './status.js';
 import { authorizationHeaders, authorizerOf, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
-import { checkPathParams, conflictingContentLength, headerBytes, kDefaultRequestLimits, kMaxBodyTimeoutMs, tooLarge, type RequestLimits } from './request-limits.js';
+import {
+  checkPathParams,
+  conflictingContentLength,
+  headerBytes,
+  kDefaultRequestLimits,
+  kMaxBodyTimeoutMs,
+  tooLarge,
+  type RequestLimits,
+} from './request-limits.js';
 import { intakeRoutes } from './routes/intake.js';
 import { objectRoutes } from './routes/objects.js';
 import { logsRoutes } from './routes/logs.js';
@@ -183,7 +191,12 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
     headers[name] = value;
     if (name === 'content-length') contentLengths.push(value);
   });
-  const req: HttpRequestInfo = { method: ureq.getMethod(), path: ureq.getUrl(), query: new URLSearchParams(ureq.getQuery() ?? ''), headers };
+  const req: HttpRequestInfo = {
+    method: ureq.getMethod(),
+    path: ureq.getUrl(),
+    query: new URLSearchParams(ureq.getQuery() ?? ''),
+    headers,
+  };
   const state: RequestState = { aborted: false, onAbort: [] };
   res.onAborted(() => {
     state.aborted = true;
@@ -202,19 +215,34 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
   // `headers` keeps the last of repeated headers: the Authorization ones are counted apart.
   const authorization = authorizationHeaders(ureq);
   // What a browser could send cross-site carries no credentials in a header: it must name this node.
-  const badOrigin = ctx.origin && authorization.count === 0 ? checkHostAndOrigin(ctx.origin, headers.host ?? '', headers.origin ?? '') : undefined;
+  const badOrigin =
+    ctx.origin && authorization.count === 0 ? checkHostAndOrigin(ctx.origin, headers.host ?? '', headers.origin ?? '') : undefined;
   if (badOrigin) {
-    logger.warn({ method: req.method, path: boundedField(req.path), host: boundedField(headers.host ?? ''), origin: boundedField(headers.origin ?? '') }, 'Refused a request from another site');
+    logger.warn(
+      {
+        method: req.method,
+        path: boundedField(req.path),
+        host: boundedField(headers.host ?? ''),
+        origin: boundedField(headers.origin ?? ''),
+      },
+      'Refused a request from another site',
+    );
     return fail(badOrigin);
   }
   const toTls = ctx.dashboardTlsPort && dashboardHttpsRedirect(req.method, req.path, headers.host ?? '', ctx.dashboardTlsPort());
   if (toTls) return writeReply(res, toTls);
-  const access = authorization.count > 1 ? duplicateCredentials(authorization.count) : checkAccess(ctx.auth, req.method, req.path, authorization.value, req.query);
+  const access =
+    authorization.count > 1
+      ? duplicateCredentials(authorization.count)
+      : checkAccess(ctx.auth, req.method, req.path, authorization.value, req.query);
   const authorizer = ctx.auth ? authorizerOf(ctx.auth) : undefined;
   if (!access.ok) {
     // Never log the token itself.
     const code = access.status.code;
-    logger.warn({ method: req.method, path: req.path, code, reason: access.reason }, code === 401 ? 'Unauthorized request' : code === 403 ? 'Forbidden request' : 'Bad credentials in request');
+    logger.warn(
+      { method: req.method, path: req.path, code, reason: access.reason },
+      code === 401 ? 'Unauthorized request' : code === 403 ? 'Forbidden request' : 'Bad credentials in request',
+    );
     return fail(access.status, access.status.code === 401 ? { 'WWW-Authenticate': 'Bearer realm="kubelet-ts"' } : undefined);
   }
   const match = router.match(req.method, req.path);
@@ -242,7 +270,16 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
       const hasBody = headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined;
       if (wantsBody && !hasBody) {
         try {
-          reply = match.handler({ host, req, params: match.params, body: Buffer.alloc(0), user: access.user, authorizer, server: info, onAborted: (fn) => state.onAbort.push(fn) });
+          reply = match.handler({
+            host,
+            req,
+            params: match.params,
+            body: Buffer.alloc(0),
+            user: access.user,
+            authorizer,
+            server: info,
+            onAborted: (fn) => state.onAbort.push(fn),
+          });
         } catch (err) {
           reply = internalError(logger, req, err);
         }
@@ -256,7 +293,16 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
         reply = readBody(res, limits.maxRequestBodyBytes, limits.bodyTimeoutMs, state).then(
           (body) => {
             state.bodyPending = false;
-            return match.handler({ host, req, params: match.params, body, user: access.user, authorizer, server: info, onAborted: (fn) => state.onAbort.push(fn) });
+            return match.handler({
+              host,
+              req,
+              params: match.params,
+              body,
+              user: access.user,
+              authorizer,
+              server: info,
+              onAborted: (fn) => state.onAbort.push(fn),
+            });
           },
           (err: unknown) => (isStatus(err) ? statusReply(err) : Promise.reject(err)),
         );
@@ -277,7 +323,15 @@ function dispatch(ctx: ServerContext, res: uWS.HttpResponse, ureq: uWS.HttpReque
   }
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<HttpReply>((resolve) => {
-    timer = setTimeout(() => resolve(statusReply(statusError(504, 'Timeout', `the server was unable to return a response in the time allotted (${limits.handlerTimeoutMs} ms)`))), limits.handlerTimeoutMs);
+    timer = setTimeout(
+      () =>
+        resolve(
+          statusReply(
+            statusError(504, 'Timeout', `the server was unable to return a response in the time allotted (${limits.handlerTimeoutMs} ms)`),
+          ),
+        ),
+      limits.handlerTimeoutMs,
+    );
     timer.unref();
   });
   Promise.race([reply, timeout])
@@ -303,17 +357,27 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   const watchLimiter = newWatchLimiter(options.watchLimits);
   const kubeApi = newKubeApi({ watchLimiter, ...options.kubeApi });
   const router = newRouter(instrumentRoutes(mergeRoutes(routes(limiter, kubeApi.routes)), host));
-  const portForwardLimiter = newStreamLimiter({
-    maxStreamsPerPod: options.portForward?.maxStreamsPerPod ?? kDefaultPortForwardLimits.maxStreamsPerPod,
-    maxStreamsPerNode: options.portForward?.maxStreamsPerNode ?? kDefaultPortForwardLimits.maxStreamsPerNode,
-    maxStreamsPerUser: options.portForward?.maxStreamsPerUser ?? kDefaultPortForwardLimits.maxStreamsPerUser,
-    idleTimeoutMs: limiter.options.idleTimeoutMs,
-  }, { what: 'port-forward connections', userFlag: '--max-port-forwards-per-user' });
+  const portForwardLimiter = newStreamLimiter(
+    {
+      maxStreamsPerPod: options.portForward?.maxStreamsPerPod ?? kDefaultPortForwardLimits.maxStreamsPerPod,
+      maxStreamsPerNode: options.portForward?.maxStreamsPerNode ?? kDefaultPortForwardLimits.maxStreamsPerNode,
+      maxStreamsPerUser: options.portForward?.maxStreamsPerUser ?? kDefaultPortForwardLimits.maxStreamsPerUser,
+      idleTimeoutMs: limiter.options.idleTimeoutMs,
+    },
+    { what: 'port-forward connections', userFlag: '--max-port-forwards-per-user' },
+  );
   const limits = { ...kDefaultRequestLimits, ...options.limits };
   // uWS drops a request still uploading after 8-12 s without a word: answer 408 before that.
   limits.bodyTimeoutMs = Math.min(limits.bodyTimeoutMs, kMaxBodyTimeoutMs);
   const listenPorts: number[] = [];
-  const ctx: ServerContext = { router, host, logger, auth: options.auth, limits, info: { listen: { address: options.address, ports: listenPorts }, logger } };
+  const ctx: ServerContext = {
+    router,
+    host,
+    logger,
+    auth: options.auth,
+    limits,
+    info: { listen: { address: options.address, ports: listenPorts }, logger },
+  };
   /**
    * mount registers every route on one uWS app (the HTTP one, with `tls` the HTTPS one, with
    * `unixSocket` the socket's). With `origin`, every WebSocket upgrade first passes the Host/Origin
@@ -370,7 +434,7 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
   return {
     port,
     tlsPort: tls?.port ?? 0,
-    unixSocket: unix ? options.unixSocket ?? '' : '',
+    unixSocket: unix ? (options.unixSocket ?? '') : '',
     close() {
       if (closed) return;
       closed = true;
@@ -395,7 +459,12 @@ export async function createServer(host: AgentHost, options: AgentServerOptions)
  */
 function listenOn(app: uWS.TemplatedApp, address: string, port: number, flags: string): Promise<uWS.us_listen_socket> {
   return new Promise<uWS.us_listen_socket>((resolve, reject) => {
-    const listen = app.listen as unknown as (host: string, port: number, opts: number, cb: (s: uWS.us_listen_socket | false) => void) => void;
+    const listen = app.listen as unknown as (
+      host: string,
+      port: number,
+      opts: number,
+      cb: (s: uWS.us_listen_socket | false) => void,
+    ) => void;
     listen.call(app, address, port, kListenExclusivePort, (socket) => {
       if (socket) resolve(socket);
       else reject(new Error(`cannot listen on ${address}:${port} (${flags}): address in use or not available`));
@@ -444,7 +513,14 @@ function withOriginCheck(app: uWS.TemplatedApp, policy: OriginPolicy, logger: Lo
           upgrade(res, req, context) {
             const bad = checkHostAndOrigin(policy, req.getHeader('host'), req.getHeader('origin'));
             if (!bad) return upgrade?.(res, req, context);
-            logger.warn({ path: boundedField(req.getUrl()), host: boundedField(req.getHeader('host')), origin: boundedField(req.getHeader('origin')) }, 'Refused a WebSocket upgrade from another site');
+            logger.warn(
+              {
+                path: boundedField(req.getUrl()),
+                host: boundedField(req.getHeader('host')),
+                origin: boundedField(req.getHeader('origin')),
+              },
+              'Refused a WebSocket upgrade from another site',
+            );
             refuseUpgrade(res, bad);
           },
         };

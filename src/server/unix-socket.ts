@@ -39,7 +39,9 @@ function socketAnswers(path: string): Promise<boolean> {
  */
 export async function prepareUnixSocketPath(path: string): Promise<void> {
   if (Buffer.byteLength(path) > kMaxUnixPathBytes) {
-    throw new InvalidArgumentError(`unix socket ${path}: the path is longer than ${kMaxUnixPathBytes} bytes (a shorter --root-dir is needed)`);
+    throw new InvalidArgumentError(
+      `unix socket ${path}: the path is longer than ${kMaxUnixPathBytes} bytes (a shorter --root-dir is needed)`,
+    );
   }
   let st;
   try {
@@ -50,8 +52,12 @@ export async function prepareUnixSocketPath(path: string): Promise<void> {
   }
   if (!st.isSocket()) throw new InvalidArgumentError(`unix socket ${path}: the path exists and is not a socket; refusing to replace it`);
   const uid = process.getuid?.() ?? 0;
-  if (st.uid !== uid) throw new InvalidArgumentError(`unix socket ${path}: owned by uid ${st.uid}, not by this agent's user (uid ${uid}); refusing to replace it`);
-  if (await socketAnswers(path)) throw new InvalidArgumentError(`unix socket ${path}: another process is serving on it (another agent with this --root-dir?)`);
+  if (st.uid !== uid)
+    throw new InvalidArgumentError(
+      `unix socket ${path}: owned by uid ${st.uid}, not by this agent's user (uid ${uid}); refusing to replace it`,
+    );
+  if (await socketAnswers(path))
+    throw new InvalidArgumentError(`unix socket ${path}: another process is serving on it (another agent with this --root-dir?)`);
   unlinkSync(path);
 }
 

@@ -120,10 +120,13 @@ function startStream(res: uWS.HttpResponse, stream: NonNullable<HttpReply['strea
   const wait = () => {
     if (timer) return;
     const guess = blind < kMaxBlindDrains;
-    timer = setTimeout(() => {
-      blind = guess ? blind + 1 : 0;
-      drained();
-    }, guess ? kDrainGraceMs : kBlindResumeMs);
+    timer = setTimeout(
+      () => {
+        blind = guess ? blind + 1 : 0;
+        drained();
+      },
+      guess ? kDrainGraceMs : kBlindResumeMs,
+    );
     timer.unref();
   };
   state.onAbort.push(() => {
@@ -274,4 +277,3 @@ export function readBody(res: uWS.HttpResponse, limit: number, timeoutMs: number
     });
   });
 }
-

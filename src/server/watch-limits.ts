@@ -63,9 +63,12 @@ export function newWatchLimiter(limits: WatchLimits = {}): WatchLimiter {
     acquire(user) {
       const mine = perUser.get(user) ?? 0;
       if (mine >= resolved.maxWatchesPerUser) {
-        return refuse(`too many watches: user ${JSON.stringify(user || 'system:anonymous')} has ${mine} open, the most allowed (--max-watches-per-user); close one or retry later`);
+        return refuse(
+          `too many watches: user ${JSON.stringify(user || 'system:anonymous')} has ${mine} open, the most allowed (--max-watches-per-user); close one or retry later`,
+        );
       }
-      if (total >= resolved.maxWatches) return refuse(`too many watches: ${total} open on this node, the most allowed (--max-watches); retry later`);
+      if (total >= resolved.maxWatches)
+        return refuse(`too many watches: ${total} open on this node, the most allowed (--max-watches); retry later`);
       perUser.set(user, mine + 1);
       total++;
       let released = false;
@@ -81,6 +84,6 @@ export function newWatchLimiter(limits: WatchLimits = {}): WatchLimiter {
         },
       };
     },
-    active: (user) => (user === undefined ? total : perUser.get(user) ?? 0),
+    active: (user) => (user === undefined ? total : (perUser.get(user) ?? 0)),
   };
 }

@@ -39,7 +39,12 @@ export function isInBackoffSince(entry: BackoffEntry | undefined, sinceMs: numbe
  * nextBackoff: the entry after one more restart at `nowMs` (flowcontrol.Backoff.Next):
  * new or expired → initial; else doubled, capped at `maxMs`.
  */
-export function nextBackoff(entry: BackoffEntry | undefined, nowMs: number, initialMs = kInitialBackoffMs, maxMs = kMaxBackoffMs): BackoffEntry {
+export function nextBackoff(
+  entry: BackoffEntry | undefined,
+  nowMs: number,
+  initialMs = kInitialBackoffMs,
+  maxMs = kMaxBackoffMs,
+): BackoffEntry {
   if (!entry || expired(entry, nowMs, maxMs)) return { backoffMs: initialMs, lastUpdateMs: nowMs };
   return { backoffMs: Math.min(entry.backoffMs * 2, maxMs), lastUpdateMs: nowMs };
 }

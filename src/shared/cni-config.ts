@@ -68,22 +68,29 @@ function checkPlugin(file: string, field: string, v: unknown): CniPluginConf {
   if (!isObject(v)) throw new InvalidArgumentError(`${file}: ${field}: Invalid value: must be an object`);
   if (v.type === undefined || v.type === '') throw new InvalidArgumentError(`${file}: ${field}.type: Required value`);
   if (typeof v.type !== 'string' || !kPluginTypeRe.test(v.type)) {
-    throw new InvalidArgumentError(`${file}: ${field}.type: Invalid value: ${JSON.stringify(v.type)}: must be a plugin binary name (letters, digits, '_', '.', '+', '-'; no '/')`);
+    throw new InvalidArgumentError(
+      `${file}: ${field}.type: Invalid value: ${JSON.stringify(v.type)}: must be a plugin binary name (letters, digits, '_', '.', '+', '-'; no '/')`,
+    );
   }
   if (v.ipam !== undefined) {
     if (!isObject(v.ipam)) throw new InvalidArgumentError(`${file}: ${field}.ipam: Invalid value: must be an object`);
     if (v.ipam.type !== undefined && (typeof v.ipam.type !== 'string' || !kPluginTypeRe.test(v.ipam.type))) {
-      throw new InvalidArgumentError(`${file}: ${field}.ipam.type: Invalid value: ${JSON.stringify(v.ipam.type)}: must be a plugin binary name`);
+      throw new InvalidArgumentError(
+        `${file}: ${field}.ipam.type: Invalid value: ${JSON.stringify(v.ipam.type)}: must be a plugin binary name`,
+      );
     }
   }
-  if (v.capabilities !== undefined && !isObject(v.capabilities)) throw new InvalidArgumentError(`${file}: ${field}.capabilities: Invalid value: must be an object`);
+  if (v.capabilities !== undefined && !isObject(v.capabilities))
+    throw new InvalidArgumentError(`${file}: ${field}.capabilities: Invalid value: must be an object`);
   return v as CniPluginConf;
 }
 
 function checkVersion(file: string, field: string, v: unknown): string {
   if (v === undefined || v === '') throw new InvalidArgumentError(`${file}: ${field}: Required value`);
   if (typeof v !== 'string' || !kSupportedCniVersions.includes(v)) {
-    throw new InvalidArgumentError(`${file}: ${field}: Unsupported value: ${JSON.stringify(v)}: supported values: ${kSupportedCniVersions.map((s) => `"${s}"`).join(', ')}`);
+    throw new InvalidArgumentError(
+      `${file}: ${field}: Unsupported value: ${JSON.stringify(v)}: supported values: ${kSupportedCniVersions.map((s) => `"${s}"`).join(', ')}`,
+    );
   }
   return v;
 }
@@ -91,7 +98,9 @@ function checkVersion(file: string, field: string, v: unknown): string {
 function checkName(file: string, v: unknown): string {
   if (v === undefined || v === '') throw new InvalidArgumentError(`${file}: name: Required value`);
   if (typeof v !== 'string' || !kNetworkNameRe.test(v)) {
-    throw new InvalidArgumentError(`${file}: name: Invalid value: ${JSON.stringify(v)}: must start with a letter or digit and contain only letters, digits, '_', '.' and '-'`);
+    throw new InvalidArgumentError(
+      `${file}: name: Invalid value: ${JSON.stringify(v)}: must start with a letter or digit and contain only letters, digits, '_', '.' and '-'`,
+    );
   }
   return v;
 }
@@ -226,10 +235,14 @@ export interface DefaultNetworkOptions {
 export function defaultNetworkConfigList(o: DefaultNetworkOptions): NetworkConfigList {
   checkName('default network', o.name);
   if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,14}$/.test(o.bridge)) {
-    throw new InvalidArgumentError(`default network: bridge: Invalid value: ${JSON.stringify(o.bridge)}: 1 to 15 letters, digits, '_', '.', '-'`);
+    throw new InvalidArgumentError(
+      `default network: bridge: Invalid value: ${JSON.stringify(o.bridge)}: 1 to 15 letters, digits, '_', '.', '-'`,
+    );
   }
-  if (!isIpv4Cidr(o.subnet)) throw new InvalidArgumentError(`--pod-cidr: Invalid value: ${JSON.stringify(o.subnet)}: must be an IPv4 CIDR, e.g. 10.88.0.0/24`);
-  if (!isAbsolute(o.dataDir)) throw new InvalidArgumentError(`default network: dataDir: Invalid value: ${JSON.stringify(o.dataDir)}: must be absolute`);
+  if (!isIpv4Cidr(o.subnet))
+    throw new InvalidArgumentError(`--pod-cidr: Invalid value: ${JSON.stringify(o.subnet)}: must be an IPv4 CIDR, e.g. 10.88.0.0/24`);
+  if (!isAbsolute(o.dataDir))
+    throw new InvalidArgumentError(`default network: dataDir: Invalid value: ${JSON.stringify(o.dataDir)}: must be absolute`);
   return {
     cniVersion: '1.0.0',
     name: o.name,

@@ -51,7 +51,19 @@ const kConfigKeyRe = /^[-._a-zA-Z0-9]+$/;
 const kBase64Re = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const kConfigMapFields = ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable'];
 const kSecretFields = ['apiVersion', 'kind', 'metadata', 'data', 'stringData', 'type', 'immutable'];
-const kMetaFields = ['name', 'generateName', 'namespace', 'uid', 'labels', 'annotations', 'creationTimestamp', 'resourceVersion', 'generation', 'selfLink', 'managedFields'];
+const kMetaFields = [
+  'name',
+  'generateName',
+  'namespace',
+  'uid',
+  'labels',
+  'annotations',
+  'creationTimestamp',
+  'resourceVersion',
+  'generation',
+  'selfLink',
+  'managedFields',
+];
 /** A claim also carries its finalizers and, while in use, its deletion (the pvc-protection finalizer's). */
 const kPvcMetaFields = [...kMetaFields, 'finalizers', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
 const kPvcFields = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
@@ -63,7 +75,10 @@ const kPvcFields = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
 export function configKeyErrors(key: string): string[] {
   const errs: string[] = [];
   if (key.length > 253) errs.push('must be no more than 253 characters');
-  if (!kConfigKeyRe.test(key)) errs.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
+  if (!kConfigKeyRe.test(key))
+    errs.push(
+      "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+    );
   if (key === '.') errs.push("must not be '.'");
   else if (key === '..') errs.push("must not be '..'");
   else if (key.startsWith('..')) errs.push("must not start with '..'");
@@ -111,7 +126,13 @@ function validateMeta(el: ErrorList, raw: unknown, fields = kMetaFields): void {
 }
 
 /** Checks each key of a data map; returns the total bytes of its values (decoded when base64). */
-function validateDataMap(el: ErrorList, path: string, raw: unknown, values: 'string' | 'base64', secret: boolean): { keys: string[]; bytes: number } {
+function validateDataMap(
+  el: ErrorList,
+  path: string,
+  raw: unknown,
+  values: 'string' | 'base64',
+  secret: boolean,
+): { keys: string[]; bytes: number } {
   const o = el.obj(path, raw);
   if (!o) return { keys: [], bytes: 0 };
   let bytes = 0;
@@ -141,7 +162,9 @@ function validateDataMap(el: ErrorList, path: string, raw: unknown, values: 'str
  * @returns `{ object }`, or `{ errors }` — every FieldError, paths relative to the object
  *   (`data[bad key]: Invalid value: "bad key": a valid config key must ...`). Never throws.
  */
-export function normalizeConfigObject(raw: unknown): { object: ConfigObject; errors?: undefined } | { errors: FieldError[]; object?: undefined } {
+export function normalizeConfigObject(
+  raw: unknown,
+): { object: ConfigObject; errors?: undefined } | { errors: FieldError[]; object?: undefined } {
   const el = new ErrorList();
   if (!isObj(raw)) return { errors: [{ field: '', type: 'Invalid value', detail: 'must be an object' }] };
   if (raw.apiVersion !== 'v1') el.unsupported('apiVersion', raw.apiVersion, ['v1']);
@@ -152,7 +175,11 @@ export function normalizeConfigObject(raw: unknown): { object: ConfigObject; err
   if (raw.kind === 'PersistentVolumeClaim') {
     el.checkFields('', raw, kPvcFields);
     validateMeta(el, raw.metadata, kPvcMetaFields);
-    const claim = normalizePvc(el, { ...raw, apiVersion: 'v1', metadata: { ...(raw.metadata as Obj), namespace: (raw.metadata as Obj | undefined)?.namespace || 'default' } });
+    const claim = normalizePvc(el, {
+      ...raw,
+      apiVersion: 'v1',
+      metadata: { ...(raw.metadata as Obj), namespace: (raw.metadata as Obj | undefined)?.namespace || 'default' },
+    });
     return el.errors.length > 0 ? { errors: el.errors } : { object: claim as unknown as ConfigObject };
   }
   const secret = raw.kind === 'Secret';
@@ -160,7 +187,11 @@ export function normalizeConfigObject(raw: unknown): { object: ConfigObject; err
   validateMeta(el, raw.metadata);
   el.bool('immutable', raw.immutable);
   let bytes = 0;
-  const out: Obj = { ...raw, apiVersion: 'v1', metadata: { ...(raw.metadata as Obj), namespace: (raw.metadata as Obj | undefined)?.namespace || 'default' } };
+  const out: Obj = {
+    ...raw,
+    apiVersion: 'v1',
+    metadata: { ...(raw.metadata as Obj), namespace: (raw.metadata as Obj | undefined)?.namespace || 'default' },
+  };
   if (!secret) {
     const data = validateDataMap(el, 'data', raw.data, 'string', false);
     const bin = validateDataMap(el, 'binaryData', raw.binaryData, 'base64', false);
@@ -201,7 +232,8 @@ export function normalizeConfigObject(raw: unknown): { object: ConfigObject; err
     }
     if (type === 'kubernetes.io/service-account-token') {
       const ann = (raw.metadata as Obj | undefined)?.annotations as Record<string, unknown> | undefined;
-      if (!ann || typeof ann['kubernetes.io/service-account.name'] !== 'string') el.required(child('metadata.annotations', 'kubernetes.io/service-account.name'));
+      if (!ann || typeof ann['kubernetes.io/service-account.name'] !== 'string')
+        el.required(child('metadata.annotations', 'kubernetes.io/service-account.name'));
     }
     out.type = type;
     out.data = merged;
@@ -219,16 +251,20 @@ export function normalizeConfigObject(raw: unknown): { object: ConfigObject; err
  */
 export function validateConfigObjectUpdate(next: ConfigObject, prev: ConfigObject): FieldError[] {
   if (next.kind === 'PersistentVolumeClaim' || prev.kind === 'PersistentVolumeClaim') {
-    return next.kind === prev.kind ? validatePvcUpdate(next as PersistentVolumeClaim, prev as PersistentVolumeClaim) : [{ field: 'kind', type: 'Invalid value', value: next.kind, detail: 'field is immutable' }];
+    return next.kind === prev.kind
+      ? validatePvcUpdate(next as PersistentVolumeClaim, prev as PersistentVolumeClaim)
+      : [{ field: 'kind', type: 'Invalid value', value: next.kind, detail: 'field is immutable' }];
   }
   const errors: FieldError[] = [];
   if (next.kind === 'Secret' && prev.kind === 'Secret' && (next.type ?? 'Opaque') !== (prev.type ?? 'Opaque')) {
     errors.push({ field: 'type', type: 'Invalid value', value: next.type, detail: 'field is immutable' });
   }
   if (prev.immutable === true) {
-    if (next.immutable !== true) errors.push({ field: 'immutable', type: 'Forbidden', detail: 'field is immutable when `immutable` is set' });
+    if (next.immutable !== true)
+      errors.push({ field: 'immutable', type: 'Forbidden', detail: 'field is immutable when `immutable` is set' });
     const same = (a: unknown, b: unknown) => JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-    if (!same(next.data, prev.data)) errors.push({ field: 'data', type: 'Forbidden', detail: 'field is immutable when `immutable` is set' });
+    if (!same(next.data, prev.data))
+      errors.push({ field: 'data', type: 'Forbidden', detail: 'field is immutable when `immutable` is set' });
     if (next.kind === 'ConfigMap' && prev.kind === 'ConfigMap' && !same(next.binaryData, prev.binaryData)) {
       errors.push({ field: 'binaryData', type: 'Forbidden', detail: 'field is immutable when `immutable` is set' });
     }
@@ -343,7 +379,10 @@ export function withoutAppliedValues(o: ConfigObject): ConfigObject {
   if (o.kind !== 'Secret' || !annotations || !Object.hasOwn(annotations, kLastAppliedAnnotation)) return o;
   const { [kLastAppliedAnnotation]: applied, ...rest } = annotations;
   const redacted = redactLastApplied(applied);
-  return { ...o, metadata: { ...o.metadata, annotations: redacted === undefined ? rest : { ...rest, [kLastAppliedAnnotation]: redacted } } };
+  return {
+    ...o,
+    metadata: { ...o.metadata, annotations: redacted === undefined ? rest : { ...rest, [kLastAppliedAnnotation]: redacted } },
+  };
 }
 
 /**
@@ -356,6 +395,8 @@ export function withoutAppliedValues(o: ConfigObject): ConfigObject {
 export function redactConfigObject(o: ConfigObject): ConfigObject {
   if (o.kind !== 'Secret') return o;
   const { data, ...rest } = withoutAppliedValues(o);
-  const keys = Object.keys(data ?? {}).sort().join(',');
+  const keys = Object.keys(data ?? {})
+    .sort()
+    .join(',');
   return { ...rest, metadata: { ...rest.metadata, annotations: { ...rest.metadata?.annotations, 'kubelet-ts/secret-keys': keys } } };
 }

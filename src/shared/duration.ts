@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from './errors.js';
 
-const kUnitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const kUnitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * parseDuration returns milliseconds.
@@ -38,7 +38,9 @@ export function formatDuration(ms: number): string {
   if (ms === 0) return '0s';
   if (ms < 1000) return `${ms}ms`;
   let rest = Math.round(ms / 1000);
-  const h = Math.floor(rest / 3600); rest -= h * 3600;
-  const m = Math.floor(rest / 60); rest -= m * 60;
+  const h = Math.floor(rest / 3600);
+  rest -= h * 3600;
+  const m = Math.floor(rest / 60);
+  rest -= m * 60;
   return `${h ? `${h}h` : ''}${m ? `${m}m` : ''}${rest || (!h && !m) ? `${rest}s` : ''}`;
 }

@@ -20,5 +20,7 @@ export function ephemeralContainerAsContainer(ec: EphemeralContainer): Container
  * attach and logs accept, as the kubelet's findContainer over all containers).
  */
 export function isPodContainerName(pod: Pod, name: string): boolean {
-  return [pod.spec?.initContainers, pod.spec?.containers, pod.spec?.ephemeralContainers].some((list) => (list ?? []).some((c) => c.name === name));
+  return [pod.spec?.initContainers, pod.spec?.containers, pod.spec?.ephemeralContainers].some((list) =>
+    (list ?? []).some((c) => c.name === name),
+  );
 }

@@ -24,9 +24,18 @@ export type AgentErrorCode =
 
 /** kAgentErrorCodes: every {@link AgentErrorCode}, e.g. to check a code that came as data. */
 export const kAgentErrorCodes: readonly AgentErrorCode[] = Object.freeze([
-  'ERR_INVALID_ARGUMENT', 'ERR_INVALID_MANIFEST', 'ERR_NOT_FOUND', 'ERR_ALREADY_EXISTS', 'ERR_CONFLICT',
-  'ERR_FORBIDDEN', 'ERR_UNAVAILABLE', 'ERR_RUNTIME', 'ERR_RUNTIME_UNAVAILABLE', 'ERR_PROTOCOL',
-  'ERR_INSUFFICIENT_STORAGE', 'ERR_NETWORK',
+  'ERR_INVALID_ARGUMENT',
+  'ERR_INVALID_MANIFEST',
+  'ERR_NOT_FOUND',
+  'ERR_ALREADY_EXISTS',
+  'ERR_CONFLICT',
+  'ERR_FORBIDDEN',
+  'ERR_UNAVAILABLE',
+  'ERR_RUNTIME',
+  'ERR_RUNTIME_UNAVAILABLE',
+  'ERR_PROTOCOL',
+  'ERR_INSUFFICIENT_STORAGE',
+  'ERR_NETWORK',
 ] as const);
 
 /**
@@ -78,7 +87,8 @@ export class AgentError extends Error {
 
   /** True when `instance` is branded with this class's name, whichever copy of the module made it. */
   static override [Symbol.hasInstance](instance: unknown): boolean {
-    const brand = typeof instance === 'object' && instance !== null ? (instance as { [kAgentErrorBrand]?: unknown })[kAgentErrorBrand] : undefined;
+    const brand =
+      typeof instance === 'object' && instance !== null ? (instance as { [kAgentErrorBrand]?: unknown })[kAgentErrorBrand] : undefined;
     return Array.isArray(brand) && brand.includes(this.name);
   }
 
@@ -279,7 +289,11 @@ export function serializeError(err: unknown): SerializedError {
  */
 export function deserializeError(e: SerializedError): AgentError {
   const code = (kAgentErrorCodes as readonly string[]).includes(e.code) ? (e.code as AgentErrorCode) : 'ERR_RUNTIME';
-  const opts: AgentErrorOptions = { retriable: e.retriable, reason: e.reason as ContainerReason | undefined, statusReason: e.statusReason as StatusReason | undefined };
+  const opts: AgentErrorOptions = {
+    retriable: e.retriable,
+    reason: e.reason as ContainerReason | undefined,
+    statusReason: e.statusReason as StatusReason | undefined,
+  };
   let err: AgentError;
   if (code === 'ERR_INVALID_MANIFEST' && Array.isArray(e.errors)) err = new InvalidManifestError(e.source ?? '', e.errors, e.message);
   else if (code === 'ERR_INVALID_ARGUMENT') err = new InvalidArgumentError(e.message, opts);

@@ -53,7 +53,10 @@ export const kFailpointsEnv = 'KUBELET_TS_FAILPOINTS';
  *   (a typo must not make a crash test pass by never crashing).
  */
 export function parseFailpoints(value: string | undefined): ReadonlySet<FailpointName> {
-  const names = (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const n of names) {
     if (!(kFailpointNames as readonly string[]).includes(n)) {
       throw new Error(`${kFailpointsEnv}: unknown failpoint ${JSON.stringify(n)} (known: ${kFailpointNames.join(', ')})`);
@@ -62,7 +65,9 @@ export function parseFailpoints(value: string | undefined): ReadonlySet<Failpoin
   return new Set(names as FailpointName[]);
 }
 
-const kActive: ReadonlySet<FailpointName> | undefined = process.env[kFailpointsEnv] ? parseFailpoints(process.env[kFailpointsEnv]) : undefined;
+const kActive: ReadonlySet<FailpointName> | undefined = process.env[kFailpointsEnv]
+  ? parseFailpoints(process.env[kFailpointsEnv])
+  : undefined;
 
 /**
  * failpoint: kills the process with SIGKILL when `name` is active (named in `KUBELET_TS_FAILPOINTS`

@@ -58,7 +58,8 @@ export function parseFakeFailureRates(text: string): Partial<Record<FakeRuntimeO
   const out: Partial<Record<FakeRuntimeOp, number>> = {};
   for (const [op, v] of pairs('--fake-runtime-failure-rate', text)) {
     const n = Number(v);
-    if (v === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`--fake-runtime-failure-rate: ${op}=${v} must be a number in 0..1`);
+    if (v === '' || !Number.isFinite(n) || n < 0 || n > 1)
+      throw new InvalidArgumentError(`--fake-runtime-failure-rate: ${op}=${v} must be a number in 0..1`);
     out[op] = n;
   }
   return out;

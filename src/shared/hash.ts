@@ -10,7 +10,10 @@ import type { Container, Pod } from './api.js';
 
 /** stableHash: hex SHA-256 (first `length` chars) of the canonical JSON of `value`. */
 export function stableHash(value: unknown, length = 16): string {
-  return createHash('sha256').update(stringify(value) ?? 'null').digest('hex').slice(0, length);
+  return createHash('sha256')
+    .update(stringify(value) ?? 'null')
+    .digest('hex')
+    .slice(0, length);
 }
 
 /**

@@ -45,7 +45,9 @@ export type Dialer = (host: string, port: number, req: ProbeRequest, timeoutMs: 
 
 /** requestHead: the request line and headers of a probe's GET, `Connection: close`, CRLF-terminated. */
 export function requestHead(req: ProbeRequest): string {
-  return [`GET ${req.path} HTTP/1.1`, ...Object.entries(req.headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''].join('\r\n');
+  return [`GET ${req.path} HTTP/1.1`, ...Object.entries(req.headers).map(([k, v]) => `${k}: ${v}`), 'Connection: close', '', ''].join(
+    '\r\n',
+  );
 }
 
 /** headEnd: the offset just past `\r\n\r\n` in `raw`, or -1. */
@@ -76,7 +78,10 @@ function dechunk(body: Buffer): Buffer {
  */
 export function parseHttpReply(raw: Buffer): HttpReply | null {
   const end = headEnd(raw);
-  const lines = raw.subarray(0, end === -1 ? raw.length : end - 4).toString('latin1').split('\r\n');
+  const lines = raw
+    .subarray(0, end === -1 ? raw.length : end - 4)
+    .toString('latin1')
+    .split('\r\n');
   const m = /^HTTP\/\d(?:\.\d)?\s+(\d{3})/.exec(lines[0] ?? '');
   if (!m) return null;
   let location: string | undefined;
@@ -119,20 +124,26 @@ function replyComplete(raw: Buffer): boolean {
  */
 export const directHttp: Dialer = async (host, port, req, timeoutMs) => {
   const url = `${req.scheme.toLowerCase()}://${host.includes(':') ? `[${host}]` : host}:${port}${req.path}`;
-  const tlsDial = req.scheme === 'HTTPS'
-    ? { connect: () => tls.connect({ host, port, rejectUnauthorized: false, servername: net.isIP(host) ? undefined : host }), connectEvent: 'secureConnect' }
-    : {};
+  const tlsDial =
+    req.scheme === 'HTTPS'
+      ? {
+          connect: () => tls.connect({ host, port, rejectUnauthorized: false, servername: net.isIP(host) ? undefined : host }),
+          connectEvent: 'secureConnect',
+        }
+      : {};
   let raw: Buffer;
   try {
     raw = await exchange({ host, port, send: requestHead(req), complete: replyComplete, timeoutMs, ...tlsDial });
   } catch (err) {
     if (!(err instanceof ProbeSocketError)) throw err;
-    if (err.phase === 'timeout') throw new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
+    if (err.phase === 'timeout')
+      throw new Error(`Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`);
     if (err.phase === 'read') throw new Error(`Get "${url}": read tcp ${host}:${port}: ${err.detail}`);
     throw new Error(`Get "${url}": dial tcp ${host}:${port}: connect: ${err.detail}`);
   }
   if (raw.length === 0) throw new Error(`Get "${url}": EOF`);
-  if (headEnd(raw) === -1 && raw.length > kMaxHeadBytes) throw new Error(`Get "${url}": malformed HTTP response (head over ${kMaxHeadBytes} bytes)`);
+  if (headEnd(raw) === -1 && raw.length > kMaxHeadBytes)
+    throw new Error(`Get "${url}": malformed HTTP response (head over ${kMaxHeadBytes} bytes)`);
   const reply = parseHttpReply(raw);
   if (!reply) throw new Error(`Get "${url}": malformed HTTP response`);
   return reply;

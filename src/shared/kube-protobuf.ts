@@ -35,7 +35,9 @@ export function isProtobufMediaType(contentType: string | undefined): boolean {
 }
 
 /** The vendored definitions' folder (from dist/, the sources' one: the .proto files are not compiled). */
-const kProtoDir = import.meta.url.endsWith('.ts') ? new URL('./kube-proto/', import.meta.url) : new URL('../../../src/shared/kube-proto/', import.meta.url);
+const kProtoDir = import.meta.url.endsWith('.ts')
+  ? new URL('./kube-proto/', import.meta.url)
+  : new URL('../../../src/shared/kube-proto/', import.meta.url);
 
 /** kApiFiles: the vendored k8s.io/api packages, by API group ('' is core); their imports load with them. */
 const kApiFiles: Readonly<Record<string, string>> = {
@@ -153,7 +155,13 @@ function special(type: protobuf.Type, m: Record<string, unknown>, field: string)
   }
   const fields = type.fieldsArray;
   // core/v1 DownwardAPIProjection is a struct `{items}` (a projected volume's downwardAPI source), not a named slice.
-  if (fields.length === 1 && fields[0].name === 'items' && fields[0].repeated && !type.name.endsWith('List') && type.fullName !== '.k8s.io.api.core.v1.DownwardAPIProjection') {
+  if (
+    fields.length === 1 &&
+    fields[0].name === 'items' &&
+    fields[0].repeated &&
+    !type.name.endsWith('List') &&
+    type.fullName !== '.k8s.io.api.core.v1.DownwardAPIProjection'
+  ) {
     return ((m.items as unknown[] | undefined) ?? []).map((v, i) => value(fields[0], v, `${field}[${i}]`));
   }
   return kNotSpecial;
@@ -165,7 +173,14 @@ function special(type: protobuf.Type, m: Record<string, unknown>, field: string)
  * EphemeralContainer's EphemeralContainerCommon, the key selectors' and sources'
  * LocalObjectReference, Unknown's TypeMeta (every `json:",inline"` of k8s.io/api core/v1 types.go).
  */
-const kInline: ReadonlySet<string> = new Set(['.k8s.io.api.core.v1.VolumeSource', '.k8s.io.api.core.v1.ProbeHandler', '.k8s.io.api.core.v1.PersistentVolumeSource', '.k8s.io.api.core.v1.EphemeralContainerCommon', '.k8s.io.api.core.v1.LocalObjectReference', '.k8s.io.apimachinery.pkg.runtime.TypeMeta']);
+const kInline: ReadonlySet<string> = new Set([
+  '.k8s.io.api.core.v1.VolumeSource',
+  '.k8s.io.api.core.v1.ProbeHandler',
+  '.k8s.io.api.core.v1.PersistentVolumeSource',
+  '.k8s.io.api.core.v1.EphemeralContainerCommon',
+  '.k8s.io.api.core.v1.LocalObjectReference',
+  '.k8s.io.apimachinery.pkg.runtime.TypeMeta',
+]);
 
 /** value: one decoded value of `f` (an element, for a repeated or map field) in its JSON shape. */
 function value(f: protobuf.Field, v: unknown, field: string): unknown {
@@ -219,10 +234,14 @@ function toJsonShape(type: protobuf.Type, m: Record<string, unknown>, field: str
  * @throws InvalidArgumentError when the magic prefix is missing or the message is malformed.
  */
 export function decodeEnvelope(body: Uint8Array): { apiVersion: string; kind: string; raw: Uint8Array } {
-  if (body.length < 4 || !kMagic.equals(Buffer.from(body.subarray(0, 4)))) throw new InvalidArgumentError('the protobuf body does not start with the Kubernetes magic prefix "k8s\\0"');
+  if (body.length < 4 || !kMagic.equals(Buffer.from(body.subarray(0, 4))))
+    throw new InvalidArgumentError('the protobuf body does not start with the Kubernetes magic prefix "k8s\\0"');
   let unknown: Record<string, unknown>;
   try {
-    unknown = definitions().lookupType('k8s.io.apimachinery.pkg.runtime.Unknown').decode(body.subarray(4)) as unknown as Record<string, unknown>;
+    unknown = definitions().lookupType('k8s.io.apimachinery.pkg.runtime.Unknown').decode(body.subarray(4)) as unknown as Record<
+      string,
+      unknown
+    >;
   } catch (err) {
     throw new InvalidArgumentError(`the protobuf body could not be decoded as a runtime.Unknown envelope: ${(err as Error).message}`);
   }
@@ -240,7 +259,8 @@ export function decodeEnvelope(body: Uint8Array): { apiVersion: string; kind: st
  * @throws InvalidArgumentError as decodeEnvelope.
  */
 export function envelopeTypeMeta(body: Uint8Array): { apiVersion: string; kind: string } {
-  if (body.length < 4 || !kMagic.equals(Buffer.from(body.subarray(0, 4)))) throw new InvalidArgumentError('the protobuf body does not start with the Kubernetes magic prefix "k8s\\0"');
+  if (body.length < 4 || !kMagic.equals(Buffer.from(body.subarray(0, 4))))
+    throw new InvalidArgumentError('the protobuf body does not start with the Kubernetes magic prefix "k8s\\0"');
   let apiVersion = '';
   let kind = '';
   try {
@@ -277,10 +297,15 @@ export function envelopeTypeMeta(body: Uint8Array): { apiVersion: string; kind: 
 export function decodeObjectBody(body: Uint8Array, expectedKind?: string): Record<string, unknown> {
   const { apiVersion, kind, raw } = decodeEnvelope(body);
   if (expectedKind !== undefined && kind !== expectedKind) {
-    throw new InvalidArgumentError(`the protobuf body holds ${kind === '' ? 'no kind' : `a ${JSON.stringify(kind)}`} (apiVersion ${JSON.stringify(apiVersion)}), this request takes a ${expectedKind}`);
+    throw new InvalidArgumentError(
+      `the protobuf body holds ${kind === '' ? 'no kind' : `a ${JSON.stringify(kind)}`} (apiVersion ${JSON.stringify(apiVersion)}), this request takes a ${expectedKind}`,
+    );
   }
   const type = protobufType(apiVersion, kind);
-  if (!type) throw new InvalidArgumentError(`the protobuf body's apiVersion ${JSON.stringify(apiVersion)} and kind ${JSON.stringify(kind)} are not a type this node decodes (core/v1, authorization.k8s.io/v1, authentication.k8s.io/v1)`);
+  if (!type)
+    throw new InvalidArgumentError(
+      `the protobuf body's apiVersion ${JSON.stringify(apiVersion)} and kind ${JSON.stringify(kind)} are not a type this node decodes (core/v1, authorization.k8s.io/v1, authentication.k8s.io/v1)`,
+    );
   let message: Record<string, unknown>;
   try {
     message = type.decode(raw) as unknown as Record<string, unknown>;

@@ -73,19 +73,23 @@ function boundLogRecord(record: Record<string, unknown>): Record<string, unknown
 
 /** newLogger: JSON logs to stderr (fd 2) at `level`, string fields and `err` bounded (kMaxLogFieldBytes each). */
 export function newLogger(level = 'info', destinationFd = 2): Logger {
-  return pino({
-    level, base: { pid: process.pid },
-    formatters: { log: boundLogRecord },
-    serializers: {
-      err: (e: unknown) => {
-        if (!(e instanceof Error)) return e;
-        const out = stdSerializers.err(e) as unknown as Record<string, unknown>;
-        if (typeof out.message === 'string') out.message = boundedField(out.message);
-        if (typeof out.stack === 'string') out.stack = boundedField(out.stack);
-        return out;
+  return pino(
+    {
+      level,
+      base: { pid: process.pid },
+      formatters: { log: boundLogRecord },
+      serializers: {
+        err: (e: unknown) => {
+          if (!(e instanceof Error)) return e;
+          const out = stdSerializers.err(e) as unknown as Record<string, unknown>;
+          if (typeof out.message === 'string') out.message = boundedField(out.message);
+          if (typeof out.stack === 'string') out.stack = boundedField(out.stack);
+          return out;
+        },
       },
     },
-  }, pino.destination({ fd: destinationFd, sync: false }));
+    pino.destination({ fd: destinationFd, sync: false }),
+  );
 }
 
 /** podFields: the log fields that name a pod (`pod`, `namespace`, `uid`). */

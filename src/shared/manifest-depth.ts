@@ -37,7 +37,10 @@ export function manifestDepth(text: string, format: 'yaml' | 'json' = 'yaml', li
     const indent = col - i;
     const blank = col === end || text[col] === '\r' || (yaml && text[col] === '#');
     if (scalarIndent >= 0) {
-      if (blank || indent > scalarIndent) { i = end + 1; continue; }
+      if (blank || indent > scalarIndent) {
+        i = end + 1;
+        continue;
+      }
       scalarIndent = -1;
     }
     if (yaml && !blank && flow === 0) {
@@ -67,8 +70,14 @@ export function manifestDepth(text: string, format: 'yaml' | 'json' = 'yaml', li
       } else if ((ch === ']' || ch === '}') && flow > 0) flow--;
       else if (yaml && (ch === '|' || ch === '>') && flow === 0 && (c === col || text[c - 1] === ' ')) {
         // A block scalar header (`key: |`, `- >-`, `|2`): the next lines deeper than this one are text.
-        const rest = text.slice(c + 1, end).replace(/#.*$/, '').trim();
-        if (/^[-+0-9]*$/.test(rest)) { scalarIndent = indent; break; }
+        const rest = text
+          .slice(c + 1, end)
+          .replace(/#.*$/, '')
+          .trim();
+        if (/^[-+0-9]*$/.test(rest)) {
+          scalarIndent = indent;
+          break;
+        }
       }
     }
     if (indents.length + flow > max) max = indents.length + flow;

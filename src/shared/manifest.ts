@@ -83,17 +83,28 @@ export function parseManifestEntries(text: string, origin: string, format: Manif
  * `podman kube play` and `kubectl apply -f` take a file mixing them. Same errors; the supported
  * kinds named in a wrong kind's error are then "Pod", "ConfigMap", "Secret".
  */
-export function parseManifestDocuments(text: string, origin: string, format: ManifestFormat = 'yaml'): { pods: ManifestEntry[]; objects: ObjectEntry[] } {
+export function parseManifestDocuments(
+  text: string,
+  origin: string,
+  format: ManifestFormat = 'yaml',
+): { pods: ManifestEntry[]; objects: ObjectEntry[] } {
   return parseDocuments(text, origin, format, true);
 }
 
-function parseDocuments(text: string, origin: string, format: ManifestFormat, allowObjects: boolean): { pods: ManifestEntry[]; objects: ObjectEntry[] } {
+function parseDocuments(
+  text: string,
+  origin: string,
+  format: ManifestFormat,
+  allowObjects: boolean,
+): { pods: ManifestEntry[]; objects: ObjectEntry[] } {
   const errors: FieldError[] = [];
   const objects: ObjectEntry[] = [];
   // Before any parser: they recurse, and a deep enough text overflowed the stack, then crashed the process.
   if (manifestDepth(text, format) > kMaxManifestDepth) {
     const syntax = format === 'json' ? 'JSON' : 'YAML';
-    throw new InvalidManifestError(origin, [{ field: '[0]', type: 'Invalid value', detail: `${syntax} syntax error: nested more than ${kMaxManifestDepth} levels deep` }]);
+    throw new InvalidManifestError(origin, [
+      { field: '[0]', type: 'Invalid value', detail: `${syntax} syntax error: nested more than ${kMaxManifestDepth} levels deep` },
+    ]);
   }
   // Each document's value, or its syntax errors; handled in document order below.
   const docs: { value?: unknown; syntaxErrors?: FieldError[]; index: number }[] = [];
@@ -131,7 +142,10 @@ function parseDocuments(text: string, origin: string, format: ManifestFormat, al
         docs.push({ value: doc.toJS({ maxAliasCount: 100 }) as unknown, index: i });
       } catch (e) {
         // An unresolved alias, or too many (a "billion laughs" alias bomb): bad input, not a crash.
-        docs.push({ syntaxErrors: [{ field: `[${i}]`, type: 'Invalid value', detail: `YAML syntax error: ${(e as Error).message}` }], index: i });
+        docs.push({
+          syntaxErrors: [{ field: `[${i}]`, type: 'Invalid value', detail: `YAML syntax error: ${(e as Error).message}` }],
+          index: i,
+        });
       }
     });
   }
@@ -145,7 +159,11 @@ function parseDocuments(text: string, origin: string, format: ManifestFormat, al
     if (value === null || value === undefined) continue; // an empty document
     const docPath = docCount > 1 ? `[${index}]` : '';
     if (!isObj(value)) {
-      errors.push({ field: `[${index}]`, type: 'Invalid value', detail: `must be an object (a Pod, List or PodList), not ${describeValue(value)}` });
+      errors.push({
+        field: `[${index}]`,
+        type: 'Invalid value',
+        detail: `must be an object (a Pod, List or PodList), not ${describeValue(value)}`,
+      });
       continue;
     }
     if (value.kind === 'List' || value.kind === 'PodList') {
@@ -158,7 +176,8 @@ function parseDocuments(text: string, origin: string, format: ManifestFormat, al
       }
       value.items.forEach((item, j) => {
         const itemPath = `${itemsPath}[${j}]`;
-        if (!isObj(item)) errors.push({ field: itemPath, type: 'Invalid value', detail: `must be an object (a Pod), not ${describeValue(item)}` });
+        if (!isObj(item))
+          errors.push({ field: itemPath, type: 'Invalid value', detail: `must be an object (a Pod), not ${describeValue(item)}` });
         else if (allowObjects && isConfigObjectKind(item.kind)) objects.push({ object: item, path: itemPath });
         else if (checkPod(item, itemPath, errors, allowObjects)) entries.push({ pod: item as Pod, path: itemPath });
       });
@@ -194,7 +213,12 @@ function checkPod(o: Record<string, unknown>, path: string, errors: FieldError[]
     return false;
   }
   if (o.kind !== 'Pod') {
-    errors.push({ field, type: 'Unsupported value', value: o.kind, detail: withObjects ? 'supported values: "Pod", "ConfigMap", "Secret"' : 'supported values: "Pod"' });
+    errors.push({
+      field,
+      type: 'Unsupported value',
+      value: o.kind,
+      detail: withObjects ? 'supported values: "Pod", "ConfigMap", "Secret"' : 'supported values: "Pod"',
+    });
     return false;
   }
   return versionOk;
@@ -251,7 +275,12 @@ export function normalizeObjectEntries(entries: ObjectEntry[]): { objects: Confi
     }
     const key = `${r.object.kind}/${r.object.metadata?.namespace}/${r.object.metadata?.name}`;
     if (seen.has(key)) {
-      errors.push({ field: joinPath(path, 'metadata.name'), type: 'Duplicate value', value: r.object.metadata?.name, detail: `also at ${seen.get(key) || 'the first document'}` });
+      errors.push({
+        field: joinPath(path, 'metadata.name'),
+        type: 'Duplicate value',
+        value: r.object.metadata?.name,
+        detail: `also at ${seen.get(key) || 'the first document'}`,
+      });
       continue;
     }
     seen.set(key, path);

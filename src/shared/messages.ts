@@ -95,8 +95,14 @@ export interface NodeSandboxSettings {
 
 /** kDefaultNodeSandboxSettings: the kubelet's defaults (cgroup root ours: `/kubelet-ts`). */
 export const kDefaultNodeSandboxSettings: Readonly<NodeSandboxSettings> = {
-  clusterDNS: [], clusterDomain: '', resolvConf: '/etc/resolv.conf', cgroupsPerQOS: true, cgroupRoot: '/kubelet-ts',
-  podPidsLimit: -1, containerLogMaxSizeBytes: 10 * 1024 * 1024, containerLogMaxFiles: 5,
+  clusterDNS: [],
+  clusterDomain: '',
+  resolvConf: '/etc/resolv.conf',
+  cgroupsPerQOS: true,
+  cgroupRoot: '/kubelet-ts',
+  podPidsLimit: -1,
+  containerLogMaxSizeBytes: 10 * 1024 * 1024,
+  containerLogMaxFiles: 5,
 };
 
 /** Observed state of a container as the runtime reports it (the CRI's ContainerStatus state, flattened: CONTAINER_CREATED/RUNNING/EXITED/UNKNOWN). */
@@ -491,8 +497,7 @@ export interface DecodeProtobufBodyTask {
  * not, with the refusals of DecodedPodsBody: `unparsable` (400), `tooLarge` (413), `busy` (429).
  */
 export type DecodedProtobufBody =
-  | { ok: true; object: Record<string, unknown> }
-  | Extract<DecodedPodsBody, { kind: 'unparsable' | 'tooLarge' | 'busy' }>;
+  { ok: true; object: Record<string, unknown> } | Extract<DecodedPodsBody, { kind: 'unparsable' | 'tooLarge' | 'busy' }>;
 
 /** What a loadStaticPods task returns. */
 export interface LoadStaticPodsResult {
@@ -511,7 +516,8 @@ export interface LoadStaticPodsResult {
  * WorkerTask: every task of the sync pool (sync.worker.ts), discriminated by `kind`. LoadStaticPodsTask
  * is not one of them: it goes to a source's own manifest thread (manifest.worker.ts).
  */
-export type WorkerTask = SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GrpcProbeTask | GcTask | RuntimeStatusTask | StatsTask;
+export type WorkerTask =
+  SyncPodTask | KillPodTask | RelistTask | ExecProbeTask | NetProbeTask | GrpcProbeTask | GcTask | RuntimeStatusTask | StatsTask;
 
 /** What a syncPod or killPod returns. */
 export interface PodSyncResult {
@@ -587,5 +593,4 @@ export interface WorkerResultMap {
 
 /** Every task resolves to one of these; the worker entry never throws. */
 export type WorkerResult<K extends keyof WorkerResultMap = keyof WorkerResultMap> =
-  | { ok: true; kind: K; value: WorkerResultMap[K] }
-  | { ok: false; kind: K; error: SerializedError };
+  { ok: true; kind: K; value: WorkerResultMap[K] } | { ok: false; kind: K; error: SerializedError };

@@ -51,7 +51,14 @@ export function dns1123LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > kDNS1123LabelMaxLength) errs.push(maxLenError(kDNS1123LabelMaxLength));
   if (!kDNS1123LabelRe.test(value)) {
-    errs.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", kDNS1123LabelFmt, 'my-name', '123-abc'));
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        kDNS1123LabelFmt,
+        'my-name',
+        '123-abc',
+      ),
+    );
   }
   return errs;
 }
@@ -61,12 +68,19 @@ export function dns1123SubdomainErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > kDNS1123SubdomainMaxLength) errs.push(maxLenError(kDNS1123SubdomainMaxLength));
   if (!kDNS1123SubdomainRe.test(value)) {
-    errs.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", kDNS1123SubdomainFmt, 'example.com'));
+    errs.push(
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        kDNS1123SubdomainFmt,
+        'example.com',
+      ),
+    );
   }
   return errs;
 }
 
-const kQualifiedNameErrMsg = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const kQualifiedNameErrMsg =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 /**
  * qualifiedNameErrors: why `value` is not a qualified name (IsQualifiedName): an optional
@@ -84,11 +98,14 @@ export function qualifiedNameErrors(value: string): string[] {
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else for (const m of dns1123SubdomainErrors(prefix)) errs.push(`prefix part ${m}`);
   } else {
-    return [`a qualified name ${regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+    return [
+      `a qualified name ${regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (name.length > kQualifiedNameMaxLength) errs.push(`name part ${maxLenError(kQualifiedNameMaxLength)}`);
-  if (!kQualifiedNameRe.test(name)) errs.push(`name part ${regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, 'MyName', 'my.name', '123-abc')}`);
+  if (!kQualifiedNameRe.test(name))
+    errs.push(`name part ${regexError(kQualifiedNameErrMsg, kQualifiedNameFmt, 'MyName', 'my.name', '123-abc')}`);
   return errs;
 }
 
@@ -97,7 +114,15 @@ export function labelValueErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > kLabelValueMaxLength) errs.push(maxLenError(kLabelValueMaxLength));
   if (!kLabelValueRe.test(value)) {
-    errs.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", kLabelValueFmt, 'MyValue', 'my_value', '12345'));
+    errs.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        kLabelValueFmt,
+        'MyValue',
+        'my_value',
+        '12345',
+      ),
+    );
   }
   return errs;
 }
@@ -117,7 +142,15 @@ export function portNameErrors(value: string): string[] {
 export function envVarNameErrors(value: string): string[] {
   const errs: string[] = [];
   if (!kEnvVarNameRe.test(value)) {
-    errs.push(regexError("a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit", kEnvVarNameFmt, 'my.env-name', 'MY_ENV.NAME', 'MyEnvName1'));
+    errs.push(
+      regexError(
+        "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
+        kEnvVarNameFmt,
+        'my.env-name',
+        'MY_ENV.NAME',
+        'MyEnvName1',
+      ),
+    );
   }
   if (value === '.') errs.push("must not be '.'");
   else if (value === '..') errs.push("must not be '..'");

@@ -118,13 +118,18 @@ export function hasAnyRegularContainerStarted(statuses: ContainerStatus[]): bool
  * one is pending or failed (retried), Failed when a regular one failed under restartPolicy Never.
  */
 export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolean, initStatuses: ContainerStatus[] = []): PodPhase {
-  let unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  let unknown = 0,
+    running = 0,
+    waiting = 0,
+    stopped = 0,
+    succeeded = 0;
   const byName = new Map(statuses.map((s) => [s.name, s]));
   const restartPolicy = podRestartPolicy(pod);
   // Init containers (getPhase's pendingInitialization / failedInitialization). A pod whose app
   // containers have started was initialized before: sidecars restarting do not make it Pending.
   if (!hasAnyRegularContainerStarted(statuses)) {
-    let pendingInitialization = 0, failedInitialization = 0;
+    let pendingInitialization = 0,
+      failedInitialization = 0;
     const initByName = new Map(initStatuses.map((s) => [s.name, s]));
     for (const c of pod.spec?.initContainers ?? []) {
       const s = initByName.get(c.name);
@@ -135,21 +140,30 @@ export function getPhase(pod: Pod, statuses: ContainerStatus[], terminal: boolea
       }
       if (!s) pendingInitialization++;
       else if (s.state?.running) pendingInitialization++;
-      else if (s.state?.terminated) { if (s.state.terminated.exitCode !== 0) failedInitialization++; }
-      else if (s.state?.waiting && s.lastState?.terminated) { if (s.lastState.terminated.exitCode !== 0) failedInitialization++; }
-      else pendingInitialization++;
+      else if (s.state?.terminated) {
+        if (s.state.terminated.exitCode !== 0) failedInitialization++;
+      } else if (s.state?.waiting && s.lastState?.terminated) {
+        if (s.lastState.terminated.exitCode !== 0) failedInitialization++;
+      } else pendingInitialization++;
     }
     if (failedInitialization > 0 && restartPolicy === 'Never') return 'Failed';
     if (pendingInitialization > 0 || failedInitialization > 0) return 'Pending';
   }
   for (const c of pod.spec?.containers ?? []) {
     const s = byName.get(c.name);
-    if (!s) { unknown++; continue; }
+    if (!s) {
+      unknown++;
+      continue;
+    }
     if (s.state?.running) running++;
-    else if (s.state?.terminated) { stopped++; if (s.state.terminated.exitCode === 0) succeeded++; }
-    else if (s.state?.waiting) {
-      if (s.lastState?.terminated) { stopped++; if (s.lastState.terminated.exitCode === 0) succeeded++; }
-      else waiting++;
+    else if (s.state?.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state?.waiting) {
+      if (s.lastState?.terminated) {
+        stopped++;
+        if (s.lastState.terminated.exitCode === 0) succeeded++;
+      } else waiting++;
     } else unknown++;
   }
   if (waiting > 0) return 'Pending';

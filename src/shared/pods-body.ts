@@ -67,13 +67,23 @@ export function decodePodsBody({ text, format, fromUrl }: DecodePodsBodyRequest)
     ({ pods: entries, objects: objectEntries } = parseManifestDocuments(text, 'request body', format));
   } catch (err) {
     if (!(err instanceof InvalidManifestError)) {
-      return { ok: false, kind: 'unparsable', message: `the request body could not be decoded: ${err instanceof Error ? err.message : String(err)}` };
+      return {
+        ok: false,
+        kind: 'unparsable',
+        message: `the request body could not be decoded: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
     const unparsable = err.errors.filter(isUnparsable);
-    if (unparsable.length > 0) return { ok: false, kind: 'unparsable', message: `the request body could not be decoded: ${unparsable.map(formatFieldError).join('; ')}` };
+    if (unparsable.length > 0)
+      return {
+        ok: false,
+        kind: 'unparsable',
+        message: `the request body could not be decoded: ${unparsable.map(formatFieldError).join('; ')}`,
+      };
     return { ok: false, kind: 'invalid', name: firstName(text, format) || (fromUrl?.name ?? ''), errors: err.errors };
   }
-  if (entries.length === 0 && objectEntries.length === 0) return { ok: false, kind: 'unparsable', message: 'the request body holds no pods' };
+  if (entries.length === 0 && objectEntries.length === 0)
+    return { ok: false, kind: 'unparsable', message: 'the request body holds no pods' };
   if (fromUrl && entries.length + objectEntries.length === 1) {
     if (entries.length === 1 && entries[0].path === '') fillIdentity(entries[0].pod, fromUrl);
     if (objectEntries.length === 1 && objectEntries[0].path === '') fillIdentity(objectEntries[0].object as Pod, fromUrl);
@@ -87,7 +97,12 @@ export function decodePodsBody({ text, format, fromUrl }: DecodePodsBodyRequest)
     const full = `${defaulted.metadata?.namespace ?? 'default'}/${defaulted.metadata?.name ?? ''}`;
     const field = path ? `${path}.metadata.name` : 'metadata.name';
     if (defaulted.metadata?.name && seen.has(full)) {
-      errors.push({ field, type: 'Duplicate value', value: defaulted.metadata.name, detail: `also at ${seen.get(full) || 'the first document'}` });
+      errors.push({
+        field,
+        type: 'Duplicate value',
+        value: defaulted.metadata.name,
+        detail: `also at ${seen.get(full) || 'the first document'}`,
+      });
     } else {
       seen.set(full, path);
     }
@@ -95,7 +110,8 @@ export function decodePodsBody({ text, format, fromUrl }: DecodePodsBodyRequest)
   });
   const lone = entries.length + objectEntries.length === 1;
   if (errors.length > 0) {
-    const loneName = entries.length === 1 ? entries[0].pod.metadata?.name : (objectEntries[0]?.object.metadata as { name?: unknown } | undefined)?.name;
+    const loneName =
+      entries.length === 1 ? entries[0].pod.metadata?.name : (objectEntries[0]?.object.metadata as { name?: unknown } | undefined)?.name;
     return { ok: false, kind: 'invalid', name: lone ? (typeof loneName === 'string' ? loneName : '') : 'request body', errors };
   }
   return { ok: true, pods, objects: normalized.objects, single: lone && (entries[0] ?? objectEntries[0]).path === '' };

@@ -40,18 +40,11 @@ export interface PortForwardSpec {
  * returned, `closeWrite` (the client sends nothing more: the pod's side is half-closed after the
  * bytes before it, as containerd's PortForward does on the client stream's EOF), or the end.
  */
-export type PortForwardInbound =
-  | { t: 'data'; data: Uint8Array }
-  | { t: 'ack'; bytes: number }
-  | { t: 'closeWrite' }
-  | { t: 'close' };
+export type PortForwardInbound = { t: 'data'; data: Uint8Array } | { t: 'ack'; bytes: number } | { t: 'closeWrite' } | { t: 'close' };
 
 /**
  * PortForwardOutbound: worker → main. `data` bytes from the pod; `written` client bytes the pod's
  * side took; `end` is the last message: the pod's side closed (no error), or the error that ended
  * or prevented the connection in Go's words (`dial tcp 127.0.0.1:80: connect: connection refused`).
  */
-export type PortForwardOutbound =
-  | { t: 'data'; data: Uint8Array }
-  | { t: 'written'; bytes: number }
-  | { t: 'end'; error?: string };
+export type PortForwardOutbound = { t: 'data'; data: Uint8Array } | { t: 'written'; bytes: number } | { t: 'end'; error?: string };

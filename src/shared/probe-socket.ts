@@ -29,7 +29,10 @@ export type ProbeSocketPhase = 'connect' | 'read' | 'timeout';
  * put into the kubelet's message (`dial tcp h:p: connect: connection refused`).
  */
 export class ProbeSocketError extends Error {
-  constructor(readonly phase: ProbeSocketPhase, readonly detail: string) {
+  constructor(
+    readonly phase: ProbeSocketPhase,
+    readonly detail: string,
+  ) {
     super(phase === 'timeout' ? 'i/o timeout' : `${phase}: ${detail}`);
     this.name = 'ProbeSocketError';
   }
@@ -168,19 +171,46 @@ function loadHandleBindings(): HandleBindings | null {
   try {
     const binding = (process as unknown as { binding?: (name: string) => Record<string, unknown> }).binding;
     if (typeof binding !== 'function') return null;
-    const tcp = binding('tcp_wrap') as { TCP?: new (type: number) => TcpHandle; TCPConnectWrap?: new () => ConnectReq; constants?: { SOCKET?: number } };
-    const stream = binding('stream_wrap') as { WriteWrap?: new () => WriteReq; streamBaseState?: unknown; kReadBytesOrError?: unknown; kArrayBufferOffset?: unknown };
+    const tcp = binding('tcp_wrap') as {
+      TCP?: new (type: number) => TcpHandle;
+      TCPConnectWrap?: new () => ConnectReq;
+      constants?: { SOCKET?: number };
+    };
+    const stream = binding('stream_wrap') as {
+      WriteWrap?: new () => WriteReq;
+      streamBaseState?: unknown;
+      kReadBytesOrError?: unknown;
+      kArrayBufferOffset?: unknown;
+    };
     const { TCP, TCPConnectWrap } = tcp;
     const { WriteWrap, streamBaseState } = stream;
     const socketType = tcp.constants?.SOCKET;
     const eof = [...kErrorMap].find(([, [name]]) => name === 'EOF')?.[0];
-    if (typeof TCP !== 'function' || typeof TCPConnectWrap !== 'function' || typeof WriteWrap !== 'function' || typeof socketType !== 'number') return null;
-    if (!(streamBaseState instanceof Int32Array) || typeof stream.kReadBytesOrError !== 'number' || typeof stream.kArrayBufferOffset !== 'number' || eof === undefined) return null;
+    if (
+      typeof TCP !== 'function' ||
+      typeof TCPConnectWrap !== 'function' ||
+      typeof WriteWrap !== 'function' ||
+      typeof socketType !== 'number'
+    )
+      return null;
+    if (
+      !(streamBaseState instanceof Int32Array) ||
+      typeof stream.kReadBytesOrError !== 'number' ||
+      typeof stream.kArrayBufferOffset !== 'number' ||
+      eof === undefined
+    )
+      return null;
     const proto = TCP.prototype as unknown as Record<string, unknown>;
-    if (!['connect', 'connect6', 'readStart', 'readStop', 'writeUtf8String', 'close'].every((m) => typeof proto[m] === 'function')) return null;
+    if (!['connect', 'connect6', 'readStart', 'readStop', 'writeUtf8String', 'close'].every((m) => typeof proto[m] === 'function'))
+      return null;
     return {
-      newHandle: () => new TCP(socketType), newConnect: () => new TCPConnectWrap(), newWrite: () => new WriteWrap(),
-      state: streamBaseState, kReadBytes: stream.kReadBytesOrError, kOffset: stream.kArrayBufferOffset, kEof: eof,
+      newHandle: () => new TCP(socketType),
+      newConnect: () => new TCPConnectWrap(),
+      newWrite: () => new WriteWrap(),
+      state: streamBaseState,
+      kReadBytes: stream.kReadBytesOrError,
+      kOffset: stream.kArrayBufferOffset,
+      kEof: eof,
     };
   } catch {
     return null;

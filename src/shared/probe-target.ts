@@ -99,7 +99,11 @@ export function netProbeTarget(
   net: PodNetwork,
 ): Omit<NetProbeTask, 'kind' | 'protocol' | 'timeoutMs'> {
   const port = resolveContainerPort(action.port, container);
-  const base: Omit<NetProbeTask, 'kind' | 'protocol' | 'timeoutMs'> = { mode, port, ...(action.host ? { host: action.host } : podProbeHost(pod, net)) };
+  const base: Omit<NetProbeTask, 'kind' | 'protocol' | 'timeoutMs'> = {
+    mode,
+    port,
+    ...(action.host ? { host: action.host } : podProbeHost(pod, net)),
+  };
   if (mode === 'http') {
     const h = action as HttpGetAction;
     base.scheme = String(h.scheme ?? 'HTTP').toUpperCase() === 'HTTPS' ? 'HTTPS' : 'HTTP';

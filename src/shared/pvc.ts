@@ -25,7 +25,10 @@ import { parseQuantity } from './quantity.js';
 import { child, ErrorList, index, isObj, type Obj } from './validation-util.js';
 
 /** PersistentVolumeClaim: the v1 object as kept by the object store. */
-export type PersistentVolumeClaim = v1.PersistentVolumeClaim & { kind: 'PersistentVolumeClaim'; /** Never set: lets code read `data` of any store object. */ data?: undefined };
+export type PersistentVolumeClaim = v1.PersistentVolumeClaim & {
+  kind: 'PersistentVolumeClaim';
+  /** Never set: lets code read `data` of any store object. */ data?: undefined;
+};
 
 /** kLocalPathClass: the one storage class served (k3s's and the local-path provisioner's default). */
 export const kLocalPathClass = 'local-path';
@@ -34,7 +37,17 @@ export const kPvcProtectionFinalizer = 'kubernetes.io/pvc-protection';
 /** kAccessModes: core/v1 PersistentVolumeAccessMode values. */
 export const kAccessModes = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] as const;
 
-const kSpecFields = ['accessModes', 'resources', 'storageClassName', 'volumeMode', 'selector', 'volumeName', 'dataSource', 'dataSourceRef', 'volumeAttributesClassName'];
+const kSpecFields = [
+  'accessModes',
+  'resources',
+  'storageClassName',
+  'volumeMode',
+  'selector',
+  'volumeName',
+  'dataSource',
+  'dataSourceRef',
+  'volumeAttributesClassName',
+];
 
 /**
  * validatePvcSpec: the errors of a claim's `spec` (paths `spec.…`), as
@@ -49,7 +62,11 @@ export function validatePvcSpec(el: ErrorList, raw: unknown): void {
   }
   el.checkFields('spec', spec, kSpecFields);
   for (const f of ['selector', 'volumeName', 'dataSource', 'dataSourceRef', 'volumeAttributesClassName']) {
-    if (spec[f] !== undefined && spec[f] !== null && spec[f] !== '') el.notSupported(child('spec', f), 'a claim is bound to a new local-path directory of this node; no existing volume or data source is served');
+    if (spec[f] !== undefined && spec[f] !== null && spec[f] !== '')
+      el.notSupported(
+        child('spec', f),
+        'a claim is bound to a new local-path directory of this node; no existing volume or data source is served',
+      );
   }
   const modes = el.strList('spec.accessModes', spec.accessModes);
   if (!modes || modes.length === 0) el.required('spec.accessModes', 'at least 1 access mode is required');
@@ -57,7 +74,8 @@ export function validatePvcSpec(el: ErrorList, raw: unknown): void {
     modes.forEach((m, i) => {
       if (!(kAccessModes as readonly string[]).includes(m)) el.unsupported(index('spec.accessModes', i), m, kAccessModes);
     });
-    if (modes.includes('ReadWriteOncePod') && modes.length > 1) el.forbidden('spec.accessModes', 'may not use ReadWriteOncePod with other access modes');
+    if (modes.includes('ReadWriteOncePod') && modes.length > 1)
+      el.forbidden('spec.accessModes', 'may not use ReadWriteOncePod with other access modes');
   }
   const requests = isObj(spec.resources) ? el.obj('spec.resources.requests', (spec.resources as Obj).requests) : undefined;
   const storage = requests?.storage;
@@ -110,11 +128,20 @@ export function validatePvcUpdate(next: PersistentVolumeClaim, prev: PersistentV
   const errors: FieldError[] = [];
   const strip = (s: v1.PersistentVolumeClaimSpec | undefined) => JSON.stringify({ ...s, resources: undefined });
   if (strip(next.spec) !== strip(prev.spec)) {
-    errors.push({ field: 'spec', type: 'Forbidden', detail: 'spec is immutable after creation except resources.requests for bound claims' });
+    errors.push({
+      field: 'spec',
+      type: 'Forbidden',
+      detail: 'spec is immutable after creation except resources.requests for bound claims',
+    });
   }
   const size = (c: PersistentVolumeClaim) => parseQuantity(c.spec?.resources?.requests?.storage ?? 0, 'spec.resources.requests.storage');
   if (size(next) < size(prev)) {
-    errors.push({ field: index('spec.resources.requests', 'storage'), type: 'Forbidden', value: next.spec?.resources?.requests?.storage, detail: 'field can not be less than status.capacity' });
+    errors.push({
+      field: index('spec.resources.requests', 'storage'),
+      type: 'Forbidden',
+      value: next.spec?.resources?.requests?.storage,
+      detail: 'field can not be less than status.capacity',
+    });
   }
   return errors;
 }

@@ -74,8 +74,10 @@ export function parseCriEndpoint(value: string, flag = '--container-runtime-endp
  */
 export function checkRuntimeEndpoint(b: Partial<RuntimeEndpoint>, where = 'workerData'): void {
   const runtime = b.runtime ?? 'docker';
-  if (!kRuntimeNames.includes(runtime)) throw new InvalidArgumentError(`${where}.runtime must be one of ${kRuntimeNames.join(', ')}, got ${JSON.stringify(b.runtime)}`);
-  if (runtime === 'docker' && (typeof b.dockerSocketPath !== 'string' || !b.dockerSocketPath)) throw new InvalidArgumentError(`${where}.dockerSocketPath must be a non-empty string`);
+  if (!kRuntimeNames.includes(runtime))
+    throw new InvalidArgumentError(`${where}.runtime must be one of ${kRuntimeNames.join(', ')}, got ${JSON.stringify(b.runtime)}`);
+  if (runtime === 'docker' && (typeof b.dockerSocketPath !== 'string' || !b.dockerSocketPath))
+    throw new InvalidArgumentError(`${where}.dockerSocketPath must be a non-empty string`);
   if (runtime === 'remote') {
     parseCriEndpoint(b.containerRuntimeEndpoint as string, `${where}.containerRuntimeEndpoint`);
     if (b.imageServiceEndpoint) parseCriEndpoint(b.imageServiceEndpoint, `${where}.imageServiceEndpoint`);

@@ -11,13 +11,33 @@ import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj 
 
 /** PodSecurityContext fields kubelet-ts implements (seLinuxChangePolicy is not). */
 export const kSupportedPodSecurityContextFields: readonly string[] = [
-  'runAsUser', 'runAsGroup', 'runAsNonRoot', 'supplementalGroups', 'supplementalGroupsPolicy', 'fsGroup', 'fsGroupChangePolicy',
-  'sysctls', 'seccompProfile', 'appArmorProfile', 'seLinuxOptions', 'windowsOptions',
+  'runAsUser',
+  'runAsGroup',
+  'runAsNonRoot',
+  'supplementalGroups',
+  'supplementalGroupsPolicy',
+  'fsGroup',
+  'fsGroupChangePolicy',
+  'sysctls',
+  'seccompProfile',
+  'appArmorProfile',
+  'seLinuxOptions',
+  'windowsOptions',
 ];
 /** Container SecurityContext fields kubelet-ts implements (seLinuxOptions and windowsOptions validated, then refused on this node). */
 export const kSupportedSecurityContextFields: readonly string[] = [
-  'runAsUser', 'runAsGroup', 'runAsNonRoot', 'readOnlyRootFilesystem', 'privileged', 'allowPrivilegeEscalation', 'capabilities',
-  'seccompProfile', 'appArmorProfile', 'procMount', 'seLinuxOptions', 'windowsOptions',
+  'runAsUser',
+  'runAsGroup',
+  'runAsNonRoot',
+  'readOnlyRootFilesystem',
+  'privileged',
+  'allowPrivilegeEscalation',
+  'capabilities',
+  'seccompProfile',
+  'appArmorProfile',
+  'procMount',
+  'seLinuxOptions',
+  'windowsOptions',
 ];
 
 /**
@@ -26,9 +46,16 @@ export const kSupportedSecurityContextFields: readonly string[] = [
  * (3.16, 4.5) are below any kernel Docker 20.10 runs on.
  */
 export const kSafeSysctls: readonly string[] = [
-  'kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range',
-  'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time',
-  'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes',
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
+  'net.ipv4.tcp_keepalive_probes',
 ];
 
 /** The legacy per-container AppArmor annotation key prefix (`container.apparmor.security.beta.kubernetes.io/<container>`). */
@@ -37,7 +64,16 @@ export const kAppArmorAnnotationPrefix = 'container.apparmor.security.beta.kuber
 /** The kernel namespace a sysctl lives in (pkg/kubelet/sysctl/namespace.go), or undefined when it is node-wide. */
 export type SysctlNamespace = 'ipc' | 'net';
 
-const kIpcSysctls = new Set(['kernel.sem', 'kernel.shmall', 'kernel.shmmax', 'kernel.shmmni', 'kernel.shm_rmid_forced', 'kernel.msgmax', 'kernel.msgmnb', 'kernel.msgmni']);
+const kIpcSysctls = new Set([
+  'kernel.sem',
+  'kernel.shmall',
+  'kernel.shmmax',
+  'kernel.shmmni',
+  'kernel.shm_rmid_forced',
+  'kernel.msgmax',
+  'kernel.msgmnb',
+  'kernel.msgmni',
+]);
 
 /**
  * normalizeSysctlName: a sysctl name in dots (`net.ipv4.conf.eth0/1.forwarding` stays, `net/ipv4/ip_forward`
@@ -52,7 +88,8 @@ export function normalizeSysctlName(name: string): string {
 
 /** sysctlNamespace: `ipc`, `net`, or undefined for a sysctl that is not namespaced (NamespacedBy). Takes a dotted name. */
 export function sysctlNamespace(name: string): SysctlNamespace | undefined {
-  if (kIpcSysctls.has(name) || name.startsWith('kernel.shm') || name.startsWith('kernel.msg') || name.startsWith('fs.mqueue.')) return 'ipc';
+  if (kIpcSysctls.has(name) || name.startsWith('kernel.shm') || name.startsWith('kernel.msg') || name.startsWith('fs.mqueue.'))
+    return 'ipc';
   if (name.startsWith('net.')) return 'net';
   return undefined;
 }
@@ -161,7 +198,12 @@ export function validatePodSecurityContext(el: ErrorList, path: string, v: unkno
     const name = el.str(nPath, s.name);
     el.str(child(p, 'value'), s.value);
     if (!name) return el.required(nPath);
-    if (!isSysctlName(name)) return el.invalid(nPath, name, 'must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$');
+    if (!isSysctlName(name))
+      return el.invalid(
+        nPath,
+        name,
+        'must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$',
+      );
     const dotted = normalizeSysctlName(name);
     if (names.has(dotted)) el.duplicate(nPath, name);
     names.add(dotted);
@@ -196,8 +238,10 @@ export function validateContainerSecurityContext(el: ErrorList, path: string, v:
     add = el.strList(child(capPath, 'add'), caps.add) ?? [];
     el.strList(child(capPath, 'drop'), caps.drop);
   }
-  if (ape === false && privileged === true) el.invalid(apePath, ape, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true');
-  if (ape === false && add.some((c) => capabilityName(c) === 'SYS_ADMIN')) el.invalid(apePath, ape, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN');
+  if (ape === false && privileged === true)
+    el.invalid(apePath, ape, 'cannot set `allowPrivilegeEscalation` to false and `privileged` to true');
+  if (ape === false && add.some((c) => capabilityName(c) === 'SYS_ADMIN'))
+    el.invalid(apePath, ape, 'cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN');
   const pmPath = child(path, 'procMount');
   const pm = el.str(pmPath, sc.procMount);
   if (pm && !['Default', 'Unmasked'].includes(pm)) el.unsupported(pmPath, pm, ['Default', 'Unmasked']);
@@ -217,7 +261,10 @@ function allContainers(spec: Obj): Array<{ path: string; c: Obj }> {
   const out: Array<{ path: string; c: Obj }> = [];
   for (const list of ['containers', 'initContainers']) {
     const items = spec[list];
-    if (Array.isArray(items)) items.forEach((c, i) => { if (isObj(c)) out.push({ path: `spec.${list}[${i}]`, c }); });
+    if (Array.isArray(items))
+      items.forEach((c, i) => {
+        if (isObj(c)) out.push({ path: `spec.${list}[${i}]`, c });
+      });
   }
   return out;
 }
@@ -233,16 +280,29 @@ function allContainers(spec: Obj): Array<{ path: string; c: Obj }> {
  * request, not an unset value, so it is refused although it is a zero value.
  */
 export function rejectUnrunnableSecurity(el: ErrorList, spec: Obj): void {
-  if (spec.hostUsers === false) el.notSupported('spec.hostUsers', 'needs a runtime with user namespaces: containerd 2; Docker cannot (its userns-remap is daemon-wide, not per pod), nor can containerd 1.6');
+  if (spec.hostUsers === false)
+    el.notSupported(
+      'spec.hostUsers',
+      'needs a runtime with user namespaces: containerd 2; Docker cannot (its userns-remap is daemon-wide, not per pod), nor can containerd 1.6',
+    );
   const psc = isObj(spec.securityContext) ? spec.securityContext : undefined;
   if (psc?.supplementalGroupsPolicy === 'Strict') {
-    el.notSupported('spec.securityContext.supplementalGroupsPolicy', 'Strict: Docker always adds the groups the image\'s /etc/group gives the user; only Merge can be run');
+    el.notSupported(
+      'spec.securityContext.supplementalGroupsPolicy',
+      "Strict: Docker always adds the groups the image's /etc/group gives the user; only Merge can be run",
+    );
   }
-  if (psc && isObj(psc.windowsOptions) && Object.keys(psc.windowsOptions).length) el.notSupported('spec.securityContext.windowsOptions', 'this is a Linux node');
+  if (psc && isObj(psc.windowsOptions) && Object.keys(psc.windowsOptions).length)
+    el.notSupported('spec.securityContext.windowsOptions', 'this is a Linux node');
   for (const { path, c } of allContainers(spec)) {
     const sc = isObj(c.securityContext) ? c.securityContext : undefined;
-    if (sc?.procMount === 'Unmasked') el.notSupported(`${path}.securityContext.procMount`, 'Unmasked needs a user namespace (hostUsers: false), which this node cannot run');
-    if (sc && isObj(sc.windowsOptions) && Object.keys(sc.windowsOptions).length) el.notSupported(`${path}.securityContext.windowsOptions`, 'this is a Linux node');
+    if (sc?.procMount === 'Unmasked')
+      el.notSupported(
+        `${path}.securityContext.procMount`,
+        'Unmasked needs a user namespace (hostUsers: false), which this node cannot run',
+      );
+    if (sc && isObj(sc.windowsOptions) && Object.keys(sc.windowsOptions).length)
+      el.notSupported(`${path}.securityContext.windowsOptions`, 'this is a Linux node');
   }
 }
 
@@ -268,7 +328,8 @@ export interface EffectiveSecurityContext {
 export function appArmorFromAnnotation(v: string): { type: string; localhostProfile?: string } | undefined {
   if (v === 'runtime/default') return { type: 'RuntimeDefault' };
   if (v === 'unconfined') return { type: 'Unconfined' };
-  if (v.startsWith('localhost/') && v.length > 'localhost/'.length) return { type: 'Localhost', localhostProfile: v.slice('localhost/'.length) };
+  if (v.startsWith('localhost/') && v.length > 'localhost/'.length)
+    return { type: 'Localhost', localhostProfile: v.slice('localhost/'.length) };
   return undefined;
 }
 

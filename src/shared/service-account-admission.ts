@@ -137,5 +137,9 @@ export interface ServiceAccountObject {
 
 /** serviceAccountObject: the ServiceAccount `namespace/name` (created when its namespace was, `creationTimestamp` RFC 3339). Pure. */
 export function serviceAccountObject(namespace: string, name: string, creationTimestamp?: string): ServiceAccountObject {
-  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace, uid: serviceAccountUid(namespace, name), ...(creationTimestamp ? { creationTimestamp } : {}) } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace, uid: serviceAccountUid(namespace, name), ...(creationTimestamp ? { creationTimestamp } : {}) },
+  };
 }

@@ -9,7 +9,13 @@ import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotatio
 import { applyPodDefaults } from './defaults.js';
 import { InvalidArgumentError, InvalidManifestError, type FieldError } from './errors.js';
 import { podContentHash, stableHash } from './hash.js';
-import { normalizeObjectEntries, parseManifestDocuments, parseManifestEntries, prefixFieldErrors, type ManifestFormat } from './manifest.js';
+import {
+  normalizeObjectEntries,
+  parseManifestDocuments,
+  parseManifestEntries,
+  prefixFieldErrors,
+  type ManifestFormat,
+} from './manifest.js';
 import type { ConfigObject } from './config-objects.js';
 import { validatePodForNode } from './validation.js';
 import { realClock } from './clock.js';
@@ -94,8 +100,14 @@ export function loadStaticPods(text: string, opts: StaticPodOptions & { format?:
  * name (no node-name suffix) and namespace. All or nothing, every error of pods and objects together.
  * @throws InvalidManifestError(opts.origin, errors).
  */
-export function loadStaticManifest(text: string, opts: StaticPodOptions & { format?: ManifestFormat }, withObjects = true): { pods: Pod[]; objects: ConfigObject[] } {
-  const docs = withObjects ? parseManifestDocuments(text, opts.origin, opts.format) : { pods: parseManifestEntries(text, opts.origin, opts.format), objects: [] };
+export function loadStaticManifest(
+  text: string,
+  opts: StaticPodOptions & { format?: ManifestFormat },
+  withObjects = true,
+): { pods: Pod[]; objects: ConfigObject[] } {
+  const docs = withObjects
+    ? parseManifestDocuments(text, opts.origin, opts.format)
+    : { pods: parseManifestEntries(text, opts.origin, opts.format), objects: [] };
   const entries = docs.pods;
   const normalized = normalizeObjectEntries(docs.objects);
   const errors: FieldError[] = [...normalized.errors];

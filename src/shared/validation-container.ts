@@ -7,7 +7,15 @@
 import { isIP } from 'node:net';
 import { parseQuantity, quantityError } from './quantity.js';
 import { configKeyErrors } from './config-objects.js';
-import { dns1123LabelErrors, dns1123SubdomainErrors, envVarNameErrors, httpHeaderNameErrors, inclusiveRangeError, portNameErrors, qualifiedNameErrors } from './names.js';
+import {
+  dns1123LabelErrors,
+  dns1123SubdomainErrors,
+  envVarNameErrors,
+  httpHeaderNameErrors,
+  inclusiveRangeError,
+  portNameErrors,
+  qualifiedNameErrors,
+} from './names.js';
 import { child, ErrorList, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 import { validateContainerSecurityContext } from './security-context.js';
 
@@ -17,10 +25,28 @@ import { validateContainerSecurityContext } from './security-context.js';
  * allowed on init containers only, with the value `Always` (a sidecar).
  */
 export const kSupportedContainerFields: readonly string[] = [
-  'stdin', 'stdinOnce', 'tty',
-  'name', 'image', 'command', 'args', 'workingDir', 'ports', 'env', 'envFrom', 'resources', 'volumeMounts',
-  'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'terminationMessagePath',
-  'terminationMessagePolicy', 'imagePullPolicy', 'restartPolicy', 'securityContext',
+  'stdin',
+  'stdinOnce',
+  'tty',
+  'name',
+  'image',
+  'command',
+  'args',
+  'workingDir',
+  'ports',
+  'env',
+  'envFrom',
+  'resources',
+  'volumeMounts',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+  'lifecycle',
+  'terminationMessagePath',
+  'terminationMessagePolicy',
+  'imagePullPolicy',
+  'restartPolicy',
+  'securityContext',
 ];
 /** ContainerPort fields kubelet-ts implements (hostIP: the address portmap publishes a hostPort on, issue 13). */
 export const kSupportedContainerPortFields: readonly string[] = ['name', 'containerPort', 'hostPort', 'protocol', 'hostIP'];
@@ -33,7 +59,14 @@ export const kSupportedEnvVarSourceFields: readonly string[] = ['fieldRef', 'res
  * maps to Docker's bind propagation as dockershim did: None → Docker's default (rprivate),
  * HostToContainer → `rslave`, Bidirectional → `rshared` (privileged containers only).
  */
-export const kSupportedVolumeMountFields: readonly string[] = ['name', 'mountPath', 'readOnly', 'subPath', 'subPathExpr', 'mountPropagation'];
+export const kSupportedVolumeMountFields: readonly string[] = [
+  'name',
+  'mountPath',
+  'readOnly',
+  'subPath',
+  'subPathExpr',
+  'mountPropagation',
+];
 /** The core/v1 MountPropagationMode values. */
 export const kMountPropagationModes: readonly string[] = ['None', 'HostToContainer', 'Bidirectional'];
 /** ResourceRequirements fields kubelet-ts implements (claims is not). */
@@ -62,14 +95,28 @@ export function isHugePageResourceName(name: string): boolean {
 }
 /** Probe fields kubelet-ts implements (all of core/v1's). */
 export const kSupportedProbeFields: readonly string[] = [
-  'exec', 'httpGet', 'tcpSocket', 'grpc', 'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold',
+  'exec',
+  'httpGet',
+  'tcpSocket',
+  'grpc',
+  'initialDelaySeconds',
+  'timeoutSeconds',
+  'periodSeconds',
+  'successThreshold',
+  'failureThreshold',
   'terminationGracePeriodSeconds',
 ];
 /** Lifecycle hook handler fields kubelet-ts implements (tcpSocket, which the kubelet ignores, and sleep are not). */
 export const kSupportedLifecycleHandlerFields: readonly string[] = ['exec', 'httpGet'];
 /** `valueFrom.fieldRef.fieldPath` values kubelet-ts resolves, besides `metadata.labels['k']` and `metadata.annotations['k']`. */
 export const kSupportedEnvFieldPaths: readonly string[] = [
-  'metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.serviceAccountName', 'status.hostIP', 'status.podIP',
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'spec.nodeName',
+  'spec.serviceAccountName',
+  'status.hostIP',
+  'status.podIP',
 ];
 /** `valueFrom.resourceFieldRef.resource` values kubelet-ts resolves. */
 export const kSupportedEnvResources: readonly string[] = ['limits.cpu', 'limits.memory', 'requests.cpu', 'requests.memory'];
@@ -97,7 +144,14 @@ export interface PodContext {
  * validateContainerList checks `spec.containers` or `spec.initContainers` (`path`), adding each
  * name to `names` and reporting names already in it as `Duplicate value`.
  */
-export function validateContainerList(el: ErrorList, path: string, list: unknown[], init: boolean, ctx: PodContext, names: Set<string>): void {
+export function validateContainerList(
+  el: ErrorList,
+  path: string,
+  list: unknown[],
+  init: boolean,
+  ctx: PodContext,
+  names: Set<string>,
+): void {
   list.forEach((raw, i) => {
     const p = index(path, i);
     if (!isObj(raw)) {
@@ -135,7 +189,13 @@ function validateContainer(el: ErrorList, path: string, c: Obj, init: boolean, c
   validateEnv(el, child(path, 'env'), c.env, ctx);
   validateEnvFrom(el, child(path, 'envFrom'), c.envFrom);
   validateResources(el, child(path, 'resources'), c.resources);
-  validateVolumeMounts(el, child(path, 'volumeMounts'), c.volumeMounts, ctx, isObj(c.securityContext) && c.securityContext.privileged === true);
+  validateVolumeMounts(
+    el,
+    child(path, 'volumeMounts'),
+    c.volumeMounts,
+    ctx,
+    isObj(c.securityContext) && c.securityContext.privileged === true,
+  );
   validateContainerSecurityContext(el, child(path, 'securityContext'), c.securityContext);
   for (const f of ['stdin', 'stdinOnce', 'tty']) el.bool(child(path, f), c[f]);
 
@@ -191,10 +251,12 @@ function validatePorts(el: ErrorList, path: string, v: unknown, ctx: PodContext)
     const cpPath = child(p, 'containerPort');
     const containerPort = el.int(cpPath, port.containerPort, 'int32');
     if (port.containerPort === undefined || port.containerPort === null || containerPort === 0) el.required(cpPath);
-    else if (containerPort !== undefined && (containerPort < 1 || containerPort > 65535)) el.invalid(cpPath, containerPort, inclusiveRangeError(1, 65535));
+    else if (containerPort !== undefined && (containerPort < 1 || containerPort > 65535))
+      el.invalid(cpPath, containerPort, inclusiveRangeError(1, 65535));
     const hpPath = child(p, 'hostPort');
     const hostPort = el.int(hpPath, port.hostPort, 'int32');
-    if (hostPort !== undefined && hostPort !== 0 && (hostPort < 1 || hostPort > 65535)) el.invalid(hpPath, hostPort, inclusiveRangeError(1, 65535));
+    if (hostPort !== undefined && hostPort !== 0 && (hostPort < 1 || hostPort > 65535))
+      el.invalid(hpPath, hostPort, inclusiveRangeError(1, 65535));
     const protoPath = child(p, 'protocol');
     enumField(el, protoPath, port.protocol, kProtocols);
     // hostIP, as validateContainerPorts: a valid IP address when set (used with a hostPort: portmap's hostIP).
@@ -278,7 +340,8 @@ function validateEnvVarSource(el: ErrorList, path: string, vf: Obj, value: strin
   el.checkFields(path, vf, kSupportedEnvVarSourceFields);
   const sources = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef'].filter((k) => vf[k] !== undefined && vf[k] !== null);
   if (value !== '' && sources.length > 0) el.invalid(path, '', 'may not be specified when `value` is not empty');
-  if (sources.length === 0) el.invalid(path, '', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`');
+  if (sources.length === 0)
+    el.invalid(path, '', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`');
   if (sources.length > 1) el.invalid(path, '', 'may not have more than one field specified at a time');
 
   const frPath = child(path, 'fieldRef');
@@ -323,7 +386,11 @@ function validateEnvVarSource(el: ErrorList, path: string, vf: Obj, value: strin
       else if (res.endsWith('.cpu') && !kCpuDivisors.includes(parseQuantity(rf.divisor as string))) {
         el.invalid(divPath, String(rf.divisor), "only divisor's values 1m and 1 are supported with the cpu resource");
       } else if (res.endsWith('.memory') && !kMemoryDivisors.some((d) => parseQuantity(d) === parseQuantity(rf.divisor as string))) {
-        el.invalid(divPath, String(rf.divisor), `only divisor's values ${kMemoryDivisors.join(', ')} are supported with the memory resource`);
+        el.invalid(
+          divPath,
+          String(rf.divisor),
+          `only divisor's values ${kMemoryDivisors.join(', ')} are supported with the memory resource`,
+        );
       }
     }
   }
@@ -344,8 +411,7 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
       else if (quantityError(q)) {
         // A request defaulted from its limit (applyPodDefaults) repeats the limit's value: reported once.
         if (!(kind === 'requests' && isObj(r.limits) && r.limits[name] === q)) el.invalid(qp, q, quantityError(q)!);
-      }
-      else {
+      } else {
         const value = parseQuantity(q as string | number, qp);
         if (value < 0) el.invalid(qp, String(q), 'must be greater than or equal to 0');
         else parsed[kind].set(name, { raw: q, value });
@@ -365,11 +431,18 @@ function validateResources(el: ErrorList, path: string, v: unknown): void {
   }
   for (const kind of ['limits', 'requests'] as const) {
     for (const [name, q] of parsed[kind]) {
-      if (isExtendedResourceName(name) && !Number.isInteger(q.value)) el.invalid(index(child(path, kind), name), String(q.raw), 'must be an integer');
+      if (isExtendedResourceName(name) && !Number.isInteger(q.value))
+        el.invalid(index(child(path, kind), name), String(q.raw), 'must be an integer');
     }
   }
   const hugePages = [...parsed.limits.keys()].some(isHugePageResourceName);
-  if (hugePages && !parsed.limits.has('cpu') && !parsed.limits.has('memory') && !parsed.requests.has('cpu') && !parsed.requests.has('memory')) {
+  if (
+    hugePages &&
+    !parsed.limits.has('cpu') &&
+    !parsed.limits.has('memory') &&
+    !parsed.requests.has('cpu') &&
+    !parsed.requests.has('memory')
+  ) {
     el.forbidden(path, 'HugePages require cpu or memory');
   }
 }
@@ -407,7 +480,8 @@ function validateVolumeMounts(el: ErrorList, path: string, v: unknown, ctx: PodC
     const mprop = el.str(mpropPath, m.mountPropagation);
     if (mprop !== undefined && mprop !== '') {
       if (!kMountPropagationModes.includes(mprop)) el.unsupported(mpropPath, mprop, kMountPropagationModes);
-      else if (mprop === 'Bidirectional' && !privileged) el.forbidden(mpropPath, 'Bidirectional mount propagation is available only to privileged containers');
+      else if (mprop === 'Bidirectional' && !privileged)
+        el.forbidden(mpropPath, 'Bidirectional mount propagation is available only to privileged containers');
     }
   });
 }
@@ -426,7 +500,8 @@ function validateProbe(el: ErrorList, path: string, v: unknown, successMustBeOne
   validateHandler(el, path, probe, ['exec', 'httpGet', 'tcpSocket', 'grpc'], []);
   // The timings and thresholds are int32 (seconds); the probe's grace period is an int64 and, when set, positive.
   el.nonNegative(child(path, 'initialDelaySeconds'), probe.initialDelaySeconds, 'int32');
-  for (const f of ['timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) el.atLeast(child(path, f), probe[f], 1, 'int32');
+  for (const f of ['timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold'])
+    el.atLeast(child(path, f), probe[f], 1, 'int32');
   const tgpPath = child(path, 'terminationGracePeriodSeconds');
   const tgp = el.int(tgpPath, probe.terminationGracePeriodSeconds);
   if (tgp !== undefined && tgp <= 0) el.invalid(tgpPath, tgp, 'must be greater than 0');

@@ -10,7 +10,15 @@ import { validateContainerList, type PodContext } from './validation-container.j
 import { child, ErrorList, index, isObj, isZeroValue } from './validation-util.js';
 
 /** kEphemeralForbiddenFields: Container fields an ephemeral container may not set (ports, probes, lifecycle, resources). */
-export const kEphemeralForbiddenFields: readonly string[] = ['ports', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'resources', 'resizePolicy'];
+export const kEphemeralForbiddenFields: readonly string[] = [
+  'ports',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+  'lifecycle',
+  'resources',
+  'resizePolicy',
+];
 
 /**
  * validateEphemeralContainers checks `spec.ephemeralContainers` (`path`) as upstream: each is a
@@ -60,7 +68,8 @@ export function validateEphemeralContainersUpdate(newPod: Pod, oldPod: Pod): Fie
   for (const old of oldPod.spec?.ephemeralContainers ?? []) {
     const i = next.findIndex((c) => c.name === old.name);
     if (i < 0) el.forbidden(path, `existing ephemeral containers ${JSON.stringify(old.name)} may not be removed`);
-    else if (!isDeepStrictEqual(next[i], old)) el.forbidden(index(path, i), `existing ephemeral containers ${JSON.stringify(old.name)} may not be changed`);
+    else if (!isDeepStrictEqual(next[i], old))
+      el.forbidden(index(path, i), `existing ephemeral containers ${JSON.stringify(old.name)} may not be changed`);
   }
   return el.errors;
 }

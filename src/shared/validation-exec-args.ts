@@ -50,7 +50,10 @@ export function validateExecArgs(el: ErrorList, spec: Obj): void {
         const n = stringBytes(s);
         total += n + kPointerBytes;
         if (n > kMaxArgStrlenBytes) {
-          el.tooLong(field, `must have at most ${kMaxArgStrlenBytes} bytes (MAX_ARG_STRLEN, its NUL included), the most the kernel takes for one argument; ${shown()} has ${n}`);
+          el.tooLong(
+            field,
+            `must have at most ${kMaxArgStrlenBytes} bytes (MAX_ARG_STRLEN, its NUL included), the most the kernel takes for one argument; ${shown()} has ${n}`,
+          );
         }
       };
       for (const name of ['command', 'args']) {
@@ -66,7 +69,10 @@ export function validateExecArgs(el: ErrorList, spec: Obj): void {
       }
       if (total > kMaxExecArgsBytes) {
         const on = ['command', 'args', 'env'].find((f) => Array.isArray(c[f])) ?? 'command';
-        el.tooLong(child(path, on), `command, args and env together must have at most ${kMaxExecArgsBytes} bytes (each string with its NUL and an 8-byte pointer), what execve takes here; these have ${total}`);
+        el.tooLong(
+          child(path, on),
+          `command, args and env together must have at most ${kMaxExecArgsBytes} bytes (each string with its NUL and an 8-byte pointer), what execve takes here; these have ${total}`,
+        );
       }
     });
   }

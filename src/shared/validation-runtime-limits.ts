@@ -45,11 +45,19 @@ export function validateRuntimeLimits(el: ErrorList, spec: Obj): void {
         if (memory !== undefined && memory >= kMaxMemoryBytes && !sameAsLimit) {
           el.invalid(index(kPath, 'memory'), String(rl.memory), 'must be less than 8Ei (2^63 bytes), the most the container runtime takes');
         } else if (kind === 'limits' && memory !== undefined && memory > 0 && Math.ceil(memory) < kMinMemoryLimitBytes) {
-          el.invalid(index(kPath, 'memory'), String(rl.memory), 'must be 0 (no limit) or at least 6Mi, the least the container runtime takes');
+          el.invalid(
+            index(kPath, 'memory'),
+            String(rl.memory),
+            'must be 0 (no limit) or at least 6Mi, the least the container runtime takes',
+          );
         }
         const cpu = value(rl.cpu);
         if (kind === 'limits' && cpu !== undefined && Math.ceil(cpu * 1000) > kMaxCpuLimitMilli) {
-          el.invalid(index(kPath, 'cpu'), String(rl.cpu), `must be at most ${kMaxCpuLimitMilli}m, the largest CFS quota the kernel takes (2^44-1 µs per 100 ms period)`);
+          el.invalid(
+            index(kPath, 'cpu'),
+            String(rl.cpu),
+            `must be at most ${kMaxCpuLimitMilli}m, the largest CFS quota the kernel takes (2^44-1 µs per 100 ms period)`,
+          );
         }
       }
     });

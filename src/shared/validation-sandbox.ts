@@ -19,8 +19,17 @@ import { child, ErrorList, index, isObj, type Obj } from './validation-util.js';
  * that they are refused with their reason instead of a bare `Not supported`.
  */
 export const kSupportedPodSandboxFields: readonly string[] = [
-  'hostAliases', 'dnsConfig', 'subdomain', 'setHostnameAsFQDN', 'hostPID', 'hostIPC', 'priorityClassName', 'preemptionPolicy',
-  'os', 'runtimeClassName', 'overhead',
+  'hostAliases',
+  'dnsConfig',
+  'subdomain',
+  'setHostnameAsFQDN',
+  'hostPID',
+  'hostIPC',
+  'priorityClassName',
+  'preemptionPolicy',
+  'os',
+  'runtimeClassName',
+  'overhead',
 ];
 
 /** The DNS policies (core/v1 DNSPolicy). */
@@ -63,9 +72,15 @@ export function validatePodSandboxFields(el: ErrorList, path: string, spec: Obj)
   const pcn = el.str(pcnPath, spec.priorityClassName);
   if (pcn) {
     if (!Object.hasOwn(kSystemPriorityClasses, pcn)) {
-      el.forbidden(pcnPath, `no PriorityClass with name ${pcn} was found (a node without an apiserver knows only ${Object.keys(kSystemPriorityClasses).join(' and ')})`);
+      el.forbidden(
+        pcnPath,
+        `no PriorityClass with name ${pcn} was found (a node without an apiserver knows only ${Object.keys(kSystemPriorityClasses).join(' and ')})`,
+      );
     } else if (typeof spec.priority === 'number' && spec.priority !== kSystemPriorityClasses[pcn]) {
-      el.forbidden(child(path, 'priority'), `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${kSystemPriorityClasses[pcn]} from the given PriorityClass name`);
+      el.forbidden(
+        child(path, 'priority'),
+        `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${kSystemPriorityClasses[pcn]} from the given PriorityClass name`,
+      );
     }
   }
   const ppPath = child(path, 'preemptionPolicy');
@@ -83,10 +98,15 @@ export function validatePodSandboxFields(el: ErrorList, path: string, spec: Obj)
   }
   const rcPath = child(path, 'runtimeClassName');
   const rc = el.str(rcPath, spec.runtimeClassName);
-  if (rc) el.notSupported(rcPath, `pod rejected: RuntimeClass "${rc}" not found (a node without an apiserver has no RuntimeClass objects; leave it empty to run with the container runtime's default handler)`);
+  if (rc)
+    el.notSupported(
+      rcPath,
+      `pod rejected: RuntimeClass "${rc}" not found (a node without an apiserver has no RuntimeClass objects; leave it empty to run with the container runtime's default handler)`,
+    );
   const ohPath = child(path, 'overhead');
   const oh = el.obj(ohPath, spec.overhead);
-  if (oh && Object.keys(oh).length > 0) el.forbidden(ohPath, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
+  if (oh && Object.keys(oh).length > 0)
+    el.forbidden(ohPath, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
 }
 
 /**
@@ -97,7 +117,10 @@ export function validatePodSandboxFields(el: ErrorList, path: string, spec: Obj)
 export function rejectForeignOS(el: ErrorList, path: string, spec: Obj): void {
   const os = spec.os;
   if (isObj(os) && typeof os.name === 'string' && os.name !== '' && os.name !== 'linux') {
-    el.notSupported(child(child(path, 'os'), 'name'), `PodOSNotSupported: Failed to admit pod as the OS field doesn't match node OS (this node runs linux, the pod asks for ${JSON.stringify(os.name)})`);
+    el.notSupported(
+      child(child(path, 'os'), 'name'),
+      `PodOSNotSupported: Failed to admit pod as the OS field doesn't match node OS (this node runs linux, the pod asks for ${JSON.stringify(os.name)})`,
+    );
   }
 }
 
@@ -135,7 +158,8 @@ function validateDNSConfig(el: ErrorList, path: string, v: unknown, policy: stri
   const sPath = child(path, 'searches');
   const searches = el.strList(sPath, cfg.searches) ?? [];
   if (searches.length > kMaxDNSSearchPaths) el.invalid(sPath, searches, `must not have more than ${kMaxDNSSearchPaths} search paths`);
-  if (searches.join(' ').length > kMaxDNSSearchListChars) el.invalid(sPath, searches, `must not have more than ${kMaxDNSSearchListChars} characters (including spaces) in the search list`);
+  if (searches.join(' ').length > kMaxDNSSearchListChars)
+    el.invalid(sPath, searches, `must not have more than ${kMaxDNSSearchListChars} characters (including spaces) in the search list`);
   searches.forEach((s, i) => {
     // A trailing dot (an absolute name) is allowed, as upstream trims it before the check.
     const name = s.endsWith('.') ? s.slice(0, -1) : s;

@@ -12,7 +12,12 @@ import { labelValueErrors, qualifiedNameErrors } from './names.js';
 import { child, ErrorList, index, type Obj } from './validation-util.js';
 
 /** PodSpec fields this module validates (added to kSupportedPodSpecFields). */
-export const kSchedulingPodSpecFields: readonly string[] = ['nodeSelector', 'affinity', 'topologySpreadConstraints', 'automountServiceAccountToken'];
+export const kSchedulingPodSpecFields: readonly string[] = [
+  'nodeSelector',
+  'affinity',
+  'topologySpreadConstraints',
+  'automountServiceAccountToken',
+];
 
 const kOperators = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'];
 const kFieldOperators = ['In', 'NotIn'];
@@ -25,7 +30,9 @@ export function validateSchedulingFields(el: ErrorList, path: string, spec: Obj)
     for (const m of labelValueErrors(v)) el.invalid(index(nsPath, k), v, m);
   }
   el.bool(child(path, 'automountServiceAccountToken'), spec.automountServiceAccountToken);
-  el.list(child(path, 'topologySpreadConstraints'), spec.topologySpreadConstraints)?.forEach((c, i) => el.obj(index(child(path, 'topologySpreadConstraints'), i), c));
+  el.list(child(path, 'topologySpreadConstraints'), spec.topologySpreadConstraints)?.forEach((c, i) =>
+    el.obj(index(child(path, 'topologySpreadConstraints'), i), c),
+  );
 
   const aPath = child(path, 'affinity');
   const affinity = el.obj(aPath, spec.affinity);
@@ -86,7 +93,8 @@ function validateRequirement(el: ErrorList, path: string, raw: unknown, field: b
   if (field) {
     if (key !== 'metadata.name') el.unsupported(keyPath, key, ['metadata.name']);
     if (!kFieldOperators.includes(op)) el.unsupported(opPath, op, kFieldOperators);
-    else if (values.length !== 1) el.required(valuesPath, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
+    else if (values.length !== 1)
+      el.required(valuesPath, "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
     return;
   }
   if (!key) el.required(keyPath);

@@ -71,7 +71,12 @@ export class ErrorList {
   }
   /** `Unsupported value: <value>: supported values: "a", "b"` (field.NotSupported). */
   unsupported(field: string, value: unknown, supported: readonly string[]): void {
-    this.errors.push({ field, type: 'Unsupported value', value, detail: `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}` });
+    this.errors.push({
+      field,
+      type: 'Unsupported value',
+      value,
+      detail: `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`,
+    });
   }
   /** `Forbidden: <detail>`. */
   forbidden(field: string, detail: string): void {

@@ -10,13 +10,35 @@ import { parseQuantity, quantityError } from './quantity.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, type Obj } from './validation-util.js';
 
 /** Volume fields kubelet-ts implements: exactly one source of emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim (a local-path claim: shared/pvc.ts). */
-export const kSupportedVolumeFields: readonly string[] = ['name', 'emptyDir', 'hostPath', 'configMap', 'secret', 'downwardAPI', 'projected', 'persistentVolumeClaim'];
+export const kSupportedVolumeFields: readonly string[] = [
+  'name',
+  'emptyDir',
+  'hostPath',
+  'configMap',
+  'secret',
+  'downwardAPI',
+  'projected',
+  'persistentVolumeClaim',
+];
 /** Projected volume sources kubelet-ts runs. */
 export const kSupportedProjectionFields: readonly string[] = ['configMap', 'secret', 'downwardAPI', 'serviceAccountToken'];
 /** The fieldPaths a downwardAPI volume file may name (validVolumeDownwardAPIFieldPathExpressions). */
-export const kVolumeDownwardAPIFieldPaths: readonly string[] = ['metadata.name', 'metadata.namespace', 'metadata.labels', 'metadata.annotations', 'metadata.uid'];
+export const kVolumeDownwardAPIFieldPaths: readonly string[] = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.labels',
+  'metadata.annotations',
+  'metadata.uid',
+];
 /** The resources a downwardAPI volume's resourceFieldRef may name (validContainerResourceFieldPathExpressions). */
-export const kVolumeDownwardAPIResources: readonly string[] = ['limits.cpu', 'limits.memory', 'limits.ephemeral-storage', 'requests.cpu', 'requests.memory', 'requests.ephemeral-storage'];
+export const kVolumeDownwardAPIResources: readonly string[] = [
+  'limits.cpu',
+  'limits.memory',
+  'limits.ephemeral-storage',
+  'requests.cpu',
+  'requests.memory',
+  'requests.ephemeral-storage',
+];
 
 const kHostPathTypes = ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', 'File', 'Socket', 'CharDevice', 'BlockDevice'];
 const kEmptyDirMedia = ['', 'Memory'];
@@ -141,7 +163,8 @@ function validateServiceAccountTokenProjection(el: ErrorList, p: string, sat: Ob
   el.str(child(p, 'audience'), sat.audience);
   const exp = el.int(child(p, 'expirationSeconds'), sat.expirationSeconds);
   if (exp !== undefined && exp < 600) el.invalid(child(p, 'expirationSeconds'), exp, 'may not specify a duration less than 10 minutes');
-  if (exp !== undefined && exp > 2 ** 32) el.invalid(child(p, 'expirationSeconds'), exp, 'may not specify a duration larger than 2^32 seconds');
+  if (exp !== undefined && exp > 2 ** 32)
+    el.invalid(child(p, 'expirationSeconds'), exp, 'may not specify a duration larger than 2^32 seconds');
   validateItemPath(el, child(p, 'path'), sat.path, paths);
 }
 
@@ -175,7 +198,8 @@ export function validateVolumes(el: ErrorList, path: string, v: unknown): Set<st
       if (ed.sizeLimit !== undefined && ed.sizeLimit !== null) {
         const why = quantityError(ed.sizeLimit);
         if (why) el.invalid(slPath, ed.sizeLimit, why);
-        else if (parseQuantity(ed.sizeLimit as string | number, slPath) < 0) el.invalid(slPath, String(ed.sizeLimit), 'must be greater than or equal to 0');
+        else if (parseQuantity(ed.sizeLimit as string | number, slPath) < 0)
+          el.invalid(slPath, String(ed.sizeLimit), 'must be greater than or equal to 0');
       }
     }
     const hpPath = child(p, 'hostPath');

@@ -21,12 +21,25 @@ import { validateRuntimeLimits } from './validation-runtime-limits.js';
 import { kSupportedPodSandboxFields, rejectForeignOS, validatePodSandboxFields } from './validation-sandbox.js';
 import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
 import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
-import { appArmorFromAnnotation, kAppArmorAnnotationPrefix, rejectUnrunnableSecurity, validatePodSecurityContext } from './security-context.js';
+import {
+  appArmorFromAnnotation,
+  kAppArmorAnnotationPrefix,
+  rejectUnrunnableSecurity,
+  validatePodSecurityContext,
+} from './security-context.js';
 
 export {
-  kSupportedContainerFields, kSupportedContainerPortFields, kSupportedEnvVarFields, kSupportedEnvVarSourceFields,
-  kSupportedVolumeMountFields, kSupportedResourceRequirementsFields, kSupportedResourceNames, kSupportedProbeFields,
-  kSupportedLifecycleHandlerFields, kSupportedEnvFieldPaths, kSupportedEnvResources,
+  kSupportedContainerFields,
+  kSupportedContainerPortFields,
+  kSupportedEnvVarFields,
+  kSupportedEnvVarSourceFields,
+  kSupportedVolumeMountFields,
+  kSupportedResourceRequirementsFields,
+  kSupportedResourceNames,
+  kSupportedProbeFields,
+  kSupportedLifecycleHandlerFields,
+  kSupportedEnvFieldPaths,
+  kSupportedEnvResources,
 } from './validation-container.js';
 
 /** Top-level Pod fields. `status` is accepted and ignored on input: the agent owns the status. */
@@ -37,7 +50,13 @@ export const kSupportedObjectMetaFields: readonly string[] = ['name', 'namespace
  * ObjectMeta fields written by an apiserver, tolerated and ignored so that `kubectl get -o yaml`
  * output can be fed back in. Meaningful ones (ownerReferences, finalizers, deletionTimestamp) are not here.
  */
-export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp', 'resourceVersion', 'generation', 'selfLink', 'managedFields'];
+export const kIgnoredObjectMetaFields: readonly string[] = [
+  'creationTimestamp',
+  'resourceVersion',
+  'generation',
+  'selfLink',
+  'managedFields',
+];
 /**
  * PodSpec fields kubelet-ts implements. `tolerations` is accepted (and its shape validated) but
  * ignored: on a single node without taints-based eviction it has no effect. `securityContext`
@@ -46,9 +65,27 @@ export const kIgnoredObjectMetaFields: readonly string[] = ['creationTimestamp',
  */
 export const kSupportedPodSpecFields: readonly string[] = [
   ...kSchedulingPodSpecFields,
-  'containers', 'initContainers', 'ephemeralContainers', 'volumes', 'restartPolicy', 'terminationGracePeriodSeconds', 'activeDeadlineSeconds',
-  'dnsPolicy', 'nodeName', 'hostNetwork', 'shareProcessNamespace', 'serviceAccountName', 'serviceAccount',
-  'schedulerName', 'securityContext', 'enableServiceLinks', 'hostname', 'priority', 'tolerations', 'imagePullSecrets', 'hostUsers',
+  'containers',
+  'initContainers',
+  'ephemeralContainers',
+  'volumes',
+  'restartPolicy',
+  'terminationGracePeriodSeconds',
+  'activeDeadlineSeconds',
+  'dnsPolicy',
+  'nodeName',
+  'hostNetwork',
+  'shareProcessNamespace',
+  'serviceAccountName',
+  'serviceAccount',
+  'schedulerName',
+  'securityContext',
+  'enableServiceLinks',
+  'hostname',
+  'priority',
+  'tolerations',
+  'imagePullSecrets',
+  'hostUsers',
   ...kSupportedPodSandboxFields,
 ];
 export { kSupportedVolumeFields, kSupportedProjectionFields } from './validation-volumes.js';
@@ -161,7 +198,11 @@ function validateUid(el: ErrorList, path: string, uid: string | undefined): void
   if (!uid) return;
   if (uid.length > kMaxUidLength) el.tooLong(path, `must have at most ${kMaxUidLength} characters`);
   else if (!kUidPattern.test(uid)) {
-    el.invalid(path, uid, "must consist of letters, digits or '-' (e.g. a UUID): the node's container names split on '_' and its pod directories on '/'");
+    el.invalid(
+      path,
+      uid,
+      "must consist of letters, digits or '-' (e.g. a UUID): the node's container names split on '_' and its pod directories on '/'",
+    );
   }
 }
 
@@ -199,7 +240,13 @@ function validatePodSpec(el: ErrorList, path: string, spec: Obj): void {
   const seen = new Set<string>();
   validateContainerList(el, cPath, containers, false, ctx, seen);
   validateContainerList(el, icPath, initContainers, true, ctx, seen);
-  validateEphemeralContainers(el, child(path, 'ephemeralContainers'), el.list(child(path, 'ephemeralContainers'), spec.ephemeralContainers) ?? [], ctx, seen);
+  validateEphemeralContainers(
+    el,
+    child(path, 'ephemeralContainers'),
+    el.list(child(path, 'ephemeralContainers'), spec.ephemeralContainers) ?? [],
+    ctx,
+    seen,
+  );
 
   enumField(el, child(path, 'restartPolicy'), spec.restartPolicy, kRestartPolicies);
   validatePodSandboxFields(el, path, spec);
@@ -242,7 +289,8 @@ function validateAppArmorAnnotations(el: ErrorList, meta: Obj, spec: Obj): void 
     if (!k.startsWith(kAppArmorAnnotationPrefix) || typeof v !== 'string') continue;
     const path = `metadata.annotations[${k}]`;
     if (!names.has(k.slice(kAppArmorAnnotationPrefix.length))) el.invalid(path, k, 'container not found');
-    else if (!appArmorFromAnnotation(v)) el.invalid(path, v, 'invalid AppArmor profile name: must be "runtime/default", "unconfined" or "localhost/<profile>"');
+    else if (!appArmorFromAnnotation(v))
+      el.invalid(path, v, 'invalid AppArmor profile name: must be "runtime/default", "unconfined" or "localhost/<profile>"');
   }
 }
 
@@ -258,8 +306,9 @@ function validateTolerations(el: ErrorList, path: string, v: unknown): void {
     const opPath = child(p, 'operator');
     const op = el.str(opPath, t.operator) ?? '';
     const value = el.str(child(p, 'value'), t.value) ?? '';
-    if (!key && op !== 'Exists') el.invalid(opPath, op, 'operator must be Exists when `key` is empty, which means "match all values and all keys"');
-    if (op === 'Exists' && value) el.invalid(opPath, t, 'value must be empty when `operator` is \'Exists\'');
+    if (!key && op !== 'Exists')
+      el.invalid(opPath, op, 'operator must be Exists when `key` is empty, which means "match all values and all keys"');
+    if (op === 'Exists' && value) el.invalid(opPath, t, "value must be empty when `operator` is 'Exists'");
     else if (op === 'Equal' || op === '') {
       for (const m of labelValueErrors(value)) el.invalid(child(p, 'value'), value, m);
     } else if (op !== 'Exists') el.unsupported(opPath, op, ['Equal', 'Exists']);
@@ -269,6 +318,7 @@ function validateTolerations(el: ErrorList, path: string, v: unknown): void {
       el.unsupported(effPath, effect, ['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
     }
     const ts = el.int(child(p, 'tolerationSeconds'), t.tolerationSeconds);
-    if (ts !== undefined && effect !== 'NoExecute') el.invalid(effPath, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
+    if (ts !== undefined && effect !== 'NoExecute')
+      el.invalid(effPath, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
   });
 }

@@ -53,17 +53,20 @@ export function runEventsLoop(
 
   const connect = () => {
     if (stopped) return;
-    watch = runtime.watchContainerEvents({ labels: [] }, {
-      onOpen() {
-        backoffMs = 250;
-        wasConnected = true;
-        post({ type: 'connected' });
+    watch = runtime.watchContainerEvents(
+      { labels: [] },
+      {
+        onOpen() {
+          backoffMs = 250;
+          wasConnected = true;
+          post({ type: 'connected' });
+        },
+        onEvents(events) {
+          post({ type: 'events', events });
+        },
+        onClose: retry,
       },
-      onEvents(events) {
-        post({ type: 'events', events });
-      },
-      onClose: retry,
-    });
+    );
   };
 
   connect();

@@ -40,7 +40,12 @@ export class LogsWorker {
    * `logManager`: on a CRI runtime, the container log manager (logs/container-log-manager.ts) that
    * rotates the runtime's log files; started here, stopped by `stop`.
    */
-  constructor(bootstrap: LogsWorkerBootstrap, private readonly post: (m: LogsWorkerMessage) => void, runtime?: Pick<NodeRuntime, 'runtime' | 'logs'>, private readonly logManager?: Pick<ContainerLogManager, 'start' | 'stop'>) {
+  constructor(
+    bootstrap: LogsWorkerBootstrap,
+    private readonly post: (m: LogsWorkerMessage) => void,
+    runtime?: Pick<NodeRuntime, 'runtime' | 'logs'>,
+    private readonly logManager?: Pick<ContainerLogManager, 'start' | 'stop'>,
+  ) {
     this.#runtime = runtime ?? getRuntime(bootstrap);
     logManager?.start();
   }
@@ -53,7 +58,14 @@ export class LogsWorker {
       case 'version':
         // The kubelet's own CRI client version, as kuberuntime sends it.
         this.#runtime.runtime.version('0.1.0').then(
-          (v) => this.post({ type: 'version', id: msg.id, runtimeName: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version }),
+          (v) =>
+            this.post({
+              type: 'version',
+              id: msg.id,
+              runtimeName: v.runtime_name,
+              version: v.runtime_version,
+              apiVersion: v.runtime_api_version,
+            }),
           (err) => this.post({ type: 'error', id: msg.id, error: serializeError(err) }),
         );
         break;
@@ -94,30 +106,38 @@ export class LogsWorker {
       this.post({ type: 'error', id: msg.id, error: serializeError(err) });
     };
     try {
-      if (!/^[0-9a-f]{12,64}$/.test(msg.containerId)) throw new AgentError('ERR_INVALID_ARGUMENT', `container ID ${JSON.stringify(msg.containerId)} is not a container ID (12 to 64 hex digits)`);
+      if (!/^[0-9a-f]{12,64}$/.test(msg.containerId))
+        throw new AgentError(
+          'ERR_INVALID_ARGUMENT',
+          `container ID ${JSON.stringify(msg.containerId)} is not a container ID (12 to 64 hex digits)`,
+        );
       let left = msg.limitBytes ?? Infinity;
       // The node-scoped runtime refuses a container not owned by this node (ERR_INVALID_ARGUMENT).
-      const reader = await this.#runtime.logs.readContainerLogs(msg.containerId, { follow: msg.follow, timestamps: msg.timestamps, tailLines: msg.tailLines, sinceSeconds: msg.sinceSeconds }, {
-        onData: (chunk) => {
-          if (read.cancelled || left <= 0) return;
-          const part = chunk.length > left ? chunk.subarray(0, left) : chunk;
-          left -= part.length;
-          if (part.length > 0) this.post({ type: 'data', id: msg.id, chunk: new Uint8Array(part) });
-          if (left <= 0) {
-            // limitBytes reached: end here, as the kubelet's LimitWriter does.
+      const reader = await this.#runtime.logs.readContainerLogs(
+        msg.containerId,
+        { follow: msg.follow, timestamps: msg.timestamps, tailLines: msg.tailLines, sinceSeconds: msg.sinceSeconds },
+        {
+          onData: (chunk) => {
+            if (read.cancelled || left <= 0) return;
+            const part = chunk.length > left ? chunk.subarray(0, left) : chunk;
+            left -= part.length;
+            if (part.length > 0) this.post({ type: 'data', id: msg.id, chunk: new Uint8Array(part) });
+            if (left <= 0) {
+              // limitBytes reached: end here, as the kubelet's LimitWriter does.
+              this.#reads.delete(msg.id);
+              read.cancelled = true;
+              read.reader?.cancel();
+              this.post({ type: 'end', id: msg.id });
+            }
+          },
+          onEnd: (err) => {
+            if (read.cancelled || !this.#reads.has(msg.id)) return;
+            if (err) return fail(err);
             this.#reads.delete(msg.id);
-            read.cancelled = true;
-            read.reader?.cancel();
             this.post({ type: 'end', id: msg.id });
-          }
+          },
         },
-        onEnd: (err) => {
-          if (read.cancelled || !this.#reads.has(msg.id)) return;
-          if (err) return fail(err);
-          this.#reads.delete(msg.id);
-          this.post({ type: 'end', id: msg.id });
-        },
-      });
+      );
       read.reader = reader;
       if (read.cancelled) {
         reader.cancel();

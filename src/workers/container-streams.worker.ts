@@ -20,7 +20,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AgentError, serializeError } from '../shared/errors.js';
 import type { PortForwardSpec } from '../shared/port-forward-protocol.js';
-import { kStreamOutputWindowBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../shared/streams-protocol.js';
+import {
+  kStreamOutputWindowBytes,
+  type ContainerStreamSpec,
+  type StreamInbound,
+  type StreamOutbound,
+  type StreamsWorkerBootstrap,
+  type StreamsWorkerRequest,
+} from '../shared/streams-protocol.js';
 import { getRuntime as getNodeRuntime, type NodeRuntime } from './runtime/node-runtime.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import type { RuntimeService } from './runtime/cri/services.js';
@@ -31,7 +38,10 @@ import { startPortForward, type PortForwardPort } from './streams/port-forward.j
 
 /** The runtime port-forward.ts gets for a direct reach on a CRI runtime: never asked (a netns reach goes to the CRI's PortForward). */
 const kNoNetnsRuntime = {
-  inspectContainer: () => Promise.reject(new AgentError('ERR_RUNTIME', 'port-forward: a sandbox network namespace is reached through the CRI PortForward on this runtime')),
+  inspectContainer: () =>
+    Promise.reject(
+      new AgentError('ERR_RUNTIME', 'port-forward: a sandbox network namespace is reached through the CRI PortForward on this runtime'),
+    ),
 } as unknown as ContainerRuntime;
 
 /** The part of a MessagePort a stream uses (tests pass a MessageChannel's port). */
@@ -74,11 +84,12 @@ export class StreamsWorker {
   /** portForward starts forwarded connection `id` on `port` (port-forward.ts); every later message flows on that port. */
   portForward(id: number, port: PortForwardPort, spec: PortForwardSpec): void {
     const done = () => this.#forwards.delete(id);
-    const stop = this.#criRuntime && spec.reach.kind === 'netns'
-      // The runtime enters the sandbox's netns itself; the node-scoped runtime refuses another node's sandbox.
-      ? startCriPortForward(this.#criRuntime, port, { sandboxId: spec.reach.sandboxId, port: spec.port }, done)
-      // A direct reach dials host:port and never asks the runtime.
-      : startPortForward(this.#forwardRuntime ?? kNoNetnsRuntime, this.#nodeName, port, spec, done);
+    const stop =
+      this.#criRuntime && spec.reach.kind === 'netns'
+        ? // The runtime enters the sandbox's netns itself; the node-scoped runtime refuses another node's sandbox.
+          startCriPortForward(this.#criRuntime, port, { sandboxId: spec.reach.sandboxId, port: spec.port }, done)
+        : // A direct reach dials host:port and never asks the runtime.
+          startPortForward(this.#forwardRuntime ?? kNoNetnsRuntime, this.#nodeName, port, spec, done);
     this.#forwards.set(id, stop);
   }
 
@@ -115,14 +126,17 @@ export class StreamsWorker {
       switch (m.t) {
         case 'stdin': {
           const data = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
-          chain = chain.then(() => new Promise<void>((resolve) => {
-            st.writeStdin(data, () => {
-              if (!s.closed) port.postMessage({ t: 'stdinAck', bytes: data.length });
-              resolve();
-            });
-            // The ack waits for the engine; the next write need not.
-            resolve();
-          }));
+          chain = chain.then(
+            () =>
+              new Promise<void>((resolve) => {
+                st.writeStdin(data, () => {
+                  if (!s.closed) port.postMessage({ t: 'stdinAck', bytes: data.length });
+                  resolve();
+                });
+                // The ack waits for the engine; the next write need not.
+                resolve();
+              }),
+          );
           break;
         }
         case 'stdinEnd':
@@ -149,30 +163,38 @@ export class StreamsWorker {
       else apply(m);
     });
     if (!/^[0-9a-f]{12,64}$/.test(spec.containerId)) {
-      end({ t: 'exit', exitCode: null, error: serializeError(new AgentError('ERR_INVALID_ARGUMENT', `container ID ${JSON.stringify(spec.containerId)} is not a Docker ID`)) });
+      end({
+        t: 'exit',
+        exitCode: null,
+        error: serializeError(
+          new AgentError('ERR_INVALID_ARGUMENT', `container ID ${JSON.stringify(spec.containerId)} is not a Docker ID`),
+        ),
+      });
       return;
     }
-    this.#streamsApi.openContainerStream(spec.containerId, spec, {
-      onOutput: (fd, chunk) => {
-        if (s.closed) return;
-        unacked += chunk.length;
-        port.postMessage({ t: 'out', fd, data: new Uint8Array(chunk) });
-        if (!paused && unacked >= kStreamOutputWindowBytes) {
-          paused = true;
-          s.stream?.pause();
-        }
-      },
-      onExit: (exitCode, err) => end({ t: 'exit', exitCode, error: err ? serializeError(err) : undefined }),
-    }).then(
-      (stream) => {
-        if (s.closed) return stream.close();
-        s.stream = stream;
-        port.postMessage({ t: 'started' });
-        if (spec.tty && spec.size) apply({ t: 'resize', width: spec.size.width, height: spec.size.height });
-        for (const m of early.splice(0)) apply(m);
-      },
-      (err) => end({ t: 'exit', exitCode: null, error: serializeError(err) }),
-    );
+    this.#streamsApi
+      .openContainerStream(spec.containerId, spec, {
+        onOutput: (fd, chunk) => {
+          if (s.closed) return;
+          unacked += chunk.length;
+          port.postMessage({ t: 'out', fd, data: new Uint8Array(chunk) });
+          if (!paused && unacked >= kStreamOutputWindowBytes) {
+            paused = true;
+            s.stream?.pause();
+          }
+        },
+        onExit: (exitCode, err) => end({ t: 'exit', exitCode, error: err ? serializeError(err) : undefined }),
+      })
+      .then(
+        (stream) => {
+          if (s.closed) return stream.close();
+          s.stream = stream;
+          port.postMessage({ t: 'started' });
+          if (spec.tty && spec.size) apply({ t: 'resize', width: spec.size.width, height: spec.size.height });
+          for (const m of early.splice(0)) apply(m);
+        },
+        (err) => end({ t: 'exit', exitCode: null, error: serializeError(err) }),
+      );
   }
 
   /** stop tears every stream down. */

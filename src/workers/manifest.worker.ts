@@ -12,7 +12,15 @@
  * whose value says why it is refused.
  */
 import { AgentError, serializeError } from '../shared/errors.js';
-import { PROTOCOL_VERSION, type DecodedProtobufBody, type DecodePodsBodyTask, type DecodeProtobufBodyTask, type LoadStaticPodsResult, type LoadStaticPodsTask, type WorkerResult } from '../shared/messages.js';
+import {
+  PROTOCOL_VERSION,
+  type DecodedProtobufBody,
+  type DecodePodsBodyTask,
+  type DecodeProtobufBodyTask,
+  type LoadStaticPodsResult,
+  type LoadStaticPodsTask,
+  type WorkerResult,
+} from '../shared/messages.js';
 import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
@@ -23,7 +31,13 @@ import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.j
  * @throws InvalidManifestError(task.origin, errors) for a manifest that does not parse or validate.
  */
 export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResult {
-  const { pods, objects } = loadStaticManifest(task.text, { nodeName: task.nodeName, source: task.source, origin: task.origin, seenAt: new Date(task.seenAtMs), format: task.format });
+  const { pods, objects } = loadStaticManifest(task.text, {
+    nodeName: task.nodeName,
+    source: task.source,
+    origin: task.origin,
+    seenAt: new Date(task.seenAtMs),
+    format: task.format,
+  });
   return { pods, contentHashes: pods.map(staticPodContentHash), objects };
 }
 
@@ -46,16 +60,24 @@ export function runDecodeProtobufBody(task: DecodeProtobufBodyTask): DecodedProt
  * Another protocol version or another task kind is an `ERR_PROTOCOL` error result (under the
  * task's own kind).
  */
-export default async function decodeManifest(task: LoadStaticPodsTask | DecodePodsBodyTask | DecodeProtobufBodyTask): Promise<WorkerResult<'loadStaticPods' | 'decodePodsBody' | 'decodeProtobufBody'>> {
+export default async function decodeManifest(
+  task: LoadStaticPodsTask | DecodePodsBodyTask | DecodeProtobufBodyTask,
+): Promise<WorkerResult<'loadStaticPods' | 'decodePodsBody' | 'decodeProtobufBody'>> {
   const kind = (task as { kind?: unknown } | null)?.kind as 'loadStaticPods' | 'decodePodsBody' | 'decodeProtobufBody';
   try {
     if (task?.protocol !== PROTOCOL_VERSION) {
-      throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
+      throw new AgentError(
+        'ERR_PROTOCOL',
+        `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`,
+      );
     }
     if (task.kind === 'loadStaticPods') return { ok: true, kind: 'loadStaticPods', value: runLoadStaticPods(task) };
     if (task.kind === 'decodePodsBody') return { ok: true, kind: 'decodePodsBody', value: decodePodsBody(task) };
     if (task.kind === 'decodeProtobufBody') return { ok: true, kind: 'decodeProtobufBody', value: runDecodeProtobufBody(task) };
-    throw new AgentError('ERR_PROTOCOL', `the manifest worker answers only loadStaticPods, decodePodsBody and decodeProtobufBody tasks, got ${JSON.stringify(kind)}`);
+    throw new AgentError(
+      'ERR_PROTOCOL',
+      `the manifest worker answers only loadStaticPods, decodePodsBody and decodeProtobufBody tasks, got ${JSON.stringify(kind)}`,
+    );
   } catch (err) {
     return { ok: false, kind, error: serializeError(err) };
   }

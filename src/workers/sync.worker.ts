@@ -9,7 +9,15 @@ import path from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
 import { boundedErr, newLogger, type Logger } from '../shared/logging.js';
-import { kDefaultNodeSandboxSettings, PROTOCOL_VERSION, type GcResult, type WorkerBootstrap, type WorkerResult, type WorkerResultMap, type WorkerTask } from '../shared/messages.js';
+import {
+  kDefaultNodeSandboxSettings,
+  PROTOCOL_VERSION,
+  type GcResult,
+  type WorkerBootstrap,
+  type WorkerResult,
+  type WorkerResultMap,
+  type WorkerTask,
+} from '../shared/messages.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import { getRuntime } from './runtime/runtime-service.js';
@@ -42,12 +50,15 @@ export interface WorkerHandlerDeps {
 export function validateBootstrap(b: unknown): WorkerBootstrap {
   if (typeof b !== 'object' || b === null) throw new InvalidArgumentError('workerData must be a WorkerBootstrap object');
   const w = b as Partial<WorkerBootstrap>;
-  if (w.protocol !== PROTOCOL_VERSION) throw new InvalidArgumentError(`workerData.protocol must be ${PROTOCOL_VERSION}, got ${JSON.stringify(w.protocol)}`);
+  if (w.protocol !== PROTOCOL_VERSION)
+    throw new InvalidArgumentError(`workerData.protocol must be ${PROTOCOL_VERSION}, got ${JSON.stringify(w.protocol)}`);
   if (w.runtime === undefined) throw new InvalidArgumentError('workerData.runtime must be set');
   checkRuntimeEndpoint(w);
   if (typeof w.nodeName !== 'string' || !w.nodeName) throw new InvalidArgumentError('workerData.nodeName must be a non-empty string');
-  if (typeof w.rootDir !== 'string' || !path.isAbsolute(w.rootDir)) throw new InvalidArgumentError(`workerData.rootDir must be an absolute path, got ${JSON.stringify(w.rootDir)}`);
-  if (typeof w.podInfraContainerImage !== 'string' || !w.podInfraContainerImage) throw new InvalidArgumentError('workerData.podInfraContainerImage must be a non-empty string');
+  if (typeof w.rootDir !== 'string' || !path.isAbsolute(w.rootDir))
+    throw new InvalidArgumentError(`workerData.rootDir must be an absolute path, got ${JSON.stringify(w.rootDir)}`);
+  if (typeof w.podInfraContainerImage !== 'string' || !w.podInfraContainerImage)
+    throw new InvalidArgumentError('workerData.podInfraContainerImage must be a non-empty string');
   return w as WorkerBootstrap;
 }
 
@@ -66,7 +77,10 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
   const logger = deps.logger ?? newLogger(b.logLevel || 'info').child({ component: 'sync-worker', node: b.nodeName });
   if (!runtime && b.runtime === 'remote') {
     const nr = getNodeRuntime(b);
-    return criWorkerHandler(b, deps, logger, nr, { sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox }, nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? '') });
+    return criWorkerHandler(b, deps, logger, nr, {
+      sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox },
+      nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? ''),
+    });
   }
   // Docker and the fake: the same CRI syncer over dockershim's translation (runtime/docker).
   const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
@@ -78,7 +92,8 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
   return criWorkerHandler(b, deps, logger, nr, {
     // Host files, cgroups and Docker options only for real containers (the fake runtime has none).
     sandbox,
-    stats: (task) => collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', now }, task),
+    stats: (task) =>
+      collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', now }, task),
     // Without a pod network (`--network-plugin none`, the fake) a sandbox has no IP and keeps it.
     podNetwork: network !== kNoopPodNetwork,
     netns: scoped,
@@ -108,16 +123,32 @@ async function releaseGoneSandboxNetworks(nr: NodeRuntime, network: PodNetwork, 
  * `nr` (runtime/node-runtime.ts: gRPC for `remote`, dockershim's for Docker and the fake) and
  * kuberuntime/cri-worker-tasks.ts; `extra` says what differs by runtime.
  */
-function criWorkerHandler(b: WorkerBootstrap, deps: WorkerHandlerDeps, logger: Logger, nr: NodeRuntime, extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse' | 'stats'>): WorkerHandler {
+function criWorkerHandler(
+  b: WorkerBootstrap,
+  deps: WorkerHandlerDeps,
+  logger: Logger,
+  nr: NodeRuntime,
+  extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse' | 'stats'>,
+): WorkerHandler {
   const criDeps: CriWorkerDeps = {
-    runtime: nr.runtime, images: nr.images, nodeName: b.nodeName, rootDir: b.rootDir, podInfraContainerImage: b.podInfraContainerImage,
-    now: deps.now ?? Date.now, logger, logs: nr.logs, ...extra,
+    runtime: nr.runtime,
+    images: nr.images,
+    nodeName: b.nodeName,
+    rootDir: b.rootDir,
+    podInfraContainerImage: b.podInfraContainerImage,
+    now: deps.now ?? Date.now,
+    logger,
+    logs: nr.logs,
+    ...extra,
   };
   return async (task: WorkerTask): Promise<WorkerResult> => {
     const kind = (task as { kind?: unknown } | null)?.kind as keyof WorkerResultMap;
     try {
       if (task?.protocol !== PROTOCOL_VERSION) {
-        throw new AgentError('ERR_PROTOCOL', `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`);
+        throw new AgentError(
+          'ERR_PROTOCOL',
+          `task protocol ${JSON.stringify(task?.protocol)} does not match the worker's ${PROTOCOL_VERSION}`,
+        );
       }
       return await runCriTask(criDeps, task);
     } catch (err) {

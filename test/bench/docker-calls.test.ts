@@ -20,11 +20,27 @@ describe('bench docker-calls', () => {
   it('subtracts the union of the spans clipped to the window', () => {
     expect(outsideSpansMs(0, 100, [])).toBe(100);
     // Overlapping spans count once: 10–50 and 30–70 cover 60 ms.
-    expect(outsideSpansMs(0, 100, [[10, 50], [30, 70]])).toBe(40);
+    expect(
+      outsideSpansMs(0, 100, [
+        [10, 50],
+        [30, 70],
+      ]),
+    ).toBe(40);
     // A span inside another, out of order, and one partly outside the window.
-    expect(outsideSpansMs(0, 100, [[60, 120], [20, 30], [10, 40]])).toBe(30);
+    expect(
+      outsideSpansMs(0, 100, [
+        [60, 120],
+        [20, 30],
+        [10, 40],
+      ]),
+    ).toBe(30);
     // Spans wholly outside the window take nothing away.
-    expect(outsideSpansMs(100, 200, [[0, 50], [250, 300]])).toBe(100);
+    expect(
+      outsideSpansMs(100, 200, [
+        [0, 50],
+        [250, 300],
+      ]),
+    ).toBe(100);
     expect(outsideSpansMs(0, 10, [[0, 10]])).toBe(0);
   });
 });

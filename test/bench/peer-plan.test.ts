@@ -19,17 +19,35 @@ describe('bench peers plan', () => {
     const compose: PlannedPeer = {
       name: 'docker-compose up',
       run: async () => {
-        if (++composeRuns === 1) throw new Error('docker-compose -p x up -d exited 1: ERROR: for p46-pause  UnixHTTPConnectionPool(...): Read timed out. (read timeout=60)');
+        if (++composeRuns === 1)
+          throw new Error(
+            'docker-compose -p x up -d exited 1: ERROR: for p46-pause  UnixHTTPConnectionPool(...): Read timed out. (read timeout=60)',
+          );
         return { allRunningMs: 9000, allRemovedMs: 3000 };
       },
       cleanup: async () => void cleanups++,
     };
     const plan = [ok('kubelet-ts', [4000, 3800]), ok('raw floor', [2000, 1900]), compose];
-    const outcomes = await runPeerPlan(plan, 2, { warn: (l) => warned.push(l), after: (peer, rep, f) => after.push(`${rep}:${peer}:${f ? 'failed' : 'ok'}`) });
-    expect(after).toEqual(['1:kubelet-ts:ok', '1:raw floor:ok', '1:docker-compose up:failed', '2:kubelet-ts:ok', '2:raw floor:ok', '2:docker-compose up:ok']);
+    const outcomes = await runPeerPlan(plan, 2, {
+      warn: (l) => warned.push(l),
+      after: (peer, rep, f) => after.push(`${rep}:${peer}:${f ? 'failed' : 'ok'}`),
+    });
+    expect(after).toEqual([
+      '1:kubelet-ts:ok',
+      '1:raw floor:ok',
+      '1:docker-compose up:failed',
+      '2:kubelet-ts:ok',
+      '2:raw floor:ok',
+      '2:docker-compose up:ok',
+    ]);
     expect(cleanups).toBe(1);
-    expect(warned).toEqual([expect.stringMatching(/^bench peers: docker-compose up failed in rep 1\/2, recorded as its failure; going on: .*Read timed out/)]);
-    expect(outcomes.get('docker-compose up')).toEqual({ runs: [{ allRunningMs: 9000, allRemovedMs: 3000 }], failures: [{ rep: 1, error: expect.stringContaining('Read timed out') }] });
+    expect(warned).toEqual([
+      expect.stringMatching(/^bench peers: docker-compose up failed in rep 1\/2, recorded as its failure; going on: .*Read timed out/),
+    ]);
+    expect(outcomes.get('docker-compose up')).toEqual({
+      runs: [{ allRunningMs: 9000, allRemovedMs: 3000 }],
+      failures: [{ rep: 1, error: expect.stringContaining('Read timed out') }],
+    });
 
     const report = peerReport(outcomes, 'raw floor');
     expect(report.rows.slice(1)).toEqual([
@@ -43,10 +61,20 @@ describe('bench peers plan', () => {
 
   it('reads `failed` for a peer without a successful run, the floor included, and a failing before-hook or cleanup does not stop the plan', async () => {
     const warned: string[] = [];
-    const floor: PlannedPeer = { name: 'raw floor', run: async () => { throw new Error('settle gave up'); }, cleanup: async () => { throw new Error('docker gone'); } };
+    const floor: PlannedPeer = {
+      name: 'raw floor',
+      run: async () => {
+        throw new Error('settle gave up');
+      },
+      cleanup: async () => {
+        throw new Error('docker gone');
+      },
+    };
     const outcomes = await runPeerPlan([ok('kubelet-ts', [4000]), floor], 1, {
       warn: (l) => warned.push(l),
-      before: async (peer) => { if (peer === 'kubelet-ts') throw new RangeError('Invalid count value: -1'); },
+      before: async (peer) => {
+        if (peer === 'kubelet-ts') throw new RangeError('Invalid count value: -1');
+      },
     });
     expect(outcomes.get('kubelet-ts')!.failures).toEqual([{ rep: 1, error: 'Invalid count value: -1' }]);
     expect(warned).toHaveLength(3); // two failures and the cleanup's own error
@@ -70,9 +98,16 @@ describe('bench progress line', () => {
     expect(progressLine('settle', 3, 0)).toBe(`settle [${'.'.repeat(30)}] 3/0`);
     expect(progressLine('x', 15, 30)).toBe(`x [${'#'.repeat(15)}${'.'.repeat(15)}] 15/30`);
     const written: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => { written.push(String(s)); return true; });
+    vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => {
+      written.push(String(s));
+      return true;
+    });
     const bar = progress('seconds of at most', 65);
-    expect(() => { bar.update(66); bar.update(-1); bar.end(); }).not.toThrow();
+    expect(() => {
+      bar.update(66);
+      bar.update(-1);
+      bar.end();
+    }).not.toThrow();
     expect(written.join('')).toContain('66/65');
   });
 });

@@ -21,7 +21,13 @@ describe('bench --runtime', () => {
 
   it('tables each runtime against its own floor, then the floors and the agents side by side', () => {
     const row = (runtime: 'docker' | 'containerd', agent: number, floor: number, c: number): RuntimeFigures => ({
-      runtime, agentAllRunningMs: agent, floorAllRunningMs: floor, floorConcurrency: c, agentCpuMsPerPod: 20, agentMainThreadCpuMsPerPod: 8, floorClientCpuMsPerPod: 4.5,
+      runtime,
+      agentAllRunningMs: agent,
+      floorAllRunningMs: floor,
+      floorConcurrency: c,
+      agentCpuMsPerPod: 20,
+      agentMainThreadCpuMsPerPod: 8,
+      floorClientCpuMsPerPod: 4.5,
     });
     const rows = runtimesTable([row('docker', 30_000, 25_000, 32), row('containerd', 18_000, 15_000, 16)]);
     expect(rows.slice(1)).toEqual([
@@ -29,7 +35,9 @@ describe('bench --runtime', () => {
       ['containerd', '18.00', '15.00 (CRI floor, concurrency 16)', '1.20', '20.0 / 8.0', '4.5'],
       ['containerd ÷ Docker', '0.60', '0.60', '', '', ''],
     ]);
-    expect(runtimesTable([row('containerd', 1000, 500, 0)]).slice(1)).toEqual([['containerd', '1.00', '0.50 (CRI floor, paced)', '2.00', '20.0 / 8.0', '4.5']]);
+    expect(runtimesTable([row('containerd', 1000, 500, 0)]).slice(1)).toEqual([
+      ['containerd', '1.00', '0.50 (CRI floor, paced)', '2.00', '20.0 / 8.0', '4.5'],
+    ]);
   });
 });
 
@@ -37,23 +45,49 @@ describe('bench density --runtime both: one runtime failing', () => {
   it('records the failing runtime, says so, and still runs the other', async () => {
     const warned: string[] = [];
     const ran: string[] = [];
-    const failures = await runEachRuntime([
-      { runtime: 'docker', run: async () => { ran.push('docker'); throw new RangeError('Invalid count value: -1'); } },
-      { runtime: 'containerd', run: async () => { ran.push('containerd'); } },
-    ], (l) => warned.push(l));
+    const failures = await runEachRuntime(
+      [
+        {
+          runtime: 'docker',
+          run: async () => {
+            ran.push('docker');
+            throw new RangeError('Invalid count value: -1');
+          },
+        },
+        {
+          runtime: 'containerd',
+          run: async () => {
+            ran.push('containerd');
+          },
+        },
+      ],
+      (l) => warned.push(l),
+    );
     expect(ran).toEqual(['docker', 'containerd']);
     expect(failures).toEqual([{ runtime: 'docker', error: 'Invalid count value: -1' }]);
     expect(warned).toEqual(['bench: the docker part failed, recorded as its failure; going on: Invalid count value: -1']);
   });
 
   it('throws the error as it is when there is one runtime', async () => {
-    await expect(runEachRuntime([{ runtime: 'containerd', run: async () => { throw new Error('no CRI endpoint'); } }], () => undefined)).rejects.toThrow('no CRI endpoint');
+    await expect(
+      runEachRuntime(
+        [
+          {
+            runtime: 'containerd',
+            run: async () => {
+              throw new Error('no CRI endpoint');
+            },
+          },
+        ],
+        () => undefined,
+      ),
+    ).rejects.toThrow('no CRI endpoint');
   });
 });
 
 const endpoint = criEndpointOrSkip();
 describe.skipIf(endpoint === null)('the raw CRI floor (containerd)', () => {
-  it('starts its pods on the runtime\'s CNI bridge and leaves none behind', async () => {
+  it("starts its pods on the runtime's CNI bridge and leaves none behind", async () => {
     const rt = new RemoteRuntimeService(endpoint!, { requestTimeoutMs: 60_000 });
     const runId = `bench-test-${process.pid}-${Date.now()}`;
     try {

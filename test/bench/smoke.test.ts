@@ -13,7 +13,10 @@ const results = join(root, 'bench', 'results');
 
 function runBench(name: string, args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', name, ...args], { cwd: root, env: { ...process.env, KUBELET_TS_BENCH_LOG: 'silent' } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', name, ...args], {
+      cwd: root,
+      env: { ...process.env, KUBELET_TS_BENCH_LOG: 'silent' },
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -66,11 +69,19 @@ describe('bench smoke runs', () => {
     }, 180_000);
     // The agent on containerd needs the CRI seam's --container-runtime-endpoint (issue #40): until it is in the tree, these wait.
     const noSeam = !('containerRuntimeEndpoint' in kAgentOptionDescriptors);
-    it.skipIf(noSeam)('density --runtime both runs one pod on each runtime and each floor', async () => {
-      await expectBench('density', ['--runtime', 'both', '--pods', '1', '--raw-concurrency', '1', '--workers', '1', '--no-settle']);
-    }, 300_000);
-    it.skipIf(noSeam)('interleaved --runtime containerd runs one agent pod and one CRI floor pod', async () => {
-      await expectBench('interleaved', ['--runtime', 'containerd', '--pods', '1', '--rate', '10', '--workers', '1', '--no-settle']);
-    }, 180_000);
+    it.skipIf(noSeam)(
+      'density --runtime both runs one pod on each runtime and each floor',
+      async () => {
+        await expectBench('density', ['--runtime', 'both', '--pods', '1', '--raw-concurrency', '1', '--workers', '1', '--no-settle']);
+      },
+      300_000,
+    );
+    it.skipIf(noSeam)(
+      'interleaved --runtime containerd runs one agent pod and one CRI floor pod',
+      async () => {
+        await expectBench('interleaved', ['--runtime', 'containerd', '--pods', '1', '--rate', '10', '--workers', '1', '--no-settle']);
+      },
+      180_000,
+    );
   });
 });

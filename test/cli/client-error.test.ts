@@ -6,8 +6,15 @@ import { AgentError, isConflict, isForbidden, isInvalidInput, isNotFound, isRetr
 
 describe('ClientError', () => {
   it.each([
-    [undefined, 'ERR_INVALID_ARGUMENT'], [400, 'ERR_INVALID_ARGUMENT'], [401, 'ERR_FORBIDDEN'], [403, 'ERR_FORBIDDEN'],
-    [404, 'ERR_NOT_FOUND'], [409, 'ERR_CONFLICT'], [422, 'ERR_INVALID_MANIFEST'], [503, 'ERR_UNAVAILABLE'], [500, 'ERR_RUNTIME'],
+    [undefined, 'ERR_INVALID_ARGUMENT'],
+    [400, 'ERR_INVALID_ARGUMENT'],
+    [401, 'ERR_FORBIDDEN'],
+    [403, 'ERR_FORBIDDEN'],
+    [404, 'ERR_NOT_FOUND'],
+    [409, 'ERR_CONFLICT'],
+    [422, 'ERR_INVALID_MANIFEST'],
+    [503, 'ERR_UNAVAILABLE'],
+    [500, 'ERR_RUNTIME'],
   ] as const)('maps HTTP status %s to %s', (status, code) => {
     expect(codeForHttpStatus(status)).toBe(code);
     expect(new ClientError('x', status).code).toBe(code);

@@ -76,7 +76,10 @@ describe('client commands (in-process CLI against a server)', () => {
     const res = await run('apply', '-f', f, '-n', 'default');
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('does not match the namespace "default"');
-    expect(await run('apply', '-f', join(dir, 'missing.yaml'))).toMatchObject({ code: 1, stderr: `error: the path "${join(dir, 'missing.yaml')}" does not exist\n` });
+    expect(await run('apply', '-f', join(dir, 'missing.yaml'))).toMatchObject({
+      code: 1,
+      stderr: `error: the path "${join(dir, 'missing.yaml')}" does not exist\n`,
+    });
   });
 
   it('apply reports an invalid pod with the server 422 message', async () => {
@@ -105,16 +108,25 @@ describe('client commands (in-process CLI against a server)', () => {
   });
 
   it('get answers an unknown resource type and a bad selector as kubectl does', async () => {
-    expect(await run('get', 'deployments')).toMatchObject({ code: 1, stderr: 'error: the server doesn\'t have a resource type "deployments"\n' });
+    expect(await run('get', 'deployments')).toMatchObject({
+      code: 1,
+      stderr: 'error: the server doesn\'t have a resource type "deployments"\n',
+    });
     const bad = await run('get', 'pods', '-l', 'a in b');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("labelSelector: unable to parse requirement: found 'b' expected: '('");
   });
 
   it('delete pod passes --grace-period and reports a missing pod', async () => {
-    expect(await run('delete', 'pod', 'one', '--grace-period', '5', '--wait=false')).toMatchObject({ code: 0, stdout: 'pod "one" deleted\n' });
+    expect(await run('delete', 'pod', 'one', '--grace-period', '5', '--wait=false')).toMatchObject({
+      code: 0,
+      stdout: 'pod "one" deleted\n',
+    });
     expect(calls.at(-1)).toBe('DELETE default/one grace=5');
-    expect(await run('delete', 'pod', 'one', '--wait=false')).toMatchObject({ code: 1, stderr: 'Error from server (NotFound): pods "one" not found\n' });
+    expect(await run('delete', 'pod', 'one', '--wait=false')).toMatchObject({
+      code: 1,
+      stderr: 'Error from server (NotFound): pods "one" not found\n',
+    });
     expect(await run('delete', 'pod', 'one', '--wait=false', '--ignore-not-found')).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect((await run('delete', 'pod', 'two', '-n', 'other')).code).toBe(0);
     expect(calls.at(-1)).toBe('DELETE other/two grace=undefined');
@@ -122,12 +134,25 @@ describe('client commands (in-process CLI against a server)', () => {
 
   it('delete -f deletes the pods a manifest file names, each in its own namespace', async () => {
     pods.clear();
-    for (const [ns, name] of [['default', 'f1'], ['team', 'f2'], ['default', 'keep']]) pods.set(`${ns}/${name}`, { metadata: { name, namespace: ns, labels: { app: name } }, spec: { containers: [] } });
+    for (const [ns, name] of [
+      ['default', 'f1'],
+      ['team', 'f2'],
+      ['default', 'keep'],
+    ])
+      pods.set(`${ns}/${name}`, { metadata: { name, namespace: ns, labels: { app: name } }, spec: { containers: [] } });
     const file = join(dir, 'two.yaml');
     await writeFile(file, `${yaml('f1')}---\n${yaml('f2', 'team')}---\n${yaml('gone')}`);
     const res = await run('delete', '-f', file, '--wait=false');
-    expect(res).toMatchObject({ code: 1, stdout: 'pod "f1" deleted\npod "f2" deleted\n', stderr: 'Error from server (NotFound): pods "gone" not found\n' });
-    expect(calls.slice(-3)).toEqual(['DELETE default/f1 grace=undefined', 'DELETE team/f2 grace=undefined', 'DELETE default/gone grace=undefined']);
+    expect(res).toMatchObject({
+      code: 1,
+      stdout: 'pod "f1" deleted\npod "f2" deleted\n',
+      stderr: 'Error from server (NotFound): pods "gone" not found\n',
+    });
+    expect(calls.slice(-3)).toEqual([
+      'DELETE default/f1 grace=undefined',
+      'DELETE team/f2 grace=undefined',
+      'DELETE default/gone grace=undefined',
+    ]);
     expect([...pods.keys()]).toEqual(['default/keep']);
     // An explicit -n that contradicts the manifest is refused before anything is deleted.
     const clash = await run('delete', '-f', file, '-n', 'elsewhere');
@@ -139,18 +164,24 @@ describe('client commands (in-process CLI against a server)', () => {
 
   it('delete -l and --all delete the pods the selector matches in the namespace, -A in all', async () => {
     pods.clear();
-    const add = (ns: string, name: string, app: string) => pods.set(`${ns}/${name}`, { metadata: { name, namespace: ns, labels: { app } }, spec: { containers: [] } });
+    const add = (ns: string, name: string, app: string) =>
+      pods.set(`${ns}/${name}`, { metadata: { name, namespace: ns, labels: { app } }, spec: { containers: [] } });
     add('default', 'w1', 'web');
     add('default', 'w2', 'web');
     add('default', 'db', 'db');
     add('team', 'w3', 'web');
-    expect(await run('delete', 'pods', '-l', 'app=web', '--wait=false')).toMatchObject({ code: 0, stdout: 'pod "w1" deleted\npod "w2" deleted\n' });
+    expect(await run('delete', 'pods', '-l', 'app=web', '--wait=false')).toMatchObject({
+      code: 0,
+      stdout: 'pod "w1" deleted\npod "w2" deleted\n',
+    });
     expect([...pods.keys()].sort()).toEqual(['default/db', 'team/w3']);
     expect(await run('delete', 'pods', '-l', 'app=none')).toMatchObject({ code: 0, stdout: 'No resources found\n' });
     expect(await run('delete', 'pods', '-l', 'app=web', '-A', '--wait=false')).toMatchObject({ code: 0, stdout: 'pod "w3" deleted\n' });
     expect(await run('delete', 'pods', '--all', '--wait=false')).toMatchObject({ code: 0, stdout: 'pod "db" deleted\n' });
     expect(pods.size).toBe(0);
-    expect((await run('delete', 'pods', 'x', '-l', 'app=web')).stderr).toBe('error: name cannot be provided when a selector is specified\n');
+    expect((await run('delete', 'pods', 'x', '-l', 'app=web')).stderr).toBe(
+      'error: name cannot be provided when a selector is specified\n',
+    );
     expect((await run('delete', 'pods')).stderr).toBe('error: resource(s) were provided, but no name was specified\n');
     expect((await run('delete')).stderr).toBe('error: You must provide one or more resources by argument or filename.\n');
   });
@@ -158,7 +189,11 @@ describe('client commands (in-process CLI against a server)', () => {
   it('reports an unreachable server', async () => {
     let stderr = '';
     let code = -1;
-    await runCli(['get', 'pods', '--server', 'http://127.0.0.1:9'], {}, { stdout: () => {}, stderr: (t) => (stderr += t), exit: (c) => (code = c) });
+    await runCli(
+      ['get', 'pods', '--server', 'http://127.0.0.1:9'],
+      {},
+      { stdout: () => {}, stderr: (t) => (stderr += t), exit: (c) => (code = c) },
+    );
     expect(code).toBe(1);
     expect(stderr).toMatch(/^error: cannot reach the kubelet-ts API at http:\/\/127\.0\.0\.1:9: /);
   });

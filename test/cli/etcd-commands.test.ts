@@ -42,12 +42,32 @@ describe('etcd client commands (real etcd)', () => {
     await runEtcdApply(flags('n1'), [{ origin: 'web.yaml', text: manifest.replace('"3600"', '"60"') }], undefined, o);
     expect(o.out).toBe('pod/web configured\n');
     await expect(runEtcdApply(flags(''), [{ origin: 'web.yaml', text: manifest }], undefined, io())).rejects.toThrow(/--node/);
-    await expect(runEtcdApply(flags('n1'), [{ origin: 'bad.yaml', text: manifest.replace('image: kubelet-ts/busybox:1.35, ', '') }], undefined, io())).rejects.toThrow(/bad\.yaml.*image/);
+    await expect(
+      runEtcdApply(flags('n1'), [{ origin: 'bad.yaml', text: manifest.replace('image: kubelet-ts/busybox:1.35, ', '') }], undefined, io()),
+    ).rejects.toThrow(/bad\.yaml.*image/);
   });
 
   it('get pods shows desired pods with their written-back status; get nodes lists registered nodes with their pod count', async () => {
-    await etcd.admin.put(keys.podStatus('n1', 'default', 'web')).value(JSON.stringify({ phase: 'Running', startTime: new Date().toISOString(), containerStatuses: [{ name: 'main', ready: true, restartCount: 2, image: 'x', imageID: '', state: { running: {} } }] })).exec();
-    await etcd.admin.put(keys.node('n1')).value(JSON.stringify({ kind: 'Node', metadata: { name: 'n1', creationTimestamp: new Date(Date.now() - 300_000).toISOString() }, status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v0.1.0' } } })).exec();
+    await etcd.admin
+      .put(keys.podStatus('n1', 'default', 'web'))
+      .value(
+        JSON.stringify({
+          phase: 'Running',
+          startTime: new Date().toISOString(),
+          containerStatuses: [{ name: 'main', ready: true, restartCount: 2, image: 'x', imageID: '', state: { running: {} } }],
+        }),
+      )
+      .exec();
+    await etcd.admin
+      .put(keys.node('n1'))
+      .value(
+        JSON.stringify({
+          kind: 'Node',
+          metadata: { name: 'n1', creationTimestamp: new Date(Date.now() - 300_000).toISOString() },
+          status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v0.1.0' } },
+        }),
+      )
+      .exec();
     let o = io();
     await runEtcdGetPods(flags('n1'), { namespace: 'default', output: '' }, o);
     const lines = o.out.trim().split('\n');

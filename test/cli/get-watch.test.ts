@@ -65,11 +65,18 @@ function startWatch(server: string, backoffMs = 20) {
   const ac = new AbortController();
   const out = { stdout: '', stderr: '' };
   const io = { stdout: (t: string) => (out.stdout += t), stderr: (t: string) => (out.stderr += t), exit: () => {} };
-  const done = runGetPods({ server, token: '', rootDir: '/nonexistent' }, opts, io, ac.signal, { backoff: { initialMs: backoffMs, maxMs: backoffMs * 4 } });
+  const done = runGetPods({ server, token: '', rootDir: '/nonexistent' }, opts, io, ac.signal, {
+    backoff: { initialMs: backoffMs, maxMs: backoffMs * 4 },
+  });
   return { out, done, stop: () => ac.abort() };
 }
 
-const rows = (stdout: string) => stdout.trimEnd().split('\n').slice(1).map((l) => l.split(/\s+/).slice(0, 3).join(' '));
+const rows = (stdout: string) =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(/\s+/).slice(0, 3).join(' '));
 
 /** A TCP relay on 127.0.0.1 to `target`: `cut` closes it and every relayed connection, `open` listens again. */
 function newRelay(target: number) {
@@ -149,7 +156,14 @@ describe('get pods -w', () => {
     expect(h.state.watchesFrom[1]).toBe(h.cache.resourceVersion());
     h.set(pod('e', 'Pending'));
     await waitFor(() => /\ne\s/.test(w.out.stdout), { description: 'row of e' });
-    expect(rows(w.out.stdout)).toEqual(['a 0/1 Running', 'c 0/1 Running', 'a 0/1 Failed', 'd 0/1 Running', 'c 0/1 Terminating', 'e 0/1 Pending']);
+    expect(rows(w.out.stdout)).toEqual([
+      'a 0/1 Running',
+      'c 0/1 Running',
+      'a 0/1 Failed',
+      'd 0/1 Running',
+      'c 0/1 Terminating',
+      'e 0/1 Pending',
+    ]);
     expect(w.out.stderr).toBe('');
   });
 
@@ -191,8 +205,9 @@ describe('get pods -w', () => {
 
 describe('watchUrl and newWatchBackoff', () => {
   it('builds the ws:// (wss://) URL with the query', () => {
-    expect(watchUrl('http://127.0.0.1:10250', { namespace: 'default', selector: 'app in (a,b)', resourceVersion: '12' }))
-      .toBe('ws://127.0.0.1:10250/watch/pods?resourceVersion=12&namespace=default&labelSelector=app+in+%28a%2Cb%29');
+    expect(watchUrl('http://127.0.0.1:10250', { namespace: 'default', selector: 'app in (a,b)', resourceVersion: '12' })).toBe(
+      'ws://127.0.0.1:10250/watch/pods?resourceVersion=12&namespace=default&labelSelector=app+in+%28a%2Cb%29',
+    );
     expect(watchUrl('https://node:10250', { namespace: '', selector: '', resourceVersion: '' })).toBe('wss://node:10250/watch/pods');
   });
 

@@ -10,23 +10,32 @@ describe('buildKubeconfig', () => {
   it('names cluster, user and context after the node and embeds the CA', () => {
     const kc = buildKubeconfig({ server: 'https://127.0.0.1:10443', token: 't0k', nodeName: 'n1', caPem: 'PEM', insecure: false });
     expect(kc).toMatchObject({
-      kind: 'Config', 'current-context': 'n1',
-      clusters: [{ name: 'n1', cluster: { server: 'https://127.0.0.1:10443', 'certificate-authority-data': Buffer.from('PEM').toString('base64') } }],
+      kind: 'Config',
+      'current-context': 'n1',
+      clusters: [
+        { name: 'n1', cluster: { server: 'https://127.0.0.1:10443', 'certificate-authority-data': Buffer.from('PEM').toString('base64') } },
+      ],
       users: [{ name: 'n1-admin', user: { token: 't0k' } }],
       contexts: [{ name: 'n1', context: { cluster: 'n1', user: 'n1-admin', namespace: 'default' } }],
     });
-    expect(buildKubeconfig({ server: 's', token: '', nodeName: 'n', insecure: true }).clusters).toEqual([{ name: 'n', cluster: { server: 's', 'insecure-skip-tls-verify': true } }]);
+    expect(buildKubeconfig({ server: 's', token: '', nodeName: 'n', insecure: true }).clusters).toEqual([
+      { name: 'n', cluster: { server: 's', 'insecure-skip-tls-verify': true } },
+    ]);
   });
 });
 
 describe('kubelet-ts kubeconfig --insecure-skip-tls-verify (issue #38: no credential for an unauthenticated server)', () => {
-  it('leaves the admin token found on disk out, with a warning; an explicit --token stays the user\'s choice', async () => {
+  it("leaves the admin token found on disk out, with a warning; an explicit --token stays the user's choice", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kts-kubeconfig-'));
     try {
       await writeFile(join(dir, 'admin.token'), `${'a'.repeat(43)}\n`, { mode: 0o600 });
       const run = async (...extra: string[]) => {
         const out = { stdout: '', stderr: '' };
-        await runCli(['kubeconfig', '--server', 'https://127.0.0.1:1', '--root-dir', dir, '--insecure-skip-tls-verify', '--node-name', 'n', ...extra], {}, { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t), exit: () => {} });
+        await runCli(
+          ['kubeconfig', '--server', 'https://127.0.0.1:1', '--root-dir', dir, '--insecure-skip-tls-verify', '--node-name', 'n', ...extra],
+          {},
+          { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t), exit: () => {} },
+        );
         return out;
       };
       const found = await run();

@@ -39,11 +39,17 @@ describe('checkLocalSocket', () => {
   it('refuses a regular file at the path', async () => {
     await mkdir(join(base, 'file'), { mode: 0o700 });
     await writeFile(join(base, 'file', 'kubelet-ts.sock'), '');
-    expect(checkLocalSocket(join(base, 'file', 'kubelet-ts.sock'))).toMatchObject({ kind: 'untrusted', reason: expect.stringContaining('not a unix socket') });
+    expect(checkLocalSocket(join(base, 'file', 'kubelet-ts.sock'))).toMatchObject({
+      kind: 'untrusted',
+      reason: expect.stringContaining('not a unix socket'),
+    });
   });
 
   it('refuses a socket others may write, or one in a directory others may write', async () => {
-    expect(checkLocalSocket(await listen(join(base, 'wide'), 0o666))).toMatchObject({ kind: 'untrusted', reason: expect.stringContaining('writable by other users') });
+    expect(checkLocalSocket(await listen(join(base, 'wide'), 0o666))).toMatchObject({
+      kind: 'untrusted',
+      reason: expect.stringContaining('writable by other users'),
+    });
     const path = await listen(join(base, 'opendir'));
     await chmod(join(base, 'opendir'), 0o777);
     expect(checkLocalSocket(path)).toMatchObject({ kind: 'untrusted', reason: expect.stringContaining('its directory') });
@@ -61,6 +67,9 @@ describe('checkLocalSocket', () => {
     expect(checkLocalSocket(path)).toMatchObject({ kind: 'untrusted', reason: expect.stringContaining(`uid ${uid}`) });
     // Their directory: nothing in it is trusted.
     await chown(dir, uid, gid);
-    expect(checkLocalSocket(path, join(dir, 'admin.token'))).toMatchObject({ kind: 'untrusted', reason: expect.stringContaining('its directory') });
+    expect(checkLocalSocket(path, join(dir, 'admin.token'))).toMatchObject({
+      kind: 'untrusted',
+      reason: expect.stringContaining('its directory'),
+    });
   });
 });

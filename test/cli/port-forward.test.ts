@@ -5,7 +5,10 @@ import { parsePortMappings } from '../../src/cli/port-forward.js';
 describe('port-forward mappings', () => {
   it('reads LOCAL:REMOTE, :REMOTE, 0:REMOTE and PORT', () => {
     expect(parsePortMappings(['8080:80', ':80', '0:443', '5432'])).toEqual([
-      { local: 8080, remote: 80 }, { local: 0, remote: 80 }, { local: 0, remote: 443 }, { local: 5432, remote: 5432 },
+      { local: 8080, remote: 80 },
+      { local: 0, remote: 80 },
+      { local: 0, remote: 443 },
+      { local: 5432, remote: 5432 },
     ]);
   });
 

@@ -76,52 +76,77 @@ describe.skipIf(!inject('dockerAvailable'))('break 45: protobuf bodies and the m
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('finding 7: /healthz is not held behind the decoding of protobuf review bodies of a user bound to nothing', async () => {
-    const body = heavyReviewBody();
-    expect(body.length).toBeLessThan(1024 * 1024);
-    const order: string[] = [];
-    const post = (i: number) => new Promise<{ sent: Promise<void>; done: Promise<void> }>((resolveOuter) => {
-      let sent!: () => void;
-      const sentP = new Promise<void>((r) => (sent = r));
-      const done = new Promise<void>((resolve) => {
-        const req = httpRequest({
-          host: '127.0.0.1', port: node.agent.port, method: 'POST', path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-          headers: { Authorization: `Bearer ${kNobody}`, 'Content-Type': 'application/vnd.kubernetes.protobuf', 'Content-Length': body.length },
-        }, (res) => {
-          res.resume();
-          res.on('end', () => {
-            order.push(`review${i}:${res.statusCode}`);
-            resolve();
+  it(
+    'finding 7: /healthz is not held behind the decoding of protobuf review bodies of a user bound to nothing',
+    async () => {
+      const body = heavyReviewBody();
+      expect(body.length).toBeLessThan(1024 * 1024);
+      const order: string[] = [];
+      const post = (i: number) =>
+        new Promise<{ sent: Promise<void>; done: Promise<void> }>((resolveOuter) => {
+          let sent!: () => void;
+          const sentP = new Promise<void>((r) => (sent = r));
+          const done = new Promise<void>((resolve) => {
+            const req = httpRequest(
+              {
+                host: '127.0.0.1',
+                port: node.agent.port,
+                method: 'POST',
+                path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+                headers: {
+                  Authorization: `Bearer ${kNobody}`,
+                  'Content-Type': 'application/vnd.kubernetes.protobuf',
+                  'Content-Length': body.length,
+                },
+              },
+              (res) => {
+                res.resume();
+                res.on('end', () => {
+                  order.push(`review${i}:${res.statusCode}`);
+                  resolve();
+                });
+              },
+            );
+            req.on('error', () => {
+              order.push(`review${i}:error`);
+              resolve();
+            });
+            req.end(body, () => sent());
           });
+          resolveOuter({ sent: sentP, done });
         });
-        req.on('error', () => {
-          order.push(`review${i}:error`);
-          resolve();
-        });
-        req.end(body, () => sent());
+      const reviews = await Promise.all([0, 1, 2, 3, 4, 5].map(post));
+      await Promise.all(reviews.map((r) => r.sent));
+      const health = fetch(`http://127.0.0.1:${node.agent.port}/healthz`).then(async (r) => {
+        order.push(`healthz:${r.status}:${await r.text()}`);
       });
-      resolveOuter({ sent: sentP, done });
-    });
-    const reviews = await Promise.all([0, 1, 2, 3, 4, 5].map(post));
-    await Promise.all(reviews.map((r) => r.sent));
-    const health = fetch(`http://127.0.0.1:${node.agent.port}/healthz`).then(async (r) => {
-      order.push(`healthz:${r.status}:${await r.text()}`);
-    });
-    await Promise.all([health, ...reviews.map((r) => r.done)]);
-    // Every review was answered; the health check must not have waited for most of them. (Not "for
-    // all": a review's reply echoes its 499,500 requirements, ~3 MB, and the first one's can still be
-    // arriving after /healthz even when every body was decoded on the main thread.)
-    expect(order.filter((o) => o.startsWith('review'))).toHaveLength(6);
-    expect(order.indexOf('healthz:200:ok')).toBeGreaterThanOrEqual(0);
-    expect(order.indexOf('healthz:200:ok'), order.join(' ')).toBeLessThan(3);
-  }, kTestMs);
+      await Promise.all([health, ...reviews.map((r) => r.done)]);
+      // Every review was answered; the health check must not have waited for most of them. (Not "for
+      // all": a review's reply echoes its 499,500 requirements, ~3 MB, and the first one's can still be
+      // arriving after /healthz even when every body was decoded on the main thread.)
+      expect(order.filter((o) => o.startsWith('review'))).toHaveLength(6);
+      expect(order.indexOf('healthz:200:ok')).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf('healthz:200:ok'), order.join(' ')).toBeLessThan(3);
+    },
+    kTestMs,
+  );
 
-  it('finding 7: a review route refuses a protobuf body of another kind (400, naming it) before decoding it', async () => {
-    const res = await fetch(`http://127.0.0.1:${node.agent.port}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, {
-      method: 'POST', headers: { Authorization: `Bearer ${kNobody}`, 'Content-Type': 'application/vnd.kubernetes.protobuf' }, body: new Uint8Array(heavyPodBody()),
-    });
-    const status = (await res.json()) as { code?: number; reason?: string; message?: string };
-    expect(res.status).toBe(400);
-    expect(status).toMatchObject({ code: 400, reason: 'BadRequest', message: 'the protobuf body holds a "Pod" (apiVersion "v1"), this request takes a SelfSubjectAccessReview' });
-  }, kTestMs);
+  it(
+    'finding 7: a review route refuses a protobuf body of another kind (400, naming it) before decoding it',
+    async () => {
+      const res = await fetch(`http://127.0.0.1:${node.agent.port}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${kNobody}`, 'Content-Type': 'application/vnd.kubernetes.protobuf' },
+        body: new Uint8Array(heavyPodBody()),
+      });
+      const status = (await res.json()) as { code?: number; reason?: string; message?: string };
+      expect(res.status).toBe(400);
+      expect(status).toMatchObject({
+        code: 400,
+        reason: 'BadRequest',
+        message: 'the protobuf body holds a "Pod" (apiVersion "v1"), this request takes a SelfSubjectAccessReview',
+      });
+    },
+    kTestMs,
+  );
 });

@@ -47,14 +47,21 @@ describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', 
   const asToken = (token: string, path: string) => node.api(path, { headers: { Authorization: `Bearer ${token}` } });
   /** The token the agent wrote into the pod's `kube-api-access-*` volume, once it is there (and differs from `not`). */
   /** A file of the pod's `kube-api-access-*` volume, once it is there and `ok` says it is what we wait for. */
-  const volumeFile = (pod: Pod, file: string, ok: (text: string) => boolean = () => true) => waitFor(async () => {
-    const base = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~projected');
-    const vol = (await readdir(base).catch(() => [] as string[])).find((n) => n.startsWith('kube-api-access-'));
-    const text = vol && (await readFile(join(base, vol, file), 'utf8').catch(() => undefined));
-    return text !== undefined && text !== '' && ok(text) ? text : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 200, description: `${file} of ${pod.metadata?.name}` });
+  const volumeFile = (pod: Pod, file: string, ok: (text: string) => boolean = () => true) =>
+    waitFor(
+      async () => {
+        const base = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~projected');
+        const vol = (await readdir(base).catch(() => [] as string[])).find((n) => n.startsWith('kube-api-access-'));
+        const text = vol && (await readFile(join(base, vol, file), 'utf8').catch(() => undefined));
+        return text !== undefined && text !== '' && ok(text) ? text : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, description: `${file} of ${pod.metadata?.name}` },
+    );
   const volumeToken = async (pod: Pod, not?: string) => (await volumeFile(pod, 'token', (t) => t.trim() !== not)).trim();
-  const saOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { 'kubernetes.io': { serviceaccount: { name: string } } })['kubernetes.io'].serviceaccount.name;
+  const saOf = (token: string) =>
+    (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { 'kubernetes.io': { serviceaccount: { name: string } } })[
+      'kubernetes.io'
+    ].serviceaccount.name;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-break46-'));
@@ -66,67 +73,118 @@ describe.skipIf(!inject('dockerAvailable'))('break-46: service account tokens', 
     if (dir) await rm(dir, { recursive: true, force: true });
   }, kTestMs);
 
-  it('a pod moved to another service account by a PUT: its old token no longer authenticates as the old account', async () => {
-    const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b46-moved', namespace: kNs, labels: { test: label } },
-        spec: { serviceAccountName: 'deployer', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] },
-      }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    const created = (await res.json()) as Pod;
-    const old = await volumeToken(created);
-    expect(saOf(old)).toBe('deployer');
-    expect((await asToken(old, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(200);
+  it(
+    'a pod moved to another service account by a PUT: its old token no longer authenticates as the old account',
+    async () => {
+      const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'b46-moved', namespace: kNs, labels: { test: label } },
+          spec: {
+            serviceAccountName: 'deployer',
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }],
+          },
+        }),
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      const created = (await res.json()) as Pod;
+      const old = await volumeToken(created);
+      expect(saOf(old)).toBe('deployer');
+      expect((await asToken(old, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(200);
 
-    // The owner takes the account away: the same pod (same name and UID), now as `default`.
-    const current = (await (await node.api(podPath('b46-moved'))).json()) as Pod;
-    const moved = structuredClone(current) as Pod & { spec: { serviceAccount?: string } };
-    moved.spec.serviceAccountName = 'default';
-    moved.spec.serviceAccount = 'default';
-    const put = await node.api(podPath('b46-moved'), { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(moved) });
-    expect(put.status, await put.clone().text()).toBe(200);
-    expect(((await put.json()) as Pod).metadata?.uid).toBe(created.metadata?.uid);
+      // The owner takes the account away: the same pod (same name and UID), now as `default`.
+      const current = (await (await node.api(podPath('b46-moved'))).json()) as Pod;
+      const moved = structuredClone(current) as Pod & { spec: { serviceAccount?: string } };
+      moved.spec.serviceAccountName = 'default';
+      moved.spec.serviceAccount = 'default';
+      const put = await node.api(podPath('b46-moved'), {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(moved),
+      });
+      expect(put.status, await put.clone().text()).toBe(200);
+      expect(((await put.json()) as Pod).metadata?.uid).toBe(created.metadata?.uid);
 
-    // The token of the account the pod no longer runs as is refused (401), as a token of a
-    // deleted account is upstream; the pod's new token is `default`'s, which the policy grants nothing (403).
-    const refused = await asToken(old, `/api/v1/namespaces/${kNs}/pods`);
-    expect(refused.status, await refused.clone().text()).toBe(401);
-    const fresh = await volumeToken(current, old);
-    expect(saOf(fresh)).toBe('default');
-    expect((await asToken(fresh, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(403);
-  }, kTestMs);
+      // The token of the account the pod no longer runs as is refused (401), as a token of a
+      // deleted account is upstream; the pod's new token is `default`'s, which the policy grants nothing (403).
+      const refused = await asToken(old, `/api/v1/namespaces/${kNs}/pods`);
+      expect(refused.status, await refused.clone().text()).toBe(401);
+      const fresh = await volumeToken(current, old);
+      expect(saOf(fresh)).toBe('default');
+      expect((await asToken(fresh, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(403);
+    },
+    kTestMs,
+  );
 
-  it('a kube-root-ca.crt ConfigMap a user stored in the namespace does not replace the CA a pod gets in its token volume', async () => {
-    const cm = await node.api(`/api/v1/namespaces/${kNs}/configmaps`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: kNs }, data: { 'ca.crt': 'ATTACKER CA\n' } }),
-    });
-    expect([201, 403, 409], await cm.clone().text()).toContain(cm.status);
-    const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b46-ca', namespace: kNs, labels: { test: label } }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] } }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    const ca = await volumeFile((await res.json()) as Pod, 'ca.crt');
-    expect(ca).toBe(await readFile(join(node.rootDir, 'pki', 'kubelet-ts.crt'), 'utf8'));
-  }, kTestMs);
+  it(
+    'a kube-root-ca.crt ConfigMap a user stored in the namespace does not replace the CA a pod gets in its token volume',
+    async () => {
+      const cm = await node.api(`/api/v1/namespaces/${kNs}/configmaps`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'kube-root-ca.crt', namespace: kNs },
+          data: { 'ca.crt': 'ATTACKER CA\n' },
+        }),
+      });
+      expect([201, 403, 409], await cm.clone().text()).toContain(cm.status);
+      const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'b46-ca', namespace: kNs, labels: { test: label } },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }],
+          },
+        }),
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      const ca = await volumeFile((await res.json()) as Pod, 'ca.crt');
+      expect(ca).toBe(await readFile(join(node.rootDir, 'pki', 'kubelet-ts.crt'), 'utf8'));
+    },
+    kTestMs,
+  );
 
-  it('held: a token whose account may edit its namespace reaches none of the kubelet\'s own paths (nodes/proxy, nodes/metrics) and no other namespace', async () => {
-    const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b46-editor', namespace: kNs, labels: { test: label } }, spec: { serviceAccountName: 'editor', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }] } }),
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    const token = await volumeToken((await res.json()) as Pod);
-    expect((await asToken(token, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(200);
-    const kubelet = ['/pods', '/metrics', '/stats/summary', `/containerLogs/${kNs}/b46-editor/main`, '/events', '/node'];
-    for (const path of kubelet) expect([path, (await asToken(token, path)).status]).toEqual([path, 403]);
-    for (const path of [`/run/${kNs}/b46-editor/main?cmd=id`, `/exec/${kNs}/b46-editor/main?command=id`]) {
-      expect([path, (await node.api(path, { method: 'POST', headers: { Authorization: `Bearer ${token}` } })).status]).toEqual([path, 403]);
-    }
-    expect((await asToken(token, '/api/v1/namespaces/kube-system/pods')).status).toBe(403);
-    expect((await asToken(token, '/api/v1/nodes')).status).toBe(403);
-  }, kTestMs);
+  it(
+    "held: a token whose account may edit its namespace reaches none of the kubelet's own paths (nodes/proxy, nodes/metrics) and no other namespace",
+    async () => {
+      const res = await node.api(`/api/v1/namespaces/${kNs}/pods`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'b46-editor', namespace: kNs, labels: { test: label } },
+          spec: {
+            serviceAccountName: 'editor',
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sleep', '3600'] }],
+          },
+        }),
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      const token = await volumeToken((await res.json()) as Pod);
+      expect((await asToken(token, `/api/v1/namespaces/${kNs}/pods`)).status).toBe(200);
+      const kubelet = ['/pods', '/metrics', '/stats/summary', `/containerLogs/${kNs}/b46-editor/main`, '/events', '/node'];
+      for (const path of kubelet) expect([path, (await asToken(token, path)).status]).toEqual([path, 403]);
+      for (const path of [`/run/${kNs}/b46-editor/main?cmd=id`, `/exec/${kNs}/b46-editor/main?command=id`]) {
+        expect([path, (await node.api(path, { method: 'POST', headers: { Authorization: `Bearer ${token}` } })).status]).toEqual([
+          path,
+          403,
+        ]);
+      }
+      expect((await asToken(token, '/api/v1/namespaces/kube-system/pods')).status).toBe(403);
+      expect((await asToken(token, '/api/v1/nodes')).status).toBe(403);
+    },
+    kTestMs,
+  );
 });

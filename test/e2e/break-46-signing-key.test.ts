@@ -19,7 +19,10 @@ const kTestMs = 60_000;
 
 function testUser(): { uid: number; gid: number } | undefined {
   try {
-    return { uid: Number(execFileSync('id', ['-u', kTestUser]).toString().trim()), gid: Number(execFileSync('id', ['-g', kTestUser]).toString().trim()) };
+    return {
+      uid: Number(execFileSync('id', ['-u', kTestUser]).toString().trim()),
+      gid: Number(execFileSync('id', ['-g', kTestUser]).toString().trim()),
+    };
   } catch {
     return undefined;
   }
@@ -38,7 +41,9 @@ describe.skipIf(!kUser)('break-46: the service account signing key', () => {
     await mkdir(home, { mode: 0o700 });
     await chown(home, kUser!.uid, kUser!.gid);
     theirs = join(home, 'evil.key');
-    await writeFile(theirs, generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    await writeFile(theirs, generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+      mode: 0o600,
+    });
     await chown(theirs, kUser!.uid, kUser!.gid);
   });
   afterAll(async () => {
@@ -47,19 +52,29 @@ describe.skipIf(!kUser)('break-46: the service account signing key', () => {
 
   it.each([
     ['a hard link to a file the tester owns', (key: string) => link(theirs, key), `owned by uid ${kUser?.uid}`],
-    ['a symlink into the tester\'s directory', (key: string) => symlink(theirs, key), 'must be a regular file'],
-  ])('refuses to start when pki/service-account.key is %s, naming the file', async (_what, place, message) => {
-    const rootDir = await mkdtemp(join(dir, 'root-'));
-    await mkdir(join(rootDir, 'pki'), { mode: 0o700 });
-    const key = join(rootDir, 'pki', 'service-account.key');
-    await place(key);
-    const agent = newAgent(resolveAgentOptions({ nodeName: 'break46-key', rootDir, port: 0, runtime: 'fake', workers: 1, logLevel: 'silent' }), { logger: newLogger('silent') });
-    try {
-      const err = await agent.start().then(() => undefined, (e: unknown) => e as Error);
-      expect(err?.message).toContain(`${key}: the service account signing key`);
-      expect(err?.message).toContain(message);
-    } finally {
-      await agent.stop();
-    }
-  }, kTestMs);
+    ["a symlink into the tester's directory", (key: string) => symlink(theirs, key), 'must be a regular file'],
+  ])(
+    'refuses to start when pki/service-account.key is %s, naming the file',
+    async (_what, place, message) => {
+      const rootDir = await mkdtemp(join(dir, 'root-'));
+      await mkdir(join(rootDir, 'pki'), { mode: 0o700 });
+      const key = join(rootDir, 'pki', 'service-account.key');
+      await place(key);
+      const agent = newAgent(
+        resolveAgentOptions({ nodeName: 'break46-key', rootDir, port: 0, runtime: 'fake', workers: 1, logLevel: 'silent' }),
+        { logger: newLogger('silent') },
+      );
+      try {
+        const err = await agent.start().then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
+        expect(err?.message).toContain(`${key}: the service account signing key`);
+        expect(err?.message).toContain(message);
+      } finally {
+        await agent.stop();
+      }
+    },
+    kTestMs,
+  );
 });

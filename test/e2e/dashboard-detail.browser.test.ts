@@ -21,8 +21,14 @@ const runnable = inject('dockerAvailable') && (existsSync(kChromium) || process.
 
 function pod(name: string, script: string, extra: Record<string, unknown> = {}) {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: 'dash-detail' } },
-    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', script] }], ...extra },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels: { app: 'dash-detail' } },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', script] }],
+      ...extra,
+    },
   };
 }
 
@@ -33,7 +39,11 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
   let log: PageLog;
 
   const create = async (manifest: object) => {
-    const res = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(manifest) });
+    const res = await node.api('/pods', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(manifest),
+    });
     expect(res.status).toBe(201);
   };
   const remove = async (name: string) => {
@@ -48,7 +58,15 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     node = await startTestNode({ housekeepingIntervalMs: 1000, tlsPort: 0 });
     browser = await chromium.launch({
       executablePath: kChromium,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1600, height: 860 }, ignoreHTTPSErrors: true });
     await signInBeforeLoad(page, node.adminToken());
@@ -71,7 +89,9 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     await create(pod('dash-crash', 'echo crashing; exit 3'));
     const r = row('dash-crash');
     await r.waitFor({ timeout: 30_000 });
-    await expect.poll(() => r.locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 }).toBe('CrashLoopBackOff');
+    await expect
+      .poll(() => r.locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 })
+      .toBe('CrashLoopBackOff');
     expect(await r.locator('td.col-status .status').getAttribute('data-tone')).toBe('bad');
     expect(await r.locator('td.col-ready').textContent()).toBe('0/1');
     expect(Number((await r.locator('td.col-restarts').textContent())?.split(' ')[0])).toBeGreaterThanOrEqual(1);
@@ -79,14 +99,18 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     // Its detail: the container waits in CrashLoopBackOff; the last termination's exit code is 3.
     await r.locator('td.col-name').click();
     const container = page.locator('#detail-containers tr[data-container="main"]');
-    await expect.poll(() => container.locator('td').allTextContents(), { timeout: 30_000 }).toEqual(expect.arrayContaining(['Waiting', 'CrashLoopBackOff', 'Error (exit 3)']));
+    await expect
+      .poll(() => container.locator('td').allTextContents(), { timeout: 30_000 })
+      .toEqual(expect.arrayContaining(['Waiting', 'CrashLoopBackOff', 'Error (exit 3)']));
     await expect.poll(() => page.locator('#detail-status').textContent(), { timeout: 30_000 }).toBe('CrashLoopBackOff');
     await page.click('#detail-close');
     expect(await page.locator('#detail').isHidden()).toBe(true);
 
     // Sort by restarts puts it above a quiet pod that comes first by name; by name again, below.
     await create(pod('dash-aaa', 'exec sleep 3600'));
-    await expect.poll(() => row('dash-aaa').locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 }).toBe('Running');
+    await expect
+      .poll(() => row('dash-aaa').locator('td.col-status').getAttribute('data-status'), { timeout: 90_000, interval: 250 })
+      .toBe('Running');
     const names = () => page.locator('#pod-rows tr td.col-name').allTextContents();
     expect((await names()).indexOf('dash-aaa')).toBeLessThan((await names()).indexOf('dash-crash'));
     await page.selectOption('#sort', 'restarts');
@@ -95,13 +119,19 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     expect((await names()).indexOf('dash-aaa')).toBeLessThan((await names()).indexOf('dash-crash'));
   }, 120_000);
 
-  it('at 1,400 px shows STATUS, RESTARTS and the drawer\'s cells whole; counts a crash-looping pod as Failing, not Running; opens a pod\'s detail by its URL', async () => {
+  it("at 1,400 px shows STATUS, RESTARTS and the drawer's cells whole; counts a crash-looping pod as Failing, not Running; opens a pod's detail by its URL", async () => {
     // dash-crash loops and dash-aaa runs (the test above).
     await page.setViewportSize({ width: 1400, height: 860 });
-    const cut = (locator: ReturnType<Page['locator']>) => locator.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+    const cut = (locator: ReturnType<Page['locator']>) =>
+      locator.evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
     try {
-      const running = async () => (await page.locator('#pod-rows td.col-status').evaluateAll((els) => els.filter((e) => e.getAttribute('data-status') === 'Running').length));
-      await expect.poll(async () => Number(await page.locator('#count-Running').textContent()) === (await running()), { timeout: 30_000 }).toBe(true);
+      const running = async () =>
+        await page
+          .locator('#pod-rows td.col-status')
+          .evaluateAll((els) => els.filter((e) => e.getAttribute('data-status') === 'Running').length);
+      await expect
+        .poll(async () => Number(await page.locator('#count-Running').textContent()) === (await running()), { timeout: 30_000 })
+        .toBe(true);
       expect(Number(await page.locator('#count-Failing').textContent())).toBeGreaterThanOrEqual(1);
 
       const crash = row('dash-crash');
@@ -109,7 +139,9 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
       await crash.locator('td.col-name').click();
       await page.locator('#detail').waitFor({ state: 'visible', timeout: 10_000 });
       expect(page.url()).toMatch(/#pod\/default\/dash-crash$/);
-      await expect.poll(() => page.locator('#detail-containers tr[data-container="main"] td').allTextContents(), { timeout: 30_000 }).toContain('CrashLoopBackOff');
+      await expect
+        .poll(() => page.locator('#detail-containers tr[data-container="main"] td').allTextContents(), { timeout: 30_000 })
+        .toContain('CrashLoopBackOff');
       expect(await cut(crash.locator('td.col-status .status, td.col-restarts'))).toEqual([]);
       expect(await cut(page.locator('#detail-containers td'))).toEqual([]);
       if (process.env.KUBELET_TS_SCREENSHOT === '1') await page.screenshot({ path: join(tmpdir(), 'dashboard-1400.png') });
@@ -117,7 +149,9 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
       expect(page.url()).not.toContain('#');
 
       // A link to a pod's detail: on a hash change, and when the page is loaded with it.
-      await page.evaluate(() => { location.hash = '#pod/default/dash-aaa'; });
+      await page.evaluate(() => {
+        location.hash = '#pod/default/dash-aaa';
+      });
       await expect.poll(() => page.locator('#detail-title').textContent(), { timeout: 10_000 }).toBe('default/dash-aaa');
       await page.click('#detail-close');
       await openDashboard(page, `https://127.0.0.1:${node.agent.tlsPort}/#pod/default/dash-crash`, log);
@@ -130,7 +164,7 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     }
   }, 120_000);
 
-  it('opens the detail of a row: the container, only this UID\'s events, the YAML and the log line the container wrote', async () => {
+  it("opens the detail of a row: the container, only this UID's events, the YAML and the log line the container wrote", async () => {
     // An earlier pod of the same name: its events must not appear in the detail of the new one.
     await create(pod('dash-detail', 'echo first-life; exec sleep 3600'));
     const r = row('dash-detail');
@@ -165,7 +199,8 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
 
     await page.click('#detail .tabs button[data-tab="logs"]');
     await expect.poll(() => page.locator('#detail-logs').textContent(), { timeout: 30_000 }).toContain('detail-log-marker-42');
-    const lastTick = async () => Math.max(0, ...[...((await page.locator('#detail-logs').textContent()) ?? '').matchAll(/^tick-(\d+)$/gm)].map((m) => Number(m[1])));
+    const lastTick = async () =>
+      Math.max(0, ...[...((await page.locator('#detail-logs').textContent()) ?? '').matchAll(/^tick-(\d+)$/gm)].map((m) => Number(m[1])));
     const seen = await lastTick();
     await expect.poll(lastTick, { timeout: 30_000 }).toBeGreaterThanOrEqual(seen + 2);
     expect(await page.locator('#detail-logs').textContent()).not.toContain('first-life');
@@ -181,19 +216,28 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
     await page.click('#term-connect');
     await expect.poll(() => page.locator('#term-state').textContent(), { timeout: 30_000 }).toBe('connected');
     // The shell's prompt, then a line whose output differs from what was typed: only sh computes 6*7.
-    const buffer = () => page.evaluate(() => {
-      const term = (document.getElementById('terminal') as HTMLElement & { terminal: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } }).terminal;
-      const b = term.buffer.active;
-      const lines: string[] = [];
-      for (let i = 0; i < b.length; i++) lines.push(b.getLine(i)?.translateToString(true) ?? '');
-      return lines.join('\n');
-    });
+    const buffer = () =>
+      page.evaluate(() => {
+        const term = (
+          document.getElementById('terminal') as HTMLElement & {
+            terminal: {
+              buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } };
+            };
+          }
+        ).terminal;
+        const b = term.buffer.active;
+        const lines: string[] = [];
+        for (let i = 0; i < b.length; i++) lines.push(b.getLine(i)?.translateToString(true) ?? '');
+        return lines.join('\n');
+      });
     await expect.poll(buffer, { timeout: 30_000 }).toMatch(/[#$] ?$/m);
     await page.locator('#terminal .xterm').click();
     await page.keyboard.type('echo hello-$((6*7))-marker-$(hostname | wc -c)\n');
     await expect.poll(buffer, { timeout: 30_000 }).toMatch(/^hello-42-marker-\d+$/m);
     // The TTY got the fit addon's size (channel 4): stty reports the terminal's columns.
-    const cols = await page.evaluate(() => (document.getElementById('terminal') as HTMLElement & { terminal: { cols: number } }).terminal.cols);
+    const cols = await page.evaluate(
+      () => (document.getElementById('terminal') as HTMLElement & { terminal: { cols: number } }).terminal.cols,
+    );
     await page.keyboard.type('echo cols=$(stty size | cut -d" " -f2)\n');
     await expect.poll(buffer, { timeout: 30_000 }).toContain(`cols=${cols}\n`);
 
@@ -201,7 +245,11 @@ describe.skipIf(!runnable)('dashboard detail, terminal and status in chromium', 
       // Wait for two stats polls (10 s apart) so the sparklines have a line, then take the picture.
       await expect.poll(() => page.locator('#pod-rows td.col-memory .figure').first().textContent(), { timeout: 30_000 }).toMatch(/Mi$/);
       const uid = await node.pods().then((ps) => ps.find((p) => p.metadata?.name === 'dash-detail')?.metadata?.uid);
-      await page.waitForFunction((u) => (window as unknown as { kubeletTsDashboard: { samples(uid: string): number } }).kubeletTsDashboard.samples(u!) >= 4, uid, { timeout: 60_000, polling: 500 });
+      await page.waitForFunction(
+        (u) => (window as unknown as { kubeletTsDashboard: { samples(uid: string): number } }).kubeletTsDashboard.samples(u!) >= 4,
+        uid,
+        { timeout: 60_000, polling: 500 },
+      );
       await page.screenshot({ path: 'docs/dashboard.png' });
       await page.click('#detail .tabs button[data-tab="overview"]');
       await page.screenshot({ path: join(tmpdir(), 'dashboard-overview.png') });

@@ -28,7 +28,15 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     // A fresh profile per launch (playwright's temporary user-data-dir); headless flags as ENVIRONMENT.md.
     browser = await chromium.launch({
       executablePath: kChromium,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
     log = recordPage(page);
@@ -50,10 +58,19 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     await waitForLive(page, log);
 
     const manifest = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'dash-web', namespace: 'default', labels: { app: 'dash' } },
-      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] }] },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'dash-web', namespace: 'default', labels: { app: 'dash' } },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] }],
+      },
     };
-    const created = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(manifest) });
+    const created = await node.api('/pods', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(manifest),
+    });
     // Without the intake API (an agent built without it), fall back to a static pod from the manifest directory.
     const viaApi = created.status === 201;
     if (!viaApi) await node.writeManifest('dash-web.yaml', busyboxPod('dash-web', 'exec sleep 3600'));
@@ -95,7 +112,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     expect(log.errors).toEqual([]);
   }, 240_000);
 
-  it('a load whose module requests fail (net::ERR_NETWORK_CHANGED beside other tests\' bridges) is loaded again until the modules run; modules that never load fail the load naming the request', async () => {
+  it("a load whose module requests fail (net::ERR_NETWORK_CHANGED beside other tests' bridges) is loaded again until the modules run; modules that never load fail the load naming the request", async () => {
     const base = `https://127.0.0.1:${node.agent.tlsPort}`;
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
     try {
@@ -111,7 +128,9 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
       const broken = await context.newPage();
       const brokenLog = recordPage(broken);
       await broken.route('**/dashboard/app.js', (route) => route.fulfill({ status: 503, body: 'gone' }));
-      await expect(loadDashboard(broken, `${base}/`, brokenLog)).rejects.toThrow(/modules never ran[\s\S]*response 503 GET https:\/\/127\.0\.0\.1:\d+\/dashboard\/app\.js/);
+      await expect(loadDashboard(broken, `${base}/`, brokenLog)).rejects.toThrow(
+        /modules never ran[\s\S]*response 503 GET https:\/\/127\.0\.0\.1:\d+\/dashboard\/app\.js/,
+      );
     } finally {
       await context.close();
     }
@@ -178,7 +197,9 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
         const h = r.headers();
         if (h.authorization !== undefined || (h['sec-websocket-protocol'] ?? '').includes('bearer')) sent.push(r.url());
       });
-      httpPage.on('websocket', (ws) => { if (ws.url().includes('bearer')) sent.push(ws.url()); });
+      httpPage.on('websocket', (ws) => {
+        if (ws.url().includes('bearer')) sent.push(ws.url());
+      });
       const httpLog = recordPage(httpPage);
       expect((await loadDashboard(httpPage, `http://127.0.0.1:${plain.agent.port}/`, httpLog))?.status()).toBe(200);
       await httpPage.locator('#insecure-note').waitFor({ state: 'visible', timeout: 30_000 });

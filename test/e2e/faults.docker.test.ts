@@ -28,8 +28,13 @@ const kBurstPods = 12;
 /** podJson: a one-container busybox pod that sleeps (an intake pod, named as given). */
 function podJson(name: string): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { suite: 'faults' } },
-    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels: { suite: 'faults' } },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] }],
+    },
   } as Pod;
 }
 
@@ -64,9 +69,14 @@ async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: 
     nodeName: `e2e-fault-${randomBytes(3).toString('hex')}`,
     rootDir,
     async start(env, extraArgs = []) {
-      const agent = await startAgentProcess(['--hostname-override', node.nodeName, '--root-dir', rootDir, '--relist-period', '1s', '--sync-frequency', '10s', ...extraArgs], undefined, {
-        env, onSpawn: (child) => children.add(child),
-      });
+      const agent = await startAgentProcess(
+        ['--hostname-override', node.nodeName, '--root-dir', rootDir, '--relist-period', '1s', '--sync-frequency', '10s', ...extraArgs],
+        undefined,
+        {
+          env,
+          onSpawn: (child) => children.add(child),
+        },
+      );
       if (finished) {
         await agent.stop('SIGKILL');
         throw new Error('the test was cleaned up while this agent started');
@@ -116,10 +126,10 @@ async function expectNoDuplicates(nodeName: string, engine: Docker = docker, exp
   expect(names.length).toBe(new Set(names).size);
 }
 
-const post = (node: FaultNode, body: unknown) => node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+const post = (node: FaultNode, body: unknown) =>
+  node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 describe.skipIf(!inject('dockerAvailable'))('issue 11: fault suite (agent processes, kill -9 at each failpoint)', () => {
-
   // The intake failpoints first: before the write, the pod was never stored (and never answered):
   // it must not appear. From the write on it was stored, so it must come back and run.
   // One at a time: nine agent processes starting together starve a 2-core machine (tsx compiles each).
@@ -133,52 +143,68 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: fault suite (agent proces
     ['before-container-create', true],
     ['after-container-create', true],
     ['after-container-start', true],
-  ])('kill -9 at %s, restart on the same root dir: the pod is there (%s), Running, no duplicates', { timeout: kTestMs }, async ([point, kept], { expect, onTestFinished }) => {
-    const node = await newFaultNode(onTestFinished);
-    const dying = await node.start({ KUBELET_TS_FAILPOINTS: point });
-    // The POST may be answered (a sync failpoint fires after the 201) or cut (an intake one fires before it).
-    await post(node, podJson('victim')).catch(() => undefined);
-    expect(await dying.exited).toMatchObject({ signal: 'SIGKILL' });
+  ])(
+    'kill -9 at %s, restart on the same root dir: the pod is there (%s), Running, no duplicates',
+    { timeout: kTestMs },
+    async ([point, kept], { expect, onTestFinished }) => {
+      const node = await newFaultNode(onTestFinished);
+      const dying = await node.start({ KUBELET_TS_FAILPOINTS: point });
+      // The POST may be answered (a sync failpoint fires after the 201) or cut (an intake one fires before it).
+      await post(node, podJson('victim')).catch(() => undefined);
+      expect(await dying.exited).toMatchObject({ signal: 'SIGKILL' });
 
-    await node.start();
-    if (!kept) {
-      // Give the restarted agent its restore; the pod never stored must stay absent with no containers.
-      await waitFor(async () => (await node.api('/healthz')).status === 200, { timeoutMs: kWaitMs });
-      expect((await node.pods()).map((p) => p.metadata?.name)).not.toContain('victim');
-      expect(await nodeContainers(node.nodeName)).toEqual([]);
-      expect((await post(node, podJson('victim'))).status).toBe(201);
-    }
-    const pod = await waitFor(async () => {
-      const p = (await node.pods()).find((x) => x.metadata?.name === 'victim');
-      return p && isRunningAndReady(p) ? p : undefined;
-    }, { timeoutMs: kWaitMs, intervalMs: 300, description: `pod victim Running after a kill at ${point}` });
-    expect(pod.metadata?.annotations?.['kubernetes.io/config.source']).toBe('api');
-    expect((await node.api('/pods/default/victim')).status).toBe(200);
-    await expectNoDuplicates(node.nodeName, docker, expect);
-  });
+      await node.start();
+      if (!kept) {
+        // Give the restarted agent its restore; the pod never stored must stay absent with no containers.
+        await waitFor(async () => (await node.api('/healthz')).status === 200, { timeoutMs: kWaitMs });
+        expect((await node.pods()).map((p) => p.metadata?.name)).not.toContain('victim');
+        expect(await nodeContainers(node.nodeName)).toEqual([]);
+        expect((await post(node, podJson('victim'))).status).toBe(201);
+      }
+      const pod = await waitFor(
+        async () => {
+          const p = (await node.pods()).find((x) => x.metadata?.name === 'victim');
+          return p && isRunningAndReady(p) ? p : undefined;
+        },
+        { timeoutMs: kWaitMs, intervalMs: 300, description: `pod victim Running after a kill at ${point}` },
+      );
+      expect(pod.metadata?.annotations?.['kubernetes.io/config.source']).toBe('api');
+      expect((await node.api('/pods/default/victim')).status).toBe(200);
+      await expectNoDuplicates(node.nodeName, docker, expect);
+    },
+  );
 
-  it('SIGTERM with 40 pods running, restart: every pod comes back with the same containers and 0 restarts', async ({ onTestFinished }) => {
-    const node = await newFaultNode(onTestFinished);
-    await node.start(undefined, ['--workers', '2']);
-    const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: Array.from({ length: 40 }, (_, i) => podJson(`many-${i}`)) } as PodList;
-    expect((await post(node, list)).status).toBe(201);
-    const allRunning = async () => {
-      const pods = (await node.pods()).filter((p) => p.metadata?.name?.startsWith('many-'));
-      return pods.length === 40 && pods.every(isRunningAndReady) ? pods : undefined;
-    };
-    const before = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: '40 pods Running' });
-    const idsBefore = (await nodeContainers(node.nodeName)).map((c) => c.Id).sort();
-    expect(idsBefore).toHaveLength(80); // one sandbox and one container per pod
+  it(
+    'SIGTERM with 40 pods running, restart: every pod comes back with the same containers and 0 restarts',
+    async ({ onTestFinished }) => {
+      const node = await newFaultNode(onTestFinished);
+      await node.start(undefined, ['--workers', '2']);
+      const list: PodList = {
+        apiVersion: 'v1',
+        kind: 'PodList',
+        metadata: {},
+        items: Array.from({ length: 40 }, (_, i) => podJson(`many-${i}`)),
+      } as PodList;
+      expect((await post(node, list)).status).toBe(201);
+      const allRunning = async () => {
+        const pods = (await node.pods()).filter((p) => p.metadata?.name?.startsWith('many-'));
+        return pods.length === 40 && pods.every(isRunningAndReady) ? pods : undefined;
+      };
+      const before = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: '40 pods Running' });
+      const idsBefore = (await nodeContainers(node.nodeName)).map((c) => c.Id).sort();
+      expect(idsBefore).toHaveLength(80); // one sandbox and one container per pod
 
-    await node.agent!.stop('SIGTERM');
-    expect((await nodeContainers(node.nodeName)).filter((c) => c.State === 'running')).toHaveLength(80);
-    await node.start(undefined, ['--workers', '2']);
-    const after = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: '40 pods Running after the restart' });
-    expect(after.map((p) => p.metadata?.uid).sort()).toEqual(before.map((p) => p.metadata?.uid).sort());
-    expect(after.flatMap((p) => p.status!.containerStatuses!.map((c) => c.restartCount)).filter((n) => n !== 0)).toEqual([]);
-    expect((await nodeContainers(node.nodeName)).map((c) => c.Id).sort()).toEqual(idsBefore);
-    await expectNoDuplicates(node.nodeName);
-  }, kTestMs);
+      await node.agent!.stop('SIGTERM');
+      expect((await nodeContainers(node.nodeName)).filter((c) => c.State === 'running')).toHaveLength(80);
+      await node.start(undefined, ['--workers', '2']);
+      const after = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: '40 pods Running after the restart' });
+      expect(after.map((p) => p.metadata?.uid).sort()).toEqual(before.map((p) => p.metadata?.uid).sort());
+      expect(after.flatMap((p) => p.status!.containerStatuses!.map((c) => c.restartCount)).filter((n) => n !== 0)).toEqual([]);
+      expect((await nodeContainers(node.nodeName)).map((c) => c.Id).sort()).toEqual(idsBefore);
+      await expectNoDuplicates(node.nodeName);
+    },
+    kTestMs,
+  );
 });
 
 /** mountTmpfs mounts a tmpfs of `size` (e.g. `256k`) at `dir`; false when this machine cannot (not root, no mount). */
@@ -203,104 +229,147 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 9: disk full on th
   });
   const start = useTestNodes();
 
-  it('POST /pods answers 507 with a Status, logs one line without a stack, leaves running pods alone, and works again once space is freed', async (ctx) => {
-    const rootDir = await mkdtemp(join(tmpdir(), 'kubelet-ts-full-'));
-    if (!mountTmpfs(rootDir, '256k')) {
-      await rm(rootDir, { recursive: true, force: true });
-      ctx.skip(); // `mount -t tmpfs` needs root (CAP_SYS_ADMIN); this machine's tests run as root.
-      return;
-    }
-    mounts.push(rootDir);
-    const node = await start({ rootDir });
-    const postPod = (name: string) => node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(podJson(name)) });
-    expect((await postPod('steady')).status).toBe(201);
-    const steady = await waitFor(async () => {
-      const p = (await node.pods()).find((x) => x.metadata?.name === 'steady');
-      return p && isRunningAndReady(p) ? p : undefined;
-    }, { timeoutMs: kWaitMs, intervalMs: 300, description: 'pod steady Running' });
-    const steadyIds = (await nodeContainers(node.nodeName)).map((c) => c.Id).sort();
+  it(
+    'POST /pods answers 507 with a Status, logs one line without a stack, leaves running pods alone, and works again once space is freed',
+    async (ctx) => {
+      const rootDir = await mkdtemp(join(tmpdir(), 'kubelet-ts-full-'));
+      if (!mountTmpfs(rootDir, '256k')) {
+        await rm(rootDir, { recursive: true, force: true });
+        ctx.skip(); // `mount -t tmpfs` needs root (CAP_SYS_ADMIN); this machine's tests run as root.
+        return;
+      }
+      mounts.push(rootDir);
+      const node = await start({ rootDir });
+      const postPod = (name: string) =>
+        node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(podJson(name)) });
+      expect((await postPod('steady')).status).toBe(201);
+      const steady = await waitFor(
+        async () => {
+          const p = (await node.pods()).find((x) => x.metadata?.name === 'steady');
+          return p && isRunningAndReady(p) ? p : undefined;
+        },
+        { timeoutMs: kWaitMs, intervalMs: 300, description: 'pod steady Running' },
+      );
+      const steadyIds = (await nodeContainers(node.nodeName)).map((c) => c.Id).sort();
 
-    // Fill the file system: one file as big as it takes, until ENOSPC.
-    const filler = join(rootDir, 'filler');
-    await writeFile(filler, Buffer.alloc(512 * 1024)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOSPC') throw err;
-    });
-    const warningsBefore = node.warnings.length;
-    const res = await postPod('late');
-    expect(res.status).toBe(507);
-    const status = (await res.json()) as Status;
-    expect(status).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 507, reason: 'InternalError' });
-    expect(status.message).toContain('ENOSPC');
-    expect(status.message).toContain(join(rootDir, 'intake'));
-    const logged = node.warnings.slice(warningsBefore);
-    expect(logged).toHaveLength(1);
-    expect(String(logged[0].msg)).toContain('no space left on device');
-    expect(JSON.stringify(logged[0])).not.toMatch(/\n\s+at |"stack"/);
-    // Nothing of the refused pod was kept; the running pod is untouched and the agent healthy.
-    expect((await node.api('/pods/default/late')).status).toBe(404);
-    expect((await node.api('/healthz')).status).toBe(200);
-    const steadyNow = (await node.pods()).find((x) => x.metadata?.name === 'steady')!;
-    expect(steadyNow.status?.containerStatuses?.[0].restartCount).toBe(0);
-    expect(steadyNow.metadata?.uid).toBe(steady.metadata?.uid);
-    expect((await nodeContainers(node.nodeName)).map((c) => c.Id).sort()).toEqual(steadyIds);
+      // Fill the file system: one file as big as it takes, until ENOSPC.
+      const filler = join(rootDir, 'filler');
+      await writeFile(filler, Buffer.alloc(512 * 1024)).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOSPC') throw err;
+      });
+      const warningsBefore = node.warnings.length;
+      const res = await postPod('late');
+      expect(res.status).toBe(507);
+      const status = (await res.json()) as Status;
+      expect(status).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 507, reason: 'InternalError' });
+      expect(status.message).toContain('ENOSPC');
+      expect(status.message).toContain(join(rootDir, 'intake'));
+      const logged = node.warnings.slice(warningsBefore);
+      expect(logged).toHaveLength(1);
+      expect(String(logged[0].msg)).toContain('no space left on device');
+      expect(JSON.stringify(logged[0])).not.toMatch(/\n\s+at |"stack"/);
+      // Nothing of the refused pod was kept; the running pod is untouched and the agent healthy.
+      expect((await node.api('/pods/default/late')).status).toBe(404);
+      expect((await node.api('/healthz')).status).toBe(200);
+      const steadyNow = (await node.pods()).find((x) => x.metadata?.name === 'steady')!;
+      expect(steadyNow.status?.containerStatuses?.[0].restartCount).toBe(0);
+      expect(steadyNow.metadata?.uid).toBe(steady.metadata?.uid);
+      expect((await nodeContainers(node.nodeName)).map((c) => c.Id).sort()).toEqual(steadyIds);
 
-    await rm(filler);
-    expect((await postPod('late')).status).toBe(201);
-    await waitFor(async () => {
-      const p = (await node.pods()).find((x) => x.metadata?.name === 'late');
-      return p && isRunningAndReady(p) ? p : undefined;
-    }, { timeoutMs: kWaitMs, intervalMs: 300, description: 'pod late Running after space was freed' });
-  }, kTestMs);
+      await rm(filler);
+      expect((await postPod('late')).status).toBe(201);
+      await waitFor(
+        async () => {
+          const p = (await node.pods()).find((x) => x.metadata?.name === 'late');
+          return p && isRunningAndReady(p) ? p : undefined;
+        },
+        { timeoutMs: kWaitMs, intervalMs: 300, description: 'pod late Running after space was freed' },
+      );
+    },
+    kTestMs,
+  );
 });
 
 const kOwnDockerdProblem = dockerdAvailable();
 
 if (kOwnDockerdProblem) console.warn(`faults.docker.test.ts: skipping the own-dockerd cases: ${kOwnDockerdProblem}`);
 
-describe.skipIf(!inject('dockerAvailable') || kOwnDockerdProblem !== undefined)('issue 11: a dockerd of the test\'s own stopped mid-burst', () => {
-  const start = useTestNodes();
-  let own: OwnDockerd | undefined;
-  afterEach(async () => {
-    await own?.remove();
-    own = undefined;
-  }, kTestMs);
+describe.skipIf(!inject('dockerAvailable') || kOwnDockerdProblem !== undefined)(
+  "issue 11: a dockerd of the test's own stopped mid-burst",
+  () => {
+    const start = useTestNodes();
+    let own: OwnDockerd | undefined;
+    afterEach(async () => {
+      await own?.remove();
+      own = undefined;
+    }, kTestMs);
 
-  it.each([
-    [true, 'running containers survive and none is restarted'],
-    [false, 'containers die with the daemon and the pods converge to Running again (restarts expected)'],
-  ])('--live-restore=%s: 12 pods, dockerd stopped (SIGTERM) and started again: %s; no duplicates', async (liveRestore) => {
-    own = await startOwnDockerd({ liveRestore });
-    const node = await start({ dockerEndpoint: own.endpoint, workers: 2 });
-    const list = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: Array.from({ length: kBurstPods }, (_, i) => podJson(`burst-${i}`)) };
-    expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(list) })).status).toBe(201);
-    // Mid-burst: some app containers run, not all yet.
-    await waitFor(async () => (await nodeContainers(node.nodeName, own!.docker)).filter((c) => c.State === 'running' && c.Labels['io.kubernetes.container.name'] === 'main').length >= 3,
-      { timeoutMs: kWaitMs, intervalMs: 100, description: 'the burst under way' });
-    const before = (await nodeContainers(node.nodeName, own.docker)).filter((c) => c.State === 'running');
-    const runningBefore = before.map((c) => c.Id);
-    // Pods whose app container was already running: "healthy" in the issue's sense. A container
-    // caught between create and start by the daemon's stop may die with it and count one restart.
-    const healthyBefore = new Set(before.filter((c) => c.Labels['io.kubernetes.container.name'] === 'main').map((c) => c.Labels['io.kubernetes.pod.uid']));
-    await own.stop();
-    await own.start();
+    it.each([
+      [true, 'running containers survive and none is restarted'],
+      [false, 'containers die with the daemon and the pods converge to Running again (restarts expected)'],
+    ])(
+      '--live-restore=%s: 12 pods, dockerd stopped (SIGTERM) and started again: %s; no duplicates',
+      async (liveRestore) => {
+        own = await startOwnDockerd({ liveRestore });
+        const node = await start({ dockerEndpoint: own.endpoint, workers: 2 });
+        const list = {
+          apiVersion: 'v1',
+          kind: 'PodList',
+          metadata: {},
+          items: Array.from({ length: kBurstPods }, (_, i) => podJson(`burst-${i}`)),
+        };
+        expect(
+          (await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(list) })).status,
+        ).toBe(201);
+        // Mid-burst: some app containers run, not all yet.
+        await waitFor(
+          async () =>
+            (await nodeContainers(node.nodeName, own!.docker)).filter(
+              (c) => c.State === 'running' && c.Labels['io.kubernetes.container.name'] === 'main',
+            ).length >= 3,
+          { timeoutMs: kWaitMs, intervalMs: 100, description: 'the burst under way' },
+        );
+        const before = (await nodeContainers(node.nodeName, own.docker)).filter((c) => c.State === 'running');
+        const runningBefore = before.map((c) => c.Id);
+        // Pods whose app container was already running: "healthy" in the issue's sense. A container
+        // caught between create and start by the daemon's stop may die with it and count one restart.
+        const healthyBefore = new Set(
+          before.filter((c) => c.Labels['io.kubernetes.container.name'] === 'main').map((c) => c.Labels['io.kubernetes.pod.uid']),
+        );
+        await own.stop();
+        await own.start();
 
-    const allRunning = async () => {
-      const pods = (await node.pods()).filter((p) => p.metadata?.name?.startsWith('burst-'));
-      return pods.length === kBurstPods && pods.every(isRunningAndReady) ? pods : undefined;
-    };
-    const pods = await waitFor(allRunning, { timeoutMs: kWaitMs, intervalMs: 500, description: `${kBurstPods} pods Running after the daemon restart` });
-    await expectNoDuplicates(node.nodeName, own.docker);
-    const runningAfter = new Set((await nodeContainers(node.nodeName, own.docker)).filter((c) => c.State === 'running').map((c) => c.Id));
-    if (liveRestore) {
-      // Every container that ran before the stop is the one running now, and no pod that was already
-      // running counted a restart.
-      expect(runningBefore.filter((id) => !runningAfter.has(id))).toEqual([]);
-      expect(healthyBefore.size).toBeGreaterThan(0);
-      expect(pods.filter((p) => healthyBefore.has(p.metadata!.uid!)).flatMap((p) => p.status!.containerStatuses!.map((c) => c.restartCount)).filter((n) => n !== 0)).toEqual([]);
-    } else {
-      // Without live-restore the daemon's stop killed them: each pod runs again, in new containers.
-      expect(runningBefore.filter((id) => runningAfter.has(id))).toEqual([]);
-    }
-    expect(node.agent.listPods().filter((p) => p.metadata?.name?.startsWith('burst-'))).toHaveLength(kBurstPods);
-  }, kTestMs);
-});
+        const allRunning = async () => {
+          const pods = (await node.pods()).filter((p) => p.metadata?.name?.startsWith('burst-'));
+          return pods.length === kBurstPods && pods.every(isRunningAndReady) ? pods : undefined;
+        };
+        const pods = await waitFor(allRunning, {
+          timeoutMs: kWaitMs,
+          intervalMs: 500,
+          description: `${kBurstPods} pods Running after the daemon restart`,
+        });
+        await expectNoDuplicates(node.nodeName, own.docker);
+        const runningAfter = new Set(
+          (await nodeContainers(node.nodeName, own.docker)).filter((c) => c.State === 'running').map((c) => c.Id),
+        );
+        if (liveRestore) {
+          // Every container that ran before the stop is the one running now, and no pod that was already
+          // running counted a restart.
+          expect(runningBefore.filter((id) => !runningAfter.has(id))).toEqual([]);
+          expect(healthyBefore.size).toBeGreaterThan(0);
+          expect(
+            pods
+              .filter((p) => healthyBefore.has(p.metadata!.uid!))
+              .flatMap((p) => p.status!.containerStatuses!.map((c) => c.restartCount))
+              .filter((n) => n !== 0),
+          ).toEqual([]);
+        } else {
+          // Without live-restore the daemon's stop killed them: each pod runs again, in new containers.
+          expect(runningBefore.filter((id) => runningAfter.has(id))).toEqual([]);
+        }
+        expect(node.agent.listPods().filter((p) => p.metadata?.name?.startsWith('burst-'))).toHaveLength(kBurstPods);
+      },
+      kTestMs,
+    );
+  },
+);

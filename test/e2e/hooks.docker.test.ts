@@ -27,7 +27,9 @@ describe.skipIf(!inject('dockerAvailable'))('lifecycle hooks in Docker', () => {
   });
 
   it('runs postStart after the container started, and preStop before SIGTERM when the pod is deleted', async () => {
-    await node.writeManifest('hooked.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'hooked.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: hooked}
 spec:
@@ -43,7 +45,8 @@ spec:
   volumes:
     - name: data
       hostPath: {path: ${dir}}
-`);
+`,
+    );
     const p = await waitForPod(node, 'hooked', (x) => !!main(x)?.state?.running, 90_000);
     await waitFor(async () => (await readFile(join(dir, 'log'), 'utf8').catch(() => '')).includes('poststart'), { timeoutMs: 60_000 });
     expect(main(p)!.restartCount).toBe(0);
@@ -55,7 +58,9 @@ spec:
   }, 180_000);
 
   it('kills and restarts a container whose postStart hook fails (FailedPostStartHook)', async () => {
-    await node.writeManifest('badhook.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'badhook.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: badhook}
 spec:
@@ -66,17 +71,25 @@ spec:
       command: ["sh", "-c", "exec sleep 3600"]
       lifecycle:
         postStart: {exec: {command: ["sh", "-c", "echo no >&2; exit 3"]}}
-`);
+`,
+    );
     const p = await waitForPod(node, 'badhook', (x) => (main(x)?.restartCount ?? 0) >= 1, 90_000);
     const evs = events(p);
     const failed = evs.find((e) => e.reason === 'FailedPostStartHook');
     expect(failed).toMatchObject({ type: 'Warning', involvedObject: { fieldPath: 'spec.containers{main}' } });
-    expect(failed!.message).toMatch(/^Exec lifecycle hook \(\[sh -c echo no >&2; exit 3\]\) for Container "main" in Pod "badhook-.*" failed - error: .*, message: "no\\n"$/);
+    expect(failed!.message).toMatch(
+      /^Exec lifecycle hook \(\[sh -c echo no >&2; exit 3\]\) for Container "main" in Pod "badhook-.*" failed - error: .*, message: "no\\n"$/,
+    );
     expect(evs.find((e) => e.reason === 'Killing' && e.message === 'FailedPostStartHook')).toBeDefined();
     const c = main(p)!;
     expect(c.ready).toBe(false);
     // Between attempts the container waits with the hook error as its reason (the kubelet's reason cache).
-    const waiting = await waitForPod(node, 'badhook', (x) => main(x)?.state?.waiting?.reason === 'PostStartHookError' || main(x)?.state?.waiting?.reason === 'CrashLoopBackOff', 90_000);
+    const waiting = await waitForPod(
+      node,
+      'badhook',
+      (x) => main(x)?.state?.waiting?.reason === 'PostStartHookError' || main(x)?.state?.waiting?.reason === 'CrashLoopBackOff',
+      90_000,
+    );
     expect(main(waiting)!.lastState?.terminated).toBeDefined();
   }, 180_000);
 });

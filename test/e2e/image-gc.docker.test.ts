@@ -17,18 +17,27 @@ import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, docker } from '../support/do
 function registryEnv(): Record<string, string> | null {
   const file = join(import.meta.dirname, '../../.run/registry.env');
   if (!existsSync(file)) return null;
-  return Object.fromEntries(readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 }
 const env = registryEnv();
 const kTestLabel = 'kubelet-ts.test';
 
 async function followPush(ref: string, registry: string): Promise<void> {
-  const stream = (await docker.getImage(ref).push({ authconfig: { serveraddress: registry } } as never)) as unknown as NodeJS.ReadableStream;
-  await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
-    const failed = out?.find((o) => o.error);
-    if (err || failed) reject(err ?? new Error(failed!.error));
-    else resolve();
-  }));
+  const stream = (await docker
+    .getImage(ref)
+    .push({ authconfig: { serveraddress: registry } } as never)) as unknown as NodeJS.ReadableStream;
+  await new Promise<void>((resolve, reject) =>
+    docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
+      const failed = out?.find((o) => o.error);
+      if (err || failed) reject(err ?? new Error(failed!.error));
+      else resolve();
+    }),
+  );
 }
 
 describe.skipIf(!inject('dockerAvailable') || !env)('image garbage collection in Docker', { timeout: 120_000 }, () => {
@@ -36,8 +45,16 @@ describe.skipIf(!inject('dockerAvailable') || !env)('image garbage collection in
   const containers: string[] = [];
   let rootDir = '';
   afterEach(async () => {
-    for (const id of containers.splice(0)) await docker.getContainer(id).remove({ force: true }).catch(() => undefined);
-    for (const ref of refs.splice(0)) await docker.getImage(ref).remove({ noprune: false }).catch(() => undefined);
+    for (const id of containers.splice(0))
+      await docker
+        .getContainer(id)
+        .remove({ force: true })
+        .catch(() => undefined);
+    for (const ref of refs.splice(0))
+      await docker
+        .getImage(ref)
+        .remove({ noprune: false })
+        .catch(() => undefined);
     if (rootDir) await rm(rootDir, { recursive: true, force: true });
   });
 
@@ -71,10 +88,21 @@ describe.skipIf(!inject('dockerAvailable') || !env)('image garbage collection in
     const busyboxId = (await docker.getImage(BUSYBOX_IMAGE).inspect()).Id;
 
     const handler = createWorkerHandler({
-      protocol: PROTOCOL_VERSION, runtime: 'docker', dockerSocketPath: DOCKER_SOCKET, nodeName, rootDir, podInfraContainerImage: PAUSE_IMAGE, logLevel: 'silent',
+      protocol: PROTOCOL_VERSION,
+      runtime: 'docker',
+      dockerSocketPath: DOCKER_SOCKET,
+      nodeName,
+      rootDir,
+      podInfraContainerImage: PAUSE_IMAGE,
+      logLevel: 'silent',
     });
     // Thresholds 0/0: usage is always at or above the high threshold, and everything collectable is collected.
-    const res = (await handler({ kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 } })) as WorkerResult<'gc'>;
+    const res = (await handler({
+      kind: 'gc',
+      protocol: PROTOCOL_VERSION,
+      maximumDeadContainersPerContainer: 1,
+      imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
+    })) as WorkerResult<'gc'>;
     expect(res.ok).toBe(true);
     const value = (res as { value: GcResult }).value;
     expect(value.errors).toEqual([]);

@@ -15,31 +15,46 @@ import { isRunningAndReady, waitForPod, useTestNodes } from '../support/agent.js
 function registryEnv(): Record<string, string> | null {
   const file = join(import.meta.dirname, '../../.run/registry.env');
   if (!existsSync(file)) return null;
-  return Object.fromEntries(readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 }
 const env = registryEnv();
 const kWaitMs = 90_000;
 
 async function removeImage(ref: string): Promise<void> {
-  await docker.getImage(ref).remove({ noprune: true }).catch(() => undefined);
+  await docker
+    .getImage(ref)
+    .remove({ noprune: true })
+    .catch(() => undefined);
 }
 
 /** Pushes the local busybox to the open registry under a name of its own, then drops the local tag. */
 async function pushUnique(registry: string): Promise<string> {
   const repo = `${registry}/kubelet-ts/e2e-${randomBytes(4).toString('hex')}`;
   await docker.getImage(BUSYBOX_IMAGE).tag({ repo, tag: '1' });
-  const stream = (await docker.getImage(`${repo}:1`).push({ authconfig: { serveraddress: registry } } as never)) as unknown as NodeJS.ReadableStream;
-  await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
-    const failed = out?.find((o) => o.error);
-    if (err || failed) reject(err ?? new Error(failed!.error));
-    else resolve();
-  }));
+  const stream = (await docker
+    .getImage(`${repo}:1`)
+    .push({ authconfig: { serveraddress: registry } } as never)) as unknown as NodeJS.ReadableStream;
+  await new Promise<void>((resolve, reject) =>
+    docker.modem.followProgress(stream, (err: Error | null, out: Array<{ error?: string }>) => {
+      const failed = out?.find((o) => o.error);
+      if (err || failed) reject(err ?? new Error(failed!.error));
+      else resolve();
+    }),
+  );
   await removeImage(`${repo}:1`);
   return `${repo}:1`;
 }
 
 function podYaml(name: string, image: string, policy: string, containers = 1): string {
-  const cs = Array.from({ length: containers }, (_, i) => `    - {name: c${i}, image: ${JSON.stringify(image)}, imagePullPolicy: ${policy}, command: ["sleep", "3600"]}`).join('\n');
+  const cs = Array.from(
+    { length: containers },
+    (_, i) => `    - {name: c${i}, image: ${JSON.stringify(image)}, imagePullPolicy: ${policy}, command: ["sleep", "3600"]}`,
+  ).join('\n');
   return `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n${cs}\n`;
 }
 
@@ -63,10 +78,17 @@ describe.skipIf(!inject('dockerAvailable') || !env)('image pulls from a local re
     for (const n of ['a', 'b', 'c']) await waitForPod(node, `pull-${n}`, isRunningAndReady, kWaitMs);
     const until = Math.floor(Date.now() / 1000) + 1;
     // With `until`, the events stream ends by itself: newline-delimited JSON.
-    const stream = (await docker.getEvents({ since, until, filters: { type: ['image'], event: ['pull'] } })) as unknown as AsyncIterable<Buffer>;
+    const stream = (await docker.getEvents({
+      since,
+      until,
+      filters: { type: ['image'], event: ['pull'] },
+    })) as unknown as AsyncIterable<Buffer>;
     let text = '';
     for await (const chunk of stream) text += chunk.toString();
-    const all = text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { id?: string });
+    const all = text
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { id?: string });
     const pulls = all.filter((e) => e.id === image);
     expect(pulls).toHaveLength(1);
     const events = node.agent.events.list();
@@ -80,7 +102,9 @@ describe.skipIf(!inject('dockerAvailable') || !env)('image pulls from a local re
     const node = await start();
     await node.writeManifest('never.yaml', podYaml('never', image, 'Never'));
     const never = await waitForPod(node, 'never', (p) => waitingOf(p) === 'ErrImageNeverPull', kWaitMs);
-    expect(never.status!.containerStatuses![0].state!.waiting!.message).toBe(`Container image "${image}" is not present with pull policy of Never`);
+    expect(never.status!.containerStatuses![0].state!.waiting!.message).toBe(
+      `Container image "${image}" is not present with pull policy of Never`,
+    );
     await node.writeManifest('always.yaml', podYaml('always', image, 'Always'));
     await waitForPod(node, 'always', isRunningAndReady, kWaitMs);
   });

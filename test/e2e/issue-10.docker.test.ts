@@ -11,16 +11,24 @@ import { busyboxPod, containersOf, isRunningAndReady, waitForPod, useTestNodes }
 
 /** dockerd's container events of pod `podName` (label) between two times (epoch ms), oldest first. */
 async function podEvents(podName: string, sinceMs: number, untilMs: number): Promise<{ action: string; uid: string; timeNano: number }[]> {
-  const stream = await docker.getEvents({ since: Math.floor(sinceMs / 1000), until: Math.ceil(untilMs / 1000), filters: { type: ['container'], label: [`io.kubernetes.pod.name=${podName}`] } });
+  const stream = await docker.getEvents({
+    since: Math.floor(sinceMs / 1000),
+    until: Math.ceil(untilMs / 1000),
+    filters: { type: ['container'], label: [`io.kubernetes.pod.name=${podName}`] },
+  });
   let text = '';
   for await (const chunk of stream as AsyncIterable<Buffer>) text += chunk.toString();
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((e) => ({ action: e.Action, uid: e.Actor.Attributes['io.kubernetes.pod.uid'], timeNano: e.timeNano }));
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .map((e) => ({ action: e.Action, uid: e.Actor.Attributes['io.kubernetes.pod.uid'], timeNano: e.timeNano }));
 }
 
 describe.skipIf(!inject('dockerAvailable'))('issue 10: manifests changed while the agent was down', () => {
   const start = useTestNodes();
 
-  it('removes a deleted pod by housekeeping (not the relist) and never runs an edited pod\'s old and new copies side by side', async () => {
+  it("removes a deleted pod by housekeeping (not the relist) and never runs an edited pod's old and new copies side by side", async () => {
     // A relist period far beyond the test: only the housekeeping tick can find the orphan.
     const node = await start({ relistPeriodMs: 600_000 });
     await node.writeManifest('gone.yaml', busyboxPod('gone', 'exec sleep 3600'));
@@ -37,7 +45,10 @@ describe.skipIf(!inject('dockerAvailable'))('issue 10: manifests changed while t
 
     const restartedMs = Date.now();
     await node.restart();
-    await waitFor(async () => (await containersOf(gone.metadata!.uid!)).length === 0, { timeoutMs: 60_000, description: 'deleted pod\'s containers removed' });
+    await waitFor(async () => (await containersOf(gone.metadata!.uid!)).length === 0, {
+      timeoutMs: 60_000,
+      description: "deleted pod's containers removed",
+    });
     const newEdit = await waitForPod(node, 'edit', (p) => isRunningAndReady(p) && p.metadata!.uid !== oldEdit.metadata!.uid, 60_000);
     expect(await containersOf(oldEdit.metadata!.uid!)).toEqual([]);
 

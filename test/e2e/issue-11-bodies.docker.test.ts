@@ -11,10 +11,17 @@ import type { Event, Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker, PAUSE_IMAGE, waitFor } from '../support/docker.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';
 
-const smallPod = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }] } });
+const smallPod = (name: string) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }] },
+  });
 
 /** A ~960 KB YAML Pod with 70,000 labels: the yaml parser needs well over 16 MiB of heap for it. */
-const heavyBody = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: heavy\n  labels:\n' + Array.from({ length: 70_000 }, (_, i) => `    k${i}: v\n`).join('');
+const heavyBody =
+  'apiVersion: v1\nkind: Pod\nmetadata:\n  name: heavy\n  labels:\n' + Array.from({ length: 70_000 }, (_, i) => `    k${i}: v\n`).join('');
 
 /**
  * rawRequest writes `head` (request line and headers, CRLF-separated, without the blank line) and
@@ -76,19 +83,33 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: request bodies and protoc
   it('finding 9: two different Content-Length headers are refused with 400 and a Status; two equal ones are one', async () => {
     const node = await start();
     const body = smallPod('cl-twice');
-    const two = parseResponse(await rawRequest(node, `POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length - 5}`, body));
+    const two = parseResponse(
+      await rawRequest(
+        node,
+        `POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length - 5}`,
+        body,
+      ),
+    );
     expect(two.code).toBe(400);
     expect(JSON.parse(two.body)).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
     expect(JSON.parse(two.body).message).toMatch(/Content-Length/);
     expect(node.agent.listPods().some((p) => p.metadata?.name === 'cl-twice')).toBe(false);
-    const same = parseResponse(await rawRequest(node, `POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length}`, body));
+    const same = parseResponse(
+      await rawRequest(
+        node,
+        `POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length}`,
+        body,
+      ),
+    );
     expect(same.code).toBe(201);
   });
 
   it('finding 9: a body that does not arrive in time answers 408 with a Status (not a silent close)', async () => {
     const node = await start();
     // Announce 100 bytes, send 10, then nothing: the agent must answer, not drop the connection.
-    const slow = parseResponse(await rawRequest(node, 'POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100', '{"apiVersi'));
+    const slow = parseResponse(
+      await rawRequest(node, 'POST /pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100', '{"apiVersi'),
+    );
     expect(slow.code).toBe(408);
     expect(JSON.parse(slow.body)).toMatchObject({ kind: 'Status', reason: 'Timeout', code: 408 });
   });
@@ -97,21 +118,39 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: request bodies and protoc
     const node = await start();
     const uid = randomUUID();
     // The name the agent will give the pod's first sandbox (DESIGN.md §4), held by a container of this test's own.
-    const foreign = await docker.createContainer({ name: `k8s_POD_squatted_default_${uid}_0`, Image: PAUSE_IMAGE, Labels: { 'kubelet-ts-test.issue-11-bodies': node.nodeName } });
+    const foreign = await docker.createContainer({
+      name: `k8s_POD_squatted_default_${uid}_0`,
+      Image: PAUSE_IMAGE,
+      Labels: { 'kubelet-ts-test.issue-11-bodies': node.nodeName },
+    });
     try {
-      const body = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'squatted', uid }, spec: { containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }] } });
+      const body = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'squatted', uid },
+        spec: { containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }] },
+      });
       expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body })).status).toBe(201);
-      const event = await waitFor(async () => {
-        const list = (await (await node.api('/events')).json()) as { items: Event[] };
-        return list.items.find((e) => e.involvedObject?.name === 'squatted' && e.reason === 'FailedCreatePodSandBox');
-      }, { timeoutMs: 60_000 });
+      const event = await waitFor(
+        async () => {
+          const list = (await (await node.api('/events')).json()) as { items: Event[] };
+          return list.items.find((e) => e.involvedObject?.name === 'squatted' && e.reason === 'FailedCreatePodSandBox');
+        },
+        { timeoutMs: 60_000 },
+      );
       expect(event.message).toContain('did not create');
       expect(event.message).toContain(`k8s_POD_squatted_default_${uid}_0`);
-      const pod = await waitFor(async () => {
-        const p = (await (await node.api('/pods/default/squatted')).json()) as Pod;
-        return p.status?.containerStatuses?.[0]?.state?.waiting?.message ? p : undefined;
-      }, { timeoutMs: 60_000 });
-      expect(pod.status!.containerStatuses![0].state!.waiting).toMatchObject({ reason: 'ContainerCreating', message: expect.stringContaining('did not create') });
+      const pod = await waitFor(
+        async () => {
+          const p = (await (await node.api('/pods/default/squatted')).json()) as Pod;
+          return p.status?.containerStatuses?.[0]?.state?.waiting?.message ? p : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+      expect(pod.status!.containerStatuses![0].state!.waiting).toMatchObject({
+        reason: 'ContainerCreating',
+        message: expect.stringContaining('did not create'),
+      });
       // Untouched: still there, never started.
       expect((await foreign.inspect()).State.Status).toBe('created');
     } finally {

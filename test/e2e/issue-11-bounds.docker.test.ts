@@ -14,7 +14,9 @@ import { adminAuthorization, useTestNodes, type TestNode } from '../support/agen
 import { intakeFileNames } from '../../src/main/config/intake-pod-files.js';
 
 const intakePod = (name: string, extra: Partial<Pod['metadata']> = {}, image = 'kubelet-ts/busybox:1.35'): Pod => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { test: 'issue-11-bounds' }, ...extra },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default', labels: { test: 'issue-11-bounds' }, ...extra },
   spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image, command: ['sleep', '3600'] }] },
 });
 const list = (items: Pod[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
@@ -34,24 +36,40 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds',
   it('the watch history drops its oldest changes past --watch-history-bytes: a resume from before them gets 410, a recent one resumes', async () => {
     const node = await start({ watchHistoryBytes: 24 * 1024 });
     const live = watchFrames(node);
-    await waitFor(() => live.frames.some((f) => f.type === 'BOOKMARK') || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'first bookmark' });
+    await waitFor(() => live.frames.some((f) => f.type === 'BOOKMARK') || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: 'first bookmark',
+    });
     // Each change of these pods is a frame of over 8 KB: the history holds two of them, not 10,000.
     const blob = 'x'.repeat(8 * 1024);
     const body = list(['w1', 'w2'].map((n) => intakePod(n, { annotations: { blob } })));
     expect((await node.api('/pods', { method: 'POST', headers: json, body })).status).toBe(201);
     const changes = () => live.frames.filter((f) => f.type !== 'BOOKMARK');
-    await waitFor(() => changes().length >= 4 || undefined, { timeoutMs: 60_000, intervalMs: 100, description: 'four changes of the two pods' });
+    await waitFor(() => changes().length >= 4 || undefined, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      description: 'four changes of the two pods',
+    });
     live.ws.close();
     const versions = changes().map((f) => Number(f.object.metadata?.resourceVersion));
 
     const old = watchFrames(node, `?resourceVersion=${versions[0]}`);
-    await waitFor(() => old.frames.length > 0 || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'the answer to an old resume' });
+    await waitFor(() => old.frames.length > 0 || undefined, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: 'the answer to an old resume',
+    });
     old.ws.close();
     expect(old.frames[0]).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
 
     // The newest change is always held: a resume from the current resourceVersion still works.
     const fresh = watchFrames(node);
-    const mark = await waitFor(() => fresh.frames.find((f) => f.type === 'BOOKMARK'), { timeoutMs: 10_000, intervalMs: 50, description: 'a bookmark' });
+    const mark = await waitFor(() => fresh.frames.find((f) => f.type === 'BOOKMARK'), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: 'a bookmark',
+    });
     fresh.ws.close();
     const recent = watchFrames(node, `?resourceVersion=${mark.object.metadata?.resourceVersion}`);
     await waitFor(() => recent.frames.length > 0 || undefined, { timeoutMs: 10_000, intervalMs: 50, description: 'a recent resume' });
@@ -101,13 +119,17 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds',
     expect((await node.pods()).map((p) => p.metadata?.name)).toEqual(['small']);
   });
 
-  it('a 900 KB image name is logged in bounded fields: no log record near the image\'s size', async () => {
+  it("a 900 KB image name is logged in bounded fields: no log record near the image's size", async () => {
     const node = await start();
     const image = `kubelet-ts/${'a'.repeat(900 * 1024)}:1`;
     const res = await node.api('/pods', { method: 'POST', headers: json, body: JSON.stringify(intakePod('huge-image', {}, image)) });
     expect(res.status).toBe(201);
     // The pull fails (the name is no valid reference): wait for the warnings that say so.
-    await waitFor(() => node.warnings.some((w) => JSON.stringify(w).includes('huge-image')) || undefined, { timeoutMs: 60_000, intervalMs: 200, description: 'a warning about pod huge-image' });
+    await waitFor(() => node.warnings.some((w) => JSON.stringify(w).includes('huge-image')) || undefined, {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      description: 'a warning about pod huge-image',
+    });
     const sizes = node.warnings.map((w) => JSON.stringify(w).length);
     expect(Math.max(...sizes)).toBeLessThan(16 * 1024);
     expect(node.warnings.some((w) => JSON.stringify(w).includes('more bytes)'))).toBe(true);
@@ -125,10 +147,13 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 4: memory bounds',
     const secretPem = join(node.rootDir, 'key.pem');
     await writeFile(secretPem, '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-do-not-log-me\n-----END PRIVATE KEY-----\n');
     await symlink(secretPem, join(node.manifestDir, 'key.yaml'));
-    await waitFor(() => {
-      const files = node.warnings.map((w) => String(w.file ?? ''));
-      return (files.some((f) => f.endsWith('environ.yaml')) && files.some((f) => f.endsWith('key.yaml'))) || undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100, description: 'warnings about both manifests' });
+    await waitFor(
+      () => {
+        const files = node.warnings.map((w) => String(w.file ?? ''));
+        return (files.some((f) => f.endsWith('environ.yaml')) && files.some((f) => f.endsWith('key.yaml'))) || undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, description: 'warnings about both manifests' },
+    );
     const text = JSON.stringify(node.warnings);
     expect(text).not.toContain('hunter2');
     expect(text).not.toContain('do-not-log-me');

@@ -36,11 +36,24 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: deletes and the file sour
   it('finding 6: a second DELETE with gracePeriodSeconds=0 of a pod terminating with a 300 s grace answers 200 with the shorter grace period and stops it promptly', async () => {
     const node = await start();
     const body: Pod = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'slow-stop', namespace: 'default' },
-      spec: { terminationGracePeriodSeconds: 300, containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', kIgnoresTerm] }] },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'slow-stop', namespace: 'default' },
+      spec: {
+        terminationGracePeriodSeconds: 300,
+        containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', kIgnoresTerm] }],
+      },
     };
-    expect((await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).status).toBe(201);
-    const running = await waitFor(async () => { const p = await intakePod(node, 'slow-stop'); return p && isRunningAndReady(p) ? p : undefined; }, { timeoutMs: 90_000, description: 'slow-stop running' });
+    expect(
+      (await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })).status,
+    ).toBe(201);
+    const running = await waitFor(
+      async () => {
+        const p = await intakePod(node, 'slow-stop');
+        return p && isRunningAndReady(p) ? p : undefined;
+      },
+      { timeoutMs: 90_000, description: 'slow-stop running' },
+    );
     const uid = running.metadata!.uid!;
 
     const first = await node.api('/pods/default/slow-stop', { method: 'DELETE' });
@@ -55,8 +68,14 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: deletes and the file sour
     const shortened = (await second.json()) as Pod;
     expect(shortened).toMatchObject({ kind: 'Pod', metadata: { name: 'slow-stop', uid, deletionGracePeriodSeconds: 0 } });
 
-    await waitFor(async () => (await containersOf(uid)).length === 0, { timeoutMs: kPromptMs, description: 'the containers of slow-stop gone' });
-    await waitFor(async () => (await intakePod(node, 'slow-stop')) === undefined, { timeoutMs: kPromptMs, description: 'slow-stop no longer listed' });
+    await waitFor(async () => (await containersOf(uid)).length === 0, {
+      timeoutMs: kPromptMs,
+      description: 'the containers of slow-stop gone',
+    });
+    await waitFor(async () => (await intakePod(node, 'slow-stop')) === undefined, {
+      timeoutMs: kPromptMs,
+      description: 'slow-stop no longer listed',
+    });
     expect((await node.api('/pods/default/slow-stop', { method: 'DELETE' })).status).toBe(404);
   });
 
@@ -69,8 +88,11 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: deletes and the file sour
       Cmd: ['sh', '-c', kIgnoresTerm],
       Labels: {
         [kNodeLabel]: node.nodeName,
-        'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': 'leftover', 'io.kubernetes.pod.namespace': 'default',
-        'io.kubernetes.container.name': 'main', 'io.kubernetes.docker.type': 'container',
+        'io.kubernetes.pod.uid': uid,
+        'io.kubernetes.pod.name': 'leftover',
+        'io.kubernetes.pod.namespace': 'default',
+        'io.kubernetes.container.name': 'main',
+        'io.kubernetes.docker.type': 'container',
         'annotation.io.kubernetes.pod.terminationGracePeriod': String(30 * 24 * 3600),
         'annotation.io.kubernetes.container.restartCount': '0',
       },
@@ -105,7 +127,7 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: deletes and the file sour
     expect((await appContainers(uid)).map((c) => [c.Id, c.State])).toEqual([[container.Id, 'running']]);
   });
 
-  it('finding 7: a second file 0-dup.yaml with the running pod\'s name leaves it untouched and records a duplicate event; the copy takes over once b.yaml goes', async () => {
+  it("finding 7: a second file 0-dup.yaml with the running pod's name leaves it untouched and records a duplicate event; the copy takes over once b.yaml goes", async () => {
     const node = await start();
     await node.writeManifest('b.yaml', busyboxPod('twin', 'exec sleep 3600'));
     const running = await waitForPod(node, 'twin', isRunningAndReady);
@@ -114,11 +136,14 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: deletes and the file sour
 
     // Same pod name, other content (so another UID); its file name sorts before b.yaml.
     await node.writeManifest('0-dup.yaml', busyboxPod('twin', 'exec sleep 3601'));
-    const event = await waitFor(async () => {
-      const res = await node.api('/events');
-      const items = ((await res.json()) as { items: { type: string; reason: string; message: string }[] }).items;
-      return items.find((e) => e.type === 'Warning' && e.reason === 'FailedValidation' && e.message.includes('0-dup.yaml'));
-    }, { timeoutMs: 30_000, description: 'a duplicate event for 0-dup.yaml' });
+    const event = await waitFor(
+      async () => {
+        const res = await node.api('/events');
+        const items = ((await res.json()) as { items: { type: string; reason: string; message: string }[] }).items;
+        return items.find((e) => e.type === 'Warning' && e.reason === 'FailedValidation' && e.message.includes('0-dup.yaml'));
+      },
+      { timeoutMs: 30_000, description: 'a duplicate event for 0-dup.yaml' },
+    );
     expect(event.message).toContain('b.yaml');
     // Two more periodic checks: the running pod keeps its name and its containers.
     await sleep(2 * node.options.fileCheckFrequencyMs + 500);

@@ -14,8 +14,16 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Node, Pod } from '../../src/shared/api.js';
 import { hashContainer } from '../../src/shared/hash.js';
 import {
-  kContainerHashLabel, kContainerNameLabel, kContainerTypeContainer, kContainerTypeLabel, kNodeNameLabel, kPodNameLabel, kPodNamespaceLabel,
-  kPodUidLabel, kRestartCountLabel, kTerminationGracePeriodLabel,
+  kContainerHashLabel,
+  kContainerNameLabel,
+  kContainerTypeContainer,
+  kContainerTypeLabel,
+  kNodeNameLabel,
+  kPodNameLabel,
+  kPodNamespaceLabel,
+  kPodUidLabel,
+  kRestartCountLabel,
+  kTerminationGracePeriodLabel,
 } from '../../src/workers/kuberuntime/labels.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { dockerProxy } from '../support/docker-proxy.js';
@@ -51,37 +59,63 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 8: runtime outage'
     await proxy.cut();
     const cutAt = Date.now();
     const during: Pod = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'during', namespace: 'default' },
-      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] }] },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'during', namespace: 'default' },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'main', image: BUSYBOX_IMAGE, command: ['sh', '-c', 'exec sleep 3600'] }],
+      },
     };
-    const posted = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(during) });
+    const posted = await node.api('/pods', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(during),
+    });
     expect(posted.status).toBe(201);
 
     // Within the bound (30 s threshold + one check; generous here), both say the runtime is down.
-    const healthz = await waitFor(async () => {
-      const res = await node!.api('/healthz');
-      return res.status !== 200 ? { status: res.status, text: await res.text() } : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 500, description: '/healthz failing after the cut' });
+    const healthz = await waitFor(
+      async () => {
+        const res = await node!.api('/healthz');
+        return res.status !== 200 ? { status: res.status, text: await res.text() } : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, description: '/healthz failing after the cut' },
+    );
     expect(healthz.status).toBe(500);
     expect(healthz.text).toContain('[-]runtime failed: container runtime is down');
-    const notReady = await waitFor(async () => {
-      const c = await readyCondition(node!);
-      return c?.status === 'False' ? c : undefined;
-    }, { timeoutMs: 10_000, description: 'Ready=False' });
+    const notReady = await waitFor(
+      async () => {
+        const c = await readyCondition(node!);
+        return c?.status === 'False' ? c : undefined;
+      },
+      { timeoutMs: 10_000, description: 'Ready=False' },
+    );
     expect(notReady).toMatchObject({ reason: 'KubeletNotReady', message: 'container runtime is down' });
     const downAfterMs = Date.now() - cutAt;
 
     await proxy.open();
     const openedAt = Date.now();
-    await waitFor(async () => (await node!.api('/healthz')).status === 200, { timeoutMs: 30_000, description: '/healthz ok after the reopen' });
-    await waitFor(async () => (await readyCondition(node!))?.status === 'True', { timeoutMs: 30_000, description: 'Ready=True after the reopen' });
-    const running = await waitFor(async () => {
-      const p = (await (await node!.api('/pods/default/during')).json()) as Pod;
-      return isRunningAndReady(p) ? p : undefined;
-    }, { timeoutMs: 150_000, intervalMs: 200, description: 'pod during Running after the reopen' });
+    await waitFor(async () => (await node!.api('/healthz')).status === 200, {
+      timeoutMs: 30_000,
+      description: '/healthz ok after the reopen',
+    });
+    await waitFor(async () => (await readyCondition(node!))?.status === 'True', {
+      timeoutMs: 30_000,
+      description: 'Ready=True after the reopen',
+    });
+    const running = await waitFor(
+      async () => {
+        const p = (await (await node!.api('/pods/default/during')).json()) as Pod;
+        return isRunningAndReady(p) ? p : undefined;
+      },
+      { timeoutMs: 150_000, intervalMs: 200, description: 'pod during Running after the reopen' },
+    );
     expect(running.status!.containerStatuses![0].restartCount).toBe(0);
     // The times seen, for the report (not asserted: tests assert behaviour, not timings).
-    console.info(`[issue-11 outage] down reported ${downAfterMs} ms after the cut; pod posted during the outage Running ${Date.now() - openedAt} ms after the reopen`);
+    console.info(
+      `[issue-11 outage] down reported ${downAfterMs} ms after the cut; pod posted during the outage Running ${Date.now() - openedAt} ms after the reopen`,
+    );
     expect((await waitForPod(node, 'before', isRunningAndReady)).status!.containerStatuses![0].restartCount).toBe(0);
   }, 420_000);
 
@@ -94,17 +128,28 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 8: runtime outage'
     // (as after a kill -9 between create and start). It carries this test's node label: the
     // node's cleanup removes it if the agent does not.
     const created = await docker.createContainer({
-      name: `k8s_main_${podName}_default_${uid}_0`, Image: BUSYBOX_IMAGE, Cmd: spec.command, HostConfig: { NetworkMode: 'none' },
+      name: `k8s_main_${podName}_default_${uid}_0`,
+      Image: BUSYBOX_IMAGE,
+      Cmd: spec.command,
+      HostConfig: { NetworkMode: 'none' },
       Labels: {
-        [kPodNameLabel]: podName, [kPodNamespaceLabel]: 'default', [kPodUidLabel]: uid, [kContainerNameLabel]: 'main',
-        [kContainerTypeLabel]: kContainerTypeContainer, [kContainerHashLabel]: hashContainer(spec), [kRestartCountLabel]: '0',
-        [kTerminationGracePeriodLabel]: '1', [kNodeNameLabel]: nodeName,
+        [kPodNameLabel]: podName,
+        [kPodNamespaceLabel]: 'default',
+        [kPodUidLabel]: uid,
+        [kContainerNameLabel]: 'main',
+        [kContainerTypeLabel]: kContainerTypeContainer,
+        [kContainerHashLabel]: hashContainer(spec),
+        [kRestartCountLabel]: '0',
+        [kTerminationGracePeriodLabel]: '1',
+        [kNodeNameLabel]: nodeName,
       },
     });
     // The manifest is in place before the agent starts: a pod not desired at the first housekeeping
     // would be cleaned up as an orphan instead.
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-never-'));
-    await writeFile(join(dir, 'never.yaml'), `apiVersion: v1
+    await writeFile(
+      join(dir, 'never.yaml'),
+      `apiVersion: v1
 kind: Pod
 metadata: {name: never, uid: ${uid}}
 spec:
@@ -113,7 +158,8 @@ spec:
     - name: main
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "exec sleep 3600"]
-`);
+`,
+    );
     node = await startTestNode({ nodeName, podManifestPath: dir });
     const pod = await waitForPod(node, 'never', isRunningAndReady);
     expect(pod.metadata!.uid).toBe(uid);

@@ -24,13 +24,33 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 5: value ranges', 
   const start = useTestNodes();
 
   it.each([
-    ['terminationGracePeriodSeconds 1e308', `{"terminationGracePeriodSeconds":1e308,"containers":[${main()}]}`, 'spec.terminationGracePeriodSeconds'],
-    ['terminationGracePeriodSeconds 2^64', `{"terminationGracePeriodSeconds":18446744073709551616,"containers":[${main()}]}`, 'spec.terminationGracePeriodSeconds'],
-    ['memory limit 1e20', `{"containers":[${main(',"resources":{"limits":{"memory":"1e20"}}')}]}`, 'spec.containers[0].resources.limits[memory]'],
-    ['memory limit 1e400', `{"containers":[${main(',"resources":{"limits":{"memory":"1e400"}}')}]}`, 'spec.containers[0].resources.limits[memory]'],
+    [
+      'terminationGracePeriodSeconds 1e308',
+      `{"terminationGracePeriodSeconds":1e308,"containers":[${main()}]}`,
+      'spec.terminationGracePeriodSeconds',
+    ],
+    [
+      'terminationGracePeriodSeconds 2^64',
+      `{"terminationGracePeriodSeconds":18446744073709551616,"containers":[${main()}]}`,
+      'spec.terminationGracePeriodSeconds',
+    ],
+    [
+      'memory limit 1e20',
+      `{"containers":[${main(',"resources":{"limits":{"memory":"1e20"}}')}]}`,
+      'spec.containers[0].resources.limits[memory]',
+    ],
+    [
+      'memory limit 1e400',
+      `{"containers":[${main(',"resources":{"limits":{"memory":"1e400"}}')}]}`,
+      'spec.containers[0].resources.limits[memory]',
+    ],
     ['cpu limit 1e12', `{"containers":[${main(',"resources":{"limits":{"cpu":"1e12"}}')}]}`, 'spec.containers[0].resources.limits[cpu]'],
     ['command [null]', `{"containers":[{"name":"main","image":"${kImage}","command":[null]}]}`, 'spec.containers[0].command[0]'],
-    ['probe timeoutSeconds 2^31', `{"containers":[${main(',"livenessProbe":{"exec":{"command":["true"]},"timeoutSeconds":2147483648}')}]}`, 'spec.containers[0].livenessProbe.timeoutSeconds'],
+    [
+      'probe timeoutSeconds 2^31',
+      `{"containers":[${main(',"livenessProbe":{"exec":{"command":["true"]},"timeoutSeconds":2147483648}')}]}`,
+      'spec.containers[0].livenessProbe.timeoutSeconds',
+    ],
     ['spec.nodeName other-node', `{"nodeName":"other-node","containers":[${main()}]}`, 'spec.nodeName'],
   ])('%s: 422 with a Status naming the field; nothing stored; the agent stays healthy', async (_what, spec, field) => {
     const node = await start();
@@ -51,7 +71,9 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 5: value ranges', 
       expect(res.status).toBe(400);
       const status = (await res.json()) as Status;
       expect(status).toMatchObject({ kind: 'Status', code: 400 });
-      expect(status.message).toContain("labelSelector: unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer");
+      expect(status.message).toContain(
+        "labelSelector: unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer",
+      );
     }
     const res = await node.api(`/pods?labelSelector=${encodeURIComponent('a in ()')}`);
     expect(res.status).toBe(200);
@@ -79,9 +101,14 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 5: value ranges', 
       return res.status === 200 ? (await res.text()).split('\n').filter((l) => pattern.test(l)).length : 0;
     };
     // Wait until each probe has run several times, or a container was restarted (the bug).
-    await waitFor(async () => (await restarts()) > 0 || ((await logLines('exec', /^probed$/)) >= 4 && (await logLines('http', /response:200$/)) >= 4), {
-      timeoutMs: 180_000, intervalMs: 500, description: 'four liveness probes of each container, or a restart',
-    });
+    await waitFor(
+      async () => (await restarts()) > 0 || ((await logLines('exec', /^probed$/)) >= 4 && (await logLines('http', /response:200$/)) >= 4),
+      {
+        timeoutMs: 180_000,
+        intervalMs: 500,
+        description: 'four liveness probes of each container, or a restart',
+      },
+    );
     const events = (await (await node.api('/events')).json()) as { items: { reason?: string; involvedObject?: { name?: string } }[] };
     expect(events.items.filter((e) => e.involvedObject?.name === 'long-timeout' && e.reason === 'Killing')).toEqual([]);
     expect(await restarts()).toBe(0);

@@ -10,15 +10,24 @@ import { busyboxPod, containersOf, isRunningAndReady, waitForPod, useTestNodes }
 describe.skipIf(!inject('dockerAvailable'))('issue 11: break-test findings', () => {
   const start = useTestNodes();
 
-  it('finding 2: a POSTed pod with a static pod\'s UID is refused with 409 AlreadyExists, and nothing else changes', async () => {
+  it("finding 2: a POSTed pod with a static pod's UID is refused with 409 AlreadyExists, and nothing else changes", async () => {
     const node = await start();
     await node.writeManifest('held.yaml', busyboxPod('held', 'exec sleep 3600'));
     const staticPod = await waitForPod(node, 'held', isRunningAndReady);
     const uid = staticPod.metadata!.uid!;
     const before = (await containersOf(uid)).map((c) => c.Id).sort();
 
-    const takeover: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'thief', namespace: 'default', uid }, spec: { containers: [{ name: 'main', image: staticPod.spec!.containers[0].image, command: ['sleep', '3600'] }] } };
-    const res = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(takeover) });
+    const takeover: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'thief', namespace: 'default', uid },
+      spec: { containers: [{ name: 'main', image: staticPod.spec!.containers[0].image, command: ['sleep', '3600'] }] },
+    };
+    const res = await node.api('/pods', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(takeover),
+    });
     expect(res.status).toBe(409);
     const status = (await res.json()) as Status;
     expect(status).toMatchObject({ kind: 'Status', reason: 'AlreadyExists', code: 409 });
@@ -37,7 +46,11 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11: break-test findings', () 
     ['1,000 nested [ (YAML)', '['.repeat(1000), 'application/yaml'],
     ['JSON nested 100,000 deep', '['.repeat(100_000) + ']'.repeat(100_000), 'application/json'],
     ['an undefined alias', 'apiVersion: v1\nkind: Pod\nmetadata: {name: *nope}\n', 'application/yaml'],
-    ['a billion-laughs alias bomb', 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n', 'application/yaml'],
+    [
+      'a billion-laughs alias bomb',
+      'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n',
+      'application/yaml',
+    ],
   ])('finding 1: a body of %s answers 400 with a Status, twice, and the agent stays healthy', async (_what, body, contentType) => {
     const node = await start();
     for (let i = 0; i < 2; i++) {

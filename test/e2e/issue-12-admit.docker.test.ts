@@ -46,7 +46,11 @@ describe.skipIf(!inject('dockerAvailable'))('issue #12: sidecar probes and node 
       // A regular init container, then a sidecar whose startup probe gates the app container and
       // whose readiness probe decides the pod's Ready condition.
       // Also a first sidecar whose liveness probe the test makes fail: that sidecar alone is restarted.
-      node.writeManifest('sidecar.yaml', pod('sidecar', `  initContainers:
+      node.writeManifest(
+        'sidecar.yaml',
+        pod(
+          'sidecar',
+          `  initContainers:
     - name: live
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "touch /tmp/alive; exec sleep 3600"]
@@ -55,12 +59,21 @@ describe.skipIf(!inject('dockerAvailable'))('issue #12: sidecar probes and node 
     - name: setup
       image: ${BUSYBOX_IMAGE}
       command: ["true"]
-${sleeper('proxy', `      restartPolicy: Always
+${sleeper(
+  'proxy',
+  `      restartPolicy: Always
       startupProbe: {exec: {command: ["test", "-f", "/tmp/started"]}, periodSeconds: 1, timeoutSeconds: 20, failureThreshold: 600}
-      readinessProbe: {exec: {command: ["test", "-f", "/tmp/ready"]}, periodSeconds: 1, timeoutSeconds: 20}`)}
+      readinessProbe: {exec: {command: ["test", "-f", "/tmp/ready"]}, periodSeconds: 1, timeoutSeconds: 20}`,
+)}
   containers:
-${sleeper('app')}`)),
-      node.writeManifest('selected.yaml', pod('selected', `  nodeSelector: {disktype: ssd}
+${sleeper('app')}`,
+        ),
+      ),
+      node.writeManifest(
+        'selected.yaml',
+        pod(
+          'selected',
+          `  nodeSelector: {disktype: ssd}
   affinity:
     nodeAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
@@ -86,12 +99,26 @@ ${sleeper('main', `      resources: {limits: {ephemeral-storage: 1Gi, memory: 64
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "until grep -q ' /host/late ' /proc/self/mountinfo; do sleep 0.2; done; echo saw the host mount; exec sleep 3600"]
       volumeMounts: [{name: host, mountPath: /host, mountPropagation: HostToContainer}]
-  volumes: [{name: host, hostPath: {path: ${shared}, type: Directory}}]`)),
-      node.writeManifest('unselected.yaml', pod('unselected', `  nodeSelector: {disktype: hdd}
+  volumes: [{name: host, hostPath: {path: ${shared}, type: Directory}}]`,
+        ),
+      ),
+      node.writeManifest(
+        'unselected.yaml',
+        pod(
+          'unselected',
+          `  nodeSelector: {disktype: hdd}
   containers:
-${sleeper()}`)),
-      node.writeManifest('gpu.yaml', pod('gpu', `  containers:
-${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
+${sleeper()}`,
+        ),
+      ),
+      node.writeManifest(
+        'gpu.yaml',
+        pod(
+          'gpu',
+          `  containers:
+${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`,
+        ),
+      ),
     ]);
   }, 60_000);
 
@@ -109,18 +136,35 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
     expect(init(waitingForStartup, 'setup')).toMatchObject({ ready: true, state: { terminated: { exitCode: 0, reason: 'Completed' } } });
     expect(init(waitingForStartup, 'proxy')).toMatchObject({ started: false, ready: false });
     expect(app(waitingForStartup)!.state!.waiting!.reason).toBe('PodInitializing');
-    expect(cond(waitingForStartup, 'Initialized')).toMatchObject({ status: 'False', message: 'containers with incomplete status: [proxy]' });
+    expect(cond(waitingForStartup, 'Initialized')).toMatchObject({
+      status: 'False',
+      message: 'containers with incomplete status: [proxy]',
+    });
 
     const uid = waitingForStartup.metadata!.uid!;
     await execInPod(uid, 'proxy', ['sh', '-c', 'touch /tmp/started']);
     // Started: the app container runs, but the sidecar's readiness probe still fails.
-    const unready = await waitForPod(node, 'sidecar', (p) => app(p)?.state?.running !== undefined && init(p, 'proxy')?.started === true, kWaitMs);
+    const unready = await waitForPod(
+      node,
+      'sidecar',
+      (p) => app(p)?.state?.running !== undefined && init(p, 'proxy')?.started === true,
+      kWaitMs,
+    );
     expect(init(unready, 'proxy')!.ready).toBe(false);
     expect(init(unready, 'setup')!.ready).toBe(true);
-    expect(cond(unready, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [proxy]' });
+    expect(cond(unready, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [proxy]',
+    });
     // Readiness probes start once the startup probe passed: the first failure (and its event) may come after the status above.
-    await waitFor(() => node.agent.events.list({ uid }).some((e) => e.reason === 'Unhealthy' && e.involvedObject?.fieldPath === 'spec.initContainers{proxy}'),
-      { timeoutMs: kWaitMs, description: 'an Unhealthy event for the sidecar proxy' });
+    await waitFor(
+      () =>
+        node.agent.events
+          .list({ uid })
+          .some((e) => e.reason === 'Unhealthy' && e.involvedObject?.fieldPath === 'spec.initContainers{proxy}'),
+      { timeoutMs: kWaitMs, description: 'an Unhealthy event for the sidecar proxy' },
+    );
 
     await execInPod(uid, 'proxy', ['sh', '-c', 'touch /tmp/ready']);
     const ready = await waitForPod(node, 'sidecar', (p) => cond(p, 'Ready')?.status === 'True', kWaitMs);
@@ -129,16 +173,35 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
   });
 
   it('restarts a sidecar that fails its liveness probe, alone', async () => {
-    const up = await waitForPod(node, 'sidecar', (p) => app(p)?.state?.running !== undefined && init(p, 'live')?.state?.running !== undefined, kWaitMs);
+    const up = await waitForPod(
+      node,
+      'sidecar',
+      (p) => app(p)?.state?.running !== undefined && init(p, 'live')?.state?.running !== undefined,
+      kWaitMs,
+    );
     const appId = app(up)!.containerID;
     const proxyId = init(up, 'proxy')!.containerID;
     const before = init(up, 'live')!;
     await execInPod(up.metadata!.uid!, 'live', ['sh', '-c', 'rm /tmp/alive']);
-    const restarted = await waitForPod(node, 'sidecar', (p) => init(p, 'live')!.restartCount > before.restartCount && init(p, 'live')?.state?.running !== undefined, kWaitMs);
+    const restarted = await waitForPod(
+      node,
+      'sidecar',
+      (p) => init(p, 'live')!.restartCount > before.restartCount && init(p, 'live')?.state?.running !== undefined,
+      kWaitMs,
+    );
     expect(app(restarted)!.containerID).toBe(appId);
     expect(init(restarted, 'proxy')!.containerID).toBe(proxyId);
     expect(restarted.status!.phase).toBe('Running');
-    expect(node.agent.events.list({ uid: up.metadata!.uid }).some((e) => e.reason === 'Killing' && e.involvedObject?.fieldPath === 'spec.initContainers{live}' && /Init container live failed liveness probe/.test(e.message ?? ''))).toBe(true);
+    expect(
+      node.agent.events
+        .list({ uid: up.metadata!.uid })
+        .some(
+          (e) =>
+            e.reason === 'Killing' &&
+            e.involvedObject?.fieldPath === 'spec.initContainers{live}' &&
+            /Init container live failed liveness probe/.test(e.message ?? ''),
+        ),
+    ).toBe(true);
   });
 
   it('admits a pod whose nodeSelector and required node affinity match --node-labels and the node name', async () => {
@@ -148,18 +211,26 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
 
   it('fails a pod whose nodeSelector does not match, with the kubelet reason and message', async () => {
     const p = await waitForPod(node, 'unselected', (x) => x.status?.phase === 'Failed', kWaitMs);
-    expect(p.status).toMatchObject({ reason: 'NodeAffinity', message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" });
+    expect(p.status).toMatchObject({
+      reason: 'NodeAffinity',
+      message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    });
     expect(await docker.listContainers({ all: true, filters: { label: [`io.kubernetes.pod.uid=${p.metadata!.uid}`] } })).toEqual([]);
   });
 
   it('fails a pod requesting an extended resource no device plugin offers', async () => {
     const p = await waitForPod(node, 'gpu', (x) => x.status?.phase === 'Failed', kWaitMs);
-    expect(p.status).toMatchObject({ reason: 'OutOfexample.com/foo', message: "Node didn't have enough resource: example.com/foo, requested: 1, used: 0, capacity: 0" });
+    expect(p.status).toMatchObject({
+      reason: 'OutOfexample.com/foo',
+      message: "Node didn't have enough resource: example.com/foo, requested: 1, used: 0, capacity: 0",
+    });
   });
 
   it('runs a tty container and reads its logs through GET /containerLogs', async () => {
     const p = await waitForPod(node, 'selected', (x) => x.status?.phase === 'Running', kWaitMs);
-    const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${p.metadata!.uid}`, 'io.kubernetes.container.name=tty'] } });
+    const [c] = await docker.listContainers({
+      filters: { label: [`io.kubernetes.pod.uid=${p.metadata!.uid}`, 'io.kubernetes.container.name=tty'] },
+    });
     const inspect = await docker.getContainer(c.Id).inspect();
     expect(inspect.Config).toMatchObject({ Tty: true, OpenStdin: true, StdinOnce: false });
     let text = '';
@@ -185,23 +256,43 @@ ${sleeper('main', `      resources: {limits: {example.com/foo: 1}}`)}`)),
 
   it('shows --node-labels beside the well-known labels on GET /node', async () => {
     const n = (await (await node.api('/node')).json()) as Node;
-    expect(n.metadata!.labels).toMatchObject({ disktype: 'ssd', 'example.com/tier': 'gold', 'kubernetes.io/hostname': node.nodeName, 'kubernetes.io/os': 'linux' });
+    expect(n.metadata!.labels).toMatchObject({
+      disktype: 'ssd',
+      'example.com/tier': 'gold',
+      'kubernetes.io/hostname': node.nodeName,
+      'kubernetes.io/os': 'linux',
+    });
   });
 
   it('refuses a persistentVolumeClaim volume without claimName and Bidirectional propagation of an unprivileged container, naming the field and the reason', async () => {
     const body = {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'pvc', namespace: 'default' },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pvc', namespace: 'default' },
       spec: {
-        volumes: [{ name: 'data', persistentVolumeClaim: { claimName: '' } }, { name: 'scratch', emptyDir: {} }],
-        containers: [{ name: 'main', image: BUSYBOX_IMAGE, volumeMounts: [{ name: 'scratch', mountPath: '/s', mountPropagation: 'Bidirectional' }] }],
+        volumes: [
+          { name: 'data', persistentVolumeClaim: { claimName: '' } },
+          { name: 'scratch', emptyDir: {} },
+        ],
+        containers: [
+          { name: 'main', image: BUSYBOX_IMAGE, volumeMounts: [{ name: 'scratch', mountPath: '/s', mountPropagation: 'Bidirectional' }] },
+        ],
       },
     };
     const res = await node.api('/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status).toBe(422);
     const causes = ((await res.json()) as { details: { causes: Array<{ field: string; message: string }> } }).details.causes;
-    expect(causes).toEqual(expect.arrayContaining([
-      expect.objectContaining({ field: 'spec.volumes[0].persistentVolumeClaim.claimName', message: expect.stringContaining('Required value') }),
-      expect.objectContaining({ field: 'spec.containers[0].volumeMounts[0].mountPropagation', message: expect.stringContaining('only to privileged containers') }),
-    ]));
+    expect(causes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          field: 'spec.volumes[0].persistentVolumeClaim.claimName',
+          message: expect.stringContaining('Required value'),
+        }),
+        expect.objectContaining({
+          field: 'spec.containers[0].volumeMounts[0].mountPropagation',
+          message: expect.stringContaining('only to privileged containers'),
+        }),
+      ]),
+    );
   });
 });

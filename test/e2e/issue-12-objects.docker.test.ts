@@ -22,23 +22,38 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 function registryEnv(): Record<string, string> | null {
   const file = join(import.meta.dirname, '../../.run/registry.env');
   if (!existsSync(file)) return null;
-  return Object.fromEntries(readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
 }
 const registry = registryEnv();
 
 const printer = (name: string, script: string, extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name },
-  spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35', command: ['sh', '-c', script], ...extra }] },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: {
+    restartPolicy: 'Never',
+    terminationGracePeriodSeconds: 1,
+    containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35', command: ['sh', '-c', script], ...extra }],
+  },
 });
 
 async function intakePod(node: TestNode, name: string, pred: (p: Pod) => boolean): Promise<Pod> {
-  return waitFor(async () => {
-    const pod = (await node.pods()).find((p) => p.metadata?.name === name);
-    return pod && pred(pod) ? pod : undefined;
-  }, { timeoutMs: kWaitMs, intervalMs: 200, description: `pod ${name}` });
+  return waitFor(
+    async () => {
+      const pod = (await node.pods()).find((p) => p.metadata?.name === name);
+      return pod && pred(pod) ? pod : undefined;
+    },
+    { timeoutMs: kWaitMs, intervalMs: 200, description: `pod ${name}` },
+  );
 }
 const succeeded = (p: Pod) => p.status?.phase === 'Succeeded';
-const post = (node: TestNode, body: unknown) => node.api('/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (node: TestNode, body: unknown) =>
+  node.api('/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe.skipIf(!inject('dockerAvailable'))('issue 12: ConfigMap and Secret objects and env from them', { timeout: 120_000 }, () => {
   let node: TestNode;
@@ -61,16 +76,37 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: ConfigMap and Secret obje
   afterAll(async () => {
     ws?.close();
     await node?.cleanup();
-    for (const ref of pulled) await docker.getImage(ref).remove({ noprune: true }).catch(() => undefined);
+    for (const ref of pulled)
+      await docker
+        .getImage(ref)
+        .remove({ noprune: true })
+        .catch(() => undefined);
   });
 
   it('a List of a ConfigMap, a Secret and pods posted at once: env from them; a missing ConfigMap is CreateContainerConfigError until posted', async () => {
     const list = {
-      apiVersion: 'v1', kind: 'List', items: [
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-config' }, data: { GREETING: 'hello', '1st': 'skipped', MODE: 'fast' } },
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-secret' }, stringData: { PASSWORD: secretValue }, data: { TOKEN: b64('tok') } },
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'app-config' },
+          data: { GREETING: 'hello', '1st': 'skipped', MODE: 'fast' },
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'app-secret' },
+          stringData: { PASSWORD: secretValue },
+          data: { TOKEN: b64('tok') },
+        },
         printer('env-pod', 'echo "G=$GREETING M=$MODE P=$PASSWORD T=$S_TOKEN O=${OPT:-unset}"', {
-          envFrom: [{ configMapRef: { name: 'app-config' } }, { secretRef: { name: 'app-secret' }, prefix: 'S_' }, { configMapRef: { name: 'nowhere', optional: true } }],
+          envFrom: [
+            { configMapRef: { name: 'app-config' } },
+            { secretRef: { name: 'app-secret' }, prefix: 'S_' },
+            { configMapRef: { name: 'nowhere', optional: true } },
+          ],
           env: [
             { name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'app-config', key: 'GREETING' } } },
             { name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'app-secret', key: 'PASSWORD' } } },
@@ -90,17 +126,35 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: ConfigMap and Secret obje
     const logs = await (await node.api('/containerLogs/default/env-pod/main')).text();
     expect(logs.trim()).toBe(`G=hello M=fast P=${secretValue} T=tok O=unset`);
     const events = node.agent.events.list();
-    expect(events.some((e) => e.reason === 'InvalidEnvironmentVariableNames'
-      && e.message === 'Keys [1st] from the EnvFrom configMap default/app-config were skipped since they are considered invalid environment variable names.')).toBe(true);
+    expect(
+      events.some(
+        (e) =>
+          e.reason === 'InvalidEnvironmentVariableNames' &&
+          e.message ===
+            'Keys [1st] from the EnvFrom configMap default/app-config were skipped since they are considered invalid environment variable names.',
+      ),
+    ).toBe(true);
 
-    const waiting = await intakePod(node, 'waits', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError');
+    const waiting = await intakePod(
+      node,
+      'waits',
+      (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError',
+    );
     expect(waiting.status?.phase).toBe('Pending');
     expect(waiting.status?.containerStatuses?.[0]?.state?.waiting?.message).toBe('configmap "late" not found');
 
     // The ConfigMap appears without its key: the kubelet's other message; then with it: the pod starts.
     expect((await post(node, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late' }, data: { other: 'x' } })).status).toBe(201);
-    await intakePod(node, 'waits', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.message === "couldn't find key v in ConfigMap default/late");
-    const put = await node.api('/configmaps/default/late', { method: 'PUT', headers: { 'content-type': 'application/yaml' }, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\ndata: {v: arrived}\n' });
+    await intakePod(
+      node,
+      'waits',
+      (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.message === "couldn't find key v in ConfigMap default/late",
+    );
+    const put = await node.api('/configmaps/default/late', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/yaml' },
+      body: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\ndata: {v: arrived}\n',
+    });
     expect(put.status, await put.text()).toBe(200);
     await intakePod(node, 'waits', succeeded);
     expect((await (await node.api('/containerLogs/default/waits/main')).text()).trim()).toBe('L=arrived');
@@ -110,7 +164,9 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: ConfigMap and Secret obje
   });
 
   it('a ConfigMap in the manifest directory beside a static pod, by its own name (no node suffix)', async () => {
-    await node.writeManifest('with-config.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'with-config.yaml',
+      `apiVersion: v1
 kind: ConfigMap
 metadata: {name: static-config}
 data: {COLOR: blue}
@@ -126,29 +182,56 @@ spec:
     image: kubelet-ts/busybox:1.35
     command: ["sh", "-c", "echo COLOR=$COLOR"]
     envFrom: [{configMapRef: {name: static-config}}]
-`);
+`,
+    );
     await waitForPod(node, 'static-env', succeeded, kWaitMs);
     const logs = await (await node.api(`/containerLogs/default/static-env-${node.nodeName}/main`)).text();
     expect(logs.trim()).toBe('COLOR=blue');
     expect(node.agent.objects.owner('ConfigMap', 'default', 'static-config')).toBe('file');
   });
 
-  it.skipIf(!registry)('imagePullSecrets: pulls from the auth registry with the pod\'s dockerconfigjson Secret, warns about a missing one', async () => {
-    const image = `${registry!.KUBELET_TS_REGISTRY_AUTH}/kubelet-ts/busybox:1.35`;
-    pulled.push(image);
-    const auth = b64(`${registry!.KUBELET_TS_REGISTRY_USER}:${registry!.KUBELET_TS_REGISTRY_PASSWORD}`);
-    const res = await post(node, {
-      apiVersion: 'v1', kind: 'List', items: [
-        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', stringData: { '.dockerconfigjson': JSON.stringify({ auths: { [registry!.KUBELET_TS_REGISTRY_AUTH]: { auth } } }) } },
-        { ...printer('pull-secret', 'echo pulled'), spec: { ...printer('', '').spec, imagePullSecrets: [{ name: 'nosuch' }, { name: 'regcred' }], containers: [{ name: 'main', image, imagePullPolicy: 'Always', command: ['sh', '-c', 'echo pulled'] }] } },
-      ],
-    });
-    expect(res.status, await res.text()).toBe(201);
-    await intakePod(node, 'pull-secret', succeeded);
-    expect(node.agent.events.list().some((e) => e.reason === 'FailedToRetrieveImagePullSecret' && e.message === 'Unable to retrieve some image pull secrets (nosuch); attempting to pull the image may not succeed.')).toBe(true);
-  });
+  it.skipIf(!registry)(
+    "imagePullSecrets: pulls from the auth registry with the pod's dockerconfigjson Secret, warns about a missing one",
+    async () => {
+      const image = `${registry!.KUBELET_TS_REGISTRY_AUTH}/kubelet-ts/busybox:1.35`;
+      pulled.push(image);
+      const auth = b64(`${registry!.KUBELET_TS_REGISTRY_USER}:${registry!.KUBELET_TS_REGISTRY_PASSWORD}`);
+      const res = await post(node, {
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'regcred' },
+            type: 'kubernetes.io/dockerconfigjson',
+            stringData: { '.dockerconfigjson': JSON.stringify({ auths: { [registry!.KUBELET_TS_REGISTRY_AUTH]: { auth } } }) },
+          },
+          {
+            ...printer('pull-secret', 'echo pulled'),
+            spec: {
+              ...printer('', '').spec,
+              imagePullSecrets: [{ name: 'nosuch' }, { name: 'regcred' }],
+              containers: [{ name: 'main', image, imagePullPolicy: 'Always', command: ['sh', '-c', 'echo pulled'] }],
+            },
+          },
+        ],
+      });
+      expect(res.status, await res.text()).toBe(201);
+      await intakePod(node, 'pull-secret', succeeded);
+      expect(
+        node.agent.events
+          .list()
+          .some(
+            (e) =>
+              e.reason === 'FailedToRetrieveImagePullSecret' &&
+              e.message === 'Unable to retrieve some image pull secrets (nosuch); attempting to pull the image may not succeed.',
+          ),
+      ).toBe(true);
+    },
+  );
 
-  it('no Secret value in the agent\'s log, its events, the watch or GET /pods', async () => {
+  it("no Secret value in the agent's log, its events, the watch or GET /pods", async () => {
     const texts = [
       JSON.stringify(node.warnings),
       await (await node.api('/events')).text(),
@@ -178,12 +261,32 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12: ConfigMaps and Secrets fr
 
   it('a pod from etcd waits on a ConfigMap missing under {prefix}/configmaps/, then runs with it; a Secret under {prefix}/secrets/ is read too', async () => {
     const keys = etcdKeys(prefix);
-    await etcd.admin.put(`${prefix}/secrets/default/etcd-secret`).value(JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'etcd-secret' }, data: { S: b64('from-etcd') } })).exec();
-    await etcd.admin.put(keys.pod(node.nodeName, 'default', 'etcd-env')).value(JSON.stringify(printer('etcd-env', 'echo "C=$C S=$S"', {
-      env: [{ name: 'C', valueFrom: { configMapKeyRef: { name: 'etcd-config', key: 'C' } } }, { name: 'S', valueFrom: { secretKeyRef: { name: 'etcd-secret', key: 'S' } } }],
-    }))).exec();
-    await intakePod(node, 'etcd-env', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.message === 'configmap "etcd-config" not found');
-    await etcd.admin.put(`${prefix}/configmaps/default/etcd-config`).value(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'etcd-config' }, data: { C: 'watched' } })).exec();
+    await etcd.admin
+      .put(`${prefix}/secrets/default/etcd-secret`)
+      .value(JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'etcd-secret' }, data: { S: b64('from-etcd') } }))
+      .exec();
+    await etcd.admin
+      .put(keys.pod(node.nodeName, 'default', 'etcd-env'))
+      .value(
+        JSON.stringify(
+          printer('etcd-env', 'echo "C=$C S=$S"', {
+            env: [
+              { name: 'C', valueFrom: { configMapKeyRef: { name: 'etcd-config', key: 'C' } } },
+              { name: 'S', valueFrom: { secretKeyRef: { name: 'etcd-secret', key: 'S' } } },
+            ],
+          }),
+        ),
+      )
+      .exec();
+    await intakePod(
+      node,
+      'etcd-env',
+      (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.message === 'configmap "etcd-config" not found',
+    );
+    await etcd.admin
+      .put(`${prefix}/configmaps/default/etcd-config`)
+      .value(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'etcd-config' }, data: { C: 'watched' } }))
+      .exec();
     await intakePod(node, 'etcd-env', succeeded);
     expect((await (await node.api('/containerLogs/default/etcd-env/main')).text()).trim()).toBe('C=watched S=from-etcd');
   });

@@ -11,10 +11,20 @@ import { containersOf, startTestNode, type TestNode } from '../support/agent.js'
 import { docker, kOomFloor, waitFor } from '../support/docker.js';
 
 const kImage = 'kubelet-ts/busybox:1.35';
-const sh = (name: string, script: string, resources?: object) => ({ name, image: kImage, command: ['sh', '-c', script], ...(resources ? { resources } : {}) });
+const sh = (name: string, script: string, resources?: object) => ({
+  name,
+  image: kImage,
+  command: ['sh', '-c', script],
+  ...(resources ? { resources } : {}),
+});
 
 function pod(name: string, spec: object): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { test: 'issue-12-sandbox' } }, spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, ...spec } } as unknown as Pod;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { test: 'issue-12-sandbox' } },
+    spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 1, ...spec },
+  } as unknown as Pod;
 }
 
 async function post(node: TestNode, p: Pod): Promise<Pod> {
@@ -26,10 +36,13 @@ async function post(node: TestNode, p: Pod): Promise<Pod> {
 
 async function finished(node: TestNode, name: string): Promise<Pod> {
   let last: Pod | undefined;
-  return waitFor(async () => {
-    const p = last = (await (await node.api(`/pods/default/${name}`)).json()) as Pod;
-    return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 250, description: `pod ${name} finished` }).catch((err: Error) => {
+  return waitFor(
+    async () => {
+      const p = (last = (await (await node.api(`/pods/default/${name}`)).json()) as Pod);
+      return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, description: `pod ${name} finished` },
+  ).catch((err: Error) => {
     throw new Error(`${err.message}; status: ${JSON.stringify(last?.status)}`);
   });
 }
@@ -53,11 +66,22 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
   it('runs the sandbox fields and the node safety settings as the kubelet does', async () => {
     const memoryCapacity = totalmem();
     const net = pod('net', {
-      hostname: 'web', subdomain: 'sub', setHostnameAsFQDN: true, hostPID: true, hostIPC: true,
+      hostname: 'web',
+      subdomain: 'sub',
+      setHostnameAsFQDN: true,
+      hostPID: true,
+      hostIPC: true,
       priorityClassName: 'system-cluster-critical',
-      hostAliases: [{ ip: '10.1.2.3', hostnames: ['foo.remote', 'bar.remote'] }, { ip: '127.0.0.1', hostnames: ['foo.local'] }],
+      hostAliases: [
+        { ip: '10.1.2.3', hostnames: ['foo.remote', 'bar.remote'] },
+        { ip: '127.0.0.1', hostnames: ['foo.local'] },
+      ],
       dnsPolicy: 'None',
-      dnsConfig: { nameservers: ['10.0.0.10', '10.0.0.11'], searches: ['ns1.svc.example', 'example'], options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }] },
+      dnsConfig: {
+        nameservers: ['10.0.0.10', '10.0.0.11'],
+        searches: ['ns1.svc.example', 'example'],
+        options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }],
+      },
       containers: [
         sh('hosts', 'cat /etc/hosts'),
         sh('resolv', 'cat /etc/resolv.conf'),
@@ -67,12 +91,19 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
         sh('oom', 'cat /proc/self/oom_score_adj'),
       ],
     });
-    const guaranteed = pod('guaranteed', { containers: [sh('oom', 'cat /proc/self/oom_score_adj; cat /proc/self/cgroup; cat /etc/resolv.conf', { limits: { cpu: '200m', memory: '64Mi' } })] });
+    const guaranteed = pod('guaranteed', {
+      containers: [
+        sh('oom', 'cat /proc/self/oom_score_adj; cat /proc/self/cgroup; cat /etc/resolv.conf', { limits: { cpu: '200m', memory: '64Mi' } }),
+      ],
+    });
     const burstable = pod('burstable', {
       containers: [
         sh('oom', 'cat /proc/self/oom_score_adj', { requests: { memory: '1Gi' } }),
         // About 600 KiB of output with 256Ki files: rotated at least once, well under 5 files.
-        sh('chatty', 'echo first-line; i=0; while [ $i -lt 6000 ]; do echo "line $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; i=$((i+1)); done; echo last-line'),
+        sh(
+          'chatty',
+          'echo first-line; i=0; while [ $i -lt 6000 ]; do echo "line $i xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"; i=$((i+1)); done; echo last-line',
+        ),
       ],
     });
     const [netPod, gPod, bPod] = await Promise.all([post(node, net), post(node, guaranteed), post(node, burstable)]);
@@ -98,7 +129,9 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
     // setHostnameAsFQDN: the hostname is the FQDN (no --cluster-domain: upstream's `svc.` ending).
     expect((await logs(node, 'net', 'hostname')).trim()).toBe('web.sub.default.svc.');
     // dnsPolicy None: exactly the dnsConfig.
-    expect(await logs(node, 'net', 'resolv')).toBe('nameserver 10.0.0.10\nnameserver 10.0.0.11\nsearch ns1.svc.example example\noptions ndots:2 edns0\n');
+    expect(await logs(node, 'net', 'resolv')).toBe(
+      'nameserver 10.0.0.10\nnameserver 10.0.0.11\nsearch ns1.svc.example example\noptions ndots:2 edns0\n',
+    );
     // hostPID: PID 1 is the host's init, not the pause process or sh.
     expect((await logs(node, 'net', 'pid1')).trim()).toBe(readFileSync('/proc/1/cmdline', 'utf8').split('\0').join(' ').trim());
     // hostIPC: the host's IPC namespace.
@@ -110,7 +143,11 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
     expect(gLog.split('\n')[0]).toBe(String(Math.max(-997, kOomFloor)));
     expect((await logs(node, 'burstable', 'oom')).trim()).toBe(String(1000 - Math.trunc((1000 * 1024 ** 3) / memoryCapacity)));
     // ClusterFirst with no --cluster-dns: the host's resolv.conf and a MissingClusterDNS event.
-    expect(gLog).toContain(readFileSync('/etc/resolv.conf', 'utf8').split('\n').find((l) => l.startsWith('nameserver'))!);
+    expect(gLog).toContain(
+      readFileSync('/etc/resolv.conf', 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith('nameserver'))!,
+    );
     const events = (await (await node.api('/events')).json()) as { items: Event[] };
     expect(events.items.some((e) => e.reason === 'MissingClusterDNS' && e.involvedObject?.name === 'guaranteed')).toBe(true);
 
@@ -138,10 +175,18 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
     expect(existsSync(`/sys/fs/cgroup/pids/kubelet-ts/kubepods/besteffort/pod${netPod.metadata!.uid}`)).toBe(true);
 
     // Deleted: the pod cgroups go with them.
-    const cgroups = [gCgroup, `kubelet-ts/kubepods/burstable/pod${bPod.metadata!.uid}`, `kubelet-ts/kubepods/besteffort/pod${netPod.metadata!.uid}`];
-    for (const name of ['guaranteed', 'burstable', 'net']) expect((await node.api(`/pods/default/${name}`, { method: 'DELETE' })).status).toBe(200);
-    await waitFor(async () => cgroups.every((cg) => !existsSync(`/sys/fs/cgroup/pids/${cg}`)) || undefined,
-      { timeoutMs: 30_000, intervalMs: 250, description: 'the pods\' cgroups gone' });
+    const cgroups = [
+      gCgroup,
+      `kubelet-ts/kubepods/burstable/pod${bPod.metadata!.uid}`,
+      `kubelet-ts/kubepods/besteffort/pod${netPod.metadata!.uid}`,
+    ];
+    for (const name of ['guaranteed', 'burstable', 'net'])
+      expect((await node.api(`/pods/default/${name}`, { method: 'DELETE' })).status).toBe(200);
+    await waitFor(async () => cgroups.every((cg) => !existsSync(`/sys/fs/cgroup/pids/${cg}`)) || undefined, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: "the pods' cgroups gone",
+    });
     for (const cg of cgroups) for (const h of ['memory', 'cpu']) expect(existsSync(`/sys/fs/cgroup/${h}/${cg}`)).toBe(false);
   }, 90_000);
 
@@ -152,11 +197,19 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
       [{ runtimeClassName: 'gvisor' }, 'spec.runtimeClassName', 'RuntimeClass "gvisor" not found'],
       [{ os: { name: 'windows' } }, 'spec.os.name', 'PodOSNotSupported'],
       [{ dnsPolicy: 'None' }, 'spec.dnsConfig', 'must provide `dnsConfig` when `dnsPolicy` is None'],
-      [{ dnsConfig: { nameservers: ['1.1.1.1', '1.1.1.2', '1.1.1.3', '1.1.1.4'] } }, 'spec.dnsConfig.nameservers', 'must not have more than 3 nameservers'],
+      [
+        { dnsConfig: { nameservers: ['1.1.1.1', '1.1.1.2', '1.1.1.3', '1.1.1.4'] } },
+        'spec.dnsConfig.nameservers',
+        'must not have more than 3 nameservers',
+      ],
       [{ hostAliases: [{ ip: 'not-an-ip', hostnames: ['a'] }] }, 'spec.hostAliases[0].ip', 'must be a valid IP address'],
     ];
     for (const [extra, field, text] of cases) {
-      const res = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(pod('refused', { ...extra, containers: [sh('a', 'true')] })) });
+      const res = await node.api('/pods', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(pod('refused', { ...extra, containers: [sh('a', 'true')] })),
+      });
       const body = (await res.json()) as { message?: string; details?: { causes?: Array<{ field?: string }> } };
       expect(res.status, JSON.stringify(body)).toBe(422);
       expect(body.details?.causes?.map((c) => c.field)).toContain(field);

@@ -26,10 +26,16 @@ const kRound = 100;
 
 function podList(prefix: string, n: number): object {
   return {
-    apiVersion: 'v1', kind: 'List',
+    apiVersion: 'v1',
+    kind: 'List',
     items: Array.from({ length: n }, (_, i) => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: `${prefix}-${i}`, namespace: 'default', labels: { test: 'issue-13-ipam', group: prefix } },
-      spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'exec sleep 3600'] }] },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${prefix}-${i}`, namespace: 'default', labels: { test: 'issue-13-ipam', group: prefix } },
+      spec: {
+        terminationGracePeriodSeconds: 0,
+        containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'exec sleep 3600'] }],
+      },
     })),
   };
 }
@@ -38,7 +44,20 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: IPAM leaks nothing', () =
   const nodeName = `e2e-ipam-${randomBytes(3).toString('hex')}`;
   let base = '';
   let agent: AgentProcess | undefined;
-  const args = (): string[] => ['--hostname-override', nodeName, '--root-dir', join(base, 'root'), '--cni-conf-dir', join(base, 'cni-conf'), '--relist-period', '1s', '--sync-frequency', '5s', '--workers', '2'];
+  const args = (): string[] => [
+    '--hostname-override',
+    nodeName,
+    '--root-dir',
+    join(base, 'root'),
+    '--cni-conf-dir',
+    join(base, 'cni-conf'),
+    '--relist-period',
+    '1s',
+    '--sync-frequency',
+    '5s',
+    '--workers',
+    '2',
+  ];
 
   afterAll(async () => {
     await agent?.stop('SIGTERM').catch(() => undefined);
@@ -65,22 +84,33 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: IPAM leaks nothing', () =
   }
 
   async function allRunning(group: string, n: number): Promise<Pod[]> {
-    return waitFor(async () => {
-      const ps = await pods(group);
-      return ps.length === n && ps.every((p) => p.status?.phase === 'Running' && p.status.podIP) ? ps : undefined;
-    }, { timeoutMs: 240_000, intervalMs: 500, description: `${n} pods of ${group} Running with an IP` });
+    return waitFor(
+      async () => {
+        const ps = await pods(group);
+        return ps.length === n && ps.every((p) => p.status?.phase === 'Running' && p.status.podIP) ? ps : undefined;
+      },
+      { timeoutMs: 240_000, intervalMs: 500, description: `${n} pods of ${group} Running with an IP` },
+    );
   }
 
   async function deleteAll(group: string): Promise<void> {
     for (const p of await pods(group)) await agent!.api(`/pods/default/${p.metadata!.name}?gracePeriodSeconds=0`, { method: 'DELETE' });
-    await waitFor(async () => (await pods(group)).length === 0, { timeoutMs: 240_000, intervalMs: 500, description: `pods of ${group} removed` });
+    await waitFor(async () => (await pods(group)).length === 0, {
+      timeoutMs: 240_000,
+      intervalMs: 500,
+      description: `pods of ${group} removed`,
+    });
   }
 
   it('a kill -9 during a burst of 40 pods leaks no IP and leaves no pod without a network', async () => {
     base = await mkdtemp(join(tmpdir(), 'kubelet-ts-ipam-'));
     await Promise.all([mkdir(join(base, 'root')), mkdir(join(base, 'cni-conf'))]);
     agent = await startAgentProcess(args());
-    const res = await agent.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(podList('burst', 40)) });
+    const res = await agent.api('/pods', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(podList('burst', 40)),
+    });
     expect(res.status).toBe(201);
     // Some sandboxes are set up, others not yet: kill -9 in the middle of the burst.
     await waitFor(async () => (await leases()).length >= 8, { timeoutMs: 120_000, intervalMs: 50, description: 'leases during the burst' });
@@ -90,26 +120,41 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: IPAM leaks nothing', () =
     const ips = ps.map((p) => p.status!.podIP!).sort();
     expect(new Set(ips).size).toBe(40);
     // The reconcile at start (and the GC after it) releases what the dead agent left: leases = live pods.
-    await waitFor(async () => JSON.stringify(await leases()) === JSON.stringify(ips), { timeoutMs: 30_000, intervalMs: 500, description: 'leases equal to the pod IPs' })
-      .catch(async (err: Error) => { throw new Error(`${err.message}: leases ${JSON.stringify(await leases())} pods ${JSON.stringify(ips)}`); });
+    await waitFor(async () => JSON.stringify(await leases()) === JSON.stringify(ips), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      description: 'leases equal to the pod IPs',
+    }).catch(async (err: Error) => {
+      throw new Error(`${err.message}: leases ${JSON.stringify(await leases())} pods ${JSON.stringify(ips)}`);
+    });
     // Every sandbox of the node is a live one of these pods (none left without a network).
-    const sandboxes = await docker.listContainers({ filters: { label: [`kubelet-ts.node-name=${nodeName}`, 'io.kubernetes.docker.type=podsandbox'] } });
+    const sandboxes = await docker.listContainers({
+      filters: { label: [`kubelet-ts.node-name=${nodeName}`, 'io.kubernetes.docker.type=podsandbox'] },
+    });
     expect(sandboxes).toHaveLength(40);
     await deleteAll('burst');
     expect(await leases()).toEqual([]);
   }, 600_000);
 
-  it.skipIf(kChurnPods === 0)(`KUBELET_TS_IPAM_PODS pods (${kChurnPods}) created and deleted in rounds of ${kRound} leave the IPAM dir without a lease`, async () => {
-    const started = Date.now();
-    for (let round = 0; round * kRound < kChurnPods; round++) {
-      const n = Math.min(kRound, kChurnPods - round * kRound);
-      const group = `churn${round}`;
-      const res = await agent!.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(podList(group, n)) });
-      expect(res.status).toBe(201);
-      await allRunning(group, n);
-      await deleteAll(group);
-    }
-    expect(await leases()).toEqual([]);
-    console.log(`issue-13-ipam: ${kChurnPods} pods created and deleted in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }, 3_600_000);
+  it.skipIf(kChurnPods === 0)(
+    `KUBELET_TS_IPAM_PODS pods (${kChurnPods}) created and deleted in rounds of ${kRound} leave the IPAM dir without a lease`,
+    async () => {
+      const started = Date.now();
+      for (let round = 0; round * kRound < kChurnPods; round++) {
+        const n = Math.min(kRound, kChurnPods - round * kRound);
+        const group = `churn${round}`;
+        const res = await agent!.api('/pods', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(podList(group, n)),
+        });
+        expect(res.status).toBe(201);
+        await allRunning(group, n);
+        await deleteAll(group);
+      }
+      expect(await leases()).toEqual([]);
+      console.log(`issue-13-ipam: ${kChurnPods} pods created and deleted in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    },
+    3_600_000,
+  );
 });

@@ -37,39 +37,69 @@ async function post(node: TestNode, pod: unknown): Promise<void> {
   expect(res.status, await res.clone().text()).toBe(201);
 }
 
-const container = (name: string, command: string, extra: Record<string, unknown> = {}) => ({ name, image: BUSYBOX_IMAGE, command: ['sh', '-c', command], ...extra });
+const container = (name: string, command: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  image: BUSYBOX_IMAGE,
+  command: ['sh', '-c', command],
+  ...extra,
+});
 
 describe.skipIf(!inject('dockerAvailable'))('eviction (issue 14)', () => {
   const start = useTestNodes();
 
   it('evicts the BestEffort pod first under memory pressure, shows MemoryPressure and refuses a new BestEffort pod', async () => {
-    const thresholdMiB = Math.floor((availableNowBytes() / kMiB) - kMarginMiB);
+    const thresholdMiB = Math.floor(availableNowBytes() / kMiB - kMarginMiB);
     const node = await start({
-      evictionHard: { 'memory.available': `${thresholdMiB}Mi` }, housekeepingIntervalMs: 1000, evictionMonitoringIntervalMs: 1000,
+      evictionHard: { 'memory.available': `${thresholdMiB}Mi` },
+      housekeepingIntervalMs: 1000,
+      evictionMonitoringIntervalMs: 1000,
     });
     const label = { 'kubelet-ts.test/eviction': node.nodeName };
-    await post(node, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'idle', namespace: 'default', labels: label }, spec: { terminationGracePeriodSeconds: 1, containers: [container('idle', 'exec sleep 3600')] } });
-    await waitFor(async () => (await getPod(node, 'idle'))?.status?.phase === 'Running', { timeoutMs: 60_000, intervalMs: 250, description: 'idle Running' });
+    await post(node, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'idle', namespace: 'default', labels: label },
+      spec: { terminationGracePeriodSeconds: 1, containers: [container('idle', 'exec sleep 3600')] },
+    });
+    await waitFor(async () => (await getPod(node, 'idle'))?.status?.phase === 'Running', {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      description: 'idle Running',
+    });
     const hold = `${kHoldMiB + 512}Mi`;
     await post(node, {
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'hold', namespace: 'default', labels: label },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hold', namespace: 'default', labels: label },
       spec: {
         terminationGracePeriodSeconds: 1,
         volumes: [{ name: 'ram', emptyDir: { medium: 'Memory' } }],
-        containers: [container('hold', `dd if=/dev/zero of=/ram/fill bs=1M count=${kHoldMiB} 2>/dev/null; exec sleep 3600`, {
-          resources: { requests: { memory: hold, cpu: '100m' }, limits: { memory: hold, cpu: '100m' } }, volumeMounts: [{ name: 'ram', mountPath: '/ram' }],
-        })],
+        containers: [
+          container('hold', `dd if=/dev/zero of=/ram/fill bs=1M count=${kHoldMiB} 2>/dev/null; exec sleep 3600`, {
+            resources: { requests: { memory: hold, cpu: '100m' }, limits: { memory: hold, cpu: '100m' } },
+            volumeMounts: [{ name: 'ram', mountPath: '/ram' }],
+          }),
+        ],
       },
     });
 
-    const evicted = await waitFor(async () => {
-      const p = await getPod(node, 'idle');
-      return p?.status?.phase === 'Failed' ? p : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 250, description: 'idle evicted' });
+    const evicted = await waitFor(
+      async () => {
+        const p = await getPod(node, 'idle');
+        return p?.status?.phase === 'Failed' ? p : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 250, description: 'idle evicted' },
+    );
     expect(evicted.status?.reason).toBe('Evicted');
-    expect(evicted.status?.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: \w+, available: \w+\. Container idle was using \w+, request is 0, has larger consumption of memory\. $/);
+    expect(evicted.status?.message).toMatch(
+      /^The node was low on resource: memory\. Threshold quantity: \w+, available: \w+\. Container idle was using \w+, request is 0, has larger consumption of memory\. $/,
+    );
     expect(evicted.status?.message).toContain(`Threshold quantity: ${formatQuantity(thresholdMiB * kMiB)},`);
-    expect(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({ status: 'True', reason: 'TerminationByKubelet', message: evicted.status?.message });
+    expect(evicted.status?.conditions?.find((c) => c.type === 'DisruptionTarget')).toMatchObject({
+      status: 'True',
+      reason: 'TerminationByKubelet',
+      message: evicted.status?.message,
+    });
 
     // The first eviction is the BestEffort pod's (the Guaranteed one, within its requests, may follow later).
     const events = (await (await node.api('/events')).json()) as { items: Event[] };
@@ -80,18 +110,33 @@ describe.skipIf(!inject('dockerAvailable'))('eviction (issue 14)', () => {
 
     // Its containers are stopped and it is not restarted (restartPolicy Always notwithstanding).
     const uid = evicted.metadata!.uid!;
-    await waitFor(async () => (await podContainers(uid)).every((c) => !c.running), { timeoutMs: 30_000, intervalMs: 250, description: 'idle containers stopped' });
+    await waitFor(async () => (await podContainers(uid)).every((c) => !c.running), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      description: 'idle containers stopped',
+    });
     expect((await getPod(node, 'idle'))?.status?.phase).toBe('Failed');
 
     const n = (await (await node.api('/node')).json()) as Node;
-    expect(n.status?.conditions?.find((c) => c.type === 'MemoryPressure')).toMatchObject({ status: 'True', reason: 'KubeletHasInsufficientMemory' });
+    expect(n.status?.conditions?.find((c) => c.type === 'MemoryPressure')).toMatchObject({
+      status: 'True',
+      reason: 'KubeletHasInsufficientMemory',
+    });
 
     // Admission under MemoryPressure: a BestEffort pod is refused (the kubelet's eviction admit handler).
-    await post(node, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'late', namespace: 'default', labels: label }, spec: { terminationGracePeriodSeconds: 1, containers: [container('late', 'exec sleep 3600')] } });
-    const late = await waitFor(async () => {
-      const p = await getPod(node, 'late');
-      return p?.status?.phase === 'Failed' ? p : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 250, description: 'late refused' });
+    await post(node, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'late', namespace: 'default', labels: label },
+      spec: { terminationGracePeriodSeconds: 1, containers: [container('late', 'exec sleep 3600')] },
+    });
+    const late = await waitFor(
+      async () => {
+        const p = await getPod(node, 'late');
+        return p?.status?.phase === 'Failed' ? p : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, description: 'late refused' },
+    );
     expect(late.status).toMatchObject({ reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
     expect(await podContainers(late.metadata!.uid!)).toEqual([]);
 

@@ -37,7 +37,9 @@ describe.skipIf(!inject('dockerAvailable'))('exec, attach and run (issue 14)', (
     // A non-admin identity that may stream: the per-pod bound holds it, not system:masters.
     await writeStreamerPolicy(join(dirname(tokens), 'policy.yaml'), 'ops');
     node = await startTestNode({ tokenAuthFile: tokens, authorizationPolicyFile: join(dirname(tokens), 'policy.yaml') });
-    await node.writeManifest('exec.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'exec.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: ex}
 spec:
@@ -45,7 +47,8 @@ spec:
   containers:
     - {name: main, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
     - {name: term, image: ${BUSYBOX_IMAGE}, command: ["sh"], stdin: true, tty: true}
-`);
+`,
+    );
     await waitForPod(node, 'ex', isRunningAndReady, 90_000);
     pod = `ex-${node.nodeName}`;
     base = `ws://127.0.0.1:${node.agent.port}`;
@@ -72,7 +75,12 @@ spec:
       ws.on('error', reject);
     });
     s.opened.catch(() => {});
-    s.closed = new Promise((resolve) => ws.on('close', () => { s.isClosed = true; resolve(); }));
+    s.closed = new Promise((resolve) =>
+      ws.on('close', () => {
+        s.isClosed = true;
+        resolve();
+      }),
+    );
     ws.on('message', (data: Buffer) => {
       if (data[0] === 3) {
         statusText += data.subarray(1).toString();
@@ -103,7 +111,11 @@ spec:
     expect(await s.opened).toBe('v5.channel.k8s.io');
     await s.closed;
     expect(s.out[2]).toBe('oops\n');
-    expect(s.status).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '3' }] } });
+    expect(s.status).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '3' }] },
+    });
     const r = await cli(['exec', pod, '-c', 'main', '--', 'sh', '-c', 'echo out; exit 3']);
     expect(r, r.stderr).toMatchObject({ code: 3, stdout: 'out\n' });
   });
@@ -121,8 +133,13 @@ spec:
     const stdin = new PassThrough();
     const chunks: Buffer[] = [];
     const term: CliTerminal = {
-      stdin, stdinIsTTY: false, setRawMode() {}, size: () => undefined, onResize: () => () => {},
-      writeStdout: (c) => chunks.push(Buffer.from(c)), writeStderr: () => {},
+      stdin,
+      stdinIsTTY: false,
+      setRawMode() {},
+      size: () => undefined,
+      onResize: () => () => {},
+      writeStdout: (c) => chunks.push(Buffer.from(c)),
+      writeStderr: () => {},
     };
     stdin.end('piped\n');
     const r = await cli(['exec', '-i', pod, '-c', 'main', '--', 'cat'], term);
@@ -157,7 +174,11 @@ spec:
     expect(ok.status).toBe(500); // `sh -c echo_ok`: echo_ok is not a command
     const bad = await node.api(`/run/default/${pod}/main?cmd=false`, { method: 'POST' });
     expect(bad.status).toBe(500);
-    expect(await bad.json()).toMatchObject({ kind: 'Status', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '1' }] } });
+    expect(await bad.json()).toMatchObject({
+      kind: 'Status',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '1' }] },
+    });
     const missing = await node.api(`/run/default/${pod}/main`, { method: 'POST' });
     expect(missing.status).toBe(400);
     expect((await missing.json()).message).toContain('cmd');
@@ -172,19 +193,28 @@ spec:
       }
       throw new Error('the upgrade was accepted');
     };
-    expect(await refused(open(`/exec/default/nope/main?${q(['true'], 'stdout=1')}`))).toMatchObject({ code: 404, body: { kind: 'Status', reason: 'NotFound' } });
+    expect(await refused(open(`/exec/default/nope/main?${q(['true'], 'stdout=1')}`))).toMatchObject({
+      code: 404,
+      body: { kind: 'Status', reason: 'NotFound' },
+    });
     expect(await refused(open(execPath('nosuch', ['true'])))).toMatchObject({ code: 404, body: { kind: 'Status' } });
     expect((await refused(open(execPath('main', ['true'], 'stdout=maybe')))).body.message).toContain('stdout');
     expect((await refused(open(`/exec/default/${pod}/main?stdout=1`))).body.message).toContain('command');
     expect(await refused(open(execPath('main', ['true']), undefined, null))).toMatchObject({ code: 401, body: { kind: 'Status' } });
     expect(await refused(open(execPath('main', ['true']), undefined, 'wrong-token'))).toMatchObject({ code: 401 });
-    expect(await refused(open(execPath('main', ['true']), undefined, 'view-token'))).toMatchObject({ code: 403, body: { reason: 'Forbidden' } });
+    expect(await refused(open(execPath('main', ['true']), undefined, 'view-token'))).toMatchObject({
+      code: 403,
+      body: { reason: 'Forbidden' },
+    });
     const plain = await node.api(execPath('main', ['true']));
     expect(plain.status).toBe(400);
     // 16 streams into one pod at once, then the 17th is refused.
     const held = Array.from({ length: 16 }, () => open(execPath('main', ['cat'], 'stdin=1&stdout=1'), undefined, 'ops-token'));
     await Promise.all(held.map((s) => s.opened));
-    expect(await refused(open(execPath('main', ['true']), undefined, 'ops-token'))).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
+    expect(await refused(open(execPath('main', ['true']), undefined, 'ops-token'))).toMatchObject({
+      code: 429,
+      body: { reason: 'TooManyRequests' },
+    });
     for (const s of held) s.ws.terminate();
     await Promise.all(held.map((s) => s.closed));
   });
@@ -193,37 +223,53 @@ spec:
   // after writing stdin, every later `cat` exec opens over SPDY but never echoes and its process stays
   // in the container — reproduced outside the agent; containerd's streaming server or our SPDY client
   // (src/workers/streams/cri-spdy-session.ts), not yet told apart.
-  itRuntime({ containerd: 'after ~60 aborted exec streams containerd 1.6 stops echoing later ones (open: its streaming server or our SPDY client)' })('500 streams opened and aborted at random points leave no fd behind', async () => {
-    const fds = () => readdirSync('/proc/self/fd').length;
-    // Settle: the streams above are torn down.
-    await waitFor(() => fds() < 10_000, { timeoutMs: 1000 });
-    const before = fds();
-    let seed = 14;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const one = async () => {
-      const point = Math.floor(rand() * 4);
-      const s = open(execPath('main', ['cat'], 'stdin=1&stdout=1'), ['v5.channel.k8s.io']);
-      if (point === 0) {
-        s.ws.terminate(); // before or during the upgrade
-      } else {
-        // A refusal (429 while the server still counts a stream the client already dropped) is an outcome too.
-        if (!(await s.opened.then(() => true, () => false))) return void (await s.closed);
-        if (point >= 2) s.ws.send(Buffer.from('\x00x\n'));
-        // The echo, or the server's end of the stream (a bound hit at open).
-        if (point === 3) await waitFor(() => (s.out[1] ?? '') === 'x\n' || s.isClosed, { timeoutMs: 60_000, description: 'echo' });
-        s.ws.terminate();
-      }
-      await s.closed;
-    };
-    let started = 0;
-    const lane = async () => {
-      while (started < 500) {
-        started++;
-        await one();
-      }
-    };
-    await Promise.all(Array.from({ length: 14 }, lane)); // under the 16-per-pod bound
-    const after = await waitFor(() => (fds() <= before + 8 ? fds() : undefined), { timeoutMs: 30_000, intervalMs: 200, description: `fds back near ${before}` });
-    expect(after).toBeLessThanOrEqual(before + 8);
-  }, kTestMs);
+  itRuntime({
+    containerd: 'after ~60 aborted exec streams containerd 1.6 stops echoing later ones (open: its streaming server or our SPDY client)',
+  })(
+    '500 streams opened and aborted at random points leave no fd behind',
+    async () => {
+      const fds = () => readdirSync('/proc/self/fd').length;
+      // Settle: the streams above are torn down.
+      await waitFor(() => fds() < 10_000, { timeoutMs: 1000 });
+      const before = fds();
+      let seed = 14;
+      const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+      const one = async () => {
+        const point = Math.floor(rand() * 4);
+        const s = open(execPath('main', ['cat'], 'stdin=1&stdout=1'), ['v5.channel.k8s.io']);
+        if (point === 0) {
+          s.ws.terminate(); // before or during the upgrade
+        } else {
+          // A refusal (429 while the server still counts a stream the client already dropped) is an outcome too.
+          if (
+            !(await s.opened.then(
+              () => true,
+              () => false,
+            ))
+          )
+            return void (await s.closed);
+          if (point >= 2) s.ws.send(Buffer.from('\x00x\n'));
+          // The echo, or the server's end of the stream (a bound hit at open).
+          if (point === 3) await waitFor(() => (s.out[1] ?? '') === 'x\n' || s.isClosed, { timeoutMs: 60_000, description: 'echo' });
+          s.ws.terminate();
+        }
+        await s.closed;
+      };
+      let started = 0;
+      const lane = async () => {
+        while (started < 500) {
+          started++;
+          await one();
+        }
+      };
+      await Promise.all(Array.from({ length: 14 }, lane)); // under the 16-per-pod bound
+      const after = await waitFor(() => (fds() <= before + 8 ? fds() : undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        description: `fds back near ${before}`,
+      });
+      expect(after).toBeLessThanOrEqual(before + 8);
+    },
+    kTestMs,
+  );
 });

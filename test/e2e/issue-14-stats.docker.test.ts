@@ -17,7 +17,9 @@ describe.skipIf(!inject('dockerAvailable'))('resource stats (issue 14)', () => {
 
   it('reports CPU of a busy container and the working set of one holding memory', async () => {
     const node = await start({ housekeepingIntervalMs: 1000 });
-    await node.writeManifest('stats.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'stats.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata:
   name: load
@@ -31,24 +33,32 @@ spec:
     - name: hold
       image: ${BUSYBOX_IMAGE}
       command: ["sh", "-c", "dd if=/dev/zero of=/dev/shm/fill bs=1M count=60 2>/dev/null; exec sleep 3600"]
-`);
+`,
+    );
     const pod = await waitForPod(node, 'load', isRunningAndReady, 60_000);
     const podName = pod.metadata!.name!;
     // Nobody has read per-pod figures yet: the periodic collections (every 1 s here) read the node
     // alone (stats-provider.ts); the first GET below waits for a collection of every pod.
-    const quiet = await waitFor(() => node.agent.stats.summary(), { timeoutMs: 10_000, intervalMs: 200, description: 'a periodic collection' });
+    const quiet = await waitFor(() => node.agent.stats.summary(), {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+      description: 'a periodic collection',
+    });
     expect(node.agent.stats.demanded()).toBe(false);
     expect(quiet.pods).toEqual([]);
     expect(quiet.node.memory?.workingSetBytes).toBeGreaterThan(0);
-    const summary = await waitFor(async () => {
-      const res = await node.api('/stats/summary');
-      if (res.status !== 200) return undefined;
-      const s = (await res.json()) as Summary;
-      const p = s.pods.find((x) => x.podRef.name === podName);
-      const burn = p?.containers.find((c) => c.name === 'burn');
-      const hold = p?.containers.find((c) => c.name === 'hold');
-      return (burn?.cpu?.usageNanoCores ?? 0) > 0 && (hold?.memory?.workingSetBytes ?? 0) >= 50 * kMiB ? s : undefined;
-    }, { timeoutMs: 20_000, intervalMs: 500, description: 'stats of the load pod' });
+    const summary = await waitFor(
+      async () => {
+        const res = await node.api('/stats/summary');
+        if (res.status !== 200) return undefined;
+        const s = (await res.json()) as Summary;
+        const p = s.pods.find((x) => x.podRef.name === podName);
+        const burn = p?.containers.find((c) => c.name === 'burn');
+        const hold = p?.containers.find((c) => c.name === 'hold');
+        return (burn?.cpu?.usageNanoCores ?? 0) > 0 && (hold?.memory?.workingSetBytes ?? 0) >= 50 * kMiB ? s : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 500, description: 'stats of the load pod' },
+    );
     const p = summary.pods.find((x) => x.podRef.name === podName)!;
     expect(p.podRef).toEqual({ name: podName, namespace: 'default', uid: pod.metadata!.uid });
     const burn = p.containers.find((c) => c.name === 'burn')!;
@@ -63,19 +73,35 @@ spec:
     expect(summary.node.runtime?.imageFs?.capacityBytes).toBeGreaterThan(0);
 
     const resource = await (await node.api('/metrics/resource')).text();
-    expect(resource).toMatch(new RegExp(`^container_cpu_usage_seconds_total\\{container="burn",pod="${podName}",namespace="default"\\} [0-9.e+-]+$`, 'm'));
-    expect(resource).toMatch(new RegExp(`^container_memory_working_set_bytes\\{container="hold",pod="${podName}",namespace="default"\\} \\d+$`, 'm'));
+    expect(resource).toMatch(
+      new RegExp(`^container_cpu_usage_seconds_total\\{container="burn",pod="${podName}",namespace="default"\\} [0-9.e+-]+$`, 'm'),
+    );
+    expect(resource).toMatch(
+      new RegExp(`^container_memory_working_set_bytes\\{container="hold",pod="${podName}",namespace="default"\\} \\d+$`, 'm'),
+    );
     expect(resource).toMatch(new RegExp(`^pod_memory_working_set_bytes\\{pod="${podName}",namespace="default"\\} \\d+$`, 'm'));
     expect(resource).toMatch(/^scrape_error 0$/m);
     const cadvisor = await (await node.api('/metrics/cadvisor')).text();
     // cAdvisor's labels: `id` the cgroup path; on Docker `image` the spec's and `name` Docker's container name,
     // on containerd (its handler) `image` the image's name there and `name` the container ID.
-    const [image, name] = testRuntime() === 'docker' ? [BUSYBOX_IMAGE, `k8s_hold_${podName}_default_[^"]+`] : [`(docker\\.io/)?${BUSYBOX_IMAGE}`, '[0-9a-f]{64}'];
-    expect(cadvisor).toMatch(new RegExp(`^container_memory_working_set_bytes\\{container="hold",id="/[^"]+",image="${image}",name="${name}",namespace="default",pod="${podName}"\\} \\d+$`, 'm'));
+    const [image, name] =
+      testRuntime() === 'docker'
+        ? [BUSYBOX_IMAGE, `k8s_hold_${podName}_default_[^"]+`]
+        : [`(docker\\.io/)?${BUSYBOX_IMAGE}`, '[0-9a-f]{64}'];
+    expect(cadvisor).toMatch(
+      new RegExp(
+        `^container_memory_working_set_bytes\\{container="hold",id="/[^"]+",image="${image}",name="${name}",namespace="default",pod="${podName}"\\} \\d+$`,
+        'm',
+      ),
+    );
     expect(cadvisor).toMatch(new RegExp(`^container_cpu_usage_seconds_total\\{container="burn",[^}]*pod="${podName}",cpu="total"\\}`, 'm'));
 
     const out = { stdout: '', stderr: '', code: -1 };
-    await runCli(['top', 'pods', '--server', `unix://${node.rootDir}/kubelet-ts.sock`, '--root-dir', node.rootDir], {}, { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t), exit: (c) => (out.code = c) });
+    await runCli(
+      ['top', 'pods', '--server', `unix://${node.rootDir}/kubelet-ts.sock`, '--root-dir', node.rootDir],
+      {},
+      { stdout: (t) => (out.stdout += t), stderr: (t) => (out.stderr += t), exit: (c) => (out.code = c) },
+    );
     expect(out.code).toBe(0);
     const lines = out.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)$/);

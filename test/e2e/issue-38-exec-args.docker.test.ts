@@ -16,7 +16,9 @@ async function post(node: TestNode, pod: unknown): Promise<{ status: number; bod
 }
 
 const pod = (name: string, container: Record<string, unknown>) => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { test: 'issue-38-exec-args' } },
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, labels: { test: 'issue-38-exec-args' } },
   spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: kImage, ...container }] },
 });
 
@@ -26,7 +28,17 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 7: arguments over 
   it.each([
     ['a 1 MB argument', { command: ['sh', '-c', 'sleep 3600', kBig] }, 'spec.containers[0].command[3]'],
     ['a 1 MB args entry', { command: ['echo'], args: ['ok', kBig] }, 'spec.containers[0].args[1]'],
-    ['a 200 KB env value', { command: ['sleep', '3600'], env: [{ name: 'A', value: 'x' }, { name: 'BIG', value: 'b'.repeat(200_000) }] }, 'spec.containers[0].env[1]'],
+    [
+      'a 200 KB env value',
+      {
+        command: ['sleep', '3600'],
+        env: [
+          { name: 'A', value: 'x' },
+          { name: 'BIG', value: 'b'.repeat(200_000) },
+        ],
+      },
+      'spec.containers[0].env[1]',
+    ],
   ])('%s: 422 naming the field, no pod and no container; the agent stays healthy', async (_what, container, field) => {
     const node = await start();
     const res = await post(node, pod('big-arg', container));

@@ -15,7 +15,10 @@ import { waitFor } from '../support/docker.js';
 
 const kImage = 'kubelet-ts/busybox:1.35';
 
-interface Frame { type: string; object: { metadata?: { name?: string; resourceVersion?: string }; code?: number } }
+interface Frame {
+  type: string;
+  object: { metadata?: { name?: string; resourceVersion?: string }; code?: number };
+}
 
 /** A WS watch client that records its frames; `pause()` stops reading from the socket. */
 function wsWatch(node: TestNode, token: string, query = '') {
@@ -26,11 +29,15 @@ function wsWatch(node: TestNode, token: string, query = '') {
     ws.on('open', () => resolve({ status: 101, body: '' }));
     ws.on('unexpected-response', (_req, res) => {
       let body = '';
-      res.on('data', (c: Buffer) => (body += String(c))).on('end', () => resolve({ status: res.statusCode ?? 0, body, retryAfter: String(res.headers['retry-after'] ?? '') }));
+      res
+        .on('data', (c: Buffer) => (body += String(c)))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body, retryAfter: String(res.headers['retry-after'] ?? '') }));
     });
     ws.on('error', () => undefined);
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
   const socket = () => (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
   return { ws, frames, opened, closed, pause: () => socket().pause(), resume: () => socket().resume() };
 }
@@ -38,15 +45,26 @@ function wsWatch(node: TestNode, token: string, query = '') {
 /** GET of the API's chunked watch; the response is handed over unread. */
 function httpWatch(node: TestNode, token: string, query = ''): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: node.agent.port, path: `/api/v1/pods?watch=true&allowWatchBookmarks=true${query}`, headers: { Authorization: `Bearer ${token}` } }, resolve);
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: node.agent.port,
+        path: `/api/v1/pods?watch=true&allowWatchBookmarks=true${query}`,
+        headers: { Authorization: `Bearer ${token}` },
+      },
+      resolve,
+    );
     req.on('error', reject).end();
   });
 }
 
-const bigPod = (name: string, note: string) => JSON.stringify({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { test: 'issue-38-watch-bounds' }, annotations: { note } },
-  spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: kImage, command: ['sleep', '3600'] }] },
-});
+const bigPod = (name: string, note: string) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, labels: { test: 'issue-38-watch-bounds' }, annotations: { note } },
+    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: kImage, command: ['sleep', '3600'] }] },
+  });
 
 describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watchers', () => {
   const start = useTestNodes();
@@ -64,7 +82,11 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
     dir = await mkdtemp(join(tmpdir(), 'kts-watch-bounds-'));
     const tokens = join(dir, 'tokens.csv');
     // Both users may read (the built-in binding of the group kubelet-ts:read-only: view and the kubelet's read paths).
-    await writeFile(tokens, 'alice-token-0123456789,alice,1001,kubelet-ts:read-only\nbob-token-0123456789,bob,1002,kubelet-ts:read-only\n', { mode: 0o600 });
+    await writeFile(
+      tokens,
+      'alice-token-0123456789,alice,1001,kubelet-ts:read-only\nbob-token-0123456789,bob,1002,kubelet-ts:read-only\n',
+      { mode: 0o600 },
+    );
     return start({ tokenAuthFile: tokens, ...overrides });
   }
 
@@ -83,7 +105,13 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
     expect(answer.status).toBe(429);
     expect(answer.retryAfter).toBe('1');
     const status = JSON.parse(answer.body) as Status;
-    expect(status).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 1 } });
+    expect(status).toMatchObject({
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'TooManyRequests',
+      code: 429,
+      details: { retryAfterSeconds: 1 },
+    });
     expect(status.message).toContain('"alice"');
     const refusedHttp = await httpWatch(node, 'alice-token-0123456789');
     responses.push(refusedHttp);
@@ -102,12 +130,15 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
 
     alice[0].ws.close();
     await alice[0].closed;
-    const again = await waitFor(async () => {
-      const c = wsWatch(node, 'alice-token-0123456789');
-      clients.push(c.ws);
-      const a = await c.opened;
-      return a.status === 101 ? a : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100, description: 'a watch of alice after one closed' });
+    const again = await waitFor(
+      async () => {
+        const c = wsWatch(node, 'alice-token-0123456789');
+        clients.push(c.ws);
+        const a = await c.opened;
+        return a.status === 101 ? a : undefined;
+      },
+      { timeoutMs: 10_000, intervalMs: 100, description: 'a watch of alice after one closed' },
+    );
     expect(again.status).toBe(101);
     expect((await node.api('/healthz')).status).toBe(200);
   });
@@ -129,7 +160,11 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
   const postBigPods = async (node: TestNode, prefix: string, n: number) => {
     const note = 'n'.repeat(200_000);
     for (let i = 0; i < n; i++) {
-      const res = await node.api('/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: bigPod(`${prefix}-${i}`, note) });
+      const res = await node.api('/pods', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: bigPod(`${prefix}-${i}`, note),
+      });
       expect(res.status).toBe(201);
     }
   };
@@ -138,11 +173,18 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
     const node = await nodeWithUsers({ runtime: 'fake' });
     const slow = wsWatch(node, node.adminToken());
     clients.push(slow.ws);
-    await waitFor(async () => (slow.frames.some((f) => f.type === 'BOOKMARK') ? true : undefined), { timeoutMs: 10_000, description: 'BOOKMARK' });
+    await waitFor(async () => (slow.frames.some((f) => f.type === 'BOOKMARK') ? true : undefined), {
+      timeoutMs: 10_000,
+      description: 'BOOKMARK',
+    });
     slow.pause();
     const n = 20;
     await postBigPods(node, 'ws', n);
-    await waitFor(async () => (node.warnings.some((w) => w.msg === 'Closing a watch client that does not read') ? true : undefined), { timeoutMs: 60_000, intervalMs: 250, description: 'the agent closing the watcher' });
+    await waitFor(async () => (node.warnings.some((w) => w.msg === 'Closing a watch client that does not read') ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      description: 'the agent closing the watcher',
+    });
     slow.resume();
     const closed = await slow.closed;
     // 4429 with its reason when the client takes the close frame within the agent's grace (5 s),
@@ -156,11 +198,14 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
     const resumed = wsWatch(node, node.adminToken(), `?resourceVersion=${lastRv}`);
     clients.push(resumed.ws);
     expect((await resumed.opened).status).toBe(101);
-    const outcome = await waitFor(async () => {
-      if (resumed.frames.some((f) => f.type === 'ERROR' && f.object.code === 410)) return 'gone';
-      for (const f of resumed.frames) seen.add(f.object.metadata?.name);
-      return Array.from({ length: n }, (_, i) => `ws-${i}`).every((p) => seen.has(p)) ? 'resumed' : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100, description: 'every pod after the resume' });
+    const outcome = await waitFor(
+      async () => {
+        if (resumed.frames.some((f) => f.type === 'ERROR' && f.object.code === 410)) return 'gone';
+        for (const f of resumed.frames) seen.add(f.object.metadata?.name);
+        return Array.from({ length: n }, (_, i) => `ws-${i}`).every((p) => seen.has(p)) ? 'resumed' : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, description: 'every pod after the resume' },
+    );
     if (outcome === 'gone') expect((await node.pods()).filter((p) => p.metadata?.name?.startsWith('ws-'))).toHaveLength(n);
     expect((await node.api('/healthz')).status).toBe(200);
   });
@@ -173,7 +218,13 @@ describe.skipIf(!inject('dockerAvailable'))('issue 38 finding 6: bounded watcher
     res.pause();
     await postBigPods(node, 'http', 20);
     // Let the agent see the pods run (more changes), then read: the stream ends on its own.
-    await waitFor(async () => ((await node.pods()).filter((p) => p.metadata?.name?.startsWith('http-') && p.status?.phase === 'Running').length === 20 ? true : undefined), { timeoutMs: 60_000, intervalMs: 250, description: 'pods running' });
+    await waitFor(
+      async () =>
+        (await node.pods()).filter((p) => p.metadata?.name?.startsWith('http-') && p.status?.phase === 'Running').length === 20
+          ? true
+          : undefined,
+      { timeoutMs: 60_000, intervalMs: 250, description: 'pods running' },
+    );
     let bytes = 0;
     res.on('data', (c: Buffer) => (bytes += c.length));
     res.resume();

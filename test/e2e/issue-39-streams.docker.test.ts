@@ -61,18 +61,30 @@ describe.skipIf(!inject('dockerAvailable'))('streams framed whole, headers at on
 
   const createPod = async (name: string, command: string, labels: Record<string, string> = {}) => {
     const pod = {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name, namespace: 'default', labels: { test: label, ...labels } },
-      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', command] }] },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', command] }],
+      },
     };
-    const res = await node.api('/api/v1/namespaces/default/pods', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(pod) });
+    const res = await node.api('/api/v1/namespaces/default/pods', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(pod),
+    });
     expect(res.status, await res.clone().text()).toBe(201);
   };
-  const running = (name: string) => waitFor(async () => {
-    const res = await node.api(`/api/v1/namespaces/default/pods/${name}`);
-    const pod = res.status === 200 ? await res.json() : undefined;
-    return pod && isRunningAndReady(pod) ? pod : undefined;
-  }, { timeoutMs: 90_000, intervalMs: 200, description: `pod ${name} running` });
+  const running = (name: string) =>
+    waitFor(
+      async () => {
+        const res = await node.api(`/api/v1/namespaces/default/pods/${name}`);
+        const pod = res.status === 200 ? await res.json() : undefined;
+        return pod && isRunningAndReady(pod) ? pod : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 200, description: `pod ${name} running` },
+    );
 
   beforeAll(async () => {
     node = await startTestNode({ tlsPort: 0 });
@@ -85,69 +97,107 @@ describe.skipIf(!inject('dockerAvailable'))('streams framed whole, headers at on
     await node?.cleanup();
   });
 
-  it('a watch on an empty selector gets its whole header block before any event; each event is a whole chunk before the next exists', async () => {
-    const raw = rawGet(node, `/api/v1/namespaces/default/pods?watch=true&labelSelector=${encodeURIComponent(`test=${label},w=one`)}`);
-    sockets.push(raw);
-    const head = await waitFor(() => raw.read().head, { timeoutMs: 10_000, description: 'the header block of a watch with no event' });
-    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
-    expect(raw.read().chunks).toEqual([]);
-    // Event 1 (ADDED): whole, CRLF included, before anything else is written.
-    await createPod('watched', 'exec sleep 3600', { w: 'one' });
-    const first = await waitFor(() => (raw.read().chunks.length > 0 ? raw.read() : undefined), { timeoutMs: 10_000, description: 'the ADDED chunk' });
-    expect(JSON.parse(first.chunks[0]).type).toBe('ADDED');
-    // Every chunk seen is complete; any later bytes belong to later events, each whole as it came.
-    await running('watched');
-    const later = await waitFor(() => (raw.read().chunks.length > first.chunks.length ? raw.read() : undefined), { timeoutMs: 30_000, description: 'MODIFIED chunks' });
-    for (const c of later.chunks) expect(['ADDED', 'MODIFIED']).toContain(JSON.parse(c).type);
-    // The pod is settled: nothing more is written, and nothing is held back of what was.
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(raw.read().rest.length).toBe(0);
-  }, kTestMs);
+  it(
+    'a watch on an empty selector gets its whole header block before any event; each event is a whole chunk before the next exists',
+    async () => {
+      const raw = rawGet(node, `/api/v1/namespaces/default/pods?watch=true&labelSelector=${encodeURIComponent(`test=${label},w=one`)}`);
+      sockets.push(raw);
+      const head = await waitFor(() => raw.read().head, { timeoutMs: 10_000, description: 'the header block of a watch with no event' });
+      expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
+      expect(raw.read().chunks).toEqual([]);
+      // Event 1 (ADDED): whole, CRLF included, before anything else is written.
+      await createPod('watched', 'exec sleep 3600', { w: 'one' });
+      const first = await waitFor(() => (raw.read().chunks.length > 0 ? raw.read() : undefined), {
+        timeoutMs: 10_000,
+        description: 'the ADDED chunk',
+      });
+      expect(JSON.parse(first.chunks[0]).type).toBe('ADDED');
+      // Every chunk seen is complete; any later bytes belong to later events, each whole as it came.
+      await running('watched');
+      const later = await waitFor(() => (raw.read().chunks.length > first.chunks.length ? raw.read() : undefined), {
+        timeoutMs: 30_000,
+        description: 'MODIFIED chunks',
+      });
+      for (const c of later.chunks) expect(['ADDED', 'MODIFIED']).toContain(JSON.parse(c).type);
+      // The pod is settled: nothing more is written, and nothing is held back of what was.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(raw.read().rest.length).toBe(0);
+    },
+    kTestMs,
+  );
 
   it.each([
     ['the API path', '/api/v1/namespaces/default/pods/quiet/log?follow=true&container=main'],
     ['the kubelet path', '/containerLogs/default/quiet/main?follow=true'],
-  ])('a log follow of a container gone quiet shows its last line whole (%s)', async (_what, path) => {
-    const raw = rawGet(node, path);
-    sockets.push(raw);
-    const read = await waitFor(() => (raw.read().chunks.join('').includes('first-line\n') ? raw.read() : undefined), { timeoutMs: 10_000, description: 'the line in whole chunks' });
-    expect(read.head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(read.rest.length).toBe(0);
-  }, kTestMs);
+  ])(
+    'a log follow of a container gone quiet shows its last line whole (%s)',
+    async (_what, path) => {
+      const raw = rawGet(node, path);
+      sockets.push(raw);
+      const read = await waitFor(() => (raw.read().chunks.join('').includes('first-line\n') ? raw.read() : undefined), {
+        timeoutMs: 10_000,
+        description: 'the line in whole chunks',
+      });
+      expect(read.head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(read.rest.length).toBe(0);
+    },
+    kTestMs,
+  );
 
-  it('a follow of a silent container gets its header block before any byte of the log', async () => {
-    await createPod('silent', 'exec sleep 3600');
-    await running('silent');
-    const raw = rawGet(node, '/api/v1/namespaces/default/pods/silent/log?follow=true');
-    sockets.push(raw);
-    const head = await waitFor(() => raw.read().head, { timeoutMs: 10_000, description: 'the header block of a silent follow' });
-    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(raw.read().chunks).toEqual([]);
-  }, kTestMs);
+  it(
+    'a follow of a silent container gets its header block before any byte of the log',
+    async () => {
+      await createPod('silent', 'exec sleep 3600');
+      await running('silent');
+      const raw = rawGet(node, '/api/v1/namespaces/default/pods/silent/log?follow=true');
+      sockets.push(raw);
+      const head = await waitFor(() => raw.read().head, { timeoutMs: 10_000, description: 'the header block of a silent follow' });
+      expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(raw.read().chunks).toEqual([]);
+    },
+    kTestMs,
+  );
 
   describe.skipIf(!kHavePythonClient)('the official Python client', () => {
-    it('watch.Watch().stream(list_namespaced_pod) gets the ADDED of a settled pod and the MODIFIED of a label, each with nothing written after it', async () => {
-      const settled = await running('quiet');
-      const run = await python(node, `
+    it(
+      'watch.Watch().stream(list_namespaced_pod) gets the ADDED of a settled pod and the MODIFIED of a label, each with nothing written after it',
+      async () => {
+        const settled = await running('quiet');
+        const run = await python(
+          node,
+          `
 from kubernetes import watch
 import kts
 w = watch.Watch()
 for e in w.stream(kts.core().list_namespaced_pod, 'default', field_selector='metadata.name=quiet', timeout_seconds=60):
     kts.emit(e['type'], name=e['object'].metadata.name, labels=e['object'].metadata.labels, rv=e['object'].metadata.resource_version)
-`);
-      await run.until((e) => e.event === 'ADDED' && e.name === 'quiet', 'ADDED quiet', 20_000);
-      expect(settled.metadata.name).toBe('quiet');
-      const patched = await node.api('/api/v1/namespaces/default/pods/quiet', {
-        method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { labels: { seen: 'yes' } } }),
-      });
-      expect(patched.status).toBe(200);
-      const modified = await run.until((e) => e.event === 'MODIFIED' && (e.labels as Record<string, string>)?.seen === 'yes', 'MODIFIED with the label', 20_000);
-      expect(modified.name).toBe('quiet');
-    }, kTestMs);
+`,
+        );
+        await run.until((e) => e.event === 'ADDED' && e.name === 'quiet', 'ADDED quiet', 20_000);
+        expect(settled.metadata.name).toBe('quiet');
+        const patched = await node.api('/api/v1/namespaces/default/pods/quiet', {
+          method: 'PATCH',
+          headers: { 'Content-Type': 'application/merge-patch+json' },
+          body: JSON.stringify({ metadata: { labels: { seen: 'yes' } } }),
+        });
+        expect(patched.status).toBe(200);
+        const modified = await run.until(
+          (e) => e.event === 'MODIFIED' && (e.labels as Record<string, string>)?.seen === 'yes',
+          'MODIFIED with the label',
+          20_000,
+        );
+        expect(modified.name).toBe('quiet');
+      },
+      kTestMs,
+    );
 
-    it('a watch that the server ends (timeout_seconds) and a log read to its end finish cleanly: the last chunk and its trailer parse', async () => {
-      const run = await python(node, `
+    it(
+      'a watch that the server ends (timeout_seconds) and a log read to its end finish cleanly: the last chunk and its trailer parse',
+      async () => {
+        const run = await python(
+          node,
+          `
 from kubernetes import watch
 import kts
 api = kts.core()
@@ -157,22 +207,32 @@ for e in watch.Watch().stream(api.list_namespaced_pod, 'default', field_selector
 kts.emit('watch-ended', events=n)
 kts.emit('log', text=api.read_namespaced_pod_log('quiet', 'default', container='main'))
 kts.emit('again', text=api.read_namespaced_pod_log('quiet', 'default', container='main'))
-`);
-      expect((await run.until((e) => e.event === 'watch-ended', 'the watch to end', 30_000)).events).toBe(1);
-      expect((await run.until((e) => e.event === 'log', 'the whole log', 20_000)).text).toBe('first-line\n');
-      // The same pooled connection serves the next request: nothing was left unread after the last chunk.
-      expect((await run.until((e) => e.event === 'again', 'a second read', 20_000)).text).toBe('first-line\n');
-    }, kTestMs);
+`,
+        );
+        expect((await run.until((e) => e.event === 'watch-ended', 'the watch to end', 30_000)).events).toBe(1);
+        expect((await run.until((e) => e.event === 'log', 'the whole log', 20_000)).text).toBe('first-line\n');
+        // The same pooled connection serves the next request: nothing was left unread after the last chunk.
+        expect((await run.until((e) => e.event === 'again', 'a second read', 20_000)).text).toBe('first-line\n');
+      },
+      kTestMs,
+    );
 
-    it('read_namespaced_pod_log(follow=True, _preload_content=False) of a container that printed one line and sleeps shows that line', async () => {
-      const run = await python(node, `
+    it(
+      'read_namespaced_pod_log(follow=True, _preload_content=False) of a container that printed one line and sleeps shows that line',
+      async () => {
+        const run = await python(
+          node,
+          `
 import kts
 resp = kts.core().read_namespaced_pod_log('quiet', 'default', container='main', follow=True, _preload_content=False)
 for chunk in resp.stream(decode_content=False):
     kts.emit('chunk', text=chunk.decode())
-`);
-      const got = await run.until((e) => e.event === 'chunk' && String(e.text).includes('first-line'), 'the line', 20_000);
-      expect(got.text).toBe('first-line\n');
-    }, kTestMs);
+`,
+        );
+        const got = await run.until((e) => e.event === 'chunk' && String(e.text).includes('first-line'), 'the line', 20_000);
+        expect(got.text).toBe('first-line\n');
+      },
+      kTestMs,
+    );
   });
 });

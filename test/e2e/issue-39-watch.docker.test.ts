@@ -83,11 +83,14 @@ function expectGracefulSequence(frames: Frame[], grace: number): void {
   for (let i = 1; i < rvs.length; i++) expect(rvs[i]).toBeGreaterThan(rvs[i - 1]);
 }
 
-describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('issue 39: the pods\' watch and write resourceVersions', () => {
+describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)("issue 39: the pods' watch and write resourceVersions", () => {
   let node: TestNode;
   let dir: string;
   const label = `issue-39-watch-${process.pid}`;
-  const { kubectl, background } = kubectlFor(() => node, () => dir);
+  const { kubectl, background } = kubectlFor(
+    () => node,
+    () => dir,
+  );
   const sockets: WebSocket[] = [];
   const requests: ClientRequest[] = [];
 
@@ -145,7 +148,11 @@ spec:
     const frames: Frame[] = [];
     ws.on('message', (data) => frames.push(JSON.parse(String(data)) as Frame));
     ws.on('error', () => undefined);
-    await waitFor(() => frames.some((f) => f.type === 'BOOKMARK'), { timeoutMs: 10_000, intervalMs: 50, description: 'the WS watch\'s first bookmark' });
+    await waitFor(() => frames.some((f) => f.type === 'BOOKMARK'), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      description: "the WS watch's first bookmark",
+    });
     return frames;
   };
 
@@ -162,101 +169,141 @@ spec:
     if (dir) await rm(dir, { recursive: true, force: true });
   }, kTestMs);
 
-  it('a graceful delete: kubectl get -w shows Terminating then the pod gone; ?watch=true and WS /watch/pods see every step in order', async () => {
-    const name = 'graceful';
-    const ws = await wsWatch();
-    const http = httpWatch(name);
-    const kw = background(['get', 'pods', '-w', '--output-watch-events', '-l', `test=${label}`]);
-    try {
+  it(
+    'a graceful delete: kubectl get -w shows Terminating then the pod gone; ?watch=true and WS /watch/pods see every step in order',
+    async () => {
+      const name = 'graceful';
+      const ws = await wsWatch();
+      const http = httpWatch(name);
+      const kw = background(['get', 'pods', '-w', '--output-watch-events', '-l', `test=${label}`]);
+      try {
+        await createPod(name);
+        // Every watcher has the pod Running before the delete (each may have started a moment late).
+        await waitFor(
+          () =>
+            http.some((f) => isRunning(f.object)) &&
+            ws.some((f) => f.object.metadata?.name === name && isRunning(f.object)) &&
+            /\sgraceful\s+1\/1\s+Running\s/.test(kw.out()),
+          { timeoutMs: 30_000, intervalMs: 100, description: 'the pod Running on every watch' },
+        );
+        const grace = 7;
+        const del = await kubectl(['delete', 'pod', name, `--grace-period=${grace}`]);
+        expect(del.stdout).toBe(`pod "${name}" deleted\n`);
+        await waitFor(
+          () => http.some((f) => f.type === 'DELETED') && ws.some((f) => f.type === 'DELETED' && f.object.metadata?.name === name),
+          { timeoutMs: 30_000, intervalMs: 100, description: 'DELETED on both watches' },
+        );
+        await waitFor(() => /^DELETED\s+graceful\s/m.test(kw.out()), {
+          timeoutMs: 30_000,
+          intervalMs: 100,
+          description: 'DELETED in kubectl get -w',
+        });
+        expectGracefulSequence(http, grace);
+        expectGracefulSequence(
+          ws.filter((f) => f.type !== 'BOOKMARK' && f.object.metadata?.name === name),
+          grace,
+        );
+      } finally {
+        const k = await kw.stop();
+        // kubectl's own table rows: Running, then Terminating (MODIFIED), then gone (DELETED).
+        const rows = k.stdout.split('\n').filter((l) => /\sgraceful\s/.test(l));
+        const firstTerminating = rows.findIndex((l) => /^MODIFIED\s+graceful\s+\S+\s+Terminating\s/.test(l));
+        expect(rows.findIndex((l) => /\sRunning\s/.test(l))).toBeGreaterThanOrEqual(0);
+        expect(firstTerminating).toBeGreaterThan(rows.findIndex((l) => /\sRunning\s/.test(l)));
+        expect(rows.at(-1)).toMatch(/^DELETED\s+graceful\s+\S+\s+\S+\s/);
+      }
+    },
+    kTestMs,
+  );
+
+  it(
+    "a write's reply carries its resourceVersion: PUT from a PUT's reply, PATCH then GET, kubectl label twice, read-modify-write, DELETE with its precondition; a stale one gets 409",
+    async () => {
+      const name = 'rmw';
       await createPod(name);
-      // Every watcher has the pod Running before the delete (each may have started a moment late).
-      await waitFor(() => http.some((f) => isRunning(f.object)) && ws.some((f) => f.object.metadata?.name === name && isRunning(f.object)) && /\sgraceful\s+1\/1\s+Running\s/.test(kw.out()),
-        { timeoutMs: 30_000, intervalMs: 100, description: 'the pod Running on every watch' });
-      const grace = 7;
-      const del = await kubectl(['delete', 'pod', name, `--grace-period=${grace}`]);
-      expect(del.stdout).toBe(`pod "${name}" deleted\n`);
-      await waitFor(() => http.some((f) => f.type === 'DELETED') && ws.some((f) => f.type === 'DELETED' && f.object.metadata?.name === name), { timeoutMs: 30_000, intervalMs: 100, description: 'DELETED on both watches' });
-      await waitFor(() => /^DELETED\s+graceful\s/m.test(kw.out()), { timeoutMs: 30_000, intervalMs: 100, description: 'DELETED in kubectl get -w' });
-      expectGracefulSequence(http, grace);
-      expectGracefulSequence(ws.filter((f) => f.type !== 'BOOKMARK' && f.object.metadata?.name === name), grace);
-    } finally {
-      const k = await kw.stop();
-      // kubectl's own table rows: Running, then Terminating (MODIFIED), then gone (DELETED).
-      const rows = k.stdout.split('\n').filter((l) => /\sgraceful\s/.test(l));
-      const firstTerminating = rows.findIndex((l) => /^MODIFIED\s+graceful\s+\S+\s+Terminating\s/.test(l));
-      expect(rows.findIndex((l) => /\sRunning\s/.test(l))).toBeGreaterThanOrEqual(0);
-      expect(firstTerminating).toBeGreaterThan(rows.findIndex((l) => /\sRunning\s/.test(l)));
-      expect(rows.at(-1)).toMatch(/^DELETED\s+graceful\s+\S+\s+\S+\s/);
-    }
-  }, kTestMs);
+      const path = `/api/v1/namespaces/default/pods/${name}`;
+      const call = async (method: string, body?: unknown, contentType = 'application/json') => {
+        const res = await node.api(path, {
+          method,
+          ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': contentType } }),
+        });
+        return { status: res.status, pod: (await res.json()) as Pod };
+      };
+      const relabel = (p: Pod, step: string): Pod => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata?.labels, step } } });
 
-  it('a write\'s reply carries its resourceVersion: PUT from a PUT\'s reply, PATCH then GET, kubectl label twice, read-modify-write, DELETE with its precondition; a stale one gets 409', async () => {
-    const name = 'rmw';
-    await createPod(name);
-    const path = `/api/v1/namespaces/default/pods/${name}`;
-    const call = async (method: string, body?: unknown, contentType = 'application/json') => {
-      const res = await node.api(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': contentType } }) });
-      return { status: res.status, pod: (await res.json()) as Pod };
-    };
-    const relabel = (p: Pod, step: string): Pod => ({ ...p, metadata: { ...p.metadata, labels: { ...p.metadata?.labels, step } } });
+      const first = await call('GET');
+      const put1 = await call('PUT', relabel(first.pod, '1'));
+      expect(put1.status).toBe(200);
+      expect(Number(put1.pod.metadata?.resourceVersion)).toBeGreaterThan(Number(first.pod.metadata?.resourceVersion));
+      const put2 = await call('PUT', relabel(put1.pod, '2'));
+      expect(put2.status).toBe(200);
+      expect(put2.pod.metadata?.labels?.step).toBe('2');
 
-    const first = await call('GET');
-    const put1 = await call('PUT', relabel(first.pod, '1'));
-    expect(put1.status).toBe(200);
-    expect(Number(put1.pod.metadata?.resourceVersion)).toBeGreaterThan(Number(first.pod.metadata?.resourceVersion));
-    const put2 = await call('PUT', relabel(put1.pod, '2'));
-    expect(put2.status).toBe(200);
-    expect(put2.pod.metadata?.labels?.step).toBe('2');
+      const patched = await call('PATCH', { metadata: { annotations: { note: 'patched' } } }, 'application/merge-patch+json');
+      expect(patched.status).toBe(200);
+      const read = await call('GET');
+      expect(read.pod.metadata?.resourceVersion).toBe(patched.pod.metadata?.resourceVersion);
+      expect(read.pod.metadata?.annotations?.note).toBe('patched');
 
-    const patched = await call('PATCH', { metadata: { annotations: { note: 'patched' } } }, 'application/merge-patch+json');
-    expect(patched.status).toBe(200);
-    const read = await call('GET');
-    expect(read.pod.metadata?.resourceVersion).toBe(patched.pod.metadata?.resourceVersion);
-    expect(read.pod.metadata?.annotations?.note).toBe('patched');
+      for (const step of ['3', '4']) {
+        const l = await kubectl(['label', 'pod', name, `step=${step}`, '--overwrite']);
+        expect(l.stderr).toBe('');
+        expect(l.stdout).toBe(`pod/${name} labeled\n`);
+      }
+      // kubectl replace of what kubectl get just read, right after the label writes (a read-modify-write).
+      const got = await kubectl(['get', 'pod', name, '-o', 'json']);
+      const file = join(dir, 'rmw.json');
+      await writeFile(file, JSON.stringify(relabel(JSON.parse(got.stdout) as Pod, '5')));
+      const replaced = await kubectl(['replace', '-f', file]);
+      expect(replaced.stderr).toBe('');
+      expect(replaced.stdout).toBe(`pod/${name} replaced\n`);
+      expect((await kubectl(['get', 'pod', name, '-o', 'jsonpath={.metadata.labels.step}'])).stdout).toBe('5');
 
-    for (const step of ['3', '4']) {
-      const l = await kubectl(['label', 'pod', name, `step=${step}`, '--overwrite']);
-      expect(l.stderr).toBe('');
-      expect(l.stdout).toBe(`pod/${name} labeled\n`);
-    }
-    // kubectl replace of what kubectl get just read, right after the label writes (a read-modify-write).
-    const got = await kubectl(['get', 'pod', name, '-o', 'json']);
-    const file = join(dir, 'rmw.json');
-    await writeFile(file, JSON.stringify(relabel(JSON.parse(got.stdout) as Pod, '5')));
-    const replaced = await kubectl(['replace', '-f', file]);
-    expect(replaced.stderr).toBe('');
-    expect(replaced.stdout).toBe(`pod/${name} replaced\n`);
-    expect((await kubectl(['get', 'pod', name, '-o', 'jsonpath={.metadata.labels.step}'])).stdout).toBe('5');
+      // A PUT built from an older reply is refused.
+      const stale = await call('PUT', relabel(put2.pod, 'stale'));
+      expect(stale.status).toBe(409);
+      expect((stale.pod as unknown as { reason: string }).reason).toBe('Conflict');
 
-    // A PUT built from an older reply is refused.
-    const stale = await call('PUT', relabel(put2.pod, 'stale'));
-    expect(stale.status).toBe(409);
-    expect((stale.pod as unknown as { reason: string }).reason).toBe('Conflict');
+      // A DELETE with the current version as its precondition goes through; its reply (the pod,
+      // Terminating) carries the delete's own version, and a GET right after sees that one or later.
+      const current = await call('GET');
+      const del = await call('DELETE', {
+        kind: 'DeleteOptions',
+        apiVersion: 'v1',
+        preconditions: { resourceVersion: current.pod.metadata?.resourceVersion },
+      });
+      expect(del.status).toBe(200);
+      expect(del.pod.metadata?.deletionTimestamp).toBeTruthy();
+      expect(Number(del.pod.metadata?.resourceVersion)).toBeGreaterThan(Number(current.pod.metadata?.resourceVersion));
+      const terminating = await call('GET');
+      if (terminating.status === 200)
+        expect(Number(terminating.pod.metadata?.resourceVersion)).toBeGreaterThanOrEqual(Number(del.pod.metadata?.resourceVersion));
+    },
+    kTestMs,
+  );
 
-    // A DELETE with the current version as its precondition goes through; its reply (the pod,
-    // Terminating) carries the delete's own version, and a GET right after sees that one or later.
-    const current = await call('GET');
-    const del = await call('DELETE', { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion: current.pod.metadata?.resourceVersion } });
-    expect(del.status).toBe(200);
-    expect(del.pod.metadata?.deletionTimestamp).toBeTruthy();
-    expect(Number(del.pod.metadata?.resourceVersion)).toBeGreaterThan(Number(current.pod.metadata?.resourceVersion));
-    const terminating = await call('GET');
-    if (terminating.status === 200) expect(Number(terminating.pod.metadata?.resourceVersion)).toBeGreaterThanOrEqual(Number(del.pod.metadata?.resourceVersion));
-  }, kTestMs);
-
-  it.skipIf(!existsSync(kPython))('the official Python client: a second replace built from the first one\'s reply succeeds; a patch then a read agree', async () => {
-    const name = 'pyrmw';
-    await createPod(name);
-    const kubeconfig = await writeAgentKubeconfig(node, dir);
-    const script = join(dir, 'replace_twice.py');
-    await writeFile(script, kPythonReplaceTwice);
-    const out = await new Promise<string>((resolve, reject) => {
-      execFile(kPython, [script, kubeconfig, name], { env: { PATH: process.env.PATH ?? '', HOME: dir }, timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)));
-    });
-    const r = JSON.parse(out) as { versions: string[]; read: string; label: string };
-    const versions = r.versions.map(Number);
-    for (let i = 1; i < versions.length; i++) expect(versions[i]).toBeGreaterThan(versions[i - 1]);
-    expect(r.read).toBe(r.versions[3]);
-    expect(r.label).toBe('3');
-  }, kTestMs);
+  it.skipIf(!existsSync(kPython))(
+    "the official Python client: a second replace built from the first one's reply succeeds; a patch then a read agree",
+    async () => {
+      const name = 'pyrmw';
+      await createPod(name);
+      const kubeconfig = await writeAgentKubeconfig(node, dir);
+      const script = join(dir, 'replace_twice.py');
+      await writeFile(script, kPythonReplaceTwice);
+      const out = await new Promise<string>((resolve, reject) => {
+        execFile(
+          kPython,
+          [script, kubeconfig, name],
+          { env: { PATH: process.env.PATH ?? '', HOME: dir }, timeout: 60_000 },
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+        );
+      });
+      const r = JSON.parse(out) as { versions: string[]; read: string; label: string };
+      const versions = r.versions.map(Number);
+      for (let i = 1; i < versions.length; i++) expect(versions[i]).toBeGreaterThan(versions[i - 1]);
+      expect(r.read).toBe(r.versions[3]);
+      expect(r.label).toBe('3');
+    },
+    kTestMs,
+  );
 });

@@ -47,15 +47,21 @@ async function serveInPod(uid: string, host: string, port: number): Promise<Spaw
  * probeStatusFlips: readiness follows the server's status of kReadiness (NOT_SERVING: unready with
  * the kubelet's Unhealthy text; SERVING: ready again), without a restart.
  */
-async function readinessFollows(node: TestNode, name: string, container: string, set: (status: string) => Promise<void> | void): Promise<void> {
+async function readinessFollows(
+  node: TestNode,
+  name: string,
+  container: string,
+  set: (status: string) => Promise<void> | void,
+): Promise<void> {
   let p = await waitForPod(node, name, (x) => status(x, container)?.ready === true, 90_000);
   const restarts = status(p, container)!.restartCount;
   await set('NOT_SERVING');
   p = await waitForPod(node, name, (x) => status(x, container)?.ready === false, 60_000);
   expect(cond(p, 'Ready')).toBe('False');
   const events = node.agent.events.list({ uid: p.metadata!.uid });
-  expect(events.filter((e) => e.reason === 'Unhealthy' && e.involvedObject?.fieldPath === `spec.containers{${container}}`).map((e) => e.message))
-    .toContain('Readiness probe failed: service unhealthy (responded with "NOT_SERVING")');
+  expect(
+    events.filter((e) => e.reason === 'Unhealthy' && e.involvedObject?.fieldPath === `spec.containers{${container}}`).map((e) => e.message),
+  ).toContain('Readiness probe failed: service unhealthy (responded with "NOT_SERVING")');
   await set('SERVING');
   p = await waitForPod(node, name, (x) => status(x, container)?.ready === true && cond(x, 'Ready') === 'True', 60_000);
   expect(status(p, container)!.restartCount).toBe(restarts);
@@ -76,10 +82,12 @@ describe.skipIf(!inject('dockerAvailable'))('gRPC probes (network none, hostNetw
     await node?.cleanup();
   });
 
-  it('the documentation\'s probe-grpc-liveness: restarted when the health service reports NOT_SERVING; readiness follows SERVING/NOT_SERVING (network none: through the netns helper)', async () => {
+  it("the documentation's probe-grpc-liveness: restarted when the health service reports NOT_SERVING; readiness follows SERVING/NOT_SERVING (network none: through the netns helper)", async () => {
     // etcd-with-grpc from the documentation, with a local image (etcd's gRPC health service is
     // played by the test's server in the pod's namespace) and a readiness probe beside it.
-    await node.writeManifest('etcd-with-grpc.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'etcd-with-grpc.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: etcd-with-grpc}
 spec:
@@ -102,7 +110,8 @@ spec:
         service: ${kReadiness}
       periodSeconds: 1
       failureThreshold: 1
-`);
+`,
+    );
     let p = await waitForPod(node, 'etcd-with-grpc', (x) => !!status(x, 'etcd')?.state?.running, 90_000);
     expect(status(p, 'etcd')!.ready).toBe(false);
     const server = await serveInPod(p.metadata!.uid!, '127.0.0.1', 2379);
@@ -112,33 +121,53 @@ spec:
     p = await waitForPod(node, 'etcd-with-grpc', (x) => status(x, 'etcd')?.ready === true, 60_000);
     const before = status(p, 'etcd')!;
     await server.set('', 'NOT_SERVING');
-    p = await waitForPod(node, 'etcd-with-grpc', (x) => (status(x, 'etcd')?.restartCount ?? 0) > before.restartCount && !!status(x, 'etcd')?.state?.running, 90_000);
+    p = await waitForPod(
+      node,
+      'etcd-with-grpc',
+      (x) => (status(x, 'etcd')?.restartCount ?? 0) > before.restartCount && !!status(x, 'etcd')?.state?.running,
+      90_000,
+    );
     // Healthy again before the new container's initial delay is over: it is not restarted again.
     await server.set('', 'SERVING');
     expect(status(p, 'etcd')!.containerID).not.toBe(before.containerID);
     expect(status(p, 'etcd')!.lastState?.terminated?.containerID).toBe(before.containerID);
     const events = node.agent.events.list({ uid: p.metadata!.uid });
-    expect(events.find((e) => e.reason === 'Unhealthy' && e.message === 'Liveness probe failed: service unhealthy (responded with "NOT_SERVING")')).toMatchObject({
-      type: 'Warning', involvedObject: { fieldPath: 'spec.containers{etcd}' },
+    expect(
+      events.find(
+        (e) => e.reason === 'Unhealthy' && e.message === 'Liveness probe failed: service unhealthy (responded with "NOT_SERVING")',
+      ),
+    ).toMatchObject({
+      type: 'Warning',
+      involvedObject: { fieldPath: 'spec.containers{etcd}' },
     });
-    expect(events.find((e) => e.reason === 'Killing')).toMatchObject({ type: 'Normal', message: 'Container etcd failed liveness probe, will be restarted' });
+    expect(events.find((e) => e.reason === 'Killing')).toMatchObject({
+      type: 'Normal',
+      message: 'Container etcd failed liveness probe, will be restarted',
+    });
     p = await waitForPod(node, 'etcd-with-grpc', (x) => status(x, 'etcd')?.ready === true, 90_000);
     expect(status(p, 'etcd')!.restartCount).toBe(before.restartCount + 1);
   }, 300_000);
 
-  it('a hostNetwork pod is probed on the node\'s address; a port with no gRPC health service fails with the kubelet\'s text', async () => {
+  it("a hostNetwork pod is probed on the node's address; a port with no gRPC health service fails with the kubelet's text", async () => {
     const server: HealthServer = await startHealthServer({ statuses: { '': 'SERVING', [kReadiness]: 'SERVING' } });
     servers.push(server);
     const bare: HealthServer = await startHealthServer({ health: false });
     servers.push(bare);
-    await node.writeManifest('grpc-hostnet.yaml', probedPod('grpc-hostnet', `{grpc: {port: ${server.port}, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}`, true));
+    await node.writeManifest(
+      'grpc-hostnet.yaml',
+      probedPod('grpc-hostnet', `{grpc: {port: ${server.port}, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}`, true),
+    );
     await node.writeManifest('grpc-bare.yaml', probedPod('grpc-bare', `{grpc: {port: ${bare.port}}, periodSeconds: 1}`, true));
     await readinessFollows(node, 'grpc-hostnet', 'main', (s) => void server.statuses.set(kReadiness, s));
     expect(server.seen.some((s) => s.service === kReadiness && /^kube-probe\//.test(s.userAgent))).toBe(true);
     const p = await waitForPod(node, 'grpc-bare', (x) => !!status(x, 'main')?.state?.running, 60_000);
     expect(status(p, 'main')!.ready).toBe(false);
-    const unhealthy = await waitFor(() => node.agent.events.list({ uid: p.metadata!.uid }).find((e) => e.reason === 'Unhealthy'), { timeoutMs: 60_000 });
-    expect(unhealthy.message).toMatch(/^Readiness probe failed: error: this server does not implement the grpc health protocol \(grpc\.health\.v1\.Health\): /);
+    const unhealthy = await waitFor(() => node.agent.events.list({ uid: p.metadata!.uid }).find((e) => e.reason === 'Unhealthy'), {
+      timeoutMs: 60_000,
+    });
+    expect(unhealthy.message).toMatch(
+      /^Readiness probe failed: error: this server does not implement the grpc health protocol \(grpc\.health\.v1\.Health\): /,
+    );
   }, 300_000);
 });
 
@@ -153,8 +182,11 @@ describe.skipIf(!inject('dockerAvailable'))('gRPC probes (the pod network)', () 
     await node?.cleanup();
   });
 
-  it('a pod on the node\'s bridge is probed on its pod IP; readiness follows SERVING/NOT_SERVING', async () => {
-    await node.writeManifest('grpc-podnet.yaml', probedPod('grpc-podnet', `{grpc: {port: 9090, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}`));
+  it("a pod on the node's bridge is probed on its pod IP; readiness follows SERVING/NOT_SERVING", async () => {
+    await node.writeManifest(
+      'grpc-podnet.yaml',
+      probedPod('grpc-podnet', `{grpc: {port: 9090, service: ${kReadiness}}, periodSeconds: 1, failureThreshold: 1}`),
+    );
     const p = await waitForPod(node, 'grpc-podnet', (x) => !!x.status?.podIP && !!status(x, 'main')?.state?.running, 90_000);
     expect(p.status!.podIP).not.toBe('127.0.0.1');
     // Listening on the pod's own address only (not its loopback): the probe must come to the pod IP.

@@ -11,12 +11,18 @@ import { useTestNodes } from '../support/agent.js';
 /** Pods, more than the 16 syncs one worker thread holds (the kills' slots before the fix). */
 const kPods = 24;
 
-interface KillEvent { id: string; signal: string; timeNano: number }
+interface KillEvent {
+  id: string;
+  signal: string;
+  timeNano: number;
+}
 
 /** watchKills collects the `kill` events of the containers labelled `label` (app containers only) until close(). */
 async function watchKills(label: string): Promise<{ kills: KillEvent[]; close(): void }> {
   const kills: KillEvent[] = [];
-  const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['kill'], label: [label, 'io.kubernetes.docker.type=container'] } })) as NodeJS.ReadableStream & { destroy(): void };
+  const stream = (await docker.getEvents({
+    filters: { type: ['container'], event: ['kill'], label: [label, 'io.kubernetes.docker.type=container'] },
+  })) as NodeJS.ReadableStream & { destroy(): void };
   let buffered = '';
   stream.on('data', (chunk: Buffer) => {
     buffered += chunk.toString('utf8');
@@ -48,7 +54,9 @@ spec:
   containers: [{name: main, image: ${BUSYBOX_IMAGE}, command: ["sh", "-c", "exec sleep 3600"]}]
 `;
     await Promise.all(Array.from({ length: kPods }, (_, i) => node.writeManifest(`k${i}.yaml`, manifest(i))));
-    await waitFor(async () => (await node.pods()).filter((p) => p.status?.phase === 'Running').length === kPods || undefined, { timeoutMs: 180_000 });
+    await waitFor(async () => (await node.pods()).filter((p) => p.status?.phase === 'Running').length === kPods || undefined, {
+      timeoutMs: 180_000,
+    });
     const watch = await watchKills(`kubelet-ts.node-name=${node.nodeName}`);
     try {
       await Promise.all(Array.from({ length: kPods }, (_, i) => rm(join(node.manifestDir, `k${i}.yaml`))));

@@ -19,7 +19,9 @@ describe.skipIf(!inject('dockerAvailable'))('pod lifecycle in Docker', { timeout
 
   it('runs init containers one at a time, in order, before the app container', async () => {
     const node = await start();
-    await node.writeManifest('init.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'init.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: init}
 spec:
@@ -39,24 +41,34 @@ spec:
       command: ["sh", "-c", "echo app >> /data/order; exec sleep 3600"]
       volumeMounts: [{name: data, mountPath: /data}]
   volumes: [{name: data, emptyDir: {}}]
-`);
+`,
+    );
     const pending = await waitForPod(node, 'init', (p) => p.status?.initContainerStatuses?.[0]?.state?.running !== undefined, kWaitMs);
     expect(pending.status!.phase).toBe('Pending');
-    expect(cond(pending, 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [first second]' });
+    expect(cond(pending, 'Initialized')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotInitialized',
+      message: 'containers with incomplete status: [first second]',
+    });
     expect(pending.status!.containerStatuses![0].state!.waiting!.reason).toBe('PodInitializing');
 
     const pod = await waitForPod(node, 'init', isRunningAndReady, kWaitMs);
     expect(cond(pod, 'Initialized')!.status).toBe('True');
     expect(pod.status!.initContainerStatuses!.map((s) => [s.name, s.state!.terminated?.reason, s.state!.terminated?.exitCode])).toEqual([
-      ['first', 'Completed', 0], ['second', 'Completed', 0],
+      ['first', 'Completed', 0],
+      ['second', 'Completed', 0],
     ]);
     const order = join(node.rootDir, 'pods', pod.metadata!.uid!, 'volumes', 'kubernetes.io~empty-dir', 'data', 'order');
-    expect(await waitFor(async () => ((await readFile(order, 'utf8')).includes('app') ? readFile(order, 'utf8') : undefined))).toBe('first\nsecond\napp\n');
+    expect(await waitFor(async () => ((await readFile(order, 'utf8')).includes('app') ? readFile(order, 'utf8') : undefined))).toBe(
+      'first\nsecond\napp\n',
+    );
   });
 
   it('fails the pod when an init container fails under restartPolicy Never, without starting the app', async () => {
     const node = await start();
-    await node.writeManifest('bad-init.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'bad-init.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: bad-init}
 spec:
@@ -66,7 +78,8 @@ spec:
     - {name: check, image: ${BUSYBOX_IMAGE}, command: ["sh", "-c", "exit 3"]}
   containers:
     - {name: app, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
-`);
+`,
+    );
     const pod = await waitForPod(node, 'bad-init', (p) => p.status?.phase === 'Failed', kWaitMs);
     expect(pod.status!.initContainerStatuses![0].state!.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(cond(pod, 'Initialized')!.status).toBe('False');
@@ -76,7 +89,9 @@ spec:
 
   it('retries a failing init container with restart backoff under restartPolicy Always', async () => {
     const node = await start();
-    await node.writeManifest('retry-init.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'retry-init.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: retry-init}
 spec:
@@ -85,8 +100,14 @@ spec:
     - {name: check, image: ${BUSYBOX_IMAGE}, command: ["sh", "-c", "exit 1"]}
   containers:
     - {name: app, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
-`);
-    const pod = await waitForPod(node, 'retry-init', (p) => p.status?.initContainerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff', kWaitMs);
+`,
+    );
+    const pod = await waitForPod(
+      node,
+      'retry-init',
+      (p) => p.status?.initContainerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff',
+      kWaitMs,
+    );
     expect(pod.status!.phase).toBe('Pending');
     expect(pod.status!.initContainerStatuses![0].restartCount).toBeGreaterThanOrEqual(1);
     expect(pod.status!.initContainerStatuses![0].lastState!.terminated!.exitCode).toBe(1);
@@ -95,7 +116,9 @@ spec:
 
   it('keeps a sidecar running beside the app container and restarts it when it exits', async () => {
     const node = await start();
-    await node.writeManifest('sidecar.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'sidecar.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: sidecar}
 spec:
@@ -112,13 +135,24 @@ spec:
       command: ["sh", "-c", "test -f /data/proxy-up || exit 1; exec sleep 3600"]
       volumeMounts: [{name: data, mountPath: /data}]
   volumes: [{name: data, emptyDir: {}}]
-`);
-    const pod = await waitForPod(node, 'sidecar', (p) => isRunningAndReady(p) && p.status?.initContainerStatuses?.[0]?.state?.running !== undefined, kWaitMs);
+`,
+    );
+    const pod = await waitForPod(
+      node,
+      'sidecar',
+      (p) => isRunningAndReady(p) && p.status?.initContainerStatuses?.[0]?.state?.running !== undefined,
+      kWaitMs,
+    );
     expect(pod.status!.containerStatuses![0].restartCount).toBe(0);
     expect(pod.status!.initContainerStatuses![0]).toMatchObject({ name: 'proxy', ready: true });
     const proxy = (await appContainer(pod.metadata!.uid!, 'proxy'))!;
     await killContainer(proxy.id);
-    const after = await waitForPod(node, 'sidecar', (p) => p.status?.initContainerStatuses?.[0]?.restartCount === 1 && p.status.initContainerStatuses[0].state?.running !== undefined, kWaitMs);
+    const after = await waitForPod(
+      node,
+      'sidecar',
+      (p) => p.status?.initContainerStatuses?.[0]?.restartCount === 1 && p.status.initContainerStatuses[0].state?.running !== undefined,
+      kWaitMs,
+    );
     expect(after.status!.phase).toBe('Running');
     expect(after.status!.containerStatuses![0]).toMatchObject({ restartCount: 0, ready: true });
     expect(cond(after, 'Initialized')!.status).toBe('True');
@@ -126,7 +160,9 @@ spec:
 
   it('fills state.terminated.message from the terminationMessagePath file', async () => {
     const node = await start();
-    await node.writeManifest('msg.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'msg.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: msg}
 spec:
@@ -137,14 +173,17 @@ spec:
       image: ${BUSYBOX_IMAGE}
       terminationMessagePath: /tmp/why
       command: ["sh", "-c", "echo -n 'out of luck' > /tmp/why; exit 4"]
-`);
+`,
+    );
     const pod = await waitForPod(node, 'msg', (p) => p.status?.phase === 'Failed', kWaitMs);
     expect(pod.status!.containerStatuses![0].state!.terminated).toMatchObject({ exitCode: 4, reason: 'Error', message: 'out of luck' });
   });
 
   it('fills state.terminated.message from the log tail with FallbackToLogsOnError when the file is empty', async () => {
     const node = await start();
-    await node.writeManifest('fallback.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'fallback.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: fallback}
 spec:
@@ -155,7 +194,8 @@ spec:
       image: ${BUSYBOX_IMAGE}
       terminationMessagePolicy: FallbackToLogsOnError
       command: ["sh", "-c", "echo first line; echo 'last words' >&2; exit 3"]
-`);
+`,
+    );
     const pod = await waitForPod(node, 'fallback', (p) => p.status?.phase === 'Failed', kWaitMs);
     const terminated = pod.status!.containerStatuses![0].state!.terminated!;
     expect(terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
@@ -166,7 +206,9 @@ spec:
 
   it('reports OOMKilled for a container killed by its memory limit', async () => {
     const node = await start();
-    await node.writeManifest('oom.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'oom.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: oom}
 spec:
@@ -177,14 +219,17 @@ spec:
       image: ${BUSYBOX_IMAGE}
       resources: {limits: {memory: 16Mi}}
       command: ["sh", "-c", "head -c 200m /dev/zero | tail"]
-`);
+`,
+    );
     const pod = await waitForPod(node, 'oom', (p) => p.status?.phase === 'Failed', kWaitMs);
     expect(pod.status!.containerStatuses![0].state!.terminated).toMatchObject({ reason: 'OOMKilled', exitCode: 137 });
   });
 
   it('fails a pod past its activeDeadlineSeconds with reason DeadlineExceeded and stops its containers', async () => {
     const node = await start();
-    await node.writeManifest('deadline.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'deadline.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: deadline}
 spec:
@@ -192,9 +237,18 @@ spec:
   terminationGracePeriodSeconds: 1
   containers:
     - {name: main, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
-`);
-    const pod = await waitForPod(node, 'deadline', (p) => p.status?.phase === 'Failed' && p.status.containerStatuses?.[0]?.state?.terminated !== undefined, kWaitMs);
-    expect(pod.status).toMatchObject({ reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
+`,
+    );
+    const pod = await waitForPod(
+      node,
+      'deadline',
+      (p) => p.status?.phase === 'Failed' && p.status.containerStatuses?.[0]?.state?.terminated !== undefined,
+      kWaitMs,
+    );
+    expect(pod.status).toMatchObject({
+      reason: 'DeadlineExceeded',
+      message: 'Pod was active on the node longer than the specified deadline',
+    });
     // It ran, and was killed (sleep as PID 1 ignores SIGTERM: SIGKILL after the 1 s grace period).
     expect(pod.status!.containerStatuses![0].state!.terminated!.exitCode).toBe(137);
     const live = (await podContainers(pod.metadata!.uid!)).filter((c) => c.running);
@@ -205,7 +259,9 @@ spec:
   it('stops a container with SIGTERM first and SIGKILL after the grace period', async () => {
     const node = await start();
     const out = join(node.rootDir, 'grace-out');
-    await node.writeManifest('grace.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'grace.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: grace}
 spec:
@@ -217,19 +273,25 @@ spec:
       command: ["sh", "-c", "trap 'echo TERM >> /out/signals' TERM; echo up > /out/up; while true; do sleep 0.2; done"]
       volumeMounts: [{name: out, mountPath: /out}]
   volumes: [{name: out, hostPath: {path: ${JSON.stringify(out)}, type: DirectoryOrCreate}}]
-`);
+`,
+    );
     const pod = await waitForPod(node, 'grace', isRunningAndReady, kWaitMs);
     await waitFor(() => readFile(join(out, 'up'), 'utf8'));
     const { rm } = await import('node:fs/promises');
     await rm(join(node.manifestDir, 'grace.yaml'));
-    await waitFor(async () => (await podContainers(pod.metadata!.uid!)).length === 0, { timeoutMs: kWaitMs, description: 'containers removed' });
+    await waitFor(async () => (await podContainers(pod.metadata!.uid!)).length === 0, {
+      timeoutMs: kWaitMs,
+      description: 'containers removed',
+    });
     // It saw SIGTERM, survived it, and was still removed: SIGKILL ended it.
     expect(await readFile(join(out, 'signals'), 'utf8')).toBe('TERM\n');
   });
 
   it('reports CreateContainerConfigError for a bad pod without stalling a good one, and recreates a container removed behind its back', async () => {
     const node = await start();
-    await node.writeManifest('bad.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'bad.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: bad}
 spec:
@@ -240,17 +302,26 @@ spec:
       command: ["sleep", "3600"]
       volumeMounts: [{name: f, mountPath: /f}]
   volumes: [{name: f, hostPath: {path: ${JSON.stringify(join(node.rootDir, 'no-such-file'))}, type: File}}]
-`);
-    await node.writeManifest('good.yaml', `apiVersion: v1
+`,
+    );
+    await node.writeManifest(
+      'good.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: good}
 spec:
   terminationGracePeriodSeconds: 1
   containers:
     - {name: main, image: ${BUSYBOX_IMAGE}, command: ["sleep", "3600"]}
-`);
+`,
+    );
     const good = await waitForPod(node, 'good', isRunningAndReady, kWaitMs);
-    const bad = await waitForPod(node, 'bad', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError', kWaitMs);
+    const bad = await waitForPod(
+      node,
+      'bad',
+      (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError',
+      kWaitMs,
+    );
     expect(bad.status!.phase).toBe('Pending');
     expect(bad.status!.containerStatuses![0].state!.waiting!.message).toContain('is not a file');
     expect(node.agent.events.list().some((e) => e.reason === 'Failed' && e.involvedObject?.name === bad.metadata!.name)).toBe(true);
@@ -258,13 +329,20 @@ spec:
     // Someone removes the good pod's container: the agent notices (PLEG) and starts it again.
     const victim = (await appContainer(good.metadata!.uid!, 'main'))!;
     await removeContainer(victim.id);
-    const back = await waitForPod(node, 'good', (p) => isRunningAndReady(p) && !p.status?.containerStatuses?.[0]?.containerID?.endsWith(`://${victim.id}`), kWaitMs);
+    const back = await waitForPod(
+      node,
+      'good',
+      (p) => isRunningAndReady(p) && !p.status?.containerStatuses?.[0]?.containerID?.endsWith(`://${victim.id}`),
+      kWaitMs,
+    );
     expect(back.status!.phase).toBe('Running');
   });
 
   it('fills downward API env from labels, annotations, node and pod fields and resource limits', async () => {
     const node = await start();
-    await node.writeManifest('downward.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'downward.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata:
   name: downward
@@ -289,7 +367,8 @@ spec:
         - {name: DW_HOST_IP, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}
         - {name: DW_MEM_MI, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}}
         - {name: DW_CPU_M, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1m}}}
-`);
+`,
+    );
     const pod = await waitForPod(node, 'downward', (p) => p.status?.phase === 'Succeeded', kWaitMs);
     const env = pod.status!.containerStatuses![0].state!.terminated!.message!;
     expect(env.trim().split('\n')).toEqual([

@@ -52,7 +52,10 @@ describe.skipIf(!inject('dockerAvailable'))('event-driven PLEG', () => {
     const seen: string[] = [];
     const off = node.agent.statusManager.subscribe((change) => {
       const cs = change.uid === uid ? change.pod.status?.containerStatuses?.[0] : undefined;
-      if (cs) seen.push(`${cs.restartCount}:${cs.state?.terminated ? `terminated/${cs.state.terminated.reason}/${cs.state.terminated.exitCode}` : Object.keys(cs.state ?? {})[0]}`);
+      if (cs)
+        seen.push(
+          `${cs.restartCount}:${cs.state?.terminated ? `terminated/${cs.state.terminated.reason}/${cs.state.terminated.exitCode}` : Object.keys(cs.state ?? {})[0]}`,
+        );
     });
     try {
       await killContainer(await appContainerId(uid));

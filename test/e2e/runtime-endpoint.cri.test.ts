@@ -11,12 +11,15 @@ describe.skipIf(!endpoint)('the agent with --container-runtime-endpoint (contain
     const node = await startTestNode({ containerRuntimeEndpoint: endpoint! });
     try {
       expect(node.options.runtime).toBe('remote');
-      const info = await waitFor(async () => {
-        const res = await node.api('/node');
-        const n = (await res.json()) as { status?: { nodeInfo?: { containerRuntimeVersion?: string } } };
-        const v = n.status?.nodeInfo?.containerRuntimeVersion ?? '';
-        return v ? v : null;
-      }, { timeoutMs: 60_000, description: 'GET /node with the runtime version' });
+      const info = await waitFor(
+        async () => {
+          const res = await node.api('/node');
+          const n = (await res.json()) as { status?: { nodeInfo?: { containerRuntimeVersion?: string } } };
+          const v = n.status?.nodeInfo?.containerRuntimeVersion ?? '';
+          return v ? v : null;
+        },
+        { timeoutMs: 60_000, description: 'GET /node with the runtime version' },
+      );
       expect(info).toMatch(/^containerd:\/\/1\.6\.\d+/);
       expect(node.agent.pleg.stats()).toMatchObject({ streaming: false, relistPeriodMs: 1_000 });
       // The stats collector runs on the CRI: the node's figures in the Summary API.

@@ -46,7 +46,12 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(neutral.map((c) => c.name).sort()).toEqual(['POD', 'reader', 'writer']);
     expect(neutral.filter((c) => c.sandbox)).toHaveLength(1);
     for (const c of neutral) {
-      expect(c.labels).toMatchObject({ 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.pod.name': `pair-${node.nodeName}`, [kNodeLabel]: node.nodeName });
+      expect(c.labels).toMatchObject({
+        'io.kubernetes.pod.uid': uid,
+        'io.kubernetes.pod.namespace': 'default',
+        'io.kubernetes.pod.name': `pair-${node.nodeName}`,
+        [kNodeLabel]: node.nodeName,
+      });
     }
     // On Docker, the shape dockershim gives them: its names, the pause image, the sandbox's network.
     if (testRuntime() === 'docker') {
@@ -107,7 +112,10 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect((await podContainers(gone.metadata!.uid!)).filter((c) => c.running)).toHaveLength(2);
     await node.restart();
     // Housekeeping (once the file source has reported) kills and removes the orphan, and only it.
-    await waitFor(async () => (await podContainers(gone.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'orphan removed' });
+    await waitFor(async () => (await podContainers(gone.metadata!.uid!)).length === 0, {
+      timeoutMs: 30_000,
+      description: 'orphan removed',
+    });
     const keptAfter = await waitForPod(node, 'kept', isRunningAndReady);
     expect(keptAfter.status!.containerStatuses![0].restartCount).toBe(0);
     expect(keptAfter.metadata!.uid).toBe(kept.metadata!.uid);
@@ -115,14 +123,25 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
 
   it('starts a pod again when its manifest is removed and restored while it is still stopping', async () => {
     const node = await start();
-    const yaml = busyboxPod('flap', 'trap "sleep 2; exit 0" TERM; sleep 3600 & wait').replace('terminationGracePeriodSeconds: 1', 'terminationGracePeriodSeconds: 5');
+    const yaml = busyboxPod('flap', 'trap "sleep 2; exit 0" TERM; sleep 3600 & wait').replace(
+      'terminationGracePeriodSeconds: 1',
+      'terminationGracePeriodSeconds: 5',
+    );
     await node.writeManifest('flap.yaml', yaml);
     const before = await waitForPod(node, 'flap', isRunningAndReady);
     await rm(join(node.manifestDir, 'flap.yaml'));
-    await waitFor(() => node.agent.podWorkers.shouldPodContentBeRemoved(before.metadata!.uid!), { timeoutMs: 30_000, description: 'old instance stopping' });
+    await waitFor(() => node.agent.podWorkers.shouldPodContentBeRemoved(before.metadata!.uid!), {
+      timeoutMs: 30_000,
+      description: 'old instance stopping',
+    });
     await node.writeManifest('flap.yaml', yaml);
     // Same content, same UID: it comes back once the old instance has gone, with new containers.
-    const after = await waitForPod(node, 'flap', (p) => isRunningAndReady(p) && p.status!.containerStatuses![0].containerID !== before.status!.containerStatuses![0].containerID, 60_000);
+    const after = await waitForPod(
+      node,
+      'flap',
+      (p) => isRunningAndReady(p) && p.status!.containerStatuses![0].containerID !== before.status!.containerStatuses![0].containerID,
+      60_000,
+    );
     expect(after.metadata!.uid).toBe(before.metadata!.uid);
   });
 
@@ -140,7 +159,10 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     // A changed static pod is a new pod (new UID, as the kubelet's config hash): the old one goes, the new one runs.
     await node.writeManifest('a.yaml', busyboxPod('steady', 'echo v2; exec sleep 3600'));
     const next = await waitForPod(node, 'steady', (p) => p.metadata!.uid !== good.metadata!.uid && isRunningAndReady(p));
-    await waitFor(async () => (await podContainers(good.metadata!.uid!)).length === 0, { timeoutMs: 30_000, description: 'old pod containers removed' });
+    await waitFor(async () => (await podContainers(good.metadata!.uid!)).length === 0, {
+      timeoutMs: 30_000,
+      description: 'old pod containers removed',
+    });
     expect((await podContainers(next.metadata!.uid!)).length).toBe(2);
   });
 
@@ -157,10 +179,13 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
     expect(cs.restartCount).toBe(0);
     expect(pod.status!.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'PodCompleted' });
     // The dead container is kept (its status and logs), the sandbox is stopped.
-    const containers = await waitFor(async () => {
-      const cs = await podContainers(pod.metadata!.uid!);
-      return cs.every((c) => !c.running) ? cs : undefined;
-    }, { description: 'sandbox stopped' });
+    const containers = await waitFor(
+      async () => {
+        const cs = await podContainers(pod.metadata!.uid!);
+        return cs.every((c) => !c.running) ? cs : undefined;
+      },
+      { description: 'sandbox stopped' },
+    );
     expect(containers).toHaveLength(2);
   });
 
@@ -187,13 +212,16 @@ describe.skipIf(!inject('dockerAvailable'))('static pods in Docker', () => {
 
   it('backs off a container whose start fails (StartError, then CrashLoopBackOff) instead of retrying on every sync', async () => {
     const node = await start();
-    await node.writeManifest('nostart.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'nostart.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: nostart}
 spec:
   containers:
     - {name: main, image: ${BUSYBOX_IMAGE}, command: [/no/such/binary]}
-`);
+`,
+    );
     const pod = await waitForPod(node, 'nostart', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff');
     const cs = pod.status!.containerStatuses![0];
     expect(cs.lastState!.terminated!.reason).toBe('StartError');
@@ -204,7 +232,11 @@ spec:
 
   it('leaves alone containers without our labels and containers of another node', async () => {
     const foreign = await startForeignPod({});
-    const other = await startForeignPod({ 'io.kubernetes.pod.uid': 'not-ours', 'io.kubernetes.container.name': 'x', [kNodeLabel]: `e2e-other-${process.pid}` }).catch(async (err: unknown) => {
+    const other = await startForeignPod({
+      'io.kubernetes.pod.uid': 'not-ours',
+      'io.kubernetes.container.name': 'x',
+      [kNodeLabel]: `e2e-other-${process.pid}`,
+    }).catch(async (err: unknown) => {
       await foreign.remove();
       throw err;
     });
@@ -223,13 +255,16 @@ spec:
 
   it('reports ErrImageNeverPull for an absent image with pullPolicy Never and keeps running other pods', async () => {
     const node = await start();
-    await node.writeManifest('bad.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'bad.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: noimage}
 spec:
   containers:
     - {name: main, image: "kubelet-ts/absent:0.0", imagePullPolicy: Never}
-`);
+`,
+    );
     await node.writeManifest('good.yaml', busyboxPod('fine', 'exec sleep 3600'));
     const bad = await waitForPod(node, 'noimage', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ErrImageNeverPull');
     expect(bad.status!.phase).toBe('Pending');
@@ -239,16 +274,22 @@ spec:
 
   it('rejects a pod that asks for more cpu than the node has (OutOfcpu) without creating anything, and runs the next one', async () => {
     const node = await start();
-    await node.writeManifest('big.yaml', `apiVersion: v1
+    await node.writeManifest(
+      'big.yaml',
+      `apiVersion: v1
 kind: Pod
 metadata: {name: big}
 spec:
   containers:
     - {name: main, image: ${BUSYBOX_IMAGE}, command: [sleep, "3600"], resources: {requests: {cpu: "1000"}}}
-`);
+`,
+    );
     await node.writeManifest('small.yaml', busyboxPod('small', 'exec sleep 3600'));
     const big = await waitForPod(node, 'big', (p) => p.status?.phase === 'Failed');
-    expect(big.status).toMatchObject({ reason: 'OutOfcpu', message: expect.stringMatching(/^Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/) });
+    expect(big.status).toMatchObject({
+      reason: 'OutOfcpu',
+      message: expect.stringMatching(/^Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/),
+    });
     await waitForPod(node, 'small', isRunningAndReady);
     expect(await podContainers(big.metadata!.uid!)).toEqual([]);
   });
@@ -259,15 +300,21 @@ spec:
     const node = await start({ workers: 2 });
     const docs = Array.from({ length: kBurst }, (_, i) => busyboxPod(`many-${i}`, 'exec sleep 3600')).join('---\n');
     await node.writeManifest('many.yaml', docs);
-    await waitFor(async () => {
-      const pods = (await node.pods()).filter((p) => p.metadata!.name!.startsWith('many-'));
-      return pods.length === kBurst && pods.every(isRunningAndReady);
-    }, { timeoutMs: 120_000, intervalMs: 500, description: `${kBurst} pods Running` });
+    await waitFor(
+      async () => {
+        const pods = (await node.pods()).filter((p) => p.metadata!.name!.startsWith('many-'));
+        return pods.length === kBurst && pods.every(isRunningAndReady);
+      },
+      { timeoutMs: 120_000, intervalMs: 500, description: `${kBurst} pods Running` },
+    );
     const running = (await labeledContainers(kNodeLabel, node.nodeName)).filter((c) => c.running);
     expect(running).toHaveLength(2 * kBurst); // a sandbox and a container each
     await rm(join(node.manifestDir, 'many.yaml'));
-    await waitFor(async () => (await labeledContainers(kNodeLabel, node.nodeName)).length === 0,
-      { timeoutMs: 120_000, intervalMs: 500, description: 'all containers removed' });
+    await waitFor(async () => (await labeledContainers(kNodeLabel, node.nodeName)).length === 0, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      description: 'all containers removed',
+    });
     // The pod leaves the API after its worker reports the kill, which may land after the last
     // container is gone (seen in CI): wait for it rather than read once.
     await waitFor(async () => (await node.pods()).length === 0, { timeoutMs: 60_000, intervalMs: 500, description: 'no pods listed' });
@@ -279,9 +326,15 @@ describe.skipIf(!inject('dockerAvailable'))('examples/', () => {
   it('the hostNetwork busybox httpd example answers on 127.0.0.1', async () => {
     const { createServer } = await import('node:net');
     const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
     });
-    const yaml = (await readFile(join(import.meta.dirname, '../../examples/web-hostnetwork.yaml'), 'utf8')).replaceAll('18080', String(port));
+    const yaml = (await readFile(join(import.meta.dirname, '../../examples/web-hostnetwork.yaml'), 'utf8')).replaceAll(
+      '18080',
+      String(port),
+    );
     const node = await startTestNode();
     try {
       await node.writeManifest('web.yaml', yaml);

@@ -58,7 +58,11 @@ describe.skipIf(!inject('dockerAvailable'))('watch and metrics of an agent in Do
 
     // While nobody watches, the pod goes away; a client resuming from the Running version sees it.
     await rm(join(node.manifestDir, 'watched.yaml'));
-    await waitFor(async () => ((await node.pod('watched')) === undefined ? true : undefined), { timeoutMs: 90_000, intervalMs: 200, description: 'pod removed' });
+    await waitFor(async () => ((await node.pod('watched')) === undefined ? true : undefined), {
+      timeoutMs: 90_000,
+      intervalMs: 200,
+      description: 'pod removed',
+    });
     const b = watch(node, `?resourceVersion=${resumeFrom}`);
     await waitFor(() => b.frames.some((f) => f.type === 'BOOKMARK'), { timeoutMs: 10_000, intervalMs: 50, description: 'resume bookmark' });
     expect(b.frames.every((f) => rv(f) > resumeFrom)).toBe(true);

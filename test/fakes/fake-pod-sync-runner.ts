@@ -10,9 +10,7 @@ import type { WorkerResultMap, WorkerTask } from '../../src/shared/messages.js';
  * either (or a promise of the payload), or throws.
  */
 export type FakeAnswer<K extends WorkerTask['kind']> =
-  | WorkerResultMap[K]
-  | Error
-  | ((task: TaskOf<K>, n: number) => WorkerResultMap[K] | Error | Promise<WorkerResultMap[K]>);
+  WorkerResultMap[K] | Error | ((task: TaskOf<K>, n: number) => WorkerResultMap[K] | Error | Promise<WorkerResultMap[K]>);
 
 /** FakeAnswers: an answer per task kind; a kind without one rejects (the test did not expect it). */
 export type FakeAnswers = { [K in WorkerTask['kind']]?: FakeAnswer<K> };

@@ -28,7 +28,11 @@ describe('fuzz: every API route with random requests (fake runtime)', () => {
   });
 
   it('a valid pod is created (so the properties below see accepted pods, not only refusals)', async () => {
-    const res = await node.api('/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(validPod('fuzz-seed', kFuzzNamespace)) });
+    const res = await node.api('/pods', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(validPod('fuzz-seed', kFuzzNamespace)),
+    });
     expect(res.status, await res.text()).toBe(201);
   });
 
@@ -41,8 +45,14 @@ describe('fuzz: every API route with random requests (fake runtime)', () => {
       fuzzParams(150),
     );
     // Not vacuous: some writes were accepted and some refused.
-    expect([...codes.keys()].some((c) => c >= 200 && c < 300), JSON.stringify([...codes])).toBe(true);
-    expect([...codes.keys()].some((c) => c === 422 || c === 400), JSON.stringify([...codes])).toBe(true);
+    expect(
+      [...codes.keys()].some((c) => c >= 200 && c < 300),
+      JSON.stringify([...codes]),
+    ).toBe(true);
+    expect(
+      [...codes.keys()].some((c) => c === 422 || c === 400),
+      JSON.stringify([...codes]),
+    ).toBe(true);
   }, 120_000);
 
   it('answers /healthz with 200 afterwards, and every listed pod passes the validator', async () => {

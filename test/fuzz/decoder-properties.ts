@@ -43,17 +43,26 @@ export function decoderProperties(): DecoderProperty[] {
     {
       name: 'the decoder only ever throws InvalidManifestError, for any YAML text',
       numRuns: 200,
-      property: fc.property(yamlText, (text) => { decode(text, 'yaml'); }),
+      property: fc.property(yamlText, (text) => {
+        decode(text, 'yaml');
+      }),
     },
     {
       name: 'the decoder only ever throws InvalidManifestError, for any JSON text, read as JSON and as YAML',
       numRuns: 200,
-      property: fc.property(jsonText, (text) => { decode(text, 'json'); decode(text, 'yaml'); }),
+      property: fc.property(jsonText, (text) => {
+        decode(text, 'json');
+        decode(text, 'yaml');
+      }),
     },
     {
       name: 'the decoder only ever throws InvalidManifestError, for text with invalid UTF-8 bytes',
       numRuns: 60,
-      property: fc.property(invalidUtf8, (bytes) => { const text = bytes.toString('utf8'); decode(text, 'json'); decode(text, 'yaml'); }),
+      property: fc.property(invalidUtf8, (bytes) => {
+        const text = bytes.toString('utf8');
+        decode(text, 'json');
+        decode(text, 'yaml');
+      }),
     },
     {
       name: 'defaulting and validation never throw and return well-formed field errors, for random and mutated pods',
@@ -67,19 +76,25 @@ export function decoderProperties(): DecoderProperty[] {
     {
       name: 'a pod the validator accepts round-trips through JSON and YAML text: same pod, still valid, defaults idempotent',
       numRuns: 120,
-      property: fc.property(fc.oneof({ weight: 3, arbitrary: validishPodArbitrary() }, { weight: 1, arbitrary: mutatedPod() }), (mutated) => {
-        // apiVersion and kind are the decoder's to check (the validator sees decoded Pods only).
-        fc.pre(mutated !== null && typeof mutated === 'object' && !Array.isArray(mutated));
-        const raw = { ...(mutated as object), apiVersion: 'v1', kind: 'Pod' };
-        const defaulted = applyPodDefaults(raw as Pod);
-        fc.pre(validatePodForNode(defaulted).length === 0);
-        deepStrictEqual(asJson(applyPodDefaults(defaulted)), asJson(defaulted), 'defaulting twice changed the pod');
-        for (const [text, format] of [[JSON.stringify(raw), 'json'], [stringify(raw, kKubernetesYaml), 'yaml']] as const) {
-          const pods = decode(text, format);
-          ok(pods !== 'invalid', `${format} text of an accepted pod was refused:\n${text}`);
-          deepStrictEqual(pods.map(asJson), [asJson(defaulted)], `${format} text decoded to another pod`);
-        }
-      }),
+      property: fc.property(
+        fc.oneof({ weight: 3, arbitrary: validishPodArbitrary() }, { weight: 1, arbitrary: mutatedPod() }),
+        (mutated) => {
+          // apiVersion and kind are the decoder's to check (the validator sees decoded Pods only).
+          fc.pre(mutated !== null && typeof mutated === 'object' && !Array.isArray(mutated));
+          const raw = { ...(mutated as object), apiVersion: 'v1', kind: 'Pod' };
+          const defaulted = applyPodDefaults(raw as Pod);
+          fc.pre(validatePodForNode(defaulted).length === 0);
+          deepStrictEqual(asJson(applyPodDefaults(defaulted)), asJson(defaulted), 'defaulting twice changed the pod');
+          for (const [text, format] of [
+            [JSON.stringify(raw), 'json'],
+            [stringify(raw, kKubernetesYaml), 'yaml'],
+          ] as const) {
+            const pods = decode(text, format);
+            ok(pods !== 'invalid', `${format} text of an accepted pod was refused:\n${text}`);
+            deepStrictEqual(pods.map(asJson), [asJson(defaulted)], `${format} text decoded to another pod`);
+          }
+        },
+      ),
     },
     {
       name: 'a label selector either parses or is an invalid-input error, and a parsed one matches without throwing',

@@ -34,12 +34,51 @@ describe('ensureAdminToken', () => {
   });
 
   it.each([
-    ['mode 0640', async (p: string) => { await writeFile(p, 'x'.repeat(43)); await chmod(p, 0o640); }, 'has mode 0640, readable or writable by group or others; run chmod 600'],
-    ['mode 0606', async (p: string) => { await writeFile(p, 'x'.repeat(43)); await chmod(p, 0o606); }, 'has mode 0606'],
-    ['a directory', async (p: string) => { await import('node:fs/promises').then((fs) => fs.mkdir(p)); }, 'must be a regular file'],
-    ['a symlink to a 0600 file', async (p: string) => { await writeFile(`${p}.real`, 'x'.repeat(43), { mode: 0o600 }); await symlink(`${p}.real`, p); }, 'must be a regular file'],
-    ['a short token', async (p: string) => { await writeFile(p, 'short\n', { mode: 0o600 }); }, 'at least 32 printable characters'],
-    ['two words', async (p: string) => { await writeFile(p, `${'a'.repeat(20)} ${'b'.repeat(20)}`, { mode: 0o600 }); }, 'without spaces'],
+    [
+      'mode 0640',
+      async (p: string) => {
+        await writeFile(p, 'x'.repeat(43));
+        await chmod(p, 0o640);
+      },
+      'has mode 0640, readable or writable by group or others; run chmod 600',
+    ],
+    [
+      'mode 0606',
+      async (p: string) => {
+        await writeFile(p, 'x'.repeat(43));
+        await chmod(p, 0o606);
+      },
+      'has mode 0606',
+    ],
+    [
+      'a directory',
+      async (p: string) => {
+        await import('node:fs/promises').then((fs) => fs.mkdir(p));
+      },
+      'must be a regular file',
+    ],
+    [
+      'a symlink to a 0600 file',
+      async (p: string) => {
+        await writeFile(`${p}.real`, 'x'.repeat(43), { mode: 0o600 });
+        await symlink(`${p}.real`, p);
+      },
+      'must be a regular file',
+    ],
+    [
+      'a short token',
+      async (p: string) => {
+        await writeFile(p, 'short\n', { mode: 0o600 });
+      },
+      'at least 32 printable characters',
+    ],
+    [
+      'two words',
+      async (p: string) => {
+        await writeFile(p, `${'a'.repeat(20)} ${'b'.repeat(20)}`, { mode: 0o600 });
+      },
+      'without spaces',
+    ],
   ])('refuses %s, naming the file, and leaves it as it was', async (_what, prepare, message) => {
     const path = adminTokenPath(dir);
     await prepare(path);
@@ -53,7 +92,9 @@ describe('ensureAdminToken', () => {
 describe('checkTokenFileStat', () => {
   const st = (mode: number, uid = 0, file = true) => ({ mode, uid, isFile: () => file, isSymbolicLink: () => false });
   it('refuses another owner', () => {
-    expect(() => checkTokenFileStat('/r/admin.token', st(0o100600, 1000), 0)).toThrow('/r/admin.token: the admin token is owned by uid 1000, not by the agent\'s uid 0');
+    expect(() => checkTokenFileStat('/r/admin.token', st(0o100600, 1000), 0)).toThrow(
+      "/r/admin.token: the admin token is owned by uid 1000, not by the agent's uid 0",
+    );
     expect(() => checkTokenFileStat('/r/admin.token', st(0o100600, 0), 0)).not.toThrow();
   });
 });

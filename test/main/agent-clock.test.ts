@@ -19,7 +19,10 @@ describe('agent clock', () => {
   it("hands its clock to its components: the watch's first resourceVersion and the events' timestamps are the clock's", async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-clock-'));
     const clock = new FakeClock(Date.parse('2026-01-02T03:04:05Z'));
-    const agent = newAgent(resolveAgentOptions({ nodeName: 'clock-node', rootDir: join(dir, 'root'), runtime: 'fake', workers: 1, port: 0, logLevel: 'silent' }), { logger: pino({ level: 'silent' }), serve: false, clock });
+    const agent = newAgent(
+      resolveAgentOptions({ nodeName: 'clock-node', rootDir: join(dir, 'root'), runtime: 'fake', workers: 1, port: 0, logLevel: 'silent' }),
+      { logger: pino({ level: 'silent' }), serve: false, clock },
+    );
     // Versions above any an earlier run handed out: the clock's milliseconds × 1000.
     expect(agent.statusManager.resourceVersion()).toBe(clock.now() * 1000);
     const pod = { metadata: { name: 'p', namespace: 'default', uid: 'u1' } };

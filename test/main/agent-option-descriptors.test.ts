@@ -42,8 +42,13 @@ describe('kAgentOptionDescriptors', () => {
 describe('--allowed-unsafe-sysctls (issue #12 part A)', () => {
   it('takes namespaced sysctls and patterns, and refuses the others as the kubelet', async () => {
     const { resolveAgentOptions } = await import('../../src/main/agent-options.js');
-    expect(resolveAgentOptions({ allowedUnsafeSysctls: ['net.core.*', 'kernel.msgmax'] }).allowedUnsafeSysctls).toEqual(['net.core.*', 'kernel.msgmax']);
+    expect(resolveAgentOptions({ allowedUnsafeSysctls: ['net.core.*', 'kernel.msgmax'] }).allowedUnsafeSysctls).toEqual([
+      'net.core.*',
+      'kernel.msgmax',
+    ]);
     expect(resolveAgentOptions({}).allowedUnsafeSysctls).toEqual([]);
-    expect(() => resolveAgentOptions({ allowedUnsafeSysctls: ['vm.swappiness'] })).toThrow('--allowed-unsafe-sysctls must list namespaced sysctls only ("vm.swappiness" is not known to be namespaced)');
+    expect(() => resolveAgentOptions({ allowedUnsafeSysctls: ['vm.swappiness'] })).toThrow(
+      '--allowed-unsafe-sysctls must list namespaced sysctls only ("vm.swappiness" is not known to be namespaced)',
+    );
   });
 });

@@ -22,7 +22,18 @@ import { createWorkerHandler } from '../../src/workers/sync.worker.js';
  * handler over `fake`. `intercept` sees each task first; a value it returns answers the task instead.
  */
 function inProcessRunner(options: AgentOptions, fake: FakeRuntime, intercept: (task: WorkerTask) => unknown): PodSyncRunner {
-  const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: options.nodeName, rootDir: options.rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, fake);
+  const handler = createWorkerHandler(
+    {
+      protocol: PROTOCOL_VERSION,
+      runtime: 'fake',
+      dockerSocketPath: '',
+      nodeName: options.nodeName,
+      rootDir: options.rootDir,
+      podInfraContainerImage: 'pause:1',
+      logLevel: 'silent',
+    },
+    fake,
+  );
   return {
     run: (async (task: WorkerTask) => {
       const answer = intercept(task);
@@ -51,8 +62,15 @@ describe('resync from the cached runtime state', () => {
     const manifests = join(dir, 'manifests');
     await mkdir(manifests);
     const options = resolveAgentOptions({
-      nodeName: 'resync-cache', podManifestPath: manifests, rootDir: join(dir, 'root'), runtime: 'fake', port: 0, logLevel: 'silent',
-      syncFrequencyMs: 1000, relistPeriodMs: 600_000, podInfraContainerImage: 'pause:1',
+      nodeName: 'resync-cache',
+      podManifestPath: manifests,
+      rootDir: join(dir, 'root'),
+      runtime: 'fake',
+      port: 0,
+      logLevel: 'silent',
+      syncFrequencyMs: 1000,
+      relistPeriodMs: 600_000,
+      podInfraContainerImage: 'pause:1',
     });
     const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
     const syncs: SyncPodTask[] = [];
@@ -62,7 +80,10 @@ describe('resync from the cached runtime state', () => {
     });
     agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
     await agent.start();
-    await writeFile(join(manifests, 'web.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n');
+    await writeFile(
+      join(manifests, 'web.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n',
+    );
     const running = () => agent!.listPods().find((p) => p.status?.containerStatuses?.[0]?.state?.running);
     await expect.poll(running, { timeout: 15_000 }).toBeTruthy();
 
@@ -84,12 +105,23 @@ describe('resync from the cached runtime state', () => {
 });
 
 describe('resourceVersions across agent restarts', () => {
-  it('a restarted agent hands out versions above the previous run\'s (so an old watch position is expired, not replayed)', async () => {
+  it("a restarted agent hands out versions above the previous run's (so an old watch position is expired, not replayed)", async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-rv-'));
     const manifests = join(dir, 'manifests');
     await mkdir(manifests);
-    await writeFile(join(manifests, 'a.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n');
-    const opts = resolveAgentOptions({ nodeName: 'rv-node', podManifestPath: manifests, rootDir: join(dir, 'root'), runtime: 'fake', workers: 1, port: 0, logLevel: 'silent' });
+    await writeFile(
+      join(manifests, 'a.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n',
+    );
+    const opts = resolveAgentOptions({
+      nodeName: 'rv-node',
+      podManifestPath: manifests,
+      rootDir: join(dir, 'root'),
+      runtime: 'fake',
+      workers: 1,
+      port: 0,
+      logLevel: 'silent',
+    });
     const first = newAgent(opts, { logger: pino({ level: 'silent' }), serve: false });
     await first.start();
     // The first run hands out versions for its pod's statuses (read once the pod runs: its changes may
@@ -107,11 +139,20 @@ describe('housekeeping while a big update is being handled', () => {
   it('kills no containers of pods whose ADD is still queued (they are not in the pod manager yet)', async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-orphans-'));
     const options = resolveAgentOptions({
-      nodeName: 'orphans', rootDir: join(dir, 'root'), runtime: 'fake', port: 0, logLevel: 'silent',
-      relistPeriodMs: 600_000, syncFrequencyMs: 600_000, podInfraContainerImage: 'pause:1', maxPods: 2000,
+      nodeName: 'orphans',
+      rootDir: join(dir, 'root'),
+      runtime: 'fake',
+      port: 0,
+      logLevel: 'silent',
+      relistPeriodMs: 600_000,
+      syncFrequencyMs: 600_000,
+      podInfraContainerImage: 'pause:1',
+      maxPods: 2000,
     });
     const pods: Pod[] = Array.from({ length: 1000 }, (_, i) => ({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${i}`, namespace: 'default', uid: `orphan-guard-${i}` },
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p${i}`, namespace: 'default', uid: `orphan-guard-${i}` },
       spec: { containers: [{ name: 'main', image: 'busybox:1' }] },
     }));
     // Once the 1,000-pod ADD has started to be handled (the first sync), a relist reports
@@ -120,7 +161,10 @@ describe('housekeeping while a big update is being handled', () => {
     const kills: string[] = [];
     const runner = inProcessRunner(options, newFakeRuntime({ images: ['pause:1', 'busybox:1'] }), (task) => {
       if (task.kind === 'relist') {
-        return { containers: reportAll ? pods.map((p, i) => ({ id: `c${i}`, podUid: p.metadata!.uid!, name: 'main', state: 'running' })) : [], observedAtMs: Date.now() };
+        return {
+          containers: reportAll ? pods.map((p, i) => ({ id: `c${i}`, podUid: p.metadata!.uid!, name: 'main', state: 'running' })) : [],
+          observedAtMs: Date.now(),
+        };
       }
       if (task.kind === 'killPod') kills.push(task.podUid);
       if (task.kind === 'syncPod' && !reportAll) {

@@ -10,7 +10,8 @@ import { createServer } from '../../src/server/server.js';
 import { newLogger } from '../../src/shared/logging.js';
 import type { DecodedPodsBody } from '../../src/shared/pods-body.js';
 
-const pod = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+const pod = (name: string) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
 const logger = newLogger('silent');
 
 describe('body decoder', () => {
@@ -23,9 +24,17 @@ describe('body decoder', () => {
     const d = newBodyDecoder({}, logger);
     decoders.push(d);
     const ok = await d.decode({ text: pod('web'), format: 'json' });
-    expect(ok).toMatchObject({ ok: true, single: true, pods: [{ metadata: { name: 'web', namespace: 'default' }, spec: { restartPolicy: 'Always' } }] });
+    expect(ok).toMatchObject({
+      ok: true,
+      single: true,
+      pods: [{ metadata: { name: 'web', namespace: 'default' }, spec: { restartPolicy: 'Always' } }],
+    });
     expect(await d.decode({ text: '[[[', format: 'yaml' })).toMatchObject({ ok: false, kind: 'unparsable' });
-    expect(await d.decode({ text: '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{}}', format: 'json' })).toMatchObject({ ok: false, kind: 'invalid', name: 'x' });
+    expect(await d.decode({ text: '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{}}', format: 'json' })).toMatchObject({
+      ok: false,
+      kind: 'invalid',
+      name: 'x',
+    });
   });
 
   it('decodes a protobuf body on its thread (task decodeProtobufBody) as this thread would, or refuses it as unparsable', async () => {
@@ -33,7 +42,11 @@ describe('body decoder', () => {
     decoders.push(d);
     const body = readFileSync(new URL('../fixtures/kubectl-debug/copy-to-pod.pb', import.meta.url));
     expect(await d.decodeProtobuf({ body, objectKind: 'Pod' })).toEqual({ ok: true, object: decodeObjectBody(body, 'Pod') });
-    expect(await d.decodeProtobuf({ body: body.subarray(0, 60), objectKind: 'Pod' })).toMatchObject({ ok: false, kind: 'unparsable', message: expect.stringContaining('could not be decoded') });
+    expect(await d.decodeProtobuf({ body: body.subarray(0, 60), objectKind: 'Pod' })).toMatchObject({
+      ok: false,
+      kind: 'unparsable',
+      message: expect.stringContaining('could not be decoded'),
+    });
   });
 
   it('refuses with busy (429) the bodies past the thread and its queue, decodes the rest, and takes bodies again afterwards', async () => {
@@ -53,8 +66,14 @@ describe('body decoder', () => {
     let pool: BodyDecoderPool | undefined;
     const d = newBodyDecoder({ maxHeapMb: 16 }, logger, (o) => (pool = newBodyDecoderPool(o)));
     decoders.push(d);
-    const heavy = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: heavy\n  labels:\n' + Array.from({ length: 70_000 }, (_, i) => `    k${i}: v\n`).join('');
-    expect(await d.decode({ text: heavy, format: 'yaml' })).toMatchObject({ ok: false, kind: 'tooLarge', message: expect.stringContaining('16 MiB') });
+    const heavy =
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: heavy\n  labels:\n' +
+      Array.from({ length: 70_000 }, (_, i) => `    k${i}: v\n`).join('');
+    expect(await d.decode({ text: heavy, format: 'yaml' })).toMatchObject({
+      ok: false,
+      kind: 'tooLarge',
+      message: expect.stringContaining('16 MiB'),
+    });
     expect(pool).toBeDefined();
     expect(await d.decode({ text: pod('after'), format: 'json' })).toMatchObject({ ok: true, pods: [{ metadata: { name: 'after' } }] });
   });
@@ -62,25 +81,44 @@ describe('body decoder', () => {
   it('answers tooLarge when decoding takes longer than decodeTimeoutMs (its thread is ended)', async () => {
     const d = newBodyDecoder({ decodeTimeoutMs: 1 }, logger);
     decoders.push(d);
-    const big = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  labels:\n' + Array.from({ length: 30_000 }, (_, i) => `    k${i}: v\n`).join('');
-    expect(await d.decode({ text: big, format: 'yaml' })).toMatchObject({ ok: false, kind: 'tooLarge', message: expect.stringContaining('1 ms') });
+    const big =
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  labels:\n' +
+      Array.from({ length: 30_000 }, (_, i) => `    k${i}: v\n`).join('');
+    expect(await d.decode({ text: big, format: 'yaml' })).toMatchObject({
+      ok: false,
+      kind: 'tooLarge',
+      message: expect.stringContaining('1 ms'),
+    });
   });
 });
 
 describe('server answers to the decoder refusals', () => {
   it.each<[DecodedPodsBody, number, string, Record<string, string>]>([
-    [{ ok: false, kind: 'busy', message: 'Too many requests, please try again later', retryAfterSeconds: 1 }, 429, 'TooManyRequests', { 'retry-after': '1' }],
+    [
+      { ok: false, kind: 'busy', message: 'Too many requests, please try again later', retryAfterSeconds: 1 },
+      429,
+      'TooManyRequests',
+      { 'retry-after': '1' },
+    ],
     [{ ok: false, kind: 'tooLarge', message: 'the request body is too large to decode' }, 413, 'RequestEntityTooLarge', {}],
     [{ ok: false, kind: 'unparsable', message: 'the request body could not be decoded: x' }, 400, 'BadRequest', {}],
   ])('a %j refusal answers %i %s with a Status', async (refusal, code, reason, headers) => {
     const host: AgentHost = {
-      listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
+      listPods: () => [],
+      getPod: () => undefined,
+      healthz: () => ({ ok: true, checks: [] }),
       decodePodsBody: async () => refusal,
-      submitPods: async () => { throw new Error('a refused body reached submitPods'); },
+      submitPods: async () => {
+        throw new Error('a refused body reached submitPods');
+      },
     };
     const server = await createServer(host, { address: '127.0.0.1', port: 0, logger });
     try {
-      const res = await fetch(`http://127.0.0.1:${server.port}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: pod('x') });
+      const res = await fetch(`http://127.0.0.1:${server.port}/pods`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: pod('x'),
+      });
       expect(res.status).toBe(code);
       for (const [k, v] of Object.entries(headers)) expect(res.headers.get(k)).toBe(v);
       expect(await res.json()).toMatchObject({ kind: 'Status', code, reason, message: (refusal as { message: string }).message });

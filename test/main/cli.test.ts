@@ -61,21 +61,34 @@ describe('parseCli defaults', () => {
   it('maps every kubelet flag onto its option', async () => {
     const o = await parseCli([
       '--pod-manifest-path=/etc/kubelet-ts/manifests',
-      '--manifest-url', 'http://127.0.0.1:8080/pods.yaml',
-      '--address', '0.0.0.0',
-      '--port', '10255',
-      '--hostname-override', 'Node-A',
-      '--root-dir', '/tmp/agent',
-      '--docker-endpoint', 'unix:///run/docker-2.sock',
-      '--pod-infra-container-image', 'example/pause:2',
-      '--max-pods', '300',
-      '--etcd-prefix', '/kubelet-ts/',
+      '--manifest-url',
+      'http://127.0.0.1:8080/pods.yaml',
+      '--address',
+      '0.0.0.0',
+      '--port',
+      '10255',
+      '--hostname-override',
+      'Node-A',
+      '--root-dir',
+      '/tmp/agent',
+      '--docker-endpoint',
+      'unix:///run/docker-2.sock',
+      '--pod-infra-container-image',
+      'example/pause:2',
+      '--max-pods',
+      '300',
+      '--etcd-prefix',
+      '/kubelet-ts/',
       '--register-node=false',
       '--v=4',
-      '--node-ip', '127.0.0.2',
-      '--maximum-dead-containers-per-container', '0',
-      '--workers', '4',
-      '--runtime', 'fake',
+      '--node-ip',
+      '127.0.0.2',
+      '--maximum-dead-containers-per-container',
+      '0',
+      '--workers',
+      '4',
+      '--runtime',
+      'fake',
     ]);
     expect(o).toMatchObject({
       podManifestPath: '/etc/kubelet-ts/manifests',
@@ -135,7 +148,13 @@ describe('parseCli durations', () => {
 
 describe('parseCli list flags', () => {
   it('collects --manifest-url-header from commas and repetitions', async () => {
-    const o = await parseCli(['--manifest-url-header', 'a:hello,b:again', '--manifest-url-header=a:world', '--manifest-url-header', 'X-Url:http://x:1']);
+    const o = await parseCli([
+      '--manifest-url-header',
+      'a:hello,b:again',
+      '--manifest-url-header=a:world',
+      '--manifest-url-header',
+      'X-Url:http://x:1',
+    ]);
     expect(o.manifestUrlHeaders).toEqual({ a: ['hello', 'world'], b: ['again'], 'X-Url': ['http://x:1'] });
   });
 
@@ -175,11 +194,17 @@ describe('parseCli usage errors', () => {
     [['--runtime', 'rkt'], '--runtime must be one of docker, remote, fake, got "rkt"'],
     [['--address', 'localhost'], '--address must be an IP address, got "localhost"'],
     [['--node-ip', '300.1.1.1'], '--node-ip must be an IP address, got "300.1.1.1"'],
-    [['--docker-endpoint', 'tcp://127.0.0.1:2375'], '--docker-endpoint must be a unix socket endpoint such as unix:///var/run/docker.sock, got "tcp://127.0.0.1:2375"'],
+    [
+      ['--docker-endpoint', 'tcp://127.0.0.1:2375'],
+      '--docker-endpoint must be a unix socket endpoint such as unix:///var/run/docker.sock, got "tcp://127.0.0.1:2375"',
+    ],
     [['--etcd-servers', 'ftp://x'], '--etcd-servers must be an http(s) URL, got "ftp://x"'],
     [['--manifest-url', 'not a url'], '--manifest-url must be an http(s) URL, got "not a url"'],
     [['--etcd-prefix', 'registry'], '--etcd-prefix must start with "/", got "registry"'],
-    [['--hostname-override', 'bad_name'], '--hostname-override must be a DNS-1123 subdomain (lowercase letters, digits, "-" and "."), got "bad_name"'],
+    [
+      ['--hostname-override', 'bad_name'],
+      '--hostname-override must be a DNS-1123 subdomain (lowercase letters, digits, "-" and "."), got "bad_name"',
+    ],
   ])('rejects %j', async (argv, message) => {
     const err = await usageError(argv);
     expect(err.message).toBe(message);
@@ -245,7 +270,19 @@ describe('help and version', () => {
     const inv = await parseCommandLine(['--help']);
     expect(inv.command).toBe('help');
     const text = inv.command === 'help' ? inv.output : '';
-    for (const flag of ['--config', '--pod-manifest-path', '--manifest-url-header', '--sync-frequency', '--hostname-override', '--etcd-servers', '--register-node', '--workers', '--runtime', '--relist-period', '--node-ip']) {
+    for (const flag of [
+      '--config',
+      '--pod-manifest-path',
+      '--manifest-url-header',
+      '--sync-frequency',
+      '--hostname-override',
+      '--etcd-servers',
+      '--register-node',
+      '--workers',
+      '--runtime',
+      '--relist-period',
+      '--node-ip',
+    ]) {
       expect(text).toContain(flag);
     }
     expect(text).toMatch(/--sync-frequency[\s\S]*?\[default: 1m\]/);

@@ -9,7 +9,15 @@ import { setupDataDirs } from '../../src/main/data-dirs.js';
 
 let base: string;
 let lines: Record<string, unknown>[];
-const logger = () => pino({ level: 'warn' }, { write: (l: string) => { lines.push(JSON.parse(l)); } });
+const logger = () =>
+  pino(
+    { level: 'warn' },
+    {
+      write: (l: string) => {
+        lines.push(JSON.parse(l));
+      },
+    },
+  );
 const modeOf = async (p: string) => (await stat(p)).mode & 0o7777;
 
 beforeEach(async () => {
@@ -46,8 +54,11 @@ it('narrows a root dir, pods/ and the state dirs left wider, logging each; leave
   expect(await modeOf(join(root, 'cni'))).toBe(0o750);
   expect(await modeOf(join(root, 'intake-objects'))).toBe(0o700);
   expect(lines.map((l) => [l.dir, l.mode, l.now])).toEqual([
-    [root, '0777', '0750'], [join(root, 'pods'), '0777', '0750'], [join(root, 'intake'), '0777', '0700'],
-    [join(root, 'pki'), '0777', '0700'], [join(root, 'cni'), '0777', '0750'],
+    [root, '0777', '0750'],
+    [join(root, 'pods'), '0777', '0750'],
+    [join(root, 'intake'), '0777', '0700'],
+    [join(root, 'pki'), '0777', '0700'],
+    [join(root, 'cni'), '0777', '0750'],
   ]);
   // A root dir made narrower by the admin (0700) stays so.
   await chmod(root, 0o700);

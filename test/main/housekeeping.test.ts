@@ -7,10 +7,18 @@ function setup(over: Partial<HousekeepingDeps> = {}) {
   const kills: string[] = [];
   const housekeeping = newHousekeeping({
     logger: pino({ level: 'silent' }),
-    seenAllSources: () => true, changesPending: () => false,
-    isDesired: (uid) => uid === 'desired', desiredPodUids: () => ['desired'], mergedPodUids: () => ['desired', 'queued'],
+    seenAllSources: () => true,
+    changesPending: () => false,
+    isDesired: (uid) => uid === 'desired',
+    desiredPodUids: () => ['desired'],
+    mergedPodUids: () => ['desired', 'queued'],
     runtimePodUids: () => new Set(['desired', 'orphan', 'busy', '']),
-    podWorkers: { busy: (uid) => uid === 'busy', update: (uid, w) => { kills.push(`${uid} ${w.gracePeriodSeconds} ${w.remove}`); } },
+    podWorkers: {
+      busy: (uid) => uid === 'busy',
+      update: (uid, w) => {
+        kills.push(`${uid} ${w.gracePeriodSeconds} ${w.remove}`);
+      },
+    },
     ...over,
   });
   return { housekeeping, kills };
@@ -32,7 +40,7 @@ describe('housekeeping', () => {
     expect(kills).toEqual([]);
   });
 
-  it('keeps for GC the pod manager\'s UIDs, and the merge\'s too while changes are queued', () => {
+  it("keeps for GC the pod manager's UIDs, and the merge's too while changes are queued", () => {
     expect(setup().housekeeping.activePodUids()).toEqual(['desired']);
     expect(setup({ changesPending: () => true }).housekeeping.activePodUids()).toEqual(['desired', 'desired', 'queued']);
   });

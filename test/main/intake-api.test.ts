@@ -11,7 +11,9 @@ import { newPodManager } from '../../src/main/pod/pod-manager.js';
 import type { Pod } from '../../src/shared/api.js';
 import type { PodUpdate } from '../../src/shared/pod-update.js';
 
-const macrotasks = async (n: number) => { for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r)); };
+const macrotasks = async (n: number) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+};
 
 let host: IntakeApi | undefined;
 let dir: string | undefined;
@@ -28,11 +30,18 @@ async function setup(merged: Record<string, { uid: string; source: string }> = {
   dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-api-'));
   const podManager = newPodManager();
   const waiting: { update: PodUpdate; handle: () => void }[] = [];
-  host = newIntakeApi({ rootDir: dir, nodeName: 'n1' }, {
-    logger: pino({ level: 'silent' }), podManager,
-    mergedOwner: (fullName) => merged[fullName],
-    onUpdate: (update) => new Promise<void>((resolve) => { waiting.push({ update, handle: resolve }); }),
-  });
+  host = newIntakeApi(
+    { rootDir: dir, nodeName: 'n1' },
+    {
+      logger: pino({ level: 'silent' }),
+      podManager,
+      mergedOwner: (fullName) => merged[fullName],
+      onUpdate: (update) =>
+        new Promise<void>((resolve) => {
+          waiting.push({ update, handle: resolve });
+        }),
+    },
+  );
   const started = host.start();
   await expect.poll(() => waiting.length).toBe(1);
   waiting.shift()!.handle();
@@ -40,13 +49,20 @@ async function setup(merged: Record<string, { uid: string; source: string }> = {
   return { podManager, waiting };
 }
 
-const web: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'img:1' }] } };
+const web: Pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'web', namespace: 'default' },
+  spec: { containers: [{ name: 'c', image: 'img:1' }] },
+};
 
 describe('intake API: answers wait for the agent to handle the update', () => {
   it('submitPods answers after the ADD is handled, with the status the agent gave the pod', async () => {
     const { podManager, waiting } = await setup();
     let answered: Pod[] | undefined;
-    const submitted = host!.submitPods([web]).then((p) => { answered = p; });
+    const submitted = host!.submitPods([web]).then((p) => {
+      answered = p;
+    });
     await expect.poll(() => waiting.length).toBe(1);
     await macrotasks(5);
     expect(answered).toBeUndefined();
@@ -78,7 +94,9 @@ describe('intake API: answers wait for the agent to handle the update', () => {
     expect(remove.update.pods[0].metadata?.deletionGracePeriodSeconds).toBe(3);
     expect(remove.update.pods[0].metadata?.uid).toBe(uid);
     let answered = false;
-    void deleted.then(() => { answered = true; });
+    void deleted.then(() => {
+      answered = true;
+    });
     await macrotasks(5);
     expect(answered).toBe(false);
     remove.handle();
@@ -89,11 +107,20 @@ describe('intake API: answers wait for the agent to handle the update', () => {
   it('a write that comes before start() (the server answers before the sources start) waits for the restore, then succeeds', async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-intake-api-'));
     const updates: PodUpdate[] = [];
-    host = newIntakeApi({ rootDir: join(dir, 'root-not-yet-created'), nodeName: 'n1' }, {
-      logger: pino({ level: 'silent' }), podManager: newPodManager(), onUpdate: (u) => { updates.push(u); },
-    });
+    host = newIntakeApi(
+      { rootDir: join(dir, 'root-not-yet-created'), nodeName: 'n1' },
+      {
+        logger: pino({ level: 'silent' }),
+        podManager: newPodManager(),
+        onUpdate: (u) => {
+          updates.push(u);
+        },
+      },
+    );
     let answered = false;
-    const submitted = host.submitPods([web]).then(() => { answered = true; });
+    const submitted = host.submitPods([web]).then(() => {
+      answered = true;
+    });
     await macrotasks(5);
     expect(answered).toBe(false);
     expect(updates).toEqual([]);
@@ -104,7 +131,10 @@ describe('intake API: answers wait for the agent to handle the update', () => {
 
   it('refuses a name that a pod still queued for SyncLoop ADD holds in the merge (409, and 403 on DELETE)', async () => {
     await setup({ 'default/web': { uid: 'f1', source: 'file' } });
-    await expect(host!.submitPods([web])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: expect.stringContaining('held by a pod from source file') });
+    await expect(host!.submitPods([web])).rejects.toMatchObject({
+      code: 'ERR_ALREADY_EXISTS',
+      message: expect.stringContaining('held by a pod from source file'),
+    });
     await expect(host!.deletePod('default', 'web')).rejects.toMatchObject({ code: 'ERR_FORBIDDEN', statusReason: 'Forbidden' });
   });
 });

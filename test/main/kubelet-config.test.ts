@@ -75,7 +75,9 @@ describe('loadKubeletConfig', () => {
   });
 
   it('accepts JSON, which is YAML', async () => {
-    const path = await configFile(JSON.stringify({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', port: 10260 }));
+    const path = await configFile(
+      JSON.stringify({ apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', port: 10260 }),
+    );
     expect(await loadKubeletConfig(path)).toEqual({ port: 10260 });
   });
 

@@ -69,7 +69,12 @@ describe('namespace store', () => {
     await a.load();
     const made = await a.add({ name: 'team-a', labels: { team: 'a' }, annotations: { note: 'x' } });
     const updated = await a.update({ name: 'team-a', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } });
-    expect(updated).toEqual({ name: 'team-a', uid: made.uid, creationTimestamp: made.creationTimestamp, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } });
+    expect(updated).toEqual({
+      name: 'team-a',
+      uid: made.uid,
+      creationTimestamp: made.creationTimestamp,
+      labels: { 'pod-security.kubernetes.io/enforce': 'restricted' },
+    });
     const inUse = await a.update({ name: 'default', labels: { 'pod-security.kubernetes.io/warn': 'restricted' } });
     expect(inUse.uid).toMatch(/^[0-9a-f-]{36}$/);
     const b = newNamespaceStore(dir, newLogger('silent'));

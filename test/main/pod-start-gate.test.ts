@@ -10,7 +10,10 @@ import type { Pod } from '../../src/shared/api.js';
 import { FakeClock, flush } from '../fakes/fake-clock.js';
 
 const logger = pino({ level: 'silent' });
-const pod = (name: string, uid: string): Pod => ({ metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'i' }] } });
+const pod = (name: string, uid: string): Pod => ({
+  metadata: { name, namespace: 'default', uid },
+  spec: { containers: [{ name: 'c', image: 'i' }] },
+});
 
 describe('pod start gate: allowPodStart', () => {
   // Each row: the pod already known under the full name (and whether it is being removed), the
@@ -26,9 +29,17 @@ describe('pod start gate: allowPodStart', () => {
     const podManager = newPodManager();
     if (knownUid) podManager.set({ uid: knownUid, pod: pod('web', knownUid), waiting: {}, backoff: {}, startTimeMs: 0 });
     const kills: string[] = [];
-    const gate = newPodStartGate({ logger, podManager, runtime: { oldRuntimeCopies: (fullName, uid) => (fullName === 'default/web' ? copies.filter((u) => u !== uid) : []) } }, {
-      shouldPodContentBeRemoved: (uid) => removing && uid === knownUid, killOldCopy: (uid) => kills.push(uid),
-    });
+    const gate = newPodStartGate(
+      {
+        logger,
+        podManager,
+        runtime: { oldRuntimeCopies: (fullName, uid) => (fullName === 'default/web' ? copies.filter((u) => u !== uid) : []) },
+      },
+      {
+        shouldPodContentBeRemoved: (uid) => removing && uid === knownUid,
+        killOldCopy: (uid) => kills.push(uid),
+      },
+    );
     expect(gate.allowPodStart(pod('web', 'uid-new'))).toBe(allowed);
     expect(kills).toEqual(killed);
     expect(gate.waiting()).toBe(allowed ? 0 : 1);
@@ -61,17 +72,29 @@ describe('pod start gate inside the pod workers', () => {
     let finishKill!: () => void;
     const syncer: PodSyncer = {
       syncPod: async () => ({}),
-      syncTerminatingPod: (uid, gracePeriodSeconds, remove) => new Promise<void>((resolve) => {
-        order.push(`kill ${uid} ${gracePeriodSeconds} ${remove}`);
-        finishKill = resolve;
-      }),
-      syncTerminatedPod: (uid) => { order.push(`terminated ${uid}`); },
+      syncTerminatingPod: (uid, gracePeriodSeconds, remove) =>
+        new Promise<void>((resolve) => {
+          order.push(`kill ${uid} ${gracePeriodSeconds} ${remove}`);
+          finishKill = resolve;
+        }),
+      syncTerminatedPod: (uid) => {
+        order.push(`terminated ${uid}`);
+      },
     };
     const podManager = newPodManager();
     const copies = new Set(['uid-copy']);
-    const workers = newPodWorkers({ maxInFlight: 4 }, {
-      logger, syncer, clock: new FakeClock(), startGate: { podManager, runtime: { oldRuntimeCopies: (fullName, uid) => [...copies].filter((u) => u !== uid && fullName === 'default/web') } },
-    });
+    const workers = newPodWorkers(
+      { maxInFlight: 4 },
+      {
+        logger,
+        syncer,
+        clock: new FakeClock(),
+        startGate: {
+          podManager,
+          runtime: { oldRuntimeCopies: (fullName, uid) => [...copies].filter((u) => u !== uid && fullName === 'default/web') },
+        },
+      },
+    );
     workers.startGate.onStartAllowed((p) => order.push(`start ${p.metadata!.uid}`));
     expect(workers.startGate.allowPodStart(pod('web', 'uid-new'))).toBe(false);
     await flush();
@@ -87,7 +110,10 @@ describe('pod start gate inside the pod workers', () => {
   });
 
   it('without start-gate dependencies every pod may start', () => {
-    const workers = newPodWorkers({}, { logger, syncer: { syncPod: async () => ({}), syncTerminatingPod: async () => {}, syncTerminatedPod: () => {} } });
+    const workers = newPodWorkers(
+      {},
+      { logger, syncer: { syncPod: async () => ({}), syncTerminatingPod: async () => {}, syncTerminatedPod: () => {} } },
+    );
     expect(workers.startGate.allowPodStart(pod('web', 'u'))).toBe(true);
   });
 });

@@ -26,7 +26,10 @@ describe('pod sync statuses written by the pod workers', () => {
     let finish!: () => void;
     const syncer: PodSyncer = {
       syncPod: async () => ({}),
-      syncTerminatingPod: () => new Promise<void>((resolve) => { finish = resolve; }),
+      syncTerminatingPod: () =>
+        new Promise<void>((resolve) => {
+          finish = resolve;
+        }),
       syncTerminatedPod: () => {},
     };
     const workers = newPodWorkers({}, { logger: pino({ level: 'silent' }), syncer, clock: new FakeClock(), statuses });

@@ -12,13 +12,16 @@ const logger = pino({ level: 'silent' });
 function gate() {
   const calls: { uid: string; work: PodWork; release: (err?: Error, outcome?: SyncPodOutcome) => void }[] = [];
   const terminated: string[] = [];
-  const wait = <T>(uid: string, work: PodWork, value: (o?: SyncPodOutcome) => T) => new Promise<T>((resolve, reject) => {
-    calls.push({ uid, work, release: (err, outcome) => (err ? reject(err) : resolve(value(outcome))) });
-  });
+  const wait = <T>(uid: string, work: PodWork, value: (o?: SyncPodOutcome) => T) =>
+    new Promise<T>((resolve, reject) => {
+      calls.push({ uid, work, release: (err, outcome) => (err ? reject(err) : resolve(value(outcome))) });
+    });
   const syncer: PodSyncer = {
     syncPod: (uid) => wait(uid, { type: 'sync' }, (o) => o ?? {}),
     syncTerminatingPod: (uid, gracePeriodSeconds, remove) => wait(uid, { type: 'kill', gracePeriodSeconds, remove }, () => undefined),
-    syncTerminatedPod: (uid) => { terminated.push(uid); },
+    syncTerminatedPod: (uid) => {
+      terminated.push(uid);
+    },
   };
   return { calls, syncer, terminated };
 }
@@ -258,7 +261,12 @@ describe('pod workers: a kill with a shorter grace period while a kill runs (iss
   it('stops the containers again at once with the shorter grace period, once per shortening, and retries with it', async () => {
     const g = gate();
     const shortened: { uid: string; gracePeriodSeconds: number }[] = [];
-    const syncer: PodSyncer = { ...g.syncer, shortenTermination: async (uid, gracePeriodSeconds) => { shortened.push({ uid, gracePeriodSeconds }); } };
+    const syncer: PodSyncer = {
+      ...g.syncer,
+      shortenTermination: async (uid, gracePeriodSeconds) => {
+        shortened.push({ uid, gracePeriodSeconds });
+      },
+    };
     const clock = new FakeClock();
     const workers = newPodWorkers({ maxInFlight: 10, errorBackoffMs: 0 }, { logger, syncer, clock });
     workers.update('p1', { type: 'kill', gracePeriodSeconds: 300, remove: true });

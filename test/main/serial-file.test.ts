@@ -6,8 +6,12 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { newSerialFile } from '../../src/main/serial-file.js';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'serial-file-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'serial-file-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 it('writes in the order asked, the last text wins, and the file is 0600 even over a wider leftover .tmp', async () => {
   const file = join(dir, 'state.json');

@@ -21,7 +21,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const given = (certFile: string, keyFile: string) => ensureServingCert({ rootDir: join(dir, 'unused'), nodeName: 'n1', address: '', certFile, keyFile });
+const given = (certFile: string, keyFile: string) =>
+  ensureServingCert({ rootDir: join(dir, 'unused'), nodeName: 'n1', address: '', certFile, keyFile });
 
 describe('ensureServingCert checks the key pair', () => {
   it('refuses a corrupt --tls-private-key-file, naming it', async () => {
@@ -31,7 +32,9 @@ describe('ensureServingCert checks the key pair', () => {
   });
 
   it('refuses a key of another certificate, and a corrupt --tls-cert-file, naming them', async () => {
-    await expect(given(made.certFile, other.keyFile)).rejects.toThrow(`--tls-private-key-file ${other.keyFile}: does not match the certificate in --tls-cert-file ${made.certFile}`);
+    await expect(given(made.certFile, other.keyFile)).rejects.toThrow(
+      `--tls-private-key-file ${other.keyFile}: does not match the certificate in --tls-cert-file ${made.certFile}`,
+    );
     const bad = join(dir, 'corrupt.crt');
     await writeFile(bad, 'garbage\n');
     await expect(given(bad, made.keyFile)).rejects.toThrow(new RegExp(`^--tls-cert-file ${bad}: not a PEM certificate: `));
@@ -41,7 +44,9 @@ describe('ensureServingCert checks the key pair', () => {
     const root = join(dir, 'c');
     const first = await ensureServingCert({ rootDir: root, nodeName: 'n1', address: '', certFile: '', keyFile: '' });
     await writeFile(first.keyFile, 'garbage\n');
-    await expect(ensureServingCert({ rootDir: root, nodeName: 'n1', address: '', certFile: '', keyFile: '' })).rejects.toThrow(new RegExp(`^${first.keyFile}: not a PEM private key: `));
+    await expect(ensureServingCert({ rootDir: root, nodeName: 'n1', address: '', certFile: '', keyFile: '' })).rejects.toThrow(
+      new RegExp(`^${first.keyFile}: not a PEM private key: `),
+    );
   });
 
   it('the agent process exits 2 with one line naming the corrupt key file', async () => {
@@ -49,9 +54,28 @@ describe('ensureServingCert checks the key pair', () => {
     await copyFile(made.certFile, join(dir, 'process.crt'));
     await writeFile(keyFile, 'garbage\n');
     const root = join(dir, 'process-root');
-    const args = ['--root-dir', root, '--runtime', 'fake', '--hostname-override', 'tls-check', '--port', String(await freePort()), '--tls-port', String(await freePort()),
-      '--tls-cert-file', join(dir, 'process.crt'), '--tls-private-key-file', keyFile, '--cni-conf-dir', join(dir, 'no-cni')];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      '--root-dir',
+      root,
+      '--runtime',
+      'fake',
+      '--hostname-override',
+      'tls-check',
+      '--port',
+      String(await freePort()),
+      '--tls-port',
+      String(await freePort()),
+      '--tls-cert-file',
+      join(dir, 'process.crt'),
+      '--tls-private-key-file',
+      keyFile,
+      '--cni-conf-dir',
+      join(dir, 'no-cni'),
+    ];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', ...args], {
+      cwd: kRepoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const r = { code: -1, stdout: '', stderr: '' };
     child.stdout.on('data', (d) => (r.stdout += d));
     child.stderr.on('data', (d) => (r.stderr += d));

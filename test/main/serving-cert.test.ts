@@ -31,9 +31,15 @@ describe('ensureServingCert', () => {
   });
   it('uses given files, and refuses one without the other', async () => {
     const made = await ensureServingCert({ rootDir: dir, nodeName: 'n1', address: '127.0.0.1', certFile: '', keyFile: '' });
-    expect(await ensureServingCert({ rootDir: '/nonexistent', nodeName: 'n1', address: '', certFile: made.certFile, keyFile: made.keyFile })).toMatchObject({ certFile: made.certFile, created: false });
-    await expect(ensureServingCert({ rootDir: dir, nodeName: 'n1', address: '', certFile: made.certFile, keyFile: '' })).rejects.toThrow('--tls-cert-file and --tls-private-key-file must be given together');
-    await expect(ensureServingCert({ rootDir: dir, nodeName: 'n1', address: '', certFile: join(dir, 'none.crt'), keyFile: join(dir, 'none.key') })).rejects.toThrow(/cannot read them/);
+    expect(
+      await ensureServingCert({ rootDir: '/nonexistent', nodeName: 'n1', address: '', certFile: made.certFile, keyFile: made.keyFile }),
+    ).toMatchObject({ certFile: made.certFile, created: false });
+    await expect(ensureServingCert({ rootDir: dir, nodeName: 'n1', address: '', certFile: made.certFile, keyFile: '' })).rejects.toThrow(
+      '--tls-cert-file and --tls-private-key-file must be given together',
+    );
+    await expect(
+      ensureServingCert({ rootDir: dir, nodeName: 'n1', address: '', certFile: join(dir, 'none.crt'), keyFile: join(dir, 'none.key') }),
+    ).rejects.toThrow(/cannot read them/);
   });
   it('names the bind address when it is a specific one', () => {
     expect(servingCertNames('n1', '10.1.2.3').ips).toContain('10.1.2.3');

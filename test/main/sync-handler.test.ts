@@ -16,7 +16,12 @@ import { newStatusManager, type StatusManager } from '../../src/main/status/stat
 import type { Pod } from '../../src/shared/api.js';
 
 function pod(name: string, uid = `uid-${name}`): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'img:1' }] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid },
+    spec: { containers: [{ name: 'c', image: 'img:1' }] },
+  };
 }
 const pods = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => pod(`${prefix}-${i}`));
 const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -41,21 +46,36 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
   const work: string[] = [];
   const removing = new Set<string>();
   const podManager = newPodManager();
-  const update = (uid: string, w: PodWork) => { work.push(`${w.type} ${uid}`); if (w.type === 'kill' && w.remove) removing.add(uid); };
-  const gate = newPodStartGate({ logger, podManager, runtime: oldRuntimeCopies && { oldRuntimeCopies } }, { shouldPodContentBeRemoved: (uid) => removing.has(uid), killOldCopy: (uid) => update(uid, kKillOldCopyWork) });
+  const update = (uid: string, w: PodWork) => {
+    work.push(`${w.type} ${uid}`);
+    if (w.type === 'kill' && w.remove) removing.add(uid);
+  };
+  const gate = newPodStartGate(
+    { logger, podManager, runtime: oldRuntimeCopies && { oldRuntimeCopies } },
+    { shouldPodContentBeRemoved: (uid) => removing.has(uid), killOldCopy: (uid) => update(uid, kKillOldCopyWork) },
+  );
   const podWorkers: Pick<PodWorkers, 'update' | 'shouldPodContentBeRemoved' | 'setTerminated' | 'startGate'> = {
-    update, shouldPodContentBeRemoved: (uid) => removing.has(uid), setTerminated: () => {}, startGate: gate,
+    update,
+    shouldPodContentBeRemoved: (uid) => removing.has(uid),
+    setTerminated: () => {},
+    startGate: gate,
   };
   const prober = { removePod: () => {} } as unknown as ProberManager;
   const statusManager = newStatusManager();
   const admission = newPodAdmission({ capacity: { pods: maxPods, cpuMilli: 1_000_000, memoryBytes: 2 ** 50 } });
   const lifecycle = newSyncHandler({
-    logger, config: newPodConfig(['file', 'api']), podManager, statusManager,
-    events: newEventRecorder({ nodeName: 'n' }, { logger }), podWorkers, prober,
+    logger,
+    config: newPodConfig(['file', 'api']),
+    podManager,
+    statusManager,
+    events: newEventRecorder({ nodeName: 'n' }, { logger }),
+    podWorkers,
+    prober,
     admission,
     statusPublisher: { publish: (r) => statusManager.setPodStatus(r.pod, { phase: 'Pending' }) },
   });
-  const shorten = (uid: string, grace: number | undefined) => shortenDeletion({ logger, podManager, statusManager, podWorkers }, uid, grace);
+  const shorten = (uid: string, grace: number | undefined) =>
+    shortenDeletion({ logger, podManager, statusManager, podWorkers }, uid, grace);
   return { lifecycle, gate, admission, shorten, podManager, statusManager, work, removing };
 }
 const count = (pm: PodManager) => [...pm.all()].length;
@@ -74,7 +94,9 @@ describe('sync handler: handling config updates', () => {
     const h = harness();
     const set = pods(1000, 'big');
     let resolved = false;
-    const done = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: set }).then(() => { resolved = true; });
+    const done = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: set }).then(() => {
+      resolved = true;
+    });
     // Merged now, handled from the next macrotask on, one chunk each: the thread is given back in between.
     expect(count(h.podManager)).toBe(0);
     expect(h.lifecycle.pending).toBe(true);
@@ -171,7 +193,10 @@ describe('sync handler: free pod slots (issue #11 finding 4)', () => {
 });
 
 describe('sync handler and graceful deletion: another DELETE of a terminating pod (issue #11 finding 6)', () => {
-  const deleted = (p: Pod, grace: number): Pod => ({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-12-01T00:00:00Z', deletionGracePeriodSeconds: grace } });
+  const deleted = (p: Pod, grace: number): Pod => ({
+    ...p,
+    metadata: { ...p.metadata, deletionTimestamp: '2026-12-01T00:00:00Z', deletionGracePeriodSeconds: grace },
+  });
 
   it('shortens the grace period shown and asks the pod workers for a kill with it; a longer or absent one changes nothing', async () => {
     const h = harness();
@@ -192,7 +217,9 @@ describe('sync handler and graceful deletion: another DELETE of a terminating po
   it('puts each write of the pod object on the status feed at once: UPDATE, REMOVE with its deletion marks, a shorter grace period (issue #39)', async () => {
     const h = harness();
     const types: string[] = [];
-    h.statusManager.subscribe((c) => types.push(`${c.type} ${c.pod.metadata?.labels?.v ?? ''} ${c.pod.metadata?.deletionGracePeriodSeconds ?? ''}`.trim()));
+    h.statusManager.subscribe((c) =>
+      types.push(`${c.type} ${c.pod.metadata?.labels?.v ?? ''} ${c.pod.metadata?.deletionGracePeriodSeconds ?? ''}`.trim()),
+    );
     const p = pod('w');
     await h.lifecycle.handleUpdate({ op: 'ADD', source: 'api', pods: [p] });
     const labelled = { ...p, metadata: { ...p.metadata, labels: { v: '2' } } };

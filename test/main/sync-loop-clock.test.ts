@@ -11,11 +11,20 @@ function setUp(syncFrequencyMs: number) {
   const synced: string[] = [];
   let cleanups = 0;
   const deps = {
-    logger: pino({ level: 'silent' }), clock,
+    logger: pino({ level: 'silent' }),
+    clock,
     handler: { stop: () => {} },
-    housekeeping: { handlePodCleanups: () => { cleanups++; } },
+    housekeeping: {
+      handlePodCleanups: () => {
+        cleanups++;
+      },
+    },
     podManager: { all: () => [{ uid: 'a' }, { uid: 'b' }], get: () => undefined },
-    podWorkers: { update: (uid: string) => { synced.push(uid); } },
+    podWorkers: {
+      update: (uid: string) => {
+        synced.push(uid);
+      },
+    },
   } as unknown as SyncLoopDeps;
   const loop = newSyncLoop({ syncFrequencyMs, housekeepingPeriodMs: 2_000 }, deps);
   return { clock, loop, synced, cleanups: () => cleanups };

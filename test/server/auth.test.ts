@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
-  authorizationHeaders, bearerTokenFromProtocols, checkAccess, checkWebSocketAccess, duplicateCredentials, kAdminUser, kAnonymousUser, kBearerProtocolPrefix, kReadOnlyGroup,
-  newAdminTokenAuthenticator, parseCsv, parseTokenFile, unionTokenAuthenticators, type ServerAuth,
+  authorizationHeaders,
+  bearerTokenFromProtocols,
+  checkAccess,
+  checkWebSocketAccess,
+  duplicateCredentials,
+  kAdminUser,
+  kAnonymousUser,
+  kBearerProtocolPrefix,
+  kReadOnlyGroup,
+  newAdminTokenAuthenticator,
+  parseCsv,
+  parseTokenFile,
+  unionTokenAuthenticators,
+  type ServerAuth,
 } from '../../src/server/auth.js';
 import { kDashboardAssetPaths } from '../../src/server/dashboard/serve.js';
 
@@ -38,12 +50,17 @@ describe('parseTokenFile', () => {
   });
 
   it('refuses a record with fewer than 3 columns', () => {
-    expect(() => parseTokenFile('t1,alice\n', 'tokens.csv')).toThrow("token file 'tokens.csv' must have at least 3 columns (token, user name, user uid), found 2");
+    expect(() => parseTokenFile('t1,alice\n', 'tokens.csv')).toThrow(
+      "token file 'tokens.csv' must have at least 3 columns (token, user name, user uid), found 2",
+    );
   });
 });
 
 describe('checkAccess (--anonymous-auth=false)', () => {
-  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1,system:masters\nvtok,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
+  const auth: ServerAuth = {
+    tokens: parseTokenFile(`admin,admin,1,system:masters\nvtok,viewer,2,"${kReadOnlyGroup}"\n`, 'f'),
+    anonymous: false,
+  };
   it.each([
     [undefined, 'post', '/pods', '', true, undefined],
     [auth, 'get', '/healthz', '', true, undefined],
@@ -68,17 +85,37 @@ describe('checkAccess (--anonymous-auth=false)', () => {
 describe('bearerTokenFromProtocols (the apiserver websocket.ProtocolAuthenticator)', () => {
   const b64 = (t: string) => Buffer.from(t).toString('base64url');
   it('finds the token, trims entries and returns the other subprotocols in order', () => {
-    expect(bearerTokenFromProtocols(` v1.watch , ${kBearerProtocolPrefix}${b64('tök€n')},other`)).toEqual({ ok: true, token: 'tök€n', protocols: ['v1.watch', 'other'] });
+    expect(bearerTokenFromProtocols(` v1.watch , ${kBearerProtocolPrefix}${b64('tök€n')},other`)).toEqual({
+      ok: true,
+      token: 'tök€n',
+      protocols: ['v1.watch', 'other'],
+    });
     expect(bearerTokenFromProtocols('v1.watch')).toEqual({ ok: true, token: '', protocols: ['v1.watch'] });
     expect(bearerTokenFromProtocols('')).toEqual({ ok: true, token: '', protocols: [] });
   });
 
   it.each([
-    ['two bearer entries', `${kBearerProtocolPrefix}${b64('a')},${kBearerProtocolPrefix}${b64('b')},p`, 'multiple base64url.bearer.authorization tokens specified'],
-    ['padding', `${kBearerProtocolPrefix}${Buffer.from('pad-token-x').toString('base64')},p`, 'invalid base64url.bearer.authorization token encoding'],
-    ['the standard alphabet', `${kBearerProtocolPrefix}${Buffer.from([0xfb, 0xff]).toString('base64').replace(/=+$/, '')},p`, 'invalid base64url.bearer.authorization token encoding'],
+    [
+      'two bearer entries',
+      `${kBearerProtocolPrefix}${b64('a')},${kBearerProtocolPrefix}${b64('b')},p`,
+      'multiple base64url.bearer.authorization tokens specified',
+    ],
+    [
+      'padding',
+      `${kBearerProtocolPrefix}${Buffer.from('pad-token-x').toString('base64')},p`,
+      'invalid base64url.bearer.authorization token encoding',
+    ],
+    [
+      'the standard alphabet',
+      `${kBearerProtocolPrefix}${Buffer.from([0xfb, 0xff]).toString('base64').replace(/=+$/, '')},p`,
+      'invalid base64url.bearer.authorization token encoding',
+    ],
     ['a length of 4n+1', `${kBearerProtocolPrefix}abcde,p`, 'invalid base64url.bearer.authorization token encoding'],
-    ['a token that is not UTF-8', `${kBearerProtocolPrefix}${Buffer.from([0xff, 0xfe]).toString('base64url')},p`, 'invalid base64url.bearer.authorization token'],
+    [
+      'a token that is not UTF-8',
+      `${kBearerProtocolPrefix}${Buffer.from([0xff, 0xfe]).toString('base64url')},p`,
+      'invalid base64url.bearer.authorization token',
+    ],
     ['no other subprotocol', `${kBearerProtocolPrefix}${b64('t')}`, 'missing additional subprotocol'],
   ])('refuses %s', (_what, header, reason) => {
     expect(bearerTokenFromProtocols(header)).toEqual({ ok: false, reason });
@@ -86,7 +123,10 @@ describe('bearerTokenFromProtocols (the apiserver websocket.ProtocolAuthenticato
 });
 
 describe('checkWebSocketAccess (--anonymous-auth=false)', () => {
-  const auth: ServerAuth = { tokens: parseTokenFile(`admin,admin,1,system:masters\nvtok,viewer,2,"${kReadOnlyGroup}"\n`, 'f'), anonymous: false };
+  const auth: ServerAuth = {
+    tokens: parseTokenFile(`admin,admin,1,system:masters\nvtok,viewer,2,"${kReadOnlyGroup}"\n`, 'f'),
+    anonymous: false,
+  };
   const proto = (t: string) => `${kBearerProtocolPrefix}${Buffer.from(t).toString('base64url')}, watch.kubelet-ts`;
   it.each([
     ['the header', 'Bearer admin', '', 200],
@@ -102,8 +142,14 @@ describe('checkWebSocketAccess (--anonymous-auth=false)', () => {
   });
 
   it('without auth allows the upgrade and still never selects the token subprotocol', () => {
-    expect(checkWebSocketAccess(undefined, '/watch/pods', '', `${kBearerProtocolPrefix}eA, v1`)).toEqual({ access: { ok: true }, protocol: 'v1' });
-    expect(checkWebSocketAccess(undefined, '/watch/pods', '', `${kBearerProtocolPrefix}eA`)).toEqual({ access: { ok: true }, protocol: '' });
+    expect(checkWebSocketAccess(undefined, '/watch/pods', '', `${kBearerProtocolPrefix}eA, v1`)).toEqual({
+      access: { ok: true },
+      protocol: 'v1',
+    });
+    expect(checkWebSocketAccess(undefined, '/watch/pods', '', `${kBearerProtocolPrefix}eA`)).toEqual({
+      access: { ok: true },
+      protocol: '',
+    });
   });
 });
 
@@ -127,7 +173,10 @@ describe('checkAccess for the dashboard files (--anonymous-auth=false)', () => {
 
 describe('checkAccess with anonymous reads (the default on a loopback --address)', () => {
   const admin = newAdminTokenAuthenticator('a'.repeat(43), '/root/admin.token');
-  const auth: ServerAuth = { tokens: unionTokenAuthenticators(admin, parseTokenFile(`view,viewer,2,"${kReadOnlyGroup}"\nother,admin-lookalike,3\n`, 'f')), anonymous: true };
+  const auth: ServerAuth = {
+    tokens: unionTokenAuthenticators(admin, parseTokenFile(`view,viewer,2,"${kReadOnlyGroup}"\nother,admin-lookalike,3\n`, 'f')),
+    anonymous: true,
+  };
   const bearer = `Bearer ${'a'.repeat(43)}`;
   it.each([
     ['get', '/pods', '', 200, 'system:anonymous'],
@@ -179,12 +228,33 @@ describe('authorizationHeaders and duplicateCredentials (finding 9: two Authoriz
   const req = (headers: [string, string][]) => ({ forEach: (cb: (k: string, v: string) => void) => headers.forEach(([k, v]) => cb(k, v)) });
   it('reads the first Authorization header and counts them all', () => {
     expect(authorizationHeaders(req([]))).toEqual({ value: '', count: 0 });
-    expect(authorizationHeaders(req([['host', 'x'], ['authorization', 'Bearer a']]))).toEqual({ value: 'Bearer a', count: 1 });
-    expect(authorizationHeaders(req([['authorization', 'Bearer a'], ['accept', '*'], ['authorization', 'Bearer b']]))).toEqual({ value: 'Bearer a', count: 2 });
+    expect(
+      authorizationHeaders(
+        req([
+          ['host', 'x'],
+          ['authorization', 'Bearer a'],
+        ]),
+      ),
+    ).toEqual({ value: 'Bearer a', count: 1 });
+    expect(
+      authorizationHeaders(
+        req([
+          ['authorization', 'Bearer a'],
+          ['accept', '*'],
+          ['authorization', 'Bearer b'],
+        ]),
+      ),
+    ).toEqual({ value: 'Bearer a', count: 2 });
   });
   it('answers 400 BadRequest naming the count', () => {
     const d = duplicateCredentials(2);
     expect(d.ok).toBe(false);
-    if (!d.ok) expect(d.status).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest', message: 'a request may carry one Authorization header, got 2' });
+    if (!d.ok)
+      expect(d.status).toMatchObject({
+        kind: 'Status',
+        code: 400,
+        reason: 'BadRequest',
+        message: 'a request may carry one Authorization header, got 2',
+      });
   });
 });

@@ -2,7 +2,15 @@
 // (the apiserver's RequestInfo, the kubelet's GetRequestAttributes), the RBAC matcher, the built-in
 // policy, the policy file's checks, the apiserver's 403 and the self reviews from the same policy.
 import { describe, expect, it } from 'vitest';
-import { checkAccess, checkWebSocketAccess, kAdminUser, kAnonymousUser, kBearerProtocolPrefix, parseTokenFile, type ServerAuth } from '../../src/server/auth.js';
+import {
+  checkAccess,
+  checkWebSocketAccess,
+  kAdminUser,
+  kAnonymousUser,
+  kBearerProtocolPrefix,
+  parseTokenFile,
+  type ServerAuth,
+} from '../../src/server/auth.js';
 import { apiRequestAttributes, getRequestAttributes, type Attributes } from '../../src/server/authz/attributes.js';
 import { forbiddenMessage } from '../../src/server/authz/authorize.js';
 import { builtinPolicy } from '../../src/server/authz/bootstrap.js';
@@ -10,9 +18,20 @@ import { parsePolicyFile } from '../../src/server/authz/policy-file.js';
 import { newRbacAuthorizer, ruleAllows, type Policy } from '../../src/server/authz/rbac.js';
 import { accessDecision, rulesReviewStatus } from '../../src/server/kube-api/reviews.js';
 
-const attrs = (verb: string, resource: string, namespace = '', subresource = '', name = '', apiGroup = ''): Attributes =>
-  ({ verb, resourceRequest: true, apiGroup, namespace, resource, subresource, name, path: '' });
-const pick = (a: Attributes) => [a.verb, a.resourceRequest ? `${a.apiGroup}|${a.namespace}|${a.resource}|${a.subresource}|${a.name}` : `nonResource ${a.path}`];
+const attrs = (verb: string, resource: string, namespace = '', subresource = '', name = '', apiGroup = ''): Attributes => ({
+  verb,
+  resourceRequest: true,
+  apiGroup,
+  namespace,
+  resource,
+  subresource,
+  name,
+  path: '',
+});
+const pick = (a: Attributes) => [
+  a.verb,
+  a.resourceRequest ? `${a.apiGroup}|${a.namespace}|${a.resource}|${a.subresource}|${a.name}` : `nonResource ${a.path}`,
+];
 
 describe('request attributes', () => {
   it.each([
@@ -80,7 +99,10 @@ describe('request attributes', () => {
   });
 
   it('lets /metrics be allowed as nodes/metrics or as the non-resource URL', () => {
-    expect(getRequestAttributes('get', '/metrics/probes', 'n1').map(pick)).toEqual([['get', '||nodes|metrics|n1'], ['get', 'nonResource /metrics/probes']]);
+    expect(getRequestAttributes('get', '/metrics/probes', 'n1').map(pick)).toEqual([
+      ['get', '||nodes|metrics|n1'],
+      ['get', 'nonResource /metrics/probes'],
+    ]);
   });
 });
 
@@ -106,7 +128,8 @@ describe('the RBAC matcher (rbac/v1 evaluation helpers)', () => {
     expect(ruleAllows(a, rule)).toBe(allowed);
   });
 
-  const file: Policy = parsePolicyFile(`
+  const file: Policy = parsePolicyFile(
+    `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: bob-edit, namespace: team-a}
@@ -134,7 +157,9 @@ kind: ClusterRoleBinding
 metadata: {name: carol-view}
 subjects: [{kind: User, name: carol}]
 roleRef: {kind: ClusterRole, name: view, apiGroup: rbac.authorization.k8s.io}
-`, 'policy.yaml');
+`,
+    'policy.yaml',
+  );
   const base = builtinPolicy(false);
   const authz = newRbacAuthorizer({ roles: [...base.roles, ...file.roles], bindings: [...base.bindings, ...file.bindings] });
   const u = (name: string, ...groups: string[]) => ({ name, uid: name, groups });
@@ -168,9 +193,13 @@ roleRef: {kind: ClusterRole, name: view, apiGroup: rbac.authorization.k8s.io}
     expect(authz.authorize(user, a).allowed).toBe(allowed);
   });
 
-  it('gives upstream\'s reason for an allowed request', () => {
-    expect(authz.authorize(u('bob'), attrs('create', 'pods', 'team-a', 'exec', 'web')).reason).toBe('RBAC: allowed by RoleBinding "bob-edit/team-a" of ClusterRole "edit" to User "bob"');
-    expect(authz.authorize(kAdminUser, attrs('get', 'pods')).reason).toBe('RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"');
+  it("gives upstream's reason for an allowed request", () => {
+    expect(authz.authorize(u('bob'), attrs('create', 'pods', 'team-a', 'exec', 'web')).reason).toBe(
+      'RBAC: allowed by RoleBinding "bob-edit/team-a" of ClusterRole "edit" to User "bob"',
+    );
+    expect(authz.authorize(kAdminUser, attrs('get', 'pods')).reason).toBe(
+      'RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"',
+    );
   });
 
   it('gives anonymous users reads only while --anonymous-auth is on', () => {
@@ -183,20 +212,48 @@ roleRef: {kind: ClusterRole, name: view, apiGroup: rbac.authorization.k8s.io}
   });
 });
 
-describe('the apiserver\'s 403', () => {
+describe("the apiserver's 403", () => {
   it('names the user, verb, resource, group and namespace or scope', () => {
-    expect(forbiddenMessage('u', attrs('create', 'pods', 'kube-system', 'exec', 'x'))).toBe('pods "x" is forbidden: User "u" cannot create resource "pods/exec" in API group "" in the namespace "kube-system"');
-    expect(forbiddenMessage('u', attrs('list', 'pods'))).toBe('pods is forbidden: User "u" cannot list resource "pods" in API group "" at the cluster scope');
-    expect(forbiddenMessage('u', attrs('get', 'pods', 'a', '', '', 'metrics.k8s.io'))).toBe('pods.metrics.k8s.io is forbidden: User "u" cannot get resource "pods" in API group "metrics.k8s.io" in the namespace "a"');
-    expect(forbiddenMessage('u', { ...attrs('post', ''), resourceRequest: false, path: '/version' })).toBe('forbidden: User "u" cannot post path "/version"');
+    expect(forbiddenMessage('u', attrs('create', 'pods', 'kube-system', 'exec', 'x'))).toBe(
+      'pods "x" is forbidden: User "u" cannot create resource "pods/exec" in API group "" in the namespace "kube-system"',
+    );
+    expect(forbiddenMessage('u', attrs('list', 'pods'))).toBe(
+      'pods is forbidden: User "u" cannot list resource "pods" in API group "" at the cluster scope',
+    );
+    expect(forbiddenMessage('u', attrs('get', 'pods', 'a', '', '', 'metrics.k8s.io'))).toBe(
+      'pods.metrics.k8s.io is forbidden: User "u" cannot get resource "pods" in API group "metrics.k8s.io" in the namespace "a"',
+    );
+    expect(forbiddenMessage('u', { ...attrs('post', ''), resourceRequest: false, path: '/version' })).toBe(
+      'forbidden: User "u" cannot post path "/version"',
+    );
   });
 
   it('is what checkAccess answers to an identity without a binding, on every kind of path', () => {
     const auth: ServerAuth = { tokens: parseTokenFile('t1,alice,1\n', 'f'), anonymous: false, nodeName: 'n1' };
     const d = checkAccess(auth, 'post', '/run/kube-system/etcd-n1/main', 'Bearer t1');
-    expect(d).toMatchObject({ ok: false, status: { code: 403, reason: 'Forbidden', message: 'nodes "n1" is forbidden: User "alice" cannot create resource "nodes/proxy" in API group "" at the cluster scope', details: { kind: 'nodes', name: 'n1' } } });
-    const ws = checkWebSocketAccess(auth, '/api/v1/namespaces/kube-system/pods/etcd-n1/exec', '', `${kBearerProtocolPrefix}${Buffer.from('t1').toString('base64url')}, v5.channel.k8s.io`);
-    expect(ws.access).toMatchObject({ ok: false, status: { code: 403, message: 'pods "etcd-n1" is forbidden: User "alice" cannot create resource "pods/exec" in API group "" in the namespace "kube-system"' } });
+    expect(d).toMatchObject({
+      ok: false,
+      status: {
+        code: 403,
+        reason: 'Forbidden',
+        message: 'nodes "n1" is forbidden: User "alice" cannot create resource "nodes/proxy" in API group "" at the cluster scope',
+        details: { kind: 'nodes', name: 'n1' },
+      },
+    });
+    const ws = checkWebSocketAccess(
+      auth,
+      '/api/v1/namespaces/kube-system/pods/etcd-n1/exec',
+      '',
+      `${kBearerProtocolPrefix}${Buffer.from('t1').toString('base64url')}, v5.channel.k8s.io`,
+    );
+    expect(ws.access).toMatchObject({
+      ok: false,
+      status: {
+        code: 403,
+        message:
+          'pods "etcd-n1" is forbidden: User "alice" cannot create resource "pods/exec" in API group "" in the namespace "kube-system"',
+      },
+    });
     expect(checkAccess(auth, 'get', '/api/v1/namespaces/default/pods', 'Bearer t1')).toMatchObject({ ok: false, status: { code: 403 } });
     expect(checkAccess(auth, 'get', '/watch/pods', 'Bearer t1')).toMatchObject({ ok: false, status: { code: 403 } });
     // Discovery and the self reviews stay open to every identity (system:discovery, system:basic-user).
@@ -217,48 +274,100 @@ describe('the policy file', () => {
     return 'no error';
   };
   it.each([
-    ['a wrong apiVersion', 'apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: ClusterRole\nmetadata: {name: x}\nrules: []\n',
-      '/etc/policy.yaml: document 1 (ClusterRole "x"): apiVersion: Unsupported value: "rbac.authorization.k8s.io/v1beta1": supported values: "rbac.authorization.k8s.io/v1"'],
-    ['an unknown kind', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: Rolebinding\nmetadata: {name: x}\n',
-      '/etc/policy.yaml: document 1 (Rolebinding "x"): kind: Unsupported value: "Rolebinding"'],
-    ['a Role without a namespace', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: x}\nrules: []\n',
-      'document 1 (Role "x"): metadata.namespace: Required value'],
-    ['a rule without verbs', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: x}\nrules: [{apiGroups: [""], resources: [pods]}]\n',
-      'document 1 (ClusterRole "x"): rules[0].verbs: Required value'],
-    ['a resource rule without apiGroups', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: x}\nrules: [{verbs: [get], resources: [pods]}]\n',
-      'rules[0].apiGroups: Required value: resource rules must supply at least one api group'],
-    ['nonResourceURLs in a Role', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: x, namespace: a}\nrules: [{verbs: [get], nonResourceURLs: [/x]}]\n',
-      'rules[0].nonResourceURLs: Invalid value: namespaced rules cannot apply to non-resource URLs'],
-    ['a subject of an unknown kind', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nsubjects: [{kind: Usr, name: bob}]\nroleRef: {kind: ClusterRole, name: view, apiGroup: rbac.authorization.k8s.io}\n',
-      'document 1 (ClusterRoleBinding "b"): subjects[0].kind: Unsupported value: "Usr"'],
-    ['a ClusterRoleBinding to a Role', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nsubjects: [{kind: User, name: bob}]\nroleRef: {kind: Role, name: view, apiGroup: rbac.authorization.k8s.io}\n',
-      'roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"'],
-    ['a binding to a role that does not exist', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: b, namespace: a}\nsubjects: [{kind: User, name: bob}]\nroleRef: {kind: ClusterRole, name: eidt, apiGroup: rbac.authorization.k8s.io}\n',
-      '/etc/policy.yaml: RoleBinding a/b: roleRef: ClusterRole "eidt" not found'],
-    ['a redefined built-in role', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: cluster-admin}\nrules: []\n',
-      'metadata.name: Forbidden: ClusterRole "cluster-admin" is built in'],
-    ['YAML that does not parse, in the second document', 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: x}\n---\nkind: [\n',
-      '/etc/policy.yaml: document 2: yaml:'],
-    ['a List item', 'apiVersion: v1\nkind: List\nitems:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRole\n  metadata: {name: x}\n  rules: [{verbs: [get]}]\n',
-      '/etc/policy.yaml: document 1 items[0] (ClusterRole "x"): rules[0].apiGroups: Required value'],
+    [
+      'a wrong apiVersion',
+      'apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: ClusterRole\nmetadata: {name: x}\nrules: []\n',
+      '/etc/policy.yaml: document 1 (ClusterRole "x"): apiVersion: Unsupported value: "rbac.authorization.k8s.io/v1beta1": supported values: "rbac.authorization.k8s.io/v1"',
+    ],
+    [
+      'an unknown kind',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: Rolebinding\nmetadata: {name: x}\n',
+      '/etc/policy.yaml: document 1 (Rolebinding "x"): kind: Unsupported value: "Rolebinding"',
+    ],
+    [
+      'a Role without a namespace',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: x}\nrules: []\n',
+      'document 1 (Role "x"): metadata.namespace: Required value',
+    ],
+    [
+      'a rule without verbs',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: x}\nrules: [{apiGroups: [""], resources: [pods]}]\n',
+      'document 1 (ClusterRole "x"): rules[0].verbs: Required value',
+    ],
+    [
+      'a resource rule without apiGroups',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: x}\nrules: [{verbs: [get], resources: [pods]}]\n',
+      'rules[0].apiGroups: Required value: resource rules must supply at least one api group',
+    ],
+    [
+      'nonResourceURLs in a Role',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: x, namespace: a}\nrules: [{verbs: [get], nonResourceURLs: [/x]}]\n',
+      'rules[0].nonResourceURLs: Invalid value: namespaced rules cannot apply to non-resource URLs',
+    ],
+    [
+      'a subject of an unknown kind',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nsubjects: [{kind: Usr, name: bob}]\nroleRef: {kind: ClusterRole, name: view, apiGroup: rbac.authorization.k8s.io}\n',
+      'document 1 (ClusterRoleBinding "b"): subjects[0].kind: Unsupported value: "Usr"',
+    ],
+    [
+      'a ClusterRoleBinding to a Role',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\nsubjects: [{kind: User, name: bob}]\nroleRef: {kind: Role, name: view, apiGroup: rbac.authorization.k8s.io}\n',
+      'roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"',
+    ],
+    [
+      'a binding to a role that does not exist',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: b, namespace: a}\nsubjects: [{kind: User, name: bob}]\nroleRef: {kind: ClusterRole, name: eidt, apiGroup: rbac.authorization.k8s.io}\n',
+      '/etc/policy.yaml: RoleBinding a/b: roleRef: ClusterRole "eidt" not found',
+    ],
+    [
+      'a redefined built-in role',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: cluster-admin}\nrules: []\n',
+      'metadata.name: Forbidden: ClusterRole "cluster-admin" is built in',
+    ],
+    [
+      'YAML that does not parse, in the second document',
+      'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: x}\n---\nkind: [\n',
+      '/etc/policy.yaml: document 2: yaml:',
+    ],
+    [
+      'a List item',
+      'apiVersion: v1\nkind: List\nitems:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRole\n  metadata: {name: x}\n  rules: [{verbs: [get]}]\n',
+      '/etc/policy.yaml: document 1 items[0] (ClusterRole "x"): rules[0].apiGroups: Required value',
+    ],
   ])('names the file, document and field for %s', (_what, text, message) => {
     expect(bad(text)).toContain(message);
   });
 
   it('reads a List and multi-document YAML', () => {
-    const p = parsePolicyFile('apiVersion: v1\nkind: List\nitems:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRole\n  metadata: {name: x}\n  rules: [{verbs: [get], nonResourceURLs: ["/x/*"]}]\n---\n', 'f');
-    expect(p.roles).toEqual([{ kind: 'ClusterRole', name: 'x', namespace: '', labels: {}, rules: [{ verbs: ['get'], nonResourceURLs: ['/x/*'] }] }]);
+    const p = parsePolicyFile(
+      'apiVersion: v1\nkind: List\nitems:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRole\n  metadata: {name: x}\n  rules: [{verbs: [get], nonResourceURLs: ["/x/*"]}]\n---\n',
+      'f',
+    );
+    expect(p.roles).toEqual([
+      { kind: 'ClusterRole', name: 'x', namespace: '', labels: {}, rules: [{ verbs: ['get'], nonResourceURLs: ['/x/*'] }] },
+    ]);
   });
 });
 
 describe('self reviews answer from the same policy', () => {
   const policy = builtinPolicy(false);
-  policy.bindings.push({ kind: 'RoleBinding', name: 'bob-edit', namespace: 'team-a', subjects: [{ kind: 'User', name: 'bob' }], roleRef: { kind: 'ClusterRole', name: 'edit' } });
+  policy.bindings.push({
+    kind: 'RoleBinding',
+    name: 'bob-edit',
+    namespace: 'team-a',
+    subjects: [{ kind: 'User', name: 'bob' }],
+    roleRef: { kind: 'ClusterRole', name: 'edit' },
+  });
   const authz = newRbacAuthorizer(policy);
   const bob = { name: 'bob', uid: '3', groups: [] };
   it('can-i: what the authorizer says, for resources and non-resource URLs', () => {
-    const ra = (verb: string, resource: string, namespace: string, subresource = '') => ({ resourceAttributes: { verb, resource, namespace, subresource } });
-    expect(accessDecision(bob, ra('create', 'pods', 'team-a', 'exec'), authz)).toMatchObject({ allowed: true, reason: expect.stringContaining('RoleBinding "bob-edit/team-a"') });
+    const ra = (verb: string, resource: string, namespace: string, subresource = '') => ({
+      resourceAttributes: { verb, resource, namespace, subresource },
+    });
+    expect(accessDecision(bob, ra('create', 'pods', 'team-a', 'exec'), authz)).toMatchObject({
+      allowed: true,
+      reason: expect.stringContaining('RoleBinding "bob-edit/team-a"'),
+    });
     expect(accessDecision(bob, ra('create', 'pods', 'kube-system', 'exec'), authz)).toMatchObject({ allowed: false, denied: true });
     expect(accessDecision(bob, { nonResourceAttributes: { verb: 'get', path: '/api' } }, authz).allowed).toBe(true);
     expect(accessDecision(bob, { nonResourceAttributes: { verb: 'get', path: '/metrics' } }, authz).allowed).toBe(false);
@@ -266,11 +375,32 @@ describe('self reviews answer from the same policy', () => {
   it('can-i --list: exactly the rules that apply in the namespace', () => {
     const inA = rulesReviewStatus(bob, 'team-a', authz);
     const inB = rulesReviewStatus(bob, 'team-b', authz);
-    expect(inA.resourceRules).toContainEqual({ verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'], apiGroups: [''], resources: ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward'] });
+    expect(inA.resourceRules).toContainEqual({
+      verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'],
+      apiGroups: [''],
+      resources: ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward'],
+    });
     expect(inB.resourceRules).toEqual([
       { verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
       { verbs: ['create'], apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'] },
     ]);
-    expect(inB.nonResourceRules).toEqual([{ verbs: ['get'], nonResourceURLs: ['/livez', '/readyz', '/healthz', '/version', '/version/', '/openapi', '/openapi/*', '/api', '/api/*', '/apis', '/apis/*'] }]);
+    expect(inB.nonResourceRules).toEqual([
+      {
+        verbs: ['get'],
+        nonResourceURLs: [
+          '/livez',
+          '/readyz',
+          '/healthz',
+          '/version',
+          '/version/',
+          '/openapi',
+          '/openapi/*',
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+        ],
+      },
+    ]);
   });
 });

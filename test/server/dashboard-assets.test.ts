@@ -23,11 +23,14 @@ describe('dashboard assets', () => {
     expect(kDashboardAssetPaths).toContain(`/dashboard/${name}`);
   });
 
-  it.each(['nope.js', '../package.json', '__proto__', 'constructor', 'serve.ts', 'xterm.js.map'])('answers 404 for %j (not in the list)', (name) => {
-    const reply = serve(name);
-    expect(reply.status).toBe(404);
-    expect(JSON.parse(reply.body)).toMatchObject({ kind: 'Status', code: 404 });
-  });
+  it.each(['nope.js', '../package.json', '__proto__', 'constructor', 'serve.ts', 'xterm.js.map'])(
+    'answers 404 for %j (not in the list)',
+    (name) => {
+      const reply = serve(name);
+      expect(reply.status).toBe(404);
+      expect(JSON.parse(reply.body)).toMatchObject({ kind: 'Status', code: 404 });
+    },
+  );
 
   it('lists every module the page imports (relative imports of each served script resolve to a served name)', () => {
     const scripts = kDashboardAssetNames.filter((n) => n.endsWith('.js') && n !== 'pod-printer.js');
@@ -45,21 +48,32 @@ describe('dashboard assets', () => {
     for (const m of html.matchAll(/(?:src|href)="\/dashboard\/([^"]+)"/g)) expect(kDashboardAssetNames).toContain(m[1]);
   });
 
-  it.runIf(built)('serves the compiled pod-printer and the xterm modules without runtime imports (they run in the browser as they are)', () => {
-    for (const name of ['pod-printer.js', 'xterm.mjs', 'addon-fit.mjs']) {
-      const body = serve(name).body;
-      expect(body, name).not.toMatch(/^\s*import\s/m);
-      expect(body, name).not.toMatch(/\brequire\(/);
-    }
-    expect(serve('pod-printer.js').body).toContain('export function podStatusReason');
-  });
+  it.runIf(built)(
+    'serves the compiled pod-printer and the xterm modules without runtime imports (they run in the browser as they are)',
+    () => {
+      for (const name of ['pod-printer.js', 'xterm.mjs', 'addon-fit.mjs']) {
+        const body = serve(name).body;
+        expect(body, name).not.toMatch(/^\s*import\s/m);
+        expect(body, name).not.toMatch(/\brequire\(/);
+      }
+      expect(serve('pod-printer.js').body).toContain('export function podStatusReason');
+    },
+  );
 });
 
 describe('GET /pods/{ns}/{name} as YAML', () => {
-  const pod = { metadata: { name: 'web', namespace: 'default', uid: 'u-1' }, spec: { containers: [{ name: 'main', image: 'busybox' }] }, status: { phase: 'Running' } };
+  const pod = {
+    metadata: { name: 'web', namespace: 'default', uid: 'u-1' },
+    spec: { containers: [{ name: 'main', image: 'busybox' }] },
+    status: { phase: 'Running' },
+  };
   const host = { getPod: (ns: string, name: string) => (ns === 'default' && name === 'web' ? pod : undefined) } as unknown as AgentHost;
   const get = (accept: string, name = 'web') =>
-    getPodHandler({ host, params: { namespace: 'default', name }, req: { method: 'get', path: `/pods/default/${name}`, query: new URLSearchParams(), headers: accept ? { accept } : {} } });
+    getPodHandler({
+      host,
+      params: { namespace: 'default', name },
+      req: { method: 'get', path: `/pods/default/${name}`, query: new URLSearchParams(), headers: accept ? { accept } : {} },
+    });
 
   it.each([
     ['application/yaml', true],

@@ -30,8 +30,10 @@ class FakeIntakeHost implements AgentHost {
   async submitPods(pods: Pod[]): Promise<Pod[]> {
     for (const p of pods) {
       const key = `${p.metadata?.namespace ?? 'default'}/${p.metadata?.name}`;
-      if (this.pods.has(key) || this.static.has(key)) throw new AgentError('ERR_ALREADY_EXISTS', `pods "${p.metadata?.name}" already exists`);
-      if (p.metadata?.uid === 'bad/uid') throw new InvalidManifestError('request body', [{ field: 'metadata.uid', type: 'Invalid value', value: 'bad/uid' }]);
+      if (this.pods.has(key) || this.static.has(key))
+        throw new AgentError('ERR_ALREADY_EXISTS', `pods "${p.metadata?.name}" already exists`);
+      if (p.metadata?.uid === 'bad/uid')
+        throw new InvalidManifestError('request body', [{ field: 'metadata.uid', type: 'Invalid value', value: 'bad/uid' }]);
     }
     return pods.map((p) => {
       const stored = { ...p, metadata: { ...p.metadata, uid: `uid-${p.metadata?.name}` } };
@@ -58,8 +60,20 @@ class FakeIntakeHost implements AgentHost {
   }
   listEvents(): Event[] {
     return [
-      { metadata: { name: 'a.1', namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'a', namespace: 'default' }, reason: 'Started', message: 'Started container main', type: 'Normal' },
-      { metadata: { name: 'b.1', namespace: 'other' }, involvedObject: { kind: 'Pod', name: 'b', namespace: 'other' }, reason: 'BackOff', message: 'Back-off', type: 'Warning' },
+      {
+        metadata: { name: 'a.1', namespace: 'default' },
+        involvedObject: { kind: 'Pod', name: 'a', namespace: 'default' },
+        reason: 'Started',
+        message: 'Started container main',
+        type: 'Normal',
+      },
+      {
+        metadata: { name: 'b.1', namespace: 'other' },
+        involvedObject: { kind: 'Pod', name: 'b', namespace: 'other' },
+        reason: 'BackOff',
+        message: 'Back-off',
+        type: 'Warning',
+      },
     ];
   }
   async getNode(): Promise<Node> {
@@ -68,7 +82,8 @@ class FakeIntakeHost implements AgentHost {
   async containerLogs(req: ContainerLogsRequest): Promise<LogStream> {
     this.logRequests.push(req);
     if (req.container === 'missing') throw new AgentError('ERR_NOT_FOUND', `container missing is not valid for pod ${req.pod}`);
-    if (req.previous) throw new AgentError('ERR_INVALID_ARGUMENT', `previous terminated container "${req.container}" in pod "${req.pod}" not found`);
+    if (req.previous)
+      throw new AgentError('ERR_INVALID_ARGUMENT', `previous terminated container "${req.container}" in pod "${req.pod}" not found`);
     const chunks = [...this.logChunks];
     let onData: (c: Uint8Array) => void = () => {};
     let paused = false;
@@ -103,8 +118,11 @@ class FakeIntakeHost implements AgentHost {
 }
 
 const podJson = (name: string, extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: name } },
-  spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] }, ...extra,
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, labels: { app: name } },
+  spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
+  ...extra,
 });
 
 const host = new FakeIntakeHost();
@@ -125,8 +143,19 @@ afterAll(() => {
   authServer?.close();
 });
 
-async function call(method: string, path: string, body?: string, contentType = 'application/json', headers: Record<string, string> = {}, at = base) {
-  const res = await fetch(`${at}${path}`, { method, body, headers: { ...(body !== undefined ? { 'Content-Type': contentType } : {}), ...headers } });
+async function call(
+  method: string,
+  path: string,
+  body?: string,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
+  at = base,
+) {
+  const res = await fetch(`${at}${path}`, {
+    method,
+    body,
+    headers: { ...(body !== undefined ? { 'Content-Type': contentType } : {}), ...headers },
+  });
   const text = await res.text();
   let json: any;
   try {
@@ -137,7 +166,7 @@ async function call(method: string, path: string, body?: string, contentType = '
   return { status: res.status, body: json, text, headers: res.headers };
 }
 
-describe('dryRun on the kubelet\'s own write paths (issue #38, a break test\'s F9)', () => {
+describe("dryRun on the kubelet's own write paths (issue #38, a break test's F9)", () => {
   it.each([
     ['POST', '/pods?dryRun=All'],
     ['POST', '/pods?dryRun=bogus'],
@@ -169,16 +198,23 @@ describe('POST /pods', () => {
     expect(body.spec.restartPolicy).toBe('Always');
   });
 
-  it.each(['application/yaml', 'text/yaml', 'application/x-yaml', 'application/yaml; charset=utf-8'])('reads YAML sent as %s', async (ct) => {
-    const name = `y-${ct.replace(/[^a-z]/g, '').slice(0, 20)}`;
-    const yaml = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: main\n    image: kubelet-ts/busybox:1.35\n`;
-    const { status, body } = await call('POST', '/pods', yaml, ct);
-    expect(status).toBe(201);
-    expect(body.metadata.name).toBe(name);
-  });
+  it.each(['application/yaml', 'text/yaml', 'application/x-yaml', 'application/yaml; charset=utf-8'])(
+    'reads YAML sent as %s',
+    async (ct) => {
+      const name = `y-${ct.replace(/[^a-z]/g, '').slice(0, 20)}`;
+      const yaml = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n  - name: main\n    image: kubelet-ts/busybox:1.35\n`;
+      const { status, body } = await call('POST', '/pods', yaml, ct);
+      expect(status).toBe(201);
+      expect(body.metadata.name).toBe(name);
+    },
+  );
 
   it('creates a batch from multi-document YAML and answers a PodList', async () => {
-    const yaml = ['b1', 'b2'].map((n) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${n}}\nspec:\n  containers: [{name: main, image: kubelet-ts/busybox:1.35}]\n`).join('---\n');
+    const yaml = ['b1', 'b2']
+      .map(
+        (n) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${n}}\nspec:\n  containers: [{name: main, image: kubelet-ts/busybox:1.35}]\n`,
+      )
+      .join('---\n');
     const { status, body } = await call('POST', '/pods', yaml, 'application/yaml');
     expect(status).toBe(201);
     expect(body.kind).toBe('PodList');
@@ -186,32 +222,52 @@ describe('POST /pods', () => {
   });
 
   it('creates a batch from a List', async () => {
-    const { status, body } = await call('POST', '/pods', JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [podJson('l1'), podJson('l2')] }));
+    const { status, body } = await call(
+      'POST',
+      '/pods',
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [podJson('l1'), podJson('l2')] }),
+    );
     expect(status).toBe(201);
     expect(body.items).toHaveLength(2);
   });
 
   it('refuses a whole batch with 422 when one pod is invalid, with one cause per invalid field', async () => {
     const bad = podJson('Bad_Name', { spec: { containers: [{ name: 'a' }, { name: 'a', image: 'x' }] } });
-    const { status, body } = await call('POST', '/pods', JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [podJson('fine'), bad] }));
+    const { status, body } = await call(
+      'POST',
+      '/pods',
+      JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [podJson('fine'), bad] }),
+    );
     expect(status).toBe(422);
     expect(body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422 });
     expect(body.details.causes).toEqual([
       expect.objectContaining({ field: 'items[1].metadata.name', reason: 'FieldValueInvalid' }),
-      expect.objectContaining({ field: 'items[1].spec.containers[0].image', reason: 'FieldValueRequired', message: 'items[1].spec.containers[0].image: Required value' }),
+      expect.objectContaining({
+        field: 'items[1].spec.containers[0].image',
+        reason: 'FieldValueRequired',
+        message: 'items[1].spec.containers[0].image: Required value',
+      }),
       expect.objectContaining({ field: 'items[1].spec.containers[1].name', reason: 'FieldValueDuplicate' }),
     ]);
     expect(host.getPod('default', 'fine')).toBeUndefined();
   });
 
   it('maps unsupported values to FieldValueNotSupported', async () => {
-    const { status, body } = await call('POST', '/pods', JSON.stringify(podJson('ns1', { spec: { restartPolicy: 'Sometimes', containers: [{ name: 'main', image: 'x' }] } })));
+    const { status, body } = await call(
+      'POST',
+      '/pods',
+      JSON.stringify(podJson('ns1', { spec: { restartPolicy: 'Sometimes', containers: [{ name: 'main', image: 'x' }] } })),
+    );
     expect(status).toBe(422);
     expect(body.details.causes).toContainEqual(expect.objectContaining({ field: 'spec.restartPolicy', reason: 'FieldValueNotSupported' }));
   });
 
   it('refuses two pods with one name in a batch (422 FieldValueDuplicate)', async () => {
-    const { status, body } = await call('POST', '/pods', JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [podJson('twin'), podJson('twin')] }));
+    const { status, body } = await call(
+      'POST',
+      '/pods',
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [podJson('twin'), podJson('twin')] }),
+    );
     expect(status).toBe(422);
     expect(body.details.causes).toContainEqual(expect.objectContaining({ field: 'items[1].metadata.name', reason: 'FieldValueDuplicate' }));
   });
@@ -225,7 +281,11 @@ describe('POST /pods', () => {
   });
 
   it('answers 422 when the host refuses a field (a bad uid)', async () => {
-    const { status, body } = await call('POST', '/pods', JSON.stringify({ ...podJson('baduid'), metadata: { name: 'baduid', uid: 'bad/uid' } }));
+    const { status, body } = await call(
+      'POST',
+      '/pods',
+      JSON.stringify({ ...podJson('baduid'), metadata: { name: 'baduid', uid: 'bad/uid' } }),
+    );
     expect(status).toBe(422);
     expect(body.details.causes).toEqual([expect.objectContaining({ field: 'metadata.uid', reason: 'FieldValueInvalid' })]);
   });
@@ -242,7 +302,11 @@ describe('POST /pods', () => {
   });
 
   it('answers 422 for a wrong kind', async () => {
-    const { status, body } = await call('POST', '/pods', JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }));
+    const { status, body } = await call(
+      'POST',
+      '/pods',
+      JSON.stringify({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' } }),
+    );
     expect(status).toBe(422);
     expect(body.details.causes.map((c: { field: string }) => c.field)).toEqual(['apiVersion', 'kind']);
   });
@@ -269,7 +333,12 @@ describe('POST /pods', () => {
         controller.close();
       },
     });
-    const res = await fetch(`${base}/pods`, { method: 'POST', body: stream, headers: { 'Content-Type': 'application/json' }, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${base}/pods`, {
+      method: 'POST',
+      body: stream,
+      headers: { 'Content-Type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
     expect((await res.json()).reason).toBe('RequestEntityTooLarge');
   });
@@ -277,7 +346,11 @@ describe('POST /pods', () => {
 
 describe('PUT /pods/{namespace}/{name}', () => {
   it('replaces the pod and keeps its UID', async () => {
-    const { status, body } = await call('PUT', '/pods/default/one', JSON.stringify({ ...podJson('one'), spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.36' }] } }));
+    const { status, body } = await call(
+      'PUT',
+      '/pods/default/one',
+      JSON.stringify({ ...podJson('one'), spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.36' }] } }),
+    );
     expect(status).toBe(200);
     expect(body.metadata.uid).toBe('uid-one');
     expect(body.spec.containers[0].image).toBe('kubelet-ts/busybox:1.36');
@@ -312,13 +385,30 @@ describe('PUT /pods/{namespace}/{name}', () => {
   describe('a YAML body is completed from the URL and checked against it exactly as a JSON one', () => {
     const spec = { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.37' }] };
     beforeAll(async () => {
-      expect((await call('POST', '/pods', JSON.stringify({ ...podJson('yput'), metadata: { name: 'yput', namespace: 'other' } }))).status).toBe(201);
+      expect(
+        (await call('POST', '/pods', JSON.stringify({ ...podJson('yput'), metadata: { name: 'yput', namespace: 'other' } }))).status,
+      ).toBe(201);
     });
     it.each([
       ['without metadata', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', spec }, 200],
-      ['with metadata but no name', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { app: 'one' } }, spec }, 200],
-      ['with a null name and namespace', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', metadata: { name: null, namespace: null }, spec }, 200],
-      ['without a namespace, in another namespace', '/pods/other/yput', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'yput' }, spec }, 200],
+      [
+        'with metadata but no name',
+        '/pods/default/one',
+        { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { app: 'one' } }, spec },
+        200,
+      ],
+      [
+        'with a null name and namespace',
+        '/pods/default/one',
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: null, namespace: null }, spec },
+        200,
+      ],
+      [
+        'without a namespace, in another namespace',
+        '/pods/other/yput',
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'yput' }, spec },
+        200,
+      ],
       ['without name and namespace, in another namespace', '/pods/other/yput', { apiVersion: 'v1', kind: 'Pod', spec }, 200],
       ['naming another pod', '/pods/default/one', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'two' }, spec }, 400],
       ['naming another namespace', '/pods/other/yput', { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default' }, spec }, 400],
@@ -339,14 +429,19 @@ describe('PUT /pods/{namespace}/{name}', () => {
       }
     });
 
-    it('names the URL\'s pod in the 422 of a YAML body without a name', async () => {
+    it("names the URL's pod in the 422 of a YAML body without a name", async () => {
       const { body } = await call('PUT', '/pods/default/one', 'apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n', 'application/yaml');
       expect(body).toMatchObject({ code: 422, reason: 'Invalid', details: { name: 'one' } });
       expect(body.message).toMatch(/^Pod "one" is invalid: /);
     });
 
     it('keeps the 400 of a YAML body naming another pod', async () => {
-      const { status, body } = await call('PUT', '/pods/default/one', 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\nspec:\n  containers: [{name: main, image: kubelet-ts/busybox:1.35}]\n', 'application/yaml');
+      const { status, body } = await call(
+        'PUT',
+        '/pods/default/one',
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\nspec:\n  containers: [{name: main, image: kubelet-ts/busybox:1.35}]\n',
+        'application/yaml',
+      );
       expect(status).toBe(400);
       expect(body.message).toBe('the name of the object (two) does not match the name on the URL (one)');
     });
@@ -427,7 +522,15 @@ describe('GET /containerLogs', () => {
     expect(res.headers.get('content-type')).toContain('text/plain');
     expect(await res.text()).toBe('line 1\nline 2\n');
     expect(host.logRequests.at(-1)).toEqual({
-      namespace: 'default', pod: 'one', container: 'main', follow: false, previous: false, timestamps: true, tailLines: 5, sinceSeconds: 10, limitBytes: 100,
+      namespace: 'default',
+      pod: 'one',
+      container: 'main',
+      follow: false,
+      previous: false,
+      timestamps: true,
+      tailLines: 5,
+      sinceSeconds: 10,
+      limitBytes: 100,
     });
   });
 
@@ -440,7 +543,9 @@ describe('GET /containerLogs', () => {
       socket.write('GET /containerLogs/default/one/main?follow=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       try {
         // Nothing else will be written: what is needed must be in already.
-        await expect.poll(() => got.includes('\r\n\r\n') && (chunks.length === 0 || got.endsWith(`${chunks.at(-1)}\r\n`)), { timeout: 5_000 }).toBe(true);
+        await expect
+          .poll(() => got.includes('\r\n\r\n') && (chunks.length === 0 || got.endsWith(`${chunks.at(-1)}\r\n`)), { timeout: 5_000 })
+          .toBe(true);
         return got;
       } finally {
         socket.destroy();
@@ -466,8 +571,21 @@ describe('GET /containerLogs', () => {
       await expect.poll(() => host.logPauses, { timeout: 30_000 }).toBeGreaterThan(pauses);
       socket.on('data', (c: Buffer) => parts.push(c));
       socket.resume();
-      await expect.poll(() => Buffer.concat(parts).subarray(-4).toString() === '\r\n\r\n' && /\r\n0(;[^\r]*)?\r\n/.test(Buffer.concat(parts).subarray(-400).toString('latin1')), { timeout: 30_000 }).toBe(true).catch((e) => { throw new Error(`got ${Buffer.concat(parts).length} bytes, ending ${JSON.stringify(Buffer.concat(parts).subarray(-80).toString())}`, { cause: e }); });
-      const all = Buffer.concat(parts).toString("latin1");
+      await expect
+        .poll(
+          () =>
+            Buffer.concat(parts).subarray(-4).toString() === '\r\n\r\n' &&
+            /\r\n0(;[^\r]*)?\r\n/.test(Buffer.concat(parts).subarray(-400).toString('latin1')),
+          { timeout: 30_000 },
+        )
+        .toBe(true)
+        .catch((e) => {
+          throw new Error(
+            `got ${Buffer.concat(parts).length} bytes, ending ${JSON.stringify(Buffer.concat(parts).subarray(-80).toString())}`,
+            { cause: e },
+          );
+        });
+      const all = Buffer.concat(parts).toString('latin1');
       expect(all.split('y'.repeat(64 * 1024 - 1)).length - 1).toBe(64);
     } finally {
       socket.destroy();
@@ -522,7 +640,14 @@ describe('GET /containerLogs', () => {
 
 describe('limits', () => {
   it('answers 431 when the headers are too large', async () => {
-    const { status, body } = await call('GET', '/pods', undefined, '', { 'X-Big': 'z'.repeat(3000), 'X-Big2': 'z'.repeat(3000), 'X-Big3': 'z'.repeat(3000), 'X-Big4': 'z'.repeat(3000), 'X-Big5': 'z'.repeat(3000), 'X-Big6': 'z'.repeat(3000) });
+    const { status, body } = await call('GET', '/pods', undefined, '', {
+      'X-Big': 'z'.repeat(3000),
+      'X-Big2': 'z'.repeat(3000),
+      'X-Big3': 'z'.repeat(3000),
+      'X-Big4': 'z'.repeat(3000),
+      'X-Big5': 'z'.repeat(3000),
+      'X-Big6': 'z'.repeat(3000),
+    });
     // uWS itself may refuse very large header blocks before we see them (then the status is 431 too, without a Status body).
     expect(status).toBe(431);
     if (body) expect(body.kind).toBe('Status');
@@ -544,11 +669,18 @@ describe('limits', () => {
 describe('timeouts', () => {
   it('answers 408 when the body does not arrive in time, and 504 when the handler is too slow', async () => {
     const slowHost: AgentHost = {
-      listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
+      listPods: () => [],
+      getPod: () => undefined,
+      healthz: () => ({ ok: true, checks: [] }),
       getNode: () => new Promise<Node>(() => {}),
       submitPods: async (p) => p,
     };
-    const s = await createServer(slowHost, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), limits: { bodyTimeoutMs: 300, handlerTimeoutMs: 300 } });
+    const s = await createServer(slowHost, {
+      address: '127.0.0.1',
+      port: 0,
+      logger: newLogger('silent'),
+      limits: { bodyTimeoutMs: 300, handlerTimeoutMs: 300 },
+    });
     try {
       const { createConnection } = await import('node:net');
       const answer = await new Promise<string>((resolve, reject) => {
@@ -583,8 +715,12 @@ describe('access control (--token-auth-file)', () => {
     expect(res.status).toBe(200);
   });
 
-  it('serves the dashboard\'s static files without a token, but not its data', async () => {
-    for (const [path, type] of [['/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/style.css', 'text/css']]) {
+  it("serves the dashboard's static files without a token, but not its data", async () => {
+    for (const [path, type] of [
+      ['/', 'text/html'],
+      ['/dashboard/app.js', 'text/javascript'],
+      ['/dashboard/style.css', 'text/css'],
+    ]) {
       const res = await fetch(`${authBase}${path}`);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toContain(type);
@@ -614,11 +750,17 @@ describe('access control (--token-auth-file)', () => {
   it('lets the read-only group GET but answers 403 Forbidden to POST, PUT and DELETE', async () => {
     const auth = { Authorization: 'Bearer viewer-token' };
     expect((await call('GET', '/pods/default/authed', undefined, '', auth, authBase)).status).toBe(200);
-    for (const [method, path] of [['POST', '/pods'], ['PUT', '/pods/default/authed'], ['DELETE', '/pods/default/authed']]) {
+    for (const [method, path] of [
+      ['POST', '/pods'],
+      ['PUT', '/pods/default/authed'],
+      ['DELETE', '/pods/default/authed'],
+    ]) {
       const { status, body } = await call(method, path, JSON.stringify(podJson('authed')), 'application/json', auth, authBase);
       expect(status).toBe(403);
       expect(body).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
-      expect(body.message).toContain(`User "viewer" cannot ${method === 'POST' ? 'create' : method === 'PUT' ? 'update' : 'delete'} resource "nodes/proxy"`);
+      expect(body.message).toContain(
+        `User "viewer" cannot ${method === 'POST' ? 'create' : method === 'PUT' ? 'update' : 'delete'} resource "nodes/proxy"`,
+      );
     }
     expect(host.getPod('default', 'authed')).toBeDefined();
   });

@@ -18,27 +18,46 @@ describe('JsonFragments', () => {
   afterAll(() => stringify.mockRestore());
   afterEach(() => stringify.mockClear());
   /** The pods serialized on their own since the last clear. */
-  const serializedPods = () => stringify.mock.calls.filter((c: unknown[]) => (c[0] as { spec?: unknown } | null)?.spec !== undefined).map((c) => (c[0] as Pod).metadata?.name);
+  const serializedPods = () =>
+    stringify.mock.calls
+      .filter((c: unknown[]) => (c[0] as { spec?: unknown } | null)?.spec !== undefined)
+      .map((c) => (c[0] as Pod).metadata?.name);
 
   const render = (f: JsonFragments, pods: Pod[], extra: (p: Pod) => unknown[] = () => []) =>
-    listJson({ apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '3' } }, pods.map((p) => f.json(p.metadata!, objectInputs(p, extra(p)), () => p)));
+    listJson(
+      { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '3' } },
+      pods.map((p) => f.json(p.metadata!, objectInputs(p, extra(p)), () => p)),
+    );
 
   it('gives the bytes of JSON.stringify of the whole list, also for an empty list', () => {
     const pods = [pod('a'), pod('b')];
-    expect(render(new JsonFragments(), pods)).toBe(JSON.stringify({ apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '3' }, items: pods }));
+    expect(render(new JsonFragments(), pods)).toBe(
+      JSON.stringify({ apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '3' }, items: pods }),
+    );
     expect(listJson({ kind: 'PodList' }, [])).toBe(JSON.stringify({ kind: 'PodList', items: [] }));
   });
 
   it('serializes again only the pod whose status changed', () => {
     const f = new JsonFragments();
     const records = [pod('a'), pod('b'), pod('c')];
-    render(f, records.map((p) => ({ ...p })));
+    render(
+      f,
+      records.map((p) => ({ ...p })),
+    );
     expect(serializedPods()).toEqual(['a', 'b', 'c']);
     stringify.mockClear();
-    render(f, records.map((p) => ({ ...p })));
+    render(
+      f,
+      records.map((p) => ({ ...p })),
+    );
     expect(serializedPods()).toEqual([]);
     records[1] = { ...records[1]!, status: { phase: 'Running' } };
-    const body = JSON.parse(render(f, records.map((p) => ({ ...p })))) as { items: Pod[] };
+    const body = JSON.parse(
+      render(
+        f,
+        records.map((p) => ({ ...p })),
+      ),
+    ) as { items: Pod[] };
     expect(serializedPods()).toEqual(['b']);
     expect(body.items.map((p) => p.status?.phase)).toEqual(['Pending', 'Running', 'Pending']);
   });
@@ -72,6 +91,8 @@ describe('ListBody', () => {
     expect(one.toString()).toBe('{"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[{"a":1},{"b":2}]}');
     expect(lb.body({ kind: 'PodList', metadata: { resourceVersion: '1' } }, [...items])).toBe(one);
     expect(lb.body({ kind: 'PodList', metadata: { resourceVersion: '2' } }, items).toString()).toContain('"resourceVersion":"2"');
-    expect(lb.body({ kind: 'PodList', metadata: { resourceVersion: '2' } }, ['{"a":1}']).toString()).toBe('{"kind":"PodList","metadata":{"resourceVersion":"2"},"items":[{"a":1}]}');
+    expect(lb.body({ kind: 'PodList', metadata: { resourceVersion: '2' } }, ['{"a":1}']).toString()).toBe(
+      '{"kind":"PodList","metadata":{"resourceVersion":"2"},"items":[{"a":1}]}',
+    );
   });
 });

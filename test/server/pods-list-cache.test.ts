@@ -60,7 +60,8 @@ describe('GET /pods body cache', () => {
   afterAll(() => stringify.mockRestore());
   afterEach(() => stringify.mockClear());
   /** How many PodLists were serialized since the last clear (other JSON.stringify calls do not count). */
-  const serializedLists = () => stringify.mock.calls.filter((c: unknown[]) => (c[0] as { kind?: string } | null)?.kind === 'PodList').length;
+  const serializedLists = () =>
+    stringify.mock.calls.filter((c: unknown[]) => (c[0] as { kind?: string } | null)?.kind === 'PodList').length;
 
   it('reports the host resourceVersion as the PodList metadata.resourceVersion', () => {
     const host = new VersionedHost();
@@ -152,7 +153,14 @@ describe('GET /pods on an agent (fake runtime)', () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-podlist-'));
-    const options = resolveAgentOptions({ nodeName: 'podlist-cache', rootDir: dir, port: 0, runtime: 'fake', workers: 1, logLevel: 'error' });
+    const options = resolveAgentOptions({
+      nodeName: 'podlist-cache',
+      rootDir: dir,
+      port: 0,
+      runtime: 'fake',
+      workers: 1,
+      logLevel: 'error',
+    });
     agent = newAgent(options, { logger: pino({ level: 'silent' }) });
     await agent.start();
     base = `http://127.0.0.1:${agent.port}`;
@@ -168,25 +176,51 @@ describe('GET /pods on an agent (fake runtime)', () => {
     return { text: await res.text(), status: res.status };
   };
   const manifest = (labels: Record<string, string>) =>
-    JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', labels }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } });
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default', labels },
+      spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
+    });
 
   it('shows a PUT and a DELETE in the very next GET, and repeats identical bytes in between', async () => {
-    expect((await fetch(`${base}/pods`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...adminAuthorization(dir) }, body: manifest({ v: 'one' }) })).status).toBe(201);
-    await waitFor(async () => {
-      const l = JSON.parse((await getList()).text) as PodList;
-      return l.items[0]?.status?.phase === 'Running' ? true : undefined;
-    }, { timeoutMs: 20_000, intervalMs: 50, description: 'pod web Running' });
+    expect(
+      (
+        await fetch(`${base}/pods`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...adminAuthorization(dir) },
+          body: manifest({ v: 'one' }),
+        })
+      ).status,
+    ).toBe(201);
+    await waitFor(
+      async () => {
+        const l = JSON.parse((await getList()).text) as PodList;
+        return l.items[0]?.status?.phase === 'Running' ? true : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 50, description: 'pod web Running' },
+    );
     // Quiet now: repeated GETs at the same resourceVersion give the same bytes.
     const a = await getList();
     const b = await getList();
     if (JSON.parse(a.text).metadata.resourceVersion === JSON.parse(b.text).metadata.resourceVersion) expect(b.text).toBe(a.text);
     expect(Number(JSON.parse(b.text).metadata.resourceVersion)).toBeGreaterThan(0);
 
-    expect((await fetch(`${base}/pods/default/web`, { method: 'PUT', headers: { 'Content-Type': 'application/json', ...adminAuthorization(dir) }, body: manifest({ v: 'two' }) })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${base}/pods/default/web`, {
+          method: 'PUT',
+          headers: { 'Content-Type': 'application/json', ...adminAuthorization(dir) },
+          body: manifest({ v: 'two' }),
+        })
+      ).status,
+    ).toBe(200);
     const afterPut = JSON.parse((await getList()).text) as PodList;
     expect(afterPut.items[0].metadata?.labels).toEqual({ v: 'two' });
 
-    expect((await fetch(`${base}/pods/default/web?gracePeriodSeconds=30`, { method: 'DELETE', headers: adminAuthorization(dir) })).status).toBe(200);
+    expect(
+      (await fetch(`${base}/pods/default/web?gracePeriodSeconds=30`, { method: 'DELETE', headers: adminAuthorization(dir) })).status,
+    ).toBe(200);
     const afterDelete = JSON.parse((await getList()).text) as PodList;
     expect(afterDelete.items.length === 0 || afterDelete.items[0].metadata?.deletionTimestamp !== undefined).toBe(true);
   });

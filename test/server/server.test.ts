@@ -67,25 +67,32 @@ describe('createServer', () => {
     expect(() => checkNativeUws(['/lib/x86_64-linux-gnu/libc.so.6'])).toThrow(/uws_linux_x64_115\.node is not loaded/);
   });
 
-  it('refuses a port another process\'s server already listens on (no SO_REUSEPORT sharing)', async () => {
+  it("refuses a port another process's server already listens on (no SO_REUSEPORT sharing)", async () => {
     const { spawn } = await import('node:child_process');
     const { createServer: netServer } = await import('node:net');
     // A fixed port (not 0): uSockets shares an explicitly named port unless told not to.
     const free = await new Promise<number>((resolve) => {
-      const s = netServer().listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); });
+      const s = netServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
     });
     const script = `import { createServer } from ${JSON.stringify(new URL('../../src/server/server.ts', import.meta.url).pathname)};
       import { newLogger } from ${JSON.stringify(new URL('../../src/shared/logging.ts', import.meta.url).pathname)};
       const s = await createServer({ listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }) }, { address: '127.0.0.1', port: ${free}, logger: newLogger('silent') });
       process.stdout.write(String(s.port) + '\\n');
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const port = await new Promise<number>((resolve, reject) => {
         child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
         child.once('exit', (code) => reject(new Error(`child exited ${code}`)));
       });
-      await expect(createServer(host, { address: '127.0.0.1', port, logger: newLogger('silent') })).rejects.toThrow(`cannot listen on 127.0.0.1:${port}`);
+      await expect(createServer(host, { address: '127.0.0.1', port, logger: newLogger('silent') })).rejects.toThrow(
+        `cannot listen on 127.0.0.1:${port}`,
+      );
     } finally {
       child.kill('SIGKILL');
     }
@@ -113,7 +120,13 @@ describe('GET /healthz', () => {
   });
 
   it('answers 500 listing the failing checks', async () => {
-    host.health = { ok: false, checks: [{ name: 'syncloop', ok: true }, { name: 'pleg', ok: false, message: 'relist not run for 3m0s' }] };
+    host.health = {
+      ok: false,
+      checks: [
+        { name: 'syncloop', ok: true },
+        { name: 'pleg', ok: false, message: 'relist not run for 3m0s' },
+      ],
+    };
     try {
       const res = await fetch(`${base}/healthz`);
       expect(res.status).toBe(500);
@@ -176,7 +189,12 @@ describe('GET /pods/{namespace}/{name}', () => {
   it('answers the Pod', async () => {
     const { status, body } = await getJson('/pods/kube-system/web');
     expect(status).toBe(200);
-    expect(body).toMatchObject({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'kube-system', name: 'web' }, status: { phase: 'Running' } });
+    expect(body).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { namespace: 'kube-system', name: 'web' },
+      status: { phase: 'Running' },
+    });
   });
 
   it('answers 404 NotFound Status for an unknown pod', async () => {

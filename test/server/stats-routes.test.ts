@@ -9,13 +9,29 @@ import type { Summary } from '../../src/shared/stats.js';
 
 const summary: Summary = {
   node: { nodeName: 'n1', startTime: '2026-01-01T00:00:00Z', cpu: { time: 't', usageNanoCores: 5 }, fs: { time: 't', usedBytes: 1 } },
-  pods: [{ podRef: { name: 'p', namespace: 'default', uid: 'u' }, startTime: 't', containers: [{ name: 'c', startTime: 't', cpu: { time: 't', usageNanoCores: 1 }, logs: { time: 't', usedBytes: 3 } }], volume: [{ name: 'v', time: 't', usedBytes: 2 }] }],
+  pods: [
+    {
+      podRef: { name: 'p', namespace: 'default', uid: 'u' },
+      startTime: 't',
+      containers: [{ name: 'c', startTime: 't', cpu: { time: 't', usageNanoCores: 1 }, logs: { time: 't', usedBytes: 3 } }],
+      volume: [{ name: 'v', time: 't', usedBytes: 2 }],
+    },
+  ],
 };
-const host = (s: Summary | undefined, withStats = true) => ({
-  listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
-  ...(withStats ? { statsSummary: async () => s, resourceMetrics: async () => ({ contentType: 'text/plain', body: 'scrape_error 0\n' }) } : {}),
-}) as AgentHost;
-const ctx = (h: AgentHost, query = ''): RouteContext => ({ host: h, params: {}, req: { method: 'get', path: '/stats/summary', query: new URLSearchParams(query), headers: {} } });
+const host = (s: Summary | undefined, withStats = true) =>
+  ({
+    listPods: () => [],
+    getPod: () => undefined,
+    healthz: () => ({ ok: true, checks: [] }),
+    ...(withStats
+      ? { statsSummary: async () => s, resourceMetrics: async () => ({ contentType: 'text/plain', body: 'scrape_error 0\n' }) }
+      : {}),
+  }) as AgentHost;
+const ctx = (h: AgentHost, query = ''): RouteContext => ({
+  host: h,
+  params: {},
+  req: { method: 'get', path: '/stats/summary', query: new URLSearchParams(query), headers: {} },
+});
 
 describe('stats routes', () => {
   it('answers the Summary, and only cpu and memory with only_cpu_and_memory=true', async () => {
@@ -39,13 +55,16 @@ describe('stats routes', () => {
     expect(await resource(ctx(host(summary)))).toMatchObject({ status: 200, body: 'scrape_error 0\n' });
   });
 
-  it.each(['/stats/summary', '/metrics/resource', '/metrics/cadvisor', '/metrics/probes'])('lets %s be read as /metrics is: anonymously only while allowed, with any valid token', (path) => {
-    const on: ServerAuth = { tokens: parseTokenFile('t1,viewer,1,kubelet-ts:read-only\n', 'f'), anonymous: true };
-    const off: ServerAuth = { ...on, anonymous: false };
-    for (const auth of [on, off]) expect(checkAccess(auth, 'get', path, '').ok).toBe(checkAccess(auth, 'get', '/metrics', '').ok);
-    expect(checkAccess(on, 'get', path, '').ok).toBe(true);
-    expect(checkAccess(off, 'get', path, '').ok).toBe(false);
-    expect(checkAccess(off, 'get', path, 'Bearer t1').ok).toBe(true);
-    expect(checkAccess(off, 'get', path, 'Bearer wrong').ok).toBe(false);
-  });
+  it.each(['/stats/summary', '/metrics/resource', '/metrics/cadvisor', '/metrics/probes'])(
+    'lets %s be read as /metrics is: anonymously only while allowed, with any valid token',
+    (path) => {
+      const on: ServerAuth = { tokens: parseTokenFile('t1,viewer,1,kubelet-ts:read-only\n', 'f'), anonymous: true };
+      const off: ServerAuth = { ...on, anonymous: false };
+      for (const auth of [on, off]) expect(checkAccess(auth, 'get', path, '').ok).toBe(checkAccess(auth, 'get', '/metrics', '').ok);
+      expect(checkAccess(on, 'get', path, '').ok).toBe(true);
+      expect(checkAccess(off, 'get', path, '').ok).toBe(false);
+      expect(checkAccess(off, 'get', path, 'Bearer t1').ok).toBe(true);
+      expect(checkAccess(off, 'get', path, 'Bearer wrong').ok).toBe(false);
+    },
+  );
 });

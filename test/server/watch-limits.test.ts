@@ -9,7 +9,11 @@ describe('newWatchLimiter', () => {
     const a2 = l.acquire('alice');
     expect(a1.ok && a2.ok).toBe(true);
     const a3 = l.acquire('alice');
-    expect(a3).toMatchObject({ ok: false, retryAfterSeconds: 1, status: { code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: 1 } } });
+    expect(a3).toMatchObject({
+      ok: false,
+      retryAfterSeconds: 1,
+      status: { code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: 1 } },
+    });
     expect(l.acquire('bob').ok).toBe(true);
     expect(l.active('alice')).toBe(2);
     expect(l.active()).toBe(3);

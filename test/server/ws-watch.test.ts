@@ -46,7 +46,12 @@ afterEach(() => {
 afterAll(() => server?.close());
 
 /** A watch client that records every frame. */
-function watch(query = ''): { ws: WebSocket; frames: Frame[]; until(pred: (f: Frame[]) => boolean, what: string): Promise<void>; closed: Promise<{ code: number; reason: string }> } {
+function watch(query = ''): {
+  ws: WebSocket;
+  frames: Frame[];
+  until(pred: (f: Frame[]) => boolean, what: string): Promise<void>;
+  closed: Promise<{ code: number; reason: string }>;
+} {
   const ws = new WebSocket(`${base}${query}`);
   sockets.push(ws);
   const frames: Frame[] = [];
@@ -55,9 +60,13 @@ function watch(query = ''): { ws: WebSocket; frames: Frame[]; until(pred: (f: Fr
     frames.push(JSON.parse(String(data)) as Frame);
     for (const w of waiters) w();
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
   return {
-    ws, frames, closed,
+    ws,
+    frames,
+    closed,
     until(pred, what) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
@@ -148,7 +157,12 @@ describe('WS /watch/pods', () => {
     sm.setPodStatus(pod('move', 'm', { app: 'db' }), { phase: 'Failed' });
     sm.setPodStatus(pod('move', 'm', { app: 'web' }), { phase: 'Failed' });
     await c.until((fs) => fs.length >= 4, 'two transitions');
-    expect(c.frames.map((f) => `${f.type} ${f.object.metadata?.labels?.app ?? ''}`)).toEqual(['ADDED web', 'BOOKMARK ', 'DELETED db', 'ADDED web']);
+    expect(c.frames.map((f) => `${f.type} ${f.object.metadata?.labels?.app ?? ''}`)).toEqual([
+      'ADDED web',
+      'BOOKMARK ',
+      'DELETED db',
+      'ADDED web',
+    ]);
   });
 
   it('refuses a bad labelSelector or resourceVersion with HTTP 400 before the upgrade', async () => {
@@ -182,7 +196,8 @@ describe('WS /watch/pods', () => {
       sm.setPodStatus(pod('slow', uids[i % uids.length], {}, big), { phase: 'Running', message: `v${i}` });
       await fast.until((fs) => fs.length === initial + i, `change ${i} on the fast client`);
     }
-    const lastMessage = (fs: Frame[], name: string) => [...fs].reverse().find((f) => f.object.metadata?.name === name)?.object.status?.message;
+    const lastMessage = (fs: Frame[], name: string) =>
+      [...fs].reverse().find((f) => f.object.metadata?.name === name)?.object.status?.message;
     const fastVersions = fast.frames.slice(initial).map(rv);
     expect(fastVersions).toEqual([...fastVersions].sort((x, y) => x - y));
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
@@ -195,7 +210,12 @@ describe('WS /watch/pods', () => {
 });
 
 describe('coalesce', () => {
-  const ev = (type: WatchEvent['type'], uid: string, resourceVersion: number): WatchEvent => ({ type, uid, resourceVersion, object: { metadata: { name: `${uid}@${resourceVersion}` } } });
+  const ev = (type: WatchEvent['type'], uid: string, resourceVersion: number): WatchEvent => ({
+    type,
+    uid,
+    resourceVersion,
+    object: { metadata: { name: `${uid}@${resourceVersion}` } },
+  });
   it.each([
     [['ADDED', 'MODIFIED'], ['ADDED@2']],
     [['ADDED', 'DELETED'], []],
@@ -223,8 +243,18 @@ describe('WS /watch/pods with --token-auth-file', () => {
   it('refuses a missing or unknown token with 401 and accepts the Authorization header or the bearer subprotocol', async () => {
     const { parseTokenFile } = await import('../../src/server/auth.js');
     const auth = parseTokenFile('secret-token,alice,1001,system:masters\n', 'tokens.csv');
-    const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
-    const secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: { tokens: auth, anonymous: false } });
+    const host: AgentHost = {
+      listPods: () => [],
+      getPod: () => undefined,
+      healthz: () => ({ ok: true, checks: [] }),
+      watch: (rv, fn) => cache.watch(rv, fn),
+    };
+    const secured = await createServer(host, {
+      address: '127.0.0.1',
+      port: 0,
+      logger: newLogger('silent'),
+      auth: { tokens: auth, anonymous: false },
+    });
     const url = `ws://127.0.0.1:${secured.port}/watch/pods`;
     const outcome = (ws: WebSocket) =>
       new Promise<number>((resolve) => {
@@ -255,9 +285,22 @@ describe('WS /watch/pods with --token-auth-file', () => {
     const b64 = (t: string) => Buffer.from(t).toString('base64url');
     beforeAll(async () => {
       const { parseTokenFile } = await import('../../src/server/auth.js');
-      const auth = parseTokenFile('secret-token,alice,1001,system:masters\nviewer-token,viewer,1002,"kubelet-ts:read-only"\npad-token-x,carol,1003,system:masters\n', 'tokens.csv');
-      const host: AgentHost = { listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }), watch: (rv, fn) => cache.watch(rv, fn) };
-      secured = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), auth: { tokens: auth, anonymous: false } });
+      const auth = parseTokenFile(
+        'secret-token,alice,1001,system:masters\nviewer-token,viewer,1002,"kubelet-ts:read-only"\npad-token-x,carol,1003,system:masters\n',
+        'tokens.csv',
+      );
+      const host: AgentHost = {
+        listPods: () => [],
+        getPod: () => undefined,
+        healthz: () => ({ ok: true, checks: [] }),
+        watch: (rv, fn) => cache.watch(rv, fn),
+      };
+      secured = await createServer(host, {
+        address: '127.0.0.1',
+        port: 0,
+        logger: newLogger('silent'),
+        auth: { tokens: auth, anonymous: false },
+      });
       url = `ws://127.0.0.1:${secured.port}/watch/pods`;
     });
     afterAll(() => secured?.close());
@@ -277,8 +320,14 @@ describe('WS /watch/pods with --token-auth-file', () => {
       });
 
     it('accepts a valid token and echoes the other subprotocol, never the token one', async () => {
-      expect(await attempt([`base64url.bearer.authorization.k8s.io.${b64('secret-token')}`, 'watch.kubelet-ts'])).toEqual({ status: 101, protocol: 'watch.kubelet-ts' });
-      expect(await attempt(['v1.watch', `base64url.bearer.authorization.k8s.io.${b64('secret-token')}`])).toEqual({ status: 101, protocol: 'v1.watch' });
+      expect(await attempt([`base64url.bearer.authorization.k8s.io.${b64('secret-token')}`, 'watch.kubelet-ts'])).toEqual({
+        status: 101,
+        protocol: 'watch.kubelet-ts',
+      });
+      expect(await attempt(['v1.watch', `base64url.bearer.authorization.k8s.io.${b64('secret-token')}`])).toEqual({
+        status: 101,
+        protocol: 'v1.watch',
+      });
     });
 
     it('lets a member of the read-only group watch', async () => {
@@ -294,7 +343,14 @@ describe('WS /watch/pods with --token-auth-file', () => {
     it.each([
       ['an unknown token', [`base64url.bearer.authorization.k8s.io.${b64('nope')}`, 'watch.kubelet-ts']],
       ['a token that is not base64url', ['base64url.bearer.authorization.k8s.io.c2VjcmV0LXRva2Vu!', 'watch.kubelet-ts']],
-      ['two bearer subprotocols', [`base64url.bearer.authorization.k8s.io.${b64('other')}`, `base64url.bearer.authorization.k8s.io.${b64('secret-token')}`, 'watch.kubelet-ts']],
+      [
+        'two bearer subprotocols',
+        [
+          `base64url.bearer.authorization.k8s.io.${b64('other')}`,
+          `base64url.bearer.authorization.k8s.io.${b64('secret-token')}`,
+          'watch.kubelet-ts',
+        ],
+      ],
       ['a valid token offered without another subprotocol', [`base64url.bearer.authorization.k8s.io.${b64('secret-token')}`]],
       ['no token at all', ['watch.kubelet-ts']],
     ])('refuses %s with a 401 Status before the upgrade', async (_what, protocols) => {

@@ -1,8 +1,22 @@
 // Tests of src/shared/errors.ts (apimachinery's api/errors helpers and undici's branded error base).
 import { describe, expect, it } from 'vitest';
 import {
-  AgentError, ConflictError, deserializeError, ForbiddenError, InvalidArgumentError, InvalidManifestError, isAlreadyExists,
-  isConflict, isForbidden, isInvalidInput, isNotFound, isRetriable, isUnavailable, kAgentErrorBrand, serializeError, statusReasonOf,
+  AgentError,
+  ConflictError,
+  deserializeError,
+  ForbiddenError,
+  InvalidArgumentError,
+  InvalidManifestError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isInvalidInput,
+  isNotFound,
+  isRetriable,
+  isUnavailable,
+  kAgentErrorBrand,
+  serializeError,
+  statusReasonOf,
 } from '../../src/shared/errors.js';
 
 describe('AgentError classification', () => {
@@ -71,7 +85,11 @@ describe('the brand', () => {
     expect(err instanceof copy.AgentError).toBe(true);
     expect(err instanceof copy.InvalidArgumentError).toBe(true);
     expect(new copy.ForbiddenError('y') instanceof AgentError).toBe(true);
-    expect(serializeError(new copy.ConflictError('z'))).toMatchObject({ name: 'ConflictError', code: 'ERR_CONFLICT', statusReason: 'Conflict' });
+    expect(serializeError(new copy.ConflictError('z'))).toMatchObject({
+      name: 'ConflictError',
+      code: 'ERR_CONFLICT',
+      statusReason: 'Conflict',
+    });
   });
 });
 
@@ -80,10 +98,18 @@ describe('serializeError / deserializeError', () => {
     const bad = new InvalidManifestError('pods/web.yaml', [{ field: 'spec.containers[0].name', type: 'Required value' }]);
     const back = deserializeError(structuredClone(serializeError(bad)));
     expect(back).toBeInstanceOf(InvalidManifestError);
-    expect(back).toMatchObject({ name: 'InvalidManifestError', code: 'ERR_INVALID_MANIFEST', message: bad.message, source: 'pods/web.yaml', errors: bad.errors });
+    expect(back).toMatchObject({
+      name: 'InvalidManifestError',
+      code: 'ERR_INVALID_MANIFEST',
+      message: bad.message,
+      source: 'pods/web.yaml',
+      errors: bad.errors,
+    });
     expect(isInvalidInput(back)).toBe(true);
 
-    const pull = deserializeError(structuredClone(serializeError(new AgentError('ERR_RUNTIME', 'no', { retriable: true, reason: 'ErrImagePull' }))));
+    const pull = deserializeError(
+      structuredClone(serializeError(new AgentError('ERR_RUNTIME', 'no', { retriable: true, reason: 'ErrImagePull' }))),
+    );
     expect(pull).toMatchObject({ name: 'AgentError', code: 'ERR_RUNTIME', retriable: true, reason: 'ErrImagePull' });
 
     const forbidden = deserializeError(structuredClone(serializeError(new ForbiddenError('no'))));
@@ -94,8 +120,17 @@ describe('serializeError / deserializeError', () => {
   });
 
   it('maps a foreign error to a retriable ERR_RUNTIME (keeping a string code) and an unknown code to ERR_RUNTIME', () => {
-    expect(serializeError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toEqual({ name: 'Error', code: 'ECONNREFUSED', message: 'refused', retriable: true });
+    expect(serializeError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toEqual({
+      name: 'Error',
+      code: 'ECONNREFUSED',
+      message: 'refused',
+      retriable: true,
+    });
     expect(serializeError('boom')).toEqual({ name: 'Error', code: 'ERR_RUNTIME', message: 'boom', retriable: true });
-    expect(deserializeError({ name: 'Error', code: 'ECONNREFUSED', message: 'refused', retriable: true })).toMatchObject({ code: 'ERR_RUNTIME', name: 'Error', retriable: true });
+    expect(deserializeError({ name: 'Error', code: 'ECONNREFUSED', message: 'refused', retriable: true })).toMatchObject({
+      code: 'ERR_RUNTIME',
+      name: 'Error',
+      retriable: true,
+    });
   });
 });

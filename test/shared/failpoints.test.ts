@@ -26,7 +26,7 @@ describe('parseFailpoints', () => {
 });
 
 describe('disk full', () => {
-  const enospc = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: 'ENOSPC', errno: -28 });
+  const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
 
   it('an ENOSPC / EDQUOT errno becomes a retriable ERR_INSUFFICIENT_STORAGE naming the directory', () => {
     expect(isNoSpaceErrno(enospc)).toBe(true);
@@ -41,7 +41,12 @@ describe('disk full', () => {
   it('answers 507 with an InternalError Status, as NewInternalError shapes it', () => {
     const status = hostErrorStatus(insufficientStorageError(enospc, '/r/intake'), 'web');
     expect(status).toEqual({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 507, reason: 'InternalError',
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      code: 507,
+      reason: 'InternalError',
       message: 'Internal error occurred: no space left on device (ENOSPC) writing /r/intake',
       details: { causes: [{ message: 'no space left on device (ENOSPC) writing /r/intake' }] },
     });

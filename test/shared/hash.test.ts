@@ -12,7 +12,12 @@ const intakePod: Pod = {
     name: 'api',
     namespace: 'default',
     uid: '0b4c2a52-1d4e-4f5c-9a43-7d6f00c1e001',
-    annotations: { a: 'b', 'kubernetes.io/config.seen': '2024-05-01T10:00:00.000Z', 'kubernetes.io/config.hash': 'stale', 'kubernetes.io/config.source': 'api' },
+    annotations: {
+      a: 'b',
+      'kubernetes.io/config.seen': '2024-05-01T10:00:00.000Z',
+      'kubernetes.io/config.hash': 'stale',
+      'kubernetes.io/config.source': 'api',
+    },
   },
   spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
   status: { phase: 'Running' },
@@ -27,7 +32,10 @@ describe('podContentHash', () => {
 
   it('ignores config.seen and status, and nothing else', () => {
     const pod = intakePod;
-    const seenLater = { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata!.annotations, 'kubernetes.io/config.seen': '2025-01-01T00:00:00.000Z' } } };
+    const seenLater = {
+      ...pod,
+      metadata: { ...pod.metadata, annotations: { ...pod.metadata!.annotations, 'kubernetes.io/config.seen': '2025-01-01T00:00:00.000Z' } },
+    };
     expect(podContentHash(seenLater)).toBe(podContentHash(pod));
     expect(podContentHash({ ...pod, status: { phase: 'Failed' } } as Pod)).toBe(podContentHash(pod));
     expect(podContentHash({ ...pod, metadata: { ...pod.metadata, labels: { app: 'other' } } })).not.toBe(podContentHash(pod));

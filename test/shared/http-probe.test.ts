@@ -12,8 +12,17 @@ import { kMaxProbeBodyBytes, parseHttpReply, runDirectNetProbe } from '../../src
 import { PROTOCOL_VERSION, type NetProbeTask } from '../../src/shared/messages.js';
 import { ensureServingCert } from '../../src/main/serving-cert.js';
 
-const task = (port: number, path: string, extra: Partial<NetProbeTask> = {}): NetProbeTask =>
-  ({ kind: 'netProbe', protocol: PROTOCOL_VERSION, mode: 'http', host: '127.0.0.1', port, scheme: 'HTTP', path, timeoutMs: 2000, ...extra });
+const task = (port: number, path: string, extra: Partial<NetProbeTask> = {}): NetProbeTask => ({
+  kind: 'netProbe',
+  protocol: PROTOCOL_VERSION,
+  mode: 'http',
+  host: '127.0.0.1',
+  port,
+  scheme: 'HTTP',
+  path,
+  timeoutMs: 2000,
+  ...extra,
+});
 
 describe('runDirectNetProbe over a raw socket', () => {
   let server: http.Server;
@@ -40,16 +49,28 @@ describe('runDirectNetProbe over a raw socket', () => {
         res.end();
       }
     });
-    server.on('connection', (s) => { open.add(s); s.on('close', () => open.delete(s)); });
+    server.on('connection', (s) => {
+      open.add(s);
+      s.on('close', () => open.delete(s));
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });
-  afterAll(() => new Promise<void>((resolve) => { for (const s of open) s.destroy(); server.close(() => resolve()); }));
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
+  );
 
   it('decodes a chunked body, reads a 204 without one, and stops at Content-Length on a kept-alive socket', async () => {
     expect(await runDirectNetProbe(task(port, '/chunked'))).toEqual({ result: 'success', output: 'first second' });
     expect(await runDirectNetProbe(task(port, '/none'))).toEqual({ result: 'success', output: '' });
-    expect(await runDirectNetProbe(task(port, '/keepalive', { timeoutMs: 60_000 }))).toEqual({ result: 'failure', output: 'HTTP probe failed with statuscode: 503' });
+    expect(await runDirectNetProbe(task(port, '/keepalive', { timeoutMs: 60_000 }))).toEqual({
+      result: 'failure',
+      output: 'HTTP probe failed with statuscode: 503',
+    });
   });
 
   it('reads at most 10 KiB of an endless body and closes the connection', async () => {
@@ -61,24 +82,32 @@ describe('runDirectNetProbe over a raw socket', () => {
     expect(open.size).toBe(0);
   });
 
-  it('names a refused port and a reply that is not HTTP in Go\'s words', async () => {
+  it("names a refused port and a reply that is not HTTP in Go's words", async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    expect(await runDirectNetProbe(task(closedPort, '/x'))).toEqual({ result: 'failure', output: `Get "http://127.0.0.1:${closedPort}/x": dial tcp 127.0.0.1:${closedPort}: connect: connection refused` });
+    expect(await runDirectNetProbe(task(closedPort, '/x'))).toEqual({
+      result: 'failure',
+      output: `Get "http://127.0.0.1:${closedPort}/x": dial tcp 127.0.0.1:${closedPort}: connect: connection refused`,
+    });
     const junk = net.createServer((s) => s.resume().end('SSH-2.0-OpenSSH\r\n'));
     await new Promise<void>((resolve) => junk.listen(0, '127.0.0.1', resolve));
     const junkPort = (junk.address() as AddressInfo).port;
-    expect(await runDirectNetProbe(task(junkPort, '/'))).toEqual({ result: 'failure', output: `Get "http://127.0.0.1:${junkPort}/": malformed HTTP response` });
+    expect(await runDirectNetProbe(task(junkPort, '/'))).toEqual({
+      result: 'failure',
+      output: `Get "http://127.0.0.1:${junkPort}/": malformed HTTP response`,
+    });
     await new Promise<void>((resolve) => junk.close(() => resolve()));
   });
 
-  it('probes HTTPS without verifying the certificate (the kubelet\'s prober)', async () => {
+  it("probes HTTPS without verifying the certificate (the kubelet's prober)", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kts-probe-tls-'));
     try {
       const cert = await ensureServingCert({ rootDir: dir, nodeName: 'n', address: '127.0.0.1', certFile: '', keyFile: '' });
-      const tlsServer = https.createServer({ cert: await readFile(cert.certFile), key: await readFile(cert.keyFile) }, (_req, res) => res.end('secure'));
+      const tlsServer = https.createServer({ cert: await readFile(cert.certFile), key: await readFile(cert.keyFile) }, (_req, res) =>
+        res.end('secure'),
+      );
       await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
       const tlsPort = (tlsServer.address() as AddressInfo).port;
       expect(await runDirectNetProbe(task(tlsPort, '/', { scheme: 'HTTPS' }))).toEqual({ result: 'success', output: 'secure' });
@@ -91,7 +120,9 @@ describe('runDirectNetProbe over a raw socket', () => {
 
 describe('parseHttpReply', () => {
   it('decodes a chunked body and keeps at most 10 KiB', () => {
-    expect(parseHttpReply(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n'))).toEqual({ status: 200, location: undefined, body: 'abcde' });
+    expect(
+      parseHttpReply(Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n')),
+    ).toEqual({ status: 200, location: undefined, body: 'abcde' });
     const big = parseHttpReply(Buffer.from(`HTTP/1.0 500 X\r\n\r\n${'y'.repeat(20_000)}`));
     expect(big).toMatchObject({ status: 500 });
     expect(big!.body.length).toBe(kMaxProbeBodyBytes);

@@ -41,7 +41,10 @@ describe('issue 12: the example manifests are accepted as they are', () => {
   if (process.env.KUBELET_TS_EXAMPLES_REPORT) {
     it('report: every refusal, file by file', () => {
       const lines: string[] = [];
-      for (const [dir, files, label] of [[kDocsExamplesDir, docs, 'k8s-docs'], [kKubeadmExamplesDir, kubeadm, 'kubeadm']] as const) {
+      for (const [dir, files, label] of [
+        [kDocsExamplesDir, docs, 'k8s-docs'],
+        [kKubeadmExamplesDir, kubeadm, 'kubeadm'],
+      ] as const) {
         for (const path of files) {
           const errs = exampleErrors(dir, path);
           lines.push(`${errs.length === 0 ? 'ok  ' : 'FAIL'} ${label}/${path}`, ...errs.map((e) => `       ${e}`));

@@ -63,7 +63,11 @@ describe('newLogger', () => {
       expect(record.err.stack).toMatch(/more bytes\)$/);
     } finally {
       await new Promise((r) => setTimeout(r, 20));
-      try { closeSync(fd); } catch { /* already closed */ }
+      try {
+        closeSync(fd);
+      } catch {
+        /* already closed */
+      }
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -48,6 +48,7 @@ describe('manifestDepth', () => {
     const dir = join(import.meta.dirname, '../../examples');
     const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(ya?ml|json)$/.test(f));
     expect(files.length).toBeGreaterThan(40); // examples/, k8s-docs/ and kubeadm/
-    for (const f of files) expect(manifestDepth(readFileSync(join(dir, f), 'utf8'), f.endsWith('.json') ? 'json' : 'yaml'), f).toBeLessThan(20);
+    for (const f of files)
+      expect(manifestDepth(readFileSync(join(dir, f), 'utf8'), f.endsWith('.json') ? 'json' : 'yaml'), f).toBeLessThan(20);
   });
 });

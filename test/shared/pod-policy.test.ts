@@ -2,12 +2,28 @@ import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, Volume } from '../../src/shared/api.js';
 import { applyPodDefaults } from '../../src/shared/defaults.js';
 import {
-  effectiveGracePeriodSeconds, emptyDirSizeLimitBytes, getPhase, isGracePeriodFromLabels, isPodFinished, isPodPhaseTerminal, isRestartableInitContainer, kDefaultRestartPolicy, kDefaultTerminationGracePeriodSeconds,
-  kGracePeriodFromLabels, podCanFinish, podRestartPolicy, podTerminationGracePeriodSeconds, restartsAfterKill, shouldRestartExitedContainer,
+  effectiveGracePeriodSeconds,
+  emptyDirSizeLimitBytes,
+  getPhase,
+  isGracePeriodFromLabels,
+  isPodFinished,
+  isPodPhaseTerminal,
+  isRestartableInitContainer,
+  kDefaultRestartPolicy,
+  kDefaultTerminationGracePeriodSeconds,
+  kGracePeriodFromLabels,
+  podCanFinish,
+  podRestartPolicy,
+  podTerminationGracePeriodSeconds,
+  restartsAfterKill,
+  shouldRestartExitedContainer,
 } from '../../src/shared/pod-policy.js';
 
 const pod = (spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Pod =>
-  ({ metadata: { name: 'p', namespace: 'default', uid: 'u', ...metadata }, spec: { containers: [{ name: 'a', image: 'i' }], ...spec } }) as Pod;
+  ({
+    metadata: { name: 'p', namespace: 'default', uid: 'u', ...metadata },
+    spec: { containers: [{ name: 'a', image: 'i' }], ...spec },
+  }) as Pod;
 
 describe('grace period (pod_workers.go calculateEffectiveGracePeriod)', () => {
   it('defaults to the apiserver default of 30 s', () => {
@@ -26,8 +42,8 @@ describe('grace period (pod_workers.go calculateEffectiveGracePeriod)', () => {
   });
 
   it.each([
-    ['no override: the pod\'s', pod({ terminationGracePeriodSeconds: 7 }), undefined, 7],
-    ['null override: the pod\'s', pod({ terminationGracePeriodSeconds: 7 }), null, 7],
+    ["no override: the pod's", pod({ terminationGracePeriodSeconds: 7 }), undefined, 7],
+    ["null override: the pod's", pod({ terminationGracePeriodSeconds: 7 }), null, 7],
     ['override wins', pod({ terminationGracePeriodSeconds: 7 }), 2, 2],
     ['override 0 wins (force delete)', pod({ terminationGracePeriodSeconds: 7 }), 0, 0],
     ['no override, unset spec: the default', pod(), undefined, 30],
@@ -46,7 +62,11 @@ describe('grace period (pod_workers.go calculateEffectiveGracePeriod)', () => {
 
 type Policy = 'Always' | 'OnFailure' | 'Never';
 const withPolicy = (restartPolicy?: Policy, containers = ['a'], initContainers: { name: string; restartPolicy?: string }[] = []): Pod =>
-  pod({ ...(restartPolicy ? { restartPolicy } : {}), containers: containers.map((name) => ({ name, image: 'i' })), initContainers: initContainers.map((c) => ({ image: 'i', ...c })) });
+  pod({
+    ...(restartPolicy ? { restartPolicy } : {}),
+    containers: containers.map((name) => ({ name, image: 'i' })),
+    initContainers: initContainers.map((c) => ({ image: 'i', ...c })),
+  });
 
 describe('restart policy (kubecontainer.ShouldContainerBeRestarted)', () => {
   it('defaults to Always', () => {
@@ -62,15 +82,23 @@ describe('restart policy (kubecontainer.ShouldContainerBeRestarted)', () => {
 
   // helpers_test.go TestShouldContainerBeRestarted: an exited container, by policy and exit code.
   it.each([
-    ['Always', 0, true], ['Always', 1, true],
-    ['OnFailure', 0, false], ['OnFailure', 1, true], ['OnFailure', 137, true],
-    ['Never', 0, false], ['Never', 1, false],
+    ['Always', 0, true],
+    ['Always', 1, true],
+    ['OnFailure', 0, false],
+    ['OnFailure', 1, true],
+    ['OnFailure', 137, true],
+    ['Never', 0, false],
+    ['Never', 1, false],
     [undefined, 0, true],
   ] as const)('%s, exit code %s → restart %s', (policy, exitCode, want) => {
     expect(shouldRestartExitedContainer(withPolicy(policy), exitCode)).toBe(want);
   });
 
-  it.each([['Always', true], ['OnFailure', true], ['Never', false]] as const)('a container killed while running (probe, postStart) under %s → restart %s', (policy, want) => {
+  it.each([
+    ['Always', true],
+    ['OnFailure', true],
+    ['Never', false],
+  ] as const)('a container killed while running (probe, postStart) under %s → restart %s', (policy, want) => {
     expect(restartsAfterKill(withPolicy(policy))).toBe(want);
   });
 
@@ -81,22 +109,52 @@ describe('restart policy (kubecontainer.ShouldContainerBeRestarted)', () => {
 });
 
 describe('pod finished (podutil.IsPodPhaseTerminal, getPhase)', () => {
-  it.each([['Pending', false], ['Running', false], ['Succeeded', true], ['Failed', true], ['Unknown', false], [undefined, false]] as const)(
-    'phase %s terminal → %s', (phase, want) => expect(isPodPhaseTerminal(phase)).toBe(want));
+  it.each([
+    ['Pending', false],
+    ['Running', false],
+    ['Succeeded', true],
+    ['Failed', true],
+    ['Unknown', false],
+    [undefined, false],
+  ] as const)('phase %s terminal → %s', (phase, want) => expect(isPodPhaseTerminal(phase)).toBe(want));
 
   it.each([
-    ['Never', 'Succeeded', true], ['OnFailure', 'Failed', true], ['Never', 'Running', false],
-    ['Always', 'Failed', false], ['Always', 'Succeeded', false], [undefined, 'Succeeded', false],
+    ['Never', 'Succeeded', true],
+    ['OnFailure', 'Failed', true],
+    ['Never', 'Running', false],
+    ['Always', 'Failed', false],
+    ['Always', 'Succeeded', false],
+    [undefined, 'Succeeded', false],
   ] as const)('%s pod in phase %s is finished by itself → %s', (policy, phase, want) => {
     expect(podCanFinish(withPolicy(policy))).toBe(policy !== undefined && policy !== 'Always');
     expect(isPodFinished(withPolicy(policy), phase)).toBe(want);
   });
 });
 
-const running = (name: string): ContainerStatus => ({ name, image: 'i', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: 'x' } } });
-const exited = (name: string, exitCode: number): ContainerStatus => ({ name, image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode } } });
+const running = (name: string): ContainerStatus => ({
+  name,
+  image: 'i',
+  imageID: '',
+  ready: true,
+  restartCount: 0,
+  state: { running: { startedAt: 'x' } },
+});
+const exited = (name: string, exitCode: number): ContainerStatus => ({
+  name,
+  image: 'i',
+  imageID: '',
+  ready: false,
+  restartCount: 0,
+  state: { terminated: { exitCode } },
+});
 const waiting = (name: string, lastExit?: number): ContainerStatus => ({
-  name, image: 'i', imageID: '', ready: false, restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, ...(lastExit !== undefined ? { lastState: { terminated: { exitCode: lastExit } } } : {}),
+  name,
+  image: 'i',
+  imageID: '',
+  ready: false,
+  restartCount: 1,
+  state: { waiting: { reason: 'CrashLoopBackOff' } },
+  ...(lastExit !== undefined ? { lastState: { terminated: { exitCode: lastExit } } } : {}),
 });
 
 // kubelet_pods_test.go: TestPodPhaseWithRestartAlways / Never / OnFailure and the init-container tables, as far as they apply.

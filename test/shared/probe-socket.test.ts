@@ -2,7 +2,14 @@
 // path must give the same results and the same errors, against real local servers.
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exchange, exchangeOverHandle, exchangeOverStream, kHandleExchange, ProbeSocketError, type ExchangeImpl } from '../../src/shared/probe-socket.js';
+import {
+  exchange,
+  exchangeOverHandle,
+  exchangeOverStream,
+  kHandleExchange,
+  ProbeSocketError,
+  type ExchangeImpl,
+} from '../../src/shared/probe-socket.js';
 
 /** A server whose behaviour is chosen by the first line the client sends. */
 function behaviourServer(): net.Server {
@@ -11,7 +18,8 @@ function behaviourServer(): net.Server {
     s.once('data', (b) => {
       const cmd = b.toString('latin1').split('\n')[0];
       if (cmd === 'echo') s.end('echo:ok');
-      else if (cmd === 'silent') s.resume(); // reads, never answers, never closes
+      else if (cmd === 'silent')
+        s.resume(); // reads, never answers, never closes
       else if (cmd === 'close') s.end();
       else if (cmd === 'reset') s.resetAndDestroy();
       else if (cmd === 'stream') {
@@ -34,7 +42,10 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const impls: Array<[string, ExchangeImpl]> = [['a net.Socket stream', exchangeOverStream], ['Node\'s TCP handle', exchangeOverHandle]];
+const impls: Array<[string, ExchangeImpl]> = [
+  ['a net.Socket stream', exchangeOverStream],
+  ["Node's TCP handle", exchangeOverHandle],
+];
 
 it('this Node offers the TCP handle API (else every probe takes the slower stream path)', () => {
   expect(kHandleExchange).toBe(true);
@@ -43,9 +54,17 @@ it('this Node offers the TCP handle API (else every probe takes the slower strea
 describe.each(impls)('one-shot exchange over %s', (_name, impl) => {
   const server = behaviourServer();
   let port = 0;
-  beforeAll(async () => { port = await listen(server); });
+  beforeAll(async () => {
+    port = await listen(server);
+  });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const req = (send: string | undefined, extra: Partial<Parameters<ExchangeImpl>[0]> = {}) => ({ host: '127.0.0.1', port, send, timeoutMs: 5000, ...extra });
+  const req = (send: string | undefined, extra: Partial<Parameters<ExchangeImpl>[0]> = {}) => ({
+    host: '127.0.0.1',
+    port,
+    send,
+    timeoutMs: 5000,
+    ...extra,
+  });
 
   it('connects only (nothing sent): resolves empty at once', async () => {
     expect((await impl(req(undefined))).length).toBe(0);

@@ -4,7 +4,12 @@ import { applyPodDefaults } from '../../src/shared/defaults.js';
 import { containerOOMScoreAdjust, getPodQOS, isNodeCriticalPod } from '../../src/shared/qos.js';
 
 const Gi = 1024 ** 3;
-const c = (name: string, resources?: Container['resources'], extra: Partial<Container> = {}): Container => ({ name, image: 'i', ...(resources ? { resources } : {}), ...extra });
+const c = (name: string, resources?: Container['resources'], extra: Partial<Container> = {}): Container => ({
+  name,
+  image: 'i',
+  ...(resources ? { resources } : {}),
+  ...extra,
+});
 const pod = (containers: Container[], spec: Record<string, unknown> = {}, annotations: Record<string, string> = {}): Pod =>
   ({ metadata: { name: 'p', namespace: 'default', uid: 'u', annotations }, spec: { containers, ...spec } }) as Pod;
 
@@ -12,7 +17,11 @@ describe('getPodQOS (GetPodQOS)', () => {
   it.each([
     ['no resources', [c('a')], 'BestEffort'],
     ['zero requests only', [c('a', { requests: { cpu: '0' } })], 'BestEffort'],
-    ['limits = requests for cpu and memory', [c('a', { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1000m', memory: '1Gi' } })], 'Guaranteed'],
+    [
+      'limits = requests for cpu and memory',
+      [c('a', { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1000m', memory: '1Gi' } })],
+      'Guaranteed',
+    ],
     ['memory limit only', [c('a', { limits: { memory: '1Gi' } })], 'Burstable'],
     ['one container without limits', [c('a', { limits: { cpu: '1', memory: '1Gi' } }), c('b')], 'Burstable'],
     ['requests below limits', [c('a', { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m', memory: '1Gi' } })], 'Burstable'],
@@ -32,7 +41,7 @@ describe('containerOOMScoreAdjust (pkg/kubelet/qos/policy.go)', () => {
     ['BestEffort', [c('a')], 1000],
     ['Guaranteed', [c('a', { limits: { cpu: '1', memory: '1Gi' } })], -997],
     ['Burstable, 1Gi of 8Gi', [c('a', { requests: { memory: '1Gi' } })], 875],
-    ['Burstable, no memory request: 999, never BestEffort\'s 1000', [c('a', { requests: { cpu: '1' } })], 999],
+    ["Burstable, no memory request: 999, never BestEffort's 1000", [c('a', { requests: { cpu: '1' } })], 999],
     ['Burstable, all the memory: at least 3', [c('a', { requests: { memory: '8Gi' } })], 3],
     ['Burstable, more than the memory', [c('a', { requests: { memory: '16Gi' } })], 3],
   ])('%s → %d', (_what, containers, want) => {
@@ -50,7 +59,11 @@ describe('containerOOMScoreAdjust (pkg/kubelet/qos/policy.go)', () => {
   });
 
   it('a sidecar scores no higher than the regular container with the smallest request', () => {
-    const p = applyPodDefaults(pod([c('a', { requests: { memory: '2Gi' } })], { initContainers: [c('s', { requests: { memory: '1Gi' } }, { restartPolicy: 'Always' })] }));
+    const p = applyPodDefaults(
+      pod([c('a', { requests: { memory: '2Gi' } })], {
+        initContainers: [c('s', { requests: { memory: '1Gi' } }, { restartPolicy: 'Always' })],
+      }),
+    );
     expect(containerOOMScoreAdjust(p, p.spec!.initContainers![0], capacity)).toBe(750);
     expect(containerOOMScoreAdjust(p, p.spec!.containers[0], capacity)).toBe(750);
   });

@@ -30,7 +30,12 @@ metadata:
 apiVersion: v1
 `;
 
-const opts = { nodeName: 'Node-1', source: 'file' as const, origin: '/etc/kubelet.d/web.yaml', seenAt: new Date('2024-05-01T10:00:00.000Z') };
+const opts = {
+  nodeName: 'Node-1',
+  source: 'file' as const,
+  origin: '/etc/kubelet.d/web.yaml',
+  seenAt: new Date('2024-05-01T10:00:00.000Z'),
+};
 const read = (text: string): Pod => parseManifests(text, 'web.yaml')[0];
 
 // Golden values computed at commit 4e876e0, before the pod content hash was shared: a changed
@@ -123,7 +128,9 @@ describe('makeStaticPod', () => {
 
   it('leaves a suffixed name that grows too long for validation to catch', () => {
     const pod = makeStaticPod(read(yamlA.replace('name: web\n', `name: ${'w'.repeat(250)}\n`)), opts);
-    expect(validatePod(pod).map(formatFieldError)).toEqual([expect.stringMatching(/^metadata\.name: Invalid value: "w+-node-1": must be no more than 253 characters$/)]);
+    expect(validatePod(pod).map(formatFieldError)).toEqual([
+      expect.stringMatching(/^metadata\.name: Invalid value: "w+-node-1": must be no more than 253 characters$/),
+    ]);
   });
 
   it('leaves a missing name empty', () => {

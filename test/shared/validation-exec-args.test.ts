@@ -8,8 +8,13 @@ import { validatePodForNode } from '../../src/shared/validation.js';
 
 function errorsOf(container: Record<string, unknown>, list = 'containers'): string[] {
   const raw = {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' },
-    spec: { containers: [{ name: 'web', image: 'kubelet-ts/busybox:1.35' }], [list]: [{ name: 'c', image: 'kubelet-ts/busybox:1.35', ...container }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web' },
+    spec: {
+      containers: [{ name: 'web', image: 'kubelet-ts/busybox:1.35' }],
+      [list]: [{ name: 'c', image: 'kubelet-ts/busybox:1.35', ...container }],
+    },
   };
   return validatePodForNode(applyPodDefaults(raw as unknown as Pod)).map(formatFieldError);
 }
@@ -27,7 +32,9 @@ describe('validateExecArgs (MAX_ARG_STRLEN and the argv + envp total)', () => {
   });
 
   it('an env entry counts as NAME=value; a valueFrom is not counted', () => {
-    expect(errorsOf({ env: [{ name: 'BIG', value: 'v'.repeat(kMaxArgStrlenBytes - 4) }] })[0]).toMatch(/^spec\.containers\[0\]\.env\[0\]: Too long/);
+    expect(errorsOf({ env: [{ name: 'BIG', value: 'v'.repeat(kMaxArgStrlenBytes - 4) }] })[0]).toMatch(
+      /^spec\.containers\[0\]\.env\[0\]: Too long/,
+    );
     expect(errorsOf({ env: [{ name: 'BIG', value: 'v'.repeat(kMaxArgStrlenBytes - 5) }] })).toEqual([]);
     expect(errorsOf({ env: [{ name: 'F', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] })).toEqual([]);
   });

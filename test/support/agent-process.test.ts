@@ -29,13 +29,20 @@ it('an agent process the harness started is killed when the test process exits',
       '  onSpawn: (c) => { console.log(`agent ${c.pid}`); setTimeout(() => process.exit(0), 300); },',
       '}).catch(() => {});',
     ].join('\n');
-    const testProcess = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    const testProcess = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: kRepoRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     testProcess.stdout.on('data', (d) => (out += d));
     await new Promise((resolve) => testProcess.once('exit', resolve));
     agentPid = Number(/agent (\d+)/.exec(out)?.[1]);
     expect(agentPid).toBeGreaterThan(0);
-    await waitFor(() => !alive(agentPid!), { timeoutMs: 30_000, intervalMs: 100, description: `agent ${agentPid} gone after its test process exited` });
+    await waitFor(() => !alive(agentPid!), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      description: `agent ${agentPid} gone after its test process exited`,
+    });
   } finally {
     if (agentPid && alive(agentPid)) process.kill(agentPid, 'SIGKILL'); // the agent this test started, by its PID
     await rm(dir, { recursive: true, force: true });

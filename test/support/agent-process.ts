@@ -49,11 +49,16 @@ function trackChild(child: ChildProcess): void {
  */
 export async function killAgentProcesses(which: (child: ChildProcess) => boolean = () => true): Promise<void> {
   const dying = [...liveChildren].filter(which);
-  await Promise.all(dying.map((c) => new Promise<void>((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
-    c.once('exit', () => resolve());
-    c.kill('SIGKILL');
-  })));
+  await Promise.all(
+    dying.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          c.once('exit', () => resolve());
+          c.kill('SIGKILL');
+        }),
+    ),
+  );
 }
 
 /** AgentProcess: one running `kubelet-ts` agent process. */
@@ -100,32 +105,46 @@ export async function startAgentProcess(args: string[], port?: number, options: 
   if (rootArg >= 0 && !args.includes('--cni-conf-dir')) args = [...args, '--cni-conf-dir', join(args[rootArg + 1], 'cni', 'test-conf-dir')];
   args = withTestRuntime(args);
   const env = options.env ? { ...process.env, ...options.env } : process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], { cwd: kRepoRoot, stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', '--port', String(p), ...args], {
+    cwd: kRepoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
   trackChild(child);
   options.onSpawn?.(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const base = `http://127.0.0.1:${p}`;
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}: ${out.slice(-2000)}`);
-    try {
-      return (await fetch(`${base}/healthz`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` }).catch((err: unknown) => {
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}: ${out.slice(-2000)}`);
+      try {
+        return (await fetch(`${base}/healthz`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    { timeoutMs: 150_000, intervalMs: 200, description: `agent on port ${p}` },
+  ).catch((err: unknown) => {
     child.kill('SIGKILL'); // never leave a half-started agent behind
     throw err;
   });
   const rootIndex = args.lastIndexOf('--root-dir');
   const rootDir = rootIndex >= 0 ? resolve(kRepoRoot, args[rootIndex + 1]) : '/var/lib/kubelet-ts';
   return {
-    child, port: p, base, rootDir, exited,
+    child,
+    port: p,
+    base,
+    rootDir,
+    exited,
     async api(path, init) {
       const headers = new Headers(init?.headers);
-      if (!headers.has('authorization')) headers.set('authorization', `Bearer ${(await readFile(join(rootDir, 'admin.token'), 'utf8')).trim()}`);
+      if (!headers.has('authorization'))
+        headers.set('authorization', `Bearer ${(await readFile(join(rootDir, 'admin.token'), 'utf8')).trim()}`);
       return fetch(`${base}${path}`, { ...init, headers });
     },
     output: () => out,
@@ -150,7 +169,11 @@ export interface CliResult {
  */
 export function runCliProcess(args: string[], input?: string, env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', ...args], { cwd: kRepoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/index.ts', ...args], {
+      cwd: kRepoRoot,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -77,13 +77,26 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   const cniConfDir = join(base, 'cni-conf');
   await import('node:fs/promises').then((fs) => Promise.all([fs.mkdir(manifestDir), fs.mkdir(rootDir), fs.mkdir(cniConfDir)]));
   const warnings: Record<string, unknown>[] = [];
-  const capture = { write: (line: string) => { warnings.push(JSON.parse(line)); if (process.env.KUBELET_TS_TEST_LOG) process.stderr.write(line); } };
+  const capture = {
+    write: (line: string) => {
+      warnings.push(JSON.parse(line));
+      if (process.env.KUBELET_TS_TEST_LOG) process.stderr.write(line);
+    },
+  };
   const logger = pino({ level: process.env.KUBELET_TS_TEST_LOG ?? 'warn' }, capture);
   let options: AgentOptions;
   let agent: Agent;
   try {
     options = resolveAgentOptions({
-      nodeName, podManifestPath: manifestDir, rootDir, cniConfDir, port: 0, relistPeriodMs: 500, fileCheckFrequencyMs: 2_000, syncFrequencyMs: 10_000, workers: 1,
+      nodeName,
+      podManifestPath: manifestDir,
+      rootDir,
+      cniConfDir,
+      port: 0,
+      relistPeriodMs: 500,
+      fileCheckFrequencyMs: 2_000,
+      syncFrequencyMs: 10_000,
+      workers: 1,
       logLevel: process.env.KUBELET_TS_TEST_LOG ?? 'error',
       ...(ownsRuntime(overrides) ? {} : runtimeAgentOverrides()),
       ...overrides,
@@ -96,7 +109,12 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
   let adminToken: string | undefined;
   let cleaning: Promise<void> | undefined; // one cleanup at a time: a late `finally` may meet the end-of-file one
   const node: TestNode = {
-    nodeName, manifestDir, rootDir: options.rootDir, options, warnings, agent,
+    nodeName,
+    manifestDir,
+    rootDir: options.rootDir,
+    options,
+    warnings,
+    agent,
     runtime: !ownsRuntime(overrides) ? testRuntime() : 'containerRuntimeEndpoint' in overrides ? 'containerd' : 'docker',
     api(path, init) {
       const headers = new Headers(init?.headers);
@@ -124,10 +142,11 @@ export async function startTestNode(overrides: Partial<AgentOptions> = {}): Prom
       node.agent = newAgent(options, { logger });
       await node.agent.start();
     },
-    cleanup: () => (cleaning ??= cleanUpNode(node, base).finally(() => {
-      cleaning = undefined;
-      liveNodes.delete(node);
-    })),
+    cleanup: () =>
+      (cleaning ??= cleanUpNode(node, base).finally(() => {
+        cleaning = undefined;
+        liveNodes.delete(node);
+      })),
   };
   liveNodes.add(node);
   try {
@@ -153,7 +172,13 @@ function ownsRuntime(overrides: Partial<AgentOptions>): boolean {
  */
 async function cleanUpNode(node: TestNode, base: string): Promise<void> {
   const errors: unknown[] = [];
-  const step = async (fn: () => Promise<unknown>) => { try { await fn(); } catch (err) { errors.push(err); } };
+  const step = async (fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+    } catch (err) {
+      errors.push(err);
+    }
+  };
   await step(() => node.agent.stop());
   // The pods' cgroups (pod-cgroup.ts) outlive their containers when nothing deletes the pods:
   // remove them after the containers, by the UIDs on those containers.
@@ -212,10 +237,13 @@ export function useTestNodes(): (overrides?: Partial<AgentOptions>) => Promise<T
 
 /** waitForPod polls /pods until `pred` holds for the pod `<name>-<node>` and returns it. */
 export async function waitForPod(node: TestNode, name: string, pred: (pod: Pod) => boolean, timeoutMs = 90_000): Promise<Pod> {
-  return waitFor(async () => {
-    const pod = await node.pod(name);
-    return pod && pred(pod) ? pod : undefined;
-  }, { timeoutMs, intervalMs: 200, description: `pod ${name} on ${node.nodeName}` });
+  return waitFor(
+    async () => {
+      const pod = await node.pod(name);
+      return pod && pred(pod) ? pod : undefined;
+    },
+    { timeoutMs, intervalMs: 200, description: `pod ${name} on ${node.nodeName}` },
+  );
 }
 
 /** isRunningAndReady: phase Running with every container ready. */
@@ -252,11 +280,20 @@ spec:
  * an ordinary identity for the bounds that hold everyone but system:masters (stream-limits.ts).
  */
 export async function writeStreamerPolicy(path: string, group: string): Promise<void> {
-  await writeFile(path, [
-    'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRole', 'metadata: {name: streamer}',
-    'rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]', '---',
-    'apiVersion: rbac.authorization.k8s.io/v1', 'kind: ClusterRoleBinding', 'metadata: {name: streamer}',
-    `subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]`,
-    'roleRef: {kind: ClusterRole, name: streamer, apiGroup: rbac.authorization.k8s.io}', '',
-  ].join('\n'));
+  await writeFile(
+    path,
+    [
+      'apiVersion: rbac.authorization.k8s.io/v1',
+      'kind: ClusterRole',
+      'metadata: {name: streamer}',
+      'rules: [{verbs: [get, create], apiGroups: [""], resources: [nodes/proxy]}]',
+      '---',
+      'apiVersion: rbac.authorization.k8s.io/v1',
+      'kind: ClusterRoleBinding',
+      'metadata: {name: streamer}',
+      `subjects: [{kind: Group, name: ${group}, apiGroup: rbac.authorization.k8s.io}]`,
+      'roleRef: {kind: ClusterRole, name: streamer, apiGroup: rbac.authorization.k8s.io}',
+      '',
+    ].join('\n'),
+  );
 }

@@ -47,14 +47,24 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
 
   /** A busybox container config labelled with the run label. */
   function container(name: string, command: string[], more: CriInput<ContainerConfig> = {}): CriInput<ContainerConfig> {
-    return { metadata: { name, attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command, log_path: `${name}/0.log`, labels: { ...run.label }, ...more };
+    return {
+      metadata: { name, attempt: 0 },
+      image: { image: BUSYBOX_IMAGE },
+      command,
+      log_path: `${name}/0.log`,
+      labels: { ...run.label },
+      ...more,
+    };
   }
 
   async function exited(id: string): Promise<ContainerStatus> {
-    return waitFor(async () => {
-      const s = (await runtime.containerStatus(id)).status;
-      return s?.state === 'CONTAINER_EXITED' ? s : null;
-    }, { timeoutMs: 60_000, description: `container ${id} exited` });
+    return waitFor(
+      async () => {
+        const s = (await runtime.containerStatus(id)).status;
+        return s?.state === 'CONTAINER_EXITED' ? s : null;
+      },
+      { timeoutMs: 60_000, description: `container ${id} exited` },
+    );
   }
 
   it('answers Version and Status: its name, CRI v1, runtime and network ready', async () => {
@@ -63,10 +73,12 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     expect(v.runtime_version).toMatch(t.version.runtime_version);
     expect(v.runtime_api_version).toMatch(t.version.runtime_api_version);
     const conditions = (await runtime.status()).status?.conditions ?? [];
-    expect(conditions).toEqual(expect.arrayContaining([
-      expect.objectContaining({ type: 'RuntimeReady', status: true }),
-      expect.objectContaining({ type: 'NetworkReady', status: true }),
-    ]));
+    expect(conditions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'RuntimeReady', status: true }),
+        expect.objectContaining({ type: 'NetworkReady', status: true }),
+      ]),
+    );
   });
 
   it('runs a container to its end: exit code, reason, timestamps in order, its log file', async () => {
@@ -87,14 +99,30 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       expect(s.finished_at).toBeGreaterThanOrEqual(s.created_at);
       if (t.criLogFiles) {
         expect(s.log_path).toBe(join(logs, 'main/0.log'));
-        const lines = (await readFile(join(logs, 'main/0.log'), 'utf8')).trimEnd().split('\n').map((l) => kCriLogLine.exec(l));
+        const lines = (await readFile(join(logs, 'main/0.log'), 'utf8'))
+          .trimEnd()
+          .split('\n')
+          .map((l) => kCriLogLine.exec(l));
         expect(lines.every((m) => m !== null)).toBe(true);
-        expect(lines.map((m) => [m![2], m![3], m![4]])).toEqual(expect.arrayContaining([['stdout', 'F', 'to-out'], ['stderr', 'F', 'to-err']]));
+        expect(lines.map((m) => [m![2], m![3], m![4]])).toEqual(
+          expect.arrayContaining([
+            ['stdout', 'F', 'to-out'],
+            ['stderr', 'F', 'to-err'],
+          ]),
+        );
         expect(Number.isNaN(Date.parse(lines[0]![1]!))).toBe(false);
       } else {
         // Docker's json-file: one JSON object a line, the stream named.
-        const lines = (await readFile(s.log_path, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as { log: string; stream: string });
-        expect(lines.map((l) => [l.stream, l.log])).toEqual(expect.arrayContaining([['stdout', 'to-out\n'], ['stderr', 'to-err\n']]));
+        const lines = (await readFile(s.log_path, 'utf8'))
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { log: string; stream: string });
+        expect(lines.map((l) => [l.stream, l.log])).toEqual(
+          expect.arrayContaining([
+            ['stdout', 'to-out\n'],
+            ['stderr', 'to-err\n'],
+          ]),
+        );
       }
 
       const ok = await runtime.createContainer(sandbox, container('ok', ['true'], { log_path: 'ok/0.log' }), config);
@@ -105,14 +133,18 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     }
   });
 
-  it('reports a container whose start failed as exited with StartError and the runtime\'s message', async () => {
+  it("reports a container whose start failed as exited with StartError and the runtime's message", async () => {
     const config = run.sandboxConfig('starterr', await run.logDirectory());
     try {
       const sandbox = await runtime.runPodSandbox(config);
       const id = await runtime.createContainer(sandbox, container('bad', ['/no/such/binary']), config);
       await expect(runtime.startContainer(id)).rejects.toThrow(/no such file or directory|not found/i);
       const s = (await runtime.containerStatus(id)).status!;
-      expect(s).toMatchObject({ state: 'CONTAINER_EXITED', reason: 'StartError', message: expect.stringMatching(/no such file or directory|not found/i) });
+      expect(s).toMatchObject({
+        state: 'CONTAINER_EXITED',
+        reason: 'StartError',
+        message: expect.stringMatching(/no such file or directory|not found/i),
+      });
       expect(s.exit_code).toBeGreaterThan(0);
       expect(s.finished_at).toBeGreaterThanOrEqual(s.created_at);
     } finally {
@@ -129,9 +161,16 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       const ip = status.network!.ip;
       expect(ip).toMatch(t.podNetwork!.ip);
       expect(status.linux?.namespaces?.options?.network).toBe('POD');
-      const web = await runtime.createContainer(sandbox, container('web', ['sh', '-c', 'mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www']), config);
+      const web = await runtime.createContainer(
+        sandbox,
+        container('web', ['sh', '-c', 'mkdir -p /www && hostname > /www/index.html && exec httpd -f -p 8080 -h /www']),
+        config,
+      );
       await runtime.startContainer(web);
-      const body = await waitFor(async () => (await fetch(`http://${ip}:8080/`)).text(), { timeoutMs: 30_000, description: `http://${ip}:8080/` });
+      const body = await waitFor(async () => (await fetch(`http://${ip}:8080/`)).text(), {
+        timeoutMs: 30_000,
+        description: `http://${ip}:8080/`,
+      });
       expect(body.trim()).toBe('net-pod');
       // The runtime's network stays on the machine: no default route in the pod, no masquerade for its subnet.
       const routes = (await runtime.execSync(web, ['ip', '-4', 'route'], 10)).stdout.toString();
@@ -143,7 +182,7 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     }
   });
 
-  it('gives a host-network sandbox the node: no pod IP, the node\'s hostname in its containers', async () => {
+  it("gives a host-network sandbox the node: no pod IP, the node's hostname in its containers", async () => {
     const hostConfig = run.sandboxConfig('hostnet', await run.logDirectory(), {
       linux: { security_context: { namespace_options: { network: 'NODE', pid: 'POD', ipc: 'POD' } } },
     });
@@ -171,8 +210,15 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       expect((await runtime.containerStatus(id)).status?.state).toBe('CONTAINER_RUNNING');
 
       const r = await runtime.execSync(id, ['sh', '-c', 'echo out; echo err >&2; exit 7'], 10);
-      expect({ stdout: r.stdout.toString(), stderr: r.stderr.toString(), exit_code: r.exit_code }).toEqual({ stdout: 'out\n', stderr: 'err\n', exit_code: 7 });
-      const late = await runtime.execSync(id, ['sleep', '30'], 1).then(() => null, (e: unknown) => e as Error);
+      expect({ stdout: r.stdout.toString(), stderr: r.stderr.toString(), exit_code: r.exit_code }).toEqual({
+        stdout: 'out\n',
+        stderr: 'err\n',
+        exit_code: 7,
+      });
+      const late = await runtime.execSync(id, ['sleep', '30'], 1).then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
       expect(late?.message).toBe('ExecSync: command "sleep 30" timed out after 1s');
       expect(isCommandTimeout(late)).toBe(true);
 
@@ -194,7 +240,10 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       expect(s).toMatchObject({ state: 'CONTAINER_EXITED', exit_code: 137 });
       await runtime.stopContainer(id, 1); // stopping a stopped container succeeds
       await runtime.removeContainer(id);
-      const gone = await runtime.containerStatus(id).then(() => 'still there', (err: unknown) => err);
+      const gone = await runtime.containerStatus(id).then(
+        () => 'still there',
+        (err: unknown) => err,
+      );
       expect(isNotFound(gone)).toBe(true);
       if (t.grpcErrors) expect((gone as Error).message).toMatch(/^ContainerStatus: rpc error: code = NotFound desc = /);
       await runtime.removeContainer(id); // removing one already gone succeeds
@@ -202,7 +251,14 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       await runtime.stopPodSandbox(sandbox);
       expect((await runtime.podSandboxStatus(sandbox)).status?.state).toBe('SANDBOX_NOTREADY');
       await runtime.removePodSandbox(sandbox);
-      expect(isNotFound(await runtime.podSandboxStatus(sandbox).then(() => 'still there', (err: unknown) => err))).toBe(true);
+      expect(
+        isNotFound(
+          await runtime.podSandboxStatus(sandbox).then(
+            () => 'still there',
+            (err: unknown) => err,
+          ),
+        ),
+      ).toBe(true);
     } finally {
       await run.cleanup();
     }
@@ -210,11 +266,20 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
 
   it('lists sandboxes and containers by label, sandbox and state, and reports their stats', async () => {
     // The kubelet always gives a pod cgroup; containerd 1.6 has no sandbox stats without one.
-    const a = run.sandboxConfig('list-a', await run.logDirectory(), { labels: { which: 'a' }, linux: { cgroup_parent: '/kubelet-ts-cri-test' } });
+    const a = run.sandboxConfig('list-a', await run.logDirectory(), {
+      labels: { which: 'a' },
+      linux: { cgroup_parent: '/kubelet-ts-cri-test' },
+    });
     const b = run.sandboxConfig('list-b', await run.logDirectory(), { labels: { which: 'b' } });
     try {
       const [sa, sb] = [await runtime.runPodSandbox(a), await runtime.runPodSandbox(b)];
-      const ca = await runtime.createContainer(sa, container('a', ['sh', '-c', 'x=; while :; do x="$x.."; [ ${#x} -gt 100000 ] && x=; done'], { labels: { ...run.label, which: 'a' } }), a);
+      const ca = await runtime.createContainer(
+        sa,
+        container('a', ['sh', '-c', 'x=; while :; do x="$x.."; [ ${#x} -gt 100000 ] && x=; done'], {
+          labels: { ...run.label, which: 'a' },
+        }),
+        a,
+      );
       const cb = await runtime.createContainer(sb, container('b', ['sleep', '3600'], { labels: { ...run.label, which: 'b' } }), b);
       await runtime.startContainer(ca);
 
@@ -229,10 +294,13 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
       const running = await runtime.listContainers({ label_selector: run.label, state: { state: 'CONTAINER_RUNNING' } });
       expect(running.map((c) => [c.id, c.state, c.pod_sandbox_id])).toEqual([[ca, 'CONTAINER_RUNNING', sa]]);
 
-      const stats = await waitFor(async () => {
-        const st = await runtime.containerStats(ca);
-        return (st?.cpu?.usage_core_nano_seconds?.value ?? 0) > 0 && (st?.memory?.working_set_bytes?.value ?? 0) > 0 ? st : null;
-      }, { timeoutMs: 30_000, description: 'CPU and memory stats of the busy container' });
+      const stats = await waitFor(
+        async () => {
+          const st = await runtime.containerStats(ca);
+          return (st?.cpu?.usage_core_nano_seconds?.value ?? 0) > 0 && (st?.memory?.working_set_bytes?.value ?? 0) > 0 ? st : null;
+        },
+        { timeoutMs: 30_000, description: 'CPU and memory stats of the busy container' },
+      );
       expect(stats.attributes).toMatchObject({ id: ca, metadata: { name: 'a' } });
       const listed = await runtime.listContainerStats({ label_selector: { ...run.label, which: 'a' } });
       expect(listed.map((s) => s.attributes?.id)).toEqual([ca]);
@@ -250,7 +318,7 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     }
   });
 
-  it('updates a running container\'s resources (memory, CPU shares) and answers them in its status', async () => {
+  it("updates a running container's resources (memory, CPU shares) and answers them in its status", async () => {
     const config = run.sandboxConfig('update', await run.logDirectory());
     try {
       const sandbox = await runtime.runPodSandbox(config);
@@ -264,50 +332,72 @@ export function runtimeServiceContract(run: CriRun, t: CriTraits): void {
     }
   });
 
-  it.skipIf(!t.criLogFiles)('reopens a container\'s log after the file was moved away', async () => {
+  it.skipIf(!t.criLogFiles)("reopens a container's log after the file was moved away", async () => {
     const logs = await run.logDirectory();
     const config = run.sandboxConfig('reopen', logs);
     try {
       const sandbox = await runtime.runPodSandbox(config);
-      const id = await runtime.createContainer(sandbox, container('ticker', ['sh', '-c', 'i=0; while :; do echo tick$i; i=$((i+1)); sleep 0.2; done']), config);
+      const id = await runtime.createContainer(
+        sandbox,
+        container('ticker', ['sh', '-c', 'i=0; while :; do echo tick$i; i=$((i+1)); sleep 0.2; done']),
+        config,
+      );
       await runtime.startContainer(id);
       const log = join(logs, 'ticker/0.log');
       await waitFor(async () => (await readFile(log, 'utf8')).includes('tick1'), { description: 'the first ticks in the log' });
       await rename(log, `${log}.1`);
       await runtime.reopenContainerLog(id);
-      const fresh = await waitFor(async () => {
-        const text = await readFile(log, 'utf8');
-        return text.includes(' stdout F tick') ? text : null;
-      }, { timeoutMs: 20_000, description: 'new lines in the reopened log file' });
+      const fresh = await waitFor(
+        async () => {
+          const text = await readFile(log, 'utf8');
+          return text.includes(' stdout F tick') ? text : null;
+        },
+        { timeoutMs: 20_000, description: 'new lines in the reopened log file' },
+      );
       expect(fresh.split('\n')[0]).toMatch(kCriLogLine);
     } finally {
       await run.cleanup();
     }
   });
 
-  it.skipIf(!t.streamingServer)('serves an exec on the streaming URL it answers (WebSocket, v4.channel.k8s.io): output and exit code', async () => {
-    const config = run.sandboxConfig('stream', await run.logDirectory());
-    try {
-      const sandbox = await runtime.runPodSandbox(config);
-      const id = await runtime.createContainer(sandbox, container('main', ['sleep', '3600']), config);
-      await runtime.startContainer(id);
-      const { url } = await runtime.exec({ container_id: id, cmd: ['sh', '-c', 'echo from-exec; echo oops >&2; exit 4'], stdout: true, stderr: true });
-      // The remotecommand WebSocket protocol: each frame's first byte is its channel (1 stdout, 2 stderr, 3 the Status).
-      const frames = new Map<number, string>();
-      const ws = new WebSocket(url.replace(/^http/, 'ws'), ['v4.channel.k8s.io']);
+  it.skipIf(!t.streamingServer)(
+    'serves an exec on the streaming URL it answers (WebSocket, v4.channel.k8s.io): output and exit code',
+    async () => {
+      const config = run.sandboxConfig('stream', await run.logDirectory());
       try {
-        ws.on('message', (d: Buffer) => frames.set(d[0]!, (frames.get(d[0]!) ?? '') + d.subarray(1).toString()));
-        await new Promise<void>((resolve, reject) => { ws.on('close', () => resolve()); ws.on('error', reject); });
+        const sandbox = await runtime.runPodSandbox(config);
+        const id = await runtime.createContainer(sandbox, container('main', ['sleep', '3600']), config);
+        await runtime.startContainer(id);
+        const { url } = await runtime.exec({
+          container_id: id,
+          cmd: ['sh', '-c', 'echo from-exec; echo oops >&2; exit 4'],
+          stdout: true,
+          stderr: true,
+        });
+        // The remotecommand WebSocket protocol: each frame's first byte is its channel (1 stdout, 2 stderr, 3 the Status).
+        const frames = new Map<number, string>();
+        const ws = new WebSocket(url.replace(/^http/, 'ws'), ['v4.channel.k8s.io']);
+        try {
+          ws.on('message', (d: Buffer) => frames.set(d[0]!, (frames.get(d[0]!) ?? '') + d.subarray(1).toString()));
+          await new Promise<void>((resolve, reject) => {
+            ws.on('close', () => resolve());
+            ws.on('error', reject);
+          });
+        } finally {
+          ws.terminate();
+        }
+        expect(frames.get(1)).toBe('from-exec\n');
+        expect(frames.get(2)).toBe('oops\n');
+        expect(JSON.parse(frames.get(3)!)).toMatchObject({
+          status: 'Failure',
+          reason: 'NonZeroExitCode',
+          details: { causes: [{ reason: 'ExitCode', message: '4' }] },
+        });
       } finally {
-        ws.terminate();
+        await run.cleanup();
       }
-      expect(frames.get(1)).toBe('from-exec\n');
-      expect(frames.get(2)).toBe('oops\n');
-      expect(JSON.parse(frames.get(3)!)).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '4' }] } });
-    } finally {
-      await run.cleanup();
-    }
-  });
+    },
+  );
 }
 
 /**
@@ -358,7 +448,10 @@ export function imageServiceContract(run: CriRun, t: CriTraits, registries: Reco
     const user = { username: registries!.KUBELET_TS_REGISTRY_USER!, password: registries!.KUBELET_TS_REGISTRY_PASSWORD! };
     const pushed = await pushVariantImage(registries!.KUBELET_TS_REGISTRY_AUTH!, run.label, user);
     try {
-      const refused = await images.pullImage({ image: pushed.ref }).then(() => 'pulled', (err: unknown) => err as Error & { code?: string });
+      const refused = await images.pullImage({ image: pushed.ref }).then(
+        () => 'pulled',
+        (err: unknown) => err as Error & { code?: string },
+      );
       expect(refused).toBeInstanceOf(Error);
       expect((refused as Error & { code: string }).code).toBe('ERR_RUNTIME');
       expect((refused as Error).message).toMatch(t.unauthorizedPull);
@@ -369,7 +462,10 @@ export function imageServiceContract(run: CriRun, t: CriTraits, registries: Reco
   });
 
   it('answers NotFound for a sandbox it does not know', async () => {
-    const err = await run.runtime.podSandboxStatus('no-such-sandbox').then(() => null, (e: unknown) => e as Error);
+    const err = await run.runtime.podSandboxStatus('no-such-sandbox').then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
     expect(isNotFound(err)).toBe(true);
     if (t.grpcErrors) expect(err!.message).toMatch(/^PodSandboxStatus: rpc error: code = NotFound desc = /);
   });

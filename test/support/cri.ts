@@ -17,7 +17,9 @@ import type { CriInput, PodSandboxConfig } from '../../src/workers/runtime/cri/t
 export function readRunEnv(name: string): Record<string, string> | null {
   const file = join(import.meta.dirname, `../../.run/${name}.env`);
   if (!existsSync(file)) return null;
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('='));
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('='));
   return Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
@@ -37,14 +39,19 @@ function isSocket(path: string): boolean {
  */
 export function criEndpointOrSkip(): string | null {
   const endpoint = process.env.KUBELET_TS_CRI_ENDPOINT || (readRunEnv('containerd')?.KUBELET_TS_CRI_ENDPOINT ?? null);
-  const problem = endpoint === null
-    ? 'no .run/containerd.env (tools/lib/containerd.sh up writes it)'
-    : !isSocket(endpoint.replace(/^unix:\/\//, '')) ? `no socket at ${endpoint}` : undefined;
+  const problem =
+    endpoint === null
+      ? 'no .run/containerd.env (tools/lib/containerd.sh up writes it)'
+      : !isSocket(endpoint.replace(/^unix:\/\//, ''))
+        ? `no socket at ${endpoint}`
+        : undefined;
   if (problem === undefined) return endpoint;
   if (process.env.KUBELET_TS_REQUIRE_CRI === '1') {
     throw new Error(`containerd (CRI) is required (KUBELET_TS_REQUIRE_CRI=1) but not usable: ${problem}; run tools/lib/containerd.sh up`);
   }
-  process.stderr.write(`[cri] containerd (CRI) not available (${problem}); the CRI suites are skipped. Start it with tools/lib/containerd.sh up.\n`);
+  process.stderr.write(
+    `[cri] containerd (CRI) not available (${problem}); the CRI suites are skipped. Start it with tools/lib/containerd.sh up.\n`,
+  );
   return null;
 }
 
@@ -82,7 +89,12 @@ export function useCriRun(endpoint: string | null): CriRun {
  * registers the afterAll of useCriRun (cleanup by the run label, log directories removed, both
  * services closed, then `afterCleanup` if given). Inactive (a skipped block): no hook.
  */
-export function useServiceRun(runtime: RuntimeService, images: ImageManagerService, active: boolean, afterCleanup?: (label: Record<string, string>) => Promise<unknown>): CriRun {
+export function useServiceRun(
+  runtime: RuntimeService,
+  images: ImageManagerService,
+  active: boolean,
+  afterCleanup?: (label: Record<string, string>) => Promise<unknown>,
+): CriRun {
   const label = { 'kubelet-ts.test-run': `cri-${randomBytes(6).toString('hex')}` };
   const dirs: string[] = [];
   const run: CriRun = {
@@ -140,27 +152,47 @@ export interface RegistryImage {
  * removes every reference of an image ID: pulling and removing the plain test image would take
  * docker.io/kubelet-ts/busybox:1.35 out of the runtime too. Speaks the registry's HTTP API (v2).
  */
-export async function pushVariantImage(registry: string, label: Record<string, string>, auth?: { username: string; password: string }): Promise<RegistryImage> {
+export async function pushVariantImage(
+  registry: string,
+  label: Record<string, string>,
+  auth?: { username: string; password: string },
+): Promise<RegistryImage> {
   const base = `http://${registry}/v2/kubelet-ts/busybox`;
-  const headers: Record<string, string> = auth ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` } : {};
+  const headers: Record<string, string> = auth
+    ? { authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` }
+    : {};
   const kManifest = 'application/vnd.docker.distribution.manifest.v2+json';
   const ok = async (res: Response, what: string): Promise<Response> => {
     if (!res.ok) throw new Error(`${what}: HTTP ${res.status} ${await res.text()}`);
     return res;
   };
-  const manifest = await (await ok(await fetch(`${base}/manifests/1.35`, { headers: { ...headers, accept: kManifest } }), 'GET manifest')).json() as {
+  const manifest = (await (
+    await ok(await fetch(`${base}/manifests/1.35`, { headers: { ...headers, accept: kManifest } }), 'GET manifest')
+  ).json()) as {
     config: { digest: string; size: number };
   };
-  const config = await (await ok(await fetch(`${base}/blobs/${manifest.config.digest}`, { headers }), 'GET config')).json() as { config?: { Labels?: Record<string, string> | null } };
+  const config = (await (await ok(await fetch(`${base}/blobs/${manifest.config.digest}`, { headers }), 'GET config')).json()) as {
+    config?: { Labels?: Record<string, string> | null };
+  };
   config.config = { ...config.config, Labels: { ...(config.config?.Labels ?? {}), ...label } };
   const body = Buffer.from(JSON.stringify(config));
   const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
   const upload = await ok(await fetch(`${base}/blobs/uploads/`, { method: 'POST', headers }), 'POST upload');
   const location = new URL(upload.headers.get('location') ?? '', `http://${registry}`);
   location.searchParams.set('digest', digest);
-  await ok(await fetch(location, { method: 'PUT', headers: { ...headers, 'content-type': 'application/octet-stream' }, body }), 'PUT config');
+  await ok(
+    await fetch(location, { method: 'PUT', headers: { ...headers, 'content-type': 'application/octet-stream' }, body }),
+    'PUT config',
+  );
   const tag = `cri-${randomBytes(4).toString('hex')}`;
   const next = { ...manifest, config: { ...manifest.config, digest, size: body.length } };
-  await ok(await fetch(`${base}/manifests/${tag}`, { method: 'PUT', headers: { ...headers, 'content-type': kManifest }, body: JSON.stringify(next) }), 'PUT manifest');
+  await ok(
+    await fetch(`${base}/manifests/${tag}`, {
+      method: 'PUT',
+      headers: { ...headers, 'content-type': kManifest },
+      body: JSON.stringify(next),
+    }),
+    'PUT manifest',
+  );
   return { ref: `${registry}/kubelet-ts/busybox:${tag}`, id: digest };
 }

@@ -47,14 +47,20 @@ export function recordPage(page: Page): PageLog {
  * @throws Error naming the status line, whether the page's modules ran, and the page log.
  */
 export async function waitForLive(page: Page, log: PageLog, timeoutMs = 60_000): Promise<void> {
-  await page.locator('#conn[data-state="live"]').waitFor({ timeout: timeoutMs }).catch(async (err: unknown) => {
-    const conn = await page.locator('#conn').textContent().catch(() => '?');
-    const ran = await page.evaluate(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard).catch(() => '?');
-    throw new Error(
-      `the dashboard's watch never went live (status line: ${JSON.stringify(conn)}; app.js ran: ${ran === 'object'}; page log:\n${log.lines.join('\n') || '(empty)'})`,
-      { cause: err },
-    );
-  });
+  await page
+    .locator('#conn[data-state="live"]')
+    .waitFor({ timeout: timeoutMs })
+    .catch(async (err: unknown) => {
+      const conn = await page
+        .locator('#conn')
+        .textContent()
+        .catch(() => '?');
+      const ran = await page.evaluate(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard).catch(() => '?');
+      throw new Error(
+        `the dashboard's watch never went live (status line: ${JSON.stringify(conn)}; app.js ran: ${ran === 'object'}; page log:\n${log.lines.join('\n') || '(empty)'})`,
+        { cause: err },
+      );
+    });
 }
 
 /** How many times loadDashboard loads the page before it gives up on its modules. */
@@ -83,7 +89,14 @@ export async function loadDashboard(page: Page, url: string, log: PageLog): Prom
     try {
       response = await page.goto(url);
       // Module scripts run before the load event; waiting a little more costs nothing when they did.
-      const ran = await page.waitForFunction(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard === 'object', undefined, { timeout: kModulesWaitMs }).then(() => true, () => false);
+      const ran = await page
+        .waitForFunction(() => typeof (window as { kubeletTsDashboard?: unknown }).kubeletTsDashboard === 'object', undefined, {
+          timeout: kModulesWaitMs,
+        })
+        .then(
+          () => true,
+          () => false,
+        );
       if (ran) return response;
       note(`load ${attempt}: the page's modules did not run`);
     } catch (err) {

@@ -14,23 +14,30 @@ export interface DockerProxy {
 export async function dockerProxy(path: string): Promise<DockerProxy> {
   let server: Server | null = null;
   const sockets = new Set<Socket>();
-  const open = () => new Promise<void>((resolve) => {
-    server = createServer((client) => {
-      const upstream = createConnection(DOCKER_SOCKET);
-      sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
+  const open = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = createConnection(DOCKER_SOCKET);
+        sockets.add(client).add(upstream);
+        client.pipe(upstream).pipe(client);
+        const drop = () => {
+          client.destroy();
+          upstream.destroy();
+          sockets.delete(client);
+          sockets.delete(upstream);
+        };
+        client.on('error', drop).on('close', drop);
+        upstream.on('error', drop).on('close', drop);
+      });
+      server.listen(path, resolve);
     });
-    server.listen(path, resolve);
-  });
-  const cut = () => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    if (server) server.close(() => resolve());
-    else resolve();
-    server = null;
-  });
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      if (server) server.close(() => resolve());
+      else resolve();
+      server = null;
+    });
   await open();
   return { open, cut };
 }

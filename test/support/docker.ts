@@ -25,7 +25,9 @@ export const docker = new Docker({ socketPath: DOCKER_SOCKET });
  * @throws Error when the pod has no running container of that name.
  */
 export async function execInPod(uid: string, container: string, cmd: string[]): Promise<string> {
-  const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, `io.kubernetes.container.name=${container}`], status: ['running'] } });
+  const [c] = await docker.listContainers({
+    filters: { label: [`io.kubernetes.pod.uid=${uid}`, `io.kubernetes.container.name=${container}`], status: ['running'] },
+  });
   if (!c) throw new Error(`pod ${uid} has no running container ${container}`);
   const exec = await docker.getContainer(c.Id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({ hijack: true, stdin: false });
@@ -33,7 +35,11 @@ export async function execInPod(uid: string, container: string, cmd: string[]): 
   const chunks: Buffer[] = [];
   out.on('data', (b: Buffer) => chunks.push(b));
   docker.modem.demuxStream(stream, out, out);
-  await new Promise<void>((resolve, reject) => { stream.on('end', resolve); stream.on('close', resolve); stream.on('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+    stream.on('error', reject);
+  });
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -81,7 +87,9 @@ export async function dockerProblem(timeoutMs = 5000): Promise<string | undefine
  */
 export async function removeLabeledContainers(labelKey: string, value: string): Promise<number> {
   if (typeof labelKey !== 'string' || labelKey === '' || labelKey.includes('=')) {
-    throw new Error(`removeLabeledContainers: parameter labelKey must be a non-empty label key without "=", got ${JSON.stringify(labelKey)}`);
+    throw new Error(
+      `removeLabeledContainers: parameter labelKey must be a non-empty label key without "=", got ${JSON.stringify(labelKey)}`,
+    );
   }
   if (typeof value !== 'string') {
     throw new Error(`removeLabeledContainers: parameter value must be a string, got ${typeof value}`);
@@ -128,7 +136,10 @@ export type Ready<T> = Exclude<T, false | null | undefined>;
 export async function waitFor<T>(fn: () => T | Promise<T>, options: WaitForOptions = {}): Promise<Ready<T>> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const intervalMs = options.intervalMs ?? 100;
-  for (const [name, v] of [['timeoutMs', timeoutMs], ['intervalMs', intervalMs]] as const) {
+  for (const [name, v] of [
+    ['timeoutMs', timeoutMs],
+    ['intervalMs', intervalMs],
+  ] as const) {
     if (!Number.isFinite(v) || v < 0) throw new Error(`waitFor: option ${name} must be a finite number >= 0 (milliseconds), got ${v}`);
   }
   const what = options.description ?? (fn.name || 'condition');
@@ -167,6 +178,7 @@ function errorMessage(err: unknown): string {
  * (this project's CI machine) the kernel refuses any value below the agent's own, and the agent
  * raises -997/-998 to it (pod-sandbox.ts oomScoreAdjFloor); with it, -1000.
  */
-export const kOomFloor = ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 24n) & 1n) === 1n
-  ? -1000
-  : Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim());
+export const kOomFloor =
+  ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 24n) & 1n) === 1n
+    ? -1000
+    : Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim());

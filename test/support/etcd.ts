@@ -24,7 +24,12 @@ export interface EtcdEndpoints {
 
 function readEnv(): EtcdEndpoints | undefined {
   if (!existsSync(kEnvFile)) return undefined;
-  const env = Object.fromEntries(readFileSync(kEnvFile, 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+  const env = Object.fromEntries(
+    readFileSync(kEnvFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
   if (!env.KUBELET_TS_ETCD_SINGLE || !env.KUBELET_TS_ETCD_CLUSTER) return undefined;
   return { single: env.KUBELET_TS_ETCD_SINGLE, cluster: env.KUBELET_TS_ETCD_CLUSTER.split(',') };
 }
@@ -46,7 +51,10 @@ export function etcdEndpoints(): EtcdEndpoints {
  * SIGKILL when `kill` is true. Throws when tools/lib/etcd.sh fails (an unknown name, for one).
  */
 export function stopMember(name: string, kill = false): void {
-  execFileSync('bash', [kScript, 'stop-member', name, ...(kill ? ['--kill'] : [])], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 30_000 });
+  execFileSync('bash', [kScript, 'stop-member', name, ...(kill ? ['--kill'] : [])], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 30_000,
+  });
 }
 
 /** startMember starts a member stopped by {@link stopMember} again on its data directory; throws as stopMember does. */
@@ -72,25 +80,36 @@ export async function startProxy(target: string): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
-  const listen = () => new Promise<void>((resolve, reject) => {
-    const s = createServer((client) => {
-      const upstream = connect(Number(t.port), t.hostname);
-      sockets.add(client).add(upstream);
-      const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
-      client.on('error', drop).on('close', drop);
-      upstream.on('error', drop).on('close', drop);
-      client.pipe(upstream).pipe(client);
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const s = createServer((client) => {
+        const upstream = connect(Number(t.port), t.hostname);
+        sockets.add(client).add(upstream);
+        const drop = () => {
+          client.destroy();
+          upstream.destroy();
+          sockets.delete(client);
+          sockets.delete(upstream);
+        };
+        client.on('error', drop).on('close', drop);
+        upstream.on('error', drop).on('close', drop);
+        client.pipe(upstream).pipe(client);
+      });
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => {
+        server = s;
+        port = (s.address() as { port: number }).port;
+        resolve();
+      });
     });
-    s.once('error', reject);
-    s.listen(port, '127.0.0.1', () => { server = s; port = (s.address() as { port: number }).port; resolve(); });
-  });
-  const stop = () => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    sockets.clear();
-    if (!server) return resolve();
-    server.close(() => resolve());
-    server = undefined;
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server = undefined;
+    });
   await listen();
   return { url: `http://127.0.0.1:${port}`, cut: stop, restore: listen, close: stop };
 }

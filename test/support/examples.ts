@@ -69,7 +69,8 @@ export function readExample(dir: string, path: string): ExampleFile {
     documents.push(value);
     texts.push(doc.toString());
   }
-  const needs = [...text.matchAll(/^# needs: (.+)$/gm)].flatMap((m) => m[1].split(/\s+/).filter((w) => w.endsWith('.yaml')))
+  const needs = [...text.matchAll(/^# needs: (.+)$/gm)]
+    .flatMap((m) => m[1].split(/\s+/).filter((w) => w.endsWith('.yaml')))
     .map((n) => relative(dir, join(dir, dirname(path), n)));
   return { path, documents, texts, needs };
 }
@@ -85,7 +86,12 @@ export function isPodDocument(d: ExampleObject): boolean {
  * a pod name (`dapi-test-pod`, `nginx`, `volume-test`, `security-context-demo`, ...).
  */
 export function exampleNamespace(path: string): string {
-  const base = path.replace(/\.yaml$/, '').split('/').at(-1)!.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+  const base = path
+    .replace(/\.yaml$/, '')
+    .split('/')
+    .at(-1)!
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-');
   return `ex-${base}`.slice(0, 63).replace(/-+$/, '');
 }
 
@@ -96,9 +102,11 @@ export function exampleNamespace(path: string): string {
  */
 export function applyBody(file: ExampleFile, namespace: string): string {
   const needs = file.needs.map((n) => readExample(kDocsExamplesDir, n).documents).flat();
-  return [...needs, ...file.documents].map((d) => {
-    const metadata = { ...(d.metadata ?? {}) };
-    metadata.namespace ??= namespace;
-    return stringify({ ...d, metadata });
-  }).join('---\n');
+  return [...needs, ...file.documents]
+    .map((d) => {
+      const metadata = { ...(d.metadata ?? {}) };
+      metadata.namespace ??= namespace;
+      return stringify({ ...d, metadata });
+    })
+    .join('---\n');
 }

@@ -27,7 +27,9 @@ export interface FakeSession {
 export function fakePortForwardHost(): { host: AgentHost; sessions: FakeSession[] } {
   const sessions: FakeSession[] = [];
   const host: AgentHost = {
-    listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
+    listPods: () => [],
+    getPod: () => undefined,
+    healthz: () => ({ ok: true, checks: [] }),
     portForwardTarget: (_ns, pod) => {
       if (pod !== 'web') throw Object.assign(new Error('pod does not exist'), { code: 'ERR_NOT_FOUND' });
       return { podUid: 'uid-1', sandboxId: 'sb1', reach: { kind: 'direct', host: '127.0.0.1' } };
@@ -36,22 +38,37 @@ export function fakePortForwardHost(): { host: AgentHost; sessions: FakeSession[
       let onData: ((c: Uint8Array) => void) | undefined;
       let onEnd: ((e?: string) => void) | undefined;
       const f: FakeSession = {
-        spec, written: [], acked: 0, halfClosed: false, closed: false, refuseWrites: false,
+        spec,
+        written: [],
+        acked: 0,
+        halfClosed: false,
+        closed: false,
+        refuseWrites: false,
         push: (b) => onData?.(new Uint8Array(b)),
         end: (e) => onEnd?.(e),
       };
       sessions.push(f);
       const s: PortForwardSession = {
-        onData: (fn) => { onData = fn; },
-        onEnd: (fn) => { onEnd = fn; },
+        onData: (fn) => {
+          onData = fn;
+        },
+        onEnd: (fn) => {
+          onEnd = fn;
+        },
         write: (c) => {
           if (f.refuseWrites) return false;
           f.written.push(Buffer.from(c));
           return true;
         },
-        ack: (n) => { f.acked += n; },
-        closeWrite: () => { f.halfClosed = true; },
-        close: () => { f.closed = true; },
+        ack: (n) => {
+          f.acked += n;
+        },
+        closeWrite: () => {
+          f.halfClosed = true;
+        },
+        close: () => {
+          f.closed = true;
+        },
       };
       return s;
     },

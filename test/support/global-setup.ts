@@ -30,6 +30,7 @@ export default async function setup(project: TestProject): Promise<void> {
   project.provide('dockerAvailable', problem === undefined);
   if ((project.config.env?.KUBELET_TS_TEST_RUNTIME || process.env.KUBELET_TS_TEST_RUNTIME) === 'containerd') {
     const socket = containerdEndpoint().replace(/^unix:\/\//, '');
-    if (!existsSync(socket)) throw new Error(`the ${project.name} project runs on containerd but ${socket} does not exist: run tools/lib/containerd.sh up`);
+    if (!existsSync(socket))
+      throw new Error(`the ${project.name} project runs on containerd but ${socket} does not exist: run tools/lib/containerd.sh up`);
   }
 }

@@ -40,7 +40,9 @@ function healthService(): grpc.ServiceDefinition {
  * startHealthServer serves Health/Check on `host`:`port` (0: any free port) with `state`'s
  * statuses; `health: false` serves no service at all (every call is UNIMPLEMENTED).
  */
-export async function startHealthServer(opts: { host?: string; port?: number; health?: boolean; statuses?: Record<string, string> } = {}): Promise<HealthServer> {
+export async function startHealthServer(
+  opts: { host?: string; port?: number; health?: boolean; statuses?: Record<string, string> } = {},
+): Promise<HealthServer> {
   const state: HealthState = { statuses: new Map(Object.entries(opts.statuses ?? { '': 'SERVING' })), delayMs: 0, seen: [] };
   const server = new grpc.Server();
   if (opts.health !== false) {
@@ -63,14 +65,17 @@ export async function startHealthServer(opts: { host?: string; port?: number; he
   }
   const host = opts.host ?? '127.0.0.1';
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+    server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${opts.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    );
   });
   return Object.assign(state, {
     port,
-    stop: () => new Promise<void>((resolve) => {
-      server.forceShutdown();
-      resolve();
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.forceShutdown();
+        resolve();
+      }),
   });
 }
 
@@ -97,14 +102,15 @@ export async function spawnHealthServer(prefix: string[], host: string, port: nu
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   lines.on('line', (l) => waiters.shift()?.(l));
-  const next = () => new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`health server did not answer; stderr: ${stderr}`)), 30_000);
-    waiters.push((l) => {
-      clearTimeout(t);
-      resolve(l);
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`health server did not answer; stderr: ${stderr}`)), 30_000);
+      waiters.push((l) => {
+        clearTimeout(t);
+        resolve(l);
+      });
+      child.once('exit', (code) => reject(new Error(`health server exited ${code}; stderr: ${stderr}`)));
     });
-    child.once('exit', (code) => reject(new Error(`health server exited ${code}; stderr: ${stderr}`)));
-  });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -118,7 +124,9 @@ export async function spawnHealthServer(prefix: string[], host: string, port: nu
     const m = /^listening (\d+)$/.exec(first);
     if (!m) throw new Error(`health server said ${JSON.stringify(first)}; stderr: ${stderr}`);
     return {
-      port: Number(m[1]), child, stop,
+      port: Number(m[1]),
+      child,
+      stop,
       async set(service, status) {
         const ok = next();
         child.stdin!.write(`set ${service || '-'} ${status}\n`);

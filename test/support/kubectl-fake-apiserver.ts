@@ -14,7 +14,13 @@ import { openApi } from '../../src/server/kube-api/openapi.js';
 import { patchPod } from '../../src/server/kube-api/patch.js';
 
 /** One request the fake apiserver received. */
-export interface RecordedRequest { method: string; url: string; contentType: string; accept: string; body: string }
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  contentType: string;
+  accept: string;
+  body: string;
+}
 
 /** A running fake apiserver: its URL, the Pods it holds (by `namespace/name`) and the requests it got. */
 export interface FakeApiServer {
@@ -24,7 +30,15 @@ export interface FakeApiServer {
   close(): Promise<void>;
 }
 
-const kCodeByReason: Record<string, number> = { BadRequest: 400, NotFound: 404, Conflict: 409, Invalid: 422, UnsupportedMediaType: 415, NotAcceptable: 406, Forbidden: 403 };
+const kCodeByReason: Record<string, number> = {
+  BadRequest: 400,
+  NotFound: 404,
+  Conflict: 409,
+  Invalid: 422,
+  UnsupportedMediaType: 415,
+  NotAcceptable: 406,
+  Forbidden: 403,
+};
 
 function send(res: ServerResponse, code: number, body: unknown, type = 'application/json'): void {
   const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
@@ -37,7 +51,12 @@ function status(res: ServerResponse, code: number, reason: string, message: stri
 }
 
 const kPodResource = {
-  name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', shortNames: ['po'], categories: ['all'],
+  name: 'pods',
+  singularName: 'pod',
+  namespaced: true,
+  kind: 'Pod',
+  shortNames: ['po'],
+  categories: ['all'],
   verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
 };
 
@@ -51,7 +70,13 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', contentType: String(req.headers['content-type'] ?? ''), accept: String(req.headers.accept ?? ''), body };
+      const rec: RecordedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        contentType: String(req.headers['content-type'] ?? ''),
+        accept: String(req.headers.accept ?? ''),
+        body,
+      };
       requests.push(rec);
       try {
         handle(rec, res);
@@ -65,7 +90,12 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
     const u = new URL(r.url, 'http://127.0.0.1');
     const p = u.pathname;
     if (p === '/version') return send(res, 200, { major: '1', minor: '32', gitVersion: 'v1.32.0', platform: 'linux/amd64' });
-    if (p === '/api') return send(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: u.host }] });
+    if (p === '/api')
+      return send(res, 200, {
+        kind: 'APIVersions',
+        versions: ['v1'],
+        serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: u.host }],
+      });
     if (p === '/apis') return send(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
     if (p === '/api/v1') return send(res, 200, { kind: 'APIResourceList', groupVersion: 'v1', resources: [kPodResource] });
     const doc = openApi(r.url, r.accept);
@@ -76,7 +106,8 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
     const strict = u.searchParams.get('fieldValidation') === 'Strict';
     const refuseUnknown = (obj: unknown): boolean => {
       const unknown = strict ? unknownFields(obj, 'Pod') : [];
-      if (unknown.length > 0) status(res, 400, 'BadRequest', `Pod in version "v1" cannot be handled as a Pod: ${strictDecodingMessage(unknown)}`);
+      if (unknown.length > 0)
+        status(res, 400, 'BadRequest', `Pod in version "v1" cannot be handled as a Pod: ${strictDecodingMessage(unknown)}`);
       return unknown.length > 0;
     };
     if (name === undefined && r.method === 'POST') {
@@ -88,14 +119,18 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
       pods.set(key, stored);
       return send(res, 201, stored);
     }
-    if (name === undefined) return send(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: String(rv) }, items: [...pods.values()] });
+    if (name === undefined)
+      return send(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: String(rv) }, items: [...pods.values()] });
     const key = `${ns}/${name}`;
     const cur = pods.get(key);
     if (cur === undefined) return status(res, 404, 'NotFound', `pods "${name}" not found`);
     if (r.method === 'GET') return send(res, 200, cur);
     if (r.method === 'PATCH') {
       const force = u.searchParams.get('force');
-      const next = patchPod(cur, r.contentType, r.body, { fieldManager: u.searchParams.get('fieldManager') ?? undefined, force: force === 'true' });
+      const next = patchPod(cur, r.contentType, r.body, {
+        fieldManager: u.searchParams.get('fieldManager') ?? undefined,
+        force: force === 'true',
+      });
       if (refuseUnknown(next)) return;
       next.metadata = { ...next.metadata, resourceVersion: String(++rv) };
       pods.set(key, next);
@@ -109,6 +144,10 @@ export async function startFakeApiServer(): Promise<FakeApiServer> {
     url: `http://127.0.0.1:${port}`,
     pods,
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -42,9 +42,21 @@ export interface KubectlOptions {
  * HOME. Both are read at each run, so a suite may build the runner before its beforeAll.
  */
 export function kubectlFor(node: () => TestNode, home: () => string) {
-  const flags = (token: string) => ['--server', `https://127.0.0.1:${node().agent.tlsPort}`, '--certificate-authority', join(node().rootDir, 'pki', 'kubelet-ts.crt'), '--token', token, '--request-timeout', '60s'];
+  const flags = (token: string) => [
+    '--server',
+    `https://127.0.0.1:${node().agent.tlsPort}`,
+    '--certificate-authority',
+    join(node().rootDir, 'pki', 'kubelet-ts.crt'),
+    '--token',
+    token,
+    '--request-timeout',
+    '60s',
+  ];
   const start = (args: string[], opts: KubectlOptions = {}) => {
-    const child = spawn(kKubectl, [...flags(opts.token ?? node().adminToken()), ...args], { env: { PATH: process.env.PATH ?? '', HOME: home(), ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(kKubectl, [...flags(opts.token ?? node().adminToken()), ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: home(), ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -62,7 +74,14 @@ export function kubectlFor(node: () => TestNode, home: () => string) {
     /** background starts kubectl and leaves it running. */
     background: (args: string[], opts: KubectlOptions = {}): KubectlRunning => {
       const r = start(args, opts);
-      return { out: r.out, err: r.err, stop: () => { r.child.kill('SIGTERM'); return r.done; } };
+      return {
+        out: r.out,
+        err: r.err,
+        stop: () => {
+          r.child.kill('SIGTERM');
+          return r.done;
+        },
+      };
     },
   };
 }
@@ -89,19 +108,31 @@ export async function writeAgentKubeconfig(node: TestNode, dir: string): Promise
  * waits (≤ 90 s) until kubectl reads it Running — the namespaced pod the least-privilege suites
  * exec into as their ordinary users. The manifest is written under `dir`.
  */
-export async function createNamespacedSleeper(kubectl: (args: string[]) => Promise<KubectlRun>, dir: string, namespace: string, name: string, image: string): Promise<void> {
+export async function createNamespacedSleeper(
+  kubectl: (args: string[]) => Promise<KubectlRun>,
+  dir: string,
+  namespace: string,
+  name: string,
+  image: string,
+): Promise<void> {
   const created = await kubectl(['create', 'namespace', namespace]);
   if (created.code !== 0) throw new Error(`kubectl create namespace ${namespace}: ${created.stderr}`);
   const file = join(dir, `${name}.yaml`);
-  await writeFile(file, `apiVersion: v1
+  await writeFile(
+    file,
+    `apiVersion: v1
 kind: Pod
 metadata: {name: ${name}, namespace: ${namespace}}
 spec:
   terminationGracePeriodSeconds: 1
   containers:
     - {name: main, image: ${image}, imagePullPolicy: Never, command: ["sleep", "3600"]}
-`);
+`,
+  );
   const made = await kubectl(['create', '-f', file]);
   if (made.code !== 0 || made.stderr !== '') throw new Error(`kubectl create -f ${file}: ${made.code} ${made.stderr}`);
-  await waitFor(async () => (await kubectl(['get', 'pod', '-n', namespace, name, '-o', 'jsonpath={.status.phase}'])).stdout === 'Running', { timeoutMs: 90_000, description: `${namespace}/${name} Running` });
+  await waitFor(async () => (await kubectl(['get', 'pod', '-n', namespace, name, '-o', 'jsonpath={.status.phase}'])).stdout === 'Running', {
+    timeoutMs: 90_000,
+    description: `${namespace}/${name} Running`,
+  });
 }

@@ -13,7 +13,9 @@ const execFileAsync = promisify(execFile);
 /** DefaultNetworkOf: the bridge and subnet of the default network an agent wrote under `rootDir`, undefined if it wrote none. */
 export async function defaultNetworkOf(rootDir: string): Promise<{ bridge: string; subnet: string } | undefined> {
   try {
-    const list = JSON.parse(await readFile(defaultConfFileOf(rootDir), 'utf8')) as { plugins: { type: string; bridge?: string; ipam?: { ranges?: { subnet: string }[][] } }[] };
+    const list = JSON.parse(await readFile(defaultConfFileOf(rootDir), 'utf8')) as {
+      plugins: { type: string; bridge?: string; ipam?: { ranges?: { subnet: string }[][] } }[];
+    };
     const b = list.plugins.find((p) => p.type === 'bridge');
     const subnet = b?.ipam?.ranges?.[0]?.[0]?.subnet;
     return b?.bridge && subnet ? { bridge: b.bridge, subnet } : undefined;
@@ -24,7 +26,10 @@ export async function defaultNetworkOf(rootDir: string): Promise<{ bridge: strin
 
 /** linkExists: true when the host has a network interface `name`. */
 export async function linkExists(name: string): Promise<boolean> {
-  return execFileAsync('ip', ['link', 'show', 'dev', name]).then(() => true, () => false);
+  return execFileAsync('ip', ['link', 'show', 'dev', name]).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -59,7 +64,13 @@ export async function removeDefaultNetworkBridge(rootDir: string): Promise<void>
 export async function releaseNodeNetwork(rootDir: string): Promise<void> {
   const confFile = defaultConfFileOf(rootDir);
   if (!existsSync(confFile)) return;
-  const network = newPodNetwork({ plugin: 'cni', binDirs: ['/usr/lib/cni', '/opt/cni/bin'], confFile, cacheDir: join(rootDir, 'cni', 'cache'), hostPortIp: '127.0.0.1' });
+  const network = newPodNetwork({
+    plugin: 'cni',
+    binDirs: ['/usr/lib/cni', '/opt/cni/bin'],
+    confFile,
+    cacheDir: join(rootDir, 'cni', 'cache'),
+    hostPortIp: '127.0.0.1',
+  });
   await network.reconcile(new Set()).catch(() => undefined);
   await removeDefaultNetworkBridge(rootDir);
 }

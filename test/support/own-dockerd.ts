@@ -88,21 +88,36 @@ export async function startOwnDockerd(options: { liveRestore: boolean }): Promis
 
   const start = async () => {
     const fd = openSync(logFile, 'a');
-    const args = ['--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec'), '--host', endpoint, '--pidfile', pidFile,
-      '--bridge=none', '--iptables=false', '--ip-masq=false', ...(options.liveRestore ? ['--live-restore'] : [])];
+    const args = [
+      '--data-root',
+      join(dir, 'data'),
+      '--exec-root',
+      join(dir, 'exec'),
+      '--host',
+      endpoint,
+      '--pidfile',
+      pidFile,
+      '--bridge=none',
+      '--iptables=false',
+      '--ip-masq=false',
+      ...(options.liveRestore ? ['--live-restore'] : []),
+    ];
     child = spawn('dockerd', args, { stdio: ['ignore', fd, fd] });
     closeSync(fd);
     const started = child;
     try {
-      await waitFor(async () => {
-        if (started.exitCode !== null) throw new Error(`dockerd exited with ${started.exitCode}`);
-        try {
-          await client.ping();
-          return true;
-        } catch {
-          return false;
-        }
-      }, { timeoutMs: 60_000, intervalMs: 200, description: `dockerd on ${sock}` });
+      await waitFor(
+        async () => {
+          if (started.exitCode !== null) throw new Error(`dockerd exited with ${started.exitCode}`);
+          try {
+            await client.ping();
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        { timeoutMs: 60_000, intervalMs: 200, description: `dockerd on ${sock}` },
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message}; dockerd.log: ${readFileSync(logFile, 'utf8').slice(-1500)}`);
     }
@@ -116,7 +131,10 @@ export async function startOwnDockerd(options: { liveRestore: boolean }): Promis
     }
   };
   const own: OwnDockerd = {
-    dir, endpoint, docker: client, liveRestore: options.liveRestore,
+    dir,
+    endpoint,
+    docker: client,
+    liveRestore: options.liveRestore,
     pid: () => (child && child.exitCode === null && child.signalCode === null ? child.pid : undefined),
     async stop() {
       await stopPid(own.pid());
@@ -127,7 +145,14 @@ export async function startOwnDockerd(options: { liveRestore: boolean }): Promis
       if (own.pid() === undefined && existsSync(join(dir, 'data'))) await start().catch(() => {});
       if (own.pid() !== undefined) {
         const all = await client.listContainers({ all: true }).catch(() => []);
-        await Promise.all(all.map((c) => client.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {})));
+        await Promise.all(
+          all.map((c) =>
+            client
+              .getContainer(c.Id)
+              .remove({ force: true, v: true })
+              .catch(() => {}),
+          ),
+        );
         await own.stop();
       }
       // The containerd our dockerd started (its PID file is under our exec root): live-restore leaves it up.
@@ -151,7 +176,10 @@ export async function startOwnDockerd(options: { liveRestore: boolean }): Promis
       // A dying shim may still hold (or the daemon's last act may add) an overlay mount: unmount what
       // is mounted under our dir and remove it, a few times, until nothing is busy.
       for (let attempt = 1; ; attempt++) {
-        const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]).filter((m) => m?.startsWith(`${dir}/`));
+        const mounts = readFileSync('/proc/mounts', 'utf8')
+          .split('\n')
+          .map((l) => l.split(' ')[1])
+          .filter((m) => m?.startsWith(`${dir}/`));
         for (const m of mounts.sort((a, b) => b.length - a.length)) {
           try {
             execFileSync('umount', ['-l', m], { stdio: 'ignore' });
@@ -171,7 +199,10 @@ export async function startOwnDockerd(options: { liveRestore: boolean }): Promis
   };
   try {
     await start();
-    execFileSync('sh', ['-c', `docker -H unix:///var/run/docker.sock save ${PAUSE_IMAGE} ${BUSYBOX_IMAGE} | docker -H ${endpoint} load`], { stdio: 'ignore', timeout: 120_000 });
+    execFileSync('sh', ['-c', `docker -H unix:///var/run/docker.sock save ${PAUSE_IMAGE} ${BUSYBOX_IMAGE} | docker -H ${endpoint} load`], {
+      stdio: 'ignore',
+      timeout: 120_000,
+    });
   } catch (err) {
     await own.remove();
     throw err;

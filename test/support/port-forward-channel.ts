@@ -25,7 +25,9 @@ export function openPortForwardChannel(start: (port: PortForwardPort, onDone: ()
     else if (m.t === 'written') got.written += m.bytes;
     else got.end = { error: m.error };
   });
-  const stop = start(port2 as unknown as PortForwardPort, () => { got.done = true; });
+  const stop = start(port2 as unknown as PortForwardPort, () => {
+    got.done = true;
+  });
   let acked = 0;
   /** ackReceived returns credit for every byte received and not yet acked (as the main thread does once its client took them). */
   const ackReceived = () => {

@@ -54,7 +54,13 @@ export interface PortSquatter {
  */
 export async function startPortSquatter(port: number): Promise<PortSquatter> {
   const { uid, gid } = testUserIds();
-  const child: ChildProcess = spawn(process.execPath, ['-e', kSquatterScript, String(port)], { uid, gid, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], env: {} });
+  const child: ChildProcess = spawn(process.execPath, ['-e', kSquatterScript, String(port)], {
+    uid,
+    gid,
+    cwd: '/',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {},
+  });
   const seen: string[] = [];
   let out = '';
   let err = '';
@@ -71,10 +77,13 @@ export async function startPortSquatter(port: number): Promise<PortSquatter> {
       }
     });
     child.stderr!.on('data', (d: Buffer) => (err += d.toString('utf8')));
-    child.once('exit', (code) => reject(new Error(`the squatter (uid ${uid}) could not listen on 127.0.0.1:${port}: exit ${code} ${err.trim()}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the squatter (uid ${uid}) could not listen on 127.0.0.1:${port}: exit ${code} ${err.trim()}`)),
+    );
   });
   return {
-    port, uid,
+    port,
+    uid,
     received: () => [...seen],
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -19,7 +19,8 @@ export const kSystemPython = '/usr/bin/python3';
 export const kPythonDir = join(dirname(fileURLToPath(import.meta.url)), 'python');
 
 /** kHavePythonClient: /usr/bin/python3 imports `kubernetes` (tools/ installs python3-kubernetes). */
-export const kHavePythonClient = existsSync(kSystemPython) && spawnSync(kSystemPython, ['-c', 'import kubernetes'], { stdio: 'ignore' }).status === 0;
+export const kHavePythonClient =
+  existsSync(kSystemPython) && spawnSync(kSystemPython, ['-c', 'import kubernetes'], { stdio: 'ignore' }).status === 0;
 
 /** PythonEvent: one line of the script's stdout, parsed (`kts.emit(kind, **fields)` gives `{event: kind, ...}`). */
 export type PythonEvent = { event: string } & Record<string, unknown>;
@@ -54,12 +55,26 @@ export interface PythonRun {
 export async function writeKubeconfig(node: TestNode, dir: string, token: string): Promise<string> {
   if (!node.agent.tlsPort) throw new Error('writeKubeconfig: the node has no TLS listener (start it with tlsPort: 0)');
   const path = join(dir, 'kubeconfig');
-  await writeFile(path, JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
-    clusters: [{ name: 'node', cluster: { server: `https://127.0.0.1:${node.agent.tlsPort}`, 'certificate-authority': join(node.rootDir, 'pki', 'kubelet-ts.crt') } }],
-    users: [{ name: 'user', user: { token } }],
-    contexts: [{ name: 'test', context: { cluster: 'node', user: 'user', namespace: 'default' } }],
-  }), { mode: 0o600 });
+  await writeFile(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'test',
+      clusters: [
+        {
+          name: 'node',
+          cluster: {
+            server: `https://127.0.0.1:${node.agent.tlsPort}`,
+            'certificate-authority': join(node.rootDir, 'pki', 'kubelet-ts.crt'),
+          },
+        },
+      ],
+      users: [{ name: 'user', user: { token } }],
+      contexts: [{ name: 'test', context: { cluster: 'node', user: 'user', namespace: 'default' } }],
+    }),
+    { mode: 0o600 },
+  );
   return path;
 }
 
@@ -95,10 +110,12 @@ export async function runPython(node: TestNode, script: string, options: PythonR
     }
   });
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
-    exitCode = code;
-    resolve(code);
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      exitCode = code;
+      resolve(code);
+    }),
+  );
   let stopped: Promise<void> | undefined;
   return {
     pid: child.pid!,
@@ -111,7 +128,10 @@ export async function runPython(node: TestNode, script: string, options: PythonR
         const e = events.find(pred);
         if (e) return e;
         const why = exitCode !== undefined ? `the script exited (${exitCode})` : Date.now() > deadline ? `${timeoutMs} ms passed` : '';
-        if (why) throw new Error(`python: ${why} before ${description}; events: ${JSON.stringify(events).slice(-2000)}; stderr:\n${stderr.slice(-3000)}`);
+        if (why)
+          throw new Error(
+            `python: ${why} before ${description}; events: ${JSON.stringify(events).slice(-2000)}; stderr:\n${stderr.slice(-3000)}`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -54,11 +54,13 @@ export function runtimeLines(testModules: ReadonlyArray<TestModule>, of: (mod: T
   for (const mod of testModules) groups.set(of(mod), [...(groups.get(of(mod)) ?? []), mod]);
   if (groups.size < 2) return [];
   const order = (r: string) => (r === 'docker' ? 0 : 1); // Docker first, the rest as first met
-  return [...groups].sort(([a], [b]) => order(a) - order(b)).map(([runtime, mods]) => {
-    const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
-    countModules(mods, counts);
-    return `${runtime}: ${formatCounts(counts)}`;
-  });
+  return [...groups]
+    .sort(([a], [b]) => order(a) - order(b))
+    .map(([runtime, mods]) => {
+      const counts: Counts = { passed: 0, failed: 0, skipped: 0 };
+      countModules(mods, counts);
+      return `${runtime}: ${formatCounts(counts)}`;
+    });
 }
 
 /** formatCounts renders `N passed, N failed`, plus `, N skipped` only when some were skipped. */
@@ -103,11 +105,7 @@ export default class CountsReporter implements Reporter {
     });
   }
 
-  onTestRunEnd(
-    testModules: ReadonlyArray<TestModule>,
-    unhandledErrors: ReadonlyArray<SerializedError>,
-    reason: TestRunEndReason,
-  ): void {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
     const counts = countResults(testModules, unhandledErrors);
     if (reason === 'failed' && counts.failed === 0) counts.failed = 1;
     // With the containerd project on (KUBELET_TS_CRI_SUITES=1), each runtime's own tally first.

@@ -10,25 +10,43 @@ import type { TestModule } from 'vitest/node';
 import { BUSYBOX_IMAGE, docker } from './docker.js';
 import { criEndpointOrSkip, useCriRun } from './cri.js';
 import { runtimeLines } from './reporter.js';
-import { itRuntime, labeledContainers, lackReason, removeLabeled, runtimeAgentArgs, startForeignPod, testRuntime, withTestRuntime } from './runtime.js';
+import {
+  itRuntime,
+  labeledContainers,
+  lackReason,
+  removeLabeled,
+  runtimeAgentArgs,
+  startForeignPod,
+  testRuntime,
+  withTestRuntime,
+} from './runtime.js';
 
 describe('test runtime selection', () => {
   it('is Docker unless KUBELET_TS_TEST_RUNTIME names containerd, and refuses anything else naming the variable', () => {
     expect(testRuntime({})).toBe('docker');
     expect(testRuntime({ KUBELET_TS_TEST_RUNTIME: '' })).toBe('docker');
     expect(testRuntime({ KUBELET_TS_TEST_RUNTIME: 'containerd' })).toBe('containerd');
-    expect(() => testRuntime({ KUBELET_TS_TEST_RUNTIME: 'cri-o' })).toThrow(/KUBELET_TS_TEST_RUNTIME="cri-o": must be one of docker, containerd/);
+    expect(() => testRuntime({ KUBELET_TS_TEST_RUNTIME: 'cri-o' })).toThrow(
+      /KUBELET_TS_TEST_RUNTIME="cri-o": must be one of docker, containerd/,
+    );
   });
 
   it('gives an agent on containerd the CRI endpoint, and one on Docker nothing', () => {
     expect(runtimeAgentArgs({})).toEqual([]);
-    expect(runtimeAgentArgs({ KUBELET_TS_TEST_RUNTIME: 'containerd', KUBELET_TS_CRI_ENDPOINT: 'unix:///x/containerd.sock' }))
-      .toEqual(['--container-runtime-endpoint', 'unix:///x/containerd.sock']);
+    expect(runtimeAgentArgs({ KUBELET_TS_TEST_RUNTIME: 'containerd', KUBELET_TS_CRI_ENDPOINT: 'unix:///x/containerd.sock' })).toEqual([
+      '--container-runtime-endpoint',
+      'unix:///x/containerd.sock',
+    ]);
   });
 
   it('puts an agent child process on containerd unless its arguments chose a runtime', () => {
     const cri = { KUBELET_TS_TEST_RUNTIME: 'containerd', KUBELET_TS_CRI_ENDPOINT: 'unix:///x/containerd.sock' };
-    expect(withTestRuntime(['--root-dir', '/r'], cri)).toEqual(['--root-dir', '/r', '--container-runtime-endpoint', 'unix:///x/containerd.sock']);
+    expect(withTestRuntime(['--root-dir', '/r'], cri)).toEqual([
+      '--root-dir',
+      '/r',
+      '--container-runtime-endpoint',
+      'unix:///x/containerd.sock',
+    ]);
     expect(withTestRuntime(['--runtime', 'fake'], cri)).toEqual(['--runtime', 'fake']);
     expect(withTestRuntime(['--docker-endpoint=unix:///p.sock'], cri)).toEqual(['--docker-endpoint=unix:///p.sock']);
     expect(withTestRuntime(['--root-dir', '/r'], {})).toEqual(['--root-dir', '/r']);
@@ -57,17 +75,21 @@ describe('test runtime selection', () => {
   });
 
   it('prints one tally per runtime when the files ran on two, none when on one', () => {
-    const mod = (passed: number, failed: number, runtime: string) => ({
-      runtime,
-      errors: () => [],
-      children: {
-        allSuites: () => [],
-        allTests: () => [...Array(passed).fill('passed'), ...Array(failed).fill('failed')].map((state) => ({ result: () => ({ state }) })),
-      },
-    }) as unknown as TestModule;
+    const mod = (passed: number, failed: number, runtime: string) =>
+      ({
+        runtime,
+        errors: () => [],
+        children: {
+          allSuites: () => [],
+          allTests: () =>
+            [...Array(passed).fill('passed'), ...Array(failed).fill('failed')].map((state) => ({ result: () => ({ state }) })),
+        },
+      }) as unknown as TestModule;
     const of = (m: TestModule) => (m as unknown as { runtime: string }).runtime;
-    expect(runtimeLines([mod(2, 1, 'containerd'), mod(3, 0, 'docker'), mod(1, 0, 'docker')], of))
-      .toEqual(['docker: 4 passed, 0 failed', 'containerd: 2 passed, 1 failed']);
+    expect(runtimeLines([mod(2, 1, 'containerd'), mod(3, 0, 'docker'), mod(1, 0, 'docker')], of)).toEqual([
+      'docker: 4 passed, 0 failed',
+      'containerd: 2 passed, 1 failed',
+    ]);
     expect(runtimeLines([mod(3, 0, 'docker')], of)).toEqual([]);
   });
 });
@@ -75,8 +97,16 @@ describe('test runtime selection', () => {
 describe.skipIf(!inject('dockerAvailable'))('neutral container look on Docker', () => {
   it('lists the labelled containers and removes them, never another', async () => {
     const value = `rt-${randomBytes(4).toString('hex')}`;
-    const mine = await docker.createContainer({ Image: BUSYBOX_IMAGE, Cmd: ['sleep', '60'], Labels: { 'kubelet-ts.test-run': value, 'io.kubernetes.pod.uid': 'u-docker', 'io.kubernetes.container.name': 'main' } });
-    const other = await docker.createContainer({ Image: BUSYBOX_IMAGE, Cmd: ['true'], Labels: { 'kubelet-ts.test-run': `${value}-other` } });
+    const mine = await docker.createContainer({
+      Image: BUSYBOX_IMAGE,
+      Cmd: ['sleep', '60'],
+      Labels: { 'kubelet-ts.test-run': value, 'io.kubernetes.pod.uid': 'u-docker', 'io.kubernetes.container.name': 'main' },
+    });
+    const other = await docker.createContainer({
+      Image: BUSYBOX_IMAGE,
+      Cmd: ['true'],
+      Labels: { 'kubelet-ts.test-run': `${value}-other` },
+    });
     try {
       await mine.start();
       const found = await labeledContainers('kubelet-ts.test-run', value, 'docker');
@@ -100,15 +130,25 @@ describe.skipIf(endpoint === null)('neutral container look on containerd (CRI)',
     const key = 'kubelet-ts.test-run';
     try {
       const sandbox = await run.runtime.runPodSandbox(config);
-      const id = await run.runtime.createContainer(sandbox, {
-        metadata: { name: 'main', attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command: ['sleep', '60'], log_path: 'main/0.log', labels: { ...run.label, 'io.kubernetes.pod.uid': 'u-cri' },
-      }, config);
+      const id = await run.runtime.createContainer(
+        sandbox,
+        {
+          metadata: { name: 'main', attempt: 0 },
+          image: { image: BUSYBOX_IMAGE },
+          command: ['sleep', '60'],
+          log_path: 'main/0.log',
+          labels: { ...run.label, 'io.kubernetes.pod.uid': 'u-cri' },
+        },
+        config,
+      );
       await run.runtime.startContainer(id);
       const found = await labeledContainers(key, run.label[key], 'containerd');
-      expect(found).toEqual(expect.arrayContaining([
-        expect.objectContaining({ id: sandbox, name: 'POD', sandbox: true, running: true }),
-        expect.objectContaining({ id, name: 'main', sandbox: false, running: true }),
-      ]));
+      expect(found).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ id: sandbox, name: 'POD', sandbox: true, running: true }),
+          expect.objectContaining({ id, name: 'main', sandbox: false, running: true }),
+        ]),
+      );
       expect(await removeLabeled(key, run.label[key], 'containerd')).toEqual(['u-cri']);
       expect(await labeledContainers(key, run.label[key], 'containerd')).toEqual([]);
     } finally {
@@ -116,7 +156,7 @@ describe.skipIf(endpoint === null)('neutral container look on containerd (CRI)',
     }
   });
 
-  it('starts a foreign pod behind the agents\' backs and removes it', async () => {
+  it("starts a foreign pod behind the agents' backs and removes it", async () => {
     const pod = await startForeignPod({ 'kubelet-ts.node-name': 'no-such-node' }, 'containerd');
     try {
       expect(await pod.running()).toBe(true);

@@ -37,7 +37,10 @@ export function testRuntime(env: NodeJS.ProcessEnv = process.env): TestRuntime {
  */
 export function containerdEndpoint(env: NodeJS.ProcessEnv = process.env): string {
   const endpoint = env.KUBELET_TS_CRI_ENDPOINT || readRunEnv('containerd')?.KUBELET_TS_CRI_ENDPOINT;
-  if (!endpoint) throw new Error(`${kTestRuntimeEnv}=containerd but no containerd endpoint: KUBELET_TS_CRI_ENDPOINT is unset and .run/containerd.env is absent (tools/lib/containerd.sh up writes it)`);
+  if (!endpoint)
+    throw new Error(
+      `${kTestRuntimeEnv}=containerd but no containerd endpoint: KUBELET_TS_CRI_ENDPOINT is unset and .run/containerd.env is absent (tools/lib/containerd.sh up writes it)`,
+    );
   return endpoint;
 }
 
@@ -75,7 +78,9 @@ export function withTestRuntime(args: readonly string[], env: NodeJS.ProcessEnv 
 export function runtimeAgentOverrides(env: NodeJS.ProcessEnv = process.env): Partial<AgentOptions> {
   if (testRuntime(env) === 'docker') return {};
   if (!(kEndpointOption in kAgentOptionDescriptors)) {
-    throw new Error(`${kTestRuntimeEnv}=containerd but this agent has no ${kEndpointFlag} option (${kEndpointOption}) yet: the CRI seam of issue #40 is not in this tree`);
+    throw new Error(
+      `${kTestRuntimeEnv}=containerd but this agent has no ${kEndpointFlag} option (${kEndpointOption}) yet: the CRI seam of issue #40 is not in this tree`,
+    );
   }
   return { [kEndpointOption]: containerdEndpoint(env) } as Partial<AgentOptions>;
 }
@@ -141,7 +146,13 @@ export async function labeledContainers(key: string, value: string, runtime: Tes
     const list = await docker.listContainers({ all: true, filters: { label: [`${key}=${value}`] } });
     return list.map((c) => {
       const sandbox = c.Labels['io.kubernetes.docker.type'] === 'podsandbox';
-      return { id: c.Id, name: sandbox ? 'POD' : (c.Labels[kContainerNameLabel] ?? ''), sandbox, running: c.State === 'running', labels: c.Labels };
+      return {
+        id: c.Id,
+        name: sandbox ? 'POD' : (c.Labels[kContainerNameLabel] ?? ''),
+        sandbox,
+        running: c.State === 'running',
+        labels: c.Labels,
+      };
     });
   }
   const rt = criRuntime();
@@ -149,7 +160,13 @@ export async function labeledContainers(key: string, value: string, runtime: Tes
   const [sandboxes, containers] = await Promise.all([rt.listPodSandbox(selector), rt.listContainers(selector)]);
   return [
     ...sandboxes.map((s) => ({ id: s.id, name: 'POD', sandbox: true, running: s.state === 'SANDBOX_READY', labels: s.labels })),
-    ...containers.map((c) => ({ id: c.id, name: c.metadata?.name ?? c.labels[kContainerNameLabel] ?? '', sandbox: false, running: c.state === 'CONTAINER_RUNNING', labels: c.labels })),
+    ...containers.map((c) => ({
+      id: c.id,
+      name: c.metadata?.name ?? c.labels[kContainerNameLabel] ?? '',
+      sandbox: false,
+      running: c.state === 'CONTAINER_RUNNING',
+      labels: c.labels,
+    })),
   ];
 }
 
@@ -178,7 +195,9 @@ export async function removeContainer(id: string): Promise<void> {
     await docker.getContainer(id).remove({ force: true });
     return;
   }
-  await criRuntime().stopContainer(id, 0).catch(() => undefined);
+  await criRuntime()
+    .stopContainer(id, 0)
+    .catch(() => undefined);
   await criRuntime().removeContainer(id).catch(ignoreNotFound);
 }
 
@@ -241,9 +260,21 @@ export interface ForeignPod {
 export async function startForeignPod(labels: Record<string, string>, runtime: TestRuntime = testRuntime()): Promise<ForeignPod> {
   const all = { ...labels, 'kubelet-ts.test-foreign': randomBytes(6).toString('hex') };
   if (runtime === 'docker') {
-    const c = await docker.createContainer({ Image: BUSYBOX_IMAGE, Cmd: ['sleep', '3600'], Labels: all, HostConfig: { NetworkMode: 'none' } });
-    const remove = () => c.remove({ force: true }).catch(() => undefined).then(() => undefined);
-    await c.start().catch(async (err: unknown) => { await remove(); throw err; });
+    const c = await docker.createContainer({
+      Image: BUSYBOX_IMAGE,
+      Cmd: ['sleep', '3600'],
+      Labels: all,
+      HostConfig: { NetworkMode: 'none' },
+    });
+    const remove = () =>
+      c
+        .remove({ force: true })
+        .catch(() => undefined)
+        .then(() => undefined);
+    await c.start().catch(async (err: unknown) => {
+      await remove();
+      throw err;
+    });
     return { running: async () => (await c.inspect()).State.Running, remove };
   }
   const rt = criRuntime();
@@ -258,7 +289,11 @@ export async function startForeignPod(labels: Record<string, string>, runtime: T
     await rt.removePodSandbox(sandbox).catch(ignoreNotFound);
   };
   try {
-    const id = await rt.createContainer(sandbox, { metadata: { name: 'sleep', attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command: ['sleep', '3600'], labels: all }, config);
+    const id = await rt.createContainer(
+      sandbox,
+      { metadata: { name: 'sleep', attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command: ['sleep', '3600'], labels: all },
+      config,
+    );
     await rt.startContainer(id);
     return { running: async () => (await rt.containerStatus(id)).status?.state === 'CONTAINER_RUNNING', remove };
   } catch (err) {

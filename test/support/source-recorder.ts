@@ -23,17 +23,20 @@ export class SourceRecorder {
   private errorCursor = 0;
   private waiters = new Set<() => void>();
 
-  readonly logger = pino({ level: 'debug' }, {
-    write: (line: string) => {
-      const rec = JSON.parse(line) as Record<string, unknown>;
-      this.logs.push(rec);
-      if (rec.msg === 'Checked pod manifest path') {
-        if (rec.kind === 'catch-up') this.catchUps++;
-        else this.checks++;
-      }
-      this.notify();
+  readonly logger = pino(
+    { level: 'debug' },
+    {
+      write: (line: string) => {
+        const rec = JSON.parse(line) as Record<string, unknown>;
+        this.logs.push(rec);
+        if (rec.msg === 'Checked pod manifest path') {
+          if (rec.kind === 'catch-up') this.catchUps++;
+          else this.checks++;
+        }
+        this.notify();
+      },
     },
-  });
+  );
   readonly onUpdate = (u: PodUpdate): void => {
     this.updates.push(u);
     this.notify();
@@ -59,7 +62,11 @@ export class SourceRecorder {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error(`timed out waiting for ${what}; updates: ${JSON.stringify(this.updates.map(names))}, errors: ${JSON.stringify(this.errors)}`));
+        reject(
+          new Error(
+            `timed out waiting for ${what}; updates: ${JSON.stringify(this.updates.map(names))}, errors: ${JSON.stringify(this.errors)}`,
+          ),
+        );
       }, kWaitMs);
       this.waiters.add(check);
       check();
@@ -80,4 +87,3 @@ export class SourceRecorder {
     await this.until(`${n} more checks`, () => (this.checks >= target ? true : undefined));
   }
 }
-

@@ -15,7 +15,10 @@ export interface ClientStream extends Duplex {
 }
 interface ClientConnection {
   start(version: number): void;
-  request(options: { method: string; path: string; headers: Record<string, string> }, cb: (err: Error | null, stream: ClientStream) => void): ClientStream;
+  request(
+    options: { method: string; path: string; headers: Record<string, string> },
+    cb: (err: Error | null, stream: ClientStream) => void,
+  ): ClientStream;
   ping(cb: (err: Error | null) => void): void;
   on(event: string, fn: (...args: unknown[]) => void): void;
 }
@@ -30,12 +33,16 @@ export function openWs(url: string, protocols: string[]): Promise<WebSocket | { 
   return new Promise((resolve, reject) => {
     const req = http.request(url.replace(/^ws:/, 'http:'), {
       headers: {
-        Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13',
-        'Sec-WebSocket-Key': randomBytes(16).toString('base64'), ...(protocols.length ? { 'Sec-WebSocket-Protocol': protocols.join(', ') } : {}),
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+        'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
+        ...(protocols.length ? { 'Sec-WebSocket-Protocol': protocols.join(', ') } : {}),
       },
     });
     req.on('upgrade', (res, socket, head) => {
-      if (res.headers['sec-websocket-protocol'] !== protocols[0]) return reject(new Error(`negotiated ${res.headers['sec-websocket-protocol']}`));
+      if (res.headers['sec-websocket-protocol'] !== protocols[0])
+        return reject(new Error(`negotiated ${res.headers['sec-websocket-protocol']}`));
       const ws = new WebSocket(null as unknown as string, undefined, { autoPong: true });
       (ws as unknown as { _isServer: boolean })._isServer = false; // a client: mask what it sends
       (ws as unknown as { setSocket(s: unknown, h: Buffer, o: object): void }).setSocket(socket, head, { maxPayload: 0 });
@@ -65,7 +72,10 @@ export function spdyClient(ws: WebSocket, closed: Promise<number>) {
   });
   ws.on('message', (m: Buffer) => duplex.push(Buffer.from(m)));
   void closed.then(() => duplex.push(null));
-  const conn = (transport as unknown as { connection: { create(s: Duplex, o: object): ClientConnection } }).connection.create(duplex, { protocol: 'spdy', isServer: false });
+  const conn = (transport as unknown as { connection: { create(s: Duplex, o: object): ClientConnection } }).connection.create(duplex, {
+    protocol: 'spdy',
+    isServer: false,
+  });
   conn.on('error', () => {});
   conn.start(3.1);
   const open = (headers: Record<string, string>) => {

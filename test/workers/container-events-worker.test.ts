@@ -8,13 +8,25 @@ import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docke
 import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
 import type { ContainerEventsMessage } from '../../src/shared/container-events.js';
 
-const line = (action: string, extra: Record<string, string> = {}) => JSON.stringify({
-  Type: 'container', Action: action, Actor: { ID: 'c1', Attributes: { 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'main', ...extra } }, time: 1, timeNano: 1_500_000_000,
-});
+const line = (action: string, extra: Record<string, string> = {}) =>
+  JSON.stringify({
+    Type: 'container',
+    Action: action,
+    Actor: { ID: 'c1', Attributes: { 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'main', ...extra } },
+    time: 1,
+    timeNano: 1_500_000_000,
+  });
 
 describe('parseDockerEvent', () => {
   it('keeps container lifecycle actions with their pod labels', () => {
-    expect(parseDockerEvent(line('die', { exitCode: '137' }))).toEqual({ action: 'die', containerId: 'c1', podUid: 'p1', containerName: 'main', timeMs: 1500, exitCode: 137 });
+    expect(parseDockerEvent(line('die', { exitCode: '137' }))).toEqual({
+      action: 'die',
+      containerId: 'c1',
+      podUid: 'p1',
+      containerName: 'main',
+      timeMs: 1500,
+      exitCode: 137,
+    });
     expect(parseDockerEvent(line('start'))?.action).toBe('start');
   });
   it('drops other actions, other types and garbage', () => {
@@ -24,7 +36,10 @@ describe('parseDockerEvent', () => {
   });
   it('filters the stream to container events of this node', () => {
     // The node-scoped runtime adds this node's label; the Docker runtime sends it as the `filters` query.
-    expect(eventsFilters(nodeEventsFilter('node-1', { labels: [] }))).toEqual({ type: ['container'], label: ['kubelet-ts.node-name=node-1'] });
+    expect(eventsFilters(nodeEventsFilter('node-1', { labels: [] }))).toEqual({
+      type: ['container'],
+      label: ['kubelet-ts.node-name=node-1'],
+    });
   });
 });
 
@@ -65,7 +80,7 @@ describe('runEventsLoop against a fake Engine API', () => {
 });
 
 describe('runEventsLoop over the fake runtime', () => {
-  it('connects at once and forwards the fake runtime\'s own container changes of this node only', async () => {
+  it("connects at once and forwards the fake runtime's own container changes of this node only", async () => {
     const { newFakeRuntime } = await import('../../src/workers/runtime/fake/fake-runtime.js');
     const { scopeToNode } = await import('../../src/workers/runtime/node-scope.js');
     const fake = newFakeRuntime();
@@ -73,13 +88,21 @@ describe('runEventsLoop over the fake runtime', () => {
     const loop = runEventsLoop({ dockerSocketPath: '', nodeName: 'n1', runtime: 'fake' }, (m) => got.push(m), scopeToNode(fake, 'n1'));
     await expect.poll(() => got.length).toBe(1);
     expect(got[0]).toEqual({ type: 'connected' });
-    const labels = (node: string) => ({ 'io.kubernetes.pod.uid': 'p1', 'io.kubernetes.container.name': 'main', 'kubelet-ts.node-name': node });
+    const labels = (node: string) => ({
+      'io.kubernetes.pod.uid': 'p1',
+      'io.kubernetes.container.name': 'main',
+      'kubelet-ts.node-name': node,
+    });
     const mine = await fake.createContainer({ name: 'k8s_main_a', image: 'i:1', labels: labels('n1'), hostConfig: {} });
     await fake.createContainer({ name: 'k8s_main_b', image: 'i:1', labels: labels('other'), hostConfig: {} });
     await fake.startContainer(mine);
     fake.exit(mine, 3);
     loop.stop();
     const events = got.flatMap((m) => (m.type === 'events' ? m.events : []));
-    expect(events.map((e) => [e.action, e.containerId, e.podUid, e.exitCode])).toEqual([['create', mine, 'p1', undefined], ['start', mine, 'p1', undefined], ['die', mine, 'p1', 3]]);
+    expect(events.map((e) => [e.action, e.containerId, e.podUid, e.exitCode])).toEqual([
+      ['create', mine, 'p1', undefined],
+      ['start', mine, 'p1', undefined],
+      ['die', mine, 'p1', 3],
+    ]);
   });
 });

@@ -21,12 +21,24 @@ describe('StreamsWorker', () => {
     const rt = newFakeRuntime();
     const w = new StreamsWorker({ kind: 'container-streams', dockerSocketPath: '', nodeName: 'n' }, rt);
     const c = channel();
-    w.open(1, c.worker, { kind: 'exec', containerId: id, command: ['cat'], stdin: true, stdout: true, stderr: false, tty: true, size: { width: 90, height: 30 } });
+    w.open(1, c.worker, {
+      kind: 'exec',
+      containerId: id,
+      command: ['cat'],
+      stdin: true,
+      stdout: true,
+      stderr: false,
+      tty: true,
+      size: { width: 90, height: 30 },
+    });
     c.send({ t: 'stdin', data: new TextEncoder().encode('one ') });
     c.send({ t: 'stdin', data: new TextEncoder().encode('two') });
     c.send({ t: 'stdinEnd' });
     await c.closed;
-    const out = c.got.filter((m) => m.t === 'out').map((m) => Buffer.from((m as { data: Uint8Array }).data).toString()).join('');
+    const out = c.got
+      .filter((m) => m.t === 'out')
+      .map((m) => Buffer.from((m as { data: Uint8Array }).data).toString())
+      .join('');
     expect(out).toBe('one two');
     expect(c.got[0]).toEqual({ t: 'started' });
     expect(c.got.at(-1)).toEqual({ t: 'exit', exitCode: 0, error: undefined });
@@ -43,10 +55,24 @@ describe('StreamsWorker', () => {
     c.send({ t: 'stdin', data: big });
     c.send({ t: 'stdin', data: new TextEncoder().encode('tail') });
     const outBytes = () => c.got.filter((m) => m.t === 'out').reduce((n, m) => n + (m as { data: Uint8Array }).data.byteLength, 0);
-    await new Promise<void>((resolve) => { const t = setInterval(() => { if (c.got.filter((m) => m.t === 'stdinAck').length === 2) { clearInterval(t); resolve(); } }, 5); });
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => {
+        if (c.got.filter((m) => m.t === 'stdinAck').length === 2) {
+          clearInterval(t);
+          resolve();
+        }
+      }, 5);
+    });
     expect(outBytes()).toBe(kStreamOutputWindowBytes);
     c.send({ t: 'ack', bytes: kStreamOutputWindowBytes });
-    await new Promise<void>((resolve) => { const t = setInterval(() => { if (outBytes() === kStreamOutputWindowBytes + 4) { clearInterval(t); resolve(); } }, 5); });
+    await new Promise<void>((resolve) => {
+      const t = setInterval(() => {
+        if (outBytes() === kStreamOutputWindowBytes + 4) {
+          clearInterval(t);
+          resolve();
+        }
+      }, 5);
+    });
     c.send({ t: 'close' });
     await c.closed;
     expect(w.size).toBe(0);

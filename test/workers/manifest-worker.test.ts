@@ -8,7 +8,17 @@ const origin = '/etc/kubernetes/manifests/web.yaml';
 const text = `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: main, image: "kubelet-ts/busybox:1.35"}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: db}\nspec:\n  containers: [{name: main, image: "kubelet-ts/busybox:1.35"}]\n`;
 
 function task(over: Partial<LoadStaticPodsTask> = {}): LoadStaticPodsTask {
-  return { kind: 'loadStaticPods', protocol: PROTOCOL_VERSION, text, format: 'yaml', origin, nodeName: 'Node-A', source: 'file', seenAtMs: Date.UTC(2026, 0, 2, 3, 4, 5), ...over };
+  return {
+    kind: 'loadStaticPods',
+    protocol: PROTOCOL_VERSION,
+    text,
+    format: 'yaml',
+    origin,
+    nodeName: 'Node-A',
+    source: 'file',
+    seenAtMs: Date.UTC(2026, 0, 2, 3, 4, 5),
+    ...over,
+  };
 }
 
 describe('manifest.worker loadStaticPods', () => {
@@ -16,7 +26,11 @@ describe('manifest.worker loadStaticPods', () => {
   it('answers without a bootstrap, with the pods of loadStaticPods and their content hashes', async () => {
     const r = await decodeManifest(task());
     const expected = loadStaticPods(text, { nodeName: 'Node-A', source: 'file', origin, seenAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)) });
-    expect(r).toEqual({ ok: true, kind: 'loadStaticPods', value: { pods: expected, contentHashes: expected.map(staticPodContentHash), objects: [] } });
+    expect(r).toEqual({
+      ok: true,
+      kind: 'loadStaticPods',
+      value: { pods: expected, contentHashes: expected.map(staticPodContentHash), objects: [] },
+    });
     expect(expected.map((p) => p.metadata?.name)).toEqual(['web-node-a', 'db-node-a']);
   });
 
@@ -24,12 +38,18 @@ describe('manifest.worker loadStaticPods', () => {
     const bad = 'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  restartPolicy: Sometimes\n  containers: [{name: main}]\n';
     const r = await decodeManifest(task({ text: bad }));
     expect(r).toMatchObject({ ok: false, kind: 'loadStaticPods', error: { code: 'ERR_INVALID_MANIFEST' } });
-    expect(() => loadStaticPods(bad, { nodeName: 'Node-A', source: 'file', origin })).toThrow((r as { error: { message: string } }).error.message);
+    expect(() => loadStaticPods(bad, { nodeName: 'Node-A', source: 'file', origin })).toThrow(
+      (r as { error: { message: string } }).error.message,
+    );
     expect((r as { error: { message: string } }).error.message).toContain(`${origin}: `);
   });
 
   it('refuses another protocol version, and every other kind', async () => {
-    expect(await decodeManifest(task({ protocol: PROTOCOL_VERSION + 1 }))).toMatchObject({ ok: false, kind: 'loadStaticPods', error: { code: 'ERR_PROTOCOL' } });
+    expect(await decodeManifest(task({ protocol: PROTOCOL_VERSION + 1 }))).toMatchObject({
+      ok: false,
+      kind: 'loadStaticPods',
+      error: { code: 'ERR_PROTOCOL' },
+    });
     const other = await decodeManifest({ kind: 'relist', protocol: PROTOCOL_VERSION } as unknown as LoadStaticPodsTask);
     expect(other).toMatchObject({ ok: false, kind: 'relist' });
   });

@@ -17,16 +17,41 @@ let handler: WorkerHandler;
 let now: number;
 
 function bootstrap(over: Partial<WorkerBootstrap> = {}): WorkerBootstrap {
-  return { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: NODE, rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent', ...over };
+  return {
+    protocol: PROTOCOL_VERSION,
+    runtime: 'fake',
+    dockerSocketPath: '',
+    nodeName: NODE,
+    rootDir,
+    podInfraContainerImage: 'pause:1',
+    logLevel: 'silent',
+    ...over,
+  };
 }
 
 function mkPod(containers: Container[], spec: Partial<Pod['spec']> = {}): Pod {
-  return { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 5, containers, ...spec } };
+  return {
+    metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
+    spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 5, containers, ...spec },
+  };
 }
-const app = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: 'busybox:1', imagePullPolicy: 'IfNotPresent', ...extra });
+const app = (name: string, extra: Partial<Container> = {}): Container => ({
+  name,
+  image: 'busybox:1',
+  imagePullPolicy: 'IfNotPresent',
+  ...extra,
+});
 
 async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncResult> {
-  const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: now + 60_000, ...over } as WorkerTask);
+  const r = await handler({
+    kind: 'syncPod',
+    protocol: PROTOCOL_VERSION,
+    pod,
+    backoff: {},
+    hostIp: '127.0.0.1',
+    deadlineMs: now + 60_000,
+    ...over,
+  } as WorkerTask);
   if (!r.ok) throw new Error(r.error.message);
   return r.value as PodSyncResult;
 }
@@ -76,9 +101,22 @@ describe('sync.worker handler', () => {
 
 describe('syncPod over the fake runtime', () => {
   it('creates the sandbox, then containers in spec order, with $(VAR) expansion', async () => {
-    const pod = mkPod([app('a', { command: ['echo', '$(GREETING)'], env: [{ name: 'GREETING', value: 'hi $(POD)' }, { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] }), app('b')]);
+    const pod = mkPod([
+      app('a', {
+        command: ['echo', '$(GREETING)'],
+        env: [
+          { name: 'GREETING', value: 'hi $(POD)' },
+          { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        ],
+      }),
+      app('b'),
+    ]);
     const r = await sync(pod);
-    expect(fake.calls.filter((c) => c.startsWith('create:'))).toEqual(['create:k8s_POD_web_default_uid-1_0', 'create:k8s_a_web_default_uid-1_0', 'create:k8s_b_web_default_uid-1_0']);
+    expect(fake.calls.filter((c) => c.startsWith('create:'))).toEqual([
+      'create:k8s_POD_web_default_uid-1_0',
+      'create:k8s_a_web_default_uid-1_0',
+      'create:k8s_b_web_default_uid-1_0',
+    ]);
     const a = r.runtimePod!.containers.find((c) => c.name === 'a')!;
     expect(fake.specOf(a.id)).toMatchObject({ entrypoint: ['echo', 'hi $(POD)'], env: ['GREETING=hi $(POD)', 'POD=web'] });
     expect(r.runtimePod!.sandboxes.map((s) => s.state)).toEqual(['running']);
@@ -117,12 +155,24 @@ describe('syncPod over the fake runtime', () => {
       now += 600_000; // past any backoff
       r = await sync(pod, { backoff: r.backoff } as Partial<WorkerTask>);
     }
-    expect(r.runtimePod!.containers.map((c) => [c.restartCount, c.state])).toEqual([[2, 'running'], [1, 'exited']]);
-    expect(fake.calls.filter((c) => c.startsWith('create:k8s_a'))).toEqual(['create:k8s_a_web_default_uid-1_0', 'create:k8s_a_web_default_uid-1_1', 'create:k8s_a_web_default_uid-1_2']);
+    expect(r.runtimePod!.containers.map((c) => [c.restartCount, c.state])).toEqual([
+      [2, 'running'],
+      [1, 'exited'],
+    ]);
+    expect(fake.calls.filter((c) => c.startsWith('create:k8s_a'))).toEqual([
+      'create:k8s_a_web_default_uid-1_0',
+      'create:k8s_a_web_default_uid-1_1',
+      'create:k8s_a_web_default_uid-1_2',
+    ]);
   });
 
   it('never lists or touches containers of another node, even with the same pod UID', async () => {
-    const foreign = await fake.createContainer({ name: 'foreign', image: 'busybox:1', labels: { [kPodUidLabel]: 'uid-1', [kNodeNameLabel]: 'other' }, hostConfig: {} });
+    const foreign = await fake.createContainer({
+      name: 'foreign',
+      image: 'busybox:1',
+      labels: { [kPodUidLabel]: 'uid-1', [kNodeNameLabel]: 'other' },
+      hostConfig: {},
+    });
     await fake.startContainer(foreign);
     const r = await sync(mkPod([app('a')]));
     expect(r.runtimePod!.containers.map((c) => c.name)).toEqual(['a']);
@@ -155,7 +205,7 @@ describe('syncPod over the fake runtime', () => {
   });
 });
 
-describe('syncPod with the main thread\'s cached runtime state', () => {
+describe("syncPod with the main thread's cached runtime state", () => {
   it('answers from the cache without a runtime call when there is nothing to do', async () => {
     const pod = mkPod([app('a')]);
     const first = await sync(pod);
@@ -170,7 +220,10 @@ describe('syncPod with the main thread\'s cached runtime state', () => {
     const pod = mkPod([app('a')]);
     const first = await sync(pod);
     fake.exit(first.runtimePod!.containers[0].id, 1);
-    const dead = { ...first.runtimePod!, containers: first.runtimePod!.containers.map((c) => ({ ...c, state: 'exited' as const, exitCode: 1 })) };
+    const dead = {
+      ...first.runtimePod!,
+      containers: first.runtimePod!.containers.map((c) => ({ ...c, state: 'exited' as const, exitCode: 1 })),
+    };
     fake.calls.length = 0;
     const r = await sync(pod, { cachedRuntimePod: dead });
     expect(fake.calls).toContain('list');

@@ -83,28 +83,41 @@ class ClaimControllerImpl implements ClaimController {
       const dir = claimDir(this.deps.rootDir, claim);
       if (op === 'make') await mkdir(dir, { recursive: true, mode: 0o777 });
       else await rm(dir, { recursive: true, force: true });
-      this.deps.logger.info({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, dir }, op === 'make' ? 'Provisioned the directory of a claim' : 'Removed the directory of a deleted claim');
+      this.deps.logger.info(
+        { claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, dir },
+        op === 'make' ? 'Provisioned the directory of a claim' : 'Removed the directory of a deleted claim',
+      );
     } catch (err) {
-      this.deps.logger.warn({ claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, err: boundedField((err as Error).message) }, `Could not ${op} the directory of a claim`);
+      this.deps.logger.warn(
+        { claim: `${claim.metadata?.namespace}/${claim.metadata?.name}`, err: boundedField((err as Error).message) },
+        `Could not ${op} the directory of a claim`,
+      );
     }
   }
 
   /** #users: the pods of the node that use claim `namespace/name`. */
   #users(namespace: string, name: string): Pod[] {
-    return this.deps.pods().filter((p) => usesClaims(p) && (p.metadata?.namespace || 'default') === namespace && podObjectRefs(p).claims.includes(name));
+    return this.deps
+      .pods()
+      .filter((p) => usesClaims(p) && (p.metadata?.namespace || 'default') === namespace && podObjectRefs(p).claims.includes(name));
   }
 
   async remove(namespace: string, name: string, write: ObjectWrite = {}): Promise<ConfigObject> {
     const claim = this.deps.objects.get('PersistentVolumeClaim', namespace, name);
     // Before start() the pods are not all known yet: a claim is then only marked.
-    if (!claim || this.deps.objects.owner('PersistentVolumeClaim', namespace, name) !== 'api' || (this.#timer !== undefined && this.#users(namespace, name).length === 0)) {
+    if (
+      !claim ||
+      this.deps.objects.owner('PersistentVolumeClaim', namespace, name) !== 'api' ||
+      (this.#timer !== undefined && this.#users(namespace, name).length === 0)
+    ) {
       return this.deps.intakeObjects.remove('PersistentVolumeClaim', namespace, name, write);
     }
     if (claim.metadata?.deletionTimestamp) return claim;
     const at = new Date(Math.floor(this.#clock.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
     const { resourceVersion: _rv, ...meta } = claim.metadata ?? {};
     const marked = { ...claim, metadata: { ...meta, deletionTimestamp: at, deletionGracePeriodSeconds: 0 } } as ConfigObject;
-    if (write.preconditions?.uid && write.preconditions.uid !== claim.metadata?.uid) return this.deps.intakeObjects.remove('PersistentVolumeClaim', namespace, name, write);
+    if (write.preconditions?.uid && write.preconditions.uid !== claim.metadata?.uid)
+      return this.deps.intakeObjects.remove('PersistentVolumeClaim', namespace, name, write);
     return this.deps.intakeObjects.replace(marked, { dryRun: write.dryRun });
   }
 
@@ -116,7 +129,12 @@ class ClaimControllerImpl implements ClaimController {
       for (const c of this.deps.objects.list('PersistentVolumeClaim')) {
         const ns = c.metadata?.namespace ?? 'default';
         const name = c.metadata?.name ?? '';
-        if (!c.metadata?.deletionTimestamp || this.deps.objects.owner('PersistentVolumeClaim', ns, name) !== 'api' || this.#users(ns, name).length > 0) continue;
+        if (
+          !c.metadata?.deletionTimestamp ||
+          this.deps.objects.owner('PersistentVolumeClaim', ns, name) !== 'api' ||
+          this.#users(ns, name).length > 0
+        )
+          continue;
         await this.deps.intakeObjects.remove('PersistentVolumeClaim', ns, name).catch((err: Error) => {
           this.deps.logger.warn({ claim: `${ns}/${name}`, err: boundedField(err.message) }, 'Could not finish the deletion of a claim');
         });
@@ -137,7 +155,10 @@ class ClaimControllerImpl implements ClaimController {
       const holder = this.#holders.get(key);
       const holding = holder === undefined || holder === uid ? undefined : this.#users(ns, name).find((p) => p.metadata?.uid === holder);
       if (holding) {
-        out.claimsRefused = { ...out.claimsRefused, [name]: `persistentvolumeclaim ${JSON.stringify(name)} has the ReadWriteOncePod access mode and is already in use by pod ${JSON.stringify(holding.metadata?.name)}` };
+        out.claimsRefused = {
+          ...out.claimsRefused,
+          [name]: `persistentvolumeclaim ${JSON.stringify(name)} has the ReadWriteOncePod access mode and is already in use by pod ${JSON.stringify(holding.metadata?.name)}`,
+        };
       } else {
         this.#holders.set(key, uid);
       }

@@ -90,7 +90,8 @@ function parsePodText(text: string, uid?: string): Pod {
   const errors = validatePodForNode(pod);
   if (errors.length > 0) throw new Error(errors.map(formatFieldError).join('; '));
   if (!pod.metadata?.uid) throw new Error('metadata.uid: Required value');
-  if (uid !== undefined && pod.metadata.uid !== uid) throw new Error(`metadata.uid: Invalid value: "${pod.metadata.uid}": the file is named for uid ${uid}`);
+  if (uid !== undefined && pod.metadata.uid !== uid)
+    throw new Error(`metadata.uid: Invalid value: "${pod.metadata.uid}": the file is named for uid ${uid}`);
   return pod;
 }
 
@@ -112,7 +113,11 @@ class Restorer {
   /** Messages of the copies of the pod being restored that were refused (owner, mode): one event each. */
   #refused: string[] = [];
 
-  constructor(private readonly dir: string, private readonly rootDir: string, private readonly deps: IntakeRestoreDeps) {}
+  constructor(
+    private readonly dir: string,
+    private readonly rootDir: string,
+    private readonly deps: IntakeRestoreDeps,
+  ) {}
 
   #warn(file: string, msg: string, detail: string, extra: Record<string, unknown> = {}): void {
     this.deps.logger.warn({ source: 'api', file, err: boundedField(detail), ...extra }, msg);
@@ -126,8 +131,16 @@ class Restorer {
     const r = await readStoredFile(file);
     if (r.kind === 'special' || r.kind === 'untrusted') {
       const aside = await setAsideStoredFile(this.rootDir, file).catch((err: Error) => `not moved: ${err.message}`);
-      this.#warn(file, r.kind === 'special' ? 'Skipped a special file in the intake store without opening it; set it aside' : 'Refused an intake pod file the agent cannot trust; set it aside', r.reason, { setAside: aside });
-      if (r.kind === 'untrusted') this.#refused.push(`Refused the stored copy ${file} of this pod at restore: ${r.reason}; moved to ${aside}`);
+      this.#warn(
+        file,
+        r.kind === 'special'
+          ? 'Skipped a special file in the intake store without opening it; set it aside'
+          : 'Refused an intake pod file the agent cannot trust; set it aside',
+        r.reason,
+        { setAside: aside },
+      );
+      if (r.kind === 'untrusted')
+        this.#refused.push(`Refused the stored copy ${file} of this pod at restore: ${r.reason}; moved to ${aside}`);
       return undefined;
     }
     if (r.kind === 'error') {
@@ -174,7 +187,10 @@ class Restorer {
     if (!this.#keep(good.pod, good.text)) return;
     if (got.some((g) => g?.text !== good.text)) {
       // Mend the missing, torn or refused copy from the good one, so the pod has its twin again.
-      await writeFilesDurably(this.dir, podFiles(good.pod).map((f) => ({ name: f.name, content: good.text })))
+      await writeFilesDurably(
+        this.dir,
+        podFiles(good.pod).map((f) => ({ name: f.name, content: good.text })),
+      )
         .then(() => this.deps.logger.info({ source: 'api', uid, dir: this.dir }, 'Mended the second copy of an intake pod'))
         .catch((err: Error) => this.#warn(join(this.dir, names[0]), 'Could not mend the second copy of an intake pod', err.message));
     }
@@ -192,7 +208,10 @@ class Restorer {
       return;
     }
     try {
-      await writeFilesDurably(this.dir, podFiles(got.pod).map((f) => ({ name: f.name, content: got.text })));
+      await writeFilesDurably(
+        this.dir,
+        podFiles(got.pod).map((f) => ({ name: f.name, content: got.text })),
+      );
       await unlink(file);
       await syncDir(this.dir);
     } catch (err) {

@@ -33,7 +33,14 @@ export type StoredFileRead =
   /** Gone, or an I/O error (EIO, EACCES…). */
   | { kind: 'error'; reason: string };
 
-function fileTypeOf(st: { isFIFO(): boolean; isSocket(): boolean; isSymbolicLink(): boolean; isDirectory(): boolean; isBlockDevice(): boolean; isCharacterDevice(): boolean }): string {
+function fileTypeOf(st: {
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isSymbolicLink(): boolean;
+  isDirectory(): boolean;
+  isBlockDevice(): boolean;
+  isCharacterDevice(): boolean;
+}): string {
   if (st.isFIFO()) return 'a FIFO';
   if (st.isSocket()) return 'a socket';
   if (st.isSymbolicLink()) return 'a symbolic link';

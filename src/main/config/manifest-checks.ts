@@ -52,7 +52,11 @@ export class CheckScheduler {
    * @param run the source's check; a rejection is given to `onError` and the next check still runs.
    * @param clock the clock of the catch-up and period timers (epoch ms); default the real clock.
    */
-  constructor(private readonly run: CheckRun, private readonly onError: (err: unknown) => void, private readonly clock: Clock = realClock) {}
+  constructor(
+    private readonly run: CheckRun,
+    private readonly onError: (err: unknown) => void,
+    private readonly clock: Clock = realClock,
+  ) {}
 
   /** full asks for a full check of the path. */
   full(): void {
@@ -72,11 +76,14 @@ export class CheckScheduler {
     const now = this.clock.now();
     if (this.#catchUpTimer === undefined) this.#catchUpSinceMs = now;
     this.clock.clearTimeout(this.#catchUpTimer);
-    this.#catchUpTimer = this.clock.setTimeout(() => {
-      this.#catchUpTimer = undefined;
-      this.#catchUp = true;
-      this.#kick();
-    }, Math.max(0, Math.min(kCatchUpMs, this.#catchUpSinceMs + kCatchUpMaxMs - now)));
+    this.#catchUpTimer = this.clock.setTimeout(
+      () => {
+        this.#catchUpTimer = undefined;
+        this.#catchUp = true;
+        this.#kick();
+      },
+      Math.max(0, Math.min(kCatchUpMs, this.#catchUpSinceMs + kCatchUpMaxMs - now)),
+    );
   }
 
   /** every asks for a full check every `periodMs` milliseconds: a plain interval (no jitter), as the kubelet's wait.Until(listConfig, period). */

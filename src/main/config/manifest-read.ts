@@ -71,7 +71,9 @@ export type ManifestLoad<S extends ManifestReadState> = { prev: S | undefined } 
  * a filesystem error is a `failed` (or `gone`) load whose message names the file.
  */
 export async function loadManifest<S extends ManifestReadState>(
-  file: string, prev: S | undefined, kind: CheckKind,
+  file: string,
+  prev: S | undefined,
+  kind: CheckKind,
   hooks: { stopped(): boolean; parse(text: string, file: string): Promise<ParsedManifest> },
 ): Promise<ManifestLoad<S>> {
   const skipWhile = kind === 'full' ? prev?.stat : kind === 'catch-up' ? prev?.readStat : undefined;
@@ -86,7 +88,12 @@ export async function loadManifest<S extends ManifestReadState>(
     if (isMissing(err)) return { kind: 'gone', prev };
     // Its stat, so that a catch-up check does not read it again (and again fail) until it changes.
     const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
-    return { kind: 'failed', prev, message: `${file}: cannot read pod manifest: ${errorMessage(err)}`, readStat: st === undefined ? undefined : statKey(st) };
+    return {
+      kind: 'failed',
+      prev,
+      message: `${file}: cannot read pod manifest: ${errorMessage(err)}`,
+      readStat: st === undefined ? undefined : statKey(st),
+    };
   }
   if (read === 'not a file') return { kind: 'gone', prev };
   if (read === 'unsettled') return { kind: 'unsettled', prev };
@@ -146,7 +153,11 @@ export interface FileRead {
  * @throws the filesystem's error (ENOENT for a file deleted meanwhile), or an Error naming the
  *   size when the file is larger than kMaxManifestBytes.
  */
-export async function readSettled(file: string, prev: { contentHash?: string } | undefined, stopped: () => boolean): Promise<FileRead | 'not a file' | 'unsettled'> {
+export async function readSettled(
+  file: string,
+  prev: { contentHash?: string } | undefined,
+  stopped: () => boolean,
+): Promise<FileRead | 'not a file' | 'unsettled'> {
   let last = await readManifestFile(file);
   if (last === 'not a file' || prev === undefined || last.hash === prev.contentHash) return last;
   let agreeing = 1;
@@ -185,7 +196,12 @@ export async function readManifestFile(file: string): Promise<FileRead | 'not a 
     const { bytes, length } = await readBounded(handle, before.size);
     if (length > kMaxManifestBytes) throw tooBig(`has more than ${kMaxManifestBytes} bytes`);
     const text = bytes.toString('utf8', 0, length);
-    return { text, hash: createHash('sha256').update(text).digest('hex'), stat: statKey(opened), mtimeMs: Number(opened.mtimeNs / 1_000_000n) };
+    return {
+      text,
+      hash: createHash('sha256').update(text).digest('hex'),
+      stat: statKey(opened),
+      mtimeMs: Number(opened.mtimeNs / 1_000_000n),
+    };
   } finally {
     await handle.close().catch(() => undefined);
   }

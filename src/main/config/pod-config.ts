@@ -170,7 +170,8 @@ class PodConfigImpl implements PodConfig {
         const before = this.#effective.get(winner.uid);
         this.#effective.set(winner.uid, winner);
         if (!before || !previous || previous.uid !== winner.uid) changes.adds.push(winner.pod);
-        else if (before.pod !== winner.pod && this.#contentHash(before.pod) !== this.#contentHash(winner.pod)) changes.updates.push(winner.pod);
+        else if (before.pod !== winner.pod && this.#contentHash(before.pod) !== this.#contentHash(winner.pod))
+          changes.updates.push(winner.pod);
         for (const e of byName!.values()) {
           if (e !== winner) changes.conflicts.push({ pod: e.pod, source: e.source, heldBy: { source: winner.source, uid: winner.uid } });
         }

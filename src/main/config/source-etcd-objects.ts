@@ -44,14 +44,21 @@ export interface EtcdObjectSource {
  * taken from it; another one is an error), checked and normalised (normalizeConfigObject).
  * @throws Error naming the key and every problem (never the value).
  */
-export function objectFromEtcd(key: string, value: string, kind: ConfigObjectKind, where: { namespace: string; name: string }): ConfigObject {
+export function objectFromEtcd(
+  key: string,
+  value: string,
+  kind: ConfigObjectKind,
+  where: { namespace: string; name: string },
+): ConfigObject {
   const { pods, objects } = parseManifestDocuments(value, key, value.trimStart().startsWith('{') ? 'json' : 'yaml');
-  if (pods.length !== 0 || objects.length !== 1 || objects[0].object.kind !== kind) throw new Error(`${key}: must hold exactly one ${kind}`);
+  if (pods.length !== 0 || objects.length !== 1 || objects[0].object.kind !== kind)
+    throw new Error(`${key}: must hold exactly one ${kind}`);
   const raw = structuredClone(objects[0].object) as { metadata?: { name?: unknown; namespace?: unknown } };
   const meta = (raw.metadata ??= {});
   meta.name ||= where.name;
   meta.namespace ||= where.namespace;
-  if (meta.name !== where.name || meta.namespace !== where.namespace) throw new Error(`${key}: metadata.namespace/name does not match the key (${where.namespace}/${where.name})`);
+  if (meta.name !== where.name || meta.namespace !== where.namespace)
+    throw new Error(`${key}: metadata.namespace/name does not match the key (${where.namespace}/${where.name})`);
   const r = normalizeConfigObject(raw);
   if (r.errors) throw new Error(`${key}: ${r.errors.map(formatFieldError).join('; ')}`);
   return r.object;
@@ -71,7 +78,10 @@ class EtcdObjectSourceImpl implements EtcdObjectSource {
 
   constructor(private readonly deps: EtcdObjectSourceDeps) {
     const p = deps.prefix.replace(/\/+$/, '');
-    this.#kinds = [['ConfigMap', `${p}/configmaps/`], ['Secret', `${p}/secrets/`]];
+    this.#kinds = [
+      ['ConfigMap', `${p}/configmaps/`],
+      ['Secret', `${p}/secrets/`],
+    ];
   }
 
   async start(): Promise<void> {
@@ -140,7 +150,11 @@ class EtcdObjectSourceImpl implements EtcdObjectSource {
 
   #watch(kind: ConfigObjectKind, prefix: string): void {
     if (this.#stopped) return;
-    const w = this.deps.client.watch().prefix(prefix).startRevision(String(this.#rev.get(prefix)! + 1)).watcher();
+    const w = this.deps.client
+      .watch()
+      .prefix(prefix)
+      .startRevision(String(this.#rev.get(prefix)! + 1))
+      .watcher();
     this.#watchers.set(prefix, w);
     w.on('disconnected', () => {
       // As source-etcd.ts: resume from the last applied revision, not the one etcd3 moved it to.

@@ -93,7 +93,11 @@ export function podUidForEtcd(key: string, createRevision: string | number): str
  * defaults; validatePodForNode.
  * @throws InvalidArgumentError with every problem, e.g. `spec.containers[0].image: Required value`.
  */
-export function podFromEtcd(kv: { key: string; value: string; createRevision: string }, where: { namespace: string; name: string; nodeName: string }, clock: Clock = realClock): Pod {
+export function podFromEtcd(
+  kv: { key: string; value: string; createRevision: string },
+  where: { namespace: string; name: string; nodeName: string },
+  clock: Clock = realClock,
+): Pod {
   const pods = parseManifests(kv.value, kv.key, kv.value.trimStart().startsWith('{') ? 'json' : 'yaml');
   if (pods.length !== 1) throw new InvalidArgumentError(`${kv.key}: must hold exactly one Pod, got ${pods.length}`);
   const raw = pods[0]!;
@@ -102,7 +106,9 @@ export function podFromEtcd(kv: { key: string; value: string; createRevision: st
   if (!meta.name) meta.name = where.name;
   if (!meta.namespace) meta.namespace = where.namespace;
   if (meta.name !== where.name || meta.namespace !== where.namespace) {
-    throw new InvalidArgumentError(`${kv.key}: metadata.namespace/name ${meta.namespace}/${meta.name} does not match the key (${where.namespace}/${where.name})`);
+    throw new InvalidArgumentError(
+      `${kv.key}: metadata.namespace/name ${meta.namespace}/${meta.name} does not match the key (${where.namespace}/${where.name})`,
+    );
   }
   (meta as { uid?: string }).uid = typeof meta.uid === 'string' && meta.uid !== '' ? meta.uid : podUidForEtcd(kv.key, kv.createRevision);
   meta.annotations = {
@@ -151,7 +157,10 @@ class EtcdSourceImpl implements EtcdSource {
   #stopped = false;
   #started: Promise<void> | undefined;
 
-  constructor(private readonly options: EtcdSourceOptions, private readonly deps: EtcdSourceDeps) {
+  constructor(
+    private readonly options: EtcdSourceOptions,
+    private readonly deps: EtcdSourceDeps,
+  ) {
     this.#keys = etcdKeys(options.prefix);
     this.#prefix = this.#keys.podsPrefix(options.nodeName);
     this.#log = deps.logger;
@@ -192,7 +201,11 @@ class EtcdSourceImpl implements EtcdSource {
     if (this.#connected === connected) return;
     this.#connected = connected;
     if (connected) this.#log.info({ prefix: this.#prefix, revision: this.#rev }, 'etcd source connected');
-    else this.#log.warn({ prefix: this.#prefix, revision: this.#rev, message }, 'etcd source lost its connection; pods keep running as last desired');
+    else
+      this.#log.warn(
+        { prefix: this.#prefix, revision: this.#rev, message },
+        'etcd source lost its connection; pods keep running as last desired',
+      );
     this.deps.onConnectivity?.(connected, message);
   }
 
@@ -204,7 +217,11 @@ class EtcdSourceImpl implements EtcdSource {
       res = await this.deps.client.getAll().prefix(this.#prefix).exec();
     } catch (err) {
       this.#setConnected(false, (err as Error).message);
-      if (this.#rev === 0) this.#log.warn({ prefix: this.#prefix, err: (err as Error).message }, 'Could not list pods from etcd; retrying (no pods from etcd until it answers)');
+      if (this.#rev === 0)
+        this.#log.warn(
+          { prefix: this.#prefix, err: (err as Error).message },
+          'Could not list pods from etcd; retrying (no pods from etcd until it answers)',
+        );
       this.#timer = (this.deps.clock ?? realClock).setTimeout(() => void this.#list(), this.#retryMs);
       return false;
     }
@@ -232,7 +249,11 @@ class EtcdSourceImpl implements EtcdSource {
 
   #watch(): void {
     if (this.#stopped) return;
-    const w = this.deps.client.watch().prefix(this.#prefix).startRevision(String(this.#rev + 1)).watcher();
+    const w = this.deps.client
+      .watch()
+      .prefix(this.#prefix)
+      .startRevision(String(this.#rev + 1))
+      .watcher();
     this.#watcher = w;
     w.on('connected', () => this.#setConnected(true, ''));
     w.on('disconnected', (err: Error) => {
@@ -301,8 +322,13 @@ class EtcdSourceImpl implements EtcdSource {
     this.#state.set(key, st);
     const where = this.#keys.parsePodKey(key);
     try {
-      if (!where || where.node !== this.options.nodeName) throw new InvalidArgumentError(`${key}: key must be ${this.#prefix}<namespace>/<name>`);
-      st.pod = podFromEtcd({ key, value: str(kv.value), createRevision: String(kv.create_revision) }, { ...where, nodeName: this.options.nodeName }, this.deps.clock);
+      if (!where || where.node !== this.options.nodeName)
+        throw new InvalidArgumentError(`${key}: key must be ${this.#prefix}<namespace>/<name>`);
+      st.pod = podFromEtcd(
+        { key, value: str(kv.value), createRevision: String(kv.create_revision) },
+        { ...where, nodeName: this.options.nodeName },
+        this.deps.clock,
+      );
       if (st.problem) {
         st.problem = undefined;
         this.#report(key, null);
@@ -323,7 +349,10 @@ class EtcdSourceImpl implements EtcdSource {
     const name = where?.name ?? key;
     if (message !== null) this.#log.warn({ key, message: boundedField(message) }, 'Invalid pod in etcd; other pods are not affected');
     this.deps.onProblem({
-      key, namespace, name, message,
+      key,
+      namespace,
+      name,
+      message,
       pod: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: podUidForEtcd(key, createRevision) } },
     });
   }

@@ -13,7 +13,17 @@ import { staticPodContentHash } from '../../shared/static-pod.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
 import { assembleFileSet, isManifestFileName, kMaxManifestBytes, type DuplicateStaticPod } from './manifest-files.js';
-import { errorMessage, isMissing, kMaxSettleReads, kStatTrustMs, loadManifest, type CheckKind, type ManifestLoad, type ManifestReadState, type ParsedManifest } from './manifest-read.js';
+import {
+  errorMessage,
+  isMissing,
+  kMaxSettleReads,
+  kStatTrustMs,
+  loadManifest,
+  type CheckKind,
+  type ManifestLoad,
+  type ManifestReadState,
+  type ParsedManifest,
+} from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch, type ManifestWatchOptions } from './manifest-watch.js';
 import { CheckScheduler, kCatchUpMaxMs, kCatchUpMs } from './manifest-checks.js';
 import { realClock, type Clock } from '../../shared/clock.js';
@@ -136,7 +146,9 @@ export function newFileSource(options: FileSourceOptions, deps: FileSourceDeps):
   }
   const checkFrequencyMs = options.checkFrequencyMs ?? kDefaultFileSourceOptions.checkFrequencyMs;
   if (!Number.isInteger(checkFrequencyMs) || checkFrequencyMs <= 0) {
-    throw new InvalidArgumentError(`options.checkFrequencyMs (--file-check-frequency) must be a positive integer, got ${String(checkFrequencyMs)}`);
+    throw new InvalidArgumentError(
+      `options.checkFrequencyMs (--file-check-frequency) must be a positive integer, got ${String(checkFrequencyMs)}`,
+    );
   }
   return new FileSourceImpl({ path: path.resolve(options.path), nodeName: options.nodeName, checkFrequencyMs }, deps);
 }
@@ -174,16 +186,26 @@ class FileSourceImpl implements FileSource {
   private stopping: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(options: { path: string; nodeName: string; checkFrequencyMs: number }, private readonly deps: FileSourceDeps) {
+  constructor(
+    options: { path: string; nodeName: string; checkFrequencyMs: number },
+    private readonly deps: FileSourceDeps,
+  ) {
     this.path = options.path;
     this.nodeName = options.nodeName;
     this.checkFrequencyMs = options.checkFrequencyMs;
     this.logger = deps.logger.child({ component: 'file-source', source: 'file', path: this.path });
     this.decoder = newManifestDecoder(deps.newManifestLoader);
     this.clock = deps.clock ?? realClock;
-    this.checks = new CheckScheduler((kind, files) => this.check(kind, files), (err) => this.logger.error({ err }, 'Pod manifest check failed'), this.clock);
+    this.checks = new CheckScheduler(
+      (kind, files) => this.check(kind, files),
+      (err) => this.logger.error({ err }, 'Pod manifest check failed'),
+      this.clock,
+    );
     this.watch = (deps.newManifestWatch ?? newManifestWatch)({
-      path: this.path, isManifest: isManifestFileName, logger: this.logger, clock: this.clock,
+      path: this.path,
+      isManifest: isManifestFileName,
+      logger: this.logger,
+      clock: this.clock,
       onChange: ({ full, files }) => {
         this.checks.changed();
         if (full) this.checks.full();
@@ -214,7 +236,9 @@ class FileSourceImpl implements FileSource {
     this.checks.stop();
     // The thread is closed before the check under way is waited for: the decodes it queued ahead
     // (readManifests) then come back at once instead of being parsed for nothing.
-    const decoderClosed = this.decoder.close().catch((err: unknown) => this.logger.debug({ err }, 'Stopping the pod manifest thread failed'));
+    const decoderClosed = this.decoder
+      .close()
+      .catch((err: unknown) => this.logger.debug({ err }, 'Stopping the pod manifest thread failed'));
     await this.checks.idle();
     await this.watch.close();
     await decoderClosed;
@@ -244,12 +268,21 @@ class FileSourceImpl implements FileSource {
   private async fullCheck(kind: 'full' | 'catch-up'): Promise<void> {
     const watched = await this.watch.ensure();
     if (watched === 'subscribed') this.clearReported('watch');
-    else if (watched) this.report('watch', this.path, `${this.path}: cannot watch ${watched.dir} for changes (will retry every ${this.checkFrequencyMs} ms): ${watched.message}`);
+    else if (watched)
+      this.report(
+        'watch',
+        this.path,
+        `${this.path}: cannot watch ${watched.dir} for changes (will retry every ${this.checkFrequencyMs} ms): ${watched.message}`,
+      );
     const before = kind === 'catch-up' ? new Map(this.files) : undefined;
     await this.readPath(kind);
     if (before !== undefined) {
       const changed = [...new Set([...before.keys(), ...this.files.keys()])].filter((f) => before.get(f) !== this.files.get(f)).sort();
-      if (changed.length > 0) this.logger.info({ files: changed.slice(0, 10), changed: changed.length }, 'Catch-up check found pod manifest changes the watch had not reported');
+      if (changed.length > 0)
+        this.logger.info(
+          { files: changed.slice(0, 10), changed: changed.length },
+          'Catch-up check found pod manifest changes the watch had not reported',
+        );
     }
     this.logger.debug({ kind, files: this.files.size }, 'Checked pod manifest path');
   }
@@ -291,7 +324,10 @@ class FileSourceImpl implements FileSource {
       return;
     }
     this.clearReported('path');
-    const files = names.filter(isManifestFileName).sort().map((name) => path.join(this.path, name));
+    const files = names
+      .filter(isManifestFileName)
+      .sort()
+      .map((name) => path.join(this.path, name));
     const kept = await this.readManifests(files, kind);
     if (this.stopped) return;
     const present = new Set(files.filter((_, i) => kept[i]));
@@ -394,12 +430,21 @@ class FileSourceImpl implements FileSource {
         return false;
       case 'unsettled':
         // Still being written: keep its last good pods and look again once this check is done.
-        this.logger.info({ file, reads: kMaxSettleReads + 1 }, 'Pod manifest keeps changing while it is read; keeping its last good pods and reading it again');
+        this.logger.info(
+          { file, reads: kMaxSettleReads + 1 },
+          'Pod manifest keeps changing while it is read; keeping its last good pods and reading it again',
+        );
         if (file === this.path) this.checks.full();
         else this.checks.files([file]);
         return true;
       case 'failed':
-        this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, contentHash: undefined, readStat: load.readStat, error: load.message });
+        this.files.set(file, {
+          pods: prev?.pods ?? [],
+          objects: prev?.objects,
+          contentHash: undefined,
+          readStat: load.readStat,
+          error: load.message,
+        });
         if (prev?.error !== load.message) this.reportFileError(file, load.message);
         return true;
     }
@@ -443,8 +488,21 @@ class FileSourceImpl implements FileSource {
     // Stopping: start no thread that stop() would not close (nothing is reported any more).
     if (this.stopped) return { error: 'the file source is stopping', retry: true };
     const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
-    const decoded = await this.decoder.decode({ text, format, origin: file, nodeName: this.nodeName, source: 'file', seenAtMs: this.clock.now() });
-    if ('error' in decoded) return decoded.retry ? { error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${decoded.error}`, retry: true } : decoded;
+    const decoded = await this.decoder.decode({
+      text,
+      format,
+      origin: file,
+      nodeName: this.nodeName,
+      source: 'file',
+      seenAtMs: this.clock.now(),
+    });
+    if ('error' in decoded)
+      return decoded.retry
+        ? {
+            error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${decoded.error}`,
+            retry: true,
+          }
+        : decoded;
     decoded.pods.forEach((pod, i) => {
       if (typeof decoded.contentHashes[i] === 'string') this.contentHashes.set(pod, decoded.contentHashes[i]);
     });
@@ -471,11 +529,17 @@ class FileSourceImpl implements FileSource {
   private sendIfChanged(progress = false): void {
     if (this.stopped) return;
     const files = [...this.files.keys()].sort();
-    const { pods, duplicates, owners } = assembleFileSet(files.map((file) => ({ file, pods: this.files.get(file)!.pods })), this.owners);
+    const { pods, duplicates, owners } = assembleFileSet(
+      files.map((file) => ({ file, pods: this.files.get(file)!.pods })),
+      this.owners,
+    );
     this.owners = owners;
     if (!progress) this.reportDuplicates(duplicates);
     this.sendObjectsIfChanged(files);
-    const key = stableHash(pods.map((p) => [p.metadata?.uid, this.contentHash(p)]), 32);
+    const key = stableHash(
+      pods.map((p) => [p.metadata?.uid, this.contentHash(p)]),
+      32,
+    );
     if (key === this.lastSetKey) return;
     this.lastSetKey = key;
     this.logger.info({ op: 'SET', pods: pods.length }, 'Sending static pods from pod manifest path');

@@ -85,15 +85,21 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new InvalidArgumentError(`options.url (--manifest-url) must be an http(s) URL, got ${JSON.stringify(options.url)}`);
   }
-  if (typeof options.nodeName !== 'string' || options.nodeName === '') throw new InvalidArgumentError('options.nodeName must be a non-empty string');
+  if (typeof options.nodeName !== 'string' || options.nodeName === '')
+    throw new InvalidArgumentError('options.nodeName must be a non-empty string');
   const clock = deps.clock ?? realClock;
   const opts = {
     checkFrequencyMs: options.checkFrequencyMs ?? kDefaultHttpSourceOptions.checkFrequencyMs,
     timeoutMs: options.timeoutMs ?? kDefaultHttpSourceOptions.timeoutMs,
     maxBodyBytes: options.maxBodyBytes ?? kDefaultHttpSourceOptions.maxBodyBytes,
   };
-  for (const [k, v] of [['checkFrequencyMs', '--http-check-frequency'], ['timeoutMs', 'timeoutMs'], ['maxBodyBytes', 'maxBodyBytes']] as const) {
-    if (!Number.isInteger(opts[k]) || opts[k] <= 0) throw new InvalidArgumentError(`options.${k} (${v}) must be a positive integer, got ${String(opts[k])}`);
+  for (const [k, v] of [
+    ['checkFrequencyMs', '--http-check-frequency'],
+    ['timeoutMs', 'timeoutMs'],
+    ['maxBodyBytes', 'maxBodyBytes'],
+  ] as const) {
+    if (!Number.isInteger(opts[k]) || opts[k] <= 0)
+      throw new InvalidArgumentError(`options.${k} (${v}) must be a positive integer, got ${String(opts[k])}`);
   }
   const headers = new Headers();
   for (const [name, values] of Object.entries(options.headers ?? {})) {
@@ -157,7 +163,12 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       text = await res.text();
     } catch (err) {
       const e = err as Error & { cause?: { message?: string } };
-      const why = e.name === 'TimeoutError' ? `timed out after ${opts.timeoutMs} ms` : e.cause?.message ? `${e.message}: ${e.cause.message}` : e.message;
+      const why =
+        e.name === 'TimeoutError'
+          ? `timed out after ${opts.timeoutMs} ms`
+          : e.cause?.message
+            ? `${e.message}: ${e.cause.message}`
+            : e.message;
       return fail(`${url.href}: ${why}`);
     }
     if (stopped) return;
@@ -170,12 +181,23 @@ export function newHttpSource(options: HttpSourceOptions, deps: HttpSourceDeps):
       lastError = undefined;
       return;
     }
-    const decoded = await decoder.decode({ text, format: /json/i.test(contentType) ? 'json' : 'yaml', origin: url.href, nodeName: options.nodeName, source: 'http', seenAtMs: clock.now() });
+    const decoded = await decoder.decode({
+      text,
+      format: /json/i.test(contentType) ? 'json' : 'yaml',
+      origin: url.href,
+      nodeName: options.nodeName,
+      source: 'http',
+      seenAtMs: clock.now(),
+    });
     if (stopped) return;
     if ('error' in decoded) {
       // Forget the ETag: the server must send the body again (once it is fixed, or to parse again).
       etag = undefined;
-      return fail(decoded.retry ? `${url.href}: cannot parse pod manifests: the manifest thread failed (parsing again at the next poll): ${decoded.error}` : decoded.error);
+      return fail(
+        decoded.retry
+          ? `${url.href}: cannot parse pod manifests: the manifest thread failed (parsing again at the next poll): ${decoded.error}`
+          : decoded.error,
+      );
     }
     const pods = decoded.pods;
     deps.onObjects?.({ op: 'SET', source: 'http', objects: decoded.objects ?? [] });

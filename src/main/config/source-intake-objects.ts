@@ -22,8 +22,23 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodSourceName } from '../../shared/api.js';
 import { realClock, type Clock } from '../../shared/clock.js';
-import { configObjectResource, keyOf, normalizeConfigObject, validateConfigObjectUpdate, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
-import { AgentError, ConflictError, ForbiddenError, formatFieldError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno } from '../../shared/errors.js';
+import {
+  configObjectResource,
+  keyOf,
+  normalizeConfigObject,
+  validateConfigObjectUpdate,
+  type ConfigObject,
+  type ConfigObjectKind,
+} from '../../shared/config-objects.js';
+import {
+  AgentError,
+  ConflictError,
+  ForbiddenError,
+  formatFieldError,
+  insufficientStorageError,
+  InvalidManifestError,
+  isNoSpaceErrno,
+} from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
 import { readStoredFile, setAsideStoredFile, storedJsonFiles, syncDir, writeFilesDurably } from './intake-store.js';
@@ -159,7 +174,9 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
 
   constructor(private readonly deps: IntakeObjectSourceDeps) {
     this.#dir = join(deps.rootDir, kIntakeObjectsDirName);
-    this.#chain = new Promise<void>((resolve) => { this.#open = resolve; });
+    this.#chain = new Promise<void>((resolve) => {
+      this.#open = resolve;
+    });
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -187,7 +204,10 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
         if (read.kind === 'special' || read.kind === 'untrusted') {
           // Never opened (special) or not the agent's own (owner, mode): out of the way, never deleted.
           const aside = await setAsideStoredFile(this.deps.rootDir, file).catch((err: Error) => `not moved: ${err.message}`);
-          this.deps.logger.warn({ source: 'api', file, err: read.reason, setAside: aside }, 'Refused an intake object file the agent cannot trust; set it aside');
+          this.deps.logger.warn(
+            { source: 'api', file, err: read.reason, setAside: aside },
+            'Refused an intake object file the agent cannot trust; set it aside',
+          );
           continue;
         }
         try {
@@ -199,7 +219,10 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
           usable.set(key, [...(usable.get(key) ?? []), file]);
         } catch (err) {
           // The message names fields and keys only (normalizeConfigObject never quotes a value).
-          this.deps.logger.warn({ source: 'api', file, err: boundedField((err as Error).message) }, 'Could not restore an intake object; leaving its file in place');
+          this.deps.logger.warn(
+            { source: 'api', file, err: boundedField((err as Error).message) },
+            'Could not restore an intake object; leaving its file in place',
+          );
         }
       }
       for (const [key, object] of this.#objects) {
@@ -211,7 +234,10 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
           for (const f of files) if (!names.includes(f)) await unlink(f).catch(() => {});
           this.deps.logger.info({ source: 'api', object: key }, 'Rewrote the two copies of an intake object');
         } catch (err) {
-          this.deps.logger.warn({ source: 'api', object: key, err: boundedField((err as Error).message) }, 'Could not rewrite the copies of an intake object; keeping what was read');
+          this.deps.logger.warn(
+            { source: 'api', object: key, err: boundedField((err as Error).message) },
+            'Could not rewrite the copies of an intake object; keeping what was read',
+          );
         }
       }
       this.deps.logger.info({ source: 'api', objects: this.#objects.size, dir: this.#dir }, 'Restored intake ConfigMaps and Secrets');
@@ -243,12 +269,17 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
     const used = this.#storeBytes - objects.reduce((n, o) => n + (this.#fileBytes.get(keyOf(o)) ?? 0), 0);
     if (used + requested <= max) return;
     const first = objects[0];
-    throw new ForbiddenError(`${resourceOf(first.kind)} ${JSON.stringify(first.metadata?.name ?? '')} is forbidden: exceeded quota: intake object store, requested: ${requested} bytes, used: ${used} bytes, limited: ${max} bytes (--intake-store-bytes)`);
+    throw new ForbiddenError(
+      `${resourceOf(first.kind)} ${JSON.stringify(first.metadata?.name ?? '')} is forbidden: exceeded quota: intake object store, requested: ${requested} bytes, used: ${used} bytes, limited: ${max} bytes (--intake-store-bytes)`,
+    );
   }
 
   async #write(objects: ConfigObject[]): Promise<void> {
     try {
-      await writeFilesDurably(this.#dir, objects.flatMap((o) => intakeObjectFileNames(o).map((name) => ({ name, content: JSON.stringify(o) }))));
+      await writeFilesDurably(
+        this.#dir,
+        objects.flatMap((o) => intakeObjectFileNames(o).map((name) => ({ name, content: JSON.stringify(o) }))),
+      );
     } catch (err) {
       throw isNoSpaceErrno(err) ? insufficientStorageError(err, this.#dir) : err;
     }
@@ -257,7 +288,8 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
   /** #checkPreconditions throws ConflictError unless `current` (its store version) has `uid` and `resourceVersion` when given. */
   #checkPreconditions(prev: ConfigObject, pre: ObjectWrite['preconditions']): void {
     const name = prev.metadata?.name ?? '';
-    const fail = (detail: string) => new ConflictError(`Operation cannot be fulfilled on ${resourceOf(prev.kind)} ${JSON.stringify(name)}: ${detail}`);
+    const fail = (detail: string) =>
+      new ConflictError(`Operation cannot be fulfilled on ${resourceOf(prev.kind)} ${JSON.stringify(name)}: ${detail}`);
     const uid = prev.metadata?.uid ?? '';
     if (pre?.uid && pre.uid !== uid) throw fail(`Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${uid}`);
     if (pre?.resourceVersion) {
@@ -295,15 +327,21 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       const prev = this.#objects.get(keyOf(object));
       if (!prev) {
         const owner = this.deps.owner(object.kind, ns, name);
-        if (owner) throw new ForbiddenError(`${resourceOf(object.kind)} "${name}" is forbidden: it comes from the ${owner} source; change it there`);
+        if (owner)
+          throw new ForbiddenError(`${resourceOf(object.kind)} "${name}" is forbidden: it comes from the ${owner} source; change it there`);
         throw new AgentError('ERR_NOT_FOUND', `${resourceOf(object.kind)} "${name}" not found`);
       }
       this.#checkPreconditions(prev, { uid: object.metadata?.uid, resourceVersion: object.metadata?.resourceVersion });
       const errors = validateConfigObjectUpdate(object, prev);
       if (errors.length > 0) throw new InvalidManifestError(`${object.kind} "${name}"`, errors);
       // A deletion once marked stays (a claim's: config/claims.ts), as BeforeUpdate keeps deletionTimestamp.
-      const deletion = prev.metadata?.deletionTimestamp ? { deletionTimestamp: prev.metadata.deletionTimestamp, deletionGracePeriodSeconds: prev.metadata.deletionGracePeriodSeconds } : {};
-      const stored = withoutVersion({ ...object, metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid, ...deletion } } as ConfigObject);
+      const deletion = prev.metadata?.deletionTimestamp
+        ? { deletionTimestamp: prev.metadata.deletionTimestamp, deletionGracePeriodSeconds: prev.metadata.deletionGracePeriodSeconds }
+        : {};
+      const stored = withoutVersion({
+        ...object,
+        metadata: { ...object.metadata, creationTimestamp: prev.metadata?.creationTimestamp, uid: prev.metadata?.uid, ...deletion },
+      } as ConfigObject);
       this.#checkStoreBytes([stored]);
       if (write.dryRun) return stored;
       await this.#write([stored]);
@@ -320,7 +358,8 @@ class IntakeObjectSourceImpl implements IntakeObjectSource {
       const prev = this.#objects.get(key);
       if (!prev) {
         const owner = this.deps.owner(kind, namespace, name);
-        if (owner) throw new ForbiddenError(`${resourceOf(kind)} "${name}" is forbidden: it comes from the ${owner} source; remove it there`);
+        if (owner)
+          throw new ForbiddenError(`${resourceOf(kind)} "${name}" is forbidden: it comes from the ${owner} source; remove it there`);
         throw new AgentError('ERR_NOT_FOUND', `${resourceOf(kind)} "${name}" not found`);
       }
       this.#checkPreconditions(prev, write.preconditions);

@@ -25,7 +25,15 @@ import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotatio
 import type { Pod } from '../../shared/api.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
-import { AgentError, ConflictError, ForbiddenError, insufficientStorageError, InvalidManifestError, isNoSpaceErrno, type FieldError } from '../../shared/errors.js';
+import {
+  AgentError,
+  ConflictError,
+  ForbiddenError,
+  insufficientStorageError,
+  InvalidManifestError,
+  isNoSpaceErrno,
+  type FieldError,
+} from '../../shared/errors.js';
 import { failpoint } from '../../shared/failpoints.js';
 import { podContentHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
@@ -156,7 +164,10 @@ class IntakeSourceImpl implements IntakeSource {
   readonly #clock: Clock;
   readonly #nodeName: string;
 
-  constructor(options: IntakeSourceOptions, private readonly deps: IntakeSourceDeps) {
+  constructor(
+    options: IntakeSourceOptions,
+    private readonly deps: IntakeSourceDeps,
+  ) {
     this.#dir = join(options.rootDir, kIntakeDirName);
     this.#rootDir = options.rootDir;
     this.#nodeName = options.nodeName ?? '';
@@ -179,7 +190,9 @@ class IntakeSourceImpl implements IntakeSource {
     const requested = files.reduce((n, f) => n + Buffer.byteLength(f.content), 0);
     const used = this.#storeBytes - replacing.reduce((n, f) => n + (this.#fileBytes.get(f) ?? 0), 0);
     if (used + requested > this.#maxStoreBytes) {
-      throw new ForbiddenError(`${what} is forbidden: exceeded quota: intake store, requested: ${requested} bytes, used: ${used} bytes, limited: ${this.#maxStoreBytes} bytes (--intake-store-bytes)`);
+      throw new ForbiddenError(
+        `${what} is forbidden: exceeded quota: intake store, requested: ${requested} bytes, used: ${used} bytes, limited: ${this.#maxStoreBytes} bytes (--intake-store-bytes)`,
+      );
     }
   }
 
@@ -201,7 +214,10 @@ class IntakeSourceImpl implements IntakeSource {
     } catch (err) {
       if (!isNoSpaceErrno(err)) throw err;
       const wrapped = insufficientStorageError(err, this.#dir);
-      this.deps.logger.warn({ source: 'api', dir: this.#dir, pods: files.length, errno: (err as NodeJS.ErrnoException).code }, `Could not store intake pods: ${wrapped.message}`);
+      this.deps.logger.warn(
+        { source: 'api', dir: this.#dir, pods: files.length, errno: (err as NodeJS.ErrnoException).code },
+        `Could not store intake pods: ${wrapped.message}`,
+      );
       throw wrapped;
     }
   }
@@ -237,7 +253,12 @@ class IntakeSourceImpl implements IntakeSource {
   #otherNode(pod: Pod, field: string): FieldError | null {
     const bound = pod.spec?.nodeName;
     if (!this.#nodeName || typeof bound !== 'string' || bound === '' || bound === this.#nodeName) return null;
-    return { field, type: 'Invalid value', value: bound, detail: `must be empty or this node's name "${this.#nodeName}": the pod is bound to another node` };
+    return {
+      field,
+      type: 'Invalid value',
+      value: bound,
+      detail: `must be empty or this node's name "${this.#nodeName}": the pod is bound to another node`,
+    };
   }
 
   submit(pods: Pod[], write: IntakeWrite = {}): Promise<Pod[]> {
@@ -253,17 +274,30 @@ class IntakeSourceImpl implements IntakeSource {
         const fullName = podFullName(pod);
         const held = this.deps.holder(fullName);
         if (held || this.#pods.has(fullName)) {
-          throw new AgentError('ERR_ALREADY_EXISTS', `pods "${meta.name}" already exists${held && held.source !== 'api' ? ` (held by a pod from source ${held.source})` : ''}`);
+          throw new AgentError(
+            'ERR_ALREADY_EXISTS',
+            `pods "${meta.name}" already exists${held && held.source !== 'api' ? ` (held by a pod from source ${held.source})` : ''}`,
+          );
         }
         const prefix = pods.length > 1 ? `[${i}].` : '';
         if (meta.uid !== undefined && meta.uid !== '') {
           if (!kUidRe.test(meta.uid)) {
-            errors.push({ field: `${prefix}metadata.uid`, type: 'Invalid value', value: meta.uid, detail: "must consist of alphanumeric characters, '-', '_' or '.', start with an alphanumeric character and be at most 128 characters" });
+            errors.push({
+              field: `${prefix}metadata.uid`,
+              type: 'Invalid value',
+              value: meta.uid,
+              detail:
+                "must consist of alphanumeric characters, '-', '_' or '.', start with an alphanumeric character and be at most 128 characters",
+            });
           } else if (uids.has(meta.uid) || [...this.#pods.values()].some((p) => p.metadata?.uid === meta.uid)) {
             throw new AgentError('ERR_ALREADY_EXISTS', `pods "${meta.name}" already exists: uid ${meta.uid} is taken`);
           } else {
             const other = this.deps.uidHolder?.(meta.uid);
-            if (other) throw new AgentError('ERR_ALREADY_EXISTS', `pods "${meta.name}" already exists: uid ${meta.uid} is taken by pod ${other.fullName} from source ${other.source}`);
+            if (other)
+              throw new AgentError(
+                'ERR_ALREADY_EXISTS',
+                `pods "${meta.name}" already exists: uid ${meta.uid} is taken by pod ${other.fullName} from source ${other.source}`,
+              );
           }
         } else {
           meta.uid = randomUUID();
@@ -285,11 +319,16 @@ class IntakeSourceImpl implements IntakeSource {
       if (stored.length > free) {
         // As ResourceQuota's `exceeded quota` (403), before anything is written: the kubelet would
         // admit the first `free` and fail the rest with OutOfpods, but nothing would free them.
-        throw new ForbiddenError(`${what} is forbidden: exceeded quota: node pod capacity (--max-pods), requested: pods=${stored.length}, free: pods=${free}; ${free} of the ${stored.length} would fit`);
+        throw new ForbiddenError(
+          `${what} is forbidden: exceeded quota: node pod capacity (--max-pods), requested: pods=${stored.length}, free: pods=${free}; ${free} of the ${stored.length} would fit`,
+        );
       }
       // Two copies per pod (podFiles); the quota counts one.
       const files = stored.flatMap((p) => podFiles(p));
-      this.#checkStoreBytes(what, files.filter((_, i) => i % 2 === 0));
+      this.#checkStoreBytes(
+        what,
+        files.filter((_, i) => i % 2 === 0),
+      );
       if (write.dryRun) return stored;
       failpoint('before-intake-write');
       await this.#write(files);
@@ -323,7 +362,9 @@ class IntakeSourceImpl implements IntakeSource {
       const { resourceVersion: _rv, ...meta } = pod.metadata ?? {};
       pod.metadata = {
         ...meta,
-        name, namespace, uid,
+        name,
+        namespace,
+        uid,
         creationTimestamp: old.metadata?.creationTimestamp,
         annotations: { ...(pod.metadata?.annotations ?? {}), [ConfigSourceAnnotationKey]: 'api', [ConfigSeenAnnotationKey]: now },
       };
@@ -372,7 +413,9 @@ class IntakeSourceImpl implements IntakeSource {
   #absent(fullName: string, name: string): AgentError {
     const held = this.deps.holder(fullName);
     if (held && held.source !== 'api') {
-      return new ForbiddenError(`pods "${name}" is forbidden: it comes from source ${held.source}, not from the API; change its manifest instead`);
+      return new ForbiddenError(
+        `pods "${name}" is forbidden: it comes from source ${held.source}, not from the API; change its manifest instead`,
+      );
     }
     return new AgentError('ERR_NOT_FOUND', `pods "${name}" not found`);
   }

@@ -93,8 +93,10 @@ export function newEtcdClient(options: EtcdClientOptions): Etcd3 {
   if (servers.length === 0) throw new InvalidArgumentError('--etcd-servers must list at least one URL');
   const secure = servers.filter((s) => s.startsWith('https://')).length;
   if (secure !== 0 && secure !== servers.length) throw new InvalidArgumentError('--etcd-servers must not mix http:// and https:// URLs');
-  if (Boolean(options.certFile) !== Boolean(options.keyFile)) throw new InvalidArgumentError('--etcd-certfile and --etcd-keyfile must be given together');
-  if (Boolean(options.username) !== Boolean(options.password)) throw new InvalidArgumentError('--etcd-username and --etcd-password must be given together');
+  if (Boolean(options.certFile) !== Boolean(options.keyFile))
+    throw new InvalidArgumentError('--etcd-certfile and --etcd-keyfile must be given together');
+  if (Boolean(options.username) !== Boolean(options.password))
+    throw new InvalidArgumentError('--etcd-username and --etcd-password must be given together');
   const callTimeoutMs = options.callTimeoutMs ?? 5_000;
   const opts: IOptions = {
     hosts: servers,
@@ -110,7 +112,9 @@ export function newEtcdClient(options: EtcdClientOptions): Etcd3 {
   if (options.caFile || options.certFile) {
     opts.credentials = {
       rootCertificate: options.caFile ? readPem('--etcd-cafile', options.caFile) : Buffer.alloc(0),
-      ...(options.certFile ? { certChain: readPem('--etcd-certfile', options.certFile), privateKey: readPem('--etcd-keyfile', options.keyFile!) } : {}),
+      ...(options.certFile
+        ? { certChain: readPem('--etcd-certfile', options.certFile), privateKey: readPem('--etcd-keyfile', options.keyFile!) }
+        : {}),
     };
   }
   if (options.username) opts.auth = { username: options.username, password: options.password! };
@@ -166,5 +170,7 @@ export function etcdKeys(prefix: string): EtcdKeys {
 
 /** isEtcdUnavailable: the error means etcd could not be reached (retry later), not a bad request. */
 export function isEtcdUnavailable(err: unknown): boolean {
-  return err instanceof Error && (isRecoverableError(err) || /unavailable|deadline|ECONNREFUSED|No connection|timed out/i.test(err.message));
+  return (
+    err instanceof Error && (isRecoverableError(err) || /unavailable|deadline|ECONNREFUSED|No connection|timed out/i.test(err.message))
+  );
 }

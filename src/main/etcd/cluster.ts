@@ -26,7 +26,19 @@ import { realClock, type Clock } from '../../shared/clock.js';
  * EtcdClusterOptions: the AgentOptions cluster mode reads (AgentOptions fits it). Optional fields
  * default as their flags: TLS/auth none, `nodeLeaseDurationSeconds` 40, `etcdQps` 50, `etcdBurst` 100.
  */
-export type EtcdClusterOptions = Pick<AgentOptions, 'nodeName' | 'nodeIp' | 'maxPods' | 'runtime' | 'rootDir' | 'port' | 'etcdServers' | 'etcdPrefix' | 'registerNode' | 'nodeStatusUpdateFrequencyMs'> & {
+export type EtcdClusterOptions = Pick<
+  AgentOptions,
+  | 'nodeName'
+  | 'nodeIp'
+  | 'maxPods'
+  | 'runtime'
+  | 'rootDir'
+  | 'port'
+  | 'etcdServers'
+  | 'etcdPrefix'
+  | 'registerNode'
+  | 'nodeStatusUpdateFrequencyMs'
+> & {
   etcdCafile?: string;
   etcdCertfile?: string;
   etcdKeyfile?: string;
@@ -82,48 +94,94 @@ export interface EtcdCluster {
 export function newEtcdCluster(o: EtcdClusterOptions, deps: EtcdClusterDeps): EtcdCluster {
   const log = deps.logger;
   const client = newEtcdClient({
-    servers: o.etcdServers, caFile: o.etcdCafile || undefined, certFile: o.etcdCertfile || undefined, keyFile: o.etcdKeyfile || undefined,
-    username: o.etcdUsername || undefined, password: o.etcdPassword || undefined,
+    servers: o.etcdServers,
+    caFile: o.etcdCafile || undefined,
+    certFile: o.etcdCertfile || undefined,
+    keyFile: o.etcdKeyfile || undefined,
+    username: o.etcdUsername || undefined,
+    password: o.etcdPassword || undefined,
   });
   const statusWriter = newEtcdStatusWriter(
     { nodeName: o.nodeName, prefix: o.etcdPrefix, qps: o.etcdQps, burst: o.etcdBurst },
-    { client, logger: log.child({ component: 'etcd-status' }), statusManager: deps.statusManager, listPods: deps.listPods, clock: deps.clock },
+    {
+      client,
+      logger: log.child({ component: 'etcd-status' }),
+      statusManager: deps.statusManager,
+      listPods: deps.listPods,
+      clock: deps.clock,
+    },
   );
   let reconciled = false;
-  const source: EtcdSource = newEtcdSource({ nodeName: o.nodeName, prefix: o.etcdPrefix }, {
-    client, clock: deps.clock,
-    logger: log.child({ component: 'etcd-source' }),
-    onUpdate: (u) => {
-      deps.onUpdate(u);
-      if (u.op !== 'SET' || reconciled) return;
-      // After the first list the desired set is known: drop status keys of pods deleted meanwhile.
-      reconciled = true;
-      const live = new Set(deps.listPods().map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`));
-      statusWriter.reconcile((ns, name) => live.has(`${ns}/${name}`) || source.hasKey(ns, name))
-        .catch((err: Error) => log.warn({ err: err.message }, 'Could not clean up stale pod status keys'));
+  const source: EtcdSource = newEtcdSource(
+    { nodeName: o.nodeName, prefix: o.etcdPrefix },
+    {
+      client,
+      clock: deps.clock,
+      logger: log.child({ component: 'etcd-source' }),
+      onUpdate: (u) => {
+        deps.onUpdate(u);
+        if (u.op !== 'SET' || reconciled) return;
+        // After the first list the desired set is known: drop status keys of pods deleted meanwhile.
+        reconciled = true;
+        const live = new Set(deps.listPods().map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`));
+        statusWriter
+          .reconcile((ns, name) => live.has(`${ns}/${name}`) || source.hasKey(ns, name))
+          .catch((err: Error) => log.warn({ err: err.message }, 'Could not clean up stale pod status keys'));
+      },
+      onProblem: (p) => {
+        if (p.message !== null)
+          deps.recordEvent(p.pod, { type: 'Warning', reason: 'FailedToParse', message: `Invalid pod in etcd at ${p.key}: ${p.message}` });
+        statusWriter.writeProblem(p.namespace, p.name, p.message);
+      },
     },
-    onProblem: (p) => {
-      if (p.message !== null) deps.recordEvent(p.pod, { type: 'Warning', reason: 'FailedToParse', message: `Invalid pod in etcd at ${p.key}: ${p.message}` });
-      statusWriter.writeProblem(p.namespace, p.name, p.message);
-    },
-  });
+  );
   const objectSource = deps.onObjects
-    ? newEtcdObjectSource({ client, prefix: o.etcdPrefix, logger: log.child({ component: 'etcd-objects' }), onObjects: (u) => deps.onObjects!(u), clock: deps.clock })
+    ? newEtcdObjectSource({
+        client,
+        prefix: o.etcdPrefix,
+        logger: log.child({ component: 'etcd-objects' }),
+        onObjects: (u) => deps.onObjects!(u),
+        clock: deps.clock,
+      })
     : undefined;
   let previousNode: Node | undefined;
-  const buildNode = deps.buildNode ?? (async () => (previousNode = buildNodeObject({
-    nodeName: o.nodeName, nodeIp: o.nodeIp, maxPods: o.maxPods, kubeletVersion: kubeletVersion(),
-    containerRuntimeVersion: `${presumedIdScheme(o.runtime) || 'remote'}://unknown`, health: deps.ready?.() ?? { ok: true },
-    port: o.port, facts: await gatherNodeFacts(o.rootDir), nowMs: (deps.clock ?? realClock).now(), previous: previousNode,
-  })));
+  const buildNode =
+    deps.buildNode ??
+    (async () =>
+      (previousNode = buildNodeObject({
+        nodeName: o.nodeName,
+        nodeIp: o.nodeIp,
+        maxPods: o.maxPods,
+        kubeletVersion: kubeletVersion(),
+        containerRuntimeVersion: `${presumedIdScheme(o.runtime) || 'remote'}://unknown`,
+        health: deps.ready?.() ?? { ok: true },
+        port: o.port,
+        facts: await gatherNodeFacts(o.rootDir),
+        nowMs: (deps.clock ?? realClock).now(),
+        previous: previousNode,
+      })));
   const nodeLease = o.registerNode
-    ? newNodeLease({ nodeName: o.nodeName, prefix: o.etcdPrefix, ttlSeconds: o.nodeLeaseDurationSeconds ?? 40, updateFrequencyMs: o.nodeStatusUpdateFrequencyMs }, {
-      client, logger: log.child({ component: 'node-lease' }), buildNode, clock: deps.clock,
-    })
+    ? newNodeLease(
+        {
+          nodeName: o.nodeName,
+          prefix: o.etcdPrefix,
+          ttlSeconds: o.nodeLeaseDurationSeconds ?? 40,
+          updateFrequencyMs: o.nodeStatusUpdateFrequencyMs,
+        },
+        {
+          client,
+          logger: log.child({ component: 'node-lease' }),
+          buildNode,
+          clock: deps.clock,
+        },
+      )
     : null;
   let stopped = false;
   return {
-    client, source, statusWriter, nodeLease,
+    client,
+    source,
+    statusWriter,
+    nodeLease,
     async start() {
       statusWriter.start();
       // Registration must not hold up the pods: it retries in the background when etcd is down.

@@ -44,14 +44,18 @@ export interface EventRecorderOptions {
 export function newEventRecorder(options: EventRecorderOptions, deps: { logger: Logger; clock?: Clock }): EventRecorder {
   const clock = deps.clock ?? realClock;
   const capacity = options.capacity ?? 1000;
-  if (!Number.isInteger(capacity) || capacity < 1) throw new InvalidArgumentError(`options.capacity must be an integer >= 1, got ${capacity}`);
+  if (!Number.isInteger(capacity) || capacity < 1)
+    throw new InvalidArgumentError(`options.capacity must be an integer >= 1, got ${capacity}`);
   const component = options.component ?? 'kubelet';
   // Insertion-ordered: re-counting an event moves it to the end, so eviction drops the stalest.
   const events = new Map<string, Event>();
   const listeners = new Set<(e: Event) => void>();
   return {
     record(pod, input) {
-      const e = input.message.length * 3 > kMaxEventMessageBytes ? { ...input, message: boundedField(input.message, kMaxEventMessageBytes) } : input;
+      const e =
+        input.message.length * 3 > kMaxEventMessageBytes
+          ? { ...input, message: boundedField(input.message, kMaxEventMessageBytes) }
+          : input;
       const meta = pod.metadata ?? {};
       const key = [meta.uid, e.fieldPath ?? '', e.type, e.reason, e.message].join('\u0000');
       const now = new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -61,11 +65,26 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
         event = { ...event, count: (event.count ?? 1) + 1, lastTimestamp: now };
       } else {
         event = {
-          apiVersion: 'v1', kind: 'Event',
+          apiVersion: 'v1',
+          kind: 'Event',
           metadata: { name: `${meta.name}.${randomUUID().slice(0, 8)}`, namespace: meta.namespace ?? 'default' },
-          involvedObject: { kind: 'Pod', apiVersion: 'v1', name: meta.name, namespace: meta.namespace ?? 'default', uid: meta.uid, ...(e.fieldPath ? { fieldPath: e.fieldPath } : {}) },
-          reason: e.reason, message: e.message, type: e.type, count: 1, firstTimestamp: now, lastTimestamp: now,
-          source: { component, host: options.nodeName }, reportingComponent: component, reportingInstance: options.nodeName,
+          involvedObject: {
+            kind: 'Pod',
+            apiVersion: 'v1',
+            name: meta.name,
+            namespace: meta.namespace ?? 'default',
+            uid: meta.uid,
+            ...(e.fieldPath ? { fieldPath: e.fieldPath } : {}),
+          },
+          reason: e.reason,
+          message: e.message,
+          type: e.type,
+          count: 1,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          source: { component, host: options.nodeName },
+          reportingComponent: component,
+          reportingInstance: options.nodeName,
         };
       }
       events.set(key, event);

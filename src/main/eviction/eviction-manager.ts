@@ -28,9 +28,22 @@ import { podTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 import { getPodQOS, isCriticalPod } from '../../shared/qos.js';
 import type { Summary } from '../../shared/stats.js';
 import {
-  admitUnderPressure, cachedStatsFunc, evictionMessage, makeSignalObservations, nodeConditions, nodeConditionsLastObservedAt,
-  nodeConditionsObservedSince, rankPods, sortByEvictionPriority, thresholdsFirstObservedAt, thresholdsMet, thresholdsMetGracePeriod,
-  thresholdsUpdatedStats, type PressureCondition, type SignalObservations, type StatsFunc,
+  admitUnderPressure,
+  cachedStatsFunc,
+  evictionMessage,
+  makeSignalObservations,
+  nodeConditions,
+  nodeConditionsLastObservedAt,
+  nodeConditionsObservedSince,
+  rankPods,
+  sortByEvictionPriority,
+  thresholdsFirstObservedAt,
+  thresholdsMet,
+  thresholdsMetGracePeriod,
+  thresholdsUpdatedStats,
+  type PressureCondition,
+  type SignalObservations,
+  type StatsFunc,
 } from './helpers.js';
 import { localStorageViolation } from './local-storage.js';
 import { kSignalToResource, type Threshold } from './thresholds.js';
@@ -121,14 +134,20 @@ class EvictionManagerImpl implements EvictionManager {
   #stopped = false;
   readonly #clock: Clock;
 
-  constructor(private readonly config: EvictionConfig, private readonly deps: EvictionManagerDeps) {
+  constructor(
+    private readonly config: EvictionConfig,
+    private readonly deps: EvictionManagerDeps,
+  ) {
     this.#clock = deps.clock ?? realClock;
   }
 
   start(): void {
     if (this.#timer || this.#stopped) return;
     void this.synchronize();
-    this.#timer = this.#clock.setInterval(() => void this.synchronize(), this.config.monitoringIntervalMs ?? kDefaultEvictionMonitoringIntervalMs);
+    this.#timer = this.#clock.setInterval(
+      () => void this.synchronize(),
+      this.config.monitoringIntervalMs ?? kDefaultEvictionMonitoringIntervalMs,
+    );
   }
 
   async stop(): Promise<void> {
@@ -150,10 +169,14 @@ class EvictionManagerImpl implements EvictionManager {
 
   synchronize(): Promise<Pod | null> {
     if (this.#running) return this.#running;
-    this.#running = this.#pass().catch((err: unknown) => {
-      this.deps.logger.warn({ err }, 'Eviction manager: failed to synchronize');
-      return null;
-    }).finally(() => { this.#running = null; });
+    this.#running = this.#pass()
+      .catch((err: unknown) => {
+        this.deps.logger.warn({ err }, 'Eviction manager: failed to synchronize');
+        return null;
+      })
+      .finally(() => {
+        this.#running = null;
+      });
     return this.#running;
   }
 
@@ -205,7 +228,10 @@ class EvictionManagerImpl implements EvictionManager {
       if (after) stats = cachedStatsFunc(after);
     }
     if (active.length === 0) {
-      deps.logger.warn({ signal: toReclaim.signal }, 'Eviction manager: eviction thresholds have been met, but no pods are active to evict');
+      deps.logger.warn(
+        { signal: toReclaim.signal },
+        'Eviction manager: eviction thresholds have been met, but no pods are active to evict',
+      );
       return null;
     }
     // Ranking compares every active pod: take their figures now (a quiet period's Summary has the
@@ -215,13 +241,16 @@ class EvictionManagerImpl implements EvictionManager {
     try {
       await deps.collect('all');
     } catch (err) {
-      deps.logger.warn({ err, signal: toReclaim.signal }, 'Eviction manager: failed to collect every pod\'s stats, no eviction this pass');
+      deps.logger.warn({ err, signal: toReclaim.signal }, "Eviction manager: failed to collect every pod's stats, no eviction this pass");
       return null;
     }
     const all = deps.summary();
     if (all) stats = cachedStatsFunc(all);
     const ranked = rankPods(active, stats, resource);
-    deps.logger.info({ pods: ranked.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'Eviction manager: pods ranked for eviction');
+    deps.logger.info(
+      { pods: ranked.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) },
+      'Eviction manager: pods ranked for eviction',
+    );
     // At most one pod per pass; a critical pod is skipped (evictPod refuses it upstream).
     for (const pod of ranked) {
       if (isCriticalPod(pod)) {
@@ -230,8 +259,11 @@ class EvictionManagerImpl implements EvictionManager {
       }
       const { message, annotations } = evictionMessage(resource, pod, stats, fresh, observations);
       const podGrace = podTerminationGracePeriodSeconds(pod);
-      const gracePeriodSeconds = !toReclaim.soft ? kImmediateEvictionGracePeriodSeconds
-        : config.maxPodGracePeriodSeconds > 0 ? Math.min(config.maxPodGracePeriodSeconds, podGrace) : podGrace;
+      const gracePeriodSeconds = !toReclaim.soft
+        ? kImmediateEvictionGracePeriodSeconds
+        : config.maxPodGracePeriodSeconds > 0
+          ? Math.min(config.maxPodGracePeriodSeconds, podGrace)
+          : podGrace;
       if (!deps.evictPod(pod, { message, gracePeriodSeconds, annotations })) continue;
       deps.onEviction?.(toReclaim.signal);
       deps.logger.info({ ...podFields(pod), signal: toReclaim.signal, gracePeriodSeconds, message }, 'Eviction manager: pod is evicted');
@@ -248,7 +280,9 @@ class EvictionManagerImpl implements EvictionManager {
    */
   async #reclaimDisk(): Promise<Summary | undefined | null> {
     const { deps } = this;
-    await deps.reclaimDisk!().catch((err: unknown) => deps.logger.warn({ err }, 'Eviction manager: unexpected error when attempting to reduce resource pressure'));
+    await deps.reclaimDisk!().catch((err: unknown) =>
+      deps.logger.warn({ err }, 'Eviction manager: unexpected error when attempting to reduce resource pressure'),
+    );
     await deps.collect().catch(() => undefined);
     const fresh = deps.summary();
     if (!fresh) return undefined;
@@ -271,7 +305,8 @@ class EvictionManagerImpl implements EvictionManager {
       deps.logger.info({ ...podFields(pod), signal: v.signal, message: v.message }, 'Eviction manager: pod is evicted');
       evicted.push(pod);
     }
-    if (evicted.length > 0) this.#cleanup = { uids: evicted.map((p) => p.metadata?.uid ?? ''), untilMs: this.#clock.now() + kPodCleanupTimeoutMs };
+    if (evicted.length > 0)
+      this.#cleanup = { uids: evicted.map((p) => p.metadata?.uid ?? ''), untilMs: this.#clock.now() + kPodCleanupTimeoutMs };
     return evicted;
   }
 }
@@ -283,6 +318,7 @@ class EvictionManagerImpl implements EvictionManager {
 export function newEvictionManager(config: EvictionConfig, deps: EvictionManagerDeps): EvictionManager {
   const interval = config.monitoringIntervalMs ?? kDefaultEvictionMonitoringIntervalMs;
   if (!(interval >= 1)) throw new RangeError(`--eviction-monitoring-interval must be > 0, got ${interval} ms`);
-  if (!(config.pressureTransitionPeriodMs >= 0)) throw new RangeError(`--eviction-pressure-transition-period must be >= 0, got ${config.pressureTransitionPeriodMs} ms`);
+  if (!(config.pressureTransitionPeriodMs >= 0))
+    throw new RangeError(`--eviction-pressure-transition-period must be >= 0, got ${config.pressureTransitionPeriodMs} ms`);
   return new EvictionManagerImpl(config, deps);
 }

@@ -12,8 +12,14 @@ import { parseQuantity } from '../../shared/quantity.js';
 import type { PodStats, Summary } from '../../shared/stats.js';
 import { podRequests } from '../pod/admission.js';
 import {
-  formatQuantity, kEvictionSignals, kSignalToNodeCondition, kSignalToResource, thresholdQuantity,
-  type EvictionResource, type EvictionSignal, type Threshold,
+  formatQuantity,
+  kEvictionSignals,
+  kSignalToNodeCondition,
+  kSignalToResource,
+  thresholdQuantity,
+  type EvictionResource,
+  type EvictionSignal,
+  type Threshold,
 } from './thresholds.js';
 
 /** SignalObservation: a signal's available amount and capacity (bytes, or inodes), and when it was observed (epoch ms). */
@@ -44,12 +50,18 @@ export function makeSignalObservations(summary: Summary, memoryCapacityBytes: nu
   const out: SignalObservations = {};
   const mem = summary.node.memory;
   if (mem?.workingSetBytes !== undefined && memoryCapacityBytes > 0) {
-    out['memory.available'] = { available: Math.max(0, memoryCapacityBytes - mem.workingSetBytes), capacity: memoryCapacityBytes, timeMs: timeOf(mem.time) };
+    out['memory.available'] = {
+      available: Math.max(0, memoryCapacityBytes - mem.workingSetBytes),
+      capacity: memoryCapacityBytes,
+      timeMs: timeOf(mem.time),
+    };
   }
   const fsPair = (fs: typeof summary.node.fs, bytes: EvictionSignal, inodes: EvictionSignal) => {
     if (!fs) return;
-    if (fs.availableBytes !== undefined && fs.capacityBytes !== undefined) out[bytes] = { available: fs.availableBytes, capacity: fs.capacityBytes, timeMs: timeOf(fs.time) };
-    if (fs.inodesFree !== undefined && fs.inodes !== undefined) out[inodes] = { available: fs.inodesFree, capacity: fs.inodes, timeMs: timeOf(fs.time) };
+    if (fs.availableBytes !== undefined && fs.capacityBytes !== undefined)
+      out[bytes] = { available: fs.availableBytes, capacity: fs.capacityBytes, timeMs: timeOf(fs.time) };
+    if (fs.inodesFree !== undefined && fs.inodes !== undefined)
+      out[inodes] = { available: fs.inodesFree, capacity: fs.inodes, timeMs: timeOf(fs.time) };
   };
   fsPair(summary.node.fs, 'nodefs.available', 'nodefs.inodesFree');
   fsPair(summary.node.runtime?.imageFs, 'imagefs.available', 'imagefs.inodesFree');
@@ -70,14 +82,22 @@ export function thresholdKey(t: Threshold): string {
 }
 
 /** thresholdsFirstObservedAt, as the kubelet's: when each met threshold was first seen met (kept from `previous`, else `nowMs`). */
-export function thresholdsFirstObservedAt(met: readonly Threshold[], previous: ReadonlyMap<string, number>, nowMs: number): Map<string, number> {
+export function thresholdsFirstObservedAt(
+  met: readonly Threshold[],
+  previous: ReadonlyMap<string, number>,
+  nowMs: number,
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const t of met) out.set(thresholdKey(t), previous.get(thresholdKey(t)) ?? nowMs);
   return out;
 }
 
 /** thresholdsMetGracePeriod, as the kubelet's: the met thresholds whose grace period has passed (hard ones at once). */
-export function thresholdsMetGracePeriod(met: readonly Threshold[], firstObservedAt: ReadonlyMap<string, number>, nowMs: number): Threshold[] {
+export function thresholdsMetGracePeriod(
+  met: readonly Threshold[],
+  firstObservedAt: ReadonlyMap<string, number>,
+  nowMs: number,
+): Threshold[] {
   return met.filter((t) => nowMs - (firstObservedAt.get(thresholdKey(t)) ?? nowMs) >= t.gracePeriodMs);
 }
 
@@ -87,14 +107,22 @@ export function nodeConditions(met: readonly Threshold[]): PressureCondition[] {
 }
 
 /** nodeConditionsLastObservedAt: `conditions` observed at `nowMs`, the others as `previous` had them. */
-export function nodeConditionsLastObservedAt(conditions: readonly PressureCondition[], previous: ReadonlyMap<PressureCondition, number>, nowMs: number): Map<PressureCondition, number> {
+export function nodeConditionsLastObservedAt(
+  conditions: readonly PressureCondition[],
+  previous: ReadonlyMap<PressureCondition, number>,
+  nowMs: number,
+): Map<PressureCondition, number> {
   const out = new Map(previous);
   for (const c of conditions) out.set(c, nowMs);
   return out;
 }
 
 /** nodeConditionsObservedSince, as the kubelet's: the conditions observed within the last `periodMs` (the pressure transition period). */
-export function nodeConditionsObservedSince(lastObservedAt: ReadonlyMap<PressureCondition, number>, periodMs: number, nowMs: number): PressureCondition[] {
+export function nodeConditionsObservedSince(
+  lastObservedAt: ReadonlyMap<PressureCondition, number>,
+  periodMs: number,
+  nowMs: number,
+): PressureCondition[] {
   return [...lastObservedAt].filter(([, at]) => nowMs - at < periodMs).map(([c]) => c);
 }
 
@@ -177,11 +205,9 @@ export function rankPods(pods: readonly Pod[], stats: StatsFunc, resource: Evict
     const req = request(pod);
     return { pod, i, found: s !== undefined, exceeds: used > req, priority: podPriority(pod), above: used - req };
   });
-  keyed.sort((a, b) => cmpBool(!a.found, !b.found)
-    || cmpBool(a.exceeds, b.exceeds)
-    || a.priority - b.priority
-    || b.above - a.above
-    || a.i - b.i);
+  keyed.sort(
+    (a, b) => cmpBool(!a.found, !b.found) || cmpBool(a.exceeds, b.exceeds) || a.priority - b.priority || b.above - a.above || a.i - b.i,
+  );
   return keyed.map((k) => k.pod);
 }
 
@@ -195,7 +221,13 @@ export function rankPods(pods: readonly Pod[], stats: StatsFunc, resource: Evict
  * its request. Quantities as resource.Quantity prints them (formatQuantity). Also the event
  * annotations (`offending_containers`, `offending_containers_usage`, `starved_resource`).
  */
-export function evictionMessage(resource: EvictionResource, pod: Pod, stats: StatsFunc, met: readonly Threshold[], observations: SignalObservations): { message: string; annotations: Record<string, string> } {
+export function evictionMessage(
+  resource: EvictionResource,
+  pod: Pod,
+  stats: StatsFunc,
+  met: readonly Threshold[],
+  observations: SignalObservations,
+): { message: string; annotations: Record<string, string> } {
   let message = `The node was low on resource: ${resource}. `;
   const binary = resource !== 'inodes';
   for (const t of met) {
@@ -219,7 +251,10 @@ export function evictionMessage(resource: EvictionResource, pod: Pod, stats: Sta
     offending.push(c.name);
     usages.push(formatQuantity(used));
   }
-  return { message, annotations: { offending_containers: offending.join(','), offending_containers_usage: usages.join(','), starved_resource: resource } };
+  return {
+    message,
+    annotations: { offending_containers: offending.join(','), offending_containers_usage: usages.join(','), starved_resource: resource },
+  };
 }
 
 /**
@@ -229,12 +264,20 @@ export function evictionMessage(resource: EvictionResource, pod: Pod, stats: Sta
  * NoSchedule taint; anything else is refused with reason `Evicted` and message
  * `The node had condition: [MemoryPressure]. ` (nodeConditionMessageFmt, conditions as Go prints a slice).
  */
-export function admitUnderPressure(pod: Pod, conditions: readonly PressureCondition[], qos: string, critical: boolean): { admit: true } | { admit: false; reason: string; message: string } {
+export function admitUnderPressure(
+  pod: Pod,
+  conditions: readonly PressureCondition[],
+  qos: string,
+  critical: boolean,
+): { admit: true } | { admit: false; reason: string; message: string } {
   if (conditions.length === 0 || critical) return { admit: true };
   if (conditions.length === 1 && conditions[0] === 'MemoryPressure') {
     if (qos !== 'BestEffort') return { admit: true };
     const tolerates = (pod.spec?.tolerations ?? []).some((t) => {
-      const keyOk = t.operator === 'Exists' ? (t.key ?? '') === '' || t.key === 'node.kubernetes.io/memory-pressure' : t.key === 'node.kubernetes.io/memory-pressure';
+      const keyOk =
+        t.operator === 'Exists'
+          ? (t.key ?? '') === '' || t.key === 'node.kubernetes.io/memory-pressure'
+          : t.key === 'node.kubernetes.io/memory-pressure';
       return keyOk && (!t.effect || t.effect === 'NoSchedule');
     });
     if (tolerates) return { admit: true };

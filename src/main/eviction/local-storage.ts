@@ -63,7 +63,8 @@ export function localStorageViolation(pod: Pod, stats: PodStats | undefined): Lo
     const message = emptyDirOverLimitMessage(vol, used.get(vol.name));
     if (message) return { signal: 'emptydirfs.limit', message };
   }
-  const limits = (pod.spec?.containers ?? []).map((c) => ({ name: c.name, raw: c.resources?.limits?.['ephemeral-storage'] }))
+  const limits = (pod.spec?.containers ?? [])
+    .map((c) => ({ name: c.name, raw: c.resources?.limits?.['ephemeral-storage'] }))
     .map((c) => ({ ...c, bytes: quantity(c.raw) }));
   const withLimit = limits.filter((c) => c.bytes !== undefined);
   if (withLimit.length > 0) {
@@ -71,14 +72,20 @@ export function localStorageViolation(pod: Pod, stats: PodStats | undefined): Lo
     const podUsed = stats['ephemeral-storage']?.usedBytes ?? 0;
     if (podUsed > total) {
       const text = withLimit.length === 1 ? String(withLimit[0].raw) : String(total);
-      return { signal: 'ephemeralpodfs.limit', message: `Pod ephemeral local storage usage exceeds the total limit of containers ${text}. ` };
+      return {
+        signal: 'ephemeralpodfs.limit',
+        message: `Pod ephemeral local storage usage exceeds the total limit of containers ${text}. `,
+      };
     }
   }
   for (const cs of stats.containers) {
     const l = limits.find((c) => c.name === cs.name);
     if (!l || l.bytes === undefined || l.bytes === 0) continue;
     if ((cs.logs?.usedBytes ?? 0) > l.bytes) {
-      return { signal: 'ephemeralcontainerfs.limit', message: `Container ${cs.name} exceeded its local ephemeral storage limit ${JSON.stringify(String(l.raw))}. ` };
+      return {
+        signal: 'ephemeralcontainerfs.limit',
+        message: `Container ${cs.name} exceeded its local ephemeral storage limit ${JSON.stringify(String(l.raw))}. `,
+      };
     }
   }
   return null;

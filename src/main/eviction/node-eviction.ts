@@ -55,46 +55,55 @@ export interface NodeEvictionDeps {
  */
 export function newNodeEvictionManager(o: NodeEvictionOptions, deps: NodeEvictionDeps): EvictionManager {
   const evictions = new Counter({
-    name: 'kubelet_evictions', help: 'Cumulative number of pod evictions by eviction signal', labelNames: ['eviction_signal'], registers: [deps.registry],
+    name: 'kubelet_evictions',
+    help: 'Cumulative number of pod evictions by eviction signal',
+    labelNames: ['eviction_signal'],
+    registers: [deps.registry],
   });
   const { podManager } = deps;
   // deps.podWorkers is read at each call: the agent builds the pod workers after this manager.
-  return newEvictionManager({
-    thresholds: evictionThresholds(o),
-    pressureTransitionPeriodMs: o.evictionPressureTransitionPeriodMs,
-    maxPodGracePeriodSeconds: o.evictionMaxPodGracePeriodSeconds,
-    monitoringIntervalMs: o.evictionMonitoringIntervalMs,
-  }, {
-    logger: deps.logger,
-    clock: deps.clock,
-    summary: () => deps.stats.summary(),
-    collect: (scope) => deps.stats.collect(scope),
-    memoryCapacityBytes: totalmem(),
-    activePods: () => {
-      const out = [];
-      for (const r of podManager.all()) {
-        if (deps.podWorkers.isPodTerminationRequested(r.uid)) continue;
-        const phase = r.status?.phase;
-        if (isPodPhaseTerminal(phase)) continue;
-        out.push(r.pod);
-      }
-      return out;
+  return newEvictionManager(
+    {
+      thresholds: evictionThresholds(o),
+      pressureTransitionPeriodMs: o.evictionPressureTransitionPeriodMs,
+      maxPodGracePeriodSeconds: o.evictionMaxPodGracePeriodSeconds,
+      monitoringIntervalMs: o.evictionMonitoringIntervalMs,
     },
-    evictPod: (pod, e) => {
-      const uid = pod.metadata?.uid ?? '';
-      const record = podManager.get(uid);
-      if (deps.podWorkers.isPodTerminationRequested(uid) || !record) return false;
-      // As killPodNow with the eviction manager's status function: Failed/Evicted with the
-      // DisruptionTarget condition (reason TerminationByKubelet, PodDisruptionConditions) from now on.
-      deps.admission.release(record);
-      deps.statusPublisher.fail(record, {
-        reason: 'Evicted', message: e.message, type: 'Warning', condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message: e.message },
-      });
-      deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: e.gracePeriodSeconds, remove: false });
-      return true;
+    {
+      logger: deps.logger,
+      clock: deps.clock,
+      summary: () => deps.stats.summary(),
+      collect: (scope) => deps.stats.collect(scope),
+      memoryCapacityBytes: totalmem(),
+      activePods: () => {
+        const out = [];
+        for (const r of podManager.all()) {
+          if (deps.podWorkers.isPodTerminationRequested(r.uid)) continue;
+          const phase = r.status?.phase;
+          if (isPodPhaseTerminal(phase)) continue;
+          out.push(r.pod);
+        }
+        return out;
+      },
+      evictPod: (pod, e) => {
+        const uid = pod.metadata?.uid ?? '';
+        const record = podManager.get(uid);
+        if (deps.podWorkers.isPodTerminationRequested(uid) || !record) return false;
+        // As killPodNow with the eviction manager's status function: Failed/Evicted with the
+        // DisruptionTarget condition (reason TerminationByKubelet, PodDisruptionConditions) from now on.
+        deps.admission.release(record);
+        deps.statusPublisher.fail(record, {
+          reason: 'Evicted',
+          message: e.message,
+          type: 'Warning',
+          condition: { type: 'DisruptionTarget', reason: 'TerminationByKubelet', message: e.message },
+        });
+        deps.podWorkers.update(uid, { type: 'kill', gracePeriodSeconds: e.gracePeriodSeconds, remove: false });
+        return true;
+      },
+      podCleanedUp: (uid) => !podManager.get(uid) || (deps.podWorkers.isPodTerminal(uid) && !deps.podWorkers.busy(uid)),
+      onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
+      ...(deps.reclaimDisk ? { reclaimDisk: deps.reclaimDisk } : {}),
     },
-    podCleanedUp: (uid) => !podManager.get(uid) || (deps.podWorkers.isPodTerminal(uid) && !deps.podWorkers.busy(uid)),
-    onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
-    ...(deps.reclaimDisk ? { reclaimDisk: deps.reclaimDisk } : {}),
-  });
+  );
 }

@@ -20,21 +20,33 @@ import { parseQuantity, quantityError } from '../../shared/quantity.js';
 export type EvictionSignal = 'memory.available' | 'nodefs.available' | 'nodefs.inodesFree' | 'imagefs.available' | 'imagefs.inodesFree';
 
 /** kEvictionSignals: every supported signal, memory first (byEvictionPriority ranks memory before the rest). */
-export const kEvictionSignals: readonly EvictionSignal[] = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree'];
+export const kEvictionSignals: readonly EvictionSignal[] = [
+  'memory.available',
+  'nodefs.available',
+  'nodefs.inodesFree',
+  'imagefs.available',
+  'imagefs.inodesFree',
+];
 
 /** EvictionResource: the resource a signal starves (signalToResource), as eviction messages name it. */
 export type EvictionResource = 'memory' | 'ephemeral-storage' | 'inodes';
 
 /** kSignalToResource: signalToResource. */
 export const kSignalToResource: Readonly<Record<EvictionSignal, EvictionResource>> = {
-  'memory.available': 'memory', 'nodefs.available': 'ephemeral-storage', 'nodefs.inodesFree': 'inodes',
-  'imagefs.available': 'ephemeral-storage', 'imagefs.inodesFree': 'inodes',
+  'memory.available': 'memory',
+  'nodefs.available': 'ephemeral-storage',
+  'nodefs.inodesFree': 'inodes',
+  'imagefs.available': 'ephemeral-storage',
+  'imagefs.inodesFree': 'inodes',
 };
 
 /** kSignalToNodeCondition: signalToNodeCondition (memory → MemoryPressure, the filesystems → DiskPressure). */
 export const kSignalToNodeCondition: Readonly<Record<EvictionSignal, 'MemoryPressure' | 'DiskPressure'>> = {
-  'memory.available': 'MemoryPressure', 'nodefs.available': 'DiskPressure', 'nodefs.inodesFree': 'DiskPressure',
-  'imagefs.available': 'DiskPressure', 'imagefs.inodesFree': 'DiskPressure',
+  'memory.available': 'MemoryPressure',
+  'nodefs.available': 'DiskPressure',
+  'nodefs.inodesFree': 'DiskPressure',
+  'imagefs.available': 'DiskPressure',
+  'imagefs.inodesFree': 'DiskPressure',
 };
 
 /**
@@ -65,7 +77,11 @@ export interface Threshold {
  * nodefs.available<10%, imagefs.available<15%). Its inodesFree default (nodefs.inodesFree<5%) is
  * not one of the three the issue names; kubelet-ts leaves it out of the default.
  */
-export const kDefaultEvictionHard: Readonly<Record<string, string>> = Object.freeze({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'imagefs.available': '15%' });
+export const kDefaultEvictionHard: Readonly<Record<string, string>> = Object.freeze({
+  'memory.available': '100Mi',
+  'nodefs.available': '10%',
+  'imagefs.available': '15%',
+});
 
 function isSignal(s: string): s is EvictionSignal {
   return (kEvictionSignals as readonly string[]).includes(s);
@@ -85,9 +101,12 @@ export function parseThresholdValue(label: string, signal: EvictionSignal, text:
   if (v.endsWith('%')) {
     if (v === '0%' || v === '100%') return null;
     const n = Number(v.slice(0, -1));
-    if (v.slice(0, -1).trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`${label} ${signal}: invalid percentage ${JSON.stringify(text)}`);
-    if (n < 0) throw new InvalidArgumentError(`${label} ${signal}: eviction percentage threshold must be >= 0%, got ${JSON.stringify(text)}`);
-    if (n > 100) throw new InvalidArgumentError(`${label} ${signal}: eviction percentage threshold must be <= 100%, got ${JSON.stringify(text)}`);
+    if (v.slice(0, -1).trim() === '' || !Number.isFinite(n))
+      throw new InvalidArgumentError(`${label} ${signal}: invalid percentage ${JSON.stringify(text)}`);
+    if (n < 0)
+      throw new InvalidArgumentError(`${label} ${signal}: eviction percentage threshold must be >= 0%, got ${JSON.stringify(text)}`);
+    if (n > 100)
+      throw new InvalidArgumentError(`${label} ${signal}: eviction percentage threshold must be <= 100%, got ${JSON.stringify(text)}`);
     if (n === 0) return null;
     return { percentage: n / 100, text: v };
   }
@@ -108,16 +127,23 @@ function mapStatements(label: string, value: unknown, sep: '<' | '='): Record<st
   const out: Record<string, string> = {};
   if (Array.isArray(value)) {
     for (const item of value) {
-      if (typeof item !== 'string') throw new InvalidArgumentError(`${label} must be ${sep === '<' ? 'signal<value' : 'signal=duration'} items, got ${JSON.stringify(item)}`);
+      if (typeof item !== 'string')
+        throw new InvalidArgumentError(
+          `${label} must be ${sep === '<' ? 'signal<value' : 'signal=duration'} items, got ${JSON.stringify(item)}`,
+        );
       const s = item.trim();
       if (s === '') continue;
       const at = s.indexOf(sep);
-      if (at <= 0) throw new InvalidArgumentError(`${label} must be ${sep === '<' ? 'signal<value items (e.g. memory.available<100Mi)' : 'signal=duration items (e.g. memory.available=1m30s)'}, got ${JSON.stringify(item)}`);
+      if (at <= 0)
+        throw new InvalidArgumentError(
+          `${label} must be ${sep === '<' ? 'signal<value items (e.g. memory.available<100Mi)' : 'signal=duration items (e.g. memory.available=1m30s)'}, got ${JSON.stringify(item)}`,
+        );
       out[s.slice(0, at).trim()] = s.slice(at + 1).trim();
     }
   } else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
-      if (typeof v !== 'string' && typeof v !== 'number') throw new InvalidArgumentError(`${label} ${k} must be a string, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'string' && typeof v !== 'number')
+        throw new InvalidArgumentError(`${label} ${k} must be a string, got ${JSON.stringify(v)}`);
       out[k] = String(v);
     }
   } else {
@@ -146,14 +172,16 @@ export function checkThresholdMap(label: string, value: unknown): Record<string,
  */
 export function checkGracePeriodMap(label: string, value: unknown): Record<string, number> {
   // A map of numbers (already ms) comes back in when resolveAgentOptions re-checks a resolved value.
-  const m = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'number')
-    ? Object.fromEntries(Object.entries(value as Record<string, number>).map(([k, v]) => [k, `${v}ms`]))
-    : mapStatements(label, value, '=');
+  const m =
+    typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'number')
+      ? Object.fromEntries(Object.entries(value as Record<string, number>).map(([k, v]) => [k, `${v}ms`]))
+      : mapStatements(label, value, '=');
   for (const k of Object.keys(m)) if (!isSignal(k)) unsupported(label, k);
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(m)) {
     const ms = parseDuration(v, `${label} ${k}`);
-    if (!(ms >= 0)) throw new InvalidArgumentError(`${label} ${k}: invalid eviction grace period ${JSON.stringify(v)}, must be a positive value`);
+    if (!(ms >= 0))
+      throw new InvalidArgumentError(`${label} ${k}: invalid eviction grace period ${JSON.stringify(v)}, must be a positive value`);
     out[k] = ms;
   }
   return out;
@@ -165,7 +193,11 @@ export function checkGracePeriodMap(label: string, value: unknown): Record<strin
  * Inputs are the checked maps of the flags. Percentages of 0% / 100% give no threshold.
  * @throws InvalidArgumentError `--eviction-soft-grace-period: grace period must be specified for the soft eviction threshold <signal>`.
  */
-export function parseThresholdConfig(hard: Record<string, string>, soft: Record<string, string>, softGracePeriodsMs: Record<string, number>): Threshold[] {
+export function parseThresholdConfig(
+  hard: Record<string, string>,
+  soft: Record<string, string>,
+  softGracePeriodsMs: Record<string, number>,
+): Threshold[] {
   const out: Threshold[] = [];
   for (const [signal, text] of Object.entries(hard)) {
     if (!isSignal(signal)) unsupported('--eviction-hard', signal);
@@ -176,7 +208,10 @@ export function parseThresholdConfig(hard: Record<string, string>, soft: Record<
     if (!isSignal(signal)) unsupported('--eviction-soft', signal);
     const value = parseThresholdValue('--eviction-soft', signal, text);
     const grace = softGracePeriodsMs[signal];
-    if (grace === undefined) throw new InvalidArgumentError(`--eviction-soft-grace-period: grace period must be specified for the soft eviction threshold ${signal}`);
+    if (grace === undefined)
+      throw new InvalidArgumentError(
+        `--eviction-soft-grace-period: grace period must be specified for the soft eviction threshold ${signal}`,
+      );
     if (value) out.push({ signal, value, gracePeriodMs: grace, soft: true });
   }
   return out;

@@ -54,23 +54,38 @@ export function newGcManager(opts: GcManagerOptions, deps: GcManagerDeps): GcMan
     if (inFlight) return inFlight;
     inFlight = deps
       .run({
-        kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: opts.maximumDeadContainersPerContainer,
+        kind: 'gc',
+        protocol: PROTOCOL_VERSION,
+        maximumDeadContainersPerContainer: opts.maximumDeadContainersPerContainer,
         activePodUids: deps.activePodUids(),
         imageGc: { highThresholdPercent: opts.imageGcHighThresholdPercent, lowThresholdPercent: opts.imageGcLowThresholdPercent },
       })
       .then((r) => {
         if (r.removedContainers.length + r.removedSandboxes.length + r.removedImages.length > 0 || r.errors.length > 0) {
-          deps.logger.info({ containers: r.removedContainers.length, sandboxes: r.removedSandboxes.length, images: r.removedImages.length, errors: r.errors, diskUsagePercent: r.diskUsagePercent }, 'Garbage collection');
+          deps.logger.info(
+            {
+              containers: r.removedContainers.length,
+              sandboxes: r.removedSandboxes.length,
+              images: r.removedImages.length,
+              errors: r.errors,
+              diskUsagePercent: r.diskUsagePercent,
+            },
+            'Garbage collection',
+          );
         }
         return r;
       })
-      .finally(() => { inFlight = null; });
+      .finally(() => {
+        inFlight = null;
+      });
     return inFlight;
   };
   return {
     start() {
       if (timer) return;
-      timer = clock.setInterval(() => { runOnce().catch((err: unknown) => deps.logger.warn({ err }, 'Garbage collection failed')); }, periodMs);
+      timer = clock.setInterval(() => {
+        runOnce().catch((err: unknown) => deps.logger.warn({ err }, 'Garbage collection failed'));
+      }, periodMs);
     },
     runOnce,
     async stop() {

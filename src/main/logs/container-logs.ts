@@ -61,10 +61,12 @@ export function selectLogContainer(pod: Pod, runtimePod: RuntimePod | null, cont
   if (!inSpec) throw new AgentError('ERR_NOT_FOUND', `container ${container} is not valid for pod ${podName}`);
   const attempts = (runtimePod?.containers ?? []).filter((c) => c.name === container);
   if (previous) {
-    if (attempts.length < 2) throw new AgentError('ERR_INVALID_ARGUMENT', `previous terminated container "${container}" in pod "${podName}" not found`);
+    if (attempts.length < 2)
+      throw new AgentError('ERR_INVALID_ARGUMENT', `previous terminated container "${container}" in pod "${podName}" not found`);
     return attempts[1].id;
   }
-  if (attempts.length === 0) throw new AgentError('ERR_INVALID_ARGUMENT', `container "${container}" in pod "${podName}" is waiting to start: ContainerCreating`);
+  if (attempts.length === 0)
+    throw new AgentError('ERR_INVALID_ARGUMENT', `container "${container}" in pod "${podName}" is waiting to start: ContainerCreating`);
   return attempts[0].id;
 }
 
@@ -103,8 +105,11 @@ export function newLogsClient(options: LogsClientOptions, deps: { logger: Logger
     if (worker) return worker;
     const rotation = options.endpoint.runtime === 'remote' ? options.containerLogRotation : undefined;
     const bootstrap: LogsWorkerBootstrap = {
-      kind: 'container-logs', ...options.endpoint, nodeName: options.nodeName,
-      ...(options.logLevel ? { logLevel: options.logLevel } : {}), ...(rotation ? { containerLogRotation: rotation } : {}),
+      kind: 'container-logs',
+      ...options.endpoint,
+      nodeName: options.nodeName,
+      ...(options.logLevel ? { logLevel: options.logLevel } : {}),
+      ...(rotation ? { containerLogRotation: rotation } : {}),
     };
     const w = startWorker('container-logs', bootstrap);
     w.unref();

@@ -70,7 +70,9 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
   const clock = sources.clock ?? realClock;
   const registers = [registry];
   new Gauge({
-    name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers,
+    name: 'kubelet_running_pods',
+    help: 'Number of pods that have a running pod sandbox',
+    registers,
     collect() {
       let n = 0;
       for (const p of sources.runtimePods()) if (p?.sandboxes.some((s) => s.state === 'running')) n++;
@@ -78,7 +80,10 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     },
   });
   new Gauge({
-    name: 'kubelet_running_containers', help: 'Number of containers currently running', labelNames: ['container_state'] as const, registers,
+    name: 'kubelet_running_containers',
+    help: 'Number of containers currently running',
+    labelNames: ['container_state'] as const,
+    registers,
     collect() {
       const counts: Record<string, number> = { created: 0, running: 0, exited: 0, unknown: 0 };
       for (const p of sources.runtimePods()) for (const c of p?.containers ?? []) counts[c.state] = (counts[c.state] ?? 0) + 1;
@@ -86,40 +91,104 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     },
   });
   const podStart = new Histogram({
-    name: 'kubelet_pod_start_duration_seconds', help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run', buckets: kPodStartBuckets, registers,
+    name: 'kubelet_pod_start_duration_seconds',
+    help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
+    buckets: kPodStartBuckets,
+    registers,
   });
   const podWorker = new Histogram({
-    name: 'kubelet_pod_worker_duration_seconds', help: 'Duration in seconds to sync a single pod. Broken down by operation type: sync or kill.',
-    labelNames: ['operation_type'] as const, buckets: kOperationBuckets, registers,
+    name: 'kubelet_pod_worker_duration_seconds',
+    help: 'Duration in seconds to sync a single pod. Broken down by operation type: sync or kill.',
+    labelNames: ['operation_type'] as const,
+    buckets: kOperationBuckets,
+    registers,
   });
-  const opsTotal = new Counter({ name: 'kubelet_runtime_operations_total', help: 'Cumulative number of runtime operations by operation type.', labelNames: ['operation_type'] as const, registers });
-  const opsErrors = new Counter({ name: 'kubelet_runtime_operations_errors_total', help: 'Cumulative number of runtime operation errors by operation type.', labelNames: ['operation_type'] as const, registers });
+  const opsTotal = new Counter({
+    name: 'kubelet_runtime_operations_total',
+    help: 'Cumulative number of runtime operations by operation type.',
+    labelNames: ['operation_type'] as const,
+    registers,
+  });
+  const opsErrors = new Counter({
+    name: 'kubelet_runtime_operations_errors_total',
+    help: 'Cumulative number of runtime operation errors by operation type.',
+    labelNames: ['operation_type'] as const,
+    registers,
+  });
   const opsDuration = new Histogram({
-    name: 'kubelet_runtime_operations_duration_seconds', help: 'Duration in seconds of runtime operations (worker pool tasks). Broken down by operation type.',
-    labelNames: ['operation_type'] as const, buckets: kOperationBuckets, registers,
+    name: 'kubelet_runtime_operations_duration_seconds',
+    help: 'Duration in seconds of runtime operations (worker pool tasks). Broken down by operation type.',
+    labelNames: ['operation_type'] as const,
+    buckets: kOperationBuckets,
+    registers,
   });
   const startedPods = new Counter({ name: 'kubelet_started_pods_total', help: 'Cumulative number of pods started', registers });
-  const startedPodsErrors = new Counter({ name: 'kubelet_started_pods_errors_total', help: 'Cumulative number of errors when starting pods', registers });
-  const startedContainers = new Counter({ name: 'kubelet_started_containers_total', help: 'Cumulative number of containers started', labelNames: ['container_type'] as const, registers });
+  const startedPodsErrors = new Counter({
+    name: 'kubelet_started_pods_errors_total',
+    help: 'Cumulative number of errors when starting pods',
+    registers,
+  });
+  const startedContainers = new Counter({
+    name: 'kubelet_started_containers_total',
+    help: 'Cumulative number of containers started',
+    labelNames: ['container_type'] as const,
+    registers,
+  });
   const startedContainersErrors = new Counter({
-    name: 'kubelet_started_containers_errors_total', help: 'Cumulative number of errors when starting containers', labelNames: ['container_type', 'code'] as const, registers,
+    name: 'kubelet_started_containers_errors_total',
+    help: 'Cumulative number of errors when starting containers',
+    labelNames: ['container_type', 'code'] as const,
+    registers,
   });
   const httpTotal = new Counter({
-    name: 'kubelet_http_requests_total', help: 'Number of the http requests received since the server started',
-    labelNames: ['method', 'path', 'server_type', 'long_running'] as const, registers,
+    name: 'kubelet_http_requests_total',
+    help: 'Number of the http requests received since the server started',
+    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
+    registers,
   });
   const httpDuration = new Histogram({
-    name: 'kubelet_http_requests_duration_seconds', help: 'Duration in seconds to serve http requests',
-    labelNames: ['method', 'path', 'server_type', 'long_running'] as const, buckets: kHttpBuckets, registers,
+    name: 'kubelet_http_requests_duration_seconds',
+    help: 'Duration in seconds to serve http requests',
+    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
+    buckets: kHttpBuckets,
+    registers,
   });
-  const httpCodes = new Counter({ name: 'kubelet_ts_http_responses_total', help: 'HTTP responses by status code', labelNames: ['code'] as const, registers });
+  const httpCodes = new Counter({
+    name: 'kubelet_ts_http_responses_total',
+    help: 'HTTP responses by status code',
+    labelNames: ['code'] as const,
+    registers,
+  });
 
   let lastCompleted = 0;
-  new Gauge({ name: 'kubelet_ts_worker_pool_threads', help: 'Worker threads of the sync pool (--workers)', registers, collect() { this.set(sources.runnerStats()?.threads ?? 0); } });
-  new Gauge({ name: 'kubelet_ts_worker_pool_utilization', help: 'Worker pool utilization (0..1, piscina)', registers, collect() { this.set(sources.runnerStats()?.utilization ?? 0); } });
-  new Gauge({ name: 'kubelet_ts_worker_pool_queue_size', help: 'Tasks waiting in the worker pool queue', registers, collect() { this.set(sources.runnerStats()?.queueSize ?? 0); } });
+  new Gauge({
+    name: 'kubelet_ts_worker_pool_threads',
+    help: 'Worker threads of the sync pool (--workers)',
+    registers,
+    collect() {
+      this.set(sources.runnerStats()?.threads ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'kubelet_ts_worker_pool_utilization',
+    help: 'Worker pool utilization (0..1, piscina)',
+    registers,
+    collect() {
+      this.set(sources.runnerStats()?.utilization ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'kubelet_ts_worker_pool_queue_size',
+    help: 'Tasks waiting in the worker pool queue',
+    registers,
+    collect() {
+      this.set(sources.runnerStats()?.queueSize ?? 0);
+    },
+  });
   new Counter({
-    name: 'kubelet_ts_worker_pool_tasks_completed_total', help: 'Tasks the worker pool has completed', registers,
+    name: 'kubelet_ts_worker_pool_tasks_completed_total',
+    help: 'Tasks the worker pool has completed',
+    registers,
     collect() {
       const completed = sources.runnerStats()?.completed ?? 0;
       if (completed > lastCompleted) this.inc(completed - lastCompleted);
@@ -127,8 +196,10 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     },
   });
   new Gauge({
-    name: 'kubelet_ts_pod_workers', help: 'Pod workers by state: in_flight (a sync or kill running), waiting (coalesced work queued), timers (backoff or resync requeues), terminating and terminated (pods whose kill was asked, as kubelet_working_pods{lifecycle})',
-    labelNames: ['state'] as const, registers,
+    name: 'kubelet_ts_pod_workers',
+    help: 'Pod workers by state: in_flight (a sync or kill running), waiting (coalesced work queued), timers (backoff or resync requeues), terminating and terminated (pods whose kill was asked, as kubelet_working_pods{lifecycle})',
+    labelNames: ['state'] as const,
+    registers,
     collect() {
       const s = sources.podWorkerStats?.();
       this.labels('in_flight').set(s?.inFlight ?? 0);
@@ -141,8 +212,10 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
   const loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
   loop.enable();
   new Gauge({
-    name: 'kubelet_ts_event_loop_delay_seconds', help: 'Main thread event-loop delay since the previous scrape (perf_hooks.monitorEventLoopDelay), by quantile (0.5, 0.99, max)',
-    labelNames: ['quantile'] as const, registers,
+    name: 'kubelet_ts_event_loop_delay_seconds',
+    help: 'Main thread event-loop delay since the previous scrape (perf_hooks.monitorEventLoopDelay), by quantile (0.5, 0.99, max)',
+    labelNames: ['quantile'] as const,
+    registers,
     collect() {
       const count = loop.count;
       this.labels('0.5').set(count ? loop.percentile(50) / 1e9 : 0);
@@ -166,7 +239,10 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
   const startedAppContainers = startedContainers.labels('container');
   const startedAppContainersErrors = startedContainersErrors.labels('container', 'CreateContainerError');
   const workTimers = { sync: podWorker.labels('sync'), kill: podWorker.labels('kill') };
-  const http = new Map<string, { total: Counter.Internal; duration: Histogram.Internal<'method' | 'path' | 'server_type' | 'long_running'> }>();
+  const http = new Map<
+    string,
+    { total: Counter.Internal; duration: Histogram.Internal<'method' | 'path' | 'server_type' | 'long_running'> }
+  >();
   const startObserved = new Set<string>();
 
   const countSteps = (steps: readonly SyncStepResult[]) => {
@@ -229,7 +305,14 @@ export function newKubeletMetrics(registry: Registry, sources: KubeletMetricsSou
     observeHttpRequest(method, path, code, seconds) {
       const key = `${method} ${path}`;
       let h = http.get(key);
-      if (!h) http.set(key, (h = { total: httpTotal.labels(method, path, 'readwrite', 'false'), duration: httpDuration.labels(method, path, 'readwrite', 'false') }));
+      if (!h)
+        http.set(
+          key,
+          (h = {
+            total: httpTotal.labels(method, path, 'readwrite', 'false'),
+            duration: httpDuration.labels(method, path, 'readwrite', 'false'),
+          }),
+        );
       h.total.inc();
       h.duration.observe(seconds);
       httpCodes.labels(String(code)).inc();

@@ -145,17 +145,25 @@ class NodeNetworkImpl implements NodeNetwork {
   #stopped = false;
 
   constructor(
-    readonly settings: NodeNetworkSettings, readonly bridge: string, private readonly claim: PodCidrClaim | undefined,
+    readonly settings: NodeNetworkSettings,
+    readonly bridge: string,
+    private readonly claim: PodCidrClaim | undefined,
     private readonly deps: NodeNetworkDeps,
   ) {
     this.#status = settings.plugin === 'none' ? { ready: true, message: '' } : { ready: false, message: 'cni plugin not initialized' };
   }
 
-  get podCIDR(): string { return this.claim?.cidr.text ?? ''; }
+  get podCIDR(): string {
+    return this.claim?.cidr.text ?? '';
+  }
 
-  status(): NetworkStatus { return this.#status; }
+  status(): NetworkStatus {
+    return this.#status;
+  }
 
-  nodeMessage(): string { return this.#status.ready ? '' : nodeNetworkMessage(this.#status.message); }
+  nodeMessage(): string {
+    return this.#status.ready ? '' : nodeNetworkMessage(this.#status.message);
+  }
 
   async check(): Promise<NetworkStatus> {
     if (this.settings.plugin === 'none') return this.#status;
@@ -163,9 +171,13 @@ class NodeNetworkImpl implements NodeNetwork {
     try {
       const list = await loadNetworkConfigList(this.settings.confFile);
       const missing = await missingPluginBinaries(this.settings.binDirs, list);
-      next = missing.length === 0
-        ? { ready: true, message: '' }
-        : { ready: false, message: `cni plugin not initialized: no plugin binary ${missing.join(', ')} in --cni-bin-dir ${this.settings.binDirs.join(':')}` };
+      next =
+        missing.length === 0
+          ? { ready: true, message: '' }
+          : {
+              ready: false,
+              message: `cni plugin not initialized: no plugin binary ${missing.join(', ')} in --cni-bin-dir ${this.settings.binDirs.join(':')}`,
+            };
     } catch (e) {
       next = { ready: false, message: `cni plugin not initialized: ${(e as Error).message}` };
     }
@@ -224,14 +236,20 @@ export async function setUpNodeNetwork(o: NodeNetworkOptions, deps: NodeNetworkD
     // The recorded pod CIDR first (the conflist may be gone); the conflist's for a root dir of an older version.
     const recorded = await readRecordedPodCidr(o.rootDir);
     const previous = recorded || previousConf;
-    claim = await claimPodCidr({ given: o.podCIDR, previous, nodeName: o.nodeName, rootDir: o.rootDir, claimDir: deps.claim?.claimDir }, deps.claim);
+    claim = await claimPodCidr(
+      { given: o.podCIDR, previous, nodeName: o.nodeName, rootDir: o.rootDir, claimDir: deps.claim?.claimDir },
+      deps.claim,
+    );
     try {
       const dataDir = join(o.rootDir, 'cni', 'networks');
       await mkdir(dataDir, { recursive: true });
       const text = `${JSON.stringify(defaultNetworkConfigList({ name: kDefaultNetworkName, bridge: claim.bridge, subnet: claim.cidr.text, dataDir, masquerade: o.podMasquerade }), null, 2)}\n`;
       const before = await readFile(confFile, 'utf8').catch(() => '');
       if (previous !== '' && previous !== claim.cidr.text) {
-        deps.logger.warn({ confFile, from: previous, to: claim.cidr.text }, 'Pod CIDR changed: pods already running keep their old addresses until recreated');
+        deps.logger.warn(
+          { confFile, from: previous, to: claim.cidr.text },
+          'Pod CIDR changed: pods already running keep their old addresses until recreated',
+        );
       }
       if (before !== text) await writeFileAtomic(confFile, text);
       if (recorded !== claim.cidr.text) await writeFileAtomic(podCidrFileOf(o.rootDir), `${claim.cidr.text}\n`);
@@ -241,10 +259,19 @@ export async function setUpNodeNetwork(o: NodeNetworkOptions, deps: NodeNetworkD
     }
     deps.logger.info({ confFile, podCIDR: claim.cidr.text, bridge: claim.bridge }, 'Using the default pod network');
   } else {
-    if (o.podCIDR !== '') deps.logger.warn({ confFile, podCIDR: o.podCIDR }, 'Ignoring --pod-cidr: the network configuration of --cni-conf-dir has its own IPAM');
+    if (o.podCIDR !== '')
+      deps.logger.warn(
+        { confFile, podCIDR: o.podCIDR },
+        'Ignoring --pod-cidr: the network configuration of --cni-conf-dir has its own IPAM',
+      );
     deps.logger.info({ confFile }, 'Using the pod network of --cni-conf-dir');
   }
-  const net = new NodeNetworkImpl({ plugin: 'cni', binDirs, confFile, cacheDir: o.cniCacheDir, hostPortIp: o.nodeIp }, claim?.bridge ?? '', claim, deps);
+  const net = new NodeNetworkImpl(
+    { plugin: 'cni', binDirs, confFile, cacheDir: o.cniCacheDir, hostPortIp: o.nodeIp },
+    claim?.bridge ?? '',
+    claim,
+    deps,
+  );
   await net.check();
   return net;
 }

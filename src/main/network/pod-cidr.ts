@@ -78,16 +78,19 @@ export function cidrOf(text: string): PodCidr | undefined {
  */
 export function parsePodCidr(text: string, label = '--pod-cidr'): PodCidr {
   const c = cidrOf(text.trim());
-  if (!c || !text.includes('/')) throw new InvalidArgumentError(`${label} must be an IPv4 CIDR such as 10.222.0.0/24, got ${JSON.stringify(text)}`);
-  if (c.prefixLength < 8 || c.prefixLength > 28) throw new InvalidArgumentError(`${label} must have a prefix length of 8 to 28, got ${JSON.stringify(text)}`);
-  if (c.text !== text.trim()) throw new InvalidArgumentError(`${label} must not have host bits set (did you mean ${c.text}?), got ${JSON.stringify(text)}`);
+  if (!c || !text.includes('/'))
+    throw new InvalidArgumentError(`${label} must be an IPv4 CIDR such as 10.222.0.0/24, got ${JSON.stringify(text)}`);
+  if (c.prefixLength < 8 || c.prefixLength > 28)
+    throw new InvalidArgumentError(`${label} must have a prefix length of 8 to 28, got ${JSON.stringify(text)}`);
+  if (c.text !== text.trim())
+    throw new InvalidArgumentError(`${label} must not have host bits set (did you mean ${c.text}?), got ${JSON.stringify(text)}`);
   return c;
 }
 
 /** cidrsOverlap: true when the two ranges share an address. Pure. */
 export function cidrsOverlap(a: PodCidr, b: PodCidr): boolean {
   const len = Math.min(a.prefixLength, b.prefixLength);
-  return ((a.network & mask(len)) >>> 0) === ((b.network & mask(len)) >>> 0);
+  return (a.network & mask(len)) >>> 0 === (b.network & mask(len)) >>> 0;
 }
 
 /**
@@ -114,8 +117,16 @@ export function findHostCollision(cidr: PodCidr, host: HostNetEntry[], ownBridge
   return [...kAlwaysTaken, ...host].find((e) => e.dev !== ownBridge && cidrsOverlap(cidr, e.cidr));
 }
 
-interface IpRoute { dst?: string; dev?: string; table?: string; type?: string }
-interface IpAddr { ifname?: string; addr_info?: { family?: string; local?: string; prefixlen?: number }[] }
+interface IpRoute {
+  dst?: string;
+  dev?: string;
+  table?: string;
+  type?: string;
+}
+interface IpAddr {
+  ifname?: string;
+  addr_info?: { family?: string; local?: string; prefixlen?: number }[];
+}
 
 /**
  * parseIpJson: the entries of `ip -j -4 route show table all` and `ip -j -4 addr` output
@@ -124,12 +135,23 @@ interface IpAddr { ifname?: string; addr_info?: { family?: string; local?: strin
  */
 export function parseIpJson(routesJson: string, addrsJson: string): HostNetEntry[] {
   const out: HostNetEntry[] = [];
-  const parse = <T>(s: string): T[] => { try { const v = JSON.parse(s) as unknown; return Array.isArray(v) ? (v as T[]) : []; } catch { return []; } };
+  const parse = <T>(s: string): T[] => {
+    try {
+      const v = JSON.parse(s) as unknown;
+      return Array.isArray(v) ? (v as T[]) : [];
+    } catch {
+      return [];
+    }
+  };
   for (const r of parse<IpRoute>(routesJson)) {
     if (!r.dst || r.dst === 'default') continue;
     const cidr = cidrOf(r.dst);
     if (!cidr || cidr.prefixLength === 0) continue;
-    out.push({ cidr, dev: r.dev ?? '', what: `route ${r.type && r.type !== 'unicast' ? `${r.type} ` : ''}${r.dst}${r.dev ? ` dev ${r.dev}` : ''} (table ${r.table ?? 'main'})` });
+    out.push({
+      cidr,
+      dev: r.dev ?? '',
+      what: `route ${r.type && r.type !== 'unicast' ? `${r.type} ` : ''}${r.dst}${r.dev ? ` dev ${r.dev}` : ''} (table ${r.table ?? 'main'})`,
+    });
   }
   for (const a of parse<IpAddr>(addrsJson)) {
     for (const i of a.addr_info ?? []) {
@@ -150,7 +172,10 @@ export function parseProcNetRoute(text: string): HostNetEntry[] {
   for (const line of text.split('\n').slice(1)) {
     const f = line.trim().split(/\s+/);
     if (f.length < 8) continue;
-    const le = (h: string) => { const n = parseInt(h, 16); return (((n & 255) << 24) >>> 0) + (((n >>> 8) & 255) << 16) + (((n >>> 16) & 255) << 8) + (n >>> 24); };
+    const le = (h: string) => {
+      const n = parseInt(h, 16);
+      return (((n & 255) << 24) >>> 0) + (((n >>> 8) & 255) << 16) + (((n >>> 16) & 255) << 8) + (n >>> 24);
+    };
     const dst = le(f[1]);
     const m = le(f[7]);
     let len = 0;
@@ -208,7 +233,11 @@ export interface ClaimPodCidrDeps {
   pid?: number;
 }
 
-interface ClaimRecord { pid: number; nodeName: string; rootDir: string }
+interface ClaimRecord {
+  pid: number;
+  nodeName: string;
+  rootDir: string;
+}
 
 function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
@@ -232,7 +261,11 @@ async function readClaim(file: string): Promise<ClaimRecord | undefined> {
 async function exclusiveWrite(file: string, text: string): Promise<boolean> {
   try {
     const fh = await open(file, 'wx', 0o644);
-    try { await fh.writeFile(text); } finally { await fh.close(); }
+    try {
+      await fh.writeFile(text);
+    } finally {
+      await fh.close();
+    }
     return true;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -248,7 +281,9 @@ async function withClaimLock<T>(dir: string, pid: number, fn: () => Promise<T>):
     const holder = await readClaim(lock);
     if (!holder || !pidAlive(holder.pid)) {
       // Break a dead holder's lock by renaming it away (one breaker wins the rename).
-      await rename(lock, `${lock}.broken-${pid}`).then(() => unlink(`${lock}.broken-${pid}`)).catch(() => undefined);
+      await rename(lock, `${lock}.broken-${pid}`)
+        .then(() => unlink(`${lock}.broken-${pid}`))
+        .catch(() => undefined);
       continue;
     }
     if (attempt > 500) throw new Error(`${lock}: held by pid ${holder.pid} for too long`);
@@ -282,7 +317,9 @@ export async function claimPodCidr(o: ClaimPodCidrOptions, deps: ClaimPodCidrDep
   const claimed = (c: PodCidr): PodCidrClaim => {
     const file = fileOf(c);
     return {
-      cidr: c, bridge: bridgeNameFor(c), file,
+      cidr: c,
+      bridge: bridgeNameFor(c),
+      file,
       async release() {
         const now = await readClaim(file);
         if (now && now.rootDir === o.rootDir) await unlink(file).catch(() => undefined);
@@ -294,7 +331,8 @@ export async function claimPodCidr(o: ClaimPodCidrOptions, deps: ClaimPodCidrDep
     const file = fileOf(c);
     if (await exclusiveWrite(file, record)) return null;
     const holder = await readClaim(file);
-    if (holder && holder.rootDir !== o.rootDir && pidAlive(holder.pid)) return `node ${holder.nodeName} (pid ${holder.pid}, root dir ${holder.rootDir})`;
+    if (holder && holder.rootDir !== o.rootDir && pidAlive(holder.pid))
+      return `node ${holder.nodeName} (pid ${holder.pid}, root dir ${holder.rootDir})`;
     // Ours from an earlier run, or stale: take it over (under the lock, so only one agent does).
     const tmp = `${file}.tmp-${pid}`;
     await unlink(tmp).catch(() => undefined);
@@ -306,7 +344,8 @@ export async function claimPodCidr(o: ClaimPodCidrOptions, deps: ClaimPodCidrDep
     if (o.given !== '') {
       const c = parsePodCidr(o.given);
       const hit = findHostCollision(c, host);
-      if (hit) throw new InvalidArgumentError(`--pod-cidr ${c.text} collides with the host's ${hit.what}; choose a range the host does not use`);
+      if (hit)
+        throw new InvalidArgumentError(`--pod-cidr ${c.text} collides with the host's ${hit.what}; choose a range the host does not use`);
       const holder = await tryClaim(c);
       if (holder) throw new InvalidArgumentError(`--pod-cidr ${c.text} is already the pod CIDR of ${holder} on this machine`);
       return claimed(c);
@@ -322,6 +361,8 @@ export async function claimPodCidr(o: ClaimPodCidrOptions, deps: ClaimPodCidrDep
       if (findHostCollision(c, host, '')) continue;
       if ((await tryClaim(c)) === null) return claimed(c);
     }
-    throw new InvalidArgumentError(`--pod-cidr: no free /24 left in ${pool.text} (the host or other agents use them all); give one with --pod-cidr`);
+    throw new InvalidArgumentError(
+      `--pod-cidr: no free /24 left in ${pool.text} (the host or other agents use them all); give one with --pod-cidr`,
+    );
   });
 }

@@ -12,7 +12,14 @@ import type { RuntimePod } from '../../shared/messages.js';
 import { idSchemeOf, presumedIdScheme, type RuntimeName } from '../../shared/runtime-endpoint.js';
 import { runtimeEndpointOf } from '../runtime-endpoint-options.js';
 import type { ContainerStreamSpec } from '../../shared/streams-protocol.js';
-import type { ContainerLogsRequest, ContainerStreamSession, HealthCheck, HealthReport, LogStream, StreamTarget } from '../../server/agent-host.js';
+import type {
+  ContainerLogsRequest,
+  ContainerStreamSession,
+  HealthCheck,
+  HealthReport,
+  LogStream,
+  StreamTarget,
+} from '../../server/agent-host.js';
 import { newStreamsClient, streamTargetOf, type StreamsClient } from '../streams/container-streams.js';
 import { portForwardTargetOf } from '../streams/port-forward.js';
 import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
@@ -140,10 +147,16 @@ class NodeApiImpl implements NodeApi {
   #lastNode: Node | undefined;
   readonly #spec: NodeSpecStore;
 
-  constructor(private readonly options: NodeApiOptions, private readonly deps: NodeApiDeps) {
+  constructor(
+    private readonly options: NodeApiOptions,
+    private readonly deps: NodeApiDeps,
+  ) {
     const endpoint = runtimeEndpointOf(options);
     this.#idScheme = presumedIdScheme(endpoint.runtime);
-    this.#logs = newLogsClient({ endpoint, nodeName: options.nodeName, logLevel: options.logLevel, containerLogRotation: containerLogRotationOf(options) }, { logger: deps.logger });
+    this.#logs = newLogsClient(
+      { endpoint, nodeName: options.nodeName, logLevel: options.logLevel, containerLogRotation: containerLogRotationOf(options) },
+      { logger: deps.logger },
+    );
     this.#streams = newStreamsClient({ endpoint, nodeName: options.nodeName }, { logger: deps.logger });
     this.streamTarget = streamTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
     this.portForwardTarget = portForwardTargetOf((fullName) => deps.podManager.getByFullName(fullName), deps.runtimePod);
@@ -177,13 +190,21 @@ class NodeApiImpl implements NodeApi {
 
   learnRuntime(): Promise<void> {
     if (this.#runtimeVersion !== undefined) return Promise.resolve();
-    this.#learning ??= this.#logs.version().then((v) => {
-      this.#idScheme = idSchemeOf(v.runtimeName) || this.#idScheme;
-      // As the kubelet's nodestatus.VersionInfo: `<runtime_name>://<runtime_version>` (docker://24.0.5, containerd://1.6.20).
-      this.#runtimeVersion = `${this.#idScheme}://${v.version.replace(/^v(?=\d)/, '')}`;
-    }, (err: Error) => {
-      this.deps.logger.warn({ err: err.message }, 'Could not read the container runtime version');
-    }).finally(() => { this.#learning = undefined; });
+    this.#learning ??= this.#logs
+      .version()
+      .then(
+        (v) => {
+          this.#idScheme = idSchemeOf(v.runtimeName) || this.#idScheme;
+          // As the kubelet's nodestatus.VersionInfo: `<runtime_name>://<runtime_version>` (docker://24.0.5, containerd://1.6.20).
+          this.#runtimeVersion = `${this.#idScheme}://${v.version.replace(/^v(?=\d)/, '')}`;
+        },
+        (err: Error) => {
+          this.deps.logger.warn({ err: err.message }, 'Could not read the container runtime version');
+        },
+      )
+      .finally(() => {
+        this.#learning = undefined;
+      });
     return this.#learning;
   }
 
@@ -192,10 +213,21 @@ class NodeApiImpl implements NodeApi {
     const health = this.deps.healthz();
     const failing = health.checks.filter((c) => !c.ok).map(readyMessage);
     this.#lastNode = buildNode({
-      nodeName: this.options.nodeName, nodeLabels: this.options.nodeLabels, unschedulable: await this.#spec.unschedulable(), nodeIp: this.options.nodeIp, maxPods: this.options.maxPods,
-      kubeletVersion: kubeletVersion(), containerRuntimeVersion: this.#runtimeVersion ?? '',
-      health: { ok: health.ok, message: failing.join(', ') || undefined }, network: this.deps.network?.(), port: this.deps.port(), pressure: this.deps.pressure?.(), hardEviction: this.deps.hardEviction,
-      facts: await gatherNodeFacts(this.options.rootDir), nowMs: (this.deps.clock ?? realClock).now(), previous: this.#lastNode,
+      nodeName: this.options.nodeName,
+      nodeLabels: this.options.nodeLabels,
+      unschedulable: await this.#spec.unschedulable(),
+      nodeIp: this.options.nodeIp,
+      maxPods: this.options.maxPods,
+      kubeletVersion: kubeletVersion(),
+      containerRuntimeVersion: this.#runtimeVersion ?? '',
+      health: { ok: health.ok, message: failing.join(', ') || undefined },
+      network: this.deps.network?.(),
+      port: this.deps.port(),
+      pressure: this.deps.pressure?.(),
+      hardEviction: this.deps.hardEviction,
+      facts: await gatherNodeFacts(this.options.rootDir),
+      nowMs: (this.deps.clock ?? realClock).now(),
+      previous: this.#lastNode,
     });
     return this.#lastNode;
   }
@@ -206,8 +238,11 @@ class NodeApiImpl implements NodeApi {
     const containerId = selectLogContainer(record.pod, this.deps.runtimePod(record.uid), req.container, req.previous);
     // A previous (dead) attempt has nothing more to follow.
     return this.#logs.logs(containerId, {
-      follow: req.follow && !req.previous, timestamps: req.timestamps,
-      tailLines: req.tailLines, sinceSeconds: req.sinceSeconds, limitBytes: req.limitBytes,
+      follow: req.follow && !req.previous,
+      timestamps: req.timestamps,
+      tailLines: req.tailLines,
+      sinceSeconds: req.sinceSeconds,
+      limitBytes: req.limitBytes,
     });
   }
 }

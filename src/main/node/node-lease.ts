@@ -75,7 +75,10 @@ class NodeLeaseImpl implements NodeLease {
   #failure: string | undefined;
   #needsWrite = true;
 
-  constructor(private readonly o: NodeLeaseOptions, private readonly deps: NodeLeaseDeps) {
+  constructor(
+    private readonly o: NodeLeaseOptions,
+    private readonly deps: NodeLeaseDeps,
+  ) {
     this.#key = etcdKeys(o.prefix).node(o.nodeName);
   }
 
@@ -106,7 +109,11 @@ class NodeLeaseImpl implements NodeLease {
     this.#lease = undefined;
     if (lease) {
       // A gRPC deadline is a wall-clock date: the real clock, never a test's.
-      await lease.revoke({ deadline: realClock.now() + 2_000 }).catch((err: Error) => this.deps.logger.warn({ err: err.message }, 'Could not revoke the node lease; the node key goes when it expires'));
+      await lease
+        .revoke({ deadline: realClock.now() + 2_000 })
+        .catch((err: Error) =>
+          this.deps.logger.warn({ err: err.message }, 'Could not revoke the node lease; the node key goes when it expires'),
+        );
     }
   }
 
@@ -138,7 +145,10 @@ class NodeLeaseImpl implements NodeLease {
           await withTimeout(this.#lease.keepaliveOnce(), 5_000, 'lease keepalive timed out');
         } catch (err) {
           if (!(err instanceof EtcdLeaseInvalidError)) throw err;
-          this.deps.logger.warn({ lease: this.#leaseId }, 'Node lease expired (etcd unreachable for longer than its TTL); granting a new one');
+          this.deps.logger.warn(
+            { lease: this.#leaseId },
+            'Node lease expired (etcd unreachable for longer than its TTL); granting a new one',
+          );
           await this.#grant();
         }
       }
@@ -167,5 +177,10 @@ class NodeLeaseImpl implements NodeLease {
 
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let t: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => { t = setTimeout(() => reject(new Error(message)), ms); })]).finally(() => clearTimeout(t));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      t = setTimeout(() => reject(new Error(message)), ms);
+    }),
+  ]).finally(() => clearTimeout(t));
 }

@@ -25,16 +25,17 @@ export function newNodeSpecStore(rootDir: string, logger: Logger): NodeSpecStore
   const file = join(rootDir, 'node-spec.json');
   let loaded: Promise<boolean> | undefined;
   let value = false;
-  const load = () => (loaded ??= readFile(file, 'utf8').then(
-    (text) => {
-      const parsed = JSON.parse(text) as { unschedulable?: unknown };
-      value = parsed?.unschedulable === true;
-      return value;
-    },
-  ).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') logger.warn({ file, err: err.message }, 'Cannot read the node spec; the node is not cordoned');
-    return value;
-  }));
+  const load = () =>
+    (loaded ??= readFile(file, 'utf8')
+      .then((text) => {
+        const parsed = JSON.parse(text) as { unschedulable?: unknown };
+        value = parsed?.unschedulable === true;
+        return value;
+      })
+      .catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') logger.warn({ file, err: err.message }, 'Cannot read the node spec; the node is not cordoned');
+        return value;
+      }));
   const out = newSerialFile(file);
   return {
     unschedulable: async () => {

@@ -91,7 +91,16 @@ function ki(bytes: number): string {
   return `${Math.max(0, Math.floor(bytes / 1024))}Ki`;
 }
 
-function condition(type: string, status: boolean, trueReason: string, trueMessage: string, falseReason: string, falseMessage: string, now: string, previous: Node | undefined): NodeCondition {
+function condition(
+  type: string,
+  status: boolean,
+  trueReason: string,
+  trueMessage: string,
+  falseReason: string,
+  falseMessage: string,
+  now: string,
+  previous: Node | undefined,
+): NodeCondition {
   const s = status ? 'True' : 'False';
   const prev = previous?.status?.conditions?.find((c) => c.type === type);
   return {
@@ -133,14 +142,23 @@ export function buildNode(inputs: NodeInputs): Node {
   const { facts } = inputs;
   const now = new Date(inputs.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
   // Without the eviction manager's verdict: the default hard thresholds (kDefaultEvictionHard).
-  const memoryPressure = inputs.pressure ? inputs.pressure.memory : facts.memoryAvailableBytes < kDefaultHardEvictionReservation.memoryBytes(facts.memoryTotalBytes);
-  const diskPressure = inputs.pressure ? inputs.pressure.disk
-    : facts.disk !== undefined && facts.disk.totalBytes > 0 && facts.disk.availableBytes < kDefaultHardEvictionReservation.nodefsBytes(facts.disk.totalBytes);
+  const memoryPressure = inputs.pressure
+    ? inputs.pressure.memory
+    : facts.memoryAvailableBytes < kDefaultHardEvictionReservation.memoryBytes(facts.memoryTotalBytes);
+  const diskPressure = inputs.pressure
+    ? inputs.pressure.disk
+    : facts.disk !== undefined &&
+      facts.disk.totalBytes > 0 &&
+      facts.disk.availableBytes < kDefaultHardEvictionReservation.nodefsBytes(facts.disk.totalBytes);
   const pidPressure = facts.pids !== undefined && facts.pids.max > 0 && facts.pids.running / facts.pids.max > kPidPressureFraction;
   const capacity: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes), pods: String(inputs.maxPods) };
   const hardEviction = inputs.hardEviction ?? kDefaultHardEvictionReservation;
   const reservedMemory = hardEviction.memoryBytes(facts.memoryTotalBytes);
-  const allocatable: Record<string, string> = { cpu: String(facts.cpus), memory: ki(facts.memoryTotalBytes - reservedMemory), pods: String(inputs.maxPods) };
+  const allocatable: Record<string, string> = {
+    cpu: String(facts.cpus),
+    memory: ki(facts.memoryTotalBytes - reservedMemory),
+    pods: String(inputs.maxPods),
+  };
   if (facts.disk) {
     capacity['ephemeral-storage'] = ki(facts.disk.totalBytes);
     const reservedDisk = hardEviction.nodefsBytes(facts.disk.totalBytes);
@@ -150,7 +168,12 @@ export function buildNode(inputs: NodeInputs): Node {
   const net = inputs.network;
   // As nodestatus.ReadyCondition: the runtime's and the network's errors together make Ready False.
   const ready = inputs.health.ok && (net?.ready ?? true);
-  const notReadyMessage = [inputs.health.ok ? '' : inputs.health.message ?? 'kubelet is not healthy', net && !net.ready ? net.message : ''].filter((m) => m !== '').join(', ');
+  const notReadyMessage = [
+    inputs.health.ok ? '' : (inputs.health.message ?? 'kubelet is not healthy'),
+    net && !net.ready ? net.message : '',
+  ]
+    .filter((m) => m !== '')
+    .join(', ');
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -159,16 +182,70 @@ export function buildNode(inputs: NodeInputs): Node {
       labels: nodeLabels(inputs.nodeName, facts.operatingSystem, facts.architecture, inputs.nodeLabels),
       ...(p?.metadata?.creationTimestamp ? { creationTimestamp: p.metadata.creationTimestamp } : { creationTimestamp: now }),
     },
-    spec: inputs.unschedulable ? { unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: unschedulableSince(p, now) }] } : {},
+    spec: inputs.unschedulable
+      ? {
+          unschedulable: true,
+          taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: unschedulableSince(p, now) }],
+        }
+      : {},
     status: {
       capacity,
       allocatable,
       conditions: [
-        condition('MemoryPressure', memoryPressure, 'KubeletHasInsufficientMemory', 'kubelet has insufficient memory available', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available', now, p),
-        condition('DiskPressure', diskPressure, 'KubeletHasDiskPressure', 'kubelet has disk pressure', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure', now, p),
-        condition('PIDPressure', pidPressure, 'KubeletHasInsufficientPID', 'kubelet has insufficient PID available', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available', now, p),
-        condition('Ready', ready, 'KubeletReady', 'kubelet is posting ready status', 'KubeletNotReady', notReadyMessage || 'kubelet is not healthy', now, p),
-        ...(net ? [condition('NetworkUnavailable', !net.ready, kNetworkUnavailableReason, net.message, kNetworkAvailableReason, kNetworkAvailableMessage, now, p)] : []),
+        condition(
+          'MemoryPressure',
+          memoryPressure,
+          'KubeletHasInsufficientMemory',
+          'kubelet has insufficient memory available',
+          'KubeletHasSufficientMemory',
+          'kubelet has sufficient memory available',
+          now,
+          p,
+        ),
+        condition(
+          'DiskPressure',
+          diskPressure,
+          'KubeletHasDiskPressure',
+          'kubelet has disk pressure',
+          'KubeletHasNoDiskPressure',
+          'kubelet has no disk pressure',
+          now,
+          p,
+        ),
+        condition(
+          'PIDPressure',
+          pidPressure,
+          'KubeletHasInsufficientPID',
+          'kubelet has insufficient PID available',
+          'KubeletHasSufficientPID',
+          'kubelet has sufficient PID available',
+          now,
+          p,
+        ),
+        condition(
+          'Ready',
+          ready,
+          'KubeletReady',
+          'kubelet is posting ready status',
+          'KubeletNotReady',
+          notReadyMessage || 'kubelet is not healthy',
+          now,
+          p,
+        ),
+        ...(net
+          ? [
+              condition(
+                'NetworkUnavailable',
+                !net.ready,
+                kNetworkUnavailableReason,
+                net.message,
+                kNetworkAvailableReason,
+                kNetworkAvailableMessage,
+                now,
+                p,
+              ),
+            ]
+          : []),
       ],
       addresses: [
         { type: 'InternalIP', address: inputs.nodeIp },
@@ -197,7 +274,12 @@ export function buildNode(inputs: NodeInputs): Node {
  * `beta.` forms, then `--node-labels` over them (the kubelet logs and lets the flag win).
  * `os`/`arch` default to this process's, in GOOS/GOARCH words. Pure apart from those defaults.
  */
-export function nodeLabels(nodeName: string, osName = process.platform as string, arch = kArch[process.arch] ?? process.arch, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function nodeLabels(
+  nodeName: string,
+  osName = process.platform as string,
+  arch = kArch[process.arch] ?? process.arch,
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
   return {
     'kubernetes.io/hostname': nodeName,
     'kubernetes.io/os': osName,
@@ -208,7 +290,15 @@ export function nodeLabels(nodeName: string, osName = process.platform as string
   };
 }
 
-const kArch: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
+const kArch: Record<string, string> = {
+  x64: 'amd64',
+  ia32: '386',
+  arm64: 'arm64',
+  arm: 'arm',
+  ppc64: 'ppc64le',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+};
 
 async function readText(path: string): Promise<string> {
   try {
@@ -226,8 +316,12 @@ async function readText(path: string): Promise<string> {
  */
 export async function gatherNodeFacts(rootDir: string): Promise<NodeFacts> {
   const [meminfo, osRelease, loadavg, pidMax, machineId, bootId] = await Promise.all([
-    readText('/proc/meminfo'), readText('/etc/os-release'), readText('/proc/loadavg'), readText('/proc/sys/kernel/pid_max'),
-    readText('/etc/machine-id'), readText('/proc/sys/kernel/random/boot_id'),
+    readText('/proc/meminfo'),
+    readText('/etc/os-release'),
+    readText('/proc/loadavg'),
+    readText('/proc/sys/kernel/pid_max'),
+    readText('/etc/machine-id'),
+    readText('/proc/sys/kernel/random/boot_id'),
   ]);
   const avail = /^MemAvailable:\s+(\d+) kB/m.exec(meminfo);
   let disk: NodeFacts['disk'];

@@ -32,7 +32,12 @@ export interface RuntimeStateOptions {
 }
 
 /** kDefaultRuntimeStateOptions: check every 5 s (every 1 s while failing), down after 30 s, a check times out after 5 s. */
-export const kDefaultRuntimeStateOptions: Required<RuntimeStateOptions> = { periodMs: 5_000, downPeriodMs: 1_000, thresholdMs: 30_000, checkTimeoutMs: 5_000 };
+export const kDefaultRuntimeStateOptions: Required<RuntimeStateOptions> = {
+  periodMs: 5_000,
+  downPeriodMs: 1_000,
+  thresholdMs: 30_000,
+  checkTimeoutMs: 5_000,
+};
 
 /** Dependencies of {@link newRuntimeState}. */
 export interface RuntimeStateDeps {
@@ -73,7 +78,10 @@ class RuntimeStateImpl implements RuntimeState {
   #stopped = false;
   #started = false;
 
-  constructor(private readonly o: Required<RuntimeStateOptions>, private readonly deps: RuntimeStateDeps) {
+  constructor(
+    private readonly o: Required<RuntimeStateOptions>,
+    private readonly deps: RuntimeStateDeps,
+  ) {
     this.#clock = deps.clock ?? realClock;
     this.#lastSyncMs = this.#clock.now();
   }
@@ -106,8 +114,14 @@ class RuntimeStateImpl implements RuntimeState {
     });
     // A slow answer still counts when it comes: the timeout only lets the next check start.
     const answered = this.deps.check().then(
-      () => { this.#succeeded(); return 'answered' as const; },
-      (err: unknown) => { this.#failed((err as Error)?.message ?? String(err)); return 'failed' as const; },
+      () => {
+        this.#succeeded();
+        return 'answered' as const;
+      },
+      (err: unknown) => {
+        this.#failed((err as Error)?.message ?? String(err));
+        return 'failed' as const;
+      },
     );
     const outcome = await Promise.race([answered, timedOut]);
     this.#clock.clearTimeout(timer);
@@ -150,7 +164,8 @@ class RuntimeStateImpl implements RuntimeState {
 export function newRuntimeState(options: RuntimeStateOptions, deps: RuntimeStateDeps): RuntimeState {
   const o = { ...kDefaultRuntimeStateOptions, ...options };
   for (const k of ['periodMs', 'downPeriodMs', 'thresholdMs', 'checkTimeoutMs'] as const) {
-    if (!(Number.isFinite(o[k]) && o[k] > 0)) throw new InvalidArgumentError(`options.${k} must be a positive number of milliseconds, got ${o[k]}`);
+    if (!(Number.isFinite(o[k]) && o[k] > 0))
+      throw new InvalidArgumentError(`options.${k} must be a positive number of milliseconds, got ${o[k]}`);
   }
   return new RuntimeStateImpl(o, deps);
 }

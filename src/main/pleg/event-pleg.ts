@@ -30,7 +30,16 @@ import type { RuntimeContainerState, RuntimePod } from '../../shared/messages.js
 import { shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
 import { startWorker } from '../pool/worker-entry.js';
-import { newGenericPleg, type ContainerExit, type GenericPleg, type Pleg, type PlegObserver, type PlegStats, type PodLifecycleEvent, type PodLifecycleEventType } from './generic-pleg.js';
+import {
+  newGenericPleg,
+  type ContainerExit,
+  type GenericPleg,
+  type Pleg,
+  type PlegObserver,
+  type PlegStats,
+  type PodLifecycleEvent,
+  type PodLifecycleEventType,
+} from './generic-pleg.js';
 
 /** Options of `newEventedPleg` (milliseconds). */
 export interface EventedPlegOptions {
@@ -81,7 +90,10 @@ export interface EventedPlegDeps {
  * exit code carries it as `event.exit` (`oomKilled` says whether an `oom` came first). Returns null
  * for events without a pod UID.
  */
-export function toLifecycleEvent(e: RuntimeContainerEvent, oomKilled = false): { event: PodLifecycleEvent | null; state: RuntimeContainerState | null | undefined } | null {
+export function toLifecycleEvent(
+  e: RuntimeContainerEvent,
+  oomKilled = false,
+): { event: PodLifecycleEvent | null; state: RuntimeContainerState | null | undefined } | null {
   if (!e.podUid || !e.containerId) return null;
   const ev = (type: PodLifecycleEventType): PodLifecycleEvent => ({ uid: e.podUid, type, containerId: e.containerId });
   switch (e.action) {
@@ -89,7 +101,8 @@ export function toLifecycleEvent(e: RuntimeContainerEvent, oomKilled = false): {
       return { event: ev('ContainerStarted'), state: 'running' };
     case 'die': {
       const event = ev('ContainerDied');
-      if (e.exitCode !== undefined && Number.isInteger(e.exitCode)) event.exit = { exitCode: e.exitCode, finishedAtMs: e.timeMs, oomKilled };
+      if (e.exitCode !== undefined && Number.isInteger(e.exitCode))
+        event.exit = { exitCode: e.exitCode, finishedAtMs: e.timeMs, oomKilled };
       return { event, state: 'exited' };
     }
     case 'destroy':
@@ -123,7 +136,13 @@ export function applyContainerExit(runtimePod: RuntimePod, pod: Pod, containerId
   if (!pod.spec?.containers?.some((s) => s.name === c.name)) return null;
   if (!shouldRestartExitedContainer(pod, exit.exitCode)) return null;
   const containers = [...runtimePod.containers];
-  containers[i] = { ...c, state: 'exited', exitCode: exit.exitCode, finishedAtMs: exit.finishedAtMs, reason: exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error' };
+  containers[i] = {
+    ...c,
+    state: 'exited',
+    exitCode: exit.exitCode,
+    finishedAtMs: exit.finishedAtMs,
+    reason: exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error',
+  };
   return { ...runtimePod, containers };
 }
 
@@ -132,7 +151,12 @@ export function openWorkerEventSource(bootstrap: ContainerEventsBootstrap): Cont
   const worker = startWorker('container-events', bootstrap);
   worker.unref();
   let exited = false;
-  const gone = new Promise<void>((resolve) => worker.once('exit', () => { exited = true; resolve(); }));
+  const gone = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
   return {
     onMessage(handler) {
       worker.on('message', handler);
@@ -158,7 +182,8 @@ export type EventedPleg = Pleg;
 export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDeps): EventedPleg {
   const opts = { ...kDefaultEventedPlegOptions, ...options };
   for (const k of ['relistPeriodMs', 'fallbackRelistPeriodMs', 'healthThresholdMs'] as const) {
-    if (!Number.isFinite(opts[k]) || opts[k] < 1) throw new InvalidArgumentError(`options.${k} must be a positive number of milliseconds, got ${opts[k]}`);
+    if (!Number.isFinite(opts[k]) || opts[k] < 1)
+      throw new InvalidArgumentError(`options.${k} must be a positive number of milliseconds, got ${opts[k]}`);
   }
   if (!opts.nodeName) throw new InvalidArgumentError('options.nodeName must be a non-empty string');
   checkRuntimeEndpoint(opts.endpoint ?? {}, 'options.endpoint');
@@ -173,7 +198,13 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
   const generic: GenericPleg = newGenericPleg(
     { relistPeriodMs: opts.fallbackRelistPeriodMs, healthThresholdMs: opts.healthThresholdMs },
     {
-      runner: deps.runner, logger: deps.logger, onEvents: deps.onEvents, observer: deps.observer, onRelist: deps.onRelist, onRuntimePods: deps.onRuntimePods, clock,
+      runner: deps.runner,
+      logger: deps.logger,
+      onEvents: deps.onEvents,
+      observer: deps.observer,
+      onRelist: deps.onRelist,
+      onRuntimePods: deps.onRuntimePods,
+      clock,
       relisted: () => {
         // Only a successful relist after a (re)connect lets the period grow: until then nothing
         // guarantees that what happened while the stream was down has been seen.
@@ -194,7 +225,8 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
       const mapped = toLifecycleEvent(e, oomKilled.has(e.containerId));
       if (e.action === 'die' || e.action === 'destroy') oomKilled.delete(e.containerId);
       if (!mapped) continue;
-      if (mapped.state !== undefined) generic.observe({ id: e.containerId, podUid: e.podUid, name: e.containerName, state: mapped.state ?? 'unknown' }, mapped.state);
+      if (mapped.state !== undefined)
+        generic.observe({ id: e.containerId, podUid: e.podUid, name: e.containerName, state: mapped.state ?? 'unknown' }, mapped.state);
       if (!mapped.event) continue;
       let list = byPod.get(e.podUid);
       if (!list) byPod.set(e.podUid, (list = []));
@@ -214,7 +246,11 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
         void generic.relist();
         break;
       case 'disconnected':
-        if (streaming) log.warn({ message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs }, 'Container events stream lost; relisting at the fallback period until it returns');
+        if (streaming)
+          log.warn(
+            { message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs },
+            'Container events stream lost; relisting at the fallback period until it returns',
+          );
         streaming = false;
         oomKilled.clear();
         deps.observer?.streamError?.();
@@ -222,7 +258,10 @@ export function newEventedPleg(options: EventedPlegOptions, deps: EventedPlegDep
         break;
       case 'unsupported':
         // No stream will come: the generic PLEG at its own period (the fallback), for good.
-        log.info({ message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs }, 'The container runtime has no container events; relisting (generic PLEG)');
+        log.info(
+          { message: m.message, relistPeriodMs: opts.fallbackRelistPeriodMs },
+          'The container runtime has no container events; relisting (generic PLEG)',
+        );
         streaming = false;
         generic.setRelistPeriod(opts.fallbackRelistPeriodMs);
         break;

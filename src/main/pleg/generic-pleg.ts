@@ -235,7 +235,11 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
     lastStartMs = started;
     try {
       const first = relists === 0;
-      const result = await deps.runner.run({ kind: 'relist', protocol: PROTOCOL_VERSION, ...(first ? { withPodNames: true, withRuntimePods: true } : {}) });
+      const result = await deps.runner.run({
+        kind: 'relist',
+        protocol: PROTOCOL_VERSION,
+        ...(first ? { withPodNames: true, withRuntimePods: true } : {}),
+      });
       // Before the events: the pod cache then holds what the runtime shows of each pod when its first status is generated.
       if (first && result.runtimePods) deps.onRuntimePods?.(result.runtimePods);
       const current = new Map(result.containers.map((c) => [c.id, c]));
@@ -296,7 +300,11 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
     relist,
     healthy() {
       const since = clock.now() - lastOkMs;
-      if (since > opts.healthThresholdMs) return { ok: false, message: `pleg was last seen active ${Math.round(since / 1000)}s ago; threshold is ${opts.healthThresholdMs / 1000}s` };
+      if (since > opts.healthThresholdMs)
+        return {
+          ok: false,
+          message: `pleg was last seen active ${Math.round(since / 1000)}s ago; threshold is ${opts.healthThresholdMs / 1000}s`,
+        };
       return { ok: true };
     },
     lastRelistDurationMs: () => lastDurationMs,
@@ -321,7 +329,14 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
         if (known?.state !== c.state) previous.set(c.id, { ...(known ?? {}), id: c.id, podUid: pod.uid, name: c.name, state: c.state });
       }
     },
-    stats: () => ({ relists, lastRelistDurationMs: lastDurationMs, relistDurationsMs: [...durations], eventLagsMs: [], streaming: false, relistPeriodMs: opts.relistPeriodMs }),
+    stats: () => ({
+      relists,
+      lastRelistDurationMs: lastDurationMs,
+      relistDurationsMs: [...durations],
+      eventLagsMs: [],
+      streaming: false,
+      relistPeriodMs: opts.relistPeriodMs,
+    }),
     setRelistPeriod(ms: number) {
       if (ms === opts.relistPeriodMs) return;
       opts.relistPeriodMs = ms;

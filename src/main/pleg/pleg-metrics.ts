@@ -18,10 +18,29 @@ const kBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
  * Call once per registry (prom-client throws on a duplicate name).
  */
 export function newPlegMetrics(registry: Registry): PlegObserver {
-  const duration = new Histogram({ name: 'kubelet_pleg_relist_duration_seconds', help: 'Duration in seconds for relisting pods in PLEG.', buckets: kBuckets, registers: [registry] });
-  const interval = new Histogram({ name: 'kubelet_pleg_relist_interval_seconds', help: 'Interval in seconds between relisting in PLEG.', buckets: [...kBuckets, 30, 60, 120], registers: [registry] });
-  const lag = new Histogram({ name: 'kubelet_pleg_event_lag_seconds', help: 'Time in seconds from the container runtime emitting a container event to the PLEG receiving it.', buckets: kBuckets, registers: [registry] });
-  const connErr = new Counter({ name: 'kubelet_evented_pleg_connection_error_count', help: 'The number of errors encountered on the container runtime\'s events stream.', registers: [registry] });
+  const duration = new Histogram({
+    name: 'kubelet_pleg_relist_duration_seconds',
+    help: 'Duration in seconds for relisting pods in PLEG.',
+    buckets: kBuckets,
+    registers: [registry],
+  });
+  const interval = new Histogram({
+    name: 'kubelet_pleg_relist_interval_seconds',
+    help: 'Interval in seconds between relisting in PLEG.',
+    buckets: [...kBuckets, 30, 60, 120],
+    registers: [registry],
+  });
+  const lag = new Histogram({
+    name: 'kubelet_pleg_event_lag_seconds',
+    help: 'Time in seconds from the container runtime emitting a container event to the PLEG receiving it.',
+    buckets: kBuckets,
+    registers: [registry],
+  });
+  const connErr = new Counter({
+    name: 'kubelet_evented_pleg_connection_error_count',
+    help: "The number of errors encountered on the container runtime's events stream.",
+    registers: [registry],
+  });
   return {
     relistDuration: (s) => duration.observe(s),
     relistInterval: (s) => interval.observe(s),

@@ -174,6 +174,7 @@ export function newPodCache(): PodCache {
  */
 export function oldestSandboxCreatedAtMs(runtimePod: RuntimePod | null): number | undefined {
   let oldest: number | undefined;
-  for (const s of runtimePod?.sandboxes ?? []) if (s.createdAtMs > 0 && (oldest === undefined || s.createdAtMs < oldest)) oldest = s.createdAtMs;
+  for (const s of runtimePod?.sandboxes ?? [])
+    if (s.createdAtMs > 0 && (oldest === undefined || s.createdAtMs < oldest)) oldest = s.createdAtMs;
   return oldest;
 }

@@ -54,8 +54,14 @@ export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number }
   let initMem = 0;
   for (const c of pod.spec?.initContainers ?? []) {
     const r = { cpu: request(c.resources?.requests, 'cpu'), mem: request(c.resources?.requests, 'memory') };
-    if (isRestartableInitContainer(c)) { cpu += r.cpu; mem += r.mem; } // sidecars run beside the app containers
-    else { initCpu = Math.max(initCpu, r.cpu); initMem = Math.max(initMem, r.mem); }
+    if (isRestartableInitContainer(c)) {
+      cpu += r.cpu;
+      mem += r.mem;
+    } // sidecars run beside the app containers
+    else {
+      initCpu = Math.max(initCpu, r.cpu);
+      initMem = Math.max(initMem, r.mem);
+    }
   }
   return { cpuMilli: Math.max(cpu, initCpu), memoryBytes: Math.max(mem, initMem) };
 }
@@ -96,17 +102,34 @@ export function podScalarRequests(pod: Pod): Map<string, number> {
  */
 export function admitPod(pod: Pod, used: PodUsage, capacity: NodeCapacity, node?: NodeIdentity): AdmitResult {
   if (used.pods + 1 > capacity.pods) {
-    return { admit: false, reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${used.pods}, capacity: ${capacity.pods}` };
+    return {
+      admit: false,
+      reason: 'OutOfpods',
+      message: `Node didn't have enough resource: pods, requested: 1, used: ${used.pods}, capacity: ${capacity.pods}`,
+    };
   }
   const req = podRequests(pod);
   if (req.cpuMilli > 0 && used.cpuMilli + req.cpuMilli > capacity.cpuMilli) {
-    return { admit: false, reason: 'OutOfcpu', message: `Node didn't have enough resource: cpu, requested: ${req.cpuMilli}, used: ${used.cpuMilli}, capacity: ${capacity.cpuMilli}` };
+    return {
+      admit: false,
+      reason: 'OutOfcpu',
+      message: `Node didn't have enough resource: cpu, requested: ${req.cpuMilli}, used: ${used.cpuMilli}, capacity: ${capacity.cpuMilli}`,
+    };
   }
   if (req.memoryBytes > 0 && used.memoryBytes + req.memoryBytes > capacity.memoryBytes) {
-    return { admit: false, reason: 'OutOfmemory', message: `Node didn't have enough resource: memory, requested: ${req.memoryBytes}, used: ${used.memoryBytes}, capacity: ${capacity.memoryBytes}` };
+    return {
+      admit: false,
+      reason: 'OutOfmemory',
+      message: `Node didn't have enough resource: memory, requested: ${req.memoryBytes}, used: ${used.memoryBytes}, capacity: ${capacity.memoryBytes}`,
+    };
   }
   for (const [name, requested] of [...podScalarRequests(pod)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (requested > 0) return { admit: false, reason: `OutOf${name}`, message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: 0, capacity: 0` };
+    if (requested > 0)
+      return {
+        admit: false,
+        reason: `OutOf${name}`,
+        message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: 0, capacity: 0`,
+      };
   }
   if (node && !podMatchesNodeAffinity(pod, node)) return { admit: false, reason: kNodeAffinityReason, message: kNodeAffinityMessage };
   return { admit: true };
@@ -125,13 +148,17 @@ export const kHostPortReason = 'HostPortNotSupported';
  */
 export function admitHostPorts(pod: Pod, podNetwork: boolean): AdmitResult {
   if (podNetwork || pod.spec?.hostNetwork === true) return { admit: true };
-  const lists = [['initContainers', pod.spec?.initContainers], ['containers', pod.spec?.containers]] as const;
+  const lists = [
+    ['initContainers', pod.spec?.initContainers],
+    ['containers', pod.spec?.containers],
+  ] as const;
   for (const [field, list] of lists) {
     for (const [i, c] of (list ?? []).entries()) {
       for (const [j, port] of (c.ports ?? []).entries()) {
         if (typeof port.hostPort === 'number' && port.hostPort !== 0) {
           return {
-            admit: false, reason: kHostPortReason,
+            admit: false,
+            reason: kHostPortReason,
             message: `spec.${field}[${i}].ports[${j}].hostPort ${port.hostPort}: hostPort needs the pod network, and this node runs with --network-plugin none; use hostNetwork: true (where hostPort equals containerPort) or --network-plugin cni`,
           };
         }

@@ -54,10 +54,14 @@ export function requirementMatches(r: Requirement, labels: Readonly<Record<strin
   const has = Object.prototype.hasOwnProperty.call(labels, key);
   const v = has ? labels[key] : undefined;
   switch (r.operator) {
-    case 'In': return has && values.includes(v!);
-    case 'NotIn': return !has || !values.includes(v!);
-    case 'Exists': return has;
-    case 'DoesNotExist': return !has;
+    case 'In':
+      return has && values.includes(v!);
+    case 'NotIn':
+      return !has || !values.includes(v!);
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
     case 'Gt':
     case 'Lt': {
       if (!has || values.length !== 1) return false;
@@ -66,7 +70,8 @@ export function requirementMatches(r: Requirement, labels: Readonly<Record<strin
       if (want === null || got === null) return false;
       return r.operator === 'Gt' ? got > want : got < want;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 

@@ -84,7 +84,11 @@ class PodAdmissionImpl implements PodAdmission {
     if (!admitted.admit) return admitted;
     const req = podRequests(pod);
     this.#admitted.set(record, req);
-    this.#used = { pods: this.#used.pods + 1, cpuMilli: this.#used.cpuMilli + req.cpuMilli, memoryBytes: this.#used.memoryBytes + req.memoryBytes };
+    this.#used = {
+      pods: this.#used.pods + 1,
+      cpuMilli: this.#used.cpuMilli + req.cpuMilli,
+      memoryBytes: this.#used.memoryBytes + req.memoryBytes,
+    };
     return admitted;
   }
 
@@ -92,7 +96,11 @@ class PodAdmissionImpl implements PodAdmission {
     const req = this.#admitted.get(record);
     if (!req) return;
     this.#admitted.delete(record);
-    this.#used = { pods: this.#used.pods - 1, cpuMilli: this.#used.cpuMilli - req.cpuMilli, memoryBytes: this.#used.memoryBytes - req.memoryBytes };
+    this.#used = {
+      pods: this.#used.pods - 1,
+      cpuMilli: this.#used.cpuMilli - req.cpuMilli,
+      memoryBytes: this.#used.memoryBytes - req.memoryBytes,
+    };
   }
 
   freeSlots(): number {

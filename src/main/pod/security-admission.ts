@@ -24,7 +24,9 @@ export function detectHostSecurity(allowedUnsafeSysctls: readonly string[]): Nod
   let appArmorEnabled = false;
   try {
     appArmorEnabled = readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim() === 'Y';
-  } catch { /* no AppArmor module */ }
+  } catch {
+    /* no AppArmor module */
+  }
   return { allowedUnsafeSysctls, appArmorEnabled, seLinuxEnabled: existsSync('/sys/fs/selinux/enforce') };
 }
 
@@ -64,10 +66,18 @@ export function admitPodSecurity(pod: Pod, node: NodeSecurity): SecurityAdmitRes
   for (const c of containers) {
     const sc = effectiveSecurityContext(pod, c);
     if (!node.appArmorEnabled && sc.appArmorProfile && sc.appArmorProfile.type !== 'Unconfined') {
-      return { admit: false, reason: 'AppArmor', message: `Cannot enforce AppArmor: AppArmor is not enabled on the host (container ${c.name} asks for ${sc.appArmorProfile.type})` };
+      return {
+        admit: false,
+        reason: 'AppArmor',
+        message: `Cannot enforce AppArmor: AppArmor is not enabled on the host (container ${c.name} asks for ${sc.appArmorProfile.type})`,
+      };
     }
     if (!node.seLinuxEnabled && sc.seLinuxOptions && Object.values(sc.seLinuxOptions).some((v) => v)) {
-      return { admit: false, reason: 'SELinux', message: `Cannot apply seLinuxOptions: SELinux is not enabled on the host (container ${c.name})` };
+      return {
+        admit: false,
+        reason: 'SELinux',
+        message: `Cannot apply seLinuxOptions: SELinux is not enabled on the host (container ${c.name})`,
+      };
     }
   }
   return { admit: true };

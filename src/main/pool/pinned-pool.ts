@@ -41,13 +41,17 @@ function podUidOf(task: WorkerTask): string {
  */
 export function newPinnedWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOptions = {}, pools?: PodSyncRunner[]): PodSyncRunner {
   const threads = options.threads ?? 2;
-  if (!pools && (!Number.isInteger(threads) || threads < 1)) throw new InvalidArgumentError(`--workers must be an integer >= 1, got ${threads}`);
+  if (!pools && (!Number.isInteger(threads) || threads < 1))
+    throw new InvalidArgumentError(`--workers must be an integer >= 1, got ${threads}`);
   const shards = pools ?? Array.from({ length: threads }, () => newWorkerPool(bootstrap, { ...options, threads: 1 }));
   return {
     async run<K extends WorkerTask['kind']>(task: TaskOf<K>): Promise<WorkerResultMap[K]> {
       if (task.kind === 'relist') {
         const parts = (await Promise.all(shards.map((s) => s.run(task as TaskOf<'relist'>)))) as RelistResult[];
-        const merged: RelistResult = { containers: parts.flatMap((p) => p.containers), observedAtMs: Math.min(...parts.map((p) => p.observedAtMs)) };
+        const merged: RelistResult = {
+          containers: parts.flatMap((p) => p.containers),
+          observedAtMs: Math.min(...parts.map((p) => p.observedAtMs)),
+        };
         if ((task as TaskOf<'relist'>).withRuntimePods) merged.runtimePods = parts.flatMap((p) => p.runtimePods ?? []);
         return merged as WorkerResultMap[K];
       }

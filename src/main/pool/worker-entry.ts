@@ -32,7 +32,8 @@ export interface WorkerEntry {
 export function workerEntry(name: WorkerName): WorkerEntry {
   const fromSource = import.meta.url.endsWith('.ts');
   const filename = fileURLToPath(new URL(`../../workers/${name}.worker.${fromSource ? 'ts' : 'js'}`, import.meta.url));
-  if (!existsSync(filename)) throw new AgentError('ERR_PROTOCOL', `worker entry ${filename} does not exist (build the project with npm run build)`);
+  if (!existsSync(filename))
+    throw new AgentError('ERR_PROTOCOL', `worker entry ${filename} does not exist (build the project with npm run build)`);
   const execArgv = fromSource ? process.execArgv.filter((a) => !a.startsWith('--inspect')) : profilingArgs(process.execArgv);
   return { filename, execArgv, fromSource };
 }
@@ -76,5 +77,9 @@ export function startWorker(name: WorkerName, workerData: unknown): Worker {
   const { filename, execArgv, fromSource } = workerEntry(name);
   if (!fromSource) return new Worker(filename, { workerData, execArgv });
   const tsxCjs = createRequire(import.meta.url).resolve('tsx/cjs/api');
-  return new Worker(`require(${JSON.stringify(tsxCjs)}).register(); require(${JSON.stringify(filename)});`, { eval: true, workerData, execArgv });
+  return new Worker(`require(${JSON.stringify(tsxCjs)}).register(); require(${JSON.stringify(filename)});`, {
+    eval: true,
+    workerData,
+    execArgv,
+  });
 }

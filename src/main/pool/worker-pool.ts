@@ -6,7 +6,15 @@
  */
 import { Piscina } from 'piscina';
 import { AgentError, InvalidArgumentError, deserializeError } from '../../shared/errors.js';
-import type { DecodePodsBodyTask, DecodeProtobufBodyTask, LoadStaticPodsTask, WorkerBootstrap, WorkerResult, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+import type {
+  DecodePodsBodyTask,
+  DecodeProtobufBodyTask,
+  LoadStaticPodsTask,
+  WorkerBootstrap,
+  WorkerResult,
+  WorkerResultMap,
+  WorkerTask,
+} from '../../shared/messages.js';
 import { piscinaEntry } from './worker-entry.js';
 
 /** The task of kind K. */
@@ -43,7 +51,8 @@ export const kDefaultWorkerPoolOptions: Required<WorkerPoolOptions> = { threads:
  */
 export function newWorkerPool(bootstrap: WorkerBootstrap, options: WorkerPoolOptions = {}): PodSyncRunner {
   const opts = { ...kDefaultWorkerPoolOptions, ...options };
-  if (!Number.isInteger(opts.threads) || opts.threads < 1) throw new InvalidArgumentError(`--workers must be an integer >= 1, got ${opts.threads}`);
+  if (!Number.isInteger(opts.threads) || opts.threads < 1)
+    throw new InvalidArgumentError(`--workers must be an integer >= 1, got ${opts.threads}`);
   if (!Number.isInteger(opts.concurrentTasksPerWorker) || opts.concurrentTasksPerWorker < 1) {
     throw new InvalidArgumentError(`options.concurrentTasksPerWorker must be an integer >= 1, got ${opts.concurrentTasksPerWorker}`);
   }
@@ -132,7 +141,12 @@ export interface BodyDecoderPoolOptions {
 }
 
 /** kDefaultBodyDecoderPoolOptions: the defaults of {@link BodyDecoderPoolOptions}. */
-export const kDefaultBodyDecoderPoolOptions: Readonly<Required<BodyDecoderPoolOptions>> = Object.freeze({ threads: 1, maxQueue: 32, maxHeapMb: 256, stackSizeMb: 4 });
+export const kDefaultBodyDecoderPoolOptions: Readonly<Required<BodyDecoderPoolOptions>> = Object.freeze({
+  threads: 1,
+  maxQueue: 32,
+  maxHeapMb: 256,
+  stackSizeMb: 4,
+});
 
 /** BodyDecoderPool: the threads that decode API request bodies (tasks `decodePodsBody` and `decodeProtobufBody`). Main thread only. */
 export interface BodyDecoderPool {
@@ -161,8 +175,14 @@ export interface BodyDecoderPool {
  */
 export function newBodyDecoderPool(options: BodyDecoderPoolOptions = {}): BodyDecoderPool {
   const opts = { ...kDefaultBodyDecoderPoolOptions, ...options };
-  for (const [key, min] of [['threads', 1], ['maxQueue', 0], ['maxHeapMb', 8], ['stackSizeMb', 1]] as const) {
-    if (!Number.isInteger(opts[key]) || opts[key] < min) throw new InvalidArgumentError(`options.${key} must be an integer >= ${min}, got ${opts[key]}`);
+  for (const [key, min] of [
+    ['threads', 1],
+    ['maxQueue', 0],
+    ['maxHeapMb', 8],
+    ['stackSizeMb', 1],
+  ] as const) {
+    if (!Number.isInteger(opts[key]) || opts[key] < min)
+      throw new InvalidArgumentError(`options.${key} must be an integer >= ${min}, got ${opts[key]}`);
   }
   const { filename, execArgv } = piscinaEntry('manifest');
   const pool = new Piscina<DecodePodsBodyTask | DecodeProtobufBodyTask, WorkerResult<'decodePodsBody' | 'decodeProtobufBody'>>({
@@ -172,7 +192,11 @@ export function newBodyDecoderPool(options: BodyDecoderPoolOptions = {}): BodyDe
     maxThreads: opts.threads,
     concurrentTasksPerWorker: 1,
     idleTimeout: Number.MAX_SAFE_INTEGER,
-    resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb, maxYoungGenerationSizeMb: Math.max(4, Math.round(opts.maxHeapMb / 16)), stackSizeMb: opts.stackSizeMb },
+    resourceLimits: {
+      maxOldGenerationSizeMb: opts.maxHeapMb,
+      maxYoungGenerationSizeMb: Math.max(4, Math.round(opts.maxHeapMb / 16)),
+      stackSizeMb: opts.stackSizeMb,
+    },
   });
   let closing: Promise<void> | undefined;
   // Bodies running or waiting: a semaphore as the apiserver's max-in-flight filter keeps (piscina's
@@ -181,7 +205,9 @@ export function newBodyDecoderPool(options: BodyDecoderPoolOptions = {}): BodyDe
   return {
     async run(task, signal) {
       if (inFlight >= opts.threads + opts.maxQueue) {
-        throw new AgentError('ERR_UNAVAILABLE', `all ${opts.threads} body decoder thread(s) are busy and ${opts.maxQueue} bodies wait`, { statusReason: 'TooManyRequests' });
+        throw new AgentError('ERR_UNAVAILABLE', `all ${opts.threads} body decoder thread(s) are busy and ${opts.maxQueue} bodies wait`, {
+          statusReason: 'TooManyRequests',
+        });
       }
       inFlight++;
       try {

@@ -24,7 +24,15 @@ import { realClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
 import { isRestartableInitContainer } from '../../shared/pod-policy.js';
-import { PROTOCOL_VERSION, type ExecProbeTask, type GrpcProbeTask, type NetProbeTask, type ProbeKill, type ProbeOutcome, type RuntimePod } from '../../shared/messages.js';
+import {
+  PROTOCOL_VERSION,
+  type ExecProbeTask,
+  type GrpcProbeTask,
+  type NetProbeTask,
+  type ProbeKill,
+  type ProbeOutcome,
+  type RuntimePod,
+} from '../../shared/messages.js';
 import { runDirectNetProbe } from '../../shared/http-probe.js';
 import { grpcProbeTarget, netProbeTarget, type HttpGetAction, type TcpSocketAction } from '../../shared/probe-target.js';
 import type { PodEventRecord } from '../../shared/messages.js';
@@ -66,7 +74,12 @@ export interface ProberManagerDeps {
   clock?: Clock;
   /** Counts every probe's result (prober_probe_total at /metrics/probes, main/stats/probe-metrics.ts) and drops a removed pod's series. Optional. */
   probeMetrics?: {
-    observe(type: ProbeType, result: ProbeOutcome['result'], pod: { uid: string; name: string; namespace: string }, container: string): void;
+    observe(
+      type: ProbeType,
+      result: ProbeOutcome['result'],
+      pod: { uid: string; name: string; namespace: string },
+      container: string,
+    ): void;
     forgetPod(uid: string): void;
   };
 }
@@ -109,7 +122,9 @@ export interface ProberManager {
 
 const kTypes: readonly ProbeType[] = ['startup', 'liveness', 'readiness'];
 const kProbeField: Record<ProbeType, 'startupProbe' | 'livenessProbe' | 'readinessProbe'> = {
-  startup: 'startupProbe', liveness: 'livenessProbe', readiness: 'readinessProbe',
+  startup: 'startupProbe',
+  liveness: 'livenessProbe',
+  readiness: 'readinessProbe',
 };
 const kTitle: Record<ProbeType, string> = { startup: 'Startup', liveness: 'Liveness', readiness: 'Readiness' };
 
@@ -151,7 +166,10 @@ class ProberManagerImpl implements ProberManager {
   readonly #clock: Clock;
   #stopped = false;
 
-  constructor(private readonly opts: ProberManagerOptions, private readonly deps: ProberManagerDeps) {
+  constructor(
+    private readonly opts: ProberManagerOptions,
+    private readonly deps: ProberManagerDeps,
+  ) {
     this.#clock = deps.clock ?? realClock;
     this.#scheduler = newProbeScheduler({ maxInFlight: opts.maxInFlight ?? 16 }, this.#clock);
   }
@@ -175,7 +193,17 @@ class ProberManagerImpl implements ProberManager {
         const running = newest?.state === 'running' ? newest : undefined;
         let w = pp.workers.get(key);
         if (!w) {
-          w = { key, uid, containerName: c.name, sidecar, type, probe, state: newProbeWorkerState(type, running?.id ?? ''), startedAtMs: running?.startedAtMs ?? 0, scheduled: false };
+          w = {
+            key,
+            uid,
+            containerName: c.name,
+            sidecar,
+            type,
+            probe,
+            state: newProbeWorkerState(type, running?.id ?? ''),
+            startedAtMs: running?.startedAtMs ?? 0,
+            scheduled: false,
+          };
           pp.workers.set(key, w);
         }
         w.probe = probe;
@@ -245,16 +273,39 @@ class ProberManagerImpl implements ProberManager {
     const outcome = await this.#runProbe(pp, container, w.probe, containerId);
     if (!this.#current(w) || w.state.containerId !== containerId || this.#stopped) return;
     const pod = pp.pod;
-    this.deps.probeMetrics?.observe(w.type, outcome.result, { uid: w.uid, name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '' }, w.containerName);
+    this.deps.probeMetrics?.observe(
+      w.type,
+      outcome.result,
+      { uid: w.uid, name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '' },
+      w.containerName,
+    );
     if (outcome.result === 'failure') {
-      this.deps.recordEvent(pod, { type: 'Warning', reason: 'Unhealthy', message: `${kTitle[w.type]} probe failed: ${outcome.output.trim()}`, fieldPath: `spec.${w.sidecar ? 'initContainers' : 'containers'}{${w.containerName}}` });
+      this.deps.recordEvent(pod, {
+        type: 'Warning',
+        reason: 'Unhealthy',
+        message: `${kTitle[w.type]} probe failed: ${outcome.output.trim()}`,
+        fieldPath: `spec.${w.sidecar ? 'initContainers' : 'containers'}{${w.containerName}}`,
+      });
     } else if (outcome.result === 'unknown') {
-      this.deps.logger.debug({ ...podFields(pod), container: w.containerName, probeType: w.type, output: outcome.output }, 'Probe could not run');
+      this.deps.logger.debug(
+        { ...podFields(pod), container: w.containerName, probeType: w.type, output: outcome.output },
+        'Probe could not run',
+      );
     }
-    const t = applyProbeResult(w.state, outcome.result, { successThreshold: w.probe.successThreshold ?? 1, failureThreshold: w.probe.failureThreshold ?? 3 });
-    if (t.changed) this.deps.logger.info({ ...podFields(pod), container: w.containerName, containerID: containerId, probeType: w.type, result: w.state.result }, 'Probe result changed');
+    const t = applyProbeResult(w.state, outcome.result, {
+      successThreshold: w.probe.successThreshold ?? 1,
+      failureThreshold: w.probe.failureThreshold ?? 3,
+    });
+    if (t.changed)
+      this.deps.logger.info(
+        { ...podFields(pod), container: w.containerName, containerID: containerId, probeType: w.type, result: w.state.result },
+        'Probe result changed',
+      );
     if (t.kill) {
-      this.deps.logger.info({ ...podFields(pod), container: w.containerName, containerID: containerId, probeType: w.type }, `Container failed ${w.type} probe, will be restarted`);
+      this.deps.logger.info(
+        { ...podFields(pod), container: w.containerName, containerID: containerId, probeType: w.type },
+        `Container failed ${w.type} probe, will be restarted`,
+      );
       this.deps.onKill(w.uid);
     }
     // Started: the readiness probe runs now rather than a period later, as the kubelet's
@@ -270,7 +321,13 @@ class ProberManagerImpl implements ProberManager {
     const timeoutMs = Math.max(1, sec(probe.timeoutSeconds, 1)) * 1000;
     try {
       if (probe.exec) {
-        return await this.deps.runner.run({ kind: 'execProbe', protocol: PROTOCOL_VERSION, containerId, command: probe.exec.command ?? [], timeoutMs });
+        return await this.deps.runner.run({
+          kind: 'execProbe',
+          protocol: PROTOCOL_VERSION,
+          containerId,
+          command: probe.exec.command ?? [],
+          timeoutMs,
+        });
       }
       if (probe.grpc) {
         // gRPC probes run on the worker pool (workers/probes/grpc-probe.ts: grpc-js lives there).
@@ -280,7 +337,11 @@ class ProberManagerImpl implements ProberManager {
       const mode = probe.httpGet ? 'http' : probe.tcpSocket ? 'tcp' : null;
       if (!mode) return { result: 'unknown', output: 'probe has no handler' };
       const action = (probe.httpGet ?? probe.tcpSocket) as HttpGetAction | TcpSocketAction;
-      const target = netProbeTarget(pp.pod, container, mode, action, { hostIp: this.opts.hostIp, podIp: pp.podIp, sandboxId: pp.sandboxId });
+      const target = netProbeTarget(pp.pod, container, mode, action, {
+        hostIp: this.opts.hostIp,
+        podIp: pp.podIp,
+        sandboxId: pp.sandboxId,
+      });
       const task = { kind: 'netProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs } as const;
       // A target the node reaches directly is dialled from this thread (no worker-pool hop, issue
       // #16); a pod without a pod IP is probed inside its netns by a worker's helper.
@@ -306,10 +367,13 @@ class ProberManagerImpl implements ProberManager {
     if (!pp) return [];
     const out: ProbeKill[] = [];
     for (const w of pp.workers.values()) {
-      if ((w.type !== 'liveness' && w.type !== 'startup') || !w.state.onHold || w.state.result !== 'failure' || !w.state.containerId) continue;
+      if ((w.type !== 'liveness' && w.type !== 'startup') || !w.state.onHold || w.state.result !== 'failure' || !w.state.containerId)
+        continue;
       const grace = w.probe.terminationGracePeriodSeconds;
       out.push({
-        name: w.containerName, containerId: w.state.containerId, message: `${w.sidecar ? 'Init container' : 'Container'} ${w.containerName} failed ${w.type} probe`,
+        name: w.containerName,
+        containerId: w.state.containerId,
+        message: `${w.sidecar ? 'Init container' : 'Container'} ${w.containerName} failed ${w.type} probe`,
         ...(typeof grace === 'number' && grace >= 0 ? { gracePeriodSeconds: grace } : {}),
       });
     }

@@ -100,7 +100,8 @@ class MinHeap {
       a[0] = last;
       let i = 0;
       for (;;) {
-        const l = 2 * i + 1, r = l + 1;
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < a.length && this.#less(a[l], a[m])) m = l;
         if (r < a.length && this.#less(a[r], a[m])) m = r;
@@ -124,7 +125,11 @@ class ProbeSchedulerImpl implements ProbeScheduler {
   #stopped = false;
   #idle: (() => void) | null = null;
 
-  constructor(private readonly maxInFlight: number, private readonly tickMs: number, private readonly clock: Clock) {}
+  constructor(
+    private readonly maxInFlight: number,
+    private readonly tickMs: number,
+    private readonly clock: Clock,
+  ) {}
 
   add(key: string, firstDueMs: number, periodMs: number, run: () => Promise<void>): void {
     if (this.#stopped) return;
@@ -269,7 +274,9 @@ class ProbeSchedulerImpl implements ProbeScheduler {
 export function newProbeScheduler(options: ProbeSchedulerOptions = {}, clock: Clock = realClock): ProbeScheduler {
   const maxInFlight = options.maxInFlight ?? 16;
   const tickMs = options.tickMs ?? 100;
-  if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new InvalidArgumentError(`options.maxInFlight must be an integer >= 1, got ${maxInFlight}`);
-  if (!Number.isInteger(tickMs) || tickMs < 1) throw new InvalidArgumentError(`options.tickMs must be an integer >= 1 (milliseconds), got ${tickMs}`);
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
+    throw new InvalidArgumentError(`options.maxInFlight must be an integer >= 1, got ${maxInFlight}`);
+  if (!Number.isInteger(tickMs) || tickMs < 1)
+    throw new InvalidArgumentError(`options.tickMs must be an integer >= 1 (milliseconds), got ${tickMs}`);
   return new ProbeSchedulerImpl(maxInFlight, tickMs, clock);
 }

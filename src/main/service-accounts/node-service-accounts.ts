@@ -71,22 +71,44 @@ function build(deps: NodeServiceAccountsDeps, privateKey: KeyObject, publicKey: 
   let rootCa = '';
   let api: Parameters<NodeServiceAccounts['setApi']>[0] | undefined;
   const rootCaConfigMap = (namespace: string): ConfigMap => ({
-    apiVersion: 'v1', kind: 'ConfigMap',
-    metadata: { name: kRootCaConfigMapName, namespace, annotations: { 'kubernetes.io/description': 'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.' } },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: kRootCaConfigMapName,
+      namespace,
+      annotations: {
+        'kubernetes.io/description':
+          'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.',
+      },
+    },
     data: { 'ca.crt': rootCa },
   });
-  const authenticator = newServiceAccountAuthenticator(publicKey, { pod: deps.pod, serviceAccountUid: saUid }, {
-    clock, onReject: (reason) => deps.logger.debug({ reason }, 'Refused a service account token'),
-  });
+  const authenticator = newServiceAccountAuthenticator(
+    publicKey,
+    { pod: deps.pod, serviceAccountUid: saUid },
+    {
+      clock,
+      onReject: (reason) => deps.logger.debug({ reason }, 'Refused a service account token'),
+    },
+  );
   return {
-    authenticator, tokens, serviceAccountUid: saUid, rootCaConfigMap,
-    setApi(a) { api = a; rootCa = a.caPem; },
+    authenticator,
+    tokens,
+    serviceAccountUid: saUid,
+    rootCaConfigMap,
+    setApi(a) {
+      api = a;
+      rootCa = a.caPem;
+    },
     configObjectsFor(pod, base) {
       const volumes = pod.spec?.volumes ?? [];
       const ns = pod.metadata?.namespace || 'default';
-      const needsCa = volumes.some((v) => v.configMap?.name === kRootCaConfigMapName || v.projected?.sources?.some((s) => s.configMap?.name === kRootCaConfigMapName));
+      const needsCa = volumes.some(
+        (v) => v.configMap?.name === kRootCaConfigMapName || v.projected?.sources?.some((s) => s.configMap?.name === kRootCaConfigMapName),
+      );
       const withToken = volumes.filter((v) => v.projected?.sources?.some((s) => s.serviceAccountToken));
-      const endpoint = api && kubernetesServiceEndpoint(pod, api.onPodNetwork, { address: api.address, tlsPort: api.tlsPort(), gateway: api.gateway });
+      const endpoint =
+        api && kubernetesServiceEndpoint(pod, api.onPodNetwork, { address: api.address, tlsPort: api.tlsPort(), gateway: api.gateway });
       if (withToken.length === 0 && !endpoint && !needsCa) return base;
       const out: PodConfigObjects = base ? { ...base, configMaps: { ...base.configMaps } } : { configMaps: {}, secrets: {} };
       if (endpoint) out.kubernetesService = endpoint;
@@ -101,12 +123,17 @@ function build(deps: NodeServiceAccountsDeps, privateKey: KeyObject, publicKey: 
           if (!src) return;
           try {
             issued[`${v.name}/${i}`] = tokens.getToken({
-              namespace: ns, serviceAccount: { name: sa, uid: saUid(ns, sa) },
+              namespace: ns,
+              serviceAccount: { name: sa, uid: saUid(ns, sa) },
               pod: { name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' },
-              audiences: src.audience ? [src.audience] : undefined, expirationSeconds: src.expirationSeconds ?? undefined,
+              audiences: src.audience ? [src.audience] : undefined,
+              expirationSeconds: src.expirationSeconds ?? undefined,
             });
           } catch (err) {
-            deps.logger.warn({ pod: `${ns}/${pod.metadata?.name}`, volume: v.name, err: (err as Error).message }, 'Could not issue a service account token');
+            deps.logger.warn(
+              { pod: `${ns}/${pod.metadata?.name}`, volume: v.name, err: (err as Error).message },
+              'Could not issue a service account token',
+            );
           }
         });
       }
@@ -125,11 +152,20 @@ export function boundPodOf(getByFullName: (fullName: string) => { pod: Pod } | u
   return (namespace, name) => {
     const r = getByFullName(`${namespace}/${name}`);
     const deletionTimestamp = r?.pod.metadata?.deletionTimestamp;
-    return r ? { uid: r.pod.metadata?.uid ?? '', serviceAccountName: podServiceAccountName(r.pod), ...(deletionTimestamp ? { deletionTimestamp } : {}) } : undefined;
+    return r
+      ? {
+          uid: r.pod.metadata?.uid ?? '',
+          serviceAccountName: podServiceAccountName(r.pod),
+          ...(deletionTimestamp ? { deletionTimestamp } : {}),
+        }
+      : undefined;
   };
 }
 
 /** withServiceAccountAuth: `auth` whose tokens also include the node's bound tokens (after the static ones); undefined stays undefined. */
-export function withServiceAccountAuth<T extends { tokens: TokenAuthenticator }>(auth: T | undefined, sa: NodeServiceAccounts): T | undefined {
+export function withServiceAccountAuth<T extends { tokens: TokenAuthenticator }>(
+  auth: T | undefined,
+  sa: NodeServiceAccounts,
+): T | undefined {
   return auth && { ...auth, tokens: unionTokenAuthenticators(auth.tokens, sa.authenticator) };
 }

@@ -28,11 +28,24 @@ export const kMaxTokenTtlMs = 24 * 3600 * 1000;
  * a token for any service account of any namespace. Pure.
  * @throws InvalidArgumentError naming the file and what is wrong.
  */
-export function checkKeyFileStat(path: string, st: Pick<Stats, 'mode' | 'uid' | 'isFile' | 'isSymbolicLink'>, uid: number | undefined): void {
+export function checkKeyFileStat(
+  path: string,
+  st: Pick<Stats, 'mode' | 'uid' | 'isFile' | 'isSymbolicLink'>,
+  uid: number | undefined,
+): void {
   const fix = 'remove it and restart to get a new one (every token the old key signed stops working)';
-  if (st.isSymbolicLink() || !st.isFile()) throw new InvalidArgumentError(`${path}: the service account signing key must be a regular file (not a symlink, directory, FIFO or device); ${fix}`);
-  if ((st.mode & 0o077) !== 0) throw new InvalidArgumentError(`${path}: the service account signing key must not be readable by group or others (mode ${(st.mode & 0o777).toString(8)}; want 600)`);
-  if (uid !== undefined && st.uid !== uid) throw new InvalidArgumentError(`${path}: the service account signing key is owned by uid ${st.uid}, not by the agent's uid ${uid}; ${fix}`);
+  if (st.isSymbolicLink() || !st.isFile())
+    throw new InvalidArgumentError(
+      `${path}: the service account signing key must be a regular file (not a symlink, directory, FIFO or device); ${fix}`,
+    );
+  if ((st.mode & 0o077) !== 0)
+    throw new InvalidArgumentError(
+      `${path}: the service account signing key must not be readable by group or others (mode ${(st.mode & 0o777).toString(8)}; want 600)`,
+    );
+  if (uid !== undefined && st.uid !== uid)
+    throw new InvalidArgumentError(
+      `${path}: the service account signing key is owned by uid ${st.uid}, not by the agent's uid ${uid}; ${fix}`,
+    );
 }
 
 /**
@@ -54,9 +67,12 @@ export async function ensureServiceAccountKey(rootDir: string): Promise<{ privat
     try {
       await writeFile(tmp, made, { mode: 0o600, flag: 'wx' });
       await chmod(tmp, 0o600);
-      await link(tmp, path).then(() => (pem = made), (err: NodeJS.ErrnoException) => {
-        if (err.code !== 'EEXIST') throw err;
-      });
+      await link(tmp, path).then(
+        () => (pem = made),
+        (err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        },
+      );
     } finally {
       await rm(tmp, { force: true });
     }
@@ -120,7 +136,9 @@ export function newTokenManager(privateKey: KeyObject, clock: Clock = realClock)
     for (const [k, e] of cache) if (t >= e.expiresAtMs) cache.delete(k);
   };
   return {
-    get size() { return cache.size; },
+    get size() {
+      return cache.size;
+    },
     getToken(req) {
       const t = clock.now();
       const key = JSON.stringify([req.namespace, req.serviceAccount.name, req.pod.uid, req.audiences ?? [], req.expirationSeconds ?? 0]);
@@ -128,7 +146,12 @@ export function newTokenManager(privateKey: KeyObject, clock: Clock = realClock)
       if (hit && !requiresRefresh(hit.issuedAtMs, hit.expiresAtMs, t)) return hit.token;
       sweep(t);
       const issued = issueToken(privateKey, req, t);
-      cache.set(key, { token: issued.token, podUid: req.pod.uid, issuedAtMs: issued.issuedAt * 1000, expiresAtMs: issued.expiresAt * 1000 });
+      cache.set(key, {
+        token: issued.token,
+        podUid: req.pod.uid,
+        issuedAtMs: issued.issuedAt * 1000,
+        expiresAtMs: issued.expiresAt * 1000,
+      });
       return issued.token;
     },
     deletePodTokens(uid) {

@@ -10,7 +10,12 @@ import { Counter, Registry } from 'prom-client';
 /** ProbeMetrics: the probe results counter and its registry. */
 export interface ProbeMetrics {
   /** observe: one probe of `type` (liveness|readiness|startup) gave `result` (success|failure|unknown). Cheap. */
-  observe(type: 'liveness' | 'readiness' | 'startup', result: 'success' | 'failure' | 'unknown', pod: { uid: string; name: string; namespace: string }, container: string): void;
+  observe(
+    type: 'liveness' | 'readiness' | 'startup',
+    result: 'success' | 'failure' | 'unknown',
+    pod: { uid: string; name: string; namespace: string },
+    container: string,
+  ): void;
   /** forgetPod: drops the series of pod `uid`. */
   forgetPod(uid: string): void;
   /** text: the Prometheus exposition of GET /metrics/probes. */
@@ -40,14 +45,20 @@ export function newProbeMetrics(): ProbeMetrics {
   /** Series by pod UID, then by `${probe type}/${container}`. */
   const byPod = new Map<string, Map<string, ProbeSeries>>();
   new Counter({
-    name: 'prober_probe_total', help: 'Cumulative number of a liveness, readiness or startup probe for a container by result.',
-    labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace', 'pod_uid'], registers: [registry],
+    name: 'prober_probe_total',
+    help: 'Cumulative number of a liveness, readiness or startup probe for a container by result.',
+    labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace', 'pod_uid'],
+    registers: [registry],
     collect() {
       this.reset();
       for (const [uid, series] of byPod) {
         for (const x of series.values()) {
           for (const r of ['success', 'failure', 'unknown'] as const) {
-            if (x.counts[r] > 0) this.inc({ probe_type: x.probeType, result: kResult[r], container: x.container, pod: x.pod, namespace: x.namespace, pod_uid: uid }, x.counts[r]);
+            if (x.counts[r] > 0)
+              this.inc(
+                { probe_type: x.probeType, result: kResult[r], container: x.container, pod: x.pod, namespace: x.namespace, pod_uid: uid },
+                x.counts[r],
+              );
           }
         }
       }
@@ -59,7 +70,17 @@ export function newProbeMetrics(): ProbeMetrics {
       if (!series) byPod.set(pod.uid, (series = new Map()));
       const key = `${type}/${container}`;
       let x = series.get(key);
-      if (!x) series.set(key, (x = { probeType: kType[type], container, pod: pod.name, namespace: pod.namespace, counts: { success: 0, failure: 0, unknown: 0 } }));
+      if (!x)
+        series.set(
+          key,
+          (x = {
+            probeType: kType[type],
+            container,
+            pod: pod.name,
+            namespace: pod.namespace,
+            counts: { success: 0, failure: 0, unknown: 0 },
+          }),
+        );
       x.counts[result]++;
     },
     forgetPod(uid) {

@@ -32,13 +32,28 @@ function gauge(reg: Registry, name: string, help: string, labelNames: string[]):
  * container_start_time_seconds {container,pod,namespace}, pod_cpu_usage_seconds_total /
  * pod_memory_working_set_bytes {pod,namespace}, scrape_error.
  */
-export async function resourceMetricsText(summary: Summary | undefined, scrapeError: boolean): Promise<{ contentType: string; body: string }> {
+export async function resourceMetricsText(
+  summary: Summary | undefined,
+  scrapeError: boolean,
+): Promise<{ contentType: string; body: string }> {
   const reg = new Registry();
   const nodeCpu = counter(reg, 'node_cpu_usage_seconds_total', 'Cumulative cpu time consumed by the node in core-seconds', []);
   const nodeMem = gauge(reg, 'node_memory_working_set_bytes', 'Current working set of the node in bytes', []);
-  const cCpu = counter(reg, 'container_cpu_usage_seconds_total', 'Cumulative cpu time consumed by the container in core-seconds', ['container', 'pod', 'namespace']);
-  const cMem = gauge(reg, 'container_memory_working_set_bytes', 'Current working set of the container in bytes', ['container', 'pod', 'namespace']);
-  const cStart = gauge(reg, 'container_start_time_seconds', 'Start time of the container since unix epoch in seconds', ['container', 'pod', 'namespace']);
+  const cCpu = counter(reg, 'container_cpu_usage_seconds_total', 'Cumulative cpu time consumed by the container in core-seconds', [
+    'container',
+    'pod',
+    'namespace',
+  ]);
+  const cMem = gauge(reg, 'container_memory_working_set_bytes', 'Current working set of the container in bytes', [
+    'container',
+    'pod',
+    'namespace',
+  ]);
+  const cStart = gauge(reg, 'container_start_time_seconds', 'Start time of the container since unix epoch in seconds', [
+    'container',
+    'pod',
+    'namespace',
+  ]);
   const pCpu = counter(reg, 'pod_cpu_usage_seconds_total', 'Cumulative cpu time consumed by the pod in core-seconds', ['pod', 'namespace']);
   const pMem = gauge(reg, 'pod_memory_working_set_bytes', 'Current working set of the pod in bytes', ['pod', 'namespace']);
   const scrape = gauge(reg, 'scrape_error', '1 if there was an error while getting container metrics, 0 otherwise', []);
@@ -77,8 +92,17 @@ export async function cadvisorMetricsText(sample: StatsSample | undefined): Prom
   const cpu = counter(reg, 'container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', [...L, 'cpu']);
   const ws = gauge(reg, 'container_memory_working_set_bytes', 'Current working set in bytes.', L);
   const rss = gauge(reg, 'container_memory_rss', 'Size of RSS in bytes.', L);
-  const usage = gauge(reg, 'container_memory_usage_bytes', 'Current memory usage in bytes, including all memory regardless of when it was accessed', L);
-  const failures = counter(reg, 'container_memory_failures_total', 'Cumulative count of memory allocation failures.', [...L, 'failure_type', 'scope']);
+  const usage = gauge(
+    reg,
+    'container_memory_usage_bytes',
+    'Current memory usage in bytes, including all memory regardless of when it was accessed',
+    L,
+  );
+  const failures = counter(reg, 'container_memory_failures_total', 'Cumulative count of memory allocation failures.', [
+    ...L,
+    'failure_type',
+    'scope',
+  ]);
   const limit = gauge(reg, 'container_spec_memory_limit_bytes', 'Memory limit for the container.', L);
   const start = gauge(reg, 'container_start_time_seconds', 'Start time of the container since unix epoch in seconds.', L);
   const seen = gauge(reg, 'container_last_seen', 'Last time a container was seen by the exporter', L);

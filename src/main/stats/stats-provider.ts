@@ -125,7 +125,12 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
   const readWaitLimitMs = opts.readWaitLimitMs ?? Math.max(2 * periodMs, 5000) + kRateSampleMs;
   const clock = deps.clock ?? realClock;
   const now = () => clock.now();
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => { clock.setTimeout(resolve, ms); }));
+  const sleep =
+    deps.sleep ??
+    ((ms: number) =>
+      new Promise<void>((resolve) => {
+        clock.setTimeout(resolve, ms);
+      }));
   let timer: TimerHandle | undefined;
   let inFlight: { all: boolean; done: Promise<StatsSample> } | null = null;
   /** The latest two samples of any scope (the eviction manager's view). */
@@ -156,25 +161,29 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     const t0 = clock.monotonicMs();
     const task: StatsTask = { kind: 'stats', protocol: PROTOCOL_VERSION };
     if (!all) task.pods = deps.watchedPods?.() ?? [];
-    const done = deps.run(task)
-      .then((s) => {
-        previous = latest;
-        latest = s;
-        if (all) {
-          previousAll = latestAll;
-          latestAll = s;
-        }
-        failed = s.errors.length > 0;
-        if (s.errors.length) deps.logger.debug({ errors: s.errors.slice(0, 5), count: s.errors.length }, 'Stats collection had errors');
-        lastError = '';
-        return s;
-      }, (err: unknown) => {
-        failed = true;
-        const msg = (err as Error)?.message ?? String(err);
-        if (msg !== lastError) deps.logger.warn({ err }, 'Stats collection failed');
-        lastError = msg;
-        throw err;
-      })
+    const done = deps
+      .run(task)
+      .then(
+        (s) => {
+          previous = latest;
+          latest = s;
+          if (all) {
+            previousAll = latestAll;
+            latestAll = s;
+          }
+          failed = s.errors.length > 0;
+          if (s.errors.length) deps.logger.debug({ errors: s.errors.slice(0, 5), count: s.errors.length }, 'Stats collection had errors');
+          lastError = '';
+          return s;
+        },
+        (err: unknown) => {
+          failed = true;
+          const msg = (err as Error)?.message ?? String(err);
+          if (msg !== lastError) deps.logger.warn({ err }, 'Stats collection failed');
+          lastError = msg;
+          throw err;
+        },
+      )
       .finally(() => {
         cost.collections++;
         cost.totalTaskMs += clock.monotonicMs() - t0;
@@ -188,13 +197,20 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     const all = scope === 'all' || demanded();
     if (inFlight && (inFlight.all || !all)) return inFlight.done;
     // A narrower collection is under way: the wider one follows it (one collection at a time).
-    if (inFlight) return inFlight.done.then(() => collect('all'), () => collect('all'));
+    if (inFlight)
+      return inFlight.done.then(
+        () => collect('all'),
+        () => collect('all'),
+      );
     return run(all);
   };
 
   /** Whether the latest pair of collections of every pod is recent and close enough for a current CPU rate. */
-  const current = (): boolean => latestAll !== undefined && previousAll !== undefined
-    && now() - latestAll.observedAtMs < 2 * periodMs && latestAll.observedAtMs - previousAll.observedAtMs <= 2 * periodMs;
+  const current = (): boolean =>
+    latestAll !== undefined &&
+    previousAll !== undefined &&
+    now() - latestAll.observedAtMs < 2 * periodMs &&
+    latestAll.observedAtMs - previousAll.observedAtMs <= 2 * periodMs;
 
   /**
    * Marks demand; resolves once the pair of collections of every pod is current (see file doc) or
@@ -210,9 +226,18 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
       if (stopped) return;
       await sleep(kRateSampleMs);
       if (!stopped) await collect('all');
-    })().catch(() => undefined).finally(() => { warming = null; });
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        warming = null;
+      });
     let limit: TimerHandle | undefined;
-    await Promise.race([warming, new Promise<void>((resolve) => { limit = clock.setTimeout(resolve, readWaitLimitMs); })]);
+    await Promise.race([
+      warming,
+      new Promise<void>((resolve) => {
+        limit = clock.setTimeout(resolve, readWaitLimitMs);
+      }),
+    ]);
     clock.clearTimeout(limit);
   };
 
@@ -226,7 +251,9 @@ export function newStatsProvider(opts: StatsProviderOptions, deps: StatsProvider
     start() {
       if (timer || stopped) return;
       collect().catch(() => undefined);
-      timer = clock.setInterval(() => { collect().catch(() => undefined); }, periodMs);
+      timer = clock.setInterval(() => {
+        collect().catch(() => undefined);
+      }, periodMs);
     },
     collect,
     summary() {

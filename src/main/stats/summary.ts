@@ -4,7 +4,17 @@
  * from the last two samples): the Summary (stats/v1alpha1) assembled from the collector's latest
  * StatsSample and the one before it. Pure.
  */
-import type { CgroupUsage, ContainerStats, CPUStats, FsSample, FsStats, MemoryStats, PodStats, StatsSample, Summary } from '../../shared/stats.js';
+import type {
+  CgroupUsage,
+  ContainerStats,
+  CPUStats,
+  FsSample,
+  FsStats,
+  MemoryStats,
+  PodStats,
+  StatsSample,
+  Summary,
+} from '../../shared/stats.js';
 
 /** rfc3339: an epoch-ms time as the Summary writes times. */
 function rfc3339(ms: number): string {
@@ -16,7 +26,12 @@ function rfc3339(ms: number): string {
  * `prevMs` and `curNs` at `curMs` (epoch ms); undefined without a previous reading, when time did
  * not advance or the counter went back (a new cgroup under the same name).
  */
-export function cpuRate(prevNs: number | undefined, prevMs: number | undefined, curNs: number | undefined, curMs: number): number | undefined {
+export function cpuRate(
+  prevNs: number | undefined,
+  prevMs: number | undefined,
+  curNs: number | undefined,
+  curMs: number,
+): number | undefined {
   if (prevNs === undefined || prevMs === undefined || curNs === undefined) return undefined;
   const dtMs = curMs - prevMs;
   if (dtMs <= 0 || curNs < prevNs) return undefined;
@@ -32,15 +47,24 @@ function cpuStats(time: string, u: CgroupUsage, rate: number | undefined): CPUSt
 
 function memoryStats(time: string, u: CgroupUsage): MemoryStats | undefined {
   if (u.memoryUsageBytes === undefined) return undefined;
-  const m: MemoryStats = { time, usageBytes: u.memoryUsageBytes, workingSetBytes: u.workingSetBytes, rssBytes: u.rssBytes, pageFaults: u.pageFaults, majorPageFaults: u.majorPageFaults };
+  const m: MemoryStats = {
+    time,
+    usageBytes: u.memoryUsageBytes,
+    workingSetBytes: u.workingSetBytes,
+    rssBytes: u.rssBytes,
+    pageFaults: u.pageFaults,
+    majorPageFaults: u.majorPageFaults,
+  };
   // As the kubelet: available = limit − working set, only when the cgroup has a limit.
-  if (u.memoryLimitBytes !== undefined && u.workingSetBytes !== undefined) m.availableBytes = Math.max(0, u.memoryLimitBytes - u.workingSetBytes);
+  if (u.memoryLimitBytes !== undefined && u.workingSetBytes !== undefined)
+    m.availableBytes = Math.max(0, u.memoryLimitBytes - u.workingSetBytes);
   return m;
 }
 
 function fsStats(time: string, fs: FsSample | null, usedBytes?: number, inodesUsed?: number): FsStats {
   const s: FsStats = { time };
-  if (fs) Object.assign(s, { availableBytes: fs.availableBytes, capacityBytes: fs.capacityBytes, inodes: fs.inodes, inodesFree: fs.inodesFree });
+  if (fs)
+    Object.assign(s, { availableBytes: fs.availableBytes, capacityBytes: fs.capacityBytes, inodes: fs.inodes, inodesFree: fs.inodesFree });
   if (usedBytes !== undefined) s.usedBytes = usedBytes;
   if (inodesUsed !== undefined) s.inodesUsed = inodesUsed;
   return s;
@@ -80,7 +104,11 @@ export function buildSummary(nodeName: string, cur: StatsSample, prev?: StatsSam
     const containers: ContainerStats[] = p.containers.map((c) => {
       const s: ContainerStats = { name: c.name, startTime: rfc3339(c.startedAtMs) };
       if (c.cgroup) {
-        const cpu = cpuStats(time, c.cgroup, cpuRate(prevContainers.get(c.id), prevContainers.has(c.id) ? prevMs : undefined, c.cgroup.cpuUsageNs, cur.observedAtMs));
+        const cpu = cpuStats(
+          time,
+          c.cgroup,
+          cpuRate(prevContainers.get(c.id), prevContainers.has(c.id) ? prevMs : undefined, c.cgroup.cpuUsageNs, cur.observedAtMs),
+        );
         const mem = memoryStats(time, c.cgroup);
         if (cpu) s.cpu = cpu;
         if (mem) s.memory = mem;
@@ -92,14 +120,23 @@ export function buildSummary(nodeName: string, cur: StatsSample, prev?: StatsSam
     const ps: PodStats = { podRef: { name: p.name, namespace: p.namespace, uid: p.uid }, startTime: rfc3339(p.startedAtMs), containers };
     const own = p.cgroup ?? sumUsage(p.containers.map((c) => c.cgroup));
     if (own) {
-      const cpu = cpuStats(time, own, cpuRate(prevPods.get(p.uid), prevPods.has(p.uid) ? prevMs : undefined, own.cpuUsageNs, cur.observedAtMs));
+      const cpu = cpuStats(
+        time,
+        own,
+        cpuRate(prevPods.get(p.uid), prevPods.has(p.uid) ? prevMs : undefined, own.cpuUsageNs, cur.observedAtMs),
+      );
       const mem = memoryStats(time, own);
       if (cpu) ps.cpu = cpu;
       if (mem) ps.memory = mem;
     }
     if (p.volumes.length) ps.volume = p.volumes.map((v) => ({ name: v.name, ...fsStats(time, cur.node.fs, v.usedBytes, v.inodesUsed) }));
     const ephemeral = p.containers.reduce((n, c) => n + c.logsUsedBytes, 0) + p.volumes.reduce((n, v) => n + v.usedBytes, 0);
-    ps['ephemeral-storage'] = fsStats(time, cur.node.fs, ephemeral, p.volumes.reduce((n, v) => n + v.inodesUsed, 0));
+    ps['ephemeral-storage'] = fsStats(
+      time,
+      cur.node.fs,
+      ephemeral,
+      p.volumes.reduce((n, v) => n + v.inodesUsed, 0),
+    );
     return ps;
   });
   const n = cur.node;
@@ -107,10 +144,19 @@ export function buildSummary(nodeName: string, cur: StatsSample, prev?: StatsSam
     node: {
       nodeName,
       startTime: rfc3339(n.bootTimeMs),
-      cpu: { time, usageCoreNanoSeconds: n.cpuUsageNs, ...(prev ? numberField('usageNanoCores', cpuRate(prev.node.cpuUsageNs, prevMs, n.cpuUsageNs, cur.observedAtMs)) : {}) },
+      cpu: {
+        time,
+        usageCoreNanoSeconds: n.cpuUsageNs,
+        ...(prev ? numberField('usageNanoCores', cpuRate(prev.node.cpuUsageNs, prevMs, n.cpuUsageNs, cur.observedAtMs)) : {}),
+      },
       memory: {
-        time, availableBytes: n.memoryAvailableBytes, usageBytes: n.memoryUsageBytes, workingSetBytes: n.memoryWorkingSetBytes, rssBytes: n.memoryRssBytes,
-        pageFaults: n.pageFaults, majorPageFaults: n.majorPageFaults,
+        time,
+        availableBytes: n.memoryAvailableBytes,
+        usageBytes: n.memoryUsageBytes,
+        workingSetBytes: n.memoryWorkingSetBytes,
+        rssBytes: n.memoryRssBytes,
+        pageFaults: n.pageFaults,
+        majorPageFaults: n.majorPageFaults,
       },
       fs: fsStats(time, n.fs, n.fs?.usedBytes, n.fs ? n.fs.inodes - n.fs.inodesFree : undefined),
       runtime: { imageFs: fsStats(time, n.imageFs, n.imageFs?.usedBytes, n.imageFs ? n.imageFs.inodes - n.imageFs.inodesFree : undefined) },

@@ -89,7 +89,8 @@ export function newEtcdStatusWriter(
   const maxQueue = options.maxQueue ?? 10_000;
   const concurrency = options.concurrency ?? 4;
   for (const [k, v] of Object.entries({ '--etcd-qps': qps, '--etcd-burst': burst, maxQueue, concurrency })) {
-    if (!(typeof v === 'number' && v > 0 && Number.isFinite(v))) throw new InvalidArgumentError(`${k} must be a positive number, got ${String(v)}`);
+    if (!(typeof v === 'number' && v > 0 && Number.isFinite(v)))
+      throw new InvalidArgumentError(`${k} must be a positive number, got ${String(v)}`);
   }
   const keys = etcdKeys(options.prefix);
   const log = deps.logger;
@@ -113,7 +114,8 @@ export function newEtcdStatusWriter(
       const oldest = queue.keys().next().value as string;
       queue.delete(oldest);
       stats.dropped++;
-      if (stats.dropped === 1 || stats.dropped % 1000 === 0) log.warn({ maxQueue, dropped: stats.dropped }, 'etcd status queue is full; dropping the oldest pending status');
+      if (stats.dropped === 1 || stats.dropped % 1000 === 0)
+        log.warn({ maxQueue, dropped: stats.dropped }, 'etcd status queue is full; dropping the oldest pending status');
     }
     queue.set(key, p);
     pump();
@@ -133,10 +135,13 @@ export function newEtcdStatusWriter(
 
   function schedule(ms: number): void {
     if (timer || stopped) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      pump();
-    }, Math.max(1, Math.ceil(ms)));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        pump();
+      },
+      Math.max(1, Math.ceil(ms)),
+    );
   }
 
   function settleIdle(): void {
@@ -154,7 +159,11 @@ export function newEtcdStatusWriter(
       refill();
       if (tokens < 1) return schedule(((1 - tokens) / qps) * 1000);
       let key: string | undefined;
-      for (const k of queue.keys()) if (!inFlight.has(k)) { key = k; break; }
+      for (const k of queue.keys())
+        if (!inFlight.has(k)) {
+          key = k;
+          break;
+        }
       if (key === undefined) return;
       const p = queue.get(key)!;
       queue.delete(key);
@@ -177,7 +186,11 @@ export function newEtcdStatusWriter(
     } catch (err) {
       stats.failures++;
       if (!queue.has(key)) queue.set(key, p); // a newer status, if any, wins
-      if (!failing) log.warn({ err: (err as Error).message, queued: queue.size }, 'Could not write pod status to etcd; will retry (statuses queue up, latest per pod)');
+      if (!failing)
+        log.warn(
+          { err: (err as Error).message, queued: queue.size },
+          'Could not write pod status to etcd; will retry (statuses queue up, latest per pod)',
+        );
       failing = (err as Error).message;
       retryDelayMs = Math.min(2_000, retryDelayMs === 0 ? 250 : retryDelayMs * 2);
       inFlight.delete(key);

@@ -90,19 +90,39 @@ function terminatedState(c: RuntimeContainer, scheme: string): ContainerState {
  * before the newest is `lastState`. Without a readiness probe a running container is ready.
  * `scheme` prefixes the container and image IDs (`<scheme>://<id>`; '' = bare).
  */
-export function containerStatus(name: string, image: string, attempts: RuntimeContainer[], waiting: WaitingReason | undefined, defaultWaitingReason = 'ContainerCreating', scheme = ''): ContainerStatus {
+export function containerStatus(
+  name: string,
+  image: string,
+  attempts: RuntimeContainer[],
+  waiting: WaitingReason | undefined,
+  defaultWaitingReason = 'ContainerCreating',
+  scheme = '',
+): ContainerStatus {
   const [newest, previousAttempt] = attempts;
   if (!newest) {
     return {
-      name, image, imageID: '', ready: false, restartCount: 0, started: false,
+      name,
+      image,
+      imageID: '',
+      ready: false,
+      restartCount: 0,
+      started: false,
       state: { waiting: waiting ?? { reason: defaultWaitingReason } },
       lastState: {},
     };
   }
-  const base = { name, image, imageID: newest.imageId ? imageRef(scheme, newest.imageId) : '', containerID: runtimeId(scheme, newest.id), restartCount: newest.restartCount };
+  const base = {
+    name,
+    image,
+    imageID: newest.imageId ? imageRef(scheme, newest.imageId) : '',
+    containerID: runtimeId(scheme, newest.id),
+    restartCount: newest.restartCount,
+  };
   if (newest.state === 'running') {
     return {
-      ...base, ready: true, started: true,
+      ...base,
+      ready: true,
+      started: true,
       state: { running: { startedAt: iso(newest.startedAtMs || newest.createdAtMs) } },
       lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
     };
@@ -110,13 +130,18 @@ export function containerStatus(name: string, image: string, attempts: RuntimeCo
   if (newest.state === 'exited') {
     if (waiting) return { ...base, ready: false, started: false, state: { waiting }, lastState: terminatedState(newest, scheme) };
     return {
-      ...base, ready: false, started: false, state: terminatedState(newest, scheme),
+      ...base,
+      ready: false,
+      started: false,
+      state: terminatedState(newest, scheme),
       lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
     };
   }
   // created or unknown: not started yet.
   return {
-    ...base, ready: false, started: false,
+    ...base,
+    ready: false,
+    started: false,
     state: { waiting: waiting ?? { reason: defaultWaitingReason } },
     lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
   };
@@ -139,11 +164,25 @@ export function uninitializedContainers(pod: Pod, statuses: ContainerStatus[], i
     .map((c) => c.name);
 }
 
-function condition(type: string, ok: boolean, previous: PodStatus | undefined, nowMs: number, reason?: string, message?: string): PodCondition {
+function condition(
+  type: string,
+  ok: boolean,
+  previous: PodStatus | undefined,
+  nowMs: number,
+  reason?: string,
+  message?: string,
+): PodCondition {
   const status = ok ? 'True' : 'False';
   const before = previous?.conditions?.find((c) => c.type === type);
   const lastTransitionTime = before && before.status === status && before.lastTransitionTime ? before.lastTransitionTime : iso(nowMs);
-  return { type, status, lastProbeTime: null as unknown as undefined, lastTransitionTime, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+  return {
+    type,
+    status,
+    lastProbeTime: null as unknown as undefined,
+    lastTransitionTime,
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
 }
 
 /**
@@ -154,7 +193,8 @@ function condition(type: string, ok: boolean, previous: PodStatus | undefined, n
  * "running ⇒ ready". Mutates `status`.
  */
 export function applyProbeStatus(
-  container: Container, status: ContainerStatus,
+  container: Container,
+  status: ContainerStatus,
   probeStatus: ((containerName: string, containerId: string) => { ready: boolean; started: boolean } | undefined) | undefined,
 ): void {
   if (!status.state?.running) return;
@@ -181,10 +221,24 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   // With init containers, a container not created yet waits with reason PodInitializing (convertToAPIContainerStatuses).
   const defaultWaiting = initContainers.length > 0 ? 'PodInitializing' : 'ContainerCreating';
   const statuses = containers.map((c) =>
-    containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting, inp.idScheme),
+    containerStatus(
+      c.name,
+      c.image ?? '',
+      (runtimePod?.containers ?? []).filter((r) => r.name === c.name),
+      waiting[c.name],
+      defaultWaiting,
+      inp.idScheme,
+    ),
   );
   const initStatuses = initContainers.map((c) => {
-    const s = containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting, inp.idScheme);
+    const s = containerStatus(
+      c.name,
+      c.image ?? '',
+      (runtimePod?.containers ?? []).filter((r) => r.name === c.name),
+      waiting[c.name],
+      defaultWaiting,
+      inp.idScheme,
+    );
     // As the probe manager's UpdatePodStatus: a regular init container is ready once it exited 0
     // (and never while it runs); a sidecar's started and ready come from its probes, as an app container's.
     if (!isRestartableInitContainer(c)) s.ready = s.state?.terminated?.exitCode === 0;
@@ -194,7 +248,17 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   containers.forEach((c, i) => applyProbeStatus(c, statuses[i], inp.probeStatus));
   // Ephemeral containers (convertToAPIContainerStatuses of EphemeralContainers): in spec order, never ready, no part of phase or readiness.
   const ephemeral = pod.spec?.ephemeralContainers ?? [];
-  const ephemeralStatuses = ephemeral.map((c) => ({ ...containerStatus(c.name, c.image ?? '', (runtimePod?.containers ?? []).filter((r) => r.name === c.name), waiting[c.name], defaultWaiting, inp.idScheme), ready: false }));
+  const ephemeralStatuses = ephemeral.map((c) => ({
+    ...containerStatus(
+      c.name,
+      c.image ?? '',
+      (runtimePod?.containers ?? []).filter((r) => r.name === c.name),
+      waiting[c.name],
+      defaultWaiting,
+      inp.idScheme,
+    ),
+    ready: false,
+  }));
   const phase = inp.failure ? 'Failed' : getPhase(pod, statuses, inp.terminal ?? false, initStatuses);
   const done = isPodPhaseTerminal(phase);
   const uninitialized = uninitializedContainers(pod, statuses, initStatuses);
@@ -208,11 +272,30 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   const podIp = hostNetwork ? inp.hostIp : (runtimePod?.podIp ?? '');
   const conditions: PodCondition[] = [
     condition('PodReadyToStartContainers', sandboxReady, inp.previous, nowMs),
-    condition('Initialized', uninitialized.length === 0, inp.previous, nowMs,
+    condition(
+      'Initialized',
+      uninitialized.length === 0,
+      inp.previous,
+      nowMs,
       uninitialized.length ? 'ContainersNotInitialized' : undefined,
-      uninitialized.length ? `containers with incomplete status: [${uninitialized.join(' ')}]` : undefined),
-    condition('Ready', containersReady, inp.previous, nowMs, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMessage),
-    condition('ContainersReady', containersReady, inp.previous, nowMs, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMessage),
+      uninitialized.length ? `containers with incomplete status: [${uninitialized.join(' ')}]` : undefined,
+    ),
+    condition(
+      'Ready',
+      containersReady,
+      inp.previous,
+      nowMs,
+      containersReady ? undefined : notReadyReason,
+      containersReady ? undefined : notReadyMessage,
+    ),
+    condition(
+      'ContainersReady',
+      containersReady,
+      inp.previous,
+      nowMs,
+      containersReady ? undefined : notReadyReason,
+      containersReady ? undefined : notReadyMessage,
+    ),
     condition('PodScheduled', true, inp.previous, nowMs),
   ];
   const fc = inp.failure?.condition;

@@ -74,9 +74,17 @@ class PodStatusPublisherImpl implements PodStatusPublisher {
 
   publish(record: PodRecord, terminal = this.deps.lifecycle.isPodTerminal(record.uid)): void {
     record.status = generatePodStatus({
-      pod: record.pod, runtimePod: this.deps.podCache.get(record.uid), waiting: record.waiting, hostIp: this.deps.nodeIp,
-      startTimeMs: record.startTimeMs, previous: record.status, terminal, nowMs: (this.deps.clock ?? realClock).now(), failure: this.#failures.get(record),
-      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id), idScheme: this.deps.idScheme(),
+      pod: record.pod,
+      runtimePod: this.deps.podCache.get(record.uid),
+      waiting: record.waiting,
+      hostIp: this.deps.nodeIp,
+      startTimeMs: record.startTimeMs,
+      previous: record.status,
+      terminal,
+      nowMs: (this.deps.clock ?? realClock).now(),
+      failure: this.#failures.get(record),
+      probeStatus: (name, id) => this.deps.prober.probeStatus(record.uid, name, id),
+      idScheme: this.deps.idScheme(),
     });
     this.deps.statusManager.setPodStatus(record.pod, record.status);
   }

@@ -12,7 +12,14 @@ import { AgentError, deserializeError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimePod } from '../../shared/messages.js';
 import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
-import { kStreamMaxStdinBufferedBytes, type ContainerStreamSpec, type StreamInbound, type StreamOutbound, type StreamsWorkerBootstrap, type StreamsWorkerRequest } from '../../shared/streams-protocol.js';
+import {
+  kStreamMaxStdinBufferedBytes,
+  type ContainerStreamSpec,
+  type StreamInbound,
+  type StreamOutbound,
+  type StreamsWorkerBootstrap,
+  type StreamsWorkerRequest,
+} from '../../shared/streams-protocol.js';
 import type { ContainerStreamExit, ContainerStreamSession, StreamTarget } from '../../server/agent-host.js';
 import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
 import type { PortForwardSession } from '../../server/streaming/port-forward-host.js';
@@ -31,7 +38,8 @@ export function selectStreamContainer(pod: Pod, runtimePod: RuntimePod | null, c
   const inSpec = isPodContainerName(pod, container);
   if (!inSpec) throw new AgentError('ERR_NOT_FOUND', `container ${container} is not valid for pod ${podName}`);
   const newest = (runtimePod?.containers ?? []).find((c) => c.name === container && !c.sandbox);
-  if (!newest || newest.state !== 'running') throw new AgentError('ERR_INVALID_ARGUMENT', `container "${container}" in pod "${podName}" is not running`);
+  if (!newest || newest.state !== 'running')
+    throw new AgentError('ERR_INVALID_ARGUMENT', `container "${container}" in pod "${podName}" is not running`);
   return newest.id;
 }
 
@@ -115,13 +123,19 @@ export function newStreamsClient(options: StreamsClientOptions, deps: { logger: 
       // A stream the worker already ended closes port2's side: no further message.
       port1.on('close', () => finish({ exitCode: null }));
       try {
-        ensure().postMessage({ type: 'open', id, port: port2 as unknown as MessagePort, spec } satisfies StreamsWorkerRequest, [port2 as unknown as MessagePort]);
+        ensure().postMessage({ type: 'open', id, port: port2 as unknown as MessagePort, spec } satisfies StreamsWorkerRequest, [
+          port2 as unknown as MessagePort,
+        ]);
       } catch (err) {
         queueMicrotask(() => finish({ exitCode: null, error: err as Error }));
       }
       return {
-        onStarted: (fn) => { onStarted = fn; },
-        onOutput: (fn) => { onOutput = fn; },
+        onStarted: (fn) => {
+          onStarted = fn;
+        },
+        onOutput: (fn) => {
+          onOutput = fn;
+        },
         onExit: (fn) => {
           onExit = fn;
           if (exited) fn(exited);
@@ -149,7 +163,9 @@ export function newStreamsClient(options: StreamsClientOptions, deps: { logger: 
       const session = portForwardSession(port1, () => open.delete(id));
       open.set(id, (err) => session.fail(err));
       try {
-        ensure().postMessage({ type: 'portForward', id, port: port2 as unknown as MessagePort, spec } satisfies StreamsWorkerRequest, [port2 as unknown as MessagePort]);
+        ensure().postMessage({ type: 'portForward', id, port: port2 as unknown as MessagePort, spec } satisfies StreamsWorkerRequest, [
+          port2 as unknown as MessagePort,
+        ]);
       } catch (err) {
         queueMicrotask(() => session.fail(err as Error));
       }
@@ -168,7 +184,8 @@ export function newStreamsClient(options: StreamsClientOptions, deps: { logger: 
 
 /** newStreamTarget: the AgentHost.streamTarget of the agent: the pod by full name, then {@link selectStreamContainer}. */
 export function streamTargetOf(
-  getByFullName: (fullName: string) => { pod: Pod; uid: string } | undefined, runtimePod: (uid: string) => RuntimePod | null,
+  getByFullName: (fullName: string) => { pod: Pod; uid: string } | undefined,
+  runtimePod: (uid: string) => RuntimePod | null,
 ): (namespace: string, pod: string, container: string) => StreamTarget {
   return (namespace, pod, container) => {
     const record = getByFullName(`${namespace}/${pod}`);

@@ -22,7 +22,11 @@ import type { PortForwardSession, PortForwardTarget } from '../../server/streami
 export function selectPortForwardTarget(pod: Pod, uid: string, runtimePod: RuntimePod | null): PortForwardTarget {
   const name = pod.metadata?.name ?? '';
   const sandbox = (runtimePod?.sandboxes ?? [])[0];
-  if (!sandbox || sandbox.state !== 'running') throw new AgentError('ERR_INVALID_ARGUMENT', `pod "${name}" has no running sandbox (phase ${pod.status?.phase ?? 'Pending'}); port-forward needs a running pod`);
+  if (!sandbox || sandbox.state !== 'running')
+    throw new AgentError(
+      'ERR_INVALID_ARGUMENT',
+      `pod "${name}" has no running sandbox (phase ${pod.status?.phase ?? 'Pending'}); port-forward needs a running pod`,
+    );
   if (pod.spec?.hostNetwork) return { podUid: uid, sandboxId: sandbox.id, reach: { kind: 'direct', host: '127.0.0.1' } };
   const podIp = runtimePod?.podIp || undefined;
   return { podUid: uid, sandboxId: sandbox.id, reach: { kind: 'netns', sandboxId: sandbox.id, ...(podIp ? { podIp } : {}) } };
@@ -34,7 +38,8 @@ export function selectPortForwardTarget(pod: Pod, uid: string, runtimePod: Runti
  * @throws AgentError ERR_NOT_FOUND (`pod does not exist`, the kubelet's words) for an unknown pod.
  */
 export function portForwardTargetOf(
-  getByFullName: (fullName: string) => { pod: Pod; uid: string } | undefined, runtimePod: (uid: string) => RuntimePod | null,
+  getByFullName: (fullName: string) => { pod: Pod; uid: string } | undefined,
+  runtimePod: (uid: string) => RuntimePod | null,
 ): (namespace: string, pod: string) => PortForwardTarget {
   return (namespace, pod) => {
     const record = getByFullName(`${namespace}/${pod}`);
@@ -76,7 +81,9 @@ export function portForwardSession(port: MessagePort, onGone: () => void): PortF
   // The worker closed its side without an `end` (it stopped): the connection is gone.
   port.on('close', () => finish('the port-forward connection was closed by the agent', true));
   return {
-    onData: (fn) => { onData = fn; },
+    onData: (fn) => {
+      onData = fn;
+    },
     onEnd: (fn) => {
       onEnd = fn;
       if (ended) fn(ended.error);

@@ -95,9 +95,19 @@ export function newWatchCache(statusManager: StatusManager, options: WatchCacheO
   }
   // One history as every kind's (kube-api/kind-history.ts): the pods' versions are the status manager's, keys their UIDs.
   const start = statusManager.resourceVersion();
-  const history = newKindHistory<Pod>(newVersionClock(start), { kind: 'Pod', startVersion: start, historySize: opts.historySize, historyBytes: opts.historyBytes, key: podUid });
+  const history = newKindHistory<Pod>(newVersionClock(start), {
+    kind: 'Pod',
+    startVersion: start,
+    historySize: opts.historySize,
+    historyBytes: opts.historyBytes,
+    key: podUid,
+  });
   const unsubscribe = statusManager.subscribe((change: PodStatusChange) => {
-    history.publish({ type: change.type, object: { apiVersion: 'v1', kind: 'Pod', ...change.pod }, resourceVersion: change.resourceVersion });
+    history.publish({
+      type: change.type,
+      object: { apiVersion: 'v1', kind: 'Pod', ...change.pod },
+      resourceVersion: change.resourceVersion,
+    });
   });
   return {
     watch: (from, onEvent) => history.watch(from, onEvent),

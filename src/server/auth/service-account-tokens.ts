@@ -62,7 +62,9 @@ export interface ServiceAccountClaims {
 
 /** keyId: the `kid` of a public key, as jwt.go keyIDFromPublicKey (the SHA-256 of its DER SPKI, unpadded base64url). */
 export function keyId(publicKey: KeyObject): string {
-  return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('base64url');
+  return createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('base64url');
 }
 
 function b64json(v: unknown): string {
@@ -125,9 +127,19 @@ function decodeJson(part: string): unknown {
 function isClaims(v: unknown): v is ServiceAccountClaims {
   const c = v as ServiceAccountClaims | undefined;
   const k = c?.['kubernetes.io'];
-  return typeof c === 'object' && c !== null && typeof c.iss === 'string' && typeof c.exp === 'number' && typeof c.nbf === 'number'
-    && (Array.isArray(c.aud) || typeof c.aud === 'string') && typeof k?.namespace === 'string'
-    && typeof k.pod?.name === 'string' && typeof k.pod.uid === 'string' && typeof k.serviceaccount?.name === 'string' && typeof k.serviceaccount.uid === 'string';
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.iss === 'string' &&
+    typeof c.exp === 'number' &&
+    typeof c.nbf === 'number' &&
+    (Array.isArray(c.aud) || typeof c.aud === 'string') &&
+    typeof k?.namespace === 'string' &&
+    typeof k.pod?.name === 'string' &&
+    typeof k.pod.uid === 'string' &&
+    typeof k.serviceaccount?.name === 'string' &&
+    typeof k.serviceaccount.uid === 'string'
+  );
 }
 
 /**
@@ -141,12 +153,23 @@ function isClaims(v: unknown): v is ServiceAccountClaims {
  * (claims.go invalidIfDeletedBefore, jwt.DefaultLeeway); a pod that is gone refuses them at once. Pure.
  * @param nowMs the clock, epoch milliseconds.
  */
-export function checkToken(token: string, publicKey: KeyObject, audiences: readonly string[], bound: BoundObjects, nowMs: number = realClock.now()): TokenCheck {
+export function checkToken(
+  token: string,
+  publicKey: KeyObject,
+  audiences: readonly string[],
+  bound: BoundObjects,
+  nowMs: number = realClock.now(),
+): TokenCheck {
   const parts = token.split('.');
   if (parts.length !== 3) return { ok: false, reason: 'not a JWT' };
   const header = decodeJson(parts[0]) as { alg?: unknown } | undefined;
   if (header?.alg !== 'ES256') return { ok: false, reason: 'unexpected signing algorithm' };
-  const good = verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2], 'base64url'));
+  const good = verify(
+    'sha256',
+    Buffer.from(`${parts[0]}.${parts[1]}`),
+    { key: publicKey, dsaEncoding: 'ieee-p1363' },
+    Buffer.from(parts[2], 'base64url'),
+  );
   if (!good) return { ok: false, reason: 'invalid signature' };
   const claims = decodeJson(parts[1]);
   if (!isClaims(claims)) return { ok: false, reason: 'malformed claims' };
@@ -163,11 +186,14 @@ export function checkToken(token: string, publicKey: KeyObject, audiences: reado
   // Not upstream's check (there `serviceAccountName` is immutable and an account can be deleted):
   // the node's API lets a PUT move a pod to another account, and every name is an account here,
   // so a token stands for its account only while its pod still runs as it.
-  if (pod.serviceAccountName !== k.serviceaccount.name) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} no longer runs as service account ${k.serviceaccount.name}` };
-  if (pod.deletionTimestamp !== undefined && Date.parse(pod.deletionTimestamp) < nowMs - kDeletedLeewayMs) return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} has been deleted` };
+  if (pod.serviceAccountName !== k.serviceaccount.name)
+    return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} no longer runs as service account ${k.serviceaccount.name}` };
+  if (pod.deletionTimestamp !== undefined && Date.parse(pod.deletionTimestamp) < nowMs - kDeletedLeewayMs)
+    return { ok: false, reason: `pod ${k.namespace}/${k.pod.name} has been deleted` };
   const saUid = bound.serviceAccountUid(k.namespace, k.serviceaccount.name);
   if (saUid === undefined) return { ok: false, reason: `service account ${k.namespace}/${k.serviceaccount.name} not found` };
-  if (saUid !== k.serviceaccount.uid) return { ok: false, reason: `service account UID (${saUid}) does not match claim (${k.serviceaccount.uid})` };
+  if (saUid !== k.serviceaccount.uid)
+    return { ok: false, reason: `service account UID (${saUid}) does not match claim (${k.serviceaccount.uid})` };
   return { ok: true, claims };
 }
 
@@ -186,7 +212,11 @@ export function serviceAccountUser(claims: ServiceAccountClaims): TokenUser {
  * with `audiences`, default [{@link kServiceAccountIssuer}]). A token that does not check is unknown
  * (the server answers 401); `onReject` hears why (never the token). `size` is 0: it holds no list.
  */
-export function newServiceAccountAuthenticator(publicKey: KeyObject, bound: BoundObjects, opts: { audiences?: string[]; clock?: Clock; onReject?: (reason: string) => void } = {}): TokenAuthenticator {
+export function newServiceAccountAuthenticator(
+  publicKey: KeyObject,
+  bound: BoundObjects,
+  opts: { audiences?: string[]; clock?: Clock; onReject?: (reason: string) => void } = {},
+): TokenAuthenticator {
   const audiences = opts.audiences?.length ? opts.audiences : [kServiceAccountIssuer];
   return {
     origin: 'service account tokens',

@@ -51,17 +51,33 @@ const kSpecialVerbs = new Set(['proxy', 'watch']);
 /** methodVerb: the kubelet's and RequestInfo's verb of an HTTP method (lowercased); HEAD reads as get. */
 function methodVerb(method: string): string {
   switch (method) {
-    case 'post': return 'create';
-    case 'get': case 'head': return 'get';
-    case 'put': return 'update';
-    case 'patch': return 'patch';
-    case 'delete': return 'delete';
-    default: return '';
+    case 'post':
+      return 'create';
+    case 'get':
+    case 'head':
+      return 'get';
+    case 'put':
+      return 'update';
+    case 'patch':
+      return 'patch';
+    case 'delete':
+      return 'delete';
+    default:
+      return '';
   }
 }
 
 function nonResource(method: string, path: string): Attributes {
-  return { verb: method === 'head' ? 'get' : method, resourceRequest: false, apiGroup: '', namespace: '', resource: '', subresource: '', name: '', path };
+  return {
+    verb: method === 'head' ? 'get' : method,
+    resourceRequest: false,
+    apiGroup: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    path,
+  };
 }
 
 function isSubpath(path: string, prefix: string): boolean {
@@ -87,7 +103,10 @@ function decode(segment: string): string {
  */
 export function apiRequestAttributes(method: string, path: string, query?: URLSearchParams): Attributes {
   // As requestinfo.go's splitPath: the leading and trailing '/' trimmed, empty segments inside kept (the router sees them too).
-  let parts = path.replace(/^\/+|\/+$/g, '').split('/').map(decode);
+  let parts = path
+    .replace(/^\/+|\/+$/g, '')
+    .split('/')
+    .map(decode);
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return nonResource(method, path);
   const prefix = parts[0];
   parts = parts.slice(1);
@@ -138,7 +157,16 @@ export function kubeletRequestAttributes(method: string, path: string, nodeName:
   else if (isSubpath(path, '/logs')) subresource = 'log';
   else if (isSubpath(path, '/spec')) subresource = 'spec';
   const streaming = kKubeletStreamingPrefixes.some((p) => path.startsWith(p));
-  const attrs: Attributes = { verb: streaming ? 'create' : methodVerb(method), resourceRequest: true, apiGroup: '', namespace: '', resource: 'nodes', subresource, name: nodeName, path };
+  const attrs: Attributes = {
+    verb: streaming ? 'create' : methodVerb(method),
+    resourceRequest: true,
+    apiGroup: '',
+    namespace: '',
+    resource: 'nodes',
+    subresource,
+    name: nodeName,
+    path,
+  };
   return subresource === 'metrics' ? [attrs, nonResource(method, path)] : [attrs];
 }
 

@@ -30,7 +30,12 @@ export function forbiddenMessage(userName: string, a: Attributes): string {
 
 /** forbidden: the apiserver's 403 Status for `a`, with details naming the resource and object. */
 export function forbidden(userName: string, a: Attributes): Status {
-  return statusError(403, 'Forbidden', forbiddenMessage(userName, a), a.resourceRequest ? { ...(a.apiGroup ? { group: a.apiGroup } : {}), kind: a.resource, ...(a.name ? { name: a.name } : {}) } : undefined);
+  return statusError(
+    403,
+    'Forbidden',
+    forbiddenMessage(userName, a),
+    a.resourceRequest ? { ...(a.apiGroup ? { group: a.apiGroup } : {}), kind: a.resource, ...(a.name ? { name: a.name } : {}) } : undefined,
+  );
 }
 
 const kDefaultAuthorizers = new Map<boolean, Authorizer>();
@@ -51,7 +56,14 @@ export type RequestDecision = { allowed: true; reason: string } | { allowed: fal
  * @param method lowercased HTTP method (`get` for a WebSocket upgrade).
  * @param nodeName this node's name (the kubelet paths' `nodes/…` object).
  */
-export function authorizeRequest(authorizer: Authorizer, user: TokenUser, method: string, path: string, nodeName: string, query?: URLSearchParams): RequestDecision {
+export function authorizeRequest(
+  authorizer: Authorizer,
+  user: TokenUser,
+  method: string,
+  path: string,
+  nodeName: string,
+  query?: URLSearchParams,
+): RequestDecision {
   const all = getRequestAttributes(method, path, nodeName, query);
   for (const a of all) {
     const d: Decision = authorizer.authorize(user, a);

@@ -34,34 +34,120 @@ function clusterBinding(name: string, role: string, subjects: Binding['subjects'
   return { kind: 'ClusterRoleBinding', name, namespace: '', subjects, roleRef: { kind: 'ClusterRole', name: role } };
 }
 
-const aggregateTo = (...levels: string[]): Record<string, string> => Object.fromEntries(levels.map((l) => [`${kAggregateLabel}${l}`, 'true']));
+const aggregateTo = (...levels: string[]): Record<string, string> =>
+  Object.fromEntries(levels.map((l) => [`${kAggregateLabel}${l}`, 'true']));
 
 /** kBuiltinRoles: the built-in ClusterRoles (names as upstream's). */
 const kBuiltinRoles: readonly Role[] = Object.freeze([
-  clusterRole('cluster-admin', [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }]),
+  clusterRole('cluster-admin', [
+    { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+    { verbs: ['*'], nonResourceURLs: ['*'] },
+  ]),
   clusterRole('system:basic-user', [
     rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
     rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews']),
   ]),
-  clusterRole('system:discovery', [{ verbs: ['get'], nonResourceURLs: ['/livez', '/readyz', '/healthz', '/version', '/version/', '/openapi', '/openapi/*', '/api', '/api/*', '/apis', '/apis/*'] }]),
+  clusterRole('system:discovery', [
+    {
+      verbs: ['get'],
+      nonResourceURLs: [
+        '/livez',
+        '/readyz',
+        '/healthz',
+        '/version',
+        '/version/',
+        '/openapi',
+        '/openapi/*',
+        '/api',
+        '/api/*',
+        '/apis',
+        '/apis/*',
+      ],
+    },
+  ]),
   clusterRole('admin', [], {}, [aggregateTo('admin')]),
   clusterRole('edit', [], aggregateTo('admin'), [aggregateTo('edit')]),
   clusterRole('view', [], aggregateTo('edit'), [aggregateTo('view')]),
-  clusterRole('system:aggregate-to-admin', [rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews']), rule([...kRead, ...kWrite], ['rbac.authorization.k8s.io'], ['roles', 'rolebindings'])], aggregateTo('admin')),
-  clusterRole('system:aggregate-to-edit', [
-    rule(kRead, [''], ['pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward', 'secrets', 'services/proxy']),
-    rule(['impersonate'], [''], ['serviceaccounts']),
-    rule(kWrite, [''], ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward']),
-    rule(['create'], [''], ['pods/eviction']),
-    rule(kWrite, [''], ['replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/proxy', 'persistentvolumeclaims', 'configmaps', 'secrets', 'events']),
-  ], aggregateTo('edit')),
-  clusterRole('system:aggregate-to-view', [
-    rule(kRead, [''], ['pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'configmaps']),
-    rule(kRead, [''], ['limitranges', 'resourcequotas', 'bindings', 'events', 'pods/status', 'resourcequotas/status', 'namespaces/status', 'replicationcontrollers/status', 'pods/log']),
-    rule(kRead, [''], ['namespaces']),
-  ], aggregateTo('view')),
-  clusterRole('system:aggregated-metrics-reader', [rule(kRead, ['metrics.k8s.io'], ['pods', 'nodes'])], aggregateTo('view', 'edit', 'admin')),
-  clusterRole(kNodeReaderRole, [rule(kRead, [''], ['nodes', 'nodes/proxy', 'nodes/stats', 'nodes/metrics', 'nodes/log', 'nodes/spec']), { verbs: ['get'], nonResourceURLs: ['/metrics', '/metrics/*'] }]),
+  clusterRole(
+    'system:aggregate-to-admin',
+    [
+      rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews']),
+      rule([...kRead, ...kWrite], ['rbac.authorization.k8s.io'], ['roles', 'rolebindings']),
+    ],
+    aggregateTo('admin'),
+  ),
+  clusterRole(
+    'system:aggregate-to-edit',
+    [
+      rule(kRead, [''], ['pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward', 'secrets', 'services/proxy']),
+      rule(['impersonate'], [''], ['serviceaccounts']),
+      rule(kWrite, [''], ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward']),
+      rule(['create'], [''], ['pods/eviction']),
+      rule(
+        kWrite,
+        [''],
+        [
+          'replicationcontrollers',
+          'replicationcontrollers/scale',
+          'serviceaccounts',
+          'services',
+          'services/proxy',
+          'persistentvolumeclaims',
+          'configmaps',
+          'secrets',
+          'events',
+        ],
+      ),
+    ],
+    aggregateTo('edit'),
+  ),
+  clusterRole(
+    'system:aggregate-to-view',
+    [
+      rule(
+        kRead,
+        [''],
+        [
+          'pods',
+          'replicationcontrollers',
+          'replicationcontrollers/scale',
+          'serviceaccounts',
+          'services',
+          'services/status',
+          'endpoints',
+          'persistentvolumeclaims',
+          'persistentvolumeclaims/status',
+          'configmaps',
+        ],
+      ),
+      rule(
+        kRead,
+        [''],
+        [
+          'limitranges',
+          'resourcequotas',
+          'bindings',
+          'events',
+          'pods/status',
+          'resourcequotas/status',
+          'namespaces/status',
+          'replicationcontrollers/status',
+          'pods/log',
+        ],
+      ),
+      rule(kRead, [''], ['namespaces']),
+    ],
+    aggregateTo('view'),
+  ),
+  clusterRole(
+    'system:aggregated-metrics-reader',
+    [rule(kRead, ['metrics.k8s.io'], ['pods', 'nodes'])],
+    aggregateTo('view', 'edit', 'admin'),
+  ),
+  clusterRole(kNodeReaderRole, [
+    rule(kRead, [''], ['nodes', 'nodes/proxy', 'nodes/stats', 'nodes/metrics', 'nodes/log', 'nodes/spec']),
+    { verbs: ['get'], nonResourceURLs: ['/metrics', '/metrics/*'] },
+  ]),
 ]);
 
 const group = (name: string) => ({ kind: 'Group' as const, name });

@@ -84,13 +84,16 @@ export function effectiveGroups(user: TokenUser): string[] {
 /** appliesTo: rbac.go appliesToUser: a User subject by name, a Group by membership, a ServiceAccount by `system:serviceaccount:<ns>:<name>`. */
 function appliesTo(user: TokenUser, groups: string[], s: Subject, bindingNamespace: string): boolean {
   switch (s.kind) {
-    case 'User': return user.name === s.name;
-    case 'Group': return groups.includes(s.name);
+    case 'User':
+      return user.name === s.name;
+    case 'Group':
+      return groups.includes(s.name);
     case 'ServiceAccount': {
       const ns = s.namespace || bindingNamespace;
       return ns !== '' && user.name === `system:serviceaccount:${ns}:${s.name}`;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -111,8 +114,11 @@ function nonResourceURLMatches(rule: PolicyRule, path: string): boolean {
 export function ruleAllows(attrs: Attributes, rule: PolicyRule): boolean {
   if (!has(rule.verbs, attrs.verb)) return false;
   if (!attrs.resourceRequest) return nonResourceURLMatches(rule, attrs.path);
-  return has(rule.apiGroups, attrs.apiGroup) && resourceMatches(rule, attrs) &&
-    ((rule.resourceNames ?? []).length === 0 || rule.resourceNames!.includes(attrs.name));
+  return (
+    has(rule.apiGroups, attrs.apiGroup) &&
+    resourceMatches(rule, attrs) &&
+    ((rule.resourceNames ?? []).length === 0 || rule.resourceNames!.includes(attrs.name))
+  );
 }
 
 function subjectText(s: Subject): string {
@@ -128,7 +134,8 @@ function subjectText(s: Subject): string {
 export function newRbacAuthorizer(policy: Policy): Authorizer {
   const clusterRoles = new Map<string, Role>();
   const roles = new Map<string, Role>();
-  for (const r of policy.roles) (r.kind === 'ClusterRole' ? clusterRoles : roles).set(r.kind === 'ClusterRole' ? r.name : `${r.namespace}/${r.name}`, r);
+  for (const r of policy.roles)
+    (r.kind === 'ClusterRole' ? clusterRoles : roles).set(r.kind === 'ClusterRole' ? r.name : `${r.namespace}/${r.name}`, r);
   const rulesOf = new Map<Role, PolicyRule[]>();
   // An aggregated role's rules include those of aggregated roles it selects (admin ⊇ edit ⊇ view), once each.
   const resolve = (r: Role, seen: Set<Role>): PolicyRule[] => {
@@ -136,13 +143,16 @@ export function newRbacAuthorizer(policy: Policy): Authorizer {
     if (done) return done;
     if (!r.aggregate || seen.has(r)) return r.rules;
     seen.add(r);
-    const matched = [...clusterRoles.values()].filter((c) => c !== r && r.aggregate!.some((sel) => Object.entries(sel).every(([k, v]) => c.labels[k] === v)));
+    const matched = [...clusterRoles.values()].filter(
+      (c) => c !== r && r.aggregate!.some((sel) => Object.entries(sel).every(([k, v]) => c.labels[k] === v)),
+    );
     const rules = [...r.rules, ...matched.flatMap((c) => resolve(c, seen))];
     seen.delete(r);
     return rules;
   };
   for (const r of policy.roles) rulesOf.set(r, resolve(r, new Set()));
-  const roleFor = (b: Binding): Role | undefined => (b.roleRef.kind === 'ClusterRole' ? clusterRoles.get(b.roleRef.name) : roles.get(`${b.namespace}/${b.roleRef.name}`));
+  const roleFor = (b: Binding): Role | undefined =>
+    b.roleRef.kind === 'ClusterRole' ? clusterRoles.get(b.roleRef.name) : roles.get(`${b.namespace}/${b.roleRef.name}`);
   /** visit: each (binding, role, rules) that applies to the user for a request in `namespace`. */
   function* visit(user: TokenUser, namespace: string): Generator<{ binding: Binding; role: Role; subject: Subject; rules: PolicyRule[] }> {
     const groups = effectiveGroups(user);
@@ -157,7 +167,8 @@ export function newRbacAuthorizer(policy: Policy): Authorizer {
     authorize(user, attrs) {
       for (const { binding, role, subject, rules } of visit(user, attrs.resourceRequest ? attrs.namespace : '')) {
         if (rules.some((rule) => ruleAllows(attrs, rule))) {
-          const where = binding.kind === 'RoleBinding' ? `RoleBinding "${binding.name}/${binding.namespace}"` : `ClusterRoleBinding "${binding.name}"`;
+          const where =
+            binding.kind === 'RoleBinding' ? `RoleBinding "${binding.name}/${binding.namespace}"` : `ClusterRoleBinding "${binding.name}"`;
           return { allowed: true, reason: `RBAC: allowed by ${where} of ${role.kind} "${role.name}" to ${subjectText(subject)}` };
         }
       }

@@ -5,7 +5,18 @@
 import { $ } from './dom.js';
 import { api, onSignIn } from './session.js';
 import { startWatch } from './watch.js';
-import { pods, applyBatch, setRowHooks, setSort, renderStats, renderEvents, tickAges, applyAllFilters, setNodeName, select } from './rows.js';
+import {
+  pods,
+  applyBatch,
+  setRowHooks,
+  setSort,
+  renderStats,
+  renderEvents,
+  tickAges,
+  applyAllFilters,
+  setNodeName,
+  select,
+} from './rows.js';
 import { renderSummary, noteLiveAdd, forget, measureStart } from './summary.js';
 import { pollStats, setNodeCapacity, usage } from './stats.js';
 import { pollEvents } from './events.js';
@@ -17,7 +28,15 @@ import { deletePod } from './confirm.js';
  * the pod changes in them, the last batch's end (performance.now(), ms), its DOM work and all batches' (ms), the
  * stats polls applied, and a pod's number of stats samples.
  */
-const frames = { batches: 0, changes: 0, lastApplyEndMs: 0, lastApplyWorkMs: 0, applyWorkMs: 0, stats: 0, samples: (uid) => usage.get(uid)?.cpu.length ?? 0 };
+const frames = {
+  batches: 0,
+  changes: 0,
+  lastApplyEndMs: 0,
+  lastApplyWorkMs: 0,
+  applyWorkMs: 0,
+  stats: 0,
+  samples: (uid) => usage.get(uid)?.cpu.length ?? 0,
+};
 window.kubeletTsDashboard = frames;
 
 /**
@@ -49,7 +68,11 @@ setRowHooks({
   onSelect(uid) {
     select(uid);
     const pod = pods.get(uid).pod;
-    history.replaceState(null, '', `#pod/${encodeURIComponent(pod.metadata.namespace ?? 'default')}/${encodeURIComponent(pod.metadata.name)}`);
+    history.replaceState(
+      null,
+      '',
+      `#pod/${encodeURIComponent(pod.metadata.namespace ?? 'default')}/${encodeURIComponent(pod.metadata.name)}`,
+    );
     openDetail(uid, pod);
   },
   onDelete(uid, button) {
@@ -114,10 +137,12 @@ setInterval(() => {
   detailTick();
 }, 1000);
 renderSummary(pods.values());
-void loadNode().then(() => pollStats(() => {
-  frames.stats++;
-  renderStats();
-}));
+void loadNode().then(() =>
+  pollStats(() => {
+    frames.stats++;
+    renderStats();
+  }),
+);
 pollEvents(() => {
   renderEvents();
   detailEventsChanged();

@@ -88,7 +88,10 @@ function render() {
   const badge = $('detail-status');
   setText(badge, current.gone ? 'Deleted' : summary.reason);
   badge.dataset.tone = current.gone ? 'term' : statusTone(summary.reason);
-  setText($('detail-meta'), `UID ${pod.metadata.uid} · IP ${pod.status?.podIP || '—'} · QoS ${pod.status?.qosClass ?? '—'} · ready ${summary.ready}/${summary.total} · started ${pod.status?.startTime ? `${age(Date.parse(pod.status.startTime))} ago` : '—'}`);
+  setText(
+    $('detail-meta'),
+    `UID ${pod.metadata.uid} · IP ${pod.status?.podIP || '—'} · QoS ${pod.status?.qosClass ?? '—'} · ready ${summary.ready}/${summary.total} · started ${pod.status?.startTime ? `${age(Date.parse(pod.status.startTime))} ago` : '—'}`,
+  );
   renderContainers(pod);
   renderConditions(pod);
   renderEvents();
@@ -105,18 +108,35 @@ function stateText(state) {
 }
 
 function cells(values, className = '') {
-  return el('tr', { className }, values.map((v) => el('td', { textContent: v, title: v })));
+  return el(
+    'tr',
+    { className },
+    values.map((v) => el('td', { textContent: v, title: v })),
+  );
 }
 
 function renderContainers(pod) {
-  const statuses = [...(pod.status?.initContainerStatuses ?? []).map((s) => ({ ...s, init: true })), ...(pod.status?.containerStatuses ?? [])];
+  const statuses = [
+    ...(pod.status?.initContainerStatuses ?? []).map((s) => ({ ...s, init: true })),
+    ...(pod.status?.containerStatuses ?? []),
+  ];
   const specs = [...(pod.spec?.initContainers ?? []).map((c) => ({ ...c, init: true })), ...(pod.spec?.containers ?? [])];
   const rows = specs.map((spec) => {
     const s = statuses.find((x) => x.name === spec.name && !!x.init === !!spec.init);
     const [state, reason, exitCode, detail] = stateText(s?.state);
     const last = s?.lastState?.terminated;
     const lastText = last ? `${last.reason ?? 'Terminated'} (exit ${last.exitCode})` : '';
-    const row = cells([`${spec.name}${spec.init ? ' (init)' : ''}`, spec.image ?? '', state, reason, exitCode, String(s?.restartCount ?? 0), s?.ready ? 'true' : 'false', lastText, detail]);
+    const row = cells([
+      `${spec.name}${spec.init ? ' (init)' : ''}`,
+      spec.image ?? '',
+      state,
+      reason,
+      exitCode,
+      String(s?.restartCount ?? 0),
+      s?.ready ? 'true' : 'false',
+      lastText,
+      detail,
+    ]);
     row.dataset.container = spec.name;
     row.dataset.state = state;
     return row;
@@ -125,7 +145,9 @@ function renderContainers(pod) {
 }
 
 function renderConditions(pod) {
-  const rows = (pod.status?.conditions ?? []).map((c) => cells([c.type, c.status, c.reason ?? '', c.lastTransitionTime ? `${age(Date.parse(c.lastTransitionTime))} ago` : '']));
+  const rows = (pod.status?.conditions ?? []).map((c) =>
+    cells([c.type, c.status, c.reason ?? '', c.lastTransitionTime ? `${age(Date.parse(c.lastTransitionTime))} ago` : '']),
+  );
   $('detail-conditions').replaceChildren(...(rows.length ? rows : [cells(['none yet', '', '', ''], 'muted')]));
 }
 
@@ -133,7 +155,13 @@ function renderEvents() {
   const list = eventsFor(current.uid);
   const rows = list.map((e) => {
     const when = Date.parse(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? '');
-    const row = cells([e.type ?? '', e.reason ?? '', Number.isFinite(when) ? `${age(when)} ago` : '', e.count > 1 ? `×${e.count}` : '', e.message ?? '']);
+    const row = cells([
+      e.type ?? '',
+      e.reason ?? '',
+      Number.isFinite(when) ? `${age(when)} ago` : '',
+      e.count > 1 ? `×${e.count}` : '',
+      e.message ?? '',
+    ]);
     if (e.type === 'Warning') row.classList.add('warning');
     return row;
   });

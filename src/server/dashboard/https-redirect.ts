@@ -22,7 +22,9 @@ export function dashboardHttpsRedirect(method: string, path: string, host: strin
   if (name === '' || name === ']') return undefined;
   const location = `https://${name}:${tlsPort}/`;
   return {
-    status: 308, contentType: 'text/plain; charset=utf-8', headers: { Location: location },
+    status: 308,
+    contentType: 'text/plain; charset=utf-8',
+    headers: { Location: location },
     body: `The dashboard is served over TLS only: ${location}\n`,
   };
 }

@@ -31,7 +31,8 @@ export function statusTone(reason) {
   if (reason === 'Running') return 'ok';
   if (reason === 'Completed' || reason === 'Succeeded') return 'done';
   if (reason === 'Terminating') return 'term';
-  if (['Pending', 'ContainerCreating', 'PodInitializing', 'NotReady', 'Unknown'].includes(reason) || /^Init:\d+\/\d+$/.test(reason)) return 'wait';
+  if (['Pending', 'ContainerCreating', 'PodInitializing', 'NotReady', 'Unknown'].includes(reason) || /^Init:\d+\/\d+$/.test(reason))
+    return 'wait';
   return 'bad';
 }
 
@@ -134,13 +135,19 @@ function upsertPod(uid, pod) {
   entry.row.dataset.phase = entry.phase;
   setText(cells.ready, `${summary.ready}/${summary.total}`);
   cells.ready.classList.toggle('partial', summary.ready < summary.total && entry.phase === 'Running');
-  setText(cells.restarts, summary.restarts && summary.lastRestartMs ? `${summary.restarts} (${age(summary.lastRestartMs)} ago)` : String(summary.restarts));
+  setText(
+    cells.restarts,
+    summary.restarts && summary.lastRestartMs ? `${summary.restarts} (${age(summary.lastRestartMs)} ago)` : String(summary.restarts),
+  );
   cells.restarts.classList.toggle('some', summary.restarts > 0);
   setText(cells.node, pod.spec?.nodeName || nodeName);
   entry.created = Date.parse(pod.metadata.creationTimestamp ?? pod.status?.startTime ?? '') || entry.created || Date.now();
   setText(cells.age, age(entry.created));
-  const labels = Object.entries(pod.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
-  entry.haystack = `${pod.metadata.namespace} ${pod.metadata.name} ${summary.reason} ${entry.phase} ${pod.spec?.nodeName || nodeName} ${labels}`.toLowerCase();
+  const labels = Object.entries(pod.metadata.labels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  entry.haystack =
+    `${pod.metadata.namespace} ${pod.metadata.name} ${summary.reason} ${entry.phase} ${pod.spec?.nodeName || nodeName} ${labels}`.toLowerCase();
   renderEvent(entry);
   applyFilter(entry);
   if (sortMode === 'restarts' && entry.sortValue !== summary.restarts) {
@@ -212,7 +219,8 @@ function addNamespace(ns) {
 function applyFilter(entry) {
   const ns = $('filter-namespace').value;
   const text = $('filter-text').value.trim().toLowerCase();
-  const show = (!ns || (entry.pod.metadata.namespace ?? 'default') === ns) && (!text || text.split(/\s+/).every((t) => entry.haystack.includes(t)));
+  const show =
+    (!ns || (entry.pod.metadata.namespace ?? 'default') === ns) && (!text || text.split(/\s+/).every((t) => entry.haystack.includes(t)));
   if (entry.row.hidden === show) {
     entry.row.hidden = !show;
     if (show) renderRowStats(entry); // hidden rows' sparklines are not drawn

@@ -28,7 +28,20 @@ const kJs = 'text/javascript; charset=utf-8';
 const kCss = 'text/css; charset=utf-8';
 
 /** The page's own modules (src/server/dashboard/*.js, plain ES modules, no build step). */
-const kOwnModules = ['app.js', 'dom.js', 'session.js', 'watch.js', 'rows.js', 'summary.js', 'stats.js', 'events.js', 'detail.js', 'logs.js', 'terminal.js', 'confirm.js'];
+const kOwnModules = [
+  'app.js',
+  'dom.js',
+  'session.js',
+  'watch.js',
+  'rows.js',
+  'summary.js',
+  'stats.js',
+  'events.js',
+  'detail.js',
+  'logs.js',
+  'terminal.js',
+  'confirm.js',
+];
 
 /**
  * kAssets: the files served, by request name → [file, content type]; nothing else is served.

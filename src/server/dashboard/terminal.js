@@ -22,7 +22,13 @@ const kResize = 4;
  */
 export function openTerminal(pod, container, host, onState) {
   host.replaceChildren();
-  const term = new Terminal({ cursorBlink: true, fontSize: 13, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', scrollback: 2000, theme: { background: '#1d2330' } });
+  const term = new Terminal({
+    cursorBlink: true,
+    fontSize: 13,
+    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+    scrollback: 2000,
+    theme: { background: '#1d2330' },
+  });
   const fit = new FitAddon();
   term.loadAddon(fit);
   term.open(host);

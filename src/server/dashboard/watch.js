@@ -88,7 +88,10 @@ function connect() {
 /** needsToken asks GET /node with `used`: a 401 shows the prompt (unless a newer token was entered). */
 async function needsToken(used) {
   try {
-    const res = await fetch('/node', { headers: { Accept: 'application/json', ...authHeaders(used) }, signal: AbortSignal.timeout(kTokenCheckTimeoutMs) });
+    const res = await fetch('/node', {
+      headers: { Accept: 'application/json', ...authHeaders(used) },
+      signal: AbortSignal.timeout(kTokenCheckTimeoutMs),
+    });
     if (res.status === 401) askForToken(used);
   } catch {
     // the agent is down or slow: retry as usual

@@ -26,7 +26,13 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Status } from '../../shared/api.js';
-import { configObjectResource, redactConfigObject, withoutAppliedValues, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
+import {
+  configObjectResource,
+  redactConfigObject,
+  withoutAppliedValues,
+  type ConfigObject,
+  type ConfigObjectKind,
+} from '../../shared/config-objects.js';
 import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
 import type { AgentHost } from '../agent-host.js';
 import { jsonReply, statusReply, type HttpReply } from '../reply.js';
@@ -76,7 +82,8 @@ function jsonObjectOf(text: string): Record<string, unknown> | undefined {
 
 /** errorStatus: an AgentHost write's refusal as the apiserver's Status (422 names the kind). */
 function errorStatus(err: unknown, kind: ConfigObjectKind, name: string): Status {
-  if (isInvalidInput(err) && Array.isArray((err as { errors?: unknown }).errors)) return invalidStatus(name, (err as { errors: FieldError[] }).errors, kind);
+  if (isInvalidInput(err) && Array.isArray((err as { errors?: unknown }).errors))
+    return invalidStatus(name, (err as { errors: FieldError[] }).errors, kind);
   return kubeErrorStatus(err, resourceOf(kind), name);
 }
 
@@ -102,7 +109,13 @@ function current(host: AgentHost, kind: ConfigObjectKind, namespace: string, nam
  * decodeOne: the body as one object of `kind` (decoded and validated on the body decoder thread,
  * as pod bodies), its namespace (and name, when `name` is given) those of the URL; else the refusal.
  */
-async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string, contentType: string | undefined, name: string): Promise<ConfigObject | HttpReply> {
+async function decodeOne(
+  ctx: RouteContext,
+  kind: ConfigObjectKind,
+  text: string,
+  contentType: string | undefined,
+  name: string,
+): Promise<ConfigObject | HttpReply> {
   const { host, params } = ctx;
   const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name }, kind);
   if (!parsed.ok) return parsed.reply;
@@ -111,10 +124,18 @@ async function decodeOne(ctx: RouteContext, kind: ConfigObjectKind, text: string
   }
   const object = parsed.objects[0];
   if (name !== '' && object.metadata?.name !== name) {
-    return statusReply(statusError(400, 'BadRequest', `the name of the object (${object.metadata?.name}) does not match the name on the URL (${name})`));
+    return statusReply(
+      statusError(400, 'BadRequest', `the name of the object (${object.metadata?.name}) does not match the name on the URL (${name})`),
+    );
   }
   if ((object.metadata?.namespace ?? 'default') !== params.namespace) {
-    return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${object.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+    return statusReply(
+      statusError(
+        400,
+        'BadRequest',
+        `the namespace of the provided object (${object.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`,
+      ),
+    );
   }
   return withoutAppliedValues(withoutReadAnnotation(object));
 }
@@ -134,10 +155,13 @@ async function bodyText(ctx: RouteContext, kind: ConfigObjectKind): Promise<{ te
   } else {
     // A ConfigMap or Secret only (refused before decoding), decoded off the main thread.
     const decoded = await decodeBodyOffThread(ctx.host, ctx.body, ['ConfigMap', 'Secret']);
-    return decoded.kind === 'Status' && typeof decoded.code === 'number' ? statusReply(decoded as unknown as Status) : { text: JSON.stringify(decoded), contentType: 'application/json' };
+    return decoded.kind === 'Status' && typeof decoded.code === 'number'
+      ? statusReply(decoded as unknown as Status)
+      : { text: JSON.stringify(decoded), contentType: 'application/json' };
   }
   const raw = jsonObjectOf(text);
-  if (raw && (raw.apiVersion === undefined || raw.kind === undefined)) return { text: JSON.stringify({ apiVersion: 'v1', kind, ...raw }), contentType };
+  if (raw && (raw.apiVersion === undefined || raw.kind === undefined))
+    return { text: JSON.stringify({ apiVersion: 'v1', kind, ...raw }), contentType };
   return { text, contentType };
 }
 
@@ -157,10 +181,20 @@ function secretValueReadRefusal(kind: ConfigObjectKind, contentType: string, tex
   }
   if (!Array.isArray(ops)) return undefined;
   const reads = (p: unknown) => typeof p === 'string' && /^\/(data|stringData)(\/|$)/.test(p);
-  const i = ops.findIndex((op: { op?: unknown; from?: unknown; path?: unknown } | null) =>
-    op !== null && typeof op === 'object' && (((op.op === 'copy' || op.op === 'move') && reads(op.from)) || (op.op === 'test' && reads(op.path))));
+  const i = ops.findIndex(
+    (op: { op?: unknown; from?: unknown; path?: unknown } | null) =>
+      op !== null &&
+      typeof op === 'object' &&
+      (((op.op === 'copy' || op.op === 'move') && reads(op.from)) || (op.op === 'test' && reads(op.path))),
+  );
   if (i < 0) return undefined;
-  return statusReply(statusError(400, 'BadRequest', `json patch: op ${i}: a Secret's values are never read back by this agent: copy, move and test of /data are not served`));
+  return statusReply(
+    statusError(
+      400,
+      'BadRequest',
+      `json patch: op ${i}: a Secret's values are never read back by this agent: copy, move and test of /data are not served`,
+    ),
+  );
 }
 
 function isReply(v: unknown): v is HttpReply {
@@ -189,7 +223,14 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     if (meta && typeof meta === 'object' && typeof meta.resourceVersion === 'string' && meta.resourceVersion !== '') {
       return statusReply(statusError(400, 'BadRequest', 'resourceVersion should not be set on objects to be created'));
     }
-    if (raw && meta && typeof meta === 'object' && (meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string' && meta.generateName !== '') {
+    if (
+      raw &&
+      meta &&
+      typeof meta === 'object' &&
+      (meta.name === undefined || meta.name === '') &&
+      typeof meta.generateName === 'string' &&
+      meta.generateName !== ''
+    ) {
       text = JSON.stringify({ ...raw, metadata: { ...meta, name: generateName(meta.generateName) } });
     }
     const object = await decodeOne(ctx, kind, text, contentType, '');
@@ -207,7 +248,12 @@ function routesOf(kind: ConfigObjectKind): Route[] {
    * patch was applied to: a 409 then means another write came first, and the caller applies the
    * patch again (answered as kStale) unless the patch set a resourceVersion of its own.
    */
-  const store = async (ctx: RouteContext, text: string, contentType: string | undefined, basedOn?: string): Promise<HttpReply | 'stale'> => {
+  const store = async (
+    ctx: RouteContext,
+    text: string,
+    contentType: string | undefined,
+    basedOn?: string,
+  ): Promise<HttpReply | 'stale'> => {
     const { host, req, params } = ctx;
     if (!host.replaceObject) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not update ${resource}`));
     const dryRun = parseDryRun(req.query);
@@ -229,7 +275,13 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     }
   };
 
-  const conflict = (name: string) => statusError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} ${JSON.stringify(name)}: the object has been modified; please apply your changes to the latest version and try again`, { name, kind: resource });
+  const conflict = (name: string) =>
+    statusError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} ${JSON.stringify(name)}: the object has been modified; please apply your changes to the latest version and try again`,
+      { name, kind: resource },
+    );
   const params = (ctx: RouteContext) => ctx.params as { namespace: string; name: string };
 
   const update = async (ctx: RouteContext): Promise<HttpReply> => {
@@ -256,13 +308,21 @@ function routesOf(kind: ConfigObjectKind): Route[] {
       const existing = current(host, kind, namespace, name);
       // Server-side apply of an absent name creates it (the apiserver's patcher with an empty live object).
       if (!existing && contentType !== 'application/apply-patch+yaml') return statusReply(notFound(resource, name));
-      const base = (existing ? { ...withoutAppliedValues(existing), apiVersion: 'v1' } : { apiVersion: 'v1', kind, metadata: { name, namespace } }) as ConfigObject;
+      const base = (
+        existing ? { ...withoutAppliedValues(existing), apiVersion: 'v1' } : { apiVersion: 'v1', kind, metadata: { name, namespace } }
+      ) as ConfigObject;
       let patched: ConfigObject;
       try {
-        patched = patchObject(base, contentType, text, {
-          ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
-          ...(force === 'true' || force === '1' ? { force: true } : {}),
-        }, { kind, meta: kConfigObjectPatchMeta });
+        patched = patchObject(
+          base,
+          contentType,
+          text,
+          {
+            ...(req.query.has('fieldManager') ? { fieldManager: req.query.get('fieldManager')! } : {}),
+            ...(force === 'true' || force === '1' ? { force: true } : {}),
+          },
+          { kind, meta: kConfigObjectPatchMeta },
+        );
       } catch (err) {
         return statusReply(errorStatus(err, kind, name));
       }
@@ -286,10 +346,19 @@ function routesOf(kind: ConfigObjectKind): Route[] {
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
     try {
-      const gone = await host.deleteObject(kind, namespace, name, { dryRun: dryRun || opts.dryRun === true, ...(opts.preconditions ? { preconditions: opts.preconditions } : {}) });
+      const gone = await host.deleteObject(kind, namespace, name, {
+        dryRun: dryRun || opts.dryRun === true,
+        ...(opts.preconditions ? { preconditions: opts.preconditions } : {}),
+      });
       // Kept by a finalizer (a claim in use: pvc-protection): the object as it now is, as the generic store's Delete answers when it only marked it.
       if (gone.metadata?.deletionTimestamp) return jsonReply(200, present(gone));
-      return jsonReply(200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: resource, ...(gone.metadata?.uid ? { uid: gone.metadata.uid } : {}) } } satisfies Status);
+      return jsonReply(200, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { name, kind: resource, ...(gone.metadata?.uid ? { uid: gone.metadata.uid } : {}) },
+      } satisfies Status);
     } catch (err) {
       return statusReply(errorStatus(err, kind, name));
     }
@@ -303,14 +372,19 @@ function routesOf(kind: ConfigObjectKind): Route[] {
   const removeCollection = async (ctx: RouteContext): Promise<HttpReply> => {
     const { host, req, body } = ctx;
     const { namespace } = params(ctx);
-    if (!host.deleteObject || !host.listObjects) return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not delete ${resource}`));
+    if (!host.deleteObject || !host.listObjects)
+      return statusReply(statusError(405, 'MethodNotAllowed', `this agent does not delete ${resource}`));
     const dryRun = parseDryRun(req.query);
     if (isStatus(dryRun)) return statusReply(dryRun);
     const filter = parseListFilter(req.query, Object.keys(configObjectFields({ kind } as ConfigObject)));
     if (isStatus(filter)) return statusReply(filter);
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
-    const targets = host.listObjects(kind).filter((o) => (o.metadata?.namespace ?? 'default') === namespace && matchesFilter(filter, o.metadata?.labels, () => configObjectFields(o)));
+    const targets = host
+      .listObjects(kind)
+      .filter(
+        (o) => (o.metadata?.namespace ?? 'default') === namespace && matchesFilter(filter, o.metadata?.labels, () => configObjectFields(o)),
+      );
     const items: ConfigObject[] = [];
     for (const o of targets) {
       try {

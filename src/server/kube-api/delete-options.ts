@@ -20,7 +20,9 @@ export interface DeleteOptions {
 const kPolicies = ['Orphan', 'Background', 'Foreground'];
 
 function bad(field: string, value: unknown, detail: string): Status {
-  return statusError(400, 'BadRequest', `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}`, { causes: [{ field, reason: 'FieldValueInvalid', message: detail }] });
+  return statusError(400, 'BadRequest', `${field}: Invalid value: ${JSON.stringify(value)}: ${detail}`, {
+    causes: [{ field, reason: 'FieldValueInvalid', message: detail }],
+  });
 }
 
 /**
@@ -34,7 +36,8 @@ export function parseDeleteOptions(query: URLSearchParams, body: Buffer | undefi
   if (body && body.length > 0) {
     try {
       const v = JSON.parse(body.toString('utf8')) as unknown;
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) return statusError(400, 'BadRequest', 'the DeleteOptions body must be a JSON object');
+      if (typeof v !== 'object' || v === null || Array.isArray(v))
+        return statusError(400, 'BadRequest', 'the DeleteOptions body must be a JSON object');
       raw = v as Record<string, unknown>;
     } catch {
       return statusError(400, 'BadRequest', 'the DeleteOptions body could not be decoded as JSON');
@@ -61,7 +64,8 @@ export function readDeleteOptions(query: URLSearchParams, raw: Record<string, un
   }
   const policy: unknown = query.get('propagationPolicy') ?? raw.propagationPolicy;
   if (policy !== undefined && policy !== null) {
-    if (typeof policy !== 'string' || !kPolicies.includes(policy)) return bad('propagationPolicy', policy, `supported values: "Orphan", "Background", "Foreground"`);
+    if (typeof policy !== 'string' || !kPolicies.includes(policy))
+      return bad('propagationPolicy', policy, `supported values: "Orphan", "Background", "Foreground"`);
     out.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
   }
   const orphan: unknown = query.get('orphanDependents') ?? raw.orphanDependents;
@@ -75,7 +79,8 @@ export function readDeleteOptions(query: URLSearchParams, raw: Record<string, un
   }
   const pre = raw.preconditions;
   if (pre !== undefined && pre !== null) {
-    if (typeof pre !== 'object' || Array.isArray(pre)) return bad('preconditions', pre, 'must be an object with uid and/or resourceVersion');
+    if (typeof pre !== 'object' || Array.isArray(pre))
+      return bad('preconditions', pre, 'must be an object with uid and/or resourceVersion');
     const p = pre as { uid?: unknown; resourceVersion?: unknown };
     out.preconditions = {};
     if (p.uid !== undefined && p.uid !== null) {
@@ -96,12 +101,23 @@ export function readDeleteOptions(query: URLSearchParams, raw: Record<string, un
  * else undefined.
  * @param resourceVersion the object's current resourceVersion (undefined when unknown: a resourceVersion precondition then fails).
  */
-export function checkPreconditions(opts: DeleteOptions, resource: string, name: string, uid: string | undefined, resourceVersion: number | undefined): Status | undefined {
+export function checkPreconditions(
+  opts: DeleteOptions,
+  resource: string,
+  name: string,
+  uid: string | undefined,
+  resourceVersion: number | undefined,
+): Status | undefined {
   const p = opts.preconditions;
   if (!p) return undefined;
-  const fail = (detail: string) => statusError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} ${JSON.stringify(name)}: Precondition failed: ${detail}`, { name, kind: resource });
+  const fail = (detail: string) =>
+    statusError(409, 'Conflict', `Operation cannot be fulfilled on ${resource} ${JSON.stringify(name)}: Precondition failed: ${detail}`, {
+      name,
+      kind: resource,
+    });
   if (p.uid !== undefined && p.uid !== (uid ?? '')) return fail(`UID in precondition: ${p.uid}, UID in object meta: ${uid ?? ''}`);
   const rv = resourceVersion === undefined ? '' : String(resourceVersion);
-  if (p.resourceVersion !== undefined && p.resourceVersion !== rv) return fail(`ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${rv}`);
+  if (p.resourceVersion !== undefined && p.resourceVersion !== rv)
+    return fail(`ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${rv}`);
   return undefined;
 }

@@ -34,7 +34,12 @@ function writeRefusal(pod: Pod, name: string, verb: string): Status | undefined 
   if (isStaticPod(pod)) return mirrorPodWriteRefused(name, verb);
   const source = podSource(pod);
   if (source === undefined || source === 'api') return undefined;
-  return statusError(403, 'Forbidden', `pods ${JSON.stringify(name)} is forbidden: cannot ${verb} the ephemeral containers of a pod of the ${source} source: only pods created through the API take them`, { name, kind: 'pods' });
+  return statusError(
+    403,
+    'Forbidden',
+    `pods ${JSON.stringify(name)} is forbidden: cannot ${verb} the ephemeral containers of a pod of the ${source} source: only pods created through the API take them`,
+    { name, kind: 'pods' },
+  );
 }
 
 /**
@@ -71,7 +76,10 @@ export function ephemeralContainersRoutes(deps: EphemeralContainersDeps): Route[
     const { status: _status, ...stored } = base;
     const next: Pod = { ...stored, spec: { ...stored.spec!, ephemeralContainers: requested.spec?.ephemeralContainers ?? [] } };
     if ((next.spec?.ephemeralContainers ?? []).length === 0) delete next.spec?.ephemeralContainers;
-    const parsed = await parsePodsBody(host, Buffer.from(JSON.stringify(next), 'utf8'), 'application/json', { namespace: params.namespace, name: params.name });
+    const parsed = await parsePodsBody(host, Buffer.from(JSON.stringify(next), 'utf8'), 'application/json', {
+      namespace: params.namespace,
+      name: params.name,
+    });
     if (!parsed.ok) return parsed.reply;
     const pod = parsed.pods[0];
     const errors = validateEphemeralContainersUpdate(pod, current);
@@ -79,7 +87,10 @@ export function ephemeralContainersRoutes(deps: EphemeralContainersDeps): Route[
     const admission = admitApiPods(ctx, [pod], [current]);
     if (admission.refused) return withHeaders(admission.refused, admission.headers);
     try {
-      return withHeaders(jsonReply(200, deps.present(host, await host.replacePod(params.namespace, params.name, pod, { dryRun }))), admission.headers);
+      return withHeaders(
+        jsonReply(200, deps.present(host, await host.replacePod(params.namespace, params.name, pod, { dryRun }))),
+        admission.headers,
+      );
     } catch (err) {
       return statusReply(kubeErrorStatus(err, 'pods', params.name));
     }
@@ -98,25 +109,35 @@ export function ephemeralContainersRoutes(deps: EphemeralContainersDeps): Route[
       }
       if (body === null || typeof body !== 'object') return statusError(400, 'BadRequest', 'the body of the request must be a Pod');
       if (body.metadata?.name !== undefined && body.metadata.name !== ctx.params.name) {
-        return statusError(400, 'BadRequest', `the name of the object (${body.metadata.name}) does not match the name on the URL (${ctx.params.name})`);
+        return statusError(
+          400,
+          'BadRequest',
+          `the name of the object (${body.metadata.name}) does not match the name on the URL (${ctx.params.name})`,
+        );
       }
       const rv = body.metadata?.resourceVersion;
       if (rv !== undefined && rv !== '' && rv !== base.metadata?.resourceVersion) {
-        return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(ctx.params.name)}: the object has been modified; please apply your changes to the latest version and try again`, { name: ctx.params.name, kind: 'pods' });
+        return statusError(
+          409,
+          'Conflict',
+          `Operation cannot be fulfilled on pods ${JSON.stringify(ctx.params.name)}: the object has been modified; please apply your changes to the latest version and try again`,
+          { name: ctx.params.name, kind: 'pods' },
+        );
       }
       return body;
     });
   };
 
-  const patch = (ctx: RouteContext) => write(ctx, 'patch', (base) => {
-    const contentType = (ctx.req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    const fieldManager = ctx.req.query.get('fieldManager');
-    const force = (ctx.req.query.get('force') ?? '').toLowerCase();
-    return deps.patchPod(base, contentType, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), {
-      ...(fieldManager !== null ? { fieldManager } : {}),
-      ...(force === 'true' || force === '1' ? { force: true } : {}),
+  const patch = (ctx: RouteContext) =>
+    write(ctx, 'patch', (base) => {
+      const contentType = (ctx.req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      const fieldManager = ctx.req.query.get('fieldManager');
+      const force = (ctx.req.query.get('force') ?? '').toLowerCase();
+      return deps.patchPod(base, contentType, (ctx.body ?? Buffer.alloc(0)).toString('utf8'), {
+        ...(fieldManager !== null ? { fieldManager } : {}),
+        ...(force === 'true' || force === '1' ? { force: true } : {}),
+      });
     });
-  });
 
   return [{ path: '/api/v1/namespaces/:namespace/pods/:name/ephemeralcontainers', methods: { get, put: update, patch } }];
 }

@@ -25,15 +25,23 @@ export function parseEviction(body: Buffer | undefined, name: string): DeleteOpt
   } catch {
     return statusError(400, 'BadRequest', 'the Eviction body could not be decoded as JSON');
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return statusError(400, 'BadRequest', 'the Eviction body must be a JSON object');
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return statusError(400, 'BadRequest', 'the Eviction body must be a JSON object');
   const e = raw as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown }; deleteOptions?: unknown };
-  if (e.kind !== undefined && e.kind !== 'Eviction') return statusError(400, 'BadRequest', `kind: Invalid value: ${JSON.stringify(e.kind)}: the body of pods/eviction must be an Eviction`);
+  if (e.kind !== undefined && e.kind !== 'Eviction')
+    return statusError(400, 'BadRequest', `kind: Invalid value: ${JSON.stringify(e.kind)}: the body of pods/eviction must be an Eviction`);
   if (e.apiVersion !== undefined && !kEvictionVersions.has(String(e.apiVersion))) {
-    return statusError(400, 'BadRequest', `apiVersion: Invalid value: ${JSON.stringify(e.apiVersion)}: supported values: "policy/v1", "policy/v1beta1"`);
+    return statusError(
+      400,
+      'BadRequest',
+      `apiVersion: Invalid value: ${JSON.stringify(e.apiVersion)}: supported values: "policy/v1", "policy/v1beta1"`,
+    );
   }
   const bodyName = e.metadata?.name;
-  if (bodyName !== undefined && bodyName !== '' && bodyName !== name) return statusError(400, 'BadRequest', 'name in URL does not match name in Eviction object');
+  if (bodyName !== undefined && bodyName !== '' && bodyName !== name)
+    return statusError(400, 'BadRequest', 'name in URL does not match name in Eviction object');
   const d = e.deleteOptions ?? {};
-  if (typeof d !== 'object' || Array.isArray(d)) return statusError(400, 'BadRequest', 'deleteOptions: Invalid value: must be a DeleteOptions object');
+  if (typeof d !== 'object' || Array.isArray(d))
+    return statusError(400, 'BadRequest', 'deleteOptions: Invalid value: must be a DeleteOptions object');
   return readDeleteOptions(new URLSearchParams(), d as Record<string, unknown>);
 }

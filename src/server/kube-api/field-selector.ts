@@ -43,12 +43,14 @@ function unescape(raw: string, term: string): string {
   let out = '';
   for (let i = 0; i < raw.length; i++) {
     if (raw[i] !== '\\') {
-      if (raw[i] === ',' || raw[i] === '=') throw new InvalidArgumentError(`fieldSelector: invalid selector: '${term}'; unescaped '${raw[i]}' in value`);
+      if (raw[i] === ',' || raw[i] === '=')
+        throw new InvalidArgumentError(`fieldSelector: invalid selector: '${term}'; unescaped '${raw[i]}' in value`);
       out += raw[i];
       continue;
     }
     const n = raw[++i];
-    if (n !== '\\' && n !== ',' && n !== '=') throw new InvalidArgumentError(`fieldSelector: invalid selector: '${term}'; invalid escape sequence`);
+    if (n !== '\\' && n !== ',' && n !== '=')
+      throw new InvalidArgumentError(`fieldSelector: invalid selector: '${term}'; invalid escape sequence`);
     out += n;
   }
   return out;

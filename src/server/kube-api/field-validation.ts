@@ -8,7 +8,14 @@
  */
 import { readFileSync } from 'node:fs';
 
-type Schema = { $ref?: string; allOf?: Schema[]; properties?: Record<string, Schema>; additionalProperties?: Schema; items?: Schema; type?: string };
+type Schema = {
+  $ref?: string;
+  allOf?: Schema[];
+  properties?: Record<string, Schema>;
+  additionalProperties?: Schema;
+  items?: Schema;
+  type?: string;
+};
 
 const kDataUrl = import.meta.url.endsWith('.ts')
   ? new URL('./openapi/core-v1.json', import.meta.url)

@@ -61,7 +61,11 @@ export function newKindFeeds(host: AgentHost, clock: VersionClock): KindFeeds {
     signalled.add(resource);
     signalTimer ??= time.setTimeout(() => {
       signalTimer = undefined;
-      for (const r of signalled) void feeds.get(r)?.feed.sync().catch(() => undefined);
+      for (const r of signalled)
+        void feeds
+          .get(r)
+          ?.feed.sync()
+          .catch(() => undefined);
       signalled.clear();
     }, kSignalDelayMs);
   });
@@ -98,7 +102,11 @@ export function newKindFeeds(host: AgentHost, clock: VersionClock): KindFeeds {
   return {
     feed<T extends KindObject>(spec: KindSpec<T>): KindFeed<T> {
       let f = feeds.get(spec.resource);
-      if (!f) feeds.set(spec.resource, (f = { feed: create(spec) as unknown as KindFeed<KindObject>, spec: spec as unknown as KindSpec<KindObject>, nextPollMs: 0 }));
+      if (!f)
+        feeds.set(
+          spec.resource,
+          (f = { feed: create(spec) as unknown as KindFeed<KindObject>, spec: spec as unknown as KindSpec<KindObject>, nextPollMs: 0 }),
+        );
       return f.feed as unknown as KindFeed<T>;
     },
     close() {

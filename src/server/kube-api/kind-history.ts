@@ -104,7 +104,12 @@ export function objectKey(o: KindObject): string {
 /** expiredStatus: the apiserver's 410 answer to a watch from a compacted resourceVersion. */
 export function tooOldStatus(requested: number, oldest: number): Status {
   return {
-    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Expired', code: 410,
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    reason: 'Expired',
+    code: 410,
     message: `too old resource version: ${requested} (${oldest})`,
   };
 }
@@ -180,12 +185,21 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
         const had = latest.get(key);
         if (had?.print === print) continue;
         const rv = own ? Number(o.metadata?.resourceVersion) : undefined;
-        changed.push({ c: { type: had ? 'MODIFIED' : 'ADDED', object: o, ...(rv !== undefined && Number.isSafeInteger(rv) ? { resourceVersion: rv } : {}) }, print });
+        changed.push({
+          c: {
+            type: had ? 'MODIFIED' : 'ADDED',
+            object: o,
+            ...(rv !== undefined && Number.isSafeInteger(rv) ? { resourceVersion: rv } : {}),
+          },
+          print,
+        });
       }
       // Own versions: published in their order, each with its version.
       if (own) changed.sort((a, b) => (a.c.resourceVersion ?? 0) - (b.c.resourceVersion ?? 0));
       for (const { c, print } of changed) publish(c, print);
-      for (const [key, { event }] of [...latest]) if (!seen.has(key)) publish({ type: 'DELETED', object: event.object as T, ...(own ? { resourceVersion: own.deletedVersion } : {}) });
+      for (const [key, { event }] of [...latest])
+        if (!seen.has(key))
+          publish({ type: 'DELETED', object: event.object as T, ...(own ? { resourceVersion: own.deletedVersion } : {}) });
     },
     list: () => [...latest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v.event.object as T),
     versionOf: (key) => latest.get(key)?.event.resourceVersion,
@@ -207,7 +221,12 @@ export function newKindHistory<T extends KindObject>(clock: VersionClock, option
         }
         for (let i = lo; i < changes.length; i++) onEvent(changes[i]!.event);
       }
-      onEvent({ type: 'BOOKMARK', object: { apiVersion: 'v1', kind: options.kind, metadata: { resourceVersion: String(current) } } as never, resourceVersion: current, uid: '' });
+      onEvent({
+        type: 'BOOKMARK',
+        object: { apiVersion: 'v1', kind: options.kind, metadata: { resourceVersion: String(current) } } as never,
+        resourceVersion: current,
+        uid: '',
+      });
       const fn = (e: WatchEvent) => onEvent(e);
       watchers.add(fn);
       return () => {

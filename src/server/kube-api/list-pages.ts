@@ -36,7 +36,8 @@ export function encodeContinue(resourceVersion: number, start: string): string {
  */
 export function parseListPage(query: URLSearchParams): ListPage | Status {
   const l = query.get('limit') ?? '';
-  if (l !== '' && !/^\d+$/.test(l)) return statusError(400, 'BadRequest', `limit: Invalid value: ${JSON.stringify(l)}: must be a non-negative integer`);
+  if (l !== '' && !/^\d+$/.test(l))
+    return statusError(400, 'BadRequest', `limit: Invalid value: ${JSON.stringify(l)}: must be a non-negative integer`);
   const page: ListPage = { limit: l === '' ? 0 : Number(l) };
   const token = query.get('continue') ?? '';
   if (token === '') return page;
@@ -48,8 +49,18 @@ export function parseListPage(query: URLSearchParams): ListPage | Status {
   } catch {
     decoded = {};
   }
-  if (decoded?.v !== 'meta.k8s.io/v1' || !Number.isInteger(decoded.rv) || (decoded.rv as number) <= 0 || typeof decoded.start !== 'string' || !decoded.start.endsWith('\u0000')) {
-    return statusError(400, 'BadRequest', `continue: Invalid value: ${JSON.stringify(token)}: continue key is not valid: not a continue token of this server`);
+  if (
+    decoded?.v !== 'meta.k8s.io/v1' ||
+    !Number.isInteger(decoded.rv) ||
+    (decoded.rv as number) <= 0 ||
+    typeof decoded.start !== 'string' ||
+    !decoded.start.endsWith('\u0000')
+  ) {
+    return statusError(
+      400,
+      'BadRequest',
+      `continue: Invalid value: ${JSON.stringify(token)}: continue key is not valid: not a continue token of this server`,
+    );
   }
   page.continueFrom = { resourceVersion: decoded.rv as number, start: decoded.start.slice(0, -1) };
   return page;
@@ -57,7 +68,11 @@ export function parseListPage(query: URLSearchParams): ListPage | Status {
 
 /** continueExpired: the apiserver's 410 for a continue token whose resourceVersion was compacted. */
 export function continueExpired(): Status {
-  return statusError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+  return statusError(
+    410,
+    'Expired',
+    'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+  );
 }
 
 /** byKey: compares two storage keys as the apiserver's list order does (bytewise). */
@@ -71,7 +86,13 @@ export function compareKeys(a: string, b: string): number {
  * @param filtered a label or field selector was applied: `remainingItemCount` is then left out, as upstream.
  * @returns the page's items and its list metadata (`resourceVersion`: the first page's).
  */
-export function pageOf<T>(items: readonly T[], keyOf: (o: T) => string, page: ListPage, resourceVersion: number | undefined, filtered: boolean): { items: T[]; metadata: ListMetaOut } {
+export function pageOf<T>(
+  items: readonly T[],
+  keyOf: (o: T) => string,
+  page: ListPage,
+  resourceVersion: number | undefined,
+  filtered: boolean,
+): { items: T[]; metadata: ListMetaOut } {
   const listVersion = page.continueFrom?.resourceVersion ?? resourceVersion;
   const metadata: ListMetaOut = listVersion === undefined ? {} : { resourceVersion: String(listVersion) };
   const from = page.continueFrom ? firstAtOrAfter(items, keyOf, page.continueFrom.start) : 0;

@@ -29,10 +29,15 @@ function memoryQuantity(bytes: number | undefined): string {
 export function podMetrics(summary: Summary, clock: Clock = realClock): Record<string, unknown>[] {
   const now = new Date(clock.now()).toISOString();
   return summary.pods.map((p) => ({
-    kind: 'PodMetrics', apiVersion: kGroupVersion,
+    kind: 'PodMetrics',
+    apiVersion: kGroupVersion,
     metadata: { name: p.podRef.name, namespace: p.podRef.namespace, creationTimestamp: now },
-    timestamp: p.cpu?.time ?? p.memory?.time ?? now, window: kWindow,
-    containers: p.containers.map((c) => ({ name: c.name, usage: { cpu: cpuQuantity(c.cpu?.usageNanoCores), memory: memoryQuantity(c.memory?.workingSetBytes) } })),
+    timestamp: p.cpu?.time ?? p.memory?.time ?? now,
+    window: kWindow,
+    containers: p.containers.map((c) => ({
+      name: c.name,
+      usage: { cpu: cpuQuantity(c.cpu?.usageNanoCores), memory: memoryQuantity(c.memory?.workingSetBytes) },
+    })),
   }));
 }
 
@@ -41,15 +46,18 @@ export function nodeMetrics(summary: Summary, clock: Clock = realClock): Record<
   const n = summary.node;
   const now = new Date(clock.now()).toISOString();
   return {
-    kind: 'NodeMetrics', apiVersion: kGroupVersion,
+    kind: 'NodeMetrics',
+    apiVersion: kGroupVersion,
     metadata: { name: n.nodeName, creationTimestamp: now },
-    timestamp: n.cpu?.time ?? now, window: kWindow,
+    timestamp: n.cpu?.time ?? now,
+    window: kWindow,
     usage: { cpu: cpuQuantity(n.cpu?.usageNanoCores), memory: memoryQuantity(n.memory?.workingSetBytes) },
   };
 }
 
 async function summaryOf(host: AgentHost): Promise<Summary | HttpReply> {
-  if (!host.statsSummary) return statusReply(statusError(404, 'NotFound', 'the server could not find the requested resource: this agent collects no stats'));
+  if (!host.statsSummary)
+    return statusReply(statusError(404, 'NotFound', 'the server could not find the requested resource: this agent collects no stats'));
   const s = await host.statsSummary();
   if (!s) return statusReply(statusError(503, 'ServiceUnavailable', 'metrics are not collected yet; retry after --housekeeping-interval'));
   return s;
@@ -68,7 +76,10 @@ async function listPodMetrics({ host, req, params }: RouteContext): Promise<Http
   const items = podMetrics(s, hostClock(host)).filter((m) => {
     const md = m.metadata as { name: string; namespace: string };
     if (params.namespace !== undefined && md.namespace !== params.namespace) return false;
-    return matchesFilter(filter, labelsOf.get(`${md.namespace}/${md.name}`), { 'metadata.name': md.name, 'metadata.namespace': md.namespace });
+    return matchesFilter(filter, labelsOf.get(`${md.namespace}/${md.name}`), {
+      'metadata.name': md.name,
+      'metadata.namespace': md.namespace,
+    });
   });
   return jsonReply(200, { kind: 'PodMetricsList', apiVersion: kGroupVersion, metadata: {}, items });
 }
@@ -76,7 +87,11 @@ async function listPodMetrics({ host, req, params }: RouteContext): Promise<Http
 async function getPodMetrics({ host, params }: RouteContext): Promise<HttpReply> {
   const s = await summaryOf(host);
   if (isReply(s)) return s;
-  const m = podMetrics(s, hostClock(host)).find((x) => (x.metadata as { name: string; namespace: string }).name === params.name && (x.metadata as { namespace: string }).namespace === params.namespace);
+  const m = podMetrics(s, hostClock(host)).find(
+    (x) =>
+      (x.metadata as { name: string; namespace: string }).name === params.name &&
+      (x.metadata as { namespace: string }).namespace === params.namespace,
+  );
   return m ? jsonReply(200, m) : statusReply(notFound('pods.metrics.k8s.io', params.name));
 }
 
@@ -89,7 +104,9 @@ async function listNodeMetrics({ host }: RouteContext): Promise<HttpReply> {
 async function getNodeMetrics({ host, params }: RouteContext): Promise<HttpReply> {
   const s = await summaryOf(host);
   if (isReply(s)) return s;
-  return s.node.nodeName === params.name ? jsonReply(200, nodeMetrics(s, hostClock(host))) : statusReply(notFound('nodes.metrics.k8s.io', params.name));
+  return s.node.nodeName === params.name
+    ? jsonReply(200, nodeMetrics(s, hostClock(host)))
+    : statusReply(notFound('nodes.metrics.k8s.io', params.name));
 }
 
 /** metricsRoutes: GET /apis/metrics.k8s.io/v1beta1/{pods,namespaces/{ns}/pods[/{name}],nodes[/{name}]}. */

@@ -49,12 +49,17 @@ const kStartedAt = new Date(realClock.now()).toISOString();
 
 function toObject(name: string, created?: CreatedNamespace): NamespaceObject {
   return {
-    apiVersion: 'v1', kind: 'Namespace',
+    apiVersion: 'v1',
+    kind: 'Namespace',
     metadata: {
-      name, creationTimestamp: created?.creationTimestamp ?? kStartedAt, ...(created ? { uid: created.uid } : {}),
-      labels: { ...created?.labels, [kNameLabel]: name }, ...(created?.annotations ? { annotations: created.annotations } : {}),
+      name,
+      creationTimestamp: created?.creationTimestamp ?? kStartedAt,
+      ...(created ? { uid: created.uid } : {}),
+      labels: { ...created?.labels, [kNameLabel]: name },
+      ...(created?.annotations ? { annotations: created.annotations } : {}),
     },
-    spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
   };
 }
 
@@ -83,7 +88,9 @@ const notServed = () => statusReply(statusError(405, 'MethodNotAllowed', 'this a
 
 function invalid(name: string, field: string, message: string): Status {
   return statusError(422, 'Invalid', `Namespace ${JSON.stringify(name)} is invalid: ${field}: ${message}`, {
-    name, kind: 'Namespace', causes: [{ reason: 'FieldValueInvalid', field, message }],
+    name,
+    kind: 'Namespace',
+    causes: [{ reason: 'FieldValueInvalid', field, message }],
   });
 }
 
@@ -92,7 +99,11 @@ function invalid(name: string, field: string, message: string): Status {
  * which kubectl's typed client sends for `create namespace`).
  * @returns the name, labels and annotations, or a 400/422 Status naming what is wrong.
  */
-async function parseNamespace(host: AgentHost, body: Buffer | undefined, contentType: string | undefined): Promise<{ name: string; labels?: Record<string, string>; annotations?: Record<string, string> } | Status> {
+async function parseNamespace(
+  host: AgentHost,
+  body: Buffer | undefined,
+  contentType: string | undefined,
+): Promise<{ name: string; labels?: Record<string, string>; annotations?: Record<string, string> } | Status> {
   let raw: unknown;
   if ((contentType ?? '').split(';')[0].trim().toLowerCase() === kProtobufMediaType) {
     // A Namespace only (refused before decoding), decoded off the main thread.
@@ -106,17 +117,34 @@ async function parseNamespace(host: AgentHost, body: Buffer | undefined, content
       return statusError(400, 'BadRequest', 'the Namespace body could not be decoded as JSON');
     }
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return statusError(400, 'BadRequest', 'the Namespace body must be a JSON object');
-  const ns = raw as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; generateName?: unknown; labels?: unknown; annotations?: unknown } };
-  if (ns.kind !== undefined && ns.kind !== 'Namespace') return statusError(400, 'BadRequest', `kind: Invalid value: ${JSON.stringify(ns.kind)}: the body of POST /api/v1/namespaces must be a Namespace`);
-  if (ns.apiVersion !== undefined && ns.apiVersion !== 'v1') return statusError(400, 'BadRequest', `apiVersion: Invalid value: ${JSON.stringify(ns.apiVersion)}: must be "v1"`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return statusError(400, 'BadRequest', 'the Namespace body must be a JSON object');
+  const ns = raw as {
+    apiVersion?: unknown;
+    kind?: unknown;
+    metadata?: { name?: unknown; generateName?: unknown; labels?: unknown; annotations?: unknown };
+  };
+  if (ns.kind !== undefined && ns.kind !== 'Namespace')
+    return statusError(
+      400,
+      'BadRequest',
+      `kind: Invalid value: ${JSON.stringify(ns.kind)}: the body of POST /api/v1/namespaces must be a Namespace`,
+    );
+  if (ns.apiVersion !== undefined && ns.apiVersion !== 'v1')
+    return statusError(400, 'BadRequest', `apiVersion: Invalid value: ${JSON.stringify(ns.apiVersion)}: must be "v1"`);
   const m = ns.metadata ?? {};
   if (typeof m !== 'object' || Array.isArray(m)) return statusError(400, 'BadRequest', 'metadata: Invalid value: must be an object');
   const name = m.name;
   if (name === undefined || name === '') {
-    return statusError(422, 'Invalid', 'Namespace "" is invalid: metadata.name: Required value: name is required (generateName is not served for namespaces)', {
-      kind: 'Namespace', causes: [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value' }],
-    });
+    return statusError(
+      422,
+      'Invalid',
+      'Namespace "" is invalid: metadata.name: Required value: name is required (generateName is not served for namespaces)',
+      {
+        kind: 'Namespace',
+        causes: [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value' }],
+      },
+    );
   }
   if (typeof name !== 'string') return invalid(String(name), 'metadata.name', 'must be a string');
   const errors = dns1123LabelErrors(name);
@@ -135,9 +163,20 @@ function podSecurityLabelErrors(name: string, labels: Record<string, string> | u
   const { errors } = policyToEvaluate(labels, kDefaultPolicy);
   if (errors.length === 0) return undefined;
   const text = errors.map((e) => `${e.field}: Invalid value: ${JSON.stringify(e.value)}: ${e.message}`);
-  return statusError(422, 'Invalid', `Namespace ${JSON.stringify(name)} is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`, {
-    name, kind: 'Namespace', causes: errors.map((e) => ({ reason: 'FieldValueInvalid', field: e.field, message: `Invalid value: ${JSON.stringify(e.value)}: ${e.message}` })),
-  });
+  return statusError(
+    422,
+    'Invalid',
+    `Namespace ${JSON.stringify(name)} is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`,
+    {
+      name,
+      kind: 'Namespace',
+      causes: errors.map((e) => ({
+        reason: 'FieldValueInvalid',
+        field: e.field,
+        message: `Invalid value: ${JSON.stringify(e.value)}: ${e.message}`,
+      })),
+    },
+  );
 }
 
 /**
@@ -146,15 +185,24 @@ function podSecurityLabelErrors(name: string, labels: Record<string, string> | u
  * apiserver's PodSecurity admission answers a namespace label change (admission.go
  * EvaluatePodsInNamespace). The pods keep running: enforcement applies to writes only.
  */
-function enforceWarnings(host: AgentHost, name: string, before: Record<string, string> | undefined, after: Record<string, string> | undefined): string[] {
+function enforceWarnings(
+  host: AgentHost,
+  name: string,
+  before: Record<string, string> | undefined,
+  after: Record<string, string> | undefined,
+): string[] {
   const { policy: old } = policyToEvaluate(before, kDefaultPolicy);
   const { policy } = policyToEvaluate(after, kDefaultPolicy);
   if (levelVersionString(old.enforce) === levelVersionString(policy.enforce) || policy.enforce.level === 'privileged') return [];
   const pods = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === name);
-  const failing = pods.map((p) => [p.metadata?.name ?? '', evaluatePod(policy.enforce, p).map((f) => f.reason)] as const).filter(([, reasons]) => reasons.length > 0);
+  const failing = pods
+    .map((p) => [p.metadata?.name ?? '', evaluatePod(policy.enforce, p).map((f) => f.reason)] as const)
+    .filter(([, reasons]) => reasons.length > 0);
   if (failing.length === 0) return [];
-  return [`existing pods in namespace ${JSON.stringify(name)} violate the new PodSecurity enforce level ${JSON.stringify(levelVersionString(policy.enforce))}`,
-    ...failing.map(([pod, reasons]) => `${pod}: ${[...new Set(reasons)].join(', ')}`)];
+  return [
+    `existing pods in namespace ${JSON.stringify(name)} violate the new PodSecurity enforce level ${JSON.stringify(levelVersionString(policy.enforce))}`,
+    ...failing.map(([pod, reasons]) => `${pod}: ${[...new Set(reasons)].join(', ')}`),
+  ];
 }
 
 /**
@@ -186,12 +234,17 @@ export async function updateNamespace({ host, req, params, body }: RouteContext)
   } else {
     const parsed = await parseNamespace(host, body, req.headers['content-type']);
     if (isStatus(parsed)) return statusReply(parsed);
-    if (parsed.name !== name) return statusReply(statusError(400, 'BadRequest', `the name of the object (${parsed.name}) does not match the name on the URL (${name})`));
+    if (parsed.name !== name)
+      return statusReply(
+        statusError(400, 'BadRequest', `the name of the object (${parsed.name}) does not match the name on the URL (${name})`),
+      );
     next = { metadata: parsed };
   }
   const m = (next as { metadata?: { labels?: unknown; annotations?: unknown } }).metadata ?? {};
-  if (m.labels !== undefined && m.labels !== null && !isStringMap(m.labels)) return statusReply(invalid(name, 'metadata.labels', 'must be a map of strings'));
-  if (m.annotations !== undefined && m.annotations !== null && !isStringMap(m.annotations)) return statusReply(invalid(name, 'metadata.annotations', 'must be a map of strings'));
+  if (m.labels !== undefined && m.labels !== null && !isStringMap(m.labels))
+    return statusReply(invalid(name, 'metadata.labels', 'must be a map of strings'));
+  if (m.annotations !== undefined && m.annotations !== null && !isStringMap(m.annotations))
+    return statusReply(invalid(name, 'metadata.annotations', 'must be a map of strings'));
   const labels = Object.fromEntries(Object.entries((m.labels ?? {}) as Record<string, string>).filter(([k]) => k !== kNameLabel));
   const annotations = (m.annotations ?? undefined) as Record<string, string> | undefined;
   const refused = podSecurityLabelErrors(name, labels);
@@ -199,12 +252,32 @@ export async function updateNamespace({ host, req, params, body }: RouteContext)
   const before = host.createdNamespaces?.().find((n) => n.name === name);
   const warnings = enforceWarnings(host, name, before?.labels, labels);
   const headers: Record<string, string> = warnings.length > 0 ? { Warning: warningHeader(warnings) } : {};
-  const ns = { name, ...(Object.keys(labels).length > 0 ? { labels } : {}), ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}) };
-  if (dryRun) return withHeaders(objectReply(toObject(name, { ...ns, uid: before?.uid ?? '', creationTimestamp: before?.creationTimestamp ?? current.metadata.creationTimestamp ?? '' })), headers);
+  const ns = {
+    name,
+    ...(Object.keys(labels).length > 0 ? { labels } : {}),
+    ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+  };
+  if (dryRun)
+    return withHeaders(
+      objectReply(
+        toObject(name, {
+          ...ns,
+          uid: before?.uid ?? '',
+          creationTimestamp: before?.creationTimestamp ?? current.metadata.creationTimestamp ?? '',
+        }),
+      ),
+      headers,
+    );
   try {
     return withHeaders(objectReply(toObject(name, await host.updateNamespace(ns))), headers);
   } catch (err) {
-    return statusReply(statusError(500, 'InternalError', `Internal error occurred: cannot store namespace "${name}": ${(err as Error)?.message ?? String(err)}`));
+    return statusReply(
+      statusError(
+        500,
+        'InternalError',
+        `Internal error occurred: cannot store namespace "${name}": ${(err as Error)?.message ?? String(err)}`,
+      ),
+    );
   }
 }
 
@@ -220,11 +293,18 @@ export async function createNamespace({ host, req, body }: RouteContext): Promis
   if (namespaceObjects(host).some((n) => n.metadata.name === ns.name)) {
     return statusReply(statusError(409, 'AlreadyExists', `namespaces "${ns.name}" already exists`, { name: ns.name, kind: 'namespaces' }));
   }
-  if (dryRun) return objectReply(toObject(ns.name, { ...ns, uid: '', creationTimestamp: new Date(hostClock(host).now()).toISOString() }), 201);
+  if (dryRun)
+    return objectReply(toObject(ns.name, { ...ns, uid: '', creationTimestamp: new Date(hostClock(host).now()).toISOString() }), 201);
   try {
     return objectReply(toObject(ns.name, await host.createNamespace(ns)), 201);
   } catch (err) {
-    return statusReply(statusError(500, 'InternalError', `Internal error occurred: cannot store namespace "${ns.name}": ${(err as Error)?.message ?? String(err)}`));
+    return statusReply(
+      statusError(
+        500,
+        'InternalError',
+        `Internal error occurred: cannot store namespace "${ns.name}": ${(err as Error)?.message ?? String(err)}`,
+      ),
+    );
   }
 }
 
@@ -235,13 +315,24 @@ export async function deleteNamespace({ host, req, params }: RouteContext): Prom
   if (isStatus(dryRun)) return statusReply(dryRun);
   const name = params.name;
   if (kSystemNamespaces.includes(name)) {
-    return statusReply(statusError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces' }));
+    return statusReply(
+      statusError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces' }),
+    );
   }
   const created = host.createdNamespaces?.().find((n) => n.name === name);
   const inUse = usage(host).get(name);
   if (inUse) {
-    const held = [inUse.pods ? `${inUse.pods} pod(s)` : '', inUse.objects ? `${inUse.objects} ConfigMap(s)/Secret(s)` : ''].filter(Boolean).join(' and ');
-    return statusReply(statusError(409, 'Conflict', `namespace "${name}" is not empty: it holds ${held}; delete them first (this node does not delete a namespace's contents)`, { name, kind: 'namespaces' }));
+    const held = [inUse.pods ? `${inUse.pods} pod(s)` : '', inUse.objects ? `${inUse.objects} ConfigMap(s)/Secret(s)` : '']
+      .filter(Boolean)
+      .join(' and ');
+    return statusReply(
+      statusError(
+        409,
+        'Conflict',
+        `namespace "${name}" is not empty: it holds ${held}; delete them first (this node does not delete a namespace's contents)`,
+        { name, kind: 'namespaces' },
+      ),
+    );
   }
   if (!created) return statusReply(statusError(404, 'NotFound', `namespaces "${name}" not found`, { name, kind: 'namespaces' }));
   const object = toObject(name, created);
@@ -249,7 +340,13 @@ export async function deleteNamespace({ host, req, params }: RouteContext): Prom
   try {
     await host.deleteNamespace(name);
   } catch (err) {
-    return statusReply(statusError(500, 'InternalError', `Internal error occurred: cannot delete namespace "${name}": ${(err as Error)?.message ?? String(err)}`));
+    return statusReply(
+      statusError(
+        500,
+        'InternalError',
+        `Internal error occurred: cannot delete namespace "${name}": ${(err as Error)?.message ?? String(err)}`,
+      ),
+    );
   }
   return objectReply(object);
 }

@@ -17,7 +17,14 @@ async function getNodeStatus({ host, params }: RouteContext): Promise<HttpReply>
 }
 
 function refuseWrite({ params }: RouteContext): HttpReply {
-  return statusReply(statusError(405, 'MethodNotAllowed', `the status of node ${JSON.stringify(params.name)} is written by this node's agent (the kubelet) alone, at each node status update; it is not written through the API`), { Allow: 'GET' });
+  return statusReply(
+    statusError(
+      405,
+      'MethodNotAllowed',
+      `the status of node ${JSON.stringify(params.name)} is written by this node's agent (the kubelet) alone, at each node status update; it is not written through the API`,
+    ),
+    { Allow: 'GET' },
+  );
 }
 
 /** nodeStatusRoutes: GET, PUT and PATCH of /api/v1/nodes/{name}/status. */

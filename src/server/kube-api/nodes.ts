@@ -23,7 +23,11 @@ const kUnschedulableTaint = 'node.kubernetes.io/unschedulable';
 function comparable(n: Node): string {
   const { unschedulable: _u, taints, ...spec } = n.spec ?? {};
   const kept = (taints ?? []).filter((t) => t.key !== kUnschedulableTaint);
-  return JSON.stringify({ ...n, metadata: { ...n.metadata, managedFields: undefined }, spec: { ...spec, ...(kept.length ? { taints: kept } : {}) } });
+  return JSON.stringify({
+    ...n,
+    metadata: { ...n.metadata, managedFields: undefined },
+    spec: { ...spec, ...(kept.length ? { taints: kept } : {}) },
+  });
 }
 
 /** firstDifference: the first path (`spec.podCIDR`, `metadata.labels`) where `a` and `b` differ, for the 422's field. */
@@ -39,7 +43,8 @@ function firstDifference(a: unknown, b: unknown, path: string): string {
 
 /** patchNode: `PATCH /api/v1/nodes/{name}` (see the module comment). */
 export async function patchNode({ host, req, params, body }: RouteContext): Promise<HttpReply> {
-  if (!host.getNode || !host.setNodeUnschedulable) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not change its Node'));
+  if (!host.getNode || !host.setNodeUnschedulable)
+    return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not change its Node'));
   const dryRun = parseDryRun(req.query);
   if (isStatus(dryRun)) return statusReply(dryRun);
   const current = await host.getNode();
@@ -48,29 +53,49 @@ export async function patchNode({ host, req, params, body }: RouteContext): Prom
   let patched: Node;
   try {
     const fieldManager = req.query.get('fieldManager');
-    patched = patchPod(current as Pod, contentType, (body ?? Buffer.alloc(0)).toString('utf8'), fieldManager ? { fieldManager } : {}) as Node;
+    patched = patchPod(
+      current as Pod,
+      contentType,
+      (body ?? Buffer.alloc(0)).toString('utf8'),
+      fieldManager ? { fieldManager } : {},
+    ) as Node;
   } catch (err) {
     return statusReply(kubeErrorStatus(err, 'nodes', params.name));
   }
   const unschedulable = patched.spec?.unschedulable;
   if (unschedulable !== undefined && unschedulable !== null && typeof unschedulable !== 'boolean') {
-    return statusReply(statusError(422, 'Invalid', `Node "${params.name}" is invalid: spec.unschedulable: Invalid value: ${JSON.stringify(unschedulable)}: must be a boolean`, {
-      name: params.name, kind: 'Node', causes: [{ reason: 'FieldValueInvalid', field: 'spec.unschedulable', message: 'must be a boolean' }],
-    }));
+    return statusReply(
+      statusError(
+        422,
+        'Invalid',
+        `Node "${params.name}" is invalid: spec.unschedulable: Invalid value: ${JSON.stringify(unschedulable)}: must be a boolean`,
+        {
+          name: params.name,
+          kind: 'Node',
+          causes: [{ reason: 'FieldValueInvalid', field: 'spec.unschedulable', message: 'must be a boolean' }],
+        },
+      ),
+    );
   }
   const want = unschedulable === true;
   const wanted = { ...current, spec: { ...patched.spec } } as Node;
   if (comparable(current) !== comparable(patched)) {
     const field = firstDifference(JSON.parse(comparable(current)), JSON.parse(comparable(patched)), '');
     const message = `Forbidden: only spec.unschedulable (kubectl cordon/uncordon) may be changed on this node; the rest is the agent's own status`;
-    return statusReply(statusError(422, 'Invalid', `Node "${params.name}" is invalid: ${field}: ${message}`, {
-      name: params.name, kind: 'Node', causes: [{ reason: 'FieldValueForbidden', field, message }],
-    }));
+    return statusReply(
+      statusError(422, 'Invalid', `Node "${params.name}" is invalid: ${field}: ${message}`, {
+        name: params.name,
+        kind: 'Node',
+        causes: [{ reason: 'FieldValueForbidden', field, message }],
+      }),
+    );
   }
   if (dryRun) return objectReply(want ? wanted : { ...current, spec: {} });
   try {
     return objectReply(await host.setNodeUnschedulable(want));
   } catch (err) {
-    return statusReply(statusError(500, 'InternalError', `Internal error occurred: cannot store the node's spec: ${(err as Error)?.message ?? String(err)}`));
+    return statusReply(
+      statusError(500, 'InternalError', `Internal error occurred: cannot store the node's spec: ${(err as Error)?.message ?? String(err)}`),
+    );
   }
 }

@@ -9,7 +9,11 @@
 type Json = Record<string, unknown>;
 
 /** One served core/v1 resource: its plural, kind and whether it lives in a namespace. */
-interface Resource { plural: string; kind: string; namespaced: boolean }
+interface Resource {
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+}
 
 /** kServedResources: the core/v1 resources of issue 15 that the API serves. */
 export const kServedResources: readonly Resource[] = [
@@ -30,10 +34,26 @@ function query(name: string, type: string, description: string): Json {
   return { description, in: 'query', name, schema: { type, uniqueItems: true } };
 }
 
-const kDryRun = query('dryRun', 'string', 'When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed');
-const kFieldManager = query('fieldManager', 'string', 'fieldManager is a name associated with the actor or entity that is making these changes.');
-const kFieldValidation = query('fieldValidation', 'string', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.');
-const kForce = query('force', 'boolean', 'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by other people.');
+const kDryRun = query(
+  'dryRun',
+  'string',
+  'When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed',
+);
+const kFieldManager = query(
+  'fieldManager',
+  'string',
+  'fieldManager is a name associated with the actor or entity that is making these changes.',
+);
+const kFieldValidation = query(
+  'fieldValidation',
+  'string',
+  'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.',
+);
+const kForce = query(
+  'force',
+  'boolean',
+  'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by other people.',
+);
 const kPretty = query('pretty', 'string', "If 'true', then the output is pretty printed.");
 const kListParams = [
   query('allowWatchBookmarks', 'boolean', 'allowWatchBookmarks requests watch events with type "BOOKMARK".'),
@@ -43,19 +63,30 @@ const kListParams = [
   query('limit', 'integer', 'limit is a maximum number of responses to return for a list call.'),
   query('resourceVersion', 'string', 'resourceVersion sets a constraint on what resource versions a request may be served from.'),
   query('timeoutSeconds', 'integer', 'Timeout for the list/watch call.'),
-  query('watch', 'boolean', 'Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.'),
+  query(
+    'watch',
+    'boolean',
+    'Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.',
+  ),
 ];
 const kDeleteParams = [
   kDryRun,
   query('gracePeriodSeconds', 'integer', 'The duration in seconds before the object should be deleted.'),
-  query('propagationPolicy', 'string', "Whether and how garbage collection will be performed. Acceptable values are: 'Orphan', 'Background', 'Foreground'."),
+  query(
+    'propagationPolicy',
+    'string',
+    "Whether and how garbage collection will be performed. Acceptable values are: 'Orphan', 'Background', 'Foreground'.",
+  ),
 ];
 
 function op(action: string, kind: string, id: string, response: string, extra: Json = {}): Json {
   return {
     description: `${action} ${kind}`,
     operationId: id,
-    responses: { 200: { content: { 'application/json': { schema: ref(response) }, 'application/yaml': { schema: ref(response) } }, description: 'OK' }, 401: { description: 'Unauthorized' } },
+    responses: {
+      200: { content: { 'application/json': { schema: ref(response) }, 'application/yaml': { schema: ref(response) } }, description: 'OK' },
+      401: { description: 'Unauthorized' },
+    },
     tags: ['core_v1'],
     'x-kubernetes-action': action,
     'x-kubernetes-group-version-kind': { group: '', kind, version: 'v1' },
@@ -78,22 +109,49 @@ export function openApiV3Paths(): Json {
     const name = r.kind;
     const ns = r.namespaced ? 'Namespaced' : '';
     const base = r.namespaced ? `/api/v1/namespaces/{namespace}/${r.plural}` : `/api/v1/${r.plural}`;
-    const scope: Json[] = r.namespaced ? [{ description: 'object name and auth scope, such as for teams and projects', in: 'path', name: 'namespace', required: true, schema: { type: 'string', uniqueItems: true } }] : [];
+    const scope: Json[] = r.namespaced
+      ? [
+          {
+            description: 'object name and auth scope, such as for teams and projects',
+            in: 'path',
+            name: 'namespace',
+            required: true,
+            schema: { type: 'string', uniqueItems: true },
+          },
+        ]
+      : [];
     paths[base] = {
       get: op('list', name, `listCoreV1${ns}${name}`, core(`${name}List`), { parameters: kListParams }),
-      post: op('post', name, `createCoreV1${ns}${name}`, core(name), { ...body(core(name)), parameters: [kDryRun, kFieldManager, kFieldValidation] }),
-      delete: op('deletecollection', name, `deleteCoreV1Collection${ns}${name}`, meta('Status'), { parameters: [...kDeleteParams, ...kListParams] }),
+      post: op('post', name, `createCoreV1${ns}${name}`, core(name), {
+        ...body(core(name)),
+        parameters: [kDryRun, kFieldManager, kFieldValidation],
+      }),
+      delete: op('deletecollection', name, `deleteCoreV1Collection${ns}${name}`, meta('Status'), {
+        parameters: [...kDeleteParams, ...kListParams],
+      }),
       parameters: [...scope, kPretty],
     };
     paths[`${base}/{name}`] = {
       get: op('get', name, `readCoreV1${ns}${name}`, core(name)),
-      put: op('put', name, `replaceCoreV1${ns}${name}`, core(name), { ...body(core(name)), parameters: [kDryRun, kFieldManager, kFieldValidation] }),
+      put: op('put', name, `replaceCoreV1${ns}${name}`, core(name), {
+        ...body(core(name)),
+        parameters: [kDryRun, kFieldManager, kFieldValidation],
+      }),
       patch: op('patch', name, `patchCoreV1${ns}${name}`, core(name), {
-        ...body(meta('Patch'), ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']),
+        ...body(meta('Patch'), [
+          'application/apply-patch+yaml',
+          'application/json-patch+json',
+          'application/merge-patch+json',
+          'application/strategic-merge-patch+json',
+        ]),
         parameters: [kDryRun, kFieldManager, kFieldValidation, kForce],
       }),
       delete: op('delete', name, `deleteCoreV1${ns}${name}`, meta('Status'), { ...body(meta('DeleteOptions')), parameters: kDeleteParams }),
-      parameters: [{ description: `name of the ${name}`, in: 'path', name: 'name', required: true, schema: { type: 'string', uniqueItems: true } }, ...scope, kPretty],
+      parameters: [
+        { description: `name of the ${name}`, in: 'path', name: 'name', required: true, schema: { type: 'string', uniqueItems: true } },
+        ...scope,
+        kPretty,
+      ],
     };
     if (r.namespaced) {
       paths[`/api/v1/${r.plural}`] = {

@@ -14,7 +14,18 @@ type Writer = ProtobufWriter;
 const kDocument = { swagger: 1, info: 2, paths: 8, definitions: 9 } as const;
 const kInfo = { title: 1, version: 2 } as const;
 const kNamed = { name: 1, value: 2 } as const; // NamedSchema, NamedAny
-const kSchema = { ref: 1, format: 2, title: 3, description: 4, required: 19, additionalProperties: 21, type: 22, items: 23, properties: 25, vendorExtension: 31 } as const;
+const kSchema = {
+  ref: 1,
+  format: 2,
+  title: 3,
+  description: 4,
+  required: 19,
+  additionalProperties: 21,
+  type: 22,
+  items: 23,
+  properties: 25,
+  vendorExtension: 31,
+} as const;
 const kAnyYaml = 2; // openapi.v2.Any.yaml
 
 function str(w: Writer, field: number, value: string): void {

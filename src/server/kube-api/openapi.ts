@@ -15,7 +15,10 @@ import { openApiV2Protobuf } from './openapi-v2-proto.js';
 type Json = Record<string, unknown>;
 
 /** The OpenAPI answer: a Content-Type and the body. */
-export interface OpenApiAnswer { contentType: string; body: Buffer | string }
+export interface OpenApiAnswer {
+  contentType: string;
+  body: Buffer | string;
+}
 
 /** The Kubernetes version the documents say they describe (that of the schemas' source). */
 const kInfo = { title: 'Kubernetes', version: 'v1.30.0' };
@@ -27,7 +30,14 @@ const kDataUrl = import.meta.url.endsWith('.ts')
   ? new URL('./openapi/core-v1.json', import.meta.url)
   : new URL('../../../../src/server/kube-api/openapi/core-v1.json', import.meta.url);
 
-interface Documents { v2: string; v2Doc: Json; v2Proto?: Buffer; v3: string; v3Hash: string; index: string }
+interface Documents {
+  v2: string;
+  v2Doc: Json;
+  v2Proto?: Buffer;
+  v3: string;
+  v3Hash: string;
+  index: string;
+}
 let documents: Documents | undefined;
 
 function load(): Documents {
@@ -55,9 +65,16 @@ function load(): Documents {
  * kube-openapi answers an unsupported type. Never throws otherwise.
  */
 export function openApi(path: string, accept: string): OpenApiAnswer | undefined {
-  const p = String(path ?? '').split('?')[0].replace(/\/+$/, '');
+  const p = String(path ?? '')
+    .split('?')[0]
+    .replace(/\/+$/, '');
   if (p !== '/openapi/v2' && p !== '/openapi/v3' && p !== '/openapi/v3/api/v1') return undefined;
-  if (p === '/openapi/v2' && String(accept ?? '').toLowerCase().includes(kV2Protobuf)) {
+  if (
+    p === '/openapi/v2' &&
+    String(accept ?? '')
+      .toLowerCase()
+      .includes(kV2Protobuf)
+  ) {
     const docs = load();
     docs.v2Proto ??= openApiV2Protobuf(docs.v2Doc);
     // As kube-openapi answers: `@` may not appear in a Content-Type (Go's mime parser refuses it), so `.v1.0`.
@@ -65,7 +82,9 @@ export function openApi(path: string, accept: string): OpenApiAnswer | undefined
   }
   if (!acceptsJson(String(accept ?? ''))) {
     const proto = p === '/openapi/v2' ? kV2Protobuf : kV3Protobuf;
-    throw new AgentError('ERR_INVALID_ARGUMENT', `only application/json is supported for ${p} (not ${proto} protobuf)`, { statusReason: 'NotAcceptable' });
+    throw new AgentError('ERR_INVALID_ARGUMENT', `only application/json is supported for ${p} (not ${proto} protobuf)`, {
+      statusReason: 'NotAcceptable',
+    });
   }
   const docs = load();
   if (p === '/openapi/v2') return { contentType: 'application/json', body: docs.v2 };
@@ -86,17 +105,21 @@ function acceptsJson(accept: string): boolean {
 
 /** toV2 renders the v3 document as Swagger 2.0: `definitions`, `#/definitions/` refs, body parameters. */
 function toV2(v3: { components: { schemas: Record<string, Json> }; paths: Json }): Json {
-  const rewrite = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (key, x: unknown) => {
-    if (key === '$ref' && typeof x === 'string') return x.replace('#/components/schemas/', '#/definitions/');
-    return x;
-  }), (_key, x: unknown) => {
-    // v2 has no allOf-wrapped refs: `{allOf: [{$ref}], description}` becomes `{$ref, description}`.
-    if (x !== null && typeof x === 'object' && Array.isArray((x as Json).allOf) && ((x as Json).allOf as unknown[]).length === 1) {
-      const { allOf, ...rest } = x as Json;
-      return { ...rest, ...((allOf as Json[])[0]) };
-    }
-    return x;
-  });
+  const rewrite = (v: unknown): unknown =>
+    JSON.parse(
+      JSON.stringify(v, (key, x: unknown) => {
+        if (key === '$ref' && typeof x === 'string') return x.replace('#/components/schemas/', '#/definitions/');
+        return x;
+      }),
+      (_key, x: unknown) => {
+        // v2 has no allOf-wrapped refs: `{allOf: [{$ref}], description}` becomes `{$ref, description}`.
+        if (x !== null && typeof x === 'object' && Array.isArray((x as Json).allOf) && ((x as Json).allOf as unknown[]).length === 1) {
+          const { allOf, ...rest } = x as Json;
+          return { ...rest, ...(allOf as Json[])[0] };
+        }
+        return x;
+      },
+    );
   const param = (p: Json): Json => {
     const { schema, ...rest } = p;
     return { ...rest, ...(schema as Json) };

@@ -79,9 +79,16 @@ export function patchObject<T>(current: T, contentType: string, body: string, qu
 }
 
 function patchUnchecked(current: unknown, contentType: string, body: string, query: PatchQuery, target: PatchTarget): unknown {
-  const type = String(contentType ?? '').split(';')[0].trim().toLowerCase();
+  const type = String(contentType ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   if (!(kPatchContentTypes as readonly string[]).includes(type)) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `the body of the request was in an unknown format - accepted media types include: ${kPatchContentTypes.join(', ')}`, { statusReason: 'UnsupportedMediaType' });
+    throw new AgentError(
+      'ERR_INVALID_ARGUMENT',
+      `the body of the request was in an unknown format - accepted media types include: ${kPatchContentTypes.join(', ')}`,
+      { statusReason: 'UnsupportedMediaType' },
+    );
   }
   if (typeof body !== 'string') throw badRequest('the patch body must be text');
   const yaml = type === 'application/apply-patch+yaml';
@@ -131,7 +138,9 @@ function parseBody(body: string, yaml: boolean): Json {
     if (recursive !== undefined) throw new Error(`anchor "${recursive}" value contains itself`);
     return doc.toJS({ maxAliasCount: 100 }) as Json;
   } catch (err) {
-    throw badRequest(`${yaml ? 'apply' : 'patch'}: the body does not parse as ${yaml ? 'YAML' : 'JSON'}: ${err instanceof Error ? err.message : String(err)}`);
+    throw badRequest(
+      `${yaml ? 'apply' : 'patch'}: the body does not parse as ${yaml ? 'YAML' : 'JSON'}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -157,10 +166,13 @@ function recursiveAlias(doc: Document.Parsed): string | undefined {
 /** An apply configuration must say what it is: apiVersion v1, its kind, and the object's own name. */
 function checkApplyIdentity(applied: JsonObject, kind: string): void {
   const errors: FieldError[] = [];
-  if (applied.apiVersion !== 'v1') errors.push({ field: 'apiVersion', type: 'Invalid value', value: applied.apiVersion ?? null, detail: 'must be "v1"' });
-  if (applied.kind !== kind) errors.push({ field: 'kind', type: 'Invalid value', value: applied.kind ?? null, detail: `must be "${kind}"` });
+  if (applied.apiVersion !== 'v1')
+    errors.push({ field: 'apiVersion', type: 'Invalid value', value: applied.apiVersion ?? null, detail: 'must be "v1"' });
+  if (applied.kind !== kind)
+    errors.push({ field: 'kind', type: 'Invalid value', value: applied.kind ?? null, detail: `must be "${kind}"` });
   const meta = isObject(applied.metadata) ? applied.metadata : undefined;
-  if (meta === undefined || typeof meta.name !== 'string' || meta.name === '') errors.push({ field: 'metadata.name', type: 'Required value' });
+  if (meta === undefined || typeof meta.name !== 'string' || meta.name === '')
+    errors.push({ field: 'metadata.name', type: 'Required value' });
   if (errors.length > 0) throw new InvalidManifestError('apply', errors);
 }
 
@@ -168,7 +180,8 @@ function checkApplyIdentity(applied: JsonObject, kind: string): void {
 function checkIdentity(live: JsonObject, out: JsonObject): void {
   const errors: FieldError[] = [];
   for (const f of ['apiVersion', 'kind'] as const) {
-    if (live[f] !== undefined && out[f] !== live[f]) errors.push({ field: f, type: 'Invalid value', value: out[f] ?? null, detail: 'field is immutable' });
+    if (live[f] !== undefined && out[f] !== live[f])
+      errors.push({ field: f, type: 'Invalid value', value: out[f] ?? null, detail: 'field is immutable' });
   }
   const lm = isObject(live.metadata) ? live.metadata : {};
   const om = out.metadata;
@@ -177,7 +190,8 @@ function checkIdentity(live: JsonObject, out: JsonObject): void {
   } else {
     for (const f of ['name', 'namespace', 'uid'] as const) {
       // A field the live object lacks (e.g. a new object under apply) may be set; once set it stays.
-      if (lm[f] !== undefined && om[f] !== lm[f]) errors.push({ field: `metadata.${f}`, type: 'Invalid value', value: om[f] ?? null, detail: 'field is immutable' });
+      if (lm[f] !== undefined && om[f] !== lm[f])
+        errors.push({ field: `metadata.${f}`, type: 'Invalid value', value: om[f] ?? null, detail: 'field is immutable' });
     }
   }
   if (errors.length > 0) throw new InvalidManifestError('patch', errors);

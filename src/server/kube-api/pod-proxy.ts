@@ -42,16 +42,49 @@ export const kProxyResponseTimeoutMs = 15_000;
 export const kPodProxyPath = '/api/v1/namespaces/:namespace/pods/:proxyName/proxy/*';
 
 /** RFC 9110 §7.6.1 hop-by-hop fields, and those the proxy sets itself. */
-const kDroppedRequestHeaders = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'authorization', 'host', 'content-length']);
-const kDroppedResponseHeaders = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', 'content-type', 'date']);
+const kDroppedRequestHeaders = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'authorization',
+  'host',
+  'content-length',
+]);
+const kDroppedResponseHeaders = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'content-type',
+  'date',
+]);
 
 /**
  * kNotProxyable: the addresses that are not global unicast (Go's net.IP.IsGlobalUnicast): unspecified,
  * loopback, link-local unicast, multicast, the IPv4 broadcast. IPv4-mapped IPv6 forms match the IPv4 rules.
  */
 const kNotProxyable = new BlockList();
-for (const [net, prefix, type] of [['0.0.0.0', 32, 'ipv4'], ['127.0.0.0', 8, 'ipv4'], ['169.254.0.0', 16, 'ipv4'], ['224.0.0.0', 4, 'ipv4'], ['255.255.255.255', 32, 'ipv4'],
-  ['::', 128, 'ipv6'], ['::1', 128, 'ipv6'], ['fe80::', 10, 'ipv6'], ['ff00::', 8, 'ipv6']] as const) kNotProxyable.addSubnet(net, prefix, type);
+for (const [net, prefix, type] of [
+  ['0.0.0.0', 32, 'ipv4'],
+  ['127.0.0.0', 8, 'ipv4'],
+  ['169.254.0.0', 16, 'ipv4'],
+  ['224.0.0.0', 4, 'ipv4'],
+  ['255.255.255.255', 32, 'ipv4'],
+  ['::', 128, 'ipv6'],
+  ['::1', 128, 'ipv6'],
+  ['fe80::', 10, 'ipv6'],
+  ['ff00::', 8, 'ipv6'],
+] as const)
+  kNotProxyable.addSubnet(net, prefix, type);
 
 /**
  * isProxyableIP: whether the pod proxy may dial `ip`, as proxyutil.IsProxyableIP
@@ -67,11 +100,20 @@ export function isProxyableIP(ip: string): boolean {
  * (RFC 9110 §7.6.1), as net/http/httputil's removeHopByHopHeaders. Array values are joined with ', '.
  * Pure.
  */
-export function withoutHopByHop(headers: Record<string, string | string[] | undefined>, dropped: ReadonlySet<string>): Record<string, string> {
+export function withoutHopByHop(
+  headers: Record<string, string | string[] | undefined>,
+  dropped: ReadonlySet<string>,
+): Record<string, string> {
   const connection = headers.connection;
-  const named = new Set((Array.isArray(connection) ? connection.join(',') : connection ?? '').split(',').map((t) => t.trim().toLowerCase()).filter((t) => t !== ''));
+  const named = new Set(
+    (Array.isArray(connection) ? connection.join(',') : (connection ?? ''))
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter((t) => t !== ''),
+  );
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (v !== undefined && !dropped.has(k) && !named.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(headers))
+    if (v !== undefined && !dropped.has(k) && !named.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
@@ -87,7 +129,10 @@ export interface ProxyTarget {
  */
 export function parseProxyName(id: string): { scheme: string; name: string; port: string } | ReturnType<typeof statusError> {
   const parts = id.split(':');
-  const bad = (why: string) => statusError(400, 'BadRequest', `invalid pod name in the proxy path ${JSON.stringify(id)}: ${why}`, { causes: [{ field: 'name', reason: 'FieldValueInvalid', message: why }] });
+  const bad = (why: string) =>
+    statusError(400, 'BadRequest', `invalid pod name in the proxy path ${JSON.stringify(id)}: ${why}`, {
+      causes: [{ field: 'name', reason: 'FieldValueInvalid', message: why }],
+    });
   let scheme = '';
   let name: string;
   let port = '';
@@ -96,9 +141,15 @@ export function parseProxyName(id: string): { scheme: string; name: string; port
   else if (parts.length === 3) [scheme, name, port] = parts;
   else return bad('expected name, name:port or scheme:name:port');
   if (scheme !== '' && scheme !== 'http' && scheme !== 'https') return bad(`scheme ${JSON.stringify(scheme)} is neither http nor https`);
-  if (scheme === 'https') return statusError(400, 'BadRequest', `the https scheme is not served by this node's pod proxy (it does not speak TLS to pods): use ${name}${port ? `:${port}` : ''}`);
+  if (scheme === 'https')
+    return statusError(
+      400,
+      'BadRequest',
+      `the https scheme is not served by this node's pod proxy (it does not speak TLS to pods): use ${name}${port ? `:${port}` : ''}`,
+    );
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) return bad(`${JSON.stringify(name)} is not a pod name`);
-  if (port !== '' && (!/^[0-9]{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)) return bad(`port ${JSON.stringify(port)} must be a number in 1-65535`);
+  if (port !== '' && (!/^[0-9]{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535))
+    return bad(`port ${JSON.stringify(port)} must be a number in 1-65535`);
   return { scheme: scheme || 'http', name, port };
 }
 
@@ -114,8 +165,18 @@ export function proxyTarget(pod: Pod, port: string): ProxyTarget | ReturnType<ty
     p = declared ? String(declared) : '80';
   }
   const ip = pod.status?.podIP ?? '';
-  if (isIP(ip) === 0) return statusError(400, 'BadRequest', `pod ${pod.metadata?.name ?? ''} has no IP address to proxy to (its network gives it none, or its sandbox is not running)`);
-  if (!isProxyableIP(ip)) return statusError(400, 'BadRequest', `address not allowed: pod ${pod.metadata?.name ?? ''}'s status.podIP ${ip} is not a global unicast address (loopback, link-local, multicast or unspecified), which the pod proxy never dials`);
+  if (isIP(ip) === 0)
+    return statusError(
+      400,
+      'BadRequest',
+      `pod ${pod.metadata?.name ?? ''} has no IP address to proxy to (its network gives it none, or its sandbox is not running)`,
+    );
+  if (!isProxyableIP(ip))
+    return statusError(
+      400,
+      'BadRequest',
+      `address not allowed: pod ${pod.metadata?.name ?? ''}'s status.podIP ${ip} is not a global unicast address (loopback, link-local, multicast or unspecified), which the pod proxy never dials`,
+    );
   return { ip, port: Number(p) };
 }
 
@@ -148,7 +209,15 @@ export const podProxyHandler: RouteHandler = ({ host, req, params, body, onAbort
   const method = req.method.toUpperCase();
   return new Promise<HttpReply>((resolve) => {
     let answered = false;
-    const outgoing = http.request({ host: target.ip, port: target.port, method, path: proxyRest(req.path) + (query ? `?${query}` : ''), headers, agent: false, timeout: kProxyResponseTimeoutMs });
+    const outgoing = http.request({
+      host: target.ip,
+      port: target.port,
+      method,
+      path: proxyRest(req.path) + (query ? `?${query}` : ''),
+      headers,
+      agent: false,
+      timeout: kProxyResponseTimeoutMs,
+    });
     const fail = (cause: string) => {
       if (answered) return;
       answered = true;
@@ -179,7 +248,10 @@ export const podProxyHandler: RouteHandler = ({ host, req, params, body, onAbort
         return;
       }
       resolve({
-        status, contentType, headers: out, body: '',
+        status,
+        contentType,
+        headers: out,
+        body: '',
         // A proxied body at the socket's speed (uWS's framing and backpressure): a pod's streaming
         // answer (a server-sent event stream) then sees each chunk end with the next one.
         bulk: true,

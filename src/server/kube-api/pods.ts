@@ -26,7 +26,16 @@ import { patchPod as strategicPatchPod } from './patch.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
 import { jsonRequestBody } from './protobuf-body.js';
-import { isStatus, kubeErrorStatus, matchesFilter, parseDryRun, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
+import {
+  isStatus,
+  kubeErrorStatus,
+  matchesFilter,
+  parseDryRun,
+  parseIncludeObject,
+  parseListFilter,
+  queryBool,
+  wantsTable,
+} from './request.js';
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
 import { compareKeys, continueExpired, pageOf, parseListPage } from './list-pages.js';
@@ -48,14 +57,24 @@ function conflict(name: string, detail: string): Status {
   return statusError(409, 'Conflict', `Operation cannot be fulfilled on pods ${JSON.stringify(name)}: ${detail}`, { name, kind: 'pods' });
 }
 
-function respond({ host, req }: Pick<RouteContext, 'host' | 'req'>, objects: Pod[], single: boolean, resourceVersion: string | undefined): HttpReply {
+function respond(
+  { host, req }: Pick<RouteContext, 'host' | 'req'>,
+  objects: Pod[],
+  single: boolean,
+  resourceVersion: string | undefined,
+): HttpReply {
   if (wantsTable(req.headers.accept)) {
     const include = parseIncludeObject(req.query);
     if (isStatus(include)) return statusReply(include);
     return jsonReply(200, toTable(kPodPrinter, objects, { include, nowMs: hostClock(host).now(), resourceVersion }));
   }
   if (single) return jsonReply(200, objects[0]);
-  return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : { resourceVersion }, items: objects } satisfies PodList);
+  return jsonReply(200, {
+    apiVersion: 'v1',
+    kind: 'PodList',
+    metadata: resourceVersion === undefined ? {} : { resourceVersion },
+    items: objects,
+  } satisfies PodList);
 }
 
 /**
@@ -140,46 +159,66 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
   const sortPods = newPodSorter();
 
   /** list and watch, in one namespace or (namespace undefined) all. */
-  const list = (all: boolean) => ({ host, req, params, user }: RouteContext): HttpReply => {
-    const namespace = all ? undefined : params.namespace;
-    const filter = parseListFilter(req.query, kPodFieldLabels);
-    if (isStatus(filter)) return statusReply(filter);
-    if (queryBool(req.query, 'watch')) {
-      const w = parseWatchParams(req.query);
-      if (isStatus(w)) return statusReply(w);
-      let table: { include: 'None' | 'Metadata' | 'Object' } | undefined;
+  const list =
+    (all: boolean) =>
+    ({ host, req, params, user }: RouteContext): HttpReply => {
+      const namespace = all ? undefined : params.namespace;
+      const filter = parseListFilter(req.query, kPodFieldLabels);
+      if (isStatus(filter)) return statusReply(filter);
+      if (queryBool(req.query, 'watch')) {
+        const w = parseWatchParams(req.query);
+        if (isStatus(w)) return statusReply(w);
+        let table: { include: 'None' | 'Metadata' | 'Object' } | undefined;
+        if (wantsTable(req.headers.accept)) {
+          const include = parseIncludeObject(req.query);
+          if (isStatus(include)) return statusReply(include);
+          table = { include };
+        }
+        const r = podWatchReply(host, { namespace, filter, ...w, table }, { limiter: options.watchLimiter, user: user?.name ?? '' });
+        return isStatus(r) ? statusReply(r) : r;
+      }
+      const listPage = parseListPage(req.query);
+      if (isStatus(listPage)) return statusReply(listPage);
+      if (listPage.continueFrom && podVersionCompacted(host, listPage.continueFrom.resourceVersion)) return statusReply(continueExpired());
+      const rv = host.resourceVersion?.();
+      const filtered = host
+        .listPods()
+        .filter(
+          (p) =>
+            (namespace === undefined || (p.metadata?.namespace ?? 'default') === namespace) &&
+            matchesFilter(filter, p.metadata?.labels, () => podFields(p)),
+        );
+      const selectors = filter.labels.length > 0 || filter.fields.length > 0;
+      const { items: selected, metadata: listMeta } = pageOf(
+        sortPods(filtered, namespace === undefined && !selectors),
+        podKey,
+        listPage,
+        rv,
+        selectors,
+      );
+      const resourceVersion = listMeta.resourceVersion;
       if (wantsTable(req.headers.accept)) {
         const include = parseIncludeObject(req.query);
         if (isStatus(include)) return statusReply(include);
-        table = { include };
+        return jsonReply(
+          200,
+          toTable(
+            kPodPrinter,
+            selected.map((p) => present(host, p)),
+            { include, nowMs: hostClock(host).now(), ...listMeta },
+          ),
+        );
       }
-      const r = podWatchReply(host, { namespace, filter, ...w, table }, { limiter: options.watchLimiter, user: user?.name ?? '' });
-      return isStatus(r) ? statusReply(r) : r;
-    }
-    const listPage = parseListPage(req.query);
-    if (isStatus(listPage)) return statusReply(listPage);
-    if (listPage.continueFrom && podVersionCompacted(host, listPage.continueFrom.resourceVersion)) return statusReply(continueExpired());
-    const rv = host.resourceVersion?.();
-    const filtered = host.listPods()
-      .filter((p) => (namespace === undefined || (p.metadata?.namespace ?? 'default') === namespace) && matchesFilter(filter, p.metadata?.labels, () => podFields(p)));
-    const selectors = filter.labels.length > 0 || filter.fields.length > 0;
-    const { items: selected, metadata: listMeta } = pageOf(sortPods(filtered, namespace === undefined && !selectors), podKey, listPage, rv, selectors);
-    const resourceVersion = listMeta.resourceVersion;
-    if (wantsTable(req.headers.accept)) {
-      const include = parseIncludeObject(req.query);
-      if (isStatus(include)) return statusReply(include);
-      return jsonReply(200, toTable(kPodPrinter, selected.map((p) => present(host, p)), { include, nowMs: hostClock(host).now(), ...listMeta }));
-    }
-    // A PodList from the pods' JSON fragments: a pod is serialized again only when it or its
-    // resourceVersion changed (json-fragments.ts); byte for byte what respond() would send.
-    const versions = deps.versions(host);
-    const items = selected.map((p) => {
-      const version = versions.get(p.metadata?.uid ?? '');
-      return podFragments.json(p.metadata ?? p, objectInputs(p, [version]), () => presentPod(p, version));
-    });
-    const head = { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : listMeta };
-    return { status: 200, contentType: 'application/json', body: listBody.body(head, items) };
-  };
+      // A PodList from the pods' JSON fragments: a pod is serialized again only when it or its
+      // resourceVersion changed (json-fragments.ts); byte for byte what respond() would send.
+      const versions = deps.versions(host);
+      const items = selected.map((p) => {
+        const version = versions.get(p.metadata?.uid ?? '');
+        return podFragments.json(p.metadata ?? p, objectInputs(p, [version]), () => presentPod(p, version));
+      });
+      const head = { apiVersion: 'v1', kind: 'PodList', metadata: resourceVersion === undefined ? {} : listMeta };
+      return { status: 200, contentType: 'application/json', body: listBody.body(head, items) };
+    };
 
   const get = ({ host, req, params }: RouteContext): HttpReply => {
     const pod = host.getPod(params.namespace, params.name);
@@ -204,11 +243,21 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     }
     const pod = parsed.pods[0];
     if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
-      return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+      return statusReply(
+        statusError(
+          400,
+          'BadRequest',
+          `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`,
+        ),
+      );
     }
     // ValidatePodCreate: ephemeral containers come only through the ephemeralcontainers subresource.
     if ((pod.spec?.ephemeralContainers ?? []).length > 0) {
-      return statusReply(invalidStatus(pod.metadata?.name ?? '', [{ type: 'Forbidden', field: 'spec.ephemeralContainers', detail: 'cannot be set on create' }]));
+      return statusReply(
+        invalidStatus(pod.metadata?.name ?? '', [
+          { type: 'Forbidden', field: 'spec.ephemeralContainers', detail: 'cannot be set on create' },
+        ]),
+      );
     }
     const admission = admitApiPods(ctx, [pod]);
     if (admission.refused) return withHeaders(admission.refused, admission.headers);
@@ -227,7 +276,12 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
    * own, so it is no precondition; instead, if the pod changed since (a status update while the body
    * was parsed), store answers kStale and the caller applies the patch again to the new pod.
    */
-  const store = async (ctx: RouteContext, text: string, contentType: string | undefined, basedOn?: string): Promise<HttpReply | typeof kStale> => {
+  const store = async (
+    ctx: RouteContext,
+    text: string,
+    contentType: string | undefined,
+    basedOn?: string,
+  ): Promise<HttpReply | typeof kStale> => {
     const { host, params } = ctx;
     if (!host.replacePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not update pods'));
     const dryRun = parseDryRun(ctx.req.query);
@@ -239,20 +293,35 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (strict) return strict;
     const parsed = await parsePodsBody(host, Buffer.from(text, 'utf8'), contentType, { namespace: params.namespace, name: params.name });
     if (!parsed.ok) return parsed.reply;
-    if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0) return statusReply(statusError(400, 'BadRequest', 'the body must be exactly one Pod'));
+    if (!parsed.single || parsed.pods.length !== 1 || parsed.objects.length > 0)
+      return statusReply(statusError(400, 'BadRequest', 'the body must be exactly one Pod'));
     const pod = parsed.pods[0];
     if (pod.metadata?.name !== params.name) {
-      return statusReply(statusError(400, 'BadRequest', `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`));
+      return statusReply(
+        statusError(
+          400,
+          'BadRequest',
+          `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`,
+        ),
+      );
     }
     if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
-      return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+      return statusReply(
+        statusError(
+          400,
+          'BadRequest',
+          `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`,
+        ),
+      );
     }
     const rv = pod.metadata?.resourceVersion;
     const have = deps.versions(host).get(current.metadata?.uid ?? '');
     if (basedOn !== undefined && rv === basedOn) {
       if (have !== undefined && String(have) !== basedOn) return kStale;
     } else if (rv !== undefined && rv !== '' && have !== undefined && rv !== String(have)) {
-      return statusReply(conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'));
+      return statusReply(
+        conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'),
+      );
     }
     // Ephemeral containers change only through their subresource (ephemeral-containers.ts): a pod update keeps the stored ones.
     if (pod.spec) {
@@ -260,11 +329,17 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       else delete pod.spec.ephemeralContainers;
     }
     const uid = pod.metadata?.uid;
-    if (uid && uid !== current.metadata?.uid) return statusReply(conflict(params.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`));
+    if (uid && uid !== current.metadata?.uid)
+      return statusReply(
+        conflict(params.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata?.uid}`),
+      );
     const admission = admitApiPods(ctx, [pod], [current]);
     if (admission.refused) return withHeaders(admission.refused, admission.headers);
     try {
-      return withHeaders(jsonReply(200, present(host, await host.replacePod(params.namespace, params.name, pod, { dryRun }))), admission.headers);
+      return withHeaders(
+        jsonReply(200, present(host, await host.replacePod(params.namespace, params.name, pod, { dryRun }))),
+        admission.headers,
+      );
     } catch (err) {
       return statusReply(kubeErrorStatus(err, 'pods', params.name));
     }
@@ -274,7 +349,11 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     const decoded = await jsonRequestBody(ctx.host, ctx.body, ctx.req.headers['content-type'], 'Pod');
     if (isStatus(decoded)) return statusReply(decoded);
     const r = await store(ctx, (decoded.body ?? Buffer.alloc(0)).toString('utf8'), decoded.contentType);
-    return r === kStale ? statusReply(conflict(ctx.params.name, 'the object has been modified; please apply your changes to the latest version and try again')) : r;
+    return r === kStale
+      ? statusReply(
+          conflict(ctx.params.name, 'the object has been modified; please apply your changes to the latest version and try again'),
+        )
+      : r;
   };
 
   /**
@@ -305,7 +384,10 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
       }
       const r = await store(ctx, JSON.stringify(patched), 'application/json', base.metadata?.resourceVersion ?? '');
       if (r !== kStale) return r;
-      if (attempt === kPatchAttempts) return statusReply(conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'));
+      if (attempt === kPatchAttempts)
+        return statusReply(
+          conflict(params.name, 'the object has been modified; please apply your changes to the latest version and try again'),
+        );
     }
   };
 
@@ -314,7 +396,13 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
    * static pod, its preconditions hold; a dry run answers with the pod as the delete would mark
    * it. Resolves with the pod (deletionTimestamp set) or the refusal.
    */
-  const deleteOne = async (host: AgentHost, namespace: string, name: string, opts: DeleteOptions, dryRun: boolean): Promise<Pod | Status> => {
+  const deleteOne = async (
+    host: AgentHost,
+    namespace: string,
+    name: string,
+    opts: DeleteOptions,
+    dryRun: boolean,
+  ): Promise<Pod | Status> => {
     if (!host.deletePod) return statusError(405, 'MethodNotAllowed', 'this agent does not delete pods');
     const current = host.getPod(namespace, name);
     if (!current) return notFound('pods', name);
@@ -362,8 +450,22 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (isStatus(filter)) return statusReply(filter);
     const opts = parseDeleteOptions(req.query, body);
     if (isStatus(opts)) return statusReply(opts);
-    const targets = host.listPods().filter((p) => (p.metadata?.namespace ?? 'default') === params.namespace && !isStaticPod(p) && !p.metadata?.deletionTimestamp && matchesFilter(filter, p.metadata?.labels, () => podFields(p)));
-    if (dryRun || opts.dryRun) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: targets.map((p) => present(host, markPodDeleted(p, opts.gracePeriodSeconds, hostClock(host).now()))) } satisfies PodList);
+    const targets = host
+      .listPods()
+      .filter(
+        (p) =>
+          (p.metadata?.namespace ?? 'default') === params.namespace &&
+          !isStaticPod(p) &&
+          !p.metadata?.deletionTimestamp &&
+          matchesFilter(filter, p.metadata?.labels, () => podFields(p)),
+      );
+    if (dryRun || opts.dryRun)
+      return jsonReply(200, {
+        apiVersion: 'v1',
+        kind: 'PodList',
+        metadata: {},
+        items: targets.map((p) => present(host, markPodDeleted(p, opts.gracePeriodSeconds, hostClock(host).now()))),
+      } satisfies PodList);
     const items: Pod[] = [];
     for (const p of targets) {
       try {
@@ -385,13 +487,22 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     if (container === '') {
       const names = (pod.spec?.containers ?? []).map((c) => c.name);
       if (names.length !== 1) {
-        return statusReply(statusError(400, 'BadRequest', `a container name must be specified for pod ${params.name}, choose one of: [${names.join(' ')}]`));
+        return statusReply(
+          statusError(400, 'BadRequest', `a container name must be specified for pod ${params.name}, choose one of: [${names.join(' ')}]`),
+        );
       }
       container = names[0];
     }
     if (req.query.has('sinceTime')) {
       const t = Date.parse(req.query.get('sinceTime')!);
-      if (Number.isNaN(t)) return statusReply(statusError(400, 'BadRequest', `sinceTime: Invalid value: ${JSON.stringify(req.query.get('sinceTime'))}: must be an RFC 3339 time`));
+      if (Number.isNaN(t))
+        return statusReply(
+          statusError(
+            400,
+            'BadRequest',
+            `sinceTime: Invalid value: ${JSON.stringify(req.query.get('sinceTime'))}: must be an RFC 3339 time`,
+          ),
+        );
       const query = new URLSearchParams(req.query);
       query.delete('sinceTime');
       query.set('sinceSeconds', String(Math.max(1, Math.ceil((hostClock(host).now() - t) / 1000))));

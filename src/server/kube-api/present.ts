@@ -22,7 +22,8 @@ export function presentPod(pod: Pod, resourceVersion?: number): Pod {
   // oldest sandbox), else when the source first saw it.
   metadata.creationTimestamp ??= pod.status?.startTime ?? metadata.annotations?.[ConfigSeenAnnotationKey];
   if (resourceVersion !== undefined && resourceVersion > 0) metadata.resourceVersion = String(resourceVersion);
-  if (isStaticPod(pod)) metadata.annotations = { ...metadata.annotations, [kConfigMirrorAnnotation]: metadata.annotations?.[ConfigHashAnnotationKey] ?? '' };
+  if (isStaticPod(pod))
+    metadata.annotations = { ...metadata.annotations, [kConfigMirrorAnnotation]: metadata.annotations?.[ConfigHashAnnotationKey] ?? '' };
   return { ...pod, apiVersion: 'v1', kind: 'Pod', metadata };
 }
 
@@ -34,7 +35,10 @@ export function presentPod(pod: Pod, resourceVersion?: number): Pod {
  * @param verb `update`, `patch` or `delete`.
  */
 export function mirrorPodWriteRefused(name: string, verb: string): Status {
-  return statusError(403, 'Forbidden',
+  return statusError(
+    403,
+    'Forbidden',
     `pods ${JSON.stringify(name)} is forbidden: cannot ${verb} a mirror pod: it is the static pod of a manifest on the node (annotation ${kConfigMirrorAnnotation}); edit or remove the manifest instead`,
-    { name, kind: 'pods' });
+    { name, kind: 'pods' },
+  );
 }

@@ -20,13 +20,20 @@ import { statusError } from '../status.js';
  * @returns the object, or a Status: 400 BadRequest (no envelope, another kind, bytes that are not
  * that message), 413 RequestEntityTooLarge or 429 TooManyRequests from the decoder thread.
  */
-export async function decodeBodyOffThread(host: Pick<AgentHost, 'decodeProtobufBody'>, body: Uint8Array | undefined, kinds: readonly string[], prefix = ''): Promise<Record<string, unknown> | Status> {
+export async function decodeBodyOffThread(
+  host: Pick<AgentHost, 'decodeProtobufBody'>,
+  body: Uint8Array | undefined,
+  kinds: readonly string[],
+  prefix = '',
+): Promise<Record<string, unknown> | Status> {
   const bytes = body ?? new Uint8Array(0);
   let objectKind: string;
   try {
     const { apiVersion, kind } = envelopeTypeMeta(bytes);
     if (!kinds.includes(kind)) {
-      throw new InvalidArgumentError(`the protobuf body holds ${kind === '' ? 'no kind' : `a ${JSON.stringify(kind)}`} (apiVersion ${JSON.stringify(apiVersion)}), this request takes a ${kinds.join(' or ')}`);
+      throw new InvalidArgumentError(
+        `the protobuf body holds ${kind === '' ? 'no kind' : `a ${JSON.stringify(kind)}`} (apiVersion ${JSON.stringify(apiVersion)}), this request takes a ${kinds.join(' or ')}`,
+      );
     }
     objectKind = kind;
     if (!host.decodeProtobufBody) return decodeObjectBody(bytes, objectKind);
@@ -36,7 +43,8 @@ export async function decodeBodyOffThread(host: Pick<AgentHost, 'decodeProtobufB
   const decoded = await host.decodeProtobufBody({ body: bytes, objectKind });
   if (decoded.ok) return decoded.object;
   if (decoded.kind === 'tooLarge') return statusError(413, 'RequestEntityTooLarge', `${prefix}${decoded.message}`);
-  if (decoded.kind === 'busy') return statusError(429, 'TooManyRequests', decoded.message, { retryAfterSeconds: decoded.retryAfterSeconds });
+  if (decoded.kind === 'busy')
+    return statusError(429, 'TooManyRequests', decoded.message, { retryAfterSeconds: decoded.retryAfterSeconds });
   return statusError(400, 'BadRequest', `${prefix}${decoded.message}`);
 }
 
@@ -48,8 +56,15 @@ export async function decodeBodyOffThread(host: Pick<AgentHost, 'decodeProtobufB
  * fails to decode is a 400 BadRequest Status as the apiserver's (`… cannot be handled as a Pod:
  * …`), or the decoder thread's 413 / 429.
  */
-export async function jsonRequestBody(host: Pick<AgentHost, 'decodeProtobufBody'>, body: Buffer | undefined, contentType: string | undefined, kind: string): Promise<{ body: Buffer | undefined; contentType: string | undefined } | Status> {
+export async function jsonRequestBody(
+  host: Pick<AgentHost, 'decodeProtobufBody'>,
+  body: Buffer | undefined,
+  contentType: string | undefined,
+  kind: string,
+): Promise<{ body: Buffer | undefined; contentType: string | undefined } | Status> {
   if (!isProtobufMediaType(contentType)) return { body, contentType };
   const decoded = await decodeBodyOffThread(host, body, [kind], `the protobuf body cannot be handled as a ${kind}: `);
-  return decoded.kind === 'Status' && typeof decoded.code === 'number' ? (decoded as unknown as Status) : { body: Buffer.from(JSON.stringify(decoded), 'utf8'), contentType: 'application/json' };
+  return decoded.kind === 'Status' && typeof decoded.code === 'number'
+    ? (decoded as unknown as Status)
+    : { body: Buffer.from(JSON.stringify(decoded), 'utf8'), contentType: 'application/json' };
 }

@@ -59,7 +59,11 @@ export function parseIncludeObject(query: URLSearchParams): IncludeObject | Stat
   const v = query.get('includeObject') ?? '';
   if (v === '') return 'Metadata';
   if (v === 'None' || v === 'Metadata' || v === 'Object') return v;
-  return statusError(400, 'BadRequest', `includeObject: Unsupported value: ${JSON.stringify(v)}: supported values: "Metadata", "None", "Object"`);
+  return statusError(
+    400,
+    'BadRequest',
+    `includeObject: Unsupported value: ${JSON.stringify(v)}: supported values: "Metadata", "None", "Object"`,
+  );
 }
 
 /** ListFilter: the label and field selectors of a list or watch, checked against the resource's field labels. */
@@ -90,7 +94,11 @@ export function parseListFilter(query: URLSearchParams, fieldLabels: readonly st
  * it is then called only when the filter has a field selector (a list without one — what kubectl
  * sends most — builds no field set per object).
  */
-export function matchesFilter(filter: ListFilter, labels: Readonly<Record<string, string>> | undefined, fields: FieldSet | (() => FieldSet)): boolean {
+export function matchesFilter(
+  filter: ListFilter,
+  labels: Readonly<Record<string, string>> | undefined,
+  fields: FieldSet | (() => FieldSet),
+): boolean {
   if (!matchesLabelSelector(filter.labels, labels)) return false;
   if (filter.fields.length === 0) return true;
   return matchesFieldSelector(filter.fields, typeof fields === 'function' ? fields() : fields);
@@ -133,7 +141,8 @@ export function parseDryRun(query: URLSearchParams): boolean | Status {
   const values = query.getAll('dryRun');
   if (values.length === 0) return false;
   const bad = values.find((v) => v !== 'All');
-  if (bad !== undefined) return statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(bad)}: supported values: "All"`);
+  if (bad !== undefined)
+    return statusError(400, 'BadRequest', `dryRun: Unsupported value: ${JSON.stringify(bad)}: supported values: "All"`);
   return true;
 }
 
@@ -143,4 +152,3 @@ export function objectReply(object: unknown, code = 200): HttpReply {
 }
 
 export { statusReply };
-

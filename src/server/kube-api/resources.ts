@@ -27,7 +27,19 @@ import { patchNode } from './nodes.js';
 import { serviceAccountObjects } from './service-accounts.js';
 import type { ServiceAccountObject } from '../../shared/service-account-admission.js';
 import { isStatus, matchesFilter, parseIncludeObject, parseListFilter, queryBool, wantsTable } from './request.js';
-import { kConfigMapPrinter, kEventPrinter, kNamespacePrinter, kNodePrinter, kPvcPrinter, kSecretPrinter, kServiceAccountPrinter, toTable, type IncludeObject, type NamespaceObject, type TablePrinter } from './table.js';
+import {
+  kConfigMapPrinter,
+  kEventPrinter,
+  kNamespacePrinter,
+  kNodePrinter,
+  kPvcPrinter,
+  kSecretPrinter,
+  kServiceAccountPrinter,
+  toTable,
+  type IncludeObject,
+  type NamespaceObject,
+  type TablePrinter,
+} from './table.js';
 
 /** ResourceKind: how one resource is listed, found, filtered and printed, and how its changes are followed. */
 interface ResourceKind<T extends KindObject> extends KindSpec<T> {
@@ -41,13 +53,20 @@ export interface ResourceRouteDeps {
   feeds(host: AgentHost): KindFeeds;
 }
 
-function tableOrObject<T extends KindObject>(r: ResourceKind<T>, { host, req }: Pick<RouteContext, 'host' | 'req'>, objects: T[], list: ListMetaOut | undefined): HttpReply {
+function tableOrObject<T extends KindObject>(
+  r: ResourceKind<T>,
+  { host, req }: Pick<RouteContext, 'host' | 'req'>,
+  objects: T[],
+  list: ListMetaOut | undefined,
+): HttpReply {
   if (wantsTable(req.headers.accept)) {
     const include = parseIncludeObject(req.query);
     if (isStatus(include)) return statusReply(include);
     return jsonReply(200, toTable(r.printer, objects, { include, nowMs: hostClock(host).now(), ...list }));
   }
-  return list === undefined ? jsonReply(200, objects[0]) : jsonReply(200, { apiVersion: 'v1', kind: `${r.kind}List`, metadata: list, items: objects });
+  return list === undefined
+    ? jsonReply(200, objects[0])
+    : jsonReply(200, { apiVersion: 'v1', kind: `${r.kind}List`, metadata: list, items: objects });
 }
 
 function routesOf<T extends KindObject>(r: ResourceKind<T>, deps: ResourceRouteDeps, options: KubeApiOptions): Route[] {
@@ -61,7 +80,9 @@ function routesOf<T extends KindObject>(r: ResourceKind<T>, deps: ResourceRouteD
   const listHandler = async ({ host, req, params, user }: RouteContext): Promise<HttpReply> => {
     const filter = parseListFilter(req.query, labels);
     if (isStatus(filter)) return statusReply(filter);
-    const selected = (o: T) => (params.namespace === undefined || (o.metadata?.namespace ?? 'default') === params.namespace) && matchesFilter(filter, o.metadata?.labels, () => r.fields(o));
+    const selected = (o: T) =>
+      (params.namespace === undefined || (o.metadata?.namespace ?? 'default') === params.namespace) &&
+      matchesFilter(filter, o.metadata?.labels, () => r.fields(o));
     if (queryBool(req.query, 'watch')) {
       const w = parseWatchParams(req.query);
       if (isStatus(w)) return statusReply(w);
@@ -74,7 +95,10 @@ function routesOf<T extends KindObject>(r: ResourceKind<T>, deps: ResourceRouteD
       const history = await synced(host);
       if (!history) return notServed();
       const kind: WatchKind<T> = {
-        matches: selected, present: (o) => o, printer: r.printer, clock: hostClock(host),
+        matches: selected,
+        present: (o) => o,
+        printer: r.printer,
+        clock: hostClock(host),
         *currentKeys() {
           for (const o of history.list()) if (selected(o)) yield objectKey(o);
         },
@@ -92,11 +116,17 @@ function routesOf<T extends KindObject>(r: ResourceKind<T>, deps: ResourceRouteD
   };
   const getHandler = async ({ host, req, params }: RouteContext): Promise<HttpReply> => {
     const history = await synced(host);
-    const found = history?.list().find((o) => o.metadata?.name === params.name && (!r.namespaced || (o.metadata?.namespace ?? 'default') === params.namespace));
+    const found = history
+      ?.list()
+      .find((o) => o.metadata?.name === params.name && (!r.namespaced || (o.metadata?.namespace ?? 'default') === params.namespace));
     if (!found) return statusReply(notFound(r.resource, params.name));
     return tableOrObject(r, { host, req }, [found], undefined);
   };
-  if (!r.namespaced) return [{ path: `/api/v1/${r.resource}`, methods: { get: listHandler } }, { path: `/api/v1/${r.resource}/:name`, methods: { get: getHandler } }];
+  if (!r.namespaced)
+    return [
+      { path: `/api/v1/${r.resource}`, methods: { get: listHandler } },
+      { path: `/api/v1/${r.resource}/:name`, methods: { get: getHandler } },
+    ];
   return [
     { path: `/api/v1/${r.resource}`, methods: { get: listHandler } },
     { path: `/api/v1/namespaces/:namespace/${r.resource}`, methods: { get: listHandler } },
@@ -137,34 +167,107 @@ function objectsVersion(host: AgentHost): number | undefined {
 }
 
 function objects(kind: ConfigObjectKind) {
-  return (host: AgentHost): ConfigObject[] | undefined => host.listObjects?.(kind).map((o) => ({ ...redactConfigObject(o), apiVersion: 'v1' }));
+  return (host: AgentHost): ConfigObject[] | undefined =>
+    host.listObjects?.(kind).map((o) => ({ ...redactConfigObject(o), apiVersion: 'v1' }));
 }
 
 /** resourceRoutes: GET (list and get, Table or object) of nodes, namespaces, events, configmaps, secrets, claims and serviceaccounts (list, get and watch only). */
 export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions = {}): Route[] {
-  const ns: ResourceKind<NamespaceObject> = { resource: 'namespaces', kind: 'Namespace', namespaced: false, printer: kNamespacePrinter, fields: namespaceFields, list: namespaceObjects };
-  const node: ResourceKind<Node> = { resource: 'nodes', kind: 'Node', namespaced: false, printer: kNodePrinter, fields: nodeFields, list: nodes, fingerprint: nodeFingerprint, pollMs: kNodePollMs };
+  const ns: ResourceKind<NamespaceObject> = {
+    resource: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+    printer: kNamespacePrinter,
+    fields: namespaceFields,
+    list: namespaceObjects,
+  };
+  const node: ResourceKind<Node> = {
+    resource: 'nodes',
+    kind: 'Node',
+    namespaced: false,
+    printer: kNodePrinter,
+    fields: nodeFields,
+    list: nodes,
+    fingerprint: nodeFingerprint,
+    pollMs: kNodePollMs,
+  };
   // ConfigMaps and Secrets carry the object store's own resourceVersions (PUT compares them).
-  const configMaps: ResourceKind<ConfigObject> = { resource: 'configmaps', kind: 'ConfigMap', namespaced: true, printer: kConfigMapPrinter, fields: configObjectFields, list: objects('ConfigMap'), ownVersions: objectsVersion };
-  const secrets: ResourceKind<ConfigObject> = { resource: 'secrets', kind: 'Secret', namespaced: true, printer: kSecretPrinter, fields: configObjectFields, list: objects('Secret'), ownVersions: objectsVersion };
-  const claims: ResourceKind<ConfigObject> = { resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true, printer: kPvcPrinter, fields: configObjectFields, list: objects('PersistentVolumeClaim'), ownVersions: objectsVersion };
+  const configMaps: ResourceKind<ConfigObject> = {
+    resource: 'configmaps',
+    kind: 'ConfigMap',
+    namespaced: true,
+    printer: kConfigMapPrinter,
+    fields: configObjectFields,
+    list: objects('ConfigMap'),
+    ownVersions: objectsVersion,
+  };
+  const secrets: ResourceKind<ConfigObject> = {
+    resource: 'secrets',
+    kind: 'Secret',
+    namespaced: true,
+    printer: kSecretPrinter,
+    fields: configObjectFields,
+    list: objects('Secret'),
+    ownVersions: objectsVersion,
+  };
+  const claims: ResourceKind<ConfigObject> = {
+    resource: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    namespaced: true,
+    printer: kPvcPrinter,
+    fields: configObjectFields,
+    list: objects('PersistentVolumeClaim'),
+    ownVersions: objectsVersion,
+  };
   const routes = [
     ...routesOf<Node>(node, deps, options),
     ...routesOf(ns, deps, options),
-    ...routesOf<Event>({ resource: 'events', kind: 'Event', namespaced: true, printer: kEventPrinter, fields: eventFields, list: events, fingerprint: eventFingerprint }, deps, options),
+    ...routesOf<Event>(
+      {
+        resource: 'events',
+        kind: 'Event',
+        namespaced: true,
+        printer: kEventPrinter,
+        fields: eventFields,
+        list: events,
+        fingerprint: eventFingerprint,
+      },
+      deps,
+      options,
+    ),
     ...routesOf(configMaps, deps, options),
     ...routesOf(secrets, deps, options),
     ...routesOf(claims, deps, options),
-    ...routesOf<ServiceAccountObject>({ resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, printer: kServiceAccountPrinter, fields: serviceAccountFields, list: serviceAccountObjects }, deps, options),
+    ...routesOf<ServiceAccountObject>(
+      {
+        resource: 'serviceaccounts',
+        kind: 'ServiceAccount',
+        namespaced: true,
+        printer: kServiceAccountPrinter,
+        fields: serviceAccountFields,
+        list: serviceAccountObjects,
+      },
+      deps,
+      options,
+    ),
   ];
   // GET and DELETE /api/v1/namespaces/{name}: the namespace route's `:name` is this path's `:namespace` (a DNS label).
-  const asName = (handler: RouteHandler): RouteHandler => (ctx) => handler({ ...ctx, params: { name: ctx.params.namespace } });
+  const asName =
+    (handler: RouteHandler): RouteHandler =>
+    (ctx) =>
+      handler({ ...ctx, params: { name: ctx.params.namespace } });
   /** A write of the kind: its watchers see it now, not at the next poll. */
-  const then = <T extends KindObject>(spec: KindSpec<T>, handler: RouteHandler): RouteHandler => async (ctx) => {
-    const reply = await handler(ctx);
-    void deps.feeds(ctx.host).feed(spec).sync().catch(() => undefined);
-    return reply;
-  };
+  const then =
+    <T extends KindObject>(spec: KindSpec<T>, handler: RouteHandler): RouteHandler =>
+    async (ctx) => {
+      const reply = await handler(ctx);
+      void deps
+        .feeds(ctx.host)
+        .feed(spec)
+        .sync()
+        .catch(() => undefined);
+      return reply;
+    };
   // ConfigMap and Secret writes (config-objects.ts) join the reads of the same paths.
   const writes = new Map(configObjectWriteRoutes().map((w) => [w.path, w.methods]));
   return routes.map((r) => {
@@ -176,7 +279,15 @@ export function resourceRoutes(deps: ResourceRouteDeps, options: KubeApiOptions 
     if (r.path === '/api/v1/namespaces') return { ...r, methods: { ...r.methods, post: then(ns, createNamespace) } };
     if (r.path === '/api/v1/nodes/:name') return { ...r, methods: { ...r.methods, patch: then(node, patchNode) } };
     if (r.path === '/api/v1/namespaces/:name') {
-      return { path: '/api/v1/namespaces/:namespace', methods: { get: asName(r.methods.get!), delete: then(ns, asName(deleteNamespace)), put: then(ns, updateNamespace), patch: then(ns, updateNamespace) } };
+      return {
+        path: '/api/v1/namespaces/:namespace',
+        methods: {
+          get: asName(r.methods.get!),
+          delete: then(ns, asName(deleteNamespace)),
+          put: then(ns, updateNamespace),
+          patch: then(ns, updateNamespace),
+        },
+      };
     }
     return r;
   });

@@ -24,7 +24,12 @@ import { decodeBodyOffThread } from './protobuf-body.js';
  * sends, whose kind must be the route's `kind` (refused before decoding) and which is decoded off
  * the main thread (protobuf.ts decodeBodyOffThread).
  */
-async function parseBody(host: AgentHost, body: Buffer | undefined, kind: string, contentType?: string): Promise<Record<string, unknown> | Status> {
+async function parseBody(
+  host: AgentHost,
+  body: Buffer | undefined,
+  kind: string,
+  contentType?: string,
+): Promise<Record<string, unknown> | Status> {
   if ((contentType ?? '').split(';')[0].trim().toLowerCase() === kProtobufMediaType) {
     const obj = await decodeBodyOffThread(host, body, [kind]);
     return isStatus(obj) ? obj : { ...obj, spec: obj.spec ?? {} };
@@ -63,7 +68,11 @@ const kServed: ReadonlyMap<string, Set<string>> = new Map([
  * request would get 404 here). `user` undefined (a server without auth) may do everything.
  * @param authorizer the server's (default: the built-in policy without anonymous bindings).
  */
-export function accessDecision(user: TokenUser | undefined, spec: Record<string, unknown>, authorizer: Authorizer = defaultAuthorizer(false)): { allowed: boolean; denied?: boolean; reason: string } {
+export function accessDecision(
+  user: TokenUser | undefined,
+  spec: Record<string, unknown>,
+  authorizer: Authorizer = defaultAuthorizer(false),
+): { allowed: boolean; denied?: boolean; reason: string } {
   const ra = spec.resourceAttributes as Record<string, string> | undefined;
   const nra = spec.nonResourceAttributes as Record<string, string> | undefined;
   let attrs: Attributes;
@@ -71,12 +80,34 @@ export function accessDecision(user: TokenUser | undefined, spec: Record<string,
     const group = String(ra.group ?? '');
     const resource = String(ra.resource ?? '');
     if (resource !== '*' && !(kServed.get(group)?.has(resource) ?? false)) {
-      return { allowed: false, denied: true, reason: `${resource}${group ? `.${group}` : ''} is not served by this node: ${user ? 'it' : 'this node'} serves only pods, nodes, namespaces, events, configmaps, secrets and metrics` };
+      return {
+        allowed: false,
+        denied: true,
+        reason: `${resource}${group ? `.${group}` : ''} is not served by this node: ${user ? 'it' : 'this node'} serves only pods, nodes, namespaces, events, configmaps, secrets and metrics`,
+      };
     }
-    attrs = { verb: String(ra.verb ?? ''), resourceRequest: true, apiGroup: group, namespace: String(ra.namespace ?? ''), resource, subresource: String(ra.subresource ?? ''), name: String(ra.name ?? ''), path: '' };
+    attrs = {
+      verb: String(ra.verb ?? ''),
+      resourceRequest: true,
+      apiGroup: group,
+      namespace: String(ra.namespace ?? ''),
+      resource,
+      subresource: String(ra.subresource ?? ''),
+      name: String(ra.name ?? ''),
+      path: '',
+    };
   } else if (nra && typeof nra === 'object') {
     const verb = String(nra.verb ?? '').toLowerCase();
-    attrs = { verb: verb === 'head' ? 'get' : verb, resourceRequest: false, apiGroup: '', namespace: '', resource: '', subresource: '', name: '', path: String(nra.path ?? '') };
+    attrs = {
+      verb: verb === 'head' ? 'get' : verb,
+      resourceRequest: false,
+      apiGroup: '',
+      namespace: '',
+      resource: '',
+      subresource: '',
+      name: '',
+      path: String(nra.path ?? ''),
+    };
   } else {
     return { allowed: false, reason: 'spec.resourceAttributes or spec.nonResourceAttributes is required' };
   }
@@ -90,15 +121,28 @@ export function accessDecision(user: TokenUser | undefined, spec: Record<string,
  * and the registry's ConvertToResourceRules/NonResourceRules): each rule that applies, as a
  * resource rule or a non-resource rule. `user` undefined (no auth): everything.
  */
-export function rulesReviewStatus(user: TokenUser | undefined, namespace: string, authorizer: Authorizer = defaultAuthorizer(false)): { resourceRules: object[]; nonResourceRules: object[]; incomplete: boolean } {
-  const rules: PolicyRule[] = user === undefined
-    ? [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }]
-    : authorizer.rulesFor(user, namespace);
+export function rulesReviewStatus(
+  user: TokenUser | undefined,
+  namespace: string,
+  authorizer: Authorizer = defaultAuthorizer(false),
+): { resourceRules: object[]; nonResourceRules: object[]; incomplete: boolean } {
+  const rules: PolicyRule[] =
+    user === undefined
+      ? [
+          { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+          { verbs: ['*'], nonResourceURLs: ['*'] },
+        ]
+      : authorizer.rulesFor(user, namespace);
   const resourceRules: object[] = [];
   const nonResourceRules: object[] = [];
   for (const r of rules) {
     if ((r.resources ?? []).length > 0) {
-      resourceRules.push({ verbs: r.verbs, apiGroups: r.apiGroups ?? [], resources: r.resources, ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}) });
+      resourceRules.push({
+        verbs: r.verbs,
+        apiGroups: r.apiGroups ?? [],
+        resources: r.resources,
+        ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}),
+      });
     }
     if ((r.nonResourceURLs ?? []).length > 0) nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
   }
@@ -108,7 +152,12 @@ export function rulesReviewStatus(user: TokenUser | undefined, namespace: string
 async function whoami({ host, user, body, req }: RouteContext): Promise<HttpReply> {
   const raw = await parseBody(host, body, 'SelfSubjectReview', req.headers['content-type']);
   if (isStatus(raw)) return statusReply(raw);
-  return jsonReply(201, { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: new Date(hostClock(host).now()).toISOString() }, status: { userInfo: userInfo(user) } });
+  return jsonReply(201, {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: new Date(hostClock(host).now()).toISOString() },
+    status: { userInfo: userInfo(user) },
+  });
 }
 
 async function accessReview({ host, user, body, req, authorizer }: RouteContext): Promise<HttpReply> {
@@ -116,12 +165,30 @@ async function accessReview({ host, user, body, req, authorizer }: RouteContext)
   if (isStatus(raw)) return statusReply(raw);
   const spec = (raw.spec ?? {}) as Record<string, unknown>;
   if (typeof spec !== 'object' || (spec.resourceAttributes === undefined && spec.nonResourceAttributes === undefined)) {
-    return statusReply(statusError(422, 'Invalid', 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
-      { kind: 'SelfSubjectAccessReview', causes: [{ field: 'spec.resourceAttributes', reason: 'FieldValueInvalid', message: 'exactly one of nonResourceAttributes or resourceAttributes must be specified' }] }));
+    return statusReply(
+      statusError(
+        422,
+        'Invalid',
+        'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+        {
+          kind: 'SelfSubjectAccessReview',
+          causes: [
+            {
+              field: 'spec.resourceAttributes',
+              reason: 'FieldValueInvalid',
+              message: 'exactly one of nonResourceAttributes or resourceAttributes must be specified',
+            },
+          ],
+        },
+      ),
+    );
   }
   const d = accessDecision(user, spec, authorizer);
   return jsonReply(201, {
-    kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec,
+    kind: 'SelfSubjectAccessReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec,
     status: { allowed: d.allowed, ...(d.denied ? { denied: true } : {}), reason: d.reason },
   });
 }
@@ -132,7 +199,10 @@ async function rulesReview({ host, user, body, req, authorizer }: RouteContext):
   const spec = (typeof raw.spec === 'object' && raw.spec !== null ? raw.spec : {}) as Record<string, unknown>;
   const namespace = typeof spec.namespace === 'string' ? spec.namespace : '';
   return jsonReply(201, {
-    kind: 'SelfSubjectRulesReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec,
+    kind: 'SelfSubjectRulesReview',
+    apiVersion: 'authorization.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    spec,
     status: rulesReviewStatus(user, namespace, authorizer),
   });
 }

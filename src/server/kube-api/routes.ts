@@ -33,10 +33,28 @@ export interface KubeApi {
 
 function notServed({ params }: RouteContext): HttpReply {
   if (params.sub) {
-    return statusReply(statusError(404, 'NotFound', `the server could not find the requested resource: subresource ${JSON.stringify(params.sub)} of ${JSON.stringify(params.resource)} is not served (${kServedSummary})`, { kind: params.resource }));
+    return statusReply(
+      statusError(
+        404,
+        'NotFound',
+        `the server could not find the requested resource: subresource ${JSON.stringify(params.sub)} of ${JSON.stringify(params.resource)} is not served (${kServedSummary})`,
+        { kind: params.resource },
+      ),
+    );
   }
-  const what = params.resource ? `${JSON.stringify(params.resource)}${params.group ? ` in group ${JSON.stringify(params.group)}` : ''}` : params.group ? `group ${JSON.stringify(params.group)}` : 'this path';
-  return statusReply(statusError(404, 'NotFound', `the server could not find the requested resource: ${what} is not served (${kServedSummary})`, params.resource ? { kind: params.resource } : undefined));
+  const what = params.resource
+    ? `${JSON.stringify(params.resource)}${params.group ? ` in group ${JSON.stringify(params.group)}` : ''}`
+    : params.group
+      ? `group ${JSON.stringify(params.group)}`
+      : 'this path';
+  return statusReply(
+    statusError(
+      404,
+      'NotFound',
+      `the server could not find the requested resource: ${what} is not served (${kServedSummary})`,
+      params.resource ? { kind: params.resource } : undefined,
+    ),
+  );
 }
 
 const kAllMethods = (h: RouteHandler) => ({ get: h, post: h, put: h, patch: h, delete: h });
@@ -44,10 +62,18 @@ const kAllMethods = (h: RouteHandler) => ({ get: h, post: h, put: h, patch: h, d
 /** The catch-all paths of the API (fewer static segments than any served route, so they match last). */
 const kNotServedPaths = [
   '/api/:version',
-  '/api/v1/:resource', '/api/v1/:resource/:name', '/api/v1/:resource/:name/:sub',
-  '/api/v1/namespaces/:namespace/:resource', '/api/v1/namespaces/:namespace/:resource/:name', '/api/v1/namespaces/:namespace/:resource/:name/:sub',
-  '/apis/:group', '/apis/:group/:version', '/apis/:group/:version/:resource', '/apis/:group/:version/:resource/:name',
-  '/apis/:group/:version/namespaces/:namespace/:resource', '/apis/:group/:version/namespaces/:namespace/:resource/:name',
+  '/api/v1/:resource',
+  '/api/v1/:resource/:name',
+  '/api/v1/:resource/:name/:sub',
+  '/api/v1/namespaces/:namespace/:resource',
+  '/api/v1/namespaces/:namespace/:resource/:name',
+  '/api/v1/namespaces/:namespace/:resource/:name/:sub',
+  '/apis/:group',
+  '/apis/:group/:version',
+  '/apis/:group/:version/:resource',
+  '/apis/:group/:version/:resource/:name',
+  '/apis/:group/:version/namespaces/:namespace/:resource',
+  '/apis/:group/:version/namespaces/:namespace/:resource/:name',
   '/apis/:group/:version/namespaces/:namespace/:resource/:name/:sub',
 ];
 
@@ -65,15 +91,23 @@ function openApiRoutes(options: KubeApiOptions): Route[] {
     } catch (err) {
       return statusReply(kubeErrorStatus(err, 'openapi', req.path));
     }
-    if (!doc) return statusReply(statusError(404, 'NotFound', `the server could not find the requested resource: ${req.path} is not served by this node`));
+    if (!doc)
+      return statusReply(
+        statusError(404, 'NotFound', `the server could not find the requested resource: ${req.path} is not served by this node`),
+      );
     return { status: 200, contentType: doc.contentType, body: typeof doc.body === 'string' ? doc.body : (doc.body as unknown as string) };
   };
-  return ['/openapi/v2', '/openapi/v3', '/openapi/v3/api/:version', '/openapi/v3/apis/:group/:version'].map((path) => ({ path, methods: { get: handler } }));
+  return ['/openapi/v2', '/openapi/v3', '/openapi/v3/api/:version', '/openapi/v3/apis/:group/:version'].map((path) => ({
+    path,
+    methods: { get: handler },
+  }));
 }
 
 /** upgradeRequired: exec/attach without a WebSocket upgrade (kubectl 1.32 always upgrades). */
 function upgradeRequired(): HttpReply {
-  return statusReply(statusError(400, 'BadRequest', 'Upgrade request required: exec and attach are served over WebSocket (sub-protocol v5.channel.k8s.io)'));
+  return statusReply(
+    statusError(400, 'BadRequest', 'Upgrade request required: exec and attach are served over WebSocket (sub-protocol v5.channel.k8s.io)'),
+  );
 }
 
 /**
@@ -97,13 +131,16 @@ export function newKubeApi(options: KubeApiOptions = {}): KubeApi {
     { path: '/api/v1/namespaces/:namespace/pods/:name/attach', methods: { get: upgradeRequired, post: upgradeRequired } },
     ...podProxyRoutes(),
     ...nodeStatusRoutes(),
-    ...resourceRoutes({
-      feeds(host) {
-        let f = feeds.get(host);
-        if (!f) feeds.set(host, (f = newKindFeeds(host, clock)));
-        return f;
+    ...resourceRoutes(
+      {
+        feeds(host) {
+          let f = feeds.get(host);
+          if (!f) feeds.set(host, (f = newKindFeeds(host, clock)));
+          return f;
+        },
       },
-    }, options),
+      options,
+    ),
     ...metricsRoutes(),
     ...reviewRoutes(),
     ...openApiRoutes(options),

@@ -6,7 +6,12 @@
  * of the node names. Each is created when its namespace was; UIDs are the ones in tokens' claims.
  */
 import type { Pod } from '../../shared/api.js';
-import { kDefaultServiceAccountName, podServiceAccountName, serviceAccountObject, type ServiceAccountObject } from '../../shared/service-account-admission.js';
+import {
+  kDefaultServiceAccountName,
+  podServiceAccountName,
+  serviceAccountObject,
+  type ServiceAccountObject,
+} from '../../shared/service-account-admission.js';
 import type { AgentHost } from '../agent-host.js';
 import { namespaceObjects } from './namespaces.js';
 

@@ -38,7 +38,13 @@ export interface TablePrinter<T> {
   cells(object: T, nowMs: number): (string | number)[];
 }
 
-const col = (name: string, description: string, priority = 0, format = ''): TableColumn => ({ name, type: 'string', format, description, priority });
+const col = (name: string, description: string, priority = 0, format = ''): TableColumn => ({
+  name,
+  type: 'string',
+  format,
+  description,
+  priority,
+});
 const kNameColumn = col('Name', 'Name must be unique within a namespace (metadata.name).', 0, 'name');
 const kAgeColumn = col('Age', 'Time since the object was created (metadata.creationTimestamp).');
 
@@ -48,7 +54,10 @@ export const kPodPrinter: TablePrinter<Pod> = {
     kNameColumn,
     col('Ready', 'The aggregate readiness state of this pod for accepting traffic.'),
     col('Status', 'The aggregate status of the containers in this pod.'),
-    col('Restarts', 'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.'),
+    col(
+      'Restarts',
+      'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
+    ),
     kAgeColumn,
     col('IP', 'IP address allocated to the pod.', 1),
     col('Node', 'Name of the Node the Pod is bound to.', 1),
@@ -60,11 +69,20 @@ export const kPodPrinter: TablePrinter<Pod> = {
     const restarts = s.lastRestartMs > 0 ? `${s.restarts} (${humanDuration(nowMs - s.lastRestartMs)} ago)` : String(s.restarts);
     const gates = pod.spec?.readinessGates ?? [];
     const conditions = pod.status?.conditions ?? [];
-    const gatesCell = gates.length === 0 ? '<none>'
-      : `${gates.filter((g) => conditions.some((c) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`;
+    const gatesCell =
+      gates.length === 0
+        ? '<none>'
+        : `${gates.filter((g) => conditions.some((c) => c.type === g.conditionType && c.status === 'True')).length}/${gates.length}`;
     return [
-      pod.metadata?.name ?? '', `${s.ready}/${s.total}`, s.reason, restarts, since(pod.metadata?.creationTimestamp, nowMs),
-      pod.status?.podIP || '<none>', pod.spec?.nodeName || '<none>', pod.status?.nominatedNodeName || '<none>', gatesCell,
+      pod.metadata?.name ?? '',
+      `${s.ready}/${s.total}`,
+      s.reason,
+      restarts,
+      since(pod.metadata?.creationTimestamp, nowMs),
+      pod.status?.podIP || '<none>',
+      pod.spec?.nodeName || '<none>',
+      pod.status?.nominatedNodeName || '<none>',
+      gatesCell,
     ];
   },
 };
@@ -77,7 +95,10 @@ function nodeStatus(n: Node): string {
 }
 
 function nodeRoles(n: Node): string {
-  const roles = Object.keys(n.metadata?.labels ?? {}).filter((k) => k.startsWith('node-role.kubernetes.io/')).map((k) => k.slice('node-role.kubernetes.io/'.length)).filter((r) => r !== '');
+  const roles = Object.keys(n.metadata?.labels ?? {})
+    .filter((k) => k.startsWith('node-role.kubernetes.io/'))
+    .map((k) => k.slice('node-role.kubernetes.io/'.length))
+    .filter((r) => r !== '');
   const role = n.metadata?.labels?.['kubernetes.io/role'];
   if (role) roles.push(role);
   return roles.length === 0 ? '<none>' : [...new Set(roles)].sort().join(',');
@@ -91,8 +112,8 @@ export const kNodePrinter: TablePrinter<Node> = {
     col('Roles', 'The roles of the node.'),
     kAgeColumn,
     col('Version', 'Kubelet version reported by the node.'),
-    col('Internal-IP', 'The node\'s InternalIP address.', 1),
-    col('External-IP', 'The node\'s ExternalIP address.', 1),
+    col('Internal-IP', "The node's InternalIP address.", 1),
+    col('External-IP', "The node's ExternalIP address.", 1),
     col('OS-Image', 'OS image reported by the node.', 1),
     col('Kernel-Version', 'Kernel version reported by the node.', 1),
     col('Container-Runtime', 'Container runtime reported by the node.', 1),
@@ -101,8 +122,16 @@ export const kNodePrinter: TablePrinter<Node> = {
     const addr = (type: string) => (n.status?.addresses ?? []).find((a) => a.type === type)?.address ?? '<none>';
     const info = n.status?.nodeInfo;
     return [
-      n.metadata?.name ?? '', nodeStatus(n), nodeRoles(n), since(n.metadata?.creationTimestamp, nowMs), info?.kubeletVersion ?? '',
-      addr('InternalIP'), addr('ExternalIP'), info?.osImage || '<unknown>', info?.kernelVersion || '<unknown>', info?.containerRuntimeVersion || '<unknown>',
+      n.metadata?.name ?? '',
+      nodeStatus(n),
+      nodeRoles(n),
+      since(n.metadata?.creationTimestamp, nowMs),
+      info?.kubeletVersion ?? '',
+      addr('InternalIP'),
+      addr('ExternalIP'),
+      info?.osImage || '<unknown>',
+      info?.kernelVersion || '<unknown>',
+      info?.containerRuntimeVersion || '<unknown>',
     ];
   },
 };
@@ -134,8 +163,16 @@ export const kEventPrinter: TablePrinter<Event> = {
     const io = e.involvedObject ?? {};
     const source = [e.source?.component ?? e.reportingComponent ?? '', e.source?.host ?? ''].filter((s) => s !== '').join(', ');
     return [
-      eventLastSeen(e, nowMs), e.type ?? '', e.reason ?? '', `${(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`, io.fieldPath ?? '', source,
-      (e.message ?? '').trim(), since(e.firstTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp, nowMs), e.count ?? 1, e.metadata?.name ?? '',
+      eventLastSeen(e, nowMs),
+      e.type ?? '',
+      e.reason ?? '',
+      `${(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`,
+      io.fieldPath ?? '',
+      source,
+      (e.message ?? '').trim(),
+      since(e.firstTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp, nowMs),
+      e.count ?? 1,
+      e.metadata?.name ?? '',
     ];
   },
 };
@@ -144,7 +181,13 @@ export const kEventPrinter: TablePrinter<Event> = {
 export interface NamespaceObject {
   apiVersion: 'v1';
   kind: 'Namespace';
-  metadata: { name: string; uid?: string; creationTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: { finalizers: string[] };
   status: { phase: 'Active' | 'Terminating' };
 }
@@ -158,7 +201,11 @@ export const kNamespacePrinter: TablePrinter<NamespaceObject> = {
 /** kConfigMapPrinter: NAME DATA AGE, as printConfigMap. */
 export const kConfigMapPrinter: TablePrinter<ConfigObject> = {
   columns: [kNameColumn, { ...col('Data', 'The number of keys.'), type: 'integer' }, kAgeColumn],
-  cells: (o, nowMs) => [o.metadata?.name ?? '', Object.keys(o.data ?? {}).length + Object.keys((o as { binaryData?: object }).binaryData ?? {}).length, since(o.metadata?.creationTimestamp, nowMs)],
+  cells: (o, nowMs) => [
+    o.metadata?.name ?? '',
+    Object.keys(o.data ?? {}).length + Object.keys((o as { binaryData?: object }).binaryData ?? {}).length,
+    since(o.metadata?.creationTimestamp, nowMs),
+  ],
 };
 
 /** kServiceAccountPrinter: NAME SECRETS AGE, as printServiceAccount (no token Secrets: the node's tokens are bound ones). */
@@ -172,26 +219,50 @@ export const kSecretPrinter: TablePrinter<ConfigObject> = {
   columns: [kNameColumn, col('Type', 'The type of the secret.'), { ...col('Data', 'The number of keys.'), type: 'integer' }, kAgeColumn],
   cells: (o, nowMs) => {
     // A redacted Secret (redactConfigObject) names its keys in an annotation instead of carrying data.
-    const keys = o.data ? Object.keys(o.data).length : (o.metadata?.annotations?.['kubelet-ts/secret-keys'] ?? '').split(',').filter((k) => k !== '').length;
+    const keys = o.data
+      ? Object.keys(o.data).length
+      : (o.metadata?.annotations?.['kubelet-ts/secret-keys'] ?? '').split(',').filter((k) => k !== '').length;
     return [o.metadata?.name ?? '', (o as { type?: string }).type ?? 'Opaque', keys, since(o.metadata?.creationTimestamp, nowMs)];
   },
 };
 
 /** kAccessModeShort: how printPersistentVolumeClaim abbreviates access modes (helper.GetAccessModesAsString). */
-const kAccessModeShort: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
+const kAccessModeShort: Record<string, string> = {
+  ReadWriteOnce: 'RWO',
+  ReadOnlyMany: 'ROX',
+  ReadWriteMany: 'RWX',
+  ReadWriteOncePod: 'RWOP',
+};
 
 /**
  * kPvcPrinter: NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE, as
  * printPersistentVolumeClaim (pkg/printers/internalversion): STATUS `Terminating` once deleted.
  */
 export const kPvcPrinter: TablePrinter<ConfigObject> = {
-  columns: [kNameColumn, col('Status', 'The phase of the claim.'), col('Volume', 'The volume bound.'), col('Capacity', 'The capacity bound.'),
-    col('Access Modes', 'The access modes bound.'), col('StorageClass', 'The storage class.'), col('VolumeAttributesClass', 'The volume attributes class.'), kAgeColumn],
+  columns: [
+    kNameColumn,
+    col('Status', 'The phase of the claim.'),
+    col('Volume', 'The volume bound.'),
+    col('Capacity', 'The capacity bound.'),
+    col('Access Modes', 'The access modes bound.'),
+    col('StorageClass', 'The storage class.'),
+    col('VolumeAttributesClass', 'The volume attributes class.'),
+    kAgeColumn,
+  ],
   cells: (o, nowMs) => {
     const c = o as PersistentVolumeClaim;
     const status = c.metadata?.deletionTimestamp ? 'Terminating' : (c.status?.phase ?? 'Pending');
     const modes = (c.status?.accessModes ?? []).map((m) => kAccessModeShort[m] ?? m).join(',');
-    return [c.metadata?.name ?? '', status, c.spec?.volumeName ?? '', String(c.status?.capacity?.storage ?? ''), modes, c.spec?.storageClassName ?? '', '<unset>', since(c.metadata?.creationTimestamp, nowMs)];
+    return [
+      c.metadata?.name ?? '',
+      status,
+      c.spec?.volumeName ?? '',
+      String(c.status?.capacity?.storage ?? ''),
+      modes,
+      c.spec?.storageClassName ?? '',
+      '<unset>',
+      since(c.metadata?.creationTimestamp, nowMs),
+    ];
   },
 };
 
@@ -208,7 +279,16 @@ function rowObject(object: { apiVersion?: string; kind?: string; metadata?: unkn
  * first, as the apiserver's watch encoder does). Pure.
  */
 export function toTable<T extends { apiVersion?: string; kind?: string; metadata?: unknown }>(
-  printer: TablePrinter<T>, objects: readonly T[], opts: { include: IncludeObject; nowMs: number; resourceVersion?: string; noHeaders?: boolean; continue?: string; remainingItemCount?: number },
+  printer: TablePrinter<T>,
+  objects: readonly T[],
+  opts: {
+    include: IncludeObject;
+    nowMs: number;
+    resourceVersion?: string;
+    noHeaders?: boolean;
+    continue?: string;
+    remainingItemCount?: number;
+  },
 ): Table {
   const rows = objects.map((o) => {
     const row: Table['rows'][number] = { cells: printer.cells(o, opts.nowMs) };
@@ -217,7 +297,8 @@ export function toTable<T extends { apiVersion?: string; kind?: string; metadata
     return row;
   });
   return {
-    kind: 'Table', apiVersion: 'meta.k8s.io/v1',
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
     metadata: {
       ...(opts.resourceVersion === undefined ? {} : { resourceVersion: opts.resourceVersion }),
       ...(opts.continue === undefined ? {} : { continue: opts.continue }),

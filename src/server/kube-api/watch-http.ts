@@ -51,12 +51,18 @@ export interface PodWatchRequest {
  * parseWatchParams reads `resourceVersion`, `allowWatchBookmarks` and `timeoutSeconds`.
  * @returns the parts of a PodWatchRequest, or a 400 Status naming the parameter.
  */
-export function parseWatchParams(query: URLSearchParams): Pick<PodWatchRequest, 'fromResourceVersion' | 'allowBookmarks' | 'timeoutSeconds'> | Status {
+export function parseWatchParams(
+  query: URLSearchParams,
+): Pick<PodWatchRequest, 'fromResourceVersion' | 'allowBookmarks' | 'timeoutSeconds'> | Status {
   const rv = query.get('resourceVersion') ?? '';
-  if (rv !== '' && !/^\d+$/.test(rv)) return statusError(400, 'BadRequest', `resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
+  if (rv !== '' && !/^\d+$/.test(rv))
+    return statusError(400, 'BadRequest', `resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`);
   const ts = query.get('timeoutSeconds') ?? '';
-  if (ts !== '' && !/^\d+$/.test(ts)) return statusError(400, 'BadRequest', `timeoutSeconds: Invalid value: ${JSON.stringify(ts)}: must be a non-negative integer`);
-  const out: Pick<PodWatchRequest, 'fromResourceVersion' | 'allowBookmarks' | 'timeoutSeconds'> = { allowBookmarks: queryBool(query, 'allowWatchBookmarks') };
+  if (ts !== '' && !/^\d+$/.test(ts))
+    return statusError(400, 'BadRequest', `timeoutSeconds: Invalid value: ${JSON.stringify(ts)}: must be a non-negative integer`);
+  const out: Pick<PodWatchRequest, 'fromResourceVersion' | 'allowBookmarks' | 'timeoutSeconds'> = {
+    allowBookmarks: queryBool(query, 'allowWatchBookmarks'),
+  };
   if (rv !== '' && Number(rv) > 0) out.fromResourceVersion = Number(rv);
   if (ts !== '' && Number(ts) > 0) out.timeoutSeconds = Number(ts);
   return out;
@@ -82,10 +88,14 @@ export interface WatchKind<T extends KubeObject> {
 
 /** podWatchKind: pods as the watch writer sees them (the request's namespace and selectors; presentPod). */
 function podWatchKind(host: AgentHost, req: PodWatchRequest): WatchKind<Pod> {
-  const matches = (pod: Pod) => (req.namespace === undefined || (pod.metadata?.namespace ?? 'default') === req.namespace)
-    && matchesFilter(req.filter, pod.metadata?.labels, () => podFields(pod));
+  const matches = (pod: Pod) =>
+    (req.namespace === undefined || (pod.metadata?.namespace ?? 'default') === req.namespace) &&
+    matchesFilter(req.filter, pod.metadata?.labels, () => podFields(pod));
   return {
-    matches, present: (p) => presentPod(p), printer: kPodPrinter, clock: hostClock(host),
+    matches,
+    present: (p) => presentPod(p),
+    printer: kPodPrinter,
+    clock: hostClock(host),
     *currentKeys() {
       for (const p of host.listPods()) if (matches(p)) yield p.metadata?.uid ?? '';
     },
@@ -117,7 +127,9 @@ export function podWatchReply(host: AgentHost, req: PodWatchRequest, admission: 
  */
 export function watchReply<T extends KubeObject>(
   watch: (from: number | undefined, onEvent: (e: WatchEvent) => void) => () => void,
-  kind: WatchKind<T>, req: Omit<PodWatchRequest, 'namespace' | 'filter'>, admission: WatchAdmissionRequest = { user: '' },
+  kind: WatchKind<T>,
+  req: Omit<PodWatchRequest, 'namespace' | 'filter'>,
+  admission: WatchAdmissionRequest = { user: '' },
 ): HttpReply {
   const admitted = admission.limiter?.acquire(admission.user);
   if (admitted && !admitted.ok) return jsonReply(429, admitted.status, { 'Retry-After': String(admitted.retryAfterSeconds) });

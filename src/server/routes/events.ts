@@ -11,7 +11,9 @@ import { statusError } from '../status.js';
 export function listEventsHandler({ host, req }: RouteContext): HttpReply {
   if (!host.listEvents) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not record events'));
   const namespace = req.query.get('namespace') ?? '';
-  const items: Event[] = host.listEvents().filter((e) => namespace === '' || (e.metadata?.namespace ?? e.involvedObject?.namespace) === namespace);
+  const items: Event[] = host
+    .listEvents()
+    .filter((e) => namespace === '' || (e.metadata?.namespace ?? e.involvedObject?.namespace) === namespace);
   return jsonReply(200, { apiVersion: 'v1', kind: 'EventList', metadata: {}, items });
 }
 

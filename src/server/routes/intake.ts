@@ -49,7 +49,11 @@ export function fieldErrorCause(e: FieldError): StatusCause {
  */
 export function invalidStatus(name: string, errors: FieldError[], kind = 'Pod'): Status {
   const text = errors.length === 1 ? formatFieldError(errors[0]) : `[${errors.map(formatFieldError).join(', ')}]`;
-  return statusError(422, 'Invalid', `${kind} "${name}" is invalid: ${text}`, { name, kind: kind === 'Pod' ? 'Pod' : kind, causes: errors.map(fieldErrorCause) });
+  return statusError(422, 'Invalid', `${kind} "${name}" is invalid: ${text}`, {
+    name,
+    kind: kind === 'Pod' ? 'Pod' : kind,
+    causes: errors.map(fieldErrorCause),
+  });
 }
 
 /** mediaFormat: the manifest format of a Content-Type header (parameters ignored), or undefined when not accepted. */
@@ -79,10 +83,16 @@ export type { PodIdentity };
  */
 function refusalReply(r: Exclude<DecodedPodsBody, { ok: true }>, kind: string): HttpReply {
   switch (r.kind) {
-    case 'unparsable': return statusReply(statusError(400, 'BadRequest', r.message));
-    case 'invalid': return statusReply(invalidStatus(r.name, r.errors, kind));
-    case 'tooLarge': return statusReply(statusError(413, 'RequestEntityTooLarge', r.message));
-    case 'busy': return statusReply(statusError(429, 'TooManyRequests', r.message, { retryAfterSeconds: r.retryAfterSeconds }), { 'Retry-After': String(r.retryAfterSeconds) });
+    case 'unparsable':
+      return statusReply(statusError(400, 'BadRequest', r.message));
+    case 'invalid':
+      return statusReply(invalidStatus(r.name, r.errors, kind));
+    case 'tooLarge':
+      return statusReply(statusError(413, 'RequestEntityTooLarge', r.message));
+    case 'busy':
+      return statusReply(statusError(429, 'TooManyRequests', r.message, { retryAfterSeconds: r.retryAfterSeconds }), {
+        'Retry-After': String(r.retryAfterSeconds),
+      });
   }
 }
 
@@ -97,7 +107,13 @@ function refusalReply(r: Exclude<DecodedPodsBody, { ok: true }>, kind: string): 
  *   as the apiserver's errors.NewInvalid names the kind of the request).
  * Never rejects unless the host's decoder does (→ 500).
  */
-export async function parsePodsBody(host: AgentHost, body: Buffer | undefined, contentType: string | undefined, fromUrl?: PodIdentity, kind = 'Pod'): Promise<ParsedBody> {
+export async function parsePodsBody(
+  host: AgentHost,
+  body: Buffer | undefined,
+  contentType: string | undefined,
+  fromUrl?: PodIdentity,
+  kind = 'Pod',
+): Promise<ParsedBody> {
   const format = mediaFormat(contentType);
   if (format === undefined) return { ok: false, reply: statusReply(unsupportedMediaType(contentType)) };
   const request = { text: (body ?? Buffer.alloc(0)).toString('utf8'), format, fromUrl };
@@ -107,7 +123,11 @@ export async function parsePodsBody(host: AgentHost, body: Buffer | undefined, c
 
 /** The Status reasons an intake error answers with, their HTTP codes, and whether the Status names the pod. */
 const kHostErrorStatus: Partial<Record<StatusReason, [code: number, namesPod: boolean]>> = {
-  Forbidden: [403, true], Conflict: [409, true], AlreadyExists: [409, true], NotFound: [404, true], BadRequest: [400, false],
+  Forbidden: [403, true],
+  Conflict: [409, true],
+  AlreadyExists: [409, true],
+  NotFound: [404, true],
+  BadRequest: [400, false],
 };
 
 /**
@@ -179,7 +199,11 @@ export function withHeaders(reply: HttpReply, headers: Record<string, string>): 
  * @param oldPods for an update, the stored pod each replaces (an update changing neither spec nor
  *   security annotations is not evaluated again, as upstream).
  */
-export function admitApiPods(ctx: Pick<RouteContext, 'host' | 'user' | 'server'>, pods: readonly Pod[], oldPods?: ReadonlyArray<Pod | undefined>): PodAdmission {
+export function admitApiPods(
+  ctx: Pick<RouteContext, 'host' | 'user' | 'server'>,
+  pods: readonly Pod[],
+  oldPods?: ReadonlyArray<Pod | undefined>,
+): PodAdmission {
   const { host, user, server } = ctx;
   const warnings: string[] = [];
   const headers = (): Record<string, string> => (warnings.length > 0 ? { Warning: warningHeader(warnings) } : {});
@@ -196,7 +220,11 @@ export function admitApiPods(ctx: Pick<RouteContext, 'host' | 'user' | 'server'>
     const namespace = pod.metadata?.namespace ?? 'default';
     const result = admitPod({ pod, namespace, namespaceLabels: created.get(namespace)?.labels, oldPod: oldPods?.[i], exempt });
     warnings.push(...result.warnings);
-    if (result.audit) server?.logger.info({ user: user.name, namespace, pod: name, 'pod-security.kubernetes.io/audit-violations': result.audit }, 'PodSecurity audit');
+    if (result.audit)
+      server?.logger.info(
+        { user: user.name, namespace, pod: name, 'pod-security.kubernetes.io/audit-violations': result.audit },
+        'PodSecurity audit',
+      );
     if (result.denied) {
       const message = `pods ${JSON.stringify(name)} is forbidden: ${result.denied}`;
       return { refused: statusReply(statusError(403, 'Forbidden', message, { name, kind: 'pods' })), headers: headers() };
@@ -223,7 +251,7 @@ export async function createPodsHandler(ctx: RouteContext): Promise<HttpReply> {
   const parsed = await parsePodsBody(host, body, req.headers['content-type']);
   if (!parsed.ok) return parsed.reply;
   const admission = admitApiPods(ctx, parsed.pods);
-  return withHeaders(admission.refused ?? await storePodsBody(host, parsed), admission.headers);
+  return withHeaders(admission.refused ?? (await storePodsBody(host, parsed)), admission.headers);
 }
 
 /** storePodsBody: the admitted body's objects, then its pods (createPodsHandler). */
@@ -244,9 +272,20 @@ async function storePodsBody(host: AgentHost, parsed: Extract<ParsedBody, { ok: 
   }
   try {
     const created = await host.submitPods(parsed.pods);
-    if (objects.length > 0) return jsonReply(201, { apiVersion: 'v1', kind: 'List', metadata: {}, items: [...objects, ...created.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }))] });
+    if (objects.length > 0)
+      return jsonReply(201, {
+        apiVersion: 'v1',
+        kind: 'List',
+        metadata: {},
+        items: [...objects, ...created.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }))],
+      });
     if (parsed.single) return jsonReply(201, { apiVersion: 'v1', kind: 'Pod', ...created[0] });
-    const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: created.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p })) };
+    const list: PodList = {
+      apiVersion: 'v1',
+      kind: 'PodList',
+      metadata: {},
+      items: created.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p })),
+    };
     return jsonReply(201, list);
   } catch (err) {
     return statusReply(hostErrorStatus(err, parsed.pods.length === 1 ? (parsed.pods[0].metadata?.name ?? '') : ''));
@@ -269,15 +308,26 @@ export async function replacePodHandler(ctx: RouteContext): Promise<HttpReply> {
   }
   const pod = parsed.pods[0];
   if (pod.metadata?.name !== params.name) {
-    return statusReply(statusError(400, 'BadRequest', `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`));
+    return statusReply(
+      statusError(400, 'BadRequest', `the name of the object (${pod.metadata?.name}) does not match the name on the URL (${params.name})`),
+    );
   }
   if ((pod.metadata?.namespace ?? 'default') !== params.namespace) {
-    return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+    return statusReply(
+      statusError(
+        400,
+        'BadRequest',
+        `the namespace of the provided object (${pod.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`,
+      ),
+    );
   }
   const admission = admitApiPods(ctx, [pod], [host.getPod(params.namespace, params.name)]);
   if (admission.refused) return withHeaders(admission.refused, admission.headers);
   try {
-    return withHeaders(jsonReply(200, { apiVersion: 'v1', kind: 'Pod', ...(await host.replacePod(params.namespace, params.name, pod)) }), admission.headers);
+    return withHeaders(
+      jsonReply(200, { apiVersion: 'v1', kind: 'Pod', ...(await host.replacePod(params.namespace, params.name, pod)) }),
+      admission.headers,
+    );
   } catch (err) {
     return statusReply(hostErrorStatus(err, params.name));
   }

@@ -7,13 +7,18 @@ import { statusError } from '../status.js';
 import { queryBool } from '../query-bool.js';
 import { hostErrorStatus } from './intake.js';
 
-
 function int(query: URLSearchParams, name: string, min: number): number | undefined | Status {
   if (!query.has(name)) return undefined;
   const raw = query.get(name)!;
-  if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) return statusError(400, 'BadRequest', `${name} must be an integer, got ${JSON.stringify(raw)}`);
+  if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    return statusError(400, 'BadRequest', `${name} must be an integer, got ${JSON.stringify(raw)}`);
   const n = Number(raw);
-  if (n < min) return statusError(400, 'BadRequest', `${name} must be ${min === 0 ? 'greater than or equal to 0' : `greater than or equal to ${min}`}, got ${n}`);
+  if (n < min)
+    return statusError(
+      400,
+      'BadRequest',
+      `${name} must be ${min === 0 ? 'greater than or equal to 0' : `greater than or equal to ${min}`}, got ${n}`,
+    );
   return n;
 }
 
@@ -33,8 +38,12 @@ export function parseLogOptions(params: Record<string, string>, query: URLSearch
   for (const v of [tailLines, sinceSeconds, limitBytes]) if (typeof v === 'object') return v;
   if (query.has('sinceTime')) return statusError(400, 'BadRequest', 'sinceTime is not supported; use sinceSeconds');
   const out: ContainerLogsRequest = {
-    namespace: params.namespace, pod: params.pod, container: params.container,
-    follow, previous, timestamps,
+    namespace: params.namespace,
+    pod: params.pod,
+    container: params.container,
+    follow,
+    previous,
+    timestamps,
   };
   if (tailLines !== undefined) out.tailLines = tailLines as number;
   if (sinceSeconds !== undefined) out.sinceSeconds = sinceSeconds as number;

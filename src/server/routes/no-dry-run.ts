@@ -12,7 +12,14 @@ import { statusError } from '../status.js';
 
 /** refusingDryRun: `handler`, unless the request carries a `dryRun` query parameter (then 400 naming it and where it is served). */
 export function refusingDryRun(handler: RouteHandler): RouteHandler {
-  return (ctx) => ctx.req.query.has('dryRun')
-    ? statusReply(statusError(400, 'BadRequest', `dryRun is not served on ${ctx.req.path}: the kubelet's own paths change the node at once; use the Kubernetes API (/api/v1/namespaces/{namespace}/…) for a dry run`))
-    : handler(ctx);
+  return (ctx) =>
+    ctx.req.query.has('dryRun')
+      ? statusReply(
+          statusError(
+            400,
+            'BadRequest',
+            `dryRun is not served on ${ctx.req.path}: the kubelet's own paths change the node at once; use the Kubernetes API (/api/v1/namespaces/{namespace}/…) for a dry run`,
+          ),
+        )
+      : handler(ctx);
 }

@@ -25,10 +25,22 @@ function replaceObjectHandler(kind: ConfigObjectKind) {
     }
     const object = parsed.objects[0];
     if (object.metadata?.name !== params.name) {
-      return statusReply(statusError(400, 'BadRequest', `the name of the object (${object.metadata?.name}) does not match the name on the URL (${params.name})`));
+      return statusReply(
+        statusError(
+          400,
+          'BadRequest',
+          `the name of the object (${object.metadata?.name}) does not match the name on the URL (${params.name})`,
+        ),
+      );
     }
     if ((object.metadata?.namespace ?? 'default') !== params.namespace) {
-      return statusReply(statusError(400, 'BadRequest', `the namespace of the provided object (${object.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`));
+      return statusReply(
+        statusError(
+          400,
+          'BadRequest',
+          `the namespace of the provided object (${object.metadata?.namespace}) does not match the namespace sent on the request (${params.namespace})`,
+        ),
+      );
     }
     try {
       return jsonReply(200, redactConfigObject(await host.replaceObject(object)));
@@ -56,7 +68,13 @@ function deleteObjectHandler(kind: ConfigObjectKind) {
 /** objectRoutes: PUT and DELETE /configmaps/{namespace}/{name} and /secrets/{namespace}/{name} (POST is POST /pods). */
 export function objectRoutes(): Route[] {
   return [
-    { path: '/configmaps/:namespace/:name', methods: { put: refusingDryRun(replaceObjectHandler('ConfigMap')), delete: refusingDryRun(deleteObjectHandler('ConfigMap')) } },
-    { path: '/secrets/:namespace/:name', methods: { put: refusingDryRun(replaceObjectHandler('Secret')), delete: refusingDryRun(deleteObjectHandler('Secret')) } },
+    {
+      path: '/configmaps/:namespace/:name',
+      methods: { put: refusingDryRun(replaceObjectHandler('ConfigMap')), delete: refusingDryRun(deleteObjectHandler('ConfigMap')) },
+    },
+    {
+      path: '/secrets/:namespace/:name',
+      methods: { put: refusingDryRun(replaceObjectHandler('Secret')), delete: refusingDryRun(deleteObjectHandler('Secret')) },
+    },
   ];
 }

@@ -35,7 +35,9 @@ export function listPodsHandler({ host, req }: RouteContext): HttpReply {
     if (rv === undefined) return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata, items: all } satisfies PodList);
     return { status: 200, contentType: 'application/json', body: cachedPodListBody(host, rv, all) };
   }
-  const items = all.filter((p) => (namespace === '' || (p.metadata?.namespace ?? 'default') === namespace) && matchesLabelSelector(selector, p.metadata?.labels));
+  const items = all.filter(
+    (p) => (namespace === '' || (p.metadata?.namespace ?? 'default') === namespace) && matchesLabelSelector(selector, p.metadata?.labels),
+  );
   return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata, items } satisfies PodList);
 }
 
@@ -78,7 +80,7 @@ function samePodObjects(a: readonly Pod[], b: readonly Pod[]): boolean {
     const keys = Object.keys(x);
     if (keys.length !== Object.keys(y).length) return false;
     for (const k of keys) if (k !== 'status' && x[k] !== y[k]) return false;
-    if (('status' in x) !== ('status' in y)) return false;
+    if ('status' in x !== 'status' in y) return false;
   }
   return true;
 }
@@ -93,8 +95,16 @@ function cachedPodListBody(host: AgentHost, resourceVersion: number, items: Pod[
   const cached = podListCaches.get(host);
   if (cached && cached.resourceVersion === resourceVersion && samePodObjects(cached.items, items)) return cached.body;
   // A miss re-serializes only the pods that changed since they were last listed.
-  const head = { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(resourceVersion) } } satisfies Omit<PodList, 'items'>;
-  const body = Buffer.from(listJson(head, items.map((p) => podFragments.json(p.metadata ?? p, objectInputs(p), () => p))));
+  const head = { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(resourceVersion) } } satisfies Omit<
+    PodList,
+    'items'
+  >;
+  const body = Buffer.from(
+    listJson(
+      head,
+      items.map((p) => podFragments.json(p.metadata ?? p, objectInputs(p), () => p)),
+    ),
+  );
   podListCaches.set(host, { resourceVersion, items, body });
   return body;
 }

@@ -12,7 +12,13 @@ export const kMaxRunOutputBytes = 16 * 1024 * 1024;
 
 /** upgradeRequired: GET or POST of /exec and /attach without a WebSocket upgrade (the kubelet's "Upgrade request required"). */
 function upgradeRequired(): HttpReply {
-  return statusReply(statusError(400, 'BadRequest', 'Upgrade request required: open /exec and /attach as a WebSocket (sub-protocol v5.channel.k8s.io or v4.channel.k8s.io)'));
+  return statusReply(
+    statusError(
+      400,
+      'BadRequest',
+      'Upgrade request required: open /exec and /attach as a WebSocket (sub-protocol v5.channel.k8s.io or v4.channel.k8s.io)',
+    ),
+  );
 }
 
 /**
@@ -25,9 +31,15 @@ function upgradeRequired(): HttpReply {
  */
 export function runHandler(limiter: StreamLimiter) {
   return ({ host, req, params, onAborted, user }: RouteContext): Promise<HttpReply> | HttpReply => {
-    if (!host.streamTarget || !host.openContainerStream) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not serve run'));
+    if (!host.streamTarget || !host.openContainerStream)
+      return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not serve run'));
     const cmd = (req.query.get('cmd') ?? '').split(' ').filter((a) => a !== '');
-    if (cmd.length === 0) return statusReply(statusError(400, 'BadRequest', 'cmd: required (the command, its arguments separated by spaces)', { causes: [{ field: 'cmd', reason: 'FieldValueRequired', message: 'Required value' }] }));
+    if (cmd.length === 0)
+      return statusReply(
+        statusError(400, 'BadRequest', 'cmd: required (the command, its arguments separated by spaces)', {
+          causes: [{ field: 'cmd', reason: 'FieldValueRequired', message: 'Required value' }],
+        }),
+      );
     let target;
     try {
       target = host.streamTarget(params.namespace, params.pod, params.container);
@@ -37,7 +49,15 @@ export function runHandler(limiter: StreamLimiter) {
     const over = limiter.check(target.podUid, user);
     if (over) return statusReply(over, { 'Retry-After': '1' });
     const release = limiter.acquire(target.podUid, user);
-    const session = host.openContainerStream({ kind: 'exec', containerId: target.containerId, command: cmd, stdin: false, stdout: true, stderr: true, tty: false });
+    const session = host.openContainerStream({
+      kind: 'exec',
+      containerId: target.containerId,
+      command: cmd,
+      stdin: false,
+      stdout: true,
+      stderr: true,
+      tty: false,
+    });
     return new Promise<HttpReply>((resolve) => {
       const chunks: Uint8Array[] = [];
       let size = 0;
@@ -51,7 +71,11 @@ export function runHandler(limiter: StreamLimiter) {
       };
       const idle = newIdleTimer(limiter.options.idleTimeoutMs, () => {
         session.close();
-        end(statusReply(statusError(504, 'Timeout', `run: no output for ${limiter.options.idleTimeoutMs} ms (--streaming-connection-idle-timeout)`)));
+        end(
+          statusReply(
+            statusError(504, 'Timeout', `run: no output for ${limiter.options.idleTimeoutMs} ms (--streaming-connection-idle-timeout)`),
+          ),
+        );
       });
       onAborted?.(() => {
         session.close();
@@ -74,12 +98,28 @@ export function runHandler(limiter: StreamLimiter) {
         if (e.error) return end(statusReply(hostErrorOr500(e.error, params.pod)));
         if (e.exitCode !== null && e.exitCode !== 0) {
           const tail = body.subarray(Math.max(0, body.length - 1024)).toString('utf8');
-          return end(statusReply({
-            kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 500, reason: 'NonZeroExitCode',
-            message: `command '${cmd.join(' ')}' exited with ${e.exitCode}: ${tail}`, details: { causes: [{ reason: 'ExitCode', message: String(e.exitCode) }] },
-          }));
+          return end(
+            statusReply({
+              kind: 'Status',
+              apiVersion: 'v1',
+              metadata: {},
+              status: 'Failure',
+              code: 500,
+              reason: 'NonZeroExitCode',
+              message: `command '${cmd.join(' ')}' exited with ${e.exitCode}: ${tail}`,
+              details: { causes: [{ reason: 'ExitCode', message: String(e.exitCode) }] },
+            }),
+          );
         }
-        end({ status: 200, contentType: 'text/plain; charset=utf-8', body: '', stream: (sink) => { if (body.length) sink.write(body); sink.end(); } });
+        end({
+          status: 200,
+          contentType: 'text/plain; charset=utf-8',
+          body: '',
+          stream: (sink) => {
+            if (body.length) sink.write(body);
+            sink.end();
+          },
+        });
       });
     });
   };

@@ -17,7 +17,13 @@ export async function summaryHandler({ host, req }: RouteContext): Promise<HttpR
   if (req.query.get('only_cpu_and_memory') === 'true') {
     return jsonReply(200, {
       node: { nodeName: s.node.nodeName, startTime: s.node.startTime, cpu: s.node.cpu, memory: s.node.memory },
-      pods: s.pods.map((p) => ({ podRef: p.podRef, startTime: p.startTime, cpu: p.cpu, memory: p.memory, containers: p.containers.map((c) => ({ name: c.name, startTime: c.startTime, cpu: c.cpu, memory: c.memory })) })),
+      pods: s.pods.map((p) => ({
+        podRef: p.podRef,
+        startTime: p.startTime,
+        cpu: p.cpu,
+        memory: p.memory,
+        containers: p.containers.map((c) => ({ name: c.name, startTime: c.startTime, cpu: c.cpu, memory: c.memory })),
+      })),
     });
   }
   return jsonReply(200, s);

@@ -23,8 +23,22 @@ import { checkPathParams } from '../request-limits.js';
 import { hostErrorStatus } from '../routes/intake.js';
 import { statusError } from '../status.js';
 import {
-  decodeFrame, encodeFrame, kCloseChannel, kErrorChannel, kResizeChannel, kStdinChannel, kStdoutChannel, kStderrChannel, kStreamProtocols,
-  negotiateProtocol, parseResize, parseStreamQuery, statusPayload, streamResultStatus, type NegotiatedProtocol, type StreamRequest,
+  decodeFrame,
+  encodeFrame,
+  kCloseChannel,
+  kErrorChannel,
+  kResizeChannel,
+  kStdinChannel,
+  kStdoutChannel,
+  kStderrChannel,
+  kStreamProtocols,
+  negotiateProtocol,
+  parseResize,
+  parseStreamQuery,
+  statusPayload,
+  streamResultStatus,
+  type NegotiatedProtocol,
+  type StreamRequest,
 } from './remotecommand.js';
 import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter, type StreamRequester } from './stream-limits.js';
 import { isKubeStreamPattern, kStreamPatterns, kubeStreamContainer } from '../kube-api/stream-paths.js';
@@ -54,7 +68,13 @@ type Ws = uWS.WebSocket<StreamData>;
  * registerStreaming adds `WS /exec/…` and `WS /attach/…` to `app`. With a host lacking
  * streamTarget/openContainerStream the upgrade answers 405. Main thread only.
  */
-export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined): void {
+export function registerStreaming(
+  app: uWS.TemplatedApp,
+  host: AgentHost,
+  logger: Logger,
+  limiter: StreamLimiter,
+  auth: ServerAuth | undefined,
+): void {
   const log = logger.child({ component: 'streaming' });
   const send = (ws: Ws, channel: number, data: Uint8Array): void => {
     const d = ws.getUserData();
@@ -90,7 +110,8 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
           log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused stream request');
           return refuseUpgrade(res, access.status);
         }
-        if (!host.streamTarget || !host.openContainerStream) return refuseUpgrade(res, statusError(405, 'MethodNotAllowed', `this agent does not serve ${kind}`));
+        if (!host.streamTarget || !host.openContainerStream)
+          return refuseUpgrade(res, statusError(405, 'MethodNotAllowed', `this agent does not serve ${kind}`));
         let params: Record<string, string>;
         try {
           params = { namespace: decodeURIComponent(raw[0]), pod: decodeURIComponent(raw[1]), container: decodeURIComponent(raw[2]) };
@@ -102,10 +123,20 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
         const parsed = parseStreamQuery(kind, query);
         if ('kind' in parsed) return refuseUpgrade(res, parsed as Status);
         const req = parsed as StreamRequest;
-        const offered = protocolHeader.split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
+        const offered = protocolHeader
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
         const protocol = negotiateProtocol(offered);
         if (!protocol) {
-          return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kStreamProtocols.join(', ')}`));
+          return refuseUpgrade(
+            res,
+            statusError(
+              400,
+              'BadRequest',
+              `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kStreamProtocols.join(', ')}`,
+            ),
+          );
         }
         let target;
         try {
@@ -116,7 +147,17 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
         const requester = access.user;
         const over = limiter.check(target.podUid, requester);
         if (over) return refuseUpgrade(res, over);
-        const data: StreamData = { kind, path, req, protocol, containerId: target.containerId, podUid: target.podUid, requester, heldAck: 0, closed: false };
+        const data: StreamData = {
+          kind,
+          path,
+          req,
+          protocol,
+          containerId: target.containerId,
+          podUid: target.podUid,
+          requester,
+          heldAck: 0,
+          closed: false,
+        };
         res.upgrade(data, key, protocol.name, extensions, context);
       },
       open(ws) {
@@ -127,11 +168,22 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
         d.idle = newIdleTimer(limiter.options.idleTimeoutMs, () => {
           log.info({ path: d.path, idleMs: limiter.options.idleTimeoutMs }, 'Closing an idle stream');
           d.session?.close();
-          finish(ws, statusError(408, 'Timeout', `stream idle for ${limiter.options.idleTimeoutMs} ms (--streaming-connection-idle-timeout)`));
+          finish(
+            ws,
+            statusError(408, 'Timeout', `stream idle for ${limiter.options.idleTimeoutMs} ms (--streaming-connection-idle-timeout)`),
+          );
         });
         // The kubelet's "connection established" signal: an empty frame on the lowest writable channel.
         send(ws, d.req.stdout ? kStdoutChannel : d.req.stderr ? kStderrChannel : kErrorChannel, new Uint8Array(0));
-        const s = host.openContainerStream!({ kind: d.kind, containerId: d.containerId, command: d.req.command, stdin: d.req.stdin, stdout: d.req.stdout, stderr: d.req.stderr, tty: d.req.tty });
+        const s = host.openContainerStream!({
+          kind: d.kind,
+          containerId: d.containerId,
+          command: d.req.command,
+          stdin: d.req.stdin,
+          stdout: d.req.stdout,
+          stderr: d.req.stderr,
+          tty: d.req.tty,
+        });
         d.session = s;
         s.onStarted(() => {});
         s.onOutput((fd, chunk) => {
@@ -139,7 +191,8 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
           d.idle?.touch();
           const channel = d.req.tty || fd === 1 ? kStdoutChannel : kStderrChannel;
           // Output arrives from the worker's port, outside any uWS callback: cork the send.
-          if ((channel === kStdoutChannel && d.req.stdout) || (channel === kStderrChannel && d.req.stderr)) ws.cork(() => send(ws, channel, chunk));
+          if ((channel === kStdoutChannel && d.req.stdout) || (channel === kStderrChannel && d.req.stderr))
+            ws.cork(() => send(ws, channel, chunk));
           if (d.heldAck > 0 || ws.getBufferedAmount() >= kHighWaterBytes) d.heldAck += chunk.byteLength;
           else s.ack(chunk.byteLength);
         });
@@ -160,7 +213,14 @@ export function registerStreaming(app: uWS.TemplatedApp, host: AgentHost, logger
           if (!d.req.stdin || frame.data.byteLength === 0) return;
           if (!d.session.writeStdin(frame.data)) {
             d.session.close();
-            finish(ws, statusError(429, 'TooManyRequests', 'stdin: the container does not read its input as fast as it is sent (8 MiB waiting); stream closed'));
+            finish(
+              ws,
+              statusError(
+                429,
+                'TooManyRequests',
+                'stdin: the container does not read its input as fast as it is sent (8 MiB waiting); stream closed',
+              ),
+            );
           }
         } else if (frame.channel === kResizeChannel) {
           const size = parseResize(frame.data);

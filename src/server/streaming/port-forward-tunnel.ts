@@ -80,7 +80,11 @@ type ApiPortForwardData = TunnelData | PortForwardChannelData;
 
 /** offersChannelProtocol: the upgrade asks for a channel protocol of port-forward-ws.ts and not for the SPDY tunnel. */
 function offersChannelProtocol(ureq: uWS.HttpRequest): boolean {
-  const offered = ureq.getHeader('sec-websocket-protocol').split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
+  const offered = ureq
+    .getHeader('sec-websocket-protocol')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
   return offered.length > 0 && !offered.includes(kPortForwardTunnelProtocol) && negotiatePortForwardProtocol(offered) !== undefined;
 }
 
@@ -98,7 +102,13 @@ function header(stream: SpdyStream, name: string): string {
  * client-go's WebSocket port-forward) is served by port-forward-ws.ts's behavior with the ports in
  * `?ports=`, as the apiserver proxies it to the kubelet's WebSocket port-forward. Main thread only.
  */
-export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined): void {
+export function registerPortForwardTunnel(
+  app: uWS.TemplatedApp,
+  host: AgentHost,
+  logger: Logger,
+  limiter: StreamLimiter,
+  auth: ServerAuth | undefined,
+): void {
   const log = logger.child({ component: 'port-forward' });
 
   const closeWs = (ws: Ws, code: number, reason: string) => {
@@ -211,9 +221,24 @@ export function registerPortForwardTunnel(app: uWS.TemplatedApp, host: AgentHost
       const checked = checkPortForwardUpgrade(ureq, host, auth, log);
       if (!checked.ok) return refuseUpgrade(res, checked.status);
       if (!checked.offered.includes(kPortForwardTunnelProtocol)) {
-        return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${checked.offered.join(', ') || '(none)'}; supports ${[kPortForwardTunnelProtocol, ...kPortForwardProtocols].join(', ')}`));
+        return refuseUpgrade(
+          res,
+          statusError(
+            400,
+            'BadRequest',
+            `requested protocol(s) are not supported: ${checked.offered.join(', ') || '(none)'}; supports ${[kPortForwardTunnelProtocol, ...kPortForwardProtocols].join(', ')}`,
+          ),
+        );
       }
-      const data: TunnelData = { kind: 'tunnel', path: checked.path, target: checked.target, requester: checked.requester, pairs: new Map(), streams: 0, closed: false };
+      const data: TunnelData = {
+        kind: 'tunnel',
+        path: checked.path,
+        target: checked.target,
+        requester: checked.requester,
+        pairs: new Map(),
+        streams: 0,
+        closed: false,
+      };
       res.upgrade(data, checked.key, kPortForwardTunnelProtocol, checked.extensions, context);
     },
     open(w) {

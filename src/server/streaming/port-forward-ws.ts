@@ -38,7 +38,14 @@ import { statusError } from '../status.js';
 import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
 import { kPortForwardProtocols, negotiatePortForwardProtocol, parsePortForwardQuery, portForwardError, portPrefix } from './portforward.js';
 import { decodeFrame, encodeFrame, type NegotiatedProtocol } from './remotecommand.js';
-import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamingOptions, type StreamLimiter, type StreamRequester } from './stream-limits.js';
+import {
+  kStreamSocketLimits,
+  newIdleTimer,
+  type IdleTimer,
+  type StreamingOptions,
+  type StreamLimiter,
+  type StreamRequester,
+} from './stream-limits.js';
 
 /** Above this many buffered bytes output credit is held back until the socket drains. */
 const kHighWaterBytes = 256 * 1024;
@@ -48,7 +55,11 @@ const kHighWaterBytes = 256 * 1024;
  * load test dozens), 512 per node (about 2,000 fds at ~4 each, of the agent's 20,000), 128 per
  * user (a quarter of the node; `--max-port-forwards-per-user`; `system:masters` not bounded per user).
  */
-export const kDefaultPortForwardLimits: Required<Pick<StreamingOptions, 'maxStreamsPerPod' | 'maxStreamsPerNode' | 'maxStreamsPerUser'>> = { maxStreamsPerPod: 64, maxStreamsPerNode: 512, maxStreamsPerUser: 128 };
+export const kDefaultPortForwardLimits: Required<Pick<StreamingOptions, 'maxStreamsPerPod' | 'maxStreamsPerNode' | 'maxStreamsPerUser'>> = {
+  maxStreamsPerPod: 64,
+  maxStreamsPerNode: 512,
+  maxStreamsPerUser: 128,
+};
 
 interface PortState {
   port: number;
@@ -74,8 +85,22 @@ type Ws = uWS.WebSocket<PfData>;
 
 /** portForwardRoutes: the plain-HTTP answers of /portForward and of pods/portforward (400: upgrade required; a SPDY upgrade is not served). */
 export function portForwardRoutes(): Route[] {
-  const tunnelRequired = () => statusReply(statusError(400, 'BadRequest', `Upgrade request required: open pods/portforward as a WebSocket with sub-protocol SPDY/3.1+portforward.k8s.io (kubectl 1.31 and later), or ${kPortForwardProtocols.join(' or ')} with the ports in ?ports=; a SPDY upgrade is not served`));
-  const upgradeRequired = () => statusReply(statusError(400, 'BadRequest', `Upgrade request required: open /portForward as a WebSocket (sub-protocol ${kPortForwardProtocols.join(' or ')}); SPDY is not served`));
+  const tunnelRequired = () =>
+    statusReply(
+      statusError(
+        400,
+        'BadRequest',
+        `Upgrade request required: open pods/portforward as a WebSocket with sub-protocol SPDY/3.1+portforward.k8s.io (kubectl 1.31 and later), or ${kPortForwardProtocols.join(' or ')} with the ports in ?ports=; a SPDY upgrade is not served`,
+      ),
+    );
+  const upgradeRequired = () =>
+    statusReply(
+      statusError(
+        400,
+        'BadRequest',
+        `Upgrade request required: open /portForward as a WebSocket (sub-protocol ${kPortForwardProtocols.join(' or ')}); SPDY is not served`,
+      ),
+    );
   return [
     { path: '/portForward/:namespace/:pod', methods: { get: upgradeRequired, post: upgradeRequired } },
     { path: '/portForward/:namespace/:pod/:uid', methods: { get: upgradeRequired, post: upgradeRequired } },
@@ -88,7 +113,13 @@ export function portForwardRoutes(): Route[] {
  * forwarded port). With a host lacking portForwardTarget/openPortForward the upgrade answers 405.
  * Main thread only.
  */
-export function registerPortForward(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined): void {
+export function registerPortForward(
+  app: uWS.TemplatedApp,
+  host: AgentHost,
+  logger: Logger,
+  limiter: StreamLimiter,
+  auth: ServerAuth | undefined,
+): void {
   const behavior = newPortForwardBehavior(host, logger, limiter, auth, 'port');
   app.ws<PortForwardChannelData>('/portForward/:namespace/:pod', behavior);
   app.ws<PortForwardChannelData>('/portForward/:namespace/:pod/:uid', behavior);
@@ -104,7 +135,13 @@ export type PortForwardChannelData = PfData;
  * upgrades that do not ask for the SPDY tunnel, as the apiserver proxies both to the kubelet).
  * Main thread only.
  */
-export function newPortForwardBehavior(host: AgentHost, logger: Logger, limiter: StreamLimiter, auth: ServerAuth | undefined, portParam: 'port' | 'ports'): uWS.WebSocketBehavior<PortForwardChannelData> {
+export function newPortForwardBehavior(
+  host: AgentHost,
+  logger: Logger,
+  limiter: StreamLimiter,
+  auth: ServerAuth | undefined,
+  portParam: 'port' | 'ports',
+): uWS.WebSocketBehavior<PortForwardChannelData> {
   const log = logger.child({ component: 'port-forward' });
   const send = (ws: Ws, channel: number, data: Uint8Array): void => {
     const d = ws.getUserData();
@@ -150,11 +187,27 @@ export function newPortForwardBehavior(host: AgentHost, logger: Logger, limiter:
       if (!Array.isArray(ports)) return refuseUpgrade(res, ports);
       const protocol = negotiatePortForwardProtocol(offered);
       if (!protocol) {
-        return refuseUpgrade(res, statusError(400, 'BadRequest', `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kPortForwardProtocols.join(', ')}`));
+        return refuseUpgrade(
+          res,
+          statusError(
+            400,
+            'BadRequest',
+            `requested protocol(s) are not supported: ${offered.join(', ')}; supports ${kPortForwardProtocols.join(', ')}`,
+          ),
+        );
       }
       const over = overBound(limiter, target.podUid, requester, ports.length);
       if (over) return refuseUpgrade(res, over);
-      const data: PfData = { kind: 'channel', path, protocol, target, requester, ports: ports.map((port) => ({ port, heldAck: 0, done: false })), releases: [], closed: false };
+      const data: PfData = {
+        kind: 'channel',
+        path,
+        protocol,
+        target,
+        requester,
+        ports: ports.map((port) => ({ port, heldAck: 0, done: false })),
+        releases: [],
+        closed: false,
+      };
       res.upgrade(data, key, protocol.name, extensions, context);
     },
     open(ws) {
@@ -269,7 +322,12 @@ export interface PortForwardUpgrade {
  * `ureq` synchronously, as uWS requires. Never throws.
  * @returns the request's parts, or `{ ok: false, status }`: the Status to refuse the upgrade with.
  */
-export function checkPortForwardUpgrade(ureq: uWS.HttpRequest, host: AgentHost, auth: ServerAuth | undefined, log: Logger): PortForwardUpgrade | { ok: false; status: Status } {
+export function checkPortForwardUpgrade(
+  ureq: uWS.HttpRequest,
+  host: AgentHost,
+  auth: ServerAuth | undefined,
+  log: Logger,
+): PortForwardUpgrade | { ok: false; status: Status } {
   const refuse = (status: Status) => ({ ok: false as const, status });
   const path = ureq.getUrl();
   const raw = [ureq.getParameter(0) ?? '', ureq.getParameter(1) ?? '', ureq.getParameter(2)];
@@ -282,7 +340,8 @@ export function checkPortForwardUpgrade(ureq: uWS.HttpRequest, host: AgentHost, 
     log.warn({ method: 'GET', path, code: access.status.code, reason: access.reason }, 'Refused port-forward request');
     return refuse(access.status);
   }
-  if (!host.portForwardTarget || !host.openPortForward) return refuse(statusError(405, 'MethodNotAllowed', 'this agent does not serve port-forward'));
+  if (!host.portForwardTarget || !host.openPortForward)
+    return refuse(statusError(405, 'MethodNotAllowed', 'this agent does not serve port-forward'));
   let params: Record<string, string>;
   try {
     params = { namespace: decodeURIComponent(raw[0]), pod: decodeURIComponent(raw[1]) };
@@ -292,7 +351,10 @@ export function checkPortForwardUpgrade(ureq: uWS.HttpRequest, host: AgentHost, 
   }
   const bad = checkPathParams(params);
   if (bad) return refuse(bad);
-  const offered = protocolHeader.split(',').map((p) => p.trim()).filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
+  const offered = protocolHeader
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && !p.startsWith(kBearerProtocolPrefix));
   let target: PortForwardTarget;
   try {
     target = host.portForwardTarget(params.namespace, params.pod);

@@ -55,12 +55,16 @@ function badPort(message: string, field: string): Status {
  */
 export function parsePortForwardQuery(query: URLSearchParams, name: 'port' | 'ports' = 'port'): number[] | Status {
   const values = query.getAll(name);
-  if (values.length === 0) return statusError(400, 'BadRequest', `query parameter "${name}" is required`, { causes: [{ field: name, reason: 'FieldValueRequired', message: 'Required value' }] });
+  if (values.length === 0)
+    return statusError(400, 'BadRequest', `query parameter "${name}" is required`, {
+      causes: [{ field: name, reason: 'FieldValueRequired', message: 'Required value' }],
+    });
   const ports: number[] = [];
   for (const value of values) {
     if (value === '') return badPort(`query parameter "${name}" cannot be empty`, name);
     for (const p of value.split(',')) {
-      if (!/^[0-9]{1,5}$/.test(p) || Number(p) > 65535) return badPort(`unable to parse ${JSON.stringify(value)} as a port: must be an integer in 1-65535`, name);
+      if (!/^[0-9]{1,5}$/.test(p) || Number(p) > 65535)
+        return badPort(`unable to parse ${JSON.stringify(value)} as a port: must be an integer in 1-65535`, name);
       if (Number(p) < 1) return badPort(`port ${JSON.stringify(value)} must be > 0`, name);
       ports.push(Number(p));
     }

@@ -23,7 +23,11 @@ export const kCloseChannel = 255;
 
 /** The sub-protocols served, most preferred first (the client's order decides, as wsstream's handshake). */
 export const kStreamProtocols: readonly string[] = Object.freeze([
-  'v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'channel.k8s.io', 'base64.channel.k8s.io',
+  'v5.channel.k8s.io',
+  'v4.channel.k8s.io',
+  'v4.base64.channel.k8s.io',
+  'channel.k8s.io',
+  'base64.channel.k8s.io',
 ]);
 
 /** NegotiatedProtocol: the protocol chosen, its status format (1: text on failure only; 4: Status JSON) and whether it has the CLOSE signal and base64 framing. */
@@ -83,7 +87,9 @@ export function parseStreamQuery(kind: 'exec' | 'attach', query: URLSearchParams
   for (const v of Object.values(vals)) if (typeof v === 'object') return v;
   const command = query.getAll('command');
   if (kind === 'exec' && command.length === 0) {
-    return statusError(400, 'BadRequest', 'command: required (one command= parameter per argument)', { causes: [{ field: 'command', reason: 'FieldValueRequired', message: 'Required value' }] });
+    return statusError(400, 'BadRequest', 'command: required (one command= parameter per argument)', {
+      causes: [{ field: 'command', reason: 'FieldValueRequired', message: 'Required value' }],
+    });
   }
   const { stdin, stdout, tty } = vals as Record<string, boolean>;
   const stderr = (vals.stderr as boolean) && !tty;
@@ -139,14 +145,28 @@ export const kSuccessStatus: Status = { metadata: {}, status: 'Success' };
  * command '<cmd>' exited with <code>`); for an error, an InternalError (`Internal error occurred:
  * error executing command in container: …`, or `error attaching to container: …`). Pure.
  */
-export function streamResultStatus(kind: 'exec' | 'attach', command: readonly string[], exitCode: number | null, error?: { message: string }): Status {
+export function streamResultStatus(
+  kind: 'exec' | 'attach',
+  command: readonly string[],
+  exitCode: number | null,
+  error?: { message: string },
+): Status {
   if (error) {
     const inner = `${kind === 'exec' ? 'error executing command in container' : 'error attaching to container'}: ${error.message}`;
-    return { metadata: {}, status: 'Failure', message: `Internal error occurred: ${inner}`, reason: 'InternalError', code: 500, details: { causes: [{ message: inner }] } };
+    return {
+      metadata: {},
+      status: 'Failure',
+      message: `Internal error occurred: ${inner}`,
+      reason: 'InternalError',
+      code: 500,
+      details: { causes: [{ message: inner }] },
+    };
   }
   if (exitCode === null || exitCode === 0) return kSuccessStatus;
   return {
-    metadata: {}, status: 'Failure', reason: 'NonZeroExitCode',
+    metadata: {},
+    status: 'Failure',
+    reason: 'NonZeroExitCode',
     message: `command terminated with non-zero exit code: command '${command.join(' ')}' exited with ${exitCode}`,
     details: { causes: [{ reason: 'ExitCode', message: String(exitCode) }] },
   };

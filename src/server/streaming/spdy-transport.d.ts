@@ -31,7 +31,10 @@ declare module 'spdy-transport' {
 
   const transport: {
     connection: {
-      create(socket: Duplex, options: { protocol: 'spdy' | 'http2'; isServer: boolean; maxStreams?: number; windowSize?: number }): SpdyConnection;
+      create(
+        socket: Duplex,
+        options: { protocol: 'spdy' | 'http2'; isServer: boolean; maxStreams?: number; windowSize?: number },
+      ): SpdyConnection;
     };
     protocol: { spdy: { parser: { create(options: object): SpdyParser } } };
   };

@@ -63,7 +63,9 @@ let patched = false;
  */
 function installRawStreamHeaders(): void {
   if (patched) return;
-  const proto = Object.getPrototypeOf(transport.protocol.spdy.parser.create({})) as { parseKVs: (buffer: unknown, cb: (err: Error | null, h?: Record<string, unknown>) => void) => void };
+  const proto = Object.getPrototypeOf(transport.protocol.spdy.parser.create({})) as {
+    parseKVs: (buffer: unknown, cb: (err: Error | null, h?: Record<string, unknown>) => void) => void;
+  };
   const parseKVs = proto.parseKVs;
   proto.parseKVs = function (this: { decompress?: { stream?: NodeJS.EventEmitter & { destroy(): void } } }, buffer, callback) {
     // A header block is zlib-compressed: a few KiB on the wire may inflate to gigabytes. Past
@@ -158,7 +160,8 @@ export function openSpdyTunnel(socket: TunnelSocket, onStream: (stream: SpdyStre
       if (closed) return;
       if (held.length > 0) {
         inboundWhileHeld += message.byteLength;
-        if (inboundWhileHeld > kMaxInboundWhileHeldBytes) return onError(new Error(`the client sent ${inboundWhileHeld} bytes without reading the answers`));
+        if (inboundWhileHeld > kMaxInboundWhileHeldBytes)
+          return onError(new Error(`the client sent ${inboundWhileHeld} bytes without reading the answers`));
       }
       // The session runs on a later turn, never inside uWS's message callback: run there, its
       // answers (WINDOW_UPDATEs, the pod's bytes) were written from inside uWS's TLS read, and an

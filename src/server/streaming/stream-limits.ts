@@ -30,7 +30,12 @@ export interface StreamingOptions {
  * kDefaultStreamingOptions: 4 h idle (the kubelet's default), 16 streams per pod, 256 per node,
  * 64 per user (a quarter of the node: four users at their bound fill it).
  */
-export const kDefaultStreamingOptions: Required<StreamingOptions> = { idleTimeoutMs: 4 * 3600_000, maxStreamsPerPod: 16, maxStreamsPerNode: 256, maxStreamsPerUser: 64 };
+export const kDefaultStreamingOptions: Required<StreamingOptions> = {
+  idleTimeoutMs: 4 * 3600_000,
+  maxStreamsPerPod: 16,
+  maxStreamsPerNode: 256,
+  maxStreamsPerUser: 64,
+};
 
 /** kStreamRetryAfterSeconds: the `Retry-After` of a refused stream (seconds; the apiserver's max-in-flight filter says 1). */
 export const kStreamRetryAfterSeconds = 1;
@@ -74,15 +79,22 @@ export interface StreamLimiterNames {
 }
 
 /** newStreamLimiter builds the counters for `options` (defaults filled in); `names` words its refusals. */
-export function newStreamLimiter(options: StreamingOptions = {}, names: StreamLimiterNames = { what: 'streams', userFlag: '--max-streams-per-user' }): StreamLimiter {
-  const o = { ...kDefaultStreamingOptions, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as Required<StreamingOptions>;
+export function newStreamLimiter(
+  options: StreamingOptions = {},
+  names: StreamLimiterNames = { what: 'streams', userFlag: '--max-streams-per-user' },
+): StreamLimiter {
+  const o = {
+    ...kDefaultStreamingOptions,
+    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+  } as Required<StreamingOptions>;
   const perPod = new Map<string, number>();
   const perUser = new Map<string, number>();
   const reserve = Math.min(kAdminReservedStreams, Math.floor(o.maxStreamsPerNode / 4));
   let total = 0;
   const refuse = (message: string) => statusError(429, 'TooManyRequests', message, { retryAfterSeconds: kStreamRetryAfterSeconds });
   /** bounded: the requester counts against a user's bound and the reserve (authenticated, not an admin). */
-  const bounded = (r: StreamRequester): r is NonNullable<StreamRequester> => r !== undefined && !(r.groups ?? []).includes(kStreamAdminGroup);
+  const bounded = (r: StreamRequester): r is NonNullable<StreamRequester> =>
+    r !== undefined && !(r.groups ?? []).includes(kStreamAdminGroup);
   return {
     options: o,
     get open() {
@@ -92,13 +104,21 @@ export function newStreamLimiter(options: StreamingOptions = {}, names: StreamLi
     check(podUid, requester) {
       if (bounded(requester)) {
         const mine = perUser.get(requester.name) ?? 0;
-        if (mine >= o.maxStreamsPerUser) return refuse(`too many ${names.what}: user ${JSON.stringify(requester.name)} has ${mine} open, the most allowed (${names.userFlag}=${o.maxStreamsPerUser}); close one and try again`);
-        if (total >= o.maxStreamsPerNode - reserve) return refuse(`too many ${names.what} open on this node (at most ${o.maxStreamsPerNode}, the last ${reserve} kept for ${kStreamAdminGroup}); close one and try again`);
+        if (mine >= o.maxStreamsPerUser)
+          return refuse(
+            `too many ${names.what}: user ${JSON.stringify(requester.name)} has ${mine} open, the most allowed (${names.userFlag}=${o.maxStreamsPerUser}); close one and try again`,
+          );
+        if (total >= o.maxStreamsPerNode - reserve)
+          return refuse(
+            `too many ${names.what} open on this node (at most ${o.maxStreamsPerNode}, the last ${reserve} kept for ${kStreamAdminGroup}); close one and try again`,
+          );
       }
-      if (total >= o.maxStreamsPerNode) return refuse(`too many ${names.what} open on this node (at most ${o.maxStreamsPerNode}); close one and try again`);
+      if (total >= o.maxStreamsPerNode)
+        return refuse(`too many ${names.what} open on this node (at most ${o.maxStreamsPerNode}); close one and try again`);
       // An admin is not held by the pod's bound either: one tenant's idle streams must not lock it out of that pod (a break test's finding).
       const admin = requester !== undefined && !bounded(requester);
-      if (!admin && (perPod.get(podUid) ?? 0) >= o.maxStreamsPerPod) return refuse(`too many ${names.what} open into this pod (at most ${o.maxStreamsPerPod}); close one and try again`);
+      if (!admin && (perPod.get(podUid) ?? 0) >= o.maxStreamsPerPod)
+        return refuse(`too many ${names.what} open into this pod (at most ${o.maxStreamsPerPod}); close one and try again`);
       return undefined;
     },
     acquire(podUid, requester) {
@@ -131,7 +151,12 @@ function decrement(counts: Map<string, number>, key: string): void {
  * dropped (the endpoints hold their own output back long before, by credits), never closed for
  * backpressure, and no uWS idle timeout (the endpoints run `--streaming-connection-idle-timeout`).
  */
-export const kStreamSocketLimits = Object.freeze({ maxPayloadLength: 1 << 20, maxBackpressure: 16 << 20, closeOnBackpressureLimit: 0, idleTimeout: 0 });
+export const kStreamSocketLimits = Object.freeze({
+  maxPayloadLength: 1 << 20,
+  maxBackpressure: 16 << 20,
+  closeOnBackpressureLimit: 0,
+  idleTimeout: 0,
+});
 
 /**
  * IdleTimer: fires `onIdle` once no `touch()` came for `idleMs` (one timer per stream, re-armed
@@ -158,7 +183,9 @@ export function newIdleTimer(idleMs: number, onIdle: () => void, clock: Clock = 
   };
   if (idleMs > 0) arm(idleMs);
   return {
-    touch: () => { last = clock.now(); },
+    touch: () => {
+      last = clock.now();
+    },
     stop: () => {
       stopped = true;
       clock.clearTimeout(timer);

@@ -65,7 +65,11 @@ export interface WatchServerOptions {
 }
 
 /** kDefaultWatchServerOptions: the defaults of WatchServerOptions. */
-export const kDefaultWatchServerOptions: Required<Omit<WatchServerOptions, 'auth' | 'limiter'>> = { highWaterBytes: 64 << 10, maxPendingBytes: 2 << 20, maxBackpressureBytes: 64 << 20 };
+export const kDefaultWatchServerOptions: Required<Omit<WatchServerOptions, 'auth' | 'limiter'>> = {
+  highWaterBytes: 64 << 10,
+  maxPendingBytes: 2 << 20,
+  maxBackpressureBytes: 64 << 20,
+};
 
 /** WatchServer: what server.ts keeps of the watch endpoint. */
 export interface WatchServer {
@@ -140,7 +144,12 @@ export function coalesce(pending: Map<string, WatchEvent>, event: WatchEvent): v
  * `namespace`, `labelSelector`; a bad value is answered before the upgrade with a 400 `Status`.
  * Returns undefined (and registers nothing) when `host` has no `watch`. Main thread only.
  */
-export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Logger, options: WatchServerOptions = {}): WatchServer | undefined {
+export function registerWatch(
+  app: uWS.TemplatedApp,
+  host: AgentHost,
+  logger: Logger,
+  options: WatchServerOptions = {},
+): WatchServer | undefined {
   if (!host.watch) return undefined;
   const watch = host.watch.bind(host);
   const opts = {
@@ -333,12 +342,26 @@ export function registerWatch(app: uWS.TemplatedApp, host: AgentHost, logger: Lo
       if (admission && !admission.ok) {
         logger.warn({ method: 'GET', path: kWatchPath, user: access.user?.name ?? '', code: 429 }, 'Too many watches');
         const body = JSON.stringify(admission.status);
-        res.cork(() => res.writeStatus(statusLine(429)).writeHeader('Retry-After', String(admission.retryAfterSeconds)).writeHeader('Content-Type', 'application/json').end(body));
+        res.cork(() =>
+          res
+            .writeStatus(statusLine(429))
+            .writeHeader('Retry-After', String(admission.retryAfterSeconds))
+            .writeHeader('Content-Type', 'application/json')
+            .end(body),
+        );
         return;
       }
       const data: ClientData = {
-        ...parsed, filtered: parsed.namespace !== '' || parsed.selector.length > 0, onTopic: false, pending: new Map(), visible: new Set(), closed: false,
-        pendingSizes: new Map(), pendingBytes: 0, live: false, release: admission?.release ?? (() => {}),
+        ...parsed,
+        filtered: parsed.namespace !== '' || parsed.selector.length > 0,
+        onTopic: false,
+        pending: new Map(),
+        visible: new Set(),
+        closed: false,
+        pendingSizes: new Map(),
+        pendingBytes: 0,
+        live: false,
+        release: admission?.release ?? (() => {}),
       };
       res.upgrade(data, key, protocol, extensions, context);
     },

@@ -40,11 +40,19 @@ export interface PodAdmissionResult {
   audit?: string;
 }
 
-const kSecurityAnnotationPrefixes = ['seccomp.security.alpha.kubernetes.io/', 'container.seccomp.security.alpha.kubernetes.io/', 'container.apparmor.security.beta.kubernetes.io/'];
+const kSecurityAnnotationPrefixes = [
+  'seccomp.security.alpha.kubernetes.io/',
+  'container.seccomp.security.alpha.kubernetes.io/',
+  'container.apparmor.security.beta.kubernetes.io/',
+];
 
 function securityAnnotations(pod: unknown): string {
   const a = obj(obj(obj(pod)?.metadata)?.annotations) ?? {};
-  return JSON.stringify(Object.entries(a).filter(([k]) => kSecurityAnnotationPrefixes.some((p) => k.startsWith(p))).sort(([x], [y]) => (x < y ? -1 : 1)));
+  return JSON.stringify(
+    Object.entries(a)
+      .filter(([k]) => kSecurityAnnotationPrefixes.some((p) => k.startsWith(p)))
+      .sort(([x], [y]) => (x < y ? -1 : 1)),
+  );
 }
 
 /** significantUpdate: the spec or a security annotation changed (a key-order change counts: that only errs towards checking). */
@@ -57,9 +65,12 @@ export function admitPod(req: PodAdmissionRequest): PodAdmissionResult {
   if (req.exempt) return { warnings: [] };
   if (req.oldPod !== undefined && !significantUpdate(req.pod, req.oldPod)) return { warnings: [] };
   const { policy, errors } = policyToEvaluate(req.namespaceLabels, req.defaults ?? kDefaultPolicy);
-  const warnings: string[] = errors.length > 0
-    ? [`namespace ${JSON.stringify(req.namespace)} has invalid PodSecurity labels (${errors.map((e) => `${e.field}: Invalid value: ${JSON.stringify(e.value)}: ${e.message}`).join('; ')}); evaluating enforce=${levelVersionString(policy.enforce)}`]
-    : [];
+  const warnings: string[] =
+    errors.length > 0
+      ? [
+          `namespace ${JSON.stringify(req.namespace)} has invalid PodSecurity labels (${errors.map((e) => `${e.field}: Invalid value: ${JSON.stringify(e.value)}: ${e.message}`).join('; ')}); evaluating enforce=${levelVersionString(policy.enforce)}`,
+        ]
+      : [];
   const cache = new Map<string, string>();
   const reasons = (lv: LevelVersion): string => {
     const key = levelVersionString(lv);

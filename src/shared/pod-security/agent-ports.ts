@@ -42,7 +42,9 @@ export function agentPortConflicts(pod: unknown, listen: AgentListen): FieldErro
       const hostIP = str(p.hostIP);
       if (!(unspecified(hostIP) || loopback(hostIP) || unspecified(listen.address) || hostIP === listen.address)) return;
       errors.push({
-        field: `${path}.ports[${j}].hostPort`, type: 'Invalid value', value: hostPort,
+        field: `${path}.ports[${j}].hostPort`,
+        type: 'Invalid value',
+        value: hostPort,
         detail: `the agent serves its API on port ${hostPort} (--port/--tls-port); a pod may not take it as a host port`,
       });
     });

@@ -11,7 +11,19 @@ import { containerPhrase, containersOf, joinQuote, list, obj, pluralize, securit
 
 /** kBaselineCapabilities: the capabilities a baseline pod may add (check_capabilities_baseline.go): the container runtimes' default set minus NET_RAW. */
 export const kBaselineCapabilities: readonly string[] = Object.freeze([
-  'AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT',
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
 ]);
 
 /**
@@ -57,7 +69,9 @@ function annotationsOf(metadata: Obj): Record<string, string> {
 }
 
 const hostNamespaces: Check = {
-  id: 'hostNamespaces', level: 'baseline', minVersion: 0,
+  id: 'hostNamespaces',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec) {
     const set = ['hostNetwork', 'hostPID', 'hostIPC'].filter((f) => spec[f] === true).map((f) => `${f}=true`);
     return set.length > 0 ? fail('host namespaces', set.join(', ')) : undefined;
@@ -65,15 +79,21 @@ const hostNamespaces: Check = {
 };
 
 const privileged: Check = {
-  id: 'privileged', level: 'baseline', minVersion: 0,
+  id: 'privileged',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec) {
-    const bad = containersOf(spec).filter(({ c }) => securityContextOf(c)?.privileged === true).map((v) => v.name);
+    const bad = containersOf(spec)
+      .filter(({ c }) => securityContextOf(c)?.privileged === true)
+      .map((v) => v.name);
     return bad.length > 0 ? fail('privileged', `${containerPhrase(bad)} must not set securityContext.privileged=true`) : undefined;
   },
 };
 
 const capabilitiesBaseline: Check = {
-  id: 'capabilities_baseline', level: 'baseline', minVersion: 0,
+  id: 'capabilities_baseline',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec) {
     const bad: string[] = [];
     const caps: string[] = [];
@@ -85,32 +105,47 @@ const capabilitiesBaseline: Check = {
       caps.push(...extra);
     }
     if (bad.length === 0) return undefined;
-    return fail('non-default capabilities', `${containerPhrase(bad)} must not include ${joinQuote(sortedUnique(caps))} in securityContext.capabilities.add`);
+    return fail(
+      'non-default capabilities',
+      `${containerPhrase(bad)} must not include ${joinQuote(sortedUnique(caps))} in securityContext.capabilities.add`,
+    );
   },
 };
 
 const hostPathVolumes: Check = {
-  id: 'hostPathVolumes', level: 'baseline', minVersion: 0,
+  id: 'hostPathVolumes',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec) {
-    const bad = list(spec.volumes).filter((v) => v.hostPath != null).map((v) => str(v.name));
+    const bad = list(spec.volumes)
+      .filter((v) => v.hostPath != null)
+      .map((v) => str(v.name));
     return bad.length > 0 ? fail('hostPath volumes', `${pluralize('volume', 'volumes', bad.length)} ${joinQuote(bad)}`) : undefined;
   },
 };
 
 const hostPorts: Check = {
-  id: 'hostPorts', level: 'baseline', minVersion: 0,
+  id: 'hostPorts',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec) {
     const bad: string[] = [];
     const ports: string[] = [];
     for (const { c, name } of containersOf(spec)) {
-      const used = list(c.ports).map((p) => p.hostPort).filter((hp) => typeof hp === 'number' && hp !== 0).map(String);
+      const used = list(c.ports)
+        .map((p) => p.hostPort)
+        .filter((hp) => typeof hp === 'number' && hp !== 0)
+        .map(String);
       if (used.length === 0) continue;
       bad.push(name);
       ports.push(...used);
     }
     if (bad.length === 0) return undefined;
     const unique = sortedUnique(ports);
-    return fail('hostPort', `${containerPhrase(bad)} ${pluralize('uses', 'use', bad.length)} ${pluralize('hostPort', 'hostPorts', unique.length)} ${unique.join(', ')}`);
+    return fail(
+      'hostPort',
+      `${containerPhrase(bad)} ${pluralize('uses', 'use', bad.length)} ${pluralize('hostPort', 'hostPorts', unique.length)} ${unique.join(', ')}`,
+    );
   },
 };
 
@@ -121,7 +156,9 @@ function hostsOf(handler: unknown): string[] {
 }
 
 const hostProbesAndHostLifecycle: Check = {
-  id: 'hostProbesAndHostLifecycle', level: 'baseline', minVersion: 34,
+  id: 'hostProbesAndHostLifecycle',
+  level: 'baseline',
+  minVersion: 34,
   run(_m, spec) {
     const bad: string[] = [];
     const hosts: string[] = [];
@@ -135,12 +172,17 @@ const hostProbesAndHostLifecycle: Check = {
     if (bad.length === 0) return undefined;
     const names = sortedUnique(bad);
     const unique = sortedUnique(hosts);
-    return fail('probe or lifecycle host', `${containerPhrase(names)} ${pluralize('uses', 'use', names.length)} ${pluralize('probe or lifecycle host', 'probe or lifecycle hosts', unique.length)} ${joinQuote(unique)}`);
+    return fail(
+      'probe or lifecycle host',
+      `${containerPhrase(names)} ${pluralize('uses', 'use', names.length)} ${pluralize('probe or lifecycle host', 'probe or lifecycle hosts', unique.length)} ${joinQuote(unique)}`,
+    );
   },
 };
 
 const appArmorProfile: Check = {
-  id: 'appArmorProfile', level: 'baseline', minVersion: 0,
+  id: 'appArmorProfile',
+  level: 'baseline',
+  minVersion: 0,
   run(metadata, spec) {
     const allowedType = (t: unknown) => t === 'RuntimeDefault' || t === 'Localhost';
     const values: string[] = [];
@@ -150,21 +192,30 @@ const appArmorProfile: Check = {
     const bad: string[] = [];
     for (const { c, name } of containersOf(spec)) {
       const p = obj(securityContextOf(c)?.appArmorProfile);
-      if (p && !allowedType(p.type)) { bad.push(name); values.push(str(p.type)); }
+      if (p && !allowedType(p.type)) {
+        bad.push(name);
+        values.push(str(p.type));
+      }
     }
     const who = setters(podBad, bad);
     const annotations = Object.entries(annotationsOf(metadata))
       .filter(([k, v]) => k.startsWith(kAppArmorAnnotationPrefix) && !(v === '' || v === 'runtime/default' || v.startsWith('localhost/')))
-      .map(([k, v]) => `${k}=${JSON.stringify(v)}`).sort();
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .sort();
     if (annotations.length > 0) who.push(pluralize('annotation', 'annotations', annotations.length));
     if (who.length === 0) return undefined;
     const all = [...sortedUnique(values), ...annotations];
-    return fail(pluralize('forbidden AppArmor profile', 'forbidden AppArmor profiles', all.length), `${who.join(' and ')} must not set AppArmor profile type to ${joinQuote(all)}`);
+    return fail(
+      pluralize('forbidden AppArmor profile', 'forbidden AppArmor profiles', all.length),
+      `${who.join(' and ')} must not set AppArmor profile type to ${joinQuote(all)}`,
+    );
   },
 };
 
 const seLinuxOptions: Check = {
-  id: 'seLinuxOptions', level: 'baseline', minVersion: 0,
+  id: 'seLinuxOptions',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec, minor) {
     const allowedTypes = minor >= 31 ? [...kAllowedSELinuxTypes, 'container_engine_t'] : kAllowedSELinuxTypes;
     const types: string[] = [];
@@ -172,27 +223,44 @@ const seLinuxOptions: Check = {
     let role = false;
     const valid = (o: Obj): boolean => {
       let ok = true;
-      if (!allowedTypes.includes(str(o.type))) { ok = false; types.push(str(o.type)); }
-      if (str(o.user) !== '') { ok = false; user = true; }
-      if (str(o.role) !== '') { ok = false; role = true; }
+      if (!allowedTypes.includes(str(o.type))) {
+        ok = false;
+        types.push(str(o.type));
+      }
+      if (str(o.user) !== '') {
+        ok = false;
+        user = true;
+      }
+      if (str(o.role) !== '') {
+        ok = false;
+        role = true;
+      }
       return ok;
     };
     const podOpts = obj(securityContextOf(spec)?.seLinuxOptions);
     const podBad = podOpts !== undefined && !valid(podOpts);
-    const bad = containersOf(spec).filter(({ c }) => { const o = obj(securityContextOf(c)?.seLinuxOptions); return o !== undefined && !valid(o); }).map((v) => v.name);
+    const bad = containersOf(spec)
+      .filter(({ c }) => {
+        const o = obj(securityContextOf(c)?.seLinuxOptions);
+        return o !== undefined && !valid(o);
+      })
+      .map((v) => v.name);
     const who = setters(podBad, bad);
     if (who.length === 0) return undefined;
     const unique = sortedUnique(types);
     const data = [
       ...(unique.length > 0 ? [`${pluralize('type', 'types', unique.length)} ${joinQuote(unique)}`] : []),
-      ...(user ? ['user may not be set'] : []), ...(role ? ['role may not be set'] : []),
+      ...(user ? ['user may not be set'] : []),
+      ...(role ? ['role may not be set'] : []),
     ];
     return fail('seLinuxOptions', `${who.join(' and ')} set forbidden securityContext.seLinuxOptions: ${data.join('; ')}`);
   },
 };
 
 const procMount: Check = {
-  id: 'procMount', level: 'baseline', minVersion: 0,
+  id: 'procMount',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec) {
     // Upstream (1.34+) allows any procMount in a pod with its own user namespace (hostUsers: false).
     if (spec.hostUsers === false) return undefined;
@@ -204,7 +272,9 @@ const procMount: Check = {
       bad.push(name);
       types.push(str(pm));
     }
-    return bad.length > 0 ? fail('procMount', `${containerPhrase(bad)} must not set securityContext.procMount to ${joinQuote(sortedUnique(types))}`) : undefined;
+    return bad.length > 0
+      ? fail('procMount', `${containerPhrase(bad)} must not set securityContext.procMount to ${joinQuote(sortedUnique(types))}`)
+      : undefined;
   },
 };
 
@@ -212,13 +282,16 @@ function seccompAnnotationsFailure(metadata: Obj, spec: Obj): CheckFailure | und
   const a = annotationsOf(metadata);
   const ok = (v: string) => v === 'runtime/default' || v === 'docker/default' || v.startsWith('localhost/');
   const bad: string[] = [];
-  if (kSeccompPodAnnotation in a && !ok(a[kSeccompPodAnnotation])) bad.push(`${kSeccompPodAnnotation}=${JSON.stringify(a[kSeccompPodAnnotation])}`);
+  if (kSeccompPodAnnotation in a && !ok(a[kSeccompPodAnnotation]))
+    bad.push(`${kSeccompPodAnnotation}=${JSON.stringify(a[kSeccompPodAnnotation])}`);
   for (const { name } of containersOf(spec)) {
     const key = kSeccompContainerAnnotationPrefix + name;
     if (key in a && !ok(a[key])) bad.push(`${key}=${JSON.stringify(a[key])}`);
   }
   const unique = sortedUnique(bad);
-  return unique.length > 0 ? fail('seccompProfile', `forbidden ${pluralize('annotation', 'annotations', unique.length)} ${unique.join(', ')}`) : undefined;
+  return unique.length > 0
+    ? fail('seccompProfile', `forbidden ${pluralize('annotation', 'annotations', unique.length)} ${unique.join(', ')}`)
+    : undefined;
 }
 
 /** validSeccompType: RuntimeDefault or Localhost (check_seccompProfile_baseline.go validSeccomp). */
@@ -227,7 +300,9 @@ export function validSeccompType(t: unknown): boolean {
 }
 
 const seccompProfileBaseline: Check = {
-  id: 'seccompProfile_baseline', level: 'baseline', minVersion: 0,
+  id: 'seccompProfile_baseline',
+  level: 'baseline',
+  minVersion: 0,
   run(metadata, spec, minor) {
     if (minor < 19) return seccompAnnotationsFailure(metadata, spec);
     const values: string[] = [];
@@ -237,33 +312,61 @@ const seccompProfileBaseline: Check = {
     const bad: string[] = [];
     for (const { c, name } of containersOf(spec)) {
       const p = obj(securityContextOf(c)?.seccompProfile);
-      if (p && !validSeccompType(p.type)) { bad.push(name); values.push(str(p.type)); }
+      if (p && !validSeccompType(p.type)) {
+        bad.push(name);
+        values.push(str(p.type));
+      }
     }
     const who = setters(podBad, bad);
-    return who.length > 0 ? fail('seccompProfile', `${who.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote(sortedUnique(values))}`) : undefined;
+    return who.length > 0
+      ? fail(
+          'seccompProfile',
+          `${who.join(' and ')} must not set securityContext.seccompProfile.type to ${joinQuote(sortedUnique(values))}`,
+        )
+      : undefined;
   },
 };
 
 const sysctls: Check = {
-  id: 'sysctls', level: 'baseline', minVersion: 0,
+  id: 'sysctls',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec, minor) {
-    const bad = list(securityContextOf(spec)?.sysctls).map((s) => str(s.name)).filter((n) => !(Object.hasOwn(kSafeSysctlsByVersion, n) && kSafeSysctlsByVersion[n] <= minor));
+    const bad = list(securityContextOf(spec)?.sysctls)
+      .map((s) => str(s.name))
+      .filter((n) => !(Object.hasOwn(kSafeSysctlsByVersion, n) && kSafeSysctlsByVersion[n] <= minor));
     return bad.length > 0 ? fail('forbidden sysctls', bad.join(', ')) : undefined;
   },
 };
 
 const windowsHostProcess: Check = {
-  id: 'windowsHostProcess', level: 'baseline', minVersion: 0,
+  id: 'windowsHostProcess',
+  level: 'baseline',
+  minVersion: 0,
   run(_m, spec) {
     const hostProcess = (o: Obj) => obj(securityContextOf(o)?.windowsOptions)?.hostProcess === true;
-    const bad = containersOf(spec).filter(({ c }) => hostProcess(c)).map((v) => v.name);
+    const bad = containersOf(spec)
+      .filter(({ c }) => hostProcess(c))
+      .map((v) => v.name);
     const who = setters(hostProcess(spec), bad);
-    return who.length > 0 ? fail('hostProcess', `${who.join(' and ')} must not set securityContext.windowsOptions.hostProcess=true`) : undefined;
+    return who.length > 0
+      ? fail('hostProcess', `${who.join(' and ')} must not set securityContext.windowsOptions.hostProcess=true`)
+      : undefined;
   },
 };
 
 /** kBaselineChecks: every baseline check, sorted by ID as upstream's registry evaluates them. */
 export const kBaselineChecks: readonly Check[] = Object.freeze([
-  appArmorProfile, capabilitiesBaseline, hostNamespaces, hostPathVolumes, hostPorts, hostProbesAndHostLifecycle,
-  privileged, procMount, seLinuxOptions, seccompProfileBaseline, sysctls, windowsHostProcess,
+  appArmorProfile,
+  capabilitiesBaseline,
+  hostNamespaces,
+  hostPathVolumes,
+  hostPorts,
+  hostProbesAndHostLifecycle,
+  privileged,
+  procMount,
+  seLinuxOptions,
+  seccompProfileBaseline,
+  sysctls,
+  windowsHostProcess,
 ]);

@@ -71,7 +71,10 @@ export function parseVersion(value: string): { version: string; minor: number; e
  * warn or audit level reads `privileged` (fail open); an invalid version reads `latest` — and
  * each is reported in `errors` (api.PolicyToEvaluate).
  */
-export function policyToEvaluate(labels: Readonly<Record<string, string>> | undefined, defaults: NamespacePolicy): { policy: NamespacePolicy; errors: LabelError[] } {
+export function policyToEvaluate(
+  labels: Readonly<Record<string, string>> | undefined,
+  defaults: NamespacePolicy,
+): { policy: NamespacePolicy; errors: LabelError[] } {
   const policy: NamespacePolicy = { enforce: { ...defaults.enforce }, warn: { ...defaults.warn }, audit: { ...defaults.audit } };
   const errors: LabelError[] = [];
   const modes: Array<[keyof NamespacePolicy, string, string, Level]> = [

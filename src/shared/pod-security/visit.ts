@@ -42,7 +42,9 @@ export function containersOf(spec: Obj): VisitedContainer[] {
   for (const key of ['initContainers', 'containers', 'ephemeralContainers']) {
     const items = spec[key];
     if (!Array.isArray(items)) continue;
-    items.forEach((c, i) => { if (isObj(c)) out.push({ c, name: str(c.name), path: `spec.${key}[${i}]` }); });
+    items.forEach((c, i) => {
+      if (isObj(c)) out.push({ c, name: str(c.name), path: `spec.${key}[${i}]` });
+    });
   }
   return out;
 }

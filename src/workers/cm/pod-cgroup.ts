@@ -46,7 +46,8 @@ function q(v: unknown, field: string): number {
  * init) sets it — only then is a limit enforced on the pod.
  */
 function podResource(pod: Pod, which: 'requests' | 'limits', res: 'cpu' | 'memory'): { value: number; declared: boolean } {
-  const get = (c: Container, i: number, init: boolean) => q(c.resources?.[which]?.[res], `spec.${init ? 'initContainers' : 'containers'}[${i}].resources.${which}.${res}`);
+  const get = (c: Container, i: number, init: boolean) =>
+    q(c.resources?.[which]?.[res], `spec.${init ? 'initContainers' : 'containers'}[${i}].resources.${which}.${res}`);
   const has = (c: Container) => c.resources?.[which]?.[res] !== undefined;
   const apps = pod.spec?.containers ?? [];
   const inits = pod.spec?.initContainers ?? [];
@@ -93,7 +94,8 @@ export function resourceConfigForPod(pod: Pod, podPidsLimit: number): PodResourc
 export function podCgroupName(pod: Pod, cgroupRoot: string): string {
   const qos = getPodQOS(pod);
   const uid = pod.metadata?.uid ?? '';
-  if (!/^[A-Za-z0-9-]+$/.test(uid)) throw new AgentError('ERR_INVALID_ARGUMENT', `metadata.uid: ${JSON.stringify(uid)} cannot name a cgroup`);
+  if (!/^[A-Za-z0-9-]+$/.test(uid))
+    throw new AgentError('ERR_INVALID_ARGUMENT', `metadata.uid: ${JSON.stringify(uid)} cannot name a cgroup`);
   const tier = qos === 'Guaranteed' ? '' : qos === 'Burstable' ? 'burstable/' : 'besteffort/';
   return path.posix.join(cgroupRoot, 'kubepods', `${tier}pod${uid}`);
 }
@@ -103,7 +105,16 @@ let supported: boolean | undefined;
 /** podCgroupSupported: true on a cgroup v1 host (the memory, cpu and pids hierarchies are mounted under /sys/fs/cgroup). Cached per thread. */
 export async function podCgroupSupported(mount = kCgroupMount): Promise<boolean> {
   if (supported !== undefined && mount === kCgroupMount) return supported;
-  const ok = (await Promise.all(['memory', 'cpu', 'pids'].map((c) => stat(path.join(mount, c, 'tasks')).then(() => true, () => false)))).every(Boolean);
+  const ok = (
+    await Promise.all(
+      ['memory', 'cpu', 'pids'].map((c) =>
+        stat(path.join(mount, c, 'tasks')).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    )
+  ).every(Boolean);
   if (mount === kCgroupMount) supported = ok;
   return ok;
 }
@@ -187,7 +198,13 @@ export const kOrphanPodCgroupMinAgeMs = 60_000;
  * Only empty cgroups can go (rmdir); a busy one stays. Resolves to the UIDs removed; never rejects.
  * Runs on a worker thread, from the periodic GC.
  */
-export async function removeOrphanPodCgroups(cgroupRoot: string, liveUids: ReadonlySet<string>, nowMs: number, minAgeMs = kOrphanPodCgroupMinAgeMs, mount = kCgroupMount): Promise<string[]> {
+export async function removeOrphanPodCgroups(
+  cgroupRoot: string,
+  liveUids: ReadonlySet<string>,
+  nowMs: number,
+  minAgeMs = kOrphanPodCgroupMinAgeMs,
+  mount = kCgroupMount,
+): Promise<string[]> {
   const removed: string[] = [];
   for (const tier of ['', 'burstable', 'besteffort']) {
     const dir = path.join(mount, 'pids', cgroupRoot, 'kubepods', tier);

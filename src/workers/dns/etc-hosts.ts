@@ -29,7 +29,11 @@ export function generatePodHostNameAndDomain(pod: Pod, clusterDomain: string): {
   let hostname = pod.spec?.hostname || name;
   if (hostname.length > kHostnameMaxLen) {
     hostname = hostname.slice(0, kHostnameMaxLen).replace(/[-.]+$/, '');
-    if (!hostname) throw new AgentError('ERR_INVALID_ARGUMENT', `hostname for pod ${JSON.stringify(name)} was invalid: ${JSON.stringify(pod.spec?.hostname || name)}`);
+    if (!hostname)
+      throw new AgentError(
+        'ERR_INVALID_ARGUMENT',
+        `hostname for pod ${JSON.stringify(name)} was invalid: ${JSON.stringify(pod.spec?.hostname || name)}`,
+      );
   }
   const subdomain = pod.spec?.subdomain;
   const domain = subdomain ? `${subdomain}.${pod.metadata?.namespace ?? 'default'}.svc.${clusterDomain}` : '';
@@ -49,7 +53,10 @@ export function podSandboxHostname(pod: Pod, clusterDomain: string): string | un
   if (pod.spec?.setHostnameAsFQDN !== true) return hostname;
   const fqdn = domain ? `${hostname}.${domain}` : hostname;
   if (fqdn.length > kMaxFQDNHostnameLength) {
-    throw new AgentError('ERR_INVALID_ARGUMENT', `failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (${kMaxFQDNHostnameLength} characters is the max, ${fqdn.length} characters requested)`);
+    throw new AgentError(
+      'ERR_INVALID_ARGUMENT',
+      `failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (${kMaxFQDNHostnameLength} characters is the max, ${fqdn.length} characters requested)`,
+    );
   }
   return fqdn;
 }
@@ -114,9 +121,17 @@ export async function writePodFile(file: string, content: string): Promise<void>
  * rewrites it in makeMounts each time). Runs on a worker thread.
  * @throws the fs error when the node's hosts file cannot be read or the file cannot be written.
  */
-export async function ensureHostsFile(rootDir: string, pod: Pod, podIps: readonly string[], clusterDomain: string, nodeHostsFile = '/etc/hosts'): Promise<string> {
+export async function ensureHostsFile(
+  rootDir: string,
+  pod: Pod,
+  podIps: readonly string[],
+  clusterDomain: string,
+  nodeHostsFile = '/etc/hosts',
+): Promise<string> {
   const file = etcHostsPath(rootDir, pod.metadata?.uid ?? '');
-  const content = pod.spec?.hostNetwork ? nodeHostsFileContent(pod, await readFile(nodeHostsFile, 'utf8')) : managedHostsFileContent(pod, podIps, clusterDomain);
+  const content = pod.spec?.hostNetwork
+    ? nodeHostsFileContent(pod, await readFile(nodeHostsFile, 'utf8'))
+    : managedHostsFileContent(pod, podIps, clusterDomain);
   await writePodFile(file, content);
   return file;
 }

@@ -51,7 +51,11 @@ export function parseResolvConf(text: string): DNSConfig {
     const fields = trimmed.split(/\s+/).filter(Boolean);
     if (fields.length === 0) continue;
     if (fields[0] === 'nameserver' && fields.length >= 2) out.servers.push(fields[1]);
-    if (fields[0] === 'search') out.searches = fields.slice(1).filter((s) => s !== '.').map((s) => s.replace(/\.$/, ''));
+    if (fields[0] === 'search')
+      out.searches = fields
+        .slice(1)
+        .filter((s) => s !== '.')
+        .map((s) => s.replace(/\.$/, ''));
     if (fields[0] === 'options') out.options = fields.slice(1);
   }
   return out;
@@ -100,8 +104,13 @@ export function getPodDNS(pod: Pod, node: NodeDNSSettings): { config: DNSConfig;
         options: [...kDefaultDNSOptions],
       };
     } else {
-      const msg = 'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
-      events.push({ type: 'Warning', reason: 'MissingClusterDNS', message: `pod: "${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})". ${msg}` });
+      const msg =
+        'kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.';
+      events.push({
+        type: 'Warning',
+        reason: 'MissingClusterDNS',
+        message: `pod: "${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})". ${msg}`,
+      });
     }
   }
   const dc = pod.spec?.dnsConfig;
@@ -113,7 +122,11 @@ export function getPodDNS(pod: Pod, node: NodeDNSSettings): { config: DNSConfig;
   // formDNSConfigFitsLimits
   if (config.servers.length > kMaxDNSNameservers) {
     config.servers = config.servers.slice(0, kMaxDNSNameservers);
-    events.push({ type: 'Warning', reason: 'DNSConfigForming', message: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${config.servers.join(' ')}` });
+    events.push({
+      type: 'Warning',
+      reason: 'DNSConfigForming',
+      message: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: ${config.servers.join(' ')}`,
+    });
   }
   let cut = false;
   let searches = config.searches;
@@ -128,7 +141,12 @@ export function getPodDNS(pod: Pod, node: NodeDNSSettings): { config: DNSConfig;
     searches = searches.slice(0, -1);
     cut = true;
   }
-  if (cut) events.push({ type: 'Warning', reason: 'DNSConfigForming', message: `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${searches.join(' ')}` });
+  if (cut)
+    events.push({
+      type: 'Warning',
+      reason: 'DNSConfigForming',
+      message: `Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ${searches.join(' ')}`,
+    });
   config.searches = searches;
   return { config, events };
 }
@@ -162,7 +180,12 @@ export interface NodeDNSOptions {
  */
 export async function readPodDNS(pod: Pod, node: NodeDNSOptions): Promise<{ config: DNSConfig; events: PodEventRecord[] }> {
   const hostResolvConf = node.resolvConf ? await readFile(node.resolvConf, 'utf8').catch(() => '') : '';
-  return getPodDNS(pod, { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, hostResolvConf, noResolvConf: node.resolvConf === '' });
+  return getPodDNS(pod, {
+    clusterDNS: node.clusterDNS,
+    clusterDomain: node.clusterDomain,
+    hostResolvConf,
+    noResolvConf: node.resolvConf === '',
+  });
 }
 
 /**
@@ -170,7 +193,11 @@ export async function readPodDNS(pod: Pod, node: NodeDNSOptions): Promise<{ conf
  * events of forming it. Reads the node's resolv.conf each time (a missing one counts as empty).
  * Runs on a worker thread. @throws the fs error when the file cannot be written.
  */
-export async function ensureResolvConf(rootDir: string, pod: Pod, node: NodeDNSOptions): Promise<{ path: string; events: PodEventRecord[] }> {
+export async function ensureResolvConf(
+  rootDir: string,
+  pod: Pod,
+  node: NodeDNSOptions,
+): Promise<{ path: string; events: PodEventRecord[] }> {
   const { config, events } = await readPodDNS(pod, node);
   const file = resolvConfPath(rootDir, pod.metadata?.uid ?? '');
   await writePodFile(file, resolvConfContent(config));

@@ -28,7 +28,12 @@ export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
  * only what this agent pulled.
  * @throws from pull: the last PullImage error (AgentError naming PullImage).
  */
-export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInput<PodSandboxConfig>, rootDir?: string, nodeKeyring?: NodeKeyring): ImagePort {
+export function criImagePort(
+  images: ImageManagerService,
+  sandboxConfig?: CriInput<PodSandboxConfig>,
+  rootDir?: string,
+  nodeKeyring?: NodeKeyring,
+): ImagePort {
   const pulled = async (image: string, id: string) => {
     if (rootDir) await recordPulledImage(rootDir, image, id);
   };
@@ -61,7 +66,9 @@ export function criImagePort(images: ImageManagerService, sandboxConfig?: CriInp
       let p = inFlight.get(key);
       if (!p) {
         const run = () => pullNow(image, podOpts);
-        p = (rootDir ? pullUnderLock(rootDir, image, podOpts.ifNotPresent, () => present(image), run) : run()).finally(() => inFlight.delete(key));
+        p = (rootDir ? pullUnderLock(rootDir, image, podOpts.ifNotPresent, () => present(image), run) : run()).finally(() =>
+          inFlight.delete(key),
+        );
         inFlight.set(key, p);
       }
       return p;

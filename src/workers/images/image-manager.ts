@@ -57,12 +57,24 @@ export interface ImageSync {
  * before any runtime call (see checkImageReference). Resolves true when the image is usable.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE when the runtime cannot be reached; every other failure is recorded.
  */
-export async function ensureImageExists(sync: ImageSync, image: string, policy: PullPolicy, target: string, fieldPath?: string): Promise<boolean> {
+export async function ensureImageExists(
+  sync: ImageSync,
+  image: string,
+  policy: PullPolicy,
+  target: string,
+  fieldPath?: string,
+): Promise<boolean> {
   if (!checkImageReference(sync, image, target, fieldPath)) return false;
   const port = sync.images ?? dockerImagePort(sync.deps);
   const present = await port.present(image);
   if (present && policy !== 'Always') {
-    if (fieldPath) sync.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine`, fieldPath });
+    if (fieldPath)
+      sync.result.events.push({
+        type: 'Normal',
+        reason: 'Pulled',
+        message: `Container image "${image}" already present on machine`,
+        fieldPath,
+      });
     return true;
   }
   if (policy === 'Never') {
@@ -88,7 +100,11 @@ export async function ensureImageExists(sync: ImageSync, image: string, policy: 
   const secrets = pullSecretAuths(sync.pod, sync.task.configObjects, image);
   if (secrets.missing.length > 0) {
     // kubelet getPullSecretsForPod: pull anyway, with a warning on the pod.
-    sync.result.events.push({ type: 'Warning', reason: 'FailedToRetrieveImagePullSecret', message: `Unable to retrieve some image pull secrets (${secrets.missing.join(', ')}); attempting to pull the image may not succeed.` });
+    sync.result.events.push({
+      type: 'Warning',
+      reason: 'FailedToRetrieveImagePullSecret',
+      message: `Unable to retrieve some image pull secrets (${secrets.missing.join(', ')}); attempting to pull the image may not succeed.`,
+    });
   }
   sync.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
   const started = sync.deps.now();

@@ -76,7 +76,10 @@ export function parseDockerConfig(text: string, file: string): Map<string, Regis
     throw new Error(`${file}: not valid JSON: ${(err as Error).message}`);
   }
   const obj = doc as { auths?: unknown } | null;
-  const auths = (obj && typeof obj === 'object' && obj.auths && typeof obj.auths === 'object' ? obj.auths : obj) as Record<string, unknown> | null;
+  const auths = (obj && typeof obj === 'object' && obj.auths && typeof obj.auths === 'object' ? obj.auths : obj) as Record<
+    string,
+    unknown
+  > | null;
   const out = new Map<string, RegistryAuth>();
   if (!auths || typeof auths !== 'object') throw new Error(`${file}: expected an object with an "auths" map`);
   for (const [key, v] of Object.entries(auths)) {
@@ -111,7 +114,8 @@ export function newNodeKeyring(file: string): NodeKeyring {
   return async (ref) => {
     if (!file) return undefined;
     const st = await stat(file);
-    if (!cached || cached.mtimeMs !== st.mtimeMs) cached = { mtimeMs: st.mtimeMs, map: parseDockerConfig(await readFile(file, 'utf8'), file) };
+    if (!cached || cached.mtimeMs !== st.mtimeMs)
+      cached = { mtimeMs: st.mtimeMs, map: parseDockerConfig(await readFile(file, 'utf8'), file) };
     return cached.map.get(registryHost(ref));
   };
 }
@@ -146,7 +150,11 @@ export interface ImagePuller {
  * them); `invalid`: names of Secrets of another type or with unreadable content. Never throws;
  * never puts a credential in a message.
  */
-export function pullSecretAuths(pod: Pod, objects: PodConfigObjects | undefined, ref: string): { auths: RegistryAuth[]; missing: string[]; invalid: string[] } {
+export function pullSecretAuths(
+  pod: Pod,
+  objects: PodConfigObjects | undefined,
+  ref: string,
+): { auths: RegistryAuth[]; missing: string[]; invalid: string[] } {
   const out = { auths: [] as RegistryAuth[], missing: [] as string[], invalid: [] as string[] };
   const host = registryHost(ref);
   for (const s of pod.spec?.imagePullSecrets ?? []) {
@@ -175,7 +183,10 @@ export function pullSecretAuths(pod: Pod, objects: PodConfigObjects | undefined,
 class ImagePullerImpl implements ImagePuller {
   readonly #inFlight = new Map<string, Promise<void>>();
   #keyring: NodeKeyring | undefined;
-  constructor(private readonly runtime: ContainerRuntime, private readonly opts: ImagePullerOptions) {}
+  constructor(
+    private readonly runtime: ContainerRuntime,
+    private readonly opts: ImagePullerOptions,
+  ) {}
 
   pull(ref: string, opts: { ifNotPresent?: boolean; pullSecrets?: RegistryAuth[] } = {}): Promise<void> {
     // A pull with a pod's own credentials joins only a pull with the same ones.
@@ -193,25 +204,31 @@ class ImagePullerImpl implements ImagePuller {
   }
 
   async #pullLocked(ref: string, ifNotPresent: boolean, pullSecrets: RegistryAuth[]): Promise<void> {
-    await pullUnderLock(this.opts.rootDir, ref, ifNotPresent, async () => Boolean(await this.runtime.imageExists(ref)), async () => {
-      // As the kubelet's puller: each of the pod's pull secrets' credentials in turn, then the node's
-      // (or none); the last error when every one fails.
-      let lastErr: unknown;
-      let pulledOk = false;
-      for (const auth of [...pullSecrets, await this.#auth(ref)]) {
-        try {
-          await this.runtime.pullImage(ref, auth);
-          pulledOk = true;
-          break;
-        } catch (err) {
-          lastErr = err;
+    await pullUnderLock(
+      this.opts.rootDir,
+      ref,
+      ifNotPresent,
+      async () => Boolean(await this.runtime.imageExists(ref)),
+      async () => {
+        // As the kubelet's puller: each of the pod's pull secrets' credentials in turn, then the node's
+        // (or none); the last error when every one fails.
+        let lastErr: unknown;
+        let pulledOk = false;
+        for (const auth of [...pullSecrets, await this.#auth(ref)]) {
+          try {
+            await this.runtime.pullImage(ref, auth);
+            pulledOk = true;
+            break;
+          } catch (err) {
+            lastErr = err;
+          }
         }
-      }
-      if (!pulledOk) throw lastErr;
-      // Image GC removes only images this agent pulled (gc.ts): remember this one.
-      const pulled = await this.runtime.imageExists(ref).catch(() => null);
-      if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id).catch(() => undefined);
-    });
+        if (!pulledOk) throw lastErr;
+        // Image GC removes only images this agent pulled (gc.ts): remember this one.
+        const pulled = await this.runtime.imageExists(ref).catch(() => null);
+        if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id).catch(() => undefined);
+      },
+    );
   }
 }
 
@@ -228,7 +245,13 @@ export function newImagePuller(runtime: ContainerRuntime, opts: ImagePullerOptio
  * `ifNotPresent`, `present()` is asked again once the lock is held. Shared by the Docker puller above
  * and the CRI image port (cri-images.ts). @throws what `pull` throws; file errors other than EEXIST.
  */
-export async function pullUnderLock(rootDir: string, ref: string, ifNotPresent: boolean, present: () => Promise<boolean>, pull: () => Promise<void>): Promise<void> {
+export async function pullUnderLock(
+  rootDir: string,
+  ref: string,
+  ifNotPresent: boolean,
+  present: () => Promise<boolean>,
+  pull: () => Promise<void>,
+): Promise<void> {
   const dir = path.join(rootDir, 'image-locks');
   const lock = path.join(dir, createHash('sha256').update(ref).digest('hex'));
   await mkdir(dir, { recursive: true });

@@ -37,7 +37,9 @@ export function imageReferenceError(image: string): string | undefined {
   const rest = hasDomain ? image.slice(slash + 1) : image;
   const remote = rest.split('@')[0].replace(/:[^/]*$/, '');
   if (remote.toLowerCase() !== remote) {
-    return fail(`invalid reference format: repository name (${hasDomain ? remote : remote.includes('/') ? remote : `library/${remote}`}) must be lowercase`);
+    return fail(
+      `invalid reference format: repository name (${hasDomain ? remote : remote.includes('/') ? remote : `library/${remote}`}) must be lowercase`,
+    );
   }
   const m = kReference.exec(image);
   if (!m) return fail('invalid reference format');

@@ -137,7 +137,8 @@ function podSandboxChanged(pod: Pod, runtimePod: RuntimePod | null, net: Sandbox
   const newest = sandboxes[0];
   const ready = sandboxes.filter((s) => s.state === 'running').length;
   if (ready > 1 || newest.state !== 'running' || newest.hash !== sandboxHash(pod)) return [true, newest.attempt + 1, newest.id];
-  if (net.enabled && pod.spec?.hostNetwork !== true && (runtimePod?.podIp === '' || net.lost === true)) return [true, newest.attempt + 1, newest.id];
+  if (net.enabled && pod.spec?.hostNetwork !== true && (runtimePod?.podIp === '' || net.lost === true))
+    return [true, newest.attempt + 1, newest.id];
   return [false, newest.attempt, newest.id];
 }
 
@@ -187,7 +188,12 @@ function latestThatRan(runtimePod: RuntimePod | null, name: string): RuntimeCont
  * does not hold back the next init container.
  */
 function computeInitContainerActions(
-  pod: Pod, runtimePod: RuntimePod | null, actions: PodActions, candidates: Candidate[], livenessFailed: readonly ProbeKill[], started: readonly string[],
+  pod: Pod,
+  runtimePod: RuntimePod | null,
+  actions: PodActions,
+  candidates: Candidate[],
+  livenessFailed: readonly ProbeKill[],
+  started: readonly string[],
 ): boolean {
   const inits = specInitContainers(pod);
   if (inits.length === 0) return true;
@@ -197,7 +203,10 @@ function computeInitContainerActions(
     const failed = livenessFailed.find((k) => k.containerId === c.id);
     if (!failed) return false;
     actions.containersToKill.push({
-      id: c.id, name: c.name, message: `${failed.message}, will be restarted`, probeFailed: true,
+      id: c.id,
+      name: c.name,
+      message: `${failed.message}, will be restarted`,
+      probeFailed: true,
       ...(failed.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: failed.gracePeriodSeconds } : {}),
     });
     candidates.push({ index, init: true, reason: 'ProbeFailed' });
@@ -209,12 +218,17 @@ function computeInitContainerActions(
       const c = latest(runtimePod, spec.name);
       if (c?.state === 'running') {
         if (c.hash !== hashContainer(spec)) {
-          actions.containersToKill.push({ id: c.id, name: c.name, message: `Init container ${c.name} definition changed, will be restarted` });
+          actions.containersToKill.push({
+            id: c.id,
+            name: c.name,
+            message: `Init container ${c.name} definition changed, will be restarted`,
+          });
           candidates.push({ index, init: true, reason: 'HashChanged' });
         } else restartOnProbeFailure(c, index);
         return;
       }
-      if (!pod.metadata?.deletionTimestamp) candidates.push({ index, init: true, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
+      if (!pod.metadata?.deletionTimestamp)
+        candidates.push({ index, init: true, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
     });
     return true;
   }
@@ -244,7 +258,12 @@ function computeInitContainerActions(
       return false;
     }
     candidates.push({ index, init: true, reason: 'NotStarted' });
-    if (c.state === 'unknown') actions.containersToKill.push({ id: c.id, name: c.name, message: `Init container ${c.name} is in an unknown state, will be restarted` });
+    if (c.state === 'unknown')
+      actions.containersToKill.push({
+        id: c.id,
+        name: c.name,
+        message: `Init container ${c.name} is in an unknown state, will be restarted`,
+      });
     return false;
   }
   return true;
@@ -279,8 +298,13 @@ function computeInitContainerActions(
  * them, and are stopped with the pod when no app container is left to run.
  */
 export function computePodActions(
-  pod: Pod, runtimePod: RuntimePod | null, backoff: Record<string, BackoffEntry>, nowMs: number, livenessFailed: readonly ProbeKill[] = [],
-  startedSidecars: readonly string[] = [], network: SandboxNetworkState = { enabled: false },
+  pod: Pod,
+  runtimePod: RuntimePod | null,
+  backoff: Record<string, BackoffEntry>,
+  nowMs: number,
+  livenessFailed: readonly ProbeKill[] = [],
+  startedSidecars: readonly string[] = [],
+  network: SandboxNetworkState = { enabled: false },
 ): PodActions {
   const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod, network);
   const actions: PodActions = {
@@ -325,7 +349,12 @@ export function computePodActions(
         if (shouldContainerBeRestarted(pod, c)) {
           candidates.push({ index, init: false, reason: !c ? 'NotPresent' : c.state === 'exited' ? 'Restart' : 'NotStarted' });
           // An unknown container might still run: kill it before starting another one.
-          if (c?.state === 'unknown') actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} is in an unknown state, will be restarted` });
+          if (c?.state === 'unknown')
+            actions.containersToKill.push({
+              id: c.id,
+              name: c.name,
+              message: `Container ${c.name} is in an unknown state, will be restarted`,
+            });
         }
         return;
       }
@@ -339,7 +368,10 @@ export function computePodActions(
         // kuberuntime: a liveness/startup failure kills the container; it restarts unless restartPolicy is Never.
         const restart = restartsAfterKill(pod);
         actions.containersToKill.push({
-          id: c.id, name: c.name, message: restart ? `${failed.message}, will be restarted` : failed.message, probeFailed: true,
+          id: c.id,
+          name: c.name,
+          message: restart ? `${failed.message}, will be restarted` : failed.message,
+          probeFailed: true,
           ...(failed.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: failed.gracePeriodSeconds } : {}),
         });
         if (restart) candidates.push({ index, init: false, reason: 'ProbeFailed' });
@@ -391,7 +423,14 @@ export function computePodActions(
     }
     if (lastExited) keep[key] = nextBackoff(entry, nowMs);
     else if (entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;
-    actions.containersToStart.push({ index, ...(init ? { init } : {}), name: spec.name, reason, hash, restartCount: prev ? prev.restartCount + 1 : 0 });
+    actions.containersToStart.push({
+      index,
+      ...(init ? { init } : {}),
+      name: spec.name,
+      reason,
+      hash,
+      restartCount: prev ? prev.restartCount + 1 : 0,
+    });
     // Keep one dead attempt per container: the newest one that ran stays (it becomes the
     // "previous" container); any other that is not running goes, a created-never-started one too.
     for (const c of runtimePod?.containers ?? []) {
@@ -400,7 +439,13 @@ export function computePodActions(
   }
   // Entries of containers not restarted now survive while the spec still has them and they are fresh.
   for (const spec of [...inits, ...containers]) {
-    const key = backoffKey(pod.metadata?.name ?? '', pod.metadata?.namespace ?? 'default', pod.metadata?.uid ?? '', spec.name, hashContainer(spec));
+    const key = backoffKey(
+      pod.metadata?.name ?? '',
+      pod.metadata?.namespace ?? 'default',
+      pod.metadata?.uid ?? '',
+      spec.name,
+      hashContainer(spec),
+    );
     const entry = backoff[key];
     if (!(key in keep) && entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;
   }

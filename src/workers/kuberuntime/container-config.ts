@@ -103,7 +103,12 @@ function envObject(ctx: ContainerConfigContext, kind: 'configmap' | 'secret', na
  * find key k in ConfigMap ns/x`, the same for `secret`/`Secret`); an optional one is skipped.
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
-export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: ContainerConfigContext, field: string): Array<[string, string]> {
+export function makeEnvironmentVariables(
+  pod: Pod,
+  container: Container,
+  ctx: ContainerConfigContext,
+  field: string,
+): Array<[string, string]> {
   const defined = new Map<string, string>(kubernetesServiceEnv(ctx.configObjects?.kubernetesService));
   const lookup = mappingFor(defined);
   const ns = pod.metadata?.namespace || 'default';
@@ -127,7 +132,10 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: Co
     }
     if (invalid.length > 0) {
       invalid.sort();
-      ctx.warn?.('InvalidEnvironmentVariableNames', `Keys [${invalid.join(', ')}] from the EnvFrom ${kind === 'configmap' ? 'configMap' : 'secret'} ${ns}/${ref.name} were skipped since they are considered invalid environment variable names.`);
+      ctx.warn?.(
+        'InvalidEnvironmentVariableNames',
+        `Keys [${invalid.join(', ')}] from the EnvFrom ${kind === 'configmap' ? 'configMap' : 'secret'} ${ns}/${ref.name} were skipped since they are considered invalid environment variable names.`,
+      );
     }
   }
   for (const [i, e] of (container.env ?? []).entries()) {
@@ -218,7 +226,13 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
  * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
  * failed hostPath check, subPath absolute, with `..`, or reaching outside the volume).
  */
-export async function makeMounts(pod: Pod, container: Container, rootDir: string, field: string, env: Array<[string, string]> = []): Promise<string[]> {
+export async function makeMounts(
+  pod: Pod,
+  container: Container,
+  rootDir: string,
+  field: string,
+  env: Array<[string, string]> = [],
+): Promise<string[]> {
   return (await makeVolumeMounts(pod, container, rootDir, field, env)).map((m) => {
     const opts = [...(m.readOnly ? ['ro'] : []), ...bindPropagation(m.propagation)];
     return `${m.hostPath}:${m.containerPath}${opts.length ? `:${opts.join(',')}` : ''}`;
@@ -239,7 +253,13 @@ export interface VolumeBind {
  * errors), as structured mounts for the CRI's Mount (kubelet_pods.go makeMounts).
  * @throws AgentError with reason `CreateContainerConfigError` (see makeMounts).
  */
-export async function makeVolumeMounts(pod: Pod, container: Container, rootDir: string, field: string, env: Array<[string, string]> = []): Promise<VolumeBind[]> {
+export async function makeVolumeMounts(
+  pod: Pod,
+  container: Container,
+  rootDir: string,
+  field: string,
+  env: Array<[string, string]> = [],
+): Promise<VolumeBind[]> {
   const uid = pod.metadata?.uid ?? '';
   const binds: VolumeBind[] = [];
   for (const [i, m] of (container.volumeMounts ?? ([] as VolumeMount[])).entries()) {
@@ -266,7 +286,10 @@ export async function makeVolumeMounts(pod: Pod, container: Container, rootDir: 
       await checkHostPath(hostPath, vol.hostPath.type ?? '', `spec.volumes[${vol.name}].hostPath`);
     } else {
       const apiPath = apiVolumePath(rootDir, uid, vol);
-      if (!apiPath) throw configError(`spec.volumes[${vol.name}]: Not supported: only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes are supported`);
+      if (!apiPath)
+        throw configError(
+          `spec.volumes[${vol.name}]: Not supported: only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes are supported`,
+        );
       hostPath = apiPath;
       readOnly = true;
     }
@@ -319,7 +342,12 @@ export function bindPropagation(mode: string | undefined): string[] {
  * (kubelet makeMounts: `pods/<uid>/containers/<name>/<attempt>`), created empty and writable by
  * any user; resolves to its path.
  */
-export async function prepareTerminationMessageFile(rootDir: string, uid: string, containerName: string, restartCount: number): Promise<string> {
+export async function prepareTerminationMessageFile(
+  rootDir: string,
+  uid: string,
+  containerName: string,
+  restartCount: number,
+): Promise<string> {
   const file = terminationMessageFile(rootDir, uid, containerName, restartCount);
   await mkdir(path.dirname(file), { recursive: true });
   await (await open(file, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_TRUNC, 0o666)).close();
@@ -350,7 +378,14 @@ export function containerCpuMemory(container: Container, field: string): { memor
  * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID;
  * `security`: the pod-level user, groups, seccomp and sysctls (security-context.ts sandboxSecurityConfig).
  */
-export function buildSandboxSpec(pod: Pod, attempt: number, nodeName: string, image: string, podSandbox?: PodSandboxConfig, security?: DockerSecurityConfig): ContainerCreateSpec {
+export function buildSandboxSpec(
+  pod: Pod,
+  attempt: number,
+  nodeName: string,
+  image: string,
+  podSandbox?: PodSandboxConfig,
+  security?: DockerSecurityConfig,
+): ContainerCreateSpec {
   const spec = pod.spec;
   const defaultHostname = spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63);
   return {
@@ -402,7 +437,15 @@ function podFileBinds(container: Container, p: PodSandboxConfig | undefined): st
  * `init`: `index` is in `spec.initContainers` (field paths say so).
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
-export async function buildContainerSpec(pod: Pod, index: number, hash: string, restartCount: number, image: string, ctx: ContainerConfigContext, init = false): Promise<ContainerCreateSpec> {
+export async function buildContainerSpec(
+  pod: Pod,
+  index: number,
+  hash: string,
+  restartCount: number,
+  image: string,
+  ctx: ContainerConfigContext,
+  init = false,
+): Promise<ContainerCreateSpec> {
   const container = init ? pod.spec!.initContainers![index] : pod.spec!.containers[index];
   const field = init ? `spec.initContainers[${index}]` : `spec.containers[${index}]`;
   const env = makeEnvironmentVariables(pod, container, ctx, field);
@@ -442,7 +485,9 @@ export async function buildContainerSpec(pod: Pod, index: number, hash: string, 
       cpuQuota: cpuQuotaFromLimit(cpuLimit),
       cpuPeriod: cpuLimit > 0 ? kCpuPeriodUs : undefined,
       cpuShares: cpuSharesFromRequest(cpuRequest),
-      ...(ctx.podSandbox ? sandboxHostConfig(ctx.podSandbox, containerOOMScoreAdjust(pod, container, ctx.podSandbox.memoryCapacityBytes)) : {}),
+      ...(ctx.podSandbox
+        ? sandboxHostConfig(ctx.podSandbox, containerOOMScoreAdjust(pod, container, ctx.podSandbox.memoryCapacityBytes))
+        : {}),
     },
   };
 }

@@ -13,7 +13,15 @@ import type { Container, Pod } from '../../shared/api.js';
 import { containerOOMScoreAdjust } from '../../shared/qos.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs } from '../cm/cpu-quota.js';
 import type { ContainerConfig, LinuxContainerResources, Mount, MountPropagation } from '../runtime/cri/types.js';
-import { containerCpuMemory, expandCommand, makeEnvironmentVariables, makeVolumeMounts, prepareTerminationMessageFile, type ContainerConfigContext, type VolumeBind } from './container-config.js';
+import {
+  containerCpuMemory,
+  expandCommand,
+  makeEnvironmentVariables,
+  makeVolumeMounts,
+  prepareTerminationMessageFile,
+  type ContainerConfigContext,
+  type VolumeBind,
+} from './container-config.js';
 import { newContainerAnnotations, newContainerLabels } from './cri-labels.js';
 import { determineEffectiveSecurityContext, type ImageUser } from './cri-security-context.js';
 import { containerLogPath } from './pod-dirs.js';
@@ -45,11 +53,18 @@ export interface RunContainerOptions {
  * message file, mounted at terminationMessagePath. `init`: `index` is in spec.initContainers.
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
-export async function generateRunContainerOptions(pod: Pod, container: Container, field: string, restartCount: number, ctx: CriContainerContext): Promise<RunContainerOptions> {
+export async function generateRunContainerOptions(
+  pod: Pod,
+  container: Container,
+  field: string,
+  restartCount: number,
+  ctx: CriContainerContext,
+): Promise<RunContainerOptions> {
   const envs = makeEnvironmentVariables(pod, container, ctx, field);
   const mounts = await makeVolumeMounts(pod, container, ctx.rootDir, field, envs);
   const mounted = new Set((container.volumeMounts ?? []).map((m) => path.posix.normalize(m.mountPath)));
-  if (ctx.etcHostsFile && !mounted.has('/etc/hosts')) mounts.push({ hostPath: ctx.etcHostsFile, containerPath: '/etc/hosts', readOnly: false });
+  if (ctx.etcHostsFile && !mounted.has('/etc/hosts'))
+    mounts.push({ hostPath: ctx.etcHostsFile, containerPath: '/etc/hosts', readOnly: false });
   if (container.terminationMessagePath) {
     const file = await prepareTerminationMessageFile(ctx.rootDir, pod.metadata?.uid ?? '', container.name, restartCount);
     mounts.push({ hostPath: file, containerPath: container.terminationMessagePath, readOnly: false });
@@ -67,8 +82,15 @@ function criPropagation(mode: string | undefined): MountPropagation {
 /** criMount: a resolved mount as the CRI's Mount. */
 export function criMount(m: VolumeBind): Mount {
   return {
-    container_path: m.containerPath, host_path: m.hostPath, readonly: m.readOnly, selinux_relabel: false,
-    propagation: criPropagation(m.propagation), uidMappings: [], gidMappings: [], recursive_read_only: false, image: null,
+    container_path: m.containerPath,
+    host_path: m.hostPath,
+    readonly: m.readOnly,
+    selinux_relabel: false,
+    propagation: criPropagation(m.propagation),
+    uidMappings: [],
+    gidMappings: [],
+    recursive_read_only: false,
+    image: null,
   };
 }
 
@@ -79,7 +101,13 @@ export function criMount(m: VolumeBind): Mount {
  * oom_score_adj as GetContainerOOMScoreAdjust, raised to `floor`.
  * @throws AgentError `CreateContainerConfigError` naming the field of a bad quantity.
  */
-export function linuxContainerResources(pod: Pod, container: Container, field: string, memoryCapacityBytes: number, floor = -1000): LinuxContainerResources {
+export function linuxContainerResources(
+  pod: Pod,
+  container: Container,
+  field: string,
+  memoryCapacityBytes: number,
+  floor = -1000,
+): LinuxContainerResources {
   const { memory, cpuLimit, cpuRequest } = containerCpuMemory(container, field);
   return {
     cpu_period: cpuLimit > 0 ? kCpuPeriodUs : 0,
@@ -105,7 +133,16 @@ export function linuxContainerResources(pod: Pod, container: Container, field: s
  * (determineEffectiveSecurityContext). Pure.
  * @throws AgentError `CreateContainerConfigError` (bad quantity, bad seccomp profile).
  */
-export function generateContainerConfig(pod: Pod, container: Container, field: string, hash: string, restartCount: number, imageRef: string, opts: RunContainerOptions, ctx: CriContainerContext): ContainerConfig {
+export function generateContainerConfig(
+  pod: Pod,
+  container: Container,
+  field: string,
+  hash: string,
+  restartCount: number,
+  imageRef: string,
+  opts: RunContainerOptions,
+  ctx: CriContainerContext,
+): ContainerConfig {
   const { command, args } = expandCommand(container, opts.envs);
   return {
     metadata: { name: container.name, attempt: restartCount },

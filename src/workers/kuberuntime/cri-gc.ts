@@ -47,19 +47,37 @@ export interface CriGcDeps {
 export async function runCriGc(deps: CriGcDeps, task: GcTask): Promise<GcResult> {
   const result: GcResult = { removedContainers: [], removedSandboxes: [], removedImages: [], errors: [] };
   const selector = nodeSelector(deps.nodeName);
-  const [sandboxes, containers] = await Promise.all([deps.runtime.listPodSandbox({ label_selector: selector }), deps.runtime.listContainers({ label_selector: selector })]);
+  const [sandboxes, containers] = await Promise.all([
+    deps.runtime.listPodSandbox({ label_selector: selector }),
+    deps.runtime.listContainers({ label_selector: selector }),
+  ]);
   const all: GcContainer[] = [
     ...containers.map((c) => ({
-      id: c.id, podUid: c.labels[kPodUidLabel] ?? '', name: c.metadata?.name ?? '', sandbox: false, sandboxId: c.pod_sandbox_id,
-      state: criToRuntimeState(c.state), createdAtMs: nsToMs(c.created_at), attempt: c.metadata?.attempt ?? 0,
+      id: c.id,
+      podUid: c.labels[kPodUidLabel] ?? '',
+      name: c.metadata?.name ?? '',
+      sandbox: false,
+      sandboxId: c.pod_sandbox_id,
+      state: criToRuntimeState(c.state),
+      createdAtMs: nsToMs(c.created_at),
+      attempt: c.metadata?.attempt ?? 0,
     })),
     ...sandboxes.map((s) => ({
-      id: s.id, podUid: s.labels[kPodUidLabel] ?? '', name: kPodInfraContainerName, sandbox: true, sandboxId: '',
-      state: s.state === 'SANDBOX_READY' ? 'running' as const : 'exited' as const, createdAtMs: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0,
+      id: s.id,
+      podUid: s.labels[kPodUidLabel] ?? '',
+      name: kPodInfraContainerName,
+      sandbox: true,
+      sandboxId: '',
+      state: s.state === 'SANDBOX_READY' ? ('running' as const) : ('exited' as const),
+      createdAtMs: nsToMs(s.created_at),
+      attempt: s.metadata?.attempt ?? 0,
     })),
   ];
   const active = task.activePodUids ? new Set(task.activePodUids) : undefined;
-  const plan = selectContainersToRemove(all, { maxPerPodContainer: task.maximumDeadContainersPerContainer, ...(active ? { activePodUids: active } : {}) });
+  const plan = selectContainersToRemove(all, {
+    maxPerPodContainer: task.maximumDeadContainersPerContainer,
+    ...(active ? { activePodUids: active } : {}),
+  });
   const remove = async (id: string, into: string[], call: () => Promise<void>, what: string) => {
     try {
       await call();
@@ -71,10 +89,15 @@ export async function runCriGc(deps: CriGcDeps, task: GcTask): Promise<GcResult>
   };
   for (const id of plan.containers) await remove(id, result.removedContainers, () => removeCriContainer(deps.runtime, id), 'container');
   for (const id of plan.sandboxes) {
-    await remove(id, result.removedSandboxes, async () => {
-      await deps.runtime.stopPodSandbox(id);
-      await deps.runtime.removePodSandbox(id);
-    }, 'sandbox');
+    await remove(
+      id,
+      result.removedSandboxes,
+      async () => {
+        await deps.runtime.stopPodSandbox(id);
+        await deps.runtime.removePodSandbox(id);
+      },
+      'sandbox',
+    );
   }
   if (active) {
     const removed = new Set(result.removedSandboxes);
@@ -100,7 +123,9 @@ async function evictPodLogsDirectories(podLogsDir: string, keep: (uid: string) =
   for (const name of names) {
     const uid = name.split('_')[2];
     if (!uid || keep(uid)) continue;
-    await rm(path.join(podLogsDir, name), { recursive: true, force: true }).catch((err: Error) => result.errors.push(`remove pod log directory ${name}: ${err.message}`));
+    await rm(path.join(podLogsDir, name), { recursive: true, force: true }).catch((err: Error) =>
+      result.errors.push(`remove pod log directory ${name}: ${err.message}`),
+    );
   }
 }
 
@@ -114,16 +139,26 @@ async function criImageGc(deps: CriGcDeps, policy: NonNullable<GcTask['imageGc']
   const mountpoint = (await deps.images.imageFsInfo()).image_filesystems[0]?.fs_id?.mountpoint;
   if (!mountpoint) return;
   const fs = await statfs(mountpoint);
-  const inUse = new Set(deps.imagesInUse ? await deps.imagesInUse() : (await deps.runtime.listContainers()).map((c) => c.image_id || c.image_ref));
+  const inUse = new Set(
+    deps.imagesInUse ? await deps.imagesInUse() : (await deps.runtime.listContainers()).map((c) => c.image_id || c.image_ref),
+  );
   const pulled = await readPulledImages(deps.rootDir);
   const now = deps.now();
   for (const id of inUse) if (pulled[id]) pulled[id].lastUsedMs = now;
   const images = (await deps.images.listImages()).map((i) => ({ id: i.id, repoTags: i.repo_tags, sizeBytes: i.size, createdAtMs: 0 }));
   const infra = deps.podInfraContainerImage;
-  const protectedIds = new Set(images.filter((i) => infra && (i.id === infra || i.repoTags.some((t) => t === infra || t.endsWith(`/${infra}`)))).map((i) => i.id));
+  const protectedIds = new Set(
+    images.filter((i) => infra && (i.id === infra || i.repoTags.some((t) => t === infra || t.endsWith(`/${infra}`)))).map((i) => i.id),
+  );
   const plan = selectImagesToRemove({
-    capacityBytes: fs.blocks * fs.bsize, availableBytes: fs.bavail * fs.bsize, highThresholdPercent: policy.highThresholdPercent, lowThresholdPercent: policy.lowThresholdPercent,
-    images, pulled, inUseImageIds: inUse, protectedImageIds: protectedIds,
+    capacityBytes: fs.blocks * fs.bsize,
+    availableBytes: fs.bavail * fs.bsize,
+    highThresholdPercent: policy.highThresholdPercent,
+    lowThresholdPercent: policy.lowThresholdPercent,
+    images,
+    pulled,
+    inUseImageIds: inUse,
+    protectedImageIds: protectedIds,
   });
   result.diskUsagePercent = plan.usagePercent;
   for (const img of plan.images) {

@@ -89,23 +89,52 @@ type StepSink = Pick<PodSyncResult, 'steps' | 'events'>;
  * counts as stopped. Resolves true if anything was stopped.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE (the rest is pointless then).
  */
-export async function stopCriContainers(deps: CriSyncDeps, containers: RuntimeContainer[], gracePeriodSeconds: number, out: StepSink, opts: StopOptions = {}): Promise<boolean> {
+export async function stopCriContainers(
+  deps: CriSyncDeps,
+  containers: RuntimeContainer[],
+  gracePeriodSeconds: number,
+  out: StepSink,
+  opts: StopOptions = {},
+): Promise<boolean> {
   const live = containers.filter((c) => !c.sandbox && c.state !== 'exited');
   let unavailable: unknown;
-  await Promise.all(live.map(async (c) => {
-    const list = opts.pod?.spec?.initContainers?.some((i) => i.name === c.name) ? 'initContainers' : 'containers';
-    out.events.push({ type: 'Normal', reason: 'Killing', message: opts.messages?.[c.id] ?? `Stopping container ${c.name}`, fieldPath: `spec.${list}{${c.name}}` });
-    try {
-      let grace = opts.gracePeriods?.[c.id] ?? gracePeriodSeconds;
-      if (c.state === 'running' && opts.pod) grace = await runPreStopHook(deps.runtime, opts.pod, { ...c, sandboxId: '' }, grace, opts.hostIp ?? '127.0.0.1', out, deps.now, opts.podIp ?? '');
-      await deps.runtime.stopContainer(c.id, grace);
-      out.steps.push({ action: 'KillContainer', target: c.name, ok: true });
-    } catch (err) {
-      if (isNotFound(err)) return void out.steps.push({ action: 'KillContainer', target: c.name, ok: true });
-      if (isUnavailable(err)) unavailable = err;
-      out.steps.push({ action: 'KillContainer', target: c.name, ok: false, reason: 'KillContainerError', message: serializeError(err).message });
-    }
-  }));
+  await Promise.all(
+    live.map(async (c) => {
+      const list = opts.pod?.spec?.initContainers?.some((i) => i.name === c.name) ? 'initContainers' : 'containers';
+      out.events.push({
+        type: 'Normal',
+        reason: 'Killing',
+        message: opts.messages?.[c.id] ?? `Stopping container ${c.name}`,
+        fieldPath: `spec.${list}{${c.name}}`,
+      });
+      try {
+        let grace = opts.gracePeriods?.[c.id] ?? gracePeriodSeconds;
+        if (c.state === 'running' && opts.pod)
+          grace = await runPreStopHook(
+            deps.runtime,
+            opts.pod,
+            { ...c, sandboxId: '' },
+            grace,
+            opts.hostIp ?? '127.0.0.1',
+            out,
+            deps.now,
+            opts.podIp ?? '',
+          );
+        await deps.runtime.stopContainer(c.id, grace);
+        out.steps.push({ action: 'KillContainer', target: c.name, ok: true });
+      } catch (err) {
+        if (isNotFound(err)) return void out.steps.push({ action: 'KillContainer', target: c.name, ok: true });
+        if (isUnavailable(err)) unavailable = err;
+        out.steps.push({
+          action: 'KillContainer',
+          target: c.name,
+          ok: false,
+          reason: 'KillContainerError',
+          message: serializeError(err).message,
+        });
+      }
+    }),
+  );
   if (unavailable) throw unavailable;
   return live.length > 0;
 }
@@ -116,7 +145,13 @@ export async function stopCriContainers(deps: CriSyncDeps, containers: RuntimeCo
  * what is left and tears the network down). Resolves true if anything was stopped.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE.
  */
-export async function killCriPod(deps: CriSyncDeps, runtimePod: RuntimePod, gracePeriodSeconds: number, out: StepSink, opts: StopOptions = {}): Promise<boolean> {
+export async function killCriPod(
+  deps: CriSyncDeps,
+  runtimePod: RuntimePod,
+  gracePeriodSeconds: number,
+  out: StepSink,
+  opts: StopOptions = {},
+): Promise<boolean> {
   const a = await stopCriContainers(deps, runtimePod.containers, gracePeriodSeconds, out, opts);
   const live = runtimePod.sandboxes.filter((s) => s.state !== 'exited');
   for (const s of live) {
@@ -125,7 +160,14 @@ export async function killCriPod(deps: CriSyncDeps, runtimePod: RuntimePod, grac
       out.steps.push({ action: 'KillPodSandbox', target: 'POD', ok: true });
     } catch (err) {
       if (isUnavailable(err)) throw err;
-      if (!isNotFound(err)) out.steps.push({ action: 'KillPodSandbox', target: 'POD', ok: false, reason: 'KillPodSandboxError', message: serializeError(err).message });
+      if (!isNotFound(err))
+        out.steps.push({
+          action: 'KillPodSandbox',
+          target: 'POD',
+          ok: false,
+          reason: 'KillPodSandboxError',
+          message: serializeError(err).message,
+        });
     }
   }
   return a || live.length > 0;
@@ -136,18 +178,31 @@ export async function killCriPod(deps: CriSyncDeps, runtimePod: RuntimePod, grac
  * for the sandboxes (kuberuntime_gc.go's order), a `RemoveContainer` step each; one already gone counts as removed. Best effort.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE.
  */
-export async function removeCriContainers(deps: CriSyncDeps, containers: Array<Pick<RuntimeContainer, 'id' | 'name' | 'sandbox'>>, out: StepSink): Promise<boolean> {
+export async function removeCriContainers(
+  deps: CriSyncDeps,
+  containers: Array<Pick<RuntimeContainer, 'id' | 'name' | 'sandbox'>>,
+  out: StepSink,
+): Promise<boolean> {
   let unavailable: unknown;
-  const removeAll = (list: typeof containers) => Promise.all(list.map(async (c) => {
-    try {
-      await (c.sandbox ? deps.runtime.removePodSandbox(c.id) : removeCriContainer(deps.runtime, c.id));
-      out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
-    } catch (err) {
-      if (isNotFound(err)) return void out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
-      if (isUnavailable(err)) unavailable = err;
-      out.steps.push({ action: 'RemoveContainer', target: c.name, ok: false, reason: 'RemoveContainerError', message: serializeError(err).message });
-    }
-  }));
+  const removeAll = (list: typeof containers) =>
+    Promise.all(
+      list.map(async (c) => {
+        try {
+          await (c.sandbox ? deps.runtime.removePodSandbox(c.id) : removeCriContainer(deps.runtime, c.id));
+          out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
+        } catch (err) {
+          if (isNotFound(err)) return void out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
+          if (isUnavailable(err)) unavailable = err;
+          out.steps.push({
+            action: 'RemoveContainer',
+            target: c.name,
+            ok: false,
+            reason: 'RemoveContainerError',
+            message: serializeError(err).message,
+          });
+        }
+      }),
+    );
   // The app containers first, then the sandboxes: RemovePodSandbox removes the sandbox's containers
   // itself, and containerd refuses a RemoveContainer racing it ("already in removing state").
   await removeAll(containers.filter((c) => !c.sandbox));
@@ -168,13 +223,24 @@ export async function removeCriContainers(deps: CriSyncDeps, containers: Array<P
  */
 export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Promise<PodSyncResult> {
   const dir = podDir(deps.rootDir, task.podUid);
-  const result: PodSyncResult = { podUid: task.podUid, steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 };
+  const result: PodSyncResult = {
+    podUid: task.podUid,
+    steps: [],
+    events: [],
+    runtimePod: null,
+    waiting: {},
+    backoff: {},
+    requeueAfterMs: 0,
+  };
   let read = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
   let runtimePod = read.runtimePod;
-  const requested = isGracePeriodFromLabels(task.gracePeriodSeconds) ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds) : task.gracePeriodSeconds;
+  const requested = isGracePeriodFromLabels(task.gracePeriodSeconds)
+    ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds)
+    : task.gracePeriodSeconds;
   const grace = Math.max(0, Math.floor(requested));
   let changed = false;
-  if (runtimePod) changed = await killCriPod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });
+  if (runtimePod)
+    changed = await killCriPod(deps, runtimePod, grace, result, { pod: task.pod, hostIp: task.hostIp, podIp: runtimePod.podIp });
   const sandboxFailed = result.steps.find((s) => !s.ok && s.action === 'KillPodSandbox');
   // A stop that passed its deadline (the runtime wedged: grace + --runtime-request-timeout) does not
   // fail the kill: its step says so, and the removal that follows (RemoveContainer/RemovePodSandbox)

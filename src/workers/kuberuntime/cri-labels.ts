@@ -48,7 +48,13 @@ export function nodeSelector(nodeName: string, uid?: string): StringMap {
  */
 export function newPodLabels(pod: Pod, nodeName: string): StringMap {
   const m = podMeta(pod);
-  return { ...(pod.metadata?.labels ?? {}), [kPodNameLabel]: m.name, [kPodNamespaceLabel]: m.namespace, [kPodUidLabel]: m.uid, [kNodeNameLabel]: nodeName };
+  return {
+    ...(pod.metadata?.labels ?? {}),
+    [kPodNameLabel]: m.name,
+    [kPodNamespaceLabel]: m.namespace,
+    [kPodUidLabel]: m.uid,
+    [kNodeNameLabel]: nodeName,
+  };
 }
 
 /**
@@ -67,7 +73,13 @@ export function newPodAnnotations(pod: Pod): StringMap {
 /** newContainerLabels, as labels.go: pod name, namespace, UID, container name, and this node's label. */
 export function newContainerLabels(pod: Pod, container: Container, nodeName: string): StringMap {
   const m = podMeta(pod);
-  return { [kPodNameLabel]: m.name, [kPodNamespaceLabel]: m.namespace, [kPodUidLabel]: m.uid, [kContainerNameLabel]: container.name, [kNodeNameLabel]: nodeName };
+  return {
+    [kPodNameLabel]: m.name,
+    [kPodNamespaceLabel]: m.namespace,
+    [kPodUidLabel]: m.uid,
+    [kContainerNameLabel]: container.name,
+    [kNodeNameLabel]: nodeName,
+  };
 }
 
 /**

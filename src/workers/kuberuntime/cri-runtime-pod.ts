@@ -36,9 +36,22 @@ export function criToRuntimeState(state: ContainerState): RuntimeContainerState 
 export function sandboxToRuntimeContainer(s: PodSandbox | PodSandboxStatus): RuntimeContainer {
   const attempt = s.metadata?.attempt ?? 0;
   return {
-    id: s.id, name: kPodInfraContainerName, sandbox: true, attempt, state: s.state === 'SANDBOX_READY' ? 'running' : 'exited',
-    hash: getContainerInfoFromAnnotations(s.annotations).hash, restartCount: attempt, image: '', imageId: '',
-    createdAtMs: nsToMs(s.created_at), startedAtMs: 0, finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: '',
+    id: s.id,
+    name: kPodInfraContainerName,
+    sandbox: true,
+    attempt,
+    state: s.state === 'SANDBOX_READY' ? 'running' : 'exited',
+    hash: getContainerInfoFromAnnotations(s.annotations).hash,
+    restartCount: attempt,
+    image: '',
+    imageId: '',
+    createdAtMs: nsToMs(s.created_at),
+    startedAtMs: 0,
+    finishedAtMs: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    sandboxId: '',
   };
 }
 
@@ -53,11 +66,22 @@ export function statusToRuntimeContainer(s: ContainerStatus, sandboxId: string):
   const state = criToRuntimeState(s.state);
   const exited = state === 'exited';
   return {
-    id: s.id, name: s.metadata?.name ?? s.labels[kContainerNameLabel] ?? '', sandbox: false,
-    attempt: s.metadata?.attempt ?? info.restartCount, state, hash: info.hash, restartCount: info.restartCount,
-    image: s.image?.user_specified_image || s.image?.image || '', imageId: s.image_ref,
-    createdAtMs: nsToMs(s.created_at), startedAtMs: nsToMs(s.started_at), finishedAtMs: exited ? nsToMs(s.finished_at) : 0,
-    exitCode: exited ? s.exit_code : 0, reason: exited ? s.reason : '', message: exited ? s.message : '', sandboxId,
+    id: s.id,
+    name: s.metadata?.name ?? s.labels[kContainerNameLabel] ?? '',
+    sandbox: false,
+    attempt: s.metadata?.attempt ?? info.restartCount,
+    state,
+    hash: info.hash,
+    restartCount: info.restartCount,
+    image: s.image?.user_specified_image || s.image?.image || '',
+    imageId: s.image_ref,
+    createdAtMs: nsToMs(s.created_at),
+    startedAtMs: nsToMs(s.started_at),
+    finishedAtMs: exited ? nsToMs(s.finished_at) : 0,
+    exitCode: exited ? s.exit_code : 0,
+    reason: exited ? s.reason : '',
+    message: exited ? s.message : '',
+    sandboxId,
   };
 }
 
@@ -91,27 +115,37 @@ async function ifPresent<T>(p: Promise<T>): Promise<T | null> {
  */
 export async function getCriRuntimePod(runtime: RuntimeService, nodeName: string, uid: string): Promise<CriPodRead> {
   const selector = nodeSelector(nodeName, uid);
-  const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ label_selector: selector }), runtime.listContainers({ label_selector: selector })]);
+  const [sandboxes, containers] = await Promise.all([
+    runtime.listPodSandbox({ label_selector: selector }),
+    runtime.listContainers({ label_selector: selector }),
+  ]);
   const annotations = new Map<string, Record<string, string>>();
   if (sandboxes.length === 0 && containers.length === 0) return { runtimePod: null, annotations };
   const sbs = sandboxes.map(sandboxToRuntimeContainer).sort(newestFirst);
   const [newestStatus, statuses] = await Promise.all([
     sbs[0]?.state === 'running' ? ifPresent(runtime.podSandboxStatus(sbs[0].id)) : Promise.resolve(null),
-    Promise.all(containers.map(async (c: Container) => {
-      const st = (await ifPresent(runtime.containerStatus(c.id)))?.status;
-      if (!st) return null;
-      annotations.set(c.id, st.annotations);
-      return statusToRuntimeContainer(st, c.pod_sandbox_id);
-    })),
+    Promise.all(
+      containers.map(async (c: Container) => {
+        const st = (await ifPresent(runtime.containerStatus(c.id)))?.status;
+        if (!st) return null;
+        annotations.set(c.id, st.annotations);
+        return statusToRuntimeContainer(st, c.pod_sandbox_id);
+      }),
+    ),
   ]);
   const cs = statuses.filter((c): c is RuntimeContainer => c !== null).sort(newestFirst);
   const meta = sandboxes.slice().sort((a, b) => b.created_at - a.created_at)[0]?.labels ?? containers[0]?.labels ?? {};
   const newestAnnotations = sandboxes.slice().sort((a, b) => b.created_at - a.created_at)[0]?.annotations ?? {};
-  const grace = getContainerInfoFromAnnotations(newestAnnotations).terminationGracePeriodSeconds
-    ?? getContainerInfoFromAnnotations(cs[0] ? annotations.get(cs[0].id) : {}).terminationGracePeriodSeconds;
+  const grace =
+    getContainerInfoFromAnnotations(newestAnnotations).terminationGracePeriodSeconds ??
+    getContainerInfoFromAnnotations(cs[0] ? annotations.get(cs[0].id) : {}).terminationGracePeriodSeconds;
   return {
     runtimePod: {
-      uid, name: meta[kPodNameLabel] ?? '', namespace: meta[kPodNamespaceLabel] ?? '', sandboxes: sbs, containers: cs,
+      uid,
+      name: meta[kPodNameLabel] ?? '',
+      namespace: meta[kPodNamespaceLabel] ?? '',
+      sandboxes: sbs,
+      containers: cs,
       podIp: newestStatus?.status?.state === 'SANDBOX_READY' ? (newestStatus.status.network?.ip ?? '') : '',
       terminationGracePeriodSeconds: grace ?? kDefaultTerminationGracePeriodSeconds,
     },
@@ -125,10 +159,18 @@ export async function getCriRuntimePod(runtime: RuntimeService, nodeName: string
  * with the time taken before the calls (epoch ms). Sandboxes are listed as containers named `POD`.
  * @throws AgentError from the runtime (ERR_RUNTIME_UNAVAILABLE when it is down).
  */
-export async function criRelist(runtime: RuntimeService, nodeName: string, now: () => number = Date.now, withPodNames = false): Promise<RelistResult> {
+export async function criRelist(
+  runtime: RuntimeService,
+  nodeName: string,
+  now: () => number = Date.now,
+  withPodNames = false,
+): Promise<RelistResult> {
   const observedAtMs = now();
   const selector = nodeSelector(nodeName);
-  const [sandboxes, containers] = await Promise.all([runtime.listPodSandbox({ label_selector: selector }), runtime.listContainers({ label_selector: selector })]);
+  const [sandboxes, containers] = await Promise.all([
+    runtime.listPodSandbox({ label_selector: selector }),
+    runtime.listContainers({ label_selector: selector }),
+  ]);
   const entry = (id: string, labels: Record<string, string>, name: string, state: RuntimeContainerState): RelistContainer => {
     const c: RelistContainer = { id, podUid: labels[kPodUidLabel] ?? '', name, state };
     if (withPodNames) {

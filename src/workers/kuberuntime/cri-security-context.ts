@@ -9,13 +9,29 @@
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { capabilityName, effectiveSecurityContext, type EffectiveSecurityContext } from '../../shared/security-context.js';
-import type { Int64Value, LinuxContainerSecurityContext, LinuxSandboxSecurityContext, NamespaceOption, SecurityProfile, SELinuxOption } from '../runtime/cri/types.js';
+import type {
+  Int64Value,
+  LinuxContainerSecurityContext,
+  LinuxSandboxSecurityContext,
+  NamespaceOption,
+  SecurityProfile,
+  SELinuxOption,
+} from '../runtime/cri/types.js';
 import { configError } from './config-error.js';
 
 /** The paths masked in /proc and /sys unless procMount is `Unmasked` (pkg/securitycontext/util.go defaultMaskedPaths). */
 export const kDefaultMaskedPaths: readonly string[] = [
-  '/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
-  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/devices/virtual/powercap',
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
 ];
 /** The /proc paths made read-only unless procMount is `Unmasked` (defaultReadonlyPaths). */
 export const kDefaultReadonlyPaths: readonly string[] = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
@@ -51,7 +67,8 @@ export function seccompProfile(profile: EffectiveSecurityContext['seccompProfile
   const dir = path.join(rootDir, 'seccomp');
   const name = profile.localhostProfile ?? '';
   const file = path.resolve(dir, name);
-  if (!name || path.isAbsolute(name) || !file.startsWith(dir + path.sep)) throw configError(`${field}.localhostProfile: ${JSON.stringify(name)} must be a file under ${dir}`);
+  if (!name || path.isAbsolute(name) || !file.startsWith(dir + path.sep))
+    throw configError(`${field}.localhostProfile: ${JSON.stringify(name)} must be a file under ${dir}`);
   return { profile_type: 'Localhost', localhost_ref: file };
 }
 
@@ -59,7 +76,10 @@ export function seccompProfile(profile: EffectiveSecurityContext['seccompProfile
  * appArmorProfile, as helpers.go getAppArmorProfile: the profile and the deprecated string form
  * (`runtime/default`, `unconfined`, `localhost/<name>`); none when unset.
  */
-export function appArmorProfile(profile: EffectiveSecurityContext['appArmorProfile']): { apparmor: SecurityProfile | null; apparmor_profile: string } {
+export function appArmorProfile(profile: EffectiveSecurityContext['appArmorProfile']): {
+  apparmor: SecurityProfile | null;
+  apparmor_profile: string;
+} {
   if (!profile) return { apparmor: null, apparmor_profile: '' };
   if (profile.type === 'Unconfined') return { apparmor: { profile_type: 'Unconfined', localhost_ref: '' }, apparmor_profile: 'unconfined' };
   if (profile.type === 'Localhost') {
@@ -98,14 +118,24 @@ export interface ImageUser {
  * masked/read-only /proc paths (none with procMount `Unmasked`).
  * @throws AgentError `CreateContainerConfigError` for a bad Localhost seccomp profile.
  */
-export function determineEffectiveSecurityContext(pod: Pod, container: Container, image: ImageUser, rootDir: string, field: string): LinuxContainerSecurityContext {
+export function determineEffectiveSecurityContext(
+  pod: Pod,
+  container: Container,
+  image: ImageUser,
+  rootDir: string,
+  field: string,
+): LinuxContainerSecurityContext {
   const sc = effectiveSecurityContext(pod, container);
-  const seccompField = container.securityContext?.seccompProfile ? `${field}.securityContext.seccompProfile` : 'spec.securityContext.seccompProfile';
+  const seccompField = container.securityContext?.seccompProfile
+    ? `${field}.securityContext.seccompProfile`
+    : 'spec.securityContext.seccompProfile';
   const caps = (l: string[] | undefined) => (l ?? []).map(capabilityName);
   const unmasked = sc.procMount === 'Unmasked';
   const runAsUser = sc.runAsUser ?? image.uid;
   return {
-    capabilities: sc.capabilities ? { add_capabilities: caps(sc.capabilities.add), drop_capabilities: caps(sc.capabilities.drop), add_ambient_capabilities: [] } : null,
+    capabilities: sc.capabilities
+      ? { add_capabilities: caps(sc.capabilities.add), drop_capabilities: caps(sc.capabilities.drop), add_ambient_capabilities: [] }
+      : null,
     privileged: sc.privileged === true,
     namespace_options: namespacesForPod(pod),
     selinux_options: seLinux(sc.seLinuxOptions),

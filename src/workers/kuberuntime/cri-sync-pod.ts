@@ -49,11 +49,18 @@ export const kFailedStepRequeueMs = 10_000;
  * reason `ContainerCreating` (the FailedMount event says why) and the pod is synced again after
  * kFailedStepRequeueMs. Returns true when the pod must wait.
  */
-export function waitForVolumes(pod: Pod, actions: PodActions, volumes: PodVolumesResult, s: { result: PodSyncResult; requeue(ms: number): void }): boolean {
+export function waitForVolumes(
+  pod: Pod,
+  actions: PodActions,
+  volumes: PodVolumesResult,
+  s: { result: PodSyncResult; requeue(ms: number): void },
+): boolean {
   const names = Object.keys(volumes.unmounted);
   if (names.length === 0 || (!actions.createSandbox && actions.containersToStart.length === 0)) return false;
   const message = `Unable to attach or mount volumes: unmounted volumes=[${names.join(' ')}]: ${volumes.unmounted[names[0]]}`;
-  const waitingFor = actions.createSandbox ? [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name) : actions.containersToStart.map((c) => c.name);
+  const waitingFor = actions.createSandbox
+    ? [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name)
+    : actions.containersToStart.map((c) => c.name);
   for (const name of waitingFor) s.result.waiting[name] = { reason: 'ContainerCreating', message };
   s.requeue(kFailedStepRequeueMs);
   return true;
@@ -64,14 +71,26 @@ class CriPodSync {
   changed = false;
   podIp: string;
   sandboxConfig?: CriInput<PodSandboxConfig>;
-  constructor(readonly deps: CriSyncDeps, readonly task: SyncPodTask, readonly pod: Pod, runtimePod: RuntimePod | null) {
+  constructor(
+    readonly deps: CriSyncDeps,
+    readonly task: SyncPodTask,
+    readonly pod: Pod,
+    runtimePod: RuntimePod | null,
+  ) {
     this.result = { podUid: pod.metadata?.uid ?? '', steps: [], events: [], runtimePod, waiting: {}, backoff: {}, requeueAfterMs: 0 };
     this.podIp = pod.spec?.hostNetwork ? '' : (runtimePod?.podIp ?? '');
   }
 
   /** imageSync: this sync as ensureImageExists reads it, with the CRI's images. */
   imageSync(): ImageSync {
-    return { deps: { now: this.deps.now }, task: this.task, pod: this.pod, result: this.result, requeue: (ms) => this.requeue(ms), images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring) };
+    return {
+      deps: { now: this.deps.now },
+      task: this.task,
+      pod: this.pod,
+      result: this.result,
+      requeue: (ms) => this.requeue(ms),
+      images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring),
+    };
   }
 
   requeue(ms: number): void {
@@ -92,11 +111,16 @@ class CriPodSync {
   async podSandboxConfig(attempt: number): Promise<{ config: PodSandboxConfig; events: PodEventRecord[] }> {
     const settings = this.deps.sandbox;
     let cgroupParent = '';
-    if (settings?.cgroupsPerQOS && (await podCgroupSupported())) cgroupParent = await ensurePodCgroup(this.pod, settings.cgroupRoot, settings.podPidsLimit);
+    if (settings?.cgroupsPerQOS && (await podCgroupSupported()))
+      cgroupParent = await ensurePodCgroup(this.pod, settings.cgroupRoot, settings.podPidsLimit);
     const dns = settings ? await readPodDNS(this.pod, settings) : undefined;
     const config = generatePodSandboxConfig(this.pod, attempt, {
-      nodeName: this.deps.nodeName, rootDir: this.deps.rootDir, podLogsDir: this.deps.podLogsDir,
-      clusterDomain: settings?.clusterDomain ?? '', dns: dns?.config, cgroupParent,
+      nodeName: this.deps.nodeName,
+      rootDir: this.deps.rootDir,
+      podLogsDir: this.deps.podLogsDir,
+      clusterDomain: settings?.clusterDomain ?? '',
+      dns: dns?.config,
+      cgroupParent,
     });
     return { config, events: dns?.events ?? [] };
   }
@@ -134,7 +158,11 @@ class CriPodSync {
   /** startContainer, as kuberuntime startContainer: image, config, create, start, postStart; failures become waiting reasons (recorded). */
   async startContainer(c: ContainerToStart, sandboxId: string): Promise<void> {
     const spec = this.pod.spec!;
-    const container = c.ephemeral ? ephemeralContainerAsContainer(spec.ephemeralContainers![c.index]) : c.init ? spec.initContainers![c.index] : spec.containers[c.index];
+    const container = c.ephemeral
+      ? ephemeralContainerAsContainer(spec.ephemeralContainers![c.index])
+      : c.init
+        ? spec.initContainers![c.index]
+        : spec.containers[c.index];
     const list = c.ephemeral ? 'ephemeralContainers' : c.init ? 'initContainers' : 'containers';
     const fieldPath = `spec.${list}{${c.name}}`;
     const field = `spec.${list}[${c.index}]`;
@@ -149,17 +177,28 @@ class CriPodSync {
       const { ref, user } = await imageRefAndUser(this.deps.images, image);
       verifyRunAsNonRoot(this.pod, container, user.uid !== undefined ? String(user.uid) : (user.username ?? ''));
       const ctx = {
-        nodeName: this.deps.nodeName, rootDir: this.deps.rootDir, hostIp: this.task.hostIp, podIp: this.podIp, sandboxId,
-        image: user, configObjects: this.task.configObjects, memoryCapacityBytes: os.totalmem(), oomScoreAdjFloor: await oomScoreAdjFloor(),
-        etcHostsFile: this.deps.sandbox ? await ensureHostsFile(this.deps.rootDir, this.pod, this.podIp ? [this.podIp] : [], this.deps.sandbox.clusterDomain) : '',
+        nodeName: this.deps.nodeName,
+        rootDir: this.deps.rootDir,
+        hostIp: this.task.hostIp,
+        podIp: this.podIp,
+        sandboxId,
+        image: user,
+        configObjects: this.task.configObjects,
+        memoryCapacityBytes: os.totalmem(),
+        oomScoreAdjFloor: await oomScoreAdjFloor(),
+        etcHostsFile: this.deps.sandbox
+          ? await ensureHostsFile(this.deps.rootDir, this.pod, this.podIp ? [this.podIp] : [], this.deps.sandbox.clusterDomain)
+          : '',
         warn: (reason: string, message: string) => this.result.events.push({ type: 'Warning', reason, message }),
       };
       const opts = await generateRunContainerOptions(this.pod, container, field, c.restartCount, ctx);
       const config = generateContainerConfig(this.pod, container, field, c.hash, c.restartCount, ref, opts, ctx);
       const target = c.ephemeral ? spec.ephemeralContainers![c.index].targetContainerName : undefined;
       const targetId = target ? this.result.runtimePod?.containers.find((x) => x.name === target && x.state === 'running')?.id : undefined;
-      if (targetId && config.linux?.security_context?.namespace_options) Object.assign(config.linux.security_context.namespace_options, { pid: 'TARGET', target_id: targetId });
-      if (!this.sandboxConfig) this.sandboxConfig = (await this.podSandboxConfig(this.result.runtimePod?.sandboxes[0]?.attempt ?? 0)).config;
+      if (targetId && config.linux?.security_context?.namespace_options)
+        Object.assign(config.linux.security_context.namespace_options, { pid: 'TARGET', target_id: targetId });
+      if (!this.sandboxConfig)
+        this.sandboxConfig = (await this.podSandboxConfig(this.result.runtimePod?.sandboxes[0]?.attempt ?? 0)).config;
       // The container's log directory (kuberuntime generateContainerConfig: MkdirAll of BuildContainerLogsDirectory).
       await mkdir(path.join(this.sandboxConfig.log_directory ?? '', c.name), { recursive: true, mode: 0o755 });
       try {
@@ -193,11 +232,24 @@ class CriPodSync {
   /** postStart, as sync-pod.ts: the hook through ExecSync (or httpGet to the pod IP); on failure the container is killed and the step fails with PostStartHookError. */
   async postStart(container: Container, c: ContainerToStart, id: string, fieldPath: string): Promise<void> {
     const timeoutMs = Math.max(1_000, this.task.deadlineMs - this.deps.now());
-    const msg = await runLifecycleHook(this.deps.runtime, this.pod, container, id, 'postStart', { hostIp: this.task.hostIp, podIp: this.podIp, sandboxId: '' }, timeoutMs);
+    const msg = await runLifecycleHook(
+      this.deps.runtime,
+      this.pod,
+      container,
+      id,
+      'postStart',
+      { hostIp: this.task.hostIp, podIp: this.podIp, sandboxId: '' },
+      timeoutMs,
+    );
     if (!msg) return;
     this.result.events.push({ type: 'Warning', reason: 'FailedPostStartHook', message: msg, fieldPath });
     const running = { id, name: c.name, sandbox: false, state: 'running', sandboxId: '' } as RuntimePod['containers'][number];
-    await stopCriContainers(this.deps, [running], podTerminationGracePeriodSeconds(this.pod), this.result, { pod: this.pod, hostIp: this.task.hostIp, podIp: this.podIp, messages: { [id]: 'FailedPostStartHook' } });
+    await stopCriContainers(this.deps, [running], podTerminationGracePeriodSeconds(this.pod), this.result, {
+      pod: this.pod,
+      hostIp: this.task.hostIp,
+      podIp: this.podIp,
+      messages: { [id]: 'FailedPostStartHook' },
+    });
     this.result.steps.push({ action: 'StartContainer', target: c.name, ok: false, reason: 'PostStartHookError', message: msg });
     if (restartsAfterKill(this.pod)) this.result.waiting[c.name] = { reason: 'PostStartHookError', message: msg };
     this.requeue(kFailedStepRequeueMs);
@@ -219,11 +271,20 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
   const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp });
   const net = { enabled: deps.podNetwork !== false && pod.spec?.hostNetwork !== true };
-  const plan = (rp: RuntimePod | null) => computePodActions(pod, rp, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
+  const plan = (rp: RuntimePod | null) =>
+    computePodActions(pod, rp, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
   if (task.cachedRuntimePod) {
     const planned = plan(task.cachedRuntimePod);
     if (isNothingToDo(planned)) {
-      return { podUid: uid, steps: [], events: [...volumes.events, ...planned.events], runtimePod: task.cachedRuntimePod, waiting: { ...planned.waiting }, backoff: planned.backoff, requeueAfterMs: planned.requeueAfterMs };
+      return {
+        podUid: uid,
+        steps: [],
+        events: [...volumes.events, ...planned.events],
+        runtimePod: task.cachedRuntimePod,
+        waiting: { ...planned.waiting },
+        backoff: planned.backoff,
+        requeueAfterMs: planned.requeueAfterMs,
+      };
     }
   }
   const read = await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
@@ -233,7 +294,8 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   const s = new CriPodSync(deps, task, pod, runtimePod);
   const r = s.result;
   r.events.push(...volumes.events, ...actions.events);
-  if (actions.createSandbox && (runtimePod?.sandboxes.length ?? 0) > 0) r.events.push({ type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.' });
+  if (actions.createSandbox && (runtimePod?.sandboxes.length ?? 0) > 0)
+    r.events.push({ type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.' });
   Object.assign(r.waiting, actions.waiting);
   r.backoff = actions.backoff;
   r.requeueAfterMs = actions.requeueAfterMs;
@@ -241,15 +303,39 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   await (async () => {
     if (isFinishedPodKill(pod, runtimePod, actions)) return;
     if (actions.killPod) {
-      if (runtimePod && (await killCriPod(deps, runtimePod, podTerminationGracePeriodSeconds(pod), r, { pod, hostIp: task.hostIp, podIp: runtimePod.podIp }))) s.changed = true;
+      if (
+        runtimePod &&
+        (await killCriPod(deps, runtimePod, podTerminationGracePeriodSeconds(pod), r, {
+          pod,
+          hostIp: task.hostIp,
+          podIp: runtimePod.podIp,
+        }))
+      )
+        s.changed = true;
       if (!actions.createSandbox) return;
     } else if (actions.containersToKill.length && runtimePod) {
       const byId = new Set(actions.containersToKill.map((k) => k.id));
-      if (await stopCriContainers(deps, runtimePod.containers.filter((c) => byId.has(c.id)), podTerminationGracePeriodSeconds(pod), r, killOptions(pod, task, actions.containersToKill, runtimePod.podIp))) s.changed = true;
+      if (
+        await stopCriContainers(
+          deps,
+          runtimePod.containers.filter((c) => byId.has(c.id)),
+          podTerminationGracePeriodSeconds(pod),
+          r,
+          killOptions(pod, task, actions.containersToKill, runtimePod.podIp),
+        )
+      )
+        s.changed = true;
     }
     if (actions.containersToRemove.length && runtimePod) {
       const byId = new Set(actions.containersToRemove);
-      if (await removeCriContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes].filter((c) => byId.has(c.id)), r)) s.changed = true;
+      if (
+        await removeCriContainers(
+          deps,
+          [...runtimePod.containers, ...runtimePod.sandboxes].filter((c) => byId.has(c.id)),
+          r,
+        )
+      )
+        s.changed = true;
     }
     if (waitForVolumes(pod, actions, volumes, s)) return;
     let sandboxId = actions.sandboxId;

@@ -65,7 +65,13 @@ export interface CriWorkerDeps {
  * netns (a pod without an IP) has no Docker inspect to find it and reports why.
  */
 const noNetns = {
-  inspectContainer: () => Promise.reject(new AgentError('ERR_RUNTIME', 'a probe inside the sandbox network namespace needs the Docker runtime; on a CRI runtime the pod is probed on its IP')),
+  inspectContainer: () =>
+    Promise.reject(
+      new AgentError(
+        'ERR_RUNTIME',
+        'a probe inside the sandbox network namespace needs the Docker runtime; on a CRI runtime the pod is probed on its IP',
+      ),
+    ),
 } as unknown as ContainerRuntime;
 
 /**
@@ -86,7 +92,14 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
       const value = await criRelist(d.runtime, d.nodeName, d.now, task.withPodNames);
       if (task.withRuntimePods) {
         const uids = [...new Set(value.containers.map((c) => c.podUid).filter(Boolean))];
-        const pods = await Promise.all(uids.map((uid) => getCriRuntimePod(d.runtime, d.nodeName, uid).then((r) => r.runtimePod, () => null)));
+        const pods = await Promise.all(
+          uids.map((uid) =>
+            getCriRuntimePod(d.runtime, d.nodeName, uid).then(
+              (r) => r.runtimePod,
+              () => null,
+            ),
+          ),
+        );
         value.runtimePods = pods.filter((p): p is RuntimePod => p !== null);
       }
       return { ok: true, kind: 'relist', value };
@@ -97,18 +110,33 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
       return { ok: true, kind: 'netProbe', value: await runNetProbe(d.netns ?? noNetns, task) };
     case 'grpcProbe':
       return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(d.netns ?? noNetns, task) };
-    case 'gc':
-    {
+    case 'gc': {
       const value = await runCriGc({ ...deps, podInfraContainerImage: d.podInfraContainerImage }, task);
       await d.afterGc?.(value);
       return { ok: true, kind: 'gc', value };
     }
     case 'stats':
       if (d.stats) return { ok: true, kind: 'stats', value: await d.stats(task) };
-      return { ok: true, kind: 'stats', value: await collectCriStats({ runtime: d.runtime, images: d.images, rootDir: d.rootDir, cgroupRoot: d.sandbox?.cgroupsPerQOS ? d.sandbox.cgroupRoot : '', now: d.now }, task) };
+      return {
+        ok: true,
+        kind: 'stats',
+        value: await collectCriStats(
+          {
+            runtime: d.runtime,
+            images: d.images,
+            rootDir: d.rootDir,
+            cgroupRoot: d.sandbox?.cgroupsPerQOS ? d.sandbox.cgroupRoot : '',
+            now: d.now,
+          },
+          task,
+        ),
+      };
     case 'runtimeStatus': {
       const ready = (await d.runtime.status()).status?.conditions.find((c) => c.type === 'RuntimeReady');
-      if (ready && !ready.status) throw new AgentError('ERR_RUNTIME_UNAVAILABLE', `container runtime is not ready: ${ready.reason}: ${ready.message}`, { retriable: true });
+      if (ready && !ready.status)
+        throw new AgentError('ERR_RUNTIME_UNAVAILABLE', `container runtime is not ready: ${ready.reason}: ${ready.message}`, {
+          retriable: true,
+        });
       return { ok: true, kind: 'runtimeStatus', value: { observedAtMs: d.now() } };
     }
     default:

@@ -29,9 +29,20 @@ export function ephemeralContainerNames(pod: Pod): string[] {
 export function ephemeralContainersToStart(pod: Pod, runtimePod: RuntimePod | null): ContainerToStart[] {
   if (pod.metadata?.deletionTimestamp) return [];
   const present = new Set((runtimePod?.containers ?? []).map((c) => c.name));
-  return (pod.spec?.ephemeralContainers ?? []).flatMap((ec, index) => present.has(ec.name) ? [] : [{
-    index, ephemeral: true, name: ec.name, reason: 'NotPresent' as const, hash: hashContainer(ephemeralContainerAsContainer(ec)), restartCount: 0,
-  }]);
+  return (pod.spec?.ephemeralContainers ?? []).flatMap((ec, index) =>
+    present.has(ec.name)
+      ? []
+      : [
+          {
+            index,
+            ephemeral: true,
+            name: ec.name,
+            reason: 'NotPresent' as const,
+            hash: hashContainer(ephemeralContainerAsContainer(ec)),
+            restartCount: 0,
+          },
+        ],
+  );
 }
 
 /**
@@ -42,13 +53,21 @@ export function ephemeralContainersToStart(pod: Pod, runtimePod: RuntimePod | nu
  * @throws the errors of buildContainerSpec (CreateContainerConfigError), and when the target has
  *   no running container (the ephemeral container then waits and the pod is synced again).
  */
-export async function buildEphemeralContainerSpec(pod: Pod, runtimePod: RuntimePod | null, index: number, hash: string, image: string, ctx: ContainerConfigContext): Promise<ContainerCreateSpec> {
+export async function buildEphemeralContainerSpec(
+  pod: Pod,
+  runtimePod: RuntimePod | null,
+  index: number,
+  hash: string,
+  image: string,
+  ctx: ContainerConfigContext,
+): Promise<ContainerCreateSpec> {
   const ec = pod.spec!.ephemeralContainers![index];
   const asApp: Pod = { ...pod, spec: { ...pod.spec!, containers: [ephemeralContainerAsContainer(ec)] } };
   const spec = await buildContainerSpec(asApp, 0, hash, 0, image, ctx);
   const target = ec.targetContainerName ?? '';
   if (target === '' || pod.spec?.hostPID === true || pod.spec?.shareProcessNamespace === true) return spec;
   const running = (runtimePod?.containers ?? []).find((c) => c.name === target && c.state === 'running' && !c.sandbox);
-  if (!running) throw new Error(`the target container ${JSON.stringify(target)} of ephemeral container ${JSON.stringify(ec.name)} is not running`);
+  if (!running)
+    throw new Error(`the target container ${JSON.stringify(target)} of ephemeral container ${JSON.stringify(ec.name)} is not running`);
   return { ...spec, hostConfig: { ...spec.hostConfig, pidMode: `container:${running.id}` } };
 }

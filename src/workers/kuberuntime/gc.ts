@@ -11,7 +11,15 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isNotFound } from '../../shared/errors.js';
 import type { GcResult, GcTask, NodeSandboxSettings, RuntimeContainerState } from '../../shared/messages.js';
-import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodUidLabel, kSandboxIdLabel, ownerLabelFilter, parseContainerName } from './labels.js';
+import {
+  kContainerNameLabel,
+  kContainerTypeLabel,
+  kContainerTypeSandbox,
+  kPodUidLabel,
+  kSandboxIdLabel,
+  ownerLabelFilter,
+  parseContainerName,
+} from './labels.js';
 import { toRuntimeState } from './runtime-pod.js';
 import type { ContainerRuntime, ImageFsInfo } from '../runtime/runtime.js';
 import { removeOrphanPodCgroups } from '../cm/pod-cgroup.js';
@@ -322,7 +330,12 @@ export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
       const c = byId.get(id);
       const labels = c?.labels ?? {};
       try {
-        await tearDownSandboxNetwork(deps.runtime, network, { id, state: 'exited' }, { uid: labels[kPodUidLabel] ?? '', name: labels[kPodNameLabel] ?? '', namespace: labels[kPodNamespaceLabel] ?? '' });
+        await tearDownSandboxNetwork(
+          deps.runtime,
+          network,
+          { id, state: 'exited' },
+          { uid: labels[kPodUidLabel] ?? '', name: labels[kPodNameLabel] ?? '', namespace: labels[kPodNamespaceLabel] ?? '' },
+        );
       } catch (err) {
         result.errors.push(`tear down the network of sandbox ${id}: ${(err as Error).message}`);
         continue;
@@ -332,8 +345,12 @@ export async function runGc(deps: GcDeps, task: GcTask): Promise<GcResult> {
   }
   if (network.enabled) {
     // The live sandboxes from a list taken after reconcile read its leases (PodNetwork.reconcile).
-    const live = async () => new Set((await deps.runtime.listContainers({ labels: ownerLabelFilter(deps.nodeName) }))
-      .filter((c) => c.labels[kContainerTypeLabel] === kContainerTypeSandbox).map((c) => c.id));
+    const live = async () =>
+      new Set(
+        (await deps.runtime.listContainers({ labels: ownerLabelFilter(deps.nodeName) }))
+          .filter((c) => c.labels[kContainerTypeLabel] === kContainerTypeSandbox)
+          .map((c) => c.id),
+      );
     const { released } = await network.reconcile(live);
     if (released.length > 0) deps.logger?.info({ released: released.length }, 'Released the pod network of sandboxes that are gone');
   }
@@ -374,10 +391,18 @@ async function imageGc(deps: GcDeps, policy: NonNullable<GcTask['imageGc']>, fs:
     }
   }
   const images: GcImage[] = await rt.listImages();
-  const protectedIds = new Set(images.filter((i) => i.repoTags.includes(deps.podInfraContainerImage) || i.id === deps.podInfraContainerImage).map((i) => i.id));
+  const protectedIds = new Set(
+    images.filter((i) => i.repoTags.includes(deps.podInfraContainerImage) || i.id === deps.podInfraContainerImage).map((i) => i.id),
+  );
   const plan = selectImagesToRemove({
-    capacityBytes, availableBytes, highThresholdPercent: policy.highThresholdPercent, lowThresholdPercent: policy.lowThresholdPercent,
-    images, pulled, inUseImageIds: inUse, protectedImageIds: protectedIds,
+    capacityBytes,
+    availableBytes,
+    highThresholdPercent: policy.highThresholdPercent,
+    lowThresholdPercent: policy.lowThresholdPercent,
+    images,
+    pulled,
+    inUseImageIds: inUse,
+    protectedImageIds: protectedIds,
   });
   result.diskUsagePercent = plan.usagePercent;
   for (const img of plan.images) {

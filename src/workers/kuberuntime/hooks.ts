@@ -43,14 +43,22 @@ export function hasHook(container: Container | undefined, hook: HookName): boole
  * An exec hook succeeds on exit code 0; an httpGet hook on a 2xx/3xx status. Never rejects.
  */
 export async function runLifecycleHook(
-  runtime: HookRuntime, pod: Pod, container: Container, containerId: string, hook: HookName, net: PodNetwork, timeoutMs: number,
+  runtime: HookRuntime,
+  pod: Pod,
+  container: Container,
+  containerId: string,
+  hook: HookName,
+  net: PodNetwork,
+  timeoutMs: number,
 ): Promise<string | null> {
   const handler = container.lifecycle?.[hook];
   if (!handler) return null;
   const who = `for Container ${JSON.stringify(container.name)} in Pod ${JSON.stringify(formatPod(pod))}`;
   if (handler.exec) {
     const command = handler.exec.command ?? [];
-    const r = isCri(runtime) ? await runExecSyncProbe(runtime, { containerId, command, timeoutMs }) : await runExecProbe(runtime, { containerId, command, timeoutMs });
+    const r = isCri(runtime)
+      ? await runExecSyncProbe(runtime, { containerId, command, timeoutMs })
+      : await runExecProbe(runtime, { containerId, command, timeoutMs });
     if (r.result === 'success') return null;
     return `Exec lifecycle hook ([${command.join(' ')}]) ${who} failed - error: ${r.result === 'unknown' ? r.output : `command '${command.join(' ')}' exited with non-zero status`}, message: ${JSON.stringify(r.output)}`;
   }
@@ -82,13 +90,27 @@ export interface HookEventSink {
  * target of an httpGet hook without a host; '' = inside the sandbox's netns). Never rejects.
  */
 export async function runPreStopHook(
-  runtime: HookRuntime, pod: Pod, c: Pick<RuntimeContainer, 'id' | 'name' | 'sandboxId'>, gracePeriodSeconds: number, hostIp: string, out: HookEventSink,
-  now: () => number = Date.now, podIp = '',
+  runtime: HookRuntime,
+  pod: Pod,
+  c: Pick<RuntimeContainer, 'id' | 'name' | 'sandboxId'>,
+  gracePeriodSeconds: number,
+  hostIp: string,
+  out: HookEventSink,
+  now: () => number = Date.now,
+  podIp = '',
 ): Promise<number> {
   const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === c.name);
   if (!spec || !hasHook(spec, 'preStop') || !(gracePeriodSeconds > 0)) return gracePeriodSeconds;
   const started = now();
-  const msg = await runLifecycleHook(runtime, pod, spec, c.id, 'preStop', { hostIp, podIp, sandboxId: c.sandboxId }, gracePeriodSeconds * 1000);
+  const msg = await runLifecycleHook(
+    runtime,
+    pod,
+    spec,
+    c.id,
+    'preStop',
+    { hostIp, podIp, sandboxId: c.sandboxId },
+    gracePeriodSeconds * 1000,
+  );
   const fieldPath = `spec.${(pod.spec?.containers ?? []).includes(spec) ? 'containers' : 'initContainers'}{${c.name}}`;
   if (msg) out.events.push({ type: 'Warning', reason: 'FailedPreStopHook', message: msg, fieldPath });
   const elapsed = Math.floor((now() - started) / 1000);

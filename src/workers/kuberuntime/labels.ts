@@ -90,16 +90,26 @@ export function parseContainerName(name: string): ParsedContainerName | null {
 export function sandboxHash(pod: Pod): string {
   const spec = pod.spec;
   const base: Record<string, unknown> = {
-    hostNetwork: spec?.hostNetwork === true, hostIPC: spec?.hostIPC === true, hostPID: spec?.hostPID === true,
+    hostNetwork: spec?.hostNetwork === true,
+    hostIPC: spec?.hostIPC === true,
+    hostPID: spec?.hostPID === true,
     // subdomain and setHostnameAsFQDN (the sandbox's hostname) count only when set, so that the hash
     // of every pod without them stays what it was (an agent upgrade restarts no sandbox).
-    subdomain: spec?.subdomain || undefined, setHostnameAsFQDN: spec?.setHostnameAsFQDN === true ? true : undefined,
+    subdomain: spec?.subdomain || undefined,
+    setHostnameAsFQDN: spec?.setHostnameAsFQDN === true ? true : undefined,
   };
   // What the sandbox itself is given from the pod's securityContext (its user, groups, seccomp
   // profile and the pod's sysctls): a change recreates it. Only when set, so the hash of a pod
   // without them is what it was before securityContext ran.
   const psc = spec?.securityContext;
-  const security = psc && { runAsUser: psc.runAsUser, runAsGroup: psc.runAsGroup, supplementalGroups: psc.supplementalGroups, fsGroup: psc.fsGroup, seccompProfile: psc.seccompProfile, sysctls: psc.sysctls };
+  const security = psc && {
+    runAsUser: psc.runAsUser,
+    runAsGroup: psc.runAsGroup,
+    supplementalGroups: psc.supplementalGroups,
+    fsGroup: psc.fsGroup,
+    seccompProfile: psc.seccompProfile,
+    sysctls: psc.sysctls,
+  };
   if (security && Object.values(security).some((v) => v !== undefined && !(Array.isArray(v) && v.length === 0))) base.security = security;
   return stableHash(base, 8);
 }
@@ -128,7 +138,14 @@ export function sandboxLabels(pod: Pod, nodeName: string, attempt: number): Reco
 }
 
 /** containerLabels: the labels of an app container (newContainerLabels + dockershim's type/sandbox labels). */
-export function containerLabels(pod: Pod, container: Container, nodeName: string, sandboxId: string, hash: string, restartCount: number): Record<string, string> {
+export function containerLabels(
+  pod: Pod,
+  container: Container,
+  nodeName: string,
+  sandboxId: string,
+  hash: string,
+  restartCount: number,
+): Record<string, string> {
   return {
     ...podLabels(pod, nodeName),
     [kContainerNameLabel]: container.name,

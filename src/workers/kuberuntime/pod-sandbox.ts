@@ -30,7 +30,13 @@ let warnedOomFloor = false;
  * @throws AgentError for an FQDN hostname over 64 characters; ERR_RUNTIME when the pod cgroup
  * cannot be written; the fs error when a file cannot be written.
  */
-export async function preparePodSandbox(rootDir: string, settings: NodeSandboxSettings, pod: Pod, podIps: readonly string[], logger?: Logger): Promise<{ config: PodSandboxConfig; events: PodEventRecord[] }> {
+export async function preparePodSandbox(
+  rootDir: string,
+  settings: NodeSandboxSettings,
+  pod: Pod,
+  podIps: readonly string[],
+  logger?: Logger,
+): Promise<{ config: PodSandboxConfig; events: PodEventRecord[] }> {
   const hostname = podSandboxHostname(pod, settings.clusterDomain);
   const etcHostsFile = await ensureHostsFile(rootDir, pod, podIps, settings.clusterDomain);
   const dns = await ensureResolvConf(rootDir, pod, settings);
@@ -48,12 +54,19 @@ export async function preparePodSandbox(rootDir: string, settings: NodeSandboxSe
   const floor = await oomScoreAdjFloor();
   if (floor > -1000 && !warnedOomFloor) {
     warnedOomFloor = true;
-    logger?.warn({ floor }, 'No CAP_SYS_RESOURCE: negative oom_score_adj values (Guaranteed -997, sandbox -998) are raised to the agent\'s own');
+    logger?.warn(
+      { floor },
+      "No CAP_SYS_RESOURCE: negative oom_score_adj values (Guaranteed -997, sandbox -998) are raised to the agent's own",
+    );
   }
   return {
     config: {
       oomScoreAdjFloor: floor,
-      hostname, etcHostsFile, resolvConfFile: dns.path, cgroupParent, containerPidsLimit,
+      hostname,
+      etcHostsFile,
+      resolvConfFile: dns.path,
+      cgroupParent,
+      containerPidsLimit,
       logRotation: { maxSizeBytes: settings.containerLogMaxSizeBytes, maxFiles: settings.containerLogMaxFiles },
       memoryCapacityBytes: os.totalmem(),
     },

@@ -7,8 +7,17 @@ import { isNotFound } from '../../shared/errors.js';
 import type { RuntimeContainer, RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import { kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 import {
-  kContainerHashLabel, kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox,
-  kPodNameLabel, kPodNamespaceLabel, kPodUidLabel, kRestartCountLabel, kSandboxIdLabel, kTerminationGracePeriodLabel, parseContainerName,
+  kContainerHashLabel,
+  kContainerNameLabel,
+  kContainerTypeLabel,
+  kContainerTypeSandbox,
+  kPodNameLabel,
+  kPodNamespaceLabel,
+  kPodUidLabel,
+  kRestartCountLabel,
+  kSandboxIdLabel,
+  kTerminationGracePeriodLabel,
+  parseContainerName,
 } from './labels.js';
 import type { ContainerDetails, ContainerRuntime } from '../runtime/runtime.js';
 import { ownerLabelFilter } from './labels.js';
@@ -84,7 +93,12 @@ function newestFirst(a: RuntimeContainer, b: RuntimeContainer): number {
  * the pod exists. A container removed between list and inspect is skipped.
  * @throws AgentError from the runtime (e.g. ERR_RUNTIME_UNAVAILABLE); the network's read errors.
  */
-export async function getRuntimePod(runtime: ContainerRuntime, nodeName: string, uid: string, network: PodNetwork = kNoopPodNetwork): Promise<RuntimePod | null> {
+export async function getRuntimePod(
+  runtime: ContainerRuntime,
+  nodeName: string,
+  uid: string,
+  network: PodNetwork = kNoopPodNetwork,
+): Promise<RuntimePod | null> {
   return assembleRuntimePod(uid, await readPodDetails(runtime, nodeName, uid), network);
 }
 
@@ -118,7 +132,11 @@ export async function inspectIfPresent(runtime: ContainerRuntime, id: string): P
  * SANDBOX_READY), else '' (no network, hostNetwork — main reports the host's).
  * @throws the network's read errors.
  */
-export async function assembleRuntimePod(uid: string, details: ContainerDetails[], network: PodNetwork = kNoopPodNetwork): Promise<RuntimePod | null> {
+export async function assembleRuntimePod(
+  uid: string,
+  details: ContainerDetails[],
+  network: PodNetwork = kNoopPodNetwork,
+): Promise<RuntimePod | null> {
   const found = details.filter((d) => d.labels[kPodUidLabel] === uid);
   if (found.length === 0) return null;
   const all = found.map(toRuntimeContainer).sort(newestFirst);

@@ -38,7 +38,12 @@ export function portMappings(pod: Pod): PortMapping[] {
   const out: PortMapping[] = [];
   for (const c of pod.spec?.containers ?? []) {
     for (const p of c.ports ?? []) {
-      out.push({ protocol: (p.protocol ?? 'TCP') as Protocol, container_port: p.containerPort, host_port: p.hostPort ?? 0, host_ip: p.hostIP ?? '' });
+      out.push({
+        protocol: (p.protocol ?? 'TCP') as Protocol,
+        container_port: p.containerPort,
+        host_port: p.hostPort ?? 0,
+        host_ip: p.hostIP ?? '',
+      });
     }
   }
   return out;

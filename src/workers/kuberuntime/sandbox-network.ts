@@ -11,7 +11,12 @@ import type { PodNetwork, PortMapping } from '../network/pod-network.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 
 // Moved to runtime/docker/ (RunPodSandbox's side, #40); re-exported while kuberuntime still calls them.
-export { networkTargetOf, sandboxNetnsPath, setUpFailureMessage, tearDownFailureMessage } from '../runtime/docker/docker-sandbox-network.js';
+export {
+  networkTargetOf,
+  sandboxNetnsPath,
+  setUpFailureMessage,
+  tearDownFailureMessage,
+} from '../runtime/docker/docker-sandbox-network.js';
 
 /**
  * usesPodNetwork: true when the pod's sandbox joins the pod network — the network is enabled and
@@ -32,7 +37,12 @@ export function podPortMappings(pod: Pod, defaultHostIp: string): PortMapping[] 
     for (const p of c.ports ?? []) {
       if (!p.hostPort) continue;
       const protocol = String(p.protocol ?? 'TCP').toLowerCase();
-      out.push({ hostPort: p.hostPort, containerPort: p.containerPort, protocol: protocol === 'udp' || protocol === 'sctp' ? protocol : 'tcp', hostIP: p.hostIP || defaultHostIp });
+      out.push({
+        hostPort: p.hostPort,
+        containerPort: p.containerPort,
+        protocol: protocol === 'udp' || protocol === 'sctp' ? protocol : 'tcp',
+        hostIP: p.hostIP || defaultHostIp,
+      });
     }
   }
   return out;
@@ -47,7 +57,10 @@ export function podPortMappings(pod: Pod, defaultHostIp: string): PortMapping[] 
  * (the caller fails its step; the next sync or GC retries); runtime errors as sandboxNetnsPath.
  */
 export async function tearDownSandboxNetwork(
-  runtime: ContainerRuntime, network: PodNetwork, sandbox: Pick<RuntimeContainer, 'id' | 'state'>, pod: { uid: string; name: string; namespace: string },
+  runtime: ContainerRuntime,
+  network: PodNetwork,
+  sandbox: Pick<RuntimeContainer, 'id' | 'state'>,
+  pod: { uid: string; name: string; namespace: string },
 ): Promise<void> {
   if (!network.enabled) return;
   const netns = sandbox.state === 'running' ? await sandboxNetnsPath(runtime, sandbox.id) : '';

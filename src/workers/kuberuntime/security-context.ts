@@ -9,7 +9,12 @@
 import { chmod, chown, lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
-import { capabilityName, effectiveSecurityContext, normalizeSysctlName, type EffectiveSecurityContext } from '../../shared/security-context.js';
+import {
+  capabilityName,
+  effectiveSecurityContext,
+  normalizeSysctlName,
+  type EffectiveSecurityContext,
+} from '../../shared/security-context.js';
 import { configError } from './config-error.js';
 import type { ContainerHostConfig } from '../runtime/runtime.js';
 
@@ -46,12 +51,17 @@ export function verifyRunAsNonRoot(pod: Pod, container: Container, imageUser: st
   const sc = effectiveSecurityContext(pod, container);
   if (sc.runAsNonRoot !== true) return;
   if (sc.runAsUser !== undefined) {
-    if (sc.runAsUser === 0) throw configError(`container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${container.name})`);
+    if (sc.runAsUser === 0)
+      throw configError(`container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${container.name})`);
     return;
   }
   const { uid, username } = imageUid(imageUser);
-  if (uid === undefined) throw configError(`container has runAsNonRoot and image has non-numeric user (${username}), cannot verify user is non-root (pod: "${formatPod(pod)}", container: ${container.name})`);
-  if (uid === 0) throw configError(`container has runAsNonRoot and image will run as root (pod: "${formatPod(pod)}", container: ${container.name})`);
+  if (uid === undefined)
+    throw configError(
+      `container has runAsNonRoot and image has non-numeric user (${username}), cannot verify user is non-root (pod: "${formatPod(pod)}", container: ${container.name})`,
+    );
+  if (uid === 0)
+    throw configError(`container has runAsNonRoot and image will run as root (pod: "${formatPod(pod)}", container: ${container.name})`);
 }
 
 /**
@@ -92,7 +102,8 @@ async function seccompOption(profile: EffectiveSecurityContext['seccompProfile']
   const name = profile.localhostProfile ?? '';
   const file = path.resolve(dir, name);
   const inside = (p: string, d: string) => p.startsWith(d + path.sep);
-  if (!name || path.isAbsolute(name) || !inside(file, dir)) throw configError(`${field}.localhostProfile: ${JSON.stringify(name)} must be a file under ${dir}`);
+  if (!name || path.isAbsolute(name) || !inside(file, dir))
+    throw configError(`${field}.localhostProfile: ${JSON.stringify(name)} must be a file under ${dir}`);
   let real: string;
   let realDir: string;
   try {
@@ -147,13 +158,21 @@ function seLinuxOption(o: EffectiveSecurityContext['seLinuxOptions']): string[] 
  * @param field the container's field path, e.g. `spec.containers[0]`.
  * @throws AgentError with reason `CreateContainerConfigError`.
  */
-export async function containerSecurityConfig(pod: Pod, container: Container, imageUser: string, rootDir: string, field: string): Promise<DockerSecurityConfig> {
+export async function containerSecurityConfig(
+  pod: Pod,
+  container: Container,
+  imageUser: string,
+  rootDir: string,
+  field: string,
+): Promise<DockerSecurityConfig> {
   verifyRunAsNonRoot(pod, container, imageUser);
   const sc = effectiveSecurityContext(pod, container);
   const securityOpt: string[] = [];
   if (sc.allowPrivilegeEscalation === false) securityOpt.push('no-new-privileges');
   if (sc.privileged !== true) {
-    const seccompField = container.securityContext?.seccompProfile ? `${field}.securityContext.seccompProfile` : 'spec.securityContext.seccompProfile';
+    const seccompField = container.securityContext?.seccompProfile
+      ? `${field}.securityContext.seccompProfile`
+      : 'spec.securityContext.seccompProfile';
     securityOpt.push(...(await seccompOption(sc.seccompProfile, rootDir, seccompField)), ...appArmorOption(sc.appArmorProfile));
   }
   securityOpt.push(...seLinuxOption(sc.seLinuxOptions));
@@ -187,7 +206,10 @@ export async function sandboxSecurityConfig(pod: Pod, rootDir: string): Promise<
     user: dockerUser({ runAsUser: psc.runAsUser, runAsGroup: psc.runAsGroup }, ''),
     hostConfig: {
       groupAdd: supplementalGroups(pod),
-      securityOpt: [...(await seccompOption(psc.seccompProfile, rootDir, 'spec.securityContext.seccompProfile')), ...seLinuxOption(psc.seLinuxOptions)],
+      securityOpt: [
+        ...(await seccompOption(psc.seccompProfile, rootDir, 'spec.securityContext.seccompProfile')),
+        ...seLinuxOption(psc.seLinuxOptions),
+      ],
       sysctls,
     },
   };

@@ -22,7 +22,9 @@ export function pullPolicyOf(c: Pick<Container, 'image' | 'imagePullPolicy'>): P
 
 /** usesPodIp: the container's env reads status.podIP or status.podIPs (downward API). */
 export function usesPodIp(c: Container): boolean {
-  return (c.env ?? []).some((e) => e.valueFrom?.fieldRef?.fieldPath === 'status.podIP' || e.valueFrom?.fieldRef?.fieldPath === 'status.podIPs');
+  return (c.env ?? []).some(
+    (e) => e.valueFrom?.fieldRef?.fieldPath === 'status.podIP' || e.valueFrom?.fieldRef?.fieldPath === 'status.podIPs',
+  );
 }
 
 /** killOptions: preStop hooks, and the probe kills' Killing messages and grace periods (kuberuntime killContainer). */
@@ -38,7 +40,13 @@ export function killOptions(pod: Pod, task: SyncPodTask, kills: ContainerToKill[
 
 /** isNothingToDo: the plan kills, removes, creates and starts nothing. */
 export function isNothingToDo(a: PodActions): boolean {
-  return !a.killPod && !a.createSandbox && a.containersToKill.length === 0 && a.containersToRemove.length === 0 && a.containersToStart.length === 0;
+  return (
+    !a.killPod &&
+    !a.createSandbox &&
+    a.containersToKill.length === 0 &&
+    a.containersToRemove.length === 0 &&
+    a.containersToStart.length === 0
+  );
 }
 
 /**
@@ -63,7 +71,13 @@ export function isFinishedPodKill(pod: Pod, runtimePod: RuntimePod | null, a: Po
  * The caller requeues.
  */
 export function recordSandboxFailure(pod: Pod, result: PodSyncResult, message: string, at = result.steps.length): void {
-  result.steps.splice(Math.min(at, result.steps.length), 0, { action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
+  result.steps.splice(Math.min(at, result.steps.length), 0, {
+    action: 'CreatePodSandbox',
+    target: 'POD',
+    ok: false,
+    reason: 'CreatePodSandboxError',
+    message,
+  });
   result.events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
   // The containers wait for the sandbox: their status says why (the reason stays ContainerCreating, as the kubelet's).
   const inits = pod.spec?.initContainers ?? [];
@@ -78,7 +92,14 @@ export function recordSandboxFailure(pod: Pod, result: PodSyncResult, message: s
  * errors): a failed `StartContainer` step with `reason`, a Warning `Failed` event on `fieldPath`
  * (`eventMessage`, default `Error: <message>`), and the container's waiting reason. The caller requeues.
  */
-export function recordStartFailure(result: PodSyncResult, name: string, fieldPath: string, reason: string, message: string, eventMessage = `Error: ${message}`): void {
+export function recordStartFailure(
+  result: PodSyncResult,
+  name: string,
+  fieldPath: string,
+  reason: string,
+  message: string,
+  eventMessage = `Error: ${message}`,
+): void {
   result.steps.push({ action: 'StartContainer', target: name, ok: false, reason, message });
   result.events.push({ type: 'Warning', reason: 'Failed', message: eventMessage, fieldPath });
   result.waiting[name] = { reason, message };

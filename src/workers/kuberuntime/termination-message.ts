@@ -50,7 +50,12 @@ export interface LogTailer {
  * pod was assembled from) when the container is there, else from an inspect. Never throws (a
  * missing file is an empty message).
  */
-export async function fillTerminationMessages(rootDir: string, runtimePod: RuntimePod | null, runtime: ContainerRuntime, known: readonly ContainerDetails[] = []): Promise<void> {
+export async function fillTerminationMessages(
+  rootDir: string,
+  runtimePod: RuntimePod | null,
+  runtime: ContainerRuntime,
+  known: readonly ContainerDetails[] = [],
+): Promise<void> {
   if (!runtimePod) return;
   const tailer = runtime as Partial<LogTailer>;
   await Promise.all(
@@ -61,7 +66,8 @@ export async function fillTerminationMessages(rootDir: string, runtimePod: Runti
         if (!msg && c.exitCode !== 0 && typeof tailer.tailLogs === 'function') {
           try {
             const labels = known.find((d) => d.id === c.id)?.labels ?? (await runtime.inspectContainer(c.id)).labels;
-            if (labels[kTerminationMessagePolicyLabel] === 'FallbackToLogsOnError') msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes);
+            if (labels[kTerminationMessagePolicyLabel] === 'FallbackToLogsOnError')
+              msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes);
           } catch {
             // gone meanwhile: no message
           }
@@ -78,13 +84,27 @@ export async function fillTerminationMessages(rootDir: string, runtimePod: Runti
  * (by container ID) and a non-zero exit, the tail of its log when `tailer` is given; else what the
  * runtime said (ContainerStatus `message`). Never throws.
  */
-export async function fillTerminationMessageFiles(rootDir: string, runtimePod: RuntimePod | null, annotations?: ReadonlyMap<string, Record<string, string>>, tailer?: LogTailer): Promise<void> {
+export async function fillTerminationMessageFiles(
+  rootDir: string,
+  runtimePod: RuntimePod | null,
+  annotations?: ReadonlyMap<string, Record<string, string>>,
+  tailer?: LogTailer,
+): Promise<void> {
   if (!runtimePod) return;
-  await Promise.all(runtimePod.containers.filter((c) => c.state === 'exited').map(async (c) => {
-    let msg = await readHead(terminationMessageFile(rootDir, runtimePod.uid, c.name, c.attempt), kMaxTerminationMessageBytes);
-    if (!msg && c.exitCode !== 0 && tailer && annotations?.get(c.id)?.['io.kubernetes.container.terminationMessagePolicy'] === 'FallbackToLogsOnError') {
-      msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes).catch(() => '');
-    }
-    if (msg) c.message = msg;
-  }));
+  await Promise.all(
+    runtimePod.containers
+      .filter((c) => c.state === 'exited')
+      .map(async (c) => {
+        let msg = await readHead(terminationMessageFile(rootDir, runtimePod.uid, c.name, c.attempt), kMaxTerminationMessageBytes);
+        if (
+          !msg &&
+          c.exitCode !== 0 &&
+          tailer &&
+          annotations?.get(c.id)?.['io.kubernetes.container.terminationMessagePolicy'] === 'FallbackToLogsOnError'
+        ) {
+          msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes).catch(() => '');
+        }
+        if (msg) c.message = msg;
+      }),
+  );
 }

@@ -71,8 +71,10 @@ export interface ContainerLogManager {
  *   number, or `monitorPeriodMs` not a positive number (each named as `options.<field>`).
  */
 export function newContainerLogManager(deps: ContainerLogManagerDeps, options: ContainerLogManagerOptions): ContainerLogManager {
-  if (!Number.isInteger(options.maxFiles) || options.maxFiles < 2) throw new InvalidArgumentError(`options.maxFiles must be an integer >= 2, got ${options.maxFiles}`);
-  if (!(options.maxSizeBytes > 0)) throw new InvalidArgumentError(`options.maxSizeBytes must be a positive number of bytes, got ${options.maxSizeBytes}`);
+  if (!Number.isInteger(options.maxFiles) || options.maxFiles < 2)
+    throw new InvalidArgumentError(`options.maxFiles must be an integer >= 2, got ${options.maxFiles}`);
+  if (!(options.maxSizeBytes > 0))
+    throw new InvalidArgumentError(`options.maxSizeBytes must be a positive number of bytes, got ${options.maxSizeBytes}`);
   const periodMs = options.monitorPeriodMs ?? kContainerLogMonitorPeriodMs;
   if (!(periodMs > 0)) throw new InvalidArgumentError(`options.monitorPeriodMs must be a positive number of milliseconds, got ${periodMs}`);
   return new Manager(deps, options, periodMs);
@@ -84,7 +86,11 @@ class Manager implements ContainerLogManager {
   #round: Promise<void> = Promise.resolve();
   #busy = false;
 
-  constructor(private readonly deps: ContainerLogManagerDeps, private readonly policy: LogRotatePolicy, private readonly periodMs: number) {
+  constructor(
+    private readonly deps: ContainerLogManagerDeps,
+    private readonly policy: LogRotatePolicy,
+    private readonly periodMs: number,
+  ) {
     this.#clock = deps.clock ?? realClock;
   }
 
@@ -118,7 +124,9 @@ class Manager implements ContainerLogManager {
   async #rotateAll(): Promise<void> {
     let ids: string[];
     try {
-      ids = (await this.deps.runtime.listContainers({ state: { state: 'CONTAINER_RUNNING' } })).filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id);
+      ids = (await this.deps.runtime.listContainers({ state: { state: 'CONTAINER_RUNNING' } }))
+        .filter((c) => c.state === 'CONTAINER_RUNNING')
+        .map((c) => c.id);
     } catch (err) {
       this.deps.logger?.warn({ err }, 'Failed to rotate container logs: list containers');
       return;
@@ -157,7 +165,9 @@ class Manager implements ContainerLogManager {
       await this.deps.runtime.reopenContainerLog(id);
     } catch (err) {
       // Put it back so the next period tries again (upstream: rotateLatestLog).
-      await rename(rotated, path).catch((renameErr: unknown) => this.deps.logger?.error({ err: renameErr, rotated, path, containerId: id }, 'Failed to rename rotated log back'));
+      await rename(rotated, path).catch((renameErr: unknown) =>
+        this.deps.logger?.error({ err: renameErr, rotated, path, containerId: id }, 'Failed to rename rotated log back'),
+      );
       throw err;
     }
     this.deps.logger?.debug({ containerId: id, path, rotated }, 'Rotated container log');
@@ -212,7 +222,10 @@ async function siblings(path: string, sep: string): Promise<string[]> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  return names.filter((n) => n.startsWith(prefix) && (sep !== '' || n.length >= prefix.length)).sort().map((n) => join(dir, n));
+  return names
+    .filter((n) => n.startsWith(prefix) && (sep !== '' || n.length >= prefix.length))
+    .sort()
+    .map((n) => join(dir, n));
 }
 
 /** Removes temporary files and plain files whose `.gz` exists (a compression that stopped half-way); answers the rest. */

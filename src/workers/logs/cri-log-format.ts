@@ -43,7 +43,8 @@ const kTimestamp = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(
  */
 export function parseTimestamp(text: string): { timestamp: string; timeMs: number } {
   const m = kTimestamp.exec(text);
-  if (!m) throw new Error(`unexpected timestamp format "${text.length > 64 ? `${text.slice(0, 64)}…` : text}" (want RFC 3339 with nanoseconds)`);
+  if (!m)
+    throw new Error(`unexpected timestamp format "${text.length > 64 ? `${text.slice(0, 64)}…` : text}" (want RFC 3339 with nanoseconds)`);
   const [, y, mo, d, h, mi, s, frac = '', zone] = m;
   const fraction = frac.padEnd(9, '0');
   let offsetMin = 0;
@@ -141,6 +142,8 @@ export function lineHead(format: LogFormat, head: Buffer): { stream: string; end
   const i1 = head.indexOf(kSpace);
   const i2 = i1 < 0 ? -1 : head.indexOf(kSpace, i1 + 1);
   if (i2 < 0) return { stream: '', ends: true };
-  const partial = head[i2 + 1] === 0x50 /* P */ && (head.length === i2 + 2 || head[i2 + 2] === kSpace || head[i2 + 2] === 0x3a /* : */ || head[i2 + 2] === kNewline);
+  const partial =
+    head[i2 + 1] === 0x50 /* P */ &&
+    (head.length === i2 + 2 || head[i2 + 2] === kSpace || head[i2 + 2] === 0x3a /* : */ || head[i2 + 2] === kNewline);
   return { stream: head.toString('latin1', i1 + 1, i2), ends: !partial };
 }

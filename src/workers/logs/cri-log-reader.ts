@@ -69,15 +69,20 @@ export interface CriContainerLogsDeps {
 /** newCriContainerLogs makes the {@link CriContainerLogs} of `deps.runtime`. */
 export function newCriContainerLogs(deps: CriContainerLogsDeps): CriContainerLogs {
   const clock = deps.clock ?? realClock;
-  const readContainerLogs = async (containerId: string, opts: ContainerLogOptions, handlers: ContainerLogHandlers): Promise<ContainerLogReader> => {
+  const readContainerLogs = async (
+    containerId: string,
+    opts: ContainerLogOptions,
+    handlers: ContainerLogHandlers,
+  ): Promise<ContainerLogReader> => {
     const status = (await deps.runtime.containerStatus(containerId)).status;
-    if (!status?.log_path) throw new AgentError('ERR_NOT_FOUND', `container ${containerId} has no log file (ContainerStatus log_path is empty)`);
+    if (!status?.log_path)
+      throw new AgentError('ERR_NOT_FOUND', `container ${containerId} has no log file (ContainerStatus log_path is empty)`);
     const path = await openErr(status.log_path, () => realpath(status.log_path));
     const fh = await openErr(path, () => open(path, 'r'));
     try {
       let tail: TailStart = { start: 0, skipLines: 0 };
       if (opts.tailLines !== undefined) tail = await findTailStart(fh, (await fh.stat()).size, opts.tailLines, await guessLogFormat(fh));
-      const rotatedBefore = opts.follow ? (await rotatedNames(path)).all.at(-1) ?? '' : '';
+      const rotatedBefore = opts.follow ? ((await rotatedNames(path)).all.at(-1) ?? '') : '';
       const reader = new FileLogReader(deps, containerId, path, fh, tail, rotatedBefore, opts, handlers, clock);
       setImmediate(() => reader.resume());
       return reader;
@@ -88,23 +93,28 @@ export function newCriContainerLogs(deps: CriContainerLogsDeps): CriContainerLog
   };
   return {
     readContainerLogs,
-    tailLogs: (containerId, lines, bytes) => new Promise<string>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let held = 0;
-      readContainerLogs(containerId, { follow: false, timestamps: false, tailLines: lines }, {
-        onData: (chunk) => {
-          chunks.push(chunk);
-          held += chunk.length;
-          // Keep about the last `bytes` (upstream's circular buffer), never the whole log.
-          while (chunks.length > 1 && held - chunks[0]!.length >= bytes) held -= chunks.shift()!.length;
-        },
-        onEnd: (err) => {
-          if (err) return reject(err);
-          const all = Buffer.concat(chunks);
-          resolve(all.subarray(Math.max(0, all.length - bytes)).toString('utf8'));
-        },
-      }).catch(reject);
-    }),
+    tailLogs: (containerId, lines, bytes) =>
+      new Promise<string>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let held = 0;
+        readContainerLogs(
+          containerId,
+          { follow: false, timestamps: false, tailLines: lines },
+          {
+            onData: (chunk) => {
+              chunks.push(chunk);
+              held += chunk.length;
+              // Keep about the last `bytes` (upstream's circular buffer), never the whole log.
+              while (chunks.length > 1 && held - chunks[0]!.length >= bytes) held -= chunks.shift()!.length;
+            },
+            onEnd: (err) => {
+              if (err) return reject(err);
+              const all = Buffer.concat(chunks);
+              resolve(all.subarray(Math.max(0, all.length - bytes)).toString('utf8'));
+            },
+          },
+        ).catch(reject);
+      }),
   };
 }
 
@@ -126,7 +136,9 @@ async function rotatedNames(path: string): Promise<{ plain: Set<string>; all: st
 function ioError(what: string, err: unknown): AgentError {
   if (err instanceof AgentError) return err;
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  return new AgentError(code === 'ENOENT' ? 'ERR_NOT_FOUND' : 'ERR_RUNTIME', `${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  return new AgentError(code === 'ENOENT' ? 'ERR_NOT_FOUND' : 'ERR_RUNTIME', `${what}: ${(err as Error)?.message ?? String(err)}`, {
+    cause: err,
+  });
 }
 
 /** One read of one log file (see the file comment). */
@@ -170,7 +182,8 @@ class FileLogReader implements ContainerLogReader {
       sinceMs: opts.sinceSeconds === undefined ? undefined : clock.now() - opts.sinceSeconds * 1000,
       onMalformed: (reason, head) => {
         this.#malformed++;
-        if (this.#malformed <= kMalformedLogged) deps.logger?.warn({ containerId, path, reason, line: head }, 'Failed when parsing line in log file; skipped');
+        if (this.#malformed <= kMalformedLogged)
+          deps.logger?.warn({ containerId, path, reason, line: head }, 'Failed when parsing line in log file; skipped');
       },
     });
   }
@@ -381,7 +394,8 @@ class FileLogReader implements ContainerLogReader {
     }
     this.#done = true;
     this.#release();
-    if (this.#malformed > kMalformedLogged) this.deps.logger?.warn({ containerId: this.containerId, path: this.path, skipped: this.#malformed }, 'Lines skipped in log file');
+    if (this.#malformed > kMalformedLogged)
+      this.deps.logger?.warn({ containerId: this.containerId, path: this.path, skipped: this.#malformed }, 'Lines skipped in log file');
     this.handlers.onEnd(err);
   }
 

@@ -85,7 +85,7 @@ export async function findTailStart(fh: FileHandle, size: number, lines: number,
     if (taken) tail.skipLines = excluded;
     return complete > lines && ![...open.values()].includes(true);
   };
-  for (let pos = size; pos > 0; ) {
+  for (let pos = size; pos > 0;) {
     const from = Math.max(0, pos - kBlockBytes);
     // Keep the previous block's first bytes after this one, so heads that cross the boundary are in memory.
     const fresh = Buffer.alloc(pos - from);

@@ -61,7 +61,8 @@ export async function writeCacheEntry(cacheDir: string, e: CniCacheEntry): Promi
 function parseEntry(text: string): CniCacheEntry | null {
   try {
     const v = JSON.parse(text) as Partial<CniCacheEntry>;
-    if (v?.kind !== 'cniCacheV1' || typeof v.containerId !== 'string' || typeof v.ifName !== 'string' || typeof v.networkName !== 'string') return null;
+    if (v?.kind !== 'cniCacheV1' || typeof v.containerId !== 'string' || typeof v.ifName !== 'string' || typeof v.networkName !== 'string')
+      return null;
     if (!v.config || !Array.isArray(v.config.plugins)) return null;
     return v as CniCacheEntry;
   } catch {
@@ -70,7 +71,12 @@ function parseEntry(text: string): CniCacheEntry | null {
 }
 
 /** readCacheEntry: the entry, or null when there is none or it does not parse (never throws). */
-export async function readCacheEntry(cacheDir: string, networkName: string, containerId: string, ifName: string): Promise<CniCacheEntry | null> {
+export async function readCacheEntry(
+  cacheDir: string,
+  networkName: string,
+  containerId: string,
+  ifName: string,
+): Promise<CniCacheEntry | null> {
   try {
     return parseEntry(await readFile(cacheFilePath(cacheDir, networkName, containerId, ifName), 'utf8'));
   } catch {

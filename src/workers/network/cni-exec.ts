@@ -54,7 +54,10 @@ export interface CniExecRequest {
  * Pure. A value with `;` or `=` (impossible for validated pod names and UIDs) is dropped from the pair list.
  */
 export function cniArgsString(pairs: [string, string][]): string {
-  return pairs.filter(([k, v]) => !/[;=]/.test(k) && !/[;=]/.test(v)).map(([k, v]) => `${k}=${v}`).join(';');
+  return pairs
+    .filter(([k, v]) => !/[;=]/.test(k) && !/[;=]/.test(v))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(';');
 }
 
 /**
@@ -62,7 +65,9 @@ export function cniArgsString(pairs: [string, string][]): string {
  * `cniVersion`, `runtimeConfig` with only the capabilities it declares `true` in `capabilities`
  * and has an argument for, and `prevResult` when given (libcni buildOneConfig / injectRuntimeConfig). Pure.
  */
-export function pluginStdin(req: Pick<CniExecRequest, 'plugin' | 'networkName' | 'cniVersion' | 'prevResult' | 'capabilityArgs'>): Record<string, unknown> {
+export function pluginStdin(
+  req: Pick<CniExecRequest, 'plugin' | 'networkName' | 'cniVersion' | 'prevResult' | 'capabilityArgs'>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...req.plugin, name: req.networkName, cniVersion: req.cniVersion };
   const caps = req.plugin.capabilities as Record<string, unknown> | undefined;
   const rc: Record<string, unknown> = {};
@@ -80,7 +85,11 @@ export interface CniErrorObject {
 }
 
 function networkError(req: CniExecRequest, what: string, opts: { retriable?: boolean; cause?: unknown } = {}): AgentError {
-  return new AgentError('ERR_NETWORK', `CNI plugin ${req.plugin.type} ${req.command} (network ${req.networkName}, container ${req.containerId.slice(0, 12)}, ${req.ifName}): ${what}`, opts);
+  return new AgentError(
+    'ERR_NETWORK',
+    `CNI plugin ${req.plugin.type} ${req.command} (network ${req.networkName}, container ${req.containerId.slice(0, 12)}, ${req.ifName}): ${what}`,
+    opts,
+  );
 }
 
 /**
@@ -108,7 +117,12 @@ export async function execCniPlugin(req: CniExecRequest): Promise<unknown> {
   };
   const timeoutMs = req.timeoutMs ?? kCniExecTimeoutMs;
   const { code, stdout, stderr, timedOut, overflow, spawnError } = await new Promise<{
-    code: number | null; stdout: string; stderr: string; timedOut: boolean; overflow: boolean; spawnError?: Error;
+    code: number | null;
+    stdout: string;
+    stderr: string;
+    timedOut: boolean;
+    overflow: boolean;
+    spawnError?: Error;
   }>((resolve) => {
     const child = spawn(path, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -150,7 +164,14 @@ export async function execCniPlugin(req: CniExecRequest): Promise<unknown> {
     });
     child.on('close', (c) => {
       clearTimeout(timer);
-      resolve({ code: c, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), timedOut: timed, overflow: overflowed, spawnError: spawnErr });
+      resolve({
+        code: c,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        timedOut: timed,
+        overflow: overflowed,
+        spawnError: spawnErr,
+      });
     });
     child.stdin.end(JSON.stringify(stdin));
   });
@@ -206,7 +227,17 @@ export interface CniVersionInfo {
  * @throws AgentError ERR_NETWORK as {@link execCniPlugin}, or for an answer without `supportedVersions`.
  */
 export async function pluginVersionInfo(binDirs: string[], type: string, cniVersion = '1.0.0'): Promise<CniVersionInfo> {
-  const req: CniExecRequest = { command: 'VERSION', binDirs, plugin: { type }, networkName: '', cniVersion, containerId: '', netns: '', ifName: '', args: '' };
+  const req: CniExecRequest = {
+    command: 'VERSION',
+    binDirs,
+    plugin: { type },
+    networkName: '',
+    cniVersion,
+    containerId: '',
+    netns: '',
+    ifName: '',
+    args: '',
+  };
   const v = (await execCniPlugin(req)) as Partial<CniVersionInfo> | null;
   if (!v || !Array.isArray(v.supportedVersions)) throw networkError(req, 'VERSION answer has no supportedVersions');
   return { cniVersion: String(v.cniVersion ?? ''), supportedVersions: v.supportedVersions.map(String) };

@@ -15,7 +15,12 @@ import type { Logger } from '../../shared/logging.js';
 import type { NodeNetworkSettings } from '../../shared/messages.js';
 import { cniArgsString, execCniPlugin, type CniCommand } from './cni-exec.js';
 import {
-  kHostLocalDefaultDataDir, listCacheEntries, listHostLocalLeases, readCacheEntry, removeCacheEntry, writeCacheEntry,
+  kHostLocalDefaultDataDir,
+  listCacheEntries,
+  listHostLocalLeases,
+  readCacheEntry,
+  removeCacheEntry,
+  writeCacheEntry,
   type CniCacheEntry,
 } from './cni-cache.js';
 import type { PodNetwork, PodNetworkSetUp, PodNetworkStatus, PodNetworkTarget, PortMapping } from './pod-network.js';
@@ -58,16 +63,42 @@ export class CniPodNetwork implements PodNetwork {
     return this.listPromise;
   }
 
-  private run(command: CniCommand, list: NetworkConfigList, i: number, containerId: string, netns: string, ifName: string, args: string, prevResult: unknown, capabilityArgs: Record<string, unknown>): Promise<unknown> {
+  private run(
+    command: CniCommand,
+    list: NetworkConfigList,
+    i: number,
+    containerId: string,
+    netns: string,
+    ifName: string,
+    args: string,
+    prevResult: unknown,
+    capabilityArgs: Record<string, unknown>,
+  ): Promise<unknown> {
     return execCniPlugin({
-      command, binDirs: this.settings.binDirs, plugin: list.plugins[i]!, networkName: list.name, cniVersion: list.cniVersion,
-      containerId, netns, ifName, args, prevResult, capabilityArgs,
+      command,
+      binDirs: this.settings.binDirs,
+      plugin: list.plugins[i]!,
+      networkName: list.name,
+      cniVersion: list.cniVersion,
+      containerId,
+      netns,
+      ifName,
+      args,
+      prevResult,
+      capabilityArgs,
       ...(this.options.execTimeoutMs !== undefined ? { timeoutMs: this.options.execTimeoutMs } : {}),
     });
   }
 
   /** ADD of every plugin in order; on a failure the plugins are DELeted (reverse) before the error is rethrown (libcni + the kubelet's undo). */
-  private async addChain(list: NetworkConfigList, containerId: string, netns: string, ifName: string, args: string, caps: Record<string, unknown>): Promise<unknown> {
+  private async addChain(
+    list: NetworkConfigList,
+    containerId: string,
+    netns: string,
+    ifName: string,
+    args: string,
+    caps: Record<string, unknown>,
+  ): Promise<unknown> {
     let prev: unknown;
     for (let i = 0; i < list.plugins.length; i++) {
       try {
@@ -83,7 +114,15 @@ export class CniPodNetwork implements PodNetwork {
   }
 
   /** DEL of every plugin in reverse order with the cached result; all are tried, the first error is thrown. */
-  private async delChain(list: NetworkConfigList, containerId: string, netns: string, ifName: string, args: string, cached: unknown, caps: Record<string, unknown>): Promise<void> {
+  private async delChain(
+    list: NetworkConfigList,
+    containerId: string,
+    netns: string,
+    ifName: string,
+    args: string,
+    cached: unknown,
+    caps: Record<string, unknown>,
+  ): Promise<void> {
     let first: unknown;
     for (let i = list.plugins.length - 1; i >= 0; i--) {
       try {
@@ -107,8 +146,18 @@ export class CniPodNetwork implements PodNetwork {
     await this.run('ADD', lo, 0, t.sandboxId, t.netnsPath, 'lo', args, undefined, {});
     const caps: Record<string, unknown> = t.portMappings.length > 0 ? { portMappings: t.portMappings } : {};
     const entry: CniCacheEntry = {
-      kind: 'cniCacheV1', containerId: t.sandboxId, ifName: kPodInterface, networkName: list.name, config: list, cniArgs: args,
-      capabilityArgs: caps, result: null, netns: t.netnsPath, podUid: t.podUid, podName: t.podName, podNamespace: t.podNamespace,
+      kind: 'cniCacheV1',
+      containerId: t.sandboxId,
+      ifName: kPodInterface,
+      networkName: list.name,
+      config: list,
+      cniArgs: args,
+      capabilityArgs: caps,
+      result: null,
+      netns: t.netnsPath,
+      podUid: t.podUid,
+      podName: t.podName,
+      podNamespace: t.podNamespace,
       writtenAtMs: Date.now(),
     };
     await this.write(entry);
@@ -127,7 +176,10 @@ export class CniPodNetwork implements PodNetwork {
       throw e;
     }
     const status = { ips: resultIps(result) };
-    this.logger?.debug({ pod: `${t.podNamespace}/${t.podName}`, podUID: t.podUid, containerID: t.sandboxId, ips: status.ips }, 'Pod network set up');
+    this.logger?.debug(
+      { pod: `${t.podNamespace}/${t.podName}`, podUID: t.podUid, containerID: t.sandboxId, ips: status.ips },
+      'Pod network set up',
+    );
     return status;
   }
 
@@ -135,7 +187,11 @@ export class CniPodNetwork implements PodNetwork {
     try {
       await writeCacheEntry(this.settings.cacheDir, e);
     } catch (err) {
-      throw new AgentError('ERR_NETWORK', `CNI result cache ${this.settings.cacheDir}: cannot write the entry of ${e.containerId.slice(0, 12)}: ${(err as Error).message}`, { cause: err, retriable: true });
+      throw new AgentError(
+        'ERR_NETWORK',
+        `CNI result cache ${this.settings.cacheDir}: cannot write the entry of ${e.containerId.slice(0, 12)}: ${(err as Error).message}`,
+        { cause: err, retriable: true },
+      );
     }
   }
 
@@ -159,7 +215,14 @@ export class CniPodNetwork implements PodNetwork {
   }
 
   /** DEL through the chain for one attachment, then the cache entry is removed. */
-  private async release(cached: CniCacheEntry | undefined, list: NetworkConfigList, containerId: string, netns: string, ifName: string, args: string): Promise<void> {
+  private async release(
+    cached: CniCacheEntry | undefined,
+    list: NetworkConfigList,
+    containerId: string,
+    netns: string,
+    ifName: string,
+    args: string,
+  ): Promise<void> {
     const useList = cached?.config ?? list;
     const caps = cached ? cached.capabilityArgs : { portMappings: kPlaceholderPortMappings };
     // A DEL needs portMappings for portmap to clean up; an entry written before ADD of a pod without hostPorts has none and needs none.
@@ -199,7 +262,10 @@ export class CniPodNetwork implements PodNetwork {
       }
       return true;
     } catch (err) {
-      this.logger?.warn({ pod: `${t.podNamespace}/${t.podName}`, podUID: t.podUid, containerID: t.sandboxId, err }, 'CNI CHECK failed: the sandbox lost its network');
+      this.logger?.warn(
+        { pod: `${t.podNamespace}/${t.podName}`, podUID: t.podUid, containerID: t.sandboxId, err },
+        'CNI CHECK failed: the sandbox lost its network',
+      );
       return false;
     }
   }
@@ -232,7 +298,10 @@ export class CniPodNetwork implements PodNetwork {
       try {
         await this.release(e, list, e.containerId, '', e.ifName, e.cniArgs);
         released.push(e.containerId);
-        this.logger?.info({ pod: `${e.podNamespace}/${e.podName}`, podUID: e.podUid, containerID: e.containerId }, 'Released the pod network of a sandbox that is gone');
+        this.logger?.info(
+          { pod: `${e.podNamespace}/${e.podName}`, podUID: e.podUid, containerID: e.containerId },
+          'Released the pod network of a sandbox that is gone',
+        );
       } catch (err) {
         this.logger?.warn({ containerID: e.containerId, err }, 'CNI DEL of a sandbox that is gone failed');
       }
@@ -240,7 +309,10 @@ export class CniPodNetwork implements PodNetwork {
     for (const l of leases) {
       if (live.has(l.containerId) || attempted.has(l.containerId)) continue;
       attempted.add(l.containerId);
-      const args = cniArgsString([['IgnoreUnknown', '1'], ['K8S_POD_INFRA_CONTAINER_ID', l.containerId]]);
+      const args = cniArgsString([
+        ['IgnoreUnknown', '1'],
+        ['K8S_POD_INFRA_CONTAINER_ID', l.containerId],
+      ]);
       try {
         await this.release(undefined, list, l.containerId, '', l.ifName || kPodInterface, args);
         released.push(l.containerId);
@@ -256,8 +328,11 @@ export class CniPodNetwork implements PodNetwork {
 /** podCniArgs: CNI_ARGS as the kubelet passes them (IgnoreUnknown, K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_INFRA_CONTAINER_ID, K8S_POD_UID). Pure. */
 export function podCniArgs(t: PodNetworkTarget): string {
   return cniArgsString([
-    ['IgnoreUnknown', '1'], ['K8S_POD_NAMESPACE', t.podNamespace], ['K8S_POD_NAME', t.podName],
-    ['K8S_POD_INFRA_CONTAINER_ID', t.sandboxId], ['K8S_POD_UID', t.podUid],
+    ['IgnoreUnknown', '1'],
+    ['K8S_POD_NAMESPACE', t.podNamespace],
+    ['K8S_POD_NAME', t.podName],
+    ['K8S_POD_INFRA_CONTAINER_ID', t.sandboxId],
+    ['K8S_POD_UID', t.podUid],
   ]);
 }
 
@@ -265,16 +340,21 @@ export function podCniArgs(t: PodNetworkTarget): string {
 export function resultIps(result: unknown): string[] {
   const r = result as { ips?: { address?: unknown; interface?: unknown }[]; interfaces?: { sandbox?: unknown }[] } | null;
   if (!r || !Array.isArray(r.ips)) return [];
-  const inSandbox = (i: unknown): boolean => typeof i === 'number' && Array.isArray(r.interfaces) && typeof r.interfaces[i]?.sandbox === 'string' && r.interfaces[i]?.sandbox !== '';
+  const inSandbox = (i: unknown): boolean =>
+    typeof i === 'number' && Array.isArray(r.interfaces) && typeof r.interfaces[i]?.sandbox === 'string' && r.interfaces[i]?.sandbox !== '';
   const ips = r.ips.filter((x) => typeof x?.address === 'string');
-  return [...ips.filter((x) => inSandbox(x.interface)), ...ips.filter((x) => !inSandbox(x.interface))].map((x) => String(x.address).replace(/\/\d+$/, ''));
+  return [...ips.filter((x) => inSandbox(x.interface)), ...ips.filter((x) => !inSandbox(x.interface))].map((x) =>
+    String(x.address).replace(/\/\d+$/, ''),
+  );
 }
 
 /** hostInterfaces: the result's interfaces on the host side (no `sandbox`). Pure. */
 export function hostInterfaces(result: unknown): string[] {
   const r = result as { interfaces?: { name?: unknown; sandbox?: unknown }[] } | null;
   if (!r || !Array.isArray(r.interfaces)) return [];
-  return r.interfaces.filter((i) => typeof i?.name === 'string' && /^[^/.][^/]*$/.test(i.name) && (i.sandbox === undefined || i.sandbox === '')).map((i) => String(i.name));
+  return r.interfaces
+    .filter((i) => typeof i?.name === 'string' && /^[^/.][^/]*$/.test(i.name) && (i.sandbox === undefined || i.sandbox === ''))
+    .map((i) => String(i.name));
 }
 
 /** skipBuggyCheck: true for portmap on an IPv4-only result (containernetworking/plugins#819). Pure. */
@@ -287,7 +367,8 @@ export function hostLocalDataDirs(list: NetworkConfigList): string[] {
   const dirs = new Set<string>();
   for (const p of list.plugins) {
     const ipam = p.ipam as { type?: unknown; dataDir?: unknown } | undefined;
-    if (ipam?.type === 'host-local') dirs.add(typeof ipam.dataDir === 'string' && ipam.dataDir !== '' ? ipam.dataDir : kHostLocalDefaultDataDir);
+    if (ipam?.type === 'host-local')
+      dirs.add(typeof ipam.dataDir === 'string' && ipam.dataDir !== '' ? ipam.dataDir : kHostLocalDefaultDataDir);
   }
   return [...dirs];
 }
@@ -307,8 +388,14 @@ async function exists(path: string): Promise<boolean> {
  * @throws InvalidArgumentError naming the field for an empty or relative confFile or cacheDir, or no binDirs.
  */
 export function newCniPodNetwork(settings: NodeNetworkSettings, logger?: Logger, options: CniPodNetworkOptions = {}): CniPodNetwork {
-  if (!settings.confFile || !settings.confFile.startsWith('/')) throw new InvalidArgumentError(`network settings: confFile: Invalid value: ${JSON.stringify(settings.confFile)}: must be an absolute path`);
-  if (!settings.cacheDir || !settings.cacheDir.startsWith('/')) throw new InvalidArgumentError(`network settings: cacheDir: Invalid value: ${JSON.stringify(settings.cacheDir)}: must be an absolute path`);
+  if (!settings.confFile || !settings.confFile.startsWith('/'))
+    throw new InvalidArgumentError(
+      `network settings: confFile: Invalid value: ${JSON.stringify(settings.confFile)}: must be an absolute path`,
+    );
+  if (!settings.cacheDir || !settings.cacheDir.startsWith('/'))
+    throw new InvalidArgumentError(
+      `network settings: cacheDir: Invalid value: ${JSON.stringify(settings.cacheDir)}: must be an absolute path`,
+    );
   if (settings.binDirs.length === 0) throw new InvalidArgumentError('network settings: binDirs: Required value');
   return new CniPodNetwork(settings, logger, options);
 }

@@ -15,14 +15,20 @@ import { isCommandTimeout } from '../runtime/cri/errors.js';
  * ExecProbeTimeout), `unknown` when it could not be run at all (container gone or not running,
  * Docker error) — the probe worker then keeps its previous result. Never rejects.
  */
-export async function runExecProbe(runtime: ContainerRuntime, task: Pick<ExecProbeTask, 'containerId' | 'command' | 'timeoutMs'>): Promise<ProbeOutcome> {
+export async function runExecProbe(
+  runtime: ContainerRuntime,
+  task: Pick<ExecProbeTask, 'containerId' | 'command' | 'timeoutMs'>,
+): Promise<ProbeOutcome> {
   if (!Array.isArray(task.command) || task.command.length === 0) return { result: 'unknown', output: 'exec probe: command is empty' };
   try {
     const r = await runtime.execInContainer(task.containerId, task.command, task.timeoutMs);
     if (r.timedOut) return { result: 'failure', output: `command ${JSON.stringify(task.command.join(' '))} timed out` };
     if (r.exitCode === 0) return { result: 'success', output: r.output };
     // The kubelet's event reads `Liveness probe failed: <output>`; with no output, say why.
-    return { result: 'failure', output: r.output.trim() ? r.output : `command ${JSON.stringify(task.command.join(' '))} exited with ${r.exitCode}` };
+    return {
+      result: 'failure',
+      output: r.output.trim() ? r.output : `command ${JSON.stringify(task.command.join(' '))} exited with ${r.exitCode}`,
+    };
   } catch (err) {
     return { result: 'unknown', output: isNotFound(err) ? `container ${task.containerId} not found` : serializeError(err).message };
   }
@@ -40,7 +46,10 @@ export interface ExecSyncer {
  * timeout (cri/errors.ts isCommandTimeout, the kubelet's exec.TimeoutError) → `failure`
  * `command "…" timed out`; any other error (container gone, runtime down) → `unknown`. Never rejects.
  */
-export async function runExecSyncProbe(runtime: ExecSyncer, task: Pick<ExecProbeTask, 'containerId' | 'command' | 'timeoutMs'>): Promise<ProbeOutcome> {
+export async function runExecSyncProbe(
+  runtime: ExecSyncer,
+  task: Pick<ExecProbeTask, 'containerId' | 'command' | 'timeoutMs'>,
+): Promise<ProbeOutcome> {
   if (!Array.isArray(task.command) || task.command.length === 0) return { result: 'unknown', output: 'exec probe: command is empty' };
   const cmd = JSON.stringify(task.command.join(' '));
   try {

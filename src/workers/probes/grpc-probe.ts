@@ -33,8 +33,22 @@ import type { ContainerRuntime } from '../runtime/runtime.js';
 
 /** Go's names of the gRPC status codes (codes.Code.String()), by number. */
 const kGoCodeNames = [
-  'OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists', 'PermissionDenied',
-  'ResourceExhausted', 'FailedPrecondition', 'Aborted', 'OutOfRange', 'Unimplemented', 'Internal', 'Unavailable', 'DataLoss',
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
   'Unauthenticated',
 ];
 
@@ -65,7 +79,10 @@ function joinHostPort(host: string, port: number): string {
  * connect service "ADDR" within 1s: context deadline exceeded`. `timeoutMs` in milliseconds.
  */
 export function grpcDialFailure(addr: string, timeoutMs: number): ProbeOutcome {
-  return { result: 'failure', output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${goDuration(timeoutMs)}: context deadline exceeded` };
+  return {
+    result: 'failure',
+    output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${goDuration(timeoutMs)}: context deadline exceeded`,
+  };
 }
 
 /** The answer of one Check: a HealthCheckResponse's status name, or a gRPC error (`code`, `details`). */
@@ -86,9 +103,13 @@ export function grpcCheckOutcome(answer: GrpcCheckAnswer, timeoutMs: number): Pr
   }
   const { code, details } = answer.error;
   if (code === grpc.status.UNIMPLEMENTED) {
-    return { result: 'failure', output: `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${details}` };
+    return {
+      result: 'failure',
+      output: `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${details}`,
+    };
   }
-  if (code === grpc.status.DEADLINE_EXCEEDED) return { result: 'failure', output: `timeout: health rpc did not complete within ${goDuration(timeoutMs)}` };
+  if (code === grpc.status.DEADLINE_EXCEEDED)
+    return { result: 'failure', output: `timeout: health rpc did not complete within ${goDuration(timeoutMs)}` };
   return { result: 'failure', output: `error: health rpc probe failed: rpc error: code = ${goCodeName(code)} desc = ${details}` };
 }
 
@@ -104,7 +125,11 @@ function healthProtoPath(): string {
 }
 
 type HealthClient = grpc.Client & {
-  Check(req: { service: string }, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: { status: string | number }) => void): grpc.ClientUnaryCall;
+  Check(
+    req: { service: string },
+    opts: grpc.CallOptions,
+    cb: (err: grpc.ServiceError | null, res?: { status: string | number }) => void,
+  ): grpc.ClientUnaryCall;
 };
 type HealthClientCtor = new (target: string, creds: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => HealthClient;
 let healthClientCtor: HealthClientCtor | undefined;
@@ -162,7 +187,9 @@ async function netnsRelay(netnsPath: string, host: string, port: number, timeout
   const children = new Set<ChildProcess>();
   let helperError = '';
   const server = net.createServer((conn) => {
-    const child = spawn(netnsProbeHelperPath(), [netnsPath, 'relay', host, String(port), String(Math.max(1, timeoutMs))], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(netnsProbeHelperPath(), [netnsPath, 'relay', host, String(port), String(Math.max(1, timeoutMs))], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     children.add(child);
     const err: Buffer[] = [];
     child.stderr!.on('data', (b: Buffer) => err.push(b));

@@ -37,7 +37,12 @@ export function netnsProbeHelperPath(): string {
 }
 
 /** Runs the netns helper; resolves its exit code, stdout and stderr. */
-function runHelper(netnsPath: string, args: string[], input: string, timeoutMs: number): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+function runHelper(
+  netnsPath: string,
+  args: string[],
+  input: string,
+  timeoutMs: number,
+): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(netnsProbeHelperPath(), [netnsPath, ...args, String(Math.max(1, timeoutMs))], { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];

@@ -91,10 +91,17 @@ export class AdaptiveConcurrencyLimit {
     const initial = opts.initialLimit ?? 4;
     this.#min = opts.minLimit ?? 2;
     this.#max = opts.maxLimit ?? 32;
-    for (const [name, v] of [['initialLimit', initial], ['minLimit', this.#min], ['maxLimit', this.#max]] as const) {
+    for (const [name, v] of [
+      ['initialLimit', initial],
+      ['minLimit', this.#min],
+      ['maxLimit', this.#max],
+    ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`AdaptiveConcurrencyLimit: ${name} must be an integer >= 1, got ${v}`);
     }
-    if (this.#min > initial || initial > this.#max) throw new RangeError(`AdaptiveConcurrencyLimit: need minLimit <= initialLimit <= maxLimit, got ${this.#min}, ${initial}, ${this.#max}`);
+    if (this.#min > initial || initial > this.#max)
+      throw new RangeError(
+        `AdaptiveConcurrencyLimit: need minLimit <= initialLimit <= maxLimit, got ${this.#min}, ${initial}, ${this.#max}`,
+      );
     this.#limit = this.#minSeen = this.#maxSeen = initial;
     this.#epochSamples = opts.epochSamples ?? 200;
     this.#now = opts.now ?? (() => performance.now());
@@ -106,7 +113,14 @@ export class AdaptiveConcurrencyLimit {
   }
 
   snapshot(): LimitSnapshot {
-    return { limit: this.#limit, inFlight: this.#inFlight, waiting: this.#waitingCount, samples: this.#samples, minSeen: this.#minSeen, maxSeen: this.#maxSeen };
+    return {
+      limit: this.#limit,
+      inFlight: this.#inFlight,
+      waiting: this.#waitingCount,
+      samples: this.#samples,
+      minSeen: this.#minSeen,
+      maxSeen: this.#maxSeen,
+    };
   }
 
   /**
@@ -115,7 +129,8 @@ export class AdaptiveConcurrencyLimit {
    * @throws RangeError for a priority outside 0..kMaxPriority.
    */
   async acquire(op: string, priority = 0): Promise<Release> {
-    if (!Number.isInteger(priority) || priority < 0 || priority > kMaxPriority) throw new RangeError(`AdaptiveConcurrencyLimit.acquire: priority must be an integer 0..${kMaxPriority}, got ${priority}`);
+    if (!Number.isInteger(priority) || priority < 0 || priority > kMaxPriority)
+      throw new RangeError(`AdaptiveConcurrencyLimit.acquire: priority must be an integer 0..${kMaxPriority}, got ${priority}`);
     // A waiter is counted in flight by #admit when it is woken, so one release never wakes two.
     if (this.#inFlight < this.#limit && this.#waitingCount === 0) this.#inFlight++;
     else {

@@ -24,7 +24,11 @@ export function withDeadline<T>(timeoutMs: number, what: string, call: (signal: 
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new AgentError('ERR_RUNTIME', `${what}: ${kDeadlineExceeded} (--runtime-request-timeout ${timeoutMs / 1000}s)`, { retriable: true }));
+      reject(
+        new AgentError('ERR_RUNTIME', `${what}: ${kDeadlineExceeded} (--runtime-request-timeout ${timeoutMs / 1000}s)`, {
+          retriable: true,
+        }),
+      );
       ac.abort();
     }, timeoutMs);
   });

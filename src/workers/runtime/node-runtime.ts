@@ -33,8 +33,16 @@ import { scopeRuntimeServiceToNode } from './node-scope-cri.js';
 import { scopeToNode } from './node-scope.js';
 import { getRuntime as getContainerRuntime, type RuntimeBootstrap } from './runtime-service.js';
 import type {
-  ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
-  ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions,
+  ContainerEventHandlers,
+  ContainerEventWatch,
+  ContainerListFilter,
+  ContainerLogHandlers,
+  ContainerLogOptions,
+  ContainerLogReader,
+  ContainerRuntime,
+  ContainerStream,
+  ContainerStreamHandlers,
+  ContainerStreamOptions,
 } from './runtime.js';
 
 /** NodeRuntime: one thread's runtime bundle (docs/cri.md; the common brief of issue #40 fixes this shape). */
@@ -85,7 +93,9 @@ export function dockerShimSettings(b: NodeRuntimeBootstrap, o: { network?: PodNe
     ...(b.rootDir ? { rootDir: b.rootDir } : {}),
     ...(b.podInfraContainerImage ? { podInfraImage: b.podInfraContainerImage } : {}),
     ...(b.network?.hostPortIp ? { nodeIp: b.network.hostPortIp } : {}),
-    ...(docker && s?.containerLogMaxSizeBytes !== undefined && s.containerLogMaxFiles !== undefined ? { logRotation: { maxSizeBytes: s.containerLogMaxSizeBytes, maxFiles: s.containerLogMaxFiles } } : {}),
+    ...(docker && s?.containerLogMaxSizeBytes !== undefined && s.containerLogMaxFiles !== undefined
+      ? { logRotation: { maxSizeBytes: s.containerLogMaxSizeBytes, maxFiles: s.containerLogMaxFiles } }
+      : {}),
     ...(docker && s?.podPidsLimit !== undefined ? { podPidsLimit: s.podPidsLimit } : {}),
     ...(o.logger ? { logger: o.logger } : {}),
   };
@@ -95,7 +105,11 @@ export function dockerShimSettings(b: NodeRuntimeBootstrap, o: { network?: PodNe
  * newDockerShimRuntime: the NodeRuntime of Docker or the fake over `rt` (not yet scoped: scoped
  * here to `b.nodeName`), built with {@link dockerShimSettings}. Never throws.
  */
-export function newDockerShimRuntime(rt: ContainerRuntime, b: NodeRuntimeBootstrap, o: { network?: PodNetwork; logger?: Logger } = {}): NodeRuntime {
+export function newDockerShimRuntime(
+  rt: ContainerRuntime,
+  b: NodeRuntimeBootstrap,
+  o: { network?: PodNetwork; logger?: Logger } = {},
+): NodeRuntime {
   return newDockerNodeRuntime(scopeToNode(rt, b.nodeName), dockerShimSettings(b, o));
 }
 
@@ -105,7 +119,12 @@ export function newDockerShimRuntime(rt: ContainerRuntime, b: NodeRuntimeBootstr
  * (milliseconds; absent = 2 min, 0 = none). `idScheme` follows the last Version answer.
  * @throws InvalidArgumentError naming `--container-runtime-endpoint` / `--image-service-endpoint` for a bad endpoint.
  */
-export function newCriNodeRuntime(o: { runtimeEndpoint: string; imageEndpoint?: string; nodeName: string; requestTimeoutMs?: number }): NodeRuntime {
+export function newCriNodeRuntime(o: {
+  runtimeEndpoint: string;
+  imageEndpoint?: string;
+  nodeName: string;
+  requestTimeoutMs?: number;
+}): NodeRuntime {
   const opts = o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: o.requestTimeoutMs };
   const remote = new RemoteRuntimeService(o.runtimeEndpoint, opts);
   const images = new RemoteImageService(o.imageEndpoint || o.runtimeEndpoint, opts);
@@ -122,12 +141,23 @@ export function newCriNodeRuntime(o: { runtimeEndpoint: string; imageEndpoint?: 
   const ownedStatus: RuntimeService['containerStatus'] = async (id, verbose, callOpts) => {
     const answer = await runtime.containerStatus(id, verbose, callOpts);
     if (answer.status && !isOwnedBy(answer.status.labels, o.nodeName)) {
-      throw new AgentError('ERR_INVALID_ARGUMENT', `refusing to read the log of container ${id}: it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${o.nodeName}`);
+      throw new AgentError(
+        'ERR_INVALID_ARGUMENT',
+        `refusing to read the log of container ${id}: it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${o.nodeName}`,
+      );
     }
     return answer;
   };
   const logs = newCriContainerLogs({ runtime: { containerStatus: ownedStatus } });
-  return { runtime, images, get idScheme() { return scheme; }, logs, streams: criContainerStreams(runtime) };
+  return {
+    runtime,
+    images,
+    get idScheme() {
+      return scheme;
+    },
+    logs,
+    streams: criContainerStreams(runtime),
+  };
 }
 
 /** One bundle per (runtime, endpoints, deadline, node) per thread. */
@@ -140,13 +170,26 @@ const bundles = new Map<string, NodeRuntime>();
  */
 export function getRuntime(b: NodeRuntimeBootstrap): NodeRuntime {
   const name: RuntimeName = b.runtime ?? 'docker';
-  const key = [name, b.dockerSocketPath, b.containerRuntimeEndpoint ?? '', b.imageServiceEndpoint ?? '', b.runtimeRequestTimeoutMs ?? '', b.nodeName].join('\0');
+  const key = [
+    name,
+    b.dockerSocketPath,
+    b.containerRuntimeEndpoint ?? '',
+    b.imageServiceEndpoint ?? '',
+    b.runtimeRequestTimeoutMs ?? '',
+    b.nodeName,
+  ].join('\0');
   let nr = bundles.get(key);
   if (!nr) {
     if (!b.nodeName) throw new AgentError('ERR_INVALID_ARGUMENT', 'getRuntime: nodeName must be a non-empty string');
-    nr = name === 'remote'
-      ? newCriNodeRuntime({ runtimeEndpoint: b.containerRuntimeEndpoint ?? '', imageEndpoint: b.imageServiceEndpoint, nodeName: b.nodeName, requestTimeoutMs: b.runtimeRequestTimeoutMs })
-      : newDockerShimRuntime(getContainerRuntime(b), b);
+    nr =
+      name === 'remote'
+        ? newCriNodeRuntime({
+            runtimeEndpoint: b.containerRuntimeEndpoint ?? '',
+            imageEndpoint: b.imageServiceEndpoint,
+            nodeName: b.nodeName,
+            requestTimeoutMs: b.runtimeRequestTimeoutMs,
+          })
+        : newDockerShimRuntime(getContainerRuntime(b), b);
     bundles.set(key, nr);
   }
   return nr;

@@ -24,7 +24,10 @@ class NodeScopedRuntimeService implements RuntimeService {
   /** IDs verified ours (created here, listed with our labels, or guarded once): a CRI object's labels never change. */
   readonly #owned = new Set<string>();
 
-  constructor(private readonly inner: RuntimeService, private readonly nodeName: string) {}
+  constructor(
+    private readonly inner: RuntimeService,
+    private readonly nodeName: string,
+  ) {}
 
   #remember(id: string): void {
     if (!id) return;
@@ -43,22 +46,36 @@ class NodeScopedRuntimeService implements RuntimeService {
     if (this.#owned.has(id)) return;
     let labels: StringMap | undefined;
     try {
-      labels = kind === 'container' ? (await this.inner.containerStatus(id)).status?.labels : (await this.inner.podSandboxStatus(id)).status?.labels;
+      labels =
+        kind === 'container'
+          ? (await this.inner.containerStatus(id)).status?.labels
+          : (await this.inner.podSandboxStatus(id)).status?.labels;
     } catch (err) {
       if (isNotFound(err)) return;
       throw err;
     }
     if (!labels) return;
     if (!isOwnedBy(labels, this.nodeName)) {
-      throw new AgentError('ERR_INVALID_ARGUMENT', `refusing to ${op} ${kind} ${id}: it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName}`);
+      throw new AgentError(
+        'ERR_INVALID_ARGUMENT',
+        `refusing to ${op} ${kind} ${id}: it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName}`,
+      );
     }
     this.#remember(id);
   }
 
-  version(apiVersion: string, opts?: CriCallOptions) { return this.inner.version(apiVersion, opts); }
-  status(verbose?: boolean, opts?: CriCallOptions) { return this.inner.status(verbose, opts); }
-  updateRuntimeConfig(podCidr: string, opts?: CriCallOptions) { return this.inner.updateRuntimeConfig(podCidr, opts); }
-  close(): void { this.inner.close(); }
+  version(apiVersion: string, opts?: CriCallOptions) {
+    return this.inner.version(apiVersion, opts);
+  }
+  status(verbose?: boolean, opts?: CriCallOptions) {
+    return this.inner.status(verbose, opts);
+  }
+  updateRuntimeConfig(podCidr: string, opts?: CriCallOptions) {
+    return this.inner.updateRuntimeConfig(podCidr, opts);
+  }
+  close(): void {
+    this.inner.close();
+  }
 
   async runPodSandbox(config: CriInput<PodSandboxConfig>, runtimeHandler?: string, opts?: CriCallOptions): Promise<string> {
     this.#requireOwned(config.labels, `run pod sandbox ${config.metadata?.namespace ?? ''}/${config.metadata?.name ?? ''}`);
@@ -66,15 +83,22 @@ class NodeScopedRuntimeService implements RuntimeService {
     this.#remember(id);
     return id;
   }
-  async stopPodSandbox(id: string, opts?: CriCallOptions) { await this.#guard('sandbox', id, 'stop'); return this.inner.stopPodSandbox(id, opts); }
+  async stopPodSandbox(id: string, opts?: CriCallOptions) {
+    await this.#guard('sandbox', id, 'stop');
+    return this.inner.stopPodSandbox(id, opts);
+  }
   async removePodSandbox(id: string, opts?: CriCallOptions) {
     await this.#guard('sandbox', id, 'remove');
     await this.inner.removePodSandbox(id, opts);
     this.#owned.delete(id);
   }
-  podSandboxStatus(id: string, verbose?: boolean, opts?: CriCallOptions) { return this.inner.podSandboxStatus(id, verbose, opts); }
+  podSandboxStatus(id: string, verbose?: boolean, opts?: CriCallOptions) {
+    return this.inner.podSandboxStatus(id, verbose, opts);
+  }
   async listPodSandbox(filter?: Parameters<RuntimeService['listPodSandbox']>[0], opts?: CriCallOptions) {
-    const mine = (await this.inner.listPodSandbox(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((s) => isOwnedBy(s.labels, this.nodeName));
+    const mine = (await this.inner.listPodSandbox(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((s) =>
+      isOwnedBy(s.labels, this.nodeName),
+    );
     for (const s of mine) this.#remember(s.id);
     return mine;
   }
@@ -83,42 +107,79 @@ class NodeScopedRuntimeService implements RuntimeService {
     return this.inner.portForward(request, opts);
   }
 
-  async createContainer(podSandboxId: string, config: CriInput<ContainerConfig>, sandboxConfig: CriInput<PodSandboxConfig>, opts?: CriCallOptions): Promise<string> {
+  async createContainer(
+    podSandboxId: string,
+    config: CriInput<ContainerConfig>,
+    sandboxConfig: CriInput<PodSandboxConfig>,
+    opts?: CriCallOptions,
+  ): Promise<string> {
     this.#requireOwned(config.labels, `create container ${config.metadata?.name ?? ''}`);
     await this.#guard('sandbox', podSandboxId, 'create a container in');
     const id = await this.inner.createContainer(podSandboxId, config, sandboxConfig, opts);
     this.#remember(id);
     return id;
   }
-  async startContainer(id: string, opts?: CriCallOptions) { await this.#guard('container', id, 'start'); return this.inner.startContainer(id, opts); }
-  async stopContainer(id: string, timeoutSeconds: number, opts?: CriCallOptions) { await this.#guard('container', id, 'stop'); return this.inner.stopContainer(id, timeoutSeconds, opts); }
+  async startContainer(id: string, opts?: CriCallOptions) {
+    await this.#guard('container', id, 'start');
+    return this.inner.startContainer(id, opts);
+  }
+  async stopContainer(id: string, timeoutSeconds: number, opts?: CriCallOptions) {
+    await this.#guard('container', id, 'stop');
+    return this.inner.stopContainer(id, timeoutSeconds, opts);
+  }
   async removeContainer(id: string, opts?: CriCallOptions) {
     await this.#guard('container', id, 'remove');
     await this.inner.removeContainer(id, opts);
     this.#owned.delete(id);
   }
   async listContainers(filter?: Parameters<RuntimeService['listContainers']>[0], opts?: CriCallOptions) {
-    const mine = (await this.inner.listContainers(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((c) => isOwnedBy(c.labels, this.nodeName));
+    const mine = (await this.inner.listContainers(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((c) =>
+      isOwnedBy(c.labels, this.nodeName),
+    );
     for (const c of mine) this.#remember(c.id);
     return mine;
   }
-  containerStatus(id: string, verbose?: boolean, opts?: CriCallOptions) { return this.inner.containerStatus(id, verbose, opts); }
+  containerStatus(id: string, verbose?: boolean, opts?: CriCallOptions) {
+    return this.inner.containerStatus(id, verbose, opts);
+  }
   async updateContainerResources(id: string, resources: Parameters<RuntimeService['updateContainerResources']>[1], opts?: CriCallOptions) {
     await this.#guard('container', id, 'update');
     return this.inner.updateContainerResources(id, resources, opts);
   }
-  async execSync(id: string, cmd: string[], timeoutSeconds: number, opts?: CriCallOptions) { await this.#guard('container', id, 'exec in'); return this.inner.execSync(id, cmd, timeoutSeconds, opts); }
-  async exec(request: Parameters<RuntimeService['exec']>[0], opts?: CriCallOptions) { await this.#guard('container', request.container_id ?? '', 'exec in'); return this.inner.exec(request, opts); }
-  async attach(request: Parameters<RuntimeService['attach']>[0], opts?: CriCallOptions) { await this.#guard('container', request.container_id ?? '', 'attach to'); return this.inner.attach(request, opts); }
-  async reopenContainerLog(id: string, opts?: CriCallOptions) { await this.#guard('container', id, 'reopen the log of'); return this.inner.reopenContainerLog(id, opts); }
-
-  async containerStats(id: string, opts?: CriCallOptions) { await this.#guard('container', id, 'read the stats of'); return this.inner.containerStats(id, opts); }
-  async listContainerStats(filter?: Parameters<RuntimeService['listContainerStats']>[0], opts?: CriCallOptions) {
-    return (await this.inner.listContainerStats(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((s) => isOwnedBy(s.attributes?.labels, this.nodeName));
+  async execSync(id: string, cmd: string[], timeoutSeconds: number, opts?: CriCallOptions) {
+    await this.#guard('container', id, 'exec in');
+    return this.inner.execSync(id, cmd, timeoutSeconds, opts);
   }
-  async podSandboxStats(id: string, opts?: CriCallOptions) { await this.#guard('sandbox', id, 'read the stats of'); return this.inner.podSandboxStats(id, opts); }
+  async exec(request: Parameters<RuntimeService['exec']>[0], opts?: CriCallOptions) {
+    await this.#guard('container', request.container_id ?? '', 'exec in');
+    return this.inner.exec(request, opts);
+  }
+  async attach(request: Parameters<RuntimeService['attach']>[0], opts?: CriCallOptions) {
+    await this.#guard('container', request.container_id ?? '', 'attach to');
+    return this.inner.attach(request, opts);
+  }
+  async reopenContainerLog(id: string, opts?: CriCallOptions) {
+    await this.#guard('container', id, 'reopen the log of');
+    return this.inner.reopenContainerLog(id, opts);
+  }
+
+  async containerStats(id: string, opts?: CriCallOptions) {
+    await this.#guard('container', id, 'read the stats of');
+    return this.inner.containerStats(id, opts);
+  }
+  async listContainerStats(filter?: Parameters<RuntimeService['listContainerStats']>[0], opts?: CriCallOptions) {
+    return (await this.inner.listContainerStats(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((s) =>
+      isOwnedBy(s.attributes?.labels, this.nodeName),
+    );
+  }
+  async podSandboxStats(id: string, opts?: CriCallOptions) {
+    await this.#guard('sandbox', id, 'read the stats of');
+    return this.inner.podSandboxStats(id, opts);
+  }
   async listPodSandboxStats(filter?: Parameters<RuntimeService['listPodSandboxStats']>[0], opts?: CriCallOptions) {
-    return (await this.inner.listPodSandboxStats(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((s) => isOwnedBy(s.attributes?.labels, this.nodeName));
+    return (await this.inner.listPodSandboxStats(withNodeSelector(filter ?? undefined, this.nodeName), opts)).filter((s) =>
+      isOwnedBy(s.attributes?.labels, this.nodeName),
+    );
   }
 }
 

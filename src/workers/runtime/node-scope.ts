@@ -7,8 +7,20 @@
 import { AgentError, isNotFound } from '../../shared/errors.js';
 import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../kuberuntime/labels.js';
 import type {
-  ContainerCreateSpec, ContainerEventHandlers, ContainerResources, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader,
-  ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, RegistryAuth,
+  ContainerCreateSpec,
+  ContainerEventHandlers,
+  ContainerResources,
+  ContainerEventWatch,
+  ContainerListFilter,
+  ContainerLogHandlers,
+  ContainerLogOptions,
+  ContainerLogReader,
+  ContainerRuntime,
+  ContainerStream,
+  ContainerStreamHandlers,
+  ContainerStreamOptions,
+  ContainerSummary,
+  RegistryAuth,
 } from './runtime.js';
 
 /**
@@ -61,7 +73,10 @@ class NodeScopedRuntime implements ContainerRuntime {
 
   async createContainer(spec: ContainerCreateSpec): Promise<string> {
     if (!isOwnedBy(spec.labels, this.nodeName)) {
-      throw new AgentError('ERR_INVALID_ARGUMENT', `create container ${spec.name}: labels ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName} are required`);
+      throw new AgentError(
+        'ERR_INVALID_ARGUMENT',
+        `create container ${spec.name}: labels ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName} are required`,
+      );
     }
     const id = await this.inner.createContainer(spec);
     this.#remember(id);
@@ -94,7 +109,8 @@ class NodeScopedRuntime implements ContainerRuntime {
 
   async updateContainerResources(id: string, resources: ContainerResources): Promise<void> {
     await this.#guard(id, 'update');
-    if (!this.inner.updateContainerResources) throw new AgentError('ERR_RUNTIME', `update container ${id}: the runtime cannot change a container's resources`);
+    if (!this.inner.updateContainerResources)
+      throw new AgentError('ERR_RUNTIME', `update container ${id}: the runtime cannot change a container's resources`);
     return this.inner.updateContainerResources(id, resources);
   }
 
@@ -162,7 +178,10 @@ class NodeScopedRuntime implements ContainerRuntime {
       throw err;
     }
     if (!isOwnedBy(c.labels, this.nodeName)) {
-      throw new AgentError('ERR_INVALID_ARGUMENT', `refusing to ${op} container ${id} (${c.name}): it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName}`);
+      throw new AgentError(
+        'ERR_INVALID_ARGUMENT',
+        `refusing to ${op} container ${id} (${c.name}): it does not carry ${kPodUidLabel} and ${kNodeNameLabel}=${this.nodeName}`,
+      );
     }
     if (c.id === id) this.#remember(id);
   }

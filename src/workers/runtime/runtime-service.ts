@@ -35,12 +35,16 @@ const admittedDocker = new Map<string, ContainerRuntime>();
  */
 export function getRuntime(b: RuntimeBootstrap): ContainerRuntime {
   if (b.runtime === 'remote') {
-    throw new AgentError('ERR_RUNTIME', 'a CRI runtime (--container-runtime-endpoint) has no Docker-shaped ContainerRuntime: use node-runtime.ts getRuntime (issue #40)');
+    throw new AgentError(
+      'ERR_RUNTIME',
+      'a CRI runtime (--container-runtime-endpoint) has no Docker-shaped ContainerRuntime: use node-runtime.ts getRuntime (issue #40)',
+    );
   }
   if ((b.runtime ?? 'docker') === 'docker') {
     const key = `${b.dockerSocketPath}\0${b.runtimeRequestTimeoutMs ?? ''}`;
     let rt = admittedDocker.get(key);
-    if (!rt) admittedDocker.set(key, (rt = withDockerAdmission(getDockerRuntime(b.dockerSocketPath, b.runtimeRequestTimeoutMs), limitFromEnv())));
+    if (!rt)
+      admittedDocker.set(key, (rt = withDockerAdmission(getDockerRuntime(b.dockerSocketPath, b.runtimeRequestTimeoutMs), limitFromEnv())));
     return rt;
   }
   return (fakeRuntime ??= withFakeTuning(newFakeRuntime({ recordCalls: false }), b.fakeRuntime));

@@ -21,10 +21,24 @@ const kUnlimited = 2 ** 62;
  * 1 when it holds v1 controllers (cpuacct/ and memory/), else 0. Never throws.
  */
 export async function detectCgroupVersion(root = kCgroupFsRoot): Promise<0 | 1 | 2> {
-  if (await readFile(path.join(root, 'cgroup.controllers'), 'utf8').then(() => true, () => false)) return 2;
-  const v1 = await readFile(path.join(root, 'cpuacct', 'cpuacct.usage'), 'utf8').then(() => true, () => false);
+  if (
+    await readFile(path.join(root, 'cgroup.controllers'), 'utf8').then(
+      () => true,
+      () => false,
+    )
+  )
+    return 2;
+  const v1 = await readFile(path.join(root, 'cpuacct', 'cpuacct.usage'), 'utf8').then(
+    () => true,
+    () => false,
+  );
   if (v1) return 1;
-  return (await readFile(path.join(root, 'memory', 'memory.usage_in_bytes'), 'utf8').then(() => true, () => false)) ? 1 : 0;
+  return (await readFile(path.join(root, 'memory', 'memory.usage_in_bytes'), 'utf8').then(
+    () => true,
+    () => false,
+  ))
+    ? 1
+    : 0;
 }
 
 /**
@@ -66,7 +80,10 @@ export function parseFlatKeyed(text: string, keys?: ReadonlySet<string>): Map<st
     if (sp <= 0) continue;
     const k = line.slice(0, sp);
     if (keys && !keys.has(k)) continue;
-    const v = line.slice(sp + 1).trim().split(/\s+/)[0];
+    const v = line
+      .slice(sp + 1)
+      .trim()
+      .split(/\s+/)[0];
     const n = Number(v);
     if (v !== '' && Number.isFinite(n)) m.set(k, n);
   }
@@ -105,7 +122,12 @@ const read = async (p: string): Promise<string | null> => {
  * cpuacct.usage (ns), memory.usage_in_bytes, memory.limit_in_bytes and memory.stat (total_rss,
  * total_inactive_file, total_pgfault, total_pgmajfault: the hierarchical totals). Pure.
  */
-export function usageFromV1(files: { cpuacctUsage: string | null; memUsage: string | null; memLimit: string | null; memStat: string | null }): CgroupUsage | null {
+export function usageFromV1(files: {
+  cpuacctUsage: string | null;
+  memUsage: string | null;
+  memLimit: string | null;
+  memStat: string | null;
+}): CgroupUsage | null {
   const cpu = num(files.cpuacctUsage);
   const usage = num(files.memUsage);
   if (cpu === undefined && usage === undefined) return null;
@@ -129,7 +151,12 @@ export function usageFromV1(files: { cpuacctUsage: string | null; memUsage: stri
  * cpu.stat usage_usec (→ ns), memory.current, memory.max (`max` = unlimited) and memory.stat
  * (anon, inactive_file, pgfault, pgmajfault). Pure.
  */
-export function usageFromV2(files: { cpuStat: string | null; memCurrent: string | null; memMax: string | null; memStat: string | null }): CgroupUsage | null {
+export function usageFromV2(files: {
+  cpuStat: string | null;
+  memCurrent: string | null;
+  memMax: string | null;
+  memStat: string | null;
+}): CgroupUsage | null {
   const cpuStat = files.cpuStat === null ? undefined : parseFlatKeyed(files.cpuStat, kCpuStatKeys);
   const usage = num(files.memCurrent);
   const usec = cpuStat?.get('usage_usec');
@@ -172,19 +199,29 @@ export async function cgroupOfProcess(pid: number, version: 1 | 2, procRoot = '/
  * (a container's limit is fixed at its create: the agent never updates it). Null when nothing was
  * readable (the cgroup is gone). Never throws.
  */
-export async function readCgroupUsage(ref: CgroupRef, root = kCgroupFsRoot, knownLimit?: { memoryLimitBytes: number | undefined }): Promise<CgroupUsage | null> {
+export async function readCgroupUsage(
+  ref: CgroupRef,
+  root = kCgroupFsRoot,
+  knownLimit?: { memoryLimitBytes: number | undefined },
+): Promise<CgroupUsage | null> {
   let usage: CgroupUsage | null;
   if (ref.version === 1) {
     const c = path.join(root, 'cpuacct', ref.cpuacct);
     const m = path.join(root, 'memory', ref.memory);
     const [cpuacctUsage, memUsage, memLimit, memStat] = await Promise.all([
-      read(path.join(c, 'cpuacct.usage')), read(path.join(m, 'memory.usage_in_bytes')), knownLimit ? null : read(path.join(m, 'memory.limit_in_bytes')), read(path.join(m, 'memory.stat')),
+      read(path.join(c, 'cpuacct.usage')),
+      read(path.join(m, 'memory.usage_in_bytes')),
+      knownLimit ? null : read(path.join(m, 'memory.limit_in_bytes')),
+      read(path.join(m, 'memory.stat')),
     ]);
     usage = usageFromV1({ cpuacctUsage, memUsage, memLimit, memStat });
   } else {
     const d = path.join(root, ref.path);
     const [cpuStat, memCurrent, memMax, memStat] = await Promise.all([
-      read(path.join(d, 'cpu.stat')), read(path.join(d, 'memory.current')), knownLimit ? null : read(path.join(d, 'memory.max')), read(path.join(d, 'memory.stat')),
+      read(path.join(d, 'cpu.stat')),
+      read(path.join(d, 'memory.current')),
+      knownLimit ? null : read(path.join(d, 'memory.max')),
+      read(path.join(d, 'memory.stat')),
     ]);
     usage = usageFromV2({ cpuStat, memCurrent, memMax, memStat });
   }

@@ -85,7 +85,11 @@ function criLogBytes(logPath: string): number {
   const dir = path.dirname(logPath);
   const base = path.basename(logPath);
   let names: string[];
-  try { names = readdirSync(dir); } catch { return 0; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
   let total = 0;
   for (const n of names) {
     if (n !== base && !n.startsWith(`${base}.`)) continue;
@@ -117,8 +121,14 @@ export async function collectCriStats(deps: CriStatsDeps, task: StatsTask): Prom
     const wanted = scope === 'all' ? null : new Set(scope);
     const mine = sandboxes.filter((s) => s.metadata?.uid && (!wanted || wanted.has(s.metadata.uid)));
     const [cStats, pStats] = await Promise.all([
-      deps.runtime.listContainerStats({}).catch((err: Error) => { errors.push(`ListContainerStats: ${err.message}`); return []; }),
-      deps.runtime.listPodSandboxStats({}).catch((err: Error) => { errors.push(`ListPodSandboxStats: ${err.message}`); return []; }),
+      deps.runtime.listContainerStats({}).catch((err: Error) => {
+        errors.push(`ListContainerStats: ${err.message}`);
+        return [];
+      }),
+      deps.runtime.listPodSandboxStats({}).catch((err: Error) => {
+        errors.push(`ListPodSandboxStats: ${err.message}`);
+        return [];
+      }),
     ]);
     const cById = new Map(cStats.map((s) => [s.attributes?.id ?? '', s]));
     const pById = new Map(pStats.map((s) => [s.attributes?.id ?? '', s]));
@@ -128,23 +138,47 @@ export async function collectCriStats(deps: CriStatsDeps, task: StatsTask): Prom
       if (list) list.push(c);
       else bySandbox.set(c.pod_sandbox_id, [c]);
     }
-    for (const s of mine) out.push(await podSample(deps, s, bySandbox.get(s.id) ?? [], cById, pById, { version, root, procRoot, errors, withVolumes: task.withVolumes !== false }));
+    for (const s of mine)
+      out.push(
+        await podSample(deps, s, bySandbox.get(s.id) ?? [], cById, pById, {
+          version,
+          root,
+          procRoot,
+          errors,
+          withVolumes: task.withVolumes !== false,
+        }),
+      );
   }
   const fsInfo = await deps.images.imageFsInfo().catch(() => null);
   const imageFsMount = fsInfo?.image_filesystems[0]?.fs_id?.mountpoint || null;
   return statsSample({ cgroupVersion: version, cgroupFsRoot: root, procRoot, rootDir: deps.rootDir, imageFsMount }, out, errors, deps.now);
 }
 
-interface PodCtx { version: 0 | 1 | 2; root: string; procRoot: string; errors: string[]; withVolumes: boolean }
+interface PodCtx {
+  version: 0 | 1 | 2;
+  root: string;
+  procRoot: string;
+  errors: string[];
+  withVolumes: boolean;
+}
 
 async function podSample(
-  deps: CriStatsDeps, s: PodSandbox, containers: Container[],
+  deps: CriStatsDeps,
+  s: PodSandbox,
+  containers: Container[],
   cById: Map<string, Awaited<ReturnType<RuntimeService['listContainerStats']>>[number]>,
-  pById: Map<string, Awaited<ReturnType<RuntimeService['listPodSandboxStats']>>[number]>, ctx: PodCtx,
+  pById: Map<string, Awaited<ReturnType<RuntimeService['listPodSandboxStats']>>[number]>,
+  ctx: PodCtx,
 ): Promise<PodSample> {
   const uid = s.metadata?.uid ?? '';
   const pod: PodSample = {
-    uid, name: s.metadata?.name ?? '', namespace: s.metadata?.namespace ?? '', startedAtMs: ns2ms(s.created_at), cgroup: null, containers: [], volumes: [],
+    uid,
+    name: s.metadata?.name ?? '',
+    namespace: s.metadata?.namespace ?? '',
+    startedAtMs: ns2ms(s.created_at),
+    cgroup: null,
+    containers: [],
+    volumes: [],
   };
   for (const c of containers) {
     const sample = await containerSample(deps, c, cById.get(c.id), ctx);
@@ -162,7 +196,10 @@ async function podSample(
 }
 
 async function containerSample(
-  deps: CriStatsDeps, c: Container, st: Awaited<ReturnType<RuntimeService['listContainerStats']>>[number] | undefined, ctx: PodCtx,
+  deps: CriStatsDeps,
+  c: Container,
+  st: Awaited<ReturnType<RuntimeService['listContainerStats']>>[number] | undefined,
+  ctx: PodCtx,
 ): Promise<ContainerSample | null> {
   let info = known.get(c.id);
   let usage = usageFromCri(st?.cpu, st?.memory);
@@ -173,7 +210,8 @@ async function containerSample(
       const status = await deps.runtime.containerStatus(c.id, true);
       const pid = Number((JSON.parse(status.info.info ?? '{}') as { pid?: unknown }).pid);
       info = {
-        logPath: status.status?.log_path ?? '', image: status.status?.image?.image ?? '',
+        logPath: status.status?.log_path ?? '',
+        image: status.status?.image?.image ?? '',
         cgroup: ctx.version !== 0 && pid > 0 ? await cgroupOfProcess(pid, ctx.version, ctx.procRoot) : null,
       };
       known.set(c.id, info);
@@ -189,7 +227,13 @@ async function containerSample(
   const cgroupPath = !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path;
   return {
     // cAdvisor names a CRI container by its ID.
-    id: c.id, metricsName: c.id, cgroupPath, name: c.metadata?.name || c.labels[kContainerNameLabel] || '',
-    image: info.image || c.image?.image || c.image_ref, startedAtMs: ns2ms(c.created_at), cgroup: usage, logsUsedBytes: criLogBytes(info.logPath),
+    id: c.id,
+    metricsName: c.id,
+    cgroupPath,
+    name: c.metadata?.name || c.labels[kContainerNameLabel] || '',
+    image: info.image || c.image?.image || c.image_ref,
+    startedAtMs: ns2ms(c.created_at),
+    cgroup: usage,
+    logsUsedBytes: criLogBytes(info.logPath),
   };
 }

@@ -15,7 +15,14 @@
 import { statSync } from 'node:fs';
 import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
-import { kContainerNameLabel, kContainerTypeLabel, kContainerTypeSandbox, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/labels.js';
+import {
+  kContainerNameLabel,
+  kContainerTypeLabel,
+  kContainerTypeSandbox,
+  kPodNameLabel,
+  kPodNamespaceLabel,
+  kPodUidLabel,
+} from '../kuberuntime/labels.js';
 import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
 import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';
 import { emptyDirs, statsSample } from './node.js';
@@ -94,40 +101,57 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     }
   }
   const pods = new Map<string, PodSample>();
-  await Promise.all(list.map(async (c) => {
-    const uid = c.labels[kPodUidLabel] ?? '';
-    if (!uid) return;
-    let pod = pods.get(uid);
-    if (!pod) {
-      pod = { uid, name: c.labels[kPodNameLabel] ?? '', namespace: c.labels[kPodNamespaceLabel] ?? '', startedAtMs: 0, cgroup: null, containers: [], volumes: [] };
-      pods.set(uid, pod);
-    }
-    let info = inspected.get(c.id);
-    if (!info) {
-      try {
-        const d = await deps.runtime.inspectContainer(c.id);
-        const cg = version === 0 || !d.pid ? null : await cgroupOfProcess(d.pid, version, procRoot);
-        info = { startedAtMs: d.startedAtMs, image: d.image, logPath: d.logPath ?? '', cgroup: cg };
-        // Listed as running, so it has its PID: its cgroup (named by the container ID) stays the same for its life.
-        inspected.set(c.id, info);
-      } catch (err) {
-        errors.push(`container ${c.id.slice(0, 12)}: ${(err as Error).message}`);
+  await Promise.all(
+    list.map(async (c) => {
+      const uid = c.labels[kPodUidLabel] ?? '';
+      if (!uid) return;
+      let pod = pods.get(uid);
+      if (!pod) {
+        pod = {
+          uid,
+          name: c.labels[kPodNameLabel] ?? '',
+          namespace: c.labels[kPodNamespaceLabel] ?? '',
+          startedAtMs: 0,
+          cgroup: null,
+          containers: [],
+          volumes: [],
+        };
+        pods.set(uid, pod);
+      }
+      let info = inspected.get(c.id);
+      if (!info) {
+        try {
+          const d = await deps.runtime.inspectContainer(c.id);
+          const cg = version === 0 || !d.pid ? null : await cgroupOfProcess(d.pid, version, procRoot);
+          info = { startedAtMs: d.startedAtMs, image: d.image, logPath: d.logPath ?? '', cgroup: cg };
+          // Listed as running, so it has its PID: its cgroup (named by the container ID) stays the same for its life.
+          inspected.set(c.id, info);
+        } catch (err) {
+          errors.push(`container ${c.id.slice(0, 12)}: ${(err as Error).message}`);
+          return;
+        }
+      }
+      const sandbox = c.labels[kContainerTypeLabel] === kContainerTypeSandbox;
+      if (sandbox) {
+        pod.startedAtMs = info.startedAtMs;
         return;
       }
-    }
-    const sandbox = c.labels[kContainerTypeLabel] === kContainerTypeSandbox;
-    if (sandbox) {
-      pod.startedAtMs = info.startedAtMs;
-      return;
-    }
-    const usage = info.cgroup ? await readCgroupUsage(info.cgroup, root, info.limit) : null;
-    if (usage && !info.limit) info.limit = { memoryLimitBytes: usage.memoryLimitBytes };
-    if (info.cgroup && !usage) errors.push(`container ${c.id.slice(0, 12)}: cgroup not readable`);
-    const sample: ContainerSample = {
-      id: c.id, metricsName: c.name, cgroupPath: !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path, name: c.labels[kContainerNameLabel] ?? '', image: info.image, startedAtMs: info.startedAtMs, cgroup: usage, logsUsedBytes: logBytes(info.logPath),
-    };
-    pod.containers.push(sample);
-  }));
+      const usage = info.cgroup ? await readCgroupUsage(info.cgroup, root, info.limit) : null;
+      if (usage && !info.limit) info.limit = { memoryLimitBytes: usage.memoryLimitBytes };
+      if (info.cgroup && !usage) errors.push(`container ${c.id.slice(0, 12)}: cgroup not readable`);
+      const sample: ContainerSample = {
+        id: c.id,
+        metricsName: c.name,
+        cgroupPath: !info.cgroup ? '' : info.cgroup.version === 1 ? info.cgroup.memory : info.cgroup.path,
+        name: c.labels[kContainerNameLabel] ?? '',
+        image: info.image,
+        startedAtMs: info.startedAtMs,
+        cgroup: usage,
+        logsUsedBytes: logBytes(info.logPath),
+      };
+      pod.containers.push(sample);
+    }),
+  );
   const out: PodSample[] = [];
   for (const pod of pods.values()) {
     pod.containers.sort((a, b) => a.name.localeCompare(b.name));
@@ -145,6 +169,7 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
     if (task.withVolumes !== false) pod.volumes = await emptyDirs(deps.rootDir, pod.uid);
     out.push(pod);
   }
-  if (imageFsMount === undefined || deps.cgroupFsRoot) imageFsMount = (await deps.runtime.imageFsInfo().catch(() => null))?.mountpoint ?? null;
+  if (imageFsMount === undefined || deps.cgroupFsRoot)
+    imageFsMount = (await deps.runtime.imageFsInfo().catch(() => null))?.mountpoint ?? null;
   return statsSample({ cgroupVersion: version, cgroupFsRoot: root, procRoot, rootDir: deps.rootDir, imageFsMount }, out, errors, deps.now);
 }

@@ -43,7 +43,13 @@ export function parseProcStat(text: string): { cpuUsageNs: number; bootTimeMs: n
  * Inactive(file), as cAdvisor's root working set) and rss (AnonPages).
  * @throws Error `/proc/meminfo: no MemTotal` when it is missing.
  */
-export function parseMeminfo(text: string): { capacityBytes: number; availableBytes: number; usageBytes: number; workingSetBytes: number; rssBytes: number } {
+export function parseMeminfo(text: string): {
+  capacityBytes: number;
+  availableBytes: number;
+  usageBytes: number;
+  workingSetBytes: number;
+  rssBytes: number;
+} {
   const kb = new Map<string, number>();
   for (const line of text.split('\n')) {
     const m = /^([^:]+):\s+(\d+)/.exec(line);
@@ -67,8 +73,11 @@ export async function fsSample(dir: string): Promise<FsSample | null> {
   try {
     const s = await statfs(dir);
     return {
-      capacityBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize, usedBytes: (s.blocks - s.bfree) * s.bsize,
-      inodes: s.files, inodesFree: s.ffree,
+      capacityBytes: s.blocks * s.bsize,
+      availableBytes: s.bavail * s.bsize,
+      usedBytes: (s.blocks - s.bfree) * s.bsize,
+      inodes: s.files,
+      inodesFree: s.ffree,
     };
   } catch {
     return null;
@@ -99,13 +108,22 @@ export async function nodeSample(src: NodeSampleSource): Promise<NodeSample> {
   const [procStat, meminfo] = await Promise.all([readProcFile('stat', src.procRoot), readProcFile('meminfo', src.procRoot)]);
   const ps = parseProcStat(procStat);
   const mi = parseMeminfo(meminfo);
-  const rootUsage = src.cgroupVersion === 0 ? null
-    : await readCgroupUsage(src.cgroupVersion === 1 ? { version: 1, cpuacct: '/', memory: '/' } : { version: 2, path: '/' }, src.cgroupFsRoot);
+  const rootUsage =
+    src.cgroupVersion === 0
+      ? null
+      : await readCgroupUsage(
+          src.cgroupVersion === 1 ? { version: 1, cpuacct: '/', memory: '/' } : { version: 2, path: '/' },
+          src.cgroupFsRoot,
+        );
   return {
     cpuUsageNs: rootUsage?.cpuUsageNs ?? ps.cpuUsageNs,
-    memoryCapacityBytes: mi.capacityBytes, memoryAvailableBytes: mi.availableBytes, memoryUsageBytes: mi.usageBytes,
-    memoryWorkingSetBytes: mi.workingSetBytes, memoryRssBytes: mi.rssBytes,
-    pageFaults: rootUsage?.pageFaults, majorPageFaults: rootUsage?.majorPageFaults,
+    memoryCapacityBytes: mi.capacityBytes,
+    memoryAvailableBytes: mi.availableBytes,
+    memoryUsageBytes: mi.usageBytes,
+    memoryWorkingSetBytes: mi.workingSetBytes,
+    memoryRssBytes: mi.rssBytes,
+    pageFaults: rootUsage?.pageFaults,
+    majorPageFaults: rootUsage?.majorPageFaults,
     fs: await fsSample(src.rootDir),
     imageFs: src.imageFsMount ? await fsSample(src.imageFsMount) : null,
     bootTimeMs: ps.bootTimeMs,
@@ -138,7 +156,11 @@ export async function emptyDirs(rootDir: string, uid: string): Promise<VolumeSam
     const usedBytes = await diskUsageBytes(path.join(dir, name));
     // diskUsageBytes counts blocks only; the top-level entry count stands in as a floor of inodes used.
     let inodes = 0;
-    try { inodes = readdirSync(path.join(dir, name)).length; } catch { /* gone */ }
+    try {
+      inodes = readdirSync(path.join(dir, name)).length;
+    } catch {
+      /* gone */
+    }
     out.push({ name, usedBytes, inodesUsed: inodes });
   }
   return out;

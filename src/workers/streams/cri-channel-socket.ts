@@ -48,9 +48,18 @@ export function toWebSocketUrl(url: string): string {
  * the protocols), `ERR_RUNTIME_UNAVAILABLE` when the connection fails. The URL is one-use: a
  * refused handshake has spent it. `handshakeTimeoutMs`: milliseconds for the upgrade.
  */
-export function openChannelSocket(url: string, protocols: string[], handlers: ChannelSocketHandlers, handshakeTimeoutMs = 30_000): Promise<ChannelSocket> {
+export function openChannelSocket(
+  url: string,
+  protocols: string[],
+  handlers: ChannelSocketHandlers,
+  handshakeTimeoutMs = 30_000,
+): Promise<ChannelSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(toWebSocketUrl(url), protocols, { perMessageDeflate: false, handshakeTimeout: handshakeTimeoutMs, maxPayload: 0 });
+    const ws = new WebSocket(toWebSocketUrl(url), protocols, {
+      perMessageDeflate: false,
+      handshakeTimeout: handshakeTimeoutMs,
+      maxPayload: 0,
+    });
     let open = false;
     let closed = false;
     let failure: Error | undefined;
@@ -63,15 +72,23 @@ export function openChannelSocket(url: string, protocols: string[], handlers: Ch
         if (body.length < 4096) body += c;
       });
       res.on('end', () => {
-        const err = new AgentError('ERR_PROTOCOL', `the streaming server ${new URL(url).host} refused the WebSocket (${protocols.join(', ')}): HTTP ${res.statusCode}${body.trim() ? `: ${body.trim()}` : ''}`);
+        const err = new AgentError(
+          'ERR_PROTOCOL',
+          `the streaming server ${new URL(url).host} refused the WebSocket (${protocols.join(', ')}): HTTP ${res.statusCode}${body.trim() ? `: ${body.trim()}` : ''}`,
+        );
         reject(Object.assign(err, { statusCode: res.statusCode }));
         ws.terminate();
       });
-      res.on('error', (e) => reject(new AgentError('ERR_PROTOCOL', `the streaming server ${new URL(url).host}: ${e.message}`, { cause: e })));
+      res.on('error', (e) =>
+        reject(new AgentError('ERR_PROTOCOL', `the streaming server ${new URL(url).host}: ${e.message}`, { cause: e })),
+      );
     });
     ws.on('error', (e) => {
       if (refused) return; // the refusal's status rejects
-      if (!open) reject(new AgentError('ERR_RUNTIME_UNAVAILABLE', `cannot reach the streaming server ${new URL(url).host}: ${e.message}`, { cause: e }));
+      if (!open)
+        reject(
+          new AgentError('ERR_RUNTIME_UNAVAILABLE', `cannot reach the streaming server ${new URL(url).host}: ${e.message}`, { cause: e }),
+        );
       else failure ??= e;
     });
     ws.on('open', () => {
@@ -86,8 +103,15 @@ export function openChannelSocket(url: string, protocols: string[], handlers: Ch
       if (closed || !open) return;
       closed = true;
       const abnormal = code !== 1000 && code !== 1005 && code !== 1006;
-      if (failure) handlers.onClose(new AgentError('ERR_RUNTIME', `the streaming connection failed: ${failure.message}`, { cause: failure }));
-      else if (abnormal) handlers.onClose(new AgentError('ERR_RUNTIME', `the streaming server closed the connection: ${code}${reason.length ? ` ${reason.toString()}` : ''}`));
+      if (failure)
+        handlers.onClose(new AgentError('ERR_RUNTIME', `the streaming connection failed: ${failure.message}`, { cause: failure }));
+      else if (abnormal)
+        handlers.onClose(
+          new AgentError(
+            'ERR_RUNTIME',
+            `the streaming server closed the connection: ${code}${reason.length ? ` ${reason.toString()}` : ''}`,
+          ),
+        );
       else handlers.onClose();
     });
     const socket: ChannelSocket = {

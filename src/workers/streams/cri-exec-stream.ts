@@ -77,17 +77,29 @@ const noV5 = new Set<string>();
 /** streamUrl asks the runtime for the URL of an exec or attach, mapping a non-running container to ERR_INVALID_ARGUMENT. */
 async function streamUrl(runtime: RuntimeService, containerId: string, opts: ContainerStreamOptions, stderr: boolean): Promise<string> {
   try {
-    const r = opts.kind === 'exec'
-      ? await runtime.exec({ container_id: containerId, cmd: opts.command, tty: opts.tty, stdin: opts.stdin, stdout: opts.stdout, stderr })
-      : await runtime.attach({ container_id: containerId, tty: opts.tty, stdin: opts.stdin, stdout: opts.stdout, stderr });
+    const r =
+      opts.kind === 'exec'
+        ? await runtime.exec({
+            container_id: containerId,
+            cmd: opts.command,
+            tty: opts.tty,
+            stdin: opts.stdin,
+            stdout: opts.stdout,
+            stderr,
+          })
+        : await runtime.attach({ container_id: containerId, tty: opts.tty, stdin: opts.stdin, stdout: opts.stdout, stderr });
     return r.url;
   } catch (err) {
     if (isNotFound(err) || isUnavailable(err)) throw err;
     // containerd: `container is in CONTAINER_EXITED state` (pkg/cri/server/container_exec.go, container_attach.go).
     if (/is in CONTAINER_\w+ state|not running/i.test((err as Error).message)) {
-      throw new AgentError('ERR_INVALID_ARGUMENT', `${opts.kind} ${containerId.slice(0, 12)}: the container is not running`, { cause: err });
+      throw new AgentError('ERR_INVALID_ARGUMENT', `${opts.kind} ${containerId.slice(0, 12)}: the container is not running`, {
+        cause: err,
+      });
     }
-    throw err instanceof AgentError ? err : new AgentError('ERR_RUNTIME', `${opts.kind} ${containerId.slice(0, 12)}: ${(err as Error).message}`, { cause: err });
+    throw err instanceof AgentError
+      ? err
+      : new AgentError('ERR_RUNTIME', `${opts.kind} ${containerId.slice(0, 12)}: ${(err as Error).message}`, { cause: err });
   }
 }
 
@@ -101,7 +113,11 @@ async function streamUrl(runtime: RuntimeService, containerId: string, opts: Con
  * @throws see the module comment.
  */
 export async function openCriContainerStream(
-  runtime: RuntimeService, containerId: string, opts: ContainerStreamOptions, handlers: ContainerStreamHandlers, handshakeTimeoutMs = 30_000,
+  runtime: RuntimeService,
+  containerId: string,
+  opts: ContainerStreamOptions,
+  handlers: ContainerStreamHandlers,
+  handshakeTimeoutMs = 30_000,
 ): Promise<CriContainerStream> {
   const stderr = opts.stderr && !opts.tty;
   let status = '';
@@ -125,7 +141,9 @@ export async function openCriContainerStream(
   };
   const wrap = (err: unknown): never => {
     const e = err as Error;
-    throw e instanceof AgentError ? e : new AgentError('ERR_RUNTIME', `${opts.kind} ${containerId.slice(0, 12)}: ${e.message}`, { cause: e });
+    throw e instanceof AgentError
+      ? e
+      : new AgentError('ERR_RUNTIME', `${opts.kind} ${containerId.slice(0, 12)}: ${e.message}`, { cause: e });
   };
   const channels = { stdin: opts.stdin, stdout: opts.stdout, stderr, tty: opts.tty };
   let url = await streamUrl(runtime, containerId, opts, stderr);
@@ -187,6 +205,8 @@ export async function openCriContainerStream(
  * criContainerStreams: the `streams` of a CRI node's NodeRuntime (node-runtime.ts) over `runtime`
  * — exec and attach through the runtime's streaming server ({@link openCriContainerStream}).
  */
-export function criContainerStreams(runtime: RuntimeService): { openContainerStream(containerId: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> } {
+export function criContainerStreams(runtime: RuntimeService): {
+  openContainerStream(containerId: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream>;
+} {
   return { openContainerStream: (containerId, opts, h) => openCriContainerStream(runtime, containerId, opts, h) };
 }

@@ -56,16 +56,26 @@ const resizeMessage = (width: number, height: number) => Buffer.from(JSON.string
  * openWebSocketExec connects to `url` offering `protocols`. Rejects as openChannelSocket does
  * (a refused upgrade carries `statusCode`).
  */
-export async function openWebSocketExec(url: string, protocols: readonly string[], events: ExecEvents, handshakeTimeoutMs: number): Promise<ExecTransport> {
-  const s = await openChannelSocket(url, [...protocols], {
-    onMessage(channel, payload) {
-      if (payload.length === 0) return;
-      if (channel === kStdout) events.output(1, Buffer.from(payload));
-      else if (channel === kStderr) events.output(2, Buffer.from(payload));
-      else if (channel === kError) events.status(payload.toString('utf8'));
+export async function openWebSocketExec(
+  url: string,
+  protocols: readonly string[],
+  events: ExecEvents,
+  handshakeTimeoutMs: number,
+): Promise<ExecTransport> {
+  const s = await openChannelSocket(
+    url,
+    [...protocols],
+    {
+      onMessage(channel, payload) {
+        if (payload.length === 0) return;
+        if (channel === kStdout) events.output(1, Buffer.from(payload));
+        else if (channel === kStderr) events.output(2, Buffer.from(payload));
+        else if (channel === kError) events.status(payload.toString('utf8'));
+      },
+      onClose: (err) => events.end(err),
     },
-    onClose: (err) => events.end(err),
-  }, handshakeTimeoutMs);
+    handshakeTimeoutMs,
+  );
   const v5 = s.protocol === kRemoteCommandProtocols[0];
   return {
     protocol: s.protocol,
@@ -83,7 +93,12 @@ export async function openWebSocketExec(url: string, protocols: readonly string[
 }
 
 /** openSpdyExec connects to `url` over SPDY and opens the streams of `channels` (client-go's order: error first). */
-export async function openSpdyExec(url: string, channels: ExecChannels, events: ExecEvents, handshakeTimeoutMs: number): Promise<ExecTransport> {
+export async function openSpdyExec(
+  url: string,
+  channels: ExecChannels,
+  events: ExecEvents,
+  handshakeTimeoutMs: number,
+): Promise<ExecTransport> {
   let closed = false;
   let sessionEnded = false;
   let sessionErr: Error | undefined;
@@ -98,19 +113,26 @@ export async function openSpdyExec(url: string, channels: ExecChannels, events: 
       events.end(sessionErr);
     });
   };
-  const session = await openSpdySession(url, [...kSpdyRemoteCommandProtocols], (err) => {
-    sessionEnded = true;
-    sessionErr = err;
-    maybeEnd();
-  }, handshakeTimeoutMs);
+  const session = await openSpdySession(
+    url,
+    [...kSpdyRemoteCommandProtocols],
+    (err) => {
+      sessionEnded = true;
+      sessionErr = err;
+      maybeEnd();
+    },
+    handshakeTimeoutMs,
+  );
   const read = (stream: SpdyClientStream, fn: (chunk: Buffer) => void) => {
     stream.on('data', (chunk: Buffer) => {
       if (!closed) fn(chunk);
     });
-    reading.push(new Promise<void>((resolve) => {
-      stream.once('end', resolve);
-      stream.once('close', resolve);
-    }));
+    reading.push(
+      new Promise<void>((resolve) => {
+        stream.once('end', resolve);
+        stream.once('close', resolve);
+      }),
+    );
   };
   let stdin: SpdyClientStream | undefined;
   let resize: SpdyClientStream | undefined;
@@ -145,10 +167,11 @@ export async function openSpdyExec(url: string, channels: ExecChannels, events: 
       stdinClosed = true;
       stdin?.end();
     },
-    resize: (width, height) => new Promise<void>((resolve) => {
-      if (!resize || closed) return resolve();
-      resize.write(Buffer.concat([resizeMessage(width, height), Buffer.from('\n')]), () => resolve());
-    }),
+    resize: (width, height) =>
+      new Promise<void>((resolve) => {
+        if (!resize || closed) return resolve();
+        resize.write(Buffer.concat([resizeMessage(width, height), Buffer.from('\n')]), () => resolve());
+      }),
     pause: () => session.pause(),
     resume: () => session.resume(),
     close: () => {

@@ -44,13 +44,24 @@ export interface CriPortForwardSpec {
  * CRI runtime (a `direct` reach stays on port-forward.ts). `handshakeTimeoutMs`: milliseconds for
  * the streaming server's upgrade.
  */
-export function startCriPortForward(runtime: RuntimeService, port: PortForwardPort, spec: CriPortForwardSpec, onDone: () => void, handshakeTimeoutMs = 30_000): () => void {
+export function startCriPortForward(
+  runtime: RuntimeService,
+  port: PortForwardPort,
+  spec: CriPortForwardSpec,
+  onDone: () => void,
+  handshakeTimeoutMs = 30_000,
+): () => void {
   return relayPortForward(port, onDone, (fromPod, finish, attach, isClosed) => {
     let errorText = '';
     const open = async () => {
       const { url } = await runtime.portForward({ pod_sandbox_id: spec.sandboxId, port: [spec.port] });
       if (isClosed()) return;
-      const session = await openSpdySession(url, [kPortForwardProtocol], (err) => finish(runtimeCause(errorText) || err?.message), handshakeTimeoutMs);
+      const session = await openSpdySession(
+        url,
+        [kPortForwardProtocol],
+        (err) => finish(runtimeCause(errorText) || err?.message),
+        handshakeTimeoutMs,
+      );
       try {
         const headers = { port: String(spec.port), requestid: '0' };
         const error = await session.openStream({ streamtype: 'error', ...headers });

@@ -52,7 +52,9 @@ let patched = false;
 function installBareReplies(): void {
   if (patched) return;
   type Cb = (err: Error | null, frame?: { headers?: Record<string, unknown> }) => void;
-  const proto = Object.getPrototypeOf(transport.protocol.spdy.parser.create({})) as { onSynHeadFrame: (type: number, flags: number, body: unknown, cb: Cb) => unknown };
+  const proto = Object.getPrototypeOf(transport.protocol.spdy.parser.create({})) as {
+    onSynHeadFrame: (type: number, flags: number, body: unknown, cb: Cb) => unknown;
+  };
   const onSynHeadFrame = proto.onSynHeadFrame;
   proto.onSynHeadFrame = function (type, flags, body, cb) {
     if (type !== 0x02) return onSynHeadFrame.call(this, type, flags, body, cb);
@@ -123,7 +125,12 @@ function gated(socket: Socket): { gate: Duplex; pause(): void; resume(): void } 
  * answers another status than 101 (its body in the message), `ERR_RUNTIME_UNAVAILABLE` when it
  * cannot be reached. `handshakeTimeoutMs`: milliseconds for the upgrade.
  */
-export function openSpdySession(url: string, protocols: string[], onClose: (err?: Error) => void, handshakeTimeoutMs = 30_000): Promise<SpdySession> {
+export function openSpdySession(
+  url: string,
+  protocols: string[],
+  onClose: (err?: Error) => void,
+  handshakeTimeoutMs = 30_000,
+): Promise<SpdySession> {
   installBareReplies();
   const host = new URL(url).host;
   return new Promise((resolve, reject) => {
@@ -133,21 +140,35 @@ export function openSpdySession(url: string, protocols: string[], onClose: (err?
       timeout: handshakeTimeoutMs,
     });
     req.on('timeout', () => req.destroy(new Error(`no answer in ${handshakeTimeoutMs} ms`)));
-    req.on('error', (e) => reject(new AgentError('ERR_RUNTIME_UNAVAILABLE', `cannot reach the streaming server ${host}: ${e.message}`, { cause: e })));
+    req.on('error', (e) =>
+      reject(new AgentError('ERR_RUNTIME_UNAVAILABLE', `cannot reach the streaming server ${host}: ${e.message}`, { cause: e })),
+    );
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => {
         if (body.length < 4096) body += c;
       });
-      res.on('end', () => reject(new AgentError('ERR_PROTOCOL', `the streaming server ${host} refused SPDY (${protocols.join(', ')}): HTTP ${res.statusCode}${body.trim() ? `: ${body.trim()}` : ''}`)));
+      res.on('end', () =>
+        reject(
+          new AgentError(
+            'ERR_PROTOCOL',
+            `the streaming server ${host} refused SPDY (${protocols.join(', ')}): HTTP ${res.statusCode}${body.trim() ? `: ${body.trim()}` : ''}`,
+          ),
+        ),
+      );
     });
     req.on('upgrade', (res, socket: Socket, head: Buffer) => {
       socket.setTimeout(0);
       const protocol = String(res.headers['x-stream-protocol-version'] ?? '');
       if (!protocols.includes(protocol)) {
         socket.destroy();
-        reject(new AgentError('ERR_PROTOCOL', `the streaming server ${host} chose an unknown protocol ${JSON.stringify(protocol)} (offered ${protocols.join(', ')})`));
+        reject(
+          new AgentError(
+            'ERR_PROTOCOL',
+            `the streaming server ${host} chose an unknown protocol ${JSON.stringify(protocol)} (offered ${protocols.join(', ')})`,
+          ),
+        );
         return;
       }
       if (head.length) socket.unshift(head);
@@ -158,7 +179,10 @@ export function openSpdySession(url: string, protocols: string[], onClose: (err?
         onClose(err);
       };
       const { gate, pause, resume } = gated(socket);
-      const conn = (transport as unknown as { connection: { create(s: Duplex, o: object): ClientConnection } }).connection.create(gate, { protocol: 'spdy', isServer: false });
+      const conn = (transport as unknown as { connection: { create(s: Duplex, o: object): ClientConnection } }).connection.create(gate, {
+        protocol: 'spdy',
+        isServer: false,
+      });
       conn.on('error', (e) => end(new AgentError('ERR_RUNTIME', `the streaming connection failed: ${(e as Error).message}`, { cause: e })));
       socket.on('error', (e) => end(new AgentError('ERR_RUNTIME', `the streaming connection failed: ${e.message}`, { cause: e })));
       socket.on('close', () => end());
@@ -170,7 +194,10 @@ export function openSpdySession(url: string, protocols: string[], onClose: (err?
           return new Promise((resolveStream, rejectStream) => {
             if (closed) return rejectStream(new AgentError('ERR_RUNTIME', 'the streaming connection is closed'));
             const stream = conn.request({ method: 'POST', path: '/', headers }, (err) => {
-              if (err) rejectStream(new AgentError('ERR_RUNTIME', `cannot open the ${headers.streamtype ?? ''} stream: ${err.message}`, { cause: err }));
+              if (err)
+                rejectStream(
+                  new AgentError('ERR_RUNTIME', `cannot open the ${headers.streamtype ?? ''} stream: ${err.message}`, { cause: err }),
+                );
               else resolveStream(stream);
             });
             stream.on('error', () => {}); // a reset stream: the session's end says why

@@ -25,7 +25,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
-import { kPortForwardWindowBytes, type PortForwardInbound, type PortForwardOutbound, type PortForwardSpec } from '../../shared/port-forward-protocol.js';
+import {
+  kPortForwardWindowBytes,
+  type PortForwardInbound,
+  type PortForwardOutbound,
+  type PortForwardSpec,
+} from '../../shared/port-forward-protocol.js';
 import { isOwnedBy } from '../kuberuntime/labels.js';
 import { netnsProbeHelperPath } from '../probes/net-probe.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
@@ -55,13 +60,20 @@ export interface PodSide {
 /** errnoText: a Node socket error in Go's words (`connection refused`), for the error channel. */
 function errnoText(e: NodeJS.ErrnoException): string {
   switch (e.code) {
-    case 'ECONNREFUSED': return 'connection refused';
-    case 'ECONNRESET': return 'connection reset by peer';
-    case 'EHOSTUNREACH': return 'no route to host';
-    case 'ENETUNREACH': return 'network is unreachable';
-    case 'ETIMEDOUT': return 'i/o timeout';
-    case 'EPIPE': return 'broken pipe';
-    default: return e.message;
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+      return 'connection reset by peer';
+    case 'EHOSTUNREACH':
+      return 'no route to host';
+    case 'ENETUNREACH':
+      return 'network is unreachable';
+    case 'ETIMEDOUT':
+      return 'i/o timeout';
+    case 'EPIPE':
+      return 'broken pipe';
+    default:
+      return e.message;
   }
 }
 
@@ -70,7 +82,12 @@ function errnoText(e: NodeJS.ErrnoException): string {
  * exists (at once or later) or ends the connection with `finish(error)`. `fromPod` takes the pod's
  * bytes; `isClosed()` tells whether the connection was torn down meanwhile. Used by {@link relayPortForward}.
  */
-export type PodSideOpener = (fromPod: (chunk: Buffer) => void, finish: (error?: string) => void, attach: (side: PodSide) => void, isClosed: () => boolean) => void;
+export type PodSideOpener = (
+  fromPod: (chunk: Buffer) => void,
+  finish: (error?: string) => void,
+  attach: (side: PodSide) => void,
+  isClosed: () => boolean,
+) => void;
 
 /**
  * relayPortForward relays one connection between `port` (shared/port-forward-protocol.ts) and the
@@ -139,7 +156,12 @@ export function relayPortForward(port: PortForwardPort, onDone: () => void, open
  * (idempotent); `onDone` runs once when the connection is gone either way. Never throws.
  */
 export function startPortForward(
-  runtime: ContainerRuntime, nodeName: string, port: PortForwardPort, spec: PortForwardSpec, onDone: () => void, helperPath = netnsProbeHelperPath(),
+  runtime: ContainerRuntime,
+  nodeName: string,
+  port: PortForwardPort,
+  spec: PortForwardSpec,
+  onDone: () => void,
+  helperPath = netnsProbeHelperPath(),
 ): () => void {
   return relayPortForward(port, onDone, (fromPod, finish, attach, isClosed) => {
     const direct = (host: string) => attach(directSide(host, spec.port, fromPod, finish));
@@ -210,8 +232,16 @@ function directSide(host: string, port: number, fromPod: (b: Buffer) => void, fi
 }
 
 /** netnsSide: the netns helper in relay mode; its exit ends the connection (stderr is the error). */
-function netnsSide(helper: string, netnsPath: string, port: number, fromPod: (b: Buffer) => void, finish: (error?: string) => void): PodSide {
-  const child = spawn(helper, [netnsPath, 'relay', 'localhost', String(port), String(kPortForwardDialTimeoutMs)], { stdio: ['pipe', 'pipe', 'pipe'] });
+function netnsSide(
+  helper: string,
+  netnsPath: string,
+  port: number,
+  fromPod: (b: Buffer) => void,
+  finish: (error?: string) => void,
+): PodSide {
+  const child = spawn(helper, [netnsPath, 'relay', 'localhost', String(port), String(kPortForwardDialTimeoutMs)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const err: Buffer[] = [];
   let errBytes = 0;
   child.stdout.on('data', fromPod);

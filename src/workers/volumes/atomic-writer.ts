@@ -9,7 +9,22 @@
  *   key -> ..data/key                  one link per top-level name the user sees
  * Runs on a worker thread; plain node:fs calls.
  */
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError } from '../../shared/errors.js';
 
@@ -153,7 +168,8 @@ export async function writePayload(dir: string, payload: Payload, opts: AtomicWr
       if (wanted.has(name)) continue;
       await unlink(path.join(dir, name)).catch(() => undefined);
     }
-    if (path.dirname(current.tsDir) === dir && path.basename(current.tsDir).startsWith('..')) await rm(current.tsDir, { recursive: true, force: true });
+    if (path.dirname(current.tsDir) === dir && path.basename(current.tsDir).startsWith('..'))
+      await rm(current.tsDir, { recursive: true, force: true });
   }
   if (opts.fsGroup !== undefined) await chown(dir, -1, opts.fsGroup);
   return true;

@@ -40,7 +40,8 @@ export async function setUpClaimVolume(pod: Pod, vol: Volume, objects: PodConfig
   const target = claimDir(rootDir, claim);
   const current = await readlink(link).catch(() => undefined);
   if (current === target) return;
-  if (claim.metadata?.deletionTimestamp) throw new AgentError('ERR_NOT_FOUND', `persistentvolumeclaim ${JSON.stringify(name)} is being deleted`);
+  if (claim.metadata?.deletionTimestamp)
+    throw new AgentError('ERR_NOT_FOUND', `persistentvolumeclaim ${JSON.stringify(name)} is being deleted`);
   await mkdir(target, { recursive: true, mode: 0o777 });
   if (((await lstat(target)).mode & 0o7777) !== 0o777) await chmod(target, 0o777);
   await mkdir(path.dirname(link), { recursive: true, mode: 0o750 });

@@ -24,7 +24,13 @@ function mountError(message: string): AgentError {
 }
 
 /** The files a key→bytes map makes: every key (no items), or the items' keys at their paths (missing key: error unless optional). */
-function keyedPayload(data: Map<string, Buffer>, items: KeyToPath[] | undefined, defaultMode: number, optional: boolean, missingKey: (k: string) => string): Payload {
+function keyedPayload(
+  data: Map<string, Buffer>,
+  items: KeyToPath[] | undefined,
+  defaultMode: number,
+  optional: boolean,
+  missingKey: (k: string) => string,
+): Payload {
   const out: Payload = {};
   if (!items?.length) {
     for (const [k, v] of data) out[k] = { data: v, mode: defaultMode };
@@ -51,7 +57,8 @@ function configMapData(cm: ConfigMap): Map<string, Buffer> {
 function secretData(s: Secret): Map<string, Buffer> {
   const m = new Map<string, Buffer>();
   for (const [k, v] of Object.entries(s.data ?? {})) m.set(k, Buffer.from(String(v), 'base64'));
-  for (const [k, v] of Object.entries((s as { stringData?: Record<string, string> }).stringData ?? {})) m.set(k, Buffer.from(String(v), 'utf8'));
+  for (const [k, v] of Object.entries((s as { stringData?: Record<string, string> }).stringData ?? {}))
+    m.set(k, Buffer.from(String(v), 'utf8'));
   return m;
 }
 
@@ -61,14 +68,24 @@ function secretData(s: Secret): Map<string, Buffer> {
  * (then no files), a missing item key `configmap references non-existent config key: k`.
  * @throws AgentError ERR_NOT_FOUND (a FailedMount).
  */
-export function configMapPayload(src: { name?: string; items?: KeyToPath[]; optional?: boolean }, objects: PodConfigObjects | undefined, defaultMode: number): Payload {
+export function configMapPayload(
+  src: { name?: string; items?: KeyToPath[]; optional?: boolean },
+  objects: PodConfigObjects | undefined,
+  defaultMode: number,
+): Payload {
   const name = src.name ?? '';
   const cm = objects?.configMaps?.[name];
   if (!cm) {
     if (src.optional) return {};
     throw mountError(`configmap ${JSON.stringify(name)} not found`);
   }
-  return keyedPayload(configMapData(cm), src.items, defaultMode, src.optional === true, (k) => `configmap references non-existent config key: ${k}`);
+  return keyedPayload(
+    configMapData(cm),
+    src.items,
+    defaultMode,
+    src.optional === true,
+    (k) => `configmap references non-existent config key: ${k}`,
+  );
 }
 
 /**
@@ -77,7 +94,12 @@ export function configMapPayload(src: { name?: string; items?: KeyToPath[]; opti
  * `references non-existent secret key: k`.
  * @throws AgentError ERR_NOT_FOUND (a FailedMount).
  */
-export function secretPayload(name: string, src: { items?: KeyToPath[]; optional?: boolean }, objects: PodConfigObjects | undefined, defaultMode: number): Payload {
+export function secretPayload(
+  name: string,
+  src: { items?: KeyToPath[]; optional?: boolean },
+  objects: PodConfigObjects | undefined,
+  defaultMode: number,
+): Payload {
   const s = objects?.secrets?.[name];
   if (!s) {
     if (src.optional) return {};
@@ -88,7 +110,10 @@ export function secretPayload(name: string, src: { items?: KeyToPath[]; optional
 
 /** formatMap, as fieldpath.FormatMap: `key="value"` lines in key order, no final newline. */
 export function formatMap(m: Record<string, string> | undefined): string {
-  return Object.keys(m ?? {}).sort().map((k) => `${k}=${JSON.stringify(m![k])}`).join('\n');
+  return Object.keys(m ?? {})
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(m![k])}`)
+    .join('\n');
 }
 
 interface DownwardAPIFile {
@@ -104,7 +129,13 @@ interface DownwardAPIFile {
  * of the named container (limits unset → node capacity) — at its path with its mode or `defaultMode`.
  * @throws AgentError (reason CreateContainerConfigError) for an unknown field or container.
  */
-export function downwardAPIPayload(items: DownwardAPIFile[] | undefined, pod: Pod, ctx: DownwardAPIContext, defaultMode: number, field: string): Payload {
+export function downwardAPIPayload(
+  items: DownwardAPIFile[] | undefined,
+  pod: Pod,
+  ctx: DownwardAPIContext,
+  defaultMode: number,
+  field: string,
+): Payload {
   const out: Payload = {};
   (items ?? []).forEach((it, i) => {
     const f = `${field}.items[${i}]`;
@@ -118,7 +149,12 @@ export function downwardAPIPayload(items: DownwardAPIFile[] | undefined, pod: Po
       const ref = it.resourceFieldRef;
       const all = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
       const target = all.find((c) => c.name === ref.containerName);
-      if (!target) throw new AgentError('ERR_INVALID_ARGUMENT', `${f}.resourceFieldRef.containerName: Not found: ${JSON.stringify(ref.containerName ?? '')}`, { reason: 'CreateContainerConfigError' });
+      if (!target)
+        throw new AgentError(
+          'ERR_INVALID_ARGUMENT',
+          `${f}.resourceFieldRef.containerName: Not found: ${JSON.stringify(ref.containerName ?? '')}`,
+          { reason: 'CreateContainerConfigError' },
+        );
       value = resourceFieldValue(target, ref.resource, ref.divisor, `${f}.resourceFieldRef`);
     } else return;
     out[it.path] = { data: Buffer.from(value, 'utf8'), mode: it.mode ?? defaultMode };
@@ -143,10 +179,23 @@ export function serviceAccountTokenPayload(path: string, token: string | undefin
  * mode); null for other kinds. `field` names the volume in messages (`spec.volumes[i]`).
  * @throws AgentError: ERR_NOT_FOUND (missing object or key: a FailedMount), CreateContainerConfigError (bad reference).
  */
-export function volumePayload(vol: Volume, pod: Pod, objects: PodConfigObjects | undefined, ctx: DownwardAPIContext, field: string): Payload | null {
+export function volumePayload(
+  vol: Volume,
+  pod: Pod,
+  objects: PodConfigObjects | undefined,
+  ctx: DownwardAPIContext,
+  field: string,
+): Payload | null {
   if (vol.configMap) return configMapPayload(vol.configMap, objects, vol.configMap.defaultMode ?? kDefaultVolumeFileMode);
   if (vol.secret) return secretPayload(vol.secret.secretName ?? '', vol.secret, objects, vol.secret.defaultMode ?? kDefaultVolumeFileMode);
-  if (vol.downwardAPI) return downwardAPIPayload(vol.downwardAPI.items, pod, ctx, vol.downwardAPI.defaultMode ?? kDefaultVolumeFileMode, `${field}.downwardAPI`);
+  if (vol.downwardAPI)
+    return downwardAPIPayload(
+      vol.downwardAPI.items,
+      pod,
+      ctx,
+      vol.downwardAPI.defaultMode ?? kDefaultVolumeFileMode,
+      `${field}.downwardAPI`,
+    );
   if (vol.projected) {
     const mode = vol.projected.defaultMode ?? kDefaultVolumeFileMode;
     const out: Payload = {};
@@ -156,8 +205,14 @@ export function volumePayload(vol: Volume, pod: Pod, objects: PodConfigObjects |
       if (s.configMap) part = configMapPayload(s.configMap, objects, mode);
       else if (s.secret) part = secretPayload(s.secret.name ?? '', s.secret, objects, mode);
       else if (s.downwardAPI) part = downwardAPIPayload(s.downwardAPI.items, pod, ctx, mode, `${sf}.downwardAPI`);
-      else if (s.serviceAccountToken) part = serviceAccountTokenPayload(s.serviceAccountToken.path, objects?.serviceAccountTokens?.[`${vol.name}/${i}`], mode);
-      else throw new AgentError('ERR_INVALID_ARGUMENT', `${sf}: Not supported: only configMap, secret, downwardAPI and serviceAccountToken sources are run`, { reason: 'CreateContainerConfigError' });
+      else if (s.serviceAccountToken)
+        part = serviceAccountTokenPayload(s.serviceAccountToken.path, objects?.serviceAccountTokens?.[`${vol.name}/${i}`], mode);
+      else
+        throw new AgentError(
+          'ERR_INVALID_ARGUMENT',
+          `${sf}: Not supported: only configMap, secret, downwardAPI and serviceAccountToken sources are run`,
+          { reason: 'CreateContainerConfigError' },
+        );
       Object.assign(out, part);
     });
     return out;

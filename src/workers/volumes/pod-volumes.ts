@@ -25,7 +25,12 @@ import { mountTmpfs } from './mount.js';
 import { volumePayload } from './payloads.js';
 
 /** The plugin directory names under `pods/{uid}/volumes/` (the kubelet's `kubernetes.io~…`). */
-const kPluginDirs = { configMap: 'kubernetes.io~configmap', secret: 'kubernetes.io~secret', downwardAPI: 'kubernetes.io~downward-api', projected: 'kubernetes.io~projected' } as const;
+const kPluginDirs = {
+  configMap: 'kubernetes.io~configmap',
+  secret: 'kubernetes.io~secret',
+  downwardAPI: 'kubernetes.io~downward-api',
+  projected: 'kubernetes.io~projected',
+} as const;
 
 /**
  * apiVolumePath: the host directory of a configMap, secret, downwardAPI or projected volume,
@@ -132,7 +137,11 @@ export interface PodVolumesResult {
  * event); it blocks the pod's containers only when it was never set up (a running container keeps
  * the last good files). Idempotent. Never throws for a volume's failure.
  */
-export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | undefined, ctx: DownwardAPIContext & { rootDir: string }): Promise<PodVolumesResult> {
+export async function setUpPodVolumes(
+  pod: Pod,
+  objects: PodConfigObjects | undefined,
+  ctx: DownwardAPIContext & { rootDir: string },
+): Promise<PodVolumesResult> {
   const uid = pod.metadata?.uid ?? '';
   const out: PodVolumesResult = { unmounted: {}, events: [] };
   const fsGroup = (pod.spec?.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
@@ -168,7 +177,12 @@ export async function setUpPodVolumes(pod: Pod, objects: PodConfigObjects | unde
       const message = `MountVolume.SetUp failed for volume ${JSON.stringify(vol.name)} : ${serializeError(err).message}`;
       out.events.push({ type: 'Warning', reason: 'FailedMount', message });
       // A claim volume set up before (its claim since gone) stays mounted, as the kubelet's actual state of world.
-      const setUp = vol.persistentVolumeClaim ? await claimVolumeHostPath(ctx.rootDir, uid, vol.name).then(() => true, () => false) : !vol.emptyDir && dir !== null && (await hasPayload(dir));
+      const setUp = vol.persistentVolumeClaim
+        ? await claimVolumeHostPath(ctx.rootDir, uid, vol.name).then(
+            () => true,
+            () => false,
+          )
+        : !vol.emptyDir && dir !== null && (await hasPayload(dir));
       if (!setUp) out.unmounted[vol.name] = message;
     }
   }

@@ -59,7 +59,11 @@ async function openNoFollow(parent: FileHandle, name: string, display: string): 
  * it is a directory.
  * @throws AgentError with reason CreateContainerConfigError.
  */
-export async function resolveSubPath(volumeRoot: string, subPath: string, dirMode?: number): Promise<{ handle: FileHandle; isDir: boolean }> {
+export async function resolveSubPath(
+  volumeRoot: string,
+  subPath: string,
+  dirMode?: number,
+): Promise<{ handle: FileHandle; isDir: boolean }> {
   checkSubPath(subPath);
   const root = await realpath(volumeRoot);
   // As makeMounts: a created subPath directory gets the volume root's permissions.
@@ -75,7 +79,8 @@ export async function resolveSubPath(volumeRoot: string, subPath: string, dirMod
       break;
     }
   }
-  if (!within(resolved, root)) throw configError(`subpath ${JSON.stringify(path.join(volumeRoot, subPath))} not within volume path ${JSON.stringify(volumeRoot)}`);
+  if (!within(resolved, root))
+    throw configError(`subpath ${JSON.stringify(path.join(volumeRoot, subPath))} not within volume path ${JSON.stringify(volumeRoot)}`);
   const rel = path.relative(root, resolved).split('/').filter(Boolean);
   let handle = await open(root, kOPath | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
   try {

@@ -22,21 +22,41 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
-const claim = (name: string, mode = 'ReadWriteOnce') => normalizeConfigObject({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name }, spec: { accessModes: [mode], resources: { requests: { storage: '1Gi' } } } }).object as ConfigObject;
-const podOf = (name: string, claimName: string, phase = 'Running'): Pod => ({ metadata: { name, namespace: 'default', uid: `uid-${name}` }, spec: { containers: [], volumes: [{ name: 'v', persistentVolumeClaim: { claimName } }] }, status: { phase } });
+const claim = (name: string, mode = 'ReadWriteOnce') =>
+  normalizeConfigObject({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name },
+    spec: { accessModes: [mode], resources: { requests: { storage: '1Gi' } } },
+  }).object as ConfigObject;
+const podOf = (name: string, claimName: string, phase = 'Running'): Pod => ({
+  metadata: { name, namespace: 'default', uid: `uid-${name}` },
+  spec: { containers: [], volumes: [{ name: 'v', persistentVolumeClaim: { claimName } }] },
+  status: { phase },
+});
 
 async function setup() {
   const rootDir = await mkdtemp(join(tmpdir(), 'kts-claims-'));
   dirs.push(rootDir);
   const objects = newObjectStore();
-  const intakeObjects = newIntakeObjectSource({ rootDir, logger: pino({ level: 'silent' }), onUpdate: (u) => objects.apply(u), owner: (k, ns, n) => objects.owner(k, ns, n), current: (k, ns, n) => objects.get(k, ns, n) });
+  const intakeObjects = newIntakeObjectSource({
+    rootDir,
+    logger: pino({ level: 'silent' }),
+    onUpdate: (u) => objects.apply(u),
+    owner: (k, ns, n) => objects.owner(k, ns, n),
+    current: (k, ns, n) => objects.get(k, ns, n),
+  });
   const pods: Pod[] = [];
   const clock = new FakeClock(Date.parse('2026-12-07T10:00:00.600Z'));
   const claims = newClaimController({ rootDir, logger: pino({ level: 'silent' }), objects, intakeObjects, pods: () => pods, clock });
   controllers.push(claims);
   await intakeObjects.start();
   const dirOf = (name: string) => claimDir(rootDir, objects.get('PersistentVolumeClaim', 'default', name) as PersistentVolumeClaim);
-  const exists = (p: string) => stat(p).then(() => true, () => false);
+  const exists = (p: string) =>
+    stat(p).then(
+      () => true,
+      () => false,
+    );
   return { objects, intakeObjects, pods, claims, dirOf, exists, clock };
 }
 
@@ -72,7 +92,10 @@ describe('claim controller', () => {
     expect(await exists(dir)).toBe(true);
     pods[0] = podOf('user', 'b', 'Succeeded');
     clock.step(kClaimReconcileMs);
-    await waitFor(() => objects.get('PersistentVolumeClaim', 'default', 'b') === undefined, { timeoutMs: 10_000, description: 'claim gone' });
+    await waitFor(() => objects.get('PersistentVolumeClaim', 'default', 'b') === undefined, {
+      timeoutMs: 10_000,
+      description: 'claim gone',
+    });
     await waitFor(async () => !(await exists(dir)), { timeoutMs: 10_000, description: 'directory removed' });
   });
 
@@ -84,7 +107,9 @@ describe('claim controller', () => {
     const second = podOf('second', 'solo');
     pods.push(first, second);
     expect(claims.configObjectsFor(first)?.claimsRefused).toBeUndefined();
-    expect(claims.configObjectsFor(second)?.claimsRefused).toEqual({ solo: 'persistentvolumeclaim "solo" has the ReadWriteOncePod access mode and is already in use by pod "first"' });
+    expect(claims.configObjectsFor(second)?.claimsRefused).toEqual({
+      solo: 'persistentvolumeclaim "solo" has the ReadWriteOncePod access mode and is already in use by pod "first"',
+    });
     expect(claims.configObjectsFor(first)?.claims?.solo?.metadata?.name).toBe('solo');
     pods[0] = podOf('first', 'solo', 'Failed');
     expect(claims.configObjectsFor(second)?.claimsRefused).toBeUndefined();

@@ -15,16 +15,27 @@ import type { PodEventRecord } from '../../../src/shared/messages.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
 
 const pod = (name: string, uid?: string): Pod =>
-  applyPodDefaults({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(uid ? { uid } : {}) }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } });
+  applyPodDefaults({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, ...(uid ? { uid } : {}) },
+    spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
+  });
 
 let root: string;
 let updates: PodUpdate[];
 let events: { pod: Pod; event: PodEventRecord }[];
 
 function source(): IntakeSource {
-  return newIntakeSource({ rootDir: root, nodeName: 'node1' }, {
-    logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: () => undefined, recordEvent: (p, e) => events.push({ pod: p, event: e }),
-  });
+  return newIntakeSource(
+    { rootDir: root, nodeName: 'node1' },
+    {
+      logger: newLogger('silent'),
+      onUpdate: (u) => updates.push(u),
+      holder: () => undefined,
+      recordEvent: (p, e) => events.push({ pod: p, event: e }),
+    },
+  );
 }
 
 /** restart: a new source on the same root dir, started; returns it and the names it restored. */
@@ -32,7 +43,7 @@ async function restart(): Promise<{ s: IntakeSource; names: string[] }> {
   updates = [];
   const s = source();
   await s.start();
-  return { s, names: ((updates[0] as { pods: Pod[] }).pods).map((p) => p.metadata!.name!).sort() };
+  return { s, names: (updates[0] as { pods: Pod[] }).pods.map((p) => p.metadata!.name!).sort() };
 }
 
 beforeEach(async () => {
@@ -70,7 +81,11 @@ describe('intake store restore (issue #38 finding 9)', () => {
     const { s: again, names } = await restart();
     expect(names).toEqual([]);
     expect([...again.heldUids()]).toEqual([a.metadata!.uid]);
-    expect(events).toEqual([expect.objectContaining({ event: expect.objectContaining({ type: 'Warning', reason: 'FailedRestore', message: expect.stringContaining('left alone') }) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        event: expect.objectContaining({ type: 'Warning', reason: 'FailedRestore', message: expect.stringContaining('left alone') }),
+      }),
+    ]);
     expect((await readdir(dir())).sort()).toEqual(intakeFileNames(a.metadata!.uid!).sort());
   });
 
@@ -95,7 +110,12 @@ describe('intake store restore (issue #38 finding 9)', () => {
     const aside = await readdir(join(root, kIntakeSetAsideDirName));
     expect(aside.filter((n) => n.startsWith(a1)).length).toBe(1);
     expect(aside.filter((n) => n.startsWith(b1) || n.startsWith(b2)).length).toBe(2);
-    expect(events.filter((e) => e.event.reason === 'FailedRestore' && e.event.message.includes('Refused')).map((e) => e.pod.metadata?.name).sort()).toEqual(['a', b.metadata!.uid, b.metadata!.uid].sort());
+    expect(
+      events
+        .filter((e) => e.event.reason === 'FailedRestore' && e.event.message.includes('Refused'))
+        .map((e) => e.pod.metadata?.name)
+        .sort(),
+    ).toEqual(['a', b.metadata!.uid, b.metadata!.uid].sort());
     // The refused copy of a was mended from the trusted one.
     expect(JSON.parse(await readFile(join(dir(), a1), 'utf8'))).toEqual(a);
     expect(a2).toBeTruthy();
@@ -117,7 +137,10 @@ describe('intake store restore (issue #38 finding 9)', () => {
 
   it('a file of the old naming ({namespace}_{name}.json) is restored and rewritten as two copies', async () => {
     await mkdir(dir(), { recursive: true, mode: 0o700 });
-    const old = { ...pod('legacy', 'uid-legacy'), metadata: { ...pod('legacy', 'uid-legacy').metadata, namespace: 'default', annotations: { 'kubernetes.io/config.source': 'api' } } };
+    const old = {
+      ...pod('legacy', 'uid-legacy'),
+      metadata: { ...pod('legacy', 'uid-legacy').metadata, namespace: 'default', annotations: { 'kubernetes.io/config.source': 'api' } },
+    };
     await writeFile(join(dir(), 'default_legacy.json'), JSON.stringify(old), { mode: 0o600 });
     const { s, names } = await restart();
     expect(names).toEqual(['legacy']);

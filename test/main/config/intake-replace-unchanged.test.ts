@@ -21,9 +21,19 @@ afterEach(async () => {
 });
 
 it('keeps config.hash and config.seen for an unchanged pod and on a dry run, and renews them for a real change', async () => {
-  const s = newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: () => {}, holder: () => undefined, clock });
+  const s = newIntakeSource(
+    { rootDir: root, nodeName: 'node1' },
+    { logger: newLogger('silent'), onUpdate: () => {}, holder: () => undefined, clock },
+  );
   await s.start();
-  const [stored] = await s.submit([applyPodDefaults({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } })]);
+  const [stored] = await s.submit([
+    applyPodDefaults({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web' },
+      spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
+    }),
+  ]);
   const before = stored.metadata!.annotations!;
   clock.step(60_000);
   // As the API hands it back: with a resourceVersion and a status.

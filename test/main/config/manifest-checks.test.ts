@@ -18,10 +18,14 @@ describe('CheckScheduler', () => {
     hold = false;
     errors.length = 0;
     clock = new FakeClock();
-    scheduler = new CheckScheduler(async (kind, files) => {
-      runs.push({ kind, files });
-      if (hold) await new Promise<void>((resolve) => (release = resolve));
-    }, (err) => errors.push(err), clock);
+    scheduler = new CheckScheduler(
+      async (kind, files) => {
+        runs.push({ kind, files });
+        if (hold) await new Promise<void>((resolve) => (release = resolve));
+      },
+      (err) => errors.push(err),
+      clock,
+    );
   });
 
   afterEach(() => {
@@ -43,10 +47,13 @@ describe('CheckScheduler', () => {
   });
 
   it('runs the next check after one that failed, and gives the error to onError', async () => {
-    const failing = new CheckScheduler(async (kind) => {
-      runs.push({ kind, files: [] });
-      if (kind === 'full') throw new Error('boom');
-    }, (err) => errors.push(err));
+    const failing = new CheckScheduler(
+      async (kind) => {
+        runs.push({ kind, files: [] });
+        if (kind === 'full') throw new Error('boom');
+      },
+      (err) => errors.push(err),
+    );
     failing.full();
     failing.files(['/m/a.yaml']);
     await failing.idle();

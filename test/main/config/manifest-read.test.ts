@@ -24,12 +24,18 @@ describe('readSettled', () => {
     if (read === 'not a file') throw new Error('expected a file');
     prev = { contentHash: read.hash };
   });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('an in-place rewrite whose write comes more than one settle period after the truncation is read with its new content', async () => {
     const fh = await open(file, 'w'); // O_TRUNC: empty from here...
     const written = new Promise<void>((resolve, reject) => {
-      setTimeout(() => { fh.writeFile(kNew).then(() => fh.close()).then(resolve, reject); }, 3 * kSettleMs);
+      setTimeout(() => {
+        fh.writeFile(kNew)
+          .then(() => fh.close())
+          .then(resolve, reject);
+      }, 3 * kSettleMs);
     });
     const read = await readSettled(file, prev, () => false);
     await written;
@@ -57,8 +63,12 @@ describe('readSettled', () => {
 
 describe('readManifestFile', () => {
   let dir: string;
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'kts-manifest-read-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kts-manifest-read-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('reads a file whose size is known, with the stat of what it read', async () => {
     const file = join(dir, 'pod.yaml');

@@ -5,7 +5,8 @@ import type { Pod } from '../../../src/shared/api.js';
 
 const cm = (name: string, data: Record<string, string> = {}, namespace = 'default') =>
   normalizeConfigObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data }).object!;
-const secret = (name: string) => normalizeConfigObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { k: 'v' } }).object! as ConfigObject;
+const secret = (name: string) =>
+  normalizeConfigObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { k: 'v' } }).object! as ConfigObject;
 
 describe('ObjectStore', () => {
   it('reports the keys whose object appeared, changed or went; the same object again is no change', () => {
@@ -17,7 +18,7 @@ describe('ObjectStore', () => {
     expect(s.size()).toBe(0);
   });
 
-  it('SET replaces a source\'s whole set', () => {
+  it("SET replaces a source's whole set", () => {
     const s = newObjectStore();
     s.apply({ source: 'file', op: 'SET', objects: [cm('a'), cm('b')] });
     expect(s.apply({ source: 'file', op: 'SET', objects: [cm('b')] }).changed).toEqual(['ConfigMap/default/a']);
@@ -45,7 +46,18 @@ describe('ObjectStore', () => {
   it('configObjectsFor gives exactly the referenced objects, null for the missing, undefined when none', () => {
     const s = newObjectStore();
     s.apply({ source: 'api', op: 'ADD', objects: [cm('a'), cm('unused'), secret('s')] });
-    const pod = { metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i', envFrom: [{ configMapRef: { name: 'a' } }, { configMapRef: { name: 'missing' } }, { secretRef: { name: 's' } }] }] } } as Pod;
+    const pod = {
+      metadata: { name: 'p' },
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'i',
+            envFrom: [{ configMapRef: { name: 'a' } }, { configMapRef: { name: 'missing' } }, { secretRef: { name: 's' } }],
+          },
+        ],
+      },
+    } as Pod;
     const got = s.configObjectsFor(pod)!;
     expect(Object.keys(got.configMaps)).toEqual(['a', 'missing']);
     expect(got.configMaps.missing).toBeNull();
@@ -56,7 +68,9 @@ describe('ObjectStore', () => {
   it('issue #39: stamps each change with a resourceVersion from one counter and feeds ADDED, MODIFIED, DELETED', () => {
     const s = newObjectStore();
     const seen: string[] = [];
-    const stop = s.subscribe((c) => seen.push(`${c.type} ${c.object.kind}/${c.object.metadata?.name} ${c.resourceVersion} ${c.object.metadata?.resourceVersion}`));
+    const stop = s.subscribe((c) =>
+      seen.push(`${c.type} ${c.object.kind}/${c.object.metadata?.name} ${c.resourceVersion} ${c.object.metadata?.resourceVersion}`),
+    );
     s.apply({ source: 'api', op: 'ADD', objects: [cm('a', { x: '1' }), secret('s')] });
     s.apply({ source: 'api', op: 'UPDATE', objects: [cm('a', { x: '1' })] });
     s.apply({ source: 'api', op: 'UPDATE', objects: [cm('a', { x: '2' })] });
@@ -73,7 +87,7 @@ describe('ObjectStore', () => {
     expect(seen).toHaveLength(4);
   });
 
-  it('issue #39: a resume from before the kept history is refused (undefined: the watch\'s 410)', () => {
+  it("issue #39: a resume from before the kept history is refused (undefined: the watch's 410)", () => {
     const s = newObjectStore();
     for (let i = 0; i <= kObjectChangeHistory; i++) s.apply({ source: 'api', op: 'UPDATE', objects: [cm('a', { i: String(i) })] });
     expect(s.changesSince(0)).toBeUndefined();

@@ -24,7 +24,12 @@ vi.mock('../../../src/shared/hash.js', async (importOriginal) => {
 const { newPodConfig } = await import('../../../src/main/config/pod-config.js');
 
 function pod(name: string, image = 'img:1'): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid: `uid-${name}`, annotations: { 'kubernetes.io/config.seen': String(Math.random()) } }, spec: { containers: [{ name: 'c', image }] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `uid-${name}`, annotations: { 'kubernetes.io/config.seen': String(Math.random()) } },
+    spec: { containers: [{ name: 'c', image }] },
+  };
 }
 
 describe('PodConfig content hash cache', () => {

@@ -3,7 +3,12 @@ import { newPodConfig } from '../../../src/main/config/pod-config.js';
 import type { Pod } from '../../../src/shared/api.js';
 
 function pod(name: string, uid: string, image = 'img:1', namespace = 'default'): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid, annotations: { 'kubernetes.io/config.seen': String(Math.random()) } }, spec: { containers: [{ name: 'c', image }] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, uid, annotations: { 'kubernetes.io/config.seen': String(Math.random()) } },
+    spec: { containers: [{ name: 'c', image }] },
+  };
 }
 const names = (pods: Pod[]) => pods.map((p) => p.metadata!.uid).sort();
 
@@ -55,7 +60,7 @@ describe('PodConfig merge', () => {
     expect(names(freed.adds)).toEqual(['a1']);
   });
 
-  it('refuses a pod whose UID another source\'s pod holds, under any name, and changes nothing else (issue 11: UID takeover)', () => {
+  it("refuses a pod whose UID another source's pod holds, under any name, and changes nothing else (issue 11: UID takeover)", () => {
     const config = newPodConfig(['file', 'api']);
     config.apply({ op: 'SET', source: 'file', pods: [pod('static-node', 'f1')] });
     const takeover = config.apply({ op: 'ADD', source: 'api', pods: [pod('web', 'f1')] });

@@ -10,8 +10,24 @@ describe('etcd objects source: list retries', () => {
   it('lists each kind again every retryMs while etcd refuses, and arms nothing after stop()', async () => {
     const clock = new FakeClock();
     const lists: string[] = [];
-    const client = { getAll: () => ({ prefix: (p: string) => ({ exec: () => { lists.push(p); return Promise.reject(new Error('etcd down')); } }) }) } as unknown as Etcd3;
-    const source = newEtcdObjectSource({ client, prefix: '/registry', logger: pino({ level: 'silent' }), onObjects: () => {}, retryMs: 5_000, clock });
+    const client = {
+      getAll: () => ({
+        prefix: (p: string) => ({
+          exec: () => {
+            lists.push(p);
+            return Promise.reject(new Error('etcd down'));
+          },
+        }),
+      }),
+    } as unknown as Etcd3;
+    const source = newEtcdObjectSource({
+      client,
+      prefix: '/registry',
+      logger: pino({ level: 'silent' }),
+      onObjects: () => {},
+      retryMs: 5_000,
+      clock,
+    });
     await source.start();
     expect(lists).toEqual(['/registry/configmaps/', '/registry/secrets/']);
     clock.step(4_999);

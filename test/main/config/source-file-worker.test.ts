@@ -56,9 +56,15 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     await rm(tmp, { recursive: true, force: true });
   });
 
-  async function startSource(checkFrequencyMs = 60_000, extra: Partial<FileSourceDeps> = {}): Promise<{ source: FileSource; rec: Recorder }> {
+  async function startSource(
+    checkFrequencyMs = 60_000,
+    extra: Partial<FileSourceDeps> = {},
+  ): Promise<{ source: FileSource; rec: Recorder }> {
     const rec = new Recorder();
-    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs }, { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, ...extra });
+    const source = newFileSource(
+      { path: dir, nodeName: kNode, checkFrequencyMs },
+      { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, ...extra },
+    );
     sources.push(source);
     await source.start();
     return { source, rec };
@@ -66,7 +72,12 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
 
   it('sends the pods loadStaticPods makes of each file, without running it on the main thread', async () => {
     const yamlText = `${podYaml('web')}---\n${podYaml('db')}`;
-    const jsonText = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'cache' }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } });
+    const jsonText = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'cache' },
+      spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
+    });
     await writeFile(path.join(dir, 'a.yaml'), yamlText);
     await writeFile(path.join(dir, 'b.json'), jsonText);
     const { rec } = await startSource();
@@ -117,7 +128,9 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
 
     failures = 3;
     await writeFile(file, podYaml('web', 'kubelet-ts/pause:1.0'));
-    const u = await rec.until('the edited pod', () => rec.updates.find((x) => x.pods[0]?.spec?.containers[0].image === 'kubelet-ts/pause:1.0'));
+    const u = await rec.until('the edited pod', () =>
+      rec.updates.find((x) => x.pods[0]?.spec?.containers[0].image === 'kubelet-ts/pause:1.0'),
+    );
     expect(u.pods).toHaveLength(1);
     // The pod never went away while the thread failed, and the failure was reported once.
     expect(rec.updates.every((x) => x.pods.length === 1)).toBe(true);
@@ -149,7 +162,9 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
 
     // A real edit is a new pod.
     await writeFile(a, `${podYaml('web', 'kubelet-ts/pause:1.0')}---\n${podYaml('db')}`);
-    const edited = await rec.until('the edited pod', () => rec.updates.find((x) => x.pods[0].spec?.containers[0].image === 'kubelet-ts/pause:1.0'));
+    const edited = await rec.until('the edited pod', () =>
+      rec.updates.find((x) => x.pods[0].spec?.containers[0].image === 'kubelet-ts/pause:1.0'),
+    );
     expect(edited.pods[0].metadata?.uid).not.toBe(first.pods[0].metadata?.uid);
     expect(edited.pods[1]).toBe(first.pods[1]);
     expect(rec.updates).toHaveLength(3);
@@ -197,7 +212,9 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(maxInFlight).toBeGreaterThan(1);
     expect(maxInFlight).toBeLessThanOrEqual(17);
     expect(rec.updates).toHaveLength(1);
-    expect(rec.updates[0].pods.map((p) => p.metadata?.name)).toEqual(names.filter((n) => n !== 'p07' && n !== 'p31').map((n) => `${n}-${kNode}`));
+    expect(rec.updates[0].pods.map((p) => p.metadata?.name)).toEqual(
+      names.filter((n) => n !== 'p07' && n !== 'p31').map((n) => `${n}-${kNode}`),
+    );
     expect(rec.errors.map((e) => e.origin)).toEqual([path.join(dir, 'p07.yaml'), path.join(dir, 'p31.yaml')]);
   });
 
@@ -230,7 +247,8 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(sets.length).toBeGreaterThan(1);
     expect(sets.at(-1)).toBe(all);
     // Each SET holds the pods of the files applied so far, in file name order.
-    for (const u of sets) expect(u.pods.map((p) => p.metadata?.name)).toEqual(Array.from({ length: u.pods.length }, (_, i) => `p${i}-${kNode}`));
+    for (const u of sets)
+      expect(u.pods.map((p) => p.metadata?.name)).toEqual(Array.from({ length: u.pods.length }, (_, i) => `p${i}-${kNode}`));
   });
 
   it('stops in the middle of a check without waiting for the decodes it queued ahead', async () => {
@@ -262,7 +280,10 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
       };
     };
     const rec = new Recorder();
-    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs: 60_000 }, { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, newManifestLoader: newLoader });
+    const source = newFileSource(
+      { path: dir, nodeName: kNode, checkFrequencyMs: 60_000 },
+      { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, newManifestLoader: newLoader },
+    );
     sources.push(source);
     const started = source.start();
     await enough;

@@ -4,7 +4,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newManifestWatch } from '../../../src/main/config/manifest-watch.js';
-import { isManifestFileName, kCatchUpMaxMs, kCatchUpMs, kMaxManifestBytes, kStatTrustMs, newFileSource, type FileSource, type FileSourceDeps, type FileSourceOptions } from '../../../src/main/config/source-file.js';
+import {
+  isManifestFileName,
+  kCatchUpMaxMs,
+  kCatchUpMs,
+  kMaxManifestBytes,
+  kStatTrustMs,
+  newFileSource,
+  type FileSource,
+  type FileSourceDeps,
+  type FileSourceOptions,
+} from '../../../src/main/config/source-file.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { ConfigSourceAnnotationKey } from '../../../src/shared/annotations.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
@@ -12,7 +22,6 @@ import { SourceRecorder as Recorder, names } from '../../support/source-recorder
 
 const kNode = 'node-a';
 const realOpen = fsPromises.open.bind(fsPromises);
-
 
 function image(pod: Pod | undefined): string | undefined {
   return pod?.spec?.containers?.[0]?.image;
@@ -46,9 +55,15 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
-  async function startSource(options: Partial<FileSourceOptions> = {}, deps: Pick<FileSourceDeps, 'newManifestWatch'> = {}): Promise<{ source: FileSource; rec: Recorder; first: PodUpdate }> {
+  async function startSource(
+    options: Partial<FileSourceOptions> = {},
+    deps: Pick<FileSourceDeps, 'newManifestWatch'> = {},
+  ): Promise<{ source: FileSource; rec: Recorder; first: PodUpdate }> {
     const rec = new Recorder();
-    const source = newFileSource({ path: dir, nodeName: kNode, checkFrequencyMs: 60_000, ...options }, { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, ...deps });
+    const source = newFileSource(
+      { path: dir, nodeName: kNode, checkFrequencyMs: 60_000, ...options },
+      { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, ...deps },
+    );
     sources.push(source);
     await source.start();
     // start() resolves after the first SET has been delivered.
@@ -164,7 +179,10 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(warn).toBeDefined();
 
     // Invalid fields: every error is listed, each with its field path.
-    await writeFile(a, `apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  restartPolicy: Sometimes\n  containers:\n  - name: main\n`);
+    await writeFile(
+      a,
+      `apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  restartPolicy: Sometimes\n  containers:\n  - name: main\n`,
+    );
     const fieldError = await rec.nextError();
     expect(fieldError.origin).toBe(a);
     expect(fieldError.message).toContain(a);
@@ -268,7 +286,11 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
 
   /** A watch that never reports `lost` (a file name), as @parcel/watcher can lose an event of a burst (kCatchUpMs). */
   function watchLosing(lost: string): FileSourceDeps['newManifestWatch'] {
-    return (options) => newManifestWatch({ ...options, onChange: (c) => options.onChange({ ...c, files: c.files.filter((f) => path.basename(f) !== lost) }) });
+    return (options) =>
+      newManifestWatch({
+        ...options,
+        onChange: (c) => options.onChange({ ...c, files: c.files.filter((f) => path.basename(f) !== lost) }),
+      });
   }
 
   it('takes a file whose watch event was lost at the catch-up check after the burst, not at the next periodic check', async () => {
@@ -325,7 +347,7 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     expect(rec.errors).toHaveLength(1);
   });
 
-  it('a file renamed to another name, whose old name\'s event came later (or never), is not reported as a duplicate of itself', async () => {
+  it("a file renamed to another name, whose old name's event came later (or never), is not reported as a duplicate of itself", async () => {
     await writeFile(path.join(dir, 'a.yaml'), podYaml('web'));
     const { rec, first } = await startSource({ checkFrequencyMs: 3_600_000 }, { newManifestWatch: watchLosing('a.yaml') });
     await rename(path.join(dir, 'a.yaml'), path.join(dir, 'b.yaml'));

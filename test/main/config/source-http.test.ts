@@ -82,7 +82,16 @@ describe('newHttpSource', () => {
   });
 
   it('reads a JSON List and multi-document YAML', async () => {
-    const list = { apiVersion: 'v1', kind: 'List', items: [podYaml('a'), podYaml('b')].map((y) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: y.match(/name: (\w+)/)![1] }, spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] } })) };
+    const list = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [podYaml('a'), podYaml('b')].map((y) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: y.match(/name: (\w+)/)![1] },
+        spec: { containers: [{ name: 'main', image: 'kubelet-ts/busybox:1.35' }] },
+      })),
+    };
     reply = { status: 200, body: JSON.stringify(list), contentType: 'application/json' };
     const s = start();
     await s.source.start();
@@ -158,7 +167,10 @@ describe('newHttpSource', () => {
     expect(s.updates).toEqual([{ op: 'SET', source: 'http', pods: [] }]);
     expect(s.errors[0].message).toContain('HTTP 404');
     await s.source.stop();
-    const refused = newHttpSource({ url: 'http://127.0.0.1:1/x', nodeName: 'n' }, { logger: newLogger('silent'), onUpdate: (u) => s.updates.push(u), onError: (e) => s.errors.push(e) });
+    const refused = newHttpSource(
+      { url: 'http://127.0.0.1:1/x', nodeName: 'n' },
+      { logger: newLogger('silent'), onUpdate: (u) => s.updates.push(u), onError: (e) => s.errors.push(e) },
+    );
     await refused.start();
     expect(s.updates).toHaveLength(2);
     expect(s.updates[1].pods).toEqual([]);
@@ -182,7 +194,9 @@ describe('newHttpSource', () => {
     [{ checkFrequencyMs: 0 }, '--http-check-frequency'],
     [{ headers: { 'bad name': ['v'] } }, '--manifest-url-header'],
   ])('refuses bad options %j naming %s', (bad, flag) => {
-    expect(() => newHttpSource({ url, nodeName: 'n', ...bad }, { logger: newLogger('silent'), onUpdate: () => {}, onError: () => {} })).toThrow(flag);
+    expect(() =>
+      newHttpSource({ url, nodeName: 'n', ...bad }, { logger: newLogger('silent'), onUpdate: () => {}, onError: () => {} }),
+    ).toThrow(flag);
   });
 });
 
@@ -196,16 +210,27 @@ describe('--manifest-url wired into the agent (fake runtime)', () => {
     const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-http-source-'));
     reply = { status: 200, body: podYaml('web'), etag: '"1"' };
     const options = resolveAgentOptions({
-      nodeName: 'url-node', rootDir: base, port: 0, runtime: 'fake', workers: 1, manifestUrl: url, httpCheckFrequencyMs: 200, logLevel: 'silent',
+      nodeName: 'url-node',
+      rootDir: base,
+      port: 0,
+      runtime: 'fake',
+      workers: 1,
+      manifestUrl: url,
+      httpCheckFrequencyMs: 200,
+      logLevel: 'silent',
     });
     const agent = newAgent(options, { logger: newLogger('silent'), serve: false });
     const until = async (pred: () => boolean, what: string) => {
-      for (const started = Date.now(); !pred(); ) {
+      for (const started = Date.now(); !pred();) {
         if (Date.now() - started > 30_000) throw new Error(`timed out waiting for ${what}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     };
-    const running = () => agent.listPods().filter((p) => p.status?.phase === 'Running').map((p) => p.metadata?.name);
+    const running = () =>
+      agent
+        .listPods()
+        .filter((p) => p.status?.phase === 'Running')
+        .map((p) => p.metadata?.name);
     try {
       await agent.start();
       await until(() => running().includes('web-url-node'), 'web-url-node Running');

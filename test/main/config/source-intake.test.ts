@@ -12,14 +12,27 @@ import type { PodUpdate } from '../../../src/shared/pod-update.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 
 const pod = (name: string, uid?: string, image = 'kubelet-ts/busybox:1.35'): Pod =>
-  applyPodDefaults({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(uid ? { uid } : {}) }, spec: { containers: [{ name: 'main', image }] } });
+  applyPodDefaults({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, ...(uid ? { uid } : {}) },
+    spec: { containers: [{ name: 'main', image }] },
+  });
 
 let root: string;
 let updates: PodUpdate[];
 let held: Map<string, { uid: string; source: string }>;
 
 function source(): IntakeSource {
-  return newIntakeSource({ rootDir: root, nodeName: 'node1' }, { logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: (n) => held.get(n), clock: new FakeClock(Date.parse('2026-11-30T01:00:00Z')) });
+  return newIntakeSource(
+    { rootDir: root, nodeName: 'node1' },
+    {
+      logger: newLogger('silent'),
+      onUpdate: (u) => updates.push(u),
+      holder: (n) => held.get(n),
+      clock: new FakeClock(Date.parse('2026-11-30T01:00:00Z')),
+    },
+  );
 }
 
 /** filesOf: the store's file names of `pods` (two per pod), sorted. */
@@ -47,7 +60,10 @@ describe('IntakeSource', () => {
     expect(stored[0].metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(stored[1].metadata?.uid).toBe('my-uid-1');
     expect(stored[0].metadata?.name).toBe('web');
-    expect(stored[0].metadata?.annotations).toMatchObject({ 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.seen': '2026-11-30T01:00:00.000Z' });
+    expect(stored[0].metadata?.annotations).toMatchObject({
+      'kubernetes.io/config.source': 'api',
+      'kubernetes.io/config.seen': '2026-11-30T01:00:00.000Z',
+    });
     expect(stored[0].metadata?.annotations?.['kubernetes.io/config.hash']).toMatch(/^[0-9a-f]{32}$/);
     expect(stored[0].metadata?.creationTimestamp).toBe('2026-11-30T01:00:00.000Z');
     expect(stored[0].spec?.nodeName).toBe('node1');
@@ -57,14 +73,16 @@ describe('IntakeSource', () => {
     expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(stored[0])), 'utf8'))).toEqual(stored[0]);
   });
 
-  it('admits as the ServiceAccount plugin: serviceAccountName default and the kube-api-access volume; a replace keeps the volume\'s name, and adds none to a pod stored without one', async () => {
+  it("admits as the ServiceAccount plugin: serviceAccountName default and the kube-api-access volume; a replace keeps the volume's name, and adds none to a pod stored without one", async () => {
     const s = source();
     await s.start();
     const [stored] = await s.submit([pod('sa')]);
     expect(stored.spec?.serviceAccountName).toBe('default');
     const vol = stored.spec?.volumes?.find((v) => v.name.startsWith('kube-api-access-'))?.name;
     expect(vol).toMatch(/^kube-api-access-[a-z0-9]{5}$/);
-    expect(stored.spec?.containers[0].volumeMounts).toEqual([{ name: vol, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+    expect(stored.spec?.containers[0].volumeMounts).toEqual([
+      { name: vol, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+    ]);
     // A PUT of the bare manifest: the same volume and mount, so no container changes.
     const replaced = await s.replace('default', 'sa', pod('sa'));
     expect(replaced.spec?.volumes?.map((v) => v.name)).toEqual([vol]);
@@ -82,13 +100,22 @@ describe('IntakeSource', () => {
     await s.start();
     const other = (name: string, nodeName: string): Pod => ({ ...pod(name), spec: { ...pod(name).spec!, nodeName } });
     await expect(s.submit([pod('web'), other('db', 'other-node')])).rejects.toMatchObject({
-      errors: [{ field: '[1].spec.nodeName', type: 'Invalid value', value: 'other-node', detail: 'must be empty or this node\'s name "node1": the pod is bound to another node' }],
+      errors: [
+        {
+          field: '[1].spec.nodeName',
+          type: 'Invalid value',
+          value: 'other-node',
+          detail: 'must be empty or this node\'s name "node1": the pod is bound to another node',
+        },
+      ],
     });
     expect(s.pods()).toEqual([]);
     await expect(readdir(join(root, 'intake'))).resolves.toEqual([]);
     const [mine] = await s.submit([other('db', 'node1')]);
     expect(mine.spec?.nodeName).toBe('node1');
-    await expect(s.replace('default', 'db', other('db', 'other-node'))).rejects.toMatchObject({ errors: [{ field: 'spec.nodeName', value: 'other-node' }] });
+    await expect(s.replace('default', 'db', other('db', 'other-node'))).rejects.toMatchObject({
+      errors: [{ field: 'spec.nodeName', value: 'other-node' }],
+    });
     expect(s.get('default', 'db')?.spec?.nodeName).toBe('node1');
   });
 
@@ -109,7 +136,11 @@ describe('IntakeSource', () => {
     await s.start();
     const ok = await s.submit([pod('ok')]);
     await writeFile(join(dir, '.default_x.json.abcd.tmp'), '{"half');
-    await writeFile(join(dir, 'default_broken.json'), '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "broken"}, "spec": {"containers": []}}', { mode: 0o600 });
+    await writeFile(
+      join(dir, 'default_broken.json'),
+      '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "broken"}, "spec": {"containers": []}}',
+      { mode: 0o600 },
+    );
     updates = [];
     await source().start();
     expect((updates[0] as { pods: Pod[] }).pods.map((p) => p.metadata?.name)).toEqual(['ok']);
@@ -120,7 +151,10 @@ describe('IntakeSource', () => {
     const s = source();
     await s.start();
     held.set('default/static-n1', { uid: 'u-static', source: 'file' });
-    await expect(s.submit([pod('fresh'), pod('static-n1')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: expect.stringContaining('source file') });
+    await expect(s.submit([pod('fresh'), pod('static-n1')])).rejects.toMatchObject({
+      code: 'ERR_ALREADY_EXISTS',
+      message: expect.stringContaining('source file'),
+    });
     const web = await s.submit([pod('web')]);
     await expect(s.submit([pod('web')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
     expect((await readdir(join(root, 'intake'))).sort()).toEqual(filesOf(web));
@@ -129,7 +163,10 @@ describe('IntakeSource', () => {
   it('refuses an unsafe uid with ERR_INVALID_MANIFEST naming metadata.uid, and a taken uid with ERR_ALREADY_EXISTS', async () => {
     const s = source();
     await s.start();
-    await expect(s.submit([pod('a', '../../etc')])).rejects.toMatchObject({ code: 'ERR_INVALID_MANIFEST', errors: [expect.objectContaining({ field: 'metadata.uid' })] });
+    await expect(s.submit([pod('a', '../../etc')])).rejects.toMatchObject({
+      code: 'ERR_INVALID_MANIFEST',
+      errors: [expect.objectContaining({ field: 'metadata.uid' })],
+    });
     await s.submit([pod('b', 'u1')]);
     await expect(s.submit([pod('c', 'u1')])).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS' });
   });
@@ -148,9 +185,13 @@ describe('IntakeSource', () => {
     const replaced = await s.replace('default', 'web', pod('web', undefined, 'kubelet-ts/busybox:1.36'));
     expect(replaced.metadata?.uid).toBe(web.metadata?.uid);
     expect(replaced.spec?.containers[0].image).toBe('kubelet-ts/busybox:1.36');
-    expect(replaced.metadata?.annotations?.['kubernetes.io/config.hash']).not.toBe(web.metadata?.annotations?.['kubernetes.io/config.hash']);
+    expect(replaced.metadata?.annotations?.['kubernetes.io/config.hash']).not.toBe(
+      web.metadata?.annotations?.['kubernetes.io/config.hash'],
+    );
     expect(updates.at(-1)).toEqual({ op: 'UPDATE', source: 'api', pods: [replaced] });
-    expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(web)), 'utf8')).spec.containers[0].image).toBe('kubelet-ts/busybox:1.36');
+    expect(JSON.parse(await readFile(join(root, 'intake', intakeFileName(web)), 'utf8')).spec.containers[0].image).toBe(
+      'kubelet-ts/busybox:1.36',
+    );
   });
 
   it('a dry-run submit or replace (dryRun=All) answers as stored and runs the checks, but writes no file and sends no update', async () => {
@@ -183,7 +224,10 @@ describe('IntakeSource', () => {
     const s = source();
     await s.start();
     await s.submit([pod('web')]);
-    await expect(s.replace('default', 'web', pod('web', 'other'))).rejects.toMatchObject({ code: 'ERR_CONFLICT', statusReason: 'Conflict' });
+    await expect(s.replace('default', 'web', pod('web', 'other'))).rejects.toMatchObject({
+      code: 'ERR_CONFLICT',
+      statusReason: 'Conflict',
+    });
   });
 
   it('a submit that arrives while start() restores waits for it: its file is not taken for a leftover temp file, its ADD follows the SET', async () => {
@@ -212,7 +256,12 @@ describe('writeFilesDurably', () => {
   it('leaves no file behind when one of the batch cannot be written', async () => {
     const dir = join(root, 'd');
     await import('node:fs/promises').then((fs) => fs.mkdir(dir));
-    await expect(writeFilesDurably(dir, [{ name: 'a.json', content: '1' }, { name: 'sub/b.json', content: '2' }])).rejects.toThrow();
+    await expect(
+      writeFilesDurably(dir, [
+        { name: 'a.json', content: '1' },
+        { name: 'sub/b.json', content: '2' },
+      ]),
+    ).rejects.toThrow();
     expect(await readdir(dir)).toEqual([]);
   });
 });
@@ -221,9 +270,15 @@ describe('writeFilesDurably', () => {
 // limit, is refused whole with 403 before anything is written.
 describe('IntakeSource bounds', () => {
   const bounded = (opts: { free?: number; maxStoreBytes?: number }) =>
-    newIntakeSource({ rootDir: root, nodeName: 'node1', maxStoreBytes: opts.maxStoreBytes }, {
-      logger: newLogger('silent'), onUpdate: (u) => updates.push(u), holder: () => undefined, freePodSlots: opts.free === undefined ? undefined : () => opts.free!,
-    });
+    newIntakeSource(
+      { rootDir: root, nodeName: 'node1', maxStoreBytes: opts.maxStoreBytes },
+      {
+        logger: newLogger('silent'),
+        onUpdate: (u) => updates.push(u),
+        holder: () => undefined,
+        freePodSlots: opts.free === undefined ? undefined : () => opts.free!,
+      },
+    );
 
   it('refuses a batch needing more pods than the free slots with 403 exceeded quota saying how many fit, and writes nothing', async () => {
     const s = bounded({ free: 3 });
@@ -248,7 +303,9 @@ describe('IntakeSource bounds', () => {
     updates = [];
     const err = await s.submit([pod('c')]).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ERR_FORBIDDEN' });
-    expect((err as Error).message).toMatch(/pods "c" is forbidden: exceeded quota: intake store, requested: \d+ bytes, used: \d+ bytes, limited: \d+ bytes \(--intake-store-bytes\)/);
+    expect((err as Error).message).toMatch(
+      /pods "c" is forbidden: exceeded quota: intake store, requested: \d+ bytes, used: \d+ bytes, limited: \d+ bytes \(--intake-store-bytes\)/,
+    );
     expect((await readdir(join(root, 'intake'))).sort()).toEqual(filesOf(ab));
     expect(updates).toEqual([]);
     // A replace by a much bigger pod is refused too; the stored one stays.

@@ -9,7 +9,12 @@ import { useEtcd, waitForEtcd } from '../../support/etcd.js';
 const logger = pino({ level: 'silent' });
 
 function podJson(name: string, image = 'kubelet-ts/busybox:1.35', extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...extra }, spec: { containers: [{ name: 'main', image, command: ['sleep', '3600'] }] } });
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', ...extra },
+    spec: { containers: [{ name: 'main', image, command: ['sleep', '3600'] }] },
+  });
 }
 
 describe('podFromEtcd', () => {
@@ -23,7 +28,19 @@ describe('podFromEtcd', () => {
     expect(podUidForEtcd('/r/pods/n1/default/web', '8')).not.toBe(pod.metadata?.uid);
   });
   it('keeps metadata.uid when set and takes the name from the key when absent', () => {
-    const pod = podFromEtcd({ key: 'k', value: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { uid: 'u-1' }, spec: { containers: [{ name: 'c', image: 'i' }] } }), createRevision: '1' }, where);
+    const pod = podFromEtcd(
+      {
+        key: 'k',
+        value: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { uid: 'u-1' },
+          spec: { containers: [{ name: 'c', image: 'i' }] },
+        }),
+        createRevision: '1',
+      },
+      where,
+    );
     expect(pod.metadata?.uid).toBe('u-1');
     expect(pod.metadata?.name).toBe('web');
   });
@@ -42,7 +59,10 @@ describe('etcd source (real etcd)', () => {
     const client = etcd.client(servers);
     const updates: PodUpdate[] = [];
     const problems: EtcdPodProblem[] = [];
-    const source = newEtcdSource({ nodeName: node, prefix, retryMs: 200 }, { client, logger, onUpdate: (u) => updates.push(u), onProblem: (p) => problems.push(p) });
+    const source = newEtcdSource(
+      { nodeName: node, prefix, retryMs: 200 },
+      { client, logger, onUpdate: (u) => updates.push(u), onProblem: (p) => problems.push(p) },
+    );
     etcd.defer(() => source.stop());
     return { source, updates, problems };
   }
@@ -53,18 +73,29 @@ describe('etcd source (real etcd)', () => {
     for (const u of updates) {
       if (u.op === 'SET') m.clear();
       for (const p of u.pods) {
-        if (u.op === 'REMOVE') { if (m.get(p.metadata!.name!) === p.metadata!.uid) m.delete(p.metadata!.name!); } else m.set(p.metadata!.name!, p.metadata!.uid!);
+        if (u.op === 'REMOVE') {
+          if (m.get(p.metadata!.name!) === p.metadata!.uid) m.delete(p.metadata!.name!);
+        } else m.set(p.metadata!.name!, p.metadata!.uid!);
       }
     }
     return m;
   }
 
-  it('lists this node\'s pods into a SET, reports a bad value without disturbing the others, then follows puts and deletes', async () => {
+  it("lists this node's pods into a SET, reports a bad value without disturbing the others, then follows puts and deletes", async () => {
     const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
-    await etcd.admin.put(keys.pod('n1', 'default', 'bad')).value('{not json').exec();
-    await etcd.admin.put(keys.pod('n2', 'default', 'other-node')).value(podJson('other-node')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'a'))
+      .value(podJson('a'))
+      .exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'bad'))
+      .value('{not json')
+      .exec();
+    await etcd.admin
+      .put(keys.pod('n2', 'default', 'other-node'))
+      .value(podJson('other-node'))
+      .exec();
     const { source, updates, problems } = start(prefix, 'n1');
     await source.start();
     expect(updates[0]?.op).toBe('SET');
@@ -74,16 +105,28 @@ describe('etcd source (real etcd)', () => {
     expect(problems[0]!.message).toBeTruthy();
 
     const uidA = updates[0]!.pods[0]!.metadata!.uid!;
-    await etcd.admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'b'))
+      .value(podJson('b'))
+      .exec();
     await waitForEtcd(() => desired(updates).has('b'), 'ADD b');
-    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a', 'kubelet-ts/busybox:1.35', { labels: { v: '2' } })).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'a'))
+      .value(podJson('a', 'kubelet-ts/busybox:1.35', { labels: { v: '2' } }))
+      .exec();
     const upd = await waitForEtcd(() => updates.find((u) => u.op === 'UPDATE'), 'UPDATE a');
     expect(upd.pods[0]!.metadata!.uid).toBe(uidA); // same key, same create revision → same UID
     expect(upd.pods[0]!.metadata!.labels).toEqual({ v: '2' });
-    await etcd.admin.put(keys.pod('n1', 'default', 'bad')).value(podJson('bad')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'bad'))
+      .value(podJson('bad'))
+      .exec();
     await waitForEtcd(() => desired(updates).has('bad'), 'fixed pod added');
     await waitForEtcd(() => problems.find((p) => p.name === 'bad' && p.message === null), 'problem cleared');
-    await etcd.admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
+    await etcd.admin
+      .delete()
+      .key(keys.pod('n1', 'default', 'a'))
+      .exec();
     await waitForEtcd(() => !desired(updates).has('a'), 'REMOVE a');
     expect([...desired(updates).keys()].sort()).toEqual(['b', 'bad']);
     expect(updates.every((u) => u.source === 'etcd')).toBe(true);
@@ -95,7 +138,11 @@ describe('etcd source (real etcd)', () => {
     const keys = etcdKeys(prefix);
     const { source, updates } = start(prefix, 'n1');
     await source.start();
-    for (const n of ['a', 'b', 'c']) await etcd.admin.put(keys.pod('n1', 'default', n)).value(podJson(n)).exec();
+    for (const n of ['a', 'b', 'c'])
+      await etcd.admin
+        .put(keys.pod('n1', 'default', n))
+        .value(podJson(n))
+        .exec();
     await waitForEtcd(() => desired(updates).size === 3, 'three pods');
     await etcd.admin.delete().prefix(keys.podsPrefix('n1')).exec();
     await waitForEtcd(() => desired(updates).size === 0, 'all three removed');
@@ -105,10 +152,16 @@ describe('etcd source (real etcd)', () => {
   it('keeps the last good pod when its value turns bad', async () => {
     const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'a'))
+      .value(podJson('a'))
+      .exec();
     const { source, updates, problems } = start(prefix, 'n1');
     await source.start();
-    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a', '')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'a'))
+      .value(podJson('a', ''))
+      .exec();
     await waitForEtcd(() => problems.find((p) => p.name === 'a' && p.message), 'problem reported');
     expect(desired(updates).has('a')).toBe(true);
     expect(updates.filter((u) => u.op === 'REMOVE')).toHaveLength(0);
@@ -117,7 +170,10 @@ describe('etcd source (real etcd)', () => {
   it('sends no SET while etcd is unreachable at start, then lists when it answers', async () => {
     const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
-    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'a'))
+      .value(podJson('a'))
+      .exec();
     const proxy = await etcd.proxy();
     await proxy.cut();
     const { source, updates } = start(prefix, 'n1', [proxy.url]);
@@ -135,16 +191,31 @@ describe('etcd source (real etcd)', () => {
     const proxy = await etcd.proxy();
     const { source, updates } = start(prefix, 'n1', [proxy.url]);
     await source.start();
-    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'a'))
+      .value(podJson('a'))
+      .exec();
     await waitForEtcd(() => desired(updates).has('a'), 'ADD a');
     await proxy.cut();
     await waitForEtcd(() => !source.connected(), 'disconnected');
-    await etcd.admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
-    await etcd.admin.put(keys.pod('n1', 'default', 'c')).value(podJson('c')).exec();
-    await etcd.admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'b'))
+      .value(podJson('b'))
+      .exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'c'))
+      .value(podJson('c'))
+      .exec();
+    await etcd.admin
+      .delete()
+      .key(keys.pod('n1', 'default', 'a'))
+      .exec();
     await proxy.restore();
     await waitForEtcd(() => desired(updates).has('c') && !desired(updates).has('a'), 'changes made while disconnected');
-    await etcd.admin.put(keys.pod('n1', 'default', 'd')).value(podJson('d')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'd'))
+      .value(podJson('d'))
+      .exec();
     await waitForEtcd(() => desired(updates).has('d'), 'ADD d after the resume');
     const adds = updates.filter((u) => u.op === 'ADD').map((u) => u.pods[0]!.metadata!.name);
     expect(adds).toEqual(['a', 'b', 'c', 'd']); // none missed, none twice
@@ -156,19 +227,31 @@ describe('etcd source (real etcd)', () => {
     const prefix = etcd.prefix('src');
     const keys = etcdKeys(prefix);
     const proxy = await etcd.proxy();
-    await etcd.admin.put(keys.pod('n1', 'default', 'a')).value(podJson('a')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'a'))
+      .value(podJson('a'))
+      .exec();
     const { source, updates } = start(prefix, 'n1', [proxy.url]);
     await source.start();
     await proxy.cut();
     await waitForEtcd(() => !source.connected(), 'disconnected');
-    await etcd.admin.delete().key(keys.pod('n1', 'default', 'a')).exec();
-    await etcd.admin.put(keys.pod('n1', 'default', 'b')).value(podJson('b')).exec();
+    await etcd.admin
+      .delete()
+      .key(keys.pod('n1', 'default', 'a'))
+      .exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'b'))
+      .value(podJson('b'))
+      .exec();
     const res = await etcd.admin.put(`${prefix}/filler`).value('x').exec();
     await etcd.admin.kv.compact({ revision: res.header.revision, physical: true });
     await proxy.restore();
     await waitForEtcd(() => updates.filter((u) => u.op === 'SET').length === 2, 'second SET');
     expect([...desired(updates).keys()]).toEqual(['b']);
-    await etcd.admin.put(keys.pod('n1', 'default', 'c')).value(podJson('c')).exec();
+    await etcd.admin
+      .put(keys.pod('n1', 'default', 'c'))
+      .value(podJson('c'))
+      .exec();
     await waitForEtcd(() => desired(updates).has('c'), 'watch after the relist');
   });
 });

@@ -12,23 +12,44 @@ import { useEtcd, waitForEtcd } from '../../support/etcd.js';
 const logger = pino({ level: 'silent' });
 // The node lease registers what src/main/node/node-status.ts buildNode builds (the one Node builder).
 const facts: NodeFacts = {
-  cpus: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 4 * 1024 ** 3,
-  disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 50 * 1024 ** 3 }, pids: { running: 100, max: 32768 },
-  osImage: 'Debian GNU/Linux 12 (bookworm)', kernelVersion: '6.1.0', architecture: 'amd64', operatingSystem: 'linux', machineID: 'm1', bootID: 'b1',
+  cpus: 2,
+  memoryTotalBytes: 8 * 1024 ** 3,
+  memoryAvailableBytes: 4 * 1024 ** 3,
+  disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 50 * 1024 ** 3 },
+  pids: { running: 100, max: 32768 },
+  osImage: 'Debian GNU/Linux 12 (bookworm)',
+  kernelVersion: '6.1.0',
+  architecture: 'amd64',
+  operatingSystem: 'linux',
+  machineID: 'm1',
+  bootID: 'b1',
 };
 const nodeInputs = (over: Partial<NodeInputs>): NodeInputs => ({
-  nodeName: 'n1', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: 'v0.1.0', containerRuntimeVersion: '', health: { ok: true },
-  port: 10250, facts, nowMs: Date.now(), ...over,
+  nodeName: 'n1',
+  nodeIp: '127.0.0.1',
+  maxPods: 110,
+  kubeletVersion: 'v0.1.0',
+  containerRuntimeVersion: '',
+  health: { ok: true },
+  port: 10250,
+  facts,
+  nowMs: Date.now(),
+  ...over,
 });
 
 function pod(name: string, uid = `uid-${name}`): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid }, spec: { containers: [{ name: 'c', image: 'i' }] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid },
+    spec: { containers: [{ name: 'c', image: 'i' }] },
+  };
 }
 
 describe('etcd status writer and node lease (real etcd)', () => {
   const etcd = useEtcd();
 
-  it('writes each pod\'s latest status to its podstatus key, coalescing a burst to few writes, and removes the key of a deleted pod', async () => {
+  it("writes each pod's latest status to its podstatus key, coalescing a burst to few writes, and removes the key of a deleted pod", async () => {
     const prefix = etcd.prefix('status');
     const keys = etcdKeys(prefix);
     const client = etcd.client();
@@ -64,12 +85,22 @@ describe('etcd status writer and node lease (real etcd)', () => {
     const client = etcd.client();
     const writer = newEtcdStatusWriter({ nodeName: 'n1', prefix }, { client, logger, statusManager: newStatusManager() });
     etcd.defer(() => writer.stop(0));
-    for (const name of ['gone', 'live']) await etcd.admin.put(keys.podStatus('n1', 'default', name)).value('{}').exec();
-    await etcd.admin.put(keys.podStatus('n2', 'default', 'gone')).value('{}').exec();
+    for (const name of ['gone', 'live'])
+      await etcd.admin
+        .put(keys.podStatus('n1', 'default', name))
+        .value('{}')
+        .exec();
+    await etcd.admin
+      .put(keys.podStatus('n2', 'default', 'gone'))
+      .value('{}')
+      .exec();
     writer.start();
     expect(await writer.reconcile((ns, name) => name === 'live')).toBe(1);
     await writer.idle();
-    expect(Object.keys(await etcd.admin.getAll().prefix(keys.allPodStatusPrefix()).strings()).sort()).toEqual([keys.podStatus('n1', 'default', 'live'), keys.podStatus('n2', 'default', 'gone')]);
+    expect(Object.keys(await etcd.admin.getAll().prefix(keys.allPodStatusPrefix()).strings()).sort()).toEqual([
+      keys.podStatus('n1', 'default', 'live'),
+      keys.podStatus('n2', 'default', 'gone'),
+    ]);
   });
 
   it('queues statuses while etcd is unreachable (latest per pod) and writes them when it returns', async () => {
@@ -98,7 +129,15 @@ describe('etcd status writer and node lease (real etcd)', () => {
     const keys = etcdKeys(prefix);
     const client = etcd.client();
     let ready = true;
-    const build = (): Node => buildNode(nodeInputs({ maxPods: 110, kubeletVersion: 'v0.1.0', containerRuntimeVersion: 'docker://20.10', health: { ok: ready, message: 'PLEG is not healthy' } }));
+    const build = (): Node =>
+      buildNode(
+        nodeInputs({
+          maxPods: 110,
+          kubeletVersion: 'v0.1.0',
+          containerRuntimeVersion: 'docker://20.10',
+          health: { ok: ready, message: 'PLEG is not healthy' },
+        }),
+      );
     const lease = newNodeLease({ nodeName: 'n1', prefix, ttlSeconds: 5, updateFrequencyMs: 200 }, { client, logger, buildNode: build });
     etcd.defer(() => lease.stop());
     await lease.start();
@@ -126,7 +165,8 @@ describe('etcd status writer and node lease (real etcd)', () => {
     const keys = etcdKeys(prefix);
     const proxy = await etcd.proxy();
     const client = etcd.client([proxy.url]);
-    const build = () => buildNode(nodeInputs({ maxPods: 10, kubeletVersion: 'v0', containerRuntimeVersion: 'fake://0', health: { ok: true } }));
+    const build = () =>
+      buildNode(nodeInputs({ maxPods: 10, kubeletVersion: 'v0', containerRuntimeVersion: 'fake://0', health: { ok: true } }));
     const lease = newNodeLease({ nodeName: 'n1', prefix, ttlSeconds: 2, updateFrequencyMs: 300 }, { client, logger, buildNode: build });
     etcd.defer(() => lease.stop());
     await lease.start();

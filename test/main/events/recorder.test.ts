@@ -14,8 +14,15 @@ describe('event recorder', () => {
     r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off restarting', fieldPath: 'spec.containers{c}' });
     r.record(pod('a'), { type: 'Normal', reason: 'Started', message: 'Started container c' });
     const events = r.list();
-    expect(events.map((e) => [e.reason, e.count])).toEqual([['BackOff', 2], ['Started', 1]]);
-    expect(events[0]).toMatchObject({ kind: 'Event', involvedObject: { kind: 'Pod', uid: 'a', namespace: 'ns', fieldPath: 'spec.containers{c}' }, source: { component: 'kubelet', host: 'n1' } });
+    expect(events.map((e) => [e.reason, e.count])).toEqual([
+      ['BackOff', 2],
+      ['Started', 1],
+    ]);
+    expect(events[0]).toMatchObject({
+      kind: 'Event',
+      involvedObject: { kind: 'Pod', uid: 'a', namespace: 'ns', fieldPath: 'spec.containers{c}' },
+      source: { component: 'kubelet', host: 'n1' },
+    });
   });
 
   it('keeps at most `capacity` events, dropping the stalest', () => {
@@ -41,9 +48,29 @@ describe('event recorder', () => {
     r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off' });
     r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off' });
     expect(lines).toEqual([
-      ['info', { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'Started', fieldPath: 'spec.containers{c}', eventMessage: 'Started container c', count: 1 }, 'Event'],
-      ['warn', { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'BackOff', fieldPath: undefined, eventMessage: 'Back-off', count: 1 }, 'Event'],
-      ['warn', { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'BackOff', fieldPath: undefined, eventMessage: 'Back-off', count: 2 }, 'Event'],
+      [
+        'info',
+        {
+          pod: 'p-a',
+          namespace: 'ns',
+          uid: 'a',
+          reason: 'Started',
+          fieldPath: 'spec.containers{c}',
+          eventMessage: 'Started container c',
+          count: 1,
+        },
+        'Event',
+      ],
+      [
+        'warn',
+        { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'BackOff', fieldPath: undefined, eventMessage: 'Back-off', count: 1 },
+        'Event',
+      ],
+      [
+        'warn',
+        { pod: 'p-a', namespace: 'ns', uid: 'a', reason: 'BackOff', fieldPath: undefined, eventMessage: 'Back-off', count: 2 },
+        'Event',
+      ],
     ]);
 
     // With info off (e.g. a silent logger), a Normal event builds no log line at all.

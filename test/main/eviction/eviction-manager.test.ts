@@ -6,7 +6,12 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import type { PodStats, Summary } from '../../../src/shared/stats.js';
 import {
-  admitUnderPressure, cachedStatsFunc, evictionMessage, makeSignalObservations, rankPods, thresholdsMet,
+  admitUnderPressure,
+  cachedStatsFunc,
+  evictionMessage,
+  makeSignalObservations,
+  rankPods,
+  thresholdsMet,
 } from '../../../src/main/eviction/helpers.js';
 import { newEvictionManager, type EvictionManagerDeps } from '../../../src/main/eviction/eviction-manager.js';
 import { parseThresholdConfig } from '../../../src/main/eviction/thresholds.js';
@@ -17,21 +22,48 @@ const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
 const logger = pino({ level: 'silent' });
 
-function pod(name: string, opts: { requests?: string; limits?: string; priority?: number; static?: boolean; tolerations?: Pod['spec'] extends infer S ? S extends { tolerations?: infer T } ? T : never : never } = {}): Pod {
+function pod(
+  name: string,
+  opts: {
+    requests?: string;
+    limits?: string;
+    priority?: number;
+    static?: boolean;
+    tolerations?: Pod['spec'] extends infer S ? (S extends { tolerations?: infer T } ? T : never) : never;
+  } = {},
+): Pod {
   const resources: Record<string, Record<string, string>> = {};
   if (opts.requests) resources.requests = { memory: opts.requests };
   if (opts.limits) resources.limits = { memory: opts.limits };
   return {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name, namespace: 'default', uid: `uid-${name}`, annotations: opts.static ? { 'kubernetes.io/config.source': 'file' } : { 'kubernetes.io/config.source': 'api' } },
-    spec: { containers: [{ name: `${name}-c`, image: 'busybox', resources }], ...(opts.priority !== undefined ? { priority: opts.priority } : {}), ...(opts.tolerations ? { tolerations: opts.tolerations } : {}) },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `uid-${name}`,
+      annotations: opts.static ? { 'kubernetes.io/config.source': 'file' } : { 'kubernetes.io/config.source': 'api' },
+    },
+    spec: {
+      containers: [{ name: `${name}-c`, image: 'busybox', resources }],
+      ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+      ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
+    },
   };
 }
 
 function podStats(p: Pod, workingSet: number, logs = 0): PodStats {
   return {
-    podRef: { name: p.metadata!.name!, namespace: 'default', uid: p.metadata!.uid! }, startTime: '2026-12-02T00:00:00Z',
-    containers: [{ name: p.spec!.containers[0].name, startTime: '2026-12-02T00:00:00Z', memory: { time: 't', workingSetBytes: workingSet }, logs: { time: 't', usedBytes: logs } }],
+    podRef: { name: p.metadata!.name!, namespace: 'default', uid: p.metadata!.uid! },
+    startTime: '2026-12-02T00:00:00Z',
+    containers: [
+      {
+        name: p.spec!.containers[0].name,
+        startTime: '2026-12-02T00:00:00Z',
+        memory: { time: 't', workingSetBytes: workingSet },
+        logs: { time: 't', usedBytes: logs },
+      },
+    ],
     memory: { time: 't', workingSetBytes: workingSet },
     'ephemeral-storage': { time: 't', usedBytes: logs },
   };
@@ -41,7 +73,9 @@ function summary(timeS: number, nodeWorkingSet: number, pods: PodStats[], fs = {
   const time = new Date(timeS * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return {
     node: {
-      nodeName: 'n', startTime: time, memory: { time, workingSetBytes: nodeWorkingSet, availableBytes: 1 },
+      nodeName: 'n',
+      startTime: time,
+      memory: { time, workingSetBytes: nodeWorkingSet, availableBytes: 1 },
       fs: { time, availableBytes: fs.avail, capacityBytes: fs.cap, inodes: 1000, inodesFree: 900 },
       runtime: { imageFs: { time, availableBytes: fs.avail, capacityBytes: fs.cap, inodes: 1000, inodesFree: 900 } },
     },
@@ -64,7 +98,14 @@ describe('eviction helpers', () => {
     const withinRequests = pod('guaranteed', { requests: '1Gi', limits: '1Gi' });
     const over = pod('burstable', { requests: '100Mi' });
     const overHighPriority = pod('important', { requests: '10Mi', priority: 1000 });
-    const stats = cachedStatsFunc(summary(1, 0, [podStats(be, 5 * Mi), podStats(withinRequests, 900 * Mi), podStats(over, 300 * Mi), podStats(overHighPriority, 2 * Gi)]));
+    const stats = cachedStatsFunc(
+      summary(1, 0, [
+        podStats(be, 5 * Mi),
+        podStats(withinRequests, 900 * Mi),
+        podStats(over, 300 * Mi),
+        podStats(overHighPriority, 2 * Gi),
+      ]),
+    );
     const ranked = rankPods([withinRequests, overHighPriority, be, over], stats, 'memory');
     expect(ranked.map((p) => p.metadata!.name)).toEqual(['burstable', 'besteffort', 'important', 'guaranteed']);
     // A pod without stats goes first.
@@ -85,7 +126,9 @@ describe('eviction helpers', () => {
     const o = makeSignalObservations(summary(1, 4 * Gi - 50 * Mi, []), 4 * Gi);
     const t = parseThresholdConfig({ 'memory.available': '100Mi' }, {}, {});
     const { message, annotations } = evictionMessage('memory', be, cachedStatsFunc(s), t, o);
-    expect(message).toBe('The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container hog-c was using 1536Mi, request is 0, has larger consumption of memory. ');
+    expect(message).toBe(
+      'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container hog-c was using 1536Mi, request is 0, has larger consumption of memory. ',
+    );
     expect(annotations).toEqual({ offending_containers: 'hog-c', offending_containers_usage: '1536Mi', starved_resource: 'memory' });
     const within = pod('ok', { requests: '2Gi', limits: '2Gi' });
     const m2 = evictionMessage('memory', within, cachedStatsFunc(summary(1, 0, [podStats(within, Gi)])), t, o).message;
@@ -95,23 +138,56 @@ describe('eviction helpers', () => {
   it('admits under pressure as the kubelet: BestEffort refused under MemoryPressure unless tolerating it, everything under DiskPressure, critical pods always', () => {
     const be = pod('be');
     expect(admitUnderPressure(be, [], 'BestEffort', false)).toEqual({ admit: true });
-    expect(admitUnderPressure(be, ['MemoryPressure'], 'BestEffort', false)).toEqual({ admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
+    expect(admitUnderPressure(be, ['MemoryPressure'], 'BestEffort', false)).toEqual({
+      admit: false,
+      reason: 'Evicted',
+      message: 'The node had condition: [MemoryPressure]. ',
+    });
     expect(admitUnderPressure(be, ['MemoryPressure'], 'Burstable', false)).toEqual({ admit: true });
     const tolerant = pod('t', { tolerations: [{ key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' }] });
     expect(admitUnderPressure(tolerant, ['MemoryPressure'], 'BestEffort', false)).toEqual({ admit: true });
-    expect(admitUnderPressure(be, ['DiskPressure'], 'Guaranteed', false)).toMatchObject({ admit: false, message: 'The node had condition: [DiskPressure]. ' });
-    expect(admitUnderPressure(be, ['MemoryPressure', 'DiskPressure'], 'Burstable', false)).toMatchObject({ admit: false, message: 'The node had condition: [MemoryPressure DiskPressure]. ' });
+    expect(admitUnderPressure(be, ['DiskPressure'], 'Guaranteed', false)).toMatchObject({
+      admit: false,
+      message: 'The node had condition: [DiskPressure]. ',
+    });
+    expect(admitUnderPressure(be, ['MemoryPressure', 'DiskPressure'], 'Burstable', false)).toMatchObject({
+      admit: false,
+      message: 'The node had condition: [MemoryPressure DiskPressure]. ',
+    });
     expect(admitUnderPressure(be, ['DiskPressure'], 'BestEffort', true)).toEqual({ admit: true });
   });
 });
 
 /** A manager over a fake stats source and fake pod workers; `state` is what the test changes. */
-function harness(hard: Record<string, string>, soft: Record<string, string> = {}, grace: Record<string, number> = {}, extra: { transitionMs?: number; maxPodGrace?: number } = {}) {
+function harness(
+  hard: Record<string, string>,
+  soft: Record<string, string> = {},
+  grace: Record<string, number> = {},
+  extra: { transitionMs?: number; maxPodGrace?: number } = {},
+) {
   const clock = new FakeClock(1_000_000);
-  const state = { get nowMs() { return clock.t; }, set nowMs(ms: number) { clock.t = ms; }, summary: undefined as Summary | undefined, allSummary: undefined as Summary | undefined, failAll: false, pods: [] as Pod[], evicted: [] as { name: string; message: string; grace: number }[], cleaned: new Set<string>(), signals: [] as string[], collects: [] as string[] };
+  const state = {
+    get nowMs() {
+      return clock.t;
+    },
+    set nowMs(ms: number) {
+      clock.t = ms;
+    },
+    summary: undefined as Summary | undefined,
+    allSummary: undefined as Summary | undefined,
+    failAll: false,
+    pods: [] as Pod[],
+    evicted: [] as { name: string; message: string; grace: number }[],
+    cleaned: new Set<string>(),
+    signals: [] as string[],
+    collects: [] as string[],
+  };
   const deps: EvictionManagerDeps = {
-    logger, memoryCapacityBytes: 4 * Gi, clock,
-    summary: () => state.summary, collect: async (scope) => {
+    logger,
+    memoryCapacityBytes: 4 * Gi,
+    clock,
+    summary: () => state.summary,
+    collect: async (scope) => {
       state.collects.push(scope ?? 'period');
       if (scope !== 'all') return;
       if (state.failAll) throw new Error('docker: context deadline exceeded');
@@ -119,11 +195,21 @@ function harness(hard: Record<string, string>, soft: Record<string, string> = {}
       if (state.allSummary) state.summary = state.allSummary;
     },
     activePods: () => state.pods.filter((p) => !state.evicted.some((e) => e.name === p.metadata!.name)),
-    evictPod: (p, e) => { state.evicted.push({ name: p.metadata!.name!, message: e.message, grace: e.gracePeriodSeconds }); return true; },
+    evictPod: (p, e) => {
+      state.evicted.push({ name: p.metadata!.name!, message: e.message, grace: e.gracePeriodSeconds });
+      return true;
+    },
     podCleanedUp: (uid) => state.cleaned.has(uid),
     onEviction: (s) => state.signals.push(s),
   };
-  const m = newEvictionManager({ thresholds: parseThresholdConfig(hard, soft, grace), pressureTransitionPeriodMs: extra.transitionMs ?? 60_000, maxPodGracePeriodSeconds: extra.maxPodGrace ?? 0 }, deps);
+  const m = newEvictionManager(
+    {
+      thresholds: parseThresholdConfig(hard, soft, grace),
+      pressureTransitionPeriodMs: extra.transitionMs ?? 60_000,
+      maxPodGracePeriodSeconds: extra.maxPodGrace ?? 0,
+    },
+    deps,
+  );
   return { m, state, deps };
 }
 
@@ -147,7 +233,14 @@ describe('eviction manager', () => {
     state.allSummary = summary(11, 3.5 * Gi, [podStats(be, 10 * Mi), podStats(g, 900 * Mi)]);
     const first = await m.synchronize();
     expect(first?.metadata?.name).toBe('besteffort');
-    expect(state.evicted).toEqual([{ name: 'besteffort', grace: 1, message: 'The node was low on resource: memory. Threshold quantity: 1Gi, available: 512Mi. Container besteffort-c was using 10Mi, request is 0, has larger consumption of memory. ' }]);
+    expect(state.evicted).toEqual([
+      {
+        name: 'besteffort',
+        grace: 1,
+        message:
+          'The node was low on resource: memory. Threshold quantity: 1Gi, available: 512Mi. Container besteffort-c was using 10Mi, request is 0, has larger consumption of memory. ',
+      },
+    ]);
     expect(state.signals).toEqual(['memory.available']);
     expect(state.collects).toEqual(['all']); // every pod's figures before the ranking
     state.allSummary = undefined;
@@ -202,7 +295,7 @@ describe('eviction manager', () => {
     expect(m.conditions()).toEqual([]);
   });
 
-  it('evicts for a soft threshold only after its grace period, with min(max-pod-grace-period, the pod\'s)', async () => {
+  it("evicts for a soft threshold only after its grace period, with min(max-pod-grace-period, the pod's)", async () => {
     const { m, state } = harness({}, { 'memory.available': '1Gi' }, { 'memory.available': 60_000 }, { maxPodGrace: 10 });
     const be = pod('be');
     state.pods = [be];
@@ -226,9 +319,14 @@ describe('eviction manager', () => {
     state.pods = [stat, logs];
     state.summary = summary(1, 0, [podStats(stat, 0, 500 * Mi), podStats(logs, 0, 100 * Mi)], { avail: 5 * Gi, cap: 100 * Gi });
     expect((await m.synchronize())?.metadata?.name).toBe('logs');
-    expect(state.evicted[0].message).toBe('The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 5Gi. Container logs-c was using 100Mi, request is 0, has larger consumption of ephemeral-storage. ');
+    expect(state.evicted[0].message).toBe(
+      'The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 5Gi. Container logs-c was using 100Mi, request is 0, has larger consumption of ephemeral-storage. ',
+    );
     expect(m.conditions()).toEqual(['DiskPressure']);
-    expect(m.admit(pod('g', { requests: '1Gi', limits: '1Gi' }))).toMatchObject({ admit: false, message: 'The node had condition: [DiskPressure]. ' });
+    expect(m.admit(pod('g', { requests: '1Gi', limits: '1Gi' }))).toMatchObject({
+      admit: false,
+      message: 'The node had condition: [DiskPressure]. ',
+    });
     expect(m.admit(pod('s', { static: true })).admit).toBe(true);
     state.cleaned.add('uid-logs');
     state.summary = summary(11, 0, [podStats(stat, 0, 500 * Mi)], { avail: 5 * Gi, cap: 100 * Gi });
@@ -244,7 +342,10 @@ describe('node-level reclaim on disk pressure', () => {
     state.pods = [p];
     let reclaims = 0;
     let freed = false;
-    deps.reclaimDisk = async () => { reclaims++; if (freed) state.summary = summary(2, 0, [podStats(p, 0, Mi)], { avail: 50 * Gi, cap: 100 * Gi }); };
+    deps.reclaimDisk = async () => {
+      reclaims++;
+      if (freed) state.summary = summary(2, 0, [podStats(p, 0, Mi)], { avail: 50 * Gi, cap: 100 * Gi });
+    };
     deps.collect = async () => undefined;
     freed = true;
     state.summary = summary(1, 0, [podStats(p, 0, Mi)], { avail: 10 * Gi, cap: 100 * Gi });
@@ -263,7 +364,9 @@ describe('node-level reclaim on disk pressure', () => {
   it('does not reclaim disk for memory pressure', async () => {
     const { m, state, deps } = harness({ 'memory.available': '1Gi' });
     let reclaims = 0;
-    deps.reclaimDisk = async () => { reclaims++; };
+    deps.reclaimDisk = async () => {
+      reclaims++;
+    };
     state.pods = [pod('p')];
     state.summary = summary(1, 3.5 * Gi, [podStats(state.pods[0], Mi)]);
     expect((await m.synchronize())?.metadata?.name).toBe('p');
@@ -290,17 +393,25 @@ describe('local storage eviction', () => {
     expect(hasLocalStorageLimit(pod('plain'))).toBe(false);
   });
 
-  it('finds an emptyDir over its sizeLimit, a pod over its containers\' ephemeral-storage limits, a container\'s logs over its limit', () => {
+  it("finds an emptyDir over its sizeLimit, a pod over its containers' ephemeral-storage limits, a container's logs over its limit", () => {
     const v = withVolume('v', '1Mi');
     const vs = { ...podStats(v, 0), volume: [{ name: 'scratch', time: 't', usedBytes: 2 * Mi }] };
-    expect(localStorageViolation(v, vs)).toEqual({ signal: 'emptydirfs.limit', message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ' });
+    expect(localStorageViolation(v, vs)).toEqual({
+      signal: 'emptydirfs.limit',
+      message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ',
+    });
     expect(localStorageViolation(v, { ...vs, volume: [{ name: 'scratch', time: 't', usedBytes: Mi / 2 }] })).toBeNull();
     const l = withLimit('l', '10Mi');
     const ls = podStats(l, 0, 5 * Mi);
     expect(localStorageViolation(l, ls)).toBeNull();
-    expect(localStorageViolation(l, { ...ls, 'ephemeral-storage': { time: 't', usedBytes: 11 * Mi } })).toEqual({ signal: 'ephemeralpodfs.limit', message: 'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ' });
-    expect(localStorageViolation(l, { ...podStats(l, 0, 12 * Mi), 'ephemeral-storage': { time: 't', usedBytes: 9 * Mi } }))
-      .toEqual({ signal: 'ephemeralcontainerfs.limit', message: 'Container l-c exceeded its local ephemeral storage limit "10Mi". ' });
+    expect(localStorageViolation(l, { ...ls, 'ephemeral-storage': { time: 't', usedBytes: 11 * Mi } })).toEqual({
+      signal: 'ephemeralpodfs.limit',
+      message: 'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ',
+    });
+    expect(localStorageViolation(l, { ...podStats(l, 0, 12 * Mi), 'ephemeral-storage': { time: 't', usedBytes: 9 * Mi } })).toEqual({
+      signal: 'ephemeralcontainerfs.limit',
+      message: 'Container l-c exceeded its local ephemeral storage limit "10Mi". ',
+    });
     expect(localStorageViolation(l, undefined)).toBeNull();
   });
 

@@ -21,10 +21,17 @@ describe('emptyDirOverLimitMessage', () => {
 });
 
 describe('localStorageViolation on an emptyDir', () => {
-  const pod: Pod = { metadata: { name: 'fill', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'c', image: 'i' }], volumes: [vol('1Mi')] } };
+  const pod: Pod = {
+    metadata: { name: 'fill', namespace: 'default', uid: 'u' },
+    spec: { containers: [{ name: 'c', image: 'i' }], volumes: [vol('1Mi')] },
+  };
   const stats = (usedBytes: number) => ({ volume: [{ name: 'scratch', usedBytes }], containers: [] }) as unknown as PodStats;
   it.each([
-    ['over its limit', stats(2 * 2 ** 20), { signal: 'emptydirfs.limit', message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ' }],
+    [
+      'over its limit',
+      stats(2 * 2 ** 20),
+      { signal: 'emptydirfs.limit', message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ' },
+    ],
     ['under its limit', stats(1000), null],
     ['without stats', undefined, null],
   ] as const)('%s → %j', (_what, s, want) => {

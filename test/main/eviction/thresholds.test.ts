@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadKubeletConfig } from '../../../src/main/kubelet-config.js';
 import {
-  checkGracePeriodMap, checkThresholdMap, formatQuantity, kDefaultEvictionHard, kDefaultHardEvictionReservation, parseThresholdConfig, thresholdQuantity,
+  checkGracePeriodMap,
+  checkThresholdMap,
+  formatQuantity,
+  kDefaultEvictionHard,
+  kDefaultHardEvictionReservation,
+  parseThresholdConfig,
+  thresholdQuantity,
 } from '../../../src/main/eviction/thresholds.js';
 import { resolveAgentOptions } from '../../../src/main/agent-options.js';
 import { hardEvictionReservation, kEvictionOptionDescriptors } from '../../../src/main/eviction/eviction-options.js';
@@ -32,14 +38,24 @@ describe('eviction thresholds', () => {
   });
 
   it('refuses bad values naming the flag and the signal', () => {
-    expect(() => checkThresholdMap('--eviction-hard', ['memory.available<abc'])).toThrow(/^--eviction-hard memory\.available: invalid quantity "abc"/);
-    expect(() => checkThresholdMap('--eviction-hard', ['memory.available<0'])).toThrow(/--eviction-hard memory\.available: eviction threshold must be positive/);
+    expect(() => checkThresholdMap('--eviction-hard', ['memory.available<abc'])).toThrow(
+      /^--eviction-hard memory\.available: invalid quantity "abc"/,
+    );
+    expect(() => checkThresholdMap('--eviction-hard', ['memory.available<0'])).toThrow(
+      /--eviction-hard memory\.available: eviction threshold must be positive/,
+    );
     expect(() => checkThresholdMap('--eviction-hard', ['nodefs.available<101%'])).toThrow(/must be <= 100%/);
     expect(() => checkThresholdMap('--eviction-hard', ['nodefs.available<-1%'])).toThrow(/must be >= 0%/);
-    expect(() => checkThresholdMap('--eviction-hard', ['pid.available<10'])).toThrow(/^--eviction-hard: unsupported eviction signal "pid\.available"/);
+    expect(() => checkThresholdMap('--eviction-hard', ['pid.available<10'])).toThrow(
+      /^--eviction-hard: unsupported eviction signal "pid\.available"/,
+    );
     expect(() => checkThresholdMap('--eviction-hard', ['memory.available=1Gi'])).toThrow(/^--eviction-hard must be signal<value items/);
-    expect(() => checkGracePeriodMap('--eviction-soft-grace-period', ['memory.available=soon'])).toThrow(/--eviction-soft-grace-period memory\.available: invalid duration "soon"/);
-    expect(() => parseThresholdConfig({}, { 'memory.available': '1Gi' }, {})).toThrow('--eviction-soft-grace-period: grace period must be specified for the soft eviction threshold memory.available');
+    expect(() => checkGracePeriodMap('--eviction-soft-grace-period', ['memory.available=soon'])).toThrow(
+      /--eviction-soft-grace-period memory\.available: invalid duration "soon"/,
+    );
+    expect(() => parseThresholdConfig({}, { 'memory.available': '1Gi' }, {})).toThrow(
+      '--eviction-soft-grace-period: grace period must be specified for the soft eviction threshold memory.available',
+    );
   });
 
   it('are agent options with the kubelet defaults, set by flags; a soft threshold without grace period stops the start', async () => {
@@ -47,12 +63,29 @@ describe('eviction thresholds', () => {
     expect(d.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'imagefs.available': '15%' });
     expect(d.evictionPressureTransitionPeriodMs).toBe(300_000);
     expect(d.evictionMonitoringIntervalMs).toBe(10_000);
-    const args = await parseCli(['--eviction-hard', 'memory.available<1Gi', '--eviction-soft', 'memory.available<2Gi', '--eviction-soft-grace-period', 'memory.available=30s',
-      '--eviction-pressure-transition-period', '1m', '--eviction-max-pod-grace-period', '20']);
-    expect(args).toMatchObject({ evictionHard: { 'memory.available': '1Gi' }, evictionSoft: { 'memory.available': '2Gi' }, evictionSoftGracePeriodMs: { 'memory.available': 30_000 },
-      evictionPressureTransitionPeriodMs: 60_000, evictionMaxPodGracePeriodSeconds: 20 });
+    const args = await parseCli([
+      '--eviction-hard',
+      'memory.available<1Gi',
+      '--eviction-soft',
+      'memory.available<2Gi',
+      '--eviction-soft-grace-period',
+      'memory.available=30s',
+      '--eviction-pressure-transition-period',
+      '1m',
+      '--eviction-max-pod-grace-period',
+      '20',
+    ]);
+    expect(args).toMatchObject({
+      evictionHard: { 'memory.available': '1Gi' },
+      evictionSoft: { 'memory.available': '2Gi' },
+      evictionSoftGracePeriodMs: { 'memory.available': 30_000 },
+      evictionPressureTransitionPeriodMs: 60_000,
+      evictionMaxPodGracePeriodSeconds: 20,
+    });
     expect(() => resolveAgentOptions({ evictionSoft: { 'memory.available': '2Gi' } })).toThrow(/grace period must be specified/);
-    await expect(parseCli(['--eviction-hard', 'memory.available<lots'])).rejects.toThrow(/--eviction-hard memory\.available: invalid quantity "lots"/);
+    await expect(parseCli(['--eviction-hard', 'memory.available<lots'])).rejects.toThrow(
+      /--eviction-hard memory\.available: invalid quantity "lots"/,
+    );
   });
 
   it('formats quantities as resource.Quantity prints them', () => {
@@ -71,18 +104,24 @@ describe('eviction thresholds', () => {
     const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-eviction-'));
     try {
       const good = join(dir, 'good.yaml');
-      await writeFile(good, `apiVersion: kubelet.config.k8s.io/v1beta1
+      await writeFile(
+        good,
+        `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 evictionHard: {memory.available: 500Mi, nodefs.inodesFree: 5%}
 evictionSoft: {memory.available: 1Gi}
 evictionSoftGracePeriod: {memory.available: 1m30s}
 evictionPressureTransitionPeriod: 30s
 evictionMaxPodGracePeriod: 60
-`);
+`,
+      );
       const o = resolveAgentOptions(await loadKubeletConfig(good));
       expect(o).toMatchObject({
-        evictionHard: { 'memory.available': '500Mi', 'nodefs.inodesFree': '5%' }, evictionSoft: { 'memory.available': '1Gi' },
-        evictionSoftGracePeriodMs: { 'memory.available': 90_000 }, evictionPressureTransitionPeriodMs: 30_000, evictionMaxPodGracePeriodSeconds: 60,
+        evictionHard: { 'memory.available': '500Mi', 'nodefs.inodesFree': '5%' },
+        evictionSoft: { 'memory.available': '1Gi' },
+        evictionSoftGracePeriodMs: { 'memory.available': 90_000 },
+        evictionPressureTransitionPeriodMs: 30_000,
+        evictionMaxPodGracePeriodSeconds: 60,
       });
       const bad = join(dir, 'bad.yaml');
       await writeFile(bad, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard: {memory.avail: 1Gi}\n');
@@ -92,16 +131,35 @@ evictionMaxPodGracePeriod: 60
     }
   });
 
-  it('have one default (kDefaultEvictionHard): the flag\'s default and help, the default reservation and the node\'s fallback pressure', () => {
+  it("have one default (kDefaultEvictionHard): the flag's default and help, the default reservation and the node's fallback pressure", () => {
     expect(kDefaultEvictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'imagefs.available': '15%' });
     expect(kEvictionOptionDescriptors.evictionHard.default).toEqual(kDefaultEvictionHard);
     expect(kEvictionOptionDescriptors.evictionHard.defaultText).toBe('memory.available<100Mi,nodefs.available<10%,imagefs.available<15%');
     expect(kDefaultHardEvictionReservation.memoryBytes(8 * 1024 ** 3)).toBe(100 * 1024 * 1024);
     expect(kDefaultHardEvictionReservation.nodefsBytes(1000)).toBe(100);
-    const node = (memoryAvailableBytes: number, availableBytes: number) => buildNode({
-      nodeName: 'n', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: '0.1.0', containerRuntimeVersion: '', health: { ok: true }, port: 1, nowMs: 0,
-      facts: { cpus: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes, disk: { totalBytes: 1000 * 1024, availableBytes }, osImage: '', kernelVersion: '', architecture: 'amd64', operatingSystem: 'linux', machineID: '', bootID: '' },
-    });
+    const node = (memoryAvailableBytes: number, availableBytes: number) =>
+      buildNode({
+        nodeName: 'n',
+        nodeIp: '127.0.0.1',
+        maxPods: 110,
+        kubeletVersion: '0.1.0',
+        containerRuntimeVersion: '',
+        health: { ok: true },
+        port: 1,
+        nowMs: 0,
+        facts: {
+          cpus: 2,
+          memoryTotalBytes: 8 * 1024 ** 3,
+          memoryAvailableBytes,
+          disk: { totalBytes: 1000 * 1024, availableBytes },
+          osImage: '',
+          kernelVersion: '',
+          architecture: 'amd64',
+          operatingSystem: 'linux',
+          machineID: '',
+          bootID: '',
+        },
+      });
     const cond = (n: ReturnType<typeof buildNode>, type: string) => n.status?.conditions?.find((c) => c.type === type)?.status;
     const low = node(100 * 1024 * 1024 - 1, 100 * 1024 - 1);
     expect([cond(low, 'MemoryPressure'), cond(low, 'DiskPressure')]).toEqual(['True', 'True']);
@@ -110,19 +168,41 @@ evictionMaxPodGracePeriod: 60
     expect(ok.status?.allocatable).toMatchObject({ memory: `${8 * 1024 * 1024 - 100 * 1024}Ki`, 'ephemeral-storage': '900Ki' });
   });
 
-  it('reserve the hard memory.available and nodefs.available thresholds from the node\'s allocatable', () => {
+  it("reserve the hard memory.available and nodefs.available thresholds from the node's allocatable", () => {
     const r = hardEvictionReservation({ 'memory.available': '1Gi', 'nodefs.available': '20%' });
     expect(r.memoryBytes(8 * 1024 ** 3)).toBe(1024 ** 3);
     expect(r.nodefsBytes(1000)).toBe(200);
     expect(hardEvictionReservation({}).memoryBytes(1000)).toBe(0);
     const n = buildNode({
-      nodeName: 'n', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: '0.1.0', containerRuntimeVersion: '', health: { ok: true }, port: 1, nowMs: 0,
-      facts: { cpus: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 1, disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 1 }, osImage: '', kernelVersion: '', architecture: 'amd64', operatingSystem: 'linux', machineID: '', bootID: '' },
-      hardEviction: r, pressure: { memory: false, disk: true },
+      nodeName: 'n',
+      nodeIp: '127.0.0.1',
+      maxPods: 110,
+      kubeletVersion: '0.1.0',
+      containerRuntimeVersion: '',
+      health: { ok: true },
+      port: 1,
+      nowMs: 0,
+      facts: {
+        cpus: 2,
+        memoryTotalBytes: 8 * 1024 ** 3,
+        memoryAvailableBytes: 1,
+        disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 1 },
+        osImage: '',
+        kernelVersion: '',
+        architecture: 'amd64',
+        operatingSystem: 'linux',
+        machineID: '',
+        bootID: '',
+      },
+      hardEviction: r,
+      pressure: { memory: false, disk: true },
     });
     expect(n.status?.allocatable).toMatchObject({ memory: `${7 * 1024 * 1024}Ki`, 'ephemeral-storage': `${80 * 1024 * 1024}Ki` });
     // The eviction manager's conditions win over the facts (1 byte available would be pressure by the defaults).
     expect(n.status?.conditions?.find((c) => c.type === 'MemoryPressure')?.status).toBe('False');
-    expect(n.status?.conditions?.find((c) => c.type === 'DiskPressure')).toMatchObject({ status: 'True', reason: 'KubeletHasDiskPressure' });
+    expect(n.status?.conditions?.find((c) => c.type === 'DiskPressure')).toMatchObject({
+      status: 'True',
+      reason: 'KubeletHasDiskPressure',
+    });
   });
 });

@@ -13,13 +13,25 @@ describe('GcManager', () => {
     const tasks: GcTask[] = [];
     const gc = newGcManager(
       { maximumDeadContainersPerContainer: 2, imageGcHighThresholdPercent: 90, imageGcLowThresholdPercent: 70 },
-      { run: async (t) => { tasks.push(t); return empty; }, activePodUids: () => ['a', 'b'], logger },
+      {
+        run: async (t) => {
+          tasks.push(t);
+          return empty;
+        },
+        activePodUids: () => ['a', 'b'],
+        logger,
+      },
     );
     await gc.runOnce();
-    expect(tasks).toEqual([{
-      kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 2, activePodUids: ['a', 'b'],
-      imageGc: { highThresholdPercent: 90, lowThresholdPercent: 70 },
-    }]);
+    expect(tasks).toEqual([
+      {
+        kind: 'gc',
+        protocol: PROTOCOL_VERSION,
+        maximumDeadContainersPerContainer: 2,
+        activePodUids: ['a', 'b'],
+        imageGc: { highThresholdPercent: 90, lowThresholdPercent: 70 },
+      },
+    ]);
   });
 
   it('joins a run in progress instead of starting a second one', async () => {
@@ -27,7 +39,16 @@ describe('GcManager', () => {
     let release!: () => void;
     const gc = newGcManager(
       { maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 },
-      { run: () => { calls++; return new Promise<GcResult>((r) => { release = () => r(empty); }); }, activePodUids: () => [], logger },
+      {
+        run: () => {
+          calls++;
+          return new Promise<GcResult>((r) => {
+            release = () => r(empty);
+          });
+        },
+        activePodUids: () => [],
+        logger,
+      },
     );
     const a = gc.runOnce();
     const b = gc.runOnce();
@@ -41,7 +62,15 @@ describe('GcManager', () => {
     const clock = new FakeClock();
     const gc = newGcManager(
       { periodMs: 60_000, maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 },
-      { run: async () => { calls++; return empty; }, activePodUids: () => [], logger, clock },
+      {
+        run: async () => {
+          calls++;
+          return empty;
+        },
+        activePodUids: () => [],
+        logger,
+        clock,
+      },
     );
     gc.start();
     gc.start(); // a second start keeps the one timer
@@ -64,8 +93,17 @@ describe('GcManager', () => {
     const gc = newGcManager(
       { periodMs: 1_000, maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 },
       {
-        run: () => { calls++; return calls === 1 ? new Promise<GcResult>((r) => { release = () => r(empty); }) : Promise.reject(new Error('docker down')); },
-        activePodUids: () => [], logger, clock,
+        run: () => {
+          calls++;
+          return calls === 1
+            ? new Promise<GcResult>((r) => {
+                release = () => r(empty);
+              })
+            : Promise.reject(new Error('docker down'));
+        },
+        activePodUids: () => [],
+        logger,
+        clock,
       },
     );
     gc.start();
@@ -79,6 +117,11 @@ describe('GcManager', () => {
   });
 
   it('rejects a bad period', () => {
-    expect(() => newGcManager({ periodMs: 0, maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 }, { run: async () => empty, activePodUids: () => [], logger })).toThrow(/periodMs/);
+    expect(() =>
+      newGcManager(
+        { periodMs: 0, maximumDeadContainersPerContainer: 1, imageGcHighThresholdPercent: 85, imageGcLowThresholdPercent: 80 },
+        { run: async () => empty, activePodUids: () => [], logger },
+      ),
+    ).toThrow(/periodMs/);
   });
 });

@@ -24,12 +24,24 @@ describe('LogsWorker over the fake runtime', () => {
 
   it('refuses the log of a container another node owns', async () => {
     const fake = newFakeRuntime();
-    const id = await fake.createContainer({ name: 'k8s_main_x', image: 'i:1', labels: { 'io.kubernetes.pod.uid': 'p', 'kubelet-ts.node-name': 'other' }, hostConfig: {} });
+    const id = await fake.createContainer({
+      name: 'k8s_main_x',
+      image: 'i:1',
+      labels: { 'io.kubernetes.pod.uid': 'p', 'kubelet-ts.node-name': 'other' },
+      hostConfig: {},
+    });
     const got: LogsWorkerMessage[] = [];
-    const w = new LogsWorker({ kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, (m) => got.push(m), newDockerShimRuntime(fake, { runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }));
+    const w = new LogsWorker(
+      { kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' },
+      (m) => got.push(m),
+      newDockerShimRuntime(fake, { runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }),
+    );
     w.handle({ type: 'logs', id: 1, containerId: id, follow: false, timestamps: false });
     await expect.poll(() => got.length).toBe(1);
-    expect(got[0]).toMatchObject({ type: 'error', error: { code: 'ERR_INVALID_ARGUMENT', message: expect.stringContaining('refusing to read the logs of') } });
+    expect(got[0]).toMatchObject({
+      type: 'error',
+      error: { code: 'ERR_INVALID_ARGUMENT', message: expect.stringContaining('refusing to read the logs of') },
+    });
     expect(fake.calls.filter((c) => c.startsWith('logs:'))).toEqual([]);
   });
 });

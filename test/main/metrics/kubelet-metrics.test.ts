@@ -11,7 +11,15 @@ import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.
 const container = (state: RuntimeContainer['state'], sandbox = false) => ({ state, sandbox }) as RuntimeContainer;
 
 function record(uid: string, sandboxRunning: boolean, states: RuntimeContainer['state'][]): RuntimePod {
-  return { uid, name: uid, namespace: 'default', sandboxes: [container(sandboxRunning ? 'running' : 'exited', true)], containers: states.map((s) => container(s)), podIp: '', terminationGracePeriodSeconds: 30 };
+  return {
+    uid,
+    name: uid,
+    namespace: 'default',
+    sandboxes: [container(sandboxRunning ? 'running' : 'exited', true)],
+    containers: states.map((s) => container(s)),
+    podIp: '',
+    terminationGracePeriodSeconds: 30,
+  };
 }
 
 function setup() {
@@ -48,10 +56,19 @@ describe('newKubeletMetrics', () => {
 
   it('counts runtime operations, their errors, started pods and containers through the runner decorator', async () => {
     const { metrics } = setup();
-    const runner = newFakePodSyncRunner({
-      relist: { containers: [] } as unknown as RelistResult,
-      syncPod: { steps: [{ action: 'CreatePodSandbox', target: 'p', ok: true }, { action: 'StartContainer', target: 'main', ok: true }, { action: 'StartContainer', target: 'side', ok: false, reason: 'CreateContainerError' }] } as unknown as PodSyncResult,
-    }, { threads: 1 });
+    const runner = newFakePodSyncRunner(
+      {
+        relist: { containers: [] } as unknown as RelistResult,
+        syncPod: {
+          steps: [
+            { action: 'CreatePodSandbox', target: 'p', ok: true },
+            { action: 'StartContainer', target: 'main', ok: true },
+            { action: 'StartContainer', target: 'side', ok: false, reason: 'CreateContainerError' },
+          ],
+        } as unknown as PodSyncResult,
+      },
+      { threads: 1 },
+    );
     const wrapped = metrics.instrumentRunner(runner);
     await wrapped.run({ kind: 'syncPod' } as never);
     await wrapped.run({ kind: 'relist' } as never);
@@ -73,8 +90,19 @@ describe('newKubeletMetrics', () => {
     const { metrics } = setup();
     const startTime = new Date(Date.now() - 3_000).toISOString();
     const change = (type: 'ADDED' | 'MODIFIED' | 'DELETED', running: boolean) => ({
-      type, uid: 'u1', resourceVersion: 1,
-      pod: { metadata: { uid: 'u1' }, status: { phase: running ? 'Running' : 'Pending', startTime, containerStatuses: [{ name: 'm', ready: running, restartCount: 0, image: '', imageID: '', state: running ? { running: {} } : { waiting: {} } }] } },
+      type,
+      uid: 'u1',
+      resourceVersion: 1,
+      pod: {
+        metadata: { uid: 'u1' },
+        status: {
+          phase: running ? 'Running' : 'Pending',
+          startTime,
+          containerStatuses: [
+            { name: 'm', ready: running, restartCount: 0, image: '', imageID: '', state: running ? { running: {} } : { waiting: {} } },
+          ],
+        },
+      },
     });
     metrics.observeStatusChange(change('ADDED', false));
     metrics.observeStatusChange(change('MODIFIED', true));
@@ -109,8 +137,11 @@ describe('GET /metrics', () => {
   it('serves the exposition and counts HTTP requests by method and path', async () => {
     const { metrics } = setup();
     const host = {
-      listPods: () => [], getPod: () => undefined, healthz: () => ({ ok: true, checks: [] }),
-      metrics: () => metrics.text(), observeHttpRequest: metrics.observeHttpRequest.bind(metrics),
+      listPods: () => [],
+      getPod: () => undefined,
+      healthz: () => ({ ok: true, checks: [] }),
+      metrics: () => metrics.text(),
+      observeHttpRequest: metrics.observeHttpRequest.bind(metrics),
     };
     const server = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent') });
     try {

@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  bridgeNameFor, cidrOf, claimPodCidr, findHostCollision, parseIpJson, parsePodCidr, parseProcNetRoute, type HostNetEntry,
+  bridgeNameFor,
+  cidrOf,
+  claimPodCidr,
+  findHostCollision,
+  parseIpJson,
+  parsePodCidr,
+  parseProcNetRoute,
+  type HostNetEntry,
 } from '../../../src/main/network/pod-cidr.js';
 
 const entry = (text: string, dev = 'eth0', what = `route ${text} dev ${dev}`): HostNetEntry => ({ cidr: cidrOf(text)!, dev, what });
@@ -55,16 +62,19 @@ describe('host collisions', () => {
     expect(findHostCollision(parsePodCidr(cidr), host)?.what).toBe(what);
   });
 
-  it('does not count the range\'s own bridge (left by an earlier run) nor a range nobody uses', () => {
+  it("does not count the range's own bridge (left by an earlier run) nor a range nobody uses", () => {
     expect(findHostCollision(parsePodCidr('10.222.0.0/24'), host)).toBeUndefined();
-    expect(findHostCollision(parsePodCidr('10.222.0.0/23'), host, 'kts-other')?.what).toBe('route 10.222.0.0/24 dev kts-0ade0000 (table main)');
+    expect(findHostCollision(parsePodCidr('10.222.0.0/23'), host, 'kts-other')?.what).toBe(
+      'route 10.222.0.0/24 dev kts-0ade0000 (table main)',
+    );
     expect(findHostCollision(parsePodCidr('10.50.0.0/24'), host)).toBeUndefined();
   });
 
   it('reads /proc/net/route when ip is missing', () => {
-    const text = 'Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n'
-      + 'eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\n'
-      + 'eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\n';
+    const text =
+      'Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n' +
+      'eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\n' +
+      'eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\n';
     expect(parseProcNetRoute(text).map((e) => e.what)).toEqual(['route 192.0.2.0/24 dev eth0 (table main)']);
   });
 
@@ -77,15 +87,23 @@ describe('host collisions', () => {
 describe('claimPodCidr', () => {
   let dir: string;
   const noHost = { hostNetworks: async () => [] as HostNetEntry[] };
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-pod-cidr-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-pod-cidr-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
   const opts = (rootDir: string, given = '', previous = '') => ({ given, previous, nodeName: `n-${rootDir}`, rootDir, claimDir: dir });
 
   it('claims the first free /24 of 10.222.0.0/16 in a file holding pid, node and root dir', async () => {
     const c = await claimPodCidr(opts('/r/a'), noHost);
     expect(c.cidr.text).toBe('10.222.0.0/24');
     expect(c.bridge).toBe('kts-0ade0000');
-    expect(JSON.parse(await readFile(join(dir, '10.222.0.0_24'), 'utf8'))).toEqual({ pid: process.pid, nodeName: 'n-/r/a', rootDir: '/r/a' });
+    expect(JSON.parse(await readFile(join(dir, '10.222.0.0_24'), 'utf8'))).toEqual({
+      pid: process.pid,
+      nodeName: 'n-/r/a',
+      rootDir: '/r/a',
+    });
     await c.release();
     await expect(readFile(join(dir, '10.222.0.0_24'))).rejects.toThrow(/ENOENT/);
   });
@@ -107,14 +125,19 @@ describe('claimPodCidr', () => {
   });
 
   it('refuses a given CIDR that collides with a route, naming --pod-cidr and the route', async () => {
-    await expect(claimPodCidr(opts('/r/a', '10.1.2.0/24'), { hostNetworks: async () => [entry('10.0.0.0/8', 'tun0')] }))
-      .rejects.toThrow('--pod-cidr 10.1.2.0/24 collides with the host\'s route 10.0.0.0/8 dev tun0');
-    await expect(claimPodCidr(opts('/r/a', '127.0.0.0/24'), noHost)).rejects.toThrow(/--pod-cidr 127\.0\.0\.0\/24 collides with the host's loopback/);
+    await expect(claimPodCidr(opts('/r/a', '10.1.2.0/24'), { hostNetworks: async () => [entry('10.0.0.0/8', 'tun0')] })).rejects.toThrow(
+      "--pod-cidr 10.1.2.0/24 collides with the host's route 10.0.0.0/8 dev tun0",
+    );
+    await expect(claimPodCidr(opts('/r/a', '127.0.0.0/24'), noHost)).rejects.toThrow(
+      /--pod-cidr 127\.0\.0\.0\/24 collides with the host's loopback/,
+    );
   });
 
   it('refuses a given CIDR a live agent holds, and takes a stale one over', async () => {
     const a = await claimPodCidr(opts('/r/a', '10.50.0.0/24'), noHost);
-    await expect(claimPodCidr(opts('/r/b', '10.50.0.0/24'), noHost)).rejects.toThrow(/--pod-cidr 10\.50\.0\.0\/24 is already the pod CIDR of node n-\/r\/a/);
+    await expect(claimPodCidr(opts('/r/b', '10.50.0.0/24'), noHost)).rejects.toThrow(
+      /--pod-cidr 10\.50\.0\.0\/24 is already the pod CIDR of node n-\/r\/a/,
+    );
     expect(a.cidr.text).toBe('10.50.0.0/24');
     // A claim whose process is dead (a child that has exited) is stale.
     const child = spawn(process.execPath, ['-e', '']);

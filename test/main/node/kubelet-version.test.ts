@@ -8,5 +8,7 @@ it('reports v1.32.0-kubelet-ts.<package version>, a semantic version tools parse
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
   expect(kubeletVersion()).toBe(`v1.32.0-kubelet-ts.${pkg.version}`);
   // semver 2.0.0's grammar (as client-go's version.ParseSemantic): numeric identifiers without leading zeros.
-  expect(kubeletVersion()).toMatch(/^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)-((?:0|[1-9]\d*|[0-9A-Za-z-]*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|[0-9A-Za-z-]*[A-Za-z-][0-9A-Za-z-]*))*)$/);
+  expect(kubeletVersion()).toMatch(
+    /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)-((?:0|[1-9]\d*|[0-9A-Za-z-]*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|[0-9A-Za-z-]*[A-Za-z-][0-9A-Za-z-]*))*)$/,
+  );
 });

@@ -5,24 +5,57 @@ import { describe, expect, it } from 'vitest';
 import { buildNode, gatherNodeFacts, kubeletTsVersion, type NodeFacts, type NodeInputs } from '../../../src/main/node/node-status.js';
 
 const facts: NodeFacts = {
-  cpus: 2, memoryTotalBytes: 8 * 1024 ** 3, memoryAvailableBytes: 4 * 1024 ** 3,
-  disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 50 * 1024 ** 3 }, pids: { running: 100, max: 32768 },
-  osImage: 'Debian GNU/Linux 12 (bookworm)', kernelVersion: '6.1.0', architecture: 'amd64', operatingSystem: 'linux', machineID: 'm1', bootID: 'b1',
+  cpus: 2,
+  memoryTotalBytes: 8 * 1024 ** 3,
+  memoryAvailableBytes: 4 * 1024 ** 3,
+  disk: { totalBytes: 100 * 1024 ** 3, availableBytes: 50 * 1024 ** 3 },
+  pids: { running: 100, max: 32768 },
+  osImage: 'Debian GNU/Linux 12 (bookworm)',
+  kernelVersion: '6.1.0',
+  architecture: 'amd64',
+  operatingSystem: 'linux',
+  machineID: 'm1',
+  bootID: 'b1',
 };
 const inputs = (over: Partial<NodeInputs> = {}): NodeInputs => ({
-  nodeName: 'node1', nodeIp: '127.0.0.1', maxPods: 110, kubeletVersion: '0.1.0', containerRuntimeVersion: 'docker://20.10.24',
-  health: { ok: true }, port: 10250, facts, nowMs: Date.parse('2026-11-30T01:00:00Z'), ...over,
+  nodeName: 'node1',
+  nodeIp: '127.0.0.1',
+  maxPods: 110,
+  kubeletVersion: '0.1.0',
+  containerRuntimeVersion: 'docker://20.10.24',
+  health: { ok: true },
+  port: 10250,
+  facts,
+  nowMs: Date.parse('2026-11-30T01:00:00Z'),
+  ...over,
 });
 const cond = (n: ReturnType<typeof buildNode>, type: string) => n.status?.conditions?.find((c) => c.type === type);
 
 describe('buildNode', () => {
   it('reports capacity, allocatable (minus the hard eviction thresholds), nodeInfo and addresses', () => {
     const n = buildNode(inputs());
-    expect(n).toMatchObject({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node1', labels: { 'kubernetes.io/hostname': 'node1', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' } } });
+    expect(n).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: 'node1',
+        labels: { 'kubernetes.io/hostname': 'node1', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+      },
+    });
     expect(n.status?.capacity).toEqual({ cpu: '2', memory: '8388608Ki', pods: '110', 'ephemeral-storage': '104857600Ki' });
     expect(n.status?.allocatable).toEqual({ cpu: '2', memory: `${8388608 - 102400}Ki`, pods: '110', 'ephemeral-storage': '94371840Ki' });
-    expect(n.status?.nodeInfo).toMatchObject({ kubeletVersion: 'v0.1.0', containerRuntimeVersion: 'docker://20.10.24', osImage: 'Debian GNU/Linux 12 (bookworm)', kernelVersion: '6.1.0', architecture: 'amd64', operatingSystem: 'linux' });
-    expect(n.status?.addresses).toEqual([{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: 'node1' }]);
+    expect(n.status?.nodeInfo).toMatchObject({
+      kubeletVersion: 'v0.1.0',
+      containerRuntimeVersion: 'docker://20.10.24',
+      osImage: 'Debian GNU/Linux 12 (bookworm)',
+      kernelVersion: '6.1.0',
+      architecture: 'amd64',
+      operatingSystem: 'linux',
+    });
+    expect(n.status?.addresses).toEqual([
+      { type: 'InternalIP', address: '127.0.0.1' },
+      { type: 'Hostname', address: 'node1' },
+    ]);
     expect(n.status?.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 10250 } });
   });
 
@@ -52,7 +85,8 @@ describe('buildNode', () => {
   });
 
   it('is NotReady with NetworkUnavailable True while the pod network is not ready, and lists it False once ready', () => {
-    const message = 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
+    const message =
+      'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized';
     const down = buildNode(inputs({ network: { ready: false, message } }));
     expect(cond(down, 'Ready')).toMatchObject({ status: 'False', reason: 'KubeletNotReady', message });
     expect(cond(down, 'NetworkUnavailable')).toMatchObject({ status: 'True', reason: 'NetworkPluginNotReady', message });

@@ -10,14 +10,18 @@ function setup() {
   let up = true;
   let checks = 0;
   let ups = 0;
-  const state = newRuntimeState({}, {
-    clock, logger: pino({ level: 'silent' }),
-    check: async () => {
-      checks++;
-      if (!up) throw new Error('docker ping: container runtime is unavailable: connect ENOENT');
+  const state = newRuntimeState(
+    {},
+    {
+      clock,
+      logger: pino({ level: 'silent' }),
+      check: async () => {
+        checks++;
+        if (!up) throw new Error('docker ping: container runtime is unavailable: connect ENOENT');
+      },
+      onRuntimeUp: () => ups++,
     },
-    onRuntimeUp: () => ups++,
-  });
+  );
   return { clock, state, setUp: (v: boolean) => (up = v), checks: () => checks, ups: () => ups };
 }
 
@@ -64,7 +68,9 @@ describe('runtime state', () => {
   });
 
   it('rejects a bad option by name', () => {
-    expect(() => newRuntimeState({ thresholdMs: 0 }, { logger: pino({ level: 'silent' }), check: async () => {} })).toThrow(/options\.thresholdMs/);
+    expect(() => newRuntimeState({ thresholdMs: 0 }, { logger: pino({ level: 'silent' }), check: async () => {} })).toThrow(
+      /options\.thresholdMs/,
+    );
   });
 });
 
@@ -73,10 +79,15 @@ describe('runtime state, slow answers', () => {
     const clock = new FakeClock(0);
     let answer: (() => void) | undefined;
     let ups = 0;
-    const state = newRuntimeState({}, {
-      clock, logger: pino({ level: 'silent' }), onRuntimeUp: () => ups++,
-      check: () => (answer ? Promise.resolve() : new Promise<void>((resolve) => (answer = resolve))),
-    });
+    const state = newRuntimeState(
+      {},
+      {
+        clock,
+        logger: pino({ level: 'silent' }),
+        onRuntimeUp: () => ups++,
+        check: () => (answer ? Promise.resolve() : new Promise<void>((resolve) => (answer = resolve))),
+      },
+    );
     state.start();
     await clock.advance(6_000); // the first check timed out and is still open
     answer!();

@@ -10,7 +10,12 @@ import type { RuntimePod } from '../../../src/shared/messages.js';
 import { newFakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
 const runtimePod = (uid: string, state: 'running' | 'exited' = 'running'): RuntimePod => ({
-  uid, name: 'web', namespace: 'default', podIp: '', terminationGracePeriodSeconds: 30, sandboxes: [],
+  uid,
+  name: 'web',
+  namespace: 'default',
+  podIp: '',
+  terminationGracePeriodSeconds: 30,
+  sandboxes: [],
   containers: [{ id: `${uid}-c`, name: 'main', state } as RuntimePod['containers'][number]],
 });
 
@@ -19,13 +24,24 @@ describe('the first relist fills the pod cache', () => {
     const order: string[] = [];
     const seeded: RuntimePod[][] = [];
     const r = newFakePodSyncRunner({
-      relist: (task) => ({ containers: [{ id: 'p1-c', podUid: 'p1', name: 'main', state: 'running' }], observedAtMs: Date.now(), ...(task.withRuntimePods ? { runtimePods: [runtimePod('p1')] } : {}) }),
+      relist: (task) => ({
+        containers: [{ id: 'p1-c', podUid: 'p1', name: 'main', state: 'running' }],
+        observedAtMs: Date.now(),
+        ...(task.withRuntimePods ? { runtimePods: [runtimePod('p1')] } : {}),
+      }),
     });
-    const pleg = newGenericPleg({}, {
-      runner: r, logger: pino({ level: 'silent' }),
-      onEvents: () => order.push('events'),
-      onRuntimePods: (pods) => { order.push('pods'); seeded.push(pods); },
-    });
+    const pleg = newGenericPleg(
+      {},
+      {
+        runner: r,
+        logger: pino({ level: 'silent' }),
+        onEvents: () => order.push('events'),
+        onRuntimePods: (pods) => {
+          order.push('pods');
+          seeded.push(pods);
+        },
+      },
+    );
     await pleg.relist();
     await pleg.relist();
     expect(r.callsOf('relist').map((t) => t.withRuntimePods ?? false)).toEqual([true, false]);
@@ -44,11 +60,16 @@ describe('the first relist fills the pod cache', () => {
   });
 });
 
-describe('the pinned pool (fake runtime) merges the first relist\'s full pods of every thread', () => {
-  it('concatenates each thread\'s runtimePods when asked, and adds none otherwise', async () => {
-    const shards = [0, 1].map((id) => newFakePodSyncRunner({
-      relist: (task) => ({ containers: [], observedAtMs: 1, ...(task.withRuntimePods ? { runtimePods: [runtimePod(`p${id}`)] } : {}) }),
-    }, { threads: 1 }));
+describe("the pinned pool (fake runtime) merges the first relist's full pods of every thread", () => {
+  it("concatenates each thread's runtimePods when asked, and adds none otherwise", async () => {
+    const shards = [0, 1].map((id) =>
+      newFakePodSyncRunner(
+        {
+          relist: (task) => ({ containers: [], observedAtMs: 1, ...(task.withRuntimePods ? { runtimePods: [runtimePod(`p${id}`)] } : {}) }),
+        },
+        { threads: 1 },
+      ),
+    );
     const pool = newPinnedWorkerPool({} as never, {}, shards);
     expect((await pool.run({ kind: 'relist', protocol: 1, withRuntimePods: true })).runtimePods?.map((p) => p.uid)).toEqual(['p0', 'p1']);
     expect((await pool.run({ kind: 'relist', protocol: 1 })).runtimePods).toBeUndefined();

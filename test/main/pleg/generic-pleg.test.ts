@@ -36,12 +36,15 @@ describe('generic PLEG', () => {
   it('groups events by pod and reports every pod with containers', async () => {
     const seen: string[][] = [];
     const uids: string[][] = [];
-    const pleg = newGenericPleg({}, {
-      runner: runner([[c('1', 'p1', 'running')], [c('1', 'p1', 'exited'), c('2', 'p2', 'running')]]),
-      logger: pino({ level: 'silent' }),
-      onEvents: (byPod) => seen.push([...byPod.keys()].sort()),
-      onRelist: (u) => uids.push([...u].sort()),
-    });
+    const pleg = newGenericPleg(
+      {},
+      {
+        runner: runner([[c('1', 'p1', 'running')], [c('1', 'p1', 'exited'), c('2', 'p2', 'running')]]),
+        logger: pino({ level: 'silent' }),
+        onEvents: (byPod) => seen.push([...byPod.keys()].sort()),
+        onRelist: (u) => uids.push([...u].sort()),
+      },
+    );
     await pleg.relist();
     await pleg.relist();
     expect(seen).toEqual([['p1'], ['p1', 'p2']]);
@@ -53,12 +56,23 @@ describe('generic PLEG', () => {
     // Relists: only the sandbox (the container started and was removed between them).
     const r = newFakePodSyncRunner({ relist: () => ({ containers: [c('s', 'p1', 'running')], observedAtMs: 1000 }) });
     const seen: PodLifecycleEvent[] = [];
-    const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: (byPod) => seen.push(...[...byPod.values()].flat()) });
+    const pleg = newGenericPleg(
+      {},
+      { runner: r, logger: pino({ level: 'silent' }), onEvents: (byPod) => seen.push(...[...byPod.values()].flat()) },
+    );
     await pleg.relist();
     seen.length = 0;
     const sandbox = { id: 's', name: 'POD', state: 'running' } as RuntimeContainer;
     const app = { id: 'a', name: 'main', state: 'running' } as RuntimeContainer;
-    pleg.observeRuntimePod({ uid: 'p1', name: 'p', namespace: 'default', sandboxes: [sandbox], containers: [app], podIp: '', terminationGracePeriodSeconds: 30 });
+    pleg.observeRuntimePod({
+      uid: 'p1',
+      name: 'p',
+      namespace: 'default',
+      sandboxes: [sandbox],
+      containers: [app],
+      podIp: '',
+      terminationGracePeriodSeconds: 30,
+    });
     await pleg.relist();
     expect(seen).toEqual([{ uid: 'p1', type: 'ContainerRemoved', containerId: 'a' }]);
     await pleg.relist();
@@ -66,7 +80,9 @@ describe('generic PLEG', () => {
   });
 
   it('hasContainersOf follows the relists and the events observed between them; lastRelistObservedAtMs the last relist', async () => {
-    const r = newFakePodSyncRunner({ relist: (_task, n) => ({ containers: n === 0 ? [c('1', 'p1', 'running'), c('2', 'p1', 'running')] : [], observedAtMs: 1000 + n }) });
+    const r = newFakePodSyncRunner({
+      relist: (_task, n) => ({ containers: n === 0 ? [c('1', 'p1', 'running'), c('2', 'p1', 'running')] : [], observedAtMs: 1000 + n }),
+    });
     const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: () => {} });
     expect(pleg.lastRelistObservedAtMs()).toBe(0);
     await pleg.relist();
@@ -84,10 +100,13 @@ describe('generic PLEG', () => {
     expect([pleg.hasContainersOf('p1'), pleg.hasContainersOf('p2'), pleg.lastRelistObservedAtMs()]).toEqual([false, false, 1001]);
   });
 
-  it('relists every relistPeriodMs on its clock, and is unhealthy once no relist succeeded for healthThresholdMs (the kubelet\'s PLEG check)', async () => {
+  it("relists every relistPeriodMs on its clock, and is unhealthy once no relist succeeded for healthThresholdMs (the kubelet's PLEG check)", async () => {
     const clock = new FakeClock();
     const r = newFakePodSyncRunner({ relist: () => ({ containers: [], observedAtMs: clock.now() }) });
-    const pleg = newGenericPleg({ relistPeriodMs: 1_000, healthThresholdMs: 180_000 }, { runner: r, logger: pino({ level: 'silent' }), onEvents: () => {}, clock });
+    const pleg = newGenericPleg(
+      { relistPeriodMs: 1_000, healthThresholdMs: 180_000 },
+      { runner: r, logger: pino({ level: 'silent' }), onEvents: () => {}, clock },
+    );
     pleg.start();
     await clock.advance(10_000);
     expect(r.callsOf('relist')).toHaveLength(11); // at start, then one a second
@@ -108,7 +127,10 @@ describe('generic PLEG', () => {
     const seen: string[][] = [];
     const lists = [[c('1', 'p1', 'running')], undefined as unknown as RelistContainer[], [c('1', 'p1', 'running')]];
     const r = newFakePodSyncRunner({ relist: (_task, n) => (lists[n] ? { containers: lists[n], observedAtMs: 0 } : new Error('down')) });
-    const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: (b) => seen.push([...b.keys()]), onRelist: () => {} });
+    const pleg = newGenericPleg(
+      {},
+      { runner: r, logger: pino({ level: 'silent' }), onEvents: (b) => seen.push([...b.keys()]), onRelist: () => {} },
+    );
     await pleg.relist();
     await pleg.relist();
     await pleg.relist();
@@ -116,7 +138,11 @@ describe('generic PLEG', () => {
   });
 
   it('asks for pod names in the first relist only; old runtime copies shrink as pods claim their names or are removed', async () => {
-    const named = (id: string, podUid: string, podName: string): RelistContainer => ({ ...c(id, podUid, 'running'), podNamespace: 'default', podName });
+    const named = (id: string, podUid: string, podName: string): RelistContainer => ({
+      ...c(id, podUid, 'running'),
+      podNamespace: 'default',
+      podName,
+    });
     const r = runner([[named('1', 'old', 'web'), named('2', 'old', 'web'), named('3', 'db1', 'db')]]);
     const pleg = newGenericPleg({}, { runner: r, logger: pino({ level: 'silent' }), onEvents: () => {} });
     await pleg.relist();
@@ -133,4 +159,3 @@ describe('generic PLEG', () => {
     expect(pleg.runtimePodUids()).toEqual(new Set(['db1']));
   });
 });
-

@@ -8,14 +8,49 @@ import type { Pod } from '../../../src/shared/api.js';
 import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 
 const running = (id: string, name = 'main'): RuntimeContainer => ({
-  id, name, sandbox: false, attempt: 0, state: 'running', hash: 'h', restartCount: 0, image: 'i', imageId: '', createdAtMs: 1, startedAtMs: 1,
-  finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 's',
+  id,
+  name,
+  sandbox: false,
+  attempt: 0,
+  state: 'running',
+  hash: 'h',
+  restartCount: 0,
+  image: 'i',
+  imageId: '',
+  createdAtMs: 1,
+  startedAtMs: 1,
+  finishedAtMs: 0,
+  exitCode: 0,
+  reason: '',
+  message: '',
+  sandboxId: 's',
 });
 const runtimePod = (...containers: RuntimeContainer[]): RuntimePod => ({
-  uid: 'u', name: 'p', namespace: 'default', sandboxes: [{ ...running('s', 'POD'), sandbox: true, sandboxId: '' }], containers, podIp: '', terminationGracePeriodSeconds: 30,
+  uid: 'u',
+  name: 'p',
+  namespace: 'default',
+  sandboxes: [{ ...running('s', 'POD'), sandbox: true, sandboxId: '' }],
+  containers,
+  podIp: '',
+  terminationGracePeriodSeconds: 30,
 });
-const pod = (restartPolicy = 'Always'): Pod => ({ metadata: { name: 'p', uid: 'u' }, spec: { restartPolicy, containers: [{ name: 'main', image: 'i' }, { name: 'side', image: 'i' }] } }) as Pod;
-const died = (containerId: string, exitCode = 1): PodLifecycleEvent => ({ uid: 'u', type: 'ContainerDied', containerId, exit: { exitCode, finishedAtMs: 5, oomKilled: false } });
+const pod = (restartPolicy = 'Always'): Pod =>
+  ({
+    metadata: { name: 'p', uid: 'u' },
+    spec: {
+      restartPolicy,
+      containers: [
+        { name: 'main', image: 'i' },
+        { name: 'side', image: 'i' },
+      ],
+    },
+  }) as Pod;
+const died = (containerId: string, exitCode = 1): PodLifecycleEvent => ({
+  uid: 'u',
+  type: 'ContainerDied',
+  containerId,
+  exit: { exitCode, finishedAtMs: 5, oomKilled: false },
+});
 const started = (containerId: string): PodLifecycleEvent => ({ uid: 'u', type: 'ContainerStarted', containerId });
 
 describe('pod cache', () => {
@@ -72,7 +107,7 @@ describe('pod cache', () => {
     expect(cache.snapshot('u').current).toBe(false);
   });
 
-  it('applies a restarting container\'s death from its event at once (publish it), but not one that ends the container', () => {
+  it("applies a restarting container's death from its event at once (publish it), but not one that ends the container", () => {
     const cache = newPodCache();
     cache.set('u', runtimePod(running('c1')), 0);
     expect(cache.observeEvent('u', pod('Always'), died('c1'))).toBe(true);
@@ -84,7 +119,7 @@ describe('pod cache', () => {
     expect(never.get('u')!.containers[0].state).toBe('running');
   });
 
-  it('keeps a death seen after a sync began when that sync\'s older read comes back showing the container running', () => {
+  it("keeps a death seen after a sync began when that sync's older read comes back showing the container running", () => {
     const cache = newPodCache();
     cache.set('u', runtimePod(running('c1')), 0);
     const before = cache.snapshot('u'); // a sync starts here, reading at generation 0
@@ -97,7 +132,7 @@ describe('pod cache', () => {
     expect(cache.snapshot('u').current).toBe(false); // an event came after the read
   });
 
-  it('a restartPolicy Never pod: a start sync whose read predates its container\'s exit leaves the entry stale, so the sync the exit asked reads Docker again (issue #43)', () => {
+  it("a restartPolicy Never pod: a start sync whose read predates its container's exit leaves the entry stale, so the sync the exit asked reads Docker again (issue #43)", () => {
     const cache = newPodCache();
     cache.set('u', runtimePod(), 0);
     const start = cache.snapshot('u'); // the start sync reads at generation 0
@@ -121,7 +156,7 @@ describe('pod cache', () => {
     expect(cache.get('u')!.containers[0]).toMatchObject({ id: 'c9', state: 'exited' });
   });
 
-  it('takes a read at or after the death\'s generation as it is (the read saw it)', () => {
+  it("takes a read at or after the death's generation as it is (the read saw it)", () => {
     const cache = newPodCache();
     cache.set('u', runtimePod(running('c1')), 0);
     cache.observeEvent('u', pod(), died('c1'));

@@ -8,8 +8,19 @@ import type { Pod } from '../../../src/shared/api.js';
 
 function record(name: string, cpu?: string, hostPort?: number): PodRecord {
   const pod: Pod = {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: { containers: [{ name: 'c', image: 'img:1', ...(cpu ? { resources: { requests: { cpu } } } : {}), ...(hostPort ? { ports: [{ containerPort: 80, hostPort }] } : {}) }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: {
+      containers: [
+        {
+          name: 'c',
+          image: 'img:1',
+          ...(cpu ? { resources: { requests: { cpu } } } : {}),
+          ...(hostPort ? { ports: [{ containerPort: 80, hostPort }] } : {}),
+        },
+      ],
+    },
   };
   return { uid: `uid-${name}`, pod, waiting: {}, backoff: {}, startTimeMs: 0 };
 }
@@ -19,7 +30,12 @@ describe('pod admission: the chain and the ledger', () => {
   it('refuses at the first failing handler, in the kubelet order, and asks an added handler only after the built-in ones admit', () => {
     const asked: string[] = [];
     const admission = newPodAdmission({ capacity, podNetwork: false });
-    admission.addAdmitHandler({ admit: (pod) => { asked.push(pod.metadata!.name!); return pod.metadata!.name === 'pressured' ? { admit: false, reason: 'Evicted', message: 'under pressure' } : { admit: true }; } });
+    admission.addAdmitHandler({
+      admit: (pod) => {
+        asked.push(pod.metadata!.name!);
+        return pod.metadata!.name === 'pressured' ? { admit: false, reason: 'Evicted', message: 'under pressure' } : { admit: true };
+      },
+    });
     const cases: [PodRecord, string | undefined][] = [
       [record('port', '2', 8080), 'HostPortNotSupported'],
       [record('big', '2'), 'OutOfcpu'],

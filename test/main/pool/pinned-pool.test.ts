@@ -3,20 +3,35 @@ import { newPinnedWorkerPool, shardOf } from '../../../src/main/pool/pinned-pool
 import type { PodSyncResult } from '../../../src/shared/messages.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
-const kSynced: PodSyncResult = { podUid: '', steps: [], events: [], runtimePod: null, waiting: {}, backoff: {}, requeueAfterMs: 0 } as unknown as PodSyncResult;
+const kSynced: PodSyncResult = {
+  podUid: '',
+  steps: [],
+  events: [],
+  runtimePod: null,
+  waiting: {},
+  backoff: {},
+  requeueAfterMs: 0,
+} as unknown as PodSyncResult;
 
 /** One pinned thread: a fake runner whose relist reports one container of its own. */
 function shard(id: number): FakePodSyncRunner {
-  return newFakePodSyncRunner({
-    relist: { containers: [{ id: `c${id}`, podUid: `p${id}`, name: 'main', state: 'running' }], observedAtMs: 100 + id },
-    syncPod: kSynced,
-    killPod: kSynced,
-  }, { threads: 1 });
+  return newFakePodSyncRunner(
+    {
+      relist: { containers: [{ id: `c${id}`, podUid: `p${id}`, name: 'main', state: 'running' }], observedAtMs: 100 + id },
+      syncPod: kSynced,
+      killPod: kSynced,
+    },
+    { threads: 1 },
+  );
 }
 
 /** `thread:kind:podUid` of every task each shard received. */
 function seenBy(shards: FakePodSyncRunner[]): string[] {
-  return shards.flatMap((s, id) => s.calls.map((task) => `${id}:${task.kind}:${task.kind === 'syncPod' ? task.pod.metadata?.uid : (task as { podUid?: string }).podUid ?? ''}`));
+  return shards.flatMap((s, id) =>
+    s.calls.map(
+      (task) => `${id}:${task.kind}:${task.kind === 'syncPod' ? task.pod.metadata?.uid : ((task as { podUid?: string }).podUid ?? '')}`,
+    ),
+  );
 }
 
 describe('pinned worker pool (fake runtime: one in-memory state per thread)', () => {

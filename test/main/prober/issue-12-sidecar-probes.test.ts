@@ -14,11 +14,23 @@ import { FakeClock } from '../../fakes/fake-clock.js';
 
 const NOW = 1_000_000;
 const UID = 'uid-1';
-const exec = (cmd: string, p: Partial<Probe> = {}): Probe => ({ exec: { command: [cmd] }, periodSeconds: 1, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 1, ...p });
+const exec = (cmd: string, p: Partial<Probe> = {}): Probe => ({
+  exec: { command: [cmd] },
+  periodSeconds: 1,
+  timeoutSeconds: 1,
+  successThreshold: 1,
+  failureThreshold: 1,
+  ...p,
+});
 const ctr = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: 'busybox', command: ['sleep', '3600'], ...extra });
 
 function mkPod(initContainers: Container[], containers: Container[] = [ctr('app')], restartPolicy = 'Always'): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', uid: UID }, spec: { restartPolicy, initContainers, containers } } as Pod;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'default', uid: UID },
+    spec: { restartPolicy, initContainers, containers },
+  } as Pod;
 }
 
 let seq = 0;
@@ -26,14 +38,45 @@ function rc(pod: Pod, name: string, o: Partial<RuntimeContainer> = {}): RuntimeC
   const spec = [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers].find((c) => c.name === name)!;
   seq++;
   return {
-    id: `${name}-${seq}`, name, sandbox: false, attempt: 0, state: 'running', hash: hashContainer(spec), restartCount: 0, image: 'busybox', imageId: '',
-    createdAtMs: NOW - 60_000 + seq, startedAtMs: NOW, finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 'sb', ...o,
+    id: `${name}-${seq}`,
+    name,
+    sandbox: false,
+    attempt: 0,
+    state: 'running',
+    hash: hashContainer(spec),
+    restartCount: 0,
+    image: 'busybox',
+    imageId: '',
+    createdAtMs: NOW - 60_000 + seq,
+    startedAtMs: NOW,
+    finishedAtMs: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    sandboxId: 'sb',
+    ...o,
   };
 }
-const done = (pod: Pod, name: string, exitCode = 0) => rc(pod, name, { state: 'exited', exitCode, finishedAtMs: NOW - 1000, reason: exitCode ? 'Error' : 'Completed' });
+const done = (pod: Pod, name: string, exitCode = 0) =>
+  rc(pod, name, { state: 'exited', exitCode, finishedAtMs: NOW - 1000, reason: exitCode ? 'Error' : 'Completed' });
 function rp(pod: Pod, containers: RuntimeContainer[]): RuntimePod {
-  const sb: RuntimeContainer = { ...rc(pod, pod.spec!.containers[0].name), id: 'sb', name: 'POD', sandbox: true, hash: sandboxHash(pod), sandboxId: '' };
-  return { uid: UID, name: 'p', namespace: 'default', sandboxes: [sb], containers: containers.slice().sort((a, b) => b.createdAtMs - a.createdAtMs), podIp: '', terminationGracePeriodSeconds: 30 };
+  const sb: RuntimeContainer = {
+    ...rc(pod, pod.spec!.containers[0].name),
+    id: 'sb',
+    name: 'POD',
+    sandbox: true,
+    hash: sandboxHash(pod),
+    sandboxId: '',
+  };
+  return {
+    uid: UID,
+    name: 'p',
+    namespace: 'default',
+    sandboxes: [sb],
+    containers: containers.slice().sort((a, b) => b.createdAtMs - a.createdAtMs),
+    podIp: '',
+    terminationGracePeriodSeconds: 30,
+  };
 }
 
 function setup() {
@@ -50,10 +93,17 @@ function setup() {
   const events: PodEventRecord[] = [];
   const syncs: string[] = [];
   const statusChanges: string[] = [];
-  const m = newProberManager({ hostIp: '127.0.0.1' }, {
-    runner, clock, logger: pino({ level: 'silent' }), recordEvent: (_p, e) => events.push(e),
-    onStatusChange: (uid) => statusChanges.push(uid), onKill: (uid) => syncs.push(uid),
-  });
+  const m = newProberManager(
+    { hostIp: '127.0.0.1' },
+    {
+      runner,
+      clock,
+      logger: pino({ level: 'silent' }),
+      recordEvent: (_p, e) => events.push(e),
+      onStatusChange: (uid) => statusChanges.push(uid),
+      onKill: (uid) => syncs.push(uid),
+    },
+  );
   return { clock, m, verdicts, events, syncs, statusChanges };
 }
 
@@ -65,7 +115,11 @@ describe('sidecar probes (probe manager)', () => {
     m.updatePod(pod, rp(pod, [{ ...rc(pod, 'proxy'), id: 'px1' }]), '');
     await clock.advance(2_500);
     expect(m.probeStatus(UID, 'proxy', 'px1')).toEqual({ ready: false, started: true });
-    expect(events[0]).toMatchObject({ reason: 'Unhealthy', message: 'Readiness probe failed: ready failed', fieldPath: 'spec.initContainers{proxy}' });
+    expect(events[0]).toMatchObject({
+      reason: 'Unhealthy',
+      message: 'Readiness probe failed: ready failed',
+      fieldPath: 'spec.initContainers{proxy}',
+    });
     verdicts.set('ready', 'success');
     await clock.advance(1_000);
     expect(m.probeStatus(UID, 'proxy', 'px1')).toEqual({ ready: true, started: true });
@@ -86,7 +140,9 @@ describe('sidecar probes (probe manager)', () => {
 
   it('reports a sidecar as started once its startup probe succeeds, and asks for a sync then', async () => {
     const { clock, m, verdicts, syncs } = setup();
-    const pod = mkPod([ctr('proxy', { restartPolicy: 'Always', startupProbe: exec('start', { failureThreshold: 100 }) } as Partial<Container>)]);
+    const pod = mkPod([
+      ctr('proxy', { restartPolicy: 'Always', startupProbe: exec('start', { failureThreshold: 100 }) } as Partial<Container>),
+    ]);
     verdicts.set('start', 'failure');
     m.updatePod(pod, rp(pod, [{ ...rc(pod, 'proxy'), id: 'px1' }]), '');
     await clock.advance(2_500);
@@ -130,23 +186,55 @@ describe('sidecar startup and liveness in computePodActions', () => {
     ['during initialization', (p: Pod, proxy: RuntimeContainer) => [proxy]],
     ['beside running app containers', (p: Pod, proxy: RuntimeContainer) => [proxy, done(p, 'setup'), rc(p, 'app')]],
   ])('kills and restarts a sidecar that failed its liveness probe %s, even under restartPolicy Never', (_n, containers) => {
-    const p = mkPod([ctr('proxy', { restartPolicy: 'Always', livenessProbe: exec('live') } as Partial<Container>), ctr('setup', { command: ['true'] })], [ctr('app')], 'Never');
+    const p = mkPod(
+      [ctr('proxy', { restartPolicy: 'Always', livenessProbe: exec('live') } as Partial<Container>), ctr('setup', { command: ['true'] })],
+      [ctr('app')],
+      'Never',
+    );
     const proxy = rc(p, 'proxy');
-    const kill: ProbeKill = { name: 'proxy', containerId: proxy.id, message: 'Init container proxy failed liveness probe', gracePeriodSeconds: 3 };
+    const kill: ProbeKill = {
+      name: 'proxy',
+      containerId: proxy.id,
+      message: 'Init container proxy failed liveness probe',
+      gracePeriodSeconds: 3,
+    };
     const a = computePodActions(p, rp(p, containers(p, proxy)), {}, NOW, [kill]);
-    expect(a.containersToKill).toEqual([{ id: proxy.id, name: 'proxy', message: 'Init container proxy failed liveness probe, will be restarted', probeFailed: true, gracePeriodSeconds: 3 }]);
+    expect(a.containersToKill).toEqual([
+      {
+        id: proxy.id,
+        name: 'proxy',
+        message: 'Init container proxy failed liveness probe, will be restarted',
+        probeFailed: true,
+        gracePeriodSeconds: 3,
+      },
+    ]);
     expect(a.containersToStart.map((s) => [s.name, s.init, s.reason])).toEqual([['proxy', true, 'ProbeFailed']]);
     expect(a.killPod).toBe(false);
   });
 });
 
 describe('init container statuses (generatePodStatus)', () => {
-  const status = (pod: Pod, containers: RuntimeContainer[], probeStatus?: (n: string, id: string) => { ready: boolean; started: boolean } | undefined) =>
-    generatePodStatus({ pod, runtimePod: rp(pod, containers), waiting: {}, hostIp: '127.0.0.1', startTimeMs: NOW, nowMs: NOW, ...(probeStatus ? { probeStatus } : {}) });
+  const status = (
+    pod: Pod,
+    containers: RuntimeContainer[],
+    probeStatus?: (n: string, id: string) => { ready: boolean; started: boolean } | undefined,
+  ) =>
+    generatePodStatus({
+      pod,
+      runtimePod: rp(pod, containers),
+      waiting: {},
+      hostIp: '127.0.0.1',
+      startTimeMs: NOW,
+      nowMs: NOW,
+      ...(probeStatus ? { probeStatus } : {}),
+    });
 
   it('reports a completed init container (exit 0) as ready, a running or failed one as not ready', () => {
     const pod = mkPod([ctr('a', { command: ['true'] }), ctr('b', { command: ['false'] })]);
-    expect(status(pod, [done(pod, 'a'), rc(pod, 'b')]).initContainerStatuses!.map((s) => [s.name, s.ready])).toEqual([['a', true], ['b', false]]);
+    expect(status(pod, [done(pod, 'a'), rc(pod, 'b')]).initContainerStatuses!.map((s) => [s.name, s.ready])).toEqual([
+      ['a', true],
+      ['b', false],
+    ]);
     expect(status(pod, [done(pod, 'a'), done(pod, 'b', 1)]).initContainerStatuses!.map((s) => s.ready)).toEqual([true, false]);
   });
 
@@ -158,7 +246,10 @@ describe('init container statuses (generatePodStatus)', () => {
     expect(noResult.initContainerStatuses![0]).toMatchObject({ name: 'proxy', ready: false, started: true });
     const failing = status(pod, containers, (n) => (n === 'proxy' ? { ready: false, started: true } : undefined));
     expect(failing.initContainerStatuses![0].ready).toBe(false);
-    expect(failing.conditions!.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', message: 'containers with unready status: [proxy]' });
+    expect(failing.conditions!.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      message: 'containers with unready status: [proxy]',
+    });
     const passing = status(pod, containers, (n) => (n === 'proxy' ? { ready: true, started: true } : undefined));
     expect(passing.initContainerStatuses![0].ready).toBe(true);
     expect(passing.conditions!.find((c) => c.type === 'Ready')!.status).toBe('True');
@@ -169,7 +260,10 @@ describe('init container statuses (generatePodStatus)', () => {
     const s = status(pod, [rc(pod, 'proxy')]);
     expect(s.initContainerStatuses![0]).toMatchObject({ started: false, ready: false });
     expect(s.phase).toBe('Pending');
-    expect(s.conditions!.find((c) => c.type === 'Initialized')).toMatchObject({ status: 'False', message: 'containers with incomplete status: [proxy]' });
+    expect(s.conditions!.find((c) => c.type === 'Initialized')).toMatchObject({
+      status: 'False',
+      message: 'containers with incomplete status: [proxy]',
+    });
     const started = status(pod, [rc(pod, 'proxy')], () => ({ ready: true, started: true }));
     expect(started.conditions!.find((c) => c.type === 'Initialized')!.status).toBe('True');
   });

@@ -3,7 +3,15 @@ import { pino } from 'pino';
 import { newProberManager, type ProbeRunner } from '../../../src/main/prober/prober-manager.js';
 import { applyProbeResult, newProbeWorkerState } from '../../../src/main/prober/results-manager.js';
 import type { Pod, Probe } from '../../../src/shared/api.js';
-import type { ExecProbeTask, GrpcProbeTask, NetProbeTask, PodEventRecord, ProbeOutcome, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type {
+  ExecProbeTask,
+  GrpcProbeTask,
+  NetProbeTask,
+  PodEventRecord,
+  ProbeOutcome,
+  RuntimeContainer,
+  RuntimePod,
+} from '../../../src/shared/messages.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 
 const T0 = 1_000_000;
@@ -13,20 +21,38 @@ function pod(probes: { liveness?: Probe; readiness?: Probe; startup?: Probe }, e
     metadata: { name: 'p', namespace: 'default', uid: 'uid-1' },
     spec: {
       ...extra,
-      containers: [{
-        name: 'main', image: 'busybox', ports: [{ name: 'http', containerPort: 8080 }],
-        ...(probes.liveness ? { livenessProbe: probes.liveness } : {}),
-        ...(probes.readiness ? { readinessProbe: probes.readiness } : {}),
-        ...(probes.startup ? { startupProbe: probes.startup } : {}),
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: 'busybox',
+          ports: [{ name: 'http', containerPort: 8080 }],
+          ...(probes.liveness ? { livenessProbe: probes.liveness } : {}),
+          ...(probes.readiness ? { readinessProbe: probes.readiness } : {}),
+          ...(probes.startup ? { startupProbe: probes.startup } : {}),
+        },
+      ],
     },
   } as Pod;
 }
 
 function container(id: string, state: RuntimeContainer['state'] = 'running', startedAtMs = T0): RuntimeContainer {
   return {
-    id, name: 'main', sandbox: false, attempt: 0, state, hash: 'h', restartCount: 0, image: 'busybox', imageId: '', createdAtMs: startedAtMs,
-    startedAtMs, finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 'sandbox-1',
+    id,
+    name: 'main',
+    sandbox: false,
+    attempt: 0,
+    state,
+    hash: 'h',
+    restartCount: 0,
+    image: 'busybox',
+    imageId: '',
+    createdAtMs: startedAtMs,
+    startedAtMs,
+    finishedAtMs: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    sandboxId: 'sandbox-1',
   };
 }
 
@@ -43,7 +69,8 @@ function fakeRunner() {
   const runner: ProbeRunner = {
     async run(task) {
       tasks.push(task);
-      const key = task.kind === 'execProbe' ? task.command.join(' ') : task.kind === 'grpcProbe' ? `grpc:${task.port}` : `${task.mode}:${task.port}`;
+      const key =
+        task.kind === 'execProbe' ? task.command.join(' ') : task.kind === 'grpcProbe' ? `grpc:${task.port}` : `${task.mode}:${task.port}`;
       const result = verdicts.get(key) ?? 'success';
       return { result, output: result === 'failure' ? `${key} failed` : '' };
     },
@@ -63,22 +90,56 @@ function setup(hostIp = '127.0.0.1') {
   const events: PodEventRecord[] = [];
   const statusChanges: string[] = [];
   const kills: string[] = [];
-  const m = newProberManager({ hostIp, maxInFlight: 4 }, {
-    runner, directProbe, clock, logger: pino({ level: 'silent' }),
-    recordEvent: (_pod, e) => events.push(e),
-    onStatusChange: (uid) => statusChanges.push(uid),
-    onKill: (uid) => kills.push(uid),
-  });
+  const m = newProberManager(
+    { hostIp, maxInFlight: 4 },
+    {
+      runner,
+      directProbe,
+      clock,
+      logger: pino({ level: 'silent' }),
+      recordEvent: (_pod, e) => events.push(e),
+      onStatusChange: (uid) => statusChanges.push(uid),
+      onKill: (uid) => kills.push(uid),
+    },
+  );
   return { clock, m, tasks, verdicts, direct, events, statusChanges, kills };
 }
 
-const exec = (cmd: string, p: Partial<Probe> = {}): Probe => ({ exec: { command: cmd.split(' ') }, periodSeconds: 1, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3, ...p });
+const exec = (cmd: string, p: Partial<Probe> = {}): Probe => ({
+  exec: { command: cmd.split(' ') },
+  periodSeconds: 1,
+  timeoutSeconds: 1,
+  successThreshold: 1,
+  failureThreshold: 3,
+  ...p,
+});
 
 describe('probe worker thresholds (applyProbeResult)', () => {
   it.each([
-    ['readiness starts not ready and needs successThreshold successes in a row', 'readiness', 2, 3, ['success', 'failure', 'success', 'success'], ['failure', 'failure', 'failure', 'success']],
-    ['readiness goes unready only after failureThreshold failures in a row', 'readiness', 1, 2, ['success', 'failure', 'success', 'failure', 'failure'], ['success', 'success', 'success', 'success', 'failure']],
-    ['liveness starts healthy and fails after failureThreshold failures', 'liveness', 1, 3, ['failure', 'failure', 'failure'], ['success', 'success', 'failure']],
+    [
+      'readiness starts not ready and needs successThreshold successes in a row',
+      'readiness',
+      2,
+      3,
+      ['success', 'failure', 'success', 'success'],
+      ['failure', 'failure', 'failure', 'success'],
+    ],
+    [
+      'readiness goes unready only after failureThreshold failures in a row',
+      'readiness',
+      1,
+      2,
+      ['success', 'failure', 'success', 'failure', 'failure'],
+      ['success', 'success', 'success', 'success', 'failure'],
+    ],
+    [
+      'liveness starts healthy and fails after failureThreshold failures',
+      'liveness',
+      1,
+      3,
+      ['failure', 'failure', 'failure'],
+      ['success', 'success', 'failure'],
+    ],
     ['unknown verdicts change nothing', 'liveness', 1, 2, ['failure', 'unknown', 'failure'], ['success', 'success', 'failure']],
   ] as const)('%s', (_name, type, successThreshold, failureThreshold, verdicts, published) => {
     const s = newProbeWorkerState(type, 'c1');
@@ -113,7 +174,12 @@ describe('probe manager', () => {
     await clock.advance(3_500);
     expect(m.probeStatus('uid-1', 'main', 'c1')).toEqual({ ready: false, started: true });
     expect(events.length).toBeGreaterThanOrEqual(3);
-    expect(events[0]).toEqual({ type: 'Warning', reason: 'Unhealthy', message: 'Readiness probe failed: cat /ready failed', fieldPath: 'spec.containers{main}' });
+    expect(events[0]).toEqual({
+      type: 'Warning',
+      reason: 'Unhealthy',
+      message: 'Readiness probe failed: cat /ready failed',
+      fieldPath: 'spec.containers{main}',
+    });
     verdicts.set('cat /ready', 'success');
     await clock.advance(1_000);
     expect(m.probeStatus('uid-1', 'main', 'c1')).toEqual({ ready: true, started: true });
@@ -135,7 +201,9 @@ describe('probe manager', () => {
     expect(kills).toEqual([]);
     await clock.advance(1_000);
     expect(kills).toEqual(['uid-1']);
-    expect(m.probeKills('uid-1')).toEqual([{ name: 'main', containerId: 'c1', message: 'Container main failed liveness probe', gracePeriodSeconds: 5 }]);
+    expect(m.probeKills('uid-1')).toEqual([
+      { name: 'main', containerId: 'c1', message: 'Container main failed liveness probe', gracePeriodSeconds: 5 },
+    ]);
     expect(events.filter((e) => e.message === 'Liveness probe failed: false failed')).toHaveLength(3);
     const probed = tasks.length;
     await clock.advance(5_000);
@@ -177,7 +245,10 @@ describe('probe manager', () => {
   it('runs the readiness probe as soon as the startup probe succeeds, not a readiness period later (upstream e2e "should be ready immediately after startupProbe succeeds")', async () => {
     const { clock, m, tasks, verdicts } = setup();
     verdicts.set('startup', 'failure');
-    const p = pod({ startup: exec('startup', { periodSeconds: 1, failureThreshold: 100 }), readiness: exec('ready', { periodSeconds: 60 }) });
+    const p = pod({
+      startup: exec('startup', { periodSeconds: 1, failureThreshold: 100 }),
+      readiness: exec('ready', { periodSeconds: 60 }),
+    });
     m.updatePod(p, runtimePod(container('c1')), '');
     await clock.advance(4_000);
     expect(m.probeStatus('uid-1', 'main', 'c1')).toEqual({ ready: false, started: false });
@@ -231,7 +302,11 @@ describe('probe manager', () => {
   });
 
   it('sends httpGet and tcpSocket probes to the sandbox netns without a pod IP, to the node on hostNetwork, to the pod IP otherwise', async () => {
-    const http: Probe = { httpGet: { path: '/healthz', port: 'http', httpHeaders: [{ name: 'X-A', value: 'b' }] }, periodSeconds: 1, timeoutSeconds: 2 };
+    const http: Probe = {
+      httpGet: { path: '/healthz', port: 'http', httpHeaders: [{ name: 'X-A', value: 'b' }] },
+      periodSeconds: 1,
+      timeoutSeconds: 2,
+    };
     const tcp: Probe = { tcpSocket: { port: 8080 }, periodSeconds: 1 };
     for (const [extra, podIp, want] of kProbeTargets) {
       const { clock, m, tasks, direct } = setup('10.0.0.5');
@@ -241,16 +316,36 @@ describe('probe manager', () => {
       expect(direct.length > 0).toBe(!('sandboxId' in want));
       const h = tasks.find((t) => t.kind === 'netProbe' && t.mode === 'http') as NetProbeTask;
       const t = tasks.find((x) => x.kind === 'netProbe' && x.mode === 'tcp') as NetProbeTask;
-      expect(h).toEqual({ kind: 'netProbe', protocol: 1, mode: 'http', port: 8080, scheme: 'HTTP', path: '/healthz', headers: [{ name: 'X-A', value: 'b' }], timeoutMs: 2000, ...want });
+      expect(h).toEqual({
+        kind: 'netProbe',
+        protocol: 1,
+        mode: 'http',
+        port: 8080,
+        scheme: 'HTTP',
+        path: '/healthz',
+        headers: [{ name: 'X-A', value: 'b' }],
+        timeoutMs: 2000,
+        ...want,
+      });
       expect(t).toEqual({ kind: 'netProbe', protocol: 1, mode: 'tcp', port: 8080, timeoutMs: 1000, ...want });
       await m.stop();
     }
   });
 
-  it('sends grpc probes to the worker pool: the sandbox netns without a pod IP, the node on hostNetwork, the pod IP otherwise; service as given, \'\' by default', async () => {
+  it("sends grpc probes to the worker pool: the sandbox netns without a pod IP, the node on hostNetwork, the pod IP otherwise; service as given, '' by default", async () => {
     for (const [extra, podIp, want] of kProbeTargets) {
       const { clock, m, tasks, direct } = setup('10.0.0.5');
-      m.updatePod(pod({ liveness: { grpc: { port: 9000, service: 'db' }, periodSeconds: 1, timeoutSeconds: 2 }, readiness: { grpc: { port: 9001 }, periodSeconds: 1 } }, extra), runtimePod(container('c1')), podIp);
+      m.updatePod(
+        pod(
+          {
+            liveness: { grpc: { port: 9000, service: 'db' }, periodSeconds: 1, timeoutSeconds: 2 },
+            readiness: { grpc: { port: 9001 }, periodSeconds: 1 },
+          },
+          extra,
+        ),
+        runtimePod(container('c1')),
+        podIp,
+      );
       await clock.advance(1_500);
       expect(direct).toEqual([]);
       const grpc = tasks.filter((t): t is GrpcProbeTask => t.kind === 'grpcProbe');

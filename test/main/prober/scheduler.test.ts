@@ -28,7 +28,16 @@ describe('probe scheduler', () => {
     const release: Array<() => void> = [];
     const started: string[] = [];
     for (const k of ['a', 'b', 'c', 'd']) {
-      s.add(k, clock.t, 10_000, () => new Promise<void>((resolve) => { started.push(k); release.push(resolve); }));
+      s.add(
+        k,
+        clock.t,
+        10_000,
+        () =>
+          new Promise<void>((resolve) => {
+            started.push(k);
+            release.push(resolve);
+          }),
+      );
     }
     await clock.advance(0);
     expect(started).toEqual(['a', 'b']);
@@ -90,16 +99,42 @@ describe('probe scheduler', () => {
   it('runs the jobs due within one tick together at its end, and keeps each period exact', async () => {
     const clock = new FakeClock();
     let wakeUps = 0;
-    const counting = { now: () => clock.now(), monotonicMs: () => clock.monotonicMs(), setInterval: clock.setInterval.bind(clock), clearInterval: clock.clearInterval.bind(clock), setTimeout: (fn: () => void, ms: number) => clock.setTimeout(() => { wakeUps++; fn(); }, ms), clearTimeout: (h: unknown) => clock.clearTimeout(h) };
+    const counting = {
+      now: () => clock.now(),
+      monotonicMs: () => clock.monotonicMs(),
+      setInterval: clock.setInterval.bind(clock),
+      clearInterval: clock.clearInterval.bind(clock),
+      setTimeout: (fn: () => void, ms: number) =>
+        clock.setTimeout(() => {
+          wakeUps++;
+          fn();
+        }, ms),
+      clearTimeout: (h: unknown) => clock.clearTimeout(h),
+    };
     const s = newProbeScheduler({ tickMs: 100 }, counting);
     const runs: Array<[string, number]> = [];
-    for (const [key, at] of [['a', 10], ['b', 40], ['c', 90], ['d', 150]] as const) s.add(key, clock.t + at, 1000, async () => void runs.push([key, clock.now() - 1_000_000]));
+    for (const [key, at] of [
+      ['a', 10],
+      ['b', 40],
+      ['c', 90],
+      ['d', 150],
+    ] as const)
+      s.add(key, clock.t + at, 1000, async () => void runs.push([key, clock.now() - 1_000_000]));
     await clock.advance(99);
     expect(runs).toEqual([]);
     await clock.advance(1);
-    expect(runs).toEqual([['a', 100], ['b', 100], ['c', 100]]);
+    expect(runs).toEqual([
+      ['a', 100],
+      ['b', 100],
+      ['c', 100],
+    ]);
     await clock.advance(1000);
-    expect(runs.slice(3)).toEqual([['d', 200], ['a', 1100], ['b', 1100], ['c', 1100]]);
+    expect(runs.slice(3)).toEqual([
+      ['d', 200],
+      ['a', 1100],
+      ['b', 1100],
+      ['c', 1100],
+    ]);
     // Two ticks per period (100 and 200 ms past each second): 3 wake-ups for the 7 runs so far.
     expect(wakeUps).toBe(3);
     await s.stop();

@@ -10,12 +10,21 @@ import type { Pod } from '../../../src/shared/api.js';
 import { realClock } from '../../../src/shared/clock.js';
 import { admitServiceAccount } from '../../../src/shared/service-account-admission.js';
 import { checkToken, kServiceAccountIssuer } from '../../../src/server/auth/service-account-tokens.js';
-import { ensureServiceAccountKey, kServiceAccountKeyFile, newTokenManager, requiresRefresh } from '../../../src/main/service-accounts/token-manager.js';
+import {
+  ensureServiceAccountKey,
+  kServiceAccountKeyFile,
+  newTokenManager,
+  requiresRefresh,
+} from '../../../src/main/service-accounts/token-manager.js';
 import { newNodeServiceAccounts } from '../../../src/main/service-accounts/node-service-accounts.js';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'kts-sa-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kts-sa-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const req = { namespace: 'default', serviceAccount: { name: 'default', uid: 'u' }, pod: { name: 'p', uid: 'pu' }, expirationSeconds: 1000 };
 
@@ -26,7 +35,7 @@ describe('token manager', () => {
     expect(requiresRefresh(0, 10 * 86_400_000, 86_400_001)).toBe(true);
   });
 
-  it('hands out the same token until 80 % of its life, then a new one; drops a pod\'s tokens on request', async () => {
+  it("hands out the same token until 80 % of its life, then a new one; drops a pod's tokens on request", async () => {
     const { privateKey } = await ensureServiceAccountKey(dir);
     let now = Date.parse('2026-12-07T12:00:00Z');
     const m = newTokenManager(privateKey, { ...realClock, now: () => now });
@@ -58,13 +67,23 @@ describe('token manager', () => {
     const b = await ensureServiceAccountKey(dir);
     expect(b.publicKey.export({ type: 'spki', format: 'pem' })).toBe(a.publicKey.export({ type: 'spki', format: 'pem' }));
     await chmod(a.path, 0o644);
-    await expect(ensureServiceAccountKey(dir)).rejects.toThrow(/service-account.key: the service account signing key must not be readable by group or others/);
+    await expect(ensureServiceAccountKey(dir)).rejects.toThrow(
+      /service-account.key: the service account signing key must not be readable by group or others/,
+    );
   });
 
-  it('a pod\'s sync gets a new token once 80 % of the last one\'s life has passed (3607 s: after 2885.6 s); the old one works until it expires', async () => {
+  it("a pod's sync gets a new token once 80 % of the last one's life has passed (3607 s: after 2885.6 s); the old one works until it expires", async () => {
     let now = Date.parse('2026-12-07T12:00:00Z');
-    const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: () => ({ uid: 'pu', serviceAccountName: 'default' }), clock: { ...realClock, now: () => now } });
-    const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
+    const sa = await newNodeServiceAccounts({
+      rootDir: dir,
+      logger: pino({ level: 'silent' }),
+      pod: () => ({ uid: 'pu', serviceAccountName: 'default' }),
+      clock: { ...realClock, now: () => now },
+    });
+    const pod = admitServiceAccount(
+      { metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod,
+      { volumeName: 'kube-api-access-abcde' },
+    );
     const tokenAt = () => sa.configObjectsFor(pod, undefined)!.serviceAccountTokens!['kube-api-access-abcde/0'];
     const first = tokenAt();
     now += 2_885_000;
@@ -78,11 +97,19 @@ describe('token manager', () => {
     expect(sa.authenticator.authenticateToken(second)).toBeDefined();
   });
 
-  it('gives an admitted pod\'s sync its token, kube-root-ca.crt and, for a hostNetwork pod, the API endpoint; the token checks against the live pod', async () => {
-    const pods = new Map<string, { uid: string; serviceAccountName: string }>([['default/p', { uid: 'pu', serviceAccountName: 'default' }]]);
+  it("gives an admitted pod's sync its token, kube-root-ca.crt and, for a hostNetwork pod, the API endpoint; the token checks against the live pod", async () => {
+    const pods = new Map<string, { uid: string; serviceAccountName: string }>([
+      ['default/p', { uid: 'pu', serviceAccountName: 'default' }],
+    ]);
     const sa = await newNodeServiceAccounts({ rootDir: dir, logger: pino({ level: 'silent' }), pod: (ns, n) => pods.get(`${ns}/${n}`) });
     sa.setApi({ caPem: 'CA-PEM', address: '127.0.0.1', tlsPort: () => 10250, gateway: '10.222.0.1', onPodNetwork: true });
-    const pod = admitServiceAccount({ metadata: { name: 'p', namespace: 'default', uid: 'pu' }, spec: { hostNetwork: true, containers: [{ name: 'c', image: 'i' }] } } as Pod, { volumeName: 'kube-api-access-abcde' });
+    const pod = admitServiceAccount(
+      {
+        metadata: { name: 'p', namespace: 'default', uid: 'pu' },
+        spec: { hostNetwork: true, containers: [{ name: 'c', image: 'i' }] },
+      } as Pod,
+      { volumeName: 'kube-api-access-abcde' },
+    );
     const objects = sa.configObjectsFor(pod, undefined)!;
     expect(objects.configMaps['kube-root-ca.crt']?.data).toEqual({ 'ca.crt': 'CA-PEM' });
     expect(objects.kubernetesService).toEqual({ host: '127.0.0.1', port: 10250 });
@@ -91,8 +118,16 @@ describe('token manager', () => {
     pods.delete('default/p');
     expect(sa.authenticator.authenticateToken(token)).toBeUndefined();
     // A pod on the pod network gets no endpoint while the API listens on loopback only.
-    const bridged = admitServiceAccount({ metadata: { name: 'q', namespace: 'default', uid: 'qu' }, spec: { containers: [{ name: 'c', image: 'i' }] } } as Pod);
+    const bridged = admitServiceAccount({
+      metadata: { name: 'q', namespace: 'default', uid: 'qu' },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+    } as Pod);
     expect(sa.configObjectsFor(bridged, undefined)?.kubernetesService).toBeUndefined();
-    expect(checkToken(token, (await ensureServiceAccountKey(dir)).publicKey, [kServiceAccountIssuer], { pod: () => ({ uid: 'pu', serviceAccountName: 'default' }), serviceAccountUid: () => sa.serviceAccountUid('default', 'default') })).toMatchObject({ ok: true });
+    expect(
+      checkToken(token, (await ensureServiceAccountKey(dir)).publicKey, [kServiceAccountIssuer], {
+        pod: () => ({ uid: 'pu', serviceAccountName: 'default' }),
+        serviceAccountUid: () => sa.serviceAccountUid('default', 'default'),
+      }),
+    ).toMatchObject({ ok: true });
   });
 });

@@ -14,8 +14,24 @@ const kAllUids = ['u1', 'u2', 'u3'];
 
 function pod(uid: string, cpuNs: number): PodSample {
   return {
-    uid, name: `p-${uid}`, namespace: 'default', startedAtMs: 0, cgroup: null, volumes: [],
-    containers: [{ id: `${uid}-c`, metricsName: `k8s_c_p-${uid}_default_${uid}_0`, cgroupPath: '', name: 'c', image: 'busybox', startedAtMs: 0, logsUsedBytes: 0, cgroup: { cpuUsageNs: cpuNs, memoryUsageBytes: 1 } }],
+    uid,
+    name: `p-${uid}`,
+    namespace: 'default',
+    startedAtMs: 0,
+    cgroup: null,
+    volumes: [],
+    containers: [
+      {
+        id: `${uid}-c`,
+        metricsName: `k8s_c_p-${uid}_default_${uid}_0`,
+        cgroupPath: '',
+        name: 'c',
+        image: 'busybox',
+        startedAtMs: 0,
+        logsUsedBytes: 0,
+        cgroup: { cpuUsageNs: cpuNs, memoryUsageBytes: 1 },
+      },
+    ],
   };
 }
 
@@ -39,18 +55,49 @@ function setup(opts: { watched?: string[]; fail?: boolean; readWaitLimitMs?: num
     const uids = task.pods === undefined || task.pods === 'all' ? kAllUids : task.pods;
     const cpu = clock.t * 100_000; // 0.1 core: 1e5 ns of CPU per ms
     return {
-      observedAtMs: clock.t, cgroupVersion: 1, errors: [], pods: uids.map((u) => pod(u, cpu)),
-      node: { cpuUsageNs: cpu, memoryCapacityBytes: 100, memoryAvailableBytes: 50, memoryUsageBytes: 50, memoryWorkingSetBytes: 50, memoryRssBytes: 10, fs: null, imageFs: null, bootTimeMs: 0 },
+      observedAtMs: clock.t,
+      cgroupVersion: 1,
+      errors: [],
+      pods: uids.map((u) => pod(u, cpu)),
+      node: {
+        cpuUsageNs: cpu,
+        memoryCapacityBytes: 100,
+        memoryAvailableBytes: 50,
+        memoryUsageBytes: 50,
+        memoryWorkingSetBytes: 50,
+        memoryRssBytes: 10,
+        fs: null,
+        imageFs: null,
+        bootTimeMs: 0,
+      },
     };
   };
-  const provider = newStatsProvider({ periodMs: kPeriodMs, demandWindowMs: kWindowMs, nodeName: 'n1', readWaitLimitMs: opts.readWaitLimitMs }, {
-    run, logger: newLogger('silent'), watchedPods: () => opts.watched ?? [], clock,
-    sleep: async (ms) => { slept.push(ms); clock.t += ms; },
-  });
+  const provider = newStatsProvider(
+    { periodMs: kPeriodMs, demandWindowMs: kWindowMs, nodeName: 'n1', readWaitLimitMs: opts.readWaitLimitMs },
+    {
+      run,
+      logger: newLogger('silent'),
+      watchedPods: () => opts.watched ?? [],
+      clock,
+      sleep: async (ms) => {
+        slept.push(ms);
+        clock.t += ms;
+      },
+    },
+  );
   return {
-    provider, tasks, slept, clock, maxRunning: () => maxRunning,
-    holdRuns: () => { hold = true; },
-    releaseRuns: () => { hold = false; for (const r of release.splice(0)) r(); },
+    provider,
+    tasks,
+    slept,
+    clock,
+    maxRunning: () => maxRunning,
+    holdRuns: () => {
+      hold = true;
+    },
+    releaseRuns: () => {
+      hold = false;
+      for (const r of release.splice(0)) r();
+    },
   };
 }
 
@@ -114,7 +161,7 @@ describe('stats provider: per-pod figures on demand', () => {
     expect(s!.pods[0].containers[0].cpu?.usageNanoCores).toBe(100_000_000);
   });
 
-  it('a fresh collection of every pod paired with a stale one (the eviction manager\'s, in a quiet spell) is not a current rate: a read collects twice', async () => {
+  it("a fresh collection of every pod paired with a stale one (the eviction manager's, in a quiet spell) is not a current rate: a read collects twice", async () => {
     const t = setup();
     await t.provider.collect('all');
     t.clock.t += 5 * kPeriodMs;
@@ -191,7 +238,12 @@ describe('stats provider: per-pod figures on demand', () => {
   });
 
   it('refuses a zero period or demand window', () => {
-    const deps = { run: async () => { throw new Error('no'); }, logger: newLogger('silent') };
+    const deps = {
+      run: async () => {
+        throw new Error('no');
+      },
+      logger: newLogger('silent'),
+    };
     expect(() => newStatsProvider({ nodeName: 'n', periodMs: 0 }, deps)).toThrow(RangeError);
     expect(() => newStatsProvider({ nodeName: 'n', demandWindowMs: 0 }, deps)).toThrow(/demand window/);
   });

@@ -12,11 +12,40 @@ const fs = { capacityBytes: 1000, availableBytes: 400, usedBytes: 600, inodes: 1
 
 function pod(uid: string, cpuA: number, cpuB: number, podCgroup: boolean): PodSample {
   return {
-    uid, name: `p-${uid}`, namespace: 'default', startedAtMs: 1_000,
+    uid,
+    name: `p-${uid}`,
+    namespace: 'default',
+    startedAtMs: 1_000,
     cgroup: podCgroup ? { cpuUsageNs: (cpuA + cpuB) * 2, memoryUsageBytes: 90 * MiB, workingSetBytes: 80 * MiB } : null,
     containers: [
-      { id: `${uid}-a`, metricsName: `k8s_a_p-${uid}_default_${uid}_0`, cgroupPath: `/docker/${uid}-a`, name: 'a', image: 'busybox', startedAtMs: 2_000, logsUsedBytes: 10, cgroup: { cpuUsageNs: cpuA, memoryUsageBytes: 30 * MiB, workingSetBytes: 20 * MiB, rssBytes: 15 * MiB, pageFaults: 5, majorPageFaults: 1, memoryLimitBytes: 64 * MiB } },
-      { id: `${uid}-b`, metricsName: `k8s_b_p-${uid}_default_${uid}_0`, cgroupPath: `/docker/${uid}-b`, name: 'b', image: 'busybox', startedAtMs: 2_000, logsUsedBytes: 5, cgroup: { cpuUsageNs: cpuB, memoryUsageBytes: 40 * MiB, workingSetBytes: 34 * MiB } },
+      {
+        id: `${uid}-a`,
+        metricsName: `k8s_a_p-${uid}_default_${uid}_0`,
+        cgroupPath: `/docker/${uid}-a`,
+        name: 'a',
+        image: 'busybox',
+        startedAtMs: 2_000,
+        logsUsedBytes: 10,
+        cgroup: {
+          cpuUsageNs: cpuA,
+          memoryUsageBytes: 30 * MiB,
+          workingSetBytes: 20 * MiB,
+          rssBytes: 15 * MiB,
+          pageFaults: 5,
+          majorPageFaults: 1,
+          memoryLimitBytes: 64 * MiB,
+        },
+      },
+      {
+        id: `${uid}-b`,
+        metricsName: `k8s_b_p-${uid}_default_${uid}_0`,
+        cgroupPath: `/docker/${uid}-b`,
+        name: 'b',
+        image: 'busybox',
+        startedAtMs: 2_000,
+        logsUsedBytes: 5,
+        cgroup: { cpuUsageNs: cpuB, memoryUsageBytes: 40 * MiB, workingSetBytes: 34 * MiB },
+      },
     ],
     volumes: [{ name: 'scratch', usedBytes: 4096, inodesUsed: 2 }],
   };
@@ -24,8 +53,21 @@ function pod(uid: string, cpuA: number, cpuB: number, podCgroup: boolean): PodSa
 
 function sample(atMs: number, cpu: number, pods: PodSample[]): StatsSample {
   return {
-    observedAtMs: atMs, cgroupVersion: 1, errors: [], pods,
-    node: { cpuUsageNs: cpu, memoryCapacityBytes: 1024 * MiB, memoryAvailableBytes: 512 * MiB, memoryUsageBytes: 600 * MiB, memoryWorkingSetBytes: 400 * MiB, memoryRssBytes: 200 * MiB, fs, imageFs: fs, bootTimeMs: 0 },
+    observedAtMs: atMs,
+    cgroupVersion: 1,
+    errors: [],
+    pods,
+    node: {
+      cpuUsageNs: cpu,
+      memoryCapacityBytes: 1024 * MiB,
+      memoryAvailableBytes: 512 * MiB,
+      memoryUsageBytes: 600 * MiB,
+      memoryWorkingSetBytes: 400 * MiB,
+      memoryRssBytes: 200 * MiB,
+      fs,
+      imageFs: fs,
+      bootTimeMs: 0,
+    },
   };
 }
 
@@ -35,7 +77,11 @@ describe('buildSummary', () => {
   const s = buildSummary('n1', cur, prev);
 
   it('derives usageNanoCores from the two samples for containers, pods and the node', () => {
-    expect(s.node).toMatchObject({ nodeName: 'n1', startTime: '1970-01-01T00:00:00Z', cpu: { time: '1970-01-01T00:00:20Z', usageNanoCores: 500_000_000, usageCoreNanoSeconds: 6e9 } });
+    expect(s.node).toMatchObject({
+      nodeName: 'n1',
+      startTime: '1970-01-01T00:00:00Z',
+      cpu: { time: '1970-01-01T00:00:20Z', usageNanoCores: 500_000_000, usageCoreNanoSeconds: 6e9 },
+    });
     const u1 = s.pods[0];
     expect(u1.containers[0].cpu).toEqual({ time: '1970-01-01T00:00:20Z', usageCoreNanoSeconds: 3e9, usageNanoCores: 200_000_000 });
     expect(u1.containers[1].cpu?.usageNanoCores).toBe(100_000_000);
@@ -55,10 +101,29 @@ describe('buildSummary', () => {
 
   it('reports memory with availableBytes only under a limit, logs, volumes and ephemeral storage', () => {
     const [a, b] = s.pods[0].containers;
-    expect(a.memory).toEqual({ time: '1970-01-01T00:00:20Z', usageBytes: 30 * MiB, workingSetBytes: 20 * MiB, rssBytes: 15 * MiB, pageFaults: 5, majorPageFaults: 1, availableBytes: 44 * MiB });
+    expect(a.memory).toEqual({
+      time: '1970-01-01T00:00:20Z',
+      usageBytes: 30 * MiB,
+      workingSetBytes: 20 * MiB,
+      rssBytes: 15 * MiB,
+      pageFaults: 5,
+      majorPageFaults: 1,
+      availableBytes: 44 * MiB,
+    });
     expect(b.memory?.availableBytes).toBeUndefined();
     expect(a.logs).toMatchObject({ usedBytes: 10, capacityBytes: 1000, availableBytes: 400 });
-    expect(s.pods[0].volume).toEqual([{ name: 'scratch', time: '1970-01-01T00:00:20Z', usedBytes: 4096, inodesUsed: 2, capacityBytes: 1000, availableBytes: 400, inodes: 100, inodesFree: 40 }]);
+    expect(s.pods[0].volume).toEqual([
+      {
+        name: 'scratch',
+        time: '1970-01-01T00:00:20Z',
+        usedBytes: 4096,
+        inodesUsed: 2,
+        capacityBytes: 1000,
+        availableBytes: 400,
+        inodes: 100,
+        inodesFree: 40,
+      },
+    ]);
     expect(s.pods[0]['ephemeral-storage']?.usedBytes).toBe(4096 + 15);
     expect(s.node.fs).toMatchObject({ usedBytes: 600, inodesUsed: 60 });
   });
@@ -113,8 +178,12 @@ describe('metric texts', () => {
     m.observe('readiness', 'success', p, 'app');
     m.observe('liveness', 'failure', p, 'app');
     const text = (await m.text()).body;
-    expect(text).toMatch(/^prober_probe_total\{probe_type="Readiness",result="successful",container="app",pod="web",namespace="default",pod_uid="u1"\} 2$/m);
-    expect(text).toMatch(/^prober_probe_total\{probe_type="Liveness",result="failed",container="app",pod="web",namespace="default",pod_uid="u1"\} 1$/m);
+    expect(text).toMatch(
+      /^prober_probe_total\{probe_type="Readiness",result="successful",container="app",pod="web",namespace="default",pod_uid="u1"\} 2$/m,
+    );
+    expect(text).toMatch(
+      /^prober_probe_total\{probe_type="Liveness",result="failed",container="app",pod="web",namespace="default",pod_uid="u1"\} 1$/m,
+    );
     m.forgetPod('u1');
     expect((await m.text()).body).not.toMatch(/pod_uid="u1"/);
   });
@@ -130,13 +199,17 @@ describe('top tables', () => {
   });
 
   it('prints pods with and without the namespace column', () => {
-    expect(topPodsTable(summary, { namespace: 'default', noHeaders: false })).toBe('NAME   CPU(cores)   MEMORY(bytes)\np-u1   300m         54Mi\n');
+    expect(topPodsTable(summary, { namespace: 'default', noHeaders: false })).toBe(
+      'NAME   CPU(cores)   MEMORY(bytes)\np-u1   300m         54Mi\n',
+    );
     expect(topPodsTable(summary, { namespace: '', noHeaders: true })).toBe('default   p-u1   300m   54Mi\n');
     expect(topPodsTable(summary, { namespace: 'other', noHeaders: true })).toBe('');
   });
 
   it('prints the node with percentages of allocatable', () => {
     const node = { status: { allocatable: { cpu: '2', memory: '1Gi' } } };
-    expect(topNodeTable(summary, node, false)).toBe('NAME   CPU(cores)   CPU%   MEMORY(bytes)   MEMORY%\nn1     500m         25%    400Mi           39%\n');
+    expect(topNodeTable(summary, node, false)).toBe(
+      'NAME   CPU(cores)   CPU%   MEMORY(bytes)   MEMORY%\nn1     500m         25%    400Mi           39%\n',
+    );
   });
 });

@@ -4,12 +4,35 @@ import type { Pod, Probe } from '../../../src/shared/api.js';
 import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 
 const probe: Probe = { exec: { command: ['true'] } };
-const pod = (extra: Record<string, unknown>): Pod => ({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'main', image: 'i', ...extra }] } }) as Pod;
+const pod = (extra: Record<string, unknown>): Pod =>
+  ({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'main', image: 'i', ...extra }] } }) as Pod;
 const running: RuntimeContainer = {
-  id: 'c1', name: 'main', sandbox: false, attempt: 0, state: 'running', hash: 'h', restartCount: 0, image: 'i', imageId: '', createdAtMs: 1, startedAtMs: 1,
-  finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 's',
+  id: 'c1',
+  name: 'main',
+  sandbox: false,
+  attempt: 0,
+  state: 'running',
+  hash: 'h',
+  restartCount: 0,
+  image: 'i',
+  imageId: '',
+  createdAtMs: 1,
+  startedAtMs: 1,
+  finishedAtMs: 0,
+  exitCode: 0,
+  reason: '',
+  message: '',
+  sandboxId: 's',
 };
-const runtimePod: RuntimePod = { uid: 'u', name: 'p', namespace: 'default', sandboxes: [{ ...running, id: 's', name: 'POD', sandbox: true }], containers: [running], podIp: '', terminationGracePeriodSeconds: 30 };
+const runtimePod: RuntimePod = {
+  uid: 'u',
+  name: 'p',
+  namespace: 'default',
+  sandboxes: [{ ...running, id: 's', name: 'POD', sandbox: true }],
+  containers: [running],
+  podIp: '',
+  terminationGracePeriodSeconds: 30,
+};
 const gen = (p: Pod, probeStatus?: (n: string, id: string) => { ready: boolean; started: boolean } | undefined, idScheme = 'docker') =>
   generatePodStatus({ pod: p, runtimePod, waiting: {}, hostIp: '127.0.0.1', startTimeMs: 0, nowMs: 1000, probeStatus, idScheme });
 const cond = (s: ReturnType<typeof gen>, type: string) => s.conditions!.find((c) => c.type === type)!.status;
@@ -37,7 +60,14 @@ describe('status from probe results', () => {
 
   it.each(['docker', 'containerd', ''])('asks the prober by the runtime ID whatever the ID scheme (%j)', (scheme) => {
     const asked: string[] = [];
-    const s = gen(pod({ readinessProbe: probe }), (_n, id) => { asked.push(id); return { ready: true, started: true }; }, scheme);
+    const s = gen(
+      pod({ readinessProbe: probe }),
+      (_n, id) => {
+        asked.push(id);
+        return { ready: true, started: true };
+      },
+      scheme,
+    );
     expect(asked).toEqual(['c1']);
     expect(s.containerStatuses![0]).toMatchObject({ ready: true, containerID: scheme ? `${scheme}://c1` : 'c1' });
   });

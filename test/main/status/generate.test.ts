@@ -5,18 +5,49 @@ import type { Pod } from '../../../src/shared/api.js';
 import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
 
 const T = Date.parse('2026-11-30T00:00:00Z');
-function rc(name: string, state: RuntimeContainer['state'], exitCode = 0, restartCount = 0, extra: Partial<RuntimeContainer> = {}): RuntimeContainer {
+function rc(
+  name: string,
+  state: RuntimeContainer['state'],
+  exitCode = 0,
+  restartCount = 0,
+  extra: Partial<RuntimeContainer> = {},
+): RuntimeContainer {
   return {
-    id: `${name}-${restartCount}`.padEnd(64, '0'), name, sandbox: name === 'POD', attempt: restartCount, state, hash: 'h', restartCount, image: 'img', imageId: 'sha256:abc',
-    createdAtMs: T + restartCount, startedAtMs: T + restartCount, finishedAtMs: state === 'exited' ? T + 1000 + restartCount : 0, exitCode,
-    reason: state === 'exited' ? (exitCode === 0 ? 'Completed' : 'Error') : '', message: '', sandboxId: 'sb', ...extra,
+    id: `${name}-${restartCount}`.padEnd(64, '0'),
+    name,
+    sandbox: name === 'POD',
+    attempt: restartCount,
+    state,
+    hash: 'h',
+    restartCount,
+    image: 'img',
+    imageId: 'sha256:abc',
+    createdAtMs: T + restartCount,
+    startedAtMs: T + restartCount,
+    finishedAtMs: state === 'exited' ? T + 1000 + restartCount : 0,
+    exitCode,
+    reason: state === 'exited' ? (exitCode === 0 ? 'Completed' : 'Error') : '',
+    message: '',
+    sandboxId: 'sb',
+    ...extra,
   };
 }
 function pod(restartPolicy: 'Always' | 'OnFailure' | 'Never', names = ['a', 'b']): Pod {
-  return { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { restartPolicy, containers: names.map((name) => ({ name, image: 'img' })) } };
+  return {
+    metadata: { name: 'p', namespace: 'default', uid: 'u' },
+    spec: { restartPolicy, containers: names.map((name) => ({ name, image: 'img' })) },
+  };
 }
 function runtimePod(containers: RuntimeContainer[], sandbox: RuntimeContainer['state'] = 'running'): RuntimePod {
-  return { uid: 'u', name: 'p', namespace: 'default', sandboxes: [rc('POD', sandbox)], containers, podIp: '', terminationGracePeriodSeconds: 30 };
+  return {
+    uid: 'u',
+    name: 'p',
+    namespace: 'default',
+    sandboxes: [rc('POD', sandbox)],
+    containers,
+    podIp: '',
+    terminationGracePeriodSeconds: 30,
+  };
 }
 const phaseOf = (p: Pod, containers: RuntimeContainer[], waiting = {}) =>
   generatePodStatus({ pod: p, runtimePod: runtimePod(containers), waiting, hostIp: '127.0.0.1', startTimeMs: T, nowMs: T }).phase;
@@ -31,7 +62,13 @@ describe('getPhase (kubelet getPhase)', () => {
     ['all exited 0, OnFailure', 'OnFailure', [rc('a', 'exited'), rc('b', 'exited')], {}, 'Succeeded'],
     ['one exited 1, OnFailure (will restart)', 'OnFailure', [rc('a', 'exited'), rc('b', 'exited', 1)], {}, 'Running'],
     ['all exited, Always (will restart)', 'Always', [rc('a', 'exited'), rc('b', 'exited')], {}, 'Running'],
-    ['crash loop, Always', 'Always', [rc('a', 'running'), rc('b', 'exited', 1, 3)], { b: { reason: 'CrashLoopBackOff', message: 'back-off' } }, 'Running'],
+    [
+      'crash loop, Always',
+      'Always',
+      [rc('a', 'running'), rc('b', 'exited', 1, 3)],
+      { b: { reason: 'CrashLoopBackOff', message: 'back-off' } },
+      'Running',
+    ],
     ['image never pulled', 'Always', [rc('a', 'running')], { b: { reason: 'ErrImageNeverPull', message: 'x' } }, 'Pending'],
   ] as const)('%s → %s', (_name, policy, containers, waiting, want) => {
     expect(phaseOf(pod(policy), [...containers], waiting)).toBe(want);
@@ -54,12 +91,24 @@ describe('containerStatus', () => {
 
   it("names IDs with the runtime's scheme (kubecontainer.ContainerID: <runtime_name>://<id>)", () => {
     const d = containerStatus('a', 'img', [rc('a', 'running', 0, 1), rc('a', 'exited', 1, 0)], undefined, 'ContainerCreating', 'docker');
-    expect([d.containerID, d.imageID, d.lastState?.terminated?.containerID]).toEqual([`docker://a-1${'0'.repeat(61)}`, 'docker://sha256:abc', `docker://a-0${'0'.repeat(61)}`]);
+    expect([d.containerID, d.imageID, d.lastState?.terminated?.containerID]).toEqual([
+      `docker://a-1${'0'.repeat(61)}`,
+      'docker://sha256:abc',
+      `docker://a-0${'0'.repeat(61)}`,
+    ]);
     const ref = 'docker.io/kubelet-ts/busybox@sha256:0123';
     const c = containerStatus('a', 'img', [rc('a', 'running', 0, 0, { imageId: ref })], undefined, 'ContainerCreating', 'containerd');
     // A CRI image_ref (a repo digest) is the imageID verbatim, as the kubelet shows it.
     expect([c.containerID, c.imageID]).toEqual([`containerd://a-0${'0'.repeat(61)}`, ref]);
-    const s = generatePodStatus({ pod: pod('Always', ['a']), runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '127.0.0.1', startTimeMs: T, nowMs: T, idScheme: 'containerd' });
+    const s = generatePodStatus({
+      pod: pod('Always', ['a']),
+      runtimePod: runtimePod([rc('a', 'running')]),
+      waiting: {},
+      hostIp: '127.0.0.1',
+      startTimeMs: T,
+      nowMs: T,
+      idScheme: 'containerd',
+    });
     expect(s.containerStatuses?.[0]?.containerID).toBe(`containerd://a-0${'0'.repeat(61)}`);
   });
 
@@ -83,15 +132,44 @@ describe('containerStatus', () => {
 describe('conditions', () => {
   it('Ready and ContainersReady name the unready containers; transition time moves only on change', () => {
     const p = pod('Always');
-    const first = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '10.0.0.1', startTimeMs: T, nowMs: T });
+    const first = generatePodStatus({
+      pod: p,
+      runtimePod: runtimePod([rc('a', 'running')]),
+      waiting: {},
+      hostIp: '10.0.0.1',
+      startTimeMs: T,
+      nowMs: T,
+    });
     const ready = first.conditions!.find((c) => c.type === 'Ready')!;
     expect(ready).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [b]' });
-    expect(first.conditions!.map((c) => c.type)).toEqual(['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+    expect(first.conditions!.map((c) => c.type)).toEqual([
+      'PodReadyToStartContainers',
+      'Initialized',
+      'Ready',
+      'ContainersReady',
+      'PodScheduled',
+    ]);
     expect(first.hostIP).toBe('10.0.0.1');
     expect(first.podIP).toBeUndefined();
-    const later = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '10.0.0.1', startTimeMs: T, nowMs: T + 5000, previous: first });
+    const later = generatePodStatus({
+      pod: p,
+      runtimePod: runtimePod([rc('a', 'running')]),
+      waiting: {},
+      hostIp: '10.0.0.1',
+      startTimeMs: T,
+      nowMs: T + 5000,
+      previous: first,
+    });
     expect(later.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime).toBe(ready.lastTransitionTime);
-    const both = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running'), rc('b', 'running')]), waiting: {}, hostIp: '10.0.0.1', startTimeMs: T, nowMs: T + 9000, previous: later });
+    const both = generatePodStatus({
+      pod: p,
+      runtimePod: runtimePod([rc('a', 'running'), rc('b', 'running')]),
+      waiting: {},
+      hostIp: '10.0.0.1',
+      startTimeMs: T,
+      nowMs: T + 9000,
+      previous: later,
+    });
     const nowReady = both.conditions!.find((c) => c.type === 'Ready')!;
     expect(nowReady.status).toBe('True');
     expect(nowReady.lastTransitionTime).toBe('2026-11-30T00:00:09Z');
@@ -100,7 +178,14 @@ describe('conditions', () => {
   it('hostNetwork pods get the host IP as pod IP', () => {
     const p = pod('Always', ['a']);
     p.spec!.hostNetwork = true;
-    const s = generatePodStatus({ pod: p, runtimePod: runtimePod([rc('a', 'running')]), waiting: {}, hostIp: '127.0.0.1', startTimeMs: T, nowMs: T });
+    const s = generatePodStatus({
+      pod: p,
+      runtimePod: runtimePod([rc('a', 'running')]),
+      waiting: {},
+      hostIp: '127.0.0.1',
+      startTimeMs: T,
+      nowMs: T,
+    });
     expect(s.podIP).toBe('127.0.0.1');
     expect(s.podIPs).toEqual([{ ip: '127.0.0.1' }]);
   });

@@ -26,11 +26,21 @@ describe('status manager', () => {
     expect(m.updatePod(mkPod('a'))).toBe(false); // no status yet: its first setPodStatus publishes ADDED
     m.setPodStatus(mkPod('a'), running());
     const base = mkPod('a');
-    const deleting: Pod = { ...base, metadata: { ...base.metadata, labels: { x: 'y' }, deletionTimestamp: '2026-12-07T00:00:00Z', deletionGracePeriodSeconds: 3 } };
+    const deleting: Pod = {
+      ...base,
+      metadata: { ...base.metadata, labels: { x: 'y' }, deletionTimestamp: '2026-12-07T00:00:00Z', deletionGracePeriodSeconds: 3 },
+    };
     expect(m.updatePod(deleting)).toBe(true);
     expect(m.updatePod({ ...deleting, metadata: { ...deleting.metadata } })).toBe(false);
-    expect(changes.map((c) => [c.type, c.resourceVersion])).toEqual([['ADDED', 1], ['MODIFIED', 2]]);
-    expect(changes[1].pod.metadata).toMatchObject({ labels: { x: 'y' }, deletionTimestamp: '2026-12-07T00:00:00Z', deletionGracePeriodSeconds: 3 });
+    expect(changes.map((c) => [c.type, c.resourceVersion])).toEqual([
+      ['ADDED', 1],
+      ['MODIFIED', 2],
+    ]);
+    expect(changes[1].pod.metadata).toMatchObject({
+      labels: { x: 'y' },
+      deletionTimestamp: '2026-12-07T00:00:00Z',
+      deletionGracePeriodSeconds: 3,
+    });
     expect(changes[1].pod.status).toEqual(running());
     m.deletePodStatus('a');
     // DELETED carries the last object written, deletion marks included.
@@ -47,7 +57,10 @@ describe('status manager', () => {
     expect(m.setPodStatus(pod, pending())).toBe(false); // an equal status in a new object
     expect(m.setPodStatus(pod, running())).toBe(true);
     expect(m.setPodStatus(pod, running())).toBe(false);
-    expect(changes.map((c) => [c.type, c.resourceVersion, c.pod.status?.phase])).toEqual([['ADDED', 1, 'Pending'], ['MODIFIED', 2, 'Running']]);
+    expect(changes.map((c) => [c.type, c.resourceVersion, c.pod.status?.phase])).toEqual([
+      ['ADDED', 1, 'Pending'],
+      ['MODIFIED', 2, 'Running'],
+    ]);
     expect(m.getPodStatus('a')).toEqual(running());
     expect(m.resourceVersion()).toBe(2);
   });
@@ -59,7 +72,10 @@ describe('status manager', () => {
     m.setPodStatus(mkPod('a'), running());
     expect(m.setPodStatus(mkPod('a'), running())).toBe(false);
     expect(m.setPodStatus(mkPod('a', 'busybox:2'), running())).toBe(true);
-    expect(changes.map((c) => [c.type, c.pod.spec?.containers[0].image])).toEqual([['ADDED', 'busybox:1'], ['MODIFIED', 'busybox:2']]);
+    expect(changes.map((c) => [c.type, c.pod.spec?.containers[0].image])).toEqual([
+      ['ADDED', 'busybox:1'],
+      ['MODIFIED', 'busybox:2'],
+    ]);
     const labelled = mkPod('a', 'busybox:2');
     labelled.metadata!.labels = { app: 'web' };
     expect(m.setPodStatus(labelled, running())).toBe(true);
@@ -90,7 +106,11 @@ describe('status manager', () => {
     // A replaced pod is then compared by content: both versions are hashed once.
     vi.mocked(stableHash).mockClear();
     expect(m.setPodStatus(mkPod('a', 'busybox:2'), running())).toBe(true);
-    expect(vi.mocked(stableHash).mock.calls.map(([v]) => v)).toEqual([running(), [mkPod('a', 'busybox:2').metadata, mkPod('a', 'busybox:2').spec], [pod.metadata, pod.spec]]);
+    expect(vi.mocked(stableHash).mock.calls.map(([v]) => v)).toEqual([
+      running(),
+      [mkPod('a', 'busybox:2').metadata, mkPod('a', 'busybox:2').spec],
+      [pod.metadata, pod.spec],
+    ]);
   });
 
   it('hashes a pod with equal content in new objects once, then only its status', () => {
@@ -110,7 +130,10 @@ describe('status manager', () => {
     m.setPodStatus(mkPod('a'), running());
     m.deletePodStatus('a');
     m.deletePodStatus('a');
-    expect(changes.map((c) => [c.type, c.pod.status?.phase])).toEqual([['ADDED', 'Running'], ['DELETED', 'Running']]);
+    expect(changes.map((c) => [c.type, c.pod.status?.phase])).toEqual([
+      ['ADDED', 'Running'],
+      ['DELETED', 'Running'],
+    ]);
     expect(m.getPodStatus('a')).toBeUndefined();
     expect(m.setPodStatus(mkPod('a'), running())).toBe(true);
   });

@@ -29,8 +29,15 @@ afterEach(async () => {
 async function startAgent(): Promise<Agent> {
   dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-object-changes-'));
   const options = resolveAgentOptions({
-    nodeName: 'object-changes', rootDir: join(dir, 'root'), runtime: 'fake', port: 0, logLevel: 'silent', workers: 1,
-    relistPeriodMs: 300, syncFrequencyMs: 600_000, podInfraContainerImage: 'pause:1',
+    nodeName: 'object-changes',
+    rootDir: join(dir, 'root'),
+    runtime: 'fake',
+    port: 0,
+    logLevel: 'silent',
+    workers: 1,
+    relistPeriodMs: 300,
+    syncFrequencyMs: 600_000,
+    podInfraContainerImage: 'pause:1',
   });
   agent = newAgent(options, { logger: pino({ level: 'silent' }) });
   await agent.start();
@@ -40,9 +47,15 @@ async function startAgent(): Promise<Agent> {
 
 const podPath = (name: string) => `/api/v1/namespaces/default/pods/${name}`;
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Pod & { code?: number } }> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; json: Pod & { code?: number } }> {
   const res = await fetch(`http://127.0.0.1:${agent!.port}${path}`, {
-    method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': contentType }) },
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': contentType }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: (await res.json()) as Pod & { code?: number } };
@@ -50,7 +63,9 @@ async function api(method: string, path: string, body?: unknown, contentType = '
 
 function sleeper(name: string): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels: { app: name } },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', labels: { app: name } },
     spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'busybox:1' }] },
   };
 }
@@ -62,21 +77,26 @@ const runningPod = (a: Agent, name: string) => {
   return p?.status?.containerStatuses?.[0]?.state?.running && ready ? p : undefined;
 };
 
-describe('the pods\' watch shows every write of the pod object (issue #39 item 3)', () => {
+describe("the pods' watch shows every write of the pod object (issue #39 item 3)", () => {
   it('a graceful delete: MODIFIED with both deletion marks, MODIFIED with terminated states, DELETED carrying them, in order', async () => {
     const a = await startAgent();
     await a.host.submitPods!([sleeper('graceful')]);
     await expect.poll(() => runningPod(a, 'graceful'), { timeout: 15_000 }).toBeTruthy();
     const uid = a.host.getPod('default', 'graceful')!.metadata!.uid!;
     const events: WatchEvent[] = [];
-    const cancel = a.host.watch!(undefined, (e) => { if (e.uid === uid) events.push(e); });
+    const cancel = a.host.watch!(undefined, (e) => {
+      if (e.uid === uid) events.push(e);
+    });
     try {
       const deleted = await a.host.deletePod!('default', 'graceful', 3);
       expect(deleted.metadata?.deletionTimestamp).toBeTruthy();
       // The DELETE's answer came after the SyncLoop REMOVE: its MODIFIED is on the watch already.
       const marked = events.filter((e) => e.type === 'MODIFIED' && (e.object as Pod).metadata?.deletionTimestamp);
       expect(marked.length).toBeGreaterThan(0);
-      expect((marked[0].object as Pod).metadata).toMatchObject({ deletionTimestamp: deleted.metadata!.deletionTimestamp, deletionGracePeriodSeconds: 3 });
+      expect((marked[0].object as Pod).metadata).toMatchObject({
+        deletionTimestamp: deleted.metadata!.deletionTimestamp,
+        deletionGracePeriodSeconds: 3,
+      });
       await expect.poll(() => events.some((e) => e.type === 'DELETED'), { timeout: 15_000 }).toBe(true);
     } finally {
       cancel();
@@ -93,7 +113,10 @@ describe('the pods\' watch shows every write of the pod object (issue #39 item 3
     expect(terminatedAt).toBeLessThan(pods.length - 1); // a MODIFIED before DELETED
     expect(types[terminatedAt]).toBe('MODIFIED');
     const last = pods.at(-1)!;
-    expect(last.metadata).toMatchObject({ deletionTimestamp: pods[firstMarked].metadata!.deletionTimestamp, deletionGracePeriodSeconds: 3 });
+    expect(last.metadata).toMatchObject({
+      deletionTimestamp: pods[firstMarked].metadata!.deletionTimestamp,
+      deletionGracePeriodSeconds: 3,
+    });
     expect(last.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 0 });
     // Stopped for good: the phase by the exit codes, as generateAPIPodStatus(podIsTerminal) in SyncTerminatingPod.
     expect(last.status?.phase).toBe('Succeeded');
@@ -104,8 +127,8 @@ describe('the pods\' watch shows every write of the pod object (issue #39 item 3
   }, 30_000);
 });
 
-describe('the pods\' watch when a pod that never ran is deleted', () => {
-  it('an admission refusal\'s Failed status and reason stay on the watch through DELETED', async () => {
+describe("the pods' watch when a pod that never ran is deleted", () => {
+  it("an admission refusal's Failed status and reason stay on the watch through DELETED", async () => {
     const a = await startAgent();
     const big = sleeper('too-big');
     big.spec!.containers[0].resources = { requests: { cpu: '100000' } };
@@ -113,7 +136,9 @@ describe('the pods\' watch when a pod that never ran is deleted', () => {
     const refused = a.host.getPod('default', 'too-big')!;
     expect(refused.status).toMatchObject({ phase: 'Failed', reason: 'OutOfcpu' });
     const events: WatchEvent[] = [];
-    const cancel = a.host.watch!(undefined, (e) => { if (e.uid === refused.metadata!.uid) events.push(e); });
+    const cancel = a.host.watch!(undefined, (e) => {
+      if (e.uid === refused.metadata!.uid) events.push(e);
+    });
     try {
       await a.host.deletePod!('default', 'too-big', 0);
       await expect.poll(() => events.some((e) => e.type === 'DELETED'), { timeout: 15_000 }).toBe(true);
@@ -124,8 +149,8 @@ describe('the pods\' watch when a pod that never ran is deleted', () => {
   }, 30_000);
 });
 
-describe('a write\'s reply carries that write\'s resourceVersion (issue #39 item 4)', () => {
-  it('PUT built from a PUT\'s reply succeeds; PATCH then GET agree; labels twice; a stale version gets 409', async () => {
+describe("a write's reply carries that write's resourceVersion (issue #39 item 4)", () => {
+  it("PUT built from a PUT's reply succeeds; PATCH then GET agree; labels twice; a stale version gets 409", async () => {
     const a = await startAgent();
     // Created through the API, so that its stored spec is the defaulted one a PUT of it sends back.
     expect((await api('POST', '/api/v1/namespaces/default/pods', sleeper('rmw'))).status).toBe(201);
@@ -166,7 +191,10 @@ describe('a write\'s reply carries that write\'s resourceVersion (issue #39 item
     }
 
     // A PUT with the version before the last write is refused.
-    const stale = await api('PUT', podPath('rmw'), { ...put2.json, metadata: { ...put2.json.metadata, labels: { app: 'rmw', step: 'stale' } } });
+    const stale = await api('PUT', podPath('rmw'), {
+      ...put2.json,
+      metadata: { ...put2.json.metadata, labels: { app: 'rmw', step: 'stale' } },
+    });
     expect(stale.status).toBe(409);
 
     // The DELETE's reply carries the version of the delete; a GET right after shows it.
@@ -175,6 +203,7 @@ describe('a write\'s reply carries that write\'s resourceVersion (issue #39 item
     expect(del.json.metadata!.deletionTimestamp).toBeTruthy();
     expect(Number(del.json.metadata!.resourceVersion)).toBeGreaterThan(previous);
     const terminating = await api('GET', podPath('rmw'));
-    if (terminating.status === 200) expect(Number(terminating.json.metadata!.resourceVersion)).toBeGreaterThanOrEqual(Number(del.json.metadata!.resourceVersion));
+    if (terminating.status === 200)
+      expect(Number(terminating.json.metadata!.resourceVersion)).toBeGreaterThanOrEqual(Number(del.json.metadata!.resourceVersion));
   }, 30_000);
 });

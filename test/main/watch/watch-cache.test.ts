@@ -6,7 +6,8 @@ import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
 import type { Pod } from '../../../src/shared/api.js';
 
 const pod = (name: string): Pod => ({ metadata: { name, namespace: 'default', uid: `u-${name}` } });
-const show = (e: WatchEvent) => `${e.type}:${(e.object as Pod).metadata?.name ?? ''}@${(e.object as Pod).metadata?.resourceVersion ?? e.resourceVersion}`;
+const show = (e: WatchEvent) =>
+  `${e.type}:${(e.object as Pod).metadata?.name ?? ''}@${(e.object as Pod).metadata?.resourceVersion ?? e.resourceVersion}`;
 
 describe('newWatchCache', () => {
   it('lists current pods as ADDED at their latest resourceVersion (deleted ones left out), then a BOOKMARK', () => {
@@ -23,7 +24,7 @@ describe('newWatchCache', () => {
     expect((got[1].object as Pod).status?.phase).toBe('Running');
   });
 
-  it('keeps each pod\'s resourceVersion (its last change), also past the ring; a deleted pod has none (issue #41: one record of it)', () => {
+  it("keeps each pod's resourceVersion (its last change), also past the ring; a deleted pod has none (issue #41: one record of it)", () => {
     const sm = newStatusManager();
     const cache = newWatchCache(sm, { historySize: 2 });
     sm.setPodStatus(pod('a'), { phase: 'Pending' }); // 1
@@ -31,7 +32,12 @@ describe('newWatchCache', () => {
     sm.setPodStatus(pod('b'), { phase: 'Running' }); // 3
     sm.setPodStatus(pod('c'), { phase: 'Pending' }); // 4
     sm.deletePodStatus('u-c'); // 5
-    expect([cache.podResourceVersion('u-a'), cache.podResourceVersion('u-b'), cache.podResourceVersion('u-c'), cache.podResourceVersion('u-none')]).toEqual([1, 3, undefined, undefined]);
+    expect([
+      cache.podResourceVersion('u-a'),
+      cache.podResourceVersion('u-b'),
+      cache.podResourceVersion('u-c'),
+      cache.podResourceVersion('u-none'),
+    ]).toEqual([1, 3, undefined, undefined]);
     // The same version the pods' watch lists the pod at.
     const got: WatchEvent[] = [];
     cache.watch(undefined, (e) => got.push(e));
@@ -80,7 +86,12 @@ describe('newWatchCache', () => {
     expect((ok[0].object as Pod).status?.message).toBe(`7${big}`);
     const gone: WatchEvent[] = [];
     cache.watch(6, (e) => gone.push(e));
-    expect(gone).toEqual([expect.objectContaining({ type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired', message: 'too old resource version: 6 (7)' }) })]);
+    expect(gone).toEqual([
+      expect.objectContaining({
+        type: 'ERROR',
+        object: expect.objectContaining({ code: 410, reason: 'Expired', message: 'too old resource version: 6 (7)' }),
+      }),
+    ]);
   });
 
   it('always keeps the newest change, even one larger than historyBytes', () => {

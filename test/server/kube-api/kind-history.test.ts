@@ -7,7 +7,12 @@ import { queryBool } from '../../../src/server/query-bool.js';
 import { parseLogOptions } from '../../../src/server/routes/logs.js';
 import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
 
-const obj = (name: string, namespace?: string, extra: Record<string, string> = {}): KindObject & { data: Record<string, string> } => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(namespace ? { namespace } : {}) }, data: extra });
+const obj = (name: string, namespace?: string, extra: Record<string, string> = {}): KindObject & { data: Record<string, string> } => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  data: extra,
+});
 const rv = (o: unknown) => Number((o as KindObject).metadata?.resourceVersion);
 
 describe('KindHistory', () => {
@@ -22,7 +27,11 @@ describe('KindHistory', () => {
     h.resync([obj('b', 'ns1', { k: 'v' }), obj('a', 'ns2')]);
     h.resync([obj('b', 'ns1', { k: 'v' }), obj('a', 'ns2')]); // unchanged: nothing
     cancel();
-    expect(seen.map((e) => [e.type, (e.object as KindObject).metadata?.name, e.resourceVersion])).toEqual([['BOOKMARK', undefined, 103], ['MODIFIED', 'b', 104], ['DELETED', 'a', 105]]);
+    expect(seen.map((e) => [e.type, (e.object as KindObject).metadata?.name, e.resourceVersion])).toEqual([
+      ['BOOKMARK', undefined, 103],
+      ['MODIFIED', 'b', 104],
+      ['DELETED', 'a', 105],
+    ]);
     expect(h.resourceVersion()).toBe(105);
   });
 
@@ -45,7 +54,7 @@ describe('KindHistory', () => {
     }
   });
 
-  it('takes a feed\'s own resourceVersions when they grow', () => {
+  it("takes a feed's own resourceVersions when they grow", () => {
     const h = newKindHistory<ReturnType<typeof obj>>(newVersionClock(5), { kind: 'ConfigMap' });
     h.publish({ type: 'ADDED', object: obj('a'), resourceVersion: 500 });
     expect(h.list().map(rv)).toEqual([500]);
@@ -65,20 +74,36 @@ describe('list pages', () => {
     expect(p2.items).toEqual(['b/1', 'b/2']);
     expect(p2.metadata.resourceVersion).toBe('42');
     expect(p2.metadata.remainingItemCount).toBeUndefined();
-    const p3 = pageOf(keys, (k) => k, parseListPage(new URLSearchParams({ limit: '2', continue: p2.metadata.continue! })) as never, 50, false);
+    const p3 = pageOf(
+      keys,
+      (k) => k,
+      parseListPage(new URLSearchParams({ limit: '2', continue: p2.metadata.continue! })) as never,
+      50,
+      false,
+    );
     expect(p3).toEqual({ items: ['c/1'], metadata: { resourceVersion: '42' } });
   });
   it('refuses a bad limit, a token not of this server, and a continue with a resourceVersion, naming the parameter', () => {
     expect(parseListPage(new URLSearchParams({ limit: '-1' }))).toMatchObject({ code: 400, message: expect.stringContaining('limit') });
-    expect(parseListPage(new URLSearchParams({ continue: 'xyz' }))).toMatchObject({ code: 400, message: expect.stringContaining('continue') });
+    expect(parseListPage(new URLSearchParams({ continue: 'xyz' }))).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('continue'),
+    });
     expect(parseListPage(new URLSearchParams({ continue: encodeContinue(3, 'a'), resourceVersion: '7' }))).toMatchObject({ code: 400 });
   });
 });
 
 describe('queryBool', () => {
   it.each([
-    ['true', true], ['True', true], ['TRUE', true], ['1', true], ['t', true], ['', true],
-    ['false', false], ['False', false], ['0', false],
+    ['true', true],
+    ['True', true],
+    ['TRUE', true],
+    ['1', true],
+    ['t', true],
+    ['', true],
+    ['false', false],
+    ['False', false],
+    ['0', false],
   ])('reads watch=%j as %j (Convert_Slice_string_To_bool)', (v, want) => {
     expect(queryBool(new URLSearchParams({ watch: v }), 'watch')).toBe(want);
   });

@@ -19,17 +19,35 @@ class FakeHost implements AgentHost {
   listeners = new Set<(r: ResourceChangeKind) => void>();
   podWatchers = new Set<(e: WatchEvent) => void>();
   podRv = 10;
-  listPods() { return this.pods; }
-  getPod(ns: string, name: string) { return this.pods.find((p) => p.metadata?.namespace === ns && p.metadata?.name === name); }
-  resourceVersion() { return this.podRv; }
-  healthz(): HealthReport { return { ok: true, checks: [] }; }
+  listPods() {
+    return this.pods;
+  }
+  getPod(ns: string, name: string) {
+    return this.pods.find((p) => p.metadata?.namespace === ns && p.metadata?.name === name);
+  }
+  resourceVersion() {
+    return this.podRv;
+  }
+  healthz(): HealthReport {
+    return { ok: true, checks: [] };
+  }
   /** A pod history that holds versions from 5 on. */
   watch(from: number | undefined, onEvent: (e: WatchEvent) => void) {
     if (from !== undefined && from > 0 && from < 5) {
-      onEvent({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old' }, resourceVersion: 0, uid: '' });
+      onEvent({
+        type: 'ERROR',
+        object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired', message: 'too old' },
+        resourceVersion: 0,
+        uid: '',
+      });
       return () => {};
     }
-    onEvent({ type: 'BOOKMARK', object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(this.podRv) } }, resourceVersion: this.podRv, uid: '' });
+    onEvent({
+      type: 'BOOKMARK',
+      object: { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: String(this.podRv) } },
+      resourceVersion: this.podRv,
+      uid: '',
+    });
     this.podWatchers.add(onEvent);
     return () => this.podWatchers.delete(onEvent);
   }
@@ -39,7 +57,17 @@ class FakeHost implements AgentHost {
     return this.events;
   }
   record(name: string, count = 1) {
-    this.events = [...this.events.filter((e) => e.metadata?.name !== name), { metadata: { name, namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' }, reason: 'Started', type: 'Normal', message: name, count }];
+    this.events = [
+      ...this.events.filter((e) => e.metadata?.name !== name),
+      {
+        metadata: { name, namespace: 'default' },
+        involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+        reason: 'Started',
+        type: 'Normal',
+        message: name,
+        count,
+      },
+    ];
     for (const fn of this.listeners) fn('events');
   }
   onResourceChange(fn: (r: ResourceChangeKind) => void) {
@@ -47,7 +75,11 @@ class FakeHost implements AgentHost {
     return () => this.listeners.delete(fn);
   }
   async getNode(): Promise<Node> {
-    return { metadata: { name: 'n1' }, spec: this.unschedulable ? { unschedulable: true } : {}, status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: new Date().toISOString() }] } };
+    return {
+      metadata: { name: 'n1' },
+      spec: this.unschedulable ? { unschedulable: true } : {},
+      status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: new Date().toISOString() }] },
+    };
   }
   async setNodeUnschedulable(v: boolean) {
     this.unschedulable = v;
@@ -55,7 +87,11 @@ class FakeHost implements AgentHost {
   }
 }
 
-const pod = (namespace: string, name: string): Pod => ({ metadata: { namespace, name, uid: `u-${namespace}-${name}` }, spec: { containers: [{ name: 'c', image: 'x' }] }, status: { phase: 'Running' } });
+const pod = (namespace: string, name: string): Pod => ({
+  metadata: { namespace, name, uid: `u-${namespace}-${name}` },
+  spec: { containers: [{ name: 'c', image: 'x' }] },
+  status: { phase: 'Running' },
+});
 
 let host: FakeHost;
 let server: AgentServer;
@@ -88,12 +124,19 @@ async function openWatch(path: string, init?: RequestInit) {
         if (done) break;
         text += new TextDecoder().decode(value);
       }
-      return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { type: string; object: any });
+      return text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as { type: string; object: any });
     },
     /** until: reads until an event `pred` accepts has come, and resolves with it. */
     async until(pred: (e: { type: string; object: any }) => boolean) {
       for (;;) {
-        const found = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { type: string; object: any }).find(pred);
+        const found = text
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.parse(l) as { type: string; object: any })
+          .find(pred);
         if (found) return found;
         const { value, done } = await reader.read();
         if (done) throw new Error(`the watch ended before the event; it sent ${text}`);
@@ -117,16 +160,25 @@ describe('watch of events, namespaces and the node (item 5)', () => {
       host.record('e2');
       host.record('e1', 2);
       const events = await w.next(4);
-      expect(events.slice(2).map((e) => [e.type, e.object.metadata.name, e.object.count])).toEqual([['ADDED', 'e2', 1], ['MODIFIED', 'e1', 2]]);
+      expect(events.slice(2).map((e) => [e.type, e.object.metadata.name, e.object.count])).toEqual([
+        ['ADDED', 'e2', 1],
+        ['MODIFIED', 'e1', 2],
+      ]);
       const resumed = await openWatch(`/api/v1/events?watch=1&resourceVersion=${list.body.metadata.resourceVersion}`);
-      expect((await resumed.next(2)).map((e) => [e.type, e.object.metadata?.name])).toEqual([['ADDED', 'e2'], ['MODIFIED', 'e1']]);
+      expect((await resumed.next(2)).map((e) => [e.type, e.object.metadata?.name])).toEqual([
+        ['ADDED', 'e2'],
+        ['MODIFIED', 'e1'],
+      ]);
       resumed.close();
     } finally {
       w.close();
     }
     const gone = await fetch(`${base}/api/v1/events?watch=true&resourceVersion=1`);
     expect(gone.status).toBe(200);
-    expect(JSON.parse((await gone.text()).trim())).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
+    expect(JSON.parse((await gone.text()).trim())).toMatchObject({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 410, reason: 'Expired' },
+    });
   });
 
   it('watches namespaces as pods come into a new one, and the node as it is cordoned, as Tables when asked', async () => {
@@ -137,9 +189,16 @@ describe('watch of events, namespaces and the node (item 5)', () => {
       expect(initial.every((e) => e.type === 'ADDED' && e.object.kind === 'Table')).toBe(true);
       host.pods = [...host.pods, pod('brand-new', 'p')];
       const added = await ns.until((e) => e.object.rows?.[0]?.cells?.[0] === 'brand-new');
-      expect(added).toMatchObject({ type: 'ADDED', object: { kind: 'Table', rows: [{ cells: ['brand-new', 'Active', expect.any(String)] }] } });
+      expect(added).toMatchObject({
+        type: 'ADDED',
+        object: { kind: 'Table', rows: [{ cells: ['brand-new', 'Active', expect.any(String)] }] },
+      });
       expect((await node.next(1))[0]).toMatchObject({ type: 'ADDED', object: { kind: 'Node', metadata: { name: 'n1' } } });
-      const patched = await fetch(`${base}/api/v1/nodes/n1`, { method: 'PATCH', headers: { 'Content-Type': 'application/strategic-merge-patch+json' }, body: '{"spec":{"unschedulable":true}}' });
+      const patched = await fetch(`${base}/api/v1/nodes/n1`, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/strategic-merge-patch+json' },
+        body: '{"spec":{"unschedulable":true}}',
+      });
       expect(patched.status).toBe(200);
       expect(await node.until((e) => e.type === 'MODIFIED')).toMatchObject({ type: 'MODIFIED', object: { spec: { unschedulable: true } } });
     } finally {
@@ -161,7 +220,9 @@ describe('list semantics (item 10)', () => {
     expect(first.body.metadata).toMatchObject({ resourceVersion: '10', remainingItemCount: 3, continue: expect.any(String) });
     const second = await json(`/api/v1/pods?limit=2&continue=${encodeURIComponent(first.body.metadata.continue)}`);
     expect(second.body.items.map((p: Pod) => `${p.metadata?.namespace}/${p.metadata?.name}`)).toEqual(['b/p1', 'b/p2']);
-    const table = await json(`/api/v1/pods?limit=2&continue=${encodeURIComponent(second.body.metadata.continue)}`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+    const table = await json(`/api/v1/pods?limit=2&continue=${encodeURIComponent(second.body.metadata.continue)}`, {
+      headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+    });
     expect(table.body.rows.map((r: { cells: unknown[] }) => r.cells[0])).toEqual(['z']);
     expect(table.body.metadata.continue).toBeUndefined();
   });
@@ -184,7 +245,10 @@ describe('list semantics (item 10)', () => {
   it('answers 410 Expired to a continue token whose resourceVersion the history no longer holds, 400 to one not of this server', async () => {
     const stale = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 3, start: 'b/p1\u0000' })).toString('base64url');
     const gone = await json(`/api/v1/pods?limit=2&continue=${stale}`);
-    expect(gone).toMatchObject({ status: 410, body: { kind: 'Status', reason: 'Expired', message: expect.stringContaining('The provided continue parameter is too old') } });
+    expect(gone).toMatchObject({
+      status: 410,
+      body: { kind: 'Status', reason: 'Expired', message: expect.stringContaining('The provided continue parameter is too old') },
+    });
     expect((await json('/api/v1/pods?limit=2&continue=nonsense')).status).toBe(400);
     const staleNs = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 3, start: 'b\u0000' })).toString('base64url');
     expect((await json(`/api/v1/namespaces?limit=1&continue=${staleNs}`)).status).toBe(410);
@@ -204,9 +268,9 @@ describe('list semantics (item 10)', () => {
   });
 });
 
-describe('re-lists on a reported change (on the host\'s clock)', () => {
+describe("re-lists on a reported change (on the host's clock)", () => {
   const clocked = new FakeHost();
-  const clock = clocked.clock = new FakeClock();
+  const clock = (clocked.clock = new FakeClock());
   let clockedServer: AgentServer | undefined;
   let saved = '';
   beforeAll(async () => {
@@ -245,4 +309,3 @@ describe('re-lists on a reported change (on the host\'s clock)', () => {
     }
   });
 });
-

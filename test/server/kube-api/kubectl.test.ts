@@ -38,10 +38,14 @@ describe.skipIf(!hasKubectl)('kubectl v1.32 against the OpenAPI documents and pa
   let dir: string;
   const kubectl = async (...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> => {
     try {
-      const r = await run(kKubectl, ['--server', server.url, '--token', 'test', '--cache-dir', join(dir, 'cache'), '-n', 'default', ...args], {
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, KUBECONFIG: join(dir, 'kubeconfig') },
-        timeout: 60_000,
-      });
+      const r = await run(
+        kKubectl,
+        ['--server', server.url, '--token', 'test', '--cache-dir', join(dir, 'cache'), '-n', 'default', ...args],
+        {
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, KUBECONFIG: join(dir, 'kubeconfig') },
+          timeout: 60_000,
+        },
+      );
       return { ...r, code: 0 };
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; code?: number };
@@ -95,22 +99,52 @@ describe.skipIf(!hasKubectl)('kubectl v1.32 against the OpenAPI documents and pa
     expect(patch.url).toContain('fieldValidation=Strict');
     const body = JSON.parse(patch.body) as { spec: Record<string, unknown> };
     // kubectl read the merge key from our OpenAPI extensions: it sent one container, not the list.
-    expect(body.spec).toEqual({ '$setElementOrder/containers': [{ name: 'main' }, { name: 'side' }], containers: [{ command: ['sleep', '7200'], name: 'main' }] });
-    expect(stored()?.spec?.containers.map((c) => [c.name, c.command])).toEqual([['main', ['sleep', '7200']], ['side', ['sleep', '1000']]]);
+    expect(body.spec).toEqual({
+      '$setElementOrder/containers': [{ name: 'main' }, { name: 'side' }],
+      containers: [{ command: ['sleep', '7200'], name: 'main' }],
+    });
+    expect(stored()?.spec?.containers.map((c) => [c.name, c.command])).toEqual([
+      ['main', ['sleep', '7200']],
+      ['side', ['sleep', '1000']],
+    ]);
     expect(stored()?.spec?.containers[1]).toEqual(side);
   });
 
   it('apply -f with a misspelt field is refused by the server-side field validation kubectl asks for', async () => {
-    const typo = await kubectl('apply', '-f', file('typo.yaml', manifest('7200').replace('    image: busybox:1.36\n    command: ["sleep", "1000"]', '    imagee: busybox:1.36\n    command: ["sleep", "1000"]')));
+    const typo = await kubectl(
+      'apply',
+      '-f',
+      file(
+        'typo.yaml',
+        manifest('7200').replace(
+          '    image: busybox:1.36\n    command: ["sleep", "1000"]',
+          '    imagee: busybox:1.36\n    command: ["sleep", "1000"]',
+        ),
+      ),
+    );
     expect(typo.code).not.toBe(0);
     expect(typo.stderr).toContain('strict decoding error: unknown field "spec.containers[1].imagee"');
     expect(stored()?.spec?.containers[1].image).toBe('busybox:1.36');
   });
 
   it('patch --type strategic, merge and json', async () => {
-    expect((await kubectl('patch', 'pod', 'web', '--type', 'strategic', '-p', '{"spec":{"containers":[{"name":"side","image":"busybox:1.37"}]}}')).stdout.trim()).toBe('pod/web patched');
+    expect(
+      (
+        await kubectl(
+          'patch',
+          'pod',
+          'web',
+          '--type',
+          'strategic',
+          '-p',
+          '{"spec":{"containers":[{"name":"side","image":"busybox:1.37"}]}}',
+        )
+      ).stdout.trim(),
+    ).toBe('pod/web patched');
     expect((await kubectl('patch', 'pod', 'web', '--type', 'merge', '-p', '{"metadata":{"labels":{"m":"1"}}}')).code).toBe(0);
-    expect((await kubectl('patch', 'pod', 'web', '--type', 'json', '-p', '[{"op":"add","path":"/metadata/labels/j","value":"2"}]')).code).toBe(0);
+    expect(
+      (await kubectl('patch', 'pod', 'web', '--type', 'json', '-p', '[{"op":"add","path":"/metadata/labels/j","value":"2"}]')).code,
+    ).toBe(0);
     expect(stored()?.spec?.containers.map((c) => c.image)).toEqual(['busybox:1.36', 'busybox:1.37']);
     expect(stored()?.metadata?.labels).toEqual({ app: 'web', m: '1', j: '2' });
     const bad = await kubectl('patch', 'pod', 'web', '--type', 'json', '-p', '[{"op":"test","path":"/metadata/name","value":"nope"}]');
@@ -123,7 +157,9 @@ describe.skipIf(!hasKubectl)('kubectl v1.32 against the OpenAPI documents and pa
     const body = file('ssa.yaml', manifest('7200', 'busybox:1.35'));
     const conflict = await kubectl('apply', '--server-side', '-f', body);
     expect(conflict.code).not.toBe(0);
-    expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl-patch" using v1: .spec.containers[name="side"].image');
+    expect(conflict.stderr).toContain(
+      'Apply failed with 1 conflict: conflict with "kubectl-patch" using v1: .spec.containers[name="side"].image',
+    );
     const forced = await kubectl('apply', '--server-side', '--force-conflicts', '-f', body);
     expect(forced.stdout.trim()).toBe('pod/web serverside-applied');
     expect(stored()?.spec?.containers.map((c) => c.image)).toEqual(['busybox:1.35', 'busybox:1.36']);

@@ -26,7 +26,8 @@ function refs(doc: unknown): string[] {
 
 describe('openApi', () => {
   it('answers undefined for any other path', () => {
-    for (const p of ['/openapi', '/openapi/v3/apis/apps/v1', '/openapi/v4', '/api/v1', '', '/openapi/v2x']) expect(openApi(p, 'application/json')).toBeUndefined();
+    for (const p of ['/openapi', '/openapi/v3/apis/apps/v1', '/openapi/v4', '/api/v1', '', '/openapi/v2x'])
+      expect(openApi(p, 'application/json')).toBeUndefined();
   });
 
   it('/openapi/v3 is the index kubectl reads: api/v1 → a serverRelativeURL carrying the hash of the document', () => {
@@ -44,8 +45,10 @@ describe('openApi', () => {
     expect(schemas['io.k8s.api.core.v1.Pod']['x-kubernetes-group-version-kind']).toEqual([{ group: '', kind: 'Pod', version: 'v1' }]);
     expect(schemas['io.k8s.api.core.v1.PodSpec'].required).toEqual(['containers']);
     expect(schemas['io.k8s.api.core.v1.PodSpec'].properties.containers).toMatchObject({
-      type: 'array', items: { $ref: '#/components/schemas/io.k8s.api.core.v1.Container' },
-      'x-kubernetes-patch-merge-key': 'name', 'x-kubernetes-patch-strategy': 'merge',
+      type: 'array',
+      items: { $ref: '#/components/schemas/io.k8s.api.core.v1.Container' },
+      'x-kubernetes-patch-merge-key': 'name',
+      'x-kubernetes-patch-strategy': 'merge',
     });
     expect(schemas['io.k8s.api.core.v1.Container'].properties.ports['x-kubernetes-patch-merge-key']).toBe('containerPort');
     expect(schemas['io.k8s.api.core.v1.PodSpec'].properties.volumes['x-kubernetes-patch-strategy']).toBe('merge,retainKeys');
@@ -68,7 +71,12 @@ describe('openApi', () => {
     expect(patch['x-kubernetes-action']).toBe('patch');
     expect(patch['x-kubernetes-group-version-kind']).toEqual({ group: '', kind: 'Pod', version: 'v1' });
     expect((patch.parameters as Json[]).map((p) => p.name)).toEqual(['dryRun', 'fieldManager', 'fieldValidation', 'force']);
-    expect(Object.keys(patch.requestBody.content)).toEqual(['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+    expect(Object.keys(patch.requestBody.content)).toEqual([
+      'application/apply-patch+yaml',
+      'application/json-patch+json',
+      'application/merge-patch+json',
+      'application/strategic-merge-patch+json',
+    ]);
     expect(doc.paths['/api/v1/pods'].get['x-kubernetes-action']).toBe('list');
     expect(doc.paths['/api/v1/nodes/{name}'].get['x-kubernetes-group-version-kind'].kind).toBe('Node');
   });
@@ -81,7 +89,11 @@ describe('openApi', () => {
     expect(JSON.stringify(doc)).not.toContain('allOf');
     for (const r of refs(doc)) expect(defs[r.replace('#/definitions/', '')], r).toBeDefined();
     const patch = doc.paths['/api/v1/namespaces/{namespace}/pods/{name}'].patch as Json;
-    expect(patch.parameters[0]).toMatchObject({ in: 'body', name: 'body', schema: { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } });
+    expect(patch.parameters[0]).toMatchObject({
+      in: 'body',
+      name: 'body',
+      schema: { $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' },
+    });
     expect(patch.consumes).toContain('application/strategic-merge-patch+json');
   });
 
@@ -89,29 +101,44 @@ describe('openApi', () => {
     const answer = openApi('/openapi/v2', kKubectlV2Accept);
     expect(answer?.contentType).toBe('application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
     // The subset of gnostic's OpenAPIv2.proto we write, to decode it with protobufjs.
-    const root = protobuf.Root.fromJSON({ nested: {
-      Document: { fields: { swagger: { type: 'string', id: 1 }, info: { type: 'Info', id: 2 }, definitions: { type: 'Definitions', id: 9 } } },
-      Info: { fields: { title: { type: 'string', id: 1 }, version: { type: 'string', id: 2 } } },
-      Definitions: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
-      NamedSchema: { fields: { name: { type: 'string', id: 1 }, value: { type: 'Schema', id: 2 } } },
-      NamedAny: { fields: { name: { type: 'string', id: 1 }, value: { type: 'Any', id: 2 } } },
-      Any: { fields: { yaml: { type: 'string', id: 2 } } },
-      Schema: { fields: {
-        ref: { type: 'string', id: 1 }, description: { type: 'string', id: 4 }, required: { rule: 'repeated', type: 'string', id: 19 },
-        type: { type: 'TypeItem', id: 22 }, items: { type: 'ItemsItem', id: 23 }, properties: { type: 'Properties', id: 25 },
-        vendorExtension: { rule: 'repeated', type: 'NamedAny', id: 31 },
-      } },
-      TypeItem: { fields: { value: { rule: 'repeated', type: 'string', id: 1 } } },
-      ItemsItem: { fields: { schema: { rule: 'repeated', type: 'Schema', id: 1 } } },
-      Properties: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
-    } });
-    const doc = root.lookupType('Document').decode(answer?.body as Buffer).toJSON() as Json;
+    const root = protobuf.Root.fromJSON({
+      nested: {
+        Document: {
+          fields: { swagger: { type: 'string', id: 1 }, info: { type: 'Info', id: 2 }, definitions: { type: 'Definitions', id: 9 } },
+        },
+        Info: { fields: { title: { type: 'string', id: 1 }, version: { type: 'string', id: 2 } } },
+        Definitions: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
+        NamedSchema: { fields: { name: { type: 'string', id: 1 }, value: { type: 'Schema', id: 2 } } },
+        NamedAny: { fields: { name: { type: 'string', id: 1 }, value: { type: 'Any', id: 2 } } },
+        Any: { fields: { yaml: { type: 'string', id: 2 } } },
+        Schema: {
+          fields: {
+            ref: { type: 'string', id: 1 },
+            description: { type: 'string', id: 4 },
+            required: { rule: 'repeated', type: 'string', id: 19 },
+            type: { type: 'TypeItem', id: 22 },
+            items: { type: 'ItemsItem', id: 23 },
+            properties: { type: 'Properties', id: 25 },
+            vendorExtension: { rule: 'repeated', type: 'NamedAny', id: 31 },
+          },
+        },
+        TypeItem: { fields: { value: { rule: 'repeated', type: 'string', id: 1 } } },
+        ItemsItem: { fields: { schema: { rule: 'repeated', type: 'Schema', id: 1 } } },
+        Properties: { fields: { additionalProperties: { rule: 'repeated', type: 'NamedSchema', id: 1 } } },
+      },
+    });
+    const doc = root
+      .lookupType('Document')
+      .decode(answer?.body as Buffer)
+      .toJSON() as Json;
     expect(doc.swagger).toBe('2.0');
     const defs = doc.definitions.additionalProperties as Json[];
     expect(defs.length).toBe(Object.keys(json('/openapi/v2').definitions).length);
     const pod = defs.find((d) => d.name === 'io.k8s.api.core.v1.Pod')?.value as Json;
     expect(pod.type.value).toEqual(['object']);
-    expect(pod.vendorExtension).toEqual([{ name: 'x-kubernetes-group-version-kind', value: { yaml: '[{"group":"","kind":"Pod","version":"v1"}]' } }]);
+    expect(pod.vendorExtension).toEqual([
+      { name: 'x-kubernetes-group-version-kind', value: { yaml: '[{"group":"","kind":"Pod","version":"v1"}]' } },
+    ]);
     const spec = (pod.properties.additionalProperties as Json[]).find((p) => p.name === 'spec')?.value as Json;
     expect(spec.ref).toBe('#/definitions/io.k8s.api.core.v1.PodSpec');
     const podSpec = defs.find((d) => d.name === 'io.k8s.api.core.v1.PodSpec')?.value as Json;

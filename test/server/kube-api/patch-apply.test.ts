@@ -8,7 +8,8 @@ const APPLY = 'application/apply-patch+yaml';
 
 function live(): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: 'web', namespace: 'default', uid: 'u-1', labels: { other: 'o' } },
     spec: { containers: [{ name: 'main', image: 'busybox:1.36' }], restartPolicy: 'Always' },
     status: { phase: 'Running' },
@@ -17,13 +18,15 @@ function live(): Pod {
 
 function config(extra: { labels?: Record<string, string>; containers?: unknown[]; spec?: Record<string, unknown> } = {}): string {
   return YAML.stringify({
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: 'web', labels: extra.labels ?? { app: 'web' } },
     spec: { containers: extra.containers ?? [{ name: 'main', image: 'busybox:1.36', command: ['sleep', '1'] }], ...extra.spec },
   });
 }
 
-const apply = (cur: Pod, body: string, manager = 'kubectl', force = false): Pod => patchPod(cur, APPLY, body, { fieldManager: manager, force });
+const apply = (cur: Pod, body: string, manager = 'kubectl', force = false): Pod =>
+  patchPod(cur, APPLY, body, { fieldManager: manager, force });
 
 function thrown(f: () => unknown): AgentError {
   try {
@@ -53,7 +56,16 @@ describe('patchPod: server-side apply (application/apply-patch+yaml)', () => {
   });
 
   it('removes what the same manager applied before and no longer applies; keeps what nobody else set', () => {
-    const first = apply(live(), config({ labels: { app: 'web', gone: 'g' }, containers: [{ name: 'main', image: 'i', command: ['a'] }, { name: 'side', image: 'i' }] }));
+    const first = apply(
+      live(),
+      config({
+        labels: { app: 'web', gone: 'g' },
+        containers: [
+          { name: 'main', image: 'i', command: ['a'] },
+          { name: 'side', image: 'i' },
+        ],
+      }),
+    );
     const second = apply(first, config({ labels: { app: 'web' }, containers: [{ name: 'main', image: 'i' }] }));
     expect(second.metadata?.labels).toEqual({ other: 'o', app: 'web' });
     expect(second.spec?.containers).toEqual([{ name: 'main', image: 'i' }]);
@@ -71,7 +83,10 @@ describe('patchPod: server-side apply (application/apply-patch+yaml)', () => {
   it('two managers applying the same value co-own it without a conflict', () => {
     const a = apply(live(), config());
     const b = apply(a, config(), 'helm');
-    expect(b.metadata?.managedFields?.map((m) => [m.manager, m.operation])).toEqual([['helm', 'Apply'], ['kubectl', 'Apply']]);
+    expect(b.metadata?.managedFields?.map((m) => [m.manager, m.operation])).toEqual([
+      ['helm', 'Apply'],
+      ['kubectl', 'Apply'],
+    ]);
   });
 
   it('a different value for a field another manager applied is a conflict naming every field; force takes them', () => {
@@ -79,8 +94,10 @@ describe('patchPod: server-side apply (application/apply-patch+yaml)', () => {
     const body = config({ labels: { app: 'mine' }, containers: [{ name: 'main', image: 'busybox:1.37', command: ['sleep', '1'] }] });
     const err = thrown(() => apply(a, body, 'helm'));
     expect(err.code).toBe('ERR_CONFLICT');
-    expect(err.message).toBe('Apply failed with 2 conflicts: conflict with "kubectl" using v1: .metadata.labels.app\n'
-      + 'conflict with "kubectl" using v1: .spec.containers[name="main"].image');
+    expect(err.message).toBe(
+      'Apply failed with 2 conflicts: conflict with "kubectl" using v1: .metadata.labels.app\n' +
+        'conflict with "kubectl" using v1: .spec.containers[name="main"].image',
+    );
     const forced = apply(a, body, 'helm', true);
     expect(forced.metadata?.labels?.app).toBe('mine');
     const kubectl = forced.metadata?.managedFields?.find((m) => m.manager === 'kubectl');
@@ -90,8 +107,13 @@ describe('patchPod: server-side apply (application/apply-patch+yaml)', () => {
 
   it('a non-apply patch with a fieldManager takes the fields it changes from the appliers', () => {
     const a = apply(live(), config());
-    const patched = patchPod(a, 'application/strategic-merge-patch+json', '{"spec":{"containers":[{"name":"main","image":"x"}]}}', { fieldManager: 'kubectl-edit' });
-    expect(patched.metadata?.managedFields?.map((m) => [m.manager, m.operation])).toEqual([['kubectl', 'Apply'], ['kubectl-edit', 'Update']]);
+    const patched = patchPod(a, 'application/strategic-merge-patch+json', '{"spec":{"containers":[{"name":"main","image":"x"}]}}', {
+      fieldManager: 'kubectl-edit',
+    });
+    expect(patched.metadata?.managedFields?.map((m) => [m.manager, m.operation])).toEqual([
+      ['kubectl', 'Apply'],
+      ['kubectl-edit', 'Update'],
+    ]);
     const err = thrown(() => apply(patched, config()));
     expect(err.message).toContain('conflict with "kubectl-edit" using v1: .spec.containers[name="main"].image');
   });
@@ -103,10 +125,25 @@ describe('patchPod: server-side apply (application/apply-patch+yaml)', () => {
 
   it.each([
     ['fieldManager: Required value', { fieldManager: undefined }, config(), 'ERR_INVALID_ARGUMENT'],
-    ['apiVersion: Invalid value: "apps/v1"', { fieldManager: 'm' }, config().replace('apiVersion: v1', 'apiVersion: apps/v1'), 'ERR_INVALID_MANIFEST'],
+    [
+      'apiVersion: Invalid value: "apps/v1"',
+      { fieldManager: 'm' },
+      config().replace('apiVersion: v1', 'apiVersion: apps/v1'),
+      'ERR_INVALID_MANIFEST',
+    ],
     ['kind: Invalid value', { fieldManager: 'm' }, config().replace('kind: Pod', 'kind: Deployment'), 'ERR_INVALID_MANIFEST'],
-    ['metadata.name: Invalid value: "other": field is immutable', { fieldManager: 'm' }, config().replace('name: web', 'name: other'), 'ERR_INVALID_MANIFEST'],
-    ['managedFields must be nil', { fieldManager: 'm' }, config().replace('  name: web\n', '  name: web\n  managedFields: []\n'), 'ERR_INVALID_ARGUMENT'],
+    [
+      'metadata.name: Invalid value: "other": field is immutable',
+      { fieldManager: 'm' },
+      config().replace('name: web', 'name: other'),
+      'ERR_INVALID_MANIFEST',
+    ],
+    [
+      'managedFields must be nil',
+      { fieldManager: 'm' },
+      config().replace('  name: web\n', '  name: web\n  managedFields: []\n'),
+      'ERR_INVALID_ARGUMENT',
+    ],
     ['must be a YAML or JSON object', { fieldManager: 'm' }, '- a\n- b\n', 'ERR_INVALID_ARGUMENT'],
     ['at most 128', { fieldManager: 'x'.repeat(129) }, config(), 'ERR_INVALID_ARGUMENT'],
   ])('refuses with "%s"', (words, query, body, code) => {

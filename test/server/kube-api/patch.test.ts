@@ -16,16 +16,27 @@ function pod(): Pod {
     spec: {
       containers: [
         {
-          name: 'main', image: 'busybox:1.36', command: ['sleep', '3600'],
-          env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }],
+          name: 'main',
+          image: 'busybox:1.36',
+          command: ['sleep', '3600'],
+          env: [
+            { name: 'A', value: '1' },
+            { name: 'B', value: '2' },
+          ],
           ports: [{ containerPort: 80, name: 'http' }, { containerPort: 443 }],
           volumeMounts: [{ name: 'data', mountPath: '/data' }],
         },
         { name: 'side', image: 'busybox:1.36', command: ['sleep', '1000'] },
       ],
-      volumes: [{ name: 'data', emptyDir: {} }, { name: 'cfg', configMap: { name: 'c' } }],
+      volumes: [
+        { name: 'data', emptyDir: {} },
+        { name: 'cfg', configMap: { name: 'c' } },
+      ],
       imagePullSecrets: [{ name: 's1' }],
-      tolerations: [{ key: 'k1', operator: 'Exists' }, { key: 'k2', operator: 'Exists' }],
+      tolerations: [
+        { key: 'k1', operator: 'Exists' },
+        { key: 'k2', operator: 'Exists' },
+      ],
     },
   };
 }
@@ -82,7 +93,11 @@ describe('patchPod: content types and bad bodies', () => {
     ['application/apply-patch+yaml', 'a: 1\n---\nb: 2\n', 'exactly one YAML document'],
     [SMP, '['.repeat(500), 'nests deeper than'],
     ['application/apply-patch+yaml', '&a [*a, *a]', 'anchor "a" value contains itself'],
-    ['application/apply-patch+yaml', `a: &a [x,x,x,x,x,x,x,x,x,x]\n${['b', 'c', 'd', 'e', 'f'].map((n, i) => `${n}: &${n} [${Array(10).fill(`*${'abcde'[i]}`).join(',')}]`).join('\n')}\n`, 'Excessive alias count'],
+    [
+      'application/apply-patch+yaml',
+      `a: &a [x,x,x,x,x,x,x,x,x,x]\n${['b', 'c', 'd', 'e', 'f'].map((n, i) => `${n}: &${n} [${Array(10).fill(`*${'abcde'[i]}`).join(',')}]`).join('\n')}\n`,
+      'Excessive alias count',
+    ],
   ])('%s %j → ERR_INVALID_ARGUMENT (%s)', (type, body, words) => {
     const err = thrown(() => patchPod(pod(), type, body, { fieldManager: 'm' }));
     expect(err.code).toBe('ERR_INVALID_ARGUMENT');
@@ -122,11 +137,19 @@ describe('patchPod: JSON patch (RFC 6902) and merge patch (RFC 7386)', () => {
     ];
     const out = patchPod(frozen(pod()), JSONP, JSON.stringify(ops), {});
     expect(out.metadata?.labels).toEqual({ app: 'web', new: 'n', copied: 'web' });
-    expect(containers(out).map((c) => [c.name, c.image])).toEqual([['side', 'busybox:1.36'], ['main', 'busybox:1.37']]);
+    expect(containers(out).map((c) => [c.name, c.image])).toEqual([
+      ['side', 'busybox:1.36'],
+      ['main', 'busybox:1.37'],
+    ]);
   });
 
   it('a merge patch deletes with null and replaces lists whole', () => {
-    const out = patchPod(frozen(pod()), MERGE, JSON.stringify({ metadata: { labels: { keep: null, x: '1' } }, spec: { tolerations: [{ key: 'only', operator: 'Exists' }] } }), {});
+    const out = patchPod(
+      frozen(pod()),
+      MERGE,
+      JSON.stringify({ metadata: { labels: { keep: null, x: '1' } }, spec: { tolerations: [{ key: 'only', operator: 'Exists' }] } }),
+      {},
+    );
     expect(out.metadata?.labels).toEqual({ app: 'web', x: '1' });
     expect(out.spec?.tolerations).toEqual([{ key: 'only', operator: 'Exists' }]);
     expect(containers(out)).toHaveLength(2);
@@ -148,23 +171,39 @@ describe('patchPod: strategic merge patch with the Pod patch strategies', () => 
   });
 
   it('adds a container that is not there and deletes one with $patch: delete', () => {
-    const out = smp({ spec: { containers: [{ name: 'third', image: 'nginx' }, { name: 'side', $patch: 'delete' }] } });
+    const out = smp({
+      spec: {
+        containers: [
+          { name: 'third', image: 'nginx' },
+          { name: 'side', $patch: 'delete' },
+        ],
+      },
+    });
     expect(containers(out).map((c) => c.name)).toEqual(['main', 'third']);
   });
 
   it('merges env by name, ports by containerPort, volumeMounts by mountPath', () => {
     const out = smp({
       spec: {
-        containers: [{
-          name: 'main',
-          env: [{ name: 'B', value: 'two' }, { name: 'C', value: '3' }, { name: 'A', $patch: 'delete' }],
-          ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 8080 }],
-          volumeMounts: [{ mountPath: '/data', readOnly: true }],
-        }],
+        containers: [
+          {
+            name: 'main',
+            env: [
+              { name: 'B', value: 'two' },
+              { name: 'C', value: '3' },
+              { name: 'A', $patch: 'delete' },
+            ],
+            ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 8080 }],
+            volumeMounts: [{ mountPath: '/data', readOnly: true }],
+          },
+        ],
       },
     });
     const main = containers(out)[0];
-    expect(main.env).toEqual([{ name: 'B', value: 'two' }, { name: 'C', value: '3' }]);
+    expect(main.env).toEqual([
+      { name: 'B', value: 'two' },
+      { name: 'C', value: '3' },
+    ]);
     expect(main.ports).toEqual([{ containerPort: 80, name: 'http', protocol: 'TCP' }, { containerPort: 443 }, { containerPort: 8080 }]);
     expect(main.volumeMounts).toEqual([{ name: 'data', mountPath: '/data', readOnly: true }]);
   });
@@ -172,11 +211,18 @@ describe('patchPod: strategic merge patch with the Pod patch strategies', () => 
   it('merges volumes and imagePullSecrets by name; honours $retainKeys in a volume', () => {
     const out = smp({
       spec: {
-        volumes: [{ name: 'data', $retainKeys: ['name', 'hostPath'], hostPath: { path: '/tmp/x' } }, { name: 'new', emptyDir: {} }],
+        volumes: [
+          { name: 'data', $retainKeys: ['name', 'hostPath'], hostPath: { path: '/tmp/x' } },
+          { name: 'new', emptyDir: {} },
+        ],
         imagePullSecrets: [{ name: 's2' }],
       },
     });
-    expect(out.spec?.volumes).toEqual([{ name: 'data', hostPath: { path: '/tmp/x' } }, { name: 'cfg', configMap: { name: 'c' } }, { name: 'new', emptyDir: {} }]);
+    expect(out.spec?.volumes).toEqual([
+      { name: 'data', hostPath: { path: '/tmp/x' } },
+      { name: 'cfg', configMap: { name: 'c' } },
+      { name: 'new', emptyDir: {} },
+    ]);
     expect(out.spec?.imagePullSecrets).toEqual([{ name: 's1' }, { name: 's2' }]);
   });
 
@@ -196,7 +242,10 @@ describe('patchPod: strategic merge patch with the Pod patch strategies', () => 
   });
 
   it('$patch: delete on a map removes the field', () => {
-    const out = smp({ spec: { containers: [{ name: 'main', env: [{ name: 'A', $patch: 'delete' }] }] }, metadata: { labels: { $patch: 'delete' } } });
+    const out = smp({
+      spec: { containers: [{ name: 'main', env: [{ name: 'A', $patch: 'delete' }] }] },
+      metadata: { labels: { $patch: 'delete' } },
+    });
     expect(out.metadata?.labels).toBeUndefined();
     expect(containers(out)[0].env).toEqual([{ name: 'B', value: '2' }]);
   });
@@ -225,15 +274,27 @@ describe('patchPod: strategic merge patch with the Pod patch strategies', () => 
 });
 
 describe('patchPod: the patch bodies kubectl v1.32 sends (test/fixtures/kubectl-patch)', () => {
-  const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/kubectl-patch/${name}.json`, import.meta.url), 'utf8')) as { contentType: string; query: Record<string, string>; body: string };
+  const fixture = (name: string) =>
+    JSON.parse(readFileSync(new URL(`../../fixtures/kubectl-patch/${name}.json`, import.meta.url), 'utf8')) as {
+      contentType: string;
+      query: Record<string, string>;
+      body: string;
+    };
   const apply = (cur: Pod, name: string): Pod => {
     const f = fixture(name);
     return patchPod(frozen(cur), f.contentType, f.body, { fieldManager: f.query.fieldManager, force: f.query.force === 'true' });
   };
   /** The pod as `kubectl apply` created it from the first version of pod.yaml (command sleep 3600). */
   const created = (): Pod => ({
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: 'web', namespace: 'default', uid: 'uid-1', labels: { app: 'web' }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' } },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'web',
+      namespace: 'default',
+      uid: 'uid-1',
+      labels: { app: 'web' },
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' },
+    },
     spec: {
       containers: [
         { name: 'main', image: 'busybox:1.36', command: ['sleep', '3600'], env: [{ name: 'A', value: '1' }] },
@@ -256,7 +317,13 @@ describe('patchPod: the patch bodies kubectl v1.32 sends (test/fixtures/kubectl-
     const out = apply(apply(created(), 'apply-changed-command'), 'apply-removed-items');
     expect(out.metadata?.labels).toEqual({ tier: 'x' });
     expect(containers(out)).toEqual([
-      { name: 'main', image: 'busybox:1.36', command: ['sleep', '7200'], env: [{ name: 'B', value: '2' }], ports: [{ containerPort: 8080 }] },
+      {
+        name: 'main',
+        image: 'busybox:1.36',
+        command: ['sleep', '7200'],
+        env: [{ name: 'B', value: '2' }],
+        ports: [{ containerPort: 8080 }],
+      },
     ]);
   });
 

@@ -7,10 +7,16 @@ import { newPodVersions } from '../../../src/server/kube-api/pod-versions.js';
 import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
 
 describe('newPodVersions', () => {
-  it('reads the host\'s own record and opens no second watch of its own when the host keeps one', () => {
+  it("reads the host's own record and opens no second watch of its own when the host keeps one", () => {
     let watches = 0;
     const own = new Map([['u-a', 7]]);
-    const host = { podResourceVersion: (uid: string) => own.get(uid), watch: () => { watches++; return () => {}; } } as unknown as AgentHost;
+    const host = {
+      podResourceVersion: (uid: string) => own.get(uid),
+      watch: () => {
+        watches++;
+        return () => {};
+      },
+    } as unknown as AgentHost;
     const v = newPodVersions(host);
     expect([v.get('u-a'), v.get('u-b')]).toEqual([7, undefined]);
     own.set('u-a', 9);
@@ -21,7 +27,12 @@ describe('newPodVersions', () => {
 
   it('follows the watch of a host without its own record', () => {
     let onEvent!: (e: WatchEvent) => void;
-    const host = { watch: (_from: number | undefined, fn: (e: WatchEvent) => void) => { onEvent = fn; return () => {}; } } as unknown as AgentHost;
+    const host = {
+      watch: (_from: number | undefined, fn: (e: WatchEvent) => void) => {
+        onEvent = fn;
+        return () => {};
+      },
+    } as unknown as AgentHost;
     const v = newPodVersions(host);
     onEvent({ type: 'ADDED', object: {} as never, resourceVersion: 3, uid: 'u-a' });
     expect(v.get('u-a')).toBe(3);

@@ -6,17 +6,27 @@ import type { AgentHost } from '../../../src/server/agent-host.js';
 import { serviceAccountObjects } from '../../../src/server/kube-api/service-accounts.js';
 import { kServiceAccountPrinter, toTable } from '../../../src/server/kube-api/table.js';
 
-const pod = (namespace: string, name: string, sa?: string): Pod => ({ metadata: { name, namespace }, spec: { containers: [], ...(sa ? { serviceAccountName: sa } : {}) } });
+const pod = (namespace: string, name: string, sa?: string): Pod => ({
+  metadata: { name, namespace },
+  spec: { containers: [], ...(sa ? { serviceAccountName: sa } : {}) },
+});
 
 describe('serviceaccounts', () => {
   it('lists default in every namespace shown and the accounts pods name, with the UIDs tokens carry, and prints NAME SECRETS AGE', () => {
-    const host = { listPods: () => [pod('team', 'web', 'robot'), pod('default', 'a')], createdNamespaces: () => [{ name: 'empty', uid: 'u', creationTimestamp: '2026-12-07T10:00:00Z' }] } as unknown as AgentHost;
+    const host = {
+      listPods: () => [pod('team', 'web', 'robot'), pod('default', 'a')],
+      createdNamespaces: () => [{ name: 'empty', uid: 'u', creationTimestamp: '2026-12-07T10:00:00Z' }],
+    } as unknown as AgentHost;
     const sas = serviceAccountObjects(host);
     const keys = sas.map((s) => `${s.metadata.namespace}/${s.metadata.name}`);
     expect(keys).toEqual(expect.arrayContaining(['default/default', 'empty/default', 'kube-system/default', 'team/default', 'team/robot']));
     expect(keys).toEqual([...keys].sort());
     const robot = sas.find((s) => s.metadata.name === 'robot')!;
-    expect(robot).toMatchObject({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team', uid: serviceAccountUid('team', 'robot') } });
+    expect(robot).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { namespace: 'team', uid: serviceAccountUid('team', 'robot') },
+    });
     expect(sas.find((s) => s.metadata.namespace === 'empty')?.metadata.creationTimestamp).toBe('2026-12-07T10:00:00Z');
     const table = toTable(kServiceAccountPrinter, [robot], { include: 'None', nowMs: Date.now() });
     expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Secrets', 'Age']);

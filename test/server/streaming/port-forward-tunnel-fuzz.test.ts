@@ -37,8 +37,13 @@ interface ServerConnection {
 
 // Every server-side spdy-transport connection made in this file (the tunnel's), for the bounds tests.
 const created: ServerConnection[] = [];
-const realCreate = (transport as unknown as { connection: { create(s: unknown, o: { isServer: boolean }): ServerConnection } }).connection.create;
-vi.spyOn((transport as unknown as { connection: { create: typeof realCreate } }).connection, 'create').mockImplementation(function (this: unknown, s, o) {
+const realCreate = (transport as unknown as { connection: { create(s: unknown, o: { isServer: boolean }): ServerConnection } }).connection
+  .create;
+vi.spyOn((transport as unknown as { connection: { create: typeof realCreate } }).connection, 'create').mockImplementation(function (
+  this: unknown,
+  s,
+  o,
+) {
   const c = realCreate.call(this, s, o);
   if (o.isServer) created.push(c);
   return c;
@@ -55,7 +60,12 @@ const kMaxPerPod = 2;
 
 async function start() {
   const { host, sessions } = fakePortForwardHost();
-  server = await createServer(host, { address: '127.0.0.1', port: 0, logger: newLogger('silent'), portForward: { maxStreamsPerPod: kMaxPerPod } });
+  server = await createServer(host, {
+    address: '127.0.0.1',
+    port: 0,
+    logger: newLogger('silent'),
+    portForward: { maxStreamsPerPod: kMaxPerPod },
+  });
   const url = `ws://127.0.0.1:${server.port}/api/v1/namespaces/default/pods/web/portforward`;
   /** raw: a tunnel WebSocket without a SPDY client; `closed` resolves with the close code. */
   const raw = async () => {
@@ -79,7 +89,9 @@ async function start() {
     const t = await dial();
     const pairs: Awaited<ReturnType<typeof t.pair>>[] = [];
     for (let i = 0; i < kMaxPerPod; i++) pairs.push(await t.pair(`h${i}`));
-    await waitFor(() => sessions.length === before + kMaxPerPod || pairs.some((p) => p.error.text() !== ''), { description: 'pod connections for the fresh tunnel' });
+    await waitFor(() => sessions.length === before + kMaxPerPod || pairs.some((p) => p.error.text() !== ''), {
+      description: 'pod connections for the fresh tunnel',
+    });
     expect(pairs.map((p) => p.error.text())).toEqual(pairs.map(() => ''));
     const mine = sessions.slice(before);
     mine.forEach((s, i) => s.push(Buffer.from(`pong${i}`)));
@@ -93,7 +105,11 @@ async function start() {
 
 // --- raw SPDY/3.1 frames ---------------------------------------------------------------------------
 
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(n >>> 0); return b; };
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n >>> 0);
+  return b;
+};
 /** control: a control frame of `type` (version 3 unless told) with `body`; `length` overrides the 24-bit length. */
 function control(type: number, body: Buffer, opts: { flags?: number; version?: number; length?: number } = {}): Buffer {
   const h = Buffer.alloc(8);
@@ -113,14 +129,16 @@ function dataFrame(id: number, body: Buffer, flags = 0): Buffer {
 /** kvBlock: an uncompressed SPDY/3 header block. */
 function kvBlock(headers: Record<string, string>): Buffer {
   const parts = [u32(Object.keys(headers).length)];
-  for (const [k, v] of Object.entries(headers)) parts.push(u32(Buffer.byteLength(k)), Buffer.from(k), u32(Buffer.byteLength(v)), Buffer.from(v));
+  for (const [k, v] of Object.entries(headers))
+    parts.push(u32(Buffer.byteLength(k)), Buffer.from(k), u32(Buffer.byteLength(v)), Buffer.from(v));
   return Buffer.concat(parts);
 }
 const dictionary = (transport as unknown as { protocol: { spdy: { dictionary: Record<number, Buffer> } } }).protocol.spdy.dictionary[3];
 /** compressed: the first header block of a session (its own zlib stream, SPDY's dictionary, sync flush). */
 const compressed = (block: Buffer) => zlib.deflateSync(block, { dictionary, finishFlush: zlib.constants.Z_SYNC_FLUSH });
 /** synStream: a SYN_STREAM with `block` as its (already compressed) header block. */
-const synStream = (id: number, block: Buffer, flags = 0, associated = 0) => control(1, Buffer.concat([u32(id), u32(associated), Buffer.from([0, 0]), block]), { flags });
+const synStream = (id: number, block: Buffer, flags = 0, associated = 0) =>
+  control(1, Buffer.concat([u32(id), u32(associated), Buffer.from([0, 0]), block]), { flags });
 const firstSyn = (id: number, headers: Record<string, string>, flags = 0) => synStream(id, compressed(kvBlock(headers)), flags);
 
 /** The hand-made inputs: each is a list of WebSocket messages (a string is a text message). */
@@ -136,20 +154,29 @@ const cases: [string, (Buffer | string)[]][] = [
   ['a SYN_STREAM too short for its fixed fields', [control(1, Buffer.alloc(4))]],
   ['a SYN_STREAM with an empty header block', [control(1, Buffer.concat([u32(1), u32(0), Buffer.alloc(2)]))]],
   ['a SYN_STREAM whose header block is not zlib', [synStream(1, randomBytes(64))]],
-  ['a SYN_STREAM whose header block is zlib without the SPDY dictionary', [synStream(1, zlib.deflateSync(kvBlock({ streamtype: 'data', port: '80' })))]],
+  [
+    'a SYN_STREAM whose header block is zlib without the SPDY dictionary',
+    [synStream(1, zlib.deflateSync(kvBlock({ streamtype: 'data', port: '80' })))],
+  ],
   ['a SYN_STREAM whose header block counts 2^32-1 pairs', [synStream(1, compressed(u32(0xffffffff)))]],
   ['a SYN_STREAM whose header lengths run past the block', [synStream(1, compressed(Buffer.concat([u32(1), u32(0x7fffffff)])))]],
   ['a SYN_STREAM with stream id 0', [firstSyn(0, { streamtype: 'data', port: '80', requestid: '1' })]],
   ['a SYN_STREAM with an even (server) stream id', [firstSyn(2, { streamtype: 'data', port: '80', requestid: '1' })]],
   ['a SYN_STREAM with stream id 2^31-1', [firstSyn(0x7fffffff, { streamtype: 'error', port: '80', requestid: '1' })]],
   ['a SYN_STREAM with FIN and UNIDIRECTIONAL', [firstSyn(1, { streamtype: 'data', port: '80', requestid: '1' }, 0x03)]],
-  ['a SYN_STREAM with an associated stream (a push) and :status', [synStream(1, compressed(kvBlock({ ':status': '200', streamtype: 'data', port: '80' })), 0, 7)]],
+  [
+    'a SYN_STREAM with an associated stream (a push) and :status',
+    [synStream(1, compressed(kvBlock({ ':status': '200', streamtype: 'data', port: '80' })), 0, 7)],
+  ],
   ['a SYN_STREAM with an associated stream and no :status', [synStream(1, compressed(kvBlock({ streamtype: 'data', port: '80' })), 0, 7)]],
   ['a SYN_STREAM with NUL-separated repeated headers', [firstSyn(1, { streamtype: 'data\0error', port: '80\u000081', requestid: 'a\0b' })]],
   ['a SYN_STREAM with odd pseudo-headers only', [firstSyn(1, { ':method': 'GET' })]],
   ['a SYN_STREAM with port 0, -1, 080, 65536 and a huge number', [firstSyn(1, { streamtype: 'data', port: '99999999999999999999' })]],
   ['a SYN_REPLY from the client', [control(2, Buffer.concat([u32(1), compressed(kvBlock({ ':status': '200' }))]))]],
-  ['a HEADERS frame for a stream never opened', [control(8, Buffer.concat([u32(1), compressed(kvBlock({ streamtype: 'data', port: '80', requestid: 'x' }))]))]],
+  [
+    'a HEADERS frame for a stream never opened',
+    [control(8, Buffer.concat([u32(1), compressed(kvBlock({ streamtype: 'data', port: '80', requestid: 'x' }))]))],
+  ],
   ['a HEADERS frame too short', [control(8, Buffer.alloc(2))]],
   ['DATA for a stream never opened, and for stream 0', [dataFrame(5, Buffer.from('hi')), dataFrame(0, Buffer.from('hi'))]],
   ['DATA with the COMPRESSED flag', [dataFrame(5, Buffer.from('hi'), 0x02)]],
@@ -157,13 +184,25 @@ const cases: [string, (Buffer | string)[]][] = [
   ['RST_STREAM for stream 0, and too short', [control(3, Buffer.concat([u32(0), u32(1)])), control(3, Buffer.alloc(3))]],
   ['RST_STREAM with an unknown status and extra bytes', [control(3, Buffer.concat([u32(1), u32(0xdeadbeef), randomBytes(20)]))]],
   ['SETTINGS counting 2^29 entries', [control(4, u32(0x20000000))]],
-  ['SETTINGS with unknown ids, persisted flags and huge values', [control(4, Buffer.concat([u32(3), u32(0x00000007), u32(0xffffffff), u32(0x02000004), u32(0), u32(0x00ffffff), u32(7)]))]],
+  [
+    'SETTINGS with unknown ids, persisted flags and huge values',
+    [control(4, Buffer.concat([u32(3), u32(0x00000007), u32(0xffffffff), u32(0x02000004), u32(0), u32(0x00ffffff), u32(7)]))],
+  ],
   ['SETTINGS with initial window size 0 and 2^31', [control(4, Buffer.concat([u32(2), u32(7), u32(0), u32(7), u32(0x80000000)]))]],
-  ['PING too short, and PINGs of every parity', [control(6, Buffer.alloc(2)), control(6, u32(1)), control(6, u32(2)), control(6, Buffer.alloc(1000))]],
+  [
+    'PING too short, and PINGs of every parity',
+    [control(6, Buffer.alloc(2)), control(6, u32(1)), control(6, u32(2)), control(6, Buffer.alloc(1000))],
+  ],
   ['GOAWAY too short', [control(7, Buffer.alloc(4))]],
   ['GOAWAY with last id 0 and an unknown code', [control(7, Buffer.concat([u32(0), u32(0xffff)]))]],
-  ['WINDOW_UPDATE on the session by 2^31-1, twice (overflow)', [control(9, Buffer.concat([u32(0), u32(0x7fffffff)])), control(9, Buffer.concat([u32(0), u32(0x7fffffff)]))]],
-  ['WINDOW_UPDATE with a negative delta, and for unknown streams', [control(9, Buffer.concat([u32(0), u32(0x80000000)])), control(9, Buffer.concat([u32(9), u32(1)]))]],
+  [
+    'WINDOW_UPDATE on the session by 2^31-1, twice (overflow)',
+    [control(9, Buffer.concat([u32(0), u32(0x7fffffff)])), control(9, Buffer.concat([u32(0), u32(0x7fffffff)]))],
+  ],
+  [
+    'WINDOW_UPDATE with a negative delta, and for unknown streams',
+    [control(9, Buffer.concat([u32(0), u32(0x80000000)])), control(9, Buffer.concat([u32(9), u32(1)]))],
+  ],
   ['WINDOW_UPDATE too short', [control(9, Buffer.alloc(3))]],
   ['a text message', ['not binary']],
   ['an empty binary message, then a frame split byte by byte', [Buffer.alloc(0), ...[...control(6, u32(1))].map((b) => Buffer.from([b]))]],
@@ -176,7 +215,11 @@ describe('WS .../pods/{pod}/portforward (SPDY/3.1 tunnel) under hostile input', 
     const t = await raw();
     for (const m of messages) t.ws.send(m, { binary: typeof m !== 'string' });
     // A ping/pong through uWS orders this after the messages; the server then has them all.
-    await new Promise<void>((resolve) => { t.ws.once('pong', () => resolve()); t.ws.once('close', () => resolve()); t.ws.ping(); });
+    await new Promise<void>((resolve) => {
+      t.ws.once('pong', () => resolve());
+      t.ws.once('close', () => resolve());
+      t.ws.ping();
+    });
     t.ws.close();
     await t.closed;
     await healthy();
@@ -234,9 +277,19 @@ describe('WS .../pods/{pod}/portforward (SPDY/3.1 tunnel) under hostile input', 
     const { raw, dial, sessions, healthy } = await start();
     const frame = fc.oneof(
       fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
-      fc.tuple(fc.integer({ min: 0, max: 12 }), fc.uint8Array({ maxLength: 40 }), fc.integer({ min: 0, max: 255 }), fc.option(fc.integer({ min: 0, max: 0xffffff }), { nil: undefined }))
-        .map(([type, body, flags, length]) => control(type, Buffer.from(body), { flags, length: length === undefined ? undefined : Math.min(length, body.length + 64) })),
-      fc.tuple(fc.integer({ min: 0, max: 9 }), fc.uint8Array({ maxLength: 40 }), fc.integer({ min: 0, max: 255 })).map(([id, body, flags]) => dataFrame(id, Buffer.from(body), flags)),
+      fc
+        .tuple(
+          fc.integer({ min: 0, max: 12 }),
+          fc.uint8Array({ maxLength: 40 }),
+          fc.integer({ min: 0, max: 255 }),
+          fc.option(fc.integer({ min: 0, max: 0xffffff }), { nil: undefined }),
+        )
+        .map(([type, body, flags, length]) =>
+          control(type, Buffer.from(body), { flags, length: length === undefined ? undefined : Math.min(length, body.length + 64) }),
+        ),
+      fc
+        .tuple(fc.integer({ min: 0, max: 9 }), fc.uint8Array({ maxLength: 40 }), fc.integer({ min: 0, max: 255 }))
+        .map(([id, body, flags]) => dataFrame(id, Buffer.from(body), flags)),
     );
     const input = fc.record({
       withClient: fc.boolean(),
@@ -263,7 +316,12 @@ describe('WS .../pods/{pod}/portforward (SPDY/3.1 tunnel) under hostile input', 
           at += c;
         }
         if (at < bytes.length) ws.send(bytes.subarray(at));
-        await new Promise<void>((resolve) => { ws.once('pong', () => resolve()); ws.once('close', () => resolve()); if (ws.readyState === WebSocket.OPEN) ws.ping(); else resolve(); });
+        await new Promise<void>((resolve) => {
+          ws.once('pong', () => resolve());
+          ws.once('close', () => resolve());
+          if (ws.readyState === WebSocket.OPEN) ws.ping();
+          else resolve();
+        });
         if (terminate) ws.terminate();
         else ws.close();
         await closed;
@@ -291,7 +349,10 @@ describe('WS .../pods/{pod}/portforward (SPDY/3.1 tunnel) under hostile input', 
   });
 
   /** unreadStream: a stream of `headers` after `setup`, sent 4 MiB of DATA past its 1 MiB window; the bytes the server holds for it. */
-  const unreadStream = async (setup: (t: Awaited<ReturnType<Awaited<ReturnType<typeof start>>['dial']>>) => Promise<void>, headers: Record<string, string>) => {
+  const unreadStream = async (
+    setup: (t: Awaited<ReturnType<Awaited<ReturnType<typeof start>>['dial']>>) => Promise<void>,
+    headers: Record<string, string>,
+  ) => {
     created.length = 0;
     const { dial } = await start();
     const t = await dial();
@@ -299,7 +360,10 @@ describe('WS .../pods/{pod}/portforward (SPDY/3.1 tunnel) under hostile input', 
     const s = t.open(headers);
     await s.sent;
     // The client ignores the window the server gave it (as spdystream does), 4 times over.
-    const cs = s.stream._spdyState as unknown as Record<'window' | 'sessionWindow', { send: { current: number; max: number; limit: number } }>;
+    const cs = s.stream._spdyState as unknown as Record<
+      'window' | 'sessionWindow',
+      { send: { current: number; max: number; limit: number } }
+    >;
     for (const w of [cs.window.send, cs.sessionWindow.send]) w.current = w.max = w.limit = Number.MAX_SAFE_INTEGER;
     for (let i = 0; i < 64; i++) s.stream.write(Buffer.alloc(64 << 10, i));
     await new Promise<void>((resolve) => s.stream.write(Buffer.alloc(1), () => resolve()));
@@ -318,7 +382,12 @@ describe('WS .../pods/{pod}/portforward (SPDY/3.1 tunnel) under hostile input', 
 
   // Found: DATA on a second data stream of a request (answered, ended, never read) was buffered without bound. Now dropped, and bounded as above.
   it('holds at most the receive window (1 MiB) for a duplicate data stream', async () => {
-    const held = await unreadStream(async (t) => { await t.pair('dup'); }, { streamtype: 'data', port: '80', requestid: 'dup' });
+    const held = await unreadStream(
+      async (t) => {
+        await t.pair('dup');
+      },
+      { streamtype: 'data', port: '80', requestid: 'dup' },
+    );
     expect(held).toBeLessThanOrEqual(1 << 20);
   });
 });
@@ -329,7 +398,16 @@ describe('openSpdyTunnel with a client that does not read', () => {
     created.length = 0;
     let sent = 0;
     const errors: Error[] = [];
-    const tunnel = openSpdyTunnel({ send: (b) => { sent += b.byteLength; }, bufferedAmount: () => 1 << 30 }, (s) => s.abort(), (e) => errors.push(e));
+    const tunnel = openSpdyTunnel(
+      {
+        send: (b) => {
+          sent += b.byteLength;
+        },
+        bufferedAmount: () => 1 << 30,
+      },
+      (s) => s.abort(),
+      (e) => errors.push(e),
+    );
     const conn = created.find((c) => c._spdyState.isServer)!;
     const queued = () => {
       const f = conn._spdyState.framer;

@@ -43,7 +43,7 @@ async function start() {
 }
 
 describe('WS /api/v1/namespaces/{ns}/pods/{pod}/portforward (SPDY/3.1 tunnel)', () => {
-  it('relays a request\'s data stream to one pod connection both ways, half-closes it, and ends both streams when the pod does', async () => {
+  it("relays a request's data stream to one pod connection both ways, half-closes it, and ends both streams when the pod does", async () => {
     const { sessions, dial } = await start();
     const t = await dial();
     const { error, data } = await t.pair('0', '8080');
@@ -65,7 +65,7 @@ describe('WS /api/v1/namespaces/{ns}/pods/{pod}/portforward (SPDY/3.1 tunnel)', 
     t.ws.close();
   });
 
-  it('writes the kubelet\'s error text on the error stream when the pod connection fails', async () => {
+  it("writes the kubelet's error text on the error stream when the pod connection fails", async () => {
     const { sessions, dial } = await start();
     const t = await dial();
     const { error, data } = await t.pair('7', '7070');

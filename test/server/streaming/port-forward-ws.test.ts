@@ -17,8 +17,11 @@ afterEach(() => {
 async function start(opts: { idleTimeoutMs?: number; maxStreamsPerPod?: number } = {}) {
   const { host, sessions } = fakePortForwardHost();
   server = await createServer(host, {
-    address: '127.0.0.1', port: 0, logger: newLogger('silent'),
-    streaming: { idleTimeoutMs: opts.idleTimeoutMs }, portForward: { maxStreamsPerPod: opts.maxStreamsPerPod },
+    address: '127.0.0.1',
+    port: 0,
+    logger: newLogger('silent'),
+    streaming: { idleTimeoutMs: opts.idleTimeoutMs },
+    portForward: { maxStreamsPerPod: opts.maxStreamsPerPod },
   });
   const open = (query: string, pod = 'web') => {
     const ws = new WebSocket(`ws://127.0.0.1:${server!.port}/portForward/default/${pod}?${query}`, ['v4.channel.k8s.io']);
@@ -26,17 +29,26 @@ async function start(opts: { idleTimeoutMs?: number; maxStreamsPerPod?: number }
     ws.on('message', (m: Buffer) => frames.push(Buffer.from(m)));
     const opened = new Promise<void>((resolve, reject) => {
       ws.on('open', () => resolve());
-      ws.on('unexpected-response', (_r, res) => { reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { code: res.statusCode })); ws.terminate(); });
+      ws.on('unexpected-response', (_r, res) => {
+        reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { code: res.statusCode }));
+        ws.terminate();
+      });
       ws.on('error', reject);
     });
     opened.catch(() => {});
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
     return { ws, frames, opened, closed };
   };
   return { sessions, open };
 }
 
-const codeOf = (p: Promise<unknown>) => p.then(() => 101, (e: { code: number }) => e.code);
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 101,
+    (e: { code: number }) => e.code,
+  );
 
 describe('WS /portForward', () => {
   it('counts every forwarded port against the per-pod bound, and gives the room back on close', async () => {
@@ -105,11 +117,21 @@ describe('WS /portForward', () => {
     await waitFor(() => sessions.length === 2, { description: 'two sessions' });
     sessions[1].end('dial tcp 127.0.0.1:81: connect: connection refused');
     await waitFor(() => a.frames.some((f) => f[0] === 3 && f.length > 3), { description: 'error frame' });
-    expect(a.frames.find((f) => f[0] === 3 && f.length > 3)!.subarray(1).toString()).toBe('error forwarding port 81 to pod sb1, uid uid-1: dial tcp 127.0.0.1:81: connect: connection refused');
+    expect(
+      a.frames
+        .find((f) => f[0] === 3 && f.length > 3)!
+        .subarray(1)
+        .toString(),
+    ).toBe('error forwarding port 81 to pod sb1, uid uid-1: dial tcp 127.0.0.1:81: connect: connection refused');
     sessions[0].refuseWrites = true;
     a.ws.send(Buffer.from('\x00too much'));
     expect((await a.closed).code).toBe(1000);
-    expect(a.frames.find((f) => f[0] === 1 && f.length > 3)!.subarray(1).toString()).toContain('8 MiB waiting');
+    expect(
+      a.frames
+        .find((f) => f[0] === 1 && f.length > 3)!
+        .subarray(1)
+        .toString(),
+    ).toContain('8 MiB waiting');
     expect(sessions[0].closed).toBe(true);
   });
 });

@@ -1,6 +1,12 @@
 // The port-forward WebSocket protocol (src/server/streaming/portforward.ts): the port query, negotiation, prefix frames, error text.
 import { describe, expect, it } from 'vitest';
-import { kMaxForwardedPorts, negotiatePortForwardProtocol, parsePortForwardQuery, portForwardError, portPrefix } from '../../../src/server/streaming/portforward.js';
+import {
+  kMaxForwardedPorts,
+  negotiatePortForwardProtocol,
+  parsePortForwardQuery,
+  portForwardError,
+  portPrefix,
+} from '../../../src/server/streaming/portforward.js';
 
 const q = (s: string) => new URLSearchParams(s);
 
@@ -27,7 +33,12 @@ describe('port-forward protocol', () => {
   it('reads ?ports= on the Kubernetes API path (PodPortForwardOptions), and names that parameter in its 400', () => {
     expect(parsePortForwardQuery(q('ports=8080,9090&ports=80'), 'ports')).toEqual([8080, 9090, 80]);
     const s = parsePortForwardQuery(q('port=8080'), 'ports');
-    expect(s).toMatchObject({ kind: 'Status', code: 400, message: 'query parameter "ports" is required', details: { causes: [{ field: 'ports' }] } });
+    expect(s).toMatchObject({
+      kind: 'Status',
+      code: 400,
+      message: 'query parameter "ports" is required',
+      details: { causes: [{ field: 'ports' }] },
+    });
     expect(parsePortForwardQuery(q('ports=0'), 'ports')).toMatchObject({ code: 400, details: { causes: [{ field: 'ports' }] } });
   });
 
@@ -53,8 +64,9 @@ describe('port-forward protocol', () => {
     expect([...portPrefix(65535)]).toEqual([255, 255]);
   });
 
-  it('the error channel text is the kubelet\'s', () => {
-    expect(new TextDecoder().decode(portForwardError(9, 'abc', 'u-1', 'dial tcp 127.0.0.1:9: connect: connection refused')))
-      .toBe('error forwarding port 9 to pod abc, uid u-1: dial tcp 127.0.0.1:9: connect: connection refused');
+  it("the error channel text is the kubelet's", () => {
+    expect(new TextDecoder().decode(portForwardError(9, 'abc', 'u-1', 'dial tcp 127.0.0.1:9: connect: connection refused'))).toBe(
+      'error forwarding port 9 to pod abc, uid u-1: dial tcp 127.0.0.1:9: connect: connection refused',
+    );
   });
 });

@@ -1,7 +1,13 @@
 // The remotecommand channel protocols (src/server/streaming/remotecommand.ts): query, negotiation, frames, statuses.
 import { describe, expect, it } from 'vitest';
 import {
-  decodeFrame, encodeFrame, negotiateProtocol, parseResize, parseStreamQuery, statusPayload, streamResultStatus,
+  decodeFrame,
+  encodeFrame,
+  negotiateProtocol,
+  parseResize,
+  parseStreamQuery,
+  statusPayload,
+  streamResultStatus,
 } from '../../../src/server/streaming/remotecommand.js';
 import { newStreamLimiter } from '../../../src/server/streaming/stream-limits.js';
 
@@ -20,10 +26,25 @@ describe('remotecommand protocol', () => {
   });
 
   it('reads the query as NewOptions: stderr dropped with tty, at least one stream, command required for exec', () => {
-    expect(parseStreamQuery('exec', new URLSearchParams('command=ls&command=-l&stdout=1&stderr=1&tty=1'))).toEqual({ command: ['ls', '-l'], stdin: false, stdout: true, stderr: false, tty: true });
-    expect(parseStreamQuery('exec', new URLSearchParams('stdout=1'))).toMatchObject({ code: 400, message: expect.stringContaining('command') });
-    expect(parseStreamQuery('attach', new URLSearchParams('tty=1'))).toMatchObject({ code: 400, message: expect.stringContaining('at least 1 of stdin, stdout, stderr') });
-    expect(parseStreamQuery('attach', new URLSearchParams('stdin=yes'))).toMatchObject({ code: 400, details: { causes: [{ field: 'stdin' }] } });
+    expect(parseStreamQuery('exec', new URLSearchParams('command=ls&command=-l&stdout=1&stderr=1&tty=1'))).toEqual({
+      command: ['ls', '-l'],
+      stdin: false,
+      stdout: true,
+      stderr: false,
+      tty: true,
+    });
+    expect(parseStreamQuery('exec', new URLSearchParams('stdout=1'))).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('command'),
+    });
+    expect(parseStreamQuery('attach', new URLSearchParams('tty=1'))).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('at least 1 of stdin, stdout, stderr'),
+    });
+    expect(parseStreamQuery('attach', new URLSearchParams('stdin=yes'))).toMatchObject({
+      code: 400,
+      details: { causes: [{ field: 'stdin' }] },
+    });
   });
 
   it('frames binary and base64 channels both ways', () => {
@@ -46,11 +67,22 @@ describe('remotecommand protocol', () => {
     const v4 = negotiateProtocol(['v4.channel.k8s.io'])!;
     const v1 = negotiateProtocol([])!;
     const failed = streamResultStatus('exec', ['sh', '-c', 'exit 3'], 3);
-    expect(failed).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '3' }] } });
-    expect(JSON.parse(new TextDecoder().decode(statusPayload(v4, streamResultStatus('exec', ['true'], 0))))).toEqual({ metadata: {}, status: 'Success' });
+    expect(failed).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '3' }] },
+    });
+    expect(JSON.parse(new TextDecoder().decode(statusPayload(v4, streamResultStatus('exec', ['true'], 0))))).toEqual({
+      metadata: {},
+      status: 'Success',
+    });
     expect(statusPayload(v1, streamResultStatus('exec', ['true'], 0))).toBeUndefined();
     expect(new TextDecoder().decode(statusPayload(v1, failed))).toContain('exited with 3');
-    expect(streamResultStatus('attach', [], null, { message: 'boom' })).toMatchObject({ reason: 'InternalError', code: 500, message: 'Internal error occurred: error attaching to container: boom' });
+    expect(streamResultStatus('attach', [], null, { message: 'boom' })).toMatchObject({
+      reason: 'InternalError',
+      code: 500,
+      message: 'Internal error occurred: error attaching to container: boom',
+    });
   });
 
   it('bounds streams per pod and per node', () => {

@@ -1,7 +1,14 @@
 // The per-user bound of the streaming limiter and the room kept for system:masters (issue #38, F6).
 import { describe, expect, it } from 'vitest';
 import { kDefaultPortForwardLimits } from '../../../src/server/streaming/port-forward-ws.js';
-import { kAdminReservedStreams, kDefaultStreamingOptions, kStreamRetryAfterSeconds, newIdleTimer, newStreamLimiter, type StreamRequester } from '../../../src/server/streaming/stream-limits.js';
+import {
+  kAdminReservedStreams,
+  kDefaultStreamingOptions,
+  kStreamRetryAfterSeconds,
+  newIdleTimer,
+  newStreamLimiter,
+  type StreamRequester,
+} from '../../../src/server/streaming/stream-limits.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 
 const alice: StreamRequester = { name: 'alice', groups: ['system:authenticated'] };
@@ -27,9 +34,16 @@ describe('stream limiter: per user', () => {
     const limiter = newStreamLimiter({ maxStreamsPerUser: 3, maxStreamsPerNode: 100, maxStreamsPerPod: 100 });
     const held = fill(limiter, alice, 3, 'a');
     const over = limiter.check('a-new', alice);
-    expect(over).toMatchObject({ kind: 'Status', code: 429, reason: 'TooManyRequests', details: { retryAfterSeconds: kStreamRetryAfterSeconds } });
+    expect(over).toMatchObject({
+      kind: 'Status',
+      code: 429,
+      reason: 'TooManyRequests',
+      details: { retryAfterSeconds: kStreamRetryAfterSeconds },
+    });
     expect(over?.message).toContain('"alice"');
-    expect(over?.message).toBe('too many streams: user "alice" has 3 open, the most allowed (--max-streams-per-user=3); close one and try again');
+    expect(over?.message).toBe(
+      'too many streams: user "alice" has 3 open, the most allowed (--max-streams-per-user=3); close one and try again',
+    );
     expect(limiter.check('b-0', bob)).toBeUndefined();
     expect(limiter.openOf('alice')).toBe(3);
     held[0]();
@@ -48,7 +62,10 @@ describe('stream limiter: per user', () => {
   it("does not hold system:masters to a pod's bound: a tenant's idle streams into its pod cannot lock the admin out of it (the third break test's finding)", () => {
     const limiter = newStreamLimiter({ maxStreamsPerUser: 64, maxStreamsPerNode: 256, maxStreamsPerPod: 16 });
     for (let i = 0; i < 16; i++) limiter.acquire('web', alice);
-    expect(limiter.check('web', bob)).toMatchObject({ code: 429, message: 'too many streams open into this pod (at most 16); close one and try again' });
+    expect(limiter.check('web', bob)).toMatchObject({
+      code: 429,
+      message: 'too many streams open into this pod (at most 16); close one and try again',
+    });
     expect(limiter.check('web', admin)).toBeUndefined();
     limiter.acquire('web', admin);
     expect(limiter.check('web', admin)).toBeUndefined();
@@ -86,9 +103,14 @@ describe('stream limiter: per user', () => {
 
   it('words port-forward refusals with its own flag, and defaults port-forward to a quarter of its node bound', () => {
     expect(kDefaultPortForwardLimits.maxStreamsPerUser).toBe(kDefaultPortForwardLimits.maxStreamsPerNode / 4);
-    const limiter = newStreamLimiter({ ...kDefaultPortForwardLimits, maxStreamsPerUser: 1 }, { what: 'port-forward connections', userFlag: '--max-port-forwards-per-user' });
+    const limiter = newStreamLimiter(
+      { ...kDefaultPortForwardLimits, maxStreamsPerUser: 1 },
+      { what: 'port-forward connections', userFlag: '--max-port-forwards-per-user' },
+    );
     fill(limiter, alice, 1, 'a');
-    expect(limiter.check('a-1', alice)?.message).toBe('too many port-forward connections: user "alice" has 1 open, the most allowed (--max-port-forwards-per-user=1); close one and try again');
+    expect(limiter.check('a-1', alice)?.message).toBe(
+      'too many port-forward connections: user "alice" has 1 open, the most allowed (--max-port-forwards-per-user=1); close one and try again',
+    );
   });
 
   it('without auth (no requester) applies only the pod and node bounds, as before', () => {
@@ -120,7 +142,13 @@ describe('idle timer (--streaming-connection-idle-timeout)', () => {
 
   it('0 never fires and arms no timer', () => {
     const clock = new FakeClock();
-    newIdleTimer(0, () => { throw new Error('fired'); }, clock);
+    newIdleTimer(
+      0,
+      () => {
+        throw new Error('fired');
+      },
+      clock,
+    );
     expect(clock.hasWaiters()).toBe(false);
   });
 });

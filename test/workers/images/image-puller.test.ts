@@ -4,7 +4,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isInPullBackoff, newImagePuller, nextPullBackoff, parseDockerConfig, registryHost } from '../../../src/workers/images/image-puller.js';
+import {
+  isInPullBackoff,
+  newImagePuller,
+  nextPullBackoff,
+  parseDockerConfig,
+  registryHost,
+} from '../../../src/workers/images/image-puller.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import type { ContainerRuntime, RegistryAuth } from '../../../src/workers/runtime/runtime.js';
 
@@ -63,7 +69,15 @@ describe('image puller', () => {
   it('sends the credentials of the image registry from the Docker config file', async () => {
     const { rt, pulls } = countingRuntime(1);
     const file = join(dir, 'config.json');
-    await writeFile(file, JSON.stringify({ auths: { '127.0.0.1:5056': { auth: Buffer.from('kts:secret').toString('base64') }, 'https://index.docker.io/v1/': { username: 'hub', password: 'pw' } } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        auths: {
+          '127.0.0.1:5056': { auth: Buffer.from('kts:secret').toString('base64') },
+          'https://index.docker.io/v1/': { username: 'hub', password: 'pw' },
+        },
+      }),
+    );
     const puller = newImagePuller(rt, { rootDir: dir, credentialsFile: file });
     await puller.pull('127.0.0.1:5056/kubelet-ts/busybox:1.35');
     await puller.pull('127.0.0.1:5055/kubelet-ts/busybox:1.35');
@@ -78,15 +92,20 @@ describe('image puller', () => {
 
 describe('registry credentials and pull backoff', () => {
   it.each([
-    ['busybox', 'docker.io'], ['library/busybox:1', 'docker.io'], ['127.0.0.1:5055/a/b:1', '127.0.0.1:5055'],
-    ['localhost/a', 'localhost'], ['registry.example/a@sha256:00', 'registry.example'],
+    ['busybox', 'docker.io'],
+    ['library/busybox:1', 'docker.io'],
+    ['127.0.0.1:5055/a/b:1', '127.0.0.1:5055'],
+    ['localhost/a', 'localhost'],
+    ['registry.example/a@sha256:00', 'registry.example'],
   ])('registryHost(%s) is %s', (ref, host) => {
     expect(registryHost(ref)).toBe(host);
   });
 
   it('rejects a credentials file that is not JSON or has a bad auth, naming the file', () => {
     expect(() => parseDockerConfig('{', '/etc/creds.json')).toThrow('/etc/creds.json: not valid JSON');
-    expect(() => parseDockerConfig(JSON.stringify({ auths: { h: { auth: Buffer.from('nocolon').toString('base64') } } }), 'c.json')).toThrow('c.json: auths["h"].auth must be base64 of "user:password"');
+    expect(() =>
+      parseDockerConfig(JSON.stringify({ auths: { h: { auth: Buffer.from('nocolon').toString('base64') } } }), 'c.json'),
+    ).toThrow('c.json: auths["h"].auth must be base64 of "user:password"');
   });
 
   it('backs off 10 s after the first failure, doubling to 300 s', () => {
@@ -119,10 +138,13 @@ describe('image puller with IfNotPresent', () => {
 });
 
 describe('pullSecretAuths (imagePullSecrets, credentialprovider/secrets)', () => {
-  it('takes the dockerconfigjson entry for the image\'s registry, names the missing and the unusable ones', async () => {
+  it("takes the dockerconfigjson entry for the image's registry, names the missing and the unusable ones", async () => {
     const { pullSecretAuths } = await import('../../../src/workers/images/image-puller.js');
-    const cfg = (host: string) => Buffer.from(JSON.stringify({ auths: { [host]: { auth: Buffer.from('u:p').toString('base64') } } })).toString('base64');
-    const pod = { spec: { containers: [], imagePullSecrets: [{ name: 'gone' }, { name: 'other-reg' }, { name: 'ok' }, { name: 'opaque' }] } } as never;
+    const cfg = (host: string) =>
+      Buffer.from(JSON.stringify({ auths: { [host]: { auth: Buffer.from('u:p').toString('base64') } } })).toString('base64');
+    const pod = {
+      spec: { containers: [], imagePullSecrets: [{ name: 'gone' }, { name: 'other-reg' }, { name: 'ok' }, { name: 'opaque' }] },
+    } as never;
     const objects = {
       configMaps: {},
       secrets: {
@@ -133,7 +155,9 @@ describe('pullSecretAuths (imagePullSecrets, credentialprovider/secrets)', () =>
       },
     } as never;
     expect(pullSecretAuths(pod, objects, '127.0.0.1:5056/kubelet-ts/busybox:1.35')).toEqual({
-      auths: [{ username: 'u', password: 'p', serveraddress: '127.0.0.1:5056' }], missing: ['gone'], invalid: ['opaque'],
+      auths: [{ username: 'u', password: 'p', serveraddress: '127.0.0.1:5056' }],
+      missing: ['gone'],
+      invalid: ['opaque'],
     });
   });
 });

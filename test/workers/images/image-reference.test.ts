@@ -16,7 +16,19 @@ afterEach(() => {
 });
 
 describe('imageReferenceError', () => {
-  it.each(['busybox', 'kubelet-ts/busybox:1.35', '127.0.0.1:5000/a/b:t', 'localhost/x', '[::1]:5000/x', 'registry.k8s.io/pause:3.9', `x@sha256:${'a'.repeat(64)}`, `x:t@sha256:${'a'.repeat(64)}`, 'a__b', 'a--b', 'Registry.IO/x'])('%s parses', (image) => {
+  it.each([
+    'busybox',
+    'kubelet-ts/busybox:1.35',
+    '127.0.0.1:5000/a/b:t',
+    'localhost/x',
+    '[::1]:5000/x',
+    'registry.k8s.io/pause:3.9',
+    `x@sha256:${'a'.repeat(64)}`,
+    `x:t@sha256:${'a'.repeat(64)}`,
+    'a__b',
+    'a--b',
+    'Registry.IO/x',
+  ])('%s parses', (image) => {
     expect(imageReferenceError(image)).toBeUndefined();
   });
 
@@ -43,10 +55,31 @@ describe('syncPod with a malformed image reference', () => {
     dirs.push(rootDir);
     const image = 'Bad::Ref';
     const fake = newFakeRuntime({ images: ['pause:1'] });
-    const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, fake);
-    const pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { restartPolicy: 'Always', containers: [{ name: 'a', image }] } };
+    const handler = createWorkerHandler(
+      {
+        protocol: PROTOCOL_VERSION,
+        runtime: 'fake',
+        dockerSocketPath: '',
+        nodeName: 'n1',
+        rootDir,
+        podInfraContainerImage: 'pause:1',
+        logLevel: 'silent',
+      },
+      fake,
+    );
+    const pod = {
+      metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
+      spec: { restartPolicy: 'Always', containers: [{ name: 'a', image }] },
+    };
     const sync = async (backoff: PodSyncResult['backoff']) => {
-      const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 } as WorkerTask);
+      const r = await handler({
+        kind: 'syncPod',
+        protocol: PROTOCOL_VERSION,
+        pod,
+        backoff,
+        hostIp: '127.0.0.1',
+        deadlineMs: Date.now() + 60_000,
+      } as WorkerTask);
       if (!r.ok) throw new Error(r.error.message);
       return r.value as PodSyncResult;
     };

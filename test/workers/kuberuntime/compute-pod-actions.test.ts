@@ -22,9 +22,23 @@ function rc(pod: Pod, name: string, o: Partial<RuntimeContainer> = {}): RuntimeC
   const spec = pod.spec!.containers.find((c) => c.name === name);
   seq++;
   return {
-    id: `${name}-${o.restartCount ?? 0}-${seq}`, name, sandbox: false, attempt: o.restartCount ?? 0, state: 'running',
-    hash: spec ? hashContainer(spec) : 'gone', restartCount: 0, image: 'kubelet-ts/busybox:1.35', imageId: 'sha256:x',
-    createdAtMs: NOW - 60_000, startedAtMs: NOW - 60_000, finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 'sb', ...o,
+    id: `${name}-${o.restartCount ?? 0}-${seq}`,
+    name,
+    sandbox: false,
+    attempt: o.restartCount ?? 0,
+    state: 'running',
+    hash: spec ? hashContainer(spec) : 'gone',
+    restartCount: 0,
+    image: 'kubelet-ts/busybox:1.35',
+    imageId: 'sha256:x',
+    createdAtMs: NOW - 60_000,
+    startedAtMs: NOW - 60_000,
+    finishedAtMs: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    sandboxId: 'sb',
+    ...o,
   };
 }
 function exited(pod: Pod, name: string, exitCode: number, o: Partial<RuntimeContainer> = {}): RuntimeContainer {
@@ -57,60 +71,130 @@ const always = mkPod('Always');
 const changed = mkPod('Always', [ctr('a'), ctr('b', ['sleep', '10'])]);
 
 const cases: Case[] = [
-  { name: 'a fresh pod creates a sandbox and starts every container', pod: always, runtime: () => null, killPod: true, createSandbox: true, attempt: 0, start: ['a', 'b'], kill: [] },
   {
-    name: 'everything running and matching does nothing', pod: always,
-    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), rc(p, 'b')]), killPod: false, createSandbox: false, start: [], kill: [],
+    name: 'a fresh pod creates a sandbox and starts every container',
+    pod: always,
+    runtime: () => null,
+    killPod: true,
+    createSandbox: true,
+    attempt: 0,
+    start: ['a', 'b'],
+    kill: [],
   },
   {
-    name: 'a hash change of one container restarts only that one', pod: changed,
+    name: 'everything running and matching does nothing',
+    pod: always,
+    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), rc(p, 'b')]),
+    killPod: false,
+    createSandbox: false,
+    start: [],
+    kill: [],
+  },
+  {
+    name: 'a hash change of one container restarts only that one',
+    pod: changed,
     // b runs with the hash of the old spec
-    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), { ...rc(p, 'b'), hash: hashContainer(ctr('b')) }]), killPod: false, createSandbox: false, start: ['b'], kill: ['b'],
+    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), { ...rc(p, 'b'), hash: hashContainer(ctr('b')) }]),
+    killPod: false,
+    createSandbox: false,
+    start: ['b'],
+    kill: ['b'],
   },
   {
-    name: 'a container removed from the spec is killed', pod: mkPod('Always', [ctr('a')]),
-    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), rc(p, 'b')]), killPod: false, createSandbox: false, start: [], kill: ['b'],
+    name: 'a container removed from the spec is killed',
+    pod: mkPod('Always', [ctr('a')]),
+    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), rc(p, 'b')]),
+    killPod: false,
+    createSandbox: false,
+    start: [],
+    kill: ['b'],
   },
   {
-    name: 'a dead sandbox kills the pod and makes a new one (attempt + 1)', pod: always,
-    runtime: (p) => rp(p, [sb(p, { state: 'exited', attempt: 2 })], [rc(p, 'a'), exited(p, 'b', 137)]), killPod: true, createSandbox: true, attempt: 3, start: ['a', 'b'], kill: [],
+    name: 'a dead sandbox kills the pod and makes a new one (attempt + 1)',
+    pod: always,
+    runtime: (p) => rp(p, [sb(p, { state: 'exited', attempt: 2 })], [rc(p, 'a'), exited(p, 'b', 137)]),
+    killPod: true,
+    createSandbox: true,
+    attempt: 3,
+    start: ['a', 'b'],
+    kill: [],
   },
   {
-    name: 'a sandbox whose namespaces changed (hostNetwork) is recreated', pod: { ...always, spec: { ...always.spec!, hostNetwork: true } },
-    runtime: (p) => rp(p, [sb(p, { hash: sandboxHash(always) })], [rc(p, 'a'), rc(p, 'b')]), killPod: true, createSandbox: true, attempt: 1, start: ['a', 'b'], kill: [],
+    name: 'a sandbox whose namespaces changed (hostNetwork) is recreated',
+    pod: { ...always, spec: { ...always.spec!, hostNetwork: true } },
+    runtime: (p) => rp(p, [sb(p, { hash: sandboxHash(always) })], [rc(p, 'a'), rc(p, 'b')]),
+    killPod: true,
+    createSandbox: true,
+    attempt: 1,
+    start: ['a', 'b'],
+    kill: [],
   },
   {
-    name: 'restartPolicy Never: a dead sandbox after the containers ran is not recreated', pod: mkPod('Never'),
-    runtime: (p) => rp(p, [sb(p, { state: 'exited' })], [exited(p, 'a', 0), exited(p, 'b', 1)]), killPod: true, createSandbox: false, start: [], kill: [],
+    name: 'restartPolicy Never: a dead sandbox after the containers ran is not recreated',
+    pod: mkPod('Never'),
+    runtime: (p) => rp(p, [sb(p, { state: 'exited' })], [exited(p, 'a', 0), exited(p, 'b', 1)]),
+    killPod: true,
+    createSandbox: false,
+    start: [],
+    kill: [],
   },
   {
-    name: 'restartPolicy OnFailure: a new sandbox starts only the containers that did not succeed', pod: mkPod('OnFailure'),
-    runtime: (p) => rp(p, [sb(p, { state: 'exited' })], [exited(p, 'a', 0), exited(p, 'b', 1)]), killPod: true, createSandbox: true, attempt: 1, start: ['b'], kill: [],
+    name: 'restartPolicy OnFailure: a new sandbox starts only the containers that did not succeed',
+    pod: mkPod('OnFailure'),
+    runtime: (p) => rp(p, [sb(p, { state: 'exited' })], [exited(p, 'a', 0), exited(p, 'b', 1)]),
+    killPod: true,
+    createSandbox: true,
+    attempt: 1,
+    start: ['b'],
+    kill: [],
   },
   {
-    name: 'restartPolicy OnFailure: no sandbox when every container succeeded', pod: mkPod('OnFailure'),
-    runtime: (p) => rp(p, [sb(p, { state: 'exited' })], [exited(p, 'a', 0), exited(p, 'b', 0)]), killPod: true, createSandbox: false, start: [], kill: [],
+    name: 'restartPolicy OnFailure: no sandbox when every container succeeded',
+    pod: mkPod('OnFailure'),
+    runtime: (p) => rp(p, [sb(p, { state: 'exited' })], [exited(p, 'a', 0), exited(p, 'b', 0)]),
+    killPod: true,
+    createSandbox: false,
+    start: [],
+    kill: [],
   },
   {
-    name: 'all containers done and none to restart stops the sandbox', pod: mkPod('Never'),
-    runtime: (p) => rp(p, [sb(p)], [exited(p, 'a', 0), exited(p, 'b', 1)]), killPod: true, createSandbox: false, start: [], kill: [],
+    name: 'all containers done and none to restart stops the sandbox',
+    pod: mkPod('Never'),
+    runtime: (p) => rp(p, [sb(p)], [exited(p, 'a', 0), exited(p, 'b', 1)]),
+    killPod: true,
+    createSandbox: false,
+    start: [],
+    kill: [],
   },
   {
-    name: 'a container that was created but never started is started again', pod: mkPod('Never'),
-    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), rc(p, 'b', { state: 'created' })]), killPod: false, createSandbox: false, start: ['b'], kill: [],
+    name: 'a container that was created but never started is started again',
+    pod: mkPod('Never'),
+    runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), rc(p, 'b', { state: 'created' })]),
+    killPod: false,
+    createSandbox: false,
+    start: ['b'],
+    kill: [],
   },
   {
-    name: 'a container in restart backoff waits with CrashLoopBackOff', pod: always,
+    name: 'a container in restart backoff waits with CrashLoopBackOff',
+    pod: always,
     runtime: (p) => rp(p, [sb(p)], [rc(p, 'a'), exited(p, 'b', 1, { restartCount: 1 })]),
     backoff: (p) => ({ [key(p, 'b')]: { backoffMs: 10_000, lastUpdateMs: NOW - 5000 } }),
-    killPod: false, createSandbox: false, start: [], kill: [], waiting: ['b'],
+    killPod: false,
+    createSandbox: false,
+    start: [],
+    kill: [],
+    waiting: ['b'],
   },
 ];
 
 const policyCases: Array<[string, number, boolean]> = [
-  ['Always', 0, true], ['Always', 1, true],
-  ['OnFailure', 0, false], ['OnFailure', 1, true],
-  ['Never', 0, false], ['Never', 1, false],
+  ['Always', 0, true],
+  ['Always', 1, true],
+  ['OnFailure', 0, false],
+  ['OnFailure', 1, true],
+  ['Never', 0, false],
+  ['Never', 1, false],
 ];
 
 describe('computePodActions', () => {
@@ -143,8 +227,18 @@ describe('computePodActions', () => {
     const dead = exited(pod, 'b', 1, { restartCount: 3, finishedAtMs: NOW - 5000 });
     const entry = { backoffMs: 20_000, lastUpdateMs: NOW - 6000 };
     const a = computePodActions(pod, rp(pod, [sb(pod)], [rc(pod, 'a'), dead]), { [key(pod, 'b')]: entry }, NOW);
-    expect(a.waiting.b).toEqual({ reason: 'CrashLoopBackOff', message: `back-off 20s restarting failed container=b pod=web_default(${UID})` });
-    expect(a.events).toEqual([{ type: 'Warning', reason: 'BackOff', message: `Back-off restarting failed container b in pod web_default(${UID})`, fieldPath: 'spec.containers{b}' }]);
+    expect(a.waiting.b).toEqual({
+      reason: 'CrashLoopBackOff',
+      message: `back-off 20s restarting failed container=b pod=web_default(${UID})`,
+    });
+    expect(a.events).toEqual([
+      {
+        type: 'Warning',
+        reason: 'BackOff',
+        message: `Back-off restarting failed container b in pod web_default(${UID})`,
+        fieldPath: 'spec.containers{b}',
+      },
+    ]);
     expect(a.requeueAfterMs).toBe(15_000);
     expect(a.backoff[key(pod, 'b')]).toEqual(entry);
     expect(a.containersToStart).toEqual([]);
@@ -154,7 +248,12 @@ describe('computePodActions', () => {
   it('restarts a container whose backoff expired and doubles its backoff', () => {
     const pod = always;
     const dead = exited(pod, 'b', 1, { restartCount: 3, finishedAtMs: NOW - 25_000 });
-    const a = computePodActions(pod, rp(pod, [sb(pod)], [rc(pod, 'a'), dead]), { [key(pod, 'b')]: { backoffMs: 20_000, lastUpdateMs: NOW - 30_000 } }, NOW);
+    const a = computePodActions(
+      pod,
+      rp(pod, [sb(pod)], [rc(pod, 'a'), dead]),
+      { [key(pod, 'b')]: { backoffMs: 20_000, lastUpdateMs: NOW - 30_000 } },
+      NOW,
+    );
     expect(a.containersToStart).toEqual([{ index: 1, name: 'b', reason: 'Restart', hash: hashContainer(ctr('b')), restartCount: 4 }]);
     expect(a.backoff[key(pod, 'b')]).toEqual({ backoffMs: 40_000, lastUpdateMs: NOW });
     expect(a.waiting).toEqual({});
@@ -177,7 +276,9 @@ describe('computePodActions', () => {
     ['a later attempt (the previous one ran and exited)', [1], 2],
   ])('removes a created-never-started container of %s and makes that attempt again (no restart counted)', (_what, ran, expected) => {
     const pod = always;
-    const dead = ran.map((n) => exited(pod, 'b', 1, { restartCount: n, attempt: n, createdAtMs: NOW - 20_000, finishedAtMs: NOW - 400_000 }));
+    const dead = ran.map((n) =>
+      exited(pod, 'b', 1, { restartCount: n, attempt: n, createdAtMs: NOW - 20_000, finishedAtMs: NOW - 400_000 }),
+    );
     const created = rc(pod, 'b', { state: 'created', restartCount: expected, attempt: expected, startedAtMs: 0, createdAtMs: NOW - 5_000 });
     const a = computePodActions(pod, rp(pod, [sb(pod)], [rc(pod, 'a'), created, ...dead]), {}, NOW);
     expect(a.containersToStart.map((s) => [s.name, s.restartCount, s.reason])).toEqual([['b', expected, 'NotStarted']]);
@@ -197,7 +298,12 @@ describe('computePodActions', () => {
   it('drops backoff entries of containers no longer in the spec', () => {
     const pod = always;
     const stale = backoffKey('web', 'default', UID, 'b', 'oldhash');
-    const a = computePodActions(pod, rp(pod, [sb(pod)], [rc(pod, 'a'), rc(pod, 'b')]), { [stale]: { backoffMs: 10_000, lastUpdateMs: NOW } }, NOW);
+    const a = computePodActions(
+      pod,
+      rp(pod, [sb(pod)], [rc(pod, 'a'), rc(pod, 'b')]),
+      { [stale]: { backoffMs: 10_000, lastUpdateMs: NOW } },
+      NOW,
+    );
     expect(a.backoff).toEqual({});
   });
 

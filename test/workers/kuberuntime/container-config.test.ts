@@ -4,7 +4,12 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest } from '../../../src/workers/cm/cpu-quota.js';
-import { buildContainerSpec, buildSandboxSpec, expandCommand, makeEnvironmentVariables } from '../../../src/workers/kuberuntime/container-config.js';
+import {
+  buildContainerSpec,
+  buildSandboxSpec,
+  expandCommand,
+  makeEnvironmentVariables,
+} from '../../../src/workers/kuberuntime/container-config.js';
 import { emptyDirPath, podDir } from '../../../src/workers/kuberuntime/pod-dirs.js';
 
 const ctx = { nodeName: 'node-a', rootDir: '/var/lib/kubelet-ts', hostIp: '127.0.0.1', sandboxId: 'sb123' };
@@ -32,12 +37,24 @@ describe('makeEnvironmentVariables (makeEnvironmentVariables / downward API)', (
       ],
     };
     expect(makeEnvironmentVariables(mkPod([c]), c, ctx, 'spec.containers[0]')).toEqual([
-      ['B', 'x-$(A)'], ['A', 'one'], ['C', 'one/x-$(A)/$(NOPE)/$(A)'],
+      ['B', 'x-$(A)'],
+      ['A', 'one'],
+      ['C', 'one/x-$(A)/$(NOPE)/$(A)'],
     ]);
   });
 
   it('resolves fieldRef paths', () => {
-    const paths = ['metadata.name', 'metadata.namespace', 'metadata.uid', "metadata.labels['app']", "metadata.annotations['example.com/x']", 'spec.nodeName', 'spec.serviceAccountName', 'status.hostIP', 'status.podIP'];
+    const paths = [
+      'metadata.name',
+      'metadata.namespace',
+      'metadata.uid',
+      "metadata.labels['app']",
+      "metadata.annotations['example.com/x']",
+      'spec.nodeName',
+      'spec.serviceAccountName',
+      'status.hostIP',
+      'status.podIP',
+    ];
     const c: Container = { name: 'a', env: paths.map((p, i) => ({ name: `V${i}`, valueFrom: { fieldRef: { fieldPath: p } } })) };
     const env = makeEnvironmentVariables(mkPod([c]), c, ctx, 'spec.containers[0]');
     expect(env.map(([, v]) => v)).toEqual(['web', 'prod', 'u-1', 'web', 'y', 'node-a', 'sa', '127.0.0.1', '']);
@@ -58,14 +75,30 @@ describe('makeEnvironmentVariables (makeEnvironmentVariables / downward API)', (
       ],
     };
     expect(makeEnvironmentVariables(mkPod([c]), c, ctx, 'spec.containers[0]')).toEqual([
-      ['CPU', '2'], ['CPU_M', '1500'], ['REQ', '1'], ['MEM_MI', '129'], ['MEM_GI', '1'],
+      ['CPU', '2'],
+      ['CPU_M', '1500'],
+      ['REQ', '1'],
+      ['MEM_MI', '129'],
+      ['MEM_GI', '1'],
     ]);
   });
 
   it.each([
-    ['an unsupported fieldPath', { name: 'X', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }, /spec\.containers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath: Unsupported value/],
-    ['a required secretKeyRef of a missing Secret', { name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }, /^secret "s" not found$/],
-    ['a required configMapKeyRef of a missing ConfigMap', { name: 'X', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } }, /^configmap "c" not found$/],
+    [
+      'an unsupported fieldPath',
+      { name: 'X', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } },
+      /spec\.containers\[0\]\.env\[0\]\.valueFrom\.fieldRef\.fieldPath: Unsupported value/,
+    ],
+    [
+      'a required secretKeyRef of a missing Secret',
+      { name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+      /^secret "s" not found$/,
+    ],
+    [
+      'a required configMapKeyRef of a missing ConfigMap',
+      { name: 'X', valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } },
+      /^configmap "c" not found$/,
+    ],
   ])('rejects %s with CreateContainerConfigError', (_n, env, msg) => {
     const c: Container = { name: 'a', env: [env] };
     let err: unknown;
@@ -82,16 +115,34 @@ describe('makeEnvironmentVariables (makeEnvironmentVariables / downward API)', (
 describe('makeEnvironmentVariables with ConfigMaps and Secrets (kubelet_pods.go)', () => {
   const b64 = (v: string) => Buffer.from(v).toString('base64');
   const objects = {
-    configMaps: { cm: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'prod' }, data: { A: 'a', 'bad key': 'x', '1st': 'y', B: 'b' } }, gone: null },
-    secrets: { sec: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec', namespace: 'prod' }, data: { PASS: b64('pw'), 'no.t': b64('z') } } },
+    configMaps: {
+      cm: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'cm', namespace: 'prod' },
+        data: { A: 'a', 'bad key': 'x', '1st': 'y', B: 'b' },
+      },
+      gone: null,
+    },
+    secrets: {
+      sec: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'sec', namespace: 'prod' }, data: { PASS: b64('pw'), 'no.t': b64('z') } },
+    },
   } as const;
-  const objCtx = (warnings: string[]) => ({ ...ctx, configObjects: objects as never, warn: (reason: string, message: string) => warnings.push(`${reason}: ${message}`) });
+  const objCtx = (warnings: string[]) => ({
+    ...ctx,
+    configObjects: objects as never,
+    warn: (reason: string, message: string) => warnings.push(`${reason}: ${message}`),
+  });
 
-  it('envFrom (with prefix) first, then env overriding; invalid keys skipped with the kubelet\'s event', () => {
+  it("envFrom (with prefix) first, then env overriding; invalid keys skipped with the kubelet's event", () => {
     const warnings: string[] = [];
     const c: Container = {
       name: 'a',
-      envFrom: [{ configMapRef: { name: 'cm' } }, { secretRef: { name: 'sec' }, prefix: 'S_' }, { configMapRef: { name: 'gone', optional: true } }],
+      envFrom: [
+        { configMapRef: { name: 'cm' } },
+        { secretRef: { name: 'sec' }, prefix: 'S_' },
+        { configMapRef: { name: 'gone', optional: true } },
+      ],
       env: [
         { name: 'B', value: 'override $(A)' },
         { name: 'K', valueFrom: { configMapKeyRef: { name: 'cm', key: 'A' } } },
@@ -101,18 +152,39 @@ describe('makeEnvironmentVariables with ConfigMaps and Secrets (kubelet_pods.go)
       ],
     };
     expect(makeEnvironmentVariables(mkPod([c]), c, objCtx(warnings), 'spec.containers[0]')).toEqual([
-      ['A', 'a'], ['B', 'override a'], ['S_PASS', 'pw'], ['S_no.t', 'z'], ['K', 'a'], ['P', 'pw'],
+      ['A', 'a'],
+      ['B', 'override a'],
+      ['S_PASS', 'pw'],
+      ['S_no.t', 'z'],
+      ['K', 'a'],
+      ['P', 'pw'],
     ]);
-    expect(warnings).toEqual(['InvalidEnvironmentVariableNames: Keys [1st, bad key] from the EnvFrom configMap prod/cm were skipped since they are considered invalid environment variable names.']);
+    expect(warnings).toEqual([
+      'InvalidEnvironmentVariableNames: Keys [1st, bad key] from the EnvFrom configMap prod/cm were skipped since they are considered invalid environment variable names.',
+    ]);
   });
 
   it.each([
-    ['a missing key of a ConfigMap', { name: 'X', valueFrom: { configMapKeyRef: { name: 'cm', key: 'nope' } } }, "couldn't find key nope in ConfigMap prod/cm"],
-    ['a missing key of a Secret', { name: 'X', valueFrom: { secretKeyRef: { name: 'sec', key: 'nope' } } }, "couldn't find key nope in Secret prod/sec"],
-    ['a ConfigMap referenced but absent', { name: 'X', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k' } } }, 'configmap "gone" not found'],
-  ])('refuses %s with CreateContainerConfigError and the kubelet\'s message', (_n, env, message) => {
+    [
+      'a missing key of a ConfigMap',
+      { name: 'X', valueFrom: { configMapKeyRef: { name: 'cm', key: 'nope' } } },
+      "couldn't find key nope in ConfigMap prod/cm",
+    ],
+    [
+      'a missing key of a Secret',
+      { name: 'X', valueFrom: { secretKeyRef: { name: 'sec', key: 'nope' } } },
+      "couldn't find key nope in Secret prod/sec",
+    ],
+    [
+      'a ConfigMap referenced but absent',
+      { name: 'X', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k' } } },
+      'configmap "gone" not found',
+    ],
+  ])("refuses %s with CreateContainerConfigError and the kubelet's message", (_n, env, message) => {
     const c: Container = { name: 'a', env: [env] };
-    expect(() => makeEnvironmentVariables(mkPod([c]), c, objCtx([]), 'spec.containers[0]')).toThrow(expect.objectContaining({ reason: 'CreateContainerConfigError', message }));
+    expect(() => makeEnvironmentVariables(mkPod([c]), c, objCtx([]), 'spec.containers[0]')).toThrow(
+      expect.objectContaining({ reason: 'CreateContainerConfigError', message }),
+    );
   });
 
   it('a required envFrom of a missing Secret is refused', () => {
@@ -123,18 +195,30 @@ describe('makeEnvironmentVariables with ConfigMaps and Secrets (kubelet_pods.go)
 
 describe('container resources (kubelet cm helpers)', () => {
   it.each([
-    [0, 2], [1, 2], [100, 102], [250, 256], [1000, 1024], [2500, 2560],
+    [0, 2],
+    [1, 2],
+    [100, 102],
+    [250, 256],
+    [1000, 1024],
+    [2500, 2560],
     // Capped at the kubelet's maxShares: runc refuses more than 262144.
-    [256_000, 262_144], [1e15, 262_144],
+    [256_000, 262_144],
+    [1e15, 262_144],
   ])('requests.cpu %im → cpu shares %i', (milli, shares) => expect(cpuSharesFromRequest(milli)).toBe(shares));
   it.each([
-    [0, 0], [1, 1000], [500, 50_000], [1500, 150_000],
+    [0, 0],
+    [1, 1000],
+    [500, 50_000],
+    [1500, 150_000],
   ])('limits.cpu %im → CFS quota %iµs per 100ms', (milli, quota) => expect(cpuQuotaFromLimit(milli)).toBe(quota));
 });
 
 describe('expandCommand (ExpandContainerCommandAndArgs)', () => {
   it('expands command and args from the container env, leaving them undefined when absent', () => {
-    expect(expandCommand({ name: 'a', command: ['echo', '$(MSG)'], args: ['$(NOPE)', '$$(MSG)'] }, [['MSG', 'hi']])).toEqual({ command: ['echo', 'hi'], args: ['$(NOPE)', '$(MSG)'] });
+    expect(expandCommand({ name: 'a', command: ['echo', '$(MSG)'], args: ['$(NOPE)', '$$(MSG)'] }, [['MSG', 'hi']])).toEqual({
+      command: ['echo', 'hi'],
+      args: ['$(NOPE)', '$(MSG)'],
+    });
     expect(expandCommand({ name: 'a' }, [])).toEqual({ command: undefined, args: undefined });
   });
 });
@@ -143,7 +227,10 @@ describe('sandbox and container specs', () => {
   it('gives the sandbox network none and the pod name as hostname; host network has no hostname', () => {
     const pod = mkPod([{ name: 'a' }]);
     expect(buildSandboxSpec(pod, 2, 'node-a', 'pause:1')).toMatchObject({
-      name: 'k8s_POD_web_prod_u-1_2', image: 'pause:1', hostname: 'web', hostConfig: { networkMode: 'none', ipcMode: 'shareable' },
+      name: 'k8s_POD_web_prod_u-1_2',
+      image: 'pause:1',
+      hostname: 'web',
+      hostConfig: { networkMode: 'none', ipcMode: 'shareable' },
     });
     const host = buildSandboxSpec(mkPod([{ name: 'a' }], { hostNetwork: true }), 0, 'node-a', 'pause:1');
     expect(host.hostname).toBeUndefined();
@@ -155,26 +242,52 @@ describe('sandbox and container specs', () => {
     dirs.push(rootDir);
     const hostDir = path.join(rootDir, 'host-data');
     const c: Container = {
-      name: 'app', image: 'img:1', command: ['run'], args: ['--x=$(X)'], env: [{ name: 'X', value: '1' }], workingDir: '/w',
+      name: 'app',
+      image: 'img:1',
+      command: ['run'],
+      args: ['--x=$(X)'],
+      env: [{ name: 'X', value: '1' }],
+      workingDir: '/w',
       ports: [{ containerPort: 80 }, { containerPort: 53, protocol: 'UDP' }],
       resources: { limits: { cpu: '500m', memory: '64Mi' }, requests: { cpu: '100m' } },
-      volumeMounts: [{ name: 'scratch', mountPath: '/s' }, { name: 'host', mountPath: '/h', readOnly: true }],
+      volumeMounts: [
+        { name: 'scratch', mountPath: '/s' },
+        { name: 'host', mountPath: '/h', readOnly: true },
+      ],
     };
     const pod = mkPod([c], {
       shareProcessNamespace: true,
-      volumes: [{ name: 'scratch', emptyDir: {} }, { name: 'host', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } }],
+      volumes: [
+        { name: 'scratch', emptyDir: {} },
+        { name: 'host', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
+      ],
     });
     const spec = await buildContainerSpec(pod, 0, 'h4sh', 3, 'img:1', { ...ctx, rootDir });
     const scratch = emptyDirPath(rootDir, 'u-1', 'scratch');
     expect(spec).toMatchObject({
-      name: 'k8s_app_web_prod_u-1_3', image: 'img:1', entrypoint: ['run'], cmd: ['--x=1'], env: ['X=1'], workingDir: '/w',
+      name: 'k8s_app_web_prod_u-1_3',
+      image: 'img:1',
+      entrypoint: ['run'],
+      cmd: ['--x=1'],
+      env: ['X=1'],
+      workingDir: '/w',
       hostConfig: {
-        networkMode: 'container:sb123', ipcMode: 'container:sb123', pidMode: 'container:sb123',
-        binds: [`${scratch}:/s`, `${hostDir}:/h:ro`], memory: 64 * 2 ** 20, cpuQuota: 50_000, cpuPeriod: 100_000, cpuShares: 102,
+        networkMode: 'container:sb123',
+        ipcMode: 'container:sb123',
+        pidMode: 'container:sb123',
+        binds: [`${scratch}:/s`, `${hostDir}:/h:ro`],
+        memory: 64 * 2 ** 20,
+        cpuQuota: 50_000,
+        cpuPeriod: 100_000,
+        cpuShares: 102,
       },
       labels: {
-        'io.kubernetes.container.name': 'app', 'io.kubernetes.sandbox.id': 'sb123', 'annotation.io.kubernetes.container.hash': 'h4sh',
-        'annotation.io.kubernetes.container.restartCount': '3', 'kubelet-ts.node-name': 'node-a', 'io.kubernetes.docker.type': 'container',
+        'io.kubernetes.container.name': 'app',
+        'io.kubernetes.sandbox.id': 'sb123',
+        'annotation.io.kubernetes.container.hash': 'h4sh',
+        'annotation.io.kubernetes.container.restartCount': '3',
+        'kubelet-ts.node-name': 'node-a',
+        'io.kubernetes.docker.type': 'container',
       },
     });
     // Docker refuses exposed ports on a container that joins the sandbox's network.
@@ -184,11 +297,22 @@ describe('sandbox and container specs', () => {
   });
 
   it.each([
-    ['a missing hostPath Directory', { name: 'v', hostPath: { path: '/nonexistent/kubelet-ts-test', type: 'Directory' } }, /is not a directory/],
-    ['an unsupported volume type', { name: 'v', nfs: { server: 'x', path: '/' } }, /only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim/],
+    [
+      'a missing hostPath Directory',
+      { name: 'v', hostPath: { path: '/nonexistent/kubelet-ts-test', type: 'Directory' } },
+      /is not a directory/,
+    ],
+    [
+      'an unsupported volume type',
+      { name: 'v', nfs: { server: 'x', path: '/' } },
+      /only emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim/,
+    ],
   ])('fails with CreateContainerConfigError for %s', async (_n, volume, msg) => {
     const pod = mkPod([{ name: 'a', image: 'i', volumeMounts: [{ name: 'v', mountPath: '/v' }] }], { volumes: [volume] });
-    await expect(buildContainerSpec(pod, 0, 'h', 0, 'i', ctx)).rejects.toMatchObject({ reason: 'CreateContainerConfigError', message: expect.stringMatching(msg) });
+    await expect(buildContainerSpec(pod, 0, 'h', 0, 'i', ctx)).rejects.toMatchObject({
+      reason: 'CreateContainerConfigError',
+      message: expect.stringMatching(msg),
+    });
   });
 
   it('refuses pod UIDs that are not a single path segment', () => {

@@ -17,7 +17,12 @@ function ctr(name: string, extra: Partial<Container> = {}): Container {
 const sidecar = (name: string): Container => ctr(name, { restartPolicy: 'Always' } as Partial<Container>);
 
 function mkPod(restartPolicy: 'Always' | 'OnFailure' | 'Never', initContainers: Container[], containers: Container[] = [ctr('app')]): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default', uid: UID }, spec: { restartPolicy, initContainers, containers } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'default', uid: UID },
+    spec: { restartPolicy, initContainers, containers },
+  };
 }
 
 let seq = 0;
@@ -25,16 +30,38 @@ function rc(pod: Pod, name: string, o: Partial<RuntimeContainer> = {}): RuntimeC
   const spec = [...(pod.spec!.initContainers ?? []), ...pod.spec!.containers].find((c) => c.name === name);
   seq++;
   return {
-    id: `${name}-${seq}`, name, sandbox: false, attempt: o.restartCount ?? 0, state: 'running',
-    hash: spec ? hashContainer(spec) : 'gone', restartCount: 0, image: 'kubelet-ts/busybox:1.35', imageId: 'sha256:x',
-    createdAtMs: NOW - 60_000 + seq, startedAtMs: NOW - 60_000, finishedAtMs: 0, exitCode: 0, reason: '', message: '', sandboxId: 'sb', ...o,
+    id: `${name}-${seq}`,
+    name,
+    sandbox: false,
+    attempt: o.restartCount ?? 0,
+    state: 'running',
+    hash: spec ? hashContainer(spec) : 'gone',
+    restartCount: 0,
+    image: 'kubelet-ts/busybox:1.35',
+    imageId: 'sha256:x',
+    createdAtMs: NOW - 60_000 + seq,
+    startedAtMs: NOW - 60_000,
+    finishedAtMs: 0,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    sandboxId: 'sb',
+    ...o,
   };
 }
 const done = (pod: Pod, name: string, exitCode = 0, o: Partial<RuntimeContainer> = {}) =>
   rc(pod, name, { state: 'exited', exitCode, finishedAtMs: NOW - 30_000, reason: exitCode === 0 ? 'Completed' : 'Error', ...o });
 function rp(pod: Pod, containers: RuntimeContainer[], sandboxState: RuntimeContainer['state'] = 'running'): RuntimePod {
   const sb: RuntimeContainer = { ...rc(pod, 'POD'), id: 'sb', sandbox: true, state: sandboxState, hash: sandboxHash(pod), sandboxId: '' };
-  return { uid: UID, name: 'web', namespace: 'default', sandboxes: [sb], containers: containers.slice().sort((a, b) => b.createdAtMs - a.createdAtMs), podIp: '', terminationGracePeriodSeconds: 30 };
+  return {
+    uid: UID,
+    name: 'web',
+    namespace: 'default',
+    sandboxes: [sb],
+    containers: containers.slice().sort((a, b) => b.createdAtMs - a.createdAtMs),
+    podIp: '',
+    terminationGracePeriodSeconds: 30,
+  };
 }
 
 interface Case {
@@ -52,20 +79,83 @@ const withSidecar = mkPod('Always', [sidecar('proxy'), ctr('setup')], [ctr('app'
 const onlySidecarNever = mkPod('Never', [sidecar('proxy')], [ctr('job')]);
 
 const cases: Case[] = [
-  { name: 'a new pod starts only its first init container', pod: two, runtime: () => null, start: ['init1'], killPod: true, createSandbox: true },
+  {
+    name: 'a new pod starts only its first init container',
+    pod: two,
+    runtime: () => null,
+    start: ['init1'],
+    killPod: true,
+    createSandbox: true,
+  },
   { name: 'a running init container holds everything else back', pod: two, runtime: (p) => rp(p, [rc(p, 'init1')]), start: [] },
-  { name: 'the next init container starts once the previous one succeeded', pod: two, runtime: (p) => rp(p, [done(p, 'init1')]), start: ['init2'] },
-  { name: 'app containers start once every init container succeeded', pod: two, runtime: (p) => rp(p, [done(p, 'init1'), done(p, 'init2')]), start: ['app'] },
-  { name: 'a failed init container is restarted under restartPolicy Always', pod: two, runtime: (p) => rp(p, [done(p, 'init1', 1)]), start: ['init1'] },
-  { name: 'a failed init container kills the pod under restartPolicy Never', pod: never, runtime: (p) => rp(p, [done(p, 'init1', 2)]), start: [], killPod: true, createSandbox: false },
+  {
+    name: 'the next init container starts once the previous one succeeded',
+    pod: two,
+    runtime: (p) => rp(p, [done(p, 'init1')]),
+    start: ['init2'],
+  },
+  {
+    name: 'app containers start once every init container succeeded',
+    pod: two,
+    runtime: (p) => rp(p, [done(p, 'init1'), done(p, 'init2')]),
+    start: ['app'],
+  },
+  {
+    name: 'a failed init container is restarted under restartPolicy Always',
+    pod: two,
+    runtime: (p) => rp(p, [done(p, 'init1', 1)]),
+    start: ['init1'],
+  },
+  {
+    name: 'a failed init container kills the pod under restartPolicy Never',
+    pod: never,
+    runtime: (p) => rp(p, [done(p, 'init1', 2)]),
+    start: [],
+    killPod: true,
+    createSandbox: false,
+  },
   { name: 'init containers are not run again once an app container ran', pod: two, runtime: (p) => rp(p, [rc(p, 'app')]), start: [] },
   { name: 'a sidecar is the first to start', pod: withSidecar, runtime: () => null, start: ['proxy'], killPod: true, createSandbox: true },
-  { name: 'the init container after a running sidecar starts', pod: withSidecar, runtime: (p) => rp(p, [rc(p, 'proxy')]), start: ['setup'] },
-  { name: 'app containers start beside the running sidecar', pod: withSidecar, runtime: (p) => rp(p, [rc(p, 'proxy'), done(p, 'setup')]), start: ['app'] },
-  { name: 'an exited sidecar is restarted beside running app containers', pod: withSidecar, runtime: (p) => rp(p, [done(p, 'proxy', 137), done(p, 'setup'), rc(p, 'app')]), start: ['proxy'] },
-  { name: 'an exited sidecar during initialization is restarted before the next one', pod: withSidecar, runtime: (p) => rp(p, [done(p, 'proxy', 1)]), start: ['proxy'] },
-  { name: 'a finished job pod stops its sidecar (the pod is killed)', pod: onlySidecarNever, runtime: (p) => rp(p, [rc(p, 'proxy'), done(p, 'job')]), start: [], killPod: true, createSandbox: false },
-  { name: 'a new sandbox runs initialization again', pod: two, runtime: (p) => rp(p, [done(p, 'init1'), done(p, 'init2'), done(p, 'app', 137)], 'exited'), start: ['init1'], killPod: true, createSandbox: true },
+  {
+    name: 'the init container after a running sidecar starts',
+    pod: withSidecar,
+    runtime: (p) => rp(p, [rc(p, 'proxy')]),
+    start: ['setup'],
+  },
+  {
+    name: 'app containers start beside the running sidecar',
+    pod: withSidecar,
+    runtime: (p) => rp(p, [rc(p, 'proxy'), done(p, 'setup')]),
+    start: ['app'],
+  },
+  {
+    name: 'an exited sidecar is restarted beside running app containers',
+    pod: withSidecar,
+    runtime: (p) => rp(p, [done(p, 'proxy', 137), done(p, 'setup'), rc(p, 'app')]),
+    start: ['proxy'],
+  },
+  {
+    name: 'an exited sidecar during initialization is restarted before the next one',
+    pod: withSidecar,
+    runtime: (p) => rp(p, [done(p, 'proxy', 1)]),
+    start: ['proxy'],
+  },
+  {
+    name: 'a finished job pod stops its sidecar (the pod is killed)',
+    pod: onlySidecarNever,
+    runtime: (p) => rp(p, [rc(p, 'proxy'), done(p, 'job')]),
+    start: [],
+    killPod: true,
+    createSandbox: false,
+  },
+  {
+    name: 'a new sandbox runs initialization again',
+    pod: two,
+    runtime: (p) => rp(p, [done(p, 'init1'), done(p, 'init2'), done(p, 'app', 137)], 'exited'),
+    start: ['init1'],
+    killPod: true,
+    createSandbox: true,
+  },
 ];
 
 describe('computePodActions with init containers', () => {
@@ -78,7 +168,9 @@ describe('computePodActions with init containers', () => {
 
   it('marks init containers to start as init, with their index in spec.initContainers', () => {
     const a = computePodActions(two, rp(two, [done(two, 'init1')]), {}, NOW);
-    expect(a.containersToStart).toEqual([{ index: 1, init: true, name: 'init2', reason: 'NotPresent', hash: hashContainer(two.spec!.initContainers![1]), restartCount: 0 }]);
+    expect(a.containersToStart).toEqual([
+      { index: 1, init: true, name: 'init2', reason: 'NotPresent', hash: hashContainer(two.spec!.initContainers![1]), restartCount: 0 },
+    ]);
   });
 
   it('holds a crashing init container back with CrashLoopBackOff on spec.initContainers{name}', () => {
@@ -101,8 +193,15 @@ describe('pod status with init containers', () => {
   it('is Pending, not Initialized, with every container PodInitializing while the first init container runs', () => {
     const s = status(two, [rc(two, 'init1')]);
     expect(s.phase).toBe('Pending');
-    expect(cond(s, 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [init1 init2]' });
-    expect(s.initContainerStatuses!.map((c) => [c.name, Object.keys(c.state!)[0], c.ready])).toEqual([['init1', 'running', false], ['init2', 'waiting', false]]);
+    expect(cond(s, 'Initialized')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotInitialized',
+      message: 'containers with incomplete status: [init1 init2]',
+    });
+    expect(s.initContainerStatuses!.map((c) => [c.name, Object.keys(c.state!)[0], c.ready])).toEqual([
+      ['init1', 'running', false],
+      ['init2', 'waiting', false],
+    ]);
     expect(s.initContainerStatuses![1].state!.waiting!.reason).toBe('PodInitializing');
     expect(s.containerStatuses![0].state!.waiting!.reason).toBe('PodInitializing');
   });

@@ -6,7 +6,10 @@ import { resolveAgentOptions } from '../../../src/main/agent-options.js';
 
 describe('bindPropagation', () => {
   it.each([
-    [undefined, []], ['None', []], ['HostToContainer', ['rslave']], ['Bidirectional', ['rshared']],
+    [undefined, []],
+    ['None', []],
+    ['HostToContainer', ['rslave']],
+    ['Bidirectional', ['rshared']],
   ] as const)('%s → %j', (mode, want) => {
     expect(bindPropagation(mode)).toEqual(want);
   });
@@ -14,8 +17,11 @@ describe('bindPropagation', () => {
 
 describe('--node-labels', () => {
   it('reads key=value items into the node labels', () => {
-    expect(resolveAgentOptions({ nodeLabels: ['disktype=ssd', 'example.com/tier = gold', 'node.kubernetes.io/pool=a'] as unknown as Record<string, string> }).nodeLabels)
-      .toEqual({ disktype: 'ssd', 'example.com/tier': 'gold', 'node.kubernetes.io/pool': 'a' });
+    expect(
+      resolveAgentOptions({
+        nodeLabels: ['disktype=ssd', 'example.com/tier = gold', 'node.kubernetes.io/pool=a'] as unknown as Record<string, string>,
+      }).nodeLabels,
+    ).toEqual({ disktype: 'ssd', 'example.com/tier': 'gold', 'node.kubernetes.io/pool': 'a' });
   });
 
   it.each([

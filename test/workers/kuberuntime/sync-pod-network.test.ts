@@ -7,7 +7,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import { kNoPodNetwork, PROTOCOL_VERSION, type GcResult, type PodSyncResult, type WorkerResult, type WorkerTask } from '../../../src/shared/messages.js';
+import {
+  kNoPodNetwork,
+  PROTOCOL_VERSION,
+  type GcResult,
+  type PodSyncResult,
+  type WorkerResult,
+  type WorkerTask,
+} from '../../../src/shared/messages.js';
 import { newFakeRuntime, type FakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
@@ -40,8 +47,18 @@ function setUp(): { fake: FakeRuntime; net: FakePodNetwork; run: (t: object) => 
   const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
   const net = newFakePodNetwork(fake.calls);
   const handler = createWorkerHandler(
-    { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent', network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } },
-    withPids(fake), { network: net },
+    {
+      protocol: PROTOCOL_VERSION,
+      runtime: 'fake',
+      dockerSocketPath: '',
+      nodeName: 'n1',
+      rootDir,
+      podInfraContainerImage: 'pause:1',
+      logLevel: 'silent',
+      network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' },
+    },
+    withPids(fake),
+    { network: net },
   );
   return { fake, net, run: (t) => handler({ protocol: PROTOCOL_VERSION, ...t } as WorkerTask) };
 }
@@ -52,7 +69,13 @@ function pod(over: Partial<NonNullable<Pod['spec']>> = {}): Pod {
     spec: {
       restartPolicy: 'Always',
       containers: [
-        { name: 'a', image: 'busybox:1', imagePullPolicy: 'IfNotPresent', ports: [{ containerPort: 8080, hostPort: 18080, protocol: 'TCP' }], env: [{ name: 'MY_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } }] },
+        {
+          name: 'a',
+          image: 'busybox:1',
+          imagePullPolicy: 'IfNotPresent',
+          ports: [{ containerPort: 8080, hostPort: 18080, protocol: 'TCP' }],
+          env: [{ name: 'MY_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } }],
+        },
         { name: 'b', image: 'busybox:1', imagePullPolicy: 'IfNotPresent' },
       ],
       ...over,
@@ -80,7 +103,13 @@ describe('syncPod with a pod network', () => {
     const added = fake.calls.indexOf(`net:added:${sandbox.id}`);
     for (const c of r.runtimePod!.containers) expect(fake.calls.indexOf(`start:${c.id}`)).toBeGreaterThan(added);
     expect(r.runtimePod!.containers.map((c) => c.state)).toEqual(['running', 'running']);
-    expect(net.setUps[0]).toMatchObject({ sandboxId: sandbox.id, podUid: 'uid-1', podName: 'web', podNamespace: 'default', netnsPath: '/proc/4242/ns/net' });
+    expect(net.setUps[0]).toMatchObject({
+      sandboxId: sandbox.id,
+      podUid: 'uid-1',
+      podName: 'web',
+      podNamespace: 'default',
+      netnsPath: '/proc/4242/ns/net',
+    });
     expect(net.setUps[0].portMappings).toEqual([{ hostPort: 18080, containerPort: 8080, protocol: 'tcp', hostIP: '127.0.0.1' }]);
     expect(r.runtimePod!.podIp).toBe(net.ips.get(sandbox.id));
     expect(r.steps).toContainEqual({ action: 'CreatePodSandbox', target: 'POD', ok: true });
@@ -104,7 +133,11 @@ describe('syncPod with a pod network', () => {
     expect(r.runtimePod?.sandboxes ?? []).toEqual([]);
     const message = `failed to set up sandbox container "${id}" network for pod "web": networkPlugin cni failed to set up pod "web_default" network: failed to allocate for range 0: no IP addresses available in range set`;
     expect(r.steps).toContainEqual({ action: 'CreatePodSandbox', target: 'POD', ok: false, reason: 'CreatePodSandboxError', message });
-    expect(r.events).toContainEqual({ type: 'Warning', reason: 'FailedCreatePodSandBox', message: `Failed to create pod sandbox: ${message}` });
+    expect(r.events).toContainEqual({
+      type: 'Warning',
+      reason: 'FailedCreatePodSandBox',
+      message: `Failed to create pod sandbox: ${message}`,
+    });
     expect(r.waiting.a?.reason).toBe('ContainerCreating');
     expect(r.requeueAfterMs).toBeGreaterThan(0);
     // The next sync makes a new sandbox and it gets its network.
@@ -130,7 +163,11 @@ describe('syncPod with a pod network', () => {
     const old = first.runtimePod!.sandboxes[0];
     net.ips.delete(old.id); // as after a kill -9 of the agent in the middle of the ADD
     const r = await sync(run, pod());
-    expect(r.events).toContainEqual({ type: 'Normal', reason: 'SandboxChanged', message: 'Pod sandbox changed, it will be killed and re-created.' });
+    expect(r.events).toContainEqual({
+      type: 'Normal',
+      reason: 'SandboxChanged',
+      message: 'Pod sandbox changed, it will be killed and re-created.',
+    });
     const now = r.runtimePod!.sandboxes.find((s) => s.state === 'running')!;
     expect(now.id).not.toBe(old.id);
     expect(now.attempt).toBe(old.attempt + 1);
@@ -159,10 +196,27 @@ describe('syncPod with a pod network', () => {
     const id = first.runtimePod!.sandboxes[0].id;
     // A second thread (another handler on the same runtime and network state) adopts it.
     const handler2 = createWorkerHandler(
-      { protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir: dirs[0], podInfraContainerImage: 'pause:1', logLevel: 'silent', network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } },
-      withPids(fake), { network: { ...net, calls: net.calls } as FakePodNetwork },
+      {
+        protocol: PROTOCOL_VERSION,
+        runtime: 'fake',
+        dockerSocketPath: '',
+        nodeName: 'n1',
+        rootDir: dirs[0],
+        podInfraContainerImage: 'pause:1',
+        logLevel: 'silent',
+        network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' },
+      },
+      withPids(fake),
+      { network: { ...net, calls: net.calls } as FakePodNetwork },
     );
-    const task = { kind: 'syncPod', protocol: PROTOCOL_VERSION, pod: pod(), backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 } as WorkerTask;
+    const task = {
+      kind: 'syncPod',
+      protocol: PROTOCOL_VERSION,
+      pod: pod(),
+      backoff: {},
+      hostIp: '127.0.0.1',
+      deadlineMs: Date.now() + 60_000,
+    } as WorkerTask;
     await handler2(task);
     await handler2(task);
     expect(fake.calls.filter((c) => c.startsWith(`net:check:${id}`)).slice(-2)).toEqual([`net:check:${id}:full`, `net:check:${id}:quick`]);
@@ -188,7 +242,8 @@ describe('killPod and gc with a pod network', () => {
     net.failDel = 'plugin type="bridge" failed (delete): netlink error';
     const k = await run({ kind: 'killPod', podUid: 'uid-1', gracePeriodSeconds: 0, remove: true, pod: pod(), hostIp: '127.0.0.1' });
     expect(k.ok).toBe(false);
-    if (!k.ok) expect(k.error.message).toContain('networkPlugin cni failed to teardown pod "web_default" network: plugin type="bridge" failed');
+    if (!k.ok)
+      expect(k.error.message).toContain('networkPlugin cni failed to teardown pod "web_default" network: plugin type="bridge" failed');
     expect(fake.calls).not.toContain(`remove:${sb}`);
     net.failDel = undefined;
     const retry = await run({ kind: 'killPod', podUid: 'uid-1', gracePeriodSeconds: 0, remove: true, pod: pod(), hostIp: '127.0.0.1' });
@@ -212,7 +267,9 @@ describe('killPod and gc with a pod network', () => {
 describe('podPortMappings', () => {
   it('collects every hostPort, lower-cases the protocol and defaults the host IP', () => {
     const p = pod({
-      initContainers: [{ name: 'i', image: 'busybox:1', ports: [{ containerPort: 53, hostPort: 5353, protocol: 'UDP', hostIP: '127.0.0.2' }] }],
+      initContainers: [
+        { name: 'i', image: 'busybox:1', ports: [{ containerPort: 53, hostPort: 5353, protocol: 'UDP', hostIP: '127.0.0.2' }] },
+      ],
     } as Partial<NonNullable<Pod['spec']>>);
     expect(podPortMappings(p, '127.0.0.1')).toEqual([
       { hostPort: 5353, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.2' },

@@ -26,9 +26,30 @@ describe('syncPod with imagePullPolicy unset', () => {
     const rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-pull-policy-'));
     dirs.push(rootDir);
     const fake = newFakeRuntime({ images: ['pause:1', image] });
-    const handler = createWorkerHandler({ protocol: PROTOCOL_VERSION, runtime: 'fake', dockerSocketPath: '', nodeName: 'n1', rootDir, podInfraContainerImage: 'pause:1', logLevel: 'silent' }, fake);
-    const pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { restartPolicy: 'Always', containers: [{ name: 'a', image }] } };
-    const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 } as WorkerTask);
+    const handler = createWorkerHandler(
+      {
+        protocol: PROTOCOL_VERSION,
+        runtime: 'fake',
+        dockerSocketPath: '',
+        nodeName: 'n1',
+        rootDir,
+        podInfraContainerImage: 'pause:1',
+        logLevel: 'silent',
+      },
+      fake,
+    );
+    const pod = {
+      metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
+      spec: { restartPolicy: 'Always', containers: [{ name: 'a', image }] },
+    };
+    const r = await handler({
+      kind: 'syncPod',
+      protocol: PROTOCOL_VERSION,
+      pod,
+      backoff: {},
+      hostIp: '127.0.0.1',
+      deadlineMs: Date.now() + 60_000,
+    } as WorkerTask);
     if (!r.ok) throw new Error(r.error.message);
     const value = r.value as PodSyncResult;
     if (expected.endsWith(': pull')) {

@@ -24,14 +24,22 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
   const rootDir = mkdtempSync(path.join(os.tmpdir(), 'kts-cri-sync-root-'));
   const podLogsDir = mkdtempSync(path.join(os.tmpdir(), 'kts-cri-sync-logs-'));
   const deps: CriSyncDeps = {
-    runtime: run.runtime, images: run.images, nodeName, rootDir, podLogsDir, now: Date.now,
+    runtime: run.runtime,
+    images: run.images,
+    nodeName,
+    rootDir,
+    podLogsDir,
+    now: Date.now,
     sandbox: { ...kDefaultNodeSandboxSettings },
   };
   const uids: string[] = [];
 
   afterEach(async () => {
     // Every pod this file made is removed by the code under test first, then by the run label.
-    for (const uid of uids.splice(0)) await killCriPodTask(deps, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: true }).catch(() => undefined);
+    for (const uid of uids.splice(0))
+      await killCriPodTask(deps, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: true }).catch(
+        () => undefined,
+      );
     await run.cleanup();
   });
   afterAll(() => {
@@ -42,7 +50,10 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
   function mkPod(name: string, spec: Partial<Pod['spec']>): Pod {
     const uid = `${run.label['kubelet-ts.test-run']}-${randomBytes(4).toString('hex')}`;
     uids.push(uid);
-    return { metadata: { name, namespace: 'kts-cri-test', uid, labels: { ...run.label } }, spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 2, containers: [], ...spec } };
+    return {
+      metadata: { name, namespace: 'kts-cri-test', uid, labels: { ...run.label } },
+      spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 2, containers: [], ...spec },
+    };
   }
   function task(pod: Pod, backoff: SyncPodTask['backoff'] = {}): SyncPodTask {
     return { kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff, hostIp: '127.0.0.1', deadlineMs: Date.now() + 120_000 };
@@ -53,11 +64,19 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
 
   it('starts a pod: the runtime makes the sandbox and its network, the container gets the pod IP, relist sees both', async () => {
     const pod = mkPod('web', {
-      containers: [{
-        name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'],
-        env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }, { name: 'GREETING', value: 'hello $(POD_IP)' }],
-        lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo started > /tmp/post-start'] } } },
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: BUSYBOX_IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sleep', '3600'],
+          env: [
+            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            { name: 'GREETING', value: 'hello $(POD_IP)' },
+          ],
+          lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo started > /tmp/post-start'] } } },
+        },
+      ],
     });
     const r = await syncPodCri(deps, task(pod));
     expect(failed(r)).toEqual([]);
@@ -78,7 +97,12 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     expect(existsSync(path.join(podLogsDirectory(podLogsDir, 'kts-cri-test', 'web', pod.metadata!.uid!), 'main', '0.log'))).toBe(true);
     // Node scope: every List filters on this node's label; another node sees nothing of it.
     const mine = await criRelist(run.runtime, nodeName, Date.now, true);
-    expect(mine.containers.filter((c) => c.podUid === pod.metadata!.uid).map((c) => `${c.name}:${c.state}:${c.podName}`).sort()).toEqual(['POD:running:web', 'main:running:web']);
+    expect(
+      mine.containers
+        .filter((c) => c.podUid === pod.metadata!.uid)
+        .map((c) => `${c.name}:${c.state}:${c.podName}`)
+        .sort(),
+    ).toEqual(['POD:running:web', 'main:running:web']);
     expect((await criRelist(run.runtime, `${nodeName}-other`)).containers).toEqual([]);
     // A second sync with nothing to do changes nothing.
     const again = await syncPodCri(deps, task(pod));
@@ -87,14 +111,28 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
   });
 
   it('restarts a crashing container with backoff: attempt 1 at once, then CrashLoopBackOff until the backoff expires', async () => {
-    const pod = mkPod('crash', { containers: [{ name: 'c', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo -n crashed > /dev/termination-log; exit 3'], terminationMessagePath: '/dev/termination-log' }] });
+    const pod = mkPod('crash', {
+      containers: [
+        {
+          name: 'c',
+          image: BUSYBOX_IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', 'echo -n crashed > /dev/termination-log; exit 3'],
+          terminationMessagePath: '/dev/termination-log',
+        },
+      ],
+    });
     const first = await syncPodCri(deps, task(pod));
     expect(failed(first)).toEqual([]);
-    const exited = async (restartCount: number) => waitFor(async () => {
-      const rp = (await getCriRuntimePod(run.runtime, nodeName, pod.metadata!.uid!)).runtimePod;
-      const c = rp?.containers.find((x) => x.restartCount === restartCount);
-      return c?.state === 'exited' ? rp : null;
-    }, { timeoutMs: 60_000, description: `attempt ${restartCount} exited` });
+    const exited = async (restartCount: number) =>
+      waitFor(
+        async () => {
+          const rp = (await getCriRuntimePod(run.runtime, nodeName, pod.metadata!.uid!)).runtimePod;
+          const c = rp?.containers.find((x) => x.restartCount === restartCount);
+          return c?.state === 'exited' ? rp : null;
+        },
+        { timeoutMs: 60_000, description: `attempt ${restartCount} exited` },
+      );
     const rp0 = await exited(0);
     expect(rp0!.containers[0]).toMatchObject({ exitCode: 3, reason: 'Error' });
     // The termination message file the container wrote (mounted from <root-dir>/pods/<uid>/containers/c/0).
@@ -111,26 +149,48 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     expect(third.requeueAfterMs).toBeGreaterThan(0);
     // Read back newest first: attempt 1 (its restart count from the annotation), then attempt 0.
     const rp = (await getCriRuntimePod(run.runtime, nodeName, pod.metadata!.uid!)).runtimePod!;
-    expect(rp.containers.map((c) => [c.restartCount, c.attempt, c.state])).toEqual([[1, 1, 'exited'], [0, 0, 'exited']]);
+    expect(rp.containers.map((c) => [c.restartCount, c.attempt, c.state])).toEqual([
+      [1, 1, 'exited'],
+      [0, 0, 'exited'],
+    ]);
   });
 
   it('kills a pod (preStop through ExecSync) and removes it: sandbox, containers, the pod and log directories; relist no longer sees it', async () => {
     const pod = mkPod('gone', {
-      containers: [{
-        name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.1; done'],
-        lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo bye > /proc/1/fd/1'] } } },
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: BUSYBOX_IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.1; done'],
+          lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo bye > /proc/1/fd/1'] } } },
+        },
+      ],
     });
     const r = await syncPodCri(deps, task(pod));
     expect(failed(r)).toEqual([]);
     const uid = pod.metadata!.uid!;
     const logDir = podLogsDirectory(podLogsDir, 'kts-cri-test', 'gone', uid);
-    const stopped = await killCriPodTask(deps, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 5, remove: false, pod, hostIp: '127.0.0.1' });
+    const stopped = await killCriPodTask(deps, {
+      kind: 'killPod',
+      protocol: PROTOCOL_VERSION,
+      podUid: uid,
+      gracePeriodSeconds: 5,
+      remove: false,
+      pod,
+      hostIp: '127.0.0.1',
+    });
     expect(failed(stopped)).toEqual([]);
     expect(stopped.events.some((e) => e.reason === 'FailedPreStopHook')).toBe(false);
     expect(stopped.runtimePod?.sandboxes[0].state).toBe('exited');
     expect(stopped.runtimePod?.containers[0]).toMatchObject({ state: 'exited', exitCode: 0 });
-    const removed = await killCriPodTask(deps, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: true });
+    const removed = await killCriPodTask(deps, {
+      kind: 'killPod',
+      protocol: PROTOCOL_VERSION,
+      podUid: uid,
+      gracePeriodSeconds: 0,
+      remove: true,
+    });
     expect(failed(removed)).toEqual([]);
     expect(removed.runtimePod).toBeNull();
     expect(await run.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).toEqual([]);
@@ -140,27 +200,44 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
   });
 
   it('garbage-collects a stopped pod the agent no longer knows: containers, then the sandbox, then its log directory', async () => {
-    const pod = mkPod('collected', { restartPolicy: 'Never', containers: [{ name: 'once', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['true'] }] });
+    const pod = mkPod('collected', {
+      restartPolicy: 'Never',
+      containers: [{ name: 'once', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['true'] }],
+    });
     const uid = pod.metadata!.uid!;
     expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
-    const stopped = await killCriPodTask(deps, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: false });
+    const stopped = await killCriPodTask(deps, {
+      kind: 'killPod',
+      protocol: PROTOCOL_VERSION,
+      podUid: uid,
+      gracePeriodSeconds: 0,
+      remove: false,
+    });
     const [sandbox] = stopped.runtimePod!.sandboxes;
     const [container] = stopped.runtimePod!.containers;
     const logDir = podLogsDirectory(podLogsDir, 'kts-cri-test', 'collected', uid);
     expect(existsSync(logDir)).toBe(true);
     // Known: the newest dead container and the newest sandbox are kept.
-    const kept = await runCriGc({ ...deps, podInfraContainerImage: '' }, { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [uid] });
+    const kept = await runCriGc(
+      { ...deps, podInfraContainerImage: '' },
+      { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [uid] },
+    );
     expect(kept).toMatchObject({ removedContainers: [], removedSandboxes: [], errors: [] });
     expect(existsSync(logDir)).toBe(true);
     // Gone from the agent: everything of it goes.
-    const gc = await runCriGc({ ...deps, podInfraContainerImage: '' }, { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [] });
+    const gc = await runCriGc(
+      { ...deps, podInfraContainerImage: '' },
+      { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [] },
+    );
     expect(gc).toMatchObject({ removedContainers: [container.id], removedSandboxes: [sandbox.id], errors: [] });
     expect(existsSync(logDir)).toBe(false);
     expect((await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod).toBeNull();
   });
 
   it('starts a container again that was removed behind its back (status not found: NotPresent)', async () => {
-    const pod = mkPod('removed', { containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] });
+    const pod = mkPod('removed', {
+      containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+    });
     const first = await syncPodCri(deps, task(pod));
     expect(failed(first)).toEqual([]);
     const id = first.runtimePod!.containers[0]!.id;
@@ -173,12 +250,18 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
   });
 
   it('GC removes a dead container of a running pod with its log files, the rotated ones too (removeContainerLog); the live attempt keeps its log', async () => {
-    const pod = mkPod('logs-gc', { containers: [{ name: 'c', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo attempt; exit 1'] }] });
+    const pod = mkPod('logs-gc', {
+      containers: [{ name: 'c', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'echo attempt; exit 1'] }],
+    });
     const uid = pod.metadata!.uid!;
-    const exited = (attempt: number) => waitFor(async () => {
-      const rp = (await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod;
-      return rp?.containers.find((c) => c.attempt === attempt && c.state === 'exited') ?? null;
-    }, { timeoutMs: 60_000, description: `attempt ${attempt} exited` });
+    const exited = (attempt: number) =>
+      waitFor(
+        async () => {
+          const rp = (await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod;
+          return rp?.containers.find((c) => c.attempt === attempt && c.state === 'exited') ?? null;
+        },
+        { timeoutMs: 60_000, description: `attempt ${attempt} exited` },
+      );
     expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
     const first = await exited(0);
     expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
@@ -189,7 +272,10 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     // What the log manager leaves beside a rotated log: a plain and a compressed rotated file.
     const rotated = [`${firstLog}.20261207-101010`, `${firstLog}.20261207-101009.gz`];
     for (const f of rotated) writeFileSync(f, 'old\n');
-    const gc = await runCriGc({ ...deps, podInfraContainerImage: '' }, { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [uid] });
+    const gc = await runCriGc(
+      { ...deps, podInfraContainerImage: '' },
+      { kind: 'gc', protocol: PROTOCOL_VERSION, maximumDeadContainersPerContainer: 1, activePodUids: [uid] },
+    );
     expect(gc).toMatchObject({ removedContainers: [first.id], removedSandboxes: [], errors: [] });
     expect([firstLog, ...rotated].filter((f) => existsSync(f))).toEqual([]);
     expect(existsSync(secondLog)).toBe(true);
@@ -199,10 +285,18 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     const workerRoot = mkdtempSync(path.join(os.tmpdir(), 'kts-cri-worker-root-'));
     const workerNode = `${nodeName}-w`;
     const handler = createWorkerHandler({
-      protocol: PROTOCOL_VERSION, runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint!, nodeName: workerNode, rootDir: workerRoot,
-      podInfraContainerImage: 'kubelet-ts/pause:1.0', logLevel: 'silent',
+      protocol: PROTOCOL_VERSION,
+      runtime: 'remote',
+      dockerSocketPath: '',
+      containerRuntimeEndpoint: endpoint!,
+      nodeName: workerNode,
+      rootDir: workerRoot,
+      podInfraContainerImage: 'kubelet-ts/pause:1.0',
+      logLevel: 'silent',
     });
-    const pod = mkPod('worker', { containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }] });
+    const pod = mkPod('worker', {
+      containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+    });
     const uid = pod.metadata!.uid!;
     const call = async <T>(t: Omit<WorkerTask, 'protocol'>): Promise<T> => {
       const r = await handler({ protocol: PROTOCOL_VERSION, ...t } as WorkerTask);
@@ -214,15 +308,36 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
       expect(failed(synced)).toEqual([]);
       const id = synced.runtimePod!.containers[0].id;
       const relisted = await call<RelistResult>({ kind: 'relist', withRuntimePods: true } as Omit<WorkerTask, 'protocol'>);
-      expect(relisted.containers.filter((c) => c.podUid === uid).map((c) => c.name).sort()).toEqual(['POD', 'main']);
+      expect(
+        relisted.containers
+          .filter((c) => c.podUid === uid)
+          .map((c) => c.name)
+          .sort(),
+      ).toEqual(['POD', 'main']);
       expect(relisted.runtimePods?.find((p) => p.uid === uid)?.containers[0].id).toBe(id);
-      expect(await call<ProbeOutcome>({ kind: 'execProbe', containerId: id, command: ['sh', '-c', 'exit 0'], timeoutMs: 5000 } as Omit<WorkerTask, 'protocol'>)).toMatchObject({ result: 'success' });
-      expect(await call<ProbeOutcome>({ kind: 'execProbe', containerId: id, command: ['sh', '-c', 'echo no; exit 1'], timeoutMs: 5000 } as Omit<WorkerTask, 'protocol'>)).toMatchObject({ result: 'failure', output: 'no\n' });
-      const killed = await call<PodSyncResult>({ kind: 'killPod', podUid: uid, gracePeriodSeconds: 0, remove: true } as Omit<WorkerTask, 'protocol'>);
+      expect(
+        await call<ProbeOutcome>({ kind: 'execProbe', containerId: id, command: ['sh', '-c', 'exit 0'], timeoutMs: 5000 } as Omit<
+          WorkerTask,
+          'protocol'
+        >),
+      ).toMatchObject({ result: 'success' });
+      expect(
+        await call<ProbeOutcome>({ kind: 'execProbe', containerId: id, command: ['sh', '-c', 'echo no; exit 1'], timeoutMs: 5000 } as Omit<
+          WorkerTask,
+          'protocol'
+        >),
+      ).toMatchObject({ result: 'failure', output: 'no\n' });
+      const killed = await call<PodSyncResult>({ kind: 'killPod', podUid: uid, gracePeriodSeconds: 0, remove: true } as Omit<
+        WorkerTask,
+        'protocol'
+      >);
       expect(killed.runtimePod).toBeNull();
       expect(existsSync(path.join(workerRoot, 'pod-logs', `kts-cri-test_worker_${uid}`))).toBe(false);
     } finally {
-      await killCriPodTask({ ...deps, nodeName: workerNode }, { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: true }).catch(() => undefined);
+      await killCriPodTask(
+        { ...deps, nodeName: workerNode },
+        { kind: 'killPod', protocol: PROTOCOL_VERSION, podUid: uid, gracePeriodSeconds: 0, remove: true },
+      ).catch(() => undefined);
       rmSync(workerRoot, { recursive: true, force: true });
     }
   });

@@ -8,7 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
-import { PROTOCOL_VERSION, type PodSyncResult, type RelistResult, type RuntimePod, type WorkerBootstrap, type WorkerResult } from '../../../src/shared/messages.js';
+import {
+  PROTOCOL_VERSION,
+  type PodSyncResult,
+  type RelistResult,
+  type RuntimePod,
+  type WorkerBootstrap,
+  type WorkerResult,
+} from '../../../src/shared/messages.js';
 import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { kNodeNameLabel, kPodUidLabel } from '../../../src/workers/kuberuntime/labels.js';
 import { getDockerRuntime } from '../../../src/workers/runtime/docker/docker-runtime.js';
@@ -41,7 +48,8 @@ function ctr(name: string, script: string, extra: Partial<Container> = {}): Cont
 
 function mkPod(containers: Container[], spec: Partial<Pod['spec']> = {}): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: `p${randomBytes(3).toString('hex')}`, namespace: 'default', uid: randomUUID() },
     spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 2, containers, ...spec },
   };
@@ -72,7 +80,13 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     node = `test-workers-${randomBytes(4).toString('hex')}`;
     rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-workers-'));
     const bootstrap: WorkerBootstrap = {
-      protocol: PROTOCOL_VERSION, runtime: 'docker', dockerSocketPath: SOCKET, nodeName: node, rootDir, podInfraContainerImage: PAUSE, logLevel: 'silent',
+      protocol: PROTOCOL_VERSION,
+      runtime: 'docker',
+      dockerSocketPath: SOCKET,
+      nodeName: node,
+      rootDir,
+      podInfraContainerImage: PAUSE,
+      logLevel: 'silent',
     };
     handler = createWorkerHandler(bootstrap);
   });
@@ -86,7 +100,14 @@ describe.skipIf(!ready)('workers against dockerd', () => {
   afterAll(() => undefined);
 
   async function sync(pod: Pod, backoff: PodSyncResult['backoff'] = {}): Promise<PodSyncResult> {
-    const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 });
+    const r = await handler({
+      kind: 'syncPod',
+      protocol: PROTOCOL_VERSION,
+      pod,
+      backoff,
+      hostIp: '127.0.0.1',
+      deadlineMs: Date.now() + 60_000,
+    });
     if (!r.ok) throw new Error(`syncPod failed: ${r.error.code} ${r.error.message}`);
     return r.value as PodSyncResult;
   }
@@ -119,9 +140,16 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     const uid = pod.metadata!.uid!;
     const r = await sync(pod);
     expect(r.steps.filter((s) => !s.ok)).toEqual([]);
-    expect(r.steps.map((s) => `${s.action}:${s.target}`)).toEqual(['CreatePodSandbox:POD', 'StartContainer:writer', 'StartContainer:reader']);
+    expect(r.steps.map((s) => `${s.action}:${s.target}`)).toEqual([
+      'CreatePodSandbox:POD',
+      'StartContainer:writer',
+      'StartContainer:reader',
+    ]);
     expect(r.events.filter((e) => e.reason === 'Created' || e.reason === 'Started').map((e) => e.message)).toEqual([
-      'Created container writer', 'Started container writer', 'Created container reader', 'Started container reader',
+      'Created container writer',
+      'Started container writer',
+      'Created container reader',
+      'Started container reader',
     ]);
     const rp = r.runtimePod!;
     expect(rp.sandboxes).toHaveLength(1);
@@ -133,17 +161,25 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     expect(sandbox.name).toBe(`k8s_POD_${name}_default_${uid}_0`);
     expect(sandbox.networkMode).toBe('none');
     expect(sandbox.labels).toMatchObject({
-      'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.pod.uid': uid,
-      'io.kubernetes.container.name': 'POD', 'io.kubernetes.docker.type': 'podsandbox',
-      'annotation.io.kubernetes.pod.terminationGracePeriod': '2', 'kubelet-ts.node-name': node,
+      'io.kubernetes.pod.name': name,
+      'io.kubernetes.pod.namespace': 'default',
+      'io.kubernetes.pod.uid': uid,
+      'io.kubernetes.container.name': 'POD',
+      'io.kubernetes.docker.type': 'podsandbox',
+      'annotation.io.kubernetes.pod.terminationGracePeriod': '2',
+      'kubelet-ts.node-name': node,
     });
     const writer = await docker.inspectContainer(current(rp, 'writer')!.id);
     expect(writer.name).toBe(`k8s_writer_${name}_default_${uid}_0`);
     expect(writer.networkMode).toBe(`container:${sandbox.id}`);
     expect(writer.labels).toMatchObject({
-      'io.kubernetes.container.name': 'writer', 'io.kubernetes.docker.type': 'container', 'io.kubernetes.sandbox.id': sandbox.id,
-      'annotation.io.kubernetes.container.hash': current(rp, 'writer')!.hash, 'annotation.io.kubernetes.container.restartCount': '0',
-      'io.kubernetes.pod.uid': uid, 'kubelet-ts.node-name': node,
+      'io.kubernetes.container.name': 'writer',
+      'io.kubernetes.docker.type': 'container',
+      'io.kubernetes.sandbox.id': sandbox.id,
+      'annotation.io.kubernetes.container.hash': current(rp, 'writer')!.hash,
+      'annotation.io.kubernetes.container.restartCount': '0',
+      'io.kubernetes.pod.uid': uid,
+      'kubelet-ts.node-name': node,
     });
 
     // The reader saw the writer's file through the shared emptyDir.
@@ -209,11 +245,22 @@ describe.skipIf(!ready)('workers against dockerd', () => {
   it('what a sync and a kill read back of what they touched is what a full read shows (a new pod known absent, a restart, a stop)', async () => {
     const pod = mkPod([ctr('stay', kForever), ctr('crash', 'exit 3')], { restartPolicy: 'OnFailure' });
     const uid = pod.metadata!.uid!;
-    const r = await handler({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000, knownAbsent: true });
+    const r = await handler({
+      kind: 'syncPod',
+      protocol: PROTOCOL_VERSION,
+      pod,
+      backoff: {},
+      hostIp: '127.0.0.1',
+      deadlineMs: Date.now() + 60_000,
+      knownAbsent: true,
+    });
     if (!r.ok) throw new Error(r.error.message);
     const r1 = r.value as PodSyncResult;
     // `crash` may have exited already by the full read: compare everything but its state.
-    const noCrashState = (rp: RuntimePod | null) => ({ ...rp, containers: rp?.containers.map((c) => (c.name === 'crash' ? { ...c, state: '', finishedAtMs: 0, exitCode: 0, reason: '' } : c)) });
+    const noCrashState = (rp: RuntimePod | null) => ({
+      ...rp,
+      containers: rp?.containers.map((c) => (c.name === 'crash' ? { ...c, state: '', finishedAtMs: 0, exitCode: 0, reason: '' } : c)),
+    });
     expect(r1.steps.filter((s) => !s.ok)).toEqual([]);
     expect(noCrashState(r1.runtimePod)).toEqual(noCrashState(await readPod(uid)));
     await waitFor('crash to exit', async () => current(await readPod(uid), 'crash')?.state === 'exited');
@@ -270,11 +317,18 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     extraNodes.push(other);
     // Same pod UID, another node's label; and one without any pod labels (cleanup label only).
     const otherNode = await docker.createContainer({
-      name: `${other}-a`, image: BUSYBOX, cmd: ['sh', '-c', kForever],
-      labels: { [kPodUidLabel]: uid, [kNodeNameLabel]: other }, hostConfig: { networkMode: 'none' },
+      name: `${other}-a`,
+      image: BUSYBOX,
+      cmd: ['sh', '-c', kForever],
+      labels: { [kPodUidLabel]: uid, [kNodeNameLabel]: other },
+      hostConfig: { networkMode: 'none' },
     });
     const unlabelled = await docker.createContainer({
-      name: `${other}-b`, image: BUSYBOX, cmd: ['sh', '-c', kForever], labels: { [kNodeNameLabel]: other }, hostConfig: { networkMode: 'none' },
+      name: `${other}-b`,
+      image: BUSYBOX,
+      cmd: ['sh', '-c', kForever],
+      labels: { [kNodeNameLabel]: other },
+      hostConfig: { networkMode: 'none' },
     });
     await docker.startContainer(otherNode);
     await docker.startContainer(unlabelled);
@@ -299,8 +353,14 @@ describe.skipIf(!ready)('workers against dockerd', () => {
     const image = `kubelet-ts/absent-${randomBytes(4).toString('hex')}:1.0`;
     const pod = mkPod([ctr('a', kForever, { image, imagePullPolicy: 'Never' })]);
     const r = await sync(pod);
-    expect(r.waiting.a).toEqual({ reason: 'ErrImageNeverPull', message: `Container image "${image}" is not present with pull policy of Never` });
-    expect(r.steps.map((s) => `${s.action}:${s.ok}:${s.reason ?? ''}`)).toEqual(['CreatePodSandbox:true:', 'PullImage:false:ErrImageNeverPull']);
+    expect(r.waiting.a).toEqual({
+      reason: 'ErrImageNeverPull',
+      message: `Container image "${image}" is not present with pull policy of Never`,
+    });
+    expect(r.steps.map((s) => `${s.action}:${s.ok}:${s.reason ?? ''}`)).toEqual([
+      'CreatePodSandbox:true:',
+      'PullImage:false:ErrImageNeverPull',
+    ]);
     expect(r.events.some((e) => e.reason === 'Pulling')).toBe(false);
     expect(r.runtimePod!.containers).toEqual([]);
   });

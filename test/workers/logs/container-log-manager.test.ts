@@ -28,14 +28,19 @@ describe('newContainerLogManager', () => {
       await writeFile(containers[id]![1], '', { flag: 'a' });
     },
   };
-  const manager = (maxSizeBytes = 10, maxFiles = 3) => newContainerLogManager({ runtime, clock: { ...realClock, now: () => now } }, { maxSizeBytes, maxFiles });
+  const manager = (maxSizeBytes = 10, maxFiles = 3) =>
+    newContainerLogManager({ runtime, clock: { ...realClock, now: () => now } }, { maxSizeBytes, maxFiles });
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kts-logrotate-'));
     now = Date.UTC(2026, 11, 7, 10, 0, 0);
     reopenFails = false;
     reopened.length = 0;
-    containers = { big: ['CONTAINER_RUNNING', join(dir, 'big.log')], small: ['CONTAINER_RUNNING', join(dir, 'small.log')], exited: ['CONTAINER_EXITED', join(dir, 'exited.log')] };
+    containers = {
+      big: ['CONTAINER_RUNNING', join(dir, 'big.log')],
+      small: ['CONTAINER_RUNNING', join(dir, 'small.log')],
+      exited: ['CONTAINER_EXITED', join(dir, 'exited.log')],
+    };
     await writeFile(join(dir, 'big.log'), 'x'.repeat(20));
     await writeFile(join(dir, 'small.log'), 'x'.repeat(5));
     await writeFile(join(dir, 'exited.log'), 'x'.repeat(50));
@@ -70,7 +75,11 @@ describe('newContainerLogManager', () => {
     await writeFile(join(dir, 'big.log.20261207-090000.gz'), 'b');
     await writeFile(join(dir, 'big.log.20261207-090100.tmp'), 'c');
     await manager(10, 5).rotateLogs();
-    expect((await readdir(dir)).filter((f) => f.startsWith('big.log')).sort()).toEqual(['big.log', 'big.log.20261207-090000.gz', 'big.log.20261207-100000']);
+    expect((await readdir(dir)).filter((f) => f.startsWith('big.log')).sort()).toEqual([
+      'big.log',
+      'big.log.20261207-090000.gz',
+      'big.log.20261207-100000',
+    ]);
   });
 
   it('a failing reopen renames the file back; a second rotation in the same second waits', async () => {
@@ -99,8 +108,12 @@ describe('newContainerLogManager', () => {
   });
 
   it('refuses bad options by name', () => {
-    expect(() => newContainerLogManager({ runtime }, { maxSizeBytes: 10, maxFiles: 1 })).toThrow(/options.maxFiles must be an integer >= 2/);
+    expect(() => newContainerLogManager({ runtime }, { maxSizeBytes: 10, maxFiles: 1 })).toThrow(
+      /options.maxFiles must be an integer >= 2/,
+    );
     expect(() => newContainerLogManager({ runtime }, { maxSizeBytes: 0, maxFiles: 2 })).toThrow(/options.maxSizeBytes/);
-    expect(() => newContainerLogManager({ runtime }, { maxSizeBytes: 1, maxFiles: 2, monitorPeriodMs: -1 })).toThrow(/options.monitorPeriodMs/);
+    expect(() => newContainerLogManager({ runtime }, { maxSizeBytes: 1, maxFiles: 2, monitorPeriodMs: -1 })).toThrow(
+      /options.monitorPeriodMs/,
+    );
   });
 });

@@ -1,7 +1,11 @@
 // The CRI and json-file log line parsers and the line writer (pkg/kubelet/kuberuntime/logs/logs_test.go: TestParseCRILog, TestReadLogs' since/timestamps cases).
 import { describe, expect, it } from 'vitest';
 import {
-  detectLogFormat, lineHead, parseCriLogLine, parseDockerJsonLogLine, parseTimestamp,
+  detectLogFormat,
+  lineHead,
+  parseCriLogLine,
+  parseDockerJsonLogLine,
+  parseTimestamp,
 } from '../../../src/workers/logs/cri-log-format.js';
 import { LogLineWriter } from '../../../src/workers/logs/cri-log-writer.js';
 
@@ -10,9 +14,16 @@ const b = (s: string) => Buffer.from(s, 'utf8');
 describe('CRI log line format', () => {
   it('parses F and P lines: an F line keeps its newline, a P line loses it', () => {
     expect(parseCriLogLine(b('2016-10-06T00:17:09.669794202Z stdout F log content 1\n'))).toMatchObject({
-      timestamp: '2016-10-06T00:17:09.669794202Z', stream: 'stdout', partial: false, log: b('log content 1\n'),
+      timestamp: '2016-10-06T00:17:09.669794202Z',
+      stream: 'stdout',
+      partial: false,
+      log: b('log content 1\n'),
     });
-    expect(parseCriLogLine(b('2016-10-06T00:17:09.669794203Z stderr P log content 2\n'))).toMatchObject({ stream: 'stderr', partial: true, log: b('log content 2') });
+    expect(parseCriLogLine(b('2016-10-06T00:17:09.669794203Z stderr P log content 2\n'))).toMatchObject({
+      stream: 'stderr',
+      partial: true,
+      log: b('log content 2'),
+    });
     // Forward-compatible tags: only the first counts.
     expect(parseCriLogLine(b('2016-10-06T00:17:09.669794203Z stdout P:x:y part\n'))).toMatchObject({ partial: true, log: b('part') });
     // An empty line.
@@ -29,15 +40,26 @@ describe('CRI log line format', () => {
   });
 
   it('re-writes times as RFC3339NanoFixed and reads offsets', () => {
-    expect(parseTimestamp('2016-10-06T00:17:09.5Z')).toEqual({ timestamp: '2016-10-06T00:17:09.500000000Z', timeMs: Date.UTC(2016, 9, 6, 0, 17, 9, 500) });
+    expect(parseTimestamp('2016-10-06T00:17:09.5Z')).toEqual({
+      timestamp: '2016-10-06T00:17:09.500000000Z',
+      timeMs: Date.UTC(2016, 9, 6, 0, 17, 9, 500),
+    });
     expect(parseTimestamp('2016-10-06T00:17:09Z').timestamp).toBe('2016-10-06T00:17:09.000000000Z');
-    expect(parseTimestamp('2016-10-06T02:17:09.000000001+02:00')).toEqual({ timestamp: '2016-10-06T02:17:09.000000001+02:00', timeMs: Date.UTC(2016, 9, 6, 0, 17, 9) + 1e-6 });
+    expect(parseTimestamp('2016-10-06T02:17:09.000000001+02:00')).toEqual({
+      timestamp: '2016-10-06T02:17:09.000000001+02:00',
+      timeMs: Date.UTC(2016, 9, 6, 0, 17, 9) + 1e-6,
+    });
     expect(parseTimestamp('2016-10-06T00:17:09.1+00:00').timestamp).toBe('2016-10-06T00:17:09.100000000Z');
   });
 
   it('parses Docker json-file lines and detects the format from a line', () => {
     const line = b('{"log":"content 1\\n","stream":"stderr","time":"2016-10-20T18:39:20.57606443Z"}\n');
-    expect(parseDockerJsonLogLine(line)).toMatchObject({ stream: 'stderr', log: b('content 1\n'), partial: false, timestamp: '2016-10-20T18:39:20.576064430Z' });
+    expect(parseDockerJsonLogLine(line)).toMatchObject({
+      stream: 'stderr',
+      log: b('content 1\n'),
+      partial: false,
+      timestamp: '2016-10-20T18:39:20.576064430Z',
+    });
     expect(parseDockerJsonLogLine(b('{"log":"split","stream":"stdout","time":"2016-10-20T18:39:20Z"}')).partial).toBe(true);
     expect(() => parseDockerJsonLogLine(b('{"log":"x","stream":"nope","time":"2016-10-20T18:39:20Z"}'))).toThrow(/unexpected stream type/);
     expect(detectLogFormat(line)).toBe('json-file');
@@ -77,7 +99,7 @@ describe('LogLineWriter', () => {
     for (const chunk of [1, 5, 64, 1000]) expect(run(input, { timestamps: false }, chunk).out).toBe('err\nhello world\n');
   });
 
-  it('prefixes a joined line once, with its first fragment\'s time', () => {
+  it("prefixes a joined line once, with its first fragment's time", () => {
     const input = `${t0} stdout P hel\n${t1} stdout F lo\n${t1} stderr F e\n`;
     expect(run(input, { timestamps: true }).out).toBe(`${t0} hello\n${t1} e\n`);
   });
@@ -95,7 +117,8 @@ describe('LogLineWriter', () => {
   });
 
   it('reads Docker json-file logs', () => {
-    const input = '{"log":"a\\n","stream":"stdout","time":"2026-01-01T00:00:00Z"}\n{"log":"b","stream":"stderr","time":"2026-01-01T00:00:01Z"}\n{"log":"c\\n","stream":"stderr","time":"2026-01-01T00:00:02Z"}\n';
+    const input =
+      '{"log":"a\\n","stream":"stdout","time":"2026-01-01T00:00:00Z"}\n{"log":"b","stream":"stderr","time":"2026-01-01T00:00:01Z"}\n{"log":"c\\n","stream":"stderr","time":"2026-01-01T00:00:02Z"}\n';
     expect(run(input, { timestamps: true }).out).toBe('2026-01-01T00:00:00.000000000Z a\n2026-01-01T00:00:01.000000000Z bc\n');
   });
 

@@ -25,7 +25,11 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
   const readers: ContainerLogReader[] = [];
   const runtime = {
     containerStatus: async (id: string): Promise<ContainerStatusResponse> => {
-      if (!known) throw new AgentError('ERR_NOT_FOUND', `ContainerStatus: rpc error: code = NotFound desc = an error occurred when try to find container "${id}"`);
+      if (!known)
+        throw new AgentError(
+          'ERR_NOT_FOUND',
+          `ContainerStatus: rpc error: code = NotFound desc = an error occurred when try to find container "${id}"`,
+        );
       return { status: { state, log_path: path } as never, info: {} };
     },
   };
@@ -75,15 +79,27 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
     expect(out).toBe(expected);
   }
 
-  const sample = cri('stdout', 'F', 'one', 1) + cri('stderr', 'F', 'two', 2) + cri('stdout', 'P', 'thr', 3) + cri('stderr', 'F', 'four', 4) + cri('stdout', 'F', 'ee', 5) + cri('stdout', 'F', 'five', 6);
+  const sample =
+    cri('stdout', 'F', 'one', 1) +
+    cri('stderr', 'F', 'two', 2) +
+    cri('stdout', 'P', 'thr', 3) +
+    cri('stderr', 'F', 'four', 4) +
+    cri('stdout', 'F', 'ee', 5) +
+    cri('stdout', 'F', 'five', 6);
 
   it('reads the whole log, stdout and stderr merged, partial lines joined; timestamps prefix each line', async () => {
     await writeFile(path, sample);
     expect(await read(kOpts)).toBe('one\ntwo\nfour\nthree\nfive\n');
-    expect(await read({ ...kOpts, timestamps: true })).toBe([
-      '2026-01-01T00:00:01.000000000Z one', '2026-01-01T00:00:02.000000000Z two', '2026-01-01T00:00:04.000000000Z four',
-      '2026-01-01T00:00:03.000000000Z three', '2026-01-01T00:00:06.000000000Z five', '',
-    ].join('\n'));
+    expect(await read({ ...kOpts, timestamps: true })).toBe(
+      [
+        '2026-01-01T00:00:01.000000000Z one',
+        '2026-01-01T00:00:02.000000000Z two',
+        '2026-01-01T00:00:04.000000000Z four',
+        '2026-01-01T00:00:03.000000000Z three',
+        '2026-01-01T00:00:06.000000000Z five',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('tailLines counts lines of output (a split line is one), from a file of many blocks', async () => {
@@ -106,7 +122,11 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
 
   it('sinceSeconds drops older lines', async () => {
     const now = Date.now();
-    const at = (ms: number) => new Date(ms).toISOString().replace('Z', '000000Z').replace(/\.(\d{3})000000Z$/, '.$1000000Z');
+    const at = (ms: number) =>
+      new Date(ms)
+        .toISOString()
+        .replace('Z', '000000Z')
+        .replace(/\.(\d{3})000000Z$/, '.$1000000Z');
     await writeFile(path, `${at(now - 60_000)} stdout F old\n${at(now - 1_000)} stdout F new\n`);
     expect(await read({ ...kOpts, sinceSeconds: 30 })).toBe('new\n');
   });
@@ -114,7 +134,10 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
   it('skips malformed lines, reads Docker json-file logs', async () => {
     await writeFile(path, `${cri('stdout', 'F', 'a')}not a log line\n${cri('stdout', 'F', 'b')}`);
     expect(await read(kOpts)).toBe('a\nb\n');
-    await writeFile(path, '{"log":"x\\n","stream":"stdout","time":"2026-01-01T00:00:00Z"}\n{"log":"y\\n","stream":"stderr","time":"2026-01-01T00:00:01Z"}\n');
+    await writeFile(
+      path,
+      '{"log":"x\\n","stream":"stdout","time":"2026-01-01T00:00:00Z"}\n{"log":"y\\n","stream":"stderr","time":"2026-01-01T00:00:01Z"}\n',
+    );
     expect(await read({ ...kOpts, tailLines: 1 })).toBe('y\n');
   });
 
@@ -183,10 +206,12 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
   it('follow ends when the runtime no longer knows the container', async () => {
     state = 'CONTAINER_RUNNING';
     await writeFile(path, cri('stdout', 'F', 'a'));
-    expect(await read({ ...kOpts, follow: true }, async (_r, got) => {
-      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
-      known = false;
-    })).toBe('a\n');
+    expect(
+      await read({ ...kOpts, follow: true }, async (_r, got) => {
+        await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
+        known = false;
+      }),
+    ).toBe('a\n');
   });
 
   it('pause holds the data back until resume; cancel stops every callback', async () => {
@@ -206,7 +231,11 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
 
     state = 'CONTAINER_RUNNING';
     const calls: string[] = [];
-    const reader = await logs().readContainerLogs('c1', { ...kOpts, follow: true }, { onData: () => calls.push('data'), onEnd: () => calls.push('end') });
+    const reader = await logs().readContainerLogs(
+      'c1',
+      { ...kOpts, follow: true },
+      { onData: () => calls.push('data'), onEnd: () => calls.push('end') },
+    );
     await waitFor(() => calls.length > 0 || null, { timeoutMs: 10_000, description: 'data' });
     reader.cancel();
     reader.cancel();
@@ -220,11 +249,20 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
 
   it('refuses an unknown container, a container without a log path, a missing file: ERR_NOT_FOUND', async () => {
     known = false;
-    await expect(logs().readContainerLogs('c1', kOpts, { onData: () => undefined, onEnd: () => undefined })).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
+    await expect(logs().readContainerLogs('c1', kOpts, { onData: () => undefined, onEnd: () => undefined })).rejects.toMatchObject({
+      code: 'ERR_NOT_FOUND',
+    });
     known = true;
-    await expect(logs().readContainerLogs('c1', kOpts, { onData: () => undefined, onEnd: () => undefined })).rejects.toMatchObject({ code: 'ERR_NOT_FOUND', message: expect.stringContaining(`failed to open log file "${path}"`) });
-    const noPath = newCriContainerLogs({ runtime: { containerStatus: async () => ({ status: { state: 'CONTAINER_RUNNING', log_path: '' } as never, info: {} }) } });
-    await expect(noPath.readContainerLogs('c1', kOpts, { onData: () => undefined, onEnd: () => undefined })).rejects.toThrow(/container c1 has no log file/);
+    await expect(logs().readContainerLogs('c1', kOpts, { onData: () => undefined, onEnd: () => undefined })).rejects.toMatchObject({
+      code: 'ERR_NOT_FOUND',
+      message: expect.stringContaining(`failed to open log file "${path}"`),
+    });
+    const noPath = newCriContainerLogs({
+      runtime: { containerStatus: async () => ({ status: { state: 'CONTAINER_RUNNING', log_path: '' } as never, info: {} }) },
+    });
+    await expect(noPath.readContainerLogs('c1', kOpts, { onData: () => undefined, onEnd: () => undefined })).rejects.toThrow(
+      /container c1 has no log file/,
+    );
   });
 
   it('tailLogs: the last lines, cut to the last bytes', async () => {

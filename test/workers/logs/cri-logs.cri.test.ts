@@ -23,7 +23,11 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
   /** A busybox container config labelled with the run label; `/sig` is `sigDir` (the test's signals to the container). */
   function container(name: string, script: string, sigDir?: string): CriInput<ContainerConfig> {
     return {
-      metadata: { name, attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command: ['sh', '-c', script], log_path: `${name}/0.log`, labels: { ...run.label },
+      metadata: { name, attempt: 0 },
+      image: { image: BUSYBOX_IMAGE },
+      command: ['sh', '-c', script],
+      log_path: `${name}/0.log`,
+      labels: { ...run.label },
       mounts: sigDir ? [{ container_path: '/sig', host_path: sigDir }] : [],
     };
   }
@@ -39,7 +43,10 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
   }
 
   async function exited(id: string): Promise<void> {
-    await waitFor(async () => (await runtime.containerStatus(id)).status?.state === 'CONTAINER_EXITED' || null, { timeoutMs: 60_000, description: `container ${id} exited` });
+    await waitFor(async () => (await runtime.containerStatus(id)).status?.state === 'CONTAINER_EXITED' || null, {
+      timeoutMs: 60_000,
+      description: `container ${id} exited`,
+    });
   }
 
   /** Reads the log to its end (follow: until the container exited); `during` runs while it is read. */
@@ -49,24 +56,27 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
       const got = () => Buffer.concat(chunks).toString('utf8');
       let ended = false;
       let duringDone: Promise<void> = Promise.resolve();
-      logs.readContainerLogs(id, opts, {
-        onData: (c) => chunks.push(c),
-        onEnd: (err) => {
-          ended = true;
-          if (err) reject(err);
-          else duringDone.then(() => resolve(got()), reject);
-        },
-      }).then((reader) => {
-        if (during) duringDone = during(got).catch((err) => {
-          reader.cancel();
-          if (!ended) reject(err);
-          throw err;
-        });
-      }, reject);
+      logs
+        .readContainerLogs(id, opts, {
+          onData: (c) => chunks.push(c),
+          onEnd: (err) => {
+            ended = true;
+            if (err) reject(err);
+            else duringDone.then(() => resolve(got()), reject);
+          },
+        })
+        .then((reader) => {
+          if (during)
+            duringDone = during(got).catch((err) => {
+              reader.cancel();
+              if (!ended) reject(err);
+              throw err;
+            });
+        }, reject);
     });
   }
 
-  it('reads a finished container\'s log: whole, tail, timestamps; stdout and stderr each in order', async () => {
+  it("reads a finished container's log: whole, tail, timestamps; stdout and stderr each in order", async () => {
     try {
       const { id } = await start('whole', 'for i in 1 2 3 4 5; do echo out-$i; echo err-$i >&2; done');
       await exited(id);
@@ -77,7 +87,11 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
       expect(whole).toHaveLength(10);
       // The last two lines of the file, as containerd wrote them.
       const file = await readFile((await runtime.containerStatus(id)).status!.log_path, 'utf8');
-      const last2 = file.trimEnd().split('\n').slice(-2).map((l) => l.split(' ').slice(3).join(' '));
+      const last2 = file
+        .trimEnd()
+        .split('\n')
+        .slice(-2)
+        .map((l) => l.split(' ').slice(3).join(' '));
       expect(await read(id, { ...kOpts, tailLines: 2 })).toBe(`${last2.join('\n')}\n`);
       const stamped = (await read(id, { ...kOpts, timestamps: true })).trimEnd().split('\n');
       expect(stamped).toHaveLength(10);
@@ -88,7 +102,7 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
     }
   });
 
-  it('a line longer than containerd\'s 16 KiB is split into P fragments in the file and read back whole', async () => {
+  it("a line longer than containerd's 16 KiB is split into P fragments in the file and read back whole", async () => {
     try {
       const { id } = await start('long', 'echo before; head -c 40000 /dev/zero | tr "\\0" x; echo; echo after');
       await exited(id);
@@ -121,7 +135,11 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
   it('follows a running container to its end', async () => {
     const sig = await mkdtemp(join(tmpdir(), 'kts-crilogs-sig-'));
     try {
-      const { id } = await start('follow', 'echo first; while [ ! -e /sig/go ]; do sleep 0.05; done; for i in $(seq 1 20); do echo line-$i; done; echo last >&2', sig);
+      const { id } = await start(
+        'follow',
+        'echo first; while [ ! -e /sig/go ]; do sleep 0.05; done; for i in $(seq 1 20); do echo line-$i; done; echo last >&2',
+        sig,
+      );
       const out = await read(id, { ...kOpts, follow: true }, async (got) => {
         await waitFor(() => got() === 'first\n' || null, { timeoutMs: 30_000, description: 'first line, followed' });
         await writeFile(join(sig, 'go'), '');
@@ -144,15 +162,27 @@ describe.skipIf(!endpoint)('CRI container logs on containerd', { timeout: 120_00
       const path = (await runtime.containerStatus(id)).status!.log_path;
       // Each round a minute later: rotated names (per second) never collide.
       let now = Date.now();
-      const manager = newContainerLogManager({ runtime, clock: { ...realClock, now: () => (now += 60_000) } }, { maxSizeBytes: 2048, maxFiles: 3 });
+      const manager = newContainerLogManager(
+        { runtime, clock: { ...realClock, now: () => (now += 60_000) } },
+        { maxSizeBytes: 2048, maxFiles: 3 },
+      );
       const out = await read(id, { ...kOpts, follow: true }, async (got) => {
         for (let round = 1; round <= 4; round++) {
-          await waitFor(async () => (await readFile(path)).length >= 2048 || null, { timeoutMs: 30_000, description: `log over 2 KiB (round ${round})` });
+          await waitFor(async () => (await readFile(path)).length >= 2048 || null, {
+            timeoutMs: 30_000,
+            description: `log over 2 KiB (round ${round})`,
+          });
           await manager.rotateLogs();
           // The reader moved to the new file (a reader more than one rotation behind finds the
           // rotated file only while it is plain: the unit tests cover that).
-          const first = await waitFor(async () => /^\S+ stdout F (line-\d+)$/m.exec(await readFile(path, 'utf8'))?.[1] ?? null, { timeoutMs: 30_000, description: `a line in the new file (round ${round})` });
-          await waitFor(() => got().includes(`${first}\n`) || null, { timeoutMs: 30_000, description: `${first}, the first line of the new file, read (round ${round})` });
+          const first = await waitFor(async () => /^\S+ stdout F (line-\d+)$/m.exec(await readFile(path, 'utf8'))?.[1] ?? null, {
+            timeoutMs: 30_000,
+            description: `a line in the new file (round ${round})`,
+          });
+          await waitFor(() => got().includes(`${first}\n`) || null, {
+            timeoutMs: 30_000,
+            description: `${first}, the first line of the new file, read (round ${round})`,
+          });
         }
         await writeFile(join(sig, 'stop'), '');
       });

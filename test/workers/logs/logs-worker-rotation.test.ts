@@ -17,7 +17,7 @@ describe('LogsWorker with a container log manager', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('rotates on its own from the worker\'s start, and no more after stop', async () => {
+  it("rotates on its own from the worker's start, and no more after stop", async () => {
     const path = join(dir, '0.log');
     let rounds = 0;
     const runtime: ContainerLogManagerDeps['runtime'] = {
@@ -30,7 +30,12 @@ describe('LogsWorker with a container log manager', () => {
     };
     await writeFile(path, 'x'.repeat(100));
     const manager = newContainerLogManager({ runtime }, { maxSizeBytes: 10, maxFiles: 2, monitorPeriodMs: 20 });
-    const w = new LogsWorker({ kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' }, () => undefined, undefined, manager);
+    const w = new LogsWorker(
+      { kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' },
+      () => undefined,
+      undefined,
+      manager,
+    );
     try {
       await waitFor(async () => (await readdir(dir)).length === 2 || null, { timeoutMs: 10_000, description: 'the log rotated' });
     } finally {
@@ -45,9 +50,52 @@ describe('LogsWorker with a container log manager', () => {
     const nr = { runtime: {} as never };
     const log = newLogger('silent');
     const rotation = { maxSizeBytes: 1024, maxFiles: 2 };
-    expect(logManagerFor({ kind: 'container-logs', runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: 'unix:///x.sock', nodeName: 'n1', containerLogRotation: rotation }, nr, log)).toBeDefined();
-    expect(logManagerFor({ kind: 'container-logs', runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: 'unix:///x.sock', nodeName: 'n1' }, nr, log)).toBeUndefined();
-    expect(logManagerFor({ kind: 'container-logs', runtime: 'docker', dockerSocketPath: '/var/run/docker.sock', nodeName: 'n1', containerLogRotation: rotation }, nr, log)).toBeUndefined();
-    expect(() => logManagerFor({ kind: 'container-logs', runtime: 'remote', dockerSocketPath: '', nodeName: 'n1', containerLogRotation: { maxSizeBytes: 1024, maxFiles: 1 } }, nr, log)).toThrow(/options.maxFiles/);
+    expect(
+      logManagerFor(
+        {
+          kind: 'container-logs',
+          runtime: 'remote',
+          dockerSocketPath: '',
+          containerRuntimeEndpoint: 'unix:///x.sock',
+          nodeName: 'n1',
+          containerLogRotation: rotation,
+        },
+        nr,
+        log,
+      ),
+    ).toBeDefined();
+    expect(
+      logManagerFor(
+        { kind: 'container-logs', runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: 'unix:///x.sock', nodeName: 'n1' },
+        nr,
+        log,
+      ),
+    ).toBeUndefined();
+    expect(
+      logManagerFor(
+        {
+          kind: 'container-logs',
+          runtime: 'docker',
+          dockerSocketPath: '/var/run/docker.sock',
+          nodeName: 'n1',
+          containerLogRotation: rotation,
+        },
+        nr,
+        log,
+      ),
+    ).toBeUndefined();
+    expect(() =>
+      logManagerFor(
+        {
+          kind: 'container-logs',
+          runtime: 'remote',
+          dockerSocketPath: '',
+          nodeName: 'n1',
+          containerLogRotation: { maxSizeBytes: 1024, maxFiles: 1 },
+        },
+        nr,
+        log,
+      ),
+    ).toThrow(/options.maxFiles/);
   });
 });

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  defaultNetworkConfigList, findNetworkConfigFile, loadNetworkConfigList, missingPluginBinaries, parseNetworkConfig,
+  defaultNetworkConfigList,
+  findNetworkConfigFile,
+  loadNetworkConfigList,
+  missingPluginBinaries,
+  parseNetworkConfig,
   scanNetworkConfigDir,
 } from '../../../src/shared/cni-config.js';
 
@@ -17,7 +21,9 @@ describe('parseNetworkConfig', () => {
   it('turns a single-plugin .conf into a one-plugin list of the same name and version', () => {
     const conf = { cniVersion: '0.4.0', name: 'single', type: 'bridge', bridge: 'b0', ipam: { type: 'host-local' } };
     expect(parseNetworkConfig(JSON.stringify(conf), '/d/10.conf')).toEqual({
-      cniVersion: '0.4.0', name: 'single', plugins: [{ type: 'bridge', bridge: 'b0', ipam: { type: 'host-local' } }],
+      cniVersion: '0.4.0',
+      name: 'single',
+      plugins: [{ type: 'bridge', bridge: 'b0', ipam: { type: 'host-local' } }],
     });
   });
 
@@ -44,7 +50,9 @@ describe('parseNetworkConfig', () => {
   });
 
   it('rejects a .conf without type', () => {
-    expect(() => parseNetworkConfig(JSON.stringify({ cniVersion: '1.0.0', name: 'n' }), '/d/a.conf')).toThrow('/d/a.conf: (plugin).type: Required value');
+    expect(() => parseNetworkConfig(JSON.stringify({ cniVersion: '1.0.0', name: 'n' }), '/d/a.conf')).toThrow(
+      '/d/a.conf: (plugin).type: Required value',
+    );
   });
 });
 
@@ -75,7 +83,9 @@ describe('findNetworkConfigFile and loadNetworkConfigList', () => {
     expect(await findNetworkConfigFile(d)).toBe(join(d, '10-good.conf'));
     const scan = await scanNetworkConfigDir(d);
     expect(scan.list?.name).toBe('good');
-    expect(scan.skipped).toEqual([{ file: join(d, '00-broken.conflist'), message: expect.stringContaining('00-broken.conflist: invalid JSON') }]);
+    expect(scan.skipped).toEqual([
+      { file: join(d, '00-broken.conflist'), message: expect.stringContaining('00-broken.conflist: invalid JSON') },
+    ]);
     expect((await loadNetworkConfigList(join(d, '20-later.conflist'))).name).toBe('net1');
   });
 
@@ -89,7 +99,13 @@ describe('findNetworkConfigFile and loadNetworkConfigList', () => {
     await writeFile(join(bin, 'bridge'), '#!/bin/sh\n');
     await chmod(join(bin, 'bridge'), 0o755);
     await writeFile(join(bin, 'portmap'), '#!/bin/sh\n'); // not executable
-    const list = defaultNetworkConfigList({ name: 'kubelet-ts', bridge: 'kts0', subnet: '10.250.1.0/24', dataDir: '/x', masquerade: false });
+    const list = defaultNetworkConfigList({
+      name: 'kubelet-ts',
+      bridge: 'kts0',
+      subnet: '10.250.1.0/24',
+      dataDir: '/x',
+      masquerade: false,
+    });
     expect(await missingPluginBinaries([join(dir, 'nope'), bin], list)).toEqual(['loopback', 'host-local', 'portmap']);
     expect(await missingPluginBinaries(['/nonexistent-dir'], list)).toEqual(['loopback', 'bridge', 'host-local', 'portmap']);
   });
@@ -97,13 +113,24 @@ describe('findNetworkConfigFile and loadNetworkConfigList', () => {
 
 describe('defaultNetworkConfigList', () => {
   it('is bridge (gateway, no default route, no masquerade, hairpin) with host-local, then portmap with snat', () => {
-    const list = defaultNetworkConfigList({ name: 'kubelet-ts', bridge: 'kts0', subnet: '10.250.1.0/24', dataDir: '/r/cni/networks', masquerade: false });
+    const list = defaultNetworkConfigList({
+      name: 'kubelet-ts',
+      bridge: 'kts0',
+      subnet: '10.250.1.0/24',
+      dataDir: '/r/cni/networks',
+      masquerade: false,
+    });
     expect(list).toEqual({
       cniVersion: '1.0.0',
       name: 'kubelet-ts',
       plugins: [
         {
-          type: 'bridge', bridge: 'kts0', isGateway: true, isDefaultGateway: false, ipMasq: false, hairpinMode: true,
+          type: 'bridge',
+          bridge: 'kts0',
+          isGateway: true,
+          isDefaultGateway: false,
+          ipMasq: false,
+          hairpinMode: true,
           ipam: { type: 'host-local', ranges: [[{ subnet: '10.250.1.0/24' }]], dataDir: '/r/cni/networks' },
         },
         { type: 'portmap', capabilities: { portMappings: true }, snat: true },
@@ -126,6 +153,8 @@ describe('defaultNetworkConfigList', () => {
     [{ dataDir: 'rel' }, 'dataDir: Invalid value'],
     [{ name: 'a b' }, 'name: Invalid value'],
   ])('rejects %o', (over, msg) => {
-    expect(() => defaultNetworkConfigList({ name: 'n', bridge: 'b', subnet: '10.0.0.0/24', dataDir: '/d', masquerade: false, ...over })).toThrow(msg);
+    expect(() =>
+      defaultNetworkConfigList({ name: 'n', bridge: 'b', subnet: '10.0.0.0/24', dataDir: '/d', masquerade: false, ...over }),
+    ).toThrow(msg);
   });
 });

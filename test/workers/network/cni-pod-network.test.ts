@@ -61,8 +61,12 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
   let settings: NodeNetworkSettings;
   const children: ChildProcess[] = [];
   const pod = (sandboxId: string, netns: number, ports = true): PodNetworkSetUp => ({
-    sandboxId, podUid: `uid-${sandboxId.slice(0, 8)}`, podName: `p-${sandboxId.slice(0, 6)}`, podNamespace: 'h1',
-    netnsPath: nsPath(netns), portMappings: ports ? [{ hostPort, containerPort: 8080, protocol: 'tcp', hostIP: '127.0.0.1' }] : [],
+    sandboxId,
+    podUid: `uid-${sandboxId.slice(0, 8)}`,
+    podName: `p-${sandboxId.slice(0, 6)}`,
+    podNamespace: 'h1',
+    netnsPath: nsPath(netns),
+    portMappings: ports ? [{ hostPort, containerPort: 8080, protocol: 'tcp', hostIP: '127.0.0.1' }] : [],
   });
   const podA = pod(hex(32), 0);
 
@@ -70,17 +74,29 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
     dir = await mkdtemp(join(tmpdir(), 'kts-h1-cni-'));
     dataDir = join(dir, 'networks');
     await mkdir(join(dir, 'net.d'));
-    await writeFile(join(dir, 'net.d', 'h1.conflist'), JSON.stringify(defaultNetworkConfigList({ name: netName, bridge, subnet, dataDir, masquerade: false })));
+    await writeFile(
+      join(dir, 'net.d', 'h1.conflist'),
+      JSON.stringify(defaultNetworkConfigList({ name: netName, bridge, subnet, dataDir, masquerade: false })),
+    );
     await mkdir(join(dir, 'www'));
     await writeFile(join(dir, 'www', 'index.html'), `hello from ${id}\n`);
-    settings = { plugin: 'cni', binDirs: ['/usr/lib/cni'], confFile: join(dir, 'net.d', 'h1.conflist'), cacheDir: join(dir, 'cache'), hostPortIp: '127.0.0.1' };
+    settings = {
+      plugin: 'cni',
+      binDirs: ['/usr/lib/cni'],
+      confFile: join(dir, 'net.d', 'h1.conflist'),
+      cacheDir: join(dir, 'cache'),
+      hostPortIp: '127.0.0.1',
+    };
     for (const n of nsNames) sh('ip', ['netns', 'add', n]);
   });
 
   afterAll(async () => {
     for (const c of children) if (c.pid !== undefined && c.exitCode === null) process.kill(c.pid, 'SIGKILL');
     // Whatever a failed test left: DEL every cached entry and lease of our network (removes its iptables rules).
-    if (settings) await newCniPodNetwork(settings).reconcile(new Set()).catch(() => {});
+    if (settings)
+      await newCniPodNetwork(settings)
+        .reconcile(new Set())
+        .catch(() => {});
     for (const n of nsNames) execFileSync('ip', ['netns', 'del', n], { stdio: 'ignore' });
     try {
       execFileSync('ip', ['link', 'del', bridge], { stdio: 'ignore' });
@@ -90,7 +106,8 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const leases = async (): Promise<string[]> => (await readdir(join(dataDir, netName)).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
+  const leases = async (): Promise<string[]> =>
+    (await readdir(join(dataDir, netName)).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
   const natRules = (): string => sh('iptables', ['-t', 'nat', '-S']);
 
   it('ADD gives the pod an IP in the subnet that the host reaches, and the hostPort on 127.0.0.1', async () => {
@@ -101,7 +118,9 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
     const ip = status.ips[0]!;
     expect(ip.startsWith(prefix)).toBe(true);
     expect(await leases()).toEqual([ip]);
-    const httpd = spawn('ip', ['netns', 'exec', nsNames[0]!, 'busybox', 'httpd', '-f', '-p', `${ip}:8080`, '-h', join(dir, 'www')], { stdio: 'ignore' });
+    const httpd = spawn('ip', ['netns', 'exec', nsNames[0]!, 'busybox', 'httpd', '-f', '-p', `${ip}:8080`, '-h', join(dir, 'www')], {
+      stdio: 'ignore',
+    });
     children.push(httpd);
     expect(await waitFor('pod IP', () => get(`http://${ip}:8080/`))).toBe(`hello from ${id}\n`);
     expect(await waitFor('hostPort', () => get(`http://127.0.0.1:${hostPort}/`))).toBe(`hello from ${id}\n`);
@@ -113,7 +132,9 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
     const routes = sh('ip', ['netns', 'exec', nsNames[0]!, 'ip', '-4', 'route']).trim().split('\n');
     expect(routes).toHaveLength(1);
     expect(routes[0]).toMatch(new RegExp(`^${subnet.replace(/\./g, '\\.').replace('/', '\\/')} dev eth0`));
-    const masq = natRules().split('\n').filter((l) => l.includes('MASQUERADE') && l.includes(prefix));
+    const masq = natRules()
+      .split('\n')
+      .filter((l) => l.includes('MASQUERADE') && l.includes(prefix));
     expect(masq).toEqual([]);
     expect(natRules()).toContain(podA.sandboxId); // portmap's rules are there, labelled with the container ID
   });
@@ -147,12 +168,30 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
     // kill -9 after the chain's ADD and before the cache write: no entry at all, only the lease and portmap's rules.
     const list = defaultNetworkConfigList({ name: netName, bridge, subnet, dataDir, masquerade: false });
     const ghost = hex(32);
-    const base = { binDirs: settings.binDirs, networkName: netName, cniVersion: list.cniVersion, containerId: ghost, netns: nsPath(1), ifName: 'eth0', args: 'IgnoreUnknown=1' };
+    const base = {
+      binDirs: settings.binDirs,
+      networkName: netName,
+      cniVersion: list.cniVersion,
+      containerId: ghost,
+      netns: nsPath(1),
+      ifName: 'eth0',
+      args: 'IgnoreUnknown=1',
+    };
     const r = await execCniPlugin({ ...base, command: 'ADD', plugin: list.plugins[0]! });
-    await execCniPlugin({ ...base, command: 'ADD', plugin: list.plugins[1]!, prevResult: r, capabilityArgs: { portMappings: [{ hostPort: hostPort + 1, containerPort: 80, protocol: 'tcp', hostIP: '127.0.0.1' }] } });
+    await execCniPlugin({
+      ...base,
+      command: 'ADD',
+      plugin: list.plugins[1]!,
+      prevResult: r,
+      capabilityArgs: { portMappings: [{ hostPort: hostPort + 1, containerPort: 80, protocol: 'tcp', hostIP: '127.0.0.1' }] },
+    });
     // kill -9 in the middle of setUpPod: the entry written before the ADD (result null) is left.
     const halfway = pod(hex(32), 2);
-    const crashing = newCniPodNetwork(settings, undefined, { afterAddBeforeCache: () => { throw new Error('simulated kill -9'); } });
+    const crashing = newCniPodNetwork(settings, undefined, {
+      afterAddBeforeCache: () => {
+        throw new Error('simulated kill -9');
+      },
+    });
     await expect(crashing.setUpPod(halfway)).rejects.toThrow('simulated kill -9');
     expect(await net.podNetworkStatus(halfway.sandboxId)).toBeNull();
     expect(await leases()).toHaveLength(3);
@@ -174,7 +213,10 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
   it('a plugin that fails gives ERR_NETWORK with its msg, and the ADD before it is undone', async () => {
     const bin = join(dir, 'bin');
     await mkdir(bin, { recursive: true });
-    await writeFile(join(bin, 'h1fail'), '#!/bin/sh\ncat >/dev/null\necho \'{"cniVersion":"1.0.0","code":7,"msg":"h1 says no","details":"because"}\'\nexit 1\n');
+    await writeFile(
+      join(bin, 'h1fail'),
+      '#!/bin/sh\ncat >/dev/null\necho \'{"cniVersion":"1.0.0","code":7,"msg":"h1 says no","details":"because"}\'\nexit 1\n',
+    );
     await chmod(join(bin, 'h1fail'), 0o755);
     const list = defaultNetworkConfigList({ name: netName, bridge, subnet, dataDir, masquerade: false });
     list.plugins.push({ type: 'h1fail' });
@@ -191,9 +233,15 @@ describe.skipIf(!kCanRun)('CniPodNetwork with the real plugins', () => {
   });
 
   it('a plugin type that is not installed gives ERR_NETWORK naming it', async () => {
-    await writeFile(join(dir, 'net.d', 'nope.conflist'), JSON.stringify({ cniVersion: '1.0.0', name: `${netName}-nope`, plugins: [{ type: 'kts-h1-nope' }] }));
+    await writeFile(
+      join(dir, 'net.d', 'nope.conflist'),
+      JSON.stringify({ cniVersion: '1.0.0', name: `${netName}-nope`, plugins: [{ type: 'kts-h1-nope' }] }),
+    );
     const net = newCniPodNetwork({ ...settings, confFile: join(dir, 'net.d', 'nope.conflist') });
-    await expect(net.setUpPod(pod(hex(32), 2))).rejects.toMatchObject({ code: 'ERR_NETWORK', message: expect.stringContaining('failed to find plugin "kts-h1-nope"') });
+    await expect(net.setUpPod(pod(hex(32), 2))).rejects.toMatchObject({
+      code: 'ERR_NETWORK',
+      message: expect.stringContaining('failed to find plugin "kts-h1-nope"'),
+    });
   });
 
   it('checkPod is false once the pod lost its interface, quick and full', async () => {

@@ -22,8 +22,12 @@ describe('httpGet and tcpSocket probes dialled from the node', () => {
         return;
       }
       const routes: Record<string, [number, Record<string, string>?]> = {
-        '/ok': [200], '/missing': [404], '/err': [500], '/moved': [302, { location: '/missing' }],
-        '/away': [301, { location: 'http://example.invalid/x' }], '/found': [302, { location: '/ok' }],
+        '/ok': [200],
+        '/missing': [404],
+        '/err': [500],
+        '/moved': [302, { location: '/missing' }],
+        '/away': [301, { location: 'http://example.invalid/x' }],
+        '/found': [302, { location: '/ok' }],
       };
       const [code, headers] = routes[req.url ?? ''] ?? [404];
       res.writeHead(code, headers);
@@ -34,7 +38,17 @@ describe('httpGet and tcpSocket probes dialled from the node', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const task = (path: string, extra: Partial<NetProbeTask> = {}): NetProbeTask => ({ kind: 'netProbe', protocol: PROTOCOL_VERSION, mode: 'http', host: '127.0.0.1', port, scheme: 'HTTP', path, timeoutMs: 2000, ...extra });
+  const task = (path: string, extra: Partial<NetProbeTask> = {}): NetProbeTask => ({
+    kind: 'netProbe',
+    protocol: PROTOCOL_VERSION,
+    mode: 'http',
+    host: '127.0.0.1',
+    port,
+    scheme: 'HTTP',
+    path,
+    timeoutMs: 2000,
+    ...extra,
+  });
   const rt = newFakeRuntime();
 
   it.each([
@@ -52,14 +66,29 @@ describe('httpGet and tcpSocket probes dialled from the node', () => {
   it('a timeoutSeconds past 2^31-1 ms (2147484 s) waits for a slow answer; a short one still times out', async () => {
     expect(await runNetProbe(rt, task('/slow', { timeoutMs: 2_147_484_000 }))).toEqual({ result: 'success', output: 'body of /slow' });
     expect(await runNetProbe(rt, { ...task(''), mode: 'tcp', timeoutMs: 2_147_484_000 })).toEqual({ result: 'success', output: '' });
-    expect(await runNetProbe(rt, task('/slow', { timeoutMs: 20 }))).toMatchObject({ result: 'failure', output: expect.stringContaining('context deadline exceeded') });
+    expect(await runNetProbe(rt, task('/slow', { timeoutMs: 20 }))).toMatchObject({
+      result: 'failure',
+      output: expect.stringContaining('context deadline exceeded'),
+    });
   });
 
   it('sends the kubelet User-Agent and httpHeaders, a Host header overriding the target', async () => {
     seen.length = 0;
-    await runNetProbe(rt, task('/ok', { headers: [{ name: 'X-Probe', value: 'yes' }, { name: 'Host', value: 'web.local' }] }));
+    await runNetProbe(
+      rt,
+      task('/ok', {
+        headers: [
+          { name: 'X-Probe', value: 'yes' },
+          { name: 'Host', value: 'web.local' },
+        ],
+      }),
+    );
     expect(seen.filter((r) => r.url === '/ok').map((r) => r.headers)).toHaveLength(1);
-    expect(seen.find((r) => r.url === '/ok')!.headers).toMatchObject({ 'user-agent': 'kube-probe/1.30', 'x-probe': 'yes', host: 'web.local' });
+    expect(seen.find((r) => r.url === '/ok')!.headers).toMatchObject({
+      'user-agent': 'kube-probe/1.30',
+      'x-probe': 'yes',
+      host: 'web.local',
+    });
   });
 
   it('tcpSocket: an open port succeeds, a closed one fails with the dial error', async () => {
@@ -70,7 +99,10 @@ describe('httpGet and tcpSocket probes dialled from the node', () => {
         s.close(() => resolve(p));
       });
     });
-    expect(await runNetProbe(rt, { ...task(''), mode: 'tcp', port: closed })).toEqual({ result: 'failure', output: `dial tcp 127.0.0.1:${closed}: connect: connection refused` });
+    expect(await runNetProbe(rt, { ...task(''), mode: 'tcp', port: closed })).toEqual({
+      result: 'failure',
+      output: `dial tcp 127.0.0.1:${closed}: connect: connection refused`,
+    });
   });
 
   it('an unreachable sandbox makes the probe unknown, not failed', async () => {
@@ -94,9 +126,15 @@ describe('exec probes', () => {
     await rt.startContainer(id);
     expect(await runExecProbe(rt, { containerId: id, command: ['true'], timeoutMs: 1000 })).toEqual({ result: 'success', output: '' });
     rt.setExecResult(id, { exitCode: 1, output: 'not ready\n', timedOut: false });
-    expect(await runExecProbe(rt, { containerId: id, command: ['cat', '/ready'], timeoutMs: 1000 })).toEqual({ result: 'failure', output: 'not ready\n' });
+    expect(await runExecProbe(rt, { containerId: id, command: ['cat', '/ready'], timeoutMs: 1000 })).toEqual({
+      result: 'failure',
+      output: 'not ready\n',
+    });
     rt.setExecResult(id, { exitCode: -1, output: '', timedOut: true });
-    expect(await runExecProbe(rt, { containerId: id, command: ['sleep', '9'], timeoutMs: 1000 })).toEqual({ result: 'failure', output: 'command "sleep 9" timed out' });
+    expect(await runExecProbe(rt, { containerId: id, command: ['sleep', '9'], timeoutMs: 1000 })).toEqual({
+      result: 'failure',
+      output: 'command "sleep 9" timed out',
+    });
     expect((await runExecProbe(rt, { containerId: 'nope', command: ['true'], timeoutMs: 1000 })).result).toBe('unknown');
   });
 });
@@ -112,10 +150,21 @@ describe('probe targets', () => {
   });
   it('uses an explicit host first, then the node for hostNetwork, the pod IP, or the sandbox netns', () => {
     const net = { hostIp: '127.0.0.1', podIp: '', sandboxId: 'sb' };
-    expect(netProbeTarget(pod(), c, 'tcp', { port: 'http', host: '127.0.0.2' }, net)).toEqual({ mode: 'tcp', host: '127.0.0.2', port: 8080 });
+    expect(netProbeTarget(pod(), c, 'tcp', { port: 'http', host: '127.0.0.2' }, net)).toEqual({
+      mode: 'tcp',
+      host: '127.0.0.2',
+      port: 8080,
+    });
     expect(netProbeTarget(pod({ hostNetwork: true }), c, 'tcp', { port: 1 }, net)).toEqual({ mode: 'tcp', host: '127.0.0.1', port: 1 });
     expect(netProbeTarget(pod(), c, 'tcp', { port: 1 }, { ...net, podIp: '10.1.1.1' })).toEqual({ mode: 'tcp', host: '10.1.1.1', port: 1 });
-    expect(netProbeTarget(pod(), c, 'http', { port: 1, path: 'healthz', scheme: 'https' }, net)).toEqual({ mode: 'http', host: '127.0.0.1', port: 1, sandboxId: 'sb', scheme: 'HTTPS', path: '/healthz' });
+    expect(netProbeTarget(pod(), c, 'http', { port: 1, path: 'healthz', scheme: 'https' }, net)).toEqual({
+      mode: 'http',
+      host: '127.0.0.1',
+      port: 1,
+      sandboxId: 'sb',
+      scheme: 'HTTPS',
+      path: '/healthz',
+    });
     expect(() => netProbeTarget(pod(), c, 'tcp', { port: 1 }, { ...net, sandboxId: '' })).toThrow(/no IP address and no running sandbox/);
   });
 });

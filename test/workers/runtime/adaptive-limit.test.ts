@@ -57,7 +57,9 @@ class Sim {
   /** Runs until `done` settles: drains microtasks, then fires the earliest timer. */
   async run(done: Promise<unknown>): Promise<void> {
     let finished = false;
-    void done.then(() => { finished = true; });
+    void done.then(() => {
+      finished = true;
+    });
     for (;;) {
       for (let i = 0; i < 20; i++) await Promise.resolve();
       if (finished) return;
@@ -78,9 +80,12 @@ function newLimit(initial: number, now: () => number) {
 }
 
 describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
-  for (const [name, model] of [['fast engine (knee 8)', fast], ['slow engine (knee 3)', slow]] as const) {
+  for (const [name, model] of [
+    ['fast engine (knee 8)', fast],
+    ['slow engine (knee 3)', slow],
+  ] as const) {
     it(`${name}: settles near the knee from below and from above, and a burst is about as fast as at the best fixed limit`, async () => {
-      const best = Math.min(...await Promise.all([model.knee, model.knee + 2].map((k) => burstOn(new Sim(model), fixedLimit(k)))));
+      const best = Math.min(...(await Promise.all([model.knee, model.knee + 2].map((k) => burstOn(new Sim(model), fixedLimit(k))))));
       const at32 = await burstOn(new Sim(model), fixedLimit(32));
       expect(at32).toBeGreaterThan(best * 1.1); // the model has a knee worth finding
       for (const initial of [2, 32]) {
@@ -120,7 +125,12 @@ describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
     const limit = new AdaptiveConcurrencyLimit({ initialLimit: 8, minLimit: 2, maxLimit: 8, now: () => t });
     const held = await Promise.all(Array.from({ length: 8 }, () => limit.acquire('start')));
     const order: number[] = [];
-    const waiters = [1, 2, 3].map((i) => limit.acquire('start').then((r) => { order.push(i); return r; }));
+    const waiters = [1, 2, 3].map((i) =>
+      limit.acquire('start').then((r) => {
+        order.push(i);
+        return r;
+      }),
+    );
     expect(limit.snapshot()).toMatchObject({ inFlight: 8, waiting: 3 });
     held[0]!('overload');
     held[0]!('overload'); // twice: counted once
@@ -138,7 +148,11 @@ describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
     const limit = new AdaptiveConcurrencyLimit({ initialLimit: 1, minLimit: 1, maxLimit: 1 });
     const first = await limit.acquire('create');
     const order: string[] = [];
-    const wait = (name: string, priority: number) => limit.acquire('op', priority).then((release) => { order.push(name); release('ok'); });
+    const wait = (name: string, priority: number) =>
+      limit.acquire('op', priority).then((release) => {
+        order.push(name);
+        release('ok');
+      });
     const all = Promise.all([wait('low-1', 0), wait('high-1', 3), wait('mid', 1), wait('high-2', 3), wait('low-2', 0)]);
     expect(limit.snapshot()).toMatchObject({ inFlight: 1, waiting: 5 });
     first('ok');
@@ -198,7 +212,9 @@ describe('withDockerAdmission', () => {
     const reached: string[] = [];
     const names = new Map<string, string>();
     let unblock!: () => void;
-    const blocker = new Promise<void>((resolve) => { unblock = resolve; });
+    const blocker = new Promise<void>((resolve) => {
+      unblock = resolve;
+    });
     const observed = withOverrides(fake, {
       createContainer: async (spec) => {
         reached.push(`create ${spec.name}`);
@@ -252,14 +268,16 @@ async function burstOn(sim: Sim, limit: AdaptiveConcurrencyLimit): Promise<numbe
 /** `syncs` concurrent loops making `pods` create/start/create/start sequences through `limit` on `sim`. */
 function drive(sim: Sim, limit: AdaptiveConcurrencyLimit, pods: number, syncs: number): Promise<unknown> {
   let next = 0;
-  return Promise.all(Array.from({ length: syncs }, async () => {
-    while (next < pods) {
-      next++;
-      for (const op of ['create', 'start', 'create', 'start']) {
-        const release = await limit.acquire(op);
-        await sim.call(op);
-        release('ok');
+  return Promise.all(
+    Array.from({ length: syncs }, async () => {
+      while (next < pods) {
+        next++;
+        for (const op of ['create', 'start', 'create', 'start']) {
+          const release = await limit.acquire(op);
+          await sim.call(op);
+          release('ok');
+        }
       }
-    }
-  }));
+    }),
+  );
 }

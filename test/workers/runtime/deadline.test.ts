@@ -17,7 +17,11 @@ describe('withDeadline', () => {
 
   it('settles as the call does when it is in time; 0 means no deadline (and no signal)', async () => {
     await expect(withDeadline(10_000, 'x', async () => 7)).resolves.toBe(7);
-    await expect(withDeadline(10_000, 'x', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      withDeadline(10_000, 'x', async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     await expect(withDeadline(0, 'x', async (signal) => signal)).resolves.toBeUndefined();
   });
 

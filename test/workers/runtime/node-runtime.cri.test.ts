@@ -19,7 +19,13 @@ const kCgroupParent = `/kubelet-ts-cri-nr-${randomBytes(3).toString('hex')}`;
 describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { timeout: 120_000 }, () => {
   const run = useCriRun(endpoint);
   const node = `cri-node-${randomBytes(4).toString('hex')}`;
-  const nr = getRuntime({ runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint ?? 'unix:///nonexistent.sock', nodeName: node, runtimeRequestTimeoutMs: 60_000 });
+  const nr = getRuntime({
+    runtime: 'remote',
+    dockerSocketPath: '',
+    containerRuntimeEndpoint: endpoint ?? 'unix:///nonexistent.sock',
+    nodeName: node,
+    runtimeRequestTimeoutMs: 60_000,
+  });
 
   /** A sandbox config owned by `owner` (the labels kuberuntime puts on every config), with the run label for cleanup. */
   function sandbox(name: string, logDir: string, owner = node, more: CriInput<PodSandboxConfig> = {}): CriInput<PodSandboxConfig> {
@@ -28,13 +34,29 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
   }
   function container(config: CriInput<PodSandboxConfig>, name: string, command: string[]): CriInput<ContainerConfig> {
     return {
-      metadata: { name, attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command, log_path: `${name}/0.log`,
-      labels: { ...run.label, 'io.kubernetes.pod.uid': config.metadata?.uid ?? '', 'io.kubernetes.container.name': name, 'kubelet-ts.node-name': node },
+      metadata: { name, attempt: 0 },
+      image: { image: BUSYBOX_IMAGE },
+      command,
+      log_path: `${name}/0.log`,
+      labels: {
+        ...run.label,
+        'io.kubernetes.pod.uid': config.metadata?.uid ?? '',
+        'io.kubernetes.container.name': name,
+        'kubelet-ts.node-name': node,
+      },
     };
   }
 
   it('is one bundle per thread and endpoint; answers Version and Status; its ID scheme is containerd; it has no events', async () => {
-    expect(getRuntime({ runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint!, nodeName: node, runtimeRequestTimeoutMs: 60_000 })).toBe(nr);
+    expect(
+      getRuntime({
+        runtime: 'remote',
+        dockerSocketPath: '',
+        containerRuntimeEndpoint: endpoint!,
+        nodeName: node,
+        runtimeRequestTimeoutMs: 60_000,
+      }),
+    ).toBe(nr);
     expect(nr.events).toBeUndefined();
     const v = await nr.runtime.version('0.1.0');
     expect(v.runtime_name).toBe('containerd');
@@ -44,13 +66,20 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
     expect((await nr.images.imageStatus({ image: BUSYBOX_IMAGE })).image).not.toBeNull();
     // Logs and streams are the CRI's (log files, the streaming server): an unknown container is NotFound, never a hang.
     await expect(nr.logs.tailLogs('a'.repeat(64), 10, 1000)).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
-    await expect(nr.streams.openContainerStream('a'.repeat(64), { kind: 'exec', command: ['true'], stdin: false, stdout: true, stderr: true, tty: false }, { onOutput: () => undefined, onExit: () => undefined }))
-      .rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
+    await expect(
+      nr.streams.openContainerStream(
+        'a'.repeat(64),
+        { kind: 'exec', command: ['true'], stdin: false, stdout: true, stderr: true, tty: false },
+        { onOutput: () => undefined, onExit: () => undefined },
+      ),
+    ).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
   });
 
   it('the events worker answers `unsupported` for it: the PLEG relists', () => {
     const got: ContainerEventsMessage[] = [];
-    const loop = runEventsLoop({ runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint!, nodeName: node }, (m) => got.push(m));
+    const loop = runEventsLoop({ runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint!, nodeName: node }, (m) =>
+      got.push(m),
+    );
     loop.stop();
     expect(got).toEqual([{ type: 'unsupported', message: expect.stringContaining('no container events') }]);
   });
@@ -66,9 +95,16 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
       const cm = await nr.runtime.createContainer(sm, container(mine, 'main', ['sleep', '3600']), mine);
       expect((await nr.runtime.listPodSandbox()).map((s) => s.id)).toEqual([sm]);
       expect((await nr.runtime.listContainers()).map((c) => c.id)).toEqual([cm]);
-      await expect(nr.runtime.stopPodSandbox(st)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT', message: expect.stringContaining(`refusing to stop sandbox ${st}`) });
-      await expect(nr.runtime.createContainer(st, container(theirs, 'x', ['true']), theirs)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
-      await expect(nr.runtime.runPodSandbox(run.sandboxConfig('unlabelled', logs))).rejects.toThrow(/labels io.kubernetes.pod.uid and kubelet-ts.node-name=cri-node-/);
+      await expect(nr.runtime.stopPodSandbox(st)).rejects.toMatchObject({
+        code: 'ERR_INVALID_ARGUMENT',
+        message: expect.stringContaining(`refusing to stop sandbox ${st}`),
+      });
+      await expect(nr.runtime.createContainer(st, container(theirs, 'x', ['true']), theirs)).rejects.toMatchObject({
+        code: 'ERR_INVALID_ARGUMENT',
+      });
+      await expect(nr.runtime.runPodSandbox(run.sandboxConfig('unlabelled', logs))).rejects.toThrow(
+        /labels io.kubernetes.pod.uid and kubelet-ts.node-name=cri-node-/,
+      );
       // Theirs is untouched.
       expect((await run.runtime.podSandboxStatus(st)).status?.state).toBe('SANDBOX_READY');
     } finally {
@@ -76,21 +112,28 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
     }
   });
 
-  it('collects the pods\' CPU, memory and log usage from ListContainerStats/ListPodSandboxStats, in the StatsSample shape', async () => {
+  it("collects the pods' CPU, memory and log usage from ListContainerStats/ListPodSandboxStats, in the StatsSample shape", async () => {
     const logs = await run.logDirectory();
     const config = sandbox('stats', logs, node, { linux: { cgroup_parent: kCgroupParent } });
     const other = sandbox('stats-other', logs, `${node}-other`, { linux: { cgroup_parent: kCgroupParent } });
     try {
       const sb = await nr.runtime.runPodSandbox(config);
       await run.runtime.runPodSandbox(other);
-      const busy = await nr.runtime.createContainer(sb, container(config, 'busy', ['sh', '-c', 'echo started; x=; while :; do x="$x.."; [ ${#x} -gt 100000 ] && x=; done']), config);
+      const busy = await nr.runtime.createContainer(
+        sb,
+        container(config, 'busy', ['sh', '-c', 'echo started; x=; while :; do x="$x.."; [ ${#x} -gt 100000 ] && x=; done']),
+        config,
+      );
       await nr.runtime.startContainer(busy);
       const deps = { runtime: nr.runtime, images: nr.images, rootDir: logs, cgroupRoot: '', now: Date.now };
-      const sample = await waitFor(async () => {
-        const s = await collectCriStats(deps, { kind: 'stats', protocol: 1 });
-        const c = s.pods[0]?.containers[0];
-        return (c?.cgroup?.cpuUsageNs ?? 0) > 0 && (c?.cgroup?.workingSetBytes ?? 0) > 0 && (c?.logsUsedBytes ?? 0) > 0 ? s : null;
-      }, { timeoutMs: 30_000, description: 'CPU, memory and log figures of the busy container' });
+      const sample = await waitFor(
+        async () => {
+          const s = await collectCriStats(deps, { kind: 'stats', protocol: 1 });
+          const c = s.pods[0]?.containers[0];
+          return (c?.cgroup?.cpuUsageNs ?? 0) > 0 && (c?.cgroup?.workingSetBytes ?? 0) > 0 && (c?.logsUsedBytes ?? 0) > 0 ? s : null;
+        },
+        { timeoutMs: 30_000, description: 'CPU, memory and log figures of the busy container' },
+      );
       expect(sample.pods.map((p) => p.name)).toEqual(['stats']);
       const [pod] = sample.pods;
       expect(pod).toMatchObject({ uid: config.metadata?.uid, namespace: 'kts-cri-test', volumes: [] });
@@ -112,8 +155,14 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
 
   it('the pool thread of a CRI runtime answers the status check, stats and a relist (the tasks of the CRI syncer, kuberuntime/cri-worker-tasks.ts)', async () => {
     const b: WorkerBootstrap = {
-      protocol: PROTOCOL_VERSION, runtime: 'remote', dockerSocketPath: '', containerRuntimeEndpoint: endpoint!, nodeName: node,
-      rootDir: await run.logDirectory(), podInfraContainerImage: 'kubelet-ts/pause:1.0', logLevel: 'silent',
+      protocol: PROTOCOL_VERSION,
+      runtime: 'remote',
+      dockerSocketPath: '',
+      containerRuntimeEndpoint: endpoint!,
+      nodeName: node,
+      rootDir: await run.logDirectory(),
+      podInfraContainerImage: 'kubelet-ts/pause:1.0',
+      logLevel: 'silent',
     };
     const handle = createWorkerHandler(b);
     expect(await handle({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION })).toMatchObject({ ok: true, kind: 'runtimeStatus' });

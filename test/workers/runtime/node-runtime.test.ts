@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { getRuntime } from '../../../src/workers/runtime/node-runtime.js';
 
-describe('getRuntime (Docker and the fake behind dockershim\'s NodeRuntime)', () => {
+describe("getRuntime (Docker and the fake behind dockershim's NodeRuntime)", () => {
   const b = { runtime: 'fake' as const, dockerSocketPath: '', nodeName: 'nr-test' };
 
   it('is one bundle per thread, endpoint and node; names its ID scheme; has events, logs and streams', async () => {
@@ -11,7 +11,10 @@ describe('getRuntime (Docker and the fake behind dockershim\'s NodeRuntime)', ()
     expect(getRuntime({ ...b, nodeName: 'nr-other' })).not.toBe(nr);
     // The fake sits behind dockershim (docker-node-runtime.ts): its IDs keep Docker's scheme, as before the seam.
     expect(nr.idScheme).toBe('docker');
-    expect((await nr.runtime.status()).status?.conditions.map((c) => [c.type, c.status])).toEqual([['RuntimeReady', true], ['NetworkReady', true]]);
+    expect((await nr.runtime.status()).status?.conditions.map((c) => [c.type, c.status])).toEqual([
+      ['RuntimeReady', true],
+      ['NetworkReady', true],
+    ]);
     expect(nr.events).toBeDefined();
     expect(typeof nr.logs.readContainerLogs).toBe('function');
     expect(typeof nr.streams.openContainerStream).toBe('function');

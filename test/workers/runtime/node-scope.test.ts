@@ -7,7 +7,11 @@ import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import type { ContainerCreateSpec, ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 
 const spec = (name: string, labels: Record<string, string>): ContainerCreateSpec => ({
-  name, image: 'busybox', labels, cmd: ['sleep', '1'], hostConfig: { networkMode: 'none' },
+  name,
+  image: 'busybox',
+  labels,
+  cmd: ['sleep', '1'],
+  hostConfig: { networkMode: 'none' },
 });
 
 /** The fake runtime with its inspects counted. */
@@ -15,7 +19,12 @@ function counted() {
   const inner = newFakeRuntime();
   const inspected: string[] = [];
   const wrapped: ContainerRuntime = Object.create(inner, {
-    inspectContainer: { value: (id: string) => { inspected.push(id); return inner.inspectContainer(id); } },
+    inspectContainer: {
+      value: (id: string) => {
+        inspected.push(id);
+        return inner.inspectContainer(id);
+      },
+    },
   });
   return { inner, inspected, scoped: scopeToNode(wrapped, 'n1') };
 }
@@ -54,6 +63,8 @@ describe('node scope guard', () => {
     await scoped.startContainer(id);
     await scoped.stopContainer(id, 0);
     expect(inspected).toEqual([id]);
-    await expect(scoped.createContainer(spec('k8s_e', { 'io.kubernetes.pod.uid': 'u1' }))).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
+    await expect(scoped.createContainer(spec('k8s_e', { 'io.kubernetes.pod.uid': 'u1' }))).rejects.toMatchObject({
+      code: 'ERR_INVALID_ARGUMENT',
+    });
   });
 });

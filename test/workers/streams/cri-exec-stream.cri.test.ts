@@ -12,12 +12,15 @@ describe('decodeExitStatus (client-go errorDecoderV4)', () => {
   it('reads Success, NonZeroExitCode with its ExitCode cause, other Failures and junk', () => {
     expect(decodeExitStatus('')).toEqual({ exitCode: 0 });
     expect(decodeExitStatus('{"metadata":{},"status":"Success"}')).toEqual({ exitCode: 0 });
-    const nonZero = '{"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code: error executing command [sh -c exit 3], exit code 3","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"3"}]}}';
+    const nonZero =
+      '{"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code: error executing command [sh -c exit 3], exit code 3","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"3"}]}}';
     expect(decodeExitStatus(nonZero)).toEqual({ exitCode: 3 });
     const failed = decodeExitStatus('{"status":"Failure","message":"OCI runtime exec failed: executable file not found"}');
     expect(failed.exitCode).toBeNull();
     expect(failed.err?.message).toBe('OCI runtime exec failed: executable file not found');
-    expect(decodeExitStatus('{"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[]}}').err?.message).toMatch(/no exit code/);
+    expect(decodeExitStatus('{"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[]}}').err?.message).toMatch(
+      /no exit code/,
+    );
     expect(decodeExitStatus('plain text error').err?.message).toBe('plain text error');
   });
 });
@@ -25,9 +28,14 @@ describe('decodeExitStatus (client-go errorDecoderV4)', () => {
 const endpoint = criEndpointOrSkip();
 
 /** Output and exit of one stream. */
-interface Run { out: string; err: string; exit: Promise<{ code: number | null; err?: Error }>; stream: CriContainerStream }
+interface Run {
+  out: string;
+  err: string;
+  exit: Promise<{ code: number | null; err?: Error }>;
+  stream: CriContainerStream;
+}
 
-describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming server', { timeout: 120_000 }, () => {
+describe.skipIf(!endpoint)("exec and attach through containerd's streaming server", { timeout: 120_000 }, () => {
   const run = useCriRun(endpoint);
   const { runtime } = run;
 
@@ -35,9 +43,18 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
   async function container(name: string, command: string[], more: CriInput<ContainerConfig> = {}): Promise<string> {
     const config: CriInput<PodSandboxConfig> = run.sandboxConfig(name, await run.logDirectory());
     const sandbox = await runtime.runPodSandbox(config);
-    const id = await runtime.createContainer(sandbox, {
-      metadata: { name, attempt: 0 }, image: { image: BUSYBOX_IMAGE }, command, log_path: `${name}/0.log`, labels: { ...run.label }, ...more,
-    }, config);
+    const id = await runtime.createContainer(
+      sandbox,
+      {
+        metadata: { name, attempt: 0 },
+        image: { image: BUSYBOX_IMAGE },
+        command,
+        log_path: `${name}/0.log`,
+        labels: { ...run.label },
+        ...more,
+      },
+      config,
+    );
     await runtime.startContainer(id);
     return id;
   }
@@ -46,13 +63,18 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
     let resolveExit!: (v: { code: number | null; err?: Error }) => void;
     const exit = new Promise<{ code: number | null; err?: Error }>((r) => (resolveExit = r));
     const r = { out: '', err: '', exit } as Run;
-    r.stream = await openCriContainerStream(runtime, id, { kind: 'exec', command: [], stdin: false, stdout: true, stderr: true, tty: false, ...opts }, {
-      onOutput: (fd, chunk) => {
-        if (fd === 1) r.out += chunk.toString();
-        else r.err += chunk.toString();
+    r.stream = await openCriContainerStream(
+      runtime,
+      id,
+      { kind: 'exec', command: [], stdin: false, stdout: true, stderr: true, tty: false, ...opts },
+      {
+        onOutput: (fd, chunk) => {
+          if (fd === 1) r.out += chunk.toString();
+          else r.err += chunk.toString();
+        },
+        onExit: (code, err) => resolveExit({ code, err }),
       },
-      onExit: (code, err) => resolveExit({ code, err }),
-    });
+    );
     return r;
   }
 
@@ -119,16 +141,21 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
         let resolveExit!: (v: number | null) => void;
         const exit = new Promise<number | null>((r) => (resolveExit = r));
         const holder: { stream?: CriContainerStream } = {};
-        holder.stream = await openCriContainerStream(runtime, id, { kind: 'exec', command: ['head', '-c', String(total), '/dev/zero'], stdin, stdout: true, stderr: false, tty: false }, {
-          onOutput: (_fd, chunk) => {
-            got += chunk.length;
-            if (!paused && got >= 256 * 1024) {
-              paused = true;
-              holder.stream?.pause();
-            }
+        holder.stream = await openCriContainerStream(
+          runtime,
+          id,
+          { kind: 'exec', command: ['head', '-c', String(total), '/dev/zero'], stdin, stdout: true, stderr: false, tty: false },
+          {
+            onOutput: (_fd, chunk) => {
+              got += chunk.length;
+              if (!paused && got >= 256 * 1024) {
+                paused = true;
+                holder.stream?.pause();
+              }
+            },
+            onExit: (code) => resolveExit(code),
           },
-          onExit: (code) => resolveExit(code),
-        });
+        );
         await waitFor(() => paused, { timeoutMs: 20_000, description: 'a first window of output' });
         await new Promise((r) => setTimeout(r, 300));
         expect(got).toBeLessThan(total);
@@ -153,7 +180,10 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
 
       // Without stdin the WebSocket carries it (resize on channel 4): the command waits for the size and
       // records it (containerd 1.6 may drop a TTY's last output when the process ends at once).
-      const w = await open(id, { command: ['sh', '-c', 'until [ "$(stty -F /dev/tty size)" = "24 80" ]; do sleep 0.1; done; stty -F /dev/tty size > /tmp/size'], tty: true });
+      const w = await open(id, {
+        command: ['sh', '-c', 'until [ "$(stty -F /dev/tty size)" = "24 80" ]; do sleep 0.1; done; stty -F /dev/tty size > /tmp/size'],
+        tty: true,
+      });
       expect(w.stream.protocol).toMatch(/^websocket v[45]\.channel\.k8s\.io$/);
       await w.stream.resize(80, 24);
       expect(await w.exit).toEqual({ code: 0, err: undefined });
@@ -182,11 +212,20 @@ describe.skipIf(!endpoint)('exec and attach through containerd\'s streaming serv
   it('refuses a container that is not running (ERR_INVALID_ARGUMENT) or does not exist (ERR_NOT_FOUND)', async () => {
     try {
       const id = await container('done', ['true']);
-      await waitFor(async () => (await runtime.containerStatus(id)).status?.state === 'CONTAINER_EXITED', { timeoutMs: 30_000, description: 'exited' });
-      const notRunning = await open(id, { command: ['echo'] }).then(() => null, (e: unknown) => e);
+      await waitFor(async () => (await runtime.containerStatus(id)).status?.state === 'CONTAINER_EXITED', {
+        timeoutMs: 30_000,
+        description: 'exited',
+      });
+      const notRunning = await open(id, { command: ['echo'] }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(notRunning).toBeInstanceOf(AgentError);
       expect((notRunning as AgentError).code).toBe('ERR_INVALID_ARGUMENT');
-      const missing = await open('f'.repeat(64), { command: ['echo'] }).then(() => null, (e: unknown) => e);
+      const missing = await open('f'.repeat(64), { command: ['echo'] }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect((missing as AgentError).code).toBe('ERR_NOT_FOUND');
     } finally {
       await run.cleanup();

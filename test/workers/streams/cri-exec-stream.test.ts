@@ -10,15 +10,24 @@ import { openCriContainerStream } from '../../../src/workers/streams/cri-exec-st
 
 const servers: WebSocketServer[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => {
-    for (const c of s.clients) c.terminate();
-    s.close(() => resolve());
-  })));
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          for (const c of s.clients) c.terminate();
+          s.close(() => resolve());
+        }),
+    ),
+  );
 });
 
 /** A v5 streaming server on 127.0.0.1: `onConn` gets each accepted WebSocket; resolves a RuntimeService whose exec answers its URL. */
 async function v5Server(onConn: (ws: WebSocket) => void): Promise<RuntimeService> {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false),
+  });
   servers.push(wss);
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   wss.on('connection', onConn);
@@ -36,17 +45,33 @@ describe('openCriContainerStream on a v5 streaming server', () => {
           // cat saw EOF: echo what came, then the Status of exit 4.
           const data = Buffer.concat(frames.filter((f) => f[0] === 0).map((f) => f.subarray(1)));
           ws.send(Buffer.concat([Buffer.from([1]), data]));
-          ws.send(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '4' }] } }))]));
+          ws.send(
+            Buffer.concat([
+              Buffer.from([3]),
+              Buffer.from(
+                JSON.stringify({
+                  status: 'Failure',
+                  reason: 'NonZeroExitCode',
+                  details: { causes: [{ reason: 'ExitCode', message: '4' }] },
+                }),
+              ),
+            ]),
+          );
           ws.close(1000);
         }
       });
     });
     let out = '';
     const exit = new Promise<number | null>((resolve) => {
-      void openCriContainerStream(runtime, 'a'.repeat(64), { kind: 'exec', command: ['cat'], stdin: true, stdout: true, stderr: true, tty: false }, {
-        onOutput: (_fd, c) => (out += c.toString()),
-        onExit: (code) => resolve(code),
-      }).then((s) => {
+      void openCriContainerStream(
+        runtime,
+        'a'.repeat(64),
+        { kind: 'exec', command: ['cat'], stdin: true, stdout: true, stderr: true, tty: false },
+        {
+          onOutput: (_fd, c) => (out += c.toString()),
+          onExit: (code) => resolve(code),
+        },
+      ).then((s) => {
         expect(s.protocol).toBe('websocket v5.channel.k8s.io');
         expect(s.stdinClosable).toBe(true);
         s.writeStdin(Buffer.from('hello'), () => s.endStdin());
@@ -54,7 +79,10 @@ describe('openCriContainerStream on a v5 streaming server', () => {
     });
     expect(await exit).toBe(4);
     expect(out).toBe('hello');
-    expect(frames.map((f) => [...f])).toEqual([[0, ...Buffer.from('hello')], [255, 0]]);
+    expect(frames.map((f) => [...f])).toEqual([
+      [0, ...Buffer.from('hello')],
+      [255, 0],
+    ]);
   });
 });
 
@@ -68,7 +96,10 @@ describe('openCriContainerStream errors', () => {
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
     const port = (s.address() as AddressInfo).port;
     await new Promise<void>((resolve) => s.close(() => resolve()));
-    const err = await openCriContainerStream(runtimeAt(`http://127.0.0.1:${port}/exec/x`), 'a'.repeat(64), opts, handlers).then(() => null, (e: unknown) => e);
+    const err = await openCriContainerStream(runtimeAt(`http://127.0.0.1:${port}/exec/x`), 'a'.repeat(64), opts, handlers).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AgentError);
     expect((err as AgentError).code).toBe('ERR_RUNTIME_UNAVAILABLE');
     expect((err as Error).message).toMatch(new RegExp(`cannot reach the streaming server 127\\.0\\.0\\.1:${port}`));
@@ -79,7 +110,10 @@ describe('openCriContainerStream errors', () => {
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
     try {
       const port = (s.address() as AddressInfo).port;
-      const err = await openCriContainerStream(runtimeAt(`http://127.0.0.1:${port}/exec/x`), 'a'.repeat(64), opts, handlers).then(() => null, (e: unknown) => e);
+      const err = await openCriContainerStream(runtimeAt(`http://127.0.0.1:${port}/exec/x`), 'a'.repeat(64), opts, handlers).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect((err as AgentError).code).toBe('ERR_PROTOCOL');
       expect((err as Error).message).toMatch(/HTTP 404: token not found$/);
     } finally {

@@ -53,7 +53,7 @@ describe('port-forward connection (worker side)', () => {
     c.port.close();
   });
 
-  it('direct: a refused port ends with the dial error in Go\'s words', async () => {
+  it("direct: a refused port ends with the dial error in Go's words", async () => {
     const port = await closedPort();
     const c = open({ reach: { kind: 'direct', host: '127.0.0.1' }, port });
     await waitFor(() => c.got.end, { description: 'end' });
@@ -70,21 +70,25 @@ describe('port-forward connection (worker side)', () => {
     // At most one read past the window arrives without credit.
     expect(c.got.data.length).toBeLessThan(kPortForwardWindowBytes + 256 * 1024);
     expect(c.got.data.length).toBeLessThan(total);
-    await waitFor(() => {
-      c.ackReceived();
-      return c.got.end;
-    }, { timeoutMs: 10_000, description: 'all data, then end' });
+    await waitFor(
+      () => {
+        c.ackReceived();
+        return c.got.end;
+      },
+      { timeoutMs: 10_000, description: 'all data, then end' },
+    );
     expect(c.got.data.length).toBe(total);
     expect(c.got.end).toEqual({ error: undefined });
     c.port.close();
   });
 
   /** halfCloseServer: reads until the client's FIN, then answers with what it read and closes. */
-  const halfCloseServer = () => listen((s) => {
-    const got: Buffer[] = [];
-    s.on('data', (d: Buffer) => got.push(d));
-    s.on('end', () => s.end(Buffer.concat([Buffer.from('after-eof:'), ...got])));
-  });
+  const halfCloseServer = () =>
+    listen((s) => {
+      const got: Buffer[] = [];
+      s.on('data', (d: Buffer) => got.push(d));
+      s.on('end', () => s.end(Buffer.concat([Buffer.from('after-eof:'), ...got])));
+    });
 
   it('direct: closeWrite half-closes the pod side after the bytes before it; the pod answers and the connection ends cleanly', async () => {
     const c = open({ reach: { kind: 'direct', host: '127.0.0.1' }, port: await halfCloseServer() });
@@ -96,7 +100,7 @@ describe('port-forward connection (worker side)', () => {
   });
 
   const helper = existsSync(netnsProbeHelperPath());
-  describe.skipIf(!helper)('netns (the helper, entering this process\'s own namespace)', () => {
+  describe.skipIf(!helper)("netns (the helper, entering this process's own namespace)", () => {
     const netns = (port: number, details: Record<string, unknown> = { labels: owned, running: true, pid: process.pid }) =>
       open({ reach: { kind: 'netns', sandboxId: kSandbox }, port }, runtimeWith(details));
 
@@ -120,7 +124,7 @@ describe('port-forward connection (worker side)', () => {
       expect(c.got.end).toEqual({ error: undefined });
     });
 
-    it('a refused port ends with the helper\'s dial error', async () => {
+    it("a refused port ends with the helper's dial error", async () => {
       const port = await closedPort();
       const c = netns(port);
       await waitFor(() => c.got.end, { timeoutMs: 10_000, description: 'end' });
@@ -141,7 +145,9 @@ describe('port-forward connection (worker side)', () => {
     it('close kills the helper mid-connection', async () => {
       let peerClosed = false;
       const port = await listen((s) => {
-        s.on('end', () => { peerClosed = true; }); // the helper's socket closed (FIN)
+        s.on('end', () => {
+          peerClosed = true;
+        }); // the helper's socket closed (FIN)
         s.resume();
       });
       const c = netns(port);

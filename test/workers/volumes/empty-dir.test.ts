@@ -15,7 +15,10 @@ afterEach(async () => {
   await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
-const pod: Pod = { metadata: { name: 'fill', namespace: 'default', uid: 'pod-uid-ed' }, spec: { containers: [], volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }] } };
+const pod: Pod = {
+  metadata: { name: 'fill', namespace: 'default', uid: 'pod-uid-ed' },
+  spec: { containers: [], volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }] },
+};
 
 describe('disk emptyDir with a sizeLimit (worker)', () => {
   it('is set up 0777 and, over its limit, still reports only what was set up: no eviction verdict from the worker', async () => {

@@ -24,7 +24,11 @@ describe('subPath resolution (PrepareSafeSubpath)', () => {
   });
 
   it('resolves a directory, a file, and a link that stays inside the volume', async () => {
-    for (const [sub, isDir] of [['inner', true], ['inner/f', false], ['in-link', true]] as const) {
+    for (const [sub, isDir] of [
+      ['inner', true],
+      ['inner/f', false],
+      ['in-link', true],
+    ] as const) {
       const r = await resolveSubPath(vol, sub);
       expect(r.isDir).toBe(isDir);
       await r.handle.close();
@@ -32,7 +36,10 @@ describe('subPath resolution (PrepareSafeSubpath)', () => {
   });
 
   it.each(['esc', 'esc/passwd', 'rel-esc', 'rel-esc/new'])('refuses %j: a link out of the volume, nothing created outside', async (sub) => {
-    await expect(resolveSubPath(vol, sub)).rejects.toMatchObject({ reason: 'CreateContainerConfigError', message: expect.stringMatching(/not within volume path/) });
+    await expect(resolveSubPath(vol, sub)).rejects.toMatchObject({
+      reason: 'CreateContainerConfigError',
+      message: expect.stringMatching(/not within volume path/),
+    });
   });
 
   it('creates a missing subPath as directories, and refuses to create through a dangling link', async () => {

@@ -29,7 +29,9 @@ export function pathKey(p: FieldPath): string {
  */
 export function fieldSetOf(obj: JsonObject, meta: PatchMeta | undefined, prefix: FieldPath = []): FieldSet {
   const out: FieldSet = new Map();
-  const add = (p: FieldPath): void => { out.set(pathKey(p), p); };
+  const add = (p: FieldPath): void => {
+    out.set(pathKey(p), p);
+  };
   const walk = (o: JsonObject, m: PatchMeta | undefined, at: FieldPath): void => {
     for (const [k, v] of Object.entries(o)) {
       const p = [...at, `f:${k}`];
@@ -55,7 +57,10 @@ export function fieldSetOf(obj: JsonObject, meta: PatchMeta | undefined, prefix:
  * path element a key, a member that also has children marked with `".": {}`.
  */
 export function toFieldsV1(set: FieldSet): JsonObject {
-  interface Node { member: boolean; children: Map<string, Node> }
+  interface Node {
+    member: boolean;
+    children: Map<string, Node>;
+  }
   const root: Node = { member: false, children: new Map() };
   for (const p of set.values()) {
     let node = root;
@@ -131,7 +136,10 @@ function findItem(list: Json[], pe: string): number {
   const keys = keysOf(pe);
   const kind = `#${pe.slice(0, 2)}${JSON.stringify(keys ?? null)}`;
   const build = (): Map<string, number> => {
-    const index = new Map<string, number>([[kind, -1], ['#length', list.length]]);
+    const index = new Map<string, number>([
+      [kind, -1],
+      ['#length', list.length],
+    ]);
     list.forEach((item, i) => {
       const name = itemPe(item, pe, keys);
       if (name !== undefined && !index.has(name)) index.set(name, i);
@@ -168,7 +176,10 @@ export function valueAt(obj: JsonObject, path: FieldPath): Json | undefined {
  * that names nothing, changes nothing.
  */
 export function removeAll(obj: JsonObject, paths: Iterable<FieldPath>): void {
-  interface Node { remove: boolean; children: Map<string, Node> }
+  interface Node {
+    remove: boolean;
+    children: Map<string, Node>;
+  }
   const root: Node = { remove: false, children: new Map() };
   for (const p of paths) {
     let node = root;
@@ -222,14 +233,18 @@ export function removeAll(obj: JsonObject, paths: Iterable<FieldPath>): void {
  * `.spec.containers[name="web"].image`.
  */
 export function renderPath(path: FieldPath): string {
-  return path.map((pe) => {
-    if (pe.startsWith('f:')) return `.${pe.slice(2)}`;
-    if (pe.startsWith('v:')) return `[${pe.slice(2)}]`;
-    try {
-      const key = JSON.parse(pe.slice(2)) as Record<string, unknown>;
-      return `[${Object.entries(key).map(([k, w]) => `${k}=${JSON.stringify(w)}`).join(',')}]`;
-    } catch {
-      return `[${pe.slice(2)}]`;
-    }
-  }).join('');
+  return path
+    .map((pe) => {
+      if (pe.startsWith('f:')) return `.${pe.slice(2)}`;
+      if (pe.startsWith('v:')) return `[${pe.slice(2)}]`;
+      try {
+        const key = JSON.parse(pe.slice(2)) as Record<string, unknown>;
+        return `[${Object.entries(key)
+          .map(([k, w]) => `${k}=${JSON.stringify(w)}`)
+          .join(',')}]`;
+      } catch {
+        return `[${pe.slice(2)}]`;
+      }
+    })
+    .join('');
 }

@@ -22,7 +22,8 @@ export function applyJsonPatch(target: JsonObject, ops: Json): JsonObject {
     for (const f of ['path', ...(op.op === 'move' || op.op === 'copy' ? ['from'] : [])]) {
       const v = op[f];
       if (typeof v !== 'string') throw badRequest(`json patch: op ${i} (${op.op}): "${f}" must be a string`);
-      if (v !== '' && !v.startsWith('/')) throw badRequest(`json patch: op ${i} (${op.op} ${v}): "${f}" must be a JSON pointer starting with "/"`);
+      if (v !== '' && !v.startsWith('/'))
+        throw badRequest(`json patch: op ${i} (${op.op} ${v}): "${f}" must be a JSON pointer starting with "/"`);
       if (v.split('/').some((s) => s === '__proto__' || s === 'constructor' || s === 'prototype')) {
         throw badRequest(`json patch: op ${i} (${op.op} ${v}): the path segment is not allowed`);
       }

@@ -8,7 +8,9 @@ import { AgentError } from '../../../shared/errors.js';
 /** Json: a parsed JSON value (what JSON.parse or a YAML document without tags yields). */
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 /** JsonObject: a JSON object. */
-export interface JsonObject { [key: string]: Json }
+export interface JsonObject {
+  [key: string]: Json;
+}
 
 /** isObject: true for a JSON object (not an array, not null). */
 export function isObject(v: unknown): v is JsonObject {
@@ -79,6 +81,10 @@ export function rejectProtoKeys(v: Json, what: string): void {
  */
 export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
+  if (isObject(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'undefined';
 }

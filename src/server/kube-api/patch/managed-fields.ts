@@ -45,11 +45,13 @@ export function writeManagers(obj: JsonObject, managers: Manager[]): void {
   if (!isObject(obj.metadata)) obj.metadata = {};
   const meta = obj.metadata as JsonObject;
   const seconds = (m: Manager): number => (m.time === undefined ? 0 : Math.floor(Date.parse(m.time) / 1000) || 0);
-  const sorted = managers.filter((m) => m.fields.size > 0).sort((p, q) => {
-    if (p.operation !== q.operation) return p.operation < q.operation ? -1 : 1;
-    if (seconds(p) !== seconds(q)) return seconds(p) - seconds(q);
-    return p.manager < q.manager ? -1 : p.manager > q.manager ? 1 : 0;
-  });
+  const sorted = managers
+    .filter((m) => m.fields.size > 0)
+    .sort((p, q) => {
+      if (p.operation !== q.operation) return p.operation < q.operation ? -1 : 1;
+      if (seconds(p) !== seconds(q)) return seconds(p) - seconds(q);
+      return p.manager < q.manager ? -1 : p.manager > q.manager ? 1 : 0;
+    });
   const entries: Json[] = sorted.map((m) => {
     const e: JsonObject = { manager: m.manager, operation: m.operation, apiVersion: m.apiVersion };
     if (m.time !== undefined) e.time = m.time;
@@ -68,7 +70,18 @@ export function nowRfc3339(clock: Clock = realClock): string {
 
 /** Top-level paths no manager owns: identity and bookkeeping, as the fieldmanager strips them. */
 const kUnowned = new Set(['["f:apiVersion"]', '["f:kind"]']);
-const kUnownedMeta = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink']);
+const kUnownedMeta = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+]);
 
 /** ownedFieldSet: the fields of `obj` a manager can own (fieldSetOf minus apiVersion, kind and the identity metadata). */
 export function ownedFieldSet(obj: JsonObject, meta: PatchMeta): FieldSet {

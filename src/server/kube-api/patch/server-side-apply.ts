@@ -28,7 +28,13 @@ import { strategicMerge } from './strategic-merge.js';
  * .spec.containers[name="web"].image; …`) unless `force`, which moves those fields to `manager`;
  * ERR_INVALID_ARGUMENT for a missing manager or managedFields in the applied configuration.
  */
-export function serverSideApply(live: JsonObject, applied: JsonObject, meta: PatchMeta, manager: string | undefined, force: boolean): JsonObject {
+export function serverSideApply(
+  live: JsonObject,
+  applied: JsonObject,
+  meta: PatchMeta,
+  manager: string | undefined,
+  force: boolean,
+): JsonObject {
   if (manager === undefined || manager === '') throw badRequest('fieldManager: Required value: is required for apply patch');
   if (manager.length > 128) throw badRequest('fieldManager: Too long: must have at most 128 bytes');
   const appliedMeta = applied.metadata;
@@ -53,7 +59,9 @@ export function serverSideApply(live: JsonObject, applied: JsonObject, meta: Pat
     }
   }
   if (conflicts.length > 0 && !force) {
-    const lines = conflicts.map((c) => `conflict with ${JSON.stringify(c.manager.manager)} using ${c.manager.apiVersion}: ${renderPath(c.path)}`);
+    const lines = conflicts.map(
+      (c) => `conflict with ${JSON.stringify(c.manager.manager)} using ${c.manager.apiVersion}: ${renderPath(c.path)}`,
+    );
     const n = conflicts.length;
     throw new ConflictError(`Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${lines.join('\n')}`);
   }

@@ -30,12 +30,14 @@ export function strategicMerge(original: JsonObject, patch: JsonObject, meta: Pa
       for (const [k, v] of Object.entries(patch)) if (k !== '$patch') setKey(rest, k, v);
       return strategicMerge({}, rest, meta, path);
     }
-    if (directive !== 'merge') throw badRequest(`${where(path)}unknown patch type ${JSON.stringify(directive)} in $patch (want replace, delete or merge)`);
+    if (directive !== 'merge')
+      throw badRequest(`${where(path)}unknown patch type ${JSON.stringify(directive)} in $patch (want replace, delete or merge)`);
   }
   const out = clone(original);
   const retain = patch.$retainKeys;
   if (retain !== undefined) {
-    if (!Array.isArray(retain) || !retain.every((k) => typeof k === 'string')) throw badRequest(`${where(path)}$retainKeys must be a list of field names`);
+    if (!Array.isArray(retain) || !retain.every((k) => typeof k === 'string'))
+      throw badRequest(`${where(path)}$retainKeys must be a list of field names`);
     for (const k of Object.keys(out)) if (!retain.includes(k)) delete out[k];
   }
   const orders: Array<[string, Json[]]> = [];
@@ -87,14 +89,19 @@ function mergeValue(have: Json | undefined, value: Json, meta: PatchMeta | undef
 function mergeList(original: Json[], patch: Json[], meta: PatchMeta | undefined, path: string): Json[] {
   // The list-level directive is an item of its own, `{"$patch": "replace"}`; an item that also has
   // its merge key and `$patch: replace` replaces only that item (strategicMerge does that).
-  const replaceAt = patch.findIndex((x) => isObject(x) && x.$patch === 'replace' && (meta?.mergeKey === undefined || !Object.prototype.hasOwnProperty.call(x, meta.mergeKey)));
+  const replaceAt = patch.findIndex(
+    (x) =>
+      isObject(x) && x.$patch === 'replace' && (meta?.mergeKey === undefined || !Object.prototype.hasOwnProperty.call(x, meta.mergeKey)),
+  );
   if (meta?.mergeKey !== undefined) {
     const key = meta.mergeKey;
     if (replaceAt >= 0) {
-      return patch.filter((_, i) => i !== replaceAt).map((x, i) => {
-        if (!isObject(x)) throw badRequest(`${where(`${path}[${i}]`)}an item of a list merged by "${key}" must be an object`);
-        return strategicMerge({}, x, meta.items, `${path}[${i}]`) ?? {};
-      });
+      return patch
+        .filter((_, i) => i !== replaceAt)
+        .map((x, i) => {
+          if (!isObject(x)) throw badRequest(`${where(`${path}[${i}]`)}an item of a list merged by "${key}" must be an object`);
+          return strategicMerge({}, x, meta.items, `${path}[${i}]`) ?? {};
+        });
     }
     // Items by the canonical text of their merge key (undefined: deleted), so a long list merges in linear time.
     const out: Array<Json | undefined> = original.map((x) => clone(x));
@@ -174,7 +181,9 @@ function applyElementOrder(list: Json[], order: Json[], mergeKey: string | undef
   });
   const sorted = [...named].sort((a, b) => a.r - b.r || a.i - b.i);
   const out = [...list];
-  named.forEach((e, j) => { out[e.i] = sorted[j].x; });
+  named.forEach((e, j) => {
+    out[e.i] = sorted[j].x;
+  });
   return out;
 }
 

@@ -10,15 +10,34 @@ import { kDeadlineExceeded } from '../deadline.js';
 
 /** Go's names of the gRPC codes (google.golang.org/grpc/codes String()), as the kubelet's messages show them. */
 const kCodeNames: Record<number, string> = {
-  0: 'OK', 1: 'Canceled', 2: 'Unknown', 3: 'InvalidArgument', 4: 'DeadlineExceeded', 5: 'NotFound',
-  6: 'AlreadyExists', 7: 'PermissionDenied', 8: 'ResourceExhausted', 9: 'FailedPrecondition', 10: 'Aborted',
-  11: 'OutOfRange', 12: 'Unimplemented', 13: 'Internal', 14: 'Unavailable', 15: 'DataLoss', 16: 'Unauthenticated',
+  0: 'OK',
+  1: 'Canceled',
+  2: 'Unknown',
+  3: 'InvalidArgument',
+  4: 'DeadlineExceeded',
+  5: 'NotFound',
+  6: 'AlreadyExists',
+  7: 'PermissionDenied',
+  8: 'ResourceExhausted',
+  9: 'FailedPrecondition',
+  10: 'Aborted',
+  11: 'OutOfRange',
+  12: 'Unimplemented',
+  13: 'Internal',
+  14: 'Unavailable',
+  15: 'DataLoss',
+  16: 'Unauthenticated',
 };
 
 /** Codes a retry may cure: the runtime busy, restarting or slow, or its own internal failure. */
 const kRetriable = new Set<number>([
-  GrpcStatus.CANCELLED, GrpcStatus.UNKNOWN, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.RESOURCE_EXHAUSTED,
-  GrpcStatus.ABORTED, GrpcStatus.INTERNAL, GrpcStatus.UNAVAILABLE,
+  GrpcStatus.CANCELLED,
+  GrpcStatus.UNKNOWN,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.ABORTED,
+  GrpcStatus.INTERNAL,
+  GrpcStatus.UNAVAILABLE,
 ]);
 
 /** grpcCodeOf: the gRPC status code behind a CRI error (`cause.code`), or undefined. */
@@ -41,13 +60,19 @@ export function criError(method: string, err: unknown, timeoutMs: number): Agent
   const code = typeof e.code === 'number' ? e.code : GrpcStatus.UNKNOWN;
   const retriable = kRetriable.has(code);
   if (code === GrpcStatus.DEADLINE_EXCEEDED) {
-    return new AgentError('ERR_RUNTIME', `${method}: ${kDeadlineExceeded} (--runtime-request-timeout ${timeoutMs / 1000}s)`, { retriable, cause: err });
+    return new AgentError('ERR_RUNTIME', `${method}: ${kDeadlineExceeded} (--runtime-request-timeout ${timeoutMs / 1000}s)`, {
+      retriable,
+      cause: err,
+    });
   }
   const desc = typeof e.details === 'string' && e.details !== '' ? e.details : (e.message ?? String(err));
   const ours: AgentErrorCode =
-    code === GrpcStatus.NOT_FOUND ? 'ERR_NOT_FOUND'
-      : code === GrpcStatus.ALREADY_EXISTS ? 'ERR_ALREADY_EXISTS'
-        : code === GrpcStatus.UNAVAILABLE ? 'ERR_RUNTIME_UNAVAILABLE'
+    code === GrpcStatus.NOT_FOUND
+      ? 'ERR_NOT_FOUND'
+      : code === GrpcStatus.ALREADY_EXISTS
+        ? 'ERR_ALREADY_EXISTS'
+        : code === GrpcStatus.UNAVAILABLE
+          ? 'ERR_RUNTIME_UNAVAILABLE'
           : 'ERR_RUNTIME';
   return new AgentError(ours, `${method}: rpc error: code = ${kCodeNames[code] ?? code} desc = ${desc}`, { retriable, cause: err });
 }
@@ -60,7 +85,9 @@ export function criError(method: string, err: unknown, timeoutMs: number): Agent
  * error as `cause`.
  */
 export function execTimeoutError(cmd: readonly string[], timeoutSeconds: number, cause: unknown): AgentError {
-  return new AgentError('ERR_RUNTIME', `ExecSync: command ${JSON.stringify(cmd.join(' '))} ${kCommandTimedOut} ${timeoutSeconds}s`, { cause });
+  return new AgentError('ERR_RUNTIME', `ExecSync: command ${JSON.stringify(cmd.join(' '))} ${kCommandTimedOut} ${timeoutSeconds}s`, {
+    cause,
+  });
 }
 
 const kCommandTimedOut = 'timed out after';

@@ -32,7 +32,12 @@ export class RemoteImageService implements ImageManagerService {
     return this.conn.call('ImageStatus', { image, verbose }, 'request', opts);
   }
 
-  async pullImage(image: CriInput<ImageSpec>, auth?: CriInput<AuthConfig> | null, sandboxConfig?: CriInput<PodSandboxConfig> | null, opts?: CriCallOptions): Promise<string> {
+  async pullImage(
+    image: CriInput<ImageSpec>,
+    auth?: CriInput<AuthConfig> | null,
+    sandboxConfig?: CriInput<PodSandboxConfig> | null,
+    opts?: CriCallOptions,
+  ): Promise<string> {
     const req = { image, auth: auth ?? null, sandbox_config: sandboxConfig ?? null };
     return (await this.conn.call<{ image_ref: string }>('PullImage', req, 'none', opts)).image_ref;
   }

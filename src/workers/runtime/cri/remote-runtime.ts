@@ -11,15 +11,28 @@ import { parseCriEndpoint } from './endpoint.js';
 import { execTimeoutError, grpcCodeOf } from './errors.js';
 import { CriConnection, type CriClientOptions } from './connection.js';
 import { loadCriServices } from './proto.js';
+import type { ContainerStatusResponse, CriCallOptions, PodSandboxStatusResponse, RuntimeService } from './services.js';
 import type {
-  ContainerStatusResponse, CriCallOptions, PodSandboxStatusResponse, RuntimeService,
-} from './services.js';
-import type {
-  AttachRequest, Container, ContainerConfig, ContainerFilter, CriInput, ExecRequest, ExecSyncResponse,
-  LinuxContainerResources, PodSandbox, PodSandboxConfig, PodSandboxFilter, PortForwardRequest,
+  AttachRequest,
+  Container,
+  ContainerConfig,
+  ContainerFilter,
+  CriInput,
+  ExecRequest,
+  ExecSyncResponse,
+  LinuxContainerResources,
+  PodSandbox,
+  PodSandboxConfig,
+  PodSandboxFilter,
+  PortForwardRequest,
 } from './types.js';
 import type {
-  ContainerStats, ContainerStatsFilter, PodSandboxStats, PodSandboxStatsFilter, StatusResponse, VersionResponse,
+  ContainerStats,
+  ContainerStatsFilter,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
+  StatusResponse,
+  VersionResponse,
 } from './types-status.js';
 
 /** RemoteRuntimeService implements {@link RuntimeService} over one gRPC connection (see the file's docstring). */
@@ -39,7 +52,12 @@ export class RemoteRuntimeService implements RuntimeService {
   }
 
   async runPodSandbox(config: CriInput<PodSandboxConfig>, runtimeHandler = '', opts?: CriCallOptions): Promise<string> {
-    const res = await this.conn.call<{ pod_sandbox_id: string }>('RunPodSandbox', { config, runtime_handler: runtimeHandler }, 'request', opts);
+    const res = await this.conn.call<{ pod_sandbox_id: string }>(
+      'RunPodSandbox',
+      { config, runtime_handler: runtimeHandler },
+      'request',
+      opts,
+    );
     return res.pod_sandbox_id;
   }
 
@@ -63,7 +81,12 @@ export class RemoteRuntimeService implements RuntimeService {
     return this.conn.call('PortForward', request, 'request', opts);
   }
 
-  async createContainer(podSandboxId: string, config: CriInput<ContainerConfig>, sandboxConfig: CriInput<PodSandboxConfig>, opts?: CriCallOptions): Promise<string> {
+  async createContainer(
+    podSandboxId: string,
+    config: CriInput<ContainerConfig>,
+    sandboxConfig: CriInput<PodSandboxConfig>,
+    opts?: CriCallOptions,
+  ): Promise<string> {
     const req = { pod_sandbox_id: podSandboxId, config, sandbox_config: sandboxConfig };
     return (await this.conn.call<{ container_id: string }>('CreateContainer', req, 'request', opts)).container_id;
   }
@@ -130,7 +153,8 @@ export class RemoteRuntimeService implements RuntimeService {
   }
 
   async podSandboxStats(podSandboxId: string, opts?: CriCallOptions): Promise<PodSandboxStats | null> {
-    return (await this.conn.call<{ stats: PodSandboxStats | null }>('PodSandboxStats', { pod_sandbox_id: podSandboxId }, 'request', opts)).stats;
+    return (await this.conn.call<{ stats: PodSandboxStats | null }>('PodSandboxStats', { pod_sandbox_id: podSandboxId }, 'request', opts))
+      .stats;
   }
 
   async listPodSandboxStats(filter?: CriInput<PodSandboxStatsFilter>, opts?: CriCallOptions): Promise<PodSandboxStats[]> {

@@ -13,13 +13,34 @@
  * ListMetricDescriptors, ListPodSandboxMetrics, RuntimeConfig.
  */
 import type {
-  AttachRequest, Container, ContainerConfig, ContainerFilter, ContainerStatus, CriInput, ExecRequest,
-  ExecSyncResponse, ImageSpec, LinuxContainerResources, PodSandbox, PodSandboxConfig, PodSandboxFilter,
-  PodSandboxStatus, PortForwardRequest, StringMap,
+  AttachRequest,
+  Container,
+  ContainerConfig,
+  ContainerFilter,
+  ContainerStatus,
+  CriInput,
+  ExecRequest,
+  ExecSyncResponse,
+  ImageSpec,
+  LinuxContainerResources,
+  PodSandbox,
+  PodSandboxConfig,
+  PodSandboxFilter,
+  PodSandboxStatus,
+  PortForwardRequest,
+  StringMap,
 } from './types.js';
 import type {
-  AuthConfig, ContainerStats, ContainerStatsFilter, Image, ImageFsInfoResponse, ImageStatusResponse,
-  PodSandboxStats, PodSandboxStatsFilter, StatusResponse, VersionResponse,
+  AuthConfig,
+  ContainerStats,
+  ContainerStatsFilter,
+  Image,
+  ImageFsInfoResponse,
+  ImageStatusResponse,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
+  StatusResponse,
+  VersionResponse,
 } from './types-status.js';
 
 /** CriCallOptions: what Go passes in `ctx` — a signal that cancels the call (it then rejects, code Canceled). */
@@ -28,9 +49,17 @@ export interface CriCallOptions {
 }
 
 /** PodSandboxStatusResponse: a sandbox's status, and with `verbose` the runtime's `info` (JSON strings). */
-export interface PodSandboxStatusResponse { status: PodSandboxStatus | null; info: StringMap; containers_statuses: ContainerStatus[]; timestamp: number }
+export interface PodSandboxStatusResponse {
+  status: PodSandboxStatus | null;
+  info: StringMap;
+  containers_statuses: ContainerStatus[];
+  timestamp: number;
+}
 /** ContainerStatusResponse: a container's status, and with `verbose` the runtime's `info`. */
-export interface ContainerStatusResponse { status: ContainerStatus | null; info: StringMap }
+export interface ContainerStatusResponse {
+  status: ContainerStatus | null;
+  info: StringMap;
+}
 
 /** RuntimeVersioner: the runtime's name and versions. */
 export interface RuntimeVersioner {
@@ -41,7 +70,12 @@ export interface RuntimeVersioner {
 /** ContainerManager: containers' lifecycle, status, exec/attach and log reopening. */
 export interface ContainerManager {
   /** createContainer: a container in sandbox `podSandboxId`; resolves its ID. `sandboxConfig` is the config the sandbox was run with. */
-  createContainer(podSandboxId: string, config: CriInput<ContainerConfig>, sandboxConfig: CriInput<PodSandboxConfig>, opts?: CriCallOptions): Promise<string>;
+  createContainer(
+    podSandboxId: string,
+    config: CriInput<ContainerConfig>,
+    sandboxConfig: CriInput<PodSandboxConfig>,
+    opts?: CriCallOptions,
+  ): Promise<string>;
   /** startContainer: start a created container. */
   startContainer(containerId: string, opts?: CriCallOptions): Promise<void>;
   /** stopContainer: SIGTERM (or the image's stop signal), SIGKILL after `timeoutSeconds`; the deadline is the request timeout plus that. Stopping a stopped container succeeds. */
@@ -115,7 +149,12 @@ export interface ImageManagerService {
   /** imageStatus: the image, or `image: null` when the runtime does not hold it (not an error). */
   imageStatus(image: CriInput<ImageSpec>, verbose?: boolean, opts?: CriCallOptions): Promise<ImageStatusResponse>;
   /** pullImage: pull with `auth` (if any); resolves the image's ref (its ID). No deadline: a pull takes as long as it takes. */
-  pullImage(image: CriInput<ImageSpec>, auth?: CriInput<AuthConfig> | null, sandboxConfig?: CriInput<PodSandboxConfig> | null, opts?: CriCallOptions): Promise<string>;
+  pullImage(
+    image: CriInput<ImageSpec>,
+    auth?: CriInput<AuthConfig> | null,
+    sandboxConfig?: CriInput<PodSandboxConfig> | null,
+    opts?: CriCallOptions,
+  ): Promise<string>;
   /** removeImage: remove an image; removing one already gone succeeds. */
   removeImage(image: CriInput<ImageSpec>, opts?: CriCallOptions): Promise<void>;
   /** imageFsInfo: the filesystems images and writable layers use. */

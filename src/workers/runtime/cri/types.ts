@@ -38,13 +38,31 @@ export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAI
 export type SecurityProfileType = 'RuntimeDefault' | 'Unconfined' | 'Localhost';
 
 /** DNSConfig: the sandbox's resolv.conf (the kubelet's network/dns builds it). */
-export interface DNSConfig { servers: string[]; searches: string[]; options: string[] }
+export interface DNSConfig {
+  servers: string[];
+  searches: string[];
+  options: string[];
+}
 /** PortMapping: a hostPort of the pod (`host_port` 0 = none; `host_ip` '' = every address). */
-export interface PortMapping { protocol: Protocol; container_port: number; host_port: number; host_ip: string }
+export interface PortMapping {
+  protocol: Protocol;
+  container_port: number;
+  host_port: number;
+  host_ip: string;
+}
 /** IDMapping of a user namespace or an idmapped mount. */
-export interface IDMapping { host_id: number; container_id: number; length: number }
+export interface IDMapping {
+  host_id: number;
+  container_id: number;
+  length: number;
+}
 /** ImageSpec: an image by reference or ID; `user_specified_image` is the pod's `image` as written. */
-export interface ImageSpec { image: string; annotations: StringMap; user_specified_image: string; runtime_handler: string }
+export interface ImageSpec {
+  image: string;
+  annotations: StringMap;
+  user_specified_image: string;
+  runtime_handler: string;
+}
 /** Mount: a bind mount of `host_path` at `container_path` (or of an image, `image`, for image volumes). */
 export interface Mount {
   container_path: string;
@@ -58,7 +76,11 @@ export interface Mount {
   image: ImageSpec | null;
 }
 /** UserNamespace of a sandbox (mode NODE = the host's; POD with `uids`/`gids` mappings). */
-export interface UserNamespace { mode: NamespaceMode; uids: IDMapping[]; gids: IDMapping[] }
+export interface UserNamespace {
+  mode: NamespaceMode;
+  uids: IDMapping[];
+  gids: IDMapping[];
+}
 /** NamespaceOption: network, pid and ipc namespaces of a sandbox or container; `target_id` for TARGET. */
 export interface NamespaceOption {
   network: NamespaceMode;
@@ -68,15 +90,32 @@ export interface NamespaceOption {
   userns_options: UserNamespace | null;
 }
 /** Int64Value: an optional int64 (unset = null where it is used). */
-export interface Int64Value { value: number }
+export interface Int64Value {
+  value: number;
+}
 /** SELinuxOption: the SELinux label parts. */
-export interface SELinuxOption { user: string; role: string; type: string; level: string }
+export interface SELinuxOption {
+  user: string;
+  role: string;
+  type: string;
+  level: string;
+}
 /** SecurityProfile: a seccomp or AppArmor profile; `localhost_ref` names a Localhost one. */
-export interface SecurityProfile { profile_type: SecurityProfileType; localhost_ref: string }
+export interface SecurityProfile {
+  profile_type: SecurityProfileType;
+  localhost_ref: string;
+}
 /** Capability: capabilities added and dropped (names without `CAP_`, or `ALL`). */
-export interface Capability { add_capabilities: string[]; drop_capabilities: string[]; add_ambient_capabilities: string[] }
+export interface Capability {
+  add_capabilities: string[];
+  drop_capabilities: string[];
+  add_ambient_capabilities: string[];
+}
 /** HugepageLimit: a hugetlb limit, `limit` in bytes. */
-export interface HugepageLimit { page_size: string; limit: number }
+export interface HugepageLimit {
+  page_size: string;
+  limit: number;
+}
 /**
  * LinuxContainerResources: the cgroup settings of a container (or a sandbox's overhead/resources).
  * CPU period and quota in microseconds, shares in cgroup v1 units (2–262144), memory in bytes.
@@ -117,7 +156,12 @@ export interface LinuxPodSandboxConfig {
   resources: LinuxContainerResources | null;
 }
 /** PodSandboxMetadata: the pod's name, UID, namespace and the sandbox's attempt (0, 1, … per re-creation). */
-export interface PodSandboxMetadata { name: string; uid: string; namespace: string; attempt: number }
+export interface PodSandboxMetadata {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+}
 /**
  * PodSandboxConfig: what RunPodSandbox makes (kuberuntime_sandbox.go generatePodSandboxConfig).
  * `log_directory` is the pod's log directory (`/var/log/pods/<ns>_<name>_<uid>`), under which each
@@ -155,13 +199,26 @@ export interface LinuxContainerSecurityContext {
   seccomp_profile_path: string;
 }
 /** LinuxContainerConfig: a container's resources and security context. */
-export interface LinuxContainerConfig { resources: LinuxContainerResources | null; security_context: LinuxContainerSecurityContext | null }
+export interface LinuxContainerConfig {
+  resources: LinuxContainerResources | null;
+  security_context: LinuxContainerSecurityContext | null;
+}
 /** ContainerMetadata: the container's name in the pod and its attempt (the restart count). */
-export interface ContainerMetadata { name: string; attempt: number }
+export interface ContainerMetadata {
+  name: string;
+  attempt: number;
+}
 /** KeyValue: one environment variable. */
-export interface KeyValue { key: string; value: string }
+export interface KeyValue {
+  key: string;
+  value: string;
+}
 /** Device: a host device in the container. */
-export interface Device { container_path: string; host_path: string; permissions: string }
+export interface Device {
+  container_path: string;
+  host_path: string;
+  permissions: string;
+}
 /**
  * ContainerConfig: what CreateContainer makes (kuberuntime_container.go generateContainerConfig).
  * `log_path` is relative to the sandbox's `log_directory` (`<name>/<attempt>.log`).
@@ -186,7 +243,10 @@ export interface ContainerConfig {
 }
 
 /** PodSandboxNetworkStatus: the pod's IP ('' for a host-network sandbox) and any further ones. */
-export interface PodSandboxNetworkStatus { ip: string; additional_ips: { ip: string }[] }
+export interface PodSandboxNetworkStatus {
+  ip: string;
+  additional_ips: { ip: string }[];
+}
 /** PodSandboxStatus: the answer of PodSandboxStatus; `created_at` in nanoseconds since the epoch. */
 export interface PodSandboxStatus {
   id: string;
@@ -210,7 +270,11 @@ export interface PodSandbox {
   runtime_handler: string;
 }
 /** PodSandboxFilter: ListPodSandbox's filter; every part given must match (`label_selector`: all pairs). */
-export interface PodSandboxFilter { id: string; state: { state: PodSandboxState } | null; label_selector: StringMap }
+export interface PodSandboxFilter {
+  id: string;
+  state: { state: PodSandboxState } | null;
+  label_selector: StringMap;
+}
 
 /** Container: one item of ListContainers; `created_at` in nanoseconds since the epoch. */
 export interface Container {
@@ -226,7 +290,12 @@ export interface Container {
   image_id: string;
 }
 /** ContainerFilter: ListContainers' filter; every part given must match. */
-export interface ContainerFilter { id: string; state: { state: ContainerState } | null; pod_sandbox_id: string; label_selector: StringMap }
+export interface ContainerFilter {
+  id: string;
+  state: { state: ContainerState } | null;
+  pod_sandbox_id: string;
+  label_selector: StringMap;
+}
 /**
  * ContainerStatus: the answer of ContainerStatus. Times in nanoseconds since the epoch (0 = not
  * yet); `exit_code` and `reason` (`Completed`, `Error`, `OOMKilled`) once exited; `log_path` absolute.
@@ -252,10 +321,30 @@ export interface ContainerStatus {
   user: { linux: { uid: number; gid: number; supplemental_groups: number[] } | null } | null;
 }
 /** ExecSyncResponse: the output and exit code of a command run to its end (ExecSync). */
-export interface ExecSyncResponse { stdout: Buffer; stderr: Buffer; exit_code: number }
+export interface ExecSyncResponse {
+  stdout: Buffer;
+  stderr: Buffer;
+  exit_code: number;
+}
 /** ExecRequest: a streaming exec; the runtime answers the URL of its streaming server. */
-export interface ExecRequest { container_id: string; cmd: string[]; tty: boolean; stdin: boolean; stdout: boolean; stderr: boolean }
+export interface ExecRequest {
+  container_id: string;
+  cmd: string[];
+  tty: boolean;
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
 /** AttachRequest: a streaming attach to the container's main process. */
-export interface AttachRequest { container_id: string; stdin: boolean; tty: boolean; stdout: boolean; stderr: boolean }
+export interface AttachRequest {
+  container_id: string;
+  stdin: boolean;
+  tty: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
 /** PortForwardRequest: a port-forward into the sandbox's network namespace (`port` may be empty: any). */
-export interface PortForwardRequest { pod_sandbox_id: string; port: number[] }
+export interface PortForwardRequest {
+  pod_sandbox_id: string;
+  port: number[];
+}

@@ -21,9 +21,14 @@ export async function createWithConflictRecovery(runtime: ContainerRuntime, spec
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
     const uid = spec.labels[kPodUidLabel] ?? '';
-    const taken = uid ? (await runtime.listContainers({ labels: [`${kPodUidLabel}=${uid}`] })).find((c) => c.name === spec.name) : undefined;
+    const taken = uid
+      ? (await runtime.listContainers({ labels: [`${kPodUidLabel}=${uid}`] })).find((c) => c.name === spec.name)
+      : undefined;
     if (!taken) {
-      throw new AgentError('ERR_ALREADY_EXISTS', `the container name "${spec.name}" is taken by a container that kubelet-ts did not create (it has no ${kPodUidLabel}=${uid} label); kubelet-ts leaves it alone: remove or rename it (${serializeError(err).message})`);
+      throw new AgentError(
+        'ERR_ALREADY_EXISTS',
+        `the container name "${spec.name}" is taken by a container that kubelet-ts did not create (it has no ${kPodUidLabel}=${uid} label); kubelet-ts leaves it alone: remove or rename it (${serializeError(err).message})`,
+      );
     }
     if (taken.state === 'running') throw err;
     await runtime.removeContainer(taken.id);

@@ -34,7 +34,13 @@ function outcomeOf(err: unknown): 'error' | 'overload' {
  */
 export const kMaxSlotHoldMs = 30_000;
 
-async function admitted<T>(limit: AdaptiveConcurrencyLimit, op: string, priority: number, call: () => Promise<T>, maxHoldMs: number): Promise<T> {
+async function admitted<T>(
+  limit: AdaptiveConcurrencyLimit,
+  op: string,
+  priority: number,
+  call: () => Promise<T>,
+  maxHoldMs: number,
+): Promise<T> {
   const release: Release = await limit.acquire(op, priority);
   const hold = setTimeout(() => release('overload'), maxHoldMs);
   try {
@@ -81,19 +87,35 @@ export const kAdmissionPriority = { sandboxCreate: 0, remove: 0, sandboxStart: 1
  * create; a start of an ID this wrapper did not create counts as a container's. A call holds its
  * slot at most `maxHoldMs` milliseconds (default {@link kMaxSlotHoldMs}). Errors pass unchanged.
  */
-export function withDockerAdmission(runtime: ContainerRuntime, limit: AdaptiveConcurrencyLimit, maxHoldMs = kMaxSlotHoldMs): ContainerRuntime {
+export function withDockerAdmission(
+  runtime: ContainerRuntime,
+  limit: AdaptiveConcurrencyLimit,
+  maxHoldMs = kMaxSlotHoldMs,
+): ContainerRuntime {
   /** Sandboxes created through this wrapper and not yet started or removed. */
   const sandboxesToStart = new Set<string>();
   const overrides: Partial<ContainerRuntime> = {
     createContainer: async (spec) => {
       const sandbox = spec.labels[kContainerTypeLabel] === kContainerTypeSandbox;
-      const id = await admitted(limit, 'create', sandbox ? kAdmissionPriority.sandboxCreate : kAdmissionPriority.containerCreate, () => runtime.createContainer(spec), maxHoldMs);
+      const id = await admitted(
+        limit,
+        'create',
+        sandbox ? kAdmissionPriority.sandboxCreate : kAdmissionPriority.containerCreate,
+        () => runtime.createContainer(spec),
+        maxHoldMs,
+      );
       if (sandbox) sandboxesToStart.add(id);
       return id;
     },
     startContainer: (id) => {
       const sandbox = sandboxesToStart.delete(id);
-      return admitted(limit, 'start', sandbox ? kAdmissionPriority.sandboxStart : kAdmissionPriority.containerStart, () => runtime.startContainer(id), maxHoldMs);
+      return admitted(
+        limit,
+        'start',
+        sandbox ? kAdmissionPriority.sandboxStart : kAdmissionPriority.containerStart,
+        () => runtime.startContainer(id),
+        maxHoldMs,
+      );
     },
     removeContainer: (id) => {
       sandboxesToStart.delete(id);

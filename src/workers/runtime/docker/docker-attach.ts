@@ -34,7 +34,12 @@ export function newFdDemuxer(): (chunk: Buffer) => Array<[1 | 2, Buffer]> {
 type Dial = (opts: Record<string, unknown>) => Promise<unknown>;
 
 function dialer(docker: Docker): Dial {
-  return (opts) => new Promise((resolve, reject) => docker.modem.dial(opts as unknown as Parameters<Docker["modem"]["dial"]>[0], (err: unknown, data: unknown) => (err ? reject(err) : resolve(data))));
+  return (opts) =>
+    new Promise((resolve, reject) =>
+      docker.modem.dial(opts as unknown as Parameters<Docker['modem']['dial']>[0], (err: unknown, data: unknown) =>
+        err ? reject(err) : resolve(data),
+      ),
+    );
 }
 
 /**
@@ -43,7 +48,11 @@ function dialer(docker: Docker): Dial {
  * @throws ERR_INVALID_ARGUMENT when the container is not running (Docker's 409); the mapped error otherwise.
  */
 export async function openDockerStream(
-  docker: Docker, id: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers, mapError: (err: unknown, what: string) => AgentError,
+  docker: Docker,
+  id: string,
+  opts: ContainerStreamOptions,
+  h: ContainerStreamHandlers,
+  mapError: (err: unknown, what: string) => AgentError,
 ): Promise<ContainerStream> {
   const dial = dialer(docker);
   const what = `${opts.kind} in container ${id}`;
@@ -52,25 +61,37 @@ export async function openDockerStream(
   try {
     if (opts.kind === 'exec') {
       const created = (await dial({
-        path: `/containers/${id}/exec`, method: 'POST', statusCodes: { 201: true, 404: 'no such container', 409: 'container is not running' },
+        path: `/containers/${id}/exec`,
+        method: 'POST',
+        statusCodes: { 201: true, 404: 'no such container', 409: 'container is not running' },
         options: { AttachStdin: opts.stdin, AttachStdout: opts.stdout, AttachStderr: opts.stderr, Tty: opts.tty, Cmd: opts.command },
       })) as { Id: string };
       execId = created.Id;
       sock = (await dial({
-        path: `/exec/${execId}/start`, method: 'POST', hijack: true, openStdin: opts.stdin, isStream: true,
-        statusCodes: { 200: true, 101: true, 404: 'no such exec', 409: 'container is not running' }, options: { Detach: false, Tty: opts.tty },
+        path: `/exec/${execId}/start`,
+        method: 'POST',
+        hijack: true,
+        openStdin: opts.stdin,
+        isStream: true,
+        statusCodes: { 200: true, 101: true, 404: 'no such exec', 409: 'container is not running' },
+        options: { Detach: false, Tty: opts.tty },
       })) as Socket;
     } else {
       // As dockerode's attach: the options are the query and also the (ignored) body, whose write
       // flushes the request (the modem never ends a request that keeps stdin open).
       sock = (await dial({
-        path: `/containers/${id}/attach?`, method: 'POST', hijack: true, openStdin: opts.stdin, isStream: true,
+        path: `/containers/${id}/attach?`,
+        method: 'POST',
+        hijack: true,
+        openStdin: opts.stdin,
+        isStream: true,
         statusCodes: { 200: true, 101: true, 404: 'no such container', 409: 'container is not running' },
         options: { stream: true, stdin: opts.stdin, stdout: opts.stdout, stderr: opts.stderr },
       })) as Socket;
     }
   } catch (err) {
-    if ((err as { statusCode?: unknown })?.statusCode === 409) throw new AgentError('ERR_INVALID_ARGUMENT', `${what}: the container is not running`, { cause: err });
+    if ((err as { statusCode?: unknown })?.statusCode === 409)
+      throw new AgentError('ERR_INVALID_ARGUMENT', `${what}: the container is not running`, { cause: err });
     throw mapError(err, what);
   }
   let closed = false;
@@ -87,7 +108,9 @@ export async function openDockerStream(
         const code = (info as { ExitCode?: unknown; Running?: unknown }).ExitCode;
         h.onExit(typeof code === 'number' && (info as { Running?: unknown }).Running !== true ? code : null);
       },
-      (e) => { if (!closed) h.onExit(null, mapError(e, `inspect exec ${execId}`)); },
+      (e) => {
+        if (!closed) h.onExit(null, mapError(e, `inspect exec ${execId}`));
+      },
     );
   };
   sock.on('data', (chunk: Buffer) => {
@@ -112,7 +135,12 @@ export async function openDockerStream(
       if (closed || ended) return;
       const path = opts.kind === 'exec' ? `/exec/${execId}/resize?` : `/containers/${id}/resize?`;
       try {
-        await dial({ path, method: 'POST', statusCodes: { 200: true, 201: true, 404: 'not found', 409: 'not running', 500: 'cannot resize' }, options: { h: height, w: width } });
+        await dial({
+          path,
+          method: 'POST',
+          statusCodes: { 200: true, 201: true, 404: 'not found', 409: 'not running', 500: 'cannot resize' },
+          options: { h: height, w: width },
+        });
       } catch (err) {
         throw mapError(err, `resize the TTY of ${what}`);
       }

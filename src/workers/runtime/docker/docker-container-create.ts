@@ -14,12 +14,27 @@ import { AgentError } from '../../../shared/errors.js';
 import { kPodInfraOOMAdj } from '../../../shared/qos.js';
 import { capabilityName, normalizeSysctlName } from '../../../shared/security-context.js';
 import type {
-  ContainerConfig, CriInput, Int64Value, LinuxContainerSecurityContext, Mount, PodSandboxConfig, PodSandboxMetadata, SecurityProfile, SELinuxOption,
+  ContainerConfig,
+  CriInput,
+  Int64Value,
+  LinuxContainerSecurityContext,
+  Mount,
+  PodSandboxConfig,
+  PodSandboxMetadata,
+  SecurityProfile,
+  SELinuxOption,
 } from '../cri/types.js';
 import type { ContainerCreateSpec, ContainerHostConfig } from '../runtime.js';
 import {
-  containerDockerName, kContainerNameLabel, kDockerTypeContainer, kDockerTypeLabel, kDockerTypeSandbox, kSandboxContainerName, kSandboxIdLabel,
-  makeDockerLabels, sandboxDockerName,
+  containerDockerName,
+  kContainerNameLabel,
+  kDockerTypeContainer,
+  kDockerTypeLabel,
+  kDockerTypeSandbox,
+  kSandboxContainerName,
+  kSandboxIdLabel,
+  makeDockerLabels,
+  sandboxDockerName,
 } from './docker-cri-labels.js';
 
 /** What the node gives every Docker create besides the CRI message (the agent's flags). */
@@ -47,7 +62,12 @@ export function sandboxMetadata(config: SandboxIn | null | undefined, what = 'Po
 }
 
 /** dockerUser: Docker's `User` from a run_as_user / run_as_username / run_as_group; with only a group the image's user (root when unset) keeps it. */
-function dockerUser(uid: CriInput<Int64Value> | null | undefined, username: string | null | undefined, gid: CriInput<Int64Value> | null | undefined, imageUser: string): string | undefined {
+function dockerUser(
+  uid: CriInput<Int64Value> | null | undefined,
+  username: string | null | undefined,
+  gid: CriInput<Int64Value> | null | undefined,
+  imageUser: string,
+): string | undefined {
   const user = uid ? String(uid.value ?? 0) : username || undefined;
   if (!gid) return user;
   return `${user ?? (imageUser.split(':')[0] || '0')}:${gid.value ?? 0}`;
@@ -60,7 +80,11 @@ function dockerUser(uid: CriInput<Int64Value> | null | undefined, username: stri
  * default profile). The deprecated `seccomp_profile_path` words (`unconfined`, `localhost/<path>`) too.
  * @throws AgentError ERR_RUNTIME when the Localhost file cannot be read or is not JSON.
  */
-async function seccompOpts(p: CriInput<SecurityProfile> | null | undefined, legacyPath: string | null | undefined, containerName: string): Promise<string[]> {
+async function seccompOpts(
+  p: CriInput<SecurityProfile> | null | undefined,
+  legacyPath: string | null | undefined,
+  containerName: string,
+): Promise<string[]> {
   let type = p?.profile_type;
   let file = p?.localhost_ref ?? '';
   if (!p && legacyPath) {
@@ -69,7 +93,11 @@ async function seccompOpts(p: CriInput<SecurityProfile> | null | undefined, lega
   }
   if (type === 'Unconfined') return ['seccomp=unconfined'];
   if (type !== 'Localhost') return [];
-  const fail = (why: string) => new AgentError('ERR_RUNTIME', `failed to generate security options for container "${containerName}": cannot load seccomp profile ${JSON.stringify(file)}: ${why}`);
+  const fail = (why: string) =>
+    new AgentError(
+      'ERR_RUNTIME',
+      `failed to generate security options for container "${containerName}": cannot load seccomp profile ${JSON.stringify(file)}: ${why}`,
+    );
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -85,7 +113,15 @@ async function seccompOpts(p: CriInput<SecurityProfile> | null | undefined, lega
 
 /** appArmorOpts: RuntimeDefault → `apparmor=docker-default`, Unconfined → `apparmor=unconfined`, Localhost → the profile's name (getApparmorSecurityOpts). */
 function appArmorOpts(p: CriInput<SecurityProfile> | null | undefined, legacy: string | null | undefined): string[] {
-  const type = p?.profile_type ?? (legacy === 'runtime/default' ? 'RuntimeDefault' : legacy === 'unconfined' ? 'Unconfined' : legacy?.startsWith('localhost/') ? 'Localhost' : undefined);
+  const type =
+    p?.profile_type ??
+    (legacy === 'runtime/default'
+      ? 'RuntimeDefault'
+      : legacy === 'unconfined'
+        ? 'Unconfined'
+        : legacy?.startsWith('localhost/')
+          ? 'Localhost'
+          : undefined);
   if (type === 'Unconfined') return ['apparmor=unconfined'];
   if (type === 'RuntimeDefault') return ['apparmor=docker-default'];
   if (type === 'Localhost') return [`apparmor=${p?.localhost_ref ?? legacy!.slice('localhost/'.length)}`];
@@ -134,7 +170,8 @@ export async function sandboxCreateSpec(config: SandboxIn, s: DockerCreateSettin
     name: sandboxDockerName(meta),
     image: s.podInfraImage,
     labels: makeDockerLabels(config.labels as Record<string, string>, config.annotations as Record<string, string>, {
-      [kDockerTypeLabel]: kDockerTypeSandbox, [kContainerNameLabel]: kSandboxContainerName,
+      [kDockerTypeLabel]: kDockerTypeSandbox,
+      [kContainerNameLabel]: kSandboxContainerName,
     }),
     hostname: config.hostname || undefined,
     user: dockerUser(sc?.run_as_user, undefined, sc?.run_as_group, ''),
@@ -206,7 +243,12 @@ export interface ContainerCreateContext {
  * SELinux labels), MaskedPaths/ReadonlyPaths when given; tty and stdin.
  * @throws AgentError ERR_INVALID_ARGUMENT for missing metadata or image; ERR_RUNTIME for a bad Localhost seccomp profile.
  */
-export async function containerCreateSpec(config: ContainerIn, sandbox: SandboxIn, s: DockerCreateSettings, ctx: ContainerCreateContext): Promise<ContainerCreateSpec> {
+export async function containerCreateSpec(
+  config: ContainerIn,
+  sandbox: SandboxIn,
+  s: DockerCreateSettings,
+  ctx: ContainerCreateContext,
+): Promise<ContainerCreateSpec> {
   const name = config.metadata?.name;
   if (!name) throw new AgentError('ERR_INVALID_ARGUMENT', 'ContainerConfig.metadata.name is empty');
   const image = config.image?.user_specified_image || config.image?.image;
@@ -217,12 +259,15 @@ export async function containerCreateSpec(config: ContainerIn, sandbox: SandboxI
   const ns = sc.namespace_options;
   const join = `container:${ctx.sandboxId}`;
   const privileged = sc.privileged === true;
-  const user = sc.run_as_group && !sc.run_as_user && !sc.run_as_username
-    ? dockerUser(undefined, undefined, sc.run_as_group, await ctx.imageUser())
-    : dockerUser(sc.run_as_user, sc.run_as_username, sc.run_as_group, '');
+  const user =
+    sc.run_as_group && !sc.run_as_user && !sc.run_as_username
+      ? dockerUser(undefined, undefined, sc.run_as_group, await ctx.imageUser())
+      : dockerUser(sc.run_as_user, sc.run_as_username, sc.run_as_group, '');
   const securityOpt = [
     ...(sc.no_new_privs ? ['no-new-privileges'] : []),
-    ...(privileged ? [] : [...(await seccompOpts(sc.seccomp, sc.seccomp_profile_path, name)), ...appArmorOpts(sc.apparmor, sc.apparmor_profile)]),
+    ...(privileged
+      ? []
+      : [...(await seccompOpts(sc.seccomp, sc.seccomp_profile_path, name)), ...appArmorOpts(sc.apparmor, sc.apparmor_profile)]),
     ...seLinuxOpts(sc.selinux_options),
   ];
   const cpuQuota = r.cpu_quota ?? 0;
@@ -230,7 +275,8 @@ export async function containerCreateSpec(config: ContainerIn, sandbox: SandboxI
     name: containerDockerName({ name, attempt: config.metadata?.attempt ?? 0 }, pod),
     image,
     labels: makeDockerLabels(config.labels as Record<string, string>, config.annotations as Record<string, string>, {
-      [kDockerTypeLabel]: kDockerTypeContainer, [kSandboxIdLabel]: ctx.sandboxId,
+      [kDockerTypeLabel]: kDockerTypeContainer,
+      [kSandboxIdLabel]: ctx.sandboxId,
     }),
     entrypoint: config.command?.length ? [...config.command] : undefined,
     cmd: config.args?.length ? [...config.args] : undefined,
@@ -251,7 +297,14 @@ export async function containerCreateSpec(config: ContainerIn, sandbox: SandboxI
       readonlyPaths: !privileged && sc.readonly_paths?.length ? [...sc.readonly_paths] : undefined,
       networkMode: join,
       ipcMode: ns?.ipc === 'NODE' ? 'host' : join,
-      pidMode: ns?.pid === 'NODE' ? 'host' : ns?.pid === 'POD' ? join : ns?.pid === 'TARGET' && ns.target_id ? `container:${ns.target_id}` : undefined,
+      pidMode:
+        ns?.pid === 'NODE'
+          ? 'host'
+          : ns?.pid === 'POD'
+            ? join
+            : ns?.pid === 'TARGET' && ns.target_id
+              ? `container:${ns.target_id}`
+              : undefined,
       binds: withResolvConf(mountBinds(config.mounts), ctx.resolvConfFile),
       memory: r.memory_limit_in_bytes ?? 0,
       cpuQuota,

@@ -49,7 +49,13 @@ export function containerDockerName(c: ContainerMetadata, pod: PodSandboxMetadat
 }
 
 /** The parts of a Docker name made by sandboxDockerName or containerDockerName. */
-export interface ParsedDockerName { containerName: string; podName: string; namespace: string; uid: string; attempt: number }
+export interface ParsedDockerName {
+  containerName: string;
+  podName: string;
+  namespace: string;
+  uid: string;
+  attempt: number;
+}
 
 /** parseDockerName splits a name we made (a leading `/` ignored); null for any other name (naming.go parseContainerName). */
 export function parseDockerName(name: string): ParsedDockerName | null {
@@ -61,7 +67,11 @@ export function parseDockerName(name: string): ParsedDockerName | null {
 }
 
 /** makeDockerLabels: the CRI labels plus each annotation as `annotation.<key>`, then `internal` (helpers.go makeLabels). */
-export function makeDockerLabels(labels: StringMap | null | undefined, annotations: StringMap | null | undefined, internal: StringMap): StringMap {
+export function makeDockerLabels(
+  labels: StringMap | null | undefined,
+  annotations: StringMap | null | undefined,
+  internal: StringMap,
+): StringMap {
   const out: StringMap = { ...(labels ?? {}) };
   for (const [k, v] of Object.entries(annotations ?? {})) out[`${kAnnotationPrefix}${k}`] = v;
   return Object.assign(out, internal);
@@ -88,7 +98,12 @@ export function extractLabels(docker: StringMap): { labels: StringMap; annotatio
 export function sandboxMetadataOf(name: string, docker: StringMap): PodSandboxMetadata {
   const p = parseDockerName(name);
   if (p) return { name: p.podName, namespace: p.namespace, uid: p.uid, attempt: p.attempt };
-  return { name: docker[kPodNameLabel] ?? '', namespace: docker[kPodNamespaceLabel] ?? '', uid: docker[kPodUidLabel] ?? '', attempt: Number(docker[`${kAnnotationPrefix}${kRestartCountAnnotation}`]) || 0 };
+  return {
+    name: docker[kPodNameLabel] ?? '',
+    namespace: docker[kPodNamespaceLabel] ?? '',
+    uid: docker[kPodUidLabel] ?? '',
+    attempt: Number(docker[`${kAnnotationPrefix}${kRestartCountAnnotation}`]) || 0,
+  };
 }
 
 /** containerMetadataOf: a container's CRI metadata from its Docker name, else from its labels. */

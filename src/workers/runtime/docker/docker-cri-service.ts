@@ -17,10 +17,27 @@ import type { PodNetwork } from '../../network/pod-network.js';
 import { execTimeoutError } from '../cri/errors.js';
 import type { ContainerStatusResponse, CriCallOptions, PodSandboxStatusResponse, RuntimeService } from '../cri/services.js';
 import type {
-  AttachRequest, Container, ContainerConfig, ContainerFilter, CriInput, ExecRequest, ExecSyncResponse, LinuxContainerResources, PodSandbox,
-  PodSandboxConfig, PodSandboxFilter, PortForwardRequest,
+  AttachRequest,
+  Container,
+  ContainerConfig,
+  ContainerFilter,
+  CriInput,
+  ExecRequest,
+  ExecSyncResponse,
+  LinuxContainerResources,
+  PodSandbox,
+  PodSandboxConfig,
+  PodSandboxFilter,
+  PortForwardRequest,
 } from '../cri/types.js';
-import type { ContainerStats, ContainerStatsFilter, PodSandboxStats, PodSandboxStatsFilter, StatusResponse, VersionResponse } from '../cri/types-status.js';
+import type {
+  ContainerStats,
+  ContainerStatsFilter,
+  PodSandboxStats,
+  PodSandboxStatsFilter,
+  StatusResponse,
+  VersionResponse,
+} from '../cri/types-status.js';
 import type { ContainerCreateSpec, ContainerRuntime } from '../runtime.js';
 import { containerCreateSpec, type DockerCreateSettings } from './docker-container-create.js';
 import { kDockerTypeContainer, kDockerTypeLabel, kPodUidLabel, selectorLabels } from './docker-cri-labels.js';
@@ -52,7 +69,8 @@ export interface DockerCriOptions {
 }
 
 /** kNoStreamingServer: why Exec, Attach and PortForward have no URL on Docker. */
-const kNoStreamingServer = 'the Docker runtime has no streaming server: direct streaming is used instead (the NodeRuntime\'s streams over the engine\'s own connection)';
+const kNoStreamingServer =
+  "the Docker runtime has no streaming server: direct streaming is used instead (the NodeRuntime's streams over the engine's own connection)";
 
 /** DockerRuntimeService: the CRI RuntimeService of the Docker implementation (one per worker thread). */
 export class DockerRuntimeService implements RuntimeService {
@@ -67,13 +85,21 @@ export class DockerRuntimeService implements RuntimeService {
     this.#rootDir = opts.rootDir;
     this.#stats = new DockerStats(opts.runtime);
     this.sandboxes = new DockerSandboxManager({
-      runtime: opts.runtime, network: opts.network, rootDir: opts.rootDir, nodeIp: opts.nodeIp ?? '', settings: () => this.#createSettings(), logger: opts.logger,
+      runtime: opts.runtime,
+      network: opts.network,
+      rootDir: opts.rootDir,
+      nodeIp: opts.nodeIp ?? '',
+      settings: () => this.#createSettings(),
+      logger: opts.logger,
     });
   }
 
   #createSettings(): Promise<DockerCreateSettings> {
     return (this.#settings ??= (this.opts.oomScoreAdjFloor ?? oomScoreAdjFloor)().then((floor) => ({
-      podInfraImage: this.opts.podInfraImage, logRotation: this.opts.logRotation, podPidsLimit: this.opts.podPidsLimit, oomScoreAdjFloor: floor,
+      podInfraImage: this.opts.podInfraImage,
+      logRotation: this.opts.logRotation,
+      podPidsLimit: this.opts.podPidsLimit,
+      oomScoreAdjFloor: floor,
     })));
   }
 
@@ -85,15 +111,25 @@ export class DockerRuntimeService implements RuntimeService {
 
   /** status: RuntimeReady from Docker's `_ping` (false with the error, never a rejection), NetworkReady true (the agent's own CNI). */
   async status(_verbose?: boolean, _opts?: CriCallOptions): Promise<StatusResponse> {
-    const runtimeReady = await this.#runtime.status().then(() => null, (err: unknown) => err as Error);
+    const runtimeReady = await this.#runtime.status().then(
+      () => null,
+      (err: unknown) => err as Error,
+    );
     return {
       status: {
         conditions: [
-          { type: 'RuntimeReady', status: runtimeReady === null, reason: runtimeReady ? 'DockerDaemonNotReady' : '', message: runtimeReady ? `docker: failed to get docker version: ${runtimeReady.message}` : '' },
+          {
+            type: 'RuntimeReady',
+            status: runtimeReady === null,
+            reason: runtimeReady ? 'DockerDaemonNotReady' : '',
+            message: runtimeReady ? `docker: failed to get docker version: ${runtimeReady.message}` : '',
+          },
           { type: 'NetworkReady', status: true, reason: '', message: '' },
         ],
       },
-      info: {}, runtime_handlers: [], features: null,
+      info: {},
+      runtime_handlers: [],
+      features: null,
     };
   }
 
@@ -125,7 +161,12 @@ export class DockerRuntimeService implements RuntimeService {
    * (docker-container-create.ts), the pod's resolv.conf bound when the sandbox had a `dns_config`.
    * @throws ERR_NOT_FOUND when the sandbox is gone; ERR_ALREADY_EXISTS on a name conflict.
    */
-  async createContainer(podSandboxId: string, config: CriInput<ContainerConfig>, sandboxConfig: CriInput<PodSandboxConfig>, _opts?: CriCallOptions): Promise<string> {
+  async createContainer(
+    podSandboxId: string,
+    config: CriInput<ContainerConfig>,
+    sandboxConfig: CriInput<PodSandboxConfig>,
+    _opts?: CriCallOptions,
+  ): Promise<string> {
     const image = config.image?.user_specified_image || config.image?.image || '';
     const spec = await containerCreateSpec(config, sandboxConfig, await this.#createSettings(), {
       sandboxId: podSandboxId,
@@ -162,7 +203,8 @@ export class DockerRuntimeService implements RuntimeService {
   /** containerStatus: the inspect of an app container. @throws ERR_NOT_FOUND when gone or when `containerId` is a sandbox. */
   async containerStatus(containerId: string, _verbose?: boolean, _opts?: CriCallOptions): Promise<ContainerStatusResponse> {
     const d = await this.#runtime.inspectContainer(containerId);
-    if (d.labels[kDockerTypeLabel] !== kDockerTypeContainer) throw new AgentError('ERR_NOT_FOUND', `could not find container "${containerId}"`);
+    if (d.labels[kDockerTypeLabel] !== kDockerTypeContainer)
+      throw new AgentError('ERR_NOT_FOUND', `could not find container "${containerId}"`);
     return { status: toCriContainerStatus(d), info: {} };
   }
 
@@ -173,9 +215,17 @@ export class DockerRuntimeService implements RuntimeService {
    * @throws ERR_NOT_FOUND when the container is gone; ERR_RUNTIME when the engine refuses or cannot.
    */
   async updateContainerResources(containerId: string, r: CriInput<LinuxContainerResources>, _opts?: CriCallOptions): Promise<void> {
-    if (!this.#runtime.updateContainerResources) throw new AgentError('ERR_RUNTIME', `UpdateContainerResources of container "${containerId}": the runtime cannot change a container's resources`);
+    if (!this.#runtime.updateContainerResources)
+      throw new AgentError(
+        'ERR_RUNTIME',
+        `UpdateContainerResources of container "${containerId}": the runtime cannot change a container's resources`,
+      );
     await this.#runtime.updateContainerResources(containerId, {
-      memory: r.memory_limit_in_bytes ?? 0, memorySwap: r.memory_swap_limit_in_bytes ?? 0, cpuQuota: r.cpu_quota ?? 0, cpuPeriod: r.cpu_period ?? 0, cpuShares: r.cpu_shares ?? 0,
+      memory: r.memory_limit_in_bytes ?? 0,
+      memorySwap: r.memory_swap_limit_in_bytes ?? 0,
+      cpuQuota: r.cpu_quota ?? 0,
+      cpuPeriod: r.cpu_period ?? 0,
+      cpuShares: r.cpu_shares ?? 0,
     });
   }
 

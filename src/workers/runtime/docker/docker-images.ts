@@ -47,8 +47,13 @@ export class DockerImageService implements ImageManagerService {
   #toImage(img: LocalImage, asked: string): Image {
     const tags = img.repoTags ?? (asked && !asked.startsWith('sha256:') ? [asked] : []);
     return {
-      id: img.id, repo_tags: tags, repo_digests: img.repoDigests ?? [], size: img.sizeBytes ?? 0, ...imageUser(img.user),
-      spec: { image: img.id, annotations: {}, user_specified_image: '', runtime_handler: '' }, pinned: tags.includes(this.podInfraImage),
+      id: img.id,
+      repo_tags: tags,
+      repo_digests: img.repoDigests ?? [],
+      size: img.sizeBytes ?? 0,
+      ...imageUser(img.user),
+      spec: { image: img.id, annotations: {}, user_specified_image: '', runtime_handler: '' },
+      pinned: tags.includes(this.podInfraImage),
     };
   }
 
@@ -59,8 +64,14 @@ export class DockerImageService implements ImageManagerService {
     return list
       .filter((i) => !want || i.id === want || i.repoTags.includes(want))
       .map((i) => ({
-        id: i.id, repo_tags: i.repoTags, repo_digests: [], size: i.sizeBytes, uid: null, username: '',
-        spec: { image: i.id, annotations: {}, user_specified_image: '', runtime_handler: '' }, pinned: i.repoTags.includes(this.podInfraImage),
+        id: i.id,
+        repo_tags: i.repoTags,
+        repo_digests: [],
+        size: i.sizeBytes,
+        uid: null,
+        username: '',
+        spec: { image: i.id, annotations: {}, user_specified_image: '', runtime_handler: '' },
+        pinned: i.repoTags.includes(this.podInfraImage),
       }));
   }
 
@@ -72,7 +83,12 @@ export class DockerImageService implements ImageManagerService {
   }
 
   /** pullImage: Docker's pull with the credentials of `auth`; resolves the image's ID. @throws reason `ErrImagePull` on failure. */
-  async pullImage(image: CriInput<ImageSpec>, auth?: CriInput<AuthConfig> | null, _sandboxConfig?: unknown, _opts?: CriCallOptions): Promise<string> {
+  async pullImage(
+    image: CriInput<ImageSpec>,
+    auth?: CriInput<AuthConfig> | null,
+    _sandboxConfig?: unknown,
+    _opts?: CriCallOptions,
+  ): Promise<string> {
     const ref = image.image ?? '';
     await this.runtime.pullImage(ref, registryAuth(auth) ?? undefined);
     return (await this.runtime.imageExists(ref))?.id ?? '';
@@ -100,7 +116,10 @@ export class DockerImageService implements ImageManagerService {
     const fs = await this.runtime.imageFsInfo();
     if (!fs) return { image_filesystems: [], container_filesystems: [] };
     const usage = {
-      timestamp: Date.now() * 1e6, fs_id: { mountpoint: fs.mountpoint }, used_bytes: { value: Math.max(0, fs.capacityBytes - fs.availableBytes) }, inodes_used: null,
+      timestamp: Date.now() * 1e6,
+      fs_id: { mountpoint: fs.mountpoint },
+      used_bytes: { value: Math.max(0, fs.capacityBytes - fs.availableBytes) },
+      inodes_used: null,
     };
     return { image_filesystems: [usage], container_filesystems: [usage] };
   }

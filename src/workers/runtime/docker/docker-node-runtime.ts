@@ -47,8 +47,15 @@ export function newDockerNodeRuntime(rt: ContainerRuntime, s: DockerNodeSettings
   const podInfraImage = s.podInfraImage || kDefaultPodInfraImage;
   return {
     runtime: new DockerRuntimeService({
-      runtime: rt, network: s.network ?? kNoopPodNetwork, rootDir: s.rootDir ?? '/var/lib/kubelet', podInfraImage, nodeIp: s.nodeIp,
-      logRotation: s.logRotation, podPidsLimit: s.podPidsLimit, oomScoreAdjFloor: s.oomScoreAdjFloor, logger: s.logger,
+      runtime: rt,
+      network: s.network ?? kNoopPodNetwork,
+      rootDir: s.rootDir ?? '/var/lib/kubelet',
+      podInfraImage,
+      nodeIp: s.nodeIp,
+      logRotation: s.logRotation,
+      podPidsLimit: s.podPidsLimit,
+      oomScoreAdjFloor: s.oomScoreAdjFloor,
+      logger: s.logger,
     }),
     images: new DockerImageService(rt, podInfraImage),
     idScheme: 'docker',

@@ -19,10 +19,27 @@ import { CappedOutput } from './exec-output.js';
 import { ImagePresenceCache } from '../image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
-  ContainerCreateSpec, ContainerDetails, ContainerEventHandlers, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions,
-  ContainerLogReader, ContainerRuntime, ContainerSummary, ExecResult, ContainerResources, ImageFsInfo, ImageSummary, LocalImage, RegistryAuth, RuntimeVersion,
+  ContainerCreateSpec,
+  ContainerDetails,
+  ContainerEventHandlers,
+  ContainerStream,
+  ContainerStreamHandlers,
+  ContainerStreamOptions,
+  ContainerEventWatch,
+  ContainerListFilter,
+  ContainerLogHandlers,
+  ContainerLogOptions,
+  ContainerLogReader,
+  ContainerRuntime,
+  ContainerSummary,
+  ExecResult,
+  ContainerResources,
+  ImageFsInfo,
+  ImageSummary,
+  LocalImage,
+  RegistryAuth,
+  RuntimeVersion,
 } from '../runtime.js';
-
 
 const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 
@@ -46,7 +63,10 @@ export function toAgentError(err: unknown, what: string): AgentError {
   const e = err as { code?: unknown; statusCode?: unknown; json?: { message?: unknown } | null; message?: unknown };
   const detail = typeof e?.json?.message === 'string' ? e.json.message : String(e?.message ?? err);
   if (typeof e?.code === 'string' && kUnavailableCodes.has(e.code)) {
-    return new AgentError('ERR_RUNTIME_UNAVAILABLE', `${what}: container runtime is unavailable: ${detail}`, { retriable: true, cause: err });
+    return new AgentError('ERR_RUNTIME_UNAVAILABLE', `${what}: container runtime is unavailable: ${detail}`, {
+      retriable: true,
+      cause: err,
+    });
   }
   switch (e?.statusCode) {
     case 404:
@@ -102,7 +122,9 @@ class DockerRuntime implements ContainerRuntime {
 
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
     try {
-      const list = await this.#call('list containers', (abortSignal) => this.#docker.listContainers({ all: true, filters: { label: filter.labels }, abortSignal }));
+      const list = await this.#call('list containers', (abortSignal) =>
+        this.#docker.listContainers({ all: true, filters: { label: filter.labels }, abortSignal }),
+      );
       return list.map((c) => ({
         id: c.Id,
         name: (c.Names?.[0] ?? '').replace(/^\//, ''),
@@ -138,8 +160,16 @@ class DockerRuntime implements ContainerRuntime {
         pidMode: c.HostConfig?.PidMode ?? '',
         ipcMode: c.HostConfig?.IpcMode ?? '',
         cgroupParent: c.HostConfig?.CgroupParent ?? '',
-        resources: { memory: hc0(c.HostConfig?.Memory), memorySwap: hc0(c.HostConfig?.MemorySwap), cpuQuota: hc0(c.HostConfig?.CpuQuota), cpuPeriod: hc0(c.HostConfig?.CpuPeriod), cpuShares: hc0(c.HostConfig?.CpuShares) },
-        mounts: (c.Mounts ?? []).filter((m) => m.Type === 'bind').map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW !== false, propagation: m.Propagation ?? '' })),
+        resources: {
+          memory: hc0(c.HostConfig?.Memory),
+          memorySwap: hc0(c.HostConfig?.MemorySwap),
+          cpuQuota: hc0(c.HostConfig?.CpuQuota),
+          cpuPeriod: hc0(c.HostConfig?.CpuPeriod),
+          cpuShares: hc0(c.HostConfig?.CpuShares),
+        },
+        mounts: (c.Mounts ?? [])
+          .filter((m) => m.Type === 'bind')
+          .map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW !== false, propagation: m.Propagation ?? '' })),
         pid: c.State?.Pid ?? 0,
         logPath: c.LogPath ?? '',
       };
@@ -151,46 +181,53 @@ class DockerRuntime implements ContainerRuntime {
   async createContainer(spec: ContainerCreateSpec): Promise<string> {
     const hc = spec.hostConfig;
     try {
-      const c = await this.#call(`create container ${spec.name}`, (abortSignal) => this.#docker.createContainer({
-        abortSignal,
-        name: spec.name,
-        Image: spec.image,
-        Labels: spec.labels,
-        Entrypoint: spec.entrypoint,
-        Cmd: spec.cmd,
-        Env: spec.env,
-        WorkingDir: spec.workingDir || undefined,
-        User: spec.user || undefined,
-        Hostname: spec.hostname || undefined,
-        Tty: spec.tty,
-        OpenStdin: spec.openStdin,
-        StdinOnce: spec.stdinOnce,
-        HostConfig: {
-          NetworkMode: hc.networkMode,
-          IpcMode: hc.ipcMode,
-          PidMode: hc.pidMode,
-          Binds: hc.binds?.length ? hc.binds : undefined,
-          Memory: hc.memory || undefined,
-          CpuQuota: hc.cpuQuota || undefined,
-          CpuPeriod: hc.cpuPeriod || undefined,
-          CpuShares: hc.cpuShares || undefined,
-          OomScoreAdj: hc.oomScoreAdj,
-          CgroupParent: hc.cgroupParent || undefined,
-          PidsLimit: hc.pidsLimit && hc.pidsLimit > 0 ? hc.pidsLimit : undefined,
-          LogConfig: hc.logRotation ? { Type: 'json-file', Config: { 'max-size': String(hc.logRotation.maxSizeBytes), 'max-file': String(hc.logRotation.maxFiles) } } : undefined,
-          Privileged: hc.privileged || undefined,
-          ReadonlyRootfs: hc.readonlyRootfs || undefined,
-          CapAdd: hc.capAdd?.length ? hc.capAdd : undefined,
-          CapDrop: hc.capDrop?.length ? hc.capDrop : undefined,
-          SecurityOpt: hc.securityOpt?.length ? hc.securityOpt : undefined,
-          Sysctls: hc.sysctls && Object.keys(hc.sysctls).length ? hc.sysctls : undefined,
-          GroupAdd: hc.groupAdd?.length ? hc.groupAdd : undefined,
-          MaskedPaths: hc.maskedPaths?.length ? hc.maskedPaths : undefined,
-          ReadonlyPaths: hc.readonlyPaths?.length ? hc.readonlyPaths : undefined,
-          // The kubelet restarts containers itself (restart backoff); Docker must not.
-          RestartPolicy: { Name: 'no' },
-        },
-      }));
+      const c = await this.#call(`create container ${spec.name}`, (abortSignal) =>
+        this.#docker.createContainer({
+          abortSignal,
+          name: spec.name,
+          Image: spec.image,
+          Labels: spec.labels,
+          Entrypoint: spec.entrypoint,
+          Cmd: spec.cmd,
+          Env: spec.env,
+          WorkingDir: spec.workingDir || undefined,
+          User: spec.user || undefined,
+          Hostname: spec.hostname || undefined,
+          Tty: spec.tty,
+          OpenStdin: spec.openStdin,
+          StdinOnce: spec.stdinOnce,
+          HostConfig: {
+            NetworkMode: hc.networkMode,
+            IpcMode: hc.ipcMode,
+            PidMode: hc.pidMode,
+            Binds: hc.binds?.length ? hc.binds : undefined,
+            Memory: hc.memory || undefined,
+            CpuQuota: hc.cpuQuota || undefined,
+            CpuPeriod: hc.cpuPeriod || undefined,
+            CpuShares: hc.cpuShares || undefined,
+            OomScoreAdj: hc.oomScoreAdj,
+            CgroupParent: hc.cgroupParent || undefined,
+            PidsLimit: hc.pidsLimit && hc.pidsLimit > 0 ? hc.pidsLimit : undefined,
+            LogConfig: hc.logRotation
+              ? {
+                  Type: 'json-file',
+                  Config: { 'max-size': String(hc.logRotation.maxSizeBytes), 'max-file': String(hc.logRotation.maxFiles) },
+                }
+              : undefined,
+            Privileged: hc.privileged || undefined,
+            ReadonlyRootfs: hc.readonlyRootfs || undefined,
+            CapAdd: hc.capAdd?.length ? hc.capAdd : undefined,
+            CapDrop: hc.capDrop?.length ? hc.capDrop : undefined,
+            SecurityOpt: hc.securityOpt?.length ? hc.securityOpt : undefined,
+            Sysctls: hc.sysctls && Object.keys(hc.sysctls).length ? hc.sysctls : undefined,
+            GroupAdd: hc.groupAdd?.length ? hc.groupAdd : undefined,
+            MaskedPaths: hc.maskedPaths?.length ? hc.maskedPaths : undefined,
+            ReadonlyPaths: hc.readonlyPaths?.length ? hc.readonlyPaths : undefined,
+            // The kubelet restarts containers itself (restart backoff); Docker must not.
+            RestartPolicy: { Name: 'no' },
+          },
+        }),
+      );
       return c.id;
     } catch (err) {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
@@ -201,9 +238,16 @@ class DockerRuntime implements ContainerRuntime {
 
   async updateContainerResources(id: string, r: ContainerResources): Promise<void> {
     try {
-      await this.#call(`update container ${id}`, (abortSignal) => this.#docker.getContainer(id).update({
-        abortSignal, Memory: r.memory, MemorySwap: r.memorySwap || (r.memory > 0 ? -1 : undefined), CpuQuota: r.cpuQuota, CpuPeriod: r.cpuPeriod || undefined, CpuShares: r.cpuShares || undefined,
-      }));
+      await this.#call(`update container ${id}`, (abortSignal) =>
+        this.#docker.getContainer(id).update({
+          abortSignal,
+          Memory: r.memory,
+          MemorySwap: r.memorySwap || (r.memory > 0 ? -1 : undefined),
+          CpuQuota: r.cpuQuota,
+          CpuPeriod: r.cpuPeriod || undefined,
+          CpuShares: r.cpuShares || undefined,
+        }),
+      );
     } catch (err) {
       throw toAgentError(err, `update container ${id}`);
     }
@@ -231,7 +275,9 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeContainer(id: string): Promise<void> {
     try {
-      await this.#call(`remove container ${id}`, (abortSignal) => this.#docker.getContainer(id).remove({ force: true, v: true, abortSignal }));
+      await this.#call(`remove container ${id}`, (abortSignal) =>
+        this.#docker.getContainer(id).remove({ force: true, v: true, abortSignal }),
+      );
     } catch (err) {
       throw toAgentError(err, `remove container ${id}`);
     }
@@ -245,7 +291,13 @@ class DockerRuntime implements ContainerRuntime {
   async #inspectImage(ref: string): Promise<LocalImage | null> {
     try {
       const img = await this.#call(`inspect image ${ref}`, () => this.#docker.getImage(ref).inspect());
-      return { id: img.Id, user: img.Config?.User ?? '', repoTags: img.RepoTags ?? [], repoDigests: img.RepoDigests ?? [], sizeBytes: img.Size ?? 0 };
+      return {
+        id: img.Id,
+        user: img.Config?.User ?? '',
+        repoTags: img.RepoTags ?? [],
+        repoDigests: img.RepoDigests ?? [],
+        sizeBytes: img.Size ?? 0,
+      };
     } catch (err) {
       if (statusCode(err) === 404) return null;
       throw toAgentError(err, `inspect image ${ref}`);
@@ -269,7 +321,11 @@ class DockerRuntime implements ContainerRuntime {
       if (e.code === 'ERR_RUNTIME_UNAVAILABLE') throw e;
       // The caller words it as the kubelet does: `Failed to pull image "X": <this message>`.
       const detail = (err as { json?: { message?: unknown } } | null)?.json?.message;
-      throw new AgentError('ERR_RUNTIME', typeof detail === 'string' ? detail : String((err as Error)?.message ?? err), { retriable: true, reason: 'ErrImagePull', cause: err });
+      throw new AgentError('ERR_RUNTIME', typeof detail === 'string' ? detail : String((err as Error)?.message ?? err), {
+        retriable: true,
+        reason: 'ErrImagePull',
+        cause: err,
+      });
     } finally {
       // An inspect asked while the pull ran may have seen the image before it.
       this.#imagePresence.forget(ref);
@@ -279,13 +335,15 @@ class DockerRuntime implements ContainerRuntime {
   async tailLogs(id: string, lines: number, bytes: number): Promise<string> {
     let raw: Buffer;
     try {
-      raw = (await this.#call(`read the log of container ${id}`, (abortSignal) => this.#docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false, abortSignal }))) as unknown as Buffer;
+      raw = (await this.#call(`read the log of container ${id}`, (abortSignal) =>
+        this.#docker.getContainer(id).logs({ stdout: true, stderr: true, tail: lines, follow: false, abortSignal }),
+      )) as unknown as Buffer;
     } catch (err) {
       throw toAgentError(err, `read the log of container ${id}`);
     }
     // Non-follow logs of a non-TTY container are multiplexed frames: [stream, 0, 0, 0, size(4, BE)] + payload.
     const parts: Buffer[] = [];
-    for (let i = 0; i + 8 <= raw.length; ) {
+    for (let i = 0; i + 8 <= raw.length;) {
       const size = raw.readUInt32BE(i + 4);
       parts.push(raw.subarray(i + 8, i + 8 + size));
       i += 8 + size;
@@ -298,7 +356,9 @@ class DockerRuntime implements ContainerRuntime {
     let tty: boolean;
     try {
       // A TTY container's log is raw bytes, not multiplexed frames.
-      tty = (await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }))).Config?.Tty === true;
+      tty =
+        (await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }))).Config
+          ?.Tty === true;
     } catch (err) {
       throw toAgentError(err, `inspect container ${id}`);
     }
@@ -319,7 +379,12 @@ class DockerRuntime implements ContainerRuntime {
 
   async listImages(): Promise<ImageSummary[]> {
     try {
-      return (await this.#call('list images', (abortSignal) => this.#docker.listImages({ abortSignal }))).map((i) => ({ id: i.Id, repoTags: i.RepoTags ?? [], sizeBytes: i.Size, createdAtMs: i.Created * 1000 }));
+      return (await this.#call('list images', (abortSignal) => this.#docker.listImages({ abortSignal }))).map((i) => ({
+        id: i.Id,
+        repoTags: i.RepoTags ?? [],
+        sizeBytes: i.Size,
+        createdAtMs: i.Created * 1000,
+      }));
     } catch (err) {
       throw toAgentError(err, 'list images');
     }
@@ -340,7 +405,12 @@ class DockerRuntime implements ContainerRuntime {
   async imageFsInfo(): Promise<ImageFsInfo> {
     let root: string;
     try {
-      root = ((await this.#call('docker info', (abortSignal) => withSignal<{ DockerRootDir?: string }>(this.#docker, 'info')({ abortSignal }))) as { DockerRootDir?: string }).DockerRootDir || '/var/lib/docker';
+      root =
+        (
+          (await this.#call('docker info', (abortSignal) =>
+            withSignal<{ DockerRootDir?: string }>(this.#docker, 'info')({ abortSignal }),
+          )) as { DockerRootDir?: string }
+        ).DockerRootDir || '/var/lib/docker';
     } catch (err) {
       throw toAgentError(err, 'docker info');
     }
@@ -350,7 +420,9 @@ class DockerRuntime implements ContainerRuntime {
 
   async version(): Promise<RuntimeVersion> {
     try {
-      const v = (await this.#call('docker version', (abortSignal) => withSignal<{ Version?: string; ApiVersion?: string }>(this.#docker, 'version')({ abortSignal }))) as { Version?: string; ApiVersion?: string };
+      const v = (await this.#call('docker version', (abortSignal) =>
+        withSignal<{ Version?: string; ApiVersion?: string }>(this.#docker, 'version')({ abortSignal }),
+      )) as { Version?: string; ApiVersion?: string };
       return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
     } catch (err) {
       throw toAgentError(err, 'docker version');
@@ -368,7 +440,9 @@ class DockerRuntime implements ContainerRuntime {
   async execInContainer(id: string, cmd: string[], timeoutMs: number): Promise<ExecResult> {
     let exec: Docker.Exec;
     try {
-      exec = await this.#call(`exec in container ${id}`, (abortSignal) => this.#docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Tty: false, abortSignal }));
+      exec = await this.#call(`exec in container ${id}`, (abortSignal) =>
+        this.#docker.getContainer(id).exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true, Tty: false, abortSignal }),
+      );
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     }
@@ -376,13 +450,14 @@ class DockerRuntime implements ContainerRuntime {
     const all = new CappedOutput();
     const out = new CappedOutput();
     const err = new CappedOutput();
-    const sinkOf = (own: CappedOutput) => new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        all.add(chunk);
-        own.add(chunk);
-        cb();
-      },
-    });
+    const sinkOf = (own: CappedOutput) =>
+      new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          all.add(chunk);
+          own.add(chunk);
+          cb();
+        },
+      });
     let timer: LongTimeout | undefined;
     let stream: NodeJS.ReadWriteStream | undefined;
     try {

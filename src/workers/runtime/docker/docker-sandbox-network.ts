@@ -25,7 +25,12 @@ export function criPortMappings(mappings: readonly CriInput<CriPortMapping>[] | 
   for (const p of mappings ?? []) {
     if (!p.host_port) continue;
     const protocol = String(p.protocol ?? 'TCP').toLowerCase();
-    out.push({ hostPort: p.host_port, containerPort: p.container_port ?? 0, protocol: protocol === 'udp' || protocol === 'sctp' ? protocol : 'tcp', hostIP: p.host_ip || defaultHostIp });
+    out.push({
+      hostPort: p.host_port,
+      containerPort: p.container_port ?? 0,
+      protocol: protocol === 'udp' || protocol === 'sctp' ? protocol : 'tcp',
+      hostIP: p.host_ip || defaultHostIp,
+    });
   }
   return out;
 }

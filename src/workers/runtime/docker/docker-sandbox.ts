@@ -18,7 +18,14 @@ import type { PodSandboxStatusResponse } from '../cri/services.js';
 import type { CriInput, PodSandbox, PodSandboxConfig, PodSandboxFilter } from '../cri/types.js';
 import type { ContainerDetails, ContainerRuntime } from '../runtime.js';
 import { sandboxCreateSpec, sandboxMetadata, type DockerCreateSettings } from './docker-container-create.js';
-import { kDockerTypeContainer, kDockerTypeLabel, kDockerTypeSandbox, kSandboxIdLabel, sandboxMetadataOf, selectorLabels } from './docker-cri-labels.js';
+import {
+  kDockerTypeContainer,
+  kDockerTypeLabel,
+  kDockerTypeSandbox,
+  kSandboxIdLabel,
+  sandboxMetadataOf,
+  selectorLabels,
+} from './docker-cri-labels.js';
 import { CheckedSandboxes, criPortMappings, networkTargetOf, setUpFailureMessage, tearDownNetwork } from './docker-sandbox-network.js';
 import { sandboxMatches, toCriSandbox, toCriSandboxStatus } from './docker-status.js';
 
@@ -90,7 +97,10 @@ export class DockerSandboxManager {
     if (!(await runtime.imageExists(settings.podInfraImage))) await runtime.pullImage(settings.podInfraImage);
     if (config.dns_config) {
       const d = config.dns_config;
-      await writePodFile(podResolvConf(this.deps.rootDir, config), resolvConfContent({ servers: [...(d.servers ?? [])], searches: [...(d.searches ?? [])], options: [...(d.options ?? [])] }));
+      await writePodFile(
+        podResolvConf(this.deps.rootDir, config),
+        resolvConfContent({ servers: [...(d.servers ?? [])], searches: [...(d.searches ?? [])], options: [...(d.options ?? [])] }),
+      );
     }
     failpoint('before-sandbox-create');
     const id = await createWithConflictRecovery(runtime, spec);
@@ -103,14 +113,22 @@ export class DockerSandboxManager {
       const d = await runtime.inspectContainer(id);
       if (!d.pid) throw new AgentError('ERR_NETWORK', 'the sandbox container is not running (no network namespace)');
       failpoint('before-network-setup');
-      await network.setUpPod({ ...target, netnsPath: `/proc/${d.pid}/ns/net`, portMappings: criPortMappings(config.port_mappings, this.deps.nodeIp) });
+      await network.setUpPod({
+        ...target,
+        netnsPath: `/proc/${d.pid}/ns/net`,
+        portMappings: criPortMappings(config.port_mappings, this.deps.nodeIp),
+      });
       failpoint('after-network-setup');
       this.#checked.mark(id);
       return id;
     } catch (err) {
       // As the syncer did: the sandbox whose SetUpPod failed is torn down and removed (DEL is idempotent).
-      await tearDownNetwork(network, target, '').catch((e: unknown) => this.deps.logger?.warn({ containerID: id, err: e }, 'Tearing down a sandbox whose network set-up failed'));
-      await runtime.removeContainer(id).catch((e: unknown) => this.deps.logger?.warn({ containerID: id, err: e }, 'Removing a sandbox whose network set-up failed'));
+      await tearDownNetwork(network, target, '').catch((e: unknown) =>
+        this.deps.logger?.warn({ containerID: id, err: e }, 'Tearing down a sandbox whose network set-up failed'),
+      );
+      await runtime
+        .removeContainer(id)
+        .catch((e: unknown) => this.deps.logger?.warn({ containerID: id, err: e }, 'Removing a sandbox whose network set-up failed'));
       throw new AgentError('ERR_NETWORK', setUpFailureMessage(id, meta.name, meta.namespace, err), { cause: err, retriable: true });
     }
   }
@@ -181,7 +199,11 @@ export class DockerSandboxManager {
     const mode = this.#checked.mode(d.id);
     const meta = sandboxMetadataOf(d.name, d.labels);
     try {
-      const ok = await this.deps.network.checkPod(networkTargetOf(d.id, meta), mode === 'full' && d.pid ? `/proc/${d.pid}/ns/net` : '', mode);
+      const ok = await this.deps.network.checkPod(
+        networkTargetOf(d.id, meta),
+        mode === 'full' && d.pid ? `/proc/${d.pid}/ns/net` : '',
+        mode,
+      );
       if (ok && mode === 'full') this.#checked.mark(d.id);
       if (!ok) this.deps.logger?.info({ podUID: meta.uid, containerID: d.id, mode }, 'Pod sandbox lost its network');
       return ok;
@@ -193,7 +215,9 @@ export class DockerSandboxManager {
 
   /** listPodSandbox: the pause containers matching `filter` (label selector on the engine; id prefix and state here). */
   async listPodSandbox(filter?: CriInput<PodSandboxFilter> | null): Promise<PodSandbox[]> {
-    const list = await this.deps.runtime.listContainers({ labels: [`${kDockerTypeLabel}=${kDockerTypeSandbox}`, ...selectorLabels(filter?.label_selector)] });
+    const list = await this.deps.runtime.listContainers({
+      labels: [`${kDockerTypeLabel}=${kDockerTypeSandbox}`, ...selectorLabels(filter?.label_selector)],
+    });
     return list.map(toCriSandbox).filter((s) => sandboxMatches(s, filter));
   }
 }

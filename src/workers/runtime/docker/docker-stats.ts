@@ -16,7 +16,15 @@ import type { ContainerStatsFilter, ContainerStats, CpuUsage, MemoryUsage, PodSa
 import type { CriInput } from '../cri/types.js';
 import type { ContainerDetails, ContainerRuntime } from '../runtime.js';
 import {
-  containerMetadataOf, extractLabels, idMatches, kDockerTypeContainer, kDockerTypeLabel, kDockerTypeSandbox, kSandboxIdLabel, sandboxMetadataOf, selectorLabels,
+  containerMetadataOf,
+  extractLabels,
+  idMatches,
+  kDockerTypeContainer,
+  kDockerTypeLabel,
+  kDockerTypeSandbox,
+  kSandboxIdLabel,
+  sandboxMetadataOf,
+  selectorLabels,
 } from './docker-cri-labels.js';
 
 /** kMaxSamples: how many previous CPU samples a service keeps (cleared when full: the next rates are absent once). */
@@ -38,16 +46,25 @@ export class DockerStats {
     let nanoCores: number | undefined;
     const prev = this.#previous.get(key);
     if (u.cpuUsageNs !== undefined) {
-      if (prev && atNs > prev.atNs && u.cpuUsageNs >= prev.cpuNs) nanoCores = Math.round(((u.cpuUsageNs - prev.cpuNs) / (atNs - prev.atNs)) * 1e9);
+      if (prev && atNs > prev.atNs && u.cpuUsageNs >= prev.cpuNs)
+        nanoCores = Math.round(((u.cpuUsageNs - prev.cpuNs) / (atNs - prev.atNs)) * 1e9);
       if (this.#previous.size >= kMaxSamples) this.#previous.clear();
       this.#previous.set(key, { cpuNs: u.cpuUsageNs, atNs });
     }
     return {
       cpu: { timestamp: atNs, usage_core_nano_seconds: u64(u.cpuUsageNs), usage_nano_cores: u64(nanoCores) },
       memory: {
-        timestamp: atNs, working_set_bytes: u64(u.workingSetBytes), usage_bytes: u64(u.memoryUsageBytes), rss_bytes: u64(u.rssBytes),
-        page_faults: u64(u.pageFaults), major_page_faults: u64(u.majorPageFaults),
-        available_bytes: u64(u.memoryLimitBytes !== undefined && u.workingSetBytes !== undefined ? Math.max(0, u.memoryLimitBytes - u.workingSetBytes) : undefined),
+        timestamp: atNs,
+        working_set_bytes: u64(u.workingSetBytes),
+        usage_bytes: u64(u.memoryUsageBytes),
+        rss_bytes: u64(u.rssBytes),
+        page_faults: u64(u.pageFaults),
+        major_page_faults: u64(u.majorPageFaults),
+        available_bytes: u64(
+          u.memoryLimitBytes !== undefined && u.workingSetBytes !== undefined
+            ? Math.max(0, u.memoryLimitBytes - u.workingSetBytes)
+            : undefined,
+        ),
       },
     };
   }
@@ -62,7 +79,13 @@ export class DockerStats {
   async #containerStats(d: ContainerDetails): Promise<ContainerStats> {
     const { labels, annotations } = extractLabels(d.labels);
     const { cpu, memory } = await this.#usage(d.id, await this.#cgroupOf(d), Date.now() * 1e6);
-    return { attributes: { id: d.id, metadata: containerMetadataOf(d.name, d.labels), labels, annotations }, cpu, memory, writable_layer: null, swap: null };
+    return {
+      attributes: { id: d.id, metadata: containerMetadataOf(d.name, d.labels), labels, annotations },
+      cpu,
+      memory,
+      writable_layer: null,
+      swap: null,
+    };
   }
 
   async #inspect(id: string, type: string, what: string): Promise<ContainerDetails> {
@@ -81,7 +104,14 @@ export class DockerStats {
     const labels = [`${kDockerTypeLabel}=${kDockerTypeContainer}`, ...selectorLabels(filter?.label_selector)];
     if (filter?.pod_sandbox_id) labels.push(`${kSandboxIdLabel}=${filter.pod_sandbox_id}`);
     const list = (await this.runtime.listContainers({ labels })).filter((c) => idMatches(filter?.id, c.id));
-    const out = await Promise.all(list.map((c) => this.runtime.inspectContainer(c.id).then((d) => this.#containerStats(d), () => null)));
+    const out = await Promise.all(
+      list.map((c) =>
+        this.runtime.inspectContainer(c.id).then(
+          (d) => this.#containerStats(d),
+          () => null,
+        ),
+      ),
+    );
     return out.filter((s): s is ContainerStats => s !== null);
   }
 
@@ -94,7 +124,11 @@ export class DockerStats {
     const d = await this.#inspect(id, kDockerTypeSandbox, 'pod sandbox');
     const { labels, annotations } = extractLabels(d.labels);
     const own = d.cgroupParent ? await this.#cgroupOf(d) : null;
-    const pod: CgroupRef | null = !own ? null : own.version === 2 ? { version: 2, path: path.posix.dirname(own.path) } : { version: 1, cpuacct: path.posix.dirname(own.cpuacct), memory: path.posix.dirname(own.memory) };
+    const pod: CgroupRef | null = !own
+      ? null
+      : own.version === 2
+        ? { version: 2, path: path.posix.dirname(own.path) }
+        : { version: 1, cpuacct: path.posix.dirname(own.cpuacct), memory: path.posix.dirname(own.memory) };
     const { cpu, memory } = await this.#usage(`pod:${d.id}`, pod, Date.now() * 1e6);
     return {
       attributes: { id: d.id, metadata: sandboxMetadataOf(d.name, d.labels), labels, annotations },

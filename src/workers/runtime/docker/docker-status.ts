@@ -5,8 +5,19 @@
  * milliseconds), labels and annotations split back, metadata from the Docker name. Pure.
  */
 import type {
-  Container, ContainerFilter, ContainerState, ContainerStatus, CriInput, LinuxContainerResources, MountPropagation, NamespaceMode, NamespaceOption, PodSandbox, PodSandboxFilter,
-  PodSandboxState, PodSandboxStatus,
+  Container,
+  ContainerFilter,
+  ContainerState,
+  ContainerStatus,
+  CriInput,
+  LinuxContainerResources,
+  MountPropagation,
+  NamespaceMode,
+  NamespaceOption,
+  PodSandbox,
+  PodSandboxFilter,
+  PodSandboxState,
+  PodSandboxStatus,
 } from '../cri/types.js';
 import type { ContainerDetails, ContainerMountInfo, ContainerResources, ContainerSummary } from '../runtime.js';
 import { containerMetadataOf, extractLabels, idMatches, kSandboxIdLabel, sandboxMetadataOf } from './docker-cri-labels.js';
@@ -57,7 +68,15 @@ export function toCriContainer(c: ContainerSummary): Container {
 /** toCriSandbox: one ListPodSandbox item from a list entry. */
 export function toCriSandbox(c: ContainerSummary): PodSandbox {
   const { labels, annotations } = extractLabels(c.labels);
-  return { id: c.id, metadata: sandboxMetadataOf(c.name, c.labels), state: sandboxState(c.state), created_at: msToNs(c.createdAtMs), labels, annotations, runtime_handler: '' };
+  return {
+    id: c.id,
+    metadata: sandboxMetadataOf(c.name, c.labels),
+    state: sandboxState(c.state),
+    created_at: msToNs(c.createdAtMs),
+    labels,
+    annotations,
+    runtime_handler: '',
+  };
 }
 
 /** containerMatches: the parts of a ContainerFilter Docker's label filter does not apply (id prefix, state). */
@@ -78,8 +97,15 @@ function propagationOf(p: string): MountPropagation {
 
 function toCriMount(m: ContainerMountInfo): ContainerStatus['mounts'][number] {
   return {
-    container_path: m.destination, host_path: m.source, readonly: !m.rw, selinux_relabel: false, propagation: propagationOf(m.propagation),
-    uidMappings: [], gidMappings: [], recursive_read_only: false, image: null,
+    container_path: m.destination,
+    host_path: m.source,
+    readonly: !m.rw,
+    selinux_relabel: false,
+    propagation: propagationOf(m.propagation),
+    uidMappings: [],
+    gidMappings: [],
+    recursive_read_only: false,
+    image: null,
   };
 }
 
@@ -89,14 +115,32 @@ function toCriMount(m: ContainerMountInfo): ContainerStatus['mounts'][number] {
  * `created` with its error — is EXITED with `StartError`, its exit code (128 when Docker gives
  * none) and Docker's error, as containerd's container_start.go reports a failed start.
  */
-function exitState(d: ContainerDetails): { state: ContainerState; reason: string; message: string; exitCode: number; finishedAtMs: number } {
+function exitState(d: ContainerDetails): {
+  state: ContainerState;
+  reason: string;
+  message: string;
+  exitCode: number;
+  finishedAtMs: number;
+} {
   if (d.running) return { state: 'CONTAINER_RUNNING', reason: '', message: '', exitCode: 0, finishedAtMs: 0 };
   if (d.status === 'created' && d.error !== '') {
-    return { state: 'CONTAINER_EXITED', reason: 'StartError', message: d.error, exitCode: d.exitCode || 128, finishedAtMs: d.finishedAtMs || d.createdAtMs };
+    return {
+      state: 'CONTAINER_EXITED',
+      reason: 'StartError',
+      message: d.error,
+      exitCode: d.exitCode || 128,
+      finishedAtMs: d.finishedAtMs || d.createdAtMs,
+    };
   }
   const state = containerState(d.status);
   if (state !== 'CONTAINER_EXITED') return { state, reason: '', message: '', exitCode: 0, finishedAtMs: 0 };
-  return { state, reason: d.oomKilled ? 'OOMKilled' : d.exitCode === 0 ? 'Completed' : 'Error', message: d.error, exitCode: d.exitCode, finishedAtMs: d.finishedAtMs };
+  return {
+    state,
+    reason: d.oomKilled ? 'OOMKilled' : d.exitCode === 0 ? 'Completed' : 'Error',
+    message: d.error,
+    exitCode: d.exitCode,
+    finishedAtMs: d.finishedAtMs,
+  };
 }
 
 /** toCriContainerStatus: ContainerStatus from an inspect (log_path: Docker's json-file, the one Docker writes; no resources read back). */
@@ -128,8 +172,16 @@ export function toCriContainerStatus(d: ContainerDetails): ContainerStatus {
 /** toCriResources: Docker's cgroup limits as LinuxContainerResources (what Docker reports; oom_score_adj and cpusets not read back). */
 function toCriResources(r: ContainerResources): LinuxContainerResources {
   return {
-    cpu_period: r.cpuPeriod, cpu_quota: r.cpuQuota, cpu_shares: r.cpuShares, memory_limit_in_bytes: r.memory, oom_score_adj: 0,
-    cpuset_cpus: '', cpuset_mems: '', hugepage_limits: [], unified: {}, memory_swap_limit_in_bytes: r.memorySwap ?? 0,
+    cpu_period: r.cpuPeriod,
+    cpu_quota: r.cpuQuota,
+    cpu_shares: r.cpuShares,
+    memory_limit_in_bytes: r.memory,
+    oom_score_adj: 0,
+    cpuset_cpus: '',
+    cpuset_mems: '',
+    hugepage_limits: [],
+    unified: {},
+    memory_swap_limit_in_bytes: r.memorySwap ?? 0,
   };
 }
 
@@ -139,7 +191,13 @@ function namespaceMode(mode: string | undefined, own: NamespaceMode): NamespaceM
 
 /** sandboxNamespaces: the sandbox's namespace options read back (host → NODE; network and IPC POD, PID CONTAINER otherwise). */
 export function sandboxNamespaces(d: ContainerDetails): NamespaceOption {
-  return { network: namespaceMode(d.networkMode, 'POD'), pid: namespaceMode(d.pidMode, 'CONTAINER'), ipc: namespaceMode(d.ipcMode, 'POD'), target_id: '', userns_options: null };
+  return {
+    network: namespaceMode(d.networkMode, 'POD'),
+    pid: namespaceMode(d.pidMode, 'CONTAINER'),
+    ipc: namespaceMode(d.ipcMode, 'POD'),
+    target_id: '',
+    userns_options: null,
+  };
 }
 
 /** toCriSandboxStatus: PodSandboxStatus from the pause container's inspect, `ips` its pod IPs (primary first; [] for none), `ready` false when its network was lost. */

@@ -9,7 +9,15 @@
 import type { IncomingMessage } from 'node:http';
 import type Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
-import type { ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogHandlers, ContainerLogOptions, ContainerLogReader } from '../runtime.js';
+import type {
+  ContainerEvent,
+  ContainerEventHandlers,
+  ContainerEventWatch,
+  ContainerListFilter,
+  ContainerLogHandlers,
+  ContainerLogOptions,
+  ContainerLogReader,
+} from '../runtime.js';
 
 /** The container actions forwarded (the rest — exec_*, attach, kill, stop… — are not state changes). */
 export const kForwardedActions: ReadonlySet<string> = new Set(['create', 'start', 'die', 'oom', 'destroy']);
@@ -19,7 +27,15 @@ export const kForwardedActions: ReadonlySet<string> = new Set(['create', 'start'
  * non-container event, an action we do not forward, or a line that is not JSON (pure).
  */
 export function parseDockerEvent(line: string): ContainerEvent | null {
-  let e: { Type?: string; Action?: string; status?: string; id?: string; Actor?: { ID?: string; Attributes?: Record<string, string> }; time?: number; timeNano?: number };
+  let e: {
+    Type?: string;
+    Action?: string;
+    status?: string;
+    id?: string;
+    Actor?: { ID?: string; Attributes?: Record<string, string> };
+    time?: number;
+    timeNano?: number;
+  };
   try {
     e = JSON.parse(line);
   } catch {
@@ -61,7 +77,14 @@ export function watchDockerEvents(docker: Docker, filter: ContainerListFilter, h
     h.onClose(message);
   };
   docker.modem.dial(
-    { path: '/events?', method: 'GET', options: { filters: eventsFilters(filter) }, abortSignal: abort.signal, isStream: true, statusCodes: { 200: true } },
+    {
+      path: '/events?',
+      method: 'GET',
+      options: { filters: eventsFilters(filter) },
+      abortSignal: abort.signal,
+      isStream: true,
+      statusCodes: { 200: true },
+    },
     (err: unknown, stream: unknown) => {
       if (closed) {
         (stream as IncomingMessage | null)?.destroy();
@@ -69,7 +92,9 @@ export function watchDockerEvents(docker: Docker, filter: ContainerListFilter, h
       }
       if (err) {
         const status = (err as { statusCode?: unknown }).statusCode;
-        end(typeof status === 'number' ? `events stream answered HTTP ${status}` : `cannot open the events stream: ${(err as Error).message}`);
+        end(
+          typeof status === 'number' ? `events stream answered HTTP ${status}` : `cannot open the events stream: ${(err as Error).message}`,
+        );
         return;
       }
       res = stream as IncomingMessage;
@@ -139,10 +164,22 @@ export function logsQuery(opts: ContainerLogOptions, nowMs: number): Record<stri
  * buffered whole, follow or not: pause() stops reading the socket.
  * @throws the modem's error for a non-200 answer or a socket failure (the caller maps it).
  */
-export function readDockerLogs(docker: Docker, id: string, tty: boolean, opts: ContainerLogOptions, h: ContainerLogHandlers): Promise<ContainerLogReader> {
+export function readDockerLogs(
+  docker: Docker,
+  id: string,
+  tty: boolean,
+  opts: ContainerLogOptions,
+  h: ContainerLogHandlers,
+): Promise<ContainerLogReader> {
   return new Promise((resolve, reject) => {
     docker.modem.dial(
-      { path: `/containers/${id}/logs?`, method: 'GET', options: logsQuery(opts, Date.now()), isStream: true, statusCodes: { 200: true, 404: 'no such container' } },
+      {
+        path: `/containers/${id}/logs?`,
+        method: 'GET',
+        options: logsQuery(opts, Date.now()),
+        isStream: true,
+        statusCodes: { 200: true, 404: 'no such container' },
+      },
       (err: unknown, stream: unknown) => {
         if (err) return reject(err);
         const res = stream as IncomingMessage;

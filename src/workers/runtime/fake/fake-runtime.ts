@@ -9,8 +9,23 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AgentError } from '../../../shared/errors.js';
 import type {
-  ContainerCreateSpec, ContainerDetails, ContainerMountInfo, ContainerResources, ContainerEvent, ContainerEventHandlers, ContainerEventWatch, ContainerListFilter, ContainerLogReader,
-  ContainerLogHandlers, ContainerRuntime, ContainerStream, ContainerStreamHandlers, ContainerStreamOptions, ContainerSummary, ExecResult, ImageSummary,
+  ContainerCreateSpec,
+  ContainerDetails,
+  ContainerMountInfo,
+  ContainerResources,
+  ContainerEvent,
+  ContainerEventHandlers,
+  ContainerEventWatch,
+  ContainerListFilter,
+  ContainerLogReader,
+  ContainerLogHandlers,
+  ContainerRuntime,
+  ContainerStream,
+  ContainerStreamHandlers,
+  ContainerStreamOptions,
+  ContainerSummary,
+  ExecResult,
+  ImageSummary,
   RuntimeVersion,
 } from '../runtime.js';
 
@@ -54,7 +69,11 @@ function matches(labels: Record<string, string>, filter: string[]): boolean {
  * stream exits 0 when stdin ends (as `cat`); an exec without stdin prints its arguments after the
  * first, space-joined, with a newline (as `echo`) and exits 0. `resize:WxH` is recorded.
  */
-export function fakeEchoStream(opts: ContainerStreamOptions, h: ContainerStreamHandlers, rec: (call: string) => void = () => {}): ContainerStream {
+export function fakeEchoStream(
+  opts: ContainerStreamOptions,
+  h: ContainerStreamHandlers,
+  rec: (call: string) => void = () => {},
+): ContainerStream {
   let closed = false;
   let exited = false;
   let paused = false;
@@ -124,7 +143,9 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
   const containers = new Map<string, FakeContainer>();
   const calls: string[] = [];
   const recordCalls = options.recordCalls ?? true;
-  const rec = (call: string) => { if (recordCalls) calls.push(call); };
+  const rec = (call: string) => {
+    if (recordCalls) calls.push(call);
+  };
   const execResults = new Map<string, ExecResult>();
   // Indexes so that one fake can hold 10,000 pods: by name, and by pod UID for the per-pod list every sync makes.
   const byName = new Map<string, FakeContainer>();
@@ -140,7 +161,13 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
   const emit = (c: FakeContainer, action: string, exitCode?: number) => {
     if (watches.size === 0) return;
     const l = c.details.labels;
-    const e: ContainerEvent = { action, containerId: c.details.id, podUid: l[kUid] ?? '', containerName: l['io.kubernetes.container.name'] ?? '', timeMs: now() };
+    const e: ContainerEvent = {
+      action,
+      containerId: c.details.id,
+      podUid: l[kUid] ?? '',
+      containerName: l['io.kubernetes.container.name'] ?? '',
+      timeMs: now(),
+    };
     if (exitCode !== undefined) e.exitCode = exitCode;
     for (const w of watches) if (matches(l, w.labels)) w.h.onEvents([e]);
   };
@@ -156,24 +183,52 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       const candidates = uidFilter ? [...(byPod.get(uidFilter.slice(kUid.length + 1)) ?? [])] : [...containers.values()];
       return candidates
         .filter((c) => matches(c.details.labels, filter.labels))
-        .map((c) => ({ id: c.details.id, name: c.details.name, labels: { ...c.details.labels }, state: c.details.status, createdAtMs: c.details.createdAtMs, imageId: c.details.imageId, image: c.details.image }));
+        .map((c) => ({
+          id: c.details.id,
+          name: c.details.name,
+          labels: { ...c.details.labels },
+          state: c.details.status,
+          createdAtMs: c.details.createdAtMs,
+          imageId: c.details.imageId,
+          image: c.details.image,
+        }));
     },
     async inspectContainer(id: string): Promise<ContainerDetails> {
       return { ...get(id).details, labels: { ...get(id).details.labels } };
     },
     async createContainer(spec: ContainerCreateSpec): Promise<string> {
       rec(`create:${spec.name}`);
-      if (byName.has(spec.name)) throw new AgentError('ERR_ALREADY_EXISTS', `Conflict. The container name "/${spec.name}" is already in use`);
+      if (byName.has(spec.name))
+        throw new AgentError('ERR_ALREADY_EXISTS', `Conflict. The container name "/${spec.name}" is already in use`);
       if (images && !images.has(spec.image)) throw new AgentError('ERR_NOT_FOUND', `No such image: ${spec.image}`);
       const id = randomBytes(32).toString('hex');
       const created: FakeContainer = {
         spec,
         details: {
-          id, name: spec.name, labels: { ...spec.labels }, image: spec.image, imageId: fakeImageId(spec.image), status: 'created', running: false,
-          exitCode: 0, oomKilled: false, error: '', createdAtMs: now(), startedAtMs: 0, finishedAtMs: 0, networkMode: spec.hostConfig.networkMode ?? '',
-          pidMode: spec.hostConfig.pidMode ?? '', ipcMode: spec.hostConfig.ipcMode ?? '', mounts: fakeMounts(spec.hostConfig.binds),
+          id,
+          name: spec.name,
+          labels: { ...spec.labels },
+          image: spec.image,
+          imageId: fakeImageId(spec.image),
+          status: 'created',
+          running: false,
+          exitCode: 0,
+          oomKilled: false,
+          error: '',
+          createdAtMs: now(),
+          startedAtMs: 0,
+          finishedAtMs: 0,
+          networkMode: spec.hostConfig.networkMode ?? '',
+          pidMode: spec.hostConfig.pidMode ?? '',
+          ipcMode: spec.hostConfig.ipcMode ?? '',
+          mounts: fakeMounts(spec.hostConfig.binds),
           cgroupParent: spec.hostConfig.cgroupParent ?? '',
-          resources: { memory: spec.hostConfig.memory ?? 0, cpuQuota: spec.hostConfig.cpuQuota ?? 0, cpuPeriod: spec.hostConfig.cpuPeriod ?? 0, cpuShares: spec.hostConfig.cpuShares ?? 0 },
+          resources: {
+            memory: spec.hostConfig.memory ?? 0,
+            cpuQuota: spec.hostConfig.cpuQuota ?? 0,
+            cpuPeriod: spec.hostConfig.cpuPeriod ?? 0,
+            cpuShares: spec.hostConfig.cpuShares ?? 0,
+          },
         },
       };
       containers.set(id, created);
@@ -233,8 +288,16 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
       rec(`logs:${id}`);
       // An empty log, for any ID: the logs worker's fake holds no containers of the pool's threads.
       let cancelled = false;
-      queueMicrotask(() => { if (!cancelled) h.onEnd(); });
-      return { pause() {}, resume() {}, cancel() { cancelled = true; } };
+      queueMicrotask(() => {
+        if (!cancelled) h.onEnd();
+      });
+      return {
+        pause() {},
+        resume() {},
+        cancel() {
+          cancelled = true;
+        },
+      };
     },
     async openContainerStream(id: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> {
       rec(`${opts.kind}:${id}:${opts.command.join(' ')}`);
@@ -248,7 +311,12 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
         watches.add(w);
         h.onOpen();
       });
-      return { close() { closed = true; watches.delete(w); } };
+      return {
+        close() {
+          closed = true;
+          watches.delete(w);
+        },
+      };
     },
     async listImages(): Promise<ImageSummary[]> {
       return [...(images ?? [])].map((ref) => ({ id: fakeImageId(ref), repoTags: [ref], sizeBytes: 0, createdAtMs: 0 }));

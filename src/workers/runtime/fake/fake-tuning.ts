@@ -16,7 +16,11 @@ import { withOverrides } from '../override.js';
  * flaky dockerd would. Other methods pass through. `random` (default Math.random) is for tests.
  * Returns `runtime` itself when nothing is tuned.
  */
-export function withFakeTuning(runtime: ContainerRuntime, tuning: FakeRuntimeTuning | undefined, random: () => number = Math.random): ContainerRuntime {
+export function withFakeTuning(
+  runtime: ContainerRuntime,
+  tuning: FakeRuntimeTuning | undefined,
+  random: () => number = Math.random,
+): ContainerRuntime {
   const latency = tuning?.latencyMs ?? {};
   const failure = tuning?.failureRate ?? {};
   if (!Object.values(latency).some((v) => v) && !Object.values(failure).some((v) => v)) return runtime;
@@ -24,15 +28,34 @@ export function withFakeTuning(runtime: ContainerRuntime, tuning: FakeRuntimeTun
     const ms = latency[op] ?? 0;
     if (ms > 0) await sleep(ms);
     const rate = failure[op] ?? 0;
-    if (rate > 0 && random() < rate) throw new AgentError('ERR_RUNTIME', `${what}: injected failure (fake runtime, ${op} failure rate ${rate})`, { retriable: true });
+    if (rate > 0 && random() < rate)
+      throw new AgentError('ERR_RUNTIME', `${what}: injected failure (fake runtime, ${op} failure rate ${rate})`, { retriable: true });
   };
   const overrides: Partial<ContainerRuntime> = {
-    listContainers: async (f) => { await gate('list', 'list containers'); return runtime.listContainers(f); },
-    inspectContainer: async (id) => { await gate('inspect', `inspect container ${id}`); return runtime.inspectContainer(id); },
-    createContainer: async (s) => { await gate('create', `create container ${s.name}`); return runtime.createContainer(s); },
-    startContainer: async (id) => { await gate('start', `start container ${id}`); return runtime.startContainer(id); },
-    stopContainer: async (id, t) => { await gate('stop', `stop container ${id}`); return runtime.stopContainer(id, t); },
-    removeContainer: async (id) => { await gate('remove', `remove container ${id}`); return runtime.removeContainer(id); },
+    listContainers: async (f) => {
+      await gate('list', 'list containers');
+      return runtime.listContainers(f);
+    },
+    inspectContainer: async (id) => {
+      await gate('inspect', `inspect container ${id}`);
+      return runtime.inspectContainer(id);
+    },
+    createContainer: async (s) => {
+      await gate('create', `create container ${s.name}`);
+      return runtime.createContainer(s);
+    },
+    startContainer: async (id) => {
+      await gate('start', `start container ${id}`);
+      return runtime.startContainer(id);
+    },
+    stopContainer: async (id, t) => {
+      await gate('stop', `stop container ${id}`);
+      return runtime.stopContainer(id, t);
+    },
+    removeContainer: async (id) => {
+      await gate('remove', `remove container ${id}`);
+      return runtime.removeContainer(id);
+    },
   };
   return withOverrides(runtime, overrides);
 }

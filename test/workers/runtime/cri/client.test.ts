@@ -14,16 +14,37 @@ import { RemoteRuntimeService } from '../../../../src/workers/runtime/cri/remote
 
 /** Every CRI method #40 item 1 names. */
 const kRuntimeMethods = [
-  'RunPodSandbox', 'StopPodSandbox', 'RemovePodSandbox', 'PodSandboxStatus', 'ListPodSandbox',
-  'CreateContainer', 'StartContainer', 'StopContainer', 'RemoveContainer', 'ContainerStatus', 'ListContainers',
-  'UpdateContainerResources', 'ReopenContainerLog', 'ExecSync', 'Exec', 'Attach', 'PortForward',
-  'ContainerStats', 'ListContainerStats', 'PodSandboxStats', 'Status', 'Version',
+  'RunPodSandbox',
+  'StopPodSandbox',
+  'RemovePodSandbox',
+  'PodSandboxStatus',
+  'ListPodSandbox',
+  'CreateContainer',
+  'StartContainer',
+  'StopContainer',
+  'RemoveContainer',
+  'ContainerStatus',
+  'ListContainers',
+  'UpdateContainerResources',
+  'ReopenContainerLog',
+  'ExecSync',
+  'Exec',
+  'Attach',
+  'PortForward',
+  'ContainerStats',
+  'ListContainerStats',
+  'PodSandboxStats',
+  'Status',
+  'Version',
 ];
 const kImageMethods = ['PullImage', 'ImageStatus', 'ListImages', 'RemoveImage', 'ImageFsInfo'];
 
 describe('parseCriEndpoint', () => {
   it('takes unix:///absolute/path and gives grpc-js its target', () => {
-    expect(parseCriEndpoint('unix:///run/containerd/containerd.sock')).toEqual({ target: 'unix:///run/containerd/containerd.sock', path: '/run/containerd/containerd.sock' });
+    expect(parseCriEndpoint('unix:///run/containerd/containerd.sock')).toEqual({
+      target: 'unix:///run/containerd/containerd.sock',
+      path: '/run/containerd/containerd.sock',
+    });
   });
 
   it.each([
@@ -59,9 +80,11 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
   let endpoint: string;
   const handlers: Record<string, grpc.handleUnaryCall<unknown, unknown>> = {};
   const seen: Record<string, unknown> = {};
-  const later = (ms: number, value: unknown): grpc.handleUnaryCall<unknown, unknown> => (call, cb) => {
-    setTimeout(() => cb(null, value), ms);
-  };
+  const later =
+    (ms: number, value: unknown): grpc.handleUnaryCall<unknown, unknown> =>
+    (call, cb) => {
+      setTimeout(() => cb(null, value), ms);
+    };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kts-cri-client-'));
@@ -80,7 +103,9 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
       }
       server.addService(service.service, impl);
     }
-    await new Promise<void>((resolve, reject) => server.bindAsync(endpoint, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      server.bindAsync(endpoint, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
   });
 
   afterAll(async () => {
@@ -93,9 +118,20 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     handlers.ContainerStatus = (_call, cb) => cb(null, { status: { id: 'c-1', state: 2, created_at: 1796633016945253400, exit_code: 3 } });
     const rt = new RemoteRuntimeService(endpoint);
     try {
-      const id = await rt.runPodSandbox({ metadata: { name: 'p', uid: 'u', namespace: 'ns' }, log_directory: '/var/log/pods/x', linux: { security_context: { namespace_options: { network: 'NODE' } } } });
+      const id = await rt.runPodSandbox({
+        metadata: { name: 'p', uid: 'u', namespace: 'ns' },
+        log_directory: '/var/log/pods/x',
+        linux: { security_context: { namespace_options: { network: 'NODE' } } },
+      });
       expect(id).toBe('sb-1');
-      expect(seen.RunPodSandbox).toMatchObject({ config: { log_directory: '/var/log/pods/x', metadata: { name: 'p', uid: 'u', namespace: 'ns', attempt: 0 }, linux: { security_context: { namespace_options: { network: 'NODE', pid: 'POD' } } } }, runtime_handler: '' });
+      expect(seen.RunPodSandbox).toMatchObject({
+        config: {
+          log_directory: '/var/log/pods/x',
+          metadata: { name: 'p', uid: 'u', namespace: 'ns', attempt: 0 },
+          linux: { security_context: { namespace_options: { network: 'NODE', pid: 'POD' } } },
+        },
+        runtime_handler: '',
+      });
       const s = (await rt.containerStatus('c-1')).status!;
       expect(s).toMatchObject({ id: 'c-1', state: 'CONTAINER_EXITED', exit_code: 3, reason: '', metadata: null, labels: {}, mounts: [] });
       expect(s.created_at).toBeCloseTo(1796633016945253400, -3);
@@ -108,7 +144,10 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     handlers.ListContainers = () => undefined; // never answers
     const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 200 });
     try {
-      const err = await rt.listContainers().then(() => null, (e: unknown) => e as AgentError);
+      const err = await rt.listContainers().then(
+        () => null,
+        (e: unknown) => e as AgentError,
+      );
       expect(err).toBeInstanceOf(AgentError);
       expect(err!.message).toBe('ListContainers: context deadline exceeded (--runtime-request-timeout 0.2s)');
       expect(isDeadlineExceeded(err)).toBe(true);
@@ -141,10 +180,14 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
 
   it('reports a command that outlived its ExecSync timeout as timed out, not as a deadline of the runtime', async () => {
     // containerd ends the command at its timeout and answers DeadlineExceeded, long before the call's own deadline.
-    handlers.ExecSync = (_call, cb) => cb({ code: grpc.status.DEADLINE_EXCEEDED, details: 'timeout 1s exceeded: context deadline exceeded' });
+    handlers.ExecSync = (_call, cb) =>
+      cb({ code: grpc.status.DEADLINE_EXCEEDED, details: 'timeout 1s exceeded: context deadline exceeded' });
     const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000 });
     try {
-      const err = await rt.execSync('c-1', ['sleep', '10'], 1).then(() => null, (e: unknown) => e as AgentError);
+      const err = await rt.execSync('c-1', ['sleep', '10'], 1).then(
+        () => null,
+        (e: unknown) => e as AgentError,
+      );
       expect(err!.message).toBe('ExecSync: command "sleep 10" timed out after 1s');
       expect([isCommandTimeout(err), isDeadlineExceeded(err), isRetriable(err)]).toEqual([true, false, false]);
       expect(grpcCodeOf(err)).toBe(grpc.status.DEADLINE_EXCEEDED);
@@ -153,17 +196,30 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     }
   });
 
-  it('maps the runtime\'s gRPC codes: NotFound, AlreadyExists, Unknown', async () => {
-    handlers.PodSandboxStatus = (_call, cb) => cb({ code: grpc.status.NOT_FOUND, details: 'an error occurred when try to find sandbox "x": not found' });
+  it("maps the runtime's gRPC codes: NotFound, AlreadyExists, Unknown", async () => {
+    handlers.PodSandboxStatus = (_call, cb) =>
+      cb({ code: grpc.status.NOT_FOUND, details: 'an error occurred when try to find sandbox "x": not found' });
     handlers.CreateContainer = (_call, cb) => cb({ code: grpc.status.ALREADY_EXISTS, details: 'name "c" is reserved' });
     handlers.StartContainer = (_call, cb) => cb({ code: grpc.status.UNKNOWN, details: 'failed to start' });
     const rt = new RemoteRuntimeService(endpoint);
     try {
-      const nf = await rt.podSandboxStatus('x').then(() => null, (e: unknown) => e as AgentError);
-      expect(nf!.message).toBe('PodSandboxStatus: rpc error: code = NotFound desc = an error occurred when try to find sandbox "x": not found');
+      const nf = await rt.podSandboxStatus('x').then(
+        () => null,
+        (e: unknown) => e as AgentError,
+      );
+      expect(nf!.message).toBe(
+        'PodSandboxStatus: rpc error: code = NotFound desc = an error occurred when try to find sandbox "x": not found',
+      );
       expect([isNotFound(nf), isRetriable(nf)]).toEqual([true, false]);
-      await expect(rt.createContainer('sb', {}, {})).rejects.toMatchObject({ code: 'ERR_ALREADY_EXISTS', message: 'CreateContainer: rpc error: code = AlreadyExists desc = name "c" is reserved' });
-      await expect(rt.startContainer('c')).rejects.toMatchObject({ code: 'ERR_RUNTIME', retriable: true, message: 'StartContainer: rpc error: code = Unknown desc = failed to start' });
+      await expect(rt.createContainer('sb', {}, {})).rejects.toMatchObject({
+        code: 'ERR_ALREADY_EXISTS',
+        message: 'CreateContainer: rpc error: code = AlreadyExists desc = name "c" is reserved',
+      });
+      await expect(rt.startContainer('c')).rejects.toMatchObject({
+        code: 'ERR_RUNTIME',
+        retriable: true,
+        message: 'StartContainer: rpc error: code = Unknown desc = failed to start',
+      });
     } finally {
       rt.close();
     }
@@ -173,20 +229,29 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     handlers.Status = () => undefined; // never answers
     const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 0 });
     const ac = new AbortController();
-    const pending = rt.status(false, { signal: ac.signal }).then(() => null, (e: unknown) => e as AgentError);
+    const pending = rt.status(false, { signal: ac.signal }).then(
+      () => null,
+      (e: unknown) => e as AgentError,
+    );
     setTimeout(() => ac.abort(), 50);
     const err = await pending;
     expect(err!.message).toMatch(/^Status: rpc error: code = Canceled desc = /);
     expect(grpcCodeOf(err)).toBe(grpc.status.CANCELLED);
     rt.close();
     rt.close();
-    await expect(rt.version('0.1.0')).rejects.toMatchObject({ code: 'ERR_RUNTIME_UNAVAILABLE', message: expect.stringMatching(/^Version: .*is closed/) });
+    await expect(rt.version('0.1.0')).rejects.toMatchObject({
+      code: 'ERR_RUNTIME_UNAVAILABLE',
+      message: expect.stringMatching(/^Version: .*is closed/),
+    });
   });
 
   it('reports a runtime that does not listen as unavailable, naming the method; retriable', async () => {
     const rt = new RemoteRuntimeService(`unix://${join(dir, 'nobody.sock')}`, { requestTimeoutMs: 5_000 });
     try {
-      const err = await rt.version('0.1.0').then(() => null, (e: unknown) => e as AgentError);
+      const err = await rt.version('0.1.0').then(
+        () => null,
+        (e: unknown) => e as AgentError,
+      );
       expect(err!.message).toMatch(/^Version: rpc error: code = Unavailable desc = /);
       expect([isUnavailable(err), isRetriable(err)]).toEqual([true, true]);
     } finally {

@@ -33,7 +33,9 @@ const kCniUsable = process.getuid?.() === 0 && existsSync('/usr/lib/cni/bridge')
 
 /** A /24 in 10.251.x.0/24 the host does not route (not the agent's 10.222/16 nor the test containerd's 10.223/16). */
 function freeSubnet(): { subnet: string; prefix: string } {
-  const routes = execFileSync('ip', ['-4', 'route', 'show', 'table', 'all'], { encoding: 'utf8' }) + execFileSync('ip', ['-4', '-o', 'addr'], { encoding: 'utf8' });
+  const routes =
+    execFileSync('ip', ['-4', 'route', 'show', 'table', 'all'], { encoding: 'utf8' }) +
+    execFileSync('ip', ['-4', '-o', 'addr'], { encoding: 'utf8' });
   for (let i = 0; i < 50; i++) {
     const x = 1 + Math.floor(Math.random() * 254);
     if (!routes.includes(`10.251.${x}.`)) return { subnet: `10.251.${x}.0/24`, prefix: `10.251.${x}.` };
@@ -53,9 +55,18 @@ function testNetwork(dir: string): { network: PodNetwork; traits: CriTraits['pod
   const confFile = join(dir, 'net.d', 'dockershim.conflist');
   beforeAll(() => {
     mkdirSync(join(dir, 'net.d'), { recursive: true });
-    writeFileSync(confFile, JSON.stringify(defaultNetworkConfigList({ name: `kts-ds-${id}`, bridge, subnet, dataDir: join(dir, 'networks'), masquerade: false })));
+    writeFileSync(
+      confFile,
+      JSON.stringify(defaultNetworkConfigList({ name: `kts-ds-${id}`, bridge, subnet, dataDir: join(dir, 'networks'), masquerade: false })),
+    );
   });
-  const settings: NodeNetworkSettings = { plugin: 'cni', binDirs: ['/usr/lib/cni'], confFile, cacheDir: join(dir, 'cache'), hostPortIp: '127.0.0.1' };
+  const settings: NodeNetworkSettings = {
+    plugin: 'cni',
+    binDirs: ['/usr/lib/cni'],
+    confFile,
+    cacheDir: join(dir, 'cache'),
+    hostPortIp: '127.0.0.1',
+  };
   const network = newPodNetwork(settings);
   afterAll(async () => {
     await network.reconcile(new Set()).catch(() => undefined);
@@ -75,7 +86,9 @@ function testNetwork(dir: string): { network: PodNetwork; traits: CriTraits['pod
 function dockerRun(rootDir: string, network: PodNetwork = kNoopPodNetwork): CriRun {
   const nr = newDockerNodeRuntime(getDockerRuntime(DOCKER_SOCKET), { rootDir, podInfraImage: PAUSE_IMAGE, network, nodeIp: '127.0.0.1' });
   // Belt and braces after the run's own cleanup: any container still carrying the run label.
-  return useServiceRun(nr.runtime, nr.images, available, (label) => removeLabeledContainers('kubelet-ts.test-run', label['kubelet-ts.test-run']!));
+  return useServiceRun(nr.runtime, nr.images, available, (label) =>
+    removeLabeledContainers('kubelet-ts.test-run', label['kubelet-ts.test-run']!),
+  );
 }
 
 /** rootDirOf: a --root-dir of this block's own, made before its tests and removed after them. */
@@ -86,7 +99,7 @@ function rootDirOf(): string {
   return dir;
 }
 
-describe.skipIf(!available)('the Docker CRI runtime service on dockerd, with the agent\'s CNI network', { timeout: 120_000 }, () => {
+describe.skipIf(!available)("the Docker CRI runtime service on dockerd, with the agent's CNI network", { timeout: 120_000 }, () => {
   const rootDir = rootDirOf();
   const { network, traits } = testNetwork(rootDir);
   runtimeServiceContract(dockerRun(rootDir, network), { ...kDockerTraits, podNetwork: traits });

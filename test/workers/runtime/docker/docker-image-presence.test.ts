@@ -42,9 +42,17 @@ beforeEach(async () => {
   const held: (() => void)[] = [];
   const heldPulls: (() => void)[] = [];
   engine = {
-    inspects: 0, imageId: 'sha256:abc', present: true, hold: false, holdPull: false,
-    release: () => { for (const answer of held.splice(0)) answer(); },
-    releasePull: () => { for (const answer of heldPulls.splice(0)) answer(); },
+    inspects: 0,
+    imageId: 'sha256:abc',
+    present: true,
+    hold: false,
+    holdPull: false,
+    release: () => {
+      for (const answer of held.splice(0)) answer();
+    },
+    releasePull: () => {
+      for (const answer of heldPulls.splice(0)) answer();
+    },
   };
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -55,7 +63,10 @@ beforeEach(async () => {
     const path = (req.url ?? '').split('?')[0]!.replace(/^\/v[\d.]+/, '');
     if (req.method === 'GET' && path === `/images/${kImage}/json`) {
       engine.inspects++;
-      const answer = () => (engine.present ? json(res, 200, { Id: engine.imageId, Config: { User: '' } }) : json(res, 404, { message: `No such image: ${kImage}` }));
+      const answer = () =>
+        engine.present
+          ? json(res, 200, { Id: engine.imageId, Config: { User: '' } })
+          : json(res, 404, { message: `No such image: ${kImage}` });
       if (engine.hold) held.push(answer);
       else answer();
     } else if (req.method === 'POST' && path === '/images/create') {
@@ -95,7 +106,10 @@ async function turns(): Promise<void> {
 /** Whether `p` settles within a few event-loop turns (while the fake engine holds its inspects, it answers nothing). */
 async function settlesAtOnce(p: Promise<unknown>): Promise<boolean> {
   let settled = false;
-  void p.then(() => (settled = true), () => (settled = true));
+  void p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   await turns();
   return settled;
 }
