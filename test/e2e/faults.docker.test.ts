@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, expect as globalExpect, inject, it, type ExpectStatic } from 'vitest';
+import { afterAll, afterEach, describe, expect, expect as globalExpect, inject, it, type ExpectStatic } from 'vitest';
 import type { Pod, PodList, Status } from '../../src/shared/api.js';
 import type { FailpointName } from '../../src/shared/failpoints.js';
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';
@@ -51,6 +51,16 @@ interface FaultNode {
 }
 
 /**
+ * Every fault node's name, for the file's last sweep (afterAll): a test's own cleanup is bounded by
+ * its timeout, and a cleanup cut off there left `e2e-fault-*` containers on the shared dockerd.
+ */
+const faultNodeNames = new Set<string>();
+afterAll(async () => {
+  await killAgentProcesses();
+  for (const name of faultNodeNames) await removeLabeledContainers(kNodeLabel, name).catch(() => undefined);
+}, kTestMs);
+
+/**
  * newFaultNode makes a node name and root dir and registers, on the calling test (`onTestFinished`,
  * so concurrent tests clean up only their own), the kill of every agent process started on it —
  * also one whose start has not resolved yet (a test that timed out while an agent was starting:
@@ -69,6 +79,9 @@ async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: 
     nodeName: `e2e-fault-${randomBytes(3).toString('hex')}`,
     rootDir,
     async start(env, extraArgs = []) {
+      // A test body that timed out goes on running in the background: it must not start an agent
+      // (and so containers) after its cleanup ran.
+      if (finished) throw new Error('the test was cleaned up before this agent started');
       const agent = await startAgentProcess(
         ['--hostname-override', node.nodeName, '--root-dir', rootDir, '--relist-period', '1s', '--sync-frequency', '10s', ...extraArgs],
         undefined,
@@ -79,6 +92,7 @@ async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: 
       );
       if (finished) {
         await agent.stop('SIGKILL');
+        await removeLabeledContainers(kNodeLabel, node.nodeName); // what it made before the kill
         throw new Error('the test was cleaned up while this agent started');
       }
       node.agent = agent;
@@ -94,6 +108,7 @@ async function newFaultNode(onTestFinished: (fn: () => Promise<void>, timeout?: 
       return ((await (await node.api('/pods')).json()) as PodList).items;
     },
   };
+  faultNodeNames.add(node.nodeName);
   onTestFinished(async () => {
     finished = true;
     await killAgentProcesses((c) => children.has(c));
