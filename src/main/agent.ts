@@ -11,33 +11,34 @@
  *   syncer, the pod cache (pleg/pod-cache.ts); housekeeping (housekeeping.ts) ticks in the sync loop; the status manager
  *   feeds the watch cache, metrics and etcd; the server gets the AgentHost of server-host.ts.
  *
+ * The pod lifecycle's components (prober to sync loop, runtime state, GC) are built by
+ * agent-pod-lifecycle.ts, the sources by agent-sources.ts, the worker threads' bootstrap by
+ * pool/worker-bootstrap.ts; this file builds the rest and starts and stops everything in order.
+ *
  * It decides nothing about pods and does no runtime I/O: every runtime call runs off the main thread
  * (a pool task, or the dedicated events and logs threads).
  */
-import { availableParallelism, totalmem } from 'node:os';
-
 import type { Pod } from '../shared/api.js';
-import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
-import { boundedField, type Logger } from '../shared/logging.js';
-import { PROTOCOL_VERSION, type RuntimePod } from '../shared/messages.js';
-import type { PodUpdate, SourceError } from '../shared/pod-update.js';
+import type { Logger } from '../shared/logging.js';
+import type { PodUpdate } from '../shared/pod-update.js';
 
 import type { AgentHost, HealthReport } from '../server/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';
 
 import type { AgentOptions } from './agent-options.js';
-import { runtimeEndpointOf } from './runtime-endpoint-options.js';
+import { kKillsPerWorker, kTasksPerWorker, wirePodLifecycle } from './agent-pod-lifecycle.js';
+import { workerBootstrap } from './pool/worker-bootstrap.js';
+import { startPodSources } from './agent-sources.js';
 import { newPodConfig, type PodConfig } from './config/pod-config.js';
-import { newFileSource, type FileSource } from './config/source-file.js';
-import { newHttpSource, type HttpSource } from './config/source-http.js';
-import { newEtcdCluster, type EtcdCluster } from './etcd/cluster.js';
+import type { FileSource } from './config/source-file.js';
+import type { HttpSource } from './config/source-http.js';
+import type { EtcdCluster } from './etcd/cluster.js';
 import { newEventRecorder, type EventRecorder } from './events/recorder.js';
-import { newGcManager, type GcManager } from './gc/gc-manager.js';
+import type { GcManager } from './gc/gc-manager.js';
 import { newStatsProvider, type StatsProvider } from './stats/stats-provider.js';
 import { hasLocalStorageLimit } from './eviction/local-storage.js';
 import { newProbeMetrics, type ProbeMetrics } from './stats/probe-metrics.js';
 import { setupDataDirs } from './data-dirs.js';
-import { kHousekeepingPeriodMs, newHousekeeping } from './housekeeping.js';
 import { newIntakeApi, type IntakeApi } from './intake-api.js';
 import { newClaimController, type ClaimController } from './config/claims.js';
 import { newObjectStore, type ConfigObjectUpdate, type ObjectStore } from './config/object-store.js';
@@ -46,21 +47,11 @@ import { newNamespaceStore, type NamespaceStore } from './namespace-store.js';
 import { podObjectKeys } from '../shared/config-objects.js';
 import { newKubeletMetrics, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { newNodeApi, type NodeApi } from './node/node-api.js';
-import { nodeLabels } from './node/node-status.js';
-import { newRuntimeState, type RuntimeState } from './node/runtime-state.js';
+import type { RuntimeState } from './node/runtime-state.js';
 import { newAgentRegistry } from './metrics/registry.js';
-import { newEventedPleg } from './pleg/event-pleg.js';
-import { newGenericPleg, type Pleg, type PodLifecycleEvent } from './pleg/generic-pleg.js';
-import { newPodCache, oldestSandboxCreatedAtMs } from './pleg/pod-cache.js';
-import { newPlegMetrics } from './pleg/pleg-metrics.js';
-import { newPodSyncer } from './pod-syncer.js';
-import { newPodWorkers, type PodWorkers } from './pod-workers.js';
-import { newPodSyncStatuses } from './pod-sync-statuses.js';
-import { newPodAdmission } from './pod/pod-admission.js';
 import { newPodManager, type PodManager } from './pod/pod-manager.js';
 import { newRuntimeWorkerPool } from './pool/pinned-pool.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
-import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import { listPods, newServerHost } from './server-host.js';
 import { newBodyDecoder, type BodyDecoder } from './body-decoder.js';
 import { loadServerAuth } from './server-auth.js';
@@ -68,16 +59,16 @@ import { podNetworkGateway } from '../shared/kubernetes-service-env.js';
 import { boundPodOf, newNodeServiceAccounts, withServiceAccountAuth } from './service-accounts/node-service-accounts.js';
 import { ensureServingCert } from './serving-cert.js';
 import { agentServerOptions } from './server-options.js';
-import { newPodStatusPublisher } from './status/pod-status-publisher.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
-import { newSyncHandler, type SyncHandler } from './sync-handler.js';
-import { detectHostSecurity } from './pod/security-admission.js';
-import { newSyncLoop, type SyncLoop } from './sync-loop.js';
 import { setUpNodeNetwork, type NodeNetwork } from './network/network-setup.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
-import { parseQuantity } from '../shared/quantity.js';
 import type { EvictionManager } from './eviction/eviction-manager.js';
-import { newNodeEvictionManager } from './eviction/node-eviction.js';
+import type { Pleg } from './pleg/generic-pleg.js';
+import { newPodCache } from './pleg/pod-cache.js';
+import type { PodWorkers } from './pod-workers.js';
+import type { ProberManager } from './prober/prober-manager.js';
+import type { SyncHandler } from './sync-handler.js';
+import type { SyncLoop } from './sync-loop.js';
 import { hardEvictionReservation } from './eviction/eviction-options.js';
 import { realClock, type Clock } from '../shared/clock.js';
 
@@ -126,15 +117,6 @@ export interface Agent {
   /** The Prometheus exposition, as GET /metrics answers (benches read counters from it). */
   metrics(): Promise<{ contentType: string; body: string }>;
 }
-
-/** Tasks each worker thread runs at once: they wait on the runtime, not on the CPU. */
-const kTasksPerWorker = 16;
-/**
- * Kills each worker thread runs at once, beside its syncs: a kill mostly waits out a grace period
- * in the runtime (a stop with `t=gracePeriodSeconds`), so 40 static pods removed at once must not wait
- * for one another's grace periods (the kubelet bounds them not at all: a goroutine per pod).
- */
-const kKillsPerWorker = 64;
 
 class AgentImpl implements Agent {
   readonly podManager: PodManager;
@@ -339,182 +321,35 @@ class AgentImpl implements Agent {
       },
       clock: this.#clock,
     }));
-    const bootstrap: FakeWorkerBootstrap = {
-      protocol: PROTOCOL_VERSION,
-      ...runtimeEndpointOf(o),
-      nodeName: o.nodeName,
-      rootDir: o.rootDir,
-      podInfraContainerImage: o.podInfraContainerImage,
-      logLevel: o.logLevel,
-      imagePullCredentials: o.imagePullCredentials,
-      network: network.settings,
-      runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
-      sandbox: {
-        clusterDNS: o.clusterDNS,
-        clusterDomain: o.clusterDomain,
-        resolvConf: o.resolvConf,
-        cgroupsPerQOS: o.cgroupsPerQOS,
-        cgroupRoot: o.cgroupRoot,
-        podPidsLimit: o.podPidsLimit,
-        containerLogMaxSizeBytes: Math.floor(parseQuantity(o.containerLogMaxSize)),
-        containerLogMaxFiles: o.containerLogMaxFiles,
-      },
-      fakeRuntime:
-        o.runtime === 'fake'
-          ? { latencyMs: parseFakeLatencies(o.fakeRuntimeLatency), failureRate: parseFakeFailureRates(o.fakeRuntimeFailureRate) }
-          : undefined,
-    };
+    const bootstrap = workerBootstrap(o, network.settings);
     // The fake runtime keeps one in-memory state per thread: pin each pod to one thread (pinned-pool.ts).
     // Each thread holds kTasksPerWorker syncs and kKillsPerWorker kills (the pod workers' two budgets).
     const poolOptions = { threads: o.workers, concurrentTasksPerWorker: kTasksPerWorker + kKillsPerWorker };
     const runner = (this.#runner = this.#metrics.instrumentRunner(this.deps.runner ?? newRuntimeWorkerPool(bootstrap, poolOptions)));
-    const loop = (event: Parameters<SyncLoop['iteration']>[0]) => this.#syncLoop.iteration(event);
-    this.#prober = newProberManager(
-      { hostIp: o.nodeIp, maxInFlight: Math.max(4, o.workers * 8) },
-      {
-        runner: {
-          run: (t) =>
-            t.kind === 'execProbe'
-              ? runner.run<'execProbe'>(t)
-              : t.kind === 'grpcProbe'
-                ? runner.run<'grpcProbe'>(t)
-                : runner.run<'netProbe'>(t),
-        },
-        recordEvent: (pod, e) => this.events.record(pod, e),
-        logger: log.child({ component: 'prober' }),
-        onStatusChange: (uid) => void loop({ kind: 'probe', uid, result: 'status' }),
-        onKill: (uid) => void loop({ kind: 'probe', uid, result: 'kill' }),
-        probeMetrics: this.#probeMetrics,
-        clock: this.#clock,
-      },
-    );
-    const plegDeps = {
+    const lifecycle = wirePodLifecycle({
+      options: o,
+      logger: log,
+      clock: this.#clock,
       runner,
-      logger: log,
-      observer: newPlegMetrics(this.#metrics.registry),
-      onEvents: (byPod: Map<string, PodLifecycleEvent[]>) => void loop({ kind: 'pleg', byPod }),
-      onRuntimePods: (pods: RuntimePod[]) => {
-        for (const p of pods) this.#podCache.seed(p.uid, p);
-      },
-      clock: this.#clock,
-    };
-    // The event-driven PLEG with the relist as safety net; it is the generic PLEG at 1 s when the
-    // runtime says it has no events (event-pleg.ts). The fake keeps its state per pool thread, so
-    // another thread's events would tell nothing: the generic PLEG at --relist-period.
-    const pleg = (this.#pleg =
-      o.runtime !== 'fake' && !this.deps.runner
-        ? newEventedPleg({ relistPeriodMs: o.relistPeriodMs, endpoint: runtimeEndpointOf(o), nodeName: o.nodeName }, plegDeps)
-        : newGenericPleg({ relistPeriodMs: o.relistPeriodMs }, plegDeps));
-    const { podManager, statusManager, events } = this;
-    // The pod workers run the pod syncer; the syncer and the status publisher read the pod workers'
-    // lifecycle table (pod_workers.go podSyncStatuses), built first; the sync handler, housekeeping
-    // and eviction, built after the pod workers in that order, get them (and their start gate) outright.
-    const lifecycle = newPodSyncStatuses();
-    const admission = newPodAdmission({
-      capacity: { pods: o.maxPods, cpuMilli: availableParallelism() * 1000, memoryBytes: totalmem() },
-      security: detectHostSecurity(o.allowedUnsafeSysctls),
-      podNetwork: network.settings.plugin === 'cni',
-      node: { name: o.nodeName, labels: nodeLabels(o.nodeName, undefined, undefined, o.nodeLabels) },
-    });
-    const statusPublisher = newPodStatusPublisher({
-      logger: log,
-      nodeIp: o.nodeIp,
-      podCache: this.#podCache,
-      prober: this.#prober,
-      statusManager,
-      events,
-      lifecycle,
-      clock: this.#clock,
-      idScheme: () => this.#nodeApi.idScheme(),
-    });
-    const syncer = newPodSyncer({
-      logger: log,
-      nodeIp: o.nodeIp,
-      runner,
-      podManager,
-      podCache: this.#podCache,
-      prober: this.#prober,
-      statusManager,
-      statusPublisher,
-      events,
-      admission,
-      runtimeView: pleg,
-      lifecycle,
-      configObjects: (pod) => serviceAccounts.configObjectsFor(pod, this.#claims.configObjectsFor(pod)),
-      networkError: () => network.nodeMessage(),
-      clock: this.#clock,
-    });
-    const podWorkers = (this.#podWorkers = newPodWorkers(
-      { maxInFlight: o.workers * kTasksPerWorker, maxKillsInFlight: o.workers * kKillsPerWorker },
-      {
-        logger: log,
-        syncer,
-        instrument: (run) => this.#metrics.timePodWork(run),
-        clock: this.#clock,
-        statuses: lifecycle,
-        startGate: { podManager, runtime: pleg },
-      },
-    ));
-    const handler = (this.#syncHandler = newSyncHandler({
-      logger: log,
+      injectedRunner: this.deps.runner !== undefined,
       config: this.#config,
-      podManager,
-      statusManager,
-      events,
-      prober: this.#prober,
-      podWorkers,
-      admission,
-      statusPublisher,
-      runtimeStartTimeMs: (uid) => oldestSandboxCreatedAtMs(this.#podCache.get(uid)),
-      clock: this.#clock,
-    }));
-    const housekeeping = newHousekeeping({
-      logger: log,
-      seenAllSources: () => this.#config.seenAllSources(),
-      changesPending: () => handler.pending,
-      // An intake pod whose stored copies are all unreadable is held: its containers are left alone (issue #38 finding 9).
-      isDesired: (uid) => podManager.get(uid) !== undefined || this.#intake.heldUids().has(uid),
-      runtimePodUids: () => this.#pleg.runtimePodUids(),
-      podWorkers,
-      desiredPodUids: () => [...[...podManager.all()].map((r) => r.uid), ...this.#intake.heldUids()],
-      mergedPodUids: () => this.#config.pods().map((p) => p.metadata?.uid ?? ''),
-    });
-    this.#eviction = newNodeEvictionManager(o, {
-      logger: log.child({ component: 'eviction' }),
+      podManager: this.podManager,
+      podCache: this.#podCache,
+      statusManager: this.statusManager,
+      events: this.events,
+      metrics: this.#metrics,
+      probeMetrics: this.#probeMetrics,
       stats: this.#stats,
-      podManager,
-      podWorkers,
-      admission,
-      statusPublisher,
-      registry: this.#metrics.registry,
-      clock: this.#clock,
-      // The kubelet's DeleteAllUnusedContainers + DeleteUnusedImages: one gc task, image GC with thresholds 0.
-      reclaimDisk: () =>
-        runner
-          .run<'gc'>({
-            kind: 'gc',
-            protocol: PROTOCOL_VERSION,
-            maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
-            activePodUids: housekeeping.activePodUids(),
-            imageGc: { highThresholdPercent: 0, lowThresholdPercent: 0 },
-          })
-          .then(() => undefined),
+      network,
+      idScheme: () => this.#nodeApi.idScheme(),
+      configObjects: (pod) => serviceAccounts.configObjectsFor(pod, this.#claims.configObjectsFor(pod)),
+      heldUids: () => this.#intake.heldUids(),
+      learnRuntime: () => void this.#nodeApi.learnRuntime(),
     });
-    // The kubelet's admitHandlers.AddPodAdmitHandler(evictionAdmitHandler): refuses pods under pressure.
-    admission.addAdmitHandler(this.#eviction);
-    this.#syncLoop = newSyncLoop(
-      { syncFrequencyMs: o.syncFrequencyMs, housekeepingPeriodMs: kHousekeepingPeriodMs },
-      {
-        logger: log,
-        handler,
-        housekeeping,
-        podManager,
-        podCache: this.#podCache,
-        podWorkers,
-        statusPublisher,
-        clock: this.#clock,
-      },
-    );
+    ({ runtimeState: this.#runtimeState, gc: this.#gc } = lifecycle);
+    ({ prober: this.#prober, pleg: this.#pleg, podWorkers: this.#podWorkers, eviction: this.#eviction } = lifecycle);
+    ({ handler: this.#syncHandler, syncLoop: this.#syncLoop } = lifecycle);
+    const { handler } = lifecycle;
     // The serving certificate before any pod runs: a bad --tls-* file stops the start here.
     const cert =
       auth && o.tlsPort >= 0
@@ -534,22 +369,7 @@ class AgentImpl implements Agent {
       gateway: podNetworkGateway(network.podCIDR),
       onPodNetwork: network.settings.plugin === 'cni',
     });
-    this.#runtimeState = newRuntimeState(
-      {},
-      {
-        // Once the runtime answers, its Version names the PodStatus ID scheme (asked until it answered once).
-        check: () =>
-          runner.run<'runtimeStatus'>({ kind: 'runtimeStatus', protocol: PROTOCOL_VERSION }).then((r) => {
-            void this.#nodeApi.learnRuntime();
-            return r;
-          }),
-        logger: log.child({ component: 'runtime-state' }),
-        // Pods whose syncs failed while the runtime was away are synced now, not after their error backoff.
-        onRuntimeUp: () => void loop({ kind: 'resync' }),
-        clock: this.#clock,
-      },
-    );
-    this.#runtimeState.start();
+    lifecycle.runtimeState.start();
     network.start();
     this.#pleg.start();
     // The first relist is in before any source's pods are handled: an old runtime copy of a pod
@@ -562,83 +382,34 @@ class AgentImpl implements Agent {
     // status is reported): its first /pods holds every restored pod, its status from the runtime.
     if (auth) this.#server = await createServer(this.host, agentServerOptions(o, auth, cert, log));
     this.#syncLoop.start();
-    this.#gc = newGcManager(
-      {
-        maximumDeadContainersPerContainer: o.maximumDeadContainersPerContainer,
-        imageGcHighThresholdPercent: o.imageGcHighThresholdPercent,
-        imageGcLowThresholdPercent: o.imageGcLowThresholdPercent,
-      },
-      {
-        run: (t) => runner.run<'gc'>(t),
-        activePodUids: () => housekeeping.activePodUids(),
-        logger: log.child({ component: 'gc' }),
-        clock: this.#clock,
-      },
-    );
-    this.#gc.start();
+    lifecycle.gc.start();
     this.#stats.start();
     this.#nodeApi.start(); // on a CRI runtime: the logs worker and its container log rotation
     this.#eviction.start();
     // One run at start, right after adoption (the first relist and the sources' pods are in): the
     // pod network's leases of sandboxes that went away while the agent was down (a kill -9 mid-ADD
     // or mid-DEL, containers removed by hand) are released now, not a GC period later (issue 13).
-    this.#gc.runOnce().catch((err: unknown) => log.warn({ err }, 'Garbage collection failed'));
+    lifecycle.gc.runOnce().catch((err: unknown) => log.warn({ err }, 'Garbage collection failed'));
     log.info(
       { node: o.nodeName, port: this.port, workers: o.workers, podManifestPath: o.podManifestPath || undefined },
       'Started kubelet-ts',
     );
   }
 
-  /** #startSources starts each configured source and waits for its first read. */
+  /** #startSources starts each configured source and waits for its first read (agent-sources.ts). */
   async #startSources(): Promise<void> {
-    const o = this.options;
-    // A source has logged its errors already (at warn, once per change), and decides what becomes of its pods.
-    const onError = (e: SourceError) =>
-      this.#log.debug({ source: e.source, origin: e.origin, detail: boundedField(e.message) }, 'Source reported an error');
-    const sourceDeps = {
+    const sources = await startPodSources(this.options, {
       logger: this.#log,
-      onUpdate: (u: PodUpdate) => this.#handleUpdate(u),
-      onObjects: (u: ConfigObjectUpdate) => this.handleObjectUpdate(u),
-      onError,
       clock: this.#clock,
-    };
-    if (o.podManifestPath) {
-      this.#fileSource = newFileSource(
-        { path: o.podManifestPath, nodeName: o.nodeName, checkFrequencyMs: o.fileCheckFrequencyMs },
-        {
-          ...sourceDeps,
-          // The kubelet's event for a pod left out for its duplicate name (config.go filterInvalidPods).
-          onDuplicate: (pod, message) =>
-            this.events.record(pod, {
-              type: 'Warning',
-              reason: 'FailedValidation',
-              message: `Error validating pod from source file due to duplicate pod name, ignoring: ${message}`,
-            }),
-        },
-      );
-      await this.#fileSource.start();
-    }
-    if (o.manifestUrl) {
-      this.#httpSource = newHttpSource(
-        { url: o.manifestUrl, nodeName: o.nodeName, headers: o.manifestUrlHeaders, checkFrequencyMs: o.httpCheckFrequencyMs },
-        sourceDeps,
-      );
-      await this.#httpSource.start();
-    }
-    if (o.etcdServers.length > 0) {
-      this.#etcd = newEtcdCluster(o, {
-        logger: this.#log,
-        statusManager: this.statusManager,
-        listPods: () => this.listPods(),
-        onUpdate: (u) => this.#handleUpdate(u),
-        onObjects: (u) => this.handleObjectUpdate(u),
-        recordEvent: (pod, e) => this.events.record(pod, e),
-        ready: () => this.#pleg.healthy(),
-        buildNode: () => this.#nodeApi.getNode(),
-        clock: this.#clock,
-      });
-      await this.#etcd.start();
-    }
+      onUpdate: (u) => this.#handleUpdate(u),
+      onObjects: (u) => this.handleObjectUpdate(u),
+      recordEvent: (pod, e) => this.events.record(pod, e),
+      statusManager: this.statusManager,
+      listPods: () => this.listPods(),
+      ready: () => this.#pleg.healthy(),
+      buildNode: () => this.#nodeApi.getNode(),
+    });
+    ({ file: this.#fileSource, http: this.#httpSource, etcd: this.#etcd } = sources);
     await this.#intakeObjects.start();
     await this.#intake.start();
     this.#claims.start();
