@@ -219,12 +219,16 @@ spec:
     await Promise.all(held.map((s) => s.closed));
   });
 
-  // On containerd 1.6 (found 2026-12-07, open): after ~60 exec streams aborted at random points, some
-  // after writing stdin, every later `cat` exec opens over SPDY but never echoes and its process stays
-  // in the container — reproduced outside the agent; containerd's streaming server or our SPDY client
-  // (src/workers/streams/cri-spdy-session.ts), not yet told apart.
+  // On containerd 1.6 (2026-12-07): reproduced with the agent's CRI client alone (no agent server, no
+  // WebSocket): with 14 `cat` exec streams at a time closed at random points, after a few dozen later execs
+  // in the same container go unanswered for tens of seconds — an ExecSync `ps` there timed out too (a gRPC
+  // call: no streaming server, no SPDY), and containerd logs `get state for <id>: context deadline
+  // exceeded` (the task's shim, containerd-shim-runc-v2, not answering; containerd/containerd#7561: a 1.6.4
+  // shim hung by 500 concurrent execs). Below the streaming server; the kubelet, which proxies the client's
+  // connection as is, meets the same. The container answers again once the load stops (docs/cri.md).
   itRuntime({
-    containerd: 'after ~60 aborted exec streams containerd 1.6 stops echoing later ones (open: its streaming server or our SPDY client)',
+    containerd:
+      "containerd 1.6's shim stops answering execs (ExecSync too) under 14 concurrent aborted exec streams (containerd/containerd#7561)",
   })(
     '500 streams opened and aborted at random points leave no fd behind',
     async () => {

@@ -13,7 +13,6 @@ import type { CliIo } from '../../src/cli/io.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 import { kHaveKubectl, kKubectl, kubectlFor, type KubectlRun } from '../support/kubectl.js';
-import { itRuntime } from '../support/runtime.js';
 import type { Pod } from '../../src/shared/api.js';
 
 const kTestMs = 120_000;
@@ -240,10 +239,9 @@ spec:
     expect((await kubectl(['delete', 'pod', 'crash', '--grace-period=1'])).code).toBe(0);
   }, 180_000);
 
-  // On containerd 1.6 (2026-12-07, open): input sent at once over attach was answered with nothing
-  // once in three runs (the reply to "one\ntwo" lost: the runtime seems to join the container's stdout
-  // after it starts copying stdin); exec's stdin tests pass there (issue-14-exec, cri-exec-stream.cri.test.ts).
-  itRuntime({ containerd: 'containerd 1.6 may lose the reply to stdin written at once over attach (1 run in 3)' })(
+  // On containerd (SPDY, stdin): the agent's client once wrote stdin before the streaming server had answered
+  // every stream, and the attached process's reply was lost 1 run in 3; it now waits for the replies as client-go does.
+  it(
     "attach -i reaches the container's stdin, and delete -f removes what create -f made",
     async () => {
       const file = join(dir, 'att.yaml');

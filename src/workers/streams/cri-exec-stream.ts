@@ -13,7 +13,14 @@
  *   1.6's (its streaming package predates v5, Kubernetes 1.30) answers 403 — and the stream goes
  *   over SPDY `v4.channel.k8s.io` with a fresh URL (the refused one is spent), where stdin closes
  *   with its stream's FIN. v4 over WebSocket has no way to close stdin alone, which is why v5 was
- *   made (KEP-4006). A server seen to refuse v5 gets SPDY at once afterwards (per thread).
+ *   made (KEP-4006). A server seen to refuse v5 gets SPDY at once afterwards (per thread);
+ * - a TTY without stdin: SPDY `v4.channel.k8s.io` always. Over a WebSocket the streaming server
+ *   hands the runtime a stdin even when none was asked (the kubelet's streaming package, which
+ *   containerd 1.6 copies: remotecommand/websocket.go passes `streams[stdinChannel]`, a wsstream
+ *   IgnoreChannel whose Read is io.EOF at once), and with a TTY containerd takes that EOF for the
+ *   end of the session: it closes the exec's output (pkg/cri/io/exec_io.go Attach) or drops the
+ *   attach's stdout (container_io.go Attach), so a command that ends at once lost its output (15
+ *   runs in 20 on this machine). Over SPDY an unasked stdin is no stream at all (httpstream.go).
  *
  * The exit code is read from the Status as client-go's errorDecoderV4 does ({@link decodeExitStatus}).
  *
@@ -150,9 +157,13 @@ export async function openCriContainerStream(
   const host = new URL(url).host;
   let transport: ExecTransport;
   let kind = 'websocket';
-  if (!opts.stdin) {
+  if (!opts.stdin && !opts.tty) {
     // Nothing to close: v4 does all that is asked.
     transport = await openWebSocketExec(url, kRemoteCommandProtocols, events, handshakeTimeoutMs).catch(wrap);
+  } else if (!opts.stdin) {
+    // A TTY without stdin: over a WebSocket the runtime would end the output at once (module comment).
+    kind = 'spdy';
+    transport = await openSpdyExec(url, channels, events, handshakeTimeoutMs).catch(wrap);
   } else {
     // Stdin must be closable: v5, else SPDY — client-go's FallbackExecutor (WebSocket, then SPDY on an upgrade failure).
     let ws: ExecTransport | undefined;

@@ -92,7 +92,12 @@ export async function openWebSocketExec(
   };
 }
 
-/** openSpdyExec connects to `url` over SPDY and opens the streams of `channels` (client-go's order: error first). */
+/**
+ * openSpdyExec connects to `url` over SPDY, opens the streams of `channels` (client-go's order: error
+ * first) and resolves once the server answered every one (SYN_REPLY), so stdin is never written
+ * sooner. Rejects with ERR_RUNTIME when a stream is reset or left unanswered for `handshakeTimeoutMs`
+ * milliseconds, and as openSpdySession.
+ */
 export async function openSpdyExec(
   url: string,
   channels: ExecChannels,
@@ -136,19 +141,22 @@ export async function openSpdyExec(
   };
   let stdin: SpdyClientStream | undefined;
   let resize: SpdyClientStream | undefined;
+  const opened: [SpdyClientStream, string][] = [];
+  const open = async (streamtype: string) => {
+    const stream = await session.openStream({ streamtype });
+    opened.push([stream, streamtype]);
+    return stream;
+  };
   try {
-    const error = await session.openStream({ streamtype: 'error' });
+    const error = await open('error');
     read(error, (c) => events.status(c.toString('utf8')));
-    if (channels.stdin) stdin = await session.openStream({ streamtype: 'stdin' });
-    if (channels.stdout) {
-      const out = await session.openStream({ streamtype: 'stdout' });
-      read(out, (c) => events.output(1, c));
-    }
-    if (channels.stderr && !channels.tty) {
-      const err = await session.openStream({ streamtype: 'stderr' });
-      read(err, (c) => events.output(2, c));
-    }
-    if (channels.tty) resize = await session.openStream({ streamtype: 'resize' });
+    if (channels.stdin) stdin = await open('stdin');
+    if (channels.stdout) read(await open('stdout'), (c) => events.output(1, c));
+    if (channels.stderr && !channels.tty) read(await open('stderr'), (c) => events.output(2, c));
+    if (channels.tty) resize = await open('resize');
+    // Nothing is written before the server answered every stream (client-go's createStreams waits for
+    // each reply): stdin written sooner lost the attached process's answer 1 run in 3 on containerd 1.6.
+    await Promise.all(opened.map(([stream, name]) => session.replied(stream, name)));
   } catch (err) {
     session.close();
     throw err;

@@ -32,6 +32,14 @@ export interface SpdySession {
   readonly protocol: string;
   /** openStream sends a SYN_STREAM with `headers` (names lower-case) and resolves once it is sent. */
   openStream(headers: Record<string, string>): Promise<SpdyClientStream>;
+  /**
+   * replied resolves once the server answered `stream` (of this session) with its SYN_REPLY, as
+   * client-go's CreateStream waits for the reply (apimachinery httpstream/spdy connection.go,
+   * spdystream Stream.WaitTimeout). Rejects with ERR_RUNTIME when the stream is reset, the session
+   * ends, or no reply comes within the handshake timeout (milliseconds, openSpdySession's); `name`
+   * (e.g. `stdin`) is for the error message.
+   */
+  replied(stream: SpdyClientStream, name: string): Promise<void>;
   pause(): void;
   resume(): void;
   /** close ends the session and its connection; `onClose` does not run afterwards. Idempotent. */
@@ -173,9 +181,11 @@ export function openSpdySession(
       }
       if (head.length) socket.unshift(head);
       let closed = false;
+      const endListeners = new Set<() => void>();
       const end = (err?: Error) => {
         if (closed) return;
         closed = true;
+        for (const fn of [...endListeners]) fn();
         onClose(err);
       };
       const { gate, pause, resume } = gated(socket);
@@ -205,11 +215,41 @@ export function openSpdySession(
             noWindowUpdates(stream);
           });
         },
+        replied(stream, name) {
+          return new Promise((resolveReply, rejectReply) => {
+            // Answered already (spdy-transport's state: the reply has been read).
+            if ((stream as { _spdyState?: { needResponse?: boolean } })._spdyState?.needResponse === false) return resolveReply();
+            const what = `the ${name} stream`;
+            let settled = false;
+            const settle = (err?: Error) => {
+              if (settled) return;
+              settled = true;
+              clearTimeout(timer);
+              endListeners.delete(onEnd);
+              stream.off('response', onResponse);
+              stream.off('close', onReset);
+              if (err) rejectReply(err);
+              else resolveReply();
+            };
+            const onResponse = () => settle();
+            const onReset = () => settle(new AgentError('ERR_RUNTIME', `the streaming server reset ${what} before answering it`));
+            const onEnd = () => settle(new AgentError('ERR_RUNTIME', `the streaming connection closed before ${what} was answered`));
+            const timer = setTimeout(
+              () => settle(new AgentError('ERR_RUNTIME', `no answer to ${what} from the streaming server in ${handshakeTimeoutMs} ms`)),
+              handshakeTimeoutMs,
+            );
+            if (closed) return onEnd();
+            endListeners.add(onEnd);
+            stream.once('response', onResponse);
+            stream.once('close', onReset);
+          });
+        },
         pause,
         resume,
         close() {
           if (closed) return;
           closed = true;
+          for (const fn of [...endListeners]) fn();
           conn.destroyStreams();
           socket.destroy();
         },
