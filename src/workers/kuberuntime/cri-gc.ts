@@ -8,6 +8,7 @@
  * GC lists every container of the runtime (an image any owner uses is kept) and removes by image
  * ID (the CRI's RemoveImage removes every reference of the ID).
  */
+import type { Clock } from '../../shared/clock.js';
 import { readdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { isNotFound, serializeError } from '../../shared/errors.js';
@@ -30,8 +31,8 @@ export interface CriGcDeps {
   podLogsDir: string;
   /** The pod infra (sandbox) image, never removed by image GC ('' = none named). */
   podInfraContainerImage: string;
-  /** Epoch ms. */
-  now: () => number;
+  /** The thread's Clock (shared/clock.ts): when images in use were last used. */
+  clock: Clock;
   /** The image IDs every container of the runtime uses, any owner's; absent = this node's ListContainers (image GC keeps them). */
   imagesInUse?: () => Promise<ReadonlySet<string>>;
 }
@@ -143,7 +144,7 @@ async function criImageGc(deps: CriGcDeps, policy: NonNullable<GcTask['imageGc']
     deps.imagesInUse ? await deps.imagesInUse() : (await deps.runtime.listContainers()).map((c) => c.image_id || c.image_ref),
   );
   const pulled = await readPulledImages(deps.rootDir);
-  const now = deps.now();
+  const now = deps.clock.now();
   for (const id of inUse) if (pulled[id]) pulled[id].lastUsedMs = now;
   const images = (await deps.images.listImages()).map((i) => ({ id: i.id, repoTags: i.repo_tags, sizeBytes: i.size, createdAtMs: 0 }));
   const infra = deps.podInfraContainerImage;

@@ -6,6 +6,7 @@
  * that never throw, and {@link nodeSample}, which both stats collectors (Docker's cgroups,
  * collect-stats.ts; the CRI's, collect-cri-stats.ts) share.
  */
+import type { Clock } from '../../shared/clock.js';
 import { readdirSync } from 'node:fs';
 import { readFile, statfs } from 'node:fs/promises';
 import path from 'node:path';
@@ -135,10 +136,10 @@ export async function nodeSample(src: NodeSampleSource): Promise<NodeSample> {
  * figures read now (nodeSample), `errors` as given; `observedAtMs` from `now()` after the reads.
  * @throws as nodeSample.
  */
-export async function statsSample(src: NodeSampleSource, pods: PodSample[], errors: string[], now: () => number): Promise<StatsSample> {
+export async function statsSample(src: NodeSampleSource, pods: PodSample[], errors: string[], clock: Clock): Promise<StatsSample> {
   pods.sort((a, b) => (a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace)));
   const node = await nodeSample(src);
-  return { observedAtMs: now(), cgroupVersion: src.cgroupVersion, node, pods, errors };
+  return { observedAtMs: clock.now(), cgroupVersion: src.cgroupVersion, node, pods, errors };
 }
 
 /** emptyDirs: the emptyDir volumes of pod `uid` under `rootDir` with their usage. Never throws. */
