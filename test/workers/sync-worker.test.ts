@@ -43,8 +43,9 @@ const app = (name: string, extra: Partial<Container> = {}): Container => ({
   ...extra,
 });
 
-async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncResult> {
-  const r = await handler({
+/** A syncPod task for `pod` with a deadline a minute ahead on the fake clock. */
+const syncTask = (pod: Pod, over: Partial<WorkerTask> = {}): WorkerTask =>
+  ({
     kind: 'syncPod',
     protocol: PROTOCOL_VERSION,
     pod,
@@ -52,7 +53,10 @@ async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncRe
     hostIp: '127.0.0.1',
     deadlineMs: clock.now() + 60_000,
     ...over,
-  } as WorkerTask);
+  }) as WorkerTask;
+
+async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncResult> {
+  const r = await handler(syncTask(pod, over));
   if (!r.ok) throw new Error(r.error.message);
   return r.value as PodSyncResult;
 }
@@ -198,14 +202,7 @@ describe('syncPod over the fake runtime', () => {
       },
     };
     const h = createWorkerHandler(bootstrap(), racing, { clock });
-    const r = await h({
-      kind: 'syncPod',
-      protocol: PROTOCOL_VERSION,
-      pod,
-      backoff: {},
-      hostIp: '127.0.0.1',
-      deadlineMs: clock.now() + 60_000,
-    });
+    const r = await h(syncTask(pod));
     expect(r.ok).toBe(true);
     const v = (r as { value: PodSyncResult }).value;
     expect(v.steps.filter((s) => !s.ok)).toEqual([]);
