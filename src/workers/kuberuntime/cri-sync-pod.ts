@@ -89,7 +89,7 @@ class CriPodSync {
       pod: this.pod,
       result: this.result,
       requeue: (ms) => this.requeue(ms),
-      images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring),
+      images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring, this.deps.clock),
     };
   }
 
