@@ -109,7 +109,7 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
     case 'execProbe':
       return { ok: true, kind: 'execProbe', value: await runExecSyncProbe(d.runtime, task) };
     case 'netProbe':
-      return { ok: true, kind: 'netProbe', value: await runNetProbe(d.netns ?? noNetns, task) };
+      return { ok: true, kind: 'netProbe', value: await runNetProbe(d.netns ?? noNetns, task, d.clock) };
     case 'grpcProbe':
       return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(d.netns ?? noNetns, task, d.clock) };
     case 'gc': {
