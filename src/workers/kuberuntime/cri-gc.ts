@@ -8,9 +8,9 @@
  * GC lists every container of the runtime (an image any owner uses is kept) and removes by image
  * ID (the CRI's RemoveImage removes every reference of the ID).
  */
-import type { Clock } from '../../shared/clock.js';
 import { readdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
+import type { Clock } from '../../shared/clock.js';
 import { isNotFound, serializeError } from '../../shared/errors.js';
 import type { GcResult, GcTask } from '../../shared/messages.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';

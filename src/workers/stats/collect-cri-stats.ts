@@ -12,9 +12,9 @@
  * volumes and the node's own figures as collect-stats.ts; imageFs by statfs of ImageFsInfo's
  * mountpoint. Never throws for one container or pod: its error is listed.
  */
-import type { Clock } from '../../shared/clock.js';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/messages.js';
 import type { CgroupUsage, ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
 import { kContainerNameLabel } from '../kuberuntime/labels.js';

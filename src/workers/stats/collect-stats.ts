@@ -12,8 +12,8 @@
  * node's figures alone, without the Docker list (what the stats provider sends while nobody reads
  * per-pod figures).
  */
-import type { Clock } from '../../shared/clock.js';
 import { statSync } from 'node:fs';
+import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
 import {

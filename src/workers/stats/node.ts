@@ -6,10 +6,10 @@
  * that never throw, and {@link nodeSample}, which both stats collectors (Docker's cgroups,
  * collect-stats.ts; the CRI's, collect-cri-stats.ts) share.
  */
-import type { Clock } from '../../shared/clock.js';
 import { readdirSync } from 'node:fs';
 import { readFile, statfs } from 'node:fs/promises';
 import path from 'node:path';
+import type { Clock } from '../../shared/clock.js';
 import type { FsSample, NodeSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
 import { kEmptyDirPluginDir, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import { diskUsageBytes } from '../volumes/pod-volumes.js';

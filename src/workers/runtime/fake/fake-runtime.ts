@@ -6,8 +6,8 @@
  * fake's own container changes, and it has no image filesystem (so no image GC). One fake per
  * thread: a thread sees only the containers created through its own fake.
  */
-import { realClock, type Clock } from '../../../shared/clock.js';
 import { createHash, randomBytes } from 'node:crypto';
+import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
 import type {
   ContainerCreateSpec,
