@@ -15,6 +15,7 @@
  * itself with a capped backoff (250 ms doubling to `maxBackoffMs`) until the parent posts `stop`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import type { ContainerEventsBootstrap, ContainerEventsCommand, ContainerEventsMessage } from '../shared/container-events.js';
 import { getRuntime, type NodeRuntime } from './runtime/node-runtime.js';
 import type { ContainerEventWatch } from './runtime/runtime.js';
@@ -22,13 +23,15 @@ import type { ContainerEventWatch } from './runtime/runtime.js';
 /**
  * runEventsLoop opens the stream through `events` (default: this thread's NodeRuntime's for `b`,
  * scoped to `b.nodeName`) and keeps it open (reconnecting) until `stop()`; `post` receives every
- * message. Without `events` it posts `unsupported` once and does nothing more. Exported for tests,
- * which drive it on their own thread.
+ * message. Without `events` it posts `unsupported` once and does nothing more. The reconnect backoff
+ * waits on `clock` (the thread's Clock, default realClock). Exported for tests, which drive it on
+ * their own thread.
  */
 export function runEventsLoop(
   b: Omit<ContainerEventsBootstrap, 'kind'>,
   post: (m: ContainerEventsMessage) => void,
   events: NodeRuntime['events'] = getRuntime(b).events,
+  clock: Clock = realClock,
 ): { stop(): void } {
   if (!events) {
     post({ type: 'unsupported', message: 'the container runtime has no container events (GetContainerEvents)' });
@@ -39,7 +42,7 @@ export function runEventsLoop(
   let stopped = false;
   let backoffMs = 250;
   let watch: ContainerEventWatch | null = null;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   let wasConnected = true; // report the first failure to connect too
 
   const retry = (message: string) => {
@@ -47,7 +50,7 @@ export function runEventsLoop(
     if (stopped) return;
     if (wasConnected) post({ type: 'disconnected', message });
     wasConnected = false;
-    timer = setTimeout(connect, backoffMs);
+    timer = clock.setTimeout(connect, backoffMs);
     backoffMs = Math.min(backoffMs * 2, maxBackoffMs);
   };
 
@@ -73,7 +76,7 @@ export function runEventsLoop(
   return {
     stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      clock.clearTimeout(timer);
       watch?.close();
     },
   };
@@ -82,7 +85,8 @@ export function runEventsLoop(
 // Worker entry: only when loaded as a Worker with our bootstrap.
 if (parentPort && (workerData as { kind?: string } | null)?.kind === 'container-events') {
   const port = parentPort;
-  const loop = runEventsLoop(workerData as ContainerEventsBootstrap, (m) => port.postMessage(m));
+  const b = workerData as ContainerEventsBootstrap;
+  const loop = runEventsLoop(b, (m) => port.postMessage(m), getRuntime(b).events, realClock);
   port.on('message', (cmd: ContainerEventsCommand) => {
     if (cmd?.type === 'stop') {
       loop.stop();

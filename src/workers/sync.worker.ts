@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
+import { realClock, type Clock } from '../shared/clock.js';
 import { boundedErr, newLogger, type Logger } from '../shared/logging.js';
 import {
   kDefaultNodeSandboxSettings,
@@ -35,8 +36,8 @@ export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
 
 /** Extra dependencies for createWorkerHandler (tests). */
 export interface WorkerHandlerDeps {
-  /** Clock, epoch ms (default Date.now). */
-  now?: () => number;
+  /** The thread's one Clock (shared/clock.ts; default realClock): every time read and timer of its tasks. */
+  clock?: Clock;
   /** Logger (default: pino at bootstrap.logLevel on stderr). */
   logger?: Logger;
   /** The pod network (default: newPodNetwork(bootstrap.network) for the docker runtime, kNoopPodNetwork for the fake). */
@@ -85,15 +86,15 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
   // Docker and the fake: the same CRI syncer over dockershim's translation (runtime/docker).
   const raw = runtime ?? getRuntime(b as FakeWorkerBootstrap);
   const network = deps.network ?? (b.runtime === 'docker' ? newPodNetwork(b.network, logger) : kNoopPodNetwork);
-  const nr = newDockerShimRuntime(raw, b, { network, logger });
+  const clock = deps.clock ?? realClock;
+  const nr = newDockerShimRuntime(raw, b, { network, logger, clock });
   const sandbox = b.runtime === 'docker' ? { ...kDefaultNodeSandboxSettings, ...b.sandbox } : undefined;
-  const now = deps.now ?? Date.now;
   const scoped = scopeToNode(raw, b.nodeName);
   return criWorkerHandler(b, deps, logger, nr, {
     // Host files, cgroups and Docker options only for real containers (the fake runtime has none).
     sandbox,
     stats: (task) =>
-      collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', now }, task),
+      collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', clock }, task),
     // Without a pod network (`--network-plugin none`, the fake) a sandbox has no IP and keeps it.
     podNetwork: network !== kNoopPodNetwork,
     netns: scoped,
@@ -136,7 +137,7 @@ function criWorkerHandler(
     nodeName: b.nodeName,
     rootDir: b.rootDir,
     podInfraContainerImage: b.podInfraContainerImage,
-    now: deps.now ?? Date.now,
+    clock: deps.clock ?? realClock,
     logger,
     logs: nr.logs,
     ...extra,
@@ -179,7 +180,7 @@ let bootstrapError: unknown;
 export default async function runTask(task: WorkerTask): Promise<WorkerResult> {
   if (!defaultHandler && bootstrapError === undefined) {
     try {
-      defaultHandler = createWorkerHandler(workerData as WorkerBootstrap);
+      defaultHandler = createWorkerHandler(workerData as WorkerBootstrap, undefined, { clock: realClock });
     } catch (err) {
       bootstrapError = err;
     }

@@ -7,6 +7,8 @@ import { runEventsLoop } from '../../src/workers/container-events.worker.js';
 import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker/docker-streams.js';
 import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
 import type { ContainerEventsMessage } from '../../src/shared/container-events.js';
+import type { ContainerEventHandlers } from '../../src/workers/runtime/runtime.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 
 const line = (action: string, extra: Record<string, string> = {}) =>
   JSON.stringify({
@@ -76,6 +78,33 @@ describe('runEventsLoop against a fake Engine API', () => {
     expect(types.slice(0, 3)).toEqual(['connected', 'events', 'disconnected']);
     const events = got.flatMap((m) => (m.type === 'events' ? m.events : []));
     expect(events.slice(0, 2).map((e) => e.action)).toEqual(['start', 'die']);
+  });
+});
+
+describe('runEventsLoop reconnect backoff on the fake clock', () => {
+  it('reconnects after 250 ms doubling to maxBackoffMs, starts again at 250 ms once connected, and arms nothing after stop', () => {
+    const clock = new FakeClock();
+    const watches: ContainerEventHandlers[] = [];
+    const events = { watchContainerEvents: (_f: unknown, h: ContainerEventHandlers) => (watches.push(h), { close() {} }) };
+    const got: string[] = [];
+    const loop = runEventsLoop({ dockerSocketPath: '', nodeName: 'n1', maxBackoffMs: 1000 }, (m) => got.push(m.type), events, clock);
+    expect(watches).toHaveLength(1);
+    /** fail: the newest stream fails; then the time until the loop opens the next one (ms). */
+    const fail = (): number => {
+      const before = watches.length;
+      watches.at(-1)!.onClose('refused');
+      const t0 = clock.now();
+      for (let i = 0; watches.length === before && i < 10_000; i++) clock.step(1);
+      return clock.now() - t0;
+    };
+    expect([fail(), fail(), fail(), fail(), fail()]).toEqual([250, 500, 1000, 1000, 1000]);
+    watches.at(-1)!.onOpen();
+    expect(fail()).toBe(250);
+    expect(got).toEqual(['disconnected', 'connected', 'disconnected']);
+    watches.at(-1)!.onClose('refused');
+    expect(clock.hasWaiters()).toBe(true);
+    loop.stop();
+    expect(clock.hasWaiters()).toBe(false);
   });
 });
 

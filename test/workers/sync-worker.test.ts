@@ -9,12 +9,13 @@ import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/kuberuntime/labe
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { kDeadlineRequeueMs } from '../../src/workers/kuberuntime/cri-sync-pod.js';
 import runTask, { createWorkerHandler, type WorkerHandler } from '../../src/workers/sync.worker.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 
 const NODE = 'node-fake';
 let rootDir: string;
 let fake: FakeRuntime;
 let handler: WorkerHandler;
-let now: number;
+let clock: FakeClock;
 
 function bootstrap(over: Partial<WorkerBootstrap> = {}): WorkerBootstrap {
   return {
@@ -42,25 +43,29 @@ const app = (name: string, extra: Partial<Container> = {}): Container => ({
   ...extra,
 });
 
-async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncResult> {
-  const r = await handler({
+/** A syncPod task for `pod` with a deadline a minute ahead on the fake clock. */
+const syncTask = (pod: Pod, over: Partial<WorkerTask> = {}): WorkerTask =>
+  ({
     kind: 'syncPod',
     protocol: PROTOCOL_VERSION,
     pod,
     backoff: {},
     hostIp: '127.0.0.1',
-    deadlineMs: now + 60_000,
+    deadlineMs: clock.now() + 60_000,
     ...over,
-  } as WorkerTask);
+  }) as WorkerTask;
+
+async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncResult> {
+  const r = await handler(syncTask(pod, over));
   if (!r.ok) throw new Error(r.error.message);
   return r.value as PodSyncResult;
 }
 
 beforeEach(() => {
   rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-fake-'));
-  now = 1_700_000_000_000;
-  fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'], now: () => now });
-  handler = createWorkerHandler(bootstrap(), fake, { now: () => now });
+  clock = new FakeClock(1_700_000_000_000);
+  fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'], clock });
+  handler = createWorkerHandler(bootstrap(), fake, { clock });
 });
 afterEach(() => rmSync(rootDir, { recursive: true, force: true }));
 
@@ -124,7 +129,7 @@ describe('syncPod over the fake runtime', () => {
   });
 
   it('stops at the deadline and asks for a requeue instead of overrunning', async () => {
-    const r = await sync(mkPod([app('a')]), { deadlineMs: now - 1 } as Partial<WorkerTask>);
+    const r = await sync(mkPod([app('a')]), { deadlineMs: clock.now() - 1 } as Partial<WorkerTask>);
     expect(r.steps).toEqual([]);
     expect(r.requeueAfterMs).toBe(kDeadlineRequeueMs);
     expect(fake.calls.some((c) => c.startsWith('create:'))).toBe(false);
@@ -152,7 +157,7 @@ describe('syncPod over the fake runtime', () => {
     let r = await sync(pod);
     for (let attempt = 0; attempt < 2; attempt++) {
       fake.exit(r.runtimePod!.containers[0].id, 2);
-      now += 600_000; // past any backoff
+      clock.step(600_000); // past any backoff
       r = await sync(pod, { backoff: r.backoff } as Partial<WorkerTask>);
     }
     expect(r.runtimePod!.containers.map((c) => [c.restartCount, c.state])).toEqual([
@@ -196,8 +201,8 @@ describe('syncPod over the fake runtime', () => {
         return fake.createContainer(spec);
       },
     };
-    const h = createWorkerHandler(bootstrap(), racing, { now: () => now });
-    const r = await h({ kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff: {}, hostIp: '127.0.0.1', deadlineMs: now + 60_000 });
+    const h = createWorkerHandler(bootstrap(), racing, { clock });
+    const r = await h(syncTask(pod));
     expect(r.ok).toBe(true);
     const v = (r as { value: PodSyncResult }).value;
     expect(v.steps.filter((s) => !s.ok)).toEqual([]);

@@ -3,6 +3,7 @@
  * ImageManagerService (pkg/kubelet/kuberuntime/kuberuntime_image.go PullImage, GetImageRef,
  * getImageUser): the ImagePort of ensureImageExists on a CRI runtime, and the image's user.
  */
+import { realClock, type Clock } from '../../shared/clock.js';
 import { isUnavailable } from '../../shared/errors.js';
 import type { ImageManagerService } from '../runtime/cri/services.js';
 import type { AuthConfig } from '../runtime/cri/types-status.js';
@@ -25,7 +26,7 @@ export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
  * registry), or without credentials when there are none. `sandboxConfig`
  * goes with the pull (the runtime may use it, e.g. for its runtime handler). With `rootDir`, a
  * pulled image is recorded in `images/pulled.json` (gc.ts recordPulledImage): image GC removes
- * only what this agent pulled.
+ * only what this agent pulled, at `clock.now()` (default realClock).
  * @throws from pull: the last PullImage error (AgentError naming PullImage).
  */
 export function criImagePort(
@@ -33,9 +34,10 @@ export function criImagePort(
   sandboxConfig?: CriInput<PodSandboxConfig>,
   rootDir?: string,
   nodeKeyring?: NodeKeyring,
+  clock: Clock = realClock,
 ): ImagePort {
   const pulled = async (image: string, id: string) => {
-    if (rootDir) await recordPulledImage(rootDir, image, id);
+    if (rootDir) await recordPulledImage(rootDir, image, id, clock.now());
   };
   const present = async (image: string) => (await images.imageStatus({ image })).image !== null;
   const pullNow = async (image: string, podOpts: { pullSecrets: RegistryAuth[] }) => {
@@ -66,7 +68,7 @@ export function criImagePort(
       let p = inFlight.get(key);
       if (!p) {
         const run = () => pullNow(image, podOpts);
-        p = (rootDir ? pullUnderLock(rootDir, image, podOpts.ifNotPresent, () => present(image), run) : run()).finally(() =>
+        p = (rootDir ? pullUnderLock(rootDir, image, podOpts.ifNotPresent, () => present(image), run, clock) : run()).finally(() =>
           inFlight.delete(key),
         );
         inFlight.set(key, p);

@@ -4,6 +4,7 @@
  * kubelet's pull backoff, events and waiting reasons. The pulls themselves go through the
  * thread's ImagePuller (image-puller.ts: one pull per image at a time, credentials).
  */
+import type { Clock } from '../../shared/clock.js';
 import type { PullPolicy, Pod } from '../../shared/api.js';
 import { isUnavailable, serializeError } from '../../shared/errors.js';
 import type { PodSyncResult, SyncPodTask } from '../../shared/messages.js';
@@ -36,7 +37,7 @@ function dockerImagePort(deps: ImageSync['deps']): ImagePort {
 
 /** ImageSync: the part of a pod's sync that ensureImageExists reads and records into (cri-sync-pod.ts). */
 export interface ImageSync {
-  readonly deps: { runtime?: ContainerRuntime; imagePuller?: ImagePuller; now: () => number };
+  readonly deps: { runtime?: ContainerRuntime; imagePuller?: ImagePuller; clock: Clock };
   /** The images of the runtime; absent = Docker's, through `deps.runtime` and `deps.imagePuller`. */
   readonly images?: ImagePort;
   readonly task: Pick<SyncPodTask, 'backoff' | 'configObjects'>;
@@ -86,7 +87,7 @@ export async function ensureImageExists(
   }
   const key = pullBackoffKey(sync.result.podUid, image);
   const entry = sync.task.backoff?.[key];
-  const now = sync.deps.now();
+  const now = sync.deps.clock.now();
   if (isInPullBackoff(entry, now)) {
     const message = `Back-off pulling image "${image}"`;
     sync.result.backoff[key] = entry!;
@@ -107,7 +108,7 @@ export async function ensureImageExists(
     });
   }
   sync.result.events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"`, fieldPath });
-  const started = sync.deps.now();
+  const started = sync.deps.clock.monotonicMs();
   try {
     await port.pull(image, { ifNotPresent: policy === 'IfNotPresent', pullSecrets: secrets.auths });
   } catch (err) {
@@ -122,7 +123,7 @@ export async function ensureImageExists(
     sync.requeue(next.backoffMs);
     return false;
   }
-  const secs = ((sync.deps.now() - started) / 1000).toFixed(3).replace(/\.?0+$/, '');
+  const secs = ((sync.deps.clock.monotonicMs() - started) / 1000).toFixed(3).replace(/\.?0+$/, '');
   sync.result.steps.push({ action: 'PullImage', target, ok: true });
   sync.result.events.push({ type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}" in ${secs}s`, fieldPath });
   return true;
@@ -149,7 +150,7 @@ function checkImageReference(sync: ImageSync, image: string, target: string, fie
   const message = `Failed to apply default image tag ${JSON.stringify(image)}: ${why}`;
   const key = invalidImageKey(sync.result.podUid, image);
   const reported = sync.task.backoff?.[key];
-  sync.result.backoff[key] = reported ?? { backoffMs: 0, lastUpdateMs: sync.deps.now() };
+  sync.result.backoff[key] = reported ?? { backoffMs: 0, lastUpdateMs: sync.deps.clock.now() };
   sync.result.steps.push({ action: 'PullImage', target, ok: false, reason: 'InvalidImageName', message });
   if (!reported) {
     sync.result.events.push({ type: 'Warning', reason: 'InspectFailed', message, fieldPath });

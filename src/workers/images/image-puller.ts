@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { recordPulledImage } from '../kuberuntime/gc.js';
 import type { BackoffEntry, PodConfigObjects } from '../../shared/messages.js';
 import type { Pod } from '../../shared/api.js';
@@ -25,7 +26,7 @@ export const kMaxPullBackoffMs = 300_000;
 /** A lock file older than this is stale (its holder died), milliseconds. */
 export const kStaleLockMs = 10 * 60_000;
 /** Poll period while another thread holds an image's pull lock, milliseconds. */
-const kLockPollMs = 200;
+export const kLockPollMs = 200;
 
 /** pullBackoffKey: the key of an image's pull backoff entry for one pod (kubelet: `<podUID>_<image>`). */
 export function pullBackoffKey(podUid: string, image: string): string {
@@ -186,6 +187,7 @@ class ImagePullerImpl implements ImagePuller {
   constructor(
     private readonly runtime: ContainerRuntime,
     private readonly opts: ImagePullerOptions,
+    private readonly clock: Clock,
   ) {}
 
   pull(ref: string, opts: { ifNotPresent?: boolean; pullSecrets?: RegistryAuth[] } = {}): Promise<void> {
@@ -226,15 +228,16 @@ class ImagePullerImpl implements ImagePuller {
         if (!pulledOk) throw lastErr;
         // Image GC removes only images this agent pulled (gc.ts): remember this one.
         const pulled = await this.runtime.imageExists(ref).catch(() => null);
-        if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id).catch(() => undefined);
+        if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id, this.clock.now()).catch(() => undefined);
       },
+      this.clock,
     );
   }
 }
 
-/** newImagePuller builds one thread's puller over its (node-scoped) runtime. */
-export function newImagePuller(runtime: ContainerRuntime, opts: ImagePullerOptions): ImagePuller {
-  return new ImagePullerImpl(runtime, opts);
+/** newImagePuller builds one thread's puller over its (node-scoped) runtime; its lock waits and records on `deps.clock` (default realClock). */
+export function newImagePuller(runtime: ContainerRuntime, opts: ImagePullerOptions, deps: { clock?: Clock } = {}): ImagePuller {
+  return new ImagePullerImpl(runtime, opts, deps.clock ?? realClock);
 }
 
 /**
@@ -243,7 +246,8 @@ export function newImagePuller(runtime: ContainerRuntime, opts: ImagePullerOptio
  * for it to go and returns once `present()` says the image is there, so threads and agents sharing a
  * root dir pull one image once (the kubelet's serialized puller, pkg/kubelet/images/puller.go). With
  * `ifNotPresent`, `present()` is asked again once the lock is held. Shared by the Docker puller above
- * and the CRI image port (cri-images.ts). @throws what `pull` throws; file errors other than EEXIST.
+ * and the CRI image port (cri-images.ts). The poll and the lock's age are on `clock` (default realClock;
+ * a lock file's mtime is wall time). @throws what `pull` throws; file errors other than EEXIST.
  */
 export async function pullUnderLock(
   rootDir: string,
@@ -251,6 +255,7 @@ export async function pullUnderLock(
   ifNotPresent: boolean,
   present: () => Promise<boolean>,
   pull: () => Promise<void>,
+  clock: Clock = realClock,
 ): Promise<void> {
   const dir = path.join(rootDir, 'image-locks');
   const lock = path.join(dir, createHash('sha256').update(ref).digest('hex'));
@@ -258,7 +263,7 @@ export async function pullUnderLock(
   for (;;) {
     try {
       const fh = await open(lock, 'wx');
-      await fh.writeFile(`${process.pid} ${Date.now()} ${ref}\n`);
+      await fh.writeFile(`${process.pid} ${clock.now()} ${ref}\n`);
       await fh.close();
       break;
     } catch (err) {
@@ -266,11 +271,11 @@ export async function pullUnderLock(
     }
     // Another thread pulls it: wait for its lock to go (or to go stale), then re-check.
     const st = await stat(lock).catch(() => null);
-    if (st && Date.now() - st.mtimeMs > kStaleLockMs) {
+    if (st && clock.now() - st.mtimeMs > kStaleLockMs) {
       await rm(lock, { force: true });
       continue;
     }
-    await new Promise((r) => setTimeout(r, kLockPollMs));
+    await new Promise<void>((r) => clock.setTimeout(r, kLockPollMs));
     if (!(await stat(lock).catch(() => null)) && (await present())) return;
   }
   try {

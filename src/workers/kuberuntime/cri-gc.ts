@@ -10,6 +10,7 @@
  */
 import { readdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
+import type { Clock } from '../../shared/clock.js';
 import { isNotFound, serializeError } from '../../shared/errors.js';
 import type { GcResult, GcTask } from '../../shared/messages.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
@@ -30,8 +31,8 @@ export interface CriGcDeps {
   podLogsDir: string;
   /** The pod infra (sandbox) image, never removed by image GC ('' = none named). */
   podInfraContainerImage: string;
-  /** Epoch ms. */
-  now: () => number;
+  /** The thread's Clock (shared/clock.ts): when images in use were last used. */
+  clock: Clock;
   /** The image IDs every container of the runtime uses, any owner's; absent = this node's ListContainers (image GC keeps them). */
   imagesInUse?: () => Promise<ReadonlySet<string>>;
 }
@@ -143,7 +144,7 @@ async function criImageGc(deps: CriGcDeps, policy: NonNullable<GcTask['imageGc']
     deps.imagesInUse ? await deps.imagesInUse() : (await deps.runtime.listContainers()).map((c) => c.image_id || c.image_ref),
   );
   const pulled = await readPulledImages(deps.rootDir);
-  const now = deps.now();
+  const now = deps.clock.now();
   for (const id of inUse) if (pulled[id]) pulled[id].lastUsedMs = now;
   const images = (await deps.images.listImages()).map((i) => ({ id: i.id, repoTags: i.repo_tags, sizeBytes: i.size, createdAtMs: 0 }));
   const infra = deps.podInfraContainerImage;

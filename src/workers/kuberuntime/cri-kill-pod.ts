@@ -6,6 +6,7 @@
  * with the pod's removal, its directories (kubelet_pods.go cleanup; kuberuntime_gc.go removes the
  * pod's log directory, which containerd leaves).
  */
+import type { Clock } from '../../shared/clock.js';
 import { isDeadlineExceeded } from '../runtime/deadline.js';
 import { rm } from 'node:fs/promises';
 import { AgentError, isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
@@ -34,8 +35,8 @@ export interface CriSyncDeps {
   rootDir: string;
   /** The root of the pods' CRI log directories (the kubelet's podLogsDir, `/var/log/pods` upstream), absolute. */
   podLogsDir: string;
-  /** Epoch ms. */
-  now: () => number;
+  /** The thread's Clock (shared/clock.ts): the sync's deadline, backoff and preStop times. */
+  clock: Clock;
   logger?: Logger;
   /** The node's sandbox settings (DNS, pod cgroups, pids); absent: no DNS config, no pod cgroup. */
   sandbox?: NodeSandboxSettings;
@@ -117,7 +118,7 @@ export async function stopCriContainers(
             grace,
             opts.hostIp ?? '127.0.0.1',
             out,
-            deps.now,
+            deps.clock,
             opts.podIp ?? '',
           );
         await deps.runtime.stopContainer(c.id, grace);

@@ -7,6 +7,7 @@
  * hash and restart count from the annotations (cri-labels.ts). The relist of the PLEG
  * (generic.go relist: GetPods(true)) is here too: ListPodSandbox + ListContainers.
  */
+import { realClock, type Clock } from '../../shared/clock.js';
 import { isNotFound } from '../../shared/errors.js';
 import type { RelistContainer, RelistResult, RuntimeContainer, RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
 import { kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
@@ -162,10 +163,10 @@ export async function getCriRuntimePod(runtime: RuntimeService, nodeName: string
 export async function criRelist(
   runtime: RuntimeService,
   nodeName: string,
-  now: () => number = Date.now,
+  clock: Clock = realClock,
   withPodNames = false,
 ): Promise<RelistResult> {
-  const observedAtMs = now();
+  const observedAtMs = clock.now();
   const selector = nodeSelector(nodeName);
   const [sandboxes, containers] = await Promise.all([
     runtime.listPodSandbox({ label_selector: selector }),

@@ -84,12 +84,12 @@ class CriPodSync {
   /** imageSync: this sync as ensureImageExists reads it, with the CRI's images. */
   imageSync(): ImageSync {
     return {
-      deps: { now: this.deps.now },
+      deps: { clock: this.deps.clock },
       task: this.task,
       pod: this.pod,
       result: this.result,
       requeue: (ms) => this.requeue(ms),
-      images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring),
+      images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring, this.deps.clock),
     };
   }
 
@@ -98,7 +98,7 @@ class CriPodSync {
   }
 
   inTime(): boolean {
-    if (this.deps.now() < this.task.deadlineMs) return true;
+    if (this.deps.clock.now() < this.task.deadlineMs) return true;
     this.requeue(100);
     return false;
   }
@@ -231,7 +231,7 @@ class CriPodSync {
 
   /** postStart, as sync-pod.ts: the hook through ExecSync (or httpGet to the pod IP); on failure the container is killed and the step fails with PostStartHookError. */
   async postStart(container: Container, c: ContainerToStart, id: string, fieldPath: string): Promise<void> {
-    const timeoutMs = Math.max(1_000, this.task.deadlineMs - this.deps.now());
+    const timeoutMs = Math.max(1_000, this.task.deadlineMs - this.deps.clock.now());
     const msg = await runLifecycleHook(
       this.deps.runtime,
       this.pod,
@@ -272,7 +272,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp });
   const net = { enabled: deps.podNetwork !== false && pod.spec?.hostNetwork !== true };
   const plan = (rp: RuntimePod | null) =>
-    computePodActions(pod, rp, task.backoff ?? {}, deps.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
+    computePodActions(pod, rp, task.backoff ?? {}, deps.clock.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
   if (task.cachedRuntimePod) {
     const planned = plan(task.cachedRuntimePod);
     if (isNothingToDo(planned)) {

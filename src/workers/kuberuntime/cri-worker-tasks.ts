@@ -4,6 +4,7 @@
  * (exec probes by ExecSync) and status checks do over the CRI alone — on every runtime: a CRI
  * runtime over gRPC, Docker and the fake through dockershim's translation (runtime/docker).
  */
+import type { Clock } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { GcResult, NodeSandboxSettings, RuntimePod, StatsTask, WorkerResult, WorkerTask } from '../../shared/messages.js';
@@ -29,7 +30,8 @@ export interface CriWorkerDeps {
   nodeName: string;
   rootDir: string;
   podInfraContainerImage: string;
-  now: () => number;
+  /** The thread's one Clock (shared/clock.ts): every time read and timer of the tasks. */
+  clock: Clock;
   logger?: Logger;
   /** The node's sandbox settings; absent (the fake runtime): no DNS config, no pod cgroup. */
   sandbox?: NodeSandboxSettings;
@@ -89,7 +91,7 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
     case 'killPod':
       return { ok: true, kind: 'killPod', value: await killCriPodTask(deps, task) };
     case 'relist': {
-      const value = await criRelist(d.runtime, d.nodeName, d.now, task.withPodNames);
+      const value = await criRelist(d.runtime, d.nodeName, d.clock, task.withPodNames);
       if (task.withRuntimePods) {
         const uids = [...new Set(value.containers.map((c) => c.podUid).filter(Boolean))];
         const pods = await Promise.all(
@@ -107,9 +109,9 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
     case 'execProbe':
       return { ok: true, kind: 'execProbe', value: await runExecSyncProbe(d.runtime, task) };
     case 'netProbe':
-      return { ok: true, kind: 'netProbe', value: await runNetProbe(d.netns ?? noNetns, task) };
+      return { ok: true, kind: 'netProbe', value: await runNetProbe(d.netns ?? noNetns, task, d.clock) };
     case 'grpcProbe':
-      return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(d.netns ?? noNetns, task) };
+      return { ok: true, kind: 'grpcProbe', value: await runGrpcProbe(d.netns ?? noNetns, task, d.clock) };
     case 'gc': {
       const value = await runCriGc({ ...deps, podInfraContainerImage: d.podInfraContainerImage }, task);
       await d.afterGc?.(value);
@@ -126,7 +128,7 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
             images: d.images,
             rootDir: d.rootDir,
             cgroupRoot: d.sandbox?.cgroupsPerQOS ? d.sandbox.cgroupRoot : '',
-            now: d.now,
+            clock: d.clock,
           },
           task,
         ),
@@ -137,7 +139,7 @@ export async function runCriTask(d: CriWorkerDeps, task: WorkerTask): Promise<Wo
         throw new AgentError('ERR_RUNTIME_UNAVAILABLE', `container runtime is not ready: ${ready.reason}: ${ready.message}`, {
           retriable: true,
         });
-      return { ok: true, kind: 'runtimeStatus', value: { observedAtMs: d.now() } };
+      return { ok: true, kind: 'runtimeStatus', value: { observedAtMs: d.clock.now() } };
     }
     default:
       throw new AgentError('ERR_PROTOCOL', `unknown task kind ${JSON.stringify((task as { kind?: unknown }).kind)}`);

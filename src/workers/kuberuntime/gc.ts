@@ -235,11 +235,11 @@ export async function writePulledImages(rootDir: string, images: PulledImages): 
 }
 
 /**
- * recordPulledImage adds `ref` (image ID `imageId`) to pulled.json with pulledAtMs = `nowMs`.
+ * recordPulledImage adds `ref` (image ID `imageId`) to pulled.json with pulledAtMs = `nowMs` (epoch ms, the caller's clock).
  * Read-modify-write: two threads recording at the same instant may lose one record (that image is
  * then simply never garbage collected — the safe side).
  */
-export async function recordPulledImage(rootDir: string, ref: string, imageId: string, nowMs: number = Date.now()): Promise<void> {
+export async function recordPulledImage(rootDir: string, ref: string, imageId: string, nowMs: number): Promise<void> {
   const all = await readPulledImages(rootDir).catch(() => ({}) as PulledImages);
   const r = all[imageId] ?? { refs: [], pulledAtMs: nowMs, lastUsedMs: 0 };
   if (!r.refs.includes(ref)) r.refs.push(ref);

@@ -4,6 +4,7 @@
  * postStart or preStop hook on a worker thread, through the same exec and network probe code as
  * the prober (so an httpGet hook of a pod with network `none` runs inside its sandbox's netns).
  */
+import { realClock, type Clock } from '../../shared/clock.js';
 import type { Container, Pod } from '../../shared/api.js';
 import { PROTOCOL_VERSION, type PodEventRecord, type RuntimeContainer } from '../../shared/messages.js';
 import { netProbeTarget, type HttpGetAction, type PodNetwork } from '../../shared/probe-target.js';
@@ -96,12 +97,12 @@ export async function runPreStopHook(
   gracePeriodSeconds: number,
   hostIp: string,
   out: HookEventSink,
-  now: () => number = Date.now,
+  clock: Clock = realClock,
   podIp = '',
 ): Promise<number> {
   const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((x) => x.name === c.name);
   if (!spec || !hasHook(spec, 'preStop') || !(gracePeriodSeconds > 0)) return gracePeriodSeconds;
-  const started = now();
+  const started = clock.monotonicMs();
   const msg = await runLifecycleHook(
     runtime,
     pod,
@@ -113,6 +114,6 @@ export async function runPreStopHook(
   );
   const fieldPath = `spec.${(pod.spec?.containers ?? []).includes(spec) ? 'containers' : 'initContainers'}{${c.name}}`;
   if (msg) out.events.push({ type: 'Warning', reason: 'FailedPreStopHook', message: msg, fieldPath });
-  const elapsed = Math.floor((now() - started) / 1000);
+  const elapsed = Math.floor((clock.monotonicMs() - started) / 1000);
   return Math.max(kMinimumGracePeriodSeconds, gracePeriodSeconds - elapsed);
 }

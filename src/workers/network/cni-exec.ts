@@ -10,6 +10,7 @@
  * and carries the plugin's `msg` and `details` (and its error `code`).
  */
 import { spawn } from 'node:child_process';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
 import { findPluginBinary, type CniPluginConf } from '../../shared/cni-config.js';
 
@@ -96,13 +97,13 @@ function networkError(req: CniExecRequest, what: string, opts: { retriable?: boo
  * execCniPlugin runs `req.plugin.type` with `req.command` and resolves to its parsed stdout JSON
  * (the result for ADD and VERSION; null for an empty stdout, as DEL and CHECK print). The child gets
  * the agent's environment (PATH: portmap and bridge run iptables) plus the `CNI_*` variables.
- * Never resolves after its timeout: the child is killed by its PID (SIGKILL).
+ * Never resolves after its timeout (`req.timeoutMs` on `clock`, default realClock): the child is killed by its PID (SIGKILL).
  * @throws AgentError ERR_NETWORK: the binary is not in binDirs (`failed to find plugin`), the plugin
  *   exited non-zero (message `<msg>: <details>` from its error object, else its stderr; retriable
  *   for CNI code 11 "try again later"), timed out (retriable), printed more than
  *   {@link kCniMaxOutputBytes} or printed no JSON for ADD.
  */
-export async function execCniPlugin(req: CniExecRequest): Promise<unknown> {
+export async function execCniPlugin(req: CniExecRequest, clock: Clock = realClock): Promise<unknown> {
   const path = await findPluginBinary(req.binDirs, req.plugin.type);
   if (path === undefined) throw networkError(req, `failed to find plugin "${req.plugin.type}" in path [${req.binDirs.join(' ')}]`);
   const stdin = req.command === 'VERSION' ? { cniVersion: req.cniVersion } : pluginStdin(req);
@@ -141,7 +142,7 @@ export async function execCniPlugin(req: CniExecRequest): Promise<unknown> {
         }
       }
     };
-    const timer = setTimeout(() => {
+    const timer = clock.setTimeout(() => {
       timed = true;
       kill();
     }, timeoutMs);
@@ -163,7 +164,7 @@ export async function execCniPlugin(req: CniExecRequest): Promise<unknown> {
       spawnErr = e;
     });
     child.on('close', (c) => {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       resolve({
         code: c,
         stdout: Buffer.concat(out).toString('utf8'),

@@ -10,6 +10,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kLoopbackNetworkConfigList, loadNetworkConfigList, compareCniVersions, type NetworkConfigList } from '../../shared/cni-config.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError, InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { NodeNetworkSettings } from '../../shared/messages.js';
@@ -34,6 +35,8 @@ export interface CniPodNetworkOptions {
   execTimeoutMs?: number;
   /** Test hook: called after the chain's ADD succeeded and before the final cache write (a kill -9 there is what reconcile must repair). */
   afterAddBeforeCache?: (t: PodNetworkSetUp) => Promise<void> | void;
+  /** The thread's Clock (default realClock): plugin timeouts and the cache entries' writtenAtMs. */
+  clock?: Clock;
 }
 
 /**
@@ -74,20 +77,23 @@ export class CniPodNetwork implements PodNetwork {
     prevResult: unknown,
     capabilityArgs: Record<string, unknown>,
   ): Promise<unknown> {
-    return execCniPlugin({
-      command,
-      binDirs: this.settings.binDirs,
-      plugin: list.plugins[i]!,
-      networkName: list.name,
-      cniVersion: list.cniVersion,
-      containerId,
-      netns,
-      ifName,
-      args,
-      prevResult,
-      capabilityArgs,
-      ...(this.options.execTimeoutMs !== undefined ? { timeoutMs: this.options.execTimeoutMs } : {}),
-    });
+    return execCniPlugin(
+      {
+        command,
+        binDirs: this.settings.binDirs,
+        plugin: list.plugins[i]!,
+        networkName: list.name,
+        cniVersion: list.cniVersion,
+        containerId,
+        netns,
+        ifName,
+        args,
+        prevResult,
+        capabilityArgs,
+        ...(this.options.execTimeoutMs !== undefined ? { timeoutMs: this.options.execTimeoutMs } : {}),
+      },
+      this.options.clock,
+    );
   }
 
   /** ADD of every plugin in order; on a failure the plugins are DELeted (reverse) before the error is rethrown (libcni + the kubelet's undo). */
@@ -158,7 +164,7 @@ export class CniPodNetwork implements PodNetwork {
       podUid: t.podUid,
       podName: t.podName,
       podNamespace: t.podNamespace,
-      writtenAtMs: Date.now(),
+      writtenAtMs: (this.options.clock ?? realClock).now(),
     };
     await this.write(entry);
     let result: unknown;
@@ -170,7 +176,7 @@ export class CniPodNetwork implements PodNetwork {
     }
     await this.options.afterAddBeforeCache?.(t);
     try {
-      await this.write({ ...entry, result, writtenAtMs: Date.now() });
+      await this.write({ ...entry, result, writtenAtMs: (this.options.clock ?? realClock).now() });
     } catch (e) {
       await this.delChain(list, t.sandboxId, t.netnsPath, kPodInterface, args, result, caps).catch(() => {});
       throw e;

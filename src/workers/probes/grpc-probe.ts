@@ -25,6 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { serializeError } from '../../shared/errors.js';
 import { kProbeUserAgent } from '../../shared/http-probe.js';
 import type { GrpcProbeTask, ProbeOutcome } from '../../shared/messages.js';
@@ -147,10 +148,10 @@ function healthClient(): HealthClientCtor {
 /**
  * checkHealth: one Health/Check of `service` at grpc-js `target` on its own channel, bounded by
  * `timeoutMs` (ms) in all; `addr` (`host:port`) names the service in the output and is the
- * `:authority`. Resolves the kubelet's verdict; never rejects.
+ * `:authority`; the deadline (epoch ms, as grpc-js reads it) is `clock.now()` plus `timeoutMs`. Resolves the kubelet's verdict; never rejects.
  */
-async function checkHealth(target: string, addr: string, service: string, timeoutMs: number): Promise<ProbeOutcome> {
-  const deadline = Date.now() + timeoutMs;
+async function checkHealth(target: string, addr: string, service: string, timeoutMs: number, clock: Clock): Promise<ProbeOutcome> {
+  const deadline = clock.now() + timeoutMs;
   const Client = healthClient();
   const client = new Client(target, grpc.credentials.createInsecure(), {
     'grpc.primary_user_agent': kProbeUserAgent,
@@ -224,17 +225,17 @@ async function netnsRelay(netnsPath: string, host: string, port: number, timeout
  * runGrpcProbe runs one gRPC probe (see the file comment) and resolves `success`, `failure`
  * (`output` in the kubelet's words), or `unknown` when it could not be run (the sandbox is gone,
  * the netns helper is missing or cannot enter the namespace). With `task.sandboxId` it dials
- * inside that sandbox's network namespace. Never rejects. Runs on a worker thread.
+ * inside that sandbox's network namespace; `clock` (default realClock) gives its deadline. Never rejects. Runs on a worker thread.
  */
-export async function runGrpcProbe(runtime: ContainerRuntime, task: GrpcProbeTask): Promise<ProbeOutcome> {
+export async function runGrpcProbe(runtime: ContainerRuntime, task: GrpcProbeTask, clock: Clock = realClock): Promise<ProbeOutcome> {
   const addr = joinHostPort(task.host, task.port);
   try {
-    if (!task.sandboxId) return await checkHealth(addr, addr, task.service, task.timeoutMs);
+    if (!task.sandboxId) return await checkHealth(addr, addr, task.service, task.timeoutMs, clock);
     const netnsPath = await probeNetns(runtime, task.sandboxId);
     if (typeof netnsPath !== 'string') return netnsPath;
     const relay = await netnsRelay(netnsPath, task.host, task.port, task.timeoutMs);
     try {
-      const outcome = await checkHealth(relay.target, addr, task.service, task.timeoutMs);
+      const outcome = await checkHealth(relay.target, addr, task.service, task.timeoutMs, clock);
       return relay.helperError() && outcome.result !== 'success' ? { result: 'unknown', output: relay.helperError() } : outcome;
     } finally {
       await relay.close();

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serializeError } from '../../shared/errors.js';
 import { httpProbe, parseHttpReply, requestHead, runDirectNetProbe, type Dialer } from '../../shared/http-probe.js';
-import { setLongTimeout } from '../../shared/long-timeout.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 import type { NetProbeTask, ProbeOutcome } from '../../shared/messages.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 
@@ -36,27 +36,28 @@ export function netnsProbeHelperPath(): string {
   return path.join(dir, '.run', 'bin', 'kubelet-ts-netns-probe');
 }
 
-/** Runs the netns helper; resolves its exit code, stdout and stderr. */
+/** Runs the netns helper; resolves its exit code, stdout and stderr. Its backstop timer is `clock`'s. */
 function runHelper(
   netnsPath: string,
   args: string[],
   input: string,
   timeoutMs: number,
+  clock: Clock,
 ): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(netnsProbeHelperPath(), [netnsPath, ...args, String(Math.max(1, timeoutMs))], { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     // The helper bounds itself by timeoutMs; this is a backstop against a stuck process.
-    const timer = setLongTimeout(() => child.kill('SIGKILL'), timeoutMs + 2_000);
+    const timer = clock.setTimeout(() => child.kill('SIGKILL'), timeoutMs + 2_000);
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) => {
-      timer.clear();
+      clock.clearTimeout(timer);
       reject(e);
     });
     child.on('close', (code) => {
-      timer.clear();
+      clock.clearTimeout(timer);
       resolve({ code: code ?? -1, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8').trim() });
     });
     child.stdin.on('error', () => {});
@@ -65,10 +66,10 @@ function runHelper(
 }
 
 /** HTTP GET inside a network namespace through the helper (plain HTTP only). */
-function netnsHttp(netnsPath: string): Dialer {
+function netnsHttp(netnsPath: string, clock: Clock): Dialer {
   return async (host, port, req, timeoutMs) => {
     if (req.scheme === 'HTTPS') throw new Error('HTTPS probes of pods without a pod IP (network none) are not supported');
-    const r = await runHelper(netnsPath, ['raw', host, String(port)], requestHead(req), timeoutMs);
+    const r = await runHelper(netnsPath, ['raw', host, String(port)], requestHead(req), timeoutMs, clock);
     if (r.code === 2) throw Object.assign(new Error(r.stderr || 'netns probe helper failed'), { unknown: true });
     if (r.code !== 0) throw new Error(`Get "http://${host}:${port}${req.path}": ${r.stderr || `helper exited with ${r.code}`}`);
     const reply = parseHttpReply(r.stdout);
@@ -107,20 +108,20 @@ export async function probeNetns(runtime: ContainerRuntime, sandboxId: string): 
  * verdict: `success`, `failure` (refused, timed out, bad status; `output` says why in the
  * kubelet's words), or `unknown` when the probe could not be run (the sandbox is gone, the
  * netns helper is missing). With `task.sandboxId` it runs inside that sandbox's network namespace.
- * Never rejects. Runs on a worker thread.
+ * The netns helper's backstop timer is `clock`'s (default realClock). Never rejects. Runs on a worker thread.
  */
-export async function runNetProbe(runtime: ContainerRuntime, task: NetProbeTask): Promise<ProbeOutcome> {
+export async function runNetProbe(runtime: ContainerRuntime, task: NetProbeTask, clock: Clock = realClock): Promise<ProbeOutcome> {
   if (!task.sandboxId) return runDirectNetProbe(task);
   const netnsPath = await probeNetns(runtime, task.sandboxId);
   if (typeof netnsPath !== 'string') return netnsPath;
   try {
     if (task.mode === 'tcp') {
-      const r = await runHelper(netnsPath, ['tcp', task.host, String(task.port)], '', task.timeoutMs);
+      const r = await runHelper(netnsPath, ['tcp', task.host, String(task.port)], '', task.timeoutMs, clock);
       if (r.code === 2) return { result: 'unknown', output: r.stderr };
       if (r.code !== 0) return { result: 'failure', output: `dial tcp ${task.host}:${task.port}: ${r.stderr.replace(/^dial tcp: /, '')}` };
       return { result: 'success', output: '' };
     }
-    return await httpProbe(task, netnsHttp(netnsPath));
+    return await httpProbe(task, netnsHttp(netnsPath, clock));
   } catch (err) {
     if ((err as { unknown?: boolean }).unknown) return { result: 'unknown', output: (err as Error).message };
     return { result: 'failure', output: serializeError(err).message };

@@ -27,6 +27,7 @@
  * load), except an engine that stopped answering (ERR_RUNTIME_UNAVAILABLE), which halves the limit
  * (the multiplicative decrease of AIMD).
  */
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** AdaptiveLimitOptions: bounds and tuning; every field optional. */
 export interface AdaptiveLimitOptions {
@@ -38,8 +39,11 @@ export interface AdaptiveLimitOptions {
   maxLimit?: number;
   /** Samples per epoch of the no-load latency minimum (default 200). */
   epochSamples?: number;
-  /** The clock, milliseconds (default performance.now). */
-  now?: () => number;
+}
+
+/** AdaptiveLimitDeps: the Clock whose monotonicMs times each slot (default realClock). */
+export interface AdaptiveLimitDeps {
+  clock?: Clock;
 }
 
 /** The highest priority `acquire` takes (priorities are 0..kMaxPriority). */
@@ -72,7 +76,7 @@ export class AdaptiveConcurrencyLimit {
   readonly #min: number;
   readonly #max: number;
   readonly #epochSamples: number;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   #inFlight = 0;
   /** Waiters by priority: index = priority (0 lowest), each FIFO. */
   readonly #waiting: Array<Array<() => void>> = [];
@@ -87,7 +91,7 @@ export class AdaptiveConcurrencyLimit {
   #minSeen: number;
   #maxSeen: number;
 
-  constructor(opts: AdaptiveLimitOptions = {}) {
+  constructor(opts: AdaptiveLimitOptions = {}, deps: AdaptiveLimitDeps = {}) {
     const initial = opts.initialLimit ?? 4;
     this.#min = opts.minLimit ?? 2;
     this.#max = opts.maxLimit ?? 32;
@@ -104,7 +108,7 @@ export class AdaptiveConcurrencyLimit {
       );
     this.#limit = this.#minSeen = this.#maxSeen = initial;
     this.#epochSamples = opts.epochSamples ?? 200;
-    this.#now = opts.now ?? (() => performance.now());
+    this.#clock = deps.clock ?? realClock;
   }
 
   /** The current limit (an integer). */
@@ -140,13 +144,13 @@ export class AdaptiveConcurrencyLimit {
       });
     }
     this.#windowPeak = Math.max(this.#windowPeak, this.#inFlight);
-    const t0 = this.#now();
+    const t0 = this.#clock.monotonicMs();
     let released = false;
     return (outcome) => {
       if (released) return;
       released = true;
       this.#inFlight--;
-      if (outcome === 'ok') this.#sample(op, this.#now() - t0);
+      if (outcome === 'ok') this.#sample(op, this.#clock.monotonicMs() - t0);
       else if (outcome === 'overload') this.#setLimit(Math.floor(this.#limit / 2));
       this.#admit();
     };

@@ -6,6 +6,7 @@
  * with `context deadline exceeded`: the sync reports it (FailedCreatePodSandBox / Failed event)
  * and the pod worker retries with backoff. Worker threads only.
  */
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
 
 /** kDeadlineExceeded: the words of a call that passed its deadline (Go's context.DeadlineExceeded). */
@@ -16,14 +17,20 @@ export const kDeadlineExceeded = 'context deadline exceeded';
  * less = no deadline) and settles no later than that: past it, the request is aborted (dockerode
  * passes the signal to its HTTP request) and the returned promise rejects with a retriable
  * `ERR_RUNTIME` AgentError `<what>: context deadline exceeded (--runtime-request-timeout <n>s)`,
- * whatever the call does afterwards. Otherwise it settles as `call` does.
+ * whatever the call does afterwards. Otherwise it settles as `call` does. The deadline's timer is
+ * `clock`'s (default realClock).
  */
-export function withDeadline<T>(timeoutMs: number, what: string, call: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+export function withDeadline<T>(
+  timeoutMs: number,
+  what: string,
+  call: (signal: AbortSignal | undefined) => Promise<T>,
+  clock: Clock = realClock,
+): Promise<T> {
   if (!(timeoutMs > 0)) return call(undefined);
   const ac = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    timer = clock.setTimeout(() => {
       reject(
         new AgentError('ERR_RUNTIME', `${what}: ${kDeadlineExceeded} (--runtime-request-timeout ${timeoutMs / 1000}s)`, {
           retriable: true,
@@ -35,7 +42,7 @@ export function withDeadline<T>(timeoutMs: number, what: string, call: (signal: 
   const running = call(ac.signal);
   // The call's own late rejection (an AbortError) is not unhandled.
   running.catch(() => {});
-  return Promise.race([running, expired]).finally(() => clearTimeout(timer));
+  return Promise.race([running, expired]).finally(() => clock.clearTimeout(timer));
 }
 
 /** isDeadlineExceeded: `err` is a runtime call that passed its deadline ({@link withDeadline}); also after a trip across threads (by message). */

@@ -6,6 +6,7 @@
  * inspect to call. Its owner forgets a reference around anything that changes the image (a pull,
  * a removal, a create refused for a missing image).
  */
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /**
  * kImagePresenceTtlMs: how long (milliseconds) a positive inspect is reused for the same
@@ -26,7 +27,7 @@ export const kImagePresenceTtlMs = 2000;
  */
 export const kImagePresenceStaleMs = 10_000;
 
-/** One reference's presence: the inspect (in flight, or answered positively) and when it was asked (performance.now() ms). */
+/** One reference's presence: the inspect (in flight, or answered positively) and when it was asked (Clock.monotonicMs, ms). */
 interface ImagePresence<T> {
   at: number;
   image: Promise<T | null>;
@@ -40,16 +41,19 @@ interface ImagePresence<T> {
  * ImagePresenceCache: `get(ref)` answers what `inspect(ref)` answers (T when present, null when
  * absent; its rejections are passed on), sharing one inspect among the callers that ask at once,
  * reusing a positive answer for kImagePresenceTtlMs and refreshing it behind the answer up to
- * kImagePresenceStaleMs. Negative answers and failures are never kept.
+ * kImagePresenceStaleMs, by `clock`'s monotonicMs (default realClock). Negative answers and failures are never kept.
  */
 export class ImagePresenceCache<T> {
   /** ref → its last inspect. */
   readonly #entries = new Map<string, ImagePresence<T>>();
 
-  constructor(private readonly inspect: (ref: string) => Promise<T | null>) {}
+  constructor(
+    private readonly inspect: (ref: string) => Promise<T | null>,
+    private readonly clock: Clock = realClock,
+  ) {}
 
   async get(ref: string): Promise<T | null> {
-    const now = performance.now();
+    const now = this.clock.monotonicMs();
     const known = this.#entries.get(ref);
     if (known && now - known.at < kImagePresenceStaleMs) {
       if (known.settled && now - known.at >= kImagePresenceTtlMs) this.#refresh(ref, known);
@@ -86,7 +90,7 @@ export class ImagePresenceCache<T> {
   #refresh(ref: string, known: ImagePresence<T>): void {
     if (known.refreshing) return;
     known.refreshing = true;
-    const at = performance.now();
+    const at = this.clock.monotonicMs();
     this.inspect(ref).then(
       (found) => {
         if (this.#entries.get(ref) !== known) return;

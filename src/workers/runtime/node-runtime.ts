@@ -17,6 +17,7 @@
  * Both are node-scoped: the CRI runtime by ./node-scope-cri.ts, the Docker one by ./node-scope.ts.
  */
 import { AgentError } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/messages.js';
 import { newPodNetwork } from '../network/network-service.js';
@@ -85,7 +86,10 @@ export interface NodeRuntimeBootstrap extends RuntimeBootstrap {
  * json-file rotation (bytes, files) and `--pod-max-pids`, as dockershim took them from the kubelet's
  * flags (pkg/kubelet/dockershim/docker_service.go NewDockerService). Never throws.
  */
-export function dockerShimSettings(b: NodeRuntimeBootstrap, o: { network?: PodNetwork; logger?: Logger } = {}): DockerNodeSettings {
+export function dockerShimSettings(
+  b: NodeRuntimeBootstrap,
+  o: { network?: PodNetwork; logger?: Logger; clock?: Clock } = {},
+): DockerNodeSettings {
   const docker = (b.runtime ?? 'docker') === 'docker';
   const s = b.sandbox;
   return {
@@ -98,6 +102,7 @@ export function dockerShimSettings(b: NodeRuntimeBootstrap, o: { network?: PodNe
       : {}),
     ...(docker && s?.podPidsLimit !== undefined ? { podPidsLimit: s.podPidsLimit } : {}),
     ...(o.logger ? { logger: o.logger } : {}),
+    ...(o.clock ? { clock: o.clock } : {}),
   };
 }
 
@@ -108,7 +113,7 @@ export function dockerShimSettings(b: NodeRuntimeBootstrap, o: { network?: PodNe
 export function newDockerShimRuntime(
   rt: ContainerRuntime,
   b: NodeRuntimeBootstrap,
-  o: { network?: PodNetwork; logger?: Logger } = {},
+  o: { network?: PodNetwork; logger?: Logger; clock?: Clock } = {},
 ): NodeRuntime {
   return newDockerNodeRuntime(scopeToNode(rt, b.nodeName), dockerShimSettings(b, o));
 }

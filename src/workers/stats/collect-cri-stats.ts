@@ -14,6 +14,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/messages.js';
 import type { CgroupUsage, ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
 import { kContainerNameLabel } from '../kuberuntime/labels.js';
@@ -32,8 +33,8 @@ export interface CriStatsDeps {
   rootDir: string;
   /** --cgroup-root of the pod cgroups ('' when --cgroups-per-qos is off): the pod cgroup fallback. */
   cgroupRoot: string;
-  /** Clock, epoch ms. */
-  now: () => number;
+  /** The thread's Clock (shared/clock.ts): when the sample was observed. */
+  clock: Clock;
   /** Where the cgroup hierarchies are mounted (tests: a fixture dir). */
   cgroupFsRoot?: string;
   /** Where procfs is (tests: a fixture dir). */
@@ -151,7 +152,12 @@ export async function collectCriStats(deps: CriStatsDeps, task: StatsTask): Prom
   }
   const fsInfo = await deps.images.imageFsInfo().catch(() => null);
   const imageFsMount = fsInfo?.image_filesystems[0]?.fs_id?.mountpoint || null;
-  return statsSample({ cgroupVersion: version, cgroupFsRoot: root, procRoot, rootDir: deps.rootDir, imageFsMount }, out, errors, deps.now);
+  return statsSample(
+    { cgroupVersion: version, cgroupFsRoot: root, procRoot, rootDir: deps.rootDir, imageFsMount },
+    out,
+    errors,
+    deps.clock,
+  );
 }
 
 interface PodCtx {

@@ -13,6 +13,7 @@
  * per-pod figures).
  */
 import { statSync } from 'node:fs';
+import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
 import {
@@ -34,8 +35,8 @@ export interface StatsDeps {
   rootDir: string;
   /** --cgroup-root of the pod cgroups ('' when --cgroups-per-qos is off). */
   cgroupRoot: string;
-  /** Clock, epoch ms. */
-  now: () => number;
+  /** The thread's Clock (shared/clock.ts): when the sample was observed. */
+  clock: Clock;
   /** Where the cgroup hierarchies are mounted (tests: a fixture dir). */
   cgroupFsRoot?: string;
   /** Where procfs is (tests: a fixture dir). */
@@ -155,7 +156,7 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
   const out: PodSample[] = [];
   for (const pod of pods.values()) {
     pod.containers.sort((a, b) => a.name.localeCompare(b.name));
-    if (!pod.startedAtMs) pod.startedAtMs = Math.min(...pod.containers.map((c) => c.startedAtMs).filter((t) => t > 0), deps.now());
+    if (!pod.startedAtMs) pod.startedAtMs = Math.min(...pod.containers.map((c) => c.startedAtMs).filter((t) => t > 0), deps.clock.now());
     if (version !== 0 && deps.cgroupRoot) {
       let ref = deps.cgroupFsRoot ? undefined : podCgroups.get(pod.uid);
       if (!ref) {
@@ -171,5 +172,10 @@ export async function collectStats(deps: StatsDeps, task: StatsTask): Promise<St
   }
   if (imageFsMount === undefined || deps.cgroupFsRoot)
     imageFsMount = (await deps.runtime.imageFsInfo().catch(() => null))?.mountpoint ?? null;
-  return statsSample({ cgroupVersion: version, cgroupFsRoot: root, procRoot, rootDir: deps.rootDir, imageFsMount }, out, errors, deps.now);
+  return statsSample(
+    { cgroupVersion: version, cgroupFsRoot: root, procRoot, rootDir: deps.rootDir, imageFsMount },
+    out,
+    errors,
+    deps.clock,
+  );
 }

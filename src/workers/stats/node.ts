@@ -9,6 +9,7 @@
 import { readdirSync } from 'node:fs';
 import { readFile, statfs } from 'node:fs/promises';
 import path from 'node:path';
+import type { Clock } from '../../shared/clock.js';
 import type { FsSample, NodeSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
 import { kEmptyDirPluginDir, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 import { diskUsageBytes } from '../volumes/pod-volumes.js';
@@ -135,10 +136,10 @@ export async function nodeSample(src: NodeSampleSource): Promise<NodeSample> {
  * figures read now (nodeSample), `errors` as given; `observedAtMs` from `now()` after the reads.
  * @throws as nodeSample.
  */
-export async function statsSample(src: NodeSampleSource, pods: PodSample[], errors: string[], now: () => number): Promise<StatsSample> {
+export async function statsSample(src: NodeSampleSource, pods: PodSample[], errors: string[], clock: Clock): Promise<StatsSample> {
   pods.sort((a, b) => (a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace)));
   const node = await nodeSample(src);
-  return { observedAtMs: now(), cgroupVersion: src.cgroupVersion, node, pods, errors };
+  return { observedAtMs: clock.now(), cgroupVersion: src.cgroupVersion, node, pods, errors };
 }
 
 /** emptyDirs: the emptyDir volumes of pod `uid` under `rootDir` with their usage. Never throws. */

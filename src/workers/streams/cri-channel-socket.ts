@@ -10,6 +10,7 @@
  * `send` calls back once the bytes went to the socket.
  */
 import WebSocket from 'ws';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
 
 /** The wsstream close channel of `v5.channel.k8s.io`: `[255, n]` closes the client's channel n (stdin). */
@@ -46,13 +47,15 @@ export function toWebSocketUrl(url: string): string {
  * once the server accepted one. Rejects with `ERR_PROTOCOL` when the server answers the upgrade
  * with an HTTP status (`statusCode` on the error: wsstream answers 400 when it supports none of
  * the protocols), `ERR_RUNTIME_UNAVAILABLE` when the connection fails. The URL is one-use: a
- * refused handshake has spent it. `handshakeTimeoutMs`: milliseconds for the upgrade.
+ * refused handshake has spent it. `handshakeTimeoutMs`: milliseconds for the upgrade (ws's own timer);
+ * `clock` (default realClock) bounds the wait for the server's answer to our close (5 s).
  */
 export function openChannelSocket(
   url: string,
   protocols: string[],
   handlers: ChannelSocketHandlers,
   handshakeTimeoutMs = 30_000,
+  clock: Clock = realClock,
 ): Promise<ChannelSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(toWebSocketUrl(url), protocols, {
@@ -140,7 +143,7 @@ export function openChannelSocket(
         if (ws.readyState === WebSocket.OPEN) {
           ws.close(1000);
           // A server that never answers the close: do not keep the socket past a short while.
-          setTimeout(() => ws.terminate(), 5000).unref();
+          clock.setTimeout(() => ws.terminate(), 5000);
         } else ws.terminate();
       },
     };

@@ -31,6 +31,7 @@ import {
   type PortForwardOutbound,
   type PortForwardSpec,
 } from '../../shared/port-forward-protocol.js';
+import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import { isOwnedBy } from '../kuberuntime/labels.js';
 import { netnsProbeHelperPath } from '../probes/net-probe.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
@@ -153,7 +154,8 @@ export function relayPortForward(port: PortForwardPort, onDone: () => void, open
  * startPortForward opens the connection of `spec` and relays it over `port` until either side
  * ends; the last message on `port` is `end` (unless the main thread closed first). `nodeName`:
  * a netns sandbox must carry this agent's labels. Returns the function that tears it down
- * (idempotent); `onDone` runs once when the connection is gone either way. Never throws.
+ * (idempotent); `onDone` runs once when the connection is gone either way. The dial timeout and
+ * the half-close grace run on `clock` (default realClock). Never throws.
  */
 export function startPortForward(
   runtime: ContainerRuntime,
@@ -162,9 +164,10 @@ export function startPortForward(
   spec: PortForwardSpec,
   onDone: () => void,
   helperPath = netnsProbeHelperPath(),
+  clock: Clock = realClock,
 ): () => void {
   return relayPortForward(port, onDone, (fromPod, finish, attach, isClosed) => {
-    const direct = (host: string) => attach(directSide(host, spec.port, fromPod, finish));
+    const direct = (host: string) => attach(directSide(host, spec.port, fromPod, finish, clock));
     if (spec.reach.kind === 'direct') return direct(spec.reach.host);
     const { sandboxId, podIp } = spec.reach;
     runtime.inspectContainer(sandboxId).then(
@@ -183,19 +186,22 @@ export function startPortForward(
   });
 }
 
-/** directSide: a node:net connection to host:port. */
-function directSide(host: string, port: number, fromPod: (b: Buffer) => void, finish: (error?: string) => void): PodSide {
+/** directSide: a node:net connection to host:port; its timers on `clock`. */
+function directSide(host: string, port: number, fromPod: (b: Buffer) => void, finish: (error?: string) => void, clock: Clock): PodSide {
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const s = net.connect({ host, port, allowHalfOpen: true });
   let connected = false;
-  let grace: NodeJS.Timeout | undefined;
-  const dialTimer = setTimeout(() => s.destroy(Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' })), kPortForwardDialTimeoutMs);
+  let grace: TimerHandle | undefined;
+  const dialTimer = clock.setTimeout(
+    () => s.destroy(Object.assign(new Error('i/o timeout'), { code: 'ETIMEDOUT' })),
+    kPortForwardDialTimeoutMs,
+  );
   const startGrace = () => {
-    grace ??= setTimeout(() => s.destroy(), kHalfCloseGraceMs);
+    grace ??= clock.setTimeout(() => s.destroy(), kHalfCloseGraceMs);
   };
   s.on('connect', () => {
     connected = true;
-    clearTimeout(dialTimer);
+    clock.clearTimeout(dialTimer);
   });
   s.on('data', fromPod);
   s.on('end', () => {
@@ -203,13 +209,13 @@ function directSide(host: string, port: number, fromPod: (b: Buffer) => void, fi
     startGrace();
   });
   s.on('error', (e: NodeJS.ErrnoException) => {
-    clearTimeout(dialTimer);
-    clearTimeout(grace);
+    clock.clearTimeout(dialTimer);
+    clock.clearTimeout(grace);
     finish(connected ? `read tcp ${where}: ${errnoText(e)}` : `dial tcp ${where}: connect: ${errnoText(e)}`);
   });
   s.on('close', () => {
-    clearTimeout(dialTimer);
-    clearTimeout(grace);
+    clock.clearTimeout(dialTimer);
+    clock.clearTimeout(grace);
     finish();
   });
   return {
@@ -224,8 +230,8 @@ function directSide(host: string, port: number, fromPod: (b: Buffer) => void, fi
     pause: () => s.pause(),
     resume: () => s.resume(),
     destroy: () => {
-      clearTimeout(dialTimer);
-      clearTimeout(grace);
+      clock.clearTimeout(dialTimer);
+      clock.clearTimeout(grace);
       s.destroy();
     },
   };

@@ -26,6 +26,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import path from 'node:path';
+import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
 
 /** One file of a payload: its bytes and its mode (permission bits, e.g. 0o644). */
@@ -130,16 +131,22 @@ export async function hasPayload(dir: string): Promise<boolean> {
  * `..data` — the one atomic step; (5) creates a `name -> ..data/name` link for each new top-level
  * name and removes the links of names no longer in the payload; (6) removes the old timestamped
  * directory. A reader following the user-visible links sees either the whole old payload or the
- * whole new one. Creates `dir` if missing. Resolves true when it wrote.
+ * whole new one. Creates `dir` if missing. Resolves true when it wrote. The timestamped directory
+ * is named after `clock.now()` (default realClock).
  * @throws AgentError ERR_INVALID_ARGUMENT for a bad path; fs errors otherwise.
  */
-export async function writePayload(dir: string, payload: Payload, opts: AtomicWriteOptions = {}, now = new Date()): Promise<boolean> {
+export async function writePayload(
+  dir: string,
+  payload: Payload,
+  opts: AtomicWriteOptions = {},
+  clock: Clock = realClock,
+): Promise<boolean> {
   for (const p of Object.keys(payload)) validatePayloadPath(p);
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const current = await readCurrent(dir);
   if (current && samePayload(current.files, payload, opts.fsGroup)) return false;
 
-  const tsDir = await mkdtemp(path.join(dir, tsDirPrefix(now)));
+  const tsDir = await mkdtemp(path.join(dir, tsDirPrefix(new Date(clock.now()))));
   await chmod(tsDir, 0o755);
   for (const [rel, f] of Object.entries(payload)) {
     const full = path.join(tsDir, rel);

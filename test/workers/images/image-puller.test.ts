@@ -3,21 +3,29 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   isInPullBackoff,
+  kLockPollMs,
   newImagePuller,
   nextPullBackoff,
   parseDockerConfig,
   registryHost,
 } from '../../../src/workers/images/image-puller.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
+import { FakeClock, flush } from '../../fakes/fake-clock.js';
 import type { ContainerRuntime, RegistryAuth } from '../../../src/workers/runtime/runtime.js';
 
-function countingRuntime(delayMs = 50) {
+/**
+ * countingRuntime: a runtime whose pulls are counted; each pull answers on the next macrotask, or,
+ * after hold(), only once release() is called (a pull in flight for as long as a test needs).
+ */
+function countingRuntime() {
   const base = newFakeRuntime({ images: [] });
   const present = new Set<string>();
   const pulls: Array<{ ref: string; auth?: RegistryAuth }> = [];
+  let gate: Promise<void> | undefined;
+  let open = (): void => {};
   const rt: ContainerRuntime = {
     ...base,
     async imageExists(ref) {
@@ -25,12 +33,17 @@ function countingRuntime(delayMs = 50) {
     },
     async pullImage(ref, auth) {
       pulls.push({ ref, auth });
-      await new Promise((r) => setTimeout(r, delayMs));
+      await (gate ?? flush());
       if (ref.includes('missing')) throw new Error(`manifest for ${ref} not found`);
       present.add(ref);
     },
   };
-  return { rt, pulls };
+  const hold = () => (gate = new Promise<void>((resolve) => (open = resolve)));
+  const release = () => {
+    gate = undefined;
+    open();
+  };
+  return { rt, pulls, hold, release };
 }
 
 describe('image puller', () => {
@@ -49,11 +62,23 @@ describe('image puller', () => {
     expect(pulls.map((p) => p.ref)).toEqual(['127.0.0.1:5055/a:1']);
   });
 
-  it('pulls an image once across pullers (threads) sharing a root dir', async () => {
-    const { rt, pulls } = countingRuntime(300);
-    const a = newImagePuller(rt, { rootDir: dir });
-    const b = newImagePuller(rt, { rootDir: dir });
-    await Promise.all([a.pull('r/x:1'), b.pull('r/x:1'), a.pull('r/x:1'), b.pull('r/x:1')]);
+  it('pulls an image once across pullers (threads) sharing a root dir: the other waits on its clock for the lock to go', async () => {
+    const { rt, pulls, hold, release } = countingRuntime();
+    const clock = new FakeClock();
+    const a = newImagePuller(rt, { rootDir: dir }, { clock });
+    const b = newImagePuller(rt, { rootDir: dir }, { clock });
+    hold();
+    let done = false;
+    const all = Promise.all([a.pull('r/x:1'), b.pull('r/x:1'), a.pull('r/x:1'), b.pull('r/x:1')]).then(() => (done = true));
+    // One holds the lock and pulls; the other found it held and polls on the fake clock.
+    await vi.waitFor(() => expect(clock.hasWaiters()).toBe(true));
+    expect(pulls).toHaveLength(1);
+    release();
+    await vi.waitFor(async () => {
+      await clock.advance(kLockPollMs);
+      expect(done).toBe(true);
+    });
+    await all;
     expect(pulls).toHaveLength(1);
   });
 
@@ -67,7 +92,7 @@ describe('image puller', () => {
   });
 
   it('sends the credentials of the image registry from the Docker config file', async () => {
-    const { rt, pulls } = countingRuntime(1);
+    const { rt, pulls } = countingRuntime();
     const file = join(dir, 'config.json');
     await writeFile(
       file,
@@ -124,7 +149,7 @@ describe('image puller with IfNotPresent', () => {
   it('does not pull again when another puller finished the image before the lock was taken', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kts-puller-'));
     try {
-      const { rt, pulls } = countingRuntime(1);
+      const { rt, pulls } = countingRuntime();
       const a = newImagePuller(rt, { rootDir: dir });
       const b = newImagePuller(rt, { rootDir: dir });
       await a.pull('r/x:1', { ifNotPresent: true });

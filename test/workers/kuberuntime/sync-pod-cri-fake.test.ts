@@ -12,6 +12,7 @@ import { kNoopPodNetwork } from '../../../src/workers/network/pod-network.js';
 import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -30,21 +31,21 @@ async function setUp() {
     podPidsLimit: 0,
     oomScoreAdjFloor: async () => -1000,
   });
-  let now = Date.now();
+  const clock = new FakeClock(Date.now());
   const deps: CriSyncDeps = {
     runtime: nr.runtime,
     images: nr.images,
     nodeName: 'node-a',
     rootDir,
     podLogsDir: join(rootDir, 'pod-logs'),
-    now: () => now,
+    clock,
     podNetwork: false,
   };
   return {
     fake,
     deps,
     advance: (ms: number) => {
-      now += ms;
+      clock.step(ms);
     },
   };
 }

@@ -15,6 +15,7 @@ import { syncPodCri } from '../../../src/workers/kuberuntime/cri-sync-pod.js';
 import { podLogsDirectory } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../support/docker.js';
+import { realClock } from '../../../src/shared/clock.js';
 
 const endpoint = criEndpointOrSkip();
 
@@ -29,7 +30,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     nodeName,
     rootDir,
     podLogsDir,
-    now: Date.now,
+    clock: realClock,
     sandbox: { ...kDefaultNodeSandboxSettings },
   };
   const uids: string[] = [];
@@ -96,7 +97,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     // The CRI log file under the pod's log directory.
     expect(existsSync(path.join(podLogsDirectory(podLogsDir, 'kts-cri-test', 'web', pod.metadata!.uid!), 'main', '0.log'))).toBe(true);
     // Node scope: every List filters on this node's label; another node sees nothing of it.
-    const mine = await criRelist(run.runtime, nodeName, Date.now, true);
+    const mine = await criRelist(run.runtime, nodeName, realClock, true);
     expect(
       mine.containers
         .filter((c) => c.podUid === pod.metadata!.uid)

@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/shared/errors.js';
-import { newCriContainerLogs } from '../../../src/workers/logs/cri-log-reader.js';
+import { kLogForceCheckPeriodMs, newCriContainerLogs } from '../../../src/workers/logs/cri-log-reader.js';
 import type { ContainerStatusResponse } from '../../../src/workers/runtime/cri/services.js';
 import type { ContainerLogOptions, ContainerLogReader } from '../../../src/workers/runtime/runtime.js';
 import { waitFor } from '../../support/docker.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const kOpts: ContainerLogOptions = { follow: false, timestamps: false };
 
@@ -214,35 +215,56 @@ describe('newCriContainerLogs on files', { timeout: 30_000 }, () => {
     ).toBe('a\n');
   });
 
-  it('pause holds the data back until resume; cancel stops every callback', async () => {
+  it('pause holds the data back until resume; cancel stops every callback (its wait on the fake clock)', async () => {
+    // The reader's force-check period and running-check cache run on a FakeClock: while paused, or
+    // once cancelled, its pump stops and arms no timer, so nothing can deliver data however long we wait.
+    const clock = new FakeClock();
     state = 'CONTAINER_RUNNING';
     await writeFile(path, cri('stdout', 'F', 'a'));
-    const out = await read({ ...kOpts, follow: true }, async (r, got) => {
-      await waitFor(() => got() === 'a\n' || null, { timeoutMs: 10_000, description: 'a' });
-      r.pause();
-      await appendFile(path, cri('stdout', 'F', 'b'));
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      expect(got()).toBe('a\n');
-      r.resume();
-      await waitFor(() => got() === 'a\nb\n' || null, { timeoutMs: 10_000, description: 'b after resume' });
-      state = 'CONTAINER_EXITED';
-    });
-    expect(out).toBe('a\nb\n');
+    const chunks: Buffer[] = [];
+    let ended = false;
+    const got = () => Buffer.concat(chunks).toString('utf8');
+    const r = await newCriContainerLogs({ runtime, clock }).readContainerLogs(
+      'c1',
+      { ...kOpts, follow: true },
+      { onData: (c) => chunks.push(c), onEnd: () => (ended = true) },
+    );
+    readers.push(r);
+    await waitFor(() => (got() === 'a\n' && clock.hasWaiters()) || null, { timeoutMs: 10_000, description: 'a, then a wait for change' });
+    r.pause();
+    await appendFile(path, cri('stdout', 'F', 'b'));
+    // The file event wakes the pump, which sees the pause and stops without reading or waiting again.
+    await waitFor(() => !clock.hasWaiters() || null, { timeoutMs: 10_000, description: 'the pump stopped' });
+    await clock.advance(10 * kLogForceCheckPeriodMs);
+    expect(got()).toBe('a\n');
+    r.resume();
+    await waitFor(() => got() === 'a\nb\n' || null, { timeoutMs: 10_000, description: 'b after resume' });
+    state = 'CONTAINER_EXITED';
+    await waitFor(
+      async () => {
+        await clock.advance(kLogForceCheckPeriodMs);
+        return ended || null;
+      },
+      { timeoutMs: 10_000, description: 'the end once the container exited' },
+    );
+    expect(got()).toBe('a\nb\n');
 
     state = 'CONTAINER_RUNNING';
     const calls: string[] = [];
-    const reader = await logs().readContainerLogs(
+    const reader = await newCriContainerLogs({ runtime, clock }).readContainerLogs(
       'c1',
       { ...kOpts, follow: true },
       { onData: () => calls.push('data'), onEnd: () => calls.push('end') },
     );
-    await waitFor(() => calls.length > 0 || null, { timeoutMs: 10_000, description: 'data' });
+    await waitFor(() => (calls.length > 0 && clock.hasWaiters()) || null, { timeoutMs: 10_000, description: 'data, then a wait' });
     reader.cancel();
     reader.cancel();
+    expect(clock.hasWaiters()).toBe(false); // its wait ended with it, and no other is armed
     const seen = calls.length;
     await appendFile(path, cri('stdout', 'F', 'c'));
     state = 'CONTAINER_EXITED';
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await clock.advance(10 * kLogForceCheckPeriodMs);
+    expect(clock.hasWaiters()).toBe(false);
     expect(calls.length).toBe(seen);
     expect(calls).not.toContain('end');
   });

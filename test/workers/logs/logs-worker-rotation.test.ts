@@ -7,6 +7,7 @@ import { LogsWorker, logManagerFor } from '../../../src/workers/container-logs.w
 import { newLogger } from '../../../src/shared/logging.js';
 import { newContainerLogManager, type ContainerLogManagerDeps } from '../../../src/workers/logs/container-log-manager.js';
 import { waitFor } from '../../support/docker.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 describe('LogsWorker with a container log manager', () => {
   let dir: string;
@@ -29,7 +30,8 @@ describe('LogsWorker with a container log manager', () => {
       reopenContainerLog: async () => writeFile(path, ''),
     };
     await writeFile(path, 'x'.repeat(100));
-    const manager = newContainerLogManager({ runtime }, { maxSizeBytes: 10, maxFiles: 2, monitorPeriodMs: 20 });
+    const clock = new FakeClock();
+    const manager = newContainerLogManager({ runtime, clock }, { maxSizeBytes: 10, maxFiles: 2, monitorPeriodMs: 20 });
     const w = new LogsWorker(
       { kind: 'container-logs', runtime: 'fake', dockerSocketPath: '', nodeName: 'n1' },
       () => undefined,
@@ -37,12 +39,20 @@ describe('LogsWorker with a container log manager', () => {
       manager,
     );
     try {
-      await waitFor(async () => (await readdir(dir)).length === 2 || null, { timeoutMs: 10_000, description: 'the log rotated' });
+      expect(clock.hasWaiters()).toBe(true); // the worker started the manager's period
+      await waitFor(
+        async () => {
+          await clock.advance(20);
+          return (await readdir(dir)).length === 2 || null;
+        },
+        { timeoutMs: 10_000, description: 'the log rotated' },
+      );
     } finally {
       w.handle({ type: 'stop' });
     }
     const after = rounds;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(clock.hasWaiters()).toBe(false); // stop cleared the period
+    await clock.advance(1_000);
     expect(rounds).toBe(after);
   });
 

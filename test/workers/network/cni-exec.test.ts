@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   cniArgsString,
   execCniPlugin,
@@ -12,6 +12,7 @@ import {
   type CniExecRequest,
 } from '../../../src/workers/network/cni-exec.js';
 import { podCniArgs, resultIps, hostInterfaces } from '../../../src/workers/network/cni-pod-network.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 describe('pluginStdin and CNI_ARGS', () => {
   it('injects name, cniVersion, prevResult, and runtimeConfig only for declared capabilities', () => {
@@ -126,8 +127,15 @@ describe('execCniPlugin with script plugins', () => {
     await expect(execCniPlugin(req('errtext'))).rejects.toThrow('plain failure');
   });
 
-  it('kills a plugin that outlives the timeout', async () => {
-    await expect(execCniPlugin(req('sleeper', { timeoutMs: 200 }))).rejects.toMatchObject({
+  it('kills a plugin that outlives the timeout (on the clock it is given)', async () => {
+    const clock = new FakeClock();
+    const run = execCniPlugin(req('sleeper', { timeoutMs: 200 }), clock);
+    run.catch(() => {});
+    await vi.waitFor(() => expect(clock.hasWaiters()).toBe(true)); // the plugin runs, its timer armed
+    clock.step(199);
+    expect(clock.hasWaiters()).toBe(true);
+    clock.step(1);
+    await expect(run).rejects.toMatchObject({
       code: 'ERR_NETWORK',
       retriable: true,
       message: expect.stringContaining('timed out after 200 ms'),

@@ -5,12 +5,14 @@
 // and on a slow engine, from below and from above, and a burst through it finishes about as fast
 // as the best fixed limit, while a fixed 32 is measurably slower. Simulated milliseconds, no timers.
 import { describe, expect, it } from 'vitest';
+import { realClock, type Clock } from '../../../src/shared/clock.js';
 import { AdaptiveConcurrencyLimit } from '../../../src/workers/runtime/adaptive-limit.js';
 import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../src/workers/runtime/docker/docker-admission.js';
 import { kContainerTypeLabel, kContainerTypeSandbox } from '../../../src/workers/kuberuntime/labels.js';
 import { AgentError } from '../../../src/shared/errors.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { withOverrides } from '../../../src/workers/runtime/override.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 interface EngineModel {
   /** Operations the engine works on at once without queueing. */
@@ -75,8 +77,11 @@ class Sim {
 const fast: EngineModel = { knee: 8, costMs: { create: 30, start: 120 }, contention: 0.01 };
 const slow: EngineModel = { knee: 3, costMs: { create: 90, start: 400 }, contention: 0.02 };
 
-function newLimit(initial: number, now: () => number) {
-  return new AdaptiveConcurrencyLimit({ initialLimit: initial, minLimit: 1, maxLimit: 32, now });
+/** The Clock of a simulation: its monotonic time is the simulated engine's (its own discrete-event timers drive it). */
+const simClock = (sim: Sim): Clock => ({ ...realClock, monotonicMs: () => sim.now });
+
+function newLimit(initial: number, sim: Sim) {
+  return new AdaptiveConcurrencyLimit({ initialLimit: initial, minLimit: 1, maxLimit: 32 }, { clock: simClock(sim) });
 }
 
 describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
@@ -90,7 +95,7 @@ describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
       expect(at32).toBeGreaterThan(best * 1.1); // the model has a knee worth finding
       for (const initial of [2, 32]) {
         const sim = new Sim(model);
-        const limit = newLimit(initial, () => sim.now);
+        const limit = newLimit(initial, sim);
         const r = await burstOn(sim, limit);
         expect(limit.limit, `from ${initial}`).toBeGreaterThanOrEqual(Math.max(1, Math.floor(model.knee / 2)));
         expect(limit.limit, `from ${initial}`).toBeLessThanOrEqual(model.knee * 2 + 4);
@@ -101,7 +106,7 @@ describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
 
   it('two threads, each with its own limit, share one engine and together stay below a fixed 32 each', async () => {
     const sim = new Sim(fast);
-    const limits = [newLimit(4, () => sim.now), newLimit(4, () => sim.now)];
+    const limits = [newLimit(4, sim), newLimit(4, sim)];
     const fixedBoth = await (async () => {
       const s = new Sim(fast);
       const f = [fixedLimit(32), fixedLimit(32)];
@@ -115,14 +120,14 @@ describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
 
   it('does not grow while fewer operations are asked for than it allows', async () => {
     const sim = new Sim(fast);
-    const limit = newLimit(4, () => sim.now);
+    const limit = newLimit(4, sim);
     await sim.run(drive(sim, limit, 200, 1));
     expect(limit.limit).toBe(4);
   });
 
   it('halves on overload, admits in FIFO order, and a release counts once', async () => {
-    let t = 0;
-    const limit = new AdaptiveConcurrencyLimit({ initialLimit: 8, minLimit: 2, maxLimit: 8, now: () => t });
+    const clock = new FakeClock(0);
+    const limit = new AdaptiveConcurrencyLimit({ initialLimit: 8, minLimit: 2, maxLimit: 8 }, { clock });
     const held = await Promise.all(Array.from({ length: 8 }, () => limit.acquire('start')));
     const order: number[] = [];
     const waiters = [1, 2, 3].map((i) =>
@@ -139,7 +144,7 @@ describe('AdaptiveConcurrencyLimit against a simulated engine', () => {
     const woken = await Promise.all(waiters);
     expect(order).toEqual([1, 2, 3]);
     expect(limit.snapshot()).toMatchObject({ inFlight: 3, waiting: 0, limit: 4 });
-    t = 10;
+    clock.step(10);
     for (const r of woken) r('ok');
     expect(limit.snapshot().inFlight).toBe(0);
   });
@@ -198,12 +203,18 @@ describe('withDockerAdmission', () => {
     const fake = newFakeRuntime();
     const hung = withOverrides(fake, { startContainer: () => new Promise<void>(() => {}) });
     const limit = new AdaptiveConcurrencyLimit({ initialLimit: 2, minLimit: 1, maxLimit: 2 });
-    const rt = withDockerAdmission(hung, limit, 50);
+    const clock = new FakeClock();
+    const rt = withDockerAdmission(hung, limit, 50, clock);
     void rt.startContainer('a');
     void rt.startContainer('b');
     expect(limit.snapshot()).toMatchObject({ inFlight: 2 });
-    const id = await rt.createContainer({ name: 'k8s_after', image: 'busybox', labels: {}, hostConfig: {} });
-    expect(id).toBeTruthy();
+    let id: string | undefined;
+    const created = rt.createContainer({ name: 'k8s_after', image: 'busybox', labels: {}, hostConfig: {} }).then((x) => (id = x));
+    await clock.advance(49);
+    expect(limit.snapshot()).toMatchObject({ inFlight: 2, waiting: 1 }); // not a millisecond early
+    await clock.advance(1);
+    expect(id).toBeTruthy(); // admitted and created at maxHoldMs on the clock
+    await created;
     expect(limit.snapshot()).toMatchObject({ inFlight: 0, limit: 1 });
   });
 

@@ -12,6 +12,7 @@ import { getRuntime } from '../../../src/workers/runtime/node-runtime.js';
 import { collectCriStats } from '../../../src/workers/stats/collect-cri-stats.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../support/docker.js';
+import { realClock } from '../../../src/shared/clock.js';
 
 const endpoint = criEndpointOrSkip();
 const kCgroupParent = `/kubelet-ts-cri-nr-${randomBytes(3).toString('hex')}`;
@@ -125,7 +126,7 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
         config,
       );
       await nr.runtime.startContainer(busy);
-      const deps = { runtime: nr.runtime, images: nr.images, rootDir: logs, cgroupRoot: '', now: Date.now };
+      const deps = { runtime: nr.runtime, images: nr.images, rootDir: logs, cgroupRoot: '', clock: realClock };
       const sample = await waitFor(
         async () => {
           const s = await collectCriStats(deps, { kind: 'stats', protocol: 1 });

@@ -20,6 +20,7 @@ import {
 import { collectStats } from '../../../src/workers/stats/collect-stats.js';
 import { parseMeminfo, parseProcStat } from '../../../src/workers/stats/node.js';
 import type { ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary } from '../../../src/workers/runtime/runtime.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const fixtures = path.resolve(import.meta.dirname, '../../fixtures/stats');
 const v1 = { cgroup: path.join(fixtures, 'v1/cgroup'), proc: path.join(fixtures, 'v1/proc') };
@@ -224,7 +225,7 @@ describe('collectStats', () => {
       },
     ]);
     const s = await collectStats(
-      { runtime, rootDir, cgroupRoot: '/kt', now: () => 1_700_000_200_000, cgroupFsRoot: v1.cgroup, procRoot: v1.proc },
+      { runtime, rootDir, cgroupRoot: '/kt', clock: new FakeClock(1_700_000_200_000), cgroupFsRoot: v1.cgroup, procRoot: v1.proc },
       task,
     );
     expect(s.cgroupVersion).toBe(1);
@@ -280,7 +281,7 @@ describe('collectStats', () => {
       },
     ]);
     const s = await collectStats(
-      { runtime, rootDir, cgroupRoot: '/kt', now: () => 1_700_000_200_000, cgroupFsRoot: v1.cgroup, procRoot: v1.proc },
+      { runtime, rootDir, cgroupRoot: '/kt', clock: new FakeClock(1_700_000_200_000), cgroupFsRoot: v1.cgroup, procRoot: v1.proc },
       task,
     );
     const pod = s.pods.find((p) => p.uid === '..');
@@ -310,7 +311,7 @@ describe('collectStats', () => {
           logPath: '',
         },
       ]);
-      const deps = { runtime, rootDir, cgroupRoot: '', now: () => 3, cgroupFsRoot: cg, procRoot: v2.proc };
+      const deps = { runtime, rootDir, cgroupRoot: '', clock: new FakeClock(3), cgroupFsRoot: cg, procRoot: v2.proc };
       expect((await collectStats(deps, task)).pods[0].containers[0].cgroup).toMatchObject({ cpuUsageNs: 1000, memoryLimitBytes: 1000 });
       await writeFile(path.join(dir, 'memory.max'), '2000\n');
       await writeFile(path.join(dir, 'cpu.stat'), 'usage_usec 2\n');
@@ -352,7 +353,7 @@ describe('collectStats', () => {
       },
     } as ContainerRuntime;
     Object.setPrototypeOf(runtime, base);
-    const deps = { runtime, rootDir, cgroupRoot: '/kt', now: () => 5, cgroupFsRoot: v1.cgroup, procRoot: v1.proc };
+    const deps = { runtime, rootDir, cgroupRoot: '/kt', clock: new FakeClock(5), cgroupFsRoot: v1.cgroup, procRoot: v1.proc };
     expect((await collectStats(deps, task)).pods.map((p) => p.uid)).toEqual(['u3', 'u1'].sort());
     expect((await collectStats(deps, { ...task, pods: ['u3', 'u9'] })).pods.map((p) => p.uid)).toEqual(['u3']);
     expect(lists).toBe(2);
@@ -384,7 +385,7 @@ describe('collectStats', () => {
     } as ContainerRuntime;
     Object.setPrototypeOf(broken, runtime);
     const s = await collectStats(
-      { runtime: broken, rootDir, cgroupRoot: '', now: () => 2, cgroupFsRoot: v2.cgroup, procRoot: v2.proc },
+      { runtime: broken, rootDir, cgroupRoot: '', clock: new FakeClock(2), cgroupFsRoot: v2.cgroup, procRoot: v2.proc },
       task,
     );
     expect(s.cgroupVersion).toBe(2);

@@ -7,6 +7,7 @@ import { PROTOCOL_VERSION, type StatsTask } from '../../../src/shared/messages.j
 import type { ContainerStats, PodSandboxStats } from '../../../src/workers/runtime/cri/types-status.js';
 import type { Container, PodSandbox } from '../../../src/workers/runtime/cri/types.js';
 import { collectCriStats, usageFromCri, type CriStatsDeps } from '../../../src/workers/stats/collect-cri-stats.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const fixtures = path.resolve(import.meta.dirname, '../../fixtures/stats');
 const v1 = { cgroup: path.join(fixtures, 'v1/cgroup'), proc: path.join(fixtures, 'v1/proc') };
@@ -92,7 +93,7 @@ describe('collectCriStats', () => {
       images: { imageFsInfo: async () => ({ image_filesystems: [], container_filesystems: [] }) },
       rootDir: dir,
       cgroupRoot: '/kt',
-      now: () => 7,
+      clock: new FakeClock(7),
       cgroupFsRoot: v1.cgroup,
       procRoot: v1.proc,
     };
@@ -151,7 +152,7 @@ describe('collectCriStats', () => {
       },
       rootDir: dir,
       cgroupRoot: '/kt',
-      now: () => 7,
+      clock: new FakeClock(7),
       cgroupFsRoot: v1.cgroup,
       procRoot: v1.proc,
     };

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hasPayload, validatePayloadPath, writePayload, type Payload } from '../../../src/workers/volumes/atomic-writer.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
 
 const file = (s: string, mode = 0o644) => ({ data: Buffer.from(s), mode });
 
@@ -17,7 +18,9 @@ describe('AtomicWriter (writePayload)', () => {
 
   it('writes a timestamped dir, the ..data link and one user-visible link per top-level name', async () => {
     expect(await hasPayload(dir)).toBe(false);
-    expect(await writePayload(dir, { a: file('A'), 'sub/b': file('B', 0o400) }, {}, new Date(Date.UTC(2026, 11, 2, 1, 30, 5)))).toBe(true);
+    expect(await writePayload(dir, { a: file('A'), 'sub/b': file('B', 0o400) }, {}, new FakeClock(Date.UTC(2026, 11, 2, 1, 30, 5)))).toBe(
+      true,
+    );
     expect(await hasPayload(dir)).toBe(true);
     const target = await readlink(path.join(dir, '..data'));
     expect(target).toMatch(/^\.\.2026_12_02_01_30_05\./);

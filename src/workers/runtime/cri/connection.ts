@@ -5,6 +5,7 @@
  * threads only (it holds a socket); ./remote-runtime.ts and ./remote-image.ts build on it.
  */
 import * as grpc from '@grpc/grpc-js';
+import { realClock, type Clock } from '../../../shared/clock.js';
 import { criError } from './errors.js';
 import type { CriEndpoint } from './endpoint.js';
 import type { CriCallOptions } from './services.js';
@@ -18,6 +19,8 @@ export const kMaxMessageBytes = 16 * 1024 * 1024;
 export interface CriClientOptions {
   /** `--runtime-request-timeout` in milliseconds (default {@link kDefaultRuntimeRequestTimeoutMs}); 0 = no deadline. */
   requestTimeoutMs?: number;
+  /** The thread's Clock (default realClock): each call's gRPC deadline is its now() plus the timeout (epoch ms, as grpc-js reads it). */
+  clock?: Clock;
 }
 
 /** Deadline of one call: `request` (the request timeout), `none`, or the request timeout plus this many milliseconds. */
@@ -38,12 +41,15 @@ type UnaryMethod = (
 export class CriConnection {
   readonly endpoint: CriEndpoint;
   readonly requestTimeoutMs: number;
+  /** The clock of the deadlines (CriClientOptions.clock). */
+  readonly clock: Clock;
   private readonly client: grpc.Client;
   private closed = false;
 
   constructor(service: grpc.ServiceClientConstructor, endpoint: CriEndpoint, opts: CriClientOptions = {}) {
     this.endpoint = endpoint;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? kDefaultRuntimeRequestTimeoutMs;
+    this.clock = opts.clock ?? realClock;
     this.client = new service(endpoint.target, grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': kMaxMessageBytes,
       'grpc.max_send_message_length': kMaxMessageBytes,
@@ -62,7 +68,7 @@ export class CriConnection {
     if (opts.signal?.aborted) return fail({ code: grpc.status.CANCELLED, details: 'context canceled' });
     const fn = (this.client as unknown as Record<string, UnaryMethod | undefined>)[method];
     if (typeof fn !== 'function') return fail({ code: grpc.status.UNIMPLEMENTED, details: `no method ${method} in the CRI protocol` });
-    const callOptions: grpc.CallOptions = timeoutMs > 0 ? { deadline: new Date(Date.now() + timeoutMs) } : {};
+    const callOptions: grpc.CallOptions = timeoutMs > 0 ? { deadline: new Date(this.clock.now() + timeoutMs) } : {};
     return new Promise<Res>((resolve, reject) => {
       const onAbort = (): void => call.cancel();
       const call = fn.call(this.client, request, new grpc.Metadata(), callOptions, (err, response) => {

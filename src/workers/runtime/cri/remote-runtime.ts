@@ -119,13 +119,17 @@ export class RemoteRuntimeService implements RuntimeService {
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number, opts?: CriCallOptions): Promise<ExecSyncResponse> {
     const timeout = Math.max(0, Math.trunc(timeoutSeconds));
     const deadline = timeout > 0 ? { plusMs: timeout * 1000 } : 'none';
-    const started = Date.now();
+    const started = this.conn.clock.monotonicMs();
     try {
       return await this.conn.call('ExecSync', { container_id: containerId, cmd, timeout }, deadline, opts);
     } catch (err) {
       // DeadlineExceeded before our own deadline is the runtime ending the command at its timeout.
       const ours = this.conn.timeoutOf(deadline);
-      if (timeout > 0 && grpcCodeOf(err) === GrpcStatus.DEADLINE_EXCEEDED && (!(ours > 0) || Date.now() - started < ours)) {
+      if (
+        timeout > 0 &&
+        grpcCodeOf(err) === GrpcStatus.DEADLINE_EXCEEDED &&
+        (!(ours > 0) || this.conn.clock.monotonicMs() - started < ours)
+      ) {
         throw execTimeoutError(cmd, timeout, (err as Error).cause);
       }
       throw err;

@@ -10,6 +10,7 @@
  * engine's), streams, images, exec. Worker threads only; one limit per thread per engine.
  * A freed slot goes to the waiting call furthest along in a pod's start (kAdmissionPriority).
  */
+import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
 import { AdaptiveConcurrencyLimit, type Release } from '../adaptive-limit.js';
 import type { ContainerRuntime } from '../runtime.js';
@@ -40,9 +41,10 @@ async function admitted<T>(
   priority: number,
   call: () => Promise<T>,
   maxHoldMs: number,
+  clock: Clock,
 ): Promise<T> {
   const release: Release = await limit.acquire(op, priority);
-  const hold = setTimeout(() => release('overload'), maxHoldMs);
+  const hold = clock.setTimeout(() => release('overload'), maxHoldMs);
   try {
     const out = await call();
     release('ok');
@@ -51,7 +53,7 @@ async function admitted<T>(
     release(outcomeOf(err));
     throw err;
   } finally {
-    clearTimeout(hold);
+    clock.clearTimeout(hold);
   }
 }
 
@@ -85,12 +87,13 @@ export const kAdmissionPriority = { sandboxCreate: 0, remove: 0, sandboxStart: 1
  * in the order of {@link kAdmissionPriority} (every other method passes through, bound to
  * `runtime`). A sandbox is told from a container by its `io.kubernetes.docker.type` label at its
  * create; a start of an ID this wrapper did not create counts as a container's. A call holds its
- * slot at most `maxHoldMs` milliseconds (default {@link kMaxSlotHoldMs}). Errors pass unchanged.
+ * slot at most `maxHoldMs` milliseconds (default {@link kMaxSlotHoldMs}) on `clock` (default realClock). Errors pass unchanged.
  */
 export function withDockerAdmission(
   runtime: ContainerRuntime,
   limit: AdaptiveConcurrencyLimit,
   maxHoldMs = kMaxSlotHoldMs,
+  clock: Clock = realClock,
 ): ContainerRuntime {
   /** Sandboxes created through this wrapper and not yet started or removed. */
   const sandboxesToStart = new Set<string>();
@@ -103,6 +106,7 @@ export function withDockerAdmission(
         sandbox ? kAdmissionPriority.sandboxCreate : kAdmissionPriority.containerCreate,
         () => runtime.createContainer(spec),
         maxHoldMs,
+        clock,
       );
       if (sandbox) sandboxesToStart.add(id);
       return id;
@@ -115,11 +119,12 @@ export function withDockerAdmission(
         sandbox ? kAdmissionPriority.sandboxStart : kAdmissionPriority.containerStart,
         () => runtime.startContainer(id),
         maxHoldMs,
+        clock,
       );
     },
     removeContainer: (id) => {
       sandboxesToStart.delete(id);
-      return admitted(limit, 'remove', kAdmissionPriority.remove, () => runtime.removeContainer(id), maxHoldMs);
+      return admitted(limit, 'remove', kAdmissionPriority.remove, () => runtime.removeContainer(id), maxHoldMs, clock);
     },
   };
   return withOverrides(runtime, overrides);

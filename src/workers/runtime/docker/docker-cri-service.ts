@@ -11,6 +11,7 @@
  * the container log (Docker's json-file, read through Docker's API and rotated by Docker:
  * ReopenContainerLog is a no-op); container events. Stats come from the cgroups (docker-stats.ts).
  */
+import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError, isAlreadyExists, isNotFound, serializeError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logging.js';
 import type { PodNetwork } from '../../network/pod-network.js';
@@ -66,6 +67,8 @@ export interface DockerCriOptions {
   /** The oom_score_adj floor (default: oom-score-floor.ts, read from /proc/self). */
   oomScoreAdjFloor?: () => Promise<number>;
   logger?: Logger;
+  /** The thread's Clock (default realClock): the stats' timestamps. */
+  clock?: Clock;
 }
 
 /** kNoStreamingServer: why Exec, Attach and PortForward have no URL on Docker. */
@@ -83,7 +86,7 @@ export class DockerRuntimeService implements RuntimeService {
   constructor(private readonly opts: DockerCriOptions) {
     this.#runtime = opts.runtime;
     this.#rootDir = opts.rootDir;
-    this.#stats = new DockerStats(opts.runtime);
+    this.#stats = new DockerStats(opts.runtime, opts.clock ?? realClock);
     this.sandboxes = new DockerSandboxManager({
       runtime: opts.runtime,
       network: opts.network,

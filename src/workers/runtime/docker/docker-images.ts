@@ -6,6 +6,7 @@
  * image is answered `pinned`, so image GC leaves it. Errors: AgentError from the runtime
  * (ERR_NOT_FOUND, ERR_RUNTIME_UNAVAILABLE, ERR_RUNTIME; a failed pull with reason `ErrImagePull`).
  */
+import { realClock, type Clock } from '../../../shared/clock.js';
 import { isNotFound } from '../../../shared/errors.js';
 import type { CriCallOptions, ImageManagerService } from '../cri/services.js';
 import type { CriInput, ImageSpec } from '../cri/types.js';
@@ -37,11 +38,12 @@ export function registryAuth(a: CriInput<AuthConfig> | null | undefined): Regist
   return username || password ? { username, password, serveraddress: a.server_address ?? '' } : null;
 }
 
-/** DockerImageService: ImageManagerService over `runtime`; `podInfraImage` is answered pinned. */
+/** DockerImageService: ImageManagerService over `runtime`; `podInfraImage` is answered pinned; `clock` (default realClock) stamps imageFsInfo. */
 export class DockerImageService implements ImageManagerService {
   constructor(
     private readonly runtime: ContainerRuntime,
     private readonly podInfraImage: string,
+    private readonly clock: Clock = realClock,
   ) {}
 
   #toImage(img: LocalImage, asked: string): Image {
@@ -116,7 +118,7 @@ export class DockerImageService implements ImageManagerService {
     const fs = await this.runtime.imageFsInfo();
     if (!fs) return { image_filesystems: [], container_filesystems: [] };
     const usage = {
-      timestamp: Date.now() * 1e6,
+      timestamp: this.clock.now() * 1e6,
       fs_id: { mountpoint: fs.mountpoint },
       used_bytes: { value: Math.max(0, fs.capacityBytes - fs.availableBytes) },
       inodes_used: null,

@@ -7,6 +7,7 @@
  * engine's API), exec/attach streams over the engine's hijacked connection ("direct streaming":
  * CRI Exec/Attach/PortForward reject), and Docker's container events (the event PLEG).
  */
+import type { Clock } from '../../../shared/clock.js';
 import type { Logger } from '../../../shared/logging.js';
 import { kNoopPodNetwork, type PodNetwork } from '../../network/pod-network.js';
 import type { NodeRuntime } from '../node-runtime.js';
@@ -34,6 +35,8 @@ export interface DockerNodeSettings {
   /** The oom_score_adj floor (tests); default read from /proc/self. */
   oomScoreAdjFloor?: () => Promise<number>;
   logger?: Logger;
+  /** The thread's Clock (default realClock): stats and image filesystem timestamps. */
+  clock?: Clock;
 }
 
 /** DockerNodeRuntime: node-runtime.ts's NodeRuntime, as Docker gives it (events always there). */
@@ -56,8 +59,9 @@ export function newDockerNodeRuntime(rt: ContainerRuntime, s: DockerNodeSettings
       podPidsLimit: s.podPidsLimit,
       oomScoreAdjFloor: s.oomScoreAdjFloor,
       logger: s.logger,
+      clock: s.clock,
     }),
-    images: new DockerImageService(rt, podInfraImage),
+    images: new DockerImageService(rt, podInfraImage, s.clock),
     idScheme: 'docker',
     logs: {
       readContainerLogs: (id, opts, h) => rt.readContainerLogs(id, opts, h),

@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
 import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/messages.js';
-import { setLongTimeout, type LongTimeout } from '../../../shared/long-timeout.js';
+import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
 import { withDeadline } from '../deadline.js';
 import { openDockerStream } from './docker-attach.js';
 import { CappedOutput } from './exec-output.js';
@@ -108,16 +108,20 @@ class DockerRuntime implements ContainerRuntime {
   /** Milliseconds; 0 = no deadline. */
   readonly #timeoutMs: number;
   /** Image inspects reused and refreshed per reference (image-presence.ts); a pull or removal forgets when it begins and ends. */
-  readonly #imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref));
+  readonly #imagePresence: ImagePresenceCache<LocalImage>;
+  /** The thread's Clock: deadlines, exec timeouts, image presence ages. */
+  readonly #clock: Clock;
 
-  constructor(socketPath: string, requestTimeoutMs: number) {
+  constructor(socketPath: string, requestTimeoutMs: number, clock: Clock) {
     this.#docker = new Docker({ socketPath });
     this.#timeoutMs = requestTimeoutMs;
+    this.#clock = clock;
+    this.#imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref), clock);
   }
 
   /** #call: `call` under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to dockerode. */
   #call<T>(what: string, call: (abortSignal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
-    return withDeadline(this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0, what, call);
+    return withDeadline(this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0, what, call, this.#clock);
   }
 
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
@@ -363,7 +367,7 @@ class DockerRuntime implements ContainerRuntime {
       throw toAgentError(err, `inspect container ${id}`);
     }
     try {
-      return await readDockerLogs(this.#docker, id, tty, opts, handlers);
+      return await readDockerLogs(this.#docker, id, tty, opts, handlers, this.#clock);
     } catch (err) {
       throw toAgentError(err, `logs of container ${id}`);
     }
@@ -458,7 +462,7 @@ class DockerRuntime implements ContainerRuntime {
           cb();
         },
       });
-    let timer: LongTimeout | undefined;
+    let timer: TimerHandle | undefined;
     let stream: NodeJS.ReadWriteStream | undefined;
     try {
       stream = (await exec.start({ hijack: true, stdin: false })) as NodeJS.ReadWriteStream;
@@ -469,7 +473,7 @@ class DockerRuntime implements ContainerRuntime {
         s.on('close', () => resolve(false));
         s.on('error', reject);
       });
-      const expired = new Promise<boolean>((resolve) => (timer = setLongTimeout(() => resolve(true), Math.max(1, timeoutMs))));
+      const expired = new Promise<boolean>((resolve) => (timer = this.#clock.setTimeout(() => resolve(true), Math.max(1, timeoutMs))));
       const timedOut = await Promise.race([finished, expired]);
       const texts = { output: all.text(), stdout: out.text(), stderr: err.text() };
       if (timedOut) return { exitCode: -1, ...texts, timedOut: true };
@@ -478,7 +482,7 @@ class DockerRuntime implements ContainerRuntime {
     } catch (err) {
       throw toAgentError(err, `exec in container ${id}`);
     } finally {
-      timer?.clear();
+      this.#clock.clearTimeout(timer);
       (stream as unknown as { destroy?: () => void } | undefined)?.destroy?.();
     }
   }
@@ -503,13 +507,18 @@ const runtimes = new Map<string, ContainerRuntime>();
 /**
  * getDockerRuntime returns this thread's ContainerRuntime for the Docker socket at `socketPath`
  * whose calls have the deadline `requestTimeoutMs` (milliseconds, `--runtime-request-timeout`;
- * 0 = none) (one dockerode client per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7).
+ * 0 = none) (one dockerode client per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7);
+ * its time reads and timers on `clock` (default realClock; the first call for a socket and timeout chooses it).
  */
-export function getDockerRuntime(socketPath: string, requestTimeoutMs = kDefaultRuntimeRequestTimeoutMs): ContainerRuntime {
+export function getDockerRuntime(
+  socketPath: string,
+  requestTimeoutMs = kDefaultRuntimeRequestTimeoutMs,
+  clock: Clock = realClock,
+): ContainerRuntime {
   const key = `${socketPath}\0${requestTimeoutMs}`;
   let rt = runtimes.get(key);
   if (!rt) {
-    rt = new DockerRuntime(socketPath, requestTimeoutMs);
+    rt = new DockerRuntime(socketPath, requestTimeoutMs, clock);
     runtimes.set(key, rt);
   }
   return rt;

@@ -9,6 +9,7 @@
  * writable-layer, network or process figures. Errors: ERR_NOT_FOUND for an unknown ID.
  */
 import path from 'node:path';
+import type { Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
 import type { CgroupUsage } from '../../../shared/stats.js';
 import { cgroupOfProcess, detectCgroupVersion, readCgroupUsage, type CgroupRef } from '../../stats/cgroup.js';
@@ -32,12 +33,15 @@ const kMaxSamples = 20_000;
 
 const u64 = (v: number | undefined) => (v === undefined ? null : { value: v });
 
-/** DockerStats: ContainerStats, ListContainerStats and PodSandboxStats over the Docker-shaped runtime and the cgroups. */
+/** DockerStats: ContainerStats, ListContainerStats and PodSandboxStats over the Docker-shaped runtime and the cgroups, timestamped by `clock`. */
 export class DockerStats {
   #version?: Promise<0 | 1 | 2>;
   readonly #previous = new Map<string, { cpuNs: number; atNs: number }>();
 
-  constructor(private readonly runtime: ContainerRuntime) {}
+  constructor(
+    private readonly runtime: ContainerRuntime,
+    private readonly clock: Clock,
+  ) {}
 
   /** usage: the cgroup figures of `ref` at `atNs`, with the CPU rate since the previous sample of `key`. */
   async #usage(key: string, ref: CgroupRef | null, atNs: number): Promise<{ cpu: CpuUsage | null; memory: MemoryUsage | null }> {
@@ -78,7 +82,7 @@ export class DockerStats {
 
   async #containerStats(d: ContainerDetails): Promise<ContainerStats> {
     const { labels, annotations } = extractLabels(d.labels);
-    const { cpu, memory } = await this.#usage(d.id, await this.#cgroupOf(d), Date.now() * 1e6);
+    const { cpu, memory } = await this.#usage(d.id, await this.#cgroupOf(d), this.clock.now() * 1e6);
     return {
       attributes: { id: d.id, metadata: containerMetadataOf(d.name, d.labels), labels, annotations },
       cpu,
@@ -129,7 +133,7 @@ export class DockerStats {
       : own.version === 2
         ? { version: 2, path: path.posix.dirname(own.path) }
         : { version: 1, cpuacct: path.posix.dirname(own.cpuacct), memory: path.posix.dirname(own.memory) };
-    const { cpu, memory } = await this.#usage(`pod:${d.id}`, pod, Date.now() * 1e6);
+    const { cpu, memory } = await this.#usage(`pod:${d.id}`, pod, this.clock.now() * 1e6);
     return {
       attributes: { id: d.id, metadata: sandboxMetadataOf(d.name, d.labels), labels, annotations },
       linux: { cpu, memory, network: null, process: null, containers: await this.listContainerStats({ pod_sandbox_id: d.id }) },

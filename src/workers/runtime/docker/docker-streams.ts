@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type Docker from 'dockerode';
+import type { Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
 import type {
   ContainerEvent,
@@ -160,7 +161,7 @@ export function logsQuery(opts: ContainerLogOptions, nowMs: number): Record<stri
 
 /**
  * readDockerLogs opens container `id`'s log stream (`tty`: the container has a TTY, so its log is
- * raw bytes, not frames) and resolves once Docker answered 200. A read is streamed, never
+ * raw bytes, not frames) and resolves once Docker answered 200 (`since` counted from `clock.now()`). A read is streamed, never
  * buffered whole, follow or not: pause() stops reading the socket.
  * @throws the modem's error for a non-200 answer or a socket failure (the caller maps it).
  */
@@ -170,13 +171,14 @@ export function readDockerLogs(
   tty: boolean,
   opts: ContainerLogOptions,
   h: ContainerLogHandlers,
+  clock: Clock,
 ): Promise<ContainerLogReader> {
   return new Promise((resolve, reject) => {
     docker.modem.dial(
       {
         path: `/containers/${id}/logs?`,
         method: 'GET',
-        options: logsQuery(opts, Date.now()),
+        options: logsQuery(opts, clock.now()),
         isStream: true,
         statusCodes: { 200: true, 404: 'no such container' },
       },

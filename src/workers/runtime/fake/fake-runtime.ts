@@ -7,6 +7,7 @@
  * thread: a thread sees only the containers created through its own fake.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
 import type {
   ContainerCreateSpec,
@@ -33,8 +34,8 @@ import type {
 export interface FakeRuntimeOptions {
   /** Images present from the start; undefined = every image is present. */
   images?: string[];
-  /** Clock, epoch ms (default Date.now). */
-  now?: () => number;
+  /** The Clock of its event and container times (default realClock). */
+  clock?: Clock;
   /** Record every call in `calls` (default true; the worker's fake turns it off to hold 10,000 pods). */
   recordCalls?: boolean;
 }
@@ -138,7 +139,8 @@ export function fakeImageId(ref: string): string {
 
 /** newFakeRuntime builds an empty in-memory runtime. Not thread-shared: one per worker thread. */
 export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? realClock;
+  const now = (): number => clock.now();
   const images = options.images ? new Set(options.images) : null;
   const containers = new Map<string, FakeContainer>();
   const calls: string[] = [];

@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AgentError, isNotFound, isRetriable, isUnavailable } from '../../../../src/shared/errors.js';
 import { isDeadlineExceeded } from '../../../../src/workers/runtime/deadline.js';
 import { parseCriEndpoint } from '../../../../src/workers/runtime/cri/endpoint.js';
@@ -11,6 +11,7 @@ import { grpcCodeOf, isCommandTimeout } from '../../../../src/workers/runtime/cr
 import { loadCriServices } from '../../../../src/workers/runtime/cri/proto.js';
 import { RemoteImageService } from '../../../../src/workers/runtime/cri/remote-image.js';
 import { RemoteRuntimeService } from '../../../../src/workers/runtime/cri/remote-runtime.js';
+import { FakeClock } from '../../../fakes/fake-clock.js';
 
 /** Every CRI method #40 item 1 names. */
 const kRuntimeMethods = [
@@ -158,6 +159,24 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     }
   });
 
+  it("sets each call's gRPC deadline from the client's clock (now + the request timeout)", async () => {
+    handlers.Version = (_call, cb) => cb(null, { version: '0.1.0', runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' });
+    const inTime = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000, clock: new FakeClock(Date.now()) });
+    // A clock ten minutes behind the wall: its deadline (now + 1 min) has passed before the call is sent.
+    const behind = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000, clock: new FakeClock(Date.now() - 600_000) });
+    try {
+      expect((await inTime.version('0.1.0')).runtime_name).toBe('fake');
+      const err = await behind.version('0.1.0').then(
+        () => null,
+        (e: unknown) => e as AgentError,
+      );
+      expect(isDeadlineExceeded(err)).toBe(true);
+    } finally {
+      inTime.close();
+      behind.close();
+    }
+  });
+
   it('gives PullImage no deadline, StopContainer and ExecSync their own timeout on top of the request timeout', async () => {
     handlers.PullImage = later(900, { image_ref: 'sha256:abc' });
     handlers.StopContainer = later(900, {});
@@ -227,13 +246,15 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
 
   it('cancels a call when its signal aborts, and refuses calls after close', async () => {
     handlers.Status = () => undefined; // never answers
+    delete seen.Status;
     const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 0 });
     const ac = new AbortController();
     const pending = rt.status(false, { signal: ac.signal }).then(
       () => null,
       (e: unknown) => e as AgentError,
     );
-    setTimeout(() => ac.abort(), 50);
+    await vi.waitFor(() => expect(seen.Status).toBeDefined()); // the runtime has the call
+    ac.abort();
     const err = await pending;
     expect(err!.message).toMatch(/^Status: rpc error: code = Canceled desc = /);
     expect(grpcCodeOf(err)).toBe(grpc.status.CANCELLED);

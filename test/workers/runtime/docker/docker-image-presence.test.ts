@@ -4,13 +4,14 @@
  * inspect reused for kImagePresenceTtlMs, then answered at once while one inspect refreshes it up
  * to kImagePresenceStaleMs, and forgotten on a refused create and around a pull. The engine here is
  * a small HTTP server on a unix socket that answers the three routes involved and counts them, so an image can be
- * "removed" without touching the shared dockerd's images; performance.now() is skewed to age entries.
+ * "removed" without touching the shared dockerd's images; the runtime's Clock is the real one skewed by `skewMs` to age entries.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { realClock, type Clock } from '../../../../src/shared/clock.js';
 import { getDockerRuntime } from '../../../../src/workers/runtime/docker/docker-runtime.js';
 import { kImagePresenceStaleMs, kImagePresenceTtlMs } from '../../../../src/workers/runtime/image-presence.js';
 import type { ContainerCreateSpec, ContainerRuntime } from '../../../../src/workers/runtime/runtime.js';
@@ -84,10 +85,9 @@ beforeEach(async () => {
   });
   const socket = join(dir, 'docker.sock');
   await new Promise<void>((resolve) => server.listen(socket, resolve));
-  runtime = getDockerRuntime(socket); // a new socket path: a runtime of its own, nothing remembered
   skewMs = 0;
-  const realNow = performance.now.bind(performance);
-  vi.spyOn(performance, 'now').mockImplementation(() => realNow() + skewMs);
+  const clock: Clock = { ...realClock, monotonicMs: () => realClock.monotonicMs() + skewMs };
+  runtime = getDockerRuntime(socket, undefined, clock); // a new socket path: a runtime of its own, nothing remembered
 });
 
 afterEach(async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseFakeFailureRates, parseFakeLatencies } from '../../../../src/shared/fake-runtime-tuning.js';
 import { newFakeRuntime } from '../../../../src/workers/runtime/fake/fake-runtime.js';
 import { withFakeTuning } from '../../../../src/workers/runtime/fake/fake-tuning.js';
+import { FakeClock } from '../../../fakes/fake-clock.js';
 
 const spec = (name: string, uid = 'u1') => ({ name, image: 'img', labels: { 'io.kubernetes.pod.uid': uid }, hostConfig: {} });
 
@@ -24,6 +25,19 @@ describe('fake runtime tuning', () => {
     await expect(rt.startContainer(fresh)).rejects.toMatchObject({ code: 'ERR_RUNTIME', retriable: true });
     expect((await rt.inspectContainer(id)).running).toBe(true);
     expect((await rt.inspectContainer(fresh)).running).toBe(false);
+  });
+
+  it('waits each operation its latency on the clock it is given, then runs it', async () => {
+    const clock = new FakeClock();
+    const rt = withFakeTuning(newFakeRuntime(), { latencyMs: { create: 30 } }, Math.random, clock);
+    let id: string | undefined;
+    const created = rt.createContainer(spec('a')).then((x) => (id = x));
+    await clock.advance(29);
+    expect(id).toBeUndefined();
+    await clock.advance(1);
+    expect(id).toBeTruthy(); // created on the clock's time, not after a real wait
+    await created;
+    expect(await rt.listContainers({ labels: [] })).toHaveLength(1); // list has no latency: no wait
   });
 
   it('returns the runtime itself when nothing is tuned', () => {
