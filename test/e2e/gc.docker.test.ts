@@ -5,7 +5,15 @@ import { PROTOCOL_VERSION, type GcResult, type WorkerResult } from '../../src/sh
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
 import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, docker, waitFor } from '../support/docker.js';
 import { busyboxPod, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
-import { itRuntime, podContainers } from '../support/runtime.js';
+import { itRuntime, podContainers, removeLabeled } from '../support/runtime.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { runtimeEndpointOf } from '../../src/main/runtime-endpoint-options.js';
+import { kOrphanPodCgroupMinAgeMs, removePodCgroup } from '../../src/workers/cm/pod-cgroup.js';
 
 const kWaitMs = 90_000;
 const kTestLabel = 'kubelet-ts.test';
@@ -13,8 +21,25 @@ const kTestLabel = 'kubelet-ts.test';
 describe.skipIf(!inject('dockerAvailable'))('container garbage collection in Docker', { timeout: 120_000 }, () => {
   let node: TestNode | undefined;
   let foreignId = '';
+  let stray: ChildProcess | undefined;
+  let orphanCgroup: { uid: string; root: string } | undefined;
   afterEach(async () => {
+    if (stray && stray.exitCode === null && stray.signalCode === null) {
+      const gone = once(stray, 'exit');
+      stray.kill('SIGKILL');
+      await gone;
+    }
+    stray = undefined;
     await node?.cleanup();
+    // The orphan's cgroup has no container left for the node's cleanup to find it by; then the
+    // test's own cgroup root, empty now.
+    if (orphanCgroup) {
+      await removePodCgroup(orphanCgroup.uid, orphanCgroup.root);
+      for (const h of await readdir('/sys/fs/cgroup').catch(() => [] as string[]))
+        for (const d of ['kubepods/besteffort', 'kubepods/burstable', 'kubepods', '.'])
+          await rmdir(join('/sys/fs/cgroup', h, orphanCgroup.root, d)).catch(() => undefined);
+    }
+    orphanCgroup = undefined;
     node = undefined;
     if (foreignId)
       await docker
@@ -94,4 +119,63 @@ describe.skipIf(!inject('dockerAvailable'))('container garbage collection in Doc
       expect(pod?.status?.phase).toBe('Running');
     },
   );
+
+  // kubelet_pods.go cleanupOrphanedPodCgroups: a pod cgroup whose pod is neither known nor in the
+  // runtime is killed (Destroy) and removed by GC, on either runtime (the agent gives the pod
+  // cgroup as cgroup_parent to containerd too). The gc task runs through a sync worker built with
+  // the node's own bootstrap, its clock past the orphan's minimum age.
+  it('a pod cgroup left by a pod removed while the agent was down: its stray process killed and the cgroup removed by gc; a known pod keeps its own', async () => {
+    // A cgroup root of its own: the gc below, its clock moved on, must not take the cgroup of a pod
+    // another test's agent is starting (made before its sandbox) under the shared one.
+    const cgroupRoot = `/kubelet-ts-gc-${randomBytes(4).toString('hex')}`;
+    orphanCgroup = { uid: '', root: cgroupRoot };
+    node = await startTestNode({ cgroupRoot });
+    await node.writeManifest('orphan.yaml', busyboxPod('orphan', 'sleep 3600'));
+    await node.writeManifest('kept.yaml', busyboxPod('kept', 'sleep 3600'));
+    const running = (p: { status?: { phase?: string } }) => p.status?.phase === 'Running';
+    const orphanUid = (await waitForPod(node, 'orphan', running, kWaitMs)).metadata!.uid!;
+    const keptUid = (await waitForPod(node, 'kept', running, kWaitMs)).metadata!.uid!;
+    orphanCgroup.uid = orphanUid;
+    const cgroup = (uid: string, h: string) => join('/sys/fs/cgroup', h, cgroupRoot, 'kubepods', 'besteffort', `pod${uid}`);
+    expect(existsSync(cgroup(orphanUid, 'pids'))).toBe(true);
+
+    // The agent goes down; the pod is deleted meanwhile: its manifest and its containers go.
+    await node.agent.stop();
+    await rm(join(node.manifestDir, 'orphan.yaml'));
+    await removeLabeled('io.kubernetes.pod.uid', orphanUid, node.runtime);
+    expect(await podContainers(orphanUid)).toEqual([]);
+    // A process left behind in the pod's cgroup (Destroy kills what is still in it).
+    stray = spawn('sleep', ['3600'], { stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => stray!.once('exit', (_code, signal) => resolve(signal)));
+    for (const h of ['pids', 'memory', 'cpu']) await writeFile(join(cgroup(orphanUid, h), 'cgroup.procs'), String(stray.pid));
+    expect(existsSync(cgroup(orphanUid, 'pids'))).toBe(true);
+
+    const handler = createWorkerHandler(
+      {
+        protocol: PROTOCOL_VERSION,
+        ...runtimeEndpointOf(node.options),
+        nodeName: node.nodeName,
+        rootDir: node.rootDir,
+        podInfraContainerImage: PAUSE_IMAGE,
+        logLevel: 'silent',
+        sandbox: { cgroupsPerQOS: true, cgroupRoot },
+      },
+      undefined,
+      { now: () => Date.now() + 2 * kOrphanPodCgroupMinAgeMs },
+    );
+    const res = (await handler({
+      kind: 'gc',
+      protocol: PROTOCOL_VERSION,
+      maximumDeadContainersPerContainer: 1,
+      activePodUids: [keptUid],
+    })) as WorkerResult<'gc'>;
+    expect(res).toMatchObject({ ok: true });
+    expect((res as { value: GcResult }).value.errors).toEqual([]);
+
+    for (const h of ['pids', 'memory', 'cpu']) expect(existsSync(cgroup(orphanUid, h)), h).toBe(false);
+    expect(await exited).toBe('SIGKILL');
+    // The known pod (not in the runtime's reach of the agent, which is down) keeps its cgroup and runs.
+    expect(existsSync(cgroup(keptUid, 'pids'))).toBe(true);
+    expect((await podContainers(keptUid)).some((c) => !c.sandbox && c.running)).toBe(true);
+  });
 });

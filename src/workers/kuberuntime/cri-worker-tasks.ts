@@ -14,7 +14,7 @@ import { runNetProbe } from '../probes/net-probe.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 import { collectCriStats } from '../stats/collect-cri-stats.js';
-import { runCriGc } from './cri-gc.js';
+import { runCriGc, type CriGcDeps } from './cri-gc.js';
 import { killCriPodTask, type CriSyncDeps } from './cri-kill-pod.js';
 import { criRelist, getCriRuntimePod } from './cri-runtime-pod.js';
 import { syncPodCri } from './cri-sync-pod.js';
@@ -55,6 +55,8 @@ export interface CriWorkerDeps {
   nodeKeyring?: CriSyncDeps['nodeKeyring'];
   /** The images any owner's containers use (CriSyncDeps.imagesInUse); absent = this node's. */
   imagesInUse?: CriSyncDeps['imagesInUse'];
+  /** The pod UIDs any owner has in the runtime (CriGcDeps.podUidsInRuntime: orphaned pod cgroups); absent = unknown. */
+  podUidsInRuntime?: CriGcDeps['podUidsInRuntime'];
   /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages. */
   logs?: LogTailer;
 }
