@@ -2,7 +2,8 @@
  * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_gc.go (evictContainers, evictSandboxes,
  * evictPodLogsDirectories) and pkg/kubelet/images/image_gc_manager.go over the CRI: the `gc` task
  * on a CRI runtime. Containers and sandboxes come from ListContainers / ListPodSandbox filtered on
- * this node's label; the decisions are gc.ts's (selectContainersToRemove, selectImagesToRemove);
+ * this node's label; the decisions are gc.ts's selectContainersToRemove and ../images/image-gc.ts's
+ * selectImagesToRemove;
  * removal is RemoveContainer, then StopPodSandbox + RemovePodSandbox (the runtime tears the
  * network down), then the log directories of pods that are gone (containerd leaves them). Image
  * GC lists every container of the runtime (an image any owner uses is kept) and removes by image
@@ -19,7 +20,8 @@ import type { ImageManagerService, RuntimeService } from '../runtime/cri/service
 import { nodeSelector } from './cri-labels.js';
 import { removeCriContainer } from './cri-remove-container.js';
 import { criToRuntimeState, nsToMs } from './cri-runtime-pod.js';
-import { readPulledImages, selectContainersToRemove, selectImagesToRemove, writePulledImages, type GcContainer } from './gc.js';
+import { readPulledImages, selectImagesToRemove, writePulledImages } from '../images/image-gc.js';
+import { selectContainersToRemove, type GcContainer } from './gc.js';
 import { kPodInfraContainerName, kPodUidLabel } from './labels.js';
 
 /** Dependencies of runCriGc. */
