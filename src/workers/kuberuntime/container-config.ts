@@ -216,7 +216,7 @@ export async function makeVolumeMounts(
   env: Array<[string, string]> = [],
 ): Promise<VolumeBind[]> {
   const uid = pod.metadata?.uid ?? '';
-  const binds: VolumeBind[] = [];
+  const mounts: VolumeBind[] = [];
   for (const [i, m] of (container.volumeMounts ?? ([] as VolumeMount[])).entries()) {
     const f = `${field}.volumeMounts[${i}]`;
     const vol = pod.spec?.volumes?.find((v) => v.name === m.name);
@@ -258,9 +258,9 @@ export async function makeVolumeMounts(
         throw configError(`${f}: ${(err as Error).message}`);
       }
     }
-    binds.push({ hostPath, containerPath: m.mountPath, readOnly, propagation: m.mountPropagation });
+    mounts.push({ hostPath, containerPath: m.mountPath, readOnly, propagation: m.mountPropagation });
   }
-  return binds;
+  return mounts;
 }
 
 /**

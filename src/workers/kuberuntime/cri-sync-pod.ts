@@ -5,7 +5,7 @@
  * `status.network.ip`: the runtime makes the network), ImageStatus / PullImage,
  * CreateContainer / StartContainer, StopContainer / StopPodSandbox, RemoveContainer /
  * RemovePodSandbox, and hooks through ExecSync — in the kubelet's order: kill, remove, sandbox,
- * containers. The same SyncPodTask → PodSyncResult contract as sync-pod.ts (the Docker-shaped path).
+ * containers. The same SyncPodTask → PodSyncResult contract as the syncer before the CRI seam.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';

@@ -2,7 +2,7 @@
  * The worker tasks of sync.worker.ts on a CRI runtime (`runtime: 'remote'`): what the kubelet's
  * kuberuntime manager (SyncPod, KillPod, GetPods for the PLEG's relist, GarbageCollect), prober
  * (exec probes by ExecSync) and status checks do over the CRI alone — on every runtime: a CRI
- * runtime over gRPC, Docker and the fake through dockershim's translation (runtime/docker).
+ * runtime over gRPC, and the runtimes behind dockershim's translation (../runtime/node-runtime.ts).
  */
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
@@ -36,7 +36,7 @@ export interface CriWorkerDeps {
   /** Whether sandboxes get a pod network (CriSyncDeps.podNetwork); absent = true. */
   podNetwork?: boolean;
   /**
-   * Docker and the fake: the node-scoped ContainerRuntime the network probes use to enter the
+   * dockershim's runtimes: the node-scoped ContainerRuntime the network probes use to enter the
    * sandbox's netns when the pod has no IP (`--network-plugin none`); absent on a CRI runtime.
    */
   netns?: ContainerRuntime;
@@ -46,9 +46,9 @@ export interface CriWorkerDeps {
    */
   afterGc?: (result: GcResult) => Promise<void>;
   /**
-   * The stats task where the runtime has its own collector (Docker: collect-stats.ts over the
-   * engine, whose cAdvisor labels carry the cgroup path and the Docker container name, as
-   * cAdvisor's docker handler); absent = collectCriStats.
+   * The stats task where the runtime has its own collector (dockershim's engine: collect-stats.ts,
+   * whose cAdvisor labels carry the cgroup path and the engine's container name, as cAdvisor's
+   * container handlers); absent = collectCriStats.
    */
   stats?: (task: StatsTask) => Promise<StatsSample>;
   /** The node's registry credentials (CriSyncDeps.nodeKeyring); absent = none. */
@@ -64,14 +64,14 @@ export interface CriWorkerDeps {
 /**
  * noNetns: the ContainerRuntime the network probes get on a CRI runtime. A pod on the runtime's
  * network has an IP, so its probes go to that IP (no `sandboxId`); a probe inside a sandbox's
- * netns (a pod without an IP) has no Docker inspect to find it and reports why.
+ * netns (a pod without an IP) has no engine inspect to find it and reports why.
  */
 const noNetns = {
   inspectContainer: () =>
     Promise.reject(
       new AgentError(
         'ERR_RUNTIME',
-        'a probe inside the sandbox network namespace needs the Docker runtime; on a CRI runtime the pod is probed on its IP',
+        'a probe inside the sandbox network namespace cannot run on a CRI runtime: the pod is probed on its IP, and this pod has none',
       ),
     ),
 } as unknown as ContainerRuntime;

@@ -1,9 +1,9 @@
 /**
  * Counterpart of pkg/kubelet/kuberuntime/labels.go (the label keys) and of what kubelet-ts adds to
  * them: the `kubelet-ts.node-name` owner label and the rule that says which sandboxes and
- * containers an agent may touch (docs/contracts.md "Docker names and labels"), and the sandbox's
- * hash. The CRI labels and annotations themselves are cri-labels.ts's; how a runtime without
- * annotations keeps them is its own (runtime/docker/docker-cri-labels.ts).
+ * containers an agent may touch (docs/contracts.md, names and labels), and the sandbox's hash. The
+ * CRI labels and annotations themselves are cri-labels.ts's; how a runtime without annotations
+ * keeps them is its own (dockershim: naming.go, helpers.go).
  */
 import type { Pod } from '../../shared/api.js';
 import { stableHash } from '../../shared/hash.js';
@@ -56,7 +56,7 @@ export function sandboxHash(pod: Pod): string {
 
 /**
  * isOwnedBy: true when `labels` mark a container this node's agent may touch: a non-empty
- * `io.kubernetes.pod.uid` AND `kubelet-ts.node-name` equal to `nodeName` (docs/contracts.md "Docker names and labels").
+ * `io.kubernetes.pod.uid` AND `kubelet-ts.node-name` equal to `nodeName` (docs/contracts.md, names and labels).
  */
 export function isOwnedBy(labels: Record<string, string> | undefined | null, nodeName: string): boolean {
   if (!labels || !nodeName) return false;
