@@ -24,7 +24,7 @@ export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
  * keyring's matches: the pod's pull secrets, then the node's `nodeKeyring` entry for the
  * registry), or without credentials when there are none. `sandboxConfig`
  * goes with the pull (the runtime may use it, e.g. for its runtime handler). With `rootDir`, a
- * pulled image is recorded in `images/pulled.json` (gc.ts recordPulledImage): image GC removes
+ * pulled image is recorded in `images/pulled.json` (image-gc.ts recordPulledImage): image GC removes
  * only what this agent pulled.
  * @throws from pull: the last PullImage error (AgentError naming PullImage).
  */
