@@ -5,10 +5,10 @@ import { PROTOCOL_VERSION, type GcResult, type WorkerResult } from '../../src/sh
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
 import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, docker, waitFor } from '../support/docker.js';
 import { busyboxPod, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
-import { itRuntime, podContainers, removeLabeled } from '../support/runtime.js';
+import { itRuntime, podContainers, removeLabeled, startForeignPod, type ForeignPod } from '../support/runtime.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -21,20 +21,23 @@ const kTestLabel = 'kubelet-ts.test';
 describe.skipIf(!inject('dockerAvailable'))('container garbage collection in Docker', { timeout: 120_000 }, () => {
   let node: TestNode | undefined;
   let foreignId = '';
-  let stray: ChildProcess | undefined;
-  let orphanCgroup: { uid: string; root: string } | undefined;
+  const strays: ChildProcess[] = [];
+  let foreignPod: ForeignPod | undefined;
+  let orphanCgroup: { uids: string[]; root: string } | undefined;
   afterEach(async () => {
-    if (stray && stray.exitCode === null && stray.signalCode === null) {
-      const gone = once(stray, 'exit');
-      stray.kill('SIGKILL');
+    for (const p of strays.splice(0)) {
+      if (p.exitCode !== null || p.signalCode !== null) continue;
+      const gone = once(p, 'exit');
+      p.kill('SIGKILL');
       await gone;
     }
-    stray = undefined;
+    await foreignPod?.remove();
+    foreignPod = undefined;
     await node?.cleanup();
-    // The orphan's cgroup has no container left for the node's cleanup to find it by; then the
-    // test's own cgroup root, empty now.
+    // The cgroups made here have no container left for the node's cleanup to find them by; then
+    // the test's own cgroup root, empty now.
     if (orphanCgroup) {
-      await removePodCgroup(orphanCgroup.uid, orphanCgroup.root);
+      for (const uid of orphanCgroup.uids) await removePodCgroup(uid, orphanCgroup.root);
       for (const h of await readdir('/sys/fs/cgroup').catch(() => [] as string[]))
         for (const d of ['kubepods/besteffort', 'kubepods/burstable', 'kubepods', '.'])
           await rmdir(join('/sys/fs/cgroup', h, orphanCgroup.root, d)).catch(() => undefined);
@@ -128,15 +131,22 @@ describe.skipIf(!inject('dockerAvailable'))('container garbage collection in Doc
     // A cgroup root of its own: the gc below, its clock moved on, must not take the cgroup of a pod
     // another test's agent is starting (made before its sandbox) under the shared one.
     const cgroupRoot = `/kubelet-ts-gc-${randomBytes(4).toString('hex')}`;
-    orphanCgroup = { uid: '', root: cgroupRoot };
+    orphanCgroup = { uids: [], root: cgroupRoot };
     node = await startTestNode({ cgroupRoot });
     await node.writeManifest('orphan.yaml', busyboxPod('orphan', 'sleep 3600'));
     await node.writeManifest('kept.yaml', busyboxPod('kept', 'sleep 3600'));
     const running = (p: { status?: { phase?: string } }) => p.status?.phase === 'Running';
     const orphanUid = (await waitForPod(node, 'orphan', running, kWaitMs)).metadata!.uid!;
     const keptUid = (await waitForPod(node, 'kept', running, kWaitMs)).metadata!.uid!;
-    orphanCgroup.uid = orphanUid;
+    orphanCgroup.uids.push(orphanUid);
     const cgroup = (uid: string, h: string) => join('/sys/fs/cgroup', h, cgroupRoot, 'kubepods', 'besteffort', `pod${uid}`);
+    /** A `sleep` of the test's own, moved into pod `uid`'s cgroup. */
+    const spawnInto = (uid: string): ChildProcess => {
+      const p = spawn('sleep', ['3600'], { stdio: 'ignore' });
+      strays.push(p);
+      for (const h of ['pids', 'memory', 'cpu']) writeFileSync(join(cgroup(uid, h), 'cgroup.procs'), String(p.pid));
+      return p;
+    };
     expect(existsSync(cgroup(orphanUid, 'pids'))).toBe(true);
 
     // The agent goes down; the pod is deleted meanwhile: its manifest and its containers go.
@@ -145,10 +155,16 @@ describe.skipIf(!inject('dockerAvailable'))('container garbage collection in Doc
     await removeLabeled('io.kubernetes.pod.uid', orphanUid, node.runtime);
     expect(await podContainers(orphanUid)).toEqual([]);
     // A process left behind in the pod's cgroup (Destroy kills what is still in it).
-    stray = spawn('sleep', ['3600'], { stdio: 'ignore' });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => stray!.once('exit', (_code, signal) => resolve(signal)));
-    for (const h of ['pids', 'memory', 'cpu']) await writeFile(join(cgroup(orphanUid, h), 'cgroup.procs'), String(stray.pid));
+    const stray = spawnInto(orphanUid);
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => stray.once('exit', (_code, signal) => resolve(signal)));
     expect(existsSync(cgroup(orphanUid, 'pids'))).toBe(true);
+    // Another owner's pod, in the runtime but unknown to this agent, with a cgroup under the same
+    // root (agents sharing a runtime share it): neither its cgroup nor its process is touched.
+    const foreignUid = `foreign-${randomBytes(4).toString('hex')}`;
+    foreignPod = await startForeignPod({ 'io.kubernetes.pod.uid': foreignUid }, node.runtime);
+    orphanCgroup.uids.push(foreignUid);
+    for (const h of ['pids', 'memory', 'cpu']) await mkdir(cgroup(foreignUid, h), { recursive: true });
+    const foreignProcess = spawnInto(foreignUid);
 
     const handler = createWorkerHandler(
       {
@@ -174,6 +190,9 @@ describe.skipIf(!inject('dockerAvailable'))('container garbage collection in Doc
 
     for (const h of ['pids', 'memory', 'cpu']) expect(existsSync(cgroup(orphanUid, h)), h).toBe(false);
     expect(await exited).toBe('SIGKILL');
+    expect(existsSync(cgroup(foreignUid, 'pids'))).toBe(true);
+    expect(readFileSync(join(cgroup(foreignUid, 'pids'), 'cgroup.procs'), 'utf8').trim()).toBe(String(foreignProcess.pid));
+    expect(await foreignPod.running()).toBe(true);
     // The known pod (not in the runtime's reach of the agent, which is down) keeps its cgroup and runs.
     expect(existsSync(cgroup(keptUid, 'pids'))).toBe(true);
     expect((await podContainers(keptUid)).some((c) => !c.sandbox && c.running)).toBe(true);
