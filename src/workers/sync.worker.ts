@@ -30,6 +30,8 @@ import { collectStats } from './stats/collect-stats.js';
 import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { newPodNetwork } from './network/network-service.js';
+import { kPodUidLabel } from './kuberuntime/labels.js';
+import { RemoteRuntimeService } from './runtime/cri/remote-runtime.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;
@@ -81,6 +83,7 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
     return criWorkerHandler(b, deps, logger, nr, {
       sandbox: { ...kDefaultNodeSandboxSettings, ...b.sandbox },
       nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? ''),
+      podUidsInRuntime: () => criPodUidsInRuntime(b),
     });
   }
   // Docker and the fake: the same CRI syncer over dockershim's translation (runtime/docker).
@@ -102,7 +105,28 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
     nodeKeyring: newNodeKeyring(b.imagePullCredentials ?? ''),
     // Every owner's containers (not only this node's): an image any of them uses is never removed.
     imagesInUse: async () => new Set((await raw.listContainers({ labels: [] })).map((c) => c.imageId)),
+    // Every owner's pods (agents sharing the engine share the cgroup root): their pod cgroups are not orphans.
+    podUidsInRuntime: async () => new Set((await raw.listContainers({ labels: [kPodUidLabel] })).map((c) => c.labels[kPodUidLabel])),
   });
+}
+
+/** One unscoped client per CRI endpoint per thread, for criPodUidsInRuntime. */
+const unscopedCri = new Map<string, RemoteRuntimeService>();
+
+/**
+ * criPodUidsInRuntime: the pod UIDs of every sandbox on the CRI runtime of `b`, any owner's (the
+ * node-scoped runtime lists only this node's): agents sharing the runtime share the cgroup root,
+ * so their pods' cgroups are not orphans (cri-gc.ts cleanupOrphanedPodCgroups).
+ * @throws AgentError from the runtime's ListPodSandbox.
+ */
+async function criPodUidsInRuntime(b: WorkerBootstrap): Promise<ReadonlySet<string>> {
+  const endpoint = b.containerRuntimeEndpoint ?? '';
+  let rt = unscopedCri.get(endpoint);
+  if (!rt) {
+    rt = new RemoteRuntimeService(endpoint, b.runtimeRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: b.runtimeRequestTimeoutMs });
+    unscopedCri.set(endpoint, rt);
+  }
+  return new Set((await rt.listPodSandbox()).map((s) => s.labels[kPodUidLabel]).filter((uid): uid is string => !!uid));
 }
 
 /**
@@ -129,7 +153,7 @@ function criWorkerHandler(
   deps: WorkerHandlerDeps,
   logger: Logger,
   nr: NodeRuntime,
-  extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse' | 'stats'>,
+  extra: Pick<CriWorkerDeps, 'sandbox' | 'podNetwork' | 'netns' | 'afterGc' | 'nodeKeyring' | 'imagesInUse' | 'podUidsInRuntime' | 'stats'>,
 ): WorkerHandler {
   const criDeps: CriWorkerDeps = {
     runtime: nr.runtime,

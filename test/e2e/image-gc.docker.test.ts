@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PROTOCOL_VERSION, type GcResult, type WorkerResult } from '../../src/shared/messages.js';
-import { readPulledImages } from '../../src/workers/kuberuntime/gc.js';
+import { readPulledImages } from '../../src/workers/images/image-gc.js';
 import { newImagePuller } from '../../src/workers/images/image-puller.js';
 import { getDockerRuntime } from '../../src/workers/runtime/docker/docker-runtime.js';
 import { scopeToNode } from '../../src/workers/runtime/node-scope.js';

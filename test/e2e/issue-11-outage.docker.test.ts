@@ -14,17 +14,13 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Node, Pod } from '../../src/shared/api.js';
 import { hashContainer } from '../../src/shared/hash.js';
 import {
-  kContainerHashLabel,
   kContainerNameLabel,
-  kContainerTypeContainer,
-  kContainerTypeLabel,
   kNodeNameLabel,
   kPodNameLabel,
   kPodNamespaceLabel,
   kPodUidLabel,
-  kRestartCountLabel,
-  kTerminationGracePeriodLabel,
 } from '../../src/workers/kuberuntime/labels.js';
+import { kAnnotationPrefix, kDockerTypeContainer, kDockerTypeLabel } from '../../src/workers/runtime/docker/docker-cri-labels.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { dockerProxy } from '../support/docker-proxy.js';
 import { busyboxPod, containersOf, isRunningAndReady, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
@@ -137,10 +133,10 @@ describe.skipIf(!inject('dockerAvailable'))('issue 11 finding 8: runtime outage'
         [kPodNamespaceLabel]: 'default',
         [kPodUidLabel]: uid,
         [kContainerNameLabel]: 'main',
-        [kContainerTypeLabel]: kContainerTypeContainer,
-        [kContainerHashLabel]: hashContainer(spec),
-        [kRestartCountLabel]: '0',
-        [kTerminationGracePeriodLabel]: '1',
+        [kDockerTypeLabel]: kDockerTypeContainer,
+        [`${kAnnotationPrefix}io.kubernetes.container.hash`]: hashContainer(spec),
+        [`${kAnnotationPrefix}io.kubernetes.container.restartCount`]: '0',
+        [`${kAnnotationPrefix}io.kubernetes.pod.terminationGracePeriod`]: '1',
         [kNodeNameLabel]: nodeName,
       },
     });

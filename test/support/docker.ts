@@ -176,7 +176,7 @@ function errorMessage(err: unknown): string {
 /**
  * kOomFloor: the lowest oom_score_adj the agent can give a container here. Without CAP_SYS_RESOURCE
  * (this project's CI machine) the kernel refuses any value below the agent's own, and the agent
- * raises -997/-998 to it (pod-sandbox.ts oomScoreAdjFloor); with it, -1000.
+ * raises -997/-998 to it (src/workers/cm/oom-score-floor.ts); with it, -1000.
  */
 export const kOomFloor =
   ((BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`) >> 24n) & 1n) === 1n

@@ -9,7 +9,7 @@
  * cgroup v2 (a unified hierarchy) is not handled yet: there `podCgroupSupported` is false and the
  * pods run without a pod cgroup (--pod-max-pids then limits each container, Docker's PidsLimit).
  */
-import { readdir, rmdir, stat, mkdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rmdir, stat, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
@@ -17,6 +17,7 @@ import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { getPodQOS } from '../../shared/qos.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs } from './cpu-quota.js';
+import { realClock, type Clock } from '../../shared/clock.js';
 
 /** Where the cgroup v1 hierarchies are mounted. */
 export const kCgroupMount = '/sys/fs/cgroup';
@@ -190,13 +191,65 @@ export async function removePodCgroup(uid: string, cgroupRoot: string, mount = k
 /** How old an orphan pod cgroup must be before GC removes it, milliseconds (a pod being started has its cgroup before its sandbox). */
 export const kOrphanPodCgroupMinAgeMs = 60_000;
 
+/** How long removeOrphanPodCgroups waits for the processes it killed to leave a cgroup, milliseconds. */
+const kKillWaitMs = 2_000;
+
+/** cgroupProcs: the PIDs in `dir` and in every cgroup below it (`cgroup.procs`); [] when it is gone. */
+async function cgroupProcs(dir: string): Promise<number[]> {
+  const own = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+  const pids = own
+    .split('\n')
+    .filter((l) => /^\d+$/.test(l))
+    .map(Number);
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) if (e.isDirectory()) pids.push(...(await cgroupProcs(path.join(dir, e.name))));
+  return pids;
+}
+
+/**
+ * killPodCgroupProcesses, as pod_container_manager_linux.go Destroy (tryKillingCgroupProcesses):
+ * sends SIGKILL to every process in the pod cgroup `pod<uid>` (any QoS tier, any hierarchy, child
+ * cgroups included) and waits up to 2 s for them to leave it. Resolves to the number of processes
+ * signalled; never rejects (a process gone meanwhile is skipped; one that stays keeps the cgroup
+ * busy, and the next GC tries again).
+ */
+export async function killPodCgroupProcesses(
+  uid: string,
+  cgroupRoot: string,
+  mount = kCgroupMount,
+  clock: Clock = realClock,
+): Promise<number> {
+  if (!/^[A-Za-z0-9-]+$/.test(uid)) return 0;
+  const dirs: string[] = [];
+  const hierarchies = await readdir(mount, { withFileTypes: true }).catch(() => []);
+  for (const h of hierarchies)
+    if (h.isDirectory())
+      for (const tier of ['', 'burstable/', 'besteffort/']) dirs.push(path.join(mount, h.name, cgroupRoot, 'kubepods', `${tier}pod${uid}`));
+  const all = async () => [...new Set((await Promise.all(dirs.map(cgroupProcs))).flat())];
+  const pids = await all();
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // ESRCH: already gone.
+    }
+  }
+  for (let waited = 0; pids.length > 0 && waited < kKillWaitMs; waited += 50) {
+    if ((await all()).length === 0) break;
+    await new Promise<void>((r) => clock.setTimeout(r, 50));
+  }
+  return pids.length;
+}
+
 /**
  * removeOrphanPodCgroups, as the kubelet's cleanupOrphanedPodCgroups (housekeeping): removes the
- * pod cgroups under `{cgroupRoot}/kubepods` (every QoS tier, every hierarchy) whose pod has no
- * container at all in the engine (`liveUids`: the pod UIDs of every container, of every agent —
- * several agents share one engine and one cgroup root) and that are older than `minAgeMs`.
- * Only empty cgroups can go (rmdir); a busy one stays. Resolves to the UIDs removed; never rejects.
- * Runs on a worker thread, from the periodic GC.
+ * pod cgroups under `{cgroupRoot}/kubepods` (every QoS tier, every hierarchy: only the names the
+ * agent gives, `pod<uid>`) whose UID is not in `liveUids` and that are older than `minAgeMs`
+ * (several agents may share one cgroup root: `liveUids` must hold every pod any of them may still
+ * run, and the age covers a pod another agent is starting, whose cgroup comes before its sandbox).
+ * With `kill`, the processes still in such a cgroup are killed first (Destroy); without it, a
+ * cgroup still holding a process stays. Resolves to the UIDs removed; never rejects.
+ * Runs on a worker thread, from the periodic GC (`nowMs`: epoch milliseconds).
  */
 export async function removeOrphanPodCgroups(
   cgroupRoot: string,
@@ -204,6 +257,7 @@ export async function removeOrphanPodCgroups(
   nowMs: number,
   minAgeMs = kOrphanPodCgroupMinAgeMs,
   mount = kCgroupMount,
+  kill = false,
 ): Promise<string[]> {
   const removed: string[] = [];
   for (const tier of ['', 'burstable', 'besteffort']) {
@@ -215,6 +269,7 @@ export async function removeOrphanPodCgroups(
       if (liveUids.has(uid)) continue;
       const st = await stat(path.join(dir, e.name)).catch(() => null);
       if (!st || nowMs - st.mtimeMs < minAgeMs) continue;
+      if (kill) await killPodCgroupProcesses(uid, cgroupRoot, mount);
       if ((await removePodCgroup(uid, cgroupRoot, mount)).length === 0) removed.push(uid);
     }
   }

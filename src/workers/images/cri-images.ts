@@ -12,7 +12,7 @@ import type { RegistryAuth } from '../runtime/runtime.js';
 import type { ImagePort } from './image-manager.js';
 import { pullUnderLock, type NodeKeyring } from './image-puller.js';
 import type { ImageUser } from '../kuberuntime/cri-security-context.js';
-import { recordPulledImage } from '../kuberuntime/gc.js';
+import { recordPulledImage } from './image-gc.js';
 
 /** authConfig: a pull secret's credentials as the CRI's AuthConfig (username, password, server_address). */
 export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
@@ -25,7 +25,7 @@ export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
  * keyring's matches: the pod's pull secrets, then the node's `nodeKeyring` entry for the
  * registry), or without credentials when there are none. `sandboxConfig`
  * goes with the pull (the runtime may use it, e.g. for its runtime handler). With `rootDir`, a
- * pulled image is recorded in `images/pulled.json` (gc.ts recordPulledImage): image GC removes
+ * pulled image is recorded in `images/pulled.json` (image-gc.ts recordPulledImage): image GC removes
  * only what this agent pulled, at `clock.now()` (default realClock).
  * @throws from pull: the last PullImage error (AgentError naming PullImage).
  */

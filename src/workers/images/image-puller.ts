@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { realClock, type Clock } from '../../shared/clock.js';
-import { recordPulledImage } from '../kuberuntime/gc.js';
+import { recordPulledImage } from './image-gc.js';
 import type { BackoffEntry, PodConfigObjects } from '../../shared/messages.js';
 import type { Pod } from '../../shared/api.js';
 import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';

@@ -291,7 +291,7 @@ function computeInitContainerActions(
  * Init containers (computeInitContainerActions): a new sandbox starts with the first init
  * container only; until the pod is initialized, one init container at a time runs, in order
  * (sidecars — `restartPolicy: Always` — count as done once running, or once their startup probe
- * succeeded (`startedSidecars`: Docker IDs), and keep running; a sidecar failing its liveness or
+ * succeeded (`startedSidecars`: container IDs), and keep running; a sidecar failing its liveness or
  * startup probe is restarted); a regular
  * init container that fails is restarted with backoff, or under restartPolicy Never the pod is
  * killed (it fails). App containers start once initialized; exited sidecars are restarted beside

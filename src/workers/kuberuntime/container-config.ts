@@ -1,7 +1,8 @@
 /**
- * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_container.go generateContainerConfig and
- * kubelet_pods.go makeEnvironmentVariables / makeMounts, with dockershim's sandbox and container
- * config (dockershim/docker_sandbox.go, docker_container.go): from a PodSpec to Docker create specs.
+ * Counterpart of pkg/kubelet/kubelet_pods.go makeEnvironmentVariables / makeMounts and of the
+ * resource reading of kuberuntime_container_linux.go calculateLinuxResources: what a container's
+ * CRI config (cri-container-config.ts) is made of — its env, its volume mounts (the directories
+ * prepared on the node), its termination message file and its CPU/memory — runtime-neutral.
  */
 import { constants as fsConstants } from 'node:fs';
 import { chmod, mkdir, open, stat } from 'node:fs/promises';
@@ -10,16 +11,13 @@ import type { Container, EnvVar, Pod, VolumeMount } from '../../shared/api.js';
 import { kubernetesServiceEnv } from '../../shared/kubernetes-service-env.js';
 import { expand, mappingFor } from '../../shared/expansion.js';
 import { parseQuantity } from '../../shared/quantity.js';
-import { buildContainerName, buildSandboxName, containerLabels, sandboxLabels } from './labels.js';
-import { containerOOMScoreAdjust, kPodInfraOOMAdj } from '../../shared/qos.js';
-import type { ContainerCreateSpec, ContainerHostConfig } from '../runtime/runtime.js';
 import { claimVolumeHostPath } from '../volumes/local-path.js';
 import { apiVolumePath } from '../volumes/pod-volumes.js';
 import { checkSubPath, prepareSubPath, subPathMountPath } from '../volumes/subpath.js';
-import { containerSecurityConfig, setVolumeOwnership, type DockerSecurityConfig } from './security-context.js';
+import { setVolumeOwnership } from './security-context.js';
 import type { PodConfigObjects } from '../../shared/messages.js';
 import { envVarNameErrors } from '../../shared/names.js';
-import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs, milliCpu } from '../cm/cpu-quota.js';
+import { milliCpu } from '../cm/cpu-quota.js';
 import { configError } from './config-error.js';
 import { fieldRefValue, resourceFieldValue, resourceQuantity, type DownwardAPIContext } from './downward-api.js';
 import { emptyDirPath, podDir, terminationMessageFile } from './pod-dirs.js';
@@ -38,39 +36,12 @@ export interface ContainerConfigContext extends DownwardAPIContext {
    * generateContainerConfig.
    */
   podIp?: string;
-  /** The sandbox the container joins (`container:<id>` namespaces). */
+  /** The sandbox the container joins (RunPodSandbox's ID). */
   sandboxId: string;
-  /** The pod-level settings shared by the sandbox and every container (absent: none of them, as in unit tests). */
-  podSandbox?: PodSandboxConfig;
-  /** The image's configured user (Docker `Config.User`; '' or absent = unset, i.e. root): for runAsNonRoot and runAsGroup. */
-  imageUser?: string;
   /** The ConfigMaps and Secrets the pod references (SyncPodTask.configObjects); absent = none known. */
   configObjects?: PodConfigObjects;
   /** Receives a Warning event on the pod (e.g. `InvalidEnvironmentVariableNames`); absent = dropped. */
   warn?: (reason: string, message: string) => void;
-}
-
-/**
- * PodSandboxConfig: what the sync prepared for the whole pod before its containers start
- * (pod-sandbox.ts): the kubelet-managed /etc/hosts and resolv.conf files, the pod cgroup, the
- * node's pids limit and log rotation, and the node memory the oom_score_adj is scaled by.
- */
-export interface PodSandboxConfig {
-  /** The sandbox's hostname (the FQDN with setHostnameAsFQDN); undefined for hostNetwork. */
-  hostname?: string;
-  /** Host path mounted at /etc/hosts ('' = none). */
-  etcHostsFile: string;
-  /** Host path mounted at /etc/resolv.conf ('' = none). */
-  resolvConfFile: string;
-  /** CgroupParent of every container of the pod ('' = Docker's default). */
-  cgroupParent: string;
-  /** Docker PidsLimit of each container (used when there is no pod cgroup to hold --pod-max-pids); ≤ 0 = none. */
-  containerPidsLimit: number;
-  logRotation?: { maxSizeBytes: number; maxFiles: number };
-  /** Node memory capacity, bytes (GetContainerOOMScoreAdjust's memoryCapacity). */
-  memoryCapacityBytes: number;
-  /** The lowest oom_score_adj the engine can set from here (see oomScoreAdjFloor in pod-sandbox.ts); lower values are raised to it. */
-  oomScoreAdjFloor: number;
 }
 
 /**
@@ -212,33 +183,6 @@ async function checkHostPath(p: string, type: string, field: string): Promise<vo
   }
 }
 
-/**
- * makeMounts returns Docker binds (`host:container[:ro][,rslave|rshared]`) for the container's
- * volumeMounts, as the kubelet's makeMounts: emptyDir → `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}`
- * (created, mode 0777; a `medium: Memory` one is already a tmpfs, see volumes/pod-volumes.ts; with the
- * pod's fsGroup, group-owned by it with setgid, as SetVolumeOwnership);
- * hostPath → checked or created by its `type` (never chowned, as the kubelet); persistentVolumeClaim →
- * the claim's directory (read-only with the volume's `readOnly`: volumes/local-path.ts); configMap, secret, downwardAPI and projected → their
- * AtomicWriter directory, always read-only (ReadOnlyAPIDataVolumes). `subPath`, or `subPathExpr`
- * expanded from the container's env (`env`, as ExpandContainerVolumeMounts: a `$(VAR)` without a
- * value is an error), is resolved safely inside the volume and bind-mounted (volumes/subpath.ts),
- * created as a directory when missing. `mountPropagation` → bindPropagation. Idempotent.
- * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
- * failed hostPath check, subPath absolute, with `..`, or reaching outside the volume).
- */
-export async function makeMounts(
-  pod: Pod,
-  container: Container,
-  rootDir: string,
-  field: string,
-  env: Array<[string, string]> = [],
-): Promise<string[]> {
-  return (await makeVolumeMounts(pod, container, rootDir, field, env)).map((m) => {
-    const opts = [...(m.readOnly ? ['ro'] : []), ...bindPropagation(m.propagation)];
-    return `${m.hostPath}:${m.containerPath}${opts.length ? `:${opts.join(',')}` : ''}`;
-  });
-}
-
 /** One resolved volumeMount: the host path bound at `containerPath` (kubecontainer.Mount). */
 export interface VolumeBind {
   hostPath: string;
@@ -249,9 +193,20 @@ export interface VolumeBind {
 }
 
 /**
- * makeVolumeMounts: what makeMounts does (the same directories prepared, the same checks and
- * errors), as structured mounts for the CRI's Mount (kubelet_pods.go makeMounts).
- * @throws AgentError with reason `CreateContainerConfigError` (see makeMounts).
+ * makeVolumeMounts, as the kubelet's makeMounts: the container's volumeMounts resolved to host
+ * paths (kubecontainer.Mount; cri-container-config.ts makes them the CRI's Mount): emptyDir →
+ * `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (created, mode 0777; a `medium:
+ * Memory` one is already a tmpfs, see volumes/pod-volumes.ts; with the pod's fsGroup, group-owned
+ * by it with setgid, as SetVolumeOwnership); hostPath → checked or created by its `type` (never
+ * chowned, as the kubelet); persistentVolumeClaim → the claim's directory (read-only with the
+ * volume's `readOnly`: volumes/local-path.ts); configMap, secret, downwardAPI and projected →
+ * their AtomicWriter directory, always read-only (ReadOnlyAPIDataVolumes). `subPath`, or
+ * `subPathExpr` expanded from the container's env (`env`, as ExpandContainerVolumeMounts: a
+ * `$(VAR)` without a value is an error), is resolved safely inside the volume and bind-mounted
+ * (volumes/subpath.ts), created as a directory when missing. `mountPropagation` is kept as given.
+ * Idempotent.
+ * @throws AgentError with reason `CreateContainerConfigError` (unknown volume, unsupported type,
+ * failed hostPath check, subPath absolute, with `..`, or reaching outside the volume).
  */
 export async function makeVolumeMounts(
   pod: Pod,
@@ -261,7 +216,7 @@ export async function makeVolumeMounts(
   env: Array<[string, string]> = [],
 ): Promise<VolumeBind[]> {
   const uid = pod.metadata?.uid ?? '';
-  const binds: VolumeBind[] = [];
+  const mounts: VolumeBind[] = [];
   for (const [i, m] of (container.volumeMounts ?? ([] as VolumeMount[])).entries()) {
     const f = `${field}.volumeMounts[${i}]`;
     const vol = pod.spec?.volumes?.find((v) => v.name === m.name);
@@ -303,9 +258,9 @@ export async function makeVolumeMounts(
         throw configError(`${f}: ${(err as Error).message}`);
       }
     }
-    binds.push({ hostPath, containerPath: m.mountPath, readOnly, propagation: m.mountPropagation });
+    mounts.push({ hostPath, containerPath: m.mountPath, readOnly, propagation: m.mountPropagation });
   }
-  return binds;
+  return mounts;
 }
 
 /**
@@ -323,18 +278,6 @@ export function expandSubPathExpr(expr: string, env: Array<[string, string]>, fi
   });
   if (missing.size) throw configError(`${field}: missing value for ${[...missing].sort().join(', ')}`);
   return out;
-}
-
-/**
- * bindPropagation: the Docker bind option for a volumeMount's `mountPropagation`, as dockershim's
- * generateMountBindings: HostToContainer → `rslave`, Bidirectional → `rshared`, None or unset →
- * none (Docker's default, rprivate). Docker refuses `rslave`/`rshared` when the source is not on a
- * shared (or, for rslave, slave) mount; that error reaches the container's status as Docker words it.
- */
-export function bindPropagation(mode: string | undefined): string[] {
-  if (mode === 'HostToContainer') return ['rslave'];
-  if (mode === 'Bidirectional') return ['rshared'];
-  return [];
 }
 
 /**
@@ -370,124 +313,4 @@ export function containerCpuMemory(container: Container, field: string): { memor
   } catch (err) {
     throw configError((err as Error).message);
   }
-}
-
-/**
- * buildSandboxSpec: the sandbox (pause) container of `pod`, attempt `attempt` (dockershim
- * makeSandboxDockerConfig): network `none` (or `host` with hostNetwork), hostname = pod name
- * (spec.hostname if set; not with hostNetwork), IPC `shareable` (or `host`), PID `host` with hostPID;
- * `security`: the pod-level user, groups, seccomp and sysctls (security-context.ts sandboxSecurityConfig).
- */
-export function buildSandboxSpec(
-  pod: Pod,
-  attempt: number,
-  nodeName: string,
-  image: string,
-  podSandbox?: PodSandboxConfig,
-  security?: DockerSecurityConfig,
-): ContainerCreateSpec {
-  const spec = pod.spec;
-  const defaultHostname = spec?.hostNetwork ? undefined : (spec?.hostname || pod.metadata?.name || '').slice(0, 63);
-  return {
-    name: buildSandboxName(pod, attempt),
-    image,
-    labels: sandboxLabels(pod, nodeName, attempt),
-    hostname: podSandbox ? podSandbox.hostname : defaultHostname,
-    user: security?.user,
-    hostConfig: {
-      ...security?.hostConfig,
-      networkMode: spec?.hostNetwork ? 'host' : 'none',
-      ipcMode: spec?.hostIPC ? 'host' : 'shareable',
-      pidMode: spec?.hostPID ? 'host' : undefined,
-      ...(podSandbox ? sandboxHostConfig(podSandbox, kPodInfraOOMAdj) : {}),
-    },
-  };
-}
-
-/** sandboxHostConfig: the pod-level HostConfig of the sandbox and of each container (cgroup parent, pids, log rotation, oom_score_adj). */
-function sandboxHostConfig(p: PodSandboxConfig, oomScoreAdj: number): Partial<ContainerHostConfig> {
-  return {
-    oomScoreAdj: Math.max(oomScoreAdj, p.oomScoreAdjFloor),
-    cgroupParent: p.cgroupParent || undefined,
-    pidsLimit: p.containerPidsLimit > 0 ? p.containerPidsLimit : undefined,
-    logRotation: p.logRotation,
-  };
-}
-
-/**
- * podFileBinds: the kubelet-managed /etc/hosts and /etc/resolv.conf of a container, unless it
- * mounts a volume at that path itself (as makeMounts skips the hosts file then).
- */
-function podFileBinds(container: Container, p: PodSandboxConfig | undefined): string[] {
-  if (!p) return [];
-  const mounted = new Set((container.volumeMounts ?? []).map((m) => path.posix.normalize(m.mountPath)));
-  const out: string[] = [];
-  if (p.etcHostsFile && !mounted.has('/etc/hosts')) out.push(`${p.etcHostsFile}:/etc/hosts`);
-  if (p.resolvConfFile && !mounted.has('/etc/resolv.conf')) out.push(`${p.resolvConfFile}:/etc/resolv.conf`);
-  return out;
-}
-
-/**
- * buildContainerSpec: the Docker create spec of spec container `index` (generateContainerConfig):
- * Entrypoint = command, Cmd = args (`$(VAR)` expanded), env, working dir, exposed ports, binds,
- * namespaces joined from the sandbox, memory/CPU limits and CPU shares, labels with `hash` and
- * `restartCount` (also the name's attempt), and the securityContext's Docker settings
- * (containerSecurityConfig: user, groups, privileged, read-only root, capabilities, seccomp…,
- * after the runAsNonRoot check). Prepares volume directories (see makeMounts).
- * `init`: `index` is in `spec.initContainers` (field paths say so).
- * @throws AgentError with reason `CreateContainerConfigError`.
- */
-export async function buildContainerSpec(
-  pod: Pod,
-  index: number,
-  hash: string,
-  restartCount: number,
-  image: string,
-  ctx: ContainerConfigContext,
-  init = false,
-): Promise<ContainerCreateSpec> {
-  const container = init ? pod.spec!.initContainers![index] : pod.spec!.containers[index];
-  const field = init ? `spec.initContainers[${index}]` : `spec.containers[${index}]`;
-  const env = makeEnvironmentVariables(pod, container, ctx, field);
-  const { command, args } = expandCommand(container, env);
-  const security = await containerSecurityConfig(pod, container, ctx.imageUser ?? '', ctx.rootDir, field);
-  const binds = await makeMounts(pod, container, ctx.rootDir, field, env);
-  binds.push(...podFileBinds(container, ctx.podSandbox));
-  if (container.terminationMessagePath) {
-    const file = await prepareTerminationMessageFile(ctx.rootDir, pod.metadata?.uid ?? '', container.name, restartCount);
-    binds.push(`${file}:${container.terminationMessagePath}`);
-  }
-  const { memory, cpuLimit, cpuRequest } = containerCpuMemory(container, field);
-  const join = `container:${ctx.sandboxId}`;
-  const spec = pod.spec!;
-  return {
-    name: buildContainerName(container.name, pod, restartCount),
-    image,
-    labels: containerLabels(pod, container, ctx.nodeName, ctx.sandboxId, hash, restartCount),
-    entrypoint: command,
-    cmd: args,
-    env: env.map(([k, v]) => `${k}=${v}`),
-    workingDir: container.workingDir,
-    user: security.user,
-    // No ExposedPorts: Docker refuses them on a container that joins another's network
-    // (`container:<sandbox>`); as with dockershim, ports belong to the sandbox, and with network
-    // none or host there is nothing to publish.
-    tty: container.tty === true,
-    openStdin: container.stdin === true,
-    stdinOnce: container.stdinOnce === true,
-    hostConfig: {
-      ...security.hostConfig,
-      networkMode: join,
-      ipcMode: spec.hostIPC ? 'host' : join,
-      pidMode: spec.hostPID ? 'host' : spec.shareProcessNamespace ? join : undefined,
-      binds,
-      memory,
-      cpuQuota: cpuQuotaFromLimit(cpuLimit),
-      cpuPeriod: cpuLimit > 0 ? kCpuPeriodUs : undefined,
-      cpuShares: cpuSharesFromRequest(cpuRequest),
-      ...(ctx.podSandbox
-        ? sandboxHostConfig(ctx.podSandbox, containerOOMScoreAdjust(pod, container, ctx.podSandbox.memoryCapacityBytes))
-        : {}),
-    },
-  };
 }

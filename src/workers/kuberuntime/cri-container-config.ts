@@ -34,7 +34,7 @@ export interface CriContainerContext extends Omit<ContainerConfigContext, 'podSa
   etcHostsFile: string;
   /** Node memory capacity in bytes (GetContainerOOMScoreAdjust's memoryCapacity). */
   memoryCapacityBytes: number;
-  /** The lowest oom_score_adj the runtime can set from here (pod-sandbox.ts oomScoreAdjFloor); absent = -1000. */
+  /** The lowest oom_score_adj the runtime can set from here (../cm/oom-score-floor.ts); absent = -1000. */
   oomScoreAdjFloor?: number;
 }
 

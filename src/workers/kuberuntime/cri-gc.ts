@@ -2,22 +2,27 @@
  * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_gc.go (evictContainers, evictSandboxes,
  * evictPodLogsDirectories) and pkg/kubelet/images/image_gc_manager.go over the CRI: the `gc` task
  * on a CRI runtime. Containers and sandboxes come from ListContainers / ListPodSandbox filtered on
- * this node's label; the decisions are gc.ts's (selectContainersToRemove, selectImagesToRemove);
+ * this node's label; the decisions are gc.ts's selectContainersToRemove and ../images/image-gc.ts's
+ * selectImagesToRemove;
  * removal is RemoveContainer, then StopPodSandbox + RemovePodSandbox (the runtime tears the
  * network down), then the log directories of pods that are gone (containerd leaves them). Image
  * GC lists every container of the runtime (an image any owner uses is kept) and removes by image
- * ID (the CRI's RemoveImage removes every reference of the ID).
+ * ID (the CRI's RemoveImage removes every reference of the ID). Orphaned pod cgroups go as
+ * kubelet_pods.go cleanupOrphanedPodCgroups removes them (cleanupOrphanedPodCgroups below).
  */
 import { readdir, rm, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../shared/clock.js';
 import { isNotFound, serializeError } from '../../shared/errors.js';
-import type { GcResult, GcTask } from '../../shared/messages.js';
+import type { Logger } from '../../shared/logging.js';
+import type { GcResult, GcTask, NodeSandboxSettings } from '../../shared/messages.js';
+import { removeOrphanPodCgroups } from '../cm/pod-cgroup.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import { nodeSelector } from './cri-labels.js';
 import { removeCriContainer } from './cri-remove-container.js';
 import { criToRuntimeState, nsToMs } from './cri-runtime-pod.js';
-import { readPulledImages, selectContainersToRemove, selectImagesToRemove, writePulledImages, type GcContainer } from './gc.js';
+import { readPulledImages, selectImagesToRemove, writePulledImages } from '../images/image-gc.js';
+import { selectContainersToRemove, type GcContainer } from './gc.js';
 import { kPodInfraContainerName, kPodUidLabel } from './labels.js';
 
 /** Dependencies of runCriGc. */
@@ -35,13 +40,23 @@ export interface CriGcDeps {
   clock: Clock;
   /** The image IDs every container of the runtime uses, any owner's; absent = this node's ListContainers (image GC keeps them). */
   imagesInUse?: () => Promise<ReadonlySet<string>>;
+  /** The node's pod cgroup settings (--cgroups-per-qos, --cgroup-root); absent or off = the agent makes no pod cgroups. */
+  sandbox?: Pick<NodeSandboxSettings, 'cgroupsPerQOS' | 'cgroupRoot'>;
+  /**
+   * The pod UIDs of every sandbox and container in the runtime, any owner's (agents that share a
+   * runtime share the cgroup root too); absent = unknown: an orphaned pod cgroup is then removed
+   * only when no process is left in it, never killed.
+   */
+  podUidsInRuntime?: () => Promise<ReadonlySet<string>>;
+  logger?: Logger;
 }
 
 /**
  * runCriGc: container GC (kuberuntime_gc.go, MinAge 0: the newest `maximumDeadContainersPerContainer`
  * dead containers per pod and name kept, every dead one of a pod not in `activePodUids`; dead
  * sandboxes without containers but the newest of a known pod), the log directories of pods not
- * active and without a sandbox left (only when `activePodUids` is given), then image GC when
+ * active and without a sandbox left and the orphaned pod cgroups (cleanupOrphanedPodCgroups; both
+ * only when `activePodUids` is given), then image GC when
  * `task.imageGc` is set. Failed removals are listed in `errors`; the rest goes on.
  * @throws AgentError from the list calls (e.g. ERR_RUNTIME_UNAVAILABLE).
  */
@@ -104,6 +119,9 @@ export async function runCriGc(deps: CriGcDeps, task: GcTask): Promise<GcResult>
     const removed = new Set(result.removedSandboxes);
     const left = new Set(sandboxes.filter((s) => !removed.has(s.id)).map((s) => s.labels[kPodUidLabel]));
     await evictPodLogsDirectories(deps.podLogsDir, (uid) => active.has(uid) || left.has(uid), result);
+    const removedIds = new Set([...result.removedContainers, ...result.removedSandboxes]);
+    for (const c of containers) if (!removedIds.has(c.id)) left.add(c.labels[kPodUidLabel]);
+    if (deps.sandbox?.cgroupsPerQOS) await cleanupOrphanedPodCgroups(deps, deps.sandbox.cgroupRoot, new Set([...active, ...left]), result);
   }
   if (task.imageGc) {
     try {
@@ -113,6 +131,32 @@ export async function runCriGc(deps: CriGcDeps, task: GcTask): Promise<GcResult>
     }
   }
   return result;
+}
+
+/**
+ * cleanupOrphanedPodCgroups, as kubelet_pods.go cleanupOrphanedPodCgroups with
+ * pod_container_manager_linux.go Destroy: every pod cgroup the agent names
+ * (`{cgroupRoot}/kubepods[/burstable|/besteffort]/pod<uid>`, what it gives the runtime as the
+ * sandbox's cgroup_parent on every runtime) whose pod is not active, has no sandbox or container of
+ * this node left, none of any owner (`podUidsInRuntime`), and is older than
+ * kOrphanPodCgroupMinAgeMs, has its processes killed and is removed. Without `podUidsInRuntime`
+ * nothing is killed: a cgroup still holding a process stays. A failure goes into `result.errors`.
+ */
+async function cleanupOrphanedPodCgroups(deps: CriGcDeps, cgroupRoot: string, live: Set<string>, result: GcResult): Promise<void> {
+  try {
+    if (deps.podUidsInRuntime) for (const uid of await deps.podUidsInRuntime()) live.add(uid);
+    const removed = await removeOrphanPodCgroups(
+      cgroupRoot,
+      live,
+      deps.clock.now(),
+      undefined,
+      undefined,
+      deps.podUidsInRuntime !== undefined,
+    );
+    if (removed.length > 0) deps.logger?.info({ uids: removed.slice(0, 10), removed: removed.length }, 'Removed orphaned pod cgroups');
+  } catch (err) {
+    result.errors.push(`pod cgroups: ${serializeError(err).message}`);
+  }
 }
 
 /**

@@ -43,7 +43,7 @@ export interface CriSyncDeps {
   /**
    * Whether the runtime gives sandboxes a pod network (absent = true: a CRI runtime's CNI). With
    * it, a ready sandbox of a pod that is not hostNetwork without an IP is re-created
-   * (podSandboxChanged); false for Docker with `--network-plugin none`, whose sandboxes have none.
+   * (podSandboxChanged); false for dockershim with `--network-plugin none`, whose sandboxes have none.
    */
   podNetwork?: boolean;
   /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages; absent = none. */

@@ -4,9 +4,9 @@
  * annotations kuberuntime puts on a CRI sandbox and container, and reads back.
  *
  * The CRI keeps labels (selectable: ListPodSandbox / ListContainers filter on them) and
- * annotations (opaque) apart. A runtime that has only labels (Docker, through dockershim) stores
- * each annotation `k` as the label `annotation.k` — so a container's annotations here are read
- * back by the Docker side as today's labels of ./labels.ts (`annotation.io.kubernetes.container.hash`, …).
+ * annotations (opaque) apart. A runtime that has only labels (dockershim, helpers.go makeLabels)
+ * stores each annotation `k` as the label `annotation.k` (`annotation.io.kubernetes.container.hash`, …)
+ * and splits them back (extractLabels): kuberuntime sees the CRI's labels and annotations only.
  * Every sandbox and container also carries `kubelet-ts.node-name` (kNodeNameLabel), the label
  * every List of this node filters on (node scope: several agents may share one runtime).
  */

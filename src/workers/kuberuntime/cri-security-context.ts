@@ -53,8 +53,8 @@ export function namespacesForPod(pod: Pod): NamespaceOption {
 }
 
 /**
- * seccompProfile, as helpers.go getSeccompProfile with `seccompDefault: true` (what the Docker
- * path has always done: no container loses the runtime's default confinement): unset or
+ * seccompProfile, as helpers.go getSeccompProfile with `seccompDefault: true` (what kubelet-ts
+ * has always done: no container loses the runtime's default confinement): unset or
  * RuntimeDefault → RuntimeDefault; Unconfined → Unconfined; Localhost → `localhost_ref` the
  * absolute path `<rootDir>/seccomp/<localhostProfile>` (the kubelet's seccomp profile root), which
  * must stay inside that directory (the runtime loads the file).

@@ -5,7 +5,7 @@
  * `status.network.ip`: the runtime makes the network), ImageStatus / PullImage,
  * CreateContainer / StartContainer, StopContainer / StopPodSandbox, RemoveContainer /
  * RemovePodSandbox, and hooks through ExecSync — in the kubelet's order: kill, remove, sandbox,
- * containers. The same SyncPodTask → PodSyncResult contract as sync-pod.ts (the Docker-shaped path).
+ * containers. The same SyncPodTask → PodSyncResult contract as the syncer before the CRI seam.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -28,7 +28,7 @@ import { generateContainerConfig, generateRunContainerOptions } from './cri-cont
 import { killCriPod, removeCriContainers, stopCriContainers, type CriSyncDeps } from './cri-kill-pod.js';
 import { getCriRuntimePod } from './cri-runtime-pod.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
-import { oomScoreAdjFloor } from './pod-sandbox.js';
+import { oomScoreAdjFloor } from '../cm/oom-score-floor.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { verifyRunAsNonRoot } from './security-context.js';
 import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, recordSandboxFailure, recordStartFailure } from './sync-pod-plan.js';

@@ -2,7 +2,7 @@
  * The worker tasks of sync.worker.ts on a CRI runtime (`runtime: 'remote'`): what the kubelet's
  * kuberuntime manager (SyncPod, KillPod, GetPods for the PLEG's relist, GarbageCollect), prober
  * (exec probes by ExecSync) and status checks do over the CRI alone — on every runtime: a CRI
- * runtime over gRPC, Docker and the fake through dockershim's translation (runtime/docker).
+ * runtime over gRPC, and the runtimes behind dockershim's translation (../runtime/node-runtime.ts).
  */
 import type { Clock } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
@@ -15,7 +15,7 @@ import { runNetProbe } from '../probes/net-probe.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 import { collectCriStats } from '../stats/collect-cri-stats.js';
-import { runCriGc } from './cri-gc.js';
+import { runCriGc, type CriGcDeps } from './cri-gc.js';
 import { killCriPodTask, type CriSyncDeps } from './cri-kill-pod.js';
 import { criRelist, getCriRuntimePod } from './cri-runtime-pod.js';
 import { syncPodCri } from './cri-sync-pod.js';
@@ -38,7 +38,7 @@ export interface CriWorkerDeps {
   /** Whether sandboxes get a pod network (CriSyncDeps.podNetwork); absent = true. */
   podNetwork?: boolean;
   /**
-   * Docker and the fake: the node-scoped ContainerRuntime the network probes use to enter the
+   * dockershim's runtimes: the node-scoped ContainerRuntime the network probes use to enter the
    * sandbox's netns when the pod has no IP (`--network-plugin none`); absent on a CRI runtime.
    */
   netns?: ContainerRuntime;
@@ -48,15 +48,17 @@ export interface CriWorkerDeps {
    */
   afterGc?: (result: GcResult) => Promise<void>;
   /**
-   * The stats task where the runtime has its own collector (Docker: collect-stats.ts over the
-   * engine, whose cAdvisor labels carry the cgroup path and the Docker container name, as
-   * cAdvisor's docker handler); absent = collectCriStats.
+   * The stats task where the runtime has its own collector (dockershim's engine: collect-stats.ts,
+   * whose cAdvisor labels carry the cgroup path and the engine's container name, as cAdvisor's
+   * container handlers); absent = collectCriStats.
    */
   stats?: (task: StatsTask) => Promise<StatsSample>;
   /** The node's registry credentials (CriSyncDeps.nodeKeyring); absent = none. */
   nodeKeyring?: CriSyncDeps['nodeKeyring'];
   /** The images any owner's containers use (CriSyncDeps.imagesInUse); absent = this node's. */
   imagesInUse?: CriSyncDeps['imagesInUse'];
+  /** The pod UIDs any owner has in the runtime (CriGcDeps.podUidsInRuntime: orphaned pod cgroups); absent = unknown. */
+  podUidsInRuntime?: CriGcDeps['podUidsInRuntime'];
   /** The runtime's log tail (NodeRuntime.logs), for FallbackToLogsOnError termination messages. */
   logs?: LogTailer;
 }
@@ -64,14 +66,14 @@ export interface CriWorkerDeps {
 /**
  * noNetns: the ContainerRuntime the network probes get on a CRI runtime. A pod on the runtime's
  * network has an IP, so its probes go to that IP (no `sandboxId`); a probe inside a sandbox's
- * netns (a pod without an IP) has no Docker inspect to find it and reports why.
+ * netns (a pod without an IP) has no engine inspect to find it and reports why.
  */
 const noNetns = {
   inspectContainer: () =>
     Promise.reject(
       new AgentError(
         'ERR_RUNTIME',
-        'a probe inside the sandbox network namespace needs the Docker runtime; on a CRI runtime the pod is probed on its IP',
+        'a probe inside the sandbox network namespace cannot run on a CRI runtime: the pod is probed on its IP, and this pod has none',
       ),
     ),
 } as unknown as ContainerRuntime;

@@ -1,28 +1,19 @@
 /**
  * Counterpart of pkg/kubelet/lifecycle/handlers.go (HandlerRunner: exec and HTTP lifecycle hooks)
  * and the preStop part of kuberuntime_container.go (executePreStopHook): runs a container's
- * postStart or preStop hook on a worker thread, through the same exec and network probe code as
- * the prober (so an httpGet hook of a pod with network `none` runs inside its sandbox's netns).
+ * postStart or preStop hook on a worker thread, through the same exec and HTTP probe code as the
+ * prober: exec by the CRI's ExecSync, httpGet to the pod's IP (or the handler's host).
  */
 import { realClock, type Clock } from '../../shared/clock.js';
 import type { Container, Pod } from '../../shared/api.js';
 import { PROTOCOL_VERSION, type PodEventRecord, type RuntimeContainer } from '../../shared/messages.js';
 import { netProbeTarget, type HttpGetAction, type PodNetwork } from '../../shared/probe-target.js';
 import { formatPod } from './compute-pod-actions.js';
-import { runExecProbe, runExecSyncProbe, type ExecSyncer } from '../probes/exec-probe.js';
-import { runNetProbe } from '../probes/net-probe.js';
-import type { ContainerRuntime } from '../runtime/runtime.js';
+import { runDirectNetProbe } from '../../shared/http-probe.js';
+import { runExecSyncProbe, type ExecSyncer } from '../probes/exec-probe.js';
 
-/**
- * HookRuntime: where hooks run — the Docker-shaped ContainerRuntime (`docker exec`; httpGet inside
- * the sandbox's netns when the pod has no IP), or the CRI's ContainerManager (ExecSync; httpGet to
- * the pod's IP, which the runtime's CNI gave it).
- */
-export type HookRuntime = ContainerRuntime | ExecSyncer;
-
-function isCri(runtime: HookRuntime): runtime is ExecSyncer {
-  return typeof (runtime as Partial<ExecSyncer>).execSync === 'function';
-}
+/** HookRuntime: where hooks run — the CRI's ContainerManager (ExecSync; an httpGet hook goes to the pod's IP). */
+export type HookRuntime = ExecSyncer;
 
 /** Hook names of core/v1 Lifecycle. */
 export type HookName = 'postStart' | 'preStop';
@@ -57,17 +48,16 @@ export async function runLifecycleHook(
   const who = `for Container ${JSON.stringify(container.name)} in Pod ${JSON.stringify(formatPod(pod))}`;
   if (handler.exec) {
     const command = handler.exec.command ?? [];
-    const r = isCri(runtime)
-      ? await runExecSyncProbe(runtime, { containerId, command, timeoutMs })
-      : await runExecProbe(runtime, { containerId, command, timeoutMs });
+    const r = await runExecSyncProbe(runtime, { containerId, command, timeoutMs });
     if (r.result === 'success') return null;
     return `Exec lifecycle hook ([${command.join(' ')}]) ${who} failed - error: ${r.result === 'unknown' ? r.output : `command '${command.join(' ')}' exited with non-zero status`}, message: ${JSON.stringify(r.output)}`;
   }
   if (handler.httpGet) {
     const action = handler.httpGet as HttpGetAction;
     try {
-      const target = netProbeTarget(pod, container, 'http', action, isCri(runtime) ? { ...net, sandboxId: '' } : net);
-      const r = await runNetProbe(runtime as ContainerRuntime, { kind: 'netProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs });
+      // No sandbox netns to enter on the CRI: the target is the pod's IP (or the handler's host).
+      const target = netProbeTarget(pod, container, 'http', action, { ...net, sandboxId: '' });
+      const r = await runDirectNetProbe({ kind: 'netProbe', protocol: PROTOCOL_VERSION, ...target, timeoutMs });
       if (r.result === 'success') return null;
       return `HTTP lifecycle hook (${action.path ?? ''}) ${who} failed - error: ${r.output}, message: ""`;
     } catch (err) {

@@ -54,7 +54,7 @@ export function isNothingToDo(a: PodActions): boolean {
  * Never or OnFailure, the sandbox unchanged, and every container of it exited. Such a pod's status
  * (phase Succeeded or Failed, getPhase) is final; the agent publishes it and then stops the sandbox
  * with a separate kill (agent.ts: "The pod is done"). syncPod leaves that kill out so the final
- * status is not held back by a `docker stop` of the sandbox: the kubelet's order too, where SyncPod
+ * status is not held back by the sandbox's StopPodSandbox: the kubelet's order too, where SyncPod
  * sets the status before any runtime call and SyncTerminatingPod stops the pod afterwards.
  */
 export function isFinishedPodKill(pod: Pod, runtimePod: RuntimePod | null, a: PodActions): boolean {

@@ -7,8 +7,6 @@
 import { open } from 'node:fs/promises';
 import type { RuntimePod } from '../../shared/messages.js';
 import { terminationMessageFile } from './pod-dirs.js';
-import { kTerminationMessagePolicyLabel } from './labels.js';
-import type { ContainerDetails, ContainerRuntime } from '../runtime/runtime.js';
 
 /** Most bytes of a termination message file read (kubelet: maxTerminationMessageLength... 4096 per container). */
 export const kMaxTerminationMessageBytes = 4096;
@@ -42,44 +40,8 @@ export interface LogTailer {
 }
 
 /**
- * fillTerminationMessages sets `message` of every exited app container of `runtimePod` (in place):
- * the content of its termination message file under `rootDir` when not empty; else, when its
- * `annotation.io.kubernetes.container.terminationMessagePolicy` label says FallbackToLogsOnError
- * and it exited non-zero, the tail of its log (if `runtime` can tail logs); else what the runtime
- * said (Docker's error string). The policy label is read from `known` (the inspects the runtime
- * pod was assembled from) when the container is there, else from an inspect. Never throws (a
- * missing file is an empty message).
- */
-export async function fillTerminationMessages(
-  rootDir: string,
-  runtimePod: RuntimePod | null,
-  runtime: ContainerRuntime,
-  known: readonly ContainerDetails[] = [],
-): Promise<void> {
-  if (!runtimePod) return;
-  const tailer = runtime as Partial<LogTailer>;
-  await Promise.all(
-    runtimePod.containers
-      .filter((c) => c.state === 'exited')
-      .map(async (c) => {
-        let msg = await readHead(terminationMessageFile(rootDir, runtimePod.uid, c.name, c.attempt), kMaxTerminationMessageBytes);
-        if (!msg && c.exitCode !== 0 && typeof tailer.tailLogs === 'function') {
-          try {
-            const labels = known.find((d) => d.id === c.id)?.labels ?? (await runtime.inspectContainer(c.id)).labels;
-            if (labels[kTerminationMessagePolicyLabel] === 'FallbackToLogsOnError')
-              msg = await tailer.tailLogs(c.id, kFallbackLogLines, kFallbackLogBytes);
-          } catch {
-            // gone meanwhile: no message
-          }
-        }
-        if (msg) c.message = msg;
-      }),
-  );
-}
-
-/**
- * fillTerminationMessageFiles: fillTerminationMessages for a pod read from the CRI — the message
- * of every exited app container from its termination message file; else, with
+ * fillTerminationMessageFiles: sets `message` of every exited app container of `runtimePod` (in
+ * place), as kuberuntime_container.go getTerminationMessage: the message of every exited app container from its termination message file; else, with
  * `io.kubernetes.container.terminationMessagePolicy: FallbackToLogsOnError` in its annotations
  * (by container ID) and a non-zero exit, the tail of its log when `tailer` is given; else what the
  * runtime said (ContainerStatus `message`). Never throws.

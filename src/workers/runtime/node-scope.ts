@@ -5,7 +5,7 @@
  * share one Docker engine.
  */
 import { AgentError, isNotFound } from '../../shared/errors.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel, ownerLabelFilter } from '../kuberuntime/labels.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/labels.js';
 import type {
   ContainerCreateSpec,
   ContainerEventHandlers,
@@ -198,4 +198,13 @@ class NodeScopedRuntime implements ContainerRuntime {
 export function scopeToNode(runtime: ContainerRuntime, nodeName: string): ContainerRuntime {
   if (!nodeName) throw new AgentError('ERR_INVALID_ARGUMENT', 'scopeToNode: nodeName must be a non-empty string');
   return new NodeScopedRuntime(runtime, nodeName);
+}
+
+/**
+ * ownerLabelFilter: the Docker `label` filter values that select this node's containers
+ * (optionally of one pod UID): `kubelet-ts.node-name=<node>`, and `io.kubernetes.pod.uid`
+ * (present) or `io.kubernetes.pod.uid=<uid>`.
+ */
+export function ownerLabelFilter(nodeName: string, uid?: string): string[] {
+  return [`${kNodeNameLabel}=${nodeName}`, uid ? `${kPodUidLabel}=${uid}` : kPodUidLabel];
 }

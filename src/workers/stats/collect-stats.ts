@@ -16,14 +16,11 @@ import { statSync } from 'node:fs';
 import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/messages.js';
 import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
+import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/labels.js';
 import {
-  kContainerNameLabel,
-  kContainerTypeLabel,
-  kContainerTypeSandbox,
-  kPodNameLabel,
-  kPodNamespaceLabel,
-  kPodUidLabel,
-} from '../kuberuntime/labels.js';
+  kDockerTypeLabel as kContainerTypeLabel,
+  kDockerTypeSandbox as kContainerTypeSandbox,
+} from '../runtime/docker/docker-cri-labels.js';
 import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
 import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';
 import { emptyDirs, statsSample } from './node.js';

@@ -22,6 +22,7 @@ import { Duplex } from 'node:stream';
 import transport from 'spdy-transport';
 import { AgentError } from '../../shared/errors.js';
 import { unlimitSendWindow } from '../../shared/spdy-window.js';
+import { realClock } from '../../shared/clock.js';
 
 /** One client stream: a Duplex of its DATA frames; `end()` sends FIN (the half-close), `destroy()` resets it. */
 export type SpdyClientStream = Duplex;
@@ -224,7 +225,7 @@ export function openSpdySession(
             const settle = (err?: Error) => {
               if (settled) return;
               settled = true;
-              clearTimeout(timer);
+              realClock.clearTimeout(timer);
               endListeners.delete(onEnd);
               stream.off('response', onResponse);
               stream.off('close', onReset);
@@ -234,7 +235,7 @@ export function openSpdySession(
             const onResponse = () => settle();
             const onReset = () => settle(new AgentError('ERR_RUNTIME', `the streaming server reset ${what} before answering it`));
             const onEnd = () => settle(new AgentError('ERR_RUNTIME', `the streaming connection closed before ${what} was answered`));
-            const timer = setTimeout(
+            const timer = realClock.setTimeout(
               () => settle(new AgentError('ERR_RUNTIME', `no answer to ${what} from the streaming server in ${handshakeTimeoutMs} ms`)),
               handshakeTimeoutMs,
             );

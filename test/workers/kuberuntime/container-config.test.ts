@@ -4,12 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest } from '../../../src/workers/cm/cpu-quota.js';
-import {
-  buildContainerSpec,
-  buildSandboxSpec,
-  expandCommand,
-  makeEnvironmentVariables,
-} from '../../../src/workers/kuberuntime/container-config.js';
+import { expandCommand, makeEnvironmentVariables, makeVolumeMounts } from '../../../src/workers/kuberuntime/container-config.js';
 import { emptyDirPath, podDir } from '../../../src/workers/kuberuntime/pod-dirs.js';
 
 const ctx = { nodeName: 'node-a', rootDir: '/var/lib/kubelet-ts', hostIp: '127.0.0.1', sandboxId: 'sb123' };
@@ -223,75 +218,30 @@ describe('expandCommand (ExpandContainerCommandAndArgs)', () => {
   });
 });
 
-describe('sandbox and container specs', () => {
-  it('gives the sandbox network none and the pod name as hostname; host network has no hostname', () => {
-    const pod = mkPod([{ name: 'a' }]);
-    expect(buildSandboxSpec(pod, 2, 'node-a', 'pause:1')).toMatchObject({
-      name: 'k8s_POD_web_prod_u-1_2',
-      image: 'pause:1',
-      hostname: 'web',
-      hostConfig: { networkMode: 'none', ipcMode: 'shareable' },
-    });
-    const host = buildSandboxSpec(mkPod([{ name: 'a' }], { hostNetwork: true }), 0, 'node-a', 'pause:1');
-    expect(host.hostname).toBeUndefined();
-    expect(host.hostConfig.networkMode).toBe('host');
-  });
-
-  it('builds an app container: namespaces from the sandbox, limits, binds, ports, labels', async () => {
+describe('volume mounts (makeMounts)', () => {
+  it('resolves emptyDir and hostPath mounts to host paths, creating them (emptyDir mode 0777), read-only as asked', async () => {
     const rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-cc-'));
     dirs.push(rootDir);
     const hostDir = path.join(rootDir, 'host-data');
     const c: Container = {
       name: 'app',
       image: 'img:1',
-      command: ['run'],
-      args: ['--x=$(X)'],
-      env: [{ name: 'X', value: '1' }],
-      workingDir: '/w',
-      ports: [{ containerPort: 80 }, { containerPort: 53, protocol: 'UDP' }],
-      resources: { limits: { cpu: '500m', memory: '64Mi' }, requests: { cpu: '100m' } },
       volumeMounts: [
         { name: 'scratch', mountPath: '/s' },
-        { name: 'host', mountPath: '/h', readOnly: true },
+        { name: 'host', mountPath: '/h', readOnly: true, mountPropagation: 'HostToContainer' },
       ],
     };
     const pod = mkPod([c], {
-      shareProcessNamespace: true,
       volumes: [
         { name: 'scratch', emptyDir: {} },
         { name: 'host', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
       ],
     });
-    const spec = await buildContainerSpec(pod, 0, 'h4sh', 3, 'img:1', { ...ctx, rootDir });
     const scratch = emptyDirPath(rootDir, 'u-1', 'scratch');
-    expect(spec).toMatchObject({
-      name: 'k8s_app_web_prod_u-1_3',
-      image: 'img:1',
-      entrypoint: ['run'],
-      cmd: ['--x=1'],
-      env: ['X=1'],
-      workingDir: '/w',
-      hostConfig: {
-        networkMode: 'container:sb123',
-        ipcMode: 'container:sb123',
-        pidMode: 'container:sb123',
-        binds: [`${scratch}:/s`, `${hostDir}:/h:ro`],
-        memory: 64 * 2 ** 20,
-        cpuQuota: 50_000,
-        cpuPeriod: 100_000,
-        cpuShares: 102,
-      },
-      labels: {
-        'io.kubernetes.container.name': 'app',
-        'io.kubernetes.sandbox.id': 'sb123',
-        'annotation.io.kubernetes.container.hash': 'h4sh',
-        'annotation.io.kubernetes.container.restartCount': '3',
-        'kubelet-ts.node-name': 'node-a',
-        'io.kubernetes.docker.type': 'container',
-      },
-    });
-    // Docker refuses exposed ports on a container that joins the sandbox's network.
-    expect(spec).not.toHaveProperty('exposedPorts');
+    expect(await makeVolumeMounts(pod, c, rootDir, 'spec.containers[0]')).toEqual([
+      { hostPath: scratch, containerPath: '/s', readOnly: false, propagation: undefined },
+      { hostPath: hostDir, containerPath: '/h', readOnly: true, propagation: 'HostToContainer' },
+    ]);
     expect(statSync(scratch).mode & 0o777).toBe(0o777);
     expect(statSync(hostDir).isDirectory()).toBe(true);
   });
@@ -309,7 +259,7 @@ describe('sandbox and container specs', () => {
     ],
   ])('fails with CreateContainerConfigError for %s', async (_n, volume, msg) => {
     const pod = mkPod([{ name: 'a', image: 'i', volumeMounts: [{ name: 'v', mountPath: '/v' }] }], { volumes: [volume] });
-    await expect(buildContainerSpec(pod, 0, 'h', 0, 'i', ctx)).rejects.toMatchObject({
+    await expect(makeVolumeMounts(pod, pod.spec!.containers[0], ctx.rootDir, 'spec.containers[0]')).rejects.toMatchObject({
       reason: 'CreateContainerConfigError',
       message: expect.stringMatching(msg),
     });

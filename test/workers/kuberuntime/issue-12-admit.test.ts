@@ -1,17 +1,21 @@
-// Issue #12 item 10: volumeMounts' mountPropagation as Docker bind options (dockershim's
-// generateMountBindings), and --node-labels parsing (the kubelet's node-labels flag).
+// Issue #12 item 10: volumeMounts' mountPropagation as the CRI's (makeMountBindings) and, on
+// Docker, as bind options (dockershim's generateMountBindings), and --node-labels parsing (the
+// kubelet's node-labels flag).
 import { describe, expect, it } from 'vitest';
-import { bindPropagation } from '../../../src/workers/kuberuntime/container-config.js';
 import { resolveAgentOptions } from '../../../src/main/agent-options.js';
+import { criMount } from '../../../src/workers/kuberuntime/cri-container-config.js';
+import { mountBinds } from '../../../src/workers/runtime/docker/docker-container-create.js';
 
-describe('bindPropagation', () => {
+describe('mountPropagation', () => {
   it.each([
-    [undefined, []],
-    ['None', []],
-    ['HostToContainer', ['rslave']],
-    ['Bidirectional', ['rshared']],
-  ] as const)('%s → %j', (mode, want) => {
-    expect(bindPropagation(mode)).toEqual(want);
+    [undefined, 'PROPAGATION_PRIVATE', '/h:/c'],
+    ['None', 'PROPAGATION_PRIVATE', '/h:/c'],
+    ['HostToContainer', 'PROPAGATION_HOST_TO_CONTAINER', '/h:/c:rslave'],
+    ['Bidirectional', 'PROPAGATION_BIDIRECTIONAL', '/h:/c:rshared'],
+  ] as const)('%s → %s → %s', (mode, cri, bind) => {
+    const m = criMount({ hostPath: '/h', containerPath: '/c', readOnly: false, propagation: mode });
+    expect(m.propagation).toBe(cri);
+    expect(mountBinds([m])).toEqual([bind]);
   });
 });
 

@@ -4,9 +4,9 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } 
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
-import { buildContainerSpec, buildSandboxSpec } from '../../../src/workers/kuberuntime/container-config.js';
+import { makeVolumeMounts } from '../../../src/workers/kuberuntime/container-config.js';
 import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
-import { imageUid, sandboxSecurityConfig, verifyRunAsNonRoot } from '../../../src/workers/kuberuntime/security-context.js';
+import { imageUid, verifyRunAsNonRoot } from '../../../src/workers/kuberuntime/security-context.js';
 import { admitPodSecurity, checkAllowedUnsafeSysctls } from '../../../src/main/pod/security-admission.js';
 
 const dirs: string[] = [];
@@ -21,87 +21,15 @@ function tmpRoot(): string {
 function mkPod(containers: Container[], spec: Partial<Pod['spec']> = {}, annotations: Record<string, string> = {}): Pod {
   return { metadata: { name: 'web', namespace: 'prod', uid: 'u-1', annotations }, spec: { containers, ...spec } };
 }
-const ctx = (rootDir: string, imageUser = '') => ({ nodeName: 'n', rootDir, hostIp: '127.0.0.1', sandboxId: 'sb', imageUser });
 
-describe('container securityContext → Docker', () => {
-  it('maps user, groups, privileged, read-only root, capabilities and no-new-privileges', async () => {
-    const root = tmpRoot();
-    const pod = mkPod(
-      [
-        {
-          name: 'a',
-          image: 'i',
-          securityContext: {
-            runAsUser: 1000,
-            readOnlyRootFilesystem: true,
-            allowPrivilegeEscalation: false,
-            capabilities: { add: ['cap_net_admin'], drop: ['ALL'] },
-          },
-        },
-      ],
-      { securityContext: { runAsUser: 1, runAsGroup: 3000, supplementalGroups: [4000, 2000], fsGroup: 2000 } },
-    );
-    const spec = await buildContainerSpec(pod, 0, 'h', 0, 'i', ctx(root));
-    expect(spec.user).toBe('1000:3000');
-    expect(spec.hostConfig).toMatchObject({
-      readonlyRootfs: true,
-      capAdd: ['NET_ADMIN'],
-      capDrop: ['ALL'],
-      securityOpt: ['no-new-privileges'],
-      groupAdd: ['4000', '2000'],
-      networkMode: 'container:sb',
-    });
-    expect(spec.hostConfig.privileged).toBeUndefined();
-  });
-
-  it('keeps the image user when only runAsGroup is set, and no user when neither is', async () => {
-    const root = tmpRoot();
-    const group = mkPod([{ name: 'a', image: 'i' }], { securityContext: { runAsGroup: 5 } });
-    expect((await buildContainerSpec(group, 0, 'h', 0, 'i', ctx(root, 'nobody'))).user).toBe('nobody:5');
-    expect((await buildContainerSpec(group, 0, 'h', 0, 'i', ctx(root, ''))).user).toBe('0:5');
-    expect((await buildContainerSpec(mkPod([{ name: 'a', image: 'i' }]), 0, 'h', 0, 'i', ctx(root))).user).toBeUndefined();
-  });
-
-  it('maps seccomp: Unconfined, RuntimeDefault (Docker default), Localhost from <root>/seccomp; privileged drops it', async () => {
-    const root = tmpRoot();
-    mkdirSync(path.join(root, 'seccomp', 'profiles'), { recursive: true });
-    writeFileSync(path.join(root, 'seccomp', 'profiles', 'audit.json'), '{ "defaultAction": "SCMP_ACT_LOG" }');
-    symlinkSync('/etc/hostname', path.join(root, 'seccomp', 'escape.json'));
-    const build = (sc: Container['securityContext'], psc?: Partial<NonNullable<Pod['spec']>>) =>
-      buildContainerSpec(mkPod([{ name: 'a', image: 'i', securityContext: sc }], psc), 0, 'h', 0, 'i', ctx(root));
-    expect((await build({ seccompProfile: { type: 'Unconfined' } })).hostConfig.securityOpt).toEqual(['seccomp=unconfined']);
-    expect((await build({ seccompProfile: { type: 'RuntimeDefault' } })).hostConfig.securityOpt).toEqual([]);
-    expect((await build(undefined, { securityContext: { seccompProfile: { type: 'Unconfined' } } })).hostConfig.securityOpt).toEqual([
-      'seccomp=unconfined',
-    ]);
-    expect(
-      (await build({ seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/audit.json' } })).hostConfig.securityOpt,
-    ).toEqual(['seccomp={"defaultAction":"SCMP_ACT_LOG"}']);
-    expect((await build({ privileged: true, seccompProfile: { type: 'Unconfined' } })).hostConfig).toMatchObject({
-      privileged: true,
-      securityOpt: [],
-    });
-    await expect(build({ seccompProfile: { type: 'Localhost', localhostProfile: 'missing.json' } })).rejects.toMatchObject({
-      reason: 'CreateContainerConfigError',
-      message: expect.stringMatching(
-        /spec\.containers\[0\]\.securityContext\.seccompProfile\.localhostProfile: cannot load seccomp profile .*missing\.json/,
-      ),
-    });
-    await expect(build({ seccompProfile: { type: 'Localhost', localhostProfile: 'escape.json' } })).rejects.toMatchObject({
-      message: expect.stringMatching(/resolves to \/etc\/hostname, outside/),
-    });
-    await expect(build({ seccompProfile: { type: 'Localhost', localhostProfile: '../admin.token' } })).rejects.toMatchObject({
-      message: expect.stringMatching(/must be a file under/),
-    });
-  });
-
+describe('emptyDir under an fsGroup (SetVolumeOwnership)', () => {
   it('gives an emptyDir the fsGroup with setgid and group write', async () => {
     const root = tmpRoot();
     const pod = mkPod([{ name: 'a', image: 'i', volumeMounts: [{ name: 'd', mountPath: '/d' }] }], {
       volumes: [{ name: 'd', emptyDir: {} }],
       securityContext: { fsGroup: 2345 },
     });
-    await buildContainerSpec(pod, 0, 'h', 0, 'i', ctx(root));
+    await makeVolumeMounts(pod, pod.spec!.containers[0], root, 'spec.containers[0]');
     const st = statSync(emptyDirPath(root, 'u-1', 'd'));
     if (process.getuid?.() === 0) expect(st.gid).toBe(2345);
     expect(st.mode & 0o2000).toBe(0o2000);
@@ -134,30 +62,10 @@ describe('runAsNonRoot (verifyRunAsNonRoot)', () => {
     if (msg) expect(run).toThrow(msg);
     else expect(run).not.toThrow();
   });
-  it('reads the image user as dockershim', () => {
+  it('reads the image user as getImageUser: a number is a uid, a name a username, unset is root', () => {
     expect(imageUid('')).toEqual({ uid: 0 });
     expect(imageUid('65534:65534')).toEqual({ uid: 65534 });
     expect(imageUid('nobody')).toEqual({ username: 'nobody' });
-  });
-});
-
-describe('sandbox securityContext', () => {
-  it('puts the pod user, groups and sysctls on the sandbox', async () => {
-    const pod = mkPod([{ name: 'a', image: 'i' }], {
-      securityContext: {
-        runAsUser: 65534,
-        supplementalGroups: [7],
-        sysctls: [{ name: 'net/ipv4/ip_unprivileged_port_start', value: '0' }],
-      },
-    });
-    const spec = buildSandboxSpec(pod, 0, 'n', 'pause', undefined, await sandboxSecurityConfig(pod, tmpRoot()));
-    expect(spec.user).toBe('65534');
-    expect(spec.hostConfig).toMatchObject({
-      networkMode: 'none',
-      ipcMode: 'shareable',
-      groupAdd: ['7'],
-      sysctls: { 'net.ipv4.ip_unprivileged_port_start': '0' },
-    });
   });
 });
 

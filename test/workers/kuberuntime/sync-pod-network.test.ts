@@ -18,7 +18,8 @@ import {
 import { newFakeRuntime, type FakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
-import { podPortMappings } from '../../../src/workers/kuberuntime/sandbox-network.js';
+import { criPortMappings } from '../../../src/workers/runtime/docker/docker-sandbox-network.js';
+import { generatePodSandboxConfig } from '../../../src/workers/kuberuntime/sandbox-config.js';
 import { newFakePodNetwork, type FakePodNetwork } from '../../fakes/fake-pod-network.js';
 
 const dirs: string[] = [];
@@ -264,16 +265,26 @@ describe('killPod and gc with a pod network', () => {
   });
 });
 
-describe('podPortMappings', () => {
-  it('collects every hostPort, lower-cases the protocol and defaults the host IP', () => {
+describe('hostPorts to the pod network (generatePodSandboxConfig port_mappings → dockershim criPortMappings)', () => {
+  // As upstream's generatePodSandboxConfig: the app containers' ports (init containers' are not mapped).
+  it('collects every hostPort of the app containers, lower-cases the protocol and defaults the host IP', () => {
     const p = pod({
-      initContainers: [
-        { name: 'i', image: 'busybox:1', ports: [{ containerPort: 53, hostPort: 5353, protocol: 'UDP', hostIP: '127.0.0.2' }] },
-      ],
+      initContainers: [{ name: 'i', image: 'busybox:1', ports: [{ containerPort: 1, hostPort: 1001 }] }],
     } as Partial<NonNullable<Pod['spec']>>);
-    expect(podPortMappings(p, '127.0.0.1')).toEqual([
-      { hostPort: 5353, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.2' },
+    p.spec!.containers[1].ports = [
+      { containerPort: 53, hostPort: 5353, protocol: 'UDP', hostIP: '127.0.0.2' },
+      { containerPort: 54, protocol: 'UDP' },
+    ];
+    const config = generatePodSandboxConfig(p, 0, {
+      nodeName: 'n',
+      rootDir: '/var/lib/kts',
+      podLogsDir: '/var/log/pods',
+      clusterDomain: 'cluster.local',
+      cgroupParent: '',
+    });
+    expect(criPortMappings(config.port_mappings, '127.0.0.1')).toEqual([
       { hostPort: 18080, containerPort: 8080, protocol: 'tcp', hostIP: '127.0.0.1' },
+      { hostPort: 5353, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.2' },
     ]);
   });
 });

@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { realClock, type Clock } from '../../../src/shared/clock.js';
 import { AdaptiveConcurrencyLimit } from '../../../src/workers/runtime/adaptive-limit.js';
 import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../src/workers/runtime/docker/docker-admission.js';
-import { kContainerTypeLabel, kContainerTypeSandbox } from '../../../src/workers/kuberuntime/labels.js';
+import {
+  kDockerTypeLabel as kContainerTypeLabel,
+  kDockerTypeSandbox as kContainerTypeSandbox,
+} from '../../../src/workers/runtime/docker/docker-cri-labels.js';
 import { AgentError } from '../../../src/shared/errors.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { withOverrides } from '../../../src/workers/runtime/override.js';

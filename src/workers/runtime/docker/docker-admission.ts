@@ -15,7 +15,7 @@ import { AgentError } from '../../../shared/errors.js';
 import { AdaptiveConcurrencyLimit, type Release } from '../adaptive-limit.js';
 import type { ContainerRuntime } from '../runtime.js';
 import { withOverrides } from '../override.js';
-import { kContainerTypeLabel, kContainerTypeSandbox } from '../../kuberuntime/labels.js';
+import { kDockerTypeLabel, kDockerTypeSandbox } from './docker-cri-labels.js';
 
 /**
  * kFixedLimitEnv: `KUBELET_TS_DOCKER_CONCURRENCY=<n>` fixes each worker thread's limit at n
@@ -99,7 +99,7 @@ export function withDockerAdmission(
   const sandboxesToStart = new Set<string>();
   const overrides: Partial<ContainerRuntime> = {
     createContainer: async (spec) => {
-      const sandbox = spec.labels[kContainerTypeLabel] === kContainerTypeSandbox;
+      const sandbox = spec.labels[kDockerTypeLabel] === kDockerTypeSandbox;
       const id = await admitted(
         limit,
         'create',

@@ -46,7 +46,7 @@ import { createWithConflictRecovery } from './create-conflict.js';
 import { DockerSandboxManager, podResolvConf } from './docker-sandbox.js';
 import { DockerStats } from './docker-stats.js';
 import { containerMatches, toCriContainer, toCriContainerStatus } from './docker-status.js';
-import { oomScoreAdjFloor } from './oom-score-floor.js';
+import { oomScoreAdjFloor } from '../../cm/oom-score-floor.js';
 
 /** What the Docker implementation of the CRI is built with (the agent's flags and the thread's network). */
 export interface DockerCriOptions {
