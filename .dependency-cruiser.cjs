@@ -2,6 +2,8 @@
 // module map (STYLE.md §1 of the design notes; README "Architecture"):
 //
 //   src/main ──► src/server ──► src/shared ◄── src/workers        (src/cli: shared and server)
+//      └─────────► src/io ─────────► src/shared ◄── src/io ◄── src/workers   (host network and file I/O)
+//   src/main, src/cli ──► src/etcd ──► src/shared                 (the etcd client, etcd3's home)
 //
 // dependency-cruiser resolves every import to a file, so the rules name folders, not import strings.
 // `tsPreCompilationDeps` keeps type-only imports in the graph (tagged `type-only`), so that `shared`
@@ -13,9 +15,9 @@ const kLibraryHomes = [
   { library: 'dockerode', home: '^src/workers/runtime/docker/' },
   { library: 'uWebSockets\\.js', home: '^src/server/' },
   // STYLE.md names source-etcd.ts and etcd-status-writer.ts; the real home is the client wrapper
-  // src/main/etcd/ (client.ts), which those two use. No other file loads etcd3.
-  { library: 'etcd3', home: '^src/main/etcd/' },
-  { library: 'selfsigned', home: '^src/main/serving-cert\\.ts$' },
+  // src/etcd/client.ts, which those two and the client's etcd commands use. No other file loads etcd3.
+  { library: 'etcd3', home: '^src/etcd/' },
+  { library: 'selfsigned', home: '^src/main/host/serving-cert\\.ts$' },
   // The Kubernetes protobuf envelope of request bodies kubectl's typed clients send, and the wire
   // Writer of the /openapi/v2 protobuf (shared/kube-protobuf.ts, a codec safe in any thread).
   { library: 'protobufjs', home: '^src/shared/kube-protobuf\\.ts$' },
@@ -24,12 +26,27 @@ const kLibraryHomes = [
 const notTypeOnly = { dependencyTypesNot: ['type-only'] };
 
 /**
+ * Node's modules that reach the network, files, processes or other threads: src/shared must not load
+ * them (it is pure and safe in any thread). `node:net` is allowed only for its pure address helpers
+ * (isIP, BlockList) in the files listed; kube-protobuf.ts reads its own vendored .proto definitions once at load.
+ */
+const kIoModules =
+  '^(node:)?(fs|fs/promises|net|http|https|http2|tls|dgram|dns|dns/promises|child_process|worker_threads|cluster|readline)$';
+const kSharedIoExceptions = ['^src/shared/(loopback|validation-container|validation-sandbox)\\.ts$', '^src/shared/kube-protobuf\\.ts$'];
+
+/**
  * importsOnly: a rule that files under src/FOLDER import no src folder but `allowed` (and FOLDER),
  * nor any file but those matched by `files` (path regexps) elsewhere.
  */
 function importsOnly(name, folder, allowed, comment, files = []) {
   const ok = [...new Set([folder, ...allowed])].join('|');
-  return { name, comment, severity: 'error', from: { path: `^src/${folder}/` }, to: { path: '^src/', pathNot: [`^src/(${ok})/`, ...files] } };
+  return {
+    name,
+    comment,
+    severity: 'error',
+    from: { path: `^src/${folder}/` },
+    to: { path: '^src/', pathNot: [`^src/(${ok})/`, ...files] },
+  };
 }
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -43,11 +60,77 @@ module.exports = {
       from: { path: '^src/shared/' },
       to: { path: 'node_modules/(piscina|dockerode|uWebSockets\\.js|etcd3)/', ...notTypeOnly },
     },
-    importsOnly('workers-import-only-shared', 'workers', ['shared'], 'src/workers (piscina threads) imports only src/shared.'),
-    importsOnly('server-imports-only-shared', 'server', ['shared'], 'src/server imports only src/shared; main implements the AgentHost it declares.'),
-    importsOnly('main-reaches-workers-only-through-piscina', 'main', ['shared', 'server', 'cli'], 'src/main imports shared and server (and cli); workers run from their file name.'),
-    // The etcd commands build their client where etcd3 lives (one home for the library).
-    importsOnly('cli-imports-shared-and-server', 'cli', ['shared', 'server'], 'the kubectl-like client (src/cli) imports shared and server (types), and the etcd client factory.', ['^src/main/etcd/client\\.ts$']),
+    {
+      name: 'shared-does-no-io',
+      comment: 'src/shared is pure and safe in any thread: no network, file, process or thread module of Node (src/io holds that I/O).',
+      severity: 'error',
+      from: { path: '^src/shared/', pathNot: kSharedIoExceptions },
+      to: { dependencyTypes: ['core'], path: kIoModules, ...notTypeOnly },
+    },
+    {
+      name: 'shared-io-exceptions-stay-narrow',
+      comment:
+        "the files of kSharedIoExceptions load node:net (address helpers) or node:fs (kube-protobuf's own definitions) and nothing else of kIoModules.",
+      severity: 'error',
+      from: { path: kSharedIoExceptions },
+      to: { dependencyTypes: ['core'], path: kIoModules, pathNot: '^(node:)?(net|fs)$', ...notTypeOnly },
+    },
+    importsOnly(
+      'io-imports-only-shared',
+      'io',
+      ['shared'],
+      'src/io (host network and file I/O for the main thread and the workers) imports only src/shared.',
+    ),
+    importsOnly('etcd-imports-only-shared', 'etcd', ['shared'], "src/etcd (the etcd client, etcd3's home) imports only src/shared."),
+    importsOnly(
+      'workers-import-only-shared',
+      'workers',
+      ['shared', 'io'],
+      'src/workers (piscina threads) imports only src/shared and src/io.',
+    ),
+    importsOnly(
+      'server-imports-only-shared',
+      'server',
+      ['shared'],
+      'src/server imports only src/shared; main implements the AgentHost it declares.',
+    ),
+    importsOnly(
+      'main-reaches-workers-only-through-piscina',
+      'main',
+      ['shared', 'server', 'cli', 'io', 'etcd'],
+      'src/main imports shared, server, io, etcd (and cli); workers run from their file name.',
+    ),
+    // The etcd commands build their client where etcd3 lives (one home for the library): src/etcd, not src/main.
+    importsOnly(
+      'cli-imports-shared-and-server',
+      'cli',
+      ['shared', 'server', 'etcd'],
+      'the kubectl-like client (src/cli) imports shared and server (types), and the etcd client.',
+    ),
+    {
+      name: 'no-circular-across-folders',
+      comment: 'no import cycle leaves its top folder of src/ (the main ⇄ cli cycle through the etcd client, #41 item 3).',
+      severity: 'error',
+      from: { path: '^src/([^/]+)/' },
+      to: { circular: true, via: { pathNot: '^src/$1/' } },
+    },
+    {
+      name: 'no-folder-cycle-through-the-leaves',
+      comment:
+        'no folder cycle passes through src/cli, src/etcd, src/io or src/shared (the main ⇄ cli cycle ran main/cli.ts → cli/ → main/etcd/ → main/, #41 item 3).',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/(cli|etcd|io|shared)(/|$)' },
+      to: { circular: true },
+    },
+    {
+      name: 'dashboard-outside-server-cycles',
+      comment:
+        "no import cycle passes through the dashboard's file server (the server/auth ↔ dashboard/serve ↔ router circle, #41 item 3): auth and the router may use it, it uses neither.",
+      severity: 'error',
+      from: { path: '^src/server/' },
+      to: { circular: true, via: { path: '^src/server/dashboard/' } },
+    },
     {
       name: 'src-imports-no-tooling',
       comment: 'nothing in src/ imports bench/, tools/ or test/.',

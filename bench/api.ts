@@ -53,7 +53,7 @@ const nowMs = () => performance.timeOrigin + performance.now();
 /** The child: one agent with the fake runtime and its server, steered over IPC. */
 async function serve(): Promise<void> {
   const { newAgent } = await import('../src/main/agent.js');
-  const { resolveAgentOptions } = await import('../src/main/agent-options.js');
+  const { resolveAgentOptions } = await import('../src/main/options/agent-options.js');
   const { newLogger } = await import('../src/shared/logging.js');
   const base = await mkdtemp(join(tmpdir(), 'kubelet-ts-bench-api-'));
   const options = resolveAgentOptions({

@@ -15,7 +15,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { defaultNetworkConfigList } from '../src/shared/cni-config.js';
+import { defaultNetworkConfigList } from '../src/io/cni-config.js';
 import { newCniPodNetwork } from '../src/workers/network/cni-pod-network.js';
 import type { PodNetworkSetUp } from '../src/workers/network/pod-network.js';
 import { pool, positiveInt, summary, table, writeResult } from './lib.js';

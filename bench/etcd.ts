@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
-import { etcdKeys, newEtcdClient } from '../src/main/etcd/client.js';
+import { etcdKeys, newEtcdClient } from '../src/etcd/client.js';
 import type { PodStatus } from '../src/shared/api.js';
 import { kBusybox, positiveInt, startBenchAgent, table, waitUntil, writeResult, type BenchAgent } from './lib.js';
 

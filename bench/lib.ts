@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import WebSocket from 'ws';
 import type Docker from 'dockerode';
 import { newAgent, type Agent, type AgentDeps } from '../src/main/agent.js';
-import { resolveAgentOptions, type AgentOptions } from '../src/main/agent-options.js';
+import { resolveAgentOptions, type AgentOptions } from '../src/main/options/agent-options.js';
 import type { Pod } from '../src/shared/api.js';
 import type { PodSyncRunner } from '../src/main/pool/worker-pool.js';
 import { releaseNodeNetwork } from '../test/support/network.js';

@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { pino } from 'pino';
 import { newAgent } from '../src/main/agent.js';
-import { resolveAgentOptions } from '../src/main/agent-options.js';
+import { resolveAgentOptions } from '../src/main/options/agent-options.js';
 import type { Pod } from '../src/shared/api.js';
 import { engineCpuSeconds, progress, table, writeResult } from './lib.js';
 import { releaseNodeNetwork } from '../test/support/network.js';

@@ -5,8 +5,8 @@
 // the agent's pods are; on Docker, the dockerode floor of bench/raw-floor.ts. With both, one run
 // gives agent on Docker ÷ Docker floor, agent on containerd ÷ CRI floor, and the two floors side by side.
 import { performance as perfHooks } from 'node:perf_hooks';
-import { kAgentOptionDescriptors } from '../src/main/agent-option-descriptors.js';
-import type { AgentOptions } from '../src/main/agent-options.js';
+import { kAgentOptionDescriptors } from '../src/main/options/agent-option-descriptors.js';
+import type { AgentOptions } from '../src/main/options/agent-options.js';
 import type { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { criFloor, removeCriByLabel, type CriFloorRun } from './cri-floor-run.js';
 import { errorLines } from './peer-plan.js';

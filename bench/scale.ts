@@ -9,7 +9,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { newPinnedWorkerPool } from '../src/main/pool/pinned-pool.js';
-import { PROTOCOL_VERSION } from '../src/shared/messages.js';
+import { PROTOCOL_VERSION } from '../src/shared/thread-wire.js';
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../src/shared/fake-runtime-tuning.js';
 import { parseIntList, positiveInt, startBenchAgent, summary, table, waitUntil, writeResult } from './lib.js';
 

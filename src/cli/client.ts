@@ -27,7 +27,7 @@ export const kDefaultServer = 'http://127.0.0.1:10250';
 /** kLocalSocketName: the agent's unix socket under its `--root-dir` (src/server/unix-socket.ts kUnixSocketName). */
 export const kLocalSocketName = 'kubelet-ts.sock';
 
-/** kCaFile: the agent's self-signed serving certificate under its `--root-dir`, its own CA (src/main/serving-cert.ts). */
+/** kCaFile: the agent's self-signed serving certificate under its `--root-dir`, its own CA (src/main/host/serving-cert.ts). */
 export const kCaFile = 'pki/kubelet-ts.crt';
 
 /** ClientRun: a parsed client command, run by runCli; resolves with the process exit code. */

@@ -5,7 +5,7 @@
  */
 import type { Argv } from 'yargs';
 import { AgentError, type AgentErrorCode } from '../shared/errors.js';
-import { etcdKeys, newEtcdClient, type Etcd3, type EtcdKeys } from '../main/etcd/client.js';
+import { etcdKeys, newEtcdClient, type Etcd3, type EtcdKeys } from '../etcd/client.js';
 
 /** EtcdClientFlags: the parsed `--etcd-*` and `--node` flags. */
 export interface EtcdClientFlags {

@@ -10,16 +10,18 @@ import { availableParallelism, totalmem } from 'node:os';
 
 import type { Logger } from '../shared/logging.js';
 import type { Clock } from '../shared/clock.js';
-import { PROTOCOL_VERSION, type PodConfigObjects, type RuntimePod } from '../shared/messages.js';
+import { PROTOCOL_VERSION } from '../shared/thread-wire.js';
+import type { PodConfigObjects } from '../shared/sync-tasks.js';
+import type { RuntimePod } from '../shared/runtime-pod.js';
 import type { Pod } from '../shared/api.js';
 
-import type { AgentOptions } from './agent-options.js';
-import { runtimeEndpointOf } from './runtime-endpoint-options.js';
+import type { AgentOptions } from './options/agent-options.js';
+import { runtimeEndpointOf } from './options/runtime-endpoint-options.js';
 import type { PodConfig } from './config/pod-config.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { EvictionManager } from './eviction/eviction-manager.js';
 import { newNodeEvictionManager } from './eviction/node-eviction.js';
-import { kHousekeepingPeriodMs, newHousekeeping, type Housekeeping } from './housekeeping.js';
+import { kHousekeepingPeriodMs, newHousekeeping, type Housekeeping } from './lifecycle/housekeeping.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { NodeNetwork } from './network/network-setup.js';
 import { nodeLabels } from './node/node-status.js';
@@ -32,17 +34,17 @@ import { newPlegMetrics } from './pleg/pleg-metrics.js';
 import { newPodAdmission } from './pod/pod-admission.js';
 import type { PodManager } from './pod/pod-manager.js';
 import { detectHostSecurity } from './pod/security-admission.js';
-import { newPodSyncStatuses } from './pod-sync-statuses.js';
-import { newPodSyncer } from './pod-syncer.js';
-import { newPodWorkers, type PodWorkers } from './pod-workers.js';
+import { newPodSyncStatuses } from './lifecycle/pod-sync-statuses.js';
+import { newPodSyncer } from './lifecycle/pod-syncer.js';
+import { newPodWorkers, type PodWorkers } from './lifecycle/pod-workers.js';
 import type { PodSyncRunner } from './pool/worker-pool.js';
 import { newProberManager, type ProberManager } from './prober/prober-manager.js';
 import type { StatsProvider } from './stats/stats-provider.js';
 import type { ProbeMetrics } from './stats/probe-metrics.js';
 import { newPodStatusPublisher } from './status/pod-status-publisher.js';
 import type { StatusManager } from './status/status-manager.js';
-import { newSyncHandler, type SyncHandler } from './sync-handler.js';
-import { newSyncLoop, type SyncLoop } from './sync-loop.js';
+import { newSyncHandler, type SyncHandler } from './lifecycle/sync-handler.js';
+import { newSyncLoop, type SyncLoop } from './lifecycle/sync-loop.js';
 
 /** Tasks each worker thread runs at once: they wait on the runtime, not on the CPU. */
 export const kTasksPerWorker = 16;

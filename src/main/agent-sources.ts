@@ -9,7 +9,7 @@ import type { Clock } from '../shared/clock.js';
 import { boundedField, type Logger } from '../shared/logging.js';
 import type { PodUpdate, SourceError } from '../shared/pod-update.js';
 
-import type { AgentOptions } from './agent-options.js';
+import type { AgentOptions } from './options/agent-options.js';
 import type { ConfigObjectUpdate } from './config/object-store.js';
 import { newFileSource, type FileSource } from './config/source-file.js';
 import { newHttpSource, type HttpSource } from './config/source-http.js';

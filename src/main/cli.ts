@@ -2,9 +2,9 @@
 import yargs, { type Argv } from 'yargs';
 import { formatDuration, parseDuration } from '../shared/duration.js';
 import { InvalidArgumentError, isInvalidInput } from '../shared/errors.js';
-import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
-import { resolveAgentOptions, type AgentOptions } from './agent-options.js';
-import { loadKubeletConfig } from './kubelet-config.js';
+import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './options/agent-option-descriptors.js';
+import { resolveAgentOptions, type AgentOptions } from './options/agent-options.js';
+import { loadKubeletConfig } from './options/kubelet-config.js';
 import { kubeletTsVersion } from './node/node-status.js';
 // The one import of src/cli from src/main: the kubectl-like client's subcommands.
 import { clientCommands, joinStdinFlag, processTerminal, type CliIo, type ClientRun, type SelectClient } from '../cli/cmd.js';

@@ -10,7 +10,7 @@ import { isInvalidInput } from '../shared/errors.js';
 import { newLogger } from '../shared/logging.js';
 import { runCli } from './cli.js';
 import { newAgent } from './agent.js';
-import type { AgentOptions } from './agent-options.js';
+import type { AgentOptions } from './options/agent-options.js';
 
 async function runAgent(options: AgentOptions): Promise<void> {
   const logger = newLogger(options.logLevel);

@@ -2,7 +2,7 @@
 import type { Event, Node, Pod } from '../shared/api.js';
 import { realClock, type Clock } from '../shared/clock.js';
 import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
-import type { DecodedProtobufBody } from '../shared/messages.js';
+import type { DecodedProtobufBody } from '../shared/manifest-tasks.js';
 import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
 import type { Summary } from '../shared/stats.js';
 import type { ContainerStreamSpec, TerminalSize } from '../shared/streams-protocol.js';
@@ -30,7 +30,7 @@ export interface HealthReport {
 export type ResourceChangeKind =
   'nodes' | 'namespaces' | 'events' | 'configmaps' | 'secrets' | 'persistentvolumeclaims' | 'serviceaccounts';
 
-/** CreatedNamespace: a namespace made through the Kubernetes API (src/main/namespace-store.ts keeps them). */
+/** CreatedNamespace: a namespace made through the Kubernetes API (src/main/serving/namespace-store.ts keeps them). */
 export interface CreatedNamespace {
   name: string;
   uid: string;
@@ -124,7 +124,7 @@ export interface AgentHost {
   submitPods?(pods: Pod[], write?: { dryRun?: boolean }): Promise<Pod[]>;
   /**
    * decodePodsBody: parse, default and validate a POST/PUT /pods body off the main thread (the
-   * agent's body decoder thread, src/main/body-decoder.ts) and resolve with the pods or the
+   * agent's body decoder thread, src/main/serving/body-decoder.ts) and resolve with the pods or the
    * refusal (shared/pods-body.ts DecodedPodsBody: 400, 422, 413 when the thread ran out of memory
    * or time and was replaced, 429 when its queue is full). Never rejects. Optional: without it the
    * server decodes in its own thread (tests and benches only).

@@ -6,7 +6,7 @@
  * Pure functions over `BackoffEntry` data so the state can live on the main thread and travel
  * to a worker inside a task.
  */
-import type { BackoffEntry } from './messages.js';
+import type { BackoffEntry } from './sync-tasks.js';
 
 /** Initial restart backoff, milliseconds (kubelet: 10 s). */
 export const kInitialBackoffMs = 10_000;

@@ -5,7 +5,7 @@
  * errdefs). Errors cross the worker boundary as `SerializedError` data.
  */
 import type { StatusReason } from './api.js';
-import type { SerializedError } from './messages.js';
+import type { SerializedError } from './thread-wire.js';
 
 /** Stable error codes. Add, never rename: logs and tests match on them. */
 export type AgentErrorCode =

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from './errors.js';
 import { parseDuration } from './duration.js';
-import type { WorkerBootstrap } from './messages.js';
+import type { WorkerBootstrap } from './thread-wire.js';
 
 /** The runtime operations whose latency and failure rate can be set. */
 export const kFakeRuntimeOps = ['list', 'inspect', 'create', 'start', 'stop', 'remove'] as const;

@@ -4,7 +4,7 @@
  * and Version calls the kubelet server needs. Plain structured-cloneable data only; many requests
  * are multiplexed over the worker's port by `id`.
  */
-import type { SerializedError } from './messages.js';
+import type { SerializedError } from './thread-wire.js';
 import type { RuntimeEndpoint } from './runtime-endpoint.js';
 
 /** workerData of the container-logs worker: the runtime it reads (node-runtime.ts getRuntime; 'fake' gives empty logs, version 0.0.0). */

@@ -38,7 +38,7 @@ export interface DecodePodsBodyRequest {
  * - `invalid` (422 Invalid): every invalid field of every pod, paths prefixed by document and item;
  * - `tooLarge` (413 RequestEntityTooLarge): decoding it needed more memory or time than the decoder thread may use;
  * - `busy` (429 TooManyRequests with `Retry-After: retryAfterSeconds`): every decoder slot and queue place is taken.
- * The last two come from the main thread's decoder (src/main/body-decoder.ts), never from decodePodsBody.
+ * The last two come from the main thread's decoder (src/main/serving/body-decoder.ts), never from decodePodsBody.
  */
 export type DecodedPodsBody =
   | { ok: true; pods: Pod[]; objects: ConfigObject[]; single: boolean }

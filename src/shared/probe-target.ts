@@ -5,7 +5,7 @@
  * and by lifecycle hooks (worker threads).
  */
 import type { Container, Pod } from './api.js';
-import type { GrpcProbeTask, NetProbeTask } from './messages.js';
+import type { GrpcProbeTask, NetProbeTask } from './probe-tasks.js';
 
 /** Where the pod's network is reachable from (decided by the caller from the pod and its status). */
 export interface PodNetwork {

@@ -5,7 +5,7 @@
  * the kubelet's `--container-runtime-endpoint` / `--image-service-endpoint` as they reach the CRI
  * clients (pkg/kubelet/kubelet.go PreInitRuntimeService → cri/remote NewRemoteRuntimeService,
  * NewRemoteImageService). Plain structured-cloneable data; the agent derives it from `--runtime`,
- * `--docker-endpoint` and the two endpoint flags (src/main/runtime-endpoint-options.ts).
+ * `--docker-endpoint` and the two endpoint flags (src/main/options/runtime-endpoint-options.ts).
  *
  * Also the endpoint parser both sides use (pkg/kubelet/util/util_unix.go parseEndpoint /
  * GetAddressAndDialer): the main thread to check the flags, the CRI clients to dial.

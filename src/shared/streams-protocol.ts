@@ -14,7 +14,7 @@
  *   {@link kStreamMaxStdinBufferedBytes} (uWebSockets.js cannot pause reading a WebSocket).
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { SerializedError } from './messages.js';
+import type { SerializedError } from './thread-wire.js';
 import type { PortForwardSpec } from './port-forward-protocol.js';
 import type { RuntimeEndpoint } from './runtime-endpoint.js';
 

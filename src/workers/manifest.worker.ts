@@ -3,7 +3,7 @@
  * The piscina entry of the manifest threads: each static pod source's (newManifestLoader in
  * src/main/pool/worker-pool.ts: the file source `--pod-manifest-path` and the URL source
  * `--manifest-url`) and the API's body decoder (newBodyDecoderPool, for POST/PUT /pods). Two task
- * kinds (shared/messages.ts): `loadStaticPods` — YAML/JSON decoding, static pod identity, defaults
+ * kinds (shared/manifest-tasks.ts): `loadStaticPods` — YAML/JSON decoding, static pod identity, defaults
  * and validation of one manifest (shared/static-pod.ts), several hundred milliseconds for 2,000
  * pods, plus each pod's content hash — `decodePodsBody` (shared/pods-body.ts) and
  * `decodeProtobufBody` (shared/kube-protobuf.ts). Pure: no
@@ -12,15 +12,14 @@
  * whose value says why it is refused.
  */
 import { AgentError, serializeError } from '../shared/errors.js';
-import {
-  PROTOCOL_VERSION,
-  type DecodedProtobufBody,
-  type DecodePodsBodyTask,
-  type DecodeProtobufBodyTask,
-  type LoadStaticPodsResult,
-  type LoadStaticPodsTask,
-  type WorkerResult,
-} from '../shared/messages.js';
+import { PROTOCOL_VERSION, type WorkerResult } from '../shared/thread-wire.js';
+import type {
+  DecodedProtobufBody,
+  DecodePodsBodyTask,
+  DecodeProtobufBodyTask,
+  LoadStaticPodsResult,
+  LoadStaticPodsTask,
+} from '../shared/manifest-tasks.js';
 import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';

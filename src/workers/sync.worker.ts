@@ -3,22 +3,16 @@
  * (pkg/kubelet/pod_workers.go → kuberuntime SyncPod/KillPod), plus the PLEG's relist, the
  * prober's exec and network probes, container/image GC, the runtime status check and the stats
  * collection: task kinds syncPod, killPod, relist, execProbe, netProbe, grpcProbe, gc, runtimeStatus, stats.
- * Each task is plain data (shared/messages.ts); the handler never throws (STYLE.md C5).
+ * Each task is plain data (shared/sync-tasks.ts); the handler never throws (STYLE.md C5).
  */
 import path from 'node:path';
 import { workerData } from 'node:worker_threads';
 import { AgentError, InvalidArgumentError, serializeError } from '../shared/errors.js';
 import { realClock, type Clock } from '../shared/clock.js';
 import { boundedErr, newLogger, type Logger } from '../shared/logging.js';
-import {
-  kDefaultNodeSandboxSettings,
-  PROTOCOL_VERSION,
-  type GcResult,
-  type WorkerBootstrap,
-  type WorkerResult,
-  type WorkerResultMap,
-  type WorkerTask,
-} from '../shared/messages.js';
+import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult, type WorkerResultMap } from '../shared/thread-wire.js';
+import type { GcResult, WorkerTask } from '../shared/sync-tasks.js';
+import { kDefaultNodeSandboxSettings } from '../shared/node-settings.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import { getRuntime } from './runtime/runtime-service.js';

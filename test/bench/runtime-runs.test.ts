@@ -1,7 +1,7 @@
 // The benches' runtime choice (bench/runtime-runs.ts) and the raw CRI floor's run (bench/cri-floor-run.ts)
 // on the real containerd of tools/lib/containerd.sh. No timing is asserted: figures, not tests.
 import { describe, expect, it } from 'vitest';
-import { kAgentOptionDescriptors } from '../../src/main/agent-option-descriptors.js';
+import { kAgentOptionDescriptors } from '../../src/main/options/agent-option-descriptors.js';
 import { RemoteRuntimeService } from '../../src/workers/runtime/cri/remote-runtime.js';
 import { criFloor, removeCriByLabel } from '../../bench/cri-floor-run.js';
 import { criAgentOverrides, parseBenchRuntimes, runEachRuntime, runtimesTable, type RuntimeFigures } from '../../bench/runtime-runs.js';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { kAgentOptionDescriptors } from '../../src/main/agent-option-descriptors.js';
+import { kAgentOptionDescriptors } from '../../src/main/options/agent-option-descriptors.js';
 import { criEndpointOrSkip } from '../support/cri.js';
 
 const root = join(import.meta.dirname, '..', '..');

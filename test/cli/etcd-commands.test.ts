@@ -1,6 +1,6 @@
 // Tests of the cluster-mode client commands (src/cli/etcd-*.ts: kubectl apply/delete/get against etcd) on the real etcd single member.
 import { describe, expect, it } from 'vitest';
-import { etcdKeys } from '../../src/main/etcd/client.js';
+import { etcdKeys } from '../../src/etcd/client.js';
 import { etcdClientFlags } from '../../src/cli/etcd-client.js';
 import { humanDuration as humanAge } from '../../src/shared/human-duration.js';
 import { runEtcdApply } from '../../src/cli/etcd-apply.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAgent } from '../../src/main/agent.js';
-import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../src/main/options/agent-options.js';
 import { newLogger } from '../../src/shared/logging.js';
 import { kTestUser } from '../support/port-squatter.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
-import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../src/main/options/agent-options.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import { waitFor } from '../support/docker.js';
 import { kRepoRoot } from '../support/agent-process.js';

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { etcdKeys } from '../../src/main/etcd/client.js';
+import { etcdKeys } from '../../src/etcd/client.js';
 import type { Node, Pod, PodStatus } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { startTestNode, type TestNode } from '../support/agent.js';

@@ -2,7 +2,8 @@
 // the `gc` worker task removes a crash-looping pod's dead containers and never a container of another owner.
 import { realClock } from '../../src/shared/clock.js';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { PROTOCOL_VERSION, type GcResult, type WorkerResult } from '../../src/shared/messages.js';
+import { PROTOCOL_VERSION, type WorkerResult } from '../../src/shared/thread-wire.js';
+import type { GcResult } from '../../src/shared/sync-tasks.js';
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
 import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, docker, waitFor } from '../support/docker.js';
 import { busyboxPod, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
@@ -13,7 +14,7 @@ import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { runtimeEndpointOf } from '../../src/main/runtime-endpoint-options.js';
+import { runtimeEndpointOf } from '../../src/main/options/runtime-endpoint-options.js';
 import { kOrphanPodCgroupMinAgeMs, removePodCgroup } from '../../src/workers/cm/pod-cgroup.js';
 
 const kWaitMs = 90_000;

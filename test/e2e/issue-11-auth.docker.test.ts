@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import WebSocket from 'ws';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { newAgent } from '../../src/main/agent.js';
-import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../src/main/options/agent-options.js';
 import { newLogger } from '../../src/shared/logging.js';
 import type { Status } from '../../src/shared/api.js';
 import { runCliProcess } from '../support/agent-process.js';

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { kDefaultAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
+import { kDefaultAgentOptions, type AgentOptions } from '../../src/main/options/agent-options.js';
 import type { Pod, Status } from '../../src/shared/api.js';
 import { execInPod, kOomFloor, waitFor } from '../support/docker.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';

@@ -13,7 +13,7 @@ import type { Pod } from '../../src/shared/api.js';
 import { docker, waitFor } from '../support/docker.js';
 import { adminAuthorization, startTestNode, waitForPod, type TestNode } from '../support/agent.js';
 import { useEtcd } from '../support/etcd.js';
-import { etcdKeys } from '../../src/main/etcd/client.js';
+import { etcdKeys } from '../../src/etcd/client.js';
 
 const kWaitMs = 60_000;
 const secretValue = `s3cr3t-${randomBytes(6).toString('hex')}`;

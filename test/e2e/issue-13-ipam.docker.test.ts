@@ -12,7 +12,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { defaultConfFileOf } from '../../src/main/network/network-setup.js';
 import { hostLocalDataDirs } from '../../src/workers/network/cni-pod-network.js';
-import type { NetworkConfigList } from '../../src/shared/cni-config.js';
+import type { NetworkConfigList } from '../../src/io/cni-config.js';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { BUSYBOX_IMAGE, docker, removeLabeledContainers, waitFor } from '../support/docker.js';

@@ -2,7 +2,8 @@
 // the main thread's unit tests; the role of the kubelet's fake runtime service behind the CRI
 // (STYLE.md C13: records calls, answers per task kind, takes an injected error).
 import type { PodSyncRunner, TaskOf } from '../../src/main/pool/worker-pool.js';
-import type { WorkerResultMap, WorkerTask } from '../../src/shared/messages.js';
+import type { WorkerResultMap } from '../../src/shared/thread-wire.js';
+import type { WorkerTask } from '../../src/shared/sync-tasks.js';
 
 /**
  * FakeAnswer: how the fake answers tasks of kind K — a fixed payload, an Error to reject with, or

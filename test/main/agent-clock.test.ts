@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newAgent } from '../../src/main/agent.js';
-import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../src/main/options/agent-options.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 let dir: string | undefined;

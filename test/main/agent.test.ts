@@ -11,9 +11,10 @@ import { pino } from 'pino';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import type { Pod } from '../../src/shared/api.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/main/options/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
-import { PROTOCOL_VERSION, type SyncPodTask, type WorkerTask } from '../../src/shared/messages.js';
+import { PROTOCOL_VERSION } from '../../src/shared/thread-wire.js';
+import type { SyncPodTask, WorkerTask } from '../../src/shared/sync-tasks.js';
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
 

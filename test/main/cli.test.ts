@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kDefaultAgentOptions, resolveAgentOptions } from '../../src/main/agent-options.js';
+import { kDefaultAgentOptions, resolveAgentOptions } from '../../src/main/options/agent-options.js';
 import { CliUsageError, parseCli, parseCommandLine, runCli, type CliIo } from '../../src/main/cli.js';
 import { isInvalidInput } from '../../src/shared/errors.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../src/main/options/agent-options.js';
 
 describe('--fake-runtime-latency and --fake-runtime-failure-rate', () => {
   it('accept per-operation settings and refuse bad ones naming the flag', () => {

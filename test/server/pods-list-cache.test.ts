@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
-import { resolveAgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../src/main/options/agent-options.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import type { AgentHost } from '../../src/server/agent-host.js';
 import { listPodsHandler } from '../../src/server/routes/pods.js';

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, afterEach } from 'vitest';
 import { newAgent, type Agent } from '../../src/main/agent.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/main/agent-options.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/main/options/agent-options.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { docker, waitFor } from './docker.js';
 import { removeLabeled, runtimeAgentOverrides, testRuntime, type TestRuntime } from './runtime.js';

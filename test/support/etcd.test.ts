@@ -1,7 +1,7 @@
 // Tests of the etcd fixture of test/support/etcd.ts against the real etcd single member: what it deletes, when, and that it deletes nothing else.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newEtcdClient, type Etcd3 } from '../../src/main/etcd/client.js';
+import { newEtcdClient, type Etcd3 } from '../../src/etcd/client.js';
 import { etcdEndpoints, useEtcd } from './etcd.js';
 
 describe('useEtcd', () => {

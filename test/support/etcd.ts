@@ -5,7 +5,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { newEtcdClient, type Etcd3 } from '../../src/main/etcd/client.js';
+import { newEtcdClient, type Etcd3 } from '../../src/etcd/client.js';
 import { waitFor, type Ready } from './docker.js';
 
 const kRoot = join(import.meta.dirname, '../..');

@@ -6,8 +6,8 @@
 // skips (`framework.IsRuntime…` markers) for what a runtime cannot do.
 import { randomBytes } from 'node:crypto';
 import { describe, it, type TestFunction } from 'vitest';
-import { kAgentOptionDescriptors } from '../../src/main/agent-option-descriptors.js';
-import type { AgentOptions } from '../../src/main/agent-options.js';
+import { kAgentOptionDescriptors } from '../../src/main/options/agent-option-descriptors.js';
+import type { AgentOptions } from '../../src/main/options/agent-options.js';
 import { isNotFound } from '../../src/shared/errors.js';
 import { RemoteRuntimeService } from '../../src/workers/runtime/cri/remote-runtime.js';
 import { readRunEnv } from './cri.js';

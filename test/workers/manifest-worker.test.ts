@@ -1,6 +1,7 @@
 /** The manifest worker's loadStaticPods task: pure, answered without a bootstrap (the file and URL sources' manifest thread). */
 import { describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type LoadStaticPodsTask } from '../../src/shared/messages.js';
+import { PROTOCOL_VERSION } from '../../src/shared/thread-wire.js';
+import type { LoadStaticPodsTask } from '../../src/shared/manifest-tasks.js';
 import { loadStaticPods, staticPodContentHash } from '../../src/shared/static-pod.js';
 import decodeManifest from '../../src/workers/manifest.worker.js';
 

@@ -16,7 +16,7 @@ import type { Pod } from '../../shared/api.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import { podObjectRefs, type ConfigObject } from '../../shared/config-objects.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
-import type { PodConfigObjects } from '../../shared/messages.js';
+import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { claimDir, usesClaims, type PersistentVolumeClaim } from '../../shared/pvc.js';
 import type { ObjectStore } from './object-store.js';
 import type { IntakeObjectSource, ObjectWrite } from './source-intake-objects.js';

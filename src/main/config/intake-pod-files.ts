@@ -25,7 +25,7 @@ import type { Pod } from '../../shared/api.js';
 import { applyPodDefaults } from '../../shared/defaults.js';
 import { formatFieldError } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
-import type { PodEventRecord } from '../../shared/messages.js';
+import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { validatePodForNode } from '../../shared/validation.js';
 import { readStoredFile, setAsideStoredFile, syncDir, writeFilesDurably } from './intake-store.js';
 

@@ -7,7 +7,8 @@
  */
 import type { Pod } from '../../shared/api.js';
 import type { ConfigObject } from '../../shared/config-objects.js';
-import { PROTOCOL_VERSION, type LoadStaticPodsTask, type WorkerResult } from '../../shared/messages.js';
+import { PROTOCOL_VERSION, type WorkerResult } from '../../shared/thread-wire.js';
+import type { LoadStaticPodsTask } from '../../shared/manifest-tasks.js';
 import { newManifestLoader, type ManifestLoader } from '../pool/worker-pool.js';
 
 /** What to decode: a LoadStaticPodsTask without its wire fields. */

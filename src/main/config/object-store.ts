@@ -23,7 +23,7 @@
 import type { PodSourceName } from '../../shared/api.js';
 import { keyOf, podObjectRefs, type ConfigObject } from '../../shared/config-objects.js';
 import type { Pod } from '../../shared/api.js';
-import type { PodConfigObjects } from '../../shared/messages.js';
+import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { configObjectKey } from '../../shared/config-objects.js';
 
 /**

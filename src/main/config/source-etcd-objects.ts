@@ -13,7 +13,7 @@ import { normalizeConfigObject } from '../../shared/config-objects.js';
 import { formatFieldError } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import { parseManifestDocuments } from '../../shared/manifest.js';
-import type { Etcd3, IKeyValue, Watcher } from '../etcd/client.js';
+import type { Etcd3, IKeyValue, Watcher } from '../../etcd/client.js';
 import type { ConfigObjectUpdate } from './object-store.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 

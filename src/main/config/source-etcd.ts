@@ -19,7 +19,7 @@ import { boundedField, type Logger } from '../../shared/logging.js';
 import { parseManifests } from '../../shared/manifest.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
 import { validatePodForNode } from '../../shared/validation.js';
-import { etcdKeys, type Etcd3, type IKeyValue, type Watcher } from '../etcd/client.js';
+import { etcdKeys, type Etcd3, type IKeyValue, type Watcher } from '../../etcd/client.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** EtcdSourceOptions: where this node's pods live. */

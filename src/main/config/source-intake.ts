@@ -37,7 +37,7 @@ import {
 import { failpoint } from '../../shared/failpoints.js';
 import { podContentHash } from '../../shared/hash.js';
 import { podFields, type Logger } from '../../shared/logging.js';
-import type { PodEventRecord } from '../../shared/messages.js';
+import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
 import { admitServiceAccount, admitServiceAccountReplace } from '../../shared/service-account-admission.js';
 import { podFiles, removePodFiles, restoreIntakePods } from './intake-pod-files.js';

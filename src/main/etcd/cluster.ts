@@ -1,7 +1,7 @@
 // Counterpart of the kubelet's API-server wiring in pkg/kubelet/kubelet.go (NewMainKubelet: the apiserver pod source, the status manager's client, node registration and the node lease controller), over etcd.
 /**
  * Cluster mode: everything the agent does with etcd, built from AgentOptions and started/stopped
- * by the agent with one call each. One etcd3 client (src/main/etcd/client.ts) is shared by
+ * by the agent with one call each. One etcd3 client (src/etcd/client.ts) is shared by
  *   - the etcd pod source (src/main/config/source-etcd.ts),
  *   - the pod status writer (src/main/status/etcd-status-writer.ts),
  *   - the node registration and lease heartbeat (src/main/node/node-lease.ts, skipped with --register-node=false).
@@ -9,9 +9,9 @@
 import { presumedIdScheme } from '../../shared/runtime-endpoint.js';
 import type { Node, Pod } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
-import type { PodEventRecord } from '../../shared/messages.js';
+import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import type { PodUpdate } from '../../shared/pod-update.js';
-import type { AgentOptions } from '../agent-options.js';
+import type { AgentOptions } from '../options/agent-options.js';
 import { newEtcdSource, type EtcdSource } from '../config/source-etcd.js';
 import { newEtcdObjectSource } from '../config/source-etcd-objects.js';
 import type { ConfigObjectUpdate } from '../config/object-store.js';
@@ -19,7 +19,7 @@ import { newNodeLease, type NodeLease } from '../node/node-lease.js';
 import { buildNode as buildNodeObject, gatherNodeFacts, kubeletVersion } from '../node/node-status.js';
 import { newEtcdStatusWriter, type EtcdStatusWriter } from '../status/etcd-status-writer.js';
 import type { StatusManager } from '../status/status-manager.js';
-import { newEtcdClient, type Etcd3 } from './client.js';
+import { newEtcdClient, type Etcd3 } from '../../etcd/client.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 
 /**

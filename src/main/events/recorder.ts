@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Event, Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { boundedField, podFields, type Logger } from '../../shared/logging.js';
-import type { PodEventRecord } from '../../shared/messages.js';
+import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 
 /**

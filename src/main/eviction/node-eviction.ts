@@ -12,7 +12,7 @@ import type { StatsProvider } from '../stats/stats-provider.js';
 import type { PodAdmission } from '../pod/pod-admission.js';
 import type { PodManager } from '../pod/pod-manager.js';
 import type { PodStatusPublisher } from '../status/pod-status-publisher.js';
-import type { PodWorkers } from '../pod-workers.js';
+import type { PodWorkers } from '../lifecycle/pod-workers.js';
 import { newEvictionManager, type EvictionManager } from './eviction-manager.js';
 import { evictionThresholds } from './eviction-options.js';
 import type { Clock } from '../../shared/clock.js';

@@ -1,5 +1,6 @@
 // Counterpart of the kubelet's GC loops in pkg/kubelet/kubelet.go StartGarbageCollection (container GC every minute, image GC every 5 minutes).
-import { PROTOCOL_VERSION, type GcResult, type GcTask } from '../../shared/messages.js';
+import { PROTOCOL_VERSION } from '../../shared/thread-wire.js';
+import type { GcResult, GcTask } from '../../shared/sync-tasks.js';
 import type { Logger } from '../../shared/logging.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 

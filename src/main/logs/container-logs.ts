@@ -10,7 +10,7 @@ import type { Pod } from '../../shared/api.js';
 import { AgentError, deserializeError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { LogsOptions, LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../../shared/logs-protocol.js';
-import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import type { LogStream } from '../../server/agent-host.js';
 import { startWorker } from '../pool/worker-entry.js';

@@ -10,9 +10,10 @@
  */
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { WorkerResultMap, WorkerTask, SyncStepResult } from '../../shared/messages.js';
-import type { RuntimePod } from '../../shared/messages.js';
-import type { PodWork } from '../pod-workers.js';
+import type { WorkerResultMap } from '../../shared/thread-wire.js';
+import type { WorkerTask, SyncStepResult } from '../../shared/sync-tasks.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
+import type { PodWork } from '../lifecycle/pod-workers.js';
 import type { PodSyncRunner, TaskOf } from '../pool/worker-pool.js';
 import type { PodStatusChange } from '../status/status-manager.js';
 import { realClock, type Clock } from '../../shared/clock.js';

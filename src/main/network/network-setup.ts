@@ -11,9 +11,9 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { defaultNetworkConfigList, findNetworkConfigFile, loadNetworkConfigList, missingPluginBinaries } from '../../shared/cni-config.js';
+import { defaultNetworkConfigList, findNetworkConfigFile, loadNetworkConfigList, missingPluginBinaries } from '../../io/cni-config.js';
 import type { Logger } from '../../shared/logging.js';
-import { kNoPodNetwork, type NodeNetworkSettings } from '../../shared/messages.js';
+import { kNoPodNetwork, type NodeNetworkSettings } from '../../shared/node-settings.js';
 import type { RuntimeName } from '../../shared/runtime-endpoint.js';
 import { claimPodCidr, type ClaimPodCidrDeps, type PodCidrClaim } from './pod-cidr.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';

@@ -8,9 +8,9 @@
 import type { Node } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { idSchemeOf, presumedIdScheme, type RuntimeName } from '../../shared/runtime-endpoint.js';
-import { runtimeEndpointOf } from '../runtime-endpoint-options.js';
+import { runtimeEndpointOf } from '../options/runtime-endpoint-options.js';
 import type { ContainerStreamSpec } from '../../shared/streams-protocol.js';
 import type {
   ContainerLogsRequest,

@@ -9,12 +9,12 @@
  *
  * If etcd was unreachable for longer than the TTL, the lease is gone (etcd3 reports it "lost"):
  * a new lease is granted and the Node written again. This file is the third home of etcd3 (through
- * src/main/etcd/client.ts), next to the etcd source and the status writer.
+ * src/etcd/client.ts), next to the etcd source and the status writer.
  */
 import type { Node } from '../../shared/api.js';
 import { stableHash } from '../../shared/hash.js';
 import type { Logger } from '../../shared/logging.js';
-import { EtcdLeaseInvalidError, etcdKeys, type Etcd3, type Lease } from '../etcd/client.js';
+import { EtcdLeaseInvalidError, etcdKeys, type Etcd3, type Lease } from '../../etcd/client.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** NodeLeaseOptions (units in the names). */

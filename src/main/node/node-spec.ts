@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logging.js';
-import { newSerialFile } from '../serial-file.js';
+import { newSerialFile } from '../host/serial-file.js';
 
 /** NodeSpecStore: the node's stored spec. */
 export interface NodeSpecStore {

@@ -26,7 +26,7 @@ import type { Logger } from '../../shared/logging.js';
 import type { RuntimeContainerEvent, ContainerEventsBootstrap, ContainerEventsMessage } from '../../shared/container-events.js';
 import { checkRuntimeEndpoint, type RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import type { Pod } from '../../shared/api.js';
-import type { RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
+import type { RuntimeContainerState, RuntimePod } from '../../shared/runtime-pod.js';
 import { shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
 import { startWorker } from '../pool/worker-entry.js';

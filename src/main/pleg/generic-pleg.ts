@@ -10,8 +10,9 @@
  */
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
-import type { RelistContainer, RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
-import { PROTOCOL_VERSION } from '../../shared/messages.js';
+import type { RelistContainer } from '../../shared/sync-tasks.js';
+import type { RuntimeContainerState, RuntimePod } from '../../shared/runtime-pod.js';
+import { PROTOCOL_VERSION } from '../../shared/thread-wire.js';
 import type { PodSyncRunner } from '../pool/worker-pool.js';
 
 /** PodLifeCycleEventType, as pleg.PodLifeCycleEventType. */

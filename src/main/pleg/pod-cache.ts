@@ -21,7 +21,7 @@
  * Main thread only; every method is synchronous and O(containers of the pod).
  */
 import type { Pod } from '../../shared/api.js';
-import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { applyContainerExit } from './event-pleg.js';
 import type { PodLifecycleEvent } from './generic-pleg.js';
 

@@ -10,7 +10,7 @@ import type { Pod } from '../../shared/api.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import { effectiveGracePeriodSeconds } from '../../shared/pod-policy.js';
 
-import type { PodWorkers } from '../pod-workers.js';
+import type { PodWorkers } from '../lifecycle/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 

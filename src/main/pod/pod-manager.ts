@@ -6,7 +6,7 @@
  */
 import { podFullName } from '../../shared/annotations.js';
 import type { Pod, PodStatus } from '../../shared/api.js';
-import type { BackoffEntry, WaitingReason } from '../../shared/messages.js';
+import type { BackoffEntry, WaitingReason } from '../../shared/sync-tasks.js';
 
 /**
  * PodRecord: one pod in the table. Times are epoch milliseconds. What the runtime shows of the pod is

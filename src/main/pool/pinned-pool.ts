@@ -13,7 +13,8 @@
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { StatsSample } from '../../shared/stats.js';
-import type { RelistResult, WorkerBootstrap, WorkerResultMap, WorkerTask } from '../../shared/messages.js';
+import type { WorkerBootstrap, WorkerResultMap } from '../../shared/thread-wire.js';
+import type { RelistResult, WorkerTask } from '../../shared/sync-tasks.js';
 import { newWorkerPool, type PodSyncRunner, type TaskOf, type WorkerPoolOptions } from './worker-pool.js';
 
 /** shardOf maps a pod UID to a thread index in 0..n-1 (FNV-1a; stable across runs). */

@@ -5,10 +5,11 @@
  * A pure function of the agent's options. Main thread.
  */
 import { parseFakeFailureRates, parseFakeLatencies, type FakeWorkerBootstrap } from '../../shared/fake-runtime-tuning.js';
-import { PROTOCOL_VERSION, type NodeNetworkSettings } from '../../shared/messages.js';
+import { PROTOCOL_VERSION } from '../../shared/thread-wire.js';
+import type { NodeNetworkSettings } from '../../shared/node-settings.js';
 import { parseQuantity } from '../../shared/quantity.js';
-import type { AgentOptions } from '../agent-options.js';
-import { runtimeEndpointOf } from '../runtime-endpoint-options.js';
+import type { AgentOptions } from '../options/agent-options.js';
+import { runtimeEndpointOf } from '../options/runtime-endpoint-options.js';
 
 /**
  * workerBootstrap: the worker threads' bootstrap from the agent's options and the pod network's

@@ -6,15 +6,9 @@
  */
 import { Piscina } from 'piscina';
 import { AgentError, InvalidArgumentError, deserializeError } from '../../shared/errors.js';
-import type {
-  DecodePodsBodyTask,
-  DecodeProtobufBodyTask,
-  LoadStaticPodsTask,
-  WorkerBootstrap,
-  WorkerResult,
-  WorkerResultMap,
-  WorkerTask,
-} from '../../shared/messages.js';
+import type { WorkerBootstrap, WorkerResult, WorkerResultMap } from '../../shared/thread-wire.js';
+import type { WorkerTask } from '../../shared/sync-tasks.js';
+import type { DecodePodsBodyTask, DecodeProtobufBodyTask, LoadStaticPodsTask } from '../../shared/manifest-tasks.js';
 import { piscinaEntry } from './worker-entry.js';
 
 /** The task of kind K. */

@@ -4,7 +4,7 @@
  * scheduler (scheduler.ts: a min-heap and one timer, bounded probes in flight). The probes
  * themselves run on the worker pool (`execProbe`, `grpcProbe`, and `netProbe` of pods without a pod IP), except
  * httpGet/tcpSocket probes of an address the node reaches (hostNetwork, pod IP), which this thread
- * dials itself (shared/http-probe.ts: a raw-socket GET, no worker hop); the main thread otherwise keeps
+ * dials itself (io/http-probe.ts: a raw-socket GET, no worker hop); the main thread otherwise keeps
  * counters:
  * - readiness drives ContainerStatus.ready and the Ready/ContainersReady conditions (probeStatus);
  * - a startup probe holds liveness and readiness back until it succeeds, and sets `started`; its
@@ -24,18 +24,12 @@ import { realClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import { podFields } from '../../shared/logging.js';
 import { isRestartableInitContainer } from '../../shared/pod-policy.js';
-import {
-  PROTOCOL_VERSION,
-  type ExecProbeTask,
-  type GrpcProbeTask,
-  type NetProbeTask,
-  type ProbeKill,
-  type ProbeOutcome,
-  type RuntimePod,
-} from '../../shared/messages.js';
-import { runDirectNetProbe } from '../../shared/http-probe.js';
+import { PROTOCOL_VERSION } from '../../shared/thread-wire.js';
+import type { ExecProbeTask, GrpcProbeTask, NetProbeTask, ProbeKill, ProbeOutcome } from '../../shared/probe-tasks.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
+import { runDirectNetProbe } from '../../io/http-probe.js';
 import { grpcProbeTarget, netProbeTarget, type HttpGetAction, type TcpSocketAction } from '../../shared/probe-target.js';
-import type { PodEventRecord } from '../../shared/messages.js';
+import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { applyProbeResult, newProbeWorkerState, type ProbeType, type ProbeWorkerState } from './results-manager.js';
 import { newProbeScheduler, type ProbeScheduler } from './scheduler.js';
 
@@ -57,7 +51,7 @@ export interface ProberManagerDeps {
   runner: ProbeRunner;
   /**
    * Runs an httpGet/tcpSocket probe of a directly reachable target on this thread; default
-   * runDirectNetProbe (shared/http-probe.ts). Tests pass a fake.
+   * runDirectNetProbe (io/http-probe.ts). Tests pass a fake.
    */
   directProbe?: (task: NetProbeTask) => Promise<ProbeOutcome>;
   /** Records Unhealthy events (the agent's event recorder). */

@@ -11,7 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import type { ConfigMap, Pod } from '../../shared/api.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
-import type { PodConfigObjects } from '../../shared/messages.js';
+import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { kubernetesServiceEndpoint } from '../../shared/kubernetes-service-env.js';
 import { kRootCaConfigMapName, podServiceAccountName, serviceAccountUid } from '../../shared/service-account-admission.js';
 import { unionTokenAuthenticators, type TokenAuthenticator } from '../../server/auth.js';

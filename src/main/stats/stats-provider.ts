@@ -21,7 +21,8 @@
  */
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
-import { PROTOCOL_VERSION, type StatsTask } from '../../shared/messages.js';
+import { PROTOCOL_VERSION } from '../../shared/thread-wire.js';
+import type { StatsTask } from '../../shared/sync-tasks.js';
 import type { StatsSample, Summary } from '../../shared/stats.js';
 import { cadvisorMetricsText, resourceMetricsText } from './resource-metrics.js';
 import { buildSummary } from './summary.js';

@@ -16,7 +16,7 @@
 import type { Pod, PodStatus } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import { etcdKeys, type Etcd3 } from '../etcd/client.js';
+import { etcdKeys, type Etcd3 } from '../../etcd/client.js';
 import type { PodStatusChange, StatusManager } from './status-manager.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 

@@ -5,7 +5,8 @@
  * reported to a core/v1 PodStatus.
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../shared/api.js';
-import type { RuntimeContainer, RuntimePod, WaitingReason } from '../../shared/messages.js';
+import type { WaitingReason } from '../../shared/sync-tasks.js';
+import type { RuntimeContainer, RuntimePod } from '../../shared/runtime-pod.js';
 import { getPhase, hasAnyRegularContainerStarted, isPodPhaseTerminal, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { getPodQOS, type PodQOSClass } from '../../shared/qos.js';
 

@@ -10,7 +10,7 @@ import { podFields, type Logger } from '../../shared/logging.js';
 
 import type { EventRecorder } from '../events/recorder.js';
 import type { PodCache } from '../pleg/pod-cache.js';
-import type { PodLifecycle } from '../pod-sync-statuses.js';
+import type { PodLifecycle } from '../lifecycle/pod-sync-statuses.js';
 import type { PodRecord } from '../pod/pod-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
 import { generatePodStatus } from './generate.js';

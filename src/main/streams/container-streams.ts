@@ -10,7 +10,7 @@ import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threa
 import type { Pod } from '../../shared/api.js';
 import { AgentError, deserializeError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
 import {
   kStreamMaxStdinBufferedBytes,

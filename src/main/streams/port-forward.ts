@@ -7,7 +7,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
-import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { kPortForwardMaxPendingBytes, type PortForwardInbound, type PortForwardOutbound } from '../../shared/port-forward-protocol.js';
 import type { PortForwardSession, PortForwardTarget } from '../../server/streaming/port-forward-host.js';
 

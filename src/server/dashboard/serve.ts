@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { statusReply, type HttpReply } from '../reply.js';
-import type { RouteContext } from '../router.js';
 import { notFound, statusError } from '../status.js';
 
 /**
@@ -71,6 +70,15 @@ export const kDashboardAssetNames: readonly string[] = Object.freeze(Object.keys
  */
 export const kDashboardAssetPaths: readonly string[] = Object.freeze(['/', ...kDashboardAssetNames.map((name) => `/dashboard/${name}`)]);
 
+/**
+ * DashboardRequest: what the handlers read of the router's RouteContext (its decoded `:params`).
+ * Declared here, not imported from router.ts, so that the dashboard's file server stays out of the
+ * server's import cycles (auth.ts reads kDashboardAssetPaths; #41 item 3).
+ */
+export interface DashboardRequest {
+  readonly params: Readonly<Record<string, string>>;
+}
+
 const cache = new Map<string, HttpReply>();
 
 function asset(name: string): HttpReply {
@@ -93,7 +101,7 @@ function asset(name: string): HttpReply {
 }
 
 /** dashboardIndexHandler answers `GET /`: the dashboard page (index.html). Read once, then cached. */
-export function dashboardIndexHandler(_ctx: RouteContext): HttpReply {
+export function dashboardIndexHandler(_ctx: DashboardRequest): HttpReply {
   return asset('index.html');
 }
 
@@ -102,6 +110,6 @@ export function dashboardIndexHandler(_ctx: RouteContext): HttpReply {
  * xterm.js files ({@link kDashboardAssetNames}); 404 `Status` for any other name, 503 when a listed
  * file is missing on disk (pod-printer.js before a build).
  */
-export function dashboardAssetHandler({ params }: RouteContext): HttpReply {
+export function dashboardAssetHandler({ params }: DashboardRequest): HttpReply {
   return asset(params.file);
 }

@@ -8,7 +8,7 @@
  * - `POST /api/v1/namespaces` (`kubectl create namespace`, a Namespace in `apply -f`): a
  *   core/v1 Namespace with `metadata.name` a DNS-1123 label (422 naming the field otherwise), string
  *   maps of labels and annotations; 409 AlreadyExists for a name already shown; 201 with the
- *   Namespace once it is on disk (src/main/namespace-store.ts). `?dryRun=All` checks and stores nothing.
+ *   Namespace once it is on disk (src/main/serving/namespace-store.ts). `?dryRun=All` checks and stores nothing.
  * - `PUT`/`PATCH /api/v1/namespaces/{name}` (`kubectl label namespace`, `apply -f`): the labels and
  *   annotations, among them the Pod Security Admission ones (`pod-security.kubernetes.io/*`,
  *   checked as upstream's admission checks them); see updateNamespace.

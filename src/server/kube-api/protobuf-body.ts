@@ -14,7 +14,7 @@ import { statusError } from '../status.js';
  * decodeBodyOffThread: a protobuf body of the Kubernetes API as the JSON form of its object, for
  * the routes that take one of `kinds`. The envelope's kind is read on this thread
  * (envelopeTypeMeta) and another kind is refused at once; the object is decoded by
- * `host.decodeProtobufBody` on the body decoder thread (src/main/body-decoder.ts), or here for a
+ * `host.decodeProtobufBody` on the body decoder thread (src/main/serving/body-decoder.ts), or here for a
  * host without one (tests and benches). `prefix` starts every message (e.g. `the protobuf body
  * cannot be handled as a Pod: `). Never rejects.
  * @returns the object, or a Status: 400 BadRequest (no envelope, another kind, bytes that are not

@@ -12,7 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
-import type { PodEventRecord } from '../../shared/messages.js';
+import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { kMaxDNSNameservers, kMaxDNSSearchListChars, kMaxDNSSearchPaths } from '../../shared/validation-sandbox.js';
 import { podDir } from '../kuberuntime/pod-dirs.js';
 import { writePodFile } from './etc-hosts.js';

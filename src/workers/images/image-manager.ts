@@ -7,7 +7,7 @@
 import type { Clock } from '../../shared/clock.js';
 import type { PullPolicy, Pod } from '../../shared/api.js';
 import { isUnavailable, serializeError } from '../../shared/errors.js';
-import type { PodSyncResult, SyncPodTask } from '../../shared/messages.js';
+import type { PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
 import { imageReferenceError } from './image-reference.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths } from './image-puller.js';
 import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';

@@ -15,7 +15,7 @@ import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { recordPulledImage } from './image-gc.js';
-import type { BackoffEntry, PodConfigObjects } from '../../shared/messages.js';
+import type { BackoffEntry, PodConfigObjects } from '../../shared/sync-tasks.js';
 import type { Pod } from '../../shared/api.js';
 import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';
 

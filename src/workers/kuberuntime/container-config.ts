@@ -15,7 +15,7 @@ import { claimVolumeHostPath } from '../volumes/local-path.js';
 import { apiVolumePath } from '../volumes/pod-volumes.js';
 import { checkSubPath, prepareSubPath, subPathMountPath } from '../volumes/subpath.js';
 import { setVolumeOwnership } from './security-context.js';
-import type { PodConfigObjects } from '../../shared/messages.js';
+import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { envVarNameErrors } from '../../shared/names.js';
 import { milliCpu } from '../cm/cpu-quota.js';
 import { configError } from './config-error.js';

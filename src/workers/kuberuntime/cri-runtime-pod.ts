@@ -2,14 +2,15 @@
  * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go GetPodStatus (getSandboxIDByPodUID,
  * PodSandboxStatus, determinePodSandboxIPs, getPodContainerStatuses) and of
  * kuberuntime_container.go toKubeContainerStatus, over the CRI: everything of one pod UID as the
- * RuntimePod of shared/messages.ts (kubecontainer.PodStatus) — times from nanoseconds to
+ * RuntimePod of shared/runtime-pod.ts (kubecontainer.PodStatus) — times from nanoseconds to
  * milliseconds, `CONTAINER_*` to the state word, reason and message as the runtime says them,
  * hash and restart count from the annotations (cri-labels.ts). The relist of the PLEG
  * (generic.go relist: GetPods(true)) is here too: ListPodSandbox + ListContainers.
  */
 import { realClock, type Clock } from '../../shared/clock.js';
 import { isNotFound } from '../../shared/errors.js';
-import type { RelistContainer, RelistResult, RuntimeContainer, RuntimeContainerState, RuntimePod } from '../../shared/messages.js';
+import type { RelistContainer, RelistResult } from '../../shared/sync-tasks.js';
+import type { RuntimeContainer, RuntimeContainerState, RuntimePod } from '../../shared/runtime-pod.js';
 import { kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
 import type { Container, ContainerState, ContainerStatus, PodSandbox, PodSandboxStatus } from '../runtime/cri/types.js';

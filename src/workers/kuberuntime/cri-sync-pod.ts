@@ -14,7 +14,8 @@ import { AgentError, isUnavailable, serializeError } from '../../shared/errors.j
 import { ephemeralContainerAsContainer } from '../../shared/ephemeral-containers.js';
 import { failpoint } from '../../shared/failpoints.js';
 import { podFields } from '../../shared/logging.js';
-import type { PodEventRecord, PodSyncResult, RuntimePod, SyncPodTask } from '../../shared/messages.js';
+import type { PodEventRecord, PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../shared/pod-policy.js';
 import { ensurePodCgroup, podCgroupSupported } from '../cm/pod-cgroup.js';
 import { ensureHostsFile } from '../dns/etc-hosts.js';

@@ -7,7 +7,10 @@
 import type { Clock } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { GcResult, NodeSandboxSettings, RuntimePod, StatsTask, WorkerResult, WorkerTask } from '../../shared/messages.js';
+import type { WorkerResult } from '../../shared/thread-wire.js';
+import type { GcResult, StatsTask, WorkerTask } from '../../shared/sync-tasks.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
+import type { NodeSandboxSettings } from '../../shared/node-settings.js';
 import type { StatsSample } from '../../shared/stats.js';
 import { runExecSyncProbe } from '../probes/exec-probe.js';
 import { runGrpcProbe } from '../probes/grpc-probe.js';

@@ -3,7 +3,7 @@
  * pure decision of container GC — which dead containers and sandboxes go. cri-gc.ts lists them
  * through the CRI and removes them.
  */
-import type { RuntimeContainerState } from '../../shared/messages.js';
+import type { RuntimeContainerState } from '../../shared/runtime-pod.js';
 
 /** One container as container GC sees it (from a list call; no inspect needed). */
 export interface GcContainer {

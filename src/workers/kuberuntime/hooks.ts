@@ -6,10 +6,12 @@
  */
 import { realClock, type Clock } from '../../shared/clock.js';
 import type { Container, Pod } from '../../shared/api.js';
-import { PROTOCOL_VERSION, type PodEventRecord, type RuntimeContainer } from '../../shared/messages.js';
+import { PROTOCOL_VERSION } from '../../shared/thread-wire.js';
+import type { PodEventRecord } from '../../shared/sync-tasks.js';
+import type { RuntimeContainer } from '../../shared/runtime-pod.js';
 import { netProbeTarget, type HttpGetAction, type PodNetwork } from '../../shared/probe-target.js';
 import { formatPod } from './compute-pod-actions.js';
-import { runDirectNetProbe } from '../../shared/http-probe.js';
+import { runDirectNetProbe } from '../../io/http-probe.js';
 import { runExecSyncProbe, type ExecSyncer } from '../probes/exec-probe.js';
 
 /** HookRuntime: where hooks run — the CRI's ContainerManager (ExecSync; an httpGet hook goes to the pod's IP). */

@@ -4,7 +4,8 @@
  */
 import type { Container, Pod, PullPolicy } from '../../shared/api.js';
 import { defaultImagePullPolicy } from '../../shared/defaults.js';
-import type { PodSyncResult, RuntimePod, SyncPodTask } from '../../shared/messages.js';
+import type { PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { podCanFinish } from '../../shared/pod-policy.js';
 import type { ContainerToKill, PodActions } from './compute-pod-actions.js';
 import type { StopOptions } from './cri-kill-pod.js';

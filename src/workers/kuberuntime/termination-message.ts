@@ -5,7 +5,7 @@
  * FallbackToLogsOnError, from the end of its log when the file is empty and the container failed.
  */
 import { open } from 'node:fs/promises';
-import type { RuntimePod } from '../../shared/messages.js';
+import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { terminationMessageFile } from './pod-dirs.js';
 
 /** Most bytes of a termination message file read (kubelet: maxTerminationMessageLength... 4096 per container). */

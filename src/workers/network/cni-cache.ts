@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { NetworkConfigList } from '../../shared/cni-config.js';
+import type { NetworkConfigList } from '../../io/cni-config.js';
 
 /**
  * CniCacheEntry: what the cache keeps of one sandbox's attachment to one network (libcni's cached

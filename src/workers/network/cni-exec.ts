@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError } from '../../shared/errors.js';
-import { findPluginBinary, type CniPluginConf } from '../../shared/cni-config.js';
+import { findPluginBinary, type CniPluginConf } from '../../io/cni-config.js';
 
 /** CniCommand: the CNI operations this client issues (GC and STATUS are spec 1.1.0: not in plugins 1.1.1). */
 export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION';

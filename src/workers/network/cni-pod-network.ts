@@ -9,11 +9,11 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { kLoopbackNetworkConfigList, loadNetworkConfigList, compareCniVersions, type NetworkConfigList } from '../../shared/cni-config.js';
+import { kLoopbackNetworkConfigList, loadNetworkConfigList, compareCniVersions, type NetworkConfigList } from '../../io/cni-config.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError, InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { NodeNetworkSettings } from '../../shared/messages.js';
+import type { NodeNetworkSettings } from '../../shared/node-settings.js';
 import { cniArgsString, execCniPlugin, type CniCommand } from './cni-exec.js';
 import {
   kHostLocalDefaultDataDir,

@@ -4,7 +4,7 @@
  * runtime).
  */
 import type { Logger } from '../../shared/logging.js';
-import type { NodeNetworkSettings } from '../../shared/messages.js';
+import type { NodeNetworkSettings } from '../../shared/node-settings.js';
 import { newCniPodNetwork } from './cni-pod-network.js';
 import { kNoopPodNetwork, type PodNetwork } from './pod-network.js';
 

@@ -9,7 +9,7 @@
  * Errors: AgentError `ERR_NETWORK` with the plugin's own message (CNI's error `msg` and
  * `details`) when a plugin fails; `ERR_INVALID_ARGUMENT` for a bad settings value.
  */
-import type { NodeNetworkSettings } from '../../shared/messages.js';
+import type { NodeNetworkSettings } from '../../shared/node-settings.js';
 
 /** Which pod a sandbox belongs to (CNI_ARGS K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_UID). */
 export interface PodNetworkTarget {

@@ -4,7 +4,7 @@
  * to a verdict. Runs on a worker thread.
  */
 import { isNotFound, serializeError } from '../../shared/errors.js';
-import type { ExecProbeTask, ProbeOutcome } from '../../shared/messages.js';
+import type { ExecProbeTask, ProbeOutcome } from '../../shared/probe-tasks.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 import { isCommandTimeout } from '../runtime/cri/errors.js';
 

@@ -27,8 +27,8 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { realClock, type Clock } from '../../shared/clock.js';
 import { serializeError } from '../../shared/errors.js';
-import { kProbeUserAgent } from '../../shared/http-probe.js';
-import type { GrpcProbeTask, ProbeOutcome } from '../../shared/messages.js';
+import { kProbeUserAgent } from '../../io/http-probe.js';
+import type { GrpcProbeTask, ProbeOutcome } from '../../shared/probe-tasks.js';
 import { netnsProbeHelperPath, probeNetns } from './net-probe.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 

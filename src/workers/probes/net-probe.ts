@@ -3,7 +3,7 @@
  * pkg/kubelet/lifecycle): httpGet and tcpSocket probes, run on a worker thread.
  *
  * Targets with an address the node can reach (hostNetwork pods, pods with a pod IP) are dialled
- * directly (shared/http-probe.ts; the probe manager runs those on the main thread itself, the
+ * directly (io/http-probe.ts; the probe manager runs those on the main thread itself, the
  * worker only for HTTP lifecycle hooks). Pods with network `none` have no such address: the probe
  * then runs inside the sandbox's network namespace through the static helper
  * `kubelet-ts-netns-probe` (tools/netns-probe/netns-probe.c, built by tools/ into
@@ -16,9 +16,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serializeError } from '../../shared/errors.js';
-import { httpProbe, parseHttpReply, requestHead, runDirectNetProbe, type Dialer } from '../../shared/http-probe.js';
+import { httpProbe, parseHttpReply, requestHead, runDirectNetProbe, type Dialer } from '../../io/http-probe.js';
 import { realClock, type Clock } from '../../shared/clock.js';
-import type { NetProbeTask, ProbeOutcome } from '../../shared/messages.js';
+import type { NetProbeTask, ProbeOutcome } from '../../shared/probe-tasks.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 
 /**

@@ -19,7 +19,7 @@
 import { AgentError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
-import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/messages.js';
+import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/node-settings.js';
 import { newPodNetwork } from '../network/network-service.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';

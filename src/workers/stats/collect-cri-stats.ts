@@ -15,7 +15,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../../shared/clock.js';
-import type { StatsTask } from '../../shared/messages.js';
+import type { StatsTask } from '../../shared/sync-tasks.js';
 import type { CgroupUsage, ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
 import { kContainerNameLabel } from '../kuberuntime/labels.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';

@@ -14,7 +14,7 @@
  */
 import { statSync } from 'node:fs';
 import type { Clock } from '../../shared/clock.js';
-import type { StatsTask } from '../../shared/messages.js';
+import type { StatsTask } from '../../shared/sync-tasks.js';
 import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
 import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/labels.js';
 import {

@@ -13,7 +13,7 @@ import { chmod, lstat, mkdir, readlink, realpath, rm, symlink } from 'node:fs/pr
 import path from 'node:path';
 import type { Pod, Volume } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
-import type { PodConfigObjects } from '../../shared/messages.js';
+import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { claimDir } from '../../shared/pvc.js';
 import { assertSafeSegment, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
 

@@ -5,7 +5,7 @@
  * from reading the node's capacity for an unset resource limit); worker thread.
  */
 import type { ConfigMap, Pod, Secret, Volume } from '../../shared/api.js';
-import type { PodConfigObjects } from '../../shared/messages.js';
+import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { AgentError } from '../../shared/errors.js';
 import { fieldRefValue, resourceFieldValue, type DownwardAPIContext } from '../kuberuntime/downward-api.js';
 import type { Payload } from './atomic-writer.js';

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Container, Pod, Volume } from '../../shared/api.js';
 import { serializeError } from '../../shared/errors.js';
-import type { PodConfigObjects, PodEventRecord } from '../../shared/messages.js';
+import type { PodConfigObjects, PodEventRecord } from '../../shared/sync-tasks.js';
 import { emptyDirSizeLimitBytes, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';

@@ -11,7 +11,7 @@ import { newIntakeSource, type IntakeSource } from '../../../src/main/config/sou
 import type { Pod } from '../../../src/shared/api.js';
 import { applyPodDefaults } from '../../../src/shared/defaults.js';
 import { newLogger } from '../../../src/shared/logging.js';
-import type { PodEventRecord } from '../../../src/shared/messages.js';
+import type { PodEventRecord } from '../../../src/shared/sync-tasks.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
 
 const pod = (name: string, uid?: string): Pod =>

@@ -1,7 +1,7 @@
 // Tests of src/main/config/source-etcd.ts (pkg/kubelet/config apiserver source over etcd) against the real etcd single member started by tools/lib/etcd.sh.
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { etcdKeys } from '../../../src/main/etcd/client.js';
+import { etcdKeys } from '../../../src/etcd/client.js';
 import { newEtcdSource, podFromEtcd, podUidForEtcd, type EtcdPodProblem } from '../../../src/main/config/source-etcd.js';
 import type { PodUpdate } from '../../../src/shared/pod-update.js';
 import { useEtcd, waitForEtcd } from '../../support/etcd.js';

@@ -1,7 +1,7 @@
 // Tests of src/main/status/etcd-status-writer.ts (status manager → etcd, rate-limited) and src/main/node/node-lease.ts (node registration and lease heartbeat) against the real etcd single member.
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { etcdKeys } from '../../../src/main/etcd/client.js';
+import { etcdKeys } from '../../../src/etcd/client.js';
 import { newEtcdStatusWriter } from '../../../src/main/status/etcd-status-writer.js';
 import { newStatusManager } from '../../../src/main/status/status-manager.js';
 import { newNodeLease } from '../../../src/main/node/node-lease.js';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadKubeletConfig } from '../../../src/main/kubelet-config.js';
+import { loadKubeletConfig } from '../../../src/main/options/kubelet-config.js';
 import {
   checkGracePeriodMap,
   checkThresholdMap,
@@ -13,7 +13,7 @@ import {
   parseThresholdConfig,
   thresholdQuantity,
 } from '../../../src/main/eviction/thresholds.js';
-import { resolveAgentOptions } from '../../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../../src/main/options/agent-options.js';
 import { hardEvictionReservation, kEvictionOptionDescriptors } from '../../../src/main/eviction/eviction-options.js';
 import { buildNode } from '../../../src/main/node/node-status.js';
 import { parseCli } from '../../../src/main/cli.js';

@@ -3,7 +3,8 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { newGcManager } from '../../../src/main/gc/gc-manager.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';
-import { PROTOCOL_VERSION, type GcResult, type GcTask } from '../../../src/shared/messages.js';
+import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
+import type { GcResult, GcTask } from '../../../src/shared/sync-tasks.js';
 
 const empty: GcResult = { removedContainers: [], removedSandboxes: [], removedImages: [], errors: [] };
 const logger = pino({ level: 'silent' });

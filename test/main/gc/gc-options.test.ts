@@ -3,9 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveAgentOptions } from '../../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../../src/main/options/agent-options.js';
 import { parseCli } from '../../../src/main/cli.js';
-import { loadKubeletConfig } from '../../../src/main/kubelet-config.js';
+import { loadKubeletConfig } from '../../../src/main/options/kubelet-config.js';
 
 describe('image GC thresholds', () => {
   it('default to 85 and 80, as the kubelet', () => {

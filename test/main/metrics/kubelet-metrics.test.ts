@@ -2,11 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { newKubeletMetrics, snakeCase } from '../../../src/main/metrics/kubelet-metrics.js';
 import { newAgentRegistry } from '../../../src/main/metrics/registry.js';
-import type { PodSyncResult, RelistResult } from '../../../src/shared/messages.js';
+import type { PodSyncResult, RelistResult } from '../../../src/shared/sync-tasks.js';
 import { newFakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 import { createServer } from '../../../src/server/server.js';
 import { newLogger } from '../../../src/shared/logging.js';
-import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 
 const container = (state: RuntimeContainer['state'], sandbox = false) => ({ state, sandbox }) as RuntimeContainer;
 

@@ -4,7 +4,8 @@ import { applyContainerExit, newEventedPleg, toLifecycleEvent, type ContainerEve
 import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
 import type { RuntimeContainerEvent, ContainerEventsMessage } from '../../../src/shared/container-events.js';
 import type { Pod } from '../../../src/shared/api.js';
-import type { RelistContainer, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RelistContainer } from '../../../src/shared/sync-tasks.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 

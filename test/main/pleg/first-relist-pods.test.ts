@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { newGenericPleg } from '../../../src/main/pleg/generic-pleg.js';
 import { newPodCache } from '../../../src/main/pleg/pod-cache.js';
 import { newPinnedWorkerPool } from '../../../src/main/pool/pinned-pool.js';
-import type { RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { newFakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
 const runtimePod = (uid: string, state: 'running' | 'exited' = 'running'): RuntimePod => ({

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { diffRelist, newGenericPleg, type PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
-import type { RelistContainer, RuntimeContainer } from '../../../src/shared/messages.js';
+import type { RelistContainer } from '../../../src/shared/sync-tasks.js';
+import type { RuntimeContainer } from '../../../src/shared/runtime-pod.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';
 

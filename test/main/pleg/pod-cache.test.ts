@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { newPodCache } from '../../../src/main/pleg/pod-cache.js';
 import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
 import type { Pod } from '../../../src/shared/api.js';
-import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 
 const running = (id: string, name = 'main'): RuntimeContainer => ({
   id,

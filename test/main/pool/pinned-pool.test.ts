@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newPinnedWorkerPool, shardOf } from '../../../src/main/pool/pinned-pool.js';
-import type { PodSyncResult } from '../../../src/shared/messages.js';
+import type { PodSyncResult } from '../../../src/shared/sync-tasks.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
 
 const kSynced: PodSyncResult = {

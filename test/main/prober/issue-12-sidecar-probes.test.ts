@@ -7,7 +7,9 @@ import { newProberManager, type ProbeRunner } from '../../../src/main/prober/pro
 import { generatePodStatus } from '../../../src/main/status/generate.js';
 import type { Container, Pod, Probe } from '../../../src/shared/api.js';
 import { hashContainer } from '../../../src/shared/hash.js';
-import type { PodEventRecord, ProbeKill, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { PodEventRecord } from '../../../src/shared/sync-tasks.js';
+import type { ProbeKill } from '../../../src/shared/probe-tasks.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
 import { sandboxHash } from '../../../src/workers/kuberuntime/labels.js';
 import { FakeClock } from '../../fakes/fake-clock.js';

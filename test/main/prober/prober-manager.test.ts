@@ -3,15 +3,9 @@ import { pino } from 'pino';
 import { newProberManager, type ProbeRunner } from '../../../src/main/prober/prober-manager.js';
 import { applyProbeResult, newProbeWorkerState } from '../../../src/main/prober/results-manager.js';
 import type { Pod, Probe } from '../../../src/shared/api.js';
-import type {
-  ExecProbeTask,
-  GrpcProbeTask,
-  NetProbeTask,
-  PodEventRecord,
-  ProbeOutcome,
-  RuntimeContainer,
-  RuntimePod,
-} from '../../../src/shared/messages.js';
+import type { PodEventRecord } from '../../../src/shared/sync-tasks.js';
+import type { ExecProbeTask, GrpcProbeTask, NetProbeTask, ProbeOutcome } from '../../../src/shared/probe-tasks.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 
 const T0 = 1_000_000;

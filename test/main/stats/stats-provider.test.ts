@@ -3,7 +3,7 @@
 // A fake `run` answers each task with the pods its scope asks for, on an injected clock.
 import { describe, expect, it } from 'vitest';
 import { newStatsProvider, kRateSampleMs } from '../../../src/main/stats/stats-provider.js';
-import type { StatsTask } from '../../../src/shared/messages.js';
+import type { StatsTask } from '../../../src/shared/sync-tasks.js';
 import type { PodSample, StatsSample, Summary } from '../../../src/shared/stats.js';
 import { newLogger } from '../../../src/shared/logging.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generatePodStatus } from '../../../src/main/status/generate.js';
 import type { Pod, Probe } from '../../../src/shared/api.js';
-import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 
 const probe: Probe = { exec: { command: ['true'] } };
 const pod = (extra: Record<string, unknown>): Pod =>

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { containerStatus, generatePodStatus, qosClass } from '../../../src/main/status/generate.js';
 import { getPhase } from '../../../src/shared/pod-policy.js';
 import type { Pod } from '../../../src/shared/api.js';
-import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 
 const T = Date.parse('2026-11-30T00:00:00Z');
 function rc(

@@ -1,7 +1,7 @@
 // How a port-forward reaches a pod (src/main/streams/port-forward.ts selectPortForwardTarget, portForwardTargetOf).
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import type { RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { portForwardTargetOf, selectPortForwardTarget } from '../../../src/main/streams/port-forward.js';
 
 const sandbox = (id: string, state: string) => ({ id, name: 'POD', sandbox: true, state }) as unknown as RuntimePod['sandboxes'][number];

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { unmountUnder } from '../../../src/workers/volumes/mount.js';
 import { newAgent, type Agent } from '../../../src/main/agent.js';
-import { resolveAgentOptions } from '../../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../../src/main/options/agent-options.js';
 import type { Pod } from '../../../src/shared/api.js';
 import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
 

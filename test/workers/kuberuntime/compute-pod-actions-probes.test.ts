@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { hashContainer } from '../../../src/shared/hash.js';
-import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
 import { sandboxHash } from '../../../src/workers/kuberuntime/labels.js';
 

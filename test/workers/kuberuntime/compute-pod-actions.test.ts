@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { backoffKey } from '../../../src/shared/backoff.js';
 import { hashContainer } from '../../../src/shared/hash.js';
-import type { BackoffEntry, RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { BackoffEntry } from '../../../src/shared/sync-tasks.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
 import { sandboxHash } from '../../../src/workers/kuberuntime/labels.js';
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import { applyPodDefaults } from '../../../src/shared/defaults.js';
-import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { validatePod } from '../../../src/shared/validation.js';
 import { validateEphemeralContainersUpdate } from '../../../src/shared/validation-ephemeral.js';
 import { formatFieldError } from '../../../src/shared/errors.js';

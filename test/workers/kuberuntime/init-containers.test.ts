@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { generatePodStatus } from '../../../src/main/status/generate.js';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { hashContainer } from '../../../src/shared/hash.js';
-import type { RuntimeContainer, RuntimePod } from '../../../src/shared/messages.js';
+import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
 import { sandboxHash } from '../../../src/workers/kuberuntime/labels.js';
 

@@ -2,7 +2,7 @@
 // Docker, as bind options (dockershim's generateMountBindings), and --node-labels parsing (the
 // kubelet's node-labels flag).
 import { describe, expect, it } from 'vitest';
-import { resolveAgentOptions } from '../../../src/main/agent-options.js';
+import { resolveAgentOptions } from '../../../src/main/options/agent-options.js';
 import { criMount } from '../../../src/workers/kuberuntime/cri-container-config.js';
 import { mountBinds } from '../../../src/workers/runtime/docker/docker-container-create.js';
 

@@ -7,14 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import {
-  kNoPodNetwork,
-  PROTOCOL_VERSION,
-  type GcResult,
-  type PodSyncResult,
-  type WorkerResult,
-  type WorkerTask,
-} from '../../../src/shared/messages.js';
+import { PROTOCOL_VERSION, type WorkerResult } from '../../../src/shared/thread-wire.js';
+import type { GcResult, PodSyncResult, WorkerTask } from '../../../src/shared/sync-tasks.js';
+import { kNoPodNetwork } from '../../../src/shared/node-settings.js';
 import { newFakeRuntime, type FakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type PodSyncResult, type WorkerTask } from '../../../src/shared/messages.js';
+import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
+import type { PodSyncResult, WorkerTask } from '../../../src/shared/sync-tasks.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 

@@ -8,14 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
-import {
-  PROTOCOL_VERSION,
-  type PodSyncResult,
-  type RelistResult,
-  type RuntimePod,
-  type WorkerBootstrap,
-  type WorkerResult,
-} from '../../../src/shared/messages.js';
+import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult } from '../../../src/shared/thread-wire.js';
+import type { PodSyncResult, RelistResult } from '../../../src/shared/sync-tasks.js';
+import type { RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
 import { kNodeNameLabel, kPodUidLabel } from '../../../src/workers/kuberuntime/labels.js';
 import { getDockerRuntime } from '../../../src/workers/runtime/docker/docker-runtime.js';

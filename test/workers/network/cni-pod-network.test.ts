@@ -7,8 +7,8 @@ import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultNetworkConfigList } from '../../../src/shared/cni-config.js';
-import type { NodeNetworkSettings } from '../../../src/shared/messages.js';
+import { defaultNetworkConfigList } from '../../../src/io/cni-config.js';
+import type { NodeNetworkSettings } from '../../../src/shared/node-settings.js';
 import { execCniPlugin } from '../../../src/workers/network/cni-exec.js';
 import { newCniPodNetwork } from '../../../src/workers/network/cni-pod-network.js';
 import { newPodNetwork } from '../../../src/workers/network/network-service.js';

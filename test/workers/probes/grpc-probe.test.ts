@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION, type GrpcProbeTask } from '../../../src/shared/messages.js';
+import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
+import type { GrpcProbeTask } from '../../../src/shared/probe-tasks.js';
 import { goCodeName, goDuration, grpcCheckOutcome, grpcDialFailure, runGrpcProbe } from '../../../src/workers/probes/grpc-probe.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';

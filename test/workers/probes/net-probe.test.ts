@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runExecProbe } from '../../../src/workers/probes/exec-probe.js';
 import { runNetProbe } from '../../../src/workers/probes/net-probe.js';
-import { parseHttpReply } from '../../../src/shared/http-probe.js';
+import { parseHttpReply } from '../../../src/io/http-probe.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
-import { PROTOCOL_VERSION, type NetProbeTask } from '../../../src/shared/messages.js';
+import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
+import type { NetProbeTask } from '../../../src/shared/probe-tasks.js';
 import { netProbeTarget, resolveContainerPort } from '../../../src/shared/probe-target.js';
 import type { Pod } from '../../../src/shared/api.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ContainerEventsMessage } from '../../../src/shared/container-events.js';
 import { runEventsLoop } from '../../../src/workers/container-events.worker.js';
-import { PROTOCOL_VERSION, type WorkerBootstrap } from '../../../src/shared/messages.js';
+import { PROTOCOL_VERSION, type WorkerBootstrap } from '../../../src/shared/thread-wire.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 import type { ContainerConfig, CriInput, PodSandboxConfig } from '../../../src/workers/runtime/cri/types.js';
 import { getRuntime } from '../../../src/workers/runtime/node-runtime.js';

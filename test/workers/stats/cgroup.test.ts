@@ -5,8 +5,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StatsTask } from '../../../src/shared/messages.js';
-import { PROTOCOL_VERSION } from '../../../src/shared/messages.js';
+import type { StatsTask } from '../../../src/shared/sync-tasks.js';
+import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import {
   cgroupOfProcess,
   detectCgroupVersion,

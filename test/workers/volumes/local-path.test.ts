@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import { normalizeConfigObject } from '../../../src/shared/config-objects.js';
-import type { PodConfigObjects } from '../../../src/shared/messages.js';
+import type { PodConfigObjects } from '../../../src/shared/sync-tasks.js';
 import { claimDir, type PersistentVolumeClaim } from '../../../src/shared/pvc.js';
 import { claimVolumeHostPath } from '../../../src/workers/volumes/local-path.js';
 import { setUpPodVolumes } from '../../../src/workers/volumes/pod-volumes.js';

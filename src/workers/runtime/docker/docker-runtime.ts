@@ -11,7 +11,7 @@ import { statfs } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
-import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/messages.js';
+import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/node-settings.js';
 import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
 import { withDeadline } from '../deadline.js';
 import { openDockerStream } from './docker-attach.js';

@@ -1,0 +1,75 @@
+// PodAbsence (src/main/lifecycle/pod-absence.ts): when the main thread may tell a sync that a pod has no
+// container (SyncPodTask.knownAbsent) — only from a relist that asked after the pod's last task.
+import { describe, expect, it } from 'vitest';
+import { PodAbsence } from '../../../src/main/lifecycle/pod-absence.js';
+import { FakeClock } from '../../fakes/fake-clock.js';
+
+function setUp() {
+  const view = { observedAtMs: 0, pods: new Set<string>() };
+  const clock = new FakeClock();
+  const absence = new PodAbsence({ lastRelistObservedAtMs: () => view.observedAtMs, hasContainersOf: (uid) => view.pods.has(uid) }, clock);
+  /** A relist that asks the runtime after everything so far (a clock tick later: the same millisecond counts as not after). */
+  const relist = async (pods: string[] = [], afterMs = 1) => {
+    clock.step(afterMs);
+    view.observedAtMs = clock.now();
+    view.pods = new Set(pods);
+  };
+  return { view, absence, relist };
+}
+
+describe('PodAbsence', () => {
+  it('knows nothing before the first relist', () => {
+    const { absence } = setUp();
+    expect(absence.isKnownAbsent('a')).toBe(false);
+  });
+
+  it('a pod the last relist did not show, with no task of it, is absent; one it showed is not', async () => {
+    const { absence, relist } = setUp();
+    await relist(['b']);
+    expect(absence.isKnownAbsent('a')).toBe(true);
+    expect(absence.isKnownAbsent('b')).toBe(false);
+  });
+
+  it('not while a task of the pod runs, nor after it until a relist that asked later', async () => {
+    const { absence, relist, view } = setUp();
+    await relist();
+    let finish!: () => void;
+    const task = absence.run('a', () => new Promise<void>((r) => (finish = r)));
+    expect(absence.isKnownAbsent('a')).toBe(false);
+    finish();
+    await task;
+    // The last relist asked before the task ended: the task may have made containers.
+    view.observedAtMs = 1;
+    expect(absence.isKnownAbsent('a')).toBe(false);
+    await relist();
+    expect(absence.isKnownAbsent('a')).toBe(true);
+  });
+
+  it("a relist in the same millisecond as the task's end does not count as after it (the task's end is on the clock)", async () => {
+    const { absence, relist } = setUp();
+    await absence.run('a', async () => undefined);
+    await relist([], 0);
+    expect(absence.isKnownAbsent('a')).toBe(false);
+    await relist([], 1);
+    expect(absence.isKnownAbsent('a')).toBe(true);
+  });
+
+  it('a failed task counts as run', async () => {
+    const { absence, view } = setUp();
+    view.observedAtMs = 1;
+    await expect(absence.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(absence.isKnownAbsent('a')).toBe(false);
+  });
+
+  it('forgets the tasks a later relist covers, and still answers right for them', async () => {
+    const { absence, relist, view } = setUp();
+    view.observedAtMs = 1;
+    for (let i = 0; i < 300; i++) await absence.run(`p${i}`, async () => undefined);
+    expect(absence.isKnownAbsent('p0')).toBe(false);
+    await relist(['p1']);
+    await absence.run('q', async () => undefined); // prunes p0…p299 (ended before the relist asked)
+    expect(absence.isKnownAbsent('p0')).toBe(true);
+    expect(absence.isKnownAbsent('p1')).toBe(false);
+    expect(absence.isKnownAbsent('q')).toBe(false);
+  });
+});
