@@ -3,13 +3,14 @@
 // costs the engine, bench/floor-settings.ts). A rep runs the agent, then each floor; the best of
 // the floors' concurrencies in a rep is that rep's floor. The medians (of the agent's runs, of the
 // reps' floors, of the ratios rep by rep) are what a claim quotes; the best-of rows stay for
-// comparison with earlier tables. Not used by src/ or by tests.
+// comparison with earlier tables. Also the at-density rows of its table. Not used by src/ or by tests.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { floorSettings, type FloorSettingName } from './floor-settings.js';
 import { rawFloor, type RawFloorRun } from './raw-floor.js';
+import type { AtDensity } from './at-density.js';
 import { oomScoreAdjFloor } from '../src/workers/runtime/docker/oom-score-floor.js';
 
 /** median of `xs` (the mean of the middle two when even); NaN when empty. */
@@ -135,4 +136,34 @@ export function settingsRows(runs: SettingRun[]): (string | number)[][] {
       .map((r) => r.engineCpuMsPerPod.toFixed(1))
       .join(' '),
   ]);
+}
+
+/** `p50 / p99 / max` of a summary, whole milliseconds. */
+export const msTriple = (x: { p50: number; p99: number; max: number }) => `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} / ${x.max.toFixed(0)}`;
+
+/** The at-density rows of the table (see bench/at-density.ts). */
+export function atDensityRows(d: AtDensity): (string | number)[][] {
+  const ms = (x: number) => x.toFixed(1);
+  return [
+    [`at ${d.pods} pods: agent RSS per pod, MiB (process RSS ${Math.round(d.rssMiB)} MiB)`, d.rssMiBPerPod, '', ''],
+    [`at ${d.pods} pods: idle CPU over ${Math.round(d.idleSeconds)} s, % of a core`, d.idleCpuPercentOfCore, '', ''],
+    [
+      `at ${d.pods} pods: relist p50 / p99 / max, ms (${d.relistMs.n} asked; period ${d.relistPeriodMs / 1000} s)`,
+      `${ms(d.relistMs.p50)} / ${ms(d.relistMs.p99)} / ${ms(d.relistMs.max)}`,
+      '',
+      '',
+    ],
+    [
+      `at ${d.pods} pods: container death → watch frame p50 / p99 / max, ms (${d.deathToFrameMs.n} deaths)`,
+      `${ms(d.deathToFrameMs.p50)} / ${ms(d.deathToFrameMs.p99)} / ${ms(d.deathToFrameMs.max)}`,
+      '',
+      '',
+    ],
+    [
+      `at ${d.pods} pods: GET /pods req/s, p50 / p99 ms (${Math.round(d.getPods.bytesPerResponse / 1024)} KiB each)`,
+      `${d.getPods.requestsPerSec}, ${d.getPods.p50Ms} / ${d.getPods.p99Ms}`,
+      '',
+      '',
+    ],
+  ];
 }

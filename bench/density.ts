@@ -71,8 +71,17 @@ import { join } from 'node:path';
 import { outsideSpansMs, spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
 import { startSlowEngine } from './slow-engine.js';
 import { parseFloorSettings } from './floor-settings.js';
-import { repFloor, repsRows, runFloorSetting, settingsRows, summarizeReps, type SettingRun } from './density-reps.js';
-import { measureAtDensity, type AtDensity } from './at-density.js';
+import {
+  atDensityRows,
+  msTriple,
+  repFloor,
+  repsRows,
+  runFloorSetting,
+  settingsRows,
+  summarizeReps,
+  type SettingRun,
+} from './density-reps.js';
+import { measureAtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
 import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
@@ -273,36 +282,6 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
     relistMs: summary(pleg.relistDurationsMs),
     eventLagMs: summary(pleg.eventLagsMs),
   };
-}
-
-/** `p50 / p99 / max` of a summary, whole milliseconds. */
-const msTriple = (x: { p50: number; p99: number; max: number }) => `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} / ${x.max.toFixed(0)}`;
-
-/** The at-density rows of the table (see bench/at-density.ts). */
-function atDensityRows(d: AtDensity): (string | number)[][] {
-  const ms = (x: number) => x.toFixed(1);
-  return [
-    [`at ${d.pods} pods: agent RSS per pod, MiB (process RSS ${Math.round(d.rssMiB)} MiB)`, d.rssMiBPerPod, '', ''],
-    [`at ${d.pods} pods: idle CPU over ${Math.round(d.idleSeconds)} s, % of a core`, d.idleCpuPercentOfCore, '', ''],
-    [
-      `at ${d.pods} pods: relist p50 / p99 / max, ms (${d.relistMs.n} asked; period ${d.relistPeriodMs / 1000} s)`,
-      `${ms(d.relistMs.p50)} / ${ms(d.relistMs.p99)} / ${ms(d.relistMs.max)}`,
-      '',
-      '',
-    ],
-    [
-      `at ${d.pods} pods: container death → watch frame p50 / p99 / max, ms (${d.deathToFrameMs.n} deaths)`,
-      `${ms(d.deathToFrameMs.p50)} / ${ms(d.deathToFrameMs.p99)} / ${ms(d.deathToFrameMs.max)}`,
-      '',
-      '',
-    ],
-    [
-      `at ${d.pods} pods: GET /pods req/s, p50 / p99 ms (${Math.round(d.getPods.bytesPerResponse / 1024)} KiB each)`,
-      `${d.getPods.requestsPerSec}, ${d.getPods.p50Ms} / ${d.getPods.p99Ms}`,
-      '',
-      '',
-    ],
-  ];
 }
 
 /** The Docker part: the agent through the counting proxy and the dockerode floor; its row of the both-runtimes table. */
