@@ -313,6 +313,15 @@ async function dockerDensity(): Promise<void> {
         settingRuns.push(
           await settled().then(() => runFloorSetting(docker, name, rep, { pods: N, concurrency: settingsConcurrency, runId, engineCpu })),
         );
+      if (reps > 1) {
+        // Each rep's figures as it ends, so a run stopped before its last rep (a wedged or slow engine) still leaves them.
+        const a = adaptiveRuns.at(-1)!;
+        const floors = [...rawRuns.values()].map((runs) => runs.at(-1)!);
+        const file = writeResult(`density-rep${rep}of${reps}-${runId}`, { rep, pods: N, agent: a, floors, settingRuns });
+        process.stderr.write(
+          `rep ${rep}: agent ${(a.allRunningMs / 1000).toFixed(2)} s, engine ${a.engineCpuMsPerPod.toFixed(1)} ms/pod, ${a.dockerCallsPerPod?.toFixed(2) ?? '-'} calls/pod; floors ${floors.map((f) => `${(f.allRunningMs / 1000).toFixed(2)} s, engine ${f.engineCpuMsPerPod.toFixed(1)} ms/pair`).join('; ')} (${file})\n`,
+        );
+      }
     }
     // Rep by rep: the agent's run against the fastest floor run of the same rep.
     const byRep = args['no-raw']
