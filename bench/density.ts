@@ -38,7 +38,14 @@
 // same agent with each thread's limit fixed at 32 (KUBELET_TS_DOCKER_CONCURRENCY) to compare.
 // `--engine-cpus 0.5` runs everything (agent and floor) against a dockerd of the bench's own whose
 // daemon and containerd get 0.5 cores (bench/slow-engine.ts): the slow engine. `--reps 2` repeats
-// the agent runs and the floors interleaved and keeps the best of each (the machine is noisy).
+// the agent runs and the floors interleaved and keeps the best of each (the machine is noisy); the
+// table also gives the medians over the reps and each rep's agent, floor and ratio (bench/density-reps.ts:
+// a rep's floor is the fastest of its --raw-concurrency runs). `--private-engine` runs everything
+// against a dockerd of the bench's own without a CPU cap: a dockerd nobody else uses, whose CPU
+// (its dockerd, containerd and its own shims) is then the engine CPU row (else the shared engine's, where
+// other users' containers count). `--floor-settings binds,cgroup,log,labels,oom,inspect,agent` adds,
+// in each rep, a floor run at `--settings-concurrency` (16) of bare pairs and of pairs with each of
+// the kubelet's settings (bench/floor-settings.ts): the engine CPU each one costs.
 //
 // At density (issue #16 item 4): `--steady 30` adds, once every pod is Running, bench/at-density.ts's
 // figures — RSS per pod, idle CPU, relist p99, container death → watch frame (`--deaths 20`), GET
@@ -53,7 +60,8 @@
 // Docker-only rows (Engine calls, engine CPU, IPAM leases, at-density) are Docker's part's.
 //
 //   npm run bench -- density [--runtime docker|containerd|both] [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none] [--no-count-calls]
-//                            [--fixed-limit N,…] [--engine-cpus X] [--reps 1] [--steady 0 (s) --deaths 20] [--no-settle]
+//                            [--fixed-limit N,…] [--engine-cpus X | --private-engine] [--reps 1] [--steady 0 (s) --deaths 20] [--no-settle]
+//                            [--floor-settings none,binds,… --settings-concurrency 16]
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
@@ -62,7 +70,18 @@ import { performance as perfHooks } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { outsideSpansMs, spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
 import { startSlowEngine } from './slow-engine.js';
-import { measureAtDensity, type AtDensity } from './at-density.js';
+import { parseFloorSettings } from './floor-settings.js';
+import {
+  atDensityRows,
+  msTriple,
+  repFloor,
+  repsRows,
+  runFloorSetting,
+  settingsRows,
+  summarizeReps,
+  type SettingRun,
+} from './density-reps.js';
+import { measureAtDensity } from './at-density.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
 import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
@@ -94,6 +113,9 @@ const { values: args } = parseArgs({
     'no-count-calls': { type: 'boolean', default: false },
     'fixed-limit': { type: 'string', default: '' },
     'engine-cpus': { type: 'string', default: '' },
+    'private-engine': { type: 'boolean', default: false },
+    'floor-settings': { type: 'string', default: '' },
+    'settings-concurrency': { type: 'string', default: '16' },
     reps: { type: 'string', default: '1' },
     steady: { type: 'string', default: '0' },
     deaths: { type: 'string', default: '20' },
@@ -122,21 +144,28 @@ if (engineCpus !== undefined && !(engineCpus > 0 && engineCpus <= 64))
 if (process.env[kFixedLimitEnv]) throw new Error(`unset ${kFixedLimitEnv}: this bench sets it itself for --fixed-limit runs`);
 if (engineCpus !== undefined && !onDocker)
   throw new Error("--engine-cpus slows a dockerd of the bench's own: it needs --runtime docker or both");
-const engine = engineCpus !== undefined ? await startSlowEngine(engineCpus) : undefined;
+const floorSettingNames = args['floor-settings'] ? parseFloorSettings(args['floor-settings']) : [];
+const settingsConcurrency = positiveInt('settings-concurrency', args['settings-concurrency']);
+if (args['private-engine'] && engineCpus !== undefined)
+  throw new Error('--private-engine and --engine-cpus: give one (--engine-cpus is a private engine too)');
+if (args['private-engine'] && !onDocker)
+  throw new Error("--private-engine is a dockerd of the bench's own: it needs --runtime docker or both");
+const engine = engineCpus !== undefined || args['private-engine'] ? await startSlowEngine(engineCpus) : undefined;
 const engineSocket = engine?.socketPath ?? '/var/run/docker.sock';
 // The engine's CPU (dockerd, containerd, shims with the runc calls they reaped) over each start
-// window: read from /proc for the shared engine; not measured on the bench's own slow engine.
-const engineCpu = engine ? undefined : engineCpuWindow;
+// window, from /proc: the bench's own engine's, else the shared one's.
+const engineCpu = engine ? engine.engineCpu : engineCpuWindow;
 const docker = new Docker({ socketPath: engineSocket });
 if (onDocker)
   await docker.ping().catch((err: unknown) => {
     throw new Error(`bench density: Docker does not answer on ${engineSocket} (${(err as Error).message}); start it with tools/up`);
   });
 const runId = randomBytes(3).toString('hex');
-// Each timed run waits for the last one's network namespaces to be freed (settle); the bench's own slow engine keeps its elsewhere.
-const netnsBaseline = engine || args['no-settle'] || !onDocker ? NaN : await netnsBaselineAfterCollection();
+// Each timed run waits for the last one's network namespaces to be freed (settle); the bench's own engine keeps its under its exec root.
+const netnsDir = engine ? join(engine.own.dir, 'exec', 'netns') : undefined;
+const netnsBaseline = args['no-settle'] || !onDocker ? NaN : await netnsBaselineAfterCollection(netnsDir);
 /** Before a timed run: settle, unless --no-settle (the smoke test's, on a machine that other tests keep busy). */
-const settled = () => (args['no-settle'] ? Promise.resolve(0) : settle({ netnsBaseline }));
+const settled = () => (args['no-settle'] ? Promise.resolve(0) : settle({ netnsBaseline, netnsDir }));
 /** The rows of the both-runtimes table, Docker's first. */
 const figures: RuntimeFigures[] = [];
 
@@ -255,36 +284,6 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   };
 }
 
-/** `p50 / p99 / max` of a summary, whole milliseconds. */
-const msTriple = (x: { p50: number; p99: number; max: number }) => `${x.p50.toFixed(0)} / ${x.p99.toFixed(0)} / ${x.max.toFixed(0)}`;
-
-/** The at-density rows of the table (see bench/at-density.ts). */
-function atDensityRows(d: AtDensity): (string | number)[][] {
-  const ms = (x: number) => x.toFixed(1);
-  return [
-    [`at ${d.pods} pods: agent RSS per pod, MiB (process RSS ${Math.round(d.rssMiB)} MiB)`, d.rssMiBPerPod, '', ''],
-    [`at ${d.pods} pods: idle CPU over ${Math.round(d.idleSeconds)} s, % of a core`, d.idleCpuPercentOfCore, '', ''],
-    [
-      `at ${d.pods} pods: relist p50 / p99 / max, ms (${d.relistMs.n} asked; period ${d.relistPeriodMs / 1000} s)`,
-      `${ms(d.relistMs.p50)} / ${ms(d.relistMs.p99)} / ${ms(d.relistMs.max)}`,
-      '',
-      '',
-    ],
-    [
-      `at ${d.pods} pods: container death → watch frame p50 / p99 / max, ms (${d.deathToFrameMs.n} deaths)`,
-      `${ms(d.deathToFrameMs.p50)} / ${ms(d.deathToFrameMs.p99)} / ${ms(d.deathToFrameMs.max)}`,
-      '',
-      '',
-    ],
-    [
-      `at ${d.pods} pods: GET /pods req/s, p50 / p99 ms (${Math.round(d.getPods.bytesPerResponse / 1024)} KiB each)`,
-      `${d.getPods.requestsPerSec}, ${d.getPods.p50Ms} / ${d.getPods.p99Ms}`,
-      '',
-      '',
-    ],
-  ];
-}
-
 /** The Docker part: the agent through the counting proxy and the dockerode floor; its row of the both-runtimes table. */
 async function dockerDensity(): Promise<void> {
   const counter = args['no-count-calls']
@@ -302,6 +301,7 @@ async function dockerDensity(): Promise<void> {
     const fixedRuns = new Map<number, AgentResult[]>(fixedLimits.map((l) => [l, []]));
     // Paced, the floor is one paced run per rep (concurrency 0: every arrival begun at once), not one per --raw-concurrency.
     const rawRuns = new Map<number, RawFloorRun[]>((rate > 0 ? [0] : rawConcurrencies).map((c) => [c, []]));
+    const settingRuns: SettingRun[] = [];
     for (let rep = 1; rep <= reps; rep++) {
       if (reps > 1) process.stderr.write(`rep ${rep}/${reps}\n`);
       adaptiveRuns.push(await agentRun(counter));
@@ -309,7 +309,35 @@ async function dockerDensity(): Promise<void> {
       if (args['no-raw']) continue;
       if (rate > 0) rawRuns.get(0)!.push(await settled().then(() => rawFloorPaced(docker, N, rate, runId, engineCpu)));
       else for (const c of rawConcurrencies) rawRuns.get(c)!.push(await settled().then(() => rawFloor(docker, N, c, runId, engineCpu)));
+      for (const name of floorSettingNames)
+        settingRuns.push(
+          await settled().then(() => runFloorSetting(docker, name, rep, { pods: N, concurrency: settingsConcurrency, runId, engineCpu })),
+        );
+      if (reps > 1) {
+        // Each rep's figures as it ends, so a run stopped before its last rep (a wedged or slow engine) still leaves them.
+        const a = adaptiveRuns.at(-1)!;
+        const floors = [...rawRuns.values()].map((runs) => runs.at(-1)!);
+        const file = writeResult(`density-rep${rep}of${reps}-${runId}`, { rep, pods: N, agent: a, floors, settingRuns });
+        process.stderr.write(
+          `rep ${rep}: agent ${(a.allRunningMs / 1000).toFixed(2)} s, engine ${a.engineCpuMsPerPod.toFixed(1)} ms/pod, ${a.dockerCallsPerPod?.toFixed(2) ?? '-'} calls/pod; floors ${floors.map((f) => `${(f.allRunningMs / 1000).toFixed(2)} s, engine ${f.engineCpuMsPerPod.toFixed(1)} ms/pair`).join('; ')} (${file})\n`,
+        );
+      }
     }
+    // Rep by rep: the agent's run against the fastest floor run of the same rep.
+    const byRep = args['no-raw']
+      ? undefined
+      : summarizeReps(
+          adaptiveRuns.map((a, i) => {
+            const f = repFloor([...rawRuns.values()].map((runs) => runs[i]!));
+            return {
+              agentAllRunningMs: a.allRunningMs,
+              floorAllRunningMs: f.allRunningMs,
+              agentEngineCpuMsPerPod: a.engineCpuMsPerPod,
+              floorEngineCpuMsPerPod: f.engineCpuMsPerPod,
+              agentDockerCallsPerPod: a.dockerCallsPerPod,
+            };
+          }),
+        );
     const agent = best(adaptiveRuns);
     const fixed = fixedLimits.map((l) => ({
       limit: l,
@@ -323,7 +351,11 @@ async function dockerDensity(): Promise<void> {
     const ratio = raw ? agent.allRunningMs / raw.allRunningMs : NaN;
     const s = (ms: number) => ms / 1000;
     const mode = rate === 0 ? 'burst' : `paced at ${rate} pods/s`;
-    const engineWord = engine ? `own dockerd limited to ${engineCpus} cores` : 'the shared dockerd';
+    const engineWord = engine
+      ? engineCpus !== undefined
+        ? `own dockerd limited to ${engineCpus} cores`
+        : "a dockerd of the bench's own (no CPU cap)"
+      : 'the shared dockerd';
     console.log(
       `\ndensity: ${N} pods (sandbox + 1 container each), ${mode}, ${workers} worker threads, pod network ${networkPlugin}, ${engineWord}, best of ${reps}, ${new Date().toISOString()}`,
     );
@@ -355,6 +387,7 @@ async function dockerDensity(): Promise<void> {
           raw ? f.best.allRunningMs / raw.allRunningMs : '-',
         ]),
         ...(reps > 1 ? [['  every run, adaptive', adaptiveRuns.map((r) => s(r.allRunningMs).toFixed(2)).join(' '), '', '']] : []),
+        ...(byRep ? repsRows(byRep) : []),
         ['time to all removed', s(agent.allRemovedMs), raw ? s(raw.allRemovedMs) : '-', raw ? agent.allRemovedMs / raw.allRemovedMs : '-'],
         ...(['p50', 'p90', 'p99', 'max'] as const).map((q) => {
           // Paced, the floor's pairs have a startup too (due → container started); in a burst they do not.
@@ -391,6 +424,17 @@ async function dockerDensity(): Promise<void> {
         ],
         ...(agent.startCalls ? [['Docker calls per pod start', agent.startCalls.perPod, 4, agent.startCalls.perPod / 4]] : []),
         ...(agent.startCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
+        ...(settingRuns.length
+          ? [
+              [
+                `engine CPU of the kubelet's settings on the floor's pairs (concurrency ${settingsConcurrency}; bench/floor-settings.ts)`,
+                '',
+                '',
+                '',
+              ],
+            ]
+          : []),
+        ...settingsRows(settingRuns),
         ...(agent.removeCalls ? [['Docker calls per pod removal', agent.removeCalls.perPod, '', '']] : []),
         ...(agent.removeCalls?.routes ?? []).map((r) => [`  ${r.route}`, r.perPod, '', '']),
         ...(agent.atDensity ? atDensityRows(agent.atDensity) : []),
@@ -417,8 +461,14 @@ async function dockerDensity(): Promise<void> {
       raw: raws,
       best: raw,
       ratioAllRunning: ratio,
+      privateEngine: args['private-engine'],
+      byRep,
+      settingsConcurrency: settingRuns.length ? settingsConcurrency : null,
+      settingRuns,
     });
-    console.log(`ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}\nresults: ${file}`);
+    console.log(
+      `ratio agent/raw (time to all Running): ${raw ? ratio.toFixed(2) : 'n/a (--no-raw)'}${byRep ? `; median of ${reps} reps' ratios: ${byRep.medianRatioAllRunning.toFixed(2)}` : ''}\nresults: ${file}`,
+    );
     if (raw) {
       figures.push({
         runtime: 'docker',

@@ -286,7 +286,7 @@ function machineJiffies(): { busy: number; all: number } {
 const kDockerNetnsDir = '/var/run/docker/netns';
 
 /** The shared dockerd's network-namespace files (`/var/run/docker/netns`), or NaN when unreadable. */
-function dockerNetnsCount(dir = kDockerNetnsDir): number {
+function dockerNetnsCountIn(dir: string): number {
   try {
     return readdirSync(dir).length;
   } catch {
@@ -304,7 +304,7 @@ function dockerNetnsCount(dir = kDockerNetnsDir): number {
  * long-running containers stay. Resolves with the count then (NaN when the directory is unreadable).
  */
 export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promise<number> {
-  const start = dockerNetnsCount(dir);
+  const start = dockerNetnsCountIn(dir);
   let recent = 0;
   try {
     for (const name of readdirSync(dir)) {
@@ -319,17 +319,17 @@ export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promi
     65,
   );
   const t0 = performance.now();
-  while (dockerNetnsCount(dir) >= start && performance.now() - t0 < 65_000) {
+  while (dockerNetnsCountIn(dir) >= start && performance.now() - t0 < 65_000) {
     bar.update(Math.round((performance.now() - t0) / 1000));
     await new Promise((r) => setTimeout(r, 250));
   }
   bar.update(Math.round((performance.now() - t0) / 1000)); // the seconds it took
   bar.end();
-  if (dockerNetnsCount(dir) >= start)
+  if (dockerNetnsCountIn(dir) >= start)
     process.stderr.write(
       `bench: dockerd freed none of the ${recent} recent network namespaces in /var/run/docker/netns within 65 s (a slow or busy engine); going on with them counted in the baseline\n`,
     );
-  return dockerNetnsCount(dir);
+  return dockerNetnsCountIn(dir);
 }
 
 /**
@@ -342,13 +342,17 @@ export async function netnsBaselineAfterCollection(dir = kDockerNetnsDir): Promi
  *   the kernel's freeing of ~100 namespaces would otherwise land inside whichever run is under way;
  *   a run begun right after a collection ends before the next one (runs here take under 60 s).
  *   Containers of others started meanwhile keep the count up: then this waits until `timeoutMs`.
+ *   `netnsDir`: another engine's namespace directory (a dockerd of the bench's own: `<exec-root>/netns`).
  * - then until the whole machine has been quiet for one second: busy CPU (every process and kernel
  *   thread, from /proc/stat) under `busyShare` (default 0.15) of all cores.
  * Gives up after `timeoutMs` (default 90 000 ms) and says so on stderr. Resolves with the
  * milliseconds waited.
  */
-export async function settle(opts: { netnsBaseline?: number; busyShare?: number; timeoutMs?: number } = {}): Promise<number> {
-  const { netnsBaseline = NaN, busyShare = 0.15, timeoutMs = 90_000 } = opts;
+export async function settle(
+  opts: { netnsBaseline?: number; netnsDir?: string; busyShare?: number; timeoutMs?: number } = {},
+): Promise<number> {
+  const { netnsBaseline = NaN, netnsDir = kDockerNetnsDir, busyShare = 0.15, timeoutMs = 90_000 } = opts;
+  const dockerNetnsCount = () => dockerNetnsCountIn(netnsDir);
   const t0 = performance.now();
   const late = () => performance.now() - t0 > timeoutMs;
   if (dockerNetnsCount() > netnsBaseline) {
@@ -364,7 +368,7 @@ export async function settle(opts: { netnsBaseline?: number; busyShare?: number;
     bar.end();
     if (late())
       process.stderr.write(
-        `bench: ${dockerNetnsCount() - netnsBaseline} network namespaces of removed containers still in /var/run/docker/netns after ${Math.round(timeoutMs / 1000)} s; timing anyway\n`,
+        `bench: ${dockerNetnsCount() - netnsBaseline} network namespaces of removed containers still in ${netnsDir} after ${Math.round(timeoutMs / 1000)} s; timing anyway\n`,
       );
   }
   for (;;) {
@@ -437,13 +441,18 @@ export function engineCpuSeconds(): { dockerd: number; containerd: number; shims
   };
 }
 
-/** The CPU seconds so far of each containerd-shim process (with the children it reaped), by PID. */
-function shimCpuSeconds(): Map<string, number> {
+/**
+ * The CPU seconds so far of each containerd-shim process (with the children it reaped), by PID;
+ * with `address`, only the shims whose command line names it (`-address <containerd socket>`: one engine's).
+ */
+function shimCpuSeconds(address?: string): Map<string, number> {
   const out = new Map<string, number>();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('containerd-shim')) out.set(pid, procCpuSeconds(pid, true) || 0);
+      if (!readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('containerd-shim')) continue;
+      if (address !== undefined && !readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(address)) continue;
+      out.set(pid, procCpuSeconds(pid, true) || 0);
     } catch {
       // exited meanwhile
     }
@@ -460,15 +469,35 @@ function shimCpuSeconds(): Map<string, number> {
  * remove nothing inside a window. NaN when a daemon's pid file is missing.
  */
 export function engineCpuWindow(): () => number {
+  return engineCpuWindowOf({
+    dockerdPidFile: '/var/run/docker.pid',
+    containerdPidFile: '/var/run/docker/containerd/containerd.pid',
+  });
+}
+
+/**
+ * EngineFiles: where one Docker engine's pids are: its dockerd's and its containerd's pid files,
+ * and (for an engine other than the shared one) the containerd socket its shims name, so only its
+ * own shims count.
+ */
+export interface EngineFiles {
+  dockerdPidFile: string;
+  containerdPidFile: string;
+  shimAddress?: string;
+}
+
+/** engineCpuWindowOf: engineCpuWindow of the engine at `files` (seconds since the window opened; NaN when a pid file is missing). */
+export function engineCpuWindowOf(files: EngineFiles): () => number {
   const daemons = () => {
-    const e = engineCpuSeconds();
-    return e.dockerd + e.containerd;
+    const dockerd = readPid(files.dockerdPidFile);
+    const containerd = readPid(files.containerdPidFile);
+    return (dockerd ? procCpuSeconds(dockerd, false) : NaN) + (containerd ? procCpuSeconds(containerd, true) : NaN);
   };
   const d0 = daemons();
-  const shims0 = shimCpuSeconds();
+  const shims0 = shimCpuSeconds(files.shimAddress);
   return () => {
     let shims = 0;
-    for (const [pid, cpu] of shimCpuSeconds()) shims += cpu - (shims0.get(pid) ?? 0);
+    for (const [pid, cpu] of shimCpuSeconds(files.shimAddress)) shims += cpu - (shims0.get(pid) ?? 0);
     return daemons() - d0 + shims;
   };
 }

@@ -4,6 +4,7 @@
 // (rawFloor) or begun at a paced rate (rawFloorPaced), then removing them. What no node agent on
 // this engine can beat; a bench's ratio is to it.
 import type Docker from 'dockerode';
+import type { PairShape } from './floor-settings.js';
 import { kBusybox, kPause, pool, progress, sleepUntil, summary } from './lib.js';
 
 /**
@@ -40,30 +41,40 @@ export async function removeByLabel(docker: Docker, label: string, concurrency =
   return list.length;
 }
 
-/** startPair makes and starts one pair as the floor does, named `<name>-POD` and `<name>-main`: 4 Engine API calls one after the other. */
-export async function startPair(docker: Docker, name: string, label: Record<string, string>): Promise<void> {
+/**
+ * startPair makes and starts one pair as the floor does, named `<name>-POD` and `<name>-main`: 4
+ * Engine API calls one after the other. With `shape` (bench/floor-settings.ts; `i` is the pair's
+ * index), the pair also asks for those of the kubelet's settings (and inspects each container after its start).
+ */
+export async function startPair(docker: Docker, name: string, label: Record<string, string>, shape?: PairShape, i = 0): Promise<void> {
+  const sx = shape?.sandbox(i);
   const sandbox = await docker.createContainer({
     name: `${name}-POD`,
     Image: kPause,
-    Labels: label,
-    HostConfig: { NetworkMode: 'none', IpcMode: 'shareable' },
+    Labels: { ...sx?.Labels, ...label },
+    HostConfig: { NetworkMode: 'none', IpcMode: 'shareable', ...sx?.HostConfig },
   });
   await sandbox.start();
+  if (shape?.inspect) await sandbox.inspect();
+  const cx = shape?.container(i);
   const app = await docker.createContainer({
     name: `${name}-main`,
     Image: kBusybox,
     Cmd: ['sleep', '3600'],
-    Labels: label,
-    HostConfig: { NetworkMode: `container:${sandbox.id}`, IpcMode: `container:${sandbox.id}` },
+    Labels: { ...cx?.Labels, ...label },
+    HostConfig: { NetworkMode: `container:${sandbox.id}`, IpcMode: `container:${sandbox.id}`, ...cx?.HostConfig },
   });
   await app.start();
+  if (shape?.inspect) await app.inspect();
 }
 
 /**
  * rawFloor starts `pods` pairs at `concurrency`, labelled `kubelet-ts.bench=<runId>` and named
  * `bench-raw-<runId>-<concurrency>-<i>-POD|main`, with a progress line, then removes them.
  * `engineCpu` (optional) opens a window on the engine's CPU (bench/lib.ts engineCpuWindow) before
- * the first create; it is read after the last start.
+ * the first create; it is read after the last start. `setting` (its name and PairShape,
+ * bench/floor-settings.ts) makes the pairs ask for more than the bare floor's; named
+ * `bench-raw-<runId>-<setting>-<concurrency>-<i>` then.
  * @throws what dockerode throws for a create or start (the caller removes by the label).
  */
 export async function rawFloor(
@@ -72,15 +83,17 @@ export async function rawFloor(
   concurrency: number,
   runId: string,
   engineCpu?: () => () => number,
+  setting?: { name: string; shape: PairShape },
 ): Promise<RawFloorRun> {
   const label = { 'kubelet-ts.bench': runId };
-  const bar = progress(`raw dockerode (concurrency ${concurrency}): pairs started`, pods);
+  const bar = progress(`raw dockerode${setting ? ` + ${setting.name}` : ''} (concurrency ${concurrency}): pairs started`, pods);
   let done = 0;
   let firstRunningMs = NaN;
   const engineSince = engineCpu?.();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const one = (i: number) => startPair(docker, `bench-raw-${runId}-${concurrency}-${i}`, label);
+  const one = (i: number) =>
+    startPair(docker, `bench-raw-${runId}-${setting ? `${setting.name}-` : ''}${concurrency}-${i}`, label, setting?.shape, i);
   await pool(
     Array.from({ length: pods }, (_, i) => i),
     concurrency,

@@ -47,6 +47,7 @@ import { DockerSandboxManager, podResolvConf } from './docker-sandbox.js';
 import { DockerStats } from './docker-stats.js';
 import { containerMatches, toCriContainer, toCriContainerStatus } from './docker-status.js';
 import { oomScoreAdjFloor } from '../../cm/oom-score-floor.js';
+import { ListCoalescer } from './list-coalescer.js';
 
 /** What the Docker implementation of the CRI is built with (the agent's flags and the thread's network). */
 export interface DockerCriOptions {
@@ -81,19 +82,24 @@ export class DockerRuntimeService implements RuntimeService {
   readonly #runtime: ContainerRuntime;
   readonly #rootDir: string;
   readonly #stats: DockerStats;
+  /** ListPodSandbox and ListContainers asked together share one Docker list (list-coalescer.ts). */
+  readonly #lists: ListCoalescer;
   #settings?: Promise<DockerCreateSettings>;
 
   constructor(private readonly opts: DockerCriOptions) {
     this.#runtime = opts.runtime;
     this.#rootDir = opts.rootDir;
     this.#stats = new DockerStats(opts.runtime, opts.clock ?? realClock);
+    this.#lists = new ListCoalescer(opts.runtime);
     this.sandboxes = new DockerSandboxManager({
       runtime: opts.runtime,
       network: opts.network,
       rootDir: opts.rootDir,
       nodeIp: opts.nodeIp ?? '',
       settings: () => this.#createSettings(),
+      listContainers: (filter) => this.#lists.list(filter),
       logger: opts.logger,
+      clock: opts.clock,
     });
   }
 
@@ -199,7 +205,7 @@ export class DockerRuntimeService implements RuntimeService {
   async listContainers(filter?: CriInput<ContainerFilter>, _opts?: CriCallOptions): Promise<Container[]> {
     const labels = [`${kDockerTypeLabel}=${kDockerTypeContainer}`, ...selectorLabels(filter?.label_selector)];
     if (filter?.pod_sandbox_id) labels.push(`io.kubernetes.sandbox.id=${filter.pod_sandbox_id}`);
-    const list = await this.#runtime.listContainers({ labels });
+    const list = await this.#lists.list({ labels });
     return list.map(toCriContainer).filter((c) => containerMatches(c, filter));
   }
 

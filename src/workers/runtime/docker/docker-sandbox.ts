@@ -16,7 +16,7 @@ import { resolvConfContent, resolvConfPath } from '../../dns/pod-dns.js';
 import type { PodNetwork } from '../../network/pod-network.js';
 import type { PodSandboxStatusResponse } from '../cri/services.js';
 import type { CriInput, PodSandbox, PodSandboxConfig, PodSandboxFilter } from '../cri/types.js';
-import type { ContainerDetails, ContainerRuntime } from '../runtime.js';
+import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime } from '../runtime.js';
 import { sandboxCreateSpec, sandboxMetadata, type DockerCreateSettings } from './docker-container-create.js';
 import {
   kDockerTypeContainer,
@@ -28,6 +28,7 @@ import {
 } from './docker-cri-labels.js';
 import { CheckedSandboxes, criPortMappings, networkTargetOf, setUpFailureMessage, tearDownNetwork } from './docker-sandbox-network.js';
 import { sandboxMatches, toCriSandbox, toCriSandboxStatus } from './docker-status.js';
+import { realClock, type Clock } from '../../../shared/clock.js';
 
 /** kSandboxGracePeriodSeconds: the pause container's stop timeout (dockershim defaultSandboxGracePeriod). */
 export const kSandboxGracePeriodSeconds = 10;
@@ -43,12 +44,49 @@ export interface DockerSandboxDeps {
   nodeIp: string;
   /** The create settings (the floor of oom_score_adj is read once, lazily). */
   settings(): Promise<DockerCreateSettings>;
+  /** The container lists (list-coalescer.ts, shared with the runtime service); default `runtime.listContainers`. */
+  listContainers?: ContainerRuntime['listContainers'];
   logger?: Logger;
+  /** The thread's clock (epoch ms): the created/started times a just-started sandbox is answered with; default the real clock. */
+  clock?: Clock;
 }
 
 /** podResolvConf: the pod's resolv.conf path when its sandbox config has a `dns_config`, else ''. */
 export function podResolvConf(rootDir: string, config: CriInput<PodSandboxConfig> | null | undefined): string {
   return config?.dns_config && config.metadata?.uid ? resolvConfPath(rootDir, config.metadata.uid) : '';
+}
+
+/**
+ * kJustStartedMs: how long (milliseconds) after RunPodSandbox its first PodSandboxStatus is answered
+ * from what the start knew; later ones inspect (the kubelet asks at once, upstream's createPodSandbox).
+ */
+export const kJustStartedMs = 10_000;
+
+/**
+ * startedDetails: the pause container `id` as its create body and a successful start say it is:
+ * running, created at `createdAtMs` and started at `startedAtMs` (epoch ms, when the create and the start answered), the body's name, labels,
+ * image and namespaces; no pid or image ID (PodSandboxStatus reads neither).
+ */
+function startedDetails(id: string, spec: ContainerCreateSpec, createdAtMs: number, startedAtMs: number): ContainerDetails {
+  return {
+    id,
+    name: spec.name,
+    labels: { ...spec.labels },
+    image: spec.image,
+    imageId: '',
+    status: 'running',
+    running: true,
+    exitCode: 0,
+    oomKilled: false,
+    error: '',
+    createdAtMs,
+    startedAtMs,
+    finishedAtMs: 0,
+    networkMode: spec.hostConfig.networkMode ?? '',
+    pidMode: spec.hostConfig.pidMode ?? '',
+    ipcMode: spec.hostConfig.ipcMode ?? '',
+    cgroupParent: spec.hostConfig.cgroupParent ?? '',
+  };
 }
 
 /** usesCni: the sandbox joins the agent's pod network (network enabled, not NODE). */
@@ -63,8 +101,23 @@ function notFound(id: string, cause?: unknown): AgentError {
 /** DockerSandboxManager: RunPodSandbox … ListPodSandbox of the Docker implementation. */
 export class DockerSandboxManager {
   readonly #checked = new CheckedSandboxes();
+  /**
+   * The sandboxes this thread has just started, as it knows them (the inspect runPodSandbox made
+   * for the netns, or what it asked Docker for), for the first PodSandboxStatus after
+   * RunPodSandbox (the kubelet's createPodSandbox asks at once, for the IP): answered from here,
+   * once, within kJustStartedMs, instead of a second inspect.
+   */
+  readonly #justStarted = new Map<string, { details: ContainerDetails; atMs: number }>();
 
-  constructor(private readonly deps: DockerSandboxDeps) {}
+  readonly #clock: Clock;
+
+  constructor(private readonly deps: DockerSandboxDeps) {
+    this.#clock = deps.clock ?? realClock;
+  }
+
+  #list(filter: ContainerListFilter) {
+    return this.deps.listContainers ? this.deps.listContainers(filter) : this.deps.runtime.listContainers(filter);
+  }
 
   /** inspectSandbox: the pause container `id`. @throws ERR_NOT_FOUND when gone or not a sandbox. */
   async inspectSandbox(id: string): Promise<ContainerDetails> {
@@ -104,14 +157,21 @@ export class DockerSandboxManager {
     }
     failpoint('before-sandbox-create');
     const id = await createWithConflictRecovery(runtime, spec);
+    const createdAtMs = this.#clock.now();
     failpoint('after-sandbox-create');
     await runtime.startContainer(id);
     failpoint('after-sandbox-start');
-    if (!usesCni(network, { networkMode: spec.hostConfig.networkMode ?? '' })) return id;
+    this.#pruneJustStarted();
+    if (!usesCni(network, { networkMode: spec.hostConfig.networkMode ?? '' })) {
+      const startedAtMs = this.#clock.now();
+      this.#justStarted.set(id, { details: startedDetails(id, spec, createdAtMs, startedAtMs), atMs: startedAtMs });
+      return id;
+    }
     const target = networkTargetOf(id, meta);
     try {
       const d = await runtime.inspectContainer(id);
       if (!d.pid) throw new AgentError('ERR_NETWORK', 'the sandbox container is not running (no network namespace)');
+      this.#justStarted.set(id, { details: d, atMs: this.#clock.now() });
       failpoint('before-network-setup');
       await network.setUpPod({
         ...target,
@@ -129,13 +189,28 @@ export class DockerSandboxManager {
       await runtime
         .removeContainer(id)
         .catch((e: unknown) => this.deps.logger?.warn({ containerID: id, err: e }, 'Removing a sandbox whose network set-up failed'));
+      this.#justStarted.delete(id);
       throw new AgentError('ERR_NETWORK', setUpFailureMessage(id, meta.name, meta.namespace, err), { cause: err, retriable: true });
     }
   }
 
+  /** Forgets the just-started sandboxes nobody asked about within kJustStartedMs. */
+  #pruneJustStarted(): void {
+    const now = this.#clock.now();
+    for (const [id, e] of this.#justStarted) if (now - e.atMs > kJustStartedMs) this.#justStarted.delete(id);
+  }
+
+  /** The just-started sandbox `id` as this thread knows it, once (then forgotten); undefined when none or too old. */
+  #takeJustStarted(id: string): ContainerDetails | undefined {
+    const e = this.#justStarted.get(id);
+    if (!e) return undefined;
+    this.#justStarted.delete(id);
+    return this.#clock.now() - e.atMs <= kJustStartedMs ? e.details : undefined;
+  }
+
   /** containersOf: the app containers of sandbox `id` (label `io.kubernetes.sandbox.id`). */
   async #containersOf(id: string) {
-    return this.deps.runtime.listContainers({ labels: [`${kDockerTypeLabel}=${kDockerTypeContainer}`, `${kSandboxIdLabel}=${id}`] });
+    return this.#list({ labels: [`${kDockerTypeLabel}=${kDockerTypeContainer}`, `${kSandboxIdLabel}=${id}`] });
   }
 
   /** tearDown: CNI DEL of sandbox `d` (its netns while it runs, '' after); forgets its check. */
@@ -152,6 +227,7 @@ export class DockerSandboxManager {
    * Idempotent: a sandbox already gone is not an error.
    */
   async stopPodSandbox(id: string): Promise<void> {
+    this.#justStarted.delete(id);
     const d = await this.#sandboxIfPresent(id);
     if (!d) return;
     const running = (await this.#containersOf(d.id)).filter((c) => c.state === 'running' || c.state === 'paused');
@@ -162,6 +238,7 @@ export class DockerSandboxManager {
 
   /** removePodSandbox: removes the sandbox's containers (forced), tears its network down if still set up, removes the pause container. Idempotent. */
   async removePodSandbox(id: string): Promise<void> {
+    this.#justStarted.delete(id);
     const d = await this.#sandboxIfPresent(id);
     if (!d) return;
     for (const c of await this.#containersOf(d.id)) {
@@ -180,10 +257,13 @@ export class DockerSandboxManager {
    * from the CNI result cache. A running sandbox of the pod network whose network is lost (no
    * cached result, or checkPod false: a full CNI CHECK the first time this thread sees it, a quick
    * one after) is NOTREADY, so the kubelet recreates it; a check that throws counts as passed
-   * (logged): a broken plugin must not recreate every sandbox of the node.
+   * (logged): a broken plugin must not recreate every sandbox of the node. The first one asked
+   * right after this thread's runPodSandbox of `id` (within kJustStartedMs) is answered from what
+   * that knew (its inspect, or the create it asked for: running, created when the create
+   * answered), without an inspect of its own (issue #42 item 2: the engine's calls per pod start).
    */
   async podSandboxStatus(id: string): Promise<PodSandboxStatusResponse> {
-    const d = await this.inspectSandbox(id);
+    const d = this.#takeJustStarted(id) ?? (await this.inspectSandbox(id));
     const { network } = this.deps;
     let ips: string[] = [];
     let ready = true;
@@ -215,7 +295,7 @@ export class DockerSandboxManager {
 
   /** listPodSandbox: the pause containers matching `filter` (label selector on the engine; id prefix and state here). */
   async listPodSandbox(filter?: CriInput<PodSandboxFilter> | null): Promise<PodSandbox[]> {
-    const list = await this.deps.runtime.listContainers({
+    const list = await this.#list({
       labels: [`${kDockerTypeLabel}=${kDockerTypeSandbox}`, ...selectorLabels(filter?.label_selector)],
     });
     return list.map(toCriSandbox).filter((s) => sandboxMatches(s, filter));
