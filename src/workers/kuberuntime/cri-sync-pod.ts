@@ -271,7 +271,7 @@ class CriPodSync {
 
 /**
  * syncPodCri carries out one SyncPodTask on a CRI runtime (syncPod's contract, sync-pod.ts):
- * volumes, the pod read from the runtime (getCriRuntimePod), computePodActions (a ready sandbox of
+ * volumes, the pod read from the runtime (getCriRuntimePod; nothing when `task.knownAbsent`), computePodActions (a ready sandbox of
  * a pod that is not hostNetwork without an IP is re-created, as podSandboxChanged), then kill,
  * remove, RunPodSandbox, and the containers in order. When something changed, the pod is read
  * again: whole (getCriRuntimePod) after a kill or removal; after starts alone, only what the sync
@@ -303,7 +303,11 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
       };
     }
   }
-  const read = await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
+  // knownAbsent: the main thread knows the runtime holds nothing of the pod (pod-absence.ts, as the
+  // kubelet's pod cache answers GetNewerThan for a pod it has no entry of): no list calls.
+  const read = task.knownAbsent
+    ? { runtimePod: null, annotations: new Map<string, Record<string, string>>() }
+    : await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
   const runtimePod = read.runtimePod;
   await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations, deps.logs);
   const actions = plan(runtimePod);

@@ -84,6 +84,16 @@ describe('syncPodCri reads back only what it started', () => {
     expect(r.runtimePod).toMatchObject({ name: 'web', namespace: 'prod', terminationGracePeriodSeconds: 7 });
   });
 
+  it('a new pod the main thread knows absent (knownAbsent): no list calls before the start, the same pod after it', async () => {
+    const { deps, nr, take } = await setUp();
+    const r = await syncPodCri(deps, { ...task(), knownAbsent: true });
+    expect(r.steps.filter((s) => !s.ok)).toEqual([]);
+    const calls = take();
+    expect(calls.filter((c) => c === 'listContainers' || c === 'listPodSandbox')).toEqual([]);
+    expect(calls.filter((c) => c === 'containerStatus')).toHaveLength(2);
+    expect(r.runtimePod).toEqual((await getCriRuntimePod(nr.runtime, 'node-a', 'uid-calls')).runtimePod);
+  });
+
   it('a restart of one container: ContainerStatus of the new one only, the running one and the exited one kept from the first read', async () => {
     const { fake, deps, nr, take } = await setUp();
     const first = await syncPodCri(deps, task());
