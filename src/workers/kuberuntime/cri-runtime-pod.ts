@@ -108,8 +108,8 @@ async function ifPresent<T>(p: Promise<T>): Promise<T | null> {
 /**
  * getCriRuntimePod, as GetPodStatus: the sandboxes (ListPodSandbox) and containers
  * (ListContainers) of pod `uid` on this node (`label_selector`: nodeSelector), the status of each
- * (in parallel; one removed meanwhile is skipped), the newest sandbox's entry and the pod IP from
- * its PodSandboxStatus when it is ready (`status.network.ip`; '' for a host-network sandbox). Null RuntimePod when the
+ * (in parallel; one removed meanwhile is skipped), the newest sandbox's creation time and the pod
+ * IP from its PodSandboxStatus when it is running (`status.network.ip`; '' for a host-network sandbox). Null RuntimePod when the
  * runtime has nothing of the pod.
  * @throws AgentError from the runtime (ERR_RUNTIME_UNAVAILABLE, …), never not-found.
  */
@@ -133,9 +133,10 @@ export async function getCriRuntimePod(runtime: RuntimeService, nodeName: string
       }),
     ),
   ]);
-  // The newest sandbox as its status says it (GetPodStatus reads each sandbox by PodSandboxStatus):
-  // dockershim lists a creation time in whole seconds and gives the exact one in the status.
-  if (newestStatus?.status) sbs[0] = sandboxToRuntimeContainer(newestStatus.status);
+  // The newest sandbox's creation time as its status says it (GetPodStatus reads each sandbox by
+  // PodSandboxStatus): dockershim lists it in whole seconds and gives the exact one in the status.
+  // Its state stays the list's (a running sandbox whose network is gone is re-created by the plan).
+  if (newestStatus?.status) sbs[0] = { ...sbs[0], createdAtMs: nsToMs(newestStatus.status.created_at) };
   const cs = statuses.filter((c): c is RuntimeContainer => c !== null).sort(newestFirst);
   const meta = sandboxes.slice().sort((a, b) => b.created_at - a.created_at)[0]?.labels ?? containers[0]?.labels ?? {};
   const newestAnnotations = sandboxes.slice().sort((a, b) => b.created_at - a.created_at)[0]?.annotations ?? {};
