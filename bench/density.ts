@@ -18,7 +18,8 @@
 // (the raw floor makes 4 per start: create and start of the sandbox and of the container) with the
 // routes behind them, and the agent's CPU per pod while the pods start: the whole process
 // (process.cpuUsage: main thread + worker threads + this bench's watch client and file writes) and
-// the main thread alone (event-loop utilisation × elapsed). `--no-count-calls` talks to dockerd
+// the main thread alone (its own CPU time from /proc, bench/thread-cpu.ts; event-loop utilisation ×
+// elapsed before 2026-12-07, which on a loaded machine counted the waits for a core too). `--no-count-calls` talks to dockerd
 // directly (the proxy adds a hop per call; the floor never has one). Beside the agent's CPU, the
 // engine's over the same window (dockerd + containerd + shims, from /proc; the shared engine only)
 // for the agent and for the floor. The agent asks the engine for more than the floor's bare pairs
@@ -66,7 +67,6 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
 import { tmpdir } from 'node:os';
-import { performance as perfHooks } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { outsideSpansMs, spawnDockerCallCounter, type DockerCallCounts, type RemoteDockerCallCounter } from './docker-calls.js';
 import { startSlowEngine } from './slow-engine.js';
@@ -81,7 +81,8 @@ import {
   summarizeReps,
   type SettingRun,
 } from './density-reps.js';
-import { measureAtDensity } from './at-density.js';
+import { measureAtDensity, type AtDensity } from './at-density.js';
+import { startMainThreadCpu } from './thread-cpu.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
 import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
@@ -196,7 +197,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   await counter?.reset();
   const engineSince = engineCpu?.();
   const cpu0 = process.cpuUsage();
-  const elu0 = perfHooks.eventLoopUtilization();
+  const mainCpu = startMainThreadCpu();
   const t0 = performance.now();
   /** When pod i's manifest is written (performance.now() ms): all at t0 in a burst. */
   const dueMs = (i: number) => t0 + (rate === 0 ? 0 : (i * 1000) / rate);
@@ -227,7 +228,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
       `density: a pod was accepted ${(lateMs / 1000).toFixed(1)} s after its manifest was written (the file source missed its watch event until a full check); time to all Running includes it\n`,
     );
   const cpu = process.cpuUsage(cpu0);
-  const elu = perfHooks.eventLoopUtilization(elu0);
+  const main = mainCpu();
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / N;
   const startCalls = counter ? perPod(await counter.counts()) : undefined;
   // Each pod's startup (accepted → Running) less the time one of its own Docker calls was under
@@ -263,7 +264,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   await b.stop();
   await removeByLabel(docker, `kubelet-ts.node-name=${b.nodeName}`);
   const cpuMsPerPod = (cpu.user + cpu.system) / 1000 / N;
-  const mainThreadCpuMsPerPod = elu.active / N;
+  const mainThreadCpuMsPerPod = main.ms / N;
   return {
     allRunningMs,
     firstRunningMs,

@@ -4,13 +4,13 @@
 // (RunPodSandbox + CreateContainer + StartContainer through grpc-js) on the runtime's CNI bridge, as
 // the agent's pods are; on Docker, the dockerode floor of bench/raw-floor.ts. With both, one run
 // gives agent on Docker ÷ Docker floor, agent on containerd ÷ CRI floor, and the two floors side by side.
-import { performance as perfHooks } from 'node:perf_hooks';
 import { kAgentOptionDescriptors } from '../src/main/options/agent-option-descriptors.js';
 import type { AgentOptions } from '../src/main/options/agent-options.js';
 import type { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { criFloor, removeCriByLabel, type CriFloorRun } from './cri-floor-run.js';
 import { errorLines } from './peer-plan.js';
 import { podYaml, sleepUntil, startBenchAgent, summary, waitUntil } from './lib.js';
+import { startMainThreadCpu } from './thread-cpu.js';
 
 /** BenchRuntime: where the agent's pods (and the floor's) run. */
 export type BenchRuntime = 'docker' | 'containerd';
@@ -75,7 +75,7 @@ export async function agentOnCri(
   try {
     await opts.settle?.();
     const cpu0 = process.cpuUsage();
-    const elu0 = perfHooks.eventLoopUtilization();
+    const mainCpu = startMainThreadCpu();
     const t0 = performance.now();
     if (rate === 0) {
       await Promise.all(Array.from({ length: pods }, (_, i) => b.write(`density-${i}.yaml`, podYaml(`density-${i}`))));
@@ -88,7 +88,7 @@ export async function agentOnCri(
     await waitUntil('agent on containerd: pods Running', pods, () => b.times.running.size);
     const allRunningMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
-    const elu = perfHooks.eventLoopUtilization(elu0);
+    const main = mainCpu();
     const firstRunningMs = Math.min(...b.times.running.values()) - t0;
     const startupMs = summary([...b.times.running].map(([uid, t]) => t - (b.times.accepted.get(uid) ?? t0)));
     const t1 = performance.now();
@@ -100,7 +100,7 @@ export async function agentOnCri(
       allRemovedMs: performance.now() - t1,
       startupMs,
       cpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods,
-      mainThreadCpuMsPerPod: elu.active / pods,
+      mainThreadCpuMsPerPod: main.ms / pods,
     };
   } finally {
     await b.stop();

@@ -110,8 +110,8 @@ async function ifPresent<T>(p: Promise<T>): Promise<T | null> {
 /**
  * getCriRuntimePod, as GetPodStatus: the sandboxes (ListPodSandbox) and containers
  * (ListContainers) of pod `uid` on this node (`label_selector`: nodeSelector), the status of each
- * (in parallel; one removed meanwhile is skipped), the pod IP from the newest sandbox's status
- * when it is ready (`status.network.ip`; '' for a host-network sandbox). Null RuntimePod when the
+ * (in parallel; one removed meanwhile is skipped), the newest sandbox's creation time and the pod
+ * IP from its PodSandboxStatus when it is running (`status.network.ip`; '' for a host-network sandbox). Null RuntimePod when the
  * runtime has nothing of the pod.
  * @throws AgentError from the runtime (ERR_RUNTIME_UNAVAILABLE, …), never not-found.
  */
@@ -135,6 +135,10 @@ export async function getCriRuntimePod(runtime: RuntimeService, nodeName: string
       }),
     ),
   ]);
+  // The newest sandbox's creation time as its status says it (GetPodStatus reads each sandbox by
+  // PodSandboxStatus): dockershim lists it in whole seconds and gives the exact one in the status.
+  // Its state stays the list's (a running sandbox whose network is gone is re-created by the plan).
+  if (newestStatus?.status) sbs[0] = { ...sbs[0], createdAtMs: nsToMs(newestStatus.status.created_at) };
   const cs = statuses.filter((c): c is RuntimeContainer => c !== null).sort(newestFirst);
   const meta = sandboxes.slice().sort((a, b) => b.created_at - a.created_at)[0]?.labels ?? containers[0]?.labels ?? {};
   const newestAnnotations = sandboxes.slice().sort((a, b) => b.created_at - a.created_at)[0]?.annotations ?? {};
@@ -187,5 +191,64 @@ export async function criRelist(
       ...sandboxes.map((s) => entry(s.id, s.labels, kPodInfraContainerName, s.state === 'SANDBOX_READY' ? 'running' : 'exited')),
       ...containers.map((c) => entry(c.id, c.labels, c.metadata?.name ?? c.labels[kContainerNameLabel] ?? '', criToRuntimeState(c.state))),
     ],
+  };
+}
+
+/** What a sync created, for readBackStarted: the new sandbox's status and the containers created. */
+export interface CriSyncCreated {
+  /** PodSandboxStatus of the sandbox this sync ran (RunPodSandbox's own read, not repeated); absent when none was. */
+  sandbox?: PodSandboxStatus;
+  /** The containers this sync created (started or not), in order, each with the sandbox it was created in. */
+  containers: { id: string; sandboxId: string }[];
+}
+
+/**
+ * readBackStarted: the pod after a sync that only ran a sandbox and created/started containers
+ * (no kill, no removal), without reading the whole pod again: `before` (the read the sync began
+ * with; null for a new pod) plus the sandbox's status the sync already read, plus ContainerStatus of
+ * each container it created, in parallel (one removed meanwhile is skipped). The containers the
+ * sync did not touch keep the state `before` read; a change to them is the PLEG's to report, as in
+ * the kubelet, whose SyncPod reads nothing back and whose next sync takes the pod's status from the
+ * PLEG's cache (pkg/kubelet/kuberuntime/kuberuntime_manager.go SyncPod, pkg/kubelet/pleg/generic.go
+ * updateCache). The annotations are the created containers' only.
+ * @throws AgentError from ContainerStatus (ERR_RUNTIME_UNAVAILABLE, …), never not-found.
+ */
+export async function readBackStarted(
+  runtime: RuntimeService,
+  uid: string,
+  before: RuntimePod | null,
+  created: CriSyncCreated,
+): Promise<CriPodRead> {
+  const annotations = new Map<string, Record<string, string>>();
+  const statuses = await Promise.all(
+    created.containers.map(async ({ id, sandboxId }) => {
+      const st = (await ifPresent(runtime.containerStatus(id)))?.status;
+      if (!st) return null;
+      annotations.set(id, st.annotations);
+      return { st, sandboxId };
+    }),
+  );
+  const sb = created.sandbox;
+  const sandboxes = sb ? [sandboxToRuntimeContainer(sb), ...(before?.sandboxes ?? [])].sort(newestFirst) : (before?.sandboxes ?? []);
+  const read = statuses.filter((s) => s !== null);
+  const fresh = read.map(({ st, sandboxId }) => statusToRuntimeContainer(st, sandboxId));
+  const freshIds = new Set(fresh.map((c) => c.id));
+  const containers = [...fresh, ...(before?.containers ?? []).filter((c) => !freshIds.has(c.id))].sort(newestFirst);
+  if (!before && sandboxes.length === 0 && containers.length === 0) return { runtimePod: null, annotations };
+  const labels = sb?.labels ?? read[0]?.st.labels ?? {};
+  const grace =
+    before?.terminationGracePeriodSeconds ??
+    getContainerInfoFromAnnotations(sb?.annotations ?? (fresh[0] ? annotations.get(fresh[0].id) : {})).terminationGracePeriodSeconds;
+  return {
+    runtimePod: {
+      uid,
+      name: before?.name || (labels[kPodNameLabel] ?? ''),
+      namespace: before?.namespace || (labels[kPodNamespaceLabel] ?? ''),
+      sandboxes,
+      containers,
+      podIp: sb ? (sb.state === 'SANDBOX_READY' ? (sb.network?.ip ?? '') : '') : (before?.podIp ?? ''),
+      terminationGracePeriodSeconds: grace ?? kDefaultTerminationGracePeriodSeconds,
+    },
+    annotations,
   };
 }

@@ -22,14 +22,16 @@ import { ensureHostsFile } from '../dns/etc-hosts.js';
 import { readPodDNS } from '../dns/pod-dns.js';
 import { criImagePort, imageRefAndUser } from '../images/cri-images.js';
 import { ensureImageExists, type ImageSync } from '../images/image-manager.js';
+import type { ImageManagerService } from '../runtime/cri/services.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
 import { setUpPodVolumes, type PodVolumesResult } from '../volumes/pod-volumes.js';
 import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
 import { generateContainerConfig, generateRunContainerOptions } from './cri-container-config.js';
 import { killCriPod, removeCriContainers, stopCriContainers, type CriSyncDeps } from './cri-kill-pod.js';
-import { getCriRuntimePod } from './cri-runtime-pod.js';
+import { getCriRuntimePod, readBackStarted, type CriSyncCreated } from './cri-runtime-pod.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { oomScoreAdjFloor } from '../cm/oom-score-floor.js';
+import { imageStatusOnce } from './image-status-once.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { verifyRunAsNonRoot } from './security-context.js';
 import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, recordSandboxFailure, recordStartFailure } from './sync-pod-plan.js';
@@ -70,7 +72,13 @@ export function waitForVolumes(
 class CriPodSync {
   readonly result: PodSyncResult;
   changed = false;
+  /** Whether a kill or removal changed the pod: the whole pod is read back then (readBackStarted only knows starts). */
+  killed = false;
+  /** What this sync created, for the read-back. */
+  readonly created: CriSyncCreated = { containers: [] };
   podIp: string;
+  /** The runtime's images, each ImageStatus answered once in this sync (imageStatusOnce). */
+  readonly images: ImageManagerService;
   sandboxConfig?: CriInput<PodSandboxConfig>;
   constructor(
     readonly deps: CriSyncDeps,
@@ -80,6 +88,7 @@ class CriPodSync {
   ) {
     this.result = { podUid: pod.metadata?.uid ?? '', steps: [], events: [], runtimePod, waiting: {}, backoff: {}, requeueAfterMs: 0 };
     this.podIp = pod.spec?.hostNetwork ? '' : (runtimePod?.podIp ?? '');
+    this.images = imageStatusOnce(deps.images);
   }
 
   /** imageSync: this sync as ensureImageExists reads it, with the CRI's images. */
@@ -90,7 +99,7 @@ class CriPodSync {
       pod: this.pod,
       result: this.result,
       requeue: (ms) => this.requeue(ms),
-      images: criImagePort(this.deps.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring, this.deps.clock),
+      images: criImagePort(this.images, this.sandboxConfig, this.deps.rootDir, this.deps.nodeKeyring, this.deps.clock),
     };
   }
 
@@ -146,6 +155,8 @@ class CriPodSync {
       const id = await this.deps.runtime.runPodSandbox(config);
       this.changed = true;
       const status = (await this.deps.runtime.podSandboxStatus(id)).status;
+      if (status) this.created.sandbox = status;
+      else this.killed = true; // no status to build the read-back from: read the whole pod
       this.podIp = this.pod.spec?.hostNetwork ? '' : (status?.network?.ip ?? '');
       this.result.steps.push({ action: 'CreatePodSandbox', target: 'POD', ok: true });
       return id;
@@ -175,7 +186,7 @@ class CriPodSync {
     if (!(await ensureImageExists(this.imageSync(), image, pullPolicyOf(container), c.name, fieldPath))) return;
     let id: string;
     try {
-      const { ref, user } = await imageRefAndUser(this.deps.images, image);
+      const { ref, user } = await imageRefAndUser(this.images, image);
       verifyRunAsNonRoot(this.pod, container, user.uid !== undefined ? String(user.uid) : (user.username ?? ''));
       const ctx = {
         nodeName: this.deps.nodeName,
@@ -206,6 +217,7 @@ class CriPodSync {
         failpoint('before-container-create');
         id = await this.deps.runtime.createContainer(sandboxId, config, this.sandboxConfig);
         this.changed = true;
+        this.created.containers.push({ id, sandboxId });
         failpoint('after-container-create');
       } catch (err) {
         if (isUnavailable(err)) throw err;
@@ -245,6 +257,7 @@ class CriPodSync {
     if (!msg) return;
     this.result.events.push({ type: 'Warning', reason: 'FailedPostStartHook', message: msg, fieldPath });
     const running = { id, name: c.name, sandbox: false, state: 'running', sandboxId: '' } as RuntimePod['containers'][number];
+    this.killed = true;
     await stopCriContainers(this.deps, [running], podTerminationGracePeriodSeconds(this.pod), this.result, {
       pod: this.pod,
       hostIp: this.task.hostIp,
@@ -259,9 +272,12 @@ class CriPodSync {
 
 /**
  * syncPodCri carries out one SyncPodTask on a CRI runtime (syncPod's contract, sync-pod.ts):
- * volumes, the pod read from the runtime (getCriRuntimePod), computePodActions (a ready sandbox of
+ * volumes, the pod read from the runtime (getCriRuntimePod; nothing when `task.knownAbsent`), computePodActions (a ready sandbox of
  * a pod that is not hostNetwork without an IP is re-created, as podSandboxChanged), then kill,
- * remove, RunPodSandbox, and the containers in order; the pod read again when something changed.
+ * remove, RunPodSandbox, and the containers in order. When something changed, the pod is read
+ * again: whole (getCriRuntimePod) after a kill or removal; after starts alone, only what the sync
+ * made (readBackStarted: the sandbox status RunPodSandbox's step already read, ContainerStatus of
+ * each container created), as the kubelet's SyncPod leaves the rest to the PLEG's cache.
  * Failures become steps, events and waiting reasons, as there.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE; ERR_INVALID_ARGUMENT for a pod without metadata.uid.
  */
@@ -288,7 +304,11 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
       };
     }
   }
-  const read = await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
+  // knownAbsent: the main thread knows the runtime holds nothing of the pod (pod-absence.ts, as the
+  // kubelet's pod cache answers GetNewerThan for a pod it has no entry of): no list calls.
+  const read = task.knownAbsent
+    ? { runtimePod: null, annotations: new Map<string, Record<string, string>>() }
+    : await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
   const runtimePod = read.runtimePod;
   await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations, deps.logs);
   const actions = plan(runtimePod);
@@ -312,7 +332,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
           podIp: runtimePod.podIp,
         }))
       )
-        s.changed = true;
+        s.changed = s.killed = true;
       if (!actions.createSandbox) return;
     } else if (actions.containersToKill.length && runtimePod) {
       const byId = new Set(actions.containersToKill.map((k) => k.id));
@@ -325,7 +345,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
           killOptions(pod, task, actions.containersToKill, runtimePod.podIp),
         )
       )
-        s.changed = true;
+        s.changed = s.killed = true;
     }
     if (actions.containersToRemove.length && runtimePod) {
       const byId = new Set(actions.containersToRemove);
@@ -336,7 +356,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
           r,
         )
       )
-        s.changed = true;
+        s.changed = s.killed = true;
     }
     if (waitForVolumes(pod, actions, volumes, s)) return;
     let sandboxId = actions.sandboxId;
@@ -351,10 +371,24 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
     }
   })();
 
-  if (s.changed) {
+  if (s.changed && s.killed) {
     const after = await getCriRuntimePod(deps.runtime, deps.nodeName, uid);
     r.runtimePod = after.runtimePod;
     await fillTerminationMessageFiles(deps.rootDir, r.runtimePod, after.annotations, deps.logs);
+  } else if (s.changed) {
+    // Only starts: the read the sync began with, the sandbox status RunPodSandbox's step read, and
+    // ContainerStatus of the containers it created (readBackStarted); a termination message only
+    // for those (the others' were filled by the first read).
+    const after = await readBackStarted(deps.runtime, uid, runtimePod, s.created);
+    r.runtimePod = after.runtimePod;
+    const fresh = new Set(s.created.containers.map((c) => c.id));
+    if (after.runtimePod)
+      await fillTerminationMessageFiles(
+        deps.rootDir,
+        { ...after.runtimePod, containers: after.runtimePod.containers.filter((c) => fresh.has(c.id)) },
+        after.annotations,
+        deps.logs,
+      );
   }
   deps.logger?.debug({ uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod (CRI)');
   return r;

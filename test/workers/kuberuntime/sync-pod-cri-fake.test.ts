@@ -1,54 +1,16 @@
 // syncPodCri / killCriPodTask / criRelist on the Docker implementation of the CRI (runtime/docker, dockershim's role) over the in-memory fake: the same syncer code on the second implementation of the seam (#40 item 1), no engine needed.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { criFakeDeps } from './cri-fake-deps.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
 import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/cri-kill-pod.js';
 import { criRelist } from '../../../src/workers/kuberuntime/cri-runtime-pod.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/cri-sync-pod.js';
-import { kNoopPodNetwork } from '../../../src/workers/network/pod-network.js';
-import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
-import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
-import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
-import { FakeClock } from '../../fakes/fake-clock.js';
-
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
 
 async function setUp() {
-  const rootDir = await mkdtemp(join(tmpdir(), 'kts-sync-cri-fake-'));
-  dirs.push(rootDir);
-  const fake = newFakeRuntime({ images: ['kubelet-ts/pause:1.0', 'kubelet-ts/busybox:1.35'] });
-  const nr = newDockerNodeRuntime(scopeToNode(fake, 'node-a'), {
-    network: kNoopPodNetwork,
-    rootDir,
-    podInfraImage: 'kubelet-ts/pause:1.0',
-    nodeIp: '127.0.0.1',
-    podPidsLimit: 0,
-    oomScoreAdjFloor: async () => -1000,
-  });
-  const clock = new FakeClock(Date.now());
-  const deps: CriSyncDeps = {
-    runtime: nr.runtime,
-    images: nr.images,
-    nodeName: 'node-a',
-    rootDir,
-    podLogsDir: join(rootDir, 'pod-logs'),
-    clock,
-    podNetwork: false,
-  };
-  return {
-    fake,
-    deps,
-    advance: (ms: number) => {
-      clock.step(ms);
-    },
-  };
+  const { fake, deps, advance } = await criFakeDeps('kts-sync-cri-fake-');
+  return { fake, deps, advance };
 }
 
 const pod: Pod = {

@@ -16,7 +16,7 @@ import { resolvConfContent, resolvConfPath } from '../../dns/pod-dns.js';
 import type { PodNetwork } from '../../network/pod-network.js';
 import type { PodSandboxStatusResponse } from '../cri/services.js';
 import type { CriInput, PodSandbox, PodSandboxConfig, PodSandboxFilter } from '../cri/types.js';
-import type { ContainerCreateSpec, ContainerDetails, ContainerListFilter, ContainerRuntime } from '../runtime.js';
+import type { ContainerDetails, ContainerListFilter, ContainerRuntime } from '../runtime.js';
 import { sandboxCreateSpec, sandboxMetadata, type DockerCreateSettings } from './docker-container-create.js';
 import {
   kDockerTypeContainer,
@@ -57,37 +57,10 @@ export function podResolvConf(rootDir: string, config: CriInput<PodSandboxConfig
 }
 
 /**
- * kJustStartedMs: how long (milliseconds) after RunPodSandbox its first PodSandboxStatus is answered
+ * kJustStartedMs: how long (milliseconds) after RunPodSandbox on the pod network its first PodSandboxStatus is answered
  * from what the start knew; later ones inspect (the kubelet asks at once, upstream's createPodSandbox).
  */
 export const kJustStartedMs = 10_000;
-
-/**
- * startedDetails: the pause container `id` as its create body and a successful start say it is:
- * running, created at `createdAtMs` and started at `startedAtMs` (epoch ms, when the create and the start answered), the body's name, labels,
- * image and namespaces; no pid or image ID (PodSandboxStatus reads neither).
- */
-function startedDetails(id: string, spec: ContainerCreateSpec, createdAtMs: number, startedAtMs: number): ContainerDetails {
-  return {
-    id,
-    name: spec.name,
-    labels: { ...spec.labels },
-    image: spec.image,
-    imageId: '',
-    status: 'running',
-    running: true,
-    exitCode: 0,
-    oomKilled: false,
-    error: '',
-    createdAtMs,
-    startedAtMs,
-    finishedAtMs: 0,
-    networkMode: spec.hostConfig.networkMode ?? '',
-    pidMode: spec.hostConfig.pidMode ?? '',
-    ipcMode: spec.hostConfig.ipcMode ?? '',
-    cgroupParent: spec.hostConfig.cgroupParent ?? '',
-  };
-}
 
 /** usesCni: the sandbox joins the agent's pod network (network enabled, not NODE). */
 function usesCni(network: PodNetwork, d: Pick<ContainerDetails, 'networkMode'>): boolean {
@@ -157,16 +130,14 @@ export class DockerSandboxManager {
     }
     failpoint('before-sandbox-create');
     const id = await createWithConflictRecovery(runtime, spec);
-    const createdAtMs = this.#clock.now();
     failpoint('after-sandbox-create');
     await runtime.startContainer(id);
     failpoint('after-sandbox-start');
     this.#pruneJustStarted();
-    if (!usesCni(network, { networkMode: spec.hostConfig.networkMode ?? '' })) {
-      const startedAtMs = this.#clock.now();
-      this.#justStarted.set(id, { details: startedDetails(id, spec, createdAtMs, startedAtMs), atMs: startedAtMs });
-      return id;
-    }
+    // Without the pod network there is no inspect to reuse: the first PodSandboxStatus inspects, so
+    // its created time is Docker's, as every later read's (one made up here from the agent's clock
+    // differed from them by milliseconds, and the read-back of a start must equal a full read).
+    if (!usesCni(network, { networkMode: spec.hostConfig.networkMode ?? '' })) return id;
     const target = networkTargetOf(id, meta);
     try {
       const d = await runtime.inspectContainer(id);
