@@ -22,7 +22,7 @@
  * - `before-sandbox-create`, `after-sandbox-create` (created, not started), `after-sandbox-start`:
  *   RunPodSandbox on Docker (workers/runtime/docker/docker-sandbox.ts); `before-container-create`,
  *   `after-container-create` (created, not started), `after-container-start`: the steps of syncPod
- *   on a worker thread (workers/kuberuntime/cri-sync-pod.ts).
+ *   on a worker thread (workers/kuberuntime/sync-pod.ts).
  * - `before-network-setup` (the sandbox runs, no CNI ADD yet), `after-network-setup` (ADD done):
  *   the pod network's ADD in RunPodSandbox on Docker (issue 13).
  */

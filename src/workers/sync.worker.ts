@@ -17,14 +17,14 @@ import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import { getRuntime } from './runtime/runtime-service.js';
 import { getRuntime as getNodeRuntime, newDockerShimRuntime, type NodeRuntime } from './runtime/node-runtime.js';
-import { runCriTask, type CriWorkerDeps } from './kuberuntime/cri-worker-tasks.js';
+import { runCriTask, type CriWorkerDeps } from './kuberuntime/worker-tasks.js';
 import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
 import { newNodeKeyring } from './images/image-puller.js';
 import { collectStats } from './stats/collect-stats.js';
 import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
 import type { ContainerRuntime } from './runtime/runtime.js';
 import { newPodNetwork } from './network/network-service.js';
-import { kPodUidLabel } from './kuberuntime/labels.js';
+import { kPodUidLabel } from './kuberuntime/label-keys.js';
 import { RemoteRuntimeService } from './runtime/cri/remote-runtime.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
@@ -61,7 +61,7 @@ export function validateBootstrap(b: unknown): WorkerBootstrap {
 
 /**
  * createWorkerHandler builds the task handler for one thread from its bootstrap. Every runtime
- * runs the same CRI tasks (kuberuntime/cri-worker-tasks.ts): on `remote` over gRPC
+ * runs the same CRI tasks (kuberuntime/worker-tasks.ts): on `remote` over gRPC
  * (node-runtime.ts getRuntime); on Docker and the fake — `runtime` if given, else this thread's
  * Docker-shaped runtime (runtime-service.ts getRuntime) — over dockershim's CRI
  * (node-runtime.ts newDockerShimRuntime), scoped to this node so only its containers are seen
@@ -110,7 +110,7 @@ const unscopedCri = new Map<string, RemoteRuntimeService>();
 /**
  * criPodUidsInRuntime: the pod UIDs of every sandbox on the CRI runtime of `b`, any owner's (the
  * node-scoped runtime lists only this node's): agents sharing the runtime share the cgroup root,
- * so their pods' cgroups are not orphans (cri-gc.ts cleanupOrphanedPodCgroups).
+ * so their pods' cgroups are not orphans (gc.ts cleanupOrphanedPodCgroups).
  * @throws AgentError from the runtime's ListPodSandbox.
  */
 async function criPodUidsInRuntime(b: WorkerBootstrap): Promise<ReadonlySet<string>> {
@@ -140,7 +140,7 @@ async function releaseGoneSandboxNetworks(nr: NodeRuntime, network: PodNetwork, 
 /**
  * criWorkerHandler: the handler of one thread: every task through the node-scoped CRI services of
  * `nr` (runtime/node-runtime.ts: gRPC for `remote`, dockershim's for Docker and the fake) and
- * kuberuntime/cri-worker-tasks.ts; `extra` says what differs by runtime.
+ * kuberuntime/worker-tasks.ts; `extra` says what differs by runtime.
  */
 function criWorkerHandler(
   b: WorkerBootstrap,

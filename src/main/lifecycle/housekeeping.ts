@@ -3,7 +3,7 @@
  * housekeeping tick (kubelet: housekeepingPeriod, 2 s): kills and removes the containers of pods
  * that no source wants any more — e.g. a static pod whose manifest was deleted while the agent was
  * down — using the grace period recorded on their labels (the spec is gone), at most 30 s
- * (workers/kuberuntime/cri-kill-pod.ts kOrphanMaxGracePeriodSeconds).
+ * (workers/kuberuntime/kill-pod.ts kOrphanMaxGracePeriodSeconds).
  *
  * It waits until every source has reported once (PodConfig.seenAllSources, as the kubelet) and
  * while config changes are still queued (a big update handled in chunks: its pods are not in the

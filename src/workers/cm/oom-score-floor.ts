@@ -1,7 +1,7 @@
 // Counterpart of containerd's CRI `restrict_oom_score_adj` (pkg/cri/server/container_create_linux.go restrictOOMScoreAdj): an oom_score_adj is never set below the runtime's own.
 /**
  * The lowest oom_score_adj the runtime can give a container from here, read once per thread: the
- * CRI syncer raises a container's oom_score_adj to it (cri-sync-pod.ts), and so does dockershim
+ * CRI syncer raises a container's oom_score_adj to it (sync-pod.ts), and so does dockershim
  * (runtime/docker/docker-cri-service.ts).
  */
 import { readFile } from 'node:fs/promises';

@@ -11,7 +11,7 @@ import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
 import type { RegistryAuth } from '../runtime/runtime.js';
 import type { ImagePort } from './image-manager.js';
 import { pullUnderLock, type NodeKeyring } from './image-puller.js';
-import type { ImageUser } from '../kuberuntime/cri-security-context.js';
+import type { ImageUser } from '../kuberuntime/security-context.js';
 import { recordPulledImage } from './image-gc.js';
 
 /** authConfig: a pull secret's credentials as the CRI's AuthConfig (username, password, server_address). */

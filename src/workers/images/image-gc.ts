@@ -2,7 +2,7 @@
  * Counterpart of pkg/kubelet/images/image_gc_manager.go (GarbageCollect / freeSpace): the pure
  * decision of image GC — which images go, oldest used first — and the record of the images this
  * agent pulled itself (`{rootDir}/images/pulled.json`, written by the image puller): image GC only
- * ever removes those, never an image any container of any owner uses. cri-gc.ts applies it.
+ * ever removes those, never an image any container of any owner uses. gc.ts applies it.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -35,7 +35,7 @@ function dockerImagePort(deps: ImageSync['deps']): ImagePort {
   };
 }
 
-/** ImageSync: the part of a pod's sync that ensureImageExists reads and records into (cri-sync-pod.ts). */
+/** ImageSync: the part of a pod's sync that ensureImageExists reads and records into (sync-pod.ts). */
 export interface ImageSync {
   readonly deps: { runtime?: ContainerRuntime; imagePuller?: ImagePuller; clock: Clock };
   /** The images of the runtime; absent = Docker's, through `deps.runtime` and `deps.imagePuller`. */

@@ -226,7 +226,7 @@ class ImagePullerImpl implements ImagePuller {
           }
         }
         if (!pulledOk) throw lastErr;
-        // Image GC removes only images this agent pulled (gc.ts): remember this one.
+        // Image GC removes only images this agent pulled (image-gc.ts): remember this one.
         const pulled = await this.runtime.imageExists(ref).catch(() => null);
         if (pulled) await recordPulledImage(this.opts.rootDir, ref, pulled.id, this.clock.now()).catch(() => undefined);
       },

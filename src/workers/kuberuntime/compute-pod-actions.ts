@@ -1,7 +1,7 @@
 /**
  * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions (with
  * runtimeutil.PodSandboxChanged, kubecontainer.ShouldContainerBeRestarted and the restart
- * backoff check of doBackOff): PURE planning of one pod sync. cri-sync-pod.ts carries the plan out.
+ * backoff check of doBackOff): PURE planning of one pod sync. sync-pod.ts carries the plan out.
  */
 import type { Container, Pod } from '../../shared/api.js';
 import { backoffKey, isInBackoffSince, kMaxBackoffMs, nextBackoff } from '../../shared/backoff.js';
@@ -12,7 +12,7 @@ import type { ProbeKill } from '../../shared/probe-tasks.js';
 import type { RuntimeContainer, RuntimePod } from '../../shared/runtime-pod.js';
 import { isRestartableInitContainer, podRestartPolicy, restartsAfterKill, shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import { ephemeralContainerNames, ephemeralContainersToStart } from './ephemeral-containers.js';
-import { sandboxHash } from './labels.js';
+import { sandboxHash } from './label-keys.js';
 
 /** Why a container is (re)started. */
 export type StartReason =

@@ -5,7 +5,7 @@
  * NamespaceMode_TARGET). An ephemeral container (`kubectl debug POD --image … --target C`) is started
  * once, in the running sandbox's network and IPC namespaces, never restarted, and never holds the
  * pod alive; with `targetContainerName` it joins that container's PID namespace (the CRI's
- * NamespaceMode TARGET with target_id, set by cri-sync-pod.ts).
+ * NamespaceMode TARGET with target_id, set by sync-pod.ts).
  */
 import type { Pod } from '../../shared/api.js';
 import { ephemeralContainerAsContainer } from '../../shared/ephemeral-containers.js';

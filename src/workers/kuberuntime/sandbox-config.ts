@@ -10,8 +10,8 @@ import { normalizeSysctlName } from '../../shared/security-context.js';
 import type { DNSConfig as PodDNSConfig } from '../dns/pod-dns.js';
 import { podSandboxHostname } from '../dns/etc-hosts.js';
 import type { PodSandboxConfig, PortMapping, Protocol } from '../runtime/cri/types.js';
-import { newPodAnnotations, newPodLabels } from './cri-labels.js';
-import { sandboxSecurityContext } from './cri-security-context.js';
+import { newPodAnnotations, newPodLabels } from './labels.js';
+import { sandboxSecurityContext } from './security-context.js';
 import { podLogsDirectory } from './pod-dirs.js';
 
 /** What a pod's sandbox config depends on besides the pod. */

@@ -1,5 +1,5 @@
 /**
- * The pure helpers of cri-sync-pod.ts's SyncPod (kuberuntime_manager.go): the pull policy of a
+ * The pure helpers of sync-pod.ts's SyncPod (kuberuntime_manager.go): the pull policy of a
  * container, the kill options of a plan, and the plans that need no runtime call.
  */
 import type { Container, Pod, PullPolicy } from '../../shared/api.js';
@@ -8,7 +8,7 @@ import type { PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { podCanFinish } from '../../shared/pod-policy.js';
 import type { ContainerToKill, PodActions } from './compute-pod-actions.js';
-import type { StopOptions } from './cri-kill-pod.js';
+import type { StopOptions } from './kill-pod.js';
 
 /**
  * pullPolicyOf: the container's imagePullPolicy. Pods reach the worker defaulted (every source runs

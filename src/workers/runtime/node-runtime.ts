@@ -23,7 +23,7 @@ import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/node
 import { newPodNetwork } from '../network/network-service.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/labels.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
 import { newCriContainerLogs } from '../logs/cri-log-reader.js';
 import { criContainerStreams } from '../streams/cri-exec-stream.js';
 import { RemoteImageService } from './cri/remote-image.js';

@@ -5,7 +5,7 @@
  * share one Docker engine.
  */
 import { AgentError, isNotFound } from '../../shared/errors.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/labels.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
 import type {
   ContainerCreateSpec,
   ContainerEventHandlers,

@@ -16,7 +16,7 @@ import { statSync } from 'node:fs';
 import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/sync-tasks.js';
 import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
-import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/labels.js';
+import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
 import {
   kDockerTypeLabel as kContainerTypeLabel,
   kDockerTypeSandbox as kContainerTypeSandbox,

@@ -32,7 +32,7 @@ import {
   type PortForwardSpec,
 } from '../../shared/port-forward-protocol.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
-import { isOwnedBy } from '../kuberuntime/labels.js';
+import { isOwnedBy } from '../kuberuntime/label-keys.js';
 import { netnsProbeHelperPath } from '../probes/net-probe.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 

@@ -9,13 +9,13 @@ import {
   generateContainerConfig,
   generateRunContainerOptions,
   type CriContainerContext,
-} from '../../../src/workers/kuberuntime/cri-container-config.js';
+} from '../../../src/workers/kuberuntime/container-config.js';
 import {
   determineEffectiveSecurityContext,
   kDefaultMaskedPaths,
   namespacesForPod,
-} from '../../../src/workers/kuberuntime/cri-security-context.js';
-import { getContainerInfoFromAnnotations, nodeSelector } from '../../../src/workers/kuberuntime/cri-labels.js';
+} from '../../../src/workers/kuberuntime/security-context.js';
+import { getContainerInfoFromAnnotations, nodeSelector } from '../../../src/workers/kuberuntime/labels.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -3,7 +3,7 @@
 // kubelet's node-labels flag).
 import { describe, expect, it } from 'vitest';
 import { resolveAgentOptions } from '../../../src/main/options/agent-options.js';
-import { criMount } from '../../../src/workers/kuberuntime/cri-container-config.js';
+import { criMount } from '../../../src/workers/kuberuntime/container-config.js';
 import { mountBinds } from '../../../src/workers/runtime/docker/docker-container-create.js';
 
 describe('mountPropagation', () => {

@@ -4,13 +4,13 @@
 // what a whole read (getCriRuntimePod) returns. On the Docker implementation of the CRI over the
 // in-memory fake engine (no engine needed), the runtime's calls counted through a Proxy.
 import { describe, expect, it } from 'vitest';
-import { criFakeDeps } from './cri-fake-deps.js';
+import { criFakeDeps } from './fake-deps.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
-import type { CriSyncDeps } from '../../../src/workers/kuberuntime/cri-kill-pod.js';
-import { getCriRuntimePod } from '../../../src/workers/kuberuntime/cri-runtime-pod.js';
-import { syncPodCri } from '../../../src/workers/kuberuntime/cri-sync-pod.js';
+import type { CriSyncDeps } from '../../../src/workers/kuberuntime/kill-pod.js';
+import { getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.js';
+import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { imageStatusOnce } from '../../../src/workers/kuberuntime/image-status-once.js';
 import { realClock } from '../../../src/shared/clock.js';
 

@@ -1,12 +1,12 @@
 // syncPodCri / killCriPodTask / criRelist on the Docker implementation of the CRI (runtime/docker, dockershim's role) over the in-memory fake: the same syncer code on the second implementation of the seam (#40 item 1), no engine needed.
 import { describe, expect, it } from 'vitest';
-import { criFakeDeps } from './cri-fake-deps.js';
+import { criFakeDeps } from './fake-deps.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
-import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/cri-kill-pod.js';
-import { criRelist } from '../../../src/workers/kuberuntime/cri-runtime-pod.js';
-import { syncPodCri } from '../../../src/workers/kuberuntime/cri-sync-pod.js';
+import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/kill-pod.js';
+import { criRelist } from '../../../src/workers/kuberuntime/runtime-pod.js';
+import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 
 async function setUp() {
   const { fake, deps, advance } = await criFakeDeps('kts-sync-cri-fake-');

@@ -12,9 +12,9 @@ import { PROTOCOL_VERSION, type WorkerBootstrap, type WorkerResult } from '../..
 import type { PodSyncResult, RelistResult } from '../../../src/shared/sync-tasks.js';
 import type { RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
-import { kNodeNameLabel, kPodUidLabel } from '../../../src/workers/kuberuntime/labels.js';
+import { kNodeNameLabel, kPodUidLabel } from '../../../src/workers/kuberuntime/label-keys.js';
 import { getDockerRuntime } from '../../../src/workers/runtime/docker/docker-runtime.js';
-import { getCriRuntimePod } from '../../../src/workers/kuberuntime/cri-runtime-pod.js';
+import { getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.js';
 import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import { createWorkerHandler, type WorkerHandler } from '../../../src/workers/sync.worker.js';

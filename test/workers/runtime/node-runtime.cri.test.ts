@@ -154,7 +154,7 @@ describe.skipIf(!endpoint)('the NodeRuntime of a CRI runtime (containerd)', { ti
     }
   });
 
-  it('the pool thread of a CRI runtime answers the status check, stats and a relist (the tasks of the CRI syncer, kuberuntime/cri-worker-tasks.ts)', async () => {
+  it('the pool thread of a CRI runtime answers the status check, stats and a relist (the tasks of the CRI syncer, kuberuntime/worker-tasks.ts)', async () => {
     const b: WorkerBootstrap = {
       protocol: PROTOCOL_VERSION,
       runtime: 'remote',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkSubPath, resolveSubPath } from '../../../src/workers/volumes/subpath.js';
-import { expandSubPathExpr } from '../../../src/workers/kuberuntime/container-config.js';
+import { expandSubPathExpr } from '../../../src/workers/kuberuntime/run-container-options.js';
 
 describe('subPath resolution (PrepareSafeSubpath)', () => {
   let base: string;

@@ -26,19 +26,19 @@ import type { ImageManagerService } from '../runtime/cri/services.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
 import { setUpPodVolumes, type PodVolumesResult } from '../volumes/pod-volumes.js';
 import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
-import { generateContainerConfig, generateRunContainerOptions } from './cri-container-config.js';
-import { killCriPod, removeCriContainers, stopCriContainers, type CriSyncDeps } from './cri-kill-pod.js';
-import { getCriRuntimePod, readBackStarted, type CriSyncCreated } from './cri-runtime-pod.js';
+import { generateContainerConfig, generateRunContainerOptions } from './container-config.js';
+import { killCriPod, removeCriContainers, stopCriContainers, type CriSyncDeps } from './kill-pod.js';
+import { getCriRuntimePod, readBackStarted, type CriSyncCreated } from './runtime-pod.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { oomScoreAdjFloor } from '../cm/oom-score-floor.js';
 import { imageStatusOnce } from './image-status-once.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
-import { verifyRunAsNonRoot } from './security-context.js';
+import { verifyRunAsNonRoot } from './security-checks.js';
 import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, recordSandboxFailure, recordStartFailure } from './sync-pod-plan.js';
 import { fillTerminationMessageFiles } from './termination-message.js';
 import os from 'node:os';
 
-export type { CriSyncDeps } from './cri-kill-pod.js';
+export type { CriSyncDeps } from './kill-pod.js';
 
 /** Requeue delay when a sync stopped at its deadline with work left, milliseconds. */
 export const kDeadlineRequeueMs = 100;
@@ -135,7 +135,7 @@ class CriPodSync {
     return { config, events: dns?.events ?? [] };
   }
 
-  /** sandboxFailed: as sync-pod.ts — a failed CreatePodSandbox step, FailedCreatePodSandBox, every container waits. */
+  /** sandboxFailed: a failed CreatePodSandbox step, FailedCreatePodSandBox, every container waits. */
   sandboxFailed(message: string): void {
     recordSandboxFailure(this.pod, this.result, message);
     this.requeue(kFailedStepRequeueMs);
@@ -242,7 +242,7 @@ class CriPodSync {
     if (hasHook(container, 'postStart')) await this.postStart(container, c, id, fieldPath);
   }
 
-  /** postStart, as sync-pod.ts: the hook through ExecSync (or httpGet to the pod IP); on failure the container is killed and the step fails with PostStartHookError. */
+  /** postStart: the hook through ExecSync (or httpGet to the pod IP); on failure the container is killed and the step fails with PostStartHookError. */
   async postStart(container: Container, c: ContainerToStart, id: string, fieldPath: string): Promise<void> {
     const timeoutMs = Math.max(1_000, this.task.deadlineMs - this.deps.clock.now());
     const msg = await runLifecycleHook(
@@ -271,7 +271,7 @@ class CriPodSync {
 }
 
 /**
- * syncPodCri carries out one SyncPodTask on a CRI runtime (syncPod's contract, sync-pod.ts):
+ * syncPodCri carries out one SyncPodTask on a CRI runtime (syncPod's contract):
  * volumes, the pod read from the runtime (getCriRuntimePod; nothing when `task.knownAbsent`), computePodActions (a ready sandbox of
  * a pod that is not hostNetwork without an IP is re-created, as podSandboxChanged), then kill,
  * remove, RunPodSandbox, and the containers in order. When something changed, the pod is read

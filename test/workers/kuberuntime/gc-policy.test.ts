@@ -1,6 +1,6 @@
-// Tests of src/workers/kuberuntime/gc.ts: the container GC decision (kuberuntime_gc.go).
+// Tests of src/workers/kuberuntime/gc-policy.ts: the container GC decision (kuberuntime_gc.go).
 import { describe, expect, it } from 'vitest';
-import { selectContainersToRemove, type GcContainer } from '../../../src/workers/kuberuntime/gc.js';
+import { selectContainersToRemove, type GcContainer } from '../../../src/workers/kuberuntime/gc-policy.js';
 
 function c(id: string, over: Partial<GcContainer> = {}): GcContainer {
   return { id, podUid: 'u1', name: 'app', sandbox: false, sandboxId: 's1', state: 'exited', createdAtMs: 0, attempt: 0, ...over };

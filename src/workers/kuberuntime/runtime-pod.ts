@@ -4,7 +4,7 @@
  * kuberuntime_container.go toKubeContainerStatus, over the CRI: everything of one pod UID as the
  * RuntimePod of shared/runtime-pod.ts (kubecontainer.PodStatus) — times from nanoseconds to
  * milliseconds, `CONTAINER_*` to the state word, reason and message as the runtime says them,
- * hash and restart count from the annotations (cri-labels.ts). The relist of the PLEG
+ * hash and restart count from the annotations (labels.ts). The relist of the PLEG
  * (generic.go relist: GetPods(true)) is here too: ListPodSandbox + ListContainers.
  */
 import { realClock, type Clock } from '../../shared/clock.js';
@@ -14,8 +14,8 @@ import type { RuntimeContainer, RuntimeContainerState, RuntimePod } from '../../
 import { kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
 import type { Container, ContainerState, ContainerStatus, PodSandbox, PodSandboxStatus } from '../runtime/cri/types.js';
-import { getContainerInfoFromAnnotations, nodeSelector } from './cri-labels.js';
-import { kContainerNameLabel, kPodInfraContainerName, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from './labels.js';
+import { getContainerInfoFromAnnotations, nodeSelector } from './labels.js';
+import { kContainerNameLabel, kPodInfraContainerName, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from './label-keys.js';
 
 /** nsToMs: a CRI timestamp (nanoseconds since the epoch; 0 = not yet) in milliseconds. */
 export function nsToMs(ns: number): number {

@@ -20,8 +20,8 @@ import type { ImageManagerService, RuntimeService } from '../runtime/cri/service
 import { removePodCgroup } from '../cm/pod-cgroup.js';
 import type { NodeKeyring } from '../images/image-puller.js';
 import { unmountUnder } from '../volumes/mount.js';
-import { removeCriContainer } from './cri-remove-container.js';
-import { getCriRuntimePod } from './cri-runtime-pod.js';
+import { removeCriContainer } from './remove-container.js';
+import { getCriRuntimePod } from './runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
 import { podDir, podLogsDirectory } from './pod-dirs.js';
 import { fillTerminationMessageFiles, type LogTailer } from './termination-message.js';

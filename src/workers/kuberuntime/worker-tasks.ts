@@ -18,10 +18,10 @@ import { runNetProbe } from '../probes/net-probe.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import type { ContainerRuntime } from '../runtime/runtime.js';
 import { collectCriStats } from '../stats/collect-cri-stats.js';
-import { runCriGc, type CriGcDeps } from './cri-gc.js';
-import { killCriPodTask, type CriSyncDeps } from './cri-kill-pod.js';
-import { criRelist, getCriRuntimePod } from './cri-runtime-pod.js';
-import { syncPodCri } from './cri-sync-pod.js';
+import { runCriGc, type CriGcDeps } from './gc.js';
+import { killCriPodTask, type CriSyncDeps } from './kill-pod.js';
+import { criRelist, getCriRuntimePod } from './runtime-pod.js';
+import { syncPodCri } from './sync-pod.js';
 import { podLogsRoot } from './pod-dirs.js';
 import type { LogTailer } from './termination-message.js';
 

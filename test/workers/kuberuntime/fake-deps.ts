@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { CriSyncDeps } from '../../../src/workers/kuberuntime/cri-kill-pod.js';
+import type { CriSyncDeps } from '../../../src/workers/kuberuntime/kill-pod.js';
 import { kNoopPodNetwork } from '../../../src/workers/network/pod-network.js';
 import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
