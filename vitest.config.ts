@@ -57,6 +57,7 @@ export const kContainerdSuites: readonly string[] = [
   'test/e2e/issue-13-readiness.docker.test.ts',
   'test/e2e/issue-43-pvc.docker.test.ts',
   'test/e2e/intake.docker.test.ts',
+  'test/e2e/issue-12-sandbox.docker.test.ts',
 ];
 const kCriSuites = process.env.KUBELET_TS_CRI_SUITES === '1';
 
