@@ -11,7 +11,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker } from '../support/docker.js';
 import { isRunningAndReady, waitForPod, useTestNodes } from '../support/agent.js';
-import { imagePulls, removeImage } from '../support/runtime.js';
+import { imagePulls, removeImage } from '../support/runtime-records.js';
 
 /** .run/registry.env, written by tools/lib/registry.sh (tools/test starts the registries). */
 function registryEnv(): Record<string, string> | null {
@@ -61,7 +61,7 @@ const waitingOf = (p: Pod) => p.status?.containerStatuses?.[0]?.state?.waiting?.
 describe.skipIf(!inject('dockerAvailable') || !env)('image pulls from a local registry', { timeout: 240_000 }, () => {
   const images: string[] = [];
   afterEach(async () => {
-    await Promise.all(images.splice(0).map(removeImage));
+    await Promise.all(images.splice(0).map((i) => removeImage(i)));
   });
   // Registered after the image hook, so it runs first (vitest runs afterEach hooks as a stack):
   // the nodes' containers go before their images.

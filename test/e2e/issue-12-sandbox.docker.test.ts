@@ -8,7 +8,8 @@ import { totalmem } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Event, Pod } from '../../src/shared/api.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
-import { docker, kOomFloor, waitFor } from '../support/docker.js';
+import { kOomFloor, waitFor } from '../support/docker.js';
+import { dockerLogConfig } from '../support/runtime-records.js';
 import { podContainers, sandboxOomScoreAdj, testRuntime } from '../support/runtime.js';
 
 const kImage = 'kubelet-ts/busybox:1.35';
@@ -168,9 +169,9 @@ describe.skipIf(!inject('dockerAvailable'))('issue 12 items 6 and 7: hosts, DNS,
     expect(chattyLog.trimEnd().endsWith('last-line')).toBe(true);
     if (testRuntime() === 'docker') {
       const chatty = (await podContainers(bPod.metadata!.uid!)).find((c) => !c.sandbox && c.name === 'chatty')!;
-      const chattyInfo = await docker.getContainer(chatty.id).inspect();
-      expect(chattyInfo.HostConfig.LogConfig).toEqual({ Type: 'json-file', Config: { 'max-size': String(256 * 1024), 'max-file': '5' } });
-      expect(existsSync(`${chattyInfo.LogPath}.1`)).toBe(true); // really rotated
+      const chattyInfo = await dockerLogConfig(chatty.id);
+      expect(chattyInfo.logConfig).toEqual({ Type: 'json-file', Config: { 'max-size': String(256 * 1024), 'max-file': '5' } });
+      expect(existsSync(`${chattyInfo.logPath}.1`)).toBe(true); // really rotated
       expect(chattyLog.startsWith('first-line\n')).toBe(true);
       expect(chattyLog.split('\n').filter((l) => l.startsWith('line ')).length).toBe(6000);
     }

@@ -1,6 +1,6 @@
 // Issue #43 item 5: removing many static pods at once stops them together, not in waves of the
 // pod workers' slots. Against the real runtime: its own record (Docker's `kill` events, containerd's
-// log: test/support/runtime.ts watchContainerSignals) says when each container got its SIGTERM (the start
+// log: test/support/runtime-records.ts watchContainerSignals) says when each container got its SIGTERM (the start
 // of its grace period) and its SIGKILL (the end of it), so the test asserts an order, not a time:
 // every pod's SIGTERM comes before any grace period ran out.
 import { rm } from 'node:fs/promises';
@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { kNodeLabel, useTestNodes } from '../support/agent.js';
-import { labeledContainers, watchContainerSignals, type ContainerSignal } from '../support/runtime.js';
+import { labeledContainers } from '../support/runtime.js';
+import { watchContainerSignals, type ContainerSignal } from '../support/runtime-records.js';
 
 /** Pods, more than the 16 syncs one worker thread holds (the kills' slots before the fix). */
 const kPods = 24;

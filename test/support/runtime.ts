@@ -5,13 +5,10 @@
 // client of test/e2e_node/remote, never through one runtime's own API), and of cri-tools' critest
 // skips (`framework.IsRuntime…` markers) for what a runtime cannot do.
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { describe, it, type TestFunction } from 'vitest';
 import { kAgentOptionDescriptors } from '../../src/main/agent-option-descriptors.js';
 import type { AgentOptions } from '../../src/main/agent-options.js';
 import { isNotFound } from '../../src/shared/errors.js';
-import { RemoteImageService } from '../../src/workers/runtime/cri/remote-image.js';
 import { RemoteRuntimeService } from '../../src/workers/runtime/cri/remote-runtime.js';
 import { readRunEnv } from './cri.js';
 import { BUSYBOX_IMAGE, docker, execInPod, removeLabeledContainers } from './docker.js';
@@ -134,13 +131,6 @@ let cri: RemoteRuntimeService | undefined;
 function criRuntime(): RemoteRuntimeService {
   cri ??= new RemoteRuntimeService(containerdEndpoint(), { requestTimeoutMs: 60_000 });
   return cri;
-}
-
-let criImages: RemoteImageService | undefined;
-/** The CRI image client of this test process on the test containerd (made on first use). */
-function criImageService(): RemoteImageService {
-  criImages ??= new RemoteImageService(containerdEndpoint(), { requestTimeoutMs: 60_000 });
-  return criImages;
 }
 
 const kPodUidLabel = 'io.kubernetes.pod.uid';
@@ -310,124 +300,6 @@ export async function startForeignPod(labels: Record<string, string>, runtime: T
     await remove();
     throw err;
   }
-}
-
-/**
- * removeImage removes the image `ref` (a name:tag) from the test runtime, behind the agent's back
- * (Docker's image remove without pruning its parents, or the CRI's RemoveImage); an image already
- * absent, or one a container still uses, is left as it is (a test's cleanup never throws for it).
- */
-export async function removeImage(ref: string): Promise<void> {
-  if (testRuntime() === 'docker') {
-    await docker
-      .getImage(ref)
-      .remove({ noprune: true })
-      .catch(() => undefined);
-    return;
-  }
-  await criImageService()
-    .removeImage({ image: ref })
-    .catch(() => undefined);
-}
-
-/**
- * imagePulls counts the pulls of the image `ref` (exactly as the pod spec names it) the test runtime
- * began since `sinceMs` (milliseconds since the epoch). Docker: its `pull` image events. containerd:
- * the CRI plugin's `PullImage "<ref>"` lines (one when a pull begins, at level info) in
- * tools/lib/containerd.sh's log, `containerd.log` beside the socket; so give each test an image name
- * of its own. @throws Error naming the log file when containerd's log cannot be read.
- */
-export async function imagePulls(ref: string, sinceMs: number): Promise<number> {
-  if (testRuntime() === 'docker') {
-    // With `until`, the events stream ends by itself: newline-delimited JSON.
-    const stream = (await docker.getEvents({
-      since: Math.floor(sinceMs / 1000) - 1,
-      until: Math.floor(Date.now() / 1000) + 1,
-      filters: { type: ['image'], event: ['pull'] },
-    })) as unknown as AsyncIterable<Buffer>;
-    let text = '';
-    for await (const chunk of stream) text += chunk.toString();
-    const events = text
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as { id?: string });
-    return events.filter((e) => e.id === ref).length;
-  }
-  const text = await containerdLog();
-  const begun = `level=info msg="PullImage \\"${ref}\\""`;
-  return text.split('\n').filter((l) => l.includes(begun) && Date.parse(l.slice(6, l.indexOf('"', 6))) >= sinceMs - 1000).length;
-}
-
-/** ContainerSignal: a stop signal the runtime sent a container; `timeMs` in milliseconds since the epoch. */
-export interface ContainerSignal {
-  id: string;
-  signal: 'SIGTERM' | 'SIGKILL';
-  timeMs: number;
-}
-
-/**
- * watchContainerSignals starts recording the SIGTERMs and SIGKILLs the test runtime sends; `stop(ids)`
- * ends the recording and resolves with those sent to the containers `ids`, oldest first. Docker: its
- * `kill` container events (signal 15 / 9), streamed live (dockerd keeps only its last 256 events, too
- * few to ask afterwards). containerd: the CRI plugin's `Stop container "<id>" with signal terminated`
- * (the start of StopContainer's timeout) and `Kill container "<id>"` (its end, or a 0 s stop) lines
- * in containerd.log beside the socket, read at stop. @throws from stop: Error naming the log file
- * when it cannot be read.
- */
-export async function watchContainerSignals(): Promise<{ stop(ids: readonly string[]): Promise<ContainerSignal[]> }> {
-  const sinceMs = Date.now();
-  if (testRuntime() === 'docker') {
-    const found: ContainerSignal[] = [];
-    const stream = (await docker.getEvents({ filters: { type: ['container'], event: ['kill'] } })) as NodeJS.ReadableStream & {
-      destroy(): void;
-    };
-    let buffered = '';
-    stream.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        try {
-          const e = JSON.parse(line) as { id?: string; timeNano?: number; Actor?: { Attributes?: Record<string, string> } };
-          const signal = ({ '15': 'SIGTERM', '9': 'SIGKILL' } as const)[e.Actor?.Attributes?.signal ?? ''];
-          if (e.id && e.timeNano && signal) found.push({ id: e.id, signal, timeMs: e.timeNano / 1e6 });
-        } catch {
-          // not a whole event
-        }
-      }
-    });
-    return {
-      stop: async (ids) => {
-        stream.destroy();
-        const wanted = new Set(ids);
-        return found.filter((k) => wanted.has(k.id)).sort((a, b) => a.timeMs - b.timeMs);
-      },
-    };
-  }
-  return {
-    stop: async (ids) => {
-      const wanted = new Set(ids);
-      const found: ContainerSignal[] = [];
-      const pattern = /^time="([^"]+)" level=info msg="(Stop container|Kill container) \\"([0-9a-f]+)\\"( with signal terminated)?"/;
-      for (const line of (await containerdLog()).split('\n')) {
-        const m = pattern.exec(line);
-        if (!m || !wanted.has(m[3]!)) continue;
-        const timeMs = Date.parse(m[1]!);
-        if (timeMs < sinceMs - 1000) continue;
-        if (m[2] === 'Kill container') found.push({ id: m[3]!, signal: 'SIGKILL', timeMs });
-        else if (m[4]) found.push({ id: m[3]!, signal: 'SIGTERM', timeMs });
-      }
-      return found.sort((a, b) => a.timeMs - b.timeMs);
-    },
-  };
-}
-
-/** containerdLog: the text of tools/lib/containerd.sh's log (containerd.log beside the socket). @throws Error naming the file. */
-async function containerdLog(): Promise<string> {
-  const log = join(dirname(containerdEndpoint().replace(/^unix:\/\//, '')), 'containerd.log');
-  return readFile(log, 'utf8').catch((err: unknown) => {
-    throw new Error(`cannot read containerd's log ${log}: ${String(err)}`);
-  });
 }
 
 /**
