@@ -50,6 +50,14 @@ export const kContainerdSuites: readonly string[] = [
   'test/e2e/gc.docker.test.ts',
   'test/e2e/static-pods.docker.test.ts',
   'test/e2e/pleg.docker.test.ts',
+  'test/e2e/issue-43-service-accounts.docker.test.ts',
+  'test/e2e/images.docker.test.ts',
+  'test/e2e/issue-43-kills.docker.test.ts',
+  'test/e2e/issue-43-grpc-probes.docker.test.ts',
+  'test/e2e/issue-13-readiness.docker.test.ts',
+  'test/e2e/issue-43-pvc.docker.test.ts',
+  'test/e2e/intake.docker.test.ts',
+  'test/e2e/issue-12-sandbox.docker.test.ts',
 ];
 const kCriSuites = process.env.KUBELET_TS_CRI_SUITES === '1';
 

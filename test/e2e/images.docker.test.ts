@@ -1,7 +1,8 @@
-// End-to-end image pulls against the real dockerd and the local registries tools/lib/registry.sh
-// starts on 127.0.0.1 (the role of test/e2e/common/node/runtime.go's image pull tests):
-// pull policies, one pull per image however many pods want it, ErrImagePull → ImagePullBackOff,
-// and node-level credentials (--image-pull-credentials) for a registry that requires them.
+// End-to-end image pulls against the real runtime (dockerd, or containerd through the CRI
+// ImageService: test/support/runtime.ts) and the local registries tools/lib/registry.sh starts on
+// 127.0.0.1 (the role of test/e2e/common/node/runtime.go's image pull tests): pull policies, one pull
+// per image however many pods want it, ErrImagePull → ImagePullBackOff, and node-level credentials
+// (--image-pull-credentials) for a registry that requires them. Images are pushed with dockerd.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { BUSYBOX_IMAGE, docker } from '../support/docker.js';
 import { isRunningAndReady, waitForPod, useTestNodes } from '../support/agent.js';
+import { imagePulls, removeImage } from '../support/runtime-records.js';
 
 /** .run/registry.env, written by tools/lib/registry.sh (tools/test starts the registries). */
 function registryEnv(): Record<string, string> | null {
@@ -25,14 +27,7 @@ function registryEnv(): Record<string, string> | null {
 const env = registryEnv();
 const kWaitMs = 90_000;
 
-async function removeImage(ref: string): Promise<void> {
-  await docker
-    .getImage(ref)
-    .remove({ noprune: true })
-    .catch(() => undefined);
-}
-
-/** Pushes the local busybox to the open registry under a name of its own, then drops the local tag. */
+/** Pushes the local busybox to the open registry under a name of its own (with dockerd), then drops dockerd's tag. */
 async function pushUnique(registry: string): Promise<string> {
   const repo = `${registry}/kubelet-ts/e2e-${randomBytes(4).toString('hex')}`;
   await docker.getImage(BUSYBOX_IMAGE).tag({ repo, tag: '1' });
@@ -46,7 +41,10 @@ async function pushUnique(registry: string): Promise<string> {
       else resolve();
     }),
   );
-  await removeImage(`${repo}:1`);
+  await docker
+    .getImage(`${repo}:1`)
+    .remove({ noprune: true })
+    .catch(() => undefined);
   return `${repo}:1`;
 }
 
@@ -63,7 +61,7 @@ const waitingOf = (p: Pod) => p.status?.containerStatuses?.[0]?.state?.waiting?.
 describe.skipIf(!inject('dockerAvailable') || !env)('image pulls from a local registry', { timeout: 240_000 }, () => {
   const images: string[] = [];
   afterEach(async () => {
-    await Promise.all(images.splice(0).map(removeImage));
+    await Promise.all(images.splice(0).map((i) => removeImage(i)));
   });
   // Registered after the image hook, so it runs first (vitest runs afterEach hooks as a stack):
   // the nodes' containers go before their images.
@@ -72,25 +70,11 @@ describe.skipIf(!inject('dockerAvailable') || !env)('image pulls from a local re
   it('pulls an image once for several pods and containers that want it at the same time', async () => {
     const image = await pushUnique(env!.KUBELET_TS_REGISTRY);
     images.push(image);
-    const since = Math.floor(Date.now() / 1000) - 1;
+    const since = Date.now();
     const node = await start({ workers: 2 });
     await Promise.all(['a', 'b', 'c'].map((n) => node.writeManifest(`${n}.yaml`, podYaml(`pull-${n}`, image, 'IfNotPresent', 2))));
     for (const n of ['a', 'b', 'c']) await waitForPod(node, `pull-${n}`, isRunningAndReady, kWaitMs);
-    const until = Math.floor(Date.now() / 1000) + 1;
-    // With `until`, the events stream ends by itself: newline-delimited JSON.
-    const stream = (await docker.getEvents({
-      since,
-      until,
-      filters: { type: ['image'], event: ['pull'] },
-    })) as unknown as AsyncIterable<Buffer>;
-    let text = '';
-    for await (const chunk of stream) text += chunk.toString();
-    const all = text
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as { id?: string });
-    const pulls = all.filter((e) => e.id === image);
-    expect(pulls).toHaveLength(1);
+    expect(await imagePulls(image, since)).toBe(1);
     const events = node.agent.events.list();
     expect(events.some((e) => e.reason === 'Pulling' && e.message === `Pulling image "${image}"`)).toBe(true);
     expect(events.some((e) => e.reason === 'Pulled' && e.message?.startsWith(`Successfully pulled image "${image}"`))).toBe(true);

@@ -1,6 +1,7 @@
-// End-to-end: pods pushed through the HTTP intake run in the real dockerd; the agent is a real child
-// process, killed with SIGKILL and restarted: the intake pods come back with their UIDs and their
-// containers are adopted, not restarted. Also the read API (logs, events, node) against Docker.
+// End-to-end: pods pushed through the HTTP intake run in the real runtime (dockerd, or containerd
+// through the CRI: test/support/runtime.ts); the agent is a real child process, killed with SIGKILL
+// and restarted: the intake pods come back with their UIDs and their containers are adopted, not
+// restarted. Also the read API (logs, events, node) against the runtime.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,9 +9,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod, PodList } from '../../src/shared/api.js';
-import { BUSYBOX_IMAGE, removeLabeledContainers, waitFor } from '../support/docker.js';
+import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
-import { containersOf, kNodeLabel } from '../support/agent.js';
+import { kNodeLabel } from '../support/agent.js';
+import { podContainers, removeLabeled, testRuntime } from '../support/runtime.js';
 import { releaseNodeNetwork } from '../support/network.js';
 import { startAgentProcess, type AgentProcess } from '../support/agent-process.js';
 import { intakeFileNames } from '../../src/main/config/intake-pod-files.js';
@@ -33,7 +35,7 @@ spec:
 const kWaitMs = 150_000;
 const kTestMs = 200_000;
 
-describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a child process)', () => {
+describe.skipIf(!inject('dockerAvailable'))('intake pods in the container runtime (agent as a child process)', () => {
   const nodeName = `e2e-in-${randomBytes(3).toString('hex')}`;
   let base: string;
   let rootDir: string;
@@ -58,7 +60,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
   }, kTestMs);
   afterAll(async () => {
     await agent?.stop('SIGKILL');
-    await removeLabeledContainers(kNodeLabel, nodeName);
+    await removeLabeled(kNodeLabel, nodeName);
     await releaseNodeNetwork(rootDir);
     await unmountUnder(base).catch(() => undefined); // the pods' tmpfs volumes (the service account token's)
     await rm(base, { recursive: true, force: true });
@@ -78,7 +80,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
       },
       { timeoutMs: kWaitMs, intervalMs: 250, description: `pod ${name} Running` },
     );
-  const appContainers = async (uid: string) => (await containersOf(uid)).filter((c) => c.Labels['io.kubernetes.container.name'] !== 'POD');
+  const appContainers = async (uid: string) => (await podContainers(uid)).filter((c) => !c.sandbox);
 
   it(
     'runs a POSTed pod under its own name with source api, stored under --root-dir/intake',
@@ -156,7 +158,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
   );
 
   it(
-    'answers GET /events with the pods events and GET /node with the Docker version',
+    'answers GET /events with the pods events and GET /node with the runtime version',
     async () => {
       const events = (await (await agent.api('/events')).json()) as {
         kind: string;
@@ -171,7 +173,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
       };
       expect(node.kind).toBe('Node');
       expect(node.metadata.name).toBe(nodeName);
-      expect(node.status.nodeInfo.containerRuntimeVersion).toMatch(/^docker:\/\/\d+\.\d+/);
+      expect(node.status.nodeInfo.containerRuntimeVersion).toMatch(new RegExp(`^${testRuntime()}://v?\\d+\\.\\d+`));
       expect(node.status.conditions.find((c) => c.type === 'Ready')?.status).toBe('True');
     },
     kTestMs,
@@ -182,7 +184,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
     async () => {
       const before = await waitRunning('web');
       const uid = before.metadata!.uid!;
-      const idsBefore = (await appContainers(uid)).map((c) => c.Id).sort();
+      const idsBefore = (await appContainers(uid)).map((c) => c.id).sort();
       expect(idsBefore).toHaveLength(1);
       await agent.stop('SIGKILL');
       agent = await startAgentProcess(args());
@@ -192,8 +194,8 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
       // Give the restarted agent a few syncs; the container must be the same one, still running.
       await waitFor(async () => ((await agent.api('/healthz')).status === 200 ? true : undefined), { timeoutMs: 10_000 });
       const containers = await appContainers(uid);
-      expect(containers.map((c) => c.Id).sort()).toEqual(idsBefore);
-      expect(containers.every((c) => c.State === 'running')).toBe(true);
+      expect(containers.map((c) => c.id).sort()).toEqual(idsBefore);
+      expect(containers.every((c) => c.running)).toBe(true);
     },
     kTestMs,
   );
@@ -203,7 +205,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
     async () => {
       const pod = await waitRunning('web');
       const uid = pod.metadata!.uid!;
-      const [oldId] = (await appContainers(uid)).map((c) => c.Id);
+      const [oldId] = (await appContainers(uid)).map((c) => c.id);
       const res = await agent.api('/pods/default/web', {
         method: 'PUT',
         headers: { 'Content-Type': 'application/yaml' },
@@ -213,8 +215,8 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
       expect(((await res.json()) as Pod).metadata?.uid).toBe(uid);
       await waitFor(
         async () => {
-          const running = (await appContainers(uid)).filter((c) => c.State === 'running');
-          return running.length === 1 && running[0].Id !== oldId;
+          const running = (await appContainers(uid)).filter((c) => c.running);
+          return running.length === 1 && running[0].id !== oldId;
         },
         { timeoutMs: kWaitMs, intervalMs: 250, description: 'replaced container running' },
       );
@@ -235,7 +237,7 @@ describe.skipIf(!inject('dockerAvailable'))('intake pods in Docker (agent as a c
     expect(((await res.json()) as Pod).metadata?.deletionTimestamp).toBeDefined();
     for (const f of intakeFileNames(uid)) expect(existsSync(join(rootDir, 'intake', f))).toBe(false);
     await waitFor(async () => (await getPod('web')) === undefined, { timeoutMs: kWaitMs, intervalMs: 250, description: 'web gone' });
-    await waitFor(async () => (await containersOf(uid)).length === 0, {
+    await waitFor(async () => (await podContainers(uid)).length === 0, {
       timeoutMs: kWaitMs,
       intervalMs: 250,
       description: 'containers removed',

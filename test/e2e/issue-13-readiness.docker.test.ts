@@ -1,6 +1,8 @@
 // Issue 13, item 2 (the main thread's side): the node's pod network readiness against the real
 // dockerd, as the kubelet's runtimeState.networkErrors and SyncPod's NetworkNotReady; a colliding
-// --pod-cidr refused at start; hostPort refused at admission with --network-plugin none.
+// --pod-cidr refused at start; hostPort refused at admission with --network-plugin none. On
+// containerd (test/support/runtime.ts) the pod network is the runtime's own CNI (kts-cri0, set up by
+// its RunPodSandbox), so the agent watches no --cni-bin-dir there: that test is Docker's only.
 import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +11,7 @@ import type { Pod } from '../../src/shared/api.js';
 import { useTestNodes, type TestNode } from '../support/agent.js';
 import { runCliProcess } from '../support/agent-process.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
+import { itRuntime } from '../support/runtime.js';
 
 const kTestMs = 45_000;
 const kNotReady =
@@ -40,7 +43,10 @@ describe.skipIf(!inject('dockerAvailable'))('issue 13: the pod network readiness
     (await node.pods()).find((p) => p.metadata?.name === name);
   const condition = (n: NodeObject, type: string) => n.status.conditions.find((c) => c.type === type);
 
-  it(
+  itRuntime({
+    containerd:
+      "the pod network is containerd's own CNI (kts-cri0, set up by its RunPodSandbox): the agent checks no --cni-bin-dir, as the kubelet leaves CNI to a CRI runtime",
+  })(
     'without the plugin binaries: Ready False and NetworkUnavailable True, pods wait with NetworkNotReady while hostNetwork pods run, all run once the plugins are there',
     async () => {
       const binDir = join(dir, 'bin');

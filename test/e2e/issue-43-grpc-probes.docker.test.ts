@@ -1,4 +1,4 @@
-// Issue 43 item 2 against the real agent and dockerd: gRPC probes (grpc.health.v1.Health/Check).
+// Issue 43 item 2 against the real agent and runtime (dockerd, or containerd: test/support/runtime.ts): gRPC probes (grpc.health.v1.Health/Check).
 // The documentation's `probe-grpc-liveness` example (etcd-with-grpc: a liveness probe on port 2379)
 // runs with a local image; the gRPC health server is test/support/grpc-health.ts, started by the
 // test inside the pod's own network namespace (nsenter -n into the sandbox), since no image with a
@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
 import { startTestNode, waitForPod, type TestNode } from '../support/agent.js';
-import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
+import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
+import { itRuntime, sandboxPid } from '../support/runtime.js';
 import { spawnHealthServer, startHealthServer, type HealthServer, type SpawnedHealthServer } from '../support/grpc-health.js';
 
 const kReadiness = 'kubelet-ts.test.Readiness';
@@ -28,13 +29,6 @@ spec:
     command: ["sh", "-c", "exec sleep 3600"]
     readinessProbe: ${readinessProbe}
 `;
-
-/** The pid of the running sandbox (pause) container of pod `uid`: its network namespace is the pod's. */
-async function sandboxPid(uid: string): Promise<number> {
-  const [c] = await docker.listContainers({ filters: { label: [`io.kubernetes.pod.uid=${uid}`, 'io.kubernetes.docker.type=podsandbox'] } });
-  if (!c) throw new Error(`no running sandbox for pod ${uid}`);
-  return (await docker.getContainer(c.Id).inspect()).State.Pid;
-}
 
 /** A health server inside pod `uid`'s network namespace, on `host`:`port`, SERVING for '' and kReadiness. */
 async function serveInPod(uid: string, host: string, port: number): Promise<SpawnedHealthServer> {
@@ -82,12 +76,17 @@ describe.skipIf(!inject('dockerAvailable'))('gRPC probes (network none, hostNetw
     await node?.cleanup();
   });
 
-  it("the documentation's probe-grpc-liveness: restarted when the health service reports NOT_SERVING; readiness follows SERVING/NOT_SERVING (network none: through the netns helper)", async () => {
-    // etcd-with-grpc from the documentation, with a local image (etcd's gRPC health service is
-    // played by the test's server in the pod's namespace) and a readiness probe beside it.
-    await node.writeManifest(
-      'etcd-with-grpc.yaml',
-      `apiVersion: v1
+  itRuntime({
+    containerd:
+      "--network-plugin none is the agent's own network mode on Docker: on containerd every pod gets an IP on the runtime's CNI (kts-cri0), the probe goes to that IP as upstream's, and this test's server listens on the pod's loopback only (the pod-IP case is the third test)",
+  })(
+    "the documentation's probe-grpc-liveness: restarted when the health service reports NOT_SERVING; readiness follows SERVING/NOT_SERVING (network none: through the netns helper)",
+    async () => {
+      // etcd-with-grpc from the documentation, with a local image (etcd's gRPC health service is
+      // played by the test's server in the pod's namespace) and a readiness probe beside it.
+      await node.writeManifest(
+        'etcd-with-grpc.yaml',
+        `apiVersion: v1
 kind: Pod
 metadata: {name: etcd-with-grpc}
 spec:
@@ -111,42 +110,44 @@ spec:
       periodSeconds: 1
       failureThreshold: 1
 `,
-    );
-    let p = await waitForPod(node, 'etcd-with-grpc', (x) => !!status(x, 'etcd')?.state?.running, 90_000);
-    expect(status(p, 'etcd')!.ready).toBe(false);
-    const server = await serveInPod(p.metadata!.uid!, '127.0.0.1', 2379);
-    servers.push(server);
-    await readinessFollows(node, 'etcd-with-grpc', 'etcd', (s) => server.set(kReadiness, s));
+      );
+      let p = await waitForPod(node, 'etcd-with-grpc', (x) => !!status(x, 'etcd')?.state?.running, 90_000);
+      expect(status(p, 'etcd')!.ready).toBe(false);
+      const server = await serveInPod(p.metadata!.uid!, '127.0.0.1', 2379);
+      servers.push(server);
+      await readinessFollows(node, 'etcd-with-grpc', 'etcd', (s) => server.set(kReadiness, s));
 
-    p = await waitForPod(node, 'etcd-with-grpc', (x) => status(x, 'etcd')?.ready === true, 60_000);
-    const before = status(p, 'etcd')!;
-    await server.set('', 'NOT_SERVING');
-    p = await waitForPod(
-      node,
-      'etcd-with-grpc',
-      (x) => (status(x, 'etcd')?.restartCount ?? 0) > before.restartCount && !!status(x, 'etcd')?.state?.running,
-      90_000,
-    );
-    // Healthy again before the new container's initial delay is over: it is not restarted again.
-    await server.set('', 'SERVING');
-    expect(status(p, 'etcd')!.containerID).not.toBe(before.containerID);
-    expect(status(p, 'etcd')!.lastState?.terminated?.containerID).toBe(before.containerID);
-    const events = node.agent.events.list({ uid: p.metadata!.uid });
-    expect(
-      events.find(
-        (e) => e.reason === 'Unhealthy' && e.message === 'Liveness probe failed: service unhealthy (responded with "NOT_SERVING")',
-      ),
-    ).toMatchObject({
-      type: 'Warning',
-      involvedObject: { fieldPath: 'spec.containers{etcd}' },
-    });
-    expect(events.find((e) => e.reason === 'Killing')).toMatchObject({
-      type: 'Normal',
-      message: 'Container etcd failed liveness probe, will be restarted',
-    });
-    p = await waitForPod(node, 'etcd-with-grpc', (x) => status(x, 'etcd')?.ready === true, 90_000);
-    expect(status(p, 'etcd')!.restartCount).toBe(before.restartCount + 1);
-  }, 300_000);
+      p = await waitForPod(node, 'etcd-with-grpc', (x) => status(x, 'etcd')?.ready === true, 60_000);
+      const before = status(p, 'etcd')!;
+      await server.set('', 'NOT_SERVING');
+      p = await waitForPod(
+        node,
+        'etcd-with-grpc',
+        (x) => (status(x, 'etcd')?.restartCount ?? 0) > before.restartCount && !!status(x, 'etcd')?.state?.running,
+        90_000,
+      );
+      // Healthy again before the new container's initial delay is over: it is not restarted again.
+      await server.set('', 'SERVING');
+      expect(status(p, 'etcd')!.containerID).not.toBe(before.containerID);
+      expect(status(p, 'etcd')!.lastState?.terminated?.containerID).toBe(before.containerID);
+      const events = node.agent.events.list({ uid: p.metadata!.uid });
+      expect(
+        events.find(
+          (e) => e.reason === 'Unhealthy' && e.message === 'Liveness probe failed: service unhealthy (responded with "NOT_SERVING")',
+        ),
+      ).toMatchObject({
+        type: 'Warning',
+        involvedObject: { fieldPath: 'spec.containers{etcd}' },
+      });
+      expect(events.find((e) => e.reason === 'Killing')).toMatchObject({
+        type: 'Normal',
+        message: 'Container etcd failed liveness probe, will be restarted',
+      });
+      p = await waitForPod(node, 'etcd-with-grpc', (x) => status(x, 'etcd')?.ready === true, 90_000);
+      expect(status(p, 'etcd')!.restartCount).toBe(before.restartCount + 1);
+    },
+    300_000,
+  );
 
   it("a hostNetwork pod is probed on the node's address; a port with no gRPC health service fails with the kubelet's text", async () => {
     const server: HealthServer = await startHealthServer({ statuses: { '': 'SERVING', [kReadiness]: 'SERVING' } });

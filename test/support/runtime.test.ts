@@ -2,12 +2,15 @@
 // for what a runtime cannot do, and the neutral look at containers on the real Docker and containerd.
 import { describe, expect, inject, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kContainerdSuites } from '../../vitest.config.js';
 import { kRepoRoot } from './agent-process.js';
 import type { TestModule } from 'vitest/node';
-import { BUSYBOX_IMAGE, docker } from './docker.js';
+import { BUSYBOX_IMAGE, docker, waitFor } from './docker.js';
+import { removeImage } from './runtime-records.js';
 import { criEndpointOrSkip, useCriRun } from './cri.js';
 import { runtimeLines } from './reporter.js';
 import {
@@ -165,5 +168,16 @@ describe.skipIf(endpoint === null)('neutral container look on containerd (CRI)',
       await pod.remove();
     }
     expect(await labeledContainers('kubelet-ts.node-name', 'no-such-node', 'containerd')).toEqual([]);
+  });
+
+  it('removes one name of an image and leaves its other names: the local busybox stays', async () => {
+    const name = `127.0.0.1:5055/kubelet-ts/neutral-${randomBytes(4).toString('hex')}:1`;
+    const ctr = ['--address', endpoint!.replace(/^unix:\/\//, ''), '--namespace', 'k8s.io', 'images'];
+    await promisify(execFile)('ctr', [...ctr, 'tag', `docker.io/${BUSYBOX_IMAGE}`, name]);
+    const present = async (image: string) => (await run.images.imageStatus({ image })).image !== null;
+    await waitFor(() => present(name) || undefined, { timeoutMs: 10_000, description: `${name} seen by the CRI` });
+    await removeImage(name, 'containerd');
+    await waitFor(async () => !(await present(name)) || undefined, { timeoutMs: 10_000, description: `${name} gone` });
+    expect(await present(BUSYBOX_IMAGE)).toBe(true);
   });
 });

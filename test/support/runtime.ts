@@ -301,3 +301,34 @@ export async function startForeignPod(labels: Record<string, string>, runtime: T
     throw err;
   }
 }
+
+/**
+ * sandboxPid: the host pid of the running sandbox of pod `uid` (its pause process), whose network
+ * namespace is the pod's: Docker's inspect State.Pid, or the `pid` of containerd's verbose
+ * PodSandboxStatus `info`. @throws Error when the pod has no running sandbox or the runtime names no pid.
+ */
+export async function sandboxPid(uid: string): Promise<number> {
+  const sandbox = (await podContainers(uid)).find((c) => c.sandbox && c.running);
+  if (!sandbox) throw new Error(`no running sandbox for pod ${uid}`);
+  if (testRuntime() === 'docker') return (await docker.getContainer(sandbox.id).inspect()).State.Pid;
+  const { info } = await criRuntime().podSandboxStatus(sandbox.id, true);
+  const pid = (JSON.parse(info.info ?? '{}') as { pid?: number }).pid;
+  if (!pid) throw new Error(`containerd names no pid for the sandbox ${sandbox.id} of pod ${uid}`);
+  return pid;
+}
+
+/**
+ * sandboxOomScoreAdj: the oom_score_adj the runtime gave the sandbox of pod `uid` (running or
+ * stopped): Docker's HostConfig.OomScoreAdj of the pause container, or `process.oomScoreAdj` of the
+ * runtime spec in containerd's verbose PodSandboxStatus. @throws Error when the pod has no sandbox
+ * or the runtime names no value.
+ */
+export async function sandboxOomScoreAdj(uid: string): Promise<number> {
+  const sandbox = (await podContainers(uid)).find((c) => c.sandbox);
+  if (!sandbox) throw new Error(`no sandbox for pod ${uid}`);
+  if (testRuntime() === 'docker') return (await docker.getContainer(sandbox.id).inspect()).HostConfig.OomScoreAdj ?? 0;
+  const { info } = await criRuntime().podSandboxStatus(sandbox.id, true);
+  const adj = (JSON.parse(info.info ?? '{}') as { runtimeSpec?: { process?: { oomScoreAdj?: number } } }).runtimeSpec?.process?.oomScoreAdj;
+  if (adj === undefined) throw new Error(`containerd names no oomScoreAdj for the sandbox ${sandbox.id} of pod ${uid}`);
+  return adj;
+}

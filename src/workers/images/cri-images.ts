@@ -14,9 +14,16 @@ import { pullUnderLock, type NodeKeyring } from './image-puller.js';
 import type { ImageUser } from '../kuberuntime/security-context.js';
 import { recordPulledImage } from './image-gc.js';
 
-/** authConfig: a pull secret's credentials as the CRI's AuthConfig (username, password, server_address). */
+/**
+ * authConfig: a pull secret's credentials as the CRI's AuthConfig: username and password, and no
+ * server_address, as the kubelet sends them (pkg/credentialprovider/keyring.go Add keeps only the
+ * user, password and email of a matched entry; kuberuntime_image.go passes that on). The keyring
+ * has already matched the credentials to the image's registry; a runtime may check a server_address
+ * against it: containerd 1.6 parses it as a URL and refused a bare `127.0.0.1:5056` ("parse server
+ * address: first path segment in URL cannot contain colon"), so no pull with credentials succeeded.
+ */
 export function authConfig(a: RegistryAuth): CriInput<AuthConfig> {
-  return { username: a.username, password: a.password, server_address: a.serveraddress };
+  return { username: a.username, password: a.password, server_address: '' };
 }
 
 /**
