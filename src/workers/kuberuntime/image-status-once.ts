@@ -10,7 +10,8 @@ import type { ImageStatusResponse } from '../runtime/cri/types-status.js';
  * imageStatusOnce: `images` for one sync, whose ImageStatus answers each image spec once (the
  * image manager's presence check and the container's image ref and user — GetImageRef and
  * getImageUser of kuberuntime_container.go startContainer, two ImageStatus calls upstream — are one
- * call here). A pull forgets every answer (the image may have changed); a failed call is not kept;
+ * call here). A pull forgets every answer (the image may have changed); a failed call and an answer
+ * that the image is absent are not kept (another thread may pull it: pullUnderLock re-checks);
  * a verbose call is not cached. The other calls go to `images` as they are.
  */
 export function imageStatusOnce(images: ImageManagerService): ImageManagerService {
@@ -24,7 +25,11 @@ export function imageStatusOnce(images: ImageManagerService): ImageManagerServic
       if (!p) {
         p = images.imageStatus(spec, verbose, opts);
         seen.set(key, p);
-        p.catch(() => seen.delete(key));
+        // An absent image is asked again: another thread may be pulling it (pullUnderLock re-checks).
+        p.then(
+          (r) => r.image === null && seen.get(key) === p && seen.delete(key),
+          () => seen.delete(key),
+        );
       }
       return p;
     },

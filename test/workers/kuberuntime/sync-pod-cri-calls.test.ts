@@ -167,4 +167,15 @@ describe('imageStatusOnce', () => {
     await images.imageStatus({ image: 'flaky' });
     expect(calls.filter((c) => c === 'imageStatus')).toHaveLength(5);
   });
+
+  it('does not keep an answer that the image is absent: another thread may pull it meanwhile', async () => {
+    // The cross-thread pull lock re-checks presence once the other thread's pull is over
+    // (pullUnderLock): a kept "absent" made every waiting thread pull the image again (CI, containerd).
+    const { nr } = await setUp();
+    const calls: string[] = [];
+    const images = imageStatusOnce(counted(nr.images, calls));
+    expect((await images.imageStatus({ image: 'not-here:1' })).image).toBeNull();
+    expect((await images.imageStatus({ image: 'not-here:1' })).image).toBeNull();
+    expect(calls).toEqual(['imageStatus', 'imageStatus']);
+  });
 });
