@@ -9,7 +9,8 @@
  * Errors: AgentError `ERR_INVALID_ARGUMENT` naming the field for a config without its metadata or
  * image; `ERR_RUNTIME` for a Localhost seccomp profile that cannot be read or is not JSON.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
+import path from 'node:path';
 import { AgentError } from '../../../shared/errors.js';
 import { kPodInfraOOMAdj } from '../../../shared/qos.js';
 import { capabilityName, normalizeSysctlName } from '../../../shared/security-context.js';
@@ -47,6 +48,11 @@ export interface DockerCreateSettings {
   podPidsLimit?: number;
   /** The lowest oom_score_adj the engine can set (oom-score-floor.ts); lower values are raised to it. */
   oomScoreAdjFloor: number;
+  /**
+   * `<root-dir>/seccomp`, the kubelet's seccomp profile root: a Localhost profile must stay inside
+   * it once symlinks are resolved (the file is read here and inlined); absent = not checked.
+   */
+  seccompRoot?: string;
 }
 
 type SandboxIn = CriInput<PodSandboxConfig>;
@@ -78,12 +84,14 @@ function dockerUser(
  * `seccomp=unconfined`; Localhost → the profile file's JSON (`localhost_ref`, an absolute host
  * path the kubelet resolved under `<root-dir>/seccomp`); RuntimeDefault or unset → none (Docker's
  * default profile). The deprecated `seccomp_profile_path` words (`unconfined`, `localhost/<path>`) too.
- * @throws AgentError ERR_RUNTIME when the Localhost file cannot be read or is not JSON.
+ * @throws AgentError ERR_RUNTIME when the Localhost file cannot be read, is not JSON, or resolves
+ *   outside `seccompRoot` (a symlink out of `<root-dir>/seccomp`).
  */
 async function seccompOpts(
   p: CriInput<SecurityProfile> | null | undefined,
   legacyPath: string | null | undefined,
   containerName: string,
+  seccompRoot?: string,
 ): Promise<string[]> {
   let type = p?.profile_type;
   let file = p?.localhost_ref ?? '';
@@ -100,6 +108,12 @@ async function seccompOpts(
     );
   let text: string;
   try {
+    if (seccompRoot) {
+      // The name was checked to stay under the root (kuberuntime seccompProfile); a symlink placed
+      // there must not lead out of it: this thread reads the file and hands its JSON to Docker.
+      const [real, realRoot] = await Promise.all([realpath(file), realpath(seccompRoot)]);
+      if (!real.startsWith(realRoot + path.sep)) throw new Error(`it resolves to ${real}, outside ${seccompRoot}`);
+    }
     text = await readFile(file, 'utf8');
   } catch (err) {
     throw fail((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message);
@@ -178,7 +192,7 @@ export async function sandboxCreateSpec(config: SandboxIn, s: DockerCreateSettin
     hostConfig: {
       groupAdd: groups(sc?.supplemental_groups),
       securityOpt: [
-        ...(sc?.privileged ? [] : await seccompOpts(sc?.seccomp, sc?.seccomp_profile_path, kSandboxContainerName)),
+        ...(sc?.privileged ? [] : await seccompOpts(sc?.seccomp, sc?.seccomp_profile_path, kSandboxContainerName, s.seccompRoot)),
         ...seLinuxOpts(sc?.selinux_options),
       ],
       sysctls,
@@ -267,7 +281,10 @@ export async function containerCreateSpec(
     ...(sc.no_new_privs ? ['no-new-privileges'] : []),
     ...(privileged
       ? []
-      : [...(await seccompOpts(sc.seccomp, sc.seccomp_profile_path, name)), ...appArmorOpts(sc.apparmor, sc.apparmor_profile)]),
+      : [
+          ...(await seccompOpts(sc.seccomp, sc.seccomp_profile_path, name, s.seccompRoot)),
+          ...appArmorOpts(sc.apparmor, sc.apparmor_profile),
+        ]),
     ...seLinuxOpts(sc.selinux_options),
   ];
   const cpuQuota = r.cpu_quota ?? 0;

@@ -11,6 +11,7 @@
  * the container log (Docker's json-file, read through Docker's API and rotated by Docker:
  * ReopenContainerLog is a no-op); container events. Stats come from the cgroups (docker-stats.ts).
  */
+import path from 'node:path';
 import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError, isAlreadyExists, isNotFound, serializeError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logging.js';
@@ -109,6 +110,7 @@ export class DockerRuntimeService implements RuntimeService {
       logRotation: this.opts.logRotation,
       podPidsLimit: this.opts.podPidsLimit,
       oomScoreAdjFloor: floor,
+      seccompRoot: path.join(this.#rootDir, 'seccomp'),
     })));
   }
 

@@ -1,4 +1,7 @@
 // The Docker create bodies of the CRI translation (docker-container-create.ts) against the bodies the syncer built before the CRI seam: fixtures/syncer-create-specs.json is buildSandboxSpec / buildContainerSpec's output at f94dbcf for the three pods below, as dockershim's docker_container_test.go / docker_sandbox_test.go check theirs.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import fixtures from './fixtures/syncer-create-specs.json' with { type: 'json' };
 import type { ContainerConfig, CriInput, PodSandboxConfig } from '../../../../src/workers/runtime/cri/types.js';
@@ -253,5 +256,30 @@ describe('labels, names and binds read back', () => {
       message:
         'failed to generate security options for container "app": cannot load seccomp profile "/nonexistent/kts-profile.json": no such file',
     });
+  });
+
+  it('refuses a Localhost seccomp profile that a symlink leads out of <root-dir>/seccomp, and inlines one inside it', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'kts-seccomp-'));
+    try {
+      const seccompRoot = path.join(root, 'seccomp');
+      mkdirSync(seccompRoot);
+      writeFileSync(path.join(seccompRoot, 'audit.json'), '{ "defaultAction": "SCMP_ACT_LOG" }');
+      writeFileSync(path.join(root, 'secret.json'), '{ "not": "a profile" }');
+      symlinkSync(path.join(root, 'secret.json'), path.join(seccompRoot, 'escape.json'));
+      const settings = { ...cases[0].settings, seccompRoot };
+      const ctx = { sandboxId: 'S', resolvConfFile: '', imageUser: async () => '' };
+      const withProfile = (file: string) => ({
+        ...cases[0].container,
+        linux: { security_context: { seccomp: { profile_type: 'Localhost' as const, localhost_ref: path.join(seccompRoot, file) } } },
+      });
+      const ok = await containerCreateSpec(withProfile('audit.json'), cases[0].sandbox, settings, ctx);
+      expect(ok.hostConfig.securityOpt).toContain('seccomp={"defaultAction":"SCMP_ACT_LOG"}');
+      await expect(containerCreateSpec(withProfile('escape.json'), cases[0].sandbox, settings, ctx)).rejects.toMatchObject({
+        code: 'ERR_RUNTIME',
+        message: expect.stringMatching(/cannot load seccomp profile .*escape\.json": it resolves to .*secret\.json, outside/),
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
