@@ -38,9 +38,11 @@ export interface SpdySession {
    * client-go's CreateStream waits for the reply (apimachinery httpstream/spdy connection.go,
    * spdystream Stream.WaitTimeout). Rejects with ERR_RUNTIME when the stream is reset, the session
    * ends, or no reply comes within the handshake timeout (milliseconds, openSpdySession's); `name`
-   * (e.g. `stdin`) is for the error message.
+   * (e.g. `stdin`) is for the error message. With `resetIsEnd`, a reset before the reply resolves
+   * instead (the stream is simply gone; writes to it are dropped): for the resize stream, which
+   * containerd 1.6 may reset unanswered once a TTY command that ends at once is over.
    */
-  replied(stream: SpdyClientStream, name: string): Promise<void>;
+  replied(stream: SpdyClientStream, name: string, options?: { resetIsEnd?: boolean }): Promise<void>;
   pause(): void;
   resume(): void;
   /** close ends the session and its connection; `onClose` does not run afterwards. Idempotent. */
@@ -216,10 +218,11 @@ export function openSpdySession(
             noWindowUpdates(stream);
           });
         },
-        replied(stream, name) {
+        replied(stream, name, options) {
           return new Promise((resolveReply, rejectReply) => {
-            // Answered already (spdy-transport's state: the reply has been read).
-            if ((stream as { _spdyState?: { needResponse?: boolean } })._spdyState?.needResponse === false) return resolveReply();
+            // Answered already, or reset already (spdy-transport's state: the reply has been read; the stream aborted).
+            const state = (stream as { _spdyState?: { needResponse?: boolean; aborted?: boolean } })._spdyState;
+            if (state?.needResponse === false) return resolveReply();
             const what = `the ${name} stream`;
             let settled = false;
             const settle = (err?: Error) => {
@@ -233,13 +236,17 @@ export function openSpdySession(
               else resolveReply();
             };
             const onResponse = () => settle();
-            const onReset = () => settle(new AgentError('ERR_RUNTIME', `the streaming server reset ${what} before answering it`));
+            const onReset = () =>
+              settle(
+                options?.resetIsEnd ? undefined : new AgentError('ERR_RUNTIME', `the streaming server reset ${what} before answering it`),
+              );
             const onEnd = () => settle(new AgentError('ERR_RUNTIME', `the streaming connection closed before ${what} was answered`));
             const timer = realClock.setTimeout(
               () => settle(new AgentError('ERR_RUNTIME', `no answer to ${what} from the streaming server in ${handshakeTimeoutMs} ms`)),
               handshakeTimeoutMs,
             );
             if (closed) return onEnd();
+            if (state?.aborted) return onReset();
             endListeners.add(onEnd);
             stream.once('response', onResponse);
             stream.once('close', onReset);

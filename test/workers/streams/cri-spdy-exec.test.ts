@@ -70,7 +70,73 @@ async function execServer(): Promise<{ url: string; seen: { stdinBeforeReplies: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/exec/tok`, seen };
 }
 
+/**
+ * A streaming server for a TTY exec without stdin (error, stdout, resize) that, once all three are open,
+ * answers `error` and every stream but `unanswered`, writes `tty-out` and a Success Status, and resets
+ * `unanswered` without answering it — as containerd 1.6 did to the resize stream of a command that ended at once.
+ */
+async function ttyServer(unanswered: string): Promise<string> {
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  servers.push(server);
+  server.on('upgrade', (_req, socket: Socket) => {
+    sockets.push(socket);
+    socket.write(
+      'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\n',
+    );
+    const conn = (
+      transport as unknown as {
+        connection: { create(s: Duplex, o: object): { on(e: 'stream', fn: (s: ServerStream) => void): void; start(v: number): void } };
+      }
+    ).connection.create(socket, { protocol: 'spdy', isServer: true });
+    conn.start(3.1);
+    const streams = new Map<string, ServerStream>();
+    conn.on('stream', (stream) => {
+      stream.on('error', () => {});
+      streams.set(stream.headers.streamtype!, stream);
+      if (streams.size < 3) return;
+      for (const [type, s] of streams) if (type !== unanswered) s.respond(200, {});
+      (streams.get(unanswered) as unknown as { abort(): void }).abort();
+      if (unanswered !== 'stdout') streams.get('stdout')!.end('tty-out\r\n');
+      streams.get('error')!.end(JSON.stringify({ metadata: {}, status: 'Success' }), () => setTimeout(() => socket.end(), 50));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/exec/tok`;
+}
+
 describe('openSpdyExec (client-go remotecommand over SPDY)', () => {
+  it('keeps a TTY exec whose resize stream the server reset unanswered: the output and the Status still come', async () => {
+    let out = '';
+    let status = '';
+    let ended!: (err?: Error) => void;
+    const end = new Promise<Error | undefined>((resolve) => (ended = resolve));
+    const events: ExecEvents = { output: (_fd, c) => (out += c.toString()), status: (t) => (status += t), end: (err) => ended(err) };
+    const t = await openSpdyExec(await ttyServer('resize'), { stdin: false, stdout: true, stderr: false, tty: true }, events, 10_000);
+    try {
+      await t.resize(80, 24); // on a stream that is gone: dropped, no error
+      expect(await end).toBeUndefined();
+      expect(out).toBe('tty-out\r\n');
+      expect(JSON.parse(status)).toEqual({ metadata: {}, status: 'Success' });
+    } finally {
+      t.close();
+    }
+  });
+
+  it('refuses an exec whose stdout stream the server reset unanswered (ERR_RUNTIME naming the stream)', async () => {
+    const events: ExecEvents = { output: () => {}, status: () => {}, end: () => {} };
+    const err = await openSpdyExec(
+      await ttyServer('stdout'),
+      { stdin: false, stdout: true, stderr: false, tty: true },
+      events,
+      10_000,
+    ).then(
+      (t) => (t.close(), null),
+      (e: unknown) => e as { code?: string; message: string },
+    );
+    expect(err?.code).toBe('ERR_RUNTIME');
+    expect(err?.message).toMatch(/stdout stream/);
+  });
+
   it('writes nothing on stdin before the server answered every stream, then echoes and exits 0', async () => {
     const { url, seen } = await execServer();
     let out = '';
