@@ -16,7 +16,7 @@
  * one direction has ended, the other gets 1 s, then its socket to the pod is closed (it does not
  * half-close it; port-forward.ts's netns helper does the same). The connection ends once the
  * server closed the data stream (the pod's side ended, or the error stream says why) and the
- * error stream.
+ * error stream. Nothing is written on the data stream before the server answered both streams.
  */
 import type { RuntimeService } from '../runtime/cri/services.js';
 import { openSpdySession, type SpdyClientStream, type SpdySession } from './cri-spdy-session.js';
@@ -73,6 +73,10 @@ export function startCriPortForward(
         data.on('data', (c: Buffer) => fromPod(c));
         // The server closes both streams when its copy ends; the error text (if any) comes first.
         void Promise.all([ended(error), ended(data)]).then(() => finish(runtimeCause(errorText) || undefined));
+        // No byte goes to the pod before the server answered both streams (client-go's CreateStream waits for
+        // each reply: tools/portforward/portforward.go handleConnection). A stream reset unanswered (a refused
+        // port may be) ends the connection through `ended` above, with the error stream's text.
+        await Promise.all([session.replied(error, 'error', { resetIsEnd: true }), session.replied(data, 'data', { resetIsEnd: true })]);
         attach(spdySide(session, data));
       } catch (err) {
         session.close();

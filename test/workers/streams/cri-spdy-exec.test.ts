@@ -2,24 +2,21 @@
 // a remotecommand streaming server (v4.channel.k8s.io over SPDY/3.1, as containerd 1.6's pkg/cri/streaming): the
 // order of client-go's remotecommand (tools/remotecommand/v2.go createStreams): every stream opened and answered
 // (SYN_REPLY) before the first byte of stdin.
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
-import transport from 'spdy-transport';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSpdyExec, type ExecEvents } from '../../../src/workers/streams/cri-exec-transport.js';
+import { startSpdyServer, type SpdyServerStream } from '../../support/spdy-server.js';
 
-interface ServerStream extends Duplex {
-  headers: Record<string, string>;
-  respond(status: number, headers: Record<string, string>): void;
-}
-
-const servers: http.Server[] = [];
-const sockets: Socket[] = [];
+const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  await Promise.all(closers.splice(0).map((close) => close()));
 });
+
+/** serve: a v4.channel.k8s.io streaming server (test/support/spdy-server.ts) closed after the test; resolves its exec URL. */
+async function serve(onStream: Parameters<typeof startSpdyServer>[1]): Promise<string> {
+  const { url, close } = await startSpdyServer('v4.channel.k8s.io', onStream);
+  closers.push(close);
+  return `${url}/exec/tok`;
+}
 
 /**
  * A streaming server that answers the streams of an exec (error, stdin, stdout, stderr) only once all
@@ -28,80 +25,48 @@ afterEach(async () => {
  */
 async function execServer(): Promise<{ url: string; seen: { stdinBeforeReplies: boolean; stdin: string } }> {
   const seen = { stdinBeforeReplies: false, stdin: '' };
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  servers.push(server);
-  server.on('upgrade', (_req, socket: Socket) => {
-    sockets.push(socket);
-    socket.write(
-      'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\n',
-    );
-    const conn = (
-      transport as unknown as {
-        connection: { create(s: Duplex, o: object): { on(e: 'stream', fn: (s: ServerStream) => void): void; start(v: number): void } };
-      }
-    ).connection.create(socket, { protocol: 'spdy', isServer: true });
-    conn.start(3.1);
-    const streams = new Map<string, ServerStream>();
-    let replied = false;
-    conn.on('stream', (stream) => {
-      stream.on('error', () => {});
-      const type = stream.headers.streamtype!;
-      streams.set(type, stream);
-      if (type === 'stdin') {
-        stream.on('data', (c: Buffer) => {
-          if (!replied) seen.stdinBeforeReplies = true;
-          seen.stdin += c.toString();
-        });
-        stream.on('end', () => {
-          streams.get('stdout')!.end(seen.stdin);
-          streams.get('stderr')!.end();
-          streams.get('error')!.end(JSON.stringify({ metadata: {}, status: 'Success' }), () => setTimeout(() => socket.end(), 50));
-        });
-      }
-      if (streams.size === 4) {
-        setTimeout(() => {
-          for (const s of streams.values()) s.respond(200, {});
-          replied = true;
-        }, 200);
-      }
-    });
+  const streams = new Map<string, SpdyServerStream>();
+  let replied = false;
+  const url = await serve((stream, { socket }) => {
+    const type = stream.headers.streamtype!;
+    streams.set(type, stream);
+    if (type === 'stdin') {
+      stream.on('data', (c: Buffer) => {
+        if (!replied) seen.stdinBeforeReplies = true;
+        seen.stdin += c.toString();
+      });
+      stream.on('end', () => {
+        streams.get('stdout')!.end(seen.stdin);
+        streams.get('stderr')!.end();
+        streams.get('error')!.end(JSON.stringify({ metadata: {}, status: 'Success' }), () => setTimeout(() => socket.end(), 50));
+      });
+    }
+    if (streams.size === 4) {
+      setTimeout(() => {
+        for (const s of streams.values()) s.respond(200, {});
+        replied = true;
+      }, 200);
+    }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/exec/tok`, seen };
+  return { url, seen };
 }
 
 /**
  * A streaming server for a TTY exec without stdin (error, stdout, resize) that, once all three are open,
- * answers `error` and every stream but `unanswered`, writes `tty-out` and a Success Status, and resets
- * `unanswered` without answering it — as containerd 1.6 did to the resize stream of a command that ended at once.
+ * answers every stream but `unanswered`, writes `tty-out` (unless stdout is the one) and a Success Status,
+ * and resets `unanswered` without answering it — as containerd 1.6 did to the resize stream of a command
+ * that ended at once.
  */
-async function ttyServer(unanswered: string): Promise<string> {
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  servers.push(server);
-  server.on('upgrade', (_req, socket: Socket) => {
-    sockets.push(socket);
-    socket.write(
-      'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\n',
-    );
-    const conn = (
-      transport as unknown as {
-        connection: { create(s: Duplex, o: object): { on(e: 'stream', fn: (s: ServerStream) => void): void; start(v: number): void } };
-      }
-    ).connection.create(socket, { protocol: 'spdy', isServer: true });
-    conn.start(3.1);
-    const streams = new Map<string, ServerStream>();
-    conn.on('stream', (stream) => {
-      stream.on('error', () => {});
-      streams.set(stream.headers.streamtype!, stream);
-      if (streams.size < 3) return;
-      for (const [type, s] of streams) if (type !== unanswered) s.respond(200, {});
-      (streams.get(unanswered) as unknown as { abort(): void }).abort();
-      if (unanswered !== 'stdout') streams.get('stdout')!.end('tty-out\r\n');
-      streams.get('error')!.end(JSON.stringify({ metadata: {}, status: 'Success' }), () => setTimeout(() => socket.end(), 50));
-    });
+function ttyServer(unanswered: string): Promise<string> {
+  const streams = new Map<string, SpdyServerStream>();
+  return serve((stream, { socket }) => {
+    streams.set(stream.headers.streamtype!, stream);
+    if (streams.size < 3) return;
+    for (const [type, s] of streams) if (type !== unanswered) s.respond(200, {});
+    streams.get(unanswered)!.abort();
+    if (unanswered !== 'stdout') streams.get('stdout')!.end('tty-out\r\n');
+    streams.get('error')!.end(JSON.stringify({ metadata: {}, status: 'Success' }), () => setTimeout(() => socket.end(), 50));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/exec/tok`;
 }
 
 describe('openSpdyExec (client-go remotecommand over SPDY)', () => {
