@@ -7,8 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startTestNode, type TestNode } from '../support/agent.js';
+import { describe, expect, inject, it } from 'vitest';
+import { useTestNodes, type TestNode } from '../support/agent.js';
 import { kHaveKubectl, kubectlFor } from '../support/kubectl.js';
 import { kExamplesDir } from '../support/examples.js';
 
@@ -16,6 +16,7 @@ const kTestMs = 180_000;
 const kWebExample = join(kExamplesDir, 'kubectl', 'web.yaml');
 
 describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('examples/kubectl: the first pod a user applies with kubectl', () => {
+  const start = useTestNodes();
   let node: TestNode;
   let dir: string;
   const { kubectl } = kubectlFor(
@@ -23,45 +24,47 @@ describe.skipIf(!inject('dockerAvailable') || !kHaveKubectl)('examples/kubectl: 
     () => dir,
   );
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-examples-kubectl-'));
-    node = await startTestNode({ tlsPort: 0 });
-  }, kTestMs);
-  afterAll(async () => {
-    await node?.cleanup();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }, kTestMs);
-
   it(
     'kubectl apply -f examples/kubectl/web.yaml runs the pod web (container main): Ready, served through the pod proxy, deleted',
     async () => {
-      const applied = await kubectl(['apply', '-f', kWebExample]);
-      expect(applied.stderr).toBe('');
-      expect(applied.code).toBe(0);
-      expect(applied.stdout.trim()).toBe('pod/web created');
-
-      const ready = await kubectl(['wait', '--for=condition=Ready', 'pod/web', '--timeout=120s']);
-      expect(ready.stderr).toBe('');
-      expect(ready.code).toBe(0);
-      const shown = await kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.phase} {.spec.containers[*].name}']);
-      expect(shown.stdout).toBe('Running main');
-
-      // The README's proxy line, as typed there.
-      const page = await kubectl(['get', '--raw', '/api/v1/namespaces/default/pods/web:80/proxy/']);
-      expect(page.stderr).toBe('');
-      expect(page.stdout).toBe(`hello from web on ${node.nodeName}\n`);
-
-      // dnsPolicy Default: the node's resolv.conf, no MissingClusterDNS warning (the agent runs without --cluster-dns).
-      const events = await kubectl(['get', 'events', '--field-selector', 'involvedObject.name=web', '-o', 'jsonpath={.items[*].reason}']);
-      expect(events.code).toBe(0);
-      expect(events.stdout).toContain('Started');
-      expect(events.stdout).not.toContain('MissingClusterDNS');
-
-      const deleted = await kubectl(['delete', 'pod', 'web', '--timeout=60s']);
-      expect(deleted.code).toBe(0);
-      expect(deleted.stdout.trim()).toBe('pod "web" deleted');
-      expect((await kubectl(['get', 'pod', 'web'])).stderr).toContain('NotFound');
+      dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-examples-kubectl-'));
+      try {
+        node = await start({ tlsPort: 0 });
+        await applyAndCheckWeb();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     kTestMs,
   );
+
+  /** The README's steps with examples/kubectl/web.yaml, each checked. */
+  async function applyAndCheckWeb(): Promise<void> {
+    const applied = await kubectl(['apply', '-f', kWebExample]);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout.trim()).toBe('pod/web created');
+
+    const ready = await kubectl(['wait', '--for=condition=Ready', 'pod/web', '--timeout=120s']);
+    expect(ready.stderr).toBe('');
+    expect(ready.code).toBe(0);
+    const shown = await kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.phase} {.spec.containers[*].name}']);
+    expect(shown.stdout).toBe('Running main');
+
+    // The README's proxy line, as typed there.
+    const page = await kubectl(['get', '--raw', '/api/v1/namespaces/default/pods/web:80/proxy/']);
+    expect(page.stderr).toBe('');
+    expect(page.stdout).toBe(`hello from web on ${node.nodeName}\n`);
+
+    // dnsPolicy Default: the node's resolv.conf, no MissingClusterDNS warning (the agent runs without --cluster-dns).
+    const events = await kubectl(['get', 'events', '--field-selector', 'involvedObject.name=web', '-o', 'jsonpath={.items[*].reason}']);
+    expect(events.code).toBe(0);
+    expect(events.stdout).toContain('Started');
+    expect(events.stdout).not.toContain('MissingClusterDNS');
+
+    const deleted = await kubectl(['delete', 'pod', 'web', '--timeout=60s']);
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout.trim()).toBe('pod "web" deleted');
+    expect((await kubectl(['get', 'pod', 'web'])).stderr).toContain('NotFound');
+  }
 });
