@@ -1,6 +1,6 @@
 // Counterpart of k8s.io/apimachinery/pkg/util/validation/field (path.go, errors.go): field paths and error lists.
 /**
- * Helpers shared by validation.ts and validation-container.ts. Input is untyped JSON (what a
+ * Helpers shared by validation.ts and the validation-*.ts files. Input is untyped JSON (what a
  * manifest decoded to), so every read checks the JSON type first and reports a wrong one as an
  * `Invalid value` instead of trusting the `kubernetes-types` declarations.
  */
@@ -188,6 +188,14 @@ export class ErrorList {
     const n = this.int(field, v, type);
     if (n !== undefined && n < min) this.invalid(field, n, `must be greater than or equal to ${min}`);
   }
+}
+
+/** enumField: a required string field that must be one of `allowed` (`Required value`, else `Unsupported value`). */
+export function enumField(el: ErrorList, path: string, v: unknown, allowed: readonly string[]): void {
+  const s = el.str(path, v);
+  if (!s) {
+    if (v === undefined || v === null || v === '') el.required(path);
+  } else if (!allowed.includes(s)) el.unsupported(path, s, allowed);
 }
 
 /** isAbsolutePath: a POSIX absolute path. */

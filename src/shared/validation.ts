@@ -14,13 +14,13 @@ import type { Pod } from './api.js';
 import { dns1123LabelErrors, dns1123SubdomainErrors, labelValueErrors, qualifiedNameErrors, inclusiveRangeError } from './names.js';
 import { validateLabelsAndAnnotations } from './validation-meta.js';
 import { parseQuantity, quantityError } from './quantity.js';
-import { enumField, validateContainerList, type PodContext } from './validation-container.js';
+import { validateContainerList, type PodContext } from './validation-container.js';
 import { validateVolumes } from './validation-volumes.js';
 import { validateExecArgs } from './validation-exec-args.js';
 import { validateRuntimeLimits } from './validation-runtime-limits.js';
 import { kSupportedPodSandboxFields, rejectForeignOS, validatePodSandboxFields } from './validation-sandbox.js';
 import { kSchedulingPodSpecFields, validateSchedulingFields } from './validation-scheduling.js';
-import { child, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
+import { child, enumField, ErrorList, hasBacksteps, index, isAbsolutePath, isObj, type Obj } from './validation-util.js';
 import {
   appArmorFromAnnotation,
   kAppArmorAnnotationPrefix,
@@ -28,19 +28,16 @@ import {
   validatePodSecurityContext,
 } from './security-context.js';
 
+export { kSupportedContainerFields, kSupportedContainerPortFields } from './validation-container.js';
 export {
-  kSupportedContainerFields,
-  kSupportedContainerPortFields,
   kSupportedEnvVarFields,
   kSupportedEnvVarSourceFields,
-  kSupportedVolumeMountFields,
-  kSupportedResourceRequirementsFields,
-  kSupportedResourceNames,
-  kSupportedProbeFields,
-  kSupportedLifecycleHandlerFields,
   kSupportedEnvFieldPaths,
   kSupportedEnvResources,
-} from './validation-container.js';
+} from './validation-container-env.js';
+export { kSupportedVolumeMountFields } from './validation-container-mounts.js';
+export { kSupportedResourceRequirementsFields, kSupportedResourceNames } from './validation-container-resources.js';
+export { kSupportedProbeFields, kSupportedLifecycleHandlerFields } from './validation-container-probes.js';
 
 /** Top-level Pod fields. `status` is accepted and ignored on input: the agent owns the status. */
 export const kSupportedPodFields: readonly string[] = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];

@@ -8,7 +8,7 @@
 import type { Pod } from '../../shared/api.js';
 import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
-import { isExtendedResourceName, isHugePageResourceName } from '../../shared/validation-container.js';
+import { isExtendedResourceName, isHugePageResourceName } from '../../shared/validation-container-resources.js';
 import { kNodeAffinityMessage, kNodeAffinityReason, podMatchesNodeAffinity, type NodeIdentity } from './node-affinity.js';
 
 /** NodeCapacity: what the node offers to pods (allocatable): cpu in millicores, memory in bytes. */
