@@ -3,10 +3,10 @@
 import { chmodSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
 import { boundedErr, boundedField, type Logger } from '../shared/logging.js';
-import type { AgentHost } from './agent-host.js';
-import { refuseUpgrade, statusReply, type HttpReply } from './reply.js';
+import type { AgentHost } from './host/agent-host.js';
+import { refuseUpgrade, statusReply, type HttpReply } from './http/reply.js';
 import { readBody, writeReply, type RequestState } from './uws-io.js';
-import { newRouter, type HttpRequestInfo, type Route, type RouteServerInfo, type Router } from './router.js';
+import { newRouter, type HttpRequestInfo, type Route, type RouteServerInfo, type Router } from './routes/router.js';
 import { dashboardHttpsRedirect } from './dashboard/https-redirect.js';
 import { healthzHandler } from './routes/healthz.js';
 import { getPodHandler, listPodsHandler } from './routes/pods.js';
@@ -14,9 +14,9 @@ import { instrumentRoutes, metricsHandler } from './routes/metrics.js';
 import { statsRoutes } from './routes/stats.js';
 import { dashboardAssetHandler, dashboardIndexHandler } from './dashboard/serve.js';
 import { registerWatch } from './ws/watch.js';
-import { newWatchLimiter, type WatchLimits } from './watch-limits.js';
-import { statusError } from './status.js';
-import { authorizationHeaders, authorizerOf, checkAccess, duplicateCredentials, type ServerAuth } from './auth.js';
+import { newWatchLimiter, type WatchLimits } from './http/watch-limits.js';
+import { statusError } from './http/status.js';
+import { authorizationHeaders, authorizerOf, checkAccess, duplicateCredentials, type ServerAuth } from './auth/auth.js';
 import {
   checkPathParams,
   conflictingContentLength,
@@ -25,13 +25,13 @@ import {
   kMaxBodyTimeoutMs,
   tooLarge,
   type RequestLimits,
-} from './request-limits.js';
+} from './http/request-limits.js';
 import { intakeRoutes } from './routes/intake.js';
 import { objectRoutes } from './routes/objects.js';
 import { logsRoutes } from './routes/logs.js';
 import { eventsRoutes } from './routes/events.js';
 import { nodeRoutes } from './routes/node.js';
-import { streamingRoutes } from './routes/run.js';
+import { streamingRoutes } from './streaming/run.js';
 import { registerStreaming } from './streaming/exec-ws.js';
 import { registerPortForwardTunnel } from './streaming/port-forward-tunnel.js';
 import { kDefaultPortForwardLimits, portForwardRoutes, registerPortForward } from './streaming/port-forward-ws.js';

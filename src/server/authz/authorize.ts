@@ -7,8 +7,8 @@
  * (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go Forbidden).
  */
 import type { Status } from '../../shared/api.js';
-import type { TokenUser } from '../auth.js';
-import { statusError } from '../status.js';
+import type { TokenUser } from '../auth/auth.js';
+import { statusError } from '../http/status.js';
 import { getRequestAttributes, type Attributes } from './attributes.js';
 import { builtinPolicy } from './bootstrap.js';
 import { newRbacAuthorizer, type Authorizer, type Decision } from './rbac.js';

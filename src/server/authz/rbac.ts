@@ -6,7 +6,7 @@
  * namespace. There is no deny rule. Pure; built once at start-up from the built-in policy and the
  * `--authorization-policy-file`.
  */
-import type { TokenUser } from '../auth.js';
+import type { TokenUser } from '../auth/auth.js';
 import type { Attributes } from './attributes.js';
 
 /** PolicyRule: rbac.authorization.k8s.io/v1 PolicyRule. */

@@ -9,13 +9,13 @@
 import type { Pod, PodList, Status } from '../../shared/api.js';
 import { markPodDeleted } from '../../shared/pod-update.js';
 import { isStaticPod } from '../../shared/annotations.js';
-import { hostClock, type AgentHost } from '../agent-host.js';
-import { JsonFragments, ListBody, objectInputs } from '../json-fragments.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
+import { hostClock, type AgentHost } from '../host/agent-host.js';
+import { JsonFragments, ListBody, objectInputs } from '../http/json-fragments.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
 import { containerLogsHandler } from '../routes/logs.js';
 import { admitApiPods, invalidStatus, parsePodsBody, withHeaders } from '../routes/intake.js';
-import { notFound, statusError } from '../status.js';
+import { notFound, statusError } from '../http/status.js';
 import { parseDeleteOptions, checkPreconditions, type DeleteOptions } from './delete-options.js';
 import { ephemeralContainersRoutes } from './ephemeral-containers.js';
 import { parseEviction } from './eviction.js';
