@@ -93,7 +93,7 @@ export function registerStreaming(
     });
   };
 
-  // The kubelet's paths, then the Kubernetes API's (kubectl 1.32: `…/pods/{pod}/exec?container=…`; kube-api/stream-paths.ts).
+  // The kubelet's paths, then the Kubernetes API's (kubectl 1.32: `…/pods/{pod}/exec?container=…`; stream-paths.ts).
   for (const [kind, pattern] of kStreamPatterns) {
     app.ws<StreamData>(pattern, {
       ...kStreamSocketLimits,
