@@ -124,6 +124,15 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-folder-cycle-in-server',
+      comment:
+        'no folder cycle inside src/server (#41, "the import graph shows no circle across folders"): its folders stand on the leaves http/ and host/, and only the root (server.ts) wires them together.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/server(/|$)' },
+      to: { circular: true },
+    },
+    {
       name: 'dashboard-outside-server-cycles',
       comment:
         "no import cycle passes through the dashboard's file server (the server/auth ↔ dashboard/serve ↔ router circle, #41 item 3): auth and the router may use it, it uses neither.",

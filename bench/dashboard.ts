@@ -18,7 +18,7 @@ import { chromium } from 'playwright-core';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Pod } from '../src/shared/api.js';
 import { dashboardAssetHandler, dashboardIndexHandler } from '../src/server/dashboard/serve.js';
-import type { RouteContext } from '../src/server/router.js';
+import type { RouteContext } from '../src/server/routes/router.js';
 import { percentile, positiveInt, table, writeResult } from './lib.js';
 
 const { values: args } = parseArgs({

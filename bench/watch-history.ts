@@ -30,10 +30,10 @@ if (!gc) throw new Error('run with NODE_OPTIONS=--expose-gc npm run bench -- wat
 
 type StatusManagerModule = typeof import('../src/main/status/status-manager.js');
 type WatchCacheModule = typeof import('../src/main/watch/watch-cache.js');
-type WatchEventModule = typeof import('../src/server/ws/watch-event.js');
+type WatchEventModule = typeof import('../src/server/host/watch-event.js');
 const { newStatusManager } = (await import(`${args.src}/src/main/status/status-manager.ts`)) as StatusManagerModule;
 const { newWatchCache } = (await import(`${args.src}/src/main/watch/watch-cache.ts`)) as WatchCacheModule;
-const { watchFrame } = (await import(`${args.src}/src/server/ws/watch-event.ts`)) as WatchEventModule;
+const { watchFrame } = (await import(`${args.src}/src/server/host/watch-event.ts`)) as WatchEventModule;
 
 const heap = () => {
   gc();

@@ -22,7 +22,7 @@ import type { Pod } from '../shared/api.js';
 import type { Logger } from '../shared/logging.js';
 import type { PodUpdate } from '../shared/pod-update.js';
 
-import type { AgentHost, HealthReport } from '../server/agent-host.js';
+import type { AgentHost, HealthReport } from '../server/host/agent-host.js';
 import { createServer, type AgentServer } from '../server/server.js';
 
 import type { AgentOptions } from './options/agent-options.js';

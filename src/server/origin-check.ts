@@ -5,7 +5,7 @@
 // from reading the agent cross-site (a WebSocket from another origin) or by DNS rebinding (a name
 // of the attacker's that now resolves to 127.0.0.1: its Host header is not one of the node's).
 import type { Status } from '../shared/api.js';
-import { statusError } from './status.js';
+import { statusError } from './http/status.js';
 
 /**
  * OriginPolicy: the `Host` names the agent answers to on a listener of `scheme`: `names` (lower

@@ -2,9 +2,9 @@
 // server.ts stays the listeners and the dispatch. Counterpart of the response writing of
 // k8s.io/apiserver/pkg/endpoints/handlers/responsewriters.
 import type uWS from 'uWebSockets.js';
-import { statusLine, type HttpReply } from './reply.js';
-import { statusError } from './status.js';
-import { tooLarge } from './request-limits.js';
+import { statusLine, type HttpReply } from './http/reply.js';
+import { statusError } from './http/status.js';
+import { tooLarge } from './http/request-limits.js';
 import { realClock } from '../shared/clock.js';
 
 /** RequestState: what a request's callbacks share (uWS allows one onAborted per response). */

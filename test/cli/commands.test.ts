@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/main/cli.js';
-import type { AgentHost } from '../../src/server/agent-host.js';
+import type { AgentHost } from '../../src/server/host/agent-host.js';
 import { createServer, type AgentServer } from '../../src/server/server.js';
 import type { Pod } from '../../src/shared/api.js';
 import { AgentError } from '../../src/shared/errors.js';

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startTestNode, type TestNode } from '../support/agent.js';
-import { kBearerProtocolPrefix } from '../../src/server/auth.js';
+import { kBearerProtocolPrefix } from '../../src/server/auth/auth.js';
 
 /** get: GET `path` on the node with exactly `headers` (Host included: fetch cannot set it). */
 function get(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {

@@ -11,7 +11,7 @@ import { applyPodDefaults } from '../../src/shared/defaults.js';
 import { isInvalidInput } from '../../src/shared/errors.js';
 import { loadPods } from '../../src/shared/manifest.js';
 import { validatePodForNode } from '../../src/shared/validation.js';
-import { matchesLabelSelector, parseLabelSelector } from '../../src/server/label-selector.js';
+import { matchesLabelSelector, parseLabelSelector } from '../../src/server/http/label-selector.js';
 import { invalidUtf8, jsonText, labelSelector, labels, mutatedPod, podArbitrary, validishPodArbitrary, yamlText } from './arbitraries.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   kBearerProtocolPrefix,
   parseTokenFile,
   type ServerAuth,
-} from '../../src/server/auth.js';
+} from '../../src/server/auth/auth.js';
 import { apiRequestAttributes, getRequestAttributes, type Attributes } from '../../src/server/authz/attributes.js';
 import { forbiddenMessage } from '../../src/server/authz/authorize.js';
 import { builtinPolicy } from '../../src/server/authz/bootstrap.js';

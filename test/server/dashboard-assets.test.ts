@@ -2,9 +2,9 @@
 // GET /pods/{ns}/{name} that its YAML tab reads (the apiserver's Accept negotiation).
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { AgentHost } from '../../src/server/agent-host.js';
+import type { AgentHost } from '../../src/server/host/agent-host.js';
 import { dashboardAssetHandler, kDashboardAssetNames, kDashboardAssetPaths, kDashboardDir } from '../../src/server/dashboard/serve.js';
-import type { RouteContext } from '../../src/server/router.js';
+import type { RouteContext } from '../../src/server/routes/router.js';
 import { getPodHandler, prefersYaml } from '../../src/server/routes/pods.js';
 import { parse as parseYaml } from 'yaml';
 

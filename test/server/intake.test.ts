@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
-import type { AgentHost, ContainerLogsRequest, HealthReport, LogStream } from '../../src/server/agent-host.js';
-import { parseTokenFile } from '../../src/server/auth.js';
+import type { AgentHost, ContainerLogsRequest, HealthReport, LogStream } from '../../src/server/host/agent-host.js';
+import { parseTokenFile } from '../../src/server/auth/auth.js';
 import { createServer, type AgentServer } from '../../src/server/server.js';
 import type { Event, Node, Pod } from '../../src/shared/api.js';
 import { AgentError, ForbiddenError, InvalidManifestError } from '../../src/shared/errors.js';

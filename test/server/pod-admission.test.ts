@@ -2,9 +2,9 @@
 // Security Admission with the namespace's labels, its Warning headers and its audit line (issue #38 findings 2, 8).
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/shared/api.js';
-import type { AgentHost, CreatedNamespace } from '../../src/server/agent-host.js';
-import { kAdminUser } from '../../src/server/auth.js';
-import type { RouteServerInfo } from '../../src/server/router.js';
+import type { AgentHost, CreatedNamespace } from '../../src/server/host/agent-host.js';
+import { kAdminUser } from '../../src/server/auth/auth.js';
+import type { RouteServerInfo } from '../../src/server/routes/router.js';
 import { admitApiPods, warningHeader } from '../../src/server/routes/intake.js';
 import type { Logger } from '../../src/shared/logging.js';
 

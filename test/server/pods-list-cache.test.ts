@@ -7,9 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi, type MockInst
 import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { resolveAgentOptions } from '../../src/main/options/agent-options.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
-import type { AgentHost } from '../../src/server/agent-host.js';
+import type { AgentHost } from '../../src/server/host/agent-host.js';
 import { listPodsHandler } from '../../src/server/routes/pods.js';
-import type { RouteContext } from '../../src/server/router.js';
+import type { RouteContext } from '../../src/server/routes/router.js';
 import type { Pod, PodList } from '../../src/shared/api.js';
 import { waitFor } from '../support/docker.js';
 import { adminAuthorization } from '../support/agent.js';

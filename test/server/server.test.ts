@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentHost, HealthReport } from '../../src/server/agent-host.js';
+import type { AgentHost, HealthReport } from '../../src/server/host/agent-host.js';
 import { checkNativeUws, createServer, type AgentServer } from '../../src/server/server.js';
 import type { Pod } from '../../src/shared/api.js';
 import { newLogger } from '../../src/shared/logging.js';

@@ -1,10 +1,10 @@
 // GET /stats/summary and the /metrics/{resource,cadvisor,probes} handlers, and who may read them:
 // the same rule as GET /metrics and /pods (auth.ts: a read; anonymous only while --anonymous-auth).
 import { describe, expect, it } from 'vitest';
-import type { AgentHost } from '../../src/server/agent-host.js';
-import { checkAccess, parseTokenFile, type ServerAuth } from '../../src/server/auth.js';
+import type { AgentHost } from '../../src/server/host/agent-host.js';
+import { checkAccess, parseTokenFile, type ServerAuth } from '../../src/server/auth/auth.js';
 import { statsRoutes, summaryHandler } from '../../src/server/routes/stats.js';
-import type { RouteContext } from '../../src/server/router.js';
+import type { RouteContext } from '../../src/server/routes/router.js';
 import type { Summary } from '../../src/shared/stats.js';
 
 const summary: Summary = {

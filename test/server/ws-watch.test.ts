@@ -3,10 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { newStatusManager, type StatusManager } from '../../src/main/status/status-manager.js';
 import { newWatchCache, type WatchCache } from '../../src/main/watch/watch-cache.js';
-import type { AgentHost } from '../../src/server/agent-host.js';
+import type { AgentHost } from '../../src/server/host/agent-host.js';
 import { createServer, type AgentServer } from '../../src/server/server.js';
 import { coalesce, kCloseTooSlow } from '../../src/server/ws/watch.js';
-import type { WatchEvent } from '../../src/server/ws/watch-event.js';
+import type { WatchEvent } from '../../src/server/host/watch-event.js';
 import type { Pod } from '../../src/shared/api.js';
 import { newLogger } from '../../src/shared/logging.js';
 
@@ -241,7 +241,7 @@ describe('coalesce', () => {
 
 describe('WS /watch/pods with --token-auth-file', () => {
   it('refuses a missing or unknown token with 401 and accepts the Authorization header or the bearer subprotocol', async () => {
-    const { parseTokenFile } = await import('../../src/server/auth.js');
+    const { parseTokenFile } = await import('../../src/server/auth/auth.js');
     const auth = parseTokenFile('secret-token,alice,1001,system:masters\n', 'tokens.csv');
     const host: AgentHost = {
       listPods: () => [],
@@ -284,7 +284,7 @@ describe('WS /watch/pods with --token-auth-file', () => {
     let url: string;
     const b64 = (t: string) => Buffer.from(t).toString('base64url');
     beforeAll(async () => {
-      const { parseTokenFile } = await import('../../src/server/auth.js');
+      const { parseTokenFile } = await import('../../src/server/auth/auth.js');
       const auth = parseTokenFile(
         'secret-token,alice,1001,system:masters\nviewer-token,viewer,1002,"kubelet-ts:read-only"\npad-token-x,carol,1003,system:masters\n',
         'tokens.csv',

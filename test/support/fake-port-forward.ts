@@ -1,8 +1,8 @@
 // A fake AgentHost for the port-forward endpoints' unit tests (port-forward-ws, port-forward-tunnel):
 // one pod, `default/web` (uid `uid-1`, sandbox `sb1`), whose forwarded connections are recorded
 // FakeSessions the test drives by hand: push() is the pod writing, end() the pod's side ending.
-import type { AgentHost } from '../../src/server/agent-host.js';
-import type { PortForwardSession } from '../../src/server/streaming/port-forward-host.js';
+import type { AgentHost } from '../../src/server/host/agent-host.js';
+import type { PortForwardSession } from '../../src/server/host/port-forward-host.js';
 import type { PortForwardSpec } from '../../src/shared/port-forward-protocol.js';
 
 /** FakeSession: one forwarded connection as the server used it. */

@@ -69,7 +69,7 @@ class PodConfigImpl implements PodConfig {
   /**
    * podContentHash (config.seen and status ignored) by pod object, computed only when a pod must be compared
    * with the previous version of its UID. Sources replace pods, never mutate them in place
-   * (src/server/agent-host.ts), so an object is hashed at most once, and the very object handed
+   * (src/server/host/agent-host.ts), so an object is hashed at most once, and the very object handed
    * over again needs no hash at all: the file source sends its unchanged pods as the same objects
    * in every SET (source-file.ts readManifest keeps the previous object of an unchanged pod).
    * Hashing every pod of each SET cost 110–190 ms of main thread at 10,000 pods (bench scale).

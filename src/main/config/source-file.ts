@@ -165,7 +165,7 @@ class FileSourceImpl implements FileSource {
   private readonly decoder: ManifestDecoder;
   /**
    * staticPodContentHash of the pods this source holds, by object: pods are replaced, never
-   * mutated in place (src/server/agent-host.ts), so each pod is hashed once — by the loader's
+   * mutated in place (src/server/host/agent-host.ts), so each pod is hashed once — by the loader's
    * thread, for every pod it decodes — however often it is compared.
    */
   private readonly contentHashes = new WeakMap<Pod, string>();

@@ -12,7 +12,7 @@ import type { Logger } from '../../shared/logging.js';
 import type { LogsOptions, LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../../shared/logs-protocol.js';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
 import type { RuntimeEndpoint } from '../../shared/runtime-endpoint.js';
-import type { LogStream } from '../../server/agent-host.js';
+import type { LogStream } from '../../server/host/agent-host.js';
 import { startWorker } from '../pool/worker-entry.js';
 
 /** LogsClient: reads container logs and the runtime version through the logs worker. Main thread. */

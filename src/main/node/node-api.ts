@@ -19,11 +19,11 @@ import type {
   HealthReport,
   LogStream,
   StreamTarget,
-} from '../../server/agent-host.js';
+} from '../../server/host/agent-host.js';
 import { newStreamsClient, streamTargetOf, type StreamsClient } from '../streams/container-streams.js';
 import { portForwardTargetOf } from '../streams/port-forward.js';
 import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
-import type { PortForwardSession, PortForwardTarget } from '../../server/streaming/port-forward-host.js';
+import type { PortForwardSession, PortForwardTarget } from '../../server/host/port-forward-host.js';
 import { newLogsClient, selectLogContainer, type LogsClient, type LogsClientOptions } from '../logs/container-logs.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import type { PodManager } from '../pod/pod-manager.js';

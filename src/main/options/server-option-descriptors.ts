@@ -128,7 +128,7 @@ export const kServerOptionDescriptors = {
   /**
    * Concurrent watches (`WS /watch/pods` and the API's `?watch=true` together) one user may hold
    * (`--max-watches-per-user`, 100; kubelet-ts only; all anonymous requests are one user): one more
-   * is answered 429 TooManyRequests with Retry-After, before any state is copied (server/watch-limits.ts).
+   * is answered 429 TooManyRequests with Retry-After, before any state is copied (server/http/watch-limits.ts).
    */
   maxWatchesPerUser: option({
     flag: 'max-watches-per-user',

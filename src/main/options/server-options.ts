@@ -9,7 +9,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../shared/logging.js';
-import type { ServerAuth } from '../../server/auth.js';
+import type { ServerAuth } from '../../server/auth/auth.js';
 import type { AgentServerOptions } from '../../server/server.js';
 import { kMaxUnixPathBytes, kUnixSocketName } from '../../server/unix-socket.js';
 import type { AgentOptions } from './agent-options.js';

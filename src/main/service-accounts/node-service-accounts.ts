@@ -14,7 +14,7 @@ import type { Logger } from '../../shared/logging.js';
 import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { kubernetesServiceEndpoint } from '../../shared/kubernetes-service-env.js';
 import { kRootCaConfigMapName, podServiceAccountName, serviceAccountUid } from '../../shared/service-account-admission.js';
-import { unionTokenAuthenticators, type TokenAuthenticator } from '../../server/auth.js';
+import { unionTokenAuthenticators, type TokenAuthenticator } from '../../server/auth/auth.js';
 import { newServiceAccountAuthenticator, type BoundObjects } from '../../server/auth/service-account-tokens.js';
 import { ensureServiceAccountKey, newTokenManager, type TokenManager } from './token-manager.js';
 

@@ -14,13 +14,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CreatedNamespace } from '../../server/agent-host.js';
+import type { CreatedNamespace } from '../../server/host/agent-host.js';
 import type { Logger } from '../../shared/logging.js';
 import { isStringMap } from '../../shared/validation-util.js';
 import { newSerialFile } from '../host/serial-file.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 
-export type { CreatedNamespace } from '../../server/agent-host.js';
+export type { CreatedNamespace } from '../../server/host/agent-host.js';
 
 /** NamespaceStore: the created namespaces, in memory, written through to the file. */
 export interface NamespaceStore {

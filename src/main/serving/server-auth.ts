@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import { isLoopbackHost } from '../../shared/loopback.js';
-import { loadTokenFile, newAdminTokenAuthenticator, unionTokenAuthenticators, type ServerAuth } from '../../server/auth.js';
+import { loadTokenFile, newAdminTokenAuthenticator, unionTokenAuthenticators, type ServerAuth } from '../../server/auth/auth.js';
 import { builtinPolicy } from '../../server/authz/bootstrap.js';
 import { parsePolicyFile } from '../../server/authz/policy-file.js';
 import { newRbacAuthorizer, type Authorizer } from '../../server/authz/rbac.js';

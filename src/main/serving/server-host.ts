@@ -9,7 +9,7 @@
 import type { Pod } from '../../shared/api.js';
 import { configObjectResource, type ConfigObject } from '../../shared/config-objects.js';
 
-import type { AgentHost, HealthReport, ResourceChangeKind } from '../../server/agent-host.js';
+import type { AgentHost, HealthReport, ResourceChangeKind } from '../../server/host/agent-host.js';
 import type { BodyDecoder } from './body-decoder.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { IntakeApi } from './intake-api.js';

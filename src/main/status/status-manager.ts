@@ -24,7 +24,7 @@ export interface StatusManager {
    * content: the pod's metadata and spec and the status are compared by stable hash, so an equal
    * status in a new object is no change. The caller must replace a pod's `metadata`/`spec`
    * objects rather than mutate them in place (AgentHost.resourceVersion's contract,
-   * src/server/agent-host.ts): when they are the same objects as last time (and when the pod is
+   * src/server/host/agent-host.ts): when they are the same objects as last time (and when the pod is
    * first seen), only the status is hashed.
    */
   setPodStatus(pod: Pod, status: PodStatus): boolean;

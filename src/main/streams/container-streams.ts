@@ -20,9 +20,9 @@ import {
   type StreamsWorkerBootstrap,
   type StreamsWorkerRequest,
 } from '../../shared/streams-protocol.js';
-import type { ContainerStreamExit, ContainerStreamSession, StreamTarget } from '../../server/agent-host.js';
+import type { ContainerStreamExit, ContainerStreamSession, StreamTarget } from '../../server/host/agent-host.js';
 import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
-import type { PortForwardSession } from '../../server/streaming/port-forward-host.js';
+import type { PortForwardSession } from '../../server/host/port-forward-host.js';
 import { portForwardSession } from './port-forward.js';
 import { startWorker } from '../pool/worker-entry.js';
 

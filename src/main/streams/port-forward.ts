@@ -9,7 +9,7 @@ import type { Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { kPortForwardMaxPendingBytes, type PortForwardInbound, type PortForwardOutbound } from '../../shared/port-forward-protocol.js';
-import type { PortForwardSession, PortForwardTarget } from '../../server/streaming/port-forward-host.js';
+import type { PortForwardSession, PortForwardTarget } from '../../server/host/port-forward-host.js';
 
 /**
  * selectPortForwardTarget: the newest sandbox of `pod`, which must be running, and how to reach

@@ -17,7 +17,7 @@
 import type { Pod, Status } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { newKindHistory, newVersionClock, tooOldStatus } from '../../server/kube-api/kind-history.js';
-import type { WatchCancel, WatchEvent } from '../../server/ws/watch-event.js';
+import type { WatchCancel, WatchEvent } from '../../server/host/watch-event.js';
 import type { PodStatusChange, StatusManager } from '../status/status-manager.js';
 
 /** Options of `newWatchCache`. */

@@ -14,7 +14,7 @@
  */
 import { createHash, createPublicKey, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
 import { realClock, type Clock } from '../../shared/clock.js';
-import type { TokenAuthenticator, TokenUser } from '../auth.js';
+import type { TokenAuthenticator, TokenUser } from './auth.js';
 
 /** kServiceAccountIssuer: the `iss` of the node's tokens, and the default audience (`--api-audiences` defaults to the issuer upstream). */
 export const kServiceAccountIssuer = 'https://kubernetes.default.svc.cluster.local';

@@ -14,7 +14,7 @@
  *   `nodes/proxy` on the kubelet's `/exec`, `/attach`, `/run`, `/portForward`.
  * Pure functions.
  */
-import { queryBool } from '../query-bool.js';
+import { queryBool } from '../http/query-bool.js';
 
 /** Attributes: authorizer.Attributes (k8s.io/apiserver/pkg/authorization/authorizer), reduced. */
 export interface Attributes {

@@ -7,11 +7,10 @@
  * (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go Forbidden).
  */
 import type { Status } from '../../shared/api.js';
-import type { TokenUser } from '../auth.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 import { getRequestAttributes, type Attributes } from './attributes.js';
 import { builtinPolicy } from './bootstrap.js';
-import { newRbacAuthorizer, type Authorizer, type Decision } from './rbac.js';
+import { newRbacAuthorizer, type Authorizer, type Decision, type UserInfo } from './rbac.js';
 
 /**
  * forbiddenMessage: the apiserver's text for a refused request (responsewriters forbiddenMessage
@@ -58,7 +57,7 @@ export type RequestDecision = { allowed: true; reason: string } | { allowed: fal
  */
 export function authorizeRequest(
   authorizer: Authorizer,
-  user: TokenUser,
+  user: UserInfo,
   method: string,
   path: string,
   nodeName: string,

@@ -6,7 +6,6 @@
  * namespace. There is no deny rule. Pure; built once at start-up from the built-in policy and the
  * `--authorization-policy-file`.
  */
-import type { TokenUser } from '../auth.js';
 import type { Attributes } from './attributes.js';
 
 /** PolicyRule: rbac.authorization.k8s.io/v1 PolicyRule. */
@@ -58,6 +57,15 @@ export interface Policy {
   bindings: Binding[];
 }
 
+/**
+ * UserInfo: who asks, as RBAC reads it: the name and groups of k8s.io/apiserver/pkg/authentication/user's
+ * Info. Declared here, where it is used, so that authz/ needs nothing of auth/ (whose TokenUser is one).
+ */
+export interface UserInfo {
+  name: string;
+  groups: string[];
+}
+
 /** Decision: allowed or not, and the reason (upstream's RBAC reason text when allowed). */
 export interface Decision {
   allowed: boolean;
@@ -67,22 +75,22 @@ export interface Decision {
 /** Authorizer: authorize one set of attributes for a user; rulesFor lists what applies in a namespace. */
 export interface Authorizer {
   /** authorize: whether `user` may do `attrs` (rbac.go Authorize). Pure. */
-  authorize(user: TokenUser, attrs: Attributes): Decision;
+  authorize(user: UserInfo, attrs: Attributes): Decision;
   /** rulesFor: the rules that apply to `user` in `namespace` (rbac.go RulesFor: cluster bindings, and role bindings of that namespace). Pure. */
-  rulesFor(user: TokenUser, namespace: string): PolicyRule[];
+  rulesFor(user: UserInfo, namespace: string): PolicyRule[];
 }
 
 const kAuthenticated = 'system:authenticated';
 const kUnauthenticated = 'system:unauthenticated';
 
 /** effectiveGroups: the user's groups with `system:authenticated` added for every identity but `system:unauthenticated` ones (as the apiserver's authenticators do). */
-export function effectiveGroups(user: TokenUser): string[] {
+export function effectiveGroups(user: UserInfo): string[] {
   if (user.groups.includes(kUnauthenticated) || user.groups.includes(kAuthenticated)) return user.groups;
   return [...user.groups, kAuthenticated];
 }
 
 /** appliesTo: rbac.go appliesToUser: a User subject by name, a Group by membership, a ServiceAccount by `system:serviceaccount:<ns>:<name>`. */
-function appliesTo(user: TokenUser, groups: string[], s: Subject, bindingNamespace: string): boolean {
+function appliesTo(user: UserInfo, groups: string[], s: Subject, bindingNamespace: string): boolean {
   switch (s.kind) {
     case 'User':
       return user.name === s.name;
@@ -154,7 +162,7 @@ export function newRbacAuthorizer(policy: Policy): Authorizer {
   const roleFor = (b: Binding): Role | undefined =>
     b.roleRef.kind === 'ClusterRole' ? clusterRoles.get(b.roleRef.name) : roles.get(`${b.namespace}/${b.roleRef.name}`);
   /** visit: each (binding, role, rules) that applies to the user for a request in `namespace`. */
-  function* visit(user: TokenUser, namespace: string): Generator<{ binding: Binding; role: Role; subject: Subject; rules: PolicyRule[] }> {
+  function* visit(user: UserInfo, namespace: string): Generator<{ binding: Binding; role: Role; subject: Subject; rules: PolicyRule[] }> {
     const groups = effectiveGroups(user);
     for (const b of policy.bindings) {
       if (b.kind === 'RoleBinding' && (namespace === '' || b.namespace !== namespace)) continue;

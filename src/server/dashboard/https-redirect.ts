@@ -8,7 +8,7 @@
  * an http origin whatever happens (an agent without `--tls-port`, or a squatter's copy of the page).
  * Pure; main thread.
  */
-import type { HttpReply } from '../reply.js';
+import type { HttpReply } from '../http/reply.js';
 
 /**
  * dashboardHttpsRedirect: the 308 answer that sends a browser asking for the page over plain http to

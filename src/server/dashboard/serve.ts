@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { statusReply, type HttpReply } from '../reply.js';
-import { notFound, statusError } from '../status.js';
+import { statusReply, type HttpReply } from '../http/reply.js';
+import { notFound, statusError } from '../http/status.js';
 
 /**
  * kDashboardDir: the directory the page's own files are read from — always the source tree's

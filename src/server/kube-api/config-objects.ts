@@ -34,11 +34,11 @@ import {
   type ConfigObjectKind,
 } from '../../shared/config-objects.js';
 import { isConflict, isForbidden, isInvalidInput, type FieldError } from '../../shared/errors.js';
-import type { AgentHost } from '../agent-host.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
 import { invalidStatus, parsePodsBody } from '../routes/intake.js';
-import { notFound, statusError } from '../status.js';
+import { notFound, statusError } from '../http/status.js';
 import { parseDeleteOptions } from './delete-options.js';
 import { patchObject } from './patch.js';
 import { kConfigObjectPatchMeta } from './patch/pod-strategies.js';

@@ -5,7 +5,7 @@
  * registry/generic/registry/store.go's checkPreconditions): the query parameters or the JSON body.
  */
 import type { Status } from '../../shared/api.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 
 /** DeleteOptions: what a delete asked for (gracePeriodSeconds in seconds). */
 export interface DeleteOptions {

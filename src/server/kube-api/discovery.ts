@@ -6,8 +6,8 @@
  * `Content-Type: application/json`, from which client-go's discovery falls back to the legacy
  * per-group requests without an error (discovery_client.go: a non-aggregated response type).
  */
-import { jsonReply, type HttpReply } from '../reply.js';
-import type { Route } from '../router.js';
+import { jsonReply, type HttpReply } from '../http/reply.js';
+import type { Route } from '../routes/router.js';
 import { kDefaultGitVersion, type KubeApiOptions } from './options.js';
 
 /** APIResource: metav1.APIResource as discovery lists it. */

@@ -13,11 +13,11 @@
 import type { Pod, Status } from '../../shared/api.js';
 import { isStaticPod, podSource } from '../../shared/annotations.js';
 import { validateEphemeralContainersUpdate } from '../../shared/validation-ephemeral.js';
-import type { AgentHost } from '../agent-host.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
 import { admitApiPods, invalidStatus, parsePodsBody, withHeaders } from '../routes/intake.js';
-import { notFound, statusError } from '../status.js';
+import { notFound, statusError } from '../http/status.js';
 import type { PatchQuery } from './patch.js';
 import { mirrorPodWriteRefused } from './present.js';
 import { jsonRequestBody } from './protobuf-body.js';

@@ -6,7 +6,7 @@
  * PodDisruptionBudgets on a one-node agent, so an eviction is never refused with 429 for one.
  */
 import type { Status } from '../../shared/api.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 import { readDeleteOptions, type DeleteOptions } from './delete-options.js';
 
 const kEvictionVersions = new Set(['policy/v1', 'policy/v1beta1']);

@@ -122,6 +122,9 @@ export function podFields(pod: Pod): FieldSet {
   };
 }
 
+/** kPodFieldLabels: the field selectors pods support (PodToSelectableFields), for parseListFilter. */
+export const kPodFieldLabels: readonly string[] = Object.freeze(Object.keys(podFields({})));
+
 /** eventFields: an Event's field set as the event registry's (involvedObject.*, reason, reportingComponent, source, type). */
 export function eventFields(e: Event): FieldSet {
   const io = e.involvedObject ?? {};

@@ -10,7 +10,7 @@
  *   node condition, a namespace coming into use, a ConfigMap from a file source).
  * Re-lists of one kind run one at a time; calls while one waits to start join it. Main thread.
  */
-import { hostClock, type AgentHost, type ResourceChangeKind } from '../agent-host.js';
+import { hostClock, type AgentHost, type ResourceChangeKind } from '../host/agent-host.js';
 import { newKindHistory, type KindHistory, type KindObject, type VersionClock } from './kind-history.js';
 import type { TimerHandle } from '../../shared/clock.js';
 

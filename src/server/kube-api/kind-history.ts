@@ -12,7 +12,7 @@
  * as a compacted etcd revision.
  */
 import type { Status } from '../../shared/api.js';
-import { watchFrame, type WatchCancel, type WatchEvent } from '../ws/watch-event.js';
+import { watchFrame, type WatchCancel, type WatchEvent } from '../host/watch-event.js';
 import { realClock } from '../../shared/clock.js';
 
 /** KindObject: what a history holds: a Kubernetes object (its metadata gets `resourceVersion`). */

@@ -8,7 +8,7 @@
  * longer holds answers 410 Expired, as a compacted etcd revision does. Pure functions.
  */
 import type { Status } from '../../shared/api.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 
 /** ListPage: a list request's `limit` (0: all) and its decoded `continue` token. */
 export interface ListPage {

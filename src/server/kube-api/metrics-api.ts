@@ -4,10 +4,10 @@
  * `kubectl top node` read: here straight from this node's Summary (AgentHost.statsSummary).
  */
 import type { Summary } from '../../shared/stats.js';
-import { hostClock, type AgentHost } from '../agent-host.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { notFound, statusError } from '../status.js';
+import { hostClock, type AgentHost } from '../host/agent-host.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
+import { notFound, statusError } from '../http/status.js';
 import { isStatus, matchesFilter, parseListFilter } from './request.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 

@@ -5,9 +5,9 @@
  * status (kubelet_node_status.go), and on this node the agent is the kubelet, which recomputes
  * the status at every update (`--node-status-update-frequency`) and would overwrite any write.
  */
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { notFound, statusError } from '../status.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
+import { notFound, statusError } from '../http/status.js';
 
 async function getNodeStatus({ host, params }: RouteContext): Promise<HttpReply> {
   if (!host.getNode) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not serve nodes'));

@@ -11,9 +11,9 @@
  * mounts it.
  */
 import type { Node, Pod } from '../../shared/api.js';
-import type { HttpReply } from '../reply.js';
-import type { RouteContext } from '../router.js';
-import { notFound, statusError } from '../status.js';
+import type { HttpReply } from '../http/reply.js';
+import type { RouteContext } from '../routes/router.js';
+import { notFound, statusError } from '../http/status.js';
 import { patchPod } from './patch.js';
 import { isStatus, kubeErrorStatus, objectReply, parseDryRun, statusReply } from './request.js';
 

@@ -5,7 +5,7 @@
  * service as injected handlers (k8s.io/apiserver/pkg/endpoints/handlers/patch.go, pkg/server/routes/openapi.go).
  */
 import type { Pod } from '../../shared/api.js';
-import type { WatchLimiter } from '../watch-limits.js';
+import type { WatchLimiter } from '../http/watch-limits.js';
 
 /** PatchQuery: the query parameters of a PATCH that the patcher needs (server-side apply's `fieldManager` and `force`). */
 export interface PatchQuery {

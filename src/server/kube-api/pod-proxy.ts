@@ -30,9 +30,9 @@
 import http from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import type { Pod } from '../../shared/api.js';
-import { statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext, RouteHandler } from '../router.js';
-import { notFound, statusError } from '../status.js';
+import { statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext, RouteHandler } from '../routes/router.js';
+import { notFound, statusError } from '../http/status.js';
 import { isStatus } from './request.js';
 
 /** kProxyResponseTimeoutMs: how long (milliseconds) the proxy waits for a pod to connect and send its response headers before answering 503. */

@@ -11,7 +11,7 @@
  * after it sees that one or a later one (the apiserver's contract, staging/src/k8s.io/apiserver
  * pkg/registry/generic/registry/store.go: Update and Delete answer the object as stored).
  */
-import type { AgentHost } from '../agent-host.js';
+import type { AgentHost } from '../host/agent-host.js';
 
 /** PodVersions: uid → resourceVersion of the pod's last change. Main thread. */
 export interface PodVersions {

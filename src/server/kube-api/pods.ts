@@ -4,25 +4,24 @@
  * `eviction` subresources; `?dryRun=All` on every write), over this agent's pods: reads from
  * AgentHost.listPods/getPod/watch, writes through the intake (AgentHost.submitPods/replacePod/
  * deletePod: the `api` source). A static pod reads as a mirror pod and refuses writes
- * (present.ts). Errors are the apiserver's Statuses.
+ * (present.ts). Errors are the apiserver's Statuses. The deletes and eviction are pod-delete.ts's, the
+ * log subresource pod-log.ts's; this file lists, reads, creates, updates and patches, and routes them all.
  */
 import type { Pod, PodList, Status } from '../../shared/api.js';
-import { markPodDeleted } from '../../shared/pod-update.js';
 import { isStaticPod } from '../../shared/annotations.js';
-import { hostClock, type AgentHost } from '../agent-host.js';
-import { JsonFragments, ListBody, objectInputs } from '../json-fragments.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { containerLogsHandler } from '../routes/logs.js';
+import { hostClock, type AgentHost } from '../host/agent-host.js';
+import { JsonFragments, ListBody, objectInputs } from '../http/json-fragments.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
 import { admitApiPods, invalidStatus, parsePodsBody, withHeaders } from '../routes/intake.js';
-import { notFound, statusError } from '../status.js';
-import { parseDeleteOptions, checkPreconditions, type DeleteOptions } from './delete-options.js';
+import { notFound, statusError } from '../http/status.js';
 import { ephemeralContainersRoutes } from './ephemeral-containers.js';
-import { parseEviction } from './eviction.js';
-import { podFields } from './field-selector.js';
+import { kPodFieldLabels, podFields } from './field-selector.js';
 import { strictDecodingMessage, unknownFields } from './field-validation.js';
 import type { KubeApiOptions } from './options.js';
 import { patchPod as strategicPatchPod } from './patch.js';
+import { newPodDeleteHandlers } from './pod-delete.js';
+import { podLogHandler } from './pod-log.js';
 import type { PodVersions } from './pod-versions.js';
 import { mirrorPodWriteRefused, presentPod } from './present.js';
 import { jsonRequestBody } from './protobuf-body.js';
@@ -39,9 +38,6 @@ import {
 import { kPodPrinter, toTable } from './table.js';
 import { parseWatchParams, podWatchReply } from './watch-http.js';
 import { compareKeys, continueExpired, pageOf, parseListPage } from './list-pages.js';
-
-/** kPodFieldLabels: the field selectors pods support (PodToSelectableFields). */
-export const kPodFieldLabels: readonly string[] = Object.freeze(Object.keys(podFields({})));
 
 /** PodRouteDeps: the per-server state the pod routes read (the pods' resourceVersions). */
 export interface PodRouteDeps {
@@ -391,125 +387,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     }
   };
 
-  /**
-   * deleteOne: the checks and the delete both DELETE and eviction make: the pod exists, is no
-   * static pod, its preconditions hold; a dry run answers with the pod as the delete would mark
-   * it. Resolves with the pod (deletionTimestamp set) or the refusal.
-   */
-  const deleteOne = async (
-    host: AgentHost,
-    namespace: string,
-    name: string,
-    opts: DeleteOptions,
-    dryRun: boolean,
-  ): Promise<Pod | Status> => {
-    if (!host.deletePod) return statusError(405, 'MethodNotAllowed', 'this agent does not delete pods');
-    const current = host.getPod(namespace, name);
-    if (!current) return notFound('pods', name);
-    if (isStaticPod(current)) return mirrorPodWriteRefused(name, 'delete');
-    const failed = checkPreconditions(opts, 'pods', name, current.metadata?.uid, deps.versions(host).get(current.metadata?.uid ?? ''));
-    if (failed) return failed;
-    if (dryRun) return present(host, markPodDeleted(current, opts.gracePeriodSeconds, hostClock(host).now()));
-    try {
-      return present(host, await host.deletePod(namespace, name, opts.gracePeriodSeconds));
-    } catch (err) {
-      return kubeErrorStatus(err, 'pods', name);
-    }
-  };
-
-  const remove = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
-    const dryRun = parseDryRun(req.query);
-    if (isStatus(dryRun)) return statusReply(dryRun);
-    const opts = parseDeleteOptions(req.query, body);
-    if (isStatus(opts)) return statusReply(opts);
-    const r = await deleteOne(host, params.namespace, params.name, opts, dryRun || opts.dryRun === true);
-    return isStatus(r) ? statusReply(r) : jsonReply(200, r);
-  };
-
-  /**
-   * evict: `POST …/pods/{name}/eviction` (policy/v1 Eviction, what `kubectl drain` sends): a delete
-   * with the Eviction's deleteOptions, answered as the apiserver answers an eviction that went
-   * through: 201 with a Success Status. No PodDisruptionBudget exists here, so none refuses it.
-   */
-  const evict = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
-    const dryRun = parseDryRun(req.query);
-    if (isStatus(dryRun)) return statusReply(dryRun);
-    const opts = parseEviction(body, params.name);
-    if (isStatus(opts)) return statusReply(opts);
-    const r = await deleteOne(host, params.namespace, params.name, opts, dryRun || opts.dryRun === true);
-    if (isStatus(r)) return statusReply(r);
-    return jsonReply(201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } satisfies Status);
-  };
-
-  /** deletecollection: every matching pod of the namespace that the API may delete (static pods are skipped), as a PodList. */
-  const removeCollection = async ({ host, req, params, body }: RouteContext): Promise<HttpReply> => {
-    if (!host.deletePod) return statusReply(statusError(405, 'MethodNotAllowed', 'this agent does not delete pods'));
-    const dryRun = parseDryRun(req.query);
-    if (isStatus(dryRun)) return statusReply(dryRun);
-    const filter = parseListFilter(req.query, kPodFieldLabels);
-    if (isStatus(filter)) return statusReply(filter);
-    const opts = parseDeleteOptions(req.query, body);
-    if (isStatus(opts)) return statusReply(opts);
-    const targets = host
-      .listPods()
-      .filter(
-        (p) =>
-          (p.metadata?.namespace ?? 'default') === params.namespace &&
-          !isStaticPod(p) &&
-          !p.metadata?.deletionTimestamp &&
-          matchesFilter(filter, p.metadata?.labels, () => podFields(p)),
-      );
-    if (dryRun || opts.dryRun)
-      return jsonReply(200, {
-        apiVersion: 'v1',
-        kind: 'PodList',
-        metadata: {},
-        items: targets.map((p) => present(host, markPodDeleted(p, opts.gracePeriodSeconds, hostClock(host).now()))),
-      } satisfies PodList);
-    const items: Pod[] = [];
-    for (const p of targets) {
-      try {
-        items.push(present(host, await host.deletePod(params.namespace, p.metadata?.name ?? '', opts.gracePeriodSeconds)));
-      } catch (err) {
-        const s = kubeErrorStatus(err, 'pods', p.metadata?.name ?? '');
-        if (s.code !== 404) return statusReply(s);
-      }
-    }
-    return jsonReply(200, { apiVersion: 'v1', kind: 'PodList', metadata: {}, items } satisfies PodList);
-  };
-
-  /** log: the kubelet-style log route with `?container=` (defaulted when the pod has one container). */
-  const log = (ctx: RouteContext): HttpReply | Promise<HttpReply> => {
-    const { host, req, params } = ctx;
-    const pod = host.getPod(params.namespace, params.name);
-    if (!pod) return statusReply(notFound('pods', params.name));
-    let container = req.query.get('container') ?? '';
-    if (container === '') {
-      const names = (pod.spec?.containers ?? []).map((c) => c.name);
-      if (names.length !== 1) {
-        return statusReply(
-          statusError(400, 'BadRequest', `a container name must be specified for pod ${params.name}, choose one of: [${names.join(' ')}]`),
-        );
-      }
-      container = names[0];
-    }
-    if (req.query.has('sinceTime')) {
-      const t = Date.parse(req.query.get('sinceTime')!);
-      if (Number.isNaN(t))
-        return statusReply(
-          statusError(
-            400,
-            'BadRequest',
-            `sinceTime: Invalid value: ${JSON.stringify(req.query.get('sinceTime'))}: must be an RFC 3339 time`,
-          ),
-        );
-      const query = new URLSearchParams(req.query);
-      query.delete('sinceTime');
-      query.set('sinceSeconds', String(Math.max(1, Math.ceil((hostClock(host).now() - t) / 1000))));
-      return containerLogsHandler({ ...ctx, req: { ...req, query }, params: { namespace: params.namespace, pod: params.name, container } });
-    }
-    return containerLogsHandler({ ...ctx, params: { namespace: params.namespace, pod: params.name, container } });
-  };
+  const { remove, evict, removeCollection } = newPodDeleteHandlers({ present, versions: (host) => deps.versions(host) });
 
   const base = '/api/v1/namespaces/:namespace/pods';
   return [
@@ -517,7 +395,7 @@ export function newPodRoutes(options: KubeApiOptions, deps: PodRouteDeps): Route
     { path: base, methods: { get: list(false), post: create, delete: removeCollection } },
     { path: `${base}/:name`, methods: { get, put: update, patch, delete: remove } },
     { path: `${base}/:name/status`, methods: { get } },
-    { path: `${base}/:name/log`, methods: { get: log } },
+    { path: `${base}/:name/log`, methods: { get: podLogHandler } },
     { path: `${base}/:name/eviction`, methods: { post: evict } },
     ...ephemeralContainersRoutes({ present, patchPod }),
   ];

@@ -6,7 +6,7 @@
  */
 import type { Pod, Status } from '../../shared/api.js';
 import { ConfigHashAnnotationKey, ConfigSeenAnnotationKey, isStaticPod } from '../../shared/annotations.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 
 /** kConfigMirrorAnnotation: the mirror pod annotation (kubetypes.ConfigMirrorAnnotationKey). */
 export const kConfigMirrorAnnotation = 'kubernetes.io/config.mirror';

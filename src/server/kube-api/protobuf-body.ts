@@ -7,8 +7,8 @@
 import type { Status } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { decodeObjectBody, envelopeTypeMeta, isProtobufMediaType } from '../../shared/kube-protobuf.js';
-import type { AgentHost } from '../agent-host.js';
-import { statusError } from '../status.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { statusError } from '../http/status.js';
 
 /**
  * decodeBodyOffThread: a protobuf body of the Kubernetes API as the JSON form of its object, for

@@ -5,11 +5,11 @@
  */
 import type { Status } from '../../shared/api.js';
 import { isInvalidInput, statusReasonOf } from '../../shared/errors.js';
-import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
+import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../http/label-selector.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
 import { hostErrorStatus } from '../routes/intake.js';
-import { statusError } from '../status.js';
-export { queryBool } from '../query-bool.js';
+import { statusError } from '../http/status.js';
+export { queryBool } from '../http/query-bool.js';
 import { checkFieldLabels, matchesFieldSelector, parseFieldSelector, type FieldSelector, type FieldSet } from './field-selector.js';
 import type { IncludeObject } from './table.js';
 

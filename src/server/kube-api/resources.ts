@@ -15,11 +15,11 @@ import { continueExpired, pageOf, parseListPage, type ListMetaOut } from './list
 import type { KubeApiOptions } from './options.js';
 import { parseWatchParams, watchReply, type WatchKind } from './watch-http.js';
 import { redactConfigObject, type ConfigObject, type ConfigObjectKind } from '../../shared/config-objects.js';
-import type { TokenUser } from '../auth.js';
-import { hostClock, type AgentHost } from '../agent-host.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext, RouteHandler } from '../router.js';
-import { notFound, statusError } from '../status.js';
+import type { TokenUser } from '../auth/auth.js';
+import { hostClock, type AgentHost } from '../host/agent-host.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext, RouteHandler } from '../routes/router.js';
+import { notFound, statusError } from '../http/status.js';
 import { configObjectFields, eventFields, namespaceFields, nodeFields, serviceAccountFields, type FieldSet } from './field-selector.js';
 import { configObjectWriteRoutes } from './config-objects.js';
 import { createNamespace, deleteNamespace, namespaceObjects, updateNamespace } from './namespaces.js';

@@ -7,14 +7,14 @@
  * `--authorization-policy-file`), so what they say is what the node would do.
  */
 import type { Status } from '../../shared/api.js';
-import { hostClock, type AgentHost } from '../agent-host.js';
-import { kAnonymousUser, type TokenUser } from '../auth.js';
+import { hostClock, type AgentHost } from '../host/agent-host.js';
+import { kAnonymousUser, type TokenUser } from '../auth/auth.js';
 import type { Attributes } from '../authz/attributes.js';
 import { defaultAuthorizer } from '../authz/authorize.js';
 import type { Authorizer, PolicyRule } from '../authz/rbac.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { statusError } from '../status.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
+import { statusError } from '../http/status.js';
 import { kApiGroups, kCoreResources } from './discovery.js';
 import { kProtobufMediaType } from '../../shared/kube-protobuf.js';
 import { decodeBodyOffThread } from './protobuf-body.js';

@@ -6,10 +6,10 @@
  * k8s.io/apiserver/pkg/endpoints/handlers/responsewriters errors.go, with a message that says
  * what is served). `WS …/pods/{name}/exec|attach` is served by streaming/exec-ws.ts.
  */
-import type { AgentHost } from '../agent-host.js';
-import { statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext, RouteHandler } from '../router.js';
-import { statusError } from '../status.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext, RouteHandler } from '../routes/router.js';
+import { statusError } from '../http/status.js';
 import { discoveryRoutes, kServedSummary } from './discovery.js';
 import { metricsRoutes } from './metrics-api.js';
 import type { KubeApiOptions } from './options.js';

@@ -12,7 +12,7 @@ import {
   serviceAccountObject,
   type ServiceAccountObject,
 } from '../../shared/service-account-admission.js';
-import type { AgentHost } from '../agent-host.js';
+import type { AgentHost } from '../host/agent-host.js';
 import { namespaceObjects } from './namespaces.js';
 
 /** serviceAccountObjects: `default` in every namespace the node shows, and the accounts its pods name, sorted by namespace and name. */

@@ -15,11 +15,11 @@
  * resourceVersion they saw, or list again on a 410.
  */
 import type { Pod, Status } from '../../shared/api.js';
-import { hostClock, type AgentHost } from '../agent-host.js';
-import { jsonReply, type HttpReply } from '../reply.js';
-import { statusError } from '../status.js';
-import type { WatchLimiter } from '../watch-limits.js';
-import { watchFrame, type WatchEvent } from '../ws/watch-event.js';
+import { hostClock, type AgentHost } from '../host/agent-host.js';
+import { jsonReply, type HttpReply } from '../http/reply.js';
+import { statusError } from '../http/status.js';
+import type { WatchLimiter } from '../http/watch-limits.js';
+import { watchFrame, type WatchEvent } from '../host/watch-event.js';
 import { podFields } from './field-selector.js';
 import { presentPod } from './present.js';
 import { matchesFilter, queryBool, type ListFilter } from './request.js';

@@ -1,8 +1,8 @@
 // Counterpart of the apiserver's event list (GET /api/v1/events) served from the kubelet's own recorder.
 import type { Event } from '../../shared/api.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { statusError } from '../status.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from './router.js';
+import { statusError } from '../http/status.js';
 
 /**
  * listEventsHandler answers `GET /events`: an `EventList` of the recent core/v1 Events (bounded

@@ -1,7 +1,7 @@
 // Counterpart of k8s.io/apiserver/pkg/server/healthz (the kubelet's /healthz handler).
-import type { HealthReport } from '../agent-host.js';
-import { textReply, type HttpReply } from '../reply.js';
-import type { RouteContext } from '../router.js';
+import type { HealthReport } from '../host/agent-host.js';
+import { textReply, type HttpReply } from '../http/reply.js';
+import type { RouteContext } from './router.js';
 
 /** formatHealthReport: one line per check (`[+]name ok`, `[-]name failed: why`), as healthz's verbose output. */
 export function formatHealthReport(report: HealthReport): string {

@@ -3,13 +3,13 @@ import type { Pod, PodList, Status, StatusCause } from '../../shared/api.js';
 import { formatFieldError, isInsufficientStorage, statusReasonOf, type FieldError } from '../../shared/errors.js';
 import type { ManifestFormat } from '../../shared/manifest.js';
 import { decodePodsBody, type DecodedPodsBody, type PodIdentity } from '../../shared/pods-body.js';
-import type { AgentHost } from '../agent-host.js';
+import type { AgentHost } from '../host/agent-host.js';
 import { redactConfigObject, type ConfigObject } from '../../shared/config-objects.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from './router.js';
 import { admitPod } from '../../shared/pod-security/admission.js';
 import { agentPortConflicts } from '../../shared/pod-security/agent-ports.js';
-import { statusError, type StatusReason } from '../status.js';
+import { statusError, type StatusReason } from '../http/status.js';
 import { refusingDryRun } from './no-dry-run.js';
 
 /** kIntakeMediaTypes: the Content-Types POST and PUT accept, and the manifest format each means. */

@@ -1,10 +1,10 @@
 // Counterpart of the kubelet server's getContainerLogs (pkg/kubelet/server/server.go) with PodLogOptions (validation.ValidatePodLogOptions).
 import type { Status } from '../../shared/api.js';
-import type { ContainerLogsRequest } from '../agent-host.js';
-import { statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { statusError } from '../status.js';
-import { queryBool } from '../query-bool.js';
+import type { ContainerLogsRequest } from '../host/agent-host.js';
+import { statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from './router.js';
+import { statusError } from '../http/status.js';
+import { queryBool } from '../http/query-bool.js';
 import { hostErrorStatus } from './intake.js';
 
 function int(query: URLSearchParams, name: string, min: number): number | undefined | Status {

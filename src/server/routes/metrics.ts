@@ -1,9 +1,9 @@
 // Counterpart of the kubelet server's /metrics endpoint (pkg/kubelet/server: legacyregistry handler) and its HTTP metrics filter.
 import { performance } from 'node:perf_hooks';
-import { hostClock, type AgentHost } from '../agent-host.js';
-import { statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext, RouteHandler } from '../router.js';
-import { notFound } from '../status.js';
+import { hostClock, type AgentHost } from '../host/agent-host.js';
+import { statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext, RouteHandler } from './router.js';
+import { notFound } from '../http/status.js';
 
 /**
  * metricsHandler answers `GET /metrics`: the agent's Prometheus text exposition (prom-client,

@@ -6,9 +6,9 @@
  * with 400 before the handler runs, as the apiserver refuses a query parameter it cannot honour,
  * so no client believes a real change was only a rehearsal.
  */
-import { statusReply } from '../reply.js';
-import type { RouteHandler } from '../router.js';
-import { statusError } from '../status.js';
+import { statusReply } from '../http/reply.js';
+import type { RouteHandler } from './router.js';
+import { statusError } from '../http/status.js';
 
 /** refusingDryRun: `handler`, unless the request carries a `dryRun` query parameter (then 400 naming it and where it is served). */
 export function refusingDryRun(handler: RouteHandler): RouteHandler {

@@ -2,9 +2,9 @@
 import type { ConfigObjectKind } from '../../shared/config-objects.js';
 import { redactConfigObject } from '../../shared/config-objects.js';
 import { isInvalidInput, type FieldError } from '../../shared/errors.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { statusError } from '../status.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from './router.js';
+import { statusError } from '../http/status.js';
 import { hostErrorStatus, invalidStatus, parsePodsBody } from './intake.js';
 import { refusingDryRun } from './no-dry-run.js';
 

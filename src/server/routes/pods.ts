@@ -3,12 +3,12 @@ import { stringify as toYaml } from 'yaml';
 import { kKubernetesYaml } from '../../shared/yaml-options.js';
 import type { Pod, PodList } from '../../shared/api.js';
 import { isInvalidInput } from '../../shared/errors.js';
-import type { AgentHost } from '../agent-host.js';
-import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
-import { JsonFragments, listJson, objectInputs } from '../json-fragments.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { RouteContext } from '../router.js';
-import { notFound, statusError } from '../status.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../http/label-selector.js';
+import { JsonFragments, listJson, objectInputs } from '../http/json-fragments.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { RouteContext } from './router.js';
+import { notFound, statusError } from '../http/status.js';
 
 /**
  * listPodsHandler answers `GET /pods`: a `PodList` of every pod with its status, optionally

@@ -1,8 +1,8 @@
 // Counterpart of pkg/kubelet/server/stats/handler.go (GET /stats/summary) and of the kubelet server's /metrics/resource, /metrics/cadvisor and /metrics/probes handlers (pkg/kubelet/server/server.go InstallDefaultHandlers).
-import type { AgentHost } from '../agent-host.js';
-import { jsonReply, statusReply, type HttpReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { notFound, statusError } from '../status.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { jsonReply, statusReply, type HttpReply } from '../http/reply.js';
+import type { Route, RouteContext } from './router.js';
+import { notFound, statusError } from '../http/status.js';
 
 /**
  * summaryHandler answers `GET /stats/summary`: the Summary JSON (stats/v1alpha1) with every pod,

@@ -16,12 +16,12 @@
 import type uWS from 'uWebSockets.js';
 import type { Status } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
-import type { ContainerStreamSession, AgentHost } from '../agent-host.js';
-import { checkUpgradeAccess, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
-import { refuseUpgrade } from '../reply.js';
-import { checkPathParams } from '../request-limits.js';
+import type { ContainerStreamSession, AgentHost } from '../host/agent-host.js';
+import { checkUpgradeAccess, kBearerProtocolPrefix, type ServerAuth } from '../auth/auth.js';
+import { refuseUpgrade } from '../http/reply.js';
+import { checkPathParams } from '../http/request-limits.js';
 import { hostErrorStatus } from '../routes/intake.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 import {
   decodeFrame,
   encodeFrame,
@@ -41,7 +41,7 @@ import {
   type StreamRequest,
 } from './remotecommand.js';
 import { kStreamSocketLimits, newIdleTimer, type IdleTimer, type StreamLimiter, type StreamRequester } from './stream-limits.js';
-import { isKubeStreamPattern, kStreamPatterns, kubeStreamContainer } from '../kube-api/stream-paths.js';
+import { isKubeStreamPattern, kStreamPatterns, kubeStreamContainer } from './stream-paths.js';
 
 /** Above this many buffered bytes output credit is held back until the socket drains. */
 const kHighWaterBytes = 256 * 1024;
@@ -93,7 +93,7 @@ export function registerStreaming(
     });
   };
 
-  // The kubelet's paths, then the Kubernetes API's (kubectl 1.32: `…/pods/{pod}/exec?container=…`; kube-api/stream-paths.ts).
+  // The kubelet's paths, then the Kubernetes API's (kubectl 1.32: `…/pods/{pod}/exec?container=…`; stream-paths.ts).
   for (const [kind, pattern] of kStreamPatterns) {
     app.ws<StreamData>(pattern, {
       ...kStreamSocketLimits,

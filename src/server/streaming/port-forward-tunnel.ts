@@ -30,11 +30,11 @@
  */
 import type uWS from 'uWebSockets.js';
 import type { Logger } from '../../shared/logging.js';
-import type { AgentHost } from '../agent-host.js';
-import { kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
-import { refuseUpgrade } from '../reply.js';
-import { statusError } from '../status.js';
-import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { kBearerProtocolPrefix, type ServerAuth } from '../auth/auth.js';
+import { refuseUpgrade } from '../http/reply.js';
+import { statusError } from '../http/status.js';
+import type { PortForwardSession, PortForwardTarget } from '../host/port-forward-host.js';
 import { checkPortForwardUpgrade, newPortForwardBehavior, type PortForwardChannelData } from './port-forward-ws.js';
 import { kPortForwardProtocols, negotiatePortForwardProtocol, portForwardError } from './portforward.js';
 import { openSpdyTunnel, type SpdyStream, type SpdyTunnel } from './spdy-tunnel.js';

@@ -28,14 +28,14 @@
 import type uWS from 'uWebSockets.js';
 import type { Status } from '../../shared/api.js';
 import type { Logger } from '../../shared/logging.js';
-import type { AgentHost } from '../agent-host.js';
-import { checkUpgradeAccess, kBearerProtocolPrefix, type ServerAuth } from '../auth.js';
-import { refuseUpgrade, statusReply } from '../reply.js';
-import { checkPathParams } from '../request-limits.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { checkUpgradeAccess, kBearerProtocolPrefix, type ServerAuth } from '../auth/auth.js';
+import { refuseUpgrade, statusReply } from '../http/reply.js';
+import { checkPathParams } from '../http/request-limits.js';
 import { hostErrorStatus } from '../routes/intake.js';
-import type { Route } from '../router.js';
-import { statusError } from '../status.js';
-import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
+import type { Route } from '../routes/router.js';
+import { statusError } from '../http/status.js';
+import type { PortForwardSession, PortForwardTarget } from '../host/port-forward-host.js';
 import { kPortForwardProtocols, negotiatePortForwardProtocol, parsePortForwardQuery, portForwardError, portPrefix } from './portforward.js';
 import { decodeFrame, encodeFrame, type NegotiatedProtocol } from './remotecommand.js';
 import {

@@ -12,7 +12,7 @@
  * channel"); client frames on an error channel are ignored.
  */
 import type { Status } from '../../shared/api.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 import type { NegotiatedProtocol } from './remotecommand.js';
 
 /**

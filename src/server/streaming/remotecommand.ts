@@ -11,7 +11,7 @@
  */
 import type { Status } from '../../shared/api.js';
 import type { TerminalSize } from '../../shared/streams-protocol.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 
 export const kStdinChannel = 0;
 export const kStdoutChannel = 1;

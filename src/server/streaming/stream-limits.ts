@@ -11,7 +11,7 @@
  * and the priority-and-fairness exempt level that keeps `system:masters` served). Main thread only.
  */
 import type { Status } from '../../shared/api.js';
-import { statusError } from '../status.js';
+import { statusError } from '../http/status.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
 
 /** StreamingOptions: the bounds (all optional; kDefaultStreamingOptions). */

@@ -26,13 +26,13 @@
 import type uWS from 'uWebSockets.js';
 import { isInvalidInput } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
-import type { AgentHost } from '../agent-host.js';
-import { checkUpgradeAccess, type ServerAuth } from '../auth.js';
-import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../label-selector.js';
-import { statusLine } from '../reply.js';
-import { statusError } from '../status.js';
-import type { WatchLimiter } from '../watch-limits.js';
-import { watchFrame, type WatchCancel, type WatchEvent } from './watch-event.js';
+import type { AgentHost } from '../host/agent-host.js';
+import { checkUpgradeAccess, type ServerAuth } from '../auth/auth.js';
+import { matchesLabelSelector, parseLabelSelector, type LabelSelector } from '../http/label-selector.js';
+import { statusLine } from '../http/reply.js';
+import { statusError } from '../http/status.js';
+import type { WatchLimiter } from '../http/watch-limits.js';
+import { watchFrame, type WatchCancel, type WatchEvent } from '../host/watch-event.js';
 
 /** kWatchPath: the WebSocket path of the pods' watch. */
 export const kWatchPath = '/watch/pods';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newBodyDecoder } from '../../../src/main/serving/body-decoder.js';
 import { newBodyDecoderPool, type BodyDecoderPool } from '../../../src/main/pool/worker-pool.js';
-import type { AgentHost } from '../../../src/server/agent-host.js';
+import type { AgentHost } from '../../../src/server/host/agent-host.js';
 import { decodeObjectBody } from '../../../src/shared/kube-protobuf.js';
 import { createServer } from '../../../src/server/server.js';
 import { newLogger } from '../../../src/shared/logging.js';

@@ -13,7 +13,7 @@ import { unmountUnder } from '../../../src/workers/volumes/mount.js';
 import { newAgent, type Agent } from '../../../src/main/agent.js';
 import { resolveAgentOptions } from '../../../src/main/options/agent-options.js';
 import type { Pod } from '../../../src/shared/api.js';
-import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { WatchEvent } from '../../../src/server/host/watch-event.js';
 
 let agent: Agent | undefined;
 let dir: string | undefined;

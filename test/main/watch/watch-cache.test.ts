@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { newStatusManager } from '../../../src/main/status/status-manager.js';
 import { newWatchCache } from '../../../src/main/watch/watch-cache.js';
-import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { WatchEvent } from '../../../src/server/host/watch-event.js';
 import type { Pod } from '../../../src/shared/api.js';
 
 const pod = (name: string): Pod => ({ metadata: { name, namespace: 'default', uid: `u-${name}` } });

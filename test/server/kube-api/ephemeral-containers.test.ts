@@ -4,7 +4,7 @@
 // around it, and protobuf Pod bodies on the pods' create and replace.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentHost, HealthReport } from '../../../src/server/agent-host.js';
+import type { AgentHost, HealthReport } from '../../../src/server/host/agent-host.js';
 import { createServer, type AgentServer } from '../../../src/server/server.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { applyPodDefaults } from '../../../src/shared/defaults.js';

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { newKindHistory, newVersionClock, type KindObject } from '../../../src/server/kube-api/kind-history.js';
 import { encodeContinue, pageOf, parseListPage } from '../../../src/server/kube-api/list-pages.js';
-import { queryBool } from '../../../src/server/query-bool.js';
+import { queryBool } from '../../../src/server/http/query-bool.js';
 import { parseLogOptions } from '../../../src/server/routes/logs.js';
-import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { WatchEvent } from '../../../src/server/host/watch-event.js';
 
 const obj = (name: string, namespace?: string, extra: Record<string, string> = {}): KindObject & { data: Record<string, string> } => ({
   apiVersion: 'v1',

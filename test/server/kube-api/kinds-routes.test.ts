@@ -4,9 +4,9 @@
 // (the Python client) is a watch; lists carry resourceVersions, come in key order and page with
 // limit/continue, pods too, an expired continue token answering 410.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentHost, HealthReport, ResourceChangeKind } from '../../../src/server/agent-host.js';
+import type { AgentHost, HealthReport, ResourceChangeKind } from '../../../src/server/host/agent-host.js';
 import { createServer, type AgentServer } from '../../../src/server/server.js';
-import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { WatchEvent } from '../../../src/server/host/watch-event.js';
 import type { Event, Node, Pod } from '../../../src/shared/api.js';
 import { newLogger } from '../../../src/shared/logging.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';

@@ -3,7 +3,7 @@
 import protobuf from 'protobufjs/minimal.js';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import { kAdminUser, kAnonymousUser, kReadOnlyGroup } from '../../../src/server/auth.js';
+import { kAdminUser, kAnonymousUser, kReadOnlyGroup } from '../../../src/server/auth/auth.js';
 import { checkPreconditions, parseDeleteOptions } from '../../../src/server/kube-api/delete-options.js';
 import {
   checkFieldLabels,

@@ -2,9 +2,9 @@
 // host keeps the one record of them (AgentHost.podResourceVersion, its watch cache) and the routes
 // read it; only a host without one is followed through its watch (issue #41 item 1).
 import { describe, expect, it } from 'vitest';
-import type { AgentHost } from '../../../src/server/agent-host.js';
+import type { AgentHost } from '../../../src/server/host/agent-host.js';
 import { newPodVersions } from '../../../src/server/kube-api/pod-versions.js';
-import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { WatchEvent } from '../../../src/server/host/watch-event.js';
 
 describe('newPodVersions', () => {
   it("reads the host's own record and opens no second watch of its own when the host keeps one", () => {

@@ -3,10 +3,10 @@
 // (mirror) pods, deletecollection, the chunked HTTP watch (and 410), the OpenAPI and PATCH seams,
 // the Tables, and the identities (anonymous reviews, streams and writes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentHost, CreatedNamespace, HealthReport } from '../../../src/server/agent-host.js';
-import { parseTokenFile } from '../../../src/server/auth.js';
+import type { AgentHost, CreatedNamespace, HealthReport } from '../../../src/server/host/agent-host.js';
+import { parseTokenFile } from '../../../src/server/auth/auth.js';
 import { createServer, type AgentServer } from '../../../src/server/server.js';
-import type { WatchEvent } from '../../../src/server/ws/watch-event.js';
+import type { WatchEvent } from '../../../src/server/host/watch-event.js';
 import type { Node, Pod } from '../../../src/shared/api.js';
 import { AgentError } from '../../../src/shared/errors.js';
 import { newLogger } from '../../../src/shared/logging.js';

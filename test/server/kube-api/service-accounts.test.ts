@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import { serviceAccountUid } from '../../../src/shared/service-account-admission.js';
-import type { AgentHost } from '../../../src/server/agent-host.js';
+import type { AgentHost } from '../../../src/server/host/agent-host.js';
 import { serviceAccountObjects } from '../../../src/server/kube-api/service-accounts.js';
 import { kServiceAccountPrinter, toTable } from '../../../src/server/kube-api/table.js';
 

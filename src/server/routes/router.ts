@@ -1,10 +1,10 @@
 // Counterpart of the apiserver's path routing (go-restful WebService routes): path patterns to handlers.
-import type { AgentHost } from './agent-host.js';
-import type { HttpReply } from './reply.js';
-import type { TokenUser } from './auth.js';
-import type { Authorizer } from './authz/rbac.js';
-import type { Logger } from '../shared/logging.js';
-import type { AgentListen } from '../shared/pod-security/agent-ports.js';
+import type { AgentHost } from '../host/agent-host.js';
+import type { HttpReply } from '../http/reply.js';
+import type { TokenUser } from '../auth/auth.js';
+import type { Authorizer } from '../authz/rbac.js';
+import type { Logger } from '../../shared/logging.js';
+import type { AgentListen } from '../../shared/pod-security/agent-ports.js';
 
 /**
  * HttpRequestInfo: what a handler may know of a request. server.ts copies it out of the uWS

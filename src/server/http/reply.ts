@@ -1,6 +1,6 @@
 // Counterpart of k8s.io/apiserver/pkg/endpoints/handlers/responsewriters: replies as plain data.
 import type uWS from 'uWebSockets.js';
-import type { Status } from '../shared/api.js';
+import type { Status } from '../../shared/api.js';
 
 /**
  * HttpReply: what a route handler answers, as plain data; server.ts writes it to uWS.

@@ -14,8 +14,8 @@ import {
   parseTokenFile,
   unionTokenAuthenticators,
   type ServerAuth,
-} from '../../src/server/auth.js';
-import { kDashboardAssetPaths } from '../../src/server/dashboard/serve.js';
+} from '../../../src/server/auth/auth.js';
+import { kDashboardAssetPaths } from '../../../src/server/dashboard/serve.js';
 
 describe('parseCsv', () => {
   it('reads quoted fields with commas, doubled quotes and newlines, skips blank lines, accepts CRLF', () => {

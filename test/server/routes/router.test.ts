@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { textReply } from '../../src/server/reply.js';
-import { newRouter, type RouteHandler } from '../../src/server/router.js';
+import { textReply } from '../../../src/server/http/reply.js';
+import { newRouter, type RouteHandler } from '../../../src/server/routes/router.js';
 
 const a: RouteHandler = () => textReply(200, 'a');
 const b: RouteHandler = () => textReply(200, 'b');

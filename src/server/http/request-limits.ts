@@ -4,8 +4,8 @@
  * header and body size limits, a request body timeout, and checks of path parameters before they
  * reach the runtime or the filesystem.
  */
-import type { Status } from '../shared/api.js';
-import { dns1123LabelErrors, dns1123SubdomainErrors } from '../shared/names.js';
+import type { Status } from '../../shared/api.js';
+import { dns1123LabelErrors, dns1123SubdomainErrors } from '../../shared/names.js';
 import { statusError } from './status.js';
 
 /** RequestLimits: the server's limits (AgentServerOptions fields, all optional). */

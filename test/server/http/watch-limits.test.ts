@@ -1,6 +1,6 @@
-// Issue #38 finding 6: the bound on concurrent watches per user and in all (src/server/watch-limits.ts).
+// Issue #38 finding 6: the bound on concurrent watches per user and in all (src/server/http/watch-limits.ts).
 import { describe, expect, it } from 'vitest';
-import { kDefaultWatchLimits, newWatchLimiter } from '../../src/server/watch-limits.js';
+import { kDefaultWatchLimits, newWatchLimiter } from '../../../src/server/http/watch-limits.js';
 
 describe('newWatchLimiter', () => {
   it('admits up to maxWatchesPerUser per user, then 429 TooManyRequests with retryAfterSeconds; another user is still admitted', () => {

@@ -9,14 +9,14 @@
  * built-in policy and `--authorization-policy-file`).
  */
 import { readFile } from 'node:fs/promises';
-import type { Status } from '../shared/api.js';
-import { InvalidArgumentError } from '../shared/errors.js';
-import { kDashboardAssetPaths } from './dashboard/serve.js';
-import { statusError } from './status.js';
-import { authorizeRequest, defaultAuthorizer, forbidden, forbiddenMessage } from './authz/authorize.js';
-import type { Authorizer } from './authz/rbac.js';
+import type { Status } from '../../shared/api.js';
+import { InvalidArgumentError } from '../../shared/errors.js';
+import { kDashboardAssetPaths } from '../dashboard/serve.js';
+import { statusError } from '../http/status.js';
+import { authorizeRequest, defaultAuthorizer, forbidden, forbiddenMessage } from '../authz/authorize.js';
+import type { Authorizer } from '../authz/rbac.js';
 
-export { kReadOnlyGroup } from './authz/bootstrap.js';
+export { kReadOnlyGroup } from '../authz/bootstrap.js';
 
 /** TokenUser: who a bearer token stands for (user.DefaultInfo). */
 export interface TokenUser {

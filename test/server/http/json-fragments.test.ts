@@ -1,8 +1,8 @@
-// Tests of the per-pod JSON fragments (src/server/json-fragments.ts): same bytes as one
+// Tests of the per-pod JSON fragments (src/server/http/json-fragments.ts): same bytes as one
 // JSON.stringify of the list, and only what changed is serialized again.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { JsonFragments, ListBody, listJson, objectInputs } from '../../src/server/json-fragments.js';
-import type { Pod } from '../../src/shared/api.js';
+import { JsonFragments, ListBody, listJson, objectInputs } from '../../../src/server/http/json-fragments.js';
+import type { Pod } from '../../../src/shared/api.js';
 
 const pod = (name: string): Pod => ({
   metadata: { namespace: 'default', name, uid: `uid-${name}`, labels: { app: name, 'quote"d': 'ü\u2028' } },

@@ -1,5 +1,5 @@
 // Counterpart of k8s.io/apimachinery/pkg/api/errors (StatusError): errors as metav1.Status objects.
-import type { Status, StatusReason } from '../shared/api.js';
+import type { Status, StatusReason } from '../../shared/api.js';
 
 /** StatusReason: the Kubernetes `metav1.StatusReason` values this server uses (defined in shared/api.ts). */
 export type { StatusReason };

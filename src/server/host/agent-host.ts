@@ -1,14 +1,14 @@
 // Counterpart of pkg/kubelet/server's HostInterface: what the HTTP server may ask of the agent.
-import type { Event, Node, Pod } from '../shared/api.js';
-import { realClock, type Clock } from '../shared/clock.js';
-import type { DecodedPodsBody, DecodePodsBodyRequest } from '../shared/pods-body.js';
-import type { DecodedProtobufBody } from '../shared/manifest-tasks.js';
-import type { ConfigObject, ConfigObjectKind } from '../shared/config-objects.js';
-import type { Summary } from '../shared/stats.js';
-import type { ContainerStreamSpec, TerminalSize } from '../shared/streams-protocol.js';
-import type { PortForwardSpec } from '../shared/port-forward-protocol.js';
-import type { PortForwardSession, PortForwardTarget } from './streaming/port-forward-host.js';
-import type { WatchCancel, WatchEvent } from './ws/watch-event.js';
+import type { Event, Node, Pod } from '../../shared/api.js';
+import { realClock, type Clock } from '../../shared/clock.js';
+import type { DecodedPodsBody, DecodePodsBodyRequest } from '../../shared/pods-body.js';
+import type { DecodedProtobufBody } from '../../shared/manifest-tasks.js';
+import type { ConfigObject, ConfigObjectKind } from '../../shared/config-objects.js';
+import type { Summary } from '../../shared/stats.js';
+import type { ContainerStreamSpec, TerminalSize } from '../../shared/streams-protocol.js';
+import type { PortForwardSpec } from '../../shared/port-forward-protocol.js';
+import type { PortForwardSession, PortForwardTarget } from './port-forward-host.js';
+import type { WatchCancel, WatchEvent } from './watch-event.js';
 
 /** HealthCheck: one named check of `AgentHost.healthz()`, as a healthz.HealthChecker's result. */
 export interface HealthCheck {

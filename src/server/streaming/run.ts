@@ -1,11 +1,11 @@
 // Counterpart of the kubelet server's getRun (pkg/kubelet/server/server.go) and RunInContainer (kuberuntime: ExecSync, stdout then stderr): `POST /run/{namespace}/{pod}/{container}?cmd=…`.
 import type { Status } from '../../shared/api.js';
-import type { HttpReply } from '../reply.js';
-import { statusReply } from '../reply.js';
-import type { Route, RouteContext } from '../router.js';
-import { statusError } from '../status.js';
-import { newIdleTimer, type StreamLimiter } from '../streaming/stream-limits.js';
-import { hostErrorStatus } from './intake.js';
+import type { HttpReply } from '../http/reply.js';
+import { statusReply } from '../http/reply.js';
+import type { Route, RouteContext } from '../routes/router.js';
+import { statusError } from '../http/status.js';
+import { newIdleTimer, type StreamLimiter } from './stream-limits.js';
+import { hostErrorStatus } from '../routes/intake.js';
 
 /** kMaxRunOutputBytes: the most output a run answers (the CRI's 16 MiB gRPC message limit on ExecSync). */
 export const kMaxRunOutputBytes = 16 * 1024 * 1024;

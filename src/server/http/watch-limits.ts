@@ -8,7 +8,7 @@
  * the node's (`--max-watches`) is answered as the apiserver answers a request it has no room for:
  * 429 `TooManyRequests` `Status` with `Retry-After` — before any state is copied for it. Main thread.
  */
-import type { Status } from '../shared/api.js';
+import type { Status } from '../../shared/api.js';
 import { statusError } from './status.js';
 
 /** WatchLimits: concurrent watches allowed (counts, ≥ 1). */

@@ -1,6 +1,6 @@
 // Counterpart of k8s.io/apimachinery/pkg/labels (selector.go: Lexer, Parser, Requirement.Matches).
-import { InvalidArgumentError } from '../shared/errors.js';
-import { labelValueErrors, qualifiedNameErrors } from '../shared/names.js';
+import { InvalidArgumentError } from '../../shared/errors.js';
+import { labelValueErrors, qualifiedNameErrors } from '../../shared/names.js';
 
 /**
  * LabelRequirement: one term of a label selector, as labels.Requirement.

@@ -6,7 +6,7 @@
  * needs no `container`; with several, kubectl names one, defaulting to the
  * `kubectl.kubernetes.io/default-container` annotation or the first).
  */
-import type { AgentHost } from '../agent-host.js';
+import type { AgentHost } from '../host/agent-host.js';
 
 /** kStreamPatterns: [kind, uWS pattern] of every WebSocket stream path, the kubelet's first. */
 export const kStreamPatterns: readonly (readonly ['exec' | 'attach', string])[] = Object.freeze([

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchesLabelSelector, parseLabelSelector } from '../../src/server/label-selector.js';
-import { isInvalidInput } from '../../src/shared/errors.js';
+import { matchesLabelSelector, parseLabelSelector } from '../../../src/server/http/label-selector.js';
+import { isInvalidInput } from '../../../src/shared/errors.js';
 
 describe('parseLabelSelector', () => {
   it('parses equality, inequality and existence terms', () => {
