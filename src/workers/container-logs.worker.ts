@@ -19,7 +19,7 @@ import type { LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '
 import { newLogger, type Logger } from '../shared/logging.js';
 import { newContainerLogManager, type ContainerLogManager } from './logs/container-log-manager.js';
 import { getRuntime, type NodeRuntime } from './runtime/node-runtime.js';
-import type { ContainerLogReader } from './runtime/runtime.js';
+import type { ContainerLogReader } from './runtime/container/runtime.js';
 
 interface Read {
   reader?: ContainerLogReader;

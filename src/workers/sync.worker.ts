@@ -20,11 +20,11 @@ import { getRuntime as getNodeRuntime, newDockerShimRuntime, type NodeRuntime } 
 import { runCriTask, type CriWorkerDeps } from './kuberuntime/worker-tasks.js';
 import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
 import { newNodeKeyring } from './images/image-puller.js';
-import { collectStats } from './stats/collect-stats.js';
+import { collectStats } from './runtime/docker/collect-stats.js';
 import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
-import type { ContainerRuntime } from './runtime/runtime.js';
+import type { ContainerRuntime } from './runtime/container/runtime.js';
 import { newPodNetwork } from './network/network-service.js';
-import { kPodUidLabel } from './kuberuntime/label-keys.js';
+import { kPodUidLabel } from './kubetypes/label-keys.js';
 import { RemoteRuntimeService } from './runtime/cri/remote-runtime.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */

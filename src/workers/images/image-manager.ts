@@ -10,7 +10,7 @@ import { isUnavailable, serializeError } from '../../shared/errors.js';
 import type { PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
 import { imageReferenceError } from './image-reference.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths } from './image-puller.js';
-import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';
+import type { ContainerRuntime, RegistryAuth } from '../runtime/container/runtime.js';
 import type { ImagePuller } from './image-puller.js';
 
 /**

@@ -17,7 +17,7 @@ import { realClock, type Clock } from '../../shared/clock.js';
 import { recordPulledImage } from './image-gc.js';
 import type { BackoffEntry, PodConfigObjects } from '../../shared/sync-tasks.js';
 import type { Pod } from '../../shared/api.js';
-import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';
+import type { ContainerRuntime, RegistryAuth } from '../runtime/container/runtime.js';
 
 /** Initial image pull backoff, milliseconds (kubelet: 10 s). */
 export const kInitialPullBackoffMs = 10_000;

@@ -12,7 +12,7 @@ import type { ProbeKill } from '../../shared/probe-tasks.js';
 import type { RuntimeContainer, RuntimePod } from '../../shared/runtime-pod.js';
 import { isRestartableInitContainer, podRestartPolicy, restartsAfterKill, shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import { ephemeralContainerNames, ephemeralContainersToStart } from './ephemeral-containers.js';
-import { sandboxHash } from './label-keys.js';
+import { sandboxHash } from '../kubetypes/label-keys.js';
 
 /** Why a container is (re)started. */
 export type StartReason =

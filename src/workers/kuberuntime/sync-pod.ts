@@ -20,7 +20,7 @@ import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../share
 import { ensurePodCgroup, podCgroupSupported } from '../cm/pod-cgroup.js';
 import { ensureHostsFile } from '../dns/etc-hosts.js';
 import { readPodDNS } from '../dns/pod-dns.js';
-import { criImagePort, imageRefAndUser } from '../images/cri-images.js';
+import { criImagePort, imageRefAndUser } from './cri-images.js';
 import { ensureImageExists, type ImageSync } from '../images/image-manager.js';
 import type { ImageManagerService } from '../runtime/cri/services.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';

@@ -31,7 +31,7 @@ import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError, isNotFound } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
-import type { ContainerLogHandlers, ContainerLogOptions, ContainerLogReader } from '../runtime/runtime.js';
+import type { ContainerLogHandlers, ContainerLogOptions, ContainerLogReader } from '../runtime/container/runtime.js';
 import { findTailStart, guessLogFormat, type TailStart } from './cri-log-tail.js';
 import { LogLineWriter } from './cri-log-writer.js';
 

@@ -23,7 +23,7 @@ import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/node
 import { newPodNetwork } from '../network/network-service.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kubetypes/label-keys.js';
 import { newCriContainerLogs } from '../logs/cri-log-reader.js';
 import { criContainerStreams } from '../streams/cri-exec-stream.js';
 import { RemoteImageService } from './cri/remote-image.js';
@@ -44,7 +44,7 @@ import type {
   ContainerStream,
   ContainerStreamHandlers,
   ContainerStreamOptions,
-} from './runtime.js';
+} from './container/runtime.js';
 
 /** NodeRuntime: one thread's runtime bundle (docs/cri.md; the common brief of issue #40 fixes this shape). */
 export interface NodeRuntime {

@@ -17,7 +17,7 @@ import path from 'node:path';
 import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/sync-tasks.js';
 import type { CgroupUsage, ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
-import { kContainerNameLabel } from '../kuberuntime/label-keys.js';
+import { kContainerNameLabel } from '../kubetypes/label-keys.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import type { CpuUsage, MemoryUsage } from '../runtime/cri/types-status.js';
 import type { Container, PodSandbox } from '../runtime/cri/types.js';

@@ -11,7 +11,7 @@ import { readFile, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../shared/clock.js';
 import type { FsSample, NodeSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
-import { kEmptyDirPluginDir, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
+import { kEmptyDirPluginDir, podVolumePluginDir } from '../kubetypes/pod-dirs.js';
 import { diskUsageBytes } from '../volumes/pod-volumes.js';
 import { readCgroupUsage } from './cgroup.js';
 

@@ -31,7 +31,7 @@
  */
 import { AgentError, isNotFound, isUnavailable } from '../../shared/errors.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
-import type { ContainerStream, ContainerStreamHandlers, ContainerStreamOptions } from '../runtime/runtime.js';
+import type { ContainerStream, ContainerStreamHandlers, ContainerStreamOptions } from '../runtime/container/runtime.js';
 import { kRemoteCommandProtocols, openSpdyExec, openWebSocketExec, type ExecEvents, type ExecTransport } from './cri-exec-transport.js';
 
 /** The part of a metav1.Status the error channel carries. */

@@ -11,7 +11,7 @@ import type { Clock } from '../../../shared/clock.js';
 import type { Logger } from '../../../shared/logging.js';
 import { kNoopPodNetwork, type PodNetwork } from '../../network/pod-network.js';
 import type { NodeRuntime } from '../node-runtime.js';
-import type { ContainerRuntime } from '../runtime.js';
+import type { ContainerRuntime } from '../container/runtime.js';
 import { DockerRuntimeService } from './docker-cri-service.js';
 import { DockerImageService } from './docker-images.js';
 

@@ -13,10 +13,10 @@ import Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
 import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/node-settings.js';
 import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../cri/deadline.js';
 import { openDockerStream } from './docker-attach.js';
 import { CappedOutput } from './exec-output.js';
-import { ImagePresenceCache } from '../image-presence.js';
+import { ImagePresenceCache } from './image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
   ContainerCreateSpec,
@@ -39,7 +39,7 @@ import type {
   LocalImage,
   RegistryAuth,
   RuntimeVersion,
-} from '../runtime.js';
+} from '../container/runtime.js';
 
 const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 

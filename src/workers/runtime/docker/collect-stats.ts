@@ -13,17 +13,14 @@
  * per-pod figures).
  */
 import { statSync } from 'node:fs';
-import type { Clock } from '../../shared/clock.js';
-import type { StatsTask } from '../../shared/sync-tasks.js';
-import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
-import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
-import {
-  kDockerTypeLabel as kContainerTypeLabel,
-  kDockerTypeSandbox as kContainerTypeSandbox,
-} from '../runtime/docker/docker-cri-labels.js';
-import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
-import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';
-import { emptyDirs, statsSample } from './node.js';
+import type { Clock } from '../../../shared/clock.js';
+import type { StatsTask } from '../../../shared/sync-tasks.js';
+import type { ContainerSample, PodSample, StatsSample } from '../../../shared/stats.js';
+import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../../kubetypes/label-keys.js';
+import { kDockerTypeLabel as kContainerTypeLabel, kDockerTypeSandbox as kContainerTypeSandbox } from './docker-cri-labels.js';
+import type { ContainerRuntime, ContainerSummary } from '../container/runtime.js';
+import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from '../../stats/cgroup.js';
+import { emptyDirs, statsSample } from '../../stats/node.js';
 
 /** Dependencies of collectStats. */
 export interface StatsDeps {

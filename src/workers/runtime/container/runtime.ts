@@ -10,7 +10,7 @@
  * cannot be reached, `ERR_NOT_FOUND` for a missing container or image, `ERR_ALREADY_EXISTS` for a
  * name conflict, `ERR_RUNTIME` for anything else.
  */
-import type { RuntimeContainerEvent } from '../../shared/container-events.js';
+import type { RuntimeContainerEvent } from '../../../shared/container-events.js';
 
 /** A container as a list call reports it (no inspect). */
 export interface ContainerSummary {
