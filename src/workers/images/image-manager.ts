@@ -15,7 +15,7 @@ import type { ImagePuller } from './image-puller.js';
 
 /**
  * ImagePort: how ensureImageExists reaches the images of the runtime — Docker's (the sync's
- * runtime and ImagePuller, the default) or the CRI's ImageManagerService (cri-images.ts).
+ * runtime and ImagePuller, the default) or the CRI's ImageManagerService (kuberuntime/cri-images.ts).
  */
 export interface ImagePort {
   /** present: whether the runtime holds `image` (ImageStatus / inspect). */

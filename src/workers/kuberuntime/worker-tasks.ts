@@ -51,7 +51,7 @@ export interface CriWorkerDeps {
    */
   afterGc?: (result: GcResult) => Promise<void>;
   /**
-   * The stats task where the runtime has its own collector (dockershim's engine: collect-stats.ts,
+   * The stats task where the runtime has its own collector (dockershim's engine: runtime/docker/collect-stats.ts,
    * whose cAdvisor labels carry the cgroup path and the engine's container name, as cAdvisor's
    * container handlers); absent = collectCriStats.
    */

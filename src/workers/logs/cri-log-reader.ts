@@ -14,7 +14,7 @@
  *   `<path>.<time>` or, once compressed, `<path>.<time>.gz`), and ends
  *   once ContainerStatus says the container is not running and the file is drained. A container
  *   the runtime no longer knows ends the read too (its log cannot grow). pause/resume/cancel as
- *   runtime.ts's ContainerLogReader; no callback after cancel().
+ *   runtime/container/runtime.ts's ContainerLogReader; no callback after cancel().
  * - `tailLogs(id, lines, bytes)`: the last `lines` lines, at most the last `bytes` bytes, as a
  *   string (terminationMessagePolicy FallbackToLogsOnError).
  *

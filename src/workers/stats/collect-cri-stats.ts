@@ -3,7 +3,7 @@
  * ListPodStats / listPodStatsStrictlyFromCRI): one `stats` task on a CRI runtime lists this node's
  * ready sandboxes and running containers, asks the runtime for every container's and sandbox's CPU
  * and memory (ListContainerStats, ListPodSandboxStats: one call each), and answers the same
- * StatsSample as the Docker collector (collect-stats.ts), so /stats/summary, `kubectl top` and
+ * StatsSample as the Docker collector (runtime/docker/collect-stats.ts), so /stats/summary, `kubectl top` and
  * eviction read both alike. As upstream: a container's start time is its `created_at`; a figure
  * the runtime gives none of is read from the cgroups instead (the container's init process's
  * cgroup, the PID from a verbose ContainerStatus, cached per container; the pod cgroup under

@@ -1,6 +1,6 @@
 /**
  * Exec and attach on a CRI runtime (`NodeRuntime.streams` of a CRI node): the ContainerStream of
- * runtime.ts over the runtime's streaming server, as the kubelet proxies `kubectl exec/attach` to
+ * runtime/container/runtime.ts over the runtime's streaming server, as the kubelet proxies `kubectl exec/attach` to
  * the URL that the CRI's Exec / Attach answer (pkg/kubelet/server/server.go getExec/getAttach →
  * proxyStream). The agent terminates the client's stream itself, so it is a client of the
  * streaming server here, and picks its transport as kubectl's client-go does

@@ -10,7 +10,9 @@
  * Docker's root dir. No Docker stats stream. Never throws for one container: its error is listed.
  * The task's `pods` narrows the pods read: a list of UIDs reads those only, an empty one the
  * node's figures alone, without the Docker list (what the stats provider sends while nobody reads
- * per-pod figures).
+ * per-pod figures). It reads the engine's own labels, json-file logs and root dir: it lives with
+ * the Docker runtime (nothing outside workers/runtime/ knows Docker, issue #40); a CRI runtime's
+ * stats are ../../stats/collect-cri-stats.ts.
  */
 import { statSync } from 'node:fs';
 import type { Clock } from '../../../shared/clock.js';

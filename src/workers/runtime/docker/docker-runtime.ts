@@ -94,7 +94,7 @@ function statusCode(err: unknown): unknown {
 
 /**
  * DockerRuntime: every request-response call to the engine runs under `requestTimeoutMs`
- * (`--runtime-request-timeout`; deadline.ts), a stop under its grace period plus that, and an exec
+ * (`--runtime-request-timeout`; ../cri/deadline.ts), a stop under its grace period plus that, and an exec
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
