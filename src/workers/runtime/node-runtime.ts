@@ -20,6 +20,8 @@ import { AgentError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/node-settings.js';
+import type { StatsSample } from '../../shared/stats.js';
+import type { StatsTask } from '../../shared/sync-tasks.js';
 import { newPodNetwork } from '../network/network-service.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
@@ -29,6 +31,7 @@ import { criContainerStreams } from '../streams/cri-exec-stream.js';
 import { RemoteImageService } from './cri/remote-image.js';
 import { RemoteRuntimeService } from './cri/remote-runtime.js';
 import type { RuntimeService } from './cri/services.js';
+import { collectStats, type StatsDeps } from './docker/collect-stats.js';
 import { newDockerNodeRuntime, type DockerNodeSettings } from './docker/docker-node-runtime.js';
 import { scopeRuntimeServiceToNode } from './node-scope-cri.js';
 import { scopeToNode } from './node-scope.js';
@@ -86,6 +89,16 @@ export function newDockerShimRuntime(
   o: { network?: PodNetwork; logger?: Logger; clock?: Clock } = {},
 ): NodeRuntime {
   return newDockerNodeRuntime(scopeToNode(rt, b.nodeName), dockerShimSettings(b, o));
+}
+
+/**
+ * dockerShimStats: the `stats` task on Docker and the fake — the collector over the engine
+ * (./docker/collect-stats.ts collectStats: the cgroups of the containers `deps.runtime` lists, their
+ * json-file logs, the engine's root dir), as the kubelet's cAdvisor stats provider did for
+ * dockershim; a CRI runtime's stats are ../stats/collect-cri-stats.ts's. Rejects as collectStats does.
+ */
+export function dockerShimStats(deps: StatsDeps): (task: StatsTask) => Promise<StatsSample> {
+  return (task) => collectStats(deps, task);
 }
 
 /**
