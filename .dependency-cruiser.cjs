@@ -133,6 +133,15 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-folder-cycle-in-workers',
+      comment:
+        'no folder cycle inside src/workers (#41, "the import graph shows no circle across folders"): the leaves (kubetypes/, runtime/container/, runtime/cri/) below the rooms that use them, the choosers of the runtime/ root and the thread entries on top.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/workers(/|$)' },
+      to: { circular: true },
+    },
+    {
       name: 'dashboard-outside-server-cycles',
       comment:
         "no import cycle passes through the dashboard's file server (the server/auth ↔ dashboard/serve ↔ router circle, #41 item 3): auth and the router may use it, it uses neither.",

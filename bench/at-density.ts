@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
 import type { Pod } from '../src/shared/api.js';
-import { kContainerNameLabel, kNodeNameLabel, kPodUidLabel } from '../src/workers/kuberuntime/label-keys.js';
+import { kContainerNameLabel, kNodeNameLabel, kPodUidLabel } from '../src/workers/kubetypes/label-keys.js';
 import { summary, watchDieEvents, type BenchAgent } from './lib.js';
 
 const run = promisify(execFile);

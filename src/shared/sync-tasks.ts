@@ -203,7 +203,7 @@ export interface GcResult {
 /**
  * stats: one collection of the node's resource figures (the kubelet's cAdvisor housekeeping, read
  * from the cgroups directly), sent every --housekeeping-interval by the main thread's stats provider
- * (src/main/stats). See src/workers/stats/collect-stats.ts; the answer is a StatsSample (shared/stats.ts).
+ * (src/main/stats). See src/workers/runtime/docker/collect-stats.ts; the answer is a StatsSample (shared/stats.ts).
  */
 export interface StatsTask {
   kind: 'stats';

@@ -17,8 +17,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import type { ContainerEventsBootstrap, ContainerEventsCommand, ContainerEventsMessage } from '../shared/container-events.js';
-import { getRuntime, type NodeRuntime } from './runtime/node-runtime.js';
-import type { ContainerEventWatch } from './runtime/runtime.js';
+import { getRuntime } from './runtime/node-runtime.js';
+import type { ContainerEventWatch, NodeRuntime } from './runtime/container/runtime.js';
 
 /**
  * runEventsLoop opens the stream through `events` (default: this thread's NodeRuntime's for `b`,

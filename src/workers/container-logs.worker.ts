@@ -18,8 +18,8 @@ import { AgentError, serializeError } from '../shared/errors.js';
 import type { LogsWorkerBootstrap, LogsWorkerMessage, LogsWorkerRequest } from '../shared/logs-protocol.js';
 import { newLogger, type Logger } from '../shared/logging.js';
 import { newContainerLogManager, type ContainerLogManager } from './logs/container-log-manager.js';
-import { getRuntime, type NodeRuntime } from './runtime/node-runtime.js';
-import type { ContainerLogReader } from './runtime/runtime.js';
+import { getRuntime } from './runtime/node-runtime.js';
+import type { ContainerLogReader, NodeRuntime } from './runtime/container/runtime.js';
 
 interface Read {
   reader?: ContainerLogReader;

@@ -28,10 +28,10 @@ import {
   type StreamsWorkerBootstrap,
   type StreamsWorkerRequest,
 } from '../shared/streams-protocol.js';
-import { getRuntime as getNodeRuntime, type NodeRuntime } from './runtime/node-runtime.js';
+import { getRuntime as getNodeRuntime } from './runtime/node-runtime.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import type { RuntimeService } from './runtime/cri/services.js';
-import type { ContainerRuntime, ContainerStream } from './runtime/runtime.js';
+import type { ContainerRuntime, ContainerStream, NodeRuntime } from './runtime/container/runtime.js';
 import { getRuntime } from './runtime/runtime-service.js';
 import { startCriPortForward } from './streams/cri-port-forward.js';
 import { startPortForward, type PortForwardPort } from './streams/port-forward.js';

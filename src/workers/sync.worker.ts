@@ -16,15 +16,14 @@ import { kDefaultNodeSandboxSettings } from '../shared/node-settings.js';
 import type { FakeWorkerBootstrap } from '../shared/fake-runtime-tuning.js';
 import { scopeToNode } from './runtime/node-scope.js';
 import { getRuntime } from './runtime/runtime-service.js';
-import { getRuntime as getNodeRuntime, newDockerShimRuntime, type NodeRuntime } from './runtime/node-runtime.js';
+import { dockerShimStats, getRuntime as getNodeRuntime, newDockerShimRuntime } from './runtime/node-runtime.js';
 import { runCriTask, type CriWorkerDeps } from './kuberuntime/worker-tasks.js';
 import { kNoopPodNetwork, type PodNetwork } from './network/pod-network.js';
 import { newNodeKeyring } from './images/image-puller.js';
-import { collectStats } from './stats/collect-stats.js';
 import { checkRuntimeEndpoint } from '../shared/runtime-endpoint.js';
-import type { ContainerRuntime } from './runtime/runtime.js';
+import type { ContainerRuntime, NodeRuntime } from './runtime/container/runtime.js';
 import { newPodNetwork } from './network/network-service.js';
-import { kPodUidLabel } from './kuberuntime/label-keys.js';
+import { kPodUidLabel } from './kubetypes/label-keys.js';
 import { RemoteRuntimeService } from './runtime/cri/remote-runtime.js';
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
@@ -90,8 +89,7 @@ export function createWorkerHandler(bootstrap: WorkerBootstrap, runtime?: Contai
   return criWorkerHandler(b, deps, logger, nr, {
     // Host files, cgroups and Docker options only for real containers (the fake runtime has none).
     sandbox,
-    stats: (task) =>
-      collectStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', clock }, task),
+    stats: dockerShimStats({ runtime: scoped, rootDir: b.rootDir, cgroupRoot: sandbox?.cgroupsPerQOS ? sandbox.cgroupRoot : '', clock }),
     // Without a pod network (`--network-plugin none`, the fake) a sandbox has no IP and keeps it.
     podNetwork: network !== kNoopPodNetwork,
     netns: scoped,

@@ -19,7 +19,7 @@ import {
   kPodNameLabel,
   kPodNamespaceLabel,
   kPodUidLabel,
-} from '../../src/workers/kuberuntime/label-keys.js';
+} from '../../src/workers/kubetypes/label-keys.js';
 import { kAnnotationPrefix, kDockerTypeContainer, kDockerTypeLabel } from '../../src/workers/runtime/docker/docker-cri-labels.js';
 import { BUSYBOX_IMAGE, docker, waitFor } from '../support/docker.js';
 import { dockerProxy } from '../support/docker-proxy.js';

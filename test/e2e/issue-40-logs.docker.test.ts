@@ -9,7 +9,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
-import { podLogsDirectory, podLogsRoot } from '../../src/workers/kuberuntime/pod-dirs.js';
+import { podLogsDirectory, podLogsRoot } from '../../src/workers/kubetypes/pod-dirs.js';
 import { startTestNode, type TestNode } from '../support/agent.js';
 import { BUSYBOX_IMAGE, waitFor } from '../support/docker.js';
 import { kHaveKubectl, kKubectl, kubectlFor } from '../support/kubectl.js';

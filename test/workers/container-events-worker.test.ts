@@ -7,7 +7,7 @@ import { runEventsLoop } from '../../src/workers/container-events.worker.js';
 import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker/docker-streams.js';
 import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
 import type { ContainerEventsMessage } from '../../src/shared/container-events.js';
-import type { ContainerEventHandlers } from '../../src/workers/runtime/runtime.js';
+import type { ContainerEventHandlers } from '../../src/workers/runtime/container/runtime.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const line = (action: string, extra: Record<string, string> = {}) =>

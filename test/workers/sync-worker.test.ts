@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/shared/api.js';
 import { PROTOCOL_VERSION, type WorkerBootstrap } from '../../src/shared/thread-wire.js';
 import type { PodSyncResult, WorkerTask } from '../../src/shared/sync-tasks.js';
-import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/kuberuntime/label-keys.js';
+import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/kubetypes/label-keys.js';
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { kDeadlineRequeueMs } from '../../src/workers/kuberuntime/sync-pod.js';
 import runTask, { createWorkerHandler, type WorkerHandler } from '../../src/workers/sync.worker.js';

@@ -9,7 +9,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
-import { podDir } from '../kuberuntime/pod-dirs.js';
+import { podDir } from '../kubetypes/pod-dirs.js';
 
 /** The kernel's hostname limit the kubelet checks an FQDN hostname against (64 characters). */
 export const kMaxFQDNHostnameLength = 64;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
 import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { kMaxDNSNameservers, kMaxDNSSearchListChars, kMaxDNSSearchPaths } from '../../shared/validation-sandbox.js';
-import { podDir } from '../kuberuntime/pod-dirs.js';
+import { podDir } from '../kubetypes/pod-dirs.js';
 import { writePodFile } from './etc-hosts.js';
 
 /** A resolver configuration (the CRI DNSConfig). */

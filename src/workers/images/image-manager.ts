@@ -10,12 +10,12 @@ import { isUnavailable, serializeError } from '../../shared/errors.js';
 import type { PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
 import { imageReferenceError } from './image-reference.js';
 import { isInPullBackoff, nextPullBackoff, pullBackoffKey, pullSecretAuths } from './image-puller.js';
-import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';
+import type { ContainerRuntime, RegistryAuth } from '../runtime/container/runtime.js';
 import type { ImagePuller } from './image-puller.js';
 
 /**
  * ImagePort: how ensureImageExists reaches the images of the runtime — Docker's (the sync's
- * runtime and ImagePuller, the default) or the CRI's ImageManagerService (cri-images.ts).
+ * runtime and ImagePuller, the default) or the CRI's ImageManagerService (kuberuntime/cri-images.ts).
  */
 export interface ImagePort {
   /** present: whether the runtime holds `image` (ImageStatus / inspect). */

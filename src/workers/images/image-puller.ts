@@ -17,7 +17,7 @@ import { realClock, type Clock } from '../../shared/clock.js';
 import { recordPulledImage } from './image-gc.js';
 import type { BackoffEntry, PodConfigObjects } from '../../shared/sync-tasks.js';
 import type { Pod } from '../../shared/api.js';
-import type { ContainerRuntime, RegistryAuth } from '../runtime/runtime.js';
+import type { ContainerRuntime, RegistryAuth } from '../runtime/container/runtime.js';
 
 /** Initial image pull backoff, milliseconds (kubelet: 10 s). */
 export const kInitialPullBackoffMs = 10_000;
@@ -246,7 +246,7 @@ export function newImagePuller(runtime: ContainerRuntime, opts: ImagePullerOptio
  * for it to go and returns once `present()` says the image is there, so threads and agents sharing a
  * root dir pull one image once (the kubelet's serialized puller, pkg/kubelet/images/puller.go). With
  * `ifNotPresent`, `present()` is asked again once the lock is held. Shared by the Docker puller above
- * and the CRI image port (cri-images.ts). The poll and the lock's age are on `clock` (default realClock;
+ * and the CRI image port (kuberuntime/cri-images.ts). The poll and the lock's age are on `clock` (default realClock;
  * a lock file's mtime is wall time). @throws what `pull` throws; file errors other than EEXIST.
  */
 export async function pullUnderLock(

@@ -1,90 +1,20 @@
 /**
  * Counterpart of pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions (with
  * runtimeutil.PodSandboxChanged, kubecontainer.ShouldContainerBeRestarted and the restart
- * backoff check of doBackOff): PURE planning of one pod sync. sync-pod.ts carries the plan out.
+ * backoff check of doBackOff): PURE planning of one pod sync, the plan's shape being pod-actions.ts's.
+ * sync-pod.ts carries the plan out.
  */
 import type { Container, Pod } from '../../shared/api.js';
 import { backoffKey, isInBackoffSince, kMaxBackoffMs, nextBackoff } from '../../shared/backoff.js';
 import { formatDuration } from '../../shared/duration.js';
 import { hashContainer } from '../../shared/hash.js';
-import type { BackoffEntry, PodEventRecord, WaitingReason } from '../../shared/sync-tasks.js';
+import type { BackoffEntry } from '../../shared/sync-tasks.js';
 import type { ProbeKill } from '../../shared/probe-tasks.js';
 import type { RuntimeContainer, RuntimePod } from '../../shared/runtime-pod.js';
 import { isRestartableInitContainer, podRestartPolicy, restartsAfterKill, shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import { ephemeralContainerNames, ephemeralContainersToStart } from './ephemeral-containers.js';
-import { sandboxHash } from './label-keys.js';
-
-/** Why a container is (re)started. */
-export type StartReason =
-  /** No container of that name exists yet (or all were garbage collected). */
-  | 'NotPresent'
-  /** The running container was created from another spec (its hash differs). */
-  | 'HashChanged'
-  /** The container exited and the restart policy says restart it. */
-  | 'Restart'
-  /** The container exists but never ran (created) or its state is unknown. */
-  | 'NotStarted'
-  /** The pod gets a new sandbox: every container starts again inside it. */
-  | 'SandboxChanged'
-  /** The running container failed its liveness or startup probe (SyncPodTask.livenessFailed). */
-  | 'ProbeFailed';
-
-/** One container to start (in spec order). */
-export interface ContainerToStart {
-  /** Index in `spec.containers`, or in `spec.initContainers` when `init`. */
-  index: number;
-  /** True for an init container (including a sidecar: an init container with `restartPolicy: Always`). */
-  init?: boolean;
-  /** True for an ephemeral container (`index` in `spec.ephemeralContainers`): started once, never restarted (ephemeral-containers.ts). */
-  ephemeral?: boolean;
-  name: string;
-  reason: StartReason;
-  /** hashContainer() of the spec: the new container's hash label. */
-  hash: string;
-  /** restartCount of the new container: that of the newest container of the name that ran + 1, or 0 (a created-never-started one is no attempt); also the `_<attempt>` of its name. */
-  restartCount: number;
-}
-
-/** One container to stop (containerToKillInfo). */
-export interface ContainerToKill {
-  id: string;
-  name: string;
-  /** Human-readable reason, as the kubelet's kill message (`Container web definition changed, will be restarted`). */
-  message: string;
-  /** Grace period override, seconds (a probe's terminationGracePeriodSeconds); absent = the pod's. */
-  gracePeriodSeconds?: number;
-  /** True for a liveness/startup probe kill: the Killing event carries `message`. */
-  probeFailed?: boolean;
-}
-
-/** PodActions: what one sync must do, in this order (kill → remove → sandbox → containers). */
-export interface PodActions {
-  /** Stop every container and sandbox of the pod first. */
-  killPod: boolean;
-  /** Create a new sandbox (attempt `attempt`) after killing the pod. */
-  createSandbox: boolean;
-  /** The running sandbox to start containers in ('' when createSandbox or none). */
-  sandboxId: string;
-  /** Attempt of the sandbox to create. */
-  attempt: number;
-  /** Containers to start, spec order (does not include those held back by restart backoff). */
-  containersToStart: ContainerToStart[];
-  /** Running containers to stop (hash changed, not in the spec any more, duplicates). */
-  containersToKill: ContainerToKill[];
-  /**
-   * Dead containers and sandboxes to remove (keep one dead per container name, as
-   * --maximum-dead-containers-per-container=1; older dead sandboxes when a new one is made).
-   */
-  containersToRemove: string[];
-  /** Containers held back by restart backoff: waiting reason `CrashLoopBackOff`. */
-  waiting: Record<string, WaitingReason>;
-  /** BackOff events for the containers held back. */
-  events: PodEventRecord[];
-  /** The pod's backoff map after this sync (entries bumped for containers restarted now). */
-  backoff: Record<string, BackoffEntry>;
-  /** Milliseconds until the earliest backoff expires (0 = nothing held back). */
-  requeueAfterMs: number;
-}
+import { sandboxHash } from '../kubetypes/label-keys.js';
+import type { PodActions, StartReason } from './pod-actions.js';
 
 /** `<pod>_<namespace>(<uid>)`, as the kubelet's format.Pod. */
 export function formatPod(pod: Pod): string {

@@ -24,7 +24,7 @@ import {
 } from './run-container-options.js';
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { determineEffectiveSecurityContext, type ImageUser } from './security-context.js';
-import { containerLogPath } from './pod-dirs.js';
+import { containerLogPath } from '../kubetypes/pod-dirs.js';
 
 /** What a container's CRI config depends on besides its spec. */
 export interface CriContainerContext extends Omit<ContainerConfigContext, 'podSandbox' | 'imageUser'> {

@@ -11,7 +11,7 @@ import type { Pod } from '../../shared/api.js';
 import { ephemeralContainerAsContainer } from '../../shared/ephemeral-containers.js';
 import { hashContainer } from '../../shared/hash.js';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
-import type { ContainerToStart } from './compute-pod-actions.js';
+import type { ContainerToStart } from './pod-actions.js';
 
 /** ephemeralContainerNames: the names of the pod's ephemeral containers (computePodActions keeps their containers running). */
 export function ephemeralContainerNames(pod: Pod): string[] {

@@ -24,7 +24,7 @@ import { removeCriContainer } from './remove-container.js';
 import { criToRuntimeState, nsToMs } from './runtime-pod.js';
 import { readPulledImages, selectImagesToRemove, writePulledImages } from '../images/image-gc.js';
 import { selectContainersToRemove, type GcContainer } from './gc-policy.js';
-import { kPodInfraContainerName, kPodUidLabel } from './label-keys.js';
+import { kPodInfraContainerName, kPodUidLabel } from '../kubetypes/label-keys.js';
 
 /** Dependencies of runCriGc. */
 export interface CriGcDeps {

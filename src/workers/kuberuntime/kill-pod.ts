@@ -7,7 +7,7 @@
  * pod's log directory, which containerd leaves).
  */
 import type { Clock } from '../../shared/clock.js';
-import { isDeadlineExceeded } from '../runtime/deadline.js';
+import { isDeadlineExceeded } from '../runtime/cri/deadline.js';
 import { rm } from 'node:fs/promises';
 import { AgentError, isNotFound, isUnavailable, serializeError } from '../../shared/errors.js';
 import type { KillPodTask, PodSyncResult } from '../../shared/sync-tasks.js';
@@ -23,7 +23,7 @@ import { unmountUnder } from '../volumes/mount.js';
 import { removeCriContainer } from './remove-container.js';
 import { getCriRuntimePod } from './runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
-import { podDir, podLogsDirectory } from './pod-dirs.js';
+import { podDir, podLogsDirectory } from '../kubetypes/pod-dirs.js';
 import { fillTerminationMessageFiles, type LogTailer } from './termination-message.js';
 
 /** What a sync or a kill on a CRI runtime needs (one per worker thread). */

@@ -13,7 +13,14 @@
 import type { Container, Pod } from '../../shared/api.js';
 import type { StringMap } from '../runtime/cri/types.js';
 import { podTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
-import { kContainerNameLabel, kNodeNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel, sandboxHash } from './label-keys.js';
+import {
+  kContainerNameLabel,
+  kNodeNameLabel,
+  kPodNameLabel,
+  kPodNamespaceLabel,
+  kPodUidLabel,
+  sandboxHash,
+} from '../kubetypes/label-keys.js';
 
 /** `io.kubernetes.container.hash` (annotation): hashContainer() of the spec the container was made from. */
 export const kContainerHashAnnotation = 'io.kubernetes.container.hash';

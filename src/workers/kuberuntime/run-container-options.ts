@@ -18,9 +18,9 @@ import { setVolumeOwnership } from './security-checks.js';
 import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { envVarNameErrors } from '../../shared/names.js';
 import { milliCpu } from '../cm/cpu-quota.js';
-import { configError } from './config-error.js';
-import { fieldRefValue, resourceFieldValue, resourceQuantity, type DownwardAPIContext } from './downward-api.js';
-import { emptyDirPath, podDir, terminationMessageFile } from './pod-dirs.js';
+import { configError } from '../kubetypes/config-error.js';
+import { fieldRefValue, resourceFieldValue, resourceQuantity, type DownwardAPIContext } from '../kubetypes/downward-api.js';
+import { emptyDirPath, podDir, terminationMessageFile } from '../kubetypes/pod-dirs.js';
 
 /** What a container's config depends on besides its spec. */
 export interface ContainerConfigContext extends DownwardAPIContext {

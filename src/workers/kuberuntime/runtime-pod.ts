@@ -15,7 +15,7 @@ import { kDefaultTerminationGracePeriodSeconds } from '../../shared/pod-policy.j
 import type { RuntimeService } from '../runtime/cri/services.js';
 import type { Container, ContainerState, ContainerStatus, PodSandbox, PodSandboxStatus } from '../runtime/cri/types.js';
 import { getContainerInfoFromAnnotations, nodeSelector } from './labels.js';
-import { kContainerNameLabel, kPodInfraContainerName, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from './label-keys.js';
+import { kContainerNameLabel, kPodInfraContainerName, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kubetypes/label-keys.js';
 
 /** nsToMs: a CRI timestamp (nanoseconds since the epoch; 0 = not yet) in milliseconds. */
 export function nsToMs(ns: number): number {

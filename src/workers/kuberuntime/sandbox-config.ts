@@ -12,7 +12,7 @@ import { podSandboxHostname } from '../dns/etc-hosts.js';
 import type { PodSandboxConfig, PortMapping, Protocol } from '../runtime/cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 import { sandboxSecurityContext } from './security-context.js';
-import { podLogsDirectory } from './pod-dirs.js';
+import { podLogsDirectory } from '../kubetypes/pod-dirs.js';
 
 /** What a pod's sandbox config depends on besides the pod. */
 export interface SandboxConfigContext {

@@ -7,7 +7,7 @@ import { chmod, chown, lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { effectiveSecurityContext } from '../../shared/security-context.js';
-import { configError } from './config-error.js';
+import { configError } from '../kubetypes/config-error.js';
 
 /** formatPod: the kubelet's format.Pod, `name_namespace(uid)`. */
 function formatPod(pod: Pod): string {

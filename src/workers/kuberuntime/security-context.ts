@@ -17,7 +17,7 @@ import type {
   SecurityProfile,
   SELinuxOption,
 } from '../runtime/cri/types.js';
-import { configError } from './config-error.js';
+import { configError } from '../kubetypes/config-error.js';
 
 /** The paths masked in /proc and /sys unless procMount is `Unmasked` (pkg/securitycontext/util.go defaultMaskedPaths). */
 export const kDefaultMaskedPaths: readonly string[] = [

@@ -7,7 +7,7 @@ import { defaultImagePullPolicy } from '../../shared/defaults.js';
 import type { PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { podCanFinish } from '../../shared/pod-policy.js';
-import type { ContainerToKill, PodActions } from './compute-pod-actions.js';
+import type { ContainerToKill, PodActions } from './pod-actions.js';
 import type { StopOptions } from './kill-pod.js';
 
 /**

@@ -20,12 +20,13 @@ import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../share
 import { ensurePodCgroup, podCgroupSupported } from '../cm/pod-cgroup.js';
 import { ensureHostsFile } from '../dns/etc-hosts.js';
 import { readPodDNS } from '../dns/pod-dns.js';
-import { criImagePort, imageRefAndUser } from '../images/cri-images.js';
+import { criImagePort, imageRefAndUser } from './cri-images.js';
 import { ensureImageExists, type ImageSync } from '../images/image-manager.js';
 import type { ImageManagerService } from '../runtime/cri/services.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
 import { setUpPodVolumes, type PodVolumesResult } from '../volumes/pod-volumes.js';
-import { computePodActions, type ContainerToStart, type PodActions } from './compute-pod-actions.js';
+import { computePodActions } from './compute-pod-actions.js';
+import type { ContainerToStart, PodActions } from './pod-actions.js';
 import { generateContainerConfig, generateRunContainerOptions } from './container-config.js';
 import { killCriPod, removeCriContainers, stopCriContainers, type CriSyncDeps } from './kill-pod.js';
 import { getCriRuntimePod, readBackStarted, type CriSyncCreated } from './runtime-pod.js';

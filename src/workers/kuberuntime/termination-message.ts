@@ -6,7 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
-import { terminationMessageFile } from './pod-dirs.js';
+import { terminationMessageFile } from '../kubetypes/pod-dirs.js';
 
 /** Most bytes of a termination message file read (kubelet: maxTerminationMessageLength... 4096 per container). */
 export const kMaxTerminationMessageBytes = 4096;

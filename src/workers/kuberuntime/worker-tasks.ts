@@ -16,13 +16,13 @@ import { runExecSyncProbe } from '../probes/exec-probe.js';
 import { runGrpcProbe } from '../probes/grpc-probe.js';
 import { runNetProbe } from '../probes/net-probe.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
-import type { ContainerRuntime } from '../runtime/runtime.js';
+import type { ContainerRuntime } from '../runtime/container/runtime.js';
 import { collectCriStats } from '../stats/collect-cri-stats.js';
 import { runCriGc, type CriGcDeps } from './gc.js';
 import { killCriPodTask, type CriSyncDeps } from './kill-pod.js';
 import { criRelist, getCriRuntimePod } from './runtime-pod.js';
 import { syncPodCri } from './sync-pod.js';
-import { podLogsRoot } from './pod-dirs.js';
+import { podLogsRoot } from '../kubetypes/pod-dirs.js';
 import type { LogTailer } from './termination-message.js';
 
 /** What the CRI tasks of one thread need. */
@@ -51,7 +51,7 @@ export interface CriWorkerDeps {
    */
   afterGc?: (result: GcResult) => Promise<void>;
   /**
-   * The stats task where the runtime has its own collector (dockershim's engine: collect-stats.ts,
+   * The stats task where the runtime has its own collector (dockershim's engine: runtime/docker/collect-stats.ts,
    * whose cAdvisor labels carry the cgroup path and the engine's container name, as cAdvisor's
    * container handlers); absent = collectCriStats.
    */

@@ -14,7 +14,7 @@
  *   `<path>.<time>` or, once compressed, `<path>.<time>.gz`), and ends
  *   once ContainerStatus says the container is not running and the file is drained. A container
  *   the runtime no longer knows ends the read too (its log cannot grow). pause/resume/cancel as
- *   runtime.ts's ContainerLogReader; no callback after cancel().
+ *   runtime/container/runtime.ts's ContainerLogReader; no callback after cancel().
  * - `tailLogs(id, lines, bytes)`: the last `lines` lines, at most the last `bytes` bytes, as a
  *   string (terminationMessagePolicy FallbackToLogsOnError).
  *
@@ -31,7 +31,7 @@ import { realClock, type Clock } from '../../shared/clock.js';
 import { AgentError, isNotFound } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logging.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
-import type { ContainerLogHandlers, ContainerLogOptions, ContainerLogReader } from '../runtime/runtime.js';
+import type { ContainerLogHandlers, ContainerLogOptions, ContainerLogReader } from '../runtime/container/runtime.js';
 import { findTailStart, guessLogFormat, type TailStart } from './cri-log-tail.js';
 import { LogLineWriter } from './cri-log-writer.js';
 

@@ -2,7 +2,7 @@
  * Counterpart of the kubelet's network plugin seam (pkg/kubelet/dockershim/network/plugins.go:
  * NetworkPlugin SetUpPod / TearDownPod / GetPodNetworkStatus, and the CRI runtime's
  * PodSandboxStatus.Network): what a sync, a kill, GC and relist ask of the pod network. The ONE
- * way worker code reaches the network, as runtime.ts is the one way to the engine.
+ * way worker code reaches the network, as runtime/container/runtime.ts is the one way to the engine.
  * `newPodNetwork` picks the implementation from the worker's bootstrap: `cni-pod-network.ts`
  * (CNI ADD/DEL/CHECK of the node's plugin chain) or {@link kNoopPodNetwork} (no pod network).
  *

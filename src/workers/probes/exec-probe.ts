@@ -5,7 +5,7 @@
  */
 import { isNotFound, serializeError } from '../../shared/errors.js';
 import type { ExecProbeTask, ProbeOutcome } from '../../shared/probe-tasks.js';
-import type { ContainerRuntime } from '../runtime/runtime.js';
+import type { ContainerRuntime } from '../runtime/container/runtime.js';
 import { isCommandTimeout } from '../runtime/cri/errors.js';
 
 /**

@@ -30,7 +30,7 @@ import { serializeError } from '../../shared/errors.js';
 import { kProbeUserAgent } from '../../io/http-probe.js';
 import type { GrpcProbeTask, ProbeOutcome } from '../../shared/probe-tasks.js';
 import { netnsProbeHelperPath, probeNetns } from './net-probe.js';
-import type { ContainerRuntime } from '../runtime/runtime.js';
+import type { ContainerRuntime } from '../runtime/container/runtime.js';
 
 /** Go's names of the gRPC status codes (codes.Code.String()), by number. */
 const kGoCodeNames = [

@@ -19,7 +19,7 @@ import { serializeError } from '../../shared/errors.js';
 import { httpProbe, parseHttpReply, requestHead, runDirectNetProbe, type Dialer } from '../../io/http-probe.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 import type { NetProbeTask, ProbeOutcome } from '../../shared/probe-tasks.js';
-import type { ContainerRuntime } from '../runtime/runtime.js';
+import type { ContainerRuntime } from '../runtime/container/runtime.js';
 
 /**
  * netnsProbeHelperPath: the helper binary: `$KUBELET_TS_NETNS_PROBE` if set, else

@@ -1,6 +1,6 @@
 // Counterpart of pkg/kubelet/kubelet.go PreInitRuntimeService (the runtime and image clients built from --container-runtime-endpoint / --image-service-endpoint) and of kuberuntime_manager.go NewKubeGenericRuntimeManager (the runtime's name from Version is its IDs' type).
 /**
- * NodeRuntime: the per-thread runtime bundle every worker entry gets from {@link getRuntime} —
+ * NodeRuntime (./container/runtime.ts): the per-thread runtime bundle every worker entry gets from {@link getRuntime} —
  * the CRI RuntimeService and ImageManagerService (the seam of issue #40), the scheme of the
  * runtime's IDs, and what the CRI does not carry (reading logs, exec/attach byte streams, container
  * events) in today's shapes of ./runtime.ts. Worker threads only.
@@ -20,50 +20,23 @@ import { AgentError } from '../../shared/errors.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logging.js';
 import type { NodeNetworkSettings, NodeSandboxSettings } from '../../shared/node-settings.js';
+import type { StatsSample } from '../../shared/stats.js';
+import type { StatsTask } from '../../shared/sync-tasks.js';
 import { newPodNetwork } from '../network/network-service.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { idSchemeOf, type RuntimeName } from '../../shared/runtime-endpoint.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kubetypes/label-keys.js';
 import { newCriContainerLogs } from '../logs/cri-log-reader.js';
 import { criContainerStreams } from '../streams/cri-exec-stream.js';
 import { RemoteImageService } from './cri/remote-image.js';
 import { RemoteRuntimeService } from './cri/remote-runtime.js';
-import type { ImageManagerService, RuntimeService } from './cri/services.js';
+import type { RuntimeService } from './cri/services.js';
+import { collectStats, type StatsDeps } from './docker/collect-stats.js';
 import { newDockerNodeRuntime, type DockerNodeSettings } from './docker/docker-node-runtime.js';
 import { scopeRuntimeServiceToNode } from './node-scope-cri.js';
 import { scopeToNode } from './node-scope.js';
 import { getRuntime as getContainerRuntime, type RuntimeBootstrap } from './runtime-service.js';
-import type {
-  ContainerEventHandlers,
-  ContainerEventWatch,
-  ContainerListFilter,
-  ContainerLogHandlers,
-  ContainerLogOptions,
-  ContainerLogReader,
-  ContainerRuntime,
-  ContainerStream,
-  ContainerStreamHandlers,
-  ContainerStreamOptions,
-} from './runtime.js';
-
-/** NodeRuntime: one thread's runtime bundle (docs/cri.md; the common brief of issue #40 fixes this shape). */
-export interface NodeRuntime {
-  /** The CRI RuntimeService, node-scoped: only this node's sandboxes and containers. */
-  runtime: RuntimeService;
-  /** The CRI ImageManagerService (images are shared by every owner of the runtime: not scoped). */
-  images: ImageManagerService;
-  /** PodStatus containerID scheme: 'docker' | 'containerd' | … (Version().runtime_name, lower-cased); for a CRI runtime '' until a Version call answered. */
-  idScheme: string;
-  /** Container logs: Docker's API (dockershim) or the CRI log file (crilogs). */
-  logs: {
-    readContainerLogs(containerId: string, opts: ContainerLogOptions, h: ContainerLogHandlers): Promise<ContainerLogReader>;
-    tailLogs(containerId: string, lines: number, bytes: number): Promise<string>;
-  };
-  /** Exec/attach byte streams: Docker's hijacked connection (dockershim) or the CRI streaming server (cristreams). */
-  streams: { openContainerStream(containerId: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> };
-  /** Container events when the runtime has them (Docker); absent: the PLEG relists (containerd 1.6). */
-  events?: { watchContainerEvents(filter: ContainerListFilter, h: ContainerEventHandlers): ContainerEventWatch };
-}
+import type { ContainerRuntime, NodeRuntime } from './container/runtime.js';
 
 /** NodeRuntimeBootstrap: the part of any thread's bootstrap getRuntime reads — the endpoint, the deadline, the node. */
 export interface NodeRuntimeBootstrap extends RuntimeBootstrap {
@@ -116,6 +89,16 @@ export function newDockerShimRuntime(
   o: { network?: PodNetwork; logger?: Logger; clock?: Clock } = {},
 ): NodeRuntime {
   return newDockerNodeRuntime(scopeToNode(rt, b.nodeName), dockerShimSettings(b, o));
+}
+
+/**
+ * dockerShimStats: the `stats` task on Docker and the fake — the collector over the engine
+ * (./docker/collect-stats.ts collectStats: the cgroups of the containers `deps.runtime` lists, their
+ * json-file logs, the engine's root dir), as the kubelet's cAdvisor stats provider did for
+ * dockershim; a CRI runtime's stats are ../stats/collect-cri-stats.ts's. Rejects as collectStats does.
+ */
+export function dockerShimStats(deps: StatsDeps): (task: StatsTask) => Promise<StatsSample> {
+  return (task) => collectStats(deps, task);
 }
 
 /**

@@ -8,7 +8,7 @@
  * what the guard itself asks.
  */
 import { AgentError, isNotFound } from '../../shared/errors.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kubetypes/label-keys.js';
 import type { CriCallOptions, RuntimeService } from './cri/services.js';
 import type { ContainerConfig, CriInput, PodSandboxConfig, StringMap } from './cri/types.js';
 import { kMaxOwnedIds } from './node-scope.js';

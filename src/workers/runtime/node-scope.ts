@@ -5,7 +5,7 @@
  * share one Docker engine.
  */
 import { AgentError, isNotFound } from '../../shared/errors.js';
-import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
+import { isOwnedBy, kNodeNameLabel, kPodUidLabel } from '../kubetypes/label-keys.js';
 import type {
   ContainerCreateSpec,
   ContainerEventHandlers,
@@ -21,7 +21,7 @@ import type {
   ContainerStreamOptions,
   ContainerSummary,
   RegistryAuth,
-} from './runtime.js';
+} from './container/runtime.js';
 
 /**
  * nodeEventsFilter: the label filter of this node's events stream, `kubelet-ts.node-name=<node>`

@@ -12,11 +12,11 @@ import { limitFromEnv, withDockerAdmission } from './docker/docker-admission.js'
 import { getDockerRuntime } from './docker/docker-runtime.js';
 import { newFakeRuntime } from './fake/fake-runtime.js';
 import { withFakeTuning } from './fake/fake-tuning.js';
-import type { ContainerRuntime } from './runtime.js';
+import type { ContainerRuntime } from './container/runtime.js';
 
 /** The part of a worker's bootstrap (workerData) that chooses its runtime: the endpoint and how calls to it are bounded. */
 export interface RuntimeBootstrap extends RuntimeEndpoint {
-  /** --runtime-request-timeout, milliseconds: each Docker call's deadline (deadline.ts); absent = 2 min, 0 = none. */
+  /** --runtime-request-timeout, milliseconds: each Docker call's deadline (cri/deadline.ts); absent = 2 min, 0 = none. */
   runtimeRequestTimeoutMs?: number;
   /** Latency and failure injection of the fake runtime (`--fake-runtime-latency`, `--fake-runtime-failure-rate`). */
   fakeRuntime?: FakeRuntimeTuning;

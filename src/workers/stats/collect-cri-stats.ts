@@ -3,7 +3,7 @@
  * ListPodStats / listPodStatsStrictlyFromCRI): one `stats` task on a CRI runtime lists this node's
  * ready sandboxes and running containers, asks the runtime for every container's and sandbox's CPU
  * and memory (ListContainerStats, ListPodSandboxStats: one call each), and answers the same
- * StatsSample as the Docker collector (collect-stats.ts), so /stats/summary, `kubectl top` and
+ * StatsSample as the Docker collector (runtime/docker/collect-stats.ts), so /stats/summary, `kubectl top` and
  * eviction read both alike. As upstream: a container's start time is its `created_at`; a figure
  * the runtime gives none of is read from the cgroups instead (the container's init process's
  * cgroup, the PID from a verbose ContainerStatus, cached per container; the pod cgroup under
@@ -17,7 +17,7 @@ import path from 'node:path';
 import type { Clock } from '../../shared/clock.js';
 import type { StatsTask } from '../../shared/sync-tasks.js';
 import type { CgroupUsage, ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
-import { kContainerNameLabel } from '../kuberuntime/label-keys.js';
+import { kContainerNameLabel } from '../kubetypes/label-keys.js';
 import type { ImageManagerService, RuntimeService } from '../runtime/cri/services.js';
 import type { CpuUsage, MemoryUsage } from '../runtime/cri/types-status.js';
 import type { Container, PodSandbox } from '../runtime/cri/types.js';

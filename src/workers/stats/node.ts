@@ -4,14 +4,14 @@
  * kubelet's root dir, imageFs by the runtime's image filesystem): /proc/stat, /proc/meminfo and
  * statfs), and the pod's emptyDir volumes (the kubelet's volume stats). Pure parsers plus readers
  * that never throw, and {@link nodeSample}, which both stats collectors (Docker's cgroups,
- * collect-stats.ts; the CRI's, collect-cri-stats.ts) share.
+ * runtime/docker/collect-stats.ts; the CRI's, collect-cri-stats.ts) share.
  */
 import { readdirSync } from 'node:fs';
 import { readFile, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../shared/clock.js';
 import type { FsSample, NodeSample, PodSample, StatsSample, VolumeSample } from '../../shared/stats.js';
-import { kEmptyDirPluginDir, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
+import { kEmptyDirPluginDir, podVolumePluginDir } from '../kubetypes/pod-dirs.js';
 import { diskUsageBytes } from '../volumes/pod-volumes.js';
 import { readCgroupUsage } from './cgroup.js';
 

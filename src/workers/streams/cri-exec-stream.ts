@@ -1,6 +1,6 @@
 /**
  * Exec and attach on a CRI runtime (`NodeRuntime.streams` of a CRI node): the ContainerStream of
- * runtime.ts over the runtime's streaming server, as the kubelet proxies `kubectl exec/attach` to
+ * runtime/container/runtime.ts over the runtime's streaming server, as the kubelet proxies `kubectl exec/attach` to
  * the URL that the CRI's Exec / Attach answer (pkg/kubelet/server/server.go getExec/getAttach →
  * proxyStream). The agent terminates the client's stream itself, so it is a client of the
  * streaming server here, and picks its transport as kubectl's client-go does
@@ -31,7 +31,7 @@
  */
 import { AgentError, isNotFound, isUnavailable } from '../../shared/errors.js';
 import type { RuntimeService } from '../runtime/cri/services.js';
-import type { ContainerStream, ContainerStreamHandlers, ContainerStreamOptions } from '../runtime/runtime.js';
+import type { ContainerStream, ContainerStreamHandlers, ContainerStreamOptions } from '../runtime/container/runtime.js';
 import { kRemoteCommandProtocols, openSpdyExec, openWebSocketExec, type ExecEvents, type ExecTransport } from './cri-exec-transport.js';
 
 /** The part of a metav1.Status the error channel carries. */

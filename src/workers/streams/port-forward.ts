@@ -32,9 +32,9 @@ import {
   type PortForwardSpec,
 } from '../../shared/port-forward-protocol.js';
 import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
-import { isOwnedBy } from '../kuberuntime/label-keys.js';
+import { isOwnedBy } from '../kubetypes/label-keys.js';
 import { netnsProbeHelperPath } from '../probes/net-probe.js';
-import type { ContainerRuntime } from '../runtime/runtime.js';
+import type { ContainerRuntime } from '../runtime/container/runtime.js';
 
 /** Connect timeout of a forwarded connection (ms); localhost answers at once, this bounds a SYN to a pod IP. */
 export const kPortForwardDialTimeoutMs = 10_000;

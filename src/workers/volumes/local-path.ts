@@ -15,7 +15,7 @@ import type { Pod, Volume } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { claimDir } from '../../shared/pvc.js';
-import { assertSafeSegment, podVolumePluginDir } from '../kuberuntime/pod-dirs.js';
+import { assertSafeSegment, podVolumePluginDir } from '../kubetypes/pod-dirs.js';
 
 /** kLocalPathPluginDir: the plugin directory of claim volumes under `pods/{uid}/volumes/`. */
 const kLocalPathPluginDir = 'kubernetes.io~local-path';

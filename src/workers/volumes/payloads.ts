@@ -7,7 +7,7 @@
 import type { ConfigMap, Pod, Secret, Volume } from '../../shared/api.js';
 import type { PodConfigObjects } from '../../shared/sync-tasks.js';
 import { AgentError } from '../../shared/errors.js';
-import { fieldRefValue, resourceFieldValue, type DownwardAPIContext } from '../kuberuntime/downward-api.js';
+import { fieldRefValue, resourceFieldValue, type DownwardAPIContext } from '../kubetypes/downward-api.js';
 import type { Payload } from './atomic-writer.js';
 
 /** The default file mode of configMap, secret, downwardAPI and projected volumes (0644, as the API's defaulting). */

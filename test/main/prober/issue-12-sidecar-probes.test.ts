@@ -11,7 +11,7 @@ import type { PodEventRecord } from '../../../src/shared/sync-tasks.js';
 import type { ProbeKill } from '../../../src/shared/probe-tasks.js';
 import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
-import { sandboxHash } from '../../../src/workers/kuberuntime/label-keys.js';
+import { sandboxHash } from '../../../src/workers/kubetypes/label-keys.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 
 const NOW = 1_000_000;

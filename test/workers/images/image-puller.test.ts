@@ -14,7 +14,7 @@ import {
 } from '../../../src/workers/images/image-puller.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { FakeClock, flush } from '../../fakes/fake-clock.js';
-import type { ContainerRuntime, RegistryAuth } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerRuntime, RegistryAuth } from '../../../src/workers/runtime/container/runtime.js';
 
 /**
  * countingRuntime: a runtime whose pulls are counted; each pull answers on the next macrotask, or,

@@ -11,7 +11,7 @@ import { formatFieldError } from '../../../src/shared/errors.js';
 import { generatePodStatus } from '../../../src/main/status/generate.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
 import { hashContainer } from '../../../src/shared/hash.js';
-import { sandboxHash } from '../../../src/workers/kuberuntime/label-keys.js';
+import { sandboxHash } from '../../../src/workers/kubetypes/label-keys.js';
 
 const NOW = 1_700_000_000_000;
 const UID = 'aaaaaaaa-2222-3333-4444-555555555555';

@@ -6,7 +6,7 @@ import type { Container, Pod } from '../../../src/shared/api.js';
 import { hashContainer } from '../../../src/shared/hash.js';
 import type { RuntimeContainer, RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { computePodActions } from '../../../src/workers/kuberuntime/compute-pod-actions.js';
-import { sandboxHash } from '../../../src/workers/kuberuntime/label-keys.js';
+import { sandboxHash } from '../../../src/workers/kubetypes/label-keys.js';
 
 const NOW = 1_700_000_000_000;
 const UID = '11111111-2222-3333-4444-555555555555';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest } from '../../../src/workers/cm/cpu-quota.js';
 import { expandCommand, makeEnvironmentVariables, makeVolumeMounts } from '../../../src/workers/kuberuntime/run-container-options.js';
-import { emptyDirPath, podDir } from '../../../src/workers/kuberuntime/pod-dirs.js';
+import { emptyDirPath, podDir } from '../../../src/workers/kubetypes/pod-dirs.js';
 
 const ctx = { nodeName: 'node-a', rootDir: '/var/lib/kubelet-ts', hostIp: '127.0.0.1', sandboxId: 'sb123' };
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { makeVolumeMounts } from '../../../src/workers/kuberuntime/run-container-options.js';
-import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
+import { emptyDirPath } from '../../../src/workers/kubetypes/pod-dirs.js';
 import { imageUid, verifyRunAsNonRoot } from '../../../src/workers/kuberuntime/security-checks.js';
 import { admitPodSecurity, checkAllowedUnsafeSysctls } from '../../../src/main/pod/security-admission.js';
 
@@ -105,7 +105,7 @@ describe('security admission (sysctl allow-list, AppArmor, SELinux)', () => {
 
 describe('sandboxHash and the pod securityContext', () => {
   it('is unchanged for a pod without pod-level security settings, and changes with its sysctls or user', async () => {
-    const { sandboxHash } = await import('../../../src/workers/kuberuntime/label-keys.js');
+    const { sandboxHash } = await import('../../../src/workers/kubetypes/label-keys.js');
     const { stableHash } = await import('../../../src/shared/hash.js');
     const plain = mkPod([{ name: 'a', image: 'i' }], { securityContext: {} });
     expect(sandboxHash(plain)).toBe(stableHash({ hostNetwork: false, hostIPC: false, hostPID: false }, 8));

@@ -11,7 +11,7 @@ import { PROTOCOL_VERSION, type WorkerResult } from '../../../src/shared/thread-
 import type { GcResult, PodSyncResult, WorkerTask } from '../../../src/shared/sync-tasks.js';
 import { kNoPodNetwork } from '../../../src/shared/node-settings.js';
 import { newFakeRuntime, type FakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
-import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerRuntime } from '../../../src/workers/runtime/container/runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 import { criPortMappings } from '../../../src/workers/runtime/docker/docker-sandbox-network.js';
 import { generatePodSandboxConfig } from '../../../src/workers/kuberuntime/sandbox-config.js';

@@ -15,7 +15,7 @@ import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 import type { RelistResult, WorkerTask } from '../../../src/shared/sync-tasks.js';
 import type { ProbeOutcome } from '../../../src/shared/probe-tasks.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
-import { podLogsDirectory } from '../../../src/workers/kuberuntime/pod-dirs.js';
+import { podLogsDirectory } from '../../../src/workers/kubetypes/pod-dirs.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../support/docker.js';
 import { realClock } from '../../../src/shared/clock.js';

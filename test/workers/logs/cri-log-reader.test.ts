@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/shared/errors.js';
 import { kLogForceCheckPeriodMs, newCriContainerLogs } from '../../../src/workers/logs/cri-log-reader.js';
 import type { ContainerStatusResponse } from '../../../src/workers/runtime/cri/services.js';
-import type { ContainerLogOptions, ContainerLogReader } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerLogOptions, ContainerLogReader } from '../../../src/workers/runtime/container/runtime.js';
 import { waitFor } from '../../support/docker.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 

@@ -8,7 +8,7 @@ import { realClock } from '../../../src/shared/clock.js';
 import { newContainerLogManager } from '../../../src/workers/logs/container-log-manager.js';
 import { newCriContainerLogs } from '../../../src/workers/logs/cri-log-reader.js';
 import type { ContainerConfig, CriInput } from '../../../src/workers/runtime/cri/types.js';
-import type { ContainerLogOptions } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerLogOptions } from '../../../src/workers/runtime/container/runtime.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../support/docker.js';
 

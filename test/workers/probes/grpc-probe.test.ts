@@ -8,7 +8,7 @@ import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import type { GrpcProbeTask } from '../../../src/shared/probe-tasks.js';
 import { goCodeName, goDuration, grpcCheckOutcome, grpcDialFailure, runGrpcProbe } from '../../../src/workers/probes/grpc-probe.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
-import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerRuntime } from '../../../src/workers/runtime/container/runtime.js';
 import { spawnHealthServer, startHealthServer, type HealthServer, type SpawnedHealthServer } from '../../support/grpc-health.js';
 
 const task = (port: number, extra: Partial<GrpcProbeTask> = {}): GrpcProbeTask => ({

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
-import type { ContainerCreateSpec, ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerCreateSpec, ContainerRuntime } from '../../../src/workers/runtime/container/runtime.js';
 
 const spec = (name: string, labels: Record<string, string>): ContainerCreateSpec => ({
   name,

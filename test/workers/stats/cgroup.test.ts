@@ -17,9 +17,14 @@ import {
   usageFromV1,
   usageFromV2,
 } from '../../../src/workers/stats/cgroup.js';
-import { collectStats } from '../../../src/workers/stats/collect-stats.js';
+import { collectStats } from '../../../src/workers/runtime/docker/collect-stats.js';
 import { parseMeminfo, parseProcStat } from '../../../src/workers/stats/node.js';
-import type { ContainerDetails, ContainerListFilter, ContainerRuntime, ContainerSummary } from '../../../src/workers/runtime/runtime.js';
+import type {
+  ContainerDetails,
+  ContainerListFilter,
+  ContainerRuntime,
+  ContainerSummary,
+} from '../../../src/workers/runtime/container/runtime.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
 
 const fixtures = path.resolve(import.meta.dirname, '../../fixtures/stats');

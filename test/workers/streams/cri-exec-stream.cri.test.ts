@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../src/shared/errors.js';
 import type { ContainerConfig, CriInput, PodSandboxConfig } from '../../../src/workers/runtime/cri/types.js';
-import type { ContainerStreamOptions } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerStreamOptions } from '../../../src/workers/runtime/container/runtime.js';
 import { decodeExitStatus, openCriContainerStream, type CriContainerStream } from '../../../src/workers/streams/cri-exec-stream.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../support/docker.js';

@@ -7,7 +7,7 @@ import type { PortForwardSpec } from '../../../src/shared/port-forward-protocol.
 import { kPortForwardWindowBytes } from '../../../src/shared/port-forward-protocol.js';
 import { netnsProbeHelperPath } from '../../../src/workers/probes/net-probe.js';
 import { startPortForward } from '../../../src/workers/streams/port-forward.js';
-import type { ContainerRuntime } from '../../../src/workers/runtime/runtime.js';
+import type { ContainerRuntime } from '../../../src/workers/runtime/container/runtime.js';
 import { waitFor } from '../../support/docker.js';
 import { openPortForwardChannel } from '../../support/port-forward-channel.js';
 

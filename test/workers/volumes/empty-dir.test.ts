@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import { emptyDirPath } from '../../../src/workers/kuberuntime/pod-dirs.js';
+import { emptyDirPath } from '../../../src/workers/kubetypes/pod-dirs.js';
 import { diskUsageBytes, setUpPodVolumes } from '../../../src/workers/volumes/pod-volumes.js';
 
 const dirs: string[] = [];

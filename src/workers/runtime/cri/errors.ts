@@ -6,7 +6,7 @@
  */
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { AgentError, type AgentErrorCode } from '../../../shared/errors.js';
-import { kDeadlineExceeded } from '../deadline.js';
+import { kDeadlineExceeded } from './deadline.js';
 
 /** Go's names of the gRPC codes (google.golang.org/grpc/codes String()), as the kubelet's messages show them. */
 const kCodeNames: Record<number, string> = {

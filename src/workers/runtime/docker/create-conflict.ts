@@ -5,7 +5,7 @@
  * docker-sandbox.ts (the pause container) and docker-cri-service.ts (app containers). Worker threads.
  */
 import { AgentError, isAlreadyExists, serializeError } from '../../../shared/errors.js';
-import type { ContainerCreateSpec, ContainerRuntime } from '../runtime.js';
+import type { ContainerCreateSpec, ContainerRuntime } from '../container/runtime.js';
 import { kPodUidLabel } from './docker-cri-labels.js';
 
 /**

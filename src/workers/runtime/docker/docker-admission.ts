@@ -12,9 +12,9 @@
  */
 import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
-import { AdaptiveConcurrencyLimit, type Release } from '../adaptive-limit.js';
-import type { ContainerRuntime } from '../runtime.js';
-import { withOverrides } from '../override.js';
+import { AdaptiveConcurrencyLimit, type Release } from './adaptive-limit.js';
+import type { ContainerRuntime } from '../container/runtime.js';
+import { withOverrides } from '../container/override.js';
 import { kDockerTypeLabel, kDockerTypeSandbox } from './docker-cri-labels.js';
 
 /**

@@ -9,7 +9,7 @@
 import type { Socket } from 'node:net';
 import type Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
-import type { ContainerStream, ContainerStreamHandlers, ContainerStreamOptions } from '../runtime.js';
+import type { ContainerStream, ContainerStreamHandlers, ContainerStreamOptions } from '../container/runtime.js';
 
 /**
  * newFdDemuxer splits Docker's multiplexed stream (8-byte headers: stream type 1 stdout / 2

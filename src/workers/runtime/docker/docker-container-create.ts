@@ -25,7 +25,7 @@ import type {
   SecurityProfile,
   SELinuxOption,
 } from '../cri/types.js';
-import type { ContainerCreateSpec, ContainerHostConfig } from '../runtime.js';
+import type { ContainerCreateSpec, ContainerHostConfig } from '../container/runtime.js';
 import {
   containerDockerName,
   kContainerNameLabel,

@@ -40,7 +40,7 @@ import type {
   StatusResponse,
   VersionResponse,
 } from '../cri/types-status.js';
-import type { ContainerCreateSpec, ContainerRuntime } from '../runtime.js';
+import type { ContainerCreateSpec, ContainerRuntime } from '../container/runtime.js';
 import { containerCreateSpec, type DockerCreateSettings } from './docker-container-create.js';
 import { kDockerTypeContainer, kDockerTypeLabel, kPodUidLabel, selectorLabels } from './docker-cri-labels.js';
 import { createWithConflictRecovery } from './create-conflict.js';

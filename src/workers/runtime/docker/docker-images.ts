@@ -11,7 +11,7 @@ import { isNotFound } from '../../../shared/errors.js';
 import type { CriCallOptions, ImageManagerService } from '../cri/services.js';
 import type { CriInput, ImageSpec } from '../cri/types.js';
 import type { AuthConfig, Image, ImageFsInfoResponse, ImageStatusResponse } from '../cri/types-status.js';
-import type { ContainerRuntime, LocalImage, RegistryAuth } from '../runtime.js';
+import type { ContainerRuntime, LocalImage, RegistryAuth } from '../container/runtime.js';
 
 /**
  * imageUser: a `Config.User` as the CRI's `uid` / `username` (dockershim getUserFromImageUser):

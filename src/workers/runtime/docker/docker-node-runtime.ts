@@ -1,4 +1,4 @@
-// Counterpart of pkg/kubelet/dockershim/docker_service.go NewDockerService (the in-process CRI over Docker the kubelet ≤1.23 ran) and of cri-dockerd's own streaming and log handling; the bundle shape is node-runtime.ts's NodeRuntime (issue #40).
+// Counterpart of pkg/kubelet/dockershim/docker_service.go NewDockerService (the in-process CRI over Docker the kubelet ≤1.23 ran) and of cri-dockerd's own streaming and log handling; the bundle shape is ../container/runtime.ts's NodeRuntime (issue #40).
 /**
  * newDockerNodeRuntime: one worker thread's runtime bundle on Docker (or on the in-memory fake,
  * the same translation over it): the CRI RuntimeService and ImageManagerService of this
@@ -10,8 +10,7 @@
 import type { Clock } from '../../../shared/clock.js';
 import type { Logger } from '../../../shared/logging.js';
 import { kNoopPodNetwork, type PodNetwork } from '../../network/pod-network.js';
-import type { NodeRuntime } from '../node-runtime.js';
-import type { ContainerRuntime } from '../runtime.js';
+import type { ContainerRuntime, NodeRuntime } from '../container/runtime.js';
 import { DockerRuntimeService } from './docker-cri-service.js';
 import { DockerImageService } from './docker-images.js';
 
@@ -39,7 +38,7 @@ export interface DockerNodeSettings {
   clock?: Clock;
 }
 
-/** DockerNodeRuntime: node-runtime.ts's NodeRuntime, as Docker gives it (events always there). */
+/** DockerNodeRuntime: the NodeRuntime (../container/runtime.ts) as Docker gives it (events always there). */
 export type DockerNodeRuntime = NodeRuntime & Required<Pick<NodeRuntime, 'events'>>;
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Counterpart of dockershim (pkg/kubelet/dockershim, removed in Kubernetes 1.24): the
- * ContainerRuntime port over the Docker Engine API, through dockerode. With its streaming half
+ * ContainerRuntime port over the Docker Engine API, through dockerode (what the engine's answers,
+ * errors and bodies mean: docker-engine-shapes.ts). With its streaming half
  * (docker-streams.ts), the only module that imports dockerode (STYLE.md §1: dockerode lives under
  * src/workers/runtime/ only).
  *
@@ -13,10 +14,11 @@ import Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
 import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/node-settings.js';
 import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
-import { withDeadline } from '../deadline.js';
+import { withDeadline } from '../cri/deadline.js';
 import { openDockerStream } from './docker-attach.js';
+import { containerCreateBody, containerDetailsOf, statusCode, stopTimeoutSeconds, toAgentError } from './docker-engine-shapes.js';
 import { CappedOutput } from './exec-output.js';
-import { ImagePresenceCache } from '../image-presence.js';
+import { ImagePresenceCache } from './image-presence.js';
 import { readDockerLogs, watchDockerEvents } from './docker-streams.js';
 import type {
   ContainerCreateSpec,
@@ -39,46 +41,7 @@ import type {
   LocalImage,
   RegistryAuth,
   RuntimeVersion,
-} from '../runtime.js';
-
-const kUnavailableCodes = new Set(['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
-
-/**
- * dockerTimeMs converts a Docker RFC 3339 time (nanosecond precision allowed) to epoch ms;
- * Docker's zero time `0001-01-01T00:00:00Z`, '' and anything unparsable give 0.
- */
-export function dockerTimeMs(t: string | undefined | null): number {
-  if (!t || t.startsWith('0001-01-01')) return 0;
-  const ms = Date.parse(t);
-  return Number.isFinite(ms) && ms > 0 ? ms : 0;
-}
-
-/**
- * toAgentError maps a dockerode/HTTP error to an AgentError: socket errors → ERR_RUNTIME_UNAVAILABLE
- * (retriable), 404 → ERR_NOT_FOUND, 409 → ERR_ALREADY_EXISTS, anything else → ERR_RUNTIME
- * (retriable for 5xx). `what` names the operation, e.g. `create container k8s_web_…`.
- */
-export function toAgentError(err: unknown, what: string): AgentError {
-  if (err instanceof AgentError) return err;
-  const e = err as { code?: unknown; statusCode?: unknown; json?: { message?: unknown } | null; message?: unknown };
-  const detail = typeof e?.json?.message === 'string' ? e.json.message : String(e?.message ?? err);
-  if (typeof e?.code === 'string' && kUnavailableCodes.has(e.code)) {
-    return new AgentError('ERR_RUNTIME_UNAVAILABLE', `${what}: container runtime is unavailable: ${detail}`, {
-      retriable: true,
-      cause: err,
-    });
-  }
-  switch (e?.statusCode) {
-    case 404:
-      return new AgentError('ERR_NOT_FOUND', `${what}: ${detail}`, { cause: err });
-    case 409:
-      return new AgentError('ERR_ALREADY_EXISTS', `${what}: ${detail}`, { cause: err });
-    default: {
-      const status = typeof e?.statusCode === 'number' ? e.statusCode : 0;
-      return new AgentError('ERR_RUNTIME', `${what}: ${detail}`, { retriable: status === 0 || status >= 500, cause: err });
-    }
-  }
-}
+} from '../container/runtime.js';
 
 /**
  * withSignal: dockerode's `info`, `version` and `ping` take `{ abortSignal }` (its lib/docker.js),
@@ -88,21 +51,12 @@ function withSignal<T>(docker: Docker, method: 'info' | 'version' | 'ping'): (op
   return (docker[method] as unknown as (opts: { abortSignal?: AbortSignal }) => Promise<T>).bind(docker);
 }
 
-function statusCode(err: unknown): unknown {
-  return (err as { statusCode?: unknown } | null)?.statusCode;
-}
-
 /**
  * DockerRuntime: every request-response call to the engine runs under `requestTimeoutMs`
- * (`--runtime-request-timeout`; deadline.ts), a stop under its grace period plus that, and an exec
+ * (`--runtime-request-timeout`; ../cri/deadline.ts), a stop under its grace period plus that, and an exec
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
-/** hc0: a HostConfig number, 0 when Docker left it out. */
-function hc0(v: number | undefined | null): number {
-  return typeof v === 'number' ? v : 0;
-}
-
 class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
   /** Milliseconds; 0 = no deadline. */
@@ -146,91 +100,16 @@ class DockerRuntime implements ContainerRuntime {
   async inspectContainer(id: string): Promise<ContainerDetails> {
     try {
       const c = await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }));
-      return {
-        id: c.Id,
-        name: (c.Name ?? '').replace(/^\//, ''),
-        labels: c.Config?.Labels ?? {},
-        image: c.Config?.Image ?? '',
-        imageId: c.Image ?? '',
-        status: c.State?.Status ?? 'unknown',
-        running: c.State?.Running === true,
-        exitCode: c.State?.ExitCode ?? 0,
-        oomKilled: c.State?.OOMKilled === true,
-        error: c.State?.Error ?? '',
-        createdAtMs: dockerTimeMs(c.Created),
-        startedAtMs: dockerTimeMs(c.State?.StartedAt),
-        finishedAtMs: dockerTimeMs(c.State?.FinishedAt),
-        networkMode: c.HostConfig?.NetworkMode ?? '',
-        pidMode: c.HostConfig?.PidMode ?? '',
-        ipcMode: c.HostConfig?.IpcMode ?? '',
-        cgroupParent: c.HostConfig?.CgroupParent ?? '',
-        resources: {
-          memory: hc0(c.HostConfig?.Memory),
-          memorySwap: hc0(c.HostConfig?.MemorySwap),
-          cpuQuota: hc0(c.HostConfig?.CpuQuota),
-          cpuPeriod: hc0(c.HostConfig?.CpuPeriod),
-          cpuShares: hc0(c.HostConfig?.CpuShares),
-        },
-        mounts: (c.Mounts ?? [])
-          .filter((m) => m.Type === 'bind')
-          .map((m) => ({ source: m.Source, destination: m.Destination, rw: m.RW !== false, propagation: m.Propagation ?? '' })),
-        pid: c.State?.Pid ?? 0,
-        logPath: c.LogPath ?? '',
-      };
+      return containerDetailsOf(c);
     } catch (err) {
       throw toAgentError(err, `inspect container ${id}`);
     }
   }
 
   async createContainer(spec: ContainerCreateSpec): Promise<string> {
-    const hc = spec.hostConfig;
     try {
       const c = await this.#call(`create container ${spec.name}`, (abortSignal) =>
-        this.#docker.createContainer({
-          abortSignal,
-          name: spec.name,
-          Image: spec.image,
-          Labels: spec.labels,
-          Entrypoint: spec.entrypoint,
-          Cmd: spec.cmd,
-          Env: spec.env,
-          WorkingDir: spec.workingDir || undefined,
-          User: spec.user || undefined,
-          Hostname: spec.hostname || undefined,
-          Tty: spec.tty,
-          OpenStdin: spec.openStdin,
-          StdinOnce: spec.stdinOnce,
-          HostConfig: {
-            NetworkMode: hc.networkMode,
-            IpcMode: hc.ipcMode,
-            PidMode: hc.pidMode,
-            Binds: hc.binds?.length ? hc.binds : undefined,
-            Memory: hc.memory || undefined,
-            CpuQuota: hc.cpuQuota || undefined,
-            CpuPeriod: hc.cpuPeriod || undefined,
-            CpuShares: hc.cpuShares || undefined,
-            OomScoreAdj: hc.oomScoreAdj,
-            CgroupParent: hc.cgroupParent || undefined,
-            PidsLimit: hc.pidsLimit && hc.pidsLimit > 0 ? hc.pidsLimit : undefined,
-            LogConfig: hc.logRotation
-              ? {
-                  Type: 'json-file',
-                  Config: { 'max-size': String(hc.logRotation.maxSizeBytes), 'max-file': String(hc.logRotation.maxFiles) },
-                }
-              : undefined,
-            Privileged: hc.privileged || undefined,
-            ReadonlyRootfs: hc.readonlyRootfs || undefined,
-            CapAdd: hc.capAdd?.length ? hc.capAdd : undefined,
-            CapDrop: hc.capDrop?.length ? hc.capDrop : undefined,
-            SecurityOpt: hc.securityOpt?.length ? hc.securityOpt : undefined,
-            Sysctls: hc.sysctls && Object.keys(hc.sysctls).length ? hc.sysctls : undefined,
-            GroupAdd: hc.groupAdd?.length ? hc.groupAdd : undefined,
-            MaskedPaths: hc.maskedPaths?.length ? hc.maskedPaths : undefined,
-            ReadonlyPaths: hc.readonlyPaths?.length ? hc.readonlyPaths : undefined,
-            // The kubelet restarts containers itself (restart backoff); Docker must not.
-            RestartPolicy: { Name: 'no' },
-          },
-        }),
+        this.#docker.createContainer({ abortSignal, ...containerCreateBody(spec) }),
       );
       return c.id;
     } catch (err) {
@@ -486,20 +365,6 @@ class DockerRuntime implements ContainerRuntime {
       (stream as unknown as { destroy?: () => void } | undefined)?.destroy?.();
     }
   }
-}
-
-/**
- * kMaxStopTimeoutSeconds: the longest `t` (seconds) sent to Docker's container stop. The engine
- * turns it into a Go time.Duration (int64 nanoseconds), which wraps past about 292 years and would
- * kill at once; a grace period is an int64 of seconds, so it is capped here at 2^31-1 s (68 years,
- * no different from waiting forever) instead.
- */
-export const kMaxStopTimeoutSeconds = 2 ** 31 - 1;
-
-/** stopTimeoutSeconds: a grace period (seconds) as Docker's stop `t`: whole seconds in [0, kMaxStopTimeoutSeconds]. */
-export function stopTimeoutSeconds(gracePeriodSeconds: number): number {
-  if (!(gracePeriodSeconds > 0)) return 0;
-  return Math.min(kMaxStopTimeoutSeconds, Math.floor(gracePeriodSeconds));
 }
 
 const runtimes = new Map<string, ContainerRuntime>();

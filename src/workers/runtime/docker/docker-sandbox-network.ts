@@ -8,7 +8,7 @@
 import { AgentError, isNotFound, serializeError } from '../../../shared/errors.js';
 import type { PodNetwork, PodNetworkTarget, PortMapping } from '../../network/pod-network.js';
 import type { CriInput, PortMapping as CriPortMapping } from '../cri/types.js';
-import type { ContainerRuntime } from '../runtime.js';
+import type { ContainerRuntime } from '../container/runtime.js';
 
 /** networkTargetOf: the PodNetworkTarget of sandbox `sandboxId` of a pod (CNI_ARGS K8S_POD_*). */
 export function networkTargetOf(sandboxId: string, pod: { uid: string; name: string; namespace: string }): PodNetworkTarget {

@@ -16,7 +16,7 @@ import { resolvConfContent, resolvConfPath } from '../../dns/pod-dns.js';
 import type { PodNetwork } from '../../network/pod-network.js';
 import type { PodSandboxStatusResponse } from '../cri/services.js';
 import type { CriInput, PodSandbox, PodSandboxConfig, PodSandboxFilter } from '../cri/types.js';
-import type { ContainerDetails, ContainerListFilter, ContainerRuntime } from '../runtime.js';
+import type { ContainerDetails, ContainerListFilter, ContainerRuntime } from '../container/runtime.js';
 import { sandboxCreateSpec, sandboxMetadata, type DockerCreateSettings } from './docker-container-create.js';
 import {
   kDockerTypeContainer,

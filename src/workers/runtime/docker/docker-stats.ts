@@ -15,7 +15,7 @@ import type { CgroupUsage } from '../../../shared/stats.js';
 import { cgroupOfProcess, detectCgroupVersion, readCgroupUsage, type CgroupRef } from '../../stats/cgroup.js';
 import type { ContainerStatsFilter, ContainerStats, CpuUsage, MemoryUsage, PodSandboxStats } from '../cri/types-status.js';
 import type { CriInput } from '../cri/types.js';
-import type { ContainerDetails, ContainerRuntime } from '../runtime.js';
+import type { ContainerDetails, ContainerRuntime } from '../container/runtime.js';
 import {
   containerMetadataOf,
   extractLabels,

@@ -19,7 +19,7 @@ import type {
   PodSandboxState,
   PodSandboxStatus,
 } from '../cri/types.js';
-import type { ContainerDetails, ContainerMountInfo, ContainerResources, ContainerSummary } from '../runtime.js';
+import type { ContainerDetails, ContainerMountInfo, ContainerResources, ContainerSummary } from '../container/runtime.js';
 import { containerMetadataOf, extractLabels, idMatches, kSandboxIdLabel, sandboxMetadataOf } from './docker-cri-labels.js';
 
 /** msToNs: epoch milliseconds as CRI nanoseconds (0 stays 0). */

@@ -18,7 +18,7 @@ import type {
   ContainerLogHandlers,
   ContainerLogOptions,
   ContainerLogReader,
-} from '../runtime.js';
+} from '../container/runtime.js';
 
 /** The container actions forwarded (the rest — exec_*, attach, kill, stop… — are not state changes). */
 export const kForwardedActions: ReadonlySet<string> = new Set(['create', 'start', 'die', 'oom', 'destroy']);

@@ -10,7 +10,7 @@
  * every answer comes from a list the engine began after the request was made, so a container
  * created (or removed) before a request is in (or out of) its answer, as with one list each.
  */
-import type { ContainerListFilter, ContainerRuntime, ContainerSummary } from '../runtime.js';
+import type { ContainerListFilter, ContainerRuntime, ContainerSummary } from '../container/runtime.js';
 import { kDockerTypeLabel } from './docker-cri-labels.js';
 
 interface Waiter {

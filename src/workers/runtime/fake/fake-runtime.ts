@@ -28,7 +28,7 @@ import type {
   ExecResult,
   ImageSummary,
   RuntimeVersion,
-} from '../runtime.js';
+} from '../container/runtime.js';
 
 /** Options of newFakeRuntime. */
 export interface FakeRuntimeOptions {

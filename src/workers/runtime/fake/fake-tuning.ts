@@ -6,8 +6,8 @@
 import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
 import type { FakeRuntimeOp, FakeRuntimeTuning } from '../../../shared/fake-runtime-tuning.js';
-import type { ContainerRuntime } from '../runtime.js';
-import { withOverrides } from '../override.js';
+import type { ContainerRuntime } from '../container/runtime.js';
+import { withOverrides } from '../container/override.js';
 
 /**
  * withFakeTuning returns `runtime` with `tuning` applied: before each list/inspect/create/start/

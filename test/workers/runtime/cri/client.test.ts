@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AgentError, isNotFound, isRetriable, isUnavailable } from '../../../../src/shared/errors.js';
-import { isDeadlineExceeded } from '../../../../src/workers/runtime/deadline.js';
+import { isDeadlineExceeded } from '../../../../src/workers/runtime/cri/deadline.js';
 import { parseCriEndpoint } from '../../../../src/workers/runtime/cri/endpoint.js';
 import { grpcCodeOf, isCommandTimeout } from '../../../../src/workers/runtime/cri/errors.js';
 import { loadCriServices } from '../../../../src/workers/runtime/cri/proto.js';

@@ -12,7 +12,7 @@ import { kJustStartedMs } from '../../../../src/workers/runtime/docker/docker-sa
 import { matchesLabels } from '../../../../src/workers/runtime/docker/list-coalescer.js';
 import { newFakeRuntime } from '../../../../src/workers/runtime/fake/fake-runtime.js';
 import { scopeToNode } from '../../../../src/workers/runtime/node-scope.js';
-import type { ContainerRuntime } from '../../../../src/workers/runtime/runtime.js';
+import type { ContainerRuntime } from '../../../../src/workers/runtime/container/runtime.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { realClock, type Clock } from '../../../../src/shared/clock.js';
 import { getDockerRuntime } from '../../../../src/workers/runtime/docker/docker-runtime.js';
-import { kImagePresenceStaleMs, kImagePresenceTtlMs } from '../../../../src/workers/runtime/image-presence.js';
-import type { ContainerCreateSpec, ContainerRuntime } from '../../../../src/workers/runtime/runtime.js';
+import { kImagePresenceStaleMs, kImagePresenceTtlMs } from '../../../../src/workers/runtime/docker/image-presence.js';
+import type { ContainerCreateSpec, ContainerRuntime } from '../../../../src/workers/runtime/container/runtime.js';
 
 const kImage = 'example/app:1';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kMaxStopTimeoutSeconds, stopTimeoutSeconds } from '../../../../src/workers/runtime/docker/docker-runtime.js';
+import { kMaxStopTimeoutSeconds, stopTimeoutSeconds } from '../../../../src/workers/runtime/docker/docker-engine-shapes.js';
 
 describe('stopTimeoutSeconds (Docker stop `t` from a grace period in seconds)', () => {
   it.each([

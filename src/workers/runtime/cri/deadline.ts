@@ -6,8 +6,8 @@
  * with `context deadline exceeded`: the sync reports it (FailedCreatePodSandBox / Failed event)
  * and the pod worker retries with backoff. Worker threads only.
  */
-import { realClock, type Clock, type TimerHandle } from '../../shared/clock.js';
-import { AgentError } from '../../shared/errors.js';
+import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
+import { AgentError } from '../../../shared/errors.js';
 
 /** kDeadlineExceeded: the words of a call that passed its deadline (Go's context.DeadlineExceeded). */
 export const kDeadlineExceeded = 'context deadline exceeded';

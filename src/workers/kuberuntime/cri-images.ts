@@ -8,11 +8,11 @@ import { isUnavailable } from '../../shared/errors.js';
 import type { ImageManagerService } from '../runtime/cri/services.js';
 import type { AuthConfig } from '../runtime/cri/types-status.js';
 import type { CriInput, PodSandboxConfig } from '../runtime/cri/types.js';
-import type { RegistryAuth } from '../runtime/runtime.js';
-import type { ImagePort } from './image-manager.js';
-import { pullUnderLock, type NodeKeyring } from './image-puller.js';
-import type { ImageUser } from '../kuberuntime/security-context.js';
-import { recordPulledImage } from './image-gc.js';
+import type { RegistryAuth } from '../runtime/container/runtime.js';
+import type { ImagePort } from '../images/image-manager.js';
+import { pullUnderLock, type NodeKeyring } from '../images/image-puller.js';
+import type { ImageUser } from './security-context.js';
+import { recordPulledImage } from '../images/image-gc.js';
 
 /**
  * authConfig: a pull secret's credentials as the CRI's AuthConfig: username and password, and no

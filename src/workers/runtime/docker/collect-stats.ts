@@ -10,20 +10,19 @@
  * Docker's root dir. No Docker stats stream. Never throws for one container: its error is listed.
  * The task's `pods` narrows the pods read: a list of UIDs reads those only, an empty one the
  * node's figures alone, without the Docker list (what the stats provider sends while nobody reads
- * per-pod figures).
+ * per-pod figures). It reads the engine's own labels, json-file logs and root dir: it lives with
+ * the Docker runtime (nothing outside workers/runtime/ knows Docker, issue #40); a CRI runtime's
+ * stats are ../../stats/collect-cri-stats.ts.
  */
 import { statSync } from 'node:fs';
-import type { Clock } from '../../shared/clock.js';
-import type { StatsTask } from '../../shared/sync-tasks.js';
-import type { ContainerSample, PodSample, StatsSample } from '../../shared/stats.js';
-import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../kuberuntime/label-keys.js';
-import {
-  kDockerTypeLabel as kContainerTypeLabel,
-  kDockerTypeSandbox as kContainerTypeSandbox,
-} from '../runtime/docker/docker-cri-labels.js';
-import type { ContainerRuntime, ContainerSummary } from '../runtime/runtime.js';
-import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from './cgroup.js';
-import { emptyDirs, statsSample } from './node.js';
+import type { Clock } from '../../../shared/clock.js';
+import type { StatsTask } from '../../../shared/sync-tasks.js';
+import type { ContainerSample, PodSample, StatsSample } from '../../../shared/stats.js';
+import { kContainerNameLabel, kPodNameLabel, kPodNamespaceLabel, kPodUidLabel } from '../../kubetypes/label-keys.js';
+import { kDockerTypeLabel as kContainerTypeLabel, kDockerTypeSandbox as kContainerTypeSandbox } from './docker-cri-labels.js';
+import type { ContainerRuntime, ContainerSummary } from '../container/runtime.js';
+import { cgroupOfProcess, detectCgroupVersion, findPodCgroup, kCgroupFsRoot, readCgroupUsage, type CgroupRef } from '../../stats/cgroup.js';
+import { emptyDirs, statsSample } from '../../stats/node.js';
 
 /** Dependencies of collectStats. */
 export interface StatsDeps {

@@ -1,8 +1,8 @@
 /**
- * Counterpart of pkg/kubelet/kuberuntime/labels.go (the label keys) and of what kubelet-ts adds to
+ * Counterpart of pkg/kubelet/types/labels.go (the label keys kuberuntime/labels.go writes) and of what kubelet-ts adds to
  * them: the `kubelet-ts.node-name` owner label and the rule that says which sandboxes and
  * containers an agent may touch (docs/contracts.md, names and labels), and the sandbox's hash. The
- * CRI labels and annotations themselves are labels.ts's; how a runtime without annotations
+ * CRI labels and annotations themselves are kuberuntime/labels.ts's; how a runtime without annotations
  * keeps them is its own (dockershim: naming.go, helpers.go).
  */
 import type { Pod } from '../../shared/api.js';

@@ -1,16 +1,23 @@
 /**
+ * runtime/container/ holds the runtime seam's own shapes, as pkg/kubelet/container (kubecontainer)
+ * does the kubelet's: a leaf over ./cri/services.ts, imported by the implementations (../docker/,
+ * ../fake/), by the choosers of the runtime/ root above them and by every consumer. Here:
+ * {@link NodeRuntime}, the per-thread bundle, and today's Docker-shaped ContainerRuntime with the
+ * log, stream and event shapes the CRI does not carry (override.ts wraps a ContainerRuntime).
+ *
  * Counterpart of the CRI RuntimeService/ImageService (k8s.io/cri-api) as the kubelet's
  * kuberuntime manager uses it: the worker-side port to a container engine, and the ONE way any
  * worker reaches it (syncs, relist, probes, GC, the events worker and the logs worker), as
- * virtual-kubelet's single provider interface. `docker-runtime.ts` implements it over dockerode,
- * `fake-runtime.ts` in memory, and `node-scope.ts` wraps either so that only this node's
- * containers can be listed or touched; `runtime-service.ts` picks one from a worker's bootstrap.
+ * virtual-kubelet's single provider interface. `../docker/docker-runtime.ts` implements it over dockerode,
+ * `../fake/fake-runtime.ts` in memory, and `../node-scope.ts` wraps either so that only this node's
+ * containers can be listed or touched; `../runtime-service.ts` picks one from a worker's bootstrap.
  *
  * Errors: implementations throw AgentError — `ERR_RUNTIME_UNAVAILABLE` (retriable) when the engine
  * cannot be reached, `ERR_NOT_FOUND` for a missing container or image, `ERR_ALREADY_EXISTS` for a
  * name conflict, `ERR_RUNTIME` for anything else.
  */
-import type { RuntimeContainerEvent } from '../../shared/container-events.js';
+import type { RuntimeContainerEvent } from '../../../shared/container-events.js';
+import type { ImageManagerService, RuntimeService } from '../cri/services.js';
 
 /** A container as a list call reports it (no inspect). */
 export interface ContainerSummary {
@@ -404,4 +411,27 @@ export interface ContainerRuntime {
    * ERR_RUNTIME when it answers but is not ready (an HTTP error).
    */
   status(): Promise<void>;
+}
+
+/**
+ * NodeRuntime: one thread's runtime bundle (docs/cri.md; the common brief of issue #40 fixes this shape):
+ * what every worker entry is given by ../node-runtime.ts getRuntime, and what ../docker/docker-node-runtime.ts
+ * and the CRI client build.
+ */
+export interface NodeRuntime {
+  /** The CRI RuntimeService, node-scoped: only this node's sandboxes and containers. */
+  runtime: RuntimeService;
+  /** The CRI ImageManagerService (images are shared by every owner of the runtime: not scoped). */
+  images: ImageManagerService;
+  /** PodStatus containerID scheme: 'docker' | 'containerd' | … (Version().runtime_name, lower-cased); for a CRI runtime '' until a Version call answered. */
+  idScheme: string;
+  /** Container logs: Docker's API (dockershim) or the CRI log file (crilogs). */
+  logs: {
+    readContainerLogs(containerId: string, opts: ContainerLogOptions, h: ContainerLogHandlers): Promise<ContainerLogReader>;
+    tailLogs(containerId: string, lines: number, bytes: number): Promise<string>;
+  };
+  /** Exec/attach byte streams: Docker's hijacked connection (dockershim) or the CRI streaming server (cristreams). */
+  streams: { openContainerStream(containerId: string, opts: ContainerStreamOptions, h: ContainerStreamHandlers): Promise<ContainerStream> };
+  /** Container events when the runtime has them (Docker); absent: the PLEG relists (containerd 1.6). */
+  events?: { watchContainerEvents(filter: ContainerListFilter, h: ContainerEventHandlers): ContainerEventWatch };
 }

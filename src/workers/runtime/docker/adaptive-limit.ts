@@ -27,7 +27,7 @@
  * load), except an engine that stopped answering (ERR_RUNTIME_UNAVAILABLE), which halves the limit
  * (the multiplicative decrease of AIMD).
  */
-import { realClock, type Clock } from '../../shared/clock.js';
+import { realClock, type Clock } from '../../../shared/clock.js';
 
 /** AdaptiveLimitOptions: bounds and tuning; every field optional. */
 export interface AdaptiveLimitOptions {

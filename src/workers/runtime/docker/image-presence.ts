@@ -6,7 +6,7 @@
  * inspect to call. Its owner forgets a reference around anything that changes the image (a pull,
  * a removal, a create refused for a missing image).
  */
-import { realClock, type Clock } from '../../shared/clock.js';
+import { realClock, type Clock } from '../../../shared/clock.js';
 
 /**
  * kImagePresenceTtlMs: how long (milliseconds) a positive inspect is reused for the same

@@ -2,7 +2,7 @@
 // kept within NAME_MAX for the longest valid names (issue-38's 253-character pod must run).
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { podLogsDirectory } from '../../../src/workers/kuberuntime/pod-dirs.js';
+import { podLogsDirectory } from '../../../src/workers/kubetypes/pod-dirs.js';
 
 const uid = '0123456789abcdef0123456789abcdef';
 

@@ -1,21 +1,21 @@
-// The adaptive Docker admission (src/workers/runtime/adaptive-limit.ts, docker-admission.ts) against
+// The adaptive Docker admission (src/workers/runtime/docker/adaptive-limit.ts, docker-admission.ts) against
 // a simulated engine on a simulated clock: an engine with a knee of K operations (beyond K they
 // queue inside it, and each one more in it makes all of them a little slower, as dockerd is slower at
 // 32 concurrent starts than at 8). Behaviour asserted: the limit settles near the knee on a fast
 // and on a slow engine, from below and from above, and a burst through it finishes about as fast
 // as the best fixed limit, while a fixed 32 is measurably slower. Simulated milliseconds, no timers.
 import { describe, expect, it } from 'vitest';
-import { realClock, type Clock } from '../../../src/shared/clock.js';
-import { AdaptiveConcurrencyLimit } from '../../../src/workers/runtime/adaptive-limit.js';
-import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../src/workers/runtime/docker/docker-admission.js';
+import { realClock, type Clock } from '../../../../src/shared/clock.js';
+import { AdaptiveConcurrencyLimit } from '../../../../src/workers/runtime/docker/adaptive-limit.js';
+import { kFixedLimitEnv, limitFromEnv, withDockerAdmission } from '../../../../src/workers/runtime/docker/docker-admission.js';
 import {
   kDockerTypeLabel as kContainerTypeLabel,
   kDockerTypeSandbox as kContainerTypeSandbox,
-} from '../../../src/workers/runtime/docker/docker-cri-labels.js';
-import { AgentError } from '../../../src/shared/errors.js';
-import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
-import { withOverrides } from '../../../src/workers/runtime/override.js';
-import { FakeClock } from '../../fakes/fake-clock.js';
+} from '../../../../src/workers/runtime/docker/docker-cri-labels.js';
+import { AgentError } from '../../../../src/shared/errors.js';
+import { newFakeRuntime } from '../../../../src/workers/runtime/fake/fake-runtime.js';
+import { withOverrides } from '../../../../src/workers/runtime/container/override.js';
+import { FakeClock } from '../../../fakes/fake-clock.js';
 
 interface EngineModel {
   /** Operations the engine works on at once without queueing. */

@@ -1,7 +1,7 @@
-// Issue #38 finding 7: the deadline of one runtime call (src/workers/runtime/deadline.ts).
+// Issue #38 finding 7: the deadline of one runtime call (src/workers/runtime/cri/deadline.ts).
 import { describe, expect, it } from 'vitest';
-import { isDeadlineExceeded, withDeadline } from '../../../src/workers/runtime/deadline.js';
-import { FakeClock } from '../../fakes/fake-clock.js';
+import { isDeadlineExceeded, withDeadline } from '../../../../src/workers/runtime/cri/deadline.js';
+import { FakeClock } from '../../../fakes/fake-clock.js';
 
 describe('withDeadline', () => {
   it('rejects a call that never settles with a retriable "context deadline exceeded" naming the call, and aborts its signal', async () => {
