@@ -14,7 +14,7 @@ import type { PodManager } from '../pod/pod-manager.js';
 import type { PodStatusPublisher } from '../status/pod-status-publisher.js';
 import type { PodWorkers } from '../lifecycle/pod-workers.js';
 import { newEvictionManager, type EvictionManager } from './eviction-manager.js';
-import { evictionThresholds } from './eviction-options.js';
+import { evictionThresholds } from '../options/eviction-options.js';
 import type { Clock } from '../../shared/clock.js';
 
 /** The eviction settings of AgentOptions (eviction-options.ts), milliseconds and seconds as named. */

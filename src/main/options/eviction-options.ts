@@ -6,11 +6,17 @@
  * manager's Threshold list.
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
-import type { AgentOptionDescriptor } from '../options/agent-option-descriptors.js';
-import { integerIn, positiveMs } from '../options/agent-option-checks.js';
-import { checkGracePeriodMap, checkThresholdMap, kDefaultEvictionHard, parseThresholdConfig, type Threshold } from './thresholds.js';
+import type { AgentOptionDescriptor } from './agent-option-descriptors.js';
+import { integerIn, positiveMs } from './agent-option-checks.js';
+import {
+  checkGracePeriodMap,
+  checkThresholdMap,
+  kDefaultEvictionHard,
+  parseThresholdConfig,
+  type Threshold,
+} from '../eviction/thresholds.js';
 
-export { hardEvictionReservation } from './thresholds.js';
+export { hardEvictionReservation } from '../eviction/thresholds.js';
 
 function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
   return d;
