@@ -124,6 +124,15 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-folder-cycle-in-main',
+      comment:
+        "no folder cycle inside src/main (#41: the import graph shows no circle across folders): options/ holds every flag block and imports only the value checks of leaf folders (eviction's thresholds, network's pod CIDR, pod's sysctls); a lower folder declares the narrow interface it needs of an upper one; the root files (agent*.ts, cli.ts, index.ts) compose them and no folder imports them.",
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/main(/|$)' },
+      to: { circular: true },
+    },
+    {
       name: 'dashboard-outside-server-cycles',
       comment:
         "no import cycle passes through the dashboard's file server (the server/auth ↔ dashboard/serve ↔ router circle, #41 item 3): auth and the router may use it, it uses neither.",
