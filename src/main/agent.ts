@@ -58,7 +58,7 @@ import { loadServerAuth } from './serving/server-auth.js';
 import { podNetworkGateway } from '../shared/kubernetes-service-env.js';
 import { boundPodOf, newNodeServiceAccounts, withServiceAccountAuth } from './service-accounts/node-service-accounts.js';
 import { ensureServingCert } from './host/serving-cert.js';
-import { agentServerOptions } from './options/server-options.js';
+import { agentServerOptions } from './serving/server-options.js';
 import { newStatusManager, type StatusManager } from './status/status-manager.js';
 import { setUpNodeNetwork, type NodeNetwork } from './network/network-setup.js';
 import { newWatchCache, type WatchCache } from './watch/watch-cache.js';
@@ -69,7 +69,7 @@ import type { PodWorkers } from './lifecycle/pod-workers.js';
 import type { ProberManager } from './prober/prober-manager.js';
 import type { SyncHandler } from './lifecycle/sync-handler.js';
 import type { SyncLoop } from './lifecycle/sync-loop.js';
-import { hardEvictionReservation } from './eviction/eviction-options.js';
+import { hardEvictionReservation } from './options/eviction-options.js';
 import { realClock, type Clock } from '../shared/clock.js';
 
 /** Dependencies of `newAgent`; tests and benches may inject a runner (e.g. a fake). */

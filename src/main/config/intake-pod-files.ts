@@ -27,7 +27,8 @@ import { formatFieldError } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { validatePodForNode } from '../../shared/validation.js';
-import { readStoredFile, setAsideStoredFile, syncDir, writeFilesDurably } from './intake-store.js';
+import { readStoredFile, setAsideStoredFile, writeFilesDurably } from './intake-store.js';
+import { syncDir } from '../host/serial-file.js';
 
 const kFileRe = /^pod~([A-Za-z0-9][A-Za-z0-9._-]{0,127})(~2)?\.json$/;
 

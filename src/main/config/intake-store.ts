@@ -19,6 +19,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { realClock, type Clock } from '../../shared/clock.js';
+import { syncDir } from '../host/serial-file.js';
 
 /** kIntakeSetAsideDirName: where a restore moves the store files it refuses (under --root-dir). */
 export const kIntakeSetAsideDirName = 'intake-set-aside';
@@ -154,14 +155,4 @@ export async function writeFilesDurably(dir: string, files: { name: string; cont
     throw err;
   }
   await syncDir(dir);
-}
-
-/** syncDir fsyncs a directory (after renames or unlinks in it). @throws the fs error. */
-export async function syncDir(dir: string): Promise<void> {
-  const dh = await open(dir, 'r');
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
 }

@@ -2,7 +2,7 @@
  * How the file source reads one manifest file (pkg/kubelet/config/file.go reads it once; we read
  * until the writer is done): loadManifest (skip by stat, read, parse when the content changed),
  * readSettled, which reads again until two reads agree, and readManifestFile, one bounded read
- * with fstat's inode, size and mtime. Changes no state: source-file.ts keeps each file's state
+ * with fstat's inode, size and mtime. Changes no state: manifest-set.ts keeps each file's state
  * and applies the loads. Main thread; asynchronous fs calls only.
  */
 import { createHash } from 'node:crypto';
@@ -51,8 +51,8 @@ export type CheckKind = 'event' | 'full' | 'catch-up';
 export type ParsedManifest = { pods: Pod[]; objects?: ConfigObject[] } | { error: string; retry: boolean };
 
 /**
- * ManifestLoad: one file's read before its state is updated (loadManifest, then the source's
- * applyLoad), with `prev`, its state when the read began: `unchanged` (stat says so), `gone`
+ * ManifestLoad: one file's read before its state is updated (loadManifest, then ManifestSet.apply
+ * of manifest-set.ts), with `prev`, its state when the read began: `unchanged` (stat says so), `gone`
  * (missing, or not a regular file), `unsettled` (still being written), `failed` (unreadable), or
  * `read` — with `parsed` when the content differs from the last read's. `stat` and `readStat` are
  * the new ManifestReadState's.

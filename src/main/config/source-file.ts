@@ -2,30 +2,26 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
-import { keyOf, type ConfigObject } from '../../shared/config-objects.js';
 import type { ConfigObjectUpdate } from './object-store.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
-import { stableHash } from '../../shared/hash.js';
 import { podFullName } from '../../shared/annotations.js';
-import { boundedField, type Logger } from '../../shared/logging.js';
+import type { Logger } from '../../shared/logging.js';
 import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
-import { staticPodContentHash } from '../../shared/static-pod.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
-import { assembleFileSet, isManifestFileName, kMaxManifestBytes, type DuplicateStaticPod } from './manifest-files.js';
+import { isManifestFileName, kMaxManifestBytes } from './manifest-files.js';
 import {
   errorMessage,
   isMissing,
-  kMaxSettleReads,
   kStatTrustMs,
   loadManifest,
   type CheckKind,
   type ManifestLoad,
-  type ManifestReadState,
   type ParsedManifest,
 } from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch, type ManifestWatchOptions } from './manifest-watch.js';
 import { CheckScheduler, kCatchUpMaxMs, kCatchUpMs } from './manifest-checks.js';
+import { ManifestSet, type FileState } from './manifest-set.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 
 export { isManifestFileName, kCatchUpMaxMs, kCatchUpMs, kMaxManifestBytes, kStatTrustMs };
@@ -89,16 +85,6 @@ export interface FileSource {
   stop(): Promise<void>;
 }
 
-/** One manifest file: its last good pods and the state of its last read (ManifestReadState). */
-interface FileState extends ManifestReadState {
-  /** Last good static pods from this file, in document order. */
-  pods: Pod[];
-  /** Last good ConfigMaps and Secrets from this file (not static pods: names as given). */
-  objects?: ConfigObject[];
-  /** The error last reported for this file, if its last read/parse failed. */
-  error?: string;
-}
-
 /** kReadAhead: how many files readManifests reads and decodes ahead of the one whose state it updates. */
 const kReadAhead = 16;
 
@@ -159,23 +145,10 @@ class FileSourceImpl implements FileSource {
   private readonly checkFrequencyMs: number;
   private readonly logger: Logger;
 
-  /** Manifest files by absolute path. */
-  private readonly files = new Map<string, FileState>();
   /** The manifest decoding thread, started at the first non-empty file. */
   private readonly decoder: ManifestDecoder;
-  /**
-   * staticPodContentHash of the pods this source holds, by object: pods are replaced, never
-   * mutated in place (src/server/host/agent-host.ts), so each pod is hashed once — by the loader's
-   * thread, for every pod it decodes — however often it is compared.
-   */
-  private readonly contentHashes = new WeakMap<Pod, string>();
-  /** Error slots (path, watch, duplicates) keyed by slot, holding the message last reported. */
-  private readonly reported = new Map<string, string>();
-  private lastSetKey: string | undefined;
-  /** The key of the last objects' SET sent (sendObjectsIfChanged). */
-  private lastObjectsKey: string | undefined;
-  /** Who held each full name in the last set sent (full name → file): it keeps the name (assembleFileSet). */
-  private owners = new Map<string, string>();
+  /** The manifests as last read, and what is sent from them (manifest-set.ts). */
+  private readonly set: ManifestSet;
 
   /** Change notifications of the path (manifest-watch.ts): they add to the pending work. */
   private readonly watch: ManifestWatch;
@@ -196,6 +169,11 @@ class FileSourceImpl implements FileSource {
     this.logger = deps.logger.child({ component: 'file-source', source: 'file', path: this.path });
     this.decoder = newManifestDecoder(deps.newManifestLoader);
     this.clock = deps.clock ?? realClock;
+    this.set = new ManifestSet(deps, {
+      logger: this.logger,
+      stopped: () => this.stopped,
+      readAgain: (file) => (file === this.path ? this.checks.full() : this.checks.files([file])),
+    });
     this.checks = new CheckScheduler(
       (kind, files) => this.check(kind, files),
       (err) => this.logger.error({ err }, 'Pod manifest check failed'),
@@ -255,7 +233,7 @@ class FileSourceImpl implements FileSource {
     } else {
       await this.fullCheck(kind);
     }
-    this.sendIfChanged();
+    this.set.sendIfChanged();
   }
 
   // --- reading ----------------------------------------------------------------------------
@@ -267,24 +245,26 @@ class FileSourceImpl implements FileSource {
    */
   private async fullCheck(kind: 'full' | 'catch-up'): Promise<void> {
     const watched = await this.watch.ensure();
-    if (watched === 'subscribed') this.clearReported('watch');
+    if (watched === 'subscribed') this.set.clearReported('watch');
     else if (watched)
-      this.report(
+      this.set.report(
         'watch',
         this.path,
         `${this.path}: cannot watch ${watched.dir} for changes (will retry every ${this.checkFrequencyMs} ms): ${watched.message}`,
       );
-    const before = kind === 'catch-up' ? new Map(this.files) : undefined;
+    const before = kind === 'catch-up' ? new Map(this.set.files) : undefined;
     await this.readPath(kind);
     if (before !== undefined) {
-      const changed = [...new Set([...before.keys(), ...this.files.keys()])].filter((f) => before.get(f) !== this.files.get(f)).sort();
+      const changed = [...new Set([...before.keys(), ...this.set.files.keys()])]
+        .filter((f) => before.get(f) !== this.set.files.get(f))
+        .sort();
       if (changed.length > 0)
         this.logger.info(
           { files: changed.slice(0, 10), changed: changed.length },
           'Catch-up check found pod manifest changes the watch had not reported',
         );
     }
-    this.logger.debug({ kind, files: this.files.size }, 'Checked pod manifest path');
+    this.logger.debug({ kind, files: this.set.files.size }, 'Checked pod manifest path');
   }
 
   private async readPath(kind: 'full' | 'catch-up'): Promise<void> {
@@ -294,22 +274,26 @@ class FileSourceImpl implements FileSource {
     } catch (err) {
       if (isMissing(err)) {
         // Everything that was there has been deleted: its pods go, like deleted files'.
-        this.files.clear();
-        this.report('path', this.path, `${this.path}: pod manifest path does not exist; checking again every ${this.checkFrequencyMs} ms`);
+        this.set.files.clear();
+        this.set.report(
+          'path',
+          this.path,
+          `${this.path}: pod manifest path does not exist; checking again every ${this.checkFrequencyMs} ms`,
+        );
       } else {
-        this.report('path', this.path, `${this.path}: cannot read pod manifest path: ${errorMessage(err)}`);
+        this.set.report('path', this.path, `${this.path}: cannot read pod manifest path: ${errorMessage(err)}`);
       }
       return;
     }
     if (stat.isDirectory()) {
       await this.readDir(kind);
     } else if (stat.isFile()) {
-      this.clearReported('path');
-      for (const file of [...this.files.keys()]) if (file !== this.path) this.files.delete(file);
+      this.set.clearReported('path');
+      for (const file of [...this.set.files.keys()]) if (file !== this.path) this.set.files.delete(file);
       await this.readManifest(this.path, kind);
     } else {
-      this.files.clear();
-      this.report('path', this.path, `${this.path}: pod manifest path is not a directory or a regular file`);
+      this.set.files.clear();
+      this.set.report('path', this.path, `${this.path}: pod manifest path is not a directory or a regular file`);
     }
   }
 
@@ -320,10 +304,10 @@ class FileSourceImpl implements FileSource {
       names = await fsp.readdir(this.path);
     } catch (err) {
       // Keep the last good pods: an unreadable directory is not an empty one.
-      this.report('path', this.path, `${this.path}: cannot list pod manifest directory: ${errorMessage(err)}`);
+      this.set.report('path', this.path, `${this.path}: cannot list pod manifest directory: ${errorMessage(err)}`);
       return;
     }
-    this.clearReported('path');
+    this.set.clearReported('path');
     const files = names
       .filter(isManifestFileName)
       .sort()
@@ -331,7 +315,7 @@ class FileSourceImpl implements FileSource {
     const kept = await this.readManifests(files, kind);
     if (this.stopped) return;
     const present = new Set(files.filter((_, i) => kept[i]));
-    for (const file of [...this.files.keys()]) if (!present.has(file)) this.files.delete(file);
+    for (const file of [...this.set.files.keys()]) if (!present.has(file)) this.set.files.delete(file);
   }
 
   /** recheckFiles re-reads the files named by watch events (directory mode). */
@@ -358,13 +342,13 @@ class FileSourceImpl implements FileSource {
    */
   private async recheckHolders(read: string[]): Promise<void> {
     if (this.stopped) return;
-    // Who holds a name is who held it in the last set sent (this.owners, assembleFileSet): only the
+    // Who holds a name is who held it in the last set sent (ManifestSet.holderOf): only the
     // pods just read are looked up, not the whole set assembled (sendIfChanged does that next).
     const justRead = new Set(read);
     const holders = new Set<string>();
     for (const file of read) {
-      for (const pod of this.files.get(file)?.pods ?? []) {
-        const holder = this.owners.get(podFullName(pod));
+      for (const pod of this.set.files.get(file)?.pods ?? []) {
+        const holder = this.set.holderOf(podFullName(pod));
         if (holder !== undefined && !justRead.has(holder)) holders.add(holder);
       }
     }
@@ -391,16 +375,16 @@ class FileSourceImpl implements FileSource {
     for (let i = 0; i < files.length && !this.stopped; i++) {
       for (; next < Math.min(files.length, i + 1 + kReadAhead); next++) {
         const file = files[next]!;
-        loads.set(next, loadManifest(file, this.files.get(file), kind, this.readHooks));
+        loads.set(next, loadManifest(file, this.set.files.get(file), kind, this.readHooks));
       }
       const load = await loads.get(i)!;
       loads.delete(i);
       // Stopped meanwhile: the loads still under way end by themselves (they never reject), and
       // the decodes queued for them come back at once from the closed thread (doStop).
       if (this.stopped) break;
-      kept.push(this.applyLoad(files[i]!, load));
+      kept.push(this.set.apply(files[i]!, load));
       if (kind === 'event' && i < files.length - 1 && this.clock.monotonicMs() - sentAt >= kProgressMs) {
-        this.sendIfChanged(true);
+        this.set.sendIfChanged(true);
         sentAt = this.clock.monotonicMs();
       }
     }
@@ -416,64 +400,7 @@ class FileSourceImpl implements FileSource {
    * a watch event (`event`) is always read.
    */
   private async readManifest(file: string, kind: CheckKind): Promise<boolean> {
-    return this.applyLoad(file, await loadManifest(file, this.files.get(file), kind, this.readHooks));
-  }
-
-  /** applyLoad is readManifest's updating half: the file's new state from its load, and its problems reported. */
-  private applyLoad(file: string, load: ManifestLoad<FileState>): boolean {
-    const { prev } = load;
-    switch (load.kind) {
-      case 'unchanged':
-        return true;
-      case 'gone':
-        this.files.delete(file);
-        return false;
-      case 'unsettled':
-        // Still being written: keep its last good pods and look again once this check is done.
-        this.logger.info(
-          { file, reads: kMaxSettleReads + 1 },
-          'Pod manifest keeps changing while it is read; keeping its last good pods and reading it again',
-        );
-        if (file === this.path) this.checks.full();
-        else this.checks.files([file]);
-        return true;
-      case 'failed':
-        this.files.set(file, {
-          pods: prev?.pods ?? [],
-          objects: prev?.objects,
-          contentHash: undefined,
-          readStat: load.readStat,
-          error: load.message,
-        });
-        if (prev?.error !== load.message) this.reportFileError(file, load.message);
-        return true;
-    }
-    const { contentHash, stat, readStat, parsed } = load;
-    if (parsed === undefined) {
-      prev!.stat = stat;
-      prev!.readStat = readStat;
-      return true; // unchanged: nothing to do, nothing to report again
-    }
-    if ('error' in parsed) {
-      let message = parsed.error;
-      if (!message.includes(file)) message = `${file}: ${message}`;
-      // A thread that did not answer says nothing about the content: forget the hash so that the
-      // next check parses the file again, and report the same failure only once.
-      const kept = parsed.retry ? {} : { contentHash, stat, readStat };
-      this.files.set(file, { pods: prev?.pods ?? [], objects: prev?.objects, ...kept, error: message });
-      if (!parsed.retry || prev?.error !== message) this.reportFileError(file, message);
-      return true;
-    }
-    let pods = parsed.pods;
-    // Keep the previous object of an unchanged pod, so its config.seen time stays the first one.
-    const before = new Map((prev?.pods ?? []).map((p) => [p.metadata?.uid, p] as const));
-    pods = pods.map((pod) => {
-      const old = before.get(pod.metadata?.uid);
-      return old !== undefined && this.contentHash(old) === this.contentHash(pod) ? old : pod;
-    });
-    if (prev?.error !== undefined) this.logger.info({ file, pods: pods.length }, 'Pod manifest is valid again');
-    this.files.set(file, { pods, objects: parsed.objects, contentHash, stat, readStat });
-    return true;
+    return this.set.apply(file, await loadManifest(file, this.set.files.get(file), kind, this.readHooks));
   }
 
   /**
@@ -504,97 +431,8 @@ class FileSourceImpl implements FileSource {
           }
         : decoded;
     decoded.pods.forEach((pod, i) => {
-      if (typeof decoded.contentHashes[i] === 'string') this.contentHashes.set(pod, decoded.contentHashes[i]);
+      if (typeof decoded.contentHashes[i] === 'string') this.set.contentHashes.set(pod, decoded.contentHashes[i]);
     });
     return { pods: decoded.pods, objects: decoded.objects };
-  }
-
-  /** contentHash: a pod's staticPodContentHash (config.seen left out), computed once per object. */
-  private contentHash(pod: Pod): string {
-    let hash = this.contentHashes.get(pod);
-    if (hash === undefined) this.contentHashes.set(pod, (hash = staticPodContentHash(pod)));
-    return hash;
-  }
-
-  // --- sending ----------------------------------------------------------------------------
-
-  /**
-   * sendIfChanged assembles the current set in file name order, drops (and reports) pods whose
-   * full name an earlier file already holds, and sends a SET when the set's UIDs or content
-   * changed since the last one (always for the first). Pods are compared by their content hashes,
-   * computed once per pod object (contentHash), so an unchanged set costs no hashing of pods.
-   * With `progress` (a SET in the middle of an event check, readManifests) duplicates are left
-   * out but not reported: the check's end, after recheckHolders, reports them.
-   */
-  private sendIfChanged(progress = false): void {
-    if (this.stopped) return;
-    const files = [...this.files.keys()].sort();
-    const { pods, duplicates, owners } = assembleFileSet(
-      files.map((file) => ({ file, pods: this.files.get(file)!.pods })),
-      this.owners,
-    );
-    this.owners = owners;
-    if (!progress) this.reportDuplicates(duplicates);
-    this.sendObjectsIfChanged(files);
-    const key = stableHash(
-      pods.map((p) => [p.metadata?.uid, this.contentHash(p)]),
-      32,
-    );
-    if (key === this.lastSetKey) return;
-    this.lastSetKey = key;
-    this.logger.info({ op: 'SET', pods: pods.length }, 'Sending static pods from pod manifest path');
-    this.deps.onUpdate({ op: 'SET', source: 'file', pods });
-  }
-
-  /**
-   * reportDuplicates reports each pod left out for its full name once (log, onError, onDuplicate),
-   * and forgets those no longer left out. Once per pod, by UID: a left-out pod whose file changed
-   * is a new pod (a new UID), reported again with the same message, so that it too gets its
-   * Warning event.
-   */
-  private reportDuplicates(duplicates: DuplicateStaticPod[]): void {
-    const slots = new Set<string>();
-    for (const d of duplicates) {
-      const slot = `duplicate:${d.file}:${d.fullName}:${d.pod.metadata?.uid ?? ''}`;
-      slots.add(slot);
-      const where = d.heldBy === d.file ? 'in another document of the same file' : `in ${d.heldBy}`;
-      const message = `${d.file}: static pod "${d.fullName}" is already defined ${where}; ignoring this one`;
-      if (this.report(slot, d.file, message)) this.deps.onDuplicate?.(d.pod, message);
-    }
-    for (const slot of [...this.reported.keys()]) {
-      if (slot.startsWith('duplicate:') && !slots.has(slot)) this.reported.delete(slot);
-    }
-  }
-
-  /** sendObjectsIfChanged: a SET of the files' ConfigMaps and Secrets (first file wins a name) when it changed since the last one (always the first). */
-  private sendObjectsIfChanged(files: string[]): void {
-    if (!this.deps.onObjects) return;
-    const byKey = new Map<string, ConfigObject>();
-    for (const file of files) for (const o of this.files.get(file)!.objects ?? []) if (!byKey.has(keyOf(o))) byKey.set(keyOf(o), o);
-    const objects = [...byKey.values()];
-    const key = stableHash(objects, 32);
-    if (key === this.lastObjectsKey) return;
-    this.lastObjectsKey = key;
-    this.logger.info({ op: 'SET', objects: objects.length }, 'Sending ConfigMaps and Secrets from pod manifest path');
-    this.deps.onObjects({ op: 'SET', source: 'file', objects });
-  }
-
-  private reportFileError(file: string, message: string): void {
-    if (this.stopped) return;
-    this.logger.warn({ file, detail: boundedField(message) }, 'Pod manifest is unreadable or invalid; keeping its last good pods');
-    this.deps.onError({ source: 'file', origin: file, message });
-  }
-
-  /** report sends an error for a slot unless that very message was the slot's last one; returns true if it sent it. */
-  private report(slot: string, origin: string, message: string): boolean {
-    if (this.stopped || this.reported.get(slot) === message) return false;
-    this.reported.set(slot, message);
-    this.logger.warn({ file: origin, detail: boundedField(message) }, 'Pod manifest path problem');
-    this.deps.onError({ source: 'file', origin, message });
-    return true;
-  }
-
-  private clearReported(slot: string): void {
-    this.reported.delete(slot);
   }
 }

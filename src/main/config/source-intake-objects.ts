@@ -41,7 +41,8 @@ import {
 } from '../../shared/errors.js';
 import { boundedField, type Logger } from '../../shared/logging.js';
 import type { ConfigObjectUpdate } from './object-store.js';
-import { readStoredFile, setAsideStoredFile, storedJsonFiles, syncDir, writeFilesDurably } from './intake-store.js';
+import { readStoredFile, setAsideStoredFile, storedJsonFiles, writeFilesDurably } from './intake-store.js';
+import { syncDir } from '../host/serial-file.js';
 
 /** kIntakeObjectsDirName: the directory under --root-dir that holds intake ConfigMaps and Secrets. */
 export const kIntakeObjectsDirName = 'intake-objects';

@@ -41,7 +41,8 @@ import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { markPodDeleted, type PodUpdate } from '../../shared/pod-update.js';
 import { admitServiceAccount, admitServiceAccountReplace } from '../../shared/service-account-admission.js';
 import { podFiles, removePodFiles, restoreIntakePods } from './intake-pod-files.js';
-import { syncDir, writeFilesDurably } from './intake-store.js';
+import { writeFilesDurably } from './intake-store.js';
+import { syncDir } from '../host/serial-file.js';
 
 export { intakeFileName } from './intake-pod-files.js';
 export { storedJsonFiles, writeFilesDurably } from './intake-store.js';

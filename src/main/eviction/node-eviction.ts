@@ -10,14 +10,12 @@ import type { Logger } from '../../shared/logging.js';
 import { isPodPhaseTerminal } from '../../shared/pod-policy.js';
 import type { StatsProvider } from '../stats/stats-provider.js';
 import type { PodAdmission } from '../pod/pod-admission.js';
-import type { PodManager } from '../pod/pod-manager.js';
-import type { PodStatusPublisher } from '../status/pod-status-publisher.js';
-import type { PodWorkers } from '../lifecycle/pod-workers.js';
+import type { PodManager, PodRecord } from '../pod/pod-manager.js';
 import { newEvictionManager, type EvictionManager } from './eviction-manager.js';
-import { evictionThresholds } from './eviction-options.js';
+import { evictionThresholds } from './thresholds.js';
 import type { Clock } from '../../shared/clock.js';
 
-/** The eviction settings of AgentOptions (eviction-options.ts), milliseconds and seconds as named. */
+/** The eviction settings of AgentOptions (options/eviction-options.ts), milliseconds and seconds as named. */
 export interface NodeEvictionOptions {
   evictionHard: Record<string, string>;
   evictionSoft: Record<string, string>;
@@ -27,16 +25,42 @@ export interface NodeEvictionOptions {
   evictionMonitoringIntervalMs: number;
 }
 
+/**
+ * The pod workers as eviction uses them (lifecycle/pod-workers.ts PodWorkers satisfies it): the kill
+ * of killPodNow, and the lifecycle queries of pod_workers.go. Declared here, as pkg/kubelet/eviction
+ * declares the KillPodFunc and ActivePodsFunc it is given, so that eviction/ does not import the pod
+ * lifecycle that the agent builds above it.
+ */
+export interface EvictionPodWorkers {
+  /** A kill of pod `uid` within `gracePeriodSeconds` (seconds) that keeps it listed (`remove: false`). */
+  update(uid: string, work: { type: 'kill'; gracePeriodSeconds: number; remove: boolean }): void;
+  /** True while `uid` has work in flight or waiting. */
+  busy(uid: string): boolean;
+  /** `uid` was stopped because it finished (or was evicted). */
+  isPodTerminal(uid: string): boolean;
+  /** A kill was asked for `uid` (it is terminating or terminated). */
+  isPodTerminationRequested(uid: string): boolean;
+}
+
+/** Fails an evicted pod (status/pod-status-publisher.ts PodStatusPublisher.fail satisfies it), declared here as EvictionPodWorkers. */
+export interface EvictionStatusPublisher {
+  /** Phase Failed with `failure.reason` and `failure.message`, `failure.condition` True, a `failure.type` event, the status published. */
+  fail(
+    record: PodRecord,
+    failure: { reason: string; message: string; type: 'Warning'; condition: { type: string; reason: string; message: string } },
+  ): void;
+}
+
 /** Dependencies of newNodeEvictionManager. */
 export interface NodeEvictionDeps {
   logger: Logger;
   stats: Pick<StatsProvider, 'summary' | 'collect'>;
   podManager: PodManager;
-  podWorkers: Pick<PodWorkers, 'update' | 'busy' | 'isPodTerminal' | 'isPodTerminationRequested'>;
+  podWorkers: EvictionPodWorkers;
   /** The ledger of admitted pods: an evicted pod gives its share back. */
   admission: Pick<PodAdmission, 'release'>;
-  /** Fails an evicted pod (PodStatusPublisher.fail): Failed/Evicted, DisruptionTarget, event, status. */
-  statusPublisher: Pick<PodStatusPublisher, 'fail'>;
+  /** Fails an evicted pod: Failed/Evicted, DisruptionTarget, event, status. */
+  statusPublisher: EvictionStatusPublisher;
   /** Node-level disk reclaim before evicting for a filesystem signal (EvictionManagerDeps.reclaimDisk). */
   reclaimDisk?: () => Promise<void>;
   /** The agent's metrics registry: `kubelet_evictions{eviction_signal}` is registered there. */

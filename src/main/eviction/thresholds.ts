@@ -2,10 +2,11 @@
  * Counterpart of pkg/kubelet/eviction/api (Signal, Threshold, ThresholdValue) and of the parsing
  * half of pkg/kubelet/eviction/helpers.go (ParseThresholdConfig, parseThresholdStatement,
  * parsePercentage, parseGracePeriods): the eviction thresholds of `--eviction-hard`,
- * `--eviction-soft` and `--eviction-soft-grace-period`, and the option checks of those flags (the
- * agent's descriptor table spreads kEvictionOptionDescriptors of eviction-options.ts, which uses
- * these). Also the resource.Quantity text of a byte count (`100Mi`), as eviction messages print
- * quantities. Pure.
+ * `--eviction-soft` and `--eviction-soft-grace-period`, the manager's thresholds from the resolved
+ * options (evictionThresholds), and the option checks of those flags (the agent's descriptor table
+ * spreads kEvictionOptionDescriptors of options/eviction-options.ts, which uses these; eviction/
+ * never imports options/). Also the resource.Quantity text of a byte count (`100Mi`), as eviction
+ * messages print quantities. Pure.
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { parseDuration } from '../../shared/duration.js';
@@ -215,6 +216,18 @@ export function parseThresholdConfig(
     if (value) out.push({ signal, value, gracePeriodMs: grace, soft: true });
   }
   return out;
+}
+
+/**
+ * evictionThresholds: the manager's thresholds from resolved options (hard, then soft with their grace periods).
+ * @throws InvalidArgumentError for a soft threshold without a grace period (names --eviction-soft-grace-period).
+ */
+export function evictionThresholds(o: {
+  evictionHard: Record<string, string>;
+  evictionSoft: Record<string, string>;
+  evictionSoftGracePeriodMs: Record<string, number>;
+}): Threshold[] {
+  return parseThresholdConfig(o.evictionHard, o.evictionSoft, o.evictionSoftGracePeriodMs);
 }
 
 /**

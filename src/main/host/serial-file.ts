@@ -4,11 +4,11 @@
  * rename, then the directory is fsynced, so a crash or a power loss leaves the old text or the
  * new one, and only the agent's user reads it (issue #38 finding 4). Writes run one at a time in
  * the order they were asked, so a slower earlier write never lands after a later one. The
- * directory must exist (the root dir does). Main thread only.
+ * directory must exist (the root dir does). Also syncDir, the directory fsync every durable write of
+ * the agent ends with (this one, and the intake store's: config/intake-store.ts). Main thread only.
  */
 import { open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { syncDir } from '../config/intake-store.js';
 
 /** SerialFile: writes of one file, in order. */
 export interface SerialFile {
@@ -38,4 +38,14 @@ export function newSerialFile(file: string): SerialFile {
       return next;
     },
   };
+}
+
+/** syncDir fsyncs a directory (after renames or unlinks in it). @throws the fs error. */
+export async function syncDir(dir: string): Promise<void> {
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
 }

@@ -7,19 +7,18 @@
  * mapping (kubelet-config.ts). Its order is the `--help` order (docs/contracts.md "Flags", then ours).
  */
 import { hostname } from 'node:os';
-import { isQualifiedName, isValidLabelValue } from '../../shared/names.js';
 import { resolve as resolvePath } from 'node:path';
 import { parseFakeFailureRates, parseFakeLatencies } from '../../shared/fake-runtime-tuning.js';
 import { kRuntimeNames, type RuntimeName } from '../../shared/runtime-endpoint.js';
 import { checkAllowedUnsafeSysctls } from '../pod/security-admission.js';
-import { kEvictionOptionDescriptors } from '../eviction/eviction-options.js';
-import { kNetworkOptionDescriptors } from '../network/network-options.js';
-import { kEtcdOptionDescriptors } from '../etcd/etcd-options.js';
+import { kEvictionOptionDescriptors } from './eviction-options.js';
+import { kNetworkOptionDescriptors } from './network-options.js';
+import { kEtcdOptionDescriptors } from './etcd-options.js';
 import { kRuntimeEndpointOptionDescriptors } from './runtime-endpoint-options.js';
 import { kServerOptionDescriptors } from './server-option-descriptors.js';
 import { kPodRuntimeOptionDescriptors } from './pod-runtime-option-descriptors.js';
+import { kNodeOptionDescriptors } from './node-option-descriptors.js';
 import {
-  boolean,
   failOption,
   httpUrl,
   integerIn,
@@ -73,50 +72,6 @@ const kDns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 // An HTTP header name (RFC 7230 token).
 const kHeaderName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const kHostName = hostname().trim().toLowerCase();
-
-/** The kubernetes.io / k8s.io label keys a kubelet may set on its node (kubeletapis.IsKubeletLabel). */
-const kKubeletLabels = new Set([
-  'kubernetes.io/hostname',
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'failure-domain.beta.kubernetes.io/zone',
-  'failure-domain.beta.kubernetes.io/region',
-  'beta.kubernetes.io/instance-type',
-  'node.kubernetes.io/instance-type',
-  'kubernetes.io/os',
-  'kubernetes.io/arch',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-]);
-const kKubeletLabelNamespaces = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
-
-/**
- * nodeLabelsCheck: `--node-labels` items `key=value` (or a map, from code) → a label map; keys must
- * be qualified names and values label values; a `kubernetes.io`/`k8s.io` key outside the kubelet's
- * own set is refused, as the kubelet refuses to start with one.
- */
-function nodeLabelsCheck(l: string, v: unknown): Record<string, string> {
-  const entries: Array<[string, unknown]> = Array.isArray(v)
-    ? v.map((item) => {
-        if (typeof item !== 'string' || !item.includes('=')) failOption(l, 'must be key=value items', item);
-        const at = (item as string).indexOf('=');
-        return [(item as string).slice(0, at).trim(), (item as string).slice(at + 1).trim()];
-      })
-    : typeof v === 'object' && v !== null
-      ? Object.entries(v)
-      : failOption(l, 'must be key=value items', v);
-  const out: Record<string, string> = {};
-  for (const [key, value] of entries) {
-    if (!isQualifiedName(key)) failOption(l, 'keys must be qualified names (e.g. example.com/role)', key);
-    if (typeof value !== 'string' || !isValidLabelValue(value)) failOption(`${l} ${key}`, 'must be a valid label value', value);
-    const domain = key.includes('/') ? key.slice(0, key.indexOf('/')) : '';
-    const restricted = ['kubernetes.io', 'k8s.io'].some((d) => domain === d || domain.endsWith(`.${d}`));
-    const allowed = kKubeletLabels.has(key) || kKubeletLabelNamespaces.some((ns) => domain === ns || domain.endsWith(`.${ns}`));
-    if (restricted && !allowed) failOption(l, "may not set 'kubernetes.io' or 'k8s.io' labels other than the kubelet's own", key);
-    out[key] = value as string;
-  }
-  return out;
-}
 
 /**
  * kAgentOptionDescriptors: one {@link AgentOptionDescriptor} per AgentOptions field, keyed by the
@@ -328,46 +283,8 @@ export const kAgentOptionDescriptors = {
   ...kPodRuntimeOptionDescriptors,
   /** The etcd client options (etcd/etcd-options.ts). */
   ...kEtcdOptionDescriptors,
-  /** TTL of the node's etcd lease, in seconds (`--node-lease-duration-seconds`, 40). */
-  nodeLeaseDurationSeconds: option({
-    flag: 'node-lease-duration-seconds',
-    parse: 'number',
-    default: 40,
-    check: integerIn(1, 3600),
-    help: "TTL of the node key's etcd lease, in seconds",
-  }),
-  /** How often node status is written, in milliseconds (`--node-status-update-frequency`, 10s). */
-  nodeStatusUpdateFrequencyMs: option({
-    flag: 'node-status-update-frequency',
-    parse: 'duration',
-    config: { field: 'nodeStatusUpdateFrequency', parse: 'duration' },
-    default: 10_000,
-    check: positiveMs,
-    help: 'How often the node status is posted (Go duration)',
-  }),
-  /** Register this node (write its Node object) in etcd (`--register-node`, true). */
-  registerNode: option({
-    flag: 'register-node',
-    parse: 'boolean',
-    config: { field: 'registerNode' },
-    default: true,
-    check: boolean,
-    help: 'Register the node in etcd (--register-node=false to not)',
-  }),
-  /**
-   * Labels this node carries beside the well-known ones (`--node-labels`, `key=value,...`; a flag
-   * only, as the kubelet's): shown on GET /node and matched by pods' nodeSelector and required node
-   * affinity at admission. Keys in the `kubernetes.io` / `k8s.io` namespaces are limited to the
-   * kubelet's allowed set (kubeletapis.IsKubeletLabel).
-   */
-  nodeLabels: option<Record<string, string>>({
-    flag: 'node-labels',
-    parse: 'list',
-    default: {},
-    defaultText: '(none)',
-    check: nodeLabelsCheck,
-    help: 'Labels to add to this node, as key=value (comma-separated, repeatable); matched by nodeSelector and node affinity',
-  }),
+  /** The node's registration: its lease, status updates, registration and labels (node-option-descriptors.ts). */
+  ...kNodeOptionDescriptors,
   /** pino level (derived from `v` by verbosityToLevel unless given). */
   logLevel: option({
     flag: 'v',

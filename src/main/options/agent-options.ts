@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { verbosityToLevel } from '../../shared/logging.js';
 import { kAgentOptionDescriptors, type AgentOptionDescriptor } from './agent-option-descriptors.js';
-import { evictionThresholds } from '../eviction/eviction-options.js';
+import { evictionThresholds } from '../eviction/thresholds.js';
 import { resolveRuntimeChoice } from './runtime-endpoint-options.js';
 
 type Descriptors = typeof kAgentOptionDescriptors;

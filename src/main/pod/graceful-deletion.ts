@@ -9,19 +9,23 @@
 import type { Pod } from '../../shared/api.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import { effectiveGracePeriodSeconds } from '../../shared/pod-policy.js';
-
-import type { PodWorkers } from '../lifecycle/pod-workers.js';
-import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 
-/** What {@link shortenDeletion} reads and writes. */
+/**
+ * What {@link shortenDeletion} reads and writes. The status manager and the pod workers are
+ * declared by what is asked of them (status/status-manager.ts and lifecycle/pod-workers.ts satisfy
+ * them), so that pod/ does not import the lifecycle and status folders built above it.
+ */
 export interface GracefulDeletionDeps {
   logger: Logger;
   podManager: Pick<PodManager, 'get'>;
-  /** The pods' watch gets the shortened pod object (updatePod). */
-  statusManager: Pick<StatusManager, 'updatePod'>;
-  /** Asked whether the pod is being removed; given the kill with the shorter grace period. */
-  podWorkers: Pick<PodWorkers, 'shouldPodContentBeRemoved' | 'update'>;
+  /** The pods' watch gets the shortened pod object (StatusManager.updatePod). */
+  statusManager: { updatePod(pod: Pod): unknown };
+  /** Asked whether the pod is being removed; given the kill with the shorter grace period (`gracePeriodSeconds` in seconds). */
+  podWorkers: {
+    shouldPodContentBeRemoved(uid: string): boolean;
+    update(uid: string, work: { type: 'kill'; gracePeriodSeconds: number; remove: boolean }): void;
+  };
 }
 
 /** removalGracePeriodSeconds: a REMOVE's grace period in seconds — the DELETE's (metadata.deletionGracePeriodSeconds), else the pod's, else 30. */

@@ -10,7 +10,6 @@ import { podFields, type Logger } from '../../shared/logging.js';
 
 import type { EventRecorder } from '../events/recorder.js';
 import type { PodCache } from '../pleg/pod-cache.js';
-import type { PodLifecycle } from '../lifecycle/pod-sync-statuses.js';
 import type { PodRecord } from '../pod/pod-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
 import { generatePodStatus } from './generate.js';
@@ -28,8 +27,12 @@ export interface PodStatusPublisherDeps {
   prober: Pick<ProberManager, 'probeStatus'>;
   statusManager: Pick<StatusManager, 'setPodStatus'>;
   events: EventRecorder;
-  /** The pod workers' lifecycle table (pod-sync-statuses.ts), asked whether the pod is terminal when a caller does not say. */
-  lifecycle: Pick<PodLifecycle, 'isPodTerminal'>;
+  /**
+   * The pod workers' lifecycle table (lifecycle/pod-sync-statuses.ts PodLifecycle satisfies it), asked
+   * whether the pod is terminal when a caller does not say. Declared by its one query, so that status/
+   * does not import the pod lifecycle that uses it.
+   */
+  lifecycle: { isPodTerminal(uid: string): boolean };
   /** The clock (epoch ms) of the status's transition times; default the real clock. */
   clock?: Clock;
   /** The runtime's ID scheme now (NodeApi.idScheme): `containerID: <scheme>://<id>`. */

@@ -14,7 +14,7 @@ import {
   thresholdQuantity,
 } from '../../../src/main/eviction/thresholds.js';
 import { resolveAgentOptions } from '../../../src/main/options/agent-options.js';
-import { hardEvictionReservation, kEvictionOptionDescriptors } from '../../../src/main/eviction/eviction-options.js';
+import { hardEvictionReservation, kEvictionOptionDescriptors } from '../../../src/main/options/eviction-options.js';
 import { buildNode } from '../../../src/main/node/node-status.js';
 import { parseCli } from '../../../src/main/cli.js';
 

@@ -12,7 +12,7 @@ import type { Logger } from '../../shared/logging.js';
 import type { ServerAuth } from '../../server/auth/auth.js';
 import type { AgentServerOptions } from '../../server/server.js';
 import { kMaxUnixPathBytes, kUnixSocketName } from '../../server/unix-socket.js';
-import type { AgentOptions } from './agent-options.js';
+import type { AgentOptions } from '../options/agent-options.js';
 import type { ServingCert } from '../host/serving-cert.js';
 import { kubeletVersion } from '../node/node-status.js';
 

@@ -6,9 +6,9 @@
  * the one table. network-setup.ts reads the resolved values.
  */
 import { resolve as resolvePath } from 'node:path';
-import type { AgentOptionDescriptor } from '../options/agent-option-descriptors.js';
-import { boolean, failOption, oneOf, str } from '../options/agent-option-checks.js';
-import { parsePodCidr } from './pod-cidr.js';
+import type { AgentOptionDescriptor } from './agent-option-descriptors.js';
+import { boolean, failOption, oneOf, str } from './agent-option-checks.js';
+import { parsePodCidr } from '../network/pod-cidr.js';
 
 function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
   return d;

@@ -5,8 +5,8 @@
  * place in `--help`, so that the flags, `--help` and the checks come from the one table. client.ts reads the
  * resolved values.
  */
-import type { AgentOptionDescriptor } from '../options/agent-option-descriptors.js';
-import { failOption, httpUrl, integerIn, nonEmptyWhere, optionalPath, positiveNumber, str } from '../options/agent-option-checks.js';
+import type { AgentOptionDescriptor } from './agent-option-descriptors.js';
+import { failOption, httpUrl, integerIn, nonEmptyWhere, optionalPath, positiveNumber, str } from './agent-option-checks.js';
 
 function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
   return d;

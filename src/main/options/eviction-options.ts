@@ -2,15 +2,15 @@
 /**
  * The eviction options' descriptors, spread into kAgentOptionDescriptors (agent-option-descriptors.ts)
  * so that the flags, the `--config` fields, `--help` and the checks come from the one table.
- * Value checks live in thresholds.ts. `evictionThresholds` turns resolved options into the
- * manager's Threshold list.
+ * Value checks live in eviction/thresholds.ts, as does `evictionThresholds`, which turns resolved
+ * options into the manager's Threshold list.
  */
 import { InvalidArgumentError } from '../../shared/errors.js';
-import type { AgentOptionDescriptor } from '../options/agent-option-descriptors.js';
-import { integerIn, positiveMs } from '../options/agent-option-checks.js';
-import { checkGracePeriodMap, checkThresholdMap, kDefaultEvictionHard, parseThresholdConfig, type Threshold } from './thresholds.js';
+import type { AgentOptionDescriptor } from './agent-option-descriptors.js';
+import { integerIn, positiveMs } from './agent-option-checks.js';
+import { checkGracePeriodMap, checkThresholdMap, kDefaultEvictionHard } from '../eviction/thresholds.js';
 
-export { hardEvictionReservation } from './thresholds.js';
+export { hardEvictionReservation } from '../eviction/thresholds.js';
 
 function option<T>(d: AgentOptionDescriptor<T>): AgentOptionDescriptor<T> {
   return d;
@@ -88,15 +88,3 @@ export const kEvictionOptionDescriptors = {
     help: "Period of the eviction manager's pass (Go duration)",
   }),
 } as const;
-
-/**
- * evictionThresholds: the manager's thresholds from resolved options (hard, then soft with their grace periods).
- * @throws InvalidArgumentError for a soft threshold without a grace period (names --eviction-soft-grace-period).
- */
-export function evictionThresholds(o: {
-  evictionHard: Record<string, string>;
-  evictionSoft: Record<string, string>;
-  evictionSoftGracePeriodMs: Record<string, number>;
-}): Threshold[] {
-  return parseThresholdConfig(o.evictionHard, o.evictionSoft, o.evictionSoftGracePeriodMs);
-}
