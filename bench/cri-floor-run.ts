@@ -7,6 +7,7 @@
 import { basename, join } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import type { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
+import { onInterrupt } from './interrupt.js';
 import { kBusybox, pool, progress } from './lib.js';
 
 /**
@@ -65,7 +66,8 @@ export async function startCriPod(
 
 /**
  * criFloor runs `pods` pods at `concurrency` through `rt`, labelled `kubelet-ts.bench=<runId>`, with
- * a progress line, then stops and removes every sandbox with that label (16 at a time).
+ * a progress line, then stops and removes every sandbox with that label (16 at a time; also on
+ * SIGINT/SIGTERM, bench/interrupt.ts).
  * @throws as startCriPod (the caller removes by the label).
  */
 export async function criFloor(
@@ -76,6 +78,7 @@ export async function criFloor(
   network: CriNetwork,
 ): Promise<CriFloorRun> {
   const labels = { 'kubelet-ts.bench': runId };
+  const unregister = onInterrupt(() => removeCriByLabel(rt, labels));
   const bar = progress(`raw CRI (concurrency ${concurrency}, network ${network}): pods started`, pods);
   let done = 0;
   let firstRunningMs = NaN;
@@ -95,6 +98,7 @@ export async function criFloor(
   bar.end();
   const t1 = performance.now();
   await removeCriByLabel(rt, labels);
+  unregister();
   return {
     concurrency,
     firstRunningMs,

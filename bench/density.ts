@@ -84,6 +84,7 @@ import {
 import { measureAtDensity, type AtDensity } from './at-density.js';
 import { startMainThreadCpu } from './thread-cpu.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
+import { onInterrupt } from './interrupt.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
 import { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { benchCriEndpoint } from './cri-floor-run.js';
@@ -296,6 +297,14 @@ async function dockerDensity(): Promise<void> {
     rate === 0 ? r.allRunningMs : (r.startupMs?.p99 ?? r.allRunningMs);
   const best = <T extends { allRunningMs: number; startupMs?: { p99: number } }>(xs: T[]): T =>
     xs.reduce((a, b) => (score(b) < score(a) ? b : a));
+  // The cleanup of the finally below, also on SIGINT/SIGTERM (bench/interrupt.ts).
+  const cleanUp = async () => {
+    await counter?.close();
+    if (agentNode) await removeByLabel(docker, `kubelet-ts.node-name=${agentNode}`);
+    await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+    await engine?.remove();
+  };
+  const unregister = onInterrupt(cleanUp);
   try {
     // Interleaved: each rep runs the adaptive agent, each fixed-limit agent, then each floor.
     const adaptiveRuns: AgentResult[] = [];
@@ -482,10 +491,8 @@ async function dockerDensity(): Promise<void> {
       });
     }
   } finally {
-    await counter?.close();
-    if (agentNode) await removeByLabel(docker, `kubelet-ts.node-name=${agentNode}`);
-    await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
-    await engine?.remove();
+    unregister();
+    await cleanUp();
   }
 }
 

@@ -5,6 +5,7 @@
 // this engine can beat; a bench's ratio is to it.
 import type Docker from 'dockerode';
 import type { PairShape } from './floor-settings.js';
+import { onInterrupt } from './interrupt.js';
 import { kBusybox, kPause, pool, progress, sleepUntil, summary } from './lib.js';
 
 /**
@@ -86,6 +87,7 @@ export async function rawFloor(
   setting?: { name: string; shape: PairShape },
 ): Promise<RawFloorRun> {
   const label = { 'kubelet-ts.bench': runId };
+  const unregister = onInterrupt(() => removeByLabel(docker, `kubelet-ts.bench=${runId}`));
   const bar = progress(`raw dockerode${setting ? ` + ${setting.name}` : ''} (concurrency ${concurrency}): pairs started`, pods);
   let done = 0;
   let firstRunningMs = NaN;
@@ -110,6 +112,7 @@ export async function rawFloor(
   bar.end();
   const t1 = performance.now();
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+  unregister();
   return { concurrency, firstRunningMs, allRunningMs, allRemovedMs: performance.now() - t1, engineCpuMsPerPod, clientCpuMsPerPod };
 }
 
@@ -133,6 +136,7 @@ export async function rawFloorPaced(
   engineCpu?: () => () => number,
 ): Promise<PacedFloorRun> {
   const label = { 'kubelet-ts.bench': runId };
+  const unregister = onInterrupt(() => removeByLabel(docker, `kubelet-ts.bench=${runId}`));
   const bar = progress(`raw dockerode (paced at ${rate} pairs/s): pairs started`, pods);
   const latencies: number[] = [];
   let firstRunningMs = NaN;
@@ -169,6 +173,7 @@ export async function rawFloorPaced(
   bar.end();
   const t1 = performance.now();
   await removeByLabel(docker, `kubelet-ts.bench=${runId}`);
+  unregister();
   return {
     concurrency: 0,
     firstRunningMs,

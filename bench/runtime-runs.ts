@@ -8,6 +8,7 @@ import { kAgentOptionDescriptors } from '../src/main/options/agent-option-descri
 import type { AgentOptions } from '../src/main/options/agent-options.js';
 import type { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-runtime.js';
 import { criFloor, removeCriByLabel, type CriFloorRun } from './cri-floor-run.js';
+import { onInterrupt } from './interrupt.js';
 import { errorLines } from './peer-plan.js';
 import { podYaml, sleepUntil, startBenchAgent, summary, waitUntil } from './lib.js';
 import { startMainThreadCpu } from './thread-cpu.js';
@@ -72,6 +73,7 @@ export async function agentOnCri(
 ): Promise<CriAgentRun> {
   const { pods, rate, workers } = opts;
   const b = await startBenchAgent('density-cri', { workers, syncFrequencyMs: 60_000, ...criAgentOverrides(endpoint) });
+  const unregister = onInterrupt(() => removeCriByLabel(rt, { 'kubelet-ts.node-name': b.nodeName }));
   try {
     await opts.settle?.();
     const cpu0 = process.cpuUsage();
@@ -103,6 +105,7 @@ export async function agentOnCri(
       mainThreadCpuMsPerPod: main.ms / pods,
     };
   } finally {
+    unregister();
     await b.stop();
     await removeCriByLabel(rt, { 'kubelet-ts.node-name': b.nodeName }).catch(() => 0);
   }
