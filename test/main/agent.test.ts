@@ -14,7 +14,7 @@ import type { Pod } from '../../src/shared/api.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/options/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
 import { PROTOCOL_VERSION } from '../../src/shared/thread-wire.js';
-import type { SyncPodTask, WorkerTask } from '../../src/shared/sync-tasks.js';
+import type { KillPodTask, SyncPodTask, WorkerTask } from '../../src/shared/sync-tasks.js';
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
 
@@ -184,5 +184,47 @@ describe('housekeeping while a big update is being handled', () => {
     await agent.pleg.relist();
     await agent.syncLoop.iteration({ kind: 'housekeeping' });
     expect(kills).toEqual([]);
+  });
+});
+
+describe("a deleted pod's kill tasks", () => {
+  it("carry the pod cache's runtime pod to the stop, and the stop's result to the removal (neither reads the runtime first)", async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-kill-known-'));
+    const options = resolveAgentOptions({
+      nodeName: 'kill-known',
+      rootDir: join(dir, 'root'),
+      runtime: 'fake',
+      port: 0,
+      logLevel: 'silent',
+      relistPeriodMs: 600_000,
+      syncFrequencyMs: 600_000,
+      podInfraContainerImage: 'pause:1',
+    });
+    const kills: KillPodTask[] = [];
+    const runner = inProcessRunner(options, newFakeRuntime({ images: ['pause:1', 'busybox:1'] }), (task) => {
+      if (task.kind === 'killPod') kills.push(structuredClone(task));
+      return undefined;
+    });
+    agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
+    await agent.start();
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default', uid: 'kill-known-1' },
+      spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'busybox:1' }] },
+    };
+    await agent.host.submitPods!([pod]);
+    const running = () => agent!.listPods().find((p) => p.status?.containerStatuses?.[0]?.state?.running);
+    await expect.poll(running, { timeout: 15_000 }).toBeTruthy();
+    await agent.host.deletePod!('default', 'web', 0);
+    await expect.poll(() => agent!.listPods().length, { timeout: 15_000 }).toBe(0);
+    expect(kills.map((k) => k.remove)).toEqual([false, true]);
+    expect(kills[0].knownAbsent).toBeUndefined();
+    expect(kills[0].cachedRuntimePod).toMatchObject({
+      uid: 'kill-known-1',
+      containers: [{ name: 'main', state: 'running' }],
+      sandboxes: [{ state: 'running' }],
+    });
+    expect(kills[1].cachedRuntimePod).toMatchObject({ containers: [{ name: 'main', state: 'exited' }], sandboxes: [{ state: 'exited' }] });
   });
 });
