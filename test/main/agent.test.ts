@@ -48,6 +48,24 @@ function inProcessRunner(options: AgentOptions, fake: FakeRuntime, intercept: (t
   };
 }
 
+/**
+ * quietFakeOptions: an agent of node `nodeName` on the fake runtime under `dir` (no server port),
+ * whose relists and resyncs come only when a test asks (600 s periods); `extra` overrides.
+ */
+function quietFakeOptions(nodeName: string, dir: string, extra: Partial<AgentOptions> = {}): AgentOptions {
+  return resolveAgentOptions({
+    nodeName,
+    rootDir: join(dir, 'root'),
+    runtime: 'fake',
+    port: 0,
+    logLevel: 'silent',
+    relistPeriodMs: 600_000,
+    syncFrequencyMs: 600_000,
+    podInfraContainerImage: 'pause:1',
+    ...extra,
+  });
+}
+
 let agent: Agent | undefined;
 let dir: string | undefined;
 afterEach(async () => {
@@ -139,17 +157,7 @@ describe('resourceVersions across agent restarts', () => {
 describe('housekeeping while a big update is being handled', () => {
   it('kills no containers of pods whose ADD is still queued (they are not in the pod manager yet)', async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-orphans-'));
-    const options = resolveAgentOptions({
-      nodeName: 'orphans',
-      rootDir: join(dir, 'root'),
-      runtime: 'fake',
-      port: 0,
-      logLevel: 'silent',
-      relistPeriodMs: 600_000,
-      syncFrequencyMs: 600_000,
-      podInfraContainerImage: 'pause:1',
-      maxPods: 2000,
-    });
+    const options = quietFakeOptions('orphans', dir, { maxPods: 2000 });
     const pods: Pod[] = Array.from({ length: 1000 }, (_, i) => ({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -190,16 +198,7 @@ describe('housekeeping while a big update is being handled', () => {
 describe("a deleted pod's kill tasks", () => {
   it("carry the pod cache's runtime pod to the stop, and the stop's result to the removal (neither reads the runtime first)", async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-kill-known-'));
-    const options = resolveAgentOptions({
-      nodeName: 'kill-known',
-      rootDir: join(dir, 'root'),
-      runtime: 'fake',
-      port: 0,
-      logLevel: 'silent',
-      relistPeriodMs: 600_000,
-      syncFrequencyMs: 600_000,
-      podInfraContainerImage: 'pause:1',
-    });
+    const options = quietFakeOptions('kill-known', dir);
     const kills: KillPodTask[] = [];
     const runner = inProcessRunner(options, newFakeRuntime({ images: ['pause:1', 'busybox:1'] }), (task) => {
       if (task.kind === 'killPod') kills.push(structuredClone(task));
