@@ -30,12 +30,13 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
   let dir: string;
   let counter: DockerCallCounter;
   let handler: WorkerHandler;
+  let bootstrap: WorkerBootstrap;
 
   beforeEach(async () => {
     node = `test-removal-${randomBytes(4).toString('hex')}`;
     dir = mkdtempSync(path.join(os.tmpdir(), 'kts-removal-calls-'));
     counter = await startDockerCallCounter(path.join(dir, 'docker.sock'), DOCKER_SOCKET);
-    const bootstrap: WorkerBootstrap = {
+    bootstrap = {
       protocol: PROTOCOL_VERSION,
       runtime: 'docker',
       dockerSocketPath: counter.socketPath,
@@ -161,5 +162,31 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
     const again = await kill(pod, { remove: true, knownAbsent: true });
     expect(again).toMatchObject({ runtimePod: null, steps: [] });
     expect(counter.total()).toBe(0);
+  });
+
+  it("on another worker thread: the node scope's ownership inspect before each stop of a container that thread never listed, none after its relist", async () => {
+    const { pod, started } = await startPod();
+    const stop = async (thread: WorkerHandler) => {
+      const r = await thread({
+        kind: 'killPod',
+        protocol: PROTOCOL_VERSION,
+        podUid: pod.metadata!.uid!,
+        gracePeriodSeconds: 5,
+        remove: false,
+        hostIp: '127.0.0.1',
+        pod,
+        cachedRuntimePod: started.runtimePod!,
+      });
+      if (!r.ok) throw new Error(r.error.message);
+    };
+    counter.reset();
+    await stop(createWorkerHandler(bootstrap));
+    expect(counts()).toEqual({ 'GET /containers/json': 1, 'GET /containers/{id}/json': 3, 'POST /containers/{id}/stop': 2 });
+    // The PLEG's relist runs on every thread of the pool in turn; once it listed the pod there, a stop costs the same as on the thread that made it.
+    const listed = createWorkerHandler(bootstrap);
+    expect(await listed({ kind: 'relist', protocol: PROTOCOL_VERSION })).toMatchObject({ ok: true });
+    counter.reset();
+    await stop(listed);
+    expect(counts()).toEqual({ 'GET /containers/json': 1, 'GET /containers/{id}/json': 1, 'POST /containers/{id}/stop': 2 });
   });
 });
