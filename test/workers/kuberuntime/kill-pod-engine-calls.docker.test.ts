@@ -55,8 +55,9 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function run(task: Parameters<WorkerHandler>[0]): Promise<PodSyncResult> {
-    const r = await handler(task);
+  /** `task` on `thread` (default: the handler that started the pod, a worker thread of its own). */
+  async function run(task: Parameters<WorkerHandler>[0], thread = handler): Promise<PodSyncResult> {
+    const r = await thread(task);
     if (!r.ok) throw new Error(`${task.kind} failed: ${r.error.code} ${r.error.message}`);
     return r.value as PodSyncResult;
   }
@@ -93,17 +94,20 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
     return { pod, started };
   }
 
-  const kill = (pod: Pod, extra: Partial<KillPodTask>): Promise<PodSyncResult> =>
-    run({
-      kind: 'killPod',
-      protocol: PROTOCOL_VERSION,
-      podUid: pod.metadata!.uid!,
-      gracePeriodSeconds: 5,
-      remove: false,
-      hostIp: '127.0.0.1',
-      pod,
-      ...extra,
-    });
+  const kill = (pod: Pod, extra: Partial<KillPodTask>, thread = handler): Promise<PodSyncResult> =>
+    run(
+      {
+        kind: 'killPod',
+        protocol: PROTOCOL_VERSION,
+        podUid: pod.metadata!.uid!,
+        gracePeriodSeconds: 5,
+        remove: false,
+        hostIp: '127.0.0.1',
+        pod,
+        ...extra,
+      },
+      thread,
+    );
 
   const counts = () => Object.fromEntries([...counter.counts()].sort(([a], [b]) => (a < b ? -1 : 1)));
 
@@ -166,19 +170,7 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
 
   it("on another worker thread: the node scope's ownership inspect before each stop of a container that thread never listed, none after its relist", async () => {
     const { pod, started } = await startPod();
-    const stop = async (thread: WorkerHandler) => {
-      const r = await thread({
-        kind: 'killPod',
-        protocol: PROTOCOL_VERSION,
-        podUid: pod.metadata!.uid!,
-        gracePeriodSeconds: 5,
-        remove: false,
-        hostIp: '127.0.0.1',
-        pod,
-        cachedRuntimePod: started.runtimePod!,
-      });
-      if (!r.ok) throw new Error(r.error.message);
-    };
+    const stop = (thread: WorkerHandler) => kill(pod, { cachedRuntimePod: started.runtimePod! }, thread);
     counter.reset();
     await stop(createWorkerHandler(bootstrap));
     expect(counts()).toEqual({ 'GET /containers/json': 1, 'GET /containers/{id}/json': 3, 'POST /containers/{id}/stop': 2 });
