@@ -2,7 +2,8 @@
 // socket of ours, and every Engine API request that passes is counted by its route (`POST
 // /containers/create`, `GET /containers/{id}/json`, …), so a bench can say how many Docker calls a
 // pod start makes and which ones. Requests are forwarded unchanged (bodies and streamed answers
-// piped both ways; upgraded/hijacked connections relayed raw). Not used by src/ or by tests.
+// piped both ways; upgraded/hijacked connections relayed raw). Not used by src/; one test counts a pod
+// removal's calls through it in-process (test/workers/kuberuntime/kill-pod-engine-calls.docker.test.ts).
 // KUBELET_TS_BENCH_DOCKER_TRACE=1 prints every request line to stderr (to see which step makes it).
 // It also keeps, per pod UID, when each of that pod's container calls began and ended (podCalls):
 // the Docker part of a pod's startup, which a bench subtracts to find the agent's own part.

@@ -136,6 +136,20 @@ export interface KillPodTask {
   pod?: Pod;
   /** The node's address, for httpGet preStop hooks of hostNetwork pods. */
   hostIp?: string;
+  /**
+   * The pod as the main thread knows the runtime holds it, when it knows for certain: the pod
+   * cache's entry with no PLEG event since its read and no task of the pod failed or in flight since
+   * (the entry is what the last task returned), or, for the removal that follows a stop, the stop's
+   * own result. The kill works from it without reading the runtime first, as the kubelet's
+   * SyncTerminatingPod kills the running pod its pod cache holds (pkg/kubelet/kubelet.go,
+   * kubecontainer.ConvertPodStatusToRunningPod). Optional; absent = read the runtime.
+   */
+  cachedRuntimePod?: RuntimePod;
+  /**
+   * True when the main thread knows the runtime holds nothing of the pod (SyncPodTask.knownAbsent's
+   * rule, or the stop before this removal found nothing): no read. Optional; absent = read the runtime.
+   */
+  knownAbsent?: boolean;
 }
 
 /** relist: list every container this node owns, for the PLEG (one Docker list call). */

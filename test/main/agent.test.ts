@@ -14,7 +14,7 @@ import type { Pod } from '../../src/shared/api.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/options/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
 import { PROTOCOL_VERSION } from '../../src/shared/thread-wire.js';
-import type { SyncPodTask, WorkerTask } from '../../src/shared/sync-tasks.js';
+import type { KillPodTask, SyncPodTask, WorkerTask } from '../../src/shared/sync-tasks.js';
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
 
@@ -46,6 +46,24 @@ function inProcessRunner(options: AgentOptions, fake: FakeRuntime, intercept: (t
     stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
     close: async () => {},
   };
+}
+
+/**
+ * quietFakeOptions: an agent of node `nodeName` on the fake runtime under `dir` (no server port),
+ * whose relists and resyncs come only when a test asks (600 s periods); `extra` overrides.
+ */
+function quietFakeOptions(nodeName: string, dir: string, extra: Partial<AgentOptions> = {}): AgentOptions {
+  return resolveAgentOptions({
+    nodeName,
+    rootDir: join(dir, 'root'),
+    runtime: 'fake',
+    port: 0,
+    logLevel: 'silent',
+    relistPeriodMs: 600_000,
+    syncFrequencyMs: 600_000,
+    podInfraContainerImage: 'pause:1',
+    ...extra,
+  });
 }
 
 let agent: Agent | undefined;
@@ -139,17 +157,7 @@ describe('resourceVersions across agent restarts', () => {
 describe('housekeeping while a big update is being handled', () => {
   it('kills no containers of pods whose ADD is still queued (they are not in the pod manager yet)', async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-orphans-'));
-    const options = resolveAgentOptions({
-      nodeName: 'orphans',
-      rootDir: join(dir, 'root'),
-      runtime: 'fake',
-      port: 0,
-      logLevel: 'silent',
-      relistPeriodMs: 600_000,
-      syncFrequencyMs: 600_000,
-      podInfraContainerImage: 'pause:1',
-      maxPods: 2000,
-    });
+    const options = quietFakeOptions('orphans', dir, { maxPods: 2000 });
     const pods: Pod[] = Array.from({ length: 1000 }, (_, i) => ({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -184,5 +192,38 @@ describe('housekeeping while a big update is being handled', () => {
     await agent.pleg.relist();
     await agent.syncLoop.iteration({ kind: 'housekeeping' });
     expect(kills).toEqual([]);
+  });
+});
+
+describe("a deleted pod's kill tasks", () => {
+  it("carry the pod cache's runtime pod to the stop, and the stop's result to the removal (neither reads the runtime first)", async () => {
+    dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-kill-known-'));
+    const options = quietFakeOptions('kill-known', dir);
+    const kills: KillPodTask[] = [];
+    const runner = inProcessRunner(options, newFakeRuntime({ images: ['pause:1', 'busybox:1'] }), (task) => {
+      if (task.kind === 'killPod') kills.push(structuredClone(task));
+      return undefined;
+    });
+    agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
+    await agent.start();
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default', uid: 'kill-known-1' },
+      spec: { automountServiceAccountToken: false, containers: [{ name: 'main', image: 'busybox:1' }] },
+    };
+    await agent.host.submitPods!([pod]);
+    const running = () => agent!.listPods().find((p) => p.status?.containerStatuses?.[0]?.state?.running);
+    await expect.poll(running, { timeout: 15_000 }).toBeTruthy();
+    await agent.host.deletePod!('default', 'web', 0);
+    await expect.poll(() => agent!.listPods().length, { timeout: 15_000 }).toBe(0);
+    expect(kills.map((k) => k.remove)).toEqual([false, true]);
+    expect(kills[0].knownAbsent).toBeUndefined();
+    expect(kills[0].cachedRuntimePod).toMatchObject({
+      uid: 'kill-known-1',
+      containers: [{ name: 'main', state: 'running' }],
+      sandboxes: [{ state: 'running' }],
+    });
+    expect(kills[1].cachedRuntimePod).toMatchObject({ containers: [{ name: 'main', state: 'exited' }], sandboxes: [{ state: 'exited' }] });
   });
 });

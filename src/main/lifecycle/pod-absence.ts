@@ -22,8 +22,8 @@ const kPruneAbove = 256;
 
 /** PodAbsence: see the file comment. */
 export class PodAbsence {
-  /** Pod UID → its tasks in flight and when the last one ended (epoch ms). */
-  readonly #tasks = new Map<string, { inFlight: number; endedAtMs: number }>();
+  /** Pod UID → its tasks in flight, when the last one ended (epoch ms) and whether it failed. */
+  readonly #tasks = new Map<string, { inFlight: number; endedAtMs: number; failed: boolean }>();
 
   /** `clock`: the clock (epoch ms) of when a task ended; default the real clock. */
   constructor(
@@ -37,10 +37,15 @@ export class PodAbsence {
    */
   async run<T>(uid: string, task: () => Promise<T>): Promise<T> {
     let t = this.#tasks.get(uid);
-    if (!t) this.#tasks.set(uid, (t = { inFlight: 0, endedAtMs: 0 }));
+    if (!t) this.#tasks.set(uid, (t = { inFlight: 0, endedAtMs: 0, failed: false }));
     t.inFlight++;
     try {
-      return await task();
+      const value = await task();
+      t.failed = false;
+      return value;
+    } catch (err) {
+      t.failed = true;
+      throw err;
     } finally {
       t.inFlight--;
       t.endedAtMs = this.clock.now();
@@ -61,9 +66,21 @@ export class PodAbsence {
     return !this.view.hasContainersOf(uid);
   }
 
-  /** #prune drops the entries the last relist covers (idle, ended before it asked). */
+  /**
+   * isSettled: true when no task of pod `uid` is in flight and the last one that ended did not fail,
+   * so what that task returned (the pod cache's entry, while no PLEG event came since) is the
+   * runtime's state: a task that failed may have made containers its caller never heard of, until
+   * a later task of the pod succeeds (KillPodTask.cachedRuntimePod; the kubelet's pod workers wait
+   * for a pod cache entry newer than the last sync, pod_workers.go GetNewerThan).
+   */
+  isSettled(uid: string): boolean {
+    const t = this.#tasks.get(uid);
+    return !t || (t.inFlight === 0 && !t.failed);
+  }
+
+  /** #prune drops the entries the last relist covers (idle, ended before it asked; a failed one is kept for isSettled). */
   #prune(): void {
     const relistAt = this.view.lastRelistObservedAtMs();
-    for (const [uid, t] of this.#tasks) if (t.inFlight === 0 && t.endedAtMs < relistAt) this.#tasks.delete(uid);
+    for (const [uid, t] of this.#tasks) if (t.inFlight === 0 && !t.failed && t.endedAtMs < relistAt) this.#tasks.delete(uid);
   }
 }

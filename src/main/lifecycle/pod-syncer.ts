@@ -26,12 +26,12 @@ import type { Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import { podFields, type Logger } from '../../shared/logging.js';
 import { PROTOCOL_VERSION } from '../../shared/thread-wire.js';
-import type { PodConfigObjects, PodEventRecord, PodSyncResult } from '../../shared/sync-tasks.js';
+import type { KillPodTask, PodConfigObjects, PodEventRecord, PodSyncResult } from '../../shared/sync-tasks.js';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { isPodFinished, podTerminationGracePeriodSeconds } from '../../shared/pod-policy.js';
 
 import type { EventRecorder } from '../events/recorder.js';
-import type { PodCache } from '../pleg/pod-cache.js';
+import type { PodCache, PodCacheSnapshot } from '../pleg/pod-cache.js';
 import type { PodSyncer, SyncPodOutcome } from './pod-workers.js';
 import type { PodLifecycle } from './pod-sync-statuses.js';
 import { kNetworkNotReadyErrorMsg } from '../network/network-setup.js';
@@ -186,7 +186,9 @@ class PodSyncerImpl implements PodSyncer {
     // before the status manager's final delete (pkg/kubelet/kubelet.go, status/status_manager.go),
     // so the pods' watch shows them before DELETED, and DELETED carries them.
     const stopFirst = remove && known !== undefined;
-    const generation = podCache.snapshot(uid).generation;
+    const snapshot = podCache.snapshot(uid);
+    const generation = snapshot.generation;
+    const runtimeKnown = this.#runtimeKnown(uid, snapshot);
     const result = await this.#absence.run(uid, () =>
       runner.run({
         kind: 'killPod',
@@ -196,6 +198,7 @@ class PodSyncerImpl implements PodSyncer {
         remove: remove && !stopFirst,
         hostIp: this.deps.nodeIp,
         ...(known ? { pod: known } : {}),
+        ...runtimeKnown,
       }),
     );
     const record = podManager.get(uid);
@@ -223,9 +226,23 @@ class PodSyncerImpl implements PodSyncer {
         remove: true,
         hostIp: this.deps.nodeIp,
         pod: record.pod,
+        // What the stop just found and left: the removal reads nothing first.
+        ...(result.runtimePod ? { cachedRuntimePod: result.runtimePod } : { knownAbsent: true }),
       }),
     );
     this.#logEvents(record.pod, removed.events);
+  }
+
+  /**
+   * #runtimeKnown: what a kill of pod `uid` may take as the runtime's state instead of reading it
+   * (KillPodTask.cachedRuntimePod / knownAbsent): the pod cache's entry while it is current (no PLEG
+   * event since its read) and the pod's last task neither failed nor runs (PodAbsence.isSettled); or
+   * nothing of the pod, as a new pod's sync is told (PodAbsence.isKnownAbsent). Else nothing: read.
+   */
+  #runtimeKnown(uid: string, snapshot: PodCacheSnapshot): Pick<KillPodTask, 'cachedRuntimePod' | 'knownAbsent'> {
+    if (snapshot.current && snapshot.runtimePod && this.#absence.isSettled(uid)) return { cachedRuntimePod: snapshot.runtimePod };
+    if (!snapshot.runtimePod && this.#absence.isKnownAbsent(uid)) return { knownAbsent: true };
+    return {};
   }
 
   /**

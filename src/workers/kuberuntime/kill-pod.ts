@@ -21,7 +21,7 @@ import { removePodCgroup } from '../cm/pod-cgroup.js';
 import type { NodeKeyring } from '../images/image-puller.js';
 import { unmountUnder } from '../volumes/mount.js';
 import { removeCriContainer } from './remove-container.js';
-import { getCriRuntimePod } from './runtime-pod.js';
+import { getCriRuntimePod, statusToRuntimeContainer, type CriPodRead } from './runtime-pod.js';
 import { runPreStopHook } from './hooks.js';
 import { podDir, podLogsDirectory } from '../kubetypes/pod-dirs.js';
 import { fillTerminationMessageFiles, type LogTailer } from './termination-message.js';
@@ -179,19 +179,29 @@ export async function killCriPod(
 /**
  * removeCriContainers: RemoveContainer for the app containers (in parallel), then RemovePodSandbox
  * for the sandboxes (kuberuntime_gc.go's order), a `RemoveContainer` step each; one already gone counts as removed. Best effort.
+ * Each app container's log files go first (removeCriContainer: a ContainerStatus for its `log_path`),
+ * unless `opts.logsGoWithPod`: the caller removes the pod's whole log directory next, which holds
+ * them (killCriPodTask's removal of a pod; on Docker the json-file goes with the container anyway).
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE.
  */
 export async function removeCriContainers(
   deps: CriSyncDeps,
   containers: Array<Pick<RuntimeContainer, 'id' | 'name' | 'sandbox'>>,
   out: StepSink,
+  opts: { logsGoWithPod?: boolean } = {},
 ): Promise<boolean> {
   let unavailable: unknown;
+  const removeOne = (c: (typeof containers)[number]) =>
+    c.sandbox
+      ? deps.runtime.removePodSandbox(c.id)
+      : opts.logsGoWithPod
+        ? deps.runtime.removeContainer(c.id)
+        : removeCriContainer(deps.runtime, c.id);
   const removeAll = (list: typeof containers) =>
     Promise.all(
       list.map(async (c) => {
         try {
-          await (c.sandbox ? deps.runtime.removePodSandbox(c.id) : removeCriContainer(deps.runtime, c.id));
+          await removeOne(c);
           out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
         } catch (err) {
           if (isNotFound(err)) return void out.steps.push({ action: 'RemoveContainer', target: c.name, ok: true });
@@ -215,11 +225,54 @@ export async function removeCriContainers(
 }
 
 /**
+ * readBackStopped: the pod after a kill whose every stop succeeded, without reading it whole:
+ * `before` (what the kill worked from) with a ContainerStatus of each container it stopped (those
+ * not exited before; in parallel; one removed meanwhile is left out), each sandbox as exited, and
+ * no pod IP (what a whole read, getCriRuntimePod, says of a stopped pod). Those ContainerStatus
+ * calls give what the final status shows (exit codes, finish times, reasons); anything else is the
+ * PLEG's to report, as the kubelet reads a killed pod on the relist that follows its KillPod
+ * (pkg/kubelet/kuberuntime/kuberuntime_manager.go KillPod reads nothing back; generic.go relist).
+ * The annotations are the stopped containers' only.
+ * @throws AgentError from ContainerStatus (ERR_RUNTIME_UNAVAILABLE, …), never not-found.
+ */
+async function readBackStopped(runtime: RuntimeService, before: RuntimePod): Promise<CriPodRead> {
+  const annotations = new Map<string, Record<string, string>>();
+  const containers = await Promise.all(
+    before.containers.map(async (c) => {
+      if (c.state === 'exited') return c;
+      const st = await runtime.containerStatus(c.id).then(
+        (r) => r.status,
+        (err: unknown) => {
+          if (isNotFound(err)) return null;
+          throw err;
+        },
+      );
+      if (!st) return null;
+      annotations.set(c.id, st.annotations);
+      return statusToRuntimeContainer(st, c.sandboxId);
+    }),
+  );
+  return {
+    runtimePod: {
+      ...before,
+      sandboxes: before.sandboxes.map((s) => (s.state === 'exited' ? s : { ...s, state: 'exited' as const })),
+      containers: containers.filter((c): c is RuntimeContainer => c !== null),
+      podIp: '',
+    },
+    annotations,
+  };
+}
+
+/**
  * killCriPodTask carries out a KillPodTask on a CRI runtime (killPod's contract): stop within the
  * grace period (negative: the one on the sandbox's annotation, at most
  * kOrphanMaxGracePeriodSeconds), and with `remove` remove every container and sandbox, unmount
- * and remove `{rootDir}/pods/{uid}`, remove the pod's log directory and its pod cgroup. Resolves
- * with the pod as read afterwards. Idempotent.
+ * and remove `{rootDir}/pods/{uid}`, remove the pod's log directory and its pod cgroup. Idempotent.
+ *
+ * It works from the pod the task carries (`cachedRuntimePod`, or nothing with `knownAbsent`), else
+ * reads it (getCriRuntimePod). Resolves with the pod afterwards: as it was when nothing changed;
+ * null once a removal removed everything; after stops that all succeeded, readBackStopped (a
+ * ContainerStatus of each container stopped); after a failed step, the pod read again whole.
  * @throws AgentError ERR_RUNTIME_UNAVAILABLE, ERR_INVALID_ARGUMENT for an unsafe UID, ERR_NETWORK
  * (retriable; the kubelet's teardown wording) or ERR_RUNTIME when a StopPodSandbox failed — then
  * nothing is removed (killPodWithSyncResult's error; the pod worker retries).
@@ -235,8 +288,9 @@ export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Prom
     backoff: {},
     requeueAfterMs: 0,
   };
-  let read = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
-  let runtimePod = read.runtimePod;
+  // What the main thread knows of the pod (the kubelet's KillPod works from its pod cache), else a read.
+  const read = task.cachedRuntimePod || task.knownAbsent ? null : await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+  const runtimePod = read ? read.runtimePod : (task.cachedRuntimePod ?? null);
   const requested = isGracePeriodFromLabels(task.gracePeriodSeconds)
     ? Math.min(runtimePod?.terminationGracePeriodSeconds ?? kOrphanMaxGracePeriodSeconds, kOrphanMaxGracePeriodSeconds)
     : task.gracePeriodSeconds;
@@ -257,22 +311,55 @@ export async function killCriPodTask(deps: CriSyncDeps, task: KillPodTask): Prom
     throw new AgentError(msg.startsWith('networkPlugin cni failed to teardown') ? 'ERR_NETWORK' : 'ERR_RUNTIME', msg, { retriable: true });
   }
   if (task.remove) {
-    if (runtimePod) changed = (await removeCriContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result)) || changed;
-    await unmountUnder(dir);
-    await rm(dir, { recursive: true, force: true });
     const name = runtimePod?.name || task.pod?.metadata?.name;
     const namespace = runtimePod?.namespace || task.pod?.metadata?.namespace;
-    if (name && namespace) await rm(podLogsDirectory(deps.podLogsDir, namespace, name, task.podUid), { recursive: true, force: true });
+    const logsDir = name && namespace ? podLogsDirectory(deps.podLogsDir, namespace, name, task.podUid) : '';
+    if (runtimePod)
+      changed =
+        (await removeCriContainers(deps, [...runtimePod.containers, ...runtimePod.sandboxes], result, { logsGoWithPod: logsDir !== '' })) ||
+        changed;
+    await unmountUnder(dir);
+    await rm(dir, { recursive: true, force: true });
+    if (logsDir) await rm(logsDir, { recursive: true, force: true });
     if (deps.sandbox?.cgroupsPerQOS) {
       const left = await removePodCgroup(task.podUid, deps.sandbox.cgroupRoot);
       if (left.length) deps.logger?.warn({ uid: task.podUid, errors: left.slice(0, 3) }, 'Failed to remove the pod cgroup');
     }
   }
-  if (changed) {
-    read = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
-    runtimePod = read.runtimePod;
-  }
-  if (!task.remove) await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations, deps.logs);
-  result.runtimePod = runtimePod;
+  result.runtimePod = await podAfterKill(deps, task, runtimePod, read, changed, result);
   return result;
+}
+
+/**
+ * podAfterKill: the pod once killCriPodTask is done (see there), with the termination messages of
+ * the containers it (re)read filled when it only stopped (fillTerminationMessageFiles).
+ */
+async function podAfterKill(
+  deps: CriSyncDeps,
+  task: KillPodTask,
+  before: RuntimePod | null,
+  read: CriPodRead | null,
+  changed: boolean,
+  result: PodSyncResult,
+): Promise<RuntimePod | null> {
+  if (task.remove && changed && result.steps.every((s) => s.action !== 'RemoveContainer' || s.ok)) return null;
+  let after: CriPodRead = read ?? { runtimePod: before, annotations: new Map() };
+  // Whose termination message to fill: every container this task read (a cached pod's were filled by the read it came from).
+  let readNow: (c: RuntimeContainer) => boolean = () => read !== null;
+  if (changed) {
+    const stopsOk = result.steps.every((s) => s.ok || (s.action !== 'KillContainer' && s.action !== 'KillPodSandbox'));
+    if (!task.remove && before && stopsOk) {
+      const back = await readBackStopped(deps.runtime, before);
+      const annotations = new Map([...(read?.annotations ?? []), ...back.annotations]);
+      after = { runtimePod: back.runtimePod, annotations };
+      readNow = (c) => read !== null || back.annotations.has(c.id);
+    } else {
+      after = await getCriRuntimePod(deps.runtime, deps.nodeName, task.podUid);
+      readNow = () => true;
+    }
+  }
+  const pod = after.runtimePod;
+  if (!task.remove && pod)
+    await fillTerminationMessageFiles(deps.rootDir, { ...pod, containers: pod.containers.filter(readNow) }, after.annotations, deps.logs);
+  return pod;
 }

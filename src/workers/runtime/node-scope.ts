@@ -67,8 +67,10 @@ class NodeScopedRuntime implements ContainerRuntime {
     return mine;
   }
 
-  inspectContainer(id: string) {
-    return this.inner.inspectContainer(id);
+  async inspectContainer(id: string) {
+    const c = await this.inner.inspectContainer(id);
+    if (c.id === id && isOwnedBy(c.labels, this.nodeName)) this.#remember(id);
+    return c;
   }
 
   async createContainer(spec: ContainerCreateSpec): Promise<string> {

@@ -72,4 +72,26 @@ describe('PodAbsence', () => {
     expect(absence.isKnownAbsent('p1')).toBe(false);
     expect(absence.isKnownAbsent('q')).toBe(false);
   });
+
+  it('isSettled: no task of the pod in flight and the last one did not fail, relist or not (KillPodTask.cachedRuntimePod)', async () => {
+    const { absence, relist } = setUp();
+    expect(absence.isSettled('a')).toBe(true);
+    let finish!: () => void;
+    const task = absence.run('a', () => new Promise<void>((r) => (finish = r)));
+    expect(absence.isSettled('a')).toBe(false);
+    finish();
+    await task;
+    expect(absence.isSettled('a')).toBe(true);
+    await expect(absence.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(absence.isSettled('a')).toBe(false);
+    // A later relist does not settle it (its events of a pod being terminated are not applied to the pod
+    // cache), nor does the pruning of the tasks it covers; the next task that succeeds does.
+    await relist();
+    for (let i = 0; i < 300; i++) await absence.run(`p${i}`, async () => undefined);
+    await relist();
+    await absence.run('q', async () => undefined);
+    expect(absence.isSettled('a')).toBe(false);
+    await absence.run('a', async () => undefined);
+    expect(absence.isSettled('a')).toBe(true);
+  });
 });

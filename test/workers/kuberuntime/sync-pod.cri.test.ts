@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
+import type { RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import type { PodSyncResult, SyncPodTask } from '../../../src/shared/sync-tasks.js';
 import { kDefaultNodeSandboxSettings } from '../../../src/shared/node-settings.js';
@@ -201,6 +202,57 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     expect(existsSync(logDir)).toBe(false);
     expect(existsSync(path.join(rootDir, 'pods', uid))).toBe(false);
     expect((await criRelist(run.runtime, nodeName)).containers.filter((c) => c.podUid === uid)).toEqual([]);
+  });
+
+  it("kills from what the main thread knows (the pod cache's pod, then the stop's result): the stop reads back the stopped container alone, the removal reads nothing", async () => {
+    const pod = mkPod('known', {
+      containers: [
+        {
+          name: 'main',
+          image: BUSYBOX_IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', 'trap "exit 3" TERM; while true; do sleep 0.1; done'],
+        },
+      ],
+    });
+    const r = await syncPodCri(deps, task(pod));
+    expect(failed(r)).toEqual([]);
+    const uid = pod.metadata!.uid!;
+    const calls: string[] = [];
+    const runtime = new Proxy(run.runtime, {
+      get(t, k) {
+        const v = Reflect.get(t, k) as unknown;
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => (calls.push(String(k)), (v as (...a: unknown[]) => unknown).apply(t, args));
+      },
+    });
+    const kill = (remove: boolean, known: RuntimePod) =>
+      killCriPodTask(
+        { ...deps, runtime },
+        {
+          kind: 'killPod',
+          protocol: PROTOCOL_VERSION,
+          podUid: uid,
+          gracePeriodSeconds: 5,
+          remove,
+          pod,
+          hostIp: '127.0.0.1',
+          cachedRuntimePod: known,
+        },
+      );
+    const stopped = await kill(false, r.runtimePod!);
+    expect(failed(stopped)).toEqual([]);
+    expect(calls.splice(0).sort()).toEqual(['containerStatus', 'stopContainer', 'stopPodSandbox']);
+    expect(stopped.runtimePod!.containers[0]).toMatchObject({ state: 'exited', exitCode: 3 });
+    expect(stopped.runtimePod).toEqual((await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod);
+    const logDir = podLogsDirectory(podLogsDir, 'kts-cri-test', 'known', uid);
+    expect(existsSync(logDir)).toBe(true);
+    const removed = await kill(true, stopped.runtimePod!);
+    expect(failed(removed)).toEqual([]);
+    expect(removed.runtimePod).toBeNull();
+    expect(calls.splice(0).sort()).toEqual(['removeContainer', 'removePodSandbox']);
+    expect(existsSync(logDir)).toBe(false);
+    expect((await getCriRuntimePod(run.runtime, nodeName, uid)).runtimePod).toBeNull();
   });
 
   it('garbage-collects a stopped pod the agent no longer knows: containers, then the sandbox, then its log directory', async () => {

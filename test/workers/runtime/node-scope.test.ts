@@ -67,4 +67,15 @@ describe('node scope guard', () => {
       code: 'ERR_INVALID_ARGUMENT',
     });
   });
+
+  it('trusts an ID an inspect through the scope showed with its labels (a sandbox inspected before its stop), never a foreign one', async () => {
+    const { inner, inspected, scoped } = counted();
+    const mine = await inner.createContainer(spec('k8s_f', ours));
+    const foreign = await inner.createContainer(spec('k8s_g', { 'io.kubernetes.pod.uid': 'u2', 'kubelet-ts.node-name': 'n2' }));
+    await scoped.inspectContainer(mine);
+    await scoped.inspectContainer(foreign);
+    await scoped.stopContainer(mine, 0);
+    await expect(scoped.stopContainer(foreign, 0)).rejects.toMatchObject({ code: 'ERR_INVALID_ARGUMENT' });
+    expect(inspected).toEqual([mine, foreign, foreign]);
+  });
 });

@@ -195,30 +195,40 @@ export class DockerSandboxManager {
   /**
    * stopPodSandbox: kills the sandbox's running containers (the kubelet stopped them with their
    * grace period before), CNI DEL while the netns still exists, then stops the pause container.
-   * Idempotent: a sandbox already gone is not an error.
+   * Idempotent: a sandbox already gone is not an error. With the pod network on, the pause container
+   * is inspected first, as dockershim's StopPodSandbox (getPodSandboxDetails), for the DEL's target
+   * and netns; without it nothing reads an inspect (issue #42: a pod's removal's Engine calls).
    */
   async stopPodSandbox(id: string): Promise<void> {
     this.#justStarted.delete(id);
-    const d = await this.#sandboxIfPresent(id);
-    if (!d) return;
-    const running = (await this.#containersOf(d.id)).filter((c) => c.state === 'running' || c.state === 'paused');
+    const d = this.deps.network.enabled ? await this.#sandboxIfPresent(id) : null;
+    if (this.deps.network.enabled && !d) return;
+    const running = (await this.#containersOf(id)).filter((c) => c.state === 'running' || c.state === 'paused');
     await Promise.all(running.map((c) => this.deps.runtime.stopContainer(c.id, 0)));
-    await this.#tearDown(d);
-    await this.deps.runtime.stopContainer(d.id, kSandboxGracePeriodSeconds);
+    if (d) await this.#tearDown(d);
+    await this.deps.runtime.stopContainer(id, kSandboxGracePeriodSeconds).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
   }
 
-  /** removePodSandbox: removes the sandbox's containers (forced), tears its network down if still set up, removes the pause container. Idempotent. */
+  /**
+   * removePodSandbox: removes the sandbox's containers (forced), tears its network down if still set
+   * up, removes the pause container. Idempotent. With the pod network on, the pause container is
+   * inspected first (gone: nothing to do), for the CNI DEL's target and netns; without it there is no
+   * network to tear down, and, as dockershim's RemovePodSandbox (docker_sandbox.go), the list of its
+   * containers and the removals are all (issue #42: no inspect in a pod's removal that nothing reads).
+   */
   async removePodSandbox(id: string): Promise<void> {
     this.#justStarted.delete(id);
-    const d = await this.#sandboxIfPresent(id);
-    if (!d) return;
-    for (const c of await this.#containersOf(d.id)) {
+    const d = this.deps.network.enabled ? await this.#sandboxIfPresent(id) : null;
+    if (this.deps.network.enabled && !d) return;
+    for (const c of await this.#containersOf(id)) {
       await this.deps.runtime.removeContainer(c.id).catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
     }
-    await this.#tearDown(d);
-    await this.deps.runtime.removeContainer(d.id).catch((err: unknown) => {
+    if (d) await this.#tearDown(d);
+    await this.deps.runtime.removeContainer(id).catch((err: unknown) => {
       if (!isNotFound(err)) throw err;
     });
   }
