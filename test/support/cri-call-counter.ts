@@ -19,6 +19,8 @@ export interface CriCall {
   request: Record<string, unknown>;
   /** The pod UID the call is about, when the proxy can tell (see {@link CriCallCounter.podOf}); '' otherwise. */
   podUid: string;
+  /** ListPodSandbox / ListContainers: the IDs the runtime answered, once it answered. */
+  answerIds?: string[];
   /** The gRPC error's details when the runtime refused the call. */
   error?: string;
   /** Set once the runtime answered (or refused). */
@@ -85,10 +87,11 @@ export async function startCriCallCounter(upstream: string, dir: string): Promis
   const learnFromAnswer = (method: string, call: CriCall, answer: Record<string, unknown>) => {
     if (method === 'RunPodSandbox') learn(answer.pod_sandbox_id, call.podUid);
     else if (method === 'CreateContainer') learn(answer.container_id, call.podUid);
-    else if (method === 'ListPodSandbox')
-      for (const s of (answer.items as { id: string; labels: unknown }[]) ?? []) learn(s.id, labelsUid(s.labels));
-    else if (method === 'ListContainers')
-      for (const c of (answer.containers as { id: string; labels: unknown }[]) ?? []) learn(c.id, labelsUid(c.labels));
+    else if (method === 'ListPodSandbox' || method === 'ListContainers') {
+      const items = ((method === 'ListPodSandbox' ? answer.items : answer.containers) as { id: string; labels: unknown }[]) ?? [];
+      for (const x of items) learn(x.id, labelsUid(x.labels));
+      call.answerIds = items.map((x) => x.id);
+    }
   };
   const { RuntimeService, ImageService } = loadCriServices();
   for (const ctor of [RuntimeService, ImageService]) {
