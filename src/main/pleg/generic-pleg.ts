@@ -261,6 +261,11 @@ export function newGenericPleg(options: GenericPlegOptions, deps: GenericPlegDep
       failing = false;
       const byPod = new Map<string, PodLifecycleEvent[]>();
       for (const e of events) {
+        // A container seen created (or in a state the runtime does not name) wakes nobody, as the
+        // kubelet's Relist drops ContainerChanged ("not reliable and no other components use yet"):
+        // the sync that created it reports it, and its start or death makes the next relist's event.
+        // Delivered, it cost a whole read of the pod after every start a relist caught half way.
+        if (e.type === 'ContainerChanged') continue;
         let list = byPod.get(e.uid);
         if (!list) byPod.set(e.uid, (list = []));
         list.push(e);

@@ -13,6 +13,7 @@
  * 4. renames the live file to `<path>.<YYYYMMDD-hhmmss>` (UTC) and calls ReopenContainerLog; if
  *    the reopen fails it renames the file back, to try again next period.
  *
+ * A container's log path is read once (ContainerStatus.log_path, kept by ID while it runs).
  * A missing live file is reopened first (ReopenContainerLog). A file already rotated this second
  * waits for the next period (upstream's rename would overwrite it). Errors are logged per
  * container and never stop the loop; a round never overlaps the previous one.
@@ -85,6 +86,13 @@ class Manager implements ContainerLogManager {
   #timer: TimerHandle | null = null;
   #round: Promise<void> = Promise.resolve();
   #busy = false;
+  /**
+   * Each running container's log_path, by ID, from its first ContainerStatus: a container's log
+   * path is fixed by its ContainerConfig at creation, so it is asked once, not every period as
+   * upstream's rotateLogs asks (one ContainerStatus per running container every 10 s: 100 calls a
+   * second at 1,000 pods). Kept for the containers the last list showed running.
+   */
+  readonly #paths = new Map<string, string>();
 
   constructor(
     private readonly deps: ContainerLogManagerDeps,
@@ -131,6 +139,8 @@ class Manager implements ContainerLogManager {
       this.deps.logger?.warn({ err }, 'Failed to rotate container logs: list containers');
       return;
     }
+    const live = new Set(ids);
+    for (const id of this.#paths.keys()) if (!live.has(id)) this.#paths.delete(id);
     for (const id of ids) {
       try {
         await this.#processContainer(id);
@@ -141,8 +151,12 @@ class Manager implements ContainerLogManager {
   }
 
   async #processContainer(id: string): Promise<void> {
-    const path = (await this.deps.runtime.containerStatus(id)).status?.log_path;
-    if (!path) return;
+    let path = this.#paths.get(id);
+    if (path === undefined) {
+      path = (await this.deps.runtime.containerStatus(id)).status?.log_path;
+      if (!path) return;
+      this.#paths.set(id, path);
+    }
     let size = await sizeOf(path);
     if (size === null) {
       // The runtime lost its file (or a rotation stopped half-way): have it open a new one.

@@ -53,6 +53,31 @@ describe('generic PLEG', () => {
     expect(pleg.healthy().ok).toBe(true);
   });
 
+  it('a container seen created makes no event, as the kubelet drops ContainerChanged from its relist; its start does', async () => {
+    // A relist that lands between a sync's CreateContainer and its StartContainer: delivered, the
+    // ContainerChanged made the pod's next sync read it whole again (on containerd, 4 CRI calls).
+    const seen: PodLifecycleEvent[] = [];
+    const pleg = newGenericPleg(
+      {},
+      {
+        runner: runner([
+          [c('s', 'p1', 'running')],
+          [c('s', 'p1', 'running'), c('a', 'p1', 'created')],
+          [c('s', 'p1', 'running'), c('a', 'p1', 'running')],
+        ]),
+        logger: pino({ level: 'silent' }),
+        onEvents: (byPod) => seen.push(...[...byPod.values()].flat()),
+      },
+    );
+    await pleg.relist();
+    seen.length = 0;
+    await pleg.relist();
+    expect(seen).toEqual([]);
+    expect(pleg.hasContainersOf('p1')).toBe(true);
+    await pleg.relist();
+    expect(seen).toEqual([{ uid: 'p1', type: 'ContainerStarted', containerId: 'a' }]);
+  });
+
   it('a container a sync read and something removed before the next relist makes a ContainerRemoved (observeRuntimePod)', async () => {
     // Relists: only the sandbox (the container started and was removed between them).
     const r = newFakePodSyncRunner({ relist: () => ({ containers: [c('s', 'p1', 'running')], observedAtMs: 1000 }) });

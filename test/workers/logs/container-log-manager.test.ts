@@ -82,6 +82,29 @@ describe('newContainerLogManager', () => {
     ]);
   });
 
+  it("asks each running container's log path once (ContainerStatus), not every round; a container gone is forgotten", async () => {
+    const asked: string[] = [];
+    const counted: ContainerLogManagerDeps['runtime'] = {
+      ...runtime,
+      containerStatus: (id, verbose, opts) => {
+        asked.push(id);
+        return runtime.containerStatus(id, verbose, opts);
+      },
+    };
+    const m = newContainerLogManager({ runtime: counted, clock: { ...realClock, now: () => now } }, { maxSizeBytes: 10, maxFiles: 3 });
+    await m.rotateLogs();
+    await writeFile(join(dir, 'big.log'), 'x'.repeat(20));
+    now += 60_000;
+    await m.rotateLogs();
+    expect(asked.sort()).toEqual(['big', 'small']);
+    expect(reopened).toEqual(['big', 'big']); // rotated in both rounds, from the path read once
+    delete containers.small;
+    await m.rotateLogs();
+    containers.small = ['CONTAINER_RUNNING', join(dir, 'small.log')];
+    await m.rotateLogs();
+    expect(asked.sort()).toEqual(['big', 'small', 'small']);
+  });
+
   it('a failing reopen renames the file back; a second rotation in the same second waits', async () => {
     reopenFails = true;
     await manager().rotateLogs();
