@@ -252,6 +252,14 @@ export interface PodSyncResult {
   backoff: Record<string, BackoffEntry>;
   /** Ask the pod worker to sync again after this many milliseconds (backoff expiry); 0 = no. */
   requeueAfterMs: number;
+  /**
+   * syncPod only: true when a sync planned from `runtimePod` with this result's `backoff` (and the
+   * task's other inputs) would make no runtime call, record no event, hold nothing back and return
+   * these `waiting` and `backoff` again: what a sync asked by a PLEG event that `runtimePod` already
+   * shows would do, so the main thread may leave that sync out (pod-cache.ts `settled`). Absent =
+   * false (not known).
+   */
+  settled?: boolean;
 }
 
 /** A container as seen by a relist: just enough to notice changes. */

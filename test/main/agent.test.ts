@@ -12,41 +12,9 @@ import { unmountUnder } from '../../src/workers/volumes/mount.js';
 import { newAgent, type Agent } from '../../src/main/agent.js';
 import type { Pod } from '../../src/shared/api.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/options/agent-options.js';
-import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
-import { PROTOCOL_VERSION } from '../../src/shared/thread-wire.js';
-import type { KillPodTask, SyncPodTask, WorkerTask } from '../../src/shared/sync-tasks.js';
-import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
-import { createWorkerHandler } from '../../src/workers/sync.worker.js';
-
-/**
- * inProcessRunner: a PodSyncRunner that runs every task on this thread with the worker's own
- * handler over `fake`. `intercept` sees each task first; a value it returns answers the task instead.
- */
-function inProcessRunner(options: AgentOptions, fake: FakeRuntime, intercept: (task: WorkerTask) => unknown): PodSyncRunner {
-  const handler = createWorkerHandler(
-    {
-      protocol: PROTOCOL_VERSION,
-      runtime: 'fake',
-      dockerSocketPath: '',
-      nodeName: options.nodeName,
-      rootDir: options.rootDir,
-      podInfraContainerImage: 'pause:1',
-      logLevel: 'silent',
-    },
-    fake,
-  );
-  return {
-    run: (async (task: WorkerTask) => {
-      const answer = intercept(task);
-      if (answer !== undefined) return answer;
-      const r = await handler(task);
-      if (!r.ok) throw Object.assign(new Error(r.error.message), r.error);
-      return r.value;
-    }) as PodSyncRunner['run'],
-    stats: () => ({ threads: 0, queueSize: 0, completed: 0, utilization: 0 }),
-    close: async () => {},
-  };
-}
+import type { KillPodTask, SyncPodTask } from '../../src/shared/sync-tasks.js';
+import { newFakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
+import { inProcessRunner, startFakeAgentWithWebPod } from '../support/in-process-runner.js';
 
 /**
  * quietFakeOptions: an agent of node `nodeName` on the fake runtime under `dir` (no server port),
@@ -78,33 +46,16 @@ afterEach(async () => {
 describe('resync from the cached runtime state', () => {
   it('is used for a pod nothing happened to, and dropped after a PLEG event', async () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-resync-'));
-    const manifests = join(dir, 'manifests');
-    await mkdir(manifests);
-    const options = resolveAgentOptions({
-      nodeName: 'resync-cache',
-      podManifestPath: manifests,
-      rootDir: join(dir, 'root'),
-      runtime: 'fake',
-      port: 0,
-      logLevel: 'silent',
-      syncFrequencyMs: 1000,
-      relistPeriodMs: 600_000,
-      podInfraContainerImage: 'pause:1',
-    });
-    const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
     const syncs: SyncPodTask[] = [];
-    const runner = inProcessRunner(options, fake, (task) => {
-      if (task.kind === 'syncPod') syncs.push(task);
-      return undefined;
-    });
-    agent = newAgent(options, { logger: pino({ level: 'silent' }), serve: false, runner });
-    await agent.start();
-    await writeFile(
-      join(manifests, 'web.yaml'),
-      'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: main, image: "busybox:1"}]\n',
+    const { fake, running } = await startFakeAgentWithWebPod(
+      dir,
+      { nodeName: 'resync-cache', syncFrequencyMs: 1000 },
+      (task) => {
+        if (task.kind === 'syncPod') syncs.push(task);
+        return undefined;
+      },
+      (a) => (agent = a),
     );
-    const running = () => agent!.listPods().find((p) => p.status?.containerStatuses?.[0]?.state?.running);
-    await expect.poll(running, { timeout: 15_000 }).toBeTruthy();
 
     // A resync of the running pod carries the cache and makes no runtime call.
     const n = syncs.length;
@@ -117,7 +68,7 @@ describe('resync from the cached runtime state', () => {
     const id = running()!.status!.containerStatuses![0].containerID!.replace(/^[a-z]+:\/\//, '');
     fake.exit(id, 1);
     const m = syncs.length;
-    await agent.pleg.relist();
+    await agent!.pleg.relist();
     await expect.poll(() => agent!.listPods()[0]?.status?.containerStatuses?.[0]?.restartCount, { timeout: 15_000 }).toBe(1);
     expect(syncs[m].cachedRuntimePod).toBeUndefined();
   });

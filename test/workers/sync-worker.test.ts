@@ -247,3 +247,35 @@ describe("syncPod with the main thread's cached runtime state", () => {
     expect(r.steps.some((s) => s.action === 'KillContainer')).toBe(true);
   });
 });
+
+describe('syncPod: whether its next sync would change nothing (PodSyncResult.settled)', () => {
+  it("a start sync that started everything is settled, and so is a sync from its result's cache", async () => {
+    const pod = mkPod([app('a'), app('b')]);
+    const first = await sync(pod);
+    expect(first.steps.filter((s) => s.action === 'StartContainer' && s.ok)).toHaveLength(2);
+    expect(first.settled).toBe(true);
+    const again = await sync(pod, { cachedRuntimePod: first.runtimePod!, backoff: first.backoff });
+    expect(again).toMatchObject({ steps: [], settled: true });
+  });
+
+  it('a start sync that leaves the next container to its next sync is not (a sidecar started first)', async () => {
+    const pod = mkPod([app('a')], { initContainers: [app('proxy', { restartPolicy: 'Always' } as Partial<Container>)] });
+    const first = await sync(pod);
+    expect(first.runtimePod!.containers.map((c) => c.name)).toEqual(['proxy']);
+    expect(first.settled).toBe(false);
+    const second = await sync(pod, { cachedRuntimePod: first.runtimePod!, backoff: first.backoff });
+    expect(second.runtimePod!.containers.map((c) => c.name).sort()).toEqual(['a', 'proxy']);
+    expect(second.settled).toBe(true);
+  });
+
+  it('a sync that holds a container back in its restart backoff is not', async () => {
+    const pod = mkPod([app('a')]);
+    const first = await sync(pod);
+    fake.exit(first.runtimePod!.containers[0].id, 1);
+    const restarted = await sync(pod, { backoff: first.backoff });
+    fake.exit(restarted.runtimePod!.containers.find((c) => c.state === 'running')!.id, 1);
+    const held = await sync(pod, { backoff: restarted.backoff });
+    expect(held.waiting.a?.reason).toBe('CrashLoopBackOff');
+    expect(held.settled).toBe(false);
+  });
+});

@@ -2,7 +2,10 @@
  * Counterpart of k8s.io/client-go/tools/record (EventRecorder with its EventCorrelator): core/v1
  * Events about pods, kept in a bounded ring on the main thread. A repeat of the same event (same
  * object, reason, message, type and source) bumps `count` and `lastTimestamp` of the stored event
- * instead of adding a new one, as the correlator's aggregation does. Every event is also logged.
+ * instead of adding a new one, as the correlator's aggregation does. Every event is also logged: a
+ * Warning at warn, a Normal one at debug — the kubelet logs its events at V(3)
+ * (cmd/kubelet/app/server.go: eventBroadcaster.StartStructuredLogging(3)), so at the default
+ * `--v=0` a pod start's Scheduled/Pulled/Created/Started cost no log line on the main thread.
  * A message is kept to {@link kMaxEventMessageBytes} (it often quotes pod-provided text such as an
  * image name: a 900 KB one made every stored and logged event 900 KB, issue #11 finding 4).
  */
@@ -23,7 +26,7 @@ export const kMaxEventMessageBytes = 1024;
 
 /** EventRecorder: records and lists pod events. Main thread only. */
 export interface EventRecorder {
-  /** record stores (or counts again) one event about `pod` and logs it (Warning at warn, Normal at info). */
+  /** record stores (or counts again) one event about `pod` and logs it (Warning at warn, Normal at debug). */
   record(pod: Pod, event: PodEventRecord): void;
   /** list returns the stored events, oldest first; optionally only those about one pod UID. */
   list(filter?: { uid?: string; namespace?: string }): Event[];
@@ -89,7 +92,7 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
       }
       events.set(key, event);
       if (events.size > capacity) events.delete(events.keys().next().value as string);
-      const level = e.type === 'Warning' ? 'warn' : 'info';
+      const level = e.type === 'Warning' ? 'warn' : 'debug';
       if (deps.logger.isLevelEnabled(level)) {
         // Fields added to podFields' fresh object: spreading it into a new literal cost ~10 µs
         // per event, most of record()'s time with 10,000 pods starting (measured on Node 20).

@@ -94,7 +94,7 @@ class PodSyncerImpl implements PodSyncer {
     this.#absence = new PodAbsence(deps.runtimeView, this.#clock);
   }
 
-  async syncPod(uid: string): Promise<SyncPodOutcome> {
+  async syncPod(uid: string, cause?: 'pleg'): Promise<SyncPodOutcome> {
     const { podManager, podCache, runner, events } = this.deps;
     const record = podManager.get(uid);
     if (!record) return {};
@@ -104,6 +104,10 @@ class PodSyncerImpl implements PodSyncer {
     if (networkError !== '') return this.#waitForNetwork(record, networkError);
     const started = this.#clock.monotonicMs();
     const cached = podCache.snapshot(uid);
+    // Asked only by PLEG events that the cache already shows (the engine's start events of what the
+    // last sync started and read back), and that sync found a sync from this entry would change
+    // nothing: its result is known — no task, no status to generate again (issue #42).
+    if (cause === 'pleg' && cached.settled) return this.#outcome(record, deadlineLeftMs, 0);
     const configObjects = this.deps.configObjects?.(record.pod);
     const knownAbsent = !cached.runtimePod && this.#absence.isKnownAbsent(uid);
     const result = await this.#absence
@@ -131,7 +135,7 @@ class PodSyncerImpl implements PodSyncer {
         });
         throw err;
       });
-    podCache.set(uid, result.runtimePod, cached.generation);
+    podCache.set(uid, result.runtimePod, cached.generation, result.settled);
     // The PLEG's relist cache learns what this sync read (a container started and removed between two relists still makes an event).
     if (result.runtimePod) this.deps.runtimeView.observeRuntimePod?.(result.runtimePod);
     this.#applyResult(record, result);
@@ -140,13 +144,20 @@ class PodSyncerImpl implements PodSyncer {
       'Synced pod',
     );
     if (podManager.get(uid) !== record) return {};
-    const phase = record.status?.phase;
-    if (isPodFinished(record.pod, phase)) {
+    return this.#outcome(record, deadlineLeftMs, result.requeueAfterMs);
+  }
+
+  /**
+   * #outcome: what a sync of `record` tells the pod workers once its status is published — terminal
+   * when the pod is done, else a requeue after `requeueAfterMs` (ms; 0 = none) or, sooner, when its
+   * active deadline (`deadlineLeftMs`, null = none) passes.
+   */
+  #outcome(record: PodRecord, deadlineLeftMs: number | null, requeueAfterMs: number): SyncPodOutcome {
+    if (isPodFinished(record.pod, record.status?.phase)) {
       // The pod is done: stop its sandbox, keep the dead containers for their status and logs.
       this.deps.admission.release(record);
       return { terminal: { gracePeriodSeconds: podTerminationGracePeriodSeconds(record.pod) } };
     }
-    let requeueAfterMs = result.requeueAfterMs;
     if (deadlineLeftMs !== null) requeueAfterMs = requeueAfterMs > 0 ? Math.min(requeueAfterMs, deadlineLeftMs) : deadlineLeftMs;
     return { requeueAfterMs };
   }

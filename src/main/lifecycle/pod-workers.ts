@@ -37,7 +37,12 @@ import { newPodSyncStatuses, type PodLifecycle, type PodSyncStatuses } from './p
 
 /** PodWork: what a pod worker is asked to do. */
 export type PodWork =
-  | { type: 'sync' }
+  /**
+   * Sync the pod. `cause: 'pleg'`: only PLEG events asked for it (syncLoopIteration's plegCh); the
+   * syncer may leave it out when the pod cache shows them all and a sync would change nothing
+   * (PodSyncer.syncPod). Merged with any other sync, the cause is dropped: that one runs.
+   */
+  | { type: 'sync'; cause?: 'pleg' }
   /** Stop the pod's containers within `gracePeriodSeconds`; `remove` also removes them (pod gone). */
   | { type: 'kill'; gracePeriodSeconds: number; remove: boolean };
 
@@ -68,8 +73,12 @@ export interface SyncPodOutcome {
  * backoff (a kill stays a kill).
  */
 export interface PodSyncer {
-  /** syncPod brings pod `uid` to its desired state once; not called once its termination was requested. */
-  syncPod(uid: string): Promise<SyncPodOutcome>;
+  /**
+   * syncPod brings pod `uid` to its desired state once; not called once its termination was
+   * requested. `cause` 'pleg': only PLEG events asked for this sync (PodWork); the syncer may then
+   * leave the runtime alone when it knows the sync would change nothing.
+   */
+  syncPod(uid: string, cause?: 'pleg'): Promise<SyncPodOutcome>;
   /**
    * syncTerminatingPod stops pod `uid`'s containers within `gracePeriodSeconds` (-1: the grace
    * period recorded on the containers, for a pod whose spec is gone); `remove` also removes them.
@@ -173,6 +182,8 @@ function merge(waiting: PodWork | null, next: PodWork): PodWork {
       remove: waiting.remove || next.remove,
     };
   }
+  // A sync only PLEG events asked for stays one only while every sync merged into it was.
+  if (waiting.type === 'sync' && next.type === 'sync' && waiting.cause !== next.cause) return { type: 'sync' };
   return next;
 }
 
@@ -214,7 +225,7 @@ class PodWorkersImpl implements PodWorkers {
     const { syncer } = this.deps;
     if (work.type === 'sync') {
       if (this.#terminations.has(uid)) return;
-      const outcome = await syncer.syncPod(uid);
+      const outcome = await syncer.syncPod(uid, work.cause);
       // A kill asked while the sync ran wins over what the sync concluded.
       if (this.#terminations.has(uid)) return;
       if (outcome.terminal) this.update(uid, { type: 'kill', gracePeriodSeconds: outcome.terminal.gracePeriodSeconds, remove: false });

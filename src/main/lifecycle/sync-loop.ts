@@ -5,7 +5,8 @@
  *
  * - `config`: a source update → the sync handler (SyncLoop ADD / UPDATE / REMOVE, sync-handler.ts);
  * - `pleg`: pod lifecycle events → the pod cache learns them (a restarting container's death is
- *   published at once) and the pod is synced;
+ *   published at once) and the pod is synced (unless the cache shows every event and the last sync
+ *   said a sync would change nothing: the engine's start events of what that sync started);
  * - `probe`: a probe result changed a pod's readiness (`status`: publish) or asks a restart (`kill`: sync);
  * - `resync`: every `--sync-frequency`, every pod is synced;
  * - `objects`: a ConfigMap or Secret the pods `uids` reference appeared, changed or went
@@ -122,7 +123,9 @@ class SyncLoopImpl implements SyncLoop {
       // the sync (evented.go updates the pod cache from the event); the sync that follows publishes
       // the authoritative status. A death that ends the pod waits for the sync's termination message.
       if (changed) this.deps.statusPublisher.publish(record);
-      podWorkers.update(uid, { type: 'sync' });
+      // As syncLoopIteration's plegCh: the pod is synced; a sync only events asked for is left out
+      // by the syncer when the pod cache shows them all and says that sync would change nothing.
+      podWorkers.update(uid, { type: 'sync', cause: 'pleg' });
     }
   }
 

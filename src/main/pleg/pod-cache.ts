@@ -17,7 +17,9 @@
  * generation they were read at.
  *
  * Readers: the status generator, the probe manager, the logs endpoint, metrics, and the next sync
- * (which plans from the cache without reading the runtime only while {@link PodCacheSnapshot.current}).
+ * (which plans from the cache without reading the runtime only while {@link PodCacheSnapshot.current},
+ * and, when only PLEG events asked for it, is left out while {@link PodCacheSnapshot.settled}: the
+ * sync that stored the entry found that a sync from it would change nothing).
  * Main thread only; every method is synchronous and O(containers of the pod).
  */
 import type { Pod } from '../../shared/api.js';
@@ -33,6 +35,11 @@ export interface PodCacheSnapshot {
   generation: number;
   /** True when no PLEG event came since the last read, so `runtimePod` still matches the runtime. */
   current: boolean;
+  /**
+   * True when `current` and the sync that stored `runtimePod` found that a sync planned from it
+   * would change nothing (PodSyncResult.settled): a sync asked only by PLEG events may be left out.
+   */
+  settled: boolean;
 }
 
 /** PodCache: the runtime pod cache (see the file comment for who writes it and how). */
@@ -46,8 +53,10 @@ export interface PodCache {
    * before the read). Deaths applied by {@link observeEvent} after that generation are kept on top
    * of it. The entry is current again only when no event came since `generation` — or only
    * ContainerStarted events of containers `runtimePod` shows running (it was read after them).
+   * `settled`: the read's sync says a sync from `runtimePod` would change nothing (kept only while
+   * the entry is `runtimePod` itself, no death applied on top).
    */
-  set(uid: string, runtimePod: RuntimePod | null, generation: number): void;
+  set(uid: string, runtimePod: RuntimePod | null, generation: number, settled?: boolean): void;
   /**
    * observeEvent records one PLEG event of pod `uid`: the entry is no longer current, and a
    * `ContainerDied` with its exit is applied when `desired` says the container will restart
@@ -85,6 +94,8 @@ interface Entry {
   starts: Map<string, number> | undefined;
   /** The generation of the latest event that was not a ContainerStarted (0: none). */
   otherAt: number;
+  /** The last set() was settled (PodCacheSnapshot.settled while current). */
+  settled: boolean;
 }
 
 /** showsRunning: true when `pod` has container (or sandbox) `id` running. */
@@ -98,7 +109,11 @@ class PodCacheImpl implements PodCache {
 
   #entry(uid: string): Entry {
     let e = this.#entries.get(uid);
-    if (!e) this.#entries.set(uid, (e = { runtimePod: null, generation: 0, readAt: -1, exits: undefined, starts: undefined, otherAt: 0 }));
+    if (!e)
+      this.#entries.set(
+        uid,
+        (e = { runtimePod: null, generation: 0, readAt: -1, exits: undefined, starts: undefined, otherAt: 0, settled: false }),
+      );
     return e;
   }
 
@@ -108,11 +123,12 @@ class PodCacheImpl implements PodCache {
 
   snapshot(uid: string): PodCacheSnapshot {
     const e = this.#entries.get(uid);
-    if (!e) return { runtimePod: null, generation: 0, current: false };
-    return { runtimePod: e.runtimePod, generation: e.generation, current: e.runtimePod !== null && e.readAt === e.generation };
+    if (!e) return { runtimePod: null, generation: 0, current: false, settled: false };
+    const current = e.runtimePod !== null && e.readAt === e.generation;
+    return { runtimePod: e.runtimePod, generation: e.generation, current, settled: current && e.settled };
   }
 
-  set(uid: string, runtimePod: RuntimePod | null, generation: number): void {
+  set(uid: string, runtimePod: RuntimePod | null, generation: number, settled = false): void {
     const e = this.#entry(uid);
     let pod = runtimePod;
     if (e.exits) {
@@ -124,6 +140,7 @@ class PodCacheImpl implements PodCache {
     }
     e.runtimePod = pod;
     e.readAt = generation;
+    e.settled = settled && pod === runtimePod;
     if (e.starts) {
       for (const [id, g] of e.starts) if (g <= generation) e.starts.delete(id);
       // Only starts came since the read's generation, and the read shows each of them running: it

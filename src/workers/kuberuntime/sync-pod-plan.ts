@@ -50,6 +50,41 @@ export function isNothingToDo(a: PodActions): boolean {
   );
 }
 
+/** sameEntries: two flat records hold the same keys with equal (deep-equal, key order aside) values. Pure. */
+function sameEntries(a: Record<string, object>, b: Record<string, object>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => {
+    const x = a[k] as Record<string, unknown>;
+    const y = b[k] as Record<string, unknown> | undefined;
+    if (!y) return false;
+    const fields = Object.keys(x);
+    return fields.length === Object.keys(y).length && fields.every((f) => x[f] === y[f]);
+  });
+}
+
+/**
+ * isSettled: the plan `next`, made from a sync result's runtime pod with that result's `backoff`
+ * (as the pod's next sync would make it), does nothing, records no event, holds nothing back
+ * (no requeue) and leaves `waiting` and `backoff` as they are (PodSyncResult.settled): a sync
+ * from that runtime pod would change nothing. `otherEvents`: what else such a sync would record
+ * (the pod's volume set-up events); any makes it unsettled. Pure.
+ */
+export function isSettled(
+  next: PodActions,
+  result: Pick<PodSyncResult, 'waiting' | 'backoff'>,
+  otherEvents: readonly unknown[] = [],
+): boolean {
+  return (
+    isNothingToDo(next) &&
+    next.events.length === 0 &&
+    otherEvents.length === 0 &&
+    next.requeueAfterMs === 0 &&
+    sameEntries(next.waiting, result.waiting) &&
+    sameEntries(next.backoff, result.backoff)
+  );
+}
+
 /**
  * isFinishedPodKill: the plan's only kill is the sandbox of a pod that has finished — restartPolicy
  * Never or OnFailure, the sandbox unchanged, and every container of it exited. Such a pod's status

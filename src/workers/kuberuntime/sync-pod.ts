@@ -35,7 +35,15 @@ import { oomScoreAdjFloor } from '../cm/oom-score-floor.js';
 import { imageStatusOnce } from './image-status-once.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { verifyRunAsNonRoot } from './security-checks.js';
-import { isFinishedPodKill, isNothingToDo, killOptions, pullPolicyOf, recordSandboxFailure, recordStartFailure } from './sync-pod-plan.js';
+import {
+  isFinishedPodKill,
+  isNothingToDo,
+  isSettled,
+  killOptions,
+  pullPolicyOf,
+  recordSandboxFailure,
+  recordStartFailure,
+} from './sync-pod-plan.js';
 import { fillTerminationMessageFiles } from './termination-message.js';
 import os from 'node:os';
 
@@ -289,8 +297,8 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
   const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp });
   const net = { enabled: deps.podNetwork !== false && pod.spec?.hostNetwork !== true };
-  const plan = (rp: RuntimePod | null) =>
-    computePodActions(pod, rp, task.backoff ?? {}, deps.clock.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
+  const plan = (rp: RuntimePod | null, backoff = task.backoff ?? {}) =>
+    computePodActions(pod, rp, backoff, deps.clock.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
   if (task.cachedRuntimePod) {
     const planned = plan(task.cachedRuntimePod);
     if (isNothingToDo(planned)) {
@@ -302,6 +310,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
         waiting: { ...planned.waiting },
         backoff: planned.backoff,
         requeueAfterMs: planned.requeueAfterMs,
+        settled: isSettled(planned, { waiting: planned.waiting, backoff: task.backoff ?? {} }, volumes.events),
       };
     }
   }
@@ -391,6 +400,10 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
         deps.logs,
       );
   }
+  // Would the pod's next sync, planned from what this one leaves, change nothing (PodSyncResult.settled)?
+  r.settled = s.changed
+    ? isSettled(plan(r.runtimePod, r.backoff), r, volumes.events)
+    : isSettled(actions, { waiting: r.waiting, backoff: task.backoff ?? {} }, volumes.events);
   deps.logger?.debug({ uid, steps: r.steps.length, changed: s.changed, requeueAfterMs: r.requeueAfterMs }, 'Synced pod (CRI)');
   return r;
 }

@@ -35,21 +35,22 @@ describe('event recorder', () => {
     expect(r.list({ uid: 'b' }).map((e) => e.reason)).toEqual(['Three']);
   });
 
-  it('logs each event with the pod fields, Warning at warn and Normal at info, only where that level is enabled', () => {
+  it('logs each event with the pod fields, Warning at warn and Normal at debug (the kubelet V(3)), only where that level is enabled', () => {
     const lines: Array<[string, Record<string, unknown>, string]> = [];
     const fake = (enabled: string[]) => ({
       isLevelEnabled: (level: string) => enabled.includes(level),
       info: vi.fn((o: Record<string, unknown>, msg: string) => lines.push(['info', o, msg])),
+      debug: vi.fn((o: Record<string, unknown>, msg: string) => lines.push(['debug', o, msg])),
       warn: vi.fn((o: Record<string, unknown>, msg: string) => lines.push(['warn', o, msg])),
     });
-    const all = fake(['info', 'warn']);
+    const all = fake(['debug', 'info', 'warn']);
     const r = newEventRecorder({ nodeName: 'n1' }, { logger: all as unknown as Logger });
     r.record(pod('a'), { type: 'Normal', reason: 'Started', message: 'Started container c', fieldPath: 'spec.containers{c}' });
     r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off' });
     r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off' });
     expect(lines).toEqual([
       [
-        'info',
+        'debug',
         {
           pod: 'p-a',
           namespace: 'ns',
@@ -73,13 +74,14 @@ describe('event recorder', () => {
       ],
     ]);
 
-    // With info off (e.g. a silent logger), a Normal event builds no log line at all.
+    // At info (the default --v=0) a Normal event builds no log line at all.
     lines.length = 0;
-    const warnOnly = fake(['warn']);
+    const warnOnly = fake(['info', 'warn']);
     const q = newEventRecorder({ nodeName: 'n1' }, { logger: warnOnly as unknown as Logger });
     q.record(pod('b'), { type: 'Normal', reason: 'Pulled', message: 'x' });
     q.record(pod('b'), { type: 'Warning', reason: 'Failed', message: 'y' });
     expect(warnOnly.info).not.toHaveBeenCalled();
+    expect(warnOnly.debug).not.toHaveBeenCalled();
     expect(lines.map(([level, o]) => [level, o.reason])).toEqual([['warn', 'Failed']]);
     expect(q.list().map((e) => e.reason)).toEqual(['Pulled', 'Failed']);
   });

@@ -57,7 +57,7 @@ describe('pod cache', () => {
   it('is empty and not current for an unknown pod', () => {
     const cache = newPodCache();
     expect(cache.get('u')).toBeNull();
-    expect(cache.snapshot('u')).toEqual({ runtimePod: null, generation: 0, current: false });
+    expect(cache.snapshot('u')).toEqual({ runtimePod: null, generation: 0, current: false, settled: false });
   });
 
   it('is current after a read until an event comes; any event makes it stale', () => {
@@ -105,6 +105,31 @@ describe('pod cache', () => {
     cache.observeEvent('u', pod(), { uid: 'u', type: 'ContainerRemoved', containerId: 'c0' });
     cache.set('u', runtimePod(running('c4')), g3);
     expect(cache.snapshot('u').current).toBe(false);
+  });
+
+  it("is settled only while current and as the read's sync said, and never with a death applied on top of the read", () => {
+    const cache = newPodCache();
+    cache.set('u', runtimePod(), 0, true);
+    const g = cache.snapshot('u').generation;
+    // The start sync's own containers: their events come before its read-back is stored.
+    cache.observeEvent('u', pod(), started('c1'));
+    expect(cache.snapshot('u')).toMatchObject({ current: false, settled: false });
+    cache.set('u', runtimePod(running('c1')), g, true);
+    expect(cache.snapshot('u')).toMatchObject({ current: true, settled: true });
+    // A start it already shows running says nothing new: still settled.
+    cache.observeEvent('u', pod(), started('c1'));
+    expect(cache.snapshot('u').settled).toBe(true);
+    // A read whose sync did not say so is not.
+    cache.set('u', runtimePod(running('c1')), cache.snapshot('u').generation);
+    expect(cache.snapshot('u')).toMatchObject({ current: true, settled: false });
+    // Any other event makes the entry stale, so not settled.
+    cache.set('u', runtimePod(running('c1')), cache.snapshot('u').generation, true);
+    const before = cache.snapshot('u').generation;
+    cache.observeEvent('u', pod(), died('c1'));
+    expect(cache.snapshot('u')).toMatchObject({ current: false, settled: false });
+    // An older read stored with the death applied on top is not what its sync judged.
+    cache.set('u', runtimePod(running('c1')), before, true);
+    expect(cache.snapshot('u').settled).toBe(false);
   });
 
   it("applies a restarting container's death from its event at once (publish it), but not one that ends the container", () => {

@@ -1,0 +1,93 @@
+// The sync a runtime event asks when it says nothing new (issue #42: the main thread's CPU per pod
+// start). On Docker, the engine's `start` events of the sandbox and the container a sync has just
+// started come while that sync runs or just after it stored its read-back: each asked one more
+// sync task, which planned from the cache, found nothing to do and still crossed to a worker and
+// back (the task and the result cloned, the status generated again). Counted here per pod start,
+// in-process over the fake runtime, with the events given to the sync loop as the evented PLEG
+// gives them; the same count with an event that does say something new keeps its sync.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Agent } from '../../../src/main/agent.js';
+import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
+import type { PodSyncResult, SyncPodTask } from '../../../src/shared/sync-tasks.js';
+import { startFakeAgentWithWebPod } from '../../support/in-process-runner.js';
+
+let started: Agent | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await started?.stop();
+  started = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const startedEvent = (uid: string, containerId: string): PodLifecycleEvent => ({ uid, type: 'ContainerStarted', containerId });
+
+/** startsOf: the ContainerStarted events of what a start sync started (its sandbox and containers), as Docker's `start` events say. */
+function startsOf(result: PodSyncResult): PodLifecycleEvent[] {
+  const rp = result.runtimePod!;
+  return [...rp.sandboxes, ...rp.containers].map((c) => startedEvent(rp.uid, c.id));
+}
+
+/** A macrotask: every sync the events asked has been posted by then (the pod workers dispatch in microtasks). */
+const settle = () => new Promise((r) => setImmediate(r));
+
+/**
+ * startAgent: an agent on the fake runtime whose every syncPod task is recorded in `syncs`;
+ * `duringSync(result)` runs once per sync, after the runtime calls and before the main thread gets
+ * the result (events that come while the sync is in flight).
+ */
+async function startAgent(duringSync?: (result: PodSyncResult) => Promise<void>) {
+  dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-pleg-syncs-'));
+  const syncs: SyncPodTask[] = [];
+  const results: PodSyncResult[] = [];
+  // No resync during the test (no relist either): every sync counted is one the pod's start or the events asked.
+  const { agent, running } = await startFakeAgentWithWebPod(
+    dir,
+    { nodeName: 'pleg-syncs', syncFrequencyMs: 600_000 },
+    (task, run) => {
+      if (task.kind !== 'syncPod') return undefined;
+      syncs.push(task);
+      return (async () => {
+        const result = (await run()) as PodSyncResult;
+        results.push(result);
+        await duringSync?.(result);
+        return result;
+      })();
+    },
+    (a) => (started = a),
+  );
+  await settle();
+  return { agent, syncs, results, uid: running()!.metadata!.uid! };
+}
+
+describe('a pod start: the syncs its runtime events ask', () => {
+  it('the start events of what the sync started, coming after it stored its read-back, post no sync task', async () => {
+    const { agent, syncs, results, uid } = await startAgent();
+    expect(syncs).toHaveLength(1);
+    expect(results[0].settled).toBe(true);
+    await agent.syncLoop.iteration({ kind: 'pleg', byPod: new Map([[uid, startsOf(results[0])]]) });
+    await settle();
+    expect(syncs).toHaveLength(1);
+
+    // An event the cache does not show (a container it never read) still syncs, reading the runtime.
+    await agent.syncLoop.iteration({ kind: 'pleg', byPod: new Map([[uid, [startedEvent(uid, 'f'.repeat(64))]]]) });
+    await settle();
+    await expect.poll(() => syncs.length, { timeout: 10_000 }).toBe(2);
+    expect(syncs[1].cachedRuntimePod).toBeUndefined();
+  });
+
+  it('the start events coming while the start sync is in flight leave no second sync task once its read-back shows them', async () => {
+    let injected = false;
+    const { syncs, results, uid } = await startAgent(async (result) => {
+      if (injected || !result.runtimePod) return;
+      injected = true;
+      await started!.syncLoop.iteration({ kind: 'pleg', byPod: new Map([[result.podUid, startsOf(result)]]) });
+    });
+    expect(injected).toBe(true);
+    await settle();
+    expect(syncs).toHaveLength(1);
+    expect(results[0].podUid).toBe(uid);
+  });
+});
