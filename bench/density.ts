@@ -48,6 +48,12 @@
 // in each rep, a floor run at `--settings-concurrency` (16) of bare pairs and of pairs with each of
 // the kubelet's settings (bench/floor-settings.ts): the engine CPU each one costs.
 //
+// The agent's CPU per pod start is also given by thread (bench/thread-cpu.ts: main, the sync pool,
+// the events, logs and manifest workers, V8's platform threads, libuv's threadpool and the rest).
+// `--warm-up` starts and removes a burst of the same size through each agent before its timed one:
+// the timed burst is then an agent's that has started pods before (its code loaded and compiled, as a
+// node's long-running agent's is) rather than a fresh process's first.
+//
 // At density (issue #16 item 4): `--steady 30` adds, once every pod is Running, bench/at-density.ts's
 // figures — RSS per pod, idle CPU, relist p99, container death → watch frame (`--deaths 20`), GET
 // /pods — as rows of the same table. `--pods 1000 --network-plugin none --no-raw --steady 30` is the
@@ -61,7 +67,7 @@
 // Docker-only rows (Engine calls, engine CPU, IPAM leases, at-density) are Docker's part's.
 //
 //   npm run bench -- density [--runtime docker|containerd|both] [--pods 100] [--rate 0 (burst) | 5] [--workers 2] [--raw-concurrency 8,16,32] [--no-raw] [--network-plugin cni|none] [--no-count-calls]
-//                            [--fixed-limit N,…] [--engine-cpus X | --private-engine] [--reps 1] [--steady 0 (s) --deaths 20] [--no-settle]
+//                            [--fixed-limit N,…] [--engine-cpus X | --private-engine] [--reps 1] [--steady 0 (s) --deaths 20] [--no-settle] [--warm-up]
 //                            [--floor-settings none,binds,… --settings-concurrency 16]
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -82,7 +88,7 @@ import {
   type SettingRun,
 } from './density-reps.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
-import { startMainThreadCpu } from './thread-cpu.js';
+import { formatThreadCpu, startMainThreadCpu, startThreadCpu } from './thread-cpu.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
 import { onInterrupt } from './interrupt.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
@@ -101,6 +107,7 @@ import {
   summary,
   table,
   waitUntil,
+  warmUpAgent,
   writeResult,
 } from './lib.js';
 
@@ -122,6 +129,7 @@ const { values: args } = parseArgs({
     steady: { type: 'string', default: '0' },
     deaths: { type: 'string', default: '20' },
     'no-settle': { type: 'boolean', default: false },
+    'warm-up': { type: 'boolean', default: false },
     runtime: { type: 'string', default: 'docker' },
   },
 });
@@ -193,12 +201,14 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   });
   delete process.env[kFixedLimitEnv]; // the worker threads took their copy of the environment
   agentNode = b.nodeName;
+  if (args['warm-up']) await warmUpAgent(b, N, 'agent');
   await settled();
   const rssBefore = process.memoryUsage().rss;
   await counter?.reset();
   const engineSince = engineCpu?.();
   const cpu0 = process.cpuUsage();
   const mainCpu = startMainThreadCpu();
+  const threadCpu = startThreadCpu();
   const t0 = performance.now();
   /** When pod i's manifest is written (performance.now() ms): all at t0 in a burst. */
   const dueMs = (i: number) => t0 + (rate === 0 ? 0 : (i * 1000) / rate);
@@ -230,6 +240,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
     );
   const cpu = process.cpuUsage(cpu0);
   const main = mainCpu();
+  const threads = threadCpu();
   const engineCpuMsPerPod = ((engineSince?.() ?? NaN) * 1000) / N;
   const startCalls = counter ? perPod(await counter.counts()) : undefined;
   // Each pod's startup (accepted → Running) less the time one of its own Docker calls was under
@@ -266,6 +277,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   await removeByLabel(docker, `kubelet-ts.node-name=${b.nodeName}`);
   const cpuMsPerPod = (cpu.user + cpu.system) / 1000 / N;
   const mainThreadCpuMsPerPod = main.ms / N;
+  const threadCpuMsPerPod = Object.fromEntries(Object.entries(threads).map(([kind, ms]) => [kind, ms / N]));
   return {
     allRunningMs,
     firstRunningMs,
@@ -274,6 +286,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
     ipamLeasesAfter,
     cpuMsPerPod,
     mainThreadCpuMsPerPod,
+    threadCpuMsPerPod,
     engineCpuMsPerPod,
     dockerCallsPerPod: startCalls?.perPod,
     startCalls,
@@ -360,7 +373,7 @@ async function dockerDensity(): Promise<void> {
     const raw = raws.length ? best(raws) : null;
     const ratio = raw ? agent.allRunningMs / raw.allRunningMs : NaN;
     const s = (ms: number) => ms / 1000;
-    const mode = rate === 0 ? 'burst' : `paced at ${rate} pods/s`;
+    const mode = `${rate === 0 ? 'burst' : `paced at ${rate} pods/s`}${args['warm-up'] ? ', after a warm-up burst' : ''}`;
     const engineWord = engine
       ? engineCpus !== undefined
         ? `own dockerd limited to ${engineCpus} cores`
@@ -426,6 +439,7 @@ async function dockerDensity(): Promise<void> {
           raw ? raw.clientCpuMsPerPod.toFixed(1) : '-',
           '',
         ],
+        ['  by thread (bench/thread-cpu.ts)', formatThreadCpu(agent.threadCpuMsPerPod), '', ''],
         [
           'engine CPU per pod start, ms (dockerd + containerd + shims)',
           agent.engineCpuMsPerPod,
@@ -487,6 +501,7 @@ async function dockerDensity(): Promise<void> {
         floorConcurrency: raw.concurrency,
         agentCpuMsPerPod: agent.cpuMsPerPod,
         agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod,
+        agentThreadCpuMsPerPod: agent.threadCpuMsPerPod,
         floorClientCpuMsPerPod: raw.clientCpuMsPerPod,
       });
     }
@@ -501,10 +516,19 @@ async function criDensity(): Promise<void> {
   const endpoint = benchCriEndpoint();
   const rt = new RemoteRuntimeService(endpoint);
   try {
-    const cri = await densityOnCri(rt, endpoint, { pods: N, rate, workers, reps, concurrencies: rawConcurrencies, runId, settle: settled });
+    const cri = await densityOnCri(rt, endpoint, {
+      pods: N,
+      rate,
+      workers,
+      reps,
+      concurrencies: rawConcurrencies,
+      runId,
+      settle: settled,
+      warmUp: args['warm-up'],
+    });
     figures.push(cri.figures);
     console.log(
-      `\ndensity on ${cri.runtime.name} ${cri.runtime.version} (CRI): ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s (floor: burst)`}, ${workers} worker threads, best of ${reps}`,
+      `\ndensity on ${cri.runtime.name} ${cri.runtime.version} (CRI): ${N} pods, ${rate === 0 ? 'burst' : `paced at ${rate} pods/s (floor: burst)`}${args['warm-up'] ? ', after a warm-up burst' : ''}, ${workers} worker threads, best of ${reps}`,
     );
     console.log(table(runtimesTable([cri.figures])));
     console.log(`results: ${writeResult('containerd-density', { date: new Date().toISOString(), pods: N, rate, workers, reps, ...cri })}`);

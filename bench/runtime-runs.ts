@@ -10,8 +10,8 @@ import type { RemoteRuntimeService } from '../src/workers/runtime/cri/remote-run
 import { criFloor, removeCriByLabel, type CriFloorRun } from './cri-floor-run.js';
 import { onInterrupt } from './interrupt.js';
 import { errorLines } from './peer-plan.js';
-import { podYaml, sleepUntil, startBenchAgent, summary, waitUntil } from './lib.js';
-import { startMainThreadCpu } from './thread-cpu.js';
+import { podYaml, sleepUntil, startBenchAgent, summary, waitUntil, warmUpAgent } from './lib.js';
+import { formatThreadCpu, startMainThreadCpu, startThreadCpu } from './thread-cpu.js';
 
 /** BenchRuntime: where the agent's pods (and the floor's) run. */
 export type BenchRuntime = 'docker' | 'containerd';
@@ -54,8 +54,10 @@ export interface CriAgentRun {
   allRemovedMs: number;
   /** The whole process (main thread, worker threads, the bench's watch client) per pod start. */
   cpuMsPerPod: number;
-  /** The main thread alone (event-loop utilisation × elapsed) per pod start. */
+  /** The main thread alone (its CPU time from /proc) per pod start. */
   mainThreadCpuMsPerPod: number;
+  /** The process's CPU per pod start by thread kind (bench/thread-cpu.ts startThreadCpu). */
+  threadCpuMsPerPod: Record<string, number>;
   startupMs: ReturnType<typeof summary>;
 }
 
@@ -69,15 +71,17 @@ export interface CriAgentRun {
 export async function agentOnCri(
   rt: RemoteRuntimeService,
   endpoint: string,
-  opts: { pods: number; rate: number; workers: number; settle?: () => Promise<unknown> },
+  opts: { pods: number; rate: number; workers: number; settle?: () => Promise<unknown>; warmUp?: boolean },
 ): Promise<CriAgentRun> {
   const { pods, rate, workers } = opts;
   const b = await startBenchAgent('density-cri', { workers, syncFrequencyMs: 60_000, ...criAgentOverrides(endpoint) });
   const unregister = onInterrupt(() => removeCriByLabel(rt, { 'kubelet-ts.node-name': b.nodeName }));
   try {
+    if (opts.warmUp) await warmUpAgent(b, pods, 'agent on containerd');
     await opts.settle?.();
     const cpu0 = process.cpuUsage();
     const mainCpu = startMainThreadCpu();
+    const threadCpu = startThreadCpu();
     const t0 = performance.now();
     if (rate === 0) {
       await Promise.all(Array.from({ length: pods }, (_, i) => b.write(`density-${i}.yaml`, podYaml(`density-${i}`))));
@@ -91,6 +95,7 @@ export async function agentOnCri(
     const allRunningMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const main = mainCpu();
+    const threads = threadCpu();
     const firstRunningMs = Math.min(...b.times.running.values()) - t0;
     const startupMs = summary([...b.times.running].map(([uid, t]) => t - (b.times.accepted.get(uid) ?? t0)));
     const t1 = performance.now();
@@ -103,6 +108,7 @@ export async function agentOnCri(
       startupMs,
       cpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods,
       mainThreadCpuMsPerPod: main.ms / pods,
+      threadCpuMsPerPod: Object.fromEntries(Object.entries(threads).map(([kind, ms]) => [kind, ms / pods])),
     };
   } finally {
     unregister();
@@ -120,6 +126,8 @@ export interface RuntimeFigures {
   floorConcurrency: number;
   agentCpuMsPerPod: number;
   agentMainThreadCpuMsPerPod: number;
+  /** The agent process's CPU per pod start by thread kind (bench/thread-cpu.ts), where measured. */
+  agentThreadCpuMsPerPod?: Record<string, number>;
   floorClientCpuMsPerPod: number;
 }
 
@@ -150,6 +158,9 @@ export function runtimesTable(rows: readonly RuntimeFigures[]): (string | number
       r.floorClientCpuMsPerPod.toFixed(1),
     ]),
   ];
+  for (const r of rows)
+    if (r.agentThreadCpuMsPerPod)
+      out.push([`${r.runtime}: agent CPU ms/pod by thread`, formatThreadCpu(r.agentThreadCpuMsPerPod), '', '', '', '']);
   const docker = rows.find((r) => r.runtime === 'docker');
   const cri = rows.find((r) => r.runtime === 'containerd');
   if (docker && cri) {
@@ -192,6 +203,8 @@ export async function densityOnCri(
     concurrencies: readonly number[];
     runId: string;
     settle: () => Promise<unknown>;
+    /** Start and remove a burst of `pods` before each timed agent run (bench/lib.ts warmUpAgent). */
+    warmUp?: boolean;
   },
 ): Promise<CriDensity> {
   const version = await rt.version('0.1.0');
@@ -224,6 +237,7 @@ export async function densityOnCri(
       floorConcurrency: floor.concurrency,
       agentCpuMsPerPod: agent.cpuMsPerPod,
       agentMainThreadCpuMsPerPod: agent.mainThreadCpuMsPerPod,
+      agentThreadCpuMsPerPod: agent.threadCpuMsPerPod,
       floorClientCpuMsPerPod: floor.clientCpuMsPerPod,
     },
   };

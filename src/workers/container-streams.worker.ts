@@ -35,6 +35,9 @@ import type { ContainerRuntime, ContainerStream, NodeRuntime } from './runtime/c
 import { getRuntime } from './runtime/runtime-service.js';
 import { startCriPortForward } from './streams/cri-port-forward.js';
 import { startPortForward, type PortForwardPort } from './streams/port-forward.js';
+import { announceThreadRole } from '../shared/thread-roles.js';
+
+announceThreadRole('container-streams');
 
 /** The runtime port-forward.ts gets for a direct reach on a CRI runtime: never asked (a netns reach goes to the CRI's PortForward). */
 const kNoNetnsRuntime = {

@@ -23,6 +23,9 @@ import type {
 import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
+import { announceThreadRole } from '../shared/thread-roles.js';
+
+announceThreadRole('manifest');
 
 /**
  * runLoadStaticPods answers a `loadStaticPods` task: loadStaticPods on the manifest's text and

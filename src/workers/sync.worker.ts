@@ -25,6 +25,9 @@ import type { ContainerRuntime, NodeRuntime } from './runtime/container/runtime.
 import { newPodNetwork } from './network/network-service.js';
 import { kPodUidLabel } from './kubetypes/label-keys.js';
 import { RemoteRuntimeService } from './runtime/cri/remote-runtime.js';
+import { announceThreadRole } from '../shared/thread-roles.js';
+
+announceThreadRole('sync');
 
 /** A worker handler: one task in, one WorkerResult out; never rejects. */
 export type WorkerHandler = (task: WorkerTask) => Promise<WorkerResult>;

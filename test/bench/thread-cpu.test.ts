@@ -1,9 +1,11 @@
 // bench/thread-cpu.ts: the density benches' "main thread" CPU row counts the main thread's own CPU
 // time, not the time its event loop was busy (which also holds waits: a blocked or descheduled
 // thread), nor the worker threads' CPU.
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { mainThreadCpuMs, startMainThreadCpu } from '../../bench/thread-cpu.js';
+import { formatThreadCpu, mainThreadCpuMs, startMainThreadCpu, startThreadCpu } from '../../bench/thread-cpu.js';
 
 /** Spin the calling thread until it has used `ms` of CPU by process.cpuUsage (user + system). */
 function spin(ms: number): void {
@@ -46,5 +48,39 @@ describe('startMainThreadCpu', () => {
       await worker.terminate();
     }
     expect(beside().ms).toBeLessThan(150);
+  });
+});
+
+describe('startThreadCpu', () => {
+  it("puts a worker thread's CPU under the role it announced (src/shared/thread-roles.ts), the main thread's under main", async () => {
+    const byKind = startThreadCpu();
+    // A worker that loads the agent's announcement module (through tsx, as worker-entry.ts does from source), announces `sync` and spins 300 ms.
+    const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
+    const roles = fileURLToPath(new URL('../../src/shared/thread-roles.ts', import.meta.url));
+    const worker = new Worker(
+      `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(roles)}).announceThreadRole('sync');
+       setTimeout(() => { const s = process.cpuUsage(); for (;;) { const d = process.cpuUsage(s); if ((d.user + d.system) / 1000 >= 300) break; }
+         require('node:worker_threads').parentPort.postMessage('spun'); setInterval(() => {}, 1000); }, 50);`,
+      { eval: true },
+    );
+    let kinds: Record<string, number>;
+    try {
+      // Read while the worker is alive: an ended thread's CPU is no longer in /proc.
+      await new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      spin(100);
+      kinds = byKind();
+    } finally {
+      await worker.terminate();
+    }
+    // /proc counts in 10 ms ticks; the worker's module loading adds to its 300 ms.
+    expect(kinds.sync).toBeGreaterThanOrEqual(250);
+    expect(kinds.main).toBeGreaterThanOrEqual(80);
+  });
+
+  it('formats main first, then the largest', () => {
+    expect(formatThreadCpu({ other: 1.5, sync: 8.25, main: 3 })).toBe('main 3.0 · sync 8.3 · other 1.5');
   });
 });
