@@ -6,7 +6,7 @@
 // tid is the process ID.
 import { readdirSync, readFileSync } from 'node:fs';
 import { BroadcastChannel } from 'node:worker_threads';
-import { kThreadRolesChannel, type ThreadRoleAnnouncement } from '../src/shared/thread-roles.js';
+import { kThreadRolesChannel, type ThreadRoleAnnouncement } from '../src/workers/thread-roles.js';
 import { performance } from 'node:perf_hooks';
 
 /** Clock ticks per second of /proc's utime and stime (sysconf(_SC_CLK_TCK): 100 on Linux). */
@@ -77,7 +77,7 @@ const platformTids = (() => {
   const tids = [...threadCpuMs().keys()].filter((tid) => tid !== process.pid).sort((a, b) => a - b);
   return new Set(tids.slice(0, 1 + (Number.isInteger(poolSize) && poolSize > 0 ? poolSize : 4)));
 })();
-/** Worker threads' roles by tid, as the agent's worker entries announce them (src/shared/thread-roles.ts). */
+/** Worker threads' roles by tid, as the agent's worker entries announce them (src/workers/thread-roles.ts). */
 const roleByTid = new Map<number, string>();
 const rolesChannel = new BroadcastChannel(kThreadRolesChannel);
 rolesChannel.onmessage = (e) => {

@@ -19,7 +19,7 @@ import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
 import type { ContainerEventsBootstrap, ContainerEventsCommand, ContainerEventsMessage } from '../shared/container-events.js';
 import { getRuntime } from './runtime/node-runtime.js';
 import type { ContainerEventWatch, NodeRuntime } from './runtime/container/runtime.js';
-import { announceThreadRole } from '../shared/thread-roles.js';
+import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('container-events');
 

@@ -20,7 +20,7 @@ import { newLogger, type Logger } from '../shared/logging.js';
 import { newContainerLogManager, type ContainerLogManager } from './logs/container-log-manager.js';
 import { getRuntime } from './runtime/node-runtime.js';
 import type { ContainerLogReader, NodeRuntime } from './runtime/container/runtime.js';
-import { announceThreadRole } from '../shared/thread-roles.js';
+import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('container-logs');
 

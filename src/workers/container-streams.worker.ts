@@ -35,7 +35,7 @@ import type { ContainerRuntime, ContainerStream, NodeRuntime } from './runtime/c
 import { getRuntime } from './runtime/runtime-service.js';
 import { startCriPortForward } from './streams/cri-port-forward.js';
 import { startPortForward, type PortForwardPort } from './streams/port-forward.js';
-import { announceThreadRole } from '../shared/thread-roles.js';
+import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('container-streams');
 

@@ -23,7 +23,7 @@ import type {
 import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
-import { announceThreadRole } from '../shared/thread-roles.js';
+import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('manifest');
 

@@ -25,7 +25,7 @@ import type { ContainerRuntime, NodeRuntime } from './runtime/container/runtime.
 import { newPodNetwork } from './network/network-service.js';
 import { kPodUidLabel } from './kubetypes/label-keys.js';
 import { RemoteRuntimeService } from './runtime/cri/remote-runtime.js';
-import { announceThreadRole } from '../shared/thread-roles.js';
+import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('sync');
 

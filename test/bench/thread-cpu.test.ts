@@ -52,11 +52,11 @@ describe('startMainThreadCpu', () => {
 });
 
 describe('startThreadCpu', () => {
-  it("puts a worker thread's CPU under the role it announced (src/shared/thread-roles.ts), the main thread's under main", async () => {
+  it("puts a worker thread's CPU under the role it announced (src/workers/thread-roles.ts), the main thread's under main", async () => {
     const byKind = startThreadCpu();
     // A worker that loads the agent's announcement module (through tsx, as worker-entry.ts does from source), announces `sync` and spins 300 ms.
     const tsx = createRequire(import.meta.url).resolve('tsx/cjs/api');
-    const roles = fileURLToPath(new URL('../../src/shared/thread-roles.ts', import.meta.url));
+    const roles = fileURLToPath(new URL('../../src/workers/thread-roles.ts', import.meta.url));
     const worker = new Worker(
       `require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(roles)}).announceThreadRole('sync');
        setTimeout(() => { const s = process.cpuUsage(); for (;;) { const d = process.cpuUsage(s); if ((d.user + d.system) / 1000 >= 300) break; }
