@@ -9,7 +9,8 @@
  * cgroup v2 (a unified hierarchy) is not handled yet: there `podCgroupSupported` is false and the
  * pods run without a pod cgroup (--pod-max-pids then limits each container, Docker's PidsLimit).
  */
-import { readdir, readFile, rmdir, stat, mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readdir, readFile, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
@@ -101,11 +102,12 @@ export function podCgroupName(pod: Pod, cgroupRoot: string): string {
   return path.posix.join(cgroupRoot, 'kubepods', `${tier}pod${uid}`);
 }
 
-let supported: boolean | undefined;
+const supported = new Map<string, boolean>();
 
-/** podCgroupSupported: true on a cgroup v1 host (the memory, cpu and pids hierarchies are mounted under /sys/fs/cgroup). Cached per thread. */
+/** podCgroupSupported: true on a cgroup v1 host (the memory, cpu and pids hierarchies are mounted under `mount`). Cached per thread and mount. */
 export async function podCgroupSupported(mount = kCgroupMount): Promise<boolean> {
-  if (supported !== undefined && mount === kCgroupMount) return supported;
+  const known = supported.get(mount);
+  if (known !== undefined) return known;
   const ok = (
     await Promise.all(
       ['memory', 'cpu', 'pids'].map((c) =>
@@ -116,15 +118,55 @@ export async function podCgroupSupported(mount = kCgroupMount): Promise<boolean>
       ),
     )
   ).every(Boolean);
-  if (mount === kCgroupMount) supported = ok;
+  supported.set(mount, ok);
   return ok;
+}
+
+/** The value a cgroup v1 file holds in a cgroup just made (the kernel's defaults), by file name. */
+const kFreshCgroupValues: Readonly<Record<string, string>> = {
+  'cpu.shares': '1024',
+  'cpu.cfs_period_us': String(kCpuPeriodUs),
+  'cpu.cfs_quota_us': '-1',
+  'memory.limit_in_bytes': '-1',
+  'pids.max': 'max',
+};
+
+/**
+ * mkdirCgroup makes the cgroup directory `dir` (and its parents when missing); returns true
+ * when it made `dir` itself (a fresh cgroup: its files hold the kernel's defaults), false when it
+ * was there already. Synchronous: see ensurePodCgroup.
+ */
+function mkdirCgroup(dir: string): boolean {
+  try {
+    mkdirSync(dir);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'ENOENT') throw err;
+  }
+  // The kubepods/<tier> parents are missing only for the node's first pod of a tier.
+  mkdirSync(path.dirname(dir), { recursive: true });
+  try {
+    mkdirSync(dir);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
 }
 
 /**
  * ensurePodCgroup, as EnsureExists + Update: creates the pod's cgroup in the memory, cpu and
  * pids hierarchies and writes its limits (resourceConfigForPod); resolves to the CgroupParent to
- * give Docker. Idempotent (the limits are rewritten each call: a changed pod changes them).
- * Runs on a worker thread as root.
+ * give Docker. Idempotent: in a cgroup that was already there every limit is rewritten (a changed
+ * pod changes them); in one it just made, only the limits that differ from the kernel's defaults
+ * (cpu.shares 1024, no CFS quota on a 100 ms period, no memory limit, pids.max `max`), as runc's
+ * libcontainer/cgroups/fs (cpu.go, memory.go, pids.go Set) writes only the resources the kubelet
+ * set — for a BestEffort pod without --pod-max-pids one write, cpu.shares.
+ * The calls are synchronous: it runs on a worker thread of the sync pool only (never on the main
+ * thread), and cgroupfs is an in-memory file system whose mkdir and small writes do not block — a
+ * promise call would cost a FileHandle and a libuv threadpool hop per operation.
  * @throws AgentError ERR_RUNTIME naming the file that could not be written.
  */
 export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit: number, mount = kCgroupMount): Promise<string> {
@@ -137,11 +179,12 @@ export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit
     ['memory', 'memory.limit_in_bytes', String(rc.memoryBytes ?? -1)],
     ['pids', 'pids.max', rc.pidsLimit ? String(rc.pidsLimit) : 'max'],
   ];
-  for (const ctl of ['cpu', 'memory', 'pids']) await mkdir(path.join(mount, ctl, name), { recursive: true });
+  const fresh = new Set(['cpu', 'memory', 'pids'].filter((ctl) => mkdirCgroup(path.join(mount, ctl, name))));
   for (const [ctl, file, value] of files) {
+    if (fresh.has(ctl) && kFreshCgroupValues[file] === value) continue;
     const p = path.join(mount, ctl, name, file);
     try {
-      await writeFile(p, value);
+      writeFileSync(p, value);
     } catch (err) {
       throw new AgentError('ERR_RUNTIME', `pod cgroup: cannot write ${value} to ${p}: ${(err as Error).message}`, { cause: err });
     }

@@ -15,7 +15,7 @@ import type { Pod } from '../../shared/api.js';
 import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { kMaxDNSNameservers, kMaxDNSSearchListChars, kMaxDNSSearchPaths } from '../../shared/validation-sandbox.js';
 import { podDir } from '../kubetypes/pod-dirs.js';
-import { writePodFile } from './etc-hosts.js';
+import { writePodFileSync } from '../kubetypes/pod-files.js';
 
 /** A resolver configuration (the CRI DNSConfig). */
 export interface DNSConfig {
@@ -200,6 +200,6 @@ export async function ensureResolvConf(
 ): Promise<{ path: string; events: PodEventRecord[] }> {
   const { config, events } = await readPodDNS(pod, node);
   const file = resolvConfPath(rootDir, pod.metadata?.uid ?? '');
-  await writePodFile(file, resolvConfContent(config));
+  writePodFileSync(file, resolvConfContent(config));
   return { path: file, events };
 }

@@ -21,6 +21,7 @@ import { milliCpu } from '../cm/cpu-quota.js';
 import { configError } from '../kubetypes/config-error.js';
 import { fieldRefValue, resourceFieldValue, resourceQuantity, type DownwardAPIContext } from '../kubetypes/downward-api.js';
 import { emptyDirPath, podDir, terminationMessageFile } from '../kubetypes/pod-dirs.js';
+import { createEmptyPodFile } from '../kubetypes/pod-files.js';
 
 /** What a container's config depends on besides its spec. */
 export interface ContainerConfigContext extends DownwardAPIContext {
@@ -283,7 +284,8 @@ export function expandSubPathExpr(expr: string, env: Array<[string, string]>, fi
 /**
  * prepareTerminationMessageFile: the host file of a container attempt's termination message
  * (kubelet makeMounts: `pods/<uid>/containers/<name>/<attempt>`), created empty and writable by
- * any user; resolves to its path.
+ * any user (synchronous calls, one open, fchmod and close: kubetypes/pod-files.ts); resolves to
+ * its path.
  */
 export async function prepareTerminationMessageFile(
   rootDir: string,
@@ -292,9 +294,7 @@ export async function prepareTerminationMessageFile(
   restartCount: number,
 ): Promise<string> {
   const file = terminationMessageFile(rootDir, uid, containerName, restartCount);
-  await mkdir(path.dirname(file), { recursive: true });
-  await (await open(file, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_TRUNC, 0o666)).close();
-  await chmod(file, 0o666);
+  createEmptyPodFile(file, 0o666);
   return file;
 }
 
