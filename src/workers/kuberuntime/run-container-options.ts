@@ -196,8 +196,8 @@ export interface VolumeBind {
 /**
  * makeVolumeMounts, as the kubelet's makeMounts: the container's volumeMounts resolved to host
  * paths (kubecontainer.Mount; container-config.ts makes them the CRI's Mount): emptyDir →
- * `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (created, mode 0777; a `medium:
- * Memory` one is already a tmpfs, see volumes/pod-volumes.ts; with the pod's fsGroup, group-owned
+ * `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (set up by setUpPodVolumes before,
+ * mode 0777, a `medium: Memory` one a tmpfs: volumes/pod-volumes.ts; with the pod's fsGroup, group-owned
  * by it with setgid, as SetVolumeOwnership); hostPath → checked or created by its `type` (never
  * chowned, as the kubelet); persistentVolumeClaim → the claim's directory (read-only with the
  * volume's `readOnly`: volumes/local-path.ts); configMap, secret, downwardAPI and projected →
@@ -225,9 +225,10 @@ export async function makeVolumeMounts(
     let hostPath: string;
     let readOnly = m.readOnly === true;
     if (vol.emptyDir) {
+      // Made 0777 by the volume manager earlier in the same sync (setUpPodVolumes; while it was
+      // never set up no container starts: sync-pod.ts waitForVolumes), as makeMounts reads a mounted
+      // volume's path and makes nothing.
       hostPath = emptyDirPath(rootDir, uid, vol.name);
-      await mkdir(hostPath, { recursive: true });
-      await chmod(hostPath, 0o777);
       const fsGroup = pod.spec?.securityContext?.fsGroup;
       if (fsGroup !== undefined) await setVolumeOwnership(hostPath, fsGroup, pod.spec?.securityContext?.fsGroupChangePolicy);
     } else if (vol.persistentVolumeClaim) {

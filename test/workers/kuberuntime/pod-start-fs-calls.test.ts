@@ -147,6 +147,24 @@ describe('the file-system calls of a pod start', () => {
     ]);
   });
 
+  it("an emptyDir is made and given its mode once, by the volume manager, not again at the container's start", async () => {
+    const { deps, record } = await setUp();
+    const withVolume: Pod = {
+      ...pod,
+      spec: {
+        ...pod.spec!,
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+        containers: [{ ...pod.spec!.containers[0], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+      },
+    };
+    const calls = await record(() => syncPodCri(deps, { ...task(), pod: withVolume }));
+    expect(calls.filter((c) => c.includes('/volumes'))).toEqual([
+      'fs.mkdirSync $ROOT/pods/uid-fs/volumes',
+      'fs.mkdirSync $ROOT/pods/uid-fs/volumes/kubernetes.io~empty-dir/scratch',
+      'fs.chmodSync $ROOT/pods/uid-fs/volumes/kubernetes.io~empty-dir/scratch',
+    ]);
+  });
+
   it('a second sync of the running pod makes no file-system call', async () => {
     const { deps, record } = await setUp();
     const first = await syncPodCri(deps, task());
