@@ -121,8 +121,11 @@ describe('the file-system calls of a pod start', () => {
       'fs.mkdirSync $CG/memory/kts/kubepods/besteffort/poduid-fs',
       'fs.mkdirSync $CG/pids/kts/kubepods/besteffort/poduid-fs',
       'fs.writeFileSync $CG/cpu/kts/kubepods/besteffort/poduid-fs/cpu.shares',
-      // The node's resolv.conf (a node file: read with the promise API), the pod's log directory.
-      `promises.readFile $ROOT/node-resolv.conf`,
+      // The node's resolv.conf (its size checked first), the pod's log directory.
+      'fs.openSync $ROOT/node-resolv.conf',
+      'fs.fstatSync <number>',
+      'fs.readFileSync <number>',
+      'fs.closeSync <number>',
       'fs.mkdirSync $ROOT/pod-logs/prod_web_uid-fs',
       // resolv.conf: the pod directory made when the create says it is missing.
       'fs.openSync $ROOT/pods/uid-fs/resolv.conf',
