@@ -9,8 +9,8 @@
  * cgroup v2 (a unified hierarchy) is not handled yet: there `podCgroupSupported` is false and the
  * pods run without a pod cgroup (--pod-max-pids then limits each container, Docker's PidsLimit).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { readdir, readFile, rmdir, stat } from 'node:fs/promises';
+import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
@@ -192,40 +192,55 @@ export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit
   return name;
 }
 
-async function rmdirTree(dir: string): Promise<void> {
-  let entries;
+/**
+ * rmdirCgroup removes the cgroup `dir`: one rmdir when it has no child cgroup (the common case),
+ * else its child cgroups first, deepest first (a cgroup's files cannot be removed, only its empty
+ * child cgroups). Gone already is fine. Synchronous (see ensurePodCgroup).
+ * @throws the fs error (EBUSY: a process is still in it).
+ */
+function rmdirCgroup(dir: string): void {
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    rmdirSync(dir);
+    return;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code !== 'EBUSY' && code !== 'ENOTEMPTY') throw err;
   }
-  // A cgroup's files cannot be removed, only its (empty) child cgroups, deepest first.
-  for (const e of entries) if (e.isDirectory()) await rmdirTree(path.join(dir, e.name));
-  await rmdir(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
+  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmdirCgroup(path.join(dir, e.name));
+  try {
+    rmdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
 }
 
 /**
  * removePodCgroup, as Destroy: removes the cgroup `pod<uid>` (with any empty child cgroups left
  * by its containers) from every hierarchy under /sys/fs/cgroup, whichever QoS tier it is in.
  * Called once the pod's containers are removed. Idempotent; resolves to the errors met (a cgroup
- * still holding a process stays and is retried by the next removal), never rejects.
+ * still holding a process stays and is retried by the next removal), never rejects. One rmdir per
+ * hierarchy and tier, synchronous on the worker thread (see ensurePodCgroup).
  */
 export async function removePodCgroup(uid: string, cgroupRoot: string, mount = kCgroupMount): Promise<string[]> {
   if (!/^[A-Za-z0-9-]+$/.test(uid)) return [`metadata.uid: ${JSON.stringify(uid)} cannot name a cgroup`];
   const errors: string[] = [];
   let hierarchies: string[];
   try {
-    hierarchies = (await readdir(mount, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    hierarchies = readdirSync(mount, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch {
     return errors;
   }
   for (const h of hierarchies) {
     for (const tier of ['', 'burstable/', 'besteffort/']) {
       const dir = path.join(mount, h, cgroupRoot, 'kubepods', `${tier}pod${uid}`);
-      await rmdirTree(dir).catch((err: Error) => errors.push(`${dir}: ${err.message}`));
+      try {
+        rmdirCgroup(dir);
+      } catch (err) {
+        errors.push(`${dir}: ${(err as Error).message}`);
+      }
     }
   }
   return errors;

@@ -1,7 +1,7 @@
 // ensurePodCgroup on the host's cgroup v1 file system (root only): a cgroup it just made holds the
 // limits resourceConfigForPod gives although only those that differ from the kernel's defaults are
 // written; one that was there gets every limit again. Under a cgroup root of the test's own, removed after.
-import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
@@ -12,7 +12,7 @@ const supported = process.getuid?.() === 0 && ['cpu', 'memory', 'pids'].every((c
 
 afterEach(async () => {
   for (const uid of ['pc-best', 'pc-guar']) await removePodCgroup(uid, kRoot);
-  for (const c of ['cpu', 'memory', 'pids'])
+  for (const c of ['cpu', 'memory', 'pids', 'freezer'])
     for (const d of ['kubepods/besteffort', 'kubepods/burstable', 'kubepods', ''])
       if (existsSync(join(kCgroupMount, c, kRoot, d))) rmdirSync(join(kCgroupMount, c, kRoot, d));
 });
@@ -49,5 +49,14 @@ describe.skipIf(!supported)('ensurePodCgroup on cgroup v1', () => {
     writeFileSync(join(kCgroupMount, 'pids', name, 'pids.max'), 'max');
     expect(await ensurePodCgroup(p, kRoot, 77)).toBe(name);
     expect(limits(name)).toEqual(want);
+  });
+
+  it('removePodCgroup removes the pod cgroup from every hierarchy, the child cgroups a runtime made in it first', async () => {
+    const name = await ensurePodCgroup(pod('pc-best'), kRoot, -1);
+    mkdirSync(join(kCgroupMount, 'cpu', name, 'ctr-1', 'deeper'), { recursive: true });
+    mkdirSync(join(kCgroupMount, 'freezer', name, 'ctr-1'), { recursive: true });
+    expect(await removePodCgroup('pc-best', kRoot)).toEqual([]);
+    for (const c of ['cpu', 'memory', 'pids', 'freezer']) expect(existsSync(join(kCgroupMount, c, name))).toBe(false);
+    expect(await removePodCgroup('pc-best', kRoot)).toEqual([]);
   });
 });

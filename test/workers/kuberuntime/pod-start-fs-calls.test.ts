@@ -13,6 +13,7 @@ import { kDefaultNodeSandboxSettings } from '../../../src/shared/node-settings.j
 import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
+import { removePodCgroup } from '../../../src/workers/cm/pod-cgroup.js';
 import { criFakeDeps } from './fake-deps.js';
 
 const fsCalls = vi.hoisted(() => {
@@ -173,5 +174,21 @@ describe('the file-system calls of a pod start', () => {
     const first = await syncPodCri(deps, task());
     expect(first.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['CreatePodSandbox POD true', 'StartContainer app true']);
     expect(await record(() => syncPodCri(deps, task()))).toEqual([]);
+  });
+});
+
+describe("the file-system calls of a pod cgroup's removal", () => {
+  it('one rmdir per hierarchy and QoS tier, synchronously: the child cgroups are looked for only where the rmdir says there are some', async () => {
+    const mount = fakeCgroupMount();
+    for (const c of ['cpu', 'memory', 'pids']) mkdirSync(join(mount, c, 'kts', 'kubepods', 'besteffort', 'poduid-rm'), { recursive: true });
+    fsCalls.state.calls.length = 0;
+    fsCalls.state.on = true;
+    expect(await removePodCgroup('uid-rm', '/kts', mount)).toEqual([]);
+    fsCalls.state.on = false;
+    const tiers = (c: string) => ['', 'burstable/', 'besteffort/'].map((t) => `fs.rmdirSync $CG/${c}/kts/kubepods/${t}poduid-rm`);
+    // Sorted: the hierarchies come in the order readdir gives them.
+    expect(fsCalls.state.calls.map((c) => c.replaceAll(mount, '$CG')).sort()).toEqual(
+      ['fs.readdirSync $CG', ...tiers('cpu'), ...tiers('memory'), ...tiers('pids')].sort(),
+    );
   });
 });
