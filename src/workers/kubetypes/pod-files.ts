@@ -33,6 +33,15 @@ export function openCreating(file: string, flags: number, mode: number, dirMode?
   return openSync(file, flags, mode);
 }
 
+/** removeQuietly unlinks `file`, ignoring a failure (the error that made it go is the one reported). */
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // Gone already, or the next write replaces it.
+  }
+}
+
 /** writeAll writes `data` at offset 0 of `fd`, then sets its mode to `mode` (whatever the umask). */
 function writeAll(fd: number, data: Buffer, mode: number): void {
   for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off, off);
@@ -56,7 +65,7 @@ function createFileExclusive(file: string, data: Buffer, mode: number): boolean 
     writeAll(fd, data, mode);
   } catch (err) {
     closeSync(fd);
-    unlinkSync(file);
+    removeQuietly(file);
     throw err;
   }
   closeSync(fd);
@@ -81,7 +90,7 @@ export function writePodFileSync(file: string, content: string): void {
   try {
     renameSync(tmp, file);
   } catch (err) {
-    unlinkSync(tmp);
+    removeQuietly(tmp);
     throw err;
   }
 }
