@@ -9,7 +9,7 @@
  * cgroup v2 (a unified hierarchy) is not handled yet: there `podCgroupSupported` is false and the
  * pods run without a pod cgroup (--pod-max-pids then limits each container, Docker's PidsLimit).
  */
-import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
@@ -18,6 +18,7 @@ import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { getPodQOS } from '../../shared/qos.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs } from './cpu-quota.js';
+import { ensureDir } from '../kubetypes/pod-files.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 
 /** Where the cgroup v1 hierarchies are mounted. */
@@ -132,31 +133,6 @@ const kFreshCgroupValues: Readonly<Record<string, string>> = {
 };
 
 /**
- * mkdirCgroup makes the cgroup directory `dir` (and its parents when missing); returns true
- * when it made `dir` itself (a fresh cgroup: its files hold the kernel's defaults), false when it
- * was there already. Synchronous: see ensurePodCgroup.
- */
-function mkdirCgroup(dir: string): boolean {
-  try {
-    mkdirSync(dir);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
-    if (code !== 'ENOENT') throw err;
-  }
-  // The kubepods/<tier> parents are missing only for the node's first pod of a tier.
-  mkdirSync(path.dirname(dir), { recursive: true });
-  try {
-    mkdirSync(dir);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  }
-}
-
-/**
  * ensurePodCgroup, as EnsureExists + Update: creates the pod's cgroup in the memory, cpu and
  * pids hierarchies and writes its limits (resourceConfigForPod); resolves to the CgroupParent to
  * give Docker. Idempotent: in a cgroup that was already there every limit is rewritten (a changed
@@ -179,7 +155,7 @@ export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit
     ['memory', 'memory.limit_in_bytes', String(rc.memoryBytes ?? -1)],
     ['pids', 'pids.max', rc.pidsLimit ? String(rc.pidsLimit) : 'max'],
   ];
-  const fresh = new Set(['cpu', 'memory', 'pids'].filter((ctl) => mkdirCgroup(path.join(mount, ctl, name))));
+  const fresh = new Set(['cpu', 'memory', 'pids'].filter((ctl) => ensureDir(path.join(mount, ctl, name))));
   for (const [ctl, file, value] of files) {
     if (fresh.has(ctl) && kFreshCgroupValues[file] === value) continue;
     const p = path.join(mount, ctl, name, file);

@@ -124,6 +124,32 @@ export function createEmptyPodFile(file: string, mode: number): void {
 }
 
 /**
+ * ensureDir makes the directory `dir` with `mode` (its missing parents too, with the same mode) and
+ * returns true when it made `dir` itself, false when it was there already — one mkdir call either
+ * way when the parent is there (a recursive mkdirSync adds a stat for a directory already there).
+ * Synchronous (see the module's docstring).
+ * @throws the fs error (not EEXIST).
+ */
+export function ensureDir(dir: string, mode?: number): boolean {
+  try {
+    mkdirSync(dir, { mode });
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'ENOENT') throw err;
+  }
+  mkdirSync(path.dirname(dir), { recursive: true, mode });
+  try {
+    mkdirSync(dir, { mode });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+/**
  * mkdirPodDir: mkdir -p `dir` with `mode` for the directories it makes (a pod's log directories),
  * synchronously (see the module's docstring): one mkdir call when the parent is there.
  * @throws the fs error (not EEXIST).

@@ -9,7 +9,7 @@
  * periodic one, so a changed ConfigMap, Secret or label reaches the files of a running container
  * without a restart. Worker thread.
  */
-import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync } from 'node:fs';
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { emptyDirSizeLimitBytes, isRestartableInitContainer } from '../../shared
 import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kubetypes/pod-dirs.js';
 import type { DownwardAPIContext } from '../kubetypes/downward-api.js';
+import { ensureDir } from '../kubetypes/pod-files.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
 import { claimVolumeHostPath, setUpClaimVolume } from './local-path.js';
 import { mountTmpfs } from './mount.js';
@@ -163,14 +164,14 @@ export async function setUpPodVolumes(
   const volumes = pod.spec?.volumes ?? [];
   // The pod's directory and its volumes/ 0750, as the kubelet's makePodDataDirs (kubelet_pods.go):
   // only root and the agent reach the volumes (issue #38 finding 4).
-  if (volumes.length > 0) mkdirSync(podVolumePluginDir(ctx.rootDir, uid), { recursive: true, mode: 0o750 });
+  if (volumes.length > 0) ensureDir(podVolumePluginDir(ctx.rootDir, uid), 0o750);
   for (const [i, vol] of volumes.entries()) {
     const field = `spec.volumes[${i}]`;
     let dir: string | null = null;
     try {
       if (vol.emptyDir) {
         dir = emptyDirPath(ctx.rootDir, uid, vol.name);
-        const made = mkdirSync(dir, { recursive: true, mode: 0o777 }) !== undefined;
+        const made = ensureDir(dir, 0o777);
         if (vol.emptyDir.medium === 'Memory') await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o777);
         else setEmptyDirMode(dir, made);
         continue;
@@ -183,8 +184,11 @@ export async function setUpPodVolumes(
       if (!dir) continue;
       const payload = volumePayload(vol, pod, objects, ctx, field);
       if (!payload) continue;
-      await mkdir(dir, { recursive: true, mode: 0o755 });
-      if (isMemoryBacked(vol)) await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o755);
+      // A tmpfs needs its mount point; a disk volume's directory is writePayload's to make, once.
+      if (isMemoryBacked(vol)) {
+        await mkdir(dir, { recursive: true, mode: 0o755 });
+        await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o755);
+      }
       await writePayload(dir, payload, fsGroup === undefined ? {} : { fsGroup });
     } catch (err) {
       const message = `MountVolume.SetUp failed for volume ${JSON.stringify(vol.name)} : ${serializeError(err).message}`;

@@ -162,11 +162,36 @@ describe('the file-system calls of a pod start', () => {
       },
     };
     const calls = await record(() => syncPodCri(deps, { ...task(), pod: withVolume }));
+    // Each directory's mkdir tried first, its missing parents made when it says ENOENT (the
+    // syscalls of a recursive mkdir), then the emptyDir's chmod to 0777 whatever the umask.
     expect(calls.filter((c) => c.includes('/volumes'))).toEqual([
       'fs.mkdirSync $ROOT/pods/uid-fs/volumes',
+      'fs.mkdirSync $ROOT/pods/uid-fs/volumes',
+      'fs.mkdirSync $ROOT/pods/uid-fs/volumes/kubernetes.io~empty-dir/scratch',
+      'fs.mkdirSync $ROOT/pods/uid-fs/volumes/kubernetes.io~empty-dir',
       'fs.mkdirSync $ROOT/pods/uid-fs/volumes/kubernetes.io~empty-dir/scratch',
       'fs.chmodSync $ROOT/pods/uid-fs/volumes/kubernetes.io~empty-dir/scratch',
     ]);
+  });
+
+  it("a second sync of a running pod with a configMap volume reads the volume's payload and makes no directory", async () => {
+    const { deps, record } = await setUp();
+    const withConfig: Pod = {
+      ...pod,
+      spec: {
+        ...pod.spec!,
+        volumes: [{ name: 'conf', configMap: { name: 'app-conf' } }],
+        containers: [{ ...pod.spec!.containers[0], volumeMounts: [{ name: 'conf', mountPath: '/conf' }] }],
+      },
+    };
+    const configObjects = {
+      configMaps: { 'app-conf': { metadata: { name: 'app-conf', namespace: 'prod' }, data: { a: '1' } } },
+      secrets: {},
+    };
+    const first = await syncPodCri(deps, { ...task(), pod: withConfig, configObjects });
+    expect(first.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['CreatePodSandbox POD true', 'StartContainer app true']);
+    const calls = await record(() => syncPodCri(deps, { ...task(), pod: withConfig, configObjects }));
+    expect(calls.filter((c) => /mkdir|write|open|chmod|rename|symlink/i.test(c))).toEqual(['fs.mkdirSync $ROOT/pods/uid-fs/volumes']);
   });
 
   it('a second sync of the running pod makes no file-system call', async () => {
