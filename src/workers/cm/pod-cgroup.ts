@@ -9,7 +9,7 @@
  * cgroup v2 (a unified hierarchy) is not handled yet: there `podCgroupSupported` is false and the
  * pods run without a pod cgroup (--pod-max-pids then limits each container, Docker's PidsLimit).
  */
-import { readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
@@ -18,7 +18,6 @@ import { isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { parseQuantity } from '../../shared/quantity.js';
 import { getPodQOS } from '../../shared/qos.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest, kCpuPeriodUs } from './cpu-quota.js';
-import { ensureDir } from '../kubetypes/pod-files.js';
 import { realClock, type Clock } from '../../shared/clock.js';
 
 /** Where the cgroup v1 hierarchies are mounted. */
@@ -155,7 +154,10 @@ export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit
     ['memory', 'memory.limit_in_bytes', String(rc.memoryBytes ?? -1)],
     ['pids', 'pids.max', rc.pidsLimit ? String(rc.pidsLimit) : 'max'],
   ];
-  const fresh = new Set(['cpu', 'memory', 'pids'].filter((ctl) => ensureDir(path.join(mount, ctl, name))));
+  // A recursive mkdirSync returns the first directory it made: set for a new pod cgroup, undefined for one that was there.
+  const fresh = new Set(
+    ['cpu', 'memory', 'pids'].filter((ctl) => mkdirSync(path.join(mount, ctl, name), { recursive: true }) !== undefined),
+  );
   for (const [ctl, file, value] of files) {
     if (fresh.has(ctl) && kFreshCgroupValues[file] === value) continue;
     const p = path.join(mount, ctl, name, file);
