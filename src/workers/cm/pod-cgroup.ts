@@ -9,7 +9,8 @@
  * cgroup v2 (a unified hierarchy) is not handled yet: there `podCgroupSupported` is false and the
  * pods run without a pod cgroup (--pod-max-pids then limits each container, Docker's PidsLimit).
  */
-import { readdir, readFile, rmdir, stat, mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
@@ -101,11 +102,12 @@ export function podCgroupName(pod: Pod, cgroupRoot: string): string {
   return path.posix.join(cgroupRoot, 'kubepods', `${tier}pod${uid}`);
 }
 
-let supported: boolean | undefined;
+const supported = new Map<string, boolean>();
 
-/** podCgroupSupported: true on a cgroup v1 host (the memory, cpu and pids hierarchies are mounted under /sys/fs/cgroup). Cached per thread. */
+/** podCgroupSupported: true on a cgroup v1 host (the memory, cpu and pids hierarchies are mounted under `mount`). Cached per thread and mount. */
 export async function podCgroupSupported(mount = kCgroupMount): Promise<boolean> {
-  if (supported !== undefined && mount === kCgroupMount) return supported;
+  const known = supported.get(mount);
+  if (known !== undefined) return known;
   const ok = (
     await Promise.all(
       ['memory', 'cpu', 'pids'].map((c) =>
@@ -116,15 +118,30 @@ export async function podCgroupSupported(mount = kCgroupMount): Promise<boolean>
       ),
     )
   ).every(Boolean);
-  if (mount === kCgroupMount) supported = ok;
+  supported.set(mount, ok);
   return ok;
 }
+
+/** The value a cgroup v1 file holds in a cgroup just made (the kernel's defaults), by file name. */
+const kFreshCgroupValues: Readonly<Record<string, string>> = {
+  'cpu.shares': '1024',
+  'cpu.cfs_period_us': String(kCpuPeriodUs),
+  'cpu.cfs_quota_us': '-1',
+  'memory.limit_in_bytes': '-1',
+  'pids.max': 'max',
+};
 
 /**
  * ensurePodCgroup, as EnsureExists + Update: creates the pod's cgroup in the memory, cpu and
  * pids hierarchies and writes its limits (resourceConfigForPod); resolves to the CgroupParent to
- * give Docker. Idempotent (the limits are rewritten each call: a changed pod changes them).
- * Runs on a worker thread as root.
+ * give Docker. Idempotent: in a cgroup that was already there every limit is rewritten (a changed
+ * pod changes them); in one it just made, only the limits that differ from the kernel's defaults
+ * (cpu.shares 1024, no CFS quota on a 100 ms period, no memory limit, pids.max `max`), as runc's
+ * libcontainer/cgroups/fs (cpu.go, memory.go, pids.go Set) writes only the resources the kubelet
+ * set — for a BestEffort pod without --pod-max-pids one write, cpu.shares.
+ * The calls are synchronous: it runs on a worker thread of the sync pool only (never on the main
+ * thread), and cgroupfs is an in-memory file system whose mkdir and small writes do not block — a
+ * promise call would cost a FileHandle and a libuv threadpool hop per operation.
  * @throws AgentError ERR_RUNTIME naming the file that could not be written.
  */
 export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit: number, mount = kCgroupMount): Promise<string> {
@@ -137,11 +154,15 @@ export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit
     ['memory', 'memory.limit_in_bytes', String(rc.memoryBytes ?? -1)],
     ['pids', 'pids.max', rc.pidsLimit ? String(rc.pidsLimit) : 'max'],
   ];
-  for (const ctl of ['cpu', 'memory', 'pids']) await mkdir(path.join(mount, ctl, name), { recursive: true });
+  // A recursive mkdirSync returns the first directory it made: set for a new pod cgroup, undefined for one that was there.
+  const fresh = new Set(
+    ['cpu', 'memory', 'pids'].filter((ctl) => mkdirSync(path.join(mount, ctl, name), { recursive: true }) !== undefined),
+  );
   for (const [ctl, file, value] of files) {
+    if (fresh.has(ctl) && kFreshCgroupValues[file] === value) continue;
     const p = path.join(mount, ctl, name, file);
     try {
-      await writeFile(p, value);
+      writeFileSync(p, value);
     } catch (err) {
       throw new AgentError('ERR_RUNTIME', `pod cgroup: cannot write ${value} to ${p}: ${(err as Error).message}`, { cause: err });
     }
@@ -149,40 +170,55 @@ export async function ensurePodCgroup(pod: Pod, cgroupRoot: string, podPidsLimit
   return name;
 }
 
-async function rmdirTree(dir: string): Promise<void> {
-  let entries;
+/**
+ * rmdirCgroup removes the cgroup `dir`: one rmdir when it has no child cgroup (the common case),
+ * else its child cgroups first, deepest first (a cgroup's files cannot be removed, only its empty
+ * child cgroups). Gone already is fine. Synchronous (see ensurePodCgroup).
+ * @throws the fs error (EBUSY: a process is still in it).
+ */
+function rmdirCgroup(dir: string): void {
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    rmdirSync(dir);
+    return;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code !== 'EBUSY' && code !== 'ENOTEMPTY') throw err;
   }
-  // A cgroup's files cannot be removed, only its (empty) child cgroups, deepest first.
-  for (const e of entries) if (e.isDirectory()) await rmdirTree(path.join(dir, e.name));
-  await rmdir(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
+  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmdirCgroup(path.join(dir, e.name));
+  try {
+    rmdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
 }
 
 /**
  * removePodCgroup, as Destroy: removes the cgroup `pod<uid>` (with any empty child cgroups left
  * by its containers) from every hierarchy under /sys/fs/cgroup, whichever QoS tier it is in.
  * Called once the pod's containers are removed. Idempotent; resolves to the errors met (a cgroup
- * still holding a process stays and is retried by the next removal), never rejects.
+ * still holding a process stays and is retried by the next removal), never rejects. One rmdir per
+ * hierarchy and tier, synchronous on the worker thread (see ensurePodCgroup).
  */
 export async function removePodCgroup(uid: string, cgroupRoot: string, mount = kCgroupMount): Promise<string[]> {
   if (!/^[A-Za-z0-9-]+$/.test(uid)) return [`metadata.uid: ${JSON.stringify(uid)} cannot name a cgroup`];
   const errors: string[] = [];
   let hierarchies: string[];
   try {
-    hierarchies = (await readdir(mount, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    hierarchies = readdirSync(mount, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
   } catch {
     return errors;
   }
   for (const h of hierarchies) {
     for (const tier of ['', 'burstable/', 'besteffort/']) {
       const dir = path.join(mount, h, cgroupRoot, 'kubepods', `${tier}pod${uid}`);
-      await rmdirTree(dir).catch((err: Error) => errors.push(`${dir}: ${err.message}`));
+      try {
+        rmdirCgroup(dir);
+      } catch (err) {
+        errors.push(`${dir}: ${(err as Error).message}`);
+      }
     }
   }
   return errors;

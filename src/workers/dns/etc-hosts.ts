@@ -5,11 +5,15 @@
  * pkg/kubelet/kuberuntime/kuberuntime_sandbox.go generatePodSandboxConfig (setHostnameAsFQDN):
  * the pod's hostname and the kubelet-managed `/etc/hosts` of every container.
  */
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
 import { AgentError } from '../../shared/errors.js';
 import { podDir } from '../kubetypes/pod-dirs.js';
+import { writePodFileSync } from '../kubetypes/pod-files.js';
+
+/** writePodFile: the pod's small files' writer (kubetypes/pod-files.ts), where the Docker sandbox's resolv.conf imports it from. */
+export { writePodFile } from '../kubetypes/pod-files.js';
 
 /** The kernel's hostname limit the kubelet checks an FQDN hostname against (64 characters). */
 export const kMaxFQDNHostnameLength = 64;
@@ -98,27 +102,11 @@ export function etcHostsPath(rootDir: string, uid: string): string {
 }
 
 /**
- * writePodFile writes `content` to `file` (mode 0644) through a temporary file and a rename, so
- * that a container reading it never sees a half-written file; a file that already holds
- * `content` is not touched. Creates the directory. Idempotent.
- */
-export async function writePodFile(file: string, content: string): Promise<void> {
-  // Unchanged content is left alone: a running container's bind mount holds the file's inode,
-  // which a rename would replace.
-  if ((await readFile(file, 'utf8').catch(() => null)) === content) return;
-  // The pod's directory (and pods/ above it, if missing) 0750, as the kubelet's makePodDataDirs.
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o750 });
-  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await writeFile(tmp, content, { mode: 0o644 });
-  await chmod(tmp, 0o644);
-  await rename(tmp, file);
-}
-
-/**
  * ensureHostsFile, as the kubelet's: writes the pod's hosts file (`etcHostsPath`) — for a
  * hostNetwork pod the node's `/etc/hosts` (`nodeHostsFile`) plus the hostAliases, else the
  * managed content — and resolves to its path. Called before each container start (the kubelet
- * rewrites it in makeMounts each time). Runs on a worker thread.
+ * rewrites it in makeMounts each time; unchanged content is not rewritten: writePodFileSync). Runs on
+ * a worker thread (synchronous writes: kubetypes/pod-files.ts).
  * @throws the fs error when the node's hosts file cannot be read or the file cannot be written.
  */
 export async function ensureHostsFile(
@@ -132,6 +120,6 @@ export async function ensureHostsFile(
   const content = pod.spec?.hostNetwork
     ? nodeHostsFileContent(pod, await readFile(nodeHostsFile, 'utf8'))
     : managedHostsFileContent(pod, podIps, clusterDomain);
-  await writePodFile(file, content);
+  writePodFileSync(file, content);
   return file;
 }

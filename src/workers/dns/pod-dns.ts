@@ -9,13 +9,13 @@
  * keeps Docker's copy of the host's file; a bind mount works the same for every network mode and
  * is what dockershim did in effect (it rewrote the sandbox's resolv.conf, which joined containers share).
  */
-import { readFile } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pod } from '../../shared/api.js';
 import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { kMaxDNSNameservers, kMaxDNSSearchListChars, kMaxDNSSearchPaths } from '../../shared/validation-sandbox.js';
 import { podDir } from '../kubetypes/pod-dirs.js';
-import { writePodFile } from './etc-hosts.js';
+import { writePodFileSync } from '../kubetypes/pod-files.js';
 
 /** A resolver configuration (the CRI DNSConfig). */
 export interface DNSConfig {
@@ -173,13 +173,40 @@ export interface NodeDNSOptions {
   resolvConf: string;
 }
 
+/** The largest node resolv.conf read, bytes (pkg/kubelet/network/dns/dns.go maxResolvConfLength, 10 MiB). */
+export const kMaxResolvConfBytes = 10 * 1024 * 1024;
+
 /**
- * readPodDNS: getPodDNS with the node's resolv.conf read from `node.resolvConf` (a missing or
- * unreadable one counts as empty) — the pod's DNSConfig for PodSandboxConfig.dns_config, which
- * a CRI runtime writes as the sandbox's resolv.conf. Never rejects.
+ * readNodeResolvConf: the node's resolv.conf `file` as text, read at each sandbox creation as the
+ * kubelet's getHostDNSConfig reads it; '' when it is missing, unreadable, not a regular file or
+ * larger than kMaxResolvConfBytes. Synchronous (one open, fstat, read and close in the worker
+ * thread, no threadpool hop: kubetypes/pod-files.ts says why): a small regular file on the node,
+ * its size checked before it is read.
+ */
+export function readNodeResolvConf(file: string): string {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const st = fstatSync(fd);
+    return st.isFile() && st.size <= kMaxResolvConfBytes ? readFileSync(fd, 'utf8') : '';
+  } catch {
+    return '';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * readPodDNS: getPodDNS with the node's resolv.conf read from `node.resolvConf` (readNodeResolvConf:
+ * a missing or unreadable one counts as empty) — the pod's DNSConfig for PodSandboxConfig.dns_config,
+ * which a CRI runtime writes as the sandbox's resolv.conf. Never rejects.
  */
 export async function readPodDNS(pod: Pod, node: NodeDNSOptions): Promise<{ config: DNSConfig; events: PodEventRecord[] }> {
-  const hostResolvConf = node.resolvConf ? await readFile(node.resolvConf, 'utf8').catch(() => '') : '';
+  const hostResolvConf = node.resolvConf ? readNodeResolvConf(node.resolvConf) : '';
   return getPodDNS(pod, {
     clusterDNS: node.clusterDNS,
     clusterDomain: node.clusterDomain,
@@ -200,6 +227,6 @@ export async function ensureResolvConf(
 ): Promise<{ path: string; events: PodEventRecord[] }> {
   const { config, events } = await readPodDNS(pod, node);
   const file = resolvConfPath(rootDir, pod.metadata?.uid ?? '');
-  await writePodFile(file, resolvConfContent(config));
+  writePodFileSync(file, resolvConfContent(config));
   return { path: file, events };
 }

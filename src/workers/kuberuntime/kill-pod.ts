@@ -42,6 +42,8 @@ export interface CriSyncDeps {
   logger?: Logger;
   /** The node's sandbox settings (DNS, pod cgroups, pids); absent: no DNS config, no pod cgroup. */
   sandbox?: NodeSandboxSettings;
+  /** Where the cgroup v1 hierarchies are mounted (absent: /sys/fs/cgroup, kCgroupMount); tests give a directory of their own. */
+  cgroupMount?: string;
   /**
    * Whether the runtime gives sandboxes a pod network (absent = true: a CRI runtime's CNI). With
    * it, a ready sandbox of a pod that is not hostNetwork without an IP is re-created

@@ -21,6 +21,7 @@ import { milliCpu } from '../cm/cpu-quota.js';
 import { configError } from '../kubetypes/config-error.js';
 import { fieldRefValue, resourceFieldValue, resourceQuantity, type DownwardAPIContext } from '../kubetypes/downward-api.js';
 import { emptyDirPath, podDir, terminationMessageFile } from '../kubetypes/pod-dirs.js';
+import { createEmptyPodFile } from '../kubetypes/pod-files.js';
 
 /** What a container's config depends on besides its spec. */
 export interface ContainerConfigContext extends DownwardAPIContext {
@@ -195,8 +196,8 @@ export interface VolumeBind {
 /**
  * makeVolumeMounts, as the kubelet's makeMounts: the container's volumeMounts resolved to host
  * paths (kubecontainer.Mount; container-config.ts makes them the CRI's Mount): emptyDir →
- * `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (created, mode 0777; a `medium:
- * Memory` one is already a tmpfs, see volumes/pod-volumes.ts; with the pod's fsGroup, group-owned
+ * `{rootDir}/pods/{uid}/volumes/kubernetes.io~empty-dir/{name}` (set up by setUpPodVolumes before,
+ * mode 0777, a `medium: Memory` one a tmpfs: volumes/pod-volumes.ts; with the pod's fsGroup, group-owned
  * by it with setgid, as SetVolumeOwnership); hostPath → checked or created by its `type` (never
  * chowned, as the kubelet); persistentVolumeClaim → the claim's directory (read-only with the
  * volume's `readOnly`: volumes/local-path.ts); configMap, secret, downwardAPI and projected →
@@ -224,9 +225,10 @@ export async function makeVolumeMounts(
     let hostPath: string;
     let readOnly = m.readOnly === true;
     if (vol.emptyDir) {
+      // Made 0777 by the volume manager earlier in the same sync (setUpPodVolumes; while it was
+      // never set up no container starts: sync-pod.ts waitForVolumes), as makeMounts reads a mounted
+      // volume's path and makes nothing.
       hostPath = emptyDirPath(rootDir, uid, vol.name);
-      await mkdir(hostPath, { recursive: true });
-      await chmod(hostPath, 0o777);
       const fsGroup = pod.spec?.securityContext?.fsGroup;
       if (fsGroup !== undefined) await setVolumeOwnership(hostPath, fsGroup, pod.spec?.securityContext?.fsGroupChangePolicy);
     } else if (vol.persistentVolumeClaim) {
@@ -283,7 +285,8 @@ export function expandSubPathExpr(expr: string, env: Array<[string, string]>, fi
 /**
  * prepareTerminationMessageFile: the host file of a container attempt's termination message
  * (kubelet makeMounts: `pods/<uid>/containers/<name>/<attempt>`), created empty and writable by
- * any user; resolves to its path.
+ * any user (synchronous calls, one open, fchmod and close: kubetypes/pod-files.ts); resolves to
+ * its path.
  */
 export async function prepareTerminationMessageFile(
   rootDir: string,
@@ -292,9 +295,7 @@ export async function prepareTerminationMessageFile(
   restartCount: number,
 ): Promise<string> {
   const file = terminationMessageFile(rootDir, uid, containerName, restartCount);
-  await mkdir(path.dirname(file), { recursive: true });
-  await (await open(file, fsConstants.O_CREAT | fsConstants.O_WRONLY | fsConstants.O_TRUNC, 0o666)).close();
-  await chmod(file, 0o666);
+  createEmptyPodFile(file, 0o666);
   return file;
 }
 

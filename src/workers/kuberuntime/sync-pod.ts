@@ -7,7 +7,6 @@
  * RemovePodSandbox, and hooks through ExecSync — in the kubelet's order: kill, remove, sandbox,
  * containers. The same SyncPodTask → PodSyncResult contract as the syncer before the CRI seam.
  */
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Container, Pod } from '../../shared/api.js';
 import { AgentError, isUnavailable, serializeError } from '../../shared/errors.js';
@@ -17,8 +16,9 @@ import { podFields } from '../../shared/logging.js';
 import type { PodEventRecord, PodSyncResult, SyncPodTask } from '../../shared/sync-tasks.js';
 import type { RuntimePod } from '../../shared/runtime-pod.js';
 import { podTerminationGracePeriodSeconds, restartsAfterKill } from '../../shared/pod-policy.js';
-import { ensurePodCgroup, podCgroupSupported } from '../cm/pod-cgroup.js';
+import { ensurePodCgroup, kCgroupMount, podCgroupSupported } from '../cm/pod-cgroup.js';
 import { ensureHostsFile } from '../dns/etc-hosts.js';
+import { mkdirPodDir } from '../kubetypes/pod-files.js';
 import { readPodDNS } from '../dns/pod-dns.js';
 import { criImagePort, imageRefAndUser } from './cri-images.js';
 import { ensureImageExists, type ImageSync } from '../images/image-manager.js';
@@ -130,8 +130,9 @@ class CriPodSync {
   async podSandboxConfig(attempt: number): Promise<{ config: PodSandboxConfig; events: PodEventRecord[] }> {
     const settings = this.deps.sandbox;
     let cgroupParent = '';
-    if (settings?.cgroupsPerQOS && (await podCgroupSupported()))
-      cgroupParent = await ensurePodCgroup(this.pod, settings.cgroupRoot, settings.podPidsLimit);
+    const mount = this.deps.cgroupMount ?? kCgroupMount;
+    if (settings?.cgroupsPerQOS && (await podCgroupSupported(mount)))
+      cgroupParent = await ensurePodCgroup(this.pod, settings.cgroupRoot, settings.podPidsLimit, mount);
     const dns = settings ? await readPodDNS(this.pod, settings) : undefined;
     const config = generatePodSandboxConfig(this.pod, attempt, {
       nodeName: this.deps.nodeName,
@@ -160,7 +161,7 @@ class CriPodSync {
       const { config, events } = await this.podSandboxConfig(attempt);
       this.sandboxConfig = config;
       this.result.events.push(...events);
-      await mkdir(config.log_directory, { recursive: true, mode: 0o755 });
+      mkdirPodDir(config.log_directory, 0o755);
       const id = await this.deps.runtime.runPodSandbox(config);
       this.changed = true;
       const status = (await this.deps.runtime.podSandboxStatus(id)).status;
@@ -221,7 +222,7 @@ class CriPodSync {
       if (!this.sandboxConfig)
         this.sandboxConfig = (await this.podSandboxConfig(this.result.runtimePod?.sandboxes[0]?.attempt ?? 0)).config;
       // The container's log directory (kuberuntime generateContainerConfig: MkdirAll of BuildContainerLogsDirectory).
-      await mkdir(path.join(this.sandboxConfig.log_directory ?? '', c.name), { recursive: true, mode: 0o755 });
+      mkdirPodDir(path.join(this.sandboxConfig.log_directory ?? '', c.name), 0o755);
       try {
         failpoint('before-container-create');
         id = await this.deps.runtime.createContainer(sandboxId, config, this.sandboxConfig);

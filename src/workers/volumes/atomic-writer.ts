@@ -142,9 +142,10 @@ export async function writePayload(
   clock: Clock = realClock,
 ): Promise<boolean> {
   for (const p of Object.keys(payload)) validatePayloadPath(p);
-  await mkdir(dir, { recursive: true, mode: 0o755 });
   const current = await readCurrent(dir);
   if (current && samePayload(current.files, payload, opts.fsGroup)) return false;
+  // A payload shown through `..data` means the directory is there: it is made only before the first.
+  if (!current) await mkdir(dir, { recursive: true, mode: 0o755 });
 
   const tsDir = await mkdtemp(path.join(dir, tsDirPrefix(new Date(clock.now()))));
   await chmod(tsDir, 0o755);

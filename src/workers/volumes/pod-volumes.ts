@@ -9,7 +9,8 @@
  * periodic one, so a changed ConfigMap, Secret or label reaches the files of a running container
  * without a restart. Worker thread.
  */
-import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
+import { chmodSync, lstatSync } from 'node:fs';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Container, Pod, Volume } from '../../shared/api.js';
@@ -19,6 +20,7 @@ import { emptyDirSizeLimitBytes, isRestartableInitContainer } from '../../shared
 import { parseQuantity } from '../../shared/quantity.js';
 import { assertSafeSegment, emptyDirPath, podVolumePluginDir } from '../kubetypes/pod-dirs.js';
 import type { DownwardAPIContext } from '../kubetypes/downward-api.js';
+import { ensureDir } from '../kubetypes/pod-files.js';
 import { hasPayload, writePayload } from './atomic-writer.js';
 import { claimVolumeHostPath, setUpClaimVolume } from './local-path.js';
 import { mountTmpfs } from './mount.js';
@@ -118,6 +120,20 @@ export async function diskUsageBytes(dir: string, maxEntries = 100_000): Promise
   return total;
 }
 
+/**
+ * setEmptyDirMode gives a disk emptyDir's directory the permissions 0777 whatever the umask, as
+ * pkg/volume/emptydir setupDir: a container of any user may write it (the 0750 directories above
+ * keep other local users out). Like setupDir it changes the permission bits only when they differ
+ * and keeps the other bits — the setgid bit SetVolumeOwnership gives it under an fsGroup stays, so
+ * that files made later still get the group. `made`: the directory was just made (its mode is
+ * 0777 less the umask: one chmod, no stat). Synchronous (pod-files.ts says why).
+ */
+function setEmptyDirMode(dir: string, made: boolean): void {
+  if (made) return chmodSync(dir, 0o777);
+  const mode = lstatSync(dir).mode;
+  if ((mode & 0o777) !== 0o777) chmodSync(dir, (mode & 0o7777) | 0o777);
+}
+
 /** What setUpPodVolumes did. */
 export interface PodVolumesResult {
   /** Volumes not set up yet, by name, with the FailedMount message: no container may start. */
@@ -148,18 +164,16 @@ export async function setUpPodVolumes(
   const volumes = pod.spec?.volumes ?? [];
   // The pod's directory and its volumes/ 0750, as the kubelet's makePodDataDirs (kubelet_pods.go):
   // only root and the agent reach the volumes (issue #38 finding 4).
-  if (volumes.length > 0) await mkdir(podVolumePluginDir(ctx.rootDir, uid), { recursive: true, mode: 0o750 });
+  if (volumes.length > 0) ensureDir(podVolumePluginDir(ctx.rootDir, uid), 0o750);
   for (const [i, vol] of volumes.entries()) {
     const field = `spec.volumes[${i}]`;
     let dir: string | null = null;
     try {
       if (vol.emptyDir) {
         dir = emptyDirPath(ctx.rootDir, uid, vol.name);
-        // 0777 whatever the umask, as pkg/volume/emptydir setupDir: a container of any user may
-        // write it; the 0750 directories above keep other local users out.
-        await mkdir(dir, { recursive: true, mode: 0o777 });
+        const made = ensureDir(dir, 0o777);
         if (vol.emptyDir.medium === 'Memory') await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o777);
-        else if (((await lstat(dir)).mode & 0o7777) !== 0o777) await chmod(dir, 0o777);
+        else setEmptyDirMode(dir, made);
         continue;
       }
       if (vol.persistentVolumeClaim) {
@@ -170,8 +184,11 @@ export async function setUpPodVolumes(
       if (!dir) continue;
       const payload = volumePayload(vol, pod, objects, ctx, field);
       if (!payload) continue;
-      await mkdir(dir, { recursive: true, mode: 0o755 });
-      if (isMemoryBacked(vol)) await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o755);
+      // A tmpfs needs its mount point; a disk volume's directory is writePayload's to make, once.
+      if (isMemoryBacked(vol)) {
+        await mkdir(dir, { recursive: true, mode: 0o755 });
+        await mountTmpfs(dir, memoryVolumeSizeBytes(pod, vol), 0o755);
+      }
       await writePayload(dir, payload, fsGroup === undefined ? {} : { fsGroup });
     } catch (err) {
       const message = `MountVolume.SetUp failed for volume ${JSON.stringify(vol.name)} : ${serializeError(err).message}`;

@@ -6,6 +6,7 @@ import type { Container, Pod } from '../../../src/shared/api.js';
 import { cpuQuotaFromLimit, cpuSharesFromRequest } from '../../../src/workers/cm/cpu-quota.js';
 import { expandCommand, makeEnvironmentVariables, makeVolumeMounts } from '../../../src/workers/kuberuntime/run-container-options.js';
 import { emptyDirPath, podDir } from '../../../src/workers/kubetypes/pod-dirs.js';
+import { setUpPodVolumes } from '../../../src/workers/volumes/pod-volumes.js';
 
 const ctx = { nodeName: 'node-a', rootDir: '/var/lib/kubelet-ts', hostIp: '127.0.0.1', sandboxId: 'sb123' };
 
@@ -219,7 +220,7 @@ describe('expandCommand (ExpandContainerCommandAndArgs)', () => {
 });
 
 describe('volume mounts (makeMounts)', () => {
-  it('resolves emptyDir and hostPath mounts to host paths, creating them (emptyDir mode 0777), read-only as asked', async () => {
+  it('resolves emptyDir and hostPath mounts to host paths (the emptyDir set up 0777 by the volume manager, the hostPath created), read-only as asked', async () => {
     const rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-cc-'));
     dirs.push(rootDir);
     const hostDir = path.join(rootDir, 'host-data');
@@ -238,6 +239,8 @@ describe('volume mounts (makeMounts)', () => {
       ],
     });
     const scratch = emptyDirPath(rootDir, 'u-1', 'scratch');
+    // The emptyDir is the volume manager's (setUpPodVolumes, earlier in the same sync).
+    await setUpPodVolumes(pod, undefined, { rootDir, nodeName: 'node-a', hostIp: '127.0.0.1' });
     expect(await makeVolumeMounts(pod, c, rootDir, 'spec.containers[0]')).toEqual([
       { hostPath: scratch, containerPath: '/s', readOnly: false, propagation: undefined },
       { hostPath: hostDir, containerPath: '/h', readOnly: true, propagation: 'HostToContainer' },

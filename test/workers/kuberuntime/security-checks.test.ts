@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/shared/api.js';
 import { makeVolumeMounts } from '../../../src/workers/kuberuntime/run-container-options.js';
 import { emptyDirPath } from '../../../src/workers/kubetypes/pod-dirs.js';
+import { setUpPodVolumes } from '../../../src/workers/volumes/pod-volumes.js';
 import { imageUid, verifyRunAsNonRoot } from '../../../src/workers/kuberuntime/security-checks.js';
 import { admitPodSecurity, checkAllowedUnsafeSysctls } from '../../../src/main/pod/security-admission.js';
 
@@ -29,6 +30,7 @@ describe('emptyDir under an fsGroup (SetVolumeOwnership)', () => {
       volumes: [{ name: 'd', emptyDir: {} }],
       securityContext: { fsGroup: 2345 },
     });
+    await setUpPodVolumes(pod, undefined, { rootDir: root, nodeName: 'node-a', hostIp: '127.0.0.1' });
     await makeVolumeMounts(pod, pod.spec!.containers[0], root, 'spec.containers[0]');
     const st = statSync(emptyDirPath(root, 'u-1', 'd'));
     if (process.getuid?.() === 0) expect(st.gid).toBe(2345);

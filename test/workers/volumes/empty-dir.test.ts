@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import { emptyDirPath } from '../../../src/workers/kubetypes/pod-dirs.js';
 import { diskUsageBytes, setUpPodVolumes } from '../../../src/workers/volumes/pod-volumes.js';
+import { makeVolumeMounts } from '../../../src/workers/kuberuntime/run-container-options.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -33,5 +34,28 @@ describe('disk emptyDir with a sizeLimit (worker)', () => {
     expect(await diskUsageBytes(dir)).toBeGreaterThan(2 ** 20);
     // …and the sync's volume set-up says nothing about it: the eviction manager decides.
     expect(await setUpPodVolumes(pod, undefined, ctx)).toEqual({ unmounted: {}, events: [] });
+  });
+});
+
+describe('a disk emptyDir under an fsGroup, synced again (pkg/volume/emptydir setupDir)', () => {
+  it("keeps the setgid bit the container start's SetVolumeOwnership gave it, so that files made later still get the group", async () => {
+    const rootDir = await mkdtemp(join(tmpdir(), 'kts-empty-dir-'));
+    dirs.push(rootDir);
+    const ctx = { rootDir, nodeName: 'n', hostIp: '127.0.0.1' };
+    const p: Pod = {
+      metadata: { name: 'grp', namespace: 'default', uid: 'pod-uid-grp' },
+      spec: {
+        securityContext: { fsGroup: 2345 },
+        containers: [{ name: 'a', image: 'i', volumeMounts: [{ name: 'd', mountPath: '/d' }] }],
+        volumes: [{ name: 'd', emptyDir: {} }],
+      },
+    };
+    expect(await setUpPodVolumes(p, undefined, ctx)).toEqual({ unmounted: {}, events: [] });
+    await makeVolumeMounts(p, p.spec!.containers[0], rootDir, 'spec.containers[0]');
+    const dir = emptyDirPath(rootDir, 'pod-uid-grp', 'd');
+    expect((await stat(dir)).mode & 0o7777).toBe(0o2777);
+    // The periodic sync of the running pod.
+    expect(await setUpPodVolumes(p, undefined, ctx)).toEqual({ unmounted: {}, events: [] });
+    expect((await stat(dir)).mode & 0o7777).toBe(0o2777);
   });
 });
