@@ -36,10 +36,12 @@ describe('parseDockerEvent', () => {
     expect(parseDockerEvent(JSON.stringify({ Type: 'network', Action: 'connect' }))).toBeNull();
     expect(parseDockerEvent('not json')).toBeNull();
   });
-  it('filters the stream to container events of this node', () => {
-    // The node-scoped runtime adds this node's label; the Docker runtime sends it as the `filters` query.
+  it('filters the stream to the container lifecycle events of this node that the PLEG reads', () => {
+    // The node-scoped runtime adds this node's label; the Docker runtime sends it as the `filters` query,
+    // with the actions parseDockerEvent keeps: the engine sends no exec_*, attach, kill or stop event.
     expect(eventsFilters(nodeEventsFilter('node-1', { labels: [] }))).toEqual({
       type: ['container'],
+      event: ['create', 'start', 'die', 'oom', 'destroy'],
       label: ['kubelet-ts.node-name=node-1'],
     });
   });
@@ -58,8 +60,10 @@ describe('runEventsLoop against a fake Engine API', () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-events-'));
     const sock = join(dir, 'docker.sock');
     let connections = 0;
+    const queries: string[] = [];
     server = createServer((req, res) => {
       connections++;
+      queries.push(req.url ?? '');
       res.writeHead(200, { 'content-type': 'application/json' });
       // Split a line across chunks: the loop must reassemble it.
       const l = `${line('start')}\n${line('die', { exitCode: '1' })}\n`;
@@ -78,6 +82,16 @@ describe('runEventsLoop against a fake Engine API', () => {
     expect(types.slice(0, 3)).toEqual(['connected', 'events', 'disconnected']);
     const events = got.flatMap((m) => (m.type === 'events' ? m.events : []));
     expect(events.slice(0, 2).map((e) => e.action)).toEqual(['start', 'die']);
+    // Each (re)opened stream asks the engine for only the events the PLEG reads, of this node's containers.
+    for (const q of queries) {
+      const url = new URL(q, 'http://docker');
+      expect(url.pathname).toBe('/events');
+      expect(JSON.parse(url.searchParams.get('filters') ?? '{}')).toEqual({
+        type: ['container'],
+        event: ['create', 'start', 'die', 'oom', 'destroy'],
+        label: ['kubelet-ts.node-name=n1'],
+      });
+    }
   });
 });
 
