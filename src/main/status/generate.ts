@@ -9,6 +9,7 @@ import type { WaitingReason } from '../../shared/sync-tasks.js';
 import type { RuntimeContainer, RuntimePod } from '../../shared/runtime-pod.js';
 import { getPhase, hasAnyRegularContainerStarted, isPodPhaseTerminal, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { getPodQOS, type PodQOSClass } from '../../shared/qos.js';
+import { rfc3339Seconds } from '../../shared/rfc3339.js';
 
 /** Inputs of `generatePodStatus`. Times are epoch milliseconds. */
 export interface PodStatusInputs {
@@ -47,7 +48,8 @@ export interface PodStatusInputs {
   failure?: { reason: string; message: string; condition?: { type: string; reason: string; message: string } };
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** A status' times: RFC 3339 seconds (metav1.Time), each second formatted once (rfc3339Seconds). */
+const iso = rfc3339Seconds;
 
 /** runtimeId: `<scheme>://<id>` (kubecontainer.ContainerID.String), or the bare ID when the scheme is not known. Pure. */
 export function runtimeId(scheme: string, id: string): string {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { containerStatus, generatePodStatus, qosClass } from '../../../src/main/status/generate.js';
 import { getPhase } from '../../../src/shared/pod-policy.js';
 import type { Pod } from '../../../src/shared/api.js';
@@ -196,5 +196,28 @@ describe('conditions', () => {
     [{ requests: { cpu: '100m' } }, 'Burstable'],
   ])('qosClass(%j) = %s', (resources, want) => {
     expect(qosClass({ spec: { containers: [{ name: 'a', resources }] } })).toBe(want);
+  });
+});
+
+describe('generatePodStatus: the times of one status', () => {
+  it("formats each second once: a new pod's five conditions, startTime and containers' startedAt, all in one second, cost one Date formatting (issue #42)", () => {
+    const spy = vi.spyOn(Date.prototype, 'toISOString');
+    try {
+      const now = T + 7_000; // a second no other test formats last
+      const status = generatePodStatus({
+        pod: pod('Always'),
+        runtimePod: runtimePod([rc('a', 'running', 0, 0, { startedAtMs: now + 5 }), rc('b', 'running', 0, 0, { startedAtMs: now + 9 })]),
+        waiting: {},
+        hostIp: '127.0.0.1',
+        startTimeMs: now,
+        nowMs: now + 20,
+      });
+      expect(status.conditions?.map((c) => c.lastTransitionTime)).toEqual(Array(5).fill('2026-11-30T00:00:07Z'));
+      expect(status.startTime).toBe('2026-11-30T00:00:07Z');
+      expect(status.containerStatuses?.map((c) => c.state?.running?.startedAt)).toEqual(['2026-11-30T00:00:07Z', '2026-11-30T00:00:07Z']);
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
