@@ -2,13 +2,14 @@ import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { runEventsLoop } from '../../src/workers/container-events.worker.js';
 import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker/docker-streams.js';
 import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
 import type { ContainerEventsMessage } from '../../src/shared/container-events.js';
 import type { ContainerEventHandlers } from '../../src/workers/runtime/container/runtime.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { BUSYBOX_IMAGE, DOCKER_SOCKET, docker } from '../support/docker.js';
 
 const line = (action: string, extra: Record<string, string> = {}) =>
   JSON.stringify({
@@ -122,6 +123,37 @@ describe('runEventsLoop reconnect backoff on the fake clock', () => {
   });
 });
 
+describe('runEventsLoop batching on the fake clock (issue #42)', () => {
+  const ev = (action: string, containerId: string) => ({ action, containerId, podUid: 'p1', containerName: 'main', timeMs: 1 });
+  it('posts the events of one window as one message, in stream order; pending events go before a disconnect and on stop', () => {
+    const clock = new FakeClock();
+    const watches: ContainerEventHandlers[] = [];
+    const events = { watchContainerEvents: (_f: unknown, h: ContainerEventHandlers) => (watches.push(h), { close() {} }) };
+    const got: ContainerEventsMessage[] = [];
+    const loop = runEventsLoop({ dockerSocketPath: '', nodeName: 'n1', batchWindowMs: 5 }, (m) => got.push(m), events, clock);
+    watches[0].onOpen();
+    // A pod start: the engine writes each event on its own.
+    watches[0].onEvents([ev('create', 'sb')]);
+    watches[0].onEvents([ev('start', 'sb')]);
+    clock.step(4);
+    watches[0].onEvents([ev('create', 'c1'), ev('start', 'c1')]);
+    expect(got.map((m) => m.type)).toEqual(['connected']);
+    clock.step(1);
+    expect(got.map((m) => m.type)).toEqual(['connected', 'events']);
+    const batch = got[1].type === 'events' ? got[1].events : [];
+    expect(batch.map((e) => `${e.action} ${e.containerId}`)).toEqual(['create sb', 'start sb', 'create c1', 'start c1']);
+    watches[0].onEvents([ev('die', 'c1')]);
+    watches[0].onClose('stream ended');
+    expect(got.slice(2).map((m) => m.type)).toEqual(['events', 'disconnected']);
+    clock.step(250);
+    watches[1].onOpen();
+    watches[1].onEvents([ev('destroy', 'c1')]);
+    loop.stop();
+    expect(got.slice(4).map((m) => (m.type === 'events' ? m.events.map((e) => e.action) : m.type))).toEqual(['connected', ['destroy']]);
+    expect(clock.hasWaiters()).toBe(false);
+  });
+});
+
 describe('runEventsLoop over the fake runtime', () => {
   it("connects at once and forwards the fake runtime's own container changes of this node only", async () => {
     const { newFakeRuntime } = await import('../../src/workers/runtime/fake/fake-runtime.js');
@@ -147,5 +179,44 @@ describe('runEventsLoop over the fake runtime', () => {
       ['start', mine, 'p1', undefined],
       ['die', mine, 'p1', 3],
     ]);
+  });
+});
+
+describe.skipIf(!inject('dockerAvailable'))('runEventsLoop against the real dockerd (issue #42)', () => {
+  it("the engine honours the stream's filters: a labelled container's create, start, die and destroy arrive; its exec, kill and attach do not", async () => {
+    const node = `events-${process.pid}-${Date.now()}`;
+    const got: ContainerEventsMessage[] = [];
+    const loop = runEventsLoop({ dockerSocketPath: DOCKER_SOCKET, nodeName: node }, (m) => got.push(m));
+    let id: string | undefined;
+    try {
+      await expect.poll(() => got.some((m) => m.type === 'connected'), { timeout: 10_000 }).toBe(true);
+      const c = await docker.createContainer({
+        Image: BUSYBOX_IMAGE,
+        Cmd: ['sleep', '60'],
+        Labels: {
+          'kubelet-ts.node-name': node,
+          'io.kubernetes.pod.uid': 'p-events',
+          'io.kubernetes.container.name': 'main',
+          'kubelet-ts.test': 'container-events-worker',
+        },
+      });
+      id = c.id;
+      await c.start();
+      const exec = await c.exec({ Cmd: ['true'] });
+      await exec.start({ Detach: true });
+      await c.kill();
+      await c.remove({ force: true });
+      id = undefined;
+      const actions = () => got.flatMap((m) => (m.type === 'events' ? m.events.map((e) => e.action) : []));
+      await expect.poll(actions, { timeout: 10_000 }).toContain('destroy');
+      expect(actions()).toEqual(['create', 'start', 'die', 'destroy']);
+    } finally {
+      loop.stop();
+      if (id)
+        await docker
+          .getContainer(id)
+          .remove({ force: true })
+          .catch(() => undefined);
+    }
   });
 });
