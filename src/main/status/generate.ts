@@ -114,40 +114,32 @@ export function containerStatus(
       lastState: {},
     };
   }
-  const base = {
+  const imageID = newest.imageId ? imageRef(scheme, newest.imageId) : '';
+  const containerID = runtimeId(scheme, newest.id);
+  const { restartCount } = newest;
+  // One literal per status, every field in the same order (no spread of a shared base: cloning it
+  // and adding four fields was a quarter of a status generation's time, issue #42).
+  const status = (ready: boolean, state: ContainerState, lastState: ContainerState): ContainerStatus => ({
     name,
     image,
-    imageID: newest.imageId ? imageRef(scheme, newest.imageId) : '',
-    containerID: runtimeId(scheme, newest.id),
-    restartCount: newest.restartCount,
-  };
-  if (newest.state === 'running') {
-    return {
-      ...base,
-      ready: true,
-      started: true,
-      state: { running: { startedAt: iso(newest.startedAtMs || newest.createdAtMs) } },
-      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
-    };
-  }
+    imageID,
+    containerID,
+    restartCount,
+    ready,
+    started: ready,
+    state,
+    lastState,
+  });
+  const lastAttempt = (): ContainerState =>
+    previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {};
+  if (newest.state === 'running')
+    return status(true, { running: { startedAt: iso(newest.startedAtMs || newest.createdAtMs) } }, lastAttempt());
   if (newest.state === 'exited') {
-    if (waiting) return { ...base, ready: false, started: false, state: { waiting }, lastState: terminatedState(newest, scheme) };
-    return {
-      ...base,
-      ready: false,
-      started: false,
-      state: terminatedState(newest, scheme),
-      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
-    };
+    if (waiting) return status(false, { waiting }, terminatedState(newest, scheme));
+    return status(false, terminatedState(newest, scheme), lastAttempt());
   }
   // created or unknown: not started yet.
-  return {
-    ...base,
-    ready: false,
-    started: false,
-    state: { waiting: waiting ?? { reason: defaultWaitingReason } },
-    lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
-  };
+  return status(false, { waiting: waiting ?? { reason: defaultWaitingReason } }, lastAttempt());
 }
 
 /**

@@ -80,6 +80,23 @@ describe('getPhase (kubelet getPhase)', () => {
 });
 
 describe('containerStatus', () => {
+  it('writes every state with the same fields in the same order (what kubectl -o json and the watch frames show)', () => {
+    const fields = ['name', 'image', 'imageID', 'containerID', 'restartCount', 'ready', 'started', 'state', 'lastState'];
+    const cases = [
+      containerStatus('a', 'img', [rc('a', 'running', 0, 1), rc('a', 'exited', 1, 0)], undefined),
+      containerStatus('a', 'img', [rc('a', 'exited', 1, 1)], undefined),
+      containerStatus('a', 'img', [rc('a', 'exited', 1, 1)], { reason: 'CrashLoopBackOff', message: 'back-off' }),
+      containerStatus('a', 'img', [rc('a', 'created', 0, 0)], undefined),
+    ];
+    for (const s of cases) expect(Object.keys(s)).toEqual(fields);
+    expect(cases.map((s) => [s.ready, s.started, Object.keys(s.state ?? {})[0], Object.keys(s.lastState ?? {})[0]])).toEqual([
+      [true, true, 'running', 'terminated'],
+      [false, false, 'terminated', undefined],
+      [false, false, 'waiting', 'terminated'],
+      [false, false, 'waiting', undefined],
+    ]);
+  });
+
   it('running with a previous failed attempt has lastState terminated and the restart count', () => {
     const s = containerStatus('a', 'img', [rc('a', 'running', 0, 2), rc('a', 'exited', 1, 1)], undefined);
     expect(s.state?.running?.startedAt).toBe('2026-11-30T00:00:00Z');
