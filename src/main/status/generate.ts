@@ -170,14 +170,11 @@ function condition(
   const status = ok ? 'True' : 'False';
   const before = previous?.conditions?.find((c) => c.type === type);
   const lastTransitionTime = before && before.status === status && before.lastTransitionTime ? before.lastTransitionTime : iso(nowMs);
-  return {
-    type,
-    status,
-    lastProbeTime: null as unknown as undefined,
-    lastTransitionTime,
-    ...(reason ? { reason } : {}),
-    ...(message ? { message } : {}),
-  };
+  // Optional fields set after the literal, in order (no conditional spreads: see containerStatus).
+  const c: PodCondition = { type, status, lastProbeTime: null as unknown as undefined, lastTransitionTime };
+  if (reason) c.reason = reason;
+  if (message) c.message = message;
+  return c;
 }
 
 /**
@@ -295,19 +292,26 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   ];
   const fc = inp.failure?.condition;
   if (fc) conditions.push(condition(fc.type, true, inp.previous, nowMs, fc.reason, fc.message));
-  return {
-    phase,
-    ...(inp.failure ? { reason: inp.failure.reason, message: inp.failure.message } : {}),
-    conditions,
-    hostIP: inp.hostIp,
-    hostIPs: [{ ip: inp.hostIp }],
-    ...(podIp ? { podIP: podIp, podIPs: [{ ip: podIp }] } : {}),
-    startTime: iso(inp.startTimeMs),
-    ...(initContainers.length ? { initContainerStatuses: initStatuses } : {}),
-    containerStatuses: statuses,
-    ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeralStatuses } : {}),
-    qosClass: qosClass(pod),
-  };
+  // Built field by field in the order of the former literal (its optional fields were conditional
+  // spreads, each a cloned object: issue #42); the JSON's key order is unchanged.
+  const status: PodStatus = { phase };
+  if (inp.failure) {
+    status.reason = inp.failure.reason;
+    status.message = inp.failure.message;
+  }
+  status.conditions = conditions;
+  status.hostIP = inp.hostIp;
+  status.hostIPs = [{ ip: inp.hostIp }];
+  if (podIp) {
+    status.podIP = podIp;
+    status.podIPs = [{ ip: podIp }];
+  }
+  status.startTime = iso(inp.startTimeMs);
+  if (initContainers.length) status.initContainerStatuses = initStatuses;
+  status.containerStatuses = statuses;
+  if (ephemeral.length) status.ephemeralContainerStatuses = ephemeralStatuses;
+  status.qosClass = qosClass(pod);
+  return status;
 }
 
 /**

@@ -238,3 +238,44 @@ describe('generatePodStatus: the times of one status', () => {
     }
   });
 });
+
+describe('generatePodStatus: the fields of a status and their order (what kubectl -o json and the watch frames show)', () => {
+  it('writes the optional fields only when set, in the order of the API', () => {
+    const plain = generatePodStatus({
+      pod: pod('Always', ['a']),
+      runtimePod: null,
+      waiting: {},
+      hostIp: '10.0.0.1',
+      startTimeMs: T,
+      nowMs: T,
+    });
+    expect(Object.keys(plain)).toEqual(['phase', 'conditions', 'hostIP', 'hostIPs', 'startTime', 'containerStatuses', 'qosClass']);
+    expect(Object.keys(plain.conditions![0])).toEqual(['type', 'status', 'lastProbeTime', 'lastTransitionTime']);
+    expect(Object.keys(plain.conditions![1])).toEqual(['type', 'status', 'lastProbeTime', 'lastTransitionTime']);
+    expect(Object.keys(plain.conditions![2])).toEqual(['type', 'status', 'lastProbeTime', 'lastTransitionTime', 'reason', 'message']);
+    const p: Pod = { ...pod('Always', ['a']), spec: { ...pod('Always', ['a']).spec!, initContainers: [{ name: 'i', image: 'img' }] } };
+    const full = generatePodStatus({
+      pod: p,
+      runtimePod: { ...runtimePod([rc('a', 'running')]), podIp: '10.1.0.5' },
+      waiting: {},
+      hostIp: '10.0.0.1',
+      startTimeMs: T,
+      nowMs: T,
+      failure: { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' },
+    });
+    expect(Object.keys(full)).toEqual([
+      'phase',
+      'reason',
+      'message',
+      'conditions',
+      'hostIP',
+      'hostIPs',
+      'podIP',
+      'podIPs',
+      'startTime',
+      'initContainerStatuses',
+      'containerStatuses',
+      'qosClass',
+    ]);
+  });
+});
