@@ -3,6 +3,7 @@
  */
 import type { Pod, PodSourceName } from './api.js';
 import { effectiveGracePeriodSeconds } from './pod-policy.js';
+import { rfc3339Seconds } from './rfc3339.js';
 
 /**
  * PodOperation, as kubetypes.PodOperation:
@@ -27,7 +28,7 @@ export interface PodUpdate {
 export function markPodDeleted(pod: Pod, gracePeriodSeconds: number | undefined, nowMs: number): Pod {
   if (pod.metadata?.deletionTimestamp) return pod;
   const grace = effectiveGracePeriodSeconds(pod, gracePeriodSeconds);
-  const deletionTimestamp = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const deletionTimestamp = rfc3339Seconds(nowMs);
   return { ...pod, metadata: { ...pod.metadata, deletionTimestamp, deletionGracePeriodSeconds: grace } };
 }
 

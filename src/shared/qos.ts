@@ -48,13 +48,27 @@ function quantity(v: unknown): number {
   }
 }
 
+/** The class of each pod spec object already classed (issue #42: a pod start classed its spec 3–4 times on the main thread). */
+const kQOSBySpec = new WeakMap<object, PodQOSClass>();
+
 /**
  * getPodQOS, as GetPodQOS (pkg/apis/core/v1/helper/qos): over all containers and init
  * containers, only cpu and memory count, zero quantities are ignored. No request and no limit →
  * BestEffort; every container limits both cpu and memory and the summed requests equal the
  * summed limits → Guaranteed; else Burstable. Never throws (an unparsable quantity counts as 0).
+ * Kept per `pod.spec` object (a WeakMap): a pod's spec is replaced, never changed in place, once
+ * the pod is accepted (the status manager's contract, as the apiserver's objects are immutable
+ * once read), so each status generation and admission of the same spec reads its resources once.
  */
 export function getPodQOS(pod: Pod): PodQOSClass {
+  const spec = pod.spec;
+  if (typeof spec !== 'object' || spec === null) return computePodQOS(pod);
+  let qos = kQOSBySpec.get(spec);
+  if (qos === undefined) kQOSBySpec.set(spec, (qos = computePodQOS(pod)));
+  return qos;
+}
+
+function computePodQOS(pod: Pod): PodQOSClass {
   const requests = new Map<string, number>();
   const limits = new Map<string, number>();
   let isGuaranteed = true;

@@ -13,10 +13,20 @@
  * the PLEG relists then, so a transition that happened while it was down is never lost —,
  * `events` with a batch of container events, `disconnected` when the stream ends or fails. It reconnects by
  * itself with a capped backoff (250 ms doubling to `maxBackoffMs`) until the parent posts `stop`.
+ * Events are gathered for `batchWindowMs` (default {@link kEventsBatchWindowMs}) after the first one
+ * and posted as one `events` message, in stream order; pending events are posted before a
+ * `disconnected` and on `stop`. Upstream's evented PLEG reads the CRI stream one event at a time;
+ * the batching is ours, for the main thread's cost per message.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { realClock, type Clock, type TimerHandle } from '../shared/clock.js';
-import type { ContainerEventsBootstrap, ContainerEventsCommand, ContainerEventsMessage } from '../shared/container-events.js';
+import {
+  kEventsBatchWindowMs,
+  type ContainerEventsBootstrap,
+  type ContainerEventsCommand,
+  type ContainerEventsMessage,
+  type RuntimeContainerEvent,
+} from '../shared/container-events.js';
 import { getRuntime } from './runtime/node-runtime.js';
 import type { ContainerEventWatch, NodeRuntime } from './runtime/container/runtime.js';
 import { announceThreadRole } from './thread-roles.js';
@@ -27,7 +37,7 @@ announceThreadRole('container-events');
  * runEventsLoop opens the stream through `events` (default: this thread's NodeRuntime's for `b`,
  * scoped to `b.nodeName`) and keeps it open (reconnecting) until `stop()`; `post` receives every
  * message. Without `events` it posts `unsupported` once and does nothing more. The reconnect backoff
- * waits on `clock` (the thread's Clock, default realClock). Exported for tests, which drive it on
+ * and the batching window wait on `clock` (the thread's Clock, default realClock). Exported for tests, which drive it on
  * their own thread.
  */
 export function runEventsLoop(
@@ -42,6 +52,17 @@ export function runEventsLoop(
   }
   const runtime = events;
   const maxBackoffMs = b.maxBackoffMs ?? 5000;
+  const batchWindowMs = b.batchWindowMs ?? kEventsBatchWindowMs;
+  let pending: RuntimeContainerEvent[] = [];
+  let batchTimer: TimerHandle | undefined;
+  const flush = () => {
+    clock.clearTimeout(batchTimer);
+    batchTimer = undefined;
+    if (pending.length === 0) return;
+    const events = pending;
+    pending = [];
+    post({ type: 'events', events });
+  };
   let stopped = false;
   let backoffMs = 250;
   let watch: ContainerEventWatch | null = null;
@@ -51,6 +72,7 @@ export function runEventsLoop(
   const retry = (message: string) => {
     watch = null;
     if (stopped) return;
+    flush();
     if (wasConnected) post({ type: 'disconnected', message });
     wasConnected = false;
     timer = clock.setTimeout(connect, backoffMs);
@@ -68,7 +90,9 @@ export function runEventsLoop(
           post({ type: 'connected' });
         },
         onEvents(events) {
-          post({ type: 'events', events });
+          if (batchWindowMs <= 0) return post({ type: 'events', events });
+          for (const e of events) pending.push(e);
+          batchTimer ??= clock.setTimeout(flush, batchWindowMs);
         },
         onClose: retry,
       },
@@ -78,6 +102,7 @@ export function runEventsLoop(
   connect();
   return {
     stop() {
+      flush();
       stopped = true;
       clock.clearTimeout(timer);
       watch?.close();

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/shared/api.js';
 import { applyPodDefaults } from '../../src/shared/defaults.js';
 import { containerOOMScoreAdjust, getPodQOS, isNodeCriticalPod } from '../../src/shared/qos.js';
+import { countingContainers } from '../support/read-counter.js';
 
 const Gi = 1024 ** 3;
 const c = (name: string, resources?: Container['resources'], extra: Partial<Container> = {}): Container => ({
@@ -66,5 +67,23 @@ describe('containerOOMScoreAdjust (pkg/kubelet/qos/policy.go)', () => {
     );
     expect(containerOOMScoreAdjust(p, p.spec!.initContainers![0], capacity)).toBe(750);
     expect(containerOOMScoreAdjust(p, p.spec!.containers[0], capacity)).toBe(750);
+  });
+});
+
+describe('getPodQOS per spec object (issue #42: a pod start classed its spec 3–4 times)', () => {
+  it('classes a spec once: asking again for the same spec reads no resources; a replaced spec is classed anew', () => {
+    const counted = countingContainers([c('a', { requests: { cpu: '1' }, limits: { cpu: '1', memory: '1Gi' } })]);
+    const p = pod(counted.containers);
+    expect(getPodQOS(p)).toBe('Burstable');
+    const first = counted.reads();
+    expect(first).toBeGreaterThan(0);
+    expect(getPodQOS(p)).toBe('Burstable');
+    expect(getPodQOS({ ...p, status: { phase: 'Running' } })).toBe('Burstable'); // a new pod object, the same spec
+    expect(counted.reads()).toBe(first);
+    const resized = {
+      ...p,
+      spec: { ...p.spec!, containers: [c('a', { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } })] },
+    };
+    expect(getPodQOS(resized)).toBe('Guaranteed');
   });
 });

@@ -2,13 +2,14 @@ import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { runEventsLoop } from '../../src/workers/container-events.worker.js';
 import { eventsFilters, parseDockerEvent } from '../../src/workers/runtime/docker/docker-streams.js';
 import { nodeEventsFilter } from '../../src/workers/runtime/node-scope.js';
 import type { ContainerEventsMessage } from '../../src/shared/container-events.js';
 import type { ContainerEventHandlers } from '../../src/workers/runtime/container/runtime.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { BUSYBOX_IMAGE, DOCKER_SOCKET, docker } from '../support/docker.js';
 
 const line = (action: string, extra: Record<string, string> = {}) =>
   JSON.stringify({
@@ -36,10 +37,12 @@ describe('parseDockerEvent', () => {
     expect(parseDockerEvent(JSON.stringify({ Type: 'network', Action: 'connect' }))).toBeNull();
     expect(parseDockerEvent('not json')).toBeNull();
   });
-  it('filters the stream to container events of this node', () => {
-    // The node-scoped runtime adds this node's label; the Docker runtime sends it as the `filters` query.
+  it('filters the stream to the container lifecycle events of this node that the PLEG reads', () => {
+    // The node-scoped runtime adds this node's label; the Docker runtime sends it as the `filters` query,
+    // with the actions parseDockerEvent keeps: the engine sends no exec_*, attach, kill or stop event.
     expect(eventsFilters(nodeEventsFilter('node-1', { labels: [] }))).toEqual({
       type: ['container'],
+      event: ['create', 'start', 'die', 'oom', 'destroy'],
       label: ['kubelet-ts.node-name=node-1'],
     });
   });
@@ -58,8 +61,10 @@ describe('runEventsLoop against a fake Engine API', () => {
     dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-events-'));
     const sock = join(dir, 'docker.sock');
     let connections = 0;
+    const queries: string[] = [];
     server = createServer((req, res) => {
       connections++;
+      queries.push(req.url ?? '');
       res.writeHead(200, { 'content-type': 'application/json' });
       // Split a line across chunks: the loop must reassemble it.
       const l = `${line('start')}\n${line('die', { exitCode: '1' })}\n`;
@@ -78,6 +83,16 @@ describe('runEventsLoop against a fake Engine API', () => {
     expect(types.slice(0, 3)).toEqual(['connected', 'events', 'disconnected']);
     const events = got.flatMap((m) => (m.type === 'events' ? m.events : []));
     expect(events.slice(0, 2).map((e) => e.action)).toEqual(['start', 'die']);
+    // Each (re)opened stream asks the engine for only the events the PLEG reads, of this node's containers.
+    for (const q of queries) {
+      const url = new URL(q, 'http://docker');
+      expect(url.pathname).toBe('/events');
+      expect(JSON.parse(url.searchParams.get('filters') ?? '{}')).toEqual({
+        type: ['container'],
+        event: ['create', 'start', 'die', 'oom', 'destroy'],
+        label: ['kubelet-ts.node-name=n1'],
+      });
+    }
   });
 });
 
@@ -108,6 +123,37 @@ describe('runEventsLoop reconnect backoff on the fake clock', () => {
   });
 });
 
+describe('runEventsLoop batching on the fake clock (issue #42)', () => {
+  const ev = (action: string, containerId: string) => ({ action, containerId, podUid: 'p1', containerName: 'main', timeMs: 1 });
+  it('posts the events of one window as one message, in stream order; pending events go before a disconnect and on stop', () => {
+    const clock = new FakeClock();
+    const watches: ContainerEventHandlers[] = [];
+    const events = { watchContainerEvents: (_f: unknown, h: ContainerEventHandlers) => (watches.push(h), { close() {} }) };
+    const got: ContainerEventsMessage[] = [];
+    const loop = runEventsLoop({ dockerSocketPath: '', nodeName: 'n1', batchWindowMs: 5 }, (m) => got.push(m), events, clock);
+    watches[0].onOpen();
+    // A pod start: the engine writes each event on its own.
+    watches[0].onEvents([ev('create', 'sb')]);
+    watches[0].onEvents([ev('start', 'sb')]);
+    clock.step(4);
+    watches[0].onEvents([ev('create', 'c1'), ev('start', 'c1')]);
+    expect(got.map((m) => m.type)).toEqual(['connected']);
+    clock.step(1);
+    expect(got.map((m) => m.type)).toEqual(['connected', 'events']);
+    const batch = got[1].type === 'events' ? got[1].events : [];
+    expect(batch.map((e) => `${e.action} ${e.containerId}`)).toEqual(['create sb', 'start sb', 'create c1', 'start c1']);
+    watches[0].onEvents([ev('die', 'c1')]);
+    watches[0].onClose('stream ended');
+    expect(got.slice(2).map((m) => m.type)).toEqual(['events', 'disconnected']);
+    clock.step(250);
+    watches[1].onOpen();
+    watches[1].onEvents([ev('destroy', 'c1')]);
+    loop.stop();
+    expect(got.slice(4).map((m) => (m.type === 'events' ? m.events.map((e) => e.action) : m.type))).toEqual(['connected', ['destroy']]);
+    expect(clock.hasWaiters()).toBe(false);
+  });
+});
+
 describe('runEventsLoop over the fake runtime', () => {
   it("connects at once and forwards the fake runtime's own container changes of this node only", async () => {
     const { newFakeRuntime } = await import('../../src/workers/runtime/fake/fake-runtime.js');
@@ -133,5 +179,44 @@ describe('runEventsLoop over the fake runtime', () => {
       ['start', mine, 'p1', undefined],
       ['die', mine, 'p1', 3],
     ]);
+  });
+});
+
+describe.skipIf(!inject('dockerAvailable'))('runEventsLoop against the real dockerd (issue #42)', () => {
+  it("the engine honours the stream's filters: a labelled container's create, start, die and destroy arrive; its exec, kill and attach do not", async () => {
+    const node = `events-${process.pid}-${Date.now()}`;
+    const got: ContainerEventsMessage[] = [];
+    const loop = runEventsLoop({ dockerSocketPath: DOCKER_SOCKET, nodeName: node }, (m) => got.push(m));
+    let id: string | undefined;
+    try {
+      await expect.poll(() => got.some((m) => m.type === 'connected'), { timeout: 10_000 }).toBe(true);
+      const c = await docker.createContainer({
+        Image: BUSYBOX_IMAGE,
+        Cmd: ['sleep', '60'],
+        Labels: {
+          'kubelet-ts.node-name': node,
+          'io.kubernetes.pod.uid': 'p-events',
+          'io.kubernetes.container.name': 'main',
+          'kubelet-ts.test': 'container-events-worker',
+        },
+      });
+      id = c.id;
+      await c.start();
+      const exec = await c.exec({ Cmd: ['true'] });
+      await exec.start({ Detach: true });
+      await c.kill();
+      await c.remove({ force: true });
+      id = undefined;
+      const actions = () => got.flatMap((m) => (m.type === 'events' ? m.events.map((e) => e.action) : []));
+      await expect.poll(actions, { timeout: 10_000 }).toContain('destroy');
+      expect(actions()).toEqual(['create', 'start', 'die', 'destroy']);
+    } finally {
+      loop.stop();
+      if (id)
+        await docker
+          .getContainer(id)
+          .remove({ force: true })
+          .catch(() => undefined);
+    }
   });
 });

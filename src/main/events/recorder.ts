@@ -15,6 +15,7 @@ import { InvalidArgumentError } from '../../shared/errors.js';
 import { boundedField, podFields, type Logger } from '../../shared/logging.js';
 import type { PodEventRecord } from '../../shared/sync-tasks.js';
 import { realClock, type Clock } from '../../shared/clock.js';
+import { rfc3339Seconds } from '../../shared/rfc3339.js';
 
 /**
  * kMaxEventMessageBytes: the UTF-8 bytes an event's message keeps: 1 KiB, the apiserver's event
@@ -61,7 +62,7 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
           : input;
       const meta = pod.metadata ?? {};
       const key = [meta.uid, e.fieldPath ?? '', e.type, e.reason, e.message].join('\u0000');
-      const now = new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const now = rfc3339Seconds(clock.now());
       let event = events.get(key);
       if (event) {
         events.delete(key);

@@ -162,6 +162,8 @@ class EvictionManagerImpl implements EvictionManager {
   }
 
   admit(pod: Pod) {
+    // No pressure (the usual case): admitted without classing the pod (the kubelet's Admit returns first too).
+    if (this.#conditions.length === 0) return { admit: true as const };
     const r = admitUnderPressure(pod, this.#conditions, getPodQOS(pod), isCriticalPod(pod));
     if (!r.admit) this.deps.logger.info({ ...podFields(pod), nodeCondition: this.#conditions }, 'Failed to admit pod to node');
     return r;

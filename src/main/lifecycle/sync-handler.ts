@@ -269,7 +269,10 @@ class SyncHandlerImpl implements SyncHandler {
       this.deps.events.record(pod, { type: 'Warning', reason: admitted.reason, message: admitted.message });
       return;
     }
-    logger.info({ ...podFields(pod), source: pod.metadata?.annotations?.['kubernetes.io/config.source'] }, 'SyncLoop ADD');
+    // At debug, as the kubelet logs SyncLoop ADD/UPDATE/REMOVE at V(2) (kubelet.go syncLoopIteration):
+    // at the default --v=0 a pod start writes no line from here (issue #42: a log line per pod on the main thread).
+    if (logger.isLevelEnabled('debug'))
+      logger.debug({ ...podFields(pod), source: pod.metadata?.annotations?.['kubernetes.io/config.source'] }, 'SyncLoop ADD');
     this.deps.statusPublisher.publish(record);
     this.deps.podWorkers.update(uid, { type: 'sync' });
   }
@@ -280,7 +283,7 @@ class SyncHandlerImpl implements SyncHandler {
     record.pod = pod;
     // The write is on the pods' watch now, under its own resourceVersion (the API's reply carries it).
     this.deps.statusManager.updatePod(pod);
-    this.deps.logger.info(podFields(pod), 'SyncLoop UPDATE');
+    this.deps.logger.debug(podFields(pod), 'SyncLoop UPDATE');
     this.deps.podWorkers.update(record.uid, { type: 'sync' });
   }
 
@@ -289,7 +292,7 @@ class SyncHandlerImpl implements SyncHandler {
     this.deps.podWorkers.startGate.forgetPod(pod);
     const record = this.deps.podManager.get(uid);
     if (!record) return;
-    this.deps.logger.info(podFields(pod), 'SyncLoop REMOVE');
+    this.deps.logger.debug(podFields(pod), 'SyncLoop REMOVE');
     // A DELETE's version carries deletionTimestamp and deletionGracePeriodSeconds: list it so.
     if (pod.metadata?.deletionTimestamp) {
       record.pod = {

@@ -9,6 +9,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Node } from '../../shared/api.js';
+import { rfc3339Seconds } from '../../shared/rfc3339.js';
 import { kDefaultHardEvictionReservation } from '../eviction/thresholds.js';
 
 type NodeCondition = NonNullable<NonNullable<Node['status']>['conditions']>[number];
@@ -140,7 +141,7 @@ function unschedulableSince(previous: Node | undefined, now: string): string {
  */
 export function buildNode(inputs: NodeInputs): Node {
   const { facts } = inputs;
-  const now = new Date(inputs.nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = rfc3339Seconds(inputs.nowMs);
   // Without the eviction manager's verdict: the default hard thresholds (kDefaultEvictionHard).
   const memoryPressure = inputs.pressure
     ? inputs.pressure.memory

@@ -38,22 +38,37 @@ function request(resources: Record<string, unknown> | undefined, name: 'cpu' | '
   return name === 'cpu' ? Math.ceil(q * 1000) : Math.ceil(q);
 }
 
+/** podRequests' answer for each pod spec object already summed (a pod's admission asked it twice, eviction ranking once per pod). */
+const kRequestsBySpec = new WeakMap<object, Readonly<{ cpuMilli: number; memoryBytes: number }>>();
+
 /**
  * podRequests: the pod's effective requests as the scheduler's resource helpers compute them:
  * the sum over app containers and sidecars, or the largest init container's if that is more.
- * Requests default to limits (the apiserver's defaulting does that before we get here).
+ * Requests default to limits (the apiserver's defaulting does that before we get here). Kept per
+ * `pod.spec` object (a pod's spec is replaced, never changed in place, once accepted: the status
+ * manager's contract), so asking again for the same spec reads nothing; the answer is frozen.
  */
-export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number } {
+export function podRequests(pod: Pod): Readonly<{ cpuMilli: number; memoryBytes: number }> {
+  const spec = pod.spec;
+  if (typeof spec !== 'object' || spec === null) return sumPodRequests(pod);
+  let req = kRequestsBySpec.get(spec);
+  if (req === undefined) kRequestsBySpec.set(spec, (req = Object.freeze(sumPodRequests(pod))));
+  return req;
+}
+
+function sumPodRequests(pod: Pod): { cpuMilli: number; memoryBytes: number } {
   let cpu = 0;
   let mem = 0;
   for (const c of pod.spec?.containers ?? []) {
-    cpu += request(c.resources?.requests, 'cpu');
-    mem += request(c.resources?.requests, 'memory');
+    const requests = c.resources?.requests;
+    cpu += request(requests, 'cpu');
+    mem += request(requests, 'memory');
   }
   let initCpu = 0;
   let initMem = 0;
   for (const c of pod.spec?.initContainers ?? []) {
-    const r = { cpu: request(c.resources?.requests, 'cpu'), mem: request(c.resources?.requests, 'memory') };
+    const requests = c.resources?.requests;
+    const r = { cpu: request(requests, 'cpu'), mem: request(requests, 'memory') };
     if (isRestartableInitContainer(c)) {
       cpu += r.cpu;
       mem += r.mem;

@@ -15,11 +15,10 @@ import type {
   StatsSample,
   Summary,
 } from '../../shared/stats.js';
+import { rfc3339Seconds } from '../../shared/rfc3339.js';
 
-/** rfc3339: an epoch-ms time as the Summary writes times. */
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+/** rfc3339: an epoch-ms time as the Summary writes times (RFC 3339 seconds). */
+const rfc3339 = rfc3339Seconds;
 
 /**
  * cpuRate: nanocores (CPU nanoseconds per second) between two cumulative readings `prevNs` at

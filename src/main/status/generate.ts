@@ -9,6 +9,7 @@ import type { WaitingReason } from '../../shared/sync-tasks.js';
 import type { RuntimeContainer, RuntimePod } from '../../shared/runtime-pod.js';
 import { getPhase, hasAnyRegularContainerStarted, isPodPhaseTerminal, isRestartableInitContainer } from '../../shared/pod-policy.js';
 import { getPodQOS, type PodQOSClass } from '../../shared/qos.js';
+import { rfc3339Seconds } from '../../shared/rfc3339.js';
 
 /** Inputs of `generatePodStatus`. Times are epoch milliseconds. */
 export interface PodStatusInputs {
@@ -47,7 +48,8 @@ export interface PodStatusInputs {
   failure?: { reason: string; message: string; condition?: { type: string; reason: string; message: string } };
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** A status' times: RFC 3339 seconds (metav1.Time), each second formatted once (rfc3339Seconds). */
+const iso = rfc3339Seconds;
 
 /** runtimeId: `<scheme>://<id>` (kubecontainer.ContainerID.String), or the bare ID when the scheme is not known. Pure. */
 export function runtimeId(scheme: string, id: string): string {
@@ -112,40 +114,32 @@ export function containerStatus(
       lastState: {},
     };
   }
-  const base = {
+  const imageID = newest.imageId ? imageRef(scheme, newest.imageId) : '';
+  const containerID = runtimeId(scheme, newest.id);
+  const { restartCount } = newest;
+  // One literal per status, every field in the same order (no spread of a shared base: cloning it
+  // and adding four fields was a quarter of a status generation's time, issue #42).
+  const status = (ready: boolean, state: ContainerState, lastState: ContainerState): ContainerStatus => ({
     name,
     image,
-    imageID: newest.imageId ? imageRef(scheme, newest.imageId) : '',
-    containerID: runtimeId(scheme, newest.id),
-    restartCount: newest.restartCount,
-  };
-  if (newest.state === 'running') {
-    return {
-      ...base,
-      ready: true,
-      started: true,
-      state: { running: { startedAt: iso(newest.startedAtMs || newest.createdAtMs) } },
-      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
-    };
-  }
+    imageID,
+    containerID,
+    restartCount,
+    ready,
+    started: ready,
+    state,
+    lastState,
+  });
+  const lastAttempt = (): ContainerState =>
+    previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {};
+  if (newest.state === 'running')
+    return status(true, { running: { startedAt: iso(newest.startedAtMs || newest.createdAtMs) } }, lastAttempt());
   if (newest.state === 'exited') {
-    if (waiting) return { ...base, ready: false, started: false, state: { waiting }, lastState: terminatedState(newest, scheme) };
-    return {
-      ...base,
-      ready: false,
-      started: false,
-      state: terminatedState(newest, scheme),
-      lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
-    };
+    if (waiting) return status(false, { waiting }, terminatedState(newest, scheme));
+    return status(false, terminatedState(newest, scheme), lastAttempt());
   }
   // created or unknown: not started yet.
-  return {
-    ...base,
-    ready: false,
-    started: false,
-    state: { waiting: waiting ?? { reason: defaultWaitingReason } },
-    lastState: previousAttempt && previousAttempt.state === 'exited' ? terminatedState(previousAttempt, scheme) : {},
-  };
+  return status(false, { waiting: waiting ?? { reason: defaultWaitingReason } }, lastAttempt());
 }
 
 /**
@@ -176,14 +170,11 @@ function condition(
   const status = ok ? 'True' : 'False';
   const before = previous?.conditions?.find((c) => c.type === type);
   const lastTransitionTime = before && before.status === status && before.lastTransitionTime ? before.lastTransitionTime : iso(nowMs);
-  return {
-    type,
-    status,
-    lastProbeTime: null as unknown as undefined,
-    lastTransitionTime,
-    ...(reason ? { reason } : {}),
-    ...(message ? { message } : {}),
-  };
+  // Optional fields set after the literal, in order (no conditional spreads: see containerStatus).
+  const c: PodCondition = { type, status, lastProbeTime: null as unknown as undefined, lastTransitionTime };
+  if (reason) c.reason = reason;
+  if (message) c.message = message;
+  return c;
 }
 
 /**
@@ -301,19 +292,26 @@ export function generatePodStatus(inp: PodStatusInputs): PodStatus {
   ];
   const fc = inp.failure?.condition;
   if (fc) conditions.push(condition(fc.type, true, inp.previous, nowMs, fc.reason, fc.message));
-  return {
-    phase,
-    ...(inp.failure ? { reason: inp.failure.reason, message: inp.failure.message } : {}),
-    conditions,
-    hostIP: inp.hostIp,
-    hostIPs: [{ ip: inp.hostIp }],
-    ...(podIp ? { podIP: podIp, podIPs: [{ ip: podIp }] } : {}),
-    startTime: iso(inp.startTimeMs),
-    ...(initContainers.length ? { initContainerStatuses: initStatuses } : {}),
-    containerStatuses: statuses,
-    ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeralStatuses } : {}),
-    qosClass: qosClass(pod),
-  };
+  // Built field by field in the order of the former literal (its optional fields were conditional
+  // spreads, each a cloned object: issue #42); the JSON's key order is unchanged.
+  const status: PodStatus = { phase };
+  if (inp.failure) {
+    status.reason = inp.failure.reason;
+    status.message = inp.failure.message;
+  }
+  status.conditions = conditions;
+  status.hostIP = inp.hostIp;
+  status.hostIPs = [{ ip: inp.hostIp }];
+  if (podIp) {
+    status.podIP = podIp;
+    status.podIPs = [{ ip: podIp }];
+  }
+  status.startTime = iso(inp.startTimeMs);
+  if (initContainers.length) status.initContainerStatuses = initStatuses;
+  status.containerStatuses = statuses;
+  if (ephemeral.length) status.ephemeralContainerStatuses = ephemeralStatuses;
+  status.qosClass = qosClass(pod);
+  return status;
 }
 
 /**

@@ -2,9 +2,12 @@
  * Counterpart of pkg/kubelet/status/status_manager.go: the versioned cache of each pod's
  * PodStatus. A status is stored only when it differs from the last one (ignoring nothing but
  * object identity), and every stored change gets the next resourceVersion, which is what the
- * WebSocket watch and the etcd writer follow. Main thread only.
+ * WebSocket watch and the etcd writer follow. Content is compared in place (jsonEqual: the
+ * canonical JSON's equality without building it), as the kubelet compares statuses with
+ * apiequality.Semantic.DeepEqual; nothing is serialized or hashed here (issue #42 item 1: a pod
+ * start's two statuses cost two canonical JSONs and SHA-256s before). Main thread only.
  */
-import { stableHash } from '../../shared/hash.js';
+import { jsonEqual } from '../../shared/json-equal.js';
 import type { Pod, PodStatus } from '../../shared/api.js';
 
 /** A change the status manager publishes. `resourceVersion` increases by one per change. */
@@ -21,11 +24,12 @@ export interface StatusManager {
   /**
    * setPodStatus stores `status` for `pod`; returns true if it differed from the stored one (a
    * change was published). Also publishes ADDED the first time a pod is seen. "Differed" is by
-   * content: the pod's metadata and spec and the status are compared by stable hash, so an equal
-   * status in a new object is no change. The caller must replace a pod's `metadata`/`spec`
-   * objects rather than mutate them in place (AgentHost.resourceVersion's contract,
-   * src/server/host/agent-host.ts): when they are the same objects as last time (and when the pod is
-   * first seen), only the status is hashed.
+   * content: the pod's metadata and spec and the status are compared by content (jsonEqual: key
+   * order and `undefined` fields do not count; nothing is serialized), so an equal status in a new
+   * object is no change. The caller must replace a pod's `metadata`/`spec` objects rather than
+   * mutate them in place (AgentHost.resourceVersion's contract, src/server/host/agent-host.ts):
+   * when they are the same objects as last time (and when the pod is first seen), only the status
+   * is compared.
    */
   setPodStatus(pod: Pod, status: PodStatus): boolean;
   /**
@@ -52,13 +56,6 @@ export interface StatusManager {
 interface Stored {
   pod: Pod;
   status: PodStatus;
-  /**
-   * stableHash of `[pod.metadata, pod.spec]`, computed on demand: only when a later call brings
-   * other metadata/spec objects (so never for a pod whose objects stay the same).
-   */
-  podHash?: string;
-  /** stableHash of `status`. */
-  statusHash: string;
 }
 
 /** Options of `newStatusManager`. */
@@ -85,21 +82,20 @@ export function newStatusManager(options: StatusManagerOptions = {}): StatusMana
     setPodStatus(pod, status) {
       const uid = pod.metadata?.uid ?? '';
       const before = stored.get(uid);
-      const statusHash = stableHash(status);
       if (!before) {
-        stored.set(uid, { pod, status, statusHash });
+        stored.set(uid, { pod, status });
         publish('ADDED', uid, { ...pod, status });
         return true;
       }
-      const samePod = before.pod.metadata === pod.metadata && before.pod.spec === pod.spec;
-      const podHash = samePod ? before.podHash : stableHash([pod.metadata, pod.spec]);
-      const podUnchanged = samePod || podHash === (before.podHash ??= stableHash([before.pod.metadata, before.pod.spec]));
-      if (podUnchanged && before.statusHash === statusHash) {
-        // Equal content in new objects: keep the newer ones, so that the next call finds them identical.
+      const podUnchanged =
+        (before.pod.metadata === pod.metadata || jsonEqual(before.pod.metadata, pod.metadata)) &&
+        (before.pod.spec === pod.spec || jsonEqual(before.pod.spec, pod.spec));
+      if (podUnchanged && jsonEqual(before.status, status)) {
+        // Equal content in new objects: keep the newer pod objects, so that the next call finds them identical.
         before.pod = pod;
         return false;
       }
-      stored.set(uid, { pod, status, podHash, statusHash });
+      stored.set(uid, { pod, status });
       publish('MODIFIED', uid, { ...pod, status });
       return true;
     },

@@ -3,11 +3,27 @@ import { pino } from 'pino';
 import { newEventRecorder } from '../../../src/main/events/recorder.js';
 import type { Pod } from '../../../src/shared/api.js';
 import type { Logger } from '../../../src/shared/logging.js';
+import { realClock } from '../../../src/shared/clock.js';
 
 const pod = (uid: string): Pod => ({ metadata: { name: `p-${uid}`, namespace: 'ns', uid } });
 const logger = pino({ level: 'silent' });
 
 describe('event recorder', () => {
+  it("formats a second's timestamp once: a burst of events in one second costs one Date formatting (issue #42)", () => {
+    const at = Date.parse('2026-12-07T20:11:48.250Z');
+    const r = newEventRecorder({ nodeName: 'n1' }, { logger, clock: { ...realClock, now: () => at } });
+    const spy = vi.spyOn(Date.prototype, 'toISOString');
+    try {
+      for (let i = 0; i < 50; i++) r.record(pod(`u${i}`), { type: 'Normal', reason: 'Started', message: 'Started container c' });
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(new Set(r.list().map((e) => `${e.firstTimestamp} ${e.lastTimestamp}`))).toEqual(
+      new Set(['2026-12-07T20:11:48Z 2026-12-07T20:11:48Z']),
+    );
+  });
+
   it('counts a repeated event instead of storing it twice', () => {
     const r = newEventRecorder({ nodeName: 'n1' }, { logger });
     r.record(pod('a'), { type: 'Warning', reason: 'BackOff', message: 'Back-off restarting', fieldPath: 'spec.containers{c}' });

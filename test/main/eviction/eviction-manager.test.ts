@@ -17,6 +17,7 @@ import { newEvictionManager, type EvictionManagerDeps } from '../../../src/main/
 import { parseThresholdConfig } from '../../../src/main/eviction/thresholds.js';
 import { hasLocalStorageLimit, localStorageViolation } from '../../../src/main/eviction/local-storage.js';
 import { FakeClock } from '../../fakes/fake-clock.js';
+import { countingContainers } from '../../support/read-counter.js';
 
 const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
@@ -214,6 +215,14 @@ function harness(
 }
 
 describe('eviction manager', () => {
+  it('admits every pod without pressure without classing it (reads no resources), as the kubelet Admit returns first (issue #42)', () => {
+    const { m } = harness({ 'memory.available': '1Gi' });
+    const p = pod('new', { requests: '1Mi' });
+    const counted = countingContainers(p.spec!.containers);
+    expect(m.admit({ ...p, spec: { ...p.spec!, containers: counted.containers } })).toEqual({ admit: true });
+    expect(counted.reads()).toBe(0);
+  });
+
   it('under memory pressure evicts the BestEffort pod first, one per pass, after the previous one is cleaned up', async () => {
     const { m, state } = harness({ 'memory.available': '1Gi' });
     const be = pod('besteffort');

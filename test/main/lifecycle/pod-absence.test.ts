@@ -73,6 +73,17 @@ describe('PodAbsence', () => {
     expect(absence.isKnownAbsent('q')).toBe(false);
   });
 
+  it('a burst the last relist does not cover is pruned only each time the table has doubled, not at every task end past 256 (issue #42)', async () => {
+    const clock = new FakeClock();
+    let prunes = 0; // each prune reads the relist time once; nothing else in run() does
+    const absence = new PodAbsence({ lastRelistObservedAtMs: () => (prunes++, 1), hasContainersOf: () => false }, clock);
+    clock.step(10); // every task ends after the relist asked: a prune drops none of them
+    for (let i = 0; i < 4000; i++) await absence.run(`p${i}`, async () => undefined);
+    expect(prunes).toBe(4); // above 256, 512, 1024 and 2048 entries
+    expect(absence.isKnownAbsent('p0')).toBe(false);
+    expect(absence.isKnownAbsent('p3999')).toBe(false);
+  });
+
   it('isSettled: no task of the pod in flight and the last one did not fail, relist or not (KillPodTask.cachedRuntimePod)', async () => {
     const { absence, relist } = setUp();
     expect(absence.isSettled('a')).toBe(true);

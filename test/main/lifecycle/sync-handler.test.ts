@@ -14,6 +14,7 @@ import { newPodManager, type PodManager } from '../../../src/main/pod/pod-manage
 import type { ProberManager } from '../../../src/main/prober/prober-manager.js';
 import { newStatusManager, type StatusManager } from '../../../src/main/status/status-manager.js';
 import type { Pod } from '../../../src/shared/api.js';
+import type { Logger } from '../../../src/shared/logging.js';
 
 function pod(name: string, uid = `uid-${name}`): Pod {
   return {
@@ -41,8 +42,11 @@ interface Harness {
   work: string[];
 }
 
-function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[], maxPods = 100_000): Harness {
-  const logger = pino({ level: 'silent' });
+function harness(
+  oldRuntimeCopies?: (fullName: string, uid: string) => string[],
+  maxPods = 100_000,
+  logger: Logger = pino({ level: 'silent' }),
+): Harness {
   const work: string[] = [];
   const removing = new Set<string>();
   const podManager = newPodManager();
@@ -81,6 +85,25 @@ function harness(oldRuntimeCopies?: (fullName: string, uid: string) => string[],
 const count = (pm: PodManager) => [...pm.all()].length;
 
 describe('sync handler: handling config updates', () => {
+  it('logs SyncLoop ADD, UPDATE and REMOVE at debug, as the kubelet at V(2): nothing at the default info level (issue #42)', async () => {
+    const lines = (level: string) => {
+      const out: string[] = [];
+      const logger = pino({ level }, { write: (l: string) => void out.push(JSON.parse(l).msg) });
+      const h = harness(undefined, 100_000, logger);
+      const [pod] = pods(1, 'logged');
+      void h.lifecycle.handleUpdate({ op: 'ADD', source: 'file', pods: [pod] });
+      void h.lifecycle.handleUpdate({
+        op: 'UPDATE',
+        source: 'file',
+        pods: [{ ...pod, metadata: { ...pod.metadata, labels: { a: 'b' } } }],
+      });
+      void h.lifecycle.handleUpdate({ op: 'REMOVE', source: 'file', pods: [pod] });
+      return out.filter((m) => /^SyncLoop (ADD|UPDATE|REMOVE)$/.test(m));
+    };
+    expect(lines('info')).toEqual([]);
+    expect(lines('debug')).toEqual(['SyncLoop ADD', 'SyncLoop UPDATE', 'SyncLoop REMOVE']);
+  });
+
   it('handles a small update with nothing queued before handleUpdate returns', async () => {
     const h = harness();
     const done = h.lifecycle.handleUpdate({ op: 'SET', source: 'file', pods: pods(3, 'small') });

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { newPodAdmission } from '../../../src/main/pod/pod-admission.js';
 import type { PodRecord } from '../../../src/main/pod/pod-manager.js';
 import type { Pod } from '../../../src/shared/api.js';
+import { podRequests } from '../../../src/main/pod/admission.js';
+import { countingContainers } from '../../support/read-counter.js';
 
 function record(name: string, cpu?: string, hostPort?: number): PodRecord {
   const pod: Pod = {
@@ -61,5 +63,19 @@ describe('pod admission: the chain and the ledger', () => {
     expect(admission.admit(record('c', '600m'))).toEqual({ admit: true });
     expect(admission.admit(record('d'))).toEqual({ admit: true });
     expect(admission.admit(record('e'))).toMatchObject({ admit: false, reason: 'OutOfpods' });
+  });
+
+  it("reads an admitted pod's resources once for cpu and memory and once for extended resources; its requests are then known (issue #42)", () => {
+    const admission = newPodAdmission({ capacity });
+    const r = record('a', '200m');
+    const counted = countingContainers(r.pod.spec!.containers);
+    r.pod = { ...r.pod, spec: { ...r.pod.spec!, containers: counted.containers } };
+    expect(admission.admit(r)).toEqual({ admit: true });
+    // podRequests (cpu and memory) once, podScalarRequests (extended, hugepages) once: not podRequests again for the ledger.
+    expect(counted.reads()).toBe(2);
+    expect(podRequests(r.pod)).toEqual({ cpuMilli: 200, memoryBytes: 0 });
+    expect(counted.reads()).toBe(2);
+    admission.release(r);
+    expect(admission.admit(record('b', '900m'))).toEqual({ admit: true }); // a's 200m was given back
   });
 });

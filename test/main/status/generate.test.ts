@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { containerStatus, generatePodStatus, qosClass } from '../../../src/main/status/generate.js';
 import { getPhase } from '../../../src/shared/pod-policy.js';
 import type { Pod } from '../../../src/shared/api.js';
@@ -80,6 +80,23 @@ describe('getPhase (kubelet getPhase)', () => {
 });
 
 describe('containerStatus', () => {
+  it('writes every state with the same fields in the same order (what kubectl -o json and the watch frames show)', () => {
+    const fields = ['name', 'image', 'imageID', 'containerID', 'restartCount', 'ready', 'started', 'state', 'lastState'];
+    const cases = [
+      containerStatus('a', 'img', [rc('a', 'running', 0, 1), rc('a', 'exited', 1, 0)], undefined),
+      containerStatus('a', 'img', [rc('a', 'exited', 1, 1)], undefined),
+      containerStatus('a', 'img', [rc('a', 'exited', 1, 1)], { reason: 'CrashLoopBackOff', message: 'back-off' }),
+      containerStatus('a', 'img', [rc('a', 'created', 0, 0)], undefined),
+    ];
+    for (const s of cases) expect(Object.keys(s)).toEqual(fields);
+    expect(cases.map((s) => [s.ready, s.started, Object.keys(s.state ?? {})[0], Object.keys(s.lastState ?? {})[0]])).toEqual([
+      [true, true, 'running', 'terminated'],
+      [false, false, 'terminated', undefined],
+      [false, false, 'waiting', 'terminated'],
+      [false, false, 'waiting', undefined],
+    ]);
+  });
+
   it('running with a previous failed attempt has lastState terminated and the restart count', () => {
     const s = containerStatus('a', 'img', [rc('a', 'running', 0, 2), rc('a', 'exited', 1, 1)], undefined);
     expect(s.state?.running?.startedAt).toBe('2026-11-30T00:00:00Z');
@@ -196,5 +213,69 @@ describe('conditions', () => {
     [{ requests: { cpu: '100m' } }, 'Burstable'],
   ])('qosClass(%j) = %s', (resources, want) => {
     expect(qosClass({ spec: { containers: [{ name: 'a', resources }] } })).toBe(want);
+  });
+});
+
+describe('generatePodStatus: the times of one status', () => {
+  it("formats each second once: a new pod's five conditions, startTime and containers' startedAt, all in one second, cost one Date formatting (issue #42)", () => {
+    const spy = vi.spyOn(Date.prototype, 'toISOString');
+    try {
+      const now = T + 7_000; // a second no other test formats last
+      const status = generatePodStatus({
+        pod: pod('Always'),
+        runtimePod: runtimePod([rc('a', 'running', 0, 0, { startedAtMs: now + 5 }), rc('b', 'running', 0, 0, { startedAtMs: now + 9 })]),
+        waiting: {},
+        hostIp: '127.0.0.1',
+        startTimeMs: now,
+        nowMs: now + 20,
+      });
+      expect(status.conditions?.map((c) => c.lastTransitionTime)).toEqual(Array(5).fill('2026-11-30T00:00:07Z'));
+      expect(status.startTime).toBe('2026-11-30T00:00:07Z');
+      expect(status.containerStatuses?.map((c) => c.state?.running?.startedAt)).toEqual(['2026-11-30T00:00:07Z', '2026-11-30T00:00:07Z']);
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('generatePodStatus: the fields of a status and their order (what kubectl -o json and the watch frames show)', () => {
+  it('writes the optional fields only when set, in the order of the API', () => {
+    const plain = generatePodStatus({
+      pod: pod('Always', ['a']),
+      runtimePod: null,
+      waiting: {},
+      hostIp: '10.0.0.1',
+      startTimeMs: T,
+      nowMs: T,
+    });
+    expect(Object.keys(plain)).toEqual(['phase', 'conditions', 'hostIP', 'hostIPs', 'startTime', 'containerStatuses', 'qosClass']);
+    expect(Object.keys(plain.conditions![0])).toEqual(['type', 'status', 'lastProbeTime', 'lastTransitionTime']);
+    expect(Object.keys(plain.conditions![1])).toEqual(['type', 'status', 'lastProbeTime', 'lastTransitionTime']);
+    expect(Object.keys(plain.conditions![2])).toEqual(['type', 'status', 'lastProbeTime', 'lastTransitionTime', 'reason', 'message']);
+    const p: Pod = { ...pod('Always', ['a']), spec: { ...pod('Always', ['a']).spec!, initContainers: [{ name: 'i', image: 'img' }] } };
+    const full = generatePodStatus({
+      pod: p,
+      runtimePod: { ...runtimePod([rc('a', 'running')]), podIp: '10.1.0.5' },
+      waiting: {},
+      hostIp: '10.0.0.1',
+      startTimeMs: T,
+      nowMs: T,
+      failure: { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' },
+    });
+    expect(Object.keys(full)).toEqual([
+      'phase',
+      'reason',
+      'message',
+      'conditions',
+      'hostIP',
+      'hostIPs',
+      'podIP',
+      'podIPs',
+      'startTime',
+      'initContainerStatuses',
+      'containerStatuses',
+      'qosClass',
+    ]);
   });
 });

@@ -58,9 +58,16 @@ export function parseDockerEvent(line: string): ContainerEvent | null {
   return out;
 }
 
-/** eventsFilters: the Engine API `filters` of the events stream for `filter` (type container, its labels). Pure. */
-export function eventsFilters(filter: ContainerListFilter): { type: string[]; label: string[] } {
-  return { type: ['container'], label: [...filter.labels] };
+/**
+ * eventsFilters: the Engine API `filters` of the events stream for `filter`: type container, the
+ * actions the PLEG reads ({@link kForwardedActions}: `event`), and `filter`'s labels. The engine
+ * drops every other event before it is written (exec_*, attach, kill, stop, resize, network and
+ * image events), so the events worker neither reads nor decodes them, as the CRI's
+ * GetContainerEvents carries only container lifecycle events (cri-api ContainerEventType: created,
+ * started, stopped, deleted). Pure.
+ */
+export function eventsFilters(filter: ContainerListFilter): { type: string[]; event: string[]; label: string[] } {
+  return { type: ['container'], event: [...kForwardedActions], label: [...filter.labels] };
 }
 
 /**
