@@ -413,3 +413,11 @@ export function getDockerRuntime(
   }
   return rt;
 }
+
+/**
+ * dockerEngineRequests: how many requests `runtime` (a runtime of {@link getDockerRuntime}) has sent
+ * through its Engine client rather than dockerode; undefined for any other runtime (a wrapper, the fake).
+ */
+export function dockerEngineRequests(runtime: ContainerRuntime): number | undefined {
+  return runtime instanceof DockerRuntime ? runtime.engineRequests : undefined;
+}
