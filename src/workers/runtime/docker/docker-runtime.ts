@@ -11,8 +11,9 @@
  * on purpose (pinning a newer one gets HTTP 400).
  */
 import { statfs } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
 import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/node-settings.js';
 import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
@@ -53,8 +54,19 @@ import type {
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
+/**
+ * loadDockerode: dockerode's constructor, required at a runtime's first stream, pull, exec, log
+ * read, update or image list (a thread that only starts and removes pods never loads it: its
+ * modules cost a worker thread more CPU to load than the Engine client's).
+ */
+function loadDockerode(): typeof Docker {
+  return createRequire(import.meta.url)('dockerode') as typeof Docker;
+}
+
 class DockerRuntime implements ContainerRuntime {
-  readonly #docker: Docker;
+  readonly #socketPath: string;
+  /** dockerode, made at its first use ({@link loadDockerode}). */
+  #dockerode: Docker | undefined;
   /** The calls of a pod's start and removal: at most as many connections as the thread's admission limit can reach. */
   readonly #engine: EngineClient;
   /** Container stops: their own connections, unbounded (a stop holds one for its grace period; as dockerode's agent, no queue behind it). */
@@ -67,14 +79,19 @@ class DockerRuntime implements ContainerRuntime {
   readonly #clock: Clock;
 
   constructor(socketPath: string, requestTimeoutMs: number, clock: Clock) {
-    // `host: undefined`: docker-modem would take DOCKER_HOST (tcp://…) over the socket; --docker-endpoint is the endpoint, as for the Engine client.
-    this.#docker = new Docker({ socketPath, host: undefined, protocol: 'http' });
+    this.#socketPath = socketPath;
     // The gated calls never exceed the thread's admission limit (docker-admission.ts; its bound, from the same environment).
     this.#engine = new EngineClient(socketPath, { connections: limitFromEnv().maxLimit });
     this.#stops = new EngineClient(socketPath);
     this.#timeoutMs = requestTimeoutMs;
     this.#clock = clock;
     this.#imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref), clock);
+  }
+
+  /** #docker: this runtime's dockerode client on its socket, made at its first use. */
+  get #docker(): Docker {
+    // `host: undefined`: docker-modem would take DOCKER_HOST (tcp://…) over the socket; --docker-endpoint is the endpoint, as for the Engine client.
+    return (this.#dockerode ??= new (loadDockerode())({ socketPath: this.#socketPath, host: undefined, protocol: 'http' }));
   }
 
   /** engineRequests: requests this runtime sent through its Engine clients (not dockerode); tests count a pod start's. */

@@ -20,7 +20,24 @@
  * No timeouts of its own (undici's headers and body timeouts are off, as dockerode has none): a
  * call's deadline is its caller's AbortSignal (../cri/deadline.ts withDeadline).
  */
-import { Pool } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher, Pool as UndiciPool } from 'undici';
+
+/**
+ * undici's `Pool` and its `request` API, required alone: every worker thread that runs a Docker
+ * runtime loads them once, and `undici`'s index also loads fetch, WebSocket, caches, mocks and
+ * interceptors — three times the CPU (about 75 against 25 ms a thread on this machine, loaded).
+ * undici 7.30.3 (pinned) has no `exports` map, so the paths are reachable; an undici that moved
+ * them fails at the thread's first Docker call, loudly (its tests: engine-client*.test.ts).
+ */
+const requireUndici = createRequire(import.meta.url);
+const Pool = requireUndici('undici/lib/dispatcher/pool.js') as typeof UndiciPool;
+type Pool = UndiciPool;
+/** undici's `Dispatcher.prototype.request` (lib/api/api-request.js), called with the pool as `this`. */
+const poolRequest = requireUndici('undici/lib/api/api-request.js') as (
+  this: Dispatcher,
+  opts: Dispatcher.RequestOptions,
+) => Promise<Dispatcher.ResponseData>;
 
 /** EngineError: a failed Engine call, in docker-modem's error shape. */
 export interface EngineError extends Error {
@@ -120,11 +137,11 @@ export class EngineClient {
     return this.#pool.close();
   }
 
-  async #request(call: EngineCall): Promise<Awaited<ReturnType<Pool['request']>>> {
+  async #request(call: EngineCall): Promise<Dispatcher.ResponseData> {
     this.requests++;
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     try {
-      return await this.#pool.request({
+      return await poolRequest.call(this.#pool, {
         method: call.method,
         path: call.path,
         headers: body === undefined ? undefined : { 'content-type': 'application/json' },
@@ -140,7 +157,7 @@ export class EngineClient {
 }
 
 /** statusError: an answer outside 2xx as docker-modem's error (its body read). */
-async function statusError(res: Awaited<ReturnType<Pool['request']>>): Promise<EngineError> {
+async function statusError(res: Dispatcher.ResponseData): Promise<EngineError> {
   const text = await res.body.text();
   let json: EngineError['json'] = null;
   if (text) {

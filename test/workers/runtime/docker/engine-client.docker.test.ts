@@ -5,7 +5,10 @@
  * test/workers/kuberuntime/kill-pod-engine-calls.docker.test.ts.) Everything made here is
  * labelled `kubelet-ts.test=engine-client` and removed afterwards.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineClient, engineQuery, type EngineError } from '../../../../src/workers/runtime/docker/engine-client.js';
 import { BUSYBOX_IMAGE, DOCKER_SOCKET, docker, dockerProblem } from '../../../support/docker.js';
@@ -98,5 +101,27 @@ describe.skipIf(problem !== undefined)('the Engine client against dockerd', () =
     ac.abort();
     await expect(client.json({ method: 'GET', path: '/version', signal: ac.signal })).rejects.toThrow();
     expect(await client.text({ method: 'GET', path: '/_ping' })).toBe('OK');
+  });
+
+  it("a thread that only reads and pings never loads dockerode, nor undici's whole index (each costs a worker thread more CPU to load than the client)", async () => {
+    const runtimeModule = fileURLToPath(new URL('../../../../src/workers/runtime/docker/docker-runtime.ts', import.meta.url));
+    const script = `
+      import { createRequire } from 'node:module';
+      const { getDockerRuntime } = await import(${JSON.stringify(runtimeModule)});
+      const rt = getDockerRuntime(${JSON.stringify(DOCKER_SOCKET)});
+      await rt.status();
+      await rt.listContainers({ labels: [${JSON.stringify(kLabel)}] });
+      await rt.imageExists(${JSON.stringify(BUSYBOX_IMAGE)});
+      const loaded = Object.keys(createRequire(import.meta.url).cache);
+      console.log(JSON.stringify({
+        dockerode: loaded.some((k) => k.includes('/node_modules/dockerode/')),
+        undiciIndex: loaded.some((k) => k.endsWith('/node_modules/undici/index.js')),
+        undiciPool: loaded.some((k) => k.endsWith('/node_modules/undici/lib/dispatcher/pool.js')),
+      }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../../../../', import.meta.url)),
+      timeout: 60_000,
+    });
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ dockerode: false, undiciIndex: false, undiciPool: true });
   });
 });
