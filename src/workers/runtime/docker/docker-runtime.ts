@@ -2,8 +2,8 @@
  * Counterpart of dockershim (pkg/kubelet/dockershim, removed in Kubernetes 1.24): the
  * ContainerRuntime port over the Docker Engine API (what the engine's answers, errors and bodies
  * mean: docker-engine-shapes.ts). The calls of a pod's start and removal and the status's ping,
- * info and version go through the keep-alive Engine client (engine-client.ts, undici); streams,
- * pulls, exec, logs, updates and image lists through dockerode. With its streaming half
+ * info and version and the image GC's image list go through the keep-alive Engine client
+ * (engine-client.ts, undici); streams, pulls, exec, logs and updates through dockerode. With its streaming half
  * (docker-streams.ts), the only module that imports dockerode (STYLE.md §1: dockerode lives under
  * src/workers/runtime/ only).
  *
@@ -56,7 +56,7 @@ import type {
  */
 /**
  * loadDockerode: dockerode's constructor, required at a runtime's first stream, pull, exec, log
- * read, update or image list (a thread that only starts and removes pods never loads it: its
+ * read or update (a thread that only starts and removes pods, and lists images for the GC, never loads it: its
  * modules cost a worker thread more CPU to load than the Engine client's).
  */
 function loadDockerode(): typeof Docker {
@@ -304,7 +304,9 @@ class DockerRuntime implements ContainerRuntime {
 
   async listImages(): Promise<ImageSummary[]> {
     try {
-      return (await this.#call('list images', (abortSignal) => this.#docker.listImages({ abortSignal }))).map((i) => ({
+      return (
+        await this.#call('list images', (signal) => this.#engine.json<Docker.ImageInfo[]>({ method: 'GET', path: '/images/json', signal }))
+      ).map((i) => ({
         id: i.Id,
         repoTags: i.RepoTags ?? [],
         sizeBytes: i.Size,

@@ -61,7 +61,7 @@ beforeEach(async () => {
         res.end(body === undefined ? undefined : JSON.stringify(body));
       };
       if (url.pathname === '/containers/create') ok(201, { Id: kId, Warnings: [] });
-      else if (url.pathname === '/containers/json') ok(200, []);
+      else if (url.pathname === '/containers/json' || url.pathname === '/images/json') ok(200, []);
       else if (url.pathname === '/_ping') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('OK');
@@ -112,7 +112,7 @@ describe('the Engine client sends what dockerode sent', () => {
     }
   });
 
-  it('start, stop, remove, list, inspects, ping, info and version: the same method, path and query as dockerode', async () => {
+  it('start, stop, remove, list, inspects, ping, version and the image list: the same method, path and query as dockerode', async () => {
     const docker = new Docker({ socketPath: socket });
     const runtime = getDockerRuntime(socket);
     const labels = ['io.kubernetes.pod.uid=u 1/ü', 'kubelet-ts.node-name=node-a'];
@@ -126,6 +126,7 @@ describe('the Engine client sends what dockerode sent', () => {
       [() => docker.getImage('kubelet-ts/busybox:1.35').inspect(), () => runtime.imageExists('kubelet-ts/busybox:1.35')],
       [() => docker.ping(), () => runtime.status()],
       [() => docker.version(), () => runtime.version()],
+      [() => docker.listImages(), () => runtime.listImages()],
     ];
     for (const [viaDockerode, viaRuntime] of pairs) {
       const [old] = await requestsOf(viaDockerode);

@@ -103,7 +103,7 @@ describe.skipIf(problem !== undefined)('the Engine client against dockerd', () =
     expect(await client.text({ method: 'GET', path: '/_ping' })).toBe('OK');
   });
 
-  it("a thread that only reads and pings never loads dockerode, nor undici's whole index (each costs a worker thread more CPU to load than the client)", async () => {
+  it("a thread that only reads, pings and lists images (the image GC) never loads dockerode, nor undici's whole index (each costs a worker thread more CPU to load than the client)", async () => {
     const runtimeModule = fileURLToPath(new URL('../../../../src/workers/runtime/docker/docker-runtime.ts', import.meta.url));
     const script = `
       import { createRequire } from 'node:module';
@@ -112,6 +112,7 @@ describe.skipIf(problem !== undefined)('the Engine client against dockerd', () =
       await rt.status();
       await rt.listContainers({ labels: [${JSON.stringify(kLabel)}] });
       await rt.imageExists(${JSON.stringify(BUSYBOX_IMAGE)});
+      await rt.listImages();
       const loaded = Object.keys(createRequire(import.meta.url).cache);
       console.log(JSON.stringify({
         dockerode: loaded.some((k) => k.includes('/node_modules/dockerode/')),
