@@ -416,7 +416,7 @@ const runtimes = new Map<string, ContainerRuntime>();
 /**
  * getDockerRuntime returns this thread's ContainerRuntime for the Docker socket at `socketPath`
  * whose calls have the deadline `requestTimeoutMs` (milliseconds, `--runtime-request-timeout`;
- * 0 = none) (one dockerode client per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7);
+ * 0 = none) (one runtime — its Engine client pools, dockerode at first use — per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7);
  * its time reads and timers on `clock` (default realClock; the first call for a socket and timeout chooses it).
  */
 export function getDockerRuntime(
