@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startDockerCallCounter, type DockerCallCounter } from '../../../bench/docker-calls.js';
 import type { Pod } from '../../../src/shared/api.js';
 import type { KillPodTask, PodSyncResult } from '../../../src/shared/sync-tasks.js';
@@ -15,11 +15,11 @@ import { PROTOCOL_VERSION, type WorkerBootstrap } from '../../../src/shared/thre
 import { kNodeNameLabel, kPodUidLabel } from '../../../src/workers/kubetypes/label-keys.js';
 import { podLogsDirectory, podLogsRoot } from '../../../src/workers/kubetypes/pod-dirs.js';
 import { getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.js';
-import { getDockerRuntime } from '../../../src/workers/runtime/docker/docker-runtime.js';
+import { dockerEngineRequests, getDockerRuntime } from '../../../src/workers/runtime/docker/docker-runtime.js';
 import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import { createWorkerHandler, type WorkerHandler } from '../../../src/workers/sync.worker.js';
-import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, dockerProblem } from '../../support/docker.js';
+import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, docker as dockerode, dockerProblem } from '../../support/docker.js';
 
 const problem = await dockerProblem();
 if (problem && process.env.KUBELET_TS_REQUIRE_DOCKER === '1') throw new Error(`KUBELET_TS_REQUIRE_DOCKER=1: ${problem}`);
@@ -49,6 +49,7 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
   });
 
   afterEach(async () => {
+    vi.restoreAllMocks();
     const left = await docker.listContainers({ labels: [`${kNodeNameLabel}=${node}`] });
     await Promise.all(left.map((c) => docker.removeContainer(c.id).catch(() => undefined)));
     await counter.close();
@@ -150,6 +151,21 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
     expect(await docker.listContainers({ labels: [`${kPodUidLabel}=${uid}`] })).toEqual([]);
     expect(existsSync(path.join(dir, 'root', 'pods', uid))).toBe(false);
     expect(existsSync(logsDir)).toBe(false);
+  });
+
+  it("a pod's start, stop and removal: every call the engine saw came from the keep-alive Engine client, none from dockerode (issue #42 item 1)", async () => {
+    // The handler's runtime for the proxy's socket (behind its admission wrapper); docker-modem's dial is dockerode's every request.
+    const runtime = getDockerRuntime(counter.socketPath);
+    const dial = vi.spyOn(Object.getPrototypeOf(dockerode.modem) as { dial: (...a: unknown[]) => unknown }, 'dial');
+    counter.reset();
+    const before = dockerEngineRequests(runtime)!;
+    const { pod, started } = await startPod();
+    const stopped = await kill(pod, { cachedRuntimePod: started.runtimePod! });
+    await kill(pod, { remove: true, cachedRuntimePod: stopped.runtimePod! });
+    expect(dial).not.toHaveBeenCalled();
+    // The creates, starts and read-back inspects of a start; the stops, lists and removes after it.
+    expect(counter.total()).toBeGreaterThanOrEqual(10);
+    expect(dockerEngineRequests(runtime)! - before).toBe(counter.total());
   });
 
   it('without what the main thread knows, the kill reads the pod first, and the removal of a pod with nothing left makes no call', async () => {

@@ -116,6 +116,11 @@ export class AdaptiveConcurrencyLimit {
     return this.#limit;
   }
 
+  /** The highest the limit can go (`maxLimit`, an integer): the most calls it ever admits at once. */
+  get maxLimit(): number {
+    return this.#max;
+  }
+
   snapshot(): LimitSnapshot {
     return {
       limit: this.#limit,

@@ -22,7 +22,7 @@ export function dockerTimeMs(t: string | undefined | null): number {
 }
 
 /**
- * toAgentError maps a dockerode/HTTP error to an AgentError: socket errors → ERR_RUNTIME_UNAVAILABLE
+ * toAgentError maps an Engine call's error (dockerode's or engine-client.ts', the same shape) to an AgentError: socket errors → ERR_RUNTIME_UNAVAILABLE
  * (retriable), 404 → ERR_NOT_FOUND, 409 → ERR_ALREADY_EXISTS, anything else → ERR_RUNTIME
  * (retriable for 5xx). `what` names the operation, e.g. `create container k8s_web_…`.
  */
@@ -48,7 +48,7 @@ export function toAgentError(err: unknown, what: string): AgentError {
   }
 }
 
-/** statusCode: the HTTP status of a dockerode error (undefined when it has none). */
+/** statusCode: the HTTP status of an Engine call's error (dockerode or engine-client.ts) (undefined when it has none). */
 export function statusCode(err: unknown): unknown {
   return (err as { statusCode?: unknown } | null)?.statusCode;
 }

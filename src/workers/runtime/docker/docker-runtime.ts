@@ -1,21 +1,26 @@
 /**
  * Counterpart of dockershim (pkg/kubelet/dockershim, removed in Kubernetes 1.24): the
- * ContainerRuntime port over the Docker Engine API, through dockerode (what the engine's answers,
- * errors and bodies mean: docker-engine-shapes.ts). With its streaming half
+ * ContainerRuntime port over the Docker Engine API (what the engine's answers, errors and bodies
+ * mean: docker-engine-shapes.ts). The calls of a pod's start and removal and the status's ping,
+ * info and version and the image GC's image list go through the keep-alive Engine client
+ * (engine-client.ts, undici); streams, pulls, exec, logs and updates through dockerode. With its streaming half
  * (docker-streams.ts), the only module that imports dockerode (STYLE.md §1: dockerode lives under
  * src/workers/runtime/ only).
  *
- * dockerode 5.0.1 sends unversioned paths, which dockerd 20.10 serves at API 1.41: no version
- * is pinned here on purpose (pinning a newer one gets HTTP 400).
+ * Both send unversioned paths, which dockerd 20.10 serves at API 1.41: no version is pinned here
+ * on purpose (pinning a newer one gets HTTP 400).
  */
 import { statfs } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { AgentError } from '../../../shared/errors.js';
 import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/node-settings.js';
 import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
 import { withDeadline } from '../cri/deadline.js';
 import { openDockerStream } from './docker-attach.js';
+import { engineQuery, EngineClient } from './engine-client.js';
+import { limitFromEnv } from './docker-admission.js';
 import { containerCreateBody, containerDetailsOf, statusCode, stopTimeoutSeconds, toAgentError } from './docker-engine-shapes.js';
 import { CappedOutput } from './exec-output.js';
 import { ImagePresenceCache } from './image-presence.js';
@@ -44,21 +49,28 @@ import type {
 } from '../container/runtime.js';
 
 /**
- * withSignal: dockerode's `info`, `version` and `ping` take `{ abortSignal }` (its lib/docker.js),
- * which @types/dockerode 4 does not declare: the method, bound, with that signature.
- */
-function withSignal<T>(docker: Docker, method: 'info' | 'version' | 'ping'): (opts: { abortSignal?: AbortSignal }) => Promise<T> {
-  return (docker[method] as unknown as (opts: { abortSignal?: AbortSignal }) => Promise<T>).bind(docker);
-}
-
-/**
  * DockerRuntime: every request-response call to the engine runs under `requestTimeoutMs`
  * (`--runtime-request-timeout`; ../cri/deadline.ts), a stop under its grace period plus that, and an exec
  * under its own timeout plus that, as the kubelet's CRI client; image pulls and streams (log
  * follows, exec/attach, events) have no deadline, as upstream's long-running calls.
  */
+/**
+ * loadDockerode: dockerode's constructor, required at a runtime's first stream, pull, exec, log
+ * read or update (a thread that only starts and removes pods, and lists images for the GC, never loads it: its
+ * modules cost a worker thread more CPU to load than the Engine client's).
+ */
+function loadDockerode(): typeof Docker {
+  return createRequire(import.meta.url)('dockerode') as typeof Docker;
+}
+
 class DockerRuntime implements ContainerRuntime {
-  readonly #docker: Docker;
+  readonly #socketPath: string;
+  /** dockerode, made at its first use ({@link loadDockerode}). */
+  #dockerode: Docker | undefined;
+  /** The calls of a pod's start and removal: at most as many connections as the thread's admission limit can reach. */
+  readonly #engine: EngineClient;
+  /** Container stops: their own connections, unbounded (a stop holds one for its grace period; as dockerode's agent, no queue behind it). */
+  readonly #stops: EngineClient;
   /** Milliseconds; 0 = no deadline. */
   readonly #timeoutMs: number;
   /** Image inspects reused and refreshed per reference (image-presence.ts); a pull or removal forgets when it begins and ends. */
@@ -67,21 +79,39 @@ class DockerRuntime implements ContainerRuntime {
   readonly #clock: Clock;
 
   constructor(socketPath: string, requestTimeoutMs: number, clock: Clock) {
-    this.#docker = new Docker({ socketPath });
+    this.#socketPath = socketPath;
+    // The gated calls never exceed the thread's admission limit (docker-admission.ts; its bound, from the same environment).
+    this.#engine = new EngineClient(socketPath, { connections: limitFromEnv().maxLimit });
+    this.#stops = new EngineClient(socketPath);
     this.#timeoutMs = requestTimeoutMs;
     this.#clock = clock;
     this.#imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref), clock);
   }
 
-  /** #call: `call` under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to dockerode. */
+  /** #docker: this runtime's dockerode client on its socket, made at its first use. */
+  get #docker(): Docker {
+    // `host: undefined`: docker-modem would take DOCKER_HOST (tcp://…) over the socket; --docker-endpoint is the endpoint, as for the Engine client.
+    return (this.#dockerode ??= new (loadDockerode())({ socketPath: this.#socketPath, host: undefined, protocol: 'http' }));
+  }
+
+  /** engineRequests: requests this runtime sent through its Engine clients (not dockerode); tests count a pod start's. */
+  get engineRequests(): number {
+    return this.#engine.requests + this.#stops.requests;
+  }
+
+  /** #call: `call` under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to the client. */
   #call<T>(what: string, call: (abortSignal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
     return withDeadline(this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0, what, call, this.#clock);
   }
 
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
     try {
-      const list = await this.#call('list containers', (abortSignal) =>
-        this.#docker.listContainers({ all: true, filters: { label: filter.labels }, abortSignal }),
+      const list = await this.#call('list containers', (signal) =>
+        this.#engine.json<Docker.ContainerInfo[]>({
+          method: 'GET',
+          path: `/containers/json${engineQuery({ all: true, filters: { label: filter.labels } })}`,
+          signal,
+        }),
       );
       return list.map((c) => ({
         id: c.Id,
@@ -99,8 +129,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async inspectContainer(id: string): Promise<ContainerDetails> {
     try {
-      const c = await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }));
-      return containerDetailsOf(c);
+      return containerDetailsOf(await this.#inspectContainer(id));
     } catch (err) {
       throw toAgentError(err, `inspect container ${id}`);
     }
@@ -108,10 +137,12 @@ class DockerRuntime implements ContainerRuntime {
 
   async createContainer(spec: ContainerCreateSpec): Promise<string> {
     try {
-      const c = await this.#call(`create container ${spec.name}`, (abortSignal) =>
-        this.#docker.createContainer({ abortSignal, ...containerCreateBody(spec) }),
+      // As dockerode: the create options are the body (`name` too, which dockerd ignores there) and `name` the query.
+      const body = containerCreateBody(spec);
+      const c = await this.#call(`create container ${spec.name}`, (signal) =>
+        this.#engine.json<{ Id: string }>({ method: 'POST', path: `/containers/create${engineQuery({ name: body.name })}`, body, signal }),
       );
-      return c.id;
+      return c.Id;
     } catch (err) {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
       if (statusCode(err) === 404) this.#imagePresence.forget(spec.image);
@@ -138,7 +169,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async startContainer(id: string): Promise<void> {
     try {
-      await this.#call(`start container ${id}`, (abortSignal) => this.#docker.getContainer(id).start({ abortSignal }));
+      await this.#call(`start container ${id}`, (signal) => this.#engine.send({ method: 'POST', path: `/containers/${id}/start`, signal }));
     } catch (err) {
       if (statusCode(err) === 304) return; // already started
       throw toAgentError(err, `start container ${id}`);
@@ -149,7 +180,11 @@ class DockerRuntime implements ContainerRuntime {
     try {
       const t = stopTimeoutSeconds(timeoutSeconds);
       // As the kubelet's StopContainer: the grace period plus the request timeout.
-      await this.#call(`stop container ${id}`, (abortSignal) => this.#docker.getContainer(id).stop({ t, abortSignal }), t * 1000);
+      await this.#call(
+        `stop container ${id}`,
+        (signal) => this.#stops.send({ method: 'POST', path: `/containers/${id}/stop?t=${t}`, signal }),
+        t * 1000,
+      );
     } catch (err) {
       if (statusCode(err) === 304) return; // already stopped
       throw toAgentError(err, `stop container ${id}`);
@@ -158,8 +193,8 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeContainer(id: string): Promise<void> {
     try {
-      await this.#call(`remove container ${id}`, (abortSignal) =>
-        this.#docker.getContainer(id).remove({ force: true, v: true, abortSignal }),
+      await this.#call(`remove container ${id}`, (signal) =>
+        this.#engine.send({ method: 'DELETE', path: `/containers/${id}?force=true&v=true`, signal }),
       );
     } catch (err) {
       throw toAgentError(err, `remove container ${id}`);
@@ -171,9 +206,18 @@ class DockerRuntime implements ContainerRuntime {
     return found && { ...found };
   }
 
+  /** #inspectContainer: `GET /containers/{id}/json` under the deadline. */
+  #inspectContainer(id: string): Promise<Docker.ContainerInspectInfo> {
+    return this.#call(`inspect container ${id}`, (signal) =>
+      this.#engine.json<Docker.ContainerInspectInfo>({ method: 'GET', path: `/containers/${id}/json`, signal }),
+    );
+  }
+
   async #inspectImage(ref: string): Promise<LocalImage | null> {
     try {
-      const img = await this.#call(`inspect image ${ref}`, () => this.#docker.getImage(ref).inspect());
+      const img = await this.#call(`inspect image ${ref}`, (signal) =>
+        this.#engine.json<Docker.ImageInspectInfo>({ method: 'GET', path: `/images/${ref}/json`, signal }),
+      );
       return {
         id: img.Id,
         user: img.Config?.User ?? '',
@@ -239,9 +283,7 @@ class DockerRuntime implements ContainerRuntime {
     let tty: boolean;
     try {
       // A TTY container's log is raw bytes, not multiplexed frames.
-      tty =
-        (await this.#call(`inspect container ${id}`, (abortSignal) => this.#docker.getContainer(id).inspect({ abortSignal }))).Config
-          ?.Tty === true;
+      tty = (await this.#inspectContainer(id)).Config?.Tty === true;
     } catch (err) {
       throw toAgentError(err, `inspect container ${id}`);
     }
@@ -262,7 +304,9 @@ class DockerRuntime implements ContainerRuntime {
 
   async listImages(): Promise<ImageSummary[]> {
     try {
-      return (await this.#call('list images', (abortSignal) => this.#docker.listImages({ abortSignal }))).map((i) => ({
+      return (
+        await this.#call('list images', (signal) => this.#engine.json<Docker.ImageInfo[]>({ method: 'GET', path: '/images/json', signal }))
+      ).map((i) => ({
         id: i.Id,
         repoTags: i.RepoTags ?? [],
         sizeBytes: i.Size,
@@ -290,9 +334,9 @@ class DockerRuntime implements ContainerRuntime {
     try {
       root =
         (
-          (await this.#call('docker info', (abortSignal) =>
-            withSignal<{ DockerRootDir?: string }>(this.#docker, 'info')({ abortSignal }),
-          )) as { DockerRootDir?: string }
+          await this.#call('docker info', (signal) =>
+            this.#engine.json<{ DockerRootDir?: string }>({ method: 'GET', path: '/info', signal }),
+          )
         ).DockerRootDir || '/var/lib/docker';
     } catch (err) {
       throw toAgentError(err, 'docker info');
@@ -303,9 +347,9 @@ class DockerRuntime implements ContainerRuntime {
 
   async version(): Promise<RuntimeVersion> {
     try {
-      const v = (await this.#call('docker version', (abortSignal) =>
-        withSignal<{ Version?: string; ApiVersion?: string }>(this.#docker, 'version')({ abortSignal }),
-      )) as { Version?: string; ApiVersion?: string };
+      const v = await this.#call('docker version', (signal) =>
+        this.#engine.json<{ Version?: string; ApiVersion?: string }>({ method: 'GET', path: '/version', signal }),
+      );
       return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
     } catch (err) {
       throw toAgentError(err, 'docker version');
@@ -314,7 +358,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async status(): Promise<void> {
     try {
-      await this.#call('docker ping', (abortSignal) => withSignal<unknown>(this.#docker, 'ping')({ abortSignal }));
+      await this.#call('docker ping', (signal) => this.#engine.text({ method: 'GET', path: '/_ping', signal }));
     } catch (err) {
       throw toAgentError(err, 'docker ping');
     }
@@ -372,7 +416,7 @@ const runtimes = new Map<string, ContainerRuntime>();
 /**
  * getDockerRuntime returns this thread's ContainerRuntime for the Docker socket at `socketPath`
  * whose calls have the deadline `requestTimeoutMs` (milliseconds, `--runtime-request-timeout`;
- * 0 = none) (one dockerode client per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7);
+ * 0 = none) (one runtime — its Engine client pools, dockerode at first use — per socket and timeout per thread: the exception to "no module singletons", STYLE.md C7);
  * its time reads and timers on `clock` (default realClock; the first call for a socket and timeout chooses it).
  */
 export function getDockerRuntime(
@@ -387,4 +431,12 @@ export function getDockerRuntime(
     runtimes.set(key, rt);
   }
   return rt;
+}
+
+/**
+ * dockerEngineRequests: how many requests `runtime` (a runtime of {@link getDockerRuntime}) has sent
+ * through its Engine client rather than dockerode; undefined for any other runtime (a wrapper, the fake).
+ */
+export function dockerEngineRequests(runtime: ContainerRuntime): number | undefined {
+  return runtime instanceof DockerRuntime ? runtime.engineRequests : undefined;
 }

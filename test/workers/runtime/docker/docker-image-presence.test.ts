@@ -29,6 +29,8 @@ interface FakeEngine {
   release(): void;
   /** While set, pulls wait for releasePull() before answering. */
   holdPull: boolean;
+  /** Pulls received. */
+  pulls: number;
   releasePull(): void;
 }
 
@@ -48,6 +50,7 @@ beforeEach(async () => {
     present: true,
     hold: false,
     holdPull: false,
+    pulls: 0,
     release: () => {
       for (const answer of held.splice(0)) answer();
     },
@@ -72,6 +75,7 @@ beforeEach(async () => {
       else answer();
     } else if (req.method === 'POST' && path === '/images/create') {
       // A pull: a progress stream of JSON lines, here one.
+      engine.pulls++;
       const answer = () => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(`${JSON.stringify({ status: 'Downloaded newer image' })}\n`);
@@ -170,6 +174,8 @@ describe('DockerRuntime image presence', () => {
     expect(await runtime.imageExists(kImage)).toMatchObject({ id: 'sha256:abc' }); // the image before the pull
     await runtime.imageExists(kImage);
     expect(engine.inspects).toBe(1);
+    // The pull's request may reach the engine after the inspects' answers (dockerode dials later): release it once it is there.
+    await vi.waitFor(() => expect(engine.pulls).toBe(1));
     engine.releasePull();
     await pulled;
     await runtime.imageExists(kImage);
