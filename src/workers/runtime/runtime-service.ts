@@ -27,7 +27,7 @@ const admittedDocker = new Map<string, ContainerRuntime>();
 
 /**
  * getRuntime returns this thread's runtime for `b`: the Docker runtime of `b.dockerSocketPath`
- * (one dockerode client per socket per thread; each call under `b.runtimeRequestTimeoutMs`) behind this thread's adaptive admission of creates,
+ * (one Engine client — undici for a pod's calls, dockerode for streams — per socket per thread; each call under `b.runtimeRequestTimeoutMs`) behind this thread's adaptive admission of creates,
  * starts and removes (docker-admission.ts), or this thread's one in-memory fake (call
  * recording off, so it can hold 10,000 pods; tuned by `b.fakeRuntime` when first built). Not
  * scoped to a node: wrap it with scopeToNode (node-scope.ts) before touching containers.
