@@ -29,10 +29,20 @@ export interface RawFloorRun {
  * `concurrency` (default 16) at a time, and resolves with how many there were. Errors of single
  * removes are ignored (already gone). Bounded because on 2026-12-06 the shared dockerd (20.10.24)
  * wedged under 100 force-removes of running pairs at once: 73 removes waited for ever on the kill's
- * exit, and every list call behind them.
+ * exit, and every list call behind them. Never rejects: when the list itself fails (dockerd gone or
+ * restarting: on 2026-12-07 a density run died there, after its timed runs, and lost their figures),
+ * it says so on stderr, naming the label whose containers may be left, and resolves with NaN.
  */
 export async function removeByLabel(docker: Docker, label: string, concurrency = 16): Promise<number> {
-  const list = await docker.listContainers({ all: true, filters: { label: [label] } });
+  let list: Docker.ContainerInfo[];
+  try {
+    list = await docker.listContainers({ all: true, filters: { label: [label] } });
+  } catch (err) {
+    process.stderr.write(
+      `bench: could not list the containers labelled ${label} to remove them (${(err as Error).message}); any left are the bench's: remove them with docker rm -f $(docker ps -aq --filter label=${label})\n`,
+    );
+    return NaN;
+  }
   await pool(list, concurrency, (c) =>
     docker
       .getContainer(c.Id)
