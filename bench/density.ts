@@ -17,9 +17,11 @@
 // (bench/docker-calls.ts), so the table gives the Engine API calls per pod start and per removal
 // (the raw floor makes 4 per start: create and start of the sandbox and of the container) with the
 // routes behind them, and the agent's CPU per pod while the pods start: the whole process
-// (process.cpuUsage: main thread + worker threads + this bench's watch client and file writes) and
-// the main thread alone (its own CPU time from /proc, bench/thread-cpu.ts; event-loop utilisation ×
-// elapsed before 2026-12-07, which on a loaded machine counted the waits for a core too). `--no-count-calls` talks to dockerd
+// (process.cpuUsage: main thread + worker threads + this bench's manifest writes, less the bench's
+// watch client, which decodes its frames on a thread of its own since 2026-12-08 and is filed apart
+// as `bench-watch`: bench/watch-client.ts) and the main thread alone (its own CPU time from /proc,
+// bench/thread-cpu.ts; event-loop utilisation × elapsed before 2026-12-07, which on a loaded machine
+// counted the waits for a core too; the watch client's decoding was on it before 2026-12-08). `--no-count-calls` talks to dockerd
 // directly (the proxy adds a hop per call; the floor never has one). Beside the agent's CPU, the
 // engine's over the same window (dockerd + containerd + shims, from /proc; the shared engine only)
 // for the agent and for the floor. The agent asks the engine for more than the floor's bare pairs
@@ -88,7 +90,7 @@ import {
   type SettingRun,
 } from './density-reps.js';
 import { measureAtDensity, type AtDensity } from './at-density.js';
-import { formatThreadCpu, startMainThreadCpu, startThreadCpu } from './thread-cpu.js';
+import { agentCpuMs, formatThreadCpu, startMainThreadCpu, startThreadCpu } from './thread-cpu.js';
 import { kFixedLimitEnv } from '../src/workers/runtime/docker/docker-admission.js';
 import { onInterrupt } from './interrupt.js';
 import { rawFloor, rawFloorPaced, removeByLabel, type PacedFloorRun, type RawFloorRun } from './raw-floor.js';
@@ -275,7 +277,7 @@ async function agentRun(counter: RemoteDockerCallCounter | undefined, fixedLimit
   const pleg = b.agent.pleg.stats();
   await b.stop();
   await removeByLabel(docker, `kubelet-ts.node-name=${b.nodeName}`);
-  const cpuMsPerPod = (cpu.user + cpu.system) / 1000 / N;
+  const cpuMsPerPod = agentCpuMs((cpu.user + cpu.system) / 1000, threads) / N;
   const mainThreadCpuMsPerPod = main.ms / N;
   const threadCpuMsPerPod = Object.fromEntries(Object.entries(threads).map(([kind, ms]) => [kind, ms / N]));
   return {

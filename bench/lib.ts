@@ -5,7 +5,6 @@ import { mkdir, mkdtemp, readdir, rename, rm as rmPath, writeFile as writeFileAs
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
-import WebSocket from 'ws';
 import type Docker from 'dockerode';
 import { newAgent, type Agent, type AgentDeps } from '../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../src/main/options/agent-options.js';
@@ -13,6 +12,8 @@ import type { Pod } from '../src/shared/api.js';
 import type { PodSyncRunner } from '../src/main/pool/worker-pool.js';
 import { releaseNodeNetwork } from '../test/support/network.js';
 import { progress } from './progress.js';
+import { startWatchClient, type PodTimes } from './watch-client.js';
+import type { WatchFrame } from './watch-frames.js';
 
 /** percentile of `values` (milliseconds or any unit), p in 0..100, nearest-rank. */
 export function percentile(values: number[], p: number): number {
@@ -75,28 +76,8 @@ spec:
 `;
 }
 
-/** isRunning: phase Running and every container ready. */
-export const isRunning = (pod: Pod): boolean =>
-  pod.status?.phase === 'Running' &&
-  (pod.status.containerStatuses ?? []).length > 0 &&
-  (pod.status.containerStatuses ?? []).every((c) => c.ready);
-
-/**
- * PodTimes: when each pod UID was accepted, first Running, and removed, as a WebSocket watch client
- * of the agent received them (performance.now() ms).
- */
-export interface PodTimes {
-  accepted: Map<string, number>;
-  running: Map<string, number>;
-  removed: Set<string>;
-  byName: Map<string, string>;
-}
-
-/** WatchFrame: one `WS /watch/pods` frame as the bench's client decoded it. */
-export interface WatchFrame {
-  type: string;
-  object: Pod;
-}
+export { isRunningPod as isRunning, type WatchFrame } from './watch-frames.js';
+export type { PodTimes } from './watch-client.js';
 
 /** BenchAgent: an in-process agent with its own node name, manifest directory and a watch client. */
 export interface BenchAgent {
@@ -119,8 +100,8 @@ export interface BenchAgent {
 
 /**
  * startBenchAgent starts an agent on `bench-<kind>-<random>` with a temp manifest dir and its HTTP
- * server on a free loopback port, and connects a `ws` client to `/watch/pods`: every time a bench
- * reports is when a watch client was told, as a user watching the agent would be. `makeRunner` may
+ * server on a free loopback port, and connects a watch client to `/watch/pods` (bench/watch-client.ts,
+ * on a thread of its own): every time a bench reports is when a watch client was told, as a user watching the agent would be. `makeRunner` may
  * build the agent's pod sync runner from its resolved options (closed on stop). The worker threads
  * log at `KUBELET_TS_BENCH_LOG` (default silent).
  */
@@ -153,41 +134,23 @@ export async function startBenchAgent(
   });
   const runner = makeRunner?.(options);
   const agent = newAgent(options, { logger: pino({ level }), ...(runner ? { runner } : {}), ...deps });
-  const times: PodTimes = { accepted: new Map(), running: new Map(), removed: new Set(), byName: new Map() };
-  const listeners = new Set<(frame: WatchFrame, atMs: number) => void>();
   await agent.start();
-  const ws = new WebSocket(`ws://127.0.0.1:${agent.port}/watch/pods`, { perMessageDeflate: false });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
+  // The watch client decodes its frames on a thread of its own, filed apart as `bench-watch` by
+  // bench/thread-cpu.ts: the agent's main-thread and process CPU figures leave it out.
+  const watch = await startWatchClient(agent.port).catch(async (err: unknown) => {
+    await agent.stop();
+    await runner?.close();
+    await rmPath(base, { recursive: true, force: true });
+    throw err;
   });
-  ws.on('message', (data: Buffer) => {
-    const t = performance.now();
-    const frame = JSON.parse(data.toString('utf8')) as WatchFrame;
-    const uid = frame.object?.metadata?.uid;
-    if (!uid) return;
-    if (frame.type === 'ADDED' && !times.accepted.has(uid)) {
-      times.accepted.set(uid, t);
-      times.byName.set(frame.object.metadata?.name ?? '', uid);
-    }
-    if (frame.type === 'DELETED') times.removed.add(uid);
-    else if (!times.running.has(uid) && isRunning(frame.object)) times.running.set(uid, t);
-    for (const fn of listeners) fn(frame, t);
-  });
-  ws.on('close', (code: number) => {
-    if (code !== 1000 && code !== 1005)
-      process.stderr.write(`bench: the watch closed with code ${code}; figures after this point are missing\n`);
-  });
+  const { times } = watch;
   return {
     agent,
     nodeName,
     manifests,
     rootDir: options.rootDir,
     times,
-    onFrame(fn) {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
-    },
+    onFrame: (fn) => watch.onFrame(fn),
     async write(file, yaml) {
       const tmp = join(base, `.${file}.tmp`);
       await writeFileAsync(tmp, yaml);
@@ -202,7 +165,7 @@ export async function startBenchAgent(
       return names.filter((n) => /^[0-9.]+$/.test(n)).length;
     },
     async stop() {
-      ws.close(1000);
+      await watch.close();
       await agent.stop();
       await runner?.close();
       await releaseNodeNetwork(options.rootDir);

@@ -11,7 +11,7 @@ import { criFloor, removeCriByLabel, type CriFloorRun } from './cri-floor-run.js
 import { onInterrupt } from './interrupt.js';
 import { errorLines } from './peer-plan.js';
 import { podYaml, sleepUntil, startBenchAgent, summary, waitUntil, warmUpAgent } from './lib.js';
-import { formatThreadCpu, startMainThreadCpu, startThreadCpu } from './thread-cpu.js';
+import { agentCpuMs, formatThreadCpu, startMainThreadCpu, startThreadCpu } from './thread-cpu.js';
 
 /** BenchRuntime: where the agent's pods (and the floor's) run. */
 export type BenchRuntime = 'docker' | 'containerd';
@@ -106,7 +106,7 @@ export async function agentOnCri(
       firstRunningMs,
       allRemovedMs: performance.now() - t1,
       startupMs,
-      cpuMsPerPod: (cpu.user + cpu.system) / 1000 / pods,
+      cpuMsPerPod: agentCpuMs((cpu.user + cpu.system) / 1000, threads) / pods,
       mainThreadCpuMsPerPod: main.ms / pods,
       threadCpuMsPerPod: Object.fromEntries(Object.entries(threads).map(([kind, ms]) => [kind, ms / pods])),
     };

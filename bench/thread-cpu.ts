@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { BroadcastChannel } from 'node:worker_threads';
 import { kThreadRolesChannel, type ThreadRoleAnnouncement } from '../src/workers/thread-roles.js';
 import { performance } from 'node:perf_hooks';
+import { kBenchWatchRole } from './watch-frames.js';
 
 /** Clock ticks per second of /proc's utime and stime (sysconf(_SC_CLK_TCK): 100 on Linux). */
 const kClockTicksPerSecond = 100;
@@ -106,8 +107,18 @@ export function startThreadCpu(): () => Record<string, number> {
   };
 }
 
-/** formatThreadCpu: `main 3.0 · sync 8.3 · …` (milliseconds, the largest kinds first after main); pure. */
+/**
+ * agentCpuMs: of a process's CPU time `processMs` over a window (milliseconds) and that window's
+ * CPU by thread kind (startThreadCpu), the agent's: without the bench's own watch client thread
+ * (`bench-watch`, bench/watch-client.worker.ts). Pure.
+ */
+export function agentCpuMs(processMs: number, byKind: Record<string, number>): number {
+  return processMs - (byKind[kBenchWatchRole] ?? 0);
+}
+
+/** formatThreadCpu: `main 3.0 · sync 8.3 · …` (milliseconds, the largest kinds first after main; the bench's own watch client last, marked as not the agent's); pure. */
 export function formatThreadCpu(byKind: Record<string, number>): string {
-  const kinds = Object.keys(byKind).sort((a, b) => (a === 'main' ? -1 : b === 'main' ? 1 : byKind[b]! - byKind[a]!));
-  return kinds.map((k) => `${k} ${byKind[k]!.toFixed(1)}`).join(' · ');
+  const rank = (k: string) => (k === 'main' ? -1 : k === kBenchWatchRole ? 1 : 0);
+  const kinds = Object.keys(byKind).sort((a, b) => rank(a) - rank(b) || byKind[b]! - byKind[a]!);
+  return kinds.map((k) => `${k} ${byKind[k]!.toFixed(1)}${k === kBenchWatchRole ? " (the bench's, not counted)" : ''}`).join(' · ');
 }
