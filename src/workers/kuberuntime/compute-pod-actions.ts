@@ -7,14 +7,13 @@
 import type { Container, Pod } from '../../shared/api.js';
 import { backoffKey, isInBackoffSince, kMaxBackoffMs, nextBackoff } from '../../shared/backoff.js';
 import { formatDuration } from '../../shared/duration.js';
-import { hashContainer } from '../../shared/hash.js';
 import type { BackoffEntry } from '../../shared/sync-tasks.js';
 import type { ProbeKill } from '../../shared/probe-tasks.js';
 import type { RuntimeContainer, RuntimePod } from '../../shared/runtime-pod.js';
 import { isRestartableInitContainer, podRestartPolicy, restartsAfterKill, shouldRestartExitedContainer } from '../../shared/pod-policy.js';
 import { ephemeralContainerNames, ephemeralContainersToStart } from './ephemeral-containers.js';
-import { sandboxHash } from '../kubetypes/label-keys.js';
 import type { PodActions, StartReason } from './pod-actions.js';
+import { SpecHashes } from './spec-hashes.js';
 
 /** `<pod>_<namespace>(<uid>)`, as the kubelet's format.Pod. */
 export function formatPod(pod: Pod): string {
@@ -63,12 +62,17 @@ export interface SandboxNetworkState {
  * when the newest sandbox of a pod that is not hostNetwork has no IP (the kubelet's "Sandbox for
  * pod has no IP address. Need to start a new one": an ADD that never finished) or lost its network.
  */
-function podSandboxChanged(pod: Pod, runtimePod: RuntimePod | null, net: SandboxNetworkState): [boolean, number, string] {
+function podSandboxChanged(
+  pod: Pod,
+  runtimePod: RuntimePod | null,
+  net: SandboxNetworkState,
+  hashes: SpecHashes,
+): [boolean, number, string] {
   const sandboxes = runtimePod?.sandboxes ?? [];
   if (sandboxes.length === 0) return [true, 0, ''];
   const newest = sandboxes[0];
   const ready = sandboxes.filter((s) => s.state === 'running').length;
-  if (ready > 1 || newest.state !== 'running' || newest.hash !== sandboxHash(pod)) return [true, newest.attempt + 1, newest.id];
+  if (ready > 1 || newest.state !== 'running' || newest.hash !== hashes.sandbox(pod)) return [true, newest.attempt + 1, newest.id];
   if (net.enabled && pod.spec?.hostNetwork !== true && (runtimePod?.podIp === '' || net.lost === true))
     return [true, newest.attempt + 1, newest.id];
   return [false, newest.attempt, newest.id];
@@ -126,6 +130,7 @@ function computeInitContainerActions(
   candidates: Candidate[],
   livenessFailed: readonly ProbeKill[],
   started: readonly string[],
+  hashes: SpecHashes,
 ): boolean {
   const inits = specInitContainers(pod);
   if (inits.length === 0) return true;
@@ -149,7 +154,7 @@ function computeInitContainerActions(
       if (!isRestartableInitContainer(spec)) return;
       const c = latest(runtimePod, spec.name);
       if (c?.state === 'running') {
-        if (c.hash !== hashContainer(spec)) {
+        if (c.hash !== hashes.container(spec)) {
           actions.containersToKill.push({
             id: c.id,
             name: c.name,
@@ -228,6 +233,8 @@ function computeInitContainerActions(
  * init container that fails is restarted with backoff, or under restartPolicy Never the pod is
  * killed (it fails). App containers start once initialized; exited sidecars are restarted beside
  * them, and are stopped with the pod when no app container is left to run.
+ * `hashes` (default: a fresh one) memoises the container and sandbox hashes: a caller that plans
+ * one sync more than once passes the sync's one SpecHashes so each spec is hashed once.
  */
 export function computePodActions(
   pod: Pod,
@@ -237,8 +244,9 @@ export function computePodActions(
   livenessFailed: readonly ProbeKill[] = [],
   startedSidecars: readonly string[] = [],
   network: SandboxNetworkState = { enabled: false },
+  hashes: SpecHashes = new SpecHashes(),
 ): PodActions {
-  const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod, network);
+  const [sandboxChanged, attempt, sandboxId] = podSandboxChanged(pod, runtimePod, network, hashes);
   const actions: PodActions = {
     killPod: sandboxChanged,
     createSandbox: sandboxChanged,
@@ -271,7 +279,7 @@ export function computePodActions(
       });
       if (candidates.length === 0) actions.createSandbox = false;
     }
-  } else if (!computeInitContainerActions(pod, runtimePod, actions, candidates, livenessFailed, startedSidecars)) {
+  } else if (!computeInitContainerActions(pod, runtimePod, actions, candidates, livenessFailed, startedSidecars, hashes)) {
     // Not initialized yet: app containers wait (their status is PodInitializing).
   } else {
     let keepCount = 0;
@@ -290,7 +298,7 @@ export function computePodActions(
         }
         return;
       }
-      if (c.hash !== hashContainer(spec)) {
+      if (c.hash !== hashes.container(spec)) {
         actions.containersToKill.push({ id: c.id, name: c.name, message: `Container ${c.name} definition changed, will be restarted` });
         candidates.push({ index, init: false, reason: 'HashChanged' });
         return;
@@ -332,7 +340,7 @@ export function computePodActions(
   for (const { index, init, reason } of candidates) {
     const spec = init ? inits[index] : containers[index];
     const fieldPath = init ? `spec.initContainers{${spec.name}}` : `spec.containers{${spec.name}}`;
-    const hash = hashContainer(spec);
+    const hash = hashes.container(spec);
     const key = backoffKey(pod.metadata?.name ?? '', pod.metadata?.namespace ?? 'default', pod.metadata?.uid ?? '', spec.name, hash);
     const entry = backoff[key];
     // A created-never-started container is removed below and its attempt made again: restartCount
@@ -376,7 +384,7 @@ export function computePodActions(
       pod.metadata?.namespace ?? 'default',
       pod.metadata?.uid ?? '',
       spec.name,
-      hashContainer(spec),
+      hashes.container(spec),
     );
     const entry = backoff[key];
     if (!(key in keep) && entry && nowMs - entry.lastUpdateMs <= 2 * kMaxBackoffMs) keep[key] = entry;

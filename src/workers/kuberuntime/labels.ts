@@ -66,14 +66,14 @@ export function newPodLabels(pod: Pod, nodeName: string): StringMap {
 
 /**
  * newPodAnnotations, as labels.go: the pod's annotations, plus what kubelet-ts reads back from a
- * sandbox: its grace period (seconds) and the sandbox hash (./labels.ts sandboxHash: a change of
+ * sandbox: its grace period (seconds) and the sandbox hash (`hash`, default sandboxHash(pod): a change of
  * what a running sandbox cannot change recreates it).
  */
-export function newPodAnnotations(pod: Pod): StringMap {
+export function newPodAnnotations(pod: Pod, hash: string = sandboxHash(pod)): StringMap {
   return {
     ...(pod.metadata?.annotations ?? {}),
     [kTerminationGracePeriodAnnotation]: String(podTerminationGracePeriodSeconds(pod)),
-    [kContainerHashAnnotation]: sandboxHash(pod),
+    [kContainerHashAnnotation]: hash,
   };
 }
 

@@ -28,6 +28,8 @@ export interface SandboxConfigContext {
   dns?: PodDNSConfig;
   /** The pod cgroup (ensurePodCgroup's CgroupParent); '' = none (the runtime's default). */
   cgroupParent: string;
+  /** sandboxHash(pod) when the caller has it (spec-hashes.ts); absent = computed here. */
+  sandboxHash?: string;
 }
 
 /**
@@ -72,7 +74,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, ctx: Sandbox
     dns_config: ctx.dns ? { servers: [...ctx.dns.servers], searches: [...ctx.dns.searches], options: [...ctx.dns.options] } : null,
     port_mappings: portMappings(pod),
     labels: newPodLabels(pod, ctx.nodeName),
-    annotations: newPodAnnotations(pod),
+    annotations: newPodAnnotations(pod, ctx.sandboxHash),
     linux: {
       cgroup_parent: ctx.cgroupParent,
       security_context: sandboxSecurityContext(pod, ctx.rootDir),

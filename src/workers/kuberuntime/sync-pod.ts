@@ -32,8 +32,10 @@ import { killCriPod, removeCriContainers, stopCriContainers, type CriSyncDeps } 
 import { getCriRuntimePod, readBackStarted, type CriSyncCreated } from './runtime-pod.js';
 import { hasHook, runLifecycleHook } from './hooks.js';
 import { oomScoreAdjFloor } from '../cm/oom-score-floor.js';
+import { nodeMemoryCapacityBytes } from '../cm/memory-capacity.js';
 import { imageStatusOnce } from './image-status-once.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
+import { SpecHashes } from './spec-hashes.js';
 import { verifyRunAsNonRoot } from './security-checks.js';
 import {
   isFinishedPodKill,
@@ -45,7 +47,6 @@ import {
   recordStartFailure,
 } from './sync-pod-plan.js';
 import { fillTerminationMessageFiles } from './termination-message.js';
-import os from 'node:os';
 
 export type { CriSyncDeps } from './kill-pod.js';
 
@@ -94,6 +95,8 @@ class CriPodSync {
     readonly task: SyncPodTask,
     readonly pod: Pod,
     runtimePod: RuntimePod | null,
+    /** The sync's spec hashes (its plans' and its sandbox config's: each hashed once). */
+    readonly hashes: SpecHashes,
   ) {
     this.result = { podUid: pod.metadata?.uid ?? '', steps: [], events: [], runtimePod, waiting: {}, backoff: {}, requeueAfterMs: 0 };
     this.podIp = pod.spec?.hostNetwork ? '' : (runtimePod?.podIp ?? '');
@@ -141,6 +144,7 @@ class CriPodSync {
       clusterDomain: settings?.clusterDomain ?? '',
       dns: dns?.config,
       cgroupParent,
+      sandboxHash: this.hashes.sandbox(this.pod),
     });
     return { config, events: dns?.events ?? [] };
   }
@@ -206,7 +210,7 @@ class CriPodSync {
         sandboxId,
         image: user,
         configObjects: this.task.configObjects,
-        memoryCapacityBytes: os.totalmem(),
+        memoryCapacityBytes: nodeMemoryCapacityBytes(),
         oomScoreAdjFloor: await oomScoreAdjFloor(),
         etcHostsFile: this.deps.sandbox
           ? await ensureHostsFile(this.deps.rootDir, this.pod, this.podIp ? [this.podIp] : [], this.deps.sandbox.clusterDomain)
@@ -298,8 +302,9 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   if (!Array.isArray(pod.spec?.containers)) throw new AgentError('ERR_INVALID_ARGUMENT', 'syncPod: task.pod.spec.containers is required');
   const volumes = await setUpPodVolumes(pod, task.configObjects, { nodeName: deps.nodeName, rootDir: deps.rootDir, hostIp: task.hostIp });
   const net = { enabled: deps.podNetwork !== false && pod.spec?.hostNetwork !== true };
+  const hashes = new SpecHashes();
   const plan = (rp: RuntimePod | null, backoff = task.backoff ?? {}) =>
-    computePodActions(pod, rp, backoff, deps.clock.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net);
+    computePodActions(pod, rp, backoff, deps.clock.now(), task.livenessFailed ?? [], task.startedSidecars ?? [], net, hashes);
   if (task.cachedRuntimePod) {
     const planned = plan(task.cachedRuntimePod);
     if (isNothingToDo(planned)) {
@@ -323,7 +328,7 @@ export async function syncPodCri(deps: CriSyncDeps, task: SyncPodTask): Promise<
   const runtimePod = read.runtimePod;
   await fillTerminationMessageFiles(deps.rootDir, runtimePod, read.annotations, deps.logs);
   const actions = plan(runtimePod);
-  const s = new CriPodSync(deps, task, pod, runtimePod);
+  const s = new CriPodSync(deps, task, pod, runtimePod, hashes);
   const r = s.result;
   r.events.push(...volumes.events, ...actions.events);
   if (actions.createSandbox && (runtimePod?.sandboxes.length ?? 0) > 0)

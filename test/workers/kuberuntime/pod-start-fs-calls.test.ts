@@ -4,17 +4,15 @@
 // workers/kubetypes/pod-files.ts), writes only the pod cgroup's limits that differ from a fresh
 // cgroup's, and a second sync of the running pod touches nothing. Every node:fs and node:fs/promises
 // call is recorded through vi.mock, with its path relative to the test's root dir and cgroup mount.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import { kDefaultNodeSandboxSettings } from '../../../src/shared/node-settings.js';
 import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { removePodCgroup } from '../../../src/workers/cm/pod-cgroup.js';
-import { criFakeDeps } from './fake-deps.js';
+import { criFakeDepsWithSandbox, fakeCgroupMount, oneContainerPod } from './fake-deps.js';
 
 const fsCalls = vi.hoisted(() => {
   const state = { on: false, calls: [] as string[] };
@@ -43,38 +41,11 @@ vi.mock('node:fs', async (orig) => {
   return { ...w, default: w };
 });
 
-const dirs: string[] = [];
 afterEach(() => {
   fsCalls.state.on = false;
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A fake cgroup v1 mount: the cpu, memory and pids hierarchies, each with its `tasks` file. */
-function fakeCgroupMount(): string {
-  const mount = mkdtempSync(join(tmpdir(), 'kts-fs-calls-cgroup-'));
-  dirs.push(mount);
-  for (const c of ['cpu', 'memory', 'pids']) {
-    mkdirSync(join(mount, c));
-    writeFileSync(join(mount, c, 'tasks'), '');
-  }
-  return mount;
-}
-
-const pod: Pod = {
-  metadata: { name: 'web', namespace: 'prod', uid: 'uid-fs' },
-  spec: {
-    restartPolicy: 'Always',
-    containers: [
-      {
-        name: 'app',
-        image: 'kubelet-ts/busybox:1.35',
-        imagePullPolicy: 'IfNotPresent',
-        command: ['sleep', '3600'],
-        terminationMessagePath: '/dev/termination-log',
-      },
-    ],
-  },
-};
+const pod: Pod = oneContainerPod('uid-fs');
 const task = (): SyncPodTask => ({
   kind: 'syncPod',
   protocol: PROTOCOL_VERSION,
@@ -85,12 +56,7 @@ const task = (): SyncPodTask => ({
 });
 
 async function setUp() {
-  const { deps } = await criFakeDeps('kts-fs-calls-');
-  const mount = fakeCgroupMount();
-  const resolvConf = join(deps.rootDir, 'node-resolv.conf');
-  writeFileSync(resolvConf, 'nameserver 10.0.0.2\nsearch corp.example\n');
-  deps.sandbox = { ...kDefaultNodeSandboxSettings, resolvConf, cgroupRoot: '/kts' };
-  deps.cgroupMount = mount;
+  const { deps, mount } = await criFakeDepsWithSandbox('kts-fs-calls-');
   /** The calls recorded while `fn` ran, paths relative to the root dir ($ROOT) and the cgroup mount ($CG), temporary names as `.tmp-*`. */
   const record = async (fn: () => Promise<unknown>): Promise<string[]> => {
     fsCalls.state.calls.length = 0;
