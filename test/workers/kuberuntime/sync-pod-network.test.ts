@@ -16,6 +16,7 @@ import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 import { criPortMappings } from '../../../src/workers/runtime/docker/docker-sandbox-network.js';
 import { generatePodSandboxConfig } from '../../../src/workers/kuberuntime/sandbox-config.js';
 import { newFakePodNetwork, type FakePodNetwork } from '../../fakes/fake-pod-network.js';
+import { syncPodTask } from '../../support/sync-pod-task.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -80,7 +81,7 @@ function pod(over: Partial<NonNullable<Pod['spec']>> = {}): Pod {
 }
 
 async function sync(run: (t: object) => Promise<WorkerResult>, p: Pod): Promise<PodSyncResult> {
-  const r = await run({ kind: 'syncPod', pod: p, backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 });
+  const r = await run(syncPodTask(p));
   if (!r.ok) throw new Error(r.error.message);
   return r.value as PodSyncResult;
 }
@@ -205,14 +206,7 @@ describe('syncPod with a pod network', () => {
       withPids(fake),
       { network: { ...net, calls: net.calls } as FakePodNetwork },
     );
-    const task = {
-      kind: 'syncPod',
-      protocol: PROTOCOL_VERSION,
-      pod: pod(),
-      backoff: {},
-      hostIp: '127.0.0.1',
-      deadlineMs: Date.now() + 60_000,
-    } as WorkerTask;
+    const task = syncPodTask(pod());
     await handler2(task);
     await handler2(task);
     expect(fake.calls.filter((c) => c.startsWith(`net:check:${id}`)).slice(-2)).toEqual([`net:check:${id}:full`, `net:check:${id}:quick`]);
