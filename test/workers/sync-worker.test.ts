@@ -11,7 +11,7 @@ import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake
 import { kDeadlineRequeueMs } from '../../src/workers/kuberuntime/sync-pod.js';
 import runTask, { createWorkerHandler, type WorkerHandler } from '../../src/workers/sync.worker.js';
 import { FakeClock } from '../fakes/fake-clock.js';
-import { syncPodTask } from '../support/sync-pod-task.js';
+import { fakeWorkerBootstrap, syncPodTask } from '../support/sync-worker.js';
 
 const NODE = 'node-fake';
 let rootDir: string;
@@ -20,16 +20,7 @@ let handler: WorkerHandler;
 let clock: FakeClock;
 
 function bootstrap(over: Partial<WorkerBootstrap> = {}): WorkerBootstrap {
-  return {
-    protocol: PROTOCOL_VERSION,
-    runtime: 'fake',
-    dockerSocketPath: '',
-    nodeName: NODE,
-    rootDir,
-    podInfraContainerImage: 'pause:1',
-    logLevel: 'silent',
-    ...over,
-  };
+  return fakeWorkerBootstrap(rootDir, { nodeName: NODE, ...over });
 }
 
 function mkPod(containers: Container[], spec: Partial<Pod['spec']> = {}): Pod {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newPinnedWorkerPool, shardOf } from '../../../src/main/pool/pinned-pool.js';
 import type { PodSyncResult } from '../../../src/shared/sync-tasks.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 const kSynced: PodSyncResult = {
   podUid: '',

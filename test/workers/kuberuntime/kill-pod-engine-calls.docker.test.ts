@@ -20,7 +20,7 @@ import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import { createWorkerHandler, type WorkerHandler } from '../../../src/workers/sync.worker.js';
 import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, docker as dockerode, dockerProblem } from '../../support/docker.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 const problem = await dockerProblem();
 if (problem && process.env.KUBELET_TS_REQUIRE_DOCKER === '1') throw new Error(`KUBELET_TS_REQUIRE_DOCKER=1: ${problem}`);

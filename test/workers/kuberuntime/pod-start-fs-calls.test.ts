@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { removePodCgroup } from '../../../src/workers/cm/pod-cgroup.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 import { criFakeDepsWithSandbox, fakeCgroupMount, oneContainerPod } from './fake-deps.js';
 
 const fsCalls = vi.hoisted(() => {

@@ -9,7 +9,7 @@ import type { Pod } from '../../../src/shared/api.js';
 import { hashContainer } from '../../../src/shared/hash.js';
 import { sandboxHash } from '../../../src/workers/kubetypes/label-keys.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 import { criFakeDepsWithSandbox, oneContainerPod } from './fake-deps.js';
 
 const counted = vi.hoisted(() => ({ on: false, stringify: [] as unknown[], totalmem: 0 }));

@@ -11,7 +11,7 @@ import { getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.j
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { imageStatusOnce } from '../../../src/workers/kuberuntime/image-status-once.js';
 import { realClock } from '../../../src/shared/clock.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 /** `target` with each method call's name pushed on `calls`. */
 function counted<T extends object>(target: T, calls: string[]): T {

@@ -6,7 +6,7 @@ import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/kill-pod.js';
 import { criRelist } from '../../../src/workers/kuberuntime/runtime-pod.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 async function setUp() {
   const { fake, deps, advance } = await criFakeDeps('kts-sync-cri-fake-');

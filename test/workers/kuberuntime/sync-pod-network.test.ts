@@ -16,7 +16,7 @@ import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 import { criPortMappings } from '../../../src/workers/runtime/docker/docker-sandbox-network.js';
 import { generatePodSandboxConfig } from '../../../src/workers/kuberuntime/sandbox-config.js';
 import { newFakePodNetwork, type FakePodNetwork } from '../../fakes/fake-pod-network.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { fakeWorkerBootstrap, syncPodTask } from '../../support/sync-worker.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -44,16 +44,7 @@ function setUp(): { fake: FakeRuntime; net: FakePodNetwork; run: (t: object) => 
   const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
   const net = newFakePodNetwork(fake.calls);
   const handler = createWorkerHandler(
-    {
-      protocol: PROTOCOL_VERSION,
-      runtime: 'fake',
-      dockerSocketPath: '',
-      nodeName: 'n1',
-      rootDir,
-      podInfraContainerImage: 'pause:1',
-      logLevel: 'silent',
-      network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' },
-    },
+    fakeWorkerBootstrap(rootDir, { network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } }),
     withPids(fake),
     { network: net },
   );
@@ -193,16 +184,7 @@ describe('syncPod with a pod network', () => {
     const id = first.runtimePod!.sandboxes[0].id;
     // A second thread (another handler on the same runtime and network state) adopts it.
     const handler2 = createWorkerHandler(
-      {
-        protocol: PROTOCOL_VERSION,
-        runtime: 'fake',
-        dockerSocketPath: '',
-        nodeName: 'n1',
-        rootDir: dirs[0],
-        podInfraContainerImage: 'pause:1',
-        logLevel: 'silent',
-        network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' },
-      },
+      fakeWorkerBootstrap(dirs[0], { network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } }),
       withPids(fake),
       { network: { ...net, calls: net.calls } as FakePodNetwork },
     );

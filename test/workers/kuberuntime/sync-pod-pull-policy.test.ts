@@ -4,11 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import type { PodSyncResult } from '../../../src/shared/sync-tasks.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { fakeWorkerBootstrap, syncPodTask } from '../../support/sync-worker.js';
 
 const kDigest = `sha256:${'1'.repeat(64)}`;
 const dirs: string[] = [];
@@ -29,18 +28,7 @@ describe('syncPod with imagePullPolicy unset', () => {
     const rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-pull-policy-'));
     dirs.push(rootDir);
     const fake = newFakeRuntime({ images: ['pause:1', image] });
-    const handler = createWorkerHandler(
-      {
-        protocol: PROTOCOL_VERSION,
-        runtime: 'fake',
-        dockerSocketPath: '',
-        nodeName: 'n1',
-        rootDir,
-        podInfraContainerImage: 'pause:1',
-        logLevel: 'silent',
-      },
-      fake,
-    );
+    const handler = createWorkerHandler(fakeWorkerBootstrap(rootDir), fake);
     const pod: Pod = {
       metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
       spec: { restartPolicy: 'Always', containers: [{ name: 'a', image }] },

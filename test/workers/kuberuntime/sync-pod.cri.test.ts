@@ -19,7 +19,7 @@ import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { podLogsDirectory } from '../../../src/workers/kubetypes/pod-dirs.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../support/docker.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 import { realClock } from '../../../src/shared/clock.js';
 
 const endpoint = criEndpointOrSkip();

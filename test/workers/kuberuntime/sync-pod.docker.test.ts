@@ -18,7 +18,7 @@ import { getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.j
 import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import { createWorkerHandler, type WorkerHandler } from '../../../src/workers/sync.worker.js';
-import { syncPodTask } from '../../support/sync-pod-task.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 const SOCKET = '/var/run/docker.sock';
 const BUSYBOX = 'kubelet-ts/busybox:1.35';
