@@ -9,7 +9,7 @@ import { newAgent, type Agent } from '../../src/main/agent.js';
 import { resolveAgentOptions, type AgentOptions } from '../../src/main/options/agent-options.js';
 import type { PodSyncRunner } from '../../src/main/pool/worker-pool.js';
 import type { Pod } from '../../src/shared/api.js';
-import { PROTOCOL_VERSION } from '../../src/shared/thread-wire.js';
+import { fakeWorkerBootstrap } from './sync-worker.js';
 import type { WorkerTask } from '../../src/shared/sync-tasks.js';
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../src/workers/sync.worker.js';
@@ -25,18 +25,7 @@ export function inProcessRunner(
   fake: FakeRuntime,
   intercept: (task: WorkerTask, run: () => Promise<unknown>) => unknown,
 ): PodSyncRunner {
-  const handler = createWorkerHandler(
-    {
-      protocol: PROTOCOL_VERSION,
-      runtime: 'fake',
-      dockerSocketPath: '',
-      nodeName: options.nodeName,
-      rootDir: options.rootDir,
-      podInfraContainerImage: 'pause:1',
-      logLevel: 'silent',
-    },
-    fake,
-  );
+  const handler = createWorkerHandler(fakeWorkerBootstrap(options.rootDir, { nodeName: options.nodeName }), fake);
   const run = async (task: WorkerTask) => {
     const r = await handler(task);
     if (!r.ok) throw Object.assign(new Error(r.error.message), r.error);

@@ -5,12 +5,13 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/shared/api.js';
 import { PROTOCOL_VERSION, type WorkerBootstrap } from '../../src/shared/thread-wire.js';
-import type { PodSyncResult, WorkerTask } from '../../src/shared/sync-tasks.js';
+import type { PodSyncResult, SyncPodTask, WorkerTask } from '../../src/shared/sync-tasks.js';
 import { kNodeNameLabel, kPodUidLabel } from '../../src/workers/kubetypes/label-keys.js';
 import { newFakeRuntime, type FakeRuntime } from '../../src/workers/runtime/fake/fake-runtime.js';
 import { kDeadlineRequeueMs } from '../../src/workers/kuberuntime/sync-pod.js';
 import runTask, { createWorkerHandler, type WorkerHandler } from '../../src/workers/sync.worker.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { fakeWorkerBootstrap, syncPodTask } from '../support/sync-worker.js';
 
 const NODE = 'node-fake';
 let rootDir: string;
@@ -19,16 +20,7 @@ let handler: WorkerHandler;
 let clock: FakeClock;
 
 function bootstrap(over: Partial<WorkerBootstrap> = {}): WorkerBootstrap {
-  return {
-    protocol: PROTOCOL_VERSION,
-    runtime: 'fake',
-    dockerSocketPath: '',
-    nodeName: NODE,
-    rootDir,
-    podInfraContainerImage: 'pause:1',
-    logLevel: 'silent',
-    ...over,
-  };
+  return fakeWorkerBootstrap(rootDir, { nodeName: NODE, ...over });
 }
 
 function mkPod(containers: Container[], spec: Partial<Pod['spec']> = {}): Pod {
@@ -44,19 +36,11 @@ const app = (name: string, extra: Partial<Container> = {}): Container => ({
   ...extra,
 });
 
-/** A syncPod task for `pod` with a deadline a minute ahead on the fake clock. */
-const syncTask = (pod: Pod, over: Partial<WorkerTask> = {}): WorkerTask =>
-  ({
-    kind: 'syncPod',
-    protocol: PROTOCOL_VERSION,
-    pod,
-    backoff: {},
-    hostIp: '127.0.0.1',
-    deadlineMs: clock.now() + 60_000,
-    ...over,
-  }) as WorkerTask;
+/** A syncPod task for `pod` (syncPodTask) with its deadline a minute ahead on the worker's fake clock. */
+const syncTask = (pod: Pod, over: Partial<SyncPodTask> = {}): SyncPodTask =>
+  syncPodTask(pod, { deadlineMs: clock.now() + 60_000, ...over });
 
-async function sync(pod: Pod, over: Partial<WorkerTask> = {}): Promise<PodSyncResult> {
+async function sync(pod: Pod, over: Partial<SyncPodTask> = {}): Promise<PodSyncResult> {
   const r = await handler(syncTask(pod, over));
   if (!r.ok) throw new Error(r.error.message);
   return r.value as PodSyncResult;
@@ -130,7 +114,7 @@ describe('syncPod over the fake runtime', () => {
   });
 
   it('stops at the deadline and asks for a requeue instead of overrunning', async () => {
-    const r = await sync(mkPod([app('a')]), { deadlineMs: clock.now() - 1 } as Partial<WorkerTask>);
+    const r = await sync(mkPod([app('a')]), { deadlineMs: clock.now() - 1 });
     expect(r.steps).toEqual([]);
     expect(r.requeueAfterMs).toBe(kDeadlineRequeueMs);
     expect(fake.calls.some((c) => c.startsWith('create:'))).toBe(false);
@@ -159,7 +143,7 @@ describe('syncPod over the fake runtime', () => {
     for (let attempt = 0; attempt < 2; attempt++) {
       fake.exit(r.runtimePod!.containers[0].id, 2);
       clock.step(600_000); // past any backoff
-      r = await sync(pod, { backoff: r.backoff } as Partial<WorkerTask>);
+      r = await sync(pod, { backoff: r.backoff });
     }
     expect(r.runtimePod!.containers.map((c) => [c.restartCount, c.state])).toEqual([
       [2, 'running'],

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newPinnedWorkerPool, shardOf } from '../../../src/main/pool/pinned-pool.js';
 import type { PodSyncResult } from '../../../src/shared/sync-tasks.js';
 import { newFakePodSyncRunner, type FakePodSyncRunner } from '../../fakes/fake-pod-sync-runner.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 const kSynced: PodSyncResult = {
   podUid: '',
@@ -40,7 +41,7 @@ describe('pinned worker pool (fake runtime: one in-memory state per thread)', ()
     const pool = newPinnedWorkerPool({} as never, {}, shards);
     const uids = Array.from({ length: 30 }, (_, i) => `uid-${i}`);
     for (const uid of uids) {
-      await pool.run({ kind: 'syncPod', protocol: 1, pod: { metadata: { uid } }, backoff: {}, hostIp: '', deadlineMs: 0 } as never);
+      await pool.run(syncPodTask({ metadata: { uid } }));
       await pool.run({ kind: 'killPod', protocol: 1, podUid: uid, gracePeriodSeconds: 0, remove: true });
     }
     const seen = seenBy(shards);

@@ -20,6 +20,7 @@ import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import { createWorkerHandler, type WorkerHandler } from '../../../src/workers/sync.worker.js';
 import { BUSYBOX_IMAGE, DOCKER_SOCKET, PAUSE_IMAGE, docker as dockerode, dockerProblem } from '../../support/docker.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 const problem = await dockerProblem();
 if (problem && process.env.KUBELET_TS_REQUIRE_DOCKER === '1') throw new Error(`KUBELET_TS_REQUIRE_DOCKER=1: ${problem}`);
@@ -83,14 +84,7 @@ describe.skipIf(problem !== undefined)("a pod's removal on Docker: its Engine ca
         ],
       },
     };
-    const started = await run({
-      kind: 'syncPod',
-      protocol: PROTOCOL_VERSION,
-      pod,
-      backoff: {},
-      hostIp: '127.0.0.1',
-      deadlineMs: Date.now() + 30_000,
-    });
+    const started = await run(syncPodTask(pod));
     expect(started.steps.filter((s) => !s.ok)).toEqual([]);
     return { pod, started };
   }

@@ -8,10 +8,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
-import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
-import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { removePodCgroup } from '../../../src/workers/cm/pod-cgroup.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 import { criFakeDepsWithSandbox, fakeCgroupMount, oneContainerPod } from './fake-deps.js';
 
 const fsCalls = vi.hoisted(() => {
@@ -46,14 +45,6 @@ afterEach(() => {
 });
 
 const pod: Pod = oneContainerPod('uid-fs');
-const task = (): SyncPodTask => ({
-  kind: 'syncPod',
-  protocol: PROTOCOL_VERSION,
-  pod,
-  backoff: {},
-  hostIp: '127.0.0.1',
-  deadlineMs: Date.now() + 60_000,
-});
 
 async function setUp() {
   const { deps, mount } = await criFakeDepsWithSandbox('kts-fs-calls-');
@@ -80,8 +71,8 @@ describe('the file-system calls of a pod start', () => {
   it('a first start makes each directory and file of the pod once, synchronously, and writes only the cgroup limits a fresh cgroup lacks', async () => {
     const { deps, record } = await setUp();
     // The thread's one-off reads (cgroup support of the mount, /proc/self for the oom_score_adj floor) come before.
-    await record(() => syncPodCri(deps, { ...task(), pod: { ...pod, metadata: { ...pod.metadata, uid: 'uid-warm' } } }));
-    const calls = await record(() => syncPodCri(deps, task()));
+    await record(() => syncPodCri(deps, syncPodTask({ ...pod, metadata: { ...pod.metadata, uid: 'uid-warm' } })));
+    const calls = await record(() => syncPodCri(deps, syncPodTask(pod)));
     expect(calls).toEqual([
       // The pod cgroup in each hierarchy (kubepods/besteffort is there from the first pod), cpu.shares 2 its one limit.
       'fs.mkdirSync $CG/cpu/kts/kubepods/besteffort/poduid-fs',
@@ -127,7 +118,7 @@ describe('the file-system calls of a pod start', () => {
         containers: [{ ...pod.spec!.containers[0], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
       },
     };
-    const calls = await record(() => syncPodCri(deps, { ...task(), pod: withVolume }));
+    const calls = await record(() => syncPodCri(deps, syncPodTask(withVolume)));
     // Each directory's mkdir tried first, its missing parents made when it says ENOENT (the
     // syscalls of a recursive mkdir), then the emptyDir's chmod to 0777 whatever the umask.
     expect(calls.filter((c) => c.includes('/volumes'))).toEqual([
@@ -154,17 +145,17 @@ describe('the file-system calls of a pod start', () => {
       configMaps: { 'app-conf': { metadata: { name: 'app-conf', namespace: 'prod' }, data: { a: '1' } } },
       secrets: {},
     };
-    const first = await syncPodCri(deps, { ...task(), pod: withConfig, configObjects });
+    const first = await syncPodCri(deps, syncPodTask(withConfig, { configObjects }));
     expect(first.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['CreatePodSandbox POD true', 'StartContainer app true']);
-    const calls = await record(() => syncPodCri(deps, { ...task(), pod: withConfig, configObjects }));
+    const calls = await record(() => syncPodCri(deps, syncPodTask(withConfig, { configObjects })));
     expect(calls.filter((c) => /mkdir|write|open|chmod|rename|symlink/i.test(c))).toEqual(['fs.mkdirSync $ROOT/pods/uid-fs/volumes']);
   });
 
   it('a second sync of the running pod makes no file-system call', async () => {
     const { deps, record } = await setUp();
-    const first = await syncPodCri(deps, task());
+    const first = await syncPodCri(deps, syncPodTask(pod));
     expect(first.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['CreatePodSandbox POD true', 'StartContainer app true']);
-    expect(await record(() => syncPodCri(deps, task()))).toEqual([]);
+    expect(await record(() => syncPodCri(deps, syncPodTask(pod)))).toEqual([]);
   });
 });
 

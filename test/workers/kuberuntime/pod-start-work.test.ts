@@ -7,10 +7,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import { hashContainer } from '../../../src/shared/hash.js';
-import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
-import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
 import { sandboxHash } from '../../../src/workers/kubetypes/label-keys.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 import { criFakeDepsWithSandbox, oneContainerPod } from './fake-deps.js';
 
 const counted = vi.hoisted(() => ({ on: false, stringify: [] as unknown[], totalmem: 0 }));
@@ -36,15 +35,8 @@ afterEach(() => {
 });
 
 const pod = (uid: string): Pod => oneContainerPod(uid, `web-${uid}`);
-const task = (p: Pod): SyncPodTask => ({
-  kind: 'syncPod',
-  protocol: PROTOCOL_VERSION,
-  pod: p,
-  backoff: {},
-  hostIp: '127.0.0.1',
-  deadlineMs: Date.now() + 60_000,
-  knownAbsent: true,
-});
+/** A new pod's task after a relist showed none of it (knownAbsent), as the main thread sends in a start burst. */
+const task = (p: Pod) => syncPodTask(p, { knownAbsent: true });
 
 describe("the sync worker's own work per pod start", () => {
   it('hashes the container spec once and the sandbox once, and labels both with those hashes', async () => {
@@ -76,7 +68,7 @@ describe("the sync worker's own work per pod start", () => {
     const first = await syncPodCri(deps, task(p));
     expect(first.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['CreatePodSandbox POD true', 'StartContainer app true']);
     p.spec!.containers[0].command = ['sleep', '7200'];
-    const second = await syncPodCri(deps, { ...task(p), knownAbsent: false });
+    const second = await syncPodCri(deps, syncPodTask(p, { knownAbsent: false }));
     expect(second.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toContain('StartContainer app true');
     expect(second.runtimePod?.containers.find((c) => c.state === 'running')?.hash).toBe(hashContainer(p.spec!.containers[0]));
   });

@@ -6,13 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { criFakeDeps } from './fake-deps.js';
 import type { Pod } from '../../../src/shared/api.js';
-import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
-import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
 import type { CriSyncDeps } from '../../../src/workers/kuberuntime/kill-pod.js';
 import { getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { imageStatusOnce } from '../../../src/workers/kuberuntime/image-status-once.js';
 import { realClock } from '../../../src/shared/clock.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 /** `target` with each method call's name pushed on `calls`. */
 function counted<T extends object>(target: T, calls: string[]): T {
@@ -47,19 +46,11 @@ const pod: Pod = {
   metadata: { name: 'web', namespace: 'prod', uid: 'uid-calls' },
   spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 7, containers: [container('app'), container('side')] },
 };
-const task = (backoff: SyncPodTask['backoff'] = {}): SyncPodTask => ({
-  kind: 'syncPod',
-  protocol: PROTOCOL_VERSION,
-  pod,
-  backoff,
-  hostIp: '127.0.0.1',
-  deadlineMs: Date.now() + 60_000,
-});
 
 describe('syncPodCri reads back only what it started', () => {
   it('a first start: one read of the pod before, the sandbox status once, one ContainerStatus per created container, one ImageStatus of their one image', async () => {
     const { deps, nr, take } = await setUp();
-    const r = await syncPodCri(deps, task());
+    const r = await syncPodCri(deps, syncPodTask(pod));
     expect(r.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual([
       'CreatePodSandbox POD true',
       'StartContainer app true',
@@ -88,7 +79,7 @@ describe('syncPodCri reads back only what it started', () => {
 
   it('a new pod the main thread knows absent (knownAbsent): no list calls before the start, the same pod after it', async () => {
     const { deps, nr, take } = await setUp();
-    const r = await syncPodCri(deps, { ...task(), knownAbsent: true });
+    const r = await syncPodCri(deps, syncPodTask(pod, { knownAbsent: true }));
     expect(r.steps.filter((s) => !s.ok)).toEqual([]);
     const calls = take();
     expect(calls.filter((c) => c === 'listContainers' || c === 'listPodSandbox')).toEqual([]);
@@ -98,11 +89,11 @@ describe('syncPodCri reads back only what it started', () => {
 
   it('a restart of one container: ContainerStatus of the new one only, the running one and the exited one kept from the first read', async () => {
     const { fake, deps, nr, take } = await setUp();
-    const first = await syncPodCri(deps, task());
+    const first = await syncPodCri(deps, syncPodTask(pod));
     const app = first.runtimePod!.containers.find((c) => c.name === 'app')!;
     fake.exit(app.id, 3);
     take();
-    const second = await syncPodCri(deps, task());
+    const second = await syncPodCri(deps, syncPodTask(pod));
     expect(second.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['StartContainer app true']);
     const calls = take();
     // The read before the sync: the sandbox and the two containers; after it: the new container alone.
@@ -119,13 +110,13 @@ describe('syncPodCri reads back only what it started', () => {
 
   it('a sync that kills reads the whole pod again', async () => {
     const { deps, take } = await setUp();
-    await syncPodCri(deps, task());
+    await syncPodCri(deps, syncPodTask(pod));
     take();
     const changed: Pod = {
       ...pod,
       spec: { ...pod.spec!, containers: [{ ...container('app'), command: ['sleep', '3601'] }, container('side')] },
     };
-    const r = await syncPodCri(deps, { ...task(), pod: changed });
+    const r = await syncPodCri(deps, syncPodTask(changed));
     expect(r.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['KillContainer app true', 'StartContainer app true']);
     const calls = take();
     expect(calls.filter((c) => c === 'listPodSandbox')).toHaveLength(2);

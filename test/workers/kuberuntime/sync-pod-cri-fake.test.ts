@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { criFakeDeps } from './fake-deps.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
-import type { SyncPodTask } from '../../../src/shared/sync-tasks.js';
 import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/kill-pod.js';
 import { criRelist } from '../../../src/workers/kuberuntime/runtime-pod.js';
 import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 async function setUp() {
   const { fake, deps, advance } = await criFakeDeps('kts-sync-cri-fake-');
@@ -20,19 +20,11 @@ const pod: Pod = {
     containers: [{ name: 'app', image: 'kubelet-ts/busybox:1.35', imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
   },
 };
-const task = (backoff: SyncPodTask['backoff'] = {}): SyncPodTask => ({
-  kind: 'syncPod',
-  protocol: PROTOCOL_VERSION,
-  pod,
-  backoff,
-  hostIp: '127.0.0.1',
-  deadlineMs: Date.now() + 60_000,
-});
 
 describe('syncPodCri on the Docker implementation of the CRI (fake engine)', () => {
   it('starts the pod, reads it back in the CRI words, does nothing the second time, relists and removes it', async () => {
     const { deps } = await setUp();
-    const r = await syncPodCri(deps, task());
+    const r = await syncPodCri(deps, syncPodTask(pod));
     expect(r.steps.map((s) => `${s.action} ${s.target} ${s.ok}${s.ok ? '' : ` ${s.message}`}`)).toEqual([
       'CreatePodSandbox POD true',
       'StartContainer app true',
@@ -42,7 +34,7 @@ describe('syncPodCri on the Docker implementation of the CRI (fake engine)', () 
       ['app', 'running', 0, r.runtimePod!.sandboxes[0].id],
     ]);
     expect(r.runtimePod?.containers[0].hash).not.toBe('');
-    const again = await syncPodCri(deps, task());
+    const again = await syncPodCri(deps, syncPodTask(pod));
     expect(again.steps).toEqual([]);
     const relisted = await criRelist(deps.runtime, 'node-a');
     expect(relisted.containers.map((c) => `${c.name}:${c.state}`).sort()).toEqual(['POD:running', 'app:running']);
@@ -60,17 +52,17 @@ describe('syncPodCri on the Docker implementation of the CRI (fake engine)', () 
 
   it('restarts a container that exited, with the restart count on its annotation, and holds the next restart back', async () => {
     const { fake, deps } = await setUp();
-    const first = await syncPodCri(deps, task());
+    const first = await syncPodCri(deps, syncPodTask(pod));
     const id = first.runtimePod!.containers[0].id;
     fake.exit(id, 1);
-    const second = await syncPodCri(deps, task());
+    const second = await syncPodCri(deps, syncPodTask(pod));
     expect(second.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['StartContainer app true']);
     expect(second.runtimePod?.containers.map((c) => [c.restartCount, c.state])).toEqual([
       [1, 'running'],
       [0, 'exited'],
     ]);
     fake.exit(second.runtimePod!.containers[0].id, 1);
-    const third = await syncPodCri(deps, task(second.backoff));
+    const third = await syncPodCri(deps, syncPodTask(pod, { backoff: second.backoff }));
     expect(third.waiting.app?.reason).toBe('CrashLoopBackOff');
   });
 
@@ -121,7 +113,7 @@ describe('syncPodCri on the Docker implementation of the CRI (fake engine)', () 
         ],
       },
     };
-    const r = await syncPodCri(deps, { ...task(), pod: p });
+    const r = await syncPodCri(deps, syncPodTask(p));
     const failedStep = r.steps.find((s) => !s.ok);
     expect(failedStep).toMatchObject({ action, reason });
     expect(failedStep?.message).toMatch(message);
@@ -152,10 +144,10 @@ describe('syncPodCri on the Docker implementation of the CRI (fake engine)', () 
         ],
       },
     };
-    const first = await syncPodCri(withLogs, { ...task(), pod: p });
+    const first = await syncPodCri(withLogs, syncPodTask(p));
     const id = first.runtimePod!.containers[0].id;
     fake.exit(id, 2);
-    const second = await syncPodCri(withLogs, { ...task(), pod: p });
+    const second = await syncPodCri(withLogs, syncPodTask(p));
     expect(second.runtimePod?.containers[0]).toMatchObject({ id, state: 'exited', exitCode: 2, message: 'last words\n' });
     expect(tails).toContain(id);
   });

@@ -16,6 +16,7 @@ import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
 import { criPortMappings } from '../../../src/workers/runtime/docker/docker-sandbox-network.js';
 import { generatePodSandboxConfig } from '../../../src/workers/kuberuntime/sandbox-config.js';
 import { newFakePodNetwork, type FakePodNetwork } from '../../fakes/fake-pod-network.js';
+import { fakeWorkerBootstrap, syncPodTask } from '../../support/sync-worker.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -43,16 +44,7 @@ function setUp(): { fake: FakeRuntime; net: FakePodNetwork; run: (t: object) => 
   const fake = newFakeRuntime({ images: ['pause:1', 'busybox:1'] });
   const net = newFakePodNetwork(fake.calls);
   const handler = createWorkerHandler(
-    {
-      protocol: PROTOCOL_VERSION,
-      runtime: 'fake',
-      dockerSocketPath: '',
-      nodeName: 'n1',
-      rootDir,
-      podInfraContainerImage: 'pause:1',
-      logLevel: 'silent',
-      network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' },
-    },
+    fakeWorkerBootstrap(rootDir, { network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } }),
     withPids(fake),
     { network: net },
   );
@@ -80,7 +72,7 @@ function pod(over: Partial<NonNullable<Pod['spec']>> = {}): Pod {
 }
 
 async function sync(run: (t: object) => Promise<WorkerResult>, p: Pod): Promise<PodSyncResult> {
-  const r = await run({ kind: 'syncPod', pod: p, backoff: {}, hostIp: '127.0.0.1', deadlineMs: Date.now() + 60_000 });
+  const r = await run(syncPodTask(p));
   if (!r.ok) throw new Error(r.error.message);
   return r.value as PodSyncResult;
 }
@@ -192,27 +184,11 @@ describe('syncPod with a pod network', () => {
     const id = first.runtimePod!.sandboxes[0].id;
     // A second thread (another handler on the same runtime and network state) adopts it.
     const handler2 = createWorkerHandler(
-      {
-        protocol: PROTOCOL_VERSION,
-        runtime: 'fake',
-        dockerSocketPath: '',
-        nodeName: 'n1',
-        rootDir: dirs[0],
-        podInfraContainerImage: 'pause:1',
-        logLevel: 'silent',
-        network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' },
-      },
+      fakeWorkerBootstrap(dirs[0], { network: { ...kNoPodNetwork, hostPortIp: '127.0.0.1' } }),
       withPids(fake),
       { network: { ...net, calls: net.calls } as FakePodNetwork },
     );
-    const task = {
-      kind: 'syncPod',
-      protocol: PROTOCOL_VERSION,
-      pod: pod(),
-      backoff: {},
-      hostIp: '127.0.0.1',
-      deadlineMs: Date.now() + 60_000,
-    } as WorkerTask;
+    const task = syncPodTask(pod());
     await handler2(task);
     await handler2(task);
     expect(fake.calls.filter((c) => c.startsWith(`net:check:${id}`)).slice(-2)).toEqual([`net:check:${id}:full`, `net:check:${id}:quick`]);

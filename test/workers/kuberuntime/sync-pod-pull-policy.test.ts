@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
-import type { PodSyncResult, WorkerTask } from '../../../src/shared/sync-tasks.js';
+import type { Pod } from '../../../src/shared/api.js';
+import type { PodSyncResult } from '../../../src/shared/sync-tasks.js';
 import { newFakeRuntime } from '../../../src/workers/runtime/fake/fake-runtime.js';
 import { createWorkerHandler } from '../../../src/workers/sync.worker.js';
+import { fakeWorkerBootstrap, syncPodTask } from '../../support/sync-worker.js';
 
 const kDigest = `sha256:${'1'.repeat(64)}`;
 const dirs: string[] = [];
@@ -27,30 +28,12 @@ describe('syncPod with imagePullPolicy unset', () => {
     const rootDir = mkdtempSync(path.join(os.tmpdir(), 'kubelet-ts-pull-policy-'));
     dirs.push(rootDir);
     const fake = newFakeRuntime({ images: ['pause:1', image] });
-    const handler = createWorkerHandler(
-      {
-        protocol: PROTOCOL_VERSION,
-        runtime: 'fake',
-        dockerSocketPath: '',
-        nodeName: 'n1',
-        rootDir,
-        podInfraContainerImage: 'pause:1',
-        logLevel: 'silent',
-      },
-      fake,
-    );
-    const pod = {
+    const handler = createWorkerHandler(fakeWorkerBootstrap(rootDir), fake);
+    const pod: Pod = {
       metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
       spec: { restartPolicy: 'Always', containers: [{ name: 'a', image }] },
     };
-    const r = await handler({
-      kind: 'syncPod',
-      protocol: PROTOCOL_VERSION,
-      pod,
-      backoff: {},
-      hostIp: '127.0.0.1',
-      deadlineMs: Date.now() + 60_000,
-    } as WorkerTask);
+    const r = await handler(syncPodTask(pod));
     if (!r.ok) throw new Error(r.error.message);
     const value = r.value as PodSyncResult;
     if (expected.endsWith(': pull')) {

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/shared/api.js';
 import type { RuntimePod } from '../../../src/shared/runtime-pod.js';
 import { PROTOCOL_VERSION } from '../../../src/shared/thread-wire.js';
-import type { PodSyncResult, SyncPodTask } from '../../../src/shared/sync-tasks.js';
+import type { PodSyncResult } from '../../../src/shared/sync-tasks.js';
 import { kDefaultNodeSandboxSettings } from '../../../src/shared/node-settings.js';
 import { killCriPodTask, type CriSyncDeps } from '../../../src/workers/kuberuntime/kill-pod.js';
 import { criRelist, getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.js';
@@ -19,6 +19,7 @@ import { syncPodCri } from '../../../src/workers/kuberuntime/sync-pod.js';
 import { podLogsDirectory } from '../../../src/workers/kubetypes/pod-dirs.js';
 import { criEndpointOrSkip, useCriRun } from '../../support/cri.js';
 import { BUSYBOX_IMAGE, waitFor } from '../../support/docker.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 import { realClock } from '../../../src/shared/clock.js';
 
 const endpoint = criEndpointOrSkip();
@@ -60,9 +61,6 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
       spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 2, containers: [], ...spec },
     };
   }
-  function task(pod: Pod, backoff: SyncPodTask['backoff'] = {}): SyncPodTask {
-    return { kind: 'syncPod', protocol: PROTOCOL_VERSION, pod, backoff, hostIp: '127.0.0.1', deadlineMs: Date.now() + 120_000 };
-  }
   function failed(r: PodSyncResult): string[] {
     return r.steps.filter((s) => !s.ok).map((s) => `${s.action} ${s.target}: ${s.reason} ${s.message}`);
   }
@@ -83,7 +81,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
         },
       ],
     });
-    const r = await syncPodCri(deps, task(pod));
+    const r = await syncPodCri(deps, syncPodTask(pod));
     expect(failed(r)).toEqual([]);
     expect(r.steps.map((s) => `${s.action} ${s.target}`)).toEqual(['CreatePodSandbox POD', 'StartContainer main']);
     const rp = r.runtimePod!;
@@ -110,7 +108,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     ).toEqual(['POD:running:web', 'main:running:web']);
     expect((await criRelist(run.runtime, `${nodeName}-other`)).containers).toEqual([]);
     // A second sync with nothing to do changes nothing.
-    const again = await syncPodCri(deps, task(pod));
+    const again = await syncPodCri(deps, syncPodTask(pod));
     expect(again.steps).toEqual([]);
     expect(again.runtimePod?.containers.map((c) => c.id)).toEqual([id]);
   });
@@ -127,7 +125,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
         },
       ],
     });
-    const first = await syncPodCri(deps, task(pod));
+    const first = await syncPodCri(deps, syncPodTask(pod));
     expect(failed(first)).toEqual([]);
     const exited = async (restartCount: number) =>
       waitFor(
@@ -141,14 +139,14 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     const rp0 = await exited(0);
     expect(rp0!.containers[0]).toMatchObject({ exitCode: 3, reason: 'Error' });
     // The termination message file the container wrote (mounted from <root-dir>/pods/<uid>/containers/c/0).
-    const second0 = await syncPodCri(deps, task(pod));
+    const second0 = await syncPodCri(deps, syncPodTask(pod));
     expect(second0.runtimePod?.containers.find((c) => c.restartCount === 0)?.message).toBe('crashed');
     expect(rp0!.containers[0].finishedAtMs).toBeGreaterThan(0);
     const second = second0;
     expect(second.steps.map((s) => `${s.action} ${s.target} ${s.ok}`)).toEqual(['StartContainer c true']);
     expect(Object.keys(second.backoff)).toHaveLength(1);
     await exited(1);
-    const third = await syncPodCri(deps, task(pod, second.backoff));
+    const third = await syncPodCri(deps, syncPodTask(pod, { backoff: second.backoff }));
     expect(third.steps.filter((s) => s.action === 'StartContainer')).toEqual([]);
     expect(third.waiting.c?.reason).toBe('CrashLoopBackOff');
     expect(third.requeueAfterMs).toBeGreaterThan(0);
@@ -172,7 +170,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
         },
       ],
     });
-    const r = await syncPodCri(deps, task(pod));
+    const r = await syncPodCri(deps, syncPodTask(pod));
     expect(failed(r)).toEqual([]);
     const uid = pod.metadata!.uid!;
     const logDir = podLogsDirectory(podLogsDir, 'kts-cri-test', 'gone', uid);
@@ -215,7 +213,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
         },
       ],
     });
-    const r = await syncPodCri(deps, task(pod));
+    const r = await syncPodCri(deps, syncPodTask(pod));
     expect(failed(r)).toEqual([]);
     const uid = pod.metadata!.uid!;
     const calls: string[] = [];
@@ -261,7 +259,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
       containers: [{ name: 'once', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['true'] }],
     });
     const uid = pod.metadata!.uid!;
-    expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
+    expect(failed(await syncPodCri(deps, syncPodTask(pod)))).toEqual([]);
     const stopped = await killCriPodTask(deps, {
       kind: 'killPod',
       protocol: PROTOCOL_VERSION,
@@ -294,12 +292,12 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
     const pod = mkPod('removed', {
       containers: [{ name: 'main', image: BUSYBOX_IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
     });
-    const first = await syncPodCri(deps, task(pod));
+    const first = await syncPodCri(deps, syncPodTask(pod));
     expect(failed(first)).toEqual([]);
     const id = first.runtimePod!.containers[0]!.id;
     await run.runtime.stopContainer(id, 0);
     await run.runtime.removeContainer(id);
-    const again = await syncPodCri(deps, task(pod));
+    const again = await syncPodCri(deps, syncPodTask(pod));
     expect(failed(again)).toEqual([]);
     expect(again.steps.map((s) => `${s.action} ${s.target}`)).toContain('StartContainer main');
     expect(again.runtimePod?.containers.find((c) => c.state === 'running')?.id).not.toBe(id);
@@ -318,9 +316,9 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
         },
         { timeoutMs: 60_000, description: `attempt ${attempt} exited` },
       );
-    expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
+    expect(failed(await syncPodCri(deps, syncPodTask(pod)))).toEqual([]);
     const first = await exited(0);
-    expect(failed(await syncPodCri(deps, task(pod)))).toEqual([]);
+    expect(failed(await syncPodCri(deps, syncPodTask(pod)))).toEqual([]);
     const second = await exited(1);
     const firstLog = (await run.runtime.containerStatus(first.id)).status!.log_path;
     const secondLog = (await run.runtime.containerStatus(second.id)).status!.log_path;
@@ -360,7 +358,7 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
       return r.value as T;
     };
     try {
-      const synced = await call<PodSyncResult>(task(pod));
+      const synced = await call<PodSyncResult>(syncPodTask(pod));
       expect(failed(synced)).toEqual([]);
       const id = synced.runtimePod!.containers[0].id;
       const relisted = await call<RelistResult>({ kind: 'relist', withRuntimePods: true } as Omit<WorkerTask, 'protocol'>);

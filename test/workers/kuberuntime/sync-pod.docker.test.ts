@@ -18,6 +18,7 @@ import { getCriRuntimePod } from '../../../src/workers/kuberuntime/runtime-pod.j
 import { newDockerNodeRuntime } from '../../../src/workers/runtime/docker/docker-node-runtime.js';
 import { scopeToNode } from '../../../src/workers/runtime/node-scope.js';
 import { createWorkerHandler, type WorkerHandler } from '../../../src/workers/sync.worker.js';
+import { syncPodTask } from '../../support/sync-worker.js';
 
 const SOCKET = '/var/run/docker.sock';
 const BUSYBOX = 'kubelet-ts/busybox:1.35';
@@ -95,14 +96,7 @@ describe.skipIf(!ready)('workers against dockerd', () => {
   afterAll(() => undefined);
 
   async function sync(pod: Pod, backoff: PodSyncResult['backoff'] = {}): Promise<PodSyncResult> {
-    const r = await handler({
-      kind: 'syncPod',
-      protocol: PROTOCOL_VERSION,
-      pod,
-      backoff,
-      hostIp: '127.0.0.1',
-      deadlineMs: Date.now() + 60_000,
-    });
+    const r = await handler(syncPodTask(pod, { backoff }));
     if (!r.ok) throw new Error(`syncPod failed: ${r.error.code} ${r.error.message}`);
     return r.value as PodSyncResult;
   }
@@ -240,15 +234,7 @@ describe.skipIf(!ready)('workers against dockerd', () => {
   it('what a sync and a kill read back of what they touched is what a full read shows (a new pod known absent, a restart, a stop)', async () => {
     const pod = mkPod([ctr('stay', kForever), ctr('crash', 'exit 3')], { restartPolicy: 'OnFailure' });
     const uid = pod.metadata!.uid!;
-    const r = await handler({
-      kind: 'syncPod',
-      protocol: PROTOCOL_VERSION,
-      pod,
-      backoff: {},
-      hostIp: '127.0.0.1',
-      deadlineMs: Date.now() + 60_000,
-      knownAbsent: true,
-    });
+    const r = await handler(syncPodTask(pod, { knownAbsent: true }));
     if (!r.ok) throw new Error(r.error.message);
     const r1 = r.value as PodSyncResult;
     // `crash` may have exited already by the full read: compare everything but its state.
