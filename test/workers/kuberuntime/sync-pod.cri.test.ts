@@ -1,6 +1,6 @@
 // syncPodCri / killCriPodTask / criRelist (src/workers/kuberuntime/cri-*.ts) on the REAL containerd of tools/lib/containerd.sh, through RemoteRuntimeService / RemoteImageService: the kubelet's SyncPod over the CRI (#40 item 1). Skips without containerd unless KUBELET_TS_REQUIRE_CRI=1.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -209,13 +209,17 @@ describe.skipIf(!endpoint)('syncPod on containerd (the CRI only)', { timeout: 18
           name: 'main',
           image: BUSYBOX_IMAGE,
           imagePullPolicy: 'IfNotPresent',
-          command: ['sh', '-c', 'trap "exit 3" TERM; while true; do sleep 0.1; done'],
+          command: ['sh', '-c', 'trap "exit 3" TERM; echo trap-set; while true; do sleep 0.1; done'],
         },
       ],
     });
     const r = await syncPodCri(deps, syncPodTask(pod));
     expect(failed(r)).toEqual([]);
     const uid = pod.metadata!.uid!;
+    // PID 1 ignores a SIGTERM it has no handler for: a stop before the shell's trap is set waits out the
+    // grace period and ends in SIGKILL (137, seen under load). The container's log says when it is set.
+    const log = path.join(podLogsDirectory(podLogsDir, 'kts-cri-test', 'known', uid), 'main', '0.log');
+    await waitFor(() => readFileSync(log, 'utf8').includes('trap-set'), { description: `${log} says the TERM trap is set` });
     const calls: string[] = [];
     const runtime = new Proxy(run.runtime, {
       get(t, k) {
