@@ -23,7 +23,8 @@ import type {
 import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
-import { readManifestFileSync } from '../shared/manifest-file.js';
+import { statSync } from 'node:fs';
+import { readManifestFileSync, statKey } from '../shared/manifest-file.js';
 import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('manifest');
@@ -34,7 +35,15 @@ announceThreadRole('manifest');
  * @throws InvalidManifestError(task.origin, errors) for a manifest that does not parse or validate.
  */
 export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResult {
-  if (task.read !== undefined) return runReadStaticPods(task, task.read.skipParseOf);
+  if (task.read !== undefined) {
+    const answer = runReadStaticPods(task, task.read);
+    const cancelled = (): boolean => task.cancel !== undefined && Atomics.load(task.cancel, 0) !== 0;
+    if (task.more !== undefined)
+      answer.more = task.more.map((t) =>
+        cancelled() ? { pods: [], contentHashes: [] } : runReadStaticPods(t, t.read ?? { skipParseOf: [] }),
+      );
+    return answer;
+  }
   const { pods, objects } = loadStaticManifest(task.text ?? '', {
     nodeName: task.nodeName,
     source: task.source,
@@ -46,16 +55,20 @@ export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResul
 }
 
 /**
- * runReadStaticPods answers a `loadStaticPods` task with `read` (the file source): one bounded read
- * of the file `task.origin` (readManifestFileSync), then, unless the content's SHA-256 is one of
+ * runReadStaticPods answers a `loadStaticPods` task with `read` (the file source): nothing while
+ * the file's stat says `skipIfStat`, else one bounded read of the file `task.origin` (readManifestFileSync), then, unless the content's SHA-256 is one of
  * `skipParseOf`, its pods as runLoadStaticPods makes them (a blank file holds none, as the
  * kubelet's). A filesystem error, a file that is not regular and an invalid manifest are answers
  * (`file`), never thrown: the file source keeps the read's hash and stat beside its error.
  */
-function runReadStaticPods(task: LoadStaticPodsTask, skipParseOf: readonly string[]): LoadStaticPodsResult {
+function runReadStaticPods(
+  task: LoadStaticPodsTask,
+  { skipParseOf, skipIfStat }: NonNullable<LoadStaticPodsTask['read']>,
+): LoadStaticPodsResult {
   const none = { pods: [], contentHashes: [] };
   let read;
   try {
+    if (skipIfStat !== undefined && isUnchanged(task.origin, skipIfStat)) return { ...none, file: { kind: 'unchanged' } };
     read = readManifestFileSync(task.origin);
   } catch (err) {
     const code = (err as { code?: unknown }).code;
@@ -72,6 +85,16 @@ function runReadStaticPods(task: LoadStaticPodsTask, skipParseOf: readonly strin
     return { ...runLoadStaticPods({ ...task, read: undefined, text: read.text }), file: { ...file, parsed: true } };
   } catch (err) {
     return { ...none, file: { ...file, parsed: true, error: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
+/** isUnchanged: `file` is a regular file whose statKey is `key` (a stat error: not unchanged, the read reports it). */
+function isUnchanged(file: string, key: string): boolean {
+  try {
+    const st = statSync(file, { bigint: true });
+    return st.isFile() && statKey(st) === key;
+  } catch {
+    return false;
   }
 }
 

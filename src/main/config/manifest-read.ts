@@ -66,9 +66,9 @@ export type ManifestLoad<S extends ManifestReadState> = { prev: S | undefined } 
 );
 
 /**
- * loadManifest reads one file for the source: a stat first, and nothing more while it says what
- * `prev` kept (CheckKind: `full`, `catch-up`; never for `event`), then readSettled through
- * `hooks.read`, whose task also decodes a content that differs from `prev.contentHash`. Changes no state and reports
+ * loadManifest reads one file for the source through readSettled and `hooks.read`, whose task
+ * stats the file first and reads nothing while its stat says what `prev` kept (CheckKind: `full`,
+ * `catch-up`; never for `event`), and decodes a content that differs from `prev.contentHash`. Changes no state and reports
  * nothing, so several files can be loaded at once (the source's readManifests). Never rejects:
  * a filesystem error is a `failed` (or `gone`) load whose message names the file.
  */
@@ -79,13 +79,9 @@ export async function loadManifest<S extends ManifestReadState>(
   hooks: { stopped(): boolean; read: ManifestReader },
 ): Promise<ManifestLoad<S>> {
   const skipWhile = kind === 'full' ? prev?.stat : kind === 'catch-up' ? prev?.readStat : undefined;
-  if (skipWhile !== undefined) {
-    const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
-    if (st?.isFile() && statKey(st) === skipWhile) return { kind: 'unchanged', prev };
-  }
   let read;
   try {
-    read = await readSettled(file, prev, hooks.stopped, hooks.read);
+    read = await readSettled(file, prev, hooks.stopped, hooks.read, skipWhile);
   } catch (err) {
     if (isMissing(err)) return { kind: 'gone', prev };
     // Its stat, so that a catch-up check does not read it again (and again fail) until it changes.
@@ -98,7 +94,7 @@ export async function loadManifest<S extends ManifestReadState>(
     };
   }
   if (read === 'not a file') return { kind: 'gone', prev };
-  if (read === 'unsettled') return { kind: 'unsettled', prev };
+  if (read === 'unsettled' || read === 'unchanged') return { kind: read, prev };
   // The thread did not answer: nothing is known of the file (ManifestSet keeps no hash or stat of it).
   if (read.parsed !== undefined && 'error' in read.parsed && read.parsed.retry)
     return { kind: 'read', prev, contentHash: '', stat: undefined, readStat: '', parsed: read.parsed };
@@ -153,13 +149,13 @@ export interface FileRead {
 
 /**
  * ManifestReader: one read of `file` (the source's manifest thread: manifest-decoder.ts read),
- * decoding the content unless its SHA-256 is one of `skipParseOf`. Resolves `'not a file'` for
- * a file that is not regular, and a read whose `parsed` is a `retry` error when the thread could
+ * decoding the content unless its SHA-256 is one of `skipParseOf`; nothing is read while the
+ * file's statKey is `skipIfStat` (resolves `'unchanged'`). Resolves `'not a file'` for a file that is not regular, and a read whose `parsed` is a `retry` error when the thread could
  * not answer.
  * @throws the filesystem's error (with its `code`: ENOENT for a missing file), or an Error naming
  *   the size when the file is larger than kMaxManifestBytes.
  */
-export type ManifestReader = (file: string, skipParseOf: string[]) => Promise<FileRead | 'not a file'>;
+export type ManifestReader = (file: string, skipParseOf: string[], skipIfStat?: string) => Promise<FileRead | 'not a file' | 'unchanged'>;
 
 /**
  * readSettled reads `file` once and, when it is a file the source already read (`prev`, whose
@@ -172,8 +168,9 @@ export type ManifestReader = (file: string, skipParseOf: string[]) => Promise<Fi
  * writer is done. A first read of a file is taken as it is (no pods of it run yet). Each content
  * is decoded once: a read that agrees with the one before is not decoded again (`read`'s
  * skipParseOf) and keeps that one's decoding.
- * @returns the read, `'not a file'` (not a regular file), or `'unsettled'` when the reads still
- *   disagreed after kMaxSettleReads more (or `stopped()` turned true meanwhile).
+ * @returns the read, `'not a file'` (not a regular file), `'unchanged'` (the first read's stat
+ *   was `skipIfStat`: nothing read), or `'unsettled'` when the reads still disagreed after
+ *   kMaxSettleReads more (or `stopped()` turned true meanwhile).
  * @throws what `read` throws.
  */
 export async function readSettled(
@@ -181,15 +178,17 @@ export async function readSettled(
   prev: { contentHash?: string } | undefined,
   stopped: () => boolean,
   read: ManifestReader,
-): Promise<FileRead | 'not a file' | 'unsettled'> {
+  skipIfStat?: string,
+): Promise<FileRead | 'not a file' | 'unsettled' | 'unchanged'> {
   const known = prev?.contentHash === undefined ? [] : [prev.contentHash];
-  let last = await read(file, known);
-  if (last === 'not a file' || prev === undefined || last.hash === prev.contentHash || isRetry(last)) return last;
+  let last = await read(file, known, skipIfStat);
+  if (last === 'not a file' || last === 'unchanged' || prev === undefined || last.hash === prev.contentHash || isRetry(last)) return last;
   let agreeing = 1;
   for (let i = 0; i < kMaxSettleReads; i++) {
     await new Promise((resolve) => setTimeout(resolve, kSettleMs));
     if (stopped()) return 'unsettled';
     const next = await read(file, [...known, last.hash]);
+    if (next === 'unchanged') continue; // not asked (no skipIfStat): never answered
     if (next === 'not a file' || next.hash === prev.contentHash || isRetry(next)) return next;
     if (next.hash === last.hash) next.parsed ??= last.parsed;
     agreeing = next.hash === last.hash && next.stat === last.stat ? agreeing + 1 : 1;

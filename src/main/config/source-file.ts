@@ -353,7 +353,7 @@ class FileSourceImpl implements FileSource {
   /** What loadManifest calls back: whether the source stopped, and its read. */
   private readonly readHooks = {
     stopped: (): boolean => this.stopped,
-    read: (file: string, skipParseOf: string[]) => this.read(file, skipParseOf),
+    read: (file: string, skipParseOf: string[], skipIfStat?: string) => this.read(file, skipParseOf, skipIfStat),
   };
 
   /**
@@ -411,7 +411,7 @@ class FileSourceImpl implements FileSource {
    * not answer (nothing is known of the file then).
    * @throws the read's filesystem error (with its `code`) or the size cap's, as ManifestReader.
    */
-  private async read(file: string, skipParseOf: string[]): Promise<FileRead | 'not a file'> {
+  private async read(file: string, skipParseOf: string[], skipIfStat?: string): Promise<FileRead | 'not a file' | 'unchanged'> {
     const retry = (error: string): FileRead => ({ hash: '', stat: '', mtimeMs: 0, length: 0, parsed: { error, retry: true } });
     // Stopping: start no thread that stop() would not close (nothing is reported any more).
     if (this.stopped) return retry('the file source is stopping');
@@ -422,11 +422,12 @@ class FileSourceImpl implements FileSource {
       source: 'file',
       seenAtMs: this.clock.now(),
       skipParseOf,
+      ...(skipIfStat === undefined ? {} : { skipIfStat }),
     });
     if ('error' in answer)
       return retry(`cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${answer.error}`);
     const { file: found } = answer;
-    if (found.kind === 'not a file') return 'not a file';
+    if (found.kind === 'not a file' || found.kind === 'unchanged') return found.kind;
     if (found.kind === 'failed') throw Object.assign(new Error(found.message), found.code === undefined ? {} : { code: found.code });
     const read: FileRead = { hash: found.hash, stat: found.stat, mtimeMs: found.mtimeMs, length: found.length };
     if (found.error !== undefined) read.parsed = { error: found.error, retry: false };

@@ -55,15 +55,21 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
-  /** The files the sources' manifest threads were asked to read (one task per read), while `recorder` is set (recordReads). */
+  /** The files the sources' manifest threads read (their stat did not say unchanged), while `recorder` is set (recordOpens). */
   let recorder: string[] | undefined;
-  /** The manifest thread of every source of these tests, its read tasks recorded (recordReads). */
+  /** The manifest thread of every source of these tests, the files it reads recorded (recordOpens). */
   const recordingLoader: FileSourceDeps['newManifestLoader'] = () => {
     const loader = newManifestLoader();
     return {
-      load: (task) => {
-        if (task.read !== undefined) recorder?.push(task.origin);
-        return loader.load(task);
+      load: async (task) => {
+        const result = await loader.load(task);
+        if (task.read !== undefined && result.ok) {
+          const answers = [result.value, ...(result.value.more ?? [])];
+          [task, ...(task.more ?? [])].forEach((t, i) => {
+            if (answers[i]?.file?.kind !== 'unchanged') recorder?.push(t.origin);
+          });
+        }
+        return result;
       },
       close: () => loader.close(),
     };
@@ -406,6 +412,27 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await writeByRename(path.join(dir, 'b.yaml'), podYaml('db'));
     await rec.until('a SET with both pods', () => rec.updates.find((u) => u.pods.length === 2));
     await expectNextCatchUpReadsNothing(rec);
+  });
+
+  it('a catch-up check stats its files on the manifest thread: no fs call per file on the main thread (issue #42)', async () => {
+    const { rec } = await startSource({ checkFrequencyMs: 3_600_000 });
+    const files = ['a', 'b', 'c'].map((n) => path.join(dir, `${n}.yaml`));
+    for (const [i, file] of files.entries()) await writeByRename(file, podYaml(`p${i}`));
+    await rec.until('a SET with the three pods', () => rec.updates.find((u) => u.pods.length === 3));
+    const mainThread: string[] = [];
+    const spies = (['open', 'stat', 'lstat'] as const).map((fn) => {
+      const real = (fsPromises[fn] as (...a: unknown[]) => unknown).bind(fsPromises);
+      return vi.spyOn(fsPromises, fn).mockImplementation(((file: unknown, ...rest: unknown[]) => {
+        mainThread.push(`${fn} ${String(file)}`);
+        return real(file, ...rest);
+      }) as never);
+    });
+    try {
+      await expectNextCatchUpReadsNothing(rec);
+      expect(mainThread.filter((call) => files.some((f) => call.endsWith(f)))).toEqual([]);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('reports a file that is still broken after a change again', async () => {
