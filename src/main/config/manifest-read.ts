@@ -1,11 +1,12 @@
 /**
  * How the file source reads one manifest file (pkg/kubelet/config/file.go reads it once; we read
  * until the writer is done): loadManifest (skip by stat, read, parse when the content changed) and
- * readSettled, which reads again until two reads agree. Each read is one task of the source's
- * manifest thread (ManifestReader: it reads the file with fstat's inode, size and mtime, hashes it
- * and decodes a new content in the same task), so the main thread makes no fs call per read and
- * the text never crosses to it. Changes no state: manifest-set.ts keeps each file's state and
- * applies the loads. Main thread; asynchronous fs calls only (a stat to skip an unchanged file).
+ * readSettled, which reads again until two reads agree. Each read is done by the source's
+ * manifest thread (ManifestReader: it stats the file to skip an unchanged one, reads it with
+ * fstat's inode, size and mtime, hashes it and decodes a new content in the same task), so the
+ * main thread makes no fs call per read and the text never crosses to it. Changes no state:
+ * manifest-set.ts keeps each file's state and applies the loads. Main thread; asynchronous fs
+ * calls only (a stat after a failed read, for its catch-up skip).
  */
 import { promises as fsp } from 'node:fs';
 import type { Pod } from '../../shared/api.js';

@@ -108,9 +108,10 @@ const kProgressMs = 50;
  * parsing, static pod identity, defaults and validation (loadStaticPods), several hundred
  * milliseconds for a file of 2,000 pods — and hands back the hash, fstat's key and the pods, or
  * the manifest's error message, by structured clone: the text never crosses to the main thread,
- * and a read costs the main thread one task instead of a stat, an open, an fstat, reads and a
- * close (issue #42). The main thread stats (asynchronously) only to skip an unchanged file in a
- * full or catch-up check. A check reads and decodes up to kReadAhead files ahead of the one whose state it updates
+ * and a read costs the main thread a share of one task instead of a stat, an open, an fstat,
+ * reads and a close (issue #42): the reads a check asks for at once go as one task of up to
+ * kMaxReadBatch files (manifest-decoder.ts), and a full or catch-up check's stat of an unchanged
+ * file runs in that task too (LoadStaticPodsTask `skipIfStat`). A check reads and decodes up to kReadAhead files ahead of the one whose state it updates
  * (readManifests); states and reports still follow file name order. Its own thread rather than a
  * task on the agent's sync pool: a parse never waits behind queued syncs nor holds a sync thread,
  * and the agent needs no wiring for it. The thread is started at the first file read and
