@@ -4,7 +4,7 @@
 // --period; its process CPU (main thread, libuv's threadpool, the decoder) over --window seconds,
 // per check and as % of a core at the kubelet's 20 s --file-check-frequency. Beside it, the same
 // N files read as the kubelet's file source reads them on every check (stat, read, stat, SHA-256:
-// readManifestFile) against a stat of each (what an unchanged file costs now). Prints a table,
+// readManifestFileSync, as the manifest thread reads them) against a stat of each (what an unchanged file costs now). Prints a table,
 // writes bench/results/file-check-*.json.
 //
 //   npm run bench -- file-check [--files 1000] [--period 1s] [--window 20]
@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { readManifestFile } from '../src/main/config/manifest-read.js';
 import { newFileSource } from '../src/main/config/source-file.js';
+import { readManifestFileSync } from '../src/shared/manifest-file.js';
 import { parseDuration } from '../src/shared/duration.js';
 import { podYaml, positiveInt, progress, table, writeResult } from './lib.js';
 
@@ -56,7 +56,7 @@ try {
   for (let round = 0; round < 3; round++) {
     readAll.push(
       await cpuMs(async () => {
-        for (const f of files) await readManifestFile(f);
+        for (const f of files) readManifestFileSync(f);
       }),
     );
     statAll.push(

@@ -18,8 +18,33 @@ import type { DecodePodsBodyRequest, DecodedPodsBody } from './pods-body.js';
 export interface LoadStaticPodsTask {
   kind: 'loadStaticPods';
   protocol: number;
-  /** The manifest's text; the caller enforces the size cap and skips an empty text. */
-  text: string;
+  /**
+   * The manifest's text (the URL source); the caller enforces the size cap and skips an empty
+   * text. Absent with `read`.
+   */
+  text?: string;
+  /**
+   * The file source: the manifest thread reads the file `origin` itself (shared/manifest-file.ts
+   * readManifestFileSync: bounded, fstat before the read) and answers what the read found
+   * (LoadStaticPodsResult.file); it decodes the content unless its SHA-256 is one of
+   * `skipParseOf` (a content the source already has), and an invalid manifest is then an answer
+   * (`file.error`), not an `{ok:false}`, so that the read's hash and stat come back with it.
+   * With `skipIfStat` it stats the file first and reads nothing while statKey says that
+   * (`file.kind` `unchanged`: a full or catch-up check's skip of an unchanged file).
+   */
+  read?: { skipParseOf: string[]; skipIfStat?: string };
+  /**
+   * More files read (each with `read`) in the same task, answered in LoadStaticPodsResult.more in
+   * the same order: the file source sends the reads a check asks for at once as one task, so a
+   * burst of new manifests costs the main thread one message each way per batch, not per file.
+   */
+  more?: LoadStaticPodsTask[];
+  /**
+   * With `more`: one Int32 on a SharedArrayBuffer that the source sets to 1 when it stops; the
+   * thread then reads no further file of the task (their answers have no `file`), so a stop waits
+   * for the file under way only, not the whole batch.
+   */
+  cancel?: Int32Array;
   /** `json` for `.json` files (JSON.parse), else `yaml`. */
   format: 'yaml' | 'json';
   /** The manifest's path (or URL): named in errors and part of each pod's UID. */
@@ -76,4 +101,22 @@ export interface LoadStaticPodsResult {
   contentHashes: string[];
   /** The ConfigMaps and Secrets beside the pods (checked and normalised; not static pods: names as given). */
   objects?: ConfigObject[];
+  /** With LoadStaticPodsTask.read: what the read of the file found. */
+  file?: ManifestFileAnswer;
+  /** The answers to LoadStaticPodsTask.more, in its order. */
+  more?: LoadStaticPodsResult[];
 }
+
+/**
+ * ManifestFileAnswer: one read of a manifest file by the manifest thread. `unchanged`: its stat
+ * says `skipIfStat`, nothing read. `not a file`: not a regular file. `failed`: the filesystem's error (`code`, e.g. ENOENT) or the size cap's message.
+ * `read`: the content's SHA-256 (`hash`), statKey of the opened file before the read (`stat`), its
+ * mtime (`mtimeMs`, epoch ms), the text's length in characters (`length`); `parsed` says whether
+ * it was decoded (false: its hash was one of skipParseOf), and `error` is the InvalidManifestError's
+ * message (the file and every bad field) when it did not decode or validate.
+ */
+export type ManifestFileAnswer =
+  | { kind: 'unchanged' }
+  | { kind: 'not a file' }
+  | { kind: 'failed'; message: string; code?: string }
+  | { kind: 'read'; hash: string; stat: string; mtimeMs: number; length: number; parsed: boolean; error?: string };

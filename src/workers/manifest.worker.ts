@@ -23,6 +23,8 @@ import type {
 import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
+import { statSync } from 'node:fs';
+import { readManifestFileSync, statKey } from '../shared/manifest-file.js';
 import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('manifest');
@@ -33,7 +35,16 @@ announceThreadRole('manifest');
  * @throws InvalidManifestError(task.origin, errors) for a manifest that does not parse or validate.
  */
 export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResult {
-  const { pods, objects } = loadStaticManifest(task.text, {
+  if (task.read !== undefined) {
+    const answer = runReadStaticPods(task, task.read);
+    const cancelled = (): boolean => task.cancel !== undefined && Atomics.load(task.cancel, 0) !== 0;
+    if (task.more !== undefined)
+      answer.more = task.more.map((t) =>
+        cancelled() ? { pods: [], contentHashes: [] } : runReadStaticPods(t, t.read ?? { skipParseOf: [] }),
+      );
+    return answer;
+  }
+  const { pods, objects } = loadStaticManifest(task.text ?? '', {
     nodeName: task.nodeName,
     source: task.source,
     origin: task.origin,
@@ -41,6 +52,50 @@ export function runLoadStaticPods(task: LoadStaticPodsTask): LoadStaticPodsResul
     format: task.format,
   });
   return { pods, contentHashes: pods.map(staticPodContentHash), objects };
+}
+
+/**
+ * runReadStaticPods answers a `loadStaticPods` task with `read` (the file source): nothing while
+ * the file's stat says `skipIfStat`, else one bounded read of the file `task.origin` (readManifestFileSync), then, unless the content's SHA-256 is one of
+ * `skipParseOf`, its pods as runLoadStaticPods makes them (a blank file holds none, as the
+ * kubelet's). A filesystem error, a file that is not regular and an invalid manifest are answers
+ * (`file`), never thrown: the file source keeps the read's hash and stat beside its error.
+ */
+function runReadStaticPods(
+  task: LoadStaticPodsTask,
+  { skipParseOf, skipIfStat }: NonNullable<LoadStaticPodsTask['read']>,
+): LoadStaticPodsResult {
+  const none = { pods: [], contentHashes: [] };
+  let read;
+  try {
+    if (skipIfStat !== undefined && isUnchanged(task.origin, skipIfStat)) return { ...none, file: { kind: 'unchanged' } };
+    read = readManifestFileSync(task.origin);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    return {
+      ...none,
+      file: { kind: 'failed', message: err instanceof Error ? err.message : String(err), ...(typeof code === 'string' ? { code } : {}) },
+    };
+  }
+  if (read === 'not a file') return { ...none, file: { kind: 'not a file' } };
+  const file = { kind: 'read', hash: read.hash, stat: read.stat, mtimeMs: read.mtimeMs, length: read.text.length } as const;
+  if (skipParseOf.includes(read.hash)) return { ...none, file: { ...file, parsed: false } };
+  if (read.text.trim() === '') return { ...none, file: { ...file, parsed: true } };
+  try {
+    return { ...runLoadStaticPods({ ...task, read: undefined, text: read.text }), file: { ...file, parsed: true } };
+  } catch (err) {
+    return { ...none, file: { ...file, parsed: true, error: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
+/** isUnchanged: `file` is a regular file whose statKey is `key` (a stat error: not unchanged, the read reports it). */
+function isUnchanged(file: string, key: string): boolean {
+  try {
+    const st = statSync(file, { bigint: true });
+    return st.isFile() && statKey(st) === key;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,4 +1,8 @@
 /** The manifest worker's loadStaticPods task: pure, answered without a bootstrap (the file and URL sources' manifest thread). */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/shared/thread-wire.js';
 import type { LoadStaticPodsTask } from '../../src/shared/manifest-tasks.js';
@@ -60,5 +64,54 @@ describe('manifest.worker loadStaticPods', () => {
     const [b] = loadStaticPods(text, { nodeName: 'n', source: 'file', origin, seenAt: new Date(2) });
     expect(staticPodContentHash(a)).toBe(staticPodContentHash(b));
     expect(staticPodContentHash({ ...a, spec: { ...a.spec!, restartPolicy: 'Never' } })).not.toBe(staticPodContentHash(a));
+  });
+});
+
+describe('manifest.worker loadStaticPods with read (the file source: the thread reads the file)', () => {
+  const sha256 = (t: string): string => createHash('sha256').update(t).digest('hex');
+
+  it('reads the file, answers its hash and stat with the pods, and skips decoding a content it is told the source has', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kts-manifest-worker-'));
+    try {
+      const file = join(dir, 'web.yaml');
+      writeFileSync(file, text);
+      const r = await decodeManifest(task({ text: undefined, origin: file, read: { skipParseOf: [] } }));
+      const expected = loadStaticPods(text, {
+        nodeName: 'Node-A',
+        source: 'file',
+        origin: file,
+        seenAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
+      });
+      expect(r).toMatchObject({ ok: true, value: { pods: expected, contentHashes: expected.map(staticPodContentHash) } });
+      const value = (r as { value: { file: Record<string, unknown> } }).value;
+      expect(value.file).toMatchObject({ kind: 'read', hash: sha256(text), length: text.length, parsed: true });
+      expect(value.file.stat).toMatch(/^\d+:\d+:\d+:\d+$/);
+      const skipped = await decodeManifest(task({ text: undefined, origin: file, read: { skipParseOf: [sha256(text)] } }));
+      expect(skipped).toMatchObject({
+        ok: true,
+        value: { pods: [], contentHashes: [], file: { kind: 'read', hash: sha256(text), parsed: false } },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a missing file, a directory and an invalid manifest as data, the last with its hash', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kts-manifest-worker-'));
+    try {
+      const missing = await decodeManifest(task({ text: undefined, origin: join(dir, 'gone.yaml'), read: { skipParseOf: [] } }));
+      expect(missing).toMatchObject({ ok: true, value: { pods: [], file: { kind: 'failed', code: 'ENOENT' } } });
+      const notFile = await decodeManifest(task({ text: undefined, origin: dir, read: { skipParseOf: [] } }));
+      expect(notFile).toMatchObject({ ok: true, value: { pods: [], file: { kind: 'not a file' } } });
+      const bad = 'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  restartPolicy: Sometimes\n  containers: [{name: main}]\n';
+      const file = join(dir, 'bad.yaml');
+      writeFileSync(file, bad);
+      const r = await decodeManifest(task({ text: undefined, origin: file, read: { skipParseOf: [] } }));
+      expect(r).toMatchObject({ ok: true, value: { pods: [], file: { kind: 'read', hash: sha256(bad), parsed: true } } });
+      expect((r as { value: { file: { error: string } } }).value.file.error).toContain(`${file}: `);
+      expect((r as { value: { file: { error: string } } }).value.file.error).toContain('restartPolicy');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

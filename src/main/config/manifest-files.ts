@@ -6,12 +6,8 @@
 import type { Pod } from '../../shared/api.js';
 import { podFullName } from '../../shared/annotations.js';
 
-/**
- * kMaxManifestBytes: larger manifest files are refused (their last good pods stay). YAML is parsed
- * on the file source's worker thread; the cap bounds what crosses to it and back, and how long a
- * pathological file can hold that thread.
- */
-export const kMaxManifestBytes = 1024 * 1024;
+/** kMaxManifestBytes: larger manifest files are refused, their last good pods kept (shared/manifest-file.ts, where the manifest thread reads them). */
+export { kMaxManifestBytes } from '../../shared/manifest-file.js';
 
 /**
  * isManifestFileName tells whether a directory entry is read as a manifest: names starting with

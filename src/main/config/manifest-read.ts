@@ -1,17 +1,20 @@
 /**
  * How the file source reads one manifest file (pkg/kubelet/config/file.go reads it once; we read
- * until the writer is done): loadManifest (skip by stat, read, parse when the content changed),
- * readSettled, which reads again until two reads agree, and readManifestFile, one bounded read
- * with fstat's inode, size and mtime. Changes no state: manifest-set.ts keeps each file's state
- * and applies the loads. Main thread; asynchronous fs calls only.
+ * until the writer is done): loadManifest (skip by stat, read, parse when the content changed) and
+ * readSettled, which reads again until two reads agree. Each read is done by the source's
+ * manifest thread (ManifestReader: it stats the file to skip an unchanged one, reads it with
+ * fstat's inode, size and mtime, hashes it and decodes a new content in the same task), so the
+ * main thread makes no fs call per read and the text never crosses to it. Changes no state:
+ * manifest-set.ts keeps each file's state and applies the loads. Main thread; asynchronous fs
+ * calls only (a stat after a failed read, for its catch-up skip).
  */
-import { createHash } from 'node:crypto';
-import { constants, promises as fsp, type BigIntStats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { promises as fsp } from 'node:fs';
 import type { Pod } from '../../shared/api.js';
 import type { ConfigObject } from '../../shared/config-objects.js';
-import { kMaxManifestBytes } from './manifest-files.js';
+import { statKey } from '../../shared/manifest-file.js';
 import { realClock } from '../../shared/clock.js';
+
+export { statKey };
 
 /**
  * kStatTrustMs: a file last modified at least this long (milliseconds) before it was read is
@@ -64,9 +67,9 @@ export type ManifestLoad<S extends ManifestReadState> = { prev: S | undefined } 
 );
 
 /**
- * loadManifest reads one file for the source: a stat first, and nothing more while it says what
- * `prev` kept (CheckKind: `full`, `catch-up`; never for `event`), then readSettled, then
- * `hooks.parse` of content that differs from `prev.contentHash`. Changes no state and reports
+ * loadManifest reads one file for the source through readSettled and `hooks.read`, whose task
+ * stats the file first and reads nothing while its stat says what `prev` kept (CheckKind: `full`,
+ * `catch-up`; never for `event`), and decodes a content that differs from `prev.contentHash`. Changes no state and reports
  * nothing, so several files can be loaded at once (the source's readManifests). Never rejects:
  * a filesystem error is a `failed` (or `gone`) load whose message names the file.
  */
@@ -74,16 +77,12 @@ export async function loadManifest<S extends ManifestReadState>(
   file: string,
   prev: S | undefined,
   kind: CheckKind,
-  hooks: { stopped(): boolean; parse(text: string, file: string): Promise<ParsedManifest> },
+  hooks: { stopped(): boolean; read: ManifestReader },
 ): Promise<ManifestLoad<S>> {
   const skipWhile = kind === 'full' ? prev?.stat : kind === 'catch-up' ? prev?.readStat : undefined;
-  if (skipWhile !== undefined) {
-    const st = await fsp.stat(file, { bigint: true }).catch(() => undefined);
-    if (st?.isFile() && statKey(st) === skipWhile) return { kind: 'unchanged', prev };
-  }
   let read;
   try {
-    read = await readSettled(file, prev, hooks.stopped);
+    read = await readSettled(file, prev, hooks.stopped, hooks.read, skipWhile);
   } catch (err) {
     if (isMissing(err)) return { kind: 'gone', prev };
     // Its stat, so that a catch-up check does not read it again (and again fail) until it changes.
@@ -96,12 +95,15 @@ export async function loadManifest<S extends ManifestReadState>(
     };
   }
   if (read === 'not a file') return { kind: 'gone', prev };
-  if (read === 'unsettled') return { kind: 'unsettled', prev };
+  if (read === 'unsettled' || read === 'unchanged') return { kind: read, prev };
+  // The thread did not answer: nothing is known of the file (ManifestSet keeps no hash or stat of it).
+  if (read.parsed !== undefined && 'error' in read.parsed && read.parsed.retry)
+    return { kind: 'read', prev, contentHash: '', stat: undefined, readStat: '', parsed: read.parsed };
   // Compared with the file's mtime, a wall-clock time of the filesystem: the real clock, never a test's.
   const stat = realClock.now() - read.mtimeMs >= kStatTrustMs ? read.stat : undefined;
   const loaded = { kind: 'read', prev, contentHash: read.hash, stat, readStat: read.stat } as const;
   if (prev !== undefined && prev.contentHash === read.hash) return loaded;
-  return { ...loaded, parsed: await hooks.parse(read.text, file) };
+  return { ...loaded, parsed: read.parsed ?? { pods: [] } };
 }
 
 /** isMissing: a filesystem error that says the path (or a directory on it) does not exist. */
@@ -129,15 +131,32 @@ export const kMaxSettleReads = 10;
  */
 export const kEmptySettleReads = 6;
 
-/** One read of a manifest file: its text, the text's SHA-256, and what fstat said just before it was read. */
+/**
+ * One read of a manifest file (by the manifest thread): the content's SHA-256, what fstat said just
+ * before it was read, and its decoding when the reader was not told to skip that content.
+ */
 export interface FileRead {
-  text: string;
+  /** Hex SHA-256 of the content ('' when the thread could not answer: `parsed` then says why). */
   hash: string;
   /** statKey of the opened file just before the read: a write during the read or since changes it. */
   stat: string;
   /** The file's mtime then, epoch milliseconds. */
   mtimeMs: number;
+  /** The content's length in characters (0: empty). */
+  length: number;
+  /** The content's pods, or its error; absent when its hash was one of the reader's `skipParseOf`. */
+  parsed?: ParsedManifest;
 }
+
+/**
+ * ManifestReader: one read of `file` (the source's manifest thread: manifest-decoder.ts read),
+ * decoding the content unless its SHA-256 is one of `skipParseOf`; nothing is read while the
+ * file's statKey is `skipIfStat` (resolves `'unchanged'`). Resolves `'not a file'` for a file that is not regular, and a read whose `parsed` is a `retry` error when the thread could
+ * not answer.
+ * @throws the filesystem's error (with its `code`: ENOENT for a missing file), or an Error naming
+ *   the size when the file is larger than kMaxManifestBytes.
+ */
+export type ManifestReader = (file: string, skipParseOf: string[], skipIfStat?: string) => Promise<FileRead | 'not a file' | 'unchanged'>;
 
 /**
  * readSettled reads `file` once and, when it is a file the source already read (`prev`, whose
@@ -147,97 +166,40 @@ export interface FileRead {
  * rewritten in place (opened with O_TRUNC, then written) can be read between the truncation and
  * the write, empty or cut short; taken at its word, that read would remove or change pods that
  * nobody removed or changed. An empty read must agree kEmptySettleReads times in a row, not two. The kubelet's file source reads once (file.go); we read until the
- * writer is done. A first read of a file is taken as it is (no pods of it run yet).
- * @returns the read, `'not a file'` (not a regular file), or `'unsettled'` when the reads still
- *   disagreed after kMaxSettleReads more (or `stopped()` turned true meanwhile).
- * @throws the filesystem's error (ENOENT for a file deleted meanwhile), or an Error naming the
- *   size when the file is larger than kMaxManifestBytes.
+ * writer is done. A first read of a file is taken as it is (no pods of it run yet). Each content
+ * is decoded once: a read that agrees with the one before is not decoded again (`read`'s
+ * skipParseOf) and keeps that one's decoding.
+ * @returns the read, `'not a file'` (not a regular file), `'unchanged'` (the first read's stat
+ *   was `skipIfStat`: nothing read), or `'unsettled'` when the reads still disagreed after
+ *   kMaxSettleReads more (or `stopped()` turned true meanwhile).
+ * @throws what `read` throws.
  */
 export async function readSettled(
   file: string,
   prev: { contentHash?: string } | undefined,
   stopped: () => boolean,
-): Promise<FileRead | 'not a file' | 'unsettled'> {
-  let last = await readManifestFile(file);
-  if (last === 'not a file' || prev === undefined || last.hash === prev.contentHash) return last;
+  read: ManifestReader,
+  skipIfStat?: string,
+): Promise<FileRead | 'not a file' | 'unsettled' | 'unchanged'> {
+  const known = prev?.contentHash === undefined ? [] : [prev.contentHash];
+  let last = await read(file, known, skipIfStat);
+  if (last === 'not a file' || last === 'unchanged' || prev === undefined || last.hash === prev.contentHash || isRetry(last)) return last;
   let agreeing = 1;
   for (let i = 0; i < kMaxSettleReads; i++) {
     await new Promise((resolve) => setTimeout(resolve, kSettleMs));
     if (stopped()) return 'unsettled';
-    const next = await readManifestFile(file);
-    if (next === 'not a file' || next.hash === prev.contentHash) return next;
+    const next = await read(file, [...known, last.hash]);
+    if (next === 'unchanged') continue; // not asked (no skipIfStat): never answered
+    if (next === 'not a file' || next.hash === prev.contentHash || isRetry(next)) return next;
+    if (next.hash === last.hash) next.parsed ??= last.parsed;
     agreeing = next.hash === last.hash && next.stat === last.stat ? agreeing + 1 : 1;
-    if (agreeing >= (next.text.length === 0 ? kEmptySettleReads : 2)) return next;
+    if (agreeing >= (next.length === 0 ? kEmptySettleReads : 2)) return next;
     last = next;
   }
   return 'unsettled';
 }
 
-/**
- * readManifestFile: one read of a manifest file, with fstat's inode, size and mtime taken on the
- * opened file just before the read. The read is bounded: at most kMaxManifestBytes + 1 bytes are
- * read whatever stat says, so a file whose stat size is 0 (a symlink to /proc/kallsyms) or one
- * that grows after the stat is refused, not read whole. The file is opened with O_NONBLOCK (a FIFO
- * swapped in after the stat cannot block a libuv thread) and its type checked again on the open
- * handle.
- * @returns the read, or `'not a file'` when `file` is not a regular file.
- * @throws the filesystem's error, or an Error naming the size when it exceeds kMaxManifestBytes.
- */
-export async function readManifestFile(file: string): Promise<FileRead | 'not a file'> {
-  const before = await fsp.stat(file);
-  if (!before.isFile()) return 'not a file';
-  if (before.size > kMaxManifestBytes) throw tooBig(`is ${before.size} bytes`);
-  const handle = await fsp.open(file, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    // Taken before the read: a write during the read then changes the stat from this one, so the
-    // next check that compares stats reads the file again (taken after, it would hide that write).
-    const opened = await handle.stat({ bigint: true });
-    if (!opened.isFile()) return 'not a file';
-    const { bytes, length } = await readBounded(handle, before.size);
-    if (length > kMaxManifestBytes) throw tooBig(`has more than ${kMaxManifestBytes} bytes`);
-    const text = bytes.toString('utf8', 0, length);
-    return {
-      text,
-      hash: createHash('sha256').update(text).digest('hex'),
-      stat: statKey(opened),
-      mtimeMs: Number(opened.mtimeNs / 1_000_000n),
-    };
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
-}
-
-function tooBig(what: string): Error {
-  return new Error(`file ${what}; a pod manifest may have at most ${kMaxManifestBytes} bytes (1 MiB, as the intake API's body limit)`);
-}
-
-/**
- * readBounded reads from the handle's position to its end, or until kMaxManifestBytes + 1 bytes
- * are read: `bytes` holds `length` bytes. `sizeHint` (stat's size, bytes) sizes the first buffer
- * so that a file whose stat is right is read with one buffer and one read past its end.
- */
-async function readBounded(handle: FileHandle, sizeHint: number): Promise<{ bytes: Buffer; length: number }> {
-  const limit = kMaxManifestBytes + 1;
-  let bytes = Buffer.allocUnsafe(Math.min(limit, Math.max(sizeHint + 1, kFirstReadBytes)));
-  let length = 0;
-  for (;;) {
-    if (length === bytes.length) {
-      if (length >= limit) break;
-      const bigger = Buffer.allocUnsafe(Math.min(limit, bytes.length * 2));
-      bytes.copy(bigger, 0, 0, length);
-      bytes = bigger;
-    }
-    const { bytesRead } = await handle.read(bytes, length, bytes.length - length, null);
-    if (bytesRead === 0) break;
-    length += bytesRead;
-  }
-  return { bytes, length };
-}
-
-/** kFirstReadBytes: the smallest first buffer of readBounded (bytes), for files whose stat says 0. */
-const kFirstReadBytes = 16 * 1024;
-
-/** statKey: a file's inode, size, mtime and ctime (ns) as one string; a write or a rename over it changes it. */
-export function statKey(st: BigIntStats): string {
-  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+/** isRetry: the read's thread did not answer (nothing is known of the file). */
+function isRetry(read: FileRead): boolean {
+  return read.parsed !== undefined && 'error' in read.parsed && read.parsed.retry;
 }

@@ -10,15 +10,7 @@ import type { PodUpdate, SourceError } from '../../shared/pod-update.js';
 import type { ManifestLoader } from '../pool/worker-pool.js';
 import { newManifestDecoder, type ManifestDecoder } from './manifest-decoder.js';
 import { isManifestFileName, kMaxManifestBytes } from './manifest-files.js';
-import {
-  errorMessage,
-  isMissing,
-  kStatTrustMs,
-  loadManifest,
-  type CheckKind,
-  type ManifestLoad,
-  type ParsedManifest,
-} from './manifest-read.js';
+import { errorMessage, isMissing, kStatTrustMs, loadManifest, type CheckKind, type FileRead, type ManifestLoad } from './manifest-read.js';
 import { newManifestWatch, type ManifestWatch, type ManifestWatchOptions } from './manifest-watch.js';
 import { CheckScheduler, kCatchUpMaxMs, kCatchUpMs } from './manifest-checks.js';
 import { ManifestSet, type FileState } from './manifest-set.js';
@@ -62,8 +54,8 @@ export interface FileSourceDeps {
    */
   onDuplicate?(pod: Pod, message: string): void;
   /**
-   * Starts the thread that decodes manifest files (default newManifestLoader); called once, at
-   * the first non-empty file, and closed by stop(). Tests substitute a fake.
+   * Starts the thread that reads and decodes manifest files (default newManifestLoader); called
+   * once, at the first file read, and closed by stop(). Tests substitute a fake.
    */
   newManifestLoader?: () => ManifestLoader;
   /** Creates the filesystem watch (default newManifestWatch). Tests substitute one that misses events. */
@@ -110,17 +102,21 @@ const kProgressMs = 50;
  * already sent keeps the name, else the first in file name order wins; the other is reported (log,
  * onError, onDuplicate).
  *
- * Files are stat'ed and read (asynchronously) on the main thread, which also enforces the size cap
- * and skips unchanged content by its SHA-256; decoding a changed file — YAML parsing, static pod
- * identity, defaults and validation (loadStaticPods), several hundred milliseconds for a file of
- * 2,000 pods — runs on one worker thread of the source's own (newManifestLoader, task
- * `loadStaticPods`), which hands back the pods, or the manifest's error message, by structured
- * clone. A check reads and decodes up to kReadAhead files ahead of the one whose state it updates
+ * Each file is read by the source's own worker thread (newManifestLoader, task `loadStaticPods`
+ * with `read`: shared/manifest-file.ts readManifestFileSync), which enforces the size cap, hashes
+ * the content (SHA-256) and decodes it unless it is the content the source already has — YAML
+ * parsing, static pod identity, defaults and validation (loadStaticPods), several hundred
+ * milliseconds for a file of 2,000 pods — and hands back the hash, fstat's key and the pods, or
+ * the manifest's error message, by structured clone: the text never crosses to the main thread,
+ * and a read costs the main thread a share of one task instead of a stat, an open, an fstat,
+ * reads and a close (issue #42): the reads a check asks for at once go as one task of up to
+ * kMaxReadBatch files (manifest-decoder.ts), and a full or catch-up check's stat of an unchanged
+ * file runs in that task too (LoadStaticPodsTask `skipIfStat`). A check reads and decodes up to kReadAhead files ahead of the one whose state it updates
  * (readManifests); states and reports still follow file name order. Its own thread rather than a
  * task on the agent's sync pool: a parse never waits behind queued syncs nor holds a sync thread,
- * and the agent needs no wiring for it. The thread is started at the first non-empty file and
+ * and the agent needs no wiring for it. The thread is started at the first file read and
  * stopped by stop(). A thread that fails to answer (it died) is reported like a bad file, keeps
- * the file's last good pods, and the file is parsed again at the next check.
+ * the file's last good pods, and the file is read again at the next check.
  * @throws InvalidArgumentError naming the option when `path`, `nodeName` or `checkFrequencyMs` is invalid.
  */
 export function newFileSource(options: FileSourceOptions, deps: FileSourceDeps): FileSource {
@@ -145,7 +141,7 @@ class FileSourceImpl implements FileSource {
   private readonly checkFrequencyMs: number;
   private readonly logger: Logger;
 
-  /** The manifest decoding thread, started at the first non-empty file. */
+  /** The manifest reading and decoding thread, started at the first file read. */
   private readonly decoder: ManifestDecoder;
   /** The manifests as last read, and what is sent from them (manifest-set.ts). */
   private readonly set: ManifestSet;
@@ -355,8 +351,11 @@ class FileSourceImpl implements FileSource {
     if (holders.size > 0) await this.readManifests([...holders].sort(), 'catch-up');
   }
 
-  /** What loadManifest calls back: whether the source stopped, and its parse. */
-  private readonly readHooks = { stopped: (): boolean => this.stopped, parse: (text: string, file: string) => this.parse(text, file) };
+  /** What loadManifest calls back: whether the source stopped, and its read. */
+  private readonly readHooks = {
+    stopped: (): boolean => this.stopped,
+    read: (file: string, skipParseOf: string[], skipIfStat?: string) => this.read(file, skipParseOf, skipIfStat),
+  };
 
   /**
    * readManifests reads `files` as readManifest does, each file's state updated (and its problems
@@ -404,35 +403,41 @@ class FileSourceImpl implements FileSource {
   }
 
   /**
-   * parse turns a manifest's text into static pods on the loader's thread: decode, then the
-   * static pod identity from the RAW pod (makeStaticPod: UID from the content, file path and
-   * node), then defaults and validation of the result (loadStaticPods), as file.go
-   * extractFromFile + applyDefaults. An empty file holds no pods, as the kubelet (no thread
-   * needed). Never rejects: `error` is the InvalidManifestError's message (the file and every
-   * invalid field), or with `retry` the reason the thread could not answer.
+   * read has the manifest thread read `file` and, unless its content's SHA-256 is one of
+   * `skipParseOf`, turn it into static pods (ManifestReader): decode, then the static pod identity
+   * from the RAW pod (makeStaticPod: UID from the content, file path and node), then defaults and
+   * validation of the result (loadStaticPods), as file.go extractFromFile + applyDefaults. An
+   * empty file holds no pods, as the kubelet. A parse `error` is the InvalidManifestError's
+   * message (the file and every invalid field); with `retry` it is the reason the thread could
+   * not answer (nothing is known of the file then).
+   * @throws the read's filesystem error (with its `code`) or the size cap's, as ManifestReader.
    */
-  private async parse(text: string, file: string): Promise<ParsedManifest> {
+  private async read(file: string, skipParseOf: string[], skipIfStat?: string): Promise<FileRead | 'not a file' | 'unchanged'> {
+    const retry = (error: string): FileRead => ({ hash: '', stat: '', mtimeMs: 0, length: 0, parsed: { error, retry: true } });
     // Stopping: start no thread that stop() would not close (nothing is reported any more).
-    if (this.stopped) return { error: 'the file source is stopping', retry: true };
-    const format = path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
-    const decoded = await this.decoder.decode({
-      text,
-      format,
+    if (this.stopped) return retry('the file source is stopping');
+    const answer = await this.decoder.read({
       origin: file,
+      format: path.extname(file).toLowerCase() === '.json' ? 'json' : 'yaml',
       nodeName: this.nodeName,
       source: 'file',
       seenAtMs: this.clock.now(),
+      skipParseOf,
+      ...(skipIfStat === undefined ? {} : { skipIfStat }),
     });
-    if ('error' in decoded)
-      return decoded.retry
-        ? {
-            error: `cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${decoded.error}`,
-            retry: true,
-          }
-        : decoded;
-    decoded.pods.forEach((pod, i) => {
-      if (typeof decoded.contentHashes[i] === 'string') this.set.contentHashes.set(pod, decoded.contentHashes[i]);
-    });
-    return { pods: decoded.pods, objects: decoded.objects };
+    if ('error' in answer)
+      return retry(`cannot parse pod manifest: the manifest thread failed (parsing again at the next check): ${answer.error}`);
+    const { file: found } = answer;
+    if (found.kind === 'not a file' || found.kind === 'unchanged') return found.kind;
+    if (found.kind === 'failed') throw Object.assign(new Error(found.message), found.code === undefined ? {} : { code: found.code });
+    const read: FileRead = { hash: found.hash, stat: found.stat, mtimeMs: found.mtimeMs, length: found.length };
+    if (found.error !== undefined) read.parsed = { error: found.error, retry: false };
+    else if (found.parsed) {
+      answer.pods.forEach((pod, i) => {
+        if (typeof answer.contentHashes[i] === 'string') this.set.contentHashes.set(pod, answer.contentHashes[i]);
+      });
+      read.parsed = { pods: answer.pods, objects: answer.objects };
+    }
+    return read;
   }
 }

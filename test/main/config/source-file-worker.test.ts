@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newFileSource, type FileSource, type FileSourceDeps } from '../../../src/main/config/source-file.js';
 import { newManifestLoader, type ManifestLoader } from '../../../src/main/pool/worker-pool.js';
+import { kMaxReadBatch } from '../../../src/main/config/manifest-decoder.js';
 import type { Pod } from '../../../src/shared/api.js';
 import { ConfigSeenAnnotationKey } from '../../../src/shared/annotations.js';
 import { SourceRecorder as Recorder } from '../../support/source-recorder.js';
@@ -171,7 +172,7 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     expect(staticPod.staticPodContentHash).not.toHaveBeenCalled();
   });
 
-  it('starts no thread for empty files', async () => {
+  it('empty files hold no pods and report nothing (one thread reads them: it reads every file)', async () => {
     await writeFile(path.join(dir, 'a.yaml'), '');
     await writeFile(path.join(dir, 'b.yaml'), '\n\n');
     let started = 0;
@@ -183,7 +184,7 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
     });
     expect(rec.updates[0].pods).toEqual([]);
     expect(rec.errors).toEqual([]);
-    expect(started).toBe(0);
+    expect(started).toBe(1);
   });
   it('decodes the files of a check ahead of the one it takes, and still takes them, and reports their problems, in file name order', async () => {
     // 40 files, two of them invalid (an empty image), read by the first check. Each decode takes
@@ -251,11 +252,34 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
       expect(u.pods.map((p) => p.metadata?.name)).toEqual(Array.from({ length: u.pods.length }, (_, i) => `p${i}-${kNode}`));
   });
 
+  it('reads the files a check asks for at once in tasks of up to kMaxReadBatch files, not one task per file (issue #42)', async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `p${String(i).padStart(2, '0')}`);
+    for (const n of names) await writeFile(path.join(dir, `${n}.yaml`), podYaml(n));
+    const tasks: number[] = [];
+    const { rec } = await startSource(60_000, {
+      newManifestLoader: () => {
+        const loader = newManifestLoader();
+        return {
+          load: (task) => {
+            tasks.push(1 + (task.more?.length ?? 0));
+            return loader.load(task);
+          },
+          close: () => loader.close(),
+        };
+      },
+    });
+    expect(rec.updates[0].pods.map((p) => p.metadata?.name)).toEqual(names.map((n) => `${n}-${kNode}`));
+    expect(tasks.reduce((a, b) => a + b, 0)).toBe(20);
+    expect(tasks.length).toBeLessThanOrEqual(3); // 16 + 4, and at most one more from a watch event
+    expect(Math.max(...tasks)).toBeLessThanOrEqual(kMaxReadBatch);
+  });
+
   it('stops in the middle of a check without waiting for the decodes it queued ahead', async () => {
     // 40 files of 200 pods each, there before the source starts, so that its first check asks for
     // their decodes ahead: when ten have been asked for, the thread is busy with one and the others
-    // wait in its queue. stop() must abort the queue, not parse it for nothing: besides the decode
-    // under way (and one whose answer was on its way), none may finish after it. (Files written
+    // wait in its queue, or later in its task (a task reads several files: its cancel flag). stop()
+    // must abort the queue, not parse it for nothing: besides the decode under way (and one whose
+    // answer was on its way), none may finish after it. (Files written
     // after the start would come in several watch batches, each a check of its own that may end,
     // with a SET, before the tenth decode.)
     for (let i = 0; i < 40; i++) {
@@ -271,9 +295,14 @@ describe('file source: manifests are decoded on a worker thread', { timeout: 30_
       const loader = newManifestLoader();
       return {
         load: async (task) => {
-          if (++asked === 10) askedEnough();
+          // A task reads one file, or several (LoadStaticPodsTask.more): each file counts.
+          asked += 1 + (task.more?.length ?? 0);
+          if (asked >= 10) askedEnough();
           const result = await loader.load(task);
-          if (stopping) decodedAfterStop++;
+          if (stopping && result.ok) {
+            const answers = [result.value, ...(result.value.more ?? [])];
+            decodedAfterStop += answers.filter((a) => a.file?.kind === 'read' && a.file.parsed).length;
+          }
           return result;
         },
         close: () => loader.close(),

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { newManifestWatch } from '../../../src/main/config/manifest-watch.js';
+import { newManifestLoader } from '../../../src/main/pool/worker-pool.js';
 import {
   isManifestFileName,
   kCatchUpMaxMs,
@@ -21,7 +22,6 @@ import type { PodUpdate } from '../../../src/shared/pod-update.js';
 import { SourceRecorder as Recorder, names } from '../../support/source-recorder.js';
 
 const kNode = 'node-a';
-const realOpen = fsPromises.open.bind(fsPromises);
 
 function image(pod: Pod | undefined): string | undefined {
   return pod?.spec?.containers?.[0]?.image;
@@ -55,6 +55,26 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
+  /** The files the sources' manifest threads read (their stat did not say unchanged), while `recorder` is set (recordOpens). */
+  let recorder: string[] | undefined;
+  /** The manifest thread of every source of these tests, the files it reads recorded (recordOpens). */
+  const recordingLoader: FileSourceDeps['newManifestLoader'] = () => {
+    const loader = newManifestLoader();
+    return {
+      load: async (task) => {
+        const result = await loader.load(task);
+        if (task.read !== undefined && result.ok) {
+          const answers = [result.value, ...(result.value.more ?? [])];
+          [task, ...(task.more ?? [])].forEach((t, i) => {
+            if (answers[i]?.file?.kind !== 'unchanged') recorder?.push(t.origin);
+          });
+        }
+        return result;
+      },
+      close: () => loader.close(),
+    };
+  };
+
   async function startSource(
     options: Partial<FileSourceOptions> = {},
     deps: Pick<FileSourceDeps, 'newManifestWatch'> = {},
@@ -62,7 +82,7 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     const rec = new Recorder();
     const source = newFileSource(
       { path: dir, nodeName: kNode, checkFrequencyMs: 60_000, ...options },
-      { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, ...deps },
+      { logger: rec.logger, onUpdate: rec.onUpdate, onError: rec.onError, newManifestLoader: recordingLoader, ...deps },
     );
     sources.push(source);
     await source.start();
@@ -238,14 +258,16 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await rename(staged, file);
   }
 
-  /** recordOpens: every file the source opens to read it, by path (manifest-read.ts calls fs.promises.open), until restore(). */
+  /** recordOpens: every file the source reads, by path (each read is one task of its manifest thread, which opens the file), until restore(). */
   function recordOpens(): { opened: string[]; restore(): void } {
     const opened: string[] = [];
-    const spy = vi.spyOn(fsPromises, 'open').mockImplementation(((file: string, flags: number) => {
-      opened.push(String(file));
-      return realOpen(file, flags);
-    }) as typeof fsPromises.open);
-    return { opened, restore: () => spy.mockRestore() };
+    recorder = opened;
+    return {
+      opened,
+      restore: () => {
+        if (recorder === opened) recorder = undefined;
+      },
+    };
   }
 
   /** expectNextCatchUpReadsNothing waits for the next catch-up check and expects it to have opened no file and found no change. */
@@ -260,6 +282,29 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
       restore();
     }
   }
+
+  it('reads each new file named by watch events in one task of the manifest thread: no fs call on the main thread (issue #42)', async () => {
+    const { rec } = await startSource();
+    const files = ['a', 'b', 'c', 'd', 'e'].map((n) => path.join(dir, `${n}.yaml`));
+    const mainThread: string[] = [];
+    const spies = (['open', 'stat', 'lstat', 'readFile'] as const).map((fn) => {
+      const real = (fsPromises[fn] as (...a: unknown[]) => unknown).bind(fsPromises);
+      return vi.spyOn(fsPromises, fn).mockImplementation(((file: unknown, ...rest: unknown[]) => {
+        mainThread.push(`${fn} ${String(file)}`);
+        return real(file, ...rest);
+      }) as never);
+    });
+    const { opened: reads, restore } = recordOpens();
+    try {
+      for (const [i, file] of files.entries()) await writeByRename(file, podYaml(`p${i}`));
+      await rec.until('the five pods', () => (rec.updates.at(-1)?.pods.length === 5 ? true : undefined));
+      expect(mainThread.filter((call) => files.some((f) => call.endsWith(f)))).toEqual([]);
+      expect([...reads].sort()).toEqual(files);
+    } finally {
+      restore();
+      for (const spy of spies) spy.mockRestore();
+    }
+  });
 
   it('a full check reads again only the files whose stat changed or that were read within kStatTrustMs of their last write', async () => {
     const old = path.join(dir, 'old.yaml');
@@ -367,6 +412,27 @@ describe('file source (--pod-manifest-path)', { timeout: 30_000 }, () => {
     await writeByRename(path.join(dir, 'b.yaml'), podYaml('db'));
     await rec.until('a SET with both pods', () => rec.updates.find((u) => u.pods.length === 2));
     await expectNextCatchUpReadsNothing(rec);
+  });
+
+  it('a catch-up check stats its files on the manifest thread: no fs call per file on the main thread (issue #42)', async () => {
+    const { rec } = await startSource({ checkFrequencyMs: 3_600_000 });
+    const files = ['a', 'b', 'c'].map((n) => path.join(dir, `${n}.yaml`));
+    for (const [i, file] of files.entries()) await writeByRename(file, podYaml(`p${i}`));
+    await rec.until('a SET with the three pods', () => rec.updates.find((u) => u.pods.length === 3));
+    const mainThread: string[] = [];
+    const spies = (['open', 'stat', 'lstat'] as const).map((fn) => {
+      const real = (fsPromises[fn] as (...a: unknown[]) => unknown).bind(fsPromises);
+      return vi.spyOn(fsPromises, fn).mockImplementation(((file: unknown, ...rest: unknown[]) => {
+        mainThread.push(`${fn} ${String(file)}`);
+        return real(file, ...rest);
+      }) as never);
+    });
+    try {
+      await expectNextCatchUpReadsNothing(rec);
+      expect(mainThread.filter((call) => files.some((f) => call.endsWith(f)))).toEqual([]);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   it('reports a file that is still broken after a change again', async () => {
