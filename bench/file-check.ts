@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { newFileSource } from '../src/main/config/source-file.js';
-import { readManifestFileSync } from '../src/shared/manifest-file.js';
+import { readManifestFileSync } from '../src/io/manifest-file.js';
 import { parseDuration } from '../src/shared/duration.js';
 import { podYaml, positiveInt, progress, table, writeResult } from './lib.js';
 

@@ -24,7 +24,7 @@ export interface LoadStaticPodsTask {
    */
   text?: string;
   /**
-   * The file source: the manifest thread reads the file `origin` itself (shared/manifest-file.ts
+   * The file source: the manifest thread reads the file `origin` itself (io/manifest-file.ts
    * readManifestFileSync: bounded, fstat before the read) and answers what the read found
    * (LoadStaticPodsResult.file); it decodes the content unless its SHA-256 is one of
    * `skipParseOf` (a content the source already has), and an invalid manifest is then an answer

@@ -24,7 +24,7 @@ import { decodeObjectBody } from '../shared/kube-protobuf.js';
 import { decodePodsBody } from '../shared/pods-body.js';
 import { loadStaticManifest, staticPodContentHash } from '../shared/static-pod.js';
 import { statSync } from 'node:fs';
-import { readManifestFileSync, statKey } from '../shared/manifest-file.js';
+import { readManifestFileSync, statKey } from '../io/manifest-file.js';
 import { announceThreadRole } from './thread-roles.js';
 
 announceThreadRole('manifest');

@@ -6,8 +6,8 @@
 import type { Pod } from '../../shared/api.js';
 import { podFullName } from '../../shared/annotations.js';
 
-/** kMaxManifestBytes: larger manifest files are refused, their last good pods kept (shared/manifest-file.ts, where the manifest thread reads them). */
-export { kMaxManifestBytes } from '../../shared/manifest-file.js';
+/** kMaxManifestBytes: larger manifest files are refused, their last good pods kept (io/manifest-file.ts, where the manifest thread reads them). */
+export { kMaxManifestBytes } from '../../io/manifest-file.js';
 
 /**
  * isManifestFileName tells whether a directory entry is read as a manifest: names starting with

@@ -11,7 +11,7 @@
 import { promises as fsp } from 'node:fs';
 import type { Pod } from '../../shared/api.js';
 import type { ConfigObject } from '../../shared/config-objects.js';
-import { statKey } from '../../shared/manifest-file.js';
+import { statKey } from '../../io/manifest-file.js';
 import { realClock } from '../../shared/clock.js';
 
 export { statKey };

@@ -103,7 +103,7 @@ const kProgressMs = 50;
  * onError, onDuplicate).
  *
  * Each file is read by the source's own worker thread (newManifestLoader, task `loadStaticPods`
- * with `read`: shared/manifest-file.ts readManifestFileSync), which enforces the size cap, hashes
+ * with `read`: io/manifest-file.ts readManifestFileSync), which enforces the size cap, hashes
  * the content (SHA-256) and decodes it unless it is the content the source already has — YAML
  * parsing, static pod identity, defaults and validation (loadStaticPods), several hundred
  * milliseconds for a file of 2,000 pods — and hands back the hash, fstat's key and the pods, or

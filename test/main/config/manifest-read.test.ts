@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { kMaxManifestBytes } from '../../../src/main/config/manifest-files.js';
 import { kSettleMs, readSettled, type FileRead, type ManifestReader } from '../../../src/main/config/manifest-read.js';
-import { readManifestFileSync as readManifestFile } from '../../../src/shared/manifest-file.js';
+import { readManifestFileSync as readManifestFile } from '../../../src/io/manifest-file.js';
 
 const kOld = 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n';
 const kNew = 'apiVersion: v1\nkind: Pod\nmetadata: {name: b}\n';
