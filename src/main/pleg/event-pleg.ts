@@ -86,7 +86,8 @@ export interface EventedPlegDeps {
  * toLifecycleEvent maps a runtime container event (Docker's words) to the pod lifecycle event it implies and the
  * container state it leaves (pure): start → ContainerStarted/running, die → ContainerDied/exited,
  * destroy → ContainerRemoved/gone, oom → ContainerChanged (the die that follows carries the state),
- * create → no pod event (created/state only: the sync that created it already knows). A `die` with an
+ * create → no pod event (created/state only: the sync that created it already knows; the Docker
+ * stream no longer carries it, docker-streams.ts kForwardedActions). A `die` with an
  * exit code carries it as `event.exit` (`oomKilled` says whether an `oom` came first). Returns null
  * for events without a pod UID.
  */

@@ -20,8 +20,14 @@ import type {
   ContainerLogReader,
 } from '../container/runtime.js';
 
-/** The container actions forwarded (the rest — exec_*, attach, kill, stop… — are not state changes). */
-export const kForwardedActions: ReadonlySet<string> = new Set(['create', 'start', 'die', 'oom', 'destroy']);
+/**
+ * The container actions forwarded: the state changes the PLEG acts on. The rest (exec_*, attach,
+ * kill, stop…) are not state changes; `create` is one the PLEG makes no pod event of (the kubelet's
+ * generic PLEG neither: a created container is not a lifecycle event), and the sync that created a
+ * container records its created state itself (its read-back, the PLEG's observeRuntimePod), so the
+ * engine need not write it, nor the events worker wake for it: 2 of a pod start's 4 events (issue #42).
+ */
+export const kForwardedActions: ReadonlySet<string> = new Set(['start', 'die', 'oom', 'destroy']);
 
 /**
  * parseDockerEvent turns one line of the events stream into a ContainerEvent, or null for a

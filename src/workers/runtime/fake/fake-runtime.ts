@@ -241,7 +241,7 @@ export function newFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
         if (!set) byPod.set(uid, (set = new Set()));
         set.add(created);
       }
-      emit(created, 'create');
+      // No `create` event: the Docker stream the agent opens does not carry one (docker-streams.ts kForwardedActions).
       return id;
     },
     async updateContainerResources(id: string, r: ContainerResources): Promise<void> {
