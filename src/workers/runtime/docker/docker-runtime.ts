@@ -81,8 +81,8 @@ class DockerRuntime implements ContainerRuntime {
   constructor(socketPath: string, requestTimeoutMs: number, clock: Clock) {
     this.#socketPath = socketPath;
     // The gated calls never exceed the thread's admission limit (docker-admission.ts; its bound, from the same environment).
-    this.#engine = new EngineClient(socketPath, { connections: limitFromEnv().maxLimit });
-    this.#stops = new EngineClient(socketPath);
+    this.#engine = new EngineClient(socketPath, { connections: limitFromEnv().maxLimit, clock });
+    this.#stops = new EngineClient(socketPath, { clock });
     this.#timeoutMs = requestTimeoutMs;
     this.#clock = clock;
     this.#imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref), clock);
@@ -99,20 +99,24 @@ class DockerRuntime implements ContainerRuntime {
     return this.#engine.requests + this.#stops.requests;
   }
 
-  /** #call: `call` under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to the client. */
+  /** #call: a dockerode call under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to dockerode. */
   #call<T>(what: string, call: (abortSignal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
-    return withDeadline(this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0, what, call, this.#clock);
+    return withDeadline(this.#deadlineMs(extraMs), what, call, this.#clock);
+  }
+
+  /** #deadlineMs: an Engine call's deadline (milliseconds; 0 = none): the request timeout plus `extraMs`. The Engine client enforces it (`timeoutMs`). */
+  #deadlineMs(extraMs = 0): number {
+    return this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0;
   }
 
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
     try {
-      const list = await this.#call('list containers', (signal) =>
-        this.#engine.json<Docker.ContainerInfo[]>({
-          method: 'GET',
-          path: `/containers/json${engineQuery({ all: true, filters: { label: filter.labels } })}`,
-          signal,
-        }),
-      );
+      const list = await this.#engine.json<Docker.ContainerInfo[]>({
+        method: 'GET',
+        path: `/containers/json${engineQuery({ all: true, filters: { label: filter.labels } })}`,
+        timeoutMs: this.#deadlineMs(),
+        what: 'list containers',
+      });
       return list.map((c) => ({
         id: c.Id,
         name: (c.Names?.[0] ?? '').replace(/^\//, ''),
@@ -139,9 +143,13 @@ class DockerRuntime implements ContainerRuntime {
     try {
       // As dockerode: the create options are the body (`name` too, which dockerd ignores there) and `name` the query.
       const body = containerCreateBody(spec);
-      const c = await this.#call(`create container ${spec.name}`, (signal) =>
-        this.#engine.json<{ Id: string }>({ method: 'POST', path: `/containers/create${engineQuery({ name: body.name })}`, body, signal }),
-      );
+      const c = await this.#engine.json<{ Id: string }>({
+        method: 'POST',
+        path: `/containers/create${engineQuery({ name: body.name })}`,
+        body,
+        timeoutMs: this.#deadlineMs(),
+        what: `create container ${spec.name}`,
+      });
       return c.Id;
     } catch (err) {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
@@ -169,7 +177,12 @@ class DockerRuntime implements ContainerRuntime {
 
   async startContainer(id: string): Promise<void> {
     try {
-      await this.#call(`start container ${id}`, (signal) => this.#engine.send({ method: 'POST', path: `/containers/${id}/start`, signal }));
+      await this.#engine.send({
+        method: 'POST',
+        path: `/containers/${id}/start`,
+        timeoutMs: this.#deadlineMs(),
+        what: `start container ${id}`,
+      });
     } catch (err) {
       if (statusCode(err) === 304) return; // already started
       throw toAgentError(err, `start container ${id}`);
@@ -180,11 +193,12 @@ class DockerRuntime implements ContainerRuntime {
     try {
       const t = stopTimeoutSeconds(timeoutSeconds);
       // As the kubelet's StopContainer: the grace period plus the request timeout.
-      await this.#call(
-        `stop container ${id}`,
-        (signal) => this.#stops.send({ method: 'POST', path: `/containers/${id}/stop?t=${t}`, signal }),
-        t * 1000,
-      );
+      await this.#stops.send({
+        method: 'POST',
+        path: `/containers/${id}/stop?t=${t}`,
+        timeoutMs: this.#deadlineMs(t * 1000),
+        what: `stop container ${id}`,
+      });
     } catch (err) {
       if (statusCode(err) === 304) return; // already stopped
       throw toAgentError(err, `stop container ${id}`);
@@ -193,9 +207,12 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeContainer(id: string): Promise<void> {
     try {
-      await this.#call(`remove container ${id}`, (signal) =>
-        this.#engine.send({ method: 'DELETE', path: `/containers/${id}?force=true&v=true`, signal }),
-      );
+      await this.#engine.send({
+        method: 'DELETE',
+        path: `/containers/${id}?force=true&v=true`,
+        timeoutMs: this.#deadlineMs(),
+        what: `remove container ${id}`,
+      });
     } catch (err) {
       throw toAgentError(err, `remove container ${id}`);
     }
@@ -208,16 +225,22 @@ class DockerRuntime implements ContainerRuntime {
 
   /** #inspectContainer: `GET /containers/{id}/json` under the deadline. */
   #inspectContainer(id: string): Promise<Docker.ContainerInspectInfo> {
-    return this.#call(`inspect container ${id}`, (signal) =>
-      this.#engine.json<Docker.ContainerInspectInfo>({ method: 'GET', path: `/containers/${id}/json`, signal }),
-    );
+    return this.#engine.json<Docker.ContainerInspectInfo>({
+      method: 'GET',
+      path: `/containers/${id}/json`,
+      timeoutMs: this.#deadlineMs(),
+      what: `inspect container ${id}`,
+    });
   }
 
   async #inspectImage(ref: string): Promise<LocalImage | null> {
     try {
-      const img = await this.#call(`inspect image ${ref}`, (signal) =>
-        this.#engine.json<Docker.ImageInspectInfo>({ method: 'GET', path: `/images/${ref}/json`, signal }),
-      );
+      const img = await this.#engine.json<Docker.ImageInspectInfo>({
+        method: 'GET',
+        path: `/images/${ref}/json`,
+        timeoutMs: this.#deadlineMs(),
+        what: `inspect image ${ref}`,
+      });
       return {
         id: img.Id,
         user: img.Config?.User ?? '',
@@ -305,7 +328,12 @@ class DockerRuntime implements ContainerRuntime {
   async listImages(): Promise<ImageSummary[]> {
     try {
       return (
-        await this.#call('list images', (signal) => this.#engine.json<Docker.ImageInfo[]>({ method: 'GET', path: '/images/json', signal }))
+        await this.#engine.json<Docker.ImageInfo[]>({
+          method: 'GET',
+          path: '/images/json',
+          timeoutMs: this.#deadlineMs(),
+          what: 'list images',
+        })
       ).map((i) => ({
         id: i.Id,
         repoTags: i.RepoTags ?? [],
@@ -334,9 +362,12 @@ class DockerRuntime implements ContainerRuntime {
     try {
       root =
         (
-          await this.#call('docker info', (signal) =>
-            this.#engine.json<{ DockerRootDir?: string }>({ method: 'GET', path: '/info', signal }),
-          )
+          await this.#engine.json<{ DockerRootDir?: string }>({
+            method: 'GET',
+            path: '/info',
+            timeoutMs: this.#deadlineMs(),
+            what: 'docker info',
+          })
         ).DockerRootDir || '/var/lib/docker';
     } catch (err) {
       throw toAgentError(err, 'docker info');
@@ -347,9 +378,12 @@ class DockerRuntime implements ContainerRuntime {
 
   async version(): Promise<RuntimeVersion> {
     try {
-      const v = await this.#call('docker version', (signal) =>
-        this.#engine.json<{ Version?: string; ApiVersion?: string }>({ method: 'GET', path: '/version', signal }),
-      );
+      const v = await this.#engine.json<{ Version?: string; ApiVersion?: string }>({
+        method: 'GET',
+        path: '/version',
+        timeoutMs: this.#deadlineMs(),
+        what: 'docker version',
+      });
       return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
     } catch (err) {
       throw toAgentError(err, 'docker version');
@@ -358,7 +392,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async status(): Promise<void> {
     try {
-      await this.#call('docker ping', (signal) => this.#engine.text({ method: 'GET', path: '/_ping', signal }));
+      await this.#engine.text({ method: 'GET', path: '/_ping', timeoutMs: this.#deadlineMs(), what: 'docker ping' });
     } catch (err) {
       throw toAgentError(err, 'docker ping');
     }
