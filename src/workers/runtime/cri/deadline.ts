@@ -31,8 +31,9 @@ class Deadline<T> implements TimerEntry {
   readonly #list: TimerList;
   readonly #what: string;
   readonly #timeoutMs: number;
-  readonly #resolve: (v: T) => void;
-  readonly #reject: (err: unknown) => void;
+  /** The returned promise's resolving functions; dropped once it settles (a settled entry can wait in its TimerList). */
+  #resolve: (v: T) => void;
+  #reject: (err: unknown) => void;
 
   constructor(list: TimerList, what: string, timeoutMs: number, resolve: (v: T) => void, reject: (err: unknown) => void) {
     this.#list = list;
@@ -55,22 +56,34 @@ class Deadline<T> implements TimerEntry {
       (v) => {
         if (this.settled) return;
         this.#list.settle(this);
-        this.#resolve(v);
+        const resolve = this.#resolve;
+        this.#drop();
+        resolve(v);
       },
       (err: unknown) => {
         // Past the deadline the call's own late rejection (an AbortError) is dropped.
         if (this.settled) return;
         this.#list.settle(this);
-        this.#reject(err);
+        const reject = this.#reject;
+        this.#drop();
+        reject(err);
       },
     );
   }
 
   fire(): void {
-    this.#reject(deadlineError(this.#what, this.#timeoutMs));
+    const reject = this.#reject;
+    this.#drop();
+    reject(deadlineError(this.#what, this.#timeoutMs));
     this.#ac.abort();
   }
+
+  #drop(): void {
+    this.#resolve = this.#reject = noop;
+  }
 }
+
+function noop(): void {}
 
 /**
  * withDeadline runs `call` with an AbortSignal that fires after `timeoutMs` (milliseconds; 0 or

@@ -58,13 +58,27 @@ export class TimerList {
   settle(entry: TimerEntry): void {
     if (entry.settled) return;
     entry.settled = true;
-    if (--this.#live > 0) return;
+    if (--this.#live > 0) {
+      // Calls mostly settle in the order they began: drop the settled front now, so a long burst
+      // (never all settled at once) does not keep its finished calls until the timer fires.
+      if (this.#timer !== kSweeping) this.#dropSettledFront();
+      return;
+    }
     // Nothing left to fire: drop the settled entries and the timer.
     this.#entries = [];
     this.#head = 0;
     if (this.#timer === kSweeping) return;
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+  }
+
+  #dropSettledFront(): void {
+    const entries = this.#entries;
+    while (this.#head < entries.length && entries[this.#head]!.settled) entries[this.#head++] = undefined;
+    if (this.#head > 1024 && this.#head * 2 > entries.length) {
+      this.#entries = entries.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   #sweep(): void {
@@ -89,10 +103,7 @@ export class TimerList {
       this.#head = 0;
       return;
     }
-    if (this.#head > 1024 && this.#head * 2 > this.#entries.length) {
-      this.#entries = this.#entries.slice(this.#head);
-      this.#head = 0;
-    }
+    this.#dropSettledFront();
     // The front is unsettled now or settled later; either way the next due time to look at.
     this.#timer = this.#clock.setTimeout(this.#onTimer, Math.max(0, this.#entries[this.#head]!.due - now));
   }

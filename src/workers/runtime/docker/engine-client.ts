@@ -191,8 +191,9 @@ class Exchange implements TimerEntry {
   readonly #method: string;
   readonly #path: string;
   readonly #want: Want;
-  readonly #resolve: (v: unknown) => void;
-  readonly #reject: (err: unknown) => void;
+  /** The call's promise's resolving functions; dropped once it settles (a settled entry can wait in its TimerList). */
+  #resolve: (v: unknown) => void;
+  #reject: (err: unknown) => void;
   #status = 0;
   #chunks: Buffer[] = [];
   /** undici's abort of the request, once it has a connection. */
@@ -216,7 +217,7 @@ class Exchange implements TimerEntry {
   watch(signal: AbortSignal): boolean {
     if (signal.aborted) {
       this.settled = true;
-      this.#reject(signal.reason);
+      this.#fail(signal.reason);
       return false;
     }
     this.#signal = signal;
@@ -264,23 +265,23 @@ class Exchange implements TimerEntry {
     const chunks = this.#chunks;
     this.#chunks = [];
     const text = chunks.length === 0 ? '' : chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString();
-    if (status < 200 || status >= 300) return this.#reject(statusError(status, text));
-    if (this.#want === kNone) return this.#resolve(undefined);
-    if (this.#want === kText) return this.#resolve(text);
+    if (status < 200 || status >= 300) return this.#fail(statusError(status, text));
+    if (this.#want === kNone) return this.#ok(undefined);
+    if (this.#want === kText) return this.#ok(text);
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (err) {
-      return this.#reject(err);
+      return this.#fail(err);
     }
-    this.#resolve(json);
+    this.#ok(json);
   }
 
   onError(err: Error): void {
     if (!this.#finish()) return;
     const code = kSocketCodes[(err as { code?: string } | null)?.code ?? ''];
-    if (code) this.#reject(Object.assign(new Error(`${this.#method} ${this.#path}: ${err.message}`, { cause: err }), { code }));
-    else this.#reject(err);
+    if (code) this.#fail(Object.assign(new Error(`${this.#method} ${this.#path}: ${err.message}`, { cause: err }), { code }));
+    else this.#fail(err);
   }
 
   /** #cancel ends the call with `err` and aborts its request (undici then calls onError, ignored). */
@@ -290,20 +291,38 @@ class Exchange implements TimerEntry {
 
   /** #end rejects the settled call with `err` and aborts its request, now or at its connection. */
   #end(err: Error): void {
-    this.#reject(err);
+    this.#fail(err);
     if (this.#abort) this.#abort(err);
     else this.#reason = err;
   }
 
-  /** #finish marks the call settled (false when it was already): its deadline entry and signal listener go. */
+  #ok(value: unknown): void {
+    const resolve = this.#resolve;
+    this.#resolve = this.#reject = noop;
+    resolve(value);
+  }
+
+  #fail(err: unknown): void {
+    const reject = this.#reject;
+    this.#resolve = this.#reject = noop;
+    reject(err);
+  }
+
+  /**
+   * #finish marks the call settled (false when it was already): its deadline entry and signal
+   * listener go; the resolving functions are taken from this entry, which may outlive the call.
+   */
   #finish(): boolean {
     if (this.settled) return false;
     if (this.#list) this.#list.settle(this);
     else this.settled = true;
     if (this.#signal) this.#signal.removeEventListener('abort', this);
+    this.#signal = undefined;
     return true;
   }
 }
+
+function noop(): void {}
 
 /** statusError: an answer outside 2xx (`status`, its body's `text`) as docker-modem's error. */
 function statusError(status: number, text: string): EngineError {

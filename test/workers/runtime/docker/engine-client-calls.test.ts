@@ -8,6 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../../../../src/shared/errors.js';
@@ -59,8 +61,9 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  // The server's side first: a client's close waits for its requests under way (a `hang` one never ends).
   server.closeAllConnections();
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
   await new Promise<void>((resolve) => server.close(() => resolve()));
   rmSync(dir, { recursive: true, force: true });
 });
@@ -144,6 +147,21 @@ describe("the Engine client's deadlines", () => {
     expect(await first).toEqual({ Id: 'a' });
     expect(await engine.json({ method: 'GET', path: '/containers/after/json' })).toMatchObject({ Id: kId });
     expect(got.map((g) => g.path)).toEqual(['/containers/hold/json', '/containers/after/json']);
+  });
+
+  it('a finished call is not kept by its deadline while another call is still pending (a burst never all settled at once)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const engine = client({ clock: new FakeClock() });
+    const pending = engine.json({ method: 'GET', path: '/containers/hang/json', timeoutMs: 60_000 }).catch(() => undefined);
+    const answers: Array<WeakRef<object>> = [];
+    for (let i = 0; i < 20; i++)
+      answers.push(new WeakRef(await engine.json<object>({ method: 'GET', path: `/containers/${i}/json`, timeoutMs: 60_000 })));
+    await new Promise((r) => setImmediate(r));
+    gc();
+    expect(answers.filter((a) => a.deref() !== undefined)).toHaveLength(0);
+    server.closeAllConnections();
+    await pending;
   });
 });
 
