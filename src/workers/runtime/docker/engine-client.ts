@@ -162,6 +162,12 @@ export class EngineClient {
 
   #request(call: EngineCall, want: Want): Promise<unknown> {
     this.requests++;
+    let body: string | undefined;
+    try {
+      body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     let exchange!: Exchange;
     const answer = new Promise<unknown>((resolve, reject) => {
       exchange = new Exchange(call.method, call.path, want, resolve, reject);
@@ -169,7 +175,6 @@ export class EngineClient {
     if (call.signal && !exchange.watch(call.signal)) return answer;
     const timeoutMs = call.timeoutMs ?? 0;
     if (timeoutMs > 0) exchange.deadline(timerList(this.#clock, timeoutMs), call.what ?? `${call.method} ${call.path}`, timeoutMs);
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
     (this.#pool.dispatch as unknown as LegacyDispatch).call(
       this.#pool,
       { method: call.method, path: call.path, headers: body === undefined ? undefined : kJsonHeaders, body },

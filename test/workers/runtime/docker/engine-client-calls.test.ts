@@ -177,6 +177,15 @@ describe("the Engine client's answers and failures", () => {
     expect(got).toHaveLength(2000);
   });
 
+  it('a body that cannot be sent as JSON rejects the call (never throws), sends nothing and leaves no deadline behind', async () => {
+    const clock = new FakeClock();
+    const engine = client({ clock });
+    const call = engine.json({ method: 'POST', path: '/containers/create', body: { n: 1n }, timeoutMs: 1000, what: 'create container x' });
+    await expect(call).rejects.toThrow(TypeError);
+    expect(clock.hasWaiters()).toBe(false);
+    expect(got).toEqual([]);
+  });
+
   it("an abort part-way rejects with the signal's reason, closes that request's connection, and the client goes on", async () => {
     const engine = client({ connections: 1 });
     const ac = new AbortController();
