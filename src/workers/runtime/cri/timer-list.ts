@@ -85,6 +85,23 @@ export class TimerList {
     // While sweeping, `#timer` is this sentinel: an `add` from a `fire` does not arm a second timer.
     this.#timer = kSweeping;
     const now = this.#clock.monotonicMs();
+    try {
+      this.#fireDue(now);
+    } finally {
+      // Also when a `fire` threw (it propagates as from any timer): the list stays armed for the rest.
+      this.#timer = undefined;
+      if (this.#live === 0) {
+        this.#entries = [];
+        this.#head = 0;
+      } else {
+        this.#dropSettledFront();
+        // The front is unsettled now or settled later; either way the next due time to look at.
+        this.#timer = this.#clock.setTimeout(this.#onTimer, Math.max(0, this.#entries[this.#head]!.due - now));
+      }
+    }
+  }
+
+  #fireDue(now: number): void {
     const entries = this.#entries;
     while (this.#head < entries.length) {
       const e = entries[this.#head]!;
@@ -97,15 +114,6 @@ export class TimerList {
       // `fire` settled the last live entry: settle emptied the list (and left the timer to us).
       if (entries !== this.#entries) break;
     }
-    this.#timer = undefined;
-    if (this.#live === 0) {
-      this.#entries = [];
-      this.#head = 0;
-      return;
-    }
-    this.#dropSettledFront();
-    // The front is unsettled now or settled later; either way the next due time to look at.
-    this.#timer = this.#clock.setTimeout(this.#onTimer, Math.max(0, this.#entries[this.#head]!.due - now));
   }
 }
 

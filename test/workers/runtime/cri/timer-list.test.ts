@@ -126,6 +126,26 @@ describe('TimerList', () => {
     expect(clock.hasWaiters()).toBe(false);
   });
 
+  it('a fire that throws propagates, and the entries after it still fire on time', () => {
+    const clock = new FakeClock(0);
+    const list = new TimerList(clock, 10);
+    const fired: Array<[string, number]> = [];
+    list.add(
+      entry(clock, fired, 'throws', () => {
+        throw new Error('boom');
+      }),
+    );
+    clock.step(5);
+    list.add(entry(clock, fired, 'next'));
+    expect(() => clock.step(5)).toThrow('boom');
+    clock.step(5);
+    expect(fired).toEqual([
+      ['throws', 10],
+      ['next', 15],
+    ]);
+    expect(clock.hasWaiters()).toBe(false);
+  });
+
   it('timerList: one list per clock and delay', () => {
     const a = new FakeClock();
     const b = new FakeClock();
