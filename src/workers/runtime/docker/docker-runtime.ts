@@ -19,7 +19,7 @@ import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/node-settings.j
 import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
 import { withDeadline } from '../cri/deadline.js';
 import { openDockerStream } from './docker-attach.js';
-import { engineQuery, EngineClient } from './engine-client.js';
+import { engineQuery, EngineClient, type EngineCall } from './engine-client.js';
 import { limitFromEnv } from './docker-admission.js';
 import { containerCreateBody, containerDetailsOf, statusCode, stopTimeoutSeconds, toAgentError } from './docker-engine-shapes.js';
 import { CappedOutput } from './exec-output.js';
@@ -104,19 +104,28 @@ class DockerRuntime implements ContainerRuntime {
     return withDeadline(this.#deadlineMs(extraMs), what, call, this.#clock);
   }
 
-  /** #deadlineMs: an Engine call's deadline (milliseconds; 0 = none): the request timeout plus `extraMs`. The Engine client enforces it (`timeoutMs`). */
+  /** #deadlineMs: a call's deadline (milliseconds; 0 = none): the request timeout plus `extraMs`. */
   #deadlineMs(extraMs = 0): number {
     return this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0;
   }
 
+  /** #json: an Engine call's parsed answer, named `what` in its deadline's error; the Engine client enforces the deadline. */
+  #json<T>(method: EngineCall['method'], path: string, what: string, body?: unknown): Promise<T> {
+    return this.#engine.json<T>({ method, path, body, timeoutMs: this.#deadlineMs(), what });
+  }
+
+  /** #send: an Engine call whose answer is dropped, on `client` (the pod's start and removal's by default), under the deadline plus `extraMs`. */
+  #send(method: EngineCall['method'], path: string, what: string, client = this.#engine, extraMs = 0): Promise<void> {
+    return client.send({ method, path, timeoutMs: this.#deadlineMs(extraMs), what });
+  }
+
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
     try {
-      const list = await this.#engine.json<Docker.ContainerInfo[]>({
-        method: 'GET',
-        path: `/containers/json${engineQuery({ all: true, filters: { label: filter.labels } })}`,
-        timeoutMs: this.#deadlineMs(),
-        what: 'list containers',
-      });
+      const list = await this.#json<Docker.ContainerInfo[]>(
+        'GET',
+        `/containers/json${engineQuery({ all: true, filters: { label: filter.labels } })}`,
+        'list containers',
+      );
       return list.map((c) => ({
         id: c.Id,
         name: (c.Names?.[0] ?? '').replace(/^\//, ''),
@@ -143,13 +152,12 @@ class DockerRuntime implements ContainerRuntime {
     try {
       // As dockerode: the create options are the body (`name` too, which dockerd ignores there) and `name` the query.
       const body = containerCreateBody(spec);
-      const c = await this.#engine.json<{ Id: string }>({
-        method: 'POST',
-        path: `/containers/create${engineQuery({ name: body.name })}`,
+      const c = await this.#json<{ Id: string }>(
+        'POST',
+        `/containers/create${engineQuery({ name: body.name })}`,
+        `create container ${spec.name}`,
         body,
-        timeoutMs: this.#deadlineMs(),
-        what: `create container ${spec.name}`,
-      });
+      );
       return c.Id;
     } catch (err) {
       // Docker answers 404 for a missing image (and for a missing `container:` target: an inspect more, no harm).
@@ -177,12 +185,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async startContainer(id: string): Promise<void> {
     try {
-      await this.#engine.send({
-        method: 'POST',
-        path: `/containers/${id}/start`,
-        timeoutMs: this.#deadlineMs(),
-        what: `start container ${id}`,
-      });
+      await this.#send('POST', `/containers/${id}/start`, `start container ${id}`);
     } catch (err) {
       if (statusCode(err) === 304) return; // already started
       throw toAgentError(err, `start container ${id}`);
@@ -193,12 +196,7 @@ class DockerRuntime implements ContainerRuntime {
     try {
       const t = stopTimeoutSeconds(timeoutSeconds);
       // As the kubelet's StopContainer: the grace period plus the request timeout.
-      await this.#stops.send({
-        method: 'POST',
-        path: `/containers/${id}/stop?t=${t}`,
-        timeoutMs: this.#deadlineMs(t * 1000),
-        what: `stop container ${id}`,
-      });
+      await this.#send('POST', `/containers/${id}/stop?t=${t}`, `stop container ${id}`, this.#stops, t * 1000);
     } catch (err) {
       if (statusCode(err) === 304) return; // already stopped
       throw toAgentError(err, `stop container ${id}`);
@@ -207,12 +205,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeContainer(id: string): Promise<void> {
     try {
-      await this.#engine.send({
-        method: 'DELETE',
-        path: `/containers/${id}?force=true&v=true`,
-        timeoutMs: this.#deadlineMs(),
-        what: `remove container ${id}`,
-      });
+      await this.#send('DELETE', `/containers/${id}?force=true&v=true`, `remove container ${id}`);
     } catch (err) {
       throw toAgentError(err, `remove container ${id}`);
     }
@@ -225,22 +218,12 @@ class DockerRuntime implements ContainerRuntime {
 
   /** #inspectContainer: `GET /containers/{id}/json` under the deadline. */
   #inspectContainer(id: string): Promise<Docker.ContainerInspectInfo> {
-    return this.#engine.json<Docker.ContainerInspectInfo>({
-      method: 'GET',
-      path: `/containers/${id}/json`,
-      timeoutMs: this.#deadlineMs(),
-      what: `inspect container ${id}`,
-    });
+    return this.#json<Docker.ContainerInspectInfo>('GET', `/containers/${id}/json`, `inspect container ${id}`);
   }
 
   async #inspectImage(ref: string): Promise<LocalImage | null> {
     try {
-      const img = await this.#engine.json<Docker.ImageInspectInfo>({
-        method: 'GET',
-        path: `/images/${ref}/json`,
-        timeoutMs: this.#deadlineMs(),
-        what: `inspect image ${ref}`,
-      });
+      const img = await this.#json<Docker.ImageInspectInfo>('GET', `/images/${ref}/json`, `inspect image ${ref}`);
       return {
         id: img.Id,
         user: img.Config?.User ?? '',
@@ -327,14 +310,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async listImages(): Promise<ImageSummary[]> {
     try {
-      return (
-        await this.#engine.json<Docker.ImageInfo[]>({
-          method: 'GET',
-          path: '/images/json',
-          timeoutMs: this.#deadlineMs(),
-          what: 'list images',
-        })
-      ).map((i) => ({
+      return (await this.#json<Docker.ImageInfo[]>('GET', '/images/json', 'list images')).map((i) => ({
         id: i.Id,
         repoTags: i.RepoTags ?? [],
         sizeBytes: i.Size,
@@ -360,15 +336,7 @@ class DockerRuntime implements ContainerRuntime {
   async imageFsInfo(): Promise<ImageFsInfo> {
     let root: string;
     try {
-      root =
-        (
-          await this.#engine.json<{ DockerRootDir?: string }>({
-            method: 'GET',
-            path: '/info',
-            timeoutMs: this.#deadlineMs(),
-            what: 'docker info',
-          })
-        ).DockerRootDir || '/var/lib/docker';
+      root = (await this.#json<{ DockerRootDir?: string }>('GET', '/info', 'docker info')).DockerRootDir || '/var/lib/docker';
     } catch (err) {
       throw toAgentError(err, 'docker info');
     }
@@ -378,12 +346,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async version(): Promise<RuntimeVersion> {
     try {
-      const v = await this.#engine.json<{ Version?: string; ApiVersion?: string }>({
-        method: 'GET',
-        path: '/version',
-        timeoutMs: this.#deadlineMs(),
-        what: 'docker version',
-      });
+      const v = await this.#json<{ Version?: string; ApiVersion?: string }>('GET', '/version', 'docker version');
       return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
     } catch (err) {
       throw toAgentError(err, 'docker version');
