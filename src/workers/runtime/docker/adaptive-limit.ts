@@ -138,17 +138,34 @@ export class AdaptiveConcurrencyLimit {
    * @throws RangeError for a priority outside 0..kMaxPriority.
    */
   async acquire(op: string, priority = 0): Promise<Release> {
+    return this.tryAcquire(op, priority) ?? this.#wait(op, priority);
+  }
+
+  /**
+   * tryAcquire: {@link AdaptiveConcurrencyLimit.acquire} without waiting: the slot's Release when one
+   * is free and nobody waits, else undefined (nothing queued). O(1).
+   * @throws RangeError for a priority outside 0..kMaxPriority.
+   */
+  tryAcquire(op: string, priority = 0): Release | undefined {
     if (!Number.isInteger(priority) || priority < 0 || priority > kMaxPriority)
       throw new RangeError(`AdaptiveConcurrencyLimit.acquire: priority must be an integer 0..${kMaxPriority}, got ${priority}`);
+    if (this.#inFlight >= this.#limit || this.#waitingCount > 0) return undefined;
+    this.#inFlight++;
+    return this.#granted(op);
+  }
+
+  async #wait(op: string, priority: number): Promise<Release> {
     // A waiter is counted in flight by #admit when it is woken, so one release never wakes two.
-    if (this.#inFlight < this.#limit && this.#waitingCount === 0) this.#inFlight++;
-    else {
-      await new Promise<void>((resolve) => {
-        (this.#waiting[priority] ??= []).push(resolve);
-        this.#waitingCount++;
-      });
-    }
-    this.#windowPeak = Math.max(this.#windowPeak, this.#inFlight);
+    await new Promise<void>((resolve) => {
+      (this.#waiting[priority] ??= []).push(resolve);
+      this.#waitingCount++;
+    });
+    return this.#granted(op);
+  }
+
+  /** #granted: the Release of a slot just counted in flight for `op`, timed from now. */
+  #granted(op: string): Release {
+    if (this.#inFlight > this.#windowPeak) this.#windowPeak = this.#inFlight;
     const t0 = this.#clock.monotonicMs();
     let released = false;
     return (outcome) => {
@@ -157,7 +174,7 @@ export class AdaptiveConcurrencyLimit {
       this.#inFlight--;
       if (outcome === 'ok') this.#sample(op, this.#clock.monotonicMs() - t0);
       else if (outcome === 'overload') this.#setLimit(Math.floor(this.#limit / 2));
-      this.#admit();
+      if (this.#waitingCount > 0) this.#admit();
     };
   }
 

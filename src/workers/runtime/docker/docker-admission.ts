@@ -13,6 +13,7 @@
 import { realClock, type Clock } from '../../../shared/clock.js';
 import { AgentError } from '../../../shared/errors.js';
 import { AdaptiveConcurrencyLimit, type Release } from './adaptive-limit.js';
+import { TimerList, type TimerEntry } from '../cri/timer-list.js';
 import type { ContainerRuntime } from '../container/runtime.js';
 import { withOverrides } from '../container/override.js';
 import { kDockerTypeLabel, kDockerTypeSandbox } from './docker-cri-labels.js';
@@ -35,25 +36,43 @@ function outcomeOf(err: unknown): 'error' | 'overload' {
  */
 export const kMaxSlotHoldMs = 30_000;
 
+/** SlotHold: a granted slot's entry in the wrapper's TimerList of `maxHoldMs`: at that age it gives the slot back as overload. */
+class SlotHold implements TimerEntry {
+  due = 0;
+  settled = false;
+  readonly release: Release;
+
+  constructor(release: Release) {
+    this.release = release;
+  }
+
+  fire(): void {
+    this.release('overload');
+  }
+}
+
+/**
+ * admitted runs `call` in a slot of `limit` (waiting only when none is free), giving it back with
+ * the call's outcome, or as overload once `holds`' delay passes first. Errors pass unchanged.
+ */
 async function admitted<T>(
   limit: AdaptiveConcurrencyLimit,
   op: string,
   priority: number,
   call: () => Promise<T>,
-  maxHoldMs: number,
-  clock: Clock,
+  holds: TimerList,
 ): Promise<T> {
-  const release: Release = await limit.acquire(op, priority);
-  const hold = clock.setTimeout(() => release('overload'), maxHoldMs);
+  const hold = new SlotHold(limit.tryAcquire(op, priority) ?? (await limit.acquire(op, priority)));
+  holds.add(hold);
   try {
     const out = await call();
-    release('ok');
+    holds.settle(hold);
+    hold.release('ok');
     return out;
   } catch (err) {
-    release(outcomeOf(err));
+    holds.settle(hold);
+    hold.release(outcomeOf(err));
     throw err;
-  } finally {
-    clock.clearTimeout(hold);
   }
 }
 
@@ -97,6 +116,8 @@ export function withDockerAdmission(
 ): ContainerRuntime {
   /** Sandboxes created through this wrapper and not yet started or removed. */
   const sandboxesToStart = new Set<string>();
+  /** The slots' holds: one timer for all (../cri/timer-list.ts). */
+  const holds = new TimerList(clock, maxHoldMs);
   const overrides: Partial<ContainerRuntime> = {
     createContainer: async (spec) => {
       const sandbox = spec.labels[kDockerTypeLabel] === kDockerTypeSandbox;
@@ -105,8 +126,7 @@ export function withDockerAdmission(
         'create',
         sandbox ? kAdmissionPriority.sandboxCreate : kAdmissionPriority.containerCreate,
         () => runtime.createContainer(spec),
-        maxHoldMs,
-        clock,
+        holds,
       );
       if (sandbox) sandboxesToStart.add(id);
       return id;
@@ -118,13 +138,12 @@ export function withDockerAdmission(
         'start',
         sandbox ? kAdmissionPriority.sandboxStart : kAdmissionPriority.containerStart,
         () => runtime.startContainer(id),
-        maxHoldMs,
-        clock,
+        holds,
       );
     },
     removeContainer: (id) => {
       sandboxesToStart.delete(id);
-      return admitted(limit, 'remove', kAdmissionPriority.remove, () => runtime.removeContainer(id), maxHoldMs, clock);
+      return admitted(limit, 'remove', kAdmissionPriority.remove, () => runtime.removeContainer(id), holds);
     },
   };
   return withOverrides(runtime, overrides);

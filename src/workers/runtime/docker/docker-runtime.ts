@@ -19,7 +19,7 @@ import { kDefaultRuntimeRequestTimeoutMs } from '../../../shared/node-settings.j
 import { realClock, type Clock, type TimerHandle } from '../../../shared/clock.js';
 import { withDeadline } from '../cri/deadline.js';
 import { openDockerStream } from './docker-attach.js';
-import { engineQuery, EngineClient } from './engine-client.js';
+import { engineQuery, EngineClient, type EngineCall } from './engine-client.js';
 import { limitFromEnv } from './docker-admission.js';
 import { containerCreateBody, containerDetailsOf, statusCode, stopTimeoutSeconds, toAgentError } from './docker-engine-shapes.js';
 import { CappedOutput } from './exec-output.js';
@@ -81,8 +81,8 @@ class DockerRuntime implements ContainerRuntime {
   constructor(socketPath: string, requestTimeoutMs: number, clock: Clock) {
     this.#socketPath = socketPath;
     // The gated calls never exceed the thread's admission limit (docker-admission.ts; its bound, from the same environment).
-    this.#engine = new EngineClient(socketPath, { connections: limitFromEnv().maxLimit });
-    this.#stops = new EngineClient(socketPath);
+    this.#engine = new EngineClient(socketPath, { connections: limitFromEnv().maxLimit, clock });
+    this.#stops = new EngineClient(socketPath, { clock });
     this.#timeoutMs = requestTimeoutMs;
     this.#clock = clock;
     this.#imagePresence = new ImagePresenceCache((ref) => this.#inspectImage(ref), clock);
@@ -99,19 +99,32 @@ class DockerRuntime implements ContainerRuntime {
     return this.#engine.requests + this.#stops.requests;
   }
 
-  /** #call: `call` under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to the client. */
+  /** #call: a dockerode call under the request deadline (plus `extraMs`, milliseconds); its AbortSignal goes to dockerode. */
   #call<T>(what: string, call: (abortSignal: AbortSignal | undefined) => Promise<T>, extraMs = 0): Promise<T> {
-    return withDeadline(this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0, what, call, this.#clock);
+    return withDeadline(this.#deadlineMs(extraMs), what, call, this.#clock);
+  }
+
+  /** #deadlineMs: a call's deadline (milliseconds; 0 = none): the request timeout plus `extraMs`. */
+  #deadlineMs(extraMs = 0): number {
+    return this.#timeoutMs > 0 ? this.#timeoutMs + extraMs : 0;
+  }
+
+  /** #json: an Engine call's parsed answer, named `what` in its deadline's error; the Engine client enforces the deadline. */
+  #json<T>(method: EngineCall['method'], path: string, what: string, body?: unknown): Promise<T> {
+    return this.#engine.json<T>({ method, path, body, timeoutMs: this.#deadlineMs(), what });
+  }
+
+  /** #send: an Engine call whose answer is dropped, on `client` (the pod's start and removal's by default), under the deadline plus `extraMs`. */
+  #send(method: EngineCall['method'], path: string, what: string, client = this.#engine, extraMs = 0): Promise<void> {
+    return client.send({ method, path, timeoutMs: this.#deadlineMs(extraMs), what });
   }
 
   async listContainers(filter: ContainerListFilter): Promise<ContainerSummary[]> {
     try {
-      const list = await this.#call('list containers', (signal) =>
-        this.#engine.json<Docker.ContainerInfo[]>({
-          method: 'GET',
-          path: `/containers/json${engineQuery({ all: true, filters: { label: filter.labels } })}`,
-          signal,
-        }),
+      const list = await this.#json<Docker.ContainerInfo[]>(
+        'GET',
+        `/containers/json${engineQuery({ all: true, filters: { label: filter.labels } })}`,
+        'list containers',
       );
       return list.map((c) => ({
         id: c.Id,
@@ -139,8 +152,11 @@ class DockerRuntime implements ContainerRuntime {
     try {
       // As dockerode: the create options are the body (`name` too, which dockerd ignores there) and `name` the query.
       const body = containerCreateBody(spec);
-      const c = await this.#call(`create container ${spec.name}`, (signal) =>
-        this.#engine.json<{ Id: string }>({ method: 'POST', path: `/containers/create${engineQuery({ name: body.name })}`, body, signal }),
+      const c = await this.#json<{ Id: string }>(
+        'POST',
+        `/containers/create${engineQuery({ name: body.name })}`,
+        `create container ${spec.name}`,
+        body,
       );
       return c.Id;
     } catch (err) {
@@ -169,7 +185,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async startContainer(id: string): Promise<void> {
     try {
-      await this.#call(`start container ${id}`, (signal) => this.#engine.send({ method: 'POST', path: `/containers/${id}/start`, signal }));
+      await this.#send('POST', `/containers/${id}/start`, `start container ${id}`);
     } catch (err) {
       if (statusCode(err) === 304) return; // already started
       throw toAgentError(err, `start container ${id}`);
@@ -180,11 +196,7 @@ class DockerRuntime implements ContainerRuntime {
     try {
       const t = stopTimeoutSeconds(timeoutSeconds);
       // As the kubelet's StopContainer: the grace period plus the request timeout.
-      await this.#call(
-        `stop container ${id}`,
-        (signal) => this.#stops.send({ method: 'POST', path: `/containers/${id}/stop?t=${t}`, signal }),
-        t * 1000,
-      );
+      await this.#send('POST', `/containers/${id}/stop?t=${t}`, `stop container ${id}`, this.#stops, t * 1000);
     } catch (err) {
       if (statusCode(err) === 304) return; // already stopped
       throw toAgentError(err, `stop container ${id}`);
@@ -193,9 +205,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async removeContainer(id: string): Promise<void> {
     try {
-      await this.#call(`remove container ${id}`, (signal) =>
-        this.#engine.send({ method: 'DELETE', path: `/containers/${id}?force=true&v=true`, signal }),
-      );
+      await this.#send('DELETE', `/containers/${id}?force=true&v=true`, `remove container ${id}`);
     } catch (err) {
       throw toAgentError(err, `remove container ${id}`);
     }
@@ -208,16 +218,12 @@ class DockerRuntime implements ContainerRuntime {
 
   /** #inspectContainer: `GET /containers/{id}/json` under the deadline. */
   #inspectContainer(id: string): Promise<Docker.ContainerInspectInfo> {
-    return this.#call(`inspect container ${id}`, (signal) =>
-      this.#engine.json<Docker.ContainerInspectInfo>({ method: 'GET', path: `/containers/${id}/json`, signal }),
-    );
+    return this.#json<Docker.ContainerInspectInfo>('GET', `/containers/${id}/json`, `inspect container ${id}`);
   }
 
   async #inspectImage(ref: string): Promise<LocalImage | null> {
     try {
-      const img = await this.#call(`inspect image ${ref}`, (signal) =>
-        this.#engine.json<Docker.ImageInspectInfo>({ method: 'GET', path: `/images/${ref}/json`, signal }),
-      );
+      const img = await this.#json<Docker.ImageInspectInfo>('GET', `/images/${ref}/json`, `inspect image ${ref}`);
       return {
         id: img.Id,
         user: img.Config?.User ?? '',
@@ -304,9 +310,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async listImages(): Promise<ImageSummary[]> {
     try {
-      return (
-        await this.#call('list images', (signal) => this.#engine.json<Docker.ImageInfo[]>({ method: 'GET', path: '/images/json', signal }))
-      ).map((i) => ({
+      return (await this.#json<Docker.ImageInfo[]>('GET', '/images/json', 'list images')).map((i) => ({
         id: i.Id,
         repoTags: i.RepoTags ?? [],
         sizeBytes: i.Size,
@@ -332,12 +336,7 @@ class DockerRuntime implements ContainerRuntime {
   async imageFsInfo(): Promise<ImageFsInfo> {
     let root: string;
     try {
-      root =
-        (
-          await this.#call('docker info', (signal) =>
-            this.#engine.json<{ DockerRootDir?: string }>({ method: 'GET', path: '/info', signal }),
-          )
-        ).DockerRootDir || '/var/lib/docker';
+      root = (await this.#json<{ DockerRootDir?: string }>('GET', '/info', 'docker info')).DockerRootDir || '/var/lib/docker';
     } catch (err) {
       throw toAgentError(err, 'docker info');
     }
@@ -347,9 +346,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async version(): Promise<RuntimeVersion> {
     try {
-      const v = await this.#call('docker version', (signal) =>
-        this.#engine.json<{ Version?: string; ApiVersion?: string }>({ method: 'GET', path: '/version', signal }),
-      );
+      const v = await this.#json<{ Version?: string; ApiVersion?: string }>('GET', '/version', 'docker version');
       return { runtimeName: 'docker', version: v.Version ?? '', apiVersion: v.ApiVersion ?? '' };
     } catch (err) {
       throw toAgentError(err, 'docker version');
@@ -358,7 +355,7 @@ class DockerRuntime implements ContainerRuntime {
 
   async status(): Promise<void> {
     try {
-      await this.#call('docker ping', (signal) => this.#engine.text({ method: 'GET', path: '/_ping', signal }));
+      await this.#engine.text({ method: 'GET', path: '/_ping', timeoutMs: this.#deadlineMs(), what: 'docker ping' });
     } catch (err) {
       throw toAgentError(err, 'docker ping');
     }

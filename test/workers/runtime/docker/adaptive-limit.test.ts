@@ -221,6 +221,29 @@ describe('withDockerAdmission', () => {
     expect(limit.snapshot()).toMatchObject({ inFlight: 0, limit: 1 });
   });
 
+  it('the slots held at once share one hold timer (not one each), none is left once they are released, and a free slot is taken without waiting', async () => {
+    const fake = newFakeRuntime();
+    const gates: Array<() => void> = [];
+    const gated = withOverrides(fake, { startContainer: () => new Promise<void>((resolve) => gates.push(resolve)) });
+    const limit = new AdaptiveConcurrencyLimit({ initialLimit: 8, minLimit: 8, maxLimit: 8 });
+    const clock = new FakeClock();
+    const rt = withDockerAdmission(gated, limit, 30_000, clock);
+    const starts = Array.from({ length: 6 }, (_, i) => rt.startContainer(`c${i}`));
+    // Admitted in the same turn as the calls: no wait for a free slot.
+    expect(limit.snapshot()).toMatchObject({ inFlight: 6, waiting: 0 });
+    expect(gates).toHaveLength(6);
+    expect(clock.timers.size).toBe(1);
+    for (const open of gates) open();
+    await Promise.all(starts);
+    expect(limit.snapshot()).toMatchObject({ inFlight: 0, samples: 6 });
+    expect(clock.hasWaiters()).toBe(false);
+    const release = limit.tryAcquire('create', 2);
+    expect(release).toBeTypeOf('function');
+    expect(limit.snapshot().inFlight).toBe(1);
+    release!('ok');
+    expect(() => limit.tryAcquire('create', 8)).toThrow(RangeError);
+  });
+
   it('admits the call furthest along in a pod start first: container start, container create, sandbox start, sandbox create', async () => {
     const fake = newFakeRuntime();
     const reached: string[] = [];
