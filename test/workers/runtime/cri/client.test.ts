@@ -317,19 +317,23 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     }
   });
 
+  /** serveOn: a grpc-js server on `ep` with `definition` played by `impl` (stopped by the caller). */
+  async function serveOn(ep: string, definition: grpc.ServiceDefinition, impl: grpc.UntypedServiceImplementation): Promise<grpc.Server> {
+    const s = new grpc.Server();
+    s.addService(definition, impl);
+    await new Promise<void>((resolve, reject) =>
+      s.bindAsync(ep, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    return s;
+  }
+  const versionAnswer = { version: '0.1.0', runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' };
+
   it('answers again after the runtime restarts on the same socket: unavailable while it is down, no new client needed', async () => {
     const ep = `unix://${join(dir, 'restarting.sock')}`;
-    const serve = async (): Promise<grpc.Server> => {
-      const s = new grpc.Server();
-      s.addService(loadCriServices().RuntimeService.service, {
-        Version: (_call: unknown, cb: grpc.sendUnaryData<unknown>) =>
-          cb(null, { version: '0.1.0', runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' }),
+    const serve = () =>
+      serveOn(ep, loadCriServices().RuntimeService.service, {
+        Version: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, versionAnswer),
       });
-      await new Promise<void>((resolve, reject) =>
-        s.bindAsync(ep, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
-      );
-      return s;
-    };
     let runtimeServer = await serve();
     const rt = new RemoteRuntimeService(ep, { requestTimeoutMs: 5_000 });
     try {
@@ -341,6 +345,40 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     } finally {
       rt.close();
       runtimeServer.forceShutdown();
+    }
+  });
+
+  it('fails an answer that does not decode as grpc-js did: Internal, the parse error in its details', async () => {
+    const ep = `unix://${join(dir, 'garbled.sock')}`;
+    const raw = (path: string): grpc.MethodDefinition<Buffer, Buffer> => ({
+      path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (b: Buffer) => b,
+      responseDeserialize: (b: Buffer) => b,
+    });
+    // 0x0f: field 1 with wire type 7, which protobuf does not have.
+    const garbled = await serveOn(
+      ep,
+      { Version: raw('/runtime.v1.RuntimeService/Version') },
+      {
+        Version: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, Buffer.from([0x0f])),
+      },
+    );
+    const rt = new RemoteRuntimeService(ep, { requestTimeoutMs: 5_000 });
+    try {
+      const bad = await rt.version('0.1.0').then(
+        () => null,
+        (e: unknown) => e as AgentError,
+      );
+      expect(bad!.message).toMatch(/^Version: rpc error: code = Internal desc = Response message parsing error: /);
+      expect(grpcCodeOf(bad)).toBe(grpc.status.INTERNAL);
+      expect((bad!.cause as grpc.ServiceError).message).toMatch(/^13 INTERNAL: Response message parsing error: /);
+    } finally {
+      rt.close();
+      garbled.forceShutdown();
     }
   });
 
