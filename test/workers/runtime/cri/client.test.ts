@@ -266,6 +266,122 @@ describe('a CRI client against a runtime that is slow, failing or absent', () =>
     });
   });
 
+  it("starts each call on the client's channel with the connection's one Metadata and a numeric deadline", async () => {
+    // A Metadata and a Date per call were ours (grpc-js copies the Metadata as a call starts); the
+    // grpc-js Client layer they went through (makeUnaryRequest) is no longer on the path either.
+    handlers.Version = (_call, cb) => cb(null, { version: '0.1.0', runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' });
+    const original = grpc.Channel.prototype.createCall;
+    const started: { deadline: unknown; metadata: grpc.Metadata }[] = [];
+    const createCall = vi.spyOn(grpc.Channel.prototype, 'createCall').mockImplementation(function (this: grpc.Channel, ...args) {
+      const call = original.apply(this, args);
+      const start = call.start.bind(call);
+      call.start = (metadata, listener) => {
+        started.push({ deadline: args[1], metadata });
+        start(metadata, listener);
+      };
+      return call;
+    });
+    const clock = new FakeClock(Date.now());
+    const rt = new RemoteRuntimeService(endpoint, { requestTimeoutMs: 60_000, clock });
+    try {
+      expect((await rt.version('0.1.0')).runtime_name).toBe('fake');
+      expect((await rt.version('0.1.0')).runtime_name).toBe('fake');
+      expect(createCall).toHaveBeenCalledTimes(2);
+      expect(started.map((s) => s.deadline)).toEqual([clock.now() + 60_000, clock.now() + 60_000]);
+      expect(started[0]!.metadata).toBe(started[1]!.metadata);
+      expect(started[0]!.metadata.getMap()).toEqual({});
+    } finally {
+      createCall.mockRestore();
+      rt.close();
+    }
+  });
+
+  it('keeps no channelz records of its channel (grpc.enable_channelz 0)', async () => {
+    handlers.Version = (_call, cb) => cb(null, { version: '0.1.0', runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' });
+    const rt = new RemoteRuntimeService(endpoint);
+    try {
+      await rt.version('0.1.0');
+      const top = await new Promise<{ channel: { ref: { name: string } }[] }>((resolve, reject) =>
+        grpc
+          .getChannelzHandlers()
+          .GetTopChannels(
+            { request: { start_channel_id: 0, max_results: 0 } } as unknown as Parameters<
+              ReturnType<typeof grpc.getChannelzHandlers>['GetTopChannels']
+            >[0],
+            (err, value) => (err ? reject(err) : resolve(value as { channel: { ref: { name: string } }[] })),
+          ),
+      );
+      expect(top.channel.map((c) => c.ref.name)).not.toContain(parseCriEndpoint(endpoint).target);
+    } finally {
+      rt.close();
+    }
+  });
+
+  /** serveOn: a grpc-js server on `ep` with `definition` played by `impl` (stopped by the caller). */
+  async function serveOn(ep: string, definition: grpc.ServiceDefinition, impl: grpc.UntypedServiceImplementation): Promise<grpc.Server> {
+    const s = new grpc.Server();
+    s.addService(definition, impl);
+    await new Promise<void>((resolve, reject) =>
+      s.bindAsync(ep, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    return s;
+  }
+  const versionAnswer = { version: '0.1.0', runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' };
+
+  it('answers again after the runtime restarts on the same socket: unavailable while it is down, no new client needed', async () => {
+    const ep = `unix://${join(dir, 'restarting.sock')}`;
+    const serve = () =>
+      serveOn(ep, loadCriServices().RuntimeService.service, {
+        Version: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, versionAnswer),
+      });
+    let runtimeServer = await serve();
+    const rt = new RemoteRuntimeService(ep, { requestTimeoutMs: 5_000 });
+    try {
+      expect((await rt.version('0.1.0')).runtime_name).toBe('fake');
+      runtimeServer.forceShutdown();
+      await expect(rt.version('0.1.0')).rejects.toMatchObject({ code: 'ERR_RUNTIME_UNAVAILABLE' });
+      runtimeServer = await serve();
+      await vi.waitFor(async () => expect((await rt.version('0.1.0')).runtime_name).toBe('fake'), { timeout: 15_000, interval: 250 });
+    } finally {
+      rt.close();
+      runtimeServer.forceShutdown();
+    }
+  });
+
+  it('fails an answer that does not decode as grpc-js did: Internal, the parse error in its details', async () => {
+    const ep = `unix://${join(dir, 'garbled.sock')}`;
+    const raw = (path: string): grpc.MethodDefinition<Buffer, Buffer> => ({
+      path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (b: Buffer) => b,
+      requestDeserialize: (b: Buffer) => b,
+      responseSerialize: (b: Buffer) => b,
+      responseDeserialize: (b: Buffer) => b,
+    });
+    // 0x0f: field 1 with wire type 7, which protobuf does not have.
+    const garbled = await serveOn(
+      ep,
+      { Version: raw('/runtime.v1.RuntimeService/Version') },
+      {
+        Version: (_call: unknown, cb: grpc.sendUnaryData<Buffer>) => cb(null, Buffer.from([0x0f])),
+      },
+    );
+    const rt = new RemoteRuntimeService(ep, { requestTimeoutMs: 5_000 });
+    try {
+      const bad = await rt.version('0.1.0').then(
+        () => null,
+        (e: unknown) => e as AgentError,
+      );
+      expect(bad!.message).toMatch(/^Version: rpc error: code = Internal desc = Response message parsing error: /);
+      expect(grpcCodeOf(bad)).toBe(grpc.status.INTERNAL);
+      expect((bad!.cause as grpc.ServiceError).message).toMatch(/^13 INTERNAL: Response message parsing error: /);
+    } finally {
+      rt.close();
+      garbled.forceShutdown();
+    }
+  });
+
   it('reports a runtime that does not listen as unavailable, naming the method; retriable', async () => {
     const rt = new RemoteRuntimeService(`unix://${join(dir, 'nobody.sock')}`, { requestTimeoutMs: 5_000 });
     try {
