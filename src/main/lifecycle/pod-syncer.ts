@@ -84,6 +84,26 @@ export interface PodSyncerDeps {
   clock?: Clock;
 }
 
+/** The task form of each pod object that had fields to leave out (the pod object is replaced, never changed in place, once accepted). */
+const taskPods = new WeakMap<Pod, Pod>();
+
+/**
+ * taskPod: `pod` as a sync or kill task carries it to a worker — without `metadata.managedFields`,
+ * which no worker reads (they read the name, namespace, UID, labels, annotations and the deletion
+ * marks) and which a server-side apply fills with a field set per manager, often more bytes than
+ * the rest of the pod, cloned across the thread boundary with each task (issue #42 item 1). A pod
+ * without it is given as it is; the copy is made once per pod object.
+ */
+export function taskPod(pod: Pod): Pod {
+  if (pod.metadata?.managedFields === undefined) return pod;
+  let lean = taskPods.get(pod);
+  if (!lean) {
+    const { managedFields: _dropped, ...metadata } = pod.metadata;
+    taskPods.set(pod, (lean = { ...pod, metadata }));
+  }
+  return lean;
+}
+
 class PodSyncerImpl implements PodSyncer {
   /** Which pods have no container for certain (their sync task's knownAbsent); every task runs through it. */
   readonly #absence: PodAbsence;
@@ -115,7 +135,7 @@ class PodSyncerImpl implements PodSyncer {
         runner.run({
           kind: 'syncPod',
           protocol: PROTOCOL_VERSION,
-          pod: record.pod,
+          pod: taskPod(record.pod),
           backoff: record.backoff,
           hostIp: this.deps.nodeIp,
           deadlineMs: this.#clock.now() + kSyncDeadlineMs,
@@ -208,7 +228,7 @@ class PodSyncerImpl implements PodSyncer {
         gracePeriodSeconds,
         remove: remove && !stopFirst,
         hostIp: this.deps.nodeIp,
-        ...(known ? { pod: known } : {}),
+        ...(known ? { pod: taskPod(known) } : {}),
         ...runtimeKnown,
       }),
     );
@@ -236,7 +256,7 @@ class PodSyncerImpl implements PodSyncer {
         gracePeriodSeconds,
         remove: true,
         hostIp: this.deps.nodeIp,
-        pod: record.pod,
+        pod: taskPod(record.pod),
         // What the stop just found and left: the removal reads nothing first.
         ...(result.runtimePod ? { cachedRuntimePod: result.runtimePod } : { knownAbsent: true }),
       }),
