@@ -126,7 +126,8 @@ class PodSyncerImpl implements PodSyncer {
     const cached = podCache.snapshot(uid);
     // Asked only by PLEG events that the cache already shows (the engine's start events of what the
     // last sync started and read back), and that sync found a sync from this entry would change
-    // nothing: its result is known — no task, no status to generate again (issue #42).
+    // nothing: its result is known — no task, no status to generate again (issue #42). The pod
+    // workers ask plegSyncNeeded first and do not run such a sync; a caller that does not ask gets this.
     if (cause === 'pleg' && cached.settled) return this.#outcome(record, deadlineLeftMs, 0);
     const configObjects = this.deps.configObjects?.(record.pod);
     const knownAbsent = !cached.runtimePod && this.#absence.isKnownAbsent(uid);
@@ -165,6 +166,15 @@ class PodSyncerImpl implements PodSyncer {
     );
     if (podManager.get(uid) !== record) return {};
     return this.#outcome(record, deadlineLeftMs, result.requeueAfterMs);
+  }
+
+  plegSyncNeeded(uid: string): boolean {
+    const record = this.deps.podManager.get(uid);
+    if (!record) return false;
+    // syncPod's checks before its PLEG skip, in its order: the deadline fails the pod, a pod network not ready is reported.
+    if (activeDeadlineRemainingMs(record.pod, record.startTimeMs, this.#clock.now()) === 0) return true;
+    if (!record.pod.spec?.hostNetwork && (this.deps.networkError?.() ?? '') !== '') return true;
+    return !this.deps.podCache.snapshot(uid).settled;
   }
 
   /**

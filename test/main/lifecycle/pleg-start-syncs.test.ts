@@ -90,4 +90,25 @@ describe('a pod start: the syncs its runtime events ask', () => {
     expect(syncs).toHaveLength(1);
     expect(results[0].podUid).toBe(uid);
   });
+
+  it('the syncs the start events ask, after or during the start sync, are not run by the pod workers at all (issue #42)', async () => {
+    // kubelet_pod_worker_duration_seconds counts every piece of work the pod workers ran.
+    const runs = async () =>
+      Number(/^kubelet_pod_worker_duration_seconds_count\{operation_type="sync"\} (\d+)$/m.exec((await started!.metrics()).body)?.[1] ?? 0);
+    let injected = false;
+    const { agent, results, uid } = await startAgent(async (result) => {
+      if (injected || !result.runtimePod) return;
+      injected = true;
+      await started!.syncLoop.iteration({ kind: 'pleg', byPod: new Map([[result.podUid, startsOf(result)]]) });
+    });
+    await settle();
+    // The start sync only: the events that came while it ran asked for no run after it.
+    expect(await runs()).toBe(1);
+    await agent.syncLoop.iteration({ kind: 'pleg', byPod: new Map([[uid, startsOf(results[0])]]) });
+    await settle();
+    expect(await runs()).toBe(1);
+    // An event the cache does not show is run, and reads the runtime.
+    await agent.syncLoop.iteration({ kind: 'pleg', byPod: new Map([[uid, [startedEvent(uid, 'e'.repeat(64))]]]) });
+    await expect.poll(runs, { timeout: 10_000 }).toBe(2);
+  });
 });
