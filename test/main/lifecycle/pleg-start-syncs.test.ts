@@ -13,6 +13,9 @@ import type { Agent } from '../../../src/main/agent.js';
 import type { PodLifecycleEvent } from '../../../src/main/pleg/generic-pleg.js';
 import type { PodSyncResult, SyncPodTask } from '../../../src/shared/sync-tasks.js';
 import { startFakeAgentWithWebPod } from '../../support/in-process-runner.js';
+import { newPodSyncer, type PodSyncerDeps } from '../../../src/main/lifecycle/pod-syncer.js';
+import type { PodRecord } from '../../../src/main/pod/pod-manager.js';
+import { realClock } from '../../../src/shared/clock.js';
 
 let started: Agent | undefined;
 let dir: string | undefined;
@@ -110,5 +113,39 @@ describe('a pod start: the syncs its runtime events ask', () => {
     // An event the cache does not show is run, and reads the runtime.
     await agent.syncLoop.iteration({ kind: 'pleg', byPod: new Map([[uid, [startedEvent(uid, 'e'.repeat(64))]]]) });
     await expect.poll(runs, { timeout: 10_000 }).toBe(2);
+  });
+});
+
+describe('PodSyncer.plegSyncNeeded: what the pod workers ask before a sync only PLEG events asked', () => {
+  /** A syncer over stubs: only what plegSyncNeeded reads (the record, the cache's settled flag, the network, the clock). */
+  function syncerWith(record: PodRecord | undefined, settled: boolean, networkError = '', nowMs = 1_000_000) {
+    const deps = {
+      podManager: { get: () => record },
+      podCache: { snapshot: () => ({ runtimePod: null, generation: 1, current: settled, settled }) },
+      networkError: () => networkError,
+      runtimeView: { lastRelistObservedAtMs: () => 0, hasContainersOf: () => false, observePodRemoved: () => {} },
+      clock: { ...realClock, now: () => nowMs },
+    } as unknown as PodSyncerDeps;
+    return newPodSyncer(deps);
+  }
+  const record = (spec: Record<string, unknown> = {}): PodRecord =>
+    ({
+      uid: 'u1',
+      pod: { metadata: { uid: 'u1', name: 'p' }, spec: { containers: [], ...spec } },
+      waiting: {},
+      backoff: {},
+      startTimeMs: 0,
+    }) as PodRecord;
+
+  it('is false only while the entry is settled, the deadline is ahead and the pod network is ready (or not needed)', () => {
+    expect(syncerWith(record(), true).plegSyncNeeded!('u1')).toBe(false);
+    expect(syncerWith(undefined, true).plegSyncNeeded!('u1')).toBe(false);
+    expect(syncerWith(record(), false).plegSyncNeeded!('u1')).toBe(true);
+    // The network not ready: the sync runs and reports it (NetworkNotReady), as syncPod does — but not for hostNetwork.
+    expect(syncerWith(record(), true, 'cni not ready').plegSyncNeeded!('u1')).toBe(true);
+    expect(syncerWith(record({ hostNetwork: true }), true, 'cni not ready').plegSyncNeeded!('u1')).toBe(false);
+    // The active deadline passed: the sync runs and fails the pod; ahead of it, not.
+    expect(syncerWith(record({ activeDeadlineSeconds: 10 }), true, '', 10_000).plegSyncNeeded!('u1')).toBe(true);
+    expect(syncerWith(record({ activeDeadlineSeconds: 10 }), true, '', 9_000).plegSyncNeeded!('u1')).toBe(false);
   });
 });
