@@ -19,4 +19,23 @@ describe('rfc3339Seconds (metav1.Time: RFC 3339, UTC, whole seconds)', () => {
     expect(rfc3339Seconds(t + 1000)).toBe('2026-12-07T20:11:49Z');
     expect(spy).toHaveBeenCalledTimes(1);
   });
+  it('formats each second once when calls alternate between seconds, as a pod start does (startTime, now, startedAt) (issue #42)', () => {
+    const accepted = Date.parse('2026-12-08T01:02:03.250Z');
+    const started = Date.parse('2026-12-08T01:02:04.100Z');
+    const now = Date.parse('2026-12-08T01:02:05.900Z');
+    const spy = vi.spyOn(Date.prototype, 'toISOString');
+    for (let i = 0; i < 300; i++) {
+      expect(rfc3339Seconds(accepted + (i % 7))).toBe('2026-12-08T01:02:03Z');
+      expect(rfc3339Seconds(started)).toBe('2026-12-08T01:02:04Z');
+      expect(rfc3339Seconds(now)).toBe('2026-12-08T01:02:05Z');
+    }
+    // One format per second asked, not one per change of second (a one-entry cache: 900 here).
+    expect(spy).toHaveBeenCalledTimes(3);
+    // Seconds whose slots collide (16 apart) replace each other and still answer right.
+    const later = accepted + 16_000;
+    expect(rfc3339Seconds(later)).toBe('2026-12-08T01:02:19Z');
+    expect(rfc3339Seconds(accepted)).toBe('2026-12-08T01:02:03Z');
+    expect(rfc3339Seconds(-1)).toBe('1969-12-31T23:59:59Z');
+    expect(rfc3339Seconds(15_000)).toBe('1970-01-01T00:00:15Z');
+  });
 });

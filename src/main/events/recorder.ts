@@ -9,7 +9,7 @@
  * A message is kept to {@link kMaxEventMessageBytes} (it often quotes pod-provided text such as an
  * image name: a 900 KB one made every stored and logged event 900 KB, issue #11 finding 4).
  */
-import { randomUUID } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { Event, Pod } from '../../shared/api.js';
 import { InvalidArgumentError } from '../../shared/errors.js';
 import { boundedField, podFields, type Logger } from '../../shared/logging.js';
@@ -44,6 +44,23 @@ export interface EventRecorderOptions {
   nodeName: string;
 }
 
+/**
+ * eventNames: a namer of events, `<pod name>.<8 hex digits>` unique within the process — as client-go's makeEvent
+ * (tools/record/event.go) names an event `<object name>.<%x of the time in ns>`: a suffix that does
+ * not repeat, not a random one. Here a 32-bit counter from a random start, one per recorder: an
+ * addition and a hex format per event, where a randomUUID built a 36-character string from 16
+ * random bytes to keep 8 of them (issue #42 item 1). Events are held in memory only, so the names of
+ * an earlier run of the agent cannot collide with this run's.
+ */
+function eventNames(): (podName: string | undefined) => string {
+  let next = randomInt(2 ** 32);
+  return (podName) => {
+    const suffix = next.toString(16).padStart(8, '0');
+    next = (next + 1) >>> 0;
+    return `${podName}.${suffix}`;
+  };
+}
+
 /** newEventRecorder creates an empty recorder. @throws InvalidArgumentError for a capacity below 1. */
 export function newEventRecorder(options: EventRecorderOptions, deps: { logger: Logger; clock?: Clock }): EventRecorder {
   const clock = deps.clock ?? realClock;
@@ -54,6 +71,7 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
   // Insertion-ordered: re-counting an event moves it to the end, so eviction drops the stalest.
   const events = new Map<string, Event>();
   const listeners = new Set<(e: Event) => void>();
+  const eventName = eventNames();
   return {
     record(pod, input) {
       const e =
@@ -61,7 +79,7 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
           ? { ...input, message: boundedField(input.message, kMaxEventMessageBytes) }
           : input;
       const meta = pod.metadata ?? {};
-      const key = [meta.uid, e.fieldPath ?? '', e.type, e.reason, e.message].join('\u0000');
+      const key = `${meta.uid ?? ''}\u0000${e.fieldPath ?? ''}\u0000${e.type}\u0000${e.reason}\u0000${e.message}`;
       const now = rfc3339Seconds(clock.now());
       let event = events.get(key);
       if (event) {
@@ -71,7 +89,7 @@ export function newEventRecorder(options: EventRecorderOptions, deps: { logger: 
         event = {
           apiVersion: 'v1',
           kind: 'Event',
-          metadata: { name: `${meta.name}.${randomUUID().slice(0, 8)}`, namespace: meta.namespace ?? 'default' },
+          metadata: { name: eventName(meta.name), namespace: meta.namespace ?? 'default' },
           involvedObject: {
             kind: 'Pod',
             apiVersion: 'v1',

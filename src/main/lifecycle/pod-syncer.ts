@@ -84,6 +84,26 @@ export interface PodSyncerDeps {
   clock?: Clock;
 }
 
+/** The task form of each pod object that had fields to leave out (the pod object is replaced, never changed in place, once accepted). */
+const taskPods = new WeakMap<Pod, Pod>();
+
+/**
+ * taskPod: `pod` as a sync or kill task carries it to a worker — without `metadata.managedFields`,
+ * which no worker reads (they read the name, namespace, UID, labels, annotations and the deletion
+ * marks) and which a server-side apply fills with a field set per manager, often more bytes than
+ * the rest of the pod, cloned across the thread boundary with each task (issue #42 item 1). A pod
+ * without it is given as it is; the copy is made once per pod object.
+ */
+export function taskPod(pod: Pod): Pod {
+  if (pod.metadata?.managedFields === undefined) return pod;
+  let lean = taskPods.get(pod);
+  if (!lean) {
+    const { managedFields: _dropped, ...metadata } = pod.metadata;
+    taskPods.set(pod, (lean = { ...pod, metadata }));
+  }
+  return lean;
+}
+
 class PodSyncerImpl implements PodSyncer {
   /** Which pods have no container for certain (their sync task's knownAbsent); every task runs through it. */
   readonly #absence: PodAbsence;
@@ -106,7 +126,8 @@ class PodSyncerImpl implements PodSyncer {
     const cached = podCache.snapshot(uid);
     // Asked only by PLEG events that the cache already shows (the engine's start events of what the
     // last sync started and read back), and that sync found a sync from this entry would change
-    // nothing: its result is known — no task, no status to generate again (issue #42).
+    // nothing: its result is known — no task, no status to generate again (issue #42). The pod
+    // workers ask plegSyncNeeded first and do not run such a sync; a caller that does not ask gets this.
     if (cause === 'pleg' && cached.settled) return this.#outcome(record, deadlineLeftMs, 0);
     const configObjects = this.deps.configObjects?.(record.pod);
     const knownAbsent = !cached.runtimePod && this.#absence.isKnownAbsent(uid);
@@ -115,7 +136,7 @@ class PodSyncerImpl implements PodSyncer {
         runner.run({
           kind: 'syncPod',
           protocol: PROTOCOL_VERSION,
-          pod: record.pod,
+          pod: taskPod(record.pod),
           backoff: record.backoff,
           hostIp: this.deps.nodeIp,
           deadlineMs: this.#clock.now() + kSyncDeadlineMs,
@@ -145,6 +166,15 @@ class PodSyncerImpl implements PodSyncer {
     );
     if (podManager.get(uid) !== record) return {};
     return this.#outcome(record, deadlineLeftMs, result.requeueAfterMs);
+  }
+
+  plegSyncNeeded(uid: string): boolean {
+    const record = this.deps.podManager.get(uid);
+    if (!record) return false;
+    // syncPod's checks before its PLEG skip, in its order: the deadline fails the pod, a pod network not ready is reported.
+    if (activeDeadlineRemainingMs(record.pod, record.startTimeMs, this.#clock.now()) === 0) return true;
+    if (!record.pod.spec?.hostNetwork && (this.deps.networkError?.() ?? '') !== '') return true;
+    return !this.deps.podCache.snapshot(uid).settled;
   }
 
   /**
@@ -208,7 +238,7 @@ class PodSyncerImpl implements PodSyncer {
         gracePeriodSeconds,
         remove: remove && !stopFirst,
         hostIp: this.deps.nodeIp,
-        ...(known ? { pod: known } : {}),
+        ...(known ? { pod: taskPod(known) } : {}),
         ...runtimeKnown,
       }),
     );
@@ -236,7 +266,7 @@ class PodSyncerImpl implements PodSyncer {
         gracePeriodSeconds,
         remove: true,
         hostIp: this.deps.nodeIp,
-        pod: record.pod,
+        pod: taskPod(record.pod),
         // What the stop just found and left: the removal reads nothing first.
         ...(result.runtimePod ? { cachedRuntimePod: result.runtimePod } : { knownAbsent: true }),
       }),

@@ -80,6 +80,11 @@ export interface PodSyncer {
    */
   syncPod(uid: string, cause?: 'pleg'): Promise<SyncPodOutcome>;
   /**
+   * plegSyncNeeded: false when syncPod would leave out a sync of `uid` that only PLEG events asked
+   * (nothing to do): the pod workers then do not run it (issue #42). Synchronous; optional.
+   */
+  plegSyncNeeded?(uid: string): boolean;
+  /**
    * syncTerminatingPod stops pod `uid`'s containers within `gracePeriodSeconds` (-1: the grace
    * period recorded on the containers, for a pod whose spec is gone); `remove` also removes them.
    */
@@ -368,6 +373,10 @@ class PodWorkersImpl implements PodWorkers {
   #start(uid: string, s: WorkerState): void {
     const work = s.pending!;
     s.pending = null;
+    if (work.type === 'sync' && work.cause === 'pleg' && this.deps.syncer.plegSyncNeeded?.(uid) === false) {
+      if (!s.timer && !s.inFlight && this.#states.get(uid) === s) this.#states.delete(uid); // as #run's end
+      return;
+    }
     s.inFlight = work;
     this.#inFlight++;
     this.#inFlightOf[work.type]++;

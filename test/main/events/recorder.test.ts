@@ -1,4 +1,17 @@
 import { describe, expect, it, vi } from 'vitest';
+
+// The recorder's names come from no randomUUID (counted below): the module is wrapped, not replaced.
+const uuids = vi.hoisted(() => ({ calls: 0 }));
+vi.mock('node:crypto', async (importOriginal) => {
+  const crypto = await importOriginal<typeof import('node:crypto')>();
+  return {
+    ...crypto,
+    randomUUID: (...args: Parameters<typeof crypto.randomUUID>) => {
+      uuids.calls++;
+      return crypto.randomUUID(...args);
+    },
+  };
+});
 import { pino } from 'pino';
 import { newEventRecorder } from '../../../src/main/events/recorder.js';
 import type { Pod } from '../../../src/shared/api.js';
@@ -22,6 +35,21 @@ describe('event recorder', () => {
     expect(new Set(r.list().map((e) => `${e.firstTimestamp} ${e.lastTimestamp}`))).toEqual(
       new Set(['2026-12-07T20:11:48Z 2026-12-07T20:11:48Z']),
     );
+  });
+
+  it('names each event `<pod>.<8 hex digits>`, unique, without a random UUID per event (issue #42)', () => {
+    const r = newEventRecorder({ nodeName: 'n1', capacity: 5000 }, { logger });
+    const before = uuids.calls;
+    for (let i = 0; i < 4000; i++) r.record(pod(`u${i % 10}`), { type: 'Normal', reason: 'Started', message: `Started container c${i}` });
+    expect(uuids.calls - before).toBe(0);
+    const names = r.list().map((e) => e.metadata!.name!);
+    expect(names).toHaveLength(4000);
+    expect(new Set(names).size).toBe(4000);
+    for (const [i, n] of names.entries()) expect(n).toMatch(new RegExp(`^p-u${i % 10}\\.[0-9a-f]{8}$`));
+    // Two recorders (two agents in one process) start at different points: their names do not follow one sequence.
+    const other = newEventRecorder({ nodeName: 'n2' }, { logger });
+    other.record(pod('u0'), { type: 'Normal', reason: 'Started', message: 'Started container c0' });
+    expect(names).not.toContain(other.list()[0].metadata!.name);
   });
 
   it('counts a repeated event instead of storing it twice', () => {
