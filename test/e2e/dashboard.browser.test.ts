@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUSYBOX_IMAGE } from '../support/docker.js';
 import { busyboxPod, startTestNode, type TestNode } from '../support/agent.js';
-import { loadDashboard, openDashboard, recordPage, waitForLive, type PageLog } from '../support/dashboard-page.js';
+import { loadDashboard, openDashboard, recordPage, storeTokenScript, waitForLive, type PageLog } from '../support/dashboard-page.js';
 
 const kChromium = '/usr/bin/chromium';
 // tools/test installs chromium and sets KUBELET_TS_REQUIRE_DOCKER=1: there a missing browser fails the suite.
@@ -136,6 +136,26 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     }
   }, 180_000);
 
+  it("the sign-in init script (signInBeforeLoad) throws in no document of an opaque origin (about:blank, data:, Chromium's error page of a failed load)", async () => {
+    // An uncaught error there was counted as the dashboard's (CI, 2026-12-08: "Failed to read the
+    // 'sessionStorage' property from 'Window': Access is denied for this document").
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      await page.addInitScript(storeTokenScript, 'a-token');
+      await page.goto('about:blank');
+      // A data: URL's document has an opaque origin too (as Chromium's error page of a failed load).
+      await page.goto('data:text/html,<p>opaque</p>');
+      // One more load: the events of the loads before it have been delivered by then.
+      await page.goto('about:blank');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('with --token-auth-file and --anonymous-auth=false loads the page without a token, asks for one and then shows the pods', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kubelet-ts-dash-auth-'));
     const tokenFile = join(dir, 'tokens.csv');
@@ -191,7 +211,7 @@ describe.skipIf(!runnable)('dashboard in chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const httpPage = await context.newPage();
-      await httpPage.addInitScript((t) => sessionStorage.setItem('kubelet-ts.token', t), plain.adminToken());
+      await httpPage.addInitScript(storeTokenScript, plain.adminToken());
       const sent: string[] = [];
       httpPage.on('request', (r) => {
         const h = r.headers();

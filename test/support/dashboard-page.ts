@@ -120,5 +120,17 @@ export async function openDashboard(page: Page, url: string, log: PageLog, timeo
  * (issue #38), so a page that is not about the prompt starts signed in.
  */
 export async function signInBeforeLoad(page: Page, token: string): Promise<void> {
-  await page.addInitScript((t) => sessionStorage.setItem('kubelet-ts.token', t), token);
+  await page.addInitScript(storeTokenScript, token);
+}
+
+/**
+ * storeTokenScript: the init script of signInBeforeLoad. An init script runs in every document the
+ * page loads, also one whose origin is opaque (about:blank, data:, Chromium's error page after a load that
+ * failed under load), where reading `sessionStorage` throws "Access is denied for this document" —
+ * an uncaught error in that document, which recordPage counted as the dashboard's (CI, 2026-12-08).
+ * Only the dashboard's own origin gets the token.
+ */
+export function storeTokenScript(token: string): void {
+  if (location.protocol !== 'https:' && location.protocol !== 'http:') return;
+  sessionStorage.setItem('kubelet-ts.token', token);
 }
