@@ -374,13 +374,18 @@ class PodWorkersImpl implements PodWorkers {
     const work = s.pending!;
     s.pending = null;
     if (work.type === 'sync' && work.cause === 'pleg' && this.deps.syncer.plegSyncNeeded?.(uid) === false) {
-      if (!s.timer && !s.inFlight && this.#states.get(uid) === s) this.#states.delete(uid); // as #run's end
+      this.#forgetIfIdle(uid, s);
       return;
     }
     s.inFlight = work;
     this.#inFlight++;
     this.#inFlightOf[work.type]++;
     void this.#run(uid, s, work);
+  }
+
+  /** #forgetIfIdle drops pod `uid`'s state `s` when nothing refers to it any more: no work waiting, running or timed. */
+  #forgetIfIdle(uid: string, s: WorkerState): void {
+    if (!s.pending && !s.inFlight && !s.timer && this.#states.get(uid) === s) this.#states.delete(uid);
   }
 
   async #run(uid: string, s: WorkerState, work: PodWork): Promise<void> {
@@ -407,9 +412,8 @@ class PodWorkersImpl implements PodWorkers {
         } else {
           this.#enqueue(uid, s);
         }
-      } else if (!s.pending && !s.timer && this.#states.get(uid) === s) {
-        // keep the state only while something refers to it
-        this.#states.delete(uid);
+      } else {
+        this.#forgetIfIdle(uid, s);
       }
       this.#pump();
       if (this.#inFlight === 0) this.#idle?.();
